@@ -1,0 +1,2 @@
+build/src/base/diag.o: src/base/diag.c src/base/diag.h
+src/base/diag.h:

@@ -1,0 +1,63 @@
+#include "base/buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+
+void ls_buf_init(ls_buf_t *b) { b->data = NULL, b->len = 0, b->cap = 0; }
+
+void ls_buf_free(ls_buf_t *b)
+{
+    ls_free(b->data);
+    ls_buf_init(b);
+}
+
+void ls_buf_reserve(ls_buf_t *b, size_t extra)
+{
+    if (b->cap - b->len >= extra)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->len < extra)
+        cap *= 2;
+    b->data = ls_realloc(b->data, cap);
+    b->cap = cap;
+}
+
+void ls_buf_append(ls_buf_t *b, const void *p, size_t n)
+{
+    if (!n)
+        return;
+    ls_buf_reserve(b, n);
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+void ls_buf_append_u8(ls_buf_t *b, uint8_t v)
+{
+    ls_buf_reserve(b, 1);
+    b->data[b->len++] = v;
+}
+
+void ls_buf_printf(ls_buf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    ls_buf_reserve(b, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+uint8_t *ls_buf_steal(ls_buf_t *b, size_t *len)
+{
+    uint8_t *p = b->data;
+    if (len)
+        *len = b->len;
+    ls_buf_init(b);
+    return p;
+}

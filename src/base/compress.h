@@ -1,0 +1,20 @@
+/* Decompression of Kafka record-batch payloads (and compression, for tests and
+ * for writing compacted objects). Codec ids are Kafka's attribute bits 0-2. */
+#ifndef LS_COMPRESS_H
+#define LS_COMPRESS_H
+#include <stddef.h>
+#include <stdint.h>
+#include "base/buf.h"
+#include "base/status.h"
+
+enum { LS_CODEC_NONE = 0, LS_CODEC_GZIP = 1, LS_CODEC_SNAPPY = 2, LS_CODEC_LZ4 = 3, LS_CODEC_ZSTD = 4 };
+
+/* Appends the decompressed bytes of in[0..len) to out. Fails with LS_ECORRUPT
+ * on malformed input and LS_ELIMIT when the output would exceed max_out.
+ * Snappy accepts both raw blocks and the xerial framing the Java client sends.
+ * LZ4 is the LZ4 frame format. */
+ls_status ls_decompress(int codec, const uint8_t *in, size_t len, size_t max_out, ls_buf_t *out);
+/* Appends compressed bytes (snappy: raw block; lz4: frame). */
+ls_status ls_compress(int codec, const uint8_t *in, size_t len, ls_buf_t *out);
+const char *ls_codec_name(int codec);
+#endif

@@ -1,0 +1,62 @@
+/* Broker configuration: Kafka-style properties file, then LAKESTREAM_* env
+ * variables, then command-line flags (later sources override earlier ones).
+ * Every key is declared once in the table in config.c with its type, default,
+ * bounds and help text; a bad value fails with a message naming the key.
+ *
+ * Env mapping: key "wal.flush.max.bytes" <-> LAKESTREAM_WAL_FLUSH_MAX_BYTES.
+ * Flag mapping: --wal.flush.max.bytes=V or --wal.flush.max.bytes V. */
+#ifndef LS_CONFIG_H
+#define LS_CONFIG_H
+#include <stdint.h>
+#include <stdbool.h>
+
+typedef struct ls_config {
+    /* paths and stores */
+    char *data_dir;                 /* data.dir, default "./data" */
+    char *object_store_url;         /* object.store.url, default "file://<data.dir>/objects" */
+    char *metadata_url;             /* metadata.url, default "sqlite://<data.dir>/meta.db" */
+    bool object_store_fsync;        /* object.store.fsync, default true */
+    /* listener */
+    char *listen_host;              /* listeners host part; default 127.0.0.1 */
+    int listen_port;                /* default 9092 */
+    char *advertised_host;          /* advertised.host, default = listen host */
+    int advertised_port;            /* advertised.port, default = listen port */
+    int32_t broker_id;              /* broker.id, default 0 */
+    char *cluster_id;               /* cluster.id, default: generated and stored in metadata */
+    /* WAL writer */
+    int64_t wal_flush_max_bytes;    /* wal.flush.max.bytes, default 4 MiB */
+    int64_t wal_flush_linger_ms;    /* wal.flush.linger.ms, default 250 (upper bound on batching) */
+    int64_t wal_flush_min_interval_ms; /* wal.flush.min.interval.ms, default 0 (local store) */
+    int64_t wal_max_inflight_flushes;  /* wal.max.inflight.flushes, default 4 */
+    int64_t wal_buffer_max_bytes;   /* wal.buffer.max.bytes: produce backpressure bound, default 64 MiB */
+    int64_t wal_gc_grace_ms;        /* wal.gc.grace.ms: age before an uncommitted WAL object is garbage, default 60000 */
+    /* read path */
+    int64_t read_cache_max_bytes;   /* read.cache.max.bytes, default 256 MiB */
+    /* Kafka protocol */
+    int64_t message_max_bytes;      /* message.max.bytes, default 1048588 (as Kafka) */
+    int64_t socket_request_max_bytes; /* socket.request.max.bytes, default 100 MiB */
+    bool auto_create_topics_enable; /* auto.create.topics.enable, default true */
+    int32_t num_partitions;         /* num.partitions, default 1 */
+    int64_t log_retention_ms;       /* log.retention.ms, default 604800000 (stored as topic default) */
+    /* diagnostics */
+    char *log_level;                /* diag.level: debug|info|warn|error, default info */
+} ls_config_t;
+
+/* Fills defaults. */
+void ls_config_init(ls_config_t *c);
+void ls_config_free(ls_config_t *c);
+/* Sets one key from text. On error returns -1 and writes "key: reason" to err. */
+int ls_config_set(ls_config_t *c, const char *key, const char *value, char *err, int errlen);
+/* Reads a properties file (key=value or key: value, '#'/'!' comments,
+ * backslash line continuation). Unknown keys are errors naming file:line. */
+int ls_config_load_file(ls_config_t *c, const char *path, char *err, int errlen);
+/* Applies LAKESTREAM_* variables from environ. */
+int ls_config_load_env(ls_config_t *c, char *err, int errlen);
+/* Applies --key=value / --key value flags; argv[0..argc) holds only flags.
+ * "--config FILE" is handled by the caller before this. */
+int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int errlen);
+/* Resolves defaults that depend on other keys (store URLs under data.dir). */
+int ls_config_finish(ls_config_t *c, char *err, int errlen);
+/* Writes "key=value  # help" lines for every key (used by --help). */
+void ls_config_print_help(void);
+#endif

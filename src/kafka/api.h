@@ -1,0 +1,107 @@
+/* Kafka API dispatch: one table {ApiKey, name, min/max version, first flexible
+ * version, handler}. Key and version are checked before any handler runs;
+ * ApiVersions is generated from the same table.
+ *
+ * A handler receives an ls_kreq_t whose body reader is positioned after the
+ * request header, and must finish it exactly once with ls_kreq_respond(),
+ * ls_kreq_no_response() (acks=0 Produce) or ls_kreq_fail() (malformed body:
+ * the connection is closed and one diagnostic line names api, version and
+ * byte offset). Handlers may finish asynchronously (after store I/O); the
+ * connection sends responses in request order regardless. */
+#ifndef LS_KAFKA_API_H
+#define LS_KAFKA_API_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "kafka/codec.h"
+
+typedef struct ls_broker ls_broker_t;
+typedef struct ls_kconn ls_kconn_t;
+
+typedef struct ls_kreq {
+    ls_broker_t *broker;
+    ls_kconn_t *conn;          /* owning connection (internal to kafka/conn.c) */
+    void *slot;                /* response slot (internal to kafka/conn.c) */
+    int16_t api_key;
+    int16_t api_version;
+    int32_t correlation_id;
+    ls_kstr_t client_id;       /* view into frame */
+    bool flex;                 /* request uses a flexible version */
+    ls_kr_t body;              /* positioned after the header */
+    ls_arena_t *arena;         /* dies with the request */
+    uint8_t *frame;            /* owned: the request bytes (without the size prefix) */
+    size_t frame_len;
+} ls_kreq_t;
+
+typedef void (*ls_kafka_handler_fn)(ls_kreq_t *req);
+
+typedef struct ls_kafka_api {
+    int16_t key;
+    const char *name;
+    int16_t min_version;
+    int16_t max_version;
+    int16_t first_flexible;    /* INT16_MAX when never flexible */
+    ls_kafka_handler_fn handler;
+} ls_kafka_api_t;
+
+extern const ls_kafka_api_t ls_kafka_apis[];
+extern const int ls_kafka_napis;
+const ls_kafka_api_t *ls_kafka_api_find(int16_t key);
+const char *ls_kafka_api_name(int16_t key);
+
+/* Starts a response: writes the size placeholder and response header (v1 with
+ * tagged fields for flexible versions, except ApiVersions which is always v0). */
+void ls_kreq_begin(ls_kreq_t *req, ls_kw_t *w);
+/* Sends the response built in w (takes ownership of w's contents) and frees req. */
+void ls_kreq_respond(ls_kreq_t *req, ls_kw_t *w);
+/* Finishes req without a response (acks=0 Produce). */
+void ls_kreq_no_response(ls_kreq_t *req);
+/* Malformed request: log "api vN: <why> at byte <pos>", close the connection, free req. */
+void ls_kreq_fail(ls_kreq_t *req, const char *why);
+/* True if the connection is gone (handlers finishing late may skip work). */
+bool ls_kreq_conn_closed(const ls_kreq_t *req);
+
+/* Kafka error codes used at the edge (protocol guide "Error Codes"). */
+enum {
+    LS_KERR_UNKNOWN_SERVER_ERROR = -1,
+    LS_KERR_NONE = 0,
+    LS_KERR_OFFSET_OUT_OF_RANGE = 1,
+    LS_KERR_CORRUPT_MESSAGE = 2,
+    LS_KERR_UNKNOWN_TOPIC_OR_PARTITION = 3,
+    LS_KERR_INVALID_FETCH_SIZE = 4,
+    LS_KERR_LEADER_NOT_AVAILABLE = 5,
+    LS_KERR_NOT_LEADER_OR_FOLLOWER = 6,
+    LS_KERR_REQUEST_TIMED_OUT = 7,
+    LS_KERR_MESSAGE_TOO_LARGE = 10,
+    LS_KERR_NETWORK_EXCEPTION = 13,
+    LS_KERR_COORDINATOR_NOT_AVAILABLE = 15,
+    LS_KERR_NOT_COORDINATOR = 16,
+    LS_KERR_INVALID_TOPIC_EXCEPTION = 17,
+    LS_KERR_RECORD_LIST_TOO_LARGE = 18,
+    LS_KERR_NOT_ENOUGH_REPLICAS = 19,
+    LS_KERR_INVALID_REQUIRED_ACKS = 21,
+    LS_KERR_TOPIC_AUTHORIZATION_FAILED = 29,
+    LS_KERR_UNSUPPORTED_VERSION = 35,
+    LS_KERR_TOPIC_ALREADY_EXISTS = 36,
+    LS_KERR_INVALID_PARTITIONS = 37,
+    LS_KERR_INVALID_REPLICATION_FACTOR = 38,
+    LS_KERR_INVALID_REQUEST = 42,
+    LS_KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT = 43,
+    LS_KERR_INVALID_CONFIG = 40,
+    LS_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER = 45,
+    LS_KERR_DUPLICATE_SEQUENCE_NUMBER = 46,
+    LS_KERR_INVALID_PRODUCER_EPOCH = 47,
+    LS_KERR_INVALID_TIMESTAMP = 32,
+    LS_KERR_POLICY_VIOLATION = 44,
+    LS_KERR_KAFKA_STORAGE_ERROR = 56,
+    LS_KERR_UNKNOWN_PRODUCER_ID = 59,
+    LS_KERR_FENCED_LEADER_EPOCH = 74,
+    LS_KERR_UNKNOWN_LEADER_EPOCH = 75,
+    LS_KERR_OFFSET_NOT_AVAILABLE = 78,
+    LS_KERR_INVALID_RECORD = 87,
+    LS_KERR_UNKNOWN_TOPIC_ID = 100,
+    LS_KERR_INCONSISTENT_TOPIC_ID = 103,
+    LS_KERR_PRODUCER_FENCED = 90,
+};
+/* Maps an internal status to the closest retriable/non-retriable Kafka error. */
+int16_t ls_kafka_error_from_status(int st);
+#endif

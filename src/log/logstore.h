@@ -1,0 +1,138 @@
+/* Lakestream log storage (level 1): append, read, offsets, fence.
+ * Knows nothing of Kafka beyond the fact that an entry is a self-delimiting
+ * batch whose first 8 bytes are a base offset rewritten on read, and whose
+ * bytes 57..61 hold the record count (both true of Kafka RecordBatch v2; the
+ * caller validates batches before appending them).
+ *
+ * Design notes live at the top of logstore.c (write path, commit order,
+ * invariants); the on-store formats are in docs/FORMATS.md.
+ *
+ * Threads: every function here is called on the loop thread, and every
+ * callback runs on the loop thread. Store and metadata I/O happen on libuv
+ * worker threads. A callback may run before the call returns (cache hit). */
+#ifndef LS_LOGSTORE_H
+#define LS_LOGSTORE_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+#include "base/chunk.h"
+#include "base/status.h"
+#include "meta/meta.h"
+#include "objstore/objstore.h"
+
+typedef struct ls_logstore ls_logstore_t;
+
+typedef struct ls_logstore_config {
+    int64_t flush_max_bytes;       /* flush when the open WAL buffer reaches this */
+    int64_t flush_linger_ms;       /* ... or when its oldest entry is this old */
+    int64_t flush_min_interval_ms; /* minimum gap between flush starts (request-cost dial) */
+    int max_inflight_flushes;      /* PUTs in flight at once; commits stay in order */
+    int64_t buffer_max_bytes;      /* open + in-flight bytes before backpressure */
+    int64_t read_cache_max_bytes;
+    int64_t gc_grace_ms;           /* uncommitted WAL objects older than this are garbage */
+    int32_t broker_id;             /* part of WAL object names */
+} ls_logstore_config_t;
+
+ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t *os,
+                                const ls_logstore_config_t *cfg, char *err, int errlen);
+/* Flushes everything buffered, waits for in-flight flushes, then calls done. */
+void ls_logstore_shutdown(ls_logstore_t *ls, void (*done)(void *arg), void *arg);
+void ls_logstore_free(ls_logstore_t *ls);
+
+/* ---- append ---- */
+
+/* Idempotent-producer identity of an append (producer_id -1: none). */
+typedef struct ls_producer_ref {
+    int64_t producer_id;
+    int16_t producer_epoch;
+    int32_t base_sequence;
+    int32_t last_sequence;
+} ls_producer_ref_t;
+
+typedef struct ls_append {
+    int64_t log_id;
+    const uint8_t *data;      /* one validated batch; copied before return */
+    size_t len;
+    int32_t offset_count;     /* offsets this batch consumes (lastOffsetDelta + 1) */
+    int64_t max_timestamp;
+    ls_producer_ref_t producer;
+} ls_append_t;
+
+/* st: LS_OK (base_offset assigned), LS_EAGAIN / LS_EIO (flush failed: retriable),
+ * LS_EFENCED (log fenced), LS_ECONFLICT (sequence: duplicate handled as OK
+ * with the original offset; out-of-order -> LS_ERANGE; fenced epoch -> LS_EFENCED). */
+typedef void (*ls_append_cb)(void *arg, ls_status st, int64_t base_offset, int64_t log_start);
+
+/* Buffers the entry and arranges for cb once it is durable and committed. */
+void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb, void *arg);
+/* True while buffered + in-flight bytes exceed buffer_max_bytes: the caller
+ * (network layer) stops reading sockets until the pressure callback says so. */
+bool ls_logstore_under_pressure(const ls_logstore_t *ls);
+void ls_logstore_on_pressure_change(ls_logstore_t *ls, void (*cb)(void *arg, bool pressure),
+                                    void *arg);
+
+/* ---- offsets ---- */
+typedef struct ls_log_info {
+    int64_t log_start;        /* first readable offset */
+    int64_t high_watermark;   /* next offset to be assigned */
+    int64_t max_timestamp;    /* -1 if empty */
+    int64_t max_timestamp_offset;
+    int64_t size_bytes;
+    bool fenced;
+} ls_log_info_t;
+/* Non-blocking: heads are kept in memory. Unknown logs read as empty. */
+void ls_logstore_info(ls_logstore_t *ls, int64_t log_id, ls_log_info_t *out);
+
+/* First offset whose record timestamp >= ts (high watermark if none). */
+typedef void (*ls_offset_cb)(void *arg, ls_status st, int64_t offset, int64_t timestamp);
+void ls_logstore_offset_for_time(ls_logstore_t *ls, int64_t log_id, int64_t ts, ls_offset_cb cb,
+                                 void *arg);
+
+/* ---- read ---- */
+typedef struct ls_read_slice {
+    ls_chunk_t *chunk;        /* kept by the result; bytes already carry real base offsets */
+    size_t off;
+    size_t len;
+} ls_read_slice_t;
+
+typedef struct ls_read_result {
+    ls_status st;             /* LS_OK, LS_ERANGE (offset out of range), LS_EIO, LS_ECORRUPT */
+    int64_t log_start;
+    int64_t high_watermark;
+    ls_read_slice_t *slices;
+    int nslices;
+    size_t bytes;
+} ls_read_result_t;
+
+/* Reads whole entries starting with the one containing `offset`, up to
+ * max_bytes; the first entry is returned whole even if larger (progress).
+ * Reading at the high watermark returns LS_OK with no slices. */
+typedef void (*ls_read_cb)(void *arg, ls_read_result_t *res);
+void ls_logstore_read(ls_logstore_t *ls, int64_t log_id, int64_t offset, size_t max_bytes,
+                      ls_read_cb cb, void *arg);
+void ls_read_result_free(ls_read_result_t *res);   /* releases chunks; not the struct itself */
+
+/* ---- commit notifications (fetch long-poll) ---- */
+typedef struct ls_log_waiter ls_log_waiter_t;
+/* cb fires once, on the first commit to log_id after registration. */
+ls_log_waiter_t *ls_logstore_wait(ls_logstore_t *ls, int64_t log_id, void (*cb)(void *arg),
+                                  void *arg);
+void ls_logstore_wait_cancel(ls_logstore_t *ls, ls_log_waiter_t *w);
+
+/* ---- lifecycle ---- */
+/* Fences the log: further appends fail with LS_EFENCED. */
+typedef void (*ls_status_cb)(void *arg, ls_status st);
+void ls_logstore_fence(ls_logstore_t *ls, int64_t log_id, ls_status_cb cb, void *arg);
+
+/* Deletes WAL objects no committed index entry references and older than
+ * gc_grace_ms. Runs at open (synchronously, before serving) and periodically. */
+ls_status ls_logstore_gc_now(ls_logstore_t *ls, int *deleted);
+
+/* Test/metrics counters. */
+typedef struct ls_logstore_stats {
+    uint64_t flushes, flush_failures, committed_entries, committed_bytes;
+    uint64_t cache_hits, cache_misses, store_gets;
+    int64_t buffered_bytes, inflight_bytes, cache_bytes;
+} ls_logstore_stats_t;
+void ls_logstore_stats(const ls_logstore_t *ls, ls_logstore_stats_t *out);
+#endif

@@ -1,0 +1,126 @@
+/* ls_meta: the metadata key-value interface (a table of function pointers).
+ *
+ * Modeled on etcd v3 so that an etcd backend fits without changing callers:
+ *  - keys and values are byte strings; keys sort bytewise;
+ *  - a store-wide revision counter increases with every successful write txn;
+ *    each key carries create_rev and mod_rev (the revision that last wrote it);
+ *    "version" in compare-and-set means mod_rev (0 = key must not exist);
+ *  - txn: all compares are checked, then all ops applied atomically, or none
+ *    (LS_ECONFLICT). A txn holds at most max_txn_ops compares + ops (etcd: 128);
+ *    callers that need more split their work so each unit stays atomic;
+ *  - leases: keys may be attached to a lease; when the lease expires or is
+ *    revoked those keys are deleted (ephemeral keys);
+ *  - watch: a callback receives every change to keys under a prefix after a
+ *    given revision, from a backend thread; callers hop to their own thread.
+ * All calls are blocking and thread-safe; the broker calls them from worker
+ * threads, never from the network loop (watch callbacks excepted). */
+#ifndef LS_META_H
+#define LS_META_H
+#include <stddef.h>
+#include <stdint.h>
+#include "base/status.h"
+
+typedef struct ls_meta ls_meta_t;
+
+typedef struct ls_kv {
+    uint8_t *key;
+    size_t klen;
+    uint8_t *val;
+    size_t vlen;
+    int64_t create_rev;
+    int64_t mod_rev;
+    int64_t lease;       /* 0 = none */
+} ls_kv_t;
+
+typedef struct ls_kvlist {
+    ls_kv_t *v;
+    size_t n;
+    int more;            /* scan stopped at limit */
+    int64_t revision;    /* store revision the read observed */
+} ls_kvlist_t;
+
+typedef enum {
+    LS_META_CMP_MOD_REV,   /* key's mod_rev == rev (rev 0: key absent) */
+    LS_META_CMP_VALUE,     /* key's value == val */
+} ls_meta_cmp_kind;
+
+typedef struct ls_meta_cmp {
+    ls_meta_cmp_kind kind;
+    const void *key;
+    size_t klen;
+    int64_t rev;
+    const void *val;
+    size_t vlen;
+} ls_meta_cmp_t;
+
+typedef enum { LS_META_OP_PUT, LS_META_OP_DEL, LS_META_OP_DEL_RANGE } ls_meta_op_kind;
+
+typedef struct ls_meta_op {
+    ls_meta_op_kind kind;
+    const void *key;
+    size_t klen;
+    const void *val;      /* PUT */
+    size_t vlen;
+    const void *end;      /* DEL_RANGE: [key, end) */
+    size_t elen;
+    int64_t lease;        /* PUT: attach to lease (0 = none) */
+} ls_meta_op_t;
+
+typedef enum { LS_META_EV_PUT, LS_META_EV_DEL } ls_meta_ev_kind;
+typedef struct ls_meta_event {
+    ls_meta_ev_kind kind;
+    ls_kv_t kv;           /* for DEL: key and mod_rev of the deletion */
+} ls_meta_event_t;
+/* Called from a backend thread with events in revision order. */
+typedef void (*ls_meta_watch_cb)(void *arg, const ls_meta_event_t *ev, size_t n);
+typedef struct ls_meta_watch ls_meta_watch_t;
+
+typedef struct ls_meta_ops {
+    const char *name;
+    int max_txn_ops;
+    ls_status (*get)(ls_meta_t *m, const void *key, size_t klen, ls_kv_t *out);
+    /* Keys in [start, end) in ascending order (descending if reverse), at most
+     * limit (0 = no limit). end NULL = no upper bound. */
+    ls_status (*scan)(ls_meta_t *m, const void *start, size_t slen, const void *end, size_t elen,
+                      size_t limit, int reverse, ls_kvlist_t *out);
+    /* On success *rev_out (may be NULL) is the revision the txn created. */
+    ls_status (*txn)(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp, const ls_meta_op_t *ops,
+                     size_t nops, int64_t *rev_out);
+    ls_status (*lease_grant)(ls_meta_t *m, int64_t ttl_ms, int64_t *lease_out);
+    ls_status (*lease_keepalive)(ls_meta_t *m, int64_t lease);
+    ls_status (*lease_revoke)(ls_meta_t *m, int64_t lease);
+    ls_status (*watch)(ls_meta_t *m, const void *prefix, size_t plen, int64_t after_rev,
+                       ls_meta_watch_cb cb, void *arg, ls_meta_watch_t **out);
+    void (*watch_cancel)(ls_meta_t *m, ls_meta_watch_t *w);
+    void (*close)(ls_meta_t *m);
+} ls_meta_ops_t;
+
+struct ls_meta {
+    const ls_meta_ops_t *ops;
+    char errmsg[256];
+};
+
+/* "sqlite:///abs/path.db", "sqlite://rel/path.db", "mem://" */
+ls_meta_t *ls_meta_open(const char *url, char *err, int errlen);
+ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen);
+ls_meta_t *ls_meta_mem_open(void);
+
+/* Convenience wrappers (implemented in meta.c on top of the ops). */
+ls_status ls_meta_get(ls_meta_t *m, const char *key, ls_kv_t *out);
+/* Floor: greatest key <= key within [lo, key]. Ceiling: least key >= key within [key, hi). */
+ls_status ls_meta_floor(ls_meta_t *m, const void *key, size_t klen, const void *lo, size_t lolen,
+                        ls_kv_t *out);
+ls_status ls_meta_ceiling(ls_meta_t *m, const void *key, size_t klen, const void *hi, size_t hilen,
+                          ls_kv_t *out);
+ls_status ls_meta_scan_prefix(ls_meta_t *m, const char *prefix, size_t limit, ls_kvlist_t *out);
+ls_status ls_meta_put(ls_meta_t *m, const char *key, const void *val, size_t vlen);
+ls_status ls_meta_del(ls_meta_t *m, const char *key);
+/* Atomically add delta to a decimal counter key and return the new value. */
+ls_status ls_meta_counter_add(ls_meta_t *m, const char *key, int64_t delta, int64_t *out);
+/* Returns the end of the prefix range: prefix with the last byte incremented. */
+size_t ls_meta_prefix_end(const void *prefix, size_t plen, uint8_t *out);
+
+void ls_kv_free(ls_kv_t *kv);
+void ls_kvlist_free(ls_kvlist_t *l);
+static inline void ls_meta_close(ls_meta_t *m) { if (m) m->ops->close(m); }
+#endif

@@ -1,0 +1,38 @@
+/* The broker: wires configuration, stores, catalog, log storage and the
+ * protocol listeners onto one libuv loop. Owns every component; tears them
+ * down in reverse order on shutdown (stop accepting, finish in-flight
+ * flushes, close stores). */
+#ifndef LS_BROKER_H
+#define LS_BROKER_H
+#include <stdint.h>
+#include <uv.h>
+#include "base/config.h"
+#include "log/logstore.h"
+#include "meta/meta.h"
+#include "objstore/objstore.h"
+#include "stream/catalog.h"
+
+typedef struct ls_kafka_listener ls_kafka_listener_t;
+
+typedef struct ls_broker {
+    uv_loop_t *loop;
+    ls_config_t *cfg;
+    ls_meta_t *meta;
+    ls_objstore_t *os;
+    ls_catalog_t *catalog;
+    ls_logstore_t *logs;
+    ls_kafka_listener_t *kafka;
+    char cluster_id[64];
+    int32_t node_id;
+    int stopping;
+} ls_broker_t;
+
+/* Opens stores and components; returns non-zero with err filled on failure. */
+int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err, int errlen);
+/* Graceful stop; calls done on the loop when everything is flushed and closed. */
+void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg);
+void ls_broker_free(ls_broker_t *b);
+
+/* Runs fn(arg) on a worker thread, then after(arg) on the loop thread. */
+void ls_broker_offload(ls_broker_t *b, void (*fn)(void *arg), void (*after)(void *arg), void *arg);
+#endif

@@ -1,0 +1,82 @@
+/* Stream catalog (Lakestream level 2): namespaces and streams.
+ *
+ * A stream (Kafka: topic) has a namespace, a name, a UUID (Kafka topic id), a
+ * stream number unique for all time (from a metadata counter), a partition
+ * count (indexed layout: partition i -> log ls_stream_log_id(s, i)), config
+ * properties (Kafka topic configs, stored verbatim), a revision and a state.
+ *
+ * Invariants:
+ *  - stream numbers are never reused, so log ids are never reused: a dropped
+ *    and re-created topic starts from empty logs and never sees old data;
+ *  - drop writes a permanent tombstone (/ls/tomb/<uuid>) in the same txn that
+ *    deletes the stream key;
+ *  - partitions only grow.
+ *
+ * Threads: the catalog keeps an in-memory copy of all live streams, guarded by
+ * a mutex. Lookups (loop thread, hot path: Metadata, Produce, Fetch) read the
+ * copy; mutations (worker threads) write the metadata store first, then update
+ * the copy. Streams handed out are immutable snapshots with a refcount.
+ * ls_catalog_reload() refreshes the copy from the store (later: on watch). */
+#ifndef LS_CATALOG_H
+#define LS_CATALOG_H
+#include <stdint.h>
+#include "base/status.h"
+#include "base/uuid.h"
+#include "meta/meta.h"
+
+#define LS_DEFAULT_NAMESPACE "default"
+#define LS_LOG_PARTITION_BITS 20   /* log_id = stream_no << 20 | partition */
+#define LS_MAX_PARTITIONS (1 << LS_LOG_PARTITION_BITS)
+
+typedef struct ls_prop {
+    char *key;
+    char *value;
+} ls_prop_t;
+
+typedef struct ls_stream {
+    int refcnt;              /* atomic */
+    char *ns;
+    char *name;
+    ls_uuid_t id;
+    int64_t stream_no;
+    int32_t partitions;
+    int64_t created_ms;
+    ls_prop_t *config;       /* sorted by key */
+    int nconfig;
+    int64_t mod_rev;         /* metadata revision of the stream key */
+} ls_stream_t;
+
+typedef struct ls_catalog ls_catalog_t;
+
+ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen);
+void ls_catalog_close(ls_catalog_t *c);
+ls_status ls_catalog_reload(ls_catalog_t *c);
+
+/* Validation shared with the Kafka edge: [a-zA-Z0-9._-], 1..249, not "." or "..". */
+int ls_stream_name_valid(const char *name);
+
+/* Mutations (blocking: call from a worker thread). */
+ls_status ls_catalog_create(ls_catalog_t *c, const char *ns, const char *name, int32_t partitions,
+                            const ls_prop_t *config, int nconfig, int validate_only,
+                            ls_stream_t **out /* kept, may be NULL */, char *err, int errlen);
+ls_status ls_catalog_drop(ls_catalog_t *c, const char *ns, const char *name,
+                          ls_stream_t **dropped /* kept, may be NULL */);
+ls_status ls_catalog_add_partitions(ls_catalog_t *c, const char *ns, const char *name,
+                                    int32_t new_total, int validate_only, char *err, int errlen);
+/* Replaces the whole config set (revisioned by compare-and-set). */
+ls_status ls_catalog_set_config(ls_catalog_t *c, const char *ns, const char *name,
+                                const ls_prop_t *config, int nconfig);
+
+/* Lookups (any thread, non-blocking). Return kept snapshots or NULL. */
+ls_stream_t *ls_catalog_lookup(ls_catalog_t *c, const char *ns, const char *name);
+ls_stream_t *ls_catalog_lookup_id(ls_catalog_t *c, const ls_uuid_t *id);
+/* All live streams of a namespace (NULL = all), sorted by name; free with ls_stream_list_release. */
+ls_stream_t **ls_catalog_list(ls_catalog_t *c, const char *ns, int *n);
+void ls_stream_list_release(ls_stream_t **v, int n);
+
+ls_stream_t *ls_stream_keep(ls_stream_t *s);
+void ls_stream_release(ls_stream_t *s);
+const char *ls_stream_config_get(const ls_stream_t *s, const char *key);   /* NULL if unset */
+static inline int64_t ls_stream_log_id(const ls_stream_t *s, int32_t partition)
+{ return (s->stream_no << LS_LOG_PARTITION_BITS) | partition; }
+#endif
