@@ -4,7 +4,10 @@
  * bounds and help text; a bad value fails with a message naming the key.
  *
  * Env mapping: key "wal.flush.max.bytes" <-> LAKESTREAM_WAL_FLUSH_MAX_BYTES.
- * Flag mapping: --wal.flush.max.bytes=V or --wal.flush.max.bytes V. */
+ * An unknown LAKESTREAM_* variable is an error (a typo must not be ignored),
+ * except LAKESTREAM_CONFIG, which names a properties file (see ls_config_load).
+ * Flag mapping: --wal.flush.max.bytes=V or --wal.flush.max.bytes V; a bare
+ * --boolean.key means true. */
 #ifndef LS_CONFIG_H
 #define LS_CONFIG_H
 #include <stdint.h>
@@ -57,6 +60,13 @@ int ls_config_load_env(ls_config_t *c, char *err, int errlen);
 int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int errlen);
 /* Resolves defaults that depend on other keys (store URLs under data.dir). */
 int ls_config_finish(ls_config_t *c, char *err, int errlen);
-/* Writes "key=value  # help" lines for every key (used by --help). */
+/* Writes every key with its default, type, bounds, env name and help to
+ * stdout (used by --help). The output is a valid properties file. */
 void ls_config_print_help(void);
+/* The whole startup sequence on an initialized config: the properties file
+ * named by "--config FILE" / "--config=FILE" in argv, else by the
+ * LAKESTREAM_CONFIG variable (the one LAKESTREAM_* variable that is not a
+ * key); then LAKESTREAM_* variables; then the remaining --key flags; then
+ * ls_config_finish. argv[0..argc) holds only flags. */
+int ls_config_load(ls_config_t *c, int argc, char **argv, char *err, int errlen);
 #endif

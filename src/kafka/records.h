@@ -30,6 +30,14 @@
 #define LS_RB_OFF_BASE_SEQUENCE 53
 #define LS_RB_OFF_RECORD_COUNT 57
 
+/* Decompression bounds used by ls_records_validate: the records of one batch
+ * may decompress to LS_RB_MAX_EXPANSION x max_batch_bytes, never less than
+ * LS_RB_MIN_DECOMPRESS_CAP nor more than LS_RB_MAX_DECOMPRESSED. Beyond that
+ * the batch is LS_RB_TOO_LARGE. */
+#define LS_RB_MAX_EXPANSION 64
+#define LS_RB_MIN_DECOMPRESS_CAP ((size_t)1 << 20)
+#define LS_RB_MAX_DECOMPRESSED ((size_t)256 << 20)
+
 typedef struct ls_batch_info {
     size_t pos;               /* byte position of this batch in the validated blob */
     size_t size;              /* 12 + batchLength */
@@ -67,8 +75,11 @@ void ls_batch_header_parse(const uint8_t *p, ls_batch_info_t *out);
  * record count matches the records present (after decompression), that each
  * record's length/varints/key/value/headers parse and offset deltas are
  * 0..count-1 ascending, and lastOffsetDelta == count-1. Fills infos (up to
- * max_infos; more batches than that is LS_RB_INVALID). Writes a one-line
- * reason naming the batch index and byte offset into why. */
+ * max_infos; more batches than that is LS_RB_INVALID; infos may be NULL).
+ * Writes a one-line reason naming the batch index and byte offset into why.
+ * Empty input (no batch) and record count 0 are LS_RB_INVALID. The exact rule
+ * list is at the top of records.c. Control batches, producer id/sequence and
+ * timestamp rules are left to the caller (see ls_batch_info_t). */
 ls_rb_result ls_records_validate(const uint8_t *p, size_t len, size_t max_batch_bytes,
                                  ls_batch_info_t *infos, int max_infos, int *ninfos, char *why,
                                  int whylen);
@@ -76,7 +87,8 @@ ls_rb_result ls_records_validate(const uint8_t *p, size_t len, size_t max_batch_
 /* One decoded record (views into the batch or its decompressed copy). */
 typedef struct ls_record_view {
     int64_t offset_delta;
-    int64_t timestamp;        /* absolute: baseTimestamp + delta */
+    int64_t timestamp;        /* absolute: baseTimestamp + delta (maxTimestamp in
+                                 LogAppendTime batches, as Kafka consumers see it) */
     const uint8_t *key;       /* NULL when null */
     int32_t key_len;          /* -1 when null */
     const uint8_t *value;
@@ -88,7 +100,11 @@ typedef struct ls_record_view {
 
 /* Calls cb for each record of one batch (decompressing if needed, output
  * bounded by max_decompressed). cb returns non-zero to stop early.
- * Returns LS_RB_OK or the failure class. */
+ * Returns LS_RB_OK or the failure class. Only the first batch at `batch` is
+ * read; len may run past it. The CRC is checked and the whole batch is
+ * parsed before cb first runs, so cb never sees part of a bad batch. Meant for
+ * stored batches, it also accepts what key compaction leaves: count 0 and
+ * offset deltas with gaps (strictly increasing, <= lastOffsetDelta). */
 ls_rb_result ls_records_foreach(const uint8_t *batch, size_t len, size_t max_decompressed,
                                 int (*cb)(void *arg, const ls_record_view_t *rec), void *arg);
 #endif

@@ -58,9 +58,10 @@ typedef struct ls_append {
     ls_producer_ref_t producer;
 } ls_append_t;
 
-/* st: LS_OK (base_offset assigned), LS_EAGAIN / LS_EIO (flush failed: retriable),
- * LS_EFENCED (log fenced), LS_ECONFLICT (sequence: duplicate handled as OK
- * with the original offset; out-of-order -> LS_ERANGE; fenced epoch -> LS_EFENCED). */
+/* st: LS_OK with base_offset assigned (also for a duplicate of an idempotent
+ * batch: the original offset); LS_EAGAIN / LS_EIO / LS_ENOSPC: the flush failed,
+ * retriable; LS_ENOTFOUND: the log is fenced (stream dropped); LS_ERANGE:
+ * producer sequence out of order; LS_EFENCED: producer epoch is stale. */
 typedef void (*ls_append_cb)(void *arg, ls_status st, int64_t base_offset, int64_t log_start);
 
 /* Buffers the entry and arranges for cb once it is durable and committed. */
@@ -70,6 +71,14 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
 bool ls_logstore_under_pressure(const ls_logstore_t *ls);
 void ls_logstore_on_pressure_change(ls_logstore_t *ls, void (*cb)(void *arg, bool pressure),
                                     void *arg);
+
+/* Optional hook that knows the entry's record format: returns the offset
+ * delta of the first record with timestamp >= ts inside one entry (and that
+ * record's timestamp in *found_ts), or -1. Without it, offset_for_time
+ * answers at entry granularity. */
+typedef int64_t (*ls_entry_time_fn)(const uint8_t *entry, size_t len, int64_t ts,
+                                    int64_t *found_ts);
+void ls_logstore_set_entry_time_fn(ls_logstore_t *ls, ls_entry_time_fn fn);
 
 /* ---- offsets ---- */
 typedef struct ls_log_info {
@@ -114,7 +123,9 @@ void ls_read_result_free(ls_read_result_t *res);   /* releases chunks; not the s
 
 /* ---- commit notifications (fetch long-poll) ---- */
 typedef struct ls_log_waiter ls_log_waiter_t;
-/* cb fires once, on the first commit to log_id after registration. */
+/* cb fires once, on the first commit to log_id after registration (or when
+ * the log is fenced); the waiter is freed after it fires, so cancel only
+ * waiters that have not fired. */
 ls_log_waiter_t *ls_logstore_wait(ls_logstore_t *ls, int64_t log_id, void (*cb)(void *arg),
                                   void *arg);
 void ls_logstore_wait_cancel(ls_logstore_t *ls, ls_log_waiter_t *w);

@@ -12,6 +12,27 @@
  *    revoked those keys are deleted (ephemeral keys);
  *  - watch: a callback receives every change to keys under a prefix after a
  *    given revision, from a backend thread; callers hop to their own thread.
+ *
+ * Details every backend shares (the etcd backend maps them onto etcd's):
+ *  - an empty store is at revision 0; a txn that changes nothing (failed
+ *    compare, no ops, only deletes of absent keys) creates no revision and
+ *    reports the current one; all changes of one txn share one revision;
+ *  - keys are non-empty (a DEL_RANGE start may be empty: from the first key);
+ *    a range end that is NULL or has length 0 means "no upper bound", which is
+ *    what ls_meta_prefix_end returns for a prefix without one;
+ *  - a txn may not write one key twice (two PUTs, or a PUT inside a deleted
+ *    key/range): LS_EINVAL, as etcd; more than max_txn_ops compares + ops is
+ *    LS_EINVAL too; a PUT naming an unknown or expired lease fails the whole
+ *    txn with LS_ENOTFOUND;
+ *  - ls_kv_t key and val are NUL-terminated (the extra byte is not counted)
+ *    so text values can be parsed in place;
+ *  - watch after_rev 0 means "from now"; an after_rev older than the history
+ *    the backend retains is LS_ERANGE (rescan, then watch again). A watcher
+ *    that falls further behind than that history is told once with
+ *    cb(arg, NULL, 0) and gets nothing more: rescan, cancel, watch again.
+ *    Events passed to a callback are valid only during the call. After
+ *    watch_cancel returns the callback is not running and never runs again;
+ *    a callback may cancel its own watch.
  * All calls are blocking and thread-safe; the broker calls them from worker
  * threads, never from the network loop (watch callbacks excepted). */
 #ifndef LS_META_H
@@ -75,6 +96,8 @@ typedef struct ls_meta_event {
 typedef void (*ls_meta_watch_cb)(void *arg, const ls_meta_event_t *ev, size_t n);
 typedef struct ls_meta_watch ls_meta_watch_t;
 
+#define LS_META_MAX_TXN_OPS 128   /* etcd's default --max-txn-ops */
+
 typedef struct ls_meta_ops {
     const char *name;
     int max_txn_ops;
@@ -114,8 +137,9 @@ ls_status ls_meta_ceiling(ls_meta_t *m, const void *key, size_t klen, const void
                           ls_kv_t *out);
 ls_status ls_meta_scan_prefix(ls_meta_t *m, const char *prefix, size_t limit, ls_kvlist_t *out);
 ls_status ls_meta_put(ls_meta_t *m, const char *key, const void *val, size_t vlen);
-ls_status ls_meta_del(ls_meta_t *m, const char *key);
-/* Atomically add delta to a decimal counter key and return the new value. */
+ls_status ls_meta_del(ls_meta_t *m, const char *key);   /* absent key: LS_OK */
+/* Atomically add delta to a decimal counter key and return the new value
+ * (an absent key counts as 0; a non-decimal value is LS_ECORRUPT). */
 ls_status ls_meta_counter_add(ls_meta_t *m, const char *key, int64_t delta, int64_t *out);
 /* Returns the end of the prefix range: prefix with the last byte incremented. */
 size_t ls_meta_prefix_end(const void *prefix, size_t plen, uint8_t *out);
@@ -123,4 +147,30 @@ size_t ls_meta_prefix_end(const void *prefix, size_t plen, uint8_t *out);
 void ls_kv_free(ls_kv_t *kv);
 void ls_kvlist_free(ls_kvlist_t *l);
 static inline void ls_meta_close(ls_meta_t *m) { if (m) m->ops->close(m); }
+
+/* ---- Helpers for backends (meta_*.c), not for callers ---- */
+
+/* Fills kv with NUL-terminated copies of key and val; revisions zeroed. */
+void ls_kv_set(ls_kv_t *kv, const void *key, size_t klen, const void *val, size_t vlen);
+/* Bytewise key order (memcmp, then shorter first), as etcd and SQLite BLOBs. */
+int ls_meta_key_cmp(const void *a, size_t alen, const void *b, size_t blen);
+/* Checks the shared txn rules above; LS_EINVAL with m->errmsg set. */
+ls_status ls_meta_txn_validate(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
+                               const ls_meta_op_t *ops, size_t nops);
+
+/* Watch hub: in-process fan-out for single-process backends (mem, sqlite).
+ * The backend publishes each revision's events in revision order (under its
+ * write lock); a notifier thread owned by the hub delivers them to watchers.
+ * The hub retains up to history_bytes of recent events for late watchers and
+ * laggards. */
+#define LS_META_HUB_HISTORY_BYTES (8u << 20)
+typedef struct ls_meta_hub ls_meta_hub_t;
+ls_meta_hub_t *ls_meta_hub_new(int64_t rev, size_t history_bytes);
+/* Takes ownership of ev[0..n) (and the array, ls_malloc'd). */
+void ls_meta_hub_publish(ls_meta_hub_t *h, int64_t rev, ls_meta_event_t *ev, size_t n);
+ls_status ls_meta_hub_watch(ls_meta_hub_t *h, const void *prefix, size_t plen, int64_t after_rev,
+                            ls_meta_watch_cb cb, void *arg, ls_meta_watch_t **out);
+void ls_meta_hub_cancel(ls_meta_hub_t *h, ls_meta_watch_t *w);
+/* Stops the notifier; watchers still registered are freed (cancel them first). */
+void ls_meta_hub_free(ls_meta_hub_t *h);
 #endif

@@ -10,7 +10,8 @@
  *    directory fsynced, unless fsync is disabled by configuration).
  *  - LS_OBJSTORE_PUT_CREATE_ONLY fails with LS_EEXISTS if the key exists.
  *  - get with len = UINT64_MAX reads to the end; a range past the end is
- *    clamped; a missing key is LS_ENOTFOUND.
+ *    clamped; a missing key is LS_ENOTFOUND. get replaces the contents of
+ *    *out (an initialized ls_buf_t; its capacity is reused).
  *  - list returns keys under a prefix in lexicographic order.
  *  - del of a missing key is LS_OK (idempotent).
  * Keys are '/'-separated relative paths of [A-Za-z0-9._/-]. */
@@ -37,6 +38,7 @@ typedef struct ls_objstore_ops {
     ls_status (*put)(ls_objstore_t *os, const char *key, const struct iovec *iov, int iovcnt,
                      int flags);
     ls_status (*get)(ls_objstore_t *os, const char *key, uint64_t off, uint64_t len, ls_buf_t *out);
+    /* Fills info->size and info->mtime_ms; info->key is set to NULL. */
     ls_status (*head)(ls_objstore_t *os, const char *key, ls_objinfo_t *info);
     ls_status (*del)(ls_objstore_t *os, const char *key);
     /* Fills *out with an ls_malloc'd array of *n entries (free with ls_objinfo_free). */
@@ -70,4 +72,14 @@ static inline ls_status ls_objstore_list(ls_objstore_t *os, const char *prefix, 
 static inline void ls_objstore_close(ls_objstore_t *os) { if (os) os->ops->close(os); }
 
 void ls_objinfo_free(ls_objinfo_t *v, size_t n);
+
+/* Longest key any backend accepts (S3's limit). */
+#define LS_OBJSTORE_KEY_MAX 1024
+/* 1 if key is a valid object key: non-empty '/'-separated components of
+ * [A-Za-z0-9._-], none empty, "." or "..", at most LS_OBJSTORE_KEY_MAX bytes.
+ * Every backend rejects other keys with LS_EINVAL. */
+int ls_objstore_key_valid(const char *key);
+/* 1 if prefix may be passed to list: "" or the start of a valid key (what
+ * precedes its last '/' is a valid key). Backends reject others with LS_EINVAL. */
+int ls_objstore_prefix_valid(const char *prefix);
 #endif

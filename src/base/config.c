@@ -1,0 +1,987 @@
+/* Broker configuration.
+ *
+ * Every key is declared once, in cfg_keys[] below: name, type, the struct
+ * field it fills, default (as text), bounds and help. Everything else is
+ * derived from that row — defaults are applied by parsing the default text
+ * with the same code as user input (so a default can never be invalid),
+ * environment names are the key upper-cased with dots turned to underscores,
+ * flags are "--" + key, and --help prints the table.
+ *
+ * Sources are applied in order file, environment, flags; a later source
+ * overrides an earlier one because each simply calls ls_config_set() again.
+ * ls_config_finish() runs once after all sources to fill defaults that depend
+ * on other keys (store URLs under data.dir, advertised address from the
+ * listener) and to check limits that involve two keys.
+ *
+ * Ownership: every char * field is heap-owned by the config and freed by
+ * ls_config_free(); setting a key frees the previous value. Not thread-safe;
+ * configuration is loaded on the main thread before anything starts. */
+#include "base/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/diag.h"
+
+extern char **environ;
+
+#define KiB ((int64_t)1 << 10)
+#define MiB ((int64_t)1 << 20)
+#define GiB ((int64_t)1 << 30)
+#define TiB ((int64_t)1 << 40)
+#define DAY_MS ((int64_t)86400000)
+
+#define CONFIG_FILE_MAX (1 << 20) /* a properties file larger than this is a mistake */
+#define ENV_PREFIX "LAKESTREAM_"
+#define ENV_CONFIG_FILE "LAKESTREAM_CONFIG"
+
+typedef enum cfg_type {
+    CT_STRING,   /* non-empty text; empty resets optional keys (default NULL) */
+    CT_URL,      /* scheme://rest */
+    CT_INT,      /* decimal integer within [min, max] */
+    CT_SIZE,     /* byte count with optional binary suffix */
+    CT_BOOL,     /* true/false, yes/no, on/off, 1/0 */
+    CT_PORT,     /* TCP port within [min, max] */
+    CT_LISTENER, /* [PLAINTEXT://]host:port, fills a host and a port field */
+    CT_LEVEL,    /* debug|info|warn|error */
+} cfg_type;
+
+typedef struct cfg_key {
+    const char *name;
+    const char *alias;   /* another accepted spelling (Kafka KRaft name), or NULL */
+    const char *section; /* printed by --help before the first key of a group */
+    cfg_type type;
+    size_t off, size;    /* the field (host field for listeners) */
+    size_t port_off;     /* listeners: the port field */
+    const char *def;     /* default as text; NULL means unset until ls_config_finish */
+    int64_t min, max;
+    const char *help;
+} cfg_key_t;
+
+#define FIELD(m) .off = offsetof(ls_config_t, m), .size = sizeof(((ls_config_t *)0)->m)
+
+static const cfg_key_t cfg_keys[] = {
+    {.name = "data.dir", .section = "paths and stores", .type = CT_STRING, FIELD(data_dir),
+     .def = "./data",
+     .help = "Directory for local state; the default object store and metadata database "
+             "live under it."},
+    {.name = "object.store.url", .type = CT_URL, FIELD(object_store_url),
+     .help = "Where WAL and compacted objects are stored: file:///path or "
+             "s3://bucket/prefix. Default file://<data.dir>/objects."},
+    {.name = "metadata.url", .type = CT_URL, FIELD(metadata_url),
+     .help = "Metadata store: sqlite:///path/meta.db or etcd://host:port. "
+             "Default sqlite://<data.dir>/meta.db."},
+    {.name = "object.store.fsync", .type = CT_BOOL, FIELD(object_store_fsync), .def = "true",
+     .help = "fsync local objects before acknowledging producers. Turning it off loses "
+             "acknowledged data on power failure."},
+
+    {.name = "listeners", .section = "network", .type = CT_LISTENER, FIELD(listen_host),
+     .port_off = offsetof(ls_config_t, listen_port), .def = "PLAINTEXT://127.0.0.1:9092",
+     .min = 0, .max = 65535,
+     .help = "Address the Kafka listener binds: PLAINTEXT://host:port or host:port. An "
+             "empty host binds every interface; port 0 picks a free port."},
+    {.name = "advertised.listeners", .type = CT_LISTENER, FIELD(advertised_host),
+     .port_off = offsetof(ls_config_t, advertised_port), .min = 1, .max = 65535,
+     .help = "Address given to clients in Metadata responses. Default: the listener "
+             "(the host name when the listener binds every interface)."},
+    {.name = "advertised.host", .type = CT_STRING, FIELD(advertised_host),
+     .help = "Host part of the advertised address alone (overrides advertised.listeners)."},
+    {.name = "advertised.port", .type = CT_PORT, FIELD(advertised_port), .min = 1,
+     .max = 65535,
+     .help = "Port part of the advertised address alone (overrides advertised.listeners)."},
+    {.name = "broker.id", .alias = "node.id", .type = CT_INT, FIELD(broker_id), .def = "0",
+     .min = 0, .max = INT32_MAX, .help = "This broker's id, unique in the cluster."},
+    {.name = "cluster.id", .type = CT_STRING, FIELD(cluster_id),
+     .help = "Cluster id. Default: generated once and stored in the metadata store."},
+
+    {.name = "wal.flush.max.bytes", .section = "WAL writer", .type = CT_SIZE,
+     FIELD(wal_flush_max_bytes), .def = "4MiB", .min = 1, .max = 5 * GiB,
+     .help = "Flush the open WAL object when it holds this many bytes."},
+    {.name = "wal.flush.linger.ms", .type = CT_INT, FIELD(wal_flush_linger_ms), .def = "250",
+     .min = 0, .max = 60000,
+     .help = "Upper bound on how long a produced batch waits for its WAL flush; an idle "
+             "broker flushes sooner."},
+    {.name = "wal.flush.min.interval.ms", .type = CT_INT, FIELD(wal_flush_min_interval_ms),
+     .def = "0", .min = 0, .max = 60000,
+     .help = "Minimum time between WAL flushes. Raise it on stores that bill per request "
+             "(S3): fewer PUTs, higher produce latency."},
+    {.name = "wal.max.inflight.flushes", .type = CT_INT, FIELD(wal_max_inflight_flushes),
+     .def = "4", .min = 1, .max = 1024,
+     .help = "WAL objects being uploaded at once; commits stay in order per log."},
+    {.name = "wal.buffer.max.bytes", .type = CT_SIZE, FIELD(wal_buffer_max_bytes),
+     .def = "64MiB", .min = 1, .max = 1 * TiB,
+     .help = "Produce data buffered or in flight before the broker stops reading from "
+             "producers (backpressure)."},
+    {.name = "wal.gc.grace.ms", .type = CT_INT, FIELD(wal_gc_grace_ms), .def = "60000",
+     .min = 0, .max = 30 * DAY_MS,
+     .help = "Age after which a WAL object that no index entry references is deleted."},
+
+    {.name = "read.cache.max.bytes", .section = "read path", .type = CT_SIZE,
+     FIELD(read_cache_max_bytes), .def = "256MiB", .min = 0, .max = 1 * TiB,
+     .help = "Bytes of object data cached for fetches (0 disables the cache)."},
+
+    {.name = "message.max.bytes", .section = "Kafka protocol", .type = CT_SIZE,
+     FIELD(message_max_bytes), .def = "1048588", .min = 1, .max = INT32_MAX,
+     .help = "Largest record batch a producer may send (as Kafka's)."},
+    {.name = "socket.request.max.bytes", .type = CT_SIZE, FIELD(socket_request_max_bytes),
+     .def = "100MiB", .min = 1, .max = INT32_MAX,
+     .help = "Largest request frame accepted; bigger frames close the connection."},
+    {.name = "auto.create.topics.enable", .type = CT_BOOL, FIELD(auto_create_topics_enable),
+     .def = "true", .help = "Create a topic when a client asks for metadata of an unknown one."},
+    {.name = "num.partitions", .type = CT_INT, FIELD(num_partitions), .def = "1", .min = 1,
+     .max = 1000000, .help = "Partitions of an auto-created topic."},
+    {.name = "log.retention.ms", .type = CT_INT, FIELD(log_retention_ms), .def = "604800000",
+     .min = -1, .max = INT64_MAX,
+     .help = "Default retention of new topics in ms (-1: keep forever)."},
+
+    {.name = "diag.level", .section = "diagnostics", .type = CT_LEVEL, FIELD(log_level),
+     .def = "info", .help = "Least severe diagnostic line printed: debug, info, warn or error."},
+};
+
+#define NKEYS (sizeof cfg_keys / sizeof cfg_keys[0])
+
+_Static_assert(sizeof(int) == 4, "listen_port/advertised_port are stored as 32-bit ints");
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static void errf(char *err, int errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void errf(char *err, int errlen, const char *fmt, ...)
+{
+    if (!err || errlen <= 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, (size_t)errlen, fmt, ap);
+    va_end(ap);
+}
+
+static char **str_field(ls_config_t *c, size_t off) { return (char **)((char *)c + off); }
+
+static void str_set(ls_config_t *c, size_t off, char *v)
+{
+    char **f = str_field(c, off);
+    ls_free(*f);
+    *f = v;
+}
+
+static void int_set(ls_config_t *c, size_t off, size_t size, int64_t v)
+{
+    if (size == sizeof(int32_t)) {
+        int32_t x = (int32_t)v;
+        memcpy((char *)c + off, &x, sizeof x);
+    } else {
+        memcpy((char *)c + off, &v, sizeof v);
+    }
+}
+
+static bool str_ieq(const char *a, const char *b) { return strcasecmp(a, b) == 0; }
+
+/* Trimmed copy of s. */
+static char *trim_dup(const char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        n--;
+    return ls_strndup(s, n);
+}
+
+/* Renders a byte count the way a user would write it, for range messages. */
+static void fmt_size(int64_t v, char *out, size_t n)
+{
+    static const struct { int64_t unit; const char *name; } units[] = {
+        {TiB, "TiB"}, {GiB, "GiB"}, {MiB, "MiB"}, {KiB, "KiB"}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (v != 0 && v % units[i].unit == 0) {
+            snprintf(out, n, "%" PRId64 "%s", v / units[i].unit, units[i].name);
+            return;
+        }
+    snprintf(out, n, "%" PRId64, v);
+}
+
+static const cfg_key_t *key_find(const char *name)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(cfg_keys[i].name, name) == 0 ||
+            (cfg_keys[i].alias && strcmp(cfg_keys[i].alias, name) == 0))
+            return &cfg_keys[i];
+    return NULL;
+}
+
+/* Edit distance, for "did you mean" on a misspelt key. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return SIZE_MAX;
+    size_t row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+static void unknown_key(const char *name, char *err, int errlen)
+{
+    const char *best = NULL;
+    size_t bestd = SIZE_MAX;
+    for (size_t i = 0; i < NKEYS; i++) {
+        size_t d = edit_distance(name, cfg_keys[i].name);
+        if (d < bestd)
+            bestd = d, best = cfg_keys[i].name;
+    }
+    size_t len = strlen(name);
+    if (best && bestd <= (len / 4 > 2 ? len / 4 : 2))
+        errf(err, errlen, "%s: unknown key (did you mean '%s'?)", name, best);
+    else
+        errf(err, errlen, "%s: unknown key (see --help for the list)", name);
+}
+
+/* ---- value parsers ------------------------------------------------------ */
+
+/* Whole-string decimal integer; -1 when not a number, -2 when out of int64. */
+static int parse_i64(const char *s, int64_t *out)
+{
+    if (!*s || isspace((unsigned char)*s))
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*end)
+        return -1;
+    if (errno == ERANGE)
+        return -2;
+    *out = v;
+    return 0;
+}
+
+/* Sizes: digits, optional blank, optional suffix k/m/g/t or KiB/MiB/GiB/TiB
+ * (any case). All suffixes are powers of 1024; "kb"/"mb" are refused rather
+ * than guessed, since people mean both 1000 and 1024 by them. */
+static int parse_size(const char *s, int64_t *out)
+{
+    const char *p = s;
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    uint64_t v = 0;
+    for (; isdigit((unsigned char)*p); p++) {
+        if (v > (UINT64_MAX - 9) / 10)
+            return -2;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    while (*p == ' ' || *p == '\t')
+        p++;
+    static const struct { const char *sfx; int64_t mult; } sfx[] = {
+        {"", 1},       {"b", 1},       {"k", KiB},     {"kib", KiB}, {"m", MiB},
+        {"mib", MiB},  {"g", GiB},     {"gib", GiB},   {"t", TiB},   {"tib", TiB}};
+    for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++)
+        if (str_ieq(p, sfx[i].sfx)) {
+            if (v > (uint64_t)INT64_MAX / (uint64_t)sfx[i].mult)
+                return -2;
+            *out = (int64_t)(v * (uint64_t)sfx[i].mult);
+            return 0;
+        }
+    return -1;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+    static const char *const yes[] = {"true", "yes", "on", "1"};
+    static const char *const no[] = {"false", "no", "off", "0"};
+    for (int i = 0; i < 4; i++) {
+        if (str_ieq(s, yes[i])) {
+            *out = true;
+            return 0;
+        }
+        if (str_ieq(s, no[i])) {
+            *out = false;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* overflow: the text did not even fit in int64 (x is then meaningless). */
+static int range_check(const cfg_key_t *k, const char *name, const char *v, bool overflow,
+                       int64_t x, char *err, int errlen)
+{
+    if (!overflow && x >= k->min && x <= k->max)
+        return 0;
+    if (k->type == CT_SIZE) {
+        char lo[32], hi[32];
+        fmt_size(k->min, lo, sizeof lo);
+        fmt_size(k->max, hi, sizeof hi);
+        errf(err, errlen, "%s: '%s' is out of range (must be %s..%s)", name, v, lo, hi);
+    } else {
+        errf(err, errlen, "%s: '%s' is out of range (must be %" PRId64 "..%" PRId64 ")", name,
+             v, k->min, k->max);
+    }
+    return -1;
+}
+
+static bool host_ok(const char *h)
+{
+    for (; *h; h++)
+        if (!(isalnum((unsigned char)*h) || *h == '.' || *h == '-' || *h == '_' || *h == ':' ||
+              *h == '%'))
+            return false;
+    return true;
+}
+
+/* [PLAINTEXT://]host:port, host may be [v6]. Empty host only for listeners
+ * (bind every interface, as Kafka). */
+static int set_listener(ls_config_t *c, const cfg_key_t *k, const char *name, const char *v,
+                        char *err, int errlen)
+{
+    static const char expect[] = "expected PLAINTEXT://host:port or host:port";
+    if (strchr(v, ',')) {
+        errf(err, errlen, "%s: '%s' names several listeners; only one is supported", name, v);
+        return -1;
+    }
+    const char *hp = v;
+    const char *sep = strstr(v, "://");
+    if (sep) {
+        if ((size_t)(sep - v) != strlen("PLAINTEXT") || strncasecmp(v, "PLAINTEXT", 9) != 0) {
+            errf(err, errlen, "%s: '%s': only PLAINTEXT listeners are supported", name, v);
+            return -1;
+        }
+        hp = sep + 3;
+    }
+    const char *hs = hp, *he, *colon;
+    if (*hp == '[') {
+        hs = hp + 1;
+        he = strchr(hs, ']');
+        if (!he || he[1] != ':') {
+            errf(err, errlen, "%s: '%s' is not a listener (%s)", name, v, expect);
+            return -1;
+        }
+        colon = he + 1;
+    } else {
+        colon = strrchr(hp, ':');
+        if (!colon) {
+            errf(err, errlen, "%s: '%s' is not a listener (%s)", name, v, expect);
+            return -1;
+        }
+        he = colon;
+        if (memchr(hs, ':', (size_t)(he - hs))) {
+            errf(err, errlen, "%s: '%s': write IPv6 hosts in brackets, e.g. [::1]:9092", name,
+                 v);
+            return -1;
+        }
+    }
+    char *host = ls_strndup(hs, (size_t)(he - hs));
+    int64_t port;
+    if (parse_i64(colon + 1, &port) != 0 || port < k->min || port > k->max) {
+        errf(err, errlen, "%s: '%s': '%s' is not a port (expected %" PRId64 "..%" PRId64 ")",
+             name, v, colon + 1, k->min, k->max);
+        goto free_host;
+    }
+    if (!host_ok(host)) {
+        errf(err, errlen, "%s: '%s': '%s' is not a host name or address", name, v, host);
+        goto free_host;
+    }
+    if (!*host) {
+        if (k->off != offsetof(ls_config_t, listen_host)) {
+            errf(err, errlen, "%s: '%s': the host must not be empty", name, v);
+            goto free_host;
+        }
+        ls_free(host);
+        host = ls_strdup("0.0.0.0");
+    }
+    str_set(c, k->off, host);
+    int_set(c, k->port_off, sizeof(int), port);
+    return 0;
+free_host:
+    ls_free(host);
+    return -1;
+}
+
+/* Applies an already-trimmed value; name is the spelling the user wrote. */
+static int key_apply(ls_config_t *c, const cfg_key_t *k, const char *name, const char *v,
+                     char *err, int errlen)
+{
+    if (!*v) {
+        /* An empty value resets a key that has no default ("object.store.url="
+         * in a file generated by --help means "derive it"). */
+        if (!k->def && (k->type == CT_STRING || k->type == CT_URL)) {
+            str_set(c, k->off, NULL);
+            return 0;
+        }
+        if (!k->def && k->type == CT_PORT) {
+            int_set(c, k->off, k->size, 0);
+            return 0;
+        }
+        if (!k->def && k->type == CT_LISTENER) {
+            str_set(c, k->off, NULL);
+            int_set(c, k->port_off, sizeof(int), 0);
+            return 0;
+        }
+        errf(err, errlen, "%s: empty value (default %s)", name, k->def ? k->def : "none");
+        return -1;
+    }
+    int64_t x;
+    bool b;
+    int rc;
+    switch (k->type) {
+    case CT_STRING:
+        str_set(c, k->off, ls_strdup(v));
+        return 0;
+    case CT_URL: {
+        const char *s = strstr(v, "://");
+        bool ok = s && s > v && isalpha((unsigned char)v[0]);
+        for (const char *q = v; ok && q < s; q++)
+            ok = isalnum((unsigned char)*q) || *q == '+' || *q == '-' || *q == '.';
+        if (!ok) {
+            errf(err, errlen,
+                 "%s: '%s' is not a URL (expected scheme://..., e.g. file:///var/lib/lakestream"
+                 " or s3://bucket/prefix)",
+                 name, v);
+            return -1;
+        }
+        str_set(c, k->off, ls_strdup(v));
+        return 0;
+    }
+    case CT_INT:
+        rc = parse_i64(v, &x);
+        if (rc == -1) {
+            errf(err, errlen, "%s: '%s' is not an integer", name, v);
+            return -1;
+        }
+        if (range_check(k, name, v, rc == -2, x, err, errlen))
+            return -1;
+        int_set(c, k->off, k->size, x);
+        return 0;
+    case CT_SIZE:
+        rc = parse_size(v, &x);
+        if (rc == -1) {
+            errf(err, errlen,
+                 "%s: '%s' is not a size (expected bytes, e.g. 4194304 or 4MiB)", name, v);
+            return -1;
+        }
+        if (range_check(k, name, v, rc == -2, x, err, errlen))
+            return -1;
+        int_set(c, k->off, k->size, x);
+        return 0;
+    case CT_BOOL:
+        if (parse_bool(v, &b)) {
+            errf(err, errlen,
+                 "%s: '%s' is not a boolean (expected true/false, yes/no, on/off or 1/0)",
+                 name, v);
+            return -1;
+        }
+        *(bool *)((char *)c + k->off) = b;
+        return 0;
+    case CT_PORT:
+        if (parse_i64(v, &x) != 0 || x < k->min || x > k->max) {
+            errf(err, errlen, "%s: '%s' is not a port (expected %" PRId64 "..%" PRId64 ")",
+                 name, v, k->min, k->max);
+            return -1;
+        }
+        int_set(c, k->off, k->size, x);
+        return 0;
+    case CT_LISTENER:
+        return set_listener(c, k, name, v, err, errlen);
+    case CT_LEVEL: {
+        char low[16];
+        size_t n = strlen(v);
+        ls_diag_level lvl;
+        if (n >= sizeof low)
+            n = sizeof low - 1;
+        for (size_t i = 0; i < n; i++)
+            low[i] = (char)tolower((unsigned char)v[i]);
+        low[n] = 0;
+        if (strlen(v) >= sizeof low || ls_diag_parse_level(low, &lvl) != 0) {
+            errf(err, errlen, "%s: '%s' is not a level (expected debug, info, warn or error)",
+                 name, v);
+            return -1;
+        }
+        str_set(c, k->off, ls_strdup(low));
+        return 0;
+    }
+    }
+    errf(err, errlen, "%s: internal error: bad key type", name);
+    return -1;
+}
+
+/* ---- public API ---------------------------------------------------------- */
+
+void ls_config_init(ls_config_t *c)
+{
+    memset(c, 0, sizeof *c);
+    char err[256];
+    for (size_t i = 0; i < NKEYS; i++) {
+        const cfg_key_t *k = &cfg_keys[i];
+        if (!k->def)
+            continue;
+        if (key_apply(c, k, k->name, k->def, err, sizeof err) != 0) {
+            /* A default that fails its own parser is a bug in the table above. */
+            fprintf(stderr, "lakestream: bad built-in default: %s\n", err);
+            abort();
+        }
+    }
+}
+
+void ls_config_free(ls_config_t *c)
+{
+    for (size_t i = 0; i < NKEYS; i++) {
+        cfg_type t = cfg_keys[i].type;
+        if (t == CT_STRING || t == CT_URL || t == CT_LISTENER || t == CT_LEVEL)
+            str_set(c, cfg_keys[i].off, NULL); /* shared fields become NULL once */
+    }
+    memset(c, 0, sizeof *c);
+}
+
+int ls_config_set(ls_config_t *c, const char *key, const char *value, char *err, int errlen)
+{
+    const cfg_key_t *k = key_find(key);
+    if (!k) {
+        unknown_key(key, err, errlen);
+        return -1;
+    }
+    char *v = trim_dup(value ? value : "");
+    int rc = key_apply(c, k, key, v, err, errlen);
+    ls_free(v);
+    return rc;
+}
+
+/* Java properties escapes (java.util.Properties#load): \t \n \r \f, \uXXXX,
+ * and a backslash before any other character stands for that character. */
+static int unescape(const char *s, size_t n, ls_buf_t *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (ch != '\\' || i + 1 == n) {
+            ls_buf_append_u8(out, (uint8_t)ch);
+            continue;
+        }
+        ch = s[++i];
+        switch (ch) {
+        case 't': ls_buf_append_u8(out, '\t'); break;
+        case 'n': ls_buf_append_u8(out, '\n'); break;
+        case 'r': ls_buf_append_u8(out, '\r'); break;
+        case 'f': ls_buf_append_u8(out, '\f'); break;
+        case 'u': {
+            unsigned cp = 0;
+            if (i + 4 >= n)
+                return -1;
+            for (int d = 1; d <= 4; d++) {
+                char h = s[i + d];
+                cp <<= 4;
+                if (h >= '0' && h <= '9')
+                    cp |= (unsigned)(h - '0');
+                else if (h >= 'a' && h <= 'f')
+                    cp |= (unsigned)(h - 'a' + 10);
+                else if (h >= 'A' && h <= 'F')
+                    cp |= (unsigned)(h - 'A' + 10);
+                else
+                    return -1;
+            }
+            i += 4;
+            if (cp < 0x80) {
+                ls_buf_append_u8(out, (uint8_t)cp);
+            } else if (cp < 0x800) {
+                ls_buf_append_u8(out, (uint8_t)(0xc0 | cp >> 6));
+                ls_buf_append_u8(out, (uint8_t)(0x80 | (cp & 0x3f)));
+            } else {
+                ls_buf_append_u8(out, (uint8_t)(0xe0 | cp >> 12));
+                ls_buf_append_u8(out, (uint8_t)(0x80 | ((cp >> 6) & 0x3f)));
+                ls_buf_append_u8(out, (uint8_t)(0x80 | (cp & 0x3f)));
+            }
+            break;
+        }
+        default: ls_buf_append_u8(out, (uint8_t)ch); break;
+        }
+    }
+    ls_buf_append_u8(out, 0);
+    return 0;
+}
+
+/* One logical line: split key from value at the first unescaped '=', ':' or
+ * blank, then apply. */
+static int apply_line(ls_config_t *c, const char *path, int lineno, const char *s, size_t n,
+                      char *err, int errlen)
+{
+    size_t i = 0;
+    while (i < n && s[i] != '=' && s[i] != ':' && s[i] != ' ' && s[i] != '\t' && s[i] != '\f') {
+        if (s[i] == '\\' && i + 1 < n)
+            i++;
+        i++;
+    }
+    size_t klen = i;
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\f'))
+        i++;
+    if (i < n && (s[i] == '=' || s[i] == ':'))
+        i++;
+    int rc = -1;
+    ls_buf_t key, val;
+    ls_buf_init(&key);
+    ls_buf_init(&val);
+    if (unescape(s, klen, &key) || unescape(s + i, n - i, &val)) {
+        errf(err, errlen, "%s:%d: bad \\u escape", path, lineno);
+        goto free_bufs;
+    }
+    if (klen == 0) {
+        errf(err, errlen, "%s:%d: missing key before '%.*s'", path, lineno, (int)(n > 40 ? 40 : n),
+             s);
+        goto free_bufs;
+    }
+    char msg[512];
+    if (ls_config_set(c, (char *)key.data, (char *)val.data, msg, sizeof msg) != 0) {
+        errf(err, errlen, "%s:%d: %s", path, lineno, msg);
+        goto free_bufs;
+    }
+    rc = 0;
+free_bufs:
+    ls_buf_free(&key);
+    ls_buf_free(&val);
+    return rc;
+}
+
+int ls_config_load_file(ls_config_t *c, const char *path, char *err, int errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        errf(err, errlen, "%s: cannot open config file: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = -1;
+    ls_buf_t text, logical;
+    ls_buf_init(&text);
+    ls_buf_init(&logical);
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (text.len + got > CONFIG_FILE_MAX) {
+            errf(err, errlen, "%s: config file larger than %d bytes", path, CONFIG_FILE_MAX);
+            goto free_text;
+        }
+        ls_buf_append(&text, chunk, got);
+    }
+    if (ferror(f)) {
+        errf(err, errlen, "%s: read error: %s", path, strerror(errno));
+        goto free_text;
+    }
+
+    const char *p = (const char *)text.data, *end = p + text.len;
+    int lineno = 0;
+    while (p < end) {
+        /* Gather one logical line: natural lines joined while they end in an
+         * odd number of backslashes. Leading blanks of every natural line are
+         * dropped; comments are recognised only at a logical line's start. */
+        int first = lineno + 1;
+        bool cont = true, comment = false;
+        logical.len = 0;
+        while (cont && p < end) {
+            const char *eol = p;
+            while (eol < end && *eol != '\n' && *eol != '\r')
+                eol++;
+            lineno++;
+            const char *s = p;
+            while (s < eol && (*s == ' ' || *s == '\t' || *s == '\f'))
+                s++;
+            if (logical.len == 0 && first == lineno && s < eol && (*s == '#' || *s == '!'))
+                comment = true;
+            size_t bs = 0;
+            for (const char *q = eol; q > s && q[-1] == '\\'; q--)
+                bs++;
+            cont = !comment && (bs & 1);
+            ls_buf_append(&logical, s, (size_t)(eol - s) - (cont ? 1 : 0));
+            p = eol; /* step over one line ending: \n, \r\n or a lone \r */
+            if (p < end && *p == '\r')
+                p++;
+            if (p < end && *p == '\n' && (p == eol || p[-1] == '\r'))
+                p++;
+        }
+        if (comment || logical.len == 0)
+            continue;
+        if (apply_line(c, path, first, (const char *)logical.data, logical.len, err, errlen))
+            goto free_text;
+    }
+    rc = 0;
+free_text:
+    ls_buf_free(&logical);
+    ls_buf_free(&text);
+    fclose(f);
+    return rc;
+}
+
+int ls_config_load_env(ls_config_t *c, char *err, int errlen)
+{
+    size_t plen = strlen(ENV_PREFIX);
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, ENV_PREFIX, plen) != 0)
+            continue;
+        const char *eq = strchr(*e, '=');
+        if (!eq)
+            continue;
+        size_t nlen = (size_t)(eq - *e);
+        if (nlen == strlen(ENV_CONFIG_FILE) && strncmp(*e, ENV_CONFIG_FILE, nlen) == 0)
+            continue; /* names a config file; read by ls_config_load */
+        char var[128], key[128];
+        if (nlen >= sizeof var) {
+            errf(err, errlen, "%.40s...: unknown variable", *e);
+            return -1;
+        }
+        memcpy(var, *e, nlen);
+        var[nlen] = 0;
+        size_t klen = nlen - plen;
+        for (size_t i = 0; i < klen; i++) {
+            char ch = var[plen + i];
+            key[i] = ch == '_' ? '.' : (char)tolower((unsigned char)ch);
+        }
+        key[klen] = 0;
+        const cfg_key_t *k = key_find(key);
+        if (!k) {
+            errf(err, errlen,
+                 "%s: unknown variable (no config key '%s'; " ENV_CONFIG_FILE
+                 " names a config file)",
+                 var, key);
+            return -1;
+        }
+        char msg[512];
+        if (ls_config_set(c, key, eq + 1, msg, sizeof msg) != 0) {
+            errf(err, errlen, "%s: %s", var, msg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int errlen)
+{
+    char msg[512];
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0 || !a[2]) {
+            errf(err, errlen, "unexpected argument '%s' (flags are --key=value or --key value)",
+                 a);
+            return -1;
+        }
+        const char *name = a + 2;
+        const char *eq = strchr(name, '=');
+        char key[128];
+        size_t klen = eq ? (size_t)(eq - name) : strlen(name);
+        if (klen >= sizeof key) {
+            errf(err, errlen, "--%.40s...: unknown key", name);
+            return -1;
+        }
+        memcpy(key, name, klen);
+        key[klen] = 0;
+        if (strcmp(key, "config") == 0) {
+            errf(err, errlen, "--config: config files are read before flags (ls_config_load)");
+            return -1;
+        }
+        const cfg_key_t *k = key_find(key);
+        if (!k) {
+            unknown_key(key, msg, sizeof msg);
+            errf(err, errlen, "--%s", msg);
+            return -1;
+        }
+        const char *val;
+        if (eq) {
+            val = eq + 1;
+        } else if (i + 1 < argc && !(k->type == CT_BOOL && strncmp(argv[i + 1], "--", 2) == 0)) {
+            val = argv[++i];
+        } else if (k->type == CT_BOOL) {
+            val = "true"; /* bare --flag switches a boolean on */
+        } else {
+            errf(err, errlen, "--%s: missing value", key);
+            return -1;
+        }
+        if (ls_config_set(c, key, val, msg, sizeof msg) != 0) {
+            errf(err, errlen, "--%s", msg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* data.dir as an absolute path without trailing slashes, so derived URLs are
+ * well-formed (file:///abs/...) and survive a later chdir. */
+static char *data_dir_abs(const char *dir, char *err, int errlen)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (dir[0] == '/')
+        return ls_strndup(dir, n);
+    while (n >= 2 && dir[0] == '.' && dir[1] == '/') {
+        dir += 2, n -= 2;
+        while (n && *dir == '/')
+            dir++, n--;
+    }
+    if (n == 1 && dir[0] == '.')
+        n = 0;
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) {
+        errf(err, errlen, "data.dir: cannot resolve '%s': %s", dir, strerror(errno));
+        return NULL;
+    }
+    if (n == 0)
+        return ls_strdup(cwd);
+    return ls_asprintf("%s%s%.*s", cwd, strcmp(cwd, "/") == 0 ? "" : "/", (int)n, dir);
+}
+
+static bool host_is_wildcard(const char *h)
+{
+    return !h || !*h || strcmp(h, "0.0.0.0") == 0 || strcmp(h, "::") == 0;
+}
+
+int ls_config_finish(ls_config_t *c, char *err, int errlen)
+{
+    if (!c->object_store_url || !c->metadata_url) {
+        char *dir = data_dir_abs(c->data_dir, err, errlen);
+        if (!dir)
+            return -1;
+        if (!c->object_store_url)
+            c->object_store_url = ls_asprintf("file://%s/objects", dir);
+        if (!c->metadata_url)
+            c->metadata_url = ls_asprintf("sqlite://%s/meta.db", dir);
+        ls_free(dir);
+    }
+    if (!c->advertised_host) {
+        /* Clients cannot connect to 0.0.0.0; like Kafka, advertise this
+         * machine's name when the listener binds every interface. */
+        char hn[256];
+        if (!host_is_wildcard(c->listen_host))
+            c->advertised_host = ls_strdup(c->listen_host);
+        else if (gethostname(hn, sizeof hn) == 0 && hn[0] && memchr(hn, 0, sizeof hn))
+            c->advertised_host = ls_strdup(hn);
+        else
+            c->advertised_host = ls_strdup("127.0.0.1");
+    }
+    if (host_is_wildcard(c->advertised_host)) {
+        errf(err, errlen, "advertised.host: '%s' is a wildcard address clients cannot reach",
+             c->advertised_host);
+        return -1;
+    }
+    if (c->advertised_port == 0)
+        c->advertised_port = c->listen_port; /* 0 still when listening on a free port */
+
+    /* Limits that involve two keys: a batch or a flush larger than the whole
+     * produce buffer could never be admitted, and the broker would stall. */
+    char a[32], b[32];
+    if (c->wal_flush_max_bytes > c->wal_buffer_max_bytes) {
+        fmt_size(c->wal_buffer_max_bytes, a, sizeof a);
+        fmt_size(c->wal_flush_max_bytes, b, sizeof b);
+        errf(err, errlen, "wal.buffer.max.bytes: %s is smaller than wal.flush.max.bytes (%s)", a,
+             b);
+        return -1;
+    }
+    if (c->message_max_bytes > c->wal_buffer_max_bytes) {
+        fmt_size(c->wal_buffer_max_bytes, a, sizeof a);
+        fmt_size(c->message_max_bytes, b, sizeof b);
+        errf(err, errlen, "wal.buffer.max.bytes: %s is smaller than message.max.bytes (%s)", a,
+             b);
+        return -1;
+    }
+    return 0;
+}
+
+int ls_config_load(ls_config_t *c, int argc, char **argv, char *err, int errlen)
+{
+    const char *file = NULL;
+    char **rest = LS_NEWN(char *, (size_t)argc + 1);
+    int nrest = 0, rc = -1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--config") == 0) {
+            if (i + 1 >= argc) {
+                errf(err, errlen, "--config: missing file name");
+                goto free_rest;
+            }
+            file = argv[++i];
+        } else if (strncmp(a, "--config=", 9) == 0) {
+            file = a + 9;
+        } else {
+            rest[nrest++] = argv[i];
+        }
+    }
+    if (!file) {
+        const char *env = getenv(ENV_CONFIG_FILE);
+        if (env && *env)
+            file = env;
+    }
+    if (file && ls_config_load_file(c, file, err, errlen))
+        goto free_rest;
+    if (ls_config_load_env(c, err, errlen) || ls_config_load_args(c, nrest, rest, err, errlen) ||
+        ls_config_finish(c, err, errlen))
+        goto free_rest;
+    rc = 0;
+free_rest:
+    ls_free(rest);
+    return rc;
+}
+
+static const char *type_name(const cfg_key_t *k)
+{
+    switch (k->type) {
+    case CT_STRING: return "string";
+    case CT_URL: return "url";
+    case CT_INT: return "integer";
+    case CT_SIZE: return "size";
+    case CT_BOOL: return "boolean";
+    case CT_PORT: return "port";
+    case CT_LISTENER: return "listener";
+    case CT_LEVEL: return "level";
+    }
+    return "?";
+}
+
+void ls_config_print_help(void)
+{
+    /* The output is itself a valid properties file holding every default. */
+    printf("# Lakestream configuration. Sources, later overriding earlier:\n"
+           "#   1. a properties file: --config FILE, or the file named by %s\n"
+           "#   2. environment: %s<KEY> with the key upper-cased and dots as underscores,\n"
+           "#      e.g. LAKESTREAM_WAL_FLUSH_MAX_BYTES=8MiB (unknown %s* variables are errors)\n"
+           "#   3. flags: --key=value or --key value\n"
+           "# Sizes take k/m/g/t or KiB/MiB/GiB/TiB suffixes (powers of 1024).\n",
+           ENV_CONFIG_FILE, ENV_PREFIX, ENV_PREFIX);
+    for (size_t i = 0; i < NKEYS; i++) {
+        const cfg_key_t *k = &cfg_keys[i];
+        if (k->section)
+            printf("\n# ---- %s ----\n", k->section);
+        char range[96] = "";
+        if (k->type == CT_INT || k->type == CT_PORT) {
+            snprintf(range, sizeof range, ", %" PRId64 "..%" PRId64, k->min, k->max);
+        } else if (k->type == CT_SIZE) {
+            char lo[32], hi[32];
+            fmt_size(k->min, lo, sizeof lo);
+            fmt_size(k->max, hi, sizeof hi);
+            snprintf(range, sizeof range, ", %s..%s", lo, hi);
+        }
+        char env[128];
+        size_t n = 0;
+        for (const char *s = k->name; *s && n + 1 < sizeof env; s++)
+            env[n++] = *s == '.' ? '_' : (char)toupper((unsigned char)*s);
+        env[n] = 0;
+        printf("# %s (%s%s; env %s%s%s%s)\n#   %s\n%s=%s\n", k->name, type_name(k), range,
+               ENV_PREFIX, env, k->alias ? "; alias " : "", k->alias ? k->alias : "", k->help,
+               k->name, k->def ? k->def : "");
+    }
+}

@@ -1,0 +1,173 @@
+#include "log/log_meta.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+
+enum { HEAD_VERSION = 1, IDX_VERSION = 1 };
+
+int ls_log_head_key(char *out, size_t cap, int64_t log_id)
+{
+    return snprintf(out, cap, LS_HEAD_PREFIX "%016llx", (unsigned long long)log_id);
+}
+
+int ls_log_idx_prefix(char *out, size_t cap, int64_t log_id)
+{
+    return snprintf(out, cap, "/ls/log/%016llx/idx/", (unsigned long long)log_id);
+}
+
+int ls_log_idx_key(char *out, size_t cap, int64_t log_id, int64_t last_offset)
+{
+    return snprintf(out, cap, "/ls/log/%016llx/idx/%020lld", (unsigned long long)log_id,
+                    (long long)last_offset);
+}
+
+int64_t ls_log_id_from_head_key(const char *key, size_t klen)
+{
+    size_t plen = strlen(LS_HEAD_PREFIX);
+    if (klen != plen + 16 || memcmp(key, LS_HEAD_PREFIX, plen) != 0)
+        return -1;
+    char hex[17];
+    memcpy(hex, key + plen, 16);
+    hex[16] = 0;
+    char *end;
+    unsigned long long v = strtoull(hex, &end, 16);
+    return *end ? -1 : (int64_t)v;
+}
+
+/* Bounded big-endian cursor for decoding values (sticky failure). */
+typedef struct {
+    const uint8_t *p, *end;
+    int bad;
+} cur_t;
+
+static uint64_t cur_be(cur_t *c, int n)
+{
+    if (c->bad || c->end - c->p < n) {
+        c->bad = 1;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v = v << 8 | *c->p++;
+    return v;
+}
+
+static void put_be(ls_buf_t *b, uint64_t v, int n)
+{
+    uint8_t tmp[8];
+    for (int i = n - 1; i >= 0; i--, v >>= 8)
+        tmp[i] = (uint8_t)v;
+    ls_buf_append(b, tmp, (size_t)n);
+}
+
+void ls_head_encode(const ls_head_t *h, ls_buf_t *out)
+{
+    put_be(out, HEAD_VERSION, 1);
+    put_be(out, h->fenced ? 1 : 0, 1);
+    put_be(out, (uint64_t)h->next_offset, 8);
+    put_be(out, (uint64_t)h->log_start, 8);
+    put_be(out, (uint64_t)h->size_bytes, 8);
+    put_be(out, (uint64_t)h->max_timestamp, 8);
+    put_be(out, (uint64_t)h->max_timestamp_offset, 8);
+    put_be(out, (uint64_t)h->nproducers, 2);
+    for (int i = 0; i < h->nproducers; i++) {
+        const ls_pstate_t *ps = &h->producers[i];
+        put_be(out, (uint64_t)ps->producer_id, 8);
+        put_be(out, (uint16_t)ps->epoch, 2);
+        put_be(out, (uint64_t)ps->nbatches, 1);
+        for (int j = 0; j < ps->nbatches; j++) {
+            put_be(out, (uint32_t)ps->batches[j].first_seq, 4);
+            put_be(out, (uint32_t)ps->batches[j].last_seq, 4);
+            put_be(out, (uint64_t)ps->batches[j].base_offset, 8);
+        }
+    }
+}
+
+ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h)
+{
+    memset(h, 0, sizeof *h);
+    cur_t c = {p, p + len, 0};
+    if (cur_be(&c, 1) != HEAD_VERSION)
+        return LS_ECORRUPT;
+    h->fenced = cur_be(&c, 1) & 1;
+    h->next_offset = (int64_t)cur_be(&c, 8);
+    h->log_start = (int64_t)cur_be(&c, 8);
+    h->size_bytes = (int64_t)cur_be(&c, 8);
+    h->max_timestamp = (int64_t)cur_be(&c, 8);
+    h->max_timestamp_offset = (int64_t)cur_be(&c, 8);
+    int n = (int)cur_be(&c, 2);
+    if (c.bad || (size_t)n * 11 > (size_t)(c.end - c.p))
+        return LS_ECORRUPT;
+    h->producers = LS_NEWN(ls_pstate_t, n ? n : 1);
+    h->nproducers = n;
+    for (int i = 0; i < n && !c.bad; i++) {
+        ls_pstate_t *ps = &h->producers[i];
+        ps->producer_id = (int64_t)cur_be(&c, 8);
+        ps->epoch = (int16_t)cur_be(&c, 2);
+        ps->nbatches = (int)cur_be(&c, 1);
+        if (ps->nbatches > LS_PRODUCER_BATCHES)
+            c.bad = 1;
+        for (int j = 0; j < ps->nbatches && !c.bad; j++) {
+            ps->batches[j].first_seq = (int32_t)cur_be(&c, 4);
+            ps->batches[j].last_seq = (int32_t)cur_be(&c, 4);
+            ps->batches[j].base_offset = (int64_t)cur_be(&c, 8);
+        }
+    }
+    if (c.bad || c.p != c.end || h->next_offset < h->log_start || h->log_start < 0) {
+        ls_head_clear(h);
+        return LS_ECORRUPT;
+    }
+    return LS_OK;
+}
+
+void ls_head_clear(ls_head_t *h)
+{
+    ls_free(h->producers);
+    h->producers = NULL;
+    h->nproducers = 0;
+}
+
+void ls_idx_encode(const ls_idx_entry_t *e, ls_buf_t *out)
+{
+    size_t klen = strlen(e->object);
+    put_be(out, IDX_VERSION, 1);
+    put_be(out, (uint64_t)e->kind, 1);
+    put_be(out, (uint64_t)e->first_offset, 8);
+    put_be(out, (uint64_t)e->last_offset, 8);
+    put_be(out, (uint64_t)e->max_timestamp, 8);
+    put_be(out, e->entries, 4);
+    put_be(out, e->pos, 8);
+    put_be(out, e->len, 4);
+    put_be(out, klen, 2);
+    ls_buf_append(out, e->object, klen);
+}
+
+ls_status ls_idx_decode(const uint8_t *p, size_t len, ls_idx_entry_t *e)
+{
+    memset(e, 0, sizeof *e);
+    cur_t c = {p, p + len, 0};
+    if (cur_be(&c, 1) != IDX_VERSION)
+        return LS_ECORRUPT;
+    e->kind = (ls_idx_kind)cur_be(&c, 1);
+    e->first_offset = (int64_t)cur_be(&c, 8);
+    e->last_offset = (int64_t)cur_be(&c, 8);
+    e->max_timestamp = (int64_t)cur_be(&c, 8);
+    e->entries = (uint32_t)cur_be(&c, 4);
+    e->pos = cur_be(&c, 8);
+    e->len = (uint32_t)cur_be(&c, 4);
+    size_t klen = (size_t)cur_be(&c, 2);
+    if (c.bad || klen == 0 || klen != (size_t)(c.end - c.p) || e->last_offset < e->first_offset ||
+        (e->kind != LS_IDX_WAL && e->kind != LS_IDX_CO))
+        return LS_ECORRUPT;
+    e->object = ls_strndup((const char *)c.p, klen);
+    return LS_OK;
+}
+
+void ls_idx_clear(ls_idx_entry_t *e)
+{
+    ls_free(e->object);
+    e->object = NULL;
+}

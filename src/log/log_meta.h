@@ -1,0 +1,72 @@
+/* Metadata records of log storage (docs/FORMATS.md "Metadata keyspace"):
+ *
+ *   /ls/head/<log_id %016x>               log head: next offset, start, size, producers
+ *   /ls/log/<log_id %016x>/idx/<last %020d>  index entry, keyed by its LAST offset so a
+ *                                         read of offset x is a ceiling lookup (first key >= x)
+ *   /ls/walobj/<object key>               a committed WAL object (GC keeps referenced ones)
+ *
+ * Values are versioned little binary records (big-endian), decoded with
+ * bounds checks: a corrupt value is LS_ECORRUPT naming the key, never a crash. */
+#ifndef LS_LOG_META_H
+#define LS_LOG_META_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "base/buf.h"
+#include "base/status.h"
+
+#define LS_PRODUCER_BATCHES 5   /* per producer, as Kafka: dedupe the last 5 batches */
+
+typedef struct ls_pbatch {
+    int32_t first_seq;
+    int32_t last_seq;
+    int64_t base_offset;
+} ls_pbatch_t;
+
+typedef struct ls_pstate {
+    int64_t producer_id;
+    int16_t epoch;
+    int nbatches;                       /* oldest first */
+    ls_pbatch_t batches[LS_PRODUCER_BATCHES];
+} ls_pstate_t;
+
+typedef struct ls_head {
+    int64_t next_offset;
+    int64_t log_start;
+    int64_t size_bytes;
+    int64_t max_timestamp;
+    int64_t max_timestamp_offset;
+    bool fenced;
+    ls_pstate_t *producers;
+    int nproducers;
+} ls_head_t;
+
+typedef enum { LS_IDX_WAL = 0, LS_IDX_CO = 1 } ls_idx_kind;
+
+typedef struct ls_idx_entry {
+    ls_idx_kind kind;
+    int64_t first_offset;
+    int64_t last_offset;
+    int64_t max_timestamp;
+    uint32_t entries;
+    uint64_t pos;
+    uint32_t len;
+    char *object;                       /* ls_malloc'd object key */
+} ls_idx_entry_t;
+
+#define LS_HEAD_PREFIX "/ls/head/"
+#define LS_WALOBJ_PREFIX "/ls/walobj/"
+
+int ls_log_head_key(char *out, size_t cap, int64_t log_id);
+int ls_log_idx_prefix(char *out, size_t cap, int64_t log_id);
+int ls_log_idx_key(char *out, size_t cap, int64_t log_id, int64_t last_offset);
+int64_t ls_log_id_from_head_key(const char *key, size_t klen);  /* -1 if malformed */
+
+void ls_head_encode(const ls_head_t *h, ls_buf_t *out);
+ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h);  /* h->producers ls_malloc'd */
+void ls_head_clear(ls_head_t *h);
+
+void ls_idx_encode(const ls_idx_entry_t *e, ls_buf_t *out);
+ls_status ls_idx_decode(const uint8_t *p, size_t len, ls_idx_entry_t *e);
+void ls_idx_clear(ls_idx_entry_t *e);
+#endif

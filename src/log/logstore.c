@@ -1,0 +1,382 @@
+/* Log storage: lifecycle, heads, fence and WAL garbage collection.
+ *
+ * Design (see also wal_writer.c for the write path, log_reader.c for reads):
+ *  - A log's committed state is its head (/ls/head/<id>): next offset, log
+ *    start, size, max timestamp, idempotent-producer state. Heads are loaded
+ *    at open and kept in memory; commits update them by compare-and-set on
+ *    the head key's mod_rev, so a second writer (another broker) is detected.
+ *  - Offsets live only in metadata: WAL objects hold entries as produced, and
+ *    each commit writes one index entry per log per object.
+ *  - GC: a WAL object is live iff /ls/walobj/<key> exists (written in the
+ *    first txn of its commit). Objects under wal/ without that key and older
+ *    than gc_grace_ms were never committed (crash between PUT and commit, or
+ *    failed commit) and are deleted; they were never visible.
+ * Threads: loop thread, except gc_work which runs on a worker and reads only
+ * the stores plus a snapshot of in-flight object keys. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/diag.h"
+#include "base/uuid.h"
+#include "log/logstore_int.h"
+
+#define GC_INTERVAL_MS 60000
+
+static void logstate_init_head(ls_logstate_t *lg)
+{
+    memset(&lg->head, 0, sizeof lg->head);
+    lg->head.max_timestamp = -1;
+    lg->head.max_timestamp_offset = -1;
+}
+
+ls_logstate_t *ls_logstate_get(ls_logstore_t *ls, int64_t log_id, bool create)
+{
+    ls_logstate_t *lg = ls_i64map_get(&ls->logs, log_id);
+    if (lg || !create)
+        return lg;
+    lg = LS_NEW(ls_logstate_t);
+    lg->log_id = log_id;
+    logstate_init_head(lg);
+    lg->waiters.next = lg->waiters.prev = &lg->waiters;
+    ls_i64map_put(&ls->logs, log_id, lg);
+    return lg;
+}
+
+static ls_status load_heads(ls_logstore_t *ls, char *err, int errlen)
+{
+    uint8_t end[64];
+    size_t elen = ls_meta_prefix_end(LS_HEAD_PREFIX, strlen(LS_HEAD_PREFIX), end);
+    ls_kvlist_t l;
+    ls_status st = ls->meta->ops->scan(ls->meta, LS_HEAD_PREFIX, strlen(LS_HEAD_PREFIX), end, elen,
+                                       0, 0, &l);
+    if (st != LS_OK) {
+        snprintf(err, (size_t)errlen, "reading log heads from metadata: %s", ls_status_str(st));
+        return st;
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        int64_t id = ls_log_id_from_head_key((const char *)l.v[i].key, l.v[i].klen);
+        ls_head_t h;
+        if (id < 0 || ls_head_decode(l.v[i].val, l.v[i].vlen, &h) != LS_OK) {
+            snprintf(err, (size_t)errlen, "corrupt log head at key %.*s (%zu bytes)",
+                     (int)l.v[i].klen, (const char *)l.v[i].key, l.v[i].vlen);
+            ls_kvlist_free(&l);
+            return LS_ECORRUPT;
+        }
+        ls_logstate_t *lg = ls_logstate_get(ls, id, true);
+        ls_head_clear(&lg->head);
+        lg->head = h;
+        lg->head_rev = l.v[i].mod_rev;
+    }
+    ls_kvlist_free(&l);
+    return LS_OK;
+}
+
+/* ---------------------------------------------------------------------- GC */
+
+typedef struct gc_job {
+    ls_logstore_t *ls;
+    char **inflight_keys;
+    int ninflight;
+    int deleted;
+    ls_status st;
+    uv_work_t work;
+} gc_job_t;
+
+static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int *deleted)
+{
+    *deleted = 0;
+    ls_objinfo_t *objs = NULL;
+    size_t n = 0;
+    ls_status st = ls_objstore_list(ls->os, "wal/", &objs, &n);
+    if (st != LS_OK)
+        return st;
+    int64_t now = ls_clock_wall_ms();
+    for (size_t i = 0; i < n; i++) {
+        if (now - objs[i].mtime_ms < ls->cfg.gc_grace_ms)
+            continue;
+        bool busy = false;
+        for (int j = 0; j < nskip && !busy; j++)
+            busy = strcmp(skip[j], objs[i].key) == 0;
+        if (busy)
+            continue;
+        char *key = ls_asprintf(LS_WALOBJ_PREFIX "%s", objs[i].key);
+        ls_kv_t kv;
+        ls_status gst = ls->meta->ops->get(ls->meta, key, strlen(key), &kv);
+        ls_free(key);
+        if (gst == LS_OK) {
+            ls_kv_free(&kv);
+            continue;
+        }
+        if (gst != LS_ENOTFOUND) {
+            st = gst;
+            break;
+        }
+        ls_status dst = ls_objstore_del(ls->os, objs[i].key);
+        if (dst == LS_OK) {
+            LS_INFO("gc", "deleted uncommitted WAL object %s (%llu bytes)", objs[i].key,
+                    (unsigned long long)objs[i].size);
+            (*deleted)++;
+        } else {
+            LS_WARN("gc", "deleting uncommitted WAL object %s failed: %s", objs[i].key,
+                    ls_status_str(dst));
+        }
+    }
+    ls_objinfo_free(objs, n);
+    return st;
+}
+
+ls_status ls_logstore_gc_now(ls_logstore_t *ls, int *deleted)
+{
+    int d = 0;
+    char **skip = NULL;
+    int nskip = 0;
+    for (ls_flush_t *f = ls->queue_head; f; f = f->next)
+        nskip++;
+    skip = LS_NEWN(char *, nskip ? nskip : 1);
+    nskip = 0;
+    for (ls_flush_t *f = ls->queue_head; f; f = f->next)
+        skip[nskip++] = f->key;
+    ls_status st = gc_run(ls, skip, nskip, &d);
+    ls_free(skip);
+    if (deleted)
+        *deleted = d;
+    return st;
+}
+
+static void gc_work(uv_work_t *w)
+{
+    gc_job_t *j = w->data;
+    j->st = gc_run(j->ls, j->inflight_keys, j->ninflight, &j->deleted);
+}
+
+static void gc_after(uv_work_t *w, int status)
+{
+    gc_job_t *j = w->data;
+    if (j->st != LS_OK)
+        LS_WARN("gc", "WAL garbage collection pass failed: %s", ls_status_str(j->st));
+    j->ls->gc_running = false;
+    for (int i = 0; i < j->ninflight; i++)
+        ls_free(j->inflight_keys[i]);
+    ls_free(j->inflight_keys);
+    ls_logstore_t *ls = j->ls;
+    ls_free(j);
+    ls_logstore_check_shutdown(ls);
+}
+
+static void gc_timer_cb(uv_timer_t *t)
+{
+    ls_logstore_t *ls = t->data;
+    if (ls->gc_running || ls->shutting_down)
+        return;
+    gc_job_t *j = LS_NEW(gc_job_t);
+    j->ls = ls;
+    int n = 0;
+    for (ls_flush_t *f = ls->queue_head; f; f = f->next)
+        n++;
+    j->inflight_keys = LS_NEWN(char *, n ? n : 1);
+    for (ls_flush_t *f = ls->queue_head; f; f = f->next)
+        j->inflight_keys[j->ninflight++] = ls_strdup(f->key);
+    ls->gc_running = true;
+    j->work.data = j;
+    uv_queue_work(ls->loop, &j->work, gc_work, gc_after);
+}
+
+/* --------------------------------------------------------------- lifecycle */
+
+ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t *os,
+                                const ls_logstore_config_t *cfg, char *err, int errlen)
+{
+    ls_logstore_t *ls = LS_NEW(ls_logstore_t);
+    ls->loop = loop;
+    ls->meta = meta;
+    ls->os = os;
+    ls->cfg = *cfg;
+    if (ls->cfg.max_inflight_flushes < 1)
+        ls->cfg.max_inflight_flushes = 1;
+    ls_random_bytes(&ls->boot_nonce, sizeof ls->boot_nonce);
+    ls_i64map_init(&ls->logs);
+    ls->cache = ls_read_cache_new((size_t)cfg->read_cache_max_bytes);
+    if (load_heads(ls, err, errlen) != LS_OK) {
+        ls_logstore_free(ls);
+        return NULL;
+    }
+    int deleted = 0;
+    ls_status st = ls_logstore_gc_now(ls, &deleted);
+    if (st != LS_OK)
+        LS_WARN("gc", "initial WAL garbage collection failed: %s (will retry)", ls_status_str(st));
+    ls_wal_init(ls);
+    uv_timer_init(loop, &ls->gc_timer);
+    ls->gc_timer.data = ls;
+    ls->handles_open++;
+    uint64_t every = (uint64_t)(cfg->gc_grace_ms < GC_INTERVAL_MS ? cfg->gc_grace_ms : GC_INTERVAL_MS);
+    if (every < 100)
+        every = 100;
+    uv_timer_start(&ls->gc_timer, gc_timer_cb, every, every);
+    LS_INFO("log", "log storage open: %zu logs, %d stale WAL objects removed", ls->logs.count,
+            deleted);
+    return ls;
+}
+
+static void handle_closed(uv_handle_t *h)
+{
+    ls_logstore_t *ls = h->data;
+    ls->handles_open--;
+    ls_logstore_check_shutdown(ls);
+}
+
+void ls_logstore_check_shutdown(ls_logstore_t *ls)
+{
+    if (!ls->shutting_down || !ls_wal_idle(ls) || ls->gc_running)
+        return;
+    if (!uv_is_closing((uv_handle_t *)&ls->seal_timer)) {
+        uv_close((uv_handle_t *)&ls->seal_timer, handle_closed);
+        uv_close((uv_handle_t *)&ls->gc_timer, handle_closed);
+        return;
+    }
+    if (ls->handles_open == 0 && ls->shutdown_done) {
+        void (*done)(void *) = ls->shutdown_done;
+        ls->shutdown_done = NULL;
+        done(ls->shutdown_arg);
+    }
+}
+
+void ls_logstore_shutdown(ls_logstore_t *ls, void (*done)(void *arg), void *arg)
+{
+    ls->shutting_down = true;
+    ls->shutdown_done = done;
+    ls->shutdown_arg = arg;
+    ls_wal_seal_now(ls);
+    ls_logstore_check_shutdown(ls);
+}
+
+void ls_logstore_free(ls_logstore_t *ls)
+{
+    if (!ls)
+        return;
+    size_t it = 0;
+    int64_t id;
+    void *v;
+    while (ls_i64map_next(&ls->logs, &it, &id, &v)) {
+        ls_logstate_t *lg = v;
+        ls_head_clear(&lg->head);
+        for (int i = 0; i < lg->nidx; i++)
+            ls_idx_clear(&lg->idx[i]);
+        ls_free(lg->idx);
+        ls_free(lg);
+    }
+    ls_i64map_free(&ls->logs);
+    ls_read_cache_free(ls->cache);
+    ls_free(ls);
+}
+
+/* ----------------------------------------------------------------- queries */
+
+void ls_logstore_info(ls_logstore_t *ls, int64_t log_id, ls_log_info_t *out)
+{
+    ls_logstate_t *lg = ls_logstate_get(ls, log_id, false);
+    memset(out, 0, sizeof *out);
+    out->max_timestamp = -1;
+    out->max_timestamp_offset = -1;
+    if (!lg)
+        return;
+    out->log_start = lg->head.log_start;
+    out->high_watermark = lg->head.next_offset;
+    out->max_timestamp = lg->head.max_timestamp;
+    out->max_timestamp_offset = lg->head.max_timestamp_offset;
+    out->size_bytes = lg->head.size_bytes;
+    out->fenced = lg->head.fenced;
+}
+
+void ls_logstore_set_entry_time_fn(ls_logstore_t *ls, ls_entry_time_fn fn) { ls->entry_time = fn; }
+
+void ls_logstore_stats(const ls_logstore_t *ls, ls_logstore_stats_t *out)
+{
+    *out = ls->stats;
+    out->buffered_bytes = ls->buffered_bytes;
+    out->cache_bytes = (int64_t)ls_read_cache_bytes(ls->cache);
+}
+
+/* ------------------------------------------------------------------- fence */
+
+typedef struct fence_job {
+    ls_logstore_t *ls;
+    int64_t log_id;
+    ls_status_cb cb;
+    void *arg;
+    ls_status st;
+    int64_t rev;
+    uv_work_t work;
+} fence_job_t;
+
+static void fence_work(uv_work_t *w)
+{
+    fence_job_t *j = w->data;
+    ls_meta_t *meta = j->ls->meta;
+    char key[64];
+    ls_log_head_key(key, sizeof key, j->log_id);
+    for (int attempt = 0; attempt < 8; attempt++) {
+        ls_kv_t kv;
+        ls_head_t h;
+        int64_t rev = 0;
+        ls_status st = meta->ops->get(meta, key, strlen(key), &kv);
+        if (st == LS_ENOTFOUND) {
+            memset(&h, 0, sizeof h);
+            h.max_timestamp = h.max_timestamp_offset = -1;
+        } else if (st != LS_OK) {
+            j->st = st;
+            return;
+        } else {
+            rev = kv.mod_rev;
+            st = ls_head_decode(kv.val, kv.vlen, &h);
+            ls_kv_free(&kv);
+            if (st != LS_OK) {
+                j->st = st;
+                return;
+            }
+        }
+        h.fenced = true;
+        ls_buf_t b;
+        ls_buf_init(&b);
+        ls_head_encode(&h, &b);
+        ls_head_clear(&h);
+        ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = key, .klen = strlen(key), .rev = rev};
+        ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = b.data,
+                           .vlen = b.len};
+        j->st = meta->ops->txn(meta, &cmp, 1, &op, 1, &j->rev);
+        ls_buf_free(&b);
+        if (j->st != LS_ECONFLICT)
+            return;
+    }
+}
+
+static void fence_after(uv_work_t *w, int status)
+{
+    fence_job_t *j = w->data;
+    if (j->st == LS_OK) {
+        ls_logstate_t *lg = ls_logstate_get(j->ls, j->log_id, true);
+        lg->head.fenced = true;
+        if (j->rev > lg->head_rev)
+            lg->head_rev = j->rev;
+        ls_reader_drop_log(j->ls, lg);
+        ls_reader_wake(j->ls, lg);
+    } else {
+        LS_WARN("log", "fencing log %016llx failed: %s", (unsigned long long)j->log_id,
+                ls_status_str(j->st));
+    }
+    j->cb(j->arg, j->st);
+    ls_free(j);
+}
+
+void ls_logstore_fence(ls_logstore_t *ls, int64_t log_id, ls_status_cb cb, void *arg)
+{
+    fence_job_t *j = LS_NEW(fence_job_t);
+    j->ls = ls;
+    j->log_id = log_id;
+    j->cb = cb;
+    j->arg = arg;
+    j->work.data = j;
+    uv_queue_work(ls->loop, &j->work, fence_work, fence_after);
+}

@@ -1,0 +1,152 @@
+/* Private state of log storage, shared by logstore.c (lifecycle, heads, GC,
+ * fence), wal_writer.c (append -> flush -> commit) and log_reader.c (index,
+ * reads, waiters). Loop thread only, except the fields documented as owned by
+ * a worker while a job is in flight. */
+#ifndef LS_LOGSTORE_INT_H
+#define LS_LOGSTORE_INT_H
+#include "base/buf.h"
+#include "base/i64map.h"
+#include "log/log_meta.h"
+#include "log/logstore.h"
+#include "log/read_cache.h"
+
+typedef struct ls_flush ls_flush_t;
+typedef struct ls_section ls_section_t;
+typedef struct ls_read_op ls_read_op_t;
+
+/* A retry of an idempotent batch that is still in flight: answered with the
+ * original's outcome. */
+typedef struct ls_dup_waiter {
+    ls_append_cb cb;
+    void *arg;
+    struct ls_dup_waiter *next;
+} ls_dup_waiter_t;
+
+/* One appended entry waiting for its flush to commit. */
+typedef struct ls_pending {
+    struct ls_pending *next;          /* in section order */
+    struct ls_pending *pnext;         /* in the log's idempotent-pending list */
+    ls_section_t *section;
+    ls_append_cb cb;
+    void *arg;
+    int64_t rel_offset;               /* offsets before this entry within its section */
+    int32_t offset_count;
+    ls_producer_ref_t producer;
+    ls_dup_waiter_t *dups;
+} ls_pending_t;
+
+struct ls_log_waiter {
+    struct ls_log_waiter *next, *prev;
+    int64_t log_id;
+    void (*cb)(void *arg);
+    void *arg;
+};
+
+typedef struct ls_logstate {
+    int64_t log_id;
+    ls_head_t head;                   /* committed head as last seen */
+    int64_t head_rev;                 /* mod_rev of the head key (0: absent) */
+    bool head_stale;                  /* a commit outcome was ambiguous: reload before use */
+    ls_section_t *open_section;       /* this log's section in the open flush */
+    ls_pending_t *idem_head, *idem_tail; /* uncommitted idempotent entries, append order */
+    /* offset index (loaded lazily) */
+    int idx_state;                    /* 0 unloaded, 1 loading, 2 loaded */
+    ls_idx_entry_t *idx;              /* sorted by last_offset */
+    int nidx, capidx;
+    ls_read_op_t *idx_waiting;        /* reads parked until the index loads */
+    ls_log_waiter_t waiters;          /* sentinel of commit waiters */
+} ls_logstate_t;
+
+struct ls_section {
+    ls_logstate_t *log;
+    ls_section_t *next;               /* in flush order */
+    ls_buf_t buf;                     /* bytes while the flush is open */
+    ls_chunk_t *chunk;                /* bytes after seal */
+    ls_pending_t *first, *last;
+    uint32_t entries;
+    int64_t offsets;
+    int64_t max_timestamp;
+    int64_t max_timestamp_rel;        /* offset (relative) of the entry holding max ts */
+    uint64_t obj_pos;
+    /* commit job (worker-owned while committing) */
+    ls_head_t head_before;            /* copy of the head the commit builds on */
+    int64_t head_rev_before;
+    bool reload_head;
+    ls_head_t head_after;
+    int64_t base_offset;
+    ls_status st;                     /* per-section commit outcome */
+};
+
+typedef enum {
+    FLUSH_OPEN,
+    FLUSH_PUTTING,
+    FLUSH_PUT_DONE,
+    FLUSH_COMMITTING,
+} ls_flush_state;
+
+struct ls_flush {
+    ls_logstore_t *ls;
+    ls_flush_t *next;                 /* seal order */
+    ls_flush_state state;
+    bool doomed;                      /* an earlier flush failed: fail instead of commit */
+    char key[96];
+    ls_section_t *sections, *last_section;
+    uint32_t nsections;
+    size_t bytes;
+    int64_t opened_ms;
+    ls_buf_t footer;
+    uint8_t header[8];
+    ls_status put_st;
+    ls_status commit_st;
+    int64_t commit_rev;
+    char err[256];
+    uv_work_t work;
+};
+
+struct ls_logstore {
+    uv_loop_t *loop;
+    ls_meta_t *meta;
+    ls_objstore_t *os;
+    ls_logstore_config_t cfg;
+    ls_i64map_t logs;                 /* log_id -> ls_logstate_t */
+    /* write path */
+    ls_flush_t *open;                 /* accumulating, or NULL */
+    ls_flush_t *queue_head, *queue_tail; /* sealed, uncommitted, seal order */
+    int inflight;                     /* sealed and not yet finished */
+    bool committing;
+    int64_t last_seal_ms;
+    uint32_t flush_seq;
+    uint32_t boot_nonce;
+    int64_t buffered_bytes;           /* open + in flight */
+    bool pressure;
+    void (*pressure_cb)(void *arg, bool pressure);
+    void *pressure_arg;
+    uv_timer_t seal_timer;
+    bool seal_timer_armed;
+    int64_t seal_timer_due;
+    /* read path */
+    ls_read_cache_t *cache;
+    ls_entry_time_fn entry_time;
+    /* lifecycle */
+    uv_timer_t gc_timer;
+    bool gc_running;
+    bool shutting_down;
+    void (*shutdown_done)(void *arg);
+    void *shutdown_arg;
+    int handles_open;
+    ls_logstore_stats_t stats;
+};
+
+/* logstore.c */
+ls_logstate_t *ls_logstate_get(ls_logstore_t *ls, int64_t log_id, bool create);
+void ls_logstore_check_shutdown(ls_logstore_t *ls);
+/* wal_writer.c */
+void ls_wal_init(ls_logstore_t *ls);
+void ls_wal_seal_now(ls_logstore_t *ls);      /* used by shutdown */
+bool ls_wal_idle(const ls_logstore_t *ls);
+/* log_reader.c */
+void ls_reader_on_commit(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e,
+                         ls_chunk_t *chunk, size_t off);
+void ls_reader_wake(ls_logstore_t *ls, ls_logstate_t *lg);
+void ls_reader_drop_log(ls_logstore_t *ls, ls_logstate_t *lg);
+#endif

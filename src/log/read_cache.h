@@ -1,0 +1,48 @@
+/* Read cache: index-entry-sized runs of a log's entries, with base offsets
+ * already rewritten to their committed offsets, so consumers are served by
+ * reference (zero copies) and the bytes never change after insertion.
+ *
+ * Filled two ways: write-through at commit (the flush's own section bytes:
+ * tailing consumers never touch the store) and on a miss (ranged GET).
+ * Bounded by bytes with LRU eviction; evicted runs stay alive while a
+ * response still references their chunk. Loop thread only. */
+#ifndef LS_READ_CACHE_H
+#define LS_READ_CACHE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "base/chunk.h"
+#include "base/status.h"
+
+typedef struct ls_cache_run {
+    int64_t log_id;
+    int64_t first_offset;
+    int64_t last_offset;
+    ls_chunk_t *chunk;      /* kept */
+    size_t off;             /* run bytes are chunk->data[off, off+len) */
+    size_t len;
+    int nbatches;
+    int64_t *batch_base;    /* base offset of each entry */
+    uint32_t *batch_pos;    /* position of each entry relative to off */
+    int64_t *batch_max_ts;  /* max timestamp of each entry */
+    /* internal */
+    struct ls_cache_run *hnext, *lru_prev, *lru_next;
+} ls_cache_run_t;
+
+typedef struct ls_read_cache ls_read_cache_t;
+
+ls_read_cache_t *ls_read_cache_new(size_t max_bytes);
+void ls_read_cache_free(ls_read_cache_t *c);
+/* Rewrites base offsets of the entries in chunk[off, off+len) starting at
+ * first_offset, checks they consume exactly last-first+1 offsets, and inserts
+ * the run (replacing any run with the same key). `what` names the source for
+ * corruption reports. Returns the run (owned by the cache) or NULL with why. */
+ls_cache_run_t *ls_read_cache_insert(ls_read_cache_t *c, int64_t log_id, int64_t first_offset,
+                                     int64_t last_offset, ls_chunk_t *chunk, size_t off, size_t len,
+                                     const char *what, char *why, int whylen);
+ls_cache_run_t *ls_read_cache_get(ls_read_cache_t *c, int64_t log_id, int64_t last_offset);
+/* Index of the entry containing offset (run must cover it). */
+int ls_cache_run_find(const ls_cache_run_t *r, int64_t offset);
+/* Drops every run of a log (fenced / deleted). */
+void ls_read_cache_drop_log(ls_read_cache_t *c, int64_t log_id);
+size_t ls_read_cache_bytes(const ls_read_cache_t *c);
+#endif

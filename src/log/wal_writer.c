@@ -1,0 +1,746 @@
+/* WAL writer: append -> WAL object -> metadata commit -> acknowledgement.
+ *
+ * State machine of one flush (one WAL object):
+ *
+ *   OPEN --seal--> PUTTING --PUT returns--> PUT_DONE --first in queue,
+ *        no commit running--> COMMITTING --txn returns--> (callbacks, freed)
+ *
+ * Invariants
+ *  I1  Flushes commit strictly in seal order, one commit at a time. PUTs of
+ *      several flushes may be in flight together (up to max_inflight_flushes),
+ *      but offsets are assigned only at commit, so each log's offsets follow
+ *      the order its entries were appended, across flushes.
+ *  I2  An entry is acknowledged only after its object is durable (PUT
+ *      returned) and the metadata txn that assigned its offset committed.
+ *  I3  A log has at most one section per flush, hence one index entry per
+ *      log per flush: metadata work grows with flushes x logs, not batches.
+ *  I4  buffered_bytes = bytes of the open flush + sealed, uncommitted flushes;
+ *      above buffer_max_bytes the network layer is told to stop reading.
+ *  I5  Idempotent entries: sequence checks run at append against the
+ *      committed producer state plus uncommitted entries of the same log; a
+ *      retry of an in-flight batch waits for the original's outcome.
+ *
+ * Seal policy (group commit): seal the open flush when it is non-empty,
+ * fewer than max_inflight flushes are sealed and unfinished, at least
+ * flush_min_interval_ms passed since the last seal, and either nothing is in
+ * flight (an idle broker flushes at once: latency = one PUT + one commit),
+ * or the flush reached flush_max_bytes, or its age reached flush_linger_ms.
+ * Sealing from a zero timer, not inside append, lets one loop iteration's
+ * worth of requests share an object.
+ *
+ * Failure: a failed PUT or commit fails the entries of that flush with a
+ * retriable status; nothing of it becomes visible (its object, if written,
+ * is garbage for GC). If the flush held idempotent entries, every later
+ * uncommitted flush and the open one fail too: their sequence numbers build
+ * on the failed entries, and committing them would leave a sequence gap.
+ * An ambiguous commit failure marks the touched heads stale; the next commit
+ * rereads them from the store before building on them.
+ *
+ * Threads: everything here runs on the loop thread except put_work and
+ * commit_work, which touch only their flush (and the thread-safe stores). */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/diag.h"
+#include "log/logstore_int.h"
+#include "log/wal_format.h"
+
+#define MAX_PRODUCERS_PER_LOG 1024
+#define COMMIT_ATTEMPTS 8
+
+static void schedule_seal(ls_logstore_t *ls);
+static void pump_commits(ls_logstore_t *ls);
+
+/* ---------------------------------------------------------------- pressure */
+
+static void update_pressure(ls_logstore_t *ls)
+{
+    bool p = ls->buffered_bytes > ls->cfg.buffer_max_bytes;
+    if (p != ls->pressure) {
+        ls->pressure = p;
+        if (ls->pressure_cb)
+            ls->pressure_cb(ls->pressure_arg, p);
+    }
+}
+
+bool ls_logstore_under_pressure(const ls_logstore_t *ls) { return ls->pressure; }
+
+void ls_logstore_on_pressure_change(ls_logstore_t *ls, void (*cb)(void *arg, bool pressure),
+                                    void *arg)
+{
+    ls->pressure_cb = cb;
+    ls->pressure_arg = arg;
+}
+
+/* ------------------------------------------------------------- idempotence */
+
+typedef enum { IDEM_OK, IDEM_DUP_COMMITTED, IDEM_DUP_PENDING, IDEM_OUT_OF_ORDER, IDEM_FENCED } idem_t;
+
+static ls_pstate_t *pstate_find(ls_head_t *h, int64_t pid)
+{
+    for (int i = 0; i < h->nproducers; i++)
+        if (h->producers[i].producer_id == pid)
+            return &h->producers[i];
+    return NULL;
+}
+
+static idem_t idem_check(ls_logstate_t *lg, const ls_producer_ref_t *pr, int64_t *dup_offset,
+                         ls_pending_t **dup_pending)
+{
+    ls_pending_t *latest = NULL;
+    for (ls_pending_t *p = lg->idem_head; p; p = p->pnext) {
+        if (p->producer.producer_id != pr->producer_id)
+            continue;
+        if (p->producer.producer_epoch == pr->producer_epoch &&
+            p->producer.base_sequence == pr->base_sequence &&
+            p->producer.last_sequence == pr->last_sequence) {
+            *dup_pending = p;
+            return IDEM_DUP_PENDING;
+        }
+        latest = p;
+    }
+    ls_pstate_t *ps = pstate_find(&lg->head, pr->producer_id);
+    if (ps && ps->epoch == pr->producer_epoch)
+        for (int i = 0; i < ps->nbatches; i++)
+            if (ps->batches[i].first_seq == pr->base_sequence &&
+                ps->batches[i].last_seq == pr->last_sequence) {
+                *dup_offset = ps->batches[i].base_offset;
+                return IDEM_DUP_COMMITTED;
+            }
+    int16_t cur_epoch;
+    int32_t last_seq = -1;
+    bool have_seq;
+    if (latest) {
+        cur_epoch = latest->producer.producer_epoch;
+        last_seq = latest->producer.last_sequence;
+        have_seq = true;
+    } else if (ps) {
+        cur_epoch = ps->epoch;
+        have_seq = ps->nbatches > 0;
+        if (have_seq)
+            last_seq = ps->batches[ps->nbatches - 1].last_seq;
+    } else {
+        return pr->base_sequence == 0 ? IDEM_OK : IDEM_OUT_OF_ORDER;
+    }
+    if (pr->producer_epoch < cur_epoch)
+        return IDEM_FENCED;
+    if (pr->producer_epoch > cur_epoch || !have_seq)
+        return pr->base_sequence == 0 ? IDEM_OK : IDEM_OUT_OF_ORDER;
+    int32_t expected = last_seq == INT32_MAX ? 0 : last_seq + 1;
+    return pr->base_sequence == expected ? IDEM_OK : IDEM_OUT_OF_ORDER;
+}
+
+static void idem_unlink(ls_logstate_t *lg, ls_pending_t *p)
+{
+    ls_pending_t **pp = &lg->idem_head, *prev = NULL;
+    while (*pp && *pp != p) {
+        prev = *pp;
+        pp = &(*pp)->pnext;
+    }
+    if (!*pp)
+        return;
+    *pp = p->pnext;
+    if (lg->idem_tail == p)
+        lg->idem_tail = prev;
+    p->pnext = NULL;
+}
+
+/* Records a committed idempotent batch in a head's producer state. */
+static void pstate_push(ls_head_t *h, const ls_producer_ref_t *pr, int64_t base_offset)
+{
+    ls_pstate_t *ps = pstate_find(h, pr->producer_id);
+    if (!ps) {
+        if (h->nproducers >= MAX_PRODUCERS_PER_LOG) {
+            /* forget the least recently written producer (kept first) */
+            memmove(&h->producers[0], &h->producers[1],
+                    (size_t)(h->nproducers - 1) * sizeof(ls_pstate_t));
+            h->nproducers--;
+        }
+        h->producers = ls_realloc(h->producers, (size_t)(h->nproducers + 1) * sizeof(ls_pstate_t));
+        ps = &h->producers[h->nproducers++];
+        memset(ps, 0, sizeof *ps);
+        ps->producer_id = pr->producer_id;
+        ps->epoch = pr->producer_epoch;
+    } else {
+        /* move to the end: most recently written last */
+        ls_pstate_t tmp = *ps;
+        int i = (int)(ps - h->producers);
+        memmove(&h->producers[i], &h->producers[i + 1],
+                (size_t)(h->nproducers - i - 1) * sizeof(ls_pstate_t));
+        h->producers[h->nproducers - 1] = tmp;
+        ps = &h->producers[h->nproducers - 1];
+    }
+    if (ps->epoch != pr->producer_epoch) {
+        ps->epoch = pr->producer_epoch;
+        ps->nbatches = 0;
+    }
+    if (ps->nbatches == LS_PRODUCER_BATCHES) {
+        memmove(&ps->batches[0], &ps->batches[1], (LS_PRODUCER_BATCHES - 1) * sizeof(ls_pbatch_t));
+        ps->nbatches--;
+    }
+    ps->batches[ps->nbatches].first_seq = pr->base_sequence;
+    ps->batches[ps->nbatches].last_seq = pr->last_sequence;
+    ps->batches[ps->nbatches].base_offset = base_offset;
+    ps->nbatches++;
+}
+
+static void head_copy(ls_head_t *dst, const ls_head_t *src)
+{
+    *dst = *src;
+    dst->producers = src->nproducers ? ls_memdup(src->producers,
+                                                 (size_t)src->nproducers * sizeof(ls_pstate_t))
+                                     : NULL;
+}
+
+/* ------------------------------------------------------------------ append */
+
+static ls_flush_t *flush_new(ls_logstore_t *ls)
+{
+    ls_flush_t *f = LS_NEW(ls_flush_t);
+    f->ls = ls;
+    f->state = FLUSH_OPEN;
+    f->opened_ms = ls_clock_mono_ms();
+    ls_buf_init(&f->footer);
+    return f;
+}
+
+void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb, void *arg)
+{
+    if (ls->shutting_down) {
+        cb(arg, LS_ESHUTDOWN, -1, -1);
+        return;
+    }
+    ls_logstate_t *lg = ls_logstate_get(ls, a->log_id, true);
+    if (lg->head.fenced) {
+        cb(arg, LS_ENOTFOUND, -1, -1);
+        return;
+    }
+    if (a->producer.producer_id >= 0) {
+        int64_t dup_offset = -1;
+        ls_pending_t *dup = NULL;
+        switch (idem_check(lg, &a->producer, &dup_offset, &dup)) {
+        case IDEM_OK:
+            break;
+        case IDEM_DUP_COMMITTED:
+            cb(arg, LS_OK, dup_offset, lg->head.log_start);
+            return;
+        case IDEM_DUP_PENDING: {
+            ls_dup_waiter_t *w = LS_NEW(ls_dup_waiter_t);
+            w->cb = cb;
+            w->arg = arg;
+            w->next = dup->dups;
+            dup->dups = w;
+            return;
+        }
+        case IDEM_OUT_OF_ORDER:
+            cb(arg, LS_ERANGE, -1, -1);
+            return;
+        case IDEM_FENCED:
+            cb(arg, LS_EFENCED, -1, -1);
+            return;
+        }
+    }
+    if (!ls->open)
+        ls->open = flush_new(ls);
+    ls_flush_t *f = ls->open;
+    ls_section_t *sec = lg->open_section;
+    if (!sec) {
+        sec = LS_NEW(ls_section_t);
+        sec->log = lg;
+        sec->max_timestamp = -1;
+        ls_buf_init(&sec->buf);
+        if (f->last_section)
+            f->last_section->next = sec;
+        else
+            f->sections = sec;
+        f->last_section = sec;
+        f->nsections++;
+        lg->open_section = sec;
+    }
+    ls_pending_t *p = LS_NEW(ls_pending_t);
+    p->section = sec;
+    p->cb = cb;
+    p->arg = arg;
+    p->rel_offset = sec->offsets;
+    p->offset_count = a->offset_count;
+    p->producer = a->producer;
+    if (sec->last)
+        sec->last->next = p;
+    else
+        sec->first = p;
+    sec->last = p;
+    if (a->producer.producer_id >= 0) {
+        if (lg->idem_tail)
+            lg->idem_tail->pnext = p;
+        else
+            lg->idem_head = p;
+        lg->idem_tail = p;
+    }
+    ls_buf_append(&sec->buf, a->data, a->len);
+    if (a->max_timestamp > sec->max_timestamp) {
+        sec->max_timestamp = a->max_timestamp;
+        sec->max_timestamp_rel = sec->offsets + a->offset_count - 1;
+    }
+    sec->offsets += a->offset_count;
+    sec->entries++;
+    f->bytes += a->len;
+    ls->buffered_bytes += (int64_t)a->len;
+    update_pressure(ls);
+    schedule_seal(ls);
+}
+
+/* -------------------------------------------------------------- callbacks */
+
+static void finish_pending(ls_pending_t *p, ls_status st, int64_t base, int64_t log_start)
+{
+    p->cb(p->arg, st, base, log_start);
+    for (ls_dup_waiter_t *w = p->dups, *next; w; w = next) {
+        next = w->next;
+        w->cb(w->arg, st, base, log_start);
+        ls_free(w);
+    }
+}
+
+static void section_free(ls_section_t *sec)
+{
+    for (ls_pending_t *p = sec->first, *next; p; p = next) {
+        next = p->next;
+        ls_free(p);
+    }
+    ls_buf_free(&sec->buf);
+    ls_chunk_release(sec->chunk);
+    ls_head_clear(&sec->head_before);
+    ls_head_clear(&sec->head_after);
+    ls_free(sec);
+}
+
+static void flush_free(ls_flush_t *f)
+{
+    for (ls_section_t *s = f->sections, *next; s; s = next) {
+        next = s->next;
+        section_free(s);
+    }
+    ls_buf_free(&f->footer);
+    ls_free(f);
+}
+
+static bool flush_has_idempotent(const ls_flush_t *f)
+{
+    for (ls_section_t *s = f->sections; s; s = s->next)
+        for (ls_pending_t *p = s->first; p; p = p->next)
+            if (p->producer.producer_id >= 0)
+                return true;
+    return false;
+}
+
+/* Fails every entry of sections in f whose status is not OK (all, if st given). */
+static void fail_sections(ls_flush_t *f, ls_status st)
+{
+    for (ls_section_t *s = f->sections; s; s = s->next) {
+        ls_status sst = st != LS_OK ? st : s->st;
+        if (sst == LS_OK)
+            continue;
+        if (s->log->open_section == s)
+            s->log->open_section = NULL;
+        for (ls_pending_t *p = s->first; p; p = p->next) {
+            if (p->producer.producer_id >= 0)
+                idem_unlink(s->log, p);
+            finish_pending(p, sst, -1, -1);
+        }
+    }
+}
+
+/* An earlier failure invalidates idempotent sequences built on it. */
+static void doom_later(ls_logstore_t *ls, ls_flush_t *failed)
+{
+    for (ls_flush_t *q = failed->next; q; q = q->next)
+        q->doomed = true;
+    if (ls->open) {
+        ls_flush_t *o = ls->open;
+        ls->open = NULL;
+        fail_sections(o, LS_EAGAIN);
+        ls->buffered_bytes -= (int64_t)o->bytes;
+        flush_free(o);
+    }
+}
+
+/* -------------------------------------------------------------------- seal */
+
+static void put_work(uv_work_t *w)
+{
+    ls_flush_t *f = w->data;
+    ls_logstore_t *ls = f->ls;
+    struct iovec *iov = LS_NEWN(struct iovec, f->nsections + 2);
+    int n = 0;
+    iov[n].iov_base = f->header;
+    iov[n++].iov_len = sizeof f->header;
+    for (ls_section_t *s = f->sections; s; s = s->next) {
+        iov[n].iov_base = s->chunk->data;
+        iov[n++].iov_len = s->chunk->len;
+    }
+    iov[n].iov_base = f->footer.data;
+    iov[n++].iov_len = f->footer.len;
+    f->put_st = ls_objstore_put(ls->os, f->key, iov, n, LS_OBJSTORE_PUT_CREATE_ONLY);
+    ls_free(iov);
+}
+
+static void put_after(uv_work_t *w, int status)
+{
+    ls_flush_t *f = w->data;
+    if (status == UV_ECANCELED)
+        f->put_st = LS_ESHUTDOWN;
+    if (f->put_st != LS_OK)
+        LS_WARN("wal", "PUT of WAL object %s (%zu bytes, %u logs) failed: %s", f->key, f->bytes,
+                f->nsections, ls_status_str(f->put_st));
+    f->state = FLUSH_PUT_DONE;
+    pump_commits(f->ls);
+}
+
+static void seal(ls_logstore_t *ls)
+{
+    ls_flush_t *f = ls->open;
+    ls->open = NULL;
+    f->state = FLUSH_PUTTING;
+    snprintf(f->key, sizeof f->key, "wal/%013lld-%d-%08x-%06u.wal", (long long)ls_clock_wall_ms(),
+             ls->cfg.broker_id, ls->boot_nonce, ls->flush_seq++);
+    memcpy(f->header, LS_WAL_MAGIC, 8);
+    ls_wal_section_t *secs = LS_NEWN(ls_wal_section_t, f->nsections);
+    uint64_t pos = LS_WAL_HEADER_SIZE;
+    uint32_t i = 0;
+    for (ls_section_t *s = f->sections; s; s = s->next, i++) {
+        size_t len;
+        uint8_t *data = ls_buf_steal(&s->buf, &len);
+        s->chunk = ls_chunk_adopt(data, len);
+        s->obj_pos = pos;
+        s->log->open_section = NULL;
+        secs[i] = (ls_wal_section_t){.log_id = s->log->log_id, .pos = pos, .len = (uint32_t)len,
+                                     .entries = s->entries, .offsets = s->offsets,
+                                     .max_timestamp = s->max_timestamp};
+        pos += len;
+    }
+    ls_wal_footer_encode(secs, f->nsections, &f->footer);
+    ls_free(secs);
+    if (ls->queue_tail)
+        ls->queue_tail->next = f;
+    else
+        ls->queue_head = f;
+    ls->queue_tail = f;
+    ls->inflight++;
+    ls->last_seal_ms = ls_clock_mono_ms();
+    f->work.data = f;
+    uv_queue_work(ls->loop, &f->work, put_work, put_after);
+}
+
+static bool should_seal(ls_logstore_t *ls, int64_t now, int64_t *due)
+{
+    ls_flush_t *f = ls->open;
+    if (!f || !f->nsections || ls->inflight >= ls->cfg.max_inflight_flushes)
+        return false;
+    int64_t when = now;
+    if (ls->inflight > 0 && (int64_t)f->bytes < ls->cfg.flush_max_bytes && !ls->shutting_down)
+        when = f->opened_ms + ls->cfg.flush_linger_ms;
+    if (ls->cfg.flush_min_interval_ms > 0 && ls->last_seal_ms + ls->cfg.flush_min_interval_ms > when)
+        when = ls->last_seal_ms + ls->cfg.flush_min_interval_ms;
+    *due = when;
+    return true;
+}
+
+static void seal_timer_cb(uv_timer_t *t)
+{
+    ls_logstore_t *ls = t->data;
+    ls->seal_timer_armed = false;
+    int64_t now = ls_clock_mono_ms(), due;
+    if (should_seal(ls, now, &due) && due <= now)
+        seal(ls);
+    schedule_seal(ls);
+}
+
+static void schedule_seal(ls_logstore_t *ls)
+{
+    int64_t now = ls_clock_mono_ms(), due;
+    if (!should_seal(ls, now, &due))
+        return;
+    if (ls->open->bytes >= (size_t)ls->cfg.flush_max_bytes && due <= now) {
+        seal(ls);   /* full: no reason to wait for the next loop iteration */
+        return;
+    }
+    if (ls->seal_timer_armed && ls->seal_timer_due <= due)
+        return;
+    ls->seal_timer_armed = true;
+    ls->seal_timer_due = due;
+    uv_timer_start(&ls->seal_timer, seal_timer_cb, (uint64_t)(due > now ? due - now : 0), 0);
+}
+
+void ls_wal_seal_now(ls_logstore_t *ls)
+{
+    if (ls->open && ls->open->nsections)
+        seal(ls);
+}
+
+bool ls_wal_idle(const ls_logstore_t *ls) { return !ls->open && !ls->queue_head; }
+
+/* ------------------------------------------------------------------ commit */
+
+static void build_head_after(ls_section_t *s)
+{
+    ls_head_clear(&s->head_after);
+    head_copy(&s->head_after, &s->head_before);
+    ls_head_t *h = &s->head_after;
+    s->base_offset = s->head_before.next_offset;
+    h->next_offset += s->offsets;
+    h->size_bytes += (int64_t)s->chunk->len;
+    if (s->max_timestamp > h->max_timestamp || h->max_timestamp_offset < 0) {
+        h->max_timestamp = s->max_timestamp;
+        h->max_timestamp_offset = s->base_offset + s->max_timestamp_rel;
+    }
+    for (ls_pending_t *p = s->first; p; p = p->next)
+        if (p->producer.producer_id >= 0)
+            pstate_push(h, &p->producer, s->base_offset + p->rel_offset);
+}
+
+/* Rereads a head on the worker thread (after a conflict or ambiguity). */
+static ls_status reload_head(ls_meta_t *meta, ls_section_t *s)
+{
+    char key[64];
+    ls_log_head_key(key, sizeof key, s->log->log_id);
+    ls_kv_t kv;
+    ls_status st = meta->ops->get(meta, key, strlen(key), &kv);
+    ls_head_clear(&s->head_before);
+    if (st == LS_ENOTFOUND) {
+        memset(&s->head_before, 0, sizeof s->head_before);
+        s->head_before.max_timestamp = -1;
+        s->head_before.max_timestamp_offset = -1;
+        s->head_rev_before = 0;
+        return LS_OK;
+    }
+    if (st != LS_OK)
+        return st;
+    st = ls_head_decode(kv.val, kv.vlen, &s->head_before);
+    if (st != LS_OK)
+        LS_ERROR("wal", "corrupt log head %s (%zu bytes)", key, kv.vlen);
+    s->head_rev_before = kv.mod_rev;
+    ls_kv_free(&kv);
+    return st;
+}
+
+/* Commits sections [first, end) in one txn; retries on compare conflicts. */
+static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, bool with_walobj)
+{
+    ls_meta_t *meta = f->ls->meta;
+    size_t cap = 1;
+    for (ls_section_t *s = first; s != end; s = s->next)
+        cap += 2;
+    ls_meta_cmp_t *cmps = LS_NEWN(ls_meta_cmp_t, cap);
+    ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, cap);
+    char (*keys)[2][80] = ls_calloc(cap, sizeof *keys);
+    ls_buf_t *vals = LS_NEWN(ls_buf_t, cap * 2);
+    char walobj_key[160];
+    snprintf(walobj_key, sizeof walobj_key, LS_WALOBJ_PREFIX "%s", f->key);
+    ls_status st = LS_ECONFLICT;
+    for (int attempt = 0; attempt < COMMIT_ATTEMPTS && st == LS_ECONFLICT; attempt++) {
+        size_t ncmp = 0, nops = 0, i = 0;
+        st = LS_OK;
+        if (with_walobj) {
+            ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = walobj_key,
+                                         .klen = strlen(walobj_key), .val = "1", .vlen = 1};
+        }
+        for (ls_section_t *s = first; s != end; s = s->next, i++) {
+            if (s->st != LS_OK)
+                continue;
+            if (s->reload_head) {
+                ls_status rs = reload_head(meta, s);
+                if (rs != LS_OK) {
+                    st = rs;
+                    break;
+                }
+                s->reload_head = false;
+            }
+            if (s->head_before.fenced) {
+                s->st = LS_ENOTFOUND;
+                continue;
+            }
+            build_head_after(s);
+            ls_buf_free(&vals[2 * i]);
+            ls_buf_free(&vals[2 * i + 1]);
+            ls_head_encode(&s->head_after, &vals[2 * i]);
+            ls_idx_entry_t e = {.kind = LS_IDX_WAL, .first_offset = s->base_offset,
+                                .last_offset = s->base_offset + s->offsets - 1,
+                                .max_timestamp = s->max_timestamp, .entries = s->entries,
+                                .pos = s->obj_pos, .len = (uint32_t)s->chunk->len,
+                                .object = f->key};
+            ls_idx_encode(&e, &vals[2 * i + 1]);
+            ls_log_head_key(keys[i][0], sizeof keys[i][0], s->log->log_id);
+            ls_log_idx_key(keys[i][1], sizeof keys[i][1], s->log->log_id, e.last_offset);
+            cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = keys[i][0],
+                                           .klen = strlen(keys[i][0]), .rev = s->head_rev_before};
+            ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = keys[i][0],
+                                         .klen = strlen(keys[i][0]), .val = vals[2 * i].data,
+                                         .vlen = vals[2 * i].len};
+            ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = keys[i][1],
+                                         .klen = strlen(keys[i][1]), .val = vals[2 * i + 1].data,
+                                         .vlen = vals[2 * i + 1].len};
+        }
+        if (st != LS_OK)
+            break;
+        if (ncmp == 0 && !with_walobj)
+            break;
+        int64_t rev = 0;
+        st = meta->ops->txn(meta, cmps, ncmp, ops, nops, &rev);
+        if (st == LS_OK)
+            f->commit_rev = rev;
+        else if (st == LS_ECONFLICT)
+            for (ls_section_t *s = first; s != end; s = s->next)
+                s->reload_head = true;
+    }
+    if (st != LS_OK)
+        for (ls_section_t *s = first; s != end; s = s->next)
+            if (s->st == LS_OK) {
+                s->st = st == LS_ECONFLICT ? LS_EAGAIN : st;
+                s->reload_head = true;   /* outcome ambiguous: reread before next use */
+            }
+    for (size_t i = 0; i < cap * 2; i++)
+        ls_buf_free(&vals[i]);
+    ls_free(vals);
+    ls_free(keys);
+    ls_free(cmps);
+    ls_free(ops);
+}
+
+static void commit_work(uv_work_t *w)
+{
+    ls_flush_t *f = w->data;
+    /* Split so each txn stays within the backend's op limit; a log's compare,
+     * head and index entry always share one txn (per-log atomicity). */
+    int per_txn = (f->ls->meta->ops->max_txn_ops - 1) / 3;
+    if (per_txn < 1)
+        per_txn = 1;
+    ls_section_t *first = f->sections;
+    bool with_walobj = true;
+    while (first) {
+        ls_section_t *end = first;
+        for (int n = 0; end && n < per_txn; n++)
+            end = end->next;
+        commit_group(f, first, end, with_walobj);
+        with_walobj = false;
+        first = end;
+    }
+}
+
+static void commit_after(uv_work_t *w, int status)
+{
+    ls_flush_t *f = w->data;
+    ls_logstore_t *ls = f->ls;
+    bool any_failed = false;
+    for (ls_section_t *s = f->sections; s; s = s->next) {
+        ls_logstate_t *lg = s->log;
+        if (status == UV_ECANCELED)
+            s->st = LS_ESHUTDOWN;
+        if (s->st != LS_OK) {
+            any_failed = true;
+            if (s->st == LS_ENOTFOUND) {
+                lg->head.fenced = true;
+            } else {
+                lg->head_stale = true;
+            }
+            continue;
+        }
+        bool rebased_elsewhere = s->head_before.next_offset != lg->head.next_offset;
+        bool fenced_meanwhile = lg->head.fenced; /* a fence may finish before us on the loop */
+        ls_head_clear(&lg->head);
+        lg->head = s->head_after;
+        lg->head.fenced |= fenced_meanwhile;
+        memset(&s->head_after, 0, sizeof s->head_after);
+        if (f->commit_rev > lg->head_rev)
+            lg->head_rev = f->commit_rev;
+        lg->head_stale = false;
+        if (rebased_elsewhere && lg->idx_state == 2) {
+            /* another writer appended meanwhile: our in-memory index misses its
+             * entries, so reload it lazily on the next read */
+            ls_reader_drop_log(ls, lg);
+        }
+        ls_idx_entry_t e = {.kind = LS_IDX_WAL, .first_offset = s->base_offset,
+                            .last_offset = s->base_offset + s->offsets - 1,
+                            .max_timestamp = s->max_timestamp, .entries = s->entries,
+                            .pos = s->obj_pos, .len = (uint32_t)s->chunk->len, .object = f->key};
+        ls_reader_on_commit(ls, lg, &e, s->chunk, 0);
+        for (ls_pending_t *p = s->first; p; p = p->next) {
+            if (p->producer.producer_id >= 0)
+                idem_unlink(lg, p);
+            finish_pending(p, LS_OK, s->base_offset + p->rel_offset, lg->head.log_start);
+        }
+        ls->stats.committed_entries += s->entries;
+        ls->stats.committed_bytes += s->chunk->len;
+        ls_reader_wake(ls, lg);
+    }
+    if (any_failed) {
+        LS_WARN("wal", "commit of WAL object %s partly failed; failing its uncommitted entries",
+                f->key);
+        ls->stats.flush_failures++;
+        if (flush_has_idempotent(f))
+            doom_later(ls, f);
+        fail_sections(f, LS_OK);
+    }
+    ls->stats.flushes++;
+    ls->queue_head = f->next;
+    if (!ls->queue_head)
+        ls->queue_tail = NULL;
+    ls->committing = false;
+    ls->inflight--;
+    ls->buffered_bytes -= (int64_t)f->bytes;
+    update_pressure(ls);
+    flush_free(f);
+    pump_commits(ls);
+    schedule_seal(ls);
+    ls_logstore_check_shutdown(ls);
+}
+
+static void start_commit(ls_logstore_t *ls, ls_flush_t *f)
+{
+    ls->committing = true;
+    f->state = FLUSH_COMMITTING;
+    for (ls_section_t *s = f->sections; s; s = s->next) {
+        ls_logstate_t *lg = s->log;
+        s->st = lg->head.fenced ? LS_ENOTFOUND : LS_OK;
+        head_copy(&s->head_before, &lg->head);
+        s->head_rev_before = lg->head_rev;
+        s->reload_head = lg->head_stale;
+    }
+    f->work.data = f;
+    uv_queue_work(ls->loop, &f->work, commit_work, commit_after);
+}
+
+static void pump_commits(ls_logstore_t *ls)
+{
+    while (!ls->committing && ls->queue_head && ls->queue_head->state == FLUSH_PUT_DONE) {
+        ls_flush_t *f = ls->queue_head;
+        if (f->put_st == LS_OK && !f->doomed) {
+            start_commit(ls, f);
+            return;
+        }
+        ls_status st = f->put_st != LS_OK ? f->put_st : LS_EAGAIN;
+        if (st != LS_ENOSPC && st != LS_ESHUTDOWN)
+            st = LS_EAGAIN;
+        ls->stats.flush_failures++;
+        if (flush_has_idempotent(f))
+            doom_later(ls, f);
+        fail_sections(f, st);
+        ls->queue_head = f->next;
+        if (!ls->queue_head)
+            ls->queue_tail = NULL;
+        ls->inflight--;
+        ls->buffered_bytes -= (int64_t)f->bytes;
+        update_pressure(ls);
+        flush_free(f);
+    }
+    schedule_seal(ls);
+    ls_logstore_check_shutdown(ls);
+}
+
+void ls_wal_init(ls_logstore_t *ls)
+{
+    uv_timer_init(ls->loop, &ls->seal_timer);
+    ls->seal_timer.data = ls;
+    ls->handles_open++;
+}

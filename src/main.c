@@ -1,0 +1,155 @@
+/* lakestream: one binary.
+ *   lakestream serve [--config FILE] [--key=value ...]
+ *   lakestream help | --help     configuration keys and defaults
+ *   lakestream version
+ * Configuration precedence: defaults < properties file (--config or
+ * LAKESTREAM_CONFIG) < LAKESTREAM_* environment < command-line flags. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <uv.h>
+
+#include "base/config.h"
+#include "base/diag.h"
+#include "server/broker.h"
+
+#define LS_VERSION "0.1.0"
+
+static ls_broker_t broker;
+static uv_signal_t sigterm, sigint;
+static uv_timer_t deadline;
+static int exit_code;
+
+static int mkdir_p(const char *path)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static void close_walk(uv_handle_t *h, void *arg)
+{
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void on_stopped(void *arg)
+{
+    uv_stop(uv_default_loop());
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+    LS_ERROR("broker", "graceful stop did not finish within 30 s; exiting anyway");
+    exit_code = 1;
+    uv_stop(uv_default_loop());
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    if (broker.stopping) {
+        LS_WARN("broker", "second signal: exiting without waiting");
+        exit_code = 1;
+        uv_stop(uv_default_loop());
+        return;
+    }
+    LS_INFO("broker", "received %s", signum == SIGTERM ? "SIGTERM" : "SIGINT");
+    uv_timer_start(&deadline, on_deadline, 30000, 0);
+    ls_broker_stop(&broker, on_stopped, NULL);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: lakestream serve [--config FILE] [--key=value ...]\n"
+               "       lakestream help      list configuration keys\n"
+               "       lakestream version\n");
+}
+
+static int serve(int argc, char **argv)
+{
+    char err[512];
+    ls_config_t cfg;
+    ls_config_init(&cfg);
+    const char *config_file = getenv("LAKESTREAM_CONFIG");
+    int first_flag = 0;
+    if (argc >= 2 && strcmp(argv[0], "--config") == 0) {
+        config_file = argv[1];
+        first_flag = 2;
+    } else if (argc >= 1 && strncmp(argv[0], "--config=", 9) == 0) {
+        config_file = argv[0] + 9;
+        first_flag = 1;
+    }
+    if ((config_file && ls_config_load_file(&cfg, config_file, err, sizeof err) != 0) ||
+        ls_config_load_env(&cfg, err, sizeof err) != 0 ||
+        ls_config_load_args(&cfg, argc - first_flag, argv + first_flag, err, sizeof err) != 0 ||
+        ls_config_finish(&cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "lakestream: configuration error: %s\n", err);
+        ls_config_free(&cfg);
+        return 2;
+    }
+    ls_diag_level lvl;
+    if (cfg.log_level && ls_diag_parse_level(cfg.log_level, &lvl) == 0)
+        ls_diag_set_level(lvl);
+    if (mkdir_p(cfg.data_dir) != 0) {
+        fprintf(stderr, "lakestream: data.dir: cannot create '%s': %s\n", cfg.data_dir,
+                strerror(errno));
+        ls_config_free(&cfg);
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    uv_loop_t *loop = uv_default_loop();
+    if (ls_broker_open(&broker, loop, &cfg, err, sizeof err) != 0) {
+        LS_ERROR("broker", "cannot start: %s", err);
+        uv_walk(loop, close_walk, NULL);
+        uv_run(loop, UV_RUN_DEFAULT);
+        ls_broker_free(&broker);
+        ls_config_free(&cfg);
+        return 1;
+    }
+    uv_signal_init(loop, &sigterm);
+    uv_signal_start(&sigterm, on_signal, SIGTERM);
+    uv_signal_init(loop, &sigint);
+    uv_signal_start(&sigint, on_signal, SIGINT);
+    uv_timer_init(loop, &deadline);
+    uv_run(loop, UV_RUN_DEFAULT);
+    uv_walk(loop, close_walk, NULL);
+    uv_run(loop, UV_RUN_DEFAULT);
+    if (exit_code == 0)
+        ls_broker_free(&broker);
+    uv_loop_close(loop);
+    ls_config_free(&cfg);
+    return exit_code;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "serve") == 0)
+        return serve(argc - 2, argv + 2);
+    if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+        printf("lakestream %s\n", LS_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(stdout);
+        printf("\nconfiguration keys (file key=value, env LAKESTREAM_KEY_NAME, flag --key=value):\n");
+        ls_config_print_help();
+        return 0;
+    }
+    usage(stderr);
+    return 2;
+}

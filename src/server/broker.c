@@ -1,0 +1,207 @@
+/* Broker wiring. Start order: metadata store, object store, cluster id,
+ * catalog, log storage (loads heads, GCs uncommitted WAL objects), Kafka
+ * listener. Stop order (graceful, on SIGTERM/SIGINT): stop accepting and
+ * reading requests, flush and commit everything buffered (producers waiting
+ * on it get their acknowledgements), close connections, close stores. */
+#include "server/broker.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/diag.h"
+#include "base/uuid.h"
+#include "kafka/conn.h"
+#include "kafka/records_time.h"
+
+#define CLUSTER_ID_KEY "/ls/cluster/id"
+
+typedef struct offload {
+    void (*fn)(void *);
+    void (*after)(void *);
+    void *arg;
+    uv_work_t work;
+} offload_t;
+
+static void offload_work(uv_work_t *w)
+{
+    offload_t *o = w->data;
+    o->fn(o->arg);
+}
+
+static void offload_after(uv_work_t *w, int status)
+{
+    offload_t *o = w->data;
+    o->after(o->arg);
+    ls_free(o);
+}
+
+void ls_broker_offload(ls_broker_t *b, void (*fn)(void *arg), void (*after)(void *arg), void *arg)
+{
+    offload_t *o = LS_NEW(offload_t);
+    o->fn = fn;
+    o->after = after;
+    o->arg = arg;
+    o->work.data = o;
+    uv_queue_work(b->loop, &o->work, offload_work, offload_after);
+}
+
+/* Kafka clients expect a 22-character base64url cluster id (a UUID). */
+static void make_cluster_id(char *out, size_t cap)
+{
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    ls_uuid_t u;
+    ls_uuid_random(&u);
+    size_t n = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (int i = 0; i < 16 && n + 1 < cap; i++) {
+        acc = acc << 8 | u.b[i];
+        bits += 8;
+        while (bits >= 6 && n + 1 < cap) {
+            out[n++] = tbl[(acc >> (bits - 6)) & 63];
+            bits -= 6;
+        }
+    }
+    if (bits > 0 && n + 1 < cap)
+        out[n++] = tbl[(acc << (6 - bits)) & 63];
+    out[n] = 0;
+}
+
+static int load_cluster_id(ls_broker_t *b, char *err, int errlen)
+{
+    ls_kv_t kv;
+    ls_status st = ls_meta_get(b->meta, CLUSTER_ID_KEY, &kv);
+    if (st == LS_OK) {
+        snprintf(b->cluster_id, sizeof b->cluster_id, "%.*s", (int)kv.vlen, (const char *)kv.val);
+        ls_kv_free(&kv);
+        if (b->cfg->cluster_id && strcmp(b->cfg->cluster_id, b->cluster_id) != 0) {
+            snprintf(err, (size_t)errlen,
+                     "cluster.id: configured '%s' but the metadata store belongs to cluster '%s'",
+                     b->cfg->cluster_id, b->cluster_id);
+            return -1;
+        }
+        return 0;
+    }
+    if (st != LS_ENOTFOUND) {
+        snprintf(err, (size_t)errlen, "reading cluster id from metadata: %s", ls_status_str(st));
+        return -1;
+    }
+    if (b->cfg->cluster_id)
+        snprintf(b->cluster_id, sizeof b->cluster_id, "%s", b->cfg->cluster_id);
+    else
+        make_cluster_id(b->cluster_id, sizeof b->cluster_id);
+    ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = CLUSTER_ID_KEY,
+                         .klen = strlen(CLUSTER_ID_KEY), .rev = 0};
+    ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = CLUSTER_ID_KEY, .klen = strlen(CLUSTER_ID_KEY),
+                       .val = b->cluster_id, .vlen = strlen(b->cluster_id)};
+    st = b->meta->ops->txn(b->meta, &cmp, 1, &op, 1, NULL);
+    if (st == LS_ECONFLICT)
+        return load_cluster_id(b, err, errlen);   /* another broker won the race */
+    if (st != LS_OK) {
+        snprintf(err, (size_t)errlen, "storing cluster id: %s", ls_status_str(st));
+        return -1;
+    }
+    return 0;
+}
+
+static void on_pressure(void *arg, bool pressure)
+{
+    ls_broker_t *b = arg;
+    if (pressure)
+        LS_WARN("broker", "produce buffer over wal.buffer.max.bytes: pausing reads");
+    else
+        LS_INFO("broker", "produce buffer drained: resuming reads");
+    if (b->kafka)
+        ls_kafka_listener_set_paused(b->kafka, pressure);
+}
+
+int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err, int errlen)
+{
+    memset(b, 0, sizeof *b);
+    b->loop = loop;
+    b->cfg = cfg;
+    b->node_id = cfg->broker_id;
+    b->meta = ls_meta_open(cfg->metadata_url, err, errlen);
+    if (!b->meta)
+        return -1;
+    b->os = ls_objstore_open(cfg->object_store_url, cfg->object_store_fsync, err, errlen);
+    if (!b->os)
+        return -1;
+    if (load_cluster_id(b, err, errlen) != 0)
+        return -1;
+    b->catalog = ls_catalog_open(b->meta, err, errlen);
+    if (!b->catalog)
+        return -1;
+    ls_logstore_config_t lc = {
+        .flush_max_bytes = cfg->wal_flush_max_bytes,
+        .flush_linger_ms = cfg->wal_flush_linger_ms,
+        .flush_min_interval_ms = cfg->wal_flush_min_interval_ms,
+        .max_inflight_flushes = (int)cfg->wal_max_inflight_flushes,
+        .buffer_max_bytes = cfg->wal_buffer_max_bytes,
+        .read_cache_max_bytes = cfg->read_cache_max_bytes,
+        .gc_grace_ms = cfg->wal_gc_grace_ms,
+        .broker_id = cfg->broker_id,
+    };
+    b->logs = ls_logstore_open(loop, b->meta, b->os, &lc, err, errlen);
+    if (!b->logs)
+        return -1;
+    ls_logstore_set_entry_time_fn(b->logs, ls_kafka_batch_offset_for_time);
+    ls_logstore_on_pressure_change(b->logs, on_pressure, b);
+    b->kafka = ls_kafka_listener_start(b, cfg->listen_host, cfg->listen_port, err, errlen);
+    if (!b->kafka || ls_kafka_listener_port(b->kafka) < 0)
+        return -1;
+    LS_INFO("broker", "lakestream broker %d of cluster %s serving Kafka on %s:%d (objects: %s, metadata: %s)",
+            b->node_id, b->cluster_id, cfg->listen_host, ls_kafka_listener_port(b->kafka),
+            cfg->object_store_url, cfg->metadata_url);
+    return 0;
+}
+
+typedef struct stop_ctx {
+    ls_broker_t *b;
+    void (*done)(void *);
+    void *arg;
+} stop_ctx_t;
+
+static void stop_listener_closed(void *arg)
+{
+    stop_ctx_t *s = arg;
+    LS_INFO("broker", "stopped");
+    void (*done)(void *) = s->done;
+    void *darg = s->arg;
+    ls_free(s);
+    done(darg);
+}
+
+static void stop_logs_flushed(void *arg)
+{
+    stop_ctx_t *s = arg;
+    LS_INFO("broker", "log storage flushed; closing connections");
+    ls_kafka_listener_close(s->b->kafka, stop_listener_closed, s);
+}
+
+void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
+{
+    if (b->stopping)
+        return;
+    b->stopping = 1;
+    LS_INFO("broker", "stopping: no new requests; flushing buffered produce data");
+    stop_ctx_t *s = LS_NEW(stop_ctx_t);
+    s->b = b;
+    s->done = done;
+    s->arg = arg;
+    ls_kafka_listener_quiesce(b->kafka);
+    ls_logstore_shutdown(b->logs, stop_logs_flushed, s);
+}
+
+void ls_broker_free(ls_broker_t *b)
+{
+    if (b->kafka)
+        ls_kafka_listener_free(b->kafka);
+    ls_logstore_free(b->logs);
+    if (b->catalog)
+        ls_catalog_close(b->catalog);
+    ls_objstore_close(b->os);
+    ls_meta_close(b->meta);
+    memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,94 @@
+"""pytest fixtures: a real Lakestream broker per test.
+
+    def test_x(broker):            # fresh data dir, free port, default settings
+        broker.host, broker.port, broker.bootstrap, broker.data_dir
+        broker.restart()           # SIGTERM (must exit 0) + start on same dir/port
+        broker.kill9(); broker.start()   # crash + recover
+        broker.allow_errors(r"regex")    # ERROR lines this test expects
+
+    def test_y(broker_factory):    # several brokers or extra flags
+        b = broker_factory("--message.max.bytes=4194304")
+
+On teardown every broker is sent SIGTERM; the test fails (as a teardown error)
+if the broker does not exit 0, or if its stderr holds ERROR lines it did not
+allow, or any sanitizer report. When a test fails, the tail of each broker's
+log is attached to the report.
+
+Set LS_TEST_EXTERNAL_BOOTSTRAP=host:port to run against a server started
+elsewhere (restart/kill tests then skip).
+"""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import lsbroker  # noqa: E402
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, "rep_" + rep.when, rep)
+    if rep.when == "call" and rep.failed:
+        for b in getattr(item, "_ls_brokers", []):
+            rep.sections.append(("broker log tail (%s)" % (", ".join(b.log_paths) or b.bootstrap),
+                                 b.log_tail(60)))
+
+
+class _Factory:
+    def __init__(self, base_dir, item):
+        self.base_dir = base_dir
+        self.item = item
+        self.brokers = []
+
+    def __call__(self, *extra_args, name=None):
+        ext = lsbroker.external_bootstrap()
+        if ext:
+            b = lsbroker.ExternalBroker(ext)
+        else:
+            n = len(self.brokers)
+            name = name or ("broker%d" % n if n else "broker")
+            b = lsbroker.Broker(os.path.join(self.base_dir, name + "-data"),
+                                os.path.join(self.base_dir, name + "-logs"),
+                                extra_args, name=name)
+        self.brokers.append(b)
+        self.item._ls_brokers = self.brokers
+        b.start()
+        return b
+
+    def finish(self):
+        failures = []
+        for b in self.brokers:
+            for f in b.final_check():
+                failures.append("[%s] %s" % (getattr(b, "name", "external"), f))
+        return failures
+
+
+@pytest.fixture
+def broker_factory(tmp_path, request):
+    f = _Factory(str(tmp_path), request.node)
+    yield f
+    failures = f.finish()
+    if failures:
+        pytest.fail("\n".join(failures), pytrace=False)
+
+
+@pytest.fixture
+def broker(broker_factory):
+    return broker_factory()
+
+
+@pytest.fixture(scope="module")
+def module_broker(tmp_path_factory, request):
+    """One broker shared by a module's tests (test_malformed uses it to show
+    that bad input on earlier connections does not hurt later ones)."""
+    f = _Factory(str(tmp_path_factory.mktemp("modbroker")), request.node)
+    b = f()
+    yield b
+    failures = f.finish()
+    if failures:
+        pytest.fail("\n".join(failures), pytrace=False)

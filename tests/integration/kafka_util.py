@@ -1,0 +1,191 @@
+"""Client-side helpers shared by the Python integration tests.
+
+Consumers never join a group (the broker has no group coordinator yet): they
+assign() partitions with explicit start offsets. confluent-kafka insists on a
+group.id even then; it is set but never used for commits.
+"""
+
+import time
+import uuid
+
+from confluent_kafka import (OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer,
+                             TopicPartition)
+from confluent_kafka.admin import AdminClient, NewTopic
+
+# kafka-python: pin the protocol generation instead of letting it guess.
+# kafka-python 3.x still sends ApiVersions and clamps to what the broker
+# advertises, so this is an upper bound.
+KAFKA_PYTHON_API_VERSION = (2, 5, 0)
+
+# Errors a consumer may see while a broker restarts; anything else fails a test.
+_TRANSIENT = {KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE,
+              KafkaError._TIMED_OUT}
+
+
+def unique_topic(prefix="t"):
+    return "%s-%s" % (prefix, uuid.uuid4().hex[:10])
+
+
+def admin(bootstrap, **conf):
+    c = {"bootstrap.servers": bootstrap}
+    c.update(conf)
+    return AdminClient(c)
+
+
+def producer(bootstrap, **conf):
+    c = {"bootstrap.servers": bootstrap, "linger.ms": 5}
+    c.update({k.replace("_", "."): v for k, v in conf.items()})
+    return Producer(c)
+
+
+def consumer(bootstrap, **conf):
+    c = {
+        "bootstrap.servers": bootstrap,
+        "group.id": "lakestream-test-unused",
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "enable.partition.eof": True,
+        "fetch.wait.max.ms": 100,
+    }
+    c.update({k.replace("_", "."): v for k, v in conf.items()})
+    return Consumer(c)
+
+
+def create_topic(bootstrap, name, partitions=1, replication_factor=3, config=None, timeout=30):
+    a = admin(bootstrap)
+    fs = a.create_topics([NewTopic(name, num_partitions=partitions,
+                                   replication_factor=replication_factor, config=config or {})],
+                         operation_timeout=timeout)
+    fs[name].result(timeout)
+    wait_topic(bootstrap, name, partitions)
+    return name
+
+
+def wait_topic(bootstrap, name, partitions=None, timeout=30):
+    """Polls metadata until the topic is listed (with `partitions` partitions)."""
+    a = admin(bootstrap)
+    deadline = time.monotonic() + timeout
+    while True:
+        md = a.list_topics(topic=name, timeout=10)
+        t = md.topics.get(name)
+        if t is not None and t.error is None and (partitions is None or len(t.partitions) == partitions):
+            return t
+        if time.monotonic() > deadline:
+            raise AssertionError("topic %s not visible with %s partitions in metadata: %r"
+                                 % (name, partitions, t and (t.error, len(t.partitions))))
+        time.sleep(0.05)
+
+
+class DeliveryLog:
+    """Delivery-report callback that records every outcome."""
+
+    def __init__(self):
+        self.acked = []    # (partition, offset, key, value)
+        self.failed = []   # (KafkaError, key, value)
+
+    def __call__(self, err, msg):
+        if err is not None:
+            self.failed.append((err, msg.key(), msg.value()))
+        else:
+            self.acked.append((msg.partition(), msg.offset(), msg.key(), msg.value()))
+
+
+def produce_all(p, topic, records, partition=None, flush_timeout=60):
+    """records: iterable of dicts with value, and optionally key, headers,
+    timestamp, partition. Returns the DeliveryLog; fails if anything failed."""
+    dl = DeliveryLog()
+    for r in records:
+        kw = dict(value=r.get("value"), key=r.get("key"), on_delivery=dl)
+        if r.get("headers") is not None:
+            kw["headers"] = r["headers"]
+        if r.get("timestamp") is not None:
+            kw["timestamp"] = r["timestamp"]
+        part = r.get("partition", partition)
+        if part is not None:
+            kw["partition"] = part
+        while True:
+            try:
+                p.produce(topic, **kw)
+                break
+            except BufferError:
+                p.poll(0.05)
+        p.poll(0)
+    remaining = p.flush(flush_timeout)
+    assert remaining == 0, "%d messages still undelivered after %ss" % (remaining, flush_timeout)
+    assert not dl.failed, "delivery failed: %s" % (dl.failed[:5],)
+    return dl
+
+
+def watermarks(bootstrap, topic, partitions, timeout=10):
+    c = consumer(bootstrap)
+    try:
+        return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)
+                for p in partitions}
+    finally:
+        c.close()
+
+
+def consume(bootstrap, topic, partitions, start=OFFSET_BEGINNING, expect=None, timeout=60,
+            ignore_transient=False, **conf):
+    """Reads partitions from `start` (an offset or OFFSET_BEGINNING, or a dict
+    partition -> offset) until every partition reached its high watermark
+    (queried first) or, if `expect` is a dict partition -> count, until that
+    many messages were read. Returns {partition: [Message, ...]}."""
+    if expect is None:
+        wm = watermarks(bootstrap, topic, partitions)
+    c = consumer(bootstrap, **conf)
+    try:
+        tps = []
+        for p in partitions:
+            off = start[p] if isinstance(start, dict) else start
+            tps.append(TopicPartition(topic, p, off))
+        c.assign(tps)
+        out = {p: [] for p in partitions}
+        last = {p: None for p in partitions}
+        deadline = time.monotonic() + timeout
+
+        def done():
+            for p in partitions:
+                if expect is not None:
+                    if len(out[p]) < expect.get(p, 0):
+                        return False
+                else:
+                    hi = wm[p][1]
+                    first = start[p] if isinstance(start, dict) else start
+                    if first >= 0 and first >= hi:
+                        continue
+                    if hi > 0 and (last[p] is None or last[p] < hi - 1):
+                        return False
+            return True
+
+        while not done():
+            if time.monotonic() > deadline:
+                got = {p: (len(v), last[p]) for p, v in out.items()}
+                raise AssertionError("consume %s timed out after %ss: got (count, last offset) %s, want %s"
+                                     % (topic, timeout, got, expect if expect is not None else wm))
+            for m in c.consume(num_messages=1000, timeout=0.2):
+                e = m.error()
+                if e is not None:
+                    if e.code() == KafkaError._PARTITION_EOF:
+                        continue
+                    if ignore_transient and e.code() in _TRANSIENT:
+                        continue
+                    raise KafkaException(e)
+                out[m.partition()].append(m)
+                last[m.partition()] = m.offset()
+        return out
+    finally:
+        c.close()
+
+
+def assert_dense(msgs_by_partition, start=0):
+    for p, msgs in msgs_by_partition.items():
+        offs = [m.offset() for m in msgs]
+        assert offs == list(range(start, start + len(offs))), \
+            "partition %d offsets not dense from %d: %s" % (p, start, _summ(offs))
+
+
+def _summ(offs):
+    if len(offs) <= 20:
+        return offs
+    return "%s ... %s (n=%d)" % (offs[:10], offs[-10:], len(offs))

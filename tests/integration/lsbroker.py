@@ -1,0 +1,383 @@
+"""Start, stop, kill and restart the real `lakestream` binary for black-box tests.
+
+Used by conftest.py (pytest fixtures) and, as a command-line wrapper, by
+tests/run.sh for the non-Python suites:
+
+    python lsbroker.py --name kafkajs [--arg=--key=value ...] -- node test.js
+
+starts a broker on a free 127.0.0.1 port with a fresh data.dir, runs the
+command with LS_TEST_BOOTSTRAP=127.0.0.1:PORT (and LS_TEST_DATA_DIR) in its
+environment, then stops the broker with SIGTERM and prints one
+"PASS <name>.broker_clean_shutdown" or "FAIL <name>.broker_clean_shutdown: ..."
+line (exit code 0 and no ERROR / sanitizer lines in the broker's stderr).
+The wrapper exits with the command's exit code, or 1 if the broker check failed.
+
+The binary is $LAKESTREAM_BIN (default build/lakestream). If
+$LS_TEST_EXTERNAL_BOOTSTRAP is set (host:port of an already running
+Kafka-protocol server, e.g. librdkafka's mock cluster or a real Kafka), no
+process is started; tests that need to restart or kill the broker skip.
+
+Nothing here sleeps for a fixed time: readiness and exit are polled.
+"""
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# A diag line is "2025-01-01T00:00:00.000Z ERROR [module] message".
+DIAG_ERROR_RE = re.compile(r"^\S+\s+ERROR\s")
+SANITIZER_RES = [
+    re.compile(r"ERROR: AddressSanitizer"),
+    re.compile(r"ERROR: LeakSanitizer"),
+    re.compile(r"runtime error: "),  # UBSan
+    re.compile(r"SUMMARY: (Address|Undefined|Leak|Thread)Sanitizer"),
+    re.compile(r"WARNING: ThreadSanitizer"),
+]
+
+
+def binary_path():
+    b = os.environ.get("LAKESTREAM_BIN") or os.path.join(ROOT, "build", "lakestream")
+    return os.path.abspath(b)
+
+
+def sanitized_build(path):
+    return "asan" in path
+
+
+def free_port(host="127.0.0.1"):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+    finally:
+        s.close()
+
+
+def wait_until(cond, timeout, interval=0.01, what="condition"):
+    """Polls cond() until it returns a truthy value; returns it or raises."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.monotonic() >= deadline:
+            raise TimeoutError("timed out after %.1fs waiting for %s" % (timeout, what))
+        time.sleep(interval)
+        interval = min(interval * 1.5, 0.2)
+
+
+class BrokerError(Exception):
+    pass
+
+
+class Broker:
+    """One broker process over one data dir. Survives restarts: start() may
+    be called again after stop() or kill9() and reuses data dir and port."""
+
+    host = "127.0.0.1"
+    external = False
+
+    def __init__(self, data_dir, log_dir=None, extra_args=(), binary=None, name="broker"):
+        self.binary = binary or binary_path()
+        self.data_dir = data_dir
+        self.log_dir = log_dir or data_dir + ".logs"
+        self.extra_args = list(extra_args)
+        self.name = name
+        self.port = None
+        self.proc = None
+        self.starts = 0
+        self.log_paths = []
+        self.exit_codes = []
+        self.allowed_error_res = []
+        self._checked = {}  # log path -> bytes already checked
+        slow = sanitized_build(self.binary)
+        self.startup_timeout = 90.0 if slow else 30.0
+        self.stop_timeout = 120.0 if slow else 60.0
+        os.makedirs(self.log_dir, exist_ok=True)
+
+    # ---- lifecycle -------------------------------------------------------
+
+    @property
+    def bootstrap(self):
+        return "%s:%d" % (self.host, self.port)
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def _env(self):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=1:abort_on_error=0")
+        env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+        return env
+
+    def argv(self):
+        return [self.binary, "serve",
+                "--data.dir=%s" % self.data_dir,
+                "--listeners=%s:%d" % (self.host, self.port)] + self.extra_args
+
+    def start(self):
+        if self.alive():
+            raise BrokerError("broker already running (pid %d)" % self.proc.pid)
+        if not os.path.exists(self.binary):
+            raise BrokerError("broker binary %s does not exist (build it first)" % self.binary)
+        fixed_port = self.port is not None
+        for attempt in range(5):
+            if not fixed_port:
+                self.port = free_port(self.host)
+            self._spawn()
+            try:
+                self._wait_ready()
+                return self
+            except BrokerError as e:
+                if not fixed_port and self.proc.poll() is not None and \
+                        re.search(r"(?i)address already in use|EADDRINUSE", self.log_tail(20)):
+                    continue  # lost the race for the port: pick another
+                raise
+        raise BrokerError("could not bind a free port after 5 attempts")
+
+    def _spawn(self):
+        self.starts += 1
+        path = os.path.join(self.log_dir, "%s-%d.log" % (self.name, self.starts))
+        self.log_paths.append(path)
+        with open(path, "wb") as logf:
+            logf.write(("# %s\n" % " ".join(self.argv())).encode())
+            logf.flush()
+            self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=logf,
+                                         stderr=logf, env=self._env(), cwd=self.log_dir,
+                                         start_new_session=True)
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + self.startup_timeout
+        interval = 0.005
+        while True:
+            rc = self.proc.poll()
+            if rc is not None:
+                self.exit_codes.append(rc)
+                raise BrokerError("broker exited with code %d during startup; log tail:\n%s"
+                                  % (rc, self.log_tail(30)))
+            try:
+                with socket.create_connection((self.host, self.port), timeout=1.0):
+                    return
+            except OSError:
+                pass
+            if time.monotonic() >= deadline:
+                self.kill9()
+                raise BrokerError("broker did not accept connections on %s within %.0fs; log tail:\n%s"
+                                  % (self.bootstrap, self.startup_timeout, self.log_tail(30)))
+            time.sleep(interval)
+            interval = min(interval * 1.5, 0.1)
+
+    def stop(self, timeout=None):
+        """SIGTERM and wait; returns the exit code (None if it was not running).
+        A broker that does not exit in time is killed and BrokerError raised."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout or self.stop_timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                self.exit_codes.append("hung")
+                self.proc = None
+                raise BrokerError("broker did not exit within %.0fs of SIGTERM (killed)"
+                                  % (timeout or self.stop_timeout))
+        rc = self.proc.returncode
+        self.exit_codes.append(rc)
+        self.proc = None
+        return rc
+
+    def kill9(self):
+        """SIGKILL and reap. The data dir is left as the crash left it."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self.exit_codes.append("killed")
+        self.proc = None
+
+    def restart(self, graceful=True):
+        """Stops (SIGTERM, asserting exit 0) or kill -9s, then starts again on
+        the same data dir and port."""
+        if graceful:
+            rc = self.stop()
+            if rc not in (0, None):
+                raise BrokerError("broker exited with code %s on SIGTERM; log tail:\n%s"
+                                  % (rc, self.log_tail(30)))
+        else:
+            self.kill9()
+        return self.start()
+
+    # ---- logs ------------------------------------------------------------
+
+    def allow_errors(self, pattern):
+        """Tells the teardown check that ERROR lines matching pattern are expected."""
+        self.allowed_error_res.append(re.compile(pattern))
+
+    def log_text(self):
+        out = []
+        for p in self.log_paths:
+            try:
+                with open(p, "rb") as f:
+                    out.append(f.read().decode("utf-8", "replace"))
+            except FileNotFoundError:
+                pass
+        return "".join(out)
+
+    def log_tail(self, n=40):
+        lines = self.log_text().splitlines()
+        return "\n".join(lines[-n:])
+
+    def problems(self, only_new=False):
+        """ERROR lines (not allowed) and sanitizer reports in the logs.
+        only_new: just what was written since the last only_new call."""
+        found = []
+        for p in self.log_paths:
+            try:
+                with open(p, "rb") as f:
+                    start = self._checked.get(p, 0) if only_new else 0
+                    f.seek(start)
+                    data = f.read()
+            except FileNotFoundError:
+                continue
+            if only_new:
+                # only look at complete lines
+                cut = data.rfind(b"\n") + 1
+                data = data[:cut]
+                self._checked[p] = start + cut
+            for line in data.decode("utf-8", "replace").splitlines():
+                if any(r.search(line) for r in SANITIZER_RES):
+                    found.append(line)
+                elif DIAG_ERROR_RE.search(line) and not any(r.search(line) for r in self.allowed_error_res):
+                    found.append(line)
+        return found
+
+    def final_check(self):
+        """Stops the broker if running and returns a list of failure strings
+        (empty when it exited 0 every time it was stopped and logged no errors)."""
+        failures = []
+        if self.proc is not None:
+            try:
+                self.stop()
+            except BrokerError as e:
+                failures.append(str(e))
+        bad_rcs = [rc for rc in self.exit_codes if rc not in (0, "killed")]
+        if bad_rcs:
+            failures.append("broker exit codes %s (want 0 on SIGTERM)" % (self.exit_codes,))
+        probs = self.problems()
+        if probs:
+            failures.append("broker logged %d error/sanitizer line(s):\n  %s"
+                            % (len(probs), "\n  ".join(probs[:20])))
+        if failures:
+            failures.append("broker log tail (%s):\n%s" % (", ".join(self.log_paths), self.log_tail(40)))
+        return failures
+
+
+class ExternalBroker:
+    """A server someone else runs ($LS_TEST_EXTERNAL_BOOTSTRAP)."""
+
+    external = True
+    proc = None
+    pid = None
+
+    def __init__(self, bootstrap):
+        self.host, port = bootstrap.rsplit(":", 1)
+        self.port = int(port)
+        self.data_dir = None
+        self.log_paths = []
+
+    @property
+    def bootstrap(self):
+        return "%s:%d" % (self.host, self.port)
+
+    def alive(self):
+        return True
+
+    def start(self):
+        return self
+
+    def allow_errors(self, pattern):
+        pass
+
+    def problems(self, only_new=False):
+        return []
+
+    def final_check(self):
+        return []
+
+    def log_tail(self, n=40):
+        return "(external broker: no log)"
+
+    def _unsupported(self, *a, **k):
+        import pytest
+        pytest.skip("needs a broker process this harness controls")
+
+    stop = kill9 = restart = _unsupported
+
+
+def external_bootstrap():
+    return os.environ.get("LS_TEST_EXTERNAL_BOOTSTRAP") or None
+
+
+def _main(argv):
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--name", default="suite")
+    ap.add_argument("--arg", action="append", default=[], help="extra broker argument")
+    ap.add_argument("cmd", nargs=argparse.REMAINDER)
+    a = ap.parse_args(argv)
+    cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
+    if not cmd:
+        ap.error("no command")
+    check = "%s.broker_clean_shutdown" % a.name
+    ext = external_bootstrap()
+    tmp = None
+    if ext:
+        broker = ExternalBroker(ext)
+    else:
+        tmp = tempfile.mkdtemp(prefix="lakestream-%s-" % a.name)
+        broker = Broker(os.path.join(tmp, "data"), os.path.join(tmp, "logs"), a.arg, name=a.name)
+        try:
+            broker.start()
+        except BrokerError as e:
+            print("FAIL %s: %s" % (check, str(e).replace("\n", "\n    ")), flush=True)
+            return 1
+    env = dict(os.environ)
+    env["LS_TEST_BOOTSTRAP"] = broker.bootstrap
+    if broker.data_dir:
+        env["LS_TEST_DATA_DIR"] = broker.data_dir
+    try:
+        rc = subprocess.call(cmd, env=env)
+    except OSError as e:
+        print("FAIL %s: cannot run %s: %s" % (a.name, cmd[0], e), flush=True)
+        rc = 1
+    if not broker.alive():
+        print("FAIL %s.broker_alive: broker died during the suite; log tail:\n%s"
+              % (a.name, broker.log_tail(30)), flush=True)
+    failures = broker.final_check()
+    if failures:
+        print("FAIL %s: %s" % (check, "\n    ".join(failures)), flush=True)
+        rc = rc or 1
+    elif not ext:
+        print("PASS %s" % check, flush=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

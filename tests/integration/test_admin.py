@@ -1,0 +1,206 @@
+"""Topic administration and metadata with confluent-kafka's AdminClient."""
+
+import time
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException, TopicCollection
+from confluent_kafka.admin import ConfigResource, NewPartitions, NewTopic, ResourceType
+
+from kafka_util import (admin, consume, create_topic, produce_all, producer, unique_topic,
+                        wait_topic, watermarks)
+
+
+@pytest.mark.parametrize("rf", [3, 1, -1])
+def test_create_topic_any_replication_factor(broker, rf):
+    name = unique_topic("rf%d" % rf)
+    a = admin(broker.bootstrap)
+    fs = a.create_topics([NewTopic(name, num_partitions=3, replication_factor=rf)])
+    fs[name].result(30)
+    t = wait_topic(broker.bootstrap, name, 3)
+    assert sorted(t.partitions) == [0, 1, 2]
+    for pm in t.partitions.values():
+        assert pm.leader >= 0
+        assert pm.error is None
+
+
+def test_create_existing_topic_fails(broker):
+    name = create_topic(broker.bootstrap, unique_topic("dup"))
+    fs = admin(broker.bootstrap).create_topics([NewTopic(name, 1, 3)])
+    with pytest.raises(KafkaException) as ei:
+        fs[name].result(30)
+    assert ei.value.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS
+
+
+@pytest.mark.parametrize("bad", ["bad/name", "..", "a" * 250, "sp ace"])
+def test_create_invalid_topic_name_fails(broker, bad):
+    fs = admin(broker.bootstrap).create_topics([NewTopic(bad, 1, 1)])
+    with pytest.raises(KafkaException) as ei:
+        fs[bad].result(30)
+    assert ei.value.args[0].code() == KafkaError.TOPIC_EXCEPTION
+
+
+def test_create_topic_validate_only(broker):
+    name = unique_topic("validate")
+    fs = admin(broker.bootstrap).create_topics([NewTopic(name, 2, 3)], validate_only=True)
+    fs[name].result(30)
+    md = admin(broker.bootstrap).list_topics(timeout=10)
+    assert name not in md.topics
+
+
+def test_metadata_lists_brokers_and_topics(broker):
+    names = [create_topic(broker.bootstrap, unique_topic("md"), partitions=p) for p in (1, 5)]
+    md = admin(broker.bootstrap).list_topics(timeout=10)
+    assert md.brokers, "no brokers in metadata"
+    b = next(iter(md.brokers.values()))
+    assert (b.host, b.port) == (broker.host, broker.port)
+    assert md.cluster_id
+    assert len(md.topics[names[0]].partitions) == 1
+    assert len(md.topics[names[1]].partitions) == 5
+    for pm in md.topics[names[1]].partitions.values():
+        assert pm.leader in md.brokers
+
+
+def test_metadata_topic_ids(broker):
+    a = admin(broker.bootstrap)
+    n1 = create_topic(broker.bootstrap, unique_topic("tid"))
+    n2 = create_topic(broker.bootstrap, unique_topic("tid"))
+    d = a.describe_topics(TopicCollection([n1, n2]))
+    t1 = d[n1].result(30)
+    t2 = d[n2].result(30)
+    assert t1.topic_id is not None and t2.topic_id is not None
+    s1, s2 = str(t1.topic_id), str(t2.topic_id)
+    assert s1 != s2
+    assert s1 not in ("", "AAAAAAAAAAAAAAAAAAAAAA")  # the zero UUID
+    assert len(t1.partitions) == 1
+
+
+def test_topic_id_stable_across_restart(broker):
+    name = create_topic(broker.bootstrap, unique_topic("tidrestart"))
+    before = str(admin(broker.bootstrap).describe_topics(TopicCollection([name]))[name].result(30).topic_id)
+    broker.restart()
+    after = str(admin(broker.bootstrap).describe_topics(TopicCollection([name]))[name].result(30).topic_id)
+    assert before == after
+
+
+def test_describe_cluster(broker):
+    r = admin(broker.bootstrap).describe_cluster().result(30)
+    assert r.cluster_id
+    assert r.nodes and r.nodes[0].host == broker.host and r.nodes[0].port == broker.port
+    # stable across a restart (kept in the metadata store)
+    cid = r.cluster_id
+    broker.restart()
+    assert admin(broker.bootstrap).describe_cluster().result(30).cluster_id == cid
+
+
+def test_describe_configs_topic(broker):
+    name = create_topic(broker.bootstrap, unique_topic("cfg"), config={"retention.ms": "3600000"})
+    res = ConfigResource(ResourceType.TOPIC, name)
+    cfg = admin(broker.bootstrap).describe_configs([res])[res].result(30)
+    assert "retention.ms" in cfg, sorted(cfg)
+    assert cfg["retention.ms"].value == "3600000"
+    assert "cleanup.policy" in cfg, sorted(cfg)
+
+
+def test_describe_configs_topic_defaults(broker):
+    name = create_topic(broker.bootstrap, unique_topic("cfgdef"))
+    res = ConfigResource(ResourceType.TOPIC, name)
+    cfg = admin(broker.bootstrap).describe_configs([res])[res].result(30)
+    assert cfg["retention.ms"].value == "604800000"
+    assert int(cfg["max.message.bytes"].value) > 0 if "max.message.bytes" in cfg else True
+
+
+def test_describe_configs_unknown_topic(broker):
+    res = ConfigResource(ResourceType.TOPIC, unique_topic("nosuch"))
+    with pytest.raises(KafkaException) as ei:
+        admin(broker.bootstrap).describe_configs([res])[res].result(30)
+    assert ei.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+
+
+def test_create_partitions(broker):
+    name = create_topic(broker.bootstrap, unique_topic("grow"), partitions=2)
+    produce_all(producer(broker.bootstrap), name, [{"partition": 1, "value": b"old"}])
+    a = admin(broker.bootstrap)
+    a.create_partitions([NewPartitions(name, 5)])[name].result(30)
+    wait_topic(broker.bootstrap, name, 5)
+    produce_all(producer(broker.bootstrap), name,
+                [{"partition": p, "value": b"new%d" % p} for p in range(5)])
+    got = consume(broker.bootstrap, name, list(range(5)))
+    assert [m.value() for m in got[1]] == [b"old", b"new1"]
+    for p in (0, 2, 3, 4):
+        assert [m.value() for m in got[p]] == [b"new%d" % p]
+    # shrinking is refused
+    with pytest.raises(KafkaException) as ei:
+        a.create_partitions([NewPartitions(name, 3)])[name].result(30)
+    assert ei.value.args[0].code() == KafkaError.INVALID_PARTITIONS
+
+
+def test_delete_then_recreate_sees_no_old_data(broker):
+    name = create_topic(broker.bootstrap, unique_topic("recreate"), partitions=2)
+    produce_all(producer(broker.bootstrap), name,
+                [{"partition": i % 2, "value": b"old-%d" % i} for i in range(100)])
+    a = admin(broker.bootstrap)
+    a.delete_topics([name], operation_timeout=30)[name].result(30)
+    deadline = time.monotonic() + 30
+    while name in a.list_topics(timeout=10).topics:
+        assert time.monotonic() < deadline, "deleted topic still listed"
+        time.sleep(0.05)
+    create_topic(broker.bootstrap, name, partitions=2)
+    wm = watermarks(broker.bootstrap, name, [0, 1])
+    assert wm == {0: (0, 0), 1: (0, 0)}, wm
+    produce_all(producer(broker.bootstrap), name,
+                [{"partition": i % 2, "value": b"new-%d" % i} for i in range(10)])
+    got = consume(broker.bootstrap, name, [0, 1])
+    vals = [m.value() for ms in got.values() for m in ms]
+    assert sorted(vals) == sorted(b"new-%d" % i for i in range(10))
+    assert [m.offset() for m in got[0]] == list(range(5))
+
+
+def test_delete_unknown_topic_fails(broker):
+    name = unique_topic("nosuch")
+    with pytest.raises(KafkaException) as ei:
+        admin(broker.bootstrap).delete_topics([name])[name].result(30)
+    assert ei.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+
+
+def test_deleted_topic_survives_restart_as_deleted(broker):
+    name = create_topic(broker.bootstrap, unique_topic("delrestart"))
+    produce_all(producer(broker.bootstrap), name, [{"value": b"x"}])
+    admin(broker.bootstrap).delete_topics([name])[name].result(30)
+    broker.restart()
+    assert name not in admin(broker.bootstrap).list_topics(timeout=10).topics
+
+
+def test_auto_create_topic_on_produce(broker):
+    name = unique_topic("auto")
+    dl = produce_all(producer(broker.bootstrap), name, [{"value": b"auto-%d" % i} for i in range(5)])
+    assert len(dl.acked) == 5
+    t = wait_topic(broker.bootstrap, name)
+    assert len(t.partitions) == 1  # num.partitions default
+    assert [m.value() for m in consume(broker.bootstrap, name, [0])[0]] == [b"auto-%d" % i for i in range(5)]
+
+
+def test_auto_create_uses_num_partitions(broker_factory):
+    b = broker_factory("--num.partitions=4")
+    name = unique_topic("auto4")
+    produce_all(producer(b.bootstrap), name, [{"value": b"x"}])
+    assert len(wait_topic(b.bootstrap, name).partitions) == 4
+
+
+def test_auto_create_disabled(broker_factory):
+    b = broker_factory("--auto.create.topics.enable=false")
+    name = unique_topic("noauto")
+    p = producer(b.bootstrap, **{"message.timeout.ms": 3000})
+    from kafka_util import DeliveryLog
+    dl = DeliveryLog()
+    p.produce(name, value=b"x", on_delivery=dl)
+    p.flush(15)
+    assert len(dl.failed) == 1 and not dl.acked
+    assert name not in admin(b.bootstrap).list_topics(timeout=10).topics
+
+
+def test_topics_survive_restart(broker):
+    names = [create_topic(broker.bootstrap, unique_topic("persist"), partitions=p) for p in (1, 3)]
+    broker.restart()
+    md = admin(broker.bootstrap).list_topics(timeout=10)
+    assert len(md.topics[names[0]].partitions) == 1
+    assert len(md.topics[names[1]].partitions) == 3

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Installs what Lakestream needs, and nothing twice.
+#
+#   tools/install-deps.sh build   Debian packages to compile the broker
+#   tools/install-deps.sh test    + client tools and test dependencies:
+#                                 kcat, librdkafka-dev, JDK 17, maven, node/npm,
+#                                 .venv from tests/integration/requirements.txt,
+#                                 tests/integration/js/node_modules (npm ci),
+#                                 .cache/java/lib (kafka-clients and its deps)
+#
+# Every network access of the test suites happens here, never at test time.
+# Each step is skipped when its stamp file holds the hash of its lockfile (and
+# the tool version it was built with), so a second run takes well under a
+# second. Not root and a Debian package is missing: prints the exact command
+# and exits 1.
+set -euo pipefail
+
+MODE=${1:-build}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+BUILD_PKGS=(build-essential pkg-config libuv1-dev libjansson-dev libsqlite3-dev libzstd-dev
+            liblz4-dev libsnappy-dev zlib1g-dev libssl-dev libcurl4-openssl-dev)
+TEST_PKGS=(kcat librdkafka-dev openjdk-17-jdk-headless maven)
+
+STAMPS="$ROOT/.cache/stamps"
+
+say() { printf 'install-deps: %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
+
+missing_pkgs() {
+    local p
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+            printf '%s\n' "$p"
+    done
+}
+
+# apt_ensure PKG...: installs the packages that are not installed yet.
+apt_ensure() {
+    local missing
+    mapfile -t missing < <(missing_pkgs "$@")
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" != 0 ]; then
+        say "missing Debian packages: ${missing[*]}"
+        say "run: sudo apt-get install -y ${missing[*]}"
+        exit 1
+    fi
+    say "apt-get install ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-get install -y --no-install-recommends "${missing[@]}"; then
+        say "install failed; apt-get update and retry"
+        apt-get update
+        apt-get install -y --no-install-recommends "${missing[@]}"
+    fi
+}
+
+hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+
+# stamp_ok NAME KEY: true when step NAME last succeeded with KEY.
+stamp_ok() { [ -f "$STAMPS/$1" ] && [ "$(cat "$STAMPS/$1")" = "$2" ]; }
+stamp_set() { mkdir -p "$STAMPS" && printf '%s\n' "$2" >"$STAMPS/$1"; }
+
+install_build() {
+    apt_ensure "${BUILD_PKGS[@]}"
+}
+
+install_test_system() {
+    apt_ensure "${TEST_PKGS[@]}"
+    # python3 -m venv: pyenv's interpreter has it built in; Debian's needs python3-venv.
+    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+        apt_ensure python3-venv
+    fi
+    # Node: any node >= 14 with npm will do (nodesource's nodejs ships npm;
+    # Debian splits it into nodejs + npm).
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        apt_ensure nodejs npm
+    fi
+    command -v kcat >/dev/null || die "kcat not on PATH after install"
+    command -v javac >/dev/null || die "javac not on PATH after install"
+}
+
+install_venv() {
+    local req="tests/integration/requirements.txt" pyver key
+    pyver=$(python3 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
+    python3 -c 'import sys; sys.exit(sys.version_info < (3, 9))' ||
+        die "python3 $pyver is too old (need >= 3.9)"
+    key="$(hash_of "$req") python$pyver"
+    if stamp_ok venv "$key" && [ -x .venv/bin/python ]; then
+        return 0
+    fi
+    say "creating .venv (python $pyver) from $req"
+    rm -rf .venv
+    python3 -m venv .venv
+    .venv/bin/python -m pip install --disable-pip-version-check -q -r "$req"
+    stamp_set venv "$key"
+}
+
+install_npm() {
+    local dir="tests/integration/js" key
+    key="$(hash_of "$dir/package-lock.json") node$(node --version)"
+    if stamp_ok npm "$key" && [ -d "$dir/node_modules/kafkajs" ]; then
+        return 0
+    fi
+    say "npm ci in $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    stamp_set npm "$key"
+}
+
+install_java() {
+    local pom="tests/integration/java/pom.xml" lib="$ROOT/.cache/java/lib" key
+    key="$(hash_of "$pom")"
+    if stamp_ok java "$key" && ls "$lib"/kafka-clients-*.jar >/dev/null 2>&1; then
+        return 0
+    fi
+    say "fetching Java client jars into .cache/java/lib"
+    rm -rf "$lib"
+    # -C: fail on checksum mismatch against Maven Central's published sums.
+    mvn -B -q -C -Dstyle.color=never -f "$pom" dependency:copy-dependencies \
+        -DoutputDirectory="$lib" -DincludeScope=runtime
+    ls "$lib"/kafka-clients-*.jar >/dev/null 2>&1 || die "kafka-clients jar missing after mvn"
+    stamp_set java "$key"
+}
+
+case "$MODE" in
+build)
+    install_build
+    ;;
+test)
+    install_build
+    install_test_system
+    install_venv
+    install_npm
+    install_java
+    ;;
+*)
+    die "usage: $0 build|test"
+    ;;
+esac
