@@ -5,6 +5,7 @@ assign() partitions with explicit start offsets. confluent-kafka insists on a
 group.id even then; it is set but never used for commits.
 """
 
+import os
 import time
 import uuid
 
@@ -20,6 +21,13 @@ KAFKA_PYTHON_API_VERSION = (2, 5, 0)
 # Errors a consumer may see while a broker restarts; anything else fails a test.
 _TRANSIENT = {KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE,
               KafkaError._TIMED_OUT}
+
+
+def short(v, n=40):
+    """repr of a possibly huge bytes value, for assertion messages."""
+    if isinstance(v, (bytes, bytearray)) and len(v) > n:
+        return "%r...(%d bytes)" % (bytes(v[:n]), len(v))
+    return repr(v)
 
 
 def unique_topic(prefix="t"):
@@ -51,7 +59,15 @@ def consumer(bootstrap, **conf):
     return Consumer(c)
 
 
-def create_topic(bootstrap, name, partitions=1, replication_factor=3, config=None, timeout=30):
+# Replication factor the tests ask for. Lakestream accepts any (durability is
+# the object store's); a one-node real Kafka used to check the tests
+# themselves needs LS_TEST_DEFAULT_RF=1.
+DEFAULT_RF = int(os.environ.get("LS_TEST_DEFAULT_RF", "3"))
+
+
+def create_topic(bootstrap, name, partitions=1, replication_factor=None, config=None, timeout=30):
+    if replication_factor is None:
+        replication_factor = DEFAULT_RF
     a = admin(bootstrap)
     fs = a.create_topics([NewTopic(name, num_partitions=partitions,
                                    replication_factor=replication_factor, config=config or {})],
@@ -112,7 +128,8 @@ def produce_all(p, topic, records, partition=None, flush_timeout=60):
         p.poll(0)
     remaining = p.flush(flush_timeout)
     assert remaining == 0, "%d messages still undelivered after %ss" % (remaining, flush_timeout)
-    assert not dl.failed, "delivery failed: %s" % (dl.failed[:5],)
+    assert not dl.failed, "%d deliveries failed, first: %s" % (
+        len(dl.failed), [(e, short(k), short(v)) for e, k, v in dl.failed[:3]])
     return dl
 
 

@@ -6,11 +6,11 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import ConfigResource, NewPartitions, NewTopic, ResourceType
 
-from kafka_util import (admin, consume, create_topic, produce_all, producer, unique_topic,
+from kafka_util import (DEFAULT_RF, admin, consume, create_topic, produce_all, producer, unique_topic,
                         wait_topic, watermarks)
 
 
-@pytest.mark.parametrize("rf", [3, 1, -1])
+@pytest.mark.parametrize("rf", sorted({DEFAULT_RF, 1, -1}))
 def test_create_topic_any_replication_factor(broker, rf):
     name = unique_topic("rf%d" % rf)
     a = admin(broker.bootstrap)
@@ -25,7 +25,8 @@ def test_create_topic_any_replication_factor(broker, rf):
 
 def test_create_existing_topic_fails(broker):
     name = create_topic(broker.bootstrap, unique_topic("dup"))
-    fs = admin(broker.bootstrap).create_topics([NewTopic(name, 1, 3)])
+    _a = admin(broker.bootstrap)
+    fs = _a.create_topics([NewTopic(name, 1, DEFAULT_RF)])
     with pytest.raises(KafkaException) as ei:
         fs[name].result(30)
     assert ei.value.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS
@@ -33,7 +34,8 @@ def test_create_existing_topic_fails(broker):
 
 @pytest.mark.parametrize("bad", ["bad/name", "..", "a" * 250, "sp ace"])
 def test_create_invalid_topic_name_fails(broker, bad):
-    fs = admin(broker.bootstrap).create_topics([NewTopic(bad, 1, 1)])
+    _a = admin(broker.bootstrap)
+    fs = _a.create_topics([NewTopic(bad, 1, 1)])
     with pytest.raises(KafkaException) as ei:
         fs[bad].result(30)
     assert ei.value.args[0].code() == KafkaError.TOPIC_EXCEPTION
@@ -41,15 +43,18 @@ def test_create_invalid_topic_name_fails(broker, bad):
 
 def test_create_topic_validate_only(broker):
     name = unique_topic("validate")
-    fs = admin(broker.bootstrap).create_topics([NewTopic(name, 2, 3)], validate_only=True)
+    _a = admin(broker.bootstrap)
+    fs = _a.create_topics([NewTopic(name, 2, DEFAULT_RF)], validate_only=True)
     fs[name].result(30)
-    md = admin(broker.bootstrap).list_topics(timeout=10)
+    _a = admin(broker.bootstrap)
+    md = _a.list_topics(timeout=10)
     assert name not in md.topics
 
 
 def test_metadata_lists_brokers_and_topics(broker):
     names = [create_topic(broker.bootstrap, unique_topic("md"), partitions=p) for p in (1, 5)]
-    md = admin(broker.bootstrap).list_topics(timeout=10)
+    _a = admin(broker.bootstrap)
+    md = _a.list_topics(timeout=10)
     assert md.brokers, "no brokers in metadata"
     b = next(iter(md.brokers.values()))
     assert (b.host, b.port) == (broker.host, broker.port)
@@ -76,26 +81,31 @@ def test_metadata_topic_ids(broker):
 
 def test_topic_id_stable_across_restart(broker):
     name = create_topic(broker.bootstrap, unique_topic("tidrestart"))
-    before = str(admin(broker.bootstrap).describe_topics(TopicCollection([name]))[name].result(30).topic_id)
+    _a = admin(broker.bootstrap)
+    before = str(_a.describe_topics(TopicCollection([name]))[name].result(30).topic_id)
     broker.restart()
-    after = str(admin(broker.bootstrap).describe_topics(TopicCollection([name]))[name].result(30).topic_id)
+    _a = admin(broker.bootstrap)
+    after = str(_a.describe_topics(TopicCollection([name]))[name].result(30).topic_id)
     assert before == after
 
 
 def test_describe_cluster(broker):
-    r = admin(broker.bootstrap).describe_cluster().result(30)
+    _a = admin(broker.bootstrap)
+    r = _a.describe_cluster().result(30)
     assert r.cluster_id
     assert r.nodes and r.nodes[0].host == broker.host and r.nodes[0].port == broker.port
     # stable across a restart (kept in the metadata store)
     cid = r.cluster_id
     broker.restart()
-    assert admin(broker.bootstrap).describe_cluster().result(30).cluster_id == cid
+    _a = admin(broker.bootstrap)
+    assert _a.describe_cluster().result(30).cluster_id == cid
 
 
 def test_describe_configs_topic(broker):
     name = create_topic(broker.bootstrap, unique_topic("cfg"), config={"retention.ms": "3600000"})
     res = ConfigResource(ResourceType.TOPIC, name)
-    cfg = admin(broker.bootstrap).describe_configs([res])[res].result(30)
+    _a = admin(broker.bootstrap)
+    cfg = _a.describe_configs([res])[res].result(30)
     assert "retention.ms" in cfg, sorted(cfg)
     assert cfg["retention.ms"].value == "3600000"
     assert "cleanup.policy" in cfg, sorted(cfg)
@@ -104,7 +114,8 @@ def test_describe_configs_topic(broker):
 def test_describe_configs_topic_defaults(broker):
     name = create_topic(broker.bootstrap, unique_topic("cfgdef"))
     res = ConfigResource(ResourceType.TOPIC, name)
-    cfg = admin(broker.bootstrap).describe_configs([res])[res].result(30)
+    _a = admin(broker.bootstrap)
+    cfg = _a.describe_configs([res])[res].result(30)
     assert cfg["retention.ms"].value == "604800000"
     assert int(cfg["max.message.bytes"].value) > 0 if "max.message.bytes" in cfg else True
 
@@ -112,7 +123,8 @@ def test_describe_configs_topic_defaults(broker):
 def test_describe_configs_unknown_topic(broker):
     res = ConfigResource(ResourceType.TOPIC, unique_topic("nosuch"))
     with pytest.raises(KafkaException) as ei:
-        admin(broker.bootstrap).describe_configs([res])[res].result(30)
+        _a = admin(broker.bootstrap)
+        _a.describe_configs([res])[res].result(30)
     assert ei.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
 
 
@@ -158,16 +170,19 @@ def test_delete_then_recreate_sees_no_old_data(broker):
 def test_delete_unknown_topic_fails(broker):
     name = unique_topic("nosuch")
     with pytest.raises(KafkaException) as ei:
-        admin(broker.bootstrap).delete_topics([name])[name].result(30)
+        _a = admin(broker.bootstrap)
+        _a.delete_topics([name])[name].result(30)
     assert ei.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
 
 
 def test_deleted_topic_survives_restart_as_deleted(broker):
     name = create_topic(broker.bootstrap, unique_topic("delrestart"))
     produce_all(producer(broker.bootstrap), name, [{"value": b"x"}])
-    admin(broker.bootstrap).delete_topics([name])[name].result(30)
+    _a = admin(broker.bootstrap)
+    _a.delete_topics([name])[name].result(30)
     broker.restart()
-    assert name not in admin(broker.bootstrap).list_topics(timeout=10).topics
+    _a = admin(broker.bootstrap)
+    assert name not in _a.list_topics(timeout=10).topics
 
 
 def test_auto_create_topic_on_produce(broker):
@@ -195,12 +210,14 @@ def test_auto_create_disabled(broker_factory):
     p.produce(name, value=b"x", on_delivery=dl)
     p.flush(15)
     assert len(dl.failed) == 1 and not dl.acked
-    assert name not in admin(b.bootstrap).list_topics(timeout=10).topics
+    _a = admin(b.bootstrap)
+    assert name not in _a.list_topics(timeout=10).topics
 
 
 def test_topics_survive_restart(broker):
     names = [create_topic(broker.bootstrap, unique_topic("persist"), partitions=p) for p in (1, 3)]
     broker.restart()
-    md = admin(broker.bootstrap).list_topics(timeout=10)
+    _a = admin(broker.bootstrap)
+    md = _a.list_topics(timeout=10)
     assert len(md.topics[names[0]].partitions) == 1
     assert len(md.topics[names[1]].partitions) == 3

@@ -9,7 +9,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewPartitions, NewTopic
 
-from kafka_util import KAFKA_PYTHON_API_VERSION, consume, create_topic, unique_topic
+from kafka_util import DEFAULT_RF, KAFKA_PYTHON_API_VERSION, consume, create_topic, unique_topic
 
 CODECS = [None, "gzip", "snappy", "lz4", "zstd"]
 
@@ -81,7 +81,7 @@ def test_kafka_python_admin_and_offsets(broker):
                          request_timeout_ms=20000)
     try:
         name = unique_topic("kpadmin")
-        a.create_topics([NewTopic(name, num_partitions=2, replication_factor=3)])
+        a.create_topics([NewTopic(name, num_partitions=2, replication_factor=DEFAULT_RF)])
         deadline = time.monotonic() + 20
         while name not in a.list_topics():
             assert time.monotonic() < deadline

@@ -6,7 +6,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from kafka_util import (DeliveryLog, assert_dense, consume, create_topic, produce_all, producer,
-                        unique_topic, watermarks)
+                        short, unique_topic, watermarks)
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
@@ -89,7 +89,9 @@ def test_one_mib_records(broker_factory):
     got = consume(b.bootstrap, topic, [0], **{"fetch.max.bytes": 52428800,
                                               "max.partition.fetch.bytes": 1048576,
                                               "receive.message.max.bytes": 104857600})[0]
-    assert [m.value() for m in got] == vals
+    assert len(got) == len(vals)
+    for m, v in zip(got, vals):
+        assert m.value() == v, "offset %d: got %s want %s" % (m.offset(), short(m.value()), short(v))
 
 
 def test_record_larger_than_message_max_bytes_rejected(broker):

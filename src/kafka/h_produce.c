@@ -1,0 +1,241 @@
+/* Produce (key 0), v3+ (RecordBatch v2 only).
+ *
+ * Each partition's records are validated in full (framing, magic 2, CRC32C,
+ * decompression and record parsing) before anything is buffered; a bad
+ * partition gets its own error and does not affect the others. Valid batches
+ * are appended to log storage as they arrived (one copy, from the request
+ * frame into the WAL buffer; no per-record work beyond validation).
+ *
+ * The response is sent when every appended batch is durable and committed,
+ * or has failed (retriable KAFKA_STORAGE_ERROR). acks=0 requests get no
+ * response at all; their batches are still appended.
+ *
+ * Idempotent batches (producerId >= 0) carry their sequence range to log
+ * storage, which answers duplicates with the original offset and refuses
+ * gaps (OUT_OF_ORDER_SEQUENCE_NUMBER) and stale epochs (INVALID_PRODUCER_EPOCH).
+ * Transactional and control batches are refused until transactions exist. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/diag.h"
+#include "kafka/handlers.h"
+#include "kafka/msg.h"
+#include "kafka/records.h"
+#include "server/broker.h"
+
+#define MAX_BATCHES_PER_PARTITION 256
+
+typedef struct produce_ctx {
+    ls_kreq_t *req;
+    ls_kafka_ProduceResponse resp;
+    int pending;
+} produce_ctx_t;
+
+typedef struct part_append {
+    produce_ctx_t *ctx;
+    ls_kafka_ProduceResponse_PartitionProduceResponse *pr;
+    int batch;            /* index of the batch within the partition */
+} part_append_t;
+
+static int16_t append_error(ls_status st)
+{
+    switch (st) {
+    case LS_OK: return LS_KERR_NONE;
+    case LS_ENOTFOUND: return LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    case LS_ERANGE: return LS_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+    case LS_EFENCED: return LS_KERR_INVALID_PRODUCER_EPOCH;
+    default: return LS_KERR_KAFKA_STORAGE_ERROR;   /* retriable: the flush failed */
+    }
+}
+
+static void produce_finish(produce_ctx_t *ctx)
+{
+    if (--ctx->pending > 0)
+        return;
+    ls_kreq_t *req = ctx->req;
+    ls_kw_t w;
+    ls_kreq_begin(req, &w);
+    ls_kafka_ProduceResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_free(ctx);
+    ls_kreq_respond(req, &w);
+}
+
+static void on_appended(void *arg, ls_status st, int64_t base_offset, int64_t log_start)
+{
+    part_append_t *pa = arg;
+    ls_kafka_ProduceResponse_PartitionProduceResponse *pr = pa->pr;
+    if (st != LS_OK) {
+        if (pr->ErrorCode == LS_KERR_NONE) {
+            pr->ErrorCode = append_error(st);
+            pr->BaseOffset = -1;
+        }
+    } else if (pa->batch == 0 && pr->ErrorCode == LS_KERR_NONE) {
+        pr->BaseOffset = base_offset;
+        pr->LogStartOffset = log_start;
+    }
+    produce_ctx_t *ctx = pa->ctx;
+    ls_free(pa);
+    produce_finish(ctx);
+}
+
+static void on_appended_acks0(void *arg, ls_status st, int64_t base_offset, int64_t log_start)
+{
+    if (st != LS_OK)
+        LS_DEBUG("kafka", "acks=0 batch not appended: %s", ls_status_str(st));
+}
+
+static int16_t rb_error(ls_rb_result r)
+{
+    switch (r) {
+    case LS_RB_OK: return LS_KERR_NONE;
+    case LS_RB_INVALID: return LS_KERR_INVALID_RECORD;
+    case LS_RB_BAD_MAGIC: return LS_KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT;
+    case LS_RB_TOO_LARGE: return LS_KERR_MESSAGE_TOO_LARGE;
+    case LS_RB_CORRUPT:
+    case LS_RB_BAD_CODEC: return LS_KERR_CORRUPT_MESSAGE;
+    }
+    return LS_KERR_CORRUPT_MESSAGE;
+}
+
+static size_t max_batch_bytes(const ls_broker_t *b, const ls_stream_t *s)
+{
+    const char *v = ls_stream_config_get(s, "max.message.bytes");
+    long long n = v ? atoll(v) : 0;
+    return n > 0 ? (size_t)n : (size_t)b->cfg->message_max_bytes;
+}
+
+/* Validates and appends one partition; returns appends started. */
+static int produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
+                             const ls_kafka_ProduceRequest_PartitionProduceData *pd,
+                             ls_kafka_ProduceResponse_PartitionProduceResponse *pr, bool acks0)
+{
+    ls_kreq_t *req = ctx->req;
+    ls_broker_t *b = req->broker;
+    pr->Index = pd->Index;
+    pr->BaseOffset = -1;
+    pr->LogAppendTimeMs = -1;
+    pr->LogStartOffset = -1;
+    pr->ErrorMessage = ls_kstr_null();
+    if (!s || pd->Index < 0 || pd->Index >= s->partitions) {
+        pr->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        return 0;
+    }
+    if (pd->Records.len <= 0) {
+        pr->ErrorCode = LS_KERR_INVALID_RECORD;
+        pr->ErrorMessage = ls_kstr_c("empty record set");
+        return 0;
+    }
+    ls_batch_info_t infos[MAX_BATCHES_PER_PARTITION];
+    int n = 0;
+    char why[256] = "";
+    ls_rb_result rr = ls_records_validate(pd->Records.ptr, (size_t)pd->Records.len,
+                                          max_batch_bytes(b, s), infos,
+                                          MAX_BATCHES_PER_PARTITION, &n, why, sizeof why);
+    if (rr == LS_RB_OK) {
+        for (int i = 0; i < n; i++)
+            if (infos[i].transactional || infos[i].control) {
+                rr = LS_RB_INVALID;
+                snprintf(why, sizeof why, "batch %d: transactional/control batches are not "
+                         "supported yet", i);
+                break;
+            }
+    }
+    if (rr != LS_RB_OK) {
+        pr->ErrorCode = rb_error(rr);
+        size_t wl = strlen(why);
+        char *msg = ls_arena_alloc(req->arena, wl + 1);
+        memcpy(msg, why, wl + 1);
+        pr->ErrorMessage = ls_kstr_c(msg);
+        LS_INFO("kafka", "produce to %s-%d refused (%s): %s", s->name, pd->Index,
+                req->client_id.ptr ? "client" : "anonymous", why);
+        return 0;
+    }
+    int64_t log_id = ls_stream_log_id(s, pd->Index);
+    for (int i = 0; i < n; i++) {
+        const ls_batch_info_t *bi = &infos[i];
+        ls_append_t a = {
+            .log_id = log_id,
+            .data = pd->Records.ptr + bi->pos,
+            .len = bi->size,
+            .offset_count = bi->last_offset_delta + 1,
+            .max_timestamp = bi->max_timestamp,
+            .producer = {.producer_id = bi->producer_id, .producer_epoch = bi->producer_epoch,
+                         .base_sequence = bi->base_sequence,
+                         .last_sequence = (int32_t)(((int64_t)bi->base_sequence +
+                                                     bi->last_offset_delta) % ((int64_t)INT32_MAX + 1))},
+        };
+        if (bi->producer_id < 0)
+            a.producer.producer_id = -1;
+        if (acks0) {
+            ls_logstore_append(b->logs, &a, on_appended_acks0, NULL);
+            continue;
+        }
+        part_append_t *pa = LS_NEW(part_append_t);
+        pa->ctx = ctx;
+        pa->pr = pr;
+        pa->batch = i;
+        ctx->pending++;
+        ls_logstore_append(b->logs, &a, on_appended, pa);
+    }
+    return n;
+}
+
+void ls_kafka_handle_produce(ls_kreq_t *req)
+{
+    ls_kafka_ProduceRequest m;
+    if (ls_kafka_ProduceRequest_decode(&req->body, req->api_version, req->arena, &m) != 0) {
+        ls_kreq_fail(req, req->body.what ? req->body.what : "undecodable Produce body");
+        return;
+    }
+    ls_broker_t *b = req->broker;
+    bool acks0 = m.Acks == 0;
+    produce_ctx_t *ctx = LS_NEW(produce_ctx_t);
+    ctx->req = req;
+    ctx->pending = 1;   /* released at the end of this function */
+    ctx->resp.NumResponses = m.NumTopicData;
+    ctx->resp.Responses =
+        ls_arena_alloc(req->arena, sizeof(*ctx->resp.Responses) * (size_t)(m.NumTopicData > 0 ? m.NumTopicData : 1));
+    int16_t all_error = LS_KERR_NONE;
+    if (m.Acks != 0 && m.Acks != 1 && m.Acks != -1)
+        all_error = LS_KERR_INVALID_REQUIRED_ACKS;
+    else if (m.TransactionalId.len >= 0)
+        all_error = LS_KERR_INVALID_REQUEST;   /* transactions: a later issue */
+    for (int t = 0; t < m.NumTopicData; t++) {
+        const ls_kafka_ProduceRequest_TopicProduceData *td = &m.TopicData[t];
+        ls_kafka_ProduceResponse_TopicProduceResponse *tr = &ctx->resp.Responses[t];
+        tr->Name = td->Name;
+        tr->NumPartitionResponses = td->NumPartitionData;
+        tr->PartitionResponses = ls_arena_alloc(
+            req->arena, sizeof(*tr->PartitionResponses) * (size_t)(td->NumPartitionData > 0 ? td->NumPartitionData : 1));
+        ls_stream_t *s = NULL;
+        if (all_error == LS_KERR_NONE && td->Name.len > 0) {
+            char *name = ls_kstr_dup(td->Name);
+            s = ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name);
+            ls_free(name);
+        }
+        for (int p = 0; p < td->NumPartitionData; p++) {
+            ls_kafka_ProduceResponse_PartitionProduceResponse *pr = &tr->PartitionResponses[p];
+            if (all_error != LS_KERR_NONE) {
+                pr->Index = td->PartitionData[p].Index;
+                pr->ErrorCode = all_error;
+                pr->BaseOffset = -1;
+                pr->LogAppendTimeMs = -1;
+                pr->LogStartOffset = -1;
+                pr->ErrorMessage = ls_kstr_null();
+                continue;
+            }
+            produce_partition(ctx, s, &td->PartitionData[p], pr, acks0);
+        }
+        if (s)
+            ls_stream_release(s);
+    }
+    if (acks0) {
+        /* batches were copied into the WAL buffer; nothing to answer */
+        ls_free(ctx);
+        ls_kreq_no_response(req);
+        return;
+    }
+    produce_finish(ctx);
+}

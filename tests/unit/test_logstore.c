@@ -1,0 +1,436 @@
+/* Log storage: append/commit order, reads across WAL objects, recovery from
+ * the stores alone (cache-miss path), idempotent sequences, fence, GC of
+ * uncommitted objects, and failed flushes (via a failing object-store twin). */
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "log/logstore.h"
+#include "unit.h"
+
+static uv_loop_t loop;
+
+/* An object store that delegates to mem but fails PUTs while fail_puts > 0. */
+typedef struct {
+    ls_objstore_t base;
+    ls_objstore_t *inner;
+    int fail_puts;
+} failing_os_t;
+
+static ls_status f_put(ls_objstore_t *os, const char *k, const struct iovec *iov, int n, int fl)
+{
+    failing_os_t *f = (failing_os_t *)os;
+    if (__atomic_load_n(&f->fail_puts, __ATOMIC_SEQ_CST) > 0)
+        return LS_EIO;
+    return ls_objstore_put(f->inner, k, iov, n, fl);
+}
+static ls_status f_get(ls_objstore_t *os, const char *k, uint64_t o, uint64_t l, ls_buf_t *out)
+{ return ls_objstore_get(((failing_os_t *)os)->inner, k, o, l, out); }
+static ls_status f_head(ls_objstore_t *os, const char *k, ls_objinfo_t *i)
+{ return ls_objstore_head(((failing_os_t *)os)->inner, k, i); }
+static ls_status f_del(ls_objstore_t *os, const char *k)
+{ return ls_objstore_del(((failing_os_t *)os)->inner, k); }
+static ls_status f_list(ls_objstore_t *os, const char *p, ls_objinfo_t **o, size_t *n)
+{ return ls_objstore_list(((failing_os_t *)os)->inner, p, o, n); }
+static void f_close(ls_objstore_t *os) { ls_free(os); }
+static const ls_objstore_ops_t failing_ops = {"failing", f_put, f_get, f_head, f_del, f_list, f_close};
+
+/* A RecordBatch-shaped entry: only framing, lastOffsetDelta and maxTimestamp
+ * matter to log storage. */
+static size_t make_entry(uint8_t *out, int records, int64_t max_ts, uint8_t fill, int payload)
+{
+    size_t len = 61 + (size_t)payload;
+    memset(out, 0, len);
+    ls_be64_put(out, 0);
+    ls_be32_put(out + 8, (uint32_t)(len - 12));
+    out[16] = 2;
+    ls_be32_put(out + 23, (uint32_t)(records - 1));
+    ls_be64_put(out + 27, (uint64_t)max_ts);
+    ls_be64_put(out + 35, (uint64_t)max_ts);
+    ls_be32_put(out + 57, (uint32_t)records);
+    memset(out + 61, fill, (size_t)payload);
+    return len;
+}
+
+typedef struct {
+    int done;
+    ls_status st;
+    int64_t offset;
+} ack_t;
+
+static void on_ack(void *arg, ls_status st, int64_t base, int64_t start)
+{
+    ack_t *a = arg;
+    a->done++;
+    a->st = st;
+    a->offset = base;
+}
+
+static void run_until(int *flag, int want)
+{
+    for (int i = 0; i < 100000 && *flag < want; i++)
+        uv_run(&loop, UV_RUN_ONCE);
+}
+
+typedef struct {
+    int done;
+    ls_read_result_t res;
+} readres_t;
+
+static void on_read(void *arg, ls_read_result_t *res)
+{
+    readres_t *r = arg;
+    r->res = *res;
+    r->done = 1;
+}
+
+static readres_t read_sync(ls_logstore_t *ls, int64_t log, int64_t off, size_t max)
+{
+    readres_t r = {0};
+    ls_logstore_read(ls, log, off, max, on_read, &r);
+    run_until(&r.done, 1);
+    return r;
+}
+
+static ls_logstore_config_t cfg(void)
+{
+    ls_logstore_config_t c = {.flush_max_bytes = 1 << 20, .flush_linger_ms = 5,
+                              .flush_min_interval_ms = 0, .max_inflight_flushes = 4,
+                              .buffer_max_bytes = 64 << 20, .read_cache_max_bytes = 64 << 20,
+                              .gc_grace_ms = 3600000, .broker_id = 1};
+    return c;
+}
+
+static void shutdown_done(void *arg) { *(int *)arg = 1; }
+
+static void close_ls(ls_logstore_t *ls)
+{
+    int done = 0;
+    ls_logstore_shutdown(ls, shutdown_done, &done);
+    run_until(&done, 1);
+    ls_logstore_free(ls);
+}
+
+static ls_append_t app(int64_t log, const uint8_t *b, size_t len, int records, int64_t ts)
+{
+    ls_append_t a = {.log_id = log, .data = b, .len = len, .offset_count = records,
+                     .max_timestamp = ts, .producer = {.producer_id = -1}};
+    return a;
+}
+
+TEST(append_read_recover)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    CHECK(ls);
+    uint8_t buf[512];
+    ack_t acks[20] = {{0}};
+    /* 10 rounds, each waits for commit: at least 10 WAL objects per log */
+    for (int round = 0; round < 10; round++) {
+        for (int l = 0; l < 2; l++) {
+            size_t len = make_entry(buf, 3, 1000 + round, (uint8_t)(round * 2 + l), 20);
+            ls_append_t a = app(100 + l, buf, len, 3, 1000 + round);
+            ls_logstore_append(ls, &a, on_ack, &acks[round * 2 + l]);
+        }
+        run_until(&acks[round * 2 + 1].done, 1);
+        run_until(&acks[round * 2].done, 1);
+    }
+    for (int i = 0; i < 20; i++) {
+        CHECK_EQ_INT(acks[i].st, LS_OK);
+        CHECK_EQ_INT(acks[i].offset, (i / 2) * 3);
+    }
+    ls_log_info_t info;
+    ls_logstore_info(ls, 100, &info);
+    CHECK_EQ_INT(info.high_watermark, 30);
+    CHECK_EQ_INT(info.log_start, 0);
+    /* read from the middle of a batch: gets the whole batch and what follows */
+    readres_t r = read_sync(ls, 100, 4, 1 << 20);
+    CHECK_EQ_INT(r.res.st, LS_OK);
+    CHECK_EQ_INT(r.res.bytes, 9 * 81);
+    CHECK_EQ_INT(ls_be64_get(r.res.slices[0].chunk->data + r.res.slices[0].off), 3);
+    ls_read_result_free(&r.res);
+    /* byte limit: first batch whole, then stop */
+    r = read_sync(ls, 101, 0, 10);
+    CHECK_EQ_INT(r.res.bytes, 81);
+    ls_read_result_free(&r.res);
+    r = read_sync(ls, 101, 30, 1000);
+    CHECK_EQ_INT(r.res.st, LS_OK);
+    CHECK_EQ_INT(r.res.bytes, 0);
+    ls_read_result_free(&r.res);
+    r = read_sync(ls, 101, 31, 1000);
+    CHECK_EQ_INT(r.res.st, LS_ERANGE);
+    ls_read_result_free(&r.res);
+    close_ls(ls);
+
+    /* reopen on the same stores: everything comes back from metadata + objects */
+    ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    CHECK(ls);
+    ls_logstore_info(ls, 101, &info);
+    CHECK_EQ_INT(info.high_watermark, 30);
+    r = read_sync(ls, 101, 0, 1 << 20);
+    CHECK_EQ_INT(r.res.st, LS_OK);
+    CHECK_EQ_INT(r.res.bytes, 10 * 81);
+    int64_t expect = 0;
+    int batches = 0;
+    for (int s = 0; s < r.res.nslices; s++)
+        for (size_t p = 0; p < r.res.slices[s].len;) {
+            const uint8_t *e = r.res.slices[s].chunk->data + r.res.slices[s].off + p;
+            CHECK_EQ_INT(ls_be64_get(e), expect);
+            CHECK_EQ_INT(e[61], (uint8_t)(batches * 2 + 1));
+            expect += 3;
+            batches++;
+            p += 12 + ls_be32_get(e + 8);
+        }
+    CHECK_EQ_INT(batches, 10);
+    ls_read_result_free(&r.res);
+    ls_logstore_stats_t stats;
+    ls_logstore_stats(ls, &stats);
+    CHECK(stats.store_gets >= 10);   /* served by ranged GETs after restart */
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
+TEST(group_commit_shares_objects)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    uint8_t buf[128];
+    ack_t acks[200] = {{0}};
+    for (int i = 0; i < 200; i++) {
+        size_t len = make_entry(buf, 1, i, (uint8_t)i, 4);
+        ls_append_t a = app(7 + (i % 5), buf, len, 1, i);
+        ls_logstore_append(ls, &a, on_ack, &acks[i]);
+    }
+    for (int i = 0; i < 200; i++)
+        run_until(&acks[i].done, 1);
+    for (int i = 0; i < 200; i++) {
+        CHECK_EQ_INT(acks[i].st, LS_OK);
+        CHECK_EQ_INT(acks[i].offset, i / 5);
+    }
+    ls_logstore_stats_t st;
+    ls_logstore_stats(ls, &st);
+    CHECK(st.flushes < 200);   /* appended in one loop iteration: they shared objects */
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
+TEST(idempotent_sequences)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    uint8_t buf[128];
+    size_t len = make_entry(buf, 2, 5, 1, 4);
+    ls_append_t a = app(1, buf, len, 2, 5);
+    a.producer = (ls_producer_ref_t){.producer_id = 42, .producer_epoch = 0, .base_sequence = 0,
+                                     .last_sequence = 1};
+    ack_t first = {0}, dup_pending = {0}, dup_committed = {0}, gap = {0}, next = {0}, stale = {0};
+    ls_logstore_append(ls, &a, on_ack, &first);
+    ls_logstore_append(ls, &a, on_ack, &dup_pending);   /* retry while in flight */
+    run_until(&dup_pending.done, 1);
+    CHECK_EQ_INT(first.st, LS_OK);
+    CHECK_EQ_INT(dup_pending.st, LS_OK);
+    CHECK_EQ_INT(dup_pending.offset, first.offset);
+    ls_logstore_append(ls, &a, on_ack, &dup_committed);
+    CHECK_EQ_INT(dup_committed.done, 1);
+    CHECK_EQ_INT(dup_committed.offset, first.offset);
+    a.producer.base_sequence = 5;
+    a.producer.last_sequence = 6;
+    ls_logstore_append(ls, &a, on_ack, &gap);
+    CHECK_EQ_INT(gap.st, LS_ERANGE);
+    a.producer.base_sequence = 2;
+    a.producer.last_sequence = 3;
+    ls_logstore_append(ls, &a, on_ack, &next);
+    run_until(&next.done, 1);
+    CHECK_EQ_INT(next.st, LS_OK);
+    CHECK_EQ_INT(next.offset, 2);
+    ls_log_info_t info;
+    ls_logstore_info(ls, 1, &info);
+    CHECK_EQ_INT(info.high_watermark, 4);   /* duplicates were not appended */
+    close_ls(ls);
+    /* producer state survives a restart */
+    ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    ack_t again = {0};
+    ls_logstore_append(ls, &a, on_ack, &again);
+    CHECK_EQ_INT(again.done, 1);
+    CHECK_EQ_INT(again.offset, 2);
+    a.producer.producer_epoch = -1 + 0;   /* older epoch than 0 is impossible; use bump then stale */
+    a.producer.producer_epoch = 1;
+    a.producer.base_sequence = 0;
+    a.producer.last_sequence = 1;
+    ack_t bumped = {0};
+    ls_logstore_append(ls, &a, on_ack, &bumped);
+    run_until(&bumped.done, 1);
+    CHECK_EQ_INT(bumped.st, LS_OK);
+    a.producer.producer_epoch = 0;
+    a.producer.base_sequence = 4;
+    a.producer.last_sequence = 5;
+    ls_logstore_append(ls, &a, on_ack, &stale);
+    CHECK_EQ_INT(stale.st, LS_EFENCED);
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
+static void on_status(void *arg, ls_status st)
+{
+    ack_t *a = arg;
+    a->done = 1;
+    a->st = st;
+}
+
+TEST(fence_rejects_appends)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    uint8_t buf[128];
+    size_t len = make_entry(buf, 1, 1, 1, 4);
+    ls_append_t a = app(9, buf, len, 1, 1);
+    ack_t a1 = {0}, f = {0}, a2 = {0};
+    ls_logstore_append(ls, &a, on_ack, &a1);
+    run_until(&a1.done, 1);
+    ls_logstore_fence(ls, 9, on_status, &f);
+    run_until(&f.done, 1);
+    CHECK_EQ_INT(f.st, LS_OK);
+    ls_logstore_append(ls, &a, on_ack, &a2);
+    CHECK_EQ_INT(a2.st, LS_ENOTFOUND);
+    close_ls(ls);
+    ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    ls_log_info_t info;
+    ls_logstore_info(ls, 9, &info);
+    CHECK(info.fenced);
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
+TEST(failed_put_fails_batches_and_recovers)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    failing_os_t *fos = ls_calloc(1, sizeof *fos);
+    fos->base.ops = &failing_ops;
+    fos->inner = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    c.gc_grace_ms = 0;
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, &fos->base, &c, err, sizeof err);
+    uint8_t buf[128];
+    size_t len = make_entry(buf, 1, 1, 1, 4);
+    ls_append_t a = app(3, buf, len, 1, 1);
+    ack_t ok1 = {0}, bad = {0}, ok2 = {0};
+    ls_logstore_append(ls, &a, on_ack, &ok1);
+    run_until(&ok1.done, 1);
+    fos->fail_puts = 1;
+    ls_logstore_append(ls, &a, on_ack, &bad);
+    run_until(&bad.done, 1);
+    CHECK(bad.st == LS_EAGAIN || bad.st == LS_EIO);
+    fos->fail_puts = 0;
+    ls_logstore_append(ls, &a, on_ack, &ok2);
+    run_until(&ok2.done, 1);
+    CHECK_EQ_INT(ok2.st, LS_OK);
+    CHECK_EQ_INT(ok2.offset, 1);   /* the failed batch consumed no offset */
+    readres_t r = read_sync(ls, 3, 0, 1 << 20);
+    CHECK_EQ_INT(r.res.bytes, 2 * len);
+    ls_read_result_free(&r.res);
+    close_ls(ls);
+    ls_objstore_close(fos->inner);
+    ls_objstore_close(&fos->base);
+    ls_meta_close(meta);
+}
+
+TEST(gc_deletes_only_uncommitted_objects)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    c.gc_grace_ms = 0;
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    uint8_t buf[128];
+    size_t len = make_entry(buf, 1, 1, 1, 4);
+    ls_append_t a = app(5, buf, len, 1, 1);
+    ack_t ok = {0};
+    ls_logstore_append(ls, &a, on_ack, &ok);
+    run_until(&ok.done, 1);
+    struct iovec iov = {(void *)"garbage", 7};
+    CHECK_EQ_INT(ls_objstore_put(os, "wal/0000000000001-9-deadbeef-000001.wal", &iov, 1, 0), LS_OK);
+    int deleted = -1;
+    CHECK_EQ_INT(ls_logstore_gc_now(ls, &deleted), LS_OK);
+    CHECK_EQ_INT(deleted, 1);
+    ls_objinfo_t *objs;
+    size_t n;
+    CHECK_EQ_INT(ls_objstore_list(os, "wal/", &objs, &n), LS_OK);
+    CHECK_EQ_INT(n, 1);   /* the committed object remains */
+    ls_objinfo_free(objs, n);
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
+typedef struct {
+    int done;
+    int64_t off;
+} tres_t;
+static void on_time(void *arg, ls_status st, int64_t off, int64_t ts)
+{
+    tres_t *t = arg;
+    t->done = 1;
+    t->off = off;
+}
+
+TEST(offset_for_time_entry_granularity)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    uint8_t buf[128];
+    for (int i = 0; i < 5; i++) {
+        ack_t ok = {0};
+        size_t len = make_entry(buf, 2, 100 * (i + 1), 1, 4);
+        ls_append_t a = app(6, buf, len, 2, 100 * (i + 1));
+        ls_logstore_append(ls, &a, on_ack, &ok);
+        run_until(&ok.done, 1);
+    }
+    tres_t t = {0};
+    ls_logstore_offset_for_time(ls, 6, 250, on_time, &t);
+    run_until(&t.done, 1);
+    CHECK_EQ_INT(t.off, 4);   /* third entry (max ts 300) starts at offset 4 */
+    t.done = 0;
+    ls_logstore_offset_for_time(ls, 6, 9999, on_time, &t);
+    run_until(&t.done, 1);
+    CHECK_EQ_INT(t.off, 10);  /* none: the high watermark */
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
+int main(void)
+{
+    uv_loop_init(&loop);
+    RUN(append_read_recover);
+    RUN(group_commit_shares_objects);
+    RUN(idempotent_sequences);
+    RUN(fence_rejects_appends);
+    RUN(failed_put_fails_batches_and_recovers);
+    RUN(gc_deletes_only_uncommitted_objects);
+    RUN(offset_for_time_entry_granularity);
+    uv_loop_close(&loop);
+    UNIT_DONE();
+}
