@@ -173,7 +173,7 @@ static ls_rb_result batch_check(const uint8_t *p, size_t avail, size_t max_batch
                                 ls_batch_info_t *bi, char *reason, size_t rlen)
 {
     if (avail < LS_RB_OFF_MAGIC + 1) {
-        snprintf(reason, rlen, "%zu trailing bytes are not a batch header", avail);
+        snprintf(reason, rlen, "only %zu bytes left, too few for a batch header", avail);
         return LS_RB_CORRUPT;
     }
     /* magic sits at offset 16 in every message format (v0/v1 too), so old

@@ -1,0 +1,203 @@
+"""Durability across crashes (kill -9) and graceful shutdown (SIGTERM).
+
+The checker: every record the broker acknowledged (acks=all) is readable
+after recovery at exactly the offset it was acknowledged with, byte for
+byte; no record appears twice; offsets are dense; nothing appears that was
+never produced."""
+
+import time
+
+import pytest
+from confluent_kafka import TopicPartition
+
+from kafka_util import DeliveryLog, consume, consumer, create_topic, producer, unique_topic
+
+PARTS = 4
+
+
+def _value(i):
+    # unique, self-describing, and a bit compressible
+    return b"%08d:" % i + (b"payload-%d-" % (i % 97)) * 8
+
+
+def _stream(p, topic, n, dl, on_progress):
+    """Produces n records in small chunks, giving on_progress(i) a chance to
+    act (kill/stop the broker) while the stream is running."""
+    i = 0
+    while i < n:
+        for _ in range(min(200, n - i)):
+            while True:
+                try:
+                    p.produce(topic, key=b"k%d" % (i % 50), value=_value(i), partition=i % PARTS,
+                              on_delivery=dl)
+                    break
+                except BufferError:
+                    p.poll(0.01)
+            i += 1
+        p.poll(0.005)
+        on_progress(i)
+
+
+def _check(bootstrap, topic, n, dl, exactly_once=False):
+    assert len(dl.acked) + len(dl.failed) == n, (len(dl.acked), len(dl.failed), n)
+    got = consume(bootstrap, topic, list(range(PARTS)), timeout=120, ignore_transient=True)
+    log = {}
+    seen = {}
+    for part, msgs in got.items():
+        offs = [m.offset() for m in msgs]
+        assert offs == list(range(len(offs))), "partition %d offsets not dense after recovery" % part
+        for m in msgs:
+            log[(part, m.offset())] = m.value()
+            seen[m.value()] = seen.get(m.value(), 0) + 1
+    produced = {_value(i) for i in range(n)}
+    strangers = [v for v in seen if v not in produced]
+    assert not strangers, "log holds %d records never produced, e.g. %r" % (len(strangers), strangers[:3])
+    dups = [v[:9] for v, c in seen.items() if c > 1]
+    assert not dups, "%d records appear more than once, e.g. %r" % (len(dups), dups[:5])
+    lost = [(pa, o, v[:9]) for pa, o, _k, v in dl.acked if log.get((pa, o)) != v]
+    assert not lost, ("%d of %d acknowledged records missing or different at their offset, e.g. %r"
+                      % (len(lost), len(dl.acked), lost[:5]))
+    if exactly_once:
+        assert not dl.failed, "idempotent producer lost %d records: %r" % (len(dl.failed), dl.failed[:3])
+        assert len(seen) == n, "log holds %d distinct records, produced %d" % (len(seen), n)
+    return log
+
+
+def test_kill9_mid_stream_loses_no_acknowledged_record(broker):
+    topic = create_topic(broker.bootstrap, unique_topic("crash"), partitions=PARTS)
+    n = 20000
+    # retries=0: a request in flight at the crash is failed, never re-sent, so
+    # any duplicate in the log is the broker's doing.
+    p = producer(broker.bootstrap, **{"acks": "all", "retries": 0, "linger.ms": 5,
+                                      "message.timeout.ms": 60000, "reconnect.backoff.ms": 20,
+                                      "reconnect.backoff.max.ms": 200})
+    dl = DeliveryLog()
+    state = {"killed_at": None}
+
+    def maybe_kill(i):
+        if state["killed_at"] is None and len(dl.acked) >= n // 3:
+            state["killed_at"] = (i, len(dl.acked))
+            broker.kill9()
+            broker.start()
+
+    _stream(p, topic, n, dl, maybe_kill)
+    if state["killed_at"] is None:  # the producer outran the acks: kill now
+        while len(dl.acked) < n // 3:
+            p.poll(0.01)
+        state["killed_at"] = (n, len(dl.acked))
+        broker.kill9()
+        broker.start()
+    assert p.flush(120) == 0
+    assert len(dl.acked) >= n // 3
+    _check(broker.bootstrap, topic, n, dl)
+    # a second, graceful restart changes nothing
+    wm_before = {pa: consumer(broker.bootstrap).get_watermark_offsets(TopicPartition(topic, pa), timeout=10)
+                 for pa in range(PARTS)}
+    broker.restart()
+    wm_after = {pa: consumer(broker.bootstrap).get_watermark_offsets(TopicPartition(topic, pa), timeout=10)
+                for pa in range(PARTS)}
+    assert wm_before == wm_after
+
+
+def test_kill9_idempotent_producer_exactly_once(broker):
+    """enable.idempotence=true retries across the crash; the broker must
+    deduplicate by (producer id, epoch, sequence) using state that survived
+    the crash, so every record lands exactly once."""
+    topic = create_topic(broker.bootstrap, unique_topic("crashidem"), partitions=PARTS)
+    n = 10000
+    p = producer(broker.bootstrap, **{"enable.idempotence": True, "linger.ms": 5,
+                                      "message.timeout.ms": 120000, "reconnect.backoff.ms": 20,
+                                      "reconnect.backoff.max.ms": 200})
+    dl = DeliveryLog()
+    state = {"killed": False}
+
+    def maybe_kill(i):
+        if not state["killed"] and len(dl.acked) >= n // 3:
+            state["killed"] = True
+            broker.kill9()
+            broker.start()
+
+    _stream(p, topic, n, dl, maybe_kill)
+    if not state["killed"]:
+        while len(dl.acked) < n // 3:
+            p.poll(0.01)
+        broker.kill9()
+        broker.start()
+    assert p.flush(150) == 0
+    _check(broker.bootstrap, topic, n, dl, exactly_once=True)
+
+
+def test_kill9_repeated(broker):
+    """Three crashes in a row, each after more acknowledged writes."""
+    topic = create_topic(broker.bootstrap, unique_topic("crash3"), partitions=PARTS)
+    dl = DeliveryLog()
+    total = 0
+    for round_ in range(3):
+        p = producer(broker.bootstrap, **{"acks": "all", "retries": 0, "linger.ms": 2})
+        for j in range(1000):
+            p.produce(topic, value=_value(total + j), partition=(total + j) % PARTS, on_delivery=dl)
+        total += 1000
+        assert p.flush(60) == 0
+        broker.kill9()
+        broker.start()
+    assert not dl.failed
+    _check(broker.bootstrap, topic, total, dl, exactly_once=True)
+
+
+def test_sigterm_mid_stream_keeps_acknowledged_and_exits_0(broker):
+    topic = create_topic(broker.bootstrap, unique_topic("term"), partitions=PARTS)
+    n = 15000
+    p = producer(broker.bootstrap, **{"acks": "all", "retries": 0, "linger.ms": 5,
+                                      "message.timeout.ms": 60000, "reconnect.backoff.ms": 20,
+                                      "reconnect.backoff.max.ms": 200})
+    dl = DeliveryLog()
+    state = {"rc": "not stopped"}
+
+    def maybe_stop(i):
+        if state["rc"] == "not stopped" and len(dl.acked) >= n // 3:
+            state["rc"] = broker.stop()
+            broker.start()
+
+    _stream(p, topic, n, dl, maybe_stop)
+    if state["rc"] == "not stopped":
+        while len(dl.acked) < n // 3:
+            p.poll(0.01)
+        state["rc"] = broker.stop()
+        broker.start()
+    assert state["rc"] == 0, "broker exit code on SIGTERM: %r" % (state["rc"],)
+    assert p.flush(120) == 0
+    _check(broker.bootstrap, topic, n, dl)
+
+
+def test_sigterm_with_parked_fetch_and_idle_connections_exits_promptly(broker):
+    topic = create_topic(broker.bootstrap, unique_topic("termidle"))
+    c = consumer(broker.bootstrap, **{"fetch.wait.max.ms": 10000, "enable.partition.eof": False})
+    try:
+        c.assign([TopicPartition(topic, 0, 0)])
+        c.consume(num_messages=1, timeout=1.0)  # a fetch is now parked at the log end
+        t0 = time.monotonic()
+        rc = broker.stop(timeout=60)
+        took = time.monotonic() - t0
+    finally:
+        c.close()
+    assert rc == 0
+    assert took < 15, "SIGTERM took %.1fs with a parked fetch" % took
+    broker.start()
+
+
+def test_restart_preserves_data_and_offsets_continue(broker):
+    topic = create_topic(broker.bootstrap, unique_topic("cont"), partitions=2)
+    p = producer(broker.bootstrap)
+    dl = DeliveryLog()
+    for i in range(100):
+        p.produce(topic, value=_value(i), partition=i % 2, on_delivery=dl)
+    assert p.flush(30) == 0
+    broker.restart()
+    p2 = producer(broker.bootstrap)
+    dl2 = DeliveryLog()
+    for i in range(100, 110):
+        p2.produce(topic, value=_value(i), partition=i % 2, on_delivery=dl2)
+    assert p2.flush(30) == 0
+    assert sorted(o for pa, o, _k, _v in dl2.acked if pa == 0) == list(range(50, 55))
+    got = consume(broker.bootstrap, topic, [0, 1])
+    assert [m.value() for m in got[0]] == [_value(i) for i in range(0, 110, 2)]
