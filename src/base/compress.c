@@ -152,6 +152,8 @@ static ls_status snappy_block(const uint8_t *in, size_t len, size_t max_out, siz
         return LS_ECORRUPT;
     if (ulen > max_out - (out->len - start))
         return LS_ELIMIT;
+    if (ulen == 0)
+        return LS_OK; /* validated above; out->data may still be NULL */
     ls_buf_reserve(out, ulen);
     size_t got = ulen;
     if (snappy_uncompress((const char *)in, len, (char *)out->data + out->len, &got) !=

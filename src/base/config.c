@@ -95,10 +95,12 @@ static const cfg_key_t cfg_keys[] = {
      .help = "Address given to clients in Metadata responses. Default: the listener "
              "(the host name when the listener binds every interface)."},
     {.name = "advertised.host", .type = CT_STRING, FIELD(advertised_host),
-     .help = "Host part of the advertised address alone (overrides advertised.listeners)."},
+     .help = "Host part of the advertised address alone (shares its value with "
+             "advertised.listeners; whichever is set later wins)."},
     {.name = "advertised.port", .type = CT_PORT, FIELD(advertised_port), .min = 1,
      .max = 65535,
-     .help = "Port part of the advertised address alone (overrides advertised.listeners)."},
+     .help = "Port part of the advertised address alone (shares its value with "
+             "advertised.listeners; whichever is set later wins)."},
     {.name = "broker.id", .alias = "node.id", .type = CT_INT, FIELD(broker_id), .def = "0",
      .min = 0, .max = INT32_MAX, .help = "This broker's id, unique in the cluster."},
     {.name = "cluster.id", .type = CT_STRING, FIELD(cluster_id),
@@ -443,7 +445,7 @@ static int key_apply(ls_config_t *c, const cfg_key_t *k, const char *name, const
         errf(err, errlen, "%s: empty value (default %s)", name, k->def ? k->def : "none");
         return -1;
     }
-    int64_t x;
+    int64_t x = 0;
     bool b;
     int rc;
     switch (k->type) {
@@ -686,7 +688,11 @@ int ls_config_load_file(ls_config_t *c, const char *path, char *err, int errlen)
         goto free_text;
     }
 
-    const char *p = (const char *)text.data, *end = p + text.len;
+    static const char nothing[1];
+    const char *p = text.len ? (const char *)text.data : nothing; /* empty file: no NULL + 0 */
+    const char *end = p + text.len;
+    if (text.len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+        p += 3; /* UTF-8 byte order mark left by some editors */
     int lineno = 0;
     while (p < end) {
         /* Gather one logical line: natural lines joined while they end in an

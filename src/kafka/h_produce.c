@@ -182,6 +182,44 @@ static int produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
     return n;
 }
 
+typedef struct autocreate {
+    ls_kreq_t *req;
+    ls_kafka_ProduceRequest m;
+    char **names;
+    int n;
+} autocreate_t;
+
+static void produce_process(ls_kreq_t *req, ls_kafka_ProduceRequest *m);
+
+/* Worker thread: create the missing topics (as Kafka's auto.create.topics). */
+static void autocreate_work(void *arg)
+{
+    autocreate_t *ac = arg;
+    ls_broker_t *b = ac->req->broker;
+    for (int i = 0; i < ac->n; i++) {
+        char err[256];
+        ls_status st = ls_catalog_create(b->catalog, LS_DEFAULT_NAMESPACE, ac->names[i],
+                                         b->cfg->num_partitions, NULL, 0, 0, NULL, err, sizeof err);
+        if (st == LS_OK)
+            LS_INFO("kafka", "auto-created topic %s with %d partitions on produce", ac->names[i],
+                    b->cfg->num_partitions);
+        else if (st != LS_EEXISTS)
+            LS_WARN("kafka", "auto-creating topic %s failed: %s", ac->names[i], err);
+    }
+}
+
+static void autocreate_after(void *arg)
+{
+    autocreate_t *ac = arg;
+    for (int i = 0; i < ac->n; i++)
+        ls_free(ac->names[i]);
+    ls_free(ac->names);
+    ls_kreq_t *req = ac->req;
+    ls_kafka_ProduceRequest m = ac->m;
+    ls_free(ac);
+    produce_process(req, &m);
+}
+
 void ls_kafka_handle_produce(ls_kreq_t *req)
 {
     ls_kafka_ProduceRequest m;
@@ -189,6 +227,36 @@ void ls_kafka_handle_produce(ls_kreq_t *req)
         ls_kreq_fail(req, req->body.what ? req->body.what : "undecodable Produce body");
         return;
     }
+    ls_broker_t *b = req->broker;
+    if (b->cfg->auto_create_topics_enable && m.TransactionalId.len < 0) {
+        autocreate_t *ac = NULL;
+        for (int t = 0; t < m.NumTopicData; t++) {
+            char *name = ls_kstr_dup(m.TopicData[t].Name);
+            ls_stream_t *s = name ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
+            if (s || !name || !ls_stream_name_valid(name)) {
+                ls_stream_release(s);
+                ls_free(name);
+                continue;
+            }
+            if (!ac) {
+                ac = LS_NEW(autocreate_t);
+                ac->req = req;
+                ac->m = m;
+                ac->names = LS_NEWN(char *, m.NumTopicData);
+            }
+            ac->names[ac->n++] = name;
+        }
+        if (ac) {
+            ls_broker_offload(b, autocreate_work, autocreate_after, ac);
+            return;
+        }
+    }
+    produce_process(req, &m);
+}
+
+static void produce_process(ls_kreq_t *req, ls_kafka_ProduceRequest *mp)
+{
+    ls_kafka_ProduceRequest m = *mp;
     ls_broker_t *b = req->broker;
     bool acks0 = m.Acks == 0;
     produce_ctx_t *ctx = LS_NEW(produce_ctx_t);

@@ -803,6 +803,31 @@ int ls_kafka_DescribeClusterResponse_decode(ls_kr_t *r, int16_t version, ls_aren
 void ls_kafka_DescribeClusterResponse_encode(ls_kw_t *w, int16_t version,
                                              const ls_kafka_DescribeClusterResponse *m);
 
+/* Downgrades an error code to one the request version can carry, as Kafka
+ * does: KAFKA_STORAGE_ERROR (56) becomes NOT_LEADER_OR_FOLLOWER (6) for
+ * Produce < v4 and Fetch < v6; UNKNOWN_TOPIC_ID (100) becomes
+ * UNKNOWN_TOPIC_OR_PARTITION (3) for Fetch < v13. Other codes pass through. */
+int16_t ls_kafka_error_for_version(int16_t api_key, int16_t version, int16_t err);
+
+/* ------------------------------- topic configuration (h_configs.c) -----
+ * Shared by DescribeConfigs and CreateTopics (v5+ returns the new topic's
+ * configuration). Kafka topic configs are stored verbatim as stream config
+ * properties; keys under "lakestream." are Lakestream's own and unchecked. */
+struct ls_prop;
+struct ls_config;
+/* Describes a topic's configuration into an arena array: every Kafka topic
+ * config with its effective value and ConfigSource (TOPIC_CONFIG for stored
+ * overrides, STATIC_BROKER_CONFIG when a non-default broker setting supplies
+ * it, DEFAULT_CONFIG otherwise), then any other stored override. keys filters
+ * the result (nkeys < 0: everything). Returns the number of entries. */
+int32_t ls_kafka_topic_configs(ls_arena_t *a, const struct ls_config *cfg,
+                               const struct ls_prop *overrides, int noverrides,
+                               const ls_kstr_t *keys, int32_t nkeys, bool synonyms, bool docs,
+                               ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult **out);
+/* Validates one topic config for CreateTopics: known name (or "lakestream."
+ * prefix) and a value of the right type. 0, or -1 with a message in err. */
+int ls_kafka_topic_config_check(const char *name, const char *value, char *err, int errlen);
+
 /* -------------------------------------------- helpers shared by msg_*.c ---
  * Not for handlers: they use the typed functions above. */
 

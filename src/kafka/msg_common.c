@@ -152,3 +152,13 @@ void ls_kmsg_wnode_endpoints(ls_kw_t *w, const ls_kafka_NodeEndpoint *v, int32_t
         ls_kw_tags(w, true);
     }
 }
+
+int16_t ls_kafka_error_for_version(int16_t api_key, int16_t version, int16_t err)
+{
+    if (err == 56 && ((api_key == LS_KAFKA_API_PRODUCE && version < 4) ||
+                      (api_key == LS_KAFKA_API_FETCH && version < 6)))
+        return 6;
+    if (err == 100 && api_key == LS_KAFKA_API_FETCH && version < 13)
+        return 3;
+    return err;
+}

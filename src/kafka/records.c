@@ -150,7 +150,8 @@ void ls_batch_header_parse(const uint8_t *p, ls_batch_info_t *out)
 {
     memset(out, 0, sizeof *out);
     out->base_offset = (int64_t)ls_be64_get(p + LS_RB_OFF_BASE_OFFSET);
-    out->size = 12 + (size_t)(int32_t)ls_be32_get(p + LS_RB_OFF_LENGTH);
+    int32_t blen = (int32_t)ls_be32_get(p + LS_RB_OFF_LENGTH);
+    out->size = blen < 0 ? 0 : 12 + (size_t)blen; /* 0: not a batch (unvalidated input) */
     out->leader_epoch = (int32_t)ls_be32_get(p + LS_RB_OFF_LEADER_EPOCH);
     out->magic = (int8_t)p[LS_RB_OFF_MAGIC];
     out->attributes = (int16_t)ls_be16_get(p + LS_RB_OFF_ATTRIBUTES);

@@ -37,17 +37,15 @@
 ls_meta_t *ls_meta_open(const char *url, char *err, int errlen)
 {
     char eb[128];
-    if (!err || errlen <= 0)
-        err = eb, errlen = sizeof eb;
+    if (!err || errlen <= 0) err = eb, errlen = sizeof eb;
     err[0] = 0;
     if (!url) {
         snprintf(err, (size_t)errlen, "metadata URL is missing");
         return NULL;
     }
-    if (strcmp(url, "mem://") == 0)
-        return ls_meta_mem_open();
+    if (strcmp(url, "mem://") == 0) return ls_meta_mem_open();
     if (strncmp(url, "sqlite://", 9) == 0) {
-        const char *path = url + 9;   /* "sqlite:///abs" leaves "/abs" */
+        const char *path = url + 9; /* "sqlite:///abs" leaves "/abs" */
         if (!*path) {
             snprintf(err, (size_t)errlen, "metadata URL '%s' names no file", url);
             return NULL;
@@ -73,8 +71,7 @@ static ls_status meta_first(ls_meta_t *m, const void *start, size_t slen, const 
 {
     ls_kvlist_t l;
     ls_status st = m->ops->scan(m, start, slen, end, elen, 1, reverse, &l);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     if (l.n == 0) {
         ls_kvlist_free(&l);
         return LS_ENOTFOUND;
@@ -93,8 +90,7 @@ ls_status ls_meta_floor(ls_meta_t *m, const void *key, size_t klen, const void *
     memcpy(end, key, klen);
     end[klen] = 0;
     ls_status st = meta_first(m, lo ? lo : "", lo ? lolen : 0, end, klen + 1, 1, out);
-    if (end != stackbuf)
-        ls_free(end);
+    if (end != stackbuf) ls_free(end);
     return st;
 }
 
@@ -111,15 +107,14 @@ ls_status ls_meta_scan_prefix(ls_meta_t *m, const char *prefix, size_t limit, ls
     uint8_t *end = plen <= sizeof stackbuf ? stackbuf : ls_malloc(plen);
     size_t elen = ls_meta_prefix_end(prefix, plen, end);
     ls_status st = m->ops->scan(m, prefix, plen, elen ? end : NULL, elen, limit, 0, out);
-    if (end != stackbuf)
-        ls_free(end);
+    if (end != stackbuf) ls_free(end);
     return st;
 }
 
 ls_status ls_meta_put(ls_meta_t *m, const char *key, const void *val, size_t vlen)
 {
-    ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = val,
-                       .vlen = vlen};
+    ls_meta_op_t op = {
+        .kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = val, .vlen = vlen};
     return m->ops->txn(m, NULL, 0, &op, 1, NULL);
 }
 
@@ -146,8 +141,7 @@ ls_status ls_meta_counter_add(ls_meta_t *m, const char *key, int64_t delta, int6
             mod_rev = kv.mod_rev;
             ls_kv_free(&kv);
             if (bad) {
-                snprintf(m->errmsg, sizeof m->errmsg, "counter %s holds a non-decimal value",
-                         key);
+                snprintf(m->errmsg, sizeof m->errmsg, "counter %s holds a non-decimal value", key);
                 LS_ERROR("meta", "%s", m->errmsg);
                 return LS_ECORRUPT;
             }
@@ -162,18 +156,15 @@ ls_status ls_meta_counter_add(ls_meta_t *m, const char *key, int64_t delta, int6
         int64_t next = cur + delta;
         char val[24];
         int vlen = snprintf(val, sizeof val, "%" PRId64, next);
-        ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = key, .klen = klen,
-                             .rev = mod_rev};
-        ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = key, .klen = klen, .val = val,
-                           .vlen = (size_t)vlen};
+        ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = key, .klen = klen, .rev = mod_rev};
+        ls_meta_op_t op = {
+            .kind = LS_META_OP_PUT, .key = key, .klen = klen, .val = val, .vlen = (size_t)vlen};
         st = m->ops->txn(m, &cmp, 1, &op, 1, NULL);
         if (st == LS_OK) {
-            if (out)
-                *out = next;
+            if (out) *out = next;
             return LS_OK;
         }
-        if (st != LS_ECONFLICT)
-            return st;
+        if (st != LS_ECONFLICT) return st;
     }
     snprintf(m->errmsg, sizeof m->errmsg, "counter %s: too much contention", key);
     return LS_ECONFLICT;
@@ -184,9 +175,8 @@ size_t ls_meta_prefix_end(const void *prefix, size_t plen, uint8_t *out)
     const uint8_t *p = prefix;
     size_t n = plen;
     while (n > 0 && p[n - 1] == 0xff)
-        n--;   /* 0xff cannot be incremented: drop it and carry */
-    if (n == 0)
-        return 0;
+        n--; /* 0xff cannot be incremented: drop it and carry */
+    if (n == 0) return 0;
     memcpy(out, p, n);
     out[n - 1]++;
     return n;
@@ -194,8 +184,7 @@ size_t ls_meta_prefix_end(const void *prefix, size_t plen, uint8_t *out)
 
 void ls_kv_free(ls_kv_t *kv)
 {
-    if (!kv)
-        return;
+    if (!kv) return;
     ls_free(kv->key);
     ls_free(kv->val);
     kv->key = kv->val = NULL;
@@ -204,8 +193,7 @@ void ls_kv_free(ls_kv_t *kv)
 
 void ls_kvlist_free(ls_kvlist_t *l)
 {
-    if (!l)
-        return;
+    if (!l) return;
     for (size_t i = 0; i < l->n; i++)
         ls_kv_free(&l->v[i]);
     ls_free(l->v);
@@ -219,13 +207,11 @@ void ls_kv_set(ls_kv_t *kv, const void *key, size_t klen, const void *val, size_
 {
     memset(kv, 0, sizeof *kv);
     kv->key = ls_malloc(klen + 1);
-    if (klen)
-        memcpy(kv->key, key, klen);
+    if (klen) memcpy(kv->key, key, klen);
     kv->key[klen] = 0;
     kv->klen = klen;
     kv->val = ls_malloc(vlen + 1);
-    if (vlen)
-        memcpy(kv->val, val, vlen);
+    if (vlen) memcpy(kv->val, val, vlen);
     kv->val[vlen] = 0;
     kv->vlen = vlen;
 }
@@ -233,8 +219,7 @@ void ls_kv_set(ls_kv_t *kv, const void *key, size_t klen, const void *val, size_
 int ls_meta_key_cmp(const void *a, size_t alen, const void *b, size_t blen)
 {
     int c = memcmp(a, b, alen < blen ? alen : blen);
-    if (c)
-        return c;
+    if (c) return c;
     return alen < blen ? -1 : alen > blen;
 }
 
@@ -242,8 +227,7 @@ int ls_meta_key_cmp(const void *a, size_t alen, const void *b, size_t blen)
 static int meta_in_range(const void *key, size_t klen, const void *start, size_t slen,
                          const void *end, size_t elen)
 {
-    if (ls_meta_key_cmp(key, klen, start, slen) < 0)
-        return 0;
+    if (ls_meta_key_cmp(key, klen, start, slen) < 0) return 0;
     return !end || !elen || ls_meta_key_cmp(key, klen, end, elen) < 0;
 }
 
@@ -257,16 +241,13 @@ ls_status ls_meta_txn_validate(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t n
                                const ls_meta_op_t *ops, size_t nops)
 {
     if (ncmp + nops > (size_t)m->ops->max_txn_ops) {
-        snprintf(m->errmsg, sizeof m->errmsg,
-                 "txn has %zu compares + ops, more than the limit %d", ncmp + nops,
-                 m->ops->max_txn_ops);
+        snprintf(m->errmsg, sizeof m->errmsg, "txn has %zu compares + ops, more than the limit %d",
+                 ncmp + nops, m->ops->max_txn_ops);
         return LS_EINVAL;
     }
-    if ((ncmp && !cmps) || (nops && !ops))
-        return meta_invalid(m, "missing array", 0);
+    if ((ncmp && !cmps) || (nops && !ops)) return meta_invalid(m, "missing array", 0);
     for (size_t i = 0; i < ncmp; i++) {
-        if (!cmps[i].key || !cmps[i].klen)
-            return meta_invalid(m, "empty compare key", i);
+        if (!cmps[i].key || !cmps[i].klen) return meta_invalid(m, "empty compare key", i);
         if (cmps[i].kind != LS_META_CMP_MOD_REV && cmps[i].kind != LS_META_CMP_VALUE)
             return meta_invalid(m, "unknown compare kind", i);
         if (cmps[i].kind == LS_META_CMP_MOD_REV && cmps[i].rev < 0)
@@ -278,20 +259,15 @@ ls_status ls_meta_txn_validate(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t n
         const ls_meta_op_t *op = &ops[i];
         switch (op->kind) {
         case LS_META_OP_PUT:
-            if (op->vlen && !op->val)
-                return meta_invalid(m, "missing value", i);
-            if (op->lease < 0)
-                return meta_invalid(m, "negative lease", i);
+            if (op->vlen && !op->val) return meta_invalid(m, "missing value", i);
+            if (op->lease < 0) return meta_invalid(m, "negative lease", i);
             /* fallthrough */
         case LS_META_OP_DEL:
-            if (!op->key || !op->klen)
-                return meta_invalid(m, "empty key", i);
+            if (!op->key || !op->klen) return meta_invalid(m, "empty key", i);
             break;
         case LS_META_OP_DEL_RANGE:
-            if (op->klen && !op->key)
-                return meta_invalid(m, "missing range start", i);
-            if (op->elen && !op->end)
-                return meta_invalid(m, "missing range end", i);
+            if (op->klen && !op->key) return meta_invalid(m, "missing range start", i);
+            if (op->elen && !op->end) return meta_invalid(m, "missing range end", i);
             break;
         default:
             return meta_invalid(m, "unknown op kind", i);
@@ -299,11 +275,9 @@ ls_status ls_meta_txn_validate(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t n
     }
     /* a key written twice in one txn is ambiguous: refuse like etcd does */
     for (size_t i = 0; i < nops; i++) {
-        if (ops[i].kind != LS_META_OP_PUT)
-            continue;
+        if (ops[i].kind != LS_META_OP_PUT) continue;
         for (size_t j = 0; j < nops; j++) {
-            if (j == i)
-                continue;
+            if (j == i) continue;
             const ls_meta_op_t *o = &ops[j];
             int clash;
             if (o->kind == LS_META_OP_DEL_RANGE)
@@ -311,8 +285,7 @@ ls_status ls_meta_txn_validate(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t n
                                       o->end, o->elen);
             else
                 clash = ls_meta_key_cmp(ops[i].key, ops[i].klen, o->key, o->klen) == 0;
-            if (clash)
-                return meta_invalid(m, "key written twice", i);
+            if (clash) return meta_invalid(m, "key written twice", i);
         }
     }
     return LS_OK;
@@ -321,7 +294,7 @@ ls_status ls_meta_txn_validate(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t n
 /* ---- watch hub ---- */
 
 typedef struct hub_batch {
-    int refs;                  /* guarded by the hub lock; the ring holds one */
+    int refs; /* guarded by the hub lock; the ring holds one */
     int64_t rev;
     size_t bytes;
     ls_meta_event_t *ev;
@@ -331,26 +304,26 @@ typedef struct hub_batch {
 struct ls_meta_watch {
     uint8_t *prefix;
     size_t plen;
-    int64_t cursor;            /* newest revision handed over (or skipped) */
+    int64_t cursor; /* newest revision handed over (or skipped) */
     ls_meta_watch_cb cb;
     void *arg;
-    int busy;                  /* its callback is running on the notifier */
+    int busy; /* its callback is running on the notifier */
     int cancelled;
-    int orphan;                /* cancelled from its own callback: notifier frees */
-    int compacted;             /* missed evicted events */
-    int told;                  /* compacted signal delivered */
+    int orphan;    /* cancelled from its own callback: notifier frees */
+    int compacted; /* missed evicted events */
+    int told;      /* compacted signal delivered */
     struct ls_meta_watch *next;
 };
 
 struct ls_meta_hub {
     pthread_mutex_t mu;
-    pthread_cond_t wake;       /* notifier: batch, watcher or stop */
-    pthread_cond_t idle;       /* cancellers: a callback returned */
+    pthread_cond_t wake; /* notifier: batch, watcher or stop */
+    pthread_cond_t idle; /* cancellers: a callback returned */
     pthread_t thread;
     int stop;
     int64_t head_rev;
     int64_t compacted_rev;
-    hub_batch_t **ring;        /* circular: ring[(start + i) % cap], oldest first */
+    hub_batch_t **ring; /* circular: ring[(start + i) % cap], oldest first */
     size_t cap, start, n;
     size_t bytes, max_bytes;
     ls_meta_watch_t *watchers;
@@ -358,15 +331,17 @@ struct ls_meta_hub {
 
 static void hub_batch_release(hub_batch_t *b)
 {
-    if (--b->refs > 0)
-        return;
+    if (--b->refs > 0) return;
     for (size_t i = 0; i < b->n; i++)
         ls_kv_free(&b->ev[i].kv);
     ls_free(b->ev);
     ls_free(b);
 }
 
-static hub_batch_t *hub_at(ls_meta_hub_t *h, size_t i) { return h->ring[(h->start + i) % h->cap]; }
+static hub_batch_t *hub_at(ls_meta_hub_t *h, size_t i)
+{
+    return h->ring[(h->start + i) % h->cap];
+}
 
 /* First retained batch with rev > after, or NULL. Caller holds mu. */
 static hub_batch_t *hub_find_after(ls_meta_hub_t *h, int64_t after)
@@ -384,18 +359,15 @@ static hub_batch_t *hub_find_after(ls_meta_hub_t *h, int64_t after)
 
 static int hub_ready(const ls_meta_hub_t *h, const ls_meta_watch_t *w)
 {
-    if (w->cancelled || w->busy)
-        return 0;
-    if (w->compacted)
-        return !w->told;
+    if (w->cancelled || w->busy) return 0;
+    if (w->compacted) return !w->told;
     return w->cursor < h->head_rev;
 }
 
 /* Serve order: compacted signals first, then the watcher furthest behind. */
 static int hub_before(const ls_meta_watch_t *x, const ls_meta_watch_t *w)
 {
-    if (x->compacted != w->compacted)
-        return x->compacted;
+    if (x->compacted != w->compacted) return x->compacted;
     return x->cursor < w->cursor;
 }
 
@@ -422,8 +394,7 @@ static void *hub_notifier(void *arg)
     while (!h->stop) {
         ls_meta_watch_t *w = NULL;
         for (ls_meta_watch_t *x = h->watchers; x; x = x->next)
-            if (hub_ready(h, x) && (!w || hub_before(x, w)))
-                w = x;
+            if (hub_ready(h, x) && (!w || hub_before(x, w))) w = x;
         if (!w) {
             pthread_cond_wait(&h->wake, &h->mu);
             continue;
@@ -441,8 +412,7 @@ static void *hub_notifier(void *arg)
             w->cursor = b->rev;
             for (size_t i = 0; i < b->n; i++)
                 nmatch += hub_match(w, &b->ev[i]);
-            if (!nmatch)
-                continue;
+            if (!nmatch) continue;
             b->refs++;
         }
         w->busy = 1;
@@ -456,18 +426,15 @@ static void *hub_notifier(void *arg)
             ls_meta_event_t *sel = ls_malloc(nmatch * sizeof *sel);
             size_t k = 0;
             for (size_t i = 0; i < b->n; i++)
-                if (hub_match(w, &b->ev[i]))
-                    sel[k++] = b->ev[i];
+                if (hub_match(w, &b->ev[i])) sel[k++] = b->ev[i];
             w->cb(w->arg, sel, k);
             ls_free(sel);
         }
 
         pthread_mutex_lock(&h->mu);
         w->busy = 0;
-        if (b)
-            hub_batch_release(b);
-        if (w->orphan)
-            hub_unlink(h, w);
+        if (b) hub_batch_release(b);
+        if (w->orphan) hub_unlink(h, w);
         pthread_cond_broadcast(&h->idle);
     }
     pthread_mutex_unlock(&h->mu);
@@ -515,13 +482,11 @@ void ls_meta_hub_publish(ls_meta_hub_t *h, int64_t rev, ls_meta_event_t *ev, siz
     h->ring[(h->start + h->n) % h->cap] = b;
     h->n++;
     h->bytes += b->bytes;
-    if (rev > h->head_rev)
-        h->head_rev = rev;
+    if (rev > h->head_rev) h->head_rev = rev;
     while (h->bytes > h->max_bytes && h->n > 1) {
         hub_batch_t *old = h->ring[h->start];
         for (ls_meta_watch_t *w = h->watchers; w; w = w->next)
-            if (!w->cancelled && !w->compacted && w->cursor < old->rev)
-                w->compacted = 1;
+            if (!w->cancelled && !w->compacted && w->cursor < old->rev) w->compacted = 1;
         h->compacted_rev = old->rev;
         h->bytes -= old->bytes;
         h->start = (h->start + 1) % h->cap;
@@ -535,16 +500,14 @@ void ls_meta_hub_publish(ls_meta_hub_t *h, int64_t rev, ls_meta_event_t *ev, siz
 ls_status ls_meta_hub_watch(ls_meta_hub_t *h, const void *prefix, size_t plen, int64_t after_rev,
                             ls_meta_watch_cb cb, void *arg, ls_meta_watch_t **out)
 {
-    if (!cb || after_rev < 0 || (plen && !prefix))
-        return LS_EINVAL;
+    if (!cb || after_rev < 0 || (plen && !prefix)) return LS_EINVAL;
     ls_meta_watch_t *w = LS_NEW(ls_meta_watch_t);
     w->prefix = ls_memdup(prefix ? prefix : "", plen);
     w->plen = plen;
     w->cb = cb;
     w->arg = arg;
     pthread_mutex_lock(&h->mu);
-    if (after_rev == 0)
-        after_rev = h->head_rev;
+    if (after_rev == 0) after_rev = h->head_rev;
     if (after_rev < h->compacted_rev) {
         pthread_mutex_unlock(&h->mu);
         ls_free(w->prefix);
@@ -562,12 +525,11 @@ ls_status ls_meta_hub_watch(ls_meta_hub_t *h, const void *prefix, size_t plen, i
 
 void ls_meta_hub_cancel(ls_meta_hub_t *h, ls_meta_watch_t *w)
 {
-    if (!w)
-        return;
+    if (!w) return;
     pthread_mutex_lock(&h->mu);
     w->cancelled = 1;
     if (w->busy && pthread_equal(pthread_self(), h->thread)) {
-        w->orphan = 1;   /* we are inside its callback */
+        w->orphan = 1; /* we are inside its callback */
     } else {
         while (w->busy)
             pthread_cond_wait(&h->idle, &h->mu);
@@ -578,8 +540,7 @@ void ls_meta_hub_cancel(ls_meta_hub_t *h, ls_meta_watch_t *w)
 
 void ls_meta_hub_free(ls_meta_hub_t *h)
 {
-    if (!h)
-        return;
+    if (!h) return;
     pthread_mutex_lock(&h->mu);
     h->stop = 1;
     pthread_cond_signal(&h->wake);
@@ -590,8 +551,7 @@ void ls_meta_hub_free(ls_meta_hub_t *h)
         hub_unlink(h, h->watchers);
         left++;
     }
-    if (left)
-        LS_WARN("meta", "closing with %d watch(es) still registered", left);
+    if (left) LS_WARN("meta", "closing with %d watch(es) still registered", left);
     for (size_t i = 0; i < h->n; i++)
         hub_batch_release(hub_at(h, i));
     ls_free(h->ring);

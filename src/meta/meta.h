@@ -141,7 +141,9 @@ ls_status ls_meta_del(ls_meta_t *m, const char *key);   /* absent key: LS_OK */
 /* Atomically add delta to a decimal counter key and return the new value
  * (an absent key counts as 0; a non-decimal value is LS_ECORRUPT). */
 ls_status ls_meta_counter_add(ls_meta_t *m, const char *key, int64_t delta, int64_t *out);
-/* Returns the end of the prefix range: prefix with the last byte incremented. */
+/* Returns the end of the prefix range: prefix with the last byte incremented
+ * (trailing 0xff bytes dropped first). out needs plen bytes. Returns 0 when
+ * the prefix has no upper bound (empty or all 0xff): scan with no end. */
 size_t ls_meta_prefix_end(const void *prefix, size_t plen, uint8_t *out);
 
 void ls_kv_free(ls_kv_t *kv);

@@ -42,7 +42,7 @@ typedef struct mem_lease {
 typedef struct mem_meta {
     ls_meta_t base;
     pthread_mutex_t mu;
-    pthread_cond_t cv;         /* wakes the expirer (CLOCK_MONOTONIC) */
+    pthread_cond_t cv; /* wakes the expirer (CLOCK_MONOTONIC) */
     pthread_t expirer;
     int stop;
     mem_entry_t *e;
@@ -75,8 +75,7 @@ static size_t mem_lower_bound(const mem_meta_t *mm, const void *key, size_t klen
 static mem_entry_t *mem_find(mem_meta_t *mm, const void *key, size_t klen)
 {
     size_t i = mem_lower_bound(mm, key, klen);
-    if (i < mm->n && ls_meta_key_cmp(mm->e[i].key, mm->e[i].klen, key, klen) == 0)
-        return &mm->e[i];
+    if (i < mm->n && ls_meta_key_cmp(mm->e[i].key, mm->e[i].klen, key, klen) == 0) return &mm->e[i];
     return NULL;
 }
 
@@ -126,12 +125,10 @@ static void mem_commit_events(mem_meta_t *mm, mem_events_t *evs)
 static ls_status mem_get(ls_meta_t *m, const void *key, size_t klen, ls_kv_t *out)
 {
     mem_meta_t *mm = (mem_meta_t *)m;
-    if (!key || !klen)
-        return LS_EINVAL;
+    if (!key || !klen) return LS_EINVAL;
     pthread_mutex_lock(&mm->mu);
     mem_entry_t *e = mem_find(mm, key, klen);
-    if (e)
-        mem_to_kv(e, out);
+    if (e) mem_to_kv(e, out);
     pthread_mutex_unlock(&mm->mu);
     return e ? LS_OK : LS_ENOTFOUND;
 }
@@ -141,8 +138,7 @@ static ls_status mem_scan(ls_meta_t *m, const void *start, size_t slen, const vo
 {
     mem_meta_t *mm = (mem_meta_t *)m;
     memset(out, 0, sizeof *out);
-    if (!start)
-        start = "", slen = 0;
+    if (!start) start = "", slen = 0;
     pthread_mutex_lock(&mm->mu);
     size_t lo = mem_lower_bound(mm, start, slen);
     size_t hi = end && elen ? mem_lower_bound(mm, end, elen) : mm->n;
@@ -161,16 +157,14 @@ static ls_status mem_scan(ls_meta_t *m, const void *start, size_t slen, const vo
 static mem_lease_t *mem_lease_find(mem_meta_t *mm, int64_t id)
 {
     for (size_t i = 0; i < mm->nleases; i++)
-        if (mm->leases[i].id == id)
-            return &mm->leases[i];
+        if (mm->leases[i].id == id) return &mm->leases[i];
     return NULL;
 }
 
 static int mem_cmp_holds(mem_meta_t *mm, const ls_meta_cmp_t *c)
 {
     mem_entry_t *e = mem_find(mm, c->key, c->klen);
-    if (c->kind == LS_META_CMP_MOD_REV)
-        return e ? e->mod_rev == c->rev : c->rev == 0;
+    if (c->kind == LS_META_CMP_MOD_REV) return e ? e->mod_rev == c->rev : c->rev == 0;
     return e && ls_meta_key_cmp(e->val, e->vlen, c->val ? c->val : "", c->vlen) == 0;
 }
 
@@ -205,8 +199,7 @@ static ls_status mem_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
 {
     mem_meta_t *mm = (mem_meta_t *)m;
     ls_status st = ls_meta_txn_validate(m, cmps, ncmp, ops, nops);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     pthread_mutex_lock(&mm->mu);
     for (size_t i = 0; i < ncmp; i++)
         if (!mem_cmp_holds(mm, &cmps[i])) {
@@ -215,12 +208,10 @@ static ls_status mem_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
         }
     int64_t now = ls_clock_mono_ms();
     for (size_t i = 0; i < nops; i++) {
-        if (ops[i].kind != LS_META_OP_PUT || !ops[i].lease)
-            continue;
+        if (ops[i].kind != LS_META_OP_PUT || !ops[i].lease) continue;
         mem_lease_t *l = mem_lease_find(mm, ops[i].lease);
         if (!l || l->deadline_ms <= now) {
-            snprintf(m->errmsg, sizeof m->errmsg, "lease %lld not found",
-                     (long long)ops[i].lease);
+            snprintf(m->errmsg, sizeof m->errmsg, "lease %lld not found", (long long)ops[i].lease);
             st = LS_ENOTFOUND;
             goto unlock;
         }
@@ -244,8 +235,7 @@ static ls_status mem_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
     }
     mem_commit_events(mm, &evs);
 unlock:
-    if (st == LS_OK && rev_out)
-        *rev_out = mm->rev;
+    if (st == LS_OK && rev_out) *rev_out = mm->rev;
     pthread_mutex_unlock(&mm->mu);
     return st;
 }
@@ -253,8 +243,7 @@ unlock:
 static ls_status mem_lease_grant(ls_meta_t *m, int64_t ttl_ms, int64_t *lease_out)
 {
     mem_meta_t *mm = (mem_meta_t *)m;
-    if (ttl_ms <= 0)
-        return LS_EINVAL;
+    if (ttl_ms <= 0) return LS_EINVAL;
     pthread_mutex_lock(&mm->mu);
     if (mm->nleases == mm->lcap) {
         mm->lcap = mm->lcap ? mm->lcap * 2 : 16;
@@ -289,8 +278,7 @@ static ls_status mem_lease_keepalive(ls_meta_t *m, int64_t lease)
 static ls_status mem_revoke_locked(mem_meta_t *mm, int64_t lease)
 {
     mem_lease_t *l = mem_lease_find(mm, lease);
-    if (!l)
-        return LS_ENOTFOUND;
+    if (!l) return LS_ENOTFOUND;
     *l = mm->leases[--mm->nleases];
     mem_events_t evs = {0};
     int64_t rev = mm->rev + 1;
@@ -322,11 +310,10 @@ static void *mem_expirer(void *arg)
         int64_t next = now + MEM_EXPIRER_MAX_SLEEP_MS;
         for (size_t i = 0; i < mm->nleases;) {
             if (mm->leases[i].deadline_ms <= now) {
-                mem_revoke_locked(mm, mm->leases[i].id);   /* moves the last lease to i */
+                mem_revoke_locked(mm, mm->leases[i].id); /* moves the last lease to i */
                 continue;
             }
-            if (mm->leases[i].deadline_ms < next)
-                next = mm->leases[i].deadline_ms;
+            if (mm->leases[i].deadline_ms < next) next = mm->leases[i].deadline_ms;
             i++;
         }
         struct timespec ts = {.tv_sec = next / 1000, .tv_nsec = (next % 1000) * 1000000};

@@ -50,8 +50,8 @@ enum {
     SQ_COMMIT,
     SQ_ROLLBACK,
     SQ_GET,
-    SQ_SCAN_ASC,          /* bounded [start, end) */
-    SQ_SCAN_ASC_OPEN,     /* [start, +inf) */
+    SQ_SCAN_ASC,      /* bounded [start, end) */
+    SQ_SCAN_ASC_OPEN, /* [start, +inf) */
     SQ_SCAN_DESC,
     SQ_SCAN_DESC_OPEN,
     SQ_PUT,
@@ -91,10 +91,12 @@ static const char *const sq_sql[SQ_NSTMT] = {
     [SQ_SET_REV] = "UPDATE meta SET ival = ?1 WHERE name = 'revision'",
     [SQ_LEASE_GET] = "SELECT expires_at FROM leases WHERE id = ?1",
     [SQ_LEASE_INSERT] = "INSERT INTO leases(ttl_ms, expires_at) VALUES(?1, ?2)",
-    [SQ_LEASE_TOUCH] = "UPDATE leases SET expires_at = ?2 + ttl_ms WHERE id = ?1 AND expires_at > ?2",
+    [SQ_LEASE_TOUCH] =
+        "UPDATE leases SET expires_at = ?2 + ttl_ms WHERE id = ?1 AND expires_at > ?2",
     [SQ_LEASE_DELETE] = "DELETE FROM leases WHERE id = ?1",
     [SQ_LEASE_DELETE_KEYS] = "DELETE FROM kv WHERE lease = ?1 AND lease != 0 RETURNING key",
-    [SQ_LEASE_EXPIRED] = "SELECT id FROM leases WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2",
+    [SQ_LEASE_EXPIRED] =
+        "SELECT id FROM leases WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2",
     [SQ_LEASE_NEXT] = "SELECT MIN(expires_at) FROM leases",
 };
 
@@ -111,7 +113,7 @@ static const char sq_schema[] =
 typedef struct sq_meta {
     ls_meta_t base;
     pthread_mutex_t mu;
-    pthread_cond_t cv;          /* wakes the expirer (CLOCK_MONOTONIC) */
+    pthread_cond_t cv; /* wakes the expirer (CLOCK_MONOTONIC) */
     pthread_t expirer;
     int stop;
     sqlite3 *db;
@@ -133,12 +135,16 @@ static ls_status sq_fail(sq_meta_t *s, int rc, const char *what)
              sqlite3_errmsg(s->db), rc);
     LS_ERROR("meta", "%s", s->base.errmsg);
     switch (rc & 0xff) {
-    case SQLITE_FULL: return LS_ENOSPC;
+    case SQLITE_FULL:
+        return LS_ENOSPC;
     case SQLITE_BUSY:
-    case SQLITE_LOCKED: return LS_EAGAIN;
+    case SQLITE_LOCKED:
+        return LS_EAGAIN;
     case SQLITE_CORRUPT:
-    case SQLITE_NOTADB: return LS_ECORRUPT;
-    default: return LS_EIO;
+    case SQLITE_NOTADB:
+        return LS_ECORRUPT;
+    default:
+        return LS_EIO;
     }
 }
 
@@ -221,8 +227,7 @@ static int sq_collect_deletes(sqlite3_stmt *st, int64_t rev, sq_events_t *evs)
         ev->kv.mod_rev = rev;
     }
     sqlite3_reset(st);
-    if (evs->n - first > 1)
-        qsort(evs->v + first, evs->n - first, sizeof *evs->v, sq_event_key_cmp);
+    if (evs->n - first > 1) qsort(evs->v + first, evs->n - first, sizeof *evs->v, sq_event_key_cmp);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
@@ -234,11 +239,9 @@ static ls_status sq_finish(sq_meta_t *s, sq_events_t *evs)
     if (evs->n) {
         sqlite3_stmt *st = sq_stmt(s, SQ_SET_REV);
         sqlite3_bind_int64(st, 1, s->rev + 1);
-        if ((rc = sq_exec(s, SQ_SET_REV)) != SQLITE_OK)
-            goto rollback;
+        if ((rc = sq_exec(s, SQ_SET_REV)) != SQLITE_OK) goto rollback;
     }
-    if ((rc = sq_exec(s, SQ_COMMIT)) != SQLITE_OK)
-        goto rollback;
+    if ((rc = sq_exec(s, SQ_COMMIT)) != SQLITE_OK) goto rollback;
     if (evs->n) {
         s->rev++;
         ls_meta_hub_publish(s->hub, s->rev, evs->v, evs->n);
@@ -259,8 +262,7 @@ rollback:;
 static ls_status sq_get(ls_meta_t *m, const void *key, size_t klen, ls_kv_t *out)
 {
     sq_meta_t *s = (sq_meta_t *)m;
-    if (!key || !klen)
-        return LS_EINVAL;
+    if (!key || !klen) return LS_EINVAL;
     pthread_mutex_lock(&s->mu);
     sqlite3_stmt *st = sq_stmt(s, SQ_GET);
     sq_bind_blob(st, 1, key, klen);
@@ -280,8 +282,8 @@ static ls_status sq_get(ls_meta_t *m, const void *key, size_t klen, ls_kv_t *out
     return res;
 }
 
-static ls_status sq_scan(ls_meta_t *m, const void *start, size_t slen, const void *end,
-                         size_t elen, size_t limit, int reverse, ls_kvlist_t *out)
+static ls_status sq_scan(ls_meta_t *m, const void *start, size_t slen, const void *end, size_t elen,
+                         size_t limit, int reverse, ls_kvlist_t *out)
 {
     sq_meta_t *s = (sq_meta_t *)m;
     memset(out, 0, sizeof *out);
@@ -293,8 +295,7 @@ static ls_status sq_scan(ls_meta_t *m, const void *start, size_t slen, const voi
     pthread_mutex_lock(&s->mu);
     sqlite3_stmt *st = sq_stmt(s, which);
     sq_bind_blob(st, 1, start, start ? slen : 0);
-    if (bounded)
-        sq_bind_blob(st, 2, end, elen);
+    if (bounded) sq_bind_blob(st, 2, end, elen);
     sqlite3_bind_int64(st, bounded ? 3 : 2, want);
     size_t cap = 0;
     int rc;
@@ -335,9 +336,8 @@ static int sq_cmp_holds(sq_meta_t *s, const ls_meta_cmp_t *c)
         if (c->kind == LS_META_CMP_MOD_REV)
             holds = sqlite3_column_int64(st, 2) == c->rev;
         else
-            holds = ls_meta_key_cmp(sqlite3_column_blob(st, 0),
-                                    (size_t)sqlite3_column_bytes(st, 0), c->val ? c->val : "",
-                                    c->vlen) == 0;
+            holds = ls_meta_key_cmp(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+                                    c->val ? c->val : "", c->vlen) == 0;
     } else if (rc == SQLITE_DONE) {
         holds = c->kind == LS_META_CMP_MOD_REV && c->rev == 0;
     } else {
@@ -394,8 +394,7 @@ static int sq_apply(sq_meta_t *s, const ls_meta_op_t *op, int64_t rev, sq_events
         int bounded = op->end && op->elen;
         st = sq_stmt(s, bounded ? SQ_DEL_RANGE : SQ_DEL_RANGE_OPEN);
         sq_bind_blob(st, 1, op->key, op->key ? op->klen : 0);
-        if (bounded)
-            sq_bind_blob(st, 2, op->end, op->elen);
+        if (bounded) sq_bind_blob(st, 2, op->end, op->elen);
         return sq_collect_deletes(st, rev, evs);
     }
     }
@@ -407,8 +406,7 @@ static ls_status sq_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
 {
     sq_meta_t *s = (sq_meta_t *)m;
     ls_status res = ls_meta_txn_validate(m, cmps, ncmp, ops, nops);
-    if (res != LS_OK)
-        return res;
+    if (res != LS_OK) return res;
     sq_events_t evs = {0};
     pthread_mutex_lock(&s->mu);
     int rc = sq_exec(s, SQ_BEGIN);
@@ -429,16 +427,14 @@ static ls_status sq_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
     }
     int64_t now = ls_clock_wall_ms();
     for (size_t i = 0; i < nops; i++) {
-        if (ops[i].kind != LS_META_OP_PUT || !ops[i].lease)
-            continue;
+        if (ops[i].kind != LS_META_OP_PUT || !ops[i].lease) continue;
         int live = sq_lease_live(s, ops[i].lease, now);
         if (live < 0) {
             res = sq_fail(s, -live, "lease lookup");
             goto rollback;
         }
         if (!live) {
-            snprintf(m->errmsg, sizeof m->errmsg, "lease %lld not found",
-                     (long long)ops[i].lease);
+            snprintf(m->errmsg, sizeof m->errmsg, "lease %lld not found", (long long)ops[i].lease);
             res = LS_ENOTFOUND;
             goto rollback;
         }
@@ -457,8 +453,7 @@ rollback:
     sq_rollback(s);
     sq_events_free(&evs);
 unlock:
-    if (res == LS_OK && rev_out)
-        *rev_out = s->rev;
+    if (res == LS_OK && rev_out) *rev_out = s->rev;
     pthread_mutex_unlock(&s->mu);
     return res;
 }
@@ -466,8 +461,7 @@ unlock:
 static ls_status sq_lease_grant(ls_meta_t *m, int64_t ttl_ms, int64_t *lease_out)
 {
     sq_meta_t *s = (sq_meta_t *)m;
-    if (ttl_ms <= 0)
-        return LS_EINVAL;
+    if (ttl_ms <= 0) return LS_EINVAL;
     pthread_mutex_lock(&s->mu);
     sqlite3_stmt *st = sq_stmt(s, SQ_LEASE_INSERT);
     sqlite3_bind_int64(st, 1, ttl_ms);
@@ -506,8 +500,7 @@ static ls_status sq_revoke_locked(sq_meta_t *s, int64_t lease)
     sq_events_t evs = {0};
     ls_status res;
     int rc = sq_exec(s, SQ_BEGIN);
-    if (rc != SQLITE_OK)
-        return sq_fail(s, rc, "begin");
+    if (rc != SQLITE_OK) return sq_fail(s, rc, "begin");
     sqlite3_stmt *st = sq_stmt(s, SQ_LEASE_DELETE);
     sqlite3_bind_int64(st, 1, lease);
     if ((rc = sq_exec(s, SQ_LEASE_DELETE)) != SQLITE_OK) {
@@ -557,7 +550,7 @@ static int64_t sq_expire_due(sq_meta_t *s, int64_t now)
         for (int i = 0; i < n; i++) {
             ls_status res = sq_revoke_locked(s, ids[i]);
             if (res != LS_OK && res != LS_ENOTFOUND)
-                return now + SQ_EXPIRER_MAX_SLEEP_MS;   /* logged; retry later */
+                return now + SQ_EXPIRER_MAX_SLEEP_MS; /* logged; retry later */
         }
     } while (n == SQ_EXPIRE_BATCH);
     sqlite3_stmt *st = sq_stmt(s, SQ_LEASE_NEXT);
@@ -576,8 +569,7 @@ static void *sq_expirer(void *arg)
         int64_t now = ls_clock_wall_ms();
         int64_t next = sq_expire_due(s, now);
         int64_t sleep_ms = SQ_EXPIRER_MAX_SLEEP_MS;
-        if (next && next - now < sleep_ms)
-            sleep_ms = next - now > 0 ? next - now : 1;
+        if (next && next - now < sleep_ms) sleep_ms = next - now > 0 ? next - now : 1;
         int64_t at = ls_clock_mono_ms() + sleep_ms;
         struct timespec ts = {.tv_sec = at / 1000, .tv_nsec = (at % 1000) * 1000000};
         pthread_cond_timedwait(&s->cv, &s->mu, &ts);
@@ -639,8 +631,7 @@ static int sq_pragma_text(sqlite3 *db, const char *sql, char *out, size_t cap)
 {
     sqlite3_stmt *st;
     out[0] = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
         snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
@@ -651,12 +642,10 @@ static int64_t sq_meta_int(sqlite3 *db, const char *name, int64_t dflt)
 {
     sqlite3_stmt *st;
     int64_t v = dflt;
-    if (sqlite3_prepare_v2(db, "SELECT ival FROM meta WHERE name = ?1", -1, &st, NULL) !=
-        SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "SELECT ival FROM meta WHERE name = ?1", -1, &st, NULL) != SQLITE_OK)
         return dflt;
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return v;
 }
@@ -666,10 +655,9 @@ static void sq_mkdirs(const char *path)
 {
     char *p = ls_strdup(path);
     for (char *q = p + 1; *q; q++) {
-        if (*q != '/')
-            continue;
+        if (*q != '/') continue;
         *q = 0;
-        mkdir(p, 0755);   /* errors surface when SQLite opens the file */
+        mkdir(p, 0755); /* errors surface when SQLite opens the file */
         *q = '/';
     }
     ls_free(p);
@@ -678,8 +666,7 @@ static void sq_mkdirs(const char *path)
 ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen)
 {
     char eb[128];
-    if (!err || errlen <= 0)
-        err = eb, errlen = sizeof eb;
+    if (!err || errlen <= 0) err = eb, errlen = sizeof eb;
     err[0] = 0;
     if (!path || !*path) {
         snprintf(err, (size_t)errlen, "sqlite metadata path is empty");
@@ -696,9 +683,8 @@ ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen)
     pthread_condattr_destroy(&ca);
 
     sq_mkdirs(path);
-    int rc = sqlite3_open_v2(path, &s->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             NULL);
+    int rc = sqlite3_open_v2(
+        path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         snprintf(err, (size_t)errlen, "sqlite %s: open: %s", path,
                  s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
@@ -737,8 +723,8 @@ ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen)
         goto fail;
     }
     for (int i = 0; i < SQ_NSTMT; i++) {
-        if (sqlite3_prepare_v3(s->db, sq_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
-                               NULL) != SQLITE_OK) {
+        if (sqlite3_prepare_v3(s->db, sq_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
+            SQLITE_OK) {
             snprintf(err, (size_t)errlen, "sqlite %s: prepare '%s': %s", path, sq_sql[i],
                      sqlite3_errmsg(s->db));
             goto fail;

@@ -16,33 +16,29 @@ ls_objstore_t *ls_objstore_open(const char *url, int fsync_enabled, char *err, i
     else
         err[0] = 0;
     if (!url) {
-        if (err)
-            snprintf(err, (size_t)errlen, "object store URL is missing");
+        if (err) snprintf(err, (size_t)errlen, "object store URL is missing");
         return NULL;
     }
-    if (strcmp(url, "mem://") == 0)
-        return ls_objstore_mem_open();
+    if (strcmp(url, "mem://") == 0) return ls_objstore_mem_open();
     if (strncmp(url, "file://", 7) == 0) {
-        const char *path = url + 7;   /* "file:///abs" leaves "/abs" */
+        const char *path = url + 7; /* "file:///abs" leaves "/abs" */
         if (!*path) {
-            if (err)
-                snprintf(err, (size_t)errlen, "object store URL '%s' names no directory", url);
+            if (err) snprintf(err, (size_t)errlen, "object store URL '%s' names no directory", url);
             return NULL;
         }
         return ls_objstore_fs_open(path, fsync_enabled, err, errlen);
     }
     if (err)
         snprintf(err, (size_t)errlen,
-             "unsupported object store URL '%s' (expected file:///abs/dir, file://rel/dir or "
-             "mem://)",
-             url);
+                 "unsupported object store URL '%s' (expected file:///abs/dir, file://rel/dir or "
+                 "mem://)",
+                 url);
     return NULL;
 }
 
 void ls_objinfo_free(ls_objinfo_t *v, size_t n)
 {
-    if (!v)
-        return;
+    if (!v) return;
     for (size_t i = 0; i < n; i++)
         ls_free(v[i].key);
     ls_free(v);
@@ -59,44 +55,35 @@ static int objstore_key_char(char ch)
  * path under the fs root and onto an S3 key without escaping. */
 int ls_objstore_key_valid(const char *key)
 {
-    if (!key || !*key)
-        return 0;
+    if (!key || !*key) return 0;
     size_t len = strlen(key);
-    if (len > LS_OBJSTORE_KEY_MAX)
-        return 0;
+    if (len > LS_OBJSTORE_KEY_MAX) return 0;
     const char *comp = key;
     for (const char *p = key;; p++) {
         char ch = *p;
         if (ch == '/' || ch == 0) {
             size_t clen = (size_t)(p - comp);
-            if (clen == 0)
-                return 0;
+            if (clen == 0) return 0;
             if ((clen == 1 && comp[0] == '.') || (clen == 2 && comp[0] == '.' && comp[1] == '.'))
                 return 0;
-            if (ch == 0)
-                return 1;
+            if (ch == 0) return 1;
             comp = p + 1;
             continue;
         }
-        if (!objstore_key_char(ch))
-            return 0;
+        if (!objstore_key_char(ch)) return 0;
     }
 }
 
 int ls_objstore_prefix_valid(const char *prefix)
 {
-    if (!prefix)
-        return 0;
+    if (!prefix) return 0;
     size_t len = strlen(prefix);
-    if (len > LS_OBJSTORE_KEY_MAX)
-        return 0;
+    if (len > LS_OBJSTORE_KEY_MAX) return 0;
     const char *slash = strrchr(prefix, '/');
     const char *tail = slash ? slash + 1 : prefix;
     for (const char *p = tail; *p; p++)
-        if (!objstore_key_char(*p))
-            return 0;
-    if (!slash)
-        return 1;
+        if (!objstore_key_char(*p)) return 0;
+    if (!slash) return 1;
     char dir[LS_OBJSTORE_KEY_MAX + 1];
     memcpy(dir, prefix, (size_t)(slash - prefix));
     dir[slash - prefix] = 0;

@@ -8,20 +8,27 @@
  * Invariants:
  *  - a file exists under its key only once it is complete: put writes
  *    tmp/<pid>-<seq>.part (same filesystem as the root, so rename is atomic),
- *    fsyncs it, renames it into place, then fsyncs the parent directory (and
- *    the parent of every directory it had to create). With fsync disabled the
- *    same steps run without the fsyncs: atomic, not durable.
+ *    fsyncs it, renames it into place, then fsyncs the parent directory. With
+ *    fsync disabled the same steps run without the fsyncs: atomic, not durable.
+ *  - every directory above a key is durable in its parent before put returns:
+ *    the put that creates a directory fsyncs its parent; a put that finds one
+ *    existing fsyncs its parent too unless this store already made it durable
+ *    (dircache: a direct-mapped set of path hashes, a bounded cache whose
+ *    misses only cost an extra fsync). A concurrent put may have created the
+ *    directory and not fsynced its parent yet, which is why "exists" alone
+ *    is not enough.
  *  - CREATE_ONLY uses renameat2(RENAME_NOREPLACE), or link()+unlink() where the
  *    filesystem lacks it, so "exists" is decided atomically by the kernel.
- *  - del removes the file and then any parent directories it left empty; a
- *    put racing with that pruning sees ENOENT on rename and recreates the
- *    directories (bounded retries). Deletes are not fsynced: an object that
- *    reappears after a crash is garbage the next GC pass deletes again.
+ *  - directories are never removed by del (emptied ones stay): pruning them
+ *    would race with puts creating files inside and would make dircache lie.
+ *    Deletes are not fsynced: an object that reappears after a crash is
+ *    garbage the next GC pass deletes again.
  *  - temp files left by a crashed process are removed at open; files whose
  *    owner pid is still alive (another store on the same root) are kept.
  *
- * Threads: every call may run on any thread concurrently; the only shared
- * mutable state is errmsg, written under err_mu (readers see the last error). */
+ * Threads: every call may run on any thread concurrently; the shared mutable
+ * state is errmsg, written under err_mu (readers see the last error), and
+ * dircache, whose slots are read and written atomically. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -40,17 +47,18 @@
 
 #define FS_TMP_DIR "tmp"
 #define FS_IOV_CHUNK 64
-#define FS_RENAME_RETRIES 8
+#define FS_DIRCACHE_SLOTS 1024
 
 typedef struct fs_store {
     ls_objstore_t base;
-    char *root;             /* as given, for messages */
+    char *root; /* as given, for messages */
     int rootfd;
     int fsync_enabled;
     pthread_mutex_t err_mu;
+    uint64_t dircache[FS_DIRCACHE_SLOTS]; /* hashes of directories known durable */
 } fs_store_t;
 
-static unsigned long fs_tmp_seq;   /* process-wide, atomic: temp names never collide */
+static unsigned long fs_tmp_seq; /* process-wide, atomic: temp names never collide */
 
 static void fs_set_err(fs_store_t *fs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -64,7 +72,6 @@ static void fs_set_err(fs_store_t *fs, const char *fmt, ...)
     pthread_mutex_lock(&fs->err_mu);
     memcpy(fs->base.errmsg, msg, sizeof msg);
     pthread_mutex_unlock(&fs->err_mu);
-    LS_WARN("objstore", "fs: %s", msg);
 }
 
 /* Maps an errno from a syscall on <root>/path to a status, recording detail. */
@@ -73,7 +80,16 @@ static ls_status fs_fail(fs_store_t *fs, int errnum, const char *op, const char 
     char eb[128];
     const char *es = strerror_r(errnum, eb, sizeof eb);
     fs_set_err(fs, "%s %s/%s: %s (errno %d)", op, fs->root, path, es, errnum);
+    LS_WARN("objstore", "fs: %s", fs->base.errmsg);
     return (errnum == ENOSPC || errnum == EDQUOT) ? LS_ENOSPC : LS_EIO;
+}
+
+static uint64_t fs_path_hash(const char *p)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+    return h | 1; /* 0 marks an empty slot */
 }
 
 static ls_status fs_check_key(fs_store_t *fs, const char *key)
@@ -100,40 +116,39 @@ static void fs_parent(const char *key, char *out)
 
 static ls_status fs_fsync_dir(fs_store_t *fs, const char *dir)
 {
-    if (!fs->fsync_enabled)
-        return LS_OK;
-    if (!dir[0])
-        return fsync(fs->rootfd) == 0 ? LS_OK : fs_fail(fs, errno, "fsync", ".");
+    if (!fs->fsync_enabled) return LS_OK;
+    if (!dir[0]) return fsync(fs->rootfd) == 0 ? LS_OK : fs_fail(fs, errno, "fsync", ".");
     int fd = openat(fs->rootfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return fs_fail(fs, errno, "open", dir);
+    if (fd < 0) return fs_fail(fs, errno, "open", dir);
     ls_status st = LS_OK;
-    if (fsync(fd) != 0)
-        st = fs_fail(fs, errno, "fsync", dir);
+    if (fsync(fd) != 0) st = fs_fail(fs, errno, "fsync", dir);
     close(fd);
     return st;
 }
 
-/* Creates the directories above key; each new one is made durable in its parent. */
+/* Creates the directories above key and makes each durable in its parent. */
 static ls_status fs_mkdirs(fs_store_t *fs, const char *key)
 {
     char path[LS_OBJSTORE_KEY_MAX + 1];
     snprintf(path, sizeof path, "%s", key);
     for (char *p = strchr(path, '/'); p; p = strchr(p + 1, '/')) {
         *p = 0;
-        if (mkdirat(fs->rootfd, path, 0755) == 0) {
-            char parent[LS_OBJSTORE_KEY_MAX + 1];
-            fs_parent(path, parent);
-            ls_status st = fs_fsync_dir(fs, parent);
-            if (st != LS_OK)
-                return st;
-        } else if (errno != EEXIST) {
+        if (mkdirat(fs->rootfd, path, 0755) != 0 && errno != EEXIST) {
             int e = errno;
             if (e == ENOTDIR) {
                 fs_set_err(fs, "object key '%s' collides with object '%s'", key, path);
                 return LS_EINVAL;
             }
             return fs_fail(fs, e, "mkdir", path);
+        }
+        uint64_t h = fs_path_hash(path);
+        uint64_t *slot = &fs->dircache[h % FS_DIRCACHE_SLOTS];
+        if (fs->fsync_enabled && __atomic_load_n(slot, __ATOMIC_ACQUIRE) != h) {
+            char parent[LS_OBJSTORE_KEY_MAX + 1];
+            fs_parent(path, parent);
+            ls_status st = fs_fsync_dir(fs, parent);
+            if (st != LS_OK) return st;
+            __atomic_store_n(slot, h, __ATOMIC_RELEASE);
         }
         *p = '/';
     }
@@ -144,28 +159,24 @@ static ls_status fs_write_all(fs_store_t *fs, int fd, const char *path, const st
                               int iovcnt)
 {
     int i = 0;
-    size_t off = 0;   /* bytes of iov[i] already written */
+    size_t off = 0; /* bytes of iov[i] already written */
     while (i < iovcnt) {
         struct iovec v[FS_IOV_CHUNK];
         int nv = 0;
         for (int j = i; j < iovcnt && nv < FS_IOV_CHUNK; j++) {
             size_t skip = j == i ? off : 0;
-            if (iov[j].iov_len == skip)
-                continue;
+            if (iov[j].iov_len == skip) continue;
             v[nv].iov_base = (char *)iov[j].iov_base + skip;
             v[nv].iov_len = iov[j].iov_len - skip;
             nv++;
         }
-        if (nv == 0)
-            break;
+        if (nv == 0) break;
         ssize_t w = writev(fd, v, nv);
         if (w < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             return fs_fail(fs, errno, "write", path);
         }
-        if (w == 0)
-            return fs_fail(fs, EIO, "write (no progress)", path);
+        if (w == 0) return fs_fail(fs, EIO, "write (no progress)", path);
         size_t left = (size_t)w;
         while (i < iovcnt && left >= iov[i].iov_len - off) {
             left -= iov[i].iov_len - off;
@@ -180,30 +191,22 @@ static ls_status fs_write_all(fs_store_t *fs, int fd, const char *path, const st
 /* rename(tmp, key) failing with EEXIST if key exists. 0 or -1 with errno. */
 static int fs_rename_noreplace(fs_store_t *fs, const char *tmp, const char *key)
 {
-    if (renameat2(fs->rootfd, tmp, fs->rootfd, key, RENAME_NOREPLACE) == 0)
-        return 0;
-    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
-        return -1;
+    if (renameat2(fs->rootfd, tmp, fs->rootfd, key, RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) return -1;
     /* the filesystem lacks RENAME_NOREPLACE: link() is atomic create-only too */
-    if (linkat(fs->rootfd, tmp, fs->rootfd, key, 0) != 0)
-        return -1;
+    if (linkat(fs->rootfd, tmp, fs->rootfd, key, 0) != 0) return -1;
     unlinkat(fs->rootfd, tmp, 0);
     return 0;
 }
 
 static ls_status fs_publish(fs_store_t *fs, const char *tmp, const char *key, int create_only)
 {
-    for (int attempt = 0;; attempt++) {
-        ls_status st = fs_mkdirs(fs, key);
-        if (st != LS_OK)
-            return st;
-        int rc = create_only ? fs_rename_noreplace(fs, tmp, key)
-                             : renameat(fs->rootfd, tmp, fs->rootfd, key);
-        if (rc == 0)
-            break;
+    ls_status st = fs_mkdirs(fs, key);
+    if (st != LS_OK) return st;
+    int rc = create_only ? fs_rename_noreplace(fs, tmp, key)
+                         : renameat(fs->rootfd, tmp, fs->rootfd, key);
+    if (rc != 0) {
         int e = errno;
-        if (e == ENOENT && attempt < FS_RENAME_RETRIES)
-            continue;   /* a concurrent del pruned a parent directory */
         if (e == EEXIST && create_only) {
             fs_set_err(fs, "put %s: object exists (create-only)", key);
             return LS_EEXISTS;
@@ -224,8 +227,7 @@ static ls_status fs_put(ls_objstore_t *os, const char *key, const struct iovec *
 {
     fs_store_t *fs = (fs_store_t *)os;
     ls_status st = fs_check_key(fs, key);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     if (iovcnt < 0 || (iovcnt > 0 && !iov) || (flags & ~LS_OBJSTORE_PUT_CREATE_ONLY)) {
         fs_set_err(fs, "put %s: invalid arguments", key);
         return LS_EINVAL;
@@ -234,11 +236,9 @@ static ls_status fs_put(ls_objstore_t *os, const char *key, const struct iovec *
     snprintf(tmp, sizeof tmp, FS_TMP_DIR "/%ld-%lu.part", (long)getpid(),
              __atomic_add_fetch(&fs_tmp_seq, 1, __ATOMIC_RELAXED));
     int fd = openat(fs->rootfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return fs_fail(fs, errno, "create", tmp);
+    if (fd < 0) return fs_fail(fs, errno, "create", tmp);
     st = fs_write_all(fs, fd, tmp, iov, iovcnt);
-    if (st != LS_OK)
-        goto close_fd;
+    if (st != LS_OK) goto close_fd;
     if (fs->fsync_enabled && fsync(fd) != 0) {
         st = fs_fail(fs, errno, "fsync", tmp);
         goto close_fd;
@@ -250,8 +250,7 @@ static ls_status fs_put(ls_objstore_t *os, const char *key, const struct iovec *
         goto unlink_tmp;
     }
     st = fs_publish(fs, tmp, key, flags & LS_OBJSTORE_PUT_CREATE_ONLY);
-    if (st != LS_OK)
-        goto unlink_tmp;
+    if (st != LS_OK) goto unlink_tmp;
     return LS_OK;
 
 close_fd:
@@ -266,13 +265,11 @@ static ls_status fs_get(ls_objstore_t *os, const char *key, uint64_t off, uint64
 {
     fs_store_t *fs = (fs_store_t *)os;
     ls_status st = fs_check_key(fs, key);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     out->len = 0;
     int fd = openat(fs->rootfd, key, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            return LS_ENOTFOUND;
+        if (errno == ENOENT || errno == ENOTDIR) return LS_ENOTFOUND;
         return fs_fail(fs, errno, "open", key);
     }
     struct stat sb;
@@ -285,8 +282,7 @@ static ls_status fs_get(ls_objstore_t *os, const char *key, uint64_t off, uint64
         goto close_fd;
     }
     uint64_t size = (uint64_t)sb.st_size;
-    if (off >= size)
-        goto close_fd;   /* clamped to nothing */
+    if (off >= size) goto close_fd; /* clamped to nothing */
     uint64_t n = size - off < len ? size - off : len;
     if (n > (uint64_t)SIZE_MAX / 2) {
         fs_set_err(fs, "get %s: range of %llu bytes is too large", key, (unsigned long long)n);
@@ -298,8 +294,7 @@ static ls_status fs_get(ls_objstore_t *os, const char *key, uint64_t off, uint64
     while (got < n) {
         ssize_t r = pread(fd, out->data + got, (size_t)n - got, (off_t)(off + got));
         if (r < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             st = fs_fail(fs, errno, "read", key);
             goto close_fd;
         }
@@ -320,16 +315,13 @@ static ls_status fs_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
 {
     fs_store_t *fs = (fs_store_t *)os;
     ls_status st = fs_check_key(fs, key);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     struct stat sb;
     if (fstatat(fs->rootfd, key, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            return LS_ENOTFOUND;
+        if (errno == ENOENT || errno == ENOTDIR) return LS_ENOTFOUND;
         return fs_fail(fs, errno, "stat", key);
     }
-    if (!S_ISREG(sb.st_mode))
-        return LS_ENOTFOUND;
+    if (!S_ISREG(sb.st_mode)) return LS_ENOTFOUND;
     info->key = NULL;
     info->size = (uint64_t)sb.st_size;
     info->mtime_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
@@ -340,20 +332,10 @@ static ls_status fs_del(ls_objstore_t *os, const char *key)
 {
     fs_store_t *fs = (fs_store_t *)os;
     ls_status st = fs_check_key(fs, key);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     if (unlinkat(fs->rootfd, key, 0) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR || errno == EISDIR)
-            return LS_OK;
+        if (errno == ENOENT || errno == ENOTDIR || errno == EISDIR) return LS_OK;
         return fs_fail(fs, errno, "unlink", key);
-    }
-    /* prune parents left empty; stops at the first that is not (ENOTEMPTY) */
-    char dir[LS_OBJSTORE_KEY_MAX + 1];
-    fs_parent(key, dir);
-    while (dir[0] && unlinkat(fs->rootfd, dir, AT_REMOVEDIR) == 0) {
-        char up[LS_OBJSTORE_KEY_MAX + 1];
-        fs_parent(dir, up);
-        memcpy(dir, up, strlen(up) + 1);
     }
     return LS_OK;
 }
@@ -374,8 +356,7 @@ static ls_status fs_walk(fs_store_t *fs, const char *dir, const char *prefix, si
 {
     int dfd = openat(fs->rootfd, dir[0] ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            return LS_OK;
+        if (errno == ENOENT || errno == ENOTDIR) return LS_OK;
         return fs_fail(fs, errno, "open", dir[0] ? dir : ".");
     }
     DIR *d = fdopendir(dfd);
@@ -389,15 +370,12 @@ static ls_status fs_walk(fs_store_t *fs, const char *dir, const char *prefix, si
         errno = 0;
         struct dirent *de = readdir(d);
         if (!de) {
-            if (errno)
-                st = fs_fail(fs, errno, "readdir", dir[0] ? dir : ".");
+            if (errno) st = fs_fail(fs, errno, "readdir", dir[0] ? dir : ".");
             break;
         }
         const char *name = de->d_name;
-        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-            continue;
-        if (!dir[0] && strcmp(name, FS_TMP_DIR) == 0)
-            continue;
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) continue;
+        if (!dir[0] && strcmp(name, FS_TMP_DIR) == 0) continue;
         char *key = dir[0] ? ls_asprintf("%s/%s", dir, name) : ls_strdup(name);
         size_t klen = strlen(key);
         /* keep only keys on the way to, or under, the prefix */
@@ -405,30 +383,25 @@ static ls_status fs_walk(fs_store_t *fs, const char *dir, const char *prefix, si
             goto skip;
         struct stat sb;
         if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
-            if (errno == ENOENT)
-                goto skip;   /* deleted while we listed */
+            if (errno == ENOENT) goto skip; /* deleted while we listed */
             st = fs_fail(fs, errno, "stat", key);
             ls_free(key);
             break;
         }
         if (S_ISDIR(sb.st_mode)) {
-            if (klen >= plen || prefix[klen] == '/')
-                st = fs_walk(fs, key, prefix, plen, acc);
+            if (klen >= plen || prefix[klen] == '/') st = fs_walk(fs, key, prefix, plen, acc);
             ls_free(key);
-            if (st != LS_OK)
-                break;
+            if (st != LS_OK) break;
             continue;
         }
-        if (!S_ISREG(sb.st_mode) || klen < plen)
-            goto skip;
+        if (!S_ISREG(sb.st_mode) || klen < plen) goto skip;
         if (acc->n == acc->cap) {
             acc->cap = acc->cap ? acc->cap * 2 : 64;
             acc->v = ls_realloc(acc->v, acc->cap * sizeof *acc->v);
         }
         acc->v[acc->n].key = key;
         acc->v[acc->n].size = (uint64_t)sb.st_size;
-        acc->v[acc->n].mtime_ms =
-            (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
+        acc->v[acc->n].mtime_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
         acc->n++;
         continue;
     skip:
@@ -443,12 +416,13 @@ static ls_status fs_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **o
     fs_store_t *fs = (fs_store_t *)os;
     *out = NULL;
     *n = 0;
-    if (!prefix)
-        prefix = "";
+    if (!prefix) prefix = "";
     if (!ls_objstore_prefix_valid(prefix)) {
         fs_set_err(fs, "invalid list prefix '%s'", prefix);
         return LS_EINVAL;
     }
+    if (strncmp(prefix, FS_TMP_DIR "/", sizeof FS_TMP_DIR) == 0)
+        return LS_OK; /* the reserved temp area holds no objects */
     /* start at the deepest directory the prefix names completely */
     char dir[LS_OBJSTORE_KEY_MAX + 1];
     fs_parent(prefix, dir);
@@ -458,8 +432,7 @@ static ls_status fs_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **o
         ls_objinfo_free(acc.v, acc.n);
         return st;
     }
-    if (acc.n)
-        qsort(acc.v, acc.n, sizeof *acc.v, fs_info_cmp);
+    if (acc.n) qsort(acc.v, acc.n, sizeof *acc.v, fs_info_cmp);
     *out = acc.v;
     *n = acc.n;
     return LS_OK;
@@ -486,10 +459,8 @@ static const ls_objstore_ops_t fs_ops = {
 
 static int fs_pid_alive(long pid)
 {
-    if (pid <= 0)
-        return 0;
-    if (pid == (long)getpid())
-        return 1;
+    if (pid <= 0) return 0;
+    if (pid == (long)getpid()) return 1;
     return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
@@ -497,8 +468,7 @@ static int fs_pid_alive(long pid)
 static void fs_clean_tmp(int rootfd, const char *root)
 {
     int dfd = openat(rootfd, FS_TMP_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return;
+    if (dfd < 0) return;
     DIR *d = fdopendir(dfd);
     if (!d) {
         close(dfd);
@@ -507,14 +477,11 @@ static void fs_clean_tmp(int rootfd, const char *root)
     int removed = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
         char *end;
         long pid = strtol(de->d_name, &end, 10);
-        if (end != de->d_name && *end == '-' && fs_pid_alive(pid))
-            continue;
-        if (unlinkat(dfd, de->d_name, 0) == 0)
-            removed++;
+        if (end != de->d_name && *end == '-' && fs_pid_alive(pid)) continue;
+        if (unlinkat(dfd, de->d_name, 0) == 0) removed++;
     }
     closedir(d);
     if (removed)
@@ -527,17 +494,13 @@ static int fs_mkdir_p(const char *dir)
     char *path = ls_strdup(dir);
     int rc = 0;
     for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
+        if (*p != '/') continue;
         *p = 0;
-        if (mkdir(path, 0755) != 0 && errno != EEXIST)
-            rc = -1;
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) rc = -1;
         *p = '/';
-        if (rc)
-            goto out;
+        if (rc) goto out;
     }
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        rc = -1;
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) rc = -1;
 out:
     ls_free(path);
     return rc;
@@ -546,8 +509,7 @@ out:
 ls_objstore_t *ls_objstore_fs_open(const char *dir, int fsync_enabled, char *err, int errlen)
 {
     char eb[128];
-    if (!err || errlen <= 0)
-        err = eb, errlen = sizeof eb;
+    if (!err || errlen <= 0) err = eb, errlen = sizeof eb;
     err[0] = 0;
     if (!dir || !*dir) {
         snprintf(err, (size_t)errlen, "object store directory is empty");

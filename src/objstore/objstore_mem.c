@@ -61,8 +61,7 @@ static ls_status mem_put(ls_objstore_t *os, const char *key, const struct iovec 
                          int flags)
 {
     mem_store_t *ms = (mem_store_t *)os;
-    if (!ls_objstore_key_valid(key))
-        return mem_invalid(ms, "object key", key);
+    if (!ls_objstore_key_valid(key)) return mem_invalid(ms, "object key", key);
     if (iovcnt < 0 || (iovcnt > 0 && !iov) || (flags & ~LS_OBJSTORE_PUT_CREATE_ONLY))
         return mem_invalid(ms, "put arguments for", key);
     size_t len = 0;
@@ -71,8 +70,7 @@ static ls_status mem_put(ls_objstore_t *os, const char *key, const struct iovec 
     uint8_t *data = ls_malloc(len);
     size_t pos = 0;
     for (int i = 0; i < iovcnt; i++) {
-        if (iov[i].iov_len)
-            memcpy(data + pos, iov[i].iov_base, iov[i].iov_len);
+        if (iov[i].iov_len) memcpy(data + pos, iov[i].iov_base, iov[i].iov_len);
         pos += iov[i].iov_len;
     }
     int64_t now = ls_clock_wall_ms();
@@ -81,8 +79,8 @@ static ls_status mem_put(ls_objstore_t *os, const char *key, const struct iovec 
     size_t i = mem_lower_bound(ms, key);
     if (i < ms->n && strcmp(ms->objs[i].key, key) == 0) {
         if (flags & LS_OBJSTORE_PUT_CREATE_ONLY) {
-            snprintf(ms->base.errmsg, sizeof ms->base.errmsg,
-                     "put %s: object exists (create-only)", key);
+            snprintf(ms->base.errmsg, sizeof ms->base.errmsg, "put %s: object exists (create-only)",
+                     key);
             pthread_mutex_unlock(&ms->mu);
             ls_free(data);
             return LS_EEXISTS;
@@ -109,8 +107,7 @@ static ls_status mem_get(ls_objstore_t *os, const char *key, uint64_t off, uint6
                          ls_buf_t *out)
 {
     mem_store_t *ms = (mem_store_t *)os;
-    if (!ls_objstore_key_valid(key))
-        return mem_invalid(ms, "object key", key);
+    if (!ls_objstore_key_valid(key)) return mem_invalid(ms, "object key", key);
     out->len = 0;
     pthread_mutex_lock(&ms->mu);
     mem_obj_t *o = mem_find(ms, key);
@@ -129,8 +126,7 @@ static ls_status mem_get(ls_objstore_t *os, const char *key, uint64_t off, uint6
 static ls_status mem_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
 {
     mem_store_t *ms = (mem_store_t *)os;
-    if (!ls_objstore_key_valid(key))
-        return mem_invalid(ms, "object key", key);
+    if (!ls_objstore_key_valid(key)) return mem_invalid(ms, "object key", key);
     pthread_mutex_lock(&ms->mu);
     mem_obj_t *o = mem_find(ms, key);
     if (o) {
@@ -145,8 +141,7 @@ static ls_status mem_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info
 static ls_status mem_del(ls_objstore_t *os, const char *key)
 {
     mem_store_t *ms = (mem_store_t *)os;
-    if (!ls_objstore_key_valid(key))
-        return mem_invalid(ms, "object key", key);
+    if (!ls_objstore_key_valid(key)) return mem_invalid(ms, "object key", key);
     pthread_mutex_lock(&ms->mu);
     size_t i = mem_lower_bound(ms, key);
     if (i < ms->n && strcmp(ms->objs[i].key, key) == 0) {
@@ -164,10 +159,8 @@ static ls_status mem_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **
     mem_store_t *ms = (mem_store_t *)os;
     *out = NULL;
     *n = 0;
-    if (!prefix)
-        prefix = "";
-    if (!ls_objstore_prefix_valid(prefix))
-        return mem_invalid(ms, "list prefix", prefix);
+    if (!prefix) prefix = "";
+    if (!ls_objstore_prefix_valid(prefix)) return mem_invalid(ms, "list prefix", prefix);
     size_t plen = strlen(prefix);
     pthread_mutex_lock(&ms->mu);
     size_t first = mem_lower_bound(ms, prefix), last = first;

@@ -206,7 +206,12 @@ class Broker:
         if self.proc is None:
             return
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
+            try:
+                # the broker runs in its own session: take any helper
+                # processes it may have started down with it
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         self.proc.wait()
         self.exit_codes.append("killed")
         self.proc = None

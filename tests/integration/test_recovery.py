@@ -10,7 +10,8 @@ import time
 import pytest
 from confluent_kafka import TopicPartition
 
-from kafka_util import DeliveryLog, consume, consumer, create_topic, producer, unique_topic
+from kafka_util import (DeliveryLog, consume, consumer, create_topic, producer, unique_topic,
+                        watermarks)
 
 PARTS = 4
 
@@ -91,12 +92,9 @@ def test_kill9_mid_stream_loses_no_acknowledged_record(broker):
     assert len(dl.acked) >= n // 3
     _check(broker.bootstrap, topic, n, dl)
     # a second, graceful restart changes nothing
-    wm_before = {pa: consumer(broker.bootstrap).get_watermark_offsets(TopicPartition(topic, pa), timeout=10)
-                 for pa in range(PARTS)}
+    wm_before = watermarks(broker.bootstrap, topic, range(PARTS))
     broker.restart()
-    wm_after = {pa: consumer(broker.bootstrap).get_watermark_offsets(TopicPartition(topic, pa), timeout=10)
-                for pa in range(PARTS)}
-    assert wm_before == wm_after
+    assert watermarks(broker.bootstrap, topic, range(PARTS)) == wm_before
 
 
 def test_kill9_idempotent_producer_exactly_once(broker):

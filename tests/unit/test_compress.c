@@ -300,6 +300,19 @@ TEST(decompression_bomb_stops_at_bound)
     free(z);
 }
 
+/* Regression (found by tools/fuzz/fuzz_records): a snappy block that
+ * decodes to zero bytes, appended to a buffer that has never allocated,
+ * formed a pointer from NULL. */
+TEST(snappy_empty_block_into_unallocated_buffer)
+{
+    static const uint8_t empty_block[] = {0x00}; /* uncompressed length 0 */
+    ls_buf_t d;
+    ls_buf_init(&d);
+    CHECK(ls_decompress(LS_CODEC_SNAPPY, empty_block, 1, 100, &d) == LS_OK);
+    CHECK_EQ_INT(d.len, 0);
+    ls_buf_free(&d);
+}
+
 TEST(unknown_codec)
 {
     ls_buf_t d;
@@ -323,6 +336,7 @@ int main(void)
     RUN(truncated_is_corrupt);
     RUN(bound_is_exact);
     RUN(decompression_bomb_stops_at_bound);
+    RUN(snappy_empty_block_into_unallocated_buffer);
     RUN(unknown_codec);
     UNIT_DONE();
 }

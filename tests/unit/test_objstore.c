@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +21,8 @@
 #include "objstore/objstore.h"
 #include "unit.h"
 
-static ls_objstore_t *os;      /* the store under test */
-static char fs_dir[256];       /* root of the fs store ("" for mem) */
+static ls_objstore_t *os; /* the store under test */
+static char fs_dir[256];  /* root of the fs store ("" for mem) */
 
 static ls_status put_str(const char *key, const char *s, int flags)
 {
@@ -60,8 +61,8 @@ TEST(get_ranges_clamp)
 {
     CHECK_EQ_INT(put_str("r/x", "0123456789", 0), LS_OK);
     CHECK(strcmp(get_str("r/x", 2, 3), "234") == 0);
-    CHECK(strcmp(get_str("r/x", 7, 100), "789") == 0);      /* clamped at the end */
-    CHECK(strcmp(get_str("r/x", 10, 5), "") == 0);          /* at the end: empty */
+    CHECK(strcmp(get_str("r/x", 7, 100), "789") == 0); /* clamped at the end */
+    CHECK(strcmp(get_str("r/x", 10, 5), "") == 0);     /* at the end: empty */
     CHECK(strcmp(get_str("r/x", 1000, UINT64_MAX), "") == 0);
     CHECK(strcmp(get_str("r/x", 9, UINT64_MAX), "9") == 0);
     /* get replaces what the buffer held */
@@ -103,7 +104,7 @@ TEST(del_idempotent)
     CHECK(strcmp(get_str("d/1", 0, UINT64_MAX), "<not found>") == 0);
     CHECK_EQ_INT(ls_objstore_del(os, "d/1"), LS_OK);
     CHECK_EQ_INT(ls_objstore_del(os, "never/was"), LS_OK);
-    /* the key can be written again after a delete pruned its directory */
+    /* the key can be written again */
     CHECK_EQ_INT(put_str("d/1", "y", 0), LS_OK);
     CHECK(strcmp(get_str("d/1", 0, UINT64_MAX), "y") == 0);
 }
@@ -199,13 +200,11 @@ TEST(invalid_keys)
 static int count_files(const char *dir)
 {
     DIR *d = opendir(dir);
-    if (!d)
-        return -1;
+    if (!d) return -1;
     int n = 0;
     struct dirent *de;
     while ((de = readdir(d)))
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-            n++;
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) n++;
     closedir(d);
     return n;
 }
@@ -223,16 +222,58 @@ TEST(no_temp_files_visible)
     CHECK_EQ_INT(ls_objstore_list(os, "", &v, &n), LS_OK);
     int ok = 1;
     for (size_t i = 0; i < n; i++)
-        if (strstr(v[i].key, ".part") || strncmp(v[i].key, "tmp", 3) == 0)
-            ok = 0;
+        if (strstr(v[i].key, ".part") || strncmp(v[i].key, "tmp", 3) == 0) ok = 0;
     ls_objinfo_free(v, n);
     CHECK(ok);
     if (fs_dir[0]) {
         char tmp[300];
         snprintf(tmp, sizeof tmp, "%s/tmp", fs_dir);
-        CHECK_EQ_INT(count_files(tmp), 0);   /* every temp file was renamed or removed */
+        CHECK_EQ_INT(count_files(tmp), 0); /* every temp file was renamed or removed */
         CHECK_EQ_INT(put_str("tmp/x", "reserved", 0), LS_EINVAL);
+        CHECK_EQ_INT(ls_objstore_list(os, "tmp/", &v, &n), LS_OK);
+        CHECK_EQ_INT(n, 0);
+        ls_objinfo_free(v, n);
     }
+}
+
+typedef struct churn_job {
+    int id;
+    ls_status st;
+} churn_job_t;
+
+/* Puts and deletes objects sharing one fresh directory from several threads:
+ * every put creates or finds the directory while others delete beside it. */
+static void *churn(void *arg)
+{
+    churn_job_t *j = arg;
+    char key[64], val[32];
+    for (int i = 0; i < 200 && j->st == LS_OK; i++) {
+        snprintf(key, sizeof key, "churn/shared/t%d-%d", j->id, i);
+        snprintf(val, sizeof val, "v%d", i);
+        struct iovec iov = {val, strlen(val)};
+        j->st = ls_objstore_put(os, key, &iov, 1, i % 2 ? LS_OBJSTORE_PUT_CREATE_ONLY : 0);
+        if (j->st == LS_OK) j->st = ls_objstore_del(os, key);
+    }
+    return NULL;
+}
+
+TEST(concurrent_put_del)
+{
+    churn_job_t jobs[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (churn_job_t){i, LS_OK};
+        pthread_create(&th[i], NULL, churn, &jobs[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(jobs[i].st, LS_OK);
+    ls_objinfo_t *v;
+    size_t n;
+    CHECK_EQ_INT(ls_objstore_list(os, "churn/", &v, &n), LS_OK);
+    ls_objinfo_free(v, n);
+    CHECK_EQ_INT(n, 0);
 }
 
 static void run_suite(void)
@@ -247,6 +288,7 @@ static void run_suite(void)
     RUN(list_order_and_prefix);
     RUN(invalid_keys);
     RUN(no_temp_files_visible);
+    RUN(concurrent_put_del);
 }
 
 /* fs only: a temp file left by a dead writer disappears at open; the
@@ -255,7 +297,7 @@ static void run_suite(void)
 TEST(fs_reopen_cleans_temp)
 {
     char path[300];
-    snprintf(path, sizeof path, "%s/tmp/999999999-1.part", fs_dir);   /* no such pid */
+    snprintf(path, sizeof path, "%s/tmp/999999999-1.part", fs_dir); /* no such pid */
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
     fputs("partial", f);
@@ -286,7 +328,7 @@ TEST(open_urls)
     CHECK(m != NULL && strcmp(m->ops->name, "mem") == 0);
     ls_objstore_close(m);
     char url[300];
-    snprintf(url, sizeof url, "file://%s", fs_dir);   /* fs_dir is absolute: file:///... */
+    snprintf(url, sizeof url, "file://%s", fs_dir); /* fs_dir is absolute: file:///... */
     ls_objstore_t *f = ls_objstore_open(url, 1, err, sizeof err);
     CHECK(f != NULL && strcmp(f->ops->name, "fs") == 0);
     ls_objstore_close(f);

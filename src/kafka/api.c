@@ -1,0 +1,154 @@
+/* Kafka API dispatch table, error mapping and the ApiVersions handler.
+ *
+ * The table is the single source of the supported version ranges: conn.c
+ * checks key and version against it before any handler runs, and
+ * ApiVersions is generated from it. The ranges and first flexible versions
+ * are those of the message JSON specs (LS_KAFKA_<API>_{MIN,MAX,FLEX} in msg.h,
+ * shared with the codecs so the two cannot drift apart).
+ *
+ * One deliberate difference between what is served and what is advertised:
+ * Produce is advertised from v0 although only v3+ is served. librdkafka up to
+ * 2.11.0 decides whether gzip/snappy/lz4 may be used by asking whether the
+ * broker supports Produce somewhere in [0, 0], and silently sends
+ * uncompressed batches otherwise (KAFKA-18659; Apache Kafka 4.0 advertises
+ * Produce 0-12 for the same reason while rejecting v0-2). Clients that can
+ * produce RecordBatch v2 never pick v0-2, and conn.c refuses them. */
+#include <string.h>
+
+#include "kafka/api.h"
+#include "kafka/handlers.h"
+#include "kafka/msg.h"
+
+#include "base/status.h"
+
+#define API(key, name, pfx, fn)                                                                \
+    {key, name, LS_KAFKA_##pfx##_MIN, LS_KAFKA_##pfx##_MAX, LS_KAFKA_##pfx##_FLEX, fn}
+
+const ls_kafka_api_t ls_kafka_apis[] = {
+    API(0, "Produce", PRODUCE, ls_kafka_handle_produce),
+    API(1, "Fetch", FETCH, ls_kafka_handle_fetch),
+    API(2, "ListOffsets", LIST_OFFSETS, ls_kafka_handle_list_offsets),
+    API(3, "Metadata", METADATA, ls_kafka_handle_metadata),
+    API(18, "ApiVersions", API_VERSIONS, ls_kafka_handle_api_versions),
+    API(19, "CreateTopics", CREATE_TOPICS, ls_kafka_handle_create_topics),
+    API(20, "DeleteTopics", DELETE_TOPICS, ls_kafka_handle_delete_topics),
+    API(22, "InitProducerId", INIT_PRODUCER_ID, ls_kafka_handle_init_producer_id),
+    API(23, "OffsetForLeaderEpoch", OFFSET_FOR_LEADER_EPOCH, ls_kafka_handle_offset_for_leader_epoch),
+    API(32, "DescribeConfigs", DESCRIBE_CONFIGS, ls_kafka_handle_describe_configs),
+    API(37, "CreatePartitions", CREATE_PARTITIONS, ls_kafka_handle_create_partitions),
+    API(60, "DescribeCluster", DESCRIBE_CLUSTER, ls_kafka_handle_describe_cluster),
+};
+const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);
+
+const ls_kafka_api_t *ls_kafka_api_find(int16_t key)
+{
+    for (int i = 0; i < ls_kafka_napis; i++)
+        if (ls_kafka_apis[i].key == key)
+            return &ls_kafka_apis[i];
+    return NULL;
+}
+
+/* Names of every API key up to 2024's Kafka, served or not, so diagnostics
+ * about requests we refuse still say what the client wanted. */
+static const char *const api_names[] = {
+    [0] = "Produce", [1] = "Fetch", [2] = "ListOffsets", [3] = "Metadata",
+    [4] = "LeaderAndIsr", [5] = "StopReplica", [6] = "UpdateMetadata",
+    [7] = "ControlledShutdown", [8] = "OffsetCommit", [9] = "OffsetFetch",
+    [10] = "FindCoordinator", [11] = "JoinGroup", [12] = "Heartbeat", [13] = "LeaveGroup",
+    [14] = "SyncGroup", [15] = "DescribeGroups", [16] = "ListGroups", [17] = "SaslHandshake",
+    [18] = "ApiVersions", [19] = "CreateTopics", [20] = "DeleteTopics", [21] = "DeleteRecords",
+    [22] = "InitProducerId", [23] = "OffsetForLeaderEpoch", [24] = "AddPartitionsToTxn",
+    [25] = "AddOffsetsToTxn", [26] = "EndTxn", [27] = "WriteTxnMarkers",
+    [28] = "TxnOffsetCommit", [29] = "DescribeAcls", [30] = "CreateAcls", [31] = "DeleteAcls",
+    [32] = "DescribeConfigs", [33] = "AlterConfigs", [34] = "AlterReplicaLogDirs",
+    [35] = "DescribeLogDirs", [36] = "SaslAuthenticate", [37] = "CreatePartitions",
+    [38] = "CreateDelegationToken", [39] = "RenewDelegationToken",
+    [40] = "ExpireDelegationToken", [41] = "DescribeDelegationToken", [42] = "DeleteGroups",
+    [43] = "ElectLeaders", [44] = "IncrementalAlterConfigs",
+    [45] = "AlterPartitionReassignments", [46] = "ListPartitionReassignments",
+    [47] = "OffsetDelete", [48] = "DescribeClientQuotas", [49] = "AlterClientQuotas",
+    [50] = "DescribeUserScramCredentials", [51] = "AlterUserScramCredentials",
+    [55] = "DescribeQuorum", [57] = "UpdateFeatures", [60] = "DescribeCluster",
+    [61] = "DescribeProducers", [64] = "UnregisterBroker", [65] = "DescribeTransactions",
+    [66] = "ListTransactions", [68] = "ConsumerGroupHeartbeat",
+    [69] = "ConsumerGroupDescribe", [71] = "GetTelemetrySubscriptions",
+    [72] = "PushTelemetry", [75] = "DescribeTopicPartitions",
+};
+
+const char *ls_kafka_api_name(int16_t key)
+{
+    if (key >= 0 && (size_t)key < sizeof api_names / sizeof api_names[0] && api_names[key])
+        return api_names[key];
+    return "Unknown";
+}
+
+/* Internal status -> Kafka error code. Retriable conditions map to errors the
+ * clients retry (and, for KAFKA_STORAGE_ERROR, refresh metadata first):
+ *  - LS_EAGAIN (store unreachable, timed out): REQUEST_TIMED_OUT (7) — "may or
+ *    may not have happened, try again"; idempotent producers retry safely;
+ *  - LS_ECONFLICT (lost a compare-and-set race): REQUEST_TIMED_OUT as well;
+ *  - LS_EIO, LS_ENOSPC, LS_ESHUTDOWN: KAFKA_STORAGE_ERROR (56), retriable with
+ *    a metadata refresh, which moves clients to another broker when this one
+ *    is stopping. Produce v3 and Fetch v4-5 predate error 56: answer those
+ *    with ls_kafka_error_for_version() (msg.h), which downgrades it to
+ *    NOT_LEADER_OR_FOLLOWER exactly as Kafka does;
+ *  - LS_EFENCED (log fenced by a delete): UNKNOWN_TOPIC_OR_PARTITION (3).
+ *    Producer-epoch fencing on append is the Produce handler's business. */
+int16_t ls_kafka_error_from_status(int st)
+{
+    switch ((ls_status)st) {
+    case LS_OK: return LS_KERR_NONE;
+    case LS_EAGAIN: return LS_KERR_REQUEST_TIMED_OUT;
+    case LS_ECONFLICT: return LS_KERR_REQUEST_TIMED_OUT;
+    case LS_EIO: return LS_KERR_KAFKA_STORAGE_ERROR;
+    case LS_ENOSPC: return LS_KERR_KAFKA_STORAGE_ERROR;
+    case LS_ESHUTDOWN: return LS_KERR_KAFKA_STORAGE_ERROR;
+    case LS_ENOTFOUND: return LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    case LS_EFENCED: return LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    case LS_EEXISTS: return LS_KERR_TOPIC_ALREADY_EXISTS;
+    case LS_ERANGE: return LS_KERR_OFFSET_OUT_OF_RANGE;
+    case LS_ECORRUPT: return LS_KERR_CORRUPT_MESSAGE;
+    case LS_EINVAL: return LS_KERR_INVALID_REQUEST;
+    case LS_ELIMIT: return LS_KERR_POLICY_VIOLATION;
+    }
+    return LS_KERR_UNKNOWN_SERVER_ERROR;
+}
+
+/* ApiVersions (key 18). An unsupported request version is answered in the
+ * v0 layout with UNSUPPORTED_VERSION and the full list of ranges so the
+ * client retries with a version it can use (KIP-511); conn.c passes such
+ * requests through with flex == false and writes a v0 response header for
+ * every ApiVersions version. The v3+ tagged fields (features) are left at
+ * their defaults: no SupportedFeatures, FinalizedFeaturesEpoch -1. */
+void ls_kafka_handle_api_versions(ls_kreq_t *req)
+{
+    const ls_kafka_api_t *self = ls_kafka_api_find(LS_KAFKA_API_API_VERSIONS);
+    int16_t v = req->api_version;
+    ls_kafka_ApiVersionsResponse resp;
+    memset(&resp, 0, sizeof resp);
+    resp.FinalizedFeaturesEpoch = -1;
+    int16_t encode_version = v;
+    if (v < self->min_version || v > self->max_version) {
+        resp.ErrorCode = LS_KERR_UNSUPPORTED_VERSION;
+        encode_version = 0;
+    } else {
+        ls_kafka_ApiVersionsRequest m;
+        if (ls_kafka_ApiVersionsRequest_decode(&req->body, v, req->arena, &m) != 0) {
+            ls_kreq_fail(req, req->body.what ? req->body.what : "malformed ApiVersions request");
+            return;
+        }
+    }
+    resp.NumApiKeys = ls_kafka_napis;
+    resp.ApiKeys = ls_arena_alloc(req->arena, (size_t)ls_kafka_napis * sizeof *resp.ApiKeys);
+    for (int i = 0; i < ls_kafka_napis; i++) {
+        resp.ApiKeys[i].ApiKey = ls_kafka_apis[i].key;
+        resp.ApiKeys[i].MinVersion = ls_kafka_apis[i].min_version;
+        resp.ApiKeys[i].MaxVersion = ls_kafka_apis[i].max_version;
+        if (ls_kafka_apis[i].key == LS_KAFKA_API_PRODUCE)
+            resp.ApiKeys[i].MinVersion = 0; /* KAFKA-18659, see the top of this file */
+    }
+    ls_kw_t w;
+    ls_kreq_begin(req, &w);
+    ls_kafka_ApiVersionsResponse_encode(&w, encode_version, &resp);
+    ls_kreq_respond(req, &w);
+}

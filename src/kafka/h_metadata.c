@@ -1,0 +1,289 @@
+/* Metadata (key 3) and DescribeCluster (key 60).
+ *
+ * Lakestream is leaderless: any broker accepts any request. Until several
+ * brokers advertise themselves (DESIGN.md 4.5), Metadata describes exactly
+ * one broker — this node at its advertised address — leading every partition
+ * with leader epoch 0 and replicas = isr = [this node]. ControllerId is this
+ * node too (clients only use it to route admin requests).
+ *
+ * Topics are streams of the default namespace. Requested topics that do not
+ * exist are auto-created when the request allows it (v4+ flag, implied true
+ * before) and auto.create.topics.enable is set, with num.partitions
+ * partitions. Creation is a blocking catalog call, so it runs through
+ * ls_broker_offload(); the answer then describes the new topic right away
+ * (Kafka answers LEADER_NOT_AVAILABLE first; a committed catalog entry makes
+ * that unnecessary here). Names that can never be topics get
+ * INVALID_TOPIC_EXCEPTION and are never created.
+ *
+ * Threads: everything runs on the loop thread except the create job, which
+ * only reads the arena strings prepared for it and writes its status array. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/diag.h"
+#include "kafka/handlers.h"
+#include "kafka/msg.h"
+#include "server/broker.h"
+
+/* AclOperation codes (KIP-430 bit fields): everything is allowed until ACLs exist. */
+#define ACL_OP_BIT(op) (1 << (op))
+#define TOPIC_AUTHORIZED_OPS                                                                   \
+    (ACL_OP_BIT(3) | ACL_OP_BIT(4) | ACL_OP_BIT(5) | ACL_OP_BIT(6) | ACL_OP_BIT(7) |           \
+     ACL_OP_BIT(8) | ACL_OP_BIT(10) | ACL_OP_BIT(11))
+#define CLUSTER_AUTHORIZED_OPS                                                                 \
+    (ACL_OP_BIT(5) | ACL_OP_BIT(7) | ACL_OP_BIT(8) | ACL_OP_BIT(9) | ACL_OP_BIT(10) |          \
+     ACL_OP_BIT(11) | ACL_OP_BIT(12))
+
+static const char *advertised_host(const ls_broker_t *b)
+{
+    const ls_config_t *cfg = b->cfg;
+    if (cfg->advertised_host && *cfg->advertised_host)
+        return cfg->advertised_host;
+    if (cfg->listen_host && *cfg->listen_host && strcmp(cfg->listen_host, "0.0.0.0") != 0 &&
+        strcmp(cfg->listen_host, "::") != 0)
+        return cfg->listen_host;
+    return "localhost";
+}
+
+static int32_t advertised_port(const ls_broker_t *b)
+{
+    return b->cfg->advertised_port > 0 ? b->cfg->advertised_port : b->cfg->listen_port;
+}
+
+static char *arena_strdup(ls_arena_t *a, ls_kstr_t s)
+{
+    size_t n = s.len > 0 ? (size_t)s.len : 0;
+    char *p = ls_arena_alloc(a, n + 1);
+    if (n)
+        memcpy(p, s.ptr, n);
+    return p;
+}
+
+/* ------------------------------------------------------------ Metadata */
+
+typedef struct md_topic {
+    ls_stream_t *s;          /* kept; NULL when err says why */
+    char *name;              /* arena copy of the requested name ("" when asked by id) */
+    int16_t err;             /* answer when s stays NULL */
+    bool create;             /* auto-create on the worker */
+    ls_status create_st;
+} md_topic_t;
+
+typedef struct md_ctx {
+    ls_kreq_t *req;
+    ls_kafka_MetadataRequest m;
+    ls_kafka_MetadataResponse resp;
+    bool listing;            /* "all topics": answer from `all` */
+    ls_stream_t **all;       /* from ls_catalog_list (may be NULL when empty) */
+    int nall;
+    md_topic_t *topics;      /* one per requested topic */
+    int ntopics;
+    int32_t partitions;      /* for auto-create */
+} md_ctx_t;
+
+static void md_fill_topic(md_ctx_t *ctx, ls_kafka_MetadataResponse_MetadataResponseTopic *t,
+                          const ls_stream_t *s, int32_t *node)
+{
+    ls_arena_t *a = ctx->req->arena;
+    t->ErrorCode = LS_KERR_NONE;
+    t->Name = ls_kstr_c(s->name);
+    t->TopicId = s->id;
+    t->IsInternal = false;
+    t->TopicAuthorizedOperations =
+        ctx->m.IncludeTopicAuthorizedOperations ? TOPIC_AUTHORIZED_OPS : INT32_MIN;
+    t->NumPartitions = s->partitions;
+    t->Partitions = ls_kmsg_alloc(a, s->partitions, sizeof *t->Partitions);
+    for (int32_t i = 0; i < s->partitions; i++) {
+        ls_kafka_MetadataResponse_MetadataResponsePartition *p = &t->Partitions[i];
+        p->ErrorCode = LS_KERR_NONE;
+        p->PartitionIndex = i;
+        p->LeaderId = *node;
+        p->LeaderEpoch = 0;
+        p->ReplicaNodes = node;   /* one shared [node_id] array */
+        p->NumReplicaNodes = 1;
+        p->IsrNodes = node;
+        p->NumIsrNodes = 1;
+        p->OfflineReplicas = NULL;
+        p->NumOfflineReplicas = 0;
+    }
+}
+
+static void md_respond(md_ctx_t *ctx)
+{
+    ls_kreq_t *req = ctx->req;
+    ls_broker_t *b = req->broker;
+    ls_arena_t *a = req->arena;
+    ls_kafka_MetadataResponse *r = &ctx->resp;
+    int32_t *node = ls_arena_alloc(a, sizeof *node);
+    *node = b->node_id;
+
+    r->ThrottleTimeMs = 0;
+    r->NumBrokers = 1;
+    r->Brokers = ls_arena_alloc(a, sizeof *r->Brokers);
+    r->Brokers[0].NodeId = b->node_id;
+    r->Brokers[0].Host = ls_kstr_c(advertised_host(b));
+    r->Brokers[0].Port = advertised_port(b);
+    r->Brokers[0].Rack = ls_kstr_null();
+    r->ClusterId = ls_kstr_c(b->cluster_id);
+    r->ControllerId = b->node_id;
+    r->ClusterAuthorizedOperations =
+        ctx->m.IncludeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPS : INT32_MIN;
+
+    if (ctx->listing) {
+        r->NumTopics = ctx->nall;
+        r->Topics = ls_kmsg_alloc(a, ctx->nall, sizeof *r->Topics);
+        for (int i = 0; i < ctx->nall; i++)
+            md_fill_topic(ctx, &r->Topics[i], ctx->all[i], node);
+    } else {
+        r->NumTopics = ctx->ntopics;
+        r->Topics = ls_kmsg_alloc(a, ctx->ntopics, sizeof *r->Topics);
+        for (int i = 0; i < ctx->ntopics; i++) {
+            md_topic_t *mt = &ctx->topics[i];
+            const ls_kafka_MetadataRequest_MetadataRequestTopic *q = &ctx->m.Topics[i];
+            ls_kafka_MetadataResponse_MetadataResponseTopic *t = &r->Topics[i];
+            if (mt->create) {
+                /* Created, or another creator won the race: either way it
+                 * exists now. A failed create is retriable for the client. */
+                if (mt->create_st == LS_OK || mt->create_st == LS_EEXISTS)
+                    mt->s = ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, mt->name);
+                if (!mt->s)
+                    mt->err = mt->create_st == LS_EINVAL ? LS_KERR_INVALID_TOPIC_EXCEPTION
+                                                         : LS_KERR_LEADER_NOT_AVAILABLE;
+            }
+            if (mt->s) {
+                md_fill_topic(ctx, t, mt->s, node);
+                continue;
+            }
+            t->ErrorCode = mt->err;
+            t->Name = q->Name;          /* echo what was asked (null when by id) */
+            t->TopicId = q->TopicId;
+            t->TopicAuthorizedOperations = INT32_MIN;
+        }
+    }
+
+    ls_kw_t w;
+    ls_kreq_begin(req, &w);
+    ls_kafka_MetadataResponse_encode(&w, req->api_version, r);
+    /* Encoded: the stream snapshots (whose names the response pointed at) may go. */
+    if (ctx->all)
+        ls_stream_list_release(ctx->all, ctx->nall);
+    for (int i = 0; i < ctx->ntopics; i++)
+        ls_stream_release(ctx->topics[i].s);
+    ls_kreq_respond(req, &w);
+}
+
+static void md_create_work(void *arg)
+{
+    md_ctx_t *ctx = arg;
+    ls_broker_t *b = ctx->req->broker;
+    for (int i = 0; i < ctx->ntopics; i++) {
+        md_topic_t *mt = &ctx->topics[i];
+        if (!mt->create)
+            continue;
+        char err[256];
+        mt->create_st = ls_catalog_create(b->catalog, LS_DEFAULT_NAMESPACE, mt->name,
+                                          ctx->partitions, NULL, 0, 0, NULL, err, sizeof err);
+        if (mt->create_st != LS_OK && mt->create_st != LS_EEXISTS)
+            LS_WARN("kafka", "Metadata: auto-creating topic '%s' failed: %s", mt->name, err);
+    }
+}
+
+static void md_create_done(void *arg) { md_respond(arg); }
+
+void ls_kafka_handle_metadata(ls_kreq_t *req)
+{
+    ls_broker_t *b = req->broker;
+    ls_arena_t *a = req->arena;
+    int16_t v = req->api_version;
+    md_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
+    ctx->req = req;
+    if (ls_kafka_MetadataRequest_decode(&req->body, v, a, &ctx->m) != 0) {
+        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed Metadata request");
+        return;
+    }
+    /* v0: an empty list means all topics; v1+: null means all, empty none. */
+    if (ctx->m.NumTopics < 0 || (v == 0 && ctx->m.NumTopics == 0)) {
+        ctx->listing = true;
+        ctx->all = ls_catalog_list(b->catalog, LS_DEFAULT_NAMESPACE, &ctx->nall);
+        if (!ctx->all)
+            ctx->nall = 0;
+        md_respond(ctx);
+        return;
+    }
+
+    bool may_create = ctx->m.AllowAutoTopicCreation && b->cfg->auto_create_topics_enable;
+    ctx->partitions = b->cfg->num_partitions > 0 ? b->cfg->num_partitions : 1;
+    ctx->ntopics = ctx->m.NumTopics;
+    ctx->topics = ls_kmsg_alloc(a, ctx->ntopics, sizeof *ctx->topics);
+    bool any_create = false;
+    for (int i = 0; i < ctx->ntopics; i++) {
+        const ls_kafka_MetadataRequest_MetadataRequestTopic *q = &ctx->m.Topics[i];
+        md_topic_t *mt = &ctx->topics[i];
+        if (q->Name.len < 0) {
+            /* v10+: by topic id (served from v12, KIP-516). */
+            mt->name = "";
+            if (!ls_uuid_is_zero(&q->TopicId))
+                mt->s = ls_catalog_lookup_id(b->catalog, &q->TopicId);
+            mt->err = LS_KERR_UNKNOWN_TOPIC_ID;
+            continue;
+        }
+        mt->name = arena_strdup(a, q->Name);
+        /* A name with an embedded NUL can never be a topic. */
+        bool valid = (size_t)q->Name.len == strlen(mt->name) && ls_stream_name_valid(mt->name);
+        if (!valid) {
+            mt->err = LS_KERR_INVALID_TOPIC_EXCEPTION;
+            continue;
+        }
+        mt->s = ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, mt->name);
+        mt->err = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        if (!mt->s && may_create) {
+            mt->create = true;
+            any_create = true;
+        }
+    }
+    if (any_create) {
+        ls_broker_offload(b, md_create_work, md_create_done, ctx);
+        return;
+    }
+    md_respond(ctx);
+}
+
+/* ------------------------------------------------------- DescribeCluster */
+
+void ls_kafka_handle_describe_cluster(ls_kreq_t *req)
+{
+    ls_broker_t *b = req->broker;
+    ls_arena_t *a = req->arena;
+    ls_kafka_DescribeClusterRequest m;
+    if (ls_kafka_DescribeClusterRequest_decode(&req->body, req->api_version, a, &m) != 0) {
+        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed DescribeCluster request");
+        return;
+    }
+    ls_kafka_DescribeClusterResponse r;
+    memset(&r, 0, sizeof r);
+    r.ErrorMessage = ls_kstr_null();
+    r.EndpointType = m.EndpointType;
+    r.ClusterId = ls_kstr_c(b->cluster_id);
+    r.ControllerId = b->node_id;
+    r.ClusterAuthorizedOperations =
+        m.IncludeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPS : INT32_MIN;
+    if (m.EndpointType == 1) {
+        r.NumBrokers = 1;
+        r.Brokers = ls_arena_alloc(a, sizeof *r.Brokers);
+        r.Brokers[0].BrokerId = b->node_id;
+        r.Brokers[0].Host = ls_kstr_c(advertised_host(b));
+        r.Brokers[0].Port = advertised_port(b);
+        r.Brokers[0].Rack = ls_kstr_null();
+    } else {
+        /* v1 EndpointType 2 asks for controllers: this broker has no
+         * separate controller listener (KIP-919 UNSUPPORTED_ENDPOINT_TYPE). */
+        r.ErrorCode = 119;
+        r.ErrorMessage = ls_kstr_c("The endpoint type is not supported: brokers only");
+        r.ControllerId = -1;
+    }
+    ls_kw_t w;
+    ls_kreq_begin(req, &w);
+    ls_kafka_DescribeClusterResponse_encode(&w, req->api_version, &r);
+    ls_kreq_respond(req, &w);
+}

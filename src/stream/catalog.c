@@ -1,0 +1,869 @@
+/* Stream catalog: namespaces and streams over ls_meta, with an in-memory copy.
+ *
+ * Metadata keyspace (values are compact JSON, keys sorted; unknown fields are
+ * ignored on read so later versions can add fields):
+ *
+ *   /ls/ns/<ns>             {"created_ms":<ms>,"properties":{}}
+ *                           written (if absent) by the first create in <ns>
+ *   /ls/stream/<ns>/<name>  {"config":{"<k>":"<v>",...},"created_ms":<ms>,
+ *                            "id":"<uuid>","partitions":<n>,"stream_no":<n>}
+ *                           one per live stream; its mod_rev is the stream's
+ *                           revision, the compare-and-set token of every change
+ *   /ls/tomb/<uuid>         {"dropped_ms":<ms>,"name":"<name>","ns":"<ns>",
+ *                            "partitions":<n>,"stream_no":<n>}
+ *                           permanent; written in the txn that deletes the stream
+ *                           key (partitions tells GC which logs to reclaim)
+ *   /ls/counter/stream_no   decimal; the last stream number handed out
+ *
+ * Names (<ns>, <name>) follow Kafka topic rules ([a-zA-Z0-9._-], 1..249, not
+ * "." or ".."), so they never contain '/' and keys parse unambiguously.
+ *
+ * Invariants:
+ *  - stream_no comes from the counter (ls_meta_counter_add) before the create
+ *    txn; a failed create burns the number, never reuses it;
+ *  - the create txn compares mod_rev == 0 on the stream key (and on the
+ *    namespace key when it writes it); every later change compares the
+ *    mod_rev it read, retrying from a fresh read on LS_ECONFLICT;
+ *  - the copy (map) holds exactly the streams of the last reload plus this
+ *    process's own committed mutations; each entry is an immutable snapshot,
+ *    so a change makes a new snapshot and swaps it in.
+ *
+ * Threads: lookups from any thread take mu briefly (map only, never I/O).
+ * Mutations and reload take write_mu for their whole duration, so within one
+ * process they are serialized and a reload can never resurrect a stream a
+ * concurrent drop removed; they write the store first, then take mu to swap
+ * snapshots. Lock order: write_mu -> mu. Snapshot refcounts are atomic. */
+#include "stream/catalog.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/diag.h"
+
+#define CAT_NS_PREFIX "/ls/ns/"
+#define CAT_STREAM_PREFIX "/ls/stream/"
+#define CAT_TOMB_PREFIX "/ls/tomb/"
+#define CAT_STREAM_NO_KEY "/ls/counter/stream_no"
+#define CAT_NAME_MAX 249
+#define CAT_KEY_MAX (sizeof CAT_STREAM_PREFIX + 2 * CAT_NAME_MAX + 2)
+#define CAT_CAS_RETRIES 16
+#define CAT_SCAN_PAGE 512
+/* log_id = stream_no << LS_LOG_PARTITION_BITS must stay a positive int64 */
+#define CAT_STREAM_NO_MAX ((INT64_C(1) << (63 - LS_LOG_PARTITION_BITS)) - 1)
+
+typedef struct cat_node {
+    ls_stream_t *s; /* one reference owned by the map */
+    uint64_t name_hash, id_hash;
+    struct cat_node *name_next, *id_next;
+} cat_node_t;
+
+typedef struct cat_map {
+    cat_node_t **by_name, **by_id; /* nbuckets chains each, power of two */
+    size_t nbuckets, n;
+} cat_map_t;
+
+struct ls_catalog {
+    ls_meta_t *meta;
+    pthread_mutex_t write_mu;
+    pthread_mutex_t mu;
+    cat_map_t map;
+};
+
+static void cat_err(char *err, int errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void cat_err(char *err, int errlen, const char *fmt, ...)
+{
+    if (!err || errlen <= 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, (size_t)errlen, fmt, ap);
+    va_end(ap);
+}
+
+int ls_stream_name_valid(const char *name)
+{
+    if (!name) return 0;
+    size_t len = strlen(name);
+    if (len < 1 || len > CAT_NAME_MAX || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return 0;
+    for (const char *p = name; *p; p++) {
+        char ch = *p;
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '_' || ch == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- snapshots ---- */
+
+ls_stream_t *ls_stream_keep(ls_stream_t *s)
+{
+    if (s) __atomic_add_fetch(&s->refcnt, 1, __ATOMIC_RELAXED);
+    return s;
+}
+
+static void cat_config_free(ls_prop_t *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ls_free(v[i].key);
+        ls_free(v[i].value);
+    }
+    ls_free(v);
+}
+
+void ls_stream_release(ls_stream_t *s)
+{
+    if (!s || __atomic_sub_fetch(&s->refcnt, 1, __ATOMIC_ACQ_REL) > 0) return;
+    ls_free(s->ns);
+    ls_free(s->name);
+    cat_config_free(s->config, s->nconfig);
+    ls_free(s);
+}
+
+void ls_stream_list_release(ls_stream_t **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        ls_stream_release(v[i]);
+    ls_free(v);
+}
+
+static int cat_prop_cmp(const void *a, const void *b)
+{
+    return strcmp(((const ls_prop_t *)a)->key, ((const ls_prop_t *)b)->key);
+}
+
+const char *ls_stream_config_get(const ls_stream_t *s, const char *key)
+{
+    if (!s || !key || !s->nconfig) return NULL;
+    ls_prop_t probe = {(char *)key, NULL};
+    const ls_prop_t *p =
+        bsearch(&probe, s->config, (size_t)s->nconfig, sizeof *s->config, cat_prop_cmp);
+    return p ? p->value : NULL;
+}
+
+/* Takes ownership of config (sorted here). refcnt starts at 1. */
+static ls_stream_t *cat_stream_new(const char *ns, const char *name, const ls_uuid_t *id,
+                                   int64_t stream_no, int32_t partitions, int64_t created_ms,
+                                   ls_prop_t *config, int nconfig, int64_t mod_rev)
+{
+    ls_stream_t *s = LS_NEW(ls_stream_t);
+    s->refcnt = 1;
+    s->ns = ls_strdup(ns);
+    s->name = ls_strdup(name);
+    s->id = *id;
+    s->stream_no = stream_no;
+    s->partitions = partitions;
+    s->created_ms = created_ms;
+    if (nconfig) qsort(config, (size_t)nconfig, sizeof *config, cat_prop_cmp);
+    s->config = config;
+    s->nconfig = nconfig;
+    s->mod_rev = mod_rev;
+    return s;
+}
+
+static ls_prop_t *cat_config_copy(const ls_prop_t *config, int n)
+{
+    ls_prop_t *v = n ? LS_NEWN(ls_prop_t, (size_t)n) : NULL;
+    for (int i = 0; i < n; i++) {
+        v[i].key = ls_strdup(config[i].key);
+        v[i].value = ls_strdup(config[i].value);
+    }
+    return v;
+}
+
+/* A new snapshot like s but with the given partitions/config/revision. */
+static ls_stream_t *cat_stream_derive(const ls_stream_t *s, int32_t partitions,
+                                      const ls_prop_t *config, int nconfig, int64_t mod_rev)
+{
+    return cat_stream_new(s->ns, s->name, &s->id, s->stream_no, partitions, s->created_ms,
+                          cat_config_copy(config, nconfig), nconfig, mod_rev);
+}
+
+/* ---- the in-memory map ---- */
+
+static uint64_t cat_hash_name(const char *ns, const char *name)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a over "ns/name" */
+    for (const char *p = ns; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+    h = (h ^ '/') * 1099511628211ULL;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+    return h;
+}
+
+static uint64_t cat_hash_id(const ls_uuid_t *id)
+{
+    uint64_t h;
+    memcpy(&h, id->b, sizeof h); /* v4 UUIDs are random already */
+    return h ^ (h >> 29);
+}
+
+static void cat_map_init(cat_map_t *m)
+{
+    m->nbuckets = 64;
+    m->n = 0;
+    m->by_name = LS_NEWN(cat_node_t *, m->nbuckets);
+    m->by_id = LS_NEWN(cat_node_t *, m->nbuckets);
+}
+
+static void cat_map_free(cat_map_t *m)
+{
+    for (size_t b = 0; b < m->nbuckets; b++) {
+        cat_node_t *next;
+        for (cat_node_t *n = m->by_name[b]; n; n = next) {
+            next = n->name_next;
+            ls_stream_release(n->s);
+            ls_free(n);
+        }
+    }
+    ls_free(m->by_name);
+    ls_free(m->by_id);
+    m->by_name = m->by_id = NULL;
+    m->nbuckets = m->n = 0;
+}
+
+static void cat_map_link(cat_map_t *m, cat_node_t *n)
+{
+    size_t bn = n->name_hash & (m->nbuckets - 1), bi = n->id_hash & (m->nbuckets - 1);
+    n->name_next = m->by_name[bn];
+    m->by_name[bn] = n;
+    n->id_next = m->by_id[bi];
+    m->by_id[bi] = n;
+}
+
+static void cat_map_grow(cat_map_t *m)
+{
+    cat_node_t **old = m->by_name;
+    size_t oldn = m->nbuckets;
+    ls_free(m->by_id);
+    m->nbuckets *= 2;
+    m->by_name = LS_NEWN(cat_node_t *, m->nbuckets);
+    m->by_id = LS_NEWN(cat_node_t *, m->nbuckets);
+    for (size_t b = 0; b < oldn; b++) {
+        cat_node_t *next;
+        for (cat_node_t *n = old[b]; n; n = next) {
+            next = n->name_next;
+            cat_map_link(m, n);
+        }
+    }
+    ls_free(old);
+}
+
+static cat_node_t *cat_map_find_name(const cat_map_t *m, const char *ns, const char *name)
+{
+    uint64_t h = cat_hash_name(ns, name);
+    for (cat_node_t *n = m->by_name[h & (m->nbuckets - 1)]; n; n = n->name_next)
+        if (n->name_hash == h && strcmp(n->s->name, name) == 0 && strcmp(n->s->ns, ns) == 0)
+            return n;
+    return NULL;
+}
+
+static cat_node_t *cat_map_find_id(const cat_map_t *m, const ls_uuid_t *id)
+{
+    uint64_t h = cat_hash_id(id);
+    for (cat_node_t *n = m->by_id[h & (m->nbuckets - 1)]; n; n = n->id_next)
+        if (n->id_hash == h && memcmp(n->s->id.b, id->b, sizeof id->b) == 0) return n;
+    return NULL;
+}
+
+/* Unlinks and frees node n, dropping the map's reference. */
+static void cat_map_remove(cat_map_t *m, cat_node_t *n)
+{
+    cat_node_t **pp;
+    for (pp = &m->by_name[n->name_hash & (m->nbuckets - 1)]; *pp != n; pp = &(*pp)->name_next)
+        ;
+    *pp = n->name_next;
+    for (pp = &m->by_id[n->id_hash & (m->nbuckets - 1)]; *pp != n; pp = &(*pp)->id_next)
+        ;
+    *pp = n->id_next;
+    ls_stream_release(n->s);
+    ls_free(n);
+    m->n--;
+}
+
+/* Puts s (taking the caller's reference), replacing any stream of that name. */
+static void cat_map_put(cat_map_t *m, ls_stream_t *s)
+{
+    cat_node_t *old = cat_map_find_name(m, s->ns, s->name);
+    if (old) cat_map_remove(m, old);
+    if (m->n + 1 > m->nbuckets) cat_map_grow(m);
+    cat_node_t *n = LS_NEW(cat_node_t);
+    n->s = s;
+    n->name_hash = cat_hash_name(s->ns, s->name);
+    n->id_hash = cat_hash_id(&s->id);
+    cat_map_link(m, n);
+    m->n++;
+}
+
+static void cat_cache_put(ls_catalog_t *c, ls_stream_t *s)
+{
+    pthread_mutex_lock(&c->mu);
+    cat_map_put(&c->map, s);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* ---- JSON encode / decode ---- */
+
+/* Serializes and frees o. The inputs were validated (ASCII names, UTF-8
+ * config), so jansson cannot refuse them. */
+static char *cat_dumps(json_t *o)
+{
+    char *txt = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (!txt) {
+        LS_ERROR("catalog", "JSON encoding failed");
+        abort();
+    }
+    json_decref(o);
+    char *out = ls_strdup(txt);
+    free(txt);
+    return out;
+}
+
+static char *cat_stream_json(const ls_uuid_t *id, int64_t stream_no, int32_t partitions,
+                             int64_t created_ms, const ls_prop_t *config, int nconfig)
+{
+    char ids[37];
+    ls_uuid_format(id, ids);
+    json_t *cfg = json_object();
+    for (int i = 0; i < nconfig; i++)
+        json_object_set_new(cfg, config[i].key, json_string(config[i].value));
+    return cat_dumps(json_pack("{s:s, s:I, s:i, s:I, s:o}", "id", ids, "stream_no",
+                               (json_int_t)stream_no, "partitions", (int)partitions, "created_ms",
+                               (json_int_t)created_ms, "config", cfg));
+}
+
+/* Builds a snapshot from a stream key and its JSON value; NULL (logged) if corrupt. */
+static ls_stream_t *cat_stream_parse(const ls_kv_t *kv)
+{
+    const char *key = (const char *)kv->key;
+    char ns[CAT_NAME_MAX + 1], name[CAT_NAME_MAX + 1];
+    const char *rest = key + strlen(CAT_STREAM_PREFIX);
+    const char *slash = strchr(rest, '/');
+    if (kv->klen <= strlen(CAT_STREAM_PREFIX) || !slash || (size_t)(slash - rest) > CAT_NAME_MAX ||
+        strlen(slash + 1) > CAT_NAME_MAX) {
+        LS_ERROR("catalog", "corrupt stream key '%s': not " CAT_STREAM_PREFIX "<ns>/<name>", key);
+        return NULL;
+    }
+    memcpy(ns, rest, (size_t)(slash - rest));
+    ns[slash - rest] = 0;
+    snprintf(name, sizeof name, "%s", slash + 1);
+    if (!ls_stream_name_valid(ns) || !ls_stream_name_valid(name)) {
+        LS_ERROR("catalog", "corrupt stream key '%s': invalid namespace or name", key);
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *o = json_loadb((const char *)kv->val, kv->vlen, 0, &jerr);
+    if (!o) {
+        LS_ERROR("catalog", "corrupt stream value at %s: JSON error at byte %d: %s", key,
+                 jerr.position, jerr.text);
+        return NULL;
+    }
+    const char *ids = NULL;
+    json_int_t stream_no = 0, partitions = 0, created_ms = 0;
+    json_t *cfg = NULL;
+    ls_uuid_t id;
+    ls_stream_t *s = NULL;
+    if (json_unpack_ex(o, &jerr, 0, "{s:s, s:I, s:I, s:I, s:o}", "id", &ids, "stream_no",
+                       &stream_no, "partitions", &partitions, "created_ms", &created_ms, "config",
+                       &cfg) != 0) {
+        LS_ERROR("catalog", "corrupt stream value at %s: %s", key, jerr.text);
+        goto done;
+    }
+    if (ls_uuid_parse(ids, &id) != 0 || stream_no <= 0 || stream_no > CAT_STREAM_NO_MAX ||
+        partitions < 1 || partitions > LS_MAX_PARTITIONS || !json_is_object(cfg)) {
+        LS_ERROR("catalog", "corrupt stream value at %s: field out of range", key);
+        goto done;
+    }
+    int n = (int)json_object_size(cfg), i = 0;
+    ls_prop_t *config = n ? LS_NEWN(ls_prop_t, (size_t)n) : NULL;
+    const char *k;
+    json_t *v;
+    json_object_foreach(cfg, k, v)
+    {
+        if (!json_is_string(v)) {
+            LS_ERROR("catalog", "corrupt stream value at %s: config '%s' is not a string", key, k);
+            cat_config_free(config, i);
+            goto done;
+        }
+        config[i].key = ls_strdup(k);
+        config[i].value = ls_strdup(json_string_value(v));
+        i++;
+    }
+    s = cat_stream_new(ns, name, &id, stream_no, (int32_t)partitions, created_ms, config, n,
+                       kv->mod_rev);
+done:
+    json_decref(o);
+    return s;
+}
+
+/* Config must have keys, values, no duplicate keys, and be representable as JSON. */
+static int cat_config_check(const ls_prop_t *config, int n, char *err, int errlen)
+{
+    if (n < 0 || (n > 0 && !config)) {
+        cat_err(err, errlen, "invalid config set");
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!config[i].key || !*config[i].key || !config[i].value) {
+            cat_err(err, errlen, "config entry %d has no key or no value", i);
+            return 0;
+        }
+        json_t *kprobe = json_string(config[i].key), *vprobe = json_string(config[i].value);
+        int utf8 = kprobe && vprobe;
+        json_decref(kprobe);
+        json_decref(vprobe);
+        if (!utf8) {
+            cat_err(err, errlen, "config '%s' is not valid UTF-8", config[i].key);
+            return 0;
+        }
+        for (int j = 0; j < i; j++)
+            if (strcmp(config[i].key, config[j].key) == 0) {
+                cat_err(err, errlen, "config '%s' is given twice", config[i].key);
+                return 0;
+            }
+    }
+    return 1;
+}
+
+static void cat_stream_key(char *out, size_t cap, const char *ns, const char *name)
+{
+    snprintf(out, cap, CAT_STREAM_PREFIX "%s/%s", ns, name);
+}
+
+/* Reads the stream's current snapshot from the store (authoritative, not the copy). */
+static ls_status cat_read(ls_catalog_t *c, const char *key, ls_stream_t **out)
+{
+    ls_kv_t kv;
+    ls_status st = ls_meta_get(c->meta, key, &kv);
+    if (st != LS_OK) return st;
+    *out = cat_stream_parse(&kv);
+    ls_kv_free(&kv);
+    return *out ? LS_OK : LS_ECORRUPT;
+}
+
+/* ---- open / reload ---- */
+
+ls_status ls_catalog_reload(ls_catalog_t *c)
+{
+    pthread_mutex_lock(&c->write_mu);
+    cat_map_t fresh;
+    cat_map_init(&fresh);
+    size_t plen = strlen(CAT_STREAM_PREFIX);
+    uint8_t end[sizeof CAT_STREAM_PREFIX];
+    size_t elen = ls_meta_prefix_end(CAT_STREAM_PREFIX, plen, end);
+    uint8_t *start = ls_memdup(CAT_STREAM_PREFIX, plen);
+    size_t slen = plen;
+    ls_status st;
+    int corrupt = 0;
+    for (;;) {
+        ls_kvlist_t l;
+        st = c->meta->ops->scan(c->meta, start, slen, end, elen, CAT_SCAN_PAGE, 0, &l);
+        if (st != LS_OK) break;
+        for (size_t i = 0; i < l.n; i++) {
+            ls_stream_t *s = cat_stream_parse(&l.v[i]);
+            if (s)
+                cat_map_put(&fresh, s);
+            else
+                corrupt++;
+        }
+        int more = l.more && l.n > 0;
+        if (more) {
+            /* next page starts just after the last key: key + "\0" */
+            ls_free(start);
+            slen = l.v[l.n - 1].klen + 1;
+            start = ls_malloc(slen);
+            memcpy(start, l.v[l.n - 1].key, slen); /* copies its NUL terminator */
+        }
+        ls_kvlist_free(&l);
+        if (!more) break;
+    }
+    ls_free(start);
+    if (st != LS_OK) {
+        LS_ERROR("catalog", "reload failed: %s: %s", ls_status_str(st), c->meta->errmsg);
+        cat_map_free(&fresh);
+        pthread_mutex_unlock(&c->write_mu);
+        return st;
+    }
+    if (corrupt) LS_ERROR("catalog", "reload skipped %d corrupt stream record(s)", corrupt);
+    pthread_mutex_lock(&c->mu);
+    cat_map_t old = c->map;
+    c->map = fresh;
+    pthread_mutex_unlock(&c->mu);
+    cat_map_free(&old);
+    pthread_mutex_unlock(&c->write_mu);
+    return LS_OK;
+}
+
+ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen)
+{
+    ls_catalog_t *c = LS_NEW(ls_catalog_t);
+    c->meta = meta;
+    pthread_mutex_init(&c->write_mu, NULL);
+    pthread_mutex_init(&c->mu, NULL);
+    cat_map_init(&c->map);
+    ls_status st = ls_catalog_reload(c);
+    if (st != LS_OK) {
+        cat_err(err, errlen, "cannot load the stream catalog: %s: %s", ls_status_str(st),
+                meta->errmsg);
+        ls_catalog_close(c);
+        return NULL;
+    }
+    LS_INFO("catalog", "loaded %zu stream(s)", c->map.n);
+    return c;
+}
+
+void ls_catalog_close(ls_catalog_t *c)
+{
+    if (!c) return;
+    cat_map_free(&c->map);
+    pthread_mutex_destroy(&c->mu);
+    pthread_mutex_destroy(&c->write_mu);
+    ls_free(c);
+}
+
+/* ---- mutations ---- */
+
+/* Compare-and-set write of the stream key with value json; LS_OK sets *rev. */
+static ls_status cat_cas_put(ls_catalog_t *c, const char *key, int64_t mod_rev, const char *json,
+                             int64_t *rev)
+{
+    size_t klen = strlen(key);
+    ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = key, .klen = klen, .rev = mod_rev};
+    ls_meta_op_t op = {
+        .kind = LS_META_OP_PUT, .key = key, .klen = klen, .val = json, .vlen = strlen(json)};
+    return c->meta->ops->txn(c->meta, &cmp, 1, &op, 1, rev);
+}
+
+ls_status ls_catalog_create(ls_catalog_t *c, const char *ns, const char *name, int32_t partitions,
+                            const ls_prop_t *config, int nconfig, int validate_only,
+                            ls_stream_t **out, char *err, int errlen)
+{
+    if (out) *out = NULL;
+    if (err && errlen > 0) err[0] = 0;
+    if (!ns) ns = LS_DEFAULT_NAMESPACE;
+    if (!ls_stream_name_valid(ns)) {
+        cat_err(err, errlen, "invalid namespace name '%s'", ns);
+        return LS_EINVAL;
+    }
+    if (!ls_stream_name_valid(name)) {
+        cat_err(err, errlen,
+                "invalid topic name '%s': use 1 to 249 of [a-zA-Z0-9._-], not '.' or '..'",
+                name ? name : "(null)");
+        return LS_EINVAL;
+    }
+    if (partitions < 1 || partitions > LS_MAX_PARTITIONS) {
+        cat_err(err, errlen, "invalid partition count %d: must be 1..%d", (int)partitions,
+                LS_MAX_PARTITIONS);
+        return LS_EINVAL;
+    }
+    if (!cat_config_check(config, nconfig, err, errlen)) return LS_EINVAL;
+
+    char skey[CAT_KEY_MAX], nskey[CAT_KEY_MAX];
+    cat_stream_key(skey, sizeof skey, ns, name);
+    snprintf(nskey, sizeof nskey, CAT_NS_PREFIX "%s", ns);
+    char *json = NULL, *nsjson = NULL;
+    ls_kv_t kv;
+    pthread_mutex_lock(&c->write_mu);
+    ls_status st = ls_meta_get(c->meta, skey, &kv);
+    if (st == LS_OK) {
+        ls_kv_free(&kv);
+        cat_err(err, errlen, "topic '%s' already exists", name);
+        st = LS_EEXISTS;
+        goto unlock;
+    }
+    if (st != LS_ENOTFOUND) goto meta_error;
+    if (validate_only) {
+        st = LS_OK;
+        goto unlock;
+    }
+    int64_t stream_no;
+    st = ls_meta_counter_add(c->meta, CAT_STREAM_NO_KEY, 1, &stream_no);
+    if (st != LS_OK) goto meta_error;
+    if (stream_no > CAT_STREAM_NO_MAX) {
+        cat_err(err, errlen, "stream numbers exhausted");
+        st = LS_ELIMIT;
+        goto unlock;
+    }
+    ls_uuid_t id;
+    do
+        ls_uuid_random(&id);
+    while (ls_uuid_is_zero(&id));
+    int64_t now = ls_clock_wall_ms();
+    json = cat_stream_json(&id, stream_no, partitions, now, config, nconfig);
+    nsjson = cat_dumps(json_pack("{s:I, s:{}}", "created_ms", (json_int_t)now, "properties"));
+    int64_t rev = 0;
+    for (int attempt = 0;; attempt++) {
+        /* create the namespace record with the first stream in it */
+        st = ls_meta_get(c->meta, nskey, &kv);
+        int need_ns = st == LS_ENOTFOUND;
+        if (st == LS_OK)
+            ls_kv_free(&kv);
+        else if (!need_ns)
+            goto meta_error;
+        ls_meta_cmp_t cmps[2] = {
+            {.kind = LS_META_CMP_MOD_REV, .key = skey, .klen = strlen(skey), .rev = 0},
+            {.kind = LS_META_CMP_MOD_REV, .key = nskey, .klen = strlen(nskey), .rev = 0},
+        };
+        ls_meta_op_t ops[2] = {
+            {.kind = LS_META_OP_PUT,
+             .key = skey,
+             .klen = strlen(skey),
+             .val = json,
+             .vlen = strlen(json)},
+            {.kind = LS_META_OP_PUT,
+             .key = nskey,
+             .klen = strlen(nskey),
+             .val = nsjson,
+             .vlen = strlen(nsjson)},
+        };
+        st = c->meta->ops->txn(c->meta, cmps, need_ns ? 2 : 1, ops, need_ns ? 2 : 1, &rev);
+        if (st == LS_OK) break;
+        if (st != LS_ECONFLICT) goto meta_error;
+        st = ls_meta_get(c->meta, skey, &kv);
+        if (st == LS_OK) {
+            ls_kv_free(&kv);
+            cat_err(err, errlen, "topic '%s' already exists", name);
+            st = LS_EEXISTS;
+            goto unlock;
+        }
+        if (attempt + 1 == CAT_CAS_RETRIES) {
+            cat_err(err, errlen, "creating topic '%s': too much contention", name);
+            st = LS_ECONFLICT;
+            goto unlock;
+        }
+    }
+    ls_stream_t *s = cat_stream_new(ns, name, &id, stream_no, partitions, now,
+                                    cat_config_copy(config, nconfig), nconfig, rev);
+    if (out) *out = ls_stream_keep(s);
+    cat_cache_put(c, s);
+    LS_INFO("catalog", "created %s/%s stream_no %" PRId64 " with %d partition(s)", ns, name,
+            stream_no, (int)partitions);
+    goto unlock;
+
+meta_error:
+    cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), c->meta->errmsg);
+unlock:
+    pthread_mutex_unlock(&c->write_mu);
+    ls_free(json);
+    ls_free(nsjson);
+    return st;
+}
+
+ls_status ls_catalog_drop(ls_catalog_t *c, const char *ns, const char *name, ls_stream_t **dropped)
+{
+    if (dropped) *dropped = NULL;
+    if (!ns) ns = LS_DEFAULT_NAMESPACE;
+    if (!ls_stream_name_valid(ns) || !ls_stream_name_valid(name)) return LS_ENOTFOUND;
+    char skey[CAT_KEY_MAX];
+    cat_stream_key(skey, sizeof skey, ns, name);
+    ls_stream_t *s = NULL;
+    ls_status st;
+    pthread_mutex_lock(&c->write_mu);
+    for (int attempt = 0; attempt < CAT_CAS_RETRIES; attempt++) {
+        st = cat_read(c, skey, &s);
+        if (st != LS_OK) break;
+        char ids[37], tkey[sizeof CAT_TOMB_PREFIX + 37];
+        ls_uuid_format(&s->id, ids);
+        snprintf(tkey, sizeof tkey, CAT_TOMB_PREFIX "%s", ids);
+        char *tomb =
+            cat_dumps(json_pack("{s:s, s:s, s:I, s:i, s:I}", "ns", ns, "name", name, "stream_no",
+                                (json_int_t)s->stream_no, "partitions", (int)s->partitions,
+                                "dropped_ms", (json_int_t)ls_clock_wall_ms()));
+        ls_meta_cmp_t cmp = {
+            .kind = LS_META_CMP_MOD_REV, .key = skey, .klen = strlen(skey), .rev = s->mod_rev};
+        ls_meta_op_t ops[2] = {
+            {.kind = LS_META_OP_DEL, .key = skey, .klen = strlen(skey)},
+            {.kind = LS_META_OP_PUT,
+             .key = tkey,
+             .klen = strlen(tkey),
+             .val = tomb,
+             .vlen = strlen(tomb)},
+        };
+        st = c->meta->ops->txn(c->meta, &cmp, 1, ops, 2, NULL);
+        ls_free(tomb);
+        if (st != LS_ECONFLICT) break;
+        ls_stream_release(s);
+        s = NULL;
+    }
+    if (st == LS_OK) {
+        pthread_mutex_lock(&c->mu);
+        cat_node_t *n = cat_map_find_name(&c->map, ns, name);
+        if (n) cat_map_remove(&c->map, n);
+        pthread_mutex_unlock(&c->mu);
+        LS_INFO("catalog", "dropped %s/%s stream_no %" PRId64, ns, name, s->stream_no);
+        if (dropped)
+            *dropped = s;
+        else
+            ls_stream_release(s);
+    } else {
+        if (st == LS_ENOTFOUND) {
+            /* gone from the store: make sure the copy agrees */
+            pthread_mutex_lock(&c->mu);
+            cat_node_t *n = cat_map_find_name(&c->map, ns, name);
+            if (n) cat_map_remove(&c->map, n);
+            pthread_mutex_unlock(&c->mu);
+        }
+        ls_stream_release(s);
+    }
+    pthread_mutex_unlock(&c->write_mu);
+    return st;
+}
+
+/* Read-modify-CAS of one stream. change() validates and fills the new
+ * partitions/config from the current snapshot; returns LS_OK to write. */
+typedef ls_status (*cat_change_fn)(const ls_stream_t *cur, void *arg, int32_t *partitions,
+                                   const ls_prop_t **config, int *nconfig, char *err, int errlen);
+
+static ls_status cat_update(ls_catalog_t *c, const char *ns, const char *name, int validate_only,
+                            cat_change_fn change, void *arg, char *err, int errlen)
+{
+    if (!ns) ns = LS_DEFAULT_NAMESPACE;
+    if (!ls_stream_name_valid(ns) || !ls_stream_name_valid(name)) {
+        cat_err(err, errlen, "topic '%s' does not exist", name ? name : "(null)");
+        return LS_ENOTFOUND;
+    }
+    char skey[CAT_KEY_MAX];
+    cat_stream_key(skey, sizeof skey, ns, name);
+    ls_status st = LS_ECONFLICT;
+    pthread_mutex_lock(&c->write_mu);
+    for (int attempt = 0; attempt < CAT_CAS_RETRIES; attempt++) {
+        ls_stream_t *cur;
+        st = cat_read(c, skey, &cur);
+        if (st == LS_ENOTFOUND) {
+            cat_err(err, errlen, "topic '%s' does not exist", name);
+            break;
+        }
+        if (st != LS_OK) {
+            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), c->meta->errmsg);
+            break;
+        }
+        int32_t partitions = cur->partitions;
+        const ls_prop_t *config = cur->config;
+        int nconfig = cur->nconfig;
+        st = change(cur, arg, &partitions, &config, &nconfig, err, errlen);
+        if (st != LS_OK || validate_only) {
+            ls_stream_release(cur);
+            break;
+        }
+        char *json =
+            cat_stream_json(&cur->id, cur->stream_no, partitions, cur->created_ms, config, nconfig);
+        int64_t rev;
+        st = cat_cas_put(c, skey, cur->mod_rev, json, &rev);
+        ls_free(json);
+        if (st == LS_OK) cat_cache_put(c, cat_stream_derive(cur, partitions, config, nconfig, rev));
+        ls_stream_release(cur);
+        if (st != LS_ECONFLICT) {
+            if (st != LS_OK)
+                cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), c->meta->errmsg);
+            break;
+        }
+    }
+    if (st == LS_ECONFLICT) cat_err(err, errlen, "updating topic '%s': too much contention", name);
+    pthread_mutex_unlock(&c->write_mu);
+    return st;
+}
+
+static ls_status cat_grow(const ls_stream_t *cur, void *arg, int32_t *partitions,
+                          const ls_prop_t **config, int *nconfig, char *err, int errlen)
+{
+    int32_t want = *(const int32_t *)arg;
+    if (want <= cur->partitions) {
+        cat_err(err, errlen, "topic '%s' has %d partitions; the count can only grow", cur->name,
+                (int)cur->partitions);
+        return LS_EINVAL;
+    }
+    *partitions = want;
+    return LS_OK;
+}
+
+ls_status ls_catalog_add_partitions(ls_catalog_t *c, const char *ns, const char *name,
+                                    int32_t new_total, int validate_only, char *err, int errlen)
+{
+    if (err && errlen > 0) err[0] = 0;
+    if (new_total < 1 || new_total > LS_MAX_PARTITIONS) {
+        cat_err(err, errlen, "invalid partition count %d: must be 1..%d", (int)new_total,
+                LS_MAX_PARTITIONS);
+        return LS_EINVAL;
+    }
+    return cat_update(c, ns, name, validate_only, cat_grow, &new_total, err, errlen);
+}
+
+typedef struct cat_config_arg {
+    const ls_prop_t *config;
+    int nconfig;
+} cat_config_arg_t;
+
+static ls_status cat_replace_config(const ls_stream_t *cur, void *arg, int32_t *partitions,
+                                    const ls_prop_t **config, int *nconfig, char *err, int errlen)
+{
+    const cat_config_arg_t *a = arg;
+    *config = a->config;
+    *nconfig = a->nconfig;
+    return LS_OK;
+}
+
+ls_status ls_catalog_set_config(ls_catalog_t *c, const char *ns, const char *name,
+                                const ls_prop_t *config, int nconfig)
+{
+    char err[256];
+    if (!cat_config_check(config, nconfig, err, sizeof err)) {
+        LS_WARN("catalog", "set_config %s: %s", name ? name : "(null)", err);
+        return LS_EINVAL;
+    }
+    cat_config_arg_t a = {config, nconfig};
+    return cat_update(c, ns, name, 0, cat_replace_config, &a, err, sizeof err);
+}
+
+/* ---- lookups ---- */
+
+ls_stream_t *ls_catalog_lookup(ls_catalog_t *c, const char *ns, const char *name)
+{
+    if (!name) return NULL;
+    if (!ns) ns = LS_DEFAULT_NAMESPACE;
+    pthread_mutex_lock(&c->mu);
+    cat_node_t *n = cat_map_find_name(&c->map, ns, name);
+    ls_stream_t *s = n ? ls_stream_keep(n->s) : NULL;
+    pthread_mutex_unlock(&c->mu);
+    return s;
+}
+
+ls_stream_t *ls_catalog_lookup_id(ls_catalog_t *c, const ls_uuid_t *id)
+{
+    if (!id || ls_uuid_is_zero(id)) return NULL;
+    pthread_mutex_lock(&c->mu);
+    cat_node_t *n = cat_map_find_id(&c->map, id);
+    ls_stream_t *s = n ? ls_stream_keep(n->s) : NULL;
+    pthread_mutex_unlock(&c->mu);
+    return s;
+}
+
+static int cat_stream_order(const void *a, const void *b)
+{
+    const ls_stream_t *x = *(ls_stream_t *const *)a, *y = *(ls_stream_t *const *)b;
+    int d = strcmp(x->ns, y->ns);
+    return d ? d : strcmp(x->name, y->name);
+}
+
+ls_stream_t **ls_catalog_list(ls_catalog_t *c, const char *ns, int *n)
+{
+    pthread_mutex_lock(&c->mu);
+    ls_stream_t **v = LS_NEWN(ls_stream_t *, c->map.n);
+    int k = 0;
+    for (size_t b = 0; b < c->map.nbuckets; b++)
+        for (cat_node_t *node = c->map.by_name[b]; node; node = node->name_next)
+            if (!ns || strcmp(node->s->ns, ns) == 0) v[k++] = ls_stream_keep(node->s);
+    pthread_mutex_unlock(&c->mu);
+    if (k > 1) qsort(v, (size_t)k, sizeof *v, cat_stream_order);
+    *n = k;
+    return v;
+}

@@ -1,0 +1,242 @@
+// Apache Kafka's own Java client (kafka-clients 4.x) against a running
+// Lakestream broker at $LS_TEST_BOOTSTRAP.
+//
+// Compiled and run offline by tests/run.sh:
+//   javac -cp '.cache/java/lib/*' -d OUT tests/integration/java/LakestreamClientTest.java
+//   java  -cp "OUT:.cache/java/lib/*" LakestreamClientTest
+// Prints one "PASS name" / "FAIL name: why" line per test; exits 1 if any failed.
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.Future;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+public class LakestreamClientTest {
+    static final String BOOTSTRAP = System.getenv("LS_TEST_BOOTSTRAP");
+    static final short RF = Short.parseShort(envOr("LS_TEST_DEFAULT_RF", "3"));
+    static final int N = 1000;
+    static final int PARTITIONS = 3;
+    static int failed = 0;
+
+    interface Body { void run() throws Exception; }
+
+    static String envOr(String k, String d) {
+        String v = System.getenv(k);
+        return v == null || v.isEmpty() ? d : v;
+    }
+
+    static void test(String name, Body body) {
+        try {
+            body.run();
+            System.out.println("PASS java." + name);
+        } catch (Throwable t) {
+            failed++;
+            StringBuilder sb = new StringBuilder(t.toString());
+            for (Throwable c = t.getCause(); c != null; c = c.getCause()) sb.append(" <- ").append(c);
+            StackTraceElement[] st = t.getStackTrace();
+            for (int i = 0; i < Math.min(4, st.length); i++) sb.append("\n    at ").append(st[i]);
+            System.out.println("FAIL java." + name + ": " + sb);
+        }
+        System.out.flush();
+    }
+
+    static void check(boolean cond, String what) {
+        if (!cond) throw new AssertionError(what);
+    }
+
+    static String uniq(String prefix) {
+        return prefix + "-" + UUID.randomUUID().toString().substring(0, 10);
+    }
+
+    static Admin admin() {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 30000);
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 60000);
+        return Admin.create(p);
+    }
+
+    static KafkaProducer<byte[], byte[]> producer(String compression) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, compression);
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 60000);
+        // everything else default: enable.idempotence=true, acks=all
+        return new KafkaProducer<>(p);
+    }
+
+    static KafkaConsumer<byte[], byte[]> consumer() {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);  // no group.id: assign() only
+        p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 200);
+        p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 60000);
+        return new KafkaConsumer<>(p);
+    }
+
+    static String createTopic(Admin admin, String prefix) throws Exception {
+        String name = uniq(prefix);
+        admin.createTopics(List.of(new NewTopic(name, PARTITIONS, RF))).all().get();
+        long deadline = System.currentTimeMillis() + 30000;
+        while (true) {
+            try {
+                TopicDescription d = admin.describeTopics(List.of(name)).allTopicNames().get().get(name);
+                if (d.partitions().size() == PARTITIONS) return name;
+            } catch (Exception e) {
+                if (System.currentTimeMillis() > deadline) throw e;
+            }
+            if (System.currentTimeMillis() > deadline) throw new AssertionError("topic not visible: " + name);
+            Thread.sleep(50);
+        }
+    }
+
+    static byte[] b(String s) { return s.getBytes(StandardCharsets.UTF_8); }
+
+    static void roundtrip(Admin admin, String compression) throws Exception {
+        String topic = createTopic(admin, "java-" + compression);
+        Map<String, RecordMetadata> acked = new HashMap<>();
+        List<ProducerRecord<byte[], byte[]>> sent = new ArrayList<>();
+        try (KafkaProducer<byte[], byte[]> p = producer(compression)) {
+            List<Future<RecordMetadata>> futs = new ArrayList<>();
+            for (int i = 0; i < N; i++) {
+                List<Header> hs = List.of(new RecordHeader("seq", b(Integer.toString(i))),
+                                          new RecordHeader("codec", b(compression)));
+                String value = ("java " + compression + " record " + i + " ").repeat(1 + i % 9);
+                ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, null, 1_680_000_000_000L + i,
+                        b("key-" + (i % 37)), b(value), hs);
+                sent.add(r);
+                futs.add(p.send(r));
+            }
+            p.flush();
+            for (int i = 0; i < N; i++) acked.put(Integer.toString(i), futs.get(i).get());
+        }
+        Map<Integer, Long> perPartition = new HashMap<>();
+        for (RecordMetadata md : acked.values()) perPartition.merge(md.partition(), 1L, Long::sum);
+
+        try (KafkaConsumer<byte[], byte[]> c = consumer()) {
+            List<TopicPartition> tps = new ArrayList<>();
+            for (int i = 0; i < PARTITIONS; i++) tps.add(new TopicPartition(topic, i));
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            Map<TopicPartition, Long> end = c.endOffsets(tps);
+            for (TopicPartition tp : tps) {
+                check(end.get(tp).equals(perPartition.getOrDefault(tp.partition(), 0L)),
+                      "endOffset " + tp + " = " + end.get(tp) + ", acked " + perPartition.get(tp.partition()));
+            }
+            int got = 0;
+            long deadline = System.currentTimeMillis() + 60000;
+            Map<Integer, Long> next = new HashMap<>();
+            while (got < N) {
+                check(System.currentTimeMillis() < deadline, "read " + got + " of " + N);
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    String seq = new String(r.headers().lastHeader("seq").value(), StandardCharsets.UTF_8);
+                    int i = Integer.parseInt(seq);
+                    ProducerRecord<byte[], byte[]> want = sent.get(i);
+                    RecordMetadata md = acked.get(seq);
+                    check(md.partition() == r.partition() && md.offset() == r.offset(),
+                          "record " + i + " acked at " + md.partition() + "/" + md.offset()
+                          + " read at " + r.partition() + "/" + r.offset());
+                    long expectNext = next.getOrDefault(r.partition(), 0L);
+                    check(r.offset() == expectNext, "partition " + r.partition() + " offset " + r.offset()
+                          + " expected " + expectNext);
+                    next.put(r.partition(), r.offset() + 1);
+                    check(Arrays.equals(want.key(), r.key()), "key of record " + i);
+                    check(Arrays.equals(want.value(), r.value()), "value of record " + i);
+                    check(r.timestamp() == want.timestamp(), "timestamp of record " + i);
+                    check(Arrays.equals(b(compression), r.headers().lastHeader("codec").value()), "header");
+                    got++;
+                }
+            }
+            check(got == N, "read " + got + " records, want " + N);
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (BOOTSTRAP == null || BOOTSTRAP.isEmpty()) {
+            System.out.println("FAIL java.setup: LS_TEST_BOOTSTRAP is not set");
+            System.exit(1);
+        }
+        try (Admin admin = admin()) {
+            test("admin_create_topic_rf3_and_describe", () -> {
+                String name = createTopic(admin, "java-admin");
+                TopicDescription d = admin.describeTopics(List.of(name)).allTopicNames().get().get(name);
+                check(d.partitions().size() == PARTITIONS, "partitions " + d.partitions().size());
+                check(d.topicId() != null && !d.topicId().equals(Uuid.ZERO_UUID), "topic id " + d.topicId());
+                String cid = admin.describeCluster().clusterId().get();
+                check(cid != null && !cid.isEmpty(), "cluster id");
+                check(!admin.describeCluster().nodes().get().isEmpty(), "nodes");
+                check(admin.listTopics().names().get().contains(name), "listTopics");
+            });
+            for (String codec : List.of("none", "gzip", "snappy", "lz4", "zstd")) {
+                test("produce_consume_" + codec, () -> roundtrip(admin, codec));
+            }
+            test("offsets_for_times_and_seek", () -> {
+                String topic = createTopic(admin, "java-ts");
+                try (KafkaProducer<byte[], byte[]> p = producer("none")) {
+                    for (int i = 0; i < 100; i++) {
+                        p.send(new ProducerRecord<>(topic, 0, 1_000_000L + 10L * i, null, b("v" + i)));
+                    }
+                    p.flush();
+                }
+                try (KafkaConsumer<byte[], byte[]> c = consumer()) {
+                    TopicPartition tp = new TopicPartition(topic, 0);
+                    c.assign(List.of(tp));
+                    Map<TopicPartition, OffsetAndTimestamp> r = c.offsetsForTimes(Map.of(tp, 1_000_000L + 10L * 42 + 1));
+                    check(r.get(tp) != null && r.get(tp).offset() == 43, "offsetsForTimes " + r.get(tp));
+                    check(c.beginningOffsets(List.of(tp)).get(tp) == 0L, "beginningOffsets");
+                    check(c.endOffsets(List.of(tp)).get(tp) == 100L, "endOffsets");
+                    c.seek(tp, 90);
+                    List<String> vals = new ArrayList<>();
+                    long deadline = System.currentTimeMillis() + 30000;
+                    while (vals.size() < 10 && System.currentTimeMillis() < deadline) {
+                        for (ConsumerRecord<byte[], byte[]> rec : c.poll(Duration.ofMillis(200))) {
+                            vals.add(new String(rec.value(), StandardCharsets.UTF_8));
+                        }
+                    }
+                    List<String> want = new ArrayList<>();
+                    for (int i = 90; i < 100; i++) want.add("v" + i);
+                    check(vals.equals(want), "seek(90) read " + vals);
+                }
+            });
+            test("delete_topic", () -> {
+                String topic = createTopic(admin, "java-del");
+                admin.deleteTopics(Collections.singletonList(topic)).all().get();
+                long deadline = System.currentTimeMillis() + 20000;
+                while (admin.listTopics().names().get().contains(topic)) {
+                    check(System.currentTimeMillis() < deadline, "deleted topic still listed");
+                    Thread.sleep(50);
+                }
+            });
+        }
+        System.exit(failed == 0 ? 0 : 1);
+    }
+}

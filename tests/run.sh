@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Runs every test and ends with exactly one line "N passed, N failed".
+#
+#   tests/run.sh [--unit-only] BUILD_DIR      (BUILD_DIR: build or build-asan)
+#
+# 1. unit:   every executable BUILD_DIR/tests/test_*; each prints "PASS name" /
+#            "FAIL name: ..." lines. A binary that exits non-zero (crash,
+#            sanitizer abort, timeout) without a FAIL line counts as 1 failure.
+# 2. pytest: tests/integration (confluent-kafka, kafka-python, raw sockets),
+#            counted from its junit xml.
+# 3. kafkajs, Java kafka-clients, kcat: each run against a fresh broker by
+#            tests/integration/lsbroker.py, counted from PASS/FAIL lines.
+#
+# The integration suites start $LAKESTREAM_BIN (= BUILD_DIR/lakestream), so the
+# sanitizer build is tested the same way. Dependencies come from
+# `tools/install-deps.sh test`; nothing is downloaded here.
+set -uo pipefail
+
+UNIT_ONLY=0
+if [ "${1:-}" = "--unit-only" ]; then
+    UNIT_ONLY=1
+    shift
+fi
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+PASSED=0
+FAILED=0
+SKIPPED=0
+SUMMARY=()
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/lakestream-tests.XXXXXX")
+KEEP_WORK=0
+cleanup() { [ "$KEEP_WORK" = 1 ] || rm -rf "$WORK"; }
+trap cleanup EXIT
+
+note() { SUMMARY+=("$1"); }
+
+# add SUITE PASSED FAILED
+add() {
+    PASSED=$((PASSED + $2))
+    FAILED=$((FAILED + $3))
+    note "$(printf '%-28s pass %-5d fail %d' "$1:" "$2" "$3")"
+}
+
+# run_counted SUITE TIMEOUT CMD...: runs CMD, echoing its output, and counts
+# "PASS " / "FAIL " line prefixes.
+run_counted() {
+    local suite=$1 limit=$2 log rc p f
+    shift 2
+    log="$WORK/$(echo "$suite" | tr -c 'A-Za-z0-9_.-' '_').log"
+    echo "=== $suite"
+    timeout -k 10 "$limit" "$@" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    p=$(grep -c '^PASS ' "$log")
+    f=$(grep -c '^FAIL ' "$log")
+    if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+        if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+            echo "FAIL $suite: timed out after ${limit}s"
+        else
+            echo "FAIL $suite: exited with code $rc without a FAIL line"
+        fi
+        f=1
+    elif [ "$rc" = 0 ] && [ "$p" = 0 ] && [ "$f" = 0 ]; then
+        echo "FAIL $suite: ran no test (no PASS/FAIL line)"
+        f=1
+    fi
+    add "$suite" "$p" "$f"
+}
+
+# ---------------------------------------------------------------- unit
+
+if [ ! -d "$BUILD" ]; then
+    echo "FAIL setup: build directory '$BUILD' does not exist (run make first)"
+    add setup 0 1
+else
+    BUILD=$(cd "$BUILD" && pwd)
+    units=0
+    for t in "$BUILD"/tests/test_*; do
+        [ -f "$t" ] && [ -x "$t" ] || continue
+        case "$t" in *.o | *.d) continue ;; esac
+        units=$((units + 1))
+        run_counted "unit/$(basename "$t")" 300 "$t"
+    done
+    [ "$units" = 0 ] && note "unit: no test binaries in $BUILD/tests"
+fi
+
+# ---------------------------------------------------------------- integration
+
+if [ "$UNIT_ONLY" = 0 ]; then
+    export LAKESTREAM_BIN="$BUILD/lakestream"
+    PY="$ROOT/.venv/bin/python"
+    LSB=("$PY" "$ROOT/tests/integration/lsbroker.py")
+    if [ ! -x "$LAKESTREAM_BIN" ]; then
+        echo "FAIL integration: broker binary $LAKESTREAM_BIN missing (build failed?)"
+        add integration 0 1
+    elif [ ! -x "$PY" ]; then
+        echo "FAIL integration: .venv missing; run tools/install-deps.sh test"
+        add integration 0 1
+    else
+        # -- pytest
+        echo "=== pytest tests/integration"
+        xml="$WORK/pytest.xml"
+        timeout -k 10 1500 "$PY" -m pytest -p no:cacheprovider -q -rfE \
+            --junitxml="$xml" --basetemp="$WORK/pytest-tmp" tests/integration
+        rc=$?
+        if [ -s "$xml" ]; then
+            read -r p f s < <("$PY" - "$xml" <<'EOF'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+t = f = e = s = 0
+for su in suites:
+    t += int(su.get("tests", 0)); f += int(su.get("failures", 0))
+    e += int(su.get("errors", 0)); s += int(su.get("skipped", 0))
+print(t - f - e - s, f + e, s)
+EOF
+            )
+            if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+                echo "FAIL pytest: exited with code $rc"
+                f=1
+            fi
+            SKIPPED=$((SKIPPED + s))
+            add "pytest" "$p" "$f"
+            [ "$s" != 0 ] && note "pytest: $s skipped"
+        else
+            echo "FAIL pytest: no junit report (exit code $rc)"
+            add pytest 0 1
+        fi
+
+        # -- kafkajs
+        if [ -d tests/integration/js/node_modules/kafkajs ]; then
+            run_counted kafkajs 600 "${LSB[@]}" --name kafkajs -- node tests/integration/js/test_kafkajs.js
+        else
+            echo "FAIL kafkajs: tests/integration/js/node_modules missing; run tools/install-deps.sh test"
+            add kafkajs 0 1
+        fi
+
+        # -- Java kafka-clients (compiled here, offline, against the cached jars)
+        JLIB="$ROOT/.cache/java/lib"
+        if ls "$JLIB"/kafka-clients-*.jar >/dev/null 2>&1; then
+            mkdir -p "$WORK/java"
+            if javac -nowarn -cp "$JLIB/*" -d "$WORK/java" tests/integration/java/LakestreamClientTest.java \
+                >"$WORK/javac.log" 2>&1; then
+                run_counted java 600 "${LSB[@]}" --name java -- \
+                    java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$WORK/java:$JLIB/*" LakestreamClientTest
+            else
+                cat "$WORK/javac.log"
+                echo "FAIL java: javac failed"
+                add java 0 1
+            fi
+        else
+            echo "FAIL java: no jars in .cache/java/lib; run tools/install-deps.sh test"
+            add java 0 1
+        fi
+
+        # -- kcat
+        run_counted kcat 600 "${LSB[@]}" --name kcat -- bash tests/integration/test_kcat.sh
+    fi
+fi
+
+echo
+echo "=== summary"
+for line in "${SUMMARY[@]}"; do echo "  $line"; done
+if [ "$FAILED" != 0 ]; then
+    echo "  (integration logs of failed brokers are shown above)"
+fi
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]
