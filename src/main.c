@@ -81,19 +81,7 @@ static int serve(int argc, char **argv)
     char err[512];
     ls_config_t cfg;
     ls_config_init(&cfg);
-    const char *config_file = getenv("LAKESTREAM_CONFIG");
-    int first_flag = 0;
-    if (argc >= 2 && strcmp(argv[0], "--config") == 0) {
-        config_file = argv[1];
-        first_flag = 2;
-    } else if (argc >= 1 && strncmp(argv[0], "--config=", 9) == 0) {
-        config_file = argv[0] + 9;
-        first_flag = 1;
-    }
-    if ((config_file && ls_config_load_file(&cfg, config_file, err, sizeof err) != 0) ||
-        ls_config_load_env(&cfg, err, sizeof err) != 0 ||
-        ls_config_load_args(&cfg, argc - first_flag, argv + first_flag, err, sizeof err) != 0 ||
-        ls_config_finish(&cfg, err, sizeof err) != 0) {
+    if (ls_config_load(&cfg, argc, argv, err, sizeof err) != 0) {
         fprintf(stderr, "lakestream: configuration error: %s\n", err);
         ls_config_free(&cfg);
         return 2;

@@ -151,6 +151,12 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     b->kafka = ls_kafka_listener_start(b, cfg->listen_host, cfg->listen_port, err, errlen);
     if (!b->kafka || ls_kafka_listener_port(b->kafka) < 0)
         return -1;
+    if (cfg->listen_port == 0) {
+        /* "pick a free port": advertise the one we got */
+        cfg->listen_port = ls_kafka_listener_port(b->kafka);
+        if (cfg->advertised_port <= 0)
+            cfg->advertised_port = cfg->listen_port;
+    }
     LS_INFO("broker", "lakestream broker %d of cluster %s serving Kafka on %s:%d (objects: %s, metadata: %s)",
             b->node_id, b->cluster_id, cfg->listen_host, ls_kafka_listener_port(b->kafka),
             cfg->object_store_url, cfg->metadata_url);

@@ -30,11 +30,12 @@ $(sed 's/^/    /' "$out" | tail -20)"
     fi
 }
 
-# The README's quick-start commands, verbatim apart from the address.
+# README.md "Try it with kcat", verbatim apart from the address. Keep in sync.
 readme_example() {
-    echo "hello lakestream" | kcat -P -b "$B" -t quickstart
-    got=$(kcat -C -b "$B" -t quickstart -p 0 -o beginning -e -q | tail -n 1)
-    [ "$got" = "hello lakestream" ] || { echo "read back: '$got'"; exit 1; }
+    kcat -b "$B" -L >"$TMP/readme-L.txt"
+    printf 'k1:hello\nk2:world\n' | kcat -b "$B" -P -t demo -K: -z zstd
+    kcat -b "$B" -C -t demo -p 0 -o beginning -e -f '%o %k %s\n' >"$TMP/readme-C.txt"
+    printf '0 k1 hello\n1 k2 world\n' | diff - "$TMP/readme-C.txt"
 }
 
 metadata_lists_broker_and_topic() {

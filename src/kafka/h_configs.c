@@ -1,0 +1,506 @@
+/* DescribeConfigs (key 32) and the topic-configuration model shared with
+ * CreateTopics.
+ *
+ * Topics (resource type 2): every Kafka topic config is described, with its
+ * effective value and source (DescribeConfigsResponse v1+ ConfigSource):
+ *   TOPIC_CONFIG          a stored override (stream config property);
+ *   STATIC_BROKER_CONFIG  supplied by a broker setting that differs from
+ *                         Kafka's default (retention.ms <- log.retention.ms,
+ *                         max.message.bytes <- message.max.bytes);
+ *   DEFAULT_CONFIG        Kafka's default, which is also Lakestream's.
+ * Storage-engine settings that mean nothing on diskless storage (segment.*,
+ * flush.*, index.*) are still described with Kafka's defaults so tools that
+ * read them keep working. min.insync.replicas is 1: durability comes from the
+ * object store, not replicas.
+ *
+ * Brokers (resource type 4): a fixed, read-only set taken from ls_config_t;
+ * store URLs are reported as sensitive (null value) since S3 URLs may carry
+ * credentials. Broker loggers (type 8) describe as an empty list.
+ *
+ * Everything here is an in-memory lookup: the handler answers synchronously. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/config.h"
+#include "kafka/handlers.h"
+#include "kafka/msg.h"
+#include "server/broker.h"
+
+#define KAFKA_DEFAULT_RETENTION_MS 604800000LL
+#define KAFKA_DEFAULT_MESSAGE_MAX_BYTES 1048588LL
+
+typedef enum {
+    VAL_FIXED,        /* def is the value */
+    VAL_RETENTION_MS, /* cfg->log_retention_ms */
+    VAL_MAX_MESSAGE,  /* cfg->message_max_bytes */
+} val_kind;
+
+typedef struct topic_config_def {
+    const char *name;
+    int8_t type;              /* LS_KAFKA_CONFIG_TYPE_* */
+    val_kind kind;
+    const char *def;          /* VAL_FIXED value */
+    const char *broker_name;  /* broker-level synonym, or NULL */
+    const char *allowed;      /* comma-separated allowed values (STRING/LIST), or NULL */
+    const char *doc;
+} topic_config_def_t;
+
+#define LONG_MAX_S "9223372036854775807"
+
+/* Sorted by name (DescribeConfigs answers in this order). */
+static const topic_config_def_t topic_defs[] = {
+    {"cleanup.policy", LS_KAFKA_CONFIG_TYPE_LIST, VAL_FIXED, "delete", "log.cleanup.policy",
+     "delete,compact", "Retention policy for old log segments: delete and/or compact."},
+    {"compression.type", LS_KAFKA_CONFIG_TYPE_STRING, VAL_FIXED, "producer", "compression.type",
+     "uncompressed,zstd,lz4,snappy,gzip,producer",
+     "Final compression of the topic; 'producer' keeps the producer's codec."},
+    {"delete.retention.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "86400000",
+     "log.cleaner.delete.retention.ms", NULL, "How long delete tombstones are retained."},
+    {"file.delete.delay.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "60000",
+     "log.segment.delete.delay.ms", NULL, "Delay before deleting a file (no effect: diskless)."},
+    {"flush.messages", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, LONG_MAX_S,
+     "log.flush.interval.messages", NULL, "No effect: data is durable in the object store."},
+    {"flush.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, LONG_MAX_S, "log.flush.interval.ms", NULL,
+     "No effect: data is durable in the object store."},
+    {"index.interval.bytes", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "4096",
+     "log.index.interval.bytes", NULL, "No effect on diskless storage."},
+    {"max.compaction.lag.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, LONG_MAX_S,
+     "log.cleaner.max.compaction.lag.ms", NULL,
+     "Maximum time a message stays ineligible for compaction."},
+    {"max.message.bytes", LS_KAFKA_CONFIG_TYPE_INT, VAL_MAX_MESSAGE, NULL, "message.max.bytes",
+     NULL, "Largest record batch size allowed."},
+    {"message.timestamp.after.max.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, LONG_MAX_S,
+     "log.message.timestamp.after.max.ms", NULL,
+     "Allowed time a record timestamp may be ahead of the broker's clock."},
+    {"message.timestamp.before.max.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, LONG_MAX_S,
+     "log.message.timestamp.before.max.ms", NULL,
+     "Allowed time a record timestamp may be behind the broker's clock."},
+    {"message.timestamp.type", LS_KAFKA_CONFIG_TYPE_STRING, VAL_FIXED, "CreateTime",
+     "log.message.timestamp.type", "CreateTime,LogAppendTime",
+     "Whether record timestamps are the producer's (CreateTime) or the broker's."},
+    {"min.cleanable.dirty.ratio", LS_KAFKA_CONFIG_TYPE_DOUBLE, VAL_FIXED, "0.5",
+     "log.cleaner.min.cleanable.ratio", NULL, "Dirty ratio that triggers compaction."},
+    {"min.compaction.lag.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "0",
+     "log.cleaner.min.compaction.lag.ms", NULL,
+     "Minimum time a message stays uncompacted."},
+    {"min.insync.replicas", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "1", "min.insync.replicas", NULL,
+     "Durability comes from the object store; accepted for compatibility."},
+    {"preallocate", LS_KAFKA_CONFIG_TYPE_BOOLEAN, VAL_FIXED, "false", "log.preallocate", NULL,
+     "No effect on diskless storage."},
+    {"retention.bytes", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "-1", "log.retention.bytes", NULL,
+     "Maximum bytes retained per partition (-1: no limit)."},
+    {"retention.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_RETENTION_MS, NULL, "log.retention.ms", NULL,
+     "How long records are retained (-1: forever)."},
+    {"segment.bytes", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "1073741824", "log.segment.bytes",
+     NULL, "No effect on diskless storage."},
+    {"segment.index.bytes", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "10485760",
+     "log.index.size.max.bytes", NULL, "No effect on diskless storage."},
+    {"segment.jitter.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "0", "log.roll.jitter.ms", NULL,
+     "No effect on diskless storage."},
+    {"segment.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "604800000", "log.roll.ms", NULL,
+     "No effect on diskless storage."},
+    {"unclean.leader.election.enable", LS_KAFKA_CONFIG_TYPE_BOOLEAN, VAL_FIXED, "false",
+     "unclean.leader.election.enable", NULL, "No effect: partitions have no replicas to elect."},
+};
+#define NTOPIC_DEFS ((int)(sizeof topic_defs / sizeof topic_defs[0]))
+
+static const topic_config_def_t *topic_def_find(const char *name)
+{
+    for (int i = 0; i < NTOPIC_DEFS; i++)
+        if (strcmp(topic_defs[i].name, name) == 0)
+            return &topic_defs[i];
+    return NULL;
+}
+
+static char *aprintf(ls_arena_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *aprintf(ls_arena_t *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *p = ls_arena_alloc(a, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+static const char *prop_get(const ls_prop_t *v, int n, const char *key)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i].key && strcmp(v[i].key, key) == 0)
+            return v[i].value;
+    return NULL;
+}
+
+static bool key_wanted(const ls_kstr_t *keys, int32_t nkeys, const char *name)
+{
+    if (nkeys < 0)
+        return true;
+    for (int32_t i = 0; i < nkeys; i++)
+        if (ls_kstr_eq(keys[i], name))
+            return true;
+    return false;
+}
+
+/* Broker-level value and source of a topic config without an override. */
+static const char *topic_default(ls_arena_t *a, const ls_config_t *cfg,
+                                 const topic_config_def_t *d, int8_t *source)
+{
+    *source = LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
+    switch (d->kind) {
+    case VAL_RETENTION_MS:
+        if (cfg->log_retention_ms != KAFKA_DEFAULT_RETENTION_MS)
+            *source = LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
+        return aprintf(a, "%" PRId64, cfg->log_retention_ms);
+    case VAL_MAX_MESSAGE:
+        if (cfg->message_max_bytes != KAFKA_DEFAULT_MESSAGE_MAX_BYTES)
+            *source = LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
+        return aprintf(a, "%" PRId64, cfg->message_max_bytes);
+    case VAL_FIXED:
+        break;
+    }
+    return d->def;
+}
+
+typedef ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult cfg_entry_t;
+typedef ls_kafka_DescribeConfigsResponse_DescribeConfigsSynonym cfg_syn_t;
+
+static void topic_entry(ls_arena_t *a, const ls_config_t *cfg, const topic_config_def_t *d,
+                        const char *override, bool synonyms, bool docs, cfg_entry_t *e)
+{
+    int8_t dsource;
+    const char *dval = topic_default(a, cfg, d, &dsource);
+    e->Name = ls_kstr_c(d->name);
+    e->Value = ls_kstr_c(override ? override : dval);
+    e->ReadOnly = false;
+    e->ConfigSource = override ? LS_KAFKA_CONFIG_SOURCE_TOPIC_CONFIG : dsource;
+    e->IsSensitive = false;
+    e->ConfigType = d->type;
+    e->Documentation = docs ? ls_kstr_c(d->doc) : ls_kstr_null();
+    if (!synonyms)
+        return;
+    /* Synonyms in precedence order: the override, the broker setting, the default. */
+    e->Synonyms = ls_arena_alloc(a, 3 * sizeof *e->Synonyms);
+    int n = 0;
+    if (override)
+        e->Synonyms[n++] = (cfg_syn_t){ls_kstr_c(d->name), ls_kstr_c(override),
+                                       LS_KAFKA_CONFIG_SOURCE_TOPIC_CONFIG};
+    if (d->broker_name) {
+        if (dsource == LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG)
+            e->Synonyms[n++] = (cfg_syn_t){ls_kstr_c(d->broker_name), ls_kstr_c(dval),
+                                           LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG};
+        else
+            e->Synonyms[n++] = (cfg_syn_t){ls_kstr_c(d->broker_name), ls_kstr_c(dval),
+                                           LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG};
+    }
+    e->NumSynonyms = n;
+}
+
+int32_t ls_kafka_topic_configs(ls_arena_t *a, const struct ls_config *cfg,
+                               const struct ls_prop *overrides, int noverrides,
+                               const ls_kstr_t *keys, int32_t nkeys, bool synonyms, bool docs,
+                               cfg_entry_t **out)
+{
+    cfg_entry_t *v = ls_arena_alloc(a, (size_t)(NTOPIC_DEFS + noverrides) * sizeof *v);
+    int32_t n = 0;
+    for (int i = 0; i < NTOPIC_DEFS; i++) {
+        const topic_config_def_t *d = &topic_defs[i];
+        if (!key_wanted(keys, nkeys, d->name))
+            continue;
+        topic_entry(a, cfg, d, prop_get(overrides, noverrides, d->name), synonyms, docs, &v[n++]);
+    }
+    /* Stored overrides Kafka does not define (lakestream.*): describe them too. */
+    for (int i = 0; i < noverrides; i++) {
+        const ls_prop_t *p = &overrides[i];
+        if (!p->key || topic_def_find(p->key) || !key_wanted(keys, nkeys, p->key))
+            continue;
+        cfg_entry_t *e = &v[n++];
+        e->Name = ls_kstr_c(p->key);
+        e->Value = ls_kstr_c(p->value);
+        e->ConfigSource = LS_KAFKA_CONFIG_SOURCE_TOPIC_CONFIG;
+        e->ConfigType = LS_KAFKA_CONFIG_TYPE_STRING;
+        e->Documentation = ls_kstr_null();
+        if (synonyms) {
+            e->Synonyms = ls_arena_alloc(a, sizeof *e->Synonyms);
+            e->Synonyms[0] = (cfg_syn_t){e->Name, e->Value, LS_KAFKA_CONFIG_SOURCE_TOPIC_CONFIG};
+            e->NumSynonyms = 1;
+        }
+    }
+    *out = v;
+    return n;
+}
+
+static bool parse_i64(const char *s, int64_t *out)
+{
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool in_list(const char *allowed, const char *v, size_t n)
+{
+    const char *p = allowed;
+    while (*p) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (len == n && strncmp(p, v, n) == 0)
+            return true;
+        if (!c)
+            break;
+        p = c + 1;
+    }
+    return false;
+}
+
+int ls_kafka_topic_config_check(const char *name, const char *value, char *err, int errlen)
+{
+    if (strncmp(name, "lakestream.", 11) == 0)
+        return 0;
+    const topic_config_def_t *d = topic_def_find(name);
+    if (!d) {
+        snprintf(err, (size_t)errlen, "Unknown topic config name: %s", name);
+        return -1;
+    }
+    bool ok = true;
+    int64_t iv;
+    switch (d->type) {
+    case LS_KAFKA_CONFIG_TYPE_INT:
+        ok = parse_i64(value, &iv) && iv >= INT32_MIN && iv <= INT32_MAX;
+        break;
+    case LS_KAFKA_CONFIG_TYPE_LONG:
+        ok = parse_i64(value, &iv);
+        break;
+    case LS_KAFKA_CONFIG_TYPE_DOUBLE: {
+        char *end;
+        errno = 0;
+        double dv = strtod(value, &end);
+        ok = *value && !*end && !errno && dv >= 0;
+        break;
+    }
+    case LS_KAFKA_CONFIG_TYPE_BOOLEAN:
+        ok = strcasecmp(value, "true") == 0 || strcasecmp(value, "false") == 0;
+        break;
+    case LS_KAFKA_CONFIG_TYPE_STRING:
+        ok = !d->allowed || in_list(d->allowed, value, strlen(value));
+        break;
+    case LS_KAFKA_CONFIG_TYPE_LIST: {
+        /* every comma-separated item (spaces allowed) must be allowed */
+        const char *p = value;
+        ok = *p != 0;
+        while (ok && *p) {
+            while (*p == ' ')
+                p++;
+            const char *c = strchr(p, ',');
+            size_t len = c ? (size_t)(c - p) : strlen(p);
+            while (len && p[len - 1] == ' ')
+                len--;
+            ok = len > 0 && in_list(d->allowed, p, len);
+            p = c ? c + 1 : p + strlen(p);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    if (!ok) {
+        if (d->allowed)
+            snprintf(err, (size_t)errlen, "Invalid value %s for configuration %s: must be one of [%s]",
+                     value, name, d->allowed);
+        else
+            snprintf(err, (size_t)errlen, "Invalid value %s for configuration %s", value, name);
+        return -1;
+    }
+    return 0;
+}
+
+/* ----------------------------------------------------------- broker configs */
+
+typedef struct broker_entry {
+    const char *name;
+    const char *value;        /* NULL with sensitive */
+    const char *kafka_default;/* DEFAULT_CONFIG when value equals it */
+    int8_t type;
+    bool sensitive;
+    const char *doc;
+} broker_entry_t;
+
+static int32_t broker_configs(ls_arena_t *a, const ls_broker_t *b, const ls_kstr_t *keys,
+                              int32_t nkeys, bool synonyms, bool docs, cfg_entry_t **out)
+{
+    const ls_config_t *c = b->cfg;
+    const char *host = c->advertised_host && *c->advertised_host ? c->advertised_host
+                                                                 : c->listen_host;
+    int port = c->advertised_port > 0 ? c->advertised_port : c->listen_port;
+    const broker_entry_t list[] = {
+        {"advertised.listeners", aprintf(a, "PLAINTEXT://%s:%d", host ? host : "", port), NULL,
+         LS_KAFKA_CONFIG_TYPE_STRING, false, "Addresses clients are told to connect to."},
+        {"auto.create.topics.enable", c->auto_create_topics_enable ? "true" : "false", "true",
+         LS_KAFKA_CONFIG_TYPE_BOOLEAN, false, "Create topics on first Metadata request."},
+        {"broker.id", aprintf(a, "%d", (int)b->node_id), NULL, LS_KAFKA_CONFIG_TYPE_INT, false,
+         "This broker's id."},
+        {"cluster.id", b->cluster_id, NULL, LS_KAFKA_CONFIG_TYPE_STRING, false,
+         "Cluster id kept in the metadata store."},
+        {"compression.type", "producer", "producer", LS_KAFKA_CONFIG_TYPE_STRING, false,
+         "Default topic compression."},
+        {"data.dir", c->data_dir, NULL, LS_KAFKA_CONFIG_TYPE_STRING, false,
+         "Local directory for the embedded stores."},
+        {"default.replication.factor", "1", "1", LS_KAFKA_CONFIG_TYPE_INT, false,
+         "Durability comes from the object store."},
+        {"delete.topic.enable", "true", "true", LS_KAFKA_CONFIG_TYPE_BOOLEAN, false,
+         "Topics may be deleted."},
+        {"listeners", aprintf(a, "PLAINTEXT://%s:%d", c->listen_host ? c->listen_host : "",
+                              c->listen_port),
+         NULL, LS_KAFKA_CONFIG_TYPE_STRING, false, "Listening address."},
+        {"log.cleanup.policy", "delete", "delete", LS_KAFKA_CONFIG_TYPE_LIST, false,
+         "Default topic cleanup policy."},
+        {"log.retention.bytes", "-1", "-1", LS_KAFKA_CONFIG_TYPE_LONG, false,
+         "Default retention in bytes."},
+        {"log.retention.ms", aprintf(a, "%" PRId64, c->log_retention_ms), "604800000",
+         LS_KAFKA_CONFIG_TYPE_LONG, false, "Default topic retention.ms."},
+        {"message.max.bytes", aprintf(a, "%" PRId64, c->message_max_bytes), "1048588",
+         LS_KAFKA_CONFIG_TYPE_INT, false, "Largest record batch accepted."},
+        {"metadata.url", NULL, NULL, LS_KAFKA_CONFIG_TYPE_PASSWORD, true,
+         "Metadata store (may carry credentials)."},
+        {"min.insync.replicas", "1", "1", LS_KAFKA_CONFIG_TYPE_INT, false,
+         "Accepted for compatibility."},
+        {"node.id", aprintf(a, "%d", (int)b->node_id), NULL, LS_KAFKA_CONFIG_TYPE_INT, false,
+         "This broker's id."},
+        {"num.partitions", aprintf(a, "%d", (int)c->num_partitions), "1",
+         LS_KAFKA_CONFIG_TYPE_INT, false, "Partitions of auto-created topics."},
+        {"object.store.url", NULL, NULL, LS_KAFKA_CONFIG_TYPE_PASSWORD, true,
+         "Object store (may carry credentials)."},
+        {"offsets.topic.replication.factor", "1", NULL, LS_KAFKA_CONFIG_TYPE_SHORT, false,
+         "Accepted for compatibility."},
+        {"read.cache.max.bytes", aprintf(a, "%" PRId64, c->read_cache_max_bytes), NULL,
+         LS_KAFKA_CONFIG_TYPE_LONG, false, "Read cache bound."},
+        {"socket.request.max.bytes", aprintf(a, "%" PRId64, c->socket_request_max_bytes),
+         "104857600", LS_KAFKA_CONFIG_TYPE_INT, false, "Largest request accepted."},
+        {"transaction.state.log.min.isr", "1", NULL, LS_KAFKA_CONFIG_TYPE_INT, false,
+         "Accepted for compatibility."},
+        {"transaction.state.log.replication.factor", "1", NULL, LS_KAFKA_CONFIG_TYPE_SHORT, false,
+         "Accepted for compatibility."},
+        {"wal.buffer.max.bytes", aprintf(a, "%" PRId64, c->wal_buffer_max_bytes), NULL,
+         LS_KAFKA_CONFIG_TYPE_LONG, false, "Produce backpressure bound."},
+        {"wal.flush.linger.ms", aprintf(a, "%" PRId64, c->wal_flush_linger_ms), NULL,
+         LS_KAFKA_CONFIG_TYPE_LONG, false, "Upper bound on WAL batching time."},
+        {"wal.flush.max.bytes", aprintf(a, "%" PRId64, c->wal_flush_max_bytes), NULL,
+         LS_KAFKA_CONFIG_TYPE_LONG, false, "WAL object size that triggers a flush."},
+        {"wal.flush.min.interval.ms", aprintf(a, "%" PRId64, c->wal_flush_min_interval_ms), NULL,
+         LS_KAFKA_CONFIG_TYPE_LONG, false, "Minimum gap between flushes (request-cost dial)."},
+        {"wal.max.inflight.flushes", aprintf(a, "%" PRId64, c->wal_max_inflight_flushes), NULL,
+         LS_KAFKA_CONFIG_TYPE_LONG, false, "WAL uploads in flight at once."},
+    };
+    int nlist = (int)(sizeof list / sizeof list[0]);
+    cfg_entry_t *v = ls_arena_alloc(a, (size_t)nlist * sizeof *v);
+    int32_t n = 0;
+    for (int i = 0; i < nlist; i++) {
+        const broker_entry_t *be = &list[i];
+        if (!key_wanted(keys, nkeys, be->name))
+            continue;
+        cfg_entry_t *e = &v[n++];
+        e->Name = ls_kstr_c(be->name);
+        e->Value = be->sensitive ? ls_kstr_null() : ls_kstr_c(be->value ? be->value : "");
+        e->ReadOnly = true; /* no dynamic broker configs (AlterConfigs is a later issue) */
+        e->IsSensitive = be->sensitive;
+        e->ConfigSource = be->kafka_default && be->value && strcmp(be->value, be->kafka_default) == 0
+                              ? LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG
+                              : LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
+        e->ConfigType = be->type;
+        e->Documentation = docs ? ls_kstr_c(be->doc) : ls_kstr_null();
+        if (synonyms) {
+            e->Synonyms = ls_arena_alloc(a, sizeof *e->Synonyms);
+            e->Synonyms[0] = (cfg_syn_t){e->Name, e->Value, e->ConfigSource};
+            e->NumSynonyms = 1;
+        }
+    }
+    *out = v;
+    return n;
+}
+
+/* ----------------------------------------------------------------- handler */
+
+void ls_kafka_handle_describe_configs(ls_kreq_t *req)
+{
+    ls_broker_t *b = req->broker;
+    ls_arena_t *a = req->arena;
+    ls_kafka_DescribeConfigsRequest m;
+    if (ls_kafka_DescribeConfigsRequest_decode(&req->body, req->api_version, a, &m) != 0) {
+        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed DescribeConfigs request");
+        return;
+    }
+    ls_kafka_DescribeConfigsResponse resp;
+    memset(&resp, 0, sizeof resp);
+    resp.NumResults = m.NumResources;
+    resp.Results = ls_kmsg_alloc(a, m.NumResources, sizeof *resp.Results);
+    ls_stream_t **held = ls_kmsg_alloc(a, m.NumResources, sizeof *held);
+    char *node = aprintf(a, "%d", (int)b->node_id);
+    for (int32_t i = 0; i < m.NumResources; i++) {
+        const ls_kafka_DescribeConfigsRequest_DescribeConfigsResource *q = &m.Resources[i];
+        ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *r = &resp.Results[i];
+        r->ResourceType = q->ResourceType;
+        r->ResourceName = q->ResourceName;
+        r->ErrorMessage = ls_kstr_null();
+        switch (q->ResourceType) {
+        case LS_KAFKA_RESOURCE_TOPIC: {
+            char *name = ls_arena_alloc(a, (size_t)q->ResourceName.len + 1);
+            memcpy(name, q->ResourceName.ptr, (size_t)q->ResourceName.len);
+            if (strlen(name) != (size_t)q->ResourceName.len || !ls_stream_name_valid(name)) {
+                r->ErrorCode = LS_KERR_INVALID_TOPIC_EXCEPTION;
+                r->ErrorMessage = ls_kstr_c(aprintf(a, "Topic name '%s' is illegal", name));
+                break;
+            }
+            ls_stream_t *s = ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name);
+            if (!s) {
+                r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                r->ErrorMessage = ls_kstr_c(aprintf(a, "Topic '%s' does not exist.", name));
+                break;
+            }
+            held[i] = s;
+            r->NumConfigs = ls_kafka_topic_configs(a, b->cfg, s->config, s->nconfig,
+                                                   q->ConfigurationKeys, q->NumConfigurationKeys,
+                                                   m.IncludeSynonyms, m.IncludeDocumentation,
+                                                   &r->Configs);
+            break;
+        }
+        case LS_KAFKA_RESOURCE_BROKER:
+            if (q->ResourceName.len > 0 && !ls_kstr_eq(q->ResourceName, node)) {
+                r->ErrorCode = LS_KERR_INVALID_REQUEST;
+                r->ErrorMessage = ls_kstr_c(aprintf(
+                    a, "Unexpected broker id, expected %s or empty string, but received %.*s",
+                    node, (int)q->ResourceName.len, q->ResourceName.ptr));
+                break;
+            }
+            r->NumConfigs = broker_configs(a, b, q->ConfigurationKeys, q->NumConfigurationKeys,
+                                           m.IncludeSynonyms, m.IncludeDocumentation,
+                                           &r->Configs);
+            break;
+        case LS_KAFKA_RESOURCE_BROKER_LOGGER:
+            r->NumConfigs = 0; /* no per-logger levels to describe */
+            break;
+        default:
+            r->ErrorCode = LS_KERR_INVALID_REQUEST;
+            r->ErrorMessage =
+                ls_kstr_c(aprintf(a, "Unsupported resource type %d", (int)q->ResourceType));
+            break;
+        }
+    }
+    ls_kw_t w;
+    ls_kreq_begin(req, &w);
+    ls_kafka_DescribeConfigsResponse_encode(&w, req->api_version, &resp);
+    for (int32_t i = 0; i < m.NumResources; i++)
+        ls_stream_release(held[i]);
+    ls_kreq_respond(req, &w);
+}

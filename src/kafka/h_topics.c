@@ -1,0 +1,590 @@
+/* CreateTopics (key 19), DeleteTopics (key 20), CreatePartitions (key 37).
+ *
+ * Each request is validated on the loop thread (names, counts, configs,
+ * duplicates), then the catalog mutations — blocking metadata-store calls —
+ * run in one ls_broker_offload() job, and the answer is built back on the
+ * loop thread. Per-topic errors carry Kafka's codes and a message.
+ *
+ * Replication: durability comes from the object store, so any replication
+ * factor >= 1 or -1 (default) is accepted (tools ask for 3 or -1); the
+ * response reports the factor asked for (1 for -1), and replica assignments
+ * only fix the partition count — broker ids mean nothing to a leaderless,
+ * diskless log.
+ *
+ * DeleteTopics drops the stream (a permanent tombstone: stream numbers and
+ * so log ids are never reused), then fences every partition log so a broker
+ * still holding the old stream cannot append; the answer waits for every
+ * fence to complete or fail (a failed fence is logged: the topic is gone
+ * from the catalog either way). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/diag.h"
+#include "kafka/handlers.h"
+#include "kafka/msg.h"
+#include "server/broker.h"
+
+#define LS_KERR_INVALID_REPLICA_ASSIGNMENT 39
+
+/* Arena copy of a wire string as a C string; *exact is false when the
+ * string holds a NUL (so it cannot be a topic name). */
+static char *cstr(ls_arena_t *a, ls_kstr_t s, bool *exact)
+{
+    size_t n = s.len > 0 ? (size_t)s.len : 0;
+    char *p = ls_arena_alloc(a, n + 1);
+    if (n)
+        memcpy(p, s.ptr, n);
+    if (exact)
+        *exact = strlen(p) == n;
+    return p;
+}
+
+static char *amsg(ls_arena_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *amsg(ls_arena_t *a, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(tmp);
+    char *p = ls_arena_alloc(a, n + 1);
+    memcpy(p, tmp, n + 1);
+    return p;
+}
+
+/* Marks names that occur more than once (dup[i] = true), in O(n log n). */
+typedef struct name_ix {
+    const char *name;
+    int32_t i;
+} name_ix_t;
+
+static int name_ix_cmp(const void *x, const void *y)
+{
+    return strcmp(((const name_ix_t *)x)->name, ((const name_ix_t *)y)->name);
+}
+
+static void mark_duplicates(ls_arena_t *a, char **names, int32_t n, bool *dup)
+{
+    if (n < 2)
+        return;
+    name_ix_t *v = ls_arena_alloc(a, (size_t)n * sizeof *v);
+    for (int32_t i = 0; i < n; i++)
+        v[i] = (name_ix_t){names[i], i};
+    qsort(v, (size_t)n, sizeof *v, name_ix_cmp);
+    for (int32_t i = 1; i < n; i++)
+        if (strcmp(v[i - 1].name, v[i].name) == 0)
+            dup[v[i - 1].i] = dup[v[i].i] = true;
+}
+
+/* ------------------------------------------------------------ CreateTopics */
+
+typedef struct ct_topic {
+    char *name;
+    int32_t partitions;
+    int16_t replication;      /* reported back */
+    ls_prop_t *config;        /* arena; values non-null */
+    int nconfig;
+    bool go;                  /* passed validation: create on the worker */
+    ls_status st;
+    char err[256];
+    ls_stream_t *created;     /* kept (not for validate_only) */
+} ct_topic_t;
+
+typedef struct ct_ctx {
+    ls_kreq_t *req;
+    ls_kafka_CreateTopicsRequest m;
+    ls_kafka_CreateTopicsResponse resp;
+    ct_topic_t *t;
+} ct_ctx_t;
+
+static void ct_work(void *arg)
+{
+    ct_ctx_t *ctx = arg;
+    ls_broker_t *b = ctx->req->broker;
+    for (int32_t i = 0; i < ctx->m.NumTopics; i++) {
+        ct_topic_t *t = &ctx->t[i];
+        if (!t->go)
+            continue;
+        t->st = ls_catalog_create(b->catalog, LS_DEFAULT_NAMESPACE, t->name, t->partitions,
+                                  t->config, t->nconfig, ctx->m.ValidateOnly,
+                                  ctx->m.ValidateOnly ? NULL : &t->created, t->err, sizeof t->err);
+    }
+}
+
+static void ct_done(void *arg)
+{
+    ct_ctx_t *ctx = arg;
+    ls_kreq_t *req = ctx->req;
+    ls_broker_t *b = req->broker;
+    ls_arena_t *a = req->arena;
+    int16_t v = req->api_version;
+    for (int32_t i = 0; i < ctx->m.NumTopics; i++) {
+        ct_topic_t *t = &ctx->t[i];
+        ls_kafka_CreateTopicsResponse_CreatableTopicResult *r = &ctx->resp.Topics[i];
+        if (!t->go)
+            continue; /* answered during validation */
+        if (t->st == LS_OK) {
+            r->ErrorCode = LS_KERR_NONE;
+            r->ErrorMessage = ls_kstr_null();
+            r->NumPartitions = t->partitions;
+            r->ReplicationFactor = t->replication;
+            if (t->created)
+                r->TopicId = t->created->id;
+            if (v >= 5) {
+                /* Configuration of the topic as created (KIP-525). */
+                ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult *d;
+                int32_t n = ls_kafka_topic_configs(a, b->cfg, t->config, t->nconfig, NULL, -1,
+                                                   false, false, &d);
+                r->NumConfigs = n;
+                r->Configs = ls_kmsg_alloc(a, n, sizeof *r->Configs);
+                for (int32_t k = 0; k < n; k++) {
+                    r->Configs[k].Name = d[k].Name;
+                    r->Configs[k].Value = d[k].Value;
+                    r->Configs[k].ReadOnly = d[k].ReadOnly;
+                    r->Configs[k].ConfigSource = d[k].ConfigSource;
+                    r->Configs[k].IsSensitive = d[k].IsSensitive;
+                }
+            }
+            continue;
+        }
+        switch (t->st) {
+        case LS_EEXISTS:
+            r->ErrorCode = LS_KERR_TOPIC_ALREADY_EXISTS;
+            r->ErrorMessage = ls_kstr_c(amsg(a, "Topic '%s' already exists.", t->name));
+            break;
+        case LS_EINVAL:
+            r->ErrorCode = LS_KERR_INVALID_REQUEST;
+            r->ErrorMessage = ls_kstr_c(amsg(a, "%s", t->err));
+            break;
+        default:
+            r->ErrorCode = ls_kafka_error_from_status(t->st);
+            r->ErrorMessage = ls_kstr_c(amsg(a, "%s", t->err[0] ? t->err : ls_status_str(t->st)));
+            LS_WARN("kafka", "CreateTopics '%s': %s", t->name, t->err);
+            break;
+        }
+    }
+    ls_kw_t w;
+    ls_kreq_begin(req, &w);
+    ls_kafka_CreateTopicsResponse_encode(&w, v, &ctx->resp);
+    for (int32_t i = 0; i < ctx->m.NumTopics; i++)
+        ls_stream_release(ctx->t[i].created);
+    ls_kreq_respond(req, &w);
+}
+
+void ls_kafka_handle_create_topics(ls_kreq_t *req)
+{
+    ls_broker_t *b = req->broker;
+    ls_arena_t *a = req->arena;
+    ct_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
+    ctx->req = req;
+    if (ls_kafka_CreateTopicsRequest_decode(&req->body, req->api_version, a, &ctx->m) != 0) {
+        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed CreateTopics request");
+        return;
+    }
+    int32_t n = ctx->m.NumTopics;
+    ctx->t = ls_kmsg_alloc(a, n, sizeof *ctx->t);
+    ctx->resp.NumTopics = n;
+    ctx->resp.Topics = ls_kmsg_alloc(a, n, sizeof *ctx->resp.Topics);
+    char **names = ls_kmsg_alloc(a, n, sizeof *names);
+    bool *dup = ls_kmsg_alloc(a, n, sizeof *dup);
+    bool *exact = ls_kmsg_alloc(a, n, sizeof *exact);
+    for (int32_t i = 0; i < n; i++)
+        names[i] = ctx->t[i].name = cstr(a, ctx->m.Topics[i].Name, &exact[i]);
+    mark_duplicates(a, names, n, dup);
+
+    bool any = false;
+    for (int32_t i = 0; i < n; i++) {
+        const ls_kafka_CreateTopicsRequest_CreatableTopic *q = &ctx->m.Topics[i];
+        ct_topic_t *t = &ctx->t[i];
+        ls_kafka_CreateTopicsResponse_CreatableTopicResult *r = &ctx->resp.Topics[i];
+        r->Name = q->Name;
+        r->NumPartitions = -1;
+        r->ReplicationFactor = -1;
+        r->NumConfigs = -1;
+        r->ErrorMessage = ls_kstr_null();
+        const char *why = NULL;
+        int16_t err = LS_KERR_NONE;
+        if (dup[i]) {
+            err = LS_KERR_INVALID_REQUEST;
+            why = amsg(a, "Create topics request contains multiple entries for topic '%s'.",
+                       t->name);
+        } else if (!exact[i] || !ls_stream_name_valid(t->name)) {
+            err = LS_KERR_INVALID_TOPIC_EXCEPTION;
+            why = amsg(a,
+                       "Topic name '%s' is illegal: use 1 to 249 characters of "
+                       "[a-zA-Z0-9._-], not '.' or '..'.",
+                       t->name);
+        } else if (q->NumAssignments > 0 && (q->NumPartitions != -1 || q->ReplicationFactor != -1)) {
+            err = LS_KERR_INVALID_REQUEST;
+            why = amsg(a, "Both numPartitions or replicationFactor and replicasAssignments "
+                          "were set. Both cannot be used at the same time.");
+        } else if (q->NumAssignments <= 0 && (q->NumPartitions == 0 || q->NumPartitions < -1)) {
+            err = LS_KERR_INVALID_PARTITIONS;
+            why = amsg(a, "Number of partitions must be larger than 0, or -1 to use the default.");
+        } else if (q->NumAssignments <= 0 &&
+                   (q->ReplicationFactor == 0 || q->ReplicationFactor < -1)) {
+            err = LS_KERR_INVALID_REPLICATION_FACTOR;
+            why = amsg(a, "Replication factor must be larger than 0, or -1 to use the default.");
+        }
+        /* Partition count: assignments, the request, or num.partitions. */
+        if (!err) {
+            if (q->NumAssignments > 0) {
+                t->partitions = q->NumAssignments;
+                /* assignments must name partitions 0..n-1 exactly once */
+                bool *seen = ls_arena_alloc(a, (size_t)q->NumAssignments);
+                for (int32_t k = 0; k < q->NumAssignments && !err; k++) {
+                    int32_t pi = q->Assignments[k].PartitionIndex;
+                    if (pi < 0 || pi >= q->NumAssignments || seen[pi] ||
+                        q->Assignments[k].NumBrokerIds <= 0) {
+                        err = LS_KERR_INVALID_REPLICA_ASSIGNMENT;
+                        why = amsg(a, "Partitions should be 0..%d, each listed once with at "
+                                      "least one broker.",
+                                   (int)q->NumAssignments - 1);
+                    } else {
+                        seen[pi] = true;
+                    }
+                }
+                t->replication = q->NumAssignments > 0 && q->Assignments[0].NumBrokerIds > 0
+                                     ? (int16_t)q->Assignments[0].NumBrokerIds
+                                     : 1;
+            } else {
+                t->partitions = q->NumPartitions == -1 ? b->cfg->num_partitions : q->NumPartitions;
+                t->replication = q->ReplicationFactor == -1 ? 1 : q->ReplicationFactor;
+            }
+            if (!err && (t->partitions < 1 || t->partitions > LS_MAX_PARTITIONS)) {
+                err = LS_KERR_INVALID_PARTITIONS;
+                why = amsg(a, "Number of partitions must be between 1 and %d.", LS_MAX_PARTITIONS);
+            }
+        }
+        /* Configs: null values mean "use the default" and are dropped. */
+        if (!err && q->NumConfigs > 0) {
+            t->config = ls_arena_alloc(a, (size_t)q->NumConfigs * sizeof *t->config);
+            for (int32_t k = 0; k < q->NumConfigs && !err; k++) {
+                const ls_kafka_CreateTopicsRequest_CreatableTopicConfig *c = &q->Configs[k];
+                if (c->Value.len < 0)
+                    continue;
+                bool ek, ev;
+                char *key = cstr(a, c->Name, &ek), *val = cstr(a, c->Value, &ev);
+                char cerr[256];
+                if (!ek || !ev) {
+                    err = LS_KERR_INVALID_CONFIG;
+                    why = amsg(a, "Config '%s' contains a NUL byte.", key);
+                } else if (ls_kafka_topic_config_check(key, val, cerr, sizeof cerr) != 0) {
+                    err = LS_KERR_INVALID_CONFIG;
+                    why = amsg(a, "%s", cerr);
+                } else {
+                    for (int j = 0; j < t->nconfig; j++)
+                        if (strcmp(t->config[j].key, key) == 0) {
+                            err = LS_KERR_INVALID_REQUEST;
+                            why = amsg(a, "Config '%s' is given twice.", key);
+                        }
+                    t->config[t->nconfig].key = key;
+                    t->config[t->nconfig].value = val;
+                    t->nconfig++;
+                }
+            }
+        }
+        if (err) {
+            r->ErrorCode = err;
+            r->ErrorMessage = ls_kstr_c(why);
+            continue;
+        }
+        t->go = true;
+        any = true;
+    }
+    if (!any) {
+        ct_done(ctx);
+        return;
+    }
+    ls_broker_offload(b, ct_work, ct_done, ctx);
+}
+
+/* ------------------------------------------------------------ DeleteTopics */
+
+typedef struct dt_topic {
+    char *name;               /* NULL: answered during validation */
+    ls_status st;
+    ls_stream_t *dropped;     /* kept */
+} dt_topic_t;
+
+typedef struct dt_ctx {
+    ls_kreq_t *req;
+    ls_kafka_DeleteTopicsResponse resp;
+    dt_topic_t *t;
+    int32_t n;
+    int pending;              /* outstanding fences + 1 while issuing */
+} dt_ctx_t;
+
+static void dt_work(void *arg)
+{
+    dt_ctx_t *ctx = arg;
+    ls_broker_t *b = ctx->req->broker;
+    for (int32_t i = 0; i < ctx->n; i++) {
+        dt_topic_t *t = &ctx->t[i];
+        if (t->name)
+            t->st = ls_catalog_drop(b->catalog, LS_DEFAULT_NAMESPACE, t->name, &t->dropped);
+    }
+}
+
+static void dt_respond(dt_ctx_t *ctx)
+{
+    ls_kreq_t *req = ctx->req;
+    ls_kw_t w;
+    ls_kreq_begin(req, &w);
+    ls_kafka_DeleteTopicsResponse_encode(&w, req->api_version, &ctx->resp);
+    for (int32_t i = 0; i < ctx->n; i++)
+        ls_stream_release(ctx->t[i].dropped);
+    ls_kreq_respond(req, &w);
+}
+
+typedef struct dt_fence {
+    dt_ctx_t *ctx;
+    int64_t log_id;
+} dt_fence_t;
+
+static void dt_fence_done(void *arg, ls_status st)
+{
+    dt_fence_t *f = arg;
+    dt_ctx_t *ctx = f->ctx;
+    if (st != LS_OK)
+        LS_WARN("kafka", "DeleteTopics: fencing log %lld failed: %s", (long long)f->log_id,
+                ls_status_str(st));
+    if (--ctx->pending == 0)
+        dt_respond(ctx);
+}
+
+static void dt_done(void *arg)
+{
+    dt_ctx_t *ctx = arg;
+    ls_kreq_t *req = ctx->req;
+    ls_broker_t *b = req->broker;
+    ls_arena_t *a = req->arena;
+    int64_t nfences = 0;
+    for (int32_t i = 0; i < ctx->n; i++) {
+        dt_topic_t *t = &ctx->t[i];
+        ls_kafka_DeleteTopicsResponse_DeletableTopicResult *r = &ctx->resp.Responses[i];
+        if (!t->name)
+            continue;
+        if (t->st == LS_OK) {
+            r->ErrorCode = LS_KERR_NONE;
+            if (t->dropped) {
+                r->TopicId = t->dropped->id;
+                nfences += t->dropped->partitions;
+            }
+        } else if (t->st == LS_ENOTFOUND) {
+            r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            r->ErrorMessage = ls_kstr_c(amsg(a, "Topic '%s' does not exist.", t->name));
+        } else {
+            r->ErrorCode = ls_kafka_error_from_status(t->st);
+            r->ErrorMessage =
+                ls_kstr_c(amsg(a, "Deleting '%s': %s", t->name, ls_status_str(t->st)));
+        }
+    }
+    /* Fence every partition log of every dropped topic; a callback may run
+     * before ls_logstore_fence returns, so hold one count while issuing. */
+    ctx->pending = 1;
+    dt_fence_t *fences = nfences ? ls_arena_alloc(a, (size_t)nfences * sizeof *fences) : NULL;
+    int64_t k = 0;
+    for (int32_t i = 0; i < ctx->n; i++) {
+        const ls_stream_t *s = ctx->t[i].dropped;
+        if (!s || ctx->t[i].st != LS_OK)
+            continue;
+        for (int32_t p = 0; p < s->partitions; p++) {
+            dt_fence_t *f = &fences[k++];
+            f->ctx = ctx;
+            f->log_id = ls_stream_log_id(s, p);
+            ctx->pending++;
+            ls_logstore_fence(b->logs, f->log_id, dt_fence_done, f);
+        }
+    }
+    if (--ctx->pending == 0)
+        dt_respond(ctx);
+}
+
+void ls_kafka_handle_delete_topics(ls_kreq_t *req)
+{
+    ls_broker_t *b = req->broker;
+    ls_arena_t *a = req->arena;
+    int16_t v = req->api_version;
+    ls_kafka_DeleteTopicsRequest m;
+    if (ls_kafka_DeleteTopicsRequest_decode(&req->body, v, a, &m) != 0) {
+        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed DeleteTopics request");
+        return;
+    }
+    dt_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
+    ctx->req = req;
+    ctx->n = v >= 6 ? m.NumTopics : m.NumTopicNames;
+    ctx->t = ls_kmsg_alloc(a, ctx->n, sizeof *ctx->t);
+    ctx->resp.NumResponses = ctx->n;
+    ctx->resp.Responses = ls_kmsg_alloc(a, ctx->n, sizeof *ctx->resp.Responses);
+    bool any = false;
+    for (int32_t i = 0; i < ctx->n; i++) {
+        ls_kafka_DeleteTopicsResponse_DeletableTopicResult *r = &ctx->resp.Responses[i];
+        r->ErrorMessage = ls_kstr_null();
+        ls_kstr_t name = v >= 6 ? m.Topics[i].Name : m.TopicNames[i];
+        if (v >= 6 && name.len < 0) {
+            /* v6: by topic id (KIP-516). */
+            r->TopicId = m.Topics[i].TopicId;
+            ls_stream_t *s = ls_catalog_lookup_id(b->catalog, &m.Topics[i].TopicId);
+            if (!s) {
+                r->Name = ls_kstr_null();
+                r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_ID;
+                r->ErrorMessage = ls_kstr_c("Topic id does not exist.");
+                continue;
+            }
+            ctx->t[i].name = cstr(a, ls_kstr_c(s->name), NULL);
+            ls_stream_release(s);
+            r->Name = ls_kstr_c(ctx->t[i].name);
+        } else {
+            bool exact;
+            r->Name = name;
+            char *cname = cstr(a, name, &exact);
+            if (!exact || !ls_stream_name_valid(cname)) {
+                r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                r->ErrorMessage = ls_kstr_c(amsg(a, "Topic '%s' does not exist.", cname));
+                continue;
+            }
+            ctx->t[i].name = cname;
+        }
+        any = true;
+    }
+    if (!any) {
+        dt_respond(ctx);
+        return;
+    }
+    ls_broker_offload(b, dt_work, dt_done, ctx);
+}
+
+/* -------------------------------------------------------- CreatePartitions */
+
+typedef struct cp_topic {
+    char *name;               /* NULL: answered during validation */
+    int32_t count;
+    ls_status st;
+    char err[256];
+} cp_topic_t;
+
+typedef struct cp_ctx {
+    ls_kreq_t *req;
+    ls_kafka_CreatePartitionsResponse resp;
+    cp_topic_t *t;
+    int32_t n;
+    bool validate_only;
+} cp_ctx_t;
+
+static void cp_work(void *arg)
+{
+    cp_ctx_t *ctx = arg;
+    ls_broker_t *b = ctx->req->broker;
+    for (int32_t i = 0; i < ctx->n; i++) {
+        cp_topic_t *t = &ctx->t[i];
+        if (t->name)
+            t->st = ls_catalog_add_partitions(b->catalog, LS_DEFAULT_NAMESPACE, t->name, t->count,
+                                              ctx->validate_only, t->err, sizeof t->err);
+    }
+}
+
+static void cp_done(void *arg)
+{
+    cp_ctx_t *ctx = arg;
+    ls_kreq_t *req = ctx->req;
+    ls_arena_t *a = req->arena;
+    for (int32_t i = 0; i < ctx->n; i++) {
+        cp_topic_t *t = &ctx->t[i];
+        ls_kafka_CreatePartitionsResponse_CreatePartitionsTopicResult *r = &ctx->resp.Results[i];
+        if (!t->name)
+            continue;
+        switch (t->st) {
+        case LS_OK:
+            r->ErrorCode = LS_KERR_NONE;
+            break;
+        case LS_ENOTFOUND:
+            r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            r->ErrorMessage = ls_kstr_c(amsg(a, "The topic '%s' does not exist.", t->name));
+            break;
+        case LS_EINVAL:
+            /* only growing is allowed (catalog.h), and counts are bounded */
+            r->ErrorCode = LS_KERR_INVALID_PARTITIONS;
+            r->ErrorMessage = ls_kstr_c(amsg(a, "%s", t->err));
+            break;
+        default:
+            r->ErrorCode = ls_kafka_error_from_status(t->st);
+            r->ErrorMessage = ls_kstr_c(amsg(a, "%s", t->err[0] ? t->err : ls_status_str(t->st)));
+            break;
+        }
+    }
+    ls_kw_t w;
+    ls_kreq_begin(req, &w);
+    ls_kafka_CreatePartitionsResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_respond(req, &w);
+}
+
+void ls_kafka_handle_create_partitions(ls_kreq_t *req)
+{
+    ls_broker_t *b = req->broker;
+    ls_arena_t *a = req->arena;
+    ls_kafka_CreatePartitionsRequest m;
+    if (ls_kafka_CreatePartitionsRequest_decode(&req->body, req->api_version, a, &m) != 0) {
+        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed CreatePartitions request");
+        return;
+    }
+    cp_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
+    ctx->req = req;
+    ctx->n = m.NumTopics;
+    ctx->validate_only = m.ValidateOnly;
+    ctx->t = ls_kmsg_alloc(a, ctx->n, sizeof *ctx->t);
+    ctx->resp.NumResults = ctx->n;
+    ctx->resp.Results = ls_kmsg_alloc(a, ctx->n, sizeof *ctx->resp.Results);
+    char **names = ls_kmsg_alloc(a, ctx->n, sizeof *names);
+    bool *dup = ls_kmsg_alloc(a, ctx->n, sizeof *dup);
+    bool *exact = ls_kmsg_alloc(a, ctx->n, sizeof *exact);
+    for (int32_t i = 0; i < ctx->n; i++)
+        names[i] = cstr(a, m.Topics[i].Name, &exact[i]);
+    mark_duplicates(a, names, ctx->n, dup);
+    bool any = false;
+    for (int32_t i = 0; i < ctx->n; i++) {
+        const ls_kafka_CreatePartitionsRequest_CreatePartitionsTopic *q = &m.Topics[i];
+        ls_kafka_CreatePartitionsResponse_CreatePartitionsTopicResult *r = &ctx->resp.Results[i];
+        r->Name = q->Name;
+        r->ErrorMessage = ls_kstr_null();
+        if (dup[i]) {
+            r->ErrorCode = LS_KERR_INVALID_REQUEST;
+            r->ErrorMessage = ls_kstr_c("Duplicate topic in request.");
+            continue;
+        }
+        if (!exact[i] || !ls_stream_name_valid(names[i])) {
+            r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            r->ErrorMessage = ls_kstr_c(amsg(a, "The topic '%s' does not exist.", names[i]));
+            continue;
+        }
+        /* Kafka's own wording for the usual mistakes, when the (possibly
+         * slightly stale) cached count already tells. */
+        ls_stream_t *s = ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, names[i]);
+        if (s && q->Count <= s->partitions) {
+            r->ErrorCode = LS_KERR_INVALID_PARTITIONS;
+            r->ErrorMessage = ls_kstr_c(
+                q->Count == s->partitions
+                    ? amsg(a, "Topic already has %d partitions.", (int)s->partitions)
+                    : amsg(a, "Topic currently has %d partitions, which is higher than the "
+                              "requested %d.",
+                           (int)s->partitions, (int)q->Count));
+            ls_stream_release(s);
+            continue;
+        }
+        ls_stream_release(s);
+        /* Assignments (broker ids for the new partitions) are accepted and
+         * ignored: any broker serves any partition. */
+        ctx->t[i].name = names[i];
+        ctx->t[i].count = q->Count;
+        any = true;
+    }
+    if (!any) {
+        cp_done(ctx);
+        return;
+    }
+    ls_broker_offload(b, cp_work, cp_done, ctx);
+}
