@@ -163,7 +163,7 @@ echo
 echo "=== summary"
 for line in "${SUMMARY[@]}"; do echo "  $line"; done
 if [ "$FAILED" != 0 ]; then
-    echo "  (integration logs of failed brokers are shown above)"
+    echo "  (each failure is shown above with its output; broker log tails follow failed integration tests)"
 fi
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]

@@ -26,6 +26,13 @@
 
 void ls_kr_init(ls_kr_t *r, const uint8_t *p, size_t len)
 {
+    static const uint8_t empty[1];
+    if (!p) {
+        /* An empty buffer may come as NULL (an empty ls_buf_t); keep the
+         * pointer arithmetic defined. */
+        p = empty;
+        len = 0;
+    }
     r->start = p;
     r->p = p;
     r->end = p + len;

@@ -133,11 +133,23 @@ def produce_all(p, topic, records, partition=None, flush_timeout=60):
     return dl
 
 
-def watermarks(bootstrap, topic, partitions, timeout=10):
+def watermarks(bootstrap, topic, partitions, timeout=30):
+    """{partition: (low, high)} via ListOffsets. Retries transient
+    connection errors (a broker that just restarted) until timeout."""
     c = consumer(bootstrap)
+    deadline = time.monotonic() + timeout
     try:
-        return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)
-                for p in partitions}
+        out = {}
+        for p in partitions:
+            while True:
+                try:
+                    out[p] = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+                    break
+                except KafkaException as e:
+                    if e.args[0].code() not in _TRANSIENT or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+        return out
     finally:
         c.close()
 

@@ -548,6 +548,20 @@ TEST(writer_refs_and_iovecs)
     ls_kw_free(&w);
 }
 
+TEST(reader_on_empty_null_buffer)
+{
+    /* An empty ls_buf_t has data == NULL: reading it must be a clean failure. */
+    ls_kr_t r = rd(NULL, 0);
+    CHECK_EQ_INT(ls_kr_remaining(&r), 0);
+    CHECK_EQ_INT(ls_kr_i8(&r), 0);
+    CHECK(r.err);
+    ls_kr_t e = rd(NULL, 0);
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_ApiVersionsRequest m;
+    CHECK_EQ_INT(ls_kafka_ApiVersionsRequest_decode(&e, 0, a, &m), 0);
+    ls_arena_free(a);
+}
+
 TEST(arena_alignment_and_zeroing)
 {
     ls_arena_t *a = ls_arena_new();
@@ -1605,6 +1619,7 @@ int main(void)
     RUN(tagged_fields_skipped);
     RUN(sticky_error_on_truncation);
     RUN(writer_refs_and_iovecs);
+    RUN(reader_on_empty_null_buffer);
     RUN(arena_alignment_and_zeroing);
     RUN(version_outside_range_refused);
     RUN(rt_produce);

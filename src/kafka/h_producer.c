@@ -1,0 +1,102 @@
+/* InitProducerId (key 22): producer ids for idempotent producers.
+ *
+ * Ids come from one metadata counter (/ls/counter/producer_id), so they are
+ * unique across brokers and restarts and never reused; the first id is 1.
+ * Allocation is a blocking metadata call and runs through ls_broker_offload().
+ *
+ *  - ProducerId -1 (all versions; the usual case): a new id, epoch 0.
+ *  - v3+ with an existing ProducerId and ProducerEpoch (KIP-360: a producer
+ *    recovering from UNKNOWN_PRODUCER_ID / an expired id): the same id with
+ *    epoch + 1, which resets its sequence numbers without losing the id. When
+ *    the epoch would reach INT16_MAX, a fresh id with epoch 0 instead (as
+ *    Kafka does when an epoch is exhausted). Only one of the pair set is
+ *    INVALID_REQUEST.
+ *  - A non-null TransactionalId: transactions are a later issue. Clients
+ *    only send it after FindCoordinator, which this broker does not offer,
+ *    so it comes from clients that ignored ApiVersions. The answer is
+ *    UNSUPPORTED_VERSION (35): the Java producer treats any error it does
+ *    not expect here as fatal and reports it ("Unexpected error in
+ *    InitProducerIdResponse; The version of API is not supported"), and so
+ *    does librdkafka — a prompt, explicit failure. The retriable
+ *    COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR would make clients spin
+ *    until their timeout, and TRANSACTIONAL_ID_AUTHORIZATION_FAILED would
+ *    blame ACLs that do not exist. */
+#include <string.h>
+
+#include "base/diag.h"
+#include "kafka/handlers.h"
+#include "kafka/msg.h"
+#include "server/broker.h"
+
+#define PRODUCER_ID_COUNTER "/ls/counter/producer_id"
+
+typedef struct ip_ctx {
+    ls_kreq_t *req;
+    ls_kafka_InitProducerIdResponse resp;
+    ls_status st;
+} ip_ctx_t;
+
+static void ip_respond(ip_ctx_t *ctx)
+{
+    ls_kreq_t *req = ctx->req;
+    ls_kw_t w;
+    ls_kreq_begin(req, &w);
+    ls_kafka_InitProducerIdResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_respond(req, &w);
+}
+
+static void ip_alloc_work(void *arg)
+{
+    ip_ctx_t *ctx = arg;
+    int64_t id = -1;
+    ctx->st = ls_meta_counter_add(ctx->req->broker->meta, PRODUCER_ID_COUNTER, 1, &id);
+    if (ctx->st == LS_OK)
+        ctx->resp.ProducerId = id;
+}
+
+static void ip_alloc_done(void *arg)
+{
+    ip_ctx_t *ctx = arg;
+    if (ctx->st != LS_OK) {
+        LS_WARN("kafka", "InitProducerId: allocating a producer id failed: %s",
+                ls_status_str(ctx->st));
+        ctx->resp.ErrorCode = ls_kafka_error_from_status(ctx->st);
+        ctx->resp.ProducerId = -1;
+        ctx->resp.ProducerEpoch = -1;
+    } else {
+        ctx->resp.ProducerEpoch = 0;
+    }
+    ip_respond(ctx);
+}
+
+void ls_kafka_handle_init_producer_id(ls_kreq_t *req)
+{
+    ls_arena_t *a = req->arena;
+    ls_kafka_InitProducerIdRequest m;
+    if (ls_kafka_InitProducerIdRequest_decode(&req->body, req->api_version, a, &m) != 0) {
+        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed InitProducerId request");
+        return;
+    }
+    ip_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
+    ctx->req = req;
+    ctx->resp.ProducerId = -1;
+    ctx->resp.ProducerEpoch = -1;
+    if (m.TransactionalId.len >= 0) {
+        ctx->resp.ErrorCode = LS_KERR_UNSUPPORTED_VERSION;
+        ip_respond(ctx);
+        return;
+    }
+    bool has_id = m.ProducerId >= 0, has_epoch = m.ProducerEpoch >= 0;
+    if (has_id != has_epoch) {
+        ctx->resp.ErrorCode = LS_KERR_INVALID_REQUEST;
+        ip_respond(ctx);
+        return;
+    }
+    if (has_id && m.ProducerEpoch < INT16_MAX - 1) {
+        ctx->resp.ProducerId = m.ProducerId;
+        ctx->resp.ProducerEpoch = (int16_t)(m.ProducerEpoch + 1);
+        ip_respond(ctx);
+        return;
+    }
+    ls_broker_offload(req->broker, ip_alloc_work, ip_alloc_done, ctx);
+}
