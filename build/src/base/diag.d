@@ -1,2 +1,0 @@
-build/src/base/diag.o: src/base/diag.c src/base/diag.h
-src/base/diag.h:
