@@ -77,6 +77,9 @@ static void fetch_respond(fetch_ctx_t *ctx)
             fp->pd->NumRecordRefs = fp->res.nslices;
         }
     }
+    for (int i = 0; i < ctx->nparts; i++)
+        ctx->parts[i].pd->ErrorCode =
+            ls_kafka_error_for_version(req->api_key, req->api_version, ctx->parts[i].pd->ErrorCode);
     ls_kw_t w;
     ls_kreq_begin(req, &w);
     ls_kafka_FetchResponse_encode(&w, req->api_version, &ctx->resp);

@@ -55,6 +55,11 @@ static void produce_finish(produce_ctx_t *ctx)
     if (--ctx->pending > 0)
         return;
     ls_kreq_t *req = ctx->req;
+    for (int t = 0; t < ctx->resp.NumResponses; t++)
+        for (int p = 0; p < ctx->resp.Responses[t].NumPartitionResponses; p++) {
+            int16_t *ec = &ctx->resp.Responses[t].PartitionResponses[p].ErrorCode;
+            *ec = ls_kafka_error_for_version(req->api_key, req->api_version, *ec);
+        }
     ls_kw_t w;
     ls_kreq_begin(req, &w);
     ls_kafka_ProduceResponse_encode(&w, req->api_version, &ctx->resp);
