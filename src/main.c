@@ -1,5 +1,6 @@
 /* lakestream: one binary.
  *   lakestream serve [--config FILE] [--key=value ...]
+ *   lakestream check [--config FILE] [--key=value ...]   store connectivity
  *   lakestream help | --help     configuration keys and defaults
  *   lakestream version
  * Configuration precedence: defaults < properties file (--config or
@@ -15,6 +16,7 @@
 #include "base/config.h"
 #include "base/diag.h"
 #include "server/broker.h"
+#include "server/check.h"
 
 #define LS_VERSION "0.1.0"
 
@@ -72,6 +74,7 @@ static void on_signal(uv_signal_t *s, int signum)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: lakestream serve [--config FILE] [--key=value ...]\n"
+               "       lakestream check [--config FILE] [--key=value ...]   test the stores\n"
                "       lakestream help      list configuration keys\n"
                "       lakestream version\n");
 }
@@ -128,6 +131,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "serve") == 0)
         return serve(argc - 2, argv + 2);
+    if (strcmp(argv[1], "check") == 0)
+        return ls_check_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
         printf("lakestream %s\n", LS_VERSION);
         return 0;

@@ -19,6 +19,25 @@ typedef struct ls_config {
     char *object_store_url;         /* object.store.url, default "file://<data.dir>/objects" */
     char *metadata_url;             /* metadata.url, default "sqlite://<data.dir>/meta.db" */
     bool object_store_fsync;        /* object.store.fsync, default true */
+    /* S3 object store (object.store.url=s3://...); unset strings fall back to AWS_* env */
+    char *s3_endpoint;              /* s3.endpoint */
+    char *s3_region;                /* s3.region */
+    char *s3_access_key;            /* s3.access.key (secret-adjacent: never logged) */
+    char *s3_secret_key;            /* s3.secret.key (never logged) */
+    char *s3_session_token;         /* s3.session.token (never logged) */
+    char *s3_path_style;            /* s3.path.style: auto|true|false */
+    char *s3_create_only;           /* s3.create.only: auto|true|false */
+    char *s3_ca_file;               /* s3.ca.file */
+    bool s3_tls_verify;             /* s3.tls.verify, default true */
+    bool s3_unsigned_payload;       /* s3.unsigned.payload, default false */
+    int64_t s3_request_timeout_ms;  /* s3.request.timeout.ms, default 30000 */
+    int64_t s3_connect_timeout_ms;  /* s3.connect.timeout.ms, default 5000 */
+    int64_t s3_max_connections;     /* s3.max.connections, default 32 */
+    int64_t s3_max_retries;         /* s3.max.retries, default 5 */
+    int64_t s3_retry_backoff_ms;    /* s3.retry.backoff.ms, default 50 */
+    int64_t s3_retry_backoff_max_ms; /* s3.retry.backoff.max.ms, default 2000 */
+    int64_t s3_multipart_threshold; /* s3.multipart.threshold, default 32 MiB */
+    int64_t s3_multipart_part_size; /* s3.multipart.part.size, default 8 MiB */
     /* listener */
     char *listen_host;              /* listeners host part; default 127.0.0.1 */
     int listen_port;                /* default 9092 */
@@ -41,6 +60,14 @@ typedef struct ls_config {
     bool auto_create_topics_enable; /* auto.create.topics.enable, default true */
     int32_t num_partitions;         /* num.partitions, default 1 */
     int64_t log_retention_ms;       /* log.retention.ms, default 604800000 (stored as topic default) */
+    /* consumer groups */
+    int32_t group_min_session_timeout_ms;   /* group.min.session.timeout.ms, default 6000 */
+    int32_t group_max_session_timeout_ms;   /* group.max.session.timeout.ms, default 1800000 */
+    int32_t group_initial_rebalance_delay_ms; /* group.initial.rebalance.delay.ms, default 0 */
+    int32_t group_max_size;                 /* group.max.size, default 2147483647 */
+    int32_t offset_metadata_max_bytes;      /* offset.metadata.max.bytes, default 4096 */
+    int64_t offsets_retention_minutes;      /* offsets.retention.minutes, default 10080 (7 days) */
+    int64_t offsets_retention_check_interval_ms; /* offsets.retention.check.interval.ms, default 600000 */
     /* diagnostics */
     char *log_level;                /* diag.level: debug|info|warn|error, default info */
 } ls_config_t;

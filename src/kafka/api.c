@@ -18,6 +18,7 @@
 #include "kafka/api.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
+#include "kafka/msg_group.h"
 
 #include "base/status.h"
 
@@ -29,6 +30,15 @@ const ls_kafka_api_t ls_kafka_apis[] = {
     API(1, "Fetch", FETCH, ls_kafka_handle_fetch),
     API(2, "ListOffsets", LIST_OFFSETS, ls_kafka_handle_list_offsets),
     API(3, "Metadata", METADATA, ls_kafka_handle_metadata),
+    API(8, "OffsetCommit", OFFSET_COMMIT, ls_kafka_handle_offset_commit),
+    API(9, "OffsetFetch", OFFSET_FETCH, ls_kafka_handle_offset_fetch),
+    API(10, "FindCoordinator", FIND_COORDINATOR, ls_kafka_handle_find_coordinator),
+    API(11, "JoinGroup", JOIN_GROUP, ls_kafka_handle_join_group),
+    API(12, "Heartbeat", HEARTBEAT, ls_kafka_handle_heartbeat),
+    API(13, "LeaveGroup", LEAVE_GROUP, ls_kafka_handle_leave_group),
+    API(14, "SyncGroup", SYNC_GROUP, ls_kafka_handle_sync_group),
+    API(15, "DescribeGroups", DESCRIBE_GROUPS, ls_kafka_handle_describe_groups),
+    API(16, "ListGroups", LIST_GROUPS, ls_kafka_handle_list_groups),
     API(18, "ApiVersions", API_VERSIONS, ls_kafka_handle_api_versions),
     API(19, "CreateTopics", CREATE_TOPICS, ls_kafka_handle_create_topics),
     API(20, "DeleteTopics", DELETE_TOPICS, ls_kafka_handle_delete_topics),
@@ -36,6 +46,8 @@ const ls_kafka_api_t ls_kafka_apis[] = {
     API(23, "OffsetForLeaderEpoch", OFFSET_FOR_LEADER_EPOCH, ls_kafka_handle_offset_for_leader_epoch),
     API(32, "DescribeConfigs", DESCRIBE_CONFIGS, ls_kafka_handle_describe_configs),
     API(37, "CreatePartitions", CREATE_PARTITIONS, ls_kafka_handle_create_partitions),
+    API(42, "DeleteGroups", DELETE_GROUPS, ls_kafka_handle_delete_groups),
+    API(47, "OffsetDelete", OFFSET_DELETE, ls_kafka_handle_offset_delete),
     API(60, "DescribeCluster", DESCRIBE_CLUSTER, ls_kafka_handle_describe_cluster),
 };
 const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);

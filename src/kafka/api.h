@@ -59,6 +59,8 @@ void ls_kreq_no_response(ls_kreq_t *req);
 void ls_kreq_fail(ls_kreq_t *req, const char *why);
 /* True if the connection is gone (handlers finishing late may skip work). */
 bool ls_kreq_conn_closed(const ls_kreq_t *req);
+/* The peer's "ip:port" ("?" when unknown), for diagnostics and DescribeGroups. */
+const char *ls_kreq_peer(const ls_kreq_t *req);
 
 /* Kafka error codes used at the edge (protocol guide "Error Codes"). */
 enum {

@@ -227,6 +227,8 @@ void ls_kreq_fail(ls_kreq_t *req, const char *why)
 
 bool ls_kreq_conn_closed(const ls_kreq_t *req) { return req->conn->closed; }
 
+const char *ls_kreq_peer(const ls_kreq_t *req) { return req->conn->peer; }
+
 /* ----------------------------------------------------------- dispatching */
 
 static void dispatch_frame(ls_kconn_t *c, uint8_t *frame, size_t len)

@@ -248,6 +248,12 @@ void ls_logstore_shutdown(ls_logstore_t *ls, void (*done)(void *arg), void *arg)
     ls->shutting_down = true;
     ls->shutdown_done = done;
     ls->shutdown_arg = arg;
+    /* wake every long-poll so it answers now rather than at its deadline */
+    size_t it = 0;
+    int64_t id;
+    void *v;
+    while (ls_i64map_next(&ls->logs, &it, &id, &v))
+        ls_reader_wake(ls, v);
     ls_wal_seal_now(ls);
     ls_logstore_check_shutdown(ls);
 }

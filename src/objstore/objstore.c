@@ -1,16 +1,63 @@
 /* ls_objstore: URL dispatch and helpers shared by every backend.
  *
  * URLs: "file:///abs/dir" (absolute), "file://rel/dir" (relative to the
- * working directory), "mem://" (in-memory, unit tests). Stateless. */
+ * working directory), "mem://" (in-memory, unit tests), "s3://bucket/prefix"
+ * (objstore_s3.c), "faulty+<url>?..." (objstore_faulty.c). Stateless. */
 #include "objstore/objstore.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/config.h"
+
+void ls_objstore_opts_init(ls_objstore_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->fsync_enabled = 1;
+    o->s3_tls_verify = -1;
+    o->s3_unsigned_payload = -1;
+    o->s3_request_timeout_ms = o->s3_connect_timeout_ms = o->s3_max_connections = -1;
+    o->s3_max_retries = o->s3_retry_backoff_ms = o->s3_retry_backoff_max_ms = -1;
+    o->s3_multipart_threshold = o->s3_multipart_part_size = -1;
+}
+
+void ls_objstore_opts_from_config(ls_objstore_opts_t *o, const ls_config_t *cfg)
+{
+    ls_objstore_opts_init(o);
+    o->fsync_enabled = cfg->object_store_fsync;
+    o->s3_endpoint = cfg->s3_endpoint;
+    o->s3_region = cfg->s3_region;
+    o->s3_access_key = cfg->s3_access_key;
+    o->s3_secret_key = cfg->s3_secret_key;
+    o->s3_session_token = cfg->s3_session_token;
+    o->s3_path_style = cfg->s3_path_style;
+    o->s3_create_only = cfg->s3_create_only;
+    o->s3_ca_file = cfg->s3_ca_file;
+    o->s3_tls_verify = cfg->s3_tls_verify;
+    o->s3_unsigned_payload = cfg->s3_unsigned_payload;
+    o->s3_request_timeout_ms = cfg->s3_request_timeout_ms;
+    o->s3_connect_timeout_ms = cfg->s3_connect_timeout_ms;
+    o->s3_max_connections = cfg->s3_max_connections;
+    o->s3_max_retries = cfg->s3_max_retries;
+    o->s3_retry_backoff_ms = cfg->s3_retry_backoff_ms;
+    o->s3_retry_backoff_max_ms = cfg->s3_retry_backoff_max_ms;
+    o->s3_multipart_threshold = cfg->s3_multipart_threshold;
+    o->s3_multipart_part_size = cfg->s3_multipart_part_size;
+}
 
 ls_objstore_t *ls_objstore_open(const char *url, int fsync_enabled, char *err, int errlen)
 {
+    ls_objstore_opts_t o;
+    ls_objstore_opts_init(&o);
+    o.fsync_enabled = fsync_enabled;
+    return ls_objstore_open_opts(url, &o, err, errlen);
+}
+
+ls_objstore_t *ls_objstore_open_opts(const char *url, const ls_objstore_opts_t *o, char *err,
+                                     int errlen)
+{
+    int fsync_enabled = o->fsync_enabled;
     if (!err || errlen <= 0)
         err = NULL, errlen = 0;
     else
@@ -20,6 +67,8 @@ ls_objstore_t *ls_objstore_open(const char *url, int fsync_enabled, char *err, i
         return NULL;
     }
     if (strcmp(url, "mem://") == 0) return ls_objstore_mem_open();
+    if (strncmp(url, "s3://", 5) == 0) return ls_objstore_s3_open(url, o, err, errlen);
+    if (strncmp(url, "faulty+", 7) == 0) return ls_objstore_faulty_open(url, o, err, errlen);
     if (strncmp(url, "file://", 7) == 0) {
         const char *path = url + 7; /* "file:///abs" leaves "/abs" */
         if (!*path) {
@@ -30,8 +79,8 @@ ls_objstore_t *ls_objstore_open(const char *url, int fsync_enabled, char *err, i
     }
     if (err)
         snprintf(err, (size_t)errlen,
-                 "unsupported object store URL '%s' (expected file:///abs/dir, file://rel/dir or "
-                 "mem://)",
+                 "unsupported object store URL '%s' (expected file:///abs/dir, file://rel/dir, "
+                 "s3://bucket/prefix, faulty+<url> or mem://)",
                  url);
     return NULL;
 }

@@ -1,8 +1,9 @@
 /* ls_objstore: the object-store interface (a table of function pointers).
  *
- * Backends: fs (local directory, embedded default), mem (unit tests), and later
- * s3 and a fault-injecting wrapper. All calls are blocking and thread-safe:
- * the broker calls them from worker threads, never from the network loop.
+ * Backends: fs (local directory, embedded default), mem (unit tests), s3
+ * (any S3-compatible store) and faulty (a fault-injecting wrapper). All calls
+ * are blocking and thread-safe: the broker calls them from worker threads,
+ * never from the network loop.
  *
  * Semantics every backend provides:
  *  - put is atomic: a reader sees the whole object or nothing, never a prefix.
@@ -44,6 +45,9 @@ typedef struct ls_objstore_ops {
     /* Fills *out with an ls_malloc'd array of *n entries (free with ls_objinfo_free). */
     ls_status (*list)(ls_objstore_t *os, const char *prefix, ls_objinfo_t **out, size_t *n);
     void (*close)(ls_objstore_t *os);
+    /* Optional (NULL: ls_objstore_del_many loops over del). Deletes n keys,
+     * missing ones included, in as few requests as the store allows. */
+    ls_status (*del_many)(ls_objstore_t *os, const char *const *keys, size_t n);
 } ls_objstore_ops_t;
 
 struct ls_objstore {
@@ -51,8 +55,47 @@ struct ls_objstore {
     char errmsg[256];    /* last error detail; per-call detail is also logged */
 };
 
-/* Opens a backend from a URL: "file:///abs/dir", "file://rel/dir", "mem://". */
+/* Opens a backend from a URL: "file:///abs/dir", "file://rel/dir", "mem://",
+ * "s3://bucket[/prefix][?opt=v&...]" (objstore_s3.c), or "faulty+<url>?..."
+ * (objstore_faulty.c). S3 settings and credentials not in the URL come from
+ * the environment (AWS_*); ls_objstore_open_opts takes them from config. */
 ls_objstore_t *ls_objstore_open(const char *url, int fsync_enabled, char *err, int errlen);
+
+/* Backend settings beyond the URL. NULL strings / negative numbers mean
+ * "not set": the backend falls back to the environment, then its default. */
+typedef struct ls_objstore_opts {
+    int fsync_enabled;
+    const char *s3_endpoint;        /* http(s)://host[:port]; default AWS for the region */
+    const char *s3_region;          /* default $AWS_REGION, $AWS_DEFAULT_REGION, us-east-1 */
+    const char *s3_access_key;      /* default $AWS_ACCESS_KEY_ID */
+    const char *s3_secret_key;      /* default $AWS_SECRET_ACCESS_KEY */
+    const char *s3_session_token;   /* default $AWS_SESSION_TOKEN */
+    const char *s3_path_style;      /* auto | true | false */
+    const char *s3_create_only;     /* auto | true | false */
+    const char *s3_ca_file;         /* CA bundle for TLS verification */
+    int s3_tls_verify;              /* 1 (default) or 0 */
+    int s3_unsigned_payload;        /* 1: sign UNSIGNED-PAYLOAD instead of hashing bodies */
+    int64_t s3_request_timeout_ms;
+    int64_t s3_connect_timeout_ms;
+    int64_t s3_max_connections;
+    int64_t s3_max_retries;
+    int64_t s3_retry_backoff_ms;
+    int64_t s3_retry_backoff_max_ms;
+    int64_t s3_multipart_threshold;
+    int64_t s3_multipart_part_size;
+} ls_objstore_opts_t;
+
+void ls_objstore_opts_init(ls_objstore_opts_t *o); /* everything "not set", fsync on */
+/* Options from the broker configuration (object.store.fsync, s3.*). The
+ * strings point into cfg, which must outlive the open call. */
+struct ls_config;
+void ls_objstore_opts_from_config(ls_objstore_opts_t *o, const struct ls_config *cfg);
+ls_objstore_t *ls_objstore_open_opts(const char *url, const ls_objstore_opts_t *o, char *err,
+                                     int errlen);
+ls_objstore_t *ls_objstore_s3_open(const char *url, const ls_objstore_opts_t *o, char *err,
+                                   int errlen);
+ls_objstore_t *ls_objstore_faulty_open(const char *url, const ls_objstore_opts_t *o, char *err,
+                                       int errlen);
 ls_objstore_t *ls_objstore_fs_open(const char *dir, int fsync_enabled, char *err, int errlen);
 ls_objstore_t *ls_objstore_mem_open(void);
 
@@ -70,6 +113,15 @@ static inline ls_status ls_objstore_list(ls_objstore_t *os, const char *prefix, 
                                          size_t *n)
 { return os->ops->list(os, prefix, out, n); }
 static inline void ls_objstore_close(ls_objstore_t *os) { if (os) os->ops->close(os); }
+static inline ls_status ls_objstore_del_many(ls_objstore_t *os, const char *const *keys, size_t n)
+{
+    if (os->ops->del_many) return os->ops->del_many(os, keys, n);
+    for (size_t i = 0; i < n; i++) {
+        ls_status st = os->ops->del(os, keys[i]);
+        if (st != LS_OK) return st;
+    }
+    return LS_OK;
+}
 
 void ls_objinfo_free(ls_objinfo_t *v, size_t n);
 

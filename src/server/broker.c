@@ -11,6 +11,7 @@
 #include "base/alloc.h"
 #include "base/diag.h"
 #include "base/uuid.h"
+#include "group/group_service.h"
 #include "kafka/conn.h"
 #include "kafka/records_time.h"
 
@@ -105,6 +106,11 @@ static int load_cluster_id(ls_broker_t *b, char *err, int errlen)
     return 0;
 }
 
+static void group_offload(void *ctx, void (*fn)(void *), void (*after)(void *), void *arg)
+{
+    ls_broker_offload(ctx, fn, after, arg);
+}
+
 static void on_pressure(void *arg, bool pressure)
 {
     ls_broker_t *b = arg;
@@ -125,7 +131,9 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     b->meta = ls_meta_open(cfg->metadata_url, err, errlen);
     if (!b->meta)
         return -1;
-    b->os = ls_objstore_open(cfg->object_store_url, cfg->object_store_fsync, err, errlen);
+    ls_objstore_opts_t oo;
+    ls_objstore_opts_from_config(&oo, cfg);
+    b->os = ls_objstore_open_opts(cfg->object_store_url, &oo, err, errlen);
     if (!b->os)
         return -1;
     if (load_cluster_id(b, err, errlen) != 0)
@@ -148,6 +156,17 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         return -1;
     ls_logstore_set_entry_time_fn(b->logs, ls_kafka_batch_offset_for_time);
     ls_logstore_on_pressure_change(b->logs, on_pressure, b);
+    ls_group_config_t gc = {
+        .min_session_timeout_ms = cfg->group_min_session_timeout_ms,
+        .max_session_timeout_ms = cfg->group_max_session_timeout_ms,
+        .initial_rebalance_delay_ms = cfg->group_initial_rebalance_delay_ms,
+        .max_size = cfg->group_max_size,
+        .offset_metadata_max_bytes = cfg->offset_metadata_max_bytes,
+        .offsets_retention_ms = cfg->offsets_retention_minutes * 60000,
+    };
+    b->groups = ls_group_service_open(loop, b->meta, b->catalog, &gc,
+                                      cfg->offsets_retention_check_interval_ms,
+                                      group_offload, b);
     b->kafka = ls_kafka_listener_start(b, cfg->listen_host, cfg->listen_port, err, errlen);
     if (!b->kafka || ls_kafka_listener_port(b->kafka) < 0)
         return -1;
@@ -197,6 +216,8 @@ void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
     s->done = done;
     s->arg = arg;
     ls_kafka_listener_quiesce(b->kafka);
+    if (b->groups)
+        ls_group_service_stop(b->groups);   /* answers JoinGroup/SyncGroup waiters */
     ls_logstore_shutdown(b->logs, stop_logs_flushed, s);
 }
 
@@ -204,6 +225,7 @@ void ls_broker_free(ls_broker_t *b)
 {
     if (b->kafka)
         ls_kafka_listener_free(b->kafka);
+    ls_group_service_free(b->groups);
     ls_logstore_free(b->logs);
     if (b->catalog)
         ls_catalog_close(b->catalog);

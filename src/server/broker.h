@@ -13,6 +13,7 @@
 #include "stream/catalog.h"
 
 typedef struct ls_kafka_listener ls_kafka_listener_t;
+struct ls_group_service;
 
 typedef struct ls_broker {
     uv_loop_t *loop;
@@ -22,6 +23,7 @@ typedef struct ls_broker {
     ls_catalog_t *catalog;
     ls_logstore_t *logs;
     ls_kafka_listener_t *kafka;
+    struct ls_group_service *groups;   /* consumer-group coordinator (group/group_service.h) */
     char cluster_id[64];
     int32_t node_id;
     int stopping;

@@ -17,6 +17,10 @@ $LS_TEST_EXTERNAL_BOOTSTRAP is set (host:port of an already running
 Kafka-protocol server, e.g. librdkafka's mock cluster or a real Kafka), no
 process is started; tests that need to restart or kill the broker skip.
 
+LS_TEST_OBJECT_STORE=s3 (with LS_TEST_S3_URL and AWS_* from
+tools/s3/radosgw.sh) runs every broker on a fresh prefix of that S3 bucket
+instead of the local file store.
+
 Nothing here sleeps for a fixed time: readiness and exit are polled.
 """
 
@@ -29,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -42,6 +47,25 @@ SANITIZER_RES = [
     re.compile(r"SUMMARY: (Address|Undefined|Leak|Thread)Sanitizer"),
     re.compile(r"WARNING: ThreadSanitizer"),
 ]
+
+
+def object_store_args(name):
+    """Broker flags selecting the object store under test. LS_TEST_OBJECT_STORE
+    unset or "file": none (the default file store under data.dir). "s3": a
+    fresh prefix under $LS_TEST_S3_URL (tools/s3/radosgw.sh writes it and the
+    AWS_* credentials, which the broker reads from its environment)."""
+    kind = os.environ.get("LS_TEST_OBJECT_STORE", "file")
+    if kind in ("", "file"):
+        return []
+    if kind != "s3":
+        raise BrokerError("LS_TEST_OBJECT_STORE=%s: expected file or s3" % kind)
+    base = os.environ.get("LS_TEST_S3_URL")
+    if not base:
+        raise BrokerError("LS_TEST_OBJECT_STORE=s3 needs LS_TEST_S3_URL (tools/s3/radosgw.sh)")
+    loc, q, query = base.partition("?")
+    url = "%s/%s-%s%s%s" % (loc.rstrip("/"), re.sub(r"[^A-Za-z0-9._-]", "-", name),
+                            uuid.uuid4().hex[:12], q, query)
+    return ["--object.store.url=%s" % url]
 
 
 def binary_path():
@@ -90,7 +114,8 @@ class Broker:
         self.binary = binary or binary_path()
         self.data_dir = data_dir
         self.log_dir = log_dir or data_dir + ".logs"
-        self.extra_args = list(extra_args)
+        # the store flags come first so a test's own --object.store.url wins
+        self.extra_args = object_store_args(name) + list(extra_args)
         self.name = name
         self.port = None
         self.proc = None
@@ -109,6 +134,10 @@ class Broker:
     @property
     def bootstrap(self):
         return "%s:%d" % (self.host, self.port)
+
+    def __iter__(self):
+        """host, port, data_dir, broker = broker"""
+        return iter((self.host, self.port, self.data_dir, self))
 
     @property
     def pid(self):
@@ -141,10 +170,13 @@ class Broker:
             try:
                 self._wait_ready()
                 return self
-            except BrokerError as e:
+            except BrokerError:
                 if not fixed_port and self.proc.poll() is not None and \
                         re.search(r"(?i)address already in use|EADDRINUSE", self.log_tail(20)):
-                    continue  # lost the race for the port: pick another
+                    # lost the race for the port: forget this attempt, pick another
+                    self.exit_codes.pop()
+                    self.log_paths.pop()
+                    continue
                 raise
         raise BrokerError("could not bind a free port after 5 attempts")
 
@@ -309,6 +341,9 @@ class ExternalBroker:
     @property
     def bootstrap(self):
         return "%s:%d" % (self.host, self.port)
+
+    def __iter__(self):
+        return iter((self.host, self.port, self.data_dir, self))
 
     def alive(self):
         return True

@@ -221,3 +221,86 @@ def test_topics_survive_restart(broker):
     md = _a.list_topics(timeout=10)
     assert len(md.topics[names[0]].partitions) == 1
     assert len(md.topics[names[1]].partitions) == 3
+
+
+def test_describe_configs_broker(broker):
+    md = admin(broker.bootstrap).list_topics(timeout=10)
+    node = str(next(iter(md.brokers)))
+    res = ConfigResource(ResourceType.BROKER, node)
+    _a = admin(broker.bootstrap)
+    cfg = _a.describe_configs([res])[res].result(30)
+    assert cfg, "no broker configs"
+
+
+def test_delete_topic_while_consumer_fetches_and_producer_writes(broker):
+    """Deleting a topic under an active consumer (parked fetch) and producer
+    hurts neither the broker nor other topics."""
+    from confluent_kafka import TopicPartition
+    from kafka_util import DeliveryLog, consumer
+    victim = create_topic(broker.bootstrap, unique_topic("victim"), partitions=2)
+    other = create_topic(broker.bootstrap, unique_topic("other"))
+    produce_all(producer(broker.bootstrap), victim, [{"partition": p, "value": b"v"} for p in (0, 1)])
+    c = consumer(broker.bootstrap, **{"fetch.wait.max.ms": 2000, "enable.partition.eof": False,
+                                      "topic.metadata.refresh.interval.ms": 200})
+    p = producer(broker.bootstrap, **{"message.timeout.ms": 5000})
+    dl = DeliveryLog()
+    try:
+        c.assign([TopicPartition(victim, 0, 0), TopicPartition(victim, 1, 0)])
+        c.consume(num_messages=10, timeout=1.0)
+        for i in range(50):
+            p.produce(victim, value=b"during-%d" % i, partition=i % 2, on_delivery=dl)
+        _a = admin(broker.bootstrap)
+        _a.delete_topics([victim])[victim].result(30)
+        for i in range(50):
+            try:
+                p.produce(victim, value=b"after-%d" % i, partition=i % 2, on_delivery=dl)
+            except Exception:  # noqa: BLE001 - the client may already know the topic is gone
+                pass
+        for _ in range(20):
+            c.consume(num_messages=100, timeout=0.1)  # errors expected; must not hang
+        p.flush(20)
+    finally:
+        c.close()
+    assert broker.alive()
+    produce_all(producer(broker.bootstrap), other, [{"value": b"still fine"}])
+    assert [m.value() for m in consume(broker.bootstrap, other, [0])[0]] == [b"still fine"]
+    # the producer's later writes may auto-create the topic again (as Kafka
+    # does); if so it must not hold the data acknowledged before the delete
+    _a = admin(broker.bootstrap)
+    t = _a.list_topics(timeout=10).topics.get(victim)
+    if t is not None:
+        got = consume(broker.bootstrap, victim, sorted(t.partitions))
+        assert b"v" not in [m.value() for ms in got.values() for m in ms]
+
+
+def test_many_topics_in_one_producer_and_consumer(broker):
+    """librdkafka packs several topics into one Produce request and one
+    Fetch request."""
+    topics = [create_topic(broker.bootstrap, unique_topic("multi%d" % i), partitions=2) for i in range(8)]
+    p = producer(broker.bootstrap, **{"linger.ms": 50})
+    recs = {}
+    from kafka_util import DeliveryLog
+    dl = DeliveryLog()
+    for i in range(800):
+        t = topics[i % 8]
+        v = b"%s-%d" % (t.encode(), i)
+        p.produce(t, value=v, partition=(i // 8) % 2, on_delivery=dl)
+        recs.setdefault((t, (i // 8) % 2), []).append(v)
+    assert p.flush(30) == 0 and not dl.failed
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+    from kafka_util import consumer
+    c = consumer(broker.bootstrap, **{"enable.partition.eof": False})
+    got = {}
+    try:
+        c.assign([TopicPartition(t, part, OFFSET_BEGINNING) for t in topics for part in (0, 1)])
+        deadline = time.monotonic() + 60
+        n = 0
+        while n < 800:
+            assert time.monotonic() < deadline, "read %d of 800" % n
+            for m in c.consume(num_messages=1000, timeout=0.2):
+                if m.error() is None:
+                    got.setdefault((m.topic(), m.partition()), []).append(m.value())
+                    n += 1
+    finally:
+        c.close()
+    assert got == recs

@@ -29,8 +29,8 @@ def kp_consumer(bootstrap, **kw):
     return KafkaConsumer(**conf)
 
 
-def kp_read_all(bootstrap, topic, partitions, want, timeout=60):
-    c = kp_consumer(bootstrap)
+def kp_read_all(bootstrap, topic, partitions, want, timeout=60, **kw):
+    c = kp_consumer(bootstrap, **kw)
     try:
         tps = [TopicPartition(topic, p) for p in partitions]
         c.assign(tps)
@@ -46,10 +46,17 @@ def kp_read_all(bootstrap, topic, partitions, want, timeout=60):
         c.close()
 
 
+# Pinned (2, 5, 0): classic non-flexible encodings (Produce v8, Fetch v11).
+# None: kafka-python negotiates the newest versions both sides support, which
+# exercises the flexible (tagged-field) encodings from an independent codec.
+API_VERSIONS = [KAFKA_PYTHON_API_VERSION, None]
+
+
+@pytest.mark.parametrize("api_version", API_VERSIONS, ids=["pinned", "negotiated"])
 @pytest.mark.parametrize("codec", CODECS, ids=[c or "none" for c in CODECS])
-def test_kafka_python_codec_roundtrip(broker, codec):
+def test_kafka_python_codec_roundtrip(broker, codec, api_version):
     topic = create_topic(broker.bootstrap, unique_topic("kp-%s" % (codec or "none")), partitions=2)
-    p = kp_producer(broker.bootstrap, compression_type=codec, acks="all")
+    p = kp_producer(broker.bootstrap, compression_type=codec, acks="all", api_version=api_version)
     futs = []
     for i in range(300):
         futs.append(p.send(topic, key=b"k%d" % (i % 5), value=b"kafka-python %d " % i * (1 + i % 4),
@@ -72,7 +79,7 @@ def test_kafka_python_codec_roundtrip(broker, codec):
                                                for i in idx]
         assert [m.timestamp()[1] for m in msgs] == [1_650_000_000_000 + i for i in idx]
     # and with kafka-python itself
-    recs = kp_read_all(broker.bootstrap, topic, [0, 1], 300)
+    recs = kp_read_all(broker.bootstrap, topic, [0, 1], 300, api_version=api_version)
     assert sorted(r.value for r in recs) == sorted(b"kafka-python %d " % i * (1 + i % 4) for i in range(300))
 
 
@@ -121,3 +128,17 @@ def test_kafka_python_null_and_large(broker):
     recs = kp_read_all(broker.bootstrap, topic, [0], len(vals))
     assert [r.value for r in recs] == vals
     assert [r.key for r in recs] == [b"key", None, b"key", None]
+
+
+def test_kafka_python_idempotent_producer(broker):
+    topic = create_topic(broker.bootstrap, unique_topic("kpidem"), partitions=2)
+    p = kp_producer(broker.bootstrap, enable_idempotence=True, acks="all", compression_type="lz4")
+    futs = [p.send(topic, value=b"kpi-%05d" % i, partition=i % 2) for i in range(2000)]
+    p.flush(60)
+    metas = [f.get(timeout=30) for f in futs]
+    p.close(10)
+    for part in (0, 1):
+        assert [m.offset for m in metas if m.partition == part] == list(range(1000))
+    got = consume(broker.bootstrap, topic, [0, 1])
+    for part in (0, 1):
+        assert [m.value() for m in got[part]] == [b"kpi-%05d" % i for i in range(part, 2000, 2)]

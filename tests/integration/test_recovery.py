@@ -7,7 +7,6 @@ never produced."""
 
 import time
 
-import pytest
 from confluent_kafka import TopicPartition
 
 from kafka_util import (DeliveryLog, consume, consumer, create_topic, producer, unique_topic,
@@ -125,21 +124,31 @@ def test_kill9_idempotent_producer_exactly_once(broker):
     _check(broker.bootstrap, topic, n, dl, exactly_once=True)
 
 
-def test_kill9_repeated(broker):
-    """Three crashes in a row, each after more acknowledged writes."""
+def test_kill9_three_times_mid_stream(broker):
+    """Three crashes while a compressed stream is in flight (at 1/4, 1/2 and
+    3/4 of the acknowledgements), each followed by an immediate restart."""
     topic = create_topic(broker.bootstrap, unique_topic("crash3"), partitions=PARTS)
+    n = 20000
+    p = producer(broker.bootstrap, **{"acks": "all", "retries": 0, "linger.ms": 5,
+                                      "compression.type": "zstd", "message.timeout.ms": 60000,
+                                      "reconnect.backoff.ms": 20, "reconnect.backoff.max.ms": 200})
     dl = DeliveryLog()
-    total = 0
-    for round_ in range(3):
-        p = producer(broker.bootstrap, **{"acks": "all", "retries": 0, "linger.ms": 2})
-        for j in range(1000):
-            p.produce(topic, value=_value(total + j), partition=(total + j) % PARTS, on_delivery=dl)
-        total += 1000
-        assert p.flush(60) == 0
-        broker.kill9()
-        broker.start()
-    assert not dl.failed
-    _check(broker.bootstrap, topic, total, dl, exactly_once=True)
+    marks = [n // 4, n // 2, 3 * n // 4]
+
+    def maybe_kill(i):
+        if marks and len(dl.acked) >= marks[0]:
+            marks.pop(0)
+            broker.kill9()
+            broker.start()
+            if marks:  # let the stream make progress before the next crash
+                marks[0] = max(marks[0], len(dl.acked) + 1000)
+
+    _stream(p, topic, n, dl, maybe_kill)
+    while marks and len(dl.acked) + len(dl.failed) < n:
+        p.poll(0.01)
+        maybe_kill(n)
+    assert p.flush(120) == 0
+    _check(broker.bootstrap, topic, n, dl)
 
 
 def test_sigterm_mid_stream_keeps_acknowledged_and_exits_0(broker):

@@ -35,7 +35,9 @@ static ls_status f_del(ls_objstore_t *os, const char *k)
 static ls_status f_list(ls_objstore_t *os, const char *p, ls_objinfo_t **o, size_t *n)
 { return ls_objstore_list(((failing_os_t *)os)->inner, p, o, n); }
 static void f_close(ls_objstore_t *os) { ls_free(os); }
-static const ls_objstore_ops_t failing_ops = {"failing", f_put, f_get, f_head, f_del, f_list, f_close};
+static const ls_objstore_ops_t failing_ops = {.name = "failing", .put = f_put, .get = f_get,
+                                              .head = f_head, .del = f_del, .list = f_list,
+                                              .close = f_close};
 
 /* A RecordBatch-shaped entry: only framing, lastOffsetDelta and maxTimestamp
  * matter to log storage. */

@@ -1,5 +1,7 @@
 /* Object-store contract tests: one suite, run against the fs backend (in a
- * fresh mkdtemp directory) and the mem backend. */
+ * fresh mkdtemp directory), the mem backend, the faulty wrapper with no
+ * faults (it must be transparent), and — when LS_TEST_S3_URL is set (see
+ * tools/s3/radosgw.sh) — the s3 backend under a fresh random prefix. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -368,5 +370,45 @@ int main(void)
     os = ls_objstore_mem_open();
     run_suite();
     ls_objstore_close(os);
+
+    printf("# backend faulty+mem (no faults configured)\n");
+    os = ls_objstore_open("faulty+mem://", 1, err, sizeof err);
+    if (!os) {
+        printf("FAIL open faulty+mem://: %s\n", err);
+        return 1;
+    }
+    run_suite();
+    ls_objstore_close(os);
+
+    const char *s3 = getenv("LS_TEST_S3_URL");
+    if (s3 && *s3) {
+        /* s3://bucket[/p][?q] -> s3://bucket[/p]/suite-<random>[?q] */
+        const char *q = strchr(s3, '?');
+        size_t head = q ? (size_t)(q - s3) : strlen(s3);
+        char url[1024];
+        snprintf(url, sizeof url, "%.*s%ssuite-%ld-%ld%s", (int)head, s3,
+                 s3[head - 1] == '/' ? "" : "/", (long)getpid(),
+                 (long)time(NULL), q ? q : "");
+        printf("# backend s3 (%s)\n", url);
+        os = ls_objstore_open(url, 1, err, sizeof err);
+        if (!os) {
+            printf("FAIL open %s: %s\n", url, err);
+            return 1;
+        }
+        run_suite();
+        ls_objinfo_t *v;
+        size_t n;
+        if (ls_objstore_list(os, "", &v, &n) == LS_OK) {
+            const char **keys = ls_calloc(n ? n : 1, sizeof *keys);
+            for (size_t i = 0; i < n; i++)
+                keys[i] = v[i].key;
+            ls_objstore_del_many(os, keys, n);
+            ls_free(keys);
+            ls_objinfo_free(v, n);
+        }
+        ls_objstore_close(os);
+    } else {
+        printf("# backend s3 skipped: LS_TEST_S3_URL is not set\n");
+    }
     UNIT_DONE();
 }

@@ -1,0 +1,2 @@
+build-s3/src/base/uuid.o: src/base/uuid.c src/base/uuid.h
+src/base/uuid.h:

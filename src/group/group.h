@@ -1,0 +1,278 @@
+/* Consumer-group coordinator, classic protocol (Kafka's JoinGroup / SyncGroup /
+ * Heartbeat / LeaveGroup and committed offsets), as pure logic: no sockets,
+ * no store I/O, no wall clock. The embedder supplies hooks (clock, persist,
+ * load) and calls ls_group_coord_tick() when the deadline it was told about
+ * passes. Unit tests drive it with a fake clock.
+ *
+ * State machine of one group (Kafka's GroupMetadata, KIP-134/345/394):
+ *
+ *   Dead ──join──▶ Empty ──join──▶ PreparingRebalance ──all joined / timeout──▶
+ *   CompletingRebalance ──leader's SyncGroup──▶ Stable
+ *   Stable / CompletingRebalance ──join of a new member, leave, session expiry,
+ *       changed protocols──▶ PreparingRebalance
+ *   PreparingRebalance ──nobody left──▶ Empty (generation still bumps)
+ *   Empty ──DeleteGroups / retention expiry──▶ Dead (= does not exist)
+ *
+ * Invariants:
+ *  - a member is awaiting join (join_cb set) only in PreparingRebalance, and
+ *    awaiting sync (sync_cb set) only in CompletingRebalance; leaving either
+ *    state answers every waiter exactly once;
+ *  - the leader is a member; generation only grows; member ids are unique and
+ *    never reused; a static member (group.instance.id) maps to exactly one
+ *    member id at a time, any other id presenting that instance id is fenced;
+ *  - the persisted record of a group (ls_group_record_*) is written on every
+ *    transition to Stable or Empty and whenever a static member is replaced,
+ *    so that a restarted broker resumes with the same generation and members.
+ *
+ * Groups are loaded lazily (hooks.load) the first time a request names them;
+ * requests for a group that is loading wait in a queue. A group that does
+ * not exist is kept as a Dead entry until evicted by tick.
+ *
+ * Threads: loop thread only. Callbacks may run before the call returns. */
+#ifndef LS_GROUP_H
+#define LS_GROUP_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "base/status.h"
+
+typedef enum ls_group_state {
+    LS_GROUP_EMPTY,
+    LS_GROUP_PREPARING_REBALANCE,
+    LS_GROUP_COMPLETING_REBALANCE,
+    LS_GROUP_STABLE,
+    LS_GROUP_DEAD,
+} ls_group_state;
+const char *ls_group_state_name(ls_group_state s);   /* Kafka's spelling: "Stable", ... */
+
+/* Outcomes; mapped to Kafka error codes at the protocol edge (h_group.c). */
+typedef enum ls_group_err {
+    LS_GERR_NONE = 0,
+    LS_GERR_INVALID_GROUP_ID,
+    LS_GERR_INVALID_SESSION_TIMEOUT,
+    LS_GERR_INCONSISTENT_GROUP_PROTOCOL,
+    LS_GERR_UNKNOWN_MEMBER_ID,
+    LS_GERR_MEMBER_ID_REQUIRED,
+    LS_GERR_ILLEGAL_GENERATION,
+    LS_GERR_REBALANCE_IN_PROGRESS,
+    LS_GERR_FENCED_INSTANCE_ID,
+    LS_GERR_GROUP_MAX_SIZE_REACHED,
+    LS_GERR_COORDINATOR_NOT_AVAILABLE,
+    LS_GERR_NON_EMPTY_GROUP,
+    LS_GERR_GROUP_ID_NOT_FOUND,
+    LS_GERR_OFFSET_METADATA_TOO_LARGE,
+    LS_GERR_GROUP_SUBSCRIBED_TO_TOPIC,
+} ls_group_err;
+const char *ls_group_err_name(ls_group_err e);
+
+typedef struct ls_group_config {
+    int32_t min_session_timeout_ms;      /* group.min.session.timeout.ms */
+    int32_t max_session_timeout_ms;      /* group.max.session.timeout.ms */
+    int32_t initial_rebalance_delay_ms;  /* group.initial.rebalance.delay.ms */
+    int32_t max_size;                    /* group.max.size */
+    int32_t offset_metadata_max_bytes;   /* offset.metadata.max.bytes */
+    int64_t offsets_retention_ms;        /* offsets.retention.minutes * 60000 */
+} ls_group_config_t;
+void ls_group_config_defaults(ls_group_config_t *cfg);
+
+/* ---- stored state (also what hooks.load returns) ---- */
+
+typedef struct ls_group_offset {
+    int64_t offset;
+    int32_t leader_epoch;          /* -1 unknown */
+    char *metadata;                /* NULL = null */
+    int64_t commit_ms;             /* wall clock */
+    int64_t stream_no;             /* topic incarnation the offset belongs to (-1 unknown) */
+} ls_group_offset_t;
+
+typedef struct ls_group_record_member {
+    char *member_id;
+    char *instance_id;             /* NULL for dynamic members */
+    char *client_id;
+    char *client_host;
+    int32_t session_timeout_ms;
+    int32_t rebalance_timeout_ms;
+    uint8_t *metadata;             /* subscription for the selected protocol */
+    size_t metadata_len;
+    uint8_t *assignment;
+    size_t assignment_len;
+} ls_group_record_member_t;
+
+/* A group's persisted metadata (no offsets). */
+typedef struct ls_group_record {
+    ls_group_state state;          /* LS_GROUP_EMPTY or LS_GROUP_STABLE */
+    int32_t generation;
+    char *protocol_type;           /* NULL: offsets only, no membership ever */
+    char *protocol_name;
+    char *leader;
+    int64_t state_ms;              /* when the state was entered (wall clock) */
+    ls_group_record_member_t *members;
+    int nmembers;
+} ls_group_record_t;
+
+void ls_group_record_free(ls_group_record_t *r);
+/* Binary encoding, version 1 (docs/FORMATS.md). decode: LS_ECORRUPT on bad input. */
+uint8_t *ls_group_record_encode(const ls_group_record_t *r, size_t *len);
+ls_status ls_group_record_decode(const uint8_t *p, size_t len, ls_group_record_t *out);
+uint8_t *ls_group_offset_encode(const ls_group_offset_t *o, size_t *len);
+ls_status ls_group_offset_decode(const uint8_t *p, size_t len, ls_group_offset_t *out);
+
+/* Everything hooks.load found for one group. */
+typedef struct ls_group_loaded_offset {
+    char *topic;
+    int32_t partition;
+    ls_group_offset_t o;
+} ls_group_loaded_offset_t;
+
+typedef struct ls_group_loaded {
+    bool exists;                   /* a group record was found */
+    ls_group_record_t rec;
+    ls_group_loaded_offset_t *offsets;
+    int noffsets;
+} ls_group_loaded_t;
+void ls_group_loaded_free(ls_group_loaded_t *l);
+
+/* ---- coordinator ---- */
+
+typedef struct ls_group ls_group_t;
+typedef struct ls_group_coord ls_group_coord_t;
+
+typedef struct ls_group_hooks {
+    void *arg;
+    int64_t (*now_ms)(void *arg);                   /* monotonic: timeouts */
+    int64_t (*wall_ms)(void *arg);                  /* commit timestamps, retention */
+    /* Start loading group_id; finish with ls_group_coord_load_done(). */
+    void (*load)(void *arg, const char *group_id);
+    /* Store the group's record (ls_group_snapshot()); NULL record = delete
+     * the group and all its offsets. Fire and forget: failures are the
+     * embedder's to report; later calls supersede earlier ones. */
+    void (*persist)(void *arg, const char *group_id, const ls_group_record_t *rec);
+    /* The earliest deadline changed: call ls_group_coord_tick() at at_ms. */
+    void (*wakeup)(void *arg, int64_t at_ms);
+    /* Current stream number of a topic, -1 when it does not exist (used to
+     * hide and expire offsets of deleted topics). */
+    int64_t (*topic_stream_no)(void *arg, const char *topic);
+} ls_group_hooks_t;
+
+ls_group_coord_t *ls_group_coord_new(const ls_group_config_t *cfg, const ls_group_hooks_t *hooks);
+/* Answers every waiting request with COORDINATOR_NOT_AVAILABLE. */
+void ls_group_coord_shutdown(ls_group_coord_t *c);
+void ls_group_coord_free(ls_group_coord_t *c);
+const ls_group_config_t *ls_group_coord_config(const ls_group_coord_t *c);
+
+/* Makes the group's state available, loading it if needed, then calls
+ * cb(arg, g) (g never NULL; a group that does not exist is in state Dead),
+ * or cb(arg, NULL) if loading failed. */
+typedef void (*ls_group_ready_cb)(void *arg, ls_group_t *g);
+void ls_group_acquire(ls_group_coord_t *c, const char *group_id, ls_group_ready_cb cb, void *arg);
+/* Completion of hooks.load: st != LS_OK fails the waiters (they may retry).
+ * Takes ownership of *l's contents. */
+void ls_group_coord_load_done(ls_group_coord_t *c, const char *group_id, ls_status st,
+                              ls_group_loaded_t *l);
+/* The loaded group if in memory (no load). */
+ls_group_t *ls_group_find(ls_group_coord_t *c, const char *group_id);
+/* Runs expirations due at now; returns the next deadline (INT64_MAX: none). */
+int64_t ls_group_coord_tick(ls_group_coord_t *c);
+/* Ids of the groups in memory that exist (not Dead); free with ls_free each + array. */
+char **ls_group_coord_ids(ls_group_coord_t *c, int *n);
+
+/* ---- one group ---- */
+const char *ls_group_id(const ls_group_t *g);
+ls_group_state ls_group_get_state(const ls_group_t *g);
+int32_t ls_group_generation(const ls_group_t *g);
+const char *ls_group_protocol_type(const ls_group_t *g);   /* NULL none */
+const char *ls_group_protocol_name(const ls_group_t *g);   /* NULL none */
+const char *ls_group_leader(const ls_group_t *g);          /* NULL none */
+int ls_group_member_count(const ls_group_t *g);
+/* Snapshot for persistence / describe (caller frees with ls_group_record_free). */
+void ls_group_snapshot(const ls_group_t *g, ls_group_record_t *out);
+
+typedef struct ls_group_protocol {
+    const char *name;
+    const uint8_t *metadata;
+    size_t len;
+} ls_group_protocol_t;
+
+typedef struct ls_group_join_req {
+    const char *member_id;          /* "" = unknown */
+    const char *instance_id;        /* NULL = dynamic member */
+    const char *client_id;
+    const char *client_host;
+    int32_t session_timeout_ms;
+    int32_t rebalance_timeout_ms;   /* < 0: session timeout */
+    const char *protocol_type;
+    const ls_group_protocol_t *protocols;
+    int nprotocols;
+    bool require_known_member_id;   /* JoinGroup v4+: MEMBER_ID_REQUIRED first */
+} ls_group_join_req_t;
+
+typedef struct ls_group_join_member {
+    const char *member_id;
+    const char *instance_id;
+    const uint8_t *metadata;
+    size_t len;
+} ls_group_join_member_t;
+
+/* Valid only during the callback. */
+typedef struct ls_group_join_result {
+    ls_group_err err;
+    int32_t generation;             /* -1 on error */
+    const char *protocol_type;
+    const char *protocol_name;
+    const char *leader;             /* "" on error */
+    const char *member_id;          /* assigned id (also with MEMBER_ID_REQUIRED) */
+    const ls_group_join_member_t *members;   /* the leader only */
+    int nmembers;
+} ls_group_join_result_t;
+typedef void (*ls_group_join_cb)(void *arg, const ls_group_join_result_t *res);
+
+typedef struct ls_group_sync_result {
+    ls_group_err err;
+    const char *protocol_type;
+    const char *protocol_name;
+    const uint8_t *assignment;
+    size_t len;
+} ls_group_sync_result_t;
+typedef void (*ls_group_sync_cb)(void *arg, const ls_group_sync_result_t *res);
+
+typedef struct ls_group_assignment {
+    const char *member_id;
+    const uint8_t *assignment;
+    size_t len;
+} ls_group_assignment_t;
+
+void ls_group_join(ls_group_t *g, const ls_group_join_req_t *req, ls_group_join_cb cb, void *arg);
+void ls_group_sync(ls_group_t *g, int32_t generation, const char *member_id,
+                   const char *instance_id, const char *protocol_type, const char *protocol_name,
+                   const ls_group_assignment_t *assignments, int nassignments, ls_group_sync_cb cb,
+                   void *arg);
+ls_group_err ls_group_heartbeat(ls_group_t *g, int32_t generation, const char *member_id,
+                                const char *instance_id);
+/* One member leaving (member_id "" with an instance id: by instance). */
+ls_group_err ls_group_leave(ls_group_t *g, const char *member_id, const char *instance_id);
+
+/* Offsets. commit_check validates membership for a commit (generation < 0:
+ * a commit from outside group management, allowed only while Empty). On
+ * LS_GERR_NONE the caller persists, then applies each offset with
+ * ls_group_offset_put (which also brings a Dead group to life as Empty). */
+ls_group_err ls_group_commit_check(ls_group_t *g, int32_t generation, const char *member_id,
+                                   const char *instance_id);
+void ls_group_offset_put(ls_group_t *g, const char *topic, int32_t partition,
+                         const ls_group_offset_t *o);
+/* NULL when nothing is committed (or it belongs to a deleted incarnation). */
+const ls_group_offset_t *ls_group_offset_get(ls_group_t *g, const char *topic, int32_t partition);
+/* Iterates committed offsets: for (int64_t i = 0; ls_group_offset_next(g, &i, &t, &p, &o);) */
+bool ls_group_offset_next(ls_group_t *g, int64_t *iter, const char **topic, int32_t *partition,
+                          const ls_group_offset_t **o);
+void ls_group_offset_del(ls_group_t *g, const char *topic, int32_t partition);
+/* OffsetDelete rules: may the offsets of topic be deleted now? */
+ls_group_err ls_group_offset_delete_check(ls_group_t *g, const char *topic);
+/* DeleteGroups: an Empty group becomes Dead and hooks.persist(NULL) removes it. */
+ls_group_err ls_group_delete(ls_group_t *g);
+/* Retention: drops offsets of deleted topics and expired offsets, and an
+ * Empty group with none left. Returns the number of offsets dropped; the
+ * caller deletes them from the store via the (topic, partition) pairs it
+ * receives through drop_cb before they are removed from memory. */
+int ls_group_expire(ls_group_t *g, void (*drop_cb)(void *arg, const char *topic, int32_t partition),
+                    void *arg);
+#endif

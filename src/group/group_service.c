@@ -1,0 +1,673 @@
+/* Group coordinator wiring (design note: group_service.h).
+ *
+ * Ownership: the service owns the coordinator, the write queue and two
+ * timers (deadline ticks, retention pass). Jobs own copies of their keys and
+ * values. A job's callback runs on the loop after its txns. */
+#include "group/group_service.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <stdlib.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/diag.h"
+
+/* ------------------------------------------------------------------ keys */
+
+#define META_PREFIX "/ls/group/meta/"
+#define OFFSETS_PREFIX "/ls/group/offsets/"
+
+static bool plain(unsigned char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '.' || ch == '_' || ch == '-';
+}
+
+static void enc_gid(ls_buf_t *b, const char *gid)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (const unsigned char *p = (const unsigned char *)gid; *p; p++) {
+        if (plain(*p)) {
+            ls_buf_append_u8(b, *p);
+        } else {
+            char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+            ls_buf_append(b, e, 3);
+        }
+    }
+}
+
+static char *buf_cstr(ls_buf_t *b)
+{
+    ls_buf_append_u8(b, 0);
+    size_t n;
+    return (char *)ls_buf_steal(b, &n);
+}
+
+char *ls_group_key_meta(const char *group_id)
+{
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_buf_append(&b, META_PREFIX, strlen(META_PREFIX));
+    enc_gid(&b, group_id);
+    return buf_cstr(&b);
+}
+
+char *ls_group_key_offsets_prefix(const char *group_id)
+{
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_buf_append(&b, OFFSETS_PREFIX, strlen(OFFSETS_PREFIX));
+    enc_gid(&b, group_id);
+    ls_buf_append_u8(&b, '/');
+    return buf_cstr(&b);
+}
+
+char *ls_group_key_offset(const char *group_id, const char *topic, int32_t partition)
+{
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_buf_append(&b, OFFSETS_PREFIX, strlen(OFFSETS_PREFIX));
+    enc_gid(&b, group_id);
+    ls_buf_printf(&b, "/%s/%010d", topic, partition);
+    return buf_cstr(&b);
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+char *ls_group_id_decode(const char *enc, size_t len)
+{
+    char *out = ls_malloc(len + 1);
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (enc[i] != '%') {
+            out[n++] = enc[i];
+            continue;
+        }
+        int hi = i + 2 < len + 1 && i + 2 <= len - 1 ? hexval(enc[i + 1]) : -1;
+        int lo = i + 2 <= len - 1 ? hexval(enc[i + 2]) : -1;
+        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+            ls_free(out);
+            return NULL;
+        }
+        out[n++] = (char)(hi << 4 | lo);
+        i += 2;
+    }
+    out[n] = 0;
+    return out;
+}
+
+/* ------------------------------------------------------------- store I/O */
+
+ls_status ls_group_store_load(ls_meta_t *meta, const char *group_id, ls_group_loaded_t *out)
+{
+    memset(out, 0, sizeof *out);
+    char *mk = ls_group_key_meta(group_id);
+    ls_kv_t kv;
+    ls_status st = ls_meta_get(meta, mk, &kv);
+    ls_free(mk);
+    if (st == LS_OK) {
+        st = ls_group_record_decode(kv.val, kv.vlen, &out->rec);
+        ls_kv_free(&kv);
+        if (st != LS_OK)
+            return st;
+        out->exists = true;
+    } else if (st != LS_ENOTFOUND) {
+        return st;
+    }
+    char *pfx = ls_group_key_offsets_prefix(group_id);
+    size_t plen = strlen(pfx);
+    ls_kvlist_t l;
+    st = ls_meta_scan_prefix(meta, pfx, 0, &l);
+    ls_free(pfx);
+    if (st != LS_OK) {
+        ls_group_loaded_free(out);
+        return st;
+    }
+    out->offsets = LS_NEWN(ls_group_loaded_offset_t, l.n ? l.n : 1);
+    for (size_t i = 0; i < l.n; i++) {
+        const char *rest = (const char *)l.v[i].key + plen;   /* "<topic>/<partition>" */
+        const char *slash = strrchr(rest, '/');
+        ls_group_loaded_offset_t *lo = &out->offsets[out->noffsets];
+        if (!slash || ls_group_offset_decode(l.v[i].val, l.v[i].vlen, &lo->o) != LS_OK) {
+            LS_WARN("group", "group '%s': skipping unreadable offset record %s", group_id,
+                    (const char *)l.v[i].key);
+            continue;
+        }
+        lo->topic = ls_strndup(rest, (size_t)(slash - rest));
+        lo->partition = (int32_t)strtol(slash + 1, NULL, 10);
+        out->noffsets++;
+    }
+    if (out->noffsets > 0)
+        out->exists = true;
+    ls_kvlist_free(&l);
+    return LS_OK;
+}
+
+/* ------------------------------------------------------------- writer */
+
+typedef struct wop {
+    ls_meta_op_kind kind;
+    char *key;
+    char *end;          /* DEL_RANGE */
+    uint8_t *val;
+    size_t vlen;
+} wop_t;
+
+typedef struct job {
+    struct job *next;
+    wop_t *ops;
+    int nops;
+    bool exclusive;     /* contains a range delete: runs alone */
+    ls_group_write_cb cb;
+    void *arg;
+    ls_status st;
+} job_t;
+
+struct ls_group_service {
+    uv_loop_t *loop;
+    ls_meta_t *meta;
+    ls_catalog_t *catalog;
+    ls_group_coord_t *coord;
+    ls_group_offload_fn offload;
+    void *offload_ctx;
+    uv_timer_t tick;
+    uv_timer_t retention;
+    int64_t tick_at;        /* scheduled tick (INT64_MAX none) */
+    int64_t retention_interval_ms;
+    job_t *qhead, *qtail;   /* waiting */
+    job_t *batch;           /* in flight (linked by next) */
+    bool stopped;
+    int closing;
+    bool freed;
+};
+
+static void job_free(job_t *j)
+{
+    for (int i = 0; i < j->nops; i++) {
+        ls_free(j->ops[i].key);
+        ls_free(j->ops[i].end);
+        ls_free(j->ops[i].val);
+    }
+    ls_free(j->ops);
+    ls_free(j);
+}
+
+static void writer_kick(ls_group_service_t *s);
+
+static void batch_work(void *arg)
+{
+    ls_group_service_t *s = arg;
+    int max = s->meta->ops->max_txn_ops;
+    ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, (size_t)max);
+    ls_status st = LS_OK;
+    int n = 0;
+    /* flatten, one txn per max ops; within a txn a later op on a key replaces an earlier one */
+    for (job_t *j = s->batch; j && st == LS_OK; j = j->next) {
+        for (int i = 0; i < j->nops && st == LS_OK; i++) {
+            wop_t *w = &j->ops[i];
+            int slot = n;
+            for (int k = 0; k < n; k++)
+                if (ops[k].klen == strlen(w->key) && memcmp(ops[k].key, w->key, ops[k].klen) == 0)
+                    slot = k;
+            if (slot == n && n == max) {
+                st = s->meta->ops->txn(s->meta, NULL, 0, ops, (size_t)n, NULL);
+                n = 0;
+                slot = 0;
+            }
+            ls_meta_op_t o = {.kind = w->kind, .key = w->key, .klen = strlen(w->key),
+                              .val = w->val, .vlen = w->vlen};
+            if (w->kind == LS_META_OP_DEL_RANGE) {
+                o.end = w->end;
+                o.elen = strlen(w->end);
+            }
+            ops[slot] = o;
+            if (slot == n)
+                n++;
+        }
+    }
+    if (st == LS_OK && n > 0)
+        st = s->meta->ops->txn(s->meta, NULL, 0, ops, (size_t)n, NULL);
+    ls_free(ops);
+    for (job_t *j = s->batch; j; j = j->next)
+        j->st = st;
+}
+
+static void batch_done(void *arg)
+{
+    ls_group_service_t *s = arg;
+    job_t *j = s->batch;
+    s->batch = NULL;
+    while (j) {
+        job_t *next = j->next;
+        if (j->st != LS_OK)
+            LS_WARN("group", "storing group state failed: %s", ls_status_str(j->st));
+        if (j->cb)
+            j->cb(j->arg, j->st);
+        job_free(j);
+        j = next;
+    }
+    writer_kick(s);
+}
+
+static void writer_kick(ls_group_service_t *s)
+{
+    if (s->batch || !s->qhead)
+        return;
+    int max = s->meta->ops->max_txn_ops;
+    job_t *first = s->qhead, *last = first;
+    int total = first->nops;
+    if (!first->exclusive) {
+        while (last->next && !last->next->exclusive && total + last->next->nops <= max) {
+            last = last->next;
+            total += last->nops;
+        }
+    }
+    s->qhead = last->next;
+    if (!s->qhead)
+        s->qtail = NULL;
+    last->next = NULL;
+    s->batch = first;
+    s->offload(s->offload_ctx, batch_work, batch_done, s);
+}
+
+static job_t *job_new(int nops, ls_group_write_cb cb, void *arg)
+{
+    job_t *j = LS_NEW(job_t);
+    j->ops = LS_NEWN(wop_t, nops > 0 ? nops : 1);
+    j->cb = cb;
+    j->arg = arg;
+    return j;
+}
+
+static void job_submit(ls_group_service_t *s, job_t *j)
+{
+    if (s->qtail)
+        s->qtail->next = j;
+    else
+        s->qhead = j;
+    s->qtail = j;
+    writer_kick(s);
+}
+
+void ls_group_service_commit(ls_group_service_t *s, const char *group_id,
+                             const ls_group_commit_item_t *items, int n, ls_group_write_cb cb,
+                             void *arg)
+{
+    job_t *j = job_new(n, cb, arg);
+    for (int i = 0; i < n; i++) {
+        wop_t *w = &j->ops[j->nops++];
+        w->kind = LS_META_OP_PUT;
+        w->key = ls_group_key_offset(group_id, items[i].topic, items[i].partition);
+        w->val = ls_group_offset_encode(&items[i].o, &w->vlen);
+    }
+    job_submit(s, j);
+}
+
+void ls_group_service_delete_offsets(ls_group_service_t *s, const char *group_id,
+                                     const ls_group_commit_item_t *items, int n,
+                                     ls_group_write_cb cb, void *arg)
+{
+    job_t *j = job_new(n, cb, arg);
+    for (int i = 0; i < n; i++) {
+        wop_t *w = &j->ops[j->nops++];
+        w->kind = LS_META_OP_DEL;
+        w->key = ls_group_key_offset(group_id, items[i].topic, items[i].partition);
+    }
+    job_submit(s, j);
+}
+
+void ls_group_service_barrier(ls_group_service_t *s, ls_group_write_cb cb, void *arg)
+{
+    job_submit(s, job_new(0, cb, arg));
+}
+
+/* ------------------------------------------------------------- hooks */
+
+static int64_t h_now(void *arg)
+{
+    ls_group_service_t *s = arg;
+    uv_update_time(s->loop);
+    return (int64_t)uv_now(s->loop);
+}
+
+static int64_t h_wall(void *arg) { return ls_clock_wall_ms(); }
+
+static void on_tick(uv_timer_t *t);
+
+static void h_wakeup(void *arg, int64_t at)
+{
+    ls_group_service_t *s = arg;
+    if (s->stopped || at >= s->tick_at)
+        return;
+    s->tick_at = at;
+    int64_t now = (int64_t)uv_now(s->loop);
+    uv_timer_start(&s->tick, on_tick, (uint64_t)(at > now ? at - now : 0), 0);
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    ls_group_service_t *s = t->data;
+    s->tick_at = INT64_MAX;
+    int64_t next = ls_group_coord_tick(s->coord);
+    if (next != INT64_MAX)
+        h_wakeup(s, next);
+}
+
+static void h_persist(void *arg, const char *group_id, const ls_group_record_t *rec)
+{
+    ls_group_service_t *s = arg;
+    job_t *j = job_new(2, NULL, NULL);
+    if (rec) {
+        wop_t *w = &j->ops[j->nops++];
+        w->kind = LS_META_OP_PUT;
+        w->key = ls_group_key_meta(group_id);
+        w->val = ls_group_record_encode(rec, &w->vlen);
+    } else {
+        j->exclusive = true;
+        wop_t *w = &j->ops[j->nops++];
+        w->kind = LS_META_OP_DEL_RANGE;
+        w->key = ls_group_key_offsets_prefix(group_id);
+        size_t kl = strlen(w->key);
+        w->end = ls_strdup(w->key);
+        w->end[kl - 1] = '/' + 1;   /* prefix end: '/' -> '0' */
+        w = &j->ops[j->nops++];
+        w->kind = LS_META_OP_DEL;
+        w->key = ls_group_key_meta(group_id);
+    }
+    job_submit(s, j);
+}
+
+typedef struct load_ctx {
+    ls_group_service_t *s;
+    char *group_id;
+    ls_status st;
+    ls_group_loaded_t l;
+} load_ctx_t;
+
+static void load_work(void *arg)
+{
+    load_ctx_t *lc = arg;
+    lc->st = ls_group_store_load(lc->s->meta, lc->group_id, &lc->l);
+}
+
+static void load_after(void *arg)
+{
+    load_ctx_t *lc = arg;
+    if (lc->st != LS_OK)
+        LS_WARN("group", "loading group '%s' failed: %s", lc->group_id, ls_status_str(lc->st));
+    ls_group_coord_load_done(lc->s->coord, lc->group_id, lc->st, &lc->l);
+    ls_free(lc->group_id);
+    ls_free(lc);
+}
+
+static void h_load(void *arg, const char *group_id)
+{
+    ls_group_service_t *s = arg;
+    load_ctx_t *lc = LS_NEW(load_ctx_t);
+    lc->s = s;
+    lc->group_id = ls_strdup(group_id);
+    s->offload(s->offload_ctx, load_work, load_after, lc);
+}
+
+static int64_t h_stream_no(void *arg, const char *topic)
+{
+    ls_group_service_t *s = arg;
+    ls_stream_t *st = ls_catalog_lookup(s->catalog, LS_DEFAULT_NAMESPACE, topic);
+    int64_t n = st ? st->stream_no : -1;
+    ls_stream_release(st);
+    return n;
+}
+
+/* ------------------------------------------------------------- listing */
+
+typedef struct list_ctx {
+    ls_group_service_t *s;
+    void (*cb)(void *arg, ls_status st, ls_group_listing_t *v, int n);
+    void *arg;
+    ls_status st;
+    ls_group_listing_t *v;
+    int n;
+} list_ctx_t;
+
+static void list_work(void *arg)
+{
+    list_ctx_t *lc = arg;
+    ls_kvlist_t l;
+    lc->st = ls_meta_scan_prefix(lc->s->meta, META_PREFIX, 0, &l);
+    if (lc->st != LS_OK)
+        return;
+    lc->v = LS_NEWN(ls_group_listing_t, l.n ? l.n : 1);
+    size_t plen = strlen(META_PREFIX);
+    for (size_t i = 0; i < l.n; i++) {
+        char *gid = ls_group_id_decode((const char *)l.v[i].key + plen, l.v[i].klen - plen);
+        ls_group_record_t r;
+        if (!gid || ls_group_record_decode(l.v[i].val, l.v[i].vlen, &r) != LS_OK) {
+            ls_free(gid);
+            continue;
+        }
+        ls_group_listing_t *x = &lc->v[lc->n++];
+        x->group_id = gid;
+        x->protocol_type = ls_strdup(r.protocol_type ? r.protocol_type : "");
+        x->state = r.state;
+        ls_group_record_free(&r);
+    }
+    ls_kvlist_free(&l);
+}
+
+static void list_after(void *arg)
+{
+    list_ctx_t *lc = arg;
+    ls_group_service_t *s = lc->s;
+    if (lc->st == LS_OK) {
+        /* merge: loaded groups answer from memory (also those not stored yet) */
+        int nids;
+        char **ids = ls_group_coord_ids(s->coord, &nids);
+        lc->v = ls_realloc(lc->v, (size_t)(lc->n + nids + 1) * sizeof *lc->v);
+        for (int i = 0; i < nids; i++) {
+            int k;
+            for (k = 0; k < lc->n; k++)
+                if (strcmp(lc->v[k].group_id, ids[i]) == 0)
+                    break;
+            if (k == lc->n) {
+                memset(&lc->v[k], 0, sizeof lc->v[k]);
+                lc->v[k].group_id = ids[i];
+                lc->n++;
+            } else {
+                ls_free(ids[i]);
+            }
+        }
+        ls_free(ids);
+        int out = 0;
+        for (int k = 0; k < lc->n; k++) {
+            ls_group_t *g = ls_group_find(s->coord, lc->v[k].group_id);
+            if (g) {
+                if (ls_group_get_state(g) == LS_GROUP_DEAD) {
+                    ls_free(lc->v[k].group_id);
+                    ls_free(lc->v[k].protocol_type);
+                    continue;
+                }
+                lc->v[k].state = ls_group_get_state(g);
+                ls_free(lc->v[k].protocol_type);
+                const char *pt = ls_group_protocol_type(g);
+                lc->v[k].protocol_type = ls_strdup(pt ? pt : "");
+            }
+            lc->v[out++] = lc->v[k];
+        }
+        lc->n = out;
+    }
+    lc->cb(lc->arg, lc->st, lc->v, lc->n);
+    for (int k = 0; k < lc->n; k++) {
+        ls_free(lc->v[k].group_id);
+        ls_free(lc->v[k].protocol_type);
+    }
+    ls_free(lc->v);
+    ls_free(lc);
+}
+
+void ls_group_service_list(ls_group_service_t *s,
+                           void (*cb)(void *arg, ls_status st, ls_group_listing_t *v, int n),
+                           void *arg)
+{
+    list_ctx_t *lc = LS_NEW(list_ctx_t);
+    lc->s = s;
+    lc->cb = cb;
+    lc->arg = arg;
+    s->offload(s->offload_ctx, list_work, list_after, lc);
+}
+
+/* ------------------------------------------------------------- retention */
+
+typedef struct drop_ctx {
+    ls_group_commit_item_t *items;
+    int n;
+} drop_ctx_t;
+
+static void drop_one(void *arg, const char *topic, int32_t partition)
+{
+    drop_ctx_t *d = arg;
+    d->items = ls_realloc(d->items, (size_t)(d->n + 1) * sizeof *d->items);
+    memset(&d->items[d->n], 0, sizeof d->items[d->n]);
+    d->items[d->n].topic = ls_strdup(topic);
+    d->items[d->n].partition = partition;
+    d->n++;
+}
+
+typedef struct expire_ctx {
+    ls_group_service_t *s;
+    int pending;
+    int dropped;
+} expire_ctx_t;
+
+static void expire_ready(void *arg, ls_group_t *g)
+{
+    expire_ctx_t *ec = arg;
+    if (g) {
+        drop_ctx_t d = {NULL, 0};
+        char *gid = ls_strdup(ls_group_id(g));
+        ec->dropped += ls_group_expire(g, drop_one, &d);
+        if (d.n > 0 && ls_group_get_state(g) != LS_GROUP_DEAD)
+            ls_group_service_delete_offsets(ec->s, gid, d.items, d.n, NULL, NULL);
+        for (int i = 0; i < d.n; i++)
+            ls_free((char *)d.items[i].topic);
+        ls_free(d.items);
+        ls_free(gid);
+    }
+    if (--ec->pending == 0) {
+        if (ec->dropped > 0)
+            LS_INFO("group", "retention: removed %d committed offsets", ec->dropped);
+        ls_free(ec);
+    }
+}
+
+static void expire_list_done(void *arg, ls_status st, ls_group_listing_t *v, int n)
+{
+    ls_group_service_t *s = arg;
+    if (st != LS_OK || s->stopped)
+        return;
+    expire_ctx_t *ec = LS_NEW(expire_ctx_t);
+    ec->s = s;
+    ec->pending = 1;
+    for (int i = 0; i < n; i++) {
+        ec->pending++;
+        ls_group_acquire(s->coord, v[i].group_id, expire_ready, ec);
+    }
+    expire_ready(ec, NULL);
+}
+
+void ls_group_service_cleanup(ls_group_service_t *s)
+{
+    if (!s->stopped)
+        ls_group_service_list(s, expire_list_done, s);
+}
+
+static void on_retention(uv_timer_t *t) { ls_group_service_cleanup(t->data); }
+
+/* ------------------------------------------------------------- lifecycle */
+
+ls_group_service_t *ls_group_service_open(uv_loop_t *loop, ls_meta_t *meta, ls_catalog_t *catalog,
+                                          const ls_group_config_t *cfg,
+                                          int64_t retention_check_interval_ms,
+                                          ls_group_offload_fn offload, void *offload_ctx)
+{
+    ls_group_service_t *s = LS_NEW(ls_group_service_t);
+    s->loop = loop;
+    s->meta = meta;
+    s->catalog = catalog;
+    s->offload = offload;
+    s->offload_ctx = offload_ctx;
+    s->tick_at = INT64_MAX;
+    s->retention_interval_ms = retention_check_interval_ms;
+    ls_group_hooks_t h = {
+        .arg = s, .now_ms = h_now, .wall_ms = h_wall, .load = h_load, .persist = h_persist,
+        .wakeup = h_wakeup, .topic_stream_no = h_stream_no,
+    };
+    s->coord = ls_group_coord_new(cfg, &h);
+    uv_timer_init(loop, &s->tick);
+    s->tick.data = s;
+    uv_timer_init(loop, &s->retention);
+    s->retention.data = s;
+    if (retention_check_interval_ms > 0)
+        uv_timer_start(&s->retention, on_retention, (uint64_t)retention_check_interval_ms,
+                       (uint64_t)retention_check_interval_ms);
+    return s;
+}
+
+ls_group_coord_t *ls_group_service_coord(ls_group_service_t *s) { return s->coord; }
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    ls_group_service_t *s = h->data;
+    if (--s->closing == 0 && s->freed) {
+        ls_group_coord_free(s->coord);
+        ls_free(s);
+    }
+}
+
+void ls_group_service_stop(ls_group_service_t *s)
+{
+    if (s->stopped)
+        return;
+    s->stopped = true;
+    ls_group_coord_shutdown(s->coord);
+    uv_timer_stop(&s->tick);
+    uv_timer_stop(&s->retention);
+    /* the embedder may have closed every handle already (failed start) */
+    if (!uv_is_closing((uv_handle_t *)&s->tick)) {
+        s->closing++;
+        uv_close((uv_handle_t *)&s->tick, on_timer_closed);
+    }
+    if (!uv_is_closing((uv_handle_t *)&s->retention)) {
+        s->closing++;
+        uv_close((uv_handle_t *)&s->retention, on_timer_closed);
+    }
+}
+
+void ls_group_service_free(ls_group_service_t *s)
+{
+    if (!s)
+        return;
+    if (!s->stopped)
+        ls_group_service_stop(s);
+    for (job_t *j = s->qhead, *n; j; j = n) {
+        n = j->next;
+        job_free(j);
+    }
+    s->qhead = s->qtail = NULL;
+    s->freed = true;
+    if (s->closing == 0) {
+        ls_group_coord_free(s->coord);
+        ls_free(s);
+    }
+}

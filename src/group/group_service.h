@@ -1,0 +1,76 @@
+/* The group coordinator embedded in a broker: the pure state machine
+ * (group.h) wired to the metadata store, a libuv timer and the catalog.
+ *
+ * Keyspace (docs/FORMATS.md, "Consumer groups"):
+ *   /ls/group/meta/<gid>                              group record
+ *   /ls/group/offsets/<gid>/<topic>/<partition %010d> committed offset
+ * <gid> is the group id with every byte outside [A-Za-z0-9._-] written as
+ * %XX, so it never contains '/' and a group's keys are one prefix.
+ *
+ * Writes go through one ordered writer: jobs run in submission order;
+ * consecutive small jobs are batched into one metadata txn (group commit:
+ * a later write of the same key replaces an earlier one in the batch). A
+ * job with more keys than a txn holds is split into several txns, each
+ * atomic. Loads and listings run on worker threads, like the writes.
+ *
+ * Threads: every function here runs on the loop thread; store calls run on
+ * worker threads through the offload function given at open. */
+#ifndef LS_GROUP_SERVICE_H
+#define LS_GROUP_SERVICE_H
+#include <uv.h>
+#include "group/group.h"
+#include "meta/meta.h"
+#include "stream/catalog.h"
+
+typedef struct ls_group_service ls_group_service_t;
+typedef void (*ls_group_offload_fn)(void *ctx, void (*fn)(void *arg), void (*after)(void *arg),
+                                    void *arg);
+
+ls_group_service_t *ls_group_service_open(uv_loop_t *loop, ls_meta_t *meta, ls_catalog_t *catalog,
+                                          const ls_group_config_t *cfg,
+                                          int64_t retention_check_interval_ms,
+                                          ls_group_offload_fn offload, void *offload_ctx);
+ls_group_coord_t *ls_group_service_coord(ls_group_service_t *s);
+/* Answers waiting requests, stops the timers. Writes in flight finish. */
+void ls_group_service_stop(ls_group_service_t *s);
+void ls_group_service_free(ls_group_service_t *s);
+
+typedef struct ls_group_commit_item {
+    const char *topic;
+    int32_t partition;
+    ls_group_offset_t o;          /* ignored by delete */
+} ls_group_commit_item_t;
+typedef void (*ls_group_write_cb)(void *arg, ls_status st);
+/* Stores committed offsets (copied before return); cb on the loop. */
+void ls_group_service_commit(ls_group_service_t *s, const char *group_id,
+                             const ls_group_commit_item_t *items, int n, ls_group_write_cb cb,
+                             void *arg);
+void ls_group_service_delete_offsets(ls_group_service_t *s, const char *group_id,
+                                     const ls_group_commit_item_t *items, int n,
+                                     ls_group_write_cb cb, void *arg);
+
+/* cb runs once every write submitted before it is done (st: the last batch's). */
+void ls_group_service_barrier(ls_group_service_t *s, ls_group_write_cb cb, void *arg);
+
+typedef struct ls_group_listing {
+    char *group_id;
+    char *protocol_type;          /* "" none */
+    ls_group_state state;
+} ls_group_listing_t;
+/* Every existing group: stored ones, with the in-memory state where loaded.
+ * v is freed by the service after cb returns. */
+void ls_group_service_list(ls_group_service_t *s,
+                           void (*cb)(void *arg, ls_status st, ls_group_listing_t *v, int n),
+                           void *arg);
+/* Runs the retention pass now (also run every retention_check_interval_ms). */
+void ls_group_service_cleanup(ls_group_service_t *s);
+
+/* Keys (heap strings). */
+char *ls_group_key_meta(const char *group_id);
+char *ls_group_key_offsets_prefix(const char *group_id);
+char *ls_group_key_offset(const char *group_id, const char *topic, int32_t partition);
+/* Decodes an encoded group id (from a key); NULL if malformed. */
+char *ls_group_id_decode(const char *enc, size_t len);
+/* Blocking: loads one group's record and offsets (worker threads, CLI). */
+ls_status ls_group_store_load(ls_meta_t *meta, const char *group_id, ls_group_loaded_t *out);
+#endif

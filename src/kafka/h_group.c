@@ -1,0 +1,1091 @@
+/* Consumer-group APIs (classic protocol): FindCoordinator (10), JoinGroup (11),
+ * Heartbeat (12), LeaveGroup (13), SyncGroup (14), DescribeGroups (15),
+ * ListGroups (16), OffsetCommit (8), OffsetFetch (9), DeleteGroups (42),
+ * OffsetDelete (47).
+ *
+ * This file is the Kafka edge only: decode, name checks against the catalog,
+ * mapping of ls_group_err to Kafka error codes, encode. The state machine is
+ * group/group.c; storage and timers are group/group_service.c.
+ *
+ * Coordinator choice: every broker coordinates every group (single broker
+ * today); FindCoordinator answers with this broker's advertised address,
+ * exactly like Metadata does. A multi-broker deployment only has to change
+ * coord_for() and answer NOT_COORDINATOR elsewhere.
+ *
+ * Flow: each group operation first acquires the group (a lazy load from the
+ * metadata store on first use, then in memory); JoinGroup and SyncGroup may
+ * answer much later (when the rebalance completes). OffsetCommit answers
+ * after the offsets are durable in the metadata store; the in-memory copy
+ * is updated then, so OffsetFetch never returns an offset that could be lost.
+ *
+ * Threads: loop thread only. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "group/group_service.h"
+#include "kafka/handlers.h"
+#include "kafka/msg_group.h"
+#include "server/broker.h"
+
+/* AclOperation bits (KIP-430): READ 3, DELETE 6, DESCRIBE 8. */
+#define GROUP_AUTHORIZED_OPS ((1 << 3) | (1 << 6) | (1 << 8))
+
+static int16_t kerr(ls_group_err e)
+{
+    switch (e) {
+    case LS_GERR_NONE: return LS_KERR_NONE;
+    case LS_GERR_INVALID_GROUP_ID: return LS_KERR_INVALID_GROUP_ID;
+    case LS_GERR_INVALID_SESSION_TIMEOUT: return LS_KERR_INVALID_SESSION_TIMEOUT;
+    case LS_GERR_INCONSISTENT_GROUP_PROTOCOL: return LS_KERR_INCONSISTENT_GROUP_PROTOCOL;
+    case LS_GERR_UNKNOWN_MEMBER_ID: return LS_KERR_UNKNOWN_MEMBER_ID;
+    case LS_GERR_MEMBER_ID_REQUIRED: return LS_KERR_MEMBER_ID_REQUIRED;
+    case LS_GERR_ILLEGAL_GENERATION: return LS_KERR_ILLEGAL_GENERATION;
+    case LS_GERR_REBALANCE_IN_PROGRESS: return LS_KERR_REBALANCE_IN_PROGRESS;
+    case LS_GERR_FENCED_INSTANCE_ID: return LS_KERR_FENCED_INSTANCE_ID;
+    case LS_GERR_GROUP_MAX_SIZE_REACHED: return LS_KERR_GROUP_MAX_SIZE_REACHED;
+    case LS_GERR_COORDINATOR_NOT_AVAILABLE: return LS_KERR_COORDINATOR_NOT_AVAILABLE;
+    case LS_GERR_NON_EMPTY_GROUP: return LS_KERR_NON_EMPTY_GROUP;
+    case LS_GERR_GROUP_ID_NOT_FOUND: return LS_KERR_GROUP_ID_NOT_FOUND;
+    case LS_GERR_OFFSET_METADATA_TOO_LARGE: return LS_KERR_OFFSET_METADATA_TOO_LARGE;
+    case LS_GERR_GROUP_SUBSCRIBED_TO_TOPIC: return LS_KERR_GROUP_SUBSCRIBED_TO_TOPIC;
+    }
+    return LS_KERR_UNKNOWN_SERVER_ERROR;
+}
+
+/* Arena C string of a wire string; NULL for null. *ok false when it holds a NUL. */
+static char *cstr(ls_arena_t *a, ls_kstr_t s, bool *ok)
+{
+    if (s.len < 0) {
+        if (ok)
+            *ok = true;
+        return NULL;
+    }
+    char *p = ls_arena_alloc(a, (size_t)s.len + 1);
+    if (s.len)
+        memcpy(p, s.ptr, (size_t)s.len);
+    if (ok)
+        *ok = strlen(p) == (size_t)s.len;
+    return p;
+}
+
+static ls_kstr_t kstr_or_null(const char *s) { return s ? ls_kstr_c(s) : ls_kstr_null(); }
+
+static ls_group_service_t *svc(ls_kreq_t *req) { return req->broker->groups; }
+
+static const char *advertised_host(const ls_broker_t *b)
+{
+    const ls_config_t *cfg = b->cfg;
+    if (cfg->advertised_host && *cfg->advertised_host)
+        return cfg->advertised_host;
+    if (cfg->listen_host && *cfg->listen_host && strcmp(cfg->listen_host, "0.0.0.0") != 0 &&
+        strcmp(cfg->listen_host, "::") != 0)
+        return cfg->listen_host;
+    return "localhost";
+}
+
+static int32_t advertised_port(const ls_broker_t *b)
+{
+    return b->cfg->advertised_port > 0 ? b->cfg->advertised_port : b->cfg->listen_port;
+}
+
+#define DECODE_OR_FAIL(T, m)                                                                   \
+    do {                                                                                       \
+        if (ls_kafka_##T##_decode(&req->body, req->api_version, req->arena, &(m)) != 0) {      \
+            ls_kreq_fail(req, req->body.what ? req->body.what : "malformed " #T);              \
+            return;                                                                            \
+        }                                                                                      \
+    } while (0)
+
+#define RESPOND(T, resp)                                                                       \
+    do {                                                                                       \
+        ls_kw_t w_;                                                                            \
+        ls_kreq_begin(req, &w_);                                                               \
+        ls_kafka_##T##_encode(&w_, req->api_version, &(resp));                                 \
+        ls_kreq_respond(req, &w_);                                                             \
+    } while (0)
+
+/* ---------------------------------------------------------- FindCoordinator */
+
+void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
+{
+    ls_kafka_FindCoordinatorRequest m;
+    DECODE_OR_FAIL(FindCoordinatorRequest, m);
+    ls_broker_t *b = req->broker;
+    int16_t v = req->api_version;
+    int16_t err = LS_KERR_NONE;
+    const char *msg = NULL;
+    if (m.KeyType == 2 && v >= 6) {
+        err = LS_KERR_COORDINATOR_NOT_AVAILABLE;   /* share groups (KIP-932) are not served */
+        msg = "share groups are not supported";
+    } else if (m.KeyType != 0 && m.KeyType != 1) {
+        err = LS_KERR_INVALID_REQUEST;
+        msg = "unknown coordinator key type";
+    } else if (!b->groups) {
+        err = LS_KERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    ls_kafka_FindCoordinatorResponse r;
+    memset(&r, 0, sizeof r);
+    if (v <= 3) {
+        r.ErrorCode = err;
+        r.ErrorMessage = kstr_or_null(msg);
+        r.NodeId = err ? -1 : b->node_id;
+        r.Host = ls_kstr_c(err ? "" : advertised_host(b));
+        r.Port = err ? -1 : advertised_port(b);
+    } else {
+        r.NumCoordinators = m.NumCoordinatorKeys;
+        r.Coordinators = ls_kmsg_alloc(req->arena, m.NumCoordinatorKeys, sizeof *r.Coordinators);
+        for (int32_t i = 0; i < m.NumCoordinatorKeys; i++) {
+            ls_kafka_FindCoordinatorResponse_Coordinator *c = &r.Coordinators[i];
+            c->Key = m.CoordinatorKeys[i];
+            c->ErrorCode = err;
+            c->ErrorMessage = kstr_or_null(msg);
+            c->NodeId = err ? -1 : b->node_id;
+            c->Host = ls_kstr_c(err ? "" : advertised_host(b));
+            c->Port = err ? -1 : advertised_port(b);
+        }
+    }
+    RESPOND(FindCoordinatorResponse, r);
+}
+
+/* ---------------------------------------------------------------- JoinGroup */
+
+typedef struct join_ctx {
+    ls_kreq_t *req;
+    ls_group_join_req_t jr;
+    char *gid;
+} join_ctx_t;
+
+static void join_respond_err(ls_kreq_t *req, int16_t err, ls_kstr_t member_id)
+{
+    ls_kafka_JoinGroupResponse r;
+    memset(&r, 0, sizeof r);
+    r.ErrorCode = err;
+    r.GenerationId = -1;
+    r.ProtocolType = ls_kstr_null();
+    r.ProtocolName = ls_kstr_null();
+    r.Leader = ls_kstr_c("");
+    r.MemberId = member_id;
+    RESPOND(JoinGroupResponse, r);
+}
+
+static void join_done(void *arg, const ls_group_join_result_t *res)
+{
+    join_ctx_t *ctx = arg;
+    ls_kreq_t *req = ctx->req;
+    ls_kafka_JoinGroupResponse r;
+    memset(&r, 0, sizeof r);
+    r.ErrorCode = kerr(res->err);
+    r.GenerationId = res->generation;
+    r.ProtocolType = kstr_or_null(res->protocol_type);
+    r.ProtocolName = kstr_or_null(res->protocol_name);
+    r.Leader = ls_kstr_c(res->leader ? res->leader : "");
+    r.MemberId = ls_kstr_c(res->member_id ? res->member_id : "");
+    r.NumMembers = res->nmembers;
+    r.Members = ls_kmsg_alloc(req->arena, res->nmembers, sizeof *r.Members);
+    for (int i = 0; i < res->nmembers; i++) {
+        r.Members[i].MemberId = ls_kstr_c(res->members[i].member_id);
+        r.Members[i].GroupInstanceId = kstr_or_null(res->members[i].instance_id);
+        r.Members[i].Metadata.ptr = res->members[i].metadata;
+        r.Members[i].Metadata.len = (int32_t)res->members[i].len;
+    }
+    RESPOND(JoinGroupResponse, r);   /* encoded now: the result's strings die with the callback */
+}
+
+static void join_ready(void *arg, ls_group_t *g)
+{
+    join_ctx_t *ctx = arg;
+    if (!g) {
+        join_respond_err(ctx->req, LS_KERR_COORDINATOR_NOT_AVAILABLE, ls_kstr_c(ctx->jr.member_id));
+        return;
+    }
+    ls_group_join(g, &ctx->jr, join_done, ctx);
+}
+
+/* Kafka's ClientHost: "/" + address. */
+static char *client_host(ls_kreq_t *req)
+{
+    const char *peer = ls_kreq_peer(req);
+    const char *colon = strrchr(peer, ':');
+    size_t n = colon ? (size_t)(colon - peer) : strlen(peer);
+    char *h = ls_arena_alloc(req->arena, n + 2);
+    h[0] = '/';
+    memcpy(h + 1, peer, n);
+    return h;
+}
+
+void ls_kafka_handle_join_group(ls_kreq_t *req)
+{
+    ls_kafka_JoinGroupRequest m;
+    DECODE_OR_FAIL(JoinGroupRequest, m);
+    ls_arena_t *a = req->arena;
+    join_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
+    ctx->req = req;
+    bool ok1, ok2, ok3, ok4;
+    ctx->gid = cstr(a, m.GroupId, &ok1);
+    ls_group_join_req_t *jr = &ctx->jr;
+    jr->member_id = cstr(a, m.MemberId, &ok2);
+    jr->instance_id = cstr(a, m.GroupInstanceId, &ok3);
+    jr->protocol_type = cstr(a, m.ProtocolType, &ok4);
+    if (!ok1 || !*ctx->gid) {
+        join_respond_err(req, LS_KERR_INVALID_GROUP_ID, m.MemberId);
+        return;
+    }
+    if (!ok2 || !ok3 || !ok4) {
+        join_respond_err(req, LS_KERR_INVALID_REQUEST, m.MemberId);
+        return;
+    }
+    if (!svc(req)) {
+        join_respond_err(req, LS_KERR_COORDINATOR_NOT_AVAILABLE, m.MemberId);
+        return;
+    }
+    jr->client_id = cstr(a, req->client_id.len >= 0 ? req->client_id : ls_kstr_c(""), NULL);
+    jr->client_host = client_host(req);
+    jr->session_timeout_ms = m.SessionTimeoutMs;
+    jr->rebalance_timeout_ms = m.RebalanceTimeoutMs;
+    jr->require_known_member_id = req->api_version >= 4;
+    ls_group_protocol_t *p = ls_kmsg_alloc(a, m.NumProtocols, sizeof *p);
+    for (int32_t i = 0; i < m.NumProtocols; i++) {
+        p[i].name = cstr(a, m.Protocols[i].Name, NULL);
+        p[i].metadata = m.Protocols[i].Metadata.ptr;
+        p[i].len = (size_t)m.Protocols[i].Metadata.len;
+    }
+    jr->protocols = p;
+    jr->nprotocols = m.NumProtocols;
+    ls_group_acquire(ls_group_service_coord(svc(req)), ctx->gid, join_ready, ctx);
+}
+
+/* ---------------------------------------------------------------- SyncGroup */
+
+typedef struct sync_ctx {
+    ls_kreq_t *req;
+    ls_kafka_SyncGroupRequest m;
+    char *member_id, *instance_id, *ptype, *pname;
+    ls_group_assignment_t *asg;
+} sync_ctx_t;
+
+static void sync_respond(ls_kreq_t *req, int16_t err, const char *pt, const char *pn,
+                         const uint8_t *a, size_t len)
+{
+    ls_kafka_SyncGroupResponse r;
+    memset(&r, 0, sizeof r);
+    r.ErrorCode = err;
+    r.ProtocolType = kstr_or_null(pt);
+    r.ProtocolName = kstr_or_null(pn);
+    r.Assignment.ptr = a ? a : (const uint8_t *)"";
+    r.Assignment.len = a ? (int32_t)len : 0;
+    RESPOND(SyncGroupResponse, r);
+}
+
+static void sync_done(void *arg, const ls_group_sync_result_t *res)
+{
+    sync_ctx_t *ctx = arg;
+    sync_respond(ctx->req, kerr(res->err), res->protocol_type, res->protocol_name,
+                 res->assignment, res->len);
+}
+
+static void sync_ready(void *arg, ls_group_t *g)
+{
+    sync_ctx_t *ctx = arg;
+    if (!g) {
+        sync_respond(ctx->req, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL, NULL, NULL, 0);
+        return;
+    }
+    ls_group_sync(g, ctx->m.GenerationId, ctx->member_id, ctx->instance_id, ctx->ptype,
+                  ctx->pname, ctx->asg, ctx->m.NumAssignments, sync_done, ctx);
+}
+
+void ls_kafka_handle_sync_group(ls_kreq_t *req)
+{
+    ls_arena_t *a = req->arena;
+    sync_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
+    ctx->req = req;
+    DECODE_OR_FAIL(SyncGroupRequest, ctx->m);
+    bool ok;
+    char *gid = cstr(a, ctx->m.GroupId, &ok);
+    if (!ok || !*gid) {
+        sync_respond(req, LS_KERR_INVALID_GROUP_ID, NULL, NULL, NULL, 0);
+        return;
+    }
+    if (!svc(req)) {
+        sync_respond(req, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL, NULL, NULL, 0);
+        return;
+    }
+    ctx->member_id = cstr(a, ctx->m.MemberId, NULL);
+    ctx->instance_id = cstr(a, ctx->m.GroupInstanceId, NULL);
+    ctx->ptype = cstr(a, ctx->m.ProtocolType, NULL);
+    ctx->pname = cstr(a, ctx->m.ProtocolName, NULL);
+    ctx->asg = ls_kmsg_alloc(a, ctx->m.NumAssignments, sizeof *ctx->asg);
+    for (int32_t i = 0; i < ctx->m.NumAssignments; i++) {
+        ctx->asg[i].member_id = cstr(a, ctx->m.Assignments[i].MemberId, NULL);
+        ctx->asg[i].assignment = ctx->m.Assignments[i].Assignment.ptr;
+        ctx->asg[i].len = (size_t)ctx->m.Assignments[i].Assignment.len;
+    }
+    ls_group_acquire(ls_group_service_coord(svc(req)), gid, sync_ready, ctx);
+}
+
+/* ---------------------------------------------------------------- Heartbeat */
+
+typedef struct hb_ctx {
+    ls_kreq_t *req;
+    ls_kafka_HeartbeatRequest m;
+} hb_ctx_t;
+
+static void hb_respond(ls_kreq_t *req, int16_t err)
+{
+    ls_kafka_HeartbeatResponse r = {0, err};
+    RESPOND(HeartbeatResponse, r);
+}
+
+static void hb_ready(void *arg, ls_group_t *g)
+{
+    hb_ctx_t *ctx = arg;
+    ls_kreq_t *req = ctx->req;
+    if (!g) {
+        hb_respond(req, LS_KERR_COORDINATOR_NOT_AVAILABLE);
+        return;
+    }
+    ls_group_err e = ls_group_heartbeat(g, ctx->m.GenerationId, cstr(req->arena, ctx->m.MemberId, NULL),
+                                        cstr(req->arena, ctx->m.GroupInstanceId, NULL));
+    hb_respond(req, kerr(e));
+}
+
+void ls_kafka_handle_heartbeat(ls_kreq_t *req)
+{
+    hb_ctx_t *ctx = ls_arena_alloc(req->arena, sizeof *ctx);
+    ctx->req = req;
+    DECODE_OR_FAIL(HeartbeatRequest, ctx->m);
+    bool ok;
+    char *gid = cstr(req->arena, ctx->m.GroupId, &ok);
+    if (!ok || !*gid) {
+        hb_respond(req, LS_KERR_INVALID_GROUP_ID);
+        return;
+    }
+    if (!svc(req)) {
+        hb_respond(req, LS_KERR_COORDINATOR_NOT_AVAILABLE);
+        return;
+    }
+    ls_group_acquire(ls_group_service_coord(svc(req)), gid, hb_ready, ctx);
+}
+
+/* --------------------------------------------------------------- LeaveGroup */
+
+typedef struct leave_ctx {
+    ls_kreq_t *req;
+    ls_kafka_LeaveGroupRequest m;
+} leave_ctx_t;
+
+static void leave_respond_top(ls_kreq_t *req, const ls_kafka_LeaveGroupRequest *m, int16_t err)
+{
+    ls_kafka_LeaveGroupResponse r;
+    memset(&r, 0, sizeof r);
+    r.ErrorCode = err;
+    RESPOND(LeaveGroupResponse, r);
+    (void)m;
+}
+
+static void leave_ready(void *arg, ls_group_t *g)
+{
+    leave_ctx_t *ctx = arg;
+    ls_kreq_t *req = ctx->req;
+    ls_arena_t *a = req->arena;
+    if (!g) {
+        leave_respond_top(req, &ctx->m, LS_KERR_COORDINATOR_NOT_AVAILABLE);
+        return;
+    }
+    ls_kafka_LeaveGroupResponse r;
+    memset(&r, 0, sizeof r);
+    if (req->api_version <= 2) {
+        r.ErrorCode = kerr(ls_group_leave(g, cstr(a, ctx->m.MemberId, NULL), NULL));
+    } else {
+        r.NumMembers = ctx->m.NumMembers;
+        r.Members = ls_kmsg_alloc(a, ctx->m.NumMembers, sizeof *r.Members);
+        for (int32_t i = 0; i < ctx->m.NumMembers; i++) {
+            const ls_kafka_LeaveGroupRequest_MemberIdentity *mi = &ctx->m.Members[i];
+            r.Members[i].MemberId = mi->MemberId;
+            r.Members[i].GroupInstanceId = mi->GroupInstanceId;
+            r.Members[i].ErrorCode = kerr(ls_group_leave(g, cstr(a, mi->MemberId, NULL),
+                                                         cstr(a, mi->GroupInstanceId, NULL)));
+        }
+    }
+    RESPOND(LeaveGroupResponse, r);
+}
+
+void ls_kafka_handle_leave_group(ls_kreq_t *req)
+{
+    leave_ctx_t *ctx = ls_arena_alloc(req->arena, sizeof *ctx);
+    ctx->req = req;
+    DECODE_OR_FAIL(LeaveGroupRequest, ctx->m);
+    bool ok;
+    char *gid = cstr(req->arena, ctx->m.GroupId, &ok);
+    if (!ok || !*gid) {
+        leave_respond_top(req, &ctx->m, LS_KERR_INVALID_GROUP_ID);
+        return;
+    }
+    if (!svc(req)) {
+        leave_respond_top(req, &ctx->m, LS_KERR_COORDINATOR_NOT_AVAILABLE);
+        return;
+    }
+    ls_group_acquire(ls_group_service_coord(svc(req)), gid, leave_ready, ctx);
+}
+
+/* ------------------------------------------------------------- OffsetCommit */
+
+typedef struct commit_ctx {
+    ls_kreq_t *req;
+    ls_kafka_OffsetCommitRequest m;
+    char *gid;
+    ls_kafka_OffsetCommitResponse resp;
+    ls_group_commit_item_t *items;
+    int16_t **codes;          /* per item: where its error code goes */
+    int nitems;
+} commit_ctx_t;
+
+static void commit_respond(commit_ctx_t *ctx)
+{
+    ls_kreq_t *req = ctx->req;
+    RESPOND(OffsetCommitResponse, ctx->resp);
+}
+
+/* Fills every partition's code with err (used before any partition check). */
+static void commit_fill(commit_ctx_t *ctx, int16_t err)
+{
+    ls_arena_t *a = ctx->req->arena;
+    ls_kafka_OffsetCommitResponse *r = &ctx->resp;
+    r->NumTopics = ctx->m.NumTopics;
+    r->Topics = ls_kmsg_alloc(a, ctx->m.NumTopics, sizeof *r->Topics);
+    for (int32_t i = 0; i < ctx->m.NumTopics; i++) {
+        const ls_kafka_OffsetCommitRequest_Topic *qt = &ctx->m.Topics[i];
+        r->Topics[i].Name = qt->Name;
+        r->Topics[i].NumPartitions = qt->NumPartitions;
+        r->Topics[i].Partitions = ls_kmsg_alloc(a, qt->NumPartitions, sizeof *r->Topics[i].Partitions);
+        for (int32_t j = 0; j < qt->NumPartitions; j++) {
+            r->Topics[i].Partitions[j].PartitionIndex = qt->Partitions[j].PartitionIndex;
+            r->Topics[i].Partitions[j].ErrorCode = err;
+        }
+    }
+}
+
+static void commit_apply(void *arg, ls_group_t *g)
+{
+    commit_ctx_t *ctx = arg;
+    for (int i = 0; i < ctx->nitems; i++) {
+        if (g)
+            ls_group_offset_put(g, ctx->items[i].topic, ctx->items[i].partition, &ctx->items[i].o);
+        else
+            *ctx->codes[i] = LS_KERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    commit_respond(ctx);
+}
+
+static void commit_written(void *arg, ls_status st)
+{
+    commit_ctx_t *ctx = arg;
+    if (st != LS_OK) {
+        for (int i = 0; i < ctx->nitems; i++)
+            *ctx->codes[i] = LS_KERR_COORDINATOR_NOT_AVAILABLE;   /* retriable */
+        commit_respond(ctx);
+        return;
+    }
+    /* durable: now visible to OffsetFetch (the group may have been evicted
+     * and reloaded meanwhile; acquire finds it either way) */
+    ls_group_acquire(ls_group_service_coord(svc(ctx->req)), ctx->gid, commit_apply, ctx);
+}
+
+static void commit_ready(void *arg, ls_group_t *g)
+{
+    commit_ctx_t *ctx = arg;
+    ls_kreq_t *req = ctx->req;
+    ls_arena_t *a = req->arena;
+    ls_broker_t *b = req->broker;
+    if (!g) {
+        commit_fill(ctx, LS_KERR_COORDINATOR_NOT_AVAILABLE);
+        commit_respond(ctx);
+        return;
+    }
+    ls_group_err ge = ls_group_commit_check(g, ctx->m.GenerationIdOrMemberEpoch,
+                                            cstr(a, ctx->m.MemberId, NULL),
+                                            cstr(a, ctx->m.GroupInstanceId, NULL));
+    commit_fill(ctx, kerr(ge));
+    if (ge != LS_GERR_NONE) {
+        commit_respond(ctx);
+        return;
+    }
+    int total = 0;
+    for (int32_t i = 0; i < ctx->m.NumTopics; i++)
+        total += ctx->m.Topics[i].NumPartitions;
+    ctx->items = ls_kmsg_alloc(a, total, sizeof *ctx->items);
+    ctx->codes = ls_kmsg_alloc(a, total, sizeof *ctx->codes);
+    int32_t maxmeta = ls_group_coord_config(ls_group_service_coord(svc(req)))->offset_metadata_max_bytes;
+    int64_t now = ls_clock_wall_ms();
+    for (int32_t i = 0; i < ctx->m.NumTopics; i++) {
+        const ls_kafka_OffsetCommitRequest_Topic *qt = &ctx->m.Topics[i];
+        bool ok;
+        char *topic = cstr(a, qt->Name, &ok);
+        ls_stream_t *s = ok ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, topic) : NULL;
+        for (int32_t j = 0; j < qt->NumPartitions; j++) {
+            const ls_kafka_OffsetCommitRequest_Partition *qp = &qt->Partitions[j];
+            int16_t *code = &ctx->resp.Topics[i].Partitions[j].ErrorCode;
+            if (!s || qp->PartitionIndex < 0 || qp->PartitionIndex >= s->partitions) {
+                *code = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                continue;
+            }
+            bool mok;
+            char *meta = cstr(a, qp->CommittedMetadata, &mok);
+            if (qp->CommittedMetadata.len > maxmeta) {
+                *code = LS_KERR_OFFSET_METADATA_TOO_LARGE;
+                continue;
+            }
+            if (!mok) {
+                *code = LS_KERR_INVALID_REQUEST;
+                continue;
+            }
+            ls_group_commit_item_t *it = &ctx->items[ctx->nitems];
+            ctx->codes[ctx->nitems++] = code;
+            it->topic = topic;
+            it->partition = qp->PartitionIndex;
+            it->o.offset = qp->CommittedOffset;
+            it->o.leader_epoch = qp->CommittedLeaderEpoch;
+            it->o.metadata = meta;
+            it->o.commit_ms = qp->CommitTimestamp >= 0 ? qp->CommitTimestamp : now;
+            it->o.stream_no = s->stream_no;
+        }
+        ls_stream_release(s);
+    }
+    if (ctx->nitems == 0) {
+        commit_respond(ctx);
+        return;
+    }
+    ls_group_service_commit(svc(req), ctx->gid, ctx->items, ctx->nitems, commit_written, ctx);
+}
+
+void ls_kafka_handle_offset_commit(ls_kreq_t *req)
+{
+    commit_ctx_t *ctx = ls_arena_alloc(req->arena, sizeof *ctx);
+    ctx->req = req;
+    DECODE_OR_FAIL(OffsetCommitRequest, ctx->m);
+    ctx->resp.ThrottleTimeMs = 0;
+    bool ok;
+    ctx->gid = cstr(req->arena, ctx->m.GroupId, &ok);
+    if (!ok) {
+        commit_fill(ctx, LS_KERR_INVALID_GROUP_ID);
+        commit_respond(ctx);
+        return;
+    }
+    if (!svc(req)) {
+        commit_fill(ctx, LS_KERR_COORDINATOR_NOT_AVAILABLE);
+        commit_respond(ctx);
+        return;
+    }
+    ls_group_acquire(ls_group_service_coord(svc(req)), ctx->gid, commit_ready, ctx);
+}
+
+/* -------------------------------------------------------------- OffsetFetch */
+
+typedef struct fetch_group {
+    struct fetch_ctx *ctx;
+    char *gid;
+    ls_kafka_OffsetFetchRequest_Topic *topics;   /* NULL with ntopics -1: all */
+    int32_t ntopics;
+    ls_kafka_OffsetFetchResponse_Group *out;
+} fetch_group_t;
+
+typedef struct fetch_ctx {
+    ls_kreq_t *req;
+    ls_kafka_OffsetFetchRequest m;
+    ls_kafka_OffsetFetchResponse resp;
+    fetch_group_t *groups;
+    int ngroups;
+    int pending;
+} fetch_ctx_t;
+
+static void fetch_finish(fetch_ctx_t *ctx)
+{
+    ls_kreq_t *req = ctx->req;
+    if (req->api_version <= 7 && ctx->ngroups == 1) {
+        ls_kafka_OffsetFetchResponse_Group *g = ctx->groups[0].out;
+        ctx->resp.Topics = g->Topics;
+        ctx->resp.NumTopics = g->NumTopics;
+        ctx->resp.ErrorCode = g->ErrorCode;
+        if (req->api_version < 2 && g->ErrorCode) {
+            /* v0-1 have no top-level error: put it on every partition */
+            for (int32_t i = 0; i < g->NumTopics; i++)
+                for (int32_t j = 0; j < g->Topics[i].NumPartitions; j++)
+                    g->Topics[i].Partitions[j].ErrorCode = g->ErrorCode;
+        }
+    }
+    RESPOND(OffsetFetchResponse, ctx->resp);
+}
+
+static void fetch_fill_requested(fetch_group_t *fg, ls_group_t *g, int16_t err)
+{
+    ls_arena_t *a = fg->ctx->req->arena;
+    ls_kafka_OffsetFetchResponse_Group *out = fg->out;
+    out->NumTopics = fg->ntopics;
+    out->Topics = ls_kmsg_alloc(a, fg->ntopics, sizeof *out->Topics);
+    for (int32_t i = 0; i < fg->ntopics; i++) {
+        const ls_kafka_OffsetFetchRequest_Topic *qt = &fg->topics[i];
+        ls_kafka_OffsetFetchResponse_Topic *t = &out->Topics[i];
+        t->Name = qt->Name;
+        t->NumPartitions = qt->NumPartitionIndexes;
+        t->Partitions = ls_kmsg_alloc(a, qt->NumPartitionIndexes, sizeof *t->Partitions);
+        bool ok;
+        char *topic = cstr(a, qt->Name, &ok);
+        for (int32_t j = 0; j < qt->NumPartitionIndexes; j++) {
+            ls_kafka_OffsetFetchResponse_Partition *p = &t->Partitions[j];
+            p->PartitionIndex = qt->PartitionIndexes[j];
+            p->CommittedOffset = -1;
+            p->CommittedLeaderEpoch = -1;
+            p->Metadata = ls_kstr_c("");
+            p->ErrorCode = err;
+            const ls_group_offset_t *o =
+                g && ok ? ls_group_offset_get(g, topic, qt->PartitionIndexes[j]) : NULL;
+            if (o) {
+                p->CommittedOffset = o->offset;
+                p->CommittedLeaderEpoch = o->leader_epoch;
+                p->Metadata = ls_kstr_c(cstr(a, ls_kstr_c(o->metadata ? o->metadata : ""), NULL));
+            }
+        }
+    }
+}
+
+static void fetch_fill_all(fetch_group_t *fg, ls_group_t *g)
+{
+    ls_arena_t *a = fg->ctx->req->arena;
+    ls_kafka_OffsetFetchResponse_Group *out = fg->out;
+    /* two passes: count per topic, then fill */
+    int64_t it = 0;
+    const char *topic;
+    int32_t part;
+    const ls_group_offset_t *o;
+    int n = 0;
+    while (ls_group_offset_next(g, &it, &topic, &part, &o))
+        n++;
+    out->Topics = ls_kmsg_alloc(a, n, sizeof *out->Topics);
+    out->NumTopics = 0;
+    it = 0;
+    while (ls_group_offset_next(g, &it, &topic, &part, &o)) {
+        ls_kafka_OffsetFetchResponse_Topic *t = NULL;
+        for (int32_t i = 0; i < out->NumTopics; i++)
+            if ((size_t)out->Topics[i].Name.len == strlen(topic) &&
+                memcmp(out->Topics[i].Name.ptr, topic, strlen(topic)) == 0)
+                t = &out->Topics[i];
+        if (!t) {
+            t = &out->Topics[out->NumTopics++];
+            t->Name = ls_kstr_c(cstr(a, ls_kstr_c(topic), NULL));
+            t->Partitions = ls_kmsg_alloc(a, n, sizeof *t->Partitions);
+        }
+        ls_kafka_OffsetFetchResponse_Partition *p = &t->Partitions[t->NumPartitions++];
+        p->PartitionIndex = part;
+        p->CommittedOffset = o->offset;
+        p->CommittedLeaderEpoch = o->leader_epoch;
+        p->Metadata = ls_kstr_c(cstr(a, ls_kstr_c(o->metadata ? o->metadata : ""), NULL));
+    }
+}
+
+static void fetch_ready(void *arg, ls_group_t *g)
+{
+    fetch_group_t *fg = arg;
+    fetch_ctx_t *ctx = fg->ctx;
+    fg->out->GroupId = ls_kstr_c(fg->gid);
+    if (!g) {
+        fg->out->ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
+        if (fg->ntopics >= 0)
+            fetch_fill_requested(fg, NULL, LS_KERR_NONE);
+    } else if (fg->ntopics < 0) {
+        fetch_fill_all(fg, g);
+    } else {
+        fetch_fill_requested(fg, g, LS_KERR_NONE);
+    }
+    if (--ctx->pending == 0)
+        fetch_finish(ctx);
+}
+
+void ls_kafka_handle_offset_fetch(ls_kreq_t *req)
+{
+    ls_arena_t *a = req->arena;
+    fetch_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
+    ctx->req = req;
+    DECODE_OR_FAIL(OffsetFetchRequest, ctx->m);
+    int16_t v = req->api_version;
+    if (v <= 7) {
+        ctx->ngroups = 1;
+        ctx->groups = ls_arena_alloc(a, sizeof *ctx->groups);
+        ctx->groups[0].gid = cstr(a, ctx->m.GroupId, NULL);
+        ctx->groups[0].topics = ctx->m.Topics;
+        ctx->groups[0].ntopics = ctx->m.NumTopics;
+    } else {
+        ctx->ngroups = ctx->m.NumGroups;
+        ctx->groups = ls_kmsg_alloc(a, ctx->m.NumGroups, sizeof *ctx->groups);
+        for (int32_t i = 0; i < ctx->m.NumGroups; i++) {
+            ctx->groups[i].gid = cstr(a, ctx->m.Groups[i].GroupId, NULL);
+            ctx->groups[i].topics = ctx->m.Groups[i].Topics;
+            ctx->groups[i].ntopics = ctx->m.Groups[i].NumTopics;
+        }
+    }
+    ctx->resp.NumGroups = v >= 8 ? ctx->ngroups : 0;
+    ctx->resp.Groups = ls_kmsg_alloc(a, ctx->ngroups, sizeof *ctx->resp.Groups);
+    ctx->pending = 1;
+    for (int i = 0; i < ctx->ngroups; i++) {
+        fetch_group_t *fg = &ctx->groups[i];
+        fg->ctx = ctx;
+        fg->out = &ctx->resp.Groups[i];
+        ctx->pending++;
+        if (!svc(req)) {
+            fetch_ready(fg, NULL);
+            continue;
+        }
+        ls_group_acquire(ls_group_service_coord(svc(req)), fg->gid, fetch_ready, fg);
+    }
+    if (--ctx->pending == 0)
+        fetch_finish(ctx);
+}
+
+/* --------------------------------------------------------------- ListGroups */
+
+typedef struct list_ctx {
+    ls_kreq_t *req;
+    ls_kafka_ListGroupsRequest m;
+} list_ctx_t;
+
+static bool filter_has(const ls_kstr_t *f, int32_t n, const char *s)
+{
+    if (n <= 0)
+        return true;
+    for (int32_t i = 0; i < n; i++)
+        if ((size_t)f[i].len == strlen(s) && strncasecmp(f[i].ptr, s, strlen(s)) == 0)
+            return true;
+    return false;
+}
+
+static void list_done(void *arg, ls_status st, ls_group_listing_t *v, int n)
+{
+    list_ctx_t *ctx = arg;
+    ls_kreq_t *req = ctx->req;
+    ls_arena_t *a = req->arena;
+    ls_kafka_ListGroupsResponse r;
+    memset(&r, 0, sizeof r);
+    if (st != LS_OK) {
+        r.ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
+    } else {
+        r.Groups = ls_kmsg_alloc(a, n, sizeof *r.Groups);
+        for (int i = 0; i < n; i++) {
+            const char *state = ls_group_state_name(v[i].state);
+            if (!filter_has(ctx->m.StatesFilter, ctx->m.NumStatesFilter, state) ||
+                !filter_has(ctx->m.TypesFilter, ctx->m.NumTypesFilter, "classic"))
+                continue;
+            ls_kafka_ListGroupsResponse_Group *g = &r.Groups[r.NumGroups++];
+            g->GroupId = ls_kstr_c(cstr(a, ls_kstr_c(v[i].group_id), NULL));
+            g->ProtocolType = ls_kstr_c(cstr(a, ls_kstr_c(v[i].protocol_type ? v[i].protocol_type : ""), NULL));
+            g->GroupState = ls_kstr_c(state);
+            g->GroupType = ls_kstr_c("classic");
+        }
+    }
+    RESPOND(ListGroupsResponse, r);
+}
+
+void ls_kafka_handle_list_groups(ls_kreq_t *req)
+{
+    list_ctx_t *ctx = ls_arena_alloc(req->arena, sizeof *ctx);
+    ctx->req = req;
+    DECODE_OR_FAIL(ListGroupsRequest, ctx->m);
+    if (!svc(req)) {
+        list_done(ctx, LS_EAGAIN, NULL, 0);
+        return;
+    }
+    ls_group_service_list(svc(req), list_done, ctx);
+}
+
+/* ----------------------------------------------------------- DescribeGroups */
+
+typedef struct desc_ctx {
+    ls_kreq_t *req;
+    ls_kafka_DescribeGroupsRequest m;
+    ls_kafka_DescribeGroupsResponse resp;
+    int pending;
+} desc_ctx_t;
+
+typedef struct desc_one {
+    desc_ctx_t *ctx;
+    ls_kafka_DescribeGroupsResponse_Group *out;
+    char *gid;
+} desc_one_t;
+
+static void desc_finish(desc_ctx_t *ctx)
+{
+    ls_kreq_t *req = ctx->req;
+    RESPOND(DescribeGroupsResponse, ctx->resp);
+}
+
+static void desc_ready(void *arg, ls_group_t *g)
+{
+    desc_one_t *d = arg;
+    desc_ctx_t *ctx = d->ctx;
+    ls_kreq_t *req = ctx->req;
+    ls_arena_t *a = req->arena;
+    ls_kafka_DescribeGroupsResponse_Group *o = d->out;
+    o->ErrorMessage = ls_kstr_null();
+    o->ProtocolType = ls_kstr_c("");
+    o->ProtocolData = ls_kstr_c("");
+    o->AuthorizedOperations = ctx->m.IncludeAuthorizedOperations ? GROUP_AUTHORIZED_OPS : INT32_MIN;
+    if (!g) {
+        o->ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
+        o->GroupState = ls_kstr_c("");
+    } else if (ls_group_get_state(g) == LS_GROUP_DEAD) {
+        o->GroupState = ls_kstr_c("Dead");
+        if (req->api_version >= 6) {
+            o->ErrorCode = LS_KERR_GROUP_ID_NOT_FOUND;
+            char *msg = ls_arena_alloc(a, strlen(d->gid) + 32);
+            sprintf(msg, "Group %s not found.", d->gid);
+            o->ErrorMessage = ls_kstr_c(msg);
+        }
+    } else {
+        ls_group_state st = ls_group_get_state(g);
+        o->GroupState = ls_kstr_c(ls_group_state_name(st));
+        const char *pt = ls_group_protocol_type(g);
+        o->ProtocolType = ls_kstr_c(cstr(a, ls_kstr_c(pt ? pt : ""), NULL));
+        bool stable = st == LS_GROUP_STABLE;
+        const char *pn = ls_group_protocol_name(g);
+        if (stable && pn)
+            o->ProtocolData = ls_kstr_c(cstr(a, ls_kstr_c(pn), NULL));
+        ls_group_record_t rec;
+        ls_group_snapshot(g, &rec);
+        o->NumMembers = rec.nmembers;
+        o->Members = ls_kmsg_alloc(a, rec.nmembers, sizeof *o->Members);
+        for (int i = 0; i < rec.nmembers; i++) {
+            ls_group_record_member_t *x = &rec.members[i];
+            ls_kafka_DescribeGroupsResponse_Member *mb = &o->Members[i];
+            mb->MemberId = ls_kstr_c(cstr(a, ls_kstr_c(x->member_id), NULL));
+            mb->GroupInstanceId = x->instance_id ? ls_kstr_c(cstr(a, ls_kstr_c(x->instance_id), NULL))
+                                                 : ls_kstr_null();
+            mb->ClientId = ls_kstr_c(cstr(a, ls_kstr_c(x->client_id), NULL));
+            mb->ClientHost = ls_kstr_c(cstr(a, ls_kstr_c(x->client_host), NULL));
+            mb->MemberMetadata.ptr = (const uint8_t *)"";
+            mb->MemberAssignment.ptr = (const uint8_t *)"";
+            if (stable) {
+                uint8_t *md = ls_arena_alloc(a, x->metadata_len + 1);
+                memcpy(md, x->metadata, x->metadata_len);
+                uint8_t *as = ls_arena_alloc(a, x->assignment_len + 1);
+                memcpy(as, x->assignment, x->assignment_len);
+                mb->MemberMetadata.ptr = md;
+                mb->MemberMetadata.len = (int32_t)x->metadata_len;
+                mb->MemberAssignment.ptr = as;
+                mb->MemberAssignment.len = (int32_t)x->assignment_len;
+            }
+        }
+        ls_group_record_free(&rec);
+    }
+    if (--ctx->pending == 0)
+        desc_finish(ctx);
+}
+
+void ls_kafka_handle_describe_groups(ls_kreq_t *req)
+{
+    ls_arena_t *a = req->arena;
+    desc_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
+    ctx->req = req;
+    DECODE_OR_FAIL(DescribeGroupsRequest, ctx->m);
+    ctx->resp.NumGroups = ctx->m.NumGroups;
+    ctx->resp.Groups = ls_kmsg_alloc(a, ctx->m.NumGroups, sizeof *ctx->resp.Groups);
+    ctx->pending = 1;
+    for (int32_t i = 0; i < ctx->m.NumGroups; i++) {
+        desc_one_t *d = ls_arena_alloc(a, sizeof *d);
+        d->ctx = ctx;
+        d->out = &ctx->resp.Groups[i];
+        d->out->GroupId = ctx->m.Groups[i];
+        bool ok;
+        d->gid = cstr(a, ctx->m.Groups[i], &ok);
+        ctx->pending++;
+        if (!ok || !svc(req)) {
+            d->out->ErrorCode = ok ? LS_KERR_COORDINATOR_NOT_AVAILABLE : LS_KERR_INVALID_GROUP_ID;
+            d->out->GroupState = ls_kstr_c("");
+            d->out->ProtocolType = ls_kstr_c("");
+            d->out->ProtocolData = ls_kstr_c("");
+            d->out->ErrorMessage = ls_kstr_null();
+            d->out->AuthorizedOperations = INT32_MIN;
+            ctx->pending--;
+            continue;
+        }
+        ls_group_acquire(ls_group_service_coord(svc(req)), d->gid, desc_ready, d);
+    }
+    if (--ctx->pending == 0)
+        desc_finish(ctx);
+}
+
+/* ------------------------------------------------------------- DeleteGroups */
+
+typedef struct del_ctx {
+    ls_kreq_t *req;
+    ls_kafka_DeleteGroupsRequest m;
+    ls_kafka_DeleteGroupsResponse resp;
+    int pending;
+    bool any_deleted;
+} del_ctx_t;
+
+typedef struct del_one {
+    del_ctx_t *ctx;
+    ls_kafka_DeleteGroupsResponse_Result *out;
+} del_one_t;
+
+static void del_written(void *arg, ls_status st)
+{
+    del_ctx_t *ctx = arg;
+    ls_kreq_t *req = ctx->req;
+    if (st != LS_OK)
+        for (int32_t i = 0; i < ctx->resp.NumResults; i++)
+            if (ctx->resp.Results[i].ErrorCode == LS_KERR_NONE)
+                ctx->resp.Results[i].ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
+    RESPOND(DeleteGroupsResponse, ctx->resp);
+}
+
+static void del_step(del_ctx_t *ctx)
+{
+    if (--ctx->pending > 0)
+        return;
+    if (ctx->any_deleted) {
+        ls_group_service_barrier(svc(ctx->req), del_written, ctx);   /* answer once durable */
+        return;
+    }
+    del_written(ctx, LS_OK);
+}
+
+static void del_ready(void *arg, ls_group_t *g)
+{
+    del_one_t *d = arg;
+    if (!g) {
+        d->out->ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
+    } else {
+        ls_group_err e = ls_group_delete(g);
+        d->out->ErrorCode = kerr(e);
+        if (e == LS_GERR_NONE)
+            d->ctx->any_deleted = true;
+    }
+    del_step(d->ctx);
+}
+
+void ls_kafka_handle_delete_groups(ls_kreq_t *req)
+{
+    ls_arena_t *a = req->arena;
+    del_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
+    ctx->req = req;
+    DECODE_OR_FAIL(DeleteGroupsRequest, ctx->m);
+    ctx->resp.NumResults = ctx->m.NumGroupsNames;
+    ctx->resp.Results = ls_kmsg_alloc(a, ctx->m.NumGroupsNames, sizeof *ctx->resp.Results);
+    ctx->pending = 1;
+    for (int32_t i = 0; i < ctx->m.NumGroupsNames; i++) {
+        del_one_t *d = ls_arena_alloc(a, sizeof *d);
+        d->ctx = ctx;
+        d->out = &ctx->resp.Results[i];
+        d->out->GroupId = ctx->m.GroupsNames[i];
+        bool ok;
+        char *gid = cstr(a, ctx->m.GroupsNames[i], &ok);
+        if (!ok || !svc(req)) {
+            d->out->ErrorCode = ok ? LS_KERR_COORDINATOR_NOT_AVAILABLE : LS_KERR_INVALID_GROUP_ID;
+            continue;
+        }
+        ctx->pending++;
+        ls_group_acquire(ls_group_service_coord(svc(req)), gid, del_ready, d);
+    }
+    del_step(ctx);
+}
+
+/* ------------------------------------------------------------- OffsetDelete */
+
+typedef struct odel_ctx {
+    ls_kreq_t *req;
+    ls_kafka_OffsetDeleteRequest m;
+    ls_kafka_OffsetDeleteResponse resp;
+    char *gid;
+} odel_ctx_t;
+
+static void odel_respond(odel_ctx_t *ctx)
+{
+    ls_kreq_t *req = ctx->req;
+    RESPOND(OffsetDeleteResponse, ctx->resp);
+}
+
+static void odel_written(void *arg, ls_status st)
+{
+    odel_ctx_t *ctx = arg;
+    if (st != LS_OK)
+        ctx->resp.ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
+    odel_respond(ctx);
+}
+
+static void odel_ready(void *arg, ls_group_t *g)
+{
+    odel_ctx_t *ctx = arg;
+    ls_kreq_t *req = ctx->req;
+    ls_arena_t *a = req->arena;
+    ls_kafka_OffsetDeleteResponse *r = &ctx->resp;
+    if (!g || ls_group_get_state(g) == LS_GROUP_DEAD) {
+        r->ErrorCode = g ? LS_KERR_GROUP_ID_NOT_FOUND : LS_KERR_COORDINATOR_NOT_AVAILABLE;
+        odel_respond(ctx);
+        return;
+    }
+    int total = 0;
+    for (int32_t i = 0; i < ctx->m.NumTopics; i++)
+        total += ctx->m.Topics[i].NumPartitions;
+    ls_group_commit_item_t *items = ls_kmsg_alloc(a, total, sizeof *items);
+    int n = 0;
+    r->NumTopics = ctx->m.NumTopics;
+    r->Topics = ls_kmsg_alloc(a, ctx->m.NumTopics, sizeof *r->Topics);
+    for (int32_t i = 0; i < ctx->m.NumTopics; i++) {
+        const ls_kafka_OffsetDeleteRequest_Topic *qt = &ctx->m.Topics[i];
+        ls_kafka_OffsetDeleteResponse_Topic *t = &r->Topics[i];
+        t->Name = qt->Name;
+        t->NumPartitions = qt->NumPartitions;
+        t->Partitions = ls_kmsg_alloc(a, qt->NumPartitions, sizeof *t->Partitions);
+        bool ok;
+        char *topic = cstr(a, qt->Name, &ok);
+        ls_stream_t *s = ok ? ls_catalog_lookup(req->broker->catalog, LS_DEFAULT_NAMESPACE, topic)
+                            : NULL;
+        ls_group_err te = ls_group_offset_delete_check(g, topic);
+        if (te == LS_GERR_NON_EMPTY_GROUP) {
+            ls_stream_release(s);
+            r->ErrorCode = LS_KERR_NON_EMPTY_GROUP;
+            r->NumTopics = 0;
+            odel_respond(ctx);
+            return;
+        }
+        for (int32_t j = 0; j < qt->NumPartitions; j++) {
+            int32_t p = qt->Partitions[j];
+            t->Partitions[j].PartitionIndex = p;
+            if (!s || p < 0 || p >= s->partitions) {
+                t->Partitions[j].ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                continue;
+            }
+            t->Partitions[j].ErrorCode = kerr(te);
+            if (te != LS_GERR_NONE)
+                continue;
+            if (ls_group_offset_get(g, topic, p)) {
+                ls_group_offset_del(g, topic, p);
+                items[n].topic = topic;
+                items[n].partition = p;
+                n++;
+            }
+        }
+        ls_stream_release(s);
+    }
+    if (n == 0) {
+        odel_respond(ctx);
+        return;
+    }
+    ls_group_service_delete_offsets(svc(req), ctx->gid, items, n, odel_written, ctx);
+}
+
+void ls_kafka_handle_offset_delete(ls_kreq_t *req)
+{
+    odel_ctx_t *ctx = ls_arena_alloc(req->arena, sizeof *ctx);
+    ctx->req = req;
+    DECODE_OR_FAIL(OffsetDeleteRequest, ctx->m);
+    bool ok;
+    ctx->gid = cstr(req->arena, ctx->m.GroupId, &ok);
+    if (!ok || !svc(req)) {
+        ctx->resp.ErrorCode = ok ? LS_KERR_COORDINATOR_NOT_AVAILABLE : LS_KERR_INVALID_GROUP_ID;
+        odel_respond(ctx);
+        return;
+    }
+    ls_group_acquire(ls_group_service_coord(svc(req)), ctx->gid, odel_ready, ctx);
+}

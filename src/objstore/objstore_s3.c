@@ -1,0 +1,1609 @@
+/* ls_objstore s3 backend: any S3-compatible store (AWS S3, Ceph radosgw,
+ * MinIO) over libcurl, signed with SigV4 (sigv4.c).
+ *
+ * URL: s3://bucket[/prefix][?opt=value&...]. Object key K is stored as
+ * "<prefix>/K". Options (URL query > ls_objstore_opts from config > AWS_*
+ * environment > default): endpoint, region, path_style, create_only,
+ * tls_verify, ca_file, unsigned_payload, request_timeout_ms,
+ * connect_timeout_ms, max_connections, max_retries, retry_backoff_ms,
+ * retry_backoff_max_ms, multipart_threshold, part_size, list_page_size, and
+ * test_fail_part=N (tests only: part N of a multipart upload fails, which
+ * must abort the upload).
+ * Credentials never come from the URL (the broker logs it).
+ *
+ * Requests: PUT (If-None-Match: * for create-only), ranged GET, HEAD, DELETE,
+ * DeleteObjects (del_many), ListObjectsV2 with continuation, multipart
+ * upload above multipart_threshold (aborted on failure). Bodies are signed
+ * with their real SHA-256 unless unsigned_payload.
+ *
+ * Create-only: "true" trusts the server's If-None-Match (412 -> LS_EEXISTS);
+ * "false" never sends it and checks with HEAD first (racy: two writers may
+ * both create); "auto" sends it and, once per store, probes whether the
+ * server honours it (PUT twice); a server that ignores it gets the HEAD
+ * check too. A create-only PUT whose earlier attempt may have landed (a
+ * retry answered 412) compares the stored ETag with the payload's MD5: if
+ * they match the object is ours and the put succeeded. Multipart objects
+ * send If-None-Match on CompleteMultipartUpload after a HEAD check (Ceph
+ * ignores the header there; WAL objects stay far below the threshold).
+ *
+ * Retries: exponential backoff with equal jitter (retry_backoff_ms doubling
+ * up to retry_backoff_max_ms), at most max_retries times, on transport
+ * errors (connect, timeout, reset), 5xx, 429, 408 and throttling codes
+ * (SlowDown, RequestTimeout, ...). Never on other 4xx. Every request is
+ * idempotent as sent (create-only retries are resolved as above).
+ * Exhausted retries give LS_EAGAIN; permanent errors LS_EIO; 404 on
+ * objects LS_ENOTFOUND; 412 LS_EEXISTS.
+ *
+ * Threads: every call blocks its calling thread. Easy handles live in a
+ * pool (at most max_connections; callers wait for a free one), so
+ * concurrency is bounded and each handle keeps its connections alive
+ * across requests. Shared mutable state: the pool (pool_mu), errmsg
+ * (err_mu), the create-only probe result (probe_mu + atomic), the RNG
+ * (atomic). Secrets are kept only here and in the signing step; messages
+ * carry method, key, status, S3 error code and request id, never headers. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/diag.h"
+#include "objstore/objstore_s3.h"
+#include "objstore/sigv4.h"
+
+#define S3_ERRBODY_MAX (16 * 1024)
+#define S3_XML_MAX ((size_t)64 << 20) /* list / multipart responses */
+#define S3_DELETE_BATCH 1000
+#define S3_MAX_PARTS 10000
+#define S3_PROBE_DIR "_lakestream"
+
+enum { TRI_AUTO = -1, TRI_OFF = 0, TRI_ON = 1 };
+
+typedef struct s3_store {
+    ls_objstore_t base;
+    char *bucket;
+    char *prefix;       /* "" or "dir/sub/" */
+    char *scheme_host;  /* "https://host[:port]" as requests go out */
+    char *host_hdr;     /* Host header value */
+    char *path_base;    /* "" (virtual-hosted) or "/bucket" (path style) */
+    char *region, *access_key, *secret_key, *session_token, *ca_file;
+    int tls_verify, unsigned_payload, path_style;
+    int create_only_mode;     /* TRI_* */
+    int create_only_state;    /* atomic: -1 unknown, 0 ignored by server, 1 honoured */
+    long request_timeout_ms, connect_timeout_ms;
+    int max_conns, max_retries;
+    long backoff_ms, backoff_max_ms;
+    uint64_t mp_threshold, part_size;
+    int list_page;
+    int test_fail_part;       /* test hook: this part number fails (0: none) */
+
+    pthread_mutex_t pool_mu;
+    pthread_cond_t pool_cv;
+    CURL **idle;
+    int nidle, nhandles;
+
+    pthread_mutex_t err_mu, probe_mu;
+    uint64_t rng;             /* atomic */
+    uint64_t nrequests, nretries; /* atomic, for diagnostics */
+} s3_store_t;
+
+/* One logical request (retried as a unit). */
+typedef struct s3_req {
+    const char *method;
+    const char *key;           /* store-relative key; NULL: the bucket itself */
+    const char *query;         /* percent-encoded, or NULL */
+    const struct iovec *iov;   /* body */
+    int iovcnt;
+    uint64_t body_len;
+    const char *payload_hash;  /* NULL: computed from iov */
+    ls_sigv4_hdr_t extra[4];
+    int nextra;
+    ls_buf_t *out;             /* 2xx response body (NULL: discarded) */
+    uint64_t out_max;
+    /* results of the last attempt */
+    long status;
+    CURLcode cc;
+    int attempts;
+    char etag[96];
+    uint64_t clen;
+    int has_clen;
+    int64_t mtime_ms;
+    char code[64];             /* S3 <Code> of an error response */
+    char msg[160];
+    char reqid[64];
+    int overflow;
+    ls_buf_t errbody;
+    /* upload cursor */
+    int cur;
+    size_t cur_off;
+} s3_req_t;
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+static void s3_set_err(s3_store_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void s3_set_err(s3_store_t *s, const char *fmt, ...)
+{
+    char msg[sizeof s->base.errmsg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&s->err_mu);
+    memcpy(s->base.errmsg, msg, sizeof msg);
+    pthread_mutex_unlock(&s->err_mu);
+}
+
+static uint64_t s3_rand(s3_store_t *s)
+{
+    uint64_t x = __atomic_load_n(&s->rng, __ATOMIC_RELAXED), n;
+    do {
+        n = x;
+        n ^= n << 13;
+        n ^= n >> 7;
+        n ^= n << 17;
+    } while (!__atomic_compare_exchange_n(&s->rng, &x, n, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return n * 0x2545F4914F6CDD1DULL;
+}
+
+/* ------------------------------------------------------------- XML (minimal) */
+
+/* Finds the next <tag>...</tag> in buf[*pos, len); the content is
+ * buf[*vs, *vs + *vlen). Advances *pos past the end tag. Tags with
+ * attributes or namespaces on the element itself ("<tag xmlns=...>") match
+ * too. Returns 0 when there is none. Never reads outside buf. */
+static int xml_next(const char *buf, size_t len, size_t *pos, const char *tag, size_t *vs,
+                    size_t *vlen)
+{
+    char open[80], close[80];
+    size_t tl = strlen(tag);
+    if (tl + 4 > sizeof open)
+        return 0;
+    snprintf(open, sizeof open, "<%s", tag);
+    snprintf(close, sizeof close, "</%s>", tag);
+    size_t p = *pos;
+    while (p < len) {
+        const char *o = memmem(buf + p, len - p, open, tl + 1);
+        if (!o)
+            return 0;
+        size_t after = (size_t)(o - buf) + tl + 1;
+        if (after >= len)
+            return 0;
+        if (buf[after] != '>' && buf[after] != ' ') {
+            p = after; /* a longer tag name with this prefix */
+            continue;
+        }
+        const char *gt = memchr(buf + after, '>', len - after);
+        if (!gt)
+            return 0;
+        size_t cs = (size_t)(gt - buf) + 1;
+        if (gt[-1] == '/') { /* <tag/>: empty */
+            *vs = cs;
+            *vlen = 0;
+            *pos = cs;
+            return 1;
+        }
+        const char *c = memmem(buf + cs, len - cs, close, tl + 3);
+        if (!c)
+            return 0;
+        *vs = cs;
+        *vlen = (size_t)(c - buf) - cs;
+        *pos = (size_t)(c - buf) + tl + 3;
+        return 1;
+    }
+    return 0;
+}
+
+/* Copies XML text with the five predefined entities and numeric ASCII
+ * references decoded into out (cap bytes with NUL). Returns 0, or -1 if it
+ * does not fit or holds an entity we do not decode. */
+static int xml_text(const char *p, size_t n, char *out, size_t cap)
+{
+    static const struct { const char *e; char c; } ents[] = {
+        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        if (o + 1 >= cap)
+            return -1;
+        if (p[i] != '&') {
+            out[o++] = p[i++];
+            continue;
+        }
+        int done = 0;
+        for (size_t k = 0; k < sizeof ents / sizeof ents[0] && !done; k++) {
+            size_t el = strlen(ents[k].e);
+            if (n - i >= el && memcmp(p + i, ents[k].e, el) == 0) {
+                out[o++] = ents[k].c;
+                i += el;
+                done = 1;
+            }
+        }
+        if (!done && n - i >= 4 && p[i + 1] == '#') {
+            size_t j = i + 2;
+            int hex = j < n && (p[j] == 'x' || p[j] == 'X');
+            j += (size_t)hex;
+            unsigned v = 0;
+            size_t digits = 0;
+            while (j < n && p[j] != ';' && digits < 6) {
+                int d = p[j] >= '0' && p[j] <= '9'   ? p[j] - '0'
+                        : hex && p[j] >= 'a' && p[j] <= 'f' ? p[j] - 'a' + 10
+                        : hex && p[j] >= 'A' && p[j] <= 'F' ? p[j] - 'A' + 10
+                                                            : -1;
+                if (d < 0)
+                    return -1;
+                v = v * (hex ? 16u : 10u) + (unsigned)d;
+                j++;
+                digits++;
+            }
+            if (j >= n || p[j] != ';' || !digits || v == 0 || v > 127)
+                return -1;
+            out[o++] = (char)v;
+            i = j + 1;
+            done = 1;
+        }
+        if (!done)
+            return -1;
+    }
+    out[o] = 0;
+    return 0;
+}
+
+/* The decoded text of the first <tag> in buf, or "" (bounded copy). */
+static void xml_first(const char *buf, size_t len, const char *tag, char *out, size_t cap)
+{
+    size_t pos = 0, vs, vl;
+    out[0] = 0;
+    if (xml_next(buf, len, &pos, tag, &vs, &vl) && xml_text(buf + vs, vl, out, cap) != 0)
+        out[0] = 0;
+}
+
+/* "2024-01-02T03:04:05.678Z" -> ms since the epoch (0 if unparsable). */
+static int64_t iso8601_ms(const char *s)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    int ms = 0;
+    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec) != 6)
+        return 0;
+    const char *dot = strchr(s, '.');
+    if (dot) {
+        int mul = 100;
+        for (const char *p = dot + 1; *p >= '0' && *p <= '9' && mul; p++, mul /= 10)
+            ms += (*p - '0') * mul;
+    }
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return (int64_t)timegm(&tm) * 1000 + ms;
+}
+
+/* ---------------------------------------------------------------- handles */
+
+static CURL *pool_get(s3_store_t *s)
+{
+    pthread_mutex_lock(&s->pool_mu);
+    while (s->nidle == 0 && s->nhandles >= s->max_conns)
+        pthread_cond_wait(&s->pool_cv, &s->pool_mu);
+    CURL *c = NULL;
+    if (s->nidle > 0) {
+        c = s->idle[--s->nidle];
+    } else {
+        s->nhandles++;
+    }
+    pthread_mutex_unlock(&s->pool_mu);
+    if (!c) {
+        c = curl_easy_init();
+        if (!c)
+            abort(); /* out of memory */
+    }
+    return c;
+}
+
+static void pool_put(s3_store_t *s, CURL *c)
+{
+    pthread_mutex_lock(&s->pool_mu);
+    s->idle[s->nidle++] = c;
+    pthread_cond_signal(&s->pool_cv);
+    pthread_mutex_unlock(&s->pool_mu);
+}
+
+/* ---------------------------------------------------------------- transfer */
+
+static size_t on_read(char *buf, size_t size, size_t nitems, void *arg)
+{
+    s3_req_t *r = arg;
+    size_t cap = size * nitems, n = 0;
+    while (n < cap && r->cur < r->iovcnt) {
+        const struct iovec *v = &r->iov[r->cur];
+        size_t left = v->iov_len - r->cur_off;
+        size_t k = left < cap - n ? left : cap - n;
+        if (k)
+            memcpy(buf + n, (const char *)v->iov_base + r->cur_off, k);
+        n += k;
+        r->cur_off += k;
+        if (r->cur_off == v->iov_len) {
+            r->cur++;
+            r->cur_off = 0;
+        }
+    }
+    return n;
+}
+
+static int on_seek(void *arg, curl_off_t offset, int origin)
+{
+    s3_req_t *r = arg;
+    if (origin != SEEK_SET || offset < 0)
+        return CURL_SEEKFUNC_CANTSEEK;
+    uint64_t left = (uint64_t)offset;
+    r->cur = 0;
+    r->cur_off = 0;
+    while (r->cur < r->iovcnt && left >= r->iov[r->cur].iov_len) {
+        left -= r->iov[r->cur].iov_len;
+        r->cur++;
+    }
+    if (r->cur == r->iovcnt && left)
+        return CURL_SEEKFUNC_FAIL;
+    r->cur_off = (size_t)left;
+    return CURL_SEEKFUNC_OK;
+}
+
+static size_t on_write(char *p, size_t size, size_t nmemb, void *arg)
+{
+    s3_req_t *r = arg;
+    size_t n = size * nmemb;
+    if (r->status >= 200 && r->status < 300) {
+        if (!r->out)
+            return n;
+        if (r->out->len + n > r->out_max) {
+            r->overflow = 1;
+            return 0; /* aborts the transfer */
+        }
+        if (r->out->len == 0 && r->has_clen && r->clen <= r->out_max)
+            ls_buf_reserve(r->out, (size_t)r->clen);
+        ls_buf_append(r->out, p, n);
+        return n;
+    }
+    if (r->errbody.len < S3_ERRBODY_MAX) {
+        size_t k = S3_ERRBODY_MAX - r->errbody.len < n ? S3_ERRBODY_MAX - r->errbody.len : n;
+        ls_buf_append(&r->errbody, p, k);
+    }
+    return n;
+}
+
+static int hdr_is(const char *line, size_t n, const char *name, const char **val, size_t *vlen)
+{
+    size_t nl = strlen(name);
+    if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
+        return 0;
+    size_t i = nl + 1;
+    while (i < n && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    size_t e = n;
+    while (e > i && (line[e - 1] == '\r' || line[e - 1] == '\n' || line[e - 1] == ' '))
+        e--;
+    *val = line + i;
+    *vlen = e - i;
+    return 1;
+}
+
+static size_t on_header(char *line, size_t size, size_t nitems, void *arg)
+{
+    s3_req_t *r = arg;
+    size_t n = size * nitems;
+    const char *v;
+    size_t vl;
+    if (n > 5 && memcmp(line, "HTTP/", 5) == 0) {
+        /* a new response (after 100 Continue, say): forget the last one's */
+        const char *sp = memchr(line, ' ', n);
+        r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+        r->has_clen = 0;
+        r->etag[0] = 0;
+        return n;
+    }
+    if (hdr_is(line, n, "content-length", &v, &vl)) {
+        char tmp[32];
+        snprintf(tmp, sizeof tmp, "%.*s", (int)(vl < 31 ? vl : 31), v);
+        r->clen = strtoull(tmp, NULL, 10);
+        r->has_clen = 1;
+    } else if (hdr_is(line, n, "etag", &v, &vl)) {
+        snprintf(r->etag, sizeof r->etag, "%.*s", (int)(vl < sizeof r->etag - 1 ? vl : sizeof r->etag - 1), v);
+    } else if (hdr_is(line, n, "x-amz-request-id", &v, &vl)) {
+        snprintf(r->reqid, sizeof r->reqid, "%.*s", (int)(vl < sizeof r->reqid - 1 ? vl : sizeof r->reqid - 1), v);
+    } else if (hdr_is(line, n, "last-modified", &v, &vl)) {
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "%.*s", (int)(vl < 63 ? vl : 63), v);
+        time_t t = curl_getdate(tmp, NULL);
+        if (t > 0)
+            r->mtime_ms = (int64_t)t * 1000;
+    }
+    return n;
+}
+
+static int curl_transient(CURLcode cc)
+{
+    switch (cc) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SEND_FAIL_REWIND:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int http_transient(const s3_req_t *r)
+{
+    if (r->status >= 500 || r->status == 429 || r->status == 408)
+        return 1;
+    static const char *const codes[] = {"SlowDown", "RequestTimeout", "Throttling",
+                                        "ThrottlingException", "RequestThrottled",
+                                        "InternalError", "ServiceUnavailable"};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (strcmp(r->code, codes[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The request's path before encoding: path_base "/" prefix key. */
+static char *req_path(s3_store_t *s, const s3_req_t *r)
+{
+    if (!r->key)
+        return ls_strdup(s->path_base[0] ? s->path_base : "/");
+    return ls_asprintf("%s/%s%s", s->path_base, s->prefix, r->key);
+}
+
+/* One HTTP exchange. Fills r->cc, r->status and the response fields. */
+static void s3_attempt(s3_store_t *s, CURL *c, s3_req_t *r, const char *path,
+                       const char *payload_hash)
+{
+    char date[17];
+    ls_sigv4_date(time(NULL), date);
+    ls_sigv4_hdr_t h[10];
+    int nh = 0;
+    h[nh++] = (ls_sigv4_hdr_t){"host", s->host_hdr};
+    h[nh++] = (ls_sigv4_hdr_t){"x-amz-content-sha256", payload_hash};
+    h[nh++] = (ls_sigv4_hdr_t){"x-amz-date", date};
+    if (s->session_token)
+        h[nh++] = (ls_sigv4_hdr_t){"x-amz-security-token", s->session_token};
+    for (int i = 0; i < r->nextra; i++)
+        h[nh++] = r->extra[i];
+    ls_sigv4_req_t sr = {r->method, path, r->query, h, nh, payload_hash};
+    ls_sigv4_cred_t cred = {s->access_key, s->secret_key, s->region, "s3"};
+    ls_buf_t auth;
+    ls_buf_init(&auth);
+    ls_buf_printf(&auth, "Authorization: ");
+    ls_sigv4_authorization(&sr, &cred, date, &auth, NULL, NULL);
+    ls_buf_append_u8(&auth, 0);
+
+    struct curl_slist *hl = NULL;
+    ls_buf_t line;
+    ls_buf_init(&line);
+    for (int i = 0; i < nh; i++) {
+        line.len = 0;
+        ls_buf_printf(&line, "%s: %s", h[i].name, h[i].value);
+        hl = curl_slist_append(hl, (const char *)line.data);
+    }
+    hl = curl_slist_append(hl, (const char *)auth.data);
+    hl = curl_slist_append(hl, "Expect:");
+    hl = curl_slist_append(hl, "Accept:");
+    if (!hl)
+        abort();
+    memset(auth.data, 0, auth.len);
+    ls_buf_free(&auth);
+
+    line.len = 0;
+    ls_buf_printf(&line, "%s", s->scheme_host);
+    ls_sigv4_uri_encode(&line, path, strlen(path), 0);
+    if (r->query && *r->query)
+        ls_buf_printf(&line, "?%s", r->query);
+    ls_buf_append_u8(&line, 0);
+
+    curl_easy_reset(c);
+    curl_easy_setopt(c, CURLOPT_URL, (const char *)line.data);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, s->request_timeout_ms);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, s->connect_timeout_ms);
+    curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, s->tls_verify ? 1L : 0L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, s->tls_verify ? 2L : 0L);
+    if (s->ca_file)
+        curl_easy_setopt(c, CURLOPT_CAINFO, s->ca_file);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "lakestream");
+    if (strcmp(r->method, "HEAD") == 0) {
+        curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    } else if (strcmp(r->method, "PUT") == 0 || strcmp(r->method, "POST") == 0) {
+        curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
+        curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+        curl_easy_setopt(c, CURLOPT_READDATA, r);
+        curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
+        curl_easy_setopt(c, CURLOPT_SEEKDATA, r);
+        if (strcmp(r->method, "POST") == 0)
+            curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "POST");
+    } else if (strcmp(r->method, "GET") != 0) {
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
+    }
+
+    r->status = 0;
+    r->has_clen = 0;
+    r->etag[0] = r->code[0] = r->msg[0] = r->reqid[0] = 0;
+    r->mtime_ms = 0;
+    r->overflow = 0;
+    r->errbody.len = 0;
+    r->cur = 0;
+    r->cur_off = 0;
+    if (r->out)
+        r->out->len = 0;
+    r->cc = curl_easy_perform(c);
+    if (r->cc == CURLE_OK) {
+        long code = 0;
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+        r->status = code;
+        if (code >= 300 && r->errbody.len) {
+            xml_first((const char *)r->errbody.data, r->errbody.len, "Code", r->code,
+                      sizeof r->code);
+            xml_first((const char *)r->errbody.data, r->errbody.len, "Message", r->msg,
+                      sizeof r->msg);
+        }
+    }
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(hl);
+    ls_buf_free(&line);
+}
+
+/* Runs r with retries. Returns LS_OK when a final HTTP response arrived (the
+ * caller reads r->status), LS_EAGAIN when transient failures outlasted the
+ * retries, LS_EIO on a permanent transport failure. */
+static ls_status s3_request(s3_store_t *s, s3_req_t *r)
+{
+    char hash[LS_SHA256_HEX_LEN + 1];
+    const char *ph = r->payload_hash;
+    if (!ph) {
+        if (s->unsigned_payload && r->body_len)
+            ph = LS_SIGV4_UNSIGNED;
+        else if (!r->body_len)
+            ph = LS_SIGV4_EMPTY_SHA256;
+        else {
+            ls_sha256_hex_iov(r->iov, r->iovcnt, hash);
+            ph = hash;
+        }
+    }
+    char *path = req_path(s, r);
+    ls_buf_init(&r->errbody);
+    CURL *c = pool_get(s);
+    ls_status st = LS_OK;
+    for (r->attempts = 1;; r->attempts++) {
+        __atomic_add_fetch(&s->nrequests, 1, __ATOMIC_RELAXED);
+        s3_attempt(s, c, r, path, ph);
+        int transient = r->cc != CURLE_OK ? curl_transient(r->cc) : http_transient(r);
+        if (r->cc == CURLE_OK && !transient)
+            break;
+        if (!transient) {
+            s3_set_err(s, "%s %s: %s%s", r->method, r->key ? r->key : "(bucket)",
+                       curl_easy_strerror(r->cc), r->overflow ? " (response larger than expected)" : "");
+            st = LS_EIO;
+            break;
+        }
+        if (r->attempts > s->max_retries) {
+            if (r->cc != CURLE_OK)
+                s3_set_err(s, "%s %s: %s (after %d attempts)", r->method,
+                           r->key ? r->key : "(bucket)", curl_easy_strerror(r->cc), r->attempts);
+            else
+                s3_set_err(s, "%s %s: HTTP %ld %s %s (after %d attempts)", r->method,
+                           r->key ? r->key : "(bucket)", r->status, r->code, r->msg, r->attempts);
+            st = LS_EAGAIN;
+            break;
+        }
+        /* equal jitter: half the backoff fixed, half random */
+        int shift = r->attempts - 1 < 20 ? r->attempts - 1 : 20;
+        long b = s->backoff_ms << shift;
+        if (b > s->backoff_max_ms || b <= 0)
+            b = s->backoff_max_ms;
+        long d = b / 2 + (long)(s3_rand(s) % (uint64_t)(b / 2 + 1));
+        __atomic_add_fetch(&s->nretries, 1, __ATOMIC_RELAXED);
+        LS_DEBUG("objstore", "s3: %s %s: %s; retry %d in %ld ms", r->method,
+                 r->key ? r->key : "(bucket)",
+                 r->cc != CURLE_OK ? curl_easy_strerror(r->cc) : (r->code[0] ? r->code : "5xx"),
+                 r->attempts, d);
+        struct timespec ts = {d / 1000, (d % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+    pool_put(s, c);
+    ls_free(path);
+    if (st != LS_OK)
+        LS_WARN("objstore", "s3: %s", s->base.errmsg);
+    return st;
+}
+
+/* Maps a final response that is not a success to a status, with a message. */
+static ls_status s3_fail(s3_store_t *s, s3_req_t *r)
+{
+    s3_set_err(s, "%s %s: HTTP %ld%s%s%s%s%s%s", r->method, r->key ? r->key : "(bucket)",
+               r->status, r->code[0] ? " " : "", r->code, r->msg[0] ? ": " : "", r->msg,
+               r->reqid[0] ? " request-id " : "", r->reqid);
+    if (r->status == 404 && strcmp(r->code, "NoSuchBucket") != 0)
+        return LS_ENOTFOUND;
+    if (r->status == 412)
+        return LS_EEXISTS;
+    LS_WARN("objstore", "s3: %s", s->base.errmsg);
+    return LS_EIO;
+}
+
+static void s3_req_done(s3_req_t *r) { ls_buf_free(&r->errbody); }
+
+static ls_status check_key(s3_store_t *s, const char *key)
+{
+    if (!ls_objstore_key_valid(key)) {
+        s3_set_err(s, "invalid object key '%s'", key ? key : "(null)");
+        return LS_EINVAL;
+    }
+    return LS_OK;
+}
+
+/* ---------------------------------------------------------------- head/get */
+
+static ls_status s3_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
+{
+    s3_store_t *s = (s3_store_t *)os;
+    ls_status st = check_key(s, key);
+    if (st != LS_OK)
+        return st;
+    s3_req_t r = {.method = "HEAD", .key = key};
+    st = s3_request(s, &r);
+    if (st == LS_OK) {
+        if (r.status == 200) {
+            info->key = NULL;
+            info->size = r.has_clen ? r.clen : 0;
+            info->mtime_ms = r.mtime_ms;
+        } else {
+            st = s3_fail(s, &r);
+        }
+    }
+    s3_req_done(&r);
+    return st;
+}
+
+static ls_status s3_get(ls_objstore_t *os, const char *key, uint64_t off, uint64_t len,
+                        ls_buf_t *out)
+{
+    s3_store_t *s = (s3_store_t *)os;
+    ls_status st = check_key(s, key);
+    if (st != LS_OK)
+        return st;
+    out->len = 0;
+    if (len == 0) {
+        ls_objinfo_t info;
+        return s3_head(os, key, &info);
+    }
+    char range[64];
+    s3_req_t r = {.method = "GET", .key = key, .out = out};
+    if (off > 0 || len != UINT64_MAX) {
+        if (len > UINT64_MAX - off)
+            snprintf(range, sizeof range, "bytes=%" PRIu64 "-", off);
+        else
+            snprintf(range, sizeof range, "bytes=%" PRIu64 "-%" PRIu64, off, off + len - 1);
+        r.extra[r.nextra++] = (ls_sigv4_hdr_t){"range", range};
+    }
+    /* a server that ignores Range sends the whole object: accept it and cut */
+    r.out_max = (off == 0 && len < (uint64_t)SIZE_MAX / 2) ? len : (uint64_t)SIZE_MAX / 2;
+    st = s3_request(s, &r);
+    if (st == LS_OK) {
+        if (r.status == 206) {
+            if (out->len > len)
+                out->len = (size_t)len;
+        } else if (r.status == 200) {
+            if (r.nextra) { /* Range ignored */
+                size_t from = off < out->len ? (size_t)off : out->len;
+                size_t n = out->len - from;
+                if (n > len)
+                    n = (size_t)len;
+                memmove(out->data, out->data + from, n);
+                out->len = n;
+            }
+        } else if (r.status == 416) {
+            out->len = 0; /* starts at or past the end */
+        } else {
+            out->len = 0;
+            st = s3_fail(s, &r);
+        }
+    } else {
+        out->len = 0;
+    }
+    s3_req_done(&r);
+    return st;
+}
+
+/* ---------------------------------------------------------------- put */
+
+static uint64_t iov_total(const struct iovec *iov, int iovcnt)
+{
+    uint64_t t = 0;
+    for (int i = 0; i < iovcnt; i++)
+        t += iov[i].iov_len;
+    return t;
+}
+
+/* 1 when the stored object's ETag is the MD5 of our bytes (single-part). */
+static int s3_is_ours(s3_store_t *s, const char *key, const struct iovec *iov, int iovcnt)
+{
+    s3_req_t r = {.method = "HEAD", .key = key};
+    int ours = 0;
+    if (s3_request(s, &r) == LS_OK && r.status == 200 && r.etag[0]) {
+        char hex[33];
+        ls_md5_iov(iov, iovcnt, hex, NULL);
+        const char *e = r.etag[0] == '"' ? r.etag + 1 : r.etag;
+        ours = strncasecmp(e, hex, 32) == 0 && (e[32] == '"' || e[32] == 0);
+    }
+    s3_req_done(&r);
+    return ours;
+}
+
+/* HEAD: LS_OK if absent, LS_EEXISTS if present, else the failure. */
+static ls_status s3_absent(s3_store_t *s, const char *key)
+{
+    s3_req_t r = {.method = "HEAD", .key = key};
+    ls_status st = s3_request(s, &r);
+    if (st == LS_OK) {
+        if (r.status == 200) {
+            s3_set_err(s, "put %s: object exists (create-only)", key);
+            st = LS_EEXISTS;
+        } else if (r.status != 404) {
+            st = s3_fail(s, &r);
+        }
+    }
+    s3_req_done(&r);
+    return st;
+}
+
+static void s3_probe_create_only(s3_store_t *s);
+
+/* How a create-only write is guarded: *hdr send If-None-Match, *head check first. */
+static void create_only_plan(s3_store_t *s, int *hdr, int *head)
+{
+    if (s->create_only_mode == TRI_ON) {
+        *hdr = 1, *head = 0;
+        return;
+    }
+    if (s->create_only_mode == TRI_OFF) {
+        *hdr = 0, *head = 1;
+        return;
+    }
+    s3_probe_create_only(s);
+    int state = __atomic_load_n(&s->create_only_state, __ATOMIC_ACQUIRE);
+    *hdr = state != 0;
+    *head = state != 1;
+}
+
+static ls_status s3_put_single(s3_store_t *s, const char *key, const struct iovec *iov,
+                               int iovcnt, uint64_t total, int create_only, int send_hdr)
+{
+    s3_req_t r = {.method = "PUT", .key = key, .iov = iov, .iovcnt = iovcnt, .body_len = total};
+    if (create_only && send_hdr)
+        r.extra[r.nextra++] = (ls_sigv4_hdr_t){"if-none-match", "*"};
+    ls_status st = s3_request(s, &r);
+    if (st == LS_OK && r.status != 200) {
+        if (r.status == 412 && r.attempts > 1 && s3_is_ours(s, key, iov, iovcnt)) {
+            /* an earlier attempt landed and only its answer was lost */
+            st = LS_OK;
+        } else if (r.status == 412) {
+            s3_set_err(s, "put %s: object exists (create-only)", key);
+            st = LS_EEXISTS;
+        } else {
+            st = s3_fail(s, &r);
+        }
+    }
+    s3_req_done(&r);
+    return st;
+}
+
+/* iov[*] restricted to bytes [from, from + n). Returns a fresh array. */
+static struct iovec *iov_slice(const struct iovec *iov, int iovcnt, uint64_t from, uint64_t n,
+                               int *outcnt)
+{
+    struct iovec *v = LS_NEWN(struct iovec, iovcnt ? iovcnt : 1);
+    int k = 0;
+    uint64_t pos = 0;
+    for (int i = 0; i < iovcnt && n > 0; i++) {
+        uint64_t len = iov[i].iov_len;
+        if (pos + len <= from) {
+            pos += len;
+            continue;
+        }
+        uint64_t skip = from > pos ? from - pos : 0;
+        uint64_t take = len - skip < n ? len - skip : n;
+        v[k].iov_base = (char *)iov[i].iov_base + skip;
+        v[k].iov_len = (size_t)take;
+        k++;
+        n -= take;
+        from += take;
+        pos += len;
+    }
+    *outcnt = k;
+    return v;
+}
+
+static void s3_abort_upload(s3_store_t *s, const char *key, const char *upload_q)
+{
+    s3_req_t r = {.method = "DELETE", .key = key, .query = upload_q};
+    ls_status st = s3_request(s, &r);
+    if (st != LS_OK || (r.status != 204 && r.status != 200 && r.status != 404))
+        LS_WARN("objstore", "s3: aborting multipart upload of %s failed (HTTP %ld %s); the "
+                            "bucket's lifecycle rule for incomplete uploads must clean it up",
+                key, r.status, r.code);
+    s3_req_done(&r);
+}
+
+static ls_status s3_put_multipart(s3_store_t *s, const char *key, const struct iovec *iov,
+                                  int iovcnt, uint64_t total, int create_only)
+{
+    uint64_t psize = s->part_size;
+    while ((total + psize - 1) / psize > S3_MAX_PARTS)
+        psize *= 2;
+    int nparts = (int)((total + psize - 1) / psize);
+    int hdr = 0, head = 0;
+    if (create_only) {
+        create_only_plan(s, &hdr, &head);
+        ls_status st = s3_absent(s, key); /* servers may ignore the header on complete */
+        if (st != LS_OK)
+            return st;
+    }
+    /* initiate */
+    ls_buf_t xml;
+    ls_buf_init(&xml);
+    s3_req_t r = {.method = "POST", .key = key, .query = "uploads=", .out = &xml,
+                  .out_max = 1 << 20};
+    ls_status st = s3_request(s, &r);
+    if (st == LS_OK && r.status != 200)
+        st = s3_fail(s, &r);
+    s3_req_done(&r);
+    char upload_id[512];
+    if (st == LS_OK) {
+        xml_first((const char *)xml.data, xml.len, "UploadId", upload_id, sizeof upload_id);
+        if (!upload_id[0]) {
+            s3_set_err(s, "put %s: CreateMultipartUpload answered without an UploadId", key);
+            st = LS_EIO;
+        }
+    }
+    if (st != LS_OK) {
+        ls_buf_free(&xml);
+        return st;
+    }
+    ls_buf_t uq;
+    ls_buf_init(&uq);
+    ls_buf_printf(&uq, "uploadId=");
+    ls_sigv4_uri_encode(&uq, upload_id, strlen(upload_id), 1);
+    ls_buf_append_u8(&uq, 0);
+    const char *upload_q = (const char *)uq.data;
+
+    /* parts, in order */
+    char (*etags)[96] = ls_calloc((size_t)nparts, sizeof *etags);
+    for (int p = 0; p < nparts && st == LS_OK; p++) {
+        uint64_t from = (uint64_t)p * psize;
+        uint64_t n = total - from < psize ? total - from : psize;
+        int cnt;
+        struct iovec *sub = iov_slice(iov, iovcnt, from, n, &cnt);
+        if (s->test_fail_part == p + 1) {
+            s3_set_err(s, "put %s: part %d failed (test_fail_part)", key, p + 1);
+            st = LS_EIO;
+            break;
+        }
+        char *q = ls_asprintf("partNumber=%d&%s", p + 1, upload_q);
+        s3_req_t pr = {.method = "PUT", .key = key, .query = q, .iov = sub, .iovcnt = cnt,
+                       .body_len = n};
+        st = s3_request(s, &pr);
+        if (st == LS_OK && pr.status != 200)
+            st = s3_fail(s, &pr);
+        if (st == LS_OK && !pr.etag[0]) {
+            s3_set_err(s, "put %s: part %d answered without an ETag", key, p + 1);
+            st = LS_EIO;
+        }
+        if (st == LS_OK)
+            memcpy(etags[p], pr.etag, sizeof etags[p]);
+        s3_req_done(&pr);
+        ls_free(q);
+        ls_free(sub);
+    }
+    /* complete */
+    if (st == LS_OK) {
+        ls_buf_t body;
+        ls_buf_init(&body);
+        ls_buf_printf(&body, "<CompleteMultipartUpload>");
+        for (int p = 0; p < nparts; p++) {
+            const char *e = etags[p];
+            int quoted = e[0] == '"';
+            ls_buf_printf(&body, "<Part><PartNumber>%d</PartNumber><ETag>%s%s%s</ETag></Part>",
+                          p + 1, quoted ? "" : "\"", e, quoted ? "" : "\"");
+        }
+        ls_buf_printf(&body, "</CompleteMultipartUpload>");
+        struct iovec bv = {body.data, body.len};
+        s3_req_t cr = {.method = "POST", .key = key, .query = upload_q, .iov = &bv, .iovcnt = 1,
+                       .body_len = body.len, .out = &xml, .out_max = 1 << 20};
+        if (create_only && hdr)
+            cr.extra[cr.nextra++] = (ls_sigv4_hdr_t){"if-none-match", "*"};
+        st = s3_request(s, &cr);
+        if (st == LS_OK && cr.status != 200)
+            st = s3_fail(s, &cr);
+        if (st == LS_OK) {
+            /* a 200 may still carry an <Error> (S3 reports late failures so) */
+            char code[64];
+            xml_first((const char *)xml.data, xml.len, "Code", code, sizeof code);
+            size_t pos = 0, vs, vl;
+            if (xml_next((const char *)xml.data, xml.len, &pos, "Error", &vs, &vl)) {
+                s3_set_err(s, "put %s: CompleteMultipartUpload failed: %s", key, code);
+                st = LS_EIO;
+            }
+        }
+        s3_req_done(&cr);
+        ls_buf_free(&body);
+    }
+    if (st != LS_OK)
+        s3_abort_upload(s, key, upload_q);
+    ls_free(etags);
+    ls_buf_free(&uq);
+    ls_buf_free(&xml);
+    return st;
+}
+
+static ls_status s3_put(ls_objstore_t *os, const char *key, const struct iovec *iov, int iovcnt,
+                        int flags)
+{
+    s3_store_t *s = (s3_store_t *)os;
+    ls_status st = check_key(s, key);
+    if (st != LS_OK)
+        return st;
+    if (iovcnt < 0 || (iovcnt > 0 && !iov) || (flags & ~LS_OBJSTORE_PUT_CREATE_ONLY)) {
+        s3_set_err(s, "put %s: invalid arguments", key);
+        return LS_EINVAL;
+    }
+    int create_only = flags & LS_OBJSTORE_PUT_CREATE_ONLY;
+    uint64_t total = iov_total(iov, iovcnt);
+    if (total > s->mp_threshold)
+        return s3_put_multipart(s, key, iov, iovcnt, total, create_only);
+    int hdr = 0, head = 0;
+    if (create_only) {
+        create_only_plan(s, &hdr, &head);
+        if (head) {
+            st = s3_absent(s, key);
+            if (st != LS_OK)
+                return st;
+        }
+    }
+    return s3_put_single(s, key, iov, iovcnt, total, create_only, hdr);
+}
+
+/* Once per store (auto mode): does the server refuse a second create-only
+ * PUT? Transport failures leave the answer unknown (asked again later). */
+static void s3_probe_create_only(s3_store_t *s)
+{
+    if (__atomic_load_n(&s->create_only_state, __ATOMIC_ACQUIRE) != -1)
+        return;
+    pthread_mutex_lock(&s->probe_mu);
+    if (__atomic_load_n(&s->create_only_state, __ATOMIC_ACQUIRE) != -1) {
+        pthread_mutex_unlock(&s->probe_mu);
+        return;
+    }
+    char key[128];
+    snprintf(key, sizeof key, S3_PROBE_DIR "/create-only-probe-%ld-%016" PRIx64, (long)getpid(),
+             s3_rand(s));
+    struct iovec v = {"probe", 5};
+    int state = -1;
+    ls_status st1 = s3_put_single(s, key, &v, 1, 5, 1, 1);
+    if (st1 == LS_OK) {
+        ls_status st2 = s3_put_single(s, key, &v, 1, 5, 1, 1);
+        if (st2 == LS_EEXISTS)
+            state = 1;
+        else if (st2 == LS_OK)
+            state = 0;
+        s3_req_t r = {.method = "DELETE", .key = key};
+        s3_request(s, &r);
+        s3_req_done(&r);
+    } else if (st1 == LS_EIO) {
+        state = 0; /* the header itself is refused (400/501) */
+    }
+    if (state != -1) {
+        if (state == 0)
+            LS_WARN("objstore", "s3: the server ignores If-None-Match on PUT; create-only "
+                                "writes fall back to a HEAD check (not atomic). Set "
+                                "s3.create.only=false to silence this.");
+        else
+            LS_INFO("objstore", "s3: server honours If-None-Match (atomic create-only puts)");
+        __atomic_store_n(&s->create_only_state, state, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&s->probe_mu);
+}
+
+/* ---------------------------------------------------------------- delete */
+
+static ls_status s3_del(ls_objstore_t *os, const char *key)
+{
+    s3_store_t *s = (s3_store_t *)os;
+    ls_status st = check_key(s, key);
+    if (st != LS_OK)
+        return st;
+    s3_req_t r = {.method = "DELETE", .key = key};
+    st = s3_request(s, &r);
+    if (st == LS_OK && r.status != 204 && r.status != 200 && r.status != 404)
+        st = s3_fail(s, &r);
+    s3_req_done(&r);
+    return st;
+}
+
+static ls_status s3_del_many(ls_objstore_t *os, const char *const *keys, size_t n)
+{
+    s3_store_t *s = (s3_store_t *)os;
+    for (size_t i = 0; i < n; i++)
+        if (check_key(s, keys[i]) != LS_OK)
+            return LS_EINVAL;
+    ls_status st = LS_OK;
+    for (size_t at = 0; at < n && st == LS_OK; at += S3_DELETE_BATCH) {
+        size_t m = n - at < S3_DELETE_BATCH ? n - at : S3_DELETE_BATCH;
+        ls_buf_t body, resp;
+        ls_buf_init(&body);
+        ls_buf_init(&resp);
+        ls_buf_printf(&body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+                             "<Delete><Quiet>true</Quiet>");
+        for (size_t i = 0; i < m; i++) /* valid keys need no XML escaping */
+            ls_buf_printf(&body, "<Object><Key>%s%s</Key></Object>", s->prefix, keys[at + i]);
+        ls_buf_printf(&body, "</Delete>");
+        struct iovec bv = {body.data, body.len};
+        char md5[25];
+        ls_md5_iov(&bv, 1, NULL, md5);
+        s3_req_t r = {.method = "POST", .key = NULL, .query = "delete=", .iov = &bv,
+                      .iovcnt = 1, .body_len = body.len, .out = &resp, .out_max = S3_XML_MAX};
+        r.extra[r.nextra++] = (ls_sigv4_hdr_t){"content-md5", md5};
+        r.extra[r.nextra++] = (ls_sigv4_hdr_t){"content-type", "application/xml"};
+        st = s3_request(s, &r);
+        if (st == LS_OK && (r.status == 501 || r.status == 405)) {
+            /* no DeleteObjects here: one by one */
+            for (size_t i = 0; i < m && st == LS_OK; i++)
+                st = s3_del(os, keys[at + i]);
+        } else if (st == LS_OK && r.status != 200) {
+            st = s3_fail(s, &r);
+        } else if (st == LS_OK) {
+            size_t pos = 0, vs, vl;
+            while (xml_next((const char *)resp.data, resp.len, &pos, "Error", &vs, &vl)) {
+                char code[64], k[LS_OBJSTORE_KEY_MAX + 1];
+                xml_first((const char *)resp.data + vs, vl, "Code", code, sizeof code);
+                xml_first((const char *)resp.data + vs, vl, "Key", k, sizeof k);
+                if (strcmp(code, "NoSuchKey") == 0)
+                    continue;
+                s3_set_err(s, "delete %s: %s", k, code);
+                st = LS_EIO;
+                break;
+            }
+        }
+        s3_req_done(&r);
+        ls_buf_free(&body);
+        ls_buf_free(&resp);
+    }
+    return st;
+}
+
+/* ---------------------------------------------------------------- list */
+
+static int info_cmp(const void *a, const void *b)
+{
+    return strcmp(((const ls_objinfo_t *)a)->key, ((const ls_objinfo_t *)b)->key);
+}
+
+static ls_status s3_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **out, size_t *nout)
+{
+    s3_store_t *s = (s3_store_t *)os;
+    *out = NULL;
+    *nout = 0;
+    if (!ls_objstore_prefix_valid(prefix)) {
+        s3_set_err(s, "invalid list prefix '%s'", prefix ? prefix : "(null)");
+        return LS_EINVAL;
+    }
+    char *full = ls_asprintf("%s%s", s->prefix, prefix);
+    size_t plen = strlen(s->prefix);
+    ls_objinfo_t *v = NULL;
+    size_t n = 0, cap = 0;
+    char *token = NULL;
+    ls_status st = LS_OK;
+    ls_buf_t xml, q;
+    ls_buf_init(&xml);
+    ls_buf_init(&q);
+    for (int page = 0;; page++) {
+        q.len = 0;
+        if (token) {
+            ls_buf_printf(&q, "continuation-token=");
+            ls_sigv4_uri_encode(&q, token, strlen(token), 1);
+            ls_buf_printf(&q, "&");
+        }
+        ls_buf_printf(&q, "list-type=2&max-keys=%d&prefix=", s->list_page);
+        ls_sigv4_uri_encode(&q, full, strlen(full), 1);
+        ls_buf_append_u8(&q, 0);
+        s3_req_t r = {.method = "GET", .key = NULL, .query = (const char *)q.data, .out = &xml,
+                      .out_max = S3_XML_MAX};
+        st = s3_request(s, &r);
+        if (st == LS_OK && r.status != 200)
+            st = s3_fail(s, &r);
+        s3_req_done(&r);
+        if (st != LS_OK)
+            break;
+        const char *x = (const char *)xml.data;
+        size_t xl = xml.len, pos = 0, vs, vl;
+        while (xml_next(x, xl, &pos, "Contents", &vs, &vl)) {
+            char k[LS_OBJSTORE_KEY_MAX + 64], sz[32], lm[64];
+            xml_first(x + vs, vl, "Key", k, sizeof k);
+            xml_first(x + vs, vl, "Size", sz, sizeof sz);
+            xml_first(x + vs, vl, "LastModified", lm, sizeof lm);
+            if (strncmp(k, s->prefix, plen) != 0 || !ls_objstore_key_valid(k + plen))
+                continue; /* not one of ours (foreign or unrepresentable key) */
+            if (n == cap) {
+                cap = cap ? cap * 2 : 64;
+                v = ls_realloc(v, cap * sizeof *v);
+            }
+            v[n].key = ls_strdup(k + plen);
+            v[n].size = strtoull(sz, NULL, 10);
+            v[n].mtime_ms = iso8601_ms(lm);
+            n++;
+        }
+        char trunc[16];
+        xml_first(x, xl, "IsTruncated", trunc, sizeof trunc);
+        if (strcmp(trunc, "true") != 0)
+            break;
+        char next[1024];
+        xml_first(x, xl, "NextContinuationToken", next, sizeof next);
+        if (!next[0] || page > 1000000) {
+            s3_set_err(s, "list %s: truncated listing without a continuation token", prefix);
+            st = LS_EIO;
+            break;
+        }
+        ls_free(token);
+        token = ls_strdup(next);
+    }
+    ls_free(token);
+    ls_free(full);
+    ls_buf_free(&xml);
+    ls_buf_free(&q);
+    if (st != LS_OK) {
+        ls_objinfo_free(v, n);
+        return st;
+    }
+    if (n > 1)
+        qsort(v, n, sizeof *v, info_cmp); /* S3 sorts already; other servers may not */
+    *out = v;
+    *nout = n;
+    return LS_OK;
+}
+
+/* ListMultipartUploads under the store prefix + prefix (one page of up to
+ * 1000 is enough to tell "none" from "some"). */
+ls_status ls_objstore_s3_count_uploads(ls_objstore_t *os, const char *prefix, size_t *count)
+{
+    *count = 0;
+    if (!os || os->ops->put != s3_put)
+        return LS_EINVAL;
+    s3_store_t *s = (s3_store_t *)os;
+    char *full = ls_asprintf("%s%s", s->prefix, prefix ? prefix : "");
+    ls_buf_t q, xml;
+    ls_buf_init(&q);
+    ls_buf_init(&xml);
+    ls_buf_printf(&q, "prefix=");
+    ls_sigv4_uri_encode(&q, full, strlen(full), 1);
+    ls_buf_printf(&q, "&uploads=");
+    ls_buf_append_u8(&q, 0);
+    s3_req_t r = {.method = "GET", .key = NULL, .query = (const char *)q.data, .out = &xml,
+                  .out_max = S3_XML_MAX};
+    ls_status st = s3_request(s, &r);
+    if (st == LS_OK && r.status != 200)
+        st = s3_fail(s, &r);
+    if (st == LS_OK) {
+        size_t pos = 0, vs, vl;
+        while (xml_next((const char *)xml.data, xml.len, &pos, "Upload", &vs, &vl))
+            (*count)++;
+    }
+    s3_req_done(&r);
+    ls_buf_free(&q);
+    ls_buf_free(&xml);
+    ls_free(full);
+    return st;
+}
+
+/* ---------------------------------------------------------------- lifecycle */
+
+static void s3_close(ls_objstore_t *os)
+{
+    s3_store_t *s = (s3_store_t *)os;
+    pthread_mutex_lock(&s->pool_mu);
+    for (int i = 0; i < s->nidle; i++)
+        curl_easy_cleanup(s->idle[i]);
+    pthread_mutex_unlock(&s->pool_mu);
+    LS_DEBUG("objstore", "s3: closing after %" PRIu64 " requests, %" PRIu64 " retries",
+             s->nrequests, s->nretries);
+    ls_free(s->idle);
+    ls_free(s->bucket);
+    ls_free(s->prefix);
+    ls_free(s->scheme_host);
+    ls_free(s->host_hdr);
+    ls_free(s->path_base);
+    ls_free(s->region);
+    ls_free(s->access_key);
+    if (s->secret_key) {
+        memset(s->secret_key, 0, strlen(s->secret_key));
+        ls_free(s->secret_key);
+    }
+    if (s->session_token) {
+        memset(s->session_token, 0, strlen(s->session_token));
+        ls_free(s->session_token);
+    }
+    ls_free(s->ca_file);
+    pthread_mutex_destroy(&s->pool_mu);
+    pthread_cond_destroy(&s->pool_cv);
+    pthread_mutex_destroy(&s->err_mu);
+    pthread_mutex_destroy(&s->probe_mu);
+    ls_free(s);
+}
+
+static const ls_objstore_ops_t s3_ops = {
+    .name = "s3",
+    .put = s3_put,
+    .get = s3_get,
+    .head = s3_head,
+    .del = s3_del,
+    .list = s3_list,
+    .close = s3_close,
+    .del_many = s3_del_many,
+};
+
+/* ---------------------------------------------------------------- open */
+
+typedef struct s3_params {
+    char *endpoint, *region, *path_style, *create_only, *ca_file;
+    int tls_verify, unsigned_payload;
+    int64_t request_timeout_ms, connect_timeout_ms, max_connections, max_retries, backoff_ms,
+        backoff_max_ms, mp_threshold, part_size, list_page, test_fail_part;
+} s3_params_t;
+
+static void params_free(s3_params_t *p)
+{
+    ls_free(p->endpoint);
+    ls_free(p->region);
+    ls_free(p->path_style);
+    ls_free(p->create_only);
+    ls_free(p->ca_file);
+}
+
+static char *pct_decode(const char *s, size_t n)
+{
+    char *out = ls_malloc(n + 1);
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '%' && i + 2 < n) {
+            char hx[3] = {s[i + 1], s[i + 2], 0};
+            char *end;
+            long v = strtol(hx, &end, 16);
+            if (*end == 0 && v > 0) {
+                out[o++] = (char)v;
+                i += 2;
+                continue;
+            }
+        }
+        out[o++] = s[i];
+    }
+    out[o] = 0;
+    return out;
+}
+
+static int parse_tri(const char *v, int *out)
+{
+    if (!v || strcasecmp(v, "auto") == 0)
+        *out = TRI_AUTO;
+    else if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0 ||
+             strcasecmp(v, "on") == 0)
+        *out = TRI_ON;
+    else if (strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcasecmp(v, "no") == 0 ||
+             strcasecmp(v, "off") == 0)
+        *out = TRI_OFF;
+    else
+        return -1;
+    return 0;
+}
+
+static int parse_num(const char *v, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v)
+        return -1;
+    int64_t mul = 1;
+    if (*end == 'k' || *end == 'K') mul = 1 << 10, end++;
+    else if (*end == 'm' || *end == 'M') mul = 1 << 20, end++;
+    else if (*end == 'g' || *end == 'G') mul = 1 << 30, end++;
+    if (*end == 'i' || *end == 'I') end++;
+    if (*end == 'b' || *end == 'B') end++;
+    if (*end || x < 0)
+        return -1;
+    *out = (int64_t)x * mul;
+    return 0;
+}
+
+/* Applies one URL query option. */
+static int apply_query_opt(s3_params_t *p, const char *k, const char *v, char *err, int errlen)
+{
+    struct { const char *name; int64_t *field; } nums[] = {
+        {"request_timeout_ms", &p->request_timeout_ms},
+        {"connect_timeout_ms", &p->connect_timeout_ms},
+        {"max_connections", &p->max_connections},
+        {"max_retries", &p->max_retries},
+        {"retry_backoff_ms", &p->backoff_ms},
+        {"retry_backoff_max_ms", &p->backoff_max_ms},
+        {"multipart_threshold", &p->mp_threshold},
+        {"part_size", &p->part_size},
+        {"list_page_size", &p->list_page},
+        {"test_fail_part", &p->test_fail_part},
+    };
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        if (strcmp(k, nums[i].name) == 0) {
+            if (parse_num(v, nums[i].field) != 0) {
+                snprintf(err, (size_t)errlen, "s3 URL option %s: '%s' is not a number", k, v);
+                return -1;
+            }
+            return 0;
+        }
+    char **strs[] = {&p->endpoint, &p->region, &p->path_style, &p->create_only, &p->ca_file};
+    const char *snames[] = {"endpoint", "region", "path_style", "create_only", "ca_file"};
+    for (size_t i = 0; i < 5; i++)
+        if (strcmp(k, snames[i]) == 0) {
+            ls_free(*strs[i]);
+            *strs[i] = ls_strdup(v);
+            return 0;
+        }
+    if (strcmp(k, "tls_verify") == 0 || strcmp(k, "unsigned_payload") == 0) {
+        int t;
+        if (parse_tri(v, &t) != 0 || t == TRI_AUTO) {
+            snprintf(err, (size_t)errlen, "s3 URL option %s: '%s' is not true/false", k, v);
+            return -1;
+        }
+        *(strcmp(k, "tls_verify") == 0 ? &p->tls_verify : &p->unsigned_payload) = t;
+        return 0;
+    }
+    if (strstr(k, "key") || strstr(k, "secret") || strstr(k, "token")) {
+        snprintf(err, (size_t)errlen,
+                 "s3 URL option '%s': credentials do not belong in the URL (it is logged); use "
+                 "s3.access.key / s3.secret.key or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY",
+                 k);
+        return -1;
+    }
+    snprintf(err, (size_t)errlen, "s3 URL: unknown option '%s'", k);
+    return -1;
+}
+
+static const char *env_first(const char *a, const char *b)
+{
+    const char *v = a ? getenv(a) : NULL;
+    if (v && *v)
+        return v;
+    v = b ? getenv(b) : NULL;
+    return v && *v ? v : NULL;
+}
+
+static int bucket_ok(const char *b)
+{
+    size_t n = strlen(b);
+    if (n < 1 || n > 255)
+        return 0;
+    for (const char *p = b; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '-' || *p == '_'))
+            return 0;
+    return 1;
+}
+
+ls_objstore_t *ls_objstore_s3_open(const char *url, const ls_objstore_opts_t *o, char *err,
+                                   int errlen)
+{
+    char dummy[8];
+    if (!err || errlen <= 0)
+        err = dummy, errlen = sizeof dummy;
+    err[0] = 0;
+    ls_objstore_opts_t defaults;
+    if (!o) {
+        ls_objstore_opts_init(&defaults);
+        o = &defaults;
+    }
+    if (!url || strncmp(url, "s3://", 5) != 0) {
+        snprintf(err, (size_t)errlen, "not an s3:// URL");
+        return NULL;
+    }
+    /* config-level settings first, URL options over them */
+    s3_params_t p = {
+        .endpoint = o->s3_endpoint ? ls_strdup(o->s3_endpoint) : NULL,
+        .region = o->s3_region ? ls_strdup(o->s3_region) : NULL,
+        .path_style = o->s3_path_style ? ls_strdup(o->s3_path_style) : NULL,
+        .create_only = o->s3_create_only ? ls_strdup(o->s3_create_only) : NULL,
+        .ca_file = o->s3_ca_file ? ls_strdup(o->s3_ca_file) : NULL,
+        .tls_verify = o->s3_tls_verify, .unsigned_payload = o->s3_unsigned_payload,
+        .request_timeout_ms = o->s3_request_timeout_ms,
+        .connect_timeout_ms = o->s3_connect_timeout_ms,
+        .max_connections = o->s3_max_connections, .max_retries = o->s3_max_retries,
+        .backoff_ms = o->s3_retry_backoff_ms, .backoff_max_ms = o->s3_retry_backoff_max_ms,
+        .mp_threshold = o->s3_multipart_threshold, .part_size = o->s3_multipart_part_size,
+        .list_page = -1,
+    };
+    const char *rest = url + 5;
+    const char *qm = strchr(rest, '?');
+    size_t loc_len = qm ? (size_t)(qm - rest) : strlen(rest);
+    char *loc = ls_strndup(rest, loc_len);
+    s3_store_t *s = NULL;
+    if (qm) {
+        const char *q = qm + 1;
+        while (*q) {
+            const char *amp = strchr(q, '&');
+            size_t len = amp ? (size_t)(amp - q) : strlen(q);
+            const char *eq = memchr(q, '=', len);
+            if (len) {
+                char *k = pct_decode(q, eq ? (size_t)(eq - q) : len);
+                char *v = eq ? pct_decode(eq + 1, len - (size_t)(eq - q) - 1) : ls_strdup("");
+                int rc = apply_query_opt(&p, k, v, err, errlen);
+                ls_free(k);
+                ls_free(v);
+                if (rc != 0)
+                    goto fail;
+            }
+            q += len;
+            if (*q == '&')
+                q++;
+        }
+    }
+    char *slash = strchr(loc, '/');
+    char *pfx = NULL;
+    if (slash) {
+        *slash = 0;
+        pfx = slash + 1;
+        size_t pl = strlen(pfx);
+        while (pl && pfx[pl - 1] == '/')
+            pfx[--pl] = 0;
+        if (pl && !ls_objstore_key_valid(pfx)) {
+            snprintf(err, (size_t)errlen, "s3 URL '%s': prefix '%s' is not a valid key path", url,
+                     pfx);
+            goto fail;
+        }
+    }
+    if (!bucket_ok(loc)) {
+        snprintf(err, (size_t)errlen, "s3 URL '%s': '%s' is not a bucket name", url, loc);
+        goto fail;
+    }
+
+    s = LS_NEW(s3_store_t);
+    s->base.ops = &s3_ops;
+    s->bucket = ls_strdup(loc);
+    s->prefix = pfx && *pfx ? ls_asprintf("%s/", pfx) : ls_strdup("");
+    pthread_mutex_init(&s->pool_mu, NULL);
+    pthread_cond_init(&s->pool_cv, NULL);
+    pthread_mutex_init(&s->err_mu, NULL);
+    pthread_mutex_init(&s->probe_mu, NULL);
+
+    const char *region = p.region ? p.region : env_first("AWS_REGION", "AWS_DEFAULT_REGION");
+    s->region = ls_strdup(region ? region : "us-east-1");
+    const char *ak = o->s3_access_key ? o->s3_access_key : env_first("AWS_ACCESS_KEY_ID", NULL);
+    const char *sk = o->s3_secret_key ? o->s3_secret_key : env_first("AWS_SECRET_ACCESS_KEY", NULL);
+    const char *tok = o->s3_session_token ? o->s3_session_token
+                                          : env_first("AWS_SESSION_TOKEN", NULL);
+    if (!ak || !sk) {
+        snprintf(err, (size_t)errlen,
+                 "s3: no credentials (set s3.access.key and s3.secret.key, or "
+                 "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)");
+        goto fail;
+    }
+    s->access_key = ls_strdup(ak);
+    s->secret_key = ls_strdup(sk);
+    s->session_token = tok ? ls_strdup(tok) : NULL;
+    s->ca_file = p.ca_file ? ls_strdup(p.ca_file) : NULL;
+
+    /* endpoint -> scheme, host[:port] */
+    const char *ep = p.endpoint ? p.endpoint : env_first("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
+    int custom = ep != NULL;
+    char *epbuf = ep ? ls_strdup(ep) : ls_asprintf("https://s3.%s.amazonaws.com", s->region);
+    const char *scheme = "https";
+    char *hostport = epbuf;
+    char *sep = strstr(epbuf, "://");
+    if (sep) {
+        *sep = 0;
+        scheme = epbuf;
+        hostport = sep + 3;
+        if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) {
+            snprintf(err, (size_t)errlen, "s3 endpoint '%s': scheme must be http or https", ep);
+            ls_free(epbuf);
+            goto fail;
+        }
+    }
+    size_t hl = strlen(hostport);
+    while (hl && hostport[hl - 1] == '/')
+        hostport[--hl] = 0;
+    if (!hl || strchr(hostport, '/') || strchr(hostport, '@')) {
+        snprintf(err, (size_t)errlen,
+                 "s3 endpoint '%s': expected http(s)://host[:port] without a path", ep ? ep : "");
+        ls_free(epbuf);
+        goto fail;
+    }
+    int ps;
+    if (parse_tri(p.path_style, &ps) != 0) {
+        snprintf(err, (size_t)errlen, "s3.path.style: '%s' is not auto, true or false",
+                 p.path_style);
+        ls_free(epbuf);
+        goto fail;
+    }
+    /* auto: virtual-hosted on AWS (unless the bucket has dots, which break
+     * the TLS wildcard), path style on custom endpoints (MinIO, Ceph) */
+    s->path_style = ps == TRI_AUTO ? (custom || strchr(s->bucket, '.') != NULL) : ps;
+    s->scheme_host = s->path_style ? ls_asprintf("%s://%s", scheme, hostport)
+                                   : ls_asprintf("%s://%s.%s", scheme, s->bucket, hostport);
+    s->host_hdr = s->path_style ? ls_strdup(hostport) : ls_asprintf("%s.%s", s->bucket, hostport);
+    s->path_base = s->path_style ? ls_asprintf("/%s", s->bucket) : ls_strdup("");
+    ls_free(epbuf);
+
+    if (parse_tri(p.create_only, &s->create_only_mode) != 0) {
+        snprintf(err, (size_t)errlen, "s3.create.only: '%s' is not auto, true or false",
+                 p.create_only);
+        goto fail;
+    }
+    s->create_only_state = -1;
+    s->tls_verify = p.tls_verify != 0; /* unset (-1) means on */
+    s->unsigned_payload = p.unsigned_payload > 0;
+    s->request_timeout_ms = p.request_timeout_ms > 0 ? (long)p.request_timeout_ms : 30000;
+    s->connect_timeout_ms = p.connect_timeout_ms > 0 ? (long)p.connect_timeout_ms : 5000;
+    s->max_conns = p.max_connections > 0 ? (int)(p.max_connections < 1024 ? p.max_connections : 1024) : 32;
+    s->max_retries = p.max_retries >= 0 ? (int)(p.max_retries < 100 ? p.max_retries : 100) : 5;
+    s->backoff_ms = p.backoff_ms > 0 ? (long)p.backoff_ms : 50;
+    s->backoff_max_ms = p.backoff_max_ms > 0 ? (long)p.backoff_max_ms : 2000;
+    s->mp_threshold = p.mp_threshold > 0 ? (uint64_t)p.mp_threshold : (uint64_t)32 << 20;
+    s->part_size = p.part_size > 0 ? (uint64_t)p.part_size : (uint64_t)8 << 20;
+    s->list_page = p.list_page > 0 ? (int)(p.list_page < 1000 ? p.list_page : 1000) : 1000;
+    s->test_fail_part = p.test_fail_part > 0 && p.test_fail_part < S3_MAX_PARTS
+                            ? (int)p.test_fail_part : 0;
+    if (s->part_size < ((uint64_t)5 << 20) || s->part_size > ((uint64_t)5 << 30)) {
+        snprintf(err, (size_t)errlen, "s3 multipart part size must be 5MiB..5GiB");
+        goto fail;
+    }
+    if (s->mp_threshold < s->part_size)
+        s->mp_threshold = s->part_size;
+    if (s->mp_threshold > ((uint64_t)5 << 30))
+        s->mp_threshold = (uint64_t)5 << 30; /* S3's single-PUT limit */
+    s->idle = LS_NEWN(CURL *, s->max_conns);
+    s->rng = ((uint64_t)getpid() << 32) ^ (uint64_t)ls_clock_mono_us() ^ (uint64_t)(uintptr_t)s;
+    if (!s->rng)
+        s->rng = 1;
+    pthread_once(&curl_once, curl_init_once);
+    ls_free(loc);
+    params_free(&p);
+    LS_INFO("objstore", "s3: bucket %s prefix '%s' at %s (%s, region %s, create-only %s)",
+            s->bucket, s->prefix, s->scheme_host, s->path_style ? "path style" : "virtual-hosted",
+            s->region,
+            s->create_only_mode == TRI_AUTO ? "auto" : s->create_only_mode ? "true" : "false");
+    return &s->base;
+
+fail:
+    if (s)
+        s3_close(&s->base);
+    ls_free(loc);
+    params_free(&p);
+    return NULL;
+}
