@@ -68,6 +68,36 @@ format:
 	clang-format -i src/*/*.c src/*/*.h src/*.c tests/unit/*.c tests/unit/*.h
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d)
+
+# Fuzzing (libFuzzer, clang): every tools/fuzz/fuzz_*.c against the library
+# built with coverage. FUZZ_TIME seconds per harness; corpora under
+# tools/fuzz/corpus/<harness>/ (committed seeds; new finds are kept in
+# build-fuzz/corpus/). Crashes are left as build-fuzz/crash-* and fail the run.
+FUZZ_TIME ?= 60
+FUZZ_SRCS := $(sort $(wildcard tools/fuzz/fuzz_*.c))
+FUZZ_BINS := $(FUZZ_SRCS:tools/fuzz/%.c=build-fuzz/%)
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=build-fuzz/%.o)
+FUZZ_CFLAGS = -g -O1 -std=c11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=undefined $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+
+build-fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -c $< -o $@
+
+build-fuzz/fuzz_%: tools/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJS) $(LDLIBS)
+
+.PHONY: fuzz
+.SECONDARY: $(FUZZ_LIB_OBJS)
+fuzz: deps $(FUZZ_BINS)
+	@for h in $(FUZZ_BINS); do n=$$(basename $$h); \
+	  mkdir -p build-fuzz/corpus/$$n tools/fuzz/corpus/$$n; \
+	  echo "== $$n ($(FUZZ_TIME) s)"; \
+	  (cd build-fuzz && ./$$n -max_total_time=$(FUZZ_TIME) -max_len=65536 -rss_limit_mb=2048 \
+	     -print_final_stats=1 corpus/$$n ../tools/fuzz/corpus/$$n > $$n.log 2>&1); rc=$$?; \
+	  grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Test unit written" build-fuzz/$$n.log; \
+	  if [ $$rc -ne 0 ]; then echo "FAIL fuzz $$n (see build-fuzz/$$n.log)"; exit 1; fi; \
+	done

@@ -2,6 +2,7 @@
  *   lakestream serve [--config FILE] [--key=value ...]
  *   lakestream check [--config FILE] [--key=value ...]   store connectivity
  *   lakestream help | --help     configuration keys and defaults
+ *   lakestream groups ...        consumer-group admin over the Kafka protocol (cli/groups_cli.c)
  *   lakestream version
  * Configuration precedence: defaults < properties file (--config or
  * LAKESTREAM_CONFIG) < LAKESTREAM_* environment < command-line flags. */
@@ -15,6 +16,7 @@
 
 #include "base/config.h"
 #include "base/diag.h"
+#include "cli/cli.h"
 #include "server/broker.h"
 #include "server/check.h"
 
@@ -75,6 +77,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: lakestream serve [--config FILE] [--key=value ...]\n"
                "       lakestream check [--config FILE] [--key=value ...]   test the stores\n"
+               "       lakestream groups    consumer groups: list, describe, delete, reset\n"
                "       lakestream help      list configuration keys\n"
                "       lakestream version\n");
 }
@@ -133,6 +136,8 @@ int main(int argc, char **argv)
         return serve(argc - 2, argv + 2);
     if (strcmp(argv[1], "check") == 0)
         return ls_check_main(argc - 2, argv + 2);
+    if (strcmp(argv[1], "groups") == 0)
+        return ls_cli_groups(argc - 2, argv + 2);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
         printf("lakestream %s\n", LS_VERSION);
         return 0;

@@ -10,6 +10,8 @@
 #            counted from its junit xml.
 # 3. kafkajs, Java kafka-clients, kcat: each run against a fresh broker by
 #            tests/integration/lsbroker.py, counted from PASS/FAIL lines.
+# 4. s3:     tests/s3/run.sh starts Ceph radosgw (tools/s3/radosgw.sh) and runs
+#            the S3 unit tests and suites 2-3 again with S3 as the object store.
 #
 # The integration suites start $LAKESTREAM_BIN (= BUILD_DIR/lakestream), so the
 # sanitizer build is tested the same way. Dependencies come from
@@ -131,6 +133,8 @@ EOF
         # -- kafkajs
         if [ -d tests/integration/js/node_modules/kafkajs ]; then
             run_counted kafkajs 600 "${LSB[@]}" --name kafkajs -- node tests/integration/js/test_kafkajs.js
+            run_counted kafkajs_groups 300 "${LSB[@]}" --name kafkajs_groups \
+                --arg=--group.min.session.timeout.ms=500 -- node tests/integration/js/test_kafkajs_groups.js
         else
             echo "FAIL kafkajs: tests/integration/js/node_modules missing; run tools/install-deps.sh test"
             add kafkajs 0 1
@@ -156,6 +160,14 @@ EOF
 
         # -- kcat
         run_counted kcat 600 "${LSB[@]}" --name kcat -- bash tests/integration/test_kcat.sh
+
+        # -- S3: radosgw started, S3 unit tests, then all the suites above again
+        #    with S3 as the object store (LS_TEST_S3=0 skips this stage)
+        if [ "${LS_TEST_S3:-1}" = 0 ]; then
+            note "s3: skipped (LS_TEST_S3=0)"
+        else
+            run_counted s3 2400 tests/s3/run.sh "$BUILD" "$WORK/s3"
+        fi
     fi
 fi
 

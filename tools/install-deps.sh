@@ -4,6 +4,7 @@
 #   tools/install-deps.sh build   Debian packages to compile the broker
 #   tools/install-deps.sh test    + client tools and test dependencies:
 #                                 kcat, librdkafka-dev, JDK 17, maven, node/npm,
+#                                 Ceph radosgw/mon/osd (S3 server for tests),
 #                                 .venv from tests/integration/requirements.txt,
 #                                 tests/integration/js/node_modules (npm ci),
 #                                 .cache/java/lib (kafka-clients and its deps)
@@ -21,7 +22,8 @@ cd "$ROOT"
 
 BUILD_PKGS=(build-essential pkg-config libuv1-dev libjansson-dev libsqlite3-dev libzstd-dev
             liblz4-dev libsnappy-dev zlib1g-dev libssl-dev libcurl4-openssl-dev)
-TEST_PKGS=(kcat librdkafka-dev openjdk-17-jdk-headless maven)
+TEST_PKGS=(kcat librdkafka-dev openjdk-17-jdk-headless maven
+           radosgw ceph-mon ceph-osd curl)  # Ceph: the S3 server of tests/s3/run.sh
 
 STAMPS="$ROOT/.cache/stamps"
 

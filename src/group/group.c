@@ -1005,7 +1005,12 @@ void ls_group_offset_put(ls_group_t *g, const char *topic, int32_t partition,
     otopic_t *t = find_topic(g, topic, true);
     ls_group_offset_t *n = LS_NEW(ls_group_offset_t);
     *n = *o;
-    n->metadata = dup_or_null(o->metadata);
+    n->metadata = NULL;
+    if (o->metadata) {
+        n->metadata = ls_malloc((size_t)o->metadata_len + 1);
+        memcpy(n->metadata, o->metadata, (size_t)o->metadata_len);
+        n->metadata[o->metadata_len] = 0;
+    }
     offset_free(ls_i64map_del(&t->parts, partition));
     ls_i64map_put(&t->parts, partition, n);
 }

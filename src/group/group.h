@@ -80,9 +80,10 @@ void ls_group_config_defaults(ls_group_config_t *cfg);
 typedef struct ls_group_offset {
     int64_t offset;
     int32_t leader_epoch;          /* -1 unknown */
-    char *metadata;                /* NULL = null */
+    char *metadata;                /* NULL = null; may hold NUL bytes (see metadata_len) */
     int64_t commit_ms;             /* wall clock */
     int64_t stream_no;             /* topic incarnation the offset belongs to (-1 unknown) */
+    int32_t metadata_len;          /* bytes of metadata (NUL-terminated copy besides) */
 } ls_group_offset_t;
 
 typedef struct ls_group_record_member {

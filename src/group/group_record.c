@@ -209,7 +209,7 @@ uint8_t *ls_group_offset_encode(const ls_group_offset_t *o, size_t *len)
     put_u64(&b, (uint64_t)o->commit_ms);
     put_u64(&b, (uint64_t)o->stream_no);
     if (o->metadata)
-        put_bytes(&b, (const uint8_t *)o->metadata, strlen(o->metadata));
+        put_bytes(&b, (const uint8_t *)o->metadata, (size_t)o->metadata_len);
     else
         put_u32(&b, 0xffffffffu);
     return ls_buf_steal(&b, len);
@@ -228,7 +228,10 @@ ls_status ls_group_offset_decode(const uint8_t *p, size_t len, ls_group_offset_t
     uint32_t n = get_u32(&r);
     if (!r.err && n != 0xffffffffu) {
         if (need(&r, n)) {
-            out->metadata = ls_strndup((const char *)r.p, n);
+            out->metadata = ls_malloc((size_t)n + 1);
+            memcpy(out->metadata, r.p, n);
+            out->metadata[n] = 0;
+            out->metadata_len = (int32_t)n;
             r.p += n;
         }
     }

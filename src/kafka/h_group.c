@@ -72,6 +72,18 @@ static char *cstr(ls_arena_t *a, ls_kstr_t s, bool *ok)
 
 static ls_kstr_t kstr_or_null(const char *s) { return s ? ls_kstr_c(s) : ls_kstr_null(); }
 
+/* A committed offset's metadata as a wire string ("" when null, as Kafka),
+ * copied: the response may be encoded after the offset changed. */
+static ls_kstr_t offset_meta(ls_arena_t *a, const ls_group_offset_t *o)
+{
+    int32_t n = o->metadata ? o->metadata_len : 0;
+    char *p = ls_arena_alloc(a, (size_t)n + 1);
+    if (n)
+        memcpy(p, o->metadata, (size_t)n);
+    ls_kstr_t k = {p, n};
+    return k;
+}
+
 static ls_group_service_t *svc(ls_kreq_t *req) { return req->broker->groups; }
 
 static const char *advertised_host(const ls_broker_t *b)
@@ -531,14 +543,9 @@ static void commit_ready(void *arg, ls_group_t *g)
                 *code = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;
             }
-            bool mok;
-            char *meta = cstr(a, qp->CommittedMetadata, &mok);
+            char *meta = cstr(a, qp->CommittedMetadata, NULL);   /* may hold NULs */
             if (qp->CommittedMetadata.len > maxmeta) {
                 *code = LS_KERR_OFFSET_METADATA_TOO_LARGE;
-                continue;
-            }
-            if (!mok) {
-                *code = LS_KERR_INVALID_REQUEST;
                 continue;
             }
             ls_group_commit_item_t *it = &ctx->items[ctx->nitems];
@@ -548,6 +555,7 @@ static void commit_ready(void *arg, ls_group_t *g)
             it->o.offset = qp->CommittedOffset;
             it->o.leader_epoch = qp->CommittedLeaderEpoch;
             it->o.metadata = meta;
+            it->o.metadata_len = meta ? qp->CommittedMetadata.len : 0;
             it->o.commit_ms = qp->CommitTimestamp >= 0 ? qp->CommitTimestamp : now;
             it->o.stream_no = s->stream_no;
         }
@@ -644,7 +652,7 @@ static void fetch_fill_requested(fetch_group_t *fg, ls_group_t *g, int16_t err)
             if (o) {
                 p->CommittedOffset = o->offset;
                 p->CommittedLeaderEpoch = o->leader_epoch;
-                p->Metadata = ls_kstr_c(cstr(a, ls_kstr_c(o->metadata ? o->metadata : ""), NULL));
+                p->Metadata = offset_meta(a, o);
             }
         }
     }
@@ -680,7 +688,7 @@ static void fetch_fill_all(fetch_group_t *fg, ls_group_t *g)
         p->PartitionIndex = part;
         p->CommittedOffset = o->offset;
         p->CommittedLeaderEpoch = o->leader_epoch;
-        p->Metadata = ls_kstr_c(cstr(a, ls_kstr_c(o->metadata ? o->metadata : ""), NULL));
+        p->Metadata = offset_meta(a, o);
     }
 }
 

@@ -92,7 +92,10 @@ ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h)
     cur_t c = {p, p + len, 0};
     if (cur_be(&c, 1) != HEAD_VERSION)
         return LS_ECORRUPT;
-    h->fenced = cur_be(&c, 1) & 1;
+    uint64_t flags = cur_be(&c, 1);
+    if (flags & ~(uint64_t)1)
+        return LS_ECORRUPT;   /* unknown flag bits: written by a newer version or damaged */
+    h->fenced = flags & 1;
     h->next_offset = (int64_t)cur_be(&c, 8);
     h->log_start = (int64_t)cur_be(&c, 8);
     h->size_bytes = (int64_t)cur_be(&c, 8);
@@ -160,7 +163,7 @@ ls_status ls_idx_decode(const uint8_t *p, size_t len, ls_idx_entry_t *e)
     e->len = (uint32_t)cur_be(&c, 4);
     size_t klen = (size_t)cur_be(&c, 2);
     if (c.bad || klen == 0 || klen != (size_t)(c.end - c.p) || e->last_offset < e->first_offset ||
-        (e->kind != LS_IDX_WAL && e->kind != LS_IDX_CO))
+        (e->kind != LS_IDX_WAL && e->kind != LS_IDX_CO) || memchr(c.p, 0, klen))
         return LS_ECORRUPT;
     e->object = ls_strndup((const char *)c.p, klen);
     return LS_OK;

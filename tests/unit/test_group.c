@@ -369,7 +369,7 @@ TEST(offsets_put_get_delete_and_retention)
     /* a consumer outside group management commits into a group that does not exist */
     CHECK_EQ_INT(ls_group_commit_check(g, -1, "", NULL), LS_GERR_NONE);
     CHECK_EQ_INT(ls_group_commit_check(g, 3, "m", NULL), LS_GERR_ILLEGAL_GENERATION);
-    ls_group_offset_t o = {42, 0, "meta", fake_wall, 7};
+    ls_group_offset_t o = {42, 0, "meta", fake_wall, 7, 4};
     ls_group_offset_put(g, "t", 0, &o);
     CHECK_EQ_INT(ls_group_get_state(g), LS_GROUP_EMPTY);
     const ls_group_offset_t *got = ls_group_offset_get(g, "t", 0);
@@ -461,7 +461,7 @@ TEST(lazy_load_restores_stable_group)
     l.offsets = LS_NEWN(ls_group_loaded_offset_t, 1);
     l.offsets[0].topic = ls_strdup("t");
     l.offsets[0].partition = 3;
-    l.offsets[0].o = (ls_group_offset_t){99, 2, NULL, fake_wall, 7};
+    l.offsets[0].o = (ls_group_offset_t){99, 2, NULL, fake_wall, 7, 0};
     ls_group_coord_load_done(c, "lg", LS_OK, &l);
     CHECK(g1 && g1 == g2);
     CHECK_EQ_INT(ls_group_get_state(g1), LS_GROUP_STABLE);
@@ -477,7 +477,7 @@ TEST(lazy_load_restores_stable_group)
 
 TEST(record_codecs_reject_garbage)
 {
-    ls_group_offset_t o = {7, 3, "m", 123, 9}, d;
+    ls_group_offset_t o = {7, 3, "m", 123, 9, 1}, d;
     size_t n;
     uint8_t *b = ls_group_offset_encode(&o, &n);
     CHECK(ls_group_offset_decode(b, n, &d) == LS_OK);

@@ -125,6 +125,26 @@ TEST(index_entry_round_trip_and_keys)
     CHECK_EQ_INT(ls_log_id_from_head_key("/ls/head/xyz", 12), -1);
 }
 
+/* Found by fuzz_log_formats: decoders must reject what they cannot re-encode. */
+TEST(regress_noncanonical_records_rejected)
+{
+    ls_head_t h = {.next_offset = 1, .max_timestamp = -1, .max_timestamp_offset = -1};
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_head_encode(&h, &b);
+    b.data[1] = 0xff;   /* unknown flag bits */
+    ls_head_t d;
+    CHECK_EQ_INT(ls_head_decode(b.data, b.len, &d), LS_ECORRUPT);
+    ls_buf_free(&b);
+    ls_idx_entry_t e = {.kind = LS_IDX_WAL, .first_offset = 1, .last_offset = 1, .object = "ab"};
+    ls_buf_init(&b);
+    ls_idx_encode(&e, &b);
+    b.data[b.len - 1] = 0;   /* NUL inside the object key */
+    ls_idx_entry_t de;
+    CHECK_EQ_INT(ls_idx_decode(b.data, b.len, &de), LS_ECORRUPT);
+    ls_buf_free(&b);
+}
+
 static size_t entry(uint8_t *p, int records, uint8_t fill)
 {
     memset(p, fill, 70);
@@ -171,6 +191,7 @@ int main(void)
     RUN(wal_footer_rejects_corruption);
     RUN(head_round_trip_and_truncation);
     RUN(index_entry_round_trip_and_keys);
+    RUN(regress_noncanonical_records_rejected);
     RUN(read_cache_rebases_and_bounds);
     UNIT_DONE();
 }

@@ -1,0 +1,485 @@
+/* `lakestream groups`: consumer-group administration for operators.
+ *
+ *   lakestream groups [--bootstrap HOST:PORT] list
+ *   lakestream groups [--bootstrap HOST:PORT] describe GROUP
+ *   lakestream groups [--bootstrap HOST:PORT] delete GROUP...
+ *   lakestream groups [--bootstrap HOST:PORT] reset GROUP --topic T
+ *                     (--to-earliest | --to-latest | --to-datetime EPOCH_MS)
+ *
+ * Talks to a running broker over the Kafka protocol (the same requests a
+ * Kafka admin client sends, encoded with our own codecs), so it works the same
+ * against one broker or many and never races the broker for the metadata
+ * store. Default bootstrap: 127.0.0.1:9092.
+ *
+ * describe prints every committed partition with the log end offset and lag
+ * (end - committed), and the member owning it when the group is Stable
+ * (decoded from the consumer protocol's assignment). reset commits the new
+ * offsets from outside group management; the broker accepts that only while
+ * the group is Empty (stop the consumers first), like kafka-consumer-groups. */
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "cli/cli.h"
+#include "kafka/msg.h"
+#include "kafka/msg_group.h"
+
+typedef struct kc {
+    int fd;
+    int32_t corr;
+    ls_arena_t *arena;
+} kc_t;
+
+static int kc_connect(kc_t *c, const char *hostport)
+{
+    char host[256];
+    snprintf(host, sizeof host, "%s", hostport);
+    char *colon = strrchr(host, ':');
+    if (!colon) {
+        fprintf(stderr, "lakestream groups: --bootstrap wants HOST:PORT, got '%s'\n", hostport);
+        return -1;
+    }
+    *colon = 0;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
+    if (getaddrinfo(host, colon + 1, &hints, &ai) != 0) {
+        fprintf(stderr, "lakestream groups: cannot resolve %s\n", hostport);
+        return -1;
+    }
+    c->fd = -1;
+    for (struct addrinfo *p = ai; p && c->fd < 0; p = p->ai_next) {
+        int fd = socket(p->ai_family, p->ai_socktype, p->ai_protocol);
+        if (fd >= 0 && connect(fd, p->ai_addr, p->ai_addrlen) == 0)
+            c->fd = fd;
+        else if (fd >= 0)
+            close(fd);
+    }
+    freeaddrinfo(ai);
+    if (c->fd < 0) {
+        fprintf(stderr, "lakestream groups: cannot connect to %s (is the broker running?)\n",
+                hostport);
+        return -1;
+    }
+    c->arena = ls_arena_new();
+    return 0;
+}
+
+static void kc_close(kc_t *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    if (c->arena)
+        ls_arena_free(c->arena);
+}
+
+static int io_all(int fd, void *p, size_t n, int wr)
+{
+    uint8_t *b = p;
+    while (n > 0) {
+        ssize_t k = wr ? write(fd, b, n) : read(fd, b, n);
+        if (k <= 0)
+            return -1;
+        b += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Sends body (already encoded for version v) and returns a reader positioned
+ * on the response body (arena memory). */
+static int kc_call(kc_t *c, int16_t key, int16_t v, bool flex, ls_kw_t *body, ls_kr_t *out)
+{
+    ls_kw_t w;
+    ls_kw_init(&w);
+    ls_kw_reserve(&w, 4);
+    ls_kw_i16(&w, key);
+    ls_kw_i16(&w, v);
+    ls_kw_i32(&w, ++c->corr);
+    ls_kw_str(&w, false, "lakestream-groups-cli");
+    ls_kw_tags(&w, flex);
+    ls_kw_raw(&w, body->buf.data, body->buf.len);
+    ls_kw_patch_i32(&w, 0, (int32_t)(w.buf.len - 4));
+    int rc = io_all(c->fd, w.buf.data, w.buf.len, 1);
+    ls_kw_free(&w);
+    uint8_t szb[4];
+    if (rc != 0 || io_all(c->fd, szb, 4, 0) != 0) {
+        fprintf(stderr, "lakestream groups: connection lost\n");
+        return -1;
+    }
+    uint32_t n = ls_be32_get(szb);
+    if (n < 4 || n > (64u << 20))
+        return -1;
+    uint8_t *resp = ls_arena_alloc(c->arena, n);
+    if (io_all(c->fd, resp, n, 0) != 0)
+        return -1;
+    ls_kr_init(out, resp, n);
+    if (ls_kr_i32(out) != c->corr)
+        return -1;
+    ls_kr_tags(out, flex);
+    return out->err ? -1 : 0;
+}
+
+#define CALL(c, api, API, v, reqp, respp)                                                      \
+    ({                                                                                         \
+        ls_kw_t b_;                                                                            \
+        ls_kw_init(&b_);                                                                       \
+        ls_kafka_##api##Request_encode(&b_, v, reqp);                                          \
+        ls_kr_t r_;                                                                            \
+        int rc_ = kc_call(c, LS_KAFKA_API_##API, v, (v) >= LS_KAFKA_##API##_FLEX, &b_, &r_);   \
+        ls_kw_free(&b_);                                                                       \
+        if (rc_ == 0)                                                                          \
+            rc_ = ls_kafka_##api##Response_decode(&r_, v, (c)->arena, respp);                  \
+        if (rc_ != 0)                                                                          \
+            fprintf(stderr, "lakestream groups: bad %s response\n", #api);                     \
+        rc_;                                                                                   \
+    })
+
+static const char *kerr_name(int16_t e)
+{
+    switch (e) {
+    case 0: return "none";
+    case 15: return "COORDINATOR_NOT_AVAILABLE";
+    case 25: return "UNKNOWN_MEMBER_ID (the group has active members: stop them first)";
+    case 22: return "ILLEGAL_GENERATION (the group has active members: stop them first)";
+    case 27: return "REBALANCE_IN_PROGRESS (the group has active members: stop them first)";
+    case 68: return "NON_EMPTY_GROUP (the group has active members)";
+    case 69: return "GROUP_ID_NOT_FOUND";
+    case 3: return "UNKNOWN_TOPIC_OR_PARTITION";
+    }
+    static char buf[32];
+    snprintf(buf, sizeof buf, "error %d", e);
+    return buf;
+}
+
+static ls_kstr_t ks(const char *s) { return ls_kstr_c(s); }
+
+/* ---------------------------------------------------------------- list */
+
+static int cmd_list(kc_t *c)
+{
+    ls_kafka_ListGroupsRequest q = {0};
+    ls_kafka_ListGroupsResponse r;
+    if (CALL(c, ListGroups, LIST_GROUPS, 4, &q, &r) != 0)
+        return 1;
+    if (r.ErrorCode) {
+        fprintf(stderr, "lakestream groups: %s\n", kerr_name(r.ErrorCode));
+        return 1;
+    }
+    printf("%-40s %-20s %s\n", "GROUP", "STATE", "PROTOCOL-TYPE");
+    for (int32_t i = 0; i < r.NumGroups; i++)
+        printf("%-40.*s %-20.*s %.*s\n", r.Groups[i].GroupId.len, r.Groups[i].GroupId.ptr,
+               r.Groups[i].GroupState.len, r.Groups[i].GroupState.ptr,
+               r.Groups[i].ProtocolType.len, r.Groups[i].ProtocolType.ptr);
+    return 0;
+}
+
+/* ------------------------------------------------------------ describe */
+
+/* owner of (topic, partition) from consumer-protocol assignments:
+ * int16 version, [string topic, [int32 partition]], bytes user data */
+static const char *owner_of(const ls_kafka_DescribeGroupsResponse_Group *g, ls_kstr_t topic,
+                            int32_t part, ls_arena_t *a)
+{
+    for (int32_t i = 0; i < g->NumMembers; i++) {
+        ls_kr_t r;
+        ls_kr_init(&r, g->Members[i].MemberAssignment.ptr,
+                   g->Members[i].MemberAssignment.len > 0 ? (size_t)g->Members[i].MemberAssignment.len : 0);
+        if (ls_kr_remaining(&r) < 6)
+            continue;
+        ls_kr_i16(&r);
+        int32_t nt = ls_kr_i32(&r);
+        for (int32_t t = 0; t < nt && !r.err; t++) {
+            ls_kstr_t name = ls_kr_str(&r, false);
+            int32_t np = ls_kr_i32(&r);
+            for (int32_t p = 0; p < np && !r.err; p++) {
+                int32_t x = ls_kr_i32(&r);
+                if (!r.err && x == part && name.len == topic.len &&
+                    memcmp(name.ptr, topic.ptr, (size_t)topic.len) == 0) {
+                    char *s = ls_arena_alloc(a, (size_t)g->Members[i].MemberId.len + 1);
+                    memcpy(s, g->Members[i].MemberId.ptr, (size_t)g->Members[i].MemberId.len);
+                    return s;
+                }
+            }
+        }
+    }
+    return "-";
+}
+
+static int cmd_describe(kc_t *c, const char *group)
+{
+    ls_kstr_t gk = ks(group);
+    ls_kafka_DescribeGroupsRequest dq = {&gk, 1, false};
+    ls_kafka_DescribeGroupsResponse dr;
+    if (CALL(c, DescribeGroups, DESCRIBE_GROUPS, 5, &dq, &dr) != 0 || dr.NumGroups != 1)
+        return 1;
+    ls_kafka_DescribeGroupsResponse_Group *g = &dr.Groups[0];
+    if (g->ErrorCode) {
+        fprintf(stderr, "lakestream groups: %s: %s\n", group, kerr_name(g->ErrorCode));
+        return 1;
+    }
+    if (g->GroupState.len == 4 && memcmp(g->GroupState.ptr, "Dead", 4) == 0) {
+        fprintf(stderr, "lakestream groups: group '%s' does not exist\n", group);
+        return 2;
+    }
+    printf("group %s: state %.*s, protocol %.*s/%.*s, %d member(s)\n", group, g->GroupState.len,
+           g->GroupState.ptr, g->ProtocolType.len, g->ProtocolType.ptr, g->ProtocolData.len,
+           g->ProtocolData.ptr, g->NumMembers);
+    for (int32_t i = 0; i < g->NumMembers; i++)
+        printf("  member %.*s%s%.*s client %.*s host %.*s\n", g->Members[i].MemberId.len,
+               g->Members[i].MemberId.ptr, g->Members[i].GroupInstanceId.len > 0 ? " instance " : "",
+               g->Members[i].GroupInstanceId.len > 0 ? g->Members[i].GroupInstanceId.len : 0,
+               g->Members[i].GroupInstanceId.ptr ? g->Members[i].GroupInstanceId.ptr : "",
+               g->Members[i].ClientId.len, g->Members[i].ClientId.ptr, g->Members[i].ClientHost.len,
+               g->Members[i].ClientHost.ptr);
+
+    ls_kafka_OffsetFetchRequest_Group fg = {gk, ls_kstr_null(), -1, NULL, -1};
+    ls_kafka_OffsetFetchRequest fq = {.Groups = &fg, .NumGroups = 1};
+    ls_kafka_OffsetFetchResponse fr;
+    if (CALL(c, OffsetFetch, OFFSET_FETCH, 8, &fq, &fr) != 0 || fr.NumGroups != 1)
+        return 1;
+    ls_kafka_OffsetFetchResponse_Group *og = &fr.Groups[0];
+    /* log end offsets of every committed partition in one ListOffsets */
+    ls_kafka_ListOffsetsRequest lq = {-1, 0, NULL, og->NumTopics};
+    lq.Topics = ls_kmsg_alloc(c->arena, og->NumTopics, sizeof *lq.Topics);
+    for (int32_t i = 0; i < og->NumTopics; i++) {
+        lq.Topics[i].Name = og->Topics[i].Name;
+        lq.Topics[i].NumPartitions = og->Topics[i].NumPartitions;
+        lq.Topics[i].Partitions = ls_kmsg_alloc(c->arena, og->Topics[i].NumPartitions,
+                                                sizeof *lq.Topics[i].Partitions);
+        for (int32_t j = 0; j < og->Topics[i].NumPartitions; j++) {
+            lq.Topics[i].Partitions[j].PartitionIndex = og->Topics[i].Partitions[j].PartitionIndex;
+            lq.Topics[i].Partitions[j].CurrentLeaderEpoch = -1;
+            lq.Topics[i].Partitions[j].Timestamp = -1;
+        }
+    }
+    ls_kafka_ListOffsetsResponse lr;
+    memset(&lr, 0, sizeof lr);
+    if (og->NumTopics > 0 && CALL(c, ListOffsets, LIST_OFFSETS, 6, &lq, &lr) != 0)
+        return 1;
+    printf("\n%-30s %9s %14s %14s %10s  %s\n", "TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG",
+           "OWNER");
+    int64_t total = 0;
+    for (int32_t i = 0; i < og->NumTopics; i++) {
+        for (int32_t j = 0; j < og->Topics[i].NumPartitions; j++) {
+            ls_kafka_OffsetFetchResponse_Partition *p = &og->Topics[i].Partitions[j];
+            int64_t end = -1;
+            for (int32_t k = 0; k < lr.NumTopics && end < 0; k++)
+                for (int32_t l = 0; l < lr.Topics[k].NumPartitions; l++)
+                    if (lr.Topics[k].Name.len == og->Topics[i].Name.len &&
+                        memcmp(lr.Topics[k].Name.ptr, og->Topics[i].Name.ptr,
+                               (size_t)og->Topics[i].Name.len) == 0 &&
+                        lr.Topics[k].Partitions[l].PartitionIndex == p->PartitionIndex &&
+                        lr.Topics[k].Partitions[l].ErrorCode == 0)
+                        end = lr.Topics[k].Partitions[l].Offset;
+            int64_t lag = end >= 0 && p->CommittedOffset >= 0 ? end - p->CommittedOffset : -1;
+            if (lag > 0)
+                total += lag;
+            char lagbuf[24] = "-";
+            if (lag >= 0)
+                snprintf(lagbuf, sizeof lagbuf, "%lld", (long long)lag);
+            printf("%-30.*s %9d %14lld %14lld %10s  %s\n", og->Topics[i].Name.len,
+                   og->Topics[i].Name.ptr, p->PartitionIndex, (long long)p->CommittedOffset,
+                   (long long)end, lagbuf,
+                   owner_of(g, og->Topics[i].Name, p->PartitionIndex, c->arena));
+        }
+    }
+    printf("total lag %lld\n", (long long)total);
+    return 0;
+}
+
+/* ------------------------------------------------------------- delete */
+
+static int cmd_delete(kc_t *c, int n, char **groups)
+{
+    ls_kstr_t *names = ls_kmsg_alloc(c->arena, n, sizeof *names);
+    for (int i = 0; i < n; i++)
+        names[i] = ks(groups[i]);
+    ls_kafka_DeleteGroupsRequest q = {names, n};
+    ls_kafka_DeleteGroupsResponse r;
+    if (CALL(c, DeleteGroups, DELETE_GROUPS, 2, &q, &r) != 0)
+        return 1;
+    int rc = 0;
+    for (int32_t i = 0; i < r.NumResults; i++) {
+        printf("%.*s: %s\n", r.Results[i].GroupId.len, r.Results[i].GroupId.ptr,
+               r.Results[i].ErrorCode ? kerr_name(r.Results[i].ErrorCode) : "deleted");
+        if (r.Results[i].ErrorCode)
+            rc = 1;
+    }
+    return rc;
+}
+
+/* -------------------------------------------------------------- reset */
+
+static int cmd_reset(kc_t *c, const char *group, const char *topic, int64_t ts)
+{
+    ls_kafka_MetadataRequest_MetadataRequestTopic mt = {.Name = ks(topic)};
+    ls_kafka_MetadataRequest mq = {&mt, 1, false, false, false};
+    ls_kafka_MetadataResponse mr;
+    if (CALL(c, Metadata, METADATA, 9, &mq, &mr) != 0 || mr.NumTopics != 1)
+        return 1;
+    if (mr.Topics[0].ErrorCode) {
+        fprintf(stderr, "lakestream groups: topic %s: %s\n", topic, kerr_name(mr.Topics[0].ErrorCode));
+        return 1;
+    }
+    int32_t np = mr.Topics[0].NumPartitions;
+    ls_kafka_ListOffsetsRequest_ListOffsetsTopic lt = {ks(topic), NULL, np};
+    lt.Partitions = ls_kmsg_alloc(c->arena, np, sizeof *lt.Partitions);
+    for (int32_t i = 0; i < np; i++) {
+        lt.Partitions[i].PartitionIndex = mr.Topics[0].Partitions[i].PartitionIndex;
+        lt.Partitions[i].CurrentLeaderEpoch = -1;
+        lt.Partitions[i].Timestamp = ts;
+    }
+    ls_kafka_ListOffsetsRequest lq = {-1, 0, &lt, 1};
+    ls_kafka_ListOffsetsResponse lr;
+    if (CALL(c, ListOffsets, LIST_OFFSETS, 6, &lq, &lr) != 0 || lr.NumTopics != 1)
+        return 1;
+    /* a timestamp past the last record: the end of the log */
+    ls_kafka_ListOffsetsRequest_ListOffsetsTopic et = lt;
+    et.Partitions = ls_kmsg_alloc(c->arena, np, sizeof *et.Partitions);
+    for (int32_t i = 0; i < np; i++) {
+        et.Partitions[i] = lt.Partitions[i];
+        et.Partitions[i].Timestamp = -1;
+    }
+    ls_kafka_ListOffsetsRequest eq = {-1, 0, &et, 1};
+    ls_kafka_ListOffsetsResponse er;
+    if (CALL(c, ListOffsets, LIST_OFFSETS, 6, &eq, &er) != 0 || er.NumTopics != 1)
+        return 1;
+    ls_kafka_OffsetCommitRequest_Topic ct = {ks(topic), NULL, 0};
+    ct.Partitions = ls_kmsg_alloc(c->arena, np, sizeof *ct.Partitions);
+    for (int32_t i = 0; i < lr.Topics[0].NumPartitions; i++) {
+        ls_kafka_ListOffsetsResponse_ListOffsetsPartitionResponse *p = &lr.Topics[0].Partitions[i];
+        if (p->ErrorCode) {
+            fprintf(stderr, "lakestream groups: %s[%d]: %s\n", topic, p->PartitionIndex,
+                    kerr_name(p->ErrorCode));
+            return 1;
+        }
+        int64_t off = p->Offset;
+        if (off < 0)
+            off = er.Topics[0].Partitions[i].Offset;
+        ls_kafka_OffsetCommitRequest_Partition *cp = &ct.Partitions[ct.NumPartitions++];
+        cp->PartitionIndex = p->PartitionIndex;
+        cp->CommittedOffset = off;
+        cp->CommittedLeaderEpoch = -1;
+        cp->CommitTimestamp = -1;
+        cp->CommittedMetadata = ls_kstr_c("");
+    }
+    ls_kafka_OffsetCommitRequest cq = {ks(group), -1, ks(""), ls_kstr_null(), -1, &ct, 1};
+    ls_kafka_OffsetCommitResponse cr;
+    if (CALL(c, OffsetCommit, OFFSET_COMMIT, 8, &cq, &cr) != 0 || cr.NumTopics != 1)
+        return 1;
+    int rc = 0;
+    printf("%-30s %9s %14s  %s\n", "TOPIC", "PARTITION", "NEW-OFFSET", "RESULT");
+    for (int32_t i = 0; i < cr.Topics[0].NumPartitions; i++) {
+        int16_t e = cr.Topics[0].Partitions[i].ErrorCode;
+        printf("%-30s %9d %14lld  %s\n", topic, cr.Topics[0].Partitions[i].PartitionIndex,
+               (long long)ct.Partitions[i].CommittedOffset, e ? kerr_name(e) : "ok");
+        if (e)
+            rc = 1;
+    }
+    return rc;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: lakestream groups [--bootstrap HOST:PORT] list\n"
+               "       lakestream groups [--bootstrap HOST:PORT] describe GROUP\n"
+               "       lakestream groups [--bootstrap HOST:PORT] delete GROUP...\n"
+               "       lakestream groups [--bootstrap HOST:PORT] reset GROUP --topic TOPIC\n"
+               "                         (--to-earliest | --to-latest | --to-datetime EPOCH_MS)\n"
+               "Talks to a running broker (default 127.0.0.1:9092). reset needs an empty group.\n");
+}
+
+int ls_cli_groups(int argc, char **argv)
+{
+    const char *bootstrap = "127.0.0.1:9092";
+    int i = 0;
+    while (i < argc && strncmp(argv[i], "--bootstrap", 11) == 0) {
+        if (argv[i][11] == '=') {
+            bootstrap = argv[i] + 12;
+            i++;
+        } else if (i + 1 < argc) {
+            bootstrap = argv[i + 1];
+            i += 2;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[i++];
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    const char *group = NULL, *topic = NULL;
+    int64_t ts = 0;
+    bool have_ts = false;
+    if (strcmp(cmd, "describe") == 0 || strcmp(cmd, "reset") == 0) {
+        if (i >= argc) {
+            usage(stderr);
+            return 2;
+        }
+        group = argv[i++];
+    }
+    if (strcmp(cmd, "reset") == 0) {
+        for (; i < argc; i++) {
+            if (strcmp(argv[i], "--topic") == 0 && i + 1 < argc) {
+                topic = argv[++i];
+            } else if (strcmp(argv[i], "--to-earliest") == 0) {
+                ts = -2, have_ts = true;
+            } else if (strcmp(argv[i], "--to-latest") == 0) {
+                ts = -1, have_ts = true;
+            } else if (strcmp(argv[i], "--to-datetime") == 0 && i + 1 < argc) {
+                char *end;
+                ts = strtoll(argv[++i], &end, 10);
+                if (*end || ts < 0) {
+                    fprintf(stderr, "lakestream groups: --to-datetime wants epoch milliseconds\n");
+                    return 2;
+                }
+                have_ts = true;
+            } else {
+                usage(stderr);
+                return 2;
+            }
+        }
+        if (!topic || !have_ts) {
+            usage(stderr);
+            return 2;
+        }
+    }
+    kc_t c = {.fd = -1};
+    int rc;
+    if (strcmp(cmd, "list") == 0) {
+        if (kc_connect(&c, bootstrap) != 0)
+            return 1;
+        rc = cmd_list(&c);
+    } else if (strcmp(cmd, "describe") == 0) {
+        if (kc_connect(&c, bootstrap) != 0)
+            return 1;
+        rc = cmd_describe(&c, group);
+    } else if (strcmp(cmd, "delete") == 0) {
+        if (i >= argc) {
+            usage(stderr);
+            return 2;
+        }
+        if (kc_connect(&c, bootstrap) != 0)
+            return 1;
+        rc = cmd_delete(&c, argc - i, argv + i);
+    } else if (strcmp(cmd, "reset") == 0) {
+        if (kc_connect(&c, bootstrap) != 0)
+            return 1;
+        rc = cmd_reset(&c, group, topic, ts);
+    } else {
+        usage(stderr);
+        return 2;
+    }
+    kc_close(&c);
+    return rc;
+}
