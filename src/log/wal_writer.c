@@ -525,6 +525,28 @@ static ls_status reload_head(ls_meta_t *meta, ls_section_t *s)
     return st;
 }
 
+/* A txn that failed with an I/O error may still have been applied (the
+ * answer, not the write, was lost). The txn is atomic, so reading back its
+ * last PUT tells: if the key holds exactly our value, the whole txn applied.
+ * Resolving this here keeps idempotent producers exactly-once: otherwise the
+ * producer's retry would be appended a second time. */
+static ls_status verify_applied(ls_meta_t *meta, const ls_meta_op_t *last_put, int64_t *rev)
+{
+    ls_kv_t kv;
+    ls_status st = meta->ops->get(meta, last_put->key, last_put->klen, &kv);
+    if (st == LS_ENOTFOUND)
+        return LS_EAGAIN;   /* definitely not applied */
+    if (st != LS_OK)
+        return LS_EIO;      /* still ambiguous */
+    bool same = kv.vlen == last_put->vlen && memcmp(kv.val, last_put->val, kv.vlen) == 0;
+    *rev = kv.mod_rev;
+    ls_kv_free(&kv);
+    if (same)
+        LS_WARN("wal", "metadata commit reported failure but was applied (revision %lld); "
+                "treating it as committed", (long long)*rev);
+    return same ? LS_OK : LS_EAGAIN;
+}
+
 /* Commits sections [first, end) in one txn; retries on compare conflicts. */
 static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, bool with_walobj)
 {
@@ -588,6 +610,8 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
             break;
         int64_t rev = 0;
         st = meta->ops->txn(meta, cmps, ncmp, ops, nops, &rev);
+        if (st != LS_OK && st != LS_ECONFLICT && nops > 0)
+            st = verify_applied(meta, &ops[nops - 1], &rev);
         if (st == LS_OK)
             f->commit_rev = rev;
         else if (st == LS_ECONFLICT)

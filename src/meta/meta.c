@@ -23,6 +23,7 @@
  * Lock order: backend lock -> hub lock. The hub lock guards everything in
  * ls_meta_hub and ls_meta_watch (including batch refcounts). */
 #include "meta/meta.h"
+#include "meta/meta_faulty.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -44,6 +45,7 @@ ls_meta_t *ls_meta_open(const char *url, char *err, int errlen)
         return NULL;
     }
     if (strcmp(url, "mem://") == 0) return ls_meta_mem_open();
+    if (strncmp(url, "faulty+", 7) == 0) return ls_meta_faulty_open(url, err, errlen);
     if (strncmp(url, "sqlite://", 9) == 0) {
         const char *path = url + 9; /* "sqlite:///abs" leaves "/abs" */
         if (!*path) {
@@ -54,7 +56,7 @@ ls_meta_t *ls_meta_open(const char *url, char *err, int errlen)
     }
     snprintf(err, (size_t)errlen,
              "unsupported metadata URL '%s' (expected sqlite:///abs/path.db, "
-             "sqlite://rel/path.db or mem://)",
+             "sqlite://rel/path.db, faulty+<url> or mem://)",
              url);
     return NULL;
 }

@@ -904,13 +904,13 @@ static ls_status s3_put_multipart(s3_store_t *s, const char *key, const struct i
     for (int p = 0; p < nparts && st == LS_OK; p++) {
         uint64_t from = (uint64_t)p * psize;
         uint64_t n = total - from < psize ? total - from : psize;
-        int cnt;
-        struct iovec *sub = iov_slice(iov, iovcnt, from, n, &cnt);
         if (s->test_fail_part == p + 1) {
             s3_set_err(s, "put %s: part %d failed (test_fail_part)", key, p + 1);
             st = LS_EIO;
             break;
         }
+        int cnt;
+        struct iovec *sub = iov_slice(iov, iovcnt, from, n, &cnt);
         char *q = ls_asprintf("partNumber=%d&%s", p + 1, upload_q);
         s3_req_t pr = {.method = "PUT", .key = key, .query = q, .iov = sub, .iovcnt = cnt,
                        .body_len = n};

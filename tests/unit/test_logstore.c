@@ -8,6 +8,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "log/logstore.h"
+#include "meta/meta_faulty.h"
 #include "unit.h"
 
 static uv_loop_t loop;
@@ -423,6 +424,51 @@ TEST(offset_for_time_entry_granularity)
     ls_meta_close(meta);
 }
 
+/* A commit whose acknowledgement is lost was applied: it must be reported as
+ * committed (so an idempotent retry is a duplicate, not a second copy), and a
+ * commit that really failed must consume no offsets. */
+TEST(ambiguous_commits_resolved)
+{
+    char err[256];
+    ls_meta_t *meta = ls_meta_open("faulty+mem://?seed=7", err, sizeof err);
+    CHECK(meta);
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    uint8_t buf[128];
+    size_t len = make_entry(buf, 1, 1, 1, 4);
+    ls_append_t a = app(11, buf, len, 1, 1);
+    a.producer = (ls_producer_ref_t){.producer_id = 5, .producer_epoch = 0, .base_sequence = 0,
+                                     .last_sequence = 0};
+    CHECK_EQ_INT(ls_meta_faulty_set(meta, "lost_ack_rate=1", err, sizeof err), 0);
+    ack_t lost = {0};
+    ls_logstore_append(ls, &a, on_ack, &lost);
+    run_until(&lost.done, 1);
+    CHECK_EQ_INT(lost.st, LS_OK);       /* resolved by reading the commit back */
+    CHECK_EQ_INT(lost.offset, 0);
+    CHECK_EQ_INT(ls_meta_faulty_set(meta, "lost_ack_rate=0&txn_error_rate=1", err, sizeof err), 0);
+    a.producer.base_sequence = a.producer.last_sequence = 1;
+    ack_t failed = {0};
+    ls_logstore_append(ls, &a, on_ack, &failed);
+    run_until(&failed.done, 1);
+    CHECK(ls_status_retriable(failed.st));
+    CHECK_EQ_INT(ls_meta_faulty_set(meta, "txn_error_rate=0", err, sizeof err), 0);
+    ack_t retried = {0};
+    ls_logstore_append(ls, &a, on_ack, &retried);   /* the producer's retry */
+    run_until(&retried.done, 1);
+    CHECK_EQ_INT(retried.st, LS_OK);
+    CHECK_EQ_INT(retried.offset, 1);
+    ls_log_info_t info;
+    ls_logstore_info(ls, 11, &info);
+    CHECK_EQ_INT(info.high_watermark, 2);
+    ls_meta_faulty_stats_t fs;
+    ls_meta_faulty_stats(meta, &fs);
+    CHECK(fs.lost_acks >= 1 && fs.injected >= 1);
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
 int main(void)
 {
     uv_loop_init(&loop);
@@ -433,6 +479,7 @@ int main(void)
     RUN(failed_put_fails_batches_and_recovers);
     RUN(gc_deletes_only_uncommitted_objects);
     RUN(offset_for_time_entry_granularity);
+    RUN(ambiguous_commits_resolved);
     uv_loop_close(&loop);
     UNIT_DONE();
 }

@@ -1,0 +1,610 @@
+#!/usr/bin/env python3
+"""Lakestream benchmarks, side by side with Apache Kafka, in one run.
+
+For each repetition, every target broker is started fresh on 127.0.0.1 (temp data
+dir), the same load driver (build/bench/lsbench) runs every scenario against it
+with the same settings, and the broker is stopped again (only the PIDs this
+script started). Target order rotates per repetition so no target always runs
+first. Figures are medians over the repetitions; ratios are lakestream / Kafka.
+
+Scenarios (see bench/README.md):
+  produce-throughput  max-throughput produce, 1 KiB, 16 partitions, acks=all, linger 5 ms
+  produce-latency     produce at a fixed rate below saturation: p50/p99/p99.9
+  e2e-latency         produce -> consume (assigned partitions) latency at a fixed rate
+  consume-catchup     load a topic, restart lakestream (cold read cache: reads come
+                      from WAL objects), then read it all back from the beginning
+  s3-latency          (scenario 5) produce-latency with the objstore fault wrapper
+                      injecting an S3-like PUT latency; p99 as a multiple of the injected p99
+
+Needs: bench/setup.sh run once (Kafka jars in .cache/bench/kafka/libs, gnuplot).
+"""
+import argparse
+import base64
+import datetime
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DRIVER = os.path.join(ROOT, "build", "bench", "lsbench")
+LAKESTREAM = os.path.join(ROOT, "build", "lakestream")
+KAFKA_LIBS = os.path.join(ROOT, ".cache", "bench", "kafka", "libs")
+RESULTS = os.path.join(ROOT, "bench", "results")
+
+SCENARIOS = ["produce-throughput", "produce-latency", "e2e-latency", "consume-catchup",
+             "s3-latency"]
+# Scenarios that need features still being built elsewhere; they slot in here
+# (a function per scenario below, plus an entry in METRICS) when those land.
+PENDING = {
+    "consume-catchup-compacted": "catch-up from compacted objects: compaction not built yet",
+    "s3-radosgw": "S3 backend against radosgw: needs the s3 objstore in the default build "
+                  "and a radosgw cluster script",
+    "materialization": "WAL -> Iceberg table throughput: tables not built yet",
+    "zero-etl": "CPU s and bytes per GB with a table vs Kafka + PyIceberg consumer: tables "
+                "and consumer groups not built yet",
+    "table-freshness": "ack -> visible in a table scan: tables not built yet",
+}
+
+# metric name -> (path into the driver JSON, unit, higher_is_better)
+METRICS = {
+    "produce-throughput": {
+        "mb_per_sec": (("produce", "mb_per_sec"), "MiB/s", True),
+        "msgs_per_sec": (("produce", "msgs_per_sec"), "msg/s", True),
+        "p50_ms": (("produce", "latency", "p50_ms"), "ms", False),
+        "p99_ms": (("produce", "latency", "p99_ms"), "ms", False),
+    },
+    "produce-latency": {
+        "p50_ms": (("produce", "latency", "p50_ms"), "ms", False),
+        "p99_ms": (("produce", "latency", "p99_ms"), "ms", False),
+        "p999_ms": (("produce", "latency", "p999_ms"), "ms", False),
+        "max_ms": (("produce", "latency", "max_ms"), "ms", False),
+    },
+    "e2e-latency": {
+        "p50_ms": (("e2e", "latency", "p50_ms"), "ms", False),
+        "p99_ms": (("e2e", "latency", "p99_ms"), "ms", False),
+        "p999_ms": (("e2e", "latency", "p999_ms"), "ms", False),
+        "produce_p99_ms": (("produce", "latency", "p99_ms"), "ms", False),
+    },
+    "consume-catchup": {
+        "mb_per_sec": (("consume", "mb_per_sec"), "MiB/s", True),
+        "msgs_per_sec": (("consume", "msgs_per_sec"), "msg/s", True),
+        "seconds": (("consume", "seconds"), "s", False),
+    },
+    "s3-latency": {
+        "p50_ms": (("produce", "latency", "p50_ms"), "ms", False),
+        "p99_ms": (("produce", "latency", "p99_ms"), "ms", False),
+        "p999_ms": (("produce", "latency", "p999_ms"), "ms", False),
+        "p99_over_store_p99": (("derived", "p99_over_store_p99"), "x", False),
+    },
+}
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"broker exited with {proc.returncode} before listening")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"port {port} not listening after {timeout}s")
+
+
+class Broker:
+    """One broker process this script started (and only this one is ever killed)."""
+
+    def __init__(self, name, kind, extra=None):
+        self.name, self.kind, self.extra = name, kind, extra or {}
+        self.proc = None
+        self.dir = None
+        self.port = None
+
+    @property
+    def bootstrap(self):
+        return f"127.0.0.1:{self.port}"
+
+    def start(self):
+        self.dir = tempfile.mkdtemp(prefix=f"lsbench-{self.name}-")
+        self.port = free_port()
+        if self.kind == "kafka":
+            self._start_kafka()
+        else:
+            self._start_lakestream()
+        log(f"{self.name}: pid {self.proc.pid} on {self.bootstrap}")
+
+    def _start_lakestream(self, reuse=False):
+        args = [LAKESTREAM, "serve", f"--data.dir={self.dir}/data",
+                f"--listeners=127.0.0.1:{self.port}"]
+        args += [f"--{k}={v.format(dir=self.dir)}" for k, v in self.extra.items()]
+        out = open(os.path.join(self.dir, "broker.log"), "a")
+        self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        wait_port(self.port, self.proc, 30)
+
+    def _start_kafka(self):
+        ctl = free_port()
+        logs = os.path.join(self.dir, "kafka-logs")
+        props = os.path.join(self.dir, "server.properties")
+        with open(props, "w") as f:
+            f.write(f"""process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:{ctl}
+listeners=PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{ctl}
+advertised.listeners=PLAINTEXT://127.0.0.1:{self.port}
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs={logs}
+num.partitions=1
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=true
+""")
+        l4j = os.path.join(self.dir, "log4j2.properties")
+        with open(l4j, "w") as f:
+            f.write("""status = warn
+appender.console.type = Console
+appender.console.name = STDOUT
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = warn
+rootLogger.appenderRef.stdout.ref = STDOUT
+""")
+        cp = os.path.join(KAFKA_LIBS, "*")
+        cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode()[:22]
+        java = ["java", f"-Dlog4j2.configurationFile={l4j}", "-cp", cp]
+        subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster, "-c", props],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # Heap and GC flags as bin/kafka-server-start.sh and kafka-run-class.sh set them.
+        jvm = ["-Xms1G", "-Xmx1G", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+               "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+               "-XX:MaxInlineLevel=15", "-Djava.awt.headless=true"]
+        out = open(os.path.join(self.dir, "broker.log"), "a")
+        self.proc = subprocess.Popen(["java"] + jvm + java[1:] + ["kafka.Kafka", props],
+                                     stdout=out, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        wait_port(self.port, self.proc, 90)
+
+    def restart(self):
+        """Lakestream only: a fresh process over the same stores (cold read cache)."""
+        self.stop(keep_dir=True)
+        self._start_lakestream()
+        log(f"{self.name}: restarted, pid {self.proc.pid}")
+
+    def stop(self, keep_dir=False):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                log(f"{self.name}: pid {self.proc.pid} ignored SIGTERM, killing it")
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        if not keep_dir and self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+
+
+def driver(mode, broker, topic, args, timeout):
+    cmd = [DRIVER, mode, "--brokers", broker.bootstrap, "--topic", topic] + args
+    t = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=timeout)
+    if p.returncode != 0 or not p.stdout.strip():
+        raise RuntimeError(f"driver failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr[-2000:]}")
+    out = json.loads(p.stdout)
+    out["wall_s"] = round(time.time() - t, 2)
+    out["cmd"] = " ".join(os.path.relpath(c, ROOT) if c == DRIVER else c for c in cmd)
+    return out
+
+
+def common_args(a):
+    return ["--partitions", str(a.partitions), "--size", str(a.size), "--acks", a.acks,
+            "--linger-ms", str(a.linger_ms), "--compression", a.compression,
+            "--keys", a.keys, "--warmup", str(a.warmup)] + (["--idempotence"] if a.idempotence else [])
+
+
+def run_scenario(sc, broker, a, rep):
+    topic = f"bench-{sc}-{rep}"
+    base = common_args(a) + ["--create"]
+    if sc == "produce-throughput":
+        return driver("produce", broker, topic, base + ["--duration", str(a.duration)], 600)
+    if sc in ("produce-latency", "s3-latency"):
+        return driver("produce", broker, topic,
+                      base + ["--rate", str(a.rate), "--duration", str(a.duration)], 600)
+    if sc == "e2e-latency":
+        return driver("e2e", broker, topic,
+                      base + ["--rate", str(a.rate), "--duration", str(a.duration)], 600)
+    if sc == "consume-catchup":
+        load = driver("produce", broker, topic,
+                      base + ["--count", str(a.catchup_count), "--duration", "0",
+                              "--warmup", "0"], 900)
+        if broker.kind == "lakestream":
+            broker.restart()
+        out = driver("consume", broker, topic, ["--timeout", "600"], 900)
+        out["load"] = {"msgs_per_sec": load["produce"]["msgs_per_sec"],
+                       "acked": load["produce"]["acked"]}
+        return out
+    raise ValueError(sc)
+
+
+def dig(d, path):
+    for k in path:
+        d = d[k]
+    return d
+
+
+def machine_facts():
+    facts = {"hostname_hash": abs(hash(socket.gethostname())) % 10**6,
+             "kernel": platform.release(), "cpus": os.cpu_count()}
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                facts["cpu"] = line.split(":", 1)[1].strip()
+                break
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal"):
+                facts["mem_gib"] = round(int(line.split()[1]) / 1048576, 1)
+    except OSError:
+        pass
+    facts["tmp_fs"] = subprocess.run(["df", "-T", tempfile.gettempdir()], capture_output=True,
+                                     text=True).stdout.splitlines()[-1].split()[1]
+    facts["java"] = subprocess.run(["java", "-version"], capture_output=True,
+                                   text=True).stderr.splitlines()[0]
+    facts["librdkafka"] = subprocess.run(
+        ["sh", "-c", "dpkg-query -W -f='${Version}' librdkafka-dev 2>/dev/null"],
+        capture_output=True, text=True).stdout
+    jars = [j for j in os.listdir(KAFKA_LIBS) if j.startswith("kafka_2.13-")]
+    facts["kafka"] = jars[0][len("kafka_2.13-"):-4] if jars else "?"
+    try:
+        facts["lakestream_commit"] = subprocess.run(
+            ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+            text=True).stdout.strip()
+        facts["lakestream_tree_dirty"] = bool(subprocess.run(
+            ["git", "-C", ROOT, "status", "--porcelain", "src"], capture_output=True,
+            text=True).stdout.strip())
+    except OSError:
+        pass
+    return facts
+
+
+def loadavg():
+    return float(open("/proc/loadavg").read().split()[0])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scenarios", default=",".join(SCENARIOS),
+                    help="comma-separated subset of: " + ", ".join(SCENARIOS))
+    ap.add_argument("--targets", default="kafka,lakestream,lakestream-relaxed",
+                    help="kafka, lakestream (durable default), lakestream-relaxed "
+                         "(object.store.fsync=false)")
+    ap.add_argument("-n", "--repeat", type=int, default=int(os.environ.get("BENCH_N", 3)))
+    ap.add_argument("--duration", type=float, default=float(os.environ.get("BENCH_DURATION", 10)))
+    ap.add_argument("--warmup", type=float, default=2)
+    ap.add_argument("--rate", type=float, default=10000,
+                    help="msgs/s for the fixed-rate scenarios (below saturation)")
+    ap.add_argument("--catchup-count", type=int, default=int(os.environ.get("BENCH_CATCHUP", 500000)))
+    ap.add_argument("--partitions", type=int, default=16)
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--acks", default="all")
+    ap.add_argument("--linger-ms", type=int, default=5)
+    ap.add_argument("--compression", default="none")
+    ap.add_argument("--keys", default="uniform:100000")
+    ap.add_argument("--idempotence", action="store_true")
+    ap.add_argument("--s3-p50-ms", type=float, default=30)
+    ap.add_argument("--s3-p99-ms", type=float, default=100)
+    ap.add_argument("--tag", default="", help="suffix for result files (e.g. smoke)")
+    ap.add_argument("--out", default=RESULTS)
+    a = ap.parse_args()
+
+    scenarios = [s for s in a.scenarios.split(",") if s]
+    for s in scenarios:
+        if s not in SCENARIOS:
+            sys.exit(f"unknown scenario {s}; pending (not runnable yet): {', '.join(PENDING)}")
+    for f in (DRIVER, LAKESTREAM):
+        if not os.access(f, os.X_OK):
+            sys.exit(f"{f} missing: run `make bench` (builds it)")
+    if "kafka" in a.targets and not os.path.isdir(KAFKA_LIBS):
+        sys.exit("Kafka jars missing: run bench/setup.sh once")
+    have_faulty = os.path.exists(os.path.join(ROOT, "src", "objstore", "objstore_faulty.c"))
+    if "s3-latency" in scenarios and not have_faulty:
+        log("s3-latency skipped: objstore fault wrapper not in this tree")
+        scenarios.remove("s3-latency")
+
+    targets = {}
+    for t in a.targets.split(","):
+        if t == "kafka":
+            targets[t] = Broker(t, "kafka")
+        elif t == "lakestream":
+            targets[t] = Broker(t, "lakestream", {"object.store.fsync": "true"})
+        elif t == "lakestream-relaxed":
+            targets[t] = Broker(t, "lakestream", {"object.store.fsync": "false"})
+        else:
+            sys.exit(f"unknown target {t}")
+    # Scenario 5 runs on its own lakestream target (durable fs under the wrapper,
+    # latency on PUTs only) — Kafka has no object store to slow down.
+    s3_target = None
+    if "s3-latency" in scenarios:
+        url = ("faulty+file://{dir}/objects?ops=put&latency_p50_ms=%g&latency_p99_ms=%g"
+               % (a.s3_p50_ms, a.s3_p99_ms))
+        s3_target = Broker("lakestream-s3lat", "lakestream",
+                           {"object.store.url": url, "object.store.fsync": "true"})
+
+    started = datetime.datetime.now(datetime.timezone.utc)
+    stamp = started.strftime("%Y-%m-%d")
+    if a.tag:
+        stamp += "-" + a.tag
+    facts = machine_facts()
+    cmdline = "python3 bench/bench.py " + " ".join(sys.argv[1:])
+    raw = {s: {} for s in scenarios}
+    loads = []
+    main_scen = [s for s in scenarios if s != "s3-latency"]
+    order = list(targets)
+    try:
+        for rep in range(a.repeat):
+            rot = order[rep % len(order):] + order[:rep % len(order)]
+            plan = [(targets[t], main_scen) for t in rot if main_scen]
+            if s3_target:
+                plan.append((s3_target, ["s3-latency"]))
+            for broker, scs in plan:
+                broker.start()
+                try:
+                    for sc in scs:
+                        la = loadavg()
+                        loads.append(la)
+                        log(f"rep {rep + 1}/{a.repeat} {broker.name} {sc} (load {la:.2f})")
+                        out = run_scenario(sc, broker, a, rep)
+                        out["loadavg_before"] = la
+                        raw[sc].setdefault(broker.name, []).append(out)
+                finally:
+                    broker.stop()
+    except KeyboardInterrupt:
+        log("interrupted: writing what was measured")
+    finally:
+        for b in list(targets.values()) + ([s3_target] if s3_target else []):
+            b.stop()
+
+    os.makedirs(a.out, exist_ok=True)
+    summary = {}
+    for sc in scenarios:
+        res = summarize(sc, raw[sc], a)
+        res.update({"scenario": sc, "date": started.isoformat(timespec="seconds"),
+                    "command": cmdline, "machine": facts, "repeat": a.repeat,
+                    "settings": {k: v for k, v in vars(a).items() if k not in ("out", "tag")},
+                    "loadavg_during_run": {"min": min(loads, default=0),
+                                           "max": max(loads, default=0)}})
+        with open(os.path.join(a.out, f"{stamp}-{sc}.json"), "w") as f:
+            json.dump(res, f, indent=1)
+        summary[sc] = res
+    md = markdown(summary, facts, cmdline, a, stamp, loads)
+    with open(os.path.join(a.out, f"{stamp}-summary.md"), "w") as f:
+        f.write(md)
+    plots(summary, a.out, stamp)
+    print(md)
+
+
+def summarize(sc, runs_by_target, a):
+    out = {"targets": {}, "ratios_vs_kafka": {}, "noisy": {}}
+    for t, runs in runs_by_target.items():
+        med, spread = {}, {}
+        for m, (path, unit, hib) in METRICS[sc].items():
+            if path[0] == "derived":
+                continue
+            vals = [dig(r, path) for r in runs]
+            med[m] = statistics.median(vals)
+            spread[m] = [min(vals), max(vals)]
+        if sc == "s3-latency":
+            med["p99_over_store_p99"] = med["p99_ms"] / a.s3_p99_ms
+        # Keep one histogram (the median run's by p99 or throughput) for plots.
+        key = "p99_ms" if "p99_ms" in med else "mb_per_sec"
+        runs_sorted = sorted(runs, key=lambda r: dig(r, METRICS[sc][key][0]))
+        rep_run = runs_sorted[len(runs_sorted) // 2]
+        slim = []
+        for r in runs:
+            r = json.loads(json.dumps(r))
+            for part in ("produce", "e2e"):
+                if part in r and r is not rep_run:
+                    r[part]["latency"].pop("buckets", None)
+            slim.append(r)
+        out["targets"][t] = {"median": med, "min_max": spread, "runs": slim,
+                             "median_run_index": runs.index(rep_run)}
+        # A run is noisy when its repetitions disagree by more than 25% of the median.
+        out["noisy"][t] = sorted(m for m, (lo, hi) in spread.items()
+                                 if med[m] and (hi - lo) / abs(med[m]) > 0.25)
+    k = out["targets"].get("kafka")
+    if k:
+        for t, v in out["targets"].items():
+            if t == "kafka":
+                continue
+            out["ratios_vs_kafka"][t] = {m: (v["median"][m] / k["median"][m]
+                                             if k["median"].get(m) else None)
+                                         for m in v["median"] if m in k["median"]}
+    return out
+
+
+def fmt(v):
+    if v is None:
+        return "–"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+def markdown(summary, facts, cmdline, a, stamp, loads):
+    L = [f"# Lakestream vs Apache Kafka — {stamp}", "",
+         f"Command: `{cmdline}`  ",
+         f"Medians of {a.repeat} runs per target; each broker fresh per repetition, target "
+         f"order rotated. Ratio = lakestream / Kafka (for throughput higher is better, for "
+         f"latency lower is better).  ",
+         f"Machine: {facts.get('cpus')}× {facts.get('cpu', '?')}, {facts.get('mem_gib')} GiB, "
+         f"kernel {facts.get('kernel')}, data dirs on {facts.get('tmp_fs')}; Kafka "
+         f"{facts.get('kafka')} ({facts.get('java')}); librdkafka {facts.get('librdkafka')}; "
+         f"lakestream {facts.get('lakestream_commit')}"
+         f"{' + uncommitted src changes' if facts.get('lakestream_tree_dirty') else ''}.  ",
+         f"Load average before each measurement: {min(loads, default=0):.2f}–"
+         f"{max(loads, default=0):.2f} on {facts.get('cpus')} CPUs (shared machine: other "
+         f"builds and tests ran concurrently).",
+         "",
+         "Targets: **kafka** = Apache Kafka KRaft, one broker, acks from the page cache (no "
+         "fsync); **lakestream** = durable default (WAL object fsync'd + SQLite commit before "
+         "the ack); **lakestream-relaxed** = `object.store.fsync=false` (comparable to Kafka's "
+         "page-cache acks).", ""]
+    for sc, res in summary.items():
+        L.append(f"## {sc}")
+        L.append("")
+        L.append(scenario_note(sc, a))
+        L.append("")
+        ms = list(METRICS[sc])
+        hdr = "| target | " + " | ".join(f"{m} ({METRICS[sc][m][1]})" for m in ms) + " |"
+        L += [hdr, "|" + "---|" * (len(ms) + 1)]
+        for t, v in res["targets"].items():
+            cells = []
+            for m in ms:
+                c = fmt(v["median"].get(m))
+                r = res["ratios_vs_kafka"].get(t, {}).get(m)
+                if r is not None:
+                    c += f" (**{r:.2f}×**)"
+                if m in res["noisy"].get(t, []):
+                    c += " ⚠"
+                cells.append(c)
+            L.append(f"| {t} | " + " | ".join(cells) + " |")
+        L.append("")
+    L += ["⚠ = the repetitions of that figure disagree by more than 25% of the median "
+          "(min/max in the JSON): treat it as noisy.", "",
+          "Not run yet (features being built): " + "; ".join(f"{k} — {v}" for k, v in PENDING.items()),
+          ""]
+    return "\n".join(L)
+
+
+def scenario_note(sc, a):
+    common = (f"{a.size} B records, {a.partitions} partitions, acks={a.acks}, linger "
+              f"{a.linger_ms} ms, compression {a.compression}, keys {a.keys}")
+    return {
+        "produce-throughput": f"Produce as fast as the client queue allows for {a.duration:g} s "
+                              f"({a.warmup:g} s warm-up excluded); {common}. Latencies here are "
+                              "queueing-dominated (saturation), shown for completeness.",
+        "produce-latency": f"Produce at a fixed {a.rate:g} msg/s for {a.duration:g} s; {common}. "
+                           "Latency from the scheduled send time to the delivery report.",
+        "e2e-latency": f"Produce at {a.rate:g} msg/s and consume by assignment in the same "
+                       f"process; {common}. Latency from scheduled send to receipt.",
+        "consume-catchup": f"Load {a.catchup_count:,} records, restart lakestream (cold read cache, "
+                           "reads from WAL objects; Kafka keeps its page cache either way), then "
+                           "read everything from the beginning.",
+        "s3-latency": f"produce-latency against lakestream whose object store PUTs get an "
+                      f"injected log-normal latency (p50 {a.s3_p50_ms:g} ms, p99 "
+                      f"{a.s3_p99_ms:g} ms, fault wrapper); ratio column vs Kafka at the same "
+                      "rate; p99_over_store_p99 = produce p99 / injected PUT p99.",
+    }[sc]
+
+
+def plots(summary, out, stamp):
+    if not shutil.which("gnuplot"):
+        log("gnuplot missing (bench/setup.sh installs it): no plots")
+        return
+    for sc, res in summary.items():
+        ms = [m for m in METRICS[sc] if m != "p99_over_store_p99"]
+        if sc in ("produce-throughput", "consume-catchup"):
+            ms = ["mb_per_sec"]
+        elif sc == "produce-throughput":
+            ms = ["mb_per_sec"]
+        else:
+            ms = [m for m in ("p50_ms", "p99_ms", "p999_ms") if m in ms]
+        dat = os.path.join(out, f".{stamp}-{sc}.dat")
+        with open(dat, "w") as f:
+            f.write("target " + " ".join(ms) + "\n")
+            for t, v in res["targets"].items():
+                f.write(t + " " + " ".join(str(v["median"][m]) for m in ms) + "\n")
+        png = os.path.join(out, f"{stamp}-{sc}.png")
+        unit = METRICS[sc][ms[0]][1]
+        logscale = "set logscale y\n" if unit == "ms" else ""
+        script = f"""set terminal pngcairo size 800,450 noenhanced
+set output '{png}'
+set title '{sc} (median of runs)'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set ylabel '{unit}'
+set key top left
+set grid ytics
+{logscale}set yrange [{'*' if logscale else '0'}:*]
+plot for [i=2:{len(ms) + 1}] '{dat}' using i:xtic(1) title columnheader(i)
+"""
+        p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+        if p.returncode != 0:
+            log(f"gnuplot {sc}: {p.stderr.strip()}")
+        os.unlink(dat)
+    # Latency CDFs (median run of each target) for the latency scenarios.
+    for sc, part in (("produce-latency", "produce"), ("e2e-latency", "e2e"),
+                     ("s3-latency", "produce")):
+        if sc not in summary:
+            continue
+        series = []
+        for t, v in summary[sc]["targets"].items():
+            run = v["runs"][v["median_run_index"]]
+            b = run[part]["latency"].get("buckets")
+            if not b:
+                continue
+            dat = os.path.join(out, f".{stamp}-{sc}-{t}.cdf")
+            total = sum(c for _, c in b)
+            acc = 0
+            with open(dat, "w") as f:
+                for ub, c in b:
+                    acc += c
+                    frac = acc / total
+                    # x = latency, y = 1/(1-q) on a log axis ("nines" plot)
+                    f.write(f"{ub} {1 / max(1 - frac, 1e-5)}\n")
+            series.append((t, dat))
+        if not series:
+            continue
+        png = os.path.join(out, f"{stamp}-{sc}-cdf.png")
+        plot = ", ".join(f"'{d}' using 1:2 with steps lw 2 title '{t}'" for t, d in series)
+        script = f"""set terminal pngcairo size 800,450 noenhanced
+set output '{png}'
+set title '{sc}: latency by percentile (median run)'
+set logscale xy
+set xlabel 'latency (ms)'
+set ylabel 'percentile'
+set ytics ('p0' 1, 'p90' 10, 'p99' 100, 'p99.9' 1000, 'p99.99' 10000)
+set grid
+set key bottom right
+plot {plot}
+"""
+        p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+        if p.returncode != 0:
+            log(f"gnuplot cdf {sc}: {p.stderr.strip()}")
+        for _, d in series:
+            os.unlink(d)
+
+
+if __name__ == "__main__":
+    main()
