@@ -101,3 +101,12 @@ fuzz: deps $(FUZZ_BINS)
 	  grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Test unit written" build-fuzz/$$n.log; \
 	  if [ $$rc -ne 0 ]; then echo "FAIL fuzz $$n (see build-fuzz/$$n.log)"; exit 1; fi; \
 	done
+
+# Long crash-consistency run: CYCLES kill -9/restart cycles under idempotent
+# load with fault-injecting stores; report in build/chaos-report.json.
+CYCLES ?= 20
+.PHONY: chaos
+chaos: deps
+	@tools/install-deps.sh test
+	@$(MAKE) --no-print-directory all
+	.venv/bin/python tests/chaos/chaos.py --cycles $(CYCLES) --faults --json build/chaos-report.json

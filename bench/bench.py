@@ -350,10 +350,10 @@ def main():
         else:
             sys.exit(f"unknown target {t}")
     # Scenario 5 runs on its own lakestream target (durable fs under the wrapper,
-    # latency on PUTs only) — Kafka has no object store to slow down.
+    # latency on every store call: PUT, GET, ...) — Kafka has no object store to slow down.
     s3_target = None
     if "s3-latency" in scenarios:
-        url = ("faulty+file://{dir}/objects?ops=put&latency_p50_ms=%g&latency_p99_ms=%g"
+        url = ("faulty+file://{dir}/objects?latency_p50_ms=%g&latency_p99_ms=%g"
                % (a.s3_p50_ms, a.s3_p99_ms))
         s3_target = Broker("lakestream-s3lat", "lakestream",
                            {"object.store.url": url, "object.store.fsync": "true"})
@@ -520,7 +520,7 @@ def scenario_note(sc, a):
         "consume-catchup": f"Load {a.catchup_count:,} records, restart lakestream (cold read cache, "
                            "reads from WAL objects; Kafka keeps its page cache either way), then "
                            "read everything from the beginning.",
-        "s3-latency": f"produce-latency against lakestream whose object store PUTs get an "
+        "s3-latency": f"produce-latency against lakestream whose object-store calls (PUT, GET, ...) get an "
                       f"injected log-normal latency (p50 {a.s3_p50_ms:g} ms, p99 "
                       f"{a.s3_p99_ms:g} ms, fault wrapper); ratio column vs Kafka at the same "
                       "rate; p99_over_store_p99 = produce p99 / injected PUT p99.",

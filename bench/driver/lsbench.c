@@ -367,6 +367,20 @@ static int run_produce(const opts_t *o)
     return bad && !o->allow_errors ? 1 : 0;
 }
 
+/* Low/high watermarks, retried for a while: right after CreateTopics a broker may
+ * still answer NOT_LEADER / LEADER_NOT_AVAILABLE. */
+static void watermarks(rd_kafka_t *rk, const char *topic, int p, int64_t *lo, int64_t *hi)
+{
+    rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
+    for (int i = 0; i < 100; i++) {
+        e = rd_kafka_query_watermark_offsets(rk, topic, p, lo, hi, 10000);
+        if (!e)
+            return;
+        usleep(100000);
+    }
+    die("watermarks %s/%d: %s", topic, p, rd_kafka_err2str(e));
+}
+
 /* ---- consumer --------------------------------------------------------------------- */
 
 static rd_kafka_t *make_consumer(const opts_t *o)
@@ -424,9 +438,7 @@ static int run_consume(const opts_t *o)
     long long total = 0;
     for (int p = 0; p < np; p++) {
         int64_t lo, hi;
-        rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(rk, o->topic, p, &lo, &hi, 10000);
-        if (e)
-            die("watermarks %s/%d: %s", o->topic, p, rd_kafka_err2str(e));
+        watermarks(rk, o->topic, p, &lo, &hi);
         hw[p] = hi;
         total += hi - lo;
         start[p] = lo;
@@ -530,8 +542,7 @@ static int run_e2e(const opts_t *o)
     int64_t *start = calloc((size_t)np, sizeof *start);
     for (int p = 0; p < np; p++) {
         int64_t lo, hi;
-        if (rd_kafka_query_watermark_offsets(cs->rk, o->topic, p, &lo, &hi, 10000))
-            die("watermarks failed");
+        watermarks(cs->rk, o->topic, p, &lo, &hi);
         start[p] = hi;
     }
     assign_all(cs->rk, o->topic, np, start, &cs->a);

@@ -1,8 +1,0 @@
-build-s3/src/kafka/msg_metadata.o: src/kafka/msg_metadata.c \
- src/kafka/msg.h src/base/chunk.h src/kafka/codec.h src/base/buf.h \
- src/base/uuid.h
-src/kafka/msg.h:
-src/base/chunk.h:
-src/kafka/codec.h:
-src/base/buf.h:
-src/base/uuid.h:

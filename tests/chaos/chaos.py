@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Crash-consistency checker with a nemesis loop.
+
+Idempotent producers (acks=all) write records with unique ids while the
+nemesis kill -9s and restarts the broker, optionally with fault-injecting
+stores underneath (failed and lost-acknowledgement object PUTs and metadata
+commits). Afterwards an independent consumer reads every partition and checks:
+
+  lost        acknowledged records missing, or different, at their acked offset
+  duplicated  records present more than once (acknowledged or not)
+  reordered   records of one producer on one partition out of send order
+  strangers   records never produced
+
+  chaos.py --cycles N [--records R] [--partitions P] [--faults] [--json OUT]
+
+`make chaos CYCLES=N` runs it long; tests/integration/test_chaos.py runs a
+short version inside `make test`. Exit status 1 on any loss, duplicate,
+reordering or stranger."""
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+
+from confluent_kafka import Producer  # noqa: E402
+
+import lsbroker  # noqa: E402
+from kafka_util import consume, create_topic  # noqa: E402
+
+FAULT_ARGS = [
+    # object store: some PUTs fail, some succeed but report failure
+    "--object.store.url=faulty+file://{objects}?put_error_rate=0.03&lost_ack_rate=0.02&ops=put",
+    # metadata: some commits fail, some are applied but report failure
+    "--metadata.url=faulty+sqlite://{meta}?txn_error_rate=0.02&lost_ack_rate=0.02",
+]
+
+
+def run(cycles, records, partitions, faults, seed, work, log=print):
+    rnd = random.Random(seed)
+    data = os.path.join(work, "data")
+    args = ["--wal.gc.grace.ms=2000"]
+    if faults:
+        os.makedirs(data, exist_ok=True)
+        args += [a.format(objects=os.path.join(data, "objects"), meta=os.path.join(data, "meta.db"))
+                 for a in FAULT_ARGS]
+    b = lsbroker.Broker(data, os.path.join(work, "logs"), args, name="chaos")
+    if faults:
+        # injected faults are logged as errors by design
+        b.allow_errors(r"injected|failed|commit|PUT|corrupt|reading")
+    b.start()
+    topic = "chaos-%d" % seed
+    create_topic(b.bootstrap, topic, partitions=partitions)
+    p = Producer({"bootstrap.servers": b.bootstrap, "enable.idempotence": True, "acks": "all",
+                  "linger.ms": 2, "message.timeout.ms": 300000, "retry.backoff.ms": 50,
+                  "reconnect.backoff.ms": 20, "reconnect.backoff.max.ms": 500,
+                  "socket.timeout.ms": 10000})
+    acked, failed = {}, []
+
+    def on_delivery(err, msg):
+        if err is not None:
+            failed.append((str(err), msg.value()))
+        else:
+            acked[msg.value()] = (msg.partition(), msg.offset())
+
+    produced = 0
+
+    def crash():
+        b.kill9()
+        time.sleep(rnd.random() * 0.2)
+        b.start()
+
+    for cycle in range(cycles):
+        # crash once per cycle, after a random share of this cycle's records
+        # were acknowledged, with more in flight
+        kill_at = len(acked) + rnd.randint(records // 10, records * 3 // 4)
+        target = produced + records
+        killed = False
+        while produced < target:
+            for _ in range(min(100, target - produced)):
+                value = b"rid=%09d" % produced
+                while True:
+                    try:
+                        p.produce(topic, value=value, partition=produced % partitions,
+                                  on_delivery=on_delivery)
+                        break
+                    except BufferError:
+                        p.poll(0.01)
+                produced += 1
+            p.poll(0.005)
+            if not killed and len(acked) >= kill_at:
+                crash()
+                killed = True
+        if not killed:
+            crash()
+        p.flush(300)
+        log("cycle %d/%d: produced %d, acked %d, failed %d" % (cycle + 1, cycles, produced,
+                                                                len(acked), len(failed)))
+    left = p.flush(300)
+    if faults:
+        b.allow_errors(r".")
+    got = consume(b.bootstrap, topic, list(range(partitions)), timeout=300, ignore_transient=True)
+    seen = {}
+    reordered = 0
+    for part, msgs in got.items():
+        last_rid = -1
+        for m in msgs:
+            seen.setdefault(m.value(), []).append((part, m.offset()))
+            rid = int(m.value()[4:])
+            if rid < last_rid:
+                reordered += 1
+            last_rid = max(last_rid, rid)
+    lost = [v for v, where in acked.items() if where not in seen.get(v, [])]
+    dups = [v for v, where in seen.items() if len(where) > 1]
+    strangers = [v for v in seen if not v.startswith(b"rid=") or int(v[4:]) >= produced]
+    rc = b.stop()
+    report = {"broker_exit": rc, "cycles": cycles, "produced": produced, "acknowledged": len(acked),
+              "failed": len(failed), "unflushed": left, "read": sum(len(v) for v in got.values()),
+              "lost": len(lost), "duplicated": len(dups), "reordered": reordered,
+              "strangers": len(strangers), "faults": faults, "seed": seed,
+              "examples": {"lost": [v.decode() for v in lost[:5]],
+                           "duplicated": [v.decode() for v in dups[:5]]}}
+    return report
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cycles", type=int, default=5)
+    ap.add_argument("--records", type=int, default=3000, help="records per cycle")
+    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--faults", action="store_true", help="fault-injecting stores underneath")
+    ap.add_argument("--seed", type=int, default=int(time.time()))
+    ap.add_argument("--json", help="write the report here")
+    a = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="lakestream-chaos-") as work:
+        r = run(a.cycles, a.records, a.partitions, a.faults, a.seed, work)
+    print(json.dumps(r, indent=2))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(r, f, indent=2)
+    ok = r["broker_exit"] in (0, None) and r["lost"] == 0 and r["duplicated"] == 0 and r["reordered"] == 0 and r["strangers"] == 0
+    print("chaos: %s" % ("PASS" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
