@@ -40,7 +40,8 @@ LAKESTREAM = os.path.join(ROOT, "build", "lakestream")
 KAFKA_LIBS = os.path.join(ROOT, ".cache", "bench", "kafka", "libs")
 RESULTS = os.path.join(ROOT, "bench", "results")
 
-SCENARIOS = ["produce-throughput", "produce-latency", "e2e-latency", "consume-catchup",
+# Run order: latency first, then the scenarios that write the most.
+SCENARIOS = ["produce-latency", "e2e-latency", "produce-throughput", "consume-catchup",
              "s3-latency"]
 # Scenarios that need features still being built elsewhere; they slot in here
 # (a function per scenario below, plus an entry in METRICS) when those land.
@@ -294,6 +295,12 @@ def machine_facts():
     return facts
 
 
+def settle():
+    t = time.time()
+    os.sync()
+    time.sleep(max(0.0, 1.0 - (time.time() - t)))
+
+
 def loadavg():
     return float(open("/proc/loadavg").read().split()[0])
 
@@ -309,7 +316,10 @@ def main():
     ap.add_argument("-n", "--repeat", type=int, default=int(os.environ.get("BENCH_N", 3)))
     ap.add_argument("--duration", type=float, default=float(os.environ.get("BENCH_DURATION", 10)))
     ap.add_argument("--warmup", type=float, default=2)
-    ap.add_argument("--rate", type=float, default=10000,
+    ap.add_argument("--broker-warmup", type=float, default=10,
+                    help="after each broker start: this many seconds of e2e at --rate, then "
+                         "up to 3 s of max-rate produce; not measured")
+    ap.add_argument("--rate", type=float, default=5000,
                     help="msgs/s for the fixed-rate scenarios (below saturation)")
     ap.add_argument("--catchup-count", type=int, default=int(os.environ.get("BENCH_CATCHUP", 500000)))
     ap.add_argument("--partitions", type=int, default=16)
@@ -377,7 +387,21 @@ def main():
             for broker, scs in plan:
                 broker.start()
                 try:
+                    if a.broker_warmup > 0:
+                        # Same for every target, results discarded: JIT-compiles Kafka's
+                        # hot paths (small fixed-rate batches, fetch, and large batches
+                        # are different code paths) and fills both brokers' pools.
+                        log(f"rep {rep + 1}/{a.repeat} {broker.name} warm-up")
+                        w = common_args(a) + ["--create", "--warmup", "0", "--allow-errors"]
+                        driver("e2e", broker, f"bench-warmup-e2e-{rep}",
+                               w + ["--rate", str(a.rate), "--duration", str(a.broker_warmup)], 600)
+                        driver("produce", broker, f"bench-warmup-{rep}",
+                               w + ["--duration", str(min(a.broker_warmup, 3))], 600)
                     for sc in scs:
+                        # Start every measurement with no dirty-page backlog: Kafka's
+                        # page-cache writes from the previous scenario would otherwise
+                        # be written back (and throttle writers) during this one.
+                        settle()
                         la = loadavg()
                         loads.append(la)
                         log(f"rep {rep + 1}/{a.repeat} {broker.name} {sc} (load {la:.2f})")
@@ -428,10 +452,10 @@ def summarize(sc, runs_by_target, a):
         runs_sorted = sorted(runs, key=lambda r: dig(r, METRICS[sc][key][0]))
         rep_run = runs_sorted[len(runs_sorted) // 2]
         slim = []
-        for r in runs:
-            r = json.loads(json.dumps(r))
+        for orig in runs:
+            r = json.loads(json.dumps(orig))
             for part in ("produce", "e2e"):
-                if part in r and r is not rep_run:
+                if part in r and orig is not rep_run:
                     r[part]["latency"].pop("buckets", None)
             slim.append(r)
         out["targets"][t] = {"median": med, "min_max": spread, "runs": slim,
@@ -463,8 +487,9 @@ def fmt(v):
 def markdown(summary, facts, cmdline, a, stamp, loads):
     L = [f"# Lakestream vs Apache Kafka — {stamp}", "",
          f"Command: `{cmdline}`  ",
-         f"Medians of {a.repeat} runs per target; each broker fresh per repetition, target "
-         f"order rotated. Ratio = lakestream / Kafka (for throughput higher is better, for "
+         f"Medians of {a.repeat} runs per target; each broker fresh per repetition, then "
+         f"warmed up unmeasured ({a.broker_warmup:g} s e2e at the fixed rate, "
+         f"{min(a.broker_warmup, 3):g} s max-rate produce); target order rotated. Ratio = lakestream / Kafka (for throughput higher is better, for "
          f"latency lower is better).  ",
          f"Machine: {facts.get('cpus')}× {facts.get('cpu', '?')}, {facts.get('mem_gib')} GiB, "
          f"kernel {facts.get('kernel')}, data dirs on {facts.get('tmp_fs')}; Kafka "

@@ -26,7 +26,7 @@ static const ls_kbytes_t B = {(const uint8_t *)"\x00\x01\x02", 3};
         if (rc == 0)                                                                           \
             ls_kafka_##T##_encode(&w2, v, &d);                                                 \
         int same = rc == 0 && ls_kr_remaining(&r) == 0 && w1.buf.len == w2.buf.len &&          \
-                   memcmp(w1.buf.data, w2.buf.data, w1.buf.len) == 0;                          \
+                   (w1.buf.len == 0 || memcmp(w1.buf.data, w2.buf.data, w1.buf.len) == 0);   \
         int trunc_ok = 1;                                                                      \
         for (size_t cut = 0; cut < w1.buf.len && trunc_ok; cut++) {                            \
             ls_kr_t tr;                                                                        \

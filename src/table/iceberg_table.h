@@ -1,0 +1,138 @@
+/* Iceberg v2 tables in the filesystem layout (Iceberg spec, format/spec.md):
+ *
+ *   <prefix>/metadata/v<N>.metadata.json      table metadata, N = 1, 2, ...
+ *   <prefix>/metadata/version-hint.text       "N" of the newest metadata
+ *   <prefix>/metadata/snap-<id>-1-<uuid>.avro manifest list per snapshot
+ *   <prefix>/metadata/<uuid>-m0.avro          manifest per append
+ *   <prefix>/data/[<partition path>/]<uuid>.parquet
+ *
+ * stored through ls_objstore under a key prefix; `location` is the URI that
+ * prefix has for readers (e.g. "file:///var/lib/ls/store/warehouse/ns/t"),
+ * and every path written into metadata is location-based.
+ *
+ * Commit: an append writes its manifest and manifest list (fresh names), then
+ * v<N+1>.metadata.json create-only — the commit point: a concurrent
+ * committer that got there first makes this one fail with LS_ECONFLICT (the
+ * caller reloads and retries; orphaned manifests are harmless) — then
+ * version-hint.text (a hint only: readers of the layout and our load fall
+ * back to probing the next versions).
+ *
+ * Exactly-once hooks: snapshot summaries carry caller properties. Keys
+ * starting with LS_ICE_CARRY_PREFIX ("lakestream.") are carried forward from
+ * the parent snapshot unless overridden, so the current snapshot always
+ * holds e.g. every log's last materialized offset.
+ *
+ * Supported: format v2, one schema (given as Iceberg JSON), one partition
+ * spec with identity (int/long/date sources), hour and day (timestamp /
+ * timestamptz sources) transforms, unsorted order, fast append. A table
+ * object is used by one thread; it is not refreshed behind the caller. */
+#ifndef LS_ICEBERG_TABLE_H
+#define LS_ICEBERG_TABLE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "base/buf.h"
+#include "base/status.h"
+#include "objstore/objstore.h"
+#include "table/parquet_writer.h"
+
+#define LS_ICE_MAX_PART 8
+#define LS_ICE_CARRY_PREFIX "lakestream."
+#define LS_ICE_BOUND_MAX 16   /* binary/string bounds are truncated to this many bytes */
+
+typedef enum ls_ice_transform {
+    LS_ICE_IDENTITY = 0,
+    LS_ICE_HOUR,
+    LS_ICE_DAY,
+} ls_ice_transform;
+
+/* Source column types, for partition values and bounds. */
+typedef enum ls_ice_type {
+    LS_ICE_INT, LS_ICE_LONG, LS_ICE_DATE, LS_ICE_TIMESTAMP, LS_ICE_TIMESTAMPTZ,
+    LS_ICE_STRING, LS_ICE_BINARY,
+} ls_ice_type;
+
+typedef struct ls_ice_part_field {
+    int source_id;             /* schema field id */
+    ls_ice_type source_type;
+    int field_id;              /* 1000, 1001, ... */
+    char name[64];             /* e.g. "timestamp_day" */
+    ls_ice_transform transform;
+} ls_ice_part_field_t;
+
+typedef struct ls_ice_spec {
+    int spec_id;
+    int nfields;
+    ls_ice_part_field_t fields[LS_ICE_MAX_PART];
+} ls_ice_spec_t;
+
+/* Adds a field (field id 1000 + index, name "<column>" for identity else
+ * "<column>_<transform>"). LS_EINVAL for an unsupported transform/type pair
+ * or too many fields. */
+ls_status ls_ice_spec_add(ls_ice_spec_t *s, int source_id, const char *source_name,
+                          ls_ice_type source_type, ls_ice_transform t);
+/* Parses "identity", "hour", "day" (and "hours", "days"); -1 if unknown. */
+int ls_ice_transform_parse(const char *s);
+/* Transform of a source value (int/long/date as is; timestamps in micros). */
+int64_t ls_ice_transform_apply(ls_ice_transform t, ls_ice_type source_type, int64_t v);
+/* Hive-style partition path "a=1/ts_day=2023-11-14" (human-readable values). */
+void ls_ice_partition_path(const ls_ice_spec_t *s, const int64_t *values, ls_buf_t *out);
+
+typedef struct ls_ice_colmetric {
+    int field_id;
+    int64_t column_size, value_count, null_count;
+    int has_lower, has_upper;
+    uint8_t lower[LS_ICE_BOUND_MAX], upper[LS_ICE_BOUND_MAX];
+    size_t lower_len, upper_len;
+} ls_ice_colmetric_t;
+
+/* A data file to add. Paths are full locations (see ls_ice_table_put_data). */
+typedef struct ls_ice_datafile {
+    char *path;
+    int64_t record_count;
+    int64_t file_size;
+    int64_t partition[LS_ICE_MAX_PART];  /* transformed values, in spec order */
+    ls_ice_colmetric_t *metrics;
+    size_t nmetrics;
+} ls_ice_datafile_t;
+
+/* Fills metrics (column_sizes, value_counts, null_value_counts for every
+ * leaf with a field id; lower/upper bounds in Iceberg's single-value
+ * serialization for non-repeated leaves) and record_count from a finished
+ * Parquet writer. */
+void ls_ice_datafile_metrics(ls_ice_datafile_t *df, const ls_pq_writer_t *w);
+void ls_ice_datafile_clear(ls_ice_datafile_t *df);
+
+typedef struct ls_ice_table ls_ice_table_t;
+
+/* Creates v1.metadata.json (create-only: LS_EEXISTS if the table exists) and
+ * version-hint.text. props: NULL or NULL-terminated key, value, ... list. */
+ls_status ls_ice_table_create(ls_objstore_t *os, const char *prefix, const char *location,
+                              const char *schema_json, int last_column_id,
+                              const ls_ice_spec_t *spec, const char *const *props,
+                              ls_ice_table_t **out, char *err, size_t errlen);
+/* Loads the newest metadata (version hint, then probing onward). */
+ls_status ls_ice_table_load(ls_objstore_t *os, const char *prefix, ls_ice_table_t **out, char *err,
+                            size_t errlen);
+void ls_ice_table_free(ls_ice_table_t *t);
+
+/* Uploads a data file (create-only) as <prefix>/data/<partition path>/<uuid>.<ext>
+ * and sets df->path and df->file_size. */
+ls_status ls_ice_table_put_data(ls_ice_table_t *t, const ls_buf_t *bytes, const char *ext,
+                                ls_ice_datafile_t *df);
+
+/* Fast append of n data files as one new snapshot. summary: NULL or
+ * NULL-terminated key, value, ... of extra summary properties. now_ms: the
+ * snapshot timestamp. LS_ECONFLICT when another commit won; t is then stale
+ * (free it and load again). */
+ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files, size_t n,
+                              const char *const *summary, int64_t now_ms, int64_t *snapshot_id);
+
+const ls_ice_spec_t *ls_ice_table_spec(const ls_ice_table_t *t);
+int ls_ice_table_version(const ls_ice_table_t *t);          /* N of vN.metadata.json */
+int64_t ls_ice_table_current_snapshot(const ls_ice_table_t *t); /* -1: none */
+/* Summary property of the current snapshot, or NULL. */
+const char *ls_ice_table_summary(const ls_ice_table_t *t, const char *key);
+/* Location of the current metadata file. */
+const char *ls_ice_table_metadata_location(const ls_ice_table_t *t);
+const char *ls_ice_table_error(const ls_ice_table_t *t);
+#endif
