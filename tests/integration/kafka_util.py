@@ -1,8 +1,8 @@
 """Client-side helpers shared by the Python integration tests.
 
-Consumers never join a group (the broker has no group coordinator yet): they
-assign() partitions with explicit start offsets. confluent-kafka insists on a
-group.id even then; it is set but never used for commits.
+These helpers' consumers assign() partitions with explicit start offsets, so
+reads are independent of the group coordinator (test_groups.py covers groups).
+confluent-kafka insists on a group.id even then; it is set but never used.
 """
 
 import os

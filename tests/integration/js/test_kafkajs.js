@@ -1,8 +1,8 @@
 // kafkajs 2.2.4 against a running Lakestream broker (LS_TEST_BOOTSTRAP=host:port;
 // tests/run.sh starts one via tests/integration/lsbroker.py).
 //
-// Reading back: kafkajs's consumer only works through consumer groups, which
-// the broker does not offer yet. So reads go through kafkajs's own Cluster and
+// Reading back without a group (test_kafkajs_groups.js covers the group
+// consumer): reads go through kafkajs's own Cluster and
 // Broker classes (the ones its consumer uses underneath): Metadata to find the
 // leader, then Broker.fetch() with kafkajs's Fetch encoder and RecordBatch
 // decoder — the same bytes-to-records path its consumer runs. Every topic is
