@@ -54,7 +54,8 @@ unit: all
 test: deps
 	@tools/install-deps.sh test
 	@$(MAKE) --no-print-directory all
-	@tests/run.sh $(BUILD)
+	@$(MAKE) --no-print-directory SANITIZE=1 all
+	@LS_TEST_ASAN_BUILD=build-asan tests/run.sh $(BUILD)
 
 asan:
 	@$(MAKE) --no-print-directory SANITIZE=1 all
@@ -110,3 +111,9 @@ chaos: deps
 	@tools/install-deps.sh test
 	@$(MAKE) --no-print-directory all
 	.venv/bin/python tests/chaos/chaos.py --cycles $(CYCLES) --faults --json build/chaos-report.json
+
+# Benchmarks side by side with Apache Kafka (never part of `make test`); see
+# bench/README.md. Pass options through BENCH_ARGS, e.g. BENCH_ARGS="-n 5".
+.PHONY: bench
+bench:
+	@bench/run.sh $(BENCH_ARGS)

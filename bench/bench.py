@@ -621,7 +621,8 @@ set xlabel 'latency (ms)'
 set ylabel 'percentile'
 set ytics ('p0' 1, 'p90' 10, 'p99' 100, 'p99.9' 1000, 'p99.99' 10000)
 set grid
-set key bottom right
+set key top left
+set yrange [1:100000]
 plot {plot}
 """
         p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)

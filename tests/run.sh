@@ -12,6 +12,9 @@
 #            tests/integration/lsbroker.py, counted from PASS/FAIL lines.
 # 4. s3:     tests/s3/run.sh starts Ceph radosgw (tools/s3/radosgw.sh) and runs
 #            the S3 unit tests and suites 2-3 again with S3 as the object store.
+# 5. asan:   with LS_TEST_ASAN_BUILD=DIR (make test sets it), the unit tests
+#            and the pytest suite again against the ASan+UBSan build; any
+#            sanitizer report fails the test that triggered it.
 #
 # The integration suites start $LAKESTREAM_BIN (= BUILD_DIR/lakestream), so the
 # sanitizer build is tested the same way. Dependencies come from
@@ -70,6 +73,51 @@ run_counted() {
     add "$suite" "$p" "$f"
 }
 
+# run_pytest SUITE: the Python integration suite against $LAKESTREAM_BIN,
+# counted from its junit xml.
+run_pytest() {
+    local suite=$1 xml="$WORK/$1.xml" rc p f s
+    echo "=== $suite: pytest tests/integration ($LAKESTREAM_BIN)"
+    timeout -k 10 1500 "$PY" -m pytest -p no:cacheprovider -q -rfE \
+        --junitxml="$xml" --basetemp="$WORK/$suite-tmp" tests/integration
+    rc=$?
+    if [ -s "$xml" ]; then
+        read -r p f s < <("$PY" - "$xml" <<'EOF'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+t = f = e = s = 0
+for su in suites:
+    t += int(su.get("tests", 0)); f += int(su.get("failures", 0))
+    e += int(su.get("errors", 0)); s += int(su.get("skipped", 0))
+print(t - f - e - s, f + e, s)
+EOF
+        )
+        if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+            echo "FAIL $suite: exited with code $rc"
+            f=1
+        fi
+        SKIPPED=$((SKIPPED + s))
+        add "$suite" "$p" "$f"
+        [ "$s" != 0 ] && note "$suite: $s skipped"
+    else
+        echo "FAIL $suite: no junit report (exit code $rc)"
+        add "$suite" 0 1
+    fi
+}
+
+# run_units PREFIX DIR: every unit-test binary in DIR/tests.
+run_units() {
+    local prefix=$1 dir=$2 t units=0
+    for t in "$dir"/tests/test_*; do
+        [ -f "$t" ] && [ -x "$t" ] || continue
+        case "$t" in *.o | *.d) continue ;; esac
+        units=$((units + 1))
+        run_counted "$prefix$(basename "$t")" 300 "$t"
+    done
+    [ "$units" = 0 ] && note "${prefix%/}: no test binaries in $dir/tests"
+}
+
 # ---------------------------------------------------------------- unit
 
 if [ ! -d "$BUILD" ]; then
@@ -77,14 +125,7 @@ if [ ! -d "$BUILD" ]; then
     add setup 0 1
 else
     BUILD=$(cd "$BUILD" && pwd)
-    units=0
-    for t in "$BUILD"/tests/test_*; do
-        [ -f "$t" ] && [ -x "$t" ] || continue
-        case "$t" in *.o | *.d) continue ;; esac
-        units=$((units + 1))
-        run_counted "unit/$(basename "$t")" 300 "$t"
-    done
-    [ "$units" = 0 ] && note "unit: no test binaries in $BUILD/tests"
+    run_units unit/ "$BUILD"
 fi
 
 # ---------------------------------------------------------------- integration
@@ -100,35 +141,7 @@ if [ "$UNIT_ONLY" = 0 ]; then
         echo "FAIL integration: .venv missing; run tools/install-deps.sh test"
         add integration 0 1
     else
-        # -- pytest
-        echo "=== pytest tests/integration"
-        xml="$WORK/pytest.xml"
-        timeout -k 10 1500 "$PY" -m pytest -p no:cacheprovider -q -rfE \
-            --junitxml="$xml" --basetemp="$WORK/pytest-tmp" tests/integration
-        rc=$?
-        if [ -s "$xml" ]; then
-            read -r p f s < <("$PY" - "$xml" <<'EOF'
-import sys, xml.etree.ElementTree as ET
-root = ET.parse(sys.argv[1]).getroot()
-suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-t = f = e = s = 0
-for su in suites:
-    t += int(su.get("tests", 0)); f += int(su.get("failures", 0))
-    e += int(su.get("errors", 0)); s += int(su.get("skipped", 0))
-print(t - f - e - s, f + e, s)
-EOF
-            )
-            if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-                echo "FAIL pytest: exited with code $rc"
-                f=1
-            fi
-            SKIPPED=$((SKIPPED + s))
-            add "pytest" "$p" "$f"
-            [ "$s" != 0 ] && note "pytest: $s skipped"
-        else
-            echo "FAIL pytest: no junit report (exit code $rc)"
-            add pytest 0 1
-        fi
+        run_pytest pytest
 
         # -- kafkajs
         if [ -d tests/integration/js/node_modules/kafkajs ]; then
@@ -167,6 +180,19 @@ EOF
             note "s3: skipped (LS_TEST_S3=0)"
         else
             run_counted s3 2400 tests/s3/run.sh "$BUILD" "$WORK/s3"
+        fi
+
+        # -- sanitizers: the unit tests and the Python suite once more against
+        #    the ASan+UBSan build when LS_TEST_ASAN_BUILD names it (make test does)
+        if [ -n "${LS_TEST_ASAN_BUILD:-}" ]; then
+            if [ -x "$LS_TEST_ASAN_BUILD/lakestream" ]; then
+                ASAN_DIR=$(cd "$LS_TEST_ASAN_BUILD" && pwd)
+                run_units asan.unit/ "$ASAN_DIR"
+                LAKESTREAM_BIN="$ASAN_DIR/lakestream" run_pytest asan.pytest
+            else
+                echo "FAIL asan: $LS_TEST_ASAN_BUILD/lakestream missing (make asan failed?)"
+                add asan 0 1
+            fi
         fi
     fi
 fi
