@@ -306,6 +306,7 @@ def loadavg():
 
 
 def main():
+    global LAKESTREAM
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS),
@@ -321,7 +322,7 @@ def main():
                          "up to 3 s of max-rate produce; not measured")
     ap.add_argument("--rate", type=float, default=5000,
                     help="msgs/s for the fixed-rate scenarios (below saturation)")
-    ap.add_argument("--catchup-count", type=int, default=int(os.environ.get("BENCH_CATCHUP", 500000)))
+    ap.add_argument("--catchup-count", type=int, default=int(os.environ.get("BENCH_CATCHUP", 1000000)))
     ap.add_argument("--partitions", type=int, default=16)
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--acks", default="all")
@@ -368,11 +369,22 @@ def main():
         s3_target = Broker("lakestream-s3lat", "lakestream",
                            {"object.store.url": url, "object.store.fsync": "true"})
 
+    # Run a private copy of the broker binary: other people rebuilding build/ during
+    # a long run must not change what the later repetitions measure.
+    snap_dir = tempfile.mkdtemp(prefix="lsbench-bin-")
+    snap = os.path.join(snap_dir, "lakestream")
+    shutil.copy2(LAKESTREAM, snap)
+    LAKESTREAM = snap
+
     started = datetime.datetime.now(datetime.timezone.utc)
     stamp = started.strftime("%Y-%m-%d")
     if a.tag:
         stamp += "-" + a.tag
     facts = machine_facts()
+    facts["lakestream_binary_sha1"] = subprocess.run(["sha1sum", snap], capture_output=True,
+                                                     text=True).stdout.split()[0][:12]
+    facts["lakestream_binary_built"] = time.strftime(
+        "%Y-%m-%dT%H:%M:%S", time.localtime(os.path.getmtime(os.path.join(ROOT, "build", "lakestream"))))
     cmdline = "python3 bench/bench.py " + " ".join(sys.argv[1:])
     raw = {s: {} for s in scenarios}
     loads = []
@@ -432,6 +444,7 @@ def main():
     with open(os.path.join(a.out, f"{stamp}-summary.md"), "w") as f:
         f.write(md)
     plots(summary, a.out, stamp)
+    shutil.rmtree(snap_dir, ignore_errors=True)
     print(md)
 
 

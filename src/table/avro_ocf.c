@@ -12,11 +12,11 @@ struct ls_avro_ocf {
     char *schema;
     ls_avro_codec codec;
     size_t block_bytes;
-    ls_buf_t meta;          /* encoded caller key/value pairs */
+    ls_buf_t meta; /* encoded caller key/value pairs */
     int64_t nmeta;
-    ls_buf_t block;         /* open block's datums */
+    ls_buf_t block; /* open block's datums */
     int64_t block_count;
-    ls_buf_t blocks;        /* closed blocks, framed, with sync markers */
+    ls_buf_t blocks; /* closed blocks, framed, with sync markers */
     int64_t count;
     uint8_t sync[16];
 };
@@ -34,7 +34,10 @@ void ls_avro_long(ls_buf_t *b, int64_t v)
     ls_buf_append(b, tmp, (size_t)n);
 }
 
-void ls_avro_bool(ls_buf_t *b, int v) { ls_buf_append_u8(b, v ? 1 : 0); }
+void ls_avro_bool(ls_buf_t *b, int v)
+{
+    ls_buf_append_u8(b, v ? 1 : 0);
+}
 
 void ls_avro_bytes(ls_buf_t *b, const void *p, size_t n)
 {
@@ -42,7 +45,10 @@ void ls_avro_bytes(ls_buf_t *b, const void *p, size_t n)
     ls_buf_append(b, p, n);
 }
 
-void ls_avro_string(ls_buf_t *b, const char *s) { ls_avro_bytes(b, s, strlen(s)); }
+void ls_avro_string(ls_buf_t *b, const char *s)
+{
+    ls_avro_bytes(b, s, strlen(s));
+}
 
 ls_avro_ocf_t *ls_avro_ocf_new(const char *schema_json, ls_avro_codec codec, size_t block_bytes)
 {
@@ -79,9 +85,15 @@ void ls_avro_ocf_meta_str(ls_avro_ocf_t *w, const char *key, const char *val)
     ls_avro_ocf_meta(w, key, val, strlen(val));
 }
 
-ls_buf_t *ls_avro_ocf_datum(ls_avro_ocf_t *w) { return &w->block; }
+ls_buf_t *ls_avro_ocf_datum(ls_avro_ocf_t *w)
+{
+    return &w->block;
+}
 
-int64_t ls_avro_ocf_count(const ls_avro_ocf_t *w) { return w->count; }
+int64_t ls_avro_ocf_count(const ls_avro_ocf_t *w)
+{
+    return w->count;
+}
 
 static ls_status deflate_raw(const uint8_t *in, size_t len, ls_buf_t *out)
 {
@@ -156,20 +168,34 @@ ls_status ls_avro_ocf_finish(ls_avro_ocf_t *w, ls_buf_t *out)
 #include <jansson.h>
 #include <stdio.h>
 
-enum { AT_NULL, AT_BOOL, AT_INT, AT_LONG, AT_FLOAT, AT_DOUBLE, AT_BYTES, AT_STRING, AT_RECORD,
-       AT_ENUM, AT_ARRAY, AT_MAP, AT_UNION, AT_FIXED };
+enum {
+    AT_NULL,
+    AT_BOOL,
+    AT_INT,
+    AT_LONG,
+    AT_FLOAT,
+    AT_DOUBLE,
+    AT_BYTES,
+    AT_STRING,
+    AT_RECORD,
+    AT_ENUM,
+    AT_ARRAY,
+    AT_MAP,
+    AT_UNION,
+    AT_FIXED
+};
 
 typedef struct at {
     int kind;
     char *name;
-    struct at **sub;        /* record fields / union branches / [array items | map values] */
-    char **names;           /* record field names, enum symbols */
+    struct at **sub; /* record fields / union branches / [array items | map values] */
+    char **names;    /* record field names, enum symbols */
     size_t nsub, nnames;
     size_t fixed;
 } at_t;
 
 typedef struct at_ctx {
-    at_t **all;             /* every node, for freeing */
+    at_t **all; /* every node, for freeing */
     size_t nall;
     at_t **named;
     size_t nnamed;
@@ -189,7 +215,8 @@ static at_t *at_parse(at_ctx_t *c, json_t *j, int depth);
 
 static at_t *at_prim(at_ctx_t *c, const char *s)
 {
-    static const char *names[] = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"};
+    static const char *names[] = {"null",  "boolean", "int",   "long",
+                                  "float", "double",  "bytes", "string"};
     for (int i = 0; i < 8; i++)
         if (!strcmp(s, names[i])) return at_new(c, i);
     for (size_t i = 0; i < c->nnamed; i++) {
@@ -269,8 +296,8 @@ static at_t *at_parse(at_ctx_t *c, json_t *j, int depth)
         at_t *t = at_new(c, type[0] == 'a' ? AT_ARRAY : AT_MAP);
         t->nsub = 1;
         t->sub = LS_NEWN(at_t *, 1);
-        if (!(t->sub[0] = at_parse(c, json_object_get(j, type[0] == 'a' ? "items" : "values"),
-                                   depth + 1)))
+        if (!(t->sub[0] =
+                  at_parse(c, json_object_get(j, type[0] == 'a' ? "items" : "values"), depth + 1)))
             return NULL;
         return t;
     }
@@ -281,7 +308,8 @@ static void at_ctx_free(at_ctx_t *c)
 {
     for (size_t i = 0; i < c->nall; i++) {
         at_t *t = c->all[i];
-        for (size_t k = 0; k < t->nnames; k++) ls_free(t->names[k]);
+        for (size_t k = 0; k < t->nnames; k++)
+            ls_free(t->names[k]);
         ls_free(t->names);
         ls_free(t->sub);
         ls_free(t->name);
@@ -300,7 +328,8 @@ typedef struct rd {
 
 static void rd_fail(rd_t *r, const char *what)
 {
-    if (!r->bad) snprintf(r->err, r->errlen, "avro: %s at byte %zu", what, (size_t)(r->p - r->base));
+    if (!r->bad)
+        snprintf(r->err, r->errlen, "avro: %s at byte %zu", what, (size_t)(r->p - r->base));
     r->bad = 1;
 }
 
@@ -361,7 +390,9 @@ static void rd_value(rd_t *r, const at_t *t, ls_av_t *v, int depth)
         return;
     }
     switch (t->kind) {
-    case AT_NULL: v->kind = LS_AV_NULL; return;
+    case AT_NULL:
+        v->kind = LS_AV_NULL;
+        return;
     case AT_BOOL: {
         const uint8_t *p = rd_take(r, 1);
         v->kind = LS_AV_BOOL;
@@ -369,7 +400,10 @@ static void rd_value(rd_t *r, const at_t *t, ls_av_t *v, int depth)
         return;
     }
     case AT_INT:
-    case AT_LONG: v->kind = LS_AV_LONG; v->l = rd_long(r); return;
+    case AT_LONG:
+        v->kind = LS_AV_LONG;
+        v->l = rd_long(r);
+        return;
     case AT_FLOAT: {
         const uint8_t *p = rd_take(r, 4);
         float f = 0;
@@ -399,14 +433,18 @@ static void rd_value(rd_t *r, const at_t *t, ls_av_t *v, int depth)
     }
     case AT_ENUM: {
         int64_t i = rd_long(r);
-        if (i < 0 || (size_t)i >= t->nnames) rd_fail(r, "enum index out of range");
-        else set_bytes(v, (const uint8_t *)t->names[i], strlen(t->names[i]));
+        if (i < 0 || (size_t)i >= t->nnames)
+            rd_fail(r, "enum index out of range");
+        else
+            set_bytes(v, (const uint8_t *)t->names[i], strlen(t->names[i]));
         return;
     }
     case AT_UNION: {
         int64_t i = rd_long(r);
-        if (i < 0 || (size_t)i >= t->nsub) rd_fail(r, "union branch out of range");
-        else rd_value(r, t->sub[i], v, depth + 1);
+        if (i < 0 || (size_t)i >= t->nsub)
+            rd_fail(r, "union branch out of range");
+        else
+            rd_value(r, t->sub[i], v, depth + 1);
         return;
     }
     case AT_RECORD:
@@ -414,7 +452,8 @@ static void rd_value(rd_t *r, const at_t *t, ls_av_t *v, int depth)
         v->nitems = t->nsub;
         v->items = LS_NEWN(ls_av_t, t->nsub ? t->nsub : 1);
         v->keys = t->names; /* borrowed from the schema: see ls_avro_file_read */
-        for (size_t i = 0; i < t->nsub && !r->bad; i++) rd_value(r, t->sub[i], &v->items[i], depth + 1);
+        for (size_t i = 0; i < t->nsub && !r->bad; i++)
+            rd_value(r, t->sub[i], &v->items[i], depth + 1);
         return;
     case AT_ARRAY:
     case AT_MAP: {
@@ -456,19 +495,23 @@ static void own_names(ls_av_t *v)
 {
     if (v->kind == LS_AV_RECORD) {
         char **k = LS_NEWN(char *, v->nitems ? v->nitems : 1);
-        for (size_t i = 0; i < v->nitems; i++) k[i] = ls_strdup(v->keys[i]);
+        for (size_t i = 0; i < v->nitems; i++)
+            k[i] = ls_strdup(v->keys[i]);
         v->keys = k;
     }
-    for (size_t i = 0; i < v->nitems; i++) own_names(&v->items[i]);
+    for (size_t i = 0; i < v->nitems; i++)
+        own_names(&v->items[i]);
 }
 
 static void av_free_owned(ls_av_t *v)
 {
     if (v->kind == LS_AV_RECORD) {
-        for (size_t i = 0; i < v->nitems; i++) ls_free(v->keys[i]);
+        for (size_t i = 0; i < v->nitems; i++)
+            ls_free(v->keys[i]);
         ls_free(v->keys);
         v->keys = NULL;
-        for (size_t i = 0; i < v->nitems; i++) av_free_owned(&v->items[i]);
+        for (size_t i = 0; i < v->nitems; i++)
+            av_free_owned(&v->items[i]);
         ls_free(v->items);
         ls_free(v->p);
         return;
@@ -572,9 +615,14 @@ ls_status ls_avro_file_read(const uint8_t *data, size_t len, ls_avro_file_t *f, 
             rd_fail(&r, "bad deflate block");
             break;
         }
-        rd_t br = {deflated ? plain.data : blk, (deflated ? plain.data : blk) + (deflated ? plain.len : (size_t)size),
-                   deflated ? plain.data : blk, 0, err, errlen};
-        if ((uint64_t)count > (uint64_t)(br.end - br.p) + 1) rd_fail(&br, "record count exceeds block");
+        rd_t br = {deflated ? plain.data : blk,
+                   (deflated ? plain.data : blk) + (deflated ? plain.len : (size_t)size),
+                   deflated ? plain.data : blk,
+                   0,
+                   err,
+                   errlen};
+        if ((uint64_t)count > (uint64_t)(br.end - br.p) + 1)
+            rd_fail(&br, "record count exceeds block");
         for (int64_t i = 0; i < count && !br.bad; i++) {
             if (f->nrecords == cap) {
                 cap = cap ? cap * 2 : 16;
@@ -599,9 +647,11 @@ out:
 
 void ls_avro_file_free(ls_avro_file_t *f)
 {
-    for (size_t i = 0; i < f->nrecords; i++) av_free_owned(&f->records[i]);
+    for (size_t i = 0; i < f->nrecords; i++)
+        av_free_owned(&f->records[i]);
     ls_free(f->records);
-    for (size_t i = 0; i < 2 * f->nmeta; i++) ls_free(f->meta[i]);
+    for (size_t i = 0; i < 2 * f->nmeta; i++)
+        ls_free(f->meta[i]);
     ls_free(f->meta);
     memset(f, 0, sizeof *f);
 }

@@ -17,10 +17,10 @@
  * finish (appends the whole file to out) → free. One thread per writer. */
 #ifndef LS_AVRO_OCF_H
 #define LS_AVRO_OCF_H
-#include <stddef.h>
-#include <stdint.h>
 #include "base/buf.h"
 #include "base/status.h"
+#include <stddef.h>
+#include <stdint.h>
 
 typedef enum ls_avro_codec { LS_AVRO_CODEC_NULL = 0, LS_AVRO_CODEC_DEFLATE = 1 } ls_avro_codec;
 
@@ -40,16 +40,25 @@ ls_status ls_avro_ocf_finish(ls_avro_ocf_t *w, ls_buf_t *out);
 int64_t ls_avro_ocf_count(const ls_avro_ocf_t *w);
 
 /* Binary encoding (Avro specification, "Binary Encoding"). */
-void ls_avro_long(ls_buf_t *b, int64_t v);          /* zigzag varint; also int */
+void ls_avro_long(ls_buf_t *b, int64_t v); /* zigzag varint; also int */
 void ls_avro_bool(ls_buf_t *b, int v);
 void ls_avro_bytes(ls_buf_t *b, const void *p, size_t n);
 void ls_avro_string(ls_buf_t *b, const char *s);
 /* Union: the branch index, then the branch's value (nothing for null). */
-static inline void ls_avro_union(ls_buf_t *b, int branch) { ls_avro_long(b, branch); }
+static inline void ls_avro_union(ls_buf_t *b, int branch)
+{
+    ls_avro_long(b, branch);
+}
 /* Arrays and maps: ls_avro_block(b, n) before n items (skip when n == 0),
  * ls_avro_end(b) after the last block. Map items are string key + value. */
-static inline void ls_avro_block(ls_buf_t *b, int64_t n) { if (n) ls_avro_long(b, n); }
-static inline void ls_avro_end(ls_buf_t *b) { ls_avro_long(b, 0); }
+static inline void ls_avro_block(ls_buf_t *b, int64_t n)
+{
+    if (n) ls_avro_long(b, n);
+}
+static inline void ls_avro_end(ls_buf_t *b)
+{
+    ls_avro_long(b, 0);
+}
 #endif
 
 /* ---- Reading (for manifest lists / manifests written by us or by other
@@ -58,7 +67,13 @@ static inline void ls_avro_end(ls_buf_t *b) { ls_avro_long(b, 0); }
  * against the bytes that remain; malformed input is LS_ECORRUPT with a
  * message naming the byte offset. Codecs: null, deflate. */
 typedef enum ls_av_kind {
-    LS_AV_NULL, LS_AV_BOOL, LS_AV_LONG, LS_AV_DOUBLE, LS_AV_BYTES, LS_AV_ARRAY, LS_AV_MAP,
+    LS_AV_NULL,
+    LS_AV_BOOL,
+    LS_AV_LONG,
+    LS_AV_DOUBLE,
+    LS_AV_BYTES,
+    LS_AV_ARRAY,
+    LS_AV_MAP,
     LS_AV_RECORD,
 } ls_av_kind;
 
@@ -80,8 +95,8 @@ typedef struct ls_av {
 typedef struct ls_avro_file {
     ls_av_t *records;
     size_t nrecords;
-    char **meta;            /* header metadata: key, value, key, value ... (NUL-terminated) */
-    size_t nmeta;           /* number of pairs */
+    char **meta;  /* header metadata: key, value, key, value ... (NUL-terminated) */
+    size_t nmeta; /* number of pairs */
 } ls_avro_file_t;
 
 ls_status ls_avro_file_read(const uint8_t *data, size_t len, ls_avro_file_t *f, char *err,

@@ -46,7 +46,8 @@ const char *ls_raw_iceberg_schema_json(void)
            "{\"id\":4,\"name\":\"key\",\"required\":false,\"type\":\"binary\"},"
            "{\"id\":5,\"name\":\"value\",\"required\":false,\"type\":\"binary\"},"
            "{\"id\":6,\"name\":\"headers\",\"required\":false,\"type\":{\"type\":\"list\","
-           "\"element-id\":7,\"element-required\":true,\"element\":{\"type\":\"struct\",\"fields\":["
+           "\"element-id\":7,\"element-required\":true,\"element\":{\"type\":\"struct\",\"fields\":"
+           "["
            "{\"id\":8,\"name\":\"key\",\"required\":true,\"type\":\"string\"},"
            "{\"id\":9,\"name\":\"value\",\"required\":false,\"type\":\"binary\"}]}}}]}";
 }
@@ -63,10 +64,14 @@ ls_status ls_raw_write(ls_pq_writer_t *w, const ls_raw_record_t *r)
     ls_pq_put_i32(w, C_PARTITION, 0, r->partition);
     ls_pq_put_i64(w, C_OFFSET, 0, r->offset);
     ls_pq_put_i64(w, C_TIMESTAMP, 0, r->timestamp_ms * 1000);
-    if (r->key_len < 0) ls_pq_put_null(w, C_KEY, 0, 0);
-    else ls_pq_put_bytes(w, C_KEY, 0, r->key, (size_t)r->key_len);
-    if (r->value_len < 0) ls_pq_put_null(w, C_VALUE, 0, 0);
-    else ls_pq_put_bytes(w, C_VALUE, 0, r->value, (size_t)r->value_len);
+    if (r->key_len < 0)
+        ls_pq_put_null(w, C_KEY, 0, 0);
+    else
+        ls_pq_put_bytes(w, C_KEY, 0, r->key, (size_t)r->key_len);
+    if (r->value_len < 0)
+        ls_pq_put_null(w, C_VALUE, 0, 0);
+    else
+        ls_pq_put_bytes(w, C_VALUE, 0, r->value, (size_t)r->value_len);
     if (r->nheaders == 0) {
         ls_pq_put_null(w, C_HKEY, 0, 1);
         ls_pq_put_null(w, C_HVALUE, 0, 1);
@@ -75,8 +80,10 @@ ls_status ls_raw_write(ls_pq_writer_t *w, const ls_raw_record_t *r)
         const ls_raw_header_t *h = &r->headers[i];
         int rep = i == 0 ? 0 : 1;
         ls_pq_put_bytes(w, C_HKEY, rep, h->key, h->key_len);
-        if (h->value_len < 0) ls_pq_put_null(w, C_HVALUE, rep, 2);
-        else ls_pq_put_bytes(w, C_HVALUE, rep, h->value, (size_t)h->value_len);
+        if (h->value_len < 0)
+            ls_pq_put_null(w, C_HVALUE, rep, 2);
+        else
+            ls_pq_put_bytes(w, C_HVALUE, rep, h->value, (size_t)h->value_len);
     }
     return ls_pq_end_row(w);
 }
@@ -98,7 +105,7 @@ struct ls_raw_files {
     ls_pq_opts_t opts;
     size_t target;
     const ls_ice_spec_t *spec;
-    raw_bucket_t *b;
+    raw_bucket_t **b; /* pointers: writers point at their bucket's buffer */
     size_t nb;
     ls_ice_datafile_t *files;
     size_t nfiles;
@@ -120,8 +127,10 @@ ls_raw_files_t *ls_raw_files_new(ls_ice_table_t *t, const ls_pq_opts_t *opts,
     ls_raw_files_t *f = LS_NEW(ls_raw_files_t);
     f->t = t;
     f->spec = spec;
-    if (opts) f->opts = *opts;
-    else ls_pq_opts_init(&f->opts);
+    if (opts)
+        f->opts = *opts;
+    else
+        ls_pq_opts_init(&f->opts);
     f->target = target_file_bytes ? target_file_bytes : (size_t)128 << 20;
     return f;
 }
@@ -159,17 +168,16 @@ ls_status ls_raw_files_add(ls_raw_files_t *f, const ls_raw_record_t *r)
     for (int i = 0; i < f->spec->nfields; i++) {
         const ls_ice_part_field_t *pf = &f->spec->fields[i];
         int64_t v = pf->source_id == LS_RAW_FID_PARTITION ? r->partition
-                  : pf->source_id == LS_RAW_FID_OFFSET    ? r->offset
+                    : pf->source_id == LS_RAW_FID_OFFSET  ? r->offset
                                                           : r->timestamp_ms * 1000;
         key[i] = ls_ice_transform_apply(pf->transform, pf->source_type, v);
     }
     raw_bucket_t *b = NULL;
     for (size_t i = 0; i < f->nb && !b; i++)
-        if (!memcmp(f->b[i].key, key, sizeof key)) b = &f->b[i];
+        if (!memcmp(f->b[i]->key, key, sizeof key)) b = f->b[i];
     if (!b) {
         f->b = ls_realloc(f->b, (f->nb + 1) * sizeof *f->b);
-        b = &f->b[f->nb++];
-        memset(b, 0, sizeof *b);
+        b = f->b[f->nb++] = LS_NEW(raw_bucket_t);
         memcpy(b->key, key, sizeof key);
     }
     if (!b->w) {
@@ -189,7 +197,7 @@ ls_status ls_raw_files_add(ls_raw_files_t *f, const ls_raw_record_t *r)
 ls_status ls_raw_files_finish(ls_raw_files_t *f, const ls_ice_datafile_t **files, size_t *n)
 {
     for (size_t i = 0; i < f->nb; i++) {
-        ls_status st = close_bucket(f, &f->b[i]);
+        ls_status st = close_bucket(f, f->b[i]);
         if (st != LS_OK) return st;
     }
     *files = f->files;
@@ -197,17 +205,22 @@ ls_status ls_raw_files_finish(ls_raw_files_t *f, const ls_ice_datafile_t **files
     return LS_OK;
 }
 
-const char *ls_raw_files_error(const ls_raw_files_t *f) { return f->err; }
+const char *ls_raw_files_error(const ls_raw_files_t *f)
+{
+    return f->err;
+}
 
 void ls_raw_files_free(ls_raw_files_t *f)
 {
     if (!f) return;
     for (size_t i = 0; i < f->nb; i++) {
-        ls_pq_writer_free(f->b[i].w);
-        ls_buf_free(&f->b[i].out);
+        ls_pq_writer_free(f->b[i]->w);
+        ls_buf_free(&f->b[i]->out);
+        ls_free(f->b[i]);
     }
     ls_free(f->b);
-    for (size_t i = 0; i < f->nfiles; i++) ls_ice_datafile_clear(&f->files[i]);
+    for (size_t i = 0; i < f->nfiles; i++)
+        ls_ice_datafile_clear(&f->files[i]);
     ls_free(f->files);
     ls_free(f);
 }

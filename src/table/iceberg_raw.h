@@ -13,17 +13,17 @@
  * and may repeat a key. A record without headers has an empty list. */
 #ifndef LS_ICEBERG_RAW_H
 #define LS_ICEBERG_RAW_H
-#include <stddef.h>
-#include <stdint.h>
 #include "base/status.h"
 #include "table/iceberg_table.h"
 #include "table/parquet_writer.h"
+#include <stddef.h>
+#include <stdint.h>
 
 typedef struct ls_raw_header {
     const char *key;
     size_t key_len;
     const uint8_t *value;
-    int64_t value_len;          /* -1: null */
+    int64_t value_len; /* -1: null */
 } ls_raw_header_t;
 
 typedef struct ls_raw_record {
@@ -31,17 +31,23 @@ typedef struct ls_raw_record {
     int64_t offset;
     int64_t timestamp_ms;
     const uint8_t *key;
-    int64_t key_len;            /* -1: null */
+    int64_t key_len; /* -1: null */
     const uint8_t *value;
-    int64_t value_len;          /* -1: null */
+    int64_t value_len; /* -1: null */
     const ls_raw_header_t *headers;
     size_t nheaders;
 } ls_raw_record_t;
 
 enum {
-    LS_RAW_FID_PARTITION = 1, LS_RAW_FID_OFFSET = 2, LS_RAW_FID_TIMESTAMP = 3,
-    LS_RAW_FID_KEY = 4, LS_RAW_FID_VALUE = 5, LS_RAW_FID_HEADERS = 6,
-    LS_RAW_FID_HEADER_ELEMENT = 7, LS_RAW_FID_HEADER_KEY = 8, LS_RAW_FID_HEADER_VALUE = 9,
+    LS_RAW_FID_PARTITION = 1,
+    LS_RAW_FID_OFFSET = 2,
+    LS_RAW_FID_TIMESTAMP = 3,
+    LS_RAW_FID_KEY = 4,
+    LS_RAW_FID_VALUE = 5,
+    LS_RAW_FID_HEADERS = 6,
+    LS_RAW_FID_HEADER_ELEMENT = 7,
+    LS_RAW_FID_HEADER_KEY = 8,
+    LS_RAW_FID_HEADER_VALUE = 9,
     LS_RAW_LAST_COLUMN_ID = 9,
 };
 
@@ -50,7 +56,8 @@ const ls_pq_field_t *ls_raw_parquet_fields(size_t *n);
 /* Iceberg schema JSON object (a "struct" with "schema-id": 0). Static string. */
 const char *ls_raw_iceberg_schema_json(void);
 /* Opens a Parquet writer over the raw schema. */
-ls_pq_writer_t *ls_raw_writer_new(const ls_pq_opts_t *opts, ls_buf_t *out, char *err, size_t errlen);
+ls_pq_writer_t *ls_raw_writer_new(const ls_pq_opts_t *opts, ls_buf_t *out, char *err,
+                                  size_t errlen);
 /* Shreds one record into the writer and ends the row. */
 ls_status ls_raw_write(ls_pq_writer_t *w, const ls_raw_record_t *r);
 

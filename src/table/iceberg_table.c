@@ -65,7 +65,9 @@ ls_status ls_ice_spec_add(ls_ice_spec_t *s, int source_id, const char *source_na
     case LS_ICE_IDENTITY:
         ok = source_type == LS_ICE_INT || source_type == LS_ICE_LONG || source_type == LS_ICE_DATE;
         break;
-    case LS_ICE_HOUR: ok = source_type == LS_ICE_TIMESTAMP || source_type == LS_ICE_TIMESTAMPTZ; break;
+    case LS_ICE_HOUR:
+        ok = source_type == LS_ICE_TIMESTAMP || source_type == LS_ICE_TIMESTAMPTZ;
+        break;
     case LS_ICE_DAY:
         ok = source_type == LS_ICE_TIMESTAMP || source_type == LS_ICE_TIMESTAMPTZ ||
              source_type == LS_ICE_DATE;
@@ -78,13 +80,18 @@ ls_status ls_ice_spec_add(ls_ice_spec_t *s, int source_id, const char *source_na
     f->source_type = source_type;
     f->field_id = 1000 + s->nfields;
     f->transform = t;
-    if (t == LS_ICE_IDENTITY) snprintf(f->name, sizeof f->name, "%s", source_name);
-    else snprintf(f->name, sizeof f->name, "%s_%s", source_name, transform_name(t));
+    if (t == LS_ICE_IDENTITY)
+        snprintf(f->name, sizeof f->name, "%s", source_name);
+    else
+        snprintf(f->name, sizeof f->name, "%s_%s", source_name, transform_name(t));
     s->nfields++;
     return LS_OK;
 }
 
-static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
 
 int64_t ls_ice_transform_apply(ls_ice_transform t, ls_ice_type source_type, int64_t v)
 {
@@ -133,7 +140,8 @@ void ls_ice_partition_path(const ls_ice_spec_t *s, const int64_t *values, ls_buf
 static size_t part_bytes(ls_ice_type rt, int64_t v, uint8_t out[8])
 {
     size_t n = rt == LS_ICE_LONG ? 8 : 4;
-    for (size_t i = 0; i < n; i++) out[i] = (uint8_t)((uint64_t)v >> (8 * i));
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint8_t)((uint64_t)v >> (8 * i));
     return n;
 }
 
@@ -143,7 +151,8 @@ static size_t utf8_cut(const uint8_t *p, size_t n, size_t max)
 {
     if (n <= max) return n;
     size_t k = max;
-    while (k > 0 && (p[k] & 0xC0) == 0x80) k--; /* do not split a code point */
+    while (k > 0 && (p[k] & 0xC0) == 0x80)
+        k--; /* do not split a code point */
     return k;
 }
 
@@ -187,7 +196,8 @@ void ls_ice_datafile_metrics(ls_ice_datafile_t *df, const ls_pq_writer_t *w)
         } else if (!str) {
             size_t k = LS_ICE_BOUND_MAX;
             memcpy(m->upper, s->max.data, k);
-            while (k > 0 && m->upper[k - 1] == 0xff) k--;
+            while (k > 0 && m->upper[k - 1] == 0xff)
+                k--;
             if (k > 0) {
                 m->upper[k - 1]++;
                 m->upper_len = k;
@@ -209,8 +219,10 @@ void ls_ice_datafile_clear(ls_ice_datafile_t *df)
 static void part_avro_type(const ls_ice_part_field_t *f, ls_buf_t *b)
 {
     ls_ice_type rt = result_type(f);
-    if (rt == LS_ICE_DATE) ls_buf_printf(b, "{\"type\":\"int\",\"logicalType\":\"date\"}");
-    else ls_buf_printf(b, "\"%s\"", rt == LS_ICE_LONG ? "long" : "int");
+    if (rt == LS_ICE_DATE)
+        ls_buf_printf(b, "{\"type\":\"int\",\"logicalType\":\"date\"}");
+    else
+        ls_buf_printf(b, "\"%s\"", rt == LS_ICE_LONG ? "long" : "int");
 }
 
 static void map_field(ls_buf_t *b, const char *name, int fid, int kid, int vid, const char *vtype)
@@ -228,19 +240,23 @@ static char *manifest_schema(const ls_ice_spec_t *s)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_printf(&b,
-                  "{\"type\":\"record\",\"name\":\"manifest_entry\",\"fields\":["
-                  "{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
-                  "{\"name\":\"snapshot_id\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":1},"
-                  "{\"name\":\"sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":3},"
-                  "{\"name\":\"file_sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":4},"
-                  "{\"name\":\"data_file\",\"type\":{\"type\":\"record\",\"name\":\"r2\",\"fields\":["
-                  "{\"name\":\"content\",\"type\":\"int\",\"field-id\":134},"
-                  "{\"name\":\"file_path\",\"type\":\"string\",\"field-id\":100},"
-                  "{\"name\":\"file_format\",\"type\":\"string\",\"field-id\":101},"
-                  "{\"name\":\"partition\",\"type\":{\"type\":\"record\",\"name\":\"r102\",\"fields\":[");
+    ls_buf_printf(
+        &b,
+        "{\"type\":\"record\",\"name\":\"manifest_entry\",\"fields\":["
+        "{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
+        "{\"name\":\"snapshot_id\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":1},"
+        "{\"name\":\"sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":"
+        "3},"
+        "{\"name\":\"file_sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-"
+        "id\":4},"
+        "{\"name\":\"data_file\",\"type\":{\"type\":\"record\",\"name\":\"r2\",\"fields\":["
+        "{\"name\":\"content\",\"type\":\"int\",\"field-id\":134},"
+        "{\"name\":\"file_path\",\"type\":\"string\",\"field-id\":100},"
+        "{\"name\":\"file_format\",\"type\":\"string\",\"field-id\":101},"
+        "{\"name\":\"partition\",\"type\":{\"type\":\"record\",\"name\":\"r102\",\"fields\":[");
     for (int i = 0; i < s->nfields; i++) {
-        ls_buf_printf(&b, "%s{\"name\":\"%s\",\"type\":[\"null\",", i ? "," : "", s->fields[i].name);
+        ls_buf_printf(&b, "%s{\"name\":\"%s\",\"type\":[\"null\",", i ? "," : "",
+                      s->fields[i].name);
         part_avro_type(&s->fields[i], &b);
         ls_buf_printf(&b, "],\"default\":null,\"field-id\":%d}", s->fields[i].field_id);
     }
@@ -252,12 +268,14 @@ static char *manifest_schema(const ls_ice_spec_t *s)
     map_field(&b, "null_value_counts", 110, 121, 122, "long");
     map_field(&b, "lower_bounds", 125, 126, 127, "bytes");
     map_field(&b, "upper_bounds", 128, 129, 130, "bytes");
-    ls_buf_printf(&b,
-                  "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":131},"
-                  "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"long\","
-                  "\"element-id\":133}],\"default\":null,\"field-id\":132},"
-                  "{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"default\":null,\"field-id\":140}"
-                  "]},\"field-id\":2}]}");
+    ls_buf_printf(
+        &b,
+        "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":"
+        "131},"
+        "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"long\","
+        "\"element-id\":133}],\"default\":null,\"field-id\":132},"
+        "{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"default\":null,\"field-id\":140}"
+        "]},\"field-id\":2}]}");
     ls_buf_append_u8(&b, 0);
     return (char *)ls_buf_steal(&b, NULL);
 }
@@ -277,7 +295,8 @@ static const char MANIFEST_LIST_SCHEMA[] =
     "{\"name\":\"added_rows_count\",\"type\":\"long\",\"field-id\":512},"
     "{\"name\":\"existing_rows_count\",\"type\":\"long\",\"field-id\":513},"
     "{\"name\":\"deleted_rows_count\",\"type\":\"long\",\"field-id\":514},"
-    "{\"name\":\"partitions\",\"type\":[\"null\",{\"type\":\"array\",\"items\":{\"type\":\"record\","
+    "{\"name\":\"partitions\",\"type\":[\"null\",{\"type\":\"array\",\"items\":{\"type\":"
+    "\"record\","
     "\"name\":\"r508\",\"fields\":["
     "{\"name\":\"contains_null\",\"type\":\"boolean\",\"field-id\":509},"
     "{\"name\":\"contains_nan\",\"type\":[\"null\",\"boolean\"],\"default\":null,\"field-id\":518},"
@@ -293,19 +312,27 @@ static json_t *spec_json(const ls_ice_spec_t *s)
     json_t *fields = json_array();
     for (int i = 0; i < s->nfields; i++) {
         const ls_ice_part_field_t *f = &s->fields[i];
-        json_array_append_new(fields, json_pack("{s:s, s:s, s:i, s:i}", "name", f->name, "transform",
-                                                transform_name(f->transform), "source-id",
-                                                f->source_id, "field-id", f->field_id));
+        json_array_append_new(fields,
+                              json_pack("{s:s, s:s, s:i, s:i}", "name", f->name, "transform",
+                                        transform_name(f->transform), "source-id", f->source_id,
+                                        "field-id", f->field_id));
     }
     return fields;
 }
 
 static int type_of(const char *s, ls_ice_type *t)
 {
-    static const struct { const char *n; ls_ice_type t; } map[] = {
-        {"int", LS_ICE_INT}, {"long", LS_ICE_LONG}, {"date", LS_ICE_DATE},
-        {"timestamp", LS_ICE_TIMESTAMP}, {"timestamptz", LS_ICE_TIMESTAMPTZ},
-        {"string", LS_ICE_STRING}, {"binary", LS_ICE_BINARY},
+    static const struct {
+        const char *n;
+        ls_ice_type t;
+    } map[] = {
+        {"int", LS_ICE_INT},
+        {"long", LS_ICE_LONG},
+        {"date", LS_ICE_DATE},
+        {"timestamp", LS_ICE_TIMESTAMP},
+        {"timestamptz", LS_ICE_TIMESTAMPTZ},
+        {"string", LS_ICE_STRING},
+        {"binary", LS_ICE_BINARY},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (s && !strcmp(s, map[i].n)) return *t = map[i].t, 0;
@@ -319,10 +346,12 @@ static ls_status load_spec(ls_ice_table_t *t)
     json_int_t schema_id = json_integer_value(json_object_get(t->meta, "current-schema-id"));
     json_t *schema = NULL, *spec = NULL, *v;
     size_t i;
-    json_array_foreach(json_object_get(t->meta, "schemas"), i, v)
-        if (json_integer_value(json_object_get(v, "schema-id")) == schema_id) schema = v;
-    json_array_foreach(json_object_get(t->meta, "partition-specs"), i, v)
-        if (json_integer_value(json_object_get(v, "spec-id")) == spec_id) spec = v;
+    json_array_foreach(json_object_get(t->meta, "schemas"), i,
+                       v) if (json_integer_value(json_object_get(v, "schema-id")) == schema_id)
+        schema = v;
+    json_array_foreach(json_object_get(t->meta, "partition-specs"), i,
+                       v) if (json_integer_value(json_object_get(v, "spec-id")) == spec_id) spec =
+        v;
     if (!schema || !spec) {
         snprintf(t->err, sizeof t->err, "metadata: current schema or default spec missing");
         return LS_ECORRUPT;
@@ -330,7 +359,8 @@ static ls_status load_spec(ls_ice_table_t *t)
     memset(&t->spec, 0, sizeof t->spec);
     t->spec.spec_id = (int)spec_id;
     json_t *pf;
-    json_array_foreach(json_object_get(spec, "fields"), i, pf) {
+    json_array_foreach(json_object_get(spec, "fields"), i, pf)
+    {
         if (i >= LS_ICE_MAX_PART) return LS_ELIMIT;
         ls_ice_part_field_t *f = &t->spec.fields[i];
         f->source_id = (int)json_integer_value(json_object_get(pf, "source-id"));
@@ -339,9 +369,11 @@ static ls_status load_spec(ls_ice_table_t *t)
         int tr = ls_ice_transform_parse(json_string_value(json_object_get(pf, "transform")));
         json_t *sf, *src = NULL;
         size_t k;
-        json_array_foreach(json_object_get(schema, "fields"), k, sf)
-            if (json_integer_value(json_object_get(sf, "id")) == f->source_id) src = sf;
-        if (tr < 0 || !src || type_of(json_string_value(json_object_get(src, "type")), &f->source_type)) {
+        json_array_foreach(json_object_get(schema, "fields"), k,
+                           sf) if (json_integer_value(json_object_get(sf, "id")) == f->source_id)
+            src = sf;
+        if (tr < 0 || !src ||
+            type_of(json_string_value(json_object_get(src, "type")), &f->source_type)) {
             snprintf(t->err, sizeof t->err, "metadata: unsupported partition field %s", f->name);
             return LS_EINVAL;
         }
@@ -360,8 +392,7 @@ static ls_status put_bytes(ls_ice_table_t *t, const char *key, const void *p, si
 {
     struct iovec iov = {(void *)p, n};
     ls_status st = ls_objstore_put(t->os, key, &iov, 1, flags);
-    if (st != LS_OK)
-        snprintf(t->err, sizeof t->err, "put %s: %s", key, ls_status_str(st));
+    if (st != LS_OK) snprintf(t->err, sizeof t->err, "put %s: %s", key, ls_status_str(st));
     return st;
 }
 
@@ -404,7 +435,8 @@ ls_status ls_ice_table_create(ls_objstore_t *os, const char *prefix, const char 
         json_decref(schema);
         return LS_EINVAL;
     }
-    if (!json_object_get(schema, "schema-id")) json_object_set_new(schema, "schema-id", json_integer(0));
+    if (!json_object_get(schema, "schema-id"))
+        json_object_set_new(schema, "schema-id", json_integer(0));
     ls_ice_table_t *t = LS_NEW(ls_ice_table_t);
     t->os = os;
     t->prefix = ls_strdup(prefix);
@@ -522,10 +554,22 @@ void ls_ice_table_free(ls_ice_table_t *t)
     ls_free(t);
 }
 
-const ls_ice_spec_t *ls_ice_table_spec(const ls_ice_table_t *t) { return &t->spec; }
-int ls_ice_table_version(const ls_ice_table_t *t) { return t->version; }
-const char *ls_ice_table_metadata_location(const ls_ice_table_t *t) { return t->meta_location; }
-const char *ls_ice_table_error(const ls_ice_table_t *t) { return t->err; }
+const ls_ice_spec_t *ls_ice_table_spec(const ls_ice_table_t *t)
+{
+    return &t->spec;
+}
+int ls_ice_table_version(const ls_ice_table_t *t)
+{
+    return t->version;
+}
+const char *ls_ice_table_metadata_location(const ls_ice_table_t *t)
+{
+    return t->meta_location;
+}
+const char *ls_ice_table_error(const ls_ice_table_t *t)
+{
+    return t->err;
+}
 
 int64_t ls_ice_table_current_snapshot(const ls_ice_table_t *t)
 {
@@ -539,8 +583,8 @@ static json_t *current_snapshot(const ls_ice_table_t *t)
     json_t *s;
     size_t i;
     if (id < 0) return NULL;
-    json_array_foreach(json_object_get(t->meta, "snapshots"), i, s)
-        if (json_integer_value(json_object_get(s, "snapshot-id")) == id) return s;
+    json_array_foreach(json_object_get(t->meta, "snapshots"), i,
+                       s) if (json_integer_value(json_object_get(s, "snapshot-id")) == id) return s;
     return NULL;
 }
 
@@ -609,8 +653,10 @@ static void enc_bounds(ls_buf_t *b, const ls_ice_datafile_t *df, int upper)
         const ls_ice_colmetric_t *m = &df->metrics[i];
         if (!(upper ? m->has_upper : m->has_lower)) continue;
         ls_avro_long(b, m->field_id);
-        if (upper) ls_avro_bytes(b, m->upper, m->upper_len);
-        else ls_avro_bytes(b, m->lower, m->lower_len);
+        if (upper)
+            ls_avro_bytes(b, m->upper, m->upper_len);
+        else
+            ls_avro_bytes(b, m->lower, m->lower_len);
     }
     ls_avro_end(b);
 }
@@ -624,8 +670,9 @@ static ls_status write_manifest(ls_ice_table_t *t, const ls_ice_datafile_t *file
     json_t *cur_schema = NULL, *v;
     size_t i;
     json_int_t sid = json_integer_value(json_object_get(t->meta, "current-schema-id"));
-    json_array_foreach(json_object_get(t->meta, "schemas"), i, v)
-        if (json_integer_value(json_object_get(v, "schema-id")) == sid) cur_schema = v;
+    json_array_foreach(json_object_get(t->meta, "schemas"), i,
+                       v) if (json_integer_value(json_object_get(v, "schema-id")) == sid)
+        cur_schema = v;
     char *s = json_dumps(cur_schema, JSON_COMPACT);
     ls_avro_ocf_meta_str(w, "schema", s);
     free(s);
@@ -644,12 +691,12 @@ static ls_status write_manifest(ls_ice_table_t *t, const ls_ice_datafile_t *file
     for (size_t k = 0; k < n; k++) {
         const ls_ice_datafile_t *df = &files[k];
         ls_buf_t *b = ls_avro_ocf_datum(w);
-        ls_avro_long(b, 1);             /* status ADDED */
+        ls_avro_long(b, 1); /* status ADDED */
         ls_avro_union(b, 1);
-        ls_avro_long(b, snap_id);       /* snapshot_id */
-        ls_avro_union(b, 0);            /* sequence_number: inherited */
-        ls_avro_union(b, 0);            /* file_sequence_number: inherited */
-        ls_avro_long(b, 0);             /* content DATA */
+        ls_avro_long(b, snap_id); /* snapshot_id */
+        ls_avro_union(b, 0);      /* sequence_number: inherited */
+        ls_avro_union(b, 0);      /* file_sequence_number: inherited */
+        ls_avro_long(b, 0);       /* content DATA */
         ls_avro_string(b, df->path);
         ls_avro_string(b, "PARQUET");
         for (int p = 0; p < t->spec.nfields; p++) {
@@ -663,9 +710,9 @@ static ls_status write_manifest(ls_ice_table_t *t, const ls_ice_datafile_t *file
         enc_int_long_map(b, df, 2);
         enc_bounds(b, df, 0);
         enc_bounds(b, df, 1);
-        ls_avro_union(b, 0);            /* key_metadata */
-        ls_avro_union(b, 0);            /* split_offsets */
-        ls_avro_union(b, 0);            /* sort_order_id */
+        ls_avro_union(b, 0); /* key_metadata */
+        ls_avro_union(b, 0); /* split_offsets */
+        ls_avro_union(b, 0); /* sort_order_id */
         ls_avro_ocf_datum_done(w);
     }
     ls_buf_t out;
@@ -731,8 +778,10 @@ static void copy_manifest_file(ls_buf_t *b, const ls_av_t *r)
             const ls_av_t *p = &parts->items[i];
             ls_avro_bool(b, (int)av_long(p, "contains_null", NULL, 0));
             const ls_av_t *nan = ls_av_field(p, "contains_nan");
-            if (nan && nan->kind == LS_AV_BOOL) ls_avro_union(b, 1), ls_avro_bool(b, (int)nan->l);
-            else ls_avro_union(b, 0);
+            if (nan && nan->kind == LS_AV_BOOL)
+                ls_avro_union(b, 1), ls_avro_bool(b, (int)nan->l);
+            else
+                ls_avro_union(b, 0);
             enc_opt_bytes(b, ls_av_field(p, "lower_bound"));
             enc_opt_bytes(b, ls_av_field(p, "upper_bound"));
         }
@@ -765,46 +814,49 @@ static ls_status write_manifest_list(ls_ice_table_t *t, json_t *parent, int64_t 
     snprintf(num, sizeof num, "%lld", (long long)seq);
     ls_avro_ocf_meta_str(w, "sequence-number", num);
     ls_avro_ocf_meta_str(w, "format-version", "2");
-    /* the new manifest first */
-    ls_buf_t *b = ls_avro_ocf_datum(w);
-    int64_t rows = 0;
-    for (size_t k = 0; k < n; k++) rows += files[k].record_count;
-    ls_avro_string(b, manifest);
-    ls_avro_long(b, manifest_len);
-    ls_avro_long(b, t->spec.spec_id);
-    ls_avro_long(b, 0);        /* content: data */
-    ls_avro_long(b, seq);
-    ls_avro_long(b, seq);      /* min_sequence_number */
-    ls_avro_long(b, snap_id);
-    ls_avro_long(b, (int64_t)n);
-    ls_avro_long(b, 0);
-    ls_avro_long(b, 0);
-    ls_avro_long(b, rows);
-    ls_avro_long(b, 0);
-    ls_avro_long(b, 0);
-    ls_avro_union(b, 1);
-    ls_avro_block(b, t->spec.nfields);
-    for (int p = 0; p < t->spec.nfields; p++) {
-        int64_t lo = 0, hi = 0;
-        for (size_t k = 0; k < n; k++) {
-            int64_t v = files[k].partition[p];
-            if (k == 0 || v < lo) lo = v;
-            if (k == 0 || v > hi) hi = v;
+    /* the new manifest first (none for an append of no files) */
+    if (manifest) {
+        ls_buf_t *b = ls_avro_ocf_datum(w);
+        int64_t rows = 0;
+        for (size_t k = 0; k < n; k++)
+            rows += files[k].record_count;
+        ls_avro_string(b, manifest);
+        ls_avro_long(b, manifest_len);
+        ls_avro_long(b, t->spec.spec_id);
+        ls_avro_long(b, 0); /* content: data */
+        ls_avro_long(b, seq);
+        ls_avro_long(b, seq); /* min_sequence_number */
+        ls_avro_long(b, snap_id);
+        ls_avro_long(b, (int64_t)n);
+        ls_avro_long(b, 0);
+        ls_avro_long(b, 0);
+        ls_avro_long(b, rows);
+        ls_avro_long(b, 0);
+        ls_avro_long(b, 0);
+        ls_avro_union(b, 1);
+        ls_avro_block(b, t->spec.nfields);
+        for (int p = 0; p < t->spec.nfields; p++) {
+            int64_t lo = 0, hi = 0;
+            for (size_t k = 0; k < n; k++) {
+                int64_t v = files[k].partition[p];
+                if (k == 0 || v < lo) lo = v;
+                if (k == 0 || v > hi) hi = v;
+            }
+            ls_avro_bool(b, 0);  /* contains_null: transforms of required values */
+            ls_avro_union(b, 0); /* contains_nan: not a float */
+            uint8_t x[8];
+            ls_ice_type rt = result_type(&t->spec.fields[p]);
+            if (n) {
+                ls_avro_union(b, 1), ls_avro_bytes(b, x, part_bytes(rt, lo, x));
+                ls_avro_union(b, 1), ls_avro_bytes(b, x, part_bytes(rt, hi, x));
+            } else {
+                ls_avro_union(b, 0), ls_avro_union(b, 0);
+            }
         }
-        ls_avro_bool(b, 0);    /* contains_null: transforms of required values */
-        ls_avro_union(b, 0);   /* contains_nan: not a float */
-        uint8_t x[8];
-        ls_ice_type rt = result_type(&t->spec.fields[p]);
-        if (n) {
-            ls_avro_union(b, 1), ls_avro_bytes(b, x, part_bytes(rt, lo, x));
-            ls_avro_union(b, 1), ls_avro_bytes(b, x, part_bytes(rt, hi, x));
-        } else {
-            ls_avro_union(b, 0), ls_avro_union(b, 0);
-        }
+        ls_avro_end(b);
+        ls_avro_union(b, 0); /* key_metadata */
+        ls_avro_ocf_datum_done(w);
     }
-    ls_avro_end(b);
-    ls_avro_union(b, 0);       /* key_metadata */
-    ls_avro_ocf_datum_done(w);
 
     /* then every manifest of the parent snapshot */
     ls_status st = LS_OK;
@@ -814,7 +866,8 @@ static ls_status write_manifest_list(ls_ice_table_t *t, json_t *parent, int64_t 
         ls_buf_t raw;
         ls_buf_init(&raw);
         if (!key) {
-            snprintf(t->err, sizeof t->err, "manifest list %s is outside the table location", plist);
+            snprintf(t->err, sizeof t->err, "manifest list %s is outside the table location",
+                     plist);
             st = LS_EINVAL;
         } else {
             st = ls_objstore_get(t->os, key, 0, UINT64_MAX, &raw);
@@ -878,7 +931,9 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     } while (snap_id == 0);
     char *manifest = NULL, *list = NULL;
     int64_t manifest_len = 0;
-    ls_status st = write_manifest(t, files, n, snap_id, &manifest, &manifest_len);
+    /* n == 0 still makes a snapshot: it moves summary properties (e.g. a
+     * log's offset past records that produce no rows) */
+    ls_status st = n ? write_manifest(t, files, n, snap_id, &manifest, &manifest_len) : LS_OK;
     if (st == LS_OK)
         st = write_manifest_list(t, parent, snap_id, seq, manifest, manifest_len, files, n, &list);
     ls_free(manifest);
@@ -892,7 +947,8 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     json_t *summary = json_object();
     json_object_set_new(summary, "operation", json_string("append"));
     int64_t recs = 0, bytes = 0;
-    for (size_t k = 0; k < n; k++) recs += files[k].record_count, bytes += files[k].file_size;
+    for (size_t k = 0; k < n; k++)
+        recs += files[k].record_count, bytes += files[k].file_size;
     summary_set(summary, "added-data-files", (int64_t)n);
     summary_set(summary, "added-records", recs);
     summary_set(summary, "added-files-size", bytes);
@@ -904,9 +960,9 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     summary_set(summary, "total-equality-deletes", 0);
     const char *k;
     json_t *v;
-    json_object_foreach(psum, k, v)
-        if (!strncmp(k, LS_ICE_CARRY_PREFIX, strlen(LS_ICE_CARRY_PREFIX)))
-            json_object_set(summary, k, v);
+    json_object_foreach(psum, k,
+                        v) if (!strncmp(k, LS_ICE_CARRY_PREFIX, strlen(LS_ICE_CARRY_PREFIX)))
+        json_object_set(summary, k, v);
     for (size_t i = 0; summary_kv && summary_kv[i] && summary_kv[i + 1]; i += 2)
         json_object_set_new(summary, summary_kv[i], json_string(summary_kv[i + 1]));
 
@@ -915,8 +971,7 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
                              "manifest-list", list, "summary", summary, "schema-id",
                              json_integer_value(json_object_get(t->meta, "current-schema-id")));
     ls_free(list);
-    if (parent)
-        json_object_set(snap, "parent-snapshot-id", json_object_get(parent, "snapshot-id"));
+    if (parent) json_object_set(snap, "parent-snapshot-id", json_object_get(parent, "snapshot-id"));
 
     json_t *next = json_deep_copy(t->meta);
     json_array_append_new(json_object_get(next, "snapshots"), snap);
@@ -927,13 +982,14 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     json_array_append_new(json_object_get(next, "snapshot-log"),
                           json_pack("{s:I, s:I}", "timestamp-ms", (json_int_t)now_ms, "snapshot-id",
                                     (json_int_t)snap_id));
-    json_array_append_new(json_object_get(next, "metadata-log"),
-                          json_pack("{s:O, s:s}", "timestamp-ms", prev_updated, "metadata-file",
-                                    t->meta_location));
+    json_array_append_new(
+        json_object_get(next, "metadata-log"),
+        json_pack("{s:O, s:s}", "timestamp-ms", prev_updated, "metadata-file", t->meta_location));
     json_t *refs = json_object_get(next, "refs");
     if (!refs) json_object_set_new(next, "refs", refs = json_object());
-    json_object_set_new(refs, "main", json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)snap_id,
-                                                "type", "branch"));
+    json_object_set_new(
+        refs, "main",
+        json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)snap_id, "type", "branch"));
     st = write_metadata(t, next, t->version + 1);
     if (st != LS_OK) {
         if (st == LS_ECONFLICT)

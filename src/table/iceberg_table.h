@@ -28,16 +28,16 @@
  * object is used by one thread; it is not refreshed behind the caller. */
 #ifndef LS_ICEBERG_TABLE_H
 #define LS_ICEBERG_TABLE_H
-#include <stddef.h>
-#include <stdint.h>
 #include "base/buf.h"
 #include "base/status.h"
 #include "objstore/objstore.h"
 #include "table/parquet_writer.h"
+#include <stddef.h>
+#include <stdint.h>
 
 #define LS_ICE_MAX_PART 8
 #define LS_ICE_CARRY_PREFIX "lakestream."
-#define LS_ICE_BOUND_MAX 16   /* binary/string bounds are truncated to this many bytes */
+#define LS_ICE_BOUND_MAX 16 /* binary/string bounds are truncated to this many bytes */
 
 typedef enum ls_ice_transform {
     LS_ICE_IDENTITY = 0,
@@ -47,15 +47,20 @@ typedef enum ls_ice_transform {
 
 /* Source column types, for partition values and bounds. */
 typedef enum ls_ice_type {
-    LS_ICE_INT, LS_ICE_LONG, LS_ICE_DATE, LS_ICE_TIMESTAMP, LS_ICE_TIMESTAMPTZ,
-    LS_ICE_STRING, LS_ICE_BINARY,
+    LS_ICE_INT,
+    LS_ICE_LONG,
+    LS_ICE_DATE,
+    LS_ICE_TIMESTAMP,
+    LS_ICE_TIMESTAMPTZ,
+    LS_ICE_STRING,
+    LS_ICE_BINARY,
 } ls_ice_type;
 
 typedef struct ls_ice_part_field {
-    int source_id;             /* schema field id */
+    int source_id; /* schema field id */
     ls_ice_type source_type;
-    int field_id;              /* 1000, 1001, ... */
-    char name[64];             /* e.g. "timestamp_day" */
+    int field_id;  /* 1000, 1001, ... */
+    char name[64]; /* e.g. "timestamp_day" */
     ls_ice_transform transform;
 } ls_ice_part_field_t;
 
@@ -90,7 +95,7 @@ typedef struct ls_ice_datafile {
     char *path;
     int64_t record_count;
     int64_t file_size;
-    int64_t partition[LS_ICE_MAX_PART];  /* transformed values, in spec order */
+    int64_t partition[LS_ICE_MAX_PART]; /* transformed values, in spec order */
     ls_ice_colmetric_t *metrics;
     size_t nmetrics;
 } ls_ice_datafile_t;
@@ -120,7 +125,9 @@ void ls_ice_table_free(ls_ice_table_t *t);
 ls_status ls_ice_table_put_data(ls_ice_table_t *t, const ls_buf_t *bytes, const char *ext,
                                 ls_ice_datafile_t *df);
 
-/* Fast append of n data files as one new snapshot. summary: NULL or
+/* Fast append of n data files as one new snapshot (n may be 0: a snapshot
+ * that only moves summary properties, e.g. a log's offset past records that
+ * made no rows). summary: NULL or
  * NULL-terminated key, value, ... of extra summary properties. now_ms: the
  * snapshot timestamp. LS_ECONFLICT when another commit won; t is then stale
  * (free it and load again). */
@@ -128,7 +135,7 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
                               const char *const *summary, int64_t now_ms, int64_t *snapshot_id);
 
 const ls_ice_spec_t *ls_ice_table_spec(const ls_ice_table_t *t);
-int ls_ice_table_version(const ls_ice_table_t *t);          /* N of vN.metadata.json */
+int ls_ice_table_version(const ls_ice_table_t *t);              /* N of vN.metadata.json */
 int64_t ls_ice_table_current_snapshot(const ls_ice_table_t *t); /* -1: none */
 /* Summary property of the current snapshot, or NULL. */
 const char *ls_ice_table_summary(const ls_ice_table_t *t, const char *key);

@@ -40,23 +40,23 @@ typedef struct rg_meta {
 } rg_meta_t;
 
 typedef struct pq_col {
-    int field;             /* index into w->fields */
-    char *path;            /* dotted */
-    char **parts;          /* path components */
+    int field;    /* index into w->fields */
+    char *path;   /* dotted */
+    char **parts; /* path components */
     int nparts;
     int max_def, max_rep;
-    ls_buf_t rep, def;     /* one byte per level entry */
+    ls_buf_t rep, def; /* one byte per level entry */
     size_t nlevels, rows_started;
-    ls_buf_t vals;         /* PLAIN values (non-null entries) */
+    ls_buf_t vals; /* PLAIN values (non-null entries) */
     size_t nvals;
     /* dictionary of the open chunk */
     int dict_on;
-    ls_buf_t dict;         /* PLAIN distinct values */
-    uint32_t *dict_off;    /* offset of each entry in dict */
+    ls_buf_t dict;      /* PLAIN distinct values */
+    uint32_t *dict_off; /* offset of each entry in dict */
     uint32_t ndict, dict_cap;
-    uint32_t *slots;       /* open addressing: entry + 1, 0 = empty */
+    uint32_t *slots; /* open addressing: entry + 1, 0 = empty */
     size_t nslots;
-    uint32_t *idx;         /* dictionary index per value */
+    uint32_t *idx; /* dictionary index per value */
     size_t idx_cap;
     /* chunk statistics of the open row group */
     int has_bounds;
@@ -77,10 +77,10 @@ struct ls_pq_writer {
     int nrgs, rg_cap;
     int64_t rows, rg_rows;
     size_t buffered;
-    char **kv;             /* key, value, key, value ... */
+    char **kv; /* key, value, key, value ... */
     int nkv;
     int finished;
-    ls_status st;          /* sticky misuse error */
+    ls_status st; /* sticky misuse error */
     char err[256];
 };
 
@@ -146,7 +146,8 @@ static long walk(ls_pq_writer_t *w, size_t i, int def, int rep, const char *pref
         ls_free(path);
         return next;
     }
-    if (f->type != LS_PQ_INT32 && f->type != LS_PQ_INT64 && f->type != LS_PQ_BYTE_ARRAY) {
+    if (f->type != LS_PQ_BOOLEAN && f->type != LS_PQ_INT32 && f->type != LS_PQ_INT64 &&
+        f->type != LS_PQ_FLOAT && f->type != LS_PQ_DOUBLE && f->type != LS_PQ_BYTE_ARRAY) {
         snprintf(err, errlen, "schema: column %s has an unsupported type", path);
         ls_free(path);
         return -1;
@@ -176,9 +177,13 @@ static long walk(ls_pq_writer_t *w, size_t i, int def, int rep, const char *pref
     return next;
 }
 
+static int dict_allowed(const ls_pq_writer_t *w, const pq_col_t *c)
+{
+    return w->o.dict_max_bytes > 0 && w->fields[c->field].type != LS_PQ_BOOLEAN;
+}
+
 ls_pq_writer_t *ls_pq_writer_new(const ls_pq_field_t *fields, size_t nfields,
-                                 const ls_pq_opts_t *opts, ls_buf_t *out, char *err,
-                                 size_t errlen)
+                                 const ls_pq_opts_t *opts, ls_buf_t *out, char *err, size_t errlen)
 {
     ls_pq_writer_t *w = LS_NEW(ls_pq_writer_t);
     if (opts)
@@ -209,12 +214,15 @@ ls_pq_writer_t *ls_pq_writer_new(const ls_pq_field_t *fields, size_t nfields,
     }
     w->fields[0].nchildren = top;
     if (nfields == 0 || walk(w, 0, 0, 0, "", err, errlen) != (long)w->nfields) {
-        if (nfields == 0) snprintf(err, errlen, "schema: no fields");
-        else if (!err[0]) snprintf(err, errlen, "schema: malformed field list");
+        if (nfields == 0)
+            snprintf(err, errlen, "schema: no fields");
+        else if (!err[0])
+            snprintf(err, errlen, "schema: malformed field list");
         ls_pq_writer_free(w);
         return NULL;
     }
-    for (size_t i = 0; i < w->ncols; i++) w->cols[i].dict_on = w->o.dict_max_bytes > 0;
+    for (size_t i = 0; i < w->ncols; i++)
+        w->cols[i].dict_on = dict_allowed(w, &w->cols[i]);
     if (opts && opts->codec != LS_PQ_UNCOMPRESSED && opts->codec != LS_PQ_SNAPPY &&
         opts->codec != LS_PQ_GZIP && opts->codec != LS_PQ_ZSTD) {
         snprintf(err, errlen, "unsupported codec %d", (int)opts->codec);
@@ -232,7 +240,7 @@ static void col_reset_chunk(ls_pq_writer_t *w, pq_col_t *c)
     c->nlevels = c->rows_started = c->nvals = 0;
     c->ndict = 0;
     if (c->slots) memset(c->slots, 0, c->nslots * sizeof *c->slots);
-    c->dict_on = w->o.dict_max_bytes > 0;
+    c->dict_on = dict_allowed(w, c);
     c->has_bounds = 0;
     c->min.len = c->max.len = 0;
     c->nulls = 0;
@@ -244,7 +252,8 @@ void ls_pq_writer_free(ls_pq_writer_t *w)
     for (size_t i = 0; i < w->ncols; i++) {
         pq_col_t *c = &w->cols[i];
         ls_free(c->path);
-        for (int k = 0; k < c->nparts; k++) ls_free(c->parts[k]);
+        for (int k = 0; k < c->nparts; k++)
+            ls_free(c->parts[k]);
         ls_free(c->parts);
         ls_buf_free(&c->rep);
         ls_buf_free(&c->def);
@@ -267,7 +276,8 @@ void ls_pq_writer_free(ls_pq_writer_t *w)
         ls_free(w->rgs[r].chunks);
     }
     ls_free(w->rgs);
-    for (int i = 0; i < w->nkv; i++) ls_free(w->kv[i]);
+    for (int i = 0; i < w->nkv; i++)
+        ls_free(w->kv[i]);
     ls_free(w->kv);
     ls_free(w->fields);
     ls_free(w->max_def_of);
@@ -275,7 +285,10 @@ void ls_pq_writer_free(ls_pq_writer_t *w)
     ls_free(w);
 }
 
-size_t ls_pq_ncolumns(const ls_pq_writer_t *w) { return w->ncols; }
+size_t ls_pq_ncolumns(const ls_pq_writer_t *w)
+{
+    return w->ncols;
+}
 
 int ls_pq_column_index(const ls_pq_writer_t *w, const char *path)
 {
@@ -333,15 +346,17 @@ static pq_col_t *level(ls_pq_writer_t *w, int col, int rep, int def, int type)
 static uint32_t hash_bytes(const uint8_t *p, size_t n)
 {
     uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 16777619u;
     return h;
 }
 
 static size_t plain_len_at(const pq_col_t *c, int type, const uint8_t *p)
 {
     (void)c;
-    if (type == LS_PQ_INT32) return 4;
-    if (type == LS_PQ_INT64) return 8;
+    if (type == LS_PQ_BOOLEAN) return 1; /* one byte per value until the page bit-packs it */
+    if (type == LS_PQ_INT32 || type == LS_PQ_FLOAT) return 4;
+    if (type == LS_PQ_INT64 || type == LS_PQ_DOUBLE) return 8;
     return 4 + (size_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24);
 }
 
@@ -359,6 +374,16 @@ static int cmp_plain(int type, const uint8_t *a, size_t an, const uint8_t *b, si
         memcpy(&x, a, 8), memcpy(&y, b, 8);
         return x < y ? -1 : x > y;
     }
+    if (type == LS_PQ_FLOAT) {
+        float x, y;
+        memcpy(&x, a, 4), memcpy(&y, b, 4);
+        return x < y ? -1 : x > y;
+    }
+    if (type == LS_PQ_DOUBLE) {
+        double x, y;
+        memcpy(&x, a, 8), memcpy(&y, b, 8);
+        return x < y ? -1 : x > y;
+    }
     size_t n = an < bn ? an : bn;
     int r = n ? memcmp(a, b, n) : 0;
     if (r) return r;
@@ -371,8 +396,24 @@ static void set_buf(ls_buf_t *b, const uint8_t *p, size_t n)
     ls_buf_append(b, p, n);
 }
 
+static int is_nan(int type, const uint8_t *v)
+{
+    if (type == LS_PQ_FLOAT) {
+        float x;
+        memcpy(&x, v, 4);
+        return x != x;
+    }
+    if (type == LS_PQ_DOUBLE) {
+        double x;
+        memcpy(&x, v, 8);
+        return x != x;
+    }
+    return 0;
+}
+
 static void update_bounds(pq_col_t *c, int type, const uint8_t *v, size_t n)
 {
+    if (is_nan(type, v)) return; /* NaN is never a bound */
     if (!c->has_bounds) {
         set_buf(&c->min, v, n);
         set_buf(&c->max, v, n);
@@ -393,7 +434,8 @@ static void dict_grow(pq_col_t *c)
         const uint8_t *p = c->dict.data + c->dict_off[e - 1];
         size_t len = (e < c->ndict ? c->dict_off[e] : c->dict.len) - c->dict_off[e - 1];
         size_t j = hash_bytes(p, len) & (n - 1);
-        while (s[j]) j = (j + 1) & (n - 1);
+        while (s[j])
+            j = (j + 1) & (n - 1);
         s[j] = e;
     }
     ls_free(c->slots);
@@ -452,7 +494,8 @@ void ls_pq_put_i32(ls_pq_writer_t *w, int col, int rep, int32_t v)
     pq_col_t *c = level(w, col, rep, col >= 0 && (size_t)col < w->ncols ? w->cols[col].max_def : 0,
                         LS_PQ_INT32);
     if (!c) return;
-    uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)((uint32_t)v >> 24)};
+    uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
+                    (uint8_t)((uint32_t)v >> 24)};
     add_value(w, c, b, 4, b, 4);
 }
 
@@ -462,7 +505,8 @@ void ls_pq_put_i64(ls_pq_writer_t *w, int col, int rep, int64_t v)
                         LS_PQ_INT64);
     if (!c) return;
     uint8_t b[8];
-    for (int i = 0; i < 8; i++) b[i] = (uint8_t)((uint64_t)v >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)((uint64_t)v >> (8 * i));
     add_value(w, c, b, 8, b, 8);
 }
 
@@ -486,6 +530,39 @@ void ls_pq_put_bytes(ls_pq_writer_t *w, int col, int rep, const void *p, size_t 
     if (plain != small) ls_free(plain);
 }
 
+void ls_pq_put_bool(ls_pq_writer_t *w, int col, int rep, int v)
+{
+    pq_col_t *c = level(w, col, rep, col >= 0 && (size_t)col < w->ncols ? w->cols[col].max_def : 0,
+                        LS_PQ_BOOLEAN);
+    if (!c) return;
+    uint8_t b = v ? 1 : 0;
+    add_value(w, c, &b, 1, &b, 1);
+}
+
+void ls_pq_put_float(ls_pq_writer_t *w, int col, int rep, float v)
+{
+    pq_col_t *c = level(w, col, rep, col >= 0 && (size_t)col < w->ncols ? w->cols[col].max_def : 0,
+                        LS_PQ_FLOAT);
+    if (!c) return;
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    uint8_t b[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
+    add_value(w, c, b, 4, b, 4);
+}
+
+void ls_pq_put_double(ls_pq_writer_t *w, int col, int rep, double v)
+{
+    pq_col_t *c = level(w, col, rep, col >= 0 && (size_t)col < w->ncols ? w->cols[col].max_def : 0,
+                        LS_PQ_DOUBLE);
+    if (!c) return;
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(u >> (8 * i));
+    add_value(w, c, b, 8, b, 8);
+}
+
 void ls_pq_put_null(ls_pq_writer_t *w, int col, int rep, int def)
 {
     if (col >= 0 && (size_t)col < w->ncols && def >= w->cols[col].max_def) {
@@ -501,7 +578,8 @@ void ls_pq_put_null(ls_pq_writer_t *w, int col, int rep, int def)
 static int bit_width(uint32_t max)
 {
     int b = 0;
-    while (max) b++, max >>= 1;
+    while (max)
+        b++, max >>= 1;
     return b;
 }
 
@@ -531,14 +609,16 @@ static void hybrid_encode(ls_buf_t *out, const uint32_t *v, size_t n, int bw)
     int vbytes = (bw + 7) / 8;
     while (i < n) {
         size_t run = 1;
-        while (i + run < n && v[i + run] == v[i]) run++;
+        while (i + run < n && v[i + run] == v[i])
+            run++;
         if (run >= 8) {
             size_t pad = (8 - (i - lit) % 8) % 8;
             if (run - pad >= 8) {
                 hybrid_flush_lit(out, v + lit, i + pad - lit, bw);
                 size_t rl = run - pad;
                 ls_tc_varint(out, (uint64_t)rl << 1);
-                for (int b = 0; b < vbytes; b++) ls_buf_append_u8(out, (uint8_t)(v[i] >> (8 * b)));
+                for (int b = 0; b < vbytes; b++)
+                    ls_buf_append_u8(out, (uint8_t)(v[i] >> (8 * b)));
                 i += run;
                 lit = i;
                 continue;
@@ -558,7 +638,8 @@ static void u32le(ls_buf_t *b, uint32_t v)
 /* Levels with a 4-byte little-endian length prefix (data page v1). */
 static void encode_levels(ls_buf_t *out, const uint8_t *lv, size_t n, int max, uint32_t *scratch)
 {
-    for (size_t i = 0; i < n; i++) scratch[i] = lv[i];
+    for (size_t i = 0; i < n; i++)
+        scratch[i] = lv[i];
     size_t at = out->len;
     u32le(out, 0);
     hybrid_encode(out, scratch, n, bit_width((uint32_t)max));
@@ -570,16 +651,20 @@ static void encode_levels(ls_buf_t *out, const uint8_t *lv, size_t n, int max, u
 static int codec_of(ls_pq_codec c)
 {
     switch (c) {
-    case LS_PQ_SNAPPY: return LS_CODEC_SNAPPY;
-    case LS_PQ_GZIP: return LS_CODEC_GZIP;
-    case LS_PQ_ZSTD: return LS_CODEC_ZSTD;
-    default: return LS_CODEC_NONE;
+    case LS_PQ_SNAPPY:
+        return LS_CODEC_SNAPPY;
+    case LS_PQ_GZIP:
+        return LS_CODEC_GZIP;
+    case LS_PQ_ZSTD:
+        return LS_CODEC_ZSTD;
+    default:
+        return LS_CODEC_NONE;
     }
 }
 
 /* Writes one page (header + compressed body) to w->out. */
-static ls_status write_page(ls_pq_writer_t *w, chunk_meta_t *cm, int page_type, const ls_buf_t *body,
-                            int32_t num_values, int encoding)
+static ls_status write_page(ls_pq_writer_t *w, chunk_meta_t *cm, int page_type,
+                            const ls_buf_t *body, int32_t num_values, int encoding)
 {
     ls_buf_t comp, hdr;
     ls_buf_init(&comp);
@@ -622,6 +707,25 @@ static ls_status write_page(ls_pq_writer_t *w, chunk_meta_t *cm, int page_type, 
     return LS_OK;
 }
 
+/* parquet.thrift: a zero min is written as -0.0 and a zero max as +0.0, so
+ * readers never prune a chunk holding the other zero. */
+static void fix_signed_zero(int type, ls_buf_t *min, ls_buf_t *max)
+{
+    if (type == LS_PQ_FLOAT) {
+        float x;
+        memcpy(&x, min->data, 4);
+        if (x == 0) x = -0.0f, memcpy(min->data, &x, 4);
+        memcpy(&x, max->data, 4);
+        if (x == 0) x = 0.0f, memcpy(max->data, &x, 4);
+    } else if (type == LS_PQ_DOUBLE) {
+        double x;
+        memcpy(&x, min->data, 8);
+        if (x == 0) x = -0.0, memcpy(min->data, &x, 8);
+        memcpy(&x, max->data, 8);
+        if (x == 0) x = 0.0, memcpy(max->data, &x, 8);
+    }
+}
+
 static ls_status flush_column(ls_pq_writer_t *w, pq_col_t *c, chunk_meta_t *cm)
 {
     int type = w->fields[c->field].type;
@@ -636,6 +740,7 @@ static ls_status flush_column(ls_pq_writer_t *w, pq_col_t *c, chunk_meta_t *cm)
     if (c->has_bounds) {
         ls_buf_append(&cm->min, c->min.data, c->min.len);
         ls_buf_append(&cm->max, c->max.data, c->max.len);
+        fix_signed_zero(type, &cm->min, &cm->max);
     }
     if (cm->dict) {
         cm->dict_page_offset = (int64_t)w->out->len;
@@ -670,6 +775,15 @@ static ls_status flush_column(ls_pq_writer_t *w, pq_col_t *c, chunk_meta_t *cm)
         if (cm->dict) {
             ls_buf_append_u8(&body, (uint8_t)bw);
             hybrid_encode(&body, c->idx + v0, v - v0, bw);
+        } else if (type == LS_PQ_BOOLEAN) {
+            /* PLAIN booleans: bit-packed, LSB first */
+            size_t nb = (voff - voff0 + 7) / 8;
+            ls_buf_reserve(&body, nb);
+            memset(body.data + body.len, 0, nb);
+            for (size_t k = voff0; k < voff; k++)
+                if (c->vals.data[k])
+                    body.data[body.len + (k - voff0) / 8] |= (uint8_t)(1u << ((k - voff0) % 8));
+            body.len += nb;
         } else {
             ls_buf_append(&body, c->vals.data + voff0, voff - voff0);
         }
@@ -750,10 +864,18 @@ static void write_logical(ls_tc_t *t, ls_pq_logical lt)
     if (lt == LS_PQ_LT_NONE) return;
     ls_tc_struct_begin(t, 10); /* LogicalType union */
     switch (lt) {
-    case LS_PQ_LT_STRING: ls_tc_struct_begin(t, 1); break;
-    case LS_PQ_LT_MAP: ls_tc_struct_begin(t, 2); break;
-    case LS_PQ_LT_LIST: ls_tc_struct_begin(t, 3); break;
-    case LS_PQ_LT_DATE: ls_tc_struct_begin(t, 6); break;
+    case LS_PQ_LT_STRING:
+        ls_tc_struct_begin(t, 1);
+        break;
+    case LS_PQ_LT_MAP:
+        ls_tc_struct_begin(t, 2);
+        break;
+    case LS_PQ_LT_LIST:
+        ls_tc_struct_begin(t, 3);
+        break;
+    case LS_PQ_LT_DATE:
+        ls_tc_struct_begin(t, 6);
+        break;
     default: /* TIMESTAMP */
         ls_tc_struct_begin(t, 8);
         ls_tc_bool(t, 1, lt == LS_PQ_LT_TIMESTAMP_US_UTC);
@@ -770,12 +892,18 @@ static void write_logical(ls_tc_t *t, ls_pq_logical lt)
 static int converted_of(ls_pq_logical lt)
 {
     switch (lt) {
-    case LS_PQ_LT_STRING: return CT_UTF8;
-    case LS_PQ_LT_MAP: return CT_MAP;
-    case LS_PQ_LT_LIST: return CT_LIST;
-    case LS_PQ_LT_DATE: return CT_DATE;
-    case LS_PQ_LT_TIMESTAMP_US_UTC: return CT_TIMESTAMP_MICROS;
-    default: return -1;
+    case LS_PQ_LT_STRING:
+        return CT_UTF8;
+    case LS_PQ_LT_MAP:
+        return CT_MAP;
+    case LS_PQ_LT_LIST:
+        return CT_LIST;
+    case LS_PQ_LT_DATE:
+        return CT_DATE;
+    case LS_PQ_LT_TIMESTAMP_US_UTC:
+        return CT_TIMESTAMP_MICROS;
+    default:
+        return -1;
     }
 }
 
@@ -893,10 +1021,22 @@ ls_status ls_pq_writer_finish(ls_pq_writer_t *w)
     return LS_OK;
 }
 
-int64_t ls_pq_num_rows(const ls_pq_writer_t *w) { return w->rows; }
-int ls_pq_num_row_groups(const ls_pq_writer_t *w) { return w->nrgs; }
-size_t ls_pq_buffered_bytes(const ls_pq_writer_t *w) { return w->buffered; }
-const char *ls_pq_error(const ls_pq_writer_t *w) { return w->err; }
+int64_t ls_pq_num_rows(const ls_pq_writer_t *w)
+{
+    return w->rows;
+}
+int ls_pq_num_row_groups(const ls_pq_writer_t *w)
+{
+    return w->nrgs;
+}
+size_t ls_pq_buffered_bytes(const ls_pq_writer_t *w)
+{
+    return w->buffered;
+}
+const char *ls_pq_error(const ls_pq_writer_t *w)
+{
+    return w->err;
+}
 
 const ls_pq_colstats_t *ls_pq_column_stats(const ls_pq_writer_t *w, int col)
 {

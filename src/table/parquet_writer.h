@@ -22,34 +22,44 @@
  *  - chunk statistics (min_value/max_value in plain form, null_count) with
  *    column_orders = TYPE_ORDER so readers trust byte-array bounds;
  *  - footer (FileMetaData, Thrift compact) + length + "PAR1".
- * Supported physical types: INT32, INT64, BYTE_ARRAY.
+ * Supported physical types: BOOLEAN (PLAIN, bit-packed; never a
+ * dictionary), INT32, INT64, FLOAT, DOUBLE (bounds skip NaN; a zero min is
+ * written as -0.0 and a zero max as +0.0, per parquet.thrift), BYTE_ARRAY.
  *
  * A writer is used by one thread. Memory: one row group of plain values plus
  * its dictionaries is buffered per writer. */
 #ifndef LS_PARQUET_WRITER_H
 #define LS_PARQUET_WRITER_H
-#include <stddef.h>
-#include <stdint.h>
 #include "base/buf.h"
 #include "base/status.h"
+#include <stddef.h>
+#include <stdint.h>
 
 typedef enum ls_pq_type {
     LS_PQ_GROUP = -1,
+    LS_PQ_BOOLEAN = 0,
     LS_PQ_INT32 = 1,
     LS_PQ_INT64 = 2,
+    LS_PQ_FLOAT = 4,
+    LS_PQ_DOUBLE = 5,
     LS_PQ_BYTE_ARRAY = 6,
 } ls_pq_type;
 
-typedef enum ls_pq_repetition { LS_PQ_REQUIRED = 0, LS_PQ_OPTIONAL = 1, LS_PQ_REPEATED = 2 } ls_pq_repetition;
+typedef enum ls_pq_repetition {
+    LS_PQ_REQUIRED = 0,
+    LS_PQ_OPTIONAL = 1,
+    LS_PQ_REPEATED = 2
+} ls_pq_repetition;
 
 typedef enum ls_pq_logical {
     LS_PQ_LT_NONE = 0,
-    LS_PQ_LT_STRING,            /* BYTE_ARRAY, UTF-8 */
-    LS_PQ_LT_LIST,              /* group */
-    LS_PQ_LT_MAP,               /* group */
-    LS_PQ_LT_DATE,              /* INT32 days */
-    LS_PQ_LT_TIMESTAMP_US_UTC,  /* INT64 TIMESTAMP(MICROS, isAdjustedToUTC=true): Iceberg timestamptz */
-    LS_PQ_LT_TIMESTAMP_US,      /* INT64 TIMESTAMP(MICROS, false): Iceberg timestamp */
+    LS_PQ_LT_STRING,           /* BYTE_ARRAY, UTF-8 */
+    LS_PQ_LT_LIST,             /* group */
+    LS_PQ_LT_MAP,              /* group */
+    LS_PQ_LT_DATE,             /* INT32 days */
+    LS_PQ_LT_TIMESTAMP_US_UTC, /* INT64 TIMESTAMP(MICROS, isAdjustedToUTC=true): Iceberg timestamptz
+                                */
+    LS_PQ_LT_TIMESTAMP_US,     /* INT64 TIMESTAMP(MICROS, false): Iceberg timestamp */
 } ls_pq_logical;
 
 typedef enum ls_pq_codec {
@@ -61,20 +71,20 @@ typedef enum ls_pq_codec {
 
 typedef struct ls_pq_field {
     const char *name;
-    ls_pq_type type;           /* LS_PQ_GROUP for groups */
+    ls_pq_type type; /* LS_PQ_GROUP for groups */
     ls_pq_repetition repetition;
     ls_pq_logical logical;
-    int field_id;              /* Iceberg field id; < 0 for none */
-    int nchildren;             /* groups: direct children following in pre-order */
+    int field_id;  /* Iceberg field id; < 0 for none */
+    int nchildren; /* groups: direct children following in pre-order */
 } ls_pq_field_t;
 
 typedef struct ls_pq_opts {
     ls_pq_codec codec;
-    size_t row_group_bytes;    /* default 128 MiB */
-    size_t page_bytes;         /* default 1 MiB */
-    size_t dict_max_bytes;     /* default 1 MiB; 0 = never use dictionaries */
-    size_t stats_max_bytes;    /* byte-array min/max longer than this are omitted; default 64 */
-    const char *created_by;    /* default "lakestream-c" */
+    size_t row_group_bytes; /* default 128 MiB */
+    size_t page_bytes;      /* default 1 MiB */
+    size_t dict_max_bytes;  /* default 1 MiB; 0 = never use dictionaries */
+    size_t stats_max_bytes; /* byte-array min/max longer than this are omitted; default 64 */
+    const char *created_by; /* default "lakestream-c" */
 } ls_pq_opts_t;
 
 void ls_pq_opts_init(ls_pq_opts_t *o);
@@ -84,17 +94,18 @@ int ls_pq_codec_parse(const char *s);
 typedef struct ls_pq_writer ls_pq_writer_t;
 
 /* Per leaf column totals over the whole file (valid after finish). The
- * bounds are plain-encoded values (INT32/INT64 little-endian, BYTE_ARRAY raw
- * bytes), over the non-null values; has_bounds is 0 if all were null. */
+ * bounds are plain-encoded values (numbers little-endian, BOOLEAN one byte
+ * 0/1, BYTE_ARRAY raw bytes), over the non-null, non-NaN values;
+ * has_bounds is 0 if there were none. */
 typedef struct ls_pq_colstats {
-    const char *path;          /* dotted path, e.g. "headers.list.element.key" */
+    const char *path; /* dotted path, e.g. "headers.list.element.key" */
     int field_id;
     ls_pq_type type;
     ls_pq_logical logical;
     int max_def, max_rep;
-    int64_t compressed_bytes;  /* pages incl. headers, all row groups */
-    int64_t num_values;        /* level entries incl. nulls */
-    int64_t null_count;        /* entries with def < max_def */
+    int64_t compressed_bytes; /* pages incl. headers, all row groups */
+    int64_t num_values;       /* level entries incl. nulls */
+    int64_t null_count;       /* entries with def < max_def */
     int has_bounds;
     ls_buf_t min, max;
 } ls_pq_colstats_t;
@@ -102,8 +113,7 @@ typedef struct ls_pq_colstats {
 /* Writes "PAR1" to out at once; the file grows in out as row groups close.
  * Fails (NULL, message in err) on an invalid schema. */
 ls_pq_writer_t *ls_pq_writer_new(const ls_pq_field_t *fields, size_t nfields,
-                                 const ls_pq_opts_t *opts, ls_buf_t *out, char *err,
-                                 size_t errlen);
+                                 const ls_pq_opts_t *opts, ls_buf_t *out, char *err, size_t errlen);
 void ls_pq_writer_free(ls_pq_writer_t *w);
 
 size_t ls_pq_ncolumns(const ls_pq_writer_t *w);
@@ -113,6 +123,9 @@ int ls_pq_column_index(const ls_pq_writer_t *w, const char *path);
 void ls_pq_put_i32(ls_pq_writer_t *w, int col, int rep, int32_t v);
 void ls_pq_put_i64(ls_pq_writer_t *w, int col, int rep, int64_t v);
 void ls_pq_put_bytes(ls_pq_writer_t *w, int col, int rep, const void *p, size_t n);
+void ls_pq_put_bool(ls_pq_writer_t *w, int col, int rep, int v);
+void ls_pq_put_float(ls_pq_writer_t *w, int col, int rep, float v);
+void ls_pq_put_double(ls_pq_writer_t *w, int col, int rep, double v);
 void ls_pq_put_null(ls_pq_writer_t *w, int col, int rep, int def);
 
 /* Ends the row; closes a row group when it reached its target. Misuse of

@@ -23,7 +23,10 @@ void ls_tc_varint(ls_buf_t *out, uint64_t v)
     ls_buf_append(out, tmp, (size_t)n);
 }
 
-static uint64_t zigzag64(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static uint64_t zigzag64(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
 
 static void field(ls_tc_t *t, int16_t id, uint8_t type)
 {
@@ -43,7 +46,10 @@ static void push(ls_tc_t *t)
     t->last[++t->depth] = 0;
 }
 
-void ls_tc_bool(ls_tc_t *t, int16_t id, int v) { field(t, id, v ? LS_TC_BOOL_TRUE : LS_TC_BOOL_FALSE); }
+void ls_tc_bool(ls_tc_t *t, int16_t id, int v)
+{
+    field(t, id, v ? LS_TC_BOOL_TRUE : LS_TC_BOOL_FALSE);
+}
 
 void ls_tc_i32(ls_tc_t *t, int16_t id, int32_t v)
 {
@@ -63,7 +69,10 @@ void ls_tc_binary(ls_tc_t *t, int16_t id, const void *p, size_t n)
     ls_tc_elem_binary(t, p, n);
 }
 
-void ls_tc_string(ls_tc_t *t, int16_t id, const char *s) { ls_tc_binary(t, id, s, strlen(s)); }
+void ls_tc_string(ls_tc_t *t, int16_t id, const char *s)
+{
+    ls_tc_binary(t, id, s, strlen(s));
+}
 
 void ls_tc_struct_begin(ls_tc_t *t, int16_t id)
 {
@@ -95,7 +104,10 @@ void ls_tc_list_begin(ls_tc_t *t, int16_t id, uint8_t elem_type, uint32_t n)
     }
 }
 
-void ls_tc_elem_i32(ls_tc_t *t, int32_t v) { ls_tc_varint(t->out, zigzag64(v)); }
+void ls_tc_elem_i32(ls_tc_t *t, int32_t v)
+{
+    ls_tc_varint(t->out, zigzag64(v));
+}
 
 void ls_tc_elem_binary(ls_tc_t *t, const void *p, size_t n)
 {
@@ -103,4 +115,7 @@ void ls_tc_elem_binary(ls_tc_t *t, const void *p, size_t n)
     ls_buf_append(t->out, p, n);
 }
 
-void ls_tc_elem_struct_begin(ls_tc_t *t) { push(t); }
+void ls_tc_elem_struct_begin(ls_tc_t *t)
+{
+    push(t);
+}

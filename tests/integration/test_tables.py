@@ -8,6 +8,7 @@ tests/unit/test_avro.c and tests/unit/test_iceberg.c. Rows follow raw_row()
 (mirrored from the C side), so every value is checked, not just counts.
 """
 
+import datetime
 import os
 import subprocess
 
@@ -145,6 +146,37 @@ def test_parquet_duckdb_reads_all_files(parquet_dir):
         assert [dict(h) for h in got[4]] == want["headers"]
 
 
+def test_parquet_typed_columns(parquet_dir):
+    """BOOLEAN / FLOAT / DOUBLE / DATE columns (tests/unit/test_parquet.c write_typed)."""
+    import math
+    path = os.path.join(parquet_dir, "typed.parquet")
+    f = pq.ParquetFile(path)
+    assert f.metadata.num_row_groups > 1
+    rows = f.read().to_pylist()
+    assert len(rows) == 1000
+    for i, r in enumerate(rows):
+        assert r["b"] == (None if i % 7 == 0 else i % 3 == 0)
+        if i == 500:
+            assert math.isnan(r["f"])
+        else:
+            assert r["f"] == i * 0.5
+        assert r["d"] == (None if i % 4 == 0 else -i / 3.0)
+        assert (r["n"] - datetime.date(1970, 1, 1)).days == i
+    st = f.metadata.row_group(0).column(1).statistics
+    assert st.min == 0.0 and math.copysign(1, st.min) == -1  # zero min written as -0.0
+    for rg in range(f.metadata.num_row_groups):
+        st = f.metadata.row_group(rg).column(1).statistics
+        assert not math.isnan(st.max) and not math.isnan(st.min)
+    con = duckdb.connect()
+    nb, nt, sf, sd = con.execute(
+        "SELECT count(b), count(*) FILTER (WHERE b), sum(f) FILTER (WHERE NOT isnan(f)), sum(d) "
+        "FROM read_parquet(?)", [path]).fetchone()
+    assert nb == sum(1 for i in range(1000) if i % 7)
+    assert nt == sum(1 for i in range(1000) if i % 7 and i % 3 == 0)
+    assert sf == sum(i * 0.5 for i in range(1000) if i != 500)
+    assert abs(sd - sum(-i / 3.0 for i in range(1000) if i % 4)) < 1e-6
+
+
 # ---- Avro object containers (fastavro) -------------------------------------
 
 fastavro = pytest.importorskip("fastavro")
@@ -197,3 +229,214 @@ def test_avro_bytes_metadata_and_empty_file(avro_dir):
         assert fastavro.reader(fp).metadata["utf8-meta"] == "\u00e9t\u00e9"
     with open(os.path.join(avro_dir, "test_empty.avro"), "rb") as fp:
         assert list(fastavro.reader(fp)) == []
+
+
+# ---- Iceberg v2 tables (PyIceberg, fastavro, DuckDB) -----------------------
+#
+# tests/unit/test_iceberg.c writes two raw tables in the filesystem layout,
+# each through three fast appends of rows [0,2000), [2000,3500), [3500,5000):
+#   raw_unpart  unpartitioned, snappy, one file per append
+#   raw_day     partitioned by day(timestamp), identity(partition); zstd;
+#               files rolled at ~24 KiB
+# Summaries carry lakestream.last-offset.p<k>; the third append sets p0 only.
+
+import json  # noqa: E402
+import struct  # noqa: E402
+
+pyiceberg_table = pytest.importorskip("pyiceberg.table")
+
+
+def ice_row(i):
+    r = raw_row(i)
+    r["ts_us"] = TS0_US + i * 60 * 1000 * 1000
+    return r
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    out = emit("test_iceberg", tmp_path_factory.mktemp("iceberg"))
+    return os.path.join(str(out), "store", "warehouse", "ns")
+
+
+def table_dir(warehouse, name):
+    return os.path.join(warehouse, name)
+
+
+def current_metadata(warehouse, name):
+    md = os.path.join(table_dir(warehouse, name), "metadata")
+    with open(os.path.join(md, "version-hint.text")) as fp:
+        n = int(fp.read().strip())
+    return os.path.join(md, "v%d.metadata.json" % n)
+
+
+def load(warehouse, name):
+    return pyiceberg_table.StaticTable.from_metadata("file://" + current_metadata(warehouse, name))
+
+
+def ts_us(dt):
+    return int(dt.timestamp()) * 1000000 + dt.microsecond
+
+
+@pytest.mark.parametrize("name", ["raw_unpart", "raw_day"])
+def test_iceberg_pyiceberg_scan_every_row(warehouse, name):
+    t = load(warehouse, name)
+    assert t.metadata.format_version == 2
+    assert [f.field_id for f in t.schema().fields] == [1, 2, 3, 4, 5, 6]
+    assert str(t.schema().find_field("timestamp").field_type) == "timestamptz"
+    rows = sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["offset"])
+    assert len(rows) == ROWS
+    for i, got in enumerate(rows):
+        want = ice_row(i)
+        assert got["offset"] == i
+        assert got["partition"] == want["partition"]
+        assert ts_us(got["timestamp"]) == want["ts_us"]
+        assert got["key"] == want["key"] and got["value"] == want["value"]
+        assert got["headers"] == want["headers"], i
+
+
+@pytest.mark.parametrize("name", ["raw_unpart", "raw_day"])
+def test_iceberg_snapshots_and_summary(warehouse, name):
+    t = load(warehouse, name)
+    snaps = t.metadata.snapshots
+    assert len(snaps) == 3
+    assert [s.sequence_number for s in snaps] == [1, 2, 3]
+    assert t.metadata.last_sequence_number == 3
+    assert snaps[1].parent_snapshot_id == snaps[0].snapshot_id
+    assert t.metadata.current_snapshot_id == snaps[2].snapshot_id
+    assert t.metadata.refs["main"].snapshot_id == snaps[2].snapshot_id
+    assert len(t.metadata.snapshot_log) == 3 and len(t.metadata.metadata_log) == 3
+    s = t.current_snapshot().summary
+    assert s.operation.value == "append"
+    assert s["total-records"] == "5000" and s["added-records"] == "1500"
+    # the third append set p0 only: p1/p2 are carried from the second
+    assert s["lakestream.last-offset.p0"] == "4998"
+    assert s["lakestream.last-offset.p1"] == "3499"
+    assert s["lakestream.last-offset.p2"] == "3497"
+    # time travel to the first snapshot
+    first = t.scan(snapshot_id=snaps[0].snapshot_id).to_arrow()
+    assert first.num_rows == 2000
+    assert sorted(first.column("offset").to_pylist()) == list(range(2000))
+
+
+def test_iceberg_partition_and_bounds_pruning(warehouse):
+    t = load(warehouse, "raw_day")
+    spec = t.spec()
+    assert [(f.field_id, str(f.transform), f.source_id) for f in spec.fields] == [
+        (1000, "day", 3), (1001, "identity", 1)]
+    all_files = list(t.scan().plan_files())
+    part1 = list(t.scan(row_filter="partition = 1").plan_files())
+    assert 0 < len(part1) < len(all_files)
+    assert all(f.file.partition[1] == 1 for f in part1)
+    got = t.scan(row_filter="partition = 1").to_arrow().column("partition").to_pylist()
+    assert got == [1] * sum(1 for i in range(ROWS) if i % 3 == 1)
+    # day filter prunes through the manifest's partition values
+    day0 = list(t.scan(row_filter="timestamp < '2023-11-15T00:00:00+00:00'").plan_files())
+    assert 0 < len(day0) < len(all_files)
+    # column bounds prune the unpartitioned table's files (one per append)
+    u = load(warehouse, "raw_unpart")
+    assert len(list(u.scan().plan_files())) == 3
+    assert len(list(u.scan(row_filter="offset < 100").plan_files())) == 1
+    assert len(list(u.scan(row_filter="offset >= 3600").plan_files())) == 1
+
+
+def test_iceberg_manifests_with_fastavro(warehouse):
+    meta = json.load(open(current_metadata(warehouse, "raw_day")))
+    snap = [s for s in meta["snapshots"] if s["snapshot-id"] == meta["current-snapshot-id"]][0]
+    list_path = snap["manifest-list"][len("file://"):]
+    with open(list_path, "rb") as fp:
+        r = fastavro.reader(fp)
+        lmeta = r.metadata
+        schema = json.loads(lmeta["avro.schema"])
+        manifests = list(r)
+    assert lmeta["format-version"] == "2"
+    assert lmeta["snapshot-id"] == str(snap["snapshot-id"])
+    assert lmeta["sequence-number"] == "3"
+    ids = {f["name"]: f["field-id"] for f in schema["fields"]}
+    assert ids["manifest_path"] == 500 and ids["added_snapshot_id"] == 503
+    assert ids["content"] == 517 and ids["partitions"] == 507
+    assert [m["sequence_number"] for m in manifests] == [3, 2, 1]
+    assert sum(m["added_rows_count"] for m in manifests) == ROWS
+    total = 0
+    for m in manifests:
+        assert m["content"] == 0 and m["partition_spec_id"] == 0
+        day = m["partitions"][0]
+        lo, hi = struct.unpack("<i", day["lower_bound"])[0], struct.unpack("<i", day["upper_bound"])[0]
+        path = m["manifest_path"][len("file://"):]
+        assert os.path.getsize(path) == m["manifest_length"]
+        with open(path, "rb") as fp:
+            mr = fastavro.reader(fp)
+            hm = mr.metadata
+            entries = list(mr)
+        assert hm["format-version"] == "2" and hm["content"] == "data"
+        assert hm["partition-spec-id"] == "0" and hm["schema-id"] == "0"
+        assert json.loads(hm["partition-spec"])[0]["transform"] == "day"
+        assert json.loads(hm["schema"])["fields"][2]["type"] == "timestamptz"
+        assert len(entries) == m["added_files_count"]
+        for e in entries:
+            assert e["status"] == 1 and e["snapshot_id"] == m["added_snapshot_id"]
+            assert e["sequence_number"] is None
+            df = e["data_file"]
+            assert df["file_format"] == "PARQUET" and df["content"] == 0
+            fpath = df["file_path"][len("file://"):]
+            assert os.path.getsize(fpath) == df["file_size_in_bytes"]
+            total += df["record_count"]
+            day_value = df["partition"]["timestamp_day"]  # logicalType date
+            assert lo <= (day_value - datetime.date(1970, 1, 1)).days <= hi
+            lower = {kv["key"]: kv["value"] for kv in df["lower_bounds"]}
+            upper = {kv["key"]: kv["value"] for kv in df["upper_bounds"]}
+            # check the bounds against the file's own rows
+            offs = pq.read_table(fpath, columns=["offset"]).column("offset").to_pylist()
+            assert struct.unpack("<q", lower[2])[0] == min(offs)
+            assert struct.unpack("<q", upper[2])[0] == max(offs)
+            assert {kv["key"]: kv["value"] for kv in df["value_counts"]}[2] == len(offs)
+            nulls = {kv["key"]: kv["value"] for kv in df["null_value_counts"]}
+            assert nulls[5] == sum(1 for o in offs if o % 11 == 0)
+            assert struct.unpack("<i", lower[1])[0] == df["partition"]["partition"]
+    assert total == ROWS
+
+
+def test_iceberg_data_files_with_duckdb(warehouse):
+    t = load(warehouse, "raw_day")
+    paths = [f.file.file_path[len("file://"):] for f in t.scan().plan_files()]
+    con = duckdb.connect()
+    n, s, mn, mx = con.execute(
+        "SELECT count(*), sum(\"offset\"), min(epoch_us(\"timestamp\")), max(epoch_us(\"timestamp\")) "
+        "FROM read_parquet(?)", [paths]).fetchone()
+    assert n == ROWS and s == sum(range(ROWS))
+    assert mn == ice_row(0)["ts_us"] and mx == ice_row(ROWS - 1)["ts_us"]
+
+
+def test_iceberg_table_by_directory_and_version_hint(warehouse):
+    """PyIceberg finds the current metadata through version-hint.text."""
+    t = pyiceberg_table.StaticTable.from_metadata("file://" + table_dir(warehouse, "raw_unpart"))
+    assert t.metadata_location.endswith("/metadata/v4.metadata.json")
+    assert t.scan().to_arrow().num_rows == ROWS
+
+
+def test_iceberg_snapshot_without_files(warehouse):
+    """An append of no files moves the summary offsets; the rows stay."""
+    t = load(warehouse, "raw_markers")
+    snaps = t.metadata.snapshots
+    assert len(snaps) == 2
+    s = t.current_snapshot().summary
+    assert s["added-data-files"] == "0" and s["total-records"] == "10"
+    assert s["lakestream.last-offset.p0"] == "20"
+    assert s["lakestream.last-offset.p1"] == "7"
+    rows = sorted(r["offset"] for r in t.scan().to_arrow().to_pylist())
+    assert rows == list(range(10))
+
+
+def test_iceberg_hour_partitions(warehouse):
+    """raw_hour: hour(timestamp); one file per hour per append."""
+    t = load(warehouse, "raw_hour")
+    assert [(f.field_id, str(f.transform)) for f in t.spec().fields] == [(1000, "hour")]
+    files = list(t.scan().plan_files())
+    hours = {f.file.partition[0] for f in files}
+    assert hours == {ice_row(i)["ts_us"] // 3600000000 for i in range(ROWS)}
+    lo = ice_row(0)["ts_us"] // 3600000000
+    # rows of the first hour only: 1 hour = 60 offsets
+    sel = t.scan(row_filter="timestamp < '2023-11-14T23:00:00+00:00'")
+    assert len(list(sel.plan_files())) == 1
+    offs = sorted(sel.to_arrow().column("offset").to_pylist())
+    assert offs == [i for i in range(ROWS) if ice_row(i)["ts_us"] // 3600000000 == lo]
+    assert t.scan().to_arrow().num_rows == ROWS

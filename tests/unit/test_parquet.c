@@ -26,20 +26,20 @@ TEST(thrift_compact_bytes)
     ls_buf_init(&b);
     ls_tc_t t;
     ls_tc_init(&t, &b);
-    ls_tc_i32(&t, 1, -1);          /* 0x15, zigzag(-1)=1 */
-    ls_tc_i64(&t, 3, 300);         /* delta 2: 0x26, zigzag 600 = 0xd8 0x04 */
-    ls_tc_bool(&t, 4, 1);          /* 0x11 */
-    ls_tc_string(&t, 40, "ab");    /* long form: 0x08, zigzag(40)=80=0x50, len 2 */
-    ls_tc_struct_begin(&t, 41);    /* delta 1: 0x1c */
-    ls_tc_i32(&t, 1, 5);           /* fresh id space: 0x15 0x0a */
-    ls_tc_struct_end(&t);          /* 0x00 */
+    ls_tc_i32(&t, 1, -1);                   /* 0x15, zigzag(-1)=1 */
+    ls_tc_i64(&t, 3, 300);                  /* delta 2: 0x26, zigzag 600 = 0xd8 0x04 */
+    ls_tc_bool(&t, 4, 1);                   /* 0x11 */
+    ls_tc_string(&t, 40, "ab");             /* long form: 0x08, zigzag(40)=80=0x50, len 2 */
+    ls_tc_struct_begin(&t, 41);             /* delta 1: 0x1c */
+    ls_tc_i32(&t, 1, 5);                    /* fresh id space: 0x15 0x0a */
+    ls_tc_struct_end(&t);                   /* 0x00 */
     ls_tc_list_begin(&t, 42, LS_TC_I32, 2); /* 0x19, 0x25 */
     ls_tc_elem_i32(&t, 0);
     ls_tc_elem_i32(&t, 3);
     ls_tc_list_begin(&t, 43, LS_TC_BINARY, 20); /* 0x19, 0xf8, 20 */
     ls_tc_end(&t);
-    const uint8_t want[] = {0x15, 0x01, 0x26, 0xd8, 0x04, 0x11, 0x08, 0x50, 0x02, 'a', 'b',
-                            0x1c, 0x15, 0x0a, 0x00, 0x19, 0x25, 0x00, 0x06, 0x19, 0xf8, 20, 0x00};
+    const uint8_t want[] = {0x15, 0x01, 0x26, 0xd8, 0x04, 0x11, 0x08, 0x50, 0x02, 'a', 'b', 0x1c,
+                            0x15, 0x0a, 0x00, 0x19, 0x25, 0x00, 0x06, 0x19, 0xf8, 20,  0x00};
     CHECK_EQ_INT(b.len, sizeof want);
     CHECK(memcmp(b.data, want, sizeof want) == 0);
     ls_buf_free(&b);
@@ -64,10 +64,10 @@ TEST(plain_page_layout)
         CHECK_EQ_INT(ls_pq_end_row(w), LS_OK);
     }
     CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
-    const uint8_t want[] = {'P', 'A', 'R', '1',
-                            0x15, 0x00, 0x15, 0x18, 0x15, 0x18, /* DATA_PAGE, 12, 12 */
-                            0x2c, 0x15, 0x06, 0x15, 0x00, 0x15, 0x06, 0x15, 0x06, 0x00, 0x00,
-                            1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0};
+    const uint8_t want[] = {
+        'P',  'A',  'R',  '1',  0x15, 0x00, 0x15, 0x18, 0x15, 0x18, /* DATA_PAGE, 12, 12 */
+        0x2c, 0x15, 0x06, 0x15, 0x00, 0x15, 0x06, 0x15, 0x06, 0x00, 0x00, 1,
+        0,    0,    0,    2,    0,    0,    0,    3,    0,    0,    0};
     CHECK(out.len > sizeof want + 8);
     CHECK(memcmp(out.data, want, sizeof want) == 0);
     CHECK(memcmp(out.data + out.len - 4, "PAR1", 4) == 0);
@@ -100,7 +100,7 @@ TEST(dictionary_page_layout)
     CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
     /* dictionary page: DICTIONARY_PAGE(2), 8, 8, DictionaryPageHeader{2, PLAIN} */
     const uint8_t dict[] = {0x15, 0x04, 0x15, 0x10, 0x15, 0x10, 0x4c, 0x15, 0x04, 0x15, 0x00,
-                            0x00, 0x00, 5, 0, 0, 0, 6, 0, 0, 0};
+                            0x00, 0x00, 5,    0,    0,    0,    6,    0,    0,    0};
     CHECK(memcmp(out.data + 4, dict, sizeof dict) == 0);
     /* data page: 4 body bytes, 10 values, RLE_DICTIONARY(8) */
     const uint8_t data[] = {0x15, 0x00, 0x15, 0x08, 0x15, 0x08, 0x2c, 0x15, 0x14, 0x15, 0x10,
@@ -125,8 +125,10 @@ TEST(definition_levels_hybrid)
     char err[128] = "";
     ls_pq_writer_t *w = ls_pq_writer_new(f, 1, &o, &out, err, sizeof err);
     for (int i = 0; i < 10; i++) {
-        if (i == 9) ls_pq_put_null(w, 0, 0, 0);
-        else ls_pq_put_bytes(w, 0, 0, "a", 1);
+        if (i == 9)
+            ls_pq_put_null(w, 0, 0, 0);
+        else
+            ls_pq_put_bytes(w, 0, 0, "a", 1);
         CHECK_EQ_INT(ls_pq_end_row(w), LS_OK);
     }
     CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
@@ -135,6 +137,34 @@ TEST(definition_levels_hybrid)
     const ls_pq_colstats_t *s = ls_pq_column_stats(w, 0);
     CHECK_EQ_INT(s->num_values, 10);
     CHECK_EQ_INT(s->null_count, 1);
+    ls_pq_writer_free(w);
+    ls_buf_free(&out);
+}
+
+/* Booleans are bit-packed LSB first: 1,0,1,1,0,0,0,0,1 -> 0x0d 0x01; no
+ * dictionary page even with dictionaries enabled. */
+TEST(boolean_page_layout)
+{
+    ls_pq_field_t f[] = {{"b", LS_PQ_BOOLEAN, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 1, 0}};
+    ls_pq_opts_t o;
+    ls_pq_opts_init(&o);
+    o.codec = LS_PQ_UNCOMPRESSED;
+    ls_buf_t out;
+    ls_buf_init(&out);
+    char err[128] = "";
+    ls_pq_writer_t *w = ls_pq_writer_new(f, 1, &o, &out, err, sizeof err);
+    int v[] = {1, 0, 1, 1, 0, 0, 0, 0, 1};
+    for (int i = 0; i < 9; i++) {
+        ls_pq_put_bool(w, 0, 0, v[i]);
+        CHECK_EQ_INT(ls_pq_end_row(w), LS_OK);
+    }
+    CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
+    /* DATA_PAGE, sizes 2, 2, DataPageHeader{9, PLAIN, RLE, RLE}, body 0d 01 */
+    const uint8_t want[] = {'P',  'A',  'R',  '1',  0x15, 0x00, 0x15, 0x04, 0x15, 0x04, 0x2c, 0x15,
+                            0x12, 0x15, 0x00, 0x15, 0x06, 0x15, 0x06, 0x00, 0x00, 0x0d, 0x01};
+    CHECK(memcmp(out.data, want, sizeof want) == 0);
+    const ls_pq_colstats_t *s = ls_pq_column_stats(w, 0);
+    CHECK(s->has_bounds && s->min.data[0] == 0 && s->max.data[0] == 1);
     ls_pq_writer_free(w);
     ls_buf_free(&out);
 }
@@ -177,10 +207,14 @@ static void raw_row(int64_t i, ls_raw_record_t *r, ls_raw_header_t *h, char *kbu
     r->partition = (int32_t)(i % 3);
     r->offset = i;
     r->timestamp_ms = 1700000000000LL + i * 1000;
-    if (i % 5 == 0) r->key_len = -1;
-    else r->key_len = snprintf(kbuf, 32, "k%d", (int)(i % 7)), r->key = (uint8_t *)kbuf;
-    if (i % 11 == 0) r->value_len = -1;
-    else r->value_len = snprintf(vbuf, 64, "value-%lld", (long long)i), r->value = (uint8_t *)vbuf;
+    if (i % 5 == 0)
+        r->key_len = -1;
+    else
+        r->key_len = snprintf(kbuf, 32, "k%d", (int)(i % 7)), r->key = (uint8_t *)kbuf;
+    if (i % 11 == 0)
+        r->value_len = -1;
+    else
+        r->value_len = snprintf(vbuf, 64, "value-%lld", (long long)i), r->value = (uint8_t *)vbuf;
     r->nheaders = (size_t)(i % 4);
     for (size_t j = 0; j < r->nheaders; j++) {
         static const char *names[] = {"h0", "h1", "h2"};
@@ -228,13 +262,18 @@ static int write_raw_file(const char *dir, const char *name, const ls_pq_opts_t 
 TEST(raw_files_for_readers)
 {
     const char *dir = getenv("LS_TABLE_OUT");
-    struct { const char *name; ls_pq_codec codec; size_t dict; size_t rg; } cases[] = {
+    struct {
+        const char *name;
+        ls_pq_codec codec;
+        size_t dict;
+        size_t rg;
+    } cases[] = {
         {"raw_uncompressed.parquet", LS_PQ_UNCOMPRESSED, 1 << 20, 64 << 10},
         {"raw_snappy.parquet", LS_PQ_SNAPPY, 1 << 20, 64 << 10},
         {"raw_gzip.parquet", LS_PQ_GZIP, 1 << 20, 64 << 10},
         {"raw_zstd.parquet", LS_PQ_ZSTD, 1 << 20, 64 << 10},
-        {"raw_plain.parquet", LS_PQ_SNAPPY, 0, 64 << 10},             /* no dictionaries */
-        {"raw_dict_fallback.parquet", LS_PQ_ZSTD, 2048, 1 << 30},     /* dictionary overflows */
+        {"raw_plain.parquet", LS_PQ_SNAPPY, 0, 64 << 10},         /* no dictionaries */
+        {"raw_dict_fallback.parquet", LS_PQ_ZSTD, 2048, 1 << 30}, /* dictionary overflows */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ls_pq_opts_t o;
@@ -249,13 +288,68 @@ TEST(raw_files_for_readers)
     }
 }
 
+/* Typed columns (bool/float/double + a required int) for the readers:
+ * row i: b = null if i%7==0 else i%3==0; f = i*0.5 (NaN at 500, -0.0 at 0);
+ * d = null if i%4==0 else -i/3.0; n = i. */
+static int write_typed(const char *dir)
+{
+    ls_pq_field_t f[] = {{"b", LS_PQ_BOOLEAN, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 1, 0},
+                         {"f", LS_PQ_FLOAT, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 2, 0},
+                         {"d", LS_PQ_DOUBLE, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 3, 0},
+                         {"n", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_DATE, 4, 0}};
+    ls_pq_opts_t o;
+    ls_pq_opts_init(&o);
+    o.row_group_bytes = 4096;
+    o.page_bytes = 512;
+    ls_buf_t out;
+    ls_buf_init(&out);
+    char err[128];
+    ls_pq_writer_t *w = ls_pq_writer_new(f, 4, &o, &out, err, sizeof err);
+    if (!w) return -1;
+    for (int i = 0; i < 1000; i++) {
+        if (i % 7 == 0)
+            ls_pq_put_null(w, 0, 0, 0);
+        else
+            ls_pq_put_bool(w, 0, 0, i % 3 == 0);
+        ls_pq_put_float(w, 1, 0, i == 500 ? __builtin_nanf("") : i == 0 ? -0.0f : (float)i * 0.5f);
+        if (i % 4 == 0)
+            ls_pq_put_null(w, 2, 0, 0);
+        else
+            ls_pq_put_double(w, 2, 0, -i / 3.0);
+        ls_pq_put_i32(w, 3, 0, i);
+        if (ls_pq_end_row(w) != LS_OK) return -2;
+    }
+    int rc = ls_pq_writer_finish(w) == LS_OK ? 0 : -3;
+    const ls_pq_colstats_t *s = ls_pq_column_stats(w, 1);
+    float mx;
+    memcpy(&mx, s->max.data, 4);
+    if (mx != 999 * 0.5f) rc = -4; /* NaN is not the max */
+    ls_pq_writer_free(w);
+    if (dir && rc == 0) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/typed.parquet", dir);
+        FILE *fp = fopen(path, "wb");
+        if (!fp || fwrite(out.data, 1, out.len, fp) != out.len) rc = -5;
+        if (fp) fclose(fp);
+    }
+    ls_buf_free(&out);
+    return rc;
+}
+
+TEST(typed_file_for_readers)
+{
+    CHECK_EQ_INT(write_typed(getenv("LS_TABLE_OUT")), 0);
+}
+
 int main(void)
 {
     RUN(thrift_compact_bytes);
     RUN(plain_page_layout);
     RUN(dictionary_page_layout);
     RUN(definition_levels_hybrid);
+    RUN(boolean_page_layout);
     RUN(misuse_is_reported);
     RUN(raw_files_for_readers);
+    RUN(typed_file_for_readers);
     UNIT_DONE();
 }

@@ -1,0 +1,407 @@
+/* Iceberg v2 tables: transforms, metadata JSON required fields (spec.md
+ * "Table Metadata Fields"), manifests / manifest lists read back with our
+ * Avro reader, commit conflicts, summary carry-forward — on the mem store.
+ * With LS_TABLE_OUT set, also writes two raw Kafka tables in the filesystem
+ * layout (LS_TABLE_OUT/store/warehouse/ns/{raw_unpart,raw_day}) for
+ * PyIceberg / DuckDB / fastavro in tests/integration/test_tables.py. */
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/alloc.h"
+#include "objstore/objstore.h"
+#include "objstore/objstore_faulty.h"
+#include "table/avro_ocf.h"
+#include "table/iceberg_raw.h"
+#include "table/iceberg_table.h"
+#include "unit.h"
+
+TEST(transforms_and_paths)
+{
+    int64_t ts = 1700000000000000LL; /* 2023-11-14T22:13:20Z */
+    CHECK_EQ_INT(ls_ice_transform_apply(LS_ICE_DAY, LS_ICE_TIMESTAMPTZ, ts), 19675);
+    CHECK_EQ_INT(ls_ice_transform_apply(LS_ICE_HOUR, LS_ICE_TIMESTAMPTZ, ts), 472222);
+    CHECK_EQ_INT(ls_ice_transform_apply(LS_ICE_DAY, LS_ICE_TIMESTAMPTZ, -1), -1);
+    CHECK_EQ_INT(ls_ice_transform_apply(LS_ICE_HOUR, LS_ICE_TIMESTAMP, -1), -1);
+    CHECK_EQ_INT(ls_ice_transform_apply(LS_ICE_IDENTITY, LS_ICE_INT, 7), 7);
+    ls_ice_spec_t s = {0};
+    CHECK_EQ_INT(ls_ice_spec_add(&s, 3, "timestamp", LS_ICE_TIMESTAMPTZ, LS_ICE_HOUR), LS_OK);
+    CHECK_EQ_INT(ls_ice_spec_add(&s, 3, "timestamp", LS_ICE_TIMESTAMPTZ, LS_ICE_DAY), LS_OK);
+    CHECK_EQ_INT(ls_ice_spec_add(&s, 1, "partition", LS_ICE_INT, LS_ICE_IDENTITY), LS_OK);
+    CHECK_EQ_INT(ls_ice_spec_add(&s, 4, "key", LS_ICE_BINARY, LS_ICE_IDENTITY), LS_EINVAL);
+    CHECK_EQ_INT(ls_ice_spec_add(&s, 1, "partition", LS_ICE_INT, LS_ICE_DAY), LS_EINVAL);
+    CHECK(strcmp(s.fields[1].name, "timestamp_day") == 0 && s.fields[2].field_id == 1002);
+    int64_t v[] = {472222, 19675, 2};
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_ice_partition_path(&s, v, &b);
+    ls_buf_append_u8(&b, 0);
+    CHECK(strcmp((char *)b.data,
+                 "timestamp_hour-2023-11-14-22/timestamp_day-2023-11-14/partition-2") == 0);
+    ls_buf_free(&b);
+    CHECK_EQ_INT(ls_ice_transform_parse("days"), LS_ICE_DAY);
+    CHECK_EQ_INT(ls_ice_transform_parse("bucket[4]"), -1);
+}
+
+static json_t *get_json(ls_objstore_t *os, const char *key)
+{
+    ls_buf_t b;
+    ls_buf_init(&b);
+    if (ls_objstore_get(os, key, 0, UINT64_MAX, &b) != LS_OK) return NULL;
+    json_t *j = json_loadb((char *)b.data, b.len, 0, NULL);
+    ls_buf_free(&b);
+    return j;
+}
+
+static ls_status get_avro(ls_objstore_t *os, const char *key, ls_avro_file_t *f)
+{
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_status st = ls_objstore_get(os, key, 0, UINT64_MAX, &b);
+    char err[200];
+    if (st == LS_OK) st = ls_avro_file_read(b.data, b.len, f, err, sizeof err);
+    ls_buf_free(&b);
+    return st;
+}
+
+/* ts step: one minute per offset, so 5000 rows span several days. */
+static void ice_row(int64_t i, ls_raw_record_t *r, ls_raw_header_t *h, char *kb, char *vb,
+                    char hv[4][32])
+{
+    memset(r, 0, sizeof *r);
+    r->partition = (int32_t)(i % 3);
+    r->offset = i;
+    r->timestamp_ms = 1700000000000LL + i * 60000;
+    if (i % 5 == 0)
+        r->key_len = -1;
+    else
+        r->key_len = snprintf(kb, 32, "k%d", (int)(i % 7)), r->key = (uint8_t *)kb;
+    if (i % 11 == 0)
+        r->value_len = -1;
+    else
+        r->value_len = snprintf(vb, 64, "value-%lld", (long long)i), r->value = (uint8_t *)vb;
+    r->nheaders = (size_t)(i % 4);
+    static const char *names[] = {"h0", "h1", "h2"};
+    for (size_t j = 0; j < r->nheaders; j++) {
+        h[j].key = names[j];
+        h[j].key_len = 2;
+        if (j == 1)
+            h[j].value = NULL, h[j].value_len = -1;
+        else {
+            h[j].value_len = snprintf(hv[j], 32, "v%lld-%d", (long long)i, (int)j);
+            h[j].value = (uint8_t *)hv[j];
+        }
+    }
+    r->headers = h;
+}
+
+/* Writes rows [from, to) as data files and commits them as one snapshot.
+ * Summary: lakestream.last-offset.p<k> for each partition in `parts`. */
+static ls_status commit_rows(ls_ice_table_t *t, int64_t from, int64_t to, int parts, size_t target,
+                             ls_pq_codec codec)
+{
+    ls_pq_opts_t o;
+    ls_pq_opts_init(&o);
+    o.codec = codec;
+    o.row_group_bytes = 16 << 10;
+    char err[256];
+    ls_raw_files_t *rf = ls_raw_files_new(t, &o, target, err, sizeof err);
+    if (!rf) return LS_EINVAL;
+    int64_t last[3] = {-1, -1, -1};
+    ls_status st = LS_OK;
+    for (int64_t i = from; i < to && st == LS_OK; i++) {
+        ls_raw_record_t r;
+        ls_raw_header_t h[4];
+        char kb[32], vb[64], hv[4][32];
+        ice_row(i, &r, h, kb, vb, hv);
+        st = ls_raw_files_add(rf, &r);
+        last[i % 3] = i;
+    }
+    const ls_ice_datafile_t *files;
+    size_t n = 0;
+    if (st == LS_OK) st = ls_raw_files_finish(rf, &files, &n);
+    char vals[3][24];
+    const char *kv[8] = {0};
+    int k = 0;
+    for (int p = 0; p < parts; p++) {
+        static const char *keys[] = {"lakestream.last-offset.p0", "lakestream.last-offset.p1",
+                                     "lakestream.last-offset.p2"};
+        snprintf(vals[p], sizeof vals[p], "%lld", (long long)last[p]);
+        kv[k++] = keys[p];
+        kv[k++] = vals[p];
+    }
+    if (st == LS_OK) st = ls_ice_table_append(t, files, n, kv, 1700000000000LL + to, NULL);
+    ls_raw_files_free(rf);
+    return st;
+}
+
+TEST(table_lifecycle_mem)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    CHECK_EQ_INT(ls_ice_spec_add(&spec, 3, "timestamp", LS_ICE_TIMESTAMPTZ, LS_ICE_DAY), LS_OK);
+    const char *props[] = {"write.format.default", "parquet", NULL};
+    ls_ice_table_t *t = NULL;
+    char err[256] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/t", "mem://wh/ns/t", ls_raw_iceberg_schema_json(),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, props, &t, err, sizeof err),
+                 LS_OK);
+    CHECK_EQ_INT(ls_ice_table_version(t), 1);
+    CHECK_EQ_INT(ls_ice_table_current_snapshot(t), -1);
+    ls_ice_table_t *t2 = NULL;
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/t", "mem://wh/ns/t", ls_raw_iceberg_schema_json(),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, &t2, err, sizeof err),
+                 LS_EEXISTS);
+    /* required v2 fields */
+    json_t *m = get_json(os, "wh/ns/t/metadata/v1.metadata.json");
+    CHECK(m);
+    static const char *req[] = {
+        "format-version",       "table-uuid",      "location",          "last-sequence-number",
+        "last-updated-ms",      "last-column-id",  "schemas",           "current-schema-id",
+        "partition-specs",      "default-spec-id", "last-partition-id", "sort-orders",
+        "default-sort-order-id"};
+    for (size_t i = 0; i < sizeof req / sizeof req[0]; i++)
+        CHECK(json_object_get(m, req[i]));
+    CHECK_EQ_INT(json_integer_value(json_object_get(m, "last-partition-id")), 1000);
+    json_decref(m);
+
+    CHECK_EQ_INT(commit_rows(t, 0, 3000, 3, 1 << 30, LS_PQ_SNAPPY), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_version(t), 2);
+    CHECK(strcmp(ls_ice_table_summary(t, "total-records"), "3000") == 0);
+    CHECK(strcmp(ls_ice_table_summary(t, "lakestream.last-offset.p2"), "2999") == 0);
+    /* a second handle at the same version loses the race */
+    CHECK_EQ_INT(ls_ice_table_load(os, "wh/ns/t", &t2, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(commit_rows(t, 3000, 4000, 1, 1 << 30, LS_PQ_SNAPPY), LS_OK);
+    CHECK_EQ_INT(commit_rows(t2, 3000, 4000, 1, 1 << 30, LS_PQ_SNAPPY), LS_ECONFLICT);
+    ls_ice_table_free(t2);
+    /* reload: newest version, carried summary keys */
+    CHECK_EQ_INT(ls_ice_table_load(os, "wh/ns/t", &t2, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_version(t2), 3);
+    CHECK_EQ_INT(ls_ice_table_current_snapshot(t2), ls_ice_table_current_snapshot(t));
+    CHECK(strcmp(ls_ice_table_summary(t2, "lakestream.last-offset.p0"), "3999") == 0);
+    CHECK(strcmp(ls_ice_table_summary(t2, "lakestream.last-offset.p2"), "2999") == 0);
+    CHECK(strcmp(ls_ice_table_summary(t2, "total-records"), "4000") == 0);
+    CHECK(strcmp(ls_ice_table_summary(t2, "added-records"), "1000") == 0);
+
+    m = get_json(os, "wh/ns/t/metadata/v3.metadata.json");
+    CHECK(m);
+    CHECK_EQ_INT(json_integer_value(json_object_get(m, "last-sequence-number")), 2);
+    CHECK_EQ_INT(json_array_size(json_object_get(m, "snapshots")), 2);
+    CHECK_EQ_INT(json_array_size(json_object_get(m, "snapshot-log")), 2);
+    CHECK_EQ_INT(json_array_size(json_object_get(m, "metadata-log")), 2);
+    json_t *snap = json_array_get(json_object_get(m, "snapshots"), 1);
+    CHECK_EQ_INT(json_integer_value(json_object_get(snap, "sequence-number")), 2);
+    CHECK(json_integer_value(json_object_get(snap, "parent-snapshot-id")) ==
+          json_integer_value(
+              json_object_get(json_array_get(json_object_get(m, "snapshots"), 0), "snapshot-id")));
+    CHECK(json_integer_value(json_object_get(json_object_get(json_object_get(m, "refs"), "main"),
+                                             "snapshot-id")) == ls_ice_table_current_snapshot(t));
+    /* manifest list: the new manifest first, then the parent's */
+    const char *list = json_string_value(json_object_get(snap, "manifest-list"));
+    CHECK(strncmp(list, "mem://wh/ns/t/metadata/snap-", 28) == 0);
+    char key[512];
+    snprintf(key, sizeof key, "wh/ns/t/%s", list + strlen("mem://wh/ns/t/"));
+    ls_avro_file_t f;
+    CHECK_EQ_INT(get_avro(os, key, &f), LS_OK);
+    CHECK_EQ_INT(f.nrecords, 2);
+    CHECK_EQ_INT(ls_av_field(&f.records[0], "sequence_number")->l, 2);
+    CHECK_EQ_INT(ls_av_field(&f.records[1], "sequence_number")->l, 1);
+    CHECK_EQ_INT(ls_av_field(&f.records[0], "added_rows_count")->l, 1000);
+    CHECK_EQ_INT(ls_av_field(&f.records[1], "added_rows_count")->l, 3000);
+    CHECK_EQ_INT(ls_av_field(&f.records[1], "partitions")->nitems, 1);
+    const char *manifest = (const char *)ls_av_field(&f.records[0], "manifest_path")->p;
+    snprintf(key, sizeof key, "wh/ns/t/%s", manifest + strlen("mem://wh/ns/t/"));
+    ls_avro_file_free(&f);
+    CHECK_EQ_INT(get_avro(os, key, &f), LS_OK);
+    CHECK(strcmp(ls_avro_file_meta(&f, "format-version"), "2") == 0);
+    CHECK(strcmp(ls_avro_file_meta(&f, "content"), "data") == 0);
+    CHECK(strcmp(ls_avro_file_meta(&f, "partition-spec-id"), "0") == 0);
+    CHECK(strstr(ls_avro_file_meta(&f, "partition-spec"), "\"transform\":\"day\"") != NULL);
+    CHECK(strstr(ls_avro_file_meta(&f, "schema"), "timestamptz") != NULL);
+    CHECK(f.nrecords >= 1);
+    const ls_av_t *df = ls_av_field(&f.records[0], "data_file");
+    CHECK(strcmp((char *)ls_av_field(df, "file_format")->p, "PARQUET") == 0);
+    CHECK_EQ_INT(ls_av_field(&f.records[0], "status")->l, 1);
+    CHECK(ls_av_field(&f.records[0], "sequence_number")->kind == LS_AV_NULL);
+    ls_avro_file_free(&f);
+    json_decref(m);
+
+    /* an append of no files: a snapshot that only moves summary offsets and
+     * lists the parent's manifests */
+    const char *kv[] = {"lakestream.last-offset.p1", "4100", NULL};
+    int64_t sid = 0;
+    CHECK_EQ_INT(ls_ice_table_append(t, NULL, 0, kv, 1700000009999LL, &sid), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_version(t), 4);
+    CHECK(strcmp(ls_ice_table_summary(t, "lakestream.last-offset.p1"), "4100") == 0);
+    CHECK(strcmp(ls_ice_table_summary(t, "lakestream.last-offset.p0"), "3999") == 0);
+    CHECK(strcmp(ls_ice_table_summary(t, "total-records"), "4000") == 0);
+    CHECK(strcmp(ls_ice_table_summary(t, "added-data-files"), "0") == 0);
+    m = get_json(os, "wh/ns/t/metadata/v4.metadata.json");
+    snap = json_array_get(json_object_get(m, "snapshots"), 2);
+    CHECK(json_integer_value(json_object_get(snap, "snapshot-id")) == sid);
+    list = json_string_value(json_object_get(snap, "manifest-list"));
+    snprintf(key, sizeof key, "wh/ns/t/%s", list + strlen("mem://wh/ns/t/"));
+    CHECK_EQ_INT(get_avro(os, key, &f), LS_OK);
+    CHECK_EQ_INT(f.nrecords, 2);
+    CHECK_EQ_INT(ls_av_field(&f.records[0], "sequence_number")->l, 2);
+    ls_avro_file_free(&f);
+    json_decref(m);
+    ls_ice_table_free(t2);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
+TEST(bounds_truncation)
+{
+    ls_pq_field_t fl[] = {{"b", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 1, 0},
+                          {"s", LS_PQ_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_STRING, 2, 0}};
+    ls_buf_t out;
+    ls_buf_init(&out);
+    char err[100];
+    ls_pq_writer_t *w = ls_pq_writer_new(fl, 2, NULL, &out, err, sizeof err);
+    uint8_t big[20];
+    memset(big, 0xff, sizeof big);
+    big[3] = 0x41;
+    ls_pq_put_bytes(w, 0, 0, big, sizeof big); /* ff ff ff 41 ff... */
+    ls_pq_put_bytes(w, 1, 0,
+                    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 18);
+    CHECK_EQ_INT(ls_pq_end_row(w), LS_OK);
+    ls_pq_put_bytes(w, 0, 0, "a", 1);
+    ls_pq_put_bytes(w, 1, 0, "z", 1);
+    CHECK_EQ_INT(ls_pq_end_row(w), LS_OK);
+    ls_pq_put_null(w, 0, 0, 0);
+    ls_pq_put_bytes(
+        w, 1, 0, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9z", 19);
+    CHECK_EQ_INT(ls_pq_end_row(w), LS_OK);
+    CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
+    ls_ice_datafile_t df = {0};
+    ls_ice_datafile_metrics(&df, w);
+    CHECK_EQ_INT(df.nmetrics, 2);
+    CHECK_EQ_INT(df.record_count, 3);
+    CHECK_EQ_INT(df.metrics[0].null_count, 1);
+    CHECK_EQ_INT(df.metrics[0].value_count, 3);
+    /* binary: upper = first 4 bytes with 0x41 -> 0x42 (trailing 0xff dropped) */
+    CHECK(df.metrics[0].has_upper && df.metrics[0].upper_len == 4 &&
+          df.metrics[0].upper[3] == 0x42);
+    CHECK(df.metrics[0].lower_len == 1 && df.metrics[0].lower[0] == 'a');
+    /* string: "z" < "éé..." (UTF-8 bytes compare unsigned); an upper bound
+     * longer than 16 bytes is left out rather than truncated */
+    CHECK(df.metrics[1].lower_len == 1 && df.metrics[1].lower[0] == 'z');
+    CHECK(!df.metrics[1].has_upper);
+    ls_ice_datafile_clear(&df);
+    ls_pq_writer_free(w);
+    ls_buf_free(&out);
+}
+
+/* A store failure at each put of an append (data file, manifest, manifest
+ * list, metadata, version hint): the append either fails and leaves the
+ * table as it was (a retry then lands every row once), or — when only the
+ * advisory version hint failed — succeeds and a fresh load still finds the
+ * new version by probing. */
+TEST(append_fails_cleanly_at_each_put)
+{
+    for (int nth = 1; nth <= 5; nth++) {
+        char err[256] = "";
+        ls_objstore_t *os = ls_objstore_open("faulty+mem://?ops=put&error=eio", 0, err, sizeof err);
+        CHECK(os);
+        ls_ice_table_t *t = NULL;
+        ls_ice_spec_t spec = {0};
+        CHECK_EQ_INT(ls_ice_table_create(os, "w/t", "mem://w/t", ls_raw_iceberg_schema_json(),
+                                         LS_RAW_LAST_COLUMN_ID, &spec, NULL, &t, err, sizeof err),
+                     LS_OK);
+        CHECK_EQ_INT(commit_rows(t, 0, 100, 3, 0, LS_PQ_SNAPPY), LS_OK);
+        ls_objstore_faulty_stats_t fs;
+        ls_objstore_faulty_stats(os, &fs);
+        char params[64];
+        snprintf(params, sizeof params, "fail_nth=%llu", (unsigned long long)(fs.calls + nth));
+        CHECK_EQ_INT(ls_objstore_faulty_set(os, params, err, sizeof err), 0);
+        ls_status st = commit_rows(t, 100, 200, 3, 0, LS_PQ_SNAPPY);
+        if (nth < 5) {
+            CHECK_EQ_INT(st, LS_EIO);
+            CHECK_EQ_INT(ls_ice_table_version(t), 2);
+            CHECK(strcmp(ls_ice_table_summary(t, "total-records"), "100") == 0);
+            CHECK_EQ_INT(commit_rows(t, 100, 200, 3, 0, LS_PQ_SNAPPY), LS_OK); /* retry */
+        } else {
+            CHECK_EQ_INT(st, LS_OK); /* only the hint failed */
+        }
+        ls_ice_table_free(t);
+        CHECK_EQ_INT(ls_ice_table_load(os, "w/t", &t, err, sizeof err), LS_OK);
+        CHECK_EQ_INT(ls_ice_table_version(t), 3);
+        CHECK(strcmp(ls_ice_table_summary(t, "total-records"), "200") == 0);
+        CHECK(strcmp(ls_ice_table_summary(t, "lakestream.last-offset.p1"), "199") == 0);
+        ls_ice_table_free(t);
+        ls_objstore_close(os);
+    }
+}
+
+static int write_warehouse(const char *dir)
+{
+    char root[PATH_MAX], store[PATH_MAX + 16];
+    if (!realpath(dir, root)) return -1;
+    snprintf(store, sizeof store, "%s/store", root);
+    mkdir(store, 0755);
+    char err[256];
+    ls_objstore_t *os = ls_objstore_fs_open(store, 0, err, sizeof err);
+    if (!os) return -2;
+    int rc = 0;
+    for (int variant = 0; variant < 4 && rc == 0; variant++) {
+        static const char *names[] = {"raw_unpart", "raw_day", "raw_markers", "raw_hour"};
+        const char *name = names[variant];
+        ls_ice_spec_t spec = {0};
+        if (variant == 3)
+            ls_ice_spec_add(&spec, LS_RAW_FID_TIMESTAMP, "timestamp", LS_ICE_TIMESTAMPTZ,
+                            LS_ICE_HOUR);
+        if (variant == 1) {
+            ls_ice_spec_add(&spec, LS_RAW_FID_TIMESTAMP, "timestamp", LS_ICE_TIMESTAMPTZ,
+                            LS_ICE_DAY);
+            ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
+        }
+        char prefix[128], loc[PATH_MAX + 200];
+        snprintf(prefix, sizeof prefix, "warehouse/ns/%s", name);
+        snprintf(loc, sizeof loc, "file://%s/%s", store, prefix);
+        ls_ice_table_t *t;
+        if (ls_ice_table_create(os, prefix, loc, ls_raw_iceberg_schema_json(),
+                                LS_RAW_LAST_COLUMN_ID, &spec, NULL, &t, err, sizeof err) != LS_OK) {
+            fprintf(stderr, "create: %s\n", err);
+            rc = -3;
+            break;
+        }
+        size_t target = variant == 1 ? 24 << 10 : 0;
+        ls_pq_codec codec = variant == 1 ? LS_PQ_ZSTD : LS_PQ_SNAPPY;
+        if (variant == 2) {
+            /* 10 rows, then a snapshot without files moving p0 past them */
+            const char *kv[] = {"lakestream.last-offset.p0", "20", NULL};
+            if (commit_rows(t, 0, 10, 3, 0, LS_PQ_UNCOMPRESSED) != LS_OK ||
+                ls_ice_table_append(t, NULL, 0, kv, 1700000100000LL, NULL) != LS_OK)
+                rc = -5;
+        } else if (commit_rows(t, 0, 2000, 3, target, codec) != LS_OK ||
+                   commit_rows(t, 2000, 3500, 3, target, codec) != LS_OK ||
+                   commit_rows(t, 3500, 5000, 1, target, codec) != LS_OK) {
+            fprintf(stderr, "commit: %s\n", ls_ice_table_error(t));
+            rc = -4;
+        }
+        ls_ice_table_free(t);
+    }
+    ls_objstore_close(os);
+    return rc;
+}
+
+TEST(warehouse_for_readers)
+{
+    const char *dir = getenv("LS_TABLE_OUT");
+    if (!dir) return;
+    CHECK_EQ_INT(write_warehouse(dir), 0);
+}
+
+int main(void)
+{
+    RUN(transforms_and_paths);
+    RUN(table_lifecycle_mem);
+    RUN(bounds_truncation);
+    RUN(append_fails_cleanly_at_each_put);
+    RUN(warehouse_for_readers);
+    UNIT_DONE();
+}
