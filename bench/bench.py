@@ -262,8 +262,7 @@ def dig(d, path):
 
 
 def machine_facts():
-    facts = {"hostname_hash": abs(hash(socket.gethostname())) % 10**6,
-             "kernel": platform.release(), "cpus": os.cpu_count()}
+    facts = {"kernel": platform.release(), "cpus": os.cpu_count()}
     try:
         for line in open("/proc/cpuinfo"):
             if line.startswith("model name"):
@@ -385,7 +384,7 @@ def main():
                                                      text=True).stdout.split()[0][:12]
     facts["lakestream_binary_built"] = time.strftime(
         "%Y-%m-%dT%H:%M:%S", time.localtime(os.path.getmtime(os.path.join(ROOT, "build", "lakestream"))))
-    cmdline = "python3 bench/bench.py " + " ".join(sys.argv[1:])
+    cmdline = os.environ.get("BENCH_COMMAND") or ("python3 bench/bench.py " + " ".join(sys.argv[1:]))
     raw = {s: {} for s in scenarios}
     loads = []
     main_scen = [s for s in scenarios if s != "s3-latency"]
@@ -536,6 +535,10 @@ def markdown(summary, facts, cmdline, a, stamp, loads):
                     c += " ⚠"
                 cells.append(c)
             L.append(f"| {t} | " + " | ".join(cells) + " |")
+        L.append("")
+        L.append(f"![{sc}]({stamp}-{sc}.png)")
+        if sc in ("produce-latency", "e2e-latency", "s3-latency"):
+            L.append(f"![{sc} percentiles]({stamp}-{sc}-cdf.png)")
         L.append("")
     L += ["⚠ = the repetitions of that figure disagree by more than 25% of the median "
           "(min/max in the JSON): treat it as noisy.", "",

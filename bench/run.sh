@@ -15,4 +15,13 @@ for i in 1 2 3; do
     sleep 30
 done
 make -s -C bench/driver
+# Recorded in the results as "the exact command".
+if [ -z "${BENCH_COMMAND:-}" ]; then
+    if [ -n "${MAKELEVEL:-}" ]; then
+        BENCH_COMMAND="make bench${*:+ BENCH_ARGS=\"$*\"}"
+    else
+        BENCH_COMMAND="bench/run.sh $*"
+    fi
+fi
+export BENCH_COMMAND
 exec python3 bench/bench.py "$@"

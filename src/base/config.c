@@ -175,6 +175,22 @@ static const cfg_key_t cfg_keys[] = {
      .min = 0, .max = 30 * DAY_MS,
      .help = "Age after which a WAL object that no index entry references is deleted."},
 
+    {.name = "compaction.enabled", .section = "compaction", .type = CT_BOOL,
+     FIELD(compaction_enabled), .def = "true",
+     .help = "Rewrite WAL entries older than compaction.min.age.ms into per-log compacted "
+             "objects, so WAL objects can be deleted."},
+    {.name = "compaction.interval.ms", .type = CT_INT, FIELD(compaction_interval_ms),
+     .def = "10000", .min = 10, .max = DAY_MS, .help = "How often compaction looks for work."},
+    {.name = "compaction.min.age.ms", .type = CT_INT, FIELD(compaction_min_age_ms),
+     .def = "60000", .min = 0, .max = 30 * DAY_MS,
+     .help = "Hot window: WAL entries younger than this stay in WAL objects."},
+    {.name = "compaction.max.entries", .type = CT_INT, FIELD(compaction_max_entries),
+     .def = "31", .min = 1, .max = 31,
+     .help = "WAL index entries merged into one compacted object (bounded so the index "
+             "swap fits one metadata transaction)."},
+    {.name = "compaction.max.bytes", .type = CT_SIZE, FIELD(compaction_max_bytes),
+     .def = "64MiB", .min = 1, .max = 1 * GiB, .help = "Target size of a compacted object."},
+
     {.name = "read.cache.max.bytes", .section = "read path", .type = CT_SIZE,
      FIELD(read_cache_max_bytes), .def = "256MiB", .min = 0, .max = 1 * TiB,
      .help = "Bytes of object data cached for fetches (0 disables the cache)."},

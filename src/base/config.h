@@ -52,6 +52,12 @@ typedef struct ls_config {
     int64_t wal_max_inflight_flushes;  /* wal.max.inflight.flushes, default 4 */
     int64_t wal_buffer_max_bytes;   /* wal.buffer.max.bytes: produce backpressure bound, default 64 MiB */
     int64_t wal_gc_grace_ms;        /* wal.gc.grace.ms: age before an uncommitted WAL object is garbage, default 60000 */
+    /* compaction */
+    bool compaction_enabled;        /* compaction.enabled, default true */
+    int64_t compaction_interval_ms; /* compaction.interval.ms, default 10000 */
+    int64_t compaction_min_age_ms;  /* compaction.min.age.ms: hot window, default 60000 */
+    int64_t compaction_max_entries; /* compaction.max.entries: WAL entries per compacted object */
+    int64_t compaction_max_bytes;   /* compaction.max.bytes: bytes per compacted object */
     /* read path */
     int64_t read_cache_max_bytes;   /* read.cache.max.bytes, default 256 MiB */
     /* Kafka protocol */

@@ -38,6 +38,7 @@ struct ls_read_op {
     int64_t get_first, get_last;
     ls_buf_t got;
     ls_status get_st;
+    int retries;
     uv_work_t work;
     ls_read_op_t *next_waiting;
 };
@@ -275,6 +276,12 @@ static void get_after(uv_work_t *w, int status)
     ls->stats.store_gets++;
     if (status == UV_ECANCELED)
         op->get_st = LS_ESHUTDOWN;
+    if (op->get_st == LS_ENOTFOUND && op->retries++ < 3) {
+        /* the object was compacted away after we looked the entry up: the
+         * index now names its replacement */
+        op_step(op);
+        return;
+    }
     if (op->get_st != LS_OK) {
         LS_ERROR("log", "reading %u bytes at %llu of %s for log %016llx: %s%s", op->get_len,
                  (unsigned long long)op->get_pos, op->get_object, (unsigned long long)op->log_id,
@@ -396,6 +403,11 @@ static void op_step(ls_read_op_t *op)
             op->next = e->first_offset;
         }
         ls_cache_run_t *run = ls_read_cache_get(ls->cache, op->log_id, e->last_offset);
+        if (run && run->first_offset != e->first_offset) {
+            /* cached for an entry that compaction has since replaced */
+            ls_read_cache_remove(ls->cache, run);
+            run = NULL;
+        }
         if (!run) {
             start_get(op, e);
             return;
@@ -453,4 +465,42 @@ void ls_read_result_free(ls_read_result_t *res)
     res->slices = NULL;
     res->nslices = 0;
     res->bytes = 0;
+}
+
+void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const ls_idx_entry_t *co)
+{
+    ls_logstate_t *lg = ls_logstate_get(ls, log_id, false);
+    if (!lg)
+        return;
+    if (lg->idx_state == 2) {
+        int w = 0;
+        bool placed = false;
+        ls_idx_entry_t *v = LS_NEWN(ls_idx_entry_t, (size_t)lg->nidx + 1);
+        for (int i = 0; i < lg->nidx; i++) {
+            ls_idx_entry_t *e = &lg->idx[i];
+            if (e->first_offset >= co->first_offset && e->last_offset <= co->last_offset) {
+                ls_idx_clear(e);
+                continue;
+            }
+            if (!placed && e->first_offset > co->last_offset) {
+                v[w] = *co;
+                v[w++].object = ls_strdup(co->object);
+                placed = true;
+            }
+            v[w++] = *e;
+        }
+        if (!placed) {
+            v[w] = *co;
+            v[w++].object = ls_strdup(co->object);
+        }
+        ls_free(lg->idx);
+        lg->idx = v;
+        lg->nidx = w;
+        lg->capidx = lg->nidx + 1;
+    } else if (lg->idx_state == 1) {
+        lg->idx_state = 3;
+    }
+    /* cached runs keep serving correct bytes, but their keys may now name the
+     * compacted entry; the reader checks ranges, this just frees memory early */
+    ls_read_cache_drop_log(ls->cache, log_id);
 }

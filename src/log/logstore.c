@@ -116,7 +116,7 @@ static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int *deleted)
         }
         ls_status dst = ls_objstore_del(ls->os, objs[i].key);
         if (dst == LS_OK) {
-            LS_INFO("gc", "deleted uncommitted WAL object %s (%llu bytes)", objs[i].key,
+            LS_INFO("gc", "deleted unreferenced WAL object %s (%llu bytes): never committed, or fully compacted", objs[i].key,
                     (unsigned long long)objs[i].size);
             (*deleted)++;
         } else {

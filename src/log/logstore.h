@@ -139,6 +139,12 @@ void ls_logstore_fence(ls_logstore_t *ls, int64_t log_id, ls_status_cb cb, void 
  * gc_grace_ms. Runs at open (synchronously, before serving) and periodically. */
 ls_status ls_logstore_gc_now(ls_logstore_t *ls, int *deleted);
 
+/* Compaction replaced the index entries within [co->first_offset,
+ * co->last_offset] by `co` (already committed to metadata): update the
+ * in-memory index and cache. Loop thread. */
+struct ls_idx_entry;
+void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const struct ls_idx_entry *co);
+
 /* Test/metrics counters. */
 typedef struct ls_logstore_stats {
     uint64_t flushes, flush_failures, committed_entries, committed_bytes;

@@ -83,35 +83,72 @@ void ls_read_cache_free(ls_read_cache_t *c)
     ls_free(c);
 }
 
-ls_cache_run_t *ls_read_cache_insert(ls_read_cache_t *c, int64_t log_id, int64_t first_offset,
-                                     int64_t last_offset, ls_chunk_t *chunk, size_t off, size_t len,
-                                     const char *what, char *why, int whylen)
+int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last_offset,
+                      const char *what, size_t base_pos, uint32_t **pos_out, int64_t **base_out,
+                      int64_t **max_ts_out, char *why, int whylen)
 {
     /* First pass: count entries and check framing before touching bytes. */
     int n = 0;
     int64_t offsets = 0;
-    for (size_t p = 0; p < len;) {
-        const uint8_t *e = chunk->data + off + p;
-        if (len - p < ENTRY_MIN) {
-            snprintf(why, (size_t)whylen, "%s: truncated entry at byte %zu", what, off + p);
-            return NULL;
+    for (size_t q = 0; q < len;) {
+        const uint8_t *e = p + q;
+        if (len - q < ENTRY_MIN) {
+            snprintf(why, (size_t)whylen, "%s: truncated entry at byte %zu", what, base_pos + q);
+            return -1;
         }
         uint32_t elen = ls_be32_get(e + ENTRY_LEN_AT);
         int32_t delta = (int32_t)ls_be32_get(e + ENTRY_LAST_DELTA_AT);
-        if (elen < ENTRY_MIN - 12 || elen > len - p - 12 || delta < 0) {
-            snprintf(why, (size_t)whylen, "%s: bad entry framing at byte %zu", what, off + p);
-            return NULL;
+        if (elen < ENTRY_MIN - 12 || elen > len - q - 12 || delta < 0) {
+            snprintf(why, (size_t)whylen, "%s: bad entry framing at byte %zu", what, base_pos + q);
+            return -1;
         }
         offsets += (int64_t)delta + 1;
-        p += 12 + (size_t)elen;
+        q += 12 + (size_t)elen;
         n++;
     }
     if (offsets != last_offset - first_offset + 1) {
         snprintf(why, (size_t)whylen,
-                 "%s: entries at byte %zu hold %lld offsets, index says [%lld, %lld]", what, off,
-                 (long long)offsets, (long long)first_offset, (long long)last_offset);
-        return NULL;
+                 "%s: entries at byte %zu hold %lld offsets, index says [%lld, %lld]", what,
+                 base_pos, (long long)offsets, (long long)first_offset, (long long)last_offset);
+        return -1;
     }
+    uint32_t *pos = pos_out ? LS_NEWN(uint32_t, n ? n : 1) : NULL;
+    int64_t *base = base_out ? LS_NEWN(int64_t, n ? n : 1) : NULL;
+    int64_t *max_ts = max_ts_out ? LS_NEWN(int64_t, n ? n : 1) : NULL;
+    int64_t cur = first_offset;
+    size_t q = 0;
+    for (int i = 0; i < n; i++) {
+        uint8_t *e = p + q;
+        ls_be64_put(e, (uint64_t)cur);        /* outside the CRC: safe to rewrite */
+        ls_be32_put(e + ENTRY_EPOCH_AT, 0);   /* our single leader epoch */
+        if (pos)
+            pos[i] = (uint32_t)q;
+        if (base)
+            base[i] = cur;
+        if (max_ts)
+            max_ts[i] = (int64_t)ls_be64_get(e + ENTRY_MAX_TS_AT);
+        cur += (int64_t)(int32_t)ls_be32_get(e + ENTRY_LAST_DELTA_AT) + 1;
+        q += 12 + (size_t)ls_be32_get(e + ENTRY_LEN_AT);
+    }
+    if (pos_out)
+        *pos_out = pos;
+    if (base_out)
+        *base_out = base;
+    if (max_ts_out)
+        *max_ts_out = max_ts;
+    return n;
+}
+
+ls_cache_run_t *ls_read_cache_insert(ls_read_cache_t *c, int64_t log_id, int64_t first_offset,
+                                     int64_t last_offset, ls_chunk_t *chunk, size_t off, size_t len,
+                                     const char *what, char *why, int whylen)
+{
+    uint32_t *pos;
+    int64_t *base, *max_ts;
+    int n = ls_entries_rebase(chunk->data + off, len, first_offset, last_offset, what, off, &pos,
+                              &base, &max_ts, why, whylen);
+    if (n < 0)
+        return NULL;
     ls_cache_run_t *r = LS_NEW(ls_cache_run_t);
     r->log_id = log_id;
     r->first_offset = first_offset;
@@ -120,21 +157,9 @@ ls_cache_run_t *ls_read_cache_insert(ls_read_cache_t *c, int64_t log_id, int64_t
     r->off = off;
     r->len = len;
     r->nbatches = n;
-    r->batch_base = LS_NEWN(int64_t, n);
-    r->batch_pos = LS_NEWN(uint32_t, n);
-    r->batch_max_ts = LS_NEWN(int64_t, n);
-    int64_t cur = first_offset;
-    size_t p = 0;
-    for (int i = 0; i < n; i++) {
-        uint8_t *e = chunk->data + off + p;
-        ls_be64_put(e, (uint64_t)cur);        /* outside the CRC: safe to rewrite */
-        ls_be32_put(e + ENTRY_EPOCH_AT, 0);   /* our single leader epoch */
-        r->batch_base[i] = cur;
-        r->batch_pos[i] = (uint32_t)p;
-        r->batch_max_ts[i] = (int64_t)ls_be64_get(e + ENTRY_MAX_TS_AT);
-        cur += (int64_t)(int32_t)ls_be32_get(e + ENTRY_LAST_DELTA_AT) + 1;
-        p += 12 + (size_t)ls_be32_get(e + ENTRY_LEN_AT);
-    }
+    r->batch_base = base;
+    r->batch_pos = pos;
+    r->batch_max_ts = max_ts;
     ls_cache_run_t *old = ls_read_cache_get(c, log_id, last_offset);
     if (old)
         remove_run(c, old);
@@ -148,6 +173,8 @@ ls_cache_run_t *ls_read_cache_insert(ls_read_cache_t *c, int64_t log_id, int64_t
         remove_run(c, c->lru.lru_prev);
     return r;
 }
+
+void ls_read_cache_remove(ls_read_cache_t *c, ls_cache_run_t *r) { remove_run(c, r); }
 
 ls_cache_run_t *ls_read_cache_get(ls_read_cache_t *c, int64_t log_id, int64_t last_offset)
 {

@@ -39,6 +39,15 @@ void ls_read_cache_free(ls_read_cache_t *c);
 ls_cache_run_t *ls_read_cache_insert(ls_read_cache_t *c, int64_t log_id, int64_t first_offset,
                                      int64_t last_offset, ls_chunk_t *chunk, size_t off, size_t len,
                                      const char *what, char *why, int whylen);
+/* Checks the framing of the entries in p[0,len) (they must consume exactly
+ * last-first+1 offsets), then rewrites each base offset from first_offset and
+ * the leader epoch to 0. Optional outputs (ls_malloc'd): each entry's position,
+ * base offset, max timestamp. Returns the entry count, or -1 with why (naming
+ * `what` and the byte position base_pos + offending offset). */
+int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last_offset,
+                      const char *what, size_t base_pos, uint32_t **pos, int64_t **base,
+                      int64_t **max_ts, char *why, int whylen);
+void ls_read_cache_remove(ls_read_cache_t *c, ls_cache_run_t *r);
 ls_cache_run_t *ls_read_cache_get(ls_read_cache_t *c, int64_t log_id, int64_t last_offset);
 /* Index of the entry containing offset (run must cover it). */
 int ls_cache_run_find(const ls_cache_run_t *r, int64_t offset);

@@ -560,13 +560,18 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
     ls_buf_t *vals = LS_NEWN(ls_buf_t, cap * 2);
     char walobj_key[160];
     snprintf(walobj_key, sizeof walobj_key, LS_WALOBJ_PREFIX "%s", f->key);
+    /* reference count: one per log section; compaction decrements it and
+     * deletes the key at zero, after which GC deletes the object */
+    char walobj_val[32];
+    snprintf(walobj_val, sizeof walobj_val, "n=%u", f->nsections);
     ls_status st = LS_ECONFLICT;
     for (int attempt = 0; attempt < COMMIT_ATTEMPTS && st == LS_ECONFLICT; attempt++) {
         size_t ncmp = 0, nops = 0, i = 0;
         st = LS_OK;
         if (with_walobj) {
             ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = walobj_key,
-                                         .klen = strlen(walobj_key), .val = "1", .vlen = 1};
+                                         .klen = strlen(walobj_key), .val = walobj_val,
+                                         .vlen = strlen(walobj_val)};
         }
         for (ls_section_t *s = first; s != end; s = s->next, i++) {
             if (s->st != LS_OK)

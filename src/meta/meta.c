@@ -23,6 +23,7 @@
  * Lock order: backend lock -> hub lock. The hub lock guards everything in
  * ls_meta_hub and ls_meta_watch (including batch refcounts). */
 #include "meta/meta.h"
+#include "meta/meta_etcd.h"
 #include "meta/meta_faulty.h"
 
 #include <errno.h>
@@ -54,9 +55,10 @@ ls_meta_t *ls_meta_open(const char *url, char *err, int errlen)
         }
         return ls_meta_sqlite_open(path, err, errlen);
     }
+    if (strncmp(url, "etcd://", 7) == 0) return ls_meta_etcd_open(url, err, errlen);
     snprintf(err, (size_t)errlen,
              "unsupported metadata URL '%s' (expected sqlite:///abs/path.db, "
-             "sqlite://rel/path.db, faulty+<url> or mem://)",
+             "sqlite://rel/path.db, etcd://host:port[,host:port...]/prefix, faulty+<url> or mem://)",
              url);
     return NULL;
 }

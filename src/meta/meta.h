@@ -123,7 +123,8 @@ struct ls_meta {
     char errmsg[256];
 };
 
-/* "sqlite:///abs/path.db", "sqlite://rel/path.db", "mem://" */
+/* "sqlite:///abs/path.db", "sqlite://rel/path.db", "mem://",
+ * "etcd://host:port[,host:port...]/prefix" (meta_etcd.h) */
 ls_meta_t *ls_meta_open(const char *url, char *err, int errlen);
 ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen);
 ls_meta_t *ls_meta_mem_open(void);

@@ -11,6 +11,7 @@
 #include "base/alloc.h"
 #include "base/diag.h"
 #include "base/uuid.h"
+#include "compact/compactor.h"
 #include "group/group_service.h"
 #include "kafka/conn.h"
 #include "kafka/records_time.h"
@@ -156,6 +157,14 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         return -1;
     ls_logstore_set_entry_time_fn(b->logs, ls_kafka_batch_offset_for_time);
     ls_logstore_on_pressure_change(b->logs, on_pressure, b);
+    ls_compactor_config_t cc = {
+        .enabled = cfg->compaction_enabled,
+        .interval_ms = cfg->compaction_interval_ms,
+        .min_age_ms = cfg->compaction_min_age_ms,
+        .max_entries = (int)cfg->compaction_max_entries,
+        .max_bytes = cfg->compaction_max_bytes,
+    };
+    b->compactor = ls_compactor_start(loop, b->logs, b->meta, b->os, &cc);
     ls_group_config_t gc = {
         .min_session_timeout_ms = cfg->group_min_session_timeout_ms,
         .max_session_timeout_ms = cfg->group_max_session_timeout_ms,
@@ -205,6 +214,12 @@ static void stop_logs_flushed(void *arg)
     ls_kafka_listener_close(s->b->kafka, stop_listener_closed, s);
 }
 
+static void stop_compactor_idle(void *arg)
+{
+    stop_ctx_t *s = arg;
+    ls_logstore_shutdown(s->b->logs, stop_logs_flushed, s);
+}
+
 void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
 {
     if (b->stopping)
@@ -218,7 +233,7 @@ void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
     ls_kafka_listener_quiesce(b->kafka);
     if (b->groups)
         ls_group_service_stop(b->groups);   /* answers JoinGroup/SyncGroup waiters */
-    ls_logstore_shutdown(b->logs, stop_logs_flushed, s);
+    ls_compactor_stop(b->compactor, stop_compactor_idle, s);
 }
 
 void ls_broker_free(ls_broker_t *b)
@@ -226,6 +241,8 @@ void ls_broker_free(ls_broker_t *b)
     if (b->kafka)
         ls_kafka_listener_free(b->kafka);
     ls_group_service_free(b->groups);
+    if (b->compactor)
+        ls_compactor_free(b->compactor);
     ls_logstore_free(b->logs);
     if (b->catalog)
         ls_catalog_close(b->catalog);

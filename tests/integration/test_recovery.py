@@ -239,7 +239,7 @@ def test_uncommitted_wal_object_is_collected_never_served(broker_factory):
     os.utime(orphan, (old, old))
     b.start()
     assert not os.path.exists(orphan), "uncommitted WAL object survived the restart GC"
-    assert "deleted uncommitted WAL object" in b.log_text()
+    assert "deleted unreferenced WAL object" in b.log_text()
     got = consume(b.bootstrap, topic, [0], timeout=60)
     assert [m.offset() for m in got[0]] == list(range(10))
     assert [m.value() for m in got[0]] == [b"v%d" % i for i in range(10)]

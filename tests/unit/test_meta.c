@@ -1,6 +1,8 @@
 /* Metadata KV contract tests: one suite run against the mem backend and the
  * sqlite backend (a file in a mkdtemp directory), then sqlite-only reopen
- * tests and watch-hub history tests. */
+ * tests and watch-hub history tests. With LS_TEST_ETCD_URL set (tests/run.sh
+ * starts etcd via tools/etcd/etcd.sh) the suite also runs against etcd, under
+ * a fresh random key prefix, followed by etcd-only tests. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -14,6 +16,7 @@
 #include "base/clock.h"
 #include "base/diag.h"
 #include "meta/meta.h"
+#include "meta/meta_etcd.h"
 #include "unit.h"
 
 static ls_meta_t *M; /* the store under test */
@@ -771,6 +774,156 @@ TEST(hub_laggard_is_told)
     col_destroy(&fresh);
 }
 
+/* ---- etcd only (LS_TEST_ETCD_URL) ---- */
+
+static char etcd_url[512];   /* LS_TEST_ETCD_URL plus this run's random prefix */
+static char etcd_ep[256];    /* its first endpoint */
+
+TEST(etcd_prefix_isolation)
+{
+    /* two stores under sibling prefixes of one etcd do not see each other */
+    char url2[600], err[256];
+    snprintf(url2, sizeof url2, "%s-other", etcd_url);
+    ls_meta_t *o = ls_meta_open(url2, err, sizeof err);
+    CHECK(o != NULL);
+    CHECK_EQ_INT(ls_meta_put(o, "iso/k", "theirs", 6), LS_OK);
+    CHECK_EQ_INT(put("iso/k", "ours"), LS_OK);
+    ls_kvlist_t l;
+    CHECK_EQ_INT(ls_meta_scan_prefix(M, "", 0, &l), LS_OK);
+    int n = 0;
+    for (size_t i = 0; i < l.n; i++)
+        n += strcmp((char *)l.v[i].key, "iso/k") == 0;
+    int ok = n == 1;
+    ls_kvlist_free(&l);
+    CHECK(ok);
+    CHECK(has("iso/k", "ours"));
+    /* a range delete without bounds stays inside the prefix */
+    ls_meta_op_t all = {.kind = LS_META_OP_DEL_RANGE};
+    CHECK_EQ_INT(o->ops->txn(o, NULL, 0, &all, 1, NULL), LS_OK);
+    CHECK(has("iso/k", "ours"));
+    ls_kv_t kv;
+    CHECK_EQ_INT(ls_meta_get(o, "iso/k", &kv), LS_ENOTFOUND);
+    ls_meta_close(o);
+}
+
+TEST(etcd_compacted_watch_is_erange)
+{
+    CHECK_EQ_INT(put("cp/a", "1"), LS_OK);
+    int64_t r1 = cur_rev();
+    CHECK_EQ_INT(put("cp/a", "2"), LS_OK);
+    CHECK_EQ_INT(put("cp/a", "3"), LS_OK);
+    int64_t r3 = cur_rev();
+    CHECK_EQ_INT(ls_meta_etcd_compact(M, r3), LS_OK);
+    collector_t col;
+    col_init(&col);
+    ls_meta_watch_t *w = NULL;
+    CHECK_EQ_INT(M->ops->watch(M, "cp/", 3, r1, col_cb, &col, &w), LS_ERANGE);
+    /* the newest retained revision is still watchable */
+    CHECK_EQ_INT(M->ops->watch(M, "cp/", 3, r3 - 1, col_cb, &col, &w), LS_OK);
+    CHECK(col_wait(&col, 1, 5000));
+    M->ops->watch_cancel(M, w);
+    CHECK(strcmp(col.ev[0].val, "3") == 0 && col.ev[0].mod_rev == r3);
+    col_destroy(&col);
+}
+
+TEST(etcd_failover_and_unreachable)
+{
+    /* a dead endpoint first: calls fail over to the live one */
+    char url[700], err[256];
+    const char *path = strchr(etcd_url + 7, '/');
+    snprintf(url, sizeof url, "etcd://127.0.0.1:1,%s%s", etcd_ep, path);
+    ls_meta_t *m = ls_meta_open(url, err, sizeof err);
+    CHECK(m != NULL);
+    CHECK_EQ_INT(ls_meta_put(m, "fo/k", "v", 1), LS_OK);
+    ls_kv_t kv;
+    CHECK_EQ_INT(ls_meta_get(m, "fo/k", &kv), LS_OK);
+    ls_kv_free(&kv);
+    collector_t col;
+    col_init(&col);
+    ls_meta_watch_t *w = NULL;
+    CHECK_EQ_INT(m->ops->watch(m, "fo/", 3, 0, col_cb, &col, &w), LS_OK);
+    CHECK_EQ_INT(ls_meta_put(m, "fo/k", "w", 1), LS_OK);
+    CHECK(col_wait(&col, 1, 5000));
+    m->ops->watch_cancel(m, w);
+    col_destroy(&col);
+    ls_meta_close(m);
+    /* nothing listening: LS_EAGAIN, and the message names the endpoint */
+    m = ls_meta_open("etcd://127.0.0.1:1/x", err, sizeof err);
+    CHECK(m != NULL);
+    CHECK_EQ_INT(ls_meta_get(m, "k", &kv), LS_EAGAIN);
+    CHECK(strstr(m->errmsg, "127.0.0.1:1") != NULL);
+    CHECK_EQ_INT(ls_meta_put(m, "k", "v", 1), LS_EAGAIN);
+    ls_meta_close(m);
+    /* malformed URLs */
+    CHECK(ls_meta_open("etcd:///x", err, sizeof err) == NULL);
+    CHECK(ls_meta_open("etcd://hostonly/x", err, sizeof err) == NULL);
+    CHECK(strstr(err, "hostonly") != NULL);
+    CHECK(ls_meta_open("etcd://h:1,,h:2/x", err, sizeof err) == NULL);
+}
+
+/* The watch survives an etcd restart: it resumes after the last revision it
+ * delivered (nothing lost, nothing twice) and unary calls reconnect. Needs
+ * LS_TEST_ETCD_DIR (from tools/etcd/etcd.sh) and the script under the cwd. */
+TEST(etcd_watch_resumes_after_restart)
+{
+    const char *d = getenv("LS_TEST_ETCD_DIR");
+    if (!d || access("tools/etcd/etcd.sh", X_OK) != 0) {
+        printf("# etcd_watch_resumes_after_restart: skipped (no LS_TEST_ETCD_DIR or script)\n");
+        return;
+    }
+    collector_t col;
+    col_init(&col);
+    ls_meta_watch_t *w = NULL;
+    CHECK_EQ_INT(M->ops->watch(M, "rs/", 3, 0, col_cb, &col, &w), LS_OK);
+    CHECK_EQ_INT(put("rs/1", "a"), LS_OK);
+    CHECK(col_wait(&col, 1, 5000));
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "tools/etcd/etcd.sh restart '%s' >/dev/null", d);
+    CHECK_EQ_INT(system(cmd), 0);
+    CHECK_EQ_INT(put("rs/2", "b"), LS_OK);
+    CHECK_EQ_INT(put("rs/3", "c"), LS_OK);
+    int got = col_wait(&col, 3, 10000);
+    usleep(200 * 1000); /* a duplicate would arrive right behind */
+    M->ops->watch_cancel(M, w);
+    CHECK(got);
+    CHECK_EQ_INT(col.n, 3);
+    CHECK(strcmp(col.ev[1].key, "rs/2") == 0 && strcmp(col.ev[2].key, "rs/3") == 0);
+    CHECK(col.ev[0].mod_rev < col.ev[1].mod_rev && col.ev[1].mod_rev < col.ev[2].mod_rev);
+    col_destroy(&col);
+}
+
+/* Runs the shared suite and the etcd-only tests when LS_TEST_ETCD_URL is set. */
+static int run_etcd(void)
+{
+    const char *base = getenv("LS_TEST_ETCD_URL");
+    if (!base || !*base) {
+        printf("# backend etcd: skipped (LS_TEST_ETCD_URL not set)\n");
+        return 0;
+    }
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid() << 16;
+    snprintf(etcd_url, sizeof etcd_url, "%s%srun-%08x", base,
+             strchr(base + 7, '/') ? (base[strlen(base) - 1] == '/' ? "" : "-") : "/",
+             (unsigned)rand_r(&seed));
+    const char *h = strncmp(base, "etcd://", 7) == 0 ? base + 7 : base;
+    size_t hl = strcspn(h, ",/");
+    snprintf(etcd_ep, sizeof etcd_ep, "%.*s", (int)hl, h);
+    char err[256];
+    printf("# backend etcd (%s)\n", etcd_url);
+    M = ls_meta_open(etcd_url, err, sizeof err);
+    if (!M) {
+        printf("FAIL open etcd: %s\n", err);
+        return 1;
+    }
+    run_suite();
+    RUN(etcd_prefix_isolation);
+    RUN(etcd_compacted_watch_is_erange);
+    RUN(etcd_failover_and_unreachable);
+    RUN(etcd_watch_resumes_after_restart);
+    ls_meta_close(M);
+    M = NULL;
+    return 0;
+}
+
 int main(void)
 {
     ls_diag_set_level(LS_DIAG_ERROR);
@@ -801,6 +954,7 @@ int main(void)
     RUN(sqlite_reopen_persists);
     RUN(open_urls);
     RUN(hub_laggard_is_told);
+    if (run_etcd() != 0) return 1;
 
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

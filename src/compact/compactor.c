@@ -1,0 +1,403 @@
+/* Compaction: WAL entries -> one compacted object (CO) per log range.
+ *
+ * A pass (worker thread) walks every log head; for each unfenced log it takes
+ * the oldest run of consecutive WAL index entries whose objects are older than
+ * the hot window (min_age_ms), up to max_entries / max_bytes, and:
+ *   1. GETs their byte ranges, rewrites base offsets to the committed ones
+ *      (the same rebase the read cache does), and PUTs one CO create-only
+ *      under a deterministic key (a retried pass writes identical bytes);
+ *   2. swaps the index in ONE metadata txn: the CO entry is PUT under the key
+ *      of the last replaced entry (keys are last offsets), the other replaced
+ *      keys are deleted, and each WAL object's reference count
+ *      (/ls/walobj/<key> = "n=<logs>") is decremented, the key deleted at 0.
+ *      Compares on every touched key's mod_rev make a concurrent change (a
+ *      second compactor) abort the swap; the pass retries next time.
+ *   3. hands the CO entry to the loop, which updates the in-memory index.
+ *
+ * Invariants: every offset in [log start, high watermark) is covered by an
+ * index entry at every instant (the swap is one atomic txn, and the CO key
+ * replaces the last WAL key in place); a CO holds exactly the bytes the WAL
+ * entries held, with real base offsets; a WAL object's key is deleted only
+ * when no index entry references it, and GC deletes the object only after
+ * that (plus its grace period), so readers holding a stale entry retry.
+ *
+ * Not yet: materialization into tables in the same pass (issue 4),
+ * retention, leases for several brokers (single broker: one pass at a time).
+ * Legacy WAL reference values ("1", before counts existed) are never
+ * decremented, so such objects are kept. */
+#include "compact/compactor.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/diag.h"
+#include "log/co_format.h"
+#include "log/log_meta.h"
+#include "log/read_cache.h"
+
+typedef struct done_cb {
+    void (*fn)(void *);
+    void *arg;
+    struct done_cb *next;
+} done_cb_t;
+
+typedef struct result {
+    int64_t log_id;
+    ls_idx_entry_t co;
+    struct result *next;
+} result_t;
+
+struct ls_compactor {
+    uv_loop_t *loop;
+    ls_logstore_t *logs;
+    ls_meta_t *meta;
+    ls_objstore_t *os;
+    ls_compactor_config_t cfg;
+    uv_timer_t timer;
+    bool running;
+    bool stopping;
+    done_cb_t *waiters;
+    void (*stop_done)(void *);
+    void *stop_arg;
+    uv_work_t work;
+    result_t *results;         /* filled by the worker */
+    ls_compactor_stats_t stats; /* worker writes during a pass, loop reads after */
+};
+
+static int64_t wal_object_time(const char *key)
+{
+    /* wal/<13-digit wall ms>-... */
+    if (strncmp(key, "wal/", 4) != 0)
+        return -1;
+    char *end;
+    long long ms = strtoll(key + 4, &end, 10);
+    return end == key + 4 || *end != '-' ? -1 : ms;
+}
+
+typedef struct walref {
+    char key[160];
+    int refs;
+} walref_t;
+
+/* Compacts the oldest eligible run of one log. Returns 1 if it swapped. */
+static int compact_log(ls_compactor_t *c, int64_t log_id)
+{
+    char prefix[64];
+    ls_log_idx_prefix(prefix, sizeof prefix, log_id);
+    ls_kvlist_t l;
+    if (ls_meta_scan_prefix(c->meta, prefix, (size_t)c->cfg.max_entries + 64, &l) != LS_OK)
+        return 0;
+    int64_t now = ls_clock_wall_ms();
+    ls_idx_entry_t *sel = LS_NEWN(ls_idx_entry_t, (size_t)c->cfg.max_entries);
+    size_t *sel_kv = LS_NEWN(size_t, (size_t)c->cfg.max_entries);
+    int n = 0;
+    int64_t bytes = 0;
+    for (size_t i = 0; i < l.n && n < c->cfg.max_entries; i++) {
+        ls_idx_entry_t e;
+        if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK)
+            break;
+        if (e.kind == LS_IDX_CO && n == 0) {
+            ls_idx_clear(&e);
+            continue;   /* already compacted: look past it */
+        }
+        int64_t t = wal_object_time(e.object);
+        bool old_enough = t >= 0 && now - t >= c->cfg.min_age_ms;
+        bool contiguous = n == 0 || sel[n - 1].last_offset + 1 == e.first_offset;
+        if (e.kind != LS_IDX_WAL || !old_enough || !contiguous ||
+            (n > 0 && bytes + e.len > c->cfg.max_bytes)) {
+            ls_idx_clear(&e);
+            break;
+        }
+        bytes += e.len;
+        sel_kv[n] = i;
+        sel[n++] = e;
+    }
+    int swapped = 0;
+    ls_buf_t obj;
+    ls_buf_init(&obj);
+    ls_co_entry_t *ents = NULL;
+    uint32_t nents = 0, capents = 0;
+    walref_t *refs = NULL;
+    int nrefs = 0;
+    if (n == 0)
+        goto out;
+    /* 1. read and rebase */
+    ls_buf_append(&obj, LS_CO_MAGIC, 8);
+    int64_t max_ts = -1;
+    for (int i = 0; i < n; i++) {
+        ls_buf_t part;
+        ls_buf_init(&part);
+        ls_status st = ls_objstore_get(c->os, sel[i].object, sel[i].pos, sel[i].len, &part);
+        if (st != LS_OK || part.len != sel[i].len) {
+            LS_WARN("compact", "log %016llx: reading %s [%llu,+%u) failed: %s",
+                    (unsigned long long)log_id, sel[i].object, (unsigned long long)sel[i].pos,
+                    sel[i].len, st != LS_OK ? ls_status_str(st) : "short read");
+            ls_buf_free(&part);
+            c->stats.failures++;
+            goto out;
+        }
+        char why[256];
+        uint32_t *pos = NULL;
+        int64_t *base = NULL;
+        int k = ls_entries_rebase(part.data, part.len, sel[i].first_offset, sel[i].last_offset,
+                                  sel[i].object, sel[i].pos, &pos, &base, NULL, why, sizeof why);
+        if (k < 0) {
+            LS_ERROR("compact", "log %016llx: %s; leaving the range uncompacted",
+                     (unsigned long long)log_id, why);
+            ls_buf_free(&part);
+            c->stats.failures++;
+            goto out;
+        }
+        for (int j = 0; j < k; j++) {
+            if (nents == capents) {
+                capents = capents ? capents * 2 : 64;
+                ents = ls_realloc(ents, capents * sizeof *ents);
+            }
+            ents[nents].base_offset = base[j];
+            ents[nents++].pos = (uint32_t)(obj.len + pos[j]);
+        }
+        ls_free(pos);
+        ls_free(base);
+        ls_buf_append(&obj, part.data, part.len);
+        ls_buf_free(&part);
+        if (sel[i].max_timestamp > max_ts)
+            max_ts = sel[i].max_timestamp;
+        /* count references per WAL object */
+        int r;
+        for (r = 0; r < nrefs && strcmp(refs[r].key + strlen(LS_WALOBJ_PREFIX), sel[i].object); r++)
+            ;
+        if (r == nrefs) {
+            refs = ls_realloc(refs, (size_t)(nrefs + 1) * sizeof *refs);
+            snprintf(refs[nrefs].key, sizeof refs[nrefs].key, LS_WALOBJ_PREFIX "%s", sel[i].object);
+            refs[nrefs++].refs = 0;
+        }
+        refs[r].refs++;
+    }
+    int64_t first = sel[0].first_offset, last = sel[n - 1].last_offset;
+    size_t body_len = obj.len - LS_CO_HEADER_SIZE;
+    ls_co_footer_encode(&obj, log_id, first, last, ents, nents);
+    char co_key[128];
+    ls_co_key(co_key, sizeof co_key, log_id, first, last);
+    struct iovec iov = {obj.data, obj.len};
+    ls_status st = ls_objstore_put(c->os, co_key, &iov, 1, LS_OBJSTORE_PUT_CREATE_ONLY);
+    if (st != LS_OK && st != LS_EEXISTS) {
+        LS_WARN("compact", "log %016llx: writing %s failed: %s", (unsigned long long)log_id, co_key,
+                ls_status_str(st));
+        c->stats.failures++;
+        goto out;
+    }
+    /* 2. swap the index in one txn */
+    {
+        size_t cap = (size_t)n + (size_t)nrefs + 2;
+        ls_meta_cmp_t *cmps = LS_NEWN(ls_meta_cmp_t, cap);
+        ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, cap);
+        char (*vals)[32] = ls_calloc((size_t)nrefs + 1, 32);
+        size_t ncmp = 0, nops = 0;
+        bool skip = false;
+        for (int i = 0; i < n; i++) {
+            const ls_kv_t *kv = &l.v[sel_kv[i]];
+            cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = kv->key,
+                                           .klen = kv->klen, .rev = kv->mod_rev};
+            if (i < n - 1)
+                ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = kv->key, .klen = kv->klen};
+        }
+        ls_idx_entry_t co = {.kind = LS_IDX_CO, .first_offset = first, .last_offset = last,
+                             .max_timestamp = max_ts, .entries = nents,
+                             .pos = LS_CO_HEADER_SIZE, .len = (uint32_t)body_len, .object = co_key};
+        ls_buf_t coval;
+        ls_buf_init(&coval);
+        ls_idx_encode(&co, &coval);
+        const ls_kv_t *lastkv = &l.v[sel_kv[n - 1]];
+        ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = lastkv->key,
+                                     .klen = lastkv->klen, .val = coval.data, .vlen = coval.len};
+        ls_kv_t *wk = LS_NEWN(ls_kv_t, (size_t)nrefs ? (size_t)nrefs : 1);
+        int released = 0;
+        for (int r = 0; r < nrefs && !skip; r++) {
+            ls_status gs = ls_meta_get(c->meta, refs[r].key, &wk[r]);
+            if (gs != LS_OK) {
+                skip = gs != LS_ENOTFOUND;   /* absent: nothing to count down */
+                continue;
+            }
+            long long count;
+            if (wk[r].vlen < 3 || sscanf((const char *)wk[r].val, "n=%lld", &count) != 1)
+                continue;   /* legacy value: keep the object */
+            cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = wk[r].key,
+                                           .klen = wk[r].klen, .rev = wk[r].mod_rev};
+            count -= refs[r].refs;
+            if (count <= 0) {
+                ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = wk[r].key,
+                                             .klen = wk[r].klen};
+                released++;
+            } else {
+                snprintf(vals[r], 32, "n=%lld", count);
+                ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = wk[r].key,
+                                             .klen = wk[r].klen, .val = vals[r],
+                                             .vlen = strlen(vals[r])};
+            }
+        }
+        if (!skip) {
+            st = c->meta->ops->txn(c->meta, cmps, ncmp, ops, nops, NULL);
+            if (st == LS_OK) {
+                result_t *res = LS_NEW(result_t);
+                res->log_id = log_id;
+                res->co = co;
+                res->co.object = ls_strdup(co_key);
+                res->next = c->results;
+                c->results = res;
+                c->stats.objects_written++;
+                c->stats.entries_replaced += (uint64_t)n;
+                c->stats.bytes_written += obj.len;
+                c->stats.wal_objects_released += (uint64_t)released;
+                swapped = 1;
+                LS_DEBUG("compact", "log %016llx: [%lld, %lld] -> %s (%d WAL entries)",
+                         (unsigned long long)log_id, (long long)first, (long long)last, co_key, n);
+            } else if (st == LS_ECONFLICT) {
+                c->stats.conflicts++;
+            } else {
+                LS_WARN("compact", "log %016llx: index swap failed: %s (will retry)",
+                        (unsigned long long)log_id, ls_status_str(st));
+                c->stats.failures++;
+            }
+        }
+        for (int r = 0; r < nrefs; r++)
+            ls_kv_free(&wk[r]);
+        ls_free(wk);
+        ls_buf_free(&coval);
+        ls_free(vals);
+        ls_free(cmps);
+        ls_free(ops);
+    }
+out:
+    for (int i = 0; i < n; i++)
+        ls_idx_clear(&sel[i]);
+    ls_free(sel);
+    ls_free(sel_kv);
+    ls_free(ents);
+    ls_free(refs);
+    ls_buf_free(&obj);
+    ls_kvlist_free(&l);
+    return swapped;
+}
+
+static void pass_work(uv_work_t *w)
+{
+    ls_compactor_t *c = w->data;
+    ls_kvlist_t heads;
+    if (ls_meta_scan_prefix(c->meta, LS_HEAD_PREFIX, 0, &heads) != LS_OK)
+        return;
+    for (size_t i = 0; i < heads.n; i++) {
+        int64_t id = ls_log_id_from_head_key((const char *)heads.v[i].key, heads.v[i].klen);
+        ls_head_t h;
+        if (id < 0 || ls_head_decode(heads.v[i].val, heads.v[i].vlen, &h) != LS_OK)
+            continue;
+        bool fenced = h.fenced;
+        ls_head_clear(&h);
+        if (fenced)
+            continue;
+        /* keep going while whole runs qualify (a backlog drains in one pass) */
+        for (int rounds = 0; rounds < 64 && compact_log(c, id); rounds++)
+            ;
+    }
+    ls_kvlist_free(&heads);
+}
+
+static void schedule(ls_compactor_t *c);
+
+static void pass_after(uv_work_t *w, int status)
+{
+    ls_compactor_t *c = w->data;
+    c->running = false;
+    c->stats.passes++;
+    for (result_t *r = c->results, *next; r; r = next) {
+        next = r->next;
+        ls_logstore_apply_compaction(c->logs, r->log_id, &r->co);
+        ls_idx_clear(&r->co);
+        ls_free(r);
+    }
+    c->results = NULL;
+    done_cb_t *ws = c->waiters;
+    c->waiters = NULL;
+    while (ws) {
+        done_cb_t *d = ws;
+        ws = d->next;
+        d->fn(d->arg);
+        ls_free(d);
+    }
+    if (c->stopping && c->stop_done) {
+        void (*done)(void *) = c->stop_done;
+        c->stop_done = NULL;
+        done(c->stop_arg);
+    }
+}
+
+static void start_pass(ls_compactor_t *c)
+{
+    if (c->running || c->stopping)
+        return;
+    c->running = true;
+    c->work.data = c;
+    uv_queue_work(c->loop, &c->work, pass_work, pass_after);
+}
+
+static void on_timer(uv_timer_t *t) { start_pass(t->data); }
+
+static void schedule(ls_compactor_t *c)
+{
+    uv_timer_start(&c->timer, on_timer, (uint64_t)c->cfg.interval_ms, (uint64_t)c->cfg.interval_ms);
+}
+
+ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta_t *meta,
+                                   ls_objstore_t *os, const ls_compactor_config_t *cfg)
+{
+    ls_compactor_t *c = LS_NEW(ls_compactor_t);
+    c->loop = loop;
+    c->logs = logs;
+    c->meta = meta;
+    c->os = os;
+    c->cfg = *cfg;
+    if (c->cfg.max_entries < 1)
+        c->cfg.max_entries = 1;
+    uv_timer_init(loop, &c->timer);
+    c->timer.data = c;
+    if (cfg->enabled)
+        schedule(c);
+    return c;
+}
+
+void ls_compactor_kick(ls_compactor_t *c, void (*done)(void *arg), void *arg)
+{
+    if (done) {
+        done_cb_t *d = LS_NEW(done_cb_t);
+        d->fn = done;
+        d->arg = arg;
+        d->next = c->waiters;
+        c->waiters = d;
+    }
+    start_pass(c);
+}
+
+static void timer_closed(uv_handle_t *h)
+{
+    ls_compactor_t *c = h->data;
+    if (!c->running && c->stop_done) {
+        void (*done)(void *) = c->stop_done;
+        c->stop_done = NULL;
+        done(c->stop_arg);
+    }
+}
+
+void ls_compactor_stop(ls_compactor_t *c, void (*done)(void *arg), void *arg)
+{
+    c->stopping = true;
+    c->stop_done = done;
+    c->stop_arg = arg;
+    uv_timer_stop(&c->timer);
+    uv_close((uv_handle_t *)&c->timer, timer_closed);
+}
+
+void ls_compactor_free(ls_compactor_t *c) { ls_free(c); }
+
+void ls_compactor_stats(const ls_compactor_t *c, ls_compactor_stats_t *out) { *out = c->stats; }

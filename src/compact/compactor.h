@@ -1,0 +1,37 @@
+/* Compaction service: rewrites old WAL entries of each log into compacted
+ * objects (COs) so WAL objects can be deleted. Design note in compactor.c. */
+#ifndef LS_COMPACTOR_H
+#define LS_COMPACTOR_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "log/logstore.h"
+#include "meta/meta.h"
+#include "objstore/objstore.h"
+
+typedef struct ls_compactor ls_compactor_t;
+
+typedef struct ls_compactor_config {
+    bool enabled;
+    int64_t interval_ms;   /* pass period */
+    int64_t min_age_ms;    /* hot window: younger WAL entries stay */
+    int max_entries;       /* WAL index entries per CO (txn-size bound) */
+    int64_t max_bytes;     /* CO size target */
+} ls_compactor_config_t;
+
+typedef struct ls_compactor_stats {
+    uint64_t passes, objects_written, entries_replaced, bytes_written, wal_objects_released,
+        conflicts, failures;
+} ls_compactor_stats_t;
+
+ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta_t *meta,
+                                   ls_objstore_t *os, const ls_compactor_config_t *cfg);
+/* Starts a pass now unless one is running; done (may be NULL) runs on the
+ * loop when that pass (or the running one) finishes. */
+void ls_compactor_kick(ls_compactor_t *c, void (*done)(void *arg), void *arg);
+/* Stops the timer and waits for a running pass; then calls done. */
+void ls_compactor_stop(ls_compactor_t *c, void (*done)(void *arg), void *arg);
+void ls_compactor_free(ls_compactor_t *c);
+void ls_compactor_stats(const ls_compactor_t *c, ls_compactor_stats_t *out);
+#endif

@@ -1,0 +1,78 @@
+#include "log/co_format.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/crc32c.h"
+
+#define TRAILER (8 + 8 + 8 + 4 + 4 + 8)
+
+int ls_co_key(char *out, size_t cap, int64_t log_id, int64_t first, int64_t last)
+{
+    return snprintf(out, cap, "co/%016llx/%020lld-%020lld.co", (unsigned long long)log_id,
+                    (long long)first, (long long)last);
+}
+
+void ls_co_footer_encode(ls_buf_t *obj, int64_t log_id, int64_t first, int64_t last,
+                         const ls_co_entry_t *e, uint32_t n)
+{
+    size_t start = obj->len;
+    ls_buf_reserve(obj, (size_t)n * 12 + TRAILER);
+    uint8_t *p = obj->data + obj->len;
+    for (uint32_t i = 0; i < n; i++, p += 12) {
+        ls_be64_put(p, (uint64_t)e[i].base_offset);
+        ls_be32_put(p + 8, e[i].pos);
+    }
+    ls_be64_put(p, (uint64_t)log_id);
+    ls_be64_put(p + 8, (uint64_t)first);
+    ls_be64_put(p + 16, (uint64_t)last);
+    ls_be32_put(p + 24, n);
+    obj->len += (size_t)n * 12 + 28;
+    ls_be32_put(obj->data + obj->len, ls_crc32c(0, obj->data + start, obj->len - start));
+    obj->len += 4;
+    memcpy(obj->data + obj->len, LS_CO_END_MAGIC, 8);
+    obj->len += 8;
+}
+
+ls_status ls_co_footer_decode(const uint8_t *obj, size_t len, int64_t *log_id, int64_t *first,
+                              int64_t *last, ls_co_entry_t **e, uint32_t *n, char *why,
+                              int whylen)
+{
+    *e = NULL;
+    *n = 0;
+    if (len < LS_CO_HEADER_SIZE + TRAILER || memcmp(obj, LS_CO_MAGIC, 8) != 0 ||
+        memcmp(obj + len - 8, LS_CO_END_MAGIC, 8) != 0) {
+        snprintf(why, (size_t)whylen, "bad compacted-object magic (object %zu bytes)", len);
+        return LS_ECORRUPT;
+    }
+    const uint8_t *t = obj + len - TRAILER;
+    uint32_t count = ls_be32_get(t + 24);
+    if ((size_t)count * 12 > len - LS_CO_HEADER_SIZE - TRAILER) {
+        snprintf(why, (size_t)whylen, "compacted-object entry count %u too large at byte %zu",
+                 count, len - TRAILER + 24);
+        return LS_ECORRUPT;
+    }
+    size_t fstart = len - TRAILER - (size_t)count * 12;
+    if (ls_crc32c(0, obj + fstart, (size_t)count * 12 + 28) != ls_be32_get(t + 28)) {
+        snprintf(why, (size_t)whylen, "compacted-object footer CRC mismatch at byte %zu", fstart);
+        return LS_ECORRUPT;
+    }
+    *log_id = (int64_t)ls_be64_get(t);
+    *first = (int64_t)ls_be64_get(t + 8);
+    *last = (int64_t)ls_be64_get(t + 16);
+    ls_co_entry_t *v = LS_NEWN(ls_co_entry_t, count ? count : 1);
+    for (uint32_t i = 0; i < count; i++) {
+        v[i].base_offset = (int64_t)ls_be64_get(obj + fstart + (size_t)i * 12);
+        v[i].pos = ls_be32_get(obj + fstart + (size_t)i * 12 + 8);
+        if (v[i].pos < LS_CO_HEADER_SIZE || v[i].pos >= fstart) {
+            snprintf(why, (size_t)whylen, "compacted-object entry %u position %u outside body", i,
+                     v[i].pos);
+            ls_free(v);
+            return LS_ECORRUPT;
+        }
+    }
+    *e = v;
+    *n = count;
+    return LS_OK;
+}

@@ -1,0 +1,228 @@
+/* Compaction: WAL entries become compacted objects; reads before, during and
+ * after the swap return the same bytes at the same offsets; WAL objects are
+ * released and garbage-collected; a restarted store reads from the COs. */
+#include <string.h>
+#include <uv.h>
+
+#include "base/alloc.h"
+#include "compact/compactor.h"
+#include "log/log_meta.h"
+#include "log/logstore.h"
+#include "unit.h"
+
+static uv_loop_t loop;
+
+static size_t make_entry(uint8_t *out, int records, uint8_t fill)
+{
+    size_t len = 61 + 16;
+    memset(out, fill, len);
+    ls_be64_put(out, 0);
+    ls_be32_put(out + 8, (uint32_t)(len - 12));
+    ls_be32_put(out + 23, (uint32_t)(records - 1));
+    ls_be64_put(out + 35, 1000 + fill);
+    return len;
+}
+
+typedef struct {
+    int done;
+    ls_status st;
+    int64_t off;
+} ack_t;
+static void on_ack(void *arg, ls_status st, int64_t base, int64_t start)
+{
+    ack_t *a = arg;
+    a->done = 1;
+    a->st = st;
+    a->off = base;
+}
+static void run_until(int *flag)
+{
+    for (int i = 0; i < 100000 && !*flag; i++)
+        uv_run(&loop, UV_RUN_ONCE);
+}
+typedef struct {
+    int done;
+    ls_buf_t bytes;
+    ls_status st;
+} rd_t;
+static void on_read(void *arg, ls_read_result_t *res)
+{
+    rd_t *r = arg;
+    r->st = res->st;
+    ls_buf_init(&r->bytes);
+    for (int i = 0; i < res->nslices; i++)
+        ls_buf_append(&r->bytes, res->slices[i].chunk->data + res->slices[i].off, res->slices[i].len);
+    ls_read_result_free(res);
+    r->done = 1;
+}
+static rd_t read_all(ls_logstore_t *ls, int64_t log, int64_t off)
+{
+    rd_t r = {0};
+    ls_logstore_read(ls, log, off, 1 << 24, on_read, &r);
+    run_until(&r.done);
+    return r;
+}
+static void flag_cb(void *arg) { *(int *)arg = 1; }
+
+static ls_logstore_config_t lcfg(void)
+{
+    ls_logstore_config_t c = {.flush_max_bytes = 1 << 20, .flush_linger_ms = 1,
+                              .max_inflight_flushes = 2, .buffer_max_bytes = 64 << 20,
+                              .read_cache_max_bytes = 64 << 20, .gc_grace_ms = 0, .broker_id = 1};
+    return c;
+}
+
+static size_t count_objects(ls_objstore_t *os, const char *prefix)
+{
+    ls_objinfo_t *v;
+    size_t n;
+    if (ls_objstore_list(os, prefix, &v, &n) != LS_OK)
+        return (size_t)-1;
+    ls_objinfo_free(v, n);
+    return n;
+}
+
+TEST(compaction_preserves_bytes_and_releases_wal)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = lcfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    uint8_t buf[128];
+    /* 12 flushes, each with entries of two logs */
+    for (int round = 0; round < 12; round++) {
+        ack_t a[2] = {{0}};
+        for (int l = 0; l < 2; l++) {
+            size_t len = make_entry(buf, 2, (uint8_t)(round * 2 + l));
+            ls_append_t ap = {.log_id = 40 + l, .data = buf, .len = len, .offset_count = 2,
+                              .max_timestamp = 1000 + round, .producer = {.producer_id = -1}};
+            ls_logstore_append(ls, &ap, on_ack, &a[l]);
+        }
+        run_until(&a[0].done);
+        run_until(&a[1].done);
+        CHECK_EQ_INT(a[0].st, LS_OK);
+    }
+    CHECK_EQ_INT(count_objects(os, "wal/"), 12);
+    rd_t before40 = read_all(ls, 40, 0), before41 = read_all(ls, 41, 5);
+    CHECK_EQ_INT(before40.bytes.len, 12 * 77);
+
+    ls_compactor_config_t cc = {.enabled = false, .interval_ms = 1000, .min_age_ms = 0,
+                                .max_entries = 5, .max_bytes = 1 << 20};
+    ls_compactor_t *comp = ls_compactor_start(&loop, ls, meta, os, &cc);
+    int done = 0;
+    ls_compactor_kick(comp, flag_cb, &done);
+    run_until(&done);
+    ls_compactor_stats_t st;
+    ls_compactor_stats(comp, &st);
+    CHECK_EQ_INT(st.entries_replaced, 24);   /* 12 per log, 5 per CO: 3 COs each */
+    CHECK_EQ_INT(st.objects_written, 6);
+    CHECK_EQ_INT(st.wal_objects_released, 12);
+    CHECK_EQ_INT(count_objects(os, "co/"), 6);
+    /* index: only CO entries remain, keyed by their last offsets */
+    ls_kvlist_t l;
+    CHECK_EQ_INT(ls_meta_scan_prefix(meta, "/ls/log/", 0, &l), LS_OK);
+    CHECK_EQ_INT(l.n, 6);
+    for (size_t i = 0; i < l.n; i++) {
+        ls_idx_entry_t e;
+        CHECK_EQ_INT(ls_idx_decode(l.v[i].val, l.v[i].vlen, &e), LS_OK);
+        CHECK_EQ_INT(e.kind, LS_IDX_CO);
+        ls_idx_clear(&e);
+    }
+    ls_kvlist_free(&l);
+    CHECK_EQ_INT(ls_meta_scan_prefix(meta, LS_WALOBJ_PREFIX, 0, &l), LS_OK);
+    CHECK_EQ_INT(l.n, 0);   /* every WAL object released */
+    ls_kvlist_free(&l);
+    /* same bytes after the swap, from the live store ... */
+    rd_t after40 = read_all(ls, 40, 0), after41 = read_all(ls, 41, 5);
+    CHECK(after40.bytes.len == before40.bytes.len &&
+          memcmp(after40.bytes.data, before40.bytes.data, after40.bytes.len) == 0);
+    CHECK(after41.bytes.len == before41.bytes.len &&
+          memcmp(after41.bytes.data, before41.bytes.data, after41.bytes.len) == 0);
+    /* ... then GC removes the released WAL objects */
+    int deleted = 0;
+    CHECK_EQ_INT(ls_logstore_gc_now(ls, &deleted), LS_OK);
+    CHECK_EQ_INT(deleted, 12);
+    CHECK_EQ_INT(count_objects(os, "wal/"), 0);
+    /* appends continue after compaction */
+    ack_t a = {0};
+    size_t len = make_entry(buf, 1, 99);
+    ls_append_t ap = {.log_id = 40, .data = buf, .len = len, .offset_count = 1,
+                      .max_timestamp = 1, .producer = {.producer_id = -1}};
+    ls_logstore_append(ls, &ap, on_ack, &a);
+    run_until(&a.done);
+    CHECK_EQ_INT(a.off, 24);
+    int stopped = 0;
+    ls_compactor_stop(comp, flag_cb, &stopped);
+    run_until(&stopped);
+    ls_compactor_free(comp);
+    int shut = 0;
+    ls_logstore_shutdown(ls, flag_cb, &shut);
+    run_until(&shut);
+    ls_logstore_free(ls);
+    /* a fresh store (cold cache) reads from the COs */
+    ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    rd_t cold = read_all(ls, 40, 0);
+    CHECK_EQ_INT(cold.st, LS_OK);
+    CHECK_EQ_INT(cold.bytes.len, before40.bytes.len + len);
+    CHECK(memcmp(cold.bytes.data, before40.bytes.data, before40.bytes.len) == 0);
+    rd_t mid = read_all(ls, 41, 13);   /* offset inside a CO, mid-entry */
+    CHECK_EQ_INT(mid.st, LS_OK);
+    CHECK_EQ_INT(ls_be64_get(mid.bytes.data), 12);
+    shut = 0;
+    ls_logstore_shutdown(ls, flag_cb, &shut);
+    run_until(&shut);
+    ls_logstore_free(ls);
+    ls_buf_free(&before40.bytes);
+    ls_buf_free(&before41.bytes);
+    ls_buf_free(&after40.bytes);
+    ls_buf_free(&after41.bytes);
+    ls_buf_free(&cold.bytes);
+    ls_buf_free(&mid.bytes);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
+TEST(hot_window_is_left_alone)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = lcfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    uint8_t buf[128];
+    ack_t a = {0};
+    size_t len = make_entry(buf, 1, 1);
+    ls_append_t ap = {.log_id = 7, .data = buf, .len = len, .offset_count = 1,
+                      .max_timestamp = 1, .producer = {.producer_id = -1}};
+    ls_logstore_append(ls, &ap, on_ack, &a);
+    run_until(&a.done);
+    ls_compactor_config_t cc = {.enabled = false, .interval_ms = 1000, .min_age_ms = 3600000,
+                                .max_entries = 5, .max_bytes = 1 << 20};
+    ls_compactor_t *comp = ls_compactor_start(&loop, ls, meta, os, &cc);
+    int done = 0;
+    ls_compactor_kick(comp, flag_cb, &done);
+    run_until(&done);
+    ls_compactor_stats_t st;
+    ls_compactor_stats(comp, &st);
+    CHECK_EQ_INT(st.objects_written, 0);
+    int stopped = 0;
+    ls_compactor_stop(comp, flag_cb, &stopped);
+    run_until(&stopped);
+    ls_compactor_free(comp);
+    int shut = 0;
+    ls_logstore_shutdown(ls, flag_cb, &shut);
+    run_until(&shut);
+    ls_logstore_free(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
+int main(void)
+{
+    uv_loop_init(&loop);
+    RUN(compaction_preserves_bytes_and_releases_wal);
+    RUN(hot_window_is_left_alone);
+    uv_loop_close(&loop);
+    UNIT_DONE();
+}
