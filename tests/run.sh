@@ -6,6 +6,9 @@
 # 1. unit:   every executable BUILD_DIR/tests/test_*; each prints "PASS name" /
 #            "FAIL name: ..." lines. A binary that exits non-zero (crash,
 #            sanitizer abort, timeout) without a FAIL line counts as 1 failure.
+# 1b. etcd: tools/etcd/etcd.sh starts a throwaway etcd; BUILD_DIR/tests/test_meta
+#            runs again with LS_TEST_ETCD_URL, so the shared metadata KV suite
+#            (and the etcd-only tests) run against it (LS_TEST_ETCD=0 skips).
 # 2. pytest: tests/integration (confluent-kafka, kafka-python, raw sockets),
 #            counted from its junit xml.
 # 3. kafkajs, Java kafka-clients, kcat: each run against a fresh broker by
@@ -126,6 +129,35 @@ if [ ! -d "$BUILD" ]; then
 else
     BUILD=$(cd "$BUILD" && pwd)
     run_units unit/ "$BUILD"
+fi
+
+# ---------------------------------------------------------------- etcd
+
+# run_etcd_meta BUILD_DIR: test_meta against a throwaway etcd.
+run_etcd_meta() {
+    local dir
+    if ! command -v etcd >/dev/null 2>&1; then
+        echo "FAIL etcd: etcd not installed; run tools/install-deps.sh test"
+        add etcd 0 1
+        return
+    fi
+    if ! dir=$(tools/etcd/etcd.sh start "$WORK/etcd"); then
+        echo "FAIL etcd: tools/etcd/etcd.sh start failed"
+        add etcd 0 1
+        return
+    fi
+    local vars
+    mapfile -t vars <"$dir/env"   # LS_TEST_ETCD_URL=... LS_TEST_ETCD_DIR=...
+    run_counted etcd/test_meta 300 env "${vars[@]}" LS_TEST_META_ONLY=etcd "$1/tests/test_meta"
+    tools/etcd/etcd.sh stop "$dir"
+}
+
+if [ "$UNIT_ONLY" = 0 ] && [ -x "$BUILD/tests/test_meta" ]; then
+    if [ "${LS_TEST_ETCD:-1}" = 0 ]; then
+        note "etcd: skipped (LS_TEST_ETCD=0)"
+    else
+        run_etcd_meta "$BUILD"
+    fi
 fi
 
 # ---------------------------------------------------------------- integration

@@ -5,6 +5,7 @@
 #   tools/install-deps.sh test    + client tools and test dependencies:
 #                                 kcat, librdkafka-dev, JDK 17, maven, node/npm,
 #                                 Ceph radosgw/mon/osd (S3 server for tests),
+#                                 etcd-server (metadata store for tests),
 #                                 .venv from tests/integration/requirements.txt,
 #                                 tests/integration/js/node_modules (npm ci),
 #                                 .cache/java/lib (kafka-clients and its deps)
@@ -23,7 +24,8 @@ cd "$ROOT"
 BUILD_PKGS=(build-essential pkg-config libuv1-dev libjansson-dev libsqlite3-dev libzstd-dev
             liblz4-dev libsnappy-dev zlib1g-dev libssl-dev libcurl4-openssl-dev)
 TEST_PKGS=(kcat librdkafka-dev openjdk-17-jdk-headless maven
-           radosgw ceph-mon ceph-osd curl)  # Ceph: the S3 server of tests/s3/run.sh
+           radosgw ceph-mon ceph-osd curl   # Ceph: the S3 server of tests/s3/run.sh
+           etcd-server)                     # etcd: tools/etcd/etcd.sh (tests/run.sh etcd stage)
 
 STAMPS="$ROOT/.cache/stamps"
 

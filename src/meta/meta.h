@@ -34,7 +34,21 @@
  *    watch_cancel returns the callback is not running and never runs again;
  *    a callback may cancel its own watch.
  * All calls are blocking and thread-safe; the broker calls them from worker
- * threads, never from the network loop (watch callbacks excepted). */
+ * threads, never from the network loop (watch callbacks excepted).
+ *
+ * Per-backend notes (where a backend departs from the above):
+ *  - etcd (meta_etcd.c): revisions are the etcd cluster's, shared by every
+ *    prefix, so a new store starts at etcd's current revision (>= 1, not 0)
+ *    and other writers to the same etcd advance it too (consecutive txns of
+ *    one writer are +1 apart only when nobody else writes). Lease TTLs are
+ *    whole seconds, rounded up and raised to etcd's minimum (1.5 x election
+ *    timeout: 2 s by default); expiry is noticed within ~0.5 s after that.
+ *    Watch history is etcd's (until compaction); the compacted check is a
+ *    probe before the stream opens, so a compaction racing it, or one that
+ *    overtakes a reconnecting watch, is reported as cb(arg, NULL, 0). A write
+ *    whose answer was lost is LS_EIO (maybe applied); LS_EAGAIN means no
+ *    endpoint took it. Reverse scans (floor) are sorted by etcd before the
+ *    limit applies: they cost O(keys in range). */
 #ifndef LS_META_H
 #define LS_META_H
 #include <stddef.h>

@@ -19,8 +19,9 @@
  *  - Failover: an endpoint that refuses the connection (the request was not
  *    sent) is skipped for every call. A call whose outcome is unknown (timeout
  *    or a broken connection after sending) is retried elsewhere only when it is
- *    a read; a write then reports LS_EAGAIN ("outcome unknown") and the
- *    caller's compare-and-set sorts it out.
+ *    a read; a write then reports LS_EIO ("outcome unknown": maybe applied,
+ *    the caller reads back, as for any backend). LS_EAGAIN from a write means
+ *    it was certainly not applied (no endpoint took the request).
  *  - Each watch owns one thread and one streaming POST /v3/watch (its own
  *    easy + multi handle, woken by curl_multi_wakeup on cancel). The thread
  *    groups each response's events by revision and calls the callback once per
@@ -314,6 +315,7 @@ static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int r
     hl = curl_slist_append(hl, "Expect:");
     size_t start = cur_ep(em);
     ls_status st = LS_EAGAIN;
+    int code = 0;
     char why[200] = "";
     const char *ep = em->eps[start];
     *resp = NULL;
@@ -343,7 +345,7 @@ static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int r
             }
             snprintf(em->base.errmsg, sizeof em->base.errmsg,
                      "etcd %s%s: %s (outcome unknown)", ep, path, curl_easy_strerror(rc));
-            st = LS_EAGAIN;
+            st = LS_EIO; /* maybe applied: the caller reads back */
             goto out;
         }
         json_error_t jerr;
@@ -355,15 +357,19 @@ static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int r
             st = LS_OK;
             goto out;
         }
-        int code = (int)jget_i64(j, "code");
+        code = (int)jget_i64(j, "code");
         const char *msg = json_string_value(json_object_get(j, "message"));
         snprintf(why, sizeof why, "HTTP %ld: %.150s", http, msg ? msg : b.p ? b.p : "(no body)");
         ls_free(b.p);
         json_decref(j);
-        st = j && code ? grpc_status(code) : LS_EIO;
+        st = code ? grpc_status(code) : LS_EIO;
         /* no leader / shutting down: another member may serve a read */
         if (code == GRPC_UNAVAILABLE && read_only) continue;
-        snprintf(em->base.errmsg, sizeof em->base.errmsg, "etcd %s%s: %s", ep, path, why);
+        /* a write that timed out inside etcd may still commit */
+        int unknown = !read_only && (code == GRPC_DEADLINE || strstr(why, "timed out"));
+        if (unknown) st = LS_EIO;
+        snprintf(em->base.errmsg, sizeof em->base.errmsg, "etcd %s%s: %s%s", ep, path, why,
+                 unknown ? " (outcome unknown)" : "");
         goto out;
     }
     snprintf(em->base.errmsg, sizeof em->base.errmsg, "etcd unreachable (%zu endpoint%s, last %s%s): %s",
@@ -714,9 +720,11 @@ static void watch_stream(ls_meta_watch_t *w, const char *ep)
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, watch_on_write);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, w);
-    /* a silent stream is dead: etcd sends progress notifications every ~10 min,
-     * so only a transport-level stall counts */
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 0L);
+    /* no overall timeout: the stream is meant to stay open; a peer that
+     * vanished without a FIN is found by TCP keepalive (etcd's own progress
+     * notifications come only every ~10 min) */
+    curl_easy_setopt(c, CURLOPT_TCP_KEEPIDLE, 10L);
+    curl_easy_setopt(c, CURLOPT_TCP_KEEPINTVL, 5L);
     w->line.n = 0;
     curl_multi_add_handle(w->multi, c);
     int running = 1;
