@@ -100,7 +100,8 @@ fuzz: deps $(FUZZ_BINS)
 	  (cd build-fuzz && ./$$n -max_total_time=$(FUZZ_TIME) -max_len=65536 -rss_limit_mb=2048 \
 	     -print_final_stats=1 corpus/$$n ../tools/fuzz/corpus/$$n > $$n.log 2>&1); rc=$$?; \
 	  grep -E "stat::number_of_executed_units|ERROR|SUMMARY|Test unit written" build-fuzz/$$n.log; \
-	  if [ $$rc -ne 0 ]; then echo "FAIL fuzz $$n (see build-fuzz/$$n.log)"; exit 1; fi; \
+	  if [ $$rc -ne 0 ]; then echo "FAIL fuzz.$$n: crash or sanitizer report (see build-fuzz/$$n.log)"; exit 1; fi; \
+	  echo "PASS fuzz.$$n"; \
 	done
 
 # Long crash-consistency run: CYCLES kill -9/restart cycles under idempotent

@@ -15,7 +15,8 @@
 #            tests/integration/lsbroker.py, counted from PASS/FAIL lines.
 # 4. s3:     tests/s3/run.sh starts Ceph radosgw (tools/s3/radosgw.sh) and runs
 #            the S3 unit tests and suites 2-3 again with S3 as the object store.
-# 5. asan:   with LS_TEST_ASAN_BUILD=DIR (make test sets it), the unit tests
+# 5. fuzz:   every libFuzzer harness (tools/fuzz) for LS_TEST_FUZZ_TIME s (15).
+# 6. asan:   with LS_TEST_ASAN_BUILD=DIR (make test sets it), the unit tests
 #            and the pytest suite again against the ASan+UBSan build; any
 #            sanitizer report fails the test that triggered it.
 #
@@ -212,6 +213,14 @@ if [ "$UNIT_ONLY" = 0 ]; then
             note "s3: skipped (LS_TEST_S3=0)"
         else
             run_counted s3 2400 tests/s3/run.sh "$BUILD" "$WORK/s3"
+        fi
+
+        # -- fuzzing: every libFuzzer harness for a short time (make fuzz runs long)
+        if command -v clang >/dev/null 2>&1; then
+            run_counted fuzz 900 make --no-print-directory fuzz FUZZ_TIME="${LS_TEST_FUZZ_TIME:-15}"
+        else
+            echo "FAIL fuzz: clang missing; run tools/install-deps.sh test"
+            add fuzz 0 1
         fi
 
         # -- sanitizers: the unit tests and the Python suite once more against

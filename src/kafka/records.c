@@ -436,3 +436,22 @@ free_tmp:
     ls_buf_free(&tmp);
     return res;
 }
+
+/* ---- header iteration ---------------------------------------------------- */
+
+int ls_record_header_next(const uint8_t **pos, const uint8_t *end, ls_record_header_t *h)
+{
+    rb_reader_t r;
+    rd_init(&r, *pos, end);
+    int32_t klen, vlen;
+    const uint8_t *k = rd_bytes(&r, false, &klen, "header key");
+    const uint8_t *v = rd_bytes(&r, true, &vlen, "header value");
+    if (r.err[0])
+        return -1;
+    h->key = (const char *)k;
+    h->key_len = klen;
+    h->value = v;
+    h->value_len = vlen;
+    *pos = r.p;
+    return 0;
+}

@@ -107,4 +107,14 @@ typedef struct ls_record_view {
  * offset deltas with gaps (strictly increasing, <= lastOffsetDelta). */
 ls_rb_result ls_records_foreach(const uint8_t *batch, size_t len, size_t max_decompressed,
                                 int (*cb)(void *arg, const ls_record_view_t *rec), void *arg);
+/* One header of a record view's raw header bytes. */
+typedef struct ls_record_header {
+    const char *key;
+    int32_t key_len;
+    const uint8_t *value;     /* NULL when null */
+    int32_t value_len;        /* -1 when null */
+} ls_record_header_t;
+/* Decodes the header at *pos (advancing it); -1 on malformed bytes. Records
+ * that passed ls_records_foreach always decode. */
+int ls_record_header_next(const uint8_t **pos, const uint8_t *end, ls_record_header_t *h);
 #endif

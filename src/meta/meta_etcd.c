@@ -52,8 +52,14 @@
 #define ETCD_WATCH_BACKOFF_MAX_MS 2000
 
 /* gRPC status codes the gateway reports */
-enum { GRPC_INVALID_ARGUMENT = 3, GRPC_DEADLINE = 4, GRPC_NOT_FOUND = 5, GRPC_EXHAUSTED = 8,
-       GRPC_OUT_OF_RANGE = 11, GRPC_UNAVAILABLE = 14 };
+enum {
+    GRPC_INVALID_ARGUMENT = 3,
+    GRPC_DEADLINE = 4,
+    GRPC_NOT_FOUND = 5,
+    GRPC_EXHAUSTED = 8,
+    GRPC_OUT_OF_RANGE = 11,
+    GRPC_UNAVAILABLE = 14
+};
 
 typedef struct etcd_meta {
     ls_meta_t base;
@@ -68,7 +74,10 @@ typedef struct etcd_meta {
 } etcd_meta_t;
 
 static pthread_once_t etcd_curl_once = PTHREAD_ONCE_INIT;
-static void etcd_curl_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+static void etcd_curl_init(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
 
 /* ---- base64 and key mapping ---- */
 
@@ -81,7 +90,8 @@ static char *b64_enc(const void *data, size_t n)
     size_t i = 0;
     for (; i + 2 < n; i += 3) {
         uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-        *o++ = B64[v >> 18], *o++ = B64[(v >> 12) & 63], *o++ = B64[(v >> 6) & 63], *o++ = B64[v & 63];
+        *o++ = B64[v >> 18], *o++ = B64[(v >> 12) & 63], *o++ = B64[(v >> 6) & 63],
+        *o++ = B64[v & 63];
     }
     if (i < n) {
         uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
@@ -274,13 +284,19 @@ static void set_cur_ep(etcd_meta_t *em, size_t i)
 static ls_status grpc_status(int code)
 {
     switch (code) {
-    case GRPC_INVALID_ARGUMENT: return LS_EINVAL;
-    case GRPC_NOT_FOUND: return LS_ENOTFOUND;
-    case GRPC_OUT_OF_RANGE: return LS_ERANGE;
-    case GRPC_EXHAUSTED: return LS_ELIMIT;
+    case GRPC_INVALID_ARGUMENT:
+        return LS_EINVAL;
+    case GRPC_NOT_FOUND:
+        return LS_ENOTFOUND;
+    case GRPC_OUT_OF_RANGE:
+        return LS_ERANGE;
+    case GRPC_EXHAUSTED:
+        return LS_ELIMIT;
     case GRPC_DEADLINE:
-    case GRPC_UNAVAILABLE: return LS_EAGAIN;
-    default: return LS_EIO;
+    case GRPC_UNAVAILABLE:
+        return LS_EAGAIN;
+    default:
+        return LS_EIO;
     }
 }
 
@@ -343,8 +359,8 @@ static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int r
                 st = LS_EAGAIN;
                 continue; /* next endpoint */
             }
-            snprintf(em->base.errmsg, sizeof em->base.errmsg,
-                     "etcd %s%s: %s (outcome unknown)", ep, path, curl_easy_strerror(rc));
+            snprintf(em->base.errmsg, sizeof em->base.errmsg, "etcd %s%s: %s (outcome unknown)", ep,
+                     path, curl_easy_strerror(rc));
             st = LS_EIO; /* maybe applied: the caller reads back */
             goto out;
         }
@@ -372,8 +388,9 @@ static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int r
                  unknown ? " (outcome unknown)" : "");
         goto out;
     }
-    snprintf(em->base.errmsg, sizeof em->base.errmsg, "etcd unreachable (%zu endpoint%s, last %s%s): %s",
-             em->neps, em->neps > 1 ? "s" : "", ep, path, why);
+    snprintf(em->base.errmsg, sizeof em->base.errmsg,
+             "etcd unreachable (%zu endpoint%s, last %s%s): %s", em->neps, em->neps > 1 ? "s" : "",
+             ep, path, why);
     st = LS_EAGAIN;
 out:
     pool_put(em, c);
@@ -623,8 +640,10 @@ static int watch_message(ls_meta_watch_t *w, const char *p, size_t n)
     }
     int64_t compact = jget_i64(res, "compact_revision");
     if (compact) {
-        LS_WARN("meta", "etcd watch fell behind: history before revision %" PRId64
-                " is compacted (wanted %" PRId64 ")", compact, w->next_rev);
+        LS_WARN("meta",
+                "etcd watch fell behind: history before revision %" PRId64
+                " is compacted (wanted %" PRId64 ")",
+                compact, w->next_rev);
         json_decref(j);
         if (!watch_cancelled(w)) w->cb(w->arg, NULL, 0);
         return 1;
@@ -901,7 +920,8 @@ ls_meta_t *ls_meta_etcd_open(const char *url, char *err, int errlen)
     const char *hosts = url + 7, *slash = strchr(hosts, '/');
     size_t hlen = slash ? (size_t)(slash - hosts) : strlen(hosts);
     if (hlen == 0) {
-        snprintf(err, (size_t)errlen, "etcd URL '%s' names no endpoint (etcd://host:port/prefix)", url);
+        snprintf(err, (size_t)errlen, "etcd URL '%s' names no endpoint (etcd://host:port/prefix)",
+                 url);
         return NULL;
     }
     etcd_meta_t *em = LS_NEW(etcd_meta_t);
@@ -913,8 +933,8 @@ ls_meta_t *ls_meta_etcd_open(const char *url, char *err, int errlen)
         const char *colon = memchr(p, ':', n);
         if (n == 0 || n > 255 || !colon || colon == p || colon + 1 == p + n ||
             strspn(colon + 1, "0123456789") < (size_t)(p + n - colon - 1)) {
-            snprintf(err, (size_t)errlen,
-                     "etcd URL '%s': endpoint '%.*s' is not host:port", url, (int)n, p);
+            snprintf(err, (size_t)errlen, "etcd URL '%s': endpoint '%.*s' is not host:port", url,
+                     (int)n, p);
             etcd_close(&em->base);
             return NULL;
         }

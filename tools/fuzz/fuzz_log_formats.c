@@ -1,6 +1,7 @@
 /* libFuzzer harness for the decoders of what log storage reads back from the
  * stores: the WAL object footer, log head records, index entries, and the
- * read cache's entry framing (which rewrites base offsets in place).
+ * read cache's entry framing (which rewrites base offsets in place), and the
+ * compacted-object footer.
  *
  * Input byte 0 picks the decoder; the rest is its input. Oracle besides the
  * sanitizers: an accepted head or index entry re-encodes to the same bytes.
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "log/co_format.h"
 #include "log/log_meta.h"
 #include "log/read_cache.h"
 #include "log/wal_format.h"
@@ -23,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const uint8_t *p = data + 1;
     size_t n = size - 1;
     char why[256];
-    switch (data[0] % 4) {
+    switch (data[0] % 5) {
     case 0: {
         ls_wal_section_t *s;
         uint32_t ns;
@@ -68,6 +70,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ls_read_cache_insert(rc, 1, 100, 100 + count - 1, c, 0, n - 8, "fuzz", why, sizeof why);
         ls_chunk_release(c);
         ls_read_cache_free(rc);
+        break;
+    }
+    case 4: {
+        int64_t id, first, last;
+        ls_co_entry_t *e;
+        uint32_t ne;
+        if (ls_co_footer_decode(p, n, &id, &first, &last, &e, &ne, why, sizeof why) == LS_OK)
+            ls_free(e);
         break;
     }
     }
