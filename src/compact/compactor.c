@@ -21,8 +21,14 @@
  * when no index entry references it, and GC deletes the object only after
  * that (plus its grace period), so readers holding a stale entry retry.
  *
- * Not yet: materialization into tables in the same pass (issue 4),
- * retention, leases for several brokers (single broker: one pass at a time).
+ * Materialization: when the log's stream has a table enabled, the records of
+ * the range are appended to its Iceberg table (materialize.c) after the CO is
+ * written and BEFORE the index swap; a failed table commit leaves the range in
+ * WAL objects for the next pass, so the table never misses a range that the
+ * log has compacted, and its per-log offset summary keeps retries exactly-once.
+ *
+ * Not yet: retention, leases for several brokers (single broker: one pass at
+ * a time), policy fields beyond enabled / partition / compression.
  * Legacy WAL reference values ("1", before counts existed) are never
  * decremented, so such objects are kept. */
 #include "compact/compactor.h"
@@ -36,6 +42,7 @@
 #include "base/diag.h"
 #include "log/co_format.h"
 #include "log/log_meta.h"
+#include "compact/materialize.h"
 #include "log/read_cache.h"
 
 typedef struct done_cb {
@@ -81,6 +88,18 @@ typedef struct walref {
     char key[160];
     int refs;
 } walref_t;
+
+static ls_stream_t *find_stream(ls_compactor_t *c, int64_t log_id)
+{
+    int n = 0;
+    ls_stream_t **v = ls_catalog_list(c->cfg.catalog, NULL, &n);
+    ls_stream_t *found = NULL;
+    for (int i = 0; i < n && !found; i++)
+        if (v[i]->stream_no == log_id >> LS_LOG_PARTITION_BITS)
+            found = ls_stream_keep(v[i]);
+    ls_stream_list_release(v, n);
+    return found;
+}
 
 /* Compacts the oldest eligible run of one log. Returns 1 if it swapped. */
 static int compact_log(ls_compactor_t *c, int64_t log_id)
@@ -188,6 +207,28 @@ static int compact_log(ls_compactor_t *c, int64_t log_id)
                 ls_status_str(st));
         c->stats.failures++;
         goto out;
+    }
+    /* 1b. the table: same bytes, second output */
+    if (c->cfg.catalog) {
+        ls_stream_t *s = find_stream(c, log_id);
+        if (s && ls_table_enabled(s)) {
+            char terr[512] = "";
+            uint64_t rows = 0;
+            st = ls_materialize_range(c->os, c->cfg.warehouse_uri, s,
+                                      (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)), log_id, obj.data,
+                                      ents, nents, LS_CO_HEADER_SIZE + body_len, last, &rows, terr,
+                                      sizeof terr);
+            if (st != LS_OK) {
+                LS_WARN("compact", "log %016llx: materializing [%lld, %lld] into table %s.%s "
+                        "failed: %s (%s); will retry", (unsigned long long)log_id,
+                        (long long)first, (long long)last, s->ns, s->name, ls_status_str(st), terr);
+                c->stats.table_failures++;
+                ls_stream_release(s);
+                goto out;
+            }
+            c->stats.rows_materialized += rows;
+        }
+        ls_stream_release(s);
     }
     /* 2. swap the index in one txn */
     {

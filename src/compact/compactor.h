@@ -9,6 +9,7 @@
 #include "log/logstore.h"
 #include "meta/meta.h"
 #include "objstore/objstore.h"
+#include "stream/catalog.h"
 
 typedef struct ls_compactor ls_compactor_t;
 
@@ -18,11 +19,13 @@ typedef struct ls_compactor_config {
     int64_t min_age_ms;    /* hot window: younger WAL entries stay */
     int max_entries;       /* WAL index entries per CO (txn-size bound) */
     int64_t max_bytes;     /* CO size target */
+    ls_catalog_t *catalog; /* streams' materialization policies (NULL: no tables) */
+    const char *warehouse_uri; /* URI of the object store root, for table locations */
 } ls_compactor_config_t;
 
 typedef struct ls_compactor_stats {
     uint64_t passes, objects_written, entries_replaced, bytes_written, wal_objects_released,
-        conflicts, failures;
+        conflicts, failures, rows_materialized, table_failures;
 } ls_compactor_stats_t;
 
 ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta_t *meta,

@@ -157,7 +157,17 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         return -1;
     ls_logstore_set_entry_time_fn(b->logs, ls_kafka_batch_offset_for_time);
     ls_logstore_on_pressure_change(b->logs, on_pressure, b);
+    /* table locations are URIs of the object store root: the store URL
+     * without the fault wrapper or query parameters */
+    const char *wu = cfg->object_store_url;
+    if (!strncmp(wu, "faulty+", 7))
+        wu += 7;
+    b->warehouse_uri = ls_strndup(wu, strcspn(wu, "?"));
+    while (strlen(b->warehouse_uri) > 8 && b->warehouse_uri[strlen(b->warehouse_uri) - 1] == '/')
+        b->warehouse_uri[strlen(b->warehouse_uri) - 1] = 0;
     ls_compactor_config_t cc = {
+        .catalog = b->catalog,
+        .warehouse_uri = b->warehouse_uri,
         .enabled = cfg->compaction_enabled,
         .interval_ms = cfg->compaction_interval_ms,
         .min_age_ms = cfg->compaction_min_age_ms,
@@ -243,6 +253,7 @@ void ls_broker_free(ls_broker_t *b)
     ls_group_service_free(b->groups);
     if (b->compactor)
         ls_compactor_free(b->compactor);
+    ls_free(b->warehouse_uri);
     ls_logstore_free(b->logs);
     if (b->catalog)
         ls_catalog_close(b->catalog);

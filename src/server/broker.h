@@ -23,6 +23,7 @@ typedef struct ls_broker {
     ls_catalog_t *catalog;
     ls_logstore_t *logs;
     ls_kafka_listener_t *kafka;
+    char *warehouse_uri;               /* object store root URI: table locations */
     struct ls_compactor *compactor;    /* WAL -> compacted objects (compact/compactor.h) */
     struct ls_group_service *groups;   /* consumer-group coordinator (group/group_service.h) */
     char cluster_id[64];
