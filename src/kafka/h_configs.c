@@ -341,12 +341,9 @@ static int32_t broker_configs(ls_arena_t *a, const ls_broker_t *b, const ls_kstr
                               int32_t nkeys, bool synonyms, bool docs, cfg_entry_t **out)
 {
     const ls_config_t *c = b->cfg;
-    /* the address Metadata advertises (see h_metadata.c) */
-    const char *host = c->advertised_host && *c->advertised_host ? c->advertised_host
-                                                                 : c->listen_host;
-    if (!host || !*host || strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0)
-        host = "localhost";
-    int port = c->advertised_port > 0 ? c->advertised_port : c->listen_port;
+    /* the address Metadata advertises */
+    const char *host = ls_broker_advertised_host(b);
+    int port = ls_broker_advertised_port(b);
     const broker_entry_t list[] = {
         {"advertised.listeners", aprintf(a, "PLAINTEXT://%s:%d", host, port), NULL,
          LS_KAFKA_CONFIG_TYPE_STRING, false, "Addresses clients are told to connect to."},

@@ -86,21 +86,6 @@ static ls_kstr_t offset_meta(ls_arena_t *a, const ls_group_offset_t *o)
 
 static ls_group_service_t *svc(ls_kreq_t *req) { return req->broker->groups; }
 
-static const char *advertised_host(const ls_broker_t *b)
-{
-    const ls_config_t *cfg = b->cfg;
-    if (cfg->advertised_host && *cfg->advertised_host)
-        return cfg->advertised_host;
-    if (cfg->listen_host && *cfg->listen_host && strcmp(cfg->listen_host, "0.0.0.0") != 0 &&
-        strcmp(cfg->listen_host, "::") != 0)
-        return cfg->listen_host;
-    return "localhost";
-}
-
-static int32_t advertised_port(const ls_broker_t *b)
-{
-    return b->cfg->advertised_port > 0 ? b->cfg->advertised_port : b->cfg->listen_port;
-}
 
 #define DECODE_OR_FAIL(T, m)                                                                   \
     do {                                                                                       \
@@ -143,8 +128,8 @@ void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
         r.ErrorCode = err;
         r.ErrorMessage = kstr_or_null(msg);
         r.NodeId = err ? -1 : b->node_id;
-        r.Host = ls_kstr_c(err ? "" : advertised_host(b));
-        r.Port = err ? -1 : advertised_port(b);
+        r.Host = ls_kstr_c(err ? "" : ls_broker_advertised_host(b));
+        r.Port = err ? -1 : ls_broker_advertised_port(b);
     } else {
         r.NumCoordinators = m.NumCoordinatorKeys;
         r.Coordinators = ls_kmsg_alloc(req->arena, m.NumCoordinatorKeys, sizeof *r.Coordinators);
@@ -154,8 +139,8 @@ void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
             c->ErrorCode = err;
             c->ErrorMessage = kstr_or_null(msg);
             c->NodeId = err ? -1 : b->node_id;
-            c->Host = ls_kstr_c(err ? "" : advertised_host(b));
-            c->Port = err ? -1 : advertised_port(b);
+            c->Host = ls_kstr_c(err ? "" : ls_broker_advertised_host(b));
+            c->Port = err ? -1 : ls_broker_advertised_port(b);
         }
     }
     RESPOND(FindCoordinatorResponse, r);

@@ -35,21 +35,6 @@
     (ACL_OP_BIT(5) | ACL_OP_BIT(7) | ACL_OP_BIT(8) | ACL_OP_BIT(9) | ACL_OP_BIT(10) |          \
      ACL_OP_BIT(11) | ACL_OP_BIT(12))
 
-static const char *advertised_host(const ls_broker_t *b)
-{
-    const ls_config_t *cfg = b->cfg;
-    if (cfg->advertised_host && *cfg->advertised_host)
-        return cfg->advertised_host;
-    if (cfg->listen_host && *cfg->listen_host && strcmp(cfg->listen_host, "0.0.0.0") != 0 &&
-        strcmp(cfg->listen_host, "::") != 0)
-        return cfg->listen_host;
-    return "localhost";
-}
-
-static int32_t advertised_port(const ls_broker_t *b)
-{
-    return b->cfg->advertised_port > 0 ? b->cfg->advertised_port : b->cfg->listen_port;
-}
 
 static char *arena_strdup(ls_arena_t *a, ls_kstr_t s)
 {
@@ -122,8 +107,8 @@ static void md_respond(md_ctx_t *ctx)
     r->NumBrokers = 1;
     r->Brokers = ls_arena_alloc(a, sizeof *r->Brokers);
     r->Brokers[0].NodeId = b->node_id;
-    r->Brokers[0].Host = ls_kstr_c(advertised_host(b));
-    r->Brokers[0].Port = advertised_port(b);
+    r->Brokers[0].Host = ls_kstr_c(ls_broker_advertised_host(b));
+    r->Brokers[0].Port = ls_broker_advertised_port(b);
     r->Brokers[0].Rack = ls_kstr_null();
     r->ClusterId = ls_kstr_c(b->cluster_id);
     r->ControllerId = b->node_id;
@@ -272,8 +257,8 @@ void ls_kafka_handle_describe_cluster(ls_kreq_t *req)
         r.NumBrokers = 1;
         r.Brokers = ls_arena_alloc(a, sizeof *r.Brokers);
         r.Brokers[0].BrokerId = b->node_id;
-        r.Brokers[0].Host = ls_kstr_c(advertised_host(b));
-        r.Brokers[0].Port = advertised_port(b);
+        r.Brokers[0].Host = ls_kstr_c(ls_broker_advertised_host(b));
+        r.Brokers[0].Port = ls_broker_advertised_port(b);
         r.Brokers[0].Rack = ls_kstr_null();
     } else {
         /* v1 EndpointType 2 asks for controllers: this broker has no

@@ -38,6 +38,22 @@ static void offload_after(uv_work_t *w, int status)
     ls_free(o);
 }
 
+const char *ls_broker_advertised_host(const ls_broker_t *b)
+{
+    const ls_config_t *cfg = b->cfg;
+    if (cfg->advertised_host && *cfg->advertised_host)
+        return cfg->advertised_host;
+    if (cfg->listen_host && *cfg->listen_host && strcmp(cfg->listen_host, "0.0.0.0") != 0 &&
+        strcmp(cfg->listen_host, "::") != 0)
+        return cfg->listen_host;
+    return "localhost";
+}
+
+int32_t ls_broker_advertised_port(const ls_broker_t *b)
+{
+    return b->cfg->advertised_port > 0 ? b->cfg->advertised_port : b->cfg->listen_port;
+}
+
 void ls_broker_offload(ls_broker_t *b, void (*fn)(void *arg), void (*after)(void *arg), void *arg)
 {
     offload_t *o = LS_NEW(offload_t);

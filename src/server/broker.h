@@ -37,6 +37,10 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
 void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg);
 void ls_broker_free(ls_broker_t *b);
 
+/* The host and port clients are told to connect to (Metadata, FindCoordinator). */
+const char *ls_broker_advertised_host(const ls_broker_t *b);
+int32_t ls_broker_advertised_port(const ls_broker_t *b);
+
 /* Runs fn(arg) on a worker thread, then after(arg) on the loop thread. */
 void ls_broker_offload(ls_broker_t *b, void (*fn)(void *arg), void (*after)(void *arg), void *arg);
 #endif

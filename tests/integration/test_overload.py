@@ -10,6 +10,7 @@ import time
 import pytest
 from confluent_kafka import Producer
 
+import lsbroker
 from kafka_util import DeliveryLog, consume, create_topic, unique_topic
 
 
@@ -65,10 +66,10 @@ def test_overload_applies_backpressure_and_loses_nothing(broker_factory, tmp_pat
     assert len(dl.acked) == n
     assert "pausing reads" in b.log_text(), "the broker never applied backpressure"
     grown = peak[0] - base
-    print("overload: base %.1f MiB, peak %.1f MiB" % (base, peak[0]))
-    # bounds: 4 MiB produce buffer + 8 MiB read cache + one request frame per
+    # bounds (not under ASan, whose quarantine holds freed memory by design): 4 MiB produce buffer + 8 MiB read cache + one request frame per
     # connection in flight + allocator slack; far below the 40 MiB produced
-    assert grown < 40, "broker RSS grew by %.1f MiB under overload (base %.1f)" % (grown, base)
+    assert lsbroker.sanitized_build(b.binary) or grown < 40, \
+        "broker RSS grew by %.1f MiB under overload (base %.1f)" % (grown, base)
     got = consume(b.bootstrap, topic, [0, 1, 2, 3], timeout=120)
     stored = {(part, m.offset()): m.value() for part, msgs in got.items() for m in msgs}
     missing = [(pa, o) for pa, o, _k, v in dl.acked if stored.get((pa, o)) != v]
