@@ -21,7 +21,7 @@ MAIN_OBJ := $(BUILD)/src/main.o
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps run test unit asan asan-test clean format
+.PHONY: all deps run test unit asan asan-test tsan clean format
 all: $(BUILD)/lakestream $(UNIT_BINS)
 
 deps:
@@ -55,7 +55,15 @@ test: deps
 	@tools/install-deps.sh test
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory SANITIZE=1 all
-	@LS_TEST_ASAN_BUILD=build-asan tests/run.sh $(BUILD)
+	@$(MAKE) --no-print-directory tsan
+	@LS_TEST_ASAN_BUILD=build-asan LS_TEST_TSAN_BUILD=build-tsan tests/run.sh $(BUILD)
+
+# ThreadSanitizer build of the unit tests whose modules use threads (libuv
+# worker pool, metadata watch/lease threads, S3 connection pool).
+TSAN_TESTS := test_logstore test_meta test_compactor test_objstore test_s3
+tsan:
+	@$(MAKE) --no-print-directory BUILD=build-tsan CFLAGS=-O1 SAN_FLAGS=-fsanitize=thread \
+	    $(TSAN_TESTS:%=build-tsan/tests/%)
 
 asan:
 	@$(MAKE) --no-print-directory SANITIZE=1 all
@@ -69,7 +77,7 @@ format:
 	clang-format -i src/*/*.c src/*/*.h src/*.c tests/unit/*.c tests/unit/*.h
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-tsan
 
 -include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d)
 

@@ -16,7 +16,9 @@
 # 4. s3:     tests/s3/run.sh starts Ceph radosgw (tools/s3/radosgw.sh) and runs
 #            the S3 unit tests and suites 2-3 again with S3 as the object store.
 # 5. fuzz:   every libFuzzer harness (tools/fuzz) for LS_TEST_FUZZ_TIME s (15).
-# 6. asan:   with LS_TEST_ASAN_BUILD=DIR (make test sets it), the unit tests
+# 6. tsan:   with LS_TEST_TSAN_BUILD=DIR (make test sets it), the threaded
+#            modules' unit tests built with ThreadSanitizer.
+# 7. asan:   with LS_TEST_ASAN_BUILD=DIR (make test sets it), the unit tests
 #            and the pytest suite again against the ASan+UBSan build; any
 #            sanitizer report fails the test that triggered it.
 #
@@ -222,6 +224,17 @@ if [ "$UNIT_ONLY" = 0 ]; then
         else
             echo "FAIL fuzz: clang missing; run tools/install-deps.sh test"
             add fuzz 0 1
+        fi
+
+        # -- ThreadSanitizer: the threaded modules' unit tests (make tsan builds them)
+        if [ -n "${LS_TEST_TSAN_BUILD:-}" ]; then
+            if [ -d "$LS_TEST_TSAN_BUILD/tests" ]; then
+                TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
+                    run_units tsan.unit/ "$(cd "$LS_TEST_TSAN_BUILD" && pwd)"
+            else
+                echo "FAIL tsan: $LS_TEST_TSAN_BUILD/tests missing (make tsan failed?)"
+                add tsan 0 1
+            fi
         fi
 
         # -- sanitizers: the unit tests and the Python suite once more against
