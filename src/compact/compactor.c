@@ -89,20 +89,17 @@ typedef struct walref {
     int refs;
 } walref_t;
 
-static ls_stream_t *find_stream(ls_compactor_t *c, int64_t log_id)
+/* The stream owning log_id in a pass's snapshot of the catalog, or NULL. */
+static ls_stream_t *find_stream(ls_stream_t **streams, int n, int64_t log_id)
 {
-    int n = 0;
-    ls_stream_t **v = ls_catalog_list(c->cfg.catalog, NULL, &n);
-    ls_stream_t *found = NULL;
-    for (int i = 0; i < n && !found; i++)
-        if (v[i]->stream_no == log_id >> LS_LOG_PARTITION_BITS)
-            found = ls_stream_keep(v[i]);
-    ls_stream_list_release(v, n);
-    return found;
+    for (int i = 0; i < n; i++)
+        if (streams[i]->stream_no == log_id >> LS_LOG_PARTITION_BITS)
+            return streams[i];
+    return NULL;
 }
 
 /* Compacts the oldest eligible run of one log. Returns 1 if it swapped. */
-static int compact_log(ls_compactor_t *c, int64_t log_id)
+static int compact_log(ls_compactor_t *c, int64_t log_id, ls_stream_t *s)
 {
     char prefix[64];
     ls_log_idx_prefix(prefix, sizeof prefix, log_id);
@@ -209,26 +206,21 @@ static int compact_log(ls_compactor_t *c, int64_t log_id)
         goto out;
     }
     /* 1b. the table: same bytes, second output */
-    if (c->cfg.catalog) {
-        ls_stream_t *s = find_stream(c, log_id);
-        if (s && ls_table_enabled(s)) {
-            char terr[512] = "";
-            uint64_t rows = 0;
-            st = ls_materialize_range(c->os, c->cfg.warehouse_uri, s,
-                                      (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)), log_id, obj.data,
-                                      ents, nents, LS_CO_HEADER_SIZE + body_len, last, &rows, terr,
-                                      sizeof terr);
-            if (st != LS_OK) {
-                LS_WARN("compact", "log %016llx: materializing [%lld, %lld] into table %s.%s "
-                        "failed: %s (%s); will retry", (unsigned long long)log_id,
-                        (long long)first, (long long)last, s->ns, s->name, ls_status_str(st), terr);
-                c->stats.table_failures++;
-                ls_stream_release(s);
-                goto out;
-            }
-            c->stats.rows_materialized += rows;
+    if (s && ls_table_enabled(s)) {
+        char terr[512] = "";
+        uint64_t rows = 0;
+        st = ls_materialize_range(c->os, c->cfg.warehouse_uri, s,
+                                  (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)), log_id, obj.data,
+                                  ents, nents, LS_CO_HEADER_SIZE + body_len, last, &rows, terr,
+                                  sizeof terr);
+        if (st != LS_OK) {
+            LS_WARN("compact", "log %016llx: materializing [%lld, %lld] into table %s.%s failed: "
+                    "%s (%s); will retry", (unsigned long long)log_id, (long long)first,
+                    (long long)last, s->ns, s->name, ls_status_str(st), terr);
+            c->stats.table_failures++;
+            goto out;
         }
-        ls_stream_release(s);
+        c->stats.rows_materialized += rows;
     }
     /* 2. swap the index in one txn */
     {
@@ -329,6 +321,8 @@ static void pass_work(uv_work_t *w)
     ls_kvlist_t heads;
     if (ls_meta_scan_prefix(c->meta, LS_HEAD_PREFIX, 0, &heads) != LS_OK)
         return;
+    int nstreams = 0;
+    ls_stream_t **streams = c->cfg.catalog ? ls_catalog_list(c->cfg.catalog, NULL, &nstreams) : NULL;
     for (size_t i = 0; i < heads.n; i++) {
         int64_t id = ls_log_id_from_head_key((const char *)heads.v[i].key, heads.v[i].klen);
         ls_head_t h;
@@ -339,9 +333,12 @@ static void pass_work(uv_work_t *w)
         if (fenced)
             continue;
         /* keep going while whole runs qualify (a backlog drains in one pass) */
-        for (int rounds = 0; rounds < 64 && compact_log(c, id); rounds++)
+        ls_stream_t *s = find_stream(streams, nstreams, id);
+        for (int rounds = 0; rounds < 64 && compact_log(c, id, s); rounds++)
             ;
     }
+    if (streams)
+        ls_stream_list_release(streams, nstreams);
     ls_kvlist_free(&heads);
 }
 

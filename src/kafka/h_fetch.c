@@ -29,7 +29,10 @@
 
 #define LS_KERR_FETCH_SESSION_ID_NOT_FOUND 70
 
+typedef struct fetch_ctx fetch_ctx_t;
+
 typedef struct fetch_part {
+    fetch_ctx_t *ctx;
     ls_kafka_FetchResponse_PartitionData *pd;
     int64_t log_id;          /* -1: partition has a fixed error */
     int64_t offset;
@@ -39,7 +42,7 @@ typedef struct fetch_part {
     ls_log_waiter_t *waiter;
 } fetch_part_t;
 
-typedef struct fetch_ctx {
+struct fetch_ctx {
     ls_kreq_t *req;
     ls_kafka_FetchRequest m;
     ls_kafka_FetchResponse resp;
@@ -54,7 +57,7 @@ typedef struct fetch_ctx {
     int64_t deadline_ms;     /* monotonic: answer by then */
     uv_timer_t timer;
     bool timer_used;
-} fetch_ctx_t;
+};
 
 static void fetch_read_next(fetch_ctx_t *ctx);
 
@@ -106,11 +109,6 @@ static void on_timeout(uv_timer_t *t)
     fetch_respond(ctx);
 }
 
-typedef struct wait_arg {
-    fetch_ctx_t *ctx;
-    int part;
-} wait_arg_t;
-
 static void on_wake(void *arg);
 
 static void start_wait(fetch_ctx_t *ctx, int64_t wait_ms)
@@ -121,10 +119,7 @@ static void start_wait(fetch_ctx_t *ctx, int64_t wait_ms)
         fetch_part_t *fp = &ctx->parts[i];
         if (fp->log_id < 0)
             continue;
-        wait_arg_t *wa = ls_arena_alloc(req->arena, sizeof *wa);
-        wa->ctx = ctx;
-        wa->part = i;
-        fp->waiter = ls_logstore_wait(req->broker->logs, fp->log_id, on_wake, wa);
+        fp->waiter = ls_logstore_wait(req->broker->logs, fp->log_id, on_wake, fp);
     }
     if (!ctx->timer_used) {
         uv_timer_init(req->broker->loop, &ctx->timer);
@@ -136,9 +131,9 @@ static void start_wait(fetch_ctx_t *ctx, int64_t wait_ms)
 
 static void on_wake(void *arg)
 {
-    wait_arg_t *wa = arg;
-    fetch_ctx_t *ctx = wa->ctx;
-    ctx->parts[wa->part].waiter = NULL;
+    fetch_part_t *woken = arg;
+    fetch_ctx_t *ctx = woken->ctx;
+    woken->waiter = NULL;   /* fired waiters are freed by log storage */
     if (!ctx->waiting)
         return;
     ctx->waiting = false;
@@ -280,6 +275,7 @@ void ls_kafka_handle_fetch(ls_kreq_t *req)
             ls_kafka_FetchResponse_PartitionData *pd = &tr->Partitions[p];
             fetch_part_t *fp = &ctx->parts[ctx->nparts++];
             fp->pd = pd;
+            fp->ctx = ctx;
             fp->log_id = -1;
             pd->PartitionIndex = fpq->Partition;
             pd->HighWatermark = -1;

@@ -111,8 +111,8 @@ static size_t max_batch_bytes(const ls_broker_t *b, const ls_stream_t *s)
     return n > 0 ? (size_t)n : (size_t)b->cfg->message_max_bytes;
 }
 
-/* Validates and appends one partition; returns appends started. */
-static int produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
+/* Validates and appends one partition. */
+static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
                              const ls_kafka_ProduceRequest_PartitionProduceData *pd,
                              ls_kafka_ProduceResponse_PartitionProduceResponse *pr, bool acks0)
 {
@@ -125,12 +125,12 @@ static int produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
     pr->ErrorMessage = ls_kstr_null();
     if (!s || pd->Index < 0 || pd->Index >= s->partitions) {
         pr->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-        return 0;
+        return;
     }
     if (pd->Records.len <= 0) {
         pr->ErrorCode = LS_KERR_INVALID_RECORD;
         pr->ErrorMessage = ls_kstr_c("empty record set");
-        return 0;
+        return;
     }
     ls_batch_info_t infos[MAX_BATCHES_PER_PARTITION];
     int n = 0;
@@ -155,7 +155,7 @@ static int produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
         pr->ErrorMessage = ls_kstr_c(msg);
         LS_INFO("kafka", "produce to %s-%d refused (%s): %s", s->name, pd->Index,
                 req->client_id.ptr ? "client" : "anonymous", why);
-        return 0;
+        return;
     }
     int64_t log_id = ls_stream_log_id(s, pd->Index);
     for (int i = 0; i < n; i++) {
@@ -184,85 +184,91 @@ static int produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
         ctx->pending++;
         ls_logstore_append(b->logs, &a, on_appended, pa);
     }
-    return n;
 }
 
-typedef struct autocreate {
+/* Looks a topic up by its wire name without allocating (names are <= 249 bytes). */
+static ls_stream_t *lookup_topic(ls_broker_t *b, ls_kstr_t name)
+{
+    char buf[256];
+    if (name.len <= 0 || (size_t)name.len >= sizeof buf)
+        return NULL;
+    memcpy(buf, name.ptr, (size_t)name.len);
+    buf[name.len] = 0;
+    return ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, buf);
+}
+
+/* A produce request with its topics resolved once: streams[t] is the kept
+ * stream of TopicData[t], or NULL when unknown. */
+typedef struct produce_job {
     ls_kreq_t *req;
     ls_kafka_ProduceRequest m;
-    char **names;
-    int n;
-} autocreate_t;
+    ls_stream_t **streams;     /* arena */
+} produce_job_t;
 
-static void produce_process(ls_kreq_t *req, ls_kafka_ProduceRequest *m);
+static void produce_process(produce_job_t *job);
 
 /* Worker thread: create the missing topics (as Kafka's auto.create.topics). */
 static void autocreate_work(void *arg)
 {
-    autocreate_t *ac = arg;
-    ls_broker_t *b = ac->req->broker;
-    for (int i = 0; i < ac->n; i++) {
+    produce_job_t *job = arg;
+    ls_broker_t *b = job->req->broker;
+    for (int t = 0; t < job->m.NumTopicData; t++) {
+        if (job->streams[t])
+            continue;
+        char *name = ls_kstr_dup(job->m.TopicData[t].Name);
+        if (!name || !ls_stream_name_valid(name)) {
+            ls_free(name);
+            continue;
+        }
         char err[256];
-        ls_status st = ls_catalog_create(b->catalog, LS_DEFAULT_NAMESPACE, ac->names[i],
+        ls_status st = ls_catalog_create(b->catalog, LS_DEFAULT_NAMESPACE, name,
                                          b->cfg->num_partitions, NULL, 0, 0, NULL, err, sizeof err);
         if (st == LS_OK)
-            LS_INFO("kafka", "auto-created topic %s with %d partitions on produce", ac->names[i],
+            LS_INFO("kafka", "auto-created topic %s with %d partitions on produce", name,
                     b->cfg->num_partitions);
         else if (st != LS_EEXISTS)
-            LS_WARN("kafka", "auto-creating topic %s failed: %s", ac->names[i], err);
+            LS_WARN("kafka", "auto-creating topic %s failed: %s", name, err);
+        ls_free(name);
     }
 }
 
 static void autocreate_after(void *arg)
 {
-    autocreate_t *ac = arg;
-    for (int i = 0; i < ac->n; i++)
-        ls_free(ac->names[i]);
-    ls_free(ac->names);
-    ls_kreq_t *req = ac->req;
-    ls_kafka_ProduceRequest m = ac->m;
-    ls_free(ac);
-    produce_process(req, &m);
+    produce_job_t *job = arg;
+    for (int t = 0; t < job->m.NumTopicData; t++)
+        if (!job->streams[t])
+            job->streams[t] = lookup_topic(job->req->broker, job->m.TopicData[t].Name);
+    produce_process(job);
 }
 
 void ls_kafka_handle_produce(ls_kreq_t *req)
 {
-    ls_kafka_ProduceRequest m;
-    if (ls_kafka_ProduceRequest_decode(&req->body, req->api_version, req->arena, &m) != 0) {
+    produce_job_t *job = ls_arena_alloc(req->arena, sizeof *job);
+    job->req = req;
+    if (ls_kafka_ProduceRequest_decode(&req->body, req->api_version, req->arena, &job->m) != 0) {
         ls_kreq_fail(req, req->body.what ? req->body.what : "undecodable Produce body");
         return;
     }
     ls_broker_t *b = req->broker;
-    if (b->cfg->auto_create_topics_enable && m.TransactionalId.len < 0) {
-        autocreate_t *ac = NULL;
-        for (int t = 0; t < m.NumTopicData; t++) {
-            char *name = ls_kstr_dup(m.TopicData[t].Name);
-            ls_stream_t *s = name ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
-            if (s || !name || !ls_stream_name_valid(name)) {
-                ls_stream_release(s);
-                ls_free(name);
-                continue;
-            }
-            if (!ac) {
-                ac = LS_NEW(autocreate_t);
-                ac->req = req;
-                ac->m = m;
-                ac->names = LS_NEWN(char *, m.NumTopicData);
-            }
-            ac->names[ac->n++] = name;
-        }
-        if (ac) {
-            ls_broker_offload(b, autocreate_work, autocreate_after, ac);
-            return;
-        }
+    int n = job->m.NumTopicData;
+    job->streams = ls_arena_alloc(req->arena, sizeof(ls_stream_t *) * (size_t)(n > 0 ? n : 1));
+    bool missing = false;
+    bool transactional = job->m.TransactionalId.len >= 0;
+    for (int t = 0; t < n && !transactional; t++) {
+        job->streams[t] = lookup_topic(b, job->m.TopicData[t].Name);
+        missing |= !job->streams[t];
     }
-    produce_process(req, &m);
+    if (missing && b->cfg->auto_create_topics_enable) {
+        ls_broker_offload(b, autocreate_work, autocreate_after, job);
+        return;
+    }
+    produce_process(job);
 }
 
-static void produce_process(ls_kreq_t *req, ls_kafka_ProduceRequest *mp)
+static void produce_process(produce_job_t *job)
 {
-    ls_kafka_ProduceRequest m = *mp;
-    ls_broker_t *b = req->broker;
+    ls_kreq_t *req = job->req;
+    const ls_kafka_ProduceRequest m = job->m;
     bool acks0 = m.Acks == 0;
     produce_ctx_t *ctx = LS_NEW(produce_ctx_t);
     ctx->req = req;
@@ -282,12 +288,7 @@ static void produce_process(ls_kreq_t *req, ls_kafka_ProduceRequest *mp)
         tr->NumPartitionResponses = td->NumPartitionData;
         tr->PartitionResponses = ls_arena_alloc(
             req->arena, sizeof(*tr->PartitionResponses) * (size_t)(td->NumPartitionData > 0 ? td->NumPartitionData : 1));
-        ls_stream_t *s = NULL;
-        if (all_error == LS_KERR_NONE && td->Name.len > 0) {
-            char *name = ls_kstr_dup(td->Name);
-            s = ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name);
-            ls_free(name);
-        }
+        ls_stream_t *s = job->streams[t];
         for (int p = 0; p < td->NumPartitionData; p++) {
             ls_kafka_ProduceResponse_PartitionProduceResponse *pr = &tr->PartitionResponses[p];
             if (all_error != LS_KERR_NONE) {

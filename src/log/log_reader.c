@@ -500,7 +500,7 @@ void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const ls_id
     } else if (lg->idx_state == 1) {
         lg->idx_state = 3;
     }
-    /* cached runs keep serving correct bytes, but their keys may now name the
-     * compacted entry; the reader checks ranges, this just frees memory early */
-    ls_read_cache_drop_log(ls->cache, log_id);
+    /* runs of the replaced entries no longer match an index entry; the tail
+     * (write-through runs tailing consumers read) stays cached */
+    ls_read_cache_drop_range(ls->cache, log_id, co->first_offset, co->last_offset);
 }

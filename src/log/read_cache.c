@@ -200,13 +200,18 @@ int ls_cache_run_find(const ls_cache_run_t *r, int64_t offset)
     return lo;
 }
 
-void ls_read_cache_drop_log(ls_read_cache_t *c, int64_t log_id)
+void ls_read_cache_drop_range(ls_read_cache_t *c, int64_t log_id, int64_t first, int64_t last)
 {
     for (ls_cache_run_t *r = c->lru.lru_next, *next; r != &c->lru; r = next) {
         next = r->lru_next;
-        if (r->log_id == log_id)
+        if (r->log_id == log_id && r->last_offset >= first && r->first_offset <= last)
             remove_run(c, r);
     }
+}
+
+void ls_read_cache_drop_log(ls_read_cache_t *c, int64_t log_id)
+{
+    ls_read_cache_drop_range(c, log_id, INT64_MIN, INT64_MAX);
 }
 
 size_t ls_read_cache_bytes(const ls_read_cache_t *c) { return c->bytes; }

@@ -51,6 +51,8 @@ void ls_read_cache_remove(ls_read_cache_t *c, ls_cache_run_t *r);
 ls_cache_run_t *ls_read_cache_get(ls_read_cache_t *c, int64_t log_id, int64_t last_offset);
 /* Index of the entry containing offset (run must cover it). */
 int ls_cache_run_find(const ls_cache_run_t *r, int64_t offset);
+/* Drops the runs of a log that overlap [first, last] (replaced by compaction). */
+void ls_read_cache_drop_range(ls_read_cache_t *c, int64_t log_id, int64_t first, int64_t last);
 /* Drops every run of a log (fenced / deleted). */
 void ls_read_cache_drop_log(ls_read_cache_t *c, int64_t log_id);
 size_t ls_read_cache_bytes(const ls_read_cache_t *c);

@@ -269,7 +269,7 @@ TEST(idempotent_sequences)
     ls_logstore_append(ls, &a, on_ack, &again);
     CHECK_EQ_INT(again.done, 1);
     CHECK_EQ_INT(again.offset, 2);
-    a.producer.producer_epoch = -1 + 0;   /* older epoch than 0 is impossible; use bump then stale */
+    /* bump the epoch, then an append with the old epoch is stale */
     a.producer.producer_epoch = 1;
     a.producer.base_sequence = 0;
     a.producer.last_sequence = 1;
