@@ -117,13 +117,29 @@ static int before_call(faulty_meta_t *f, int is_txn, int *lose_ack)
     return fail;
 }
 
+/* Injected failures name themselves so broker logs and client errors show
+ * them for what they are. */
+static ls_status injected(faulty_meta_t *f, const char *what)
+{
+    snprintf(f->base.errmsg, sizeof f->base.errmsg, "injected fault: %s", what);
+    return LS_EIO;
+}
+
+/* Passes the inner store's result through with its message. */
+static ls_status inner_result(faulty_meta_t *f, ls_status st)
+{
+    if (st != LS_OK && st != LS_ENOTFOUND)
+        snprintf(f->base.errmsg, sizeof f->base.errmsg, "%s", f->inner->errmsg);
+    return st;
+}
+
 static ls_status f_get(ls_meta_t *m, const void *key, size_t klen, ls_kv_t *out)
 {
     faulty_meta_t *f = (faulty_meta_t *)m;
     int lose;
     if (before_call(f, 0, &lose))
-        return LS_EIO;
-    return f->inner->ops->get(f->inner, key, klen, out);
+        return injected(f, "get failed");
+    return inner_result(f, f->inner->ops->get(f->inner, key, klen, out));
 }
 
 static ls_status f_scan(ls_meta_t *m, const void *s, size_t sl, const void *e, size_t el,
@@ -132,8 +148,8 @@ static ls_status f_scan(ls_meta_t *m, const void *s, size_t sl, const void *e, s
     faulty_meta_t *f = (faulty_meta_t *)m;
     int lose;
     if (before_call(f, 0, &lose))
-        return LS_EIO;
-    return f->inner->ops->scan(f->inner, s, sl, e, el, limit, reverse, out);
+        return injected(f, "scan failed");
+    return inner_result(f, f->inner->ops->scan(f->inner, s, sl, e, el, limit, reverse, out));
 }
 
 static ls_status f_txn(ls_meta_t *m, const ls_meta_cmp_t *c, size_t nc, const ls_meta_op_t *o,
@@ -142,9 +158,9 @@ static ls_status f_txn(ls_meta_t *m, const ls_meta_cmp_t *c, size_t nc, const ls
     faulty_meta_t *f = (faulty_meta_t *)m;
     int lose = 0;
     if (before_call(f, 1, &lose))
-        return LS_EIO;
-    ls_status st = f->inner->ops->txn(f->inner, c, nc, o, no, rev);
-    return st == LS_OK && lose ? LS_EIO : st;
+        return injected(f, "txn failed");
+    ls_status st = inner_result(f, f->inner->ops->txn(f->inner, c, nc, o, no, rev));
+    return st == LS_OK && lose ? injected(f, "txn applied, acknowledgement lost") : st;
 }
 
 static ls_status f_lease_grant(ls_meta_t *m, int64_t ttl, int64_t *out)

@@ -65,14 +65,39 @@ def consumer(bootstrap, **conf):
 DEFAULT_RF = int(os.environ.get("LS_TEST_DEFAULT_RF", "3"))
 
 
+# Errors Kafka's protocol marks retriable; librdkafka does not flag them as
+# such on admin results.
+RETRIABLE_ADMIN_ERRORS = {KafkaError.REQUEST_TIMED_OUT, KafkaError.NOT_CONTROLLER,
+                          KafkaError.KAFKA_STORAGE_ERROR, KafkaError._TIMED_OUT,
+                          KafkaError._TRANSPORT}
+
+
 def create_topic(bootstrap, name, partitions=1, replication_factor=None, config=None, timeout=30):
     if replication_factor is None:
         replication_factor = DEFAULT_RF
     a = admin(bootstrap)
-    fs = a.create_topics([NewTopic(name, num_partitions=partitions,
-                                   replication_factor=replication_factor, config=config or {})],
-                         operation_timeout=timeout)
-    fs[name].result(timeout)
+    deadline = time.monotonic() + timeout
+    retried = False
+    while True:
+        fs = a.create_topics([NewTopic(name, num_partitions=partitions,
+                                       replication_factor=replication_factor,
+                                       config=config or {})],
+                             operation_timeout=timeout)
+        try:
+            fs[name].result(timeout)
+            break
+        except KafkaException as e:
+            err = e.args[0]
+            # What an application does: retry a retriable error; after such a
+            # retry, "already exists" means the earlier attempt was applied
+            # and only its answer was lost.
+            if retried and err.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                break
+            if not (err.retriable() or err.code() in RETRIABLE_ADMIN_ERRORS) \
+                    or time.monotonic() > deadline:
+                raise
+            retried = True
+            time.sleep(0.1)
     wait_topic(bootstrap, name, partitions)
     return name
 
