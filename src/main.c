@@ -7,6 +7,7 @@
  * Configuration precedence: defaults < properties file (--config or
  * LAKESTREAM_CONFIG) < LAKESTREAM_* environment < command-line flags. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,14 @@ static int serve(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     uv_loop_t *loop = uv_default_loop();
+    /* The listener accepts before open returns (cluster registration comes
+     * after it): hold SIGTERM/SIGINT until their handlers are in place, so
+     * a signal that early still means a graceful stop. */
+    sigset_t stop_signals, old_mask;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, &old_mask);
     if (ls_broker_open(&broker, loop, &cfg, err, sizeof err) != 0) {
         LS_ERROR("broker", "cannot start: %s", err);
         uv_walk(loop, close_walk, NULL);
@@ -115,6 +124,7 @@ static int serve(int argc, char **argv)
     uv_signal_start(&sigterm, on_signal, SIGTERM);
     uv_signal_init(loop, &sigint);
     uv_signal_start(&sigint, on_signal, SIGINT);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     uv_timer_init(loop, &deadline);
     uv_run(loop, UV_RUN_DEFAULT);
     uv_walk(loop, close_walk, NULL);

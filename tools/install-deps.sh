@@ -22,7 +22,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 BUILD_PKGS=(build-essential pkg-config libuv1-dev libjansson-dev libsqlite3-dev libzstd-dev
-            liblz4-dev libsnappy-dev zlib1g-dev libssl-dev libcurl4-openssl-dev)
+            liblz4-dev libsnappy-dev zlib1g-dev libssl-dev libcurl4-openssl-dev
+            libmicrohttpd-dev)
 TEST_PKGS=(kcat librdkafka-dev openjdk-17-jdk-headless maven
            radosgw ceph-mon ceph-osd curl   # Ceph: the S3 server of tests/s3/run.sh
            etcd-server                      # etcd: tools/etcd/etcd.sh (tests/run.sh etcd stage)

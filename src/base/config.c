@@ -63,6 +63,7 @@ typedef struct cfg_key {
     cfg_type type;
     size_t off, size;    /* the field (host field for listeners) */
     size_t port_off;     /* listeners: the port field */
+    bool empty_disables; /* listeners: an empty value turns the feature off (host NULL) */
     const char *def;     /* default as text; NULL means unset until ls_config_finish */
     int64_t min, max;
     const char *help;
@@ -152,6 +153,18 @@ static const cfg_key_t cfg_keys[] = {
      .min = 0, .max = INT32_MAX, .help = "This broker's id, unique in the cluster."},
     {.name = "cluster.id", .type = CT_STRING, FIELD(cluster_id),
      .help = "Cluster id. Default: generated once and stored in the metadata store."},
+    {.name = "broker.rack", .type = CT_STRING, FIELD(broker_rack),
+     .help = "Zone (rack) of this broker. Clients that put \"ls_az=<zone>\" in client.id "
+             "are steered to brokers of their zone."},
+    {.name = "broker.session.timeout.ms", .type = CT_INT, FIELD(broker_session_timeout_ms),
+     .def = "9000", .min = 1000, .max = 600000,
+     .help = "A broker that stops renewing its registration for this long is dropped from "
+             "the cluster (its partitions and groups move to the others)."},
+    {.name = "http.listen", .type = CT_LISTENER, FIELD(http_host),
+     .port_off = offsetof(ls_config_t, http_port), .def = "127.0.0.1:8181", .min = 0,
+     .max = 65535, .empty_disables = true,
+     .help = "Address of the HTTP server (Iceberg REST catalog at /v1, /health): host:port; "
+             "port 0 picks a free port; empty disables HTTP."},
 
     {.name = "wal.flush.max.bytes", .section = "WAL writer", .type = CT_SIZE,
      FIELD(wal_flush_max_bytes), .def = "4MiB", .min = 1, .max = 5 * GiB,
@@ -190,6 +203,32 @@ static const cfg_key_t cfg_keys[] = {
              "swap fits one metadata transaction)."},
     {.name = "compaction.max.bytes", .type = CT_SIZE, FIELD(compaction_max_bytes),
      .def = "64MiB", .min = 1, .max = 1 * GiB, .help = "Target size of a compacted object."},
+    {.name = "compaction.lease.ttl.ms", .type = CT_INT, FIELD(compaction_lease_ttl_ms),
+     .def = "30000", .min = 1000, .max = DAY_MS,
+     .help = "Lease through which a broker owns a log while compacting or trimming it; a "
+             "crashed broker's logs are free again after this long."},
+
+    {.name = "lakestream.table.enabled", .section = "table materialization (cluster defaults "
+     "of the lakestream.table.* topic policy; unset = built-in default)", .type = CT_STRING,
+     FIELD(table_enabled), .help = "true|false: materialize topics as Iceberg tables "
+     "(built-in default false)."},
+    {.name = "lakestream.table.catalog", .type = CT_STRING, FIELD(table_catalog),
+     .help = "Table catalog (built-in default builtin; other names are stored, not applied)."},
+    {.name = "lakestream.table.name", .type = CT_STRING, FIELD(table_name),
+     .help = "Table name template with {topic} and {namespace} (built-in default {topic})."},
+    {.name = "lakestream.table.partition", .type = CT_STRING, FIELD(table_partition),
+     .help = "Partition spec: none or a list of day(timestamp), hour(timestamp), "
+             "identity(partition) (built-in default day)."},
+    {.name = "lakestream.table.target.file.bytes", .type = CT_STRING,
+     FIELD(table_target_file_bytes),
+     .help = "Data file size target, 1024..1073741824 (built-in default 134217728)."},
+    {.name = "lakestream.table.compression", .type = CT_STRING, FIELD(table_compression),
+     .help = "Parquet codec: zstd|snappy|gzip|none (built-in default zstd)."},
+    {.name = "lakestream.table.commit.interval.ms", .type = CT_STRING,
+     FIELD(table_commit_interval_ms),
+     .help = "Table freshness: 1000..86400000 ms (built-in default 10000)."},
+    {.name = "lakestream.table.start.position", .type = CT_STRING, FIELD(table_start_position),
+     .help = "earliest|latest: where a newly enabled table starts (built-in default earliest)."},
 
     {.name = "read.cache.max.bytes", .section = "read path", .type = CT_SIZE,
      FIELD(read_cache_max_bytes), .def = "256MiB", .min = 0, .max = 1 * TiB,
@@ -208,6 +247,13 @@ static const cfg_key_t cfg_keys[] = {
     {.name = "log.retention.ms", .type = CT_INT, FIELD(log_retention_ms), .def = "604800000",
      .min = -1, .max = INT64_MAX,
      .help = "Default retention of new topics in ms (-1: keep forever)."},
+    {.name = "log.retention.bytes", .type = CT_INT, FIELD(log_retention_bytes), .def = "-1",
+     .min = -1, .max = INT64_MAX,
+     .help = "Default most bytes kept per partition (-1: no limit); topic retention.bytes "
+             "overrides it."},
+    {.name = "log.retention.check.interval.ms", .type = CT_INT,
+     FIELD(log_retention_check_interval_ms), .def = "300000", .min = 1, .max = INT32_MAX,
+     .help = "How often partitions are checked against retention.ms / retention.bytes."},
 
     {.name = "group.min.session.timeout.ms", .section = "consumer groups", .type = CT_INT,
      FIELD(group_min_session_timeout_ms), .def = "6000", .min = 1, .max = INT32_MAX,
@@ -524,7 +570,7 @@ static int key_apply(ls_config_t *c, const cfg_key_t *k, const char *name, const
             int_set(c, k->off, k->size, 0);
             return 0;
         }
-        if (!k->def && k->type == CT_LISTENER) {
+        if ((!k->def || k->empty_disables) && k->type == CT_LISTENER) {
             str_set(c, k->off, NULL);
             int_set(c, k->port_off, sizeof(int), 0);
             return 0;

@@ -45,6 +45,10 @@ typedef struct ls_config {
     int advertised_port;            /* advertised.port, default = listen port */
     int32_t broker_id;              /* broker.id, default 0 */
     char *cluster_id;               /* cluster.id, default: generated and stored in metadata */
+    char *broker_rack;              /* broker.rack: zone for zone-aware placement, default "" */
+    char *http_host;                /* http.listen host; NULL: HTTP disabled */
+    int http_port;                  /* http.listen port, default 8181 (0: pick a free port) */
+    int64_t broker_session_timeout_ms; /* broker.session.timeout.ms: membership lease TTL, default 9000 */
     /* WAL writer */
     int64_t wal_flush_max_bytes;    /* wal.flush.max.bytes, default 4 MiB */
     int64_t wal_flush_linger_ms;    /* wal.flush.linger.ms, default 250 (upper bound on batching) */
@@ -58,6 +62,17 @@ typedef struct ls_config {
     int64_t compaction_min_age_ms;  /* compaction.min.age.ms: hot window, default 60000 */
     int64_t compaction_max_entries; /* compaction.max.entries: WAL entries per compacted object */
     int64_t compaction_max_bytes;   /* compaction.max.bytes: bytes per compacted object */
+    int64_t compaction_lease_ttl_ms; /* compaction.lease.ttl.ms: per-log ownership lease, default 30000 */
+    /* cluster defaults of the table materialization policy (lakestream.table.*);
+     * NULL = built-in default; values are validated by stream/policy.c */
+    char *table_enabled;            /* lakestream.table.enabled */
+    char *table_catalog;            /* lakestream.table.catalog */
+    char *table_name;               /* lakestream.table.name */
+    char *table_partition;          /* lakestream.table.partition */
+    char *table_target_file_bytes;  /* lakestream.table.target.file.bytes */
+    char *table_compression;        /* lakestream.table.compression */
+    char *table_commit_interval_ms; /* lakestream.table.commit.interval.ms */
+    char *table_start_position;     /* lakestream.table.start.position */
     /* read path */
     int64_t read_cache_max_bytes;   /* read.cache.max.bytes, default 256 MiB */
     /* Kafka protocol */
@@ -66,6 +81,8 @@ typedef struct ls_config {
     bool auto_create_topics_enable; /* auto.create.topics.enable, default true */
     int32_t num_partitions;         /* num.partitions, default 1 */
     int64_t log_retention_ms;       /* log.retention.ms, default 604800000 (stored as topic default) */
+    int64_t log_retention_bytes;    /* log.retention.bytes, default -1 (no limit) */
+    int64_t log_retention_check_interval_ms; /* log.retention.check.interval.ms, default 300000 */
     /* consumer groups */
     int32_t group_min_session_timeout_ms;   /* group.min.session.timeout.ms, default 6000 */
     int32_t group_max_session_timeout_ms;   /* group.max.session.timeout.ms, default 1800000 */

@@ -27,8 +27,23 @@
  * WAL objects for the next pass, so the table never misses a range that the
  * log has compacted, and its per-log offset summary keeps retries exactly-once.
  *
+ * Freshness (table_plan.c resolves each stream's policy per pass): for a log
+ * whose stream has a table, the hot window is min(min_age_ms, the policy's
+ * commit interval), so a record acknowledged at t is read, compacted and
+ * materialized in the first pass after t + commit interval — one read still
+ * yields both outputs. Scheduling: the timer is one-shot, re-armed after each
+ * pass for the earliest of (a) the compaction interval, (b) the smallest
+ * commit interval of any enabled table (so every new WAL entry of a table log
+ * is seen before it is due) and (c) the earliest due time of a WAL entry a
+ * pass skipped as too young. Passes between full ones (every interval_ms, or
+ * a kick) visit only table logs. Cost: a table log's COs hold one commit
+ * interval of data (e.g. 1 s), so there are more, smaller COs and index
+ * entries, and one metadata scan per table log per commit interval. Left: a
+ * second-level merge of small COs; table-only passes do not reload the log
+ * heads, so a log's fence is seen at the next full pass.
+ *
  * Not yet: retention, leases for several brokers (single broker: one pass at
- * a time), policy fields beyond enabled / partition / compression.
+ * a time).
  * Legacy WAL reference values ("1", before counts existed) are never
  * decremented, so such objects are kept. */
 #include "compact/compactor.h"
@@ -43,6 +58,7 @@
 #include "log/co_format.h"
 #include "log/log_meta.h"
 #include "compact/materialize.h"
+#include "compact/table_plan.h"
 #include "log/read_cache.h"
 
 typedef struct done_cb {
@@ -72,6 +88,12 @@ struct ls_compactor {
     uv_work_t work;
     result_t *results;         /* filled by the worker */
     ls_compactor_stats_t stats; /* worker writes during a pass, loop reads after */
+    /* freshness schedule: written by the worker during a pass, read by the loop after */
+    ls_table_marks_t marks;    /* worker only */
+    int64_t next_full_ms;      /* wall clock of the next full pass */
+    int64_t next_due_ms;       /* earliest WAL entry of a table log to become due; 0: none */
+    int64_t table_period_ms;   /* smallest commit interval of an enabled table; 0: none */
+    bool pass_full;            /* set by the loop before queueing a pass */
 };
 
 static int64_t wal_object_time(const char *key)
@@ -89,18 +111,24 @@ typedef struct walref {
     int refs;
 } walref_t;
 
-/* The stream owning log_id in a pass's snapshot of the catalog, or NULL. */
-static ls_stream_t *find_stream(ls_stream_t **streams, int n, int64_t log_id)
+/* First offset of the selection written at or after since_ms (start.position
+ * = latest: older records are not the table's); last + 1 when none is. */
+static int64_t first_since(const ls_idx_entry_t *sel, int n, int64_t since_ms)
 {
     for (int i = 0; i < n; i++)
-        if (streams[i]->stream_no == log_id >> LS_LOG_PARTITION_BITS)
-            return streams[i];
-    return NULL;
+        if (wal_object_time(sel[i].object) >= since_ms)
+            return sel[i].first_offset;
+    return sel[n - 1].last_offset + 1;
 }
 
-/* Compacts the oldest eligible run of one log. Returns 1 if it swapped. */
-static int compact_log(ls_compactor_t *c, int64_t log_id, ls_stream_t *s)
+/* Compacts the oldest eligible run of one log (ts: its stream's table plan,
+ * NULL when unknown). Returns 1 if it swapped. */
+static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_stream_t *ts)
 {
+    bool table = ts && ts->table;
+    int64_t hot = c->cfg.min_age_ms;
+    if (table && ts->policy.commit_interval_ms < hot)
+        hot = ts->policy.commit_interval_ms;
     char prefix[64];
     ls_log_idx_prefix(prefix, sizeof prefix, log_id);
     ls_kvlist_t l;
@@ -120,10 +148,13 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, ls_stream_t *s)
             continue;   /* already compacted: look past it */
         }
         int64_t t = wal_object_time(e.object);
-        bool old_enough = t >= 0 && now - t >= c->cfg.min_age_ms;
+        bool old_enough = t >= 0 && now - t >= hot;
         bool contiguous = n == 0 || sel[n - 1].last_offset + 1 == e.first_offset;
         if (e.kind != LS_IDX_WAL || !old_enough || !contiguous ||
             (n > 0 && bytes + e.len > c->cfg.max_bytes)) {
+            if (table && e.kind == LS_IDX_WAL && !old_enough && t >= 0 &&
+                (!c->next_due_ms || t + hot < c->next_due_ms))
+                c->next_due_ms = t + hot;   /* come back exactly when it is due */
             ls_idx_clear(&e);
             break;
         }
@@ -206,20 +237,24 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, ls_stream_t *s)
         goto out;
     }
     /* 1b. the table: same bytes, second output */
-    if (s && ls_table_enabled(s)) {
+    if (table) {
         char terr[512] = "";
         uint64_t rows = 0;
-        st = ls_materialize_range(c->os, c->cfg.warehouse_uri, s,
+        int64_t from = ts->policy.start_latest ? first_since(sel, n, ts->policy.enabled_since_ms)
+                                               : 0;
+        st = ls_materialize_range(c->meta, c->os, c->cfg.warehouse_uri, &ts->target,
                                   (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)), log_id, obj.data,
-                                  ents, nents, LS_CO_HEADER_SIZE + body_len, last, &rows, terr,
-                                  sizeof terr);
+                                  ents, nents, LS_CO_HEADER_SIZE + body_len, from, last, &rows,
+                                  terr, sizeof terr);
         if (st != LS_OK) {
             LS_WARN("compact", "log %016llx: materializing [%lld, %lld] into table %s.%s failed: "
                     "%s (%s); will retry", (unsigned long long)log_id, (long long)first,
-                    (long long)last, s->ns, s->name, ls_status_str(st), terr);
+                    (long long)last, ts->stream->ns, ts->target.name, ls_status_str(st), terr);
             c->stats.table_failures++;
             goto out;
         }
+        if (from <= last)
+            ls_table_marks_set(&c->marks, log_id, &ts->target, last);
         c->stats.rows_materialized += rows;
     }
     /* 2. swap the index in one txn */
@@ -315,14 +350,52 @@ out:
     return swapped;
 }
 
+/* One log: first the backfill its table owes (start.position=earliest), then
+ * whole runs while they qualify (a backlog drains in one pass). */
+static void compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
+{
+    if (ts && ts->blocked)
+        return;
+    if (ts && ts->table && !ts->policy.start_latest) {
+        int r = 0;
+        uint64_t rows = 0;
+        for (int rounds = 0; rounds < 64; rounds++) {
+            r = ls_table_backfill(&c->marks, c->meta, c->os, c->cfg.warehouse_uri, ts, id, &rows);
+            if (r != 1)
+                break;
+            c->stats.rows_materialized += rows;
+        }
+        if (r < 0)
+            c->stats.table_failures++;
+        if (r != 0)
+            return;   /* the table is behind: its WAL ranges wait for the backfill */
+    }
+    for (int rounds = 0; rounds < 64 && compact_log(c, id, ts); rounds++)
+        ;
+}
+
 static void pass_work(uv_work_t *w)
 {
     ls_compactor_t *c = w->data;
-    ls_kvlist_t heads;
-    if (ls_meta_scan_prefix(c->meta, LS_HEAD_PREFIX, 0, &heads) != LS_OK)
+    ls_table_plan_t plan;
+    memset(&plan, 0, sizeof plan);
+    if (c->cfg.catalog)
+        ls_table_plan_build(&plan, c->cfg.catalog, c->cfg.table_defaults, c->cfg.ntable_defaults);
+    c->table_period_ms = plan.min_interval_ms;
+    c->next_due_ms = 0;
+    if (!c->pass_full) {
+        /* between full passes: only the logs of streams with a table */
+        for (int i = 0; i < plan.n; i++)
+            for (int32_t p = 0; plan.v[i].table && p < plan.v[i].stream->partitions; p++)
+                compact_rounds(c, ls_stream_log_id(plan.v[i].stream, p), &plan.v[i]);
+        ls_table_plan_clear(&plan);
         return;
-    int nstreams = 0;
-    ls_stream_t **streams = c->cfg.catalog ? ls_catalog_list(c->cfg.catalog, NULL, &nstreams) : NULL;
+    }
+    ls_kvlist_t heads;
+    if (ls_meta_scan_prefix(c->meta, LS_HEAD_PREFIX, 0, &heads) != LS_OK) {
+        ls_table_plan_clear(&plan);
+        return;
+    }
     for (size_t i = 0; i < heads.n; i++) {
         int64_t id = ls_log_id_from_head_key((const char *)heads.v[i].key, heads.v[i].klen);
         ls_head_t h;
@@ -332,17 +405,13 @@ static void pass_work(uv_work_t *w)
         ls_head_clear(&h);
         if (fenced)
             continue;
-        /* keep going while whole runs qualify (a backlog drains in one pass) */
-        ls_stream_t *s = find_stream(streams, nstreams, id);
-        for (int rounds = 0; rounds < 64 && compact_log(c, id, s); rounds++)
-            ;
+        compact_rounds(c, id, ls_table_plan_find(&plan, id));
     }
-    if (streams)
-        ls_stream_list_release(streams, nstreams);
+    ls_table_plan_clear(&plan);
     ls_kvlist_free(&heads);
 }
 
-static void schedule(ls_compactor_t *c);
+static void arm(ls_compactor_t *c);
 
 static void pass_after(uv_work_t *w, int status)
 {
@@ -368,23 +437,37 @@ static void pass_after(uv_work_t *w, int status)
         void (*done)(void *) = c->stop_done;
         c->stop_done = NULL;
         done(c->stop_arg);
+    } else if (!c->stopping && c->cfg.enabled) {
+        arm(c);
     }
 }
 
-static void start_pass(ls_compactor_t *c)
+static void start_pass(ls_compactor_t *c, bool full)
 {
     if (c->running || c->stopping)
         return;
+    int64_t now = ls_clock_wall_ms();
+    c->pass_full = full || now >= c->next_full_ms;
+    if (c->pass_full)
+        c->next_full_ms = now + c->cfg.interval_ms;
     c->running = true;
     c->work.data = c;
     uv_queue_work(c->loop, &c->work, pass_work, pass_after);
 }
 
-static void on_timer(uv_timer_t *t) { start_pass(t->data); }
+static void on_timer(uv_timer_t *t) { start_pass(t->data, false); }
 
-static void schedule(ls_compactor_t *c)
+/* One-shot: the next full pass, a table's commit interval from now (so each
+ * new WAL entry of a table log is seen before it is due), or the earliest due
+ * entry, whichever comes first. */
+static void arm(ls_compactor_t *c)
 {
-    uv_timer_start(&c->timer, on_timer, (uint64_t)c->cfg.interval_ms, (uint64_t)c->cfg.interval_ms);
+    int64_t now = ls_clock_wall_ms(), at = c->next_full_ms;
+    if (c->table_period_ms > 0 && now + c->table_period_ms < at)
+        at = now + c->table_period_ms;
+    if (c->next_due_ms > 0 && c->next_due_ms < at)
+        at = c->next_due_ms;
+    uv_timer_start(&c->timer, on_timer, at > now ? (uint64_t)(at - now) : 0, 0);
 }
 
 ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta_t *meta,
@@ -400,8 +483,10 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
         c->cfg.max_entries = 1;
     uv_timer_init(loop, &c->timer);
     c->timer.data = c;
+    ls_table_marks_init(&c->marks);
+    c->next_full_ms = ls_clock_wall_ms() + c->cfg.interval_ms;
     if (cfg->enabled)
-        schedule(c);
+        arm(c);
     return c;
 }
 
@@ -414,7 +499,7 @@ void ls_compactor_kick(ls_compactor_t *c, void (*done)(void *arg), void *arg)
         d->next = c->waiters;
         c->waiters = d;
     }
-    start_pass(c);
+    start_pass(c, true);
 }
 
 static void timer_closed(uv_handle_t *h)
@@ -436,6 +521,10 @@ void ls_compactor_stop(ls_compactor_t *c, void (*done)(void *arg), void *arg)
     uv_close((uv_handle_t *)&c->timer, timer_closed);
 }
 
-void ls_compactor_free(ls_compactor_t *c) { ls_free(c); }
+void ls_compactor_free(ls_compactor_t *c)
+{
+    ls_table_marks_free(&c->marks);
+    ls_free(c);
+}
 
 void ls_compactor_stats(const ls_compactor_t *c, ls_compactor_stats_t *out) { *out = c->stats; }

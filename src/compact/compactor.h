@@ -21,6 +21,8 @@ typedef struct ls_compactor_config {
     int64_t max_bytes;     /* CO size target */
     ls_catalog_t *catalog; /* streams' materialization policies (NULL: no tables) */
     const char *warehouse_uri; /* URI of the object store root, for table locations */
+    const ls_prop_t *table_defaults; /* cluster layer of the table policy (stream/policy.h) */
+    int ntable_defaults;
 } ls_compactor_config_t;
 
 typedef struct ls_compactor_stats {
@@ -30,8 +32,8 @@ typedef struct ls_compactor_stats {
 
 ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta_t *meta,
                                    ls_objstore_t *os, const ls_compactor_config_t *cfg);
-/* Starts a pass now unless one is running; done (may be NULL) runs on the
- * loop when that pass (or the running one) finishes. */
+/* Starts a full pass (every log) now unless one is running; done (may be
+ * NULL) runs on the loop when that pass (or the running one) finishes. */
 void ls_compactor_kick(ls_compactor_t *c, void (*done)(void *arg), void *arg);
 /* Stops the timer and waits for a running pass; then calls done. */
 void ls_compactor_stop(ls_compactor_t *c, void (*done)(void *arg), void *arg);

@@ -7,11 +7,18 @@
  * that offset, and the table commit happens BEFORE compaction swaps the
  * index. So a pass that crashes after the table commit but before the swap
  * redoes the swap next time without adding rows, and one that crashes
- * before the table commit leaves only orphan data files.
+ * before the table commit leaves only orphan data files. The table commit
+ * point is the compare-and-set of the table's pointer in ls_meta
+ * (table/table_catalog.h); every attempt opens the table from that pointer,
+ * so a commit whose answer was lost is seen (or not) by the retry's offset
+ * check exactly as it landed.
  *
- * Rows: the raw table (partition, offset, timestamp, key, value, headers),
- * partitioned by day(timestamp) unless the policy says otherwise. Control
- * batches (transaction markers) make no rows. */
+ * Rows: the raw table (partition, offset, timestamp, key, value, headers).
+ * The stream's resolved policy (stream/policy.h) names the table (template),
+ * its partition spec (used when the table is created; an existing table
+ * keeps its spec), the data-file size target and the codec; the caller
+ * passes from_offset for start.position=latest. Control batches
+ * (transaction markers) make no rows. */
 #include "compact/materialize.h"
 
 #include <stdio.h>
@@ -25,20 +32,21 @@
 #include "kafka/records.h"
 #include "table/iceberg_raw.h"
 #include "table/iceberg_table.h"
+#include "table/table_catalog.h"
 
 #define MAX_HEADERS 256
-#define TARGET_FILE_BYTES ((size_t)128 << 20)
 #define MAX_DECOMPRESSED ((size_t)256 << 20)
 
-int ls_table_enabled(const ls_stream_t *s)
+ls_status ls_table_target_init(ls_table_target_t *t, const ls_stream_t *s, const ls_policy_t *p,
+                               char *err, int errlen)
 {
-    const char *v = ls_stream_config_get(s, LS_TABLE_ENABLED);
-    return v && (!strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes"));
-}
-
-int ls_table_prefix(char *out, size_t cap, const ls_stream_t *s)
-{
-    return snprintf(out, cap, "warehouse/%s/%s", s->ns, s->name);
+    t->stream = s;
+    t->policy = p;
+    ls_status st = ls_policy_table_name(p, s->ns, s->name, t->name, sizeof t->name, err,
+                                        (size_t)errlen);
+    if (st == LS_OK)
+        snprintf(t->prefix, sizeof t->prefix, "warehouse/%s/%s", s->ns, t->name);
+    return st;
 }
 
 typedef struct row_ctx {
@@ -74,70 +82,117 @@ static int on_record(void *arg, const ls_record_view_t *rec)
     return c->st != LS_OK;
 }
 
-static ls_status open_table(ls_objstore_t *os, const char *warehouse_uri, const ls_stream_t *s,
-                            ls_ice_table_t **t, char *err, int errlen)
+/* The policy's partition spec over the raw columns. */
+static ls_status policy_spec(const ls_policy_t *p, ls_ice_spec_t *spec)
 {
-    char prefix[600], location[1200];
-    ls_table_prefix(prefix, sizeof prefix, s);
-    ls_status st = ls_ice_table_load(os, prefix, t, err, (size_t)errlen);
-    if (st != LS_ENOTFOUND)
-        return st;
-    snprintf(location, sizeof location, "%s/%s", warehouse_uri, prefix);
-    ls_ice_spec_t spec;
-    memset(&spec, 0, sizeof spec);
-    const char *part = ls_stream_config_get(s, LS_TABLE_PARTITION);
-    if (!part || !strcmp(part, "day"))
-        st = ls_ice_spec_add(&spec, LS_RAW_FID_TIMESTAMP, "timestamp", LS_ICE_TIMESTAMPTZ, LS_ICE_DAY);
-    else if (!strcmp(part, "hour"))
-        st = ls_ice_spec_add(&spec, LS_RAW_FID_TIMESTAMP, "timestamp", LS_ICE_TIMESTAMPTZ, LS_ICE_HOUR);
-    else if (!strcmp(part, "none"))
-        st = LS_OK;
-    else {
-        snprintf(err, (size_t)errlen, "%s: '%s' is not day, hour or none", LS_TABLE_PARTITION, part);
-        return LS_EINVAL;
+    memset(spec, 0, sizeof *spec);
+    ls_status st = LS_OK;
+    for (int i = 0; i < p->npart && st == LS_OK; i++) {
+        const ls_policy_part_t *f = &p->part[i];
+        if (f->column == LS_POLICY_COL_PARTITION)
+            st = ls_ice_spec_add(spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT,
+                                 LS_ICE_IDENTITY);
+        else
+            st = ls_ice_spec_add(spec, LS_RAW_FID_TIMESTAMP, "timestamp", LS_ICE_TIMESTAMPTZ,
+                                 f->transform == LS_POLICY_HOUR ? LS_ICE_HOUR : LS_ICE_DAY);
     }
-    if (st != LS_OK)
-        return st;
-    const char *props[] = {"lakestream.stream", s->name, "lakestream.namespace", s->ns, NULL};
-    st = ls_ice_table_create(os, prefix, location, ls_raw_iceberg_schema_json(),
-                             LS_RAW_LAST_COLUMN_ID, &spec, props, t, err, (size_t)errlen);
-    if (st == LS_EEXISTS)   /* created concurrently: load it */
-        st = ls_ice_table_load(os, prefix, t, err, (size_t)errlen);
-    else if (st == LS_OK)
-        LS_INFO("table", "created Iceberg table %s.%s at %s", s->ns, s->name, location);
     return st;
 }
 
-ls_status ls_materialize_range(ls_objstore_t *os, const char *warehouse_uri, const ls_stream_t *s,
-                               int32_t partition, int64_t log_id, const uint8_t *obj,
-                               const ls_co_entry_t *entries, uint32_t n, size_t body_end,
-                               int64_t last_offset, uint64_t *rows_out, char *err, int errlen)
+/* Through the table catalog: commits swap the table's pointer in ls_meta.
+ * create: make the table when it does not exist (else LS_ENOTFOUND). */
+static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
+                            const ls_table_target_t *tt, bool create, ls_ice_table_t **t,
+                            char *err, int errlen)
 {
-    *rows_out = 0;
+    const ls_stream_t *s = tt->stream;
+    char location[1200];
+    ls_status st = ls_tcat_open(meta, os, s->ns, tt->name, tt->prefix, t, err, (size_t)errlen);
+    if (st != LS_ENOTFOUND || !create)
+        return st;
+    snprintf(location, sizeof location, "%s/%s", warehouse_uri, tt->prefix);
+    ls_ice_spec_t spec;
+    st = policy_spec(tt->policy, &spec);
+    if (st != LS_OK) {
+        snprintf(err, (size_t)errlen, "%s: unsupported partition spec '%s'",
+                 ls_policy_key(LS_POLICY_PARTITION), tt->policy->value[LS_POLICY_PARTITION]);
+        return st;
+    }
+    const char *props[] = {"lakestream.stream", s->name, "lakestream.namespace", s->ns, NULL};
+    st = ls_tcat_create(meta, os, s->ns, tt->name, tt->prefix, location,
+                        ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, &spec, props, t,
+                        err, (size_t)errlen);
+    if (st == LS_EEXISTS)   /* created concurrently: load it */
+        st = ls_tcat_open(meta, os, s->ns, tt->name, tt->prefix, t, err, (size_t)errlen);
+    else if (st == LS_OK)
+        LS_INFO("table", "created Iceberg table %s.%s for stream %s/%s at %s", s->ns, tt->name,
+                s->ns, s->name, location);
+    return st;
+}
+
+static void last_offset_key(char *out, size_t cap, int64_t log_id)
+{
+    snprintf(out, cap, "lakestream.log.%016llx.last-offset", (unsigned long long)log_id);
+}
+
+ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
+                                     const ls_table_target_t *tt, int64_t log_id, int64_t *out,
+                                     char *err, int errlen)
+{
+    *out = -1;
     ls_ice_table_t *t = NULL;
-    ls_status st = open_table(os, warehouse_uri, s, &t, err, errlen);
+    ls_status st = open_table(meta, os, NULL, tt, false, &t, err, errlen);
+    if (st == LS_ENOTFOUND)
+        return LS_OK;
     if (st != LS_OK)
         return st;
     char key[80];
-    snprintf(key, sizeof key, "lakestream.log.%016llx.last-offset", (unsigned long long)log_id);
+    last_offset_key(key, sizeof key, log_id);
+    const char *done = ls_ice_table_summary(t, key);
+    if (done)
+        *out = strtoll(done, NULL, 10);
+    ls_ice_table_free(t);
+    return LS_OK;
+}
+
+ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
+                               const ls_table_target_t *tt,
+                               int32_t partition, int64_t log_id, const uint8_t *obj,
+                               const ls_co_entry_t *entries, uint32_t n, size_t body_end,
+                               int64_t from_offset, int64_t last_offset, uint64_t *rows_out,
+                               char *err, int errlen)
+{
+    *rows_out = 0;
+    if (from_offset > last_offset)
+        return LS_OK;   /* start.position=latest: nothing of this range belongs to the table */
+    ls_ice_table_t *t = NULL;
+    ls_status st = open_table(meta, os, warehouse_uri, tt, true, &t, err, errlen);
+    if (st != LS_OK)
+        return st;
+    char key[80];
+    last_offset_key(key, sizeof key, log_id);
     const char *done = ls_ice_table_summary(t, key);
     int64_t above = done ? strtoll(done, NULL, 10) : -1;
+    if (above < from_offset - 1)
+        above = from_offset - 1;
     if (above >= last_offset) {
         ls_ice_table_free(t);
         return LS_OK;   /* materialized by an earlier attempt */
     }
     ls_pq_opts_t opts;
     ls_pq_opts_init(&opts);
-    const char *codec = ls_stream_config_get(s, LS_TABLE_COMPRESSION);
-    int c = ls_pq_codec_parse(codec ? codec : "zstd");
+    const char *codec = tt->policy->value[LS_POLICY_COMPRESSION];
+    int c = ls_pq_codec_parse(codec);
     if (c < 0) {
-        snprintf(err, (size_t)errlen, "%s: unknown codec '%s'", LS_TABLE_COMPRESSION, codec);
+        snprintf(err, (size_t)errlen, "%s: unknown codec '%s'",
+                 ls_policy_key(LS_POLICY_COMPRESSION), codec);
         ls_ice_table_free(t);
         return LS_EINVAL;
     }
     opts.codec = (ls_pq_codec)c;
     char ferr[256];
-    ls_raw_files_t *files = ls_raw_files_new(t, &opts, TARGET_FILE_BYTES, ferr, sizeof ferr);
+    ls_raw_files_t *files = ls_raw_files_new(t, &opts, (size_t)tt->policy->target_file_bytes,
+                                             ferr, sizeof ferr);
     if (!files) {
         snprintf(err, (size_t)errlen, "opening data files: %s", ferr);
         ls_ice_table_free(t);

@@ -9,27 +9,44 @@
 
 #include "base/status.h"
 #include "log/co_format.h"
+#include "meta/meta.h"
 #include "objstore/objstore.h"
 #include "stream/catalog.h"
+#include "stream/policy.h"
 
-/* Policy keys (stream config, Kafka topic configs). */
-#define LS_TABLE_ENABLED "lakestream.table.enabled"         /* true|false (default false) */
-#define LS_TABLE_PARTITION "lakestream.table.partition"     /* day|hour|none (default day) */
-#define LS_TABLE_COMPRESSION "lakestream.table.compression" /* zstd|snappy|gzip|none (zstd) */
+/* Where and how one stream's table is written (its policy resolved, see
+ * stream/policy.h): built once per compaction pass and stream. */
+typedef struct ls_table_target {
+    const ls_stream_t *stream;
+    const ls_policy_t *policy;
+    char name[256];   /* table name: the policy's template expanded */
+    char prefix[600]; /* object-store prefix "warehouse/<ns>/<name>" */
+} ls_table_target_t;
 
-int ls_table_enabled(const ls_stream_t *s);
+/* LS_EINVAL (message naming the key) when the name template does not give a
+ * valid table name for this stream. */
+ls_status ls_table_target_init(ls_table_target_t *t, const ls_stream_t *s, const ls_policy_t *p,
+                               char *err, int errlen);
 
-/* Object-store prefix of a stream's table: "warehouse/<ns>/<name>". */
-int ls_table_prefix(char *out, size_t cap, const ls_stream_t *s);
+/* The table's recorded last materialized offset of log_id: -1 when the table
+ * or its record of the log does not exist. */
+ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
+                                     const ls_table_target_t *tt, int64_t log_id, int64_t *out,
+                                     char *err, int errlen);
 
 /* Appends the records of entries[0..n) (base offsets real; entry i spans
- * [pos[i], pos[i+1]) with the last ending at body_end) that lie above the
- * table's recorded last offset for this log, as one snapshot recording
- * last_offset. LS_OK also when the table already holds the range. On error
+ * [pos[i], pos[i+1]) with the last ending at body_end) at or above
+ * from_offset and above the table's recorded last offset for this log, with
+ * the policy's partition spec (at table creation), target file size and
+ * codec, as one snapshot recording
+ * last_offset, committed through the table catalog's pointer in meta
+ * (table/table_catalog.h). LS_OK also when the table already holds the range. On error
  * the caller must not swap the index (the range stays in WAL objects and the
  * next pass retries; data files written by a failed attempt are orphans). */
-ls_status ls_materialize_range(ls_objstore_t *os, const char *warehouse_uri, const ls_stream_t *s,
+ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
+                               const ls_table_target_t *tt,
                                int32_t partition, int64_t log_id, const uint8_t *obj,
                                const ls_co_entry_t *entries, uint32_t n, size_t body_end,
-                               int64_t last_offset, uint64_t *rows_out, char *err, int errlen);
+                               int64_t from_offset, int64_t last_offset, uint64_t *rows_out,
+                               char *err, int errlen);
 #endif

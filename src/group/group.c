@@ -1441,6 +1441,19 @@ int64_t ls_group_coord_tick(ls_group_coord_t *c)
     return next;
 }
 
+void ls_group_coord_unload(ls_group_coord_t *c, const char *group_id)
+{
+    ls_group_t *g = lookup(c, group_id);
+    if (!g || g->loading)
+        return;
+    for (int i = 0; i < g->nmembers; i++) {
+        answer_join_waiter(g->members[i], LS_GERR_COORDINATOR_NOT_AVAILABLE);
+        answer_sync_waiter(g->members[i], LS_GERR_COORDINATOR_NOT_AVAILABLE);
+    }
+    unlink_group(c, g);
+    group_free(g);
+}
+
 char **ls_group_coord_ids(ls_group_coord_t *c, int *n)
 {
     char **v = LS_NEWN(char *, c->ngroups + 1);

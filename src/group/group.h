@@ -174,6 +174,11 @@ void ls_group_coord_load_done(ls_group_coord_t *c, const char *group_id, ls_stat
 ls_group_t *ls_group_find(ls_group_coord_t *c, const char *group_id);
 /* Runs expirations due at now; returns the next deadline (INT64_MAX: none). */
 int64_t ls_group_coord_tick(ls_group_coord_t *c);
+/* Drops a loaded group from memory (its coordinator moved to another
+ * broker): waiting JoinGroup/SyncGroup requests are answered
+ * COORDINATOR_NOT_AVAILABLE so their clients look the coordinator up again.
+ * The stored state is untouched. No-op for unknown or loading groups. */
+void ls_group_coord_unload(ls_group_coord_t *c, const char *group_id);
 /* Ids of the groups in memory that exist (not Dead); free with ls_free each + array. */
 char **ls_group_coord_ids(ls_group_coord_t *c, int *n);
 

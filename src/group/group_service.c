@@ -635,6 +635,22 @@ static void on_timer_closed(uv_handle_t *h)
     }
 }
 
+void ls_group_service_retain(ls_group_service_t *s, bool (*owned)(void *arg, const char *group_id),
+                             void *arg)
+{
+    int n;
+    char **ids = ls_group_coord_ids(s->coord, &n);
+    for (int i = 0; i < n; i++) {
+        if (!owned(arg, ids[i])) {
+            LS_INFO("group", "group '%s' is now coordinated by another broker; unloading it",
+                    ids[i]);
+            ls_group_coord_unload(s->coord, ids[i]);
+        }
+        ls_free(ids[i]);
+    }
+    ls_free(ids);
+}
+
 void ls_group_service_stop(ls_group_service_t *s)
 {
     if (s->stopped)

@@ -17,6 +17,7 @@
  * worker threads through the offload function given at open. */
 #ifndef LS_GROUP_SERVICE_H
 #define LS_GROUP_SERVICE_H
+#include <stdbool.h>
 #include <uv.h>
 #include "group/group.h"
 #include "meta/meta.h"
@@ -62,6 +63,10 @@ typedef struct ls_group_listing {
 void ls_group_service_list(ls_group_service_t *s,
                            void (*cb)(void *arg, ls_status st, ls_group_listing_t *v, int n),
                            void *arg);
+/* Drops from memory every loaded group for which owned(arg, id) is false
+ * (this broker stopped coordinating it). */
+void ls_group_service_retain(ls_group_service_t *s, bool (*owned)(void *arg, const char *group_id),
+                             void *arg);
 /* Runs the retention pass now (also run every retention_check_interval_ms). */
 void ls_group_service_cleanup(ls_group_service_t *s);
 

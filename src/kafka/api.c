@@ -42,6 +42,7 @@ const ls_kafka_api_t ls_kafka_apis[] = {
     API(18, "ApiVersions", API_VERSIONS, ls_kafka_handle_api_versions),
     API(19, "CreateTopics", CREATE_TOPICS, ls_kafka_handle_create_topics),
     API(20, "DeleteTopics", DELETE_TOPICS, ls_kafka_handle_delete_topics),
+    API(21, "DeleteRecords", DELETE_RECORDS, ls_kafka_handle_delete_records),
     API(22, "InitProducerId", INIT_PRODUCER_ID, ls_kafka_handle_init_producer_id),
     API(23, "OffsetForLeaderEpoch", OFFSET_FOR_LEADER_EPOCH, ls_kafka_handle_offset_for_leader_epoch),
     API(32, "DescribeConfigs", DESCRIBE_CONFIGS, ls_kafka_handle_describe_configs),

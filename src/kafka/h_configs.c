@@ -6,6 +6,7 @@
  *   TOPIC_CONFIG          a stored override (stream config property);
  *   STATIC_BROKER_CONFIG  supplied by a broker setting that differs from
  *                         Kafka's default (retention.ms <- log.retention.ms,
+ *                         retention.bytes <- log.retention.bytes,
  *                         max.message.bytes <- message.max.bytes);
  *   DEFAULT_CONFIG        Kafka's default, which is also Lakestream's.
  * Storage-engine settings that mean nothing on diskless storage (segment.*,
@@ -37,6 +38,7 @@
 typedef enum {
     VAL_FIXED,        /* def is the value */
     VAL_RETENTION_MS, /* cfg->log_retention_ms */
+    VAL_RETENTION_BYTES, /* cfg->log_retention_bytes */
     VAL_MAX_MESSAGE,  /* cfg->message_max_bytes */
 } val_kind;
 
@@ -92,7 +94,8 @@ static const topic_config_def_t topic_defs[] = {
      "Durability comes from the object store; accepted for compatibility."},
     {"preallocate", LS_KAFKA_CONFIG_TYPE_BOOLEAN, VAL_FIXED, "false", "log.preallocate", NULL,
      "No effect on diskless storage."},
-    {"retention.bytes", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "-1", "log.retention.bytes", NULL,
+    {"retention.bytes", LS_KAFKA_CONFIG_TYPE_LONG, VAL_RETENTION_BYTES, NULL,
+     "log.retention.bytes", NULL,
      "Maximum bytes retained per partition (-1: no limit)."},
     {"retention.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_RETENTION_MS, NULL, "log.retention.ms", NULL,
      "How long records are retained (-1: forever)."},
@@ -159,6 +162,10 @@ static const char *topic_default(ls_arena_t *a, const ls_config_t *cfg,
         if (cfg->log_retention_ms != KAFKA_DEFAULT_RETENTION_MS)
             *source = LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
         return aprintf(a, "%" PRId64, cfg->log_retention_ms);
+    case VAL_RETENTION_BYTES:
+        if (cfg->log_retention_bytes != -1)
+            *source = LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
+        return aprintf(a, "%" PRId64, cfg->log_retention_bytes);
     case VAL_MAX_MESSAGE:
         if (cfg->message_max_bytes != KAFKA_DEFAULT_MESSAGE_MAX_BYTES)
             *source = LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
@@ -366,8 +373,11 @@ static int32_t broker_configs(ls_arena_t *a, const ls_broker_t *b, const ls_kstr
          NULL, LS_KAFKA_CONFIG_TYPE_STRING, false, "Listening address."},
         {"log.cleanup.policy", "delete", "delete", LS_KAFKA_CONFIG_TYPE_LIST, false,
          "Default topic cleanup policy."},
-        {"log.retention.bytes", "-1", "-1", LS_KAFKA_CONFIG_TYPE_LONG, false,
-         "Default retention in bytes."},
+        {"log.retention.bytes", aprintf(a, "%" PRId64, c->log_retention_bytes), "-1",
+         LS_KAFKA_CONFIG_TYPE_LONG, false, "Default retention in bytes."},
+        {"log.retention.check.interval.ms",
+         aprintf(a, "%" PRId64, c->log_retention_check_interval_ms), "300000",
+         LS_KAFKA_CONFIG_TYPE_LONG, false, "How often retention is checked."},
         {"log.retention.ms", aprintf(a, "%" PRId64, c->log_retention_ms), "604800000",
          LS_KAFKA_CONFIG_TYPE_LONG, false, "Default topic retention.ms."},
         {"message.max.bytes", aprintf(a, "%" PRId64, c->message_max_bytes), "1048588",

@@ -7,10 +7,12 @@
  * mapping of ls_group_err to Kafka error codes, encode. The state machine is
  * group/group.c; storage and timers are group/group_service.c.
  *
- * Coordinator choice: every broker coordinates every group (single broker
- * today); FindCoordinator answers with this broker's advertised address,
- * exactly like Metadata does. A multi-broker deployment only has to change
- * coord_for() and answer NOT_COORDINATOR elsewhere.
+ * Coordinator choice: the live broker placement picks for the group id
+ * (rendezvous hash over live brokers, server/broker.h); FindCoordinator
+ * names it, and the others answer group requests COORDINATOR_NOT_AVAILABLE
+ * so clients look again. State lives in the metadata store, so a new
+ * coordinator loads it on first use; one that loses a group drops it from
+ * memory (ls_group_service_retain).
  *
  * Flow: each group operation first acquires the group (a lazy load from the
  * metadata store on first use, then in memory); JoinGroup and SyncGroup may
@@ -103,6 +105,19 @@ static ls_group_service_t *svc(ls_kreq_t *req) { return req->broker->groups; }
         ls_kreq_respond(req, &w_);                                                             \
     } while (0)
 
+/* Acquires the group if this broker coordinates it; otherwise cb(arg, NULL):
+ * the client is answered COORDINATOR_NOT_AVAILABLE and looks the
+ * coordinator up again (FindCoordinator names the owner). */
+static void acquire(ls_kreq_t *req, const char *gid, ls_group_ready_cb cb, void *arg)
+{
+    ls_member_t owner;
+    if (ls_broker_coordinator(req->broker, gid, strlen(gid), &owner) != req->broker->node_id) {
+        cb(arg, NULL);
+        return;
+    }
+    ls_group_acquire(ls_group_service_coord(svc(req)), gid, cb, arg);
+}
+
 /* ---------------------------------------------------------- FindCoordinator */
 
 void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
@@ -125,22 +140,29 @@ void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
     ls_kafka_FindCoordinatorResponse r;
     memset(&r, 0, sizeof r);
     if (v <= 3) {
+        ls_member_t *c = ls_arena_alloc(req->arena, sizeof *c);
+        if (!err)
+            ls_broker_coordinator(b, m.Key.ptr, (size_t)(m.Key.len > 0 ? m.Key.len : 0), c);
         r.ErrorCode = err;
         r.ErrorMessage = kstr_or_null(msg);
-        r.NodeId = err ? -1 : b->node_id;
-        r.Host = ls_kstr_c(err ? "" : ls_broker_advertised_host(b));
-        r.Port = err ? -1 : ls_broker_advertised_port(b);
+        r.NodeId = err ? -1 : c->id;
+        r.Host = ls_kstr_c(err ? "" : c->host);
+        r.Port = err ? -1 : c->port;
     } else {
         r.NumCoordinators = m.NumCoordinatorKeys;
         r.Coordinators = ls_kmsg_alloc(req->arena, m.NumCoordinatorKeys, sizeof *r.Coordinators);
         for (int32_t i = 0; i < m.NumCoordinatorKeys; i++) {
             ls_kafka_FindCoordinatorResponse_Coordinator *c = &r.Coordinators[i];
             c->Key = m.CoordinatorKeys[i];
+            ls_member_t *owner = ls_arena_alloc(req->arena, sizeof *owner);
+            if (!err)
+                ls_broker_coordinator(b, c->Key.ptr, (size_t)(c->Key.len > 0 ? c->Key.len : 0),
+                                      owner);
             c->ErrorCode = err;
             c->ErrorMessage = kstr_or_null(msg);
-            c->NodeId = err ? -1 : b->node_id;
-            c->Host = ls_kstr_c(err ? "" : ls_broker_advertised_host(b));
-            c->Port = err ? -1 : ls_broker_advertised_port(b);
+            c->NodeId = err ? -1 : owner->id;
+            c->Host = ls_kstr_c(err ? "" : owner->host);
+            c->Port = err ? -1 : owner->port;
         }
     }
     RESPOND(FindCoordinatorResponse, r);
@@ -250,7 +272,7 @@ void ls_kafka_handle_join_group(ls_kreq_t *req)
     }
     jr->protocols = p;
     jr->nprotocols = m.NumProtocols;
-    ls_group_acquire(ls_group_service_coord(svc(req)), ctx->gid, join_ready, ctx);
+    acquire(req, ctx->gid, join_ready, ctx);
 }
 
 /* ---------------------------------------------------------------- SyncGroup */
@@ -319,7 +341,7 @@ void ls_kafka_handle_sync_group(ls_kreq_t *req)
         ctx->asg[i].assignment = ctx->m.Assignments[i].Assignment.ptr;
         ctx->asg[i].len = (size_t)ctx->m.Assignments[i].Assignment.len;
     }
-    ls_group_acquire(ls_group_service_coord(svc(req)), gid, sync_ready, ctx);
+    acquire(req, gid, sync_ready, ctx);
 }
 
 /* ---------------------------------------------------------------- Heartbeat */
@@ -363,7 +385,7 @@ void ls_kafka_handle_heartbeat(ls_kreq_t *req)
         hb_respond(req, LS_KERR_COORDINATOR_NOT_AVAILABLE);
         return;
     }
-    ls_group_acquire(ls_group_service_coord(svc(req)), gid, hb_ready, ctx);
+    acquire(req, gid, hb_ready, ctx);
 }
 
 /* --------------------------------------------------------------- LeaveGroup */
@@ -424,7 +446,7 @@ void ls_kafka_handle_leave_group(ls_kreq_t *req)
         leave_respond_top(req, &ctx->m, LS_KERR_COORDINATOR_NOT_AVAILABLE);
         return;
     }
-    ls_group_acquire(ls_group_service_coord(svc(req)), gid, leave_ready, ctx);
+    acquire(req, gid, leave_ready, ctx);
 }
 
 /* ------------------------------------------------------------- OffsetCommit */
@@ -571,7 +593,7 @@ void ls_kafka_handle_offset_commit(ls_kreq_t *req)
         commit_respond(ctx);
         return;
     }
-    ls_group_acquire(ls_group_service_coord(svc(req)), ctx->gid, commit_ready, ctx);
+    acquire(req, ctx->gid, commit_ready, ctx);
 }
 
 /* -------------------------------------------------------------- OffsetFetch */
@@ -729,7 +751,7 @@ void ls_kafka_handle_offset_fetch(ls_kreq_t *req)
             fetch_ready(fg, NULL);
             continue;
         }
-        ls_group_acquire(ls_group_service_coord(svc(req)), fg->gid, fetch_ready, fg);
+        acquire(req, fg->gid, fetch_ready, fg);
     }
     if (--ctx->pending == 0)
         fetch_finish(ctx);
@@ -900,7 +922,7 @@ void ls_kafka_handle_describe_groups(ls_kreq_t *req)
             ctx->pending--;
             continue;
         }
-        ls_group_acquire(ls_group_service_coord(svc(req)), d->gid, desc_ready, d);
+        acquire(req, d->gid, desc_ready, d);
     }
     if (--ctx->pending == 0)
         desc_finish(ctx);
@@ -978,7 +1000,7 @@ void ls_kafka_handle_delete_groups(ls_kreq_t *req)
             continue;
         }
         ctx->pending++;
-        ls_group_acquire(ls_group_service_coord(svc(req)), gid, del_ready, d);
+        acquire(req, gid, del_ready, d);
     }
     del_step(ctx);
 }
@@ -1080,5 +1102,5 @@ void ls_kafka_handle_offset_delete(ls_kreq_t *req)
         odel_respond(ctx);
         return;
     }
-    ls_group_acquire(ls_group_service_coord(svc(req)), ctx->gid, odel_ready, ctx);
+    acquire(req, ctx->gid, odel_ready, ctx);
 }

@@ -1,10 +1,12 @@
 /* Metadata (key 3) and DescribeCluster (key 60).
  *
- * Lakestream is leaderless: any broker accepts any request. Until several
- * brokers advertise themselves (DESIGN.md 4.5), Metadata describes exactly
- * one broker — this node at its advertised address — leading every partition
- * with leader epoch 0 and replicas = isr = [this node]. ControllerId is this
- * node too (clients only use it to route admin requests).
+ * Lakestream is leaderless: any broker accepts any request. Metadata lists
+ * every live broker (cluster/membership.h) and names a "leader" per
+ * partition by rendezvous hash over them (cluster/placement.h), preferring
+ * brokers of the client's zone ("ls_az=<zone>" in client.id) when brokers
+ * set broker.rack: reads of a partition then tend to hit one broker's cache.
+ * Leader epoch 0, replicas = isr = [leader]. ControllerId is the lowest live
+ * id (clients only use it to route admin requests, which any broker serves).
  *
  * Topics are streams of the default namespace. Requested topics that do not
  * exist are auto-created when the request allows it (v4+ flag, implied true
@@ -65,10 +67,23 @@ typedef struct md_ctx {
     md_topic_t *topics;      /* one per requested topic */
     int ntopics;
     int32_t partitions;      /* for auto-create */
+    ls_member_t *members;    /* live brokers (arena copy) */
+    int nmembers;
+    char zone[64];           /* the client's zone hint ("" none) */
 } md_ctx_t;
 
+/* Placement key of a partition: topic id, then the partition number. */
+static int32_t partition_leader(const md_ctx_t *ctx, const ls_stream_t *s, int32_t partition)
+{
+    uint8_t key[20];
+    memcpy(key, s->id.b, 16);
+    for (int i = 0; i < 4; i++)
+        key[16 + i] = (uint8_t)((uint32_t)partition >> (24 - 8 * i));
+    return ls_broker_place(ctx->members, ctx->nmembers, key, sizeof key, ctx->zone);
+}
+
 static void md_fill_topic(md_ctx_t *ctx, ls_kafka_MetadataResponse_MetadataResponseTopic *t,
-                          const ls_stream_t *s, int32_t *node)
+                          const ls_stream_t *s)
 {
     ls_arena_t *a = ctx->req->arena;
     t->ErrorCode = LS_KERR_NONE;
@@ -79,15 +94,17 @@ static void md_fill_topic(md_ctx_t *ctx, ls_kafka_MetadataResponse_MetadataRespo
         ctx->m.IncludeTopicAuthorizedOperations ? TOPIC_AUTHORIZED_OPS : INT32_MIN;
     t->NumPartitions = s->partitions;
     t->Partitions = ls_kmsg_alloc(a, s->partitions, sizeof *t->Partitions);
+    int32_t *leaders = ls_kmsg_alloc(a, s->partitions, sizeof *leaders);
     for (int32_t i = 0; i < s->partitions; i++) {
         ls_kafka_MetadataResponse_MetadataResponsePartition *p = &t->Partitions[i];
+        leaders[i] = partition_leader(ctx, s, i);
         p->ErrorCode = LS_KERR_NONE;
         p->PartitionIndex = i;
-        p->LeaderId = *node;
+        p->LeaderId = leaders[i];
         p->LeaderEpoch = 0;
-        p->ReplicaNodes = node;   /* one shared [node_id] array */
+        p->ReplicaNodes = &leaders[i];   /* no replicas: the object store holds the data */
         p->NumReplicaNodes = 1;
-        p->IsrNodes = node;
+        p->IsrNodes = &leaders[i];
         p->NumIsrNodes = 1;
         p->OfflineReplicas = NULL;
         p->NumOfflineReplicas = 0;
@@ -100,18 +117,27 @@ static void md_respond(md_ctx_t *ctx)
     ls_broker_t *b = req->broker;
     ls_arena_t *a = req->arena;
     ls_kafka_MetadataResponse *r = &ctx->resp;
-    int32_t *node = ls_arena_alloc(a, sizeof *node);
-    *node = b->node_id;
+    ls_member_t *live;
+    ctx->nmembers = ls_broker_members(b, &live);
+    ctx->members = ls_arena_alloc(a, (size_t)ctx->nmembers * sizeof *live);
+    memcpy(ctx->members, live, (size_t)ctx->nmembers * sizeof *live);
+    ls_free(live);
+    ls_client_zone(req->client_id.ptr, req->client_id.len > 0 ? (size_t)req->client_id.len : 0,
+                   ctx->zone, sizeof ctx->zone);
 
     r->ThrottleTimeMs = 0;
-    r->NumBrokers = 1;
-    r->Brokers = ls_arena_alloc(a, sizeof *r->Brokers);
-    r->Brokers[0].NodeId = b->node_id;
-    r->Brokers[0].Host = ls_kstr_c(ls_broker_advertised_host(b));
-    r->Brokers[0].Port = ls_broker_advertised_port(b);
-    r->Brokers[0].Rack = ls_kstr_null();
+    r->NumBrokers = ctx->nmembers;
+    r->Brokers = ls_arena_alloc(a, (size_t)ctx->nmembers * sizeof *r->Brokers);
+    for (int i = 0; i < ctx->nmembers; i++) {
+        const ls_member_t *m = &ctx->members[i];
+        r->Brokers[i].NodeId = m->id;
+        r->Brokers[i].Host = ls_kstr_c(m->host);
+        r->Brokers[i].Port = m->port;
+        r->Brokers[i].Rack = *m->rack ? ls_kstr_c(m->rack) : ls_kstr_null();
+    }
     r->ClusterId = ls_kstr_c(b->cluster_id);
-    r->ControllerId = b->node_id;
+    /* admin requests go to any broker; name the lowest id so every broker agrees */
+    r->ControllerId = ctx->members[0].id;
     r->ClusterAuthorizedOperations =
         ctx->m.IncludeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPS : INT32_MIN;
 
@@ -119,7 +145,7 @@ static void md_respond(md_ctx_t *ctx)
         r->NumTopics = ctx->nall;
         r->Topics = ls_kmsg_alloc(a, ctx->nall, sizeof *r->Topics);
         for (int i = 0; i < ctx->nall; i++)
-            md_fill_topic(ctx, &r->Topics[i], ctx->all[i], node);
+            md_fill_topic(ctx, &r->Topics[i], ctx->all[i]);
     } else {
         r->NumTopics = ctx->ntopics;
         r->Topics = ls_kmsg_alloc(a, ctx->ntopics, sizeof *r->Topics);
@@ -137,7 +163,7 @@ static void md_respond(md_ctx_t *ctx)
                                                          : LS_KERR_LEADER_NOT_AVAILABLE;
             }
             if (mt->s) {
-                md_fill_topic(ctx, t, mt->s, node);
+                md_fill_topic(ctx, t, mt->s);
                 continue;
             }
             t->ErrorCode = mt->err;
@@ -254,12 +280,19 @@ void ls_kafka_handle_describe_cluster(ls_kreq_t *req)
     r.ClusterAuthorizedOperations =
         m.IncludeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPS : INT32_MIN;
     if (m.EndpointType == 1) {
-        r.NumBrokers = 1;
-        r.Brokers = ls_arena_alloc(a, sizeof *r.Brokers);
-        r.Brokers[0].BrokerId = b->node_id;
-        r.Brokers[0].Host = ls_kstr_c(ls_broker_advertised_host(b));
-        r.Brokers[0].Port = ls_broker_advertised_port(b);
-        r.Brokers[0].Rack = ls_kstr_null();
+        ls_member_t *live;
+        int n = ls_broker_members(b, &live);
+        r.NumBrokers = n;
+        r.Brokers = ls_arena_alloc(a, (size_t)n * sizeof *r.Brokers);
+        for (int i = 0; i < n; i++) {
+            r.Brokers[i].BrokerId = live[i].id;
+            r.Brokers[i].Host = ls_kstr_c(arena_strdup(a, ls_kstr_c(live[i].host)));
+            r.Brokers[i].Port = live[i].port;
+            r.Brokers[i].Rack =
+                *live[i].rack ? ls_kstr_c(arena_strdup(a, ls_kstr_c(live[i].rack))) : ls_kstr_null();
+        }
+        r.ControllerId = n > 0 ? live[0].id : b->node_id;
+        ls_free(live);
     } else {
         /* v1 EndpointType 2 asks for controllers: this broker has no
          * separate controller listener (KIP-919 UNSUPPORTED_ENDPOINT_TYPE). */

@@ -11,6 +11,7 @@ void ls_kafka_handle_metadata(ls_kreq_t *req);           /* h_metadata.c, key 3 
 void ls_kafka_handle_api_versions(ls_kreq_t *req);       /* api.c, key 18 */
 void ls_kafka_handle_create_topics(ls_kreq_t *req);      /* h_topics.c, key 19 */
 void ls_kafka_handle_delete_topics(ls_kreq_t *req);      /* h_topics.c, key 20 */
+void ls_kafka_handle_delete_records(ls_kreq_t *req);     /* h_delete_records.c, key 21 */
 void ls_kafka_handle_init_producer_id(ls_kreq_t *req);   /* h_producer.c, key 22 */
 void ls_kafka_handle_offset_for_leader_epoch(ls_kreq_t *req); /* h_list_offsets.c, key 23 */
 void ls_kafka_handle_describe_configs(ls_kreq_t *req);   /* h_configs.c, key 32 */

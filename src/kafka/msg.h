@@ -47,10 +47,13 @@ enum {
     LS_KAFKA_API_API_VERSIONS = 18,
     LS_KAFKA_API_CREATE_TOPICS = 19,
     LS_KAFKA_API_DELETE_TOPICS = 20,
+    LS_KAFKA_API_DELETE_RECORDS = 21,
     LS_KAFKA_API_INIT_PRODUCER_ID = 22,
     LS_KAFKA_API_OFFSET_FOR_LEADER_EPOCH = 23,
     LS_KAFKA_API_DESCRIBE_CONFIGS = 32,
+    LS_KAFKA_API_ALTER_CONFIGS = 33,
     LS_KAFKA_API_CREATE_PARTITIONS = 37,
+    LS_KAFKA_API_INCREMENTAL_ALTER_CONFIGS = 44,
     LS_KAFKA_API_DESCRIBE_CLUSTER = 60,
 };
 
@@ -76,6 +79,9 @@ enum {
 #define LS_KAFKA_DELETE_TOPICS_MIN 1
 #define LS_KAFKA_DELETE_TOPICS_MAX 6
 #define LS_KAFKA_DELETE_TOPICS_FLEX 4
+#define LS_KAFKA_DELETE_RECORDS_MIN 0
+#define LS_KAFKA_DELETE_RECORDS_MAX 2
+#define LS_KAFKA_DELETE_RECORDS_FLEX 2
 #define LS_KAFKA_INIT_PRODUCER_ID_MIN 0
 #define LS_KAFKA_INIT_PRODUCER_ID_MAX 5
 #define LS_KAFKA_INIT_PRODUCER_ID_FLEX 2
@@ -85,6 +91,12 @@ enum {
 #define LS_KAFKA_DESCRIBE_CONFIGS_MIN 1
 #define LS_KAFKA_DESCRIBE_CONFIGS_MAX 4
 #define LS_KAFKA_DESCRIBE_CONFIGS_FLEX 4
+#define LS_KAFKA_ALTER_CONFIGS_MIN 0
+#define LS_KAFKA_ALTER_CONFIGS_MAX 2
+#define LS_KAFKA_ALTER_CONFIGS_FLEX 2
+#define LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MIN 0
+#define LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MAX 1
+#define LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_FLEX 1
 #define LS_KAFKA_CREATE_PARTITIONS_MIN 0
 #define LS_KAFKA_CREATE_PARTITIONS_MAX 3
 #define LS_KAFKA_CREATE_PARTITIONS_FLEX 2
@@ -726,6 +738,83 @@ int ls_kafka_DescribeConfigsResponse_decode(ls_kr_t *r, int16_t version, ls_aren
 void ls_kafka_DescribeConfigsResponse_encode(ls_kw_t *w, int16_t version,
                                              const ls_kafka_DescribeConfigsResponse *m);
 
+/* ------------------------- AlterConfigs (key 33), IncrementalAlterConfigs (44) */
+
+/* IncrementalAlterConfigs ConfigOperation (KIP-339). */
+#define LS_KAFKA_CONFIG_OP_SET 0
+#define LS_KAFKA_CONFIG_OP_DELETE 1
+#define LS_KAFKA_CONFIG_OP_APPEND 2
+#define LS_KAFKA_CONFIG_OP_SUBTRACT 3
+
+typedef struct ls_kafka_AlterConfigsRequest_AlterableConfig {
+    ls_kstr_t Name;
+    ls_kstr_t Value;             /* nullable */
+} ls_kafka_AlterConfigsRequest_AlterableConfig;
+
+typedef struct ls_kafka_AlterConfigsRequest_AlterConfigsResource {
+    int8_t ResourceType;
+    ls_kstr_t ResourceName;
+    ls_kafka_AlterConfigsRequest_AlterableConfig *Configs;
+    int32_t NumConfigs;
+} ls_kafka_AlterConfigsRequest_AlterConfigsResource;
+
+typedef struct ls_kafka_AlterConfigsRequest {
+    ls_kafka_AlterConfigsRequest_AlterConfigsResource *Resources;
+    int32_t NumResources;
+    bool ValidateOnly;
+} ls_kafka_AlterConfigsRequest;
+
+typedef struct ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig {
+    ls_kstr_t Name;
+    int8_t ConfigOperation;      /* LS_KAFKA_CONFIG_OP_* */
+    ls_kstr_t Value;             /* nullable */
+} ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig;
+
+typedef struct ls_kafka_IncrementalAlterConfigsRequest_AlterConfigsResource {
+    int8_t ResourceType;
+    ls_kstr_t ResourceName;
+    ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig *Configs;
+    int32_t NumConfigs;
+} ls_kafka_IncrementalAlterConfigsRequest_AlterConfigsResource;
+
+typedef struct ls_kafka_IncrementalAlterConfigsRequest {
+    ls_kafka_IncrementalAlterConfigsRequest_AlterConfigsResource *Resources;
+    int32_t NumResources;
+    bool ValidateOnly;
+} ls_kafka_IncrementalAlterConfigsRequest;
+
+/* Both responses have this shape (AlterConfigsResourceResponse). */
+typedef struct ls_kafka_AlterConfigsResourceResponse {
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage;      /* nullable */
+    int8_t ResourceType;
+    ls_kstr_t ResourceName;
+} ls_kafka_AlterConfigsResourceResponse;
+
+typedef struct ls_kafka_AlterConfigsResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_AlterConfigsResourceResponse *Responses;
+    int32_t NumResponses;
+} ls_kafka_AlterConfigsResponse;
+typedef ls_kafka_AlterConfigsResponse ls_kafka_IncrementalAlterConfigsResponse;
+
+int ls_kafka_AlterConfigsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+                                        ls_kafka_AlterConfigsRequest *m);
+void ls_kafka_AlterConfigsRequest_encode(ls_kw_t *w, int16_t version,
+                                         const ls_kafka_AlterConfigsRequest *m);
+int ls_kafka_AlterConfigsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+                                         ls_kafka_AlterConfigsResponse *m);
+void ls_kafka_AlterConfigsResponse_encode(ls_kw_t *w, int16_t version,
+                                          const ls_kafka_AlterConfigsResponse *m);
+int ls_kafka_IncrementalAlterConfigsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+                                                   ls_kafka_IncrementalAlterConfigsRequest *m);
+void ls_kafka_IncrementalAlterConfigsRequest_encode(ls_kw_t *w, int16_t version,
+                                                    const ls_kafka_IncrementalAlterConfigsRequest *m);
+int ls_kafka_IncrementalAlterConfigsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+                                                    ls_kafka_IncrementalAlterConfigsResponse *m);
+void ls_kafka_IncrementalAlterConfigsResponse_encode(ls_kw_t *w, int16_t version,
+                                                     const ls_kafka_IncrementalAlterConfigsResponse *m);
+
 /* ------------------------------------------------ CreatePartitions (key 37) */
 
 typedef struct ls_kafka_CreatePartitionsRequest_CreatePartitionsAssignment {
@@ -802,6 +891,52 @@ int ls_kafka_DescribeClusterResponse_decode(ls_kr_t *r, int16_t version, ls_aren
                                             ls_kafka_DescribeClusterResponse *m);
 void ls_kafka_DescribeClusterResponse_encode(ls_kw_t *w, int16_t version,
                                              const ls_kafka_DescribeClusterResponse *m);
+
+/* --------------------------------------------------- DeleteRecords (key 21) */
+
+typedef struct ls_kafka_DeleteRecordsRequest_DeleteRecordsPartition {
+    int32_t PartitionIndex;
+    int64_t Offset;              /* -1: the high watermark */
+} ls_kafka_DeleteRecordsRequest_DeleteRecordsPartition;
+
+typedef struct ls_kafka_DeleteRecordsRequest_DeleteRecordsTopic {
+    ls_kstr_t Name;
+    ls_kafka_DeleteRecordsRequest_DeleteRecordsPartition *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_DeleteRecordsRequest_DeleteRecordsTopic;
+
+typedef struct ls_kafka_DeleteRecordsRequest {
+    ls_kafka_DeleteRecordsRequest_DeleteRecordsTopic *Topics;
+    int32_t NumTopics;
+    int32_t TimeoutMs;
+} ls_kafka_DeleteRecordsRequest;
+
+typedef struct ls_kafka_DeleteRecordsResponse_DeleteRecordsPartitionResult {
+    int32_t PartitionIndex;
+    int64_t LowWatermark;
+    int16_t ErrorCode;
+} ls_kafka_DeleteRecordsResponse_DeleteRecordsPartitionResult;
+
+typedef struct ls_kafka_DeleteRecordsResponse_DeleteRecordsTopicResult {
+    ls_kstr_t Name;
+    ls_kafka_DeleteRecordsResponse_DeleteRecordsPartitionResult *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_DeleteRecordsResponse_DeleteRecordsTopicResult;
+
+typedef struct ls_kafka_DeleteRecordsResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_DeleteRecordsResponse_DeleteRecordsTopicResult *Topics;
+    int32_t NumTopics;
+} ls_kafka_DeleteRecordsResponse;
+
+int ls_kafka_DeleteRecordsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+                                         ls_kafka_DeleteRecordsRequest *m);
+void ls_kafka_DeleteRecordsRequest_encode(ls_kw_t *w, int16_t version,
+                                          const ls_kafka_DeleteRecordsRequest *m);
+int ls_kafka_DeleteRecordsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+                                          ls_kafka_DeleteRecordsResponse *m);
+void ls_kafka_DeleteRecordsResponse_encode(ls_kw_t *w, int16_t version,
+                                           const ls_kafka_DeleteRecordsResponse *m);
 
 /* Downgrades an error code to one the request version can carry, as Kafka
  * does: KAFKA_STORAGE_ERROR (56) becomes NOT_LEADER_OR_FOLLOWER (6) for

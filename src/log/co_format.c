@@ -14,6 +14,26 @@ int ls_co_key(char *out, size_t cap, int64_t log_id, int64_t first, int64_t last
                     (long long)first, (long long)last);
 }
 
+int ls_co_prefix(char *out, size_t cap, int64_t log_id)
+{
+    return snprintf(out, cap, "co/%016llx/", (unsigned long long)log_id);
+}
+
+bool ls_co_key_parse(const char *key, int64_t *log_id, int64_t *first, int64_t *last)
+{
+    unsigned long long id;
+    long long f, l;
+    int n = 0;
+    if (strlen(key) != 3 + 16 + 1 + 20 + 1 + 20 + 3 ||
+        sscanf(key, "co/%16llx/%20lld-%20lld.co%n", &id, &f, &l, &n) != 3 || key[n] != 0 ||
+        f < 0 || l < f)
+        return false;
+    *log_id = (int64_t)id;
+    *first = f;
+    *last = l;
+    return true;
+}
+
 void ls_co_footer_encode(ls_buf_t *obj, int64_t log_id, int64_t first, int64_t last,
                          const ls_co_entry_t *e, uint32_t n)
 {

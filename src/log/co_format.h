@@ -13,6 +13,7 @@
  * compaction writes the same bytes under the same key. */
 #ifndef LS_CO_FORMAT_H
 #define LS_CO_FORMAT_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "base/buf.h"
@@ -28,6 +29,9 @@ typedef struct ls_co_entry {
 } ls_co_entry_t;
 
 int ls_co_key(char *out, size_t cap, int64_t log_id, int64_t first, int64_t last);
+int ls_co_prefix(char *out, size_t cap, int64_t log_id);   /* "co/<log_id>/" */
+/* Parses a key written by ls_co_key; false for anything else. */
+bool ls_co_key_parse(const char *key, int64_t *log_id, int64_t *first, int64_t *last);
 /* Appends the footer for entries to obj (which already holds header + entries). */
 void ls_co_footer_encode(ls_buf_t *obj, int64_t log_id, int64_t first, int64_t last,
                          const ls_co_entry_t *e, uint32_t n);

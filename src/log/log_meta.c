@@ -6,7 +6,7 @@
 
 #include "base/alloc.h"
 
-enum { HEAD_VERSION = 1, IDX_VERSION = 1 };
+enum { HEAD_VERSION = 1, IDX_VERSION = 1, START_VERSION = 1 };
 
 int ls_log_head_key(char *out, size_t cap, int64_t log_id)
 {
@@ -24,10 +24,15 @@ int ls_log_idx_key(char *out, size_t cap, int64_t log_id, int64_t last_offset)
                     (long long)last_offset);
 }
 
-int64_t ls_log_id_from_head_key(const char *key, size_t klen)
+int ls_log_start_key(char *out, size_t cap, int64_t log_id)
 {
-    size_t plen = strlen(LS_HEAD_PREFIX);
-    if (klen != plen + 16 || memcmp(key, LS_HEAD_PREFIX, plen) != 0)
+    return snprintf(out, cap, LS_START_PREFIX "%016llx", (unsigned long long)log_id);
+}
+
+static int64_t log_id_from_key(const char *prefix, const char *key, size_t klen)
+{
+    size_t plen = strlen(prefix);
+    if (klen != plen + 16 || memcmp(key, prefix, plen) != 0)
         return -1;
     char hex[17];
     memcpy(hex, key + plen, 16);
@@ -35,6 +40,40 @@ int64_t ls_log_id_from_head_key(const char *key, size_t klen)
     char *end;
     unsigned long long v = strtoull(hex, &end, 16);
     return *end ? -1 : (int64_t)v;
+}
+
+int ls_log_idx_key_parse(const char *key, size_t klen, int64_t *log_id, int64_t *last_offset)
+{
+    /* "/ls/log/" + 16 hex + "/idx/" + 20 digits */
+    static const char pre[] = "/ls/log/", mid[] = "/idx/";
+    size_t pl = sizeof pre - 1, ml = sizeof mid - 1;
+    if (klen != pl + 16 + ml + 20 || memcmp(key, pre, pl) != 0 ||
+        memcmp(key + pl + 16, mid, ml) != 0)
+        return -1;
+    char hex[17], dec[21], *end;
+    memcpy(hex, key + pl, 16);
+    hex[16] = 0;
+    memcpy(dec, key + pl + 16 + ml, 20);
+    dec[20] = 0;
+    unsigned long long id = strtoull(hex, &end, 16);
+    if (*end)
+        return -1;
+    long long last = strtoll(dec, &end, 10);
+    if (*end)
+        return -1;
+    *log_id = (int64_t)id;
+    *last_offset = (int64_t)last;
+    return 0;
+}
+
+int64_t ls_log_id_from_head_key(const char *key, size_t klen)
+{
+    return log_id_from_key(LS_HEAD_PREFIX, key, klen);
+}
+
+int64_t ls_log_id_from_start_key(const char *key, size_t klen)
+{
+    return log_id_from_key(LS_START_PREFIX, key, klen);
 }
 
 /* Bounded big-endian cursor for decoding values (sticky failure). */
@@ -131,6 +170,25 @@ void ls_head_clear(ls_head_t *h)
     ls_free(h->producers);
     h->producers = NULL;
     h->nproducers = 0;
+}
+
+void ls_start_encode(const ls_start_t *s, ls_buf_t *out)
+{
+    put_be(out, START_VERSION, 1);
+    put_be(out, (uint64_t)s->log_start, 8);
+    put_be(out, (uint64_t)s->trimmed_bytes, 8);
+}
+
+ls_status ls_start_decode(const uint8_t *p, size_t len, ls_start_t *s)
+{
+    cur_t c = {p, p + len, 0};
+    if (cur_be(&c, 1) != START_VERSION)
+        return LS_ECORRUPT;
+    s->log_start = (int64_t)cur_be(&c, 8);
+    s->trimmed_bytes = (int64_t)cur_be(&c, 8);
+    if (c.bad || c.p != c.end || s->log_start < 0 || s->trimmed_bytes < 0)
+        return LS_ECORRUPT;
+    return LS_OK;
 }
 
 void ls_idx_encode(const ls_idx_entry_t *e, ls_buf_t *out)

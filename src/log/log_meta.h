@@ -4,6 +4,9 @@
  *   /ls/log/<log_id %016x>/idx/<last %020d>  index entry, keyed by its LAST offset so a
  *                                         read of offset x is a ceiling lookup (first key >= x)
  *   /ls/walobj/<object key>               a committed WAL object (GC keeps referenced ones)
+ *   /ls/start/<log_id %016x>              log start: first readable offset and bytes trimmed
+ *                                         (absent: 0 / 0). Separate from the head so a trim
+ *                                         never contends with appends (log_trim.h)
  *
  * Values are versioned little binary records (big-endian), decoded with
  * bounds checks: a corrupt value is LS_ECORRUPT naming the key, never a crash. */
@@ -32,8 +35,8 @@ typedef struct ls_pstate {
 
 typedef struct ls_head {
     int64_t next_offset;
-    int64_t log_start;
-    int64_t size_bytes;
+    int64_t log_start;                  /* reserved, written as 0: the log start is in /ls/start/ */
+    int64_t size_bytes;                 /* bytes ever appended (retained: minus trimmed_bytes) */
     int64_t max_timestamp;
     int64_t max_timestamp_offset;
     bool fenced;
@@ -54,17 +57,32 @@ typedef struct ls_idx_entry {
     char *object;                       /* ls_malloc'd object key */
 } ls_idx_entry_t;
 
+/* Log start record: advanced only by trims (retention, DeleteRecords). */
+typedef struct ls_start {
+    int64_t log_start;                  /* first readable offset */
+    int64_t trimmed_bytes;              /* bytes of index entries removed so far */
+} ls_start_t;
+
 #define LS_HEAD_PREFIX "/ls/head/"
+#define LS_START_PREFIX "/ls/start/"
 #define LS_WALOBJ_PREFIX "/ls/walobj/"
 
 int ls_log_head_key(char *out, size_t cap, int64_t log_id);
 int ls_log_idx_prefix(char *out, size_t cap, int64_t log_id);
 int ls_log_idx_key(char *out, size_t cap, int64_t log_id, int64_t last_offset);
 int64_t ls_log_id_from_head_key(const char *key, size_t klen);  /* -1 if malformed */
+#define LS_LOG_PREFIX "/ls/log/"
+/* Log id and last offset of an index entry key; 0, or -1 if malformed. */
+int ls_log_idx_key_parse(const char *key, size_t klen, int64_t *log_id, int64_t *last_offset);
+int ls_log_start_key(char *out, size_t cap, int64_t log_id);
+int64_t ls_log_id_from_start_key(const char *key, size_t klen); /* -1 if malformed */
 
 void ls_head_encode(const ls_head_t *h, ls_buf_t *out);
 ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h);  /* h->producers ls_malloc'd */
 void ls_head_clear(ls_head_t *h);
+
+void ls_start_encode(const ls_start_t *s, ls_buf_t *out);
+ls_status ls_start_decode(const uint8_t *p, size_t len, ls_start_t *s);
 
 void ls_idx_encode(const ls_idx_entry_t *e, ls_buf_t *out);
 ls_status ls_idx_decode(const uint8_t *p, size_t len, ls_idx_entry_t *e);

@@ -45,6 +45,14 @@ struct ls_read_op {
 
 static void op_step(ls_read_op_t *op);
 
+/* A change to a log's stored index that arrived while the index was being
+ * loaded: applied after the load (see ls_reader_index_put). */
+struct ls_idx_replay {
+    struct ls_idx_replay *next;
+    bool del;
+    ls_idx_entry_t e;                 /* del: only last_offset */
+};
+
 /* ------------------------------------------------------------------- index */
 
 typedef struct load_job {
@@ -108,10 +116,22 @@ static void load_after(uv_work_t *w, int status)
         lg->idx = j->idx;
         lg->nidx = lg->capidx = j->nidx;
         lg->idx_state = 2;
+        /* changes other brokers made while we scanned */
+        ls_idx_replay_t *list = lg->replay;
+        lg->replay = NULL;
+        for (ls_idx_replay_t *r = list; r; r = r->next) {
+            if (r->del)
+                ls_reader_index_del(j->ls, lg, r->e.last_offset);
+            else
+                ls_reader_index_put(j->ls, lg, &r->e);
+        }
+        lg->replay = list;
+        ls_reader_replay_clear(lg);
     } else {
         LS_WARN("log", "loading index of log %016llx failed: %s", (unsigned long long)j->log_id,
                 ls_status_str(j->st));
         lg->idx_state = 0;
+        ls_reader_replay_clear(lg);
     }
     waiting = lg->idx_waiting;
     lg->idx_waiting = NULL;
@@ -138,20 +158,85 @@ static void start_load(ls_logstore_t *ls, ls_logstate_t *lg)
     uv_queue_work(ls->loop, &j->work, load_work, load_after);
 }
 
-void ls_reader_on_commit(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e,
-                         ls_chunk_t *chunk, size_t off)
+static int idx_ceiling(const ls_logstate_t *lg, int64_t offset);
+
+static void replay_push(ls_logstate_t *lg, const ls_idx_entry_t *e, bool del)
 {
-    if (lg->idx_state == 2) {
+    ls_idx_replay_t *r = LS_NEW(ls_idx_replay_t), **pp = &lg->replay;
+    r->del = del;
+    r->e = *e;
+    r->e.object = e->object ? ls_strdup(e->object) : NULL;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = r;
+}
+
+void ls_reader_replay_clear(ls_logstate_t *lg)
+{
+    for (ls_idx_replay_t *r = lg->replay, *n; r; r = n) {
+        n = r->next;
+        ls_free(r->e.object);
+        ls_free(r);
+    }
+    lg->replay = NULL;
+}
+
+/* The in-memory index is the key-value view of /ls/log/<id>/idx/ (entries
+ * keyed by last offset), so applying the store's changes in revision order
+ * converges on the stored index whatever was applied before. */
+void ls_reader_index_put(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e)
+{
+    if (lg->idx_state == 1 || lg->idx_state == 3) {
+        replay_push(lg, e, false);   /* applied once the load lands */
+        return;
+    }
+    if (lg->idx_state != 2)
+        return;
+    int i = idx_ceiling(lg, e->last_offset);
+    if (i < lg->nidx && lg->idx[i].last_offset == e->last_offset) {
+        ls_idx_entry_t *old = &lg->idx[i];
+        if (old->first_offset == e->first_offset && old->pos == e->pos &&
+            !strcmp(old->object, e->object))
+            return;   /* this broker's own commit, seen twice */
+        ls_read_cache_drop_range(ls->cache, lg->log_id, old->first_offset, old->last_offset);
+        ls_idx_clear(old);
+    } else {
         if (lg->nidx == lg->capidx) {
             lg->capidx = lg->capidx ? lg->capidx * 2 : 16;
             lg->idx = ls_realloc(lg->idx, (size_t)lg->capidx * sizeof *lg->idx);
         }
-        lg->idx[lg->nidx] = *e;
-        lg->idx[lg->nidx].object = ls_strdup(e->object);
+        memmove(&lg->idx[i + 1], &lg->idx[i], (size_t)(lg->nidx - i) * sizeof *lg->idx);
         lg->nidx++;
-    } else if (lg->idx_state == 1) {
-        lg->idx_state = 3;   /* loading and dirty */
     }
+    lg->idx[i] = *e;
+    lg->idx[i].object = ls_strdup(e->object);
+}
+
+void ls_reader_index_del(ls_logstore_t *ls, ls_logstate_t *lg, int64_t last_offset)
+{
+    if (lg->idx_state == 1 || lg->idx_state == 3) {
+        ls_idx_entry_t e = {.last_offset = last_offset};
+        replay_push(lg, &e, true);
+        return;
+    }
+    if (lg->idx_state != 2)
+        return;
+    int i = idx_ceiling(lg, last_offset);
+    if (i >= lg->nidx || lg->idx[i].last_offset != last_offset)
+        return;
+    ls_read_cache_drop_range(ls->cache, lg->log_id, lg->idx[i].first_offset, last_offset);
+    ls_idx_clear(&lg->idx[i]);
+    memmove(&lg->idx[i], &lg->idx[i + 1], (size_t)(lg->nidx - i - 1) * sizeof *lg->idx);
+    lg->nidx--;
+}
+
+void ls_reader_on_commit(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e,
+                         ls_chunk_t *chunk, size_t off)
+{
+    if (lg->idx_state == 2)
+        ls_reader_index_put(ls, lg, e);
+    else if (lg->idx_state == 1)
+        lg->idx_state = 3;   /* loading and dirty */
     char why[256];
     if (!ls_read_cache_insert(ls->cache, lg->log_id, e->first_offset, e->last_offset, chunk, off,
                               chunk->len - off, e->object, why, sizeof why))
@@ -167,6 +252,8 @@ void ls_reader_drop_log(ls_logstore_t *ls, ls_logstate_t *lg)
         lg->idx_state = 3;
     else if (lg->idx_state == 2)
         lg->idx_state = 0;
+    if (lg->idx_state == 0)
+        ls_reader_replay_clear(lg);
     ls_read_cache_drop_log(ls->cache, lg->log_id);
 }
 
@@ -231,7 +318,7 @@ static void op_finish(ls_read_op_t *op)
 {
     ls_logstate_t *lg = ls_logstate_get(op->ls, op->log_id, false);
     if (lg) {
-        op->res.log_start = lg->head.log_start;
+        op->res.log_start = lg->log_start;
         op->res.high_watermark = lg->head.next_offset;
     }
     if (op->mode == OP_READ) {
@@ -369,6 +456,11 @@ static void op_step(ls_read_op_t *op)
             op_finish(op);
             return;
         }
+        if (op->mode == OP_READ && op->res.nslices == 0 && op->next < lg->log_start) {
+            /* a trim passed the offset while the read waited for the store */
+            op->res.st = LS_ERANGE;
+            continue;
+        }
         if (lg->idx_state != 2) {
             op->next_waiting = lg->idx_waiting;
             lg->idx_waiting = op;
@@ -439,7 +531,7 @@ void ls_logstore_read(ls_logstore_t *ls, int64_t log_id, int64_t offset, size_t 
     op->rcb = cb;
     op->arg = arg;
     ls_logstate_t *lg = ls_logstate_get(ls, log_id, false);
-    int64_t start = lg ? lg->head.log_start : 0, hwm = lg ? lg->head.next_offset : 0;
+    int64_t start = lg ? lg->log_start : 0, hwm = lg ? lg->head.next_offset : 0;
     if (offset < start || offset > hwm)
         op->res.st = LS_ERANGE;
     op_step(op);
@@ -450,7 +542,7 @@ void ls_logstore_offset_for_time(ls_logstore_t *ls, int64_t log_id, int64_t ts, 
 {
     ls_read_op_t *op = op_new(ls, log_id, OP_TIME);
     ls_logstate_t *lg = ls_logstate_get(ls, log_id, false);
-    op->next = lg ? lg->head.log_start : 0;
+    op->next = lg ? lg->log_start : 0;
     op->ts = ts;
     op->ocb = cb;
     op->arg = arg;

@@ -7,6 +7,8 @@
  *    the head key's mod_rev, so a second writer (another broker) is detected.
  *  - Offsets live only in metadata: WAL objects hold entries as produced, and
  *    each commit writes one index entry per log per object.
+ *  - The log start is not in the head but in /ls/start/<id>, written only by
+ *    trims (log_trim.c), so trims and appends never contend for a key.
  *  - GC: a WAL object is live iff /ls/walobj/<key> exists (written in the
  *    first txn of its commit). Objects under wal/ without that key and older
  *    than gc_grace_ms were never committed (crash between PUT and commit, or
@@ -45,7 +47,7 @@ ls_logstate_t *ls_logstate_get(ls_logstore_t *ls, int64_t log_id, bool create)
     return lg;
 }
 
-static ls_status load_heads(ls_logstore_t *ls, char *err, int errlen)
+static ls_status load_heads(ls_logstore_t *ls, int64_t *rev, char *err, int errlen)
 {
     uint8_t end[64];
     size_t elen = ls_meta_prefix_end(LS_HEAD_PREFIX, strlen(LS_HEAD_PREFIX), end);
@@ -69,6 +71,26 @@ static ls_status load_heads(ls_logstore_t *ls, char *err, int errlen)
         ls_head_clear(&lg->head);
         lg->head = h;
         lg->head_rev = l.v[i].mod_rev;
+    }
+    *rev = l.revision;
+    ls_kvlist_free(&l);
+    /* log starts advanced by trims (log_trim.c) */
+    if ((st = ls_meta_scan_prefix(ls->meta, LS_START_PREFIX, 0, &l)) != LS_OK) {
+        snprintf(err, (size_t)errlen, "reading log starts from metadata: %s", ls_status_str(st));
+        return st;
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        int64_t id = ls_log_id_from_start_key((const char *)l.v[i].key, l.v[i].klen);
+        ls_start_t s;
+        if (id < 0 || ls_start_decode(l.v[i].val, l.v[i].vlen, &s) != LS_OK) {
+            snprintf(err, (size_t)errlen, "corrupt log start record at key %.*s (%zu bytes)",
+                     (int)l.v[i].klen, (const char *)l.v[i].key, l.v[i].vlen);
+            ls_kvlist_free(&l);
+            return LS_ECORRUPT;
+        }
+        ls_logstate_t *lg = ls_logstate_get(ls, id, true);
+        lg->log_start = s.log_start;
+        lg->trimmed_bytes = s.trimmed_bytes;
     }
     ls_kvlist_free(&l);
     return LS_OK;
@@ -169,6 +191,7 @@ static void gc_after(uv_work_t *w, int status)
 static void gc_timer_cb(uv_timer_t *t)
 {
     ls_logstore_t *ls = t->data;
+    ls_log_watch_resync_if_lost(ls);
     if (ls->gc_running || ls->shutting_down)
         return;
     gc_job_t *j = LS_NEW(gc_job_t);
@@ -199,7 +222,9 @@ ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t 
     ls_random_bytes(&ls->boot_nonce, sizeof ls->boot_nonce);
     ls_i64map_init(&ls->logs);
     ls->cache = ls_read_cache_new((size_t)cfg->read_cache_max_bytes);
-    if (load_heads(ls, err, errlen) != LS_OK) {
+    int64_t rev = 0;
+    if (load_heads(ls, &rev, err, errlen) != LS_OK ||
+        ls_log_watch_start(ls, rev, err, errlen) != LS_OK) {
         ls_logstore_free(ls);
         return NULL;
     }
@@ -231,9 +256,14 @@ void ls_logstore_check_shutdown(ls_logstore_t *ls)
 {
     if (!ls->shutting_down || !ls_wal_idle(ls) || ls->gc_running)
         return;
+    if (ls->watch_resyncing)
+        return;
     if (!uv_is_closing((uv_handle_t *)&ls->seal_timer)) {
         uv_close((uv_handle_t *)&ls->seal_timer, handle_closed);
         uv_close((uv_handle_t *)&ls->gc_timer, handle_closed);
+        ls_log_watch_cancel(ls);
+        if (ls->watch_async_ready)
+            uv_close((uv_handle_t *)&ls->watch_async, handle_closed);
         return;
     }
     if (ls->handles_open == 0 && ls->shutdown_done) {
@@ -262,6 +292,7 @@ void ls_logstore_free(ls_logstore_t *ls)
 {
     if (!ls)
         return;
+    ls_log_watch_free(ls);
     size_t it = 0;
     int64_t id;
     void *v;
@@ -271,6 +302,7 @@ void ls_logstore_free(ls_logstore_t *ls)
         for (int i = 0; i < lg->nidx; i++)
             ls_idx_clear(&lg->idx[i]);
         ls_free(lg->idx);
+        ls_reader_replay_clear(lg);
         ls_free(lg);
     }
     ls_i64map_free(&ls->logs);
@@ -288,11 +320,11 @@ void ls_logstore_info(ls_logstore_t *ls, int64_t log_id, ls_log_info_t *out)
     out->max_timestamp_offset = -1;
     if (!lg)
         return;
-    out->log_start = lg->head.log_start;
+    out->log_start = lg->log_start;
     out->high_watermark = lg->head.next_offset;
     out->max_timestamp = lg->head.max_timestamp;
     out->max_timestamp_offset = lg->head.max_timestamp_offset;
-    out->size_bytes = lg->head.size_bytes;
+    out->size_bytes = lg->head.size_bytes - lg->trimmed_bytes;
     out->fenced = lg->head.fenced;
 }
 

@@ -86,7 +86,7 @@ typedef struct ls_log_info {
     int64_t high_watermark;   /* next offset to be assigned */
     int64_t max_timestamp;    /* -1 if empty */
     int64_t max_timestamp_offset;
-    int64_t size_bytes;
+    int64_t size_bytes;       /* bytes of the retained entries */
     bool fenced;
 } ls_log_info_t;
 /* Non-blocking: heads are kept in memory. Unknown logs read as empty. */
@@ -134,6 +134,21 @@ void ls_logstore_wait_cancel(ls_logstore_t *ls, ls_log_waiter_t *w);
 /* Fences the log: further appends fail with LS_EFENCED. */
 typedef void (*ls_status_cb)(void *arg, ls_status st);
 void ls_logstore_fence(ls_logstore_t *ls, int64_t log_id, ls_status_cb cb, void *arg);
+
+/* ---- trim (log_trim.c) ---- */
+/* Advances the log start to `offset` (DeleteRecords; LS_TRIM_TO_HIGH_WATERMARK
+ * from log/log_trim.h = the high watermark) and removes the index entries
+ * wholly below it; keep_wal keeps WAL entries not yet compacted (soft trim,
+ * see ls_trim_req_t). An offset below the current start changes nothing.
+ * cb gets LS_OK and the log start now in force, LS_ERANGE when offset is
+ * beyond the high watermark, or a store error. Appends are never blocked. */
+typedef void (*ls_trim_cb)(void *arg, ls_status st, int64_t log_start);
+void ls_logstore_trim(ls_logstore_t *ls, int64_t log_id, int64_t offset, bool keep_wal,
+                      ls_trim_cb cb, void *arg);
+/* A trim committed elsewhere (the compactor's retention): learn the new log
+ * start, drop index entries and cached runs below the index start. Loop. */
+struct ls_trim_result;
+void ls_logstore_apply_trim(ls_logstore_t *ls, int64_t log_id, const struct ls_trim_result *r);
 
 /* Deletes WAL objects no committed index entry references and older than
  * gc_grace_ms. Runs at open (synchronously, before serving) and periodically. */

@@ -4,6 +4,7 @@
  * a worker while a job is in flight. */
 #ifndef LS_LOGSTORE_INT_H
 #define LS_LOGSTORE_INT_H
+#include <pthread.h>
 #include "base/buf.h"
 #include "base/i64map.h"
 #include "log/log_meta.h"
@@ -13,6 +14,8 @@
 typedef struct ls_flush ls_flush_t;
 typedef struct ls_section ls_section_t;
 typedef struct ls_read_op ls_read_op_t;
+typedef struct ls_idx_replay ls_idx_replay_t;
+typedef struct ls_watch_ev ls_watch_ev_t;
 
 /* A retry of an idempotent batch that is still in flight: answered with the
  * original's outcome. */
@@ -47,6 +50,8 @@ typedef struct ls_logstate {
     ls_head_t head;                   /* committed head as last seen */
     int64_t head_rev;                 /* mod_rev of the head key (0: absent) */
     bool head_stale;                  /* a commit outcome was ambiguous: reload before use */
+    int64_t log_start;                /* from /ls/start/ (log_trim.c): only grows */
+    int64_t trimmed_bytes;
     ls_section_t *open_section;       /* this log's section in the open flush */
     ls_pending_t *idem_head, *idem_tail; /* uncommitted idempotent entries, append order */
     /* offset index (loaded lazily) */
@@ -54,6 +59,7 @@ typedef struct ls_logstate {
     ls_idx_entry_t *idx;              /* sorted by last_offset */
     int nidx, capidx;
     ls_read_op_t *idx_waiting;        /* reads parked until the index loads */
+    ls_idx_replay_t *replay;          /* watched index changes during a load */
     ls_log_waiter_t waiters;          /* sentinel of commit waiters */
 } ls_logstate_t;
 
@@ -73,6 +79,7 @@ struct ls_section {
     int64_t head_rev_before;
     bool reload_head;
     ls_head_t head_after;
+    int64_t commit_rev;               /* revision of the txn that committed it */
     int64_t base_offset;
     ls_status st;                     /* per-section commit outcome */
 };
@@ -98,7 +105,6 @@ struct ls_flush {
     uint8_t header[8];
     ls_status put_st;
     ls_status commit_st;
-    int64_t commit_rev;
     char err[256];
     uv_work_t work;
 };
@@ -127,6 +133,15 @@ struct ls_logstore {
     /* read path */
     ls_read_cache_t *cache;
     ls_entry_time_fn entry_time;
+    /* other brokers' commits (log_watch.c) */
+    bool watch_started;
+    ls_meta_watch_t *watch;
+    uv_async_t watch_async;
+    bool watch_async_ready;           /* under watch_mu: the handle may be signalled */
+    pthread_mutex_t watch_mu;         /* guards the queue and watch_lost */
+    ls_watch_ev_t *watch_head, **watch_tail;
+    bool watch_lost;
+    bool watch_resyncing;
     /* lifecycle */
     uv_timer_t gc_timer;
     bool gc_running;
@@ -144,9 +159,19 @@ void ls_logstore_check_shutdown(ls_logstore_t *ls);
 void ls_wal_init(ls_logstore_t *ls);
 void ls_wal_seal_now(ls_logstore_t *ls);      /* used by shutdown */
 bool ls_wal_idle(const ls_logstore_t *ls);
+/* log_watch.c */
+ls_status ls_log_watch_start(ls_logstore_t *ls, int64_t after_rev, char *err, int errlen);
+void ls_log_watch_resync_if_lost(ls_logstore_t *ls);
+void ls_log_watch_cancel(ls_logstore_t *ls);  /* no callbacks after it returns */
+void ls_log_watch_free(ls_logstore_t *ls);
 /* log_reader.c */
 void ls_reader_on_commit(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e,
                          ls_chunk_t *chunk, size_t off);
 void ls_reader_wake(ls_logstore_t *ls, ls_logstate_t *lg);
 void ls_reader_drop_log(ls_logstore_t *ls, ls_logstate_t *lg);
+/* Key-value updates of the index (entry keyed by last offset), from this
+ * broker's commits and from the metadata watch (log_watch.c). */
+void ls_reader_index_put(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e);
+void ls_reader_index_del(ls_logstore_t *ls, ls_logstate_t *lg, int64_t last_offset);
+void ls_reader_replay_clear(ls_logstate_t *lg);
 #endif

@@ -224,7 +224,7 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
         case IDEM_OK:
             break;
         case IDEM_DUP_COMMITTED:
-            cb(arg, LS_OK, dup_offset, lg->head.log_start);
+            cb(arg, LS_OK, dup_offset, lg->log_start);
             return;
         case IDEM_DUP_PENDING: {
             ls_dup_waiter_t *w = LS_NEW(ls_dup_waiter_t);
@@ -500,6 +500,27 @@ static void build_head_after(ls_section_t *s)
             pstate_push(h, &p->producer, s->base_offset + p->rel_offset);
 }
 
+/* Sequences were checked at append against the head as this broker knew
+ * it. After a reload, a producer of the section whose state changed has
+ * appended through another broker meanwhile (it retried there): committing
+ * could duplicate or reorder its batches. */
+static bool producers_unchanged(const ls_section_t *s, ls_head_t *old)
+{
+    ls_head_t *now = (ls_head_t *)&s->head_before;
+    for (ls_pending_t *p = s->first; p; p = p->next) {
+        if (p->producer.producer_id < 0)
+            continue;
+        const ls_pstate_t *a = pstate_find(old, p->producer.producer_id);
+        const ls_pstate_t *b = pstate_find(now, p->producer.producer_id);
+        if (!a != !b)
+            return false;
+        if (a && (a->epoch != b->epoch || a->nbatches != b->nbatches ||
+                  memcmp(a->batches, b->batches, (size_t)a->nbatches * sizeof *a->batches) != 0))
+            return false;
+    }
+    return true;
+}
+
 /* Rereads a head on the worker thread (after a conflict or ambiguity). */
 static ls_status reload_head(ls_meta_t *meta, ls_section_t *s)
 {
@@ -577,12 +598,24 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
             if (s->st != LS_OK)
                 continue;
             if (s->reload_head) {
+                ls_head_t old;
+                head_copy(&old, &s->head_before);
                 ls_status rs = reload_head(meta, s);
+                bool same = rs == LS_OK && producers_unchanged(s, &old);
+                ls_head_clear(&old);
                 if (rs != LS_OK) {
                     st = rs;
                     break;
                 }
                 s->reload_head = false;
+                if (!same) {
+                    LS_WARN("wal", "log %016llx: an idempotent producer of this flush appended "
+                            "through another broker meanwhile; failing its batches (retriable) "
+                            "so the retry is checked against the new state",
+                            (unsigned long long)s->log->log_id);
+                    s->st = LS_EAGAIN;
+                    continue;
+                }
             }
             if (s->head_before.fenced) {
                 s->st = LS_ENOTFOUND;
@@ -617,9 +650,10 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
         st = meta->ops->txn(meta, cmps, ncmp, ops, nops, &rev);
         if (st != LS_OK && st != LS_ECONFLICT && nops > 0)
             st = verify_applied(meta, &ops[nops - 1], &rev);
-        if (st == LS_OK)
-            f->commit_rev = rev;
-        else if (st == LS_ECONFLICT)
+        if (st == LS_OK) {
+            for (ls_section_t *s = first; s != end; s = s->next)
+                s->commit_rev = rev;
+        } else if (st == LS_ECONFLICT)
             for (ls_section_t *s = first; s != end; s = s->next)
                 s->reload_head = true;
     }
@@ -675,15 +709,19 @@ static void commit_after(uv_work_t *w, int status)
             }
             continue;
         }
-        bool rebased_elsewhere = s->head_before.next_offset != lg->head.next_offset;
-        bool fenced_meanwhile = lg->head.fenced; /* a fence may finish before us on the loop */
-        ls_head_clear(&lg->head);
-        lg->head = s->head_after;
-        lg->head.fenced |= fenced_meanwhile;
-        memset(&s->head_after, 0, sizeof s->head_after);
-        if (f->commit_rev > lg->head_rev)
-            lg->head_rev = f->commit_rev;
-        lg->head_stale = false;
+        bool rebased_elsewhere = s->head_before.next_offset != lg->head.next_offset &&
+                                 s->commit_rev > lg->head_rev;
+        if (s->commit_rev >= lg->head_rev) {
+            /* unless the metadata watch already delivered a newer head
+             * (another broker committed after us): keep the newest */
+            bool fenced_meanwhile = lg->head.fenced; /* a fence may finish before us */
+            ls_head_clear(&lg->head);
+            lg->head = s->head_after;
+            lg->head.fenced |= fenced_meanwhile;
+            memset(&s->head_after, 0, sizeof s->head_after);
+            lg->head_rev = s->commit_rev;
+            lg->head_stale = false;
+        }
         if (rebased_elsewhere && lg->idx_state == 2) {
             /* another writer appended meanwhile: our in-memory index misses its
              * entries, so reload it lazily on the next read */
@@ -697,7 +735,7 @@ static void commit_after(uv_work_t *w, int status)
         for (ls_pending_t *p = s->first; p; p = p->next) {
             if (p->producer.producer_id >= 0)
                 idem_unlink(lg, p);
-            finish_pending(p, LS_OK, s->base_offset + p->rel_offset, lg->head.log_start);
+            finish_pending(p, LS_OK, s->base_offset + p->rel_offset, lg->log_start);
         }
         ls->stats.committed_entries += s->entries;
         ls->stats.committed_bytes += s->chunk->len;

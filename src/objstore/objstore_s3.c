@@ -1195,6 +1195,22 @@ static ls_status s3_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **o
 
 /* ListMultipartUploads under the store prefix + prefix (one page of up to
  * 1000 is enough to tell "none" from "some"). */
+ls_status ls_objstore_s3_client_props(ls_objstore_t *os, char **endpoint, char **region,
+                                      int *path_style)
+{
+    if (!os || os->ops->put != s3_put)
+        return LS_EINVAL;
+    const s3_store_t *s = (const s3_store_t *)os;
+    /* virtual-hosted requests go to <bucket>.<host>: the endpoint is <host> */
+    const char *sep = strstr(s->scheme_host, "://");
+    size_t skip = s->path_style ? 0 : strlen(s->bucket) + 1;
+    *endpoint = ls_asprintf("%.*s://%s", (int)(sep - s->scheme_host), s->scheme_host,
+                            s->host_hdr + skip);
+    *region = ls_strdup(s->region);
+    *path_style = s->path_style;
+    return LS_OK;
+}
+
 ls_status ls_objstore_s3_count_uploads(ls_objstore_t *os, const char *prefix, size_t *count)
 {
     *count = 0;

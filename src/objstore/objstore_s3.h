@@ -10,4 +10,10 @@
 /* Counts multipart uploads in progress under the store's prefix + prefix
  * (ListMultipartUploads; at most one page). LS_EINVAL if os is not s3. */
 ls_status ls_objstore_s3_count_uploads(ls_objstore_t *os, const char *prefix, size_t *count);
+/* The store's non-secret client settings as resolved at open (for readers
+ * of tables in it, e.g. the Iceberg REST catalog): endpoint
+ * "http(s)://host[:port]", region and path-style addressing. Strings are
+ * ls_malloc'd. LS_EINVAL if os is not s3. Never exposes credentials. */
+ls_status ls_objstore_s3_client_props(ls_objstore_t *os, char **endpoint, char **region,
+                                      int *path_style);
 #endif

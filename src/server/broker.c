@@ -1,8 +1,10 @@
 /* Broker wiring. Start order: metadata store, object store, cluster id,
- * catalog, log storage (loads heads, GCs uncommitted WAL objects), Kafka
- * listener. Stop order (graceful, on SIGTERM/SIGINT): stop accepting and
- * reading requests, flush and commit everything buffered (producers waiting
- * on it get their acknowledgements), close connections, close stores. */
+ * catalog, log storage (loads heads, GCs uncommitted WAL objects), HTTP
+ * server (Iceberg REST catalog; its own threads), Kafka listener. Stop order
+ * (graceful, on SIGTERM/SIGINT): the HTTP server first (joins its threads),
+ * then stop accepting and reading Kafka requests, flush and commit everything
+ * buffered (producers waiting on it get their acknowledgements), close
+ * connections, close stores. */
 #include "server/broker.h"
 
 #include <stdio.h>
@@ -11,10 +13,14 @@
 #include "base/alloc.h"
 #include "base/diag.h"
 #include "base/uuid.h"
+#include "cluster/membership.h"
 #include "compact/compactor.h"
 #include "group/group_service.h"
+#include "http/http_server.h"
+#include "http/iceberg_rest.h"
 #include "kafka/conn.h"
 #include "kafka/records_time.h"
+#include "objstore/objstore_s3.h"
 
 #define CLUSTER_ID_KEY "/ls/cluster/id"
 
@@ -52,6 +58,64 @@ const char *ls_broker_advertised_host(const ls_broker_t *b)
 int32_t ls_broker_advertised_port(const ls_broker_t *b)
 {
     return b->cfg->advertised_port > 0 ? b->cfg->advertised_port : b->cfg->listen_port;
+}
+
+static void self_member(const ls_broker_t *b, ls_member_t *m)
+{
+    memset(m, 0, sizeof *m);
+    m->id = b->node_id;
+    snprintf(m->host, sizeof m->host, "%s", ls_broker_advertised_host(b));
+    m->port = ls_broker_advertised_port(b);
+    snprintf(m->rack, sizeof m->rack, "%s", b->cfg->broker_rack ? b->cfg->broker_rack : "");
+}
+
+int ls_broker_members(ls_broker_t *b, ls_member_t **out)
+{
+    if (b->members)
+        return ls_membership_members(b->members, out);
+    *out = LS_NEW(ls_member_t);
+    self_member(b, *out);
+    return 1;
+}
+
+int32_t ls_broker_place(const ls_member_t *m, int n, const void *key, size_t klen,
+                        const char *zone)
+{
+    int i = ls_place(m, n, key, klen, zone);
+    return i < 0 ? -1 : m[i].id;
+}
+
+int32_t ls_broker_coordinator(ls_broker_t *b, const char *key, size_t klen, ls_member_t *out)
+{
+    ls_member_t *m;
+    int n = ls_broker_members(b, &m);
+    int i = ls_place(m, n, key, klen, NULL);
+    *out = m[i];
+    ls_free(m);
+    return out->id;
+}
+
+/* Membership changed (on the loop): groups this broker no longer
+ * coordinates leave its memory, so a later return of ownership reloads them
+ * from the store instead of trusting a stale copy. */
+static bool owns_group(void *arg, const char *group_id)
+{
+    ls_broker_t *b = arg;
+    ls_member_t c;
+    return ls_broker_coordinator(b, group_id, strlen(group_id), &c) == b->node_id;
+}
+
+static void on_members_changed_loop(uv_async_t *a)
+{
+    ls_broker_t *b = a->data;
+    if (b->groups && !b->stopping)
+        ls_group_service_retain(b->groups, owns_group, b);
+}
+
+static void on_members_changed(void *arg)
+{
+    ls_broker_t *b = arg;
+    uv_async_send(&b->members_changed);
 }
 
 void ls_broker_offload(ls_broker_t *b, void (*fn)(void *arg), void (*after)(void *arg), void *arg)
@@ -139,6 +203,66 @@ static void on_pressure(void *arg, bool pressure)
         ls_kafka_listener_set_paused(b->kafka, pressure);
 }
 
+/* The cluster layer of the table policy: lakestream.table.* broker keys,
+ * validated like topic configs (a bad value stops the broker, naming it). */
+static int load_table_defaults(ls_broker_t *b, char *err, int errlen)
+{
+    const ls_config_t *c = b->cfg;
+    const struct {
+        ls_policy_field f;
+        const char *value;
+    } keys[] = {
+        {LS_POLICY_ENABLED, c->table_enabled},
+        {LS_POLICY_CATALOG, c->table_catalog},
+        {LS_POLICY_NAME, c->table_name},
+        {LS_POLICY_PARTITION, c->table_partition},
+        {LS_POLICY_TARGET_FILE_BYTES, c->table_target_file_bytes},
+        {LS_POLICY_COMPRESSION, c->table_compression},
+        {LS_POLICY_COMMIT_INTERVAL_MS, c->table_commit_interval_ms},
+        {LS_POLICY_START_POSITION, c->table_start_position},
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (!keys[i].value)
+            continue;
+        const char *key = ls_policy_key(keys[i].f);
+        if (ls_policy_check(key, keys[i].value, err, (size_t)errlen) != LS_OK)
+            return -1;
+        b->table_defaults[b->ntable_defaults++] =
+            (ls_prop_t){(char *)key, (char *)keys[i].value};
+    }
+    return 0;
+}
+
+/* The Iceberg REST catalog on http.listen (unset: no HTTP server). Readers
+ * of an S3 store get its non-secret client settings, never credentials. */
+static int start_http(ls_broker_t *b, char *err, int errlen)
+{
+    const ls_config_t *cfg = b->cfg;
+    if (!cfg->http_host)
+        return 0;
+    char *endpoint = NULL, *region = NULL;
+    int path_style = 0;
+    const char *props[8] = {NULL};
+    if (ls_objstore_s3_client_props(b->os, &endpoint, &region, &path_style) == LS_OK) {
+        const char *kv[] = {"s3.endpoint", endpoint, "s3.region", region, "s3.path-style-access",
+                            path_style ? "true" : "false", NULL};
+        memcpy(props, kv, sizeof kv);
+    }
+    b->rest = ls_rest_new(&(ls_rest_config_t){.meta = b->meta, .os = b->os,
+                                              .client_props = props});
+    ls_free(endpoint);
+    ls_free(region);
+    ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest}};
+    b->http = ls_http_server_start(cfg->http_host, cfg->http_port, mounts, 1, err,
+                                   (size_t)errlen);
+    if (!b->http)
+        return -1;
+    int v6 = strchr(cfg->http_host, ':') != NULL;
+    LS_INFO("broker", "serving the Iceberg REST catalog on http://%s%s%s:%d/v1 (health: /health)",
+            v6 ? "[" : "", cfg->http_host, v6 ? "]" : "", ls_http_server_port(b->http));
+    return 0;
+}
+
 int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err, int errlen)
 {
     memset(b, 0, sizeof *b);
@@ -154,6 +278,8 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     if (!b->os)
         return -1;
     if (load_cluster_id(b, err, errlen) != 0)
+        return -1;
+    if (load_table_defaults(b, err, errlen) != 0)
         return -1;
     b->catalog = ls_catalog_open(b->meta, err, errlen);
     if (!b->catalog)
@@ -184,6 +310,8 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     ls_compactor_config_t cc = {
         .catalog = b->catalog,
         .warehouse_uri = b->warehouse_uri,
+        .table_defaults = b->table_defaults,
+        .ntable_defaults = b->ntable_defaults,
         .enabled = cfg->compaction_enabled,
         .interval_ms = cfg->compaction_interval_ms,
         .min_age_ms = cfg->compaction_min_age_ms,
@@ -202,6 +330,8 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     b->groups = ls_group_service_open(loop, b->meta, b->catalog, &gc,
                                       cfg->offsets_retention_check_interval_ms,
                                       group_offload, b);
+    if (start_http(b, err, errlen) != 0)
+        return -1;
     b->kafka = ls_kafka_listener_start(b, cfg->listen_host, cfg->listen_port, err, errlen);
     if (!b->kafka || ls_kafka_listener_port(b->kafka) < 0)
         return -1;
@@ -211,6 +341,14 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         if (cfg->advertised_port <= 0)
             cfg->advertised_port = cfg->listen_port;
     }
+    uv_async_init(loop, &b->members_changed, on_members_changed_loop);
+    b->members_changed.data = b;
+    ls_member_t self;
+    self_member(b, &self);
+    b->members = ls_membership_start(b->meta, &self, cfg->broker_session_timeout_ms,
+                                     on_members_changed, b, err, errlen);
+    if (!b->members)
+        return -1;
     LS_INFO("broker", "lakestream broker %d of cluster %s serving Kafka on %s:%d (objects: %s, metadata: %s)",
             b->node_id, b->cluster_id, cfg->listen_host, ls_kafka_listener_port(b->kafka),
             cfg->object_store_url, cfg->metadata_url);
@@ -246,6 +384,20 @@ static void stop_compactor_idle(void *arg)
     ls_logstore_shutdown(s->b->logs, stop_logs_flushed, s);
 }
 
+static void deregister_work(void *arg)
+{
+    stop_ctx_t *s = arg;
+    ls_membership_stop(s->b->members);
+}
+
+static void deregistered(void *arg)
+{
+    stop_ctx_t *s = arg;
+    s->b->members = NULL;
+    uv_close((uv_handle_t *)&s->b->members_changed, NULL);
+    ls_compactor_stop(s->b->compactor, stop_compactor_idle, s);
+}
+
 void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
 {
     if (b->stopping)
@@ -256,14 +408,20 @@ void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
     s->b = b;
     s->done = done;
     s->arg = arg;
+    ls_http_server_stop(b->http);   /* joins the HTTP threads: no handler runs after */
+    b->http = NULL;
     ls_kafka_listener_quiesce(b->kafka);
     if (b->groups)
         ls_group_service_stop(b->groups);   /* answers JoinGroup/SyncGroup waiters */
-    ls_compactor_stop(b->compactor, stop_compactor_idle, s);
+    /* deregister first: clients and the other brokers move on at once */
+    ls_broker_offload(b, deregister_work, deregistered, s);
 }
 
 void ls_broker_free(ls_broker_t *b)
 {
+    ls_membership_stop(b->members);
+    ls_http_server_stop(b->http);
+    ls_rest_free(b->rest);
     if (b->kafka)
         ls_kafka_listener_free(b->kafka);
     ls_group_service_free(b->groups);

@@ -7,13 +7,16 @@
 #include <stdint.h>
 #include <uv.h>
 #include "base/config.h"
+#include "cluster/placement.h"
 #include "log/logstore.h"
 #include "meta/meta.h"
 #include "objstore/objstore.h"
 #include "stream/catalog.h"
+#include "stream/policy.h"
 
 typedef struct ls_kafka_listener ls_kafka_listener_t;
 struct ls_group_service;
+struct ls_membership;
 
 typedef struct ls_broker {
     uv_loop_t *loop;
@@ -23,9 +26,15 @@ typedef struct ls_broker {
     ls_catalog_t *catalog;
     ls_logstore_t *logs;
     ls_kafka_listener_t *kafka;
+    struct ls_http_server *http;       /* NULL when http.listen is empty (http/http_server.h) */
+    struct ls_rest *rest;              /* the Iceberg REST catalog it serves (http/iceberg_rest.h) */
     char *warehouse_uri;               /* object store root URI: table locations */
+    ls_prop_t table_defaults[LS_POLICY_NFIELDS]; /* cluster layer of the table policy */
+    int ntable_defaults;
     struct ls_compactor *compactor;    /* WAL -> compacted objects (compact/compactor.h) */
     struct ls_group_service *groups;   /* consumer-group coordinator (group/group_service.h) */
+    struct ls_membership *members;     /* live brokers (cluster/membership.h) */
+    uv_async_t members_changed;        /* membership thread -> loop */
     char cluster_id[64];
     int32_t node_id;
     int stopping;
@@ -40,6 +49,17 @@ void ls_broker_free(ls_broker_t *b);
 /* The host and port clients are told to connect to (Metadata, FindCoordinator). */
 const char *ls_broker_advertised_host(const ls_broker_t *b);
 int32_t ls_broker_advertised_port(const ls_broker_t *b);
+
+/* The live brokers (sorted by id; at least this one), allocated from the
+ * caller's arena-free heap: ls_free() the array. */
+int ls_broker_members(ls_broker_t *b, ls_member_t **out);
+/* Node id of the broker that owns key among members (see cluster/placement.h);
+ * zone: the client's zone or NULL. */
+int32_t ls_broker_place(const ls_member_t *m, int n, const void *key, size_t klen,
+                        const char *zone);
+/* Node id of the coordinator of a group (or transactional id): the same on
+ * every broker, whatever zone the client is in. */
+int32_t ls_broker_coordinator(ls_broker_t *b, const char *key, size_t klen, ls_member_t *out);
 
 /* Runs fn(arg) on a worker thread, then after(arg) on the loop thread. */
 void ls_broker_offload(ls_broker_t *b, void (*fn)(void *arg), void (*after)(void *arg), void *arg);

@@ -74,6 +74,8 @@ struct ls_catalog {
     pthread_mutex_t write_mu;
     pthread_mutex_t mu;
     cat_map_t map;
+    ls_namespace_t **nss; /* namespace snapshots, sorted by name (mu) */
+    int nns;
 };
 
 static void cat_err(char *err, int errlen, const char *fmt, ...)
@@ -518,6 +520,13 @@ ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen)
         ls_catalog_close(c);
         return NULL;
     }
+    st = ls_catalog_reload_namespaces(c);
+    if (st != LS_OK) {
+        cat_err(err, errlen, "cannot load the namespaces: %s: %s", ls_status_str(st),
+                meta->errmsg);
+        ls_catalog_close(c);
+        return NULL;
+    }
     LS_INFO("catalog", "loaded %zu stream(s)", c->map.n);
     return c;
 }
@@ -526,6 +535,9 @@ void ls_catalog_close(ls_catalog_t *c)
 {
     if (!c) return;
     cat_map_free(&c->map);
+    for (int i = 0; i < c->nns; i++)
+        ls_namespace_release(c->nss[i]);
+    ls_free(c->nss);
     pthread_mutex_destroy(&c->mu);
     pthread_mutex_destroy(&c->write_mu);
     ls_free(c);
@@ -824,6 +836,30 @@ ls_status ls_catalog_set_config(ls_catalog_t *c, const char *ns, const char *nam
     return cat_update(c, ns, name, 0, cat_replace_config, &a, err, sizeof err);
 }
 
+typedef struct cat_props_arg {
+    ls_props_change_fn fn;
+    void *arg;
+} cat_props_arg_t;
+
+static ls_status cat_change_props(const ls_stream_t *cur, void *arg, int32_t *partitions,
+                                  const ls_prop_t **config, int *nconfig, char *err, int errlen)
+{
+    const cat_props_arg_t *a = arg;
+    ls_status st = a->fn(cur->config, cur->nconfig, a->arg, config, nconfig, err, errlen);
+    if (st == LS_OK && !cat_config_check(*config, *nconfig, err, errlen))
+        st = LS_EINVAL;
+    return st;
+}
+
+ls_status ls_catalog_update_config(ls_catalog_t *c, const char *ns, const char *name,
+                                   int validate_only, ls_props_change_fn change, void *arg,
+                                   char *err, int errlen)
+{
+    if (err && errlen > 0) err[0] = 0;
+    cat_props_arg_t a = {change, arg};
+    return cat_update(c, ns, name, validate_only, cat_change_props, &a, err, errlen);
+}
+
 /* ---- lookups ---- */
 
 ls_stream_t *ls_catalog_lookup(ls_catalog_t *c, const char *ns, const char *name)
@@ -866,4 +902,152 @@ ls_stream_t **ls_catalog_list(ls_catalog_t *c, const char *ns, int *n)
     if (k > 1) qsort(v, (size_t)k, sizeof *v, cat_stream_order);
     *n = k;
     return v;
+}
+
+/* ---- namespaces ---- */
+
+void ls_namespace_release(ls_namespace_t *n)
+{
+    if (!n || __atomic_sub_fetch(&n->refcnt, 1, __ATOMIC_ACQ_REL) > 0) return;
+    ls_free(n->name);
+    cat_config_free(n->props, n->nprops);
+    ls_free(n);
+}
+
+/* Snapshot from a /ls/ns/<ns> record; NULL (logged) if corrupt. */
+static ls_namespace_t *cat_ns_parse(const ls_kv_t *kv)
+{
+    const char *key = (const char *)kv->key, *name = key + strlen(CAT_NS_PREFIX);
+    if (kv->klen <= strlen(CAT_NS_PREFIX) || !ls_stream_name_valid(name)) {
+        LS_ERROR("catalog", "corrupt namespace key '%s'", key);
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *o = json_loadb((const char *)kv->val, kv->vlen, 0, &jerr);
+    json_t *props = o ? json_object_get(o, "properties") : NULL;
+    if (!o || (props && !json_is_object(props))) {
+        LS_ERROR("catalog", "corrupt namespace value at %s: %s", key,
+                 o ? "properties is not an object" : jerr.text);
+        json_decref(o);
+        return NULL;
+    }
+    ls_namespace_t *n = LS_NEW(ls_namespace_t);
+    n->refcnt = 1;
+    n->name = ls_strdup(name);
+    n->props = props && json_object_size(props)
+                   ? LS_NEWN(ls_prop_t, json_object_size(props))
+                   : NULL;
+    const char *k;
+    json_t *v;
+    json_object_foreach(props, k, v)
+    {
+        if (!json_is_string(v)) {
+            LS_ERROR("catalog", "namespace %s: property '%s' is not a string; ignored", name, k);
+            continue;
+        }
+        n->props[n->nprops].key = ls_strdup(k);
+        n->props[n->nprops++].value = ls_strdup(json_string_value(v));
+    }
+    if (n->nprops) qsort(n->props, (size_t)n->nprops, sizeof *n->props, cat_prop_cmp);
+    json_decref(o);
+    return n;
+}
+
+static int cat_ns_order(const void *a, const void *b)
+{
+    return strcmp((*(ls_namespace_t *const *)a)->name, (*(ls_namespace_t *const *)b)->name);
+}
+
+ls_status ls_catalog_reload_namespaces(ls_catalog_t *c)
+{
+    ls_kvlist_t l;
+    ls_status st = ls_meta_scan_prefix(c->meta, CAT_NS_PREFIX, 0, &l);
+    if (st != LS_OK) return st;
+    ls_namespace_t **v = l.n ? LS_NEWN(ls_namespace_t *, l.n) : NULL;
+    int n = 0;
+    for (size_t i = 0; i < l.n; i++)
+        if ((v[n] = cat_ns_parse(&l.v[i]))) n++;
+    ls_kvlist_free(&l);
+    if (n > 1) qsort(v, (size_t)n, sizeof *v, cat_ns_order);
+    pthread_mutex_lock(&c->mu);
+    ls_namespace_t **old = c->nss;
+    int nold = c->nns;
+    c->nss = v;
+    c->nns = n;
+    pthread_mutex_unlock(&c->mu);
+    for (int i = 0; i < nold; i++)
+        ls_namespace_release(old[i]);
+    ls_free(old);
+    return LS_OK;
+}
+
+ls_namespace_t *ls_catalog_namespace(ls_catalog_t *c, const char *ns)
+{
+    if (!ns) ns = LS_DEFAULT_NAMESPACE;
+    ls_namespace_t *found = NULL;
+    pthread_mutex_lock(&c->mu);
+    for (int i = 0; i < c->nns && !found; i++)
+        if (strcmp(c->nss[i]->name, ns) == 0) {
+            found = c->nss[i];
+            __atomic_add_fetch(&found->refcnt, 1, __ATOMIC_RELAXED);
+        }
+    pthread_mutex_unlock(&c->mu);
+    return found;
+}
+
+ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_change_fn change,
+                                      void *arg, char *err, int errlen)
+{
+    if (err && errlen > 0) err[0] = 0;
+    if (!ls_stream_name_valid(ns)) {
+        cat_err(err, errlen, "invalid namespace name '%s'", ns ? ns : "(null)");
+        return LS_EINVAL;
+    }
+    char key[CAT_KEY_MAX];
+    snprintf(key, sizeof key, CAT_NS_PREFIX "%s", ns);
+    ls_status st = LS_ECONFLICT;
+    pthread_mutex_lock(&c->write_mu);
+    for (int attempt = 0; attempt < CAT_CAS_RETRIES && st == LS_ECONFLICT; attempt++) {
+        ls_kv_t kv;
+        ls_namespace_t *cur = NULL;
+        int64_t rev = 0, created = ls_clock_wall_ms();
+        st = ls_meta_get(c->meta, key, &kv);
+        if (st == LS_OK) {
+            cur = cat_ns_parse(&kv);
+            rev = kv.mod_rev;
+            json_t *o = json_loadb((const char *)kv.val, kv.vlen, 0, NULL);
+            json_t *cm = o ? json_object_get(o, "created_ms") : NULL;
+            if (json_is_integer(cm)) created = json_integer_value(cm);
+            json_decref(o);
+            ls_kv_free(&kv);
+            if (!cur) {
+                cat_err(err, errlen, "namespace record %s is corrupt", key);
+                st = LS_ECORRUPT;
+                break;
+            }
+        } else if (st != LS_ENOTFOUND) {
+            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), c->meta->errmsg);
+            break;
+        }
+        const ls_prop_t *props;
+        int nprops;
+        st = change(cur ? cur->props : NULL, cur ? cur->nprops : 0, arg, &props, &nprops, err,
+                    errlen);
+        ls_namespace_release(cur);
+        if (st == LS_OK && !cat_config_check(props, nprops, err, errlen)) st = LS_EINVAL;
+        if (st != LS_OK) break;
+        json_t *po = json_object();
+        for (int i = 0; i < nprops; i++)
+            json_object_set_new(po, props[i].key, json_string(props[i].value));
+        char *json = cat_dumps(
+            json_pack("{s:I, s:o}", "created_ms", (json_int_t)created, "properties", po));
+        st = cat_cas_put(c, key, rev, json, NULL);
+        ls_free(json);
+        if (st != LS_OK && st != LS_ECONFLICT)
+            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), c->meta->errmsg);
+    }
+    if (st == LS_ECONFLICT) cat_err(err, errlen, "updating namespace '%s': too much contention", ns);
+    pthread_mutex_unlock(&c->write_mu);
+    if (st == LS_OK) st = ls_catalog_reload_namespaces(c);
+    return st;
 }

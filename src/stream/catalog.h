@@ -66,6 +66,33 @@ ls_status ls_catalog_add_partitions(ls_catalog_t *c, const char *ns, const char 
 /* Replaces the whole config set (revisioned by compare-and-set). */
 ls_status ls_catalog_set_config(ls_catalog_t *c, const char *ns, const char *name,
                                 const ls_prop_t *config, int nconfig);
+/* Read-modify-write of a property set: given the current set (sorted by key),
+ * fills the new one (memory owned by arg, valid until the next call or the
+ * return of the update). LS_OK to write; anything else aborts the update. */
+typedef ls_status (*ls_props_change_fn)(const ls_prop_t *cur, int ncur, void *arg,
+                                        const ls_prop_t **out, int *nout, char *err, int errlen);
+/* Read-modify-CAS of a stream's config: change() may run several times (it
+ * is re-run on the fresh set after a concurrent change). */
+ls_status ls_catalog_update_config(ls_catalog_t *c, const char *ns, const char *name,
+                                   int validate_only, ls_props_change_fn change, void *arg,
+                                   char *err, int errlen);
+
+/* Namespaces: /ls/ns/<ns> records and their properties (namespace-level
+ * defaults of the materialization policy, stream/policy.h). The copy is
+ * loaded at open and refreshed by ls_catalog_reload_namespaces (blocking). */
+typedef struct ls_namespace {
+    int refcnt;            /* atomic */
+    char *name;
+    ls_prop_t *props;      /* sorted by key */
+    int nprops;
+} ls_namespace_t;
+ls_status ls_catalog_reload_namespaces(ls_catalog_t *c);
+/* Kept snapshot or NULL (namespace without a record). Any thread, non-blocking. */
+ls_namespace_t *ls_catalog_namespace(ls_catalog_t *c, const char *ns);
+void ls_namespace_release(ls_namespace_t *n);
+/* Read-modify-CAS of a namespace's properties; creates the record if absent. Blocking. */
+ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_change_fn change,
+                                      void *arg, char *err, int errlen);
 
 /* Lookups (any thread, non-blocking). Return kept snapshots or NULL. */
 ls_stream_t *ls_catalog_lookup(ls_catalog_t *c, const char *ns, const char *name);

@@ -1,9 +1,10 @@
 /* Iceberg v2 table writer in the filesystem layout; see iceberg_table.h.
  *
  * State: the current metadata as a jansson tree (so fields we do not model
- * survive a commit untouched), its version N and location, and the decoded
- * default partition spec. A commit builds the next tree from a deep copy and
- * only replaces the state after v<N+1>.metadata.json is stored.
+ * survive a commit untouched), its version N and location, the decoded
+ * default partition spec and the committer (the catalog's commit point, if
+ * any). A commit builds the next tree from a deep copy and only replaces the
+ * state once the commit point has moved (see iceberg_table.h "Commit").
  *
  * Avro schemas follow spec.md "Manifests" / "Manifest Lists" with the spec's
  * fixed field ids; maps with int keys use Iceberg's array-of-key/value
@@ -29,6 +30,7 @@ struct ls_ice_table {
     json_t *meta;
     int version;
     char *meta_location;
+    ls_ice_committer_t committer; /* commit NULL: the filesystem layout commits */
     ls_ice_spec_t spec;
     char err[256];
 };
@@ -396,36 +398,100 @@ static ls_status put_bytes(ls_ice_table_t *t, const char *key, const void *p, si
     return st;
 }
 
-static ls_status write_metadata(ls_ice_table_t *t, json_t *meta, int version)
+static char *new_uuid(void)
 {
-    char rel[64];
-    snprintf(rel, sizeof rel, "metadata/v%d.metadata.json", version);
-    char *key = key_of(t, rel);
-    char *text = json_dumps(meta, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-    ls_status st = put_bytes(t, key, text, strlen(text), LS_OBJSTORE_PUT_CREATE_ONLY);
-    free(text);
-    ls_free(key);
-    if (st == LS_EEXISTS && version > 1) st = LS_ECONFLICT;
-    if (st != LS_OK) return st;
-    /* the version hint is advisory: a failure here leaves a readable table */
+    ls_uuid_t u;
+    ls_uuid_random(&u);
+    char *s = ls_malloc(37);
+    ls_uuid_format(&u, s);
+    return s;
+}
+
+/* Best-effort: a failure leaves a readable table (loaders probe onward). */
+static void write_version_hint(ls_ice_table_t *t, int version)
+{
     char hint[24];
     int n = snprintf(hint, sizeof hint, "%d", version);
-    key = key_of(t, "metadata/version-hint.text");
+    char *key = key_of(t, "metadata/version-hint.text");
     put_bytes(t, key, hint, (size_t)n, 0);
     ls_free(key);
+}
+
+/* Stores `meta` as version `version` and moves the commit point (see the
+ * header). On LS_OK *rel_out is the new file's name under the prefix. */
+static ls_status write_metadata(ls_ice_table_t *t, json_t *meta, int version, char **rel_out)
+{
+    char vrel[64];
+    snprintf(vrel, sizeof vrel, "metadata/v%d.metadata.json", version);
+    char *text = json_dumps(meta, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    size_t len = strlen(text);
+    ls_status st;
+    char *rel;
+    if (!t->committer.commit) {
+        rel = ls_strdup(vrel);
+        char *key = key_of(t, rel);
+        st = put_bytes(t, key, text, len, LS_OBJSTORE_PUT_CREATE_ONLY);
+        ls_free(key);
+        if (st == LS_EEXISTS && version > 1) {
+            snprintf(t->err, sizeof t->err, "%s exists: concurrent commit", vrel);
+            st = LS_ECONFLICT;
+        }
+    } else {
+        char *u = new_uuid();
+        rel = ls_asprintf("metadata/%05d-%s.metadata.json", version, u);
+        ls_free(u);
+        char *key = key_of(t, rel);
+        st = put_bytes(t, key, text, len, LS_OBJSTORE_PUT_CREATE_ONLY);
+        if (st == LS_OK) {
+            char *loc = ls_asprintf("%s/%s", t->location, rel);
+            t->err[0] = 0;
+            st = t->committer.commit(t->committer.arg, version, loc, key, t->err, sizeof t->err);
+            ls_free(loc);
+            if (st == LS_ECONFLICT)
+                ls_objstore_del(t->os, key); /* never current: nobody reads it */
+            else if (st != LS_OK && !t->err[0])
+                snprintf(t->err, sizeof t->err, "commit of %s: %s", key, ls_status_str(st));
+        }
+        ls_free(key);
+        if (st == LS_OK) {
+            /* publish for path readers; only committed metadata gets a v<N> name */
+            char *vkey = key_of(t, vrel);
+            ls_status ps = put_bytes(t, vkey, text, len, 0);
+            ls_free(vkey);
+            if (ps != LS_OK) version = 0; /* no hint pointing at a missing file */
+        }
+    }
+    free(text);
+    if (st != LS_OK) {
+        ls_free(rel);
+        return st;
+    }
+    if (version > 0) write_version_hint(t, version);
+    *rel_out = rel;
     return LS_OK;
 }
 
-static void set_meta_location(ls_ice_table_t *t)
+static void set_meta_location(ls_ice_table_t *t, const char *rel)
 {
     ls_free(t->meta_location);
-    t->meta_location = ls_asprintf("%s/metadata/v%d.metadata.json", t->location, t->version);
+    t->meta_location = ls_asprintf("%s/%s", t->location, rel);
+}
+
+static ls_ice_table_t *table_new(ls_objstore_t *os, const char *prefix,
+                                 const ls_ice_committer_t *committer)
+{
+    ls_ice_table_t *t = LS_NEW(ls_ice_table_t);
+    t->os = os;
+    t->prefix = ls_strdup(prefix);
+    if (committer) t->committer = *committer;
+    return t;
 }
 
 ls_status ls_ice_table_create(ls_objstore_t *os, const char *prefix, const char *location,
                               const char *schema_json, int last_column_id,
                               const ls_ice_spec_t *spec, const char *const *props,
-                              ls_ice_table_t **out, char *err, size_t errlen)
+                              const ls_ice_committer_t *committer, ls_ice_table_t **out, char *err,
+                              size_t errlen)
 {
     *out = NULL;
     json_error_t je;
@@ -433,13 +499,12 @@ ls_status ls_ice_table_create(ls_objstore_t *os, const char *prefix, const char 
     if (!schema || !json_is_object(schema)) {
         snprintf(err, errlen, "schema is not a JSON object: %s", je.text);
         json_decref(schema);
+        if (committer && committer->release) committer->release(committer->arg);
         return LS_EINVAL;
     }
     if (!json_object_get(schema, "schema-id"))
         json_object_set_new(schema, "schema-id", json_integer(0));
-    ls_ice_table_t *t = LS_NEW(ls_ice_table_t);
-    t->os = os;
-    t->prefix = ls_strdup(prefix);
+    ls_ice_table_t *t = table_new(os, prefix, committer);
     t->location = ls_strdup(location);
     ls_uuid_t u;
     ls_uuid_random(&u);
@@ -467,14 +532,17 @@ ls_status ls_ice_table_create(ls_objstore_t *os, const char *prefix, const char 
         return LS_EINVAL;
     }
     t->version = 1;
+    char *rel = NULL;
     ls_status st = load_spec(t);
-    if (st == LS_OK) st = write_metadata(t, t->meta, 1);
+    if (st == LS_OK) st = write_metadata(t, t->meta, 1, &rel);
+    if (st == LS_ECONFLICT) st = LS_EEXISTS; /* the catalog has the table already */
     if (st != LS_OK) {
         snprintf(err, errlen, "%s", t->err);
         ls_ice_table_free(t);
         return st;
     }
-    set_meta_location(t);
+    set_meta_location(t, rel);
+    ls_free(rel);
     *out = t;
     return LS_OK;
 }
@@ -487,66 +555,92 @@ static ls_status get_text(ls_objstore_t *os, const char *key, ls_buf_t *b)
     return st;
 }
 
-ls_status ls_ice_table_load(ls_objstore_t *os, const char *prefix, ls_ice_table_t **out, char *err,
+/* Reads and checks the metadata file rel (under the prefix) as `version`. */
+static ls_status load_metadata(ls_ice_table_t *t, const char *rel, int version, ls_buf_t *b)
+{
+    char *key = key_of(t, rel);
+    ls_status st = get_text(t->os, key, b);
+    ls_free(key);
+    if (st != LS_OK) return st;
+    json_error_t je;
+    t->meta = json_loads((char *)b->data, 0, &je);
+    if (!t->meta || json_integer_value(json_object_get(t->meta, "format-version")) != 2 ||
+        !json_string_value(json_object_get(t->meta, "location"))) {
+        snprintf(t->err, sizeof t->err, "%s/%s: not Iceberg v2 metadata (%s)", t->prefix, rel,
+                 t->meta ? "format-version/location" : je.text);
+        return LS_ECORRUPT;
+    }
+    t->location = ls_strdup(json_string_value(json_object_get(t->meta, "location")));
+    t->version = version;
+    set_meta_location(t, rel);
+    return load_spec(t);
+}
+
+static ls_status load_done(ls_ice_table_t *t, ls_status st, ls_buf_t *b, ls_ice_table_t **out,
+                           char *err, size_t errlen)
+{
+    ls_buf_free(b);
+    if (st == LS_OK) {
+        *out = t;
+        return LS_OK;
+    }
+    if (!t->err[0]) snprintf(t->err, sizeof t->err, "load %s: %s", t->prefix, ls_status_str(st));
+    snprintf(err, errlen, "%s", t->err);
+    ls_ice_table_free(t);
+    return st;
+}
+
+ls_status ls_ice_table_load(ls_objstore_t *os, const char *prefix,
+                            const ls_ice_committer_t *committer, ls_ice_table_t **out, char *err,
                             size_t errlen)
 {
     *out = NULL;
-    ls_ice_table_t *t = LS_NEW(ls_ice_table_t);
-    t->os = os;
-    t->prefix = ls_strdup(prefix);
+    ls_ice_table_t *t = table_new(os, prefix, committer);
     ls_buf_t b;
     ls_buf_init(&b);
     char *key = key_of(t, "metadata/version-hint.text");
     ls_status st = get_text(os, key, &b);
     ls_free(key);
     int version = st == LS_OK ? atoi((char *)b.data) : 0;
-    if (st != LS_OK && st != LS_ENOTFOUND) goto fail;
+    if (st != LS_OK && st != LS_ENOTFOUND) return load_done(t, st, &b, out, err, errlen);
     if (version < 1) version = 1;
     /* the hint may lag behind a commit: probe forward */
+    char rel[64];
     for (;;) {
-        char rel[64];
         snprintf(rel, sizeof rel, "metadata/v%d.metadata.json", version + 1);
         key = key_of(t, rel);
         ls_objinfo_t info;
         st = ls_objstore_head(os, key, &info);
         ls_free(key);
         if (st == LS_ENOTFOUND) break;
-        if (st != LS_OK) goto fail;
+        if (st != LS_OK) return load_done(t, st, &b, out, err, errlen);
         version++;
     }
-    char rel[64];
     snprintf(rel, sizeof rel, "metadata/v%d.metadata.json", version);
-    key = key_of(t, rel);
-    st = get_text(os, key, &b);
-    ls_free(key);
-    if (st != LS_OK) goto fail;
-    json_error_t je;
-    t->meta = json_loads((char *)b.data, 0, &je);
-    if (!t->meta || json_integer_value(json_object_get(t->meta, "format-version")) != 2 ||
-        !json_string_value(json_object_get(t->meta, "location"))) {
-        snprintf(t->err, sizeof t->err, "%s/%s: not Iceberg v2 metadata (%s)", prefix, rel,
-                 t->meta ? "format-version/location" : je.text);
-        st = LS_ECORRUPT;
-        goto fail;
+    return load_done(t, load_metadata(t, rel, version, &b), &b, out, err, errlen);
+}
+
+ls_status ls_ice_table_load_file(ls_objstore_t *os, const char *prefix, const char *key,
+                                 int version, const ls_ice_committer_t *committer,
+                                 ls_ice_table_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    ls_ice_table_t *t = table_new(os, prefix, committer);
+    ls_buf_t b;
+    ls_buf_init(&b);
+    size_t n = strlen(prefix);
+    if (strncmp(key, prefix, n) || key[n] != '/') {
+        snprintf(t->err, sizeof t->err, "metadata file %s is outside the table prefix %s", key,
+                 prefix);
+        return load_done(t, LS_EINVAL, &b, out, err, errlen);
     }
-    t->location = ls_strdup(json_string_value(json_object_get(t->meta, "location")));
-    t->version = version;
-    set_meta_location(t);
-    if ((st = load_spec(t)) != LS_OK) goto fail;
-    ls_buf_free(&b);
-    *out = t;
-    return LS_OK;
-fail:
-    if (!t->err[0]) snprintf(t->err, sizeof t->err, "load %s: %s", prefix, ls_status_str(st));
-    snprintf(err, errlen, "%s", t->err);
-    ls_buf_free(&b);
-    ls_ice_table_free(t);
-    return st;
+    return load_done(t, load_metadata(t, key + n + 1, version, &b), &b, out, err, errlen);
 }
 
 void ls_ice_table_free(ls_ice_table_t *t)
 {
     if (!t) return;
+    if (t->committer.release) t->committer.release(t->committer.arg);
     json_decref(t->meta);
     ls_free(t->prefix);
     ls_free(t->location);
@@ -591,15 +685,6 @@ static json_t *current_snapshot(const ls_ice_table_t *t)
 const char *ls_ice_table_summary(const ls_ice_table_t *t, const char *key)
 {
     return json_string_value(json_object_get(json_object_get(current_snapshot(t), "summary"), key));
-}
-
-static char *new_uuid(void)
-{
-    ls_uuid_t u;
-    ls_uuid_random(&u);
-    char *s = ls_malloc(37);
-    ls_uuid_format(&u, s);
-    return s;
 }
 
 ls_status ls_ice_table_put_data(ls_ice_table_t *t, const ls_buf_t *bytes, const char *ext,
@@ -990,18 +1075,17 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     json_object_set_new(
         refs, "main",
         json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)snap_id, "type", "branch"));
-    st = write_metadata(t, next, t->version + 1);
+    char *rel = NULL;
+    st = write_metadata(t, next, t->version + 1, &rel);
     if (st != LS_OK) {
-        if (st == LS_ECONFLICT)
-            snprintf(t->err, sizeof t->err, "v%d.metadata.json exists: concurrent commit",
-                     t->version + 1);
         json_decref(next);
         return st;
     }
     json_decref(t->meta);
     t->meta = next;
     t->version++;
-    set_meta_location(t);
+    set_meta_location(t, rel);
+    ls_free(rel);
     if (snapshot_id) *snapshot_id = snap_id;
     return LS_OK;
 }

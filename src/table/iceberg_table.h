@@ -11,11 +11,19 @@
  * and every path written into metadata is location-based.
  *
  * Commit: an append writes its manifest and manifest list (fresh names), then
- * v<N+1>.metadata.json create-only — the commit point: a concurrent
- * committer that got there first makes this one fail with LS_ECONFLICT (the
- * caller reloads and retries; orphaned manifests are harmless) — then
- * version-hint.text (a hint only: readers of the layout and our load fall
- * back to probing the next versions).
+ * the new metadata file, then moves the table's commit point:
+ *  - with a committer (a catalog, e.g. table_catalog.h: a compare-and-set of
+ *    a pointer in ls_meta): the metadata is written create-only under a
+ *    unique name <prefix>/metadata/<N %05d>-<uuid>.metadata.json and the
+ *    committer makes it current — the commit point. Only after that is it
+ *    published for path readers as v<N>.metadata.json + version-hint.text,
+ *    so the v<N> names only ever hold committed metadata. A commit whose
+ *    outcome is unknown (lost answer) publishes nothing; the catalog decides.
+ *  - without one (the plain filesystem layout): v<N+1>.metadata.json written
+ *    create-only is the commit point, then version-hint.text.
+ * A concurrent committer that got there first makes an append fail with
+ * LS_ECONFLICT (the caller reloads and retries; orphaned manifests are
+ * harmless). version-hint.text is a hint only: layout loaders probe onward.
  *
  * Exactly-once hooks: snapshot summaries carry caller properties. Keys
  * starting with LS_ICE_CARRY_PREFIX ("lakestream.") are carried forward from
@@ -109,15 +117,40 @@ void ls_ice_datafile_clear(ls_ice_datafile_t *df);
 
 typedef struct ls_ice_table ls_ice_table_t;
 
-/* Creates v1.metadata.json (create-only: LS_EEXISTS if the table exists) and
- * version-hint.text. props: NULL or NULL-terminated key, value, ... list. */
+/* A catalog's commit point. commit() makes the metadata file `key` (URI
+ * `location`, layout version `version`) the table's current metadata iff
+ * the current one is still the one this table object was loaded from or last
+ * committed. Returns LS_OK (committed), LS_ECONFLICT (another commit won:
+ * reload) or another status (not known to be committed: the caller must
+ * reload before retrying; the catalog holds the truth). It may write a
+ * reason to err. release() frees arg. A table object owns its committer's
+ * arg from the call that opens it (also when that call fails). */
+typedef struct ls_ice_committer {
+    ls_status (*commit)(void *arg, int version, const char *location, const char *key, char *err,
+                        size_t errlen);
+    void (*release)(void *arg);
+    void *arg;
+} ls_ice_committer_t;
+
+/* Creates the first metadata (version 1) and version-hint.text. LS_EEXISTS
+ * if the table exists (committer: its commit reported a conflict; none:
+ * v1.metadata.json exists). committer: NULL for the plain filesystem
+ * layout. props: NULL or NULL-terminated key, value, ... list. */
 ls_status ls_ice_table_create(ls_objstore_t *os, const char *prefix, const char *location,
                               const char *schema_json, int last_column_id,
                               const ls_ice_spec_t *spec, const char *const *props,
-                              ls_ice_table_t **out, char *err, size_t errlen);
-/* Loads the newest metadata (version hint, then probing onward). */
-ls_status ls_ice_table_load(ls_objstore_t *os, const char *prefix, ls_ice_table_t **out, char *err,
+                              const ls_ice_committer_t *committer, ls_ice_table_t **out, char *err,
+                              size_t errlen);
+/* Loads the newest metadata of the filesystem layout (version hint, then
+ * probing onward). LS_ENOTFOUND when there is none. */
+ls_status ls_ice_table_load(ls_objstore_t *os, const char *prefix,
+                            const ls_ice_committer_t *committer, ls_ice_table_t **out, char *err,
                             size_t errlen);
+/* Loads the metadata file `key` (under prefix) as layout version `version`:
+ * what a catalog's pointer names. */
+ls_status ls_ice_table_load_file(ls_objstore_t *os, const char *prefix, const char *key,
+                                 int version, const ls_ice_committer_t *committer,
+                                 ls_ice_table_t **out, char *err, size_t errlen);
 void ls_ice_table_free(ls_ice_table_t *t);
 
 /* Uploads a data file (create-only) as <prefix>/data/<partition path>/<uuid>.<ext>
@@ -135,7 +168,7 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
                               const char *const *summary, int64_t now_ms, int64_t *snapshot_id);
 
 const ls_ice_spec_t *ls_ice_table_spec(const ls_ice_table_t *t);
-int ls_ice_table_version(const ls_ice_table_t *t);              /* N of vN.metadata.json */
+int ls_ice_table_version(const ls_ice_table_t *t);              /* N: layout version */
 int64_t ls_ice_table_current_snapshot(const ls_ice_table_t *t); /* -1: none */
 /* Summary property of the current snapshot, or NULL. */
 const char *ls_ice_table_summary(const ls_ice_table_t *t, const char *key);

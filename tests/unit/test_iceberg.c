@@ -147,13 +147,13 @@ TEST(table_lifecycle_mem)
     ls_ice_table_t *t = NULL;
     char err[256] = "";
     CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/t", "mem://wh/ns/t", ls_raw_iceberg_schema_json(),
-                                     LS_RAW_LAST_COLUMN_ID, &spec, props, &t, err, sizeof err),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, props, NULL, &t, err, sizeof err),
                  LS_OK);
     CHECK_EQ_INT(ls_ice_table_version(t), 1);
     CHECK_EQ_INT(ls_ice_table_current_snapshot(t), -1);
     ls_ice_table_t *t2 = NULL;
     CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/t", "mem://wh/ns/t", ls_raw_iceberg_schema_json(),
-                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, &t2, err, sizeof err),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t2, err, sizeof err),
                  LS_EEXISTS);
     /* required v2 fields */
     json_t *m = get_json(os, "wh/ns/t/metadata/v1.metadata.json");
@@ -173,12 +173,12 @@ TEST(table_lifecycle_mem)
     CHECK(strcmp(ls_ice_table_summary(t, "total-records"), "3000") == 0);
     CHECK(strcmp(ls_ice_table_summary(t, "lakestream.last-offset.p2"), "2999") == 0);
     /* a second handle at the same version loses the race */
-    CHECK_EQ_INT(ls_ice_table_load(os, "wh/ns/t", &t2, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_load(os, "wh/ns/t", NULL, &t2, err, sizeof err), LS_OK);
     CHECK_EQ_INT(commit_rows(t, 3000, 4000, 1, 1 << 30, LS_PQ_SNAPPY), LS_OK);
     CHECK_EQ_INT(commit_rows(t2, 3000, 4000, 1, 1 << 30, LS_PQ_SNAPPY), LS_ECONFLICT);
     ls_ice_table_free(t2);
     /* reload: newest version, carried summary keys */
-    CHECK_EQ_INT(ls_ice_table_load(os, "wh/ns/t", &t2, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_load(os, "wh/ns/t", NULL, &t2, err, sizeof err), LS_OK);
     CHECK_EQ_INT(ls_ice_table_version(t2), 3);
     CHECK_EQ_INT(ls_ice_table_current_snapshot(t2), ls_ice_table_current_snapshot(t));
     CHECK(strcmp(ls_ice_table_summary(t2, "lakestream.last-offset.p0"), "3999") == 0);
@@ -310,7 +310,7 @@ TEST(append_fails_cleanly_at_each_put)
         ls_ice_table_t *t = NULL;
         ls_ice_spec_t spec = {0};
         CHECK_EQ_INT(ls_ice_table_create(os, "w/t", "mem://w/t", ls_raw_iceberg_schema_json(),
-                                         LS_RAW_LAST_COLUMN_ID, &spec, NULL, &t, err, sizeof err),
+                                         LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
                      LS_OK);
         CHECK_EQ_INT(commit_rows(t, 0, 100, 3, 0, LS_PQ_SNAPPY), LS_OK);
         ls_objstore_faulty_stats_t fs;
@@ -328,7 +328,7 @@ TEST(append_fails_cleanly_at_each_put)
             CHECK_EQ_INT(st, LS_OK); /* only the hint failed */
         }
         ls_ice_table_free(t);
-        CHECK_EQ_INT(ls_ice_table_load(os, "w/t", &t, err, sizeof err), LS_OK);
+        CHECK_EQ_INT(ls_ice_table_load(os, "w/t", NULL, &t, err, sizeof err), LS_OK);
         CHECK_EQ_INT(ls_ice_table_version(t), 3);
         CHECK(strcmp(ls_ice_table_summary(t, "total-records"), "200") == 0);
         CHECK(strcmp(ls_ice_table_summary(t, "lakestream.last-offset.p1"), "199") == 0);
@@ -364,7 +364,7 @@ static int write_warehouse(const char *dir)
         snprintf(loc, sizeof loc, "file://%s/%s", store, prefix);
         ls_ice_table_t *t;
         if (ls_ice_table_create(os, prefix, loc, ls_raw_iceberg_schema_json(),
-                                LS_RAW_LAST_COLUMN_ID, &spec, NULL, &t, err, sizeof err) != LS_OK) {
+                                LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err) != LS_OK) {
             fprintf(stderr, "create: %s\n", err);
             rc = -3;
             break;

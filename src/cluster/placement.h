@@ -1,0 +1,34 @@
+/* Placement: which live broker a partition's "leader" or a group's
+ * coordinator is, by rendezvous (highest-random-weight) hashing over the
+ * live brokers.
+ *
+ * Properties the cluster relies on:
+ *  - every broker computes the same answer from the same member list (no
+ *    coordination): the weight depends only on the key and the broker id;
+ *  - a membership change moves only the keys of the brokers that came or
+ *    went (about 1/N of them), so reads of a partition keep hitting one
+ *    broker's read cache and most groups keep their coordinator;
+ *  - with a zone, only brokers whose rack equals the zone are candidates when
+ *    there is at least one; otherwise every broker is.
+ * Pure functions: no I/O, no state. */
+#ifndef LS_PLACEMENT_H
+#define LS_PLACEMENT_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ls_member {
+    int32_t id;
+    char host[256];
+    int32_t port;
+    char rack[64];      /* "" = none (broker.rack) */
+} ls_member_t;
+
+/* Index into m[0..n) of the broker that owns key, or -1 if n == 0.
+ * zone: NULL or "" for no preference. */
+int ls_place(const ls_member_t *m, int n, const void *key, size_t klen, const char *zone);
+
+/* The zone a client names in its client.id: the value of an "ls_az=<zone>"
+ * token (tokens separated by ',', ';', ' ' or '&'). Copies at most cap-1
+ * bytes into out; returns 0 and out="" when there is none. */
+int ls_client_zone(const char *client_id, size_t len, char *out, size_t cap);
+#endif

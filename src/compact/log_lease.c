@@ -1,0 +1,177 @@
+/* Per-log ownership by lease.
+ *
+ * Keys: /ls/owner/compact/<log_id %016x> = owner name, attached to the
+ * owner's lease. A task (one log, one pass) claims its log before it writes
+ * anything and releases it at the end:
+ *
+ *   unclaimed --claim: txn{compare mod_rev == 0; PUT key (lease)}--> held
+ *   held --every commit carries compare(mod_rev == claim rev)--> held
+ *   held --release: txn{compare mod_rev == claim rev; DEL key}--> unclaimed
+ *   held --lease expires (owner stalled or dead): store deletes the key--> lost
+ *
+ * Invariants
+ *  L1  At most one owner key per log exists, so at most one task works on a
+ *      log across every broker sharing the metadata store.
+ *  L2  A task commits only while its key exists with the revision it wrote:
+ *      once the lease expired the key is gone (or another owner's key with
+ *      a newer revision is there), the compare fails and so does the commit
+ *      (the index swap, a trim): a stalled owner cannot overwrite the work
+ *      of the owner that took over.
+ *  L3  A crashed owner's keys vanish when its lease expires (TTL), so its
+ *      logs are blocked for at most one TTL.
+ *
+ * One lease per owner (not per task) keeps grants out of the per-log path;
+ * claims happen only for logs that have work, so an idle pass costs no
+ * writes. The compactor renews the lease from a timer while a pass runs
+ * (ttl/3). Threads: any; the lease id is guarded by a mutex. */
+#include "compact/log_lease.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/diag.h"
+
+struct ls_lease_owner {
+    ls_meta_t *meta;
+    char name[96];
+    int64_t ttl_ms;
+    pthread_mutex_t mu;
+    int64_t lease;   /* 0: none */
+};
+
+ls_lease_owner_t *ls_lease_owner_new(ls_meta_t *meta, const char *name, int64_t ttl_ms)
+{
+    ls_lease_owner_t *o = LS_NEW(ls_lease_owner_t);
+    o->meta = meta;
+    snprintf(o->name, sizeof o->name, "%s", name);
+    o->ttl_ms = ttl_ms;
+    pthread_mutex_init(&o->mu, NULL);
+    return o;
+}
+
+void ls_lease_owner_free(ls_lease_owner_t *o)
+{
+    if (!o)
+        return;
+    if (o->lease)
+        o->meta->ops->lease_revoke(o->meta, o->lease);
+    pthread_mutex_destroy(&o->mu);
+    ls_free(o);
+}
+
+const char *ls_lease_owner_name(const ls_lease_owner_t *o) { return o->name; }
+
+static int64_t current_lease(ls_lease_owner_t *o)
+{
+    pthread_mutex_lock(&o->mu);
+    int64_t l = o->lease;
+    pthread_mutex_unlock(&o->mu);
+    return l;
+}
+
+/* Forgets lease l (if still current) after the store said it is gone. */
+static void forget_lease(ls_lease_owner_t *o, int64_t l)
+{
+    pthread_mutex_lock(&o->mu);
+    if (o->lease == l)
+        o->lease = 0;
+    pthread_mutex_unlock(&o->mu);
+}
+
+static ls_status ensure_lease(ls_lease_owner_t *o, int64_t *out)
+{
+    pthread_mutex_lock(&o->mu);
+    ls_status st = LS_OK;
+    if (!o->lease)
+        st = o->meta->ops->lease_grant(o->meta, o->ttl_ms, &o->lease);
+    *out = o->lease;
+    pthread_mutex_unlock(&o->mu);
+    if (st != LS_OK)
+        LS_WARN("compact", "granting the compaction lease (ttl %lld ms) failed: %s",
+                (long long)o->ttl_ms, ls_status_str(st));
+    return st;
+}
+
+ls_status ls_lease_owner_keepalive(ls_lease_owner_t *o)
+{
+    int64_t l = current_lease(o);
+    if (!l)
+        return LS_OK;
+    ls_status st = o->meta->ops->lease_keepalive(o->meta, l);
+    if (st == LS_ENOTFOUND) {
+        LS_WARN("compact", "compaction lease %lld of %s expired: running tasks will not commit; "
+                "a new lease is taken for the next claim", (long long)l, o->name);
+        forget_lease(o, l);
+    }
+    return st;
+}
+
+ls_status ls_log_claim(ls_lease_owner_t *o, int64_t log_id, ls_log_claim_t *c)
+{
+    memset(c, 0, sizeof *c);
+    c->log_id = log_id;
+    snprintf(c->key, sizeof c->key, LS_OWNER_PREFIX "%016llx", (unsigned long long)log_id);
+    size_t klen = strlen(c->key);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int64_t lease;
+        ls_status st = ensure_lease(o, &lease);
+        if (st != LS_OK)
+            return st;
+        ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = c->key, .klen = klen, .rev = 0};
+        ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = c->key, .klen = klen, .val = o->name,
+                           .vlen = strlen(o->name), .lease = lease};
+        int64_t rev = 0;
+        st = o->meta->ops->txn(o->meta, &cmp, 1, &op, 1, &rev);
+        if (st == LS_OK) {
+            c->held = true;
+            c->rev = rev;
+            return LS_OK;
+        }
+        if (st == LS_ENOTFOUND) {
+            forget_lease(o, lease);   /* expired between passes: take a new one */
+            continue;
+        }
+        if (st != LS_ECONFLICT)
+            return st;
+        /* someone holds it; if that is us (a release that failed), adopt it */
+        ls_kv_t kv;
+        st = o->meta->ops->get(o->meta, c->key, klen, &kv);
+        if (st == LS_ENOTFOUND)
+            continue;   /* released meanwhile: try once more */
+        if (st != LS_OK)
+            return st;
+        bool ours = kv.lease == lease && kv.vlen == strlen(o->name) &&
+                    memcmp(kv.val, o->name, kv.vlen) == 0;
+        if (ours) {
+            c->held = true;
+            c->rev = kv.mod_rev;
+        } else {
+            LS_DEBUG("compact", "log %016llx is owned by %.*s; skipping it",
+                     (unsigned long long)log_id, (int)kv.vlen, (const char *)kv.val);
+        }
+        ls_kv_free(&kv);
+        return ours ? LS_OK : LS_EEXISTS;
+    }
+    return LS_EEXISTS;
+}
+
+ls_meta_cmp_t ls_log_claim_cmp(const ls_log_claim_t *c)
+{
+    return (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = c->key, .klen = strlen(c->key),
+                           .rev = c->rev};
+}
+
+void ls_log_release(ls_lease_owner_t *o, ls_log_claim_t *c)
+{
+    if (!c->held)
+        return;
+    c->held = false;
+    ls_meta_cmp_t cmp = ls_log_claim_cmp(c);
+    ls_meta_op_t op = {.kind = LS_META_OP_DEL, .key = c->key, .klen = strlen(c->key)};
+    ls_status st = o->meta->ops->txn(o->meta, &cmp, 1, &op, 1, NULL);
+    if (st != LS_OK && st != LS_ECONFLICT)
+        LS_WARN("compact", "releasing %s failed: %s (it expires with the lease)", c->key,
+                ls_status_str(st));
+}

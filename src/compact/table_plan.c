@@ -1,0 +1,282 @@
+/* The table side of a compaction pass.
+ *
+ * Plan: built at the start of every pass on the worker thread from the
+ * catalog's copy (streams, freshly reloaded namespaces) and the cluster
+ * layer; immutable for the rest of the pass. A stream whose table is enabled
+ * whose stored policy does not resolve (a record edited by hand) is
+ * "blocked": its logs are neither compacted nor materialized, so a table
+ * never misses a range, and the pass logs why, naming the key.
+ *
+ * enabled.since: Kafka config changes stamp it in the same catalog write
+ * that enables the stream's table (kafka/h_configs.c, h_topics.c). A table
+ * enabled by a namespace or cluster default has no such write, so the plan
+ * stamps it when it first sees the table enabled (and removes a stale stamp
+ * when a default disabled it) — read-modify-CAS through the catalog, so a
+ * concurrent AlterConfigs is never overwritten.
+ *
+ * Backfill (start.position=earliest): compaction materializes WAL ranges as
+ * it rewrites them, so a table enabled after its log was compacted would miss
+ * the compacted part. Before a pass compacts such a log's WAL entries it
+ * materializes, one compacted object at a time, every CO above the table's
+ * recorded offset (ceiling lookup of that offset + 1 in the index). Only when
+ * none is left may WAL ranges follow, so rows are appended in offset order
+ * and the per-log last-offset summary stays a watermark. It costs a second
+ * read of those COs, once. Marks remember, per log and table, what the table
+ * holds, so a caught-up table is not loaded on every pass. */
+#include "compact/table_plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/diag.h"
+#include "log/log_meta.h"
+#include "log/read_cache.h"
+
+/* ------------------------------------------------------------------ plan */
+
+typedef struct since_arg {
+    const char *value; /* NULL: remove */
+    ls_prop_t *buf;    /* room for ncur + 1 */
+} since_arg_t;
+
+/* Sets or removes the since key unless a concurrent change already did. */
+static ls_status since_change(const ls_prop_t *cur, int ncur, void *arg, const ls_prop_t **out,
+                              int *nout, char *err, int errlen)
+{
+    since_arg_t *a = arg;
+    ls_free(a->buf);
+    a->buf = LS_NEWN(ls_prop_t, (size_t)ncur + 1);
+    int n = 0;
+    bool had = false;
+    for (int i = 0; i < ncur; i++) {
+        if (strcmp(cur[i].key, LS_POLICY_SINCE_KEY) == 0) {
+            had = true;
+            continue;
+        }
+        a->buf[n++] = cur[i];
+    }
+    if (a->value && had)
+        return LS_EEXISTS;   /* stamped meanwhile (e.g. by AlterConfigs): keep that one */
+    if (!a->value && !had)
+        return LS_EEXISTS;
+    if (a->value)
+        a->buf[n++] = (ls_prop_t){(char *)LS_POLICY_SINCE_KEY, (char *)a->value};
+    *out = a->buf;
+    *nout = n;
+    return LS_OK;
+}
+
+static void stamp_since(ls_catalog_t *cat, ls_table_plan_stream_t *ts, bool enabled)
+{
+    char now[32], err[256] = "";
+    snprintf(now, sizeof now, "%lld", (long long)ls_clock_wall_ms());
+    since_arg_t a = {enabled ? now : NULL, NULL};
+    ls_status st = ls_catalog_update_config(cat, ts->stream->ns, ts->stream->name, 0,
+                                            since_change, &a, err, sizeof err);
+    ls_free(a.buf);
+    if (st == LS_OK && enabled)
+        ts->policy.enabled_since_ms = strtoll(now, NULL, 10);
+    else if (st != LS_OK && st != LS_EEXISTS && st != LS_ENOTFOUND)
+        LS_WARN("table", "stream %s/%s: recording %s failed: %s (%s); will retry next pass",
+                ts->stream->ns, ts->stream->name, LS_POLICY_SINCE_KEY, ls_status_str(st), err);
+}
+
+void ls_table_plan_build(ls_table_plan_t *p, ls_catalog_t *cat, const ls_prop_t *cluster,
+                         int ncluster)
+{
+    memset(p, 0, sizeof *p);
+    ls_status st = ls_catalog_reload_namespaces(cat);
+    if (st != LS_OK)
+        LS_WARN("table", "reloading namespace policies failed: %s; using the last copy",
+                ls_status_str(st));
+    ls_stream_t **streams = ls_catalog_list(cat, NULL, &p->n);
+    p->v = p->n ? LS_NEWN(ls_table_plan_stream_t, (size_t)p->n) : NULL;
+    for (int i = 0; i < p->n; i++) {
+        ls_table_plan_stream_t *ts = &p->v[i];
+        ts->stream = streams[i];
+        char err[512];
+        st = ls_policy_for_stream(cat, ts->stream, cluster, ncluster, &ts->policy, &ts->ns, err,
+                                  sizeof err);
+        if (st == LS_OK && ts->policy.enabled)
+            st = ls_table_target_init(&ts->target, ts->stream, &ts->policy, err, sizeof err);
+        if (st != LS_OK) {
+            /* cannot tell whether a table is wanted: keep the WAL for it */
+            ts->blocked = true;
+            LS_WARN("table", "stream %s/%s: policy does not resolve: %s; its logs are not "
+                    "compacted until this is fixed", ts->stream->ns, ts->stream->name, err);
+            continue;
+        }
+        bool on = ts->policy.enabled;
+        bool stamped = ls_stream_config_get(ts->stream, LS_POLICY_SINCE_KEY) != NULL;
+        if (on != stamped)
+            stamp_since(cat, ts, on);
+        if (!on)
+            continue;
+        ts->table = true;
+        if (!p->min_interval_ms || ts->policy.commit_interval_ms < p->min_interval_ms)
+            p->min_interval_ms = ts->policy.commit_interval_ms;
+    }
+    ls_free(streams); /* the references moved into the plan */
+}
+
+void ls_table_plan_clear(ls_table_plan_t *p)
+{
+    for (int i = 0; i < p->n; i++) {
+        ls_stream_release(p->v[i].stream);
+        ls_namespace_release(p->v[i].ns);
+    }
+    ls_free(p->v);
+    memset(p, 0, sizeof *p);
+}
+
+const ls_table_plan_stream_t *ls_table_plan_find(const ls_table_plan_t *p, int64_t log_id)
+{
+    for (int i = 0; i < p->n; i++)
+        if (p->v[i].stream->stream_no == log_id >> LS_LOG_PARTITION_BITS)
+            return &p->v[i];
+    return NULL;
+}
+
+/* ----------------------------------------------------------------- marks */
+
+typedef struct mark {
+    uint64_t table;  /* hash of the table prefix: a renamed table starts over */
+    int64_t done;
+} mark_t;
+
+static uint64_t prefix_hash(const ls_table_target_t *tt)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *q = tt->prefix; *q; q++)
+        h = (h ^ (uint8_t)*q) * 1099511628211ULL;
+    return h;
+}
+
+void ls_table_marks_init(ls_table_marks_t *m) { ls_i64map_init(&m->map); }
+
+void ls_table_marks_free(ls_table_marks_t *m)
+{
+    size_t it = 0;
+    int64_t k;
+    void *v;
+    while (ls_i64map_next(&m->map, &it, &k, &v))
+        ls_free(v);
+    ls_i64map_free(&m->map);
+}
+
+void ls_table_marks_set(ls_table_marks_t *m, int64_t log_id, const ls_table_target_t *tt,
+                        int64_t done)
+{
+    mark_t *mk = ls_i64map_get(&m->map, log_id);
+    if (!mk) {
+        mk = LS_NEW(mark_t);
+        ls_i64map_put(&m->map, log_id, mk);
+    }
+    mk->table = prefix_hash(tt);
+    mk->done = done;
+}
+
+/* ---------------------------------------------------------------- backfill */
+
+/* The first index entry whose last offset is >= offset (a ceiling lookup). */
+static ls_status ceiling_entry(ls_meta_t *meta, int64_t log_id, int64_t offset, ls_idx_entry_t *e,
+                               bool *found)
+{
+    char start[96], prefix[64];
+    uint8_t end[64];
+    ls_log_idx_key(start, sizeof start, log_id, offset < 0 ? 0 : offset);
+    size_t plen = (size_t)ls_log_idx_prefix(prefix, sizeof prefix, log_id);
+    size_t elen = ls_meta_prefix_end(prefix, plen, end);
+    ls_kvlist_t l;
+    ls_status st = meta->ops->scan(meta, start, strlen(start), end, elen, 1, 0, &l);
+    if (st != LS_OK)
+        return st;
+    *found = l.n > 0;
+    if (*found)
+        st = ls_idx_decode(l.v[0].val, l.v[0].vlen, e);
+    ls_kvlist_free(&l);
+    return st;
+}
+
+int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
+                      const char *warehouse_uri, const ls_table_plan_stream_t *ts, int64_t log_id,
+                      uint64_t *rows)
+{
+    *rows = 0;
+    const ls_table_target_t *tt = &ts->target;
+    char err[512] = "";
+    mark_t *mk = ls_i64map_get(&m->map, log_id);
+    int64_t done;
+    if (mk && mk->table == prefix_hash(tt)) {
+        done = mk->done;
+    } else {
+        ls_status st = ls_materialize_last_offset(meta, os, tt, log_id, &done, err, sizeof err);
+        if (st != LS_OK) {
+            LS_WARN("table", "log %016llx: reading table %s.%s failed: %s (%s); will retry",
+                    (unsigned long long)log_id, ts->stream->ns, tt->name, ls_status_str(st), err);
+            return -1;
+        }
+        ls_table_marks_set(m, log_id, tt, done);
+    }
+    ls_idx_entry_t e;
+    bool found = false;
+    ls_status st = ceiling_entry(meta, log_id, done + 1, &e, &found);
+    if (st != LS_OK) {
+        LS_WARN("table", "log %016llx: index lookup for backfill failed: %s",
+                (unsigned long long)log_id, ls_status_str(st));
+        return -1;
+    }
+    if (!found)
+        return 0;
+    if (e.kind != LS_IDX_CO) {
+        ls_idx_clear(&e);
+        return 0;
+    }
+    int rc = -1;
+    ls_buf_t body;
+    ls_buf_init(&body);
+    uint32_t *pos = NULL;
+    int64_t *base = NULL;
+    ls_co_entry_t *ents = NULL;
+    st = ls_objstore_get(os, e.object, e.pos, e.len, &body);
+    if (st != LS_OK || body.len != e.len) {
+        LS_WARN("table", "log %016llx: reading %s for backfill failed: %s",
+                (unsigned long long)log_id, e.object, st != LS_OK ? ls_status_str(st) : "short read");
+        goto out;
+    }
+    int k = ls_entries_rebase(body.data, body.len, e.first_offset, e.last_offset, e.object, e.pos,
+                              &pos, &base, NULL, err, sizeof err);
+    if (k < 0) {
+        LS_ERROR("table", "log %016llx: %s; backfill of table %s.%s stops here",
+                 (unsigned long long)log_id, err, ts->stream->ns, tt->name);
+        goto out;
+    }
+    ents = LS_NEWN(ls_co_entry_t, (size_t)k + 1);
+    for (int i = 0; i < k; i++)
+        ents[i] = (ls_co_entry_t){.base_offset = base[i], .pos = pos[i]};
+    st = ls_materialize_range(meta, os, warehouse_uri, tt,
+                              (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)), log_id, body.data, ents,
+                              (uint32_t)k, body.len, done + 1, e.last_offset, rows, err,
+                              sizeof err);
+    if (st != LS_OK) {
+        LS_WARN("table", "log %016llx: backfilling [%lld, %lld] into table %s.%s failed: %s (%s); "
+                "will retry", (unsigned long long)log_id, (long long)(done + 1),
+                (long long)e.last_offset, ts->stream->ns, tt->name, ls_status_str(st), err);
+        goto out;
+    }
+    ls_table_marks_set(m, log_id, tt, e.last_offset);
+    LS_DEBUG("table", "log %016llx: backfilled [%lld, %lld] from %s into %s.%s",
+             (unsigned long long)log_id, (long long)(done + 1), (long long)e.last_offset,
+             e.object, ts->stream->ns, tt->name);
+    rc = 1;
+out:
+    ls_free(ents);
+    ls_free(pos);
+    ls_free(base);
+    ls_buf_free(&body);
+    ls_idx_clear(&e);
+    return rc;
+}

@@ -1,0 +1,61 @@
+/* The table side of one compaction pass: every live stream's resolved
+ * materialization policy (stream/policy.h) and table target, the freshness
+ * schedule it implies, and the backfill of a newly enabled table from the
+ * log start. Design note in table_plan.c. */
+#ifndef LS_TABLE_PLAN_H
+#define LS_TABLE_PLAN_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/i64map.h"
+#include "compact/materialize.h"
+#include "meta/meta.h"
+#include "objstore/objstore.h"
+#include "stream/catalog.h"
+#include "stream/policy.h"
+
+typedef struct ls_table_plan_stream {
+    ls_stream_t *stream;   /* kept */
+    ls_namespace_t *ns;    /* kept, may be NULL: the policy's namespace layer */
+    ls_policy_t policy;
+    ls_table_target_t target;
+    bool table;            /* enabled and resolved: materialize this stream's logs */
+    bool blocked;          /* the policy does not resolve: do not compact its logs */
+} ls_table_plan_stream_t;
+
+typedef struct ls_table_plan {
+    ls_table_plan_stream_t *v;
+    int n;
+    int64_t min_interval_ms;   /* smallest commit interval of an enabled table; 0: none */
+} ls_table_plan_t;
+
+/* Refreshes the catalog's namespaces, resolves every live stream's policy
+ * against the cluster layer, and records lakestream.table.enabled.since where
+ * a table was enabled by a namespace or cluster default (or removes it where
+ * such a default disabled it). Worker thread (blocking). */
+void ls_table_plan_build(ls_table_plan_t *p, ls_catalog_t *cat, const ls_prop_t *cluster,
+                         int ncluster);
+void ls_table_plan_clear(ls_table_plan_t *p);
+/* The plan entry of log_id's stream, or NULL. */
+const ls_table_plan_stream_t *ls_table_plan_find(const ls_table_plan_t *p, int64_t log_id);
+
+/* Per-log memory of the last offset a table holds, across passes: a hint
+ * that saves loading the table to learn there is nothing to backfill (the
+ * table's own summary stays authoritative). Worker thread only. */
+typedef struct ls_table_marks {
+    ls_i64map_t map;
+} ls_table_marks_t;
+void ls_table_marks_init(ls_table_marks_t *m);
+void ls_table_marks_free(ls_table_marks_t *m);
+void ls_table_marks_set(ls_table_marks_t *m, int64_t log_id, const ls_table_target_t *tt,
+                        int64_t done);
+
+/* Backfill for start.position=earliest: materializes the first compacted
+ * object of log_id that lies above what the table holds (a table enabled
+ * after its log was compacted). 1: one object materialized (call again),
+ * 0: nothing left (WAL ranges may be materialized now), -1: failed (logged;
+ * leave the log's WAL alone this pass so no range overtakes the backfill). */
+int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
+                      const char *warehouse_uri, const ls_table_plan_stream_t *ts, int64_t log_id,
+                      uint64_t *rows);
+#endif

@@ -1,0 +1,320 @@
+/* HTTP server on libmicrohttpd; contract and threads in http_server.h.
+ *
+ * Per request: libmicrohttpd calls on_request once with the headers (we
+ * allocate the request state), then once per chunk of body (counted and
+ * dropped; past LS_HTTP_MAX_BODY a 413 is queued at once, which makes
+ * libmicrohttpd close the connection after it), then once more with no data:
+ * the request is complete and is dispatched to /health or a mount. The state
+ * is freed by the completion callback, whatever happened to the request.
+ *
+ * The listening socket is bound here rather than by libmicrohttpd so that
+ * bind errors carry errno's text and port 0 reveals its port. The unescape
+ * callback is the identity: paths and query strings stay raw until a handler
+ * decodes the parts it has split out. */
+#include "http/http_server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/diag.h"
+
+struct ls_http_server {
+    struct MHD_Daemon *d;
+    ls_http_mount_t *mounts;
+    size_t nmounts;
+    int port;
+};
+
+typedef struct req_state {
+    size_t body_len;
+    int rejected; /* a 413 is queued: ignore the rest */
+} req_state_t;
+
+/* ---- decoding helpers ----------------------------------------------------- */
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static int decode(const char *s, size_t n, int plus_is_space, ls_buf_t *out)
+{
+    out->len = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '%') {
+            int hi = n - i >= 3 ? hexval(s[i + 1]) : -1;
+            int lo = n - i >= 3 ? hexval(s[i + 2]) : -1;
+            if (hi < 0 || lo < 0) return -1;
+            ls_buf_append_u8(out, (uint8_t)(hi << 4 | lo));
+            i += 2;
+        } else {
+            ls_buf_append_u8(out, (uint8_t)(plus_is_space && c == '+' ? ' ' : c));
+        }
+    }
+    ls_buf_append_u8(out, 0);
+    out->len--;
+    return 0;
+}
+
+int ls_http_url_decode(const char *s, size_t n, ls_buf_t *out)
+{
+    return decode(s, n, 0, out);
+}
+
+int ls_http_query_get(const char *query, const char *name, ls_buf_t *out)
+{
+    size_t nl = strlen(name);
+    const char *p = query;
+    while (p && *p) {
+        const char *end = strchr(p, '&');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        size_t kl = eq ? (size_t)(eq - p) : len;
+        if (kl == nl && !memcmp(p, name, nl)) {
+            if (!eq) return decode("", 0, 1, out) == 0 ? 1 : -1;
+            return decode(eq + 1, len - kl - 1, 1, out) == 0 ? 1 : -1;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+static void json_str(ls_buf_t *b, const char *s)
+{
+    ls_buf_append_u8(b, '"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            ls_buf_printf(b, "\\%c", c);
+        else if (c < 0x20)
+            ls_buf_printf(b, "\\u%04x", c);
+        else
+            ls_buf_append_u8(b, c);
+    }
+    ls_buf_append_u8(b, '"');
+}
+
+void ls_http_error(ls_http_response_t *resp, int code, const char *type, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    resp->status = code;
+    resp->content_type = "application/json";
+    resp->body.len = 0;
+    ls_buf_printf(&resp->body, "{\"error\":{\"message\":");
+    json_str(&resp->body, msg);
+    ls_buf_printf(&resp->body, ",\"type\":\"%s\",\"code\":%d}}", type, code);
+}
+
+/* ---- libmicrohttpd callbacks ----------------------------------------------- */
+
+static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
+{
+    return strlen(s);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = 0;
+    LS_WARN("http", "%s", line);
+}
+
+static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *value)
+{
+    ls_buf_t *q = cls;
+    if (q->len) ls_buf_append_u8(q, '&');
+    ls_buf_printf(q, "%s", key);
+    if (value) ls_buf_printf(q, "=%s", value);
+    return MHD_YES;
+}
+
+static enum MHD_Result send_response(struct MHD_Connection *c, ls_http_response_t *resp)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(resp->body.len, resp->body.data, MHD_RESPMEM_MUST_COPY);
+    if (!r) return MHD_NO;
+    if (resp->status != 204)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                resp->content_type ? resp->content_type : "application/json");
+    enum MHD_Result rc = MHD_queue_response(c, (unsigned)resp->status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static void dispatch(ls_http_server_t *s, const ls_http_request_t *req, ls_http_response_t *resp)
+{
+    size_t plen = strlen(req->path);
+    if (plen > LS_HTTP_MAX_PATH) {
+        ls_http_error(resp, 414, "BadRequestException", "path longer than %d bytes",
+                      LS_HTTP_MAX_PATH);
+        return;
+    }
+    if (!strcmp(req->path, "/health")) {
+        if (strcmp(req->method, "GET") && strcmp(req->method, "HEAD")) {
+            ls_http_error(resp, 405, "MethodNotAllowedException", "/health takes GET or HEAD");
+            return;
+        }
+        resp->status = 200;
+        ls_buf_printf(&resp->body, "{\"status\":\"ok\"}");
+        return;
+    }
+    for (size_t i = 0; i < s->nmounts; i++) {
+        size_t n = strlen(s->mounts[i].prefix);
+        if (!strncmp(req->path, s->mounts[i].prefix, n) &&
+            (req->path[n] == 0 || req->path[n] == '/')) {
+            s->mounts[i].fn(s->mounts[i].arg, req, resp);
+            return;
+        }
+    }
+    ls_http_error(resp, 404, "NotFoundException", "no resource at %.200s", req->path);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    ls_http_server_t *s = cls;
+    req_state_t *st = *con_cls;
+    if (!st) {
+        *con_cls = LS_NEW(req_state_t);
+        return MHD_YES;
+    }
+    ls_http_response_t resp = {.status = 200};
+    ls_buf_init(&resp.body);
+    enum MHD_Result rc = MHD_YES;
+    if (*upload_data_size) {
+        st->body_len += *upload_data_size;
+        *upload_data_size = 0;
+        if (st->body_len > LS_HTTP_MAX_BODY && !st->rejected) {
+            st->rejected = 1;
+            ls_http_error(&resp, 413, "BadRequestException", "request body over %d bytes",
+                          LS_HTTP_MAX_BODY);
+            rc = send_response(c, &resp);
+        }
+        ls_buf_free(&resp.body);
+        return rc;
+    }
+    if (st->rejected) {
+        ls_buf_free(&resp.body);
+        return MHD_YES;
+    }
+    ls_buf_t query;
+    ls_buf_init(&query);
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_arg, &query);
+    ls_buf_append_u8(&query, 0);
+    ls_http_request_t req = {.method = method, .path = url, .query = (const char *)query.data,
+                             .body_len = st->body_len};
+    dispatch(s, &req, &resp);
+    if (resp.status >= 500)
+        LS_WARN("http", "%s %.200s -> %d %.*s", method, url, resp.status,
+                (int)(resp.body.len > 300 ? 300 : resp.body.len), (const char *)resp.body.data);
+    rc = send_response(c, &resp);
+    ls_buf_free(&query);
+    ls_buf_free(&resp.body);
+    return rc;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    ls_free(*con_cls);
+    *con_cls = NULL;
+}
+
+/* ---- lifecycle ------------------------------------------------------------- */
+
+static int bind_listener(const char *host, int port, int *bound_port, char *err, size_t errlen)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    struct addrinfo *ai = NULL;
+    int gai = getaddrinfo(host, ps, &hints, &ai);
+    if (gai) {
+        snprintf(err, errlen, "http.listen: cannot resolve '%s': %s", host, gai_strerror(gai));
+        return -1;
+    }
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+        bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 128)) {
+        snprintf(err, errlen, "http.listen: cannot listen on %s:%d: %s", host, port,
+                 strerror(errno));
+        if (fd >= 0) close(fd);
+        freeaddrinfo(ai);
+        return -1;
+    }
+    freeaddrinfo(ai);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    getsockname(fd, (struct sockaddr *)&ss, &sl);
+    *bound_port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                                           : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    return fd;
+}
+
+ls_http_server_t *ls_http_server_start(const char *host, int port, const ls_http_mount_t *mounts,
+                                       size_t nmounts, char *err, size_t errlen)
+{
+    ls_http_server_t *s = LS_NEW(ls_http_server_t);
+    int fd = bind_listener(host, port, &s->port, err, errlen);
+    if (fd < 0) {
+        ls_free(s);
+        return NULL;
+    }
+    s->mounts = LS_NEWN(ls_http_mount_t, nmounts ? nmounts : 1);
+    memcpy(s->mounts, mounts, nmounts * sizeof *mounts);
+    s->nmounts = nmounts;
+    s->d = MHD_start_daemon(
+        MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+        on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)LS_HTTP_THREADS,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)LS_HTTP_MAX_HEADER_BYTES,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)LS_HTTP_MAX_CONNECTIONS,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)LS_HTTP_IDLE_TIMEOUT_S,
+        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, NULL, MHD_OPTION_END);
+    if (!s->d) {
+        snprintf(err, errlen, "http.listen: libmicrohttpd did not start on %s:%d", host, s->port);
+        close(fd);
+        ls_free(s->mounts);
+        ls_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int ls_http_server_port(const ls_http_server_t *s)
+{
+    return s->port;
+}
+
+void ls_http_server_stop(ls_http_server_t *s)
+{
+    if (!s) return;
+    MHD_stop_daemon(s->d);
+    ls_free(s->mounts);
+    ls_free(s);
+}

@@ -1,0 +1,285 @@
+/* Cross-broker visibility: other brokers' commits reach this broker's log
+ * state through a metadata watch.
+ *
+ * A commit (on any broker) writes, in one txn, a log's head and one index
+ * entry; compaction and retention replace or delete index entries. This
+ * module watches everything under "/ls/" from the revision at which the heads
+ * were loaded and applies, on the loop and in revision order:
+ *   head PUT          -> the log's head, when newer than ours (mod_rev);
+ *                        state is created for logs this broker never saw
+ *   index PUT / DEL   -> ls_reader_index_put / _del (the key-value view of
+ *                        the stored index; buffered while a load runs)
+ * then wakes the long-polls of every log whose head moved.
+ *
+ * Invariants
+ *  W1  One watch over both prefixes keeps a txn's head and index changes in
+ *      one ordered stream: a fetch woken by a head never misses that head's
+ *      index entry (a per-prefix watch could deliver the head first).
+ *  W2  A head is never replaced by an older one: this broker's own commits
+ *      come back through the watch too, and a commit completing on the loop
+ *      after the watch delivered a newer foreign head keeps the newer one
+ *      (wal_writer.c compares revisions).
+ *  W3  A watch that falls behind the store's history (callback with no
+ *      events) triggers a resync: heads reread, every loaded index dropped
+ *      (reloaded on the next read), watch restarted from the reread's
+ *      revision. Until then the broker serves what it knows.
+ * Threads: the callback runs on the store's watch thread and only copies
+ * the relevant events into a queue (mutex) and signals an async handle;
+ * the rest runs on the loop, except the resync's store calls (a worker). */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/diag.h"
+#include "log/logstore_int.h"
+
+#define WATCH_PREFIX "/ls/"
+
+struct ls_watch_ev {
+    struct ls_watch_ev *next;
+    ls_meta_ev_kind kind;
+    int64_t mod_rev;
+    size_t klen, vlen;
+    uint8_t *val;
+    char key[];
+};
+
+static bool has_prefix(const uint8_t *k, size_t klen, const char *p)
+{
+    size_t n = strlen(p);
+    return klen >= n && memcmp(k, p, n) == 0;
+}
+
+static void on_events(void *arg, const ls_meta_event_t *ev, size_t n)
+{
+    ls_logstore_t *ls = arg;
+    ls_watch_ev_t *head = NULL, **tail = &head;
+    for (size_t i = 0; i < n; i++) {
+        const ls_kv_t *kv = &ev[i].kv;
+        if (!has_prefix(kv->key, kv->klen, LS_HEAD_PREFIX) &&
+            !has_prefix(kv->key, kv->klen, LS_LOG_PREFIX))
+            continue;
+        ls_watch_ev_t *e = ls_malloc(sizeof *e + kv->klen + 1 + kv->vlen);
+        e->next = NULL;
+        e->kind = ev[i].kind;
+        e->mod_rev = kv->mod_rev;
+        e->klen = kv->klen;
+        memcpy(e->key, kv->key, kv->klen);
+        e->key[kv->klen] = 0;
+        e->val = (uint8_t *)e->key + kv->klen + 1;
+        e->vlen = ev[i].kind == LS_META_EV_PUT ? kv->vlen : 0;
+        if (e->vlen)
+            memcpy(e->val, kv->val, e->vlen);
+        *tail = e;
+        tail = &e->next;
+    }
+    pthread_mutex_lock(&ls->watch_mu);
+    if (!ev)
+        ls->watch_lost = true;
+    if (head) {
+        *ls->watch_tail = head;
+        ls->watch_tail = tail;
+    }
+    if ((head || !ev) && ls->watch_async_ready)
+        uv_async_send(&ls->watch_async);
+    pthread_mutex_unlock(&ls->watch_mu);
+}
+
+/* Applies a stored head if it is newer than ours; true if it moved. */
+static bool apply_head(ls_logstore_t *ls, int64_t log_id, const uint8_t *val, size_t vlen,
+                       int64_t mod_rev)
+{
+    ls_logstate_t *lg = ls_logstate_get(ls, log_id, true);
+    if (mod_rev <= lg->head_rev)
+        return false;
+    ls_head_t h;
+    if (ls_head_decode(val, vlen, &h) != LS_OK) {
+        LS_ERROR("log", "corrupt head of log %016llx at revision %lld (%zu bytes); ignoring it",
+                 (unsigned long long)log_id, (long long)mod_rev, vlen);
+        return false;
+    }
+    ls_head_clear(&lg->head);
+    lg->head = h;
+    lg->head_rev = mod_rev;
+    lg->head_stale = false;
+    return true;
+}
+
+static void apply_event(ls_logstore_t *ls, const ls_watch_ev_t *e, ls_logstate_t **woken,
+                        int *nwoken, int cap)
+{
+    int64_t id, last;
+    if (has_prefix((const uint8_t *)e->key, e->klen, LS_HEAD_PREFIX)) {
+        id = ls_log_id_from_head_key(e->key, e->klen);
+        if (id < 0 || e->kind != LS_META_EV_PUT)
+            return;
+        if (apply_head(ls, id, e->val, e->vlen, e->mod_rev) && *nwoken < cap)
+            woken[(*nwoken)++] = ls_logstate_get(ls, id, false);
+        return;
+    }
+    if (ls_log_idx_key_parse(e->key, e->klen, &id, &last) != 0)
+        return;
+    ls_logstate_t *lg = ls_logstate_get(ls, id, false);
+    if (!lg)
+        return;
+    if (e->kind == LS_META_EV_DEL) {
+        ls_reader_index_del(ls, lg, last);
+        return;
+    }
+    ls_idx_entry_t ie;
+    if (ls_idx_decode(e->val, e->vlen, &ie) != LS_OK) {
+        LS_ERROR("log", "corrupt index entry at %s (%zu bytes); dropping the index of log "
+                 "%016llx so it is reloaded", e->key, e->vlen, (unsigned long long)id);
+        ls_reader_drop_log(ls, lg);
+        return;
+    }
+    ls_reader_index_put(ls, lg, &ie);
+    ls_idx_clear(&ie);
+}
+
+/* ------------------------------------------------------------------ resync */
+
+typedef struct resync_job {
+    ls_logstore_t *ls;
+    ls_kvlist_t heads;
+    ls_status st;
+    uv_work_t work;
+} resync_job_t;
+
+static void resync_work(uv_work_t *w)
+{
+    resync_job_t *j = w->data;
+    ls_logstore_t *ls = j->ls;
+    if (ls->watch) {
+        ls->meta->ops->watch_cancel(ls->meta, ls->watch);
+        ls->watch = NULL;
+    }
+    j->st = ls_meta_scan_prefix(ls->meta, LS_HEAD_PREFIX, 0, &j->heads);
+    if (j->st == LS_OK)
+        j->st = ls->meta->ops->watch(ls->meta, WATCH_PREFIX, strlen(WATCH_PREFIX),
+                                     j->heads.revision, on_events, ls, &ls->watch);
+}
+
+static void resync_after(uv_work_t *w, int status)
+{
+    resync_job_t *j = w->data;
+    ls_logstore_t *ls = j->ls;
+    ls->watch_resyncing = false;
+    if (j->st == LS_OK && status == 0) {
+        for (size_t i = 0; i < j->heads.n; i++) {
+            const ls_kv_t *kv = &j->heads.v[i];
+            int64_t id = ls_log_id_from_head_key((const char *)kv->key, kv->klen);
+            if (id >= 0 && apply_head(ls, id, kv->val, kv->vlen, kv->mod_rev))
+                ls_reader_wake(ls, ls_logstate_get(ls, id, false));
+        }
+        size_t it = 0;
+        int64_t id;
+        void *v;
+        while (ls_i64map_next(&ls->logs, &it, &id, &v))
+            ls_reader_drop_log(ls, v);
+        LS_INFO("log", "metadata watch resynchronized at revision %lld",
+                (long long)j->heads.revision);
+    } else {
+        LS_ERROR("log", "resynchronizing the metadata watch failed: %s; retrying at the next "
+                 "GC tick (other brokers' commits stay invisible here until then)",
+                 ls_status_str(j->st));
+        pthread_mutex_lock(&ls->watch_mu);
+        ls->watch_lost = true;
+        pthread_mutex_unlock(&ls->watch_mu);
+    }
+    if (j->st == LS_OK)
+        ls_kvlist_free(&j->heads);
+    ls_free(j);
+    ls_logstore_check_shutdown(ls);
+}
+
+void ls_log_watch_resync_if_lost(ls_logstore_t *ls)
+{
+    pthread_mutex_lock(&ls->watch_mu);
+    bool lost = ls->watch_lost;
+    ls->watch_lost = false;
+    pthread_mutex_unlock(&ls->watch_mu);
+    if (!lost || ls->watch_resyncing || ls->shutting_down)
+        return;
+    LS_WARN("log", "metadata watch fell behind the store's history; rereading heads");
+    resync_job_t *j = LS_NEW(resync_job_t);
+    j->ls = ls;
+    j->work.data = j;
+    ls->watch_resyncing = true;
+    uv_queue_work(ls->loop, &j->work, resync_work, resync_after);
+}
+
+/* ------------------------------------------------------------------- drain */
+
+static void on_async(uv_async_t *a)
+{
+    ls_logstore_t *ls = a->data;
+    pthread_mutex_lock(&ls->watch_mu);
+    ls_watch_ev_t *list = ls->watch_head;
+    ls->watch_head = NULL;
+    ls->watch_tail = &ls->watch_head;
+    pthread_mutex_unlock(&ls->watch_mu);
+    ls_logstate_t *woken[64];
+    int nwoken = 0;
+    for (ls_watch_ev_t *e = list, *n; e; e = n) {
+        n = e->next;
+        if (nwoken == 64) {   /* flush wakes in a long batch */
+            for (int i = 0; i < nwoken; i++)
+                ls_reader_wake(ls, woken[i]);
+            nwoken = 0;
+        }
+        apply_event(ls, e, woken, &nwoken, 64);
+        ls_free(e);
+    }
+    for (int i = 0; i < nwoken; i++)
+        ls_reader_wake(ls, woken[i]);
+    ls_log_watch_resync_if_lost(ls);
+}
+
+ls_status ls_log_watch_start(ls_logstore_t *ls, int64_t after_rev, char *err, int errlen)
+{
+    pthread_mutex_init(&ls->watch_mu, NULL);
+    ls->watch_tail = &ls->watch_head;
+    ls->watch_started = true;
+    ls_status st = ls->meta->ops->watch(ls->meta, WATCH_PREFIX, strlen(WATCH_PREFIX), after_rev,
+                                        on_events, ls, &ls->watch);
+    if (st != LS_OK) {
+        snprintf(err, (size_t)errlen, "watching log heads in the metadata store: %s: %s",
+                 ls_status_str(st), ls->meta->errmsg);
+        return st;
+    }
+    /* the handle exists only once nothing can fail: events queued before
+     * it are signalled now */
+    uv_async_init(ls->loop, &ls->watch_async, on_async);
+    ls->watch_async.data = ls;
+    ls->handles_open++;
+    pthread_mutex_lock(&ls->watch_mu);
+    ls->watch_async_ready = true;
+    if (ls->watch_head || ls->watch_lost)
+        uv_async_send(&ls->watch_async);
+    pthread_mutex_unlock(&ls->watch_mu);
+    return LS_OK;
+}
+
+void ls_log_watch_cancel(ls_logstore_t *ls)
+{
+    if (!ls->watch_started)
+        return;
+    if (ls->watch) {
+        ls->meta->ops->watch_cancel(ls->meta, ls->watch);
+        ls->watch = NULL;
+    }
+}
+
+void ls_log_watch_free(ls_logstore_t *ls)
+{
+    if (!ls->watch_started)
+        return;
+    ls_log_watch_cancel(ls);
+    for (ls_watch_ev_t *e = ls->watch_head, *n; e; e = n) {
+        n = e->next;
+        ls_free(e);
+    }
+    pthread_mutex_destroy(&ls->watch_mu);
+    ls->watch_started = false;
+}

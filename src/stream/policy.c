@@ -1,0 +1,462 @@
+/* Materialization policy: field table, validation, resolution.
+ *
+ * One table (fields[]) declares every field: key, built-in default, accepted
+ * values (the text error messages and the CLI show), documentation, a parser
+ * that validates a value (and fills the typed member of ls_policy_t), and
+ * which values are applied. Validation at the edges (Kafka configs, broker
+ * configuration, namespace properties) and resolution of stored values use
+ * the same parser, so a value that was accepted always resolves. */
+#include "stream/policy.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MIN_TARGET_FILE_BYTES ((int64_t)1024)
+#define MAX_TARGET_FILE_BYTES ((int64_t)1 << 30)
+#define MIN_COMMIT_INTERVAL_MS ((int64_t)1000)
+#define MAX_COMMIT_INTERVAL_MS ((int64_t)86400000)
+#define MAX_CATALOG_NAME 64
+#define MAX_TABLE_NAME 249
+
+/* Parses v into p (p may be a scratch policy); 0 or -1 with why filled. */
+typedef int (*parse_fn)(const char *v, ls_policy_t *p, char *why, size_t cap);
+
+typedef struct field_def {
+    const char *key;
+    const char *def;
+    const char *accepted;
+    const char *doc;
+    parse_fn parse;
+    const char *applied_only; /* applied only for this value (NULL: every value) */
+} field_def_t;
+
+static void put(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void put(char *why, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, cap, fmt, ap);
+    va_end(ap);
+}
+
+static int one_of(const char *v, const char *const *opts)
+{
+    for (int i = 0; opts[i]; i++)
+        if (strcmp(v, opts[i]) == 0)
+            return i;
+    return -1;
+}
+
+static int parse_int(const char *v, int64_t lo, int64_t hi, int64_t *out)
+{
+    if (!*v)
+        return -1;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || *end || x < lo || x > hi)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static bool name_char(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '.' || ch == '_' || ch == '-';
+}
+
+static int p_enabled(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    static const char *const opts[] = {"false", "true", NULL};
+    int i = one_of(v, opts);
+    if (i < 0)
+        return -1;
+    p->enabled = i == 1;
+    return 0;
+}
+
+static int p_catalog(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    size_t n = strlen(v);
+    if (n < 1 || n > MAX_CATALOG_NAME)
+        return -1;
+    for (const char *c = v; *c; c++)
+        if (!name_char(*c))
+            return -1;
+    p->builtin_catalog = strcmp(v, LS_POLICY_BUILTIN_CATALOG) == 0;
+    return 0;
+}
+
+static int p_name(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    if (!*v)
+        return -1;
+    for (const char *c = v; *c;) {
+        if (*c == '{') {
+            if (strncmp(c, "{topic}", 7) == 0)
+                c += 7;
+            else if (strncmp(c, "{namespace}", 11) == 0)
+                c += 11;
+            else {
+                put(why, cap, "unknown placeholder at '%.20s'", c);
+                return -1;
+            }
+        } else if (!name_char(*c)) {
+            put(why, cap, "character '%c' is not allowed", *c);
+            return -1;
+        } else {
+            c++;
+        }
+    }
+    /* the longest expansion must fit: placeholders expand to <= 249 chars each */
+    char probe[4 * MAX_TABLE_NAME + 8];
+    ls_policy_t q = *p;
+    q.value[LS_POLICY_NAME] = v;
+    char w2[128];
+    if (ls_policy_table_name(&q, "n", "t", probe, sizeof probe, w2, sizeof w2) != LS_OK) {
+        put(why, cap, "%s", w2);
+        return -1;
+    }
+    return 0;
+}
+
+/* "none" | item[,item...]; item: day | hour | day(timestamp) |
+ * hour(timestamp) | identity(partition); at most one field per column. */
+static int p_partition(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    p->npart = 0;
+    if (strcmp(v, "none") == 0)
+        return 0;
+    static const struct {
+        const char *text;
+        ls_policy_part_t part;
+    } items[] = {
+        {"day", {LS_POLICY_COL_TIMESTAMP, LS_POLICY_DAY}},
+        {"hour", {LS_POLICY_COL_TIMESTAMP, LS_POLICY_HOUR}},
+        {"day(timestamp)", {LS_POLICY_COL_TIMESTAMP, LS_POLICY_DAY}},
+        {"hour(timestamp)", {LS_POLICY_COL_TIMESTAMP, LS_POLICY_HOUR}},
+        {"identity(partition)", {LS_POLICY_COL_PARTITION, LS_POLICY_IDENTITY}},
+    };
+    const char *s = v;
+    for (;;) {
+        while (*s == ' ')
+            s++;
+        size_t len = strcspn(s, ",");
+        size_t tl = len;
+        while (tl && s[tl - 1] == ' ')
+            tl--;
+        size_t k;
+        for (k = 0; k < sizeof items / sizeof items[0]; k++)
+            if (strlen(items[k].text) == tl && strncmp(items[k].text, s, tl) == 0)
+                break;
+        if (k == sizeof items / sizeof items[0]) {
+            put(why, cap, "'%.*s' is not a partition field", (int)tl, s);
+            return -1;
+        }
+        for (int i = 0; i < p->npart; i++)
+            if (p->part[i].column == items[k].part.column) {
+                put(why, cap, "column %s is partitioned twice",
+                    items[k].part.column == LS_POLICY_COL_TIMESTAMP ? "timestamp" : "partition");
+                return -1;
+            }
+        if (p->npart == LS_POLICY_MAX_PART)
+            return -1;
+        p->part[p->npart++] = items[k].part;
+        if (!s[len])
+            return 0;
+        s += len + 1;
+    }
+}
+
+static int p_target(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    return parse_int(v, MIN_TARGET_FILE_BYTES, MAX_TARGET_FILE_BYTES, &p->target_file_bytes);
+}
+
+static int p_compression(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    static const char *const opts[] = {"zstd", "snappy", "gzip", "none", NULL};
+    return one_of(v, opts) < 0 ? -1 : 0;
+}
+
+static int p_interval(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    return parse_int(v, MIN_COMMIT_INTERVAL_MS, MAX_COMMIT_INTERVAL_MS, &p->commit_interval_ms);
+}
+
+static int p_start(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    static const char *const opts[] = {"earliest", "latest", NULL};
+    int i = one_of(v, opts);
+    if (i < 0)
+        return -1;
+    p->start_latest = i == 1;
+    return 0;
+}
+
+static int p_write_mode(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    static const char *const opts[] = {"append", "upsert", NULL};
+    return one_of(v, opts) < 0 ? -1 : 0;
+}
+
+static int p_sort(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    if (strcmp(v, "none") == 0)
+        return 0;
+    static const char *const cols[] = {"partition", "offset", "timestamp", "key", "value", NULL};
+    const char *s = v;
+    for (;;) {
+        size_t len = strcspn(s, ",");
+        char col[16];
+        if (len == 0 || len >= sizeof col)
+            return -1;
+        memcpy(col, s, len);
+        col[len] = 0;
+        if (one_of(col, cols) < 0) {
+            put(why, cap, "'%s' is not a raw-table column", col);
+            return -1;
+        }
+        if (!s[len])
+            return 0;
+        s += len + 1;
+    }
+}
+
+static int p_errors(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    static const char *const opts[] = {"fail", "skip", "dead-letter", NULL};
+    return one_of(v, opts) < 0 ? -1 : 0;
+}
+
+static const field_def_t fields[LS_POLICY_NFIELDS] = {
+    [LS_POLICY_ENABLED] = {"lakestream.table.enabled", "false", "true, false",
+                           "Materialize the topic as an Iceberg table in the compaction pass.",
+                           p_enabled, NULL},
+    [LS_POLICY_CATALOG] = {"lakestream.table.catalog", LS_POLICY_BUILTIN_CATALOG,
+                           "builtin, or a catalog name of 1 to 64 [a-zA-Z0-9._-] (only builtin "
+                           "is applied)",
+                           "Catalog the table is registered in; builtin = the broker's own "
+                           "(filesystem layout in the object store, served by its REST catalog).",
+                           p_catalog, LS_POLICY_BUILTIN_CATALOG},
+    [LS_POLICY_NAME] = {"lakestream.table.name", "{topic}",
+                        "a template of [a-zA-Z0-9._-] and the placeholders {topic} and "
+                        "{namespace}, expanding to 1 to 249 characters",
+                        "Table name inside the stream's namespace. A new name starts a new "
+                        "table.",
+                        p_name, NULL},
+    [LS_POLICY_PARTITION] = {"lakestream.table.partition", "day",
+                             "none, or a comma-separated list of day(timestamp), "
+                             "hour(timestamp), identity(partition) (day and hour mean "
+                             "day(timestamp) and hour(timestamp))",
+                             "Partition spec of the table, applied when the table is created.",
+                             p_partition, NULL},
+    [LS_POLICY_TARGET_FILE_BYTES] = {"lakestream.table.target.file.bytes", "134217728",
+                                     "an integer from 1024 to 1073741824",
+                                     "Data files are rolled when they reach this size.",
+                                     p_target, NULL},
+    [LS_POLICY_COMPRESSION] = {"lakestream.table.compression", "zstd", "zstd, snappy, gzip, none",
+                               "Parquet compression codec of the data files.", p_compression,
+                               NULL},
+    [LS_POLICY_COMMIT_INTERVAL_MS] = {"lakestream.table.commit.interval.ms", "10000",
+                                      "an integer from 1000 to 86400000",
+                                      "Freshness: a record is in the table about this long after "
+                                      "it was acknowledged.",
+                                      p_interval, NULL},
+    [LS_POLICY_START_POSITION] = {"lakestream.table.start.position", "earliest",
+                                  "earliest, latest",
+                                  "earliest: materialize from the log start; latest: only "
+                                  "records written after the table was enabled.",
+                                  p_start, NULL},
+    [LS_POLICY_WRITE_MODE] = {"lakestream.table.write.mode", "append", "append, upsert",
+                              "append: one row per record; upsert: one row per key (not "
+                              "applied yet).",
+                              p_write_mode, "append"},
+    [LS_POLICY_SORT_ORDER] = {"lakestream.table.sort.order", "none",
+                              "none, or a comma-separated list of partition, offset, "
+                              "timestamp, key, value",
+                              "Sort order of rows inside data files (only none is applied yet).",
+                              p_sort, "none"},
+    [LS_POLICY_ERROR_HANDLING] = {"lakestream.table.error.handling", "fail",
+                                  "fail, skip, dead-letter",
+                                  "What a record that cannot be turned into a row does: fail "
+                                  "holds the range back and retries (only fail is applied yet).",
+                                  p_errors, "fail"},
+};
+
+const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }
+const char *ls_policy_default(ls_policy_field f) { return fields[f].def; }
+const char *ls_policy_accepted(ls_policy_field f) { return fields[f].accepted; }
+const char *ls_policy_doc(ls_policy_field f) { return fields[f].doc; }
+
+const char *ls_policy_source_name(ls_policy_source s)
+{
+    static const char *const names[] = {"stream", "namespace", "cluster", "default"};
+    return names[s];
+}
+
+int ls_policy_field_of(const char *key)
+{
+    for (int i = 0; i < LS_POLICY_NFIELDS; i++)
+        if (strcmp(fields[i].key, key) == 0)
+            return i;
+    return -1;
+}
+
+bool ls_policy_is_key(const char *key)
+{
+    return strncmp(key, LS_POLICY_PREFIX, strlen(LS_POLICY_PREFIX)) == 0;
+}
+
+static ls_status check_field(int f, const char *key, const char *value, ls_policy_t *scratch,
+                             const char *where, char *err, size_t errlen)
+{
+    char why[160] = "";
+    if (fields[f].parse(value, scratch, why, sizeof why) == 0)
+        return LS_OK;
+    if (!err)
+        return LS_EINVAL;
+    if (why[0])
+        snprintf(err, errlen, "Invalid value '%s' for configuration %s%s (%s): accepted values "
+                 "are %s", value, key, where, why, fields[f].accepted);
+    else
+        snprintf(err, errlen, "Invalid value '%s' for configuration %s%s: accepted values are %s",
+                 value, key, where, fields[f].accepted);
+    return LS_EINVAL;
+}
+
+ls_status ls_policy_check(const char *key, const char *value, char *err, size_t errlen)
+{
+    if (strcmp(key, LS_POLICY_SINCE_KEY) == 0) {
+        snprintf(err, errlen, "Configuration %s is maintained by the broker and cannot be set",
+                 key);
+        return LS_EINVAL;
+    }
+    int f = ls_policy_field_of(key);
+    if (f < 0) {
+        char known[700] = "";
+        size_t n = 0;
+        for (int i = 0; i < LS_POLICY_NFIELDS && n < sizeof known; i++)
+            n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "",
+                                  fields[i].key);
+        snprintf(err, errlen, "Unknown configuration %s: the table policy keys are %s", key,
+                 known);
+        return LS_EINVAL;
+    }
+    ls_policy_t scratch;
+    memset(&scratch, 0, sizeof scratch);
+    return check_field(f, key, value ? value : "", &scratch, "", err, errlen);
+}
+
+bool ls_policy_applied(ls_policy_field f, const char *value)
+{
+    return !fields[f].applied_only || (value && strcmp(value, fields[f].applied_only) == 0);
+}
+
+static const char *layer_get(const ls_prop_t *v, int n, const char *key)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i].key && strcmp(v[i].key, key) == 0)
+            return v[i].value;
+    return NULL;
+}
+
+ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char *err,
+                            size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->enabled_since_ms = -1;
+    ls_status st = LS_OK;
+    for (int f = 0; f < LS_POLICY_NFIELDS; f++) {
+        const char *key = fields[f].key, *v;
+        if ((v = layer_get(l->stream, l->nstream, key)))
+            out->source[f] = LS_POLICY_SRC_STREAM;
+        else if ((v = layer_get(l->ns, l->nns, key)))
+            out->source[f] = LS_POLICY_SRC_NAMESPACE;
+        else if ((v = layer_get(l->cluster, l->ncluster, key)))
+            out->source[f] = LS_POLICY_SRC_CLUSTER;
+        else {
+            v = fields[f].def;
+            out->source[f] = LS_POLICY_SRC_DEFAULT;
+        }
+        out->value[f] = v;
+        char where[48];
+        snprintf(where, sizeof where, " (%s layer)", ls_policy_source_name(out->source[f]));
+        /* keep resolving after a bad value so every field has a value and source */
+        if (check_field(f, key, v, out, where, st == LS_OK ? err : NULL, st == LS_OK ? errlen : 0) != LS_OK)
+            st = LS_EINVAL;
+    }
+    const char *since = layer_get(l->stream, l->nstream, LS_POLICY_SINCE_KEY);
+    int64_t ms;
+    if (since && parse_int(since, 0, INT64_MAX, &ms) == 0)
+        out->enabled_since_ms = ms;
+    return st;
+}
+
+ls_status ls_policy_for_stream(ls_catalog_t *cat, const ls_stream_t *s, const ls_prop_t *cluster,
+                               int ncluster, ls_policy_t *out, ls_namespace_t **ns, char *err,
+                               size_t errlen)
+{
+    *ns = ls_catalog_namespace(cat, s->ns);
+    ls_policy_layers_t l = {s->config, s->nconfig, *ns ? (*ns)->props : NULL,
+                            *ns ? (*ns)->nprops : 0, cluster, ncluster};
+    return ls_policy_resolve(&l, out, err, errlen);
+}
+
+ls_status ls_policy_table_name(const ls_policy_t *p, const char *ns, const char *topic,
+                               char *out, size_t cap, char *err, size_t errlen)
+{
+    const char *t = p->value[LS_POLICY_NAME] ? p->value[LS_POLICY_NAME] : fields[LS_POLICY_NAME].def;
+    size_t n = 0;
+    bool over = false;
+    for (const char *c = t; *c && !over;) {
+        const char *piece = c;
+        size_t len = 1;
+        if (strncmp(c, "{topic}", 7) == 0) {
+            piece = topic;
+            len = strlen(topic);
+            c += 7;
+        } else if (strncmp(c, "{namespace}", 11) == 0) {
+            piece = ns;
+            len = strlen(ns);
+            c += 11;
+        } else {
+            c++;
+        }
+        if (n + len >= cap || n + len > MAX_TABLE_NAME)
+            over = true;
+        else {
+            memcpy(out + n, piece, len);
+            n += len;
+        }
+    }
+    out[n < cap ? n : 0] = 0;
+    if (over || n == 0 || strcmp(out, ".") == 0 || strcmp(out, "..") == 0) {
+        snprintf(err, errlen,
+                 "%s '%s' gives an invalid table name for %s/%s: it must expand to 1 to %d "
+                 "characters, not '.' or '..'",
+                 fields[LS_POLICY_NAME].key, t, ns, topic, MAX_TABLE_NAME);
+        return LS_EINVAL;
+    }
+    return LS_OK;
+}
+
+const char *ls_policy_since_after(const ls_policy_t *before, const ls_policy_t *after,
+                                  int64_t now_ms, char *buf, size_t cap)
+{
+    if (!after->enabled)
+        return NULL;
+    if (before && before->enabled) {
+        if (before->enabled_since_ms < 0)
+            return NULL;
+        snprintf(buf, cap, "%lld", (long long)before->enabled_since_ms);
+        return buf;
+    }
+    snprintf(buf, cap, "%lld", (long long)now_ms);
+    return buf;
+}

@@ -1,0 +1,147 @@
+/* Materialization policy (the Lakestream model): how a stream becomes a table.
+ *
+ * Every field is a `lakestream.table.*` key. Its value is resolved, per
+ * field, from the first layer that sets it:
+ *   stream     the topic's configs (CreateTopics / AlterConfigs /
+ *              IncrementalAlterConfigs), stored in the stream record;
+ *   namespace  the namespace record's properties (/ls/ns/<ns>);
+ *   cluster    the broker configuration key of the same name;
+ *   default    the built-in default below.
+ * Every layer holds only values this module accepted (ls_policy_check), so
+ * resolution of stored values fails only on records written by hand.
+ *
+ * Fields and what is applied today (a field is "applied" when the broker
+ * acts on its value; other values are stored and reported as not applied,
+ * never silently ignored):
+ *   enabled              true|false                      applied
+ *   catalog              builtin | <name>                applied for builtin
+ *   name                 template: {namespace} {topic}   applied
+ *   partition            none | list of day(timestamp), hour(timestamp),
+ *                        identity(partition) (day, hour = on timestamp)
+ *                                                        applied at table creation
+ *   target.file.bytes    1024..1 GiB                     applied
+ *   compression          zstd|snappy|gzip|none           applied
+ *   commit.interval.ms   1000..86400000 (freshness)      applied
+ *   start.position       earliest|latest                 applied
+ *   write.mode           append|upsert                   applied for append
+ *   sort.order           none | raw column list          applied for none
+ *   error.handling       fail|skip|dead-letter           applied for fail
+ *
+ * `lakestream.table.enabled.since` (wall-clock ms) is kept by the broker, not
+ * set by users: the moment the stream's table last became enabled. With
+ * start.position=latest only records written at or after it are
+ * materialized.
+ *
+ * No I/O, no global state: safe on any thread. */
+#ifndef LS_POLICY_H
+#define LS_POLICY_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "stream/catalog.h"
+
+#define LS_POLICY_PREFIX "lakestream.table."
+#define LS_POLICY_SINCE_KEY "lakestream.table.enabled.since"
+#define LS_POLICY_BUILTIN_CATALOG "builtin"
+#define LS_POLICY_MAX_PART 4
+
+typedef enum ls_policy_field {
+    LS_POLICY_ENABLED,
+    LS_POLICY_CATALOG,
+    LS_POLICY_NAME,
+    LS_POLICY_PARTITION,
+    LS_POLICY_TARGET_FILE_BYTES,
+    LS_POLICY_COMPRESSION,
+    LS_POLICY_COMMIT_INTERVAL_MS,
+    LS_POLICY_START_POSITION,
+    LS_POLICY_WRITE_MODE,
+    LS_POLICY_SORT_ORDER,
+    LS_POLICY_ERROR_HANDLING,
+    LS_POLICY_NFIELDS
+} ls_policy_field;
+
+typedef enum ls_policy_source {
+    LS_POLICY_SRC_STREAM,
+    LS_POLICY_SRC_NAMESPACE,
+    LS_POLICY_SRC_CLUSTER,
+    LS_POLICY_SRC_DEFAULT,
+} ls_policy_source;
+
+/* Raw-table columns a partition field may use, and transforms. */
+typedef enum { LS_POLICY_COL_PARTITION, LS_POLICY_COL_TIMESTAMP } ls_policy_column;
+typedef enum { LS_POLICY_IDENTITY, LS_POLICY_HOUR, LS_POLICY_DAY } ls_policy_transform;
+
+typedef struct ls_policy_part {
+    ls_policy_column column;
+    ls_policy_transform transform;
+} ls_policy_part_t;
+
+/* The three stored layers; any may be empty (n = 0). */
+typedef struct ls_policy_layers {
+    const ls_prop_t *stream;
+    int nstream;
+    const ls_prop_t *ns;
+    int nns;
+    const ls_prop_t *cluster;
+    int ncluster;
+} ls_policy_layers_t;
+
+typedef struct ls_policy {
+    /* per field: resolved text (points into the layers or static text) and source */
+    const char *value[LS_POLICY_NFIELDS];
+    ls_policy_source source[LS_POLICY_NFIELDS];
+    /* typed values of the applied fields */
+    bool enabled;
+    bool builtin_catalog;
+    ls_policy_part_t part[LS_POLICY_MAX_PART];
+    int npart;
+    int64_t target_file_bytes;
+    int64_t commit_interval_ms;
+    bool start_latest;
+    int64_t enabled_since_ms; /* -1: not recorded */
+} ls_policy_t;
+
+/* Field metadata. */
+const char *ls_policy_key(ls_policy_field f);
+const char *ls_policy_default(ls_policy_field f);
+const char *ls_policy_accepted(ls_policy_field f); /* human-readable accepted values */
+const char *ls_policy_doc(ls_policy_field f);
+const char *ls_policy_source_name(ls_policy_source s); /* stream|namespace|cluster|default */
+/* Field of a key, or -1 (also for the broker-kept LS_POLICY_SINCE_KEY). */
+int ls_policy_field_of(const char *key);
+bool ls_policy_is_key(const char *key); /* starts with LS_POLICY_PREFIX */
+
+/* Validates a user-set `lakestream.table.*` key and value. LS_EINVAL with a
+ * message naming the key and the accepted values (an unknown key lists the
+ * known ones; LS_POLICY_SINCE_KEY is refused as broker-maintained). */
+ls_status ls_policy_check(const char *key, const char *value, char *err, size_t errlen);
+/* Whether the broker acts on this value of field f today. */
+bool ls_policy_applied(ls_policy_field f, const char *value);
+
+/* Resolves every field stream -> namespace -> cluster -> default. LS_EINVAL
+ * (message names key, layer and value) when a stored value is invalid; every
+ * field still gets a value and a source (for describing it). */
+ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char *err,
+                            size_t errlen);
+
+/* Resolves s's policy from its config, its namespace's properties in the
+ * catalog's copy (the snapshot is kept in *ns, possibly NULL: release it with
+ * ls_namespace_release after the policy's last use) and the cluster defaults. */
+ls_status ls_policy_for_stream(ls_catalog_t *cat, const ls_stream_t *s, const ls_prop_t *cluster,
+                               int ncluster, ls_policy_t *out, ls_namespace_t **ns, char *err,
+                               size_t errlen);
+
+/* Expands the name template. LS_EINVAL when the result is not a valid table
+ * name (1..249 of [a-zA-Z0-9._-], not "." or ".."). */
+ls_status ls_policy_table_name(const ls_policy_t *p, const char *ns, const char *topic,
+                               char *out, size_t cap, char *err, size_t errlen);
+
+/* The value LS_POLICY_SINCE_KEY must hold after a stream's policy changes
+ * from `before` (NULL: the stream is new) to `after`: NULL when the table is
+ * disabled, a fresh stamp (now_ms, written into buf) when it just became
+ * enabled, else the value it already had (may be NULL). */
+const char *ls_policy_since_after(const ls_policy_t *before, const ls_policy_t *after,
+                                  int64_t now_ms, char *buf, size_t cap);
+#endif
