@@ -3,4 +3,6 @@
 #define LS_CLI_H
 /* `lakestream groups ...` (groups_cli.c); argv holds the arguments after "groups". */
 int ls_cli_groups(int argc, char **argv);
+/* `lakestream tables ...` (tables_cli.c): a topic's table policy; namespace defaults. */
+int ls_cli_tables(int argc, char **argv);
 #endif

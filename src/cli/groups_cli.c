@@ -26,117 +26,9 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "cli/cli.h"
+#include "cli/kafka_client.h"
 #include "kafka/msg.h"
 #include "kafka/msg_group.h"
-
-typedef struct kc {
-    int fd;
-    int32_t corr;
-    ls_arena_t *arena;
-} kc_t;
-
-static int kc_connect(kc_t *c, const char *hostport)
-{
-    char host[256];
-    snprintf(host, sizeof host, "%s", hostport);
-    char *colon = strrchr(host, ':');
-    if (!colon) {
-        fprintf(stderr, "lakestream groups: --bootstrap wants HOST:PORT, got '%s'\n", hostport);
-        return -1;
-    }
-    *colon = 0;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
-    if (getaddrinfo(host, colon + 1, &hints, &ai) != 0) {
-        fprintf(stderr, "lakestream groups: cannot resolve %s\n", hostport);
-        return -1;
-    }
-    c->fd = -1;
-    for (struct addrinfo *p = ai; p && c->fd < 0; p = p->ai_next) {
-        int fd = socket(p->ai_family, p->ai_socktype, p->ai_protocol);
-        if (fd >= 0 && connect(fd, p->ai_addr, p->ai_addrlen) == 0)
-            c->fd = fd;
-        else if (fd >= 0)
-            close(fd);
-    }
-    freeaddrinfo(ai);
-    if (c->fd < 0) {
-        fprintf(stderr, "lakestream groups: cannot connect to %s (is the broker running?)\n",
-                hostport);
-        return -1;
-    }
-    c->arena = ls_arena_new();
-    return 0;
-}
-
-static void kc_close(kc_t *c)
-{
-    if (c->fd >= 0)
-        close(c->fd);
-    if (c->arena)
-        ls_arena_free(c->arena);
-}
-
-static int io_all(int fd, void *p, size_t n, int wr)
-{
-    uint8_t *b = p;
-    while (n > 0) {
-        ssize_t k = wr ? write(fd, b, n) : read(fd, b, n);
-        if (k <= 0)
-            return -1;
-        b += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* Sends body (already encoded for version v) and returns a reader positioned
- * on the response body (arena memory). */
-static int kc_call(kc_t *c, int16_t key, int16_t v, bool flex, ls_kw_t *body, ls_kr_t *out)
-{
-    ls_kw_t w;
-    ls_kw_init(&w);
-    ls_kw_reserve(&w, 4);
-    ls_kw_i16(&w, key);
-    ls_kw_i16(&w, v);
-    ls_kw_i32(&w, ++c->corr);
-    ls_kw_str(&w, false, "lakestream-groups-cli");
-    ls_kw_tags(&w, flex);
-    ls_kw_raw(&w, body->buf.data, body->buf.len);
-    ls_kw_patch_i32(&w, 0, (int32_t)(w.buf.len - 4));
-    int rc = io_all(c->fd, w.buf.data, w.buf.len, 1);
-    ls_kw_free(&w);
-    uint8_t szb[4];
-    if (rc != 0 || io_all(c->fd, szb, 4, 0) != 0) {
-        fprintf(stderr, "lakestream groups: connection lost\n");
-        return -1;
-    }
-    uint32_t n = ls_be32_get(szb);
-    if (n < 4 || n > (64u << 20))
-        return -1;
-    uint8_t *resp = ls_arena_alloc(c->arena, n);
-    if (io_all(c->fd, resp, n, 0) != 0)
-        return -1;
-    ls_kr_init(out, resp, n);
-    if (ls_kr_i32(out) != c->corr)
-        return -1;
-    ls_kr_tags(out, flex);
-    return out->err ? -1 : 0;
-}
-
-#define CALL(c, api, API, v, reqp, respp)                                                      \
-    ({                                                                                         \
-        ls_kw_t b_;                                                                            \
-        ls_kw_init(&b_);                                                                       \
-        ls_kafka_##api##Request_encode(&b_, v, reqp);                                          \
-        ls_kr_t r_;                                                                            \
-        int rc_ = kc_call(c, LS_KAFKA_API_##API, v, (v) >= LS_KAFKA_##API##_FLEX, &b_, &r_);   \
-        ls_kw_free(&b_);                                                                       \
-        if (rc_ == 0)                                                                          \
-            rc_ = ls_kafka_##api##Response_decode(&r_, v, (c)->arena, respp);                  \
-        if (rc_ != 0)                                                                          \
-            fprintf(stderr, "lakestream groups: bad %s response\n", #api);                     \
-        rc_;                                                                                   \
-    })
 
 static const char *kerr_name(int16_t e)
 {
@@ -159,11 +51,11 @@ static ls_kstr_t ks(const char *s) { return ls_kstr_c(s); }
 
 /* ---------------------------------------------------------------- list */
 
-static int cmd_list(kc_t *c)
+static int cmd_list(ls_cli_conn_t *c)
 {
     ls_kafka_ListGroupsRequest q = {0};
     ls_kafka_ListGroupsResponse r;
-    if (CALL(c, ListGroups, LIST_GROUPS, 4, &q, &r) != 0)
+    if (LS_CLI_CALL(c, ListGroups, LIST_GROUPS, 4, &q, &r) != 0)
         return 1;
     if (r.ErrorCode) {
         fprintf(stderr, "lakestream groups: %s\n", kerr_name(r.ErrorCode));
@@ -209,12 +101,12 @@ static const char *owner_of(const ls_kafka_DescribeGroupsResponse_Group *g, ls_k
     return "-";
 }
 
-static int cmd_describe(kc_t *c, const char *group)
+static int cmd_describe(ls_cli_conn_t *c, const char *group)
 {
     ls_kstr_t gk = ks(group);
     ls_kafka_DescribeGroupsRequest dq = {&gk, 1, false};
     ls_kafka_DescribeGroupsResponse dr;
-    if (CALL(c, DescribeGroups, DESCRIBE_GROUPS, 5, &dq, &dr) != 0 || dr.NumGroups != 1)
+    if (LS_CLI_CALL(c, DescribeGroups, DESCRIBE_GROUPS, 5, &dq, &dr) != 0 || dr.NumGroups != 1)
         return 1;
     ls_kafka_DescribeGroupsResponse_Group *g = &dr.Groups[0];
     if (g->ErrorCode) {
@@ -239,7 +131,7 @@ static int cmd_describe(kc_t *c, const char *group)
     ls_kafka_OffsetFetchRequest_Group fg = {gk, ls_kstr_null(), -1, NULL, -1};
     ls_kafka_OffsetFetchRequest fq = {.Groups = &fg, .NumGroups = 1};
     ls_kafka_OffsetFetchResponse fr;
-    if (CALL(c, OffsetFetch, OFFSET_FETCH, 8, &fq, &fr) != 0 || fr.NumGroups != 1)
+    if (LS_CLI_CALL(c, OffsetFetch, OFFSET_FETCH, 8, &fq, &fr) != 0 || fr.NumGroups != 1)
         return 1;
     ls_kafka_OffsetFetchResponse_Group *og = &fr.Groups[0];
     /* log end offsets of every committed partition in one ListOffsets */
@@ -258,7 +150,7 @@ static int cmd_describe(kc_t *c, const char *group)
     }
     ls_kafka_ListOffsetsResponse lr;
     memset(&lr, 0, sizeof lr);
-    if (og->NumTopics > 0 && CALL(c, ListOffsets, LIST_OFFSETS, 6, &lq, &lr) != 0)
+    if (og->NumTopics > 0 && LS_CLI_CALL(c, ListOffsets, LIST_OFFSETS, 6, &lq, &lr) != 0)
         return 1;
     printf("\n%-30s %9s %14s %14s %10s  %s\n", "TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG",
            "OWNER");
@@ -293,14 +185,14 @@ static int cmd_describe(kc_t *c, const char *group)
 
 /* ------------------------------------------------------------- delete */
 
-static int cmd_delete(kc_t *c, int n, char **groups)
+static int cmd_delete(ls_cli_conn_t *c, int n, char **groups)
 {
     ls_kstr_t *names = ls_kmsg_alloc(c->arena, n, sizeof *names);
     for (int i = 0; i < n; i++)
         names[i] = ks(groups[i]);
     ls_kafka_DeleteGroupsRequest q = {names, n};
     ls_kafka_DeleteGroupsResponse r;
-    if (CALL(c, DeleteGroups, DELETE_GROUPS, 2, &q, &r) != 0)
+    if (LS_CLI_CALL(c, DeleteGroups, DELETE_GROUPS, 2, &q, &r) != 0)
         return 1;
     int rc = 0;
     for (int32_t i = 0; i < r.NumResults; i++) {
@@ -314,12 +206,12 @@ static int cmd_delete(kc_t *c, int n, char **groups)
 
 /* -------------------------------------------------------------- reset */
 
-static int cmd_reset(kc_t *c, const char *group, const char *topic, int64_t ts)
+static int cmd_reset(ls_cli_conn_t *c, const char *group, const char *topic, int64_t ts)
 {
     ls_kafka_MetadataRequest_MetadataRequestTopic mt = {.Name = ks(topic)};
     ls_kafka_MetadataRequest mq = {&mt, 1, false, false, false};
     ls_kafka_MetadataResponse mr;
-    if (CALL(c, Metadata, METADATA, 9, &mq, &mr) != 0 || mr.NumTopics != 1)
+    if (LS_CLI_CALL(c, Metadata, METADATA, 9, &mq, &mr) != 0 || mr.NumTopics != 1)
         return 1;
     if (mr.Topics[0].ErrorCode) {
         fprintf(stderr, "lakestream groups: topic %s: %s\n", topic, kerr_name(mr.Topics[0].ErrorCode));
@@ -335,7 +227,7 @@ static int cmd_reset(kc_t *c, const char *group, const char *topic, int64_t ts)
     }
     ls_kafka_ListOffsetsRequest lq = {-1, 0, &lt, 1};
     ls_kafka_ListOffsetsResponse lr;
-    if (CALL(c, ListOffsets, LIST_OFFSETS, 6, &lq, &lr) != 0 || lr.NumTopics != 1)
+    if (LS_CLI_CALL(c, ListOffsets, LIST_OFFSETS, 6, &lq, &lr) != 0 || lr.NumTopics != 1)
         return 1;
     /* a timestamp past the last record: the end of the log */
     ls_kafka_ListOffsetsRequest_ListOffsetsTopic et = lt;
@@ -346,7 +238,7 @@ static int cmd_reset(kc_t *c, const char *group, const char *topic, int64_t ts)
     }
     ls_kafka_ListOffsetsRequest eq = {-1, 0, &et, 1};
     ls_kafka_ListOffsetsResponse er;
-    if (CALL(c, ListOffsets, LIST_OFFSETS, 6, &eq, &er) != 0 || er.NumTopics != 1)
+    if (LS_CLI_CALL(c, ListOffsets, LIST_OFFSETS, 6, &eq, &er) != 0 || er.NumTopics != 1)
         return 1;
     ls_kafka_OffsetCommitRequest_Topic ct = {ks(topic), NULL, 0};
     ct.Partitions = ls_kmsg_alloc(c->arena, np, sizeof *ct.Partitions);
@@ -369,7 +261,7 @@ static int cmd_reset(kc_t *c, const char *group, const char *topic, int64_t ts)
     }
     ls_kafka_OffsetCommitRequest cq = {ks(group), -1, ks(""), ls_kstr_null(), -1, &ct, 1};
     ls_kafka_OffsetCommitResponse cr;
-    if (CALL(c, OffsetCommit, OFFSET_COMMIT, 8, &cq, &cr) != 0 || cr.NumTopics != 1)
+    if (LS_CLI_CALL(c, OffsetCommit, OFFSET_COMMIT, 8, &cq, &cr) != 0 || cr.NumTopics != 1)
         return 1;
     int rc = 0;
     printf("%-30s %9s %14s  %s\n", "TOPIC", "PARTITION", "NEW-OFFSET", "RESULT");
@@ -454,14 +346,14 @@ int ls_cli_groups(int argc, char **argv)
             return 2;
         }
     }
-    kc_t c = {.fd = -1};
+    ls_cli_conn_t c = {.fd = -1};
     int rc;
     if (strcmp(cmd, "list") == 0) {
-        if (kc_connect(&c, bootstrap) != 0)
+        if (ls_cli_connect(&c, "lakestream groups", bootstrap) != 0)
             return 1;
         rc = cmd_list(&c);
     } else if (strcmp(cmd, "describe") == 0) {
-        if (kc_connect(&c, bootstrap) != 0)
+        if (ls_cli_connect(&c, "lakestream groups", bootstrap) != 0)
             return 1;
         rc = cmd_describe(&c, group);
     } else if (strcmp(cmd, "delete") == 0) {
@@ -469,17 +361,17 @@ int ls_cli_groups(int argc, char **argv)
             usage(stderr);
             return 2;
         }
-        if (kc_connect(&c, bootstrap) != 0)
+        if (ls_cli_connect(&c, "lakestream groups", bootstrap) != 0)
             return 1;
         rc = cmd_delete(&c, argc - i, argv + i);
     } else if (strcmp(cmd, "reset") == 0) {
-        if (kc_connect(&c, bootstrap) != 0)
+        if (ls_cli_connect(&c, "lakestream groups", bootstrap) != 0)
             return 1;
         rc = cmd_reset(&c, group, topic, ts);
     } else {
         usage(stderr);
         return 2;
     }
-    kc_close(&c);
+    ls_cli_close(&c);
     return rc;
 }

@@ -42,10 +42,22 @@
  * second-level merge of small COs; table-only passes do not reload the log
  * heads, so a log's fence is seen at the next full pass.
  *
- * Not yet: retention, leases for several brokers (single broker: one pass at
- * a time).
- * Legacy WAL reference values ("1", before counts existed) are never
- * decremented, so such objects are kept. */
+ * Ownership (log_lease.c): a pass works on one log at a time as a task that
+ * claims the log (an owner key attached to the compactor's lease) as soon as
+ * it finds work, and releases it at the end. Another broker's compactor then
+ * skips the log; every commit of the task (the index swap, a retention trim)
+ * carries a compare on the owner key, so a task whose lease expired (a stall
+ * longer than compaction.lease.ttl.ms) cannot commit. The lease is renewed
+ * from the loop every ttl/3 while a pass runs. Logs without work are never
+ * claimed: an idle pass writes nothing.
+ *
+ * Retention (retention.c, log/log_trim.c): every retention check interval (and
+ * on a kick) the pass also computes, per log after its compaction rounds, the
+ * log start retention.ms / retention.bytes allow, and trims to it under the
+ * same claim; the loop then learns the new start (ls_logstore_apply_trim).
+ *
+ * WAL reference counts are counted down with log/walobj_refs.h (shared with
+ * trims); legacy values ("1") are never decremented, so such objects stay. */
 #include "compact/compactor.h"
 
 #include <stdio.h>
@@ -55,11 +67,18 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/diag.h"
+#include "base/uuid.h"
+#include "compact/log_lease.h"
+#include "compact/materialize.h"
+#include "compact/retention.h"
+#include "compact/table_plan.h"
 #include "log/co_format.h"
 #include "log/log_meta.h"
-#include "compact/materialize.h"
-#include "compact/table_plan.h"
+#include "log/log_trim.h"
 #include "log/read_cache.h"
+#include "log/walobj_refs.h"
+
+#define SWAP_ATTEMPTS 4
 
 typedef struct done_cb {
     void (*fn)(void *);
@@ -72,6 +91,12 @@ typedef struct result {
     ls_idx_entry_t co;
     struct result *next;
 } result_t;
+
+typedef struct trim_done {
+    int64_t log_id;
+    ls_trim_result_t r;
+    struct trim_done *next;
+} trim_done_t;
 
 struct ls_compactor {
     uv_loop_t *loop;
@@ -94,6 +119,18 @@ struct ls_compactor {
     int64_t next_due_ms;       /* earliest WAL entry of a table log to become due; 0: none */
     int64_t table_period_ms;   /* smallest commit interval of an enabled table; 0: none */
     bool pass_full;            /* set by the loop before queueing a pass */
+    /* ownership (log_lease.c) and retention */
+    ls_lease_owner_t *owner;
+    ls_log_claim_t claim;      /* worker: the claim of the log being worked on */
+    uv_timer_t lease_timer;    /* renews the lease while a pass runs */
+    uv_work_t keepalive_work;
+    bool keepalive_running;
+    uv_timer_t retention_timer;
+    bool retention_due;        /* loop: a retention check is owed */
+    bool pass_retention;       /* set by the loop before queueing a pass */
+    bool pass_compact;         /* idem: compaction enabled, or a kick */
+    trim_done_t *trims;        /* filled by the worker */
+    int handles_open;
 };
 
 static int64_t wal_object_time(const char *key)
@@ -106,11 +143,6 @@ static int64_t wal_object_time(const char *key)
     return end == key + 4 || *end != '-' ? -1 : ms;
 }
 
-typedef struct walref {
-    char key[160];
-    int refs;
-} walref_t;
-
 /* First offset of the selection written at or after since_ms (start.position
  * = latest: older records are not the table's); last + 1 when none is. */
 static int64_t first_since(const ls_idx_entry_t *sel, int n, int64_t since_ms)
@@ -121,8 +153,24 @@ static int64_t first_since(const ls_idx_entry_t *sel, int n, int64_t since_ms)
     return sel[n - 1].last_offset + 1;
 }
 
+/* Claims log_id for the current task; 1 if the task may go on. */
+static int claim_log(ls_compactor_t *c, int64_t log_id)
+{
+    ls_status st = ls_log_claim(c->owner, log_id, &c->claim);
+    if (st == LS_EEXISTS) {
+        c->stats.logs_owned_elsewhere++;
+    } else if (st != LS_OK) {
+        LS_WARN("compact", "log %016llx: claiming it failed: %s (will retry)",
+                (unsigned long long)log_id, ls_status_str(st));
+        c->stats.failures++;
+    }
+    return st == LS_OK;
+}
+
 /* Compacts the oldest eligible run of one log (ts: its stream's table plan,
- * NULL when unknown). Returns 1 if it swapped. */
+ * NULL when unknown). Returns 1 if the log may have more work now: it
+ * swapped, or it just claimed the log (the next call looks again under the
+ * claim, since the first look may predate another owner's work). */
 static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_stream_t *ts)
 {
     bool table = ts && ts->table;
@@ -167,10 +215,13 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     ls_buf_init(&obj);
     ls_co_entry_t *ents = NULL;
     uint32_t nents = 0, capents = 0;
-    walref_t *refs = NULL;
-    int nrefs = 0;
+    ls_walrefs_t refs = {0};
     if (n == 0)
         goto out;
+    if (!c->claim.held) {
+        swapped = claim_log(c, log_id);
+        goto out;
+    }
     /* 1. read and rebase */
     ls_buf_append(&obj, LS_CO_MAGIC, 8);
     int64_t max_ts = -1;
@@ -212,16 +263,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         ls_buf_free(&part);
         if (sel[i].max_timestamp > max_ts)
             max_ts = sel[i].max_timestamp;
-        /* count references per WAL object */
-        int r;
-        for (r = 0; r < nrefs && strcmp(refs[r].key + strlen(LS_WALOBJ_PREFIX), sel[i].object); r++)
-            ;
-        if (r == nrefs) {
-            refs = ls_realloc(refs, (size_t)(nrefs + 1) * sizeof *refs);
-            snprintf(refs[nrefs].key, sizeof refs[nrefs].key, LS_WALOBJ_PREFIX "%s", sel[i].object);
-            refs[nrefs++].refs = 0;
-        }
-        refs[r].refs++;
+        ls_walrefs_add(&refs, sel[i].object);
     }
     int64_t first = sel[0].first_offset, last = sel[n - 1].last_offset;
     size_t body_len = obj.len - LS_CO_HEADER_SIZE;
@@ -259,12 +301,12 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     }
     /* 2. swap the index in one txn */
     {
-        size_t cap = (size_t)n + (size_t)nrefs + 2;
+        size_t cap = (size_t)n + LS_WALREFS_TXN_SLOTS(&refs) + 2;
         ls_meta_cmp_t *cmps = LS_NEWN(ls_meta_cmp_t, cap);
         ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, cap);
-        char (*vals)[32] = ls_calloc((size_t)nrefs + 1, 32);
         size_t ncmp = 0, nops = 0;
-        bool skip = false;
+        /* fenced by the claim: a task whose lease expired cannot swap */
+        cmps[ncmp++] = ls_log_claim_cmp(&c->claim);
         for (int i = 0; i < n; i++) {
             const ls_kv_t *kv = &l.v[sel_kv[i]];
             cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = kv->key,
@@ -281,33 +323,28 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         const ls_kv_t *lastkv = &l.v[sel_kv[n - 1]];
         ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = lastkv->key,
                                      .klen = lastkv->klen, .val = coval.data, .vlen = coval.len};
-        ls_kv_t *wk = LS_NEWN(ls_kv_t, (size_t)nrefs ? (size_t)nrefs : 1);
         int released = 0;
-        for (int r = 0; r < nrefs && !skip; r++) {
-            ls_status gs = ls_meta_get(c->meta, refs[r].key, &wk[r]);
-            if (gs != LS_OK) {
-                skip = gs != LS_ENOTFOUND;   /* absent: nothing to count down */
-                continue;
-            }
-            long long count;
-            if (wk[r].vlen < 3 || sscanf((const char *)wk[r].val, "n=%lld", &count) != 1)
-                continue;   /* legacy value: keep the object */
-            cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = wk[r].key,
-                                           .klen = wk[r].klen, .rev = wk[r].mod_rev};
-            count -= refs[r].refs;
-            if (count <= 0) {
-                ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = wk[r].key,
-                                             .klen = wk[r].klen};
-                released++;
-            } else {
-                snprintf(vals[r], 32, "n=%lld", count);
-                ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = wk[r].key,
-                                             .klen = wk[r].klen, .val = vals[r],
-                                             .vlen = strlen(vals[r])};
-            }
-        }
-        if (!skip) {
+        ls_status rs = LS_OK;
+        size_t ncmp0 = ncmp, nops0 = nops;
+        /* WAL objects hold several logs: a conflict on a count alone (another
+         * log's swap or trim touching the same object) is retried at once
+         * with fresh counts; a changed index entry or a lost claim fails
+         * every attempt */
+        for (int attempt = 0; attempt < SWAP_ATTEMPTS; attempt++) {
+            ncmp = ncmp0;
+            nops = nops0;
+            rs = ls_walrefs_prepare(&refs, c->meta, cmps, &ncmp, ops, &nops, &released);
+            if (rs != LS_OK)
+                break;
             st = c->meta->ops->txn(c->meta, cmps, ncmp, ops, nops, NULL);
+            if (st != LS_ECONFLICT)
+                break;
+        }
+        if (rs != LS_OK) {
+            LS_WARN("compact", "log %016llx: reading WAL object counts failed: %s (will retry)",
+                    (unsigned long long)log_id, ls_status_str(rs));
+            c->stats.failures++;
+        } else {
             if (st == LS_OK) {
                 result_t *res = LS_NEW(result_t);
                 res->log_id = log_id;
@@ -330,11 +367,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
                 c->stats.failures++;
             }
         }
-        for (int r = 0; r < nrefs; r++)
-            ls_kv_free(&wk[r]);
-        ls_free(wk);
         ls_buf_free(&coval);
-        ls_free(vals);
         ls_free(cmps);
         ls_free(ops);
     }
@@ -344,7 +377,7 @@ out:
     ls_free(sel);
     ls_free(sel_kv);
     ls_free(ents);
-    ls_free(refs);
+    ls_walrefs_free(&refs);
     ls_buf_free(&obj);
     ls_kvlist_free(&l);
     return swapped;
@@ -374,6 +407,65 @@ static void compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_st
         ;
 }
 
+/* Retention of one log: trims to what retention.ms / retention.bytes allow. */
+static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
+{
+    ls_retention_policy_t p;
+    ls_retention_policy_resolve(ts ? ts->stream : NULL, c->cfg.retention_ms,
+                                c->cfg.retention_bytes, ts && ts->table, &p);
+    int64_t target;
+    bool work;
+    ls_status st = ls_retention_target(c->meta, id, &p, ls_clock_wall_ms(), &target, &work);
+    if (st == LS_OK && work && !c->claim.held) {
+        if (!claim_log(c, id))
+            return;
+        /* look again under the claim */
+        st = ls_retention_target(c->meta, id, &p, ls_clock_wall_ms(), &target, &work);
+    }
+    if (st != LS_OK || !work) {
+        if (st != LS_OK) {
+            LS_WARN("retention", "log %016llx: reading its index failed: %s (will retry)",
+                    (unsigned long long)id, ls_status_str(st));
+            c->stats.failures++;
+        }
+        return;
+    }
+    ls_meta_cmp_t fence = ls_log_claim_cmp(&c->claim);
+    ls_trim_req_t req = {.log_id = id, .new_start = target, .keep_wal = p.keep_wal,
+                         .fence = &fence};
+    trim_done_t *t = LS_NEW(trim_done_t);
+    t->log_id = id;
+    st = ls_log_trim(c->meta, c->os, &req, &t->r);
+    c->stats.entries_trimmed += (uint64_t)t->r.entries_removed;
+    c->stats.wal_objects_released += (uint64_t)t->r.wal_released;
+    c->stats.cos_deleted += (uint64_t)t->r.cos_deleted;
+    if (st == LS_OK) {
+        LS_INFO("retention", "log %016llx: log start now %lld (retention.ms %lld, retention.bytes "
+                "%lld; %d index entries, %d compacted objects removed)", (unsigned long long)id,
+                (long long)t->r.log_start, (long long)p.retention_ms,
+                (long long)p.retention_bytes, t->r.entries_removed, t->r.cos_deleted);
+    } else if (st == LS_ECONFLICT) {
+        c->stats.conflicts++;
+    } else {
+        LS_WARN("retention", "log %016llx: trimming to %lld failed: %s (will retry)",
+                (unsigned long long)id, (long long)target, ls_status_str(st));
+        c->stats.failures++;
+    }
+    t->next = c->trims;   /* partial progress counts too: the loop takes the max */
+    c->trims = t;
+}
+
+/* One log's task: compaction rounds, then retention when a check is due; a
+ * claim taken on the way (only once work was found) ends with the task. */
+static void log_task(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
+{
+    if (c->pass_compact)
+        compact_rounds(c, id, ts);
+    if (c->pass_retention && !(ts && ts->blocked))
+        retain_log(c, id, ts);
+    ls_log_release(c->owner, &c->claim);
+}
+
 static void pass_work(uv_work_t *w)
 {
     ls_compactor_t *c = w->data;
@@ -387,7 +479,7 @@ static void pass_work(uv_work_t *w)
         /* between full passes: only the logs of streams with a table */
         for (int i = 0; i < plan.n; i++)
             for (int32_t p = 0; plan.v[i].table && p < plan.v[i].stream->partitions; p++)
-                compact_rounds(c, ls_stream_log_id(plan.v[i].stream, p), &plan.v[i]);
+                log_task(c, ls_stream_log_id(plan.v[i].stream, p), &plan.v[i]);
         ls_table_plan_clear(&plan);
         return;
     }
@@ -405,19 +497,22 @@ static void pass_work(uv_work_t *w)
         ls_head_clear(&h);
         if (fenced)
             continue;
-        compact_rounds(c, id, ls_table_plan_find(&plan, id));
+        log_task(c, id, ls_table_plan_find(&plan, id));
     }
     ls_table_plan_clear(&plan);
     ls_kvlist_free(&heads);
 }
 
 static void arm(ls_compactor_t *c);
+static void start_pass(ls_compactor_t *c, bool full);
+static void maybe_stopped(ls_compactor_t *c);
 
 static void pass_after(uv_work_t *w, int status)
 {
     ls_compactor_t *c = w->data;
     c->running = false;
     c->stats.passes++;
+    uv_timer_stop(&c->lease_timer);
     for (result_t *r = c->results, *next; r; r = next) {
         next = r->next;
         ls_logstore_apply_compaction(c->logs, r->log_id, &r->co);
@@ -425,6 +520,12 @@ static void pass_after(uv_work_t *w, int status)
         ls_free(r);
     }
     c->results = NULL;
+    for (trim_done_t *t = c->trims, *next; t; t = next) {
+        next = t->next;
+        ls_logstore_apply_trim(c->logs, t->log_id, &t->r);
+        ls_free(t);
+    }
+    c->trims = NULL;
     done_cb_t *ws = c->waiters;
     c->waiters = NULL;
     while (ws) {
@@ -433,13 +534,36 @@ static void pass_after(uv_work_t *w, int status)
         d->fn(d->arg);
         ls_free(d);
     }
-    if (c->stopping && c->stop_done) {
-        void (*done)(void *) = c->stop_done;
-        c->stop_done = NULL;
-        done(c->stop_arg);
-    } else if (!c->stopping && c->cfg.enabled) {
+    if (c->stopping)
+        maybe_stopped(c);
+    else if (c->cfg.enabled)
         arm(c);
-    }
+    else if (c->retention_due)
+        start_pass(c, false);   /* a check came due during the pass */
+}
+
+static void keepalive_work(uv_work_t *w)
+{
+    ls_compactor_t *c = w->data;
+    ls_lease_owner_keepalive(c->owner);
+}
+
+static void keepalive_after(uv_work_t *w, int status)
+{
+    ls_compactor_t *c = w->data;
+    c->keepalive_running = false;
+    if (c->stopping)
+        maybe_stopped(c);
+}
+
+static void on_lease_timer(uv_timer_t *t)
+{
+    ls_compactor_t *c = t->data;
+    if (c->keepalive_running || c->stopping)
+        return;
+    c->keepalive_running = true;
+    c->keepalive_work.data = c;
+    uv_queue_work(c->loop, &c->keepalive_work, keepalive_work, keepalive_after);
 }
 
 static void start_pass(ls_compactor_t *c, bool full)
@@ -447,15 +571,27 @@ static void start_pass(ls_compactor_t *c, bool full)
     if (c->running || c->stopping)
         return;
     int64_t now = ls_clock_wall_ms();
-    c->pass_full = full || now >= c->next_full_ms;
+    c->pass_retention = c->retention_due;   /* retention visits every log */
+    c->retention_due = false;
+    c->pass_compact = c->cfg.enabled || full;
+    c->pass_full = full || c->pass_retention || now >= c->next_full_ms;
     if (c->pass_full)
         c->next_full_ms = now + c->cfg.interval_ms;
     c->running = true;
+    uint64_t renew = (uint64_t)(c->cfg.lease_ttl_ms / 3);
+    uv_timer_start(&c->lease_timer, on_lease_timer, renew, renew);
     c->work.data = c;
     uv_queue_work(c->loop, &c->work, pass_work, pass_after);
 }
 
 static void on_timer(uv_timer_t *t) { start_pass(t->data, false); }
+
+static void on_retention_timer(uv_timer_t *t)
+{
+    ls_compactor_t *c = t->data;
+    c->retention_due = c->cfg.retention;
+    start_pass(c, false);
+}
 
 /* One-shot: the next full pass, a table's commit interval from now (so each
  * new WAL entry of a table log is seen before it is due), or the earliest due
@@ -481,12 +617,26 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     c->cfg = *cfg;
     if (c->cfg.max_entries < 1)
         c->cfg.max_entries = 1;
+    if (c->cfg.lease_ttl_ms <= 0)
+        c->cfg.lease_ttl_ms = 30000;
+    uint32_t nonce;
+    ls_random_bytes(&nonce, sizeof nonce);
+    char name[96];
+    snprintf(name, sizeof name, "%s/%08x", cfg->owner_name ? cfg->owner_name : "compactor", nonce);
+    c->owner = ls_lease_owner_new(meta, name, c->cfg.lease_ttl_ms);
     uv_timer_init(loop, &c->timer);
-    c->timer.data = c;
+    uv_timer_init(loop, &c->lease_timer);
+    uv_timer_init(loop, &c->retention_timer);
+    c->timer.data = c->lease_timer.data = c->retention_timer.data = c;
+    c->handles_open = 3;
     ls_table_marks_init(&c->marks);
     c->next_full_ms = ls_clock_wall_ms() + c->cfg.interval_ms;
     if (cfg->enabled)
         arm(c);
+    if (cfg->retention && cfg->retention_check_interval_ms > 0)
+        uv_timer_start(&c->retention_timer, on_retention_timer,
+                       (uint64_t)cfg->retention_check_interval_ms,
+                       (uint64_t)cfg->retention_check_interval_ms);
     return c;
 }
 
@@ -499,17 +649,26 @@ void ls_compactor_kick(ls_compactor_t *c, void (*done)(void *arg), void *arg)
         d->next = c->waiters;
         c->waiters = d;
     }
+    if (!c->running)
+        c->retention_due = c->cfg.retention;
     start_pass(c, true);
+}
+
+/* Stopped once the timers are closed and no pass or renewal is running. */
+static void maybe_stopped(ls_compactor_t *c)
+{
+    if (c->handles_open || c->running || c->keepalive_running || !c->stop_done)
+        return;
+    void (*done)(void *) = c->stop_done;
+    c->stop_done = NULL;
+    done(c->stop_arg);
 }
 
 static void timer_closed(uv_handle_t *h)
 {
     ls_compactor_t *c = h->data;
-    if (!c->running && c->stop_done) {
-        void (*done)(void *) = c->stop_done;
-        c->stop_done = NULL;
-        done(c->stop_arg);
-    }
+    c->handles_open--;
+    maybe_stopped(c);
 }
 
 void ls_compactor_stop(ls_compactor_t *c, void (*done)(void *arg), void *arg)
@@ -517,12 +676,14 @@ void ls_compactor_stop(ls_compactor_t *c, void (*done)(void *arg), void *arg)
     c->stopping = true;
     c->stop_done = done;
     c->stop_arg = arg;
-    uv_timer_stop(&c->timer);
     uv_close((uv_handle_t *)&c->timer, timer_closed);
+    uv_close((uv_handle_t *)&c->lease_timer, timer_closed);
+    uv_close((uv_handle_t *)&c->retention_timer, timer_closed);
 }
 
 void ls_compactor_free(ls_compactor_t *c)
 {
+    ls_lease_owner_free(c->owner);   /* revokes: owner keys left go at once */
     ls_table_marks_free(&c->marks);
     ls_free(c);
 }

@@ -23,17 +23,29 @@ typedef struct ls_compactor_config {
     const char *warehouse_uri; /* URI of the object store root, for table locations */
     const ls_prop_t *table_defaults; /* cluster layer of the table policy (stream/policy.h) */
     int ntable_defaults;
+    /* ownership (log_lease.h) */
+    const char *owner_name;  /* names this compactor in owner keys (NULL: "compactor"); read
+                              * only by ls_compactor_start */
+    int64_t lease_ttl_ms;    /* <= 0: 30000 */
+    /* retention (retention.h): broker defaults of retention.ms / retention.bytes */
+    bool retention;          /* false: never trim (unit tests of compaction alone) */
+    int64_t retention_ms;
+    int64_t retention_bytes;
+    int64_t retention_check_interval_ms;   /* <= 0: only on kicks */
 } ls_compactor_config_t;
 
 typedef struct ls_compactor_stats {
     uint64_t passes, objects_written, entries_replaced, bytes_written, wal_objects_released,
         conflicts, failures, rows_materialized, table_failures;
+    uint64_t logs_owned_elsewhere;   /* claims refused: another owner works on the log */
+    uint64_t entries_trimmed, cos_deleted;   /* retention */
 } ls_compactor_stats_t;
 
 ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta_t *meta,
                                    ls_objstore_t *os, const ls_compactor_config_t *cfg);
-/* Starts a full pass (every log) now unless one is running; done (may be
- * NULL) runs on the loop when that pass (or the running one) finishes. */
+/* Starts a full pass (every log; compaction, and retention when enabled) now
+ * unless one is running; done (may be NULL) runs on the loop when that pass
+ * (or the running one) finishes. */
 void ls_compactor_kick(ls_compactor_t *c, void (*done)(void *arg), void *arg);
 /* Stops the timer and waits for a running pass; then calls done. */
 void ls_compactor_stop(ls_compactor_t *c, void (*done)(void *arg), void *arg);

@@ -25,6 +25,7 @@
 
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "base/utf8.h"
 
 struct ls_http_server {
     struct MHD_Daemon *d;
@@ -91,17 +92,25 @@ int ls_http_query_get(const char *query, const char *name, ls_buf_t *out)
     return 0;
 }
 
+/* A JSON string of s; bytes that are not UTF-8 (names echoed from a
+ * request may hold anything) become U+FFFD. */
 static void json_str(ls_buf_t *b, const char *s)
 {
+    const uint8_t *p = (const uint8_t *)s;
+    size_t n = strlen(s);
     ls_buf_append_u8(b, '"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
+    for (size_t i = 0; i < n;) {
+        uint8_t c = p[i];
+        size_t k = ls_utf8_seq_len(p + i, n - i);
         if (c == '"' || c == '\\')
             ls_buf_printf(b, "\\%c", c);
         else if (c < 0x20)
             ls_buf_printf(b, "\\u%04x", c);
+        else if (k)
+            ls_buf_append(b, p + i, k);
         else
-            ls_buf_append_u8(b, c);
+            ls_buf_printf(b, "\\ufffd");
+        i += k ? k : 1;
     }
     ls_buf_append_u8(b, '"');
 }

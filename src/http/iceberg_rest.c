@@ -220,6 +220,10 @@ void ls_rest_route(const char *method, const char *path, ls_rest_route_t *r)
 
 static void send_json(ls_http_response_t *resp, int status, json_t *body)
 {
+    if (!body) { /* jansson refused a value (e.g. not UTF-8) */
+        ls_http_error(resp, 500, "InternalServerError", "response could not be encoded");
+        return;
+    }
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     resp->status = status;

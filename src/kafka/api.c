@@ -46,8 +46,11 @@ const ls_kafka_api_t ls_kafka_apis[] = {
     API(22, "InitProducerId", INIT_PRODUCER_ID, ls_kafka_handle_init_producer_id),
     API(23, "OffsetForLeaderEpoch", OFFSET_FOR_LEADER_EPOCH, ls_kafka_handle_offset_for_leader_epoch),
     API(32, "DescribeConfigs", DESCRIBE_CONFIGS, ls_kafka_handle_describe_configs),
+    API(33, "AlterConfigs", ALTER_CONFIGS, ls_kafka_handle_alter_configs),
     API(37, "CreatePartitions", CREATE_PARTITIONS, ls_kafka_handle_create_partitions),
     API(42, "DeleteGroups", DELETE_GROUPS, ls_kafka_handle_delete_groups),
+    API(44, "IncrementalAlterConfigs", INCREMENTAL_ALTER_CONFIGS,
+        ls_kafka_handle_incremental_alter_configs),
     API(47, "OffsetDelete", OFFSET_DELETE, ls_kafka_handle_offset_delete),
     API(60, "DescribeCluster", DESCRIBE_CLUSTER, ls_kafka_handle_describe_cluster),
 };

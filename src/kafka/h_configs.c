@@ -14,6 +14,17 @@
  * read them keep working. min.insync.replicas is 1: durability comes from the
  * object store, not replicas.
  *
+ * Table policy (lakestream.table.*, stream/policy.h): every field is
+ * described with its resolved value and the layer it came from, mapped onto
+ * ConfigSource as stream -> TOPIC_CONFIG, namespace ->
+ * DYNAMIC_DEFAULT_BROKER_CONFIG (a default stored in the metadata store),
+ * cluster -> STATIC_BROKER_CONFIG, built-in -> DEFAULT_CONFIG; synonyms list
+ * every layer that sets it, in precedence order, and the documentation says
+ * whether the value is applied or only stored. lakestream.table.enabled.since
+ * is read-only (kept by the broker). Every change of a stream's configs goes
+ * through ls_kafka_topic_policy_apply: it resolves the new policy (table name
+ * valid and not the table of another topic) and keeps enabled.since.
+ *
  * Brokers (resource type 4): a fixed, read-only set taken from ls_config_t;
  * store URLs are reported as sensitive (null value) since S3 URLs may carry
  * credentials. Broker loggers (type 8) describe as an empty list.
@@ -27,10 +38,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/clock.h"
 #include "base/config.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
 #include "server/broker.h"
+#include "stream/policy.h"
 
 #define KAFKA_DEFAULT_RETENTION_MS 604800000LL
 #define KAFKA_DEFAULT_MESSAGE_MAX_BYTES 1048588LL
@@ -210,12 +223,84 @@ static void topic_entry(ls_arena_t *a, const ls_config_t *cfg, const topic_confi
     e->NumSynonyms = n;
 }
 
-int32_t ls_kafka_topic_configs(ls_arena_t *a, const struct ls_config *cfg,
+static int8_t policy_source(ls_policy_source src)
+{
+    switch (src) {
+    case LS_POLICY_SRC_STREAM: return LS_KAFKA_CONFIG_SOURCE_TOPIC_CONFIG;
+    case LS_POLICY_SRC_NAMESPACE: return LS_KAFKA_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG;
+    case LS_POLICY_SRC_CLUSTER: return LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
+    case LS_POLICY_SRC_DEFAULT: break;
+    }
+    return LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
+}
+
+static int8_t policy_type(ls_policy_field f)
+{
+    switch (f) {
+    case LS_POLICY_ENABLED: return LS_KAFKA_CONFIG_TYPE_BOOLEAN;
+    case LS_POLICY_TARGET_FILE_BYTES:
+    case LS_POLICY_COMMIT_INTERVAL_MS: return LS_KAFKA_CONFIG_TYPE_LONG;
+    default: return LS_KAFKA_CONFIG_TYPE_STRING;
+    }
+}
+
+/* One entry per policy field: resolved value, source, layers as synonyms. */
+static int32_t policy_entries(ls_arena_t *a, const ls_policy_layers_t *l, const ls_kstr_t *keys,
+                              int32_t nkeys, bool synonyms, bool docs, cfg_entry_t *v)
+{
+    ls_policy_t pol;
+    char err[512];
+    ls_policy_resolve(l, &pol, err, sizeof err); /* a bad stored value is shown as stored */
+    int32_t n = 0;
+    for (int f = 0; f < LS_POLICY_NFIELDS; f++) {
+        const char *key = ls_policy_key((ls_policy_field)f);
+        if (!key_wanted(keys, nkeys, key))
+            continue;
+        cfg_entry_t *e = &v[n++];
+        e->Name = ls_kstr_c(key);
+        e->Value = ls_kstr_c(aprintf(a, "%s", pol.value[f]));
+        e->ConfigSource = policy_source(pol.source[f]);
+        e->ConfigType = policy_type((ls_policy_field)f);
+        e->Documentation =
+            docs ? ls_kstr_c(aprintf(a, "%s %s. Accepted: %s.", ls_policy_doc((ls_policy_field)f),
+                                     ls_policy_applied((ls_policy_field)f, pol.value[f])
+                                         ? "Applied"
+                                         : "Stored only: this value is not applied yet",
+                                     ls_policy_accepted((ls_policy_field)f)))
+                 : ls_kstr_null();
+        if (!synonyms)
+            continue;
+        const struct {
+            const ls_prop_t *v;
+            int n;
+            int8_t src;
+        } layers[] = {
+            {l->stream, l->nstream, LS_KAFKA_CONFIG_SOURCE_TOPIC_CONFIG},
+            {l->ns, l->nns, LS_KAFKA_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG},
+            {l->cluster, l->ncluster, LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG},
+        };
+        e->Synonyms = ls_arena_alloc(a, 4 * sizeof *e->Synonyms);
+        for (int k = 0; k < 3; k++) {
+            const char *lv = prop_get(layers[k].v, layers[k].n, key);
+            if (lv)
+                e->Synonyms[e->NumSynonyms++] =
+                    (cfg_syn_t){e->Name, ls_kstr_c(aprintf(a, "%s", lv)), layers[k].src};
+        }
+        e->Synonyms[e->NumSynonyms++] =
+            (cfg_syn_t){e->Name, ls_kstr_c(ls_policy_default((ls_policy_field)f)),
+                        LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG};
+    }
+    return n;
+}
+
+int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_broker *b, const char *ns,
                                const struct ls_prop *overrides, int noverrides,
                                const ls_kstr_t *keys, int32_t nkeys, bool synonyms, bool docs,
                                cfg_entry_t **out)
 {
-    cfg_entry_t *v = ls_arena_alloc(a, (size_t)(NTOPIC_DEFS + noverrides) * sizeof *v);
+    const ls_config_t *cfg = b->cfg;
+    cfg_entry_t *v =
+        ls_arena_alloc(a, (size_t)(NTOPIC_DEFS + LS_POLICY_NFIELDS + noverrides) * sizeof *v);
     int32_t n = 0;
     for (int i = 0; i < NTOPIC_DEFS; i++) {
         const topic_config_def_t *d = &topic_defs[i];
@@ -223,14 +308,22 @@ int32_t ls_kafka_topic_configs(ls_arena_t *a, const struct ls_config *cfg,
             continue;
         topic_entry(a, cfg, d, prop_get(overrides, noverrides, d->name), synonyms, docs, &v[n++]);
     }
-    /* Stored overrides Kafka does not define (lakestream.*): describe them too. */
+    ls_namespace_t *nsrec = ls_catalog_namespace(b->catalog, ns);
+    ls_policy_layers_t l = {overrides, noverrides, nsrec ? nsrec->props : NULL,
+                            nsrec ? nsrec->nprops : 0, b->table_defaults, b->ntable_defaults};
+    n += policy_entries(a, &l, keys, nkeys, synonyms, docs, v + n);
+    ls_namespace_release(nsrec);
+    /* Other stored overrides Kafka does not define (lakestream.*, and the
+     * broker-kept lakestream.table.enabled.since, read-only). */
     for (int i = 0; i < noverrides; i++) {
         const ls_prop_t *p = &overrides[i];
-        if (!p->key || topic_def_find(p->key) || !key_wanted(keys, nkeys, p->key))
+        if (!p->key || topic_def_find(p->key) || ls_policy_field_of(p->key) >= 0 ||
+            !key_wanted(keys, nkeys, p->key))
             continue;
         cfg_entry_t *e = &v[n++];
         e->Name = ls_kstr_c(p->key);
         e->Value = ls_kstr_c(p->value);
+        e->ReadOnly = strcmp(p->key, LS_POLICY_SINCE_KEY) == 0;
         e->ConfigSource = LS_KAFKA_CONFIG_SOURCE_TOPIC_CONFIG;
         e->ConfigType = LS_KAFKA_CONFIG_TYPE_STRING;
         e->Documentation = ls_kstr_null();
@@ -242,6 +335,79 @@ int32_t ls_kafka_topic_configs(ls_arena_t *a, const struct ls_config *cfg,
     }
     *out = v;
     return n;
+}
+
+/* The table name a stream's policy gives, or NULL when its table is off or
+ * the policy does not resolve. */
+static const char *table_name_of(ls_broker_t *b, const ls_stream_t *s, char *buf, size_t cap)
+{
+    ls_policy_t pol;
+    ls_namespace_t *nsrec;
+    char err[256];
+    ls_status st = ls_policy_for_stream(b->catalog, s, b->table_defaults, b->ntable_defaults,
+                                        &pol, &nsrec, err, sizeof err);
+    if (st == LS_OK && pol.enabled)
+        st = ls_policy_table_name(&pol, s->ns, s->name, buf, cap, err, sizeof err);
+    ls_namespace_release(nsrec);
+    return st == LS_OK && pol.enabled ? buf : NULL;
+}
+
+int ls_kafka_topic_policy_apply(struct ls_broker *b, const char *ns, const char *name,
+                                const struct ls_prop *before, int nbefore, struct ls_prop *after,
+                                int *nafter, char *since_buf, size_t since_cap, char *err,
+                                int errlen)
+{
+    ls_namespace_t *nsrec = ls_catalog_namespace(b->catalog, ns);
+    const ls_prop_t *nsp = nsrec ? nsrec->props : NULL;
+    int nns = nsrec ? nsrec->nprops : 0;
+    ls_policy_layers_t lb = {before, nbefore, nsp, nns, b->table_defaults, b->ntable_defaults};
+    ls_policy_layers_t la = {after, *nafter, nsp, nns, b->table_defaults, b->ntable_defaults};
+    ls_policy_t pb, pa;
+    char table[256];
+    int rc = -1;
+    /* the new set's values were checked one by one; this checks the result */
+    if (ls_policy_resolve(&la, &pa, err, (size_t)errlen) != LS_OK)
+        goto out;
+    if (pa.enabled) {
+        if (ls_policy_table_name(&pa, ns, name, table, sizeof table, err, (size_t)errlen) != LS_OK)
+            goto out;
+        int nstreams = 0;
+        ls_stream_t **v = ls_catalog_list(b->catalog, ns, &nstreams);
+        for (int i = 0; i < nstreams && rc == -1; i++) {
+            char other[256];
+            if (strcmp(v[i]->name, name) != 0 &&
+                table_name_of(b, v[i], other, sizeof other) && strcmp(other, table) == 0) {
+                snprintf(err, (size_t)errlen,
+                         "Invalid value for configuration %s: table '%s' in namespace '%s' is "
+                         "already the table of topic '%s'",
+                         ls_policy_key(LS_POLICY_NAME), table, ns, v[i]->name);
+                rc = -2;
+            }
+        }
+        ls_stream_list_release(v, nstreams);
+        if (rc == -2) {
+            rc = -1;
+            goto out;
+        }
+    }
+    /* enabled.since: kept by the broker, never taken from the request */
+    bool had = before != NULL;
+    if (had)
+        ls_policy_resolve(&lb, &pb, err, (size_t)errlen); /* stored: resolves; only since is used */
+    int n = 0;
+    for (int i = 0; i < *nafter; i++)
+        if (strcmp(after[i].key, LS_POLICY_SINCE_KEY) != 0)
+            after[n++] = after[i];
+    const char *since = ls_policy_since_after(had ? &pb : NULL, &pa, ls_clock_wall_ms(),
+                                              since_buf, since_cap);
+    if (since)
+        after[n++] = (ls_prop_t){(char *)LS_POLICY_SINCE_KEY, (char *)since};
+    *nafter = n;
+    err[0] = 0;
+    rc = 0;
+out:
+    ls_namespace_release(nsrec);
+    return rc;
 }
 
 static bool parse_i64(const char *s, int64_t *out)
@@ -274,6 +440,8 @@ static bool in_list(const char *allowed, const char *v, size_t n)
 
 int ls_kafka_topic_config_check(const char *name, const char *value, char *err, int errlen)
 {
+    if (ls_policy_is_key(name))
+        return ls_policy_check(name, value, err, (size_t)errlen) == LS_OK ? 0 : -1;
     if (strncmp(name, "lakestream.", 11) == 0)
         return 0;
     const topic_config_def_t *d = topic_def_find(name);
@@ -479,7 +647,7 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
                 break;
             }
             held[i] = s;
-            r->NumConfigs = ls_kafka_topic_configs(a, b->cfg, s->config, s->nconfig,
+            r->NumConfigs = ls_kafka_topic_configs(a, b, s->ns, s->config, s->nconfig,
                                                    q->ConfigurationKeys, q->NumConfigurationKeys,
                                                    m.IncludeSynonyms, m.IncludeDocumentation,
                                                    &r->Configs);

@@ -86,8 +86,9 @@ typedef struct ct_topic {
     char *name;
     int32_t partitions;
     int16_t replication;      /* reported back */
-    ls_prop_t *config;        /* arena; values non-null */
+    ls_prop_t *config;        /* arena, room for one more; values non-null */
     int nconfig;
+    char since[24];           /* lakestream.table.enabled.since value when set */
     bool go;                  /* passed validation: create on the worker */
     ls_status st;
     char err[256];
@@ -137,7 +138,8 @@ static void ct_done(void *arg)
             if (v >= 5) {
                 /* Configuration of the topic as created (KIP-525). */
                 ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult *d;
-                int32_t n = ls_kafka_topic_configs(a, b->cfg, t->config, t->nconfig, NULL, -1,
+                int32_t n = ls_kafka_topic_configs(a, b, LS_DEFAULT_NAMESPACE, t->config,
+                                                   t->nconfig, NULL, -1,
                                                    false, false, &d);
                 r->NumConfigs = n;
                 r->Configs = ls_kmsg_alloc(a, n, sizeof *r->Configs);
@@ -167,6 +169,11 @@ static void ct_done(void *arg)
             break;
         }
     }
+    for (int32_t i = 0; i < ctx->m.NumTopics; i++)
+        if (ctx->t[i].created && ctx->t[i].since[0]) {
+            ls_broker_tables_changed(b);   /* a new table: its freshness schedule starts now */
+            break;
+        }
     ls_kw_t w;
     ls_kreq_begin(req, &w);
     ls_kafka_CreateTopicsResponse_encode(&w, v, &ctx->resp);
@@ -261,15 +268,17 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
             }
         }
         /* Configs: null values mean "use the default" and are dropped. */
+        if (!err)
+            t->config = ls_arena_alloc(a, (size_t)(q->NumConfigs > 0 ? q->NumConfigs + 1 : 1) *
+                                              sizeof *t->config);
         if (!err && q->NumConfigs > 0) {
-            t->config = ls_arena_alloc(a, (size_t)q->NumConfigs * sizeof *t->config);
             for (int32_t k = 0; k < q->NumConfigs && !err; k++) {
                 const ls_kafka_CreateTopicsRequest_CreatableTopicConfig *c = &q->Configs[k];
                 if (c->Value.len < 0)
                     continue;
                 bool ek, ev;
                 char *key = cstr(a, c->Name, &ek), *val = cstr(a, c->Value, &ev);
-                char cerr[256];
+                char cerr[512];
                 if (!ek || !ev) {
                     err = LS_KERR_INVALID_CONFIG;
                     why = amsg(a, "Config '%s' contains a NUL byte.", key);
@@ -287,6 +296,14 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
                     t->nconfig++;
                 }
             }
+        }
+        /* the table policy the configs resolve to (and enabled.since) */
+        char perr[512];
+        if (!err && ls_kafka_topic_policy_apply(b, LS_DEFAULT_NAMESPACE, t->name, NULL, 0,
+                                                t->config, &t->nconfig, t->since,
+                                                sizeof t->since, perr, sizeof perr) != 0) {
+            err = LS_KERR_INVALID_CONFIG;
+            why = amsg(a, "%s", perr);
         }
         if (err) {
             r->ErrorCode = err;

@@ -15,6 +15,8 @@ void ls_kafka_handle_delete_records(ls_kreq_t *req);     /* h_delete_records.c, 
 void ls_kafka_handle_init_producer_id(ls_kreq_t *req);   /* h_producer.c, key 22 */
 void ls_kafka_handle_offset_for_leader_epoch(ls_kreq_t *req); /* h_list_offsets.c, key 23 */
 void ls_kafka_handle_describe_configs(ls_kreq_t *req);   /* h_configs.c, key 32 */
+void ls_kafka_handle_alter_configs(ls_kreq_t *req);      /* h_alter_configs.c, key 33 */
+void ls_kafka_handle_incremental_alter_configs(ls_kreq_t *req); /* h_alter_configs.c, key 44 */
 void ls_kafka_handle_create_partitions(ls_kreq_t *req);  /* h_topics.c, key 37 */
 void ls_kafka_handle_describe_cluster(ls_kreq_t *req);   /* h_metadata.c, key 60 */
 /* consumer groups: h_group.c */

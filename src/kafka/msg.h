@@ -953,12 +953,26 @@ struct ls_config;
 /* Describes a topic's configuration into an arena array: every Kafka topic
  * config with its effective value and ConfigSource (TOPIC_CONFIG for stored
  * overrides, STATIC_BROKER_CONFIG when a non-default broker setting supplies
- * it, DEFAULT_CONFIG otherwise), then any other stored override. keys filters
- * the result (nkeys < 0: everything). Returns the number of entries. */
-int32_t ls_kafka_topic_configs(ls_arena_t *a, const struct ls_config *cfg,
+ * it, DEFAULT_CONFIG otherwise), every lakestream.table.* policy field with
+ * its resolved value and layer (h_configs.c), then any other stored override.
+ * keys filters the result (nkeys < 0: everything). Returns the number of
+ * entries. */
+struct ls_broker;
+int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_broker *b, const char *ns,
                                const struct ls_prop *overrides, int noverrides,
                                const ls_kstr_t *keys, int32_t nkeys, bool synonyms, bool docs,
                                ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult **out);
+/* A stream's config set is about to change from before[0..nbefore) (NULL: the
+ * stream is new) to after[0..*nafter): checks the table policy it resolves to
+ * (with the namespace and cluster layers: the table name is valid and not
+ * the table of another topic of the namespace), and sets or removes the
+ * broker-kept lakestream.table.enabled.since in after (room for one more
+ * entry; its value may live in since_buf). 0, or -1 with a message naming
+ * the key in err. Any thread. */
+int ls_kafka_topic_policy_apply(struct ls_broker *b, const char *ns, const char *name,
+                                const struct ls_prop *before, int nbefore, struct ls_prop *after,
+                                int *nafter, char *since_buf, size_t since_cap, char *err,
+                                int errlen);
 /* Validates one topic config for CreateTopics: known name (or "lakestream."
  * prefix) and a value of the right type. 0, or -1 with a message in err. */
 int ls_kafka_topic_config_check(const char *name, const char *value, char *err, int errlen);

@@ -238,8 +238,8 @@ ls_status ls_log_trim(ls_meta_t *meta, ls_objstore_t *os, const ls_trim_req_t *r
     for (;;) {
         bool more = false;
         st = trim_step(meta, req, per, out, &more);
-        if (st == LS_ECONFLICT && !req->fence && ++attempts < TRIM_ATTEMPTS)
-            continue;   /* a concurrent compaction or trim: reread and redo */
+        if (st == LS_ECONFLICT && ++attempts < TRIM_ATTEMPTS)
+            continue;   /* a concurrent swap, trim or WAL count change: reread and redo */
         if (st != LS_OK || !more)
             break;
     }

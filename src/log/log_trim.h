@@ -26,7 +26,7 @@ typedef struct ls_trim_req {
      * them into COs and a later trim removes those. */
     bool keep_wal;
     /* Optional compare added to every txn (the compactor's ownership key):
-     * when it fails the trim stops with LS_ECONFLICT and is not retried. */
+     * once it fails every attempt does, and the trim ends with LS_ECONFLICT. */
     const ls_meta_cmp_t *fence;
 } ls_trim_req_t;
 
@@ -41,7 +41,8 @@ typedef struct ls_trim_result {
 
 /* Blocking; worker threads only. LS_ERANGE: new_start beyond the high
  * watermark; LS_ENOTFOUND: the log is fenced (its stream was dropped);
- * LS_ECONFLICT: the fence failed, or concurrent writers won every attempt. */
+ * LS_ECONFLICT: the fence failed, or concurrent writers won every attempt
+ * (each attempt rereads the start, the head and the index). */
 ls_status ls_log_trim(ls_meta_t *meta, ls_objstore_t *os, const ls_trim_req_t *req,
                       ls_trim_result_t *out);
 /* Reads a log's start record (absent: zeros, *mod_rev 0). */

@@ -263,6 +263,12 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
     return 0;
 }
 
+void ls_broker_tables_changed(ls_broker_t *b)
+{
+    if (b->compactor && !b->stopping && b->cfg->compaction_enabled)
+        ls_compactor_kick(b->compactor, NULL, NULL);
+}
+
 int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err, int errlen)
 {
     memset(b, 0, sizeof *b);
@@ -307,6 +313,8 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     b->warehouse_uri = ls_strndup(wu, strcspn(wu, "?"));
     while (strlen(b->warehouse_uri) > 8 && b->warehouse_uri[strlen(b->warehouse_uri) - 1] == '/')
         b->warehouse_uri[strlen(b->warehouse_uri) - 1] = 0;
+    char owner[32];   /* names this broker in per-log owner keys */
+    snprintf(owner, sizeof owner, "broker-%d", (int)cfg->broker_id);
     ls_compactor_config_t cc = {
         .catalog = b->catalog,
         .warehouse_uri = b->warehouse_uri,
@@ -317,6 +325,12 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         .min_age_ms = cfg->compaction_min_age_ms,
         .max_entries = (int)cfg->compaction_max_entries,
         .max_bytes = cfg->compaction_max_bytes,
+        .owner_name = owner,
+        .lease_ttl_ms = cfg->compaction_lease_ttl_ms,
+        .retention = true,
+        .retention_ms = cfg->log_retention_ms,
+        .retention_bytes = cfg->log_retention_bytes,
+        .retention_check_interval_ms = cfg->log_retention_check_interval_ms,
     };
     b->compactor = ls_compactor_start(loop, b->logs, b->meta, b->os, &cc);
     ls_group_config_t gc = {

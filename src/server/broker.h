@@ -61,6 +61,10 @@ int32_t ls_broker_place(const ls_member_t *m, int n, const void *key, size_t kle
  * every broker, whatever zone the client is in. */
 int32_t ls_broker_coordinator(ls_broker_t *b, const char *key, size_t klen, ls_member_t *out);
 
+/* A stream's table policy changed (loop thread): compaction re-reads the
+ * policies now instead of at its next scheduled pass. */
+void ls_broker_tables_changed(ls_broker_t *b);
+
 /* Runs fn(arg) on a worker thread, then after(arg) on the loop thread. */
 void ls_broker_offload(ls_broker_t *b, void (*fn)(void *arg), void (*after)(void *arg), void *arg);
 #endif

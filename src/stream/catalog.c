@@ -39,9 +39,11 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/clock.h"
@@ -74,6 +76,10 @@ struct ls_catalog {
     pthread_mutex_t write_mu;
     pthread_mutex_t mu;
     cat_map_t map;
+    int64_t loaded_rev;   /* store revision of the last reload (write_mu) */
+    ls_meta_watch_t *watch;
+    pthread_t rewatch;    /* resync after the watch fell behind */
+    bool rewatching;
     ls_namespace_t **nss; /* namespace snapshots, sorted by name (mu) */
     int nns;
 };
@@ -467,10 +473,13 @@ ls_status ls_catalog_reload(ls_catalog_t *c)
     size_t slen = plen;
     ls_status st;
     int corrupt = 0;
+    int64_t start_rev = -1;
     for (;;) {
         ls_kvlist_t l;
         st = c->meta->ops->scan(c->meta, start, slen, end, elen, CAT_SCAN_PAGE, 0, &l);
         if (st != LS_OK) break;
+        if (start_rev < 0)
+            start_rev = l.revision;   /* pages are read later: changes after it are watched */
         for (size_t i = 0; i < l.n; i++) {
             ls_stream_t *s = cat_stream_parse(&l.v[i]);
             if (s)
@@ -502,8 +511,104 @@ ls_status ls_catalog_reload(ls_catalog_t *c)
     c->map = fresh;
     pthread_mutex_unlock(&c->mu);
     cat_map_free(&old);
+    c->loaded_rev = start_rev;
     pthread_mutex_unlock(&c->write_mu);
     return LS_OK;
+}
+
+/* ---- watch: changes made by other brokers ----
+ * Every stream and namespace change in the store reaches the copy through a
+ * watch started at the revision of the load: a stream PUT newer than the
+ * copy's snapshot (mod_rev) replaces it, a DEL removes it, a namespace
+ * change rereads the (small) namespace list. This process's own mutations
+ * come back too and are recognized by their revision. A watch that falls
+ * behind the store's history is replaced: full reload, watch again. */
+
+static bool cat_key_split(const uint8_t *key, size_t klen, char *ns, char *name)
+{
+    size_t plen = strlen(CAT_STREAM_PREFIX);
+    const char *rest = (const char *)key + plen;
+    const char *slash = klen > plen ? memchr(rest, '/', klen - plen) : NULL;
+    if (!slash || (size_t)(slash - rest) > CAT_NAME_MAX ||
+        klen - plen - (size_t)(slash - rest) - 1 > CAT_NAME_MAX)
+        return false;
+    memcpy(ns, rest, (size_t)(slash - rest));
+    ns[slash - rest] = 0;
+    size_t nl = klen - plen - (size_t)(slash - rest) - 1;
+    memcpy(name, slash + 1, nl);
+    name[nl] = 0;
+    return true;
+}
+
+static void cat_apply_stream_event(ls_catalog_t *c, const ls_meta_event_t *e)
+{
+    pthread_mutex_lock(&c->write_mu);
+    char ns[CAT_NAME_MAX + 1], name[CAT_NAME_MAX + 1];
+    if (!cat_key_split(e->kv.key, e->kv.klen, ns, name)) {
+        pthread_mutex_unlock(&c->write_mu);
+        return;
+    }
+    pthread_mutex_lock(&c->mu);
+    cat_node_t *cur = cat_map_find_name(&c->map, ns, name);
+    bool newer = !cur || cur->s->mod_rev < e->kv.mod_rev;
+    if (newer && e->kind == LS_META_EV_DEL && cur)
+        cat_map_remove(&c->map, cur);
+    pthread_mutex_unlock(&c->mu);
+    if (newer && e->kind == LS_META_EV_PUT) {
+        ls_stream_t *st = cat_stream_parse(&e->kv);
+        if (st)
+            cat_cache_put(c, st);
+    }
+    pthread_mutex_unlock(&c->write_mu);
+}
+
+static void cat_on_watch(void *arg, const ls_meta_event_t *ev, size_t n);
+
+static void *cat_rewatch_main(void *arg)
+{
+    ls_catalog_t *c = arg;
+    c->meta->ops->watch_cancel(c->meta, c->watch);
+    c->watch = NULL;
+    for (int attempt = 0;; attempt++) {
+        ls_status st = ls_catalog_reload(c);
+        if (st == LS_OK)
+            st = ls_catalog_reload_namespaces(c);
+        if (st == LS_OK)
+            st = c->meta->ops->watch(c->meta, "/ls/", 4, c->loaded_rev, cat_on_watch, c,
+                                     &c->watch);
+        if (st == LS_OK) {
+            LS_INFO("catalog", "watch resynchronized at revision %lld", (long long)c->loaded_rev);
+            break;
+        }
+        LS_ERROR("catalog", "resynchronizing the catalog watch: %s; retrying", ls_status_str(st));
+        sleep(1);
+    }
+    return NULL;
+}
+
+static void cat_on_watch(void *arg, const ls_meta_event_t *ev, size_t n)
+{
+    ls_catalog_t *c = arg;
+    if (!ev) {
+        LS_WARN("catalog", "watch fell behind the store's history; reloading the catalog");
+        /* a previous resync thread has finished: it started this watch */
+        if (c->rewatching)
+            pthread_join(c->rewatch, NULL);
+        c->rewatching = pthread_create(&c->rewatch, NULL, cat_rewatch_main, c) == 0;
+        return;
+    }
+    bool ns_changed = false;
+    for (size_t i = 0; i < n; i++) {
+        const ls_kv_t *kv = &ev[i].kv;
+        if (kv->klen > strlen(CAT_STREAM_PREFIX) &&
+            memcmp(kv->key, CAT_STREAM_PREFIX, strlen(CAT_STREAM_PREFIX)) == 0)
+            cat_apply_stream_event(c, &ev[i]);
+        else if (kv->klen > strlen(CAT_NS_PREFIX) &&
+                 memcmp(kv->key, CAT_NS_PREFIX, strlen(CAT_NS_PREFIX)) == 0)
+            ns_changed = true;
+    }
+    if (ns_changed && ls_catalog_reload_namespaces(c) != LS_OK)
+        LS_ERROR("catalog", "rereading namespaces after a change: %s", c->meta->errmsg);
 }
 
 ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen)
@@ -527,6 +632,13 @@ ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen)
         ls_catalog_close(c);
         return NULL;
     }
+    st = meta->ops->watch(meta, "/ls/", 4, c->loaded_rev, cat_on_watch, c, &c->watch);
+    if (st != LS_OK) {
+        cat_err(err, errlen, "cannot watch the stream catalog: %s: %s", ls_status_str(st),
+                meta->errmsg);
+        ls_catalog_close(c);
+        return NULL;
+    }
     LS_INFO("catalog", "loaded %zu stream(s)", c->map.n);
     return c;
 }
@@ -534,6 +646,10 @@ ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen)
 void ls_catalog_close(ls_catalog_t *c)
 {
     if (!c) return;
+    if (c->rewatching)
+        pthread_join(c->rewatch, NULL);
+    if (c->watch)
+        c->meta->ops->watch_cancel(c->meta, c->watch);
     cat_map_free(&c->map);
     for (int i = 0; i < c->nns; i++)
         ls_namespace_release(c->nss[i]);
@@ -1033,12 +1149,15 @@ ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_
         int nprops;
         st = change(cur ? cur->props : NULL, cur ? cur->nprops : 0, arg, &props, &nprops, err,
                     errlen);
-        ls_namespace_release(cur);
         if (st == LS_OK && !cat_config_check(props, nprops, err, errlen)) st = LS_EINVAL;
-        if (st != LS_OK) break;
+        if (st != LS_OK) {
+            ls_namespace_release(cur);
+            break;
+        }
         json_t *po = json_object();
         for (int i = 0; i < nprops; i++)
             json_object_set_new(po, props[i].key, json_string(props[i].value));
+        ls_namespace_release(cur); /* props may point into it */
         char *json = cat_dumps(
             json_pack("{s:I, s:o}", "created_ms", (json_int_t)created, "properties", po));
         st = cat_cas_put(c, key, rev, json, NULL);

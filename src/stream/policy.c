@@ -251,9 +251,8 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                         "table.",
                         p_name, NULL},
     [LS_POLICY_PARTITION] = {"lakestream.table.partition", "day",
-                             "none, or a comma-separated list of day(timestamp), "
-                             "hour(timestamp), identity(partition) (day and hour mean "
-                             "day(timestamp) and hour(timestamp))",
+                             "none, or a comma-separated list of day, hour (of timestamp), "
+                             "identity(partition)",
                              "Partition spec of the table, applied when the table is created.",
                              p_partition, NULL},
     [LS_POLICY_TARGET_FILE_BYTES] = {"lakestream.table.target.file.bytes", "134217728",
@@ -339,13 +338,13 @@ ls_status ls_policy_check(const char *key, const char *value, char *err, size_t 
     }
     int f = ls_policy_field_of(key);
     if (f < 0) {
-        char known[700] = "";
+        char known[400] = "";
         size_t n = 0;
         for (int i = 0; i < LS_POLICY_NFIELDS && n < sizeof known; i++)
             n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "",
-                                  fields[i].key);
-        snprintf(err, errlen, "Unknown configuration %s: the table policy keys are %s", key,
-                 known);
+                                  fields[i].key + strlen(LS_POLICY_PREFIX));
+        snprintf(err, errlen, "Unknown configuration %s: table policy keys are " LS_POLICY_PREFIX
+                 "{%s}", key, known);
         return LS_EINVAL;
     }
     ls_policy_t scratch;

@@ -10,6 +10,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/diag.h"
+#include "base/utf8.h"
 
 int ls_tcat_name_ok(const char *s, size_t n)
 {
@@ -18,7 +19,7 @@ int ls_tcat_name_ok(const char *s, size_t n)
         unsigned char c = (unsigned char)s[i];
         if (c == '/' || c < 0x20 || c == 0x7f) return 0;
     }
-    return 1;
+    return ls_utf8_valid((const uint8_t *)s, n);
 }
 
 static char *pointer_key(const char *ns, const char *name)

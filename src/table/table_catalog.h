@@ -23,8 +23,8 @@
  * ls_tcat_open falls back to it, and their next commit creates the pointer
  * (compare-and-set on "absent").
  *
- * Names: any bytes except '/' and control characters, 1..255 bytes (so a
- * key splits unambiguously). All calls are blocking and thread-safe (they
+ * Names: UTF-8 without '/' or control characters, 1..255 bytes (so a key
+ * splits unambiguously and names can be JSON strings). All calls are blocking and thread-safe (they
  * only use ls_meta and ls_objstore); the HTTP threads and the compaction
  * worker call them concurrently. */
 #ifndef LS_TABLE_CATALOG_H

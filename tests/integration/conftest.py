@@ -20,6 +20,9 @@ elsewhere (restart/kill tests then skip).
 """
 
 import os
+import re
+import uuid
+import subprocess
 import sys
 
 import pytest
@@ -95,3 +98,48 @@ def module_broker(tmp_path_factory, request):
     failures = f.finish()
     if failures:
         pytest.fail("\n".join(failures), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def etcd(tmp_path_factory):
+    """A throwaway etcd on 127.0.0.1 (tools/etcd/etcd.sh), shared by the
+    session's cluster tests; every cluster uses its own key prefix. Yields
+    the client endpoint host:port."""
+    d = str(tmp_path_factory.mktemp("etcd"))
+    script = os.path.join(lsbroker.ROOT, "tools", "etcd", "etcd.sh")
+    r = subprocess.run([script, "start", d], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.fail("starting etcd failed (run tools/install-deps.sh test): %s" % r.stderr,
+                    pytrace=False)
+    env = dict(line.split("=", 1) for line in open(os.path.join(d, "env")).read().split())
+    yield env["LS_TEST_ETCD_ENDPOINT"]
+    subprocess.run([script, "stop", d], capture_output=True)
+
+
+class Cluster:
+    """Brokers sharing one metadata prefix in etcd and one object store."""
+
+    def __init__(self, factory, etcd_endpoint, base_dir, name):
+        self.factory = factory
+        self.meta_url = "etcd://%s/%s-%s" % (etcd_endpoint, name, uuid.uuid4().hex[:8])
+        self.store_url = lsbroker.shared_object_store_url(name, os.path.join(base_dir, "objects"))
+        self.brokers = []
+
+    def add(self, *extra_args):
+        i = len(self.brokers) + 1
+        b = self.factory("--broker.id=%d" % i, "--metadata.url=" + self.meta_url,
+                         "--object.store.url=" + self.store_url, *extra_args,
+                         name="node%d" % i)
+        self.brokers.append(b)
+        return b
+
+    @property
+    def bootstrap(self):
+        return ",".join(b.bootstrap for b in self.brokers if b.alive())
+
+
+@pytest.fixture
+def cluster(broker_factory, etcd, tmp_path, request):
+    """cluster.add(*flags) starts one more broker of a fresh cluster."""
+    name = re.sub(r"[^A-Za-z0-9]", "-", request.node.name)[:40]
+    return Cluster(broker_factory, etcd, str(tmp_path), name)

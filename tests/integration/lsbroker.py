@@ -57,6 +57,20 @@ def object_store_args(name):
     kind = os.environ.get("LS_TEST_OBJECT_STORE", "file")
     if kind in ("", "file"):
         return []
+    return ["--object.store.url=%s" % s3_store_url(name)]
+
+
+def shared_object_store_url(name, directory):
+    """One object store for several brokers (a cluster): a directory for the
+    file store, a fresh S3 prefix when LS_TEST_OBJECT_STORE=s3."""
+    if os.environ.get("LS_TEST_OBJECT_STORE", "file") in ("", "file"):
+        os.makedirs(directory, exist_ok=True)
+        return "file://" + os.path.abspath(directory)
+    return s3_store_url(name)
+
+
+def s3_store_url(name):
+    kind = os.environ.get("LS_TEST_OBJECT_STORE")
     if kind != "s3":
         raise BrokerError("LS_TEST_OBJECT_STORE=%s: expected file or s3" % kind)
     base = os.environ.get("LS_TEST_S3_URL")
@@ -65,7 +79,7 @@ def object_store_args(name):
     loc, q, query = base.partition("?")
     url = "%s/%s-%s%s%s" % (loc.rstrip("/"), re.sub(r"[^A-Za-z0-9._-]", "-", name),
                             uuid.uuid4().hex[:12], q, query)
-    return ["--object.store.url=%s" % url]
+    return url
 
 
 def binary_path():

@@ -1,0 +1,306 @@
+/* AlterConfigs (key 33) and IncrementalAlterConfigs (key 44): topic configs.
+ *
+ * Topics (resource type 2) only. AlterConfigs replaces a topic's whole set of
+ * overrides (Kafka's semantics: a key left out returns to its default);
+ * IncrementalAlterConfigs applies SET and DELETE operations to the stored
+ * set. APPEND and SUBTRACT (list configs) are refused with INVALID_REQUEST:
+ * the only list topic config, cleanup.policy, is set whole with SET.
+ * Broker configs are static (properties file, environment, flags): a BROKER
+ * resource gets INVALID_REQUEST saying so.
+ *
+ * Flow: names, operations and values are validated on the loop thread with
+ * the same checks as CreateTopics (ls_kafka_topic_config_check: Kafka types,
+ * lakestream.table.* through stream/policy.c — INVALID_CONFIG names the key
+ * and the accepted values). The catalog update — blocking metadata I/O —
+ * runs in one ls_broker_offload job as a read-modify-CAS per topic
+ * (ls_catalog_update_config), whose change step also resolves the resulting
+ * table policy and keeps lakestream.table.enabled.since
+ * (ls_kafka_topic_policy_apply). ValidateOnly runs every check, writes
+ * nothing. When a table policy changed, compaction is told at once so a newly
+ * enabled table meets its commit interval from the first record. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/diag.h"
+#include "kafka/handlers.h"
+#include "kafka/msg.h"
+#include "server/broker.h"
+#include "stream/policy.h"
+
+typedef struct ac_op {
+    char *key;
+    char *value;     /* NULL: delete */
+} ac_op_t;
+
+typedef struct ac_res {
+    char *name;      /* topic to update; NULL: answered during validation */
+    bool replace;    /* AlterConfigs: the ops are the whole new set */
+    bool table_keys; /* touches the table policy */
+    ac_op_t *ops;
+    int nops;
+    ls_status st;
+    char err[512];
+    ls_prop_t *buf;  /* the new set (arena; reallocated per attempt) */
+    char since[24];
+} ac_res_t;
+
+typedef struct ac_ctx {
+    ls_kreq_t *req;
+    bool incremental;
+    bool validate_only;
+    int32_t n;
+    ac_res_t *res;
+    ls_kafka_AlterConfigsResponse resp;
+} ac_ctx_t;
+
+typedef struct ac_change_arg {
+    ls_broker_t *b;
+    ls_arena_t *a;
+    ac_res_t *r;
+} ac_change_arg_t;
+
+static char *cstr(ls_arena_t *a, ls_kstr_t s, bool *exact)
+{
+    size_t n = s.len > 0 ? (size_t)s.len : 0;
+    char *p = ls_arena_alloc(a, n + 1);
+    if (n)
+        memcpy(p, s.ptr, n);
+    if (exact)
+        *exact = strlen(p) == n;
+    return p;
+}
+
+static char *amsg(ls_arena_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *amsg(ls_arena_t *a, const char *fmt, ...)
+{
+    char tmp[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    return cstr(a, ls_kstr_c(tmp), NULL);
+}
+
+/* The new config set from the current one (runs on the worker, maybe twice). */
+static ls_status ac_change(const ls_prop_t *cur, int ncur, void *arg, const ls_prop_t **out,
+                           int *nout, char *err, int errlen)
+{
+    ac_change_arg_t *ca = arg;
+    ac_res_t *r = ca->r;
+    r->buf = ls_arena_alloc(ca->a, (size_t)(ncur + r->nops + 1) * sizeof *r->buf);
+    int n = 0;
+    if (!r->replace)
+        for (int i = 0; i < ncur; i++)
+            r->buf[n++] = cur[i];
+    for (int k = 0; k < r->nops; k++) {
+        int at = -1;
+        for (int i = 0; i < n && at < 0; i++)
+            if (strcmp(r->buf[i].key, r->ops[k].key) == 0)
+                at = i;
+        if (!r->ops[k].value) {
+            if (at >= 0)
+                r->buf[at] = r->buf[--n];
+        } else if (at >= 0) {
+            r->buf[at].value = r->ops[k].value;
+        } else {
+            r->buf[n++] = (ls_prop_t){r->ops[k].key, r->ops[k].value};
+        }
+    }
+    if (ls_kafka_topic_policy_apply(ca->b, LS_DEFAULT_NAMESPACE, r->name, cur, ncur, r->buf, &n,
+                                    r->since, sizeof r->since, err, errlen) != 0)
+        return LS_EINVAL;
+    *out = r->buf;
+    *nout = n;
+    return LS_OK;
+}
+
+static void ac_work(void *arg)
+{
+    ac_ctx_t *ctx = arg;
+    for (int32_t i = 0; i < ctx->n; i++) {
+        ac_res_t *r = &ctx->res[i];
+        if (!r->name)
+            continue;
+        ac_change_arg_t ca = {ctx->req->broker, ctx->req->arena, r};
+        r->st = ls_catalog_update_config(ctx->req->broker->catalog, LS_DEFAULT_NAMESPACE, r->name,
+                                         ctx->validate_only, ac_change, &ca, r->err,
+                                         sizeof r->err);
+    }
+}
+
+static void ac_done(void *arg)
+{
+    ac_ctx_t *ctx = arg;
+    ls_kreq_t *req = ctx->req;
+    ls_arena_t *a = req->arena;
+    bool tables = false;
+    for (int32_t i = 0; i < ctx->n; i++) {
+        ac_res_t *r = &ctx->res[i];
+        ls_kafka_AlterConfigsResourceResponse *out = &ctx->resp.Responses[i];
+        if (!r->name)
+            continue;
+        switch (r->st) {
+        case LS_OK:
+            out->ErrorCode = LS_KERR_NONE;
+            tables |= r->table_keys && !ctx->validate_only;
+            continue;
+        case LS_ENOTFOUND:
+            out->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            out->ErrorMessage = ls_kstr_c(amsg(a, "Topic '%s' does not exist.", r->name));
+            continue;
+        case LS_EINVAL:
+            out->ErrorCode = LS_KERR_INVALID_CONFIG;
+            break;
+        default:
+            out->ErrorCode = ls_kafka_error_from_status(r->st);
+            LS_WARN("kafka", "%s '%s': %s",
+                    ctx->incremental ? "IncrementalAlterConfigs" : "AlterConfigs", r->name,
+                    r->err[0] ? r->err : ls_status_str(r->st));
+            break;
+        }
+        out->ErrorMessage = ls_kstr_c(amsg(a, "%s", r->err[0] ? r->err : ls_status_str(r->st)));
+    }
+    if (tables)
+        ls_broker_tables_changed(req->broker);
+    ls_kw_t w;
+    ls_kreq_begin(req, &w);
+    if (ctx->incremental)
+        ls_kafka_IncrementalAlterConfigsResponse_encode(&w, req->api_version, &ctx->resp);
+    else
+        ls_kafka_AlterConfigsResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_respond(req, &w);
+}
+
+/* Validates one resource's name and type; NULL or the refusal message. */
+static const char *ac_resource_check(ls_arena_t *a, int8_t type, ls_kstr_t rname, char **name,
+                                     int16_t *code)
+{
+    if (type == LS_KAFKA_RESOURCE_BROKER) {
+        *code = LS_KERR_INVALID_REQUEST;
+        return "Broker configs are static in Lakestream: set them in the properties file, "
+               "LAKESTREAM_* variables or flags and restart the broker.";
+    }
+    if (type != LS_KAFKA_RESOURCE_TOPIC) {
+        *code = LS_KERR_INVALID_REQUEST;
+        return amsg(a, "Unsupported resource type %d: only topics (2) can be altered.", (int)type);
+    }
+    bool exact;
+    *name = cstr(a, rname, &exact);
+    if (!exact || !ls_stream_name_valid(*name)) {
+        *code = LS_KERR_INVALID_TOPIC_EXCEPTION;
+        return amsg(a, "Topic name '%s' is illegal.", *name);
+    }
+    return NULL;
+}
+
+/* Validates one operation and appends it to r; NULL or the refusal message. */
+static const char *ac_op_check(ls_arena_t *a, ac_res_t *r, ls_kstr_t kname, int8_t op,
+                               ls_kstr_t kvalue, int16_t *code)
+{
+    bool ek, ev = true;
+    char *key = cstr(a, kname, &ek);
+    char *value = kvalue.len >= 0 ? cstr(a, kvalue, &ev) : NULL;
+    *code = LS_KERR_INVALID_CONFIG;
+    if (!ek || !ev)
+        return amsg(a, "Config '%s' contains a NUL byte.", key);
+    for (int i = 0; i < r->nops; i++)
+        if (strcmp(r->ops[i].key, key) == 0) {
+            *code = LS_KERR_INVALID_REQUEST;
+            return amsg(a, "Config '%s' is given twice.", key);
+        }
+    if (op == LS_KAFKA_CONFIG_OP_APPEND || op == LS_KAFKA_CONFIG_OP_SUBTRACT) {
+        *code = LS_KERR_INVALID_REQUEST;
+        return amsg(a, "Config '%s': APPEND and SUBTRACT are not supported; use SET with the "
+                       "whole value.", key);
+    }
+    if (op != LS_KAFKA_CONFIG_OP_SET && op != LS_KAFKA_CONFIG_OP_DELETE) {
+        *code = LS_KERR_INVALID_REQUEST;
+        return amsg(a, "Config '%s': unknown operation %d.", key, (int)op);
+    }
+    char cerr[512];
+    if (op == LS_KAFKA_CONFIG_OP_DELETE) {
+        value = NULL;
+        if (strcmp(key, LS_POLICY_SINCE_KEY) == 0)
+            return amsg(a, "Configuration %s is maintained by the broker and cannot be deleted",
+                        key);
+    } else if (!value) {
+        return amsg(a, "Config '%s' has a null value: use DELETE to return to the default.", key);
+    } else if (ls_kafka_topic_config_check(key, value, cerr, sizeof cerr) != 0) {
+        return amsg(a, "%s", cerr);
+    }
+    r->ops[r->nops++] = (ac_op_t){key, value};
+    r->table_keys |= ls_policy_is_key(key);
+    return NULL;
+}
+
+static void ac_handle(ls_kreq_t *req, bool incremental)
+{
+    ls_arena_t *a = req->arena;
+    ac_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
+    memset(ctx, 0, sizeof *ctx);
+    ctx->req = req;
+    ctx->incremental = incremental;
+    ls_kafka_AlterConfigsRequest am;
+    ls_kafka_IncrementalAlterConfigsRequest im;
+    int rc = incremental
+                 ? ls_kafka_IncrementalAlterConfigsRequest_decode(&req->body, req->api_version, a, &im)
+                 : ls_kafka_AlterConfigsRequest_decode(&req->body, req->api_version, a, &am);
+    if (rc != 0) {
+        ls_kreq_fail(req, req->body.what ? req->body.what
+                                         : incremental ? "malformed IncrementalAlterConfigs request"
+                                                       : "malformed AlterConfigs request");
+        return;
+    }
+    ctx->n = incremental ? im.NumResources : am.NumResources;
+    ctx->validate_only = incremental ? im.ValidateOnly : am.ValidateOnly;
+    ctx->res = ls_kmsg_alloc(a, ctx->n, sizeof *ctx->res);
+    ctx->resp.NumResponses = ctx->n;
+    ctx->resp.Responses = ls_kmsg_alloc(a, ctx->n, sizeof *ctx->resp.Responses);
+    bool any = false;
+    for (int32_t i = 0; i < ctx->n; i++) {
+        int8_t type = incremental ? im.Resources[i].ResourceType : am.Resources[i].ResourceType;
+        ls_kstr_t rname = incremental ? im.Resources[i].ResourceName : am.Resources[i].ResourceName;
+        int32_t nconf = incremental ? im.Resources[i].NumConfigs : am.Resources[i].NumConfigs;
+        ls_kafka_AlterConfigsResourceResponse *out = &ctx->resp.Responses[i];
+        out->ResourceType = type;
+        out->ResourceName = rname;
+        out->ErrorMessage = ls_kstr_null();
+        ac_res_t *r = &ctx->res[i];
+        char *name = NULL;
+        int16_t code = LS_KERR_NONE;
+        const char *why = ac_resource_check(a, type, rname, &name, &code);
+        r->replace = !incremental;
+        r->ops = ls_kmsg_alloc(a, nconf, sizeof *r->ops);
+        for (int32_t k = 0; k < nconf && !why; k++) {
+            if (incremental) {
+                const ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig *c =
+                    &im.Resources[i].Configs[k];
+                why = ac_op_check(a, r, c->Name, c->ConfigOperation, c->Value, &code);
+            } else {
+                const ls_kafka_AlterConfigsRequest_AlterableConfig *c = &am.Resources[i].Configs[k];
+                /* a null value means "back to the default": leave it out of the new set */
+                why = c->Value.len < 0 ? NULL
+                                       : ac_op_check(a, r, c->Name, LS_KAFKA_CONFIG_OP_SET,
+                                                     c->Value, &code);
+            }
+        }
+        r->table_keys |= r->replace;   /* a whole new set may drop table keys */
+        if (why) {
+            out->ErrorCode = code;
+            out->ErrorMessage = ls_kstr_c(why);
+            continue;
+        }
+        r->name = name;
+        any = true;
+    }
+    if (!any) {
+        ac_done(ctx);
+        return;
+    }
+    ls_broker_offload(req->broker, ac_work, ac_done, ctx);
+}
+
+void ls_kafka_handle_alter_configs(ls_kreq_t *req) { ac_handle(req, false); }
+
+void ls_kafka_handle_incremental_alter_configs(ls_kreq_t *req) { ac_handle(req, true); }

@@ -1,0 +1,234 @@
+"""A leaderless cluster: three brokers over one etcd prefix and one object
+store (the file store here; radosgw in the S3 stage of tests/run.sh).
+
+What is shown: every broker lists every live broker and spreads partition
+"leaders" over them; stopped and crashed brokers leave the list (at once /
+after the session lease) and come back; producers writing the same
+partitions through all three brokers at once get dense, unique offsets;
+a commit on one broker wakes a long-poll on another; a broker killed with
+-9 mid-stream loses no acknowledged record while a consumer group moves on.
+"""
+import threading
+import time
+
+from confluent_kafka import KafkaError, TopicPartition
+
+from kafka_util import (admin, assert_dense, consume, consumer, create_topic, producer,
+                        unique_topic)
+from lsbroker import wait_until
+
+SESSION_MS = 2000
+FAST = ["--broker.session.timeout.ms=%d" % SESSION_MS, "--compaction.enabled=false", "--http.listen="]
+
+
+def broker_ids(bootstrap, **conf):
+    md = admin(bootstrap, **conf).list_topics(timeout=10)
+    return sorted(md.brokers)
+
+
+def leaders(bootstrap, topic, **conf):
+    md = admin(bootstrap, **conf).list_topics(topic=topic, timeout=10)
+    return {p: pm.leader for p, pm in md.topics[topic].partitions.items()}
+
+
+def test_membership_and_leader_spread(cluster):
+    nodes = [cluster.add(*FAST) for _ in range(3)]
+    for b in nodes:
+        wait_until(lambda: broker_ids(b.bootstrap) == [1, 2, 3], 10, what="3 brokers listed")
+    topic = unique_topic("spread")
+    create_topic(nodes[0].bootstrap, topic, partitions=30)
+    # created on node 1, known to the others through the catalog watch
+    per_node = [wait_until(lambda b=b: leaders(b.bootstrap, topic) or None, 10,
+                           what="topic on every broker") for b in nodes]
+    assert per_node[0] == per_node[1] == per_node[2], "brokers disagree on leaders"
+    assert set(per_node[0].values()) == {1, 2, 3}, "leaders not spread: %s" % per_node[0]
+
+    # graceful stop: gone at once
+    nodes[2].stop()
+    t0 = time.monotonic()
+    wait_until(lambda: broker_ids(nodes[0].bootstrap) == [1, 2], 5, what="node 3 deregistered")
+    print("graceful deregistration seen after %.2f s" % (time.monotonic() - t0))
+    assert set(leaders(nodes[0].bootstrap, topic).values()) == {1, 2}
+
+    # crash: gone when its session lease expires
+    nodes[1].kill9()
+    t0 = time.monotonic()
+    wait_until(lambda: broker_ids(nodes[0].bootstrap) == [1], SESSION_MS / 1000 + 5,
+               what="crashed node 2 expired")
+    print("crashed broker dropped after %.2f s (session timeout %d ms)"
+          % (time.monotonic() - t0, SESSION_MS))
+    assert set(leaders(nodes[0].bootstrap, topic).values()) == {1}
+
+    nodes[1].start()
+    nodes[2].start()
+    wait_until(lambda: broker_ids(nodes[0].bootstrap) == [1, 2, 3], 10, what="rejoined")
+
+
+def test_zone_hint_steers_leaders(cluster):
+    for rack in ("a", "b", "c"):
+        cluster.add("--broker.rack=" + rack, *FAST)
+    topic = unique_topic("zones")
+    create_topic(cluster.bootstrap, topic, partitions=8)
+    for zone, node in (("a", 1), ("b", 2), ("c", 3)):
+        ls = leaders(cluster.bootstrap, topic, **{"client.id": "app,ls_az=" + zone})
+        assert set(ls.values()) == {node}, "zone %s: %s" % (zone, ls)
+    assert len(set(leaders(cluster.bootstrap, topic).values())) > 1
+
+
+def test_concurrent_produce_through_every_broker_gives_dense_unique_offsets(cluster):
+    for rack in ("a", "b", "c"):
+        cluster.add("--broker.rack=" + rack, *FAST)
+    topic = unique_topic("dense")
+    partitions = 4
+    create_topic(cluster.bootstrap, topic, partitions=partitions)
+    per_producer = 3000
+    acked = {}
+    errors = []
+    lock = threading.Lock()
+
+    def run(zone):
+        # the zone hint makes this producer send every partition to its
+        # zone's broker: three brokers append to the same logs at once
+        p = producer(cluster.bootstrap, **{"client.id": "ls_az=" + zone, "acks": "all",
+                                           "enable.idempotence": True, "linger.ms": 2})
+
+        def cb(err, msg):
+            with lock:
+                if err is not None:
+                    errors.append(str(err))
+                else:
+                    acked[msg.value()] = (msg.partition(), msg.offset())
+        for i in range(per_producer):
+            while True:
+                try:
+                    p.produce(topic, value=b"%s-%06d" % (zone.encode(), i),
+                              partition=i % partitions, on_delivery=cb)
+                    break
+                except BufferError:
+                    p.poll(0.05)
+            p.poll(0)
+        assert p.flush(120) == 0
+
+    threads = [threading.Thread(target=run, args=(z,)) for z in ("a", "b", "c")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:5]
+    assert len(acked) == 3 * per_producer
+    by_offset = {}
+    for v, po in acked.items():
+        assert po not in by_offset, "offset %s acknowledged twice: %s and %s" % (po, by_offset[po], v)
+        by_offset[po] = v
+    msgs = consume(cluster.brokers[0].bootstrap, topic, list(range(partitions)))
+    assert_dense(msgs)
+    seen = {}
+    for p, ms in msgs.items():
+        for m in ms:
+            assert m.value() not in seen, "duplicate %r" % m.value()
+            seen[m.value()] = (p, m.offset())
+    assert seen == acked
+
+
+def test_commit_on_one_broker_wakes_a_long_poll_on_another(cluster):
+    cluster.add("--broker.rack=a", *FAST)
+    cluster.add("--broker.rack=b", *FAST)
+    topic = unique_topic("wake")
+    create_topic(cluster.bootstrap, topic, partitions=1)
+    c = consumer(cluster.bootstrap, **{"client.id": "ls_az=b", "fetch.wait.max.ms": 5000,
+                                       "enable.partition.eof": False})
+    c.assign([TopicPartition(topic, 0, 0)])
+    c.consume(num_messages=1, timeout=1.0)   # parked on node 2
+    p = producer(cluster.bootstrap, **{"client.id": "ls_az=a", "linger.ms": 0})
+    delays = []
+    for i in range(20):
+        acked = []
+        p.produce(topic, value=b"%d" % i, partition=0,
+                  on_delivery=lambda err, msg: acked.append(time.monotonic()))
+        p.flush(10)
+        got = c.consume(num_messages=1, timeout=10)
+        assert got and got[0].error() is None and got[0].value() == b"%d" % i
+        delays.append(time.monotonic() - acked[0])
+    c.close()
+    delays.sort()
+    print("ack on node 1 -> delivered by node 2: p50 %.1f ms, max %.1f ms"
+          % (delays[len(delays) // 2] * 1000, delays[-1] * 1000))
+    # far below the consumer's 5 s fetch wait: the long-poll was woken
+    assert delays[len(delays) // 2] < 2.0
+
+
+def test_kill9_mid_stream_loses_no_acknowledged_record_and_the_group_moves_on(cluster):
+    nodes = [cluster.add(*FAST) for _ in range(3)]
+    for b in nodes:
+        b.allow_errors(r"reading|connection|refused|watch|lease|GET|fetch")
+    topic = unique_topic("failover")
+    partitions = 6
+    create_topic(cluster.bootstrap, topic, partitions=partitions)
+    group = unique_topic("g")
+    consumed = {}
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def consume_loop(idx):
+        c = consumer(cluster.bootstrap, **{"group.id": group, "enable.auto.commit": True,
+                                           "enable.auto.offset.store": True,
+                                           "auto.offset.reset": "earliest",
+                                           "session.timeout.ms": 6000,
+                                           "enable.partition.eof": False,
+                                           "reconnect.backoff.max.ms": 500})
+        c.subscribe([topic])
+        while not stop.is_set():
+            for m in c.consume(num_messages=500, timeout=0.2):
+                if m.error() is None:
+                    with lock:
+                        consumed.setdefault(m.value(), []).append(idx)
+        c.close()
+
+    consumers = [threading.Thread(target=consume_loop, args=(i,)) for i in range(2)]
+    for t in consumers:
+        t.start()
+    acked, failed = set(), []
+    p = producer(cluster.bootstrap, **{"acks": "all", "enable.idempotence": True,
+                                       "linger.ms": 5, "message.timeout.ms": 120000,
+                                       "reconnect.backoff.max.ms": 500})
+
+    def cb(err, msg):
+        if err is None:
+            acked.add(msg.value())
+        else:
+            failed.append(str(err))
+    total = 6000
+    for i in range(total):
+        if i == total // 2:
+            p.flush(60)
+            nodes[1].kill9()
+        while True:
+            try:
+                p.produce(topic, value=b"r-%06d" % i, partition=i % partitions, on_delivery=cb)
+                break
+            except BufferError:
+                p.poll(0.05)
+        p.poll(0)
+        if i % 500 == 0:
+            time.sleep(0.05)
+    assert p.flush(120) == 0
+    assert not failed, failed[:5]
+    assert len(acked) == total
+
+    def all_consumed():
+        with lock:
+            return acked.issubset(consumed.keys())
+    try:
+        wait_until(all_consumed, 90, what="every acknowledged record consumed by the group")
+    finally:
+        stop.set()
+        for t in consumers:
+            t.join()
+    # and the log itself holds each exactly once, densely
+    msgs = consume(nodes[0].bootstrap, topic, list(range(partitions)))
+    assert_dense(msgs)
+    values = [m.value() for ms in msgs.values() for m in ms]
+    assert len(values) == len(set(values)) == total
+
+    nodes[1].start()
+    wait_until(lambda: broker_ids(nodes[0].bootstrap) == [1, 2, 3], 10, what="node 2 rejoined")

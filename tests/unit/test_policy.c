@@ -1,0 +1,268 @@
+/* Materialization policy (stream/policy.c): validation of every field with
+ * messages naming the key and the accepted values, resolution stream ->
+ * namespace -> cluster -> default with sources, applied vs stored-only
+ * values, table-name templates, enabled.since bookkeeping; and the catalog's
+ * namespace records that hold the namespace layer (mem backend). */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/diag.h"
+#include "meta/meta.h"
+#include "stream/catalog.h"
+#include "stream/policy.h"
+#include "unit.h"
+
+#define P(k, v) {(char *)(k), (char *)(v)}
+
+static bool check_ok(const char *k, const char *v)
+{
+    char err[768];
+    return ls_policy_check(k, v, err, sizeof err) == LS_OK;
+}
+
+/* The refusal message for k=v ("" when accepted). */
+static const char *check_err(const char *k, const char *v)
+{
+    static char err[768];
+    err[0] = 0;
+    if (ls_policy_check(k, v, err, sizeof err) == LS_OK)
+        return "";
+    return err;
+}
+
+TEST(valid_values_accepted)
+{
+    CHECK(check_ok("lakestream.table.enabled", "true"));
+    CHECK(check_ok("lakestream.table.enabled", "false"));
+    CHECK(check_ok("lakestream.table.catalog", "builtin"));
+    CHECK(check_ok("lakestream.table.catalog", "glue-prod"));
+    CHECK(check_ok("lakestream.table.name", "{topic}"));
+    CHECK(check_ok("lakestream.table.name", "{namespace}_{topic}.raw"));
+    CHECK(check_ok("lakestream.table.name", "orders"));
+    CHECK(check_ok("lakestream.table.partition", "none"));
+    CHECK(check_ok("lakestream.table.partition", "day"));
+    CHECK(check_ok("lakestream.table.partition", "hour(timestamp), identity(partition)"));
+    CHECK(check_ok("lakestream.table.target.file.bytes", "1024"));
+    CHECK(check_ok("lakestream.table.target.file.bytes", "1073741824"));
+    CHECK(check_ok("lakestream.table.compression", "gzip"));
+    CHECK(check_ok("lakestream.table.commit.interval.ms", "1000"));
+    CHECK(check_ok("lakestream.table.start.position", "latest"));
+    CHECK(check_ok("lakestream.table.write.mode", "upsert"));
+    CHECK(check_ok("lakestream.table.sort.order", "timestamp,key"));
+    CHECK(check_ok("lakestream.table.error.handling", "dead-letter"));
+}
+
+TEST(bad_values_name_key_and_accepted)
+{
+    const char *e = check_err("lakestream.table.enabled", "yes");
+    CHECK(strstr(e, "lakestream.table.enabled") && strstr(e, "'yes'") && strstr(e, "true, false"));
+    e = check_err("lakestream.table.commit.interval.ms", "999");
+    CHECK(strstr(e, "lakestream.table.commit.interval.ms") && strstr(e, "1000 to 86400000"));
+    e = check_err("lakestream.table.commit.interval.ms", "10s");
+    CHECK(e[0]);
+    e = check_err("lakestream.table.target.file.bytes", "1023");
+    CHECK(strstr(e, "target.file.bytes") && strstr(e, "1024"));
+    e = check_err("lakestream.table.partition", "month");
+    CHECK(strstr(e, "'month' is not a partition field") && strstr(e, "identity(partition)"));
+    e = check_err("lakestream.table.partition", "day,hour");
+    CHECK(strstr(e, "partitioned twice"));
+    e = check_err("lakestream.table.compression", "lz4");
+    CHECK(strstr(e, "zstd, snappy, gzip, none"));
+    e = check_err("lakestream.table.name", "{topik}");
+    CHECK(strstr(e, "unknown placeholder"));
+    e = check_err("lakestream.table.name", "a/b");
+    CHECK(strstr(e, "'/' is not allowed"));
+    e = check_err("lakestream.table.name", "");
+    CHECK(e[0]);
+    e = check_err("lakestream.table.catalog", "has space");
+    CHECK(strstr(e, "lakestream.table.catalog"));
+    e = check_err("lakestream.table.start.position", "beginning");
+    CHECK(strstr(e, "earliest, latest"));
+    e = check_err("lakestream.table.frobnicate", "1");
+    CHECK(strstr(e, "Unknown configuration lakestream.table.frobnicate") &&
+          strstr(e, "commit.interval.ms"));
+    e = check_err(LS_POLICY_SINCE_KEY, "1");
+    CHECK(strstr(e, "maintained by the broker"));
+}
+
+TEST(resolution_layers_and_sources)
+{
+    ls_prop_t stream[] = {P("lakestream.table.enabled", "true"),
+                          P("lakestream.table.compression", "snappy")};
+    ls_prop_t ns[] = {P("lakestream.table.compression", "gzip"),
+                      P("lakestream.table.commit.interval.ms", "2000"),
+                      P("lakestream.table.partition", "hour,identity(partition)")};
+    ls_prop_t cluster[] = {P("lakestream.table.commit.interval.ms", "5000"),
+                           P("lakestream.table.target.file.bytes", "4096"),
+                           P("lakestream.table.start.position", "latest")};
+    ls_policy_layers_t l = {stream, 2, ns, 3, cluster, 3};
+    ls_policy_t p;
+    char err[512];
+    CHECK_EQ_INT(ls_policy_resolve(&l, &p, err, sizeof err), LS_OK);
+    CHECK(p.enabled);
+    CHECK_EQ_INT(p.source[LS_POLICY_ENABLED], LS_POLICY_SRC_STREAM);
+    CHECK(!strcmp(p.value[LS_POLICY_COMPRESSION], "snappy"));
+    CHECK_EQ_INT(p.source[LS_POLICY_COMPRESSION], LS_POLICY_SRC_STREAM);
+    CHECK_EQ_INT(p.commit_interval_ms, 2000);
+    CHECK_EQ_INT(p.source[LS_POLICY_COMMIT_INTERVAL_MS], LS_POLICY_SRC_NAMESPACE);
+    CHECK_EQ_INT(p.npart, 2);
+    CHECK_EQ_INT(p.part[0].transform, LS_POLICY_HOUR);
+    CHECK_EQ_INT(p.part[1].column, LS_POLICY_COL_PARTITION);
+    CHECK_EQ_INT(p.target_file_bytes, 4096);
+    CHECK_EQ_INT(p.source[LS_POLICY_TARGET_FILE_BYTES], LS_POLICY_SRC_CLUSTER);
+    CHECK(p.start_latest);
+    CHECK_EQ_INT(p.source[LS_POLICY_NAME], LS_POLICY_SRC_DEFAULT);
+    CHECK(!strcmp(p.value[LS_POLICY_NAME], "{topic}"));
+    CHECK(p.builtin_catalog);
+    CHECK_EQ_INT(p.enabled_since_ms, -1);
+
+    /* nothing set anywhere: built-in defaults */
+    ls_policy_layers_t none = {0};
+    CHECK_EQ_INT(ls_policy_resolve(&none, &p, err, sizeof err), LS_OK);
+    CHECK(!p.enabled);
+    CHECK_EQ_INT(p.commit_interval_ms, 10000);
+    CHECK_EQ_INT(p.target_file_bytes, 134217728);
+    CHECK_EQ_INT(p.npart, 1);
+    CHECK_EQ_INT(p.part[0].transform, LS_POLICY_DAY);
+    CHECK(!p.start_latest);
+    for (int f = 0; f < LS_POLICY_NFIELDS; f++)
+        CHECK_EQ_INT(p.source[f], LS_POLICY_SRC_DEFAULT);
+}
+
+TEST(bad_stored_value_reported_with_layer)
+{
+    ls_prop_t ns[] = {P("lakestream.table.compression", "brotli")};
+    ls_policy_layers_t l = {NULL, 0, ns, 1, NULL, 0};
+    ls_policy_t p;
+    char err[512] = "";
+    CHECK_EQ_INT(ls_policy_resolve(&l, &p, err, sizeof err), LS_EINVAL);
+    CHECK(strstr(err, "lakestream.table.compression") && strstr(err, "namespace layer"));
+    /* every field still has a value and a source, for describing it */
+    CHECK(!strcmp(p.value[LS_POLICY_COMPRESSION], "brotli"));
+    CHECK_EQ_INT(p.source[LS_POLICY_COMPRESSION], LS_POLICY_SRC_NAMESPACE);
+    CHECK(!strcmp(p.value[LS_POLICY_START_POSITION], "earliest"));
+}
+
+TEST(applied_versus_stored_only)
+{
+    CHECK(ls_policy_applied(LS_POLICY_CATALOG, "builtin"));
+    CHECK(!ls_policy_applied(LS_POLICY_CATALOG, "glue-prod"));
+    CHECK(ls_policy_applied(LS_POLICY_WRITE_MODE, "append"));
+    CHECK(!ls_policy_applied(LS_POLICY_WRITE_MODE, "upsert"));
+    CHECK(ls_policy_applied(LS_POLICY_SORT_ORDER, "none"));
+    CHECK(!ls_policy_applied(LS_POLICY_SORT_ORDER, "key"));
+    CHECK(!ls_policy_applied(LS_POLICY_ERROR_HANDLING, "skip"));
+    CHECK(ls_policy_applied(LS_POLICY_COMMIT_INTERVAL_MS, "1000"));
+    CHECK(ls_policy_applied(LS_POLICY_START_POSITION, "latest"));
+}
+
+TEST(table_name_template)
+{
+    ls_prop_t stream[] = {P("lakestream.table.name", "{namespace}_{topic}_raw")};
+    ls_policy_layers_t l = {stream, 1, NULL, 0, NULL, 0};
+    ls_policy_t p;
+    char err[512], name[300];
+    CHECK_EQ_INT(ls_policy_resolve(&l, &p, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_policy_table_name(&p, "sales", "orders", name, sizeof name, err, sizeof err),
+                 LS_OK);
+    CHECK(!strcmp(name, "sales_orders_raw"));
+    /* an expansion longer than 249 characters is refused, naming the key */
+    char longtopic[250];
+    memset(longtopic, 'x', 249);
+    longtopic[249] = 0;
+    CHECK_EQ_INT(ls_policy_table_name(&p, "sales", longtopic, name, sizeof name, err, sizeof err),
+                 LS_EINVAL);
+    CHECK(strstr(err, "lakestream.table.name"));
+}
+
+TEST(enabled_since_bookkeeping)
+{
+    ls_prop_t off[] = {P("lakestream.table.enabled", "false")};
+    ls_prop_t on[] = {P("lakestream.table.enabled", "true"),
+                      P(LS_POLICY_SINCE_KEY, "1700000000000")};
+    ls_prop_t on_unstamped[] = {P("lakestream.table.enabled", "true")};
+    ls_policy_layers_t loff = {off, 1, NULL, 0, NULL, 0}, lon = {on, 2, NULL, 0, NULL, 0},
+                       lnew = {on_unstamped, 1, NULL, 0, NULL, 0};
+    ls_policy_t poff, pon, pnew;
+    char err[256], buf[32];
+    CHECK_EQ_INT(ls_policy_resolve(&loff, &poff, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_policy_resolve(&lon, &pon, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_policy_resolve(&lnew, &pnew, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(pon.enabled_since_ms, 1700000000000LL);
+    /* just enabled: stamped now */
+    const char *v = ls_policy_since_after(&poff, &pnew, 1800000000000LL, buf, sizeof buf);
+    CHECK(v && !strcmp(v, "1800000000000"));
+    v = ls_policy_since_after(NULL, &pnew, 42, buf, sizeof buf);
+    CHECK(v && !strcmp(v, "42"));
+    /* stays enabled: the old stamp is kept */
+    v = ls_policy_since_after(&pon, &pnew, 1800000000000LL, buf, sizeof buf);
+    CHECK(v && !strcmp(v, "1700000000000"));
+    /* disabled: removed */
+    CHECK(ls_policy_since_after(&pon, &poff, 1800000000000LL, buf, sizeof buf) == NULL);
+}
+
+static ls_prop_t *ns_buf;
+static ls_status set_ns(const ls_prop_t *cur, int ncur, void *arg, const ls_prop_t **out,
+                        int *nout, char *err, int errlen)
+{
+    const ls_prop_t *add = arg;
+    static ls_prop_t v[8];
+    int n = 0;
+    for (int i = 0; i < ncur && n < 7; i++)
+        if (strcmp(cur[i].key, add->key) != 0)
+            v[n++] = cur[i];
+    v[n++] = *add;
+    ns_buf = v;
+    *out = v;
+    *nout = n;
+    return LS_OK;
+}
+
+TEST(namespace_layer_from_catalog)
+{
+    char err[256];
+    ls_meta_t *m = ls_meta_mem_open();
+    ls_catalog_t *c = ls_catalog_open(m, err, sizeof err);
+    CHECK(c);
+    ls_stream_t *s;
+    ls_prop_t cfg[] = {P("lakestream.table.enabled", "true")};
+    CHECK_EQ_INT(ls_catalog_create(c, "sales", "orders", 1, cfg, 1, 0, &s, err, sizeof err), LS_OK);
+    ls_prop_t add = P("lakestream.table.commit.interval.ms", "3000");
+    CHECK_EQ_INT(ls_catalog_update_namespace(c, "sales", set_ns, &add, err, sizeof err), LS_OK);
+    ls_prop_t add2 = P("lakestream.table.compression", "none");
+    CHECK_EQ_INT(ls_catalog_update_namespace(c, "sales", set_ns, &add2, err, sizeof err), LS_OK);
+    ls_prop_t cluster[] = {P("lakestream.table.commit.interval.ms", "9000")};
+    ls_policy_t p;
+    ls_namespace_t *ns;
+    CHECK_EQ_INT(ls_policy_for_stream(c, s, cluster, 1, &p, &ns, err, sizeof err), LS_OK);
+    CHECK(ns != NULL);
+    CHECK_EQ_INT(p.commit_interval_ms, 3000);
+    CHECK_EQ_INT(p.source[LS_POLICY_COMMIT_INTERVAL_MS], LS_POLICY_SRC_NAMESPACE);
+    CHECK(!strcmp(p.value[LS_POLICY_COMPRESSION], "none"));
+    ls_namespace_release(ns);
+    /* a second catalog over the same store (another process) sees the record */
+    ls_catalog_t *c2 = ls_catalog_open(m, err, sizeof err);
+    ns = ls_catalog_namespace(c2, "sales");
+    CHECK(ns && ns->nprops == 2);
+    ls_namespace_release(ns);
+    /* a namespace without a record has no layer */
+    CHECK(ls_catalog_namespace(c2, "nobody") == NULL);
+    ls_catalog_close(c2);
+    ls_stream_release(s);
+    ls_catalog_close(c);
+    ls_meta_close(m);
+}
+
+int main(void)
+{
+    ls_diag_set_level(LS_DIAG_WARN);
+    RUN(valid_values_accepted);
+    RUN(bad_values_name_key_and_accepted);
+    RUN(resolution_layers_and_sources);
+    RUN(bad_stored_value_reported_with_layer);
+    RUN(applied_versus_stored_only);
+    RUN(table_name_template);
+    RUN(enabled_since_bookkeeping);
+    RUN(namespace_layer_from_catalog);
+    UNIT_DONE();
+}
