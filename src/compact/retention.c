@@ -70,6 +70,7 @@ ls_status ls_retention_target(ls_meta_t *meta, int64_t log_id, const ls_retentio
     if (st != LS_OK)
         return st;
     *target = start.log_start;
+    *work = start.swept_below < start.index_start;   /* a sweep is owed (log_trim.c) */
     char key[64];
     ls_log_head_key(key, sizeof key, log_id);
     ls_kv_t kv;

@@ -28,7 +28,8 @@ void ls_retention_policy_resolve(const ls_stream_t *s, int64_t default_ms, int64
  * prefix of whole index entries that are expired (max timestamp older than
  * retention.ms), over the size limit (the retained bytes minus the entry
  * still >= retention.bytes), or already below the log start. *work is true
- * when a trim to *target would change something. Blocking (metadata reads). */
+ * when a trim to *target would change something (or pay a CO sweep a crash
+ * left owed). Blocking (metadata reads). */
 ls_status ls_retention_target(ls_meta_t *meta, int64_t log_id, const ls_retention_policy_t *p,
                               int64_t now_ms, int64_t *target, bool *work);
 #endif

@@ -177,6 +177,8 @@ void ls_start_encode(const ls_start_t *s, ls_buf_t *out)
     put_be(out, START_VERSION, 1);
     put_be(out, (uint64_t)s->log_start, 8);
     put_be(out, (uint64_t)s->trimmed_bytes, 8);
+    put_be(out, (uint64_t)s->index_start, 8);
+    put_be(out, (uint64_t)s->swept_below, 8);
 }
 
 ls_status ls_start_decode(const uint8_t *p, size_t len, ls_start_t *s)
@@ -186,7 +188,10 @@ ls_status ls_start_decode(const uint8_t *p, size_t len, ls_start_t *s)
         return LS_ECORRUPT;
     s->log_start = (int64_t)cur_be(&c, 8);
     s->trimmed_bytes = (int64_t)cur_be(&c, 8);
-    if (c.bad || c.p != c.end || s->log_start < 0 || s->trimmed_bytes < 0)
+    s->index_start = (int64_t)cur_be(&c, 8);
+    s->swept_below = (int64_t)cur_be(&c, 8);
+    if (c.bad || c.p != c.end || s->log_start < 0 || s->trimmed_bytes < 0 ||
+        s->index_start < 0 || s->swept_below < 0 || s->swept_below > s->index_start)
         return LS_ECORRUPT;
     return LS_OK;
 }

@@ -61,6 +61,8 @@ typedef struct ls_idx_entry {
 typedef struct ls_start {
     int64_t log_start;                  /* first readable offset */
     int64_t trimmed_bytes;              /* bytes of index entries removed so far */
+    int64_t index_start;                /* no index entry ends below this offset */
+    int64_t swept_below;                /* compacted objects ending below this are deleted */
 } ls_start_t;
 
 #define LS_HEAD_PREFIX "/ls/head/"

@@ -32,13 +32,17 @@
  *      clients skip the records below their fetch offset).
  *  T3  An object is deleted only after no index entry can reference it: WAL
  *      objects by GC once their count key is gone, compacted objects by the
- *      sweep below once their last offset is under the index start.
+ *      sweep once their last offset is under the stored index start.
  *
- * The CO sweep lists co/<log_id>/ after a trim that removed entries and
- * deletes objects whose range ends below the first remaining entry. That
- * also collects COs orphaned by a crash between an earlier trim's txn and
- * its sweep, and those of compaction swaps that lost to a trim; until the
- * log trims again such objects stay (they are never read).
+ * Compacted objects are deleted by a sweep after the txns: the start record
+ * also holds index_start (no entry ends below it; written by each trim txn)
+ * and swept_below (COs ending below it are gone). While swept_below <
+ * index_start, a trim lists co/<log_id>/, deletes the objects ending below
+ * index_start (also those of compaction swaps that lost to a trim), then
+ * advances swept_below by compare-and-set. A crash between a trim's txn and
+ * its sweep thus leaves a durable debt that the next trim of the log pays;
+ * retention (compact/retention.c) counts that debt as work, so it is paid at
+ * the next retention check without any listing while nothing is owed.
  *
  * Threads: ls_log_trim runs on workers; the loop binding (ls_logstore_trim,
  * ls_logstore_apply_trim) on the loop thread. */
@@ -93,14 +97,16 @@ static ls_status read_head(ls_meta_t *meta, int64_t log_id, ls_head_t *h)
     return st;
 }
 
-/* Deletes compacted objects of log_id whose last offset is below bound. */
-static int sweep_cos(ls_objstore_t *os, int64_t log_id, int64_t bound)
+/* Deletes compacted objects of log_id whose last offset is below bound;
+ * *listed is false when the listing failed. */
+static int sweep_cos(ls_objstore_t *os, int64_t log_id, int64_t bound, bool *listed)
 {
     char prefix[64];
     ls_co_prefix(prefix, sizeof prefix, log_id);
     ls_objinfo_t *objs = NULL;
     size_t n = 0;
     ls_status st = ls_objstore_list(os, prefix, &objs, &n);
+    *listed = st == LS_OK;
     if (st != LS_OK) {
         LS_WARN("trim", "log %016llx: listing %s failed: %s; trimmed compacted objects stay "
                 "until the next trim", (unsigned long long)log_id, prefix, ls_status_str(st));
@@ -120,6 +126,33 @@ static int sweep_cos(ls_objstore_t *os, int64_t log_id, int64_t bound)
     }
     ls_objinfo_free(objs, n);
     return deleted;
+}
+
+/* Pays the CO sweep the start record owes, then records it as paid. */
+static ls_status sweep_owed(ls_meta_t *meta, ls_objstore_t *os, const ls_trim_req_t *req,
+                            ls_trim_result_t *out)
+{
+    ls_start_t cur;
+    int64_t rev;
+    ls_status st = ls_log_start_read(meta, req->log_id, &cur, &rev);
+    if (st != LS_OK || cur.swept_below >= cur.index_start)
+        return st;
+    bool listed;
+    out->cos_deleted = sweep_cos(os, req->log_id, cur.index_start, &listed);
+    if (!listed)
+        return LS_OK;   /* warned; the debt stays for the next trim */
+    char key[64];
+    ls_log_start_key(key, sizeof key, req->log_id);
+    cur.swept_below = cur.index_start;
+    ls_buf_t val;
+    ls_buf_init(&val);
+    ls_start_encode(&cur, &val);
+    ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = key, .klen = strlen(key), .rev = rev};
+    ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = val.data,
+                       .vlen = val.len};
+    st = meta->ops->txn(meta, &cmp, 1, &op, 1, NULL);
+    ls_buf_free(&val);
+    return st == LS_ECONFLICT ? LS_OK : st;   /* a newer trim owes (and pays) its own */
 }
 
 /* One txn: removes up to `per` whole entries below the target. *more is set
@@ -198,7 +231,10 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
         char skey[64];
         ls_log_start_key(skey, sizeof skey, req->log_id);
         ls_start_t next = {.log_start = new_start,
-                           .trimmed_bytes = cur.trimmed_bytes + removed_bytes};
+                           .trimmed_bytes = cur.trimmed_bytes + removed_bytes,
+                           .index_start = out->index_start > cur.index_start ? out->index_start
+                                                                             : cur.index_start,
+                           .swept_below = cur.swept_below};
         ls_buf_t val;
         ls_buf_init(&val);
         ls_start_encode(&next, &val);
@@ -243,9 +279,8 @@ ls_status ls_log_trim(ls_meta_t *meta, ls_objstore_t *os, const ls_trim_req_t *r
         if (st != LS_OK || !more)
             break;
     }
-    if (out->entries_removed > 0)
-        out->cos_deleted = sweep_cos(os, req->log_id, out->index_start);
-    return st;
+    ls_status sst = sweep_owed(meta, os, req, out);
+    return st != LS_OK ? st : sst;
 }
 
 /* ------------------------------------------------------------ loop binding */

@@ -2,6 +2,7 @@
 
     def test_x(broker):            # fresh data dir, free port, default settings
         broker.host, broker.port, broker.bootstrap, broker.data_dir
+        broker.http_url            # http://127.0.0.1:<free port> (Iceberg REST at /v1)
         host, port, data_dir, ctl = broker   # the same, unpacked
         broker.restart()           # SIGTERM (must exit 0) + start on same dir/port
         broker.kill9(); broker.start()   # crash + recover

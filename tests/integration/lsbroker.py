@@ -5,9 +5,9 @@ tests/run.sh for the non-Python suites:
 
     python lsbroker.py --name kafkajs [--arg=--key=value ...] -- node test.js
 
-starts a broker on a free 127.0.0.1 port with a fresh data.dir, runs the
-command with LS_TEST_BOOTSTRAP=127.0.0.1:PORT (and LS_TEST_DATA_DIR) in its
-environment, then stops the broker with SIGTERM and prints one
+starts a broker on a free 127.0.0.1 port (and a free HTTP port) with a fresh
+data.dir, runs the command with LS_TEST_BOOTSTRAP=127.0.0.1:PORT (and
+LS_TEST_HTTP_URL, LS_TEST_DATA_DIR) in its environment, then stops the broker with SIGTERM and prints one
 "PASS <name>.broker_clean_shutdown" or "FAIL <name>.broker_clean_shutdown: ..."
 line (exit code 0 and no ERROR / sanitizer lines in the broker's stderr).
 The wrapper exits with the command's exit code, or 1 if the broker check failed.
@@ -132,6 +132,7 @@ class Broker:
         self.extra_args = object_store_args(name) + list(extra_args)
         self.name = name
         self.port = None
+        self.http_port = None  # the HTTP server (Iceberg REST catalog); see http_url
         self.proc = None
         self.starts = 0
         self.log_paths = []
@@ -148,6 +149,12 @@ class Broker:
     @property
     def bootstrap(self):
         return "%s:%d" % (self.host, self.port)
+
+    @property
+    def http_url(self):
+        """Base URL of the broker's HTTP server (Iceberg REST catalog at /v1).
+        A test that passes --http.listen itself gets that address instead."""
+        return "http://%s:%d" % (self.host, self.http_port)
 
     def __iter__(self):
         """host, port, data_dir, broker = broker"""
@@ -169,7 +176,10 @@ class Broker:
     def argv(self):
         return [self.binary, "serve",
                 "--data.dir=%s" % self.data_dir,
-                "--listeners=%s:%d" % (self.host, self.port)] + self.extra_args
+                "--listeners=%s:%d" % (self.host, self.port),
+                # every broker gets its own free HTTP port, so parallel tests never
+                # collide; a test's own --http.listen (later) wins
+                "--http.listen=%s:%d" % (self.host, self.http_port)] + self.extra_args
 
     def start(self):
         if self.alive():
@@ -180,6 +190,7 @@ class Broker:
         for attempt in range(5):
             if not fixed_port:
                 self.port = free_port(self.host)
+                self.http_port = free_port(self.host)
             self._spawn()
             try:
                 self._wait_ready()
@@ -345,6 +356,7 @@ class ExternalBroker:
     external = True
     proc = None
     pid = None
+    http_url = None  # unknown: tests of the HTTP server skip
 
     def __init__(self, bootstrap):
         self.host, port = bootstrap.rsplit(":", 1)
@@ -413,6 +425,8 @@ def _main(argv):
             return 1
     env = dict(os.environ)
     env["LS_TEST_BOOTSTRAP"] = broker.bootstrap
+    if broker.http_url:
+        env["LS_TEST_HTTP_URL"] = broker.http_url
     if broker.data_dir:
         env["LS_TEST_DATA_DIR"] = broker.data_dir
     try:

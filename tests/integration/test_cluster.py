@@ -8,6 +8,9 @@ partitions through all three brokers at once get dense, unique offsets;
 a commit on one broker wakes a long-poll on another; a broker killed with
 -9 mid-stream loses no acknowledged record while a consumer group moves on.
 """
+import json
+import os
+import subprocess
 import threading
 import time
 
@@ -15,6 +18,7 @@ from confluent_kafka import KafkaError, TopicPartition
 
 from kafka_util import (admin, assert_dense, consume, consumer, create_topic, producer,
                         unique_topic)
+import lsbroker
 from lsbroker import wait_until
 
 SESSION_MS = 2000
@@ -29,6 +33,17 @@ def broker_ids(bootstrap, **conf):
 def leaders(bootstrap, topic, **conf):
     md = admin(bootstrap, **conf).list_topics(topic=topic, timeout=10)
     return {p: pm.leader for p, pm in md.topics[topic].partitions.items()}
+
+
+def group_coordinated_by(bootstrap, node_id):
+    """A fresh group id whose coordinator (FindCoordinator) is node_id."""
+    a = admin(bootstrap)
+    for _ in range(200):
+        g = unique_topic("g")
+        d = a.describe_consumer_groups([g])[g].result(10)
+        if d.coordinator.id == node_id:
+            return g
+    raise AssertionError("no group id coordinated by node %d in 200 tries" % node_id)
 
 
 def test_membership_and_leader_spread(cluster):
@@ -164,7 +179,7 @@ def test_kill9_mid_stream_loses_no_acknowledged_record_and_the_group_moves_on(cl
     topic = unique_topic("failover")
     partitions = 6
     create_topic(cluster.bootstrap, topic, partitions=partitions)
-    group = unique_topic("g")
+    group = group_coordinated_by(cluster.bootstrap, 2)   # the broker that dies
     consumed = {}
     stop = threading.Event()
     lock = threading.Lock()
@@ -232,3 +247,28 @@ def test_kill9_mid_stream_loses_no_acknowledged_record_and_the_group_moves_on(cl
 
     nodes[1].start()
     wait_until(lambda: broker_ids(nodes[0].bootstrap) == [1, 2, 3], 10, what="node 2 rejoined")
+
+
+def test_kafkajs_through_a_broker_crash(cluster):
+    nodes = [cluster.add(*FAST) for _ in range(3)]
+    for b in nodes:
+        b.allow_errors(r"reading|connection|refused|watch|lease|GET|fetch")
+    topic = unique_topic("kjs")
+    create_topic(cluster.bootstrap, topic, partitions=3)
+    script = os.path.join(lsbroker.ROOT, "tests", "integration", "js", "cluster_failover.js")
+    proc = subprocess.Popen(["node", script, cluster.bootstrap, topic, "3", "4000"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            cwd=os.path.dirname(script))
+    try:
+        line = proc.stdout.readline().strip()
+        assert line == "HALF", "kafkajs script said %r" % line
+        nodes[1].kill9()
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        out, _ = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    result = json.loads(out.strip().splitlines()[-1])
+    assert "error" not in result, result["error"] if "error" in result else ""
+    assert result["acked"] == 4000 and result["missing"] == 0, result

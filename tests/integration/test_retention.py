@@ -1,0 +1,239 @@
+"""Retention and DeleteRecords on a live broker, with real clients.
+
+retention.ms / retention.bytes advance the log start offset over whole index
+entries: ListOffsets EARLIEST returns the new start, a fetch below it answers
+OFFSET_OUT_OF_RANGE (so auto.offset.reset=earliest consumers move on), the
+objects holding only trimmed data leave the object store, and every later
+record is still read exactly once. DeleteRecords (AdminClient.delete_records)
+moves the start to an exact offset. Trimming a table-enabled topic never
+removes table rows. A kill -9 while retention runs loses nothing above the
+new start and shows nothing below it."""
+
+import os
+import time
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from kafka_util import create_topic, unique_topic, wait_topic, watermarks
+
+FAST = ("--log.retention.check.interval.ms=100", "--compaction.interval.ms=200",
+        "--wal.gc.grace.ms=0", "--compaction.lease.ttl.ms=2000")
+
+
+def _local_store_only():
+    if os.environ.get("LS_TEST_OBJECT_STORE", "file") not in ("", "file"):
+        pytest.skip("inspects the local object directory")
+
+
+def _objects(data_dir, sub):
+    root = os.path.join(data_dir, "objects", sub)
+    out = set()
+    for d, _, files in os.walk(root):
+        out |= {os.path.relpath(os.path.join(d, f), root) for f in files}
+    return out
+
+
+def _produce_batches(bootstrap, topic, first, batches, per_batch, ts=None):
+    """One flush (hence one WAL object, one index entry) per batch; value i
+    is b"v<i>" for the i-th record overall. Returns the acked offsets."""
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
+    acked = {}
+
+    def dr(err, msg):
+        assert err is None, err
+        acked[int(msg.value()[1:])] = msg.offset()
+
+    i = first
+    for _ in range(batches):
+        for _ in range(per_batch):
+            kw = {"timestamp": ts} if ts is not None else {}
+            p.produce(topic, value=b"v%d" % i, partition=0, on_delivery=dr, **kw)
+            i += 1
+        assert p.flush(30) == 0
+    return acked
+
+
+def _wait(cond, timeout, what):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        assert time.monotonic() < deadline, "timed out after %ss waiting for %s" % (timeout, what)
+        time.sleep(0.1)
+
+
+def _low(bootstrap, topic):
+    return watermarks(bootstrap, topic, [0])[0][0]
+
+
+def _read_from(bootstrap, topic, offset, reset="earliest", timeout=60):
+    """Reads partition 0 from `offset` to the high watermark with the given
+    auto.offset.reset; returns [(offset, value)]."""
+    hi = watermarks(bootstrap, topic, [0])[0][1]
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": unique_topic("g"),
+                  "enable.auto.commit": False, "auto.offset.reset": reset,
+                  "enable.partition.eof": True, "fetch.wait.max.ms": 100})
+    try:
+        c.assign([TopicPartition(topic, 0, offset)])
+        out = []
+        deadline = time.monotonic() + timeout
+        while not out or out[-1][0] < hi - 1:
+            assert time.monotonic() < deadline, "read %d records, last %s, want up to %d" % (
+                len(out), out[-1:] or None, hi - 1)
+            for m in c.consume(num_messages=500, timeout=0.2):
+                if m.error():
+                    if m.error().code() == KafkaError._PARTITION_EOF:
+                        if hi == 0 or m.offset() >= hi:
+                            return out
+                        continue
+                    raise KafkaException(m.error())
+                out.append((m.offset(), m.value()))
+        return out
+    finally:
+        c.close()
+
+
+def test_retention_ms_advances_earliest_and_frees_objects(broker_factory):
+    _local_store_only()
+    b = broker_factory(*FAST)
+    topic = create_topic(b.bootstrap, unique_topic("ret-ms"), config={"retention.ms": "600000"})
+    old = int(time.time() * 1000) - 3600 * 1000
+    before = _objects(b.data_dir, "wal")
+    acked_old = _produce_batches(b.bootstrap, topic, 0, 5, 20, ts=old)
+    old_objects = _objects(b.data_dir, "wal") - before
+    assert len(old_objects) == 5
+    acked_new = _produce_batches(b.bootstrap, topic, 100, 3, 20)
+    assert sorted(acked_old.values()) == list(range(100))
+    # the hour-old records expire; the fresh ones stay
+    _wait(lambda: _low(b.bootstrap, topic) == 100, 30, "earliest offset 100")
+    assert watermarks(b.bootstrap, topic, [0])[0] == (100, 160)
+    # their WAL objects are released and garbage-collected
+    _wait(lambda: not (old_objects & _objects(b.data_dir, "wal")), 30,
+          "the trimmed WAL objects to be deleted")
+    # a consumer at offset 0 gets OFFSET_OUT_OF_RANGE and resets to the start,
+    # then sees every later record exactly once
+    got = _read_from(b.bootstrap, topic, 0)
+    assert [o for o, _ in got] == list(range(100, 160))
+    assert {int(v[1:]): o for o, v in got} == acked_new
+    # a consumer that refuses to reset sees the error
+    with pytest.raises(KafkaException) as ei:
+        _read_from(b.bootstrap, topic, 5, reset="error", timeout=10)
+    assert ei.value.args[0].code() in (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET)
+
+
+def test_retention_bytes_keeps_the_newest_entries(broker_factory):
+    b = broker_factory(*FAST)
+    # retention.bytes=1: an entry goes while what stays is still >= 1 byte,
+    # so exactly the newest index entry (the last flush) remains
+    topic = create_topic(b.bootstrap, unique_topic("ret-bytes"), config={"retention.bytes": "1"})
+    _produce_batches(b.bootstrap, topic, 0, 6, 10)
+    _wait(lambda: _low(b.bootstrap, topic) == 50, 30, "earliest offset 50")
+    got = _read_from(b.bootstrap, topic, 0)
+    assert [v for _, v in got] == [b"v%d" % i for i in range(50, 60)]
+
+
+def test_delete_records(broker_factory):
+    b = broker_factory(*FAST)
+    topic = create_topic(b.bootstrap, unique_topic("delrec"), partitions=2)
+    _produce_batches(b.bootstrap, topic, 0, 4, 10)
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+
+    def delete(offset, partition=0):
+        fs = a.delete_records([TopicPartition(topic, partition, offset)])
+        return list(fs.values())[0].result(30)
+
+    # inside a batch: the start is exactly 25
+    assert delete(25).low_watermark == 25
+    assert watermarks(b.bootstrap, topic, [0])[0] == (25, 40)
+    got = _read_from(b.bootstrap, topic, 0)
+    assert [o for o, _ in got] == list(range(25, 40))
+    assert got[0][1] == b"v25"
+    # below the start: no change
+    assert delete(10).low_watermark == 25
+    # beyond the high watermark: OFFSET_OUT_OF_RANGE
+    with pytest.raises(KafkaException) as ei:
+        delete(41)
+    assert ei.value.args[0].code() == KafkaError.OFFSET_OUT_OF_RANGE
+    # -1 (OFFSET_END): everything so far; new records still flow
+    assert delete(-1).low_watermark == 40
+    _produce_batches(b.bootstrap, topic, 40, 1, 5)
+    got = _read_from(b.bootstrap, topic, 0)
+    assert [o for o, _ in got] == list(range(40, 45))
+    # an empty partition: -1 is a no-op at 0
+    assert delete(-1, partition=1).low_watermark == 0
+    # survives a restart
+    b.restart()
+    assert watermarks(b.bootstrap, topic, [0])[0] == (40, 45)
+
+
+def test_trimming_a_table_topic_keeps_its_rows(broker_factory):
+    _local_store_only()
+    pyiceberg_table = pytest.importorskip("pyiceberg.table")
+    import glob
+    import re
+    b = broker_factory(*FAST, "--compaction.min.age.ms=0")
+    topic = unique_topic("ret-table")
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    fs = a.create_topics([NewTopic(topic, 1, 1, config={
+        "lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000",
+        "retention.ms": "60000"})])
+    fs[topic].result(30)
+    wait_topic(b.bootstrap, topic, 1)
+    # records from 2023: expired the moment they arrive
+    _produce_batches(b.bootstrap, topic, 0, 6, 50, ts=1_700_000_000_000)
+    _wait(lambda: _low(b.bootstrap, topic) == 300, 60, "the log to be trimmed to 300")
+    table_dir = os.path.join(b.data_dir, "objects", "warehouse", "default", topic)
+    mds = glob.glob(os.path.join(table_dir, "metadata", "v*.metadata.json"))
+    md = max(mds, key=lambda f: int(re.search(r"v(\d+)\.metadata\.json$", f).group(1)))
+    rows = pyiceberg_table.StaticTable.from_metadata("file://" + md).scan().to_arrow().to_pylist()
+    assert sorted(r["offset"] for r in rows) == list(range(300))
+    assert sorted(r["value"] for r in rows) == sorted(b"v%d" % i for i in range(300))
+    # the log holds nothing any more: its compacted objects are gone too
+    _wait(lambda: not _objects(b.data_dir, "co"), 30, "the trimmed compacted objects to go")
+
+
+def test_kill9_during_retention(broker_factory):
+    _local_store_only()
+    b = broker_factory("--log.retention.check.interval.ms=86400000", "--wal.gc.grace.ms=0",
+                       "--compaction.lease.ttl.ms=2000", "--compaction.min.age.ms=0",
+                       "--compaction.interval.ms=200", "--compaction.max.entries=8")
+    topic = create_topic(b.bootstrap, unique_topic("ret-crash"), config={"retention.ms": "600000"})
+    old = int(time.time() * 1000) - 3600 * 1000
+    acked = _produce_batches(b.bootstrap, topic, 0, 120, 5, ts=old)    # offsets 0..599: expired
+    acked.update(_produce_batches(b.bootstrap, topic, 600, 20, 5))     # 600..699: fresh
+    assert sorted(acked.values()) == list(range(700))
+    b.stop()
+    # retention now, with a slow metadata store so each trim spans many txns
+    # and a kill lands in the middle
+    meta = os.path.join(b.data_dir, "meta.db")
+    base_args = [x for x in b.extra_args if not x.startswith("--log.retention.check.interval.ms")]
+    lows = []
+    for delay in (0.4, 0.8, 1.2, 1.8):
+        b.extra_args = base_args + ["--log.retention.check.interval.ms=100",
+                                    "--metadata.url=faulty+sqlite://%s?latency_ms=3" % meta]
+        b.start()
+        time.sleep(delay)
+        b.kill9()
+        b.extra_args = base_args
+        b.start()
+        wm = watermarks(b.bootstrap, topic, [0])[0]
+        assert wm[1] == 700, "high watermark %d after a crash, want 700" % wm[1]
+        assert wm[0] >= (lows[-1] if lows else 0), "log start went back: %s -> %d" % (lows, wm[0])
+        lows.append(wm[0])
+        # every offset from the start on is there exactly once, with its value
+        got = _read_from(b.bootstrap, topic, wm[0])
+        assert [o for o, _ in got] == list(range(wm[0], 700))
+        assert all(acked[int(v[1:])] == o for o, v in got)
+        b.stop()
+    b.extra_args = base_args + ["--log.retention.check.interval.ms=100"]
+    b.start()
+    _wait(lambda: _low(b.bootstrap, topic) == 600, 60, "retention to finish at 600")
+    got = _read_from(b.bootstrap, topic, 0)
+    assert [o for o, _ in got] == list(range(600, 700))
+    assert all(acked[int(v[1:])] == o for o, v in got)
+    # nothing of the trimmed range is left in the object store
+    _wait(lambda: all(int(k.split("/")[-1].split("-")[1][:20]) >= 600
+                      for k in _objects(b.data_dir, "co")), 30, "trimmed COs to be deleted")
