@@ -135,7 +135,8 @@ class Broker:
 
     def _start_lakestream(self, reuse=False):
         args = [LAKESTREAM, "serve", f"--data.dir={self.dir}/data",
-                f"--listeners=127.0.0.1:{self.port}"]
+                f"--listeners=127.0.0.1:{self.port}",
+                "--http.listen="]  # no Iceberg REST catalog: nothing here reads it
         args += [f"--{k}={v.format(dir=self.dir)}" for k, v in self.extra.items()]
         out = open(os.path.join(self.dir, "broker.log"), "a")
         self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,

@@ -16,12 +16,9 @@
  * (decoded from the consumer protocol's assignment). reset commits the new
  * offsets from outside group management; the broker accepts that only while
  * the group is Empty (stop the consumers first), like kafka-consumer-groups. */
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"

@@ -1,9 +1,10 @@
 /* HTTP server on libmicrohttpd; contract and threads in http_server.h.
  *
  * Per request: libmicrohttpd calls on_request once with the headers (we
- * allocate the request state), then once per chunk of body (counted and
- * dropped; past LS_HTTP_MAX_BODY a 413 is queued at once, which makes
- * libmicrohttpd close the connection after it), then once more with no data:
+ * allocate the request state; a Content-Length over LS_HTTP_MAX_BODY is
+ * answered 413 right there, before any body is read), then once per chunk of
+ * body (counted and dropped; a chunked body that outgrows the bound closes
+ * the connection), then once more with no data:
  * the request is complete and is dispatched to /health or a mount. The state
  * is freed by the completion callback, whatever happened to the request.
  *
@@ -19,6 +20,7 @@
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -205,17 +207,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     ls_http_server_t *s = cls;
     req_state_t *st = *con_cls;
-    if (!st) {
-        *con_cls = LS_NEW(req_state_t);
-        return MHD_YES;
-    }
     ls_http_response_t resp = {.status = 200};
     ls_buf_init(&resp.body);
     enum MHD_Result rc = MHD_YES;
-    if (*upload_data_size) {
-        st->body_len += *upload_data_size;
-        *upload_data_size = 0;
-        if (st->body_len > LS_HTTP_MAX_BODY && !st->rejected) {
+    if (!st) {
+        *con_cls = st = LS_NEW(req_state_t);
+        const char *cl =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) > LS_HTTP_MAX_BODY) {
+            /* refused before any of it is read (no 100 Continue is sent) */
             st->rejected = 1;
             ls_http_error(&resp, 413, "BadRequestException", "request body over %d bytes",
                           LS_HTTP_MAX_BODY);
@@ -223,6 +223,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         }
         ls_buf_free(&resp.body);
         return rc;
+    }
+    if (*upload_data_size) {
+        st->body_len += *upload_data_size;
+        *upload_data_size = 0;
+        ls_buf_free(&resp.body);
+        /* a chunked body that outgrows the bound: drop the connection */
+        return st->body_len > LS_HTTP_MAX_BODY ? MHD_NO : MHD_YES;
     }
     if (st->rejected) {
         ls_buf_free(&resp.body);

@@ -10,7 +10,8 @@
  *
  * Bounds: request line + headers within LS_HTTP_MAX_HEADER_BYTES (larger:
  * 414/431 from libmicrohttpd), path within LS_HTTP_MAX_PATH, bodies within
- * LS_HTTP_MAX_BODY (larger: 413 and the connection is closed), at most
+ * LS_HTTP_MAX_BODY (a larger Content-Length: 413; a chunked body growing past
+ * it: the connection is closed), at most
  * LS_HTTP_MAX_CONNECTIONS connections, idle connections closed after
  * LS_HTTP_IDLE_TIMEOUT_S.
  *

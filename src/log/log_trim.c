@@ -285,26 +285,32 @@ ls_status ls_log_trim(ls_meta_t *meta, ls_objstore_t *os, const ls_trim_req_t *r
 
 /* ------------------------------------------------------------ loop binding */
 
-void ls_logstore_apply_trim(ls_logstore_t *ls, int64_t log_id, const ls_trim_result_t *r)
+void ls_trim_learn(ls_logstore_t *ls, int64_t log_id, int64_t log_start, int64_t trimmed_bytes,
+                   int64_t index_start)
 {
     ls_logstate_t *lg = ls_logstate_get(ls, log_id, true);
-    if (r->log_start > lg->log_start)
-        lg->log_start = r->log_start;
-    if (r->trimmed_bytes > lg->trimmed_bytes)
-        lg->trimmed_bytes = r->trimmed_bytes;
-    if (r->entries_removed == 0)
-        return;
+    if (log_start > lg->log_start)
+        lg->log_start = log_start;
+    if (trimmed_bytes > lg->trimmed_bytes)
+        lg->trimmed_bytes = trimmed_bytes;
     if (lg->idx_state == 2) {
         int drop = 0;
-        while (drop < lg->nidx && lg->idx[drop].last_offset < r->index_start)
+        while (drop < lg->nidx && lg->idx[drop].last_offset < index_start)
             ls_idx_clear(&lg->idx[drop++]);
-        memmove(lg->idx, lg->idx + drop, (size_t)(lg->nidx - drop) * sizeof *lg->idx);
-        lg->nidx -= drop;
-    } else if (lg->idx_state == 1) {
+        if (drop) {
+            memmove(lg->idx, lg->idx + drop, (size_t)(lg->nidx - drop) * sizeof *lg->idx);
+            lg->nidx -= drop;
+        }
+    } else if (lg->idx_state == 1 && index_start > 0) {
         lg->idx_state = 3;   /* loading: the scan may predate the trim */
     }
-    if (r->index_start > 0)
-        ls_read_cache_drop_range(ls->cache, log_id, 0, r->index_start - 1);
+    if (index_start > 0)
+        ls_read_cache_drop_range(ls->cache, log_id, 0, index_start - 1);
+}
+
+void ls_logstore_apply_trim(ls_logstore_t *ls, int64_t log_id, const ls_trim_result_t *r)
+{
+    ls_trim_learn(ls, log_id, r->log_start, r->trimmed_bytes, r->index_start);
 }
 
 typedef struct trim_job {

@@ -9,6 +9,7 @@
  *                        state is created for logs this broker never saw
  *   index PUT / DEL   -> ls_reader_index_put / _del (the key-value view of
  *                        the stored index; buffered while a load runs)
+ *   log start PUT     -> ls_trim_learn (start and trimmed bytes only grow)
  * then wakes the long-polls of every log whose head moved.
  *
  * Invariants
@@ -57,7 +58,8 @@ static void on_events(void *arg, const ls_meta_event_t *ev, size_t n)
     for (size_t i = 0; i < n; i++) {
         const ls_kv_t *kv = &ev[i].kv;
         if (!has_prefix(kv->key, kv->klen, LS_HEAD_PREFIX) &&
-            !has_prefix(kv->key, kv->klen, LS_LOG_PREFIX))
+            !has_prefix(kv->key, kv->klen, LS_LOG_PREFIX) &&
+            !has_prefix(kv->key, kv->klen, LS_START_PREFIX))
             continue;
         ls_watch_ev_t *e = ls_malloc(sizeof *e + kv->klen + 1 + kv->vlen);
         e->next = NULL;
@@ -115,6 +117,14 @@ static void apply_event(ls_logstore_t *ls, const ls_watch_ev_t *e, ls_logstate_t
             return;
         if (apply_head(ls, id, e->val, e->vlen, e->mod_rev) && *nwoken < cap)
             woken[(*nwoken)++] = ls_logstate_get(ls, id, false);
+        return;
+    }
+    if (has_prefix((const uint8_t *)e->key, e->klen, LS_START_PREFIX)) {
+        /* a trim (retention, DeleteRecords) on any broker: log_trim.c */
+        ls_start_t st;
+        id = ls_log_id_from_start_key(e->key, e->klen);
+        if (id >= 0 && e->kind == LS_META_EV_PUT && ls_start_decode(e->val, e->vlen, &st) == LS_OK)
+            ls_trim_learn(ls, id, st.log_start, st.trimmed_bytes, st.index_start);
         return;
     }
     if (ls_log_idx_key_parse(e->key, e->klen, &id, &last) != 0)

@@ -164,6 +164,11 @@ ls_status ls_log_watch_start(ls_logstore_t *ls, int64_t after_rev, char *err, in
 void ls_log_watch_resync_if_lost(ls_logstore_t *ls);
 void ls_log_watch_cancel(ls_logstore_t *ls);  /* no callbacks after it returns */
 void ls_log_watch_free(ls_logstore_t *ls);
+/* log_trim.c: a log start record (this broker's trim, or another's seen by
+ * the watch): the start and trimmed bytes only grow; index entries and
+ * cached runs ending below index_start are dropped. */
+void ls_trim_learn(ls_logstore_t *ls, int64_t log_id, int64_t log_start, int64_t trimmed_bytes,
+                   int64_t index_start);
 /* log_reader.c */
 void ls_reader_on_commit(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e,
                          ls_chunk_t *chunk, size_t off);

@@ -117,12 +117,18 @@ typedef void (*enc_fn)(ls_kw_t *, int16_t, const void *);
     X(CreateTopicsResponse, CREATE_TOPICS)                                                   \
     X(DeleteTopicsRequest, DELETE_TOPICS)                                                    \
     X(DeleteTopicsResponse, DELETE_TOPICS)                                                   \
+    X(DeleteRecordsRequest, DELETE_RECORDS)                                                  \
+    X(DeleteRecordsResponse, DELETE_RECORDS)                                                 \
     X(InitProducerIdRequest, INIT_PRODUCER_ID)                                               \
     X(InitProducerIdResponse, INIT_PRODUCER_ID)                                              \
     X(OffsetForLeaderEpochRequest, OFFSET_FOR_LEADER_EPOCH)                                  \
     X(OffsetForLeaderEpochResponse, OFFSET_FOR_LEADER_EPOCH)                                 \
     X(DescribeConfigsRequest, DESCRIBE_CONFIGS)                                              \
     X(DescribeConfigsResponse, DESCRIBE_CONFIGS)                                             \
+    X(AlterConfigsRequest, ALTER_CONFIGS)                                                    \
+    X(AlterConfigsResponse, ALTER_CONFIGS)                                                   \
+    X(IncrementalAlterConfigsRequest, INCREMENTAL_ALTER_CONFIGS)                             \
+    X(IncrementalAlterConfigsResponse, INCREMENTAL_ALTER_CONFIGS)                            \
     X(CreatePartitionsRequest, CREATE_PARTITIONS)                                            \
     X(CreatePartitionsResponse, CREATE_PARTITIONS)                                           \
     X(DescribeClusterRequest, DESCRIBE_CLUSTER)                                              \
@@ -1174,6 +1180,40 @@ TEST(rt_delete_topics)
     }
 }
 
+/* ---- DeleteRecords ---- */
+TEST(rt_delete_records)
+{
+    ls_kafka_DeleteRecordsRequest_DeleteRecordsPartition parts[] = {{0, 25}, {3, -1}};
+    ls_kafka_DeleteRecordsRequest_DeleteRecordsTopic topics[] = {{S("orders"), parts, 2}};
+    ls_kafka_DeleteRecordsResponse_DeleteRecordsPartitionResult pres[] = {{0, 25, 0}, {3, -1, 1}};
+    ls_kafka_DeleteRecordsResponse_DeleteRecordsTopicResult tres[] = {{S("orders"), pres, 2}};
+    for (int16_t v = LS_KAFKA_DELETE_RECORDS_MIN; v <= LS_KAFKA_DELETE_RECORDS_MAX; v++) {
+        ls_kafka_DeleteRecordsRequest in = {topics, 1, 30000}, out;
+        ls_arena_t *a = ls_arena_new();
+        ls_kw_t w;
+        CHECK(roundtrip(enc_DeleteRecordsRequest, dec_DeleteRecordsRequest, v, &in, &out, a, &w));
+        /* v0/v1: int16 name length 6 + int32 partition count; v2: compact 7, uvarint 3 */
+        size_t want = v < 2 ? 4 + 2 + 6 + 4 + 2 * 12 + 4 : 1 + 1 + 6 + 1 + 2 * 13 + 1 + 4 + 1;
+        CHECK_EQ_INT(w.buf.len, want);
+        CHECK_EQ_INT(out.TimeoutMs, 30000);
+        CHECK_EQ_INT(out.NumTopics, 1);
+        CHECK(kstr_same(out.Topics[0].Name, S("orders")));
+        CHECK_EQ_INT(out.Topics[0].NumPartitions, 2);
+        CHECK_EQ_INT(out.Topics[0].Partitions[0].Offset, 25);
+        CHECK_EQ_INT(out.Topics[0].Partitions[1].PartitionIndex, 3);
+        CHECK_EQ_INT(out.Topics[0].Partitions[1].Offset, -1);
+        ls_kw_free(&w);
+        ls_kafka_DeleteRecordsResponse rin = {7, tres, 1}, rout;
+        CHECK(roundtrip(enc_DeleteRecordsResponse, dec_DeleteRecordsResponse, v, &rin, &rout, a,
+                        &w));
+        CHECK_EQ_INT(rout.ThrottleTimeMs, 7);
+        CHECK_EQ_INT(rout.Topics[0].Partitions[0].LowWatermark, 25);
+        CHECK_EQ_INT(rout.Topics[0].Partitions[1].ErrorCode, 1);
+        ls_kw_free(&w);
+        ls_arena_free(a);
+    }
+}
+
 /* ---- InitProducerId ---- */
 TEST(rt_init_producer_id)
 {
@@ -1279,6 +1319,66 @@ TEST(rt_describe_configs)
         ls_kw_free(&w);
         ls_arena_free(a);
     }
+}
+
+/* ---- AlterConfigs / IncrementalAlterConfigs ---- */
+TEST(rt_alter_configs)
+{
+    ls_kafka_AlterConfigsRequest_AlterableConfig ac[] = {{S("retention.ms"), S("1000")},
+                                                         {S("lakestream.table.enabled"), NUL}};
+    ls_kafka_AlterConfigsRequest_AlterConfigsResource ar[] = {{2, S("orders"), ac, 2}};
+    ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig ic[] = {
+        {S("lakestream.table.enabled"), LS_KAFKA_CONFIG_OP_SET, S("true")},
+        {S("lakestream.table.name"), LS_KAFKA_CONFIG_OP_DELETE, NUL}};
+    ls_kafka_IncrementalAlterConfigsRequest_AlterConfigsResource ir[] = {{2, S("orders"), ic, 2},
+                                                                         {4, S(""), NULL, 0}};
+    ls_kafka_AlterConfigsResourceResponse rr[] = {{0, NUL, 2, S("orders")},
+                                                  {40, S("Invalid value"), 2, S("x")}};
+    ls_arena_t *a = ls_arena_new();
+    ls_kw_t w;
+    for (int16_t v = LS_KAFKA_ALTER_CONFIGS_MIN; v <= LS_KAFKA_ALTER_CONFIGS_MAX; v++) {
+        ls_kafka_AlterConfigsRequest in = {ar, 1, true}, out;
+        CHECK(roundtrip(enc_AlterConfigsRequest, dec_AlterConfigsRequest, v, &in, &out, a, &w));
+        CHECK_EQ_INT(out.NumResources, 1);
+        CHECK(kstr_same(out.Resources[0].ResourceName, S("orders")));
+        CHECK_EQ_INT(out.Resources[0].NumConfigs, 2);
+        CHECK(kstr_same(out.Resources[0].Configs[0].Value, S("1000")));
+        CHECK(out.Resources[0].Configs[1].Value.len == -1);
+        CHECK(out.ValidateOnly);
+        ls_kw_free(&w);
+        ls_kafka_AlterConfigsResponse rin = {7, rr, 2}, rout;
+        CHECK(roundtrip(enc_AlterConfigsResponse, dec_AlterConfigsResponse, v, &rin, &rout, a,
+                        &w));
+        CHECK_EQ_INT(rout.ThrottleTimeMs, 7);
+        CHECK_EQ_INT(rout.Responses[1].ErrorCode, 40);
+        CHECK(kstr_same(rout.Responses[1].ErrorMessage, S("Invalid value")));
+        CHECK(rout.Responses[0].ErrorMessage.len == -1);
+        ls_kw_free(&w);
+    }
+    for (int16_t v = LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MIN;
+         v <= LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MAX; v++) {
+        ls_kafka_IncrementalAlterConfigsRequest in = {ir, 2, false}, out;
+        CHECK(roundtrip(enc_IncrementalAlterConfigsRequest, dec_IncrementalAlterConfigsRequest, v,
+                        &in, &out, a, &w));
+        CHECK_EQ_INT(out.NumResources, 2);
+        CHECK_EQ_INT(out.Resources[0].Configs[0].ConfigOperation, LS_KAFKA_CONFIG_OP_SET);
+        CHECK_EQ_INT(out.Resources[0].Configs[1].ConfigOperation, LS_KAFKA_CONFIG_OP_DELETE);
+        CHECK(out.Resources[0].Configs[1].Value.len == -1);
+        CHECK_EQ_INT(out.Resources[1].ResourceType, 4);
+        CHECK(!out.ValidateOnly);
+        ls_kw_free(&w);
+    }
+    /* a hand-built v1 (flexible) request: compact arrays and strings, tags */
+    static const uint8_t v1[] = {0x02, 0x02, 0x02, 't', 0x02, 0x02, 'k', 0x00, 0x02, 'v',
+                                 0x00, 0x00, 0x00, 0x00};
+    ls_kr_t r = rd(v1, sizeof v1);
+    ls_kafka_IncrementalAlterConfigsRequest m;
+    CHECK_EQ_INT(ls_kafka_IncrementalAlterConfigsRequest_decode(&r, 1, a, &m), 0);
+    CHECK_EQ_INT(ls_kr_remaining(&r), 0);
+    CHECK(kstr_same(m.Resources[0].ResourceName, S("t")));
+    CHECK(kstr_same(m.Resources[0].Configs[0].Name, S("k")));
+    CHECK(kstr_same(m.Resources[0].Configs[0].Value, S("v")));
+    ls_arena_free(a);
 }
 
 /* ---- CreatePartitions ---- */
@@ -1629,9 +1729,11 @@ int main(void)
     RUN(rt_api_versions);
     RUN(rt_create_topics);
     RUN(rt_delete_topics);
+    RUN(rt_delete_records);
     RUN(rt_init_producer_id);
     RUN(rt_offset_for_leader_epoch);
     RUN(rt_describe_configs);
+    RUN(rt_alter_configs);
     RUN(rt_create_partitions);
     RUN(rt_describe_cluster);
     RUN(vector_api_versions_v3_from_librdkafka);

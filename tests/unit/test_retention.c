@@ -19,6 +19,7 @@
 #include "log/log_meta.h"
 #include "log/log_trim.h"
 #include "log/logstore.h"
+#include "objstore/objstore_faulty.h"
 #include "unit.h"
 
 static uv_loop_t loop;
@@ -386,6 +387,66 @@ TEST(retention_by_time_and_bytes_trims_whole_entries)
     ls_meta_close(meta);
 }
 
+TEST(co_sweep_owed_after_a_failed_listing_is_paid_by_retention)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    char err[256];
+    ls_objstore_t *os = ls_objstore_open("faulty+mem://", 0, err, sizeof err);
+    CHECK(os != NULL);
+    ls_logstore_config_t c = lcfg();
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    int64_t logs[1] = {3};
+    CHECK_EQ_INT(append_rounds(ls, logs, 1, 10, 1000), 0);
+    ls_compactor_config_t cc = {.interval_ms = 1000, .min_age_ms = 0, .max_entries = 5,
+                                .max_bytes = 1 << 20, .retention = true, .retention_ms = -1,
+                                .retention_bytes = -1};
+    compact_once(ls, meta, os, &cc, NULL);
+    CHECK_EQ_INT(count_objects(os, "co/"), 2);   /* [0,9] [10,19] */
+    /* the trim commits, its sweep cannot list (as if the broker died there) */
+    CHECK_EQ_INT(ls_objstore_faulty_set(os, "list_error_rate=1", err, sizeof err), 0);
+    CHECK_EQ_INT(trim(ls, 3, 10, false).st, LS_OK);
+    CHECK_EQ_INT(ls_objstore_faulty_set(os, "list_error_rate=0", err, sizeof err), 0);
+    CHECK_EQ_INT(count_objects(os, "co/"), 2);
+    ls_start_t start;
+    int64_t rev;
+    CHECK_EQ_INT(ls_log_start_read(meta, 3, &start, &rev), LS_OK);
+    CHECK_EQ_INT(start.index_start, 10);
+    CHECK_EQ_INT(start.swept_below, 0);   /* the debt is durable */
+    /* the next retention check pays it, with no limits configured at all */
+    ls_compactor_stats_t st;
+    compact_once(ls, meta, os, &cc, &st);
+    CHECK_EQ_INT(st.cos_deleted, 1);
+    CHECK_EQ_INT(count_objects(os, "co/"), 1);
+    CHECK_EQ_INT(ls_log_start_read(meta, 3, &start, &rev), LS_OK);
+    CHECK_EQ_INT(start.swept_below, 10);
+    CHECK_EQ_INT(read_at(ls, 3, 10).first_base, 10);
+    close_store(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
+TEST(start_record_round_trips_and_rejects_damage)
+{
+    ls_start_t s = {.log_start = 27, .trimmed_bytes = 1155, .index_start = 26, .swept_below = 20};
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_start_encode(&s, &b);
+    CHECK_EQ_INT(b.len, 33);
+    ls_start_t d;
+    CHECK_EQ_INT(ls_start_decode(b.data, b.len, &d), LS_OK);
+    CHECK(d.log_start == 27 && d.trimmed_bytes == 1155 && d.index_start == 26 &&
+          d.swept_below == 20);
+    CHECK_EQ_INT(ls_start_decode(b.data, b.len - 1, &d), LS_ECORRUPT);   /* truncated */
+    b.data[0] = 2;
+    CHECK_EQ_INT(ls_start_decode(b.data, b.len, &d), LS_ECORRUPT);       /* unknown version */
+    ls_buf_free(&b);
+    s.swept_below = 30;   /* swept beyond the index start: impossible */
+    ls_buf_init(&b);
+    ls_start_encode(&s, &b);
+    CHECK_EQ_INT(ls_start_decode(b.data, b.len, &d), LS_ECORRUPT);
+    ls_buf_free(&b);
+}
+
 typedef struct {
     ls_compactor_t *c;
     int done;
@@ -538,6 +599,8 @@ int main(void)
     RUN(trim_racing_appends_loses_nothing);
     RUN(soft_trim_keeps_wal_entries_until_compacted);
     RUN(retention_by_time_and_bytes_trims_whole_entries);
+    RUN(co_sweep_owed_after_a_failed_listing_is_paid_by_retention);
+    RUN(start_record_round_trips_and_rejects_damage);
     RUN(claims_are_exclusive_and_fence_commits);
     RUN(two_compactors_never_compact_one_range_twice);
     RUN(compactor_whose_lease_expired_cannot_commit);

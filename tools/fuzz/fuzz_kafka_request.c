@@ -62,6 +62,8 @@ typedef void (*enc_fn)(ls_kw_t *, int16_t, const void *);
     X(InitProducerIdRequest, INIT_PRODUCER_ID)                                                 \
     X(OffsetForLeaderEpochRequest, OFFSET_FOR_LEADER_EPOCH)                                    \
     X(DescribeConfigsRequest, DESCRIBE_CONFIGS)                                                \
+    X(AlterConfigsRequest, ALTER_CONFIGS)                                                      \
+    X(IncrementalAlterConfigsRequest, INCREMENTAL_ALTER_CONFIGS)                               \
     X(CreatePartitionsRequest, CREATE_PARTITIONS)                                              \
     X(DescribeClusterRequest, DESCRIBE_CLUSTER)                                                \
     X(ProduceResponse, PRODUCE)                                                                \
@@ -74,6 +76,8 @@ typedef void (*enc_fn)(ls_kw_t *, int16_t, const void *);
     X(InitProducerIdResponse, INIT_PRODUCER_ID)                                                \
     X(OffsetForLeaderEpochResponse, OFFSET_FOR_LEADER_EPOCH)                                   \
     X(DescribeConfigsResponse, DESCRIBE_CONFIGS)                                               \
+    X(AlterConfigsResponse, ALTER_CONFIGS)                                                     \
+    X(IncrementalAlterConfigsResponse, INCREMENTAL_ALTER_CONFIGS)                              \
     X(CreatePartitionsResponse, CREATE_PARTITIONS)                                             \
     X(DescribeClusterResponse, DESCRIBE_CLUSTER)
 
