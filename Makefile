@@ -114,12 +114,14 @@ fuzz: deps $(FUZZ_BINS)
 
 # Long crash-consistency run: CYCLES kill -9/restart cycles under idempotent
 # load with fault-injecting stores; report in build/chaos-report.json.
+# CLUSTER=N: N brokers over a throwaway etcd, a random one killed per cycle.
 CYCLES ?= 20
+CLUSTER ?= 0
 .PHONY: chaos
 chaos: deps
 	@tools/install-deps.sh test
 	@$(MAKE) --no-print-directory all
-	.venv/bin/python tests/chaos/chaos.py --cycles $(CYCLES) --faults --json build/chaos-report.json
+	.venv/bin/python tests/chaos/chaos.py --cycles $(CYCLES) --faults --cluster $(CLUSTER) --json build/chaos-report.json
 
 # Benchmarks side by side with Apache Kafka (never part of `make test`); see
 # bench/README.md. Pass options through BENCH_ARGS, e.g. BENCH_ARGS="-n 5".

@@ -536,10 +536,10 @@ static void pass_after(uv_work_t *w, int status)
     }
     if (c->stopping)
         maybe_stopped(c);
-    else if (c->cfg.enabled)
-        arm(c);
     else if (c->retention_due)
         start_pass(c, false);   /* a check came due during the pass */
+    else if (c->cfg.enabled)
+        arm(c);
 }
 
 static void keepalive_work(uv_work_t *w)

@@ -11,7 +11,11 @@ commits). Afterwards an independent consumer reads every partition and checks:
   reordered   records of one producer on one partition out of send order
   strangers   records never produced
 
-  chaos.py --cycles N [--records R] [--partitions P] [--faults] [--json OUT]
+  chaos.py --cycles N [--records R] [--partitions P] [--faults] [--cluster N] [--json OUT]
+
+With --cluster N, N brokers share a throwaway etcd and one object store; the
+nemesis kill -9s a random broker per cycle and sometimes pauses etcd
+(SIGSTOP) while it is down.
 
 `make chaos CYCLES=N` runs it long; tests/integration/test_chaos.py runs a
 short version inside `make test`. Exit status 1 on any loss, duplicate,
@@ -21,6 +25,8 @@ import argparse
 import json
 import os
 import random
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,30 +39,86 @@ from confluent_kafka import Producer  # noqa: E402
 import lsbroker  # noqa: E402
 from kafka_util import consume, create_topic  # noqa: E402
 
-FAULT_ARGS = [
-    # object store: some PUTs fail, some succeed but report failure
-    "--object.store.url=faulty+file://{objects}?put_error_rate=0.03&lost_ack_rate=0.02&ops=put",
-    # metadata: some commits fail, some are applied but report failure
-    "--metadata.url=faulty+sqlite://{meta}?txn_error_rate=0.02&lost_ack_rate=0.02",
-]
+# object store: some PUTs fail, some succeed but report failure
+FAULTY_STORE = "?put_error_rate=0.03&lost_ack_rate=0.02&ops=put"
+# metadata: some commits fail, some are applied but report failure
+FAULTY_META = "?txn_error_rate=0.02&lost_ack_rate=0.02"
 
 
-def run(cycles, records, partitions, faults, seed, work, log=print):
-    rnd = random.Random(seed)
+class Etcd:
+    """A throwaway etcd (tools/etcd/etcd.sh) the nemesis can pause."""
+
+    script = os.path.join(lsbroker.ROOT, "tools", "etcd", "etcd.sh")
+
+    def __init__(self, work):
+        self.dir = os.path.join(work, "etcd")
+        subprocess.run([self.script, "start", self.dir], check=True, capture_output=True)
+        env = dict(l.split("=", 1) for l in open(os.path.join(self.dir, "env")).read().split())
+        self.endpoint = env["LS_TEST_ETCD_ENDPOINT"]
+        self.pid = int(open(os.path.join(self.dir, "pid")).read())
+
+    def pause(self, seconds):
+        os.kill(self.pid, signal.SIGSTOP)
+        try:
+            time.sleep(seconds)
+        finally:
+            os.kill(self.pid, signal.SIGCONT)
+
+    def stop(self):
+        subprocess.run([self.script, "stop", self.dir], capture_output=True)
+
+
+def start_nodes(work, faults, cluster, etcd):
+    """One broker, or a cluster of `cluster` brokers over etcd and one shared
+    file store. Returns the brokers (started)."""
     data = os.path.join(work, "data")
     args = ["--wal.gc.grace.ms=2000"]
+    objects, meta = os.path.join(data, "objects"), "sqlite://" + os.path.join(data, "meta.db")
+    if cluster:
+        meta = "etcd://%s/chaos" % etcd.endpoint
+        args += ["--broker.session.timeout.ms=2000", "--http.listen="]
+    os.makedirs(data, exist_ok=True)
+    store_url, meta_url = "file://" + objects, meta
     if faults:
-        os.makedirs(data, exist_ok=True)
-        args += [a.format(objects=os.path.join(data, "objects"), meta=os.path.join(data, "meta.db"))
-                 for a in FAULT_ARGS]
-    b = lsbroker.Broker(data, os.path.join(work, "logs"), args, name="chaos")
-    if faults:
-        # injected faults are logged as errors by design
-        b.allow_errors(r"injected|failed|commit|PUT|corrupt|reading")
-    b.start()
+        store_url = "faulty+" + store_url + FAULTY_STORE
+        meta_url = "faulty+" + meta_url + FAULTY_META
+    if faults or cluster:
+        args += ["--object.store.url=" + store_url, "--metadata.url=" + meta_url]
+    nodes = []
+    for i in range(max(cluster, 1)):
+        node_args = args + (["--broker.id=%d" % (i + 1)] if cluster else [])
+        name = "node%d" % (i + 1) if cluster else "chaos"
+        b = lsbroker.Broker(os.path.join(work, name) if cluster else data,
+                            os.path.join(work, "logs"), node_args, name=name)
+        if faults:
+            # injected faults are logged as errors by design
+            b.allow_errors(r"injected|failed|commit|PUT|corrupt|reading")
+        if cluster:
+            # brokers and etcd dying are logged by the survivors
+            b.allow_errors(r"etcd|lease|watch|unreachable|metadata|reading|GET|timed out")
+        b.start()
+        nodes.append(b)
+    return nodes
+
+
+def run(cycles, records, partitions, faults, seed, work, log=print, cluster=0):
+    """cluster: 0 for one broker, else that many brokers over a throwaway etcd;
+    the nemesis then kills a random broker per cycle and pauses etcd."""
+    rnd = random.Random(seed)
+    etcd = Etcd(work) if cluster else None
+    try:
+        return _run(cycles, records, partitions, faults, rnd, seed, work, log, cluster, etcd)
+    finally:
+        if etcd:
+            etcd.stop()
+
+
+def _run(cycles, records, partitions, faults, rnd, seed, work, log, cluster, etcd):
+    nodes = start_nodes(work, faults, cluster, etcd)
+    bootstrap = ",".join(b.bootstrap for b in nodes)
     topic = "chaos-%d" % seed
-    create_topic(b.bootstrap, topic, partitions=partitions)
-    p = Producer({"bootstrap.servers": b.bootstrap, "enable.idempotence": True, "acks": "all",
+    create_topic(bootstrap, topic, partitions=partitions)
+    p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
                   "linger.ms": 2, "message.timeout.ms": 300000, "retry.backoff.ms": 50,
                   "reconnect.backoff.ms": 20, "reconnect.backoff.max.ms": 500,
                   "socket.timeout.ms": 10000})
@@ -71,9 +133,12 @@ def run(cycles, records, partitions, faults, seed, work, log=print):
     produced = 0
 
     def crash():
-        b.kill9()
+        victim = rnd.choice(nodes)
+        victim.kill9()
+        if etcd and rnd.random() < 0.5:
+            etcd.pause(rnd.uniform(0.2, 1.5))
         time.sleep(rnd.random() * 0.2)
-        b.start()
+        victim.start()
 
     for cycle in range(cycles):
         # crash once per cycle, after a random share of this cycle's records
@@ -103,8 +168,9 @@ def run(cycles, records, partitions, faults, seed, work, log=print):
                                                                 len(acked), len(failed)))
     left = p.flush(300)
     if faults:
-        b.allow_errors(r".")
-    got = consume(b.bootstrap, topic, list(range(partitions)), timeout=300, ignore_transient=True)
+        for b in nodes:
+            b.allow_errors(r".")
+    got = consume(bootstrap, topic, list(range(partitions)), timeout=300, ignore_transient=True)
     seen = {}
     reordered = 0
     for part, msgs in got.items():
@@ -118,8 +184,9 @@ def run(cycles, records, partitions, faults, seed, work, log=print):
     lost = [v for v, where in acked.items() if where not in seen.get(v, [])]
     dups = [v for v, where in seen.items() if len(where) > 1]
     strangers = [v for v in seen if not v.startswith(b"rid=") or int(v[4:]) >= produced]
-    rc = b.stop()
-    report = {"broker_exit": rc, "cycles": cycles, "produced": produced, "acknowledged": len(acked),
+    rcs = [b.stop() for b in nodes]
+    rc = next((r for r in rcs if r not in (0, None)), rcs[0])
+    report = {"broker_exit": rc, "brokers": len(nodes), "cycles": cycles, "produced": produced, "acknowledged": len(acked),
               "failed": len(failed), "unflushed": left, "read": sum(len(v) for v in got.values()),
               "lost": len(lost), "duplicated": len(dups), "reordered": reordered,
               "strangers": len(strangers), "faults": faults, "seed": seed,
@@ -134,11 +201,14 @@ def main(argv=None):
     ap.add_argument("--records", type=int, default=3000, help="records per cycle")
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--faults", action="store_true", help="fault-injecting stores underneath")
+    ap.add_argument("--cluster", type=int, default=0,
+                    help="run N brokers over a throwaway etcd; kill a random one per cycle "
+                         "and pause etcd")
     ap.add_argument("--seed", type=int, default=int(time.time()))
     ap.add_argument("--json", help="write the report here")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="lakestream-chaos-") as work:
-        r = run(a.cycles, a.records, a.partitions, a.faults, a.seed, work)
+        r = run(a.cycles, a.records, a.partitions, a.faults, a.seed, work, cluster=a.cluster)
     print(json.dumps(r, indent=2))
     if a.json:
         with open(a.json, "w") as f:

@@ -1,7 +1,8 @@
-"""Short nemesis run (the long one is `make chaos CYCLES=N`): kill -9 under
-idempotent load, once on clean stores and once with fault-injecting object
-store and metadata underneath; nothing acknowledged may be lost, nothing may
-appear twice or out of order."""
+"""Short nemesis runs (the long one is `make chaos CYCLES=N [CLUSTER=3]`):
+kill -9 under idempotent load, once on clean stores, once with
+fault-injecting object store and metadata underneath, once on a three-broker
+cluster over etcd; nothing acknowledged may be lost, nothing may appear
+twice or out of order."""
 
 import os
 import sys
@@ -20,5 +21,15 @@ def test_chaos_short(tmp_path, faults):
     r = chaos.run(cycles=2, records=2000, partitions=3, faults=faults, seed=4242,
                   work=str(tmp_path), log=lambda *_: None)
     assert r["acknowledged"] > 0
+    assert r["broker_exit"] in (0, None), r
+    assert (r["lost"], r["duplicated"], r["reordered"], r["strangers"]) == (0, 0, 0, 0), r
+
+
+def test_chaos_short_cluster(tmp_path):
+    """Three brokers over etcd: each cycle kill -9s a random broker (and
+    sometimes pauses etcd) under idempotent load."""
+    r = chaos.run(cycles=3, records=2000, partitions=3, faults=False, seed=777,
+                  work=str(tmp_path), log=lambda *_: None, cluster=3)
+    assert r["acknowledged"] > 0 and r["brokers"] == 3
     assert r["broker_exit"] in (0, None), r
     assert (r["lost"], r["duplicated"], r["reordered"], r["strangers"]) == (0, 0, 0, 0), r
