@@ -100,7 +100,8 @@ static int cmd_show(ls_cli_conn_t *c, const char *topic)
         return 1;
     const ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *d = &r.Results[0];
     if (d->ErrorCode) {
-        fprintf(stderr, PROG ": %.*s (error %d)\n", d->ErrorMessage.len > 0 ? d->ErrorMessage.len : 0,
+        fprintf(stderr, PROG ": %.*s (error %d)\n",
+                d->ErrorMessage.len > 0 ? d->ErrorMessage.len : 0,
                 d->ErrorMessage.ptr ? d->ErrorMessage.ptr : "", d->ErrorCode);
         return 1;
     }

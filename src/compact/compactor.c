@@ -631,6 +631,9 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     c->handles_open = 3;
     ls_table_marks_init(&c->marks);
     c->next_full_ms = ls_clock_wall_ms() + c->cfg.interval_ms;
+    /* until the first pass has read the table policies, assume the shortest
+     * commit interval, so tables are fresh right after a restart too */
+    c->table_period_ms = LS_POLICY_MIN_COMMIT_INTERVAL_MS;
     if (cfg->enabled)
         arm(c);
     if (cfg->retention && cfg->retention_check_interval_ms > 0)

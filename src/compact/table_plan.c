@@ -244,7 +244,8 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
     st = ls_objstore_get(os, e.object, e.pos, e.len, &body);
     if (st != LS_OK || body.len != e.len) {
         LS_WARN("table", "log %016llx: reading %s for backfill failed: %s",
-                (unsigned long long)log_id, e.object, st != LS_OK ? ls_status_str(st) : "short read");
+                (unsigned long long)log_id, e.object,
+                st != LS_OK ? ls_status_str(st) : "short read");
         goto out;
     }
     int k = ls_entries_rebase(body.data, body.len, e.first_offset, e.last_offset, e.object, e.pos,

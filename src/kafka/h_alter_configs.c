@@ -243,9 +243,9 @@ static void ac_handle(ls_kreq_t *req, bool incremental)
     ctx->incremental = incremental;
     ls_kafka_AlterConfigsRequest am;
     ls_kafka_IncrementalAlterConfigsRequest im;
-    int rc = incremental
-                 ? ls_kafka_IncrementalAlterConfigsRequest_decode(&req->body, req->api_version, a, &im)
-                 : ls_kafka_AlterConfigsRequest_decode(&req->body, req->api_version, a, &am);
+    int16_t v = req->api_version;
+    int rc = incremental ? ls_kafka_IncrementalAlterConfigsRequest_decode(&req->body, v, a, &im)
+                         : ls_kafka_AlterConfigsRequest_decode(&req->body, v, a, &am);
     if (rc != 0) {
         ls_kreq_fail(req, req->body.what ? req->body.what
                                          : incremental ? "malformed IncrementalAlterConfigs request"

@@ -89,8 +89,8 @@ int ls_kafka_IncrementalAlterConfigsRequest_decode(ls_kr_t *r, int16_t v, ls_are
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_IncrementalAlterConfigsRequest_encode(ls_kw_t *w, int16_t v,
-                                                    const ls_kafka_IncrementalAlterConfigsRequest *m)
+void ls_kafka_IncrementalAlterConfigsRequest_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_IncrementalAlterConfigsRequest *m)
 {
     bool f = IACFLEX(v);
     ls_kw_arrlen(w, f, m->NumResources);
@@ -168,8 +168,8 @@ int ls_kafka_IncrementalAlterConfigsResponse_decode(ls_kr_t *r, int16_t v, ls_ar
     return response_decode(r, IACFLEX(v), a, m);
 }
 
-void ls_kafka_IncrementalAlterConfigsResponse_encode(ls_kw_t *w, int16_t v,
-                                                     const ls_kafka_IncrementalAlterConfigsResponse *m)
+void ls_kafka_IncrementalAlterConfigsResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_IncrementalAlterConfigsResponse *m)
 {
     response_encode(w, IACFLEX(v), m);
 }

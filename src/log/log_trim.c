@@ -172,8 +172,11 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
     bool fenced = h.fenced;
     int64_t hw = h.next_offset;
     ls_head_clear(&h);
+    /* out reports stored state only: a failed txn below must not make the
+     * loop drop entries that still exist */
     out->log_start = cur.log_start;
     out->trimmed_bytes = cur.trimmed_bytes;
+    out->index_start = cur.index_start;
     if (fenced)
         return LS_ENOTFOUND;
     int64_t target = req->new_start == LS_TRIM_TO_HIGH_WATERMARK ? hw : req->new_start;
@@ -194,7 +197,7 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
     ls_walrefs_t refs = {0};
     int removed = 0;
     int64_t removed_bytes = 0, last_removed = -1;
-    out->index_start = target;
+    int64_t index_start = target;   /* where the remaining index will begin */
     for (size_t i = 0; i < l.n; i++) {
         ls_idx_entry_t e;
         if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK) {
@@ -208,7 +211,7 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
         bool kept = below && req->keep_wal && e.kind == LS_IDX_WAL;
         if (!below || kept || removed == per) {
             *more = below && !kept;
-            out->index_start = e.first_offset < target ? e.first_offset : target;
+            index_start = e.first_offset < target ? e.first_offset : target;
             ls_idx_clear(&e);
             break;
         }
@@ -232,8 +235,8 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
         ls_log_start_key(skey, sizeof skey, req->log_id);
         ls_start_t next = {.log_start = new_start,
                            .trimmed_bytes = cur.trimmed_bytes + removed_bytes,
-                           .index_start = out->index_start > cur.index_start ? out->index_start
-                                                                             : cur.index_start,
+                           .index_start = index_start > cur.index_start ? index_start
+                                                                     : cur.index_start,
                            .swept_below = cur.swept_below};
         ls_buf_t val;
         ls_buf_init(&val);
@@ -248,6 +251,7 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
         if (st == LS_OK) {
             out->log_start = next.log_start;
             out->trimmed_bytes = next.trimmed_bytes;
+            out->index_start = next.index_start;
             out->entries_removed += removed;
             out->wal_released += released;
         }

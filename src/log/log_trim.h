@@ -30,9 +30,11 @@ typedef struct ls_trim_req {
     const ls_meta_cmp_t *fence;
 } ls_trim_req_t;
 
+/* The stored state after the call (also when nothing changed or a later txn
+ * failed: only committed txns count). */
 typedef struct ls_trim_result {
-    int64_t log_start;           /* after the call (also when nothing changed) */
-    int64_t trimmed_bytes;       /* total, as stored */
+    int64_t log_start;
+    int64_t trimmed_bytes;       /* total */
     int64_t index_start;         /* no index entry is left below this offset */
     int entries_removed;
     int wal_released;            /* WAL object keys deleted (GC removes the objects) */

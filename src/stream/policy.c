@@ -17,7 +17,6 @@
 
 #define MIN_TARGET_FILE_BYTES ((int64_t)1024)
 #define MAX_TARGET_FILE_BYTES ((int64_t)1 << 30)
-#define MIN_COMMIT_INTERVAL_MS ((int64_t)1000)
 #define MAX_COMMIT_INTERVAL_MS ((int64_t)86400000)
 #define MAX_CATALOG_NAME 64
 #define MAX_TABLE_NAME 249
@@ -186,7 +185,8 @@ static int p_compression(const char *v, ls_policy_t *p, char *why, size_t cap)
 
 static int p_interval(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    return parse_int(v, MIN_COMMIT_INTERVAL_MS, MAX_COMMIT_INTERVAL_MS, &p->commit_interval_ms);
+    return parse_int(v, LS_POLICY_MIN_COMMIT_INTERVAL_MS, MAX_COMMIT_INTERVAL_MS,
+                     &p->commit_interval_ms);
 }
 
 static int p_start(const char *v, ls_policy_t *p, char *why, size_t cap)
@@ -387,7 +387,8 @@ ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char 
         char where[48];
         snprintf(where, sizeof where, " (%s layer)", ls_policy_source_name(out->source[f]));
         /* keep resolving after a bad value so every field has a value and source */
-        if (check_field(f, key, v, out, where, st == LS_OK ? err : NULL, st == LS_OK ? errlen : 0) != LS_OK)
+        bool first = st == LS_OK;
+        if (check_field(f, key, v, out, where, first ? err : NULL, first ? errlen : 0) != LS_OK)
             st = LS_EINVAL;
     }
     const char *since = layer_get(l->stream, l->nstream, LS_POLICY_SINCE_KEY);
@@ -410,7 +411,9 @@ ls_status ls_policy_for_stream(ls_catalog_t *cat, const ls_stream_t *s, const ls
 ls_status ls_policy_table_name(const ls_policy_t *p, const char *ns, const char *topic,
                                char *out, size_t cap, char *err, size_t errlen)
 {
-    const char *t = p->value[LS_POLICY_NAME] ? p->value[LS_POLICY_NAME] : fields[LS_POLICY_NAME].def;
+    const char *t = p->value[LS_POLICY_NAME];
+    if (!t)
+        t = fields[LS_POLICY_NAME].def;
     size_t n = 0;
     bool over = false;
     for (const char *c = t; *c && !over;) {

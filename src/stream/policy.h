@@ -46,6 +46,7 @@
 #define LS_POLICY_SINCE_KEY "lakestream.table.enabled.since"
 #define LS_POLICY_BUILTIN_CATALOG "builtin"
 #define LS_POLICY_MAX_PART 4
+#define LS_POLICY_MIN_COMMIT_INTERVAL_MS 1000
 
 typedef enum ls_policy_field {
     LS_POLICY_ENABLED,
