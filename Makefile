@@ -127,4 +127,4 @@ chaos: deps
 # bench/README.md. Pass options through BENCH_ARGS, e.g. BENCH_ARGS="-n 5".
 .PHONY: bench
 bench:
-	@bench/run.sh $(BENCH_ARGS)
+	@BENCH_BUILD=$(BUILD) bench/run.sh $(BENCH_ARGS)

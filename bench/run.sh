@@ -7,14 +7,19 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 bench/setup.sh
+# BENCH_BUILD: the build directory to build and measure (default build/; `make bench
+# BUILD=build-x` passes its BUILD), so people sharing the tree can keep their own.
+BENCH_BUILD="${BENCH_BUILD:-build}"
+case "$BENCH_BUILD" in /*) BUILD_DIR="$BENCH_BUILD" ;; *) BUILD_DIR="$ROOT/$BENCH_BUILD" ;; esac
 # The tree is shared with people editing src/: retry a broken build a few times.
 for i in 1 2 3; do
-    make -s all && break
+    make -s all BUILD="$BENCH_BUILD" && break
     [ "$i" = 3 ] && { echo "bench: lakestream does not build" >&2; exit 1; }
     echo "bench: build failed, retrying in 30 s" >&2
     sleep 30
 done
-make -s -C bench/driver
+make -s -C bench/driver OUT="$BUILD_DIR/bench"
+export LAKESTREAM_BIN="$BUILD_DIR/lakestream" LSBENCH_BIN="$BUILD_DIR/bench/lsbench"
 # Recorded in the results as "the exact command".
 if [ -z "${BENCH_COMMAND:-}" ]; then
     if [ -n "${MAKELEVEL:-}" ]; then
@@ -24,4 +29,6 @@ if [ -z "${BENCH_COMMAND:-}" ]; then
     fi
 fi
 export BENCH_COMMAND
-exec python3 bench/bench.py "$@"
+# .venv (tools/install-deps.sh test + bench/requirements.txt, see bench/setup.sh):
+# DuckDB, PyIceberg and confluent-kafka for scenarios 6-8.
+exec "$ROOT/.venv/bin/python" bench/bench.py "$@"

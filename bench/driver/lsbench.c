@@ -39,6 +39,8 @@ typedef struct opts {
     long long count;
     const char *extra[32];
     int n_extra;
+    const char *topic_config[16]; /* key=value, set at --create */
+    int n_topic_config;
 } opts_t;
 
 static volatile sig_atomic_t g_stop;
@@ -109,12 +111,24 @@ static int topic_partitions(rd_kafka_t *rk, const char *topic)
     return n;
 }
 
-static void create_topic(rd_kafka_t *rk, const char *topic, int partitions)
+static void create_topic(rd_kafka_t *rk, const opts_t *o)
 {
+    const char *topic = o->topic;
+    int partitions = o->partitions;
     char err[256];
     rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, partitions, 1, err, sizeof err);
     if (!nt)
         die("NewTopic: %s", err);
+    for (int i = 0; i < o->n_topic_config; i++) {
+        char kv[512];
+        snprintf(kv, sizeof kv, "%s", o->topic_config[i]);
+        char *eq = strchr(kv, '=');
+        if (!eq)
+            die("--topic-config wants key=value, got %s", o->topic_config[i]);
+        *eq = 0;
+        if (rd_kafka_NewTopic_set_config(nt, kv, eq + 1))
+            die("--topic-config %s: rejected by librdkafka", o->topic_config[i]);
+    }
     rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
     rd_kafka_CreateTopics(rk, &nt, 1, NULL, q);
     rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
@@ -339,7 +353,7 @@ static int run_produce(const opts_t *o)
     lsb_hist_init(&s->lat);
     rd_kafka_t *rk = make_producer(o, s);
     if (o->create)
-        create_topic(rk, o->topic, o->partitions);
+        create_topic(rk, o);
     rd_kafka_topic_t *t = rd_kafka_topic_new(rk, o->topic, NULL);
     char *payload = malloc((size_t)o->size);
     fill_payload(payload, o->size, o->payload);
@@ -530,7 +544,7 @@ static int run_e2e(const opts_t *o)
     lsb_hist_init(&ps->lat);
     rd_kafka_t *prk = make_producer(o, ps);
     if (o->create)
-        create_topic(prk, o->topic, o->partitions);
+        create_topic(prk, o);
     int np = topic_partitions(prk, o->topic);
     if (np <= 0)
         die("topic %s not found", o->topic);
@@ -595,6 +609,7 @@ static void usage(void)
             "usage: lsbench produce|consume|e2e --brokers HOST:PORT --topic T [options]\n"
             "  --partitions N      partitions (with --create; default 16)\n"
             "  --create            create the topic first (replication factor 1)\n"
+            "  --topic-config K=V  a topic config for --create (repeatable)\n"
             "  --size BYTES        record value size (default 1024; first 8 bytes = timestamp)\n"
             "  --keys SPEC         none | uniform:N (random of N keys, murmur2) | roundrobin\n"
             "  --rate MSGS_PER_S   target rate (0 = as fast as possible; default 0)\n"
@@ -620,14 +635,15 @@ int main(int argc, char **argv)
         usage();
     o.mode = argv[1];
     enum { O_BROKERS = 256, O_TOPIC, O_PARTS, O_CREATE, O_SIZE, O_KEYS, O_RATE, O_DUR, O_COUNT,
-           O_WARM, O_ACKS, O_LINGER, O_COMP, O_IDEM, O_PAYLOAD, O_TIMEOUT, O_ALLOW };
+           O_WARM, O_ACKS, O_LINGER, O_COMP, O_IDEM, O_PAYLOAD, O_TIMEOUT, O_ALLOW, O_TCONF };
     static const struct option lo[] = {
         {"brokers", 1, 0, O_BROKERS},   {"topic", 1, 0, O_TOPIC},     {"partitions", 1, 0, O_PARTS},
         {"create", 0, 0, O_CREATE},     {"size", 1, 0, O_SIZE},       {"keys", 1, 0, O_KEYS},
         {"rate", 1, 0, O_RATE},         {"duration", 1, 0, O_DUR},    {"count", 1, 0, O_COUNT},
         {"warmup", 1, 0, O_WARM},       {"acks", 1, 0, O_ACKS},       {"linger-ms", 1, 0, O_LINGER},
         {"compression", 1, 0, O_COMP},  {"idempotence", 0, 0, O_IDEM}, {"payload", 1, 0, O_PAYLOAD},
-        {"timeout", 1, 0, O_TIMEOUT},   {"allow-errors", 0, 0, O_ALLOW}, {0, 0, 0, 0}};
+        {"timeout", 1, 0, O_TIMEOUT},   {"allow-errors", 0, 0, O_ALLOW}, {"topic-config", 1, 0, O_TCONF},
+        {0, 0, 0, 0}};
     int c;
     optind = 2;
     while ((c = getopt_long(argc, argv, "X:", lo, NULL)) != -1) {
@@ -649,6 +665,11 @@ int main(int argc, char **argv)
         case O_PAYLOAD: o.payload = optarg; break;
         case O_TIMEOUT: o.timeout = atof(optarg); break;
         case O_ALLOW: o.allow_errors = 1; break;
+        case O_TCONF:
+            if (o.n_topic_config == 16)
+                die("too many --topic-config");
+            o.topic_config[o.n_topic_config++] = optarg;
+            break;
         case 'X':
             if (o.n_extra == 32)
                 die("too many -X");

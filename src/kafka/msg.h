@@ -808,12 +808,12 @@ void ls_kafka_AlterConfigsResponse_encode(ls_kw_t *w, int16_t version,
                                           const ls_kafka_AlterConfigsResponse *m);
 int ls_kafka_IncrementalAlterConfigsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
                                                    ls_kafka_IncrementalAlterConfigsRequest *m);
-void ls_kafka_IncrementalAlterConfigsRequest_encode(ls_kw_t *w, int16_t version,
-                                                    const ls_kafka_IncrementalAlterConfigsRequest *m);
+void ls_kafka_IncrementalAlterConfigsRequest_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_IncrementalAlterConfigsRequest *m);
 int ls_kafka_IncrementalAlterConfigsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
                                                     ls_kafka_IncrementalAlterConfigsResponse *m);
-void ls_kafka_IncrementalAlterConfigsResponse_encode(ls_kw_t *w, int16_t version,
-                                                     const ls_kafka_IncrementalAlterConfigsResponse *m);
+void ls_kafka_IncrementalAlterConfigsResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_IncrementalAlterConfigsResponse *m);
 
 /* ------------------------------------------------ CreatePartitions (key 37) */
 

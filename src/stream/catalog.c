@@ -1165,7 +1165,8 @@ ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_
         if (st != LS_OK && st != LS_ECONFLICT)
             cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), c->meta->errmsg);
     }
-    if (st == LS_ECONFLICT) cat_err(err, errlen, "updating namespace '%s': too much contention", ns);
+    if (st == LS_ECONFLICT)
+        cat_err(err, errlen, "updating namespace '%s': too much contention", ns);
     pthread_mutex_unlock(&c->write_mu);
     if (st == LS_OK) st = ls_catalog_reload_namespaces(c);
     return st;

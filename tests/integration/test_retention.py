@@ -253,3 +253,36 @@ def test_kill9_during_retention(broker_factory):
     # nothing of the trimmed range is left in the object store
     _wait(lambda: not _objects(b.data_dir, "co"), 30, "trimmed COs to be deleted")
     _wait(lambda: len(_objects(b.data_dir, "wal")) <= 20, 30, "trimmed WAL objects to be deleted")
+
+
+def test_two_brokers_share_retention_and_both_see_the_new_start(cluster):
+    """Two brokers over one etcd prefix: their compactors contend for the
+    partition (one owner at a time); whichever trims, the other learns the
+    new start through its metadata watch: once the partition's leader is
+    stopped, the survivor serves the trimmed log without a restart."""
+    flags = ["--http.listen=", "--log.retention.check.interval.ms=100",
+             "--compaction.interval.ms=200", "--compaction.min.age.ms=0",
+             "--wal.gc.grace.ms=0", "--compaction.lease.ttl.ms=2000",
+             "--broker.session.timeout.ms=2000"]
+    nodes = [cluster.add(*flags) for _ in range(2)]
+    topic = create_topic(nodes[0].bootstrap, unique_topic("ret-cluster"),
+                         config={"retention.ms": "600000"})
+    old = int(time.time() * 1000) - 3600 * 1000
+    _produce_batches(nodes[0].bootstrap, topic, 0, 10, 10, ts=old)
+    acked = _produce_batches(nodes[1].bootstrap, topic, 100, 5, 10)
+    _wait(lambda: watermarks(nodes[0].bootstrap, topic, [0])[0] == (100, 150), 30,
+          "the leader to report (100, 150)")
+    md = AdminClient({"bootstrap.servers": nodes[0].bootstrap}).list_topics(topic=topic, timeout=10)
+    leader = md.topics[topic].partitions[0].leader
+    nodes[leader - 1].stop()
+    survivor = nodes[2 - leader]
+
+    def served_by_survivor():
+        m = AdminClient({"bootstrap.servers": survivor.bootstrap}).list_topics(topic=topic,
+                                                                             timeout=10)
+        return m.topics[topic].partitions[0].leader == 3 - leader
+    _wait(served_by_survivor, 30, "the survivor to lead the partition")
+    assert watermarks(survivor.bootstrap, topic, [0])[0] == (100, 150)
+    got = _read_from(survivor.bootstrap, topic, 0)
+    assert [o for o, _ in got] == list(range(100, 150))
+    assert {int(v[1:]): o for o, v in got} == acked
