@@ -15,8 +15,16 @@ Scenarios (see bench/README.md):
                       from WAL objects), then read it all back from the beginning
   s3-latency          (scenario 5) produce-latency with the objstore fault wrapper
                       injecting an S3-like PUT latency; p99 as a multiple of the injected p99
+  consume-catchup-compacted  (4b) the same catch-up once everything is in compacted objects
+  s3-radosgw          (5b) produce-latency with the S3 backend against a throwaway radosgw
+  materialization     (6) WAL -> committed Iceberg table, vs DuckDB COPY ... TO Parquet
+  zero-etl            (7) CPU s and bytes written per GiB into a table: lakestream vs
+                      Kafka + a PyIceberg consumer (bench/iceberg_consumer.py)
+  table-freshness     (8) produce ack -> visible in the table's current snapshot
 
-Needs: bench/setup.sh run once (Kafka jars in .cache/bench/kafka/libs, gnuplot).
+Needs: bench/setup.sh run once (Kafka jars in .cache/bench/kafka/libs, gnuplot, .venv).
+Runs under .venv's python (bench/run.sh): scenarios 6-8 import confluent-kafka,
+PyIceberg and DuckDB. LAKESTREAM_BIN / LSBENCH_BIN pick the binaries (default build/).
 """
 import argparse
 import base64
@@ -31,27 +39,41 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.error
+import urllib.request
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DRIVER = os.path.join(ROOT, "build", "bench", "lsbench")
-LAKESTREAM = os.path.join(ROOT, "build", "lakestream")
+DRIVER = os.environ.get("LSBENCH_BIN") or os.path.join(ROOT, "build", "bench", "lsbench")
+LAKESTREAM = os.environ.get("LAKESTREAM_BIN") or os.path.join(ROOT, "build", "lakestream")
+LAKESTREAM_BUILT = LAKESTREAM  # the build output (LAKESTREAM becomes a private copy)
+CONSUMER = os.path.join(ROOT, "bench", "iceberg_consumer.py")
+RADOSGW = os.path.join(ROOT, "tools", "s3", "radosgw.sh")
 KAFKA_LIBS = os.path.join(ROOT, ".cache", "bench", "kafka", "libs")
 RESULTS = os.path.join(ROOT, "bench", "results")
 
 # Run order: latency first, then the scenarios that write the most.
 SCENARIOS = ["produce-latency", "e2e-latency", "produce-throughput", "consume-catchup",
-             "s3-latency"]
+             "s3-latency", "consume-catchup-compacted", "s3-radosgw", "materialization",
+             "zero-etl", "table-freshness"]
+# Scenarios on brokers of their own (a fresh broker with its own configuration per
+# repetition, see solo_plan()); the others share one start of each main target.
+SOLO = ["s3-latency", "consume-catchup-compacted", "s3-radosgw", "materialization",
+        "zero-etl", "table-freshness"]
 # Scenarios that need features still being built elsewhere; they slot in here
 # (a function per scenario below, plus an entry in METRICS) when those land.
-PENDING = {
-    "consume-catchup-compacted": "catch-up from compacted objects (compaction.min.age.ms=0 "
-                                 "then wait for no wal/ objects): not written yet",
-    "s3-radosgw": "S3 backend against radosgw (tools/s3/radosgw.sh): not written yet",
-    "materialization": "WAL -> Iceberg table throughput (lakestream.table.enabled): not written yet",
-    "zero-etl": "CPU s and bytes per GB with a table vs Kafka + PyIceberg consumer: not written yet",
-    "table-freshness": "ack -> visible in a table scan: not written yet",
+PENDING = {}
+# The peer a scenario's ratios are taken against (default: kafka).
+PEER = {"materialization": "duckdb", "zero-etl": "kafka+pyiceberg",
+        "table-freshness": "kafka+pyiceberg"}
+# Rows a scenario borrows from another one of the same run (same measurement, so not
+# repeated): scenario -> (source scenario, {source target: row name}).
+BORROW = {
+    "consume-catchup-compacted": ("consume-catchup", {"kafka": "kafka",
+                                                      "lakestream": "lakestream-wal (#4)"}),
+    "s3-radosgw": ("produce-latency", {"kafka": "kafka", "lakestream": "lakestream-file (#2)"}),
 }
 
 # metric name -> (path into the driver JSON, unit, higher_is_better)
@@ -85,6 +107,37 @@ METRICS = {
         "p999_ms": (("produce", "latency", "p999_ms"), "ms", False),
         "p99_over_store_p99": (("derived", "p99_over_store_p99"), "x", False),
     },
+    "consume-catchup-compacted": {
+        "mb_per_sec": (("consume", "mb_per_sec"), "MiB/s", True),
+        "msgs_per_sec": (("consume", "msgs_per_sec"), "msg/s", True),
+        "seconds": (("consume", "seconds"), "s", False),
+        "compact_s": (("compact", "seconds"), "s", False),
+    },
+    "s3-radosgw": {
+        "p50_ms": (("produce", "latency", "p50_ms"), "ms", False),
+        "p99_ms": (("produce", "latency", "p99_ms"), "ms", False),
+        "p999_ms": (("produce", "latency", "p999_ms"), "ms", False),
+        "max_ms": (("produce", "latency", "max_ms"), "ms", False),
+    },
+    "materialization": {
+        "records_per_sec": (("materialize", "records_per_sec"), "rec/s", True),
+        "mb_per_sec": (("materialize", "mb_per_sec"), "MiB/s", True),
+        "seconds": (("materialize", "seconds"), "s", False),
+        "cpu_s": (("materialize", "cpu_s"), "CPU s", False),
+    },
+    "zero-etl": {
+        "cpu_s_per_gib": (("zero_etl", "cpu_s_per_gib"), "CPU s/GiB", False),
+        "written_gib_per_gib": (("zero_etl", "written_gib_per_gib"), "GiB/GiB", False),
+        "broker_cpu_s": (("zero_etl", "broker_cpu_s"), "CPU s", False),
+        "consumer_cpu_s": (("zero_etl", "consumer_cpu_s"), "CPU s", False),
+        "seconds": (("zero_etl", "seconds"), "s", False),
+    },
+    "table-freshness": {
+        "p50_ms": (("freshness", "p50_ms"), "ms", False),
+        "p99_ms": (("freshness", "p99_ms"), "ms", False),
+        "max_ms": (("freshness", "max_ms"), "ms", False),
+        "produce_p99_ms": (("freshness", "ack_p99_ms"), "ms", False),
+    },
 }
 
 
@@ -114,11 +167,14 @@ def wait_port(port, proc, timeout):
 class Broker:
     """One broker process this script started (and only this one is ever killed)."""
 
-    def __init__(self, name, kind, extra=None):
+    def __init__(self, name, kind, extra=None, rest=False, env=None):
         self.name, self.kind, self.extra = name, kind, extra or {}
+        self.rest = rest      # lakestream: serve the Iceberg REST catalog (tables)
+        self.env = env or {}  # extra environment (S3 credentials)
         self.proc = None
         self.dir = None
         self.port = None
+        self.http_port = None
 
     @property
     def bootstrap(self):
@@ -133,14 +189,17 @@ class Broker:
             self._start_lakestream()
         log(f"{self.name}: pid {self.proc.pid} on {self.bootstrap}")
 
-    def _start_lakestream(self, reuse=False):
+    def _start_lakestream(self):
+        if self.rest and not self.http_port:
+            self.http_port = free_port()
+        # The Iceberg REST catalog only where a scenario reads tables through it.
+        http = f"127.0.0.1:{self.http_port}" if self.rest else ""
         args = [LAKESTREAM, "serve", f"--data.dir={self.dir}/data",
-                f"--listeners=127.0.0.1:{self.port}",
-                "--http.listen="]  # no Iceberg REST catalog: nothing here reads it
+                f"--listeners=127.0.0.1:{self.port}", f"--http.listen={http}"]
         args += [f"--{k}={v.format(dir=self.dir)}" for k, v in self.extra.items()]
         out = open(os.path.join(self.dir, "broker.log"), "a")
         self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL, env={**os.environ, **self.env})
         wait_port(self.port, self.proc, 30)
 
     def _start_kafka(self):
@@ -197,6 +256,18 @@ rootLogger.appenderRef.stdout.ref = STDOUT
         self._start_lakestream()
         log(f"{self.name}: restarted, pid {self.proc.pid}")
 
+    def cpu_s(self):
+        """utime + stime of the broker process so far (all its threads)."""
+        f = open(f"/proc/{self.proc.pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+    def write_bytes(self):
+        """Bytes the broker process caused to be written to storage (/proc/PID/io)."""
+        for line in open(f"/proc/{self.proc.pid}/io"):
+            if line.startswith("write_bytes:"):
+                return int(line.split()[1])
+        return 0
+
     def stop(self, keep_dir=False):
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -210,6 +281,7 @@ rootLogger.appenderRef.stdout.ref = STDOUT
         if not keep_dir and self.dir:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
+            self.http_port = None
 
 
 def driver(mode, broker, topic, args, timeout):
@@ -252,7 +324,320 @@ def run_scenario(sc, broker, a, rep):
         out["load"] = {"msgs_per_sec": load["produce"]["msgs_per_sec"],
                        "acked": load["produce"]["acked"]}
         return out
+    if sc == "s3-radosgw":
+        return driver("produce", broker, topic,
+                      base + ["--rate", str(a.rate), "--duration", str(a.duration)], 600)
+    if sc == "consume-catchup-compacted":
+        return catchup_compacted(broker, topic, base, a)
+    if sc == "materialization":
+        return materialization(broker, topic, base, a)
+    if sc == "zero-etl":
+        return zero_etl(broker, topic, base, a)
+    if sc == "table-freshness":
+        return table_freshness(broker, topic, a)
     raise ValueError(sc)
+
+
+def object_files(broker, prefix):
+    """Files under the file object store's PREFIX/ (lakestream's objects dir)."""
+    root = os.path.join(broker.dir, "data", "objects", prefix)
+    return [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs]
+
+
+def wait_for(what, cond, timeout, every=0.1):
+    deadline = time.time() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.time() > deadline:
+            raise RuntimeError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(every)
+
+
+def catchup_compacted(broker, topic, base, a):
+    """4b: load on a broker with a zero hot window, wait until no WAL object is left
+    (everything in compacted objects), restart (cold read cache), read it all back."""
+    load = driver("produce", broker, topic,
+                  base + ["--count", str(a.catchup_count), "--duration", "0", "--warmup", "0"], 900)
+    t = time.time()
+    wait_for("WAL objects to be compacted away",
+             lambda: not object_files(broker, "wal") and object_files(broker, "co"), 900, 0.2)
+    compact_s = time.time() - t
+    cos = object_files(broker, "co")
+    broker.restart()
+    out = driver("consume", broker, topic, ["--timeout", "600"], 900)
+    out["load"] = {"msgs_per_sec": load["produce"]["msgs_per_sec"],
+                   "acked": load["produce"]["acked"]}
+    out["compact"] = {"seconds": round(compact_s, 3), "after_load_s": round(compact_s, 3),
+                      "objects": len(cos), "bytes": sum(os.path.getsize(f) for f in cos)}
+    return out
+
+
+def table_marks(broker, table):
+    """Lakestream: {log id: last materialized offset} of the table's current snapshot,
+    read through the broker's Iceberg REST catalog (what an engine sees); {} before
+    the table exists."""
+    url = f"http://127.0.0.1:{broker.http_port}/v1/namespaces/default/tables/{table}"
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            md = json.load(r)["metadata"]
+    except urllib.error.HTTPError as e:
+        if e.code == 404:
+            return {}
+        raise
+    cur = md.get("current-snapshot-id")
+    for snap in md.get("snapshots") or []:
+        if snap["snapshot-id"] == cur:
+            return {k: int(v) for k, v in snap.get("summary", {}).items()
+                    if k.startswith("lakestream.log.")}
+    return {}
+
+
+def table_rows(marks):
+    """Rows a table holds when every log's offsets are dense from 0 (fresh topics)."""
+    return sum(v + 1 for v in marks.values())
+
+
+def alter_topic(broker, topic, configs):
+    from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry,
+                                       ConfigResource)
+    res = ConfigResource("topic", topic, incremental_configs=[
+        ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()])
+    AdminClient({"bootstrap.servers": broker.bootstrap}).incremental_alter_configs(
+        [res])[res].result(30)
+
+
+def materialization(broker, topic, base, a):
+    """6: load a table-enabled topic whose commit interval keeps everything in WAL
+    objects, then shorten the interval (a policy change starts a pass at once) and
+    time until the table's current snapshot holds every record. DuckDB then writes
+    the same rows (read from that table's Parquet into memory first) with COPY ... TO."""
+    n = a.table_count
+    cfg = ["--topic-config", "lakestream.table.enabled=true",
+           "--topic-config", "lakestream.table.commit.interval.ms=86400000"]
+    load = driver("produce", broker, topic,
+                  base + cfg + ["--count", str(n), "--duration", "0", "--warmup", "0"], 900)
+    time.sleep(1.5)  # every entry older than the 1 s interval set below
+    cpu0, io0, t0 = broker.cpu_s(), broker.write_bytes(), time.time()
+    alter_topic(broker, topic, {"lakestream.table.commit.interval.ms": "1000"})
+    wait_for("the table to hold every record",
+             lambda: table_rows(table_marks(broker, topic)) >= n, 900, 0.05)
+    secs = time.time() - t0
+    out = {"load": {"msgs_per_sec": load["produce"]["msgs_per_sec"]},
+           "materialize": {"records": n, "seconds": round(secs, 3),
+                           "records_per_sec": n / secs, "mb_per_sec": n * a.size / secs / 2**20,
+                           "cpu_s": broker.cpu_s() - cpu0,
+                           "write_bytes": broker.write_bytes() - io0}}
+    out["peers"] = {"duckdb": duckdb_copy(broker, topic, n, a)}
+    return out
+
+
+def duckdb_copy(broker, topic, n, a):
+    import duckdb
+    from pyiceberg.table import StaticTable
+    url = f"http://127.0.0.1:{broker.http_port}/v1/namespaces/default/tables/{topic}"
+    with urllib.request.urlopen(url, timeout=10) as r:
+        loc = json.load(r)["metadata-location"]
+    files = [f.file.file_path.replace("file://", "")
+             for f in StaticTable.from_metadata(loc).scan().plan_files()]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT * FROM read_parquet(?)", [files])
+    rows = con.execute("SELECT count(*) FROM t").fetchone()[0]
+    if rows != n:
+        raise RuntimeError(f"DuckDB read {rows} rows from the table, want {n}")
+    dest = os.path.join(broker.dir, "duckdb.parquet")
+    settle()
+    r0, t0 = resource_self(), time.time()
+    con.execute(f"COPY t TO '{dest}' (FORMAT parquet, COMPRESSION zstd)")
+    secs = time.time() - t0
+    con.close()
+    return {"materialize": {"records": n, "seconds": round(secs, 3), "records_per_sec": n / secs,
+                            "mb_per_sec": n * a.size / secs / 2**20,
+                            "cpu_s": resource_self() - r0,
+                            "parquet_bytes": os.path.getsize(dest),
+                            "threads": os.cpu_count()},
+            "cmd": "COPY t TO 'duckdb.parquet' (FORMAT parquet, COMPRESSION zstd)"}
+
+
+def resource_self():
+    import resource
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def start_consumer(broker, topic, expect, commit_ms):
+    """Kafka's side of 7 and 8: the PyIceberg consumer (bench/iceberg_consumer.py)
+    over a SQL catalog in the broker's temp dir; returns once it is ready."""
+    d = os.path.join(broker.dir, "iceberg")
+    p = subprocess.Popen([sys.executable, CONSUMER, "--brokers", broker.bootstrap, "--topic", topic,
+                          "--dir", d, "--expect", str(expect),
+                          "--commit-interval-ms", str(commit_ms)],
+                         stdout=subprocess.PIPE, stderr=open(os.path.join(broker.dir, "consumer.log"), "a"),
+                         stdin=subprocess.DEVNULL, text=True)
+    line = p.stdout.readline()
+    if not line.strip():
+        p.wait()
+        raise RuntimeError(f"iceberg consumer exited ({p.returncode}): see {broker.dir}/consumer.log")
+    return p, d
+
+
+def finish_consumer(p, timeout):
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        raise RuntimeError("iceberg consumer did not finish in time")
+    if p.returncode != 0:
+        raise RuntimeError(f"iceberg consumer exited with {p.returncode}")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def zero_etl(broker, topic, base, a):
+    """7: CPU seconds and bytes written to storage to get N records into an Iceberg
+    table: lakestream alone (table enabled) vs Kafka + the PyIceberg consumer.
+    Window: from just before the load to the moment the table holds every record."""
+    n = a.zero_etl_count
+    commit_ms = a.zero_etl_commit_ms
+    cons = None
+    if broker.kind == "kafka":
+        cons, _ = start_consumer(broker, topic, n, commit_ms)
+        cfg = []
+    else:
+        cfg = ["--topic-config", "lakestream.table.enabled=true",
+               "--topic-config", f"lakestream.table.commit.interval.ms={commit_ms}"]
+    cpu0, io0, t0 = broker.cpu_s(), broker.write_bytes(), time.time()
+    load = driver("produce", broker, topic,
+                  base + cfg + ["--count", str(n), "--duration", "0", "--warmup", "0"], 900)
+    if cons:
+        c = finish_consumer(cons, 900)
+    else:
+        wait_for("the table to hold every record",
+                 lambda: table_rows(table_marks(broker, topic)) >= n, 900, 0.1)
+        c = {"cpu_s": 0.0, "write_bytes": 0, "rows": n}
+    secs = time.time() - t0
+    bcpu, bio = broker.cpu_s() - cpu0, broker.write_bytes() - io0
+    gib = n * a.size / 2**30
+    return {"load": {"msgs_per_sec": load["produce"]["msgs_per_sec"]},
+            "consumer": c,
+            "zero_etl": {"records": n, "gib_ingested": gib, "seconds": round(secs, 3),
+                         "broker_cpu_s": bcpu, "consumer_cpu_s": c["cpu_s"],
+                         "cpu_s_per_gib": (bcpu + c["cpu_s"]) / gib,
+                         "broker_write_bytes": bio, "consumer_write_bytes": c["write_bytes"],
+                         "written_gib_per_gib": (bio + c["write_bytes"]) / 2**30 / gib}}
+
+
+def pctl(sorted_vals, q):
+    return sorted_vals[min(len(sorted_vals) - 1, int(q * len(sorted_vals)))]
+
+
+def table_freshness(broker, topic, a):
+    """8: produce at a low fixed rate (Python producer, acks=all, round-robin over the
+    partitions), record each record's acknowledgement time, poll the table's current
+    snapshot every --freshness-poll-ms, and report when each record became visible
+    (the first poll whose snapshot covers its offset) minus its ack time."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+    parts, commit_ms = a.partitions, a.freshness_commit_ms
+    n = int(a.freshness_rate * a.duration)
+    seeds = parts * (parts + 1) // 2
+    config = {}
+    cons = None
+    if broker.kind == "kafka":
+        cons, d = start_consumer(broker, topic, seeds + n, commit_ms)
+        from pyiceberg.catalog.sql import SqlCatalog
+        cat = SqlCatalog("bench", uri=f"sqlite:///{d}/catalog.db", warehouse=f"file://{d}/warehouse")
+
+        def marks():
+            try:
+                snap = cat.load_table(f"default.{topic}").current_snapshot()
+            except Exception:  # the consumer has not created it yet
+                return {}
+            props = snap.summary.additional_properties if snap else {}
+            return {int(k[len("bench.p."):]): int(v) for k, v in props.items()
+                    if k.startswith("bench.p.")}
+    else:
+        config = {"lakestream.table.enabled": "true",
+                  "lakestream.table.commit.interval.ms": str(commit_ms)}
+        logs = {}
+
+        def marks():
+            return {logs[k]: v for k, v in table_marks(broker, topic).items() if k in logs}
+    AdminClient({"bootstrap.servers": broker.bootstrap}).create_topics(
+        [NewTopic(topic, parts, 1, config=config)])[topic].result(30)
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": a.acks, "linger.ms": a.linger_ms})
+    # Seed p+1 records into partition p: a log's first mark then names its partition.
+    for part in range(parts):
+        for i in range(part + 1):
+            p.produce(topic, value=b"seed", partition=part)
+    if p.flush(60):
+        raise RuntimeError("seed records not acknowledged")
+    if broker.kind != "kafka":
+        seen = wait_for("the seed records in the table",
+                        lambda: (lambda m: len(m) == parts and m)(table_marks(broker, topic)),
+                        120, 0.1)
+        logs.update({k: v for k, v in seen.items()})
+    else:
+        wait_for("the seed records in the table",
+                 lambda: sum(v + 1 for v in marks().values()) >= seeds, 120, 0.1)
+
+    acks = []  # (partition, offset, ack time)
+    polls = []  # (time, {partition: last visible offset}) when it changed
+    stop = threading.Event()
+
+    def poll():
+        last = None
+        while not stop.is_set():
+            m = marks()
+            if m != last:
+                polls.append((time.monotonic(), m))
+                last = m
+            time.sleep(a.freshness_poll_ms / 1000)
+
+    def dr(err, msg):
+        if err is None:
+            acks.append((msg.partition(), msg.offset(), time.monotonic()))
+
+    th = threading.Thread(target=poll, daemon=True)
+    th.start()
+    payload = os.urandom(a.size)
+    t0 = time.monotonic()
+    for i in range(n):
+        slot = t0 + i / a.freshness_rate
+        while True:
+            now = time.monotonic()
+            if now >= slot:
+                break
+            p.poll(min(slot - now, 0.005))
+        p.produce(topic, value=payload, partition=i % parts, on_delivery=dr)
+        p.poll(0)
+    p.flush(60)
+    last_acked = {}
+    for part, off, _ in acks:
+        last_acked[part] = max(last_acked.get(part, -1), off)
+    try:
+        wait_for("every acknowledged record in the table",
+                 lambda: polls and all(polls[-1][1].get(q, -1) >= o for q, o in last_acked.items()),
+                 120, 0.1)
+    finally:
+        stop.set()
+        th.join()
+    if cons:
+        cons_out = finish_consumer(cons, 120)
+    lat = []
+    for part, off, t_ack in acks:
+        t_vis = next(t for t, m in polls if m.get(part, -1) >= off)
+        lat.append(max(0.0, t_vis - t_ack) * 1000)
+    lat.sort()
+    ack_lat = sorted((t - (t0 + i / a.freshness_rate)) * 1000 for i, (_, _, t) in enumerate(acks))
+    out = {"freshness": {"records": len(acks), "rate": a.freshness_rate,
+                         "commit_interval_ms": commit_ms, "poll_ms": a.freshness_poll_ms,
+                         "p50_ms": pctl(lat, 0.5), "p99_ms": pctl(lat, 0.99), "max_ms": lat[-1],
+                         "ack_p99_ms": pctl(ack_lat, 0.99), "snapshots_seen": len(polls)}}
+    if cons:
+        out["consumer"] = cons_out
+    return out
 
 
 def dig(d, path):
