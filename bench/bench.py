@@ -24,7 +24,7 @@ Scenarios (see bench/README.md):
 
 Needs: bench/setup.sh run once (Kafka jars in .cache/bench/kafka/libs, gnuplot, .venv).
 Runs under .venv's python (bench/run.sh): scenarios 6-8 import confluent-kafka,
-PyIceberg and DuckDB. LAKESTREAM_BIN / LSBENCH_BIN pick the binaries (default build/).
+PyIceberg and DuckDB. BENCH_LAKESTREAM_BIN / BENCH_LSBENCH_BIN pick the binaries (default build/).
 """
 import argparse
 import base64
@@ -46,8 +46,8 @@ import urllib.request
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DRIVER = os.environ.get("LSBENCH_BIN") or os.path.join(ROOT, "build", "bench", "lsbench")
-LAKESTREAM = os.environ.get("LAKESTREAM_BIN") or os.path.join(ROOT, "build", "lakestream")
+DRIVER = os.environ.get("BENCH_LSBENCH_BIN") or os.path.join(ROOT, "build", "bench", "lsbench")
+LAKESTREAM = os.environ.get("BENCH_LAKESTREAM_BIN") or os.path.join(ROOT, "build", "lakestream")
 LAKESTREAM_BUILT = LAKESTREAM  # the build output (LAKESTREAM becomes a private copy)
 CONSUMER = os.path.join(ROOT, "bench", "iceberg_consumer.py")
 RADOSGW = os.path.join(ROOT, "tools", "s3", "radosgw.sh")
@@ -196,11 +196,16 @@ class Broker:
         http = f"127.0.0.1:{self.http_port}" if self.rest else ""
         args = [LAKESTREAM, "serve", f"--data.dir={self.dir}/data",
                 f"--listeners=127.0.0.1:{self.port}", f"--http.listen={http}"]
-        args += [f"--{k}={v.format(dir=self.dir)}" for k, v in self.extra.items()]
+        args += [f"--{k}={v.format(dir=self.dir, name=os.path.basename(self.dir))}"
+                 for k, v in self.extra.items()]
         out = open(os.path.join(self.dir, "broker.log"), "a")
         self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, env={**os.environ, **self.env})
-        wait_port(self.port, self.proc, 30)
+        try:
+            wait_port(self.port, self.proc, 30)
+        except RuntimeError as e:
+            tail = open(os.path.join(self.dir, "broker.log")).read()[-1500:]
+            raise RuntimeError(f"{self.name}: {e}; {' '.join(args)}\n{tail}") from None
 
     def _start_kafka(self):
         ctl = free_port()
@@ -404,8 +409,8 @@ def alter_topic(broker, topic, configs):
                                        ConfigResource)
     res = ConfigResource("topic", topic, incremental_configs=[
         ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()])
-    AdminClient({"bootstrap.servers": broker.bootstrap}).incremental_alter_configs(
-        [res])[res].result(30)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})  # alive until the answer
+    admin.incremental_alter_configs([res])[res].result(30)
 
 
 def materialization(broker, topic, base, a):
@@ -564,8 +569,8 @@ def table_freshness(broker, topic, a):
 
         def marks():
             return {logs[k]: v for k, v in table_marks(broker, topic).items() if k in logs}
-    AdminClient({"bootstrap.servers": broker.bootstrap}).create_topics(
-        [NewTopic(topic, parts, 1, config=config)])[topic].result(30)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(topic, parts, 1, config=config)])[topic].result(30)
     p = Producer({"bootstrap.servers": broker.bootstrap, "acks": a.acks, "linger.ms": a.linger_ms})
     # Seed p+1 records into partition p: a log's first mark then names its partition.
     for part in range(parts):
@@ -575,9 +580,9 @@ def table_freshness(broker, topic, a):
         raise RuntimeError("seed records not acknowledged")
     if broker.kind != "kafka":
         seen = wait_for("the seed records in the table",
-                        lambda: (lambda m: len(m) == parts and m)(table_marks(broker, topic)),
-                        120, 0.1)
-        logs.update({k: v for k, v in seen.items()})
+                        lambda: (lambda m: sorted(m.values()) == list(range(parts)) and m)(
+                            table_marks(broker, topic)), 120, 0.1)
+        logs.update(seen)  # log id -> its last offset = its partition
     else:
         wait_for("the seed records in the table",
                  lambda: sum(v + 1 for v in marks().values()) >= seeds, 120, 0.1)
@@ -595,9 +600,9 @@ def table_freshness(broker, topic, a):
                 last = m
             time.sleep(a.freshness_poll_ms / 1000)
 
-    def dr(err, msg):
+    def dr(err, msg, slot):
         if err is None:
-            acks.append((msg.partition(), msg.offset(), time.monotonic()))
+            acks.append((msg.partition(), msg.offset(), time.monotonic(), slot))
 
     th = threading.Thread(target=poll, daemon=True)
     th.start()
@@ -610,11 +615,12 @@ def table_freshness(broker, topic, a):
             if now >= slot:
                 break
             p.poll(min(slot - now, 0.005))
-        p.produce(topic, value=payload, partition=i % parts, on_delivery=dr)
+        p.produce(topic, value=payload, partition=i % parts,
+                  on_delivery=lambda err, msg, s=slot: dr(err, msg, s))
         p.poll(0)
     p.flush(60)
     last_acked = {}
-    for part, off, _ in acks:
+    for part, off, _, _ in acks:
         last_acked[part] = max(last_acked.get(part, -1), off)
     try:
         wait_for("every acknowledged record in the table",
@@ -626,11 +632,11 @@ def table_freshness(broker, topic, a):
     if cons:
         cons_out = finish_consumer(cons, 120)
     lat = []
-    for part, off, t_ack in acks:
+    for part, off, t_ack, _ in acks:
         t_vis = next(t for t, m in polls if m.get(part, -1) >= off)
         lat.append(max(0.0, t_vis - t_ack) * 1000)
     lat.sort()
-    ack_lat = sorted((t - (t0 + i / a.freshness_rate)) * 1000 for i, (_, _, t) in enumerate(acks))
+    ack_lat = sorted((t - slot) * 1000 for _, _, t, slot in acks)
     out = {"freshness": {"records": len(acks), "rate": a.freshness_rate,
                          "commit_interval_ms": commit_ms, "poll_ms": a.freshness_poll_ms,
                          "p50_ms": pctl(lat, 0.5), "p99_ms": pctl(lat, 0.99), "max_ms": lat[-1],
@@ -644,6 +650,14 @@ def dig(d, path):
     for k in path:
         d = d[k]
     return d
+
+
+def has(d, path):
+    for k in path:
+        if not isinstance(d, dict) or k not in d:
+            return False
+        d = d[k]
+    return True
 
 
 def machine_facts():
@@ -689,6 +703,60 @@ def loadavg():
     return float(open("/proc/loadavg").read().split()[0])
 
 
+def start_radosgw():
+    """Scenario 5b's S3 server: a throwaway radosgw (tools/s3/radosgw.sh, ~15 s).
+    Returns (its dir, the broker environment with the endpoint and credentials), or
+    (None, {}) when Ceph is not installed (tools/install-deps.sh test installs it)."""
+    log("starting radosgw (tools/s3/radosgw.sh) for s3-radosgw")
+    p = subprocess.run([RADOSGW, "start"], capture_output=True, text=True)
+    if p.returncode != 0:
+        log(f"s3-radosgw skipped: radosgw did not start: {p.stderr.strip()[-500:]}")
+        return None, {}
+    d = p.stdout.strip().splitlines()[-1]
+    env = {}
+    for line in open(os.path.join(d, "env")):
+        k, _, v = line.strip().partition("=")
+        env[k] = v.strip("'")
+    return d, env
+
+
+def solo_plan(scenarios, a, rgw_env):
+    """Per solo scenario, the fresh brokers it runs on: [(broker, [scenario], warm)]."""
+    durable = {"object.store.fsync": "true"}
+    # Table scenarios: warm-up topics (no table) must not be compacted mid-measurement;
+    # table logs' hot window is their commit interval regardless.
+    table = {**durable, "compaction.min.age.ms": "3600000"}
+    with_kafka = "kafka" in a.targets.split(",")
+    groups = []
+    for sc in scenarios:
+        if sc == "s3-latency":
+            # Durable fs under the fault wrapper, latency on every store call (PUT,
+            # GET, ...) — Kafka has no object store to slow down.
+            url = ("faulty+file://{dir}/objects?latency_p50_ms=%g&latency_p99_ms=%g"
+                   % (a.s3_p50_ms, a.s3_p99_ms))
+            groups.append([(Broker("lakestream-s3lat", "lakestream",
+                                   {"object.store.url": url, **durable}), [sc], True)])
+        elif sc == "s3-radosgw":
+            loc, _, query = rgw_env["LS_TEST_S3_URL"].partition("?")
+            url = loc.rstrip("/") + "/{name}?" + query  # a fresh prefix per start
+            env = {k: v for k, v in rgw_env.items() if k.startswith("AWS_")}
+            groups.append([(Broker("lakestream-s3", "lakestream", {"object.store.url": url, **durable},
+                                   env=env), [sc], True)])
+        elif sc == "consume-catchup-compacted":
+            groups.append([(Broker("lakestream-co", "lakestream",
+                                   {**durable, "compaction.min.age.ms": "0",
+                                    "compaction.interval.ms": "200", "wal.gc.grace.ms": "0"}),
+                            [sc], False)])
+        elif sc == "materialization":
+            groups.append([(Broker("lakestream", "lakestream", table, rest=True), [sc], False)])
+        elif sc in ("zero-etl", "table-freshness"):
+            g = [(Broker("lakestream", "lakestream", table, rest=True), [sc], True)]
+            if with_kafka:
+                g.append((Broker("kafka+pyiceberg", "kafka"), [sc], True))
+            groups.append(g)
+    return groups
+
+
 def main():
     global LAKESTREAM
     ap = argparse.ArgumentParser(description=__doc__,
@@ -716,6 +784,18 @@ def main():
     ap.add_argument("--idempotence", action="store_true")
     ap.add_argument("--s3-p50-ms", type=float, default=30)
     ap.add_argument("--s3-p99-ms", type=float, default=100)
+    ap.add_argument("--table-count", type=int, default=int(os.environ.get("BENCH_TABLE_COUNT", 300000)),
+                    help="materialization: records loaded, then materialized")
+    ap.add_argument("--zero-etl-count", type=int, default=int(os.environ.get("BENCH_ZERO_ETL_COUNT", 262144)),
+                    help="zero-etl: records ingested into a table (262144 x 1 KiB = 256 MiB)")
+    ap.add_argument("--zero-etl-commit-ms", type=int, default=10000,
+                    help="zero-etl: table commit interval of both pipelines (lakestream's default)")
+    ap.add_argument("--freshness-rate", type=float, default=500,
+                    help="table-freshness: msgs/s produced for --duration s")
+    ap.add_argument("--freshness-commit-ms", type=int, default=1000,
+                    help="table-freshness: commit interval of both pipelines (lakestream's minimum)")
+    ap.add_argument("--freshness-poll-ms", type=float, default=25,
+                    help="table-freshness: how often the table's current snapshot is read")
     ap.add_argument("--tag", default="", help="suffix for result files (e.g. smoke)")
     ap.add_argument("--out", default=RESULTS)
     a = ap.parse_args()
@@ -744,20 +824,18 @@ def main():
             targets[t] = Broker(t, "lakestream", {"object.store.fsync": "false"})
         else:
             sys.exit(f"unknown target {t}")
-    # Scenario 5 runs on its own lakestream target (durable fs under the wrapper,
-    # latency on every store call: PUT, GET, ...) — Kafka has no object store to slow down.
-    s3_target = None
-    if "s3-latency" in scenarios:
-        url = ("faulty+file://{dir}/objects?latency_p50_ms=%g&latency_p99_ms=%g"
-               % (a.s3_p50_ms, a.s3_p99_ms))
-        s3_target = Broker("lakestream-s3lat", "lakestream",
-                           {"object.store.url": url, "object.store.fsync": "true"})
+    rgw_dir, rgw_env = None, {}
+    if "s3-radosgw" in scenarios:
+        rgw_dir, rgw_env = start_radosgw()
+        if not rgw_dir:
+            scenarios.remove("s3-radosgw")
+    solo = solo_plan(scenarios, a, rgw_env)
 
     # Run a private copy of the broker binary: other people rebuilding build/ during
     # a long run must not change what the later repetitions measure.
     snap_dir = tempfile.mkdtemp(prefix="lsbench-bin-")
     snap = os.path.join(snap_dir, "lakestream")
-    shutil.copy2(LAKESTREAM, snap)
+    shutil.copy2(LAKESTREAM_BUILT, snap)
     LAKESTREAM = snap
 
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -768,22 +846,22 @@ def main():
     facts["lakestream_binary_sha1"] = subprocess.run(["sha1sum", snap], capture_output=True,
                                                      text=True).stdout.split()[0][:12]
     facts["lakestream_binary_built"] = time.strftime(
-        "%Y-%m-%dT%H:%M:%S", time.localtime(os.path.getmtime(os.path.join(ROOT, "build", "lakestream"))))
+        "%Y-%m-%dT%H:%M:%S", time.localtime(os.path.getmtime(LAKESTREAM_BUILT)))
     cmdline = os.environ.get("BENCH_COMMAND") or ("python3 bench/bench.py " + " ".join(sys.argv[1:]))
     raw = {s: {} for s in scenarios}
     loads = []
-    main_scen = [s for s in scenarios if s != "s3-latency"]
+    main_scen = [s for s in scenarios if s not in SOLO]
     order = list(targets)
     try:
         for rep in range(a.repeat):
             rot = order[rep % len(order):] + order[:rep % len(order)]
-            plan = [(targets[t], main_scen) for t in rot if main_scen]
-            if s3_target:
-                plan.append((s3_target, ["s3-latency"]))
-            for broker, scs in plan:
+            plan = [(targets[t], main_scen, True) for t in rot if main_scen]
+            for group in solo:  # a scenario's brokers, their order alternating per repetition
+                plan += group[::-1] if rep % 2 else group
+            for broker, scs, warm in plan:
                 broker.start()
                 try:
-                    if a.broker_warmup > 0:
+                    if warm and a.broker_warmup > 0:
                         # Same for every target, results discarded: JIT-compiles Kafka's
                         # hot paths (small fixed-rate batches, fetch, and large batches
                         # are different code paths) and fills both brokers' pools.
@@ -804,18 +882,28 @@ def main():
                         out = run_scenario(sc, broker, a, rep)
                         out["loadavg_before"] = la
                         raw[sc].setdefault(broker.name, []).append(out)
+                        for peer, pout in out.pop("peers", {}).items():
+                            pout["loadavg_before"] = la
+                            raw[sc].setdefault(peer, []).append(pout)
                 finally:
                     broker.stop()
     except KeyboardInterrupt:
         log("interrupted: writing what was measured")
     finally:
-        for b in list(targets.values()) + ([s3_target] if s3_target else []):
+        for b in list(targets.values()) + [b for g in solo for b, _, _ in g]:
             b.stop()
+        if rgw_dir:
+            subprocess.run([RADOSGW, "stop", rgw_dir], stdout=subprocess.DEVNULL)
 
     os.makedirs(a.out, exist_ok=True)
     summary = {}
     for sc in scenarios:
-        res = summarize(sc, raw[sc], a)
+        runs = raw[sc]
+        if sc in BORROW and BORROW[sc][0] in raw:
+            src, rows = BORROW[sc]
+            runs = {row: raw[src][t] for t, row in rows.items() if t in raw[src]}
+            runs.update(raw[sc])
+        res = summarize(sc, runs, a)
         res.update({"scenario": sc, "date": started.isoformat(timespec="seconds"),
                     "command": cmdline, "machine": facts, "repeat": a.repeat,
                     "settings": {k: v for k, v in vars(a).items() if k not in ("out", "tag")},
@@ -833,19 +921,19 @@ def main():
 
 
 def summarize(sc, runs_by_target, a):
-    out = {"targets": {}, "ratios_vs_kafka": {}, "noisy": {}}
+    out = {"targets": {}, "peer": PEER.get(sc, "kafka"), "ratios_vs_peer": {}, "noisy": {}}
     for t, runs in runs_by_target.items():
         med, spread = {}, {}
         for m, (path, unit, hib) in METRICS[sc].items():
-            if path[0] == "derived":
+            vals = [dig(r, path) for r in runs if has(r, path)]
+            if not vals:  # derived, or a borrowed row without this figure
                 continue
-            vals = [dig(r, path) for r in runs]
             med[m] = statistics.median(vals)
             spread[m] = [min(vals), max(vals)]
         if sc == "s3-latency":
             med["p99_over_store_p99"] = med["p99_ms"] / a.s3_p99_ms
-        # Keep one histogram (the median run's by p99 or throughput) for plots.
-        key = "p99_ms" if "p99_ms" in med else "mb_per_sec"
+        # Keep one histogram (the median run's by p99 or the first figure) for plots.
+        key = "p99_ms" if "p99_ms" in med else next(iter(med))
         runs_sorted = sorted(runs, key=lambda r: dig(r, METRICS[sc][key][0]))
         rep_run = runs_sorted[len(runs_sorted) // 2]
         slim = []
@@ -860,12 +948,13 @@ def summarize(sc, runs_by_target, a):
         # A run is noisy when its repetitions disagree by more than 25% of the median.
         out["noisy"][t] = sorted(m for m, (lo, hi) in spread.items()
                                  if med[m] and (hi - lo) / abs(med[m]) > 0.25)
-    k = out["targets"].get("kafka")
+    peer = PEER.get(sc, "kafka")
+    k = out["targets"].get(peer)
     if k:
         for t, v in out["targets"].items():
-            if t == "kafka":
+            if t == peer:
                 continue
-            out["ratios_vs_kafka"][t] = {m: (v["median"][m] / k["median"][m]
+            out["ratios_vs_peer"][t] = {m: (v["median"][m] / k["median"][m]
                                              if k["median"].get(m) else None)
                                          for m in v["median"] if m in k["median"]}
     return out
@@ -904,7 +993,7 @@ def markdown(summary, facts, cmdline, a, stamp, loads):
     for sc, res in summary.items():
         L.append(f"## {sc}")
         L.append("")
-        L.append(scenario_note(sc, a))
+        L.append(scenario_note(sc, a) + f" Ratios vs **{res['peer']}**.")
         L.append("")
         ms = list(METRICS[sc])
         hdr = "| target | " + " | ".join(f"{m} ({METRICS[sc][m][1]})" for m in ms) + " |"
@@ -913,7 +1002,7 @@ def markdown(summary, facts, cmdline, a, stamp, loads):
             cells = []
             for m in ms:
                 c = fmt(v["median"].get(m))
-                r = res["ratios_vs_kafka"].get(t, {}).get(m)
+                r = res["ratios_vs_peer"].get(t, {}).get(m)
                 if r is not None:
                     c += f" (**{r:.2f}×**)"
                 if m in res["noisy"].get(t, []):
@@ -921,14 +1010,19 @@ def markdown(summary, facts, cmdline, a, stamp, loads):
                 cells.append(c)
             L.append(f"| {t} | " + " | ".join(cells) + " |")
         L.append("")
+        wal = res["targets"].get("lakestream-wal (#4)", {}).get("median", {}).get("mb_per_sec")
+        co = res["targets"].get("lakestream-co", {}).get("median", {}).get("mb_per_sec")
+        if sc == "consume-catchup-compacted" and wal and co:
+            L += [f"From compacted objects / from WAL objects (#4): **{co / wal:.2f}×**.", ""]
         L.append(f"![{sc}]({stamp}-{sc}.png)")
         if sc in ("produce-latency", "e2e-latency", "s3-latency"):
             L.append(f"![{sc} percentiles]({stamp}-{sc}-cdf.png)")
         L.append("")
     L += ["⚠ = the repetitions of that figure disagree by more than 25% of the median "
-          "(min/max in the JSON): treat it as noisy.", "",
-          "Not run yet (features being built): " + "; ".join(f"{k} — {v}" for k, v in PENDING.items()),
-          ""]
+          "(min/max in the JSON): treat it as noisy.", ""]
+    if PENDING:
+        L += ["Not run yet (features being built): " +
+              "; ".join(f"{k} — {v}" for k, v in PENDING.items()), ""]
     return "\n".join(L)
 
 
@@ -950,6 +1044,45 @@ def scenario_note(sc, a):
                       f"injected log-normal latency (p50 {a.s3_p50_ms:g} ms, p99 "
                       f"{a.s3_p99_ms:g} ms, fault wrapper); ratio column vs Kafka at the same "
                       "rate; p99_over_store_p99 = produce p99 / injected PUT p99.",
+        "consume-catchup-compacted": f"Load {a.catchup_count:,} records into a broker with a zero "
+                                     "hot window (compaction.min.age.ms=0, interval 200 ms, "
+                                     "wal.gc.grace.ms=0), wait until no WAL object is left "
+                                     "(compact_s, from the end of the load), restart it (cold read "
+                                     "cache) and read everything back: every byte from compacted "
+                                     "objects. The kafka and lakestream-wal rows are scenario 4's "
+                                     "runs of this invocation (same load; Kafka has no compaction).",
+        "s3-radosgw": f"produce-latency ({a.rate:g} msg/s, {a.duration:g} s; {common}) against "
+                      "durable lakestream on the S3 backend, a throwaway Ceph radosgw on "
+                      "127.0.0.1 (tools/s3/radosgw.sh: memstore OSD, so no disk under it; a fresh "
+                      "bucket prefix per start). The kafka and lakestream-file rows are "
+                      "scenario 2's runs of this invocation.",
+        "materialization": f"Load {a.table_count:,} records into a topic with "
+                           "lakestream.table.enabled=true and a 1-day commit interval (all in WAL "
+                           "objects), then set lakestream.table.commit.interval.ms=1000: time "
+                           "until the table's current snapshot (REST catalog) covers every record, "
+                           "including reading the WAL objects, writing compacted objects, Parquet "
+                           "(zstd) and the durable table commits; cpu_s = broker CPU. duckdb = "
+                           "DuckDB, in memory, the same rows (read from that table's Parquet "
+                           f"first), `COPY t TO … (FORMAT parquet, COMPRESSION zstd)` on "
+                           f"{os.cpu_count()} threads, no fsync; MiB/s counts record values "
+                           f"({a.size} B each) for both.",
+        "zero-etl": f"Ingest {a.zero_etl_count:,} × {a.size} B records at max rate and get them "
+                    f"into an Iceberg table committed every {a.zero_etl_commit_ms} ms: lakestream "
+                    "with the topic's table enabled, vs Kafka + bench/iceberg_consumer.py (PyIceberg "
+                    "0.12 + pyarrow, SQL catalog in sqlite, same schema and day partitioning, "
+                    "one append per commit interval with each partition's last offset in the "
+                    "snapshot). CPU = broker utime+stime (/proc/PID/stat) + the consumer's own "
+                    "from ready to done; written = /proc/PID/io write_bytes of the same "
+                    "processes; both over load start → every record in the table, per GiB of "
+                    "record values. The load driver's CPU is not counted for either.",
+        "table-freshness": f"Produce {a.freshness_rate:g} msg/s for {a.duration:g} s (Python "
+                           f"producer, acks={a.acks}, linger {a.linger_ms} ms, {a.partitions} "
+                           "partitions round-robin) into a table with a "
+                           f"{a.freshness_commit_ms} ms commit interval; every "
+                           f"{a.freshness_poll_ms:g} ms read the table's current snapshot "
+                           "(lakestream: its REST catalog; Kafka pipeline: the consumer's SQL "
+                           "catalog) and its per-partition last offsets; freshness = first poll "
+                           "that covers a record − its acknowledgement. produce_p99 = ack latency.",
     }[sc]
 
 
@@ -959,17 +1092,18 @@ def plots(summary, out, stamp):
         return
     for sc, res in summary.items():
         ms = [m for m in METRICS[sc] if m != "p99_over_store_p99"]
-        if sc in ("produce-throughput", "consume-catchup"):
+        if sc in ("produce-throughput", "consume-catchup", "consume-catchup-compacted",
+                  "materialization"):
             ms = ["mb_per_sec"]
-        elif sc == "produce-throughput":
-            ms = ["mb_per_sec"]
+        elif sc == "zero-etl":
+            ms = ["cpu_s_per_gib", "written_gib_per_gib"]
         else:
             ms = [m for m in ("p50_ms", "p99_ms", "p999_ms") if m in ms]
         dat = os.path.join(out, f".{stamp}-{sc}.dat")
         with open(dat, "w") as f:
             f.write("target " + " ".join(ms) + "\n")
             for t, v in res["targets"].items():
-                f.write(t + " " + " ".join(str(v["median"][m]) for m in ms) + "\n")
+                f.write(f'"{t}" ' + " ".join(str(v["median"].get(m, "NaN")) for m in ms) + "\n")
         png = os.path.join(out, f"{stamp}-{sc}.png")
         unit = METRICS[sc][ms[0]][1]
         logscale = "set logscale y\n" if unit == "ms" else ""

@@ -19,7 +19,7 @@ for i in 1 2 3; do
     sleep 30
 done
 make -s -C bench/driver OUT="$BUILD_DIR/bench"
-export LAKESTREAM_BIN="$BUILD_DIR/lakestream" LSBENCH_BIN="$BUILD_DIR/bench/lsbench"
+export BENCH_LAKESTREAM_BIN="$BUILD_DIR/lakestream" BENCH_LSBENCH_BIN="$BUILD_DIR/bench/lsbench"
 # Recorded in the results as "the exact command".
 if [ -z "${BENCH_COMMAND:-}" ]; then
     if [ -n "${MAKELEVEL:-}" ]; then

@@ -182,12 +182,10 @@ static int cmd_describe(ls_cli_conn_t *c, const char *group)
 
 /* ------------------------------------------------------------- delete */
 
-static int cmd_delete(ls_cli_conn_t *c, int n, char **groups)
+static int cmd_delete(ls_cli_conn_t *c, const char *group)
 {
-    ls_kstr_t *names = ls_kmsg_alloc(c->arena, n, sizeof *names);
-    for (int i = 0; i < n; i++)
-        names[i] = ks(groups[i]);
-    ls_kafka_DeleteGroupsRequest q = {names, n};
+    ls_kstr_t name = ks(group);
+    ls_kafka_DeleteGroupsRequest q = {&name, 1};
     ls_kafka_DeleteGroupsResponse r;
     if (LS_CLI_CALL(c, DeleteGroups, DELETE_GROUPS, 2, &q, &r) != 0)
         return 1;
@@ -199,6 +197,32 @@ static int cmd_delete(ls_cli_conn_t *c, int n, char **groups)
             rc = 1;
     }
     return rc;
+}
+
+/* ------------------------------------------------------- coordinator */
+
+/* Connects to the broker that coordinates `group` (FindCoordinator through
+ * the bootstrap broker; in a cluster that may be another broker). */
+static int connect_coordinator(ls_cli_conn_t *c, const char *bootstrap, const char *group)
+{
+    if (ls_cli_connect(c, "lakestream groups", bootstrap) != 0)
+        return -1;
+    ls_kafka_FindCoordinatorRequest q = {.Key = ks(group), .KeyType = 0};
+    ls_kafka_FindCoordinatorResponse r;
+    if (LS_CLI_CALL(c, FindCoordinator, FIND_COORDINATOR, 3, &q, &r) != 0)
+        return -1;
+    if (r.ErrorCode) {
+        fprintf(stderr, "lakestream groups: finding the coordinator of '%s': %s\n", group,
+                kerr_name(r.ErrorCode));
+        return -1;
+    }
+    char addr[300];
+    snprintf(addr, sizeof addr, "%.*s:%d", r.Host.len > 0 ? (int)r.Host.len : 0,
+             r.Host.len > 0 ? r.Host.ptr : "", (int)r.Port);
+    if (strcmp(addr, bootstrap) == 0)
+        return 0;
+    ls_cli_close(c);
+    return ls_cli_connect(c, "lakestream groups", addr);
 }
 
 /* -------------------------------------------------------------- reset */
@@ -350,7 +374,7 @@ int ls_cli_groups(int argc, char **argv)
             return 1;
         rc = cmd_list(&c);
     } else if (strcmp(cmd, "describe") == 0) {
-        if (ls_cli_connect(&c, "lakestream groups", bootstrap) != 0)
+        if (connect_coordinator(&c, bootstrap, group) != 0)
             return 1;
         rc = cmd_describe(&c, group);
     } else if (strcmp(cmd, "delete") == 0) {
@@ -358,11 +382,15 @@ int ls_cli_groups(int argc, char **argv)
             usage(stderr);
             return 2;
         }
-        if (ls_cli_connect(&c, "lakestream groups", bootstrap) != 0)
-            return 1;
-        rc = cmd_delete(&c, argc - i, argv + i);
+        rc = 0;
+        for (; i < argc; i++) {
+            ls_cli_conn_t gc = {.fd = -1};
+            if (connect_coordinator(&gc, bootstrap, argv[i]) != 0 || cmd_delete(&gc, argv[i]) != 0)
+                rc = 1;
+            ls_cli_close(&gc);
+        }
     } else if (strcmp(cmd, "reset") == 0) {
-        if (ls_cli_connect(&c, "lakestream groups", bootstrap) != 0)
+        if (connect_coordinator(&c, bootstrap, group) != 0)
             return 1;
         rc = cmd_reset(&c, group, topic, ts);
     } else {

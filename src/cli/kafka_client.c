@@ -49,6 +49,8 @@ void ls_cli_close(ls_cli_conn_t *c)
         close(c->fd);
     if (c->arena)
         ls_arena_free(c->arena);
+    c->fd = -1;
+    c->arena = NULL;
 }
 
 static int io_all(int fd, void *p, size_t n, int wr)

@@ -337,3 +337,28 @@ def test_compaction_and_table_commits_survive_brokers_dying(cluster):
     msgs = consume(nodes[0].bootstrap, topic, list(range(partitions)))
     assert_dense(msgs)
     assert sum(len(m) for m in msgs.values()) == len(acked)
+
+
+def test_groups_cli_finds_the_coordinator(cluster):
+    nodes = [cluster.add(*FAST) for _ in range(3)]
+    topic = unique_topic("cli")
+    create_topic(cluster.bootstrap, topic, partitions=2)
+    group = group_coordinated_by(cluster.bootstrap, 3)
+    c = consumer(cluster.bootstrap, **{"group.id": group})
+    c.commit(offsets=[TopicPartition(topic, 0, 5), TopicPartition(topic, 1, 7)],
+             asynchronous=False)
+    c.close()
+
+    def cli(*args):
+        r = subprocess.run([lsbroker.binary_path(), "groups", "--bootstrap", nodes[0].bootstrap]
+                           + list(args), capture_output=True, timeout=60)
+        return r.returncode, r.stdout.decode(), r.stderr.decode()
+    rc, out, err = cli("describe", group)         # asked through node 1, answered by node 3
+    assert rc == 0, (out, err)
+    assert "state Empty" in out and topic in out, out
+    rc, out, err = cli("reset", group, "--topic", topic, "--to-earliest")
+    assert rc == 0, (out, err)
+    rc, out, err = cli("delete", group)
+    assert rc == 0 and "deleted" in out, (out, err)
+    rc, out, err = cli("describe", group)
+    assert rc == 2 and "does not exist" in err, (rc, out, err)

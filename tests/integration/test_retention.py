@@ -273,7 +273,8 @@ def test_two_brokers_share_retention_and_both_see_the_new_start(cluster):
     acked = _produce_batches(nodes[1].bootstrap, topic, 100, 5, 10)
     _wait(lambda: watermarks(nodes[0].bootstrap, topic, [0])[0] == (100, 150), 30,
           "the leader to report (100, 150)")
-    trimmers = [i for i, b in enumerate(nodes) if "log start now 100 " in b.log_text()]
+    trimmers = _wait(lambda: [i for i, b in enumerate(nodes)
+                              if "log start now 100 " in b.log_text()], 10, "the trim's log line")
     assert len(trimmers) == 1, "the final trim was made %d times" % len(trimmers)
     nodes[trimmers[0]].stop()
     survivor = nodes[1 - trimmers[0]]
