@@ -38,8 +38,8 @@ import socket
 import statistics
 import subprocess
 import sys
+import multiprocessing
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -480,6 +480,7 @@ def start_consumer(broker, topic, expect, commit_ms):
                           "--commit-interval-ms", str(commit_ms)],
                          stdout=subprocess.PIPE, stderr=open(os.path.join(broker.dir, "consumer.log"), "a"),
                          stdin=subprocess.DEVNULL, text=True)
+    p.log_path = os.path.join(broker.dir, "consumer.log")
     line = p.stdout.readline()
     if not line.strip():
         p.wait()
@@ -495,7 +496,8 @@ def finish_consumer(p, timeout):
         p.wait()
         raise RuntimeError("iceberg consumer did not finish in time")
     if p.returncode != 0:
-        raise RuntimeError(f"iceberg consumer exited with {p.returncode}")
+        raise RuntimeError(f"iceberg consumer exited with {p.returncode}:\n"
+                           + open(p.log_path).read()[-2000:])
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -552,11 +554,14 @@ def table_freshness(broker, topic, a):
     if broker.kind == "kafka":
         cons, d = start_consumer(broker, topic, seeds + n, commit_ms)
         from pyiceberg.catalog.sql import SqlCatalog
-        cat = SqlCatalog("bench", uri=f"sqlite:///{d}/catalog.db", warehouse=f"file://{d}/warehouse")
+        cats = {}  # per process: the poller is a forked child, sqlite must not cross a fork
 
         def marks():
+            if os.getpid() not in cats:
+                cats[os.getpid()] = SqlCatalog("bench", uri=f"sqlite:///{d}/catalog.db",
+                                               warehouse=f"file://{d}/warehouse")
             try:
-                snap = cat.load_table(f"default.{topic}").current_snapshot()
+                snap = cats[os.getpid()].load_table(f"default.{topic}").current_snapshot()
             except Exception:  # the consumer has not created it yet
                 return {}
             props = snap.summary.additional_properties if snap else {}
@@ -571,12 +576,13 @@ def table_freshness(broker, topic, a):
             return {logs[k]: v for k, v in table_marks(broker, topic).items() if k in logs}
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     admin.create_topics([NewTopic(topic, parts, 1, config=config)])[topic].result(30)
-    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": a.acks, "linger.ms": a.linger_ms})
+    seed = Producer({"bootstrap.servers": broker.bootstrap, "acks": a.acks,
+                     "linger.ms": a.linger_ms})
     # Seed p+1 records into partition p: a log's first mark then names its partition.
     for part in range(parts):
         for i in range(part + 1):
-            p.produce(topic, value=b"seed", partition=part)
-    if p.flush(60):
+            seed.produce(topic, value=b"seed", partition=part)
+    if seed.flush(60):
         raise RuntimeError("seed records not acknowledged")
     if broker.kind != "kafka":
         seen = wait_for("the seed records in the table",
@@ -587,25 +593,30 @@ def table_freshness(broker, topic, a):
         wait_for("the seed records in the table",
                  lambda: sum(v + 1 for v in marks().values()) >= seeds, 120, 0.1)
 
-    acks = []  # (partition, offset, ack time)
-    polls = []  # (time, {partition: last visible offset}) when it changed
-    stop = threading.Event()
+    del seed
+    acks = []  # (partition, offset, ack time, send slot)
+    # The poller is a separate (forked) process, so reading the table never holds up
+    # the producer's delivery callbacks (the GIL); CLOCK_MONOTONIC is system-wide.
+    ctx = multiprocessing.get_context("fork")
+    stop, q = ctx.Event(), ctx.Queue()
 
     def poll():
-        last = None
+        polls, last = [], None  # (time, {partition: last visible offset}) on change
         while not stop.is_set():
             m = marks()
             if m != last:
                 polls.append((time.monotonic(), m))
                 last = m
             time.sleep(a.freshness_poll_ms / 1000)
+        q.put(polls)
 
     def dr(err, msg, slot):
         if err is None:
             acks.append((msg.partition(), msg.offset(), time.monotonic(), slot))
 
-    th = threading.Thread(target=poll, daemon=True)
-    th.start()
+    poller = ctx.Process(target=poll, daemon=True)
+    poller.start()
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": a.acks, "linger.ms": a.linger_ms})
     payload = os.urandom(a.size)
     t0 = time.monotonic()
     for i in range(n):
@@ -624,11 +635,13 @@ def table_freshness(broker, topic, a):
         last_acked[part] = max(last_acked.get(part, -1), off)
     try:
         wait_for("every acknowledged record in the table",
-                 lambda: polls and all(polls[-1][1].get(q, -1) >= o for q, o in last_acked.items()),
-                 120, 0.1)
+                 lambda: (lambda m: all(m.get(q, -1) >= o for q, o in last_acked.items()))(marks()),
+                 120, 0.2)
+        time.sleep(2 * a.freshness_poll_ms / 1000)  # the poller sees it too
     finally:
         stop.set()
-        th.join()
+        polls = q.get(timeout=60)
+        poller.join(10)
     if cons:
         cons_out = finish_consumer(cons, 120)
     lat = []
@@ -794,7 +807,7 @@ def main():
                     help="table-freshness: msgs/s produced for --duration s")
     ap.add_argument("--freshness-commit-ms", type=int, default=1000,
                     help="table-freshness: commit interval of both pipelines (lakestream's minimum)")
-    ap.add_argument("--freshness-poll-ms", type=float, default=25,
+    ap.add_argument("--freshness-poll-ms", type=float, default=100,
                     help="table-freshness: how often the table's current snapshot is read")
     ap.add_argument("--tag", default="", help="suffix for result files (e.g. smoke)")
     ap.add_argument("--out", default=RESULTS)
@@ -1015,7 +1028,7 @@ def markdown(summary, facts, cmdline, a, stamp, loads):
         if sc == "consume-catchup-compacted" and wal and co:
             L += [f"From compacted objects / from WAL objects (#4): **{co / wal:.2f}×**.", ""]
         L.append(f"![{sc}]({stamp}-{sc}.png)")
-        if sc in ("produce-latency", "e2e-latency", "s3-latency"):
+        if sc in ("produce-latency", "e2e-latency", "s3-latency", "s3-radosgw"):
             L.append(f"![{sc} percentiles]({stamp}-{sc}-cdf.png)")
         L.append("")
     L += ["⚠ = the repetitions of that figure disagree by more than 25% of the median "
@@ -1125,7 +1138,7 @@ plot for [i=2:{len(ms) + 1}] '{dat}' using i:xtic(1) title columnheader(i)
         os.unlink(dat)
     # Latency CDFs (median run of each target) for the latency scenarios.
     for sc, part in (("produce-latency", "produce"), ("e2e-latency", "e2e"),
-                     ("s3-latency", "produce")):
+                     ("s3-latency", "produce"), ("s3-radosgw", "produce")):
         if sc not in summary:
             continue
         series = []

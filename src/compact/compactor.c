@@ -121,6 +121,8 @@ struct ls_compactor {
     bool pass_full;            /* set by the loop before queueing a pass */
     /* ownership (log_lease.c) and retention */
     ls_lease_owner_t *owner;
+    char owner_prefix[64];     /* this broker's part of owner names */
+    bool reclaimed;            /* a previous run's claims were freed */
     ls_log_claim_t claim;      /* worker: the claim of the log being worked on */
     uv_timer_t lease_timer;    /* renews the lease while a pass runs */
     uv_work_t keepalive_work;
@@ -469,6 +471,12 @@ static void log_task(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t
 static void pass_work(uv_work_t *w)
 {
     ls_compactor_t *c = w->data;
+    if (!c->reclaimed) {
+        /* the first pass runs after the broker's registration took over
+         * its id, so a claim under this id from another run is a dead one */
+        ls_lease_owner_reclaim(c->owner, c->owner_prefix);
+        c->reclaimed = true;
+    }
     ls_table_plan_t plan;
     memset(&plan, 0, sizeof plan);
     if (c->cfg.catalog)
@@ -622,7 +630,9 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     uint32_t nonce;
     ls_random_bytes(&nonce, sizeof nonce);
     char name[96];
-    snprintf(name, sizeof name, "%s/%08x", cfg->owner_name ? cfg->owner_name : "compactor", nonce);
+    snprintf(c->owner_prefix, sizeof c->owner_prefix, "%s",
+             cfg->owner_name ? cfg->owner_name : "compactor");
+    snprintf(name, sizeof name, "%s/%08x", c->owner_prefix, nonce);
     c->owner = ls_lease_owner_new(meta, name, c->cfg.lease_ttl_ms);
     uv_timer_init(loop, &c->timer);
     uv_timer_init(loop, &c->lease_timer);

@@ -51,6 +51,34 @@ ls_lease_owner_t *ls_lease_owner_new(ls_meta_t *meta, const char *name, int64_t 
     return o;
 }
 
+int ls_lease_owner_reclaim(ls_lease_owner_t *o, const char *prefix)
+{
+    ls_kvlist_t l;
+    if (ls_meta_scan_prefix(o->meta, LS_OWNER_PREFIX, 0, &l) != LS_OK)
+        return 0;
+    size_t pl = strlen(prefix);
+    int64_t *done = LS_NEWN(int64_t, l.n + 1);
+    int n = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        const ls_kv_t *kv = &l.v[i];
+        bool mine = kv->vlen > pl && memcmp(kv->val, prefix, pl) == 0 && kv->val[pl] == '/';
+        if (!mine || strcmp((const char *)kv->val, o->name) == 0 || !kv->lease)
+            continue;
+        bool seen = false;
+        for (int k = 0; k < n && !seen; k++)
+            seen = done[k] == kv->lease;
+        if (seen)
+            continue;
+        done[n++] = kv->lease;
+        LS_INFO("compact", "freeing the compaction claims of a previous run (%s)",
+                (const char *)kv->val);
+        o->meta->ops->lease_revoke(o->meta, kv->lease);
+    }
+    ls_free(done);
+    ls_kvlist_free(&l);
+    return n;
+}
+
 void ls_lease_owner_free(ls_lease_owner_t *o)
 {
     if (!o)
@@ -60,8 +88,6 @@ void ls_lease_owner_free(ls_lease_owner_t *o)
     pthread_mutex_destroy(&o->mu);
     ls_free(o);
 }
-
-const char *ls_lease_owner_name(const ls_lease_owner_t *o) { return o->name; }
 
 static int64_t current_lease(ls_lease_owner_t *o)
 {

@@ -25,7 +25,12 @@ typedef struct ls_log_claim {
 ls_lease_owner_t *ls_lease_owner_new(ls_meta_t *meta, const char *name, int64_t ttl_ms);
 /* Revokes the lease if one is held (blocking): owner keys left go at once. */
 void ls_lease_owner_free(ls_lease_owner_t *o);
-const char *ls_lease_owner_name(const ls_lease_owner_t *o);
+/* Frees the claims a previous run of this owner left (owner keys whose value
+ * is "<prefix>/..." but not this owner's name): revokes their leases, so the
+ * logs do not wait out the TTL of a process that crashed. Only for a prefix
+ * no live process uses (the broker's id, once its registration took over).
+ * Returns the number of leases revoked. Blocking. */
+int ls_lease_owner_reclaim(ls_lease_owner_t *o, const char *prefix);
 /* Renews the lease, if one is held. LS_ENOTFOUND: it had expired (the owner
  * keys attached to it are gone; claims made under it can no longer commit);
  * the owner forgets it and the next claim grants a new one. Blocking. */

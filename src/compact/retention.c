@@ -111,7 +111,8 @@ ls_status ls_retention_target(ls_meta_t *meta, int64_t log_id, const ls_retentio
             bool cuttable = !(p->keep_wal && e.kind == LS_IDX_WAL);
             bool below_start = e.last_offset < start.log_start;
             bool too_old = p->retention_ms >= 0 && e.max_timestamp < now_ms - p->retention_ms;
-            bool too_big = p->retention_bytes >= 0 && retained - (int64_t)e.len >= p->retention_bytes;
+            bool too_big =
+                p->retention_bytes >= 0 && retained - (int64_t)e.len >= p->retention_bytes;
             if (cuttable && (below_start || too_old || too_big)) {
                 if (e.last_offset + 1 > *target)
                     *target = e.last_offset + 1;

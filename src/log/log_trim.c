@@ -341,12 +341,13 @@ static void trim_after(uv_work_t *w, int status)
     if (j->st == LS_OK) {
         ls_logstore_apply_trim(j->ls, j->req.log_id, &j->res);
         LS_INFO("trim", "log %016llx: log start now %lld (%d index entries removed, %d WAL "
-                "objects released, %d compacted objects deleted)", (unsigned long long)j->req.log_id,
-                (long long)j->res.log_start, j->res.entries_removed, j->res.wal_released,
-                j->res.cos_deleted);
+                "objects released, %d compacted objects deleted)",
+                (unsigned long long)j->req.log_id, (long long)j->res.log_start,
+                j->res.entries_removed, j->res.wal_released, j->res.cos_deleted);
     } else if (j->st != LS_ERANGE) {
-        LS_WARN("trim", "log %016llx: trimming to %lld failed: %s", (unsigned long long)j->req.log_id,
-                (long long)j->req.new_start, ls_status_str(j->st));
+        LS_WARN("trim", "log %016llx: trimming to %lld failed: %s",
+                (unsigned long long)j->req.log_id, (long long)j->req.new_start,
+                ls_status_str(j->st));
     }
     ls_logstate_t *lg = ls_logstate_get(j->ls, j->req.log_id, false);
     j->cb(j->arg, j->st, lg ? lg->log_start : j->res.log_start);

@@ -21,9 +21,9 @@
  *      after the watch delivered a newer foreign head keeps the newer one
  *      (wal_writer.c compares revisions).
  *  W3  A watch that falls behind the store's history (callback with no
- *      events) triggers a resync: heads reread, every loaded index dropped
- *      (reloaded on the next read), watch restarted from the reread's
- *      revision. Until then the broker serves what it knows.
+ *      events) triggers a resync: heads and log starts reread, every loaded
+ *      index dropped (reloaded on the next read), watch restarted from the
+ *      reread's revision. Until then the broker serves what it knows.
  * Threads: the callback runs on the store's watch thread and only copies
  * the relevant events into a queue (mutex) and signals an async handle;
  * the rest runs on the loop, except the resync's store calls (a worker). */
@@ -151,7 +151,7 @@ static void apply_event(ls_logstore_t *ls, const ls_watch_ev_t *e, ls_logstate_t
 
 typedef struct resync_job {
     ls_logstore_t *ls;
-    ls_kvlist_t heads;
+    ls_kvlist_t heads, starts;    /* starts read after heads: both apply idempotently */
     ls_status st;
     uv_work_t work;
 } resync_job_t;
@@ -165,6 +165,8 @@ static void resync_work(uv_work_t *w)
         ls->watch = NULL;
     }
     j->st = ls_meta_scan_prefix(ls->meta, LS_HEAD_PREFIX, 0, &j->heads);
+    if (j->st == LS_OK)
+        j->st = ls_meta_scan_prefix(ls->meta, LS_START_PREFIX, 0, &j->starts);
     if (j->st == LS_OK)
         j->st = ls->meta->ops->watch(ls->meta, WATCH_PREFIX, strlen(WATCH_PREFIX),
                                      j->heads.revision, on_events, ls, &ls->watch);
@@ -182,6 +184,13 @@ static void resync_after(uv_work_t *w, int status)
             if (id >= 0 && apply_head(ls, id, kv->val, kv->vlen, kv->mod_rev))
                 ls_reader_wake(ls, ls_logstate_get(ls, id, false));
         }
+        for (size_t i = 0; i < j->starts.n; i++) {
+            const ls_kv_t *kv = &j->starts.v[i];
+            int64_t id = ls_log_id_from_start_key((const char *)kv->key, kv->klen);
+            ls_start_t st;
+            if (id >= 0 && ls_start_decode(kv->val, kv->vlen, &st) == LS_OK)
+                ls_trim_learn(ls, id, st.log_start, st.trimmed_bytes, st.index_start);
+        }
         size_t it = 0;
         int64_t id;
         void *v;
@@ -197,8 +206,8 @@ static void resync_after(uv_work_t *w, int status)
         ls->watch_lost = true;
         pthread_mutex_unlock(&ls->watch_mu);
     }
-    if (j->st == LS_OK)
-        ls_kvlist_free(&j->heads);
+    ls_kvlist_free(&j->heads);   /* zeroed if never read */
+    ls_kvlist_free(&j->starts);
     ls_free(j);
     ls_logstore_check_shutdown(ls);
 }
@@ -211,7 +220,8 @@ void ls_log_watch_resync_if_lost(ls_logstore_t *ls)
     pthread_mutex_unlock(&ls->watch_mu);
     if (!lost || ls->watch_resyncing || ls->shutting_down)
         return;
-    LS_WARN("log", "metadata watch fell behind the store's history; rereading heads");
+    LS_WARN("log", "metadata watch fell behind the store's history; rereading heads and "
+            "log starts");
     resync_job_t *j = LS_NEW(resync_job_t);
     j->ls = ls;
     j->work.data = j;

@@ -5,28 +5,18 @@ the table and finds every produced record exactly once, with its partition,
 offset, timestamp, key, value and headers; a broker restart in the middle
 adds no duplicates; DuckDB reads the data files."""
 
-import glob
-import os
-import re
 import time
 
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+import iceberg_util
 from kafka_util import unique_topic, wait_topic
 
-pyiceberg_table = pytest.importorskip("pyiceberg.table")
 duckdb = pytest.importorskip("duckdb")
 
 PARTS = 3
-
-
-def _current_metadata(table_dir):
-    files = glob.glob(os.path.join(table_dir, "metadata", "v*.metadata.json"))
-    if not files:
-        return None
-    return max(files, key=lambda f: int(re.search(r"v(\d+)\.metadata\.json$", f).group(1)))
 
 
 def _produce(bootstrap, topic, start, n):
@@ -39,39 +29,23 @@ def _produce(bootstrap, topic, start, n):
     assert p.flush(60) == 0
 
 
-def _wait_rows(table_dir, want, timeout=60):
-    deadline = time.monotonic() + timeout
-    rows = None
-    while time.monotonic() < deadline:
-        md = _current_metadata(table_dir)
-        if md:
-            t = pyiceberg_table.StaticTable.from_metadata("file://" + md)
-            rows = t.scan().to_arrow()
-            if rows.num_rows >= want:
-                return t, rows
-        time.sleep(0.2)
-    raise AssertionError("table has %s rows after %ss, want %d"
-                         % (rows.num_rows if rows is not None else "no", timeout, want))
-
-
 def test_topic_materializes_as_iceberg_table(broker_factory):
-    if os.environ.get("LS_TEST_OBJECT_STORE", "file") not in ("", "file"):
-        pytest.skip("reads the warehouse from the local object directory")
+    iceberg_util.local_store_only()
     b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
     topic = unique_topic("table")
     a = AdminClient({"bootstrap.servers": b.bootstrap})
     fs = a.create_topics([NewTopic(topic, PARTS, 1, config={"lakestream.table.enabled": "true"})])
     fs[topic].result(30)
     wait_topic(b.bootstrap, topic, PARTS)
-    table_dir = os.path.join(b.data_dir, "objects", "warehouse", "default", topic)
+    table_dir = iceberg_util.table_dir(b, topic)
 
     _produce(b.bootstrap, topic, 0, 600)
-    t, rows = _wait_rows(table_dir, 600)
+    t, rows, _ = iceberg_util.wait_rows(table_dir, 600)
     b.restart()                       # mid-stream restart: nothing twice
     _produce(b.bootstrap, topic, 600, 300)
-    t, rows = _wait_rows(table_dir, 900)
+    t, rows, _ = iceberg_util.wait_rows(table_dir, 900)
     time.sleep(1.0)                   # a further pass must not add rows
-    t, rows = _wait_rows(table_dir, 900)
+    t, rows, _ = iceberg_util.wait_rows(table_dir, 900)
     assert rows.num_rows == 900, "table holds %d rows, produced 900" % rows.num_rows
 
     d = rows.to_pylist()

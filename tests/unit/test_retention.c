@@ -62,7 +62,8 @@ static void on_read(void *arg, ls_read_result_t *res)
 {
     rd_t *r = arg;
     r->st = res->st;
-    r->first_base = res->nslices ? (int64_t)ls_be64_get(res->slices[0].chunk->data + res->slices[0].off) : -1;
+    r->first_base =
+        res->nslices ? (int64_t)ls_be64_get(res->slices[0].chunk->data + res->slices[0].off) : -1;
     r->len = res->bytes;
     ls_read_result_free(res);
     r->done = 1;
@@ -592,9 +593,37 @@ TEST(claims_are_exclusive_and_fence_commits)
     ls_meta_close(meta);
 }
 
+TEST(a_restarted_owner_frees_its_previous_runs_claims)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    /* a crashed run of broker-4 left claims under a live lease */
+    ls_lease_owner_t *dead = ls_lease_owner_new(meta, "broker-4/0000abcd", 600000);
+    ls_lease_owner_t *other = ls_lease_owner_new(meta, "broker-40/00000001", 600000);
+    ls_log_claim_t c1, c2, c3;
+    CHECK_EQ_INT(ls_log_claim(dead, 1, &c1), LS_OK);
+    CHECK_EQ_INT(ls_log_claim(dead, 2, &c2), LS_OK);
+    CHECK_EQ_INT(ls_log_claim(other, 3, &c3), LS_OK);
+    ls_lease_owner_t *next = ls_lease_owner_new(meta, "broker-4/0000beef", 600000);
+    ls_log_claim_t n1;
+    CHECK_EQ_INT(ls_log_claim(next, 1, &n1), LS_EEXISTS);
+    CHECK_EQ_INT(ls_lease_owner_reclaim(next, "broker-4"), 1);   /* one lease, two keys */
+    CHECK_EQ_INT(ls_log_claim(next, 1, &n1), LS_OK);
+    ls_log_claim_t o3;
+    CHECK_EQ_INT(ls_log_claim(next, 3, &o3), LS_EEXISTS);   /* broker-40 is someone else */
+    CHECK_EQ_INT(ls_lease_owner_reclaim(next, "broker-4"), 0); /* its own claim stays */
+    ls_log_release(next, &n1);
+    ls_log_release(other, &c3);
+    CHECK_EQ_INT(count_keys(meta, LS_OWNER_PREFIX), 0);
+    ls_lease_owner_free(next);
+    ls_lease_owner_free(other);
+    ls_lease_owner_free(dead);
+    ls_meta_close(meta);
+}
+
 int main(void)
 {
     uv_loop_init(&loop);
+    RUN(a_restarted_owner_frees_its_previous_runs_claims);
     RUN(trim_removes_wal_and_co_entries_and_releases_references);
     RUN(trim_racing_appends_loses_nothing);
     RUN(soft_trim_keeps_wal_entries_until_compacted);
