@@ -488,6 +488,13 @@ def start_consumer(broker, topic, expect, commit_ms):
     return p, d
 
 
+def kill_consumer(p):
+    """After a failed run: the consumer this script started must not outlive it."""
+    if p and p.poll() is None:
+        p.kill()
+        p.wait()
+
+
 def finish_consumer(p, timeout):
     try:
         out, _ = p.communicate(timeout=timeout)
@@ -514,15 +521,18 @@ def zero_etl(broker, topic, base, a):
     else:
         cfg = ["--topic-config", "lakestream.table.enabled=true",
                "--topic-config", f"lakestream.table.commit.interval.ms={commit_ms}"]
-    cpu0, io0, t0 = broker.cpu_s(), broker.write_bytes(), time.time()
-    load = driver("produce", broker, topic,
-                  base + cfg + ["--count", str(n), "--duration", "0", "--warmup", "0"], 900)
-    if cons:
-        c = finish_consumer(cons, 900)
-    else:
-        wait_for("the table to hold every record",
-                 lambda: table_rows(table_marks(broker, topic)) >= n, 900, 0.1)
-        c = {"cpu_s": 0.0, "write_bytes": 0, "rows": n}
+    try:
+        cpu0, io0, t0 = broker.cpu_s(), broker.write_bytes(), time.time()
+        load = driver("produce", broker, topic,
+                      base + cfg + ["--count", str(n), "--duration", "0", "--warmup", "0"], 900)
+        if cons:
+            c = finish_consumer(cons, 900)
+        else:
+            wait_for("the table to hold every record",
+                     lambda: table_rows(table_marks(broker, topic)) >= n, 900, 0.1)
+            c = {"cpu_s": 0.0, "write_bytes": 0, "rows": n}
+    finally:
+        kill_consumer(cons)
     secs = time.time() - t0
     bcpu, bio = broker.cpu_s() - cpu0, broker.write_bytes() - io0
     gib = n * a.size / 2**30
@@ -540,6 +550,19 @@ def pctl(sorted_vals, q):
 
 
 def table_freshness(broker, topic, a):
+    procs = []  # the consumer and the poller, stopped here whatever happens
+    try:
+        return measure_freshness(broker, topic, a, procs)
+    finally:
+        for pr in procs:
+            if isinstance(pr, subprocess.Popen):
+                kill_consumer(pr)
+            elif pr.is_alive():
+                pr.kill()
+                pr.join()
+
+
+def measure_freshness(broker, topic, a, procs):
     """8: produce at a low fixed rate (Python producer, acks=all, round-robin over the
     partitions), record each record's acknowledgement time, poll the table's current
     snapshot every --freshness-poll-ms, and report when each record became visible
@@ -553,6 +576,7 @@ def table_freshness(broker, topic, a):
     cons = None
     if broker.kind == "kafka":
         cons, d = start_consumer(broker, topic, seeds + n, commit_ms)
+        procs.append(cons)
         from pyiceberg.catalog.sql import SqlCatalog
         cats = {}  # per process: the poller is a forked child, sqlite must not cross a fork
 
@@ -616,6 +640,7 @@ def table_freshness(broker, topic, a):
 
     poller = ctx.Process(target=poll, daemon=True)
     poller.start()
+    procs.append(poller)
     p = Producer({"bootstrap.servers": broker.bootstrap, "acks": a.acks, "linger.ms": a.linger_ms})
     payload = os.urandom(a.size)
     t0 = time.monotonic()
@@ -720,12 +745,19 @@ def start_radosgw():
     """Scenario 5b's S3 server: a throwaway radosgw (tools/s3/radosgw.sh, ~15 s).
     Returns (its dir, the broker environment with the endpoint and credentials), or
     (None, {}) when Ceph is not installed (tools/install-deps.sh test installs it)."""
-    log("starting radosgw (tools/s3/radosgw.sh) for s3-radosgw")
-    p = subprocess.run([RADOSGW, "start"], capture_output=True, text=True)
-    if p.returncode != 0:
-        log(f"s3-radosgw skipped: radosgw did not start: {p.stderr.strip()[-500:]}")
+    for attempt in (1, 2):  # the OSD's start-up has a fixed timeout: a busy box can miss it
+        d = os.path.join(tempfile.mkdtemp(prefix="lsbench-radosgw-"), "rgw")
+        log(f"starting radosgw (tools/s3/radosgw.sh) for s3-radosgw, attempt {attempt}")
+        p = subprocess.run([RADOSGW, "start", d], capture_output=True, text=True)
+        if p.returncode == 0:
+            break
+        log(f"radosgw did not start: {p.stderr.strip()[-300:]}")
+        if os.path.exists(os.path.join(d, "pids")):  # stop what it did start
+            subprocess.run([RADOSGW, "stop", d], capture_output=True)
+        shutil.rmtree(os.path.dirname(d), ignore_errors=True)
+    else:
+        log("s3-radosgw skipped")
         return None, {}
-    d = p.stdout.strip().splitlines()[-1]
     env = {}
     for line in open(os.path.join(d, "env")):
         k, _, v = line.strip().partition("=")
@@ -816,7 +848,8 @@ def main():
     scenarios = [s for s in a.scenarios.split(",") if s]
     for s in scenarios:
         if s not in SCENARIOS:
-            sys.exit(f"unknown scenario {s}; pending (not runnable yet): {', '.join(PENDING)}")
+            sys.exit(f"unknown scenario {s}" +
+                     (f"; pending (not runnable yet): {', '.join(PENDING)}" if PENDING else ""))
     for f in (DRIVER, LAKESTREAM):
         if not os.access(f, os.X_OK):
             sys.exit(f"{f} missing: run `make bench` (builds it)")
@@ -862,7 +895,7 @@ def main():
         "%Y-%m-%dT%H:%M:%S", time.localtime(os.path.getmtime(LAKESTREAM_BUILT)))
     cmdline = os.environ.get("BENCH_COMMAND") or ("python3 bench/bench.py " + " ".join(sys.argv[1:]))
     raw = {s: {} for s in scenarios}
-    loads = []
+    loads, failures = [], []
     main_scen = [s for s in scenarios if s not in SOLO]
     order = list(targets)
     try:
@@ -892,7 +925,15 @@ def main():
                         la = loadavg()
                         loads.append(la)
                         log(f"rep {rep + 1}/{a.repeat} {broker.name} {sc} (load {la:.2f})")
-                        out = run_scenario(sc, broker, a, rep)
+                        try:
+                            out = run_scenario(sc, broker, a, rep)
+                        except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
+                            # One failed run must not lose a long invocation: it is
+                            # reported (summary and JSON), the others go on.
+                            log(f"rep {rep + 1} {broker.name} {sc} FAILED: {e}")
+                            failures.append(f"rep {rep + 1} {broker.name} {sc}: "
+                                            f"{str(e).splitlines()[0][:300]}")
+                            continue
                         out["loadavg_before"] = la
                         raw[sc].setdefault(broker.name, []).append(out)
                         for peer, pout in out.pop("peers", {}).items():
@@ -907,6 +948,7 @@ def main():
             b.stop()
         if rgw_dir:
             subprocess.run([RADOSGW, "stop", rgw_dir], stdout=subprocess.DEVNULL)
+            shutil.rmtree(os.path.dirname(rgw_dir), ignore_errors=True)
 
     os.makedirs(a.out, exist_ok=True)
     summary = {}
@@ -921,11 +963,12 @@ def main():
                     "command": cmdline, "machine": facts, "repeat": a.repeat,
                     "settings": {k: v for k, v in vars(a).items() if k not in ("out", "tag")},
                     "loadavg_during_run": {"min": min(loads, default=0),
-                                           "max": max(loads, default=0)}})
+                                           "max": max(loads, default=0)},
+                    "failed_runs": [f for f in failures if f.split(": ", 1)[0].endswith(" " + sc)]})
         with open(os.path.join(a.out, f"{stamp}-{sc}.json"), "w") as f:
             json.dump(res, f, indent=1)
         summary[sc] = res
-    md = markdown(summary, facts, cmdline, a, stamp, loads)
+    md = markdown(summary, facts, cmdline, a, stamp, loads, failures)
     with open(os.path.join(a.out, f"{stamp}-summary.md"), "w") as f:
         f.write(md)
     plots(summary, a.out, stamp)
@@ -983,7 +1026,7 @@ def fmt(v):
     return f"{v:.2f}"
 
 
-def markdown(summary, facts, cmdline, a, stamp, loads):
+def markdown(summary, facts, cmdline, a, stamp, loads, failures):
     L = [f"# Lakestream vs Apache Kafka — {stamp}", "",
          f"Command: `{cmdline}`  ",
          f"Medians of {a.repeat} runs per target; each broker fresh per repetition, then "
@@ -1033,6 +1076,8 @@ def markdown(summary, facts, cmdline, a, stamp, loads):
         L.append("")
     L += ["⚠ = the repetitions of that figure disagree by more than 25% of the median "
           "(min/max in the JSON): treat it as noisy.", ""]
+    if failures:
+        L += ["**Failed runs** (left out of the medians): " + "; ".join(failures), ""]
     if PENDING:
         L += ["Not run yet (features being built): " +
               "; ".join(f"{k} — {v}" for k, v in PENDING.items()), ""]

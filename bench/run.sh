@@ -23,7 +23,9 @@ export BENCH_LAKESTREAM_BIN="$BUILD_DIR/lakestream" BENCH_LSBENCH_BIN="$BUILD_DI
 # Recorded in the results as "the exact command".
 if [ -z "${BENCH_COMMAND:-}" ]; then
     if [ -n "${MAKELEVEL:-}" ]; then
-        BENCH_COMMAND="make bench${*:+ BENCH_ARGS=\"$*\"}"
+        build_arg=""
+        if [ "$BENCH_BUILD" != build ]; then build_arg=" BUILD=$BENCH_BUILD"; fi
+        BENCH_COMMAND="make bench$build_arg${*:+ BENCH_ARGS=\"$*\"}"
     else
         BENCH_COMMAND="bench/run.sh $*"
     fi

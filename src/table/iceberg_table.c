@@ -187,12 +187,14 @@ void ls_ice_datafile_metrics(ls_ice_datafile_t *df, const ls_pq_writer_t *w)
         /* lower bound: any prefix is <= the value */
         m->lower_len = str ? utf8_cut(s->min.data, s->min.len, LS_ICE_BOUND_MAX)
                            : (s->min.len < LS_ICE_BOUND_MAX ? s->min.len : LS_ICE_BOUND_MAX);
-        memcpy(m->lower, s->min.data, m->lower_len);
+        if (m->lower_len)   /* an empty minimum (b"") has no bytes to copy */
+            memcpy(m->lower, s->min.data, m->lower_len);
         m->has_lower = 1;
         /* upper bound: exact when short; binary: truncated prefix with its
          * last non-0xff byte incremented; long strings: left out */
         if (s->max.len <= LS_ICE_BOUND_MAX) {
-            memcpy(m->upper, s->max.data, s->max.len);
+            if (s->max.len)
+                memcpy(m->upper, s->max.data, s->max.len);
             m->upper_len = s->max.len;
             m->has_upper = 1;
         } else if (!str) {
