@@ -66,6 +66,7 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/crashpoint.h"
 #include "base/diag.h"
 #include "base/uuid.h"
 #include "compact/log_lease.h"
@@ -280,6 +281,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         c->stats.failures++;
         goto out;
     }
+    ls_crashpoint("compact.co_written");
     /* 1b. the table: same bytes, second output */
     if (table) {
         char terr[512] = "";
@@ -300,6 +302,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         if (from <= last)
             ls_table_marks_set(&c->marks, log_id, &ts->target, last);
         c->stats.rows_materialized += rows;
+        ls_crashpoint("compact.table_committed");
     }
     /* 2. swap the index in one txn */
     {
@@ -348,6 +351,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
             c->stats.failures++;
         } else {
             if (st == LS_OK) {
+                ls_crashpoint("compact.index_swapped");
                 result_t *res = LS_NEW(result_t);
                 res->log_id = log_id;
                 res->co = co;

@@ -28,6 +28,7 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/crashpoint.h"
 #include "base/diag.h"
 #include "kafka/records.h"
 #include "table/iceberg_raw.h"
@@ -226,6 +227,7 @@ ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *w
         snprintf(lastbuf, sizeof lastbuf, "%lld", (long long)last_offset);
         const char *summary[] = {key, lastbuf, NULL};
         int64_t snap;
+        ls_crashpoint("table.data_written");
         rc.st = ls_ice_table_append(t, dfs, ndf, summary, ls_clock_wall_ms(), &snap);
         if (rc.st != LS_OK)
             snprintf(err, (size_t)errlen, "committing snapshot: %s", ls_ice_table_error(t));

@@ -43,6 +43,7 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/crashpoint.h"
 #include "base/diag.h"
 #include "log/logstore_int.h"
 #include "log/wal_format.h"
@@ -384,6 +385,8 @@ static void put_work(uv_work_t *w)
     iov[n++].iov_len = f->footer.len;
     f->put_st = ls_objstore_put(ls->os, f->key, iov, n, LS_OBJSTORE_PUT_CREATE_ONLY);
     ls_free(iov);
+    if (f->put_st == LS_OK)
+        ls_crashpoint("wal.object_written");
 }
 
 static void put_after(uv_work_t *w, int status)
@@ -689,6 +692,7 @@ static void commit_work(uv_work_t *w)
         with_walobj = false;
         first = end;
     }
+    ls_crashpoint("wal.committed");   /* before any producer is acknowledged */
 }
 
 static void commit_after(uv_work_t *w, int status)

@@ -20,6 +20,7 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/crashpoint.h"
 #include "base/uuid.h"
 #include "table/avro_ocf.h"
 
@@ -445,6 +446,7 @@ static ls_status write_metadata(ls_ice_table_t *t, json_t *meta, int version, ch
         char *key = key_of(t, rel);
         st = put_bytes(t, key, text, len, LS_OBJSTORE_PUT_CREATE_ONLY);
         if (st == LS_OK) {
+            ls_crashpoint("table.metadata_written");
             char *loc = ls_asprintf("%s/%s", t->location, rel);
             t->err[0] = 0;
             st = t->committer.commit(t->committer.arg, version, loc, key, t->err, sizeof t->err);
@@ -456,6 +458,7 @@ static ls_status write_metadata(ls_ice_table_t *t, json_t *meta, int version, ch
         }
         ls_free(key);
         if (st == LS_OK) {
+            ls_crashpoint("table.pointer_swapped");
             /* publish for path readers; only committed metadata gets a v<N> name */
             char *vkey = key_of(t, vrel);
             ls_status ps = put_bytes(t, vkey, text, len, 0);

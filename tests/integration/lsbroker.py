@@ -138,6 +138,7 @@ class Broker:
         self.log_paths = []
         self.exit_codes = []
         self.allowed_error_res = []
+        self.env_extra = {}    # e.g. {"LS_CRASH_AT": "wal.committed"} for the next start
         self._checked = {}  # log path -> bytes already checked
         slow = sanitized_build(self.binary)
         self.startup_timeout = 90.0 if slow else 30.0
@@ -171,6 +172,7 @@ class Broker:
         env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
         env.setdefault("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=1:abort_on_error=0")
         env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+        env.update(self.env_extra)
         return env
 
     def argv(self):
@@ -270,6 +272,23 @@ class Broker:
             except ProcessLookupError:
                 pass
         self.proc.wait()
+        self.exit_codes.append("killed")
+        self.proc = None
+
+    def wait_crashed(self, timeout=60):
+        """Waits for the broker to die by SIGKILL on its own (a crash point);
+        the exit is recorded like kill9's."""
+        if self.proc is None:
+            raise BrokerError("broker is not running")
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise BrokerError("broker did not crash within %ss; log tail:\n%s"
+                              % (timeout, self.log_tail(30)))
+        if rc != -signal.SIGKILL:
+            self.exit_codes.append(rc)
+            raise BrokerError("broker exited with %s, not by SIGKILL; log tail:\n%s"
+                              % (rc, self.log_tail(30)))
         self.exit_codes.append("killed")
         self.proc = None
 

@@ -1,0 +1,121 @@
+"""kill -9 between every step of a flush and of a compaction task.
+
+The broker is started with LS_CRASH_AT=<point> (src/base/crashpoint.h):
+it kills itself with SIGKILL the first time it reaches that point, exactly as
+kill -9 at that instant would. It is then restarted normally, and:
+  - every acknowledged record is in the log exactly once, at dense offsets;
+  - for a table-enabled topic, the Iceberg table holds every record exactly
+    once (PyIceberg), whichever step the compaction task died after.
+"""
+import os
+
+import pytest
+from confluent_kafka import Producer
+
+import iceberg_util
+from kafka_util import assert_dense, consume, create_topic, unique_topic
+from lsbroker import wait_until
+
+PARTS = 3
+
+# where a flush can die: after the WAL object is written (never committed:
+# garbage for GC), after the metadata commit but before any acknowledgement
+# (the idempotent retry must be recognized, not appended again)
+WAL_POINTS = ["wal.object_written", "wal.committed"]
+# the steps of one compaction task with a table, in order
+COMPACTION_POINTS = ["compact.co_written", "table.data_written", "table.metadata_written",
+                     "table.pointer_swapped", "compact.table_committed", "compact.index_swapped"]
+
+
+class Sender:
+    """An idempotent producer that outlives broker restarts."""
+
+    def __init__(self, bootstrap, topic):
+        self.topic = topic
+        self.acked = {}
+        self.failed = []
+        self.p = Producer({"bootstrap.servers": bootstrap, "acks": "all",
+                           "enable.idempotence": True, "linger.ms": 5,
+                           "message.timeout.ms": 120000, "retry.backoff.ms": 50,
+                           "reconnect.backoff.ms": 20, "reconnect.backoff.max.ms": 300})
+
+    def _cb(self, err, msg):
+        if err is not None:
+            self.failed.append(str(err))
+        else:
+            self.acked[msg.value()] = (msg.partition(), msg.offset())
+
+    def send(self, start, n):
+        for i in range(start, start + n):
+            self.p.produce(self.topic, key=b"k%d" % i, value=b"v-%06d" % i,
+                           partition=i % PARTS, on_delivery=self._cb)
+        self.p.poll(0)
+
+    def flush(self):
+        assert self.p.flush(120) == 0
+        assert not self.failed, self.failed[:3]
+
+
+def check_log(b, topic, acked):
+    msgs = consume(b.bootstrap, topic, list(range(PARTS)))
+    assert_dense(msgs)
+    seen = {}
+    for p, ms in msgs.items():
+        for m in ms:
+            assert m.value() not in seen, "%r twice in the log" % m.value()
+            seen[m.value()] = (p, m.offset())
+    assert seen == acked
+
+
+@pytest.mark.parametrize("point", WAL_POINTS)
+def test_crash_in_a_flush(broker_factory, point):
+    b = broker_factory()
+    topic = create_topic(b.bootstrap, unique_topic("crash"), partitions=PARTS)
+    b.stop()
+    b.env_extra = {"LS_CRASH_AT": point}
+    b.start()
+    s = Sender(b.bootstrap, topic)
+    s.send(0, 300)
+    b.wait_crashed()
+    assert ("crash point %s reached" % point) in b.log_text()
+    b.env_extra = {}
+    b.start()
+    s.flush()                       # the producer's retries land on the new process
+    s.send(300, 100)
+    s.flush()
+    assert len(s.acked) == 400
+    check_log(b, topic, s.acked)
+
+
+@pytest.mark.parametrize("point", COMPACTION_POINTS)
+def test_crash_in_a_compaction_task(broker_factory, point):
+    iceberg_util.local_store_only()
+    flags = ("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    b = broker_factory(*flags)
+    topic = create_topic(b.bootstrap, unique_topic("crashc"), partitions=PARTS,
+                         config={"lakestream.table.enabled": "true",
+                                 "lakestream.table.commit.interval.ms": "1000"})
+    b.stop()
+    b.env_extra = {"LS_CRASH_AT": point}
+    b.start()
+    s = Sender(b.bootstrap, topic)
+    s.send(0, 300)
+    s.flush()
+    b.wait_crashed()                # the first compaction task dies at `point`
+    assert ("crash point %s reached" % point) in b.log_text()
+    b.env_extra = {}
+    b.start()
+    s.send(300, 150)
+    s.flush()
+    assert len(s.acked) == 450
+    table_dir = iceberg_util.table_dir(b, topic)
+    _, rows, _ = iceberg_util.wait_rows(table_dir, 450, timeout=90)
+    values = rows.column("value").to_pylist()
+    assert len(values) == len(set(values)) == 450, "table rows are not exactly once"
+    got = dict(zip(values, zip(rows.column("partition").to_pylist(),
+                               rows.column("offset").to_pylist())))
+    assert got == s.acked
+    # the log too, read across WAL and compacted objects
+    wait_until(lambda: os.path.isdir(os.path.join(b.data_dir, "objects", "co")), 30,
+               what="compacted objects")
+    check_log(b, topic, s.acked)
