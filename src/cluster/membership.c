@@ -15,6 +15,8 @@
 #include "base/clock.h"
 #include "base/diag.h"
 
+#define REGISTER_ATTEMPTS 20
+
 struct ls_membership {
     ls_meta_t *meta;
     ls_member_t self;
@@ -142,16 +144,29 @@ static ls_status register_self(ls_membership_t *m, char *err, int errlen)
     encode_self(&m->self, &val);
     ls_meta_op_t put = {.kind = LS_META_OP_PUT, .key = m->key, .klen = strlen(m->key),
                         .val = val, .vlen = strlen(val), .lease = lease};
-    for (int attempt = 0; attempt < 4; attempt++) {
+    int64_t taken_over = 0;   /* the lease of a previous run we replace */
+    for (int attempt = 0; attempt < REGISTER_ATTEMPTS; attempt++) {
+        if (attempt > 0 && st != LS_ECONFLICT)
+            usleep(100 * 1000);   /* a transient store error: try again shortly */
         ls_kv_t kv;
         st = m->meta->ops->get(m->meta, m->key, strlen(m->key), &kv);
-        if (st != LS_OK && st != LS_ENOTFOUND)
+        if (st != LS_OK && st != LS_ENOTFOUND) {
+            if (ls_status_retriable(st))
+                continue;
             break;
+        }
+        if (st == LS_OK && kv.lease == lease) {
+            /* an earlier attempt was applied but its answer was lost */
+            ls_kv_free(&kv);
+            st = LS_OK;
+            break;
+        }
         int64_t rev = st == LS_OK ? kv.mod_rev : 0, old_lease = 0;
         if (st == LS_OK) {
             ls_member_t other;
             int ok = ls_member_decode(kv.val, kv.vlen, &other) == 0;
             old_lease = kv.lease;
+            taken_over = old_lease != lease ? old_lease : 0;
             ls_kv_free(&kv);
             if (ok && (strcmp(other.host, m->self.host) != 0 || other.port != m->self.port)) {
                 snprintf(err, (size_t)errlen,
@@ -166,17 +181,17 @@ static ls_status register_self(ls_membership_t *m, char *err, int errlen)
         ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = m->key, .klen = strlen(m->key),
                              .rev = rev};
         st = m->meta->ops->txn(m->meta, &cmp, 1, &put, 1, NULL);
-        if (st == LS_ECONFLICT)
-            continue;
-        if (st == LS_OK && old_lease && old_lease != lease) {
-            LS_INFO("cluster", "took over the registration of broker %d's previous run",
-                    (int)m->self.id);
-            m->meta->ops->lease_revoke(m->meta, old_lease);
-        }
+        if (st == LS_ECONFLICT || (st != LS_OK && ls_status_retriable(st)))
+            continue;   /* reread: the write may have been applied */
         break;
     }
     free(val);
     if (st == LS_OK) {
+        if (taken_over) {
+            LS_INFO("cluster", "took over the registration of broker %d's previous run",
+                    (int)m->self.id);
+            m->meta->ops->lease_revoke(m->meta, taken_over);
+        }
         m->lease = lease;
         return LS_OK;
     }
@@ -247,7 +262,12 @@ ls_membership_t *ls_membership_start(ls_meta_t *meta, const ls_member_t *self,
     }
     int64_t rev = 0;
     if (st == LS_OK) {
-        st = rescan(m, &rev);
+        st = LS_EAGAIN;
+        for (int attempt = 0; attempt < REGISTER_ATTEMPTS && ls_status_retriable(st); attempt++) {
+            if (attempt)
+                usleep(100 * 1000);   /* a transient store error */
+            st = rescan(m, &rev);
+        }
         if (st != LS_OK)
             snprintf(err, (size_t)errlen, "reading live brokers: %s", ls_status_str(st));
     }

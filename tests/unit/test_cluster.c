@@ -155,6 +155,26 @@ TEST(membership_takes_over_a_crashed_incarnation)
     ls_meta_close(meta);
 }
 
+TEST(registration_survives_lost_answers_and_failed_writes)
+{
+    char err[512];
+    /* every write is applied but reported failed; then every other one fails */
+    const char *urls[] = {"faulty+mem://?lost_ack_rate=1", "faulty+mem://?txn_error_rate=0.5"};
+    for (size_t i = 0; i < 2; i++) {
+        ls_meta_t *meta = ls_meta_open(urls[i], err, sizeof err);
+        CHECK(meta);
+        ls_member_t a = member(7, "");
+        ls_membership_t *ma = ls_membership_start(meta, &a, 1000, NULL, NULL, err, sizeof err);
+        CHECK(ma);
+        ls_member_t *v;
+        int n = ls_membership_members(ma, &v);
+        CHECK(n == 1 && v[0].id == 7);
+        ls_free(v);
+        ls_membership_stop(ma);
+        ls_meta_close(meta);
+    }
+}
+
 TEST(member_decode_rejects_garbage)
 {
     ls_member_t m;
@@ -173,6 +193,7 @@ int main(void)
     RUN(client_zone_hint);
     RUN(membership_lifecycle);
     RUN(membership_takes_over_a_crashed_incarnation);
+    RUN(registration_survives_lost_answers_and_failed_writes);
     RUN(member_decode_rejects_garbage);
     UNIT_DONE();
 }
