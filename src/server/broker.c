@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/diag.h"
@@ -150,7 +151,8 @@ static void make_cluster_id(char *out, size_t cap)
     out[n] = 0;
 }
 
-static int load_cluster_id(ls_broker_t *b, char *err, int errlen)
+/* 0: done; -1: failed (err set); 1: a transient error (err set): try again. */
+static int try_cluster_id(ls_broker_t *b, char *err, int errlen)
 {
     ls_kv_t kv;
     ls_status st = ls_meta_get(b->meta, CLUSTER_ID_KEY, &kv);
@@ -167,7 +169,7 @@ static int load_cluster_id(ls_broker_t *b, char *err, int errlen)
     }
     if (st != LS_ENOTFOUND) {
         snprintf(err, (size_t)errlen, "reading cluster id from metadata: %s", ls_status_str(st));
-        return -1;
+        return ls_status_retriable(st) ? 1 : -1;
     }
     if (b->cfg->cluster_id)
         snprintf(b->cluster_id, sizeof b->cluster_id, "%s", b->cfg->cluster_id);
@@ -178,13 +180,24 @@ static int load_cluster_id(ls_broker_t *b, char *err, int errlen)
     ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = CLUSTER_ID_KEY, .klen = strlen(CLUSTER_ID_KEY),
                        .val = b->cluster_id, .vlen = strlen(b->cluster_id)};
     st = b->meta->ops->txn(b->meta, &cmp, 1, &op, 1, NULL);
-    if (st == LS_ECONFLICT)
-        return load_cluster_id(b, err, errlen);   /* another broker won the race */
     if (st != LS_OK) {
+        /* another broker won the race, or the answer was lost: read again */
         snprintf(err, (size_t)errlen, "storing cluster id: %s", ls_status_str(st));
-        return -1;
+        return ls_status_retriable(st) ? 1 : -1;
     }
     return 0;
+}
+
+/* Reads the cluster id, creating it on the store's first start. A transient
+ * store error (or a create whose answer was lost) is retried from the read. */
+static int load_cluster_id(ls_broker_t *b, char *err, int errlen)
+{
+    for (int attempt = 0;; attempt++) {
+        int rc = try_cluster_id(b, err, errlen);
+        if (rc <= 0 || attempt == 20)
+            return rc == 0 ? 0 : -1;
+        usleep(100 * 1000);
+    }
 }
 
 static void group_offload(void *ctx, void (*fn)(void *), void (*after)(void *), void *arg)
