@@ -261,23 +261,67 @@ static int keygen_next(keygen_t *k, int partitions, char *key, int32_t *part)
     return 0;
 }
 
-static void fill_payload(char *buf, int size, const char *kind)
+/* Record values. "random": every record a different window of a 64 MiB random
+ * pool, so values are incompressible one by one *and* across records (a Parquet
+ * dictionary or a zstd window sees no repeats), at the cost of one memcpy each.
+ * "text": one compressible value, the same for every record. The first 8 bytes of
+ * each value are then overwritten with its timestamp. */
+#define PAYLOAD_POOL_BYTES (64u << 20)
+
+typedef struct payload {
+    char *pool, *buf;
+    size_t pool_len, size;
+    unsigned long long n;
+} payload_t;
+
+static void payload_init(payload_t *p, int size, const char *kind)
 {
     uint64_t r = 0x2545F4914F6CDD1DULL;
+    p->size = (size_t)size;
+    p->n = 0;
+    p->buf = malloc(p->size);
     if (!strcmp(kind, "text")) {
         static const char words[] = "lakestream kafka record value event table offset log ";
+        p->pool_len = p->size;
+        p->pool = malloc(p->pool_len);
         for (int i = 0; i < size; i++)
-            buf[i] = words[(xorshift(&r) % 7 == 0) ? (i * 7) % (sizeof words - 1) : i % (sizeof words - 1)];
+            p->pool[i] = words[(xorshift(&r) % 7 == 0) ? (i * 7) % (sizeof words - 1)
+                                                       : i % (sizeof words - 1)];
+    } else if (!strcmp(kind, "random")) {
+        p->pool_len = p->size > PAYLOAD_POOL_BYTES ? p->size : PAYLOAD_POOL_BYTES;
+        p->pool = malloc(p->pool_len);
+        for (size_t i = 0; i + 8 <= p->pool_len; i += 8) {
+            uint64_t x = xorshift(&r);
+            memcpy(p->pool + i, &x, 8);
+        }
     } else {
-        for (int i = 0; i < size; i++)
-            buf[i] = (char)(xorshift(&r) >> 24);
+        die("--payload: random | text");
     }
+    if (!p->pool || !p->buf)
+        die("out of memory for the payload pool");
+}
+
+/* The next record's value, stamped. */
+static const char *payload_next(payload_t *p, int64_t stamp)
+{
+    size_t span = p->pool_len - p->size + 1;
+    /* An odd stride (not a multiple of 8) so consecutive windows never align. */
+    size_t off = (size_t)((p->n++ * 4099ULL) % span);
+    memcpy(p->buf, p->pool + off, p->size);
+    memcpy(p->buf, &stamp, sizeof stamp);
+    return p->buf;
+}
+
+static void payload_free(payload_t *p)
+{
+    free(p->pool);
+    free(p->buf);
 }
 
 /* Produces for --duration seconds (or --count messages) at --rate msgs/s (0 = as
  * fast as the client queue allows). Returns the number of messages handed over. */
 static long long produce_loop(rd_kafka_t *rk, rd_kafka_topic_t *t, const opts_t *o,
-                              prod_state_t *s, int64_t t0, char *payload)
+                              prod_state_t *s, int64_t t0, payload_t *payload)
 {
     (void)s;
     keygen_t kg;
@@ -306,11 +350,11 @@ static long long produce_loop(rd_kafka_t *rk, rd_kafka_topic_t *t, const opts_t 
             }
             stamp = slot;
         }
-        memcpy(payload, &stamp, sizeof stamp);
+        const char *value = payload_next(payload, stamp);
         int32_t part;
         int klen = keygen_next(&kg, o->partitions, key, &part);
         for (;;) {
-            if (rd_kafka_produce(t, part, RD_KAFKA_MSG_F_COPY, payload, (size_t)o->size,
+            if (rd_kafka_produce(t, part, RD_KAFKA_MSG_F_COPY, (void *)value, (size_t)o->size,
                                  klen ? key : NULL, (size_t)klen, NULL) == 0)
                 break;
             rd_kafka_resp_err_t e = rd_kafka_last_error();
@@ -355,12 +399,12 @@ static int run_produce(const opts_t *o)
     if (o->create)
         create_topic(rk, o);
     rd_kafka_topic_t *t = rd_kafka_topic_new(rk, o->topic, NULL);
-    char *payload = malloc((size_t)o->size);
-    fill_payload(payload, o->size, o->payload);
+    payload_t payload;
+    payload_init(&payload, o->size, o->payload);
 
     int64_t t0 = now_us();
     s->measure_from = t0 + (int64_t)(o->warmup * 1e6);
-    long long sent = produce_loop(rk, t, o, s, t0, payload);
+    long long sent = produce_loop(rk, t, o, s, t0, &payload);
     int64_t t_stop = now_us();
     rd_kafka_resp_err_t fe = rd_kafka_flush(rk, (int)(o->timeout * 1000));
     /* Throughput: measured messages over the window from the end of warm-up to
@@ -376,7 +420,7 @@ static int run_produce(const opts_t *o)
     int bad = fe || s->failed || s->acked_measured == 0;
     rd_kafka_topic_destroy(t);
     rd_kafka_destroy(rk);
-    free(payload);
+    payload_free(&payload);
     free(s);
     return bad && !o->allow_errors ? 1 : 0;
 }
@@ -569,11 +613,11 @@ static int run_e2e(const opts_t *o)
     usleep(500000); /* let the first fetches reach the broker */
 
     rd_kafka_topic_t *t = rd_kafka_topic_new(prk, o->topic, NULL);
-    char *payload = malloc((size_t)o->size);
-    fill_payload(payload, o->size, o->payload);
+    payload_t payload;
+    payload_init(&payload, o->size, o->payload);
     int64_t t0 = now_us();
     ps->measure_from = cs->measure_from = t0 + (int64_t)(o->warmup * 1e6);
-    long long sent = produce_loop(prk, t, o, ps, t0, payload);
+    long long sent = produce_loop(prk, t, o, ps, t0, &payload);
     rd_kafka_resp_err_t fe = rd_kafka_flush(prk, (int)(o->timeout * 1000));
     double psecs = (double)(ps->last_dr - ps->measure_from) / 1e6;
     /* Wait for the consumer to see everything that was acknowledged. */
@@ -595,7 +639,7 @@ static int run_e2e(const opts_t *o)
     rd_kafka_destroy(cs->rk);
     rd_kafka_topic_destroy(t);
     rd_kafka_destroy(prk);
-    free(payload);
+    payload_free(&payload);
     free(ps);
     free(cs);
     return bad && !o->allow_errors ? 1 : 0;
@@ -619,7 +663,7 @@ static void usage(void)
             "  --acks all|1|0      (default all)      --linger-ms MS (default 5)\n"
             "  --compression none|gzip|snappy|lz4|zstd (default none)\n"
             "  --idempotence       enable.idempotence=true\n"
-            "  --payload random|text  (default random: incompressible)\n"
+            "  --payload random|text  (default random: every value different, incompressible)\n"
             "  --timeout S         flush / catch-up timeout (default 120)\n"
             "  -X key=value        any other librdkafka property\n"
             "  --allow-errors      exit 0 even if deliveries failed\n");
