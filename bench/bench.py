@@ -949,7 +949,9 @@ def main():
         if rgw_dir:
             subprocess.run([RADOSGW, "stop", rgw_dir], stdout=subprocess.DEVNULL)
             shutil.rmtree(os.path.dirname(rgw_dir), ignore_errors=True)
+        shutil.rmtree(snap_dir, ignore_errors=True)
 
+    facts["loadavg_after_run"] = loadavg()
     os.makedirs(a.out, exist_ok=True)
     summary = {}
     for sc in scenarios:
@@ -972,7 +974,6 @@ def main():
     with open(os.path.join(a.out, f"{stamp}-summary.md"), "w") as f:
         f.write(md)
     plots(summary, a.out, stamp)
-    shutil.rmtree(snap_dir, ignore_errors=True)
     print(md)
 
 
@@ -1039,8 +1040,12 @@ def markdown(summary, facts, cmdline, a, stamp, loads, failures):
          f"lakestream {facts.get('lakestream_commit')}"
          f"{' + uncommitted src changes' if facts.get('lakestream_tree_dirty') else ''}.  ",
          f"Load average before each measurement: {min(loads, default=0):.2f}–"
-         f"{max(loads, default=0):.2f} on {facts.get('cpus')} CPUs (shared machine: other "
-         f"builds and tests ran concurrently).",
+         f"{max(loads, default=0):.2f}, after the run {facts.get('loadavg_after_run', 0):.2f}, on "
+         f"{facts.get('cpus')} CPUs (shared machine: other builds and tests ran concurrently)."
+         + (" **Noisy run**: more runnable tasks than CPUs at some point, so every figure "
+            "here shares the machine with unrelated work." if max(loads + [
+                facts.get("loadavg_after_run", 0)], default=0) > (
+                facts.get("cpus") or 1) else ""),
          "",
          "Targets: **kafka** = Apache Kafka KRaft, one broker, acks from the page cache (no "
          "fsync); **lakestream** = durable default (WAL object fsync'd + SQLite commit before "

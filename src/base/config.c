@@ -202,7 +202,10 @@ static const cfg_key_t cfg_keys[] = {
      .help = "WAL index entries merged into one compacted object (bounded so the index "
              "swap fits one metadata transaction)."},
     {.name = "compaction.max.bytes", .type = CT_SIZE, FIELD(compaction_max_bytes),
-     .def = "64MiB", .min = 1, .max = 1 * GiB, .help = "Target size of a compacted object."},
+     .def = "8MiB", .min = 1, .max = 1 * GiB,
+     .help = "Target size of a compacted object. A read of an uncached compacted object "
+             "fetches it whole, so catch-up consumers of P partitions need about P times "
+             "this in read.cache.max.bytes."},
     {.name = "compaction.lease.ttl.ms", .type = CT_INT, FIELD(compaction_lease_ttl_ms),
      .def = "30000", .min = 1000, .max = DAY_MS,
      .help = "Lease through which a broker owns a log while compacting or trimming it; a "
