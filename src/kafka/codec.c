@@ -18,6 +18,8 @@
  * 8-byte aligned; large allocations get a block of their own. Freed as a whole. */
 #include "kafka/codec.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -562,6 +564,30 @@ void *ls_arena_alloc(ls_arena_t *a, size_t n)
     uint8_t *p = (uint8_t *)b + arena_hdr() + b->used;
     b->used += n;
     memset(p, 0, n);
+    return p;
+}
+
+char *ls_arena_kstr(ls_arena_t *a, ls_kstr_t s, bool *exact)
+{
+    size_t n = s.len > 0 ? (size_t)s.len : 0;
+    char *p = ls_arena_alloc(a, n + 1);
+    if (n)
+        memcpy(p, s.ptr, n);
+    if (exact)
+        *exact = strlen(p) == n;
+    return p;
+}
+
+char *ls_arena_printf(ls_arena_t *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *p = ls_arena_alloc(a, (size_t)(n > 0 ? n : 0) + 1);
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)(n > 0 ? n : 0) + 1, fmt, ap);
+    va_end(ap);
     return p;
 }
 

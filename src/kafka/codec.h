@@ -117,4 +117,10 @@ typedef struct ls_arena ls_arena_t;
 ls_arena_t *ls_arena_new(void);
 void *ls_arena_alloc(ls_arena_t *a, size_t n);   /* zeroed, 8-byte aligned */
 void ls_arena_free(ls_arena_t *a);
+/* Arena copy of a wire string as a C string ("" for a null string). *exact
+ * (may be NULL) is false when it holds a NUL byte, so the C string is
+ * shorter (such a string can never be a name). */
+char *ls_arena_kstr(ls_arena_t *a, ls_kstr_t s, bool *exact);
+/* printf into the arena. */
+char *ls_arena_printf(ls_arena_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #endif

@@ -18,7 +18,6 @@
  * (ls_kafka_topic_policy_apply). ValidateOnly runs every check, writes
  * nothing. When a table policy changed, compaction is told at once so a newly
  * enabled table meets its commit interval from the first record. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,28 +58,6 @@ typedef struct ac_change_arg {
     ls_arena_t *a;
     ac_res_t *r;
 } ac_change_arg_t;
-
-static char *cstr(ls_arena_t *a, ls_kstr_t s, bool *exact)
-{
-    size_t n = s.len > 0 ? (size_t)s.len : 0;
-    char *p = ls_arena_alloc(a, n + 1);
-    if (n)
-        memcpy(p, s.ptr, n);
-    if (exact)
-        *exact = strlen(p) == n;
-    return p;
-}
-
-static char *amsg(ls_arena_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static char *amsg(ls_arena_t *a, const char *fmt, ...)
-{
-    char tmp[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    return cstr(a, ls_kstr_c(tmp), NULL);
-}
 
 /* The new config set from the current one (runs on the worker, maybe twice). */
 static ls_status ac_change(const ls_prop_t *cur, int ncur, void *arg, const ls_prop_t **out,
@@ -147,7 +124,7 @@ static void ac_done(void *arg)
             continue;
         case LS_ENOTFOUND:
             out->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-            out->ErrorMessage = ls_kstr_c(amsg(a, "Topic '%s' does not exist.", r->name));
+            out->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "Topic '%s' does not exist.", r->name));
             continue;
         case LS_EINVAL:
             out->ErrorCode = LS_KERR_INVALID_CONFIG;
@@ -159,7 +136,7 @@ static void ac_done(void *arg)
                     r->err[0] ? r->err : ls_status_str(r->st));
             break;
         }
-        out->ErrorMessage = ls_kstr_c(amsg(a, "%s", r->err[0] ? r->err : ls_status_str(r->st)));
+        out->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", r->err[0] ? r->err : ls_status_str(r->st)));
     }
     if (tables)
         ls_broker_tables_changed(req->broker);
@@ -183,13 +160,13 @@ static const char *ac_resource_check(ls_arena_t *a, int8_t type, ls_kstr_t rname
     }
     if (type != LS_KAFKA_RESOURCE_TOPIC) {
         *code = LS_KERR_INVALID_REQUEST;
-        return amsg(a, "Unsupported resource type %d: only topics (2) can be altered.", (int)type);
+        return ls_arena_printf(a, "Unsupported resource type %d: only topics (2) can be altered.", (int)type);
     }
     bool exact;
-    *name = cstr(a, rname, &exact);
+    *name = ls_arena_kstr(a, rname, &exact);
     if (!exact || !ls_stream_name_valid(*name)) {
         *code = LS_KERR_INVALID_TOPIC_EXCEPTION;
-        return amsg(a, "Topic name '%s' is illegal.", *name);
+        return ls_arena_printf(a, "Topic name '%s' is illegal.", *name);
     }
     return NULL;
 }
@@ -199,35 +176,35 @@ static const char *ac_op_check(ls_arena_t *a, ac_res_t *r, ls_kstr_t kname, int8
                                ls_kstr_t kvalue, int16_t *code)
 {
     bool ek, ev = true;
-    char *key = cstr(a, kname, &ek);
-    char *value = kvalue.len >= 0 ? cstr(a, kvalue, &ev) : NULL;
+    char *key = ls_arena_kstr(a, kname, &ek);
+    char *value = kvalue.len >= 0 ? ls_arena_kstr(a, kvalue, &ev) : NULL;
     *code = LS_KERR_INVALID_CONFIG;
     if (!ek || !ev)
-        return amsg(a, "Config '%s' contains a NUL byte.", key);
+        return ls_arena_printf(a, "Config '%s' contains a NUL byte.", key);
     for (int i = 0; i < r->nops; i++)
         if (strcmp(r->ops[i].key, key) == 0) {
             *code = LS_KERR_INVALID_REQUEST;
-            return amsg(a, "Config '%s' is given twice.", key);
+            return ls_arena_printf(a, "Config '%s' is given twice.", key);
         }
     if (op == LS_KAFKA_CONFIG_OP_APPEND || op == LS_KAFKA_CONFIG_OP_SUBTRACT) {
         *code = LS_KERR_INVALID_REQUEST;
-        return amsg(a, "Config '%s': APPEND and SUBTRACT are not supported; use SET with the "
+        return ls_arena_printf(a, "Config '%s': APPEND and SUBTRACT are not supported; use SET with the "
                        "whole value.", key);
     }
     if (op != LS_KAFKA_CONFIG_OP_SET && op != LS_KAFKA_CONFIG_OP_DELETE) {
         *code = LS_KERR_INVALID_REQUEST;
-        return amsg(a, "Config '%s': unknown operation %d.", key, (int)op);
+        return ls_arena_printf(a, "Config '%s': unknown operation %d.", key, (int)op);
     }
     char cerr[512];
     if (op == LS_KAFKA_CONFIG_OP_DELETE) {
         value = NULL;
         if (strcmp(key, LS_POLICY_SINCE_KEY) == 0)
-            return amsg(a, "Configuration %s is maintained by the broker and cannot be deleted",
+            return ls_arena_printf(a, "Configuration %s is maintained by the broker and cannot be deleted",
                         key);
     } else if (!value) {
-        return amsg(a, "Config '%s' has a null value: use DELETE to return to the default.", key);
+        return ls_arena_printf(a, "Config '%s' has a null value: use DELETE to return to the default.", key);
     } else if (ls_kafka_topic_config_check(key, value, cerr, sizeof cerr) != 0) {
-        return amsg(a, "%s", cerr);
+        return ls_arena_printf(a, "%s", cerr);
     }
     r->ops[r->nops++] = (ac_op_t){key, value};
     r->table_keys |= ls_policy_is_key(key);

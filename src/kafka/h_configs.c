@@ -32,7 +32,6 @@
  * Everything here is an in-memory lookup: the handler answers synchronously. */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,20 +132,6 @@ static const topic_config_def_t *topic_def_find(const char *name)
     return NULL;
 }
 
-static char *aprintf(ls_arena_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static char *aprintf(ls_arena_t *a, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *p = ls_arena_alloc(a, (size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return p;
-}
-
 static const char *prop_get(const ls_prop_t *v, int n, const char *key)
 {
     for (int i = 0; i < n; i++)
@@ -174,15 +159,15 @@ static const char *topic_default(ls_arena_t *a, const ls_config_t *cfg,
     case VAL_RETENTION_MS:
         if (cfg->log_retention_ms != KAFKA_DEFAULT_RETENTION_MS)
             *source = LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
-        return aprintf(a, "%" PRId64, cfg->log_retention_ms);
+        return ls_arena_printf(a, "%" PRId64, cfg->log_retention_ms);
     case VAL_RETENTION_BYTES:
         if (cfg->log_retention_bytes != -1)
             *source = LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
-        return aprintf(a, "%" PRId64, cfg->log_retention_bytes);
+        return ls_arena_printf(a, "%" PRId64, cfg->log_retention_bytes);
     case VAL_MAX_MESSAGE:
         if (cfg->message_max_bytes != KAFKA_DEFAULT_MESSAGE_MAX_BYTES)
             *source = LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
-        return aprintf(a, "%" PRId64, cfg->message_max_bytes);
+        return ls_arena_printf(a, "%" PRId64, cfg->message_max_bytes);
     case VAL_FIXED:
         break;
     }
@@ -258,11 +243,11 @@ static int32_t policy_entries(ls_arena_t *a, const ls_policy_layers_t *l, const 
             continue;
         cfg_entry_t *e = &v[n++];
         e->Name = ls_kstr_c(key);
-        e->Value = ls_kstr_c(aprintf(a, "%s", pol.value[f]));
+        e->Value = ls_kstr_c(ls_arena_printf(a, "%s", pol.value[f]));
         e->ConfigSource = policy_source(pol.source[f]);
         e->ConfigType = policy_type((ls_policy_field)f);
         e->Documentation =
-            docs ? ls_kstr_c(aprintf(a, "%s %s. Accepted: %s.", ls_policy_doc((ls_policy_field)f),
+            docs ? ls_kstr_c(ls_arena_printf(a, "%s %s. Accepted: %s.", ls_policy_doc((ls_policy_field)f),
                                      ls_policy_applied((ls_policy_field)f, pol.value[f])
                                          ? "Applied"
                                          : "Stored only: this value is not applied yet",
@@ -284,7 +269,7 @@ static int32_t policy_entries(ls_arena_t *a, const ls_policy_layers_t *l, const 
             const char *lv = prop_get(layers[k].v, layers[k].n, key);
             if (lv)
                 e->Synonyms[e->NumSynonyms++] =
-                    (cfg_syn_t){e->Name, ls_kstr_c(aprintf(a, "%s", lv)), layers[k].src};
+                    (cfg_syn_t){e->Name, ls_kstr_c(ls_arena_printf(a, "%s", lv)), layers[k].src};
         }
         e->Synonyms[e->NumSynonyms++] =
             (cfg_syn_t){e->Name, ls_kstr_c(ls_policy_default((ls_policy_field)f)),
@@ -520,11 +505,11 @@ static int32_t broker_configs(ls_arena_t *a, const ls_broker_t *b, const ls_kstr
     const char *host = ls_broker_advertised_host(b);
     int port = ls_broker_advertised_port(b);
     const broker_entry_t list[] = {
-        {"advertised.listeners", aprintf(a, "PLAINTEXT://%s:%d", host, port), NULL,
+        {"advertised.listeners", ls_arena_printf(a, "PLAINTEXT://%s:%d", host, port), NULL,
          LS_KAFKA_CONFIG_TYPE_STRING, false, "Addresses clients are told to connect to."},
         {"auto.create.topics.enable", c->auto_create_topics_enable ? "true" : "false", "true",
          LS_KAFKA_CONFIG_TYPE_BOOLEAN, false, "Create topics on first Metadata request."},
-        {"broker.id", aprintf(a, "%d", (int)b->node_id), NULL, LS_KAFKA_CONFIG_TYPE_INT, false,
+        {"broker.id", ls_arena_printf(a, "%d", (int)b->node_id), NULL, LS_KAFKA_CONFIG_TYPE_INT, false,
          "This broker's id."},
         {"cluster.id", b->cluster_id, NULL, LS_KAFKA_CONFIG_TYPE_STRING, false,
          "Cluster id kept in the metadata store."},
@@ -536,49 +521,49 @@ static int32_t broker_configs(ls_arena_t *a, const ls_broker_t *b, const ls_kstr
          "Durability comes from the object store."},
         {"delete.topic.enable", "true", "true", LS_KAFKA_CONFIG_TYPE_BOOLEAN, false,
          "Topics may be deleted."},
-        {"listeners", aprintf(a, "PLAINTEXT://%s:%d", c->listen_host ? c->listen_host : "",
+        {"listeners", ls_arena_printf(a, "PLAINTEXT://%s:%d", c->listen_host ? c->listen_host : "",
                               c->listen_port),
          NULL, LS_KAFKA_CONFIG_TYPE_STRING, false, "Listening address."},
         {"log.cleanup.policy", "delete", "delete", LS_KAFKA_CONFIG_TYPE_LIST, false,
          "Default topic cleanup policy."},
-        {"log.retention.bytes", aprintf(a, "%" PRId64, c->log_retention_bytes), "-1",
+        {"log.retention.bytes", ls_arena_printf(a, "%" PRId64, c->log_retention_bytes), "-1",
          LS_KAFKA_CONFIG_TYPE_LONG, false, "Default retention in bytes."},
         {"log.retention.check.interval.ms",
-         aprintf(a, "%" PRId64, c->log_retention_check_interval_ms), "300000",
+         ls_arena_printf(a, "%" PRId64, c->log_retention_check_interval_ms), "300000",
          LS_KAFKA_CONFIG_TYPE_LONG, false, "How often retention is checked."},
-        {"log.retention.ms", aprintf(a, "%" PRId64, c->log_retention_ms), "604800000",
+        {"log.retention.ms", ls_arena_printf(a, "%" PRId64, c->log_retention_ms), "604800000",
          LS_KAFKA_CONFIG_TYPE_LONG, false, "Default topic retention.ms."},
-        {"message.max.bytes", aprintf(a, "%" PRId64, c->message_max_bytes), "1048588",
+        {"message.max.bytes", ls_arena_printf(a, "%" PRId64, c->message_max_bytes), "1048588",
          LS_KAFKA_CONFIG_TYPE_INT, false, "Largest record batch accepted."},
         {"metadata.url", NULL, NULL, LS_KAFKA_CONFIG_TYPE_PASSWORD, true,
          "Metadata store (may carry credentials)."},
         {"min.insync.replicas", "1", "1", LS_KAFKA_CONFIG_TYPE_INT, false,
          "Accepted for compatibility."},
-        {"node.id", aprintf(a, "%d", (int)b->node_id), NULL, LS_KAFKA_CONFIG_TYPE_INT, false,
+        {"node.id", ls_arena_printf(a, "%d", (int)b->node_id), NULL, LS_KAFKA_CONFIG_TYPE_INT, false,
          "This broker's id."},
-        {"num.partitions", aprintf(a, "%d", (int)c->num_partitions), "1",
+        {"num.partitions", ls_arena_printf(a, "%d", (int)c->num_partitions), "1",
          LS_KAFKA_CONFIG_TYPE_INT, false, "Partitions of auto-created topics."},
         {"object.store.url", NULL, NULL, LS_KAFKA_CONFIG_TYPE_PASSWORD, true,
          "Object store (may carry credentials)."},
         {"offsets.topic.replication.factor", "1", NULL, LS_KAFKA_CONFIG_TYPE_SHORT, false,
          "Accepted for compatibility."},
-        {"read.cache.max.bytes", aprintf(a, "%" PRId64, c->read_cache_max_bytes), NULL,
+        {"read.cache.max.bytes", ls_arena_printf(a, "%" PRId64, c->read_cache_max_bytes), NULL,
          LS_KAFKA_CONFIG_TYPE_LONG, false, "Read cache bound."},
-        {"socket.request.max.bytes", aprintf(a, "%" PRId64, c->socket_request_max_bytes),
+        {"socket.request.max.bytes", ls_arena_printf(a, "%" PRId64, c->socket_request_max_bytes),
          "104857600", LS_KAFKA_CONFIG_TYPE_INT, false, "Largest request accepted."},
         {"transaction.state.log.min.isr", "1", NULL, LS_KAFKA_CONFIG_TYPE_INT, false,
          "Accepted for compatibility."},
         {"transaction.state.log.replication.factor", "1", NULL, LS_KAFKA_CONFIG_TYPE_SHORT, false,
          "Accepted for compatibility."},
-        {"wal.buffer.max.bytes", aprintf(a, "%" PRId64, c->wal_buffer_max_bytes), NULL,
+        {"wal.buffer.max.bytes", ls_arena_printf(a, "%" PRId64, c->wal_buffer_max_bytes), NULL,
          LS_KAFKA_CONFIG_TYPE_LONG, false, "Produce backpressure bound."},
-        {"wal.flush.linger.ms", aprintf(a, "%" PRId64, c->wal_flush_linger_ms), NULL,
+        {"wal.flush.linger.ms", ls_arena_printf(a, "%" PRId64, c->wal_flush_linger_ms), NULL,
          LS_KAFKA_CONFIG_TYPE_LONG, false, "Upper bound on WAL batching time."},
-        {"wal.flush.max.bytes", aprintf(a, "%" PRId64, c->wal_flush_max_bytes), NULL,
+        {"wal.flush.max.bytes", ls_arena_printf(a, "%" PRId64, c->wal_flush_max_bytes), NULL,
          LS_KAFKA_CONFIG_TYPE_LONG, false, "WAL object size that triggers a flush."},
-        {"wal.flush.min.interval.ms", aprintf(a, "%" PRId64, c->wal_flush_min_interval_ms), NULL,
+        {"wal.flush.min.interval.ms", ls_arena_printf(a, "%" PRId64, c->wal_flush_min_interval_ms), NULL,
          LS_KAFKA_CONFIG_TYPE_LONG, false, "Minimum gap between flushes (request-cost dial)."},
-        {"wal.max.inflight.flushes", aprintf(a, "%" PRId64, c->wal_max_inflight_flushes), NULL,
+        {"wal.max.inflight.flushes", ls_arena_printf(a, "%" PRId64, c->wal_max_inflight_flushes), NULL,
          LS_KAFKA_CONFIG_TYPE_LONG, false, "WAL uploads in flight at once."},
     };
     int nlist = (int)(sizeof list / sizeof list[0]);
@@ -624,7 +609,7 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
     resp.NumResults = m.NumResources;
     resp.Results = ls_kmsg_alloc(a, m.NumResources, sizeof *resp.Results);
     ls_stream_t **held = ls_kmsg_alloc(a, m.NumResources, sizeof *held);
-    char *node = aprintf(a, "%d", (int)b->node_id);
+    char *node = ls_arena_printf(a, "%d", (int)b->node_id);
     for (int32_t i = 0; i < m.NumResources; i++) {
         const ls_kafka_DescribeConfigsRequest_DescribeConfigsResource *q = &m.Resources[i];
         ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *r = &resp.Results[i];
@@ -637,13 +622,13 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
             memcpy(name, q->ResourceName.ptr, (size_t)q->ResourceName.len);
             if (strlen(name) != (size_t)q->ResourceName.len || !ls_stream_name_valid(name)) {
                 r->ErrorCode = LS_KERR_INVALID_TOPIC_EXCEPTION;
-                r->ErrorMessage = ls_kstr_c(aprintf(a, "Topic name '%s' is illegal", name));
+                r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "Topic name '%s' is illegal", name));
                 break;
             }
             ls_stream_t *s = ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name);
             if (!s) {
                 r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-                r->ErrorMessage = ls_kstr_c(aprintf(a, "Topic '%s' does not exist.", name));
+                r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "Topic '%s' does not exist.", name));
                 break;
             }
             held[i] = s;
@@ -656,7 +641,7 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
         case LS_KAFKA_RESOURCE_BROKER:
             if (q->ResourceName.len > 0 && !ls_kstr_eq(q->ResourceName, node)) {
                 r->ErrorCode = LS_KERR_INVALID_REQUEST;
-                r->ErrorMessage = ls_kstr_c(aprintf(
+                r->ErrorMessage = ls_kstr_c(ls_arena_printf(
                     a, "Unexpected broker id, expected %s or empty string, but received %.*s",
                     node, (int)q->ResourceName.len, q->ResourceName.ptr));
                 break;
@@ -671,7 +656,7 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
         default:
             r->ErrorCode = LS_KERR_INVALID_REQUEST;
             r->ErrorMessage =
-                ls_kstr_c(aprintf(a, "Unsupported resource type %d", (int)q->ResourceType));
+                ls_kstr_c(ls_arena_printf(a, "Unsupported resource type %d", (int)q->ResourceType));
             break;
         }
     }

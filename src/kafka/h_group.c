@@ -64,12 +64,7 @@ static char *cstr(ls_arena_t *a, ls_kstr_t s, bool *ok)
             *ok = true;
         return NULL;
     }
-    char *p = ls_arena_alloc(a, (size_t)s.len + 1);
-    if (s.len)
-        memcpy(p, s.ptr, (size_t)s.len);
-    if (ok)
-        *ok = strlen(p) == (size_t)s.len;
-    return p;
+    return ls_arena_kstr(a, s, ok);
 }
 
 static ls_kstr_t kstr_or_null(const char *s) { return s ? ls_kstr_c(s) : ls_kstr_null(); }

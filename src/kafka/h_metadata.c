@@ -38,15 +38,6 @@
      ACL_OP_BIT(11) | ACL_OP_BIT(12))
 
 
-static char *arena_strdup(ls_arena_t *a, ls_kstr_t s)
-{
-    size_t n = s.len > 0 ? (size_t)s.len : 0;
-    char *p = ls_arena_alloc(a, n + 1);
-    if (n)
-        memcpy(p, s.ptr, n);
-    return p;
-}
-
 /* ------------------------------------------------------------ Metadata */
 
 typedef struct md_topic {
@@ -239,9 +230,10 @@ void ls_kafka_handle_metadata(ls_kreq_t *req)
             mt->err = LS_KERR_UNKNOWN_TOPIC_ID;
             continue;
         }
-        mt->name = arena_strdup(a, q->Name);
+        bool exact;
+        mt->name = ls_arena_kstr(a, q->Name, &exact);
         /* A name with an embedded NUL can never be a topic. */
-        bool valid = (size_t)q->Name.len == strlen(mt->name) && ls_stream_name_valid(mt->name);
+        bool valid = exact && ls_stream_name_valid(mt->name);
         if (!valid) {
             mt->err = LS_KERR_INVALID_TOPIC_EXCEPTION;
             continue;
@@ -286,10 +278,10 @@ void ls_kafka_handle_describe_cluster(ls_kreq_t *req)
         r.Brokers = ls_arena_alloc(a, (size_t)n * sizeof *r.Brokers);
         for (int i = 0; i < n; i++) {
             r.Brokers[i].BrokerId = live[i].id;
-            r.Brokers[i].Host = ls_kstr_c(arena_strdup(a, ls_kstr_c(live[i].host)));
+            r.Brokers[i].Host = ls_kstr_c(ls_arena_printf(a, "%s", live[i].host));
             r.Brokers[i].Port = live[i].port;
             r.Brokers[i].Rack =
-                *live[i].rack ? ls_kstr_c(arena_strdup(a, ls_kstr_c(live[i].rack))) : ls_kstr_null();
+                *live[i].rack ? ls_kstr_c(ls_arena_printf(a, "%s", live[i].rack)) : ls_kstr_null();
         }
         r.ControllerId = n > 0 ? live[0].id : b->node_id;
         ls_free(live);

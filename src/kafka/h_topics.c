@@ -16,7 +16,6 @@
  * still holding the old stream cannot append; the answer waits for every
  * fence to complete or fail (a failed fence is logged: the topic is gone
  * from the catalog either way). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,33 +27,6 @@
 #include "server/broker.h"
 
 #define LS_KERR_INVALID_REPLICA_ASSIGNMENT 39
-
-/* Arena copy of a wire string as a C string; *exact is false when the
- * string holds a NUL (so it cannot be a topic name). */
-static char *cstr(ls_arena_t *a, ls_kstr_t s, bool *exact)
-{
-    size_t n = s.len > 0 ? (size_t)s.len : 0;
-    char *p = ls_arena_alloc(a, n + 1);
-    if (n)
-        memcpy(p, s.ptr, n);
-    if (exact)
-        *exact = strlen(p) == n;
-    return p;
-}
-
-static char *amsg(ls_arena_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static char *amsg(ls_arena_t *a, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    size_t n = strlen(tmp);
-    char *p = ls_arena_alloc(a, n + 1);
-    memcpy(p, tmp, n + 1);
-    return p;
-}
 
 /* Marks names that occur more than once (dup[i] = true), in O(n log n). */
 typedef struct name_ix {
@@ -156,15 +128,15 @@ static void ct_done(void *arg)
         switch (t->st) {
         case LS_EEXISTS:
             r->ErrorCode = LS_KERR_TOPIC_ALREADY_EXISTS;
-            r->ErrorMessage = ls_kstr_c(amsg(a, "Topic '%s' already exists.", t->name));
+            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "Topic '%s' already exists.", t->name));
             break;
         case LS_EINVAL:
             r->ErrorCode = LS_KERR_INVALID_REQUEST;
-            r->ErrorMessage = ls_kstr_c(amsg(a, "%s", t->err));
+            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err));
             break;
         default:
             r->ErrorCode = ls_kafka_error_from_status(t->st);
-            r->ErrorMessage = ls_kstr_c(amsg(a, "%s", t->err[0] ? t->err : ls_status_str(t->st)));
+            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err[0] ? t->err : ls_status_str(t->st)));
             LS_WARN("kafka", "CreateTopics '%s': %s", t->name, t->err);
             break;
         }
@@ -200,7 +172,7 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
     bool *dup = ls_kmsg_alloc(a, n, sizeof *dup);
     bool *exact = ls_kmsg_alloc(a, n, sizeof *exact);
     for (int32_t i = 0; i < n; i++)
-        names[i] = ctx->t[i].name = cstr(a, ctx->m.Topics[i].Name, &exact[i]);
+        names[i] = ctx->t[i].name = ls_arena_kstr(a, ctx->m.Topics[i].Name, &exact[i]);
     mark_duplicates(a, names, n, dup);
 
     bool any = false;
@@ -217,25 +189,25 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
         int16_t err = LS_KERR_NONE;
         if (dup[i]) {
             err = LS_KERR_INVALID_REQUEST;
-            why = amsg(a, "Create topics request contains multiple entries for topic '%s'.",
+            why = ls_arena_printf(a, "Create topics request contains multiple entries for topic '%s'.",
                        t->name);
         } else if (!exact[i] || !ls_stream_name_valid(t->name)) {
             err = LS_KERR_INVALID_TOPIC_EXCEPTION;
-            why = amsg(a,
+            why = ls_arena_printf(a,
                        "Topic name '%s' is illegal: use 1 to 249 characters of "
                        "[a-zA-Z0-9._-], not '.' or '..'.",
                        t->name);
         } else if (q->NumAssignments > 0 && (q->NumPartitions != -1 || q->ReplicationFactor != -1)) {
             err = LS_KERR_INVALID_REQUEST;
-            why = amsg(a, "Both numPartitions or replicationFactor and replicasAssignments "
+            why = ls_arena_printf(a, "Both numPartitions or replicationFactor and replicasAssignments "
                           "were set. Both cannot be used at the same time.");
         } else if (q->NumAssignments <= 0 && (q->NumPartitions == 0 || q->NumPartitions < -1)) {
             err = LS_KERR_INVALID_PARTITIONS;
-            why = amsg(a, "Number of partitions must be larger than 0, or -1 to use the default.");
+            why = ls_arena_printf(a, "Number of partitions must be larger than 0, or -1 to use the default.");
         } else if (q->NumAssignments <= 0 &&
                    (q->ReplicationFactor == 0 || q->ReplicationFactor < -1)) {
             err = LS_KERR_INVALID_REPLICATION_FACTOR;
-            why = amsg(a, "Replication factor must be larger than 0, or -1 to use the default.");
+            why = ls_arena_printf(a, "Replication factor must be larger than 0, or -1 to use the default.");
         }
         /* Partition count: assignments, the request, or num.partitions. */
         if (!err) {
@@ -248,7 +220,7 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
                     if (pi < 0 || pi >= q->NumAssignments || seen[pi] ||
                         q->Assignments[k].NumBrokerIds <= 0) {
                         err = LS_KERR_INVALID_REPLICA_ASSIGNMENT;
-                        why = amsg(a, "Partitions should be 0..%d, each listed once with at "
+                        why = ls_arena_printf(a, "Partitions should be 0..%d, each listed once with at "
                                       "least one broker.",
                                    (int)q->NumAssignments - 1);
                     } else {
@@ -264,7 +236,7 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
             }
             if (!err && (t->partitions < 1 || t->partitions > LS_MAX_PARTITIONS)) {
                 err = LS_KERR_INVALID_PARTITIONS;
-                why = amsg(a, "Number of partitions must be between 1 and %d.", LS_MAX_PARTITIONS);
+                why = ls_arena_printf(a, "Number of partitions must be between 1 and %d.", LS_MAX_PARTITIONS);
             }
         }
         /* Configs: null values mean "use the default" and are dropped. */
@@ -277,19 +249,19 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
                 if (c->Value.len < 0)
                     continue;
                 bool ek, ev;
-                char *key = cstr(a, c->Name, &ek), *val = cstr(a, c->Value, &ev);
+                char *key = ls_arena_kstr(a, c->Name, &ek), *val = ls_arena_kstr(a, c->Value, &ev);
                 char cerr[512];
                 if (!ek || !ev) {
                     err = LS_KERR_INVALID_CONFIG;
-                    why = amsg(a, "Config '%s' contains a NUL byte.", key);
+                    why = ls_arena_printf(a, "Config '%s' contains a NUL byte.", key);
                 } else if (ls_kafka_topic_config_check(key, val, cerr, sizeof cerr) != 0) {
                     err = LS_KERR_INVALID_CONFIG;
-                    why = amsg(a, "%s", cerr);
+                    why = ls_arena_printf(a, "%s", cerr);
                 } else {
                     for (int j = 0; j < t->nconfig; j++)
                         if (strcmp(t->config[j].key, key) == 0) {
                             err = LS_KERR_INVALID_REQUEST;
-                            why = amsg(a, "Config '%s' is given twice.", key);
+                            why = ls_arena_printf(a, "Config '%s' is given twice.", key);
                         }
                     t->config[t->nconfig].key = key;
                     t->config[t->nconfig].value = val;
@@ -303,7 +275,7 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
                                                 t->config, &t->nconfig, t->since,
                                                 sizeof t->since, perr, sizeof perr) != 0) {
             err = LS_KERR_INVALID_CONFIG;
-            why = amsg(a, "%s", perr);
+            why = ls_arena_printf(a, "%s", perr);
         }
         if (err) {
             r->ErrorCode = err;
@@ -394,11 +366,11 @@ static void dt_done(void *arg)
             }
         } else if (t->st == LS_ENOTFOUND) {
             r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-            r->ErrorMessage = ls_kstr_c(amsg(a, "Topic '%s' does not exist.", t->name));
+            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "Topic '%s' does not exist.", t->name));
         } else {
             r->ErrorCode = ls_kafka_error_from_status(t->st);
             r->ErrorMessage =
-                ls_kstr_c(amsg(a, "Deleting '%s': %s", t->name, ls_status_str(t->st)));
+                ls_kstr_c(ls_arena_printf(a, "Deleting '%s': %s", t->name, ls_status_str(t->st)));
         }
     }
     /* Fence every partition log of every dropped topic; a callback may run
@@ -453,16 +425,16 @@ void ls_kafka_handle_delete_topics(ls_kreq_t *req)
                 r->ErrorMessage = ls_kstr_c("Topic id does not exist.");
                 continue;
             }
-            ctx->t[i].name = cstr(a, ls_kstr_c(s->name), NULL);
+            ctx->t[i].name = ls_arena_kstr(a, ls_kstr_c(s->name), NULL);
             ls_stream_release(s);
             r->Name = ls_kstr_c(ctx->t[i].name);
         } else {
             bool exact;
             r->Name = name;
-            char *cname = cstr(a, name, &exact);
+            char *cname = ls_arena_kstr(a, name, &exact);
             if (!exact || !ls_stream_name_valid(cname)) {
                 r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-                r->ErrorMessage = ls_kstr_c(amsg(a, "Topic '%s' does not exist.", cname));
+                r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "Topic '%s' does not exist.", cname));
                 continue;
             }
             ctx->t[i].name = cname;
@@ -521,16 +493,16 @@ static void cp_done(void *arg)
             break;
         case LS_ENOTFOUND:
             r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-            r->ErrorMessage = ls_kstr_c(amsg(a, "The topic '%s' does not exist.", t->name));
+            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "The topic '%s' does not exist.", t->name));
             break;
         case LS_EINVAL:
             /* only growing is allowed (catalog.h), and counts are bounded */
             r->ErrorCode = LS_KERR_INVALID_PARTITIONS;
-            r->ErrorMessage = ls_kstr_c(amsg(a, "%s", t->err));
+            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err));
             break;
         default:
             r->ErrorCode = ls_kafka_error_from_status(t->st);
-            r->ErrorMessage = ls_kstr_c(amsg(a, "%s", t->err[0] ? t->err : ls_status_str(t->st)));
+            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err[0] ? t->err : ls_status_str(t->st)));
             break;
         }
     }
@@ -560,7 +532,7 @@ void ls_kafka_handle_create_partitions(ls_kreq_t *req)
     bool *dup = ls_kmsg_alloc(a, ctx->n, sizeof *dup);
     bool *exact = ls_kmsg_alloc(a, ctx->n, sizeof *exact);
     for (int32_t i = 0; i < ctx->n; i++)
-        names[i] = cstr(a, m.Topics[i].Name, &exact[i]);
+        names[i] = ls_arena_kstr(a, m.Topics[i].Name, &exact[i]);
     mark_duplicates(a, names, ctx->n, dup);
     bool any = false;
     for (int32_t i = 0; i < ctx->n; i++) {
@@ -575,7 +547,7 @@ void ls_kafka_handle_create_partitions(ls_kreq_t *req)
         }
         if (!exact[i] || !ls_stream_name_valid(names[i])) {
             r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-            r->ErrorMessage = ls_kstr_c(amsg(a, "The topic '%s' does not exist.", names[i]));
+            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "The topic '%s' does not exist.", names[i]));
             continue;
         }
         /* Kafka's own wording for the usual mistakes, when the (possibly
@@ -585,8 +557,8 @@ void ls_kafka_handle_create_partitions(ls_kreq_t *req)
             r->ErrorCode = LS_KERR_INVALID_PARTITIONS;
             r->ErrorMessage = ls_kstr_c(
                 q->Count == s->partitions
-                    ? amsg(a, "Topic already has %d partitions.", (int)s->partitions)
-                    : amsg(a, "Topic currently has %d partitions, which is higher than the "
+                    ? ls_arena_printf(a, "Topic already has %d partitions.", (int)s->partitions)
+                    : ls_arena_printf(a, "Topic currently has %d partitions, which is higher than the "
                               "requested %d.",
                            (int)s->partitions, (int)q->Count));
             ls_stream_release(s);
