@@ -43,6 +43,24 @@ int ls_cli_connect(ls_cli_conn_t *c, const char *prog, const char *hostport)
     return 0;
 }
 
+int ls_cli_bootstrap_arg(int argc, char **argv, const char **bootstrap)
+{
+    *bootstrap = "127.0.0.1:9092";
+    int i = 0;
+    while (i < argc && strncmp(argv[i], "--bootstrap", 11) == 0) {
+        if (argv[i][11] == '=') {
+            *bootstrap = argv[i] + 12;
+            i++;
+        } else if (i + 1 < argc) {
+            *bootstrap = argv[i + 1];
+            i += 2;
+        } else {
+            return -1;
+        }
+    }
+    return i;
+}
+
 void ls_cli_close(ls_cli_conn_t *c)
 {
     if (c->fd >= 0)

@@ -17,6 +17,10 @@ typedef struct ls_cli_conn {
     const char *prog;   /* prefix of error messages, e.g. "lakestream groups" */
 } ls_cli_conn_t;
 
+/* Leading "--bootstrap HOST:PORT" / "--bootstrap=HOST:PORT" options (the
+ * last wins; default 127.0.0.1:9092): sets *bootstrap and returns the index
+ * of the first other argument, or -1 when the option lacks its value. */
+int ls_cli_bootstrap_arg(int argc, char **argv, const char **bootstrap);
 /* Connects to HOST:PORT; 0, or -1 with a message on stderr. */
 int ls_cli_connect(ls_cli_conn_t *c, const char *prog, const char *hostport);
 void ls_cli_close(ls_cli_conn_t *c);

@@ -283,21 +283,9 @@ out:
 
 int ls_cli_tables(int argc, char **argv)
 {
-    const char *bootstrap = "127.0.0.1:9092";
-    int i = 0;
-    while (i < argc && strncmp(argv[i], "--bootstrap", 11) == 0) {
-        if (argv[i][11] == '=') {
-            bootstrap = argv[i] + 12;
-            i++;
-        } else if (i + 1 < argc) {
-            bootstrap = argv[i + 1];
-            i += 2;
-        } else {
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (i >= argc) {
+    const char *bootstrap;
+    int i = ls_cli_bootstrap_arg(argc, argv, &bootstrap);
+    if (i < 0 || i >= argc) {
         usage(stderr);
         return 2;
     }
