@@ -37,7 +37,7 @@ $(BUILD)/liblakestream.a: $(LIB_OBJS)
 $(BUILD)/lakestream: $(MAIN_OBJ) $(BUILD)/liblakestream.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/liblakestream.a
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/liblakestream.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(BUILD)/liblakestream.a $(LDLIBS)
 

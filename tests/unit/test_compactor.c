@@ -8,38 +8,9 @@
 #include "compact/compactor.h"
 #include "log/log_meta.h"
 #include "log/logstore.h"
+#include "log_fixture.h"
 #include "unit.h"
 
-static uv_loop_t loop;
-
-static size_t make_entry(uint8_t *out, int records, uint8_t fill)
-{
-    size_t len = 61 + 16;
-    memset(out, fill, len);
-    ls_be64_put(out, 0);
-    ls_be32_put(out + 8, (uint32_t)(len - 12));
-    ls_be32_put(out + 23, (uint32_t)(records - 1));
-    ls_be64_put(out + 35, 1000 + fill);
-    return len;
-}
-
-typedef struct {
-    int done;
-    ls_status st;
-    int64_t off;
-} ack_t;
-static void on_ack(void *arg, ls_status st, int64_t base, int64_t start)
-{
-    ack_t *a = arg;
-    a->done = 1;
-    a->st = st;
-    a->off = base;
-}
-static void run_until(int *flag)
-{
-    for (int i = 0; i < 100000 && !*flag; i++)
-        uv_run(&loop, UV_RUN_ONCE);
-}
 typedef struct {
     int done;
     ls_buf_t bytes;
@@ -62,25 +33,6 @@ static rd_t read_all(ls_logstore_t *ls, int64_t log, int64_t off)
     run_until(&r.done);
     return r;
 }
-static void flag_cb(void *arg) { *(int *)arg = 1; }
-
-static ls_logstore_config_t lcfg(void)
-{
-    ls_logstore_config_t c = {.flush_max_bytes = 1 << 20, .flush_linger_ms = 1,
-                              .max_inflight_flushes = 2, .buffer_max_bytes = 64 << 20,
-                              .read_cache_max_bytes = 64 << 20, .gc_grace_ms = 0, .broker_id = 1};
-    return c;
-}
-
-static size_t count_objects(ls_objstore_t *os, const char *prefix)
-{
-    ls_objinfo_t *v;
-    size_t n;
-    if (ls_objstore_list(os, prefix, &v, &n) != LS_OK)
-        return (size_t)-1;
-    ls_objinfo_free(v, n);
-    return n;
-}
 
 TEST(compaction_preserves_bytes_and_releases_wal)
 {
@@ -94,7 +46,8 @@ TEST(compaction_preserves_bytes_and_releases_wal)
     for (int round = 0; round < 12; round++) {
         ack_t a[2] = {{0}};
         for (int l = 0; l < 2; l++) {
-            size_t len = make_entry(buf, 2, (uint8_t)(round * 2 + l));
+            uint8_t fill = (uint8_t)(round * 2 + l);
+            size_t len = make_entry(buf, 2, fill, 1000 + fill);
             ls_append_t ap = {.log_id = 40 + l, .data = buf, .len = len, .offset_count = 2,
                               .max_timestamp = 1000 + round, .producer = {.producer_id = -1}};
             ls_logstore_append(ls, &ap, on_ack, &a[l]);
@@ -146,7 +99,7 @@ TEST(compaction_preserves_bytes_and_releases_wal)
     CHECK_EQ_INT(count_objects(os, "wal/"), 0);
     /* appends continue after compaction */
     ack_t a = {0};
-    size_t len = make_entry(buf, 1, 99);
+    size_t len = make_entry(buf, 1, 99, 1000 + 99);
     ls_append_t ap = {.log_id = 40, .data = buf, .len = len, .offset_count = 1,
                       .max_timestamp = 1, .producer = {.producer_id = -1}};
     ls_logstore_append(ls, &ap, on_ack, &a);
@@ -192,7 +145,7 @@ TEST(hot_window_is_left_alone)
     ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
     uint8_t buf[128];
     ack_t a = {0};
-    size_t len = make_entry(buf, 1, 1);
+    size_t len = make_entry(buf, 1, 1, 1000 + 1);
     ls_append_t ap = {.log_id = 7, .data = buf, .len = len, .offset_count = 1,
                       .max_timestamp = 1, .producer = {.producer_id = -1}};
     ls_logstore_append(ls, &ap, on_ack, &a);

@@ -20,38 +20,9 @@
 #include "log/log_trim.h"
 #include "log/logstore.h"
 #include "objstore/objstore_faulty.h"
+#include "log_fixture.h"
 #include "unit.h"
 
-static uv_loop_t loop;
-
-static size_t make_entry(uint8_t *out, int records, uint8_t fill, int64_t ts)
-{
-    size_t len = 61 + 16;
-    memset(out, fill, len);
-    ls_be64_put(out, 0);
-    ls_be32_put(out + 8, (uint32_t)(len - 12));
-    ls_be32_put(out + 23, (uint32_t)(records - 1));
-    ls_be64_put(out + 35, (uint64_t)ts);
-    return len;
-}
-
-typedef struct {
-    int done;
-    ls_status st;
-    int64_t off;
-} ack_t;
-static void on_ack(void *arg, ls_status st, int64_t base, int64_t start)
-{
-    ack_t *a = arg;
-    a->done = 1;
-    a->st = st;
-    a->off = base;
-}
-static void run_until(int *flag)
-{
-    for (int i = 0; i < 1000000 && !*flag; i++)
-        uv_run(&loop, UV_RUN_ONCE);
-}
 typedef struct {
     int done;
     ls_status st;
@@ -93,25 +64,6 @@ static trim_t trim(ls_logstore_t *ls, int64_t log, int64_t off, bool keep_wal)
     ls_logstore_trim(ls, log, off, keep_wal, on_trim, &t);
     run_until(&t.done);
     return t;
-}
-static void flag_cb(void *arg) { *(int *)arg = 1; }
-
-static ls_logstore_config_t lcfg(void)
-{
-    ls_logstore_config_t c = {.flush_max_bytes = 1 << 20, .flush_linger_ms = 1,
-                              .max_inflight_flushes = 2, .buffer_max_bytes = 64 << 20,
-                              .read_cache_max_bytes = 64 << 20, .gc_grace_ms = 0, .broker_id = 1};
-    return c;
-}
-
-static size_t count_objects(ls_objstore_t *os, const char *prefix)
-{
-    ls_objinfo_t *v;
-    size_t n;
-    if (ls_objstore_list(os, prefix, &v, &n) != LS_OK)
-        return (size_t)-1;
-    ls_objinfo_free(v, n);
-    return n;
 }
 
 static size_t count_keys(ls_meta_t *meta, const char *prefix)
