@@ -10,7 +10,6 @@ applied, and namespace defaults written with `lakestream tables namespace`."""
 
 import glob
 import os
-import re
 import subprocess
 import time
 
@@ -19,6 +18,7 @@ from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    NewTopic)
 
+import iceberg_util
 import lsbroker
 from kafka_util import unique_topic, wait_topic
 
@@ -29,38 +29,17 @@ FAST = ("--compaction.interval.ms=200",)
 
 @pytest.fixture(autouse=True)
 def _local_store_only():
-    if os.environ.get("LS_TEST_OBJECT_STORE", "file") not in ("", "file"):
-        pytest.skip("reads the warehouse from the local object directory")
-
-
-def _table_dir(b, table, ns="default"):
-    return os.path.join(b.data_dir, "objects", "warehouse", ns, table)
-
-
-def _current_metadata(table_dir):
-    files = glob.glob(os.path.join(table_dir, "metadata", "v*.metadata.json"))
-    if not files:
-        return None
-    return max(files, key=lambda f: int(re.search(r"v(\d+)\.metadata\.json$", f).group(1)))
+    iceberg_util.local_store_only()
 
 
 def _load(table_dir):
-    md = _current_metadata(table_dir)
+    md = iceberg_util.current_metadata(table_dir)
     return pyiceberg_table.StaticTable.from_metadata("file://" + md) if md else None
 
 
 def _wait_rows(table_dir, want, timeout=60):
-    deadline = time.monotonic() + timeout
-    n = None
-    while time.monotonic() < deadline:
-        t = _load(table_dir)
-        if t is not None:
-            rows = t.scan().to_arrow()
-            n = rows.num_rows
-            if n >= want:
-                return t, rows
-        time.sleep(0.1)
-    raise AssertionError("table %s has %s rows after %ss, want %d" % (table_dir, n, timeout, want))
+    t, rows, _ = iceberg_util.wait_rows(table_dir, want, timeout)
+    return t, rows
 
 
 def _produce(bootstrap, topic, values, partition=0):
@@ -105,8 +84,8 @@ def test_create_with_policy_name_template_partition_and_describe(broker_factory)
     _produce(b.bootstrap, topic, [b"a%d" % i for i in range(20)], partition=0)
     _produce(b.bootstrap, topic, [b"b%d" % i for i in range(10)], partition=1)
     table = "default_%s_raw" % topic
-    t, rows = _wait_rows(_table_dir(b, table), 30)
-    assert not os.path.exists(_table_dir(b, topic)), "the template names the table"
+    t, rows = _wait_rows(iceberg_util.table_dir(b, table), 30)
+    assert not os.path.exists(iceberg_util.table_dir(b, topic)), "the template names the table"
     assert rows.num_rows == 30
     assert [f.name for f in t.spec().fields] == ["partition"]
     # the cluster default codec (broker flag) reached the data files
@@ -136,9 +115,9 @@ def test_enable_later_with_start_latest_only_later_records(broker_factory):
                             "lakestream.table.start.position": "latest",
                             "lakestream.table.commit.interval.ms": "1000"})
     _produce(b.bootstrap, topic, [b"after-%d" % i for i in range(30)])
-    t, rows = _wait_rows(_table_dir(b, topic), 30)
+    t, rows = _wait_rows(iceberg_util.table_dir(b, topic), 30)
     time.sleep(2.5)   # further passes (the earlier records are old enough by now) add nothing
-    rows = _load(_table_dir(b, topic)).scan().to_arrow()
+    rows = _load(iceberg_util.table_dir(b, topic)).scan().to_arrow()
     values = sorted(rows.column("value").to_pylist())
     assert values == sorted(b"after-%d" % i for i in range(30)), values[:5]
     assert sorted(rows.column("offset").to_pylist()) == list(range(50, 80))
@@ -157,9 +136,9 @@ def test_enable_later_with_start_earliest_backfills_compacted_data(broker_factor
     _incremental(a, topic, {"lakestream.table.enabled": "true",
                             "lakestream.table.commit.interval.ms": "1000"})
     _produce(b.bootstrap, topic, [b"new-%d" % i for i in range(20)])
-    t, rows = _wait_rows(_table_dir(b, topic), 60)
+    t, rows = _wait_rows(iceberg_util.table_dir(b, topic), 60)
     time.sleep(1.5)
-    rows = _load(_table_dir(b, topic)).scan().to_arrow()
+    rows = _load(iceberg_util.table_dir(b, topic)).scan().to_arrow()
     assert sorted(rows.column("offset").to_pylist()) == list(range(60)), "each record once"
     assert set(rows.column("value").to_pylist()) == \
         {b"old-%d" % i for i in range(40)} | {b"new-%d" % i for i in range(20)}
@@ -175,7 +154,7 @@ def test_target_file_size_rolls_data_files(broker_factory):
                          "lakestream.table.commit.interval.ms": "2000"})
     wait_topic(b.bootstrap, topic, 1)
     _produce(b.bootstrap, topic, [(b"%05d" % i) * 40 for i in range(400)])   # 200 B values
-    t, rows = _wait_rows(_table_dir(b, topic), 400)
+    t, rows = _wait_rows(iceberg_util.table_dir(b, topic), 400)
     files = list(t.scan().plan_files())
     snapshots = len(t.metadata.snapshots)
     assert len(files) > snapshots, "%d data files in %d snapshots: files were not rolled" % (
@@ -240,7 +219,7 @@ def test_freshness_with_one_second_commit_interval(broker_factory):
                   on_delivery=lambda err, msg: acked.append((err, time.monotonic())))
         assert p.flush(30) == 0 and acked and acked[0][0] is None
         t_ack = acked[0][1]
-        _wait_rows(_table_dir(b, topic), round_ + 1, timeout=30)
+        _wait_rows(iceberg_util.table_dir(b, topic), round_ + 1, timeout=30)
         delays.append(time.monotonic() - t_ack)
         time.sleep(0.3 * round_)
     print("\nfreshness with commit interval 1 s: ack -> queryable in %s s"
