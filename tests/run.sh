@@ -3,6 +3,8 @@
 #
 #   tests/run.sh [--unit-only] BUILD_DIR      (BUILD_DIR: build or build-asan)
 #
+# 0. lint:   tools/lint/run.sh: the include matrix of src/ against the layer
+#            table tools/lint/layers.txt (and that a wrong include is caught).
 # 1. unit:   every executable BUILD_DIR/tests/test_*; each prints "PASS name" /
 #            "FAIL name: ..." lines. A binary that exits non-zero (crash,
 #            sanitizer abort, timeout) without a FAIL line counts as 1 failure.
@@ -124,6 +126,11 @@ run_units() {
     done
     [ "$units" = 0 ] && note "${prefix%/}: no test binaries in $dir/tests"
 }
+
+# ---------------------------------------------------------------- lint
+
+# The layer check (tools/lint/layers.txt): includes between src/ folders.
+run_counted lint 60 tools/lint/run.sh
 
 # ---------------------------------------------------------------- unit
 
