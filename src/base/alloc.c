@@ -1,15 +1,13 @@
 #include "base/alloc.h"
 
+#include "base/check.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void ls_oom(size_t n)
-{
-    fprintf(stderr, "lakestream: out of memory allocating %zu bytes; aborting\n", n);
-    abort();
-}
+static _Noreturn void ls_oom(size_t n) { LS_PANIC("out of memory allocating %zu bytes", n); }
 
 void *ls_malloc(size_t n)
 {

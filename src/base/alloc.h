@@ -1,5 +1,7 @@
-/* One allocation policy: these wrappers abort on OOM (a server that cannot
- * allocate cannot serve). Tests may swap the hooks to inject failures. */
+/* One allocation policy: these wrappers never return NULL; on OOM they panic
+ * (base/check.h: one ERROR line, then abort) — a server that cannot allocate
+ * cannot serve. There are no allocator hooks: tests that need allocation
+ * failures use the sanitizers' allocator options instead. */
 #ifndef LS_ALLOC_H
 #define LS_ALLOC_H
 #include <stddef.h>

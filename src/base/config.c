@@ -31,6 +31,7 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/check.h"
 #include "base/diag.h"
 
 extern char **environ;
@@ -677,8 +678,7 @@ void ls_config_init(ls_config_t *c)
             continue;
         if (key_apply(c, k, k->name, k->def, err, sizeof err) != 0) {
             /* A default that fails its own parser is a bug in the table above. */
-            fprintf(stderr, "lakestream: bad built-in default: %s\n", err);
-            abort();
+            LS_PANIC("bad built-in default: %s", err);
         }
     }
 }

@@ -6,6 +6,8 @@
  * kernel cannot supply entropy we abort rather than hand out predictable ids. */
 #include "base/uuid.h"
 
+#include "base/check.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -47,11 +49,8 @@ void ls_random_bytes(void *buf, unsigned n)
             if (random_from_urandom(p, left) == 0)
                 return;
         }
-        if (r <= 0) {
-            fprintf(stderr, "lakestream: no kernel randomness (%s); aborting\n",
-                    strerror(errno));
-            abort();
-        }
+        if (r <= 0)
+            LS_PANIC("no kernel randomness (%s)", strerror(errno));
         p += r;
         left -= (size_t)r;
     }

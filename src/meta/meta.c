@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/check.h"
 #include "base/diag.h"
 
 ls_meta_t *ls_meta_open(const char *url, char *err, int errlen)
@@ -455,10 +456,8 @@ ls_meta_hub_t *ls_meta_hub_new(int64_t rev, size_t history_bytes)
     h->max_bytes = history_bytes;
     h->cap = 64;
     h->ring = LS_NEWN(hub_batch_t *, h->cap);
-    if (pthread_create(&h->thread, NULL, hub_notifier, h) != 0) {
-        LS_ERROR("meta", "cannot start the watch notifier thread");
-        abort();
-    }
+    if (pthread_create(&h->thread, NULL, hub_notifier, h) != 0)
+        LS_PANIC("cannot start the watch notifier thread");
     return h;
 }
 

@@ -43,6 +43,7 @@
 #include <time.h>
 
 #include "base/alloc.h"
+#include "base/check.h"
 #include "base/diag.h"
 
 #define ETCD_POOL_MAX 16
@@ -248,10 +249,8 @@ static CURL *pool_get(etcd_meta_t *em)
     if (em->nidle) c = em->idle[--em->nidle];
     pthread_mutex_unlock(&em->mu);
     if (!c) c = curl_easy_init();
-    if (!c) {
-        LS_ERROR("meta", "etcd: curl_easy_init failed");
-        abort();
-    }
+    if (!c)
+        LS_PANIC("etcd: curl_easy_init failed (out of memory)");
     return c;
 }
 

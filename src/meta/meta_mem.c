@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "base/alloc.h"
+#include "base/check.h"
 #include "base/clock.h"
 #include "base/diag.h"
 #include "meta/meta.h"
@@ -379,9 +380,7 @@ ls_meta_t *ls_meta_mem_open(void)
     pthread_cond_init(&mm->cv, &ca);
     pthread_condattr_destroy(&ca);
     mm->hub = ls_meta_hub_new(0, LS_META_HUB_HISTORY_BYTES);
-    if (pthread_create(&mm->expirer, NULL, mem_expirer, mm) != 0) {
-        LS_ERROR("meta", "mem: cannot start the lease expirer thread");
-        abort();
-    }
+    if (pthread_create(&mm->expirer, NULL, mem_expirer, mm) != 0)
+        LS_PANIC("mem: cannot start the lease expirer thread");
     return &mm->base;
 }

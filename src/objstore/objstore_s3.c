@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/check.h"
 #include "base/clock.h"
 #include "base/diag.h"
 #include "objstore/objstore_s3.h"
@@ -302,7 +303,7 @@ static CURL *pool_get(s3_store_t *s)
     if (!c) {
         c = curl_easy_init();
         if (!c)
-            abort(); /* out of memory */
+            LS_PANIC("s3: curl_easy_init failed (out of memory)");
     }
     return c;
 }
@@ -503,7 +504,7 @@ static void s3_attempt(s3_store_t *s, CURL *c, s3_req_t *r, const char *path,
     hl = curl_slist_append(hl, "Expect:");
     hl = curl_slist_append(hl, "Accept:");
     if (!hl)
-        abort();
+        LS_PANIC("s3: curl_slist_append failed (out of memory)");
     memset(auth.data, 0, auth.len);
     ls_buf_free(&auth);
 

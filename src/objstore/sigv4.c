@@ -11,6 +11,7 @@
 #include <openssl/hmac.h>
 
 #include "base/alloc.h"
+#include "base/check.h"
 
 static const char hexd[] = "0123456789abcdef";
 
@@ -28,7 +29,7 @@ static void digest_iov(const EVP_MD *md, const struct iovec *iov, int iovcnt, un
 {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     if (!ctx)
-        abort();
+        LS_PANIC("sigv4: EVP_MD_CTX_new failed (out of memory)");
     EVP_DigestInit_ex(ctx, md, NULL);
     for (int i = 0; i < iovcnt; i++)
         if (iov[i].iov_len)

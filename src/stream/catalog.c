@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/check.h"
 #include "base/clock.h"
 #include "base/diag.h"
 
@@ -327,10 +328,8 @@ static void cat_cache_put(ls_catalog_t *c, ls_stream_t *s)
 static char *cat_dumps(json_t *o)
 {
     char *txt = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    if (!txt) {
-        LS_ERROR("catalog", "JSON encoding failed");
-        abort();
-    }
+    if (!txt)
+        LS_PANIC("catalog: JSON encoding failed");
     json_decref(o);
     char *out = ls_strdup(txt);
     free(txt);

@@ -1,7 +1,8 @@
 /* Thrift compact-protocol encoder; see thrift_compact.h for the wire rules. */
 #include "table/thrift_compact.h"
 
-#include <assert.h>
+#include "base/check.h"
+
 #include <string.h>
 
 void ls_tc_init(ls_tc_t *t, ls_buf_t *out)
@@ -42,7 +43,7 @@ static void field(ls_tc_t *t, int16_t id, uint8_t type)
 
 static void push(ls_tc_t *t)
 {
-    assert(t->depth + 1 < LS_TC_MAX_DEPTH);
+    LS_CHECK(t->depth + 1 < LS_TC_MAX_DEPTH);
     t->last[++t->depth] = 0;
 }
 
@@ -82,14 +83,14 @@ void ls_tc_struct_begin(ls_tc_t *t, int16_t id)
 
 void ls_tc_struct_end(ls_tc_t *t)
 {
-    assert(t->depth > 0);
+    LS_CHECK(t->depth > 0);
     ls_buf_append_u8(t->out, 0);
     t->depth--;
 }
 
 void ls_tc_end(ls_tc_t *t)
 {
-    assert(t->depth == 0);
+    LS_CHECK(t->depth == 0);
     ls_buf_append_u8(t->out, 0);
 }
 
