@@ -9,7 +9,7 @@ SAN_FLAGS :=
 ifeq ($(SANITIZE),1)
   BUILD := build-asan
   SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-  CFLAGS := -O1
+  CFLAGS := -O1 -DLS_CHECK_INVARIANTS_DEFAULT=1
 endif
 ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) $(SAN_FLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lsnappy -lpthread -lm
@@ -62,7 +62,7 @@ test: deps
 # worker pool, metadata watch/lease threads, S3 connection pool).
 TSAN_TESTS := test_logstore test_meta test_compactor test_retention test_objstore test_s3 test_cluster
 tsan:
-	@$(MAKE) --no-print-directory BUILD=build-tsan CFLAGS=-O1 SAN_FLAGS=-fsanitize=thread \
+	@$(MAKE) --no-print-directory BUILD=build-tsan CFLAGS="-O1 -DLS_CHECK_INVARIANTS_DEFAULT=1" SAN_FLAGS=-fsanitize=thread \
 	    $(TSAN_TESTS:%=build-tsan/tests/%)
 
 asan:

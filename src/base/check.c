@@ -6,9 +6,28 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#ifndef LS_CHECK_INVARIANTS_DEFAULT
+#define LS_CHECK_INVARIANTS_DEFAULT 0
+#endif
+
 static ls_panic_hook_fn panic_hook;
+/* -1: not decided yet (read LAKESTREAM_CHECK_INVARIANTS on first use). Set
+ * once at start on the main thread, read-only afterwards. */
+static _Atomic int invariants_on = -1;
+
+bool ls_check_invariants_enabled(void)
+{
+    if (invariants_on < 0) {
+        const char *v = getenv("LAKESTREAM_CHECK_INVARIANTS");
+        invariants_on = v && *v ? strcmp(v, "0") != 0 : LS_CHECK_INVARIANTS_DEFAULT;
+    }
+    return invariants_on > 0;
+}
+
+void ls_check_invariants_enable(bool on) { invariants_on = on; }
 
 ls_panic_hook_fn ls_panic_set_hook(ls_panic_hook_fn fn)
 {

@@ -24,6 +24,7 @@
  * (the tests longjmp out of it). */
 #ifndef LS_CHECK_H
 #define LS_CHECK_H
+#include <stdbool.h>
 
 typedef void (*ls_panic_hook_fn)(const char *message);
 
@@ -32,6 +33,14 @@ _Noreturn void ls_panic(const char *file, int line, const char *func, const char
 
 /* Returns the previous hook; NULL restores the default (abort). */
 ls_panic_hook_fn ls_panic_set_hook(ls_panic_hook_fn fn);
+
+/* Whole-structure invariant checkers cost more than a compare (they walk
+ * queues and indexes), so they run only when enabled: by default in
+ * sanitizer builds (-DLS_CHECK_INVARIANTS_DEFAULT=1), and wherever
+ * LAKESTREAM_CHECK_INVARIANTS=1 is set (the chaos run sets it for every
+ * broker); unit tests switch them on themselves. */
+bool ls_check_invariants_enabled(void);
+void ls_check_invariants_enable(bool on);
 
 #define LS_PANIC(...) ls_panic(__FILE__, __LINE__, __func__, __VA_ARGS__)
 #define LS_CHECK(cond)                                                                             \

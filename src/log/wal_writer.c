@@ -37,11 +37,19 @@
  * rereads them from the store before building on them.
  *
  * Threads: everything here runs on the loop thread except put_work and
- * commit_work, which touch only their flush (and the thread-safe stores). */
+ * commit_work, which touch only their flush (and the thread-safe stores).
+ *
+ * ls_wal_check_invariants() checks I1, I3 and I4 (and the queue accounting
+ * they rest on) over the whole writer; it runs after every seal and commit
+ * when invariant checking is on (base/check.h). I2 is checked inline: an
+ * entry is acknowledged with LS_OK only from commit_after, for a flush whose
+ * PUT succeeded and whose section committed. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/check.h"
 #include "base/clock.h"
 #include "base/crashpoint.h"
 #include "base/diag.h"
@@ -434,6 +442,8 @@ static void seal(ls_logstore_t *ls)
     ls->last_seal_ms = ls_clock_mono_ms();
     f->work.data = f;
     uv_queue_work(ls->loop, &f->work, put_work, put_after);
+    if (ls_check_invariants_enabled())
+        ls_wal_check_invariants(ls);
 }
 
 static bool should_seal(ls_logstore_t *ls, int64_t now, int64_t *due)
@@ -628,7 +638,10 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
             ls_buf_free(&vals[2 * i]);
             ls_buf_free(&vals[2 * i + 1]);
             ls_head_encode(&s->head_after, &vals[2 * i]);
-            ls_idx_entry_t e = {.kind = LS_IDX_WAL, .first_offset = s->base_offset,
+            LS_CHECKF(f->put_st == LS_OK && f->state == FLUSH_COMMITTING,
+                  "WAL I2: acknowledging entries of %s (PUT %s, state %d)", f->key,
+                  ls_status_str(f->put_st), (int)f->state);
+        ls_idx_entry_t e = {.kind = LS_IDX_WAL, .first_offset = s->base_offset,
                                 .last_offset = s->base_offset + s->offsets - 1,
                                 .max_timestamp = s->max_timestamp, .entries = s->entries,
                                 .pos = s->obj_pos, .len = (uint32_t)s->chunk->len,
@@ -764,6 +777,8 @@ static void commit_after(uv_work_t *w, int status)
     flush_free(f);
     pump_commits(ls);
     schedule_seal(ls);
+    if (ls_check_invariants_enabled())
+        ls_wal_check_invariants(ls);
     ls_logstore_check_shutdown(ls);
 }
 
@@ -814,4 +829,81 @@ void ls_wal_init(ls_logstore_t *ls)
     uv_timer_init(ls->loop, &ls->seal_timer);
     ls->seal_timer.data = ls;
     ls->handles_open++;
+}
+
+/* ------------------------------------------------------------ invariants */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* I3 for one flush: its sections name distinct logs, and their count is
+ * nsections. Returns the flush's section count. */
+static uint32_t check_flush_sections(const ls_flush_t *f)
+{
+    uint32_t n = 0;
+    for (const ls_section_t *s = f->sections; s; s = s->next)
+        n++;
+    LS_CHECKF(n == f->nsections, "WAL: flush %s lists %u sections, counts %u", f->key, n,
+              f->nsections);
+    if (n < 2)
+        return n;
+    int64_t *ids = LS_NEWN(int64_t, n);
+    uint32_t i = 0;
+    for (const ls_section_t *s = f->sections; s; s = s->next)
+        ids[i++] = s->log->log_id;
+    qsort(ids, n, sizeof *ids, cmp_i64);
+    for (i = 1; i < n; i++)
+        LS_CHECKF(ids[i] != ids[i - 1], "WAL I3: flush %s holds two sections of log %lld",
+                  f->key, (long long)ids[i]);
+    ls_free(ids);
+    return n;
+}
+
+void ls_wal_check_invariants(const ls_logstore_t *ls)
+{
+    int64_t bytes = 0;
+    if (ls->open) {
+        const ls_flush_t *o = ls->open;
+        LS_CHECKF(o->state == FLUSH_OPEN, "WAL: the open flush is in state %d", (int)o->state);
+        check_flush_sections(o);
+        for (const ls_section_t *s = o->sections; s; s = s->next)
+            LS_CHECKF(s->log->open_section == s,
+                      "WAL I3: log %lld's open section is not its section of the open flush",
+                      (long long)s->log->log_id);
+        bytes += (int64_t)o->bytes;
+    }
+    int queued = 0;
+    for (const ls_flush_t *f = ls->queue_head; f; f = f->next) {
+        LS_CHECKF(f->state != FLUSH_OPEN, "WAL I1: flush %s is queued but open", f->key);
+        LS_CHECKF(f->state != FLUSH_COMMITTING || f == ls->queue_head,
+                  "WAL I1: flush %s commits ahead of an older flush", f->key);
+        LS_CHECKF(f->next || f == ls->queue_tail, "WAL: queue tail is not the last flush");
+        check_flush_sections(f);
+        bytes += (int64_t)f->bytes;
+        queued++;
+    }
+    bool head_committing = ls->queue_head && ls->queue_head->state == FLUSH_COMMITTING;
+    LS_CHECKF(ls->committing == head_committing,
+              "WAL I1: committing flag %d, oldest flush committing %d", ls->committing,
+              head_committing);
+    LS_CHECKF(queued == ls->inflight, "WAL: %d flushes queued, %d counted in flight", queued,
+              ls->inflight);
+    LS_CHECKF(ls->inflight <= ls->cfg.max_inflight_flushes + (ls->shutting_down ? 1 : 0),
+              "WAL: %d flushes in flight, limit %d", ls->inflight, ls->cfg.max_inflight_flushes);
+    LS_CHECKF(bytes == ls->buffered_bytes,
+              "WAL I4: buffered_bytes %lld, open + in-flight flushes hold %lld",
+              (long long)ls->buffered_bytes, (long long)bytes);
+    int64_t id;
+    void *v;
+    for (size_t it = 0; ls_i64map_next(&ls->logs, &it, &id, &v);) {
+        const ls_logstate_t *lg = v;
+        LS_CHECKF(!lg->open_section || (ls->open && lg->open_section->log == lg),
+                  "WAL I3: log %lld has an open section outside the open flush", (long long)id);
+        for (const ls_pending_t *p = lg->idem_head; p; p = p->pnext)
+            LS_CHECKF(p->producer.producer_id >= 0 && p->section->log == lg,
+                      "WAL I5: log %lld's idempotent list holds a foreign entry", (long long)id);
+    }
 }

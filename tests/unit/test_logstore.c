@@ -1,13 +1,16 @@
 /* Log storage: append/commit order, reads across WAL objects, recovery from
  * the stores alone (cache-miss path), idempotent sequences, fence, GC of
  * uncommitted objects, and failed flushes (via a failing object-store twin). */
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/check.h"
 #include "log/logstore.h"
+#include "log/logstore_int.h"
 #include "meta/meta_faulty.h"
 #include "unit.h"
 
@@ -222,6 +225,67 @@ TEST(group_commit_shares_objects)
     ls_logstore_stats_t st;
     ls_logstore_stats(ls, &st);
     CHECK(st.flushes < 200);   /* appended in one loop iteration: they shared objects */
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
+static jmp_buf inv_jmp;
+static char inv_msg[512];
+static void inv_hook(const char *m)
+{
+    snprintf(inv_msg, sizeof inv_msg, "%s", m);
+    longjmp(inv_jmp, 1);
+}
+
+/* The WAL checker runs after every seal and commit in these tests; here it
+ * must also notice a broken I4 (byte accounting) and I3 (a log's open
+ * section pointing outside the open flush). */
+TEST(wal_invariant_checker_catches_broken_state)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    uint8_t buf[128];
+    ack_t acks[3] = {{0}};
+    for (int i = 0; i < 3; i++) {
+        size_t len = make_entry(buf, 1, i, (uint8_t)i, 4);
+        ls_append_t a = app(3 + i, buf, len, 1, i);
+        ls_logstore_append(ls, &a, on_ack, &acks[i]);
+    }
+    ls_wal_check_invariants(ls); /* consistent: does not fire */
+    ls_panic_hook_fn old = ls_panic_set_hook(inv_hook);
+    volatile int fired = 0;
+    inv_msg[0] = 0;
+    ls->buffered_bytes += 1;
+    if (!setjmp(inv_jmp))
+        ls_wal_check_invariants(ls);
+    else
+        fired = 1;
+    ls->buffered_bytes -= 1;
+    ls_panic_set_hook(old);
+    CHECK(fired);
+    CHECK(strstr(inv_msg, "WAL I4") != NULL);
+
+    ls_logstate_t *lg = ls_logstate_get(ls, 3, false);
+    CHECK(lg && lg->open_section);
+    ls_section_t *keep = lg->open_section;
+    ls_section_t stray = {.log = ls_logstate_get(ls, 4, false)};
+    lg->open_section = &stray;
+    fired = 0;
+    old = ls_panic_set_hook(inv_hook);
+    if (!setjmp(inv_jmp))
+        ls_wal_check_invariants(ls);
+    else
+        fired = 1;
+    ls_panic_set_hook(old);
+    lg->open_section = keep;
+    CHECK(fired);
+    CHECK(strstr(inv_msg, "WAL I3") != NULL);
+    for (int i = 0; i < 3; i++)
+        run_until(&acks[i].done, 1);
     close_ls(ls);
     ls_objstore_close(os);
     ls_meta_close(meta);
@@ -472,6 +536,7 @@ TEST(ambiguous_commits_resolved)
 int main(void)
 {
     uv_loop_init(&loop);
+    ls_check_invariants_enable(true);
     RUN(append_read_recover);
     RUN(group_commit_shares_objects);
     RUN(idempotent_sequences);
@@ -480,6 +545,7 @@ int main(void)
     RUN(gc_deletes_only_uncommitted_objects);
     RUN(offset_for_time_entry_granularity);
     RUN(ambiguous_commits_resolved);
+    RUN(wal_invariant_checker_catches_broken_state);
     uv_loop_close(&loop);
     UNIT_DONE();
 }
