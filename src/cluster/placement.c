@@ -1,20 +1,13 @@
 /* Rendezvous hashing; see placement.h. */
 #include "cluster/placement.h"
 
+#include "base/hash.h"
+
 #include <string.h>
 
-/* FNV-1a over the key, then mixed with the broker id by a 64-bit finalizer
- * (splitmix64), so weights of different brokers are independent. */
-static uint64_t key_hash(const void *key, size_t klen)
-{
-    const uint8_t *p = key;
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < klen; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
+/* Weights: the key's FNV-1a (base/hash.h) mixed with the broker id by a
+ * 64-bit finalizer (splitmix64), so weights of different brokers are
+ * independent. */
 
 static uint64_t mix(uint64_t x)
 {
@@ -30,7 +23,7 @@ int ls_place(const ls_member_t *m, int n, const void *key, size_t klen, const ch
     if (zone && *zone)
         for (int i = 0; i < n; i++)
             in_zone += strcmp(m[i].rack, zone) == 0;
-    uint64_t kh = key_hash(key, klen);
+    uint64_t kh = ls_hash_bytes(LS_HASH_INIT, key, klen);
     int best = -1;
     uint64_t best_w = 0;
     for (int i = 0; i < n; i++) {

@@ -32,6 +32,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/diag.h"
+#include "base/hash.h"
 #include "log/log_meta.h"
 #include "log/read_cache.h"
 
@@ -149,10 +150,7 @@ typedef struct mark {
 
 static uint64_t prefix_hash(const ls_table_target_t *tt)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (const char *q = tt->prefix; *q; q++)
-        h = (h ^ (uint8_t)*q) * 1099511628211ULL;
-    return h;
+    return ls_hash_str(LS_HASH_INIT, tt->prefix);
 }
 
 void ls_table_marks_init(ls_table_marks_t *m) { ls_i64map_init(&m->map); }

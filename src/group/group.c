@@ -11,6 +11,7 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/hash.h"
 #include "base/i64map.h"
 #include "base/uuid.h"
 
@@ -147,13 +148,7 @@ static void set_str(char **dst, const char *s)
     *dst = n;
 }
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-    return h;
-}
+static uint64_t hash_str(const char *s) { return ls_hash_str(LS_HASH_INIT, s); }
 
 /* "<prefix>-<uuid>", as Kafka names members. */
 static char *make_member_id(const char *prefix)

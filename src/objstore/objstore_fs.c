@@ -43,6 +43,7 @@
 
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "base/hash.h"
 #include "objstore/objstore.h"
 
 #define FS_TMP_DIR "tmp"
@@ -86,10 +87,7 @@ static ls_status fs_fail(fs_store_t *fs, int errnum, const char *op, const char 
 
 static uint64_t fs_path_hash(const char *p)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *p; p++)
-        h = (h ^ (uint8_t)*p) * 1099511628211ULL;
-    return h | 1; /* 0 marks an empty slot */
+    return ls_hash_str(LS_HASH_INIT, p) | 1; /* 0 marks an empty slot */
 }
 
 static ls_status fs_check_key(fs_store_t *fs, const char *key)

@@ -49,6 +49,7 @@
 #include "base/check.h"
 #include "base/clock.h"
 #include "base/diag.h"
+#include "base/hash.h"
 
 #define CAT_NS_PREFIX "/ls/ns/"
 #define CAT_STREAM_PREFIX "/ls/stream/"
@@ -201,13 +202,7 @@ static ls_stream_t *cat_stream_derive(const ls_stream_t *s, int32_t partitions,
 
 static uint64_t cat_hash_name(const char *ns, const char *name)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a over "ns/name" */
-    for (const char *p = ns; *p; p++)
-        h = (h ^ (uint8_t)*p) * 1099511628211ULL;
-    h = (h ^ '/') * 1099511628211ULL;
-    for (const char *p = name; *p; p++)
-        h = (h ^ (uint8_t)*p) * 1099511628211ULL;
-    return h;
+    return ls_hash_str(ls_hash_str(ls_hash_str(LS_HASH_INIT, ns), "/"), name);
 }
 
 static uint64_t cat_hash_id(const ls_uuid_t *id)

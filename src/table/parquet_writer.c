@@ -18,6 +18,7 @@
 
 #include "base/alloc.h"
 #include "base/compress.h"
+#include "base/hash.h"
 #include "table/thrift_compact.h"
 
 /* parquet.thrift enums */
@@ -343,13 +344,6 @@ static pq_col_t *level(ls_pq_writer_t *w, int col, int rep, int def, int type)
     return c;
 }
 
-static uint32_t hash_bytes(const uint8_t *p, size_t n)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 16777619u;
-    return h;
-}
 
 static size_t plain_len_at(const pq_col_t *c, int type, const uint8_t *p)
 {
@@ -433,7 +427,7 @@ static void dict_grow(pq_col_t *c)
         if (!e) continue;
         const uint8_t *p = c->dict.data + c->dict_off[e - 1];
         size_t len = (e < c->ndict ? c->dict_off[e] : c->dict.len) - c->dict_off[e - 1];
-        size_t j = hash_bytes(p, len) & (n - 1);
+        size_t j = (size_t)ls_hash_bytes(LS_HASH_INIT, p, len) & (n - 1);
         while (s[j])
             j = (j + 1) & (n - 1);
         s[j] = e;
@@ -454,7 +448,7 @@ static void add_value(ls_pq_writer_t *w, pq_col_t *c, const uint8_t *plain, size
     update_bounds(c, type, raw, rawn);
     if (c->dict_on) {
         if ((c->ndict + 1) * 2 > c->nslots) dict_grow(c);
-        size_t j = hash_bytes(plain, n) & (c->nslots - 1);
+        size_t j = (size_t)ls_hash_bytes(LS_HASH_INIT, plain, n) & (c->nslots - 1);
         uint32_t e;
         for (;;) {
             e = c->slots[j];
