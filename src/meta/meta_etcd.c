@@ -13,9 +13,10 @@
  *
  * State and threads:
  *  - eps[0..neps): endpoints "host:port"; cur is the one that answered last.
- *    Unary calls take an easy handle from the idle pool (so connections are
- *    reused), POST, and put it back; mu guards pool and cur only, never a
- *    request in flight. Any thread may call any op.
+ *    Unary calls take an easy handle from the pool (base/curl_pool.h: so
+ *    connections are reused), POST, and put it back; mu guards cur only,
+ *    never a request in flight. Any thread may call any op. Transport
+ *    errors are classified by ls_curl_classify (not sent / maybe sent).
  *  - Failover: an endpoint that refuses the connection (the request was not
  *    sent) is skipped for every call. A call whose outcome is unknown (timeout
  *    or a broken connection after sending) is retried elsewhere only when it is
@@ -43,6 +44,7 @@
 #include <time.h>
 
 #include "base/alloc.h"
+#include "base/curl_pool.h"
 #include "base/check.h"
 #include "base/diag.h"
 
@@ -69,16 +71,10 @@ typedef struct etcd_meta {
     uint8_t *pfx; /* "name/" or empty */
     size_t plen;
     pthread_mutex_t mu;
-    CURL *idle[ETCD_POOL_MAX];
-    size_t nidle;
+    ls_curl_pool_t pool;
     size_t cur;
 } etcd_meta_t;
 
-static pthread_once_t etcd_curl_once = PTHREAD_ONCE_INIT;
-static void etcd_curl_init(void)
-{
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 /* ---- base64 and key mapping ---- */
 
@@ -242,29 +238,6 @@ static size_t etcd_on_write(char *data, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
-static CURL *pool_get(etcd_meta_t *em)
-{
-    CURL *c = NULL;
-    pthread_mutex_lock(&em->mu);
-    if (em->nidle) c = em->idle[--em->nidle];
-    pthread_mutex_unlock(&em->mu);
-    if (!c) c = curl_easy_init();
-    if (!c)
-        LS_PANIC("etcd: curl_easy_init failed (out of memory)");
-    return c;
-}
-
-static void pool_put(etcd_meta_t *em, CURL *c)
-{
-    pthread_mutex_lock(&em->mu);
-    if (em->nidle < ETCD_POOL_MAX) {
-        em->idle[em->nidle++] = c;
-        c = NULL;
-    }
-    pthread_mutex_unlock(&em->mu);
-    if (c) curl_easy_cleanup(c);
-}
-
 static size_t cur_ep(etcd_meta_t *em)
 {
     pthread_mutex_lock(&em->mu);
@@ -299,13 +272,6 @@ static ls_status grpc_status(int code)
     }
 }
 
-/* The request was certainly not sent: safe to retry anywhere. */
-static int curl_not_sent(CURLcode rc)
-{
-    return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
-           rc == CURLE_COULDNT_RESOLVE_PROXY;
-}
-
 static void curl_common(CURL *c, const char *url, struct curl_slist *hl)
 {
     curl_easy_setopt(c, CURLOPT_URL, url);
@@ -334,7 +300,7 @@ static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int r
     char why[200] = "";
     const char *ep = em->eps[start];
     *resp = NULL;
-    CURL *c = pool_get(em);
+    CURL *c = ls_curl_pool_get(&em->pool);
     for (size_t t = 0; t < em->neps; t++) {
         size_t i = (start + t) % em->neps;
         ep = em->eps[i];
@@ -353,13 +319,16 @@ static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int r
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &http);
         if (rc != CURLE_OK) {
             ls_free(b.p);
-            if (curl_not_sent(rc) || read_only) {
+            ls_curl_failure why_failed = ls_curl_classify(rc);
+            if (why_failed == LS_CURL_NOT_SENT ||
+                (read_only && why_failed == LS_CURL_MAYBE_SENT)) {
                 snprintf(why, sizeof why, "%s", curl_easy_strerror(rc));
                 st = LS_EAGAIN;
                 continue; /* next endpoint */
             }
-            snprintf(em->base.errmsg, sizeof em->base.errmsg, "etcd %s%s: %s (outcome unknown)", ep,
-                     path, curl_easy_strerror(rc));
+            snprintf(em->base.errmsg, sizeof em->base.errmsg, "etcd %s%s: %s%s", ep, path,
+                     curl_easy_strerror(rc),
+                     why_failed == LS_CURL_MAYBE_SENT ? " (outcome unknown)" : "");
             st = LS_EIO; /* maybe applied: the caller reads back */
             goto out;
         }
@@ -392,7 +361,7 @@ static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int r
              ep, path, why);
     st = LS_EAGAIN;
 out:
-    pool_put(em, c);
+    ls_curl_pool_put(&em->pool, c);
     curl_slist_free_all(hl);
     free(body);
     if (st != LS_OK && st != LS_ENOTFOUND) LS_DEBUG("meta", "%s", em->base.errmsg);
@@ -884,8 +853,7 @@ static void etcd_watch_cancel(ls_meta_t *m, ls_meta_watch_t *w)
 static void etcd_close(ls_meta_t *m)
 {
     etcd_meta_t *em = (etcd_meta_t *)m;
-    for (size_t i = 0; i < em->nidle; i++)
-        curl_easy_cleanup(em->idle[i]);
+    ls_curl_pool_destroy(&em->pool);
     for (size_t i = 0; i < em->neps; i++)
         ls_free(em->eps[i]);
     ls_free(em->eps);
@@ -926,6 +894,7 @@ ls_meta_t *ls_meta_etcd_open(const char *url, char *err, int errlen)
     etcd_meta_t *em = LS_NEW(etcd_meta_t);
     em->base.ops = &etcd_ops;
     pthread_mutex_init(&em->mu, NULL);
+    ls_curl_pool_init(&em->pool, 0, ETCD_POOL_MAX);
     for (const char *p = hosts; p < hosts + hlen;) {
         const char *comma = memchr(p, ',', (size_t)(hosts + hlen - p));
         size_t n = comma ? (size_t)(comma - p) : (size_t)(hosts + hlen - p);
@@ -948,6 +917,5 @@ ls_meta_t *ls_meta_etcd_open(const char *url, char *err, int errlen)
     memcpy(em->pfx, pfx, em->plen);
     if (add_slash) em->pfx[em->plen++] = '/';
     em->pfx[em->plen] = 0;
-    pthread_once(&etcd_curl_once, etcd_curl_init);
     return &em->base;
 }

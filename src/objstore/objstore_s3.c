@@ -37,7 +37,8 @@
  * Threads: every call blocks its calling thread. Easy handles live in a
  * pool (at most max_connections; callers wait for a free one), so
  * concurrency is bounded and each handle keeps its connections alive
- * across requests. Shared mutable state: the pool (pool_mu), errmsg
+ * across requests (base/curl_pool.h, which also classifies transport
+ * errors). Shared mutable state: the pool, errmsg
  * (err_mu), the create-only probe result (probe_mu + atomic), the RNG
  * (atomic). Secrets are kept only here and in the signing step; messages
  * carry method, key, status, S3 error code and request id, never headers. */
@@ -56,6 +57,7 @@
 #include "base/alloc.h"
 #include "base/check.h"
 #include "base/clock.h"
+#include "base/curl_pool.h"
 #include "base/diag.h"
 #include "objstore/objstore_s3.h"
 #include "objstore/sigv4.h"
@@ -86,10 +88,7 @@ typedef struct s3_store {
     int list_page;
     int test_fail_part;       /* test hook: this part number fails (0: none) */
 
-    pthread_mutex_t pool_mu;
-    pthread_cond_t pool_cv;
-    CURL **idle;
-    int nidle, nhandles;
+    ls_curl_pool_t pool;      /* max_conns handles */
 
     pthread_mutex_t err_mu, probe_mu;
     uint64_t rng;             /* atomic */
@@ -127,8 +126,6 @@ typedef struct s3_req {
     size_t cur_off;
 } s3_req_t;
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
 static void s3_set_err(s3_store_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void s3_set_err(s3_store_t *s, const char *fmt, ...)
@@ -286,36 +283,6 @@ static int64_t iso8601_ms(const char *s)
     return (int64_t)timegm(&tm) * 1000 + ms;
 }
 
-/* ---------------------------------------------------------------- handles */
-
-static CURL *pool_get(s3_store_t *s)
-{
-    pthread_mutex_lock(&s->pool_mu);
-    while (s->nidle == 0 && s->nhandles >= s->max_conns)
-        pthread_cond_wait(&s->pool_cv, &s->pool_mu);
-    CURL *c = NULL;
-    if (s->nidle > 0) {
-        c = s->idle[--s->nidle];
-    } else {
-        s->nhandles++;
-    }
-    pthread_mutex_unlock(&s->pool_mu);
-    if (!c) {
-        c = curl_easy_init();
-        if (!c)
-            LS_PANIC("s3: curl_easy_init failed (out of memory)");
-    }
-    return c;
-}
-
-static void pool_put(s3_store_t *s, CURL *c)
-{
-    pthread_mutex_lock(&s->pool_mu);
-    s->idle[s->nidle++] = c;
-    pthread_cond_signal(&s->pool_cv);
-    pthread_mutex_unlock(&s->pool_mu);
-}
-
 /* ---------------------------------------------------------------- transfer */
 
 static size_t on_read(char *buf, size_t size, size_t nitems, void *arg)
@@ -426,26 +393,6 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *arg)
             r->mtime_ms = (int64_t)t * 1000;
     }
     return n;
-}
-
-static int curl_transient(CURLcode cc)
-{
-    switch (cc) {
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_OPERATION_TIMEDOUT:
-    case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE:
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM:
-    case CURLE_SEND_FAIL_REWIND:
-        return 1;
-    default:
-        return 0;
-    }
 }
 
 static int http_transient(const s3_req_t *r)
@@ -594,12 +541,14 @@ static ls_status s3_request(s3_store_t *s, s3_req_t *r)
     }
     char *path = req_path(s, r);
     ls_buf_init(&r->errbody);
-    CURL *c = pool_get(s);
+    CURL *c = ls_curl_pool_get(&s->pool);
     ls_status st = LS_OK;
     for (r->attempts = 1;; r->attempts++) {
         __atomic_add_fetch(&s->nrequests, 1, __ATOMIC_RELAXED);
         s3_attempt(s, c, r, path, ph);
-        int transient = r->cc != CURLE_OK ? curl_transient(r->cc) : http_transient(r);
+        /* every request is idempotent as sent: retry whatever may have failed in transit */
+        int transient = r->cc != CURLE_OK ? ls_curl_classify(r->cc) != LS_CURL_PERMANENT
+                                          : http_transient(r);
         if (r->cc == CURLE_OK && !transient)
             break;
         if (!transient) {
@@ -633,7 +582,7 @@ static ls_status s3_request(s3_store_t *s, s3_req_t *r)
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
     }
-    pool_put(s, c);
+    ls_curl_pool_put(&s->pool, c);
     ls_free(path);
     if (st != LS_OK)
         LS_WARN("objstore", "s3: %s", s->base.errmsg);
@@ -1248,13 +1197,9 @@ ls_status ls_objstore_s3_count_uploads(ls_objstore_t *os, const char *prefix, si
 static void s3_close(ls_objstore_t *os)
 {
     s3_store_t *s = (s3_store_t *)os;
-    pthread_mutex_lock(&s->pool_mu);
-    for (int i = 0; i < s->nidle; i++)
-        curl_easy_cleanup(s->idle[i]);
-    pthread_mutex_unlock(&s->pool_mu);
+    ls_curl_pool_destroy(&s->pool);
     LS_DEBUG("objstore", "s3: closing after %" PRIu64 " requests, %" PRIu64 " retries",
              s->nrequests, s->nretries);
-    ls_free(s->idle);
     ls_free(s->bucket);
     ls_free(s->prefix);
     ls_free(s->scheme_host);
@@ -1271,8 +1216,6 @@ static void s3_close(ls_objstore_t *os)
         ls_free(s->session_token);
     }
     ls_free(s->ca_file);
-    pthread_mutex_destroy(&s->pool_mu);
-    pthread_cond_destroy(&s->pool_cv);
     pthread_mutex_destroy(&s->err_mu);
     pthread_mutex_destroy(&s->probe_mu);
     ls_free(s);
@@ -1513,8 +1456,6 @@ ls_objstore_t *ls_objstore_s3_open(const char *url, const ls_objstore_opts_t *o,
     s->base.ops = &s3_ops;
     s->bucket = ls_strdup(loc);
     s->prefix = pfx && *pfx ? ls_asprintf("%s/", pfx) : ls_strdup("");
-    pthread_mutex_init(&s->pool_mu, NULL);
-    pthread_cond_init(&s->pool_cv, NULL);
     pthread_mutex_init(&s->err_mu, NULL);
     pthread_mutex_init(&s->probe_mu, NULL);
 
@@ -1604,11 +1545,10 @@ ls_objstore_t *ls_objstore_s3_open(const char *url, const ls_objstore_opts_t *o,
         s->mp_threshold = s->part_size;
     if (s->mp_threshold > ((uint64_t)5 << 30))
         s->mp_threshold = (uint64_t)5 << 30; /* S3's single-PUT limit */
-    s->idle = LS_NEWN(CURL *, s->max_conns);
+    ls_curl_pool_init(&s->pool, s->max_conns, s->max_conns);
     s->rng = ((uint64_t)getpid() << 32) ^ (uint64_t)ls_clock_mono_us() ^ (uint64_t)(uintptr_t)s;
     if (!s->rng)
         s->rng = 1;
-    pthread_once(&curl_once, curl_init_once);
     ls_free(loc);
     params_free(&p);
     LS_INFO("objstore", "s3: bucket %s prefix '%s' at %s (%s, region %s, create-only %s)",
