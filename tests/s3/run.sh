@@ -25,7 +25,12 @@ stop_rgw() { [ -f "$RGW_DIR/pids" ] && tools/s3/radosgw.sh stop "$RGW_DIR" >/dev
 trap stop_rgw EXIT
 
 t0=$SECONDS
-if ! tools/s3/radosgw.sh start "$RGW_DIR" >"$WORK/radosgw-start.log" 2>&1; then
+# One more try when the first start fails: on a cold machine (Ceph's binaries
+# not yet in the page cache) the OSD has been seen to miss its 60 s deadline.
+if ! tools/s3/radosgw.sh start "$RGW_DIR" >"$WORK/radosgw-start.log" 2>&1 &&
+    { echo "# radosgw start failed once; retrying:"; tail -3 "$WORK/radosgw-start.log"
+      tools/s3/radosgw.sh stop "$RGW_DIR" >/dev/null 2>&1; rm -rf "$RGW_DIR"
+      ! tools/s3/radosgw.sh start "$RGW_DIR" >"$WORK/radosgw-start.log" 2>&1; }; then
     cat "$WORK/radosgw-start.log"
     echo "FAIL s3.radosgw_start: see above"
     exit 1
