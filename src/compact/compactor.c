@@ -2,7 +2,10 @@
  *
  * A pass (worker thread) walks every log head; for each unfenced log it takes
  * the oldest run of consecutive WAL index entries whose objects are older than
- * the hot window (min_age_ms), up to max_entries / max_bytes, and:
+ * the hot window (min_age_ms), up to max_entries / max_bytes — found by a scan
+ * that starts at the log's cursor (cursor_get below: past every compacted
+ * entry seen so far), so its cost does not grow with the compacted entries
+ * before the work — and:
  *   1. GETs their byte ranges, rewrites base offsets to the committed ones
  *      (the same rebase the read cache does), and PUTs one CO create-only
  *      under a deterministic key (a retried pass writes identical bytes);
@@ -68,6 +71,7 @@
 #include "base/clock.h"
 #include "base/crashpoint.h"
 #include "base/diag.h"
+#include "base/i64map.h"
 #include "base/uuid.h"
 #include "compact/log_lease.h"
 #include "compact/materialize.h"
@@ -116,6 +120,7 @@ struct ls_compactor {
     ls_compactor_stats_t stats; /* worker writes during a pass, loop reads after */
     /* freshness schedule: written by the worker during a pass, read by the loop after */
     ls_table_marks_t marks;    /* worker only */
+    ls_i64map_t cursors;       /* worker only: log_id -> int64_t *, see compact_log */
     int64_t next_full_ms;      /* wall clock of the next full pass */
     int64_t next_due_ms;       /* earliest WAL entry of a table log to become due; 0: none */
     int64_t table_period_ms;   /* smallest commit interval of an enabled table; 0: none */
@@ -170,6 +175,66 @@ static int claim_log(ls_compactor_t *c, int64_t log_id)
     return st == LS_OK;
 }
 
+/* The scan cursor of a log: an offset at or below its first WAL (not yet
+ * compacted) index entry; 0 when this compactor has not looked at the log.
+ * Only compacted entries lie below it, so a scan starts there instead of at
+ * the head of the index (which after a day at a 1 s commit interval holds
+ * tens of thousands of compacted entries). It never passes a WAL entry:
+ * index entries below a compacted one are never added again (appends take
+ * offsets above the high watermark), and a cursor left behind by another
+ * broker's work (it compacted further under its claim) only costs a longer
+ * scan. Kept in memory: after a restart the first scan walks the compacted
+ * entries once, a page at a time. */
+static int64_t cursor_get(ls_compactor_t *c, int64_t log_id)
+{
+    int64_t *v = ls_i64map_get(&c->cursors, log_id);
+    return v ? *v : 0;
+}
+
+static void cursor_set(ls_compactor_t *c, int64_t log_id, int64_t offset)
+{
+    int64_t *v = ls_i64map_get(&c->cursors, log_id);
+    if (!v) {
+        v = LS_NEW(int64_t);
+        ls_i64map_put(&c->cursors, log_id, v);
+    }
+    if (offset > *v)
+        *v = offset;
+}
+
+/* Scans the index of log_id from its cursor for the first page that holds
+ * an entry not yet compacted, advancing the cursor over compacted entries on
+ * the way. On LS_OK, l holds that page (its leading entries may still be
+ * compacted ones); an index with only compacted entries gives an empty or
+ * all-compacted last page. */
+static ls_status scan_uncompacted(ls_compactor_t *c, int64_t log_id, size_t page, ls_kvlist_t *l)
+{
+    char prefix[64], from[96];
+    ls_log_idx_prefix(prefix, sizeof prefix, log_id);
+    for (;;) {
+        ls_log_idx_key(from, sizeof from, log_id, cursor_get(c, log_id));
+        ls_status st = ls_meta_scan_from(c->meta, prefix, from, page, l);
+        if (st != LS_OK)
+            return st;
+        size_t i = 0;
+        for (; i < l->n; i++) {
+            ls_idx_entry_t e;
+            if (ls_idx_decode(l->v[i].val, l->v[i].vlen, &e) != LS_OK)
+                return LS_OK; /* compact_log reports it at this entry */
+            bool compacted = e.kind == LS_IDX_CO;
+            int64_t next = e.last_offset + 1;
+            ls_idx_clear(&e);
+            if (!compacted)
+                return LS_OK;
+            cursor_set(c, log_id, next);
+        }
+        if (!l->more)
+            return LS_OK;
+        ls_kvlist_free(l);   /* a full page of compacted entries: next page */
+        c->stats.index_pages_skipped++;
+    }
+}
+
 /* Compacts the oldest eligible run of one log (ts: its stream's table plan,
  * NULL when unknown). Returns 1 if the log may have more work now: it
  * swapped, or it just claimed the log (the next call looks again under the
@@ -180,10 +245,8 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     int64_t hot = c->cfg.min_age_ms;
     if (table && ts->policy.commit_interval_ms < hot)
         hot = ts->policy.commit_interval_ms;
-    char prefix[64];
-    ls_log_idx_prefix(prefix, sizeof prefix, log_id);
     ls_kvlist_t l;
-    if (ls_meta_scan_prefix(c->meta, prefix, (size_t)c->cfg.max_entries + 64, &l) != LS_OK)
+    if (scan_uncompacted(c, log_id, (size_t)c->cfg.max_entries + 64, &l) != LS_OK)
         return 0;
     int64_t now = ls_clock_wall_ms();
     ls_idx_entry_t *sel = LS_NEWN(ls_idx_entry_t, (size_t)c->cfg.max_entries);
@@ -362,6 +425,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
                 c->stats.entries_replaced += (uint64_t)n;
                 c->stats.bytes_written += obj.len;
                 c->stats.wal_objects_released += (uint64_t)released;
+                cursor_set(c, log_id, last + 1);
                 swapped = 1;
                 LS_DEBUG("compact", "log %016llx: [%lld, %lld] -> %s (%d WAL entries)",
                          (unsigned long long)log_id, (long long)first, (long long)last, co_key, n);
@@ -644,6 +708,7 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     c->timer.data = c->lease_timer.data = c->retention_timer.data = c;
     c->handles_open = 3;
     ls_table_marks_init(&c->marks);
+    ls_i64map_init(&c->cursors);
     c->next_full_ms = ls_clock_wall_ms() + c->cfg.interval_ms;
     /* until the first pass has read the table policies, assume the shortest
      * commit interval, so tables are fresh right after a restart too */
@@ -702,6 +767,13 @@ void ls_compactor_free(ls_compactor_t *c)
 {
     ls_lease_owner_free(c->owner);   /* revokes: owner keys left go at once */
     ls_table_marks_free(&c->marks);
+    {
+        int64_t id;
+        void *v;
+        for (size_t it = 0; ls_i64map_next(&c->cursors, &it, &id, &v);)
+            ls_free(v);
+        ls_i64map_free(&c->cursors);
+    }
     ls_free(c);
 }
 

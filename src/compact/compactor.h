@@ -39,6 +39,7 @@ typedef struct ls_compactor_stats {
         conflicts, failures, rows_materialized, table_failures;
     uint64_t logs_owned_elsewhere;   /* claims refused: another owner works on the log */
     uint64_t entries_trimmed, cos_deleted;   /* retention */
+    uint64_t index_pages_skipped;   /* full pages of compacted entries a scan walked past */
 } ls_compactor_stats_t;
 
 ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta_t *meta,

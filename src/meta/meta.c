@@ -107,11 +107,17 @@ ls_status ls_meta_ceiling(ls_meta_t *m, const void *key, size_t klen, const void
 
 ls_status ls_meta_scan_prefix(ls_meta_t *m, const char *prefix, size_t limit, ls_kvlist_t *out)
 {
+    return ls_meta_scan_from(m, prefix, prefix, limit, out);
+}
+
+ls_status ls_meta_scan_from(ls_meta_t *m, const char *prefix, const char *from, size_t limit,
+                            ls_kvlist_t *out)
+{
     size_t plen = strlen(prefix);
     uint8_t stackbuf[256];
     uint8_t *end = plen <= sizeof stackbuf ? stackbuf : ls_malloc(plen);
     size_t elen = ls_meta_prefix_end(prefix, plen, end);
-    ls_status st = m->ops->scan(m, prefix, plen, elen ? end : NULL, elen, limit, 0, out);
+    ls_status st = m->ops->scan(m, from, strlen(from), elen ? end : NULL, elen, limit, 0, out);
     if (end != stackbuf) ls_free(end);
     return st;
 }

@@ -151,6 +151,9 @@ ls_status ls_meta_floor(ls_meta_t *m, const void *key, size_t klen, const void *
 ls_status ls_meta_ceiling(ls_meta_t *m, const void *key, size_t klen, const void *hi, size_t hilen,
                           ls_kv_t *out);
 ls_status ls_meta_scan_prefix(ls_meta_t *m, const char *prefix, size_t limit, ls_kvlist_t *out);
+/* Keys of prefix that are >= from (from starts with prefix), ascending. */
+ls_status ls_meta_scan_from(ls_meta_t *m, const char *prefix, const char *from, size_t limit,
+                            ls_kvlist_t *out);
 ls_status ls_meta_put(ls_meta_t *m, const char *key, const void *val, size_t vlen);
 ls_status ls_meta_del(ls_meta_t *m, const char *key);   /* absent key: LS_OK */
 /* Atomically add delta to a decimal counter key and return the new value

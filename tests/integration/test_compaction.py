@@ -52,3 +52,39 @@ def test_compaction_keeps_every_record_and_frees_wal(broker_factory):
     assert seen == expected
     hdrs = [m.headers() for msgs in got.values() for m in msgs]
     assert all(h and h[0][0] == "h" for h in hdrs)
+
+
+def test_compaction_and_table_keep_up_past_many_compacted_objects(broker_factory):
+    """Regression (issue 11 §1): the compaction scan once looked at a fixed
+    window from the head of a log's index, so after ~max_entries + 64
+    compacted objects the WAL entries behind them were never reached: tables
+    stopped advancing and WAL objects piled up, silently, for good. With one
+    WAL entry per compacted object that wall is 65 flushes away; 160 steady
+    flushes into a table topic and a plain topic must all be compacted, and
+    the table must hold every record, in offset order, with its value."""
+    from iceberg_util import local_store_only, table_dir, wait_rows
+    local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=100",
+                       "--compaction.max.entries=1", "--wal.gc.grace.ms=0")
+    plain = create_topic(b.bootstrap, unique_topic("steady"))
+    tabled = create_topic(b.bootstrap, unique_topic("steadyt"),
+                          config={"lakestream.table.enabled": "true",
+                                  "lakestream.table.commit.interval.ms": "1000"})
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 0})
+    n = 160
+    for i in range(n):   # one flush per record: acknowledged before the next is sent
+        for t in (plain, tabled):
+            dl = produce_all(p, t, [{"value": b"v%04d" % i, "partition": 0}])
+            assert len(dl.acked) == 1
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _objects(b.data_dir, "wal"):
+        time.sleep(0.2)
+    left = _objects(b.data_dir, "wal")
+    assert not left, "%d WAL objects never compacted" % len(left)
+    _t, rows, _md = wait_rows(table_dir(b, tabled), n, timeout=60)
+    assert rows.num_rows == n
+    table = sorted(zip(rows.column("offset").to_pylist(), rows.column("value").to_pylist()))
+    assert table == [(i, b"v%04d" % i) for i in range(n)]
+    got = consume(b.bootstrap, plain, [0], timeout=60)
+    assert [m.value() for m in got[0]] == [b"v%04d" % i for i in range(n)]
