@@ -21,6 +21,11 @@
  * Entries left below the log start by a soft trim (DeleteRecords on a
  * table stream) always qualify once compacted.
  *
+ * cleanup.policy: time and size retention apply only when the policy holds
+ * "delete" (the default, or "compact,delete"); a "compact"-only topic keeps
+ * every record (no key compaction yet, so nothing is ever removed from it but
+ * by DeleteRecords).
+ *
  * Stateless; the caller (compactor.c) owns scheduling and the claim. */
 #include "compact/retention.h"
 
@@ -58,6 +63,14 @@ void ls_retention_policy_resolve(const ls_stream_t *s, int64_t default_ms, int64
     out->retention_ms = config_i64(s, "retention.ms", default_ms);
     out->retention_bytes = config_i64(s, "retention.bytes", default_bytes);
     out->keep_wal = table_enabled;
+    if (s && !ls_stream_cleanup_policy(s).delete) {
+        /* cleanup.policy=compact: Kafka never expires records of such a topic
+         * by time or size (only key compaction removes superseded ones); a
+         * Connect config topic or a Streams changelog must survive any
+         * retention.ms. DeleteRecords still trims (an explicit request). */
+        out->retention_ms = -1;
+        out->retention_bytes = -1;
+    }
 }
 
 ls_status ls_retention_target(ls_meta_t *meta, int64_t log_id, const ls_retention_policy_t *p,

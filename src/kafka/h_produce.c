@@ -147,6 +147,30 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
                 break;
             }
     }
+    if (rr == LS_RB_OK && ls_stream_cleanup_policy(s).compact) {
+        /* Kafka (LogValidator): a compacted topic refuses a record without a
+         * key, and with it the whole request for this partition; RecordErrors
+         * (v8+) name the record by its index among the partition's records */
+        int32_t before = 0;
+        for (int i = 0; i < n; before += infos[i].record_count, i++) {
+            if (infos[i].first_null_key < 0)
+                continue;
+            int32_t idx = before + infos[i].first_null_key;
+            char *msg = ls_arena_printf(req->arena,
+                                        "Compacted topic cannot accept message without key in "
+                                        "topic partition %s-%d",
+                                        s->name, (int)pd->Index);
+            pr->ErrorCode = LS_KERR_INVALID_RECORD;
+            pr->ErrorMessage = ls_kstr_c(msg);
+            pr->NumRecordErrors = 1;
+            pr->RecordErrors = ls_arena_alloc(req->arena, sizeof *pr->RecordErrors);
+            pr->RecordErrors[0].BatchIndex = idx;
+            pr->RecordErrors[0].BatchIndexErrorMessage = ls_kstr_c(msg);
+            LS_INFO("kafka", "produce to %s-%d refused: record %d has no key (cleanup.policy "
+                    "compact)", s->name, (int)pd->Index, (int)idx);
+            return;
+        }
+    }
     if (rr != LS_RB_OK) {
         pr->ErrorCode = rb_error(rr);
         size_t wl = strlen(why);

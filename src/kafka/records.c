@@ -228,8 +228,11 @@ typedef int (*rb_cb)(void *arg, const ls_record_view_t *rec);
  * checks; otherwise it calls cb per record (stopping when cb returns non-zero).
  * strict: produce-path rule offsetDelta == index. */
 static ls_rb_result records_parse(const uint8_t *p, size_t n, const ls_batch_info_t *bi,
-                                  bool strict, rb_cb cb, void *arg, char *reason, size_t rlen)
+                                  bool strict, rb_cb cb, void *arg, int32_t *first_null_key,
+                                  char *reason, size_t rlen)
 {
+    if (first_null_key)
+        *first_null_key = -1;
     size_t pos = 0;
     int64_t prev_delta = -1;
     int32_t i;
@@ -290,6 +293,8 @@ static ls_rb_result records_parse(const uint8_t *p, size_t n, const ls_batch_inf
         }
         prev_delta = v.offset_delta;
         pos = (size_t)(body_end - p);
+        if (first_null_key && *first_null_key < 0 && v.key_len < 0)
+            *first_null_key = i;
         if (cb) {
             /* LogAppendTime batches: every record's time is the batch's
              * maxTimestamp (set by the broker), whatever the deltas say. */
@@ -395,7 +400,8 @@ ls_rb_result ls_records_validate(const uint8_t *p, size_t len, size_t max_batch_
                               &nrecs, reason, sizeof reason);
         if (res != LS_RB_OK)
             goto report;
-        res = records_parse(recs, nrecs, &bi, true, NULL, NULL, reason, sizeof reason);
+        res = records_parse(recs, nrecs, &bi, true, NULL, NULL, &bi.first_null_key, reason,
+                            sizeof reason);
         if (res != LS_RB_OK)
             goto report;
         if (infos)
@@ -429,9 +435,9 @@ ls_rb_result ls_records_foreach(const uint8_t *batch, size_t len, size_t max_dec
         goto free_tmp;
     /* Check the whole batch before the first callback, so a consumer (the
      * table writer) never sees half of a batch that turns out to be bad. */
-    res = records_parse(recs, nrecs, &bi, false, NULL, NULL, reason, sizeof reason);
+    res = records_parse(recs, nrecs, &bi, false, NULL, NULL, NULL, reason, sizeof reason);
     if (res == LS_RB_OK && cb)
-        res = records_parse(recs, nrecs, &bi, false, cb, arg, reason, sizeof reason);
+        res = records_parse(recs, nrecs, &bi, false, cb, arg, NULL, reason, sizeof reason);
 free_tmp:
     ls_buf_free(&tmp);
     return res;

@@ -56,6 +56,8 @@ typedef struct ls_batch_info {
     int16_t producer_epoch;
     int32_t base_sequence;
     int32_t record_count;
+    int32_t first_null_key;   /* ls_records_validate: index of the first record
+                                 without a key, -1 if every record has one */
 } ls_batch_info_t;
 
 /* Outcome classes, mapped to Kafka error codes at the handler. */

@@ -160,6 +160,27 @@ const char *ls_stream_config_get(const ls_stream_t *s, const char *key)
     return p ? p->value : NULL;
 }
 
+ls_cleanup_policy_t ls_stream_cleanup_policy(const ls_stream_t *s)
+{
+    ls_cleanup_policy_t p = {.compact = false, .delete = true};
+    const char *v = ls_stream_config_get(s, "cleanup.policy");
+    if (!v)
+        return p;
+    p.delete = false;
+    for (const char *q = v; *q;) {
+        q += strspn(q, " ,");
+        size_t n = strcspn(q, " ,");
+        if (n == 7 && strncmp(q, "compact", 7) == 0)
+            p.compact = true;
+        else if (n == 6 && strncmp(q, "delete", 6) == 0)
+            p.delete = true;
+        q += n;
+    }
+    if (!p.compact && !p.delete)
+        p.delete = true;   /* an empty list: Kafka's default */
+    return p;
+}
+
 /* Takes ownership of config (sorted here). refcnt starts at 1. */
 static ls_stream_t *cat_stream_new(const char *ns, const char *name, const ls_uuid_t *id,
                                    int64_t stream_no, int32_t partitions, int64_t created_ms,

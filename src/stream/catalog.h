@@ -19,6 +19,7 @@
  * ls_catalog_reload() refreshes the copy from the store (later: on watch). */
 #ifndef LS_CATALOG_H
 #define LS_CATALOG_H
+#include <stdbool.h>
 #include <stdint.h>
 #include "base/status.h"
 #include "base/uuid.h"
@@ -104,6 +105,15 @@ void ls_stream_list_release(ls_stream_t **v, int n);
 ls_stream_t *ls_stream_keep(ls_stream_t *s);
 void ls_stream_release(ls_stream_t *s);
 const char *ls_stream_config_get(const ls_stream_t *s, const char *key);   /* NULL if unset */
+/* Kafka's cleanup.policy of the stream (a list of "delete" and "compact";
+ * unset = "delete"). A compacted stream keeps the latest record of every key
+ * and refuses keyless records; time/size retention applies only with
+ * "delete" in the list. */
+typedef struct ls_cleanup_policy {
+    bool compact;
+    bool delete;
+} ls_cleanup_policy_t;
+ls_cleanup_policy_t ls_stream_cleanup_policy(const ls_stream_t *s);
 static inline int64_t ls_stream_log_id(const ls_stream_t *s, int32_t partition)
 { return (s->stream_no << LS_LOG_PARTITION_BITS) | partition; }
 #endif
