@@ -12,15 +12,12 @@
  *    Kafka does when an epoch is exhausted). Only one of the pair set is
  *    INVALID_REQUEST.
  *  - A non-null TransactionalId: transactions are a later issue. Clients
- *    only send it after FindCoordinator, which this broker does not offer,
- *    so it comes from clients that ignored ApiVersions. The answer is
- *    UNSUPPORTED_VERSION (35): the Java producer treats any error it does
- *    not expect here as fatal and reports it ("Unexpected error in
- *    InitProducerIdResponse; The version of API is not supported"), and so
- *    does librdkafka — a prompt, explicit failure. The retriable
- *    COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR would make clients spin
- *    until their timeout, and TRANSACTIONAL_ID_AUTHORIZATION_FAILED would
- *    blame ACLs that do not exist. */
+ *    look the transaction coordinator up first, and FindCoordinator already
+ *    refuses that with TRANSACTIONAL_ID_AUTHORIZATION_FAILED and a message
+ *    saying transactions are not supported (h_group.c). A client that skips
+ *    the lookup gets the same code here: the one librdkafka, the Java client
+ *    and kafkajs all treat as fatal (librdkafka retried UNSUPPORTED_VERSION
+ *    forever). InitProducerId has no message field. */
 #include <string.h>
 
 #include "base/diag.h"
@@ -82,7 +79,7 @@ void ls_kafka_handle_init_producer_id(ls_kreq_t *req)
     ctx->resp.ProducerId = -1;
     ctx->resp.ProducerEpoch = -1;
     if (m.TransactionalId.len >= 0) {
-        ctx->resp.ErrorCode = LS_KERR_UNSUPPORTED_VERSION;
+        ctx->resp.ErrorCode = LS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
         ip_respond(ctx);
         return;
     }

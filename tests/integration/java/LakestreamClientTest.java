@@ -227,6 +227,23 @@ public class LakestreamClientTest {
                     check(vals.equals(want), "seek(90) read " + vals);
                 }
             });
+            test("transactions_refused", () -> {
+                // until transactions exist: fail at once, saying why (issue 11 §4)
+                Properties pp = new Properties();
+                pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+                pp.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "java-tx-" + UUID.randomUUID());
+                pp.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "60000");
+                pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+                pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+                long t0 = System.currentTimeMillis();
+                try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(pp)) {
+                    p.initTransactions();
+                    throw new AssertionError("initTransactions succeeded");
+                } catch (org.apache.kafka.common.errors.TransactionalIdAuthorizationException e) {
+                    long took = System.currentTimeMillis() - t0;
+                    check(took < 30000, "initTransactions failed only after " + took + " ms");
+                }
+            });
             test("delete_topic", () -> {
                 String topic = createTopic(admin, "java-del");
                 admin.deleteTopics(Collections.singletonList(topic)).all().get();
