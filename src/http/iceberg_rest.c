@@ -437,11 +437,16 @@ static void load_table(const ls_rest_t *r, const ls_rest_route_t *rt, int head,
     ls_status st = rt->ns_levels == 1 ? ls_tcat_get(r->meta, rt->ns, rt->name, &p, err, sizeof err)
                                       : LS_ENOTFOUND;
     if (st == LS_ENOTFOUND) {
+        /* NoSuchTableException even when the namespace is missing, as the
+         * spec's reference catalog answers: Iceberg's Java client tries a
+         * metadata table (t.snapshots = namespace "ns.t", table "snapshots")
+         * only after NoSuchTableException, so Spark's SELECT ... FROM
+         * ns.t.snapshots needs exactly this answer. */
         int ns = rt->ns_levels == 1 ? namespace_exists(r, rt->ns, resp) : 0;
-        if (ns == 0) no_namespace(resp, rt);
-        if (ns == 1)
-            ls_http_error(resp, 404, "NoSuchTableException", "table does not exist: %s.%s",
-                          rt->ns, rt->name);
+        if (ns < 0)
+            return;
+        ls_http_error(resp, 404, "NoSuchTableException", "table does not exist: %s.%s%s",
+                      rt->ns, rt->name, ns ? "" : " (no such namespace)");
         return;
     }
     if (st == LS_ECORRUPT) {

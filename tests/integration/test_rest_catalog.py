@@ -168,6 +168,13 @@ def test_errors_follow_the_spec_and_kafka_keeps_serving(broker_factory):
     _assert_error(_http("GET", u + "/namespaces/nope"), 404, "NoSuchNamespaceException")
     _assert_error(_http("GET", u + "/namespaces/nope/tables"), 404, "NoSuchNamespaceException")
     _assert_error(_http("GET", u + "/namespaces/default/tables/nope"), 404, "NoSuchTableException")
+    # a metadata table as Spark asks for it first (namespace "default.<topic>",
+    # table "snapshots"): NoSuchTableException, so the Java client then loads
+    # the table and serves its snapshots table (issue 11 §5)
+    for mt in ("snapshots", "files", "manifests", "history", "partitions"):
+        _assert_error(_http("GET", "%s/namespaces/default%%1F%s/tables/%s" % (u, topic, mt)), 404,
+                      "NoSuchTableException")
+    _assert_error(_http("GET", u + "/namespaces/nope/tables/x"), 404, "NoSuchTableException")
     assert _http("HEAD", u + "/namespaces/default/tables/nope")[0] == 404
     assert _http("HEAD", "%s/namespaces/default/tables/%s" % (u, topic))[0] == 204
     with pytest.raises(pyiceberg_exc.NoSuchTableError):

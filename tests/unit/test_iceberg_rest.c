@@ -235,8 +235,14 @@ TEST(handlers)
     CHECK_EQ_INT(call(&f, "GET", "/v1/namespaces/default/tables/nope", NULL, &b), 404);
     CHECK(!strcmp(err_type(b), "NoSuchTableException"));
     json_decref(b);
+    /* an unknown namespace is still NoSuchTableException for loadTable: Iceberg's
+     * Java client then tries a metadata table (Spark: orders.snapshots) */
     CHECK_EQ_INT(call(&f, "GET", "/v1/namespaces/nope/tables/orders", NULL, &b), 404);
-    CHECK(!strcmp(err_type(b), "NoSuchNamespaceException"));
+    CHECK(!strcmp(err_type(b), "NoSuchTableException"));
+    json_decref(b);
+    CHECK_EQ_INT(call(&f, "GET", "/v1/namespaces/default%1Forders/tables/snapshots", NULL, &b),
+                 404);
+    CHECK(!strcmp(err_type(b), "NoSuchTableException"));
     json_decref(b);
     CHECK_EQ_INT(call(&f, "HEAD", "/v1/namespaces/default/tables/nope", NULL, &b), 404);
     json_decref(b);
