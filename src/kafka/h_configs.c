@@ -41,6 +41,7 @@
 #include "base/config.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
+#include "kafka/names.h"
 #include "server/broker.h"
 #include "stream/policy.h"
 
@@ -618,11 +619,11 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
         r->ErrorMessage = ls_kstr_null();
         switch (q->ResourceType) {
         case LS_KAFKA_RESOURCE_TOPIC: {
-            char *name = ls_arena_alloc(a, (size_t)q->ResourceName.len + 1);
-            memcpy(name, q->ResourceName.ptr, (size_t)q->ResourceName.len);
-            if (strlen(name) != (size_t)q->ResourceName.len || !ls_stream_name_valid(name)) {
+            const char *name = ls_kafka_topic_name(a, q->ResourceName);
+            if (!name) {
                 r->ErrorCode = LS_KERR_INVALID_TOPIC_EXCEPTION;
-                r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "Topic name '%s' is illegal", name));
+                r->ErrorMessage = ls_kstr_c(ls_arena_printf(
+                    a, "Topic name %s is illegal", ls_kafka_printable(a, q->ResourceName)));
                 break;
             }
             ls_stream_t *s = ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name);

@@ -16,6 +16,7 @@
 
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
+#include "kafka/names.h"
 #include "log/log_trim.h"
 #include "server/broker.h"
 #include "stream/policy.h"
@@ -85,13 +86,8 @@ void ls_kafka_handle_delete_records(ls_kreq_t *req)
         rt->Name = qt->Name;
         rt->NumPartitions = qt->NumPartitions;
         rt->Partitions = ls_kmsg_alloc(a, qt->NumPartitions, sizeof *rt->Partitions);
-        size_t nlen = qt->Name.len > 0 ? (size_t)qt->Name.len : 0;
-        char *name = ls_arena_alloc(a, nlen + 1);
-        memcpy(name, qt->Name.ptr ? qt->Name.ptr : "", nlen);
-        name[nlen] = 0;
-        ls_stream_t *s = strlen(name) == nlen
-                             ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name)
-                             : NULL;
+        const char *name = ls_kafka_topic_name(a, qt->Name);
+        ls_stream_t *s = name ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
         bool keep_wal = s && keeps_wal(b, s);
         for (int32_t j = 0; j < qt->NumPartitions; j++) {
             const ls_kafka_DeleteRecordsRequest_DeleteRecordsPartition *qp = &qt->Partitions[j];

@@ -25,6 +25,7 @@
 #include "base/diag.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
+#include "kafka/names.h"
 #include "server/broker.h"
 
 #define LS_KERR_FETCH_SESSION_ID_NOT_FOUND 70
@@ -265,10 +266,9 @@ void ls_kafka_handle_fetch(ls_kreq_t *req)
         ls_stream_t *s = NULL;
         if (by_id) {
             s = ls_catalog_lookup_id(b->catalog, &ft->TopicId);
-        } else if (ft->Topic.len > 0) {
-            char *name = ls_kstr_dup(ft->Topic);
-            s = ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name);
-            ls_free(name);
+        } else {
+            const char *name = ls_kafka_topic_name(req->arena, ft->Topic);
+            s = name ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
         }
         for (int p = 0; p < ft->NumPartitions; p++) {
             const ls_kafka_FetchRequest_FetchPartition *fpq = &ft->Partitions[p];

@@ -29,6 +29,7 @@
 #include "group/group_service.h"
 #include "kafka/handlers.h"
 #include "kafka/msg_group.h"
+#include "kafka/names.h"
 #include "server/broker.h"
 
 /* AclOperation bits (KIP-430): READ 3, DELETE 6, DESCRIBE 8. */
@@ -56,15 +57,16 @@ static int16_t kerr(ls_group_err e)
     return LS_KERR_UNKNOWN_SERVER_ERROR;
 }
 
-/* Arena C string of a wire string; NULL for null. *ok false when it holds a NUL. */
+/* Arena C string of a wire id (group, member, instance, protocol);
+ * NULL for null. *ok false when it holds a NUL or control character
+ * (kafka/names.h). */
 static char *cstr(ls_arena_t *a, ls_kstr_t s, bool *ok)
 {
-    if (s.len < 0) {
-        if (ok)
-            *ok = true;
-        return NULL;
-    }
-    return ls_arena_kstr(a, s, ok);
+    bool valid;
+    char *c = ls_kafka_id_name(a, s, &valid);
+    if (ok)
+        *ok = valid;
+    return c;
 }
 
 static ls_kstr_t kstr_or_null(const char *s) { return s ? ls_kstr_c(s) : ls_kstr_null(); }
@@ -544,9 +546,8 @@ static void commit_ready(void *arg, ls_group_t *g)
     int64_t now = ls_clock_wall_ms();
     for (int32_t i = 0; i < ctx->m.NumTopics; i++) {
         const ls_kafka_OffsetCommitRequest_Topic *qt = &ctx->m.Topics[i];
-        bool ok;
-        char *topic = cstr(a, qt->Name, &ok);
-        ls_stream_t *s = ok ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, topic) : NULL;
+        char *topic = ls_kafka_topic_name(a, qt->Name);
+        ls_stream_t *s = topic ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, topic) : NULL;
         for (int32_t j = 0; j < qt->NumPartitions; j++) {
             const ls_kafka_OffsetCommitRequest_Partition *qp = &qt->Partitions[j];
             int16_t *code = &ctx->resp.Topics[i].Partitions[j].ErrorCode;
@@ -1056,11 +1057,10 @@ static void odel_ready(void *arg, ls_group_t *g)
         t->Name = qt->Name;
         t->NumPartitions = qt->NumPartitions;
         t->Partitions = ls_kmsg_alloc(a, qt->NumPartitions, sizeof *t->Partitions);
-        bool ok;
-        char *topic = cstr(a, qt->Name, &ok);
-        ls_stream_t *s = ok ? ls_catalog_lookup(req->broker->catalog, LS_DEFAULT_NAMESPACE, topic)
-                            : NULL;
-        ls_group_err te = ls_group_offset_delete_check(g, topic);
+        char *topic = ls_kafka_topic_name(a, qt->Name);
+        ls_stream_t *s =
+            topic ? ls_catalog_lookup(req->broker->catalog, LS_DEFAULT_NAMESPACE, topic) : NULL;
+        ls_group_err te = ls_group_offset_delete_check(g, topic ? topic : "");
         if (te == LS_GERR_NON_EMPTY_GROUP) {
             ls_stream_release(s);
             r->ErrorCode = LS_KERR_NON_EMPTY_GROUP;

@@ -22,6 +22,7 @@
 #include "base/diag.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
+#include "kafka/names.h"
 #include "kafka/records.h"
 #include "server/broker.h"
 
@@ -177,8 +178,8 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
         char *msg = ls_arena_alloc(req->arena, wl + 1);
         memcpy(msg, why, wl + 1);
         pr->ErrorMessage = ls_kstr_c(msg);
-        LS_INFO("kafka", "produce to %s-%d refused (%s): %s", s->name, pd->Index,
-                req->client_id.ptr ? "client" : "anonymous", why);
+        LS_INFO("kafka", "produce to %s-%d refused (client %s): %s", s->name, pd->Index,
+                ls_kafka_printable(req->arena, req->client_id), why);
         return;
     }
     int64_t log_id = ls_stream_log_id(s, pd->Index);
@@ -210,22 +211,18 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
     }
 }
 
-/* Looks a topic up by its wire name without allocating (names are <= 249 bytes). */
-static ls_stream_t *lookup_topic(ls_broker_t *b, ls_kstr_t name)
+static ls_stream_t *lookup_topic(ls_broker_t *b, const char *name)
 {
-    char buf[256];
-    if (name.len <= 0 || (size_t)name.len >= sizeof buf)
-        return NULL;
-    memcpy(buf, name.ptr, (size_t)name.len);
-    buf[name.len] = 0;
-    return ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, buf);
+    return name ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
 }
 
-/* A produce request with its topics resolved once: streams[t] is the kept
- * stream of TopicData[t], or NULL when unknown. */
+/* A produce request with its topics resolved once: names[t] is TopicData[t]'s
+ * name (NULL when it is not a valid topic name: INVALID_TOPIC_EXCEPTION),
+ * streams[t] its kept stream, or NULL when unknown. */
 typedef struct produce_job {
     ls_kreq_t *req;
     ls_kafka_ProduceRequest m;
+    char **names;              /* arena */
     ls_stream_t **streams;     /* arena */
 } produce_job_t;
 
@@ -237,13 +234,9 @@ static void autocreate_work(void *arg)
     produce_job_t *job = arg;
     ls_broker_t *b = job->req->broker;
     for (int t = 0; t < job->m.NumTopicData; t++) {
-        if (job->streams[t])
+        const char *name = job->names[t];
+        if (job->streams[t] || !name)
             continue;
-        char *name = ls_kstr_dup(job->m.TopicData[t].Name);
-        if (!name || !ls_stream_name_valid(name)) {
-            ls_free(name);
-            continue;
-        }
         char err[256];
         ls_status st = ls_catalog_create(b->catalog, LS_DEFAULT_NAMESPACE, name,
                                          b->cfg->num_partitions, NULL, 0, 0, NULL, err, sizeof err);
@@ -252,7 +245,6 @@ static void autocreate_work(void *arg)
                     b->cfg->num_partitions);
         else if (st != LS_EEXISTS)
             LS_WARN("kafka", "auto-creating topic %s failed: %s", name, err);
-        ls_free(name);
     }
 }
 
@@ -261,7 +253,7 @@ static void autocreate_after(void *arg)
     produce_job_t *job = arg;
     for (int t = 0; t < job->m.NumTopicData; t++)
         if (!job->streams[t])
-            job->streams[t] = lookup_topic(job->req->broker, job->m.TopicData[t].Name);
+            job->streams[t] = lookup_topic(job->req->broker, job->names[t]);
     produce_process(job);
 }
 
@@ -276,11 +268,13 @@ void ls_kafka_handle_produce(ls_kreq_t *req)
     ls_broker_t *b = req->broker;
     int n = job->m.NumTopicData;
     job->streams = ls_arena_alloc(req->arena, sizeof(ls_stream_t *) * (size_t)(n > 0 ? n : 1));
+    job->names = ls_arena_alloc(req->arena, sizeof(char *) * (size_t)(n > 0 ? n : 1));
     bool missing = false;
     bool transactional = job->m.TransactionalId.len >= 0;
     for (int t = 0; t < n && !transactional; t++) {
-        job->streams[t] = lookup_topic(b, job->m.TopicData[t].Name);
-        missing |= !job->streams[t];
+        job->names[t] = ls_kafka_topic_name(req->arena, job->m.TopicData[t].Name);
+        job->streams[t] = lookup_topic(b, job->names[t]);
+        missing |= job->names[t] && !job->streams[t];
     }
     if (missing && b->cfg->auto_create_topics_enable) {
         ls_broker_offload(b, autocreate_work, autocreate_after, job);
@@ -313,11 +307,17 @@ static void produce_process(produce_job_t *job)
         tr->PartitionResponses = ls_arena_alloc(
             req->arena, sizeof(*tr->PartitionResponses) * (size_t)(td->NumPartitionData > 0 ? td->NumPartitionData : 1));
         ls_stream_t *s = job->streams[t];
+        int16_t topic_error = all_error;
+        if (topic_error == LS_KERR_NONE && !job->names[t]) {
+            topic_error = LS_KERR_INVALID_TOPIC_EXCEPTION;
+            LS_INFO("kafka", "produce to an invalid topic name %s refused",
+                    ls_kafka_printable(req->arena, td->Name));
+        }
         for (int p = 0; p < td->NumPartitionData; p++) {
             ls_kafka_ProduceResponse_PartitionProduceResponse *pr = &tr->PartitionResponses[p];
-            if (all_error != LS_KERR_NONE) {
+            if (topic_error != LS_KERR_NONE) {
                 pr->Index = td->PartitionData[p].Index;
-                pr->ErrorCode = all_error;
+                pr->ErrorCode = topic_error;
                 pr->BaseOffset = -1;
                 pr->LogAppendTimeMs = -1;
                 pr->LogStartOffset = -1;

@@ -19,7 +19,9 @@ import time
 
 import pytest
 
-from kafka_util import consume, create_topic, produce_all, producer, unique_topic
+from confluent_kafka.admin import AdminClient
+
+from kafka_util import consume, create_topic, produce_all, producer, unique_topic, watermarks
 
 # ---------------------------------------------------------------- encodings
 
@@ -756,3 +758,25 @@ def test_client_that_never_reads_responses(b):
     rss1 = _rss_mb(b.pid)
     if rss0 is not None:
         assert rss1 - rss0 < 300, "RSS grew %.0f MB for one client that does not read" % (rss1 - rss0)
+
+
+def test_names_with_nul_never_address_another_topic(b):
+    """Regression (issue 17 §6): a wire name is a length and bytes; cut at its
+    first NUL, "victim\\0anything" used to append to "victim" (error 0) and
+    "x\\0y" auto-created "x". Every wire name now goes through one validation:
+    such names are INVALID_TOPIC_EXCEPTION (17) and touch nothing."""
+    victim = create_topic(b.bootstrap, unique_topic("victim"))
+    ghost = unique_topic("ghost")
+    c = Conn(b)
+    try:
+        for corr, name in ((400, victim.encode() + b"\x00anything"), (401, ghost.encode() + b"\x00y"),
+                           (402, b"bad name!"), (403, b"..")):
+            c.send(produce_v7(corr, name, 0, record_batch([b"sneaky"])))
+            got_corr, parts = parse_produce_v7(c.recv_frame())
+            assert got_corr == corr
+            assert [(p[1], p[2]) for p in parts] == [(0, 17)], (name, parts)
+    finally:
+        c.close()
+    assert watermarks(b.bootstrap, victim, [0])[0] == (0, 0)   # nothing appended to victim
+    md = AdminClient({"bootstrap.servers": b.bootstrap}).list_topics(timeout=10)
+    assert ghost not in md.topics   # and "ghost" was not auto-created
