@@ -309,6 +309,7 @@ ls_http_server_t *ls_http_server_start(const char *host, int port, const ls_http
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)LS_HTTP_THREADS,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)LS_HTTP_MAX_HEADER_BYTES,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)LS_HTTP_MAX_CONNECTIONS,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)LS_HTTP_MAX_CONNECTIONS_PER_IP,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)LS_HTTP_IDLE_TIMEOUT_S,
         MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, NULL, MHD_OPTION_END);

@@ -11,9 +11,14 @@
  * Bounds: request line + headers within LS_HTTP_MAX_HEADER_BYTES (larger:
  * 414/431 from libmicrohttpd), path within LS_HTTP_MAX_PATH, bodies within
  * LS_HTTP_MAX_BODY (a larger Content-Length: 413; a chunked body growing past
- * it: the connection is closed), at most
- * LS_HTTP_MAX_CONNECTIONS connections, idle connections closed after
- * LS_HTTP_IDLE_TIMEOUT_S.
+ * it: the connection is closed), at most LS_HTTP_MAX_CONNECTIONS connections
+ * and LS_HTTP_MAX_CONNECTIONS_PER_IP from one client address (beyond either,
+ * new connections are closed at once), idle connections closed after
+ * LS_HTTP_IDLE_TIMEOUT_S. The per-address bound is what keeps a slowloris
+ * (many connections each sending a byte now and then, which the idle timeout
+ * never catches) from taking every slot: /health and the catalog stay
+ * reachable from any other address. libmicrohttpd 0.9.75 has no deadline for
+ * a whole request, so one address can still hold its own slots.
  *
  * Paths reach handlers undecoded (percent escapes intact), so an escaped
  * '/' (%2F) inside a segment never splits it; handlers decode each segment
@@ -28,6 +33,7 @@
 #define LS_HTTP_MAX_PATH 8192
 #define LS_HTTP_MAX_BODY (1024 * 1024)
 #define LS_HTTP_MAX_CONNECTIONS 256
+#define LS_HTTP_MAX_CONNECTIONS_PER_IP 16
 #define LS_HTTP_IDLE_TIMEOUT_S 60
 #define LS_HTTP_THREADS 4
 

@@ -225,3 +225,49 @@ def test_http_disabled(broker_factory):
     topic = unique_topic("nohttp")
     create_topic(b.bootstrap, topic, 1)
     wait_topic(b.bootstrap, topic, 1)
+
+
+def test_slowloris_from_one_address_leaves_health_reachable(broker_factory):
+    """Regression (issue 17 §7): 300 connections that trickle a request line
+    and never finish it took every HTTP slot, so /health and the catalog timed
+    out for as long as they lasted. One client address now gets at most
+    LS_HTTP_MAX_CONNECTIONS_PER_IP (16) connections: the flood comes from
+    127.0.0.2 (still loopback), /health from 127.0.0.1 answers at once."""
+    b = broker_factory()
+    socks = []
+    try:
+        for _ in range(300):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.2", 0))
+            s.settimeout(5)
+            try:
+                s.connect((b.host, b.http_port))
+                s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            except OSError:
+                s.close()
+                continue
+            socks.append(s)
+        time.sleep(0.5)
+        for s in socks[:50]:           # keep trickling: the idle timeout never fires
+            try:
+                s.sendall(b"a")
+            except OSError:
+                pass
+        t0 = time.monotonic()
+        assert _http("GET", b.http_url + "/health") == (200, {"status": "ok"})
+        assert time.monotonic() - t0 < 5
+        # the flood got at most its per-address share: the others were closed
+        open_count = 0
+        for s in socks:
+            try:
+                s.settimeout(0.2)
+                if s.recv(1) == b"":
+                    continue       # closed by the server
+            except socket.timeout:
+                open_count += 1    # still held open
+            except OSError:
+                continue
+        assert open_count <= 16, open_count
+    finally:
+        for s in socks:
+            s.close()
