@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "base/config.h"
@@ -104,6 +105,11 @@ static int serve(int argc, char **argv)
         ls_config_free(&cfg);
         return 2;
     }
+    struct stat dst;
+    if (stat(cfg.data_dir, &dst) == 0 && (dst.st_mode & 077) && dst.st_uid == geteuid() &&
+        chmod(cfg.data_dir, 0700) == 0)
+        LS_INFO("broker", "data.dir %s was readable by other users: now mode 0700",
+                cfg.data_dir);
     signal(SIGPIPE, SIG_IGN);
     uv_loop_t *loop = uv_default_loop();
     /* The listener accepts before open returns (cluster registration comes
@@ -140,6 +146,10 @@ static int serve(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* Everything the broker creates (metadata db, objects, warehouse, data
+     * dir) is the broker user's alone, whatever umask it was started with:
+     * the metadata and the objects are the topics' data. */
+    umask(077);
     if (argc < 2) {
         usage(stderr);
         return 2;

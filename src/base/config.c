@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
@@ -65,6 +66,7 @@ typedef struct cfg_key {
     size_t off, size;    /* the field (host field for listeners) */
     size_t port_off;     /* listeners: the port field */
     bool empty_disables; /* listeners: an empty value turns the feature off (host NULL) */
+    bool secret;         /* never a command-line flag; in a config file only if 0600 */
     const char *def;     /* default as text; NULL means unset until ls_config_finish */
     int64_t min, max;
     const char *help;
@@ -95,9 +97,9 @@ static const cfg_key_t cfg_keys[] = {
      .help = "Signing region. Default $AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1."},
     {.name = "s3.access.key", .type = CT_STRING, FIELD(s3_access_key),
      .help = "Access key id. Default $AWS_ACCESS_KEY_ID."},
-    {.name = "s3.secret.key", .type = CT_STRING, FIELD(s3_secret_key),
+    {.name = "s3.secret.key", .type = CT_STRING, FIELD(s3_secret_key), .secret = true,
      .help = "Secret access key (never logged). Default $AWS_SECRET_ACCESS_KEY."},
-    {.name = "s3.session.token", .type = CT_STRING, FIELD(s3_session_token),
+    {.name = "s3.session.token", .type = CT_STRING, FIELD(s3_session_token), .secret = true,
      .help = "Session token of temporary credentials. Default $AWS_SESSION_TOKEN."},
     {.name = "s3.path.style", .type = CT_STRING, FIELD(s3_path_style), .def = "auto",
      .help = "Path-style addressing (host/bucket/key): true, false (virtual-hosted "
@@ -761,7 +763,7 @@ static int unescape(const char *s, size_t n, ls_buf_t *out)
 /* One logical line: split key from value at the first unescaped '=', ':' or
  * blank, then apply. */
 static int apply_line(ls_config_t *c, const char *path, int lineno, const char *s, size_t n,
-                      char *err, int errlen)
+                      bool others_can_read, char *err, int errlen)
 {
     size_t i = 0;
     while (i < n && s[i] != '=' && s[i] != ':' && s[i] != ' ' && s[i] != '\t' && s[i] != '\f') {
@@ -788,6 +790,14 @@ static int apply_line(ls_config_t *c, const char *path, int lineno, const char *
         goto free_bufs;
     }
     char msg[512];
+    const cfg_key_t *k = key_find((char *)key.data);
+    if (k && k->secret && others_can_read) {
+        errf(err, errlen,
+             "%s:%d: %s is a secret, but other users can read this file: chmod 600 %s (or pass "
+             "it in the environment)",
+             path, lineno, k->name, path);
+        goto free_bufs;
+    }
     if (ls_config_set(c, (char *)key.data, (char *)val.data, msg, sizeof msg) != 0) {
         errf(err, errlen, "%s:%d: %s", path, lineno, msg);
         goto free_bufs;
@@ -807,6 +817,8 @@ int ls_config_load_file(ls_config_t *c, const char *path, char *err, int errlen)
         return -1;
     }
     int rc = -1;
+    struct stat st;
+    bool others_can_read = fstat(fileno(f), &st) != 0 || (st.st_mode & (S_IRWXG | S_IRWXO));
     ls_buf_t text, logical;
     ls_buf_init(&text);
     ls_buf_init(&logical);
@@ -860,7 +872,8 @@ int ls_config_load_file(ls_config_t *c, const char *path, char *err, int errlen)
         }
         if (comment || logical.len == 0)
             continue;
-        if (apply_line(c, path, first, (const char *)logical.data, logical.len, err, errlen))
+        if (apply_line(c, path, first, (const char *)logical.data, logical.len, others_can_read,
+                       err, errlen))
             goto free_text;
     }
     rc = 0;
@@ -913,6 +926,16 @@ int ls_config_load_env(ls_config_t *c, char *err, int errlen)
     return 0;
 }
 
+/* "s3.secret.key" -> "S3_SECRET_KEY": the LAKESTREAM_* variable of a key. */
+static const char *env_suffix(const char *name, char *out, size_t cap)
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < cap; i++)
+        out[i] = name[i] == '.' ? '_' : (char)toupper((unsigned char)name[i]);
+    out[i] = 0;
+    return out;
+}
+
 int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int errlen)
 {
     char msg[512];
@@ -941,6 +964,15 @@ int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int er
         if (!k) {
             unknown_key(key, msg, sizeof msg);
             errf(err, errlen, "--%s", msg);
+            return -1;
+        }
+        if (k->secret) {
+            /* every local user can read a process's flags (/proc/PID/cmdline) */
+            errf(err, errlen,
+                 "--%s: secrets are not accepted as command-line flags (any local user can "
+                 "read them); set LAKESTREAM_%s or the AWS_* variable, or put it in a config "
+                 "file of mode 0600",
+                 k->name, env_suffix(k->name, msg, sizeof msg));
             return -1;
         }
         const char *val;

@@ -304,3 +304,48 @@ def test_many_topics_in_one_producer_and_consumer(broker):
     finally:
         c.close()
     assert got == recs
+
+
+def test_data_dir_is_private_whatever_the_umask(broker_factory):
+    """Regression (issue 17 §8): the metadata db, objects and tables were
+    created with the broker's umask (often 022: readable by every local
+    user). Everything under data.dir is now the broker user's alone."""
+    import os
+    import stat
+    old = os.umask(0o022)
+    try:
+        b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    finally:
+        os.umask(old)
+    t = create_topic(b.bootstrap, unique_topic("private"),
+                     config={"lakestream.table.enabled": "true",
+                             "lakestream.table.commit.interval.ms": "1000"})
+    from confluent_kafka import Producer
+    from kafka_util import produce_all
+    produce_all(Producer({"bootstrap.servers": b.bootstrap}), t, [{"value": b"x", "partition": 0}])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not os.path.isdir(
+            os.path.join(b.data_dir, "objects", "warehouse")):
+        time.sleep(0.2)
+    seen = 0
+    for root, dirs, files in os.walk(b.data_dir):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            mode = stat.S_IMODE(os.lstat(path).st_mode)
+            assert mode & 0o077 == 0, "%s has mode %o" % (path, mode)
+            seen += 1
+    assert stat.S_IMODE(os.stat(b.data_dir).st_mode) & 0o077 == 0
+    assert seen > 5
+
+
+def test_secret_flag_is_refused_with_a_pointer_to_safe_places(tmp_path):
+    import os
+    import subprocess
+    from lsbroker import binary_path
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
+    r = subprocess.run([binary_path(), "serve", "--data.dir=%s" % tmp_path,
+                        "--s3.secret.key=hunter2"], capture_output=True, text=True, timeout=30,
+                       env=env)
+    assert r.returncode == 2
+    assert "secrets are not accepted as command-line flags" in r.stderr
+    assert "hunter2" not in r.stderr

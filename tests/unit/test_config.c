@@ -3,6 +3,7 @@
  * file:line or variable it came from) and the offending text. */
 #include <fcntl.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -451,6 +452,37 @@ TEST(help_output_is_a_config_file_of_defaults)
     ls_config_free(&b);
 }
 
+/* Regression (issue 17 §8): a secret given as a flag is readable by every
+ * local user in /proc/PID/cmdline; one in a world-readable file is no better. */
+TEST(secrets_never_as_flags_nor_in_readable_files)
+{
+    ls_config_t c;
+    char err[512];
+    ls_config_init(&c);
+    char *flag[] = {"--s3.secret.key=hunter2"};
+    CHECK_EQ_INT(ls_config_load_args(&c, 1, flag, err, sizeof err), -1);
+    CHECK(strstr(err, "--s3.secret.key: secrets are not accepted as command-line flags") == err);
+    CHECK(strstr(err, "LAKESTREAM_S3_SECRET_KEY") != NULL);
+    CHECK(strstr(err, "hunter2") == NULL);
+    char *flag2[] = {"--s3.session.token", "tok"};
+    CHECK_EQ_INT(ls_config_load_args(&c, 2, flag2, err, sizeof err), -1);
+    CHECK(c.s3_secret_key == NULL && c.s3_session_token == NULL);
+
+    const char *path = write_file("secret.properties", "s3.access.key=AK\ns3.secret.key=hunter2\n");
+    CHECK_EQ_INT(chmod(path, 0644), 0);
+    CHECK_EQ_INT(ls_config_load_file(&c, path, err, sizeof err), -1);
+    CHECK(strstr(err, "s3.secret.key is a secret, but other users can read this file") != NULL);
+    CHECK(strstr(err, "hunter2") == NULL);
+    CHECK_EQ_INT(chmod(path, 0600), 0);
+    CHECK_EQ_INT(ls_config_load_file(&c, path, err, sizeof err), 0);
+    CHECK(c.s3_secret_key && strcmp(c.s3_secret_key, "hunter2") == 0);
+    /* a readable file without secrets is fine */
+    const char *plain = write_file("plain.properties", "num.partitions=2\n");
+    CHECK_EQ_INT(chmod(plain, 0644), 0);
+    CHECK_EQ_INT(ls_config_load_file(&c, plain, err, sizeof err), 0);
+    ls_config_free(&c);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -470,6 +502,7 @@ int main(void)
     RUN(precedence_file_env_flags);
     RUN(cross_key_limits);
     RUN(help_output_is_a_config_file_of_defaults);
+    RUN(secrets_never_as_flags_nor_in_readable_files);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0)
