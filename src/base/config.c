@@ -250,6 +250,14 @@ static const cfg_key_t cfg_keys[] = {
      .def = "true", .help = "Create a topic when a client asks for metadata of an unknown one."},
     {.name = "num.partitions", .type = CT_INT, FIELD(num_partitions), .def = "1", .min = 1,
      .max = 1000000, .help = "Partitions of an auto-created topic."},
+    {.name = "max.partitions.per.topic", .type = CT_INT, FIELD(max_partitions_per_topic),
+     .def = "10000", .min = 1, .max = 1048576,
+     .help = "Most partitions one topic may have (CreateTopics, CreatePartitions, auto-create "
+             "beyond it: INVALID_PARTITIONS)."},
+    {.name = "max.partitions", .type = CT_INT, FIELD(max_partitions), .def = "50000", .min = 1,
+     .max = INT64_MAX,
+     .help = "Most partitions of all topics of the cluster together (beyond it: "
+             "POLICY_VIOLATION); bounds the all-topics Metadata response (~300 B a partition)."},
     {.name = "log.retention.ms", .type = CT_INT, FIELD(log_retention_ms), .def = "604800000",
      .min = -1, .max = INT64_MAX,
      .help = "Default retention of new topics in ms (-1: keep forever)."},

@@ -80,6 +80,8 @@ typedef struct ls_config {
     int64_t socket_request_max_bytes; /* socket.request.max.bytes, default 100 MiB */
     bool auto_create_topics_enable; /* auto.create.topics.enable, default true */
     int32_t num_partitions;         /* num.partitions, default 1 */
+    int32_t max_partitions_per_topic; /* max.partitions.per.topic */
+    int64_t max_partitions;         /* max.partitions: all topics of the cluster */
     int64_t log_retention_ms;       /* log.retention.ms, default 604800000 (stored as topic default) */
     int64_t log_retention_bytes;    /* log.retention.bytes, default -1 (no limit) */
     int64_t log_retention_check_interval_ms; /* log.retention.check.interval.ms, default 300000 */

@@ -134,6 +134,10 @@ static void ct_done(void *arg)
             r->ErrorCode = LS_KERR_INVALID_REQUEST;
             r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err));
             break;
+        case LS_ELIMIT:   /* max.partitions of the cluster */
+            r->ErrorCode = LS_KERR_POLICY_VIOLATION;
+            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err));
+            break;
         default:
             r->ErrorCode = ls_kafka_error_from_status(t->st);
             r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err[0] ? t->err : ls_status_str(t->st)));
@@ -234,9 +238,11 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
                 t->partitions = q->NumPartitions == -1 ? b->cfg->num_partitions : q->NumPartitions;
                 t->replication = q->ReplicationFactor == -1 ? 1 : q->ReplicationFactor;
             }
-            if (!err && (t->partitions < 1 || t->partitions > LS_MAX_PARTITIONS)) {
+            if (!err && (t->partitions < 1 || t->partitions > b->cfg->max_partitions_per_topic)) {
                 err = LS_KERR_INVALID_PARTITIONS;
-                why = ls_arena_printf(a, "Number of partitions must be between 1 and %d.", LS_MAX_PARTITIONS);
+                why = ls_arena_printf(a, "Number of partitions must be between 1 and %d "
+                                      "(max.partitions.per.topic).",
+                                      (int)b->cfg->max_partitions_per_topic);
             }
         }
         /* Configs: null values mean "use the default" and are dropped. */
@@ -498,6 +504,10 @@ static void cp_done(void *arg)
         case LS_EINVAL:
             /* only growing is allowed (catalog.h), and counts are bounded */
             r->ErrorCode = LS_KERR_INVALID_PARTITIONS;
+            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err));
+            break;
+        case LS_ELIMIT:   /* max.partitions of the cluster */
+            r->ErrorCode = LS_KERR_POLICY_VIOLATION;
             r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err));
             break;
         default:

@@ -303,6 +303,7 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     b->catalog = ls_catalog_open(b->meta, err, errlen);
     if (!b->catalog)
         return -1;
+    ls_catalog_set_limits(b->catalog, cfg->max_partitions_per_topic, cfg->max_partitions);
     ls_logstore_config_t lc = {
         .flush_max_bytes = cfg->wal_flush_max_bytes,
         .flush_linger_ms = cfg->wal_flush_linger_ms,

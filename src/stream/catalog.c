@@ -84,6 +84,8 @@ struct ls_catalog {
     bool rewatching;
     ls_namespace_t **nss; /* namespace snapshots, sorted by name (mu) */
     int nns;
+    int32_t max_per_stream; /* ls_catalog_set_limits; read-only after */
+    int64_t max_total;
 };
 
 static void cat_err(char *err, int errlen, const char *fmt, ...)
@@ -96,6 +98,48 @@ static void cat_err(char *err, int errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, (size_t)errlen, fmt, ap);
     va_end(ap);
+}
+
+typedef struct cat_grow_arg {
+    ls_catalog_t *c;
+    int32_t want;
+} cat_grow_arg_t;
+
+void ls_catalog_set_limits(ls_catalog_t *c, int32_t per_stream, int64_t total)
+{
+    c->max_per_stream = per_stream > 0 && per_stream < LS_MAX_PARTITIONS ? per_stream
+                                                                         : LS_MAX_PARTITIONS;
+    c->max_total = total;
+}
+
+/* Checks a stream of `partitions` replacing one of `had` against the limits. */
+static ls_status cat_check_limits(ls_catalog_t *c, const char *name, int32_t had,
+                                  int32_t partitions, char *err, int errlen)
+{
+    int32_t per = c->max_per_stream ? c->max_per_stream : LS_MAX_PARTITIONS;
+    if (partitions < 1 || partitions > per) {
+        cat_err(err, errlen,
+                "Number of partitions %d of topic '%s' is outside 1..%d (max.partitions.per.topic)",
+                (int)partitions, name, (int)per);
+        return LS_EINVAL;
+    }
+    if (c->max_total <= 0)
+        return LS_OK;
+    int64_t total = 0;
+    pthread_mutex_lock(&c->mu);
+    for (size_t b = 0; b < c->map.nbuckets; b++)
+        for (cat_node_t *node = c->map.by_name[b]; node; node = node->name_next)
+            total += node->s->partitions;
+    pthread_mutex_unlock(&c->mu);
+    if (total - had + partitions > c->max_total) {
+        cat_err(err, errlen,
+                "%d partitions for topic '%s' would take the cluster to %lld partitions, above "
+                "max.partitions=%lld",
+                (int)partitions, name, (long long)(total - had + partitions),
+                (long long)c->max_total);
+        return LS_ELIMIT;
+    }
+    return LS_OK;
 }
 
 int ls_stream_name_valid(const char *name)
@@ -710,6 +754,8 @@ ls_status ls_catalog_create(ls_catalog_t *c, const char *ns, const char *name, i
         return LS_EINVAL;
     }
     if (!cat_config_check(config, nconfig, err, errlen)) return LS_EINVAL;
+    ls_status lst = cat_check_limits(c, name, 0, partitions, err, errlen);
+    if (lst != LS_OK) return lst;
 
     char skey[CAT_KEY_MAX], nskey[CAT_KEY_MAX];
     cat_stream_key(skey, sizeof skey, ns, name);
@@ -919,13 +965,16 @@ static ls_status cat_update(ls_catalog_t *c, const char *ns, const char *name, i
 static ls_status cat_grow(const ls_stream_t *cur, void *arg, int32_t *partitions,
                           const ls_prop_t **config, int *nconfig, char *err, int errlen)
 {
-    int32_t want = *(const int32_t *)arg;
-    if (want <= cur->partitions) {
+    const cat_grow_arg_t *g = arg;
+    if (g->want <= cur->partitions) {
         cat_err(err, errlen, "topic '%s' has %d partitions; the count can only grow", cur->name,
                 (int)cur->partitions);
         return LS_EINVAL;
     }
-    *partitions = want;
+    ls_status st = cat_check_limits(g->c, cur->name, cur->partitions, g->want, err, errlen);
+    if (st != LS_OK)
+        return st;
+    *partitions = g->want;
     return LS_OK;
 }
 
@@ -938,7 +987,8 @@ ls_status ls_catalog_add_partitions(ls_catalog_t *c, const char *ns, const char 
                 LS_MAX_PARTITIONS);
         return LS_EINVAL;
     }
-    return cat_update(c, ns, name, validate_only, cat_grow, &new_total, err, errlen);
+    cat_grow_arg_t g = {c, new_total};
+    return cat_update(c, ns, name, validate_only, cat_grow, &g, err, errlen);
 }
 
 typedef struct cat_config_arg {

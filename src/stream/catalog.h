@@ -51,6 +51,12 @@ typedef struct ls_catalog ls_catalog_t;
 
 ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen);
 void ls_catalog_close(ls_catalog_t *c);
+/* Partition limits applied by create and add_partitions (0: LS_MAX_PARTITIONS
+ * and no total): more than per_stream partitions in one stream is LS_EINVAL;
+ * a create or grow that would take the partitions of all streams (as this
+ * catalog knows them; another broker's concurrent create may slip past by
+ * its own size) above total is LS_ELIMIT. Set once, before serving. */
+void ls_catalog_set_limits(ls_catalog_t *c, int32_t per_stream, int64_t total);
 ls_status ls_catalog_reload(ls_catalog_t *c);
 
 /* Validation shared with the Kafka edge: [a-zA-Z0-9._-], 1..249, not "." or "..". */

@@ -349,3 +349,48 @@ def test_secret_flag_is_refused_with_a_pointer_to_safe_places(tmp_path):
     assert r.returncode == 2
     assert "secrets are not accepted as command-line flags" in r.stderr
     assert "hunter2" not in r.stderr
+
+
+def _create_err(a, name, parts):
+    try:
+        a.create_topics([NewTopic(name, parts, 1)])[name].result(30)
+        return None
+    except KafkaException as e:
+        return e.args[0]
+
+
+def _grow_err(a, name, total):
+    try:
+        a.create_partitions([NewPartitions(name, total)])[name].result(30)
+        return None
+    except KafkaException as e:
+        return e.args[0]
+
+
+def test_partition_limits_refuse_partition_bombs(broker_factory):
+    """Regression (issue 17 §3): CreateTopics accepted 2^20 partitions from any
+    client (deleting such a topic then starved every request for minutes, and
+    its Metadata was too large for librdkafka). max.partitions.per.topic and
+    max.partitions (the whole cluster) refuse such requests with a message."""
+    b = broker_factory("--max.partitions.per.topic=50", "--max.partitions=100")
+    a = admin(b.bootstrap)
+    e = _create_err(a, unique_topic("bomb"), 100000)   # the client's own maximum
+    assert e.code() == KafkaError.INVALID_PARTITIONS and "max.partitions.per.topic" in e.str()
+    e = _create_err(a, unique_topic("big"), 51)
+    assert e.code() == KafkaError.INVALID_PARTITIONS
+    t1, t2 = unique_topic("lim1"), unique_topic("lim2")
+    assert _create_err(a, t1, 50) is None
+    assert _create_err(a, t2, 40) is None
+    e = _create_err(a, unique_topic("over"), 20)          # 110 > 100
+    assert e.code() == KafkaError.POLICY_VIOLATION and "max.partitions=100" in e.str(), e
+    e = _grow_err(a, t2, 51)                               # per topic
+    assert e.code() == KafkaError.INVALID_PARTITIONS, e
+    assert _grow_err(a, t2, 50) is None                    # exactly 100
+    e = _grow_err(a, t1, 50) or _create_err(a, unique_topic("one"), 1)
+    assert e is not None
+    e = _create_err(a, unique_topic("one"), 1)
+    assert e.code() == KafkaError.POLICY_VIOLATION, e
+    # the default limit refuses a bomb too
+    d = broker_factory()
+    e = _create_err(admin(d.bootstrap), unique_topic("bomb"), 100000)
+    assert e.code() == KafkaError.INVALID_PARTITIONS
