@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
@@ -150,6 +151,14 @@ int main(int argc, char **argv)
      * dir) is the broker user's alone, whatever umask it was started with:
      * the metadata and the objects are the topics' data. */
     umask(077);
+    /* Every Kafka connection is a descriptor: take all the kernel allows
+     * this process (the soft limit is often 1024 while the hard one is far
+     * higher); kafka/conn.c keeps a reserve of it for everything else. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -246,6 +246,23 @@ static const cfg_key_t cfg_keys[] = {
     {.name = "socket.request.max.bytes", .type = CT_SIZE, FIELD(socket_request_max_bytes),
      .def = "100MiB", .min = 1, .max = INT32_MAX,
      .help = "Largest request frame accepted; bigger frames close the connection."},
+    {.name = "queued.max.request.bytes", .type = CT_SIZE, FIELD(queued_max_request_bytes),
+     .def = "256MiB", .min = 1024, .max = INT64_MAX,
+     .help = "Bytes of request frames being received, all connections together; beyond it "
+             "connections wait (are not read) until frames complete. One frame is always "
+             "allowed, so socket.request.max.bytes above it still works."},
+    {.name = "max.connections", .type = CT_INT, FIELD(max_connections), .def = "0", .min = 0,
+     .max = 1000000,
+     .help = "Kafka connections at once; beyond it new ones wait in the listen backlog. "
+             "0 or more than the descriptor limit allows (raised to its hard maximum at start, "
+             "less a quarter, at most 256, kept for stores and HTTP): that budget."},
+    {.name = "max.connections.per.ip", .type = CT_INT, FIELD(max_connections_per_ip),
+     .def = "1000", .min = 1, .max = 1000000,
+     .help = "Kafka connections from one IP address; a new one beyond it is closed at once."},
+    {.name = "connections.max.idle.ms", .type = CT_INT, FIELD(connections_max_idle_ms),
+     .def = "600000", .min = 1000, .max = INT64_MAX,
+     .help = "A Kafka connection with no request in flight and no traffic for this long is "
+             "closed (clients reconnect)."},
     {.name = "auto.create.topics.enable", .type = CT_BOOL, FIELD(auto_create_topics_enable),
      .def = "true", .help = "Create a topic when a client asks for metadata of an unknown one."},
     {.name = "num.partitions", .type = CT_INT, FIELD(num_partitions), .def = "1", .min = 1,

@@ -78,6 +78,10 @@ typedef struct ls_config {
     /* Kafka protocol */
     int64_t message_max_bytes;      /* message.max.bytes, default 1048588 (as Kafka) */
     int64_t socket_request_max_bytes; /* socket.request.max.bytes, default 100 MiB */
+    int64_t queued_max_request_bytes; /* queued.max.request.bytes: frames being received */
+    int64_t max_connections;        /* max.connections (0: from the descriptor limit) */
+    int64_t max_connections_per_ip; /* max.connections.per.ip */
+    int64_t connections_max_idle_ms; /* connections.max.idle.ms */
     bool auto_create_topics_enable; /* auto.create.topics.enable, default true */
     int32_t num_partitions;         /* num.partitions, default 1 */
     int32_t max_partitions_per_topic; /* max.partitions.per.topic */

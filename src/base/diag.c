@@ -1,6 +1,7 @@
 #include "base/diag.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
@@ -46,4 +47,31 @@ void ls_diag(ls_diag_level lvl, const char *module, const char *fmt, ...)
         line[len + 1] = 0;
     }
     fputs(line, stderr);
+}
+
+void ls_diag_rl(ls_diag_rl_t *rl, ls_diag_level lvl, const char *module, const char *fmt, ...)
+{
+    if (lvl < diag_min)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    int64_t next = __atomic_load_n(&rl->next_ms, __ATOMIC_RELAXED);
+    if (now < next ||
+        !__atomic_compare_exchange_n(&rl->next_ms, &next, now + LS_DIAG_RL_MS, false,
+                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        __atomic_add_fetch(&rl->suppressed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    uint64_t dropped = __atomic_exchange_n(&rl->suppressed, 0, __ATOMIC_RELAXED);
+    char msg[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (dropped)
+        ls_diag(lvl, module, "%s (%llu similar lines in the last %d s not shown)", msg,
+                (unsigned long long)dropped, LS_DIAG_RL_MS / 1000);
+    else
+        ls_diag(lvl, module, "%s", msg);
 }

@@ -168,7 +168,7 @@ static int claim_log(ls_compactor_t *c, int64_t log_id)
     if (st == LS_EEXISTS) {
         c->stats.logs_owned_elsewhere++;
     } else if (st != LS_OK) {
-        LS_WARN("compact", "log %016llx: claiming it failed: %s (will retry)",
+        LS_WARN_RL("compact", "log %016llx: claiming it failed: %s (will retry)",
                 (unsigned long long)log_id, ls_status_str(st));
         c->stats.failures++;
     }
@@ -296,7 +296,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         ls_buf_init(&part);
         ls_status st = ls_objstore_get(c->os, sel[i].object, sel[i].pos, sel[i].len, &part);
         if (st != LS_OK || part.len != sel[i].len) {
-            LS_WARN("compact", "log %016llx: reading %s [%llu,+%u) failed: %s",
+            LS_WARN_RL("compact", "log %016llx: reading %s [%llu,+%u) failed: %s",
                     (unsigned long long)log_id, sel[i].object, (unsigned long long)sel[i].pos,
                     sel[i].len, st != LS_OK ? ls_status_str(st) : "short read");
             ls_buf_free(&part);
@@ -339,7 +339,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     struct iovec iov = {obj.data, obj.len};
     ls_status st = ls_objstore_put(c->os, co_key, &iov, 1, LS_OBJSTORE_PUT_CREATE_ONLY);
     if (st != LS_OK && st != LS_EEXISTS) {
-        LS_WARN("compact", "log %016llx: writing %s failed: %s", (unsigned long long)log_id, co_key,
+        LS_WARN_RL("compact", "log %016llx: writing %s failed: %s", (unsigned long long)log_id, co_key,
                 ls_status_str(st));
         c->stats.failures++;
         goto out;
@@ -356,7 +356,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
                                   ents, nents, LS_CO_HEADER_SIZE + body_len, from, last, &rows,
                                   terr, sizeof terr);
         if (st != LS_OK) {
-            LS_WARN("compact", "log %016llx: materializing [%lld, %lld] into table %s.%s failed: "
+            LS_WARN_RL("compact", "log %016llx: materializing [%lld, %lld] into table %s.%s failed: "
                     "%s (%s); will retry", (unsigned long long)log_id, (long long)first,
                     (long long)last, ts->stream->ns, ts->target.name, ls_status_str(st), terr);
             c->stats.table_failures++;
@@ -409,7 +409,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
                 break;
         }
         if (rs != LS_OK) {
-            LS_WARN("compact", "log %016llx: reading WAL object counts failed: %s (will retry)",
+            LS_WARN_RL("compact", "log %016llx: reading WAL object counts failed: %s (will retry)",
                     (unsigned long long)log_id, ls_status_str(rs));
             c->stats.failures++;
         } else {
@@ -432,7 +432,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
             } else if (st == LS_ECONFLICT) {
                 c->stats.conflicts++;
             } else {
-                LS_WARN("compact", "log %016llx: index swap failed: %s (will retry)",
+                LS_WARN_RL("compact", "log %016llx: index swap failed: %s (will retry)",
                         (unsigned long long)log_id, ls_status_str(st));
                 c->stats.failures++;
             }

@@ -252,7 +252,7 @@ static void batch_done(void *arg)
     while (j) {
         job_t *next = j->next;
         if (j->st != LS_OK)
-            LS_WARN("group", "storing group state failed: %s", ls_status_str(j->st));
+            LS_WARN_RL("group", "storing group state failed: %s", ls_status_str(j->st));
         if (j->cb)
             j->cb(j->arg, j->st);
         job_free(j);

@@ -146,7 +146,9 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     size_t n = strlen(line);
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         line[--n] = 0;
-    LS_WARN("http", "%s", line);
+    /* libmicrohttpd repeats some lines in a loop (a full descriptor table
+     * makes it busy-wait, logging each attempt): at most one per interval */
+    LS_WARN_RL("http", "%s", line);
 }
 
 static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key,

@@ -17,18 +17,57 @@
  *
  * Backpressure: reading stops while the log store reports pressure, or while
  * a connection has LS_CONN_MAX_INFLIGHT unanswered requests, and resumes
- * when the condition clears. Loop thread only. */
+ * when the condition clears.
+ *
+ * Memory of frames being received (queued.max.request.bytes): a frame's
+ * declared size is reserved against one budget for all connections when its
+ * size prefix arrives, and released when the frame is dispatched or the
+ * connection closes. A frame that does not fit waits — its connection is not
+ * read, the bytes already read past the prefix are held — until reservations
+ * free; one frame always fits when nothing else is reserved. So memory of
+ * incoming requests stays within the budget plus one frame, whatever clients
+ * declare or how slowly they send.
+ *
+ * Accepting (issue 17 §1): the listening socket is ours (accept4 from a
+ * uv_poll callback), so the broker decides when to accept:
+ *  - at most max.connections, and never more than the descriptor limit less
+ *    a reserve (fd_connection_budget: the stores, the HTTP server and files
+ *    must keep descriptors): at the limit polling stops, and new connections
+ *    wait in the listen backlog until one closes (as Kafka's acceptor);
+ *  - at most max.connections.per.ip from one address: a new one beyond it is
+ *    closed at once (Kafka's per-IP quota);
+ *  - EMFILE/ENFILE (the process or system table is full, e.g. another thread
+ *    took the last descriptor): the spare descriptor kept for this is closed,
+ *    the pending connection accepted and closed (the client sees a reset, not
+ *    a hang), the spare reopened, and accepting pauses with a back-off (100 ms
+ *    doubling to 2 s) instead of spinning; one rate-limited line says so.
+ *  - connections.max.idle.ms: a connection with nothing in flight and no
+ *    traffic for that long is closed by a sweep timer.
+ * Loop thread only. */
 #include "kafka/conn.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "base/diag.h"
+#include "base/hash.h"
+#include "base/i64map.h"
 #include "kafka/api.h"
 
 #define LS_CONN_MAX_INFLIGHT 256
 #define SCRATCH_SIZE 65536
+#define LS_CONN_FD_RESERVE 256   /* descriptors kept for stores, HTTP, files */
+#define ACCEPT_BATCH 64
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 2000
 
 typedef struct slot {
     struct slot *next;
@@ -61,16 +100,38 @@ struct ls_kconn {
     /* responses */
     slot_t *head, *tail;
     int inflight;
+    /* limits */
+    int64_t ip_key;            /* per-address count key (listener's per_ip map) */
+    int64_t last_active_ms;    /* monotonic: last bytes read or written */
+    bool mem_wait;             /* a frame waits for queued.max.request.bytes */
+    int64_t reserved;          /* bytes of the frame being received, reserved */
+    ls_buf_t held;             /* bytes read past the waiting frame's size prefix */
+    int32_t want_size;         /* the waiting frame's size */
+    struct ls_kconn *wait_next;
 };
 
 struct ls_kafka_listener {
     ls_broker_t *b;
-    uv_tcp_t server;
+    int fd;                    /* listening socket */
+    uv_poll_t poll;
+    bool polling;
+    uv_timer_t backoff;        /* resumes accepting after EMFILE/ENFILE */
+    int64_t backoff_ms;        /* 0: not backing off */
+    int64_t last_backoff_ms;   /* grows while exhaustion repeats; 0 after an accept */
+    int reserve_fd;            /* spare descriptor for the EMFILE trick (-1: none) */
+    uv_timer_t idle_timer;     /* connections.max.idle.ms sweep */
+    uv_timer_t resume_timer;   /* zero timer: frames waiting for memory */
+    int handles_open;          /* poll + timers not yet closed */
     bool accepting;
     bool paused;
     bool quiesced;
     ls_kconn_t conns;          /* sentinel */
     int nconns;
+    int64_t max_conns, max_per_ip, idle_ms;
+    ls_i64map_t per_ip;        /* ip_key -> count, stored as (void *)(intptr_t)count */
+    int64_t recv_bytes;        /* reserved by frames being received */
+    int64_t recv_max;          /* queued.max.request.bytes */
+    ls_kconn_t *wait_head, *wait_tail;   /* frames waiting for memory, FIFO */
     int port;
     void (*close_done)(void *arg);
     void *close_arg;
@@ -79,6 +140,36 @@ struct ls_kafka_listener {
 
 static void conn_update_reading(ls_kconn_t *c);
 static void conn_close(ls_kconn_t *c, const char *why);
+static void listener_update_polling(ls_kafka_listener_t *l);
+static void listener_maybe_done(ls_kafka_listener_t *l);
+static void frame_release(ls_kconn_t *c);
+
+/* ------------------------------------------------------- per-address count */
+
+static int64_t per_ip_get(const ls_kafka_listener_t *l, int64_t key)
+{
+    return (int64_t)(intptr_t)ls_i64map_get(&l->per_ip, key);
+}
+
+static void per_ip_add(ls_kafka_listener_t *l, int64_t key, int delta)
+{
+    int64_t n = per_ip_get(l, key) + delta;
+    if (n > 0)
+        ls_i64map_put(&l->per_ip, key, (void *)(intptr_t)n);
+    else
+        ls_i64map_del(&l->per_ip, key);
+}
+
+/* The address of a peer as a map key: an IPv4 address exactly, an IPv6
+ * one by its hash. */
+static int64_t ip_key_of(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET)
+        return (int64_t)((const struct sockaddr_in *)ss)->sin_addr.s_addr | ((int64_t)1 << 40);
+    const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+    return (int64_t)(ls_hash_bytes(LS_HASH_INIT, &s6->sin6_addr, sizeof s6->sin6_addr) |
+                     ((uint64_t)1 << 62));
+}
 
 /* ------------------------------------------------------------- lifecycle */
 
@@ -93,21 +184,35 @@ static void conn_unref(ls_kconn_t *c)
         ls_free(s);
     }
     ls_free(c->frame);
+    frame_release(c);
     ls_free(c->scratch);
+    ls_buf_free(&c->held);
     ls_free(c);
-    if (l->close_done && l->nconns == 0 && l->server_closed) {
-        void (*done)(void *) = l->close_done;
-        l->close_done = NULL;
-        done(l->close_arg);
-    }
+    listener_maybe_done(l);
 }
 
 static void on_conn_closed(uv_handle_t *h)
 {
     ls_kconn_t *c = h->data;
+    ls_kafka_listener_t *l = c->l;
     c->prev->next = c->next;
     c->next->prev = c->prev;
-    c->l->nconns--;
+    l->nconns--;
+    per_ip_add(l, c->ip_key, -1);
+    if (c->mem_wait) {   /* leave the memory queue */
+        ls_kconn_t **pp = &l->wait_head, *prev = NULL;
+        while (*pp && *pp != c) {
+            prev = *pp;
+            pp = &(*pp)->wait_next;
+        }
+        if (*pp) {
+            *pp = c->wait_next;
+            if (l->wait_tail == c)
+                l->wait_tail = prev;
+        }
+        c->mem_wait = false;
+    }
+    listener_update_polling(l);   /* a slot is free again */
     conn_unref(c);
 }
 
@@ -116,7 +221,7 @@ static void conn_close(ls_kconn_t *c, const char *why)
     if (c->closed)
         return;
     if (why)
-        LS_WARN("kafka", "closing connection from %s: %s", c->peer, why);
+        LS_WARN_RL("kafka", "closing connection from %s: %s", c->peer, why);
     c->closed = true;
     uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
 }
@@ -130,6 +235,7 @@ static void on_written(uv_write_t *req, int status)
     ls_kw_free(&wr->w);
     ls_free(wr->iov);
     ls_free(wr);
+    c->last_active_ms = ls_clock_mono_ms();
     if (status < 0 && status != UV_ECANCELED)
         conn_close(c, uv_strerror(status));
     conn_unref(c);
@@ -312,6 +418,51 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     buf->len = SCRATCH_SIZE;
 }
 
+/* ------------------------------------------- queued.max.request.bytes */
+
+/* Reserves a frame of size bytes and allocates it; false when it must wait
+ * (one frame always fits when nothing else is reserved). */
+static bool frame_reserve(ls_kconn_t *c, int32_t size)
+{
+    ls_kafka_listener_t *l = c->l;
+    if (l->recv_bytes > 0 && l->recv_bytes + size > l->recv_max)
+        return false;
+    l->recv_bytes += size;
+    c->reserved = size;
+    c->frame = ls_malloc((size_t)size);
+    c->frame_len = (size_t)size;
+    c->frame_got = 0;
+    return true;
+}
+
+static void on_resume(uv_timer_t *t);
+
+static void frame_release(ls_kconn_t *c)
+{
+    ls_kafka_listener_t *l = c->l;
+    if (!c->reserved)
+        return;
+    l->recv_bytes -= c->reserved;
+    c->reserved = 0;
+    if (l->wait_head && !l->quiesced)
+        uv_timer_start(&l->resume_timer, on_resume, 0, 0);
+}
+
+static void mem_wait_enqueue(ls_kconn_t *c)
+{
+    ls_kafka_listener_t *l = c->l;
+    c->mem_wait = true;
+    c->wait_next = NULL;
+    if (l->wait_tail)
+        l->wait_tail->wait_next = c;
+    else
+        l->wait_head = c;
+    l->wait_tail = c;
+    LS_WARN_RL("kafka", "queued.max.request.bytes (%lld) reached by frames being received: "
+               "connection from %s waits with a %d-byte request",
+               (long long)l->recv_max, c->peer, (int)c->want_size);
+}
+
 /* Consumes bytes from the scratch buffer into size prefix / frame. */
 static void consume(ls_kconn_t *c, const uint8_t *p, size_t n)
 {
@@ -336,9 +487,13 @@ static void consume(ls_kconn_t *c, const uint8_t *p, size_t n)
                 conn_close(c, why);
                 return;
             }
-            c->frame = ls_malloc((size_t)size);
-            c->frame_len = (size_t)size;
-            c->frame_got = 0;
+            if (!frame_reserve(c, size)) {
+                /* no memory for it yet: stop reading, keep what was read */
+                c->want_size = size;
+                ls_buf_append(&c->held, p, n);
+                mem_wait_enqueue(c);
+                return;
+            }
         }
         size_t take = c->frame_len - c->frame_got < n ? c->frame_len - c->frame_got : n;
         memcpy(c->frame + c->frame_got, p, take);
@@ -349,8 +504,36 @@ static void consume(ls_kconn_t *c, const uint8_t *p, size_t n)
             uint8_t *frame = c->frame;
             size_t len = c->frame_len;
             c->frame = NULL;
+            frame_release(c);
             dispatch_frame(c, frame, len);
         }
+    }
+}
+
+/* Zero timer: hands reservations to waiting frames in arrival order; each
+ * then takes the bytes it held (which may complete it, or start the next
+ * frame, which may wait again). */
+static void on_resume(uv_timer_t *t)
+{
+    ls_kafka_listener_t *l = t->data;
+    while (l->wait_head && !l->quiesced) {
+        ls_kconn_t *c = l->wait_head;
+        if (l->recv_bytes > 0 && l->recv_bytes + c->want_size > l->recv_max)
+            break;
+        l->wait_head = c->wait_next;
+        if (!l->wait_head)
+            l->wait_tail = NULL;
+        c->mem_wait = false;
+        bool ok = frame_reserve(c, c->want_size);
+        (void)ok;   /* fits: checked above */
+        ls_buf_t held = c->held;
+        ls_buf_init(&c->held);
+        c->refs++;
+        consume(c, held.data, held.len);
+        ls_buf_free(&held);
+        if (!c->closed)
+            conn_update_reading(c);
+        conn_unref(c);
     }
 }
 
@@ -366,6 +549,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     }
     if (nread == 0)
         return;
+    c->last_active_ms = ls_clock_mono_ms();
     c->refs++;   /* dispatching may close the connection */
     if (c->frame && buf->base == (char *)c->frame + c->frame_got) {
         c->frame_got += (size_t)nread;
@@ -373,6 +557,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
             uint8_t *frame = c->frame;
             size_t len = c->frame_len;
             c->frame = NULL;
+            frame_release(c);
             dispatch_frame(c, frame, len);
         }
     } else {
@@ -387,7 +572,8 @@ static void conn_update_reading(ls_kconn_t *c)
 {
     if (c->closed)
         return;
-    bool want = !c->l->paused && !c->l->quiesced && c->inflight < LS_CONN_MAX_INFLIGHT;
+    bool want = !c->l->paused && !c->l->quiesced && !c->mem_wait &&
+                c->inflight < LS_CONN_MAX_INFLIGHT;
     if (want && !c->reading) {
         if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
             c->reading = true;
@@ -397,47 +583,192 @@ static void conn_update_reading(ls_kconn_t *c)
     }
 }
 
-static void on_connection(uv_stream_t *server, int status)
+/* --------------------------------------------------------------- accepting */
+
+static void conn_open(ls_kafka_listener_t *l, int fd, const struct sockaddr_storage *ss,
+                      int64_t ip_key)
 {
-    ls_kafka_listener_t *l = server->data;
-    if (status < 0) {
-        LS_WARN("kafka", "accept failed: %s", uv_strerror(status));
-        return;
-    }
     ls_kconn_t *c = LS_NEW(ls_kconn_t);
     c->l = l;
     c->refs = 1;
-    uv_tcp_init(server->loop, &c->tcp);
+    c->ip_key = ip_key;
+    c->last_active_ms = ls_clock_mono_ms();
+    ls_buf_init(&c->held);
+    uv_tcp_init(l->b->loop, &c->tcp);
     c->tcp.data = c;
-    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+    if (uv_tcp_open(&c->tcp, fd) != 0) {
+        close(fd);
         uv_close((uv_handle_t *)&c->tcp, (uv_close_cb)ls_free);
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
-    struct sockaddr_storage ss;
-    int sl = sizeof ss;
-    snprintf(c->peer, sizeof c->peer, "?");
-    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &sl) == 0) {
-        char ip[48] = "";
-        int port = 0;
-        if (ss.ss_family == AF_INET) {
-            uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
-            port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-        } else {
-            uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof ip);
-            port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-        }
-        snprintf(c->peer, sizeof c->peer, "%s:%d", ip, port);
+    char ip[48] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET) {
+        uv_ip4_name((const struct sockaddr_in *)ss, ip, sizeof ip);
+        port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
+    } else if (ss->ss_family == AF_INET6) {
+        uv_ip6_name((const struct sockaddr_in6 *)ss, ip, sizeof ip);
+        port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
     }
+    snprintf(c->peer, sizeof c->peer, "%s:%d", ip, port);
     c->next = l->conns.next;
     c->prev = &l->conns;
     l->conns.next->prev = c;
     l->conns.next = c;
     l->nconns++;
+    per_ip_add(l, ip_key, 1);
     conn_update_reading(c);
 }
 
+static void on_accept_ready(uv_poll_t *p, int status, int events);
+
+static void listener_update_polling(ls_kafka_listener_t *l)
+{
+    bool want = l->accepting && !l->backoff_ms && l->nconns < l->max_conns;
+    if (want && !l->polling) {
+        if (uv_poll_start(&l->poll, UV_READABLE, on_accept_ready) == 0)
+            l->polling = true;
+    } else if (!want && l->polling) {
+        uv_poll_stop(&l->poll);
+        l->polling = false;
+    }
+}
+
+static void on_backoff_done(uv_timer_t *t)
+{
+    ls_kafka_listener_t *l = t->data;
+    l->backoff_ms = 0;
+    listener_update_polling(l);
+}
+
+/* The descriptor table is full: shed the pending connection with the spare
+ * descriptor (the client gets a reset, not a hang) and pause accepting. */
+static void accept_exhausted(ls_kafka_listener_t *l, int err)
+{
+    if (l->reserve_fd >= 0) {
+        close(l->reserve_fd);
+        l->reserve_fd = -1;
+        int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0)
+            close(fd);
+        l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    int64_t next = l->last_backoff_ms ? l->last_backoff_ms * 2 : BACKOFF_MIN_MS;
+    if (next > BACKOFF_MAX_MS)
+        next = BACKOFF_MAX_MS;
+    l->last_backoff_ms = next;
+    struct rlimit rl = {0, 0};
+    getrlimit(RLIMIT_NOFILE, &rl);
+    LS_WARN_RL("kafka",
+               "accept: %s (descriptor limit %llu, %d Kafka connections open): refusing new "
+               "connections for %lld ms; raise the limit (ulimit -n) or lower max.connections",
+               strerror(err), (unsigned long long)rl.rlim_cur, l->nconns, (long long)next);
+    l->backoff_ms = next;
+    listener_update_polling(l);
+    uv_timer_start(&l->backoff, on_backoff_done, (uint64_t)next, 0);
+}
+
+static void on_accept_ready(uv_poll_t *p, int status, int events)
+{
+    ls_kafka_listener_t *l = p->data;
+    if (status < 0) {
+        LS_WARN_RL("kafka", "listener poll failed: %s", uv_strerror(status));
+        return;
+    }
+    for (int i = 0; i < ACCEPT_BATCH && l->nconns < l->max_conns; i++) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+                continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                accept_exhausted(l, errno);
+                return;
+            }
+            LS_WARN_RL("kafka", "accept failed: %s", strerror(errno));
+            break;
+        }
+        int64_t key = ip_key_of(&ss);
+        if (per_ip_get(l, key) >= l->max_per_ip) {
+            close(fd);
+            LS_WARN_RL("kafka", "refused a connection: its address already has %lld "
+                       "connections (max.connections.per.ip)", (long long)l->max_per_ip);
+            continue;
+        }
+        l->last_backoff_ms = 0;
+        conn_open(l, fd, &ss, key);
+    }
+    listener_update_polling(l);   /* at max.connections: stop until one closes */
+}
+
+/* connections.max.idle.ms: close connections with nothing in flight and no
+ * traffic for that long. */
+static void on_idle_sweep(uv_timer_t *t)
+{
+    ls_kafka_listener_t *l = t->data;
+    int64_t now = ls_clock_mono_ms();
+    for (ls_kconn_t *c = l->conns.next, *next; c != &l->conns; c = next) {
+        next = c->next;
+        if (!c->closed && c->inflight == 0 && !c->frame && !c->mem_wait &&
+            now - c->last_active_ms >= l->idle_ms) {
+            LS_DEBUG("kafka", "closing connection from %s: idle for %lld ms "
+                     "(connections.max.idle.ms)", c->peer, (long long)(now - c->last_active_ms));
+            conn_close(c, NULL);
+        }
+    }
+}
+
 /* --------------------------------------------------------------- listener */
+
+/* What the descriptor limit allows Kafka connections: the limit less a
+ * reserve for the stores, the HTTP server and files (a quarter of the limit,
+ * at most LS_CONN_FD_RESERVE), so a full Kafka listener never leaves the rest
+ * of the broker without descriptors. */
+static int64_t fd_connection_budget(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 1000000;
+    int64_t lim = (int64_t)rl.rlim_cur;
+    int64_t reserve = lim / 4 < LS_CONN_FD_RESERVE ? lim / 4 : LS_CONN_FD_RESERVE;
+    return lim - reserve < 8 ? 8 : lim - reserve;
+}
+
+static int listen_socket(const char *host, int port, int *port_out, char *err, int errlen)
+{
+    struct sockaddr_storage addr;
+    socklen_t alen;
+    int rc = uv_ip4_addr(host, port, (struct sockaddr_in *)&addr);
+    alen = sizeof(struct sockaddr_in);
+    if (rc != 0) {
+        rc = uv_ip6_addr(host, port, (struct sockaddr_in6 *)&addr);
+        alen = sizeof(struct sockaddr_in6);
+    }
+    if (rc != 0) {
+        snprintf(err, (size_t)errlen, "listeners: '%s' is not an IP address", host);
+        return -1;
+    }
+    int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(fd, (struct sockaddr *)&addr, alen) != 0 || listen(fd, 1024) != 0) {
+        snprintf(err, (size_t)errlen, "listeners: cannot listen on %s:%d: %s", host, port,
+                 strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    struct sockaddr_storage bound;
+    socklen_t bl = sizeof bound;
+    getsockname(fd, (struct sockaddr *)&bound, &bl);
+    *port_out = ntohs(bound.ss_family == AF_INET ? ((struct sockaddr_in *)&bound)->sin_port
+                                                 : ((struct sockaddr_in6 *)&bound)->sin6_port);
+    return fd;
+}
 
 ls_kafka_listener_t *ls_kafka_listener_start(ls_broker_t *b, const char *host, int port, char *err,
                                              int errlen)
@@ -445,46 +776,69 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_broker_t *b, const char *host, i
     ls_kafka_listener_t *l = LS_NEW(ls_kafka_listener_t);
     l->b = b;
     l->conns.next = l->conns.prev = &l->conns;
-    struct sockaddr_storage addr;
-    int rc = uv_ip4_addr(host, port, (struct sockaddr_in *)&addr);
-    if (rc != 0)
-        rc = uv_ip6_addr(host, port, (struct sockaddr_in6 *)&addr);
-    if (rc != 0) {
-        snprintf(err, (size_t)errlen, "listeners: '%s' is not an IP address", host);
-        ls_free(l);
-        return NULL;
-    }
-    uv_tcp_init(b->loop, &l->server);
-    l->server.data = l;
-    rc = uv_tcp_bind(&l->server, (struct sockaddr *)&addr, 0);
-    if (rc == 0)
-        rc = uv_listen((uv_stream_t *)&l->server, 1024, on_connection);
-    if (rc != 0) {
-        snprintf(err, (size_t)errlen, "listeners: cannot listen on %s:%d: %s", host, port,
-                 uv_strerror(rc));
+    l->reserve_fd = -1;
+    l->fd = listen_socket(host, port, &l->port, err, errlen);
+    if (l->fd < 0) {
         l->server_closed = true;
-        uv_close((uv_handle_t *)&l->server, NULL);
-        return l;   /* caller frees after the loop closes the handle */
+        return l;   /* caller sees port -1 and frees */
     }
-    struct sockaddr_storage bound;
-    int bl = sizeof bound;
-    uv_tcp_getsockname(&l->server, (struct sockaddr *)&bound, &bl);
-    l->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
+    const ls_config_t *cfg = b->cfg;
+    int64_t budget = fd_connection_budget();
+    l->max_conns = cfg->max_connections > 0 ? cfg->max_connections : budget;
+    if (l->max_conns > budget) {
+        LS_WARN("kafka", "max.connections=%lld is more than the descriptor limit allows "
+                "(ulimit -n, less a reserve for stores and HTTP): accepting at most %lld",
+                (long long)l->max_conns, (long long)budget);
+        l->max_conns = budget;
+    }
+    l->max_per_ip = cfg->max_connections_per_ip;
+    l->idle_ms = cfg->connections_max_idle_ms;
+    l->recv_max = cfg->queued_max_request_bytes;
+    ls_i64map_init(&l->per_ip);
+    l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    uv_poll_init(b->loop, &l->poll, l->fd);
+    l->poll.data = l;
+    uv_timer_init(b->loop, &l->backoff);
+    l->backoff.data = l;
+    uv_timer_init(b->loop, &l->idle_timer);
+    l->idle_timer.data = l;
+    uv_timer_init(b->loop, &l->resume_timer);
+    l->resume_timer.data = l;
+    l->handles_open = 4;
+    int64_t sweep = l->idle_ms / 10;
+    sweep = sweep < 100 ? 100 : sweep > 10000 ? 10000 : sweep;
+    uv_timer_start(&l->idle_timer, on_idle_sweep, (uint64_t)sweep, (uint64_t)sweep);
     l->accepting = true;
+    listener_update_polling(l);
+    LS_INFO("kafka", "accepting up to %lld connections (%lld per address), idle timeout %lld ms, "
+            "%lld bytes of requests in flight", (long long)l->max_conns, (long long)l->max_per_ip,
+            (long long)l->idle_ms, (long long)l->recv_max);
     return l;
 }
 
 int ls_kafka_listener_port(const ls_kafka_listener_t *l) { return l->accepting ? l->port : -1; }
 
-static void on_server_closed(uv_handle_t *h)
+static void listener_maybe_done(ls_kafka_listener_t *l)
 {
-    ls_kafka_listener_t *l = h->data;
-    l->server_closed = true;
-    if (l->close_done && l->nconns == 0) {
+    if (l->close_done && l->nconns == 0 && l->server_closed) {
         void (*done)(void *) = l->close_done;
         l->close_done = NULL;
         done(l->close_arg);
     }
+}
+
+static void on_listener_handle_closed(uv_handle_t *h)
+{
+    ls_kafka_listener_t *l = h->data;
+    if (--l->handles_open > 0)
+        return;
+    close(l->fd);
+    l->fd = -1;
+    if (l->reserve_fd >= 0)
+        close(l->reserve_fd);
+    l->reserve_fd = -1;
+    l->server_closed = true;
+    listener_maybe_done(l);
 }
 
 void ls_kafka_listener_quiesce(ls_kafka_listener_t *l)
@@ -492,7 +846,11 @@ void ls_kafka_listener_quiesce(ls_kafka_listener_t *l)
     l->quiesced = true;
     if (l->accepting) {
         l->accepting = false;
-        uv_close((uv_handle_t *)&l->server, on_server_closed);
+        l->polling = false;
+        uv_close((uv_handle_t *)&l->poll, on_listener_handle_closed);
+        uv_close((uv_handle_t *)&l->backoff, on_listener_handle_closed);
+        uv_close((uv_handle_t *)&l->idle_timer, on_listener_handle_closed);
+        uv_close((uv_handle_t *)&l->resume_timer, on_listener_handle_closed);
     }
     for (ls_kconn_t *c = l->conns.next; c != &l->conns; c = c->next)
         conn_update_reading(c);
@@ -507,13 +865,14 @@ void ls_kafka_listener_close(ls_kafka_listener_t *l, void (*done)(void *arg), vo
         next = c->next;
         conn_close(c, NULL);
     }
-    if (l->nconns == 0 && l->server_closed && l->close_done) {
-        l->close_done = NULL;
-        done(arg);
-    }
+    listener_maybe_done(l);
 }
 
-void ls_kafka_listener_free(ls_kafka_listener_t *l) { ls_free(l); }
+void ls_kafka_listener_free(ls_kafka_listener_t *l)
+{
+    ls_i64map_free(&l->per_ip);   /* a zeroed map (listen failed) frees nothing */
+    ls_free(l);
+}
 
 void ls_kafka_listener_set_paused(ls_kafka_listener_t *l, bool paused)
 {

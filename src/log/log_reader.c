@@ -128,7 +128,7 @@ static void load_after(uv_work_t *w, int status)
         lg->replay = list;
         ls_reader_replay_clear(lg);
     } else {
-        LS_WARN("log", "loading index of log %016llx failed: %s", (unsigned long long)j->log_id,
+        LS_WARN_RL("log", "loading index of log %016llx failed: %s", (unsigned long long)j->log_id,
                 ls_status_str(j->st));
         lg->idx_state = 0;
         ls_reader_replay_clear(lg);

@@ -142,7 +142,7 @@ static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int *deleted)
                     (unsigned long long)objs[i].size);
             (*deleted)++;
         } else {
-            LS_WARN("gc", "deleting uncommitted WAL object %s failed: %s", objs[i].key,
+            LS_WARN_RL("gc", "deleting uncommitted WAL object %s failed: %s", objs[i].key,
                     ls_status_str(dst));
         }
     }
@@ -178,7 +178,7 @@ static void gc_after(uv_work_t *w, int status)
 {
     gc_job_t *j = w->data;
     if (j->st != LS_OK)
-        LS_WARN("gc", "WAL garbage collection pass failed: %s", ls_status_str(j->st));
+        LS_WARN_RL("gc", "WAL garbage collection pass failed: %s", ls_status_str(j->st));
     j->ls->gc_running = false;
     for (int i = 0; i < j->ninflight; i++)
         ls_free(j->inflight_keys[i]);

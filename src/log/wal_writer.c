@@ -403,7 +403,7 @@ static void put_after(uv_work_t *w, int status)
     if (status == UV_ECANCELED)
         f->put_st = LS_ESHUTDOWN;
     if (f->put_st != LS_OK)
-        LS_WARN("wal", "PUT of WAL object %s (%zu bytes, %u logs) failed: %s", f->key, f->bytes,
+        LS_WARN_RL("wal", "PUT of WAL object %s (%zu bytes, %u logs) failed: %s", f->key, f->bytes,
                 f->nsections, ls_status_str(f->put_st));
     f->state = FLUSH_PUT_DONE;
     pump_commits(f->ls);
@@ -759,7 +759,7 @@ static void commit_after(uv_work_t *w, int status)
         ls_reader_wake(ls, lg);
     }
     if (any_failed) {
-        LS_WARN("wal", "commit of WAL object %s partly failed; failing its uncommitted entries",
+        LS_WARN_RL("wal", "commit of WAL object %s partly failed; failing its uncommitted entries",
                 f->key);
         ls->stats.flush_failures++;
         if (flush_has_idempotent(f))

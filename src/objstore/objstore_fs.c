@@ -81,7 +81,7 @@ static ls_status fs_fail(fs_store_t *fs, int errnum, const char *op, const char 
     char eb[128];
     const char *es = strerror_r(errnum, eb, sizeof eb);
     fs_set_err(fs, "%s %s/%s: %s (errno %d)", op, fs->root, path, es, errnum);
-    LS_WARN("objstore", "fs: %s", fs->base.errmsg);
+    LS_WARN_RL("objstore", "fs: %s", fs->base.errmsg);
     return (errnum == ENOSPC || errnum == EDQUOT) ? LS_ENOSPC : LS_EIO;
 }
 

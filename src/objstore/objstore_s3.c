@@ -585,7 +585,7 @@ static ls_status s3_request(s3_store_t *s, s3_req_t *r)
     ls_curl_pool_put(&s->pool, c);
     ls_free(path);
     if (st != LS_OK)
-        LS_WARN("objstore", "s3: %s", s->base.errmsg);
+        LS_WARN_RL("objstore", "s3: %s", s->base.errmsg);
     return st;
 }
 
@@ -599,7 +599,7 @@ static ls_status s3_fail(s3_store_t *s, s3_req_t *r)
         return LS_ENOTFOUND;
     if (r->status == 412)
         return LS_EEXISTS;
-    LS_WARN("objstore", "s3: %s", s->base.errmsg);
+    LS_WARN_RL("objstore", "s3: %s", s->base.errmsg);
     return LS_EIO;
 }
 

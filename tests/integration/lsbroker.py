@@ -139,6 +139,7 @@ class Broker:
         self.exit_codes = []
         self.allowed_error_res = []
         self.env_extra = {}    # e.g. {"LS_CRASH_AT": "wal.committed"} for the next start
+        self.nofile = None     # RLIMIT_NOFILE (soft = hard) for the next start
         self._checked = {}  # log path -> bytes already checked
         slow = sanitized_build(self.binary)
         self.startup_timeout = 90.0 if slow else 30.0
@@ -214,9 +215,14 @@ class Broker:
         with open(path, "wb") as logf:
             logf.write(("# %s\n" % " ".join(self.argv())).encode())
             logf.flush()
+            preexec = None
+            if self.nofile:
+                import resource
+                n = self.nofile
+                preexec = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
             self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=logf,
                                          stderr=logf, env=self._env(), cwd=self.log_dir,
-                                         start_new_session=True)
+                                         start_new_session=True, preexec_fn=preexec)
 
     def _wait_ready(self):
         deadline = time.monotonic() + self.startup_timeout
