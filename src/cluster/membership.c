@@ -207,8 +207,10 @@ static void *renew_thread(void *arg)
     ls_membership_t *m = arg;
     int64_t every = m->ttl_ms / 3 > 0 ? m->ttl_ms / 3 : 1;
     bool warned = false;
+    int64_t last_ok = ls_clock_mono_ms();   /* last successful renewal */
     pthread_mutex_lock(&m->mu);
     while (!m->stop) {
+        int64_t slept_from = ls_clock_mono_ms();
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         int64_t ns = ts.tv_nsec + (every % 1000) * 1000000;
@@ -218,10 +220,24 @@ static void *renew_thread(void *arg)
         if (m->stop)
             break;
         pthread_mutex_unlock(&m->mu);
+        int64_t woke = ls_clock_mono_ms();
         ls_status st = m->meta->ops->lease_keepalive(m->meta, m->lease);
         if (st == LS_ENOTFOUND) {
-            LS_WARN("cluster", "broker session lease expired (metadata store unreachable for "
-                    "longer than broker.session.timeout.ms?); registering again");
+            /* Say what is known: a wait of `every` that took far longer means
+             * this process did not run (SIGSTOP, a VM pause, CPU starvation);
+             * otherwise renewals kept failing, i.e. the store was unreachable. */
+            int64_t overslept = woke - slept_from - every;
+            if (overslept > every)
+                LS_WARN("cluster", "broker session lease expired: this broker did not run for "
+                        "%lld ms (paused or starved of CPU), longer than broker.session.timeout.ms "
+                        "(%lld); other brokers may have taken over its groups and partitions; "
+                        "registering again", (long long)(woke - slept_from),
+                        (long long)m->ttl_ms);
+            else
+                LS_WARN("cluster", "broker session lease expired: renewals failed for %lld ms "
+                        "(metadata store unreachable?), longer than broker.session.timeout.ms "
+                        "(%lld); registering again", (long long)(woke - last_ok),
+                        (long long)m->ttl_ms);
             char err[512];
             st = register_self(m, err, sizeof err);
             if (st != LS_OK)
@@ -231,8 +247,10 @@ static void *renew_thread(void *arg)
             LS_WARN("cluster", "renewing the broker session lease: %s: %s", ls_status_str(st),
                     m->meta->errmsg);
         warned = st != LS_OK;
-        if (st == LS_OK)
+        if (st == LS_OK) {
+            last_ok = ls_clock_mono_ms();
             rescan(m, NULL);
+        }
         pthread_mutex_lock(&m->mu);
     }
     pthread_mutex_unlock(&m->mu);

@@ -2,7 +2,25 @@
  *
  * Ownership: the service owns the coordinator, the write queue and two
  * timers (deadline ticks, retention pass). Jobs own copies of their keys and
- * values. A job's callback runs on the loop after its txns. */
+ * values. A job's callback runs on the loop after its txns.
+ *
+ * Fencing (issue 17 §2): a broker that was paused longer than its session
+ * (SIGSTOP, a VM freeze) comes back still believing it coordinates its
+ * groups, while another broker took them over and acknowledged newer
+ * commits. So ownership is proved in the store, not assumed:
+ *  - loading a group also writes its owner record (/ls/group/owner/<gid>);
+ *    the revision of that write is the group's fence on this broker;
+ *  - every write of the group (offsets, record, deletion) carries a compare
+ *    "owner record's mod_rev == fence" in the same txn, so once another
+ *    broker loaded the group (rewriting the record) nothing this broker
+ *    writes for it can land: the job fails with LS_EFENCED, the group is
+ *    dropped from memory and clients are sent to look the coordinator up;
+ *  - OffsetFetch of a group in memory first checks the owner record
+ *    (ls_group_service_verify): a stale copy is dropped, never served.
+ * A broker that loads the group again reads the store first, so whoever
+ * owns it last starts from every acknowledged commit: committed offsets
+ * never go backwards. Invariant: an acknowledged commit was written under
+ * the fence of the load whose in-memory copy answered it. */
 #include "group/group_service.h"
 
 #include <stdio.h>
@@ -14,11 +32,14 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/diag.h"
+#include "base/hash.h"
+#include "base/i64map.h"
 
 /* ------------------------------------------------------------------ keys */
 
 #define META_PREFIX "/ls/group/meta/"
 #define OFFSETS_PREFIX "/ls/group/offsets/"
+#define OWNER_PREFIX "/ls/group/owner/"
 
 static bool plain(unsigned char ch)
 {
@@ -51,6 +72,15 @@ char *ls_group_key_meta(const char *group_id)
     ls_buf_t b;
     ls_buf_init(&b);
     ls_buf_append(&b, META_PREFIX, strlen(META_PREFIX));
+    enc_gid(&b, group_id);
+    return buf_cstr(&b);
+}
+
+char *ls_group_key_owner(const char *group_id)
+{
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_buf_append(&b, OWNER_PREFIX, strlen(OWNER_PREFIX));
     enc_gid(&b, group_id);
     return buf_cstr(&b);
 }
@@ -170,10 +200,20 @@ typedef struct job {
     wop_t *ops;
     int nops;
     bool exclusive;     /* contains a range delete: runs alone */
+    char *gid;          /* the group written (NULL: a barrier) */
+    char *owner_key;    /* its owner record, compared against fence_rev */
+    int64_t fence_rev;
     ls_group_write_cb cb;
     void *arg;
     ls_status st;
 } job_t;
+
+/* A group's fence: the revision of this broker's last owner-record write. */
+typedef struct fence {
+    struct fence *next;   /* same hash */
+    char *gid;
+    int64_t rev;
+} fence_t;
 
 struct ls_group_service {
     uv_loop_t *loop;
@@ -188,10 +228,78 @@ struct ls_group_service {
     int64_t retention_interval_ms;
     job_t *qhead, *qtail;   /* waiting */
     job_t *batch;           /* in flight (linked by next) */
+    ls_i64map_t fences;     /* hash(gid) -> fence_t list (loop thread) */
+    int32_t node_id;        /* written into owner records (diagnostics) */
     bool stopped;
     int closing;
     bool freed;
 };
+
+/* ---- fences (loop thread) ---- */
+
+static int64_t gid_hash(const char *gid) { return (int64_t)ls_hash_str(LS_HASH_INIT, gid); }
+
+static fence_t *fence_find(ls_group_service_t *s, const char *gid)
+{
+    for (fence_t *f = ls_i64map_get(&s->fences, gid_hash(gid)); f; f = f->next)
+        if (strcmp(f->gid, gid) == 0)
+            return f;
+    return NULL;
+}
+
+static void fence_set(ls_group_service_t *s, const char *gid, int64_t rev)
+{
+    fence_t *f = fence_find(s, gid);
+    if (!f) {
+        f = LS_NEW(fence_t);
+        f->gid = ls_strdup(gid);
+        f->next = ls_i64map_get(&s->fences, gid_hash(gid));
+        ls_i64map_put(&s->fences, gid_hash(gid), f);
+    }
+    f->rev = rev;
+}
+
+static void fence_drop(ls_group_service_t *s, const char *gid)
+{
+    int64_t h = gid_hash(gid);
+    fence_t *head = ls_i64map_get(&s->fences, h), **pp = &head;
+    while (*pp && strcmp((*pp)->gid, gid) != 0)
+        pp = &(*pp)->next;
+    if (!*pp)
+        return;
+    fence_t *f = *pp;
+    *pp = f->next;
+    if (head)
+        ls_i64map_put(&s->fences, h, head);
+    else
+        ls_i64map_del(&s->fences, h);
+    ls_free(f->gid);
+    ls_free(f);
+}
+
+static void fences_free(ls_group_service_t *s)
+{
+    int64_t k;
+    void *v;
+    for (size_t it = 0; ls_i64map_next(&s->fences, &it, &k, &v);)
+        for (fence_t *f = v, *n; f; f = n) {
+            n = f->next;
+            ls_free(f->gid);
+            ls_free(f);
+        }
+    ls_i64map_free(&s->fences);
+}
+
+/* The group lost: another broker loaded it after us. */
+static void fenced(ls_group_service_t *s, const char *gid)
+{
+    if (!fence_find(s, gid))
+        return;
+    LS_WARN("group", "group '%s': another broker took over its coordination (its owner record "
+            "changed, e.g. while this broker was paused); dropping the in-memory copy", gid);
+    fence_drop(s, gid);
+    ls_group_coord_unload(s->coord, gid);
+}
 
 static void job_free(job_t *j)
 {
@@ -201,28 +309,43 @@ static void job_free(job_t *j)
         ls_free(j->ops[i].val);
     }
     ls_free(j->ops);
+    ls_free(j->gid);
+    ls_free(j->owner_key);
     ls_free(j);
 }
 
 static void writer_kick(ls_group_service_t *s);
 
-static void batch_work(void *arg)
+/* Runs jobs [first, end) as txns of at most max compares + ops: each txn
+ * carries the fences of every group in the run. Returns the first failure. */
+static ls_status run_jobs(ls_meta_t *meta, job_t *first, job_t *end)
 {
-    ls_group_service_t *s = arg;
-    int max = s->meta->ops->max_txn_ops;
+    int max = meta->ops->max_txn_ops;
+    ls_meta_cmp_t *cmps = LS_NEWN(ls_meta_cmp_t, (size_t)max);
     ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, (size_t)max);
+    int ncmp = 0;
+    for (job_t *j = first; j != end; j = j->next) {
+        if (!j->owner_key)
+            continue;
+        bool seen = false;
+        for (int k = 0; k < ncmp; k++)
+            seen |= strcmp((const char *)cmps[k].key, j->owner_key) == 0;
+        if (!seen && ncmp < max / 2)
+            cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = j->owner_key,
+                                           .klen = strlen(j->owner_key), .rev = j->fence_rev};
+    }
     ls_status st = LS_OK;
-    int n = 0;
-    /* flatten, one txn per max ops; within a txn a later op on a key replaces an earlier one */
-    for (job_t *j = s->batch; j && st == LS_OK; j = j->next) {
+    int n = 0, room = max - ncmp;
+    /* flatten; within a txn a later op on a key replaces an earlier one */
+    for (job_t *j = first; j != end && st == LS_OK; j = j->next) {
         for (int i = 0; i < j->nops && st == LS_OK; i++) {
             wop_t *w = &j->ops[i];
             int slot = n;
             for (int k = 0; k < n; k++)
                 if (ops[k].klen == strlen(w->key) && memcmp(ops[k].key, w->key, ops[k].klen) == 0)
                     slot = k;
-            if (slot == n && n == max) {
-                st = s->meta->ops->txn(s->meta, NULL, 0, ops, (size_t)n, NULL);
+            if (slot == n && n == room) {
+                st = meta->ops->txn(meta, cmps, (size_t)ncmp, ops, (size_t)n, NULL);
                 n = 0;
                 slot = 0;
             }
@@ -238,10 +361,27 @@ static void batch_work(void *arg)
         }
     }
     if (st == LS_OK && n > 0)
-        st = s->meta->ops->txn(s->meta, NULL, 0, ops, (size_t)n, NULL);
+        st = meta->ops->txn(meta, cmps, (size_t)ncmp, ops, (size_t)n, NULL);
+    ls_free(cmps);
     ls_free(ops);
-    for (job_t *j = s->batch; j; j = j->next)
-        j->st = st;
+    return st;
+}
+
+static void batch_work(void *arg)
+{
+    ls_group_service_t *s = arg;
+    ls_status st = run_jobs(s->meta, s->batch, NULL);
+    if (st != LS_ECONFLICT || !s->batch->next) {
+        for (job_t *j = s->batch; j; j = j->next)
+            j->st = st == LS_ECONFLICT ? LS_EFENCED : st;
+        return;
+    }
+    /* a fence failed somewhere in the batch: find which, job by job (the
+     * others are written again: puts and deletes are idempotent) */
+    for (job_t *j = s->batch; j; j = j->next) {
+        ls_status one = run_jobs(s->meta, j, j->next);
+        j->st = one == LS_ECONFLICT ? LS_EFENCED : one;
+    }
 }
 
 static void batch_done(void *arg)
@@ -251,7 +391,9 @@ static void batch_done(void *arg)
     s->batch = NULL;
     while (j) {
         job_t *next = j->next;
-        if (j->st != LS_OK)
+        if (j->st == LS_EFENCED)
+            fenced(s, j->gid);
+        else if (j->st != LS_OK)
             LS_WARN_RL("group", "storing group state failed: %s", ls_status_str(j->st));
         if (j->cb)
             j->cb(j->arg, j->st);
@@ -265,13 +407,13 @@ static void writer_kick(ls_group_service_t *s)
 {
     if (s->batch || !s->qhead)
         return;
-    int max = s->meta->ops->max_txn_ops;
+    int max = s->meta->ops->max_txn_ops / 2;   /* the other half: the batch's fences */
     job_t *first = s->qhead, *last = first;
     int total = first->nops;
     if (!first->exclusive) {
-        while (last->next && !last->next->exclusive && total + last->next->nops <= max) {
+        while (last->next && !last->next->exclusive && total + last->next->nops + 1 <= max) {
             last = last->next;
-            total += last->nops;
+            total += last->nops + 1;
         }
     }
     s->qhead = last->next;
@@ -291,6 +433,26 @@ static job_t *job_new(int nops, ls_group_write_cb cb, void *arg)
     return j;
 }
 
+/* Attaches the group's fence (taken when this broker loaded it). A group
+ * without one was dropped meanwhile: the job fails as fenced. */
+static bool job_fence(ls_group_service_t *s, job_t *j, const char *gid)
+{
+    j->gid = ls_strdup(gid);
+    fence_t *f = fence_find(s, gid);
+    if (!f)
+        return false;
+    j->owner_key = ls_group_key_owner(gid);
+    j->fence_rev = f->rev;
+    return true;
+}
+
+static void job_fail_fenced(job_t *j)
+{
+    if (j->cb)
+        j->cb(j->arg, LS_EFENCED);
+    job_free(j);
+}
+
 static void job_submit(ls_group_service_t *s, job_t *j)
 {
     if (s->qtail)
@@ -306,6 +468,10 @@ void ls_group_service_commit(ls_group_service_t *s, const char *group_id,
                              void *arg)
 {
     job_t *j = job_new(n, cb, arg);
+    if (!job_fence(s, j, group_id)) {
+        job_fail_fenced(j);
+        return;
+    }
     for (int i = 0; i < n; i++) {
         wop_t *w = &j->ops[j->nops++];
         w->kind = LS_META_OP_PUT;
@@ -320,6 +486,10 @@ void ls_group_service_delete_offsets(ls_group_service_t *s, const char *group_id
                                      ls_group_write_cb cb, void *arg)
 {
     job_t *j = job_new(n, cb, arg);
+    if (!job_fence(s, j, group_id)) {
+        job_fail_fenced(j);
+        return;
+    }
     for (int i = 0; i < n; i++) {
         wop_t *w = &j->ops[j->nops++];
         w->kind = LS_META_OP_DEL;
@@ -368,7 +538,11 @@ static void on_tick(uv_timer_t *t)
 static void h_persist(void *arg, const char *group_id, const ls_group_record_t *rec)
 {
     ls_group_service_t *s = arg;
-    job_t *j = job_new(2, NULL, NULL);
+    job_t *j = job_new(3, NULL, NULL);
+    if (!job_fence(s, j, group_id)) {
+        job_fail_fenced(j);
+        return;
+    }
     if (rec) {
         wop_t *w = &j->ops[j->nops++];
         w->kind = LS_META_OP_PUT;
@@ -394,19 +568,34 @@ typedef struct load_ctx {
     char *group_id;
     ls_status st;
     ls_group_loaded_t l;
+    int64_t owner_rev;
 } load_ctx_t;
 
+/* Claims the group first (rewriting its owner record fences every earlier
+ * owner), then reads it: everything acknowledged under an earlier fence is
+ * in the store by then. */
 static void load_work(void *arg)
 {
     load_ctx_t *lc = arg;
-    lc->st = ls_group_store_load(lc->s->meta, lc->group_id, &lc->l);
+    char *key = ls_group_key_owner(lc->group_id);
+    char val[64];
+    int vl = snprintf(val, sizeof val, "{\"broker\":%d,\"since_ms\":%lld}", (int)lc->s->node_id,
+                      (long long)ls_clock_wall_ms());
+    ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = val,
+                       .vlen = (size_t)vl};
+    lc->st = lc->s->meta->ops->txn(lc->s->meta, NULL, 0, &op, 1, &lc->owner_rev);
+    ls_free(key);
+    if (lc->st == LS_OK)
+        lc->st = ls_group_store_load(lc->s->meta, lc->group_id, &lc->l);
 }
 
 static void load_after(void *arg)
 {
     load_ctx_t *lc = arg;
     if (lc->st != LS_OK)
-        LS_WARN("group", "loading group '%s' failed: %s", lc->group_id, ls_status_str(lc->st));
+        LS_WARN_RL("group", "loading group '%s' failed: %s", lc->group_id, ls_status_str(lc->st));
+    else
+        fence_set(lc->s, lc->group_id, lc->owner_rev);
     ls_group_coord_load_done(lc->s->coord, lc->group_id, lc->st, &lc->l);
     ls_free(lc->group_id);
     ls_free(lc);
@@ -428,6 +617,64 @@ static int64_t h_stream_no(void *arg, const char *topic)
     int64_t n = st ? st->stream_no : -1;
     ls_stream_release(st);
     return n;
+}
+
+/* ------------------------------------------------------------- verify */
+
+typedef struct verify_ctx {
+    ls_group_service_t *s;
+    char *group_id;
+    char *owner_key;
+    int64_t fence_rev;
+    ls_status st;
+    int64_t mod_rev;
+    void (*cb)(void *arg, bool owned);
+    void *arg;
+} verify_ctx_t;
+
+static void verify_work(void *arg)
+{
+    verify_ctx_t *vc = arg;
+    ls_kv_t kv;
+    vc->st = ls_meta_get(vc->s->meta, vc->owner_key, &kv);
+    if (vc->st == LS_OK) {
+        vc->mod_rev = kv.mod_rev;
+        ls_kv_free(&kv);
+    } else if (vc->st == LS_ENOTFOUND) {
+        vc->st = LS_OK;
+        vc->mod_rev = 0;
+    }
+}
+
+static void verify_after(void *arg)
+{
+    verify_ctx_t *vc = arg;
+    bool owned = vc->st == LS_OK && vc->mod_rev == vc->fence_rev;
+    fence_t *f = fence_find(vc->s, vc->group_id);
+    if (vc->st == LS_OK && !owned && f && f->rev == vc->fence_rev)
+        fenced(vc->s, vc->group_id);   /* not re-fenced by a newer load meanwhile */
+    vc->cb(vc->arg, owned);
+    ls_free(vc->group_id);
+    ls_free(vc->owner_key);
+    ls_free(vc);
+}
+
+void ls_group_service_verify(ls_group_service_t *s, const char *group_id,
+                             void (*cb)(void *arg, bool owned), void *arg)
+{
+    fence_t *f = fence_find(s, group_id);
+    if (!f || !ls_group_find(s->coord, group_id)) {
+        cb(arg, true);   /* not in memory: acquiring loads and claims it */
+        return;
+    }
+    verify_ctx_t *vc = LS_NEW(verify_ctx_t);
+    vc->s = s;
+    vc->group_id = ls_strdup(group_id);
+    vc->owner_key = ls_group_key_owner(group_id);
+    vc->fence_rev = f->rev;
+    vc->cb = cb;
+    vc->arg = arg;
+    s->offload(s->offload_ctx, verify_work, verify_after, vc);
 }
 
 /* ------------------------------------------------------------- listing */
@@ -598,11 +845,13 @@ static void on_retention(uv_timer_t *t) { ls_group_service_cleanup(t->data); }
 
 ls_group_service_t *ls_group_service_open(uv_loop_t *loop, ls_meta_t *meta, ls_catalog_t *catalog,
                                           const ls_group_config_t *cfg,
-                                          int64_t retention_check_interval_ms,
+                                          int64_t retention_check_interval_ms, int32_t node_id,
                                           ls_group_offload_fn offload, void *offload_ctx)
 {
     ls_group_service_t *s = LS_NEW(ls_group_service_t);
     s->loop = loop;
+    s->node_id = node_id;
+    ls_i64map_init(&s->fences);
     s->meta = meta;
     s->catalog = catalog;
     s->offload = offload;
@@ -645,6 +894,7 @@ void ls_group_service_retain(ls_group_service_t *s, bool (*owned)(void *arg, con
             LS_INFO("group", "group '%s' is now coordinated by another broker; unloading it",
                     ids[i]);
             ls_group_coord_unload(s->coord, ids[i]);
+            fence_drop(s, ids[i]);
         }
         ls_free(ids[i]);
     }
@@ -681,6 +931,7 @@ void ls_group_service_free(ls_group_service_t *s)
         job_free(j);
     }
     s->qhead = s->qtail = NULL;
+    fences_free(s);
     s->freed = true;
     if (s->closing == 0) {
         ls_group_coord_free(s->coord);

@@ -7,6 +7,8 @@
  * <gid> is the group id with every byte outside [A-Za-z0-9._-] written as
  * %XX, so it never contains '/' and a group's keys are one prefix.
  *
+ *   /ls/group/owner/<gid>                             owner record (fencing,
+ *                                                      group_service.c)
  * Writes go through one ordered writer: jobs run in submission order;
  * consecutive small jobs are batched into one metadata txn (group commit:
  * a later write of the same key replaces an earlier one in the batch). A
@@ -29,8 +31,15 @@ typedef void (*ls_group_offload_fn)(void *ctx, void (*fn)(void *arg), void (*aft
 
 ls_group_service_t *ls_group_service_open(uv_loop_t *loop, ls_meta_t *meta, ls_catalog_t *catalog,
                                           const ls_group_config_t *cfg,
-                                          int64_t retention_check_interval_ms,
+                                          int64_t retention_check_interval_ms, int32_t node_id,
                                           ls_group_offload_fn offload, void *offload_ctx);
+/* Proves this broker still owns a group it holds in memory before its state
+ * is served (OffsetFetch): reads the group's owner record and compares it
+ * with the fence taken at load. cb(arg, true) when it still owns it (or the
+ * group is not in memory: loading claims it afresh); cb(arg, false) after
+ * dropping a stale copy, or when the store cannot be read (retriable). */
+void ls_group_service_verify(ls_group_service_t *s, const char *group_id,
+                             void (*cb)(void *arg, bool owned), void *arg);
 ls_group_coord_t *ls_group_service_coord(ls_group_service_t *s);
 /* Answers waiting requests, stops the timers. Writes in flight finish. */
 void ls_group_service_stop(ls_group_service_t *s);
@@ -73,6 +82,7 @@ void ls_group_service_cleanup(ls_group_service_t *s);
 /* Keys (heap strings). */
 char *ls_group_key_meta(const char *group_id);
 char *ls_group_key_offsets_prefix(const char *group_id);
+char *ls_group_key_owner(const char *group_id);
 char *ls_group_key_offset(const char *group_id, const char *topic, int32_t partition);
 /* Decodes an encoded group id (from a key); NULL if malformed. */
 char *ls_group_id_decode(const char *enc, size_t len);

@@ -508,8 +508,11 @@ static void commit_written(void *arg, ls_status st)
 {
     commit_ctx_t *ctx = arg;
     if (st != LS_OK) {
+        /* retriable; fenced: another broker owns the group now */
+        int16_t code = st == LS_EFENCED ? LS_KERR_NOT_COORDINATOR
+                                        : LS_KERR_COORDINATOR_NOT_AVAILABLE;
         for (int i = 0; i < ctx->nitems; i++)
-            *ctx->codes[i] = LS_KERR_COORDINATOR_NOT_AVAILABLE;   /* retriable */
+            *ctx->codes[i] = code;
         commit_respond(ctx);
         return;
     }
@@ -704,6 +707,17 @@ static void fetch_fill_all(fetch_group_t *fg, ls_group_t *g)
     }
 }
 
+static void fetch_ready(void *arg, ls_group_t *g);
+
+static void fetch_verified(void *arg, bool owned)
+{
+    fetch_group_t *fg = arg;
+    if (owned)
+        acquire(fg->ctx->req, fg->gid, fetch_ready, fg);
+    else
+        fetch_ready(fg, NULL);   /* COORDINATOR_NOT_AVAILABLE: the client looks again */
+}
+
 static void fetch_ready(void *arg, ls_group_t *g)
 {
     fetch_group_t *fg = arg;
@@ -756,7 +770,9 @@ void ls_kafka_handle_offset_fetch(ls_kreq_t *req)
             fetch_ready(fg, NULL);
             continue;
         }
-        acquire(req, fg->gid, fetch_ready, fg);
+        /* a copy in memory is served only after proving this broker still
+         * owns the group (a paused broker may have lost it meanwhile) */
+        ls_group_service_verify(svc(req), fg->gid, fetch_verified, fg);
     }
     if (--ctx->pending == 0)
         fetch_finish(ctx);

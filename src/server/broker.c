@@ -356,7 +356,7 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         .offsets_retention_ms = cfg->offsets_retention_minutes * 60000,
     };
     b->groups = ls_group_service_open(loop, b->meta, b->catalog, &gc,
-                                      cfg->offsets_retention_check_interval_ms,
+                                      cfg->offsets_retention_check_interval_ms, b->node_id,
                                       group_offload, b);
     if (start_http(b, err, errlen) != 0)
         return -1;

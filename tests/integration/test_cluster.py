@@ -362,3 +362,61 @@ def test_groups_cli_finds_the_coordinator(cluster):
     assert rc == 0 and "deleted" in out, (out, err)
     rc, out, err = cli("describe", group)
     assert rc == 2 and "does not exist" in err, (rc, out, err)
+
+
+def test_paused_coordinator_never_serves_or_overwrites_newer_commits(cluster):
+    """Regression (issue 17 §2): the group's coordinator is SIGSTOPped longer
+    than the session timeout; the other broker takes the group over and
+    acknowledges a newer commit. On SIGCONT the old coordinator used to answer
+    OffsetFetch from its in-memory copy (the older offset) and acknowledge
+    commits over the newer ones. Ownership is now fenced in the store: the
+    resumed broker never serves the stale copy."""
+    import signal
+    nodes = [cluster.add(*FAST) for _ in range(2)]
+    for b in nodes:
+        b.allow_errors(r"reading|connection|refused|watch|lease|GET|fetch|renew|expired|group")
+    topic = unique_topic("fence")
+    create_topic(cluster.bootstrap, topic, partitions=1)
+    group = group_coordinated_by(cluster.bootstrap, 1)
+    tp = lambda off: [TopicPartition(topic, 0, off)]
+
+    def commit(bootstrap, off):
+        c = consumer(bootstrap, **{"group.id": group, "enable.auto.commit": False})
+        try:
+            c.commit(offsets=tp(off), asynchronous=False)
+        finally:
+            c.close()
+
+    def committed(bootstrap):
+        """OffsetFetch as a consumer does it: retried while the coordinator
+        is being looked up again (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)."""
+        from confluent_kafka import KafkaException
+        deadline = time.monotonic() + 30
+        while True:
+            c = consumer(bootstrap, **{"group.id": group, "enable.auto.commit": False})
+            try:
+                return c.committed(tp(-1001), timeout=20)[0].offset
+            except KafkaException as e:
+                if e.args[0].code() not in (KafkaError.COORDINATOR_NOT_AVAILABLE,
+                                            KafkaError.NOT_COORDINATOR) \
+                        or time.monotonic() > deadline:
+                    raise
+            finally:
+                c.close()
+            time.sleep(0.2)
+
+    commit(nodes[0].bootstrap, 10)
+    assert committed(nodes[0].bootstrap) == 10           # node 1 holds the group in memory
+    os.kill(nodes[0].pid, signal.SIGSTOP)
+    try:
+        wait_until(lambda: broker_ids(nodes[1].bootstrap) == [2], 30,
+                   what="node 2 sees node 1's session expire")
+        commit(nodes[1].bootstrap, 20)                    # acknowledged by the new coordinator
+        assert committed(nodes[1].bootstrap) == 20
+    finally:
+        os.kill(nodes[0].pid, signal.SIGCONT)
+    # the resumed node 1 must never hand out its stale copy (10)
+    for _ in range(5):
+        assert committed(nodes[0].bootstrap) == 20
+        time.sleep(0.2)
+    assert committed(nodes[1].bootstrap) == 20
