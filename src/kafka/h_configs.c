@@ -89,7 +89,7 @@ static const topic_config_def_t topic_defs[] = {
      "Maximum time a message stays ineligible for compaction."},
     {"max.message.bytes", LS_KAFKA_CONFIG_TYPE_INT, VAL_MAX_MESSAGE, NULL, "message.max.bytes",
      NULL, "Largest record batch size allowed."},
-    {"message.timestamp.after.max.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, LONG_MAX_S,
+    {"message.timestamp.after.max.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "3600000",
      "log.message.timestamp.after.max.ms", NULL,
      "Allowed time a record timestamp may be ahead of the broker's clock."},
     {"message.timestamp.before.max.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, LONG_MAX_S,

@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/clock.h"
+#include "base/crc32c.h"
 #include "base/diag.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
@@ -105,6 +107,36 @@ static int16_t rb_error(ls_rb_result r)
     return LS_KERR_CORRUPT_MESSAGE;
 }
 
+/* A numeric topic config (validated when it was set), or def. */
+static int64_t stream_i64(const ls_stream_t *s, const char *key, int64_t def)
+{
+    const char *v = ls_stream_config_get(s, key);
+    if (!v)
+        return def;
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    return end != v && !*end ? n : def;
+}
+
+/* message.timestamp.type=LogAppendTime: the broker's time, as Kafka sets it
+ * (LogValidator): the timestamp-type attribute bit and maxTimestamp of every
+ * batch, CRC recomputed (it covers both); record deltas stay, consumers take
+ * maxTimestamp for every record of such a batch. The batch bytes are the
+ * request frame's own, written once before the append copies them. */
+static void stamp_log_append_time(uint8_t *batch, ls_batch_info_t *bi, int64_t now)
+{
+    uint16_t attrs = (uint16_t)(ls_be16_get(batch + LS_RB_OFF_ATTRIBUTES) | 0x08);
+    ls_be16_put(batch + LS_RB_OFF_ATTRIBUTES, attrs);
+    ls_be64_put(batch + LS_RB_OFF_MAX_TIMESTAMP, (uint64_t)now);
+    uint32_t crc = ls_crc32c(0, batch + LS_RB_OFF_ATTRIBUTES, bi->size - LS_RB_OFF_ATTRIBUTES);
+    ls_be32_put(batch + LS_RB_OFF_CRC, crc);
+    bi->attributes = (int16_t)attrs;
+    bi->timestamp_log_append = true;
+    bi->max_timestamp = now;
+}
+
+#define KAFKA_DEFAULT_TIMESTAMP_AFTER_MAX_MS 3600000   /* Kafka 4.0 (KIP-1079) */
+
 static size_t max_batch_bytes(const ls_broker_t *b, const ls_stream_t *s)
 {
     const char *v = ls_stream_config_get(s, "max.message.bytes");
@@ -181,6 +213,35 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
         LS_INFO("kafka", "produce to %s-%d refused (client %s): %s", s->name, pd->Index,
                 ls_kafka_printable(req->arena, req->client_id), why);
         return;
+    }
+    /* timestamps: stamped by the broker, or bounded around its clock */
+    int64_t now = ls_clock_wall_ms();
+    const char *tstype = ls_stream_config_get(s, "message.timestamp.type");
+    if (tstype && strcmp(tstype, "LogAppendTime") == 0) {
+        for (int i = 0; i < n; i++)
+            stamp_log_append_time((uint8_t *)pd->Records.ptr + infos[i].pos, &infos[i], now);
+        pr->LogAppendTimeMs = now;
+    } else {
+        int64_t after = stream_i64(s, "message.timestamp.after.max.ms",
+                                   KAFKA_DEFAULT_TIMESTAMP_AFTER_MAX_MS);
+        int64_t before = stream_i64(s, "message.timestamp.before.max.ms", INT64_MAX);
+        int64_t hi = after > INT64_MAX - now ? INT64_MAX : now + after;
+        int64_t lo = before > now ? INT64_MIN : now - before;
+        for (int i = 0; i < n; i++) {
+            bool late = infos[i].min_record_ts < lo, early = infos[i].max_record_ts > hi;
+            if (!late && !early)
+                continue;
+            int64_t bad = early ? infos[i].max_record_ts : infos[i].min_record_ts;
+            pr->ErrorCode = LS_KERR_INVALID_TIMESTAMP;
+            pr->ErrorMessage = ls_kstr_c(ls_arena_printf(
+                req->arena,
+                "Timestamp %lld of a record in batch %d is out of range: it must be within [%lld, "
+                "%lld] (message.timestamp.before.max.ms / message.timestamp.after.max.ms)",
+                (long long)bad, i, (long long)lo, (long long)hi));
+            LS_INFO("kafka", "produce to %s-%d refused: record timestamp %lld outside [%lld, %lld]",
+                    s->name, (int)pd->Index, (long long)bad, (long long)lo, (long long)hi);
+            return;
+        }
     }
     int64_t log_id = ls_stream_log_id(s, pd->Index);
     for (int i = 0; i < n; i++) {

@@ -227,12 +227,15 @@ typedef int (*rb_cb)(void *arg, const ls_record_view_t *rec);
 /* Parses the records section p[0..n) of a batch. With cb == NULL it only
  * checks; otherwise it calls cb per record (stopping when cb returns non-zero).
  * strict: produce-path rule offsetDelta == index. */
-static ls_rb_result records_parse(const uint8_t *p, size_t n, const ls_batch_info_t *bi,
+static ls_rb_result records_parse(const uint8_t *p, size_t n, ls_batch_info_t *bi,
                                   bool strict, rb_cb cb, void *arg, int32_t *first_null_key,
                                   char *reason, size_t rlen)
 {
-    if (first_null_key)
+    if (first_null_key) {
         *first_null_key = -1;
+        bi->min_record_ts = INT64_MAX;
+        bi->max_record_ts = INT64_MIN;
+    }
     size_t pos = 0;
     int64_t prev_delta = -1;
     int32_t i;
@@ -293,8 +296,16 @@ static ls_rb_result records_parse(const uint8_t *p, size_t n, const ls_batch_inf
         }
         prev_delta = v.offset_delta;
         pos = (size_t)(body_end - p);
-        if (first_null_key && *first_null_key < 0 && v.key_len < 0)
-            *first_null_key = i;
+        if (first_null_key) {   /* the produce-path extras */
+            if (*first_null_key < 0 && v.key_len < 0)
+                *first_null_key = i;
+            int64_t ts = (int64_t)((uint64_t)bi->base_timestamp + (uint64_t)ts_delta);
+            if (ts == -1) { /* NO_TIMESTAMP: Kafka does not bound it */
+            } else if (ts < bi->min_record_ts)
+                bi->min_record_ts = ts;
+            if (ts != -1 && ts > bi->max_record_ts)
+                bi->max_record_ts = ts;
+        }
         if (cb) {
             /* LogAppendTime batches: every record's time is the batch's
              * maxTimestamp (set by the broker), whatever the deltas say. */

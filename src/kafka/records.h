@@ -58,6 +58,8 @@ typedef struct ls_batch_info {
     int32_t record_count;
     int32_t first_null_key;   /* ls_records_validate: index of the first record
                                  without a key, -1 if every record has one */
+    int64_t min_record_ts, max_record_ts;   /* ls_records_validate: the records'
+                                 own timestamps (baseTimestamp + delta) */
 } ls_batch_info_t;
 
 /* Outcome classes, mapped to Kafka error codes at the handler. */
