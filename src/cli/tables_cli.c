@@ -115,6 +115,19 @@ static int cmd_show(ls_cli_conn_t *c, const char *topic)
         ls_free(key);
         ls_free(value);
     }
+    /* the table's lag (a status the broker reports beside the policy) */
+    const char *lag = "unknown (no table, or no compaction pass yet)";
+    char lagbuf[96];
+    for (int32_t i = 0; i < d->NumConfigs; i++)
+        if (ls_kstr_eq(d->Configs[i].Name, "lakestream.table.lag.ms")) {
+            char *v = kdup(d->Configs[i].Value);
+            long long ms = atoll(v);
+            snprintf(lagbuf, sizeof lagbuf, "%lld ms%s", ms,
+                     ms > 0 ? " (records due for the table and not in it yet)" : " (up to date)");
+            lag = lagbuf;
+            ls_free(v);
+        }
+    printf("\ntable lag: %s\n", lag);
     return 0;
 }
 

@@ -121,6 +121,10 @@ struct ls_compactor {
     /* freshness schedule: written by the worker during a pass, read by the loop after */
     ls_table_marks_t marks;    /* worker only */
     ls_i64map_t cursors;       /* worker only: log_id -> int64_t *, see compact_log */
+    int64_t cur_lag_ms;        /* worker: lag seen by the last compact_log scan */
+    ls_i64map_t log_lags;      /* worker: log_id -> int64_t * lag of the last pass */
+    ls_i64map_t lags_next;     /* worker: stream_no -> int64_t * table lag, this pass */
+    ls_i64map_t lags;          /* loop: the same, of the last finished pass */
     int64_t next_full_ms;      /* wall clock of the next full pass */
     int64_t next_due_ms;       /* earliest WAL entry of a table log to become due; 0: none */
     int64_t table_period_ms;   /* smallest commit interval of an enabled table; 0: none */
@@ -249,6 +253,20 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     if (scan_uncompacted(c, log_id, (size_t)c->cfg.max_entries + 64, &l) != LS_OK)
         return 0;
     int64_t now = ls_clock_wall_ms();
+    c->cur_lag_ms = 0;   /* how long the oldest WAL entry has been due */
+    for (size_t i = 0; i < l.n; i++) {
+        ls_idx_entry_t e;
+        if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK)
+            break;
+        bool wal = e.kind == LS_IDX_WAL;
+        int64_t t = wal ? wal_object_time(e.object) : -1;
+        ls_idx_clear(&e);
+        if (wal) {
+            if (t >= 0 && now - t > hot)
+                c->cur_lag_ms = now - t - hot;
+            break;
+        }
+    }
     ls_idx_entry_t *sel = LS_NEWN(ls_idx_entry_t, (size_t)c->cfg.max_entries);
     size_t *sel_kv = LS_NEWN(size_t, (size_t)c->cfg.max_entries);
     int n = 0;
@@ -473,8 +491,66 @@ static void compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_st
         if (r != 0)
             return;   /* the table is behind: its WAL ranges wait for the backfill */
     }
+    c->cur_lag_ms = 0;
     for (int rounds = 0; rounds < 64 && compact_log(c, id, ts); rounds++)
         ;
+    int64_t *lag = ls_i64map_get(&c->log_lags, id);
+    if (!lag) {
+        lag = LS_NEW(int64_t);
+        ls_i64map_put(&c->log_lags, id, lag);
+    }
+    *lag = c->cur_lag_ms;
+    bool table = ts && ts->table;
+    int64_t period = c->cfg.interval_ms > 0 ? c->cfg.interval_ms : 1000;
+    if (!table && c->cur_lag_ms > (3 * period > 60000 ? 3 * period : 60000))
+        LS_WARN_RL("compact", "compaction of log %016llx is falling behind: its oldest WAL entry "
+                   "has been due for %lld ms; WAL objects are not being collected",
+                   (unsigned long long)id, (long long)c->cur_lag_ms);
+}
+
+/* Table lag of a pass: per table stream, the largest lag of its logs; a
+ * stream beyond a few commit intervals is reported (rate-limited), and the
+ * figures go to the loop for DescribeConfigs (lakestream.table.lag.ms). */
+static void table_lags(ls_compactor_t *c, const ls_table_plan_t *plan)
+{
+    for (int i = 0; i < plan->n; i++) {
+        const ls_table_plan_stream_t *ts = &plan->v[i];
+        if (!ts->table)
+            continue;
+        int64_t worst = 0;
+        for (int32_t p = 0; p < ts->stream->partitions; p++) {
+            int64_t *lag = ls_i64map_get(&c->log_lags, ls_stream_log_id(ts->stream, p));
+            if (lag && *lag > worst)
+                worst = *lag;
+        }
+        int64_t *v = LS_NEW(int64_t);
+        *v = worst;
+        int64_t *old = ls_i64map_get(&c->lags_next, ts->stream->stream_no);
+        ls_free(old);
+        ls_i64map_put(&c->lags_next, ts->stream->stream_no, v);
+        int64_t interval = ts->policy.commit_interval_ms;
+        if (worst > (3 * interval > 10000 ? 3 * interval : 10000))
+            LS_WARN_RL("compact", "table %s.%s is falling behind: its oldest record not yet in the "
+                       "table has been due for %lld ms (commit interval %lld ms)",
+                       ts->stream->ns, ts->target.name, (long long)worst, (long long)interval);
+    }
+}
+
+static void free_i64_values(ls_i64map_t *m)
+{
+    int64_t k;
+    void *v;
+    for (size_t it = 0; ls_i64map_next(m, &it, &k, &v);)
+        ls_free(v);
+    ls_i64map_free(m);
+}
+
+bool ls_compactor_table_lag(const ls_compactor_t *c, int64_t stream_no, int64_t *lag_ms)
+{
+    const int64_t *v = ls_i64map_get(&c->lags, stream_no);
+    if (v)
+        *lag_ms = *v;
+    return v != NULL;
 }
 
 /* Retention of one log: trims to what retention.ms / retention.bytes allow. */
@@ -556,6 +632,7 @@ static void pass_work(uv_work_t *w)
         for (int i = 0; i < plan.n; i++)
             for (int32_t p = 0; plan.v[i].table && p < plan.v[i].stream->partitions; p++)
                 log_task(c, ls_stream_log_id(plan.v[i].stream, p), &plan.v[i]);
+        table_lags(c, &plan);
         ls_table_plan_clear(&plan);
         return;
     }
@@ -575,6 +652,7 @@ static void pass_work(uv_work_t *w)
             continue;
         log_task(c, id, ls_table_plan_find(&plan, id));
     }
+    table_lags(c, &plan);
     ls_table_plan_clear(&plan);
     ls_kvlist_free(&heads);
 }
@@ -588,6 +666,13 @@ static void pass_after(uv_work_t *w, int status)
     ls_compactor_t *c = w->data;
     c->running = false;
     c->stats.passes++;
+    {   /* publish this pass's table lags */
+        ls_i64map_t done = c->lags;
+        c->lags = c->lags_next;
+        c->lags_next = done;
+        free_i64_values(&c->lags_next);
+        ls_i64map_init(&c->lags_next);
+    }
     uv_timer_stop(&c->lease_timer);
     for (result_t *r = c->results, *next; r; r = next) {
         next = r->next;
@@ -709,6 +794,9 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     c->handles_open = 3;
     ls_table_marks_init(&c->marks);
     ls_i64map_init(&c->cursors);
+    ls_i64map_init(&c->log_lags);
+    ls_i64map_init(&c->lags_next);
+    ls_i64map_init(&c->lags);
     c->next_full_ms = ls_clock_wall_ms() + c->cfg.interval_ms;
     /* until the first pass has read the table policies, assume the shortest
      * commit interval, so tables are fresh right after a restart too */
@@ -774,6 +862,9 @@ void ls_compactor_free(ls_compactor_t *c)
             ls_free(v);
         ls_i64map_free(&c->cursors);
     }
+    free_i64_values(&c->log_lags);
+    free_i64_values(&c->lags_next);
+    free_i64_values(&c->lags);
     ls_free(c);
 }
 

@@ -323,6 +323,33 @@ int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_broker *b, const char *n
     return n;
 }
 
+/* lakestream.table.lag.ms (read-only status, not a setting): how long the
+ * oldest record not yet in the stream's table has been due, as the last
+ * compaction pass saw it; absent when the stream has no table or no pass has
+ * looked at it yet. `lakestream tables show` prints it. */
+#define TABLE_LAG_KEY "lakestream.table.lag.ms"
+static void add_table_lag(ls_arena_t *a, ls_broker_t *b, const ls_stream_t *s,
+                          const ls_kstr_t *keys, int32_t nkeys,
+                          ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *r)
+{
+    int64_t lag;
+    if (!key_wanted(keys, nkeys, TABLE_LAG_KEY) || !ls_broker_table_lag(b, s->stream_no, &lag))
+        return;
+    cfg_entry_t *v = ls_arena_alloc(a, (size_t)(r->NumConfigs + 1) * sizeof *v);
+    if (r->NumConfigs)
+        memcpy(v, r->Configs, (size_t)r->NumConfigs * sizeof *v);
+    cfg_entry_t *e = &v[r->NumConfigs];
+    e->Name = ls_kstr_c(TABLE_LAG_KEY);
+    e->Value = ls_kstr_c(ls_arena_printf(a, "%lld", (long long)lag));
+    e->ReadOnly = true;
+    e->ConfigSource = LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
+    e->ConfigType = LS_KAFKA_CONFIG_TYPE_LONG;
+    e->Documentation = ls_kstr_c("Status, not a setting: how long the oldest record not yet in "
+                                 "the table has been due (ms), at the last compaction pass.");
+    r->Configs = v;
+    r->NumConfigs++;
+}
+
 /* The table name a stream's policy gives, or NULL when its table is off or
  * the policy does not resolve. */
 static const char *table_name_of(ls_broker_t *b, const ls_stream_t *s, char *buf, size_t cap)
@@ -637,6 +664,7 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
                                                    q->ConfigurationKeys, q->NumConfigurationKeys,
                                                    m.IncludeSynonyms, m.IncludeDocumentation,
                                                    &r->Configs);
+            add_table_lag(a, b, s, q->ConfigurationKeys, q->NumConfigurationKeys, r);
             break;
         }
         case LS_KAFKA_RESOURCE_BROKER:

@@ -86,6 +86,11 @@ int32_t ls_broker_place(const ls_member_t *m, int n, const void *key, size_t kle
     return i < 0 ? -1 : m[i].id;
 }
 
+bool ls_broker_table_lag(const ls_broker_t *b, int64_t stream_no, int64_t *lag_ms)
+{
+    return b->compactor && ls_compactor_table_lag(b->compactor, stream_no, lag_ms);
+}
+
 int32_t ls_broker_coordinator(ls_broker_t *b, const char *key, size_t klen, ls_member_t *out)
 {
     ls_member_t *m;

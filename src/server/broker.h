@@ -60,6 +60,8 @@ int32_t ls_broker_place(const ls_member_t *m, int n, const void *key, size_t kle
 /* Node id of the coordinator of a group (or transactional id): the same on
  * every broker, whatever zone the client is in. */
 int32_t ls_broker_coordinator(ls_broker_t *b, const char *key, size_t klen, ls_member_t *out);
+/* The table lag of a stream at the last compaction pass (ls_compactor_table_lag). */
+bool ls_broker_table_lag(const ls_broker_t *b, int64_t stream_no, int64_t *lag_ms);
 
 /* A stream's table policy changed (loop thread): compaction re-reads the
  * policies now instead of at its next scheduled pass. */

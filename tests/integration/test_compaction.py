@@ -88,3 +88,18 @@ def test_compaction_and_table_keep_up_past_many_compacted_objects(broker_factory
     assert table == [(i, b"v%04d" % i) for i in range(n)]
     got = consume(b.bootstrap, plain, [0], timeout=60)
     assert [m.value() for m in got[0]] == [b"v%04d" % i for i in range(n)]
+    # the lag is visible (DescribeConfigs lakestream.table.lag.ms, `tables show`)
+    # and small once the table caught up
+    import re
+    import subprocess
+    from lsbroker import binary_path
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
+    deadline = time.monotonic() + 30
+    while True:
+        out = subprocess.run([binary_path(), "tables", "--bootstrap", b.bootstrap, "show", tabled],
+                             capture_output=True, text=True, timeout=30, env=env).stdout
+        m = re.search(r"table lag: (\d+) ms", out)
+        if (m and int(m.group(1)) < 3000) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert m and int(m.group(1)) < 3000, out
