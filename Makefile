@@ -123,6 +123,17 @@ chaos: deps
 	@$(MAKE) --no-print-directory all
 	.venv/bin/python tests/chaos/chaos.py --cycles $(CYCLES) --faults --cluster $(CLUSTER) --json build/chaos-report.json
 
+# Minutes of steady load on tables, plain and compacted topics with a consumer
+# group: table = log, nothing lost, bounded WAL objects / metadata, no stall.
+# Report in build/soak-report.json (docs/RELIABILITY.md has figures).
+SOAK_SECONDS ?= 300
+SOAK_RATE ?= 500
+.PHONY: soak
+soak: deps
+	@tools/install-deps.sh test
+	@$(MAKE) --no-print-directory all
+	.venv/bin/python tests/soak/soak.py --seconds $(SOAK_SECONDS) --rate $(SOAK_RATE) --json build/soak-report.json
+
 # Benchmarks side by side with Apache Kafka (never part of `make test`); see
 # bench/README.md. Pass options through BENCH_ARGS, e.g. BENCH_ARGS="-n 5".
 .PHONY: bench

@@ -71,9 +71,17 @@ typedef struct topic_config_def {
 static const topic_config_def_t topic_defs[] = {
     {"cleanup.policy", LS_KAFKA_CONFIG_TYPE_LIST, VAL_FIXED, "delete", "log.cleanup.policy",
      "delete,compact", "Retention policy for old log segments: delete and/or compact."},
+    {"compression.gzip.level", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "-1", NULL, NULL,
+     "Level the broker would use to compress with gzip. The broker never recompresses "
+     "(compression.type is always producer), exactly as Kafka with that type: no effect."},
+    {"compression.lz4.level", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "9", NULL, NULL,
+     "Level the broker would use to compress with lz4; no effect (see compression.gzip.level)."},
     {"compression.type", LS_KAFKA_CONFIG_TYPE_STRING, VAL_FIXED, "producer", "compression.type",
-     "uncompressed,zstd,lz4,snappy,gzip,producer",
-     "Final compression of the topic; 'producer' keeps the producer's codec."},
+     "producer",
+     "Batches are stored as the producer compressed them ('producer'); the broker does not "
+     "recompress, so other values are refused."},
+    {"compression.zstd.level", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "3", NULL, NULL,
+     "Level the broker would use to compress with zstd; no effect (see compression.gzip.level)."},
     {"delete.retention.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "86400000",
      "log.cleaner.delete.retention.ms", NULL, "How long delete tombstones are retained."},
     {"file.delete.delay.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "60000",
@@ -84,6 +92,11 @@ static const topic_config_def_t topic_defs[] = {
      "No effect: data is durable in the object store."},
     {"index.interval.bytes", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "4096",
      "log.index.interval.bytes", NULL, "No effect on diskless storage."},
+    {"local.retention.bytes", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "-2", NULL, NULL,
+     "Tiered storage: bytes kept on local disk. Diskless: no record is ever on a local disk, "
+     "every one is in the object store from its acknowledgement (no effect)."},
+    {"local.retention.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "-2", NULL, NULL,
+     "Tiered storage: time kept on local disk. Diskless: no effect (see local.retention.bytes)."},
     {"max.compaction.lag.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, LONG_MAX_S,
      "log.cleaner.max.compaction.lag.ms", NULL,
      "Maximum time a message stays ineligible for compaction."},
@@ -107,6 +120,14 @@ static const topic_config_def_t topic_defs[] = {
      "Durability comes from the object store; accepted for compatibility."},
     {"preallocate", LS_KAFKA_CONFIG_TYPE_BOOLEAN, VAL_FIXED, "false", "log.preallocate", NULL,
      "No effect on diskless storage."},
+    {"remote.log.copy.disable", LS_KAFKA_CONFIG_TYPE_BOOLEAN, VAL_FIXED, "false", NULL, NULL,
+     "Tiered storage: stop copying to remote storage. Diskless: the object store is the only "
+     "storage (no effect)."},
+    {"remote.log.delete.on.disable", LS_KAFKA_CONFIG_TYPE_BOOLEAN, VAL_FIXED, "false", NULL, NULL,
+     "Tiered storage: delete remote data when disabling it. Diskless: no effect."},
+    {"remote.storage.enable", LS_KAFKA_CONFIG_TYPE_BOOLEAN, VAL_FIXED, "false", NULL, NULL,
+     "Tiered storage on/off. Diskless: every record is in the object store either way; true "
+     "and false mean the same here."},
     {"retention.bytes", LS_KAFKA_CONFIG_TYPE_LONG, VAL_RETENTION_BYTES, NULL,
      "log.retention.bytes", NULL,
      "Maximum bytes retained per partition (-1: no limit)."},
@@ -463,7 +484,7 @@ int ls_kafka_topic_config_check(const char *name, const char *value, char *err, 
         return -1;
     }
     bool ok = true;
-    int64_t iv;
+    int64_t iv = 0;
     switch (d->type) {
     case LS_KAFKA_CONFIG_TYPE_INT:
         ok = parse_i64(value, &iv) && iv >= INT32_MIN && iv <= INT32_MAX;
@@ -502,6 +523,21 @@ int ls_kafka_topic_config_check(const char *name, const char *value, char *err, 
     }
     default:
         break;
+    }
+    /* Kafka's ranges of the compression levels */
+    if (ok && strcmp(name, "compression.gzip.level") == 0)
+        ok = iv == -1 || (iv >= 1 && iv <= 9);
+    else if (ok && strcmp(name, "compression.lz4.level") == 0)
+        ok = iv >= 1 && iv <= 17;
+    else if (ok && strcmp(name, "compression.zstd.level") == 0)
+        ok = iv >= -131072 && iv <= 22;
+    if (!ok && strcmp(name, "compression.type") == 0) {
+        snprintf(err, (size_t)errlen,
+                 "Invalid value %s for configuration compression.type: Lakestream stores batches as "
+                 "the producer compressed them and never recompresses; only 'producer' is "
+                 "accepted (set the codec in the producer)",
+                 value);
+        return -1;
     }
     if (!ok) {
         if (d->allowed)

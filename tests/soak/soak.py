@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Soak: minutes of steady load on every stateful background process at once.
+
+One broker (file store, SQLite) with a 1 s hot window; for --seconds:
+  - table topics (lakestream.table.enabled, commit interval 1 s),
+  - plain topics,
+  - a compacted topic (cleanup.policy=compact, keyed records, retention.ms=1000
+    so the retention checks run against it and must keep everything),
+each fed by an idempotent acks=all producer at --rate records/s over all of
+them, while a consumer group reads everything and commits (auto-commit) and a
+sampler records WAL object count, metadata size and each table's lag
+(`lakestream tables show`) every few seconds.
+
+At the end it checks, and reports in JSON (--json):
+  lost / duplicated   every acknowledged record is in its log exactly once
+  table = log         each table holds exactly its log's records (offset, value)
+  group               the group consumed every record; its committed offsets
+                      never went backwards
+  bounded             WAL objects and metadata bytes stay below limits that do
+                      not grow with the run's length; table lag stayed below
+                      max(3 commit intervals, 10 s) after the first minute
+
+  soak.py [--seconds S] [--rate R] [--json OUT]
+`make soak SOAK_SECONDS=S` runs it. Exit status 1 on any failed check."""
+
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+
+from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
+
+import lsbroker  # noqa: E402
+from kafka_util import consume, create_topic  # noqa: E402
+
+PARTS = 3
+COMMIT_MS = 1000
+
+
+def table_rows(data_dir, table):
+    from pyiceberg.table import StaticTable
+    mds = glob.glob(os.path.join(data_dir, "objects", "warehouse", "default", table, "metadata",
+                                 "v*.metadata.json"))
+    if not mds:
+        return []
+    md = max(mds, key=lambda f: int(re.search(r"v(\d+)\.metadata\.json$", f).group(1)))
+    rows = StaticTable.from_metadata("file://" + md).scan().to_arrow()
+    return sorted(zip(rows.column("partition").to_pylist(), rows.column("offset").to_pylist(),
+                      rows.column("value").to_pylist()))
+
+
+def dir_bytes(path):
+    total = 0
+    for d, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(d, f))
+            except OSError:
+                pass
+    return total
+
+
+def table_lag_ms(bootstrap, topic):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
+    out = subprocess.run([lsbroker.binary_path(), "tables", "--bootstrap", bootstrap, "show", topic],
+                         capture_output=True, text=True, timeout=30, env=env).stdout
+    m = re.search(r"table lag: (\d+) ms", out)
+    return int(m.group(1)) if m else None
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=int, default=300)
+    ap.add_argument("--rate", type=int, default=500, help="records per second, all topics")
+    ap.add_argument("--json", help="write the report here")
+    args = ap.parse_args(argv)
+
+    work = tempfile.mkdtemp(prefix="lakestream-soak.")
+    b = lsbroker.Broker(os.path.join(work, "data"), os.path.join(work, "logs"),
+                        ["--compaction.min.age.ms=1000", "--compaction.interval.ms=1000",
+                         "--log.retention.check.interval.ms=2000", "--wal.gc.grace.ms=0"])
+    b.start()
+    report = {"seconds": args.seconds, "rate": args.rate, "checks": {}, "samples": []}
+    try:
+        tables = [create_topic(b.bootstrap, "soak-table-%d" % i, partitions=PARTS,
+                               config={"lakestream.table.enabled": "true",
+                                       "lakestream.table.commit.interval.ms": str(COMMIT_MS)})
+                  for i in range(2)]
+        plains = [create_topic(b.bootstrap, "soak-plain-%d" % i, partitions=PARTS)
+                  for i in range(2)]
+        compacted = create_topic(b.bootstrap, "soak-compacted", partitions=PARTS,
+                                 config={"cleanup.policy": "compact", "retention.ms": "1000"})
+        topics = tables + plains + [compacted]
+
+        acked = {t: {} for t in topics}          # topic -> {(partition, offset): value}
+        failed = []
+        lock = threading.Lock()
+        stop = threading.Event()
+        consumed = {t: {} for t in topics}       # topic -> {value: count}
+        commits_backwards = []
+
+        def consumer_loop():
+            c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "soak-group",
+                          "auto.offset.reset": "earliest", "enable.auto.commit": True,
+                          "auto.commit.interval.ms": 1000})
+            c.subscribe(topics)
+            last_committed = {}
+            last_check = time.monotonic()
+            while not stop.is_set():
+                for m in c.consume(num_messages=1000, timeout=0.2):
+                    if m.error() is None:
+                        with lock:
+                            d = consumed[m.topic()]
+                            d[m.value()] = d.get(m.value(), 0) + 1
+                if time.monotonic() - last_check > 5:
+                    last_check = time.monotonic()
+                    try:
+                        got = c.committed([TopicPartition(t, p) for t in topics
+                                           for p in range(PARTS)], timeout=10)
+                    except Exception:
+                        got = []
+                    for tp in got:
+                        k = (tp.topic, tp.partition)
+                        if tp.offset >= 0:
+                            if tp.offset < last_committed.get(k, -1):
+                                commits_backwards.append((k, last_committed[k], tp.offset))
+                            last_committed[k] = tp.offset
+            c.close()
+
+        def sampler_loop():
+            t0 = time.monotonic()
+            while not stop.wait(5):
+                s = {"t": round(time.monotonic() - t0, 1),
+                     "wal_objects": len(glob.glob(os.path.join(b.data_dir, "objects", "wal", "*"))),
+                     "meta_bytes": sum(os.path.getsize(f) for f in
+                                       glob.glob(os.path.join(b.data_dir, "meta.db*"))),
+                     "warehouse_bytes": dir_bytes(os.path.join(b.data_dir, "objects",
+                                                               "warehouse")),
+                     "table_lag_ms": {t: table_lag_ms(b.bootstrap, t) for t in tables}}
+                report["samples"].append(s)
+
+        threads = [threading.Thread(target=consumer_loop), threading.Thread(target=sampler_loop)]
+        for t in threads:
+            t.start()
+        p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "enable.idempotence": True,
+                      "linger.ms": 5})
+
+        def cb(err, msg):
+            if err is not None:
+                failed.append(str(err))
+            else:
+                with lock:
+                    acked[msg.topic()][(msg.partition(), msg.offset())] = msg.value()
+        start = time.monotonic()
+        i = 0
+        while time.monotonic() - start < args.seconds:
+            t = topics[i % len(topics)]
+            key = b"k%d" % (i % 997)
+            while True:
+                try:
+                    p.produce(t, key=key, value=b"%s-%09d" % (t.encode(), i), on_delivery=cb)
+                    break
+                except BufferError:
+                    p.poll(0.05)
+            i += 1
+            p.poll(0)
+            ahead = i / args.rate - (time.monotonic() - start)
+            if ahead > 0:
+                time.sleep(ahead)
+        p.flush(120)
+        produced = i
+
+        # let the group and the tables catch up
+        total_acked = sum(len(v) for v in acked.values())
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            with lock:
+                n = sum(len(v) for v in consumed.values())
+            if n >= total_acked:
+                break
+            time.sleep(1)
+        time.sleep(3 * COMMIT_MS / 1000 + 2)
+        stop.set()
+        for t in threads:
+            t.join()
+
+        checks = report["checks"]
+        checks["produced"] = produced
+        checks["acked"] = total_acked
+        checks["produce_failures"] = len(failed)
+        lost = dup = 0
+        for t in topics:
+            got = consume(b.bootstrap, t, list(range(PARTS)), timeout=120)
+            log = {(part, m.offset()): m.value() for part, msgs in got.items() for m in msgs}
+            values = [m.value() for msgs in got.values() for m in msgs]
+            dup += len(values) - len(set(values))
+            lost += sum(1 for k, v in acked[t].items() if log.get(k) != v)
+            if t in tables:
+                rows = table_rows(b.data_dir, t)
+                want = sorted((part, off, v) for (part, off), v in log.items())
+                checks["table_equals_log_" + t] = rows == want
+                checks["table_rows_" + t] = len(rows)
+        checks["lost"] = lost
+        checks["duplicated"] = dup
+        with lock:
+            checks["group_missing"] = sum(1 for t in topics for v in acked[t].values()
+                                          if v not in consumed[t])
+        checks["group_commits_backwards"] = len(commits_backwards)
+        late = [s for s in report["samples"] if s["t"] > 60]
+        lags = [lag for s in late for lag in s["table_lag_ms"].values() if lag is not None]
+        checks["max_table_lag_ms_after_60s"] = max(lags) if lags else None
+        checks["max_wal_objects"] = max((s["wal_objects"] for s in report["samples"]), default=0)
+        checks["max_meta_bytes"] = max((s["meta_bytes"] for s in report["samples"]), default=0)
+        ok = (not failed and lost == 0 and dup == 0 and checks["group_missing"] == 0
+              and not commits_backwards
+              and all(v for k, v in checks.items() if k.startswith("table_equals_log_"))
+              and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
+              and checks["max_wal_objects"] < 2000)
+        checks["ok"] = ok
+    finally:
+        b.stop()
+        report["broker_log_errors"] = b.problems()[:20]
+    text = json.dumps(report, indent=2)
+    if args.json:
+        with open(args.json, "w") as f:
+            f.write(text)
+    print(json.dumps(report["checks"], indent=2))
+    print("soak: %s" % ("PASS" if report["checks"].get("ok") else "FAIL"))
+    return 0 if report["checks"].get("ok") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
