@@ -110,6 +110,7 @@ typedef struct gc_job {
 static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int *deleted)
 {
     *deleted = 0;
+    uint64_t freed = 0;
     ls_objinfo_t *objs = NULL;
     size_t n = 0;
     ls_status st = ls_objstore_list(ls->os, "wal/", &objs, &n);
@@ -138,15 +139,20 @@ static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int *deleted)
         }
         ls_status dst = ls_objstore_del(ls->os, objs[i].key);
         if (dst == LS_OK) {
-            LS_INFO("gc", "deleted unreferenced WAL object %s (%llu bytes): never committed, or fully compacted", objs[i].key,
-                    (unsigned long long)objs[i].size);
+            LS_DEBUG("gc", "deleted unreferenced WAL object %s (%llu bytes): never committed, or "
+                     "fully compacted", objs[i].key, (unsigned long long)objs[i].size);
             (*deleted)++;
+            freed += objs[i].size;
         } else {
             LS_WARN_RL("gc", "deleting uncommitted WAL object %s failed: %s", objs[i].key,
                     ls_status_str(dst));
         }
     }
     ls_objinfo_free(objs, n);
+    /* one line per pass: at steady load every flush's object ends here */
+    if (*deleted)
+        LS_INFO("gc", "deleted %d unreferenced WAL objects (%llu bytes): never committed, or "
+                "fully compacted", *deleted, (unsigned long long)freed);
     return st;
 }
 

