@@ -601,6 +601,43 @@ static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream
     c->trims = t;
 }
 
+/* Storage of a deleted topic (issue 17 §5): its logs are fenced, so nothing
+ * appends to them; trimming each to its high watermark removes every index
+ * entry, deletes its compacted objects and counts its WAL objects down (GC
+ * deletes them at zero), through the same crash-safe trim as retention, under
+ * the same claim. What stays is the head and the start record (a few bytes
+ * each): the fence itself, so the log id is never used again. Runs with the
+ * retention checks. */
+static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
+{
+    ls_start_t start;
+    int64_t rev;
+    ls_status st = ls_log_start_read(c->meta, id, &start, &rev);
+    if (st != LS_OK || (start.log_start >= next_offset && start.swept_below >= start.index_start))
+        return;   /* (a read failure is retried at the next check) */
+    if (!claim_log(c, id))
+        return;
+    ls_meta_cmp_t fence = ls_log_claim_cmp(&c->claim);
+    ls_trim_req_t req = {.log_id = id, .new_start = next_offset, .keep_wal = false,
+                         .fence = &fence, .reclaim = true};
+    trim_done_t *t = LS_NEW(trim_done_t);
+    t->log_id = id;
+    st = ls_log_trim(c->meta, c->os, &req, &t->r);
+    c->stats.entries_trimmed += (uint64_t)t->r.entries_removed;
+    c->stats.wal_objects_released += (uint64_t)t->r.wal_released;
+    c->stats.cos_deleted += (uint64_t)t->r.cos_deleted;
+    if (st == LS_OK)
+        LS_INFO("retention", "deleted log %016llx: storage reclaimed (%d index entries, %d "
+                "compacted objects removed)", (unsigned long long)id, t->r.entries_removed,
+                t->r.cos_deleted);
+    else if (st != LS_ECONFLICT)
+        LS_WARN_RL("retention", "deleted log %016llx: reclaiming its storage failed: %s (will "
+                   "retry)", (unsigned long long)id, ls_status_str(st));
+    t->next = c->trims;
+    c->trims = t;
+    ls_log_release(c->owner, &c->claim);
+}
+
 /* One log's task: compaction rounds, then retention when a check is due; a
  * claim taken on the way (only once work was found) ends with the task. */
 static void log_task(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
@@ -647,9 +684,13 @@ static void pass_work(uv_work_t *w)
         if (id < 0 || ls_head_decode(heads.v[i].val, heads.v[i].vlen, &h) != LS_OK)
             continue;
         bool fenced = h.fenced;
+        int64_t next_offset = h.next_offset;
         ls_head_clear(&h);
-        if (fenced)
+        if (fenced) {
+            if (c->pass_retention)
+                reclaim_log(c, id, next_offset);
             continue;
+        }
         log_task(c, id, ls_table_plan_find(&plan, id));
     }
     table_lags(c, &plan);

@@ -177,7 +177,7 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
     out->log_start = cur.log_start;
     out->trimmed_bytes = cur.trimmed_bytes;
     out->index_start = cur.index_start;
-    if (fenced)
+    if (fenced && !req->reclaim)
         return LS_ENOTFOUND;
     int64_t target = req->new_start == LS_TRIM_TO_HIGH_WATERMARK ? hw : req->new_start;
     if (target > hw)

@@ -28,6 +28,9 @@ typedef struct ls_trim_req {
     /* Optional compare added to every txn (the compactor's ownership key):
      * once it fails every attempt does, and the trim ends with LS_ECONFLICT. */
     const ls_meta_cmp_t *fence;
+    /* A fenced (deleted) log is trimmed too: its storage is being reclaimed.
+     * Otherwise a fenced log is LS_ENOTFOUND (DeleteRecords of a deleted topic). */
+    bool reclaim;
 } ls_trim_req_t;
 
 /* The stored state after the call (also when nothing changed or a later txn

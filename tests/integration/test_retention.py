@@ -288,3 +288,34 @@ def test_two_brokers_share_retention_and_both_see_the_new_start(cluster):
     got = _read_from(survivor.bootstrap, topic, 0)
     assert [o for o, _ in got] == list(range(100, 150))
     assert {int(v[1:]): o for o, v in got} == acked
+
+
+def test_delete_topics_gives_its_storage_back(broker_factory):
+    """Regression (issue 17 §5): compacted objects, WAL objects and index
+    entries of deleted topics stayed forever (compaction, retention and trim
+    all skipped deleted logs). A deleted topic's logs are now trimmed to their
+    end in the background: the object store is back to what it held before."""
+    _local_store_only()
+    b = broker_factory(*FAST, "--compaction.min.age.ms=0")
+    keep = create_topic(b.bootstrap, unique_topic("keep"), partitions=1)
+    _produce_batches(b.bootstrap, keep, 0, 3, 10)
+    _wait(lambda: not _objects(b.data_dir, "wal"), 30, "the kept topic compacted")
+    baseline = _objects(b.data_dir, "co") | _objects(b.data_dir, "wal")
+    gone = create_topic(b.bootstrap, unique_topic("gone"), partitions=2)
+    _produce_batches(b.bootstrap, gone, 0, 20, 50)
+    _wait(lambda: len(_objects(b.data_dir, "co") - baseline) > 0, 30, "compacted objects")
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    for f in a.delete_topics([gone]).values():
+        f.result(30)
+    _wait(lambda: (_objects(b.data_dir, "co") | _objects(b.data_dir, "wal")) == baseline, 60,
+          "the deleted topic's objects removed")
+    # the kept topic is untouched
+    c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": unique_topic("g"),
+                  "auto.offset.reset": "earliest"})
+    c.assign([TopicPartition(keep, 0, 0)])
+    n = 0
+    deadline = time.monotonic() + 30
+    while n < 30 and time.monotonic() < deadline:
+        n += sum(1 for m in c.consume(100, timeout=0.5) if m.error() is None)
+    c.close()
+    assert n == 30
