@@ -553,6 +553,21 @@ bool ls_compactor_table_lag(const ls_compactor_t *c, int64_t stream_no, int64_t 
     return v != NULL;
 }
 
+/* Runs one trim under the task's claim and queues its result for the loop
+ * (partial progress counts too: the loop takes the max). */
+static trim_done_t *run_trim(ls_compactor_t *c, const ls_trim_req_t *req, ls_status *st)
+{
+    trim_done_t *t = LS_NEW(trim_done_t);
+    t->log_id = req->log_id;
+    *st = ls_log_trim(c->meta, c->os, req, &t->r);
+    c->stats.entries_trimmed += (uint64_t)t->r.entries_removed;
+    c->stats.wal_objects_released += (uint64_t)t->r.wal_released;
+    c->stats.cos_deleted += (uint64_t)t->r.cos_deleted;
+    t->next = c->trims;
+    c->trims = t;
+    return t;
+}
+
 /* Retention of one log: trims to what retention.ms / retention.bytes allow. */
 static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
@@ -579,12 +594,7 @@ static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream
     ls_meta_cmp_t fence = ls_log_claim_cmp(&c->claim);
     ls_trim_req_t req = {.log_id = id, .new_start = target, .keep_wal = p.keep_wal,
                          .fence = &fence};
-    trim_done_t *t = LS_NEW(trim_done_t);
-    t->log_id = id;
-    st = ls_log_trim(c->meta, c->os, &req, &t->r);
-    c->stats.entries_trimmed += (uint64_t)t->r.entries_removed;
-    c->stats.wal_objects_released += (uint64_t)t->r.wal_released;
-    c->stats.cos_deleted += (uint64_t)t->r.cos_deleted;
+    trim_done_t *t = run_trim(c, &req, &st);
     if (st == LS_OK) {
         LS_INFO("retention", "log %016llx: log start now %lld (retention.ms %lld, retention.bytes "
                 "%lld; %d index entries, %d compacted objects removed)", (unsigned long long)id,
@@ -597,8 +607,6 @@ static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream
                 (unsigned long long)id, (long long)target, ls_status_str(st));
         c->stats.failures++;
     }
-    t->next = c->trims;   /* partial progress counts too: the loop takes the max */
-    c->trims = t;
 }
 
 /* Storage of a deleted topic (issue 17 §5): its logs are fenced, so nothing
@@ -620,12 +628,7 @@ static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
     ls_meta_cmp_t fence = ls_log_claim_cmp(&c->claim);
     ls_trim_req_t req = {.log_id = id, .new_start = next_offset, .keep_wal = false,
                          .fence = &fence, .reclaim = true};
-    trim_done_t *t = LS_NEW(trim_done_t);
-    t->log_id = id;
-    st = ls_log_trim(c->meta, c->os, &req, &t->r);
-    c->stats.entries_trimmed += (uint64_t)t->r.entries_removed;
-    c->stats.wal_objects_released += (uint64_t)t->r.wal_released;
-    c->stats.cos_deleted += (uint64_t)t->r.cos_deleted;
+    trim_done_t *t = run_trim(c, &req, &st);
     if (st == LS_OK)
         LS_INFO("retention", "deleted log %016llx: storage reclaimed (%d index entries, %d "
                 "compacted objects removed)", (unsigned long long)id, t->r.entries_removed,
@@ -633,8 +636,6 @@ static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
     else if (st != LS_ECONFLICT)
         LS_WARN_RL("retention", "deleted log %016llx: reclaiming its storage failed: %s (will "
                    "retry)", (unsigned long long)id, ls_status_str(st));
-    t->next = c->trims;
-    c->trims = t;
     ls_log_release(c->owner, &c->claim);
 }
 

@@ -82,6 +82,18 @@ def s3_store_url(name):
     return url
 
 
+def rss_mb(pid):
+    """Resident memory of a process in MiB (None once it is gone)."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except (FileNotFoundError, TypeError):
+        return None
+    return None
+
+
 def binary_path():
     b = os.environ.get("LAKESTREAM_BIN") or os.path.join(ROOT, "build", "lakestream")
     return os.path.abspath(b)

@@ -21,7 +21,7 @@ import urllib.request
 import pytest
 
 from kafka_util import create_topic, produce_all, producer, unique_topic
-from lsbroker import Broker, sanitized_build
+from lsbroker import Broker, rss_mb, sanitized_build
 
 
 def _cpu_seconds(pid):
@@ -29,13 +29,6 @@ def _cpu_seconds(pid):
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-
-def _rss_mb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return 0.0
 
 
 def _api_versions_v0(corr):
@@ -108,6 +101,8 @@ def test_descriptor_exhaustion_backs_off_and_recovers(own_broker, flags):
 
 def test_max_connections_per_ip(own_broker):
     b = own_broker("--max.connections.per.ip=5")
+    # the harness's readiness probe was a connection too: let its close land
+    time.sleep(1.0)
     socks, answered, closed = [], 0, 0
     for i in range(8):
         s = socket.create_connection((b.host, b.port), timeout=5)
@@ -147,7 +142,7 @@ def test_idle_connections_are_closed(own_broker):
 
 def test_request_memory_is_bounded(own_broker):
     b = own_broker("--socket.request.max.bytes=64MiB", "--queued.max.request.bytes=16MiB")
-    base = _rss_mb(b.pid)
+    base = rss_mb(b.pid)
     socks = []
     chunk = b"\0" * (1 << 20)
     for _ in range(12):
@@ -163,7 +158,7 @@ def test_request_memory_is_bounded(own_broker):
             except (BlockingIOError, OSError):
                 pass
         time.sleep(0.01)
-    grown = _rss_mb(b.pid) - base
+    grown = rss_mb(b.pid) - base
     for s in socks:
         s.close()
     if not sanitized_build(b.binary):

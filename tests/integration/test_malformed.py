@@ -21,6 +21,7 @@ import pytest
 
 from confluent_kafka.admin import AdminClient
 
+from lsbroker import rss_mb
 from kafka_util import consume, create_topic, produce_all, producer, unique_topic, watermarks
 
 # ---------------------------------------------------------------- encodings
@@ -288,16 +289,6 @@ def _fd_count(pid):
         return None
 
 
-def _rss_mb(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024.0
-    except (FileNotFoundError, TypeError):
-        return None
-
-
 def healthy(broker):
     """A normal client on a fresh connection still produces and consumes."""
     assert broker.alive(), "broker process died; log tail:\n" + broker.log_tail(30)
@@ -448,14 +439,14 @@ def test_bad_frame_size_closes(b, size):
 
 @pytest.mark.parametrize("size", [200 << 20, 0x7FFFFFFF])
 def test_frame_larger_than_socket_request_max_bytes_closes_without_body(b, size):
-    rss0 = _rss_mb(b.pid)
+    rss0 = rss_mb(b.pid)
     c = Conn(b)
     try:
         c.send(i32(size) + header(18, 0, 1))
         c.expect_closed()
     finally:
         c.close()
-    rss1 = _rss_mb(b.pid)
+    rss1 = rss_mb(b.pid)
     if rss0 is not None:
         assert rss1 - rss0 < 100, "RSS grew %.0f MB on a %d-byte size prefix" % (rss1 - rss0, size)
 
@@ -546,7 +537,7 @@ def test_random_body_for_every_api(b, api_key, version):
 
 
 def test_absurd_array_count(b):
-    rss0 = _rss_mb(b.pid)
+    rss0 = rss_mb(b.pid)
     c = Conn(b)
     try:
         # Metadata v1: topics array count 2^31-1 with no elements
@@ -569,7 +560,7 @@ def test_absurd_array_count(b):
         c.closed_or_response(14)
     finally:
         c.close()
-    rss1 = _rss_mb(b.pid)
+    rss1 = rss_mb(b.pid)
     if rss0 is not None:
         assert rss1 - rss0 < 100, "RSS grew %.0f MB on absurd array counts" % (rss1 - rss0)
 
@@ -741,7 +732,7 @@ def test_many_bad_connections_at_once(b):
 def test_client_that_never_reads_responses(b):
     """Pipelines many requests without reading: the broker must bound what
     it buffers (backpressure), not grow without limit, and survive the close."""
-    rss0 = _rss_mb(b.pid)
+    rss0 = rss_mb(b.pid)
     c = Conn(b)
     try:
         req = frame(header(3, 1, 1) + array(None, string))
@@ -755,7 +746,7 @@ def test_client_that_never_reads_responses(b):
             pass
     finally:
         c.close()
-    rss1 = _rss_mb(b.pid)
+    rss1 = rss_mb(b.pid)
     if rss0 is not None:
         assert rss1 - rss0 < 300, "RSS grew %.0f MB for one client that does not read" % (rss1 - rss0)
 

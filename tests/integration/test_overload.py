@@ -11,15 +11,8 @@ import pytest
 from confluent_kafka import Producer
 
 import lsbroker
+from lsbroker import rss_mb
 from kafka_util import DeliveryLog, consume, create_topic, unique_topic
-
-
-def _rss_mib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return 0.0
 
 
 def test_overload_applies_backpressure_and_loses_nothing(broker_factory, tmp_path):
@@ -32,14 +25,14 @@ def test_overload_applies_backpressure_and_loses_nothing(broker_factory, tmp_pat
                        "--wal.flush.max.bytes=1MiB", "--wal.buffer.max.bytes=4MiB",
                        "--read.cache.max.bytes=8MiB")
     topic = create_topic(b.bootstrap, unique_topic("overload"), partitions=4)
-    base = _rss_mib(b.pid)
+    base = rss_mb(b.pid)
     peak = [base]
     stop = threading.Event()
 
     def sample():
         while not stop.is_set():
             try:
-                peak[0] = max(peak[0], _rss_mib(b.pid))
+                peak[0] = max(peak[0], rss_mb(b.pid))
             except OSError:
                 return
             time.sleep(0.02)
