@@ -14,8 +14,13 @@ commits). Afterwards an independent consumer reads every partition and checks:
   chaos.py --cycles N [--records R] [--partitions P] [--faults] [--cluster N] [--json OUT]
 
 With --cluster N, N brokers share a throwaway etcd and one object store; the
-nemesis kill -9s a random broker per cycle and sometimes pauses etcd
-(SIGSTOP) while it is down.
+nemesis kill -9s a random broker per cycle, or pauses one (SIGSTOP) for
+longer than its session timeout and resumes it, and sometimes pauses etcd
+(SIGSTOP) while a broker is down. A committer thread meanwhile commits a
+growing offset for a consumer group through the cluster and reads it back:
+
+  commits_backwards  a read-back committed offset below the highest commit
+                     already acknowledged (a stale coordinator answering)
 
 `make chaos CYCLES=N` runs it long; tests/integration/test_chaos.py runs a
 short version inside `make test`. Exit status 1 on any loss, duplicate,
@@ -29,12 +34,13 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from confluent_kafka import Producer  # noqa: E402
+from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 
 import lsbroker  # noqa: E402
 from kafka_util import consume, create_topic  # noqa: E402
@@ -131,14 +137,54 @@ def _run(cycles, records, partitions, faults, rnd, seed, work, log, cluster, etc
             acked[msg.value()] = (msg.partition(), msg.offset())
 
     produced = 0
+    pauses = [0]
 
     def crash():
         victim = rnd.choice(nodes)
+        if cluster and rnd.random() < 0.3:
+            # a pause longer than the session: the others take over its groups
+            # and partitions; it resumes believing nothing happened
+            os.kill(victim.pid, signal.SIGSTOP)
+            time.sleep(rnd.uniform(2.5, 4.0))
+            os.kill(victim.pid, signal.SIGCONT)
+            pauses[0] += 1
+            return
         victim.kill9()
         if etcd and rnd.random() < 0.5:
             etcd.pause(rnd.uniform(0.2, 1.5))
         time.sleep(rnd.random() * 0.2)
         victim.start()
+
+    commit_stop = threading.Event()
+    commit_stats = {"acknowledged": 0, "backwards": []}
+
+    def committer():
+        """Commits 1, 2, 3, ... for one group and partition through any broker;
+        every read-back must be at least the highest acknowledged commit."""
+        group = "chaos-commits-%d" % seed
+        n = best = 0
+        while not commit_stop.is_set():
+            c = None
+            try:
+                c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                              "enable.auto.commit": False, "socket.timeout.ms": 5000})
+                n += 1
+                c.commit(offsets=[TopicPartition(topic, 0, n)], asynchronous=False)
+                best = n
+                commit_stats["acknowledged"] += 1
+                got = c.committed([TopicPartition(topic, 0)], timeout=5)[0].offset
+                if 0 <= got < best:
+                    commit_stats["backwards"].append((best, got))
+            except Exception:
+                pass   # retriable while brokers die; an unacknowledged commit proves nothing
+            finally:
+                if c is not None:
+                    c.close()
+            commit_stop.wait(0.1)
+
+    commit_thread = threading.Thread(target=committer) if cluster else None
+    if commit_thread:
+        commit_thread.start()
 
     for cycle in range(cycles):
         # crash once per cycle, after a random share of this cycle's records
@@ -167,6 +213,9 @@ def _run(cycles, records, partitions, faults, rnd, seed, work, log, cluster, etc
         log("cycle %d/%d: produced %d, acked %d, failed %d" % (cycle + 1, cycles, produced,
                                                                 len(acked), len(failed)))
     left = p.flush(300)
+    if commit_thread:
+        commit_stop.set()
+        commit_thread.join()
     if faults:
         for b in nodes:
             b.allow_errors(r".")
@@ -190,6 +239,8 @@ def _run(cycles, records, partitions, faults, rnd, seed, work, log, cluster, etc
               "failed": len(failed), "unflushed": left, "read": sum(len(v) for v in got.values()),
               "lost": len(lost), "duplicated": len(dups), "reordered": reordered,
               "strangers": len(strangers), "faults": faults, "seed": seed,
+              "pauses": pauses[0], "group_commits": commit_stats["acknowledged"],
+              "commits_backwards": len(commit_stats["backwards"]),
               "examples": {"lost": [v.decode() for v in lost[:5]],
                            "duplicated": [v.decode() for v in dups[:5]]}}
     return report
@@ -213,7 +264,8 @@ def main(argv=None):
     if a.json:
         with open(a.json, "w") as f:
             json.dump(r, f, indent=2)
-    ok = r["broker_exit"] in (0, None) and r["lost"] == 0 and r["duplicated"] == 0 and r["reordered"] == 0 and r["strangers"] == 0
+    ok = (r["broker_exit"] in (0, None) and r["lost"] == 0 and r["duplicated"] == 0
+          and r["reordered"] == 0 and r["strangers"] == 0 and r["commits_backwards"] == 0)
     print("chaos: %s" % ("PASS" if ok else "FAIL"))
     return 0 if ok else 1
 

@@ -33,3 +33,4 @@ def test_chaos_short_cluster(tmp_path):
     assert r["acknowledged"] > 0 and r["brokers"] == 3
     assert r["broker_exit"] in (0, None), r
     assert (r["lost"], r["duplicated"], r["reordered"], r["strangers"]) == (0, 0, 0, 0), r
+    assert r["commits_backwards"] == 0, r
