@@ -67,8 +67,8 @@ static ls_status ac_change(const ls_prop_t *cur, int ncur, void *arg, const ls_p
     ac_res_t *r = ca->r;
     r->buf = ls_arena_alloc(ca->a, (size_t)(ncur + r->nops + 1) * sizeof *r->buf);
     int n = 0;
-    if (!r->replace)
-        for (int i = 0; i < ncur; i++)
+    for (int i = 0; i < ncur; i++)   /* AlterConfigs replaces all but the broker-kept factor */
+        if (!r->replace || strcmp(cur[i].key, LS_KAFKA_RF_KEY) == 0)
             r->buf[n++] = cur[i];
     for (int k = 0; k < r->nops; k++) {
         int at = -1;
@@ -198,7 +198,7 @@ static const char *ac_op_check(ls_arena_t *a, ac_res_t *r, ls_kstr_t kname, int8
     char cerr[512];
     if (op == LS_KAFKA_CONFIG_OP_DELETE) {
         value = NULL;
-        if (strcmp(key, LS_POLICY_SINCE_KEY) == 0)
+        if (strcmp(key, LS_POLICY_SINCE_KEY) == 0 || strcmp(key, LS_KAFKA_RF_KEY) == 0)
             return ls_arena_printf(a, "Configuration %s is maintained by the broker and cannot be deleted",
                         key);
     } else if (!value) {

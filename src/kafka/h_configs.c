@@ -330,7 +330,8 @@ int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_broker *b, const char *n
         cfg_entry_t *e = &v[n++];
         e->Name = ls_kstr_c(p->key);
         e->Value = ls_kstr_c(p->value);
-        e->ReadOnly = strcmp(p->key, LS_POLICY_SINCE_KEY) == 0;
+        e->ReadOnly =
+            strcmp(p->key, LS_POLICY_SINCE_KEY) == 0 || strcmp(p->key, LS_KAFKA_RF_KEY) == 0;
         e->ConfigSource = LS_KAFKA_CONFIG_SOURCE_TOPIC_CONFIG;
         e->ConfigType = LS_KAFKA_CONFIG_TYPE_STRING;
         e->Documentation = ls_kstr_null();
@@ -476,6 +477,11 @@ int ls_kafka_topic_config_check(const char *name, const char *value, char *err, 
 {
     if (ls_policy_is_key(name))
         return ls_policy_check(name, value, err, (size_t)errlen) == LS_OK ? 0 : -1;
+    if (strcmp(name, LS_KAFKA_RF_KEY) == 0) {
+        snprintf(err, (size_t)errlen, "Configuration %s is maintained by the broker (the "
+                 "replication factor the topic was created with) and cannot be set", name);
+        return -1;
+    }
     if (strncmp(name, "lakestream.", 11) == 0)
         return 0;
     const topic_config_def_t *d = topic_def_find(name);

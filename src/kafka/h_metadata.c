@@ -20,6 +20,7 @@
  * Threads: everything runs on the loop thread except the create job, which
  * only reads the arena strings prepared for it and writes its status array. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -85,18 +86,33 @@ static void md_fill_topic(md_ctx_t *ctx, ls_kafka_MetadataResponse_MetadataRespo
         ctx->m.IncludeTopicAuthorizedOperations ? TOPIC_AUTHORIZED_OPS : INT32_MIN;
     t->NumPartitions = s->partitions;
     t->Partitions = ls_kmsg_alloc(a, s->partitions, sizeof *t->Partitions);
-    int32_t *leaders = ls_kmsg_alloc(a, s->partitions, sizeof *leaders);
+    /* replicas: the leader, then the next live brokers (by id, wrapping), as
+     * many as the factor the topic was created with; any of them serves any
+     * request, the object store holds the data (LS_KAFKA_RF_KEY) */
+    const char *rfv = ls_stream_config_get(s, LS_KAFKA_RF_KEY);
+    int rf = rfv ? atoi(rfv) : 1;
+    if (rf > ctx->nmembers)
+        rf = ctx->nmembers;
+    if (rf < 1)
+        rf = 1;
     for (int32_t i = 0; i < s->partitions; i++) {
         ls_kafka_MetadataResponse_MetadataResponsePartition *p = &t->Partitions[i];
-        leaders[i] = partition_leader(ctx, s, i);
+        int32_t *replicas = ls_kmsg_alloc(a, rf, sizeof *replicas);
+        replicas[0] = partition_leader(ctx, s, i);
+        int at = 0;
+        for (int k = 0; k < ctx->nmembers; k++)
+            if (ctx->members[k].id == replicas[0])
+                at = k;
+        for (int k = 1; k < rf; k++)
+            replicas[k] = ctx->members[(at + k) % ctx->nmembers].id;
         p->ErrorCode = LS_KERR_NONE;
         p->PartitionIndex = i;
-        p->LeaderId = leaders[i];
+        p->LeaderId = replicas[0];
         p->LeaderEpoch = 0;
-        p->ReplicaNodes = &leaders[i];   /* no replicas: the object store holds the data */
-        p->NumReplicaNodes = 1;
-        p->IsrNodes = &leaders[i];
-        p->NumIsrNodes = 1;
+        p->ReplicaNodes = replicas;
+        p->NumReplicaNodes = rf;
+        p->IsrNodes = replicas;
+        p->NumIsrNodes = rf;
         p->OfflineReplicas = NULL;
         p->NumOfflineReplicas = 0;
     }

@@ -247,7 +247,7 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
         }
         /* Configs: null values mean "use the default" and are dropped. */
         if (!err)
-            t->config = ls_arena_alloc(a, (size_t)(q->NumConfigs > 0 ? q->NumConfigs + 1 : 1) *
+            t->config = ls_arena_alloc(a, (size_t)(q->NumConfigs > 0 ? q->NumConfigs + 2 : 2) *
                                               sizeof *t->config);
         if (!err && q->NumConfigs > 0) {
             for (int32_t k = 0; k < q->NumConfigs && !err; k++) {
@@ -274,6 +274,11 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
                     t->nconfig++;
                 }
             }
+        }
+        if (!err && t->replication > 1) {   /* kept and reported back (LS_KAFKA_RF_KEY) */
+            t->config[t->nconfig].key = (char *)LS_KAFKA_RF_KEY;
+            t->config[t->nconfig].value = ls_arena_printf(a, "%d", (int)t->replication);
+            t->nconfig++;
         }
         /* the table policy the configs resolve to (and enabled.since) */
         char perr[512];

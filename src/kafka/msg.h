@@ -973,6 +973,12 @@ int ls_kafka_topic_policy_apply(struct ls_broker *b, const char *ns, const char 
                                 const struct ls_prop *before, int nbefore, struct ls_prop *after,
                                 int *nafter, char *since_buf, size_t since_cap, char *err,
                                 int errlen);
+/* The replication factor a topic was created with (CreateTopics), kept by the
+ * broker as a read-only topic config: durability comes from the object store,
+ * but tools compare the factor they asked for with what Metadata reports, so
+ * Metadata lists that many distinct live brokers as replicas (fewer when fewer
+ * brokers are live). Absent: 1. */
+#define LS_KAFKA_RF_KEY "lakestream.replication.factor"
 /* Validates one topic config for CreateTopics: known name (or "lakestream."
  * prefix) and a value of the right type. 0, or -1 with a message in err. */
 int ls_kafka_topic_config_check(const char *name, const char *value, char *err, int errlen);

@@ -461,3 +461,35 @@ def test_reads_resume_through_survivors_after_a_broker_dies(cluster):
     print("takeover: all %d records read through the survivors %.1f s after the kill "
           "(session timeout %d ms)" % (len(seen), took, session_ms))
     assert len(seen) == n, "%d of %d records read within 60 s" % (len(seen), n)
+
+
+def test_replication_factor_asked_for_is_reported(cluster):
+    """Issue 11 §3: a topic created with replication factor 3 was described with
+    one replica, so infrastructure-as-code tools saw permanent drift. The
+    factor is kept and Metadata lists that many distinct live brokers (the
+    leader first); durability still comes from the object store. It cannot be
+    set afterwards (read-only), and AlterConfigs keeps it."""
+    from confluent_kafka.admin import ConfigResource
+    nodes = [cluster.add(*FAST) for _ in range(3)]
+    t3 = create_topic(cluster.bootstrap, unique_topic("rf3"), partitions=4, replication_factor=3)
+    t1 = create_topic(cluster.bootstrap, unique_topic("rf1"), partitions=2, replication_factor=1)
+    md = admin(cluster.bootstrap).list_topics(timeout=10)
+    for pm in md.topics[t3].partitions.values():
+        assert len(pm.replicas) == 3 and len(set(pm.replicas)) == 3 and pm.replicas[0] == pm.leader
+        assert sorted(pm.isrs) == sorted(pm.replicas)
+    for pm in md.topics[t1].partitions.values():
+        assert pm.replicas == [pm.leader]
+    a = admin(cluster.bootstrap)
+    res = ConfigResource(ConfigResource.Type.TOPIC, t3, set_config={"retention.ms": "1000"})
+    for f in a.alter_configs([res]).values():
+        f.result(30)
+    md = admin(cluster.bootstrap).list_topics(timeout=10)
+    assert all(len(pm.replicas) == 3 for pm in md.topics[t3].partitions.values())
+    import pytest
+    from confluent_kafka import KafkaException
+    bad = ConfigResource(ConfigResource.Type.TOPIC, t3,
+                         set_config={"lakestream.replication.factor": "5", "retention.ms": "2000"})
+    with pytest.raises(KafkaException) as ei:
+        for f in a.alter_configs([bad]).values():
+            f.result(30)
+    assert "maintained by the broker" in ei.value.args[0].str()
