@@ -55,6 +55,12 @@ void ls_kreq_begin(ls_kreq_t *req, ls_kw_t *w);
 void ls_kreq_respond(ls_kreq_t *req, ls_kw_t *w);
 /* Finishes req without a response (acks=0 Produce). */
 void ls_kreq_no_response(ls_kreq_t *req);
+/* Answers now but keeps req (its arena, decoded body) alive for work still
+ * running on its behalf: a request whose deadline passed (timeoutMs) is
+ * answered REQUEST_TIMED_OUT while its store job finishes later. The request
+ * then ends with ls_kreq_release(), exactly once. */
+void ls_kreq_respond_keep(ls_kreq_t *req, ls_kw_t *w);
+void ls_kreq_release(ls_kreq_t *req);
 /* Malformed request: log "api vN: <why> at byte <pos>", close the connection, free req. */
 void ls_kreq_fail(ls_kreq_t *req, const char *why);
 /* True if the connection is gone (handlers finishing late may skip work). */

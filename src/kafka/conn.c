@@ -309,6 +309,20 @@ void ls_kreq_respond(ls_kreq_t *req, ls_kw_t *w)
     conn_unref(c);
 }
 
+void ls_kreq_respond_keep(ls_kreq_t *req, ls_kw_t *w)
+{
+    slot_t *s = req->slot;
+    ls_kw_patch_i32(w, 0, (int32_t)(w->total - 4));
+    s->w = *w;
+    memset(w, 0, sizeof *w);
+    s->has_response = true;
+    s->done = true;
+    req->slot = NULL;   /* the writer frees it once sent */
+    conn_flush(req->conn);
+}
+
+void ls_kreq_release(ls_kreq_t *req) { req_free(req); }
+
 void ls_kreq_no_response(ls_kreq_t *req)
 {
     slot_t *s = req->slot;

@@ -72,6 +72,8 @@ typedef struct ct_ctx {
     ls_kafka_CreateTopicsRequest m;
     ls_kafka_CreateTopicsResponse resp;
     ct_topic_t *t;
+    uv_timer_t *deadline;     /* timeoutMs: answered REQUEST_TIMED_OUT if the store is slower */
+    bool answered;            /* by the deadline; ct_done then only releases */
 } ct_ctx_t;
 
 static void ct_work(void *arg)
@@ -88,6 +90,32 @@ static void ct_work(void *arg)
     }
 }
 
+/* The request's timeoutMs passed while the store job still runs (a locked or
+ * unreachable metadata store, a saturated worker pool): answer every topic
+ * not answered yet with REQUEST_TIMED_OUT, as Kafka does — the creation may
+ * still complete — and keep the request alive until the job is done. */
+static void ct_deadline(uv_timer_t *tm)
+{
+    ct_ctx_t *ctx = tm->data;
+    ls_kreq_t *req = ctx->req;
+    for (int32_t i = 0; i < ctx->m.NumTopics; i++)
+        if (ctx->t[i].go) {
+            ctx->resp.Topics[i].ErrorCode = LS_KERR_REQUEST_TIMED_OUT;
+            ctx->resp.Topics[i].ErrorMessage = ls_kstr_c(ls_arena_printf(
+                req->arena, "The metadata store did not answer within the request's timeout "
+                "(%d ms); the topic may still be created", (int)ctx->m.TimeoutMs));
+        }
+    LS_WARN_RL("kafka", "CreateTopics answered REQUEST_TIMED_OUT after %d ms: the metadata "
+               "store is slow or locked", (int)ctx->m.TimeoutMs);
+    ctx->answered = true;
+    ls_kw_t w;
+    ls_kreq_begin(req, &w);
+    ls_kafka_CreateTopicsResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_respond_keep(req, &w);
+}
+
+static void ct_deadline_closed(uv_handle_t *h) { ls_free(h); }
+
 static void ct_done(void *arg)
 {
     ct_ctx_t *ctx = arg;
@@ -95,6 +123,21 @@ static void ct_done(void *arg)
     ls_broker_t *b = req->broker;
     ls_arena_t *a = req->arena;
     int16_t v = req->api_version;
+    if (ctx->deadline) {
+        uv_close((uv_handle_t *)ctx->deadline, ct_deadline_closed);
+        ctx->deadline = NULL;
+    }
+    for (int32_t i = 0; i < ctx->m.NumTopics; i++)
+        if (ctx->t[i].created && ctx->t[i].since[0]) {
+            ls_broker_tables_changed(b);   /* a new table: its freshness schedule starts now */
+            break;
+        }
+    if (ctx->answered) {   /* the deadline answered: only finish the request */
+        for (int32_t i = 0; i < ctx->m.NumTopics; i++)
+            ls_stream_release(ctx->t[i].created);
+        ls_kreq_release(req);
+        return;
+    }
     for (int32_t i = 0; i < ctx->m.NumTopics; i++) {
         ct_topic_t *t = &ctx->t[i];
         ls_kafka_CreateTopicsResponse_CreatableTopicResult *r = &ctx->resp.Topics[i];
@@ -145,11 +188,6 @@ static void ct_done(void *arg)
             break;
         }
     }
-    for (int32_t i = 0; i < ctx->m.NumTopics; i++)
-        if (ctx->t[i].created && ctx->t[i].since[0]) {
-            ls_broker_tables_changed(b);   /* a new table: its freshness schedule starts now */
-            break;
-        }
     ls_kw_t w;
     ls_kreq_begin(req, &w);
     ls_kafka_CreateTopicsResponse_encode(&w, v, &ctx->resp);
@@ -299,6 +337,12 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
     if (!any) {
         ct_done(ctx);
         return;
+    }
+    if (ctx->m.TimeoutMs > 0) {
+        ctx->deadline = LS_NEW(uv_timer_t);
+        uv_timer_init(b->loop, ctx->deadline);
+        ctx->deadline->data = ctx;
+        uv_timer_start(ctx->deadline, ct_deadline, (uint64_t)ctx->m.TimeoutMs, 0);
     }
     ls_broker_offload(b, ct_work, ct_done, ctx);
 }

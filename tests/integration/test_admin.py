@@ -395,3 +395,30 @@ def test_partition_limits_refuse_partition_bombs(broker_factory):
     d = broker_factory()
     e = _create_err(admin(d.bootstrap), unique_topic("bomb"), 100000)
     assert e.code() == KafkaError.INVALID_PARTITIONS
+
+
+def test_create_topics_answers_within_its_timeout_when_the_store_is_locked(broker):
+    """Regression (issue 17 §9): with the SQLite metadata file held exclusively by
+    another process, CreateTopics got no answer for 20 s. It is now answered
+    REQUEST_TIMED_OUT (retriable) when its timeoutMs passes."""
+    import os
+    import sqlite3
+    if broker.external or os.environ.get("LS_TEST_META", "sqlite") not in ("", "sqlite"):
+        pytest.skip("locks the local SQLite metadata file")
+    db = sqlite3.connect(os.path.join(broker.data_dir, "meta.db"), timeout=30)
+    db.execute("BEGIN EXCLUSIVE")
+    try:
+        a = admin(broker.bootstrap)
+        name = unique_topic("locked")
+        t0 = time.monotonic()
+        fs = a.create_topics([NewTopic(name, 1, 1)], operation_timeout=2, request_timeout=30)
+        with pytest.raises(KafkaException) as ei:
+            fs[name].result(60)
+        took = time.monotonic() - t0
+        assert ei.value.args[0].code() == KafkaError.REQUEST_TIMED_OUT, ei.value
+        assert took < 4.5, "answered after %.1f s" % took
+    finally:
+        db.rollback()
+        db.close()
+    # the broker is fine once the lock is gone
+    create_topic(broker.bootstrap, unique_topic("afterlock"))
