@@ -30,7 +30,7 @@
 #include "base/clock.h"
 #include "base/crashpoint.h"
 #include "base/diag.h"
-#include "kafka/records.h"
+#include "records/records.h"
 #include "table/iceberg_raw.h"
 #include "table/iceberg_table.h"
 #include "table/table_catalog.h"

@@ -25,7 +25,7 @@
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
 #include "kafka/names.h"
-#include "kafka/records.h"
+#include "records/records.h"
 #include "server/broker.h"
 
 #define MAX_BATCHES_PER_PARTITION 256

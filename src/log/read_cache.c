@@ -5,15 +5,15 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "records/records.h"
 
-/* Entry framing shared with the Kafka path (RecordBatch v2): int64 base offset
- * at 0, int32 length-after-this-field at 8, int32 leader epoch at 12,
- * int32 lastOffsetDelta at 23, int64 maxTimestamp at 35. */
-#define ENTRY_MIN 61
-#define ENTRY_LEN_AT 8
-#define ENTRY_EPOCH_AT 12
-#define ENTRY_LAST_DELTA_AT 23
-#define ENTRY_MAX_TS_AT 35
+/* Entry framing: an entry is a RecordBatch v2 (records/records.h has the one
+ * definition of the layout). */
+#define ENTRY_MIN LS_RB_HEADER_SIZE
+#define ENTRY_LEN_AT LS_RB_OFF_LENGTH
+#define ENTRY_EPOCH_AT LS_RB_OFF_LEADER_EPOCH
+#define ENTRY_LAST_DELTA_AT LS_RB_OFF_LAST_OFFSET_DELTA
+#define ENTRY_MAX_TS_AT LS_RB_OFF_MAX_TIMESTAMP
 
 struct ls_read_cache {
     size_t max_bytes;

@@ -20,7 +20,7 @@
 #include "http/http_server.h"
 #include "http/iceberg_rest.h"
 #include "kafka/conn.h"
-#include "kafka/records_time.h"
+#include "records/records_time.h"
 #include "objstore/objstore_s3.h"
 
 #define CLUSTER_ID_KEY "/ls/cluster/id"

@@ -3,6 +3,7 @@
  * synthetic entries, append acknowledgements, and a small logstore config. */
 #ifndef LS_TEST_LOG_FIXTURE_H
 #define LS_TEST_LOG_FIXTURE_H
+#include "records/records.h"
 #include <string.h>
 #include <uv.h>
 
@@ -20,8 +21,8 @@ static size_t make_entry(uint8_t *out, int records, uint8_t fill, int64_t ts)
     memset(out, fill, len);
     ls_be64_put(out, 0);
     ls_be32_put(out + 8, (uint32_t)(len - 12));
-    ls_be32_put(out + 23, (uint32_t)(records - 1));
-    ls_be64_put(out + 35, (uint64_t)ts);
+    ls_be32_put(out + LS_RB_OFF_LAST_OFFSET_DELTA, (uint32_t)(records - 1));
+    ls_be64_put(out + LS_RB_OFF_MAX_TIMESTAMP, (uint64_t)ts);
     return len;
 }
 

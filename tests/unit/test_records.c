@@ -8,7 +8,7 @@
 #include "base/buf.h"
 #include "base/compress.h"
 #include "base/crc32c.h"
-#include "kafka/records.h"
+#include "records/records.h"
 #include "unit.h"
 
 #define MAXB ((size_t)1 << 20)

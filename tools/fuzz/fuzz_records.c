@@ -23,7 +23,7 @@
 
 #include "base/buf.h"
 #include "base/crc32c.h"
-#include "kafka/records.h"
+#include "records/records.h"
 
 #define FUZZ_MAX_BATCH ((size_t)1 << 20)
 #define FUZZ_MAX_DECOMPRESSED ((size_t)4 << 20)

@@ -32,7 +32,7 @@
  *
  * Every read from the batch goes through rb_reader_t: a bounded cursor with a
  * sticky error, so parsing code checks once per record, never per field. */
-#include "kafka/records.h"
+#include "records/records.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
-#include "kafka/records_time.h"
+#include "records/records_time.h"
 
-#include "kafka/records.h"
+#include "records/records.h"
 
 typedef struct {
     int64_t ts;

@@ -9,8 +9,8 @@
  * occupies 12 + batchLength bytes. Records may be compressed (attributes bits 0-2).
  * Validation decompresses and parses every record so a bad batch is refused at
  * produce time, never found later by a consumer. */
-#ifndef LS_KAFKA_RECORDS_H
-#define LS_KAFKA_RECORDS_H
+#ifndef LS_RECORDS_H
+#define LS_RECORDS_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
