@@ -42,7 +42,9 @@
  *    a hang), the spare reopened, and accepting pauses with a back-off (100 ms
  *    doubling to 2 s) instead of spinning; one rate-limited line says so.
  *  - connections.max.idle.ms: a connection with nothing in flight and no
- *    traffic for that long is closed by a sweep timer.
+ *    traffic for that long is closed by a sweep timer; one whose request frame
+ *    stops arriving mid-way (holding its memory reservation) after
+ *    min(that, 30 s) without a byte.
  * Loop thread only. */
 #include "kafka/conn.h"
 
@@ -725,12 +727,22 @@ static void on_idle_sweep(uv_timer_t *t)
 {
     ls_kafka_listener_t *l = t->data;
     int64_t now = ls_clock_mono_ms();
+    /* a frame that stops arriving holds its reservation of
+     * queued.max.request.bytes: it gets at most 30 s without a byte */
+    int64_t stall_ms = l->idle_ms < 30000 ? l->idle_ms : 30000;
     for (ls_kconn_t *c = l->conns.next, *next; c != &l->conns; c = next) {
         next = c->next;
-        if (!c->closed && c->inflight == 0 && !c->frame && !c->mem_wait &&
-            now - c->last_active_ms >= l->idle_ms) {
+        if (c->closed || c->mem_wait)
+            continue;
+        int64_t quiet = now - c->last_active_ms;
+        if (c->frame && quiet >= stall_ms) {
+            char why[96];
+            snprintf(why, sizeof why, "a request frame stalled mid-way (no byte for %lld ms)",
+                     (long long)quiet);
+            conn_close(c, why);
+        } else if (c->inflight == 0 && !c->frame && quiet >= l->idle_ms) {
             LS_DEBUG("kafka", "closing connection from %s: idle for %lld ms "
-                     "(connections.max.idle.ms)", c->peer, (long long)(now - c->last_active_ms));
+                     "(connections.max.idle.ms)", c->peer, (long long)quiet);
             conn_close(c, NULL);
         }
     }
