@@ -14,6 +14,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/diag.h"
+#include "base/thread.h"
 
 #define REGISTER_ATTEMPTS 20
 
@@ -211,12 +212,7 @@ static void *renew_thread(void *arg)
     pthread_mutex_lock(&m->mu);
     while (!m->stop) {
         int64_t slept_from = ls_clock_mono_ms();
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t ns = ts.tv_nsec + (every % 1000) * 1000000;
-        ts.tv_sec += every / 1000 + ns / 1000000000;
-        ts.tv_nsec = ns % 1000000000;
-        pthread_cond_timedwait(&m->cond, &m->mu, &ts);
+        ls_cond_wait_until(&m->cond, &m->mu, slept_from + every);
         if (m->stop)
             break;
         pthread_mutex_unlock(&m->mu);
@@ -267,7 +263,7 @@ ls_membership_t *ls_membership_start(ls_meta_t *meta, const ls_member_t *self,
     m->ttl_ms = session_timeout_ms;
     snprintf(m->key, sizeof m->key, LS_BROKERS_PREFIX "%010d", (int)self->id);
     pthread_mutex_init(&m->mu, NULL);
-    pthread_cond_init(&m->cond, NULL);
+    ls_cond_init_mono(&m->cond);
     /* a registration of another broker may be a crashed one whose lease has
      * not expired yet: wait up to one session timeout for it */
     int64_t deadline = ls_clock_mono_ms() + session_timeout_ms + 1000;
@@ -295,7 +291,7 @@ ls_membership_t *ls_membership_start(ls_meta_t *meta, const ls_member_t *self,
         if (st != LS_OK)
             snprintf(err, (size_t)errlen, "watching live brokers: %s", ls_status_str(st));
     }
-    if (st != LS_OK || pthread_create(&m->thread, NULL, renew_thread, m) != 0) {
+    if (st != LS_OK || ls_thread_start(&m->thread, "ls-membership", renew_thread, m) != 0) {
         if (st == LS_OK)
             snprintf(err, (size_t)errlen, "starting the membership thread: %s", strerror(errno));
         if (m->watch)

@@ -36,6 +36,7 @@
 #include "base/alloc.h"
 #include "base/check.h"
 #include "base/diag.h"
+#include "base/thread.h"
 
 ls_meta_t *ls_meta_open(const char *url, char *err, int errlen)
 {
@@ -462,7 +463,7 @@ ls_meta_hub_t *ls_meta_hub_new(int64_t rev, size_t history_bytes)
     h->max_bytes = history_bytes;
     h->cap = 64;
     h->ring = LS_NEWN(hub_batch_t *, h->cap);
-    if (pthread_create(&h->thread, NULL, hub_notifier, h) != 0)
+    if (ls_thread_start(&h->thread, "ls-meta-notify", hub_notifier, h) != 0)
         LS_PANIC("cannot start the watch notifier thread");
     return h;
 }

@@ -44,9 +44,11 @@
 #include <time.h>
 
 #include "base/alloc.h"
-#include "base/curl_pool.h"
 #include "base/check.h"
+#include "base/clock.h"
+#include "base/curl_pool.h"
 #include "base/diag.h"
+#include "base/thread.h"
 
 #define ETCD_POOL_MAX 16
 #define ETCD_TIMEOUT_MS 5000L
@@ -757,13 +759,9 @@ static void *watch_thread(void *arg)
         /* the stream broke: back off, then resume elsewhere from next_rev */
         if (w->next_rev > before) backoff = 50;
         ep = (ep + 1) % em->neps;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += (long)backoff * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
+        int64_t until = ls_clock_mono_ms() + backoff;
         pthread_mutex_lock(&w->mu);
-        while (!w->cancelled && pthread_cond_timedwait(&w->cv, &w->mu, &ts) == 0) {
+        while (!w->cancelled && ls_cond_wait_until(&w->cv, &w->mu, until) == 0) {
         }
         pthread_mutex_unlock(&w->mu);
         backoff = backoff * 2 > ETCD_WATCH_BACKOFF_MAX_MS ? ETCD_WATCH_BACKOFF_MAX_MS : backoff * 2;
@@ -817,10 +815,10 @@ static ls_status etcd_watch(ls_meta_t *m, const void *prefix, size_t plen, int64
     w->arg = arg;
     w->next_rev = after_rev + 1;
     pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv, NULL);
+    ls_cond_init_mono(&w->cv);
     w->multi = curl_multi_init();
     pthread_mutex_lock(&w->mu);
-    if (!w->multi || pthread_create(&w->th, NULL, watch_thread, w) != 0) {
+    if (!w->multi || ls_thread_start(&w->th, "ls-etcd-watch", watch_thread, w) != 0) {
         pthread_mutex_unlock(&w->mu);
         watch_free(w);
         snprintf(m->errmsg, sizeof m->errmsg, "etcd watch: cannot start its thread");

@@ -24,6 +24,7 @@
 #include "base/check.h"
 #include "base/clock.h"
 #include "base/diag.h"
+#include "base/thread.h"
 #include "meta/meta.h"
 
 #define MEM_EXPIRER_MAX_SLEEP_MS 1000
@@ -317,8 +318,7 @@ static void *mem_expirer(void *arg)
             if (mm->leases[i].deadline_ms < next) next = mm->leases[i].deadline_ms;
             i++;
         }
-        struct timespec ts = {.tv_sec = next / 1000, .tv_nsec = (next % 1000) * 1000000};
-        pthread_cond_timedwait(&mm->cv, &mm->mu, &ts);
+        ls_cond_wait_until(&mm->cv, &mm->mu, next);
     }
     pthread_mutex_unlock(&mm->mu);
     return NULL;
@@ -374,13 +374,9 @@ ls_meta_t *ls_meta_mem_open(void)
     mem_meta_t *mm = LS_NEW(mem_meta_t);
     mm->base.ops = &mem_ops;
     pthread_mutex_init(&mm->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&mm->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    ls_cond_init_mono(&mm->cv);
     mm->hub = ls_meta_hub_new(0, LS_META_HUB_HISTORY_BYTES);
-    if (pthread_create(&mm->expirer, NULL, mem_expirer, mm) != 0)
+    if (ls_thread_start(&mm->expirer, "ls-mem-expirer", mem_expirer, mm) != 0)
         LS_PANIC("mem: cannot start the lease expirer thread");
     return &mm->base;
 }

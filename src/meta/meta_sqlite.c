@@ -38,6 +38,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/diag.h"
+#include "base/thread.h"
 #include "meta/meta.h"
 
 #define SQ_SCHEMA_VERSION 1
@@ -570,9 +571,7 @@ static void *sq_expirer(void *arg)
         int64_t next = sq_expire_due(s, now);
         int64_t sleep_ms = SQ_EXPIRER_MAX_SLEEP_MS;
         if (next && next - now < sleep_ms) sleep_ms = next - now > 0 ? next - now : 1;
-        int64_t at = ls_clock_mono_ms() + sleep_ms;
-        struct timespec ts = {.tv_sec = at / 1000, .tv_nsec = (at % 1000) * 1000000};
-        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        ls_cond_wait_until(&s->cv, &s->mu, ls_clock_mono_ms() + sleep_ms);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -676,11 +675,7 @@ ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen)
     s->base.ops = &sq_ops;
     s->path = ls_strdup(path);
     pthread_mutex_init(&s->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    ls_cond_init_mono(&s->cv);
 
     sq_mkdirs(path);
     int rc = sqlite3_open_v2(
@@ -731,7 +726,7 @@ ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen)
         }
     }
     s->hub = ls_meta_hub_new(s->rev, LS_META_HUB_HISTORY_BYTES);
-    if (pthread_create(&s->expirer, NULL, sq_expirer, s) != 0) {
+    if (ls_thread_start(&s->expirer, "ls-sqlite-expiry", sq_expirer, s) != 0) {
         snprintf(err, (size_t)errlen, "sqlite %s: cannot start the lease expirer", path);
         ls_meta_hub_free(s->hub);
         goto fail;

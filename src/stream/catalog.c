@@ -50,6 +50,7 @@
 #include "base/clock.h"
 #include "base/diag.h"
 #include "base/hash.h"
+#include "base/thread.h"
 
 #define CAT_NS_PREFIX "/ls/ns/"
 #define CAT_STREAM_PREFIX "/ls/stream/"
@@ -653,7 +654,7 @@ static void cat_on_watch(void *arg, const ls_meta_event_t *ev, size_t n)
         /* a previous resync thread has finished: it started this watch */
         if (c->rewatching)
             pthread_join(c->rewatch, NULL);
-        c->rewatching = pthread_create(&c->rewatch, NULL, cat_rewatch_main, c) == 0;
+        c->rewatching = ls_thread_start(&c->rewatch, "ls-cat-rewatch", cat_rewatch_main, c) == 0;
         return;
     }
     bool ns_changed = false;
