@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/check.h"
 #include "base/buf.h"
 #include "base/hash.h"
 #include "base/i64map.h"
@@ -1391,6 +1392,47 @@ void ls_group_coord_load_done(ls_group_coord_t *c, const char *group_id, ls_stat
     }
 }
 
+/* The invariants of group.h, checked over one group (panics naming the
+ * group and the broken rule). */
+static void check_group(const ls_group_t *g)
+{
+    if (g->loading)
+        return;
+    LS_CHECKF(g->generation >= 0, "group '%s': generation %d", g->id, (int)g->generation);
+    LS_CHECKF(g->state != LS_GROUP_DEAD || g->nmembers == 0,
+              "group '%s': Dead with %d members", g->id, g->nmembers);
+    LS_CHECKF(g->state != LS_GROUP_EMPTY || g->nmembers == 0,
+              "group '%s': Empty with %d members", g->id, g->nmembers);
+    bool leader_found = false;
+    for (int i = 0; i < g->nmembers; i++) {
+        const member_t *m = g->members[i];
+        LS_CHECKF(!m->join_cb || g->state == LS_GROUP_PREPARING_REBALANCE,
+                  "group '%s': member %s awaits join in state %s", g->id, m->id,
+                  ls_group_state_name(g->state));
+        LS_CHECKF(!m->sync_cb || g->state == LS_GROUP_COMPLETING_REBALANCE,
+                  "group '%s': member %s awaits sync in state %s", g->id, m->id,
+                  ls_group_state_name(g->state));
+        leader_found |= str_eq(g->leader, m->id);
+        for (int j = i + 1; j < g->nmembers; j++) {
+            LS_CHECKF(!str_eq(m->id, g->members[j]->id), "group '%s': member id %s twice",
+                      g->id, m->id);
+            LS_CHECKF(!m->instance_id || !str_eq(m->instance_id, g->members[j]->instance_id),
+                      "group '%s': instance id %s held by two members", g->id, m->instance_id);
+        }
+    }
+    LS_CHECKF(!(g->state == LS_GROUP_STABLE || g->state == LS_GROUP_COMPLETING_REBALANCE) ||
+                  leader_found,
+              "group '%s': leader %s is not a member in state %s", g->id,
+              g->leader ? g->leader : "(none)", ls_group_state_name(g->state));
+}
+
+void ls_group_coord_check_invariants(const ls_group_coord_t *c)
+{
+    for (size_t b = 0; b < c->nbuckets; b++)
+        for (const ls_group_t *g = c->buckets[b]; g; g = g->hnext)
+            check_group(g);
+}
+
 int64_t ls_group_coord_tick(ls_group_coord_t *c)
 {
     int64_t now = now_ms(c), next = INT64_MAX;
@@ -1433,6 +1475,8 @@ int64_t ls_group_coord_tick(ls_group_coord_t *c)
             }
         }
     }
+    if (ls_check_invariants_enabled())
+        ls_group_coord_check_invariants(c);
     return next;
 }
 

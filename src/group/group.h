@@ -172,6 +172,10 @@ void ls_group_coord_load_done(ls_group_coord_t *c, const char *group_id, ls_stat
                               ls_group_loaded_t *l);
 /* The loaded group if in memory (no load). */
 ls_group_t *ls_group_find(ls_group_coord_t *c, const char *group_id);
+/* Checks the invariants above over every group in memory (base/check.h:
+ * panics naming the group and the rule). Runs after every tick when
+ * invariant checking is on. */
+void ls_group_coord_check_invariants(const ls_group_coord_t *c);
 /* Runs expirations due at now; returns the next deadline (INT64_MAX: none). */
 int64_t ls_group_coord_tick(ls_group_coord_t *c);
 /* Drops a loaded group from memory (its coordinator moved to another

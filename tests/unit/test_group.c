@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/check.h"
 #include "group/group.h"
 #include "group/group_service.h"
 #include "unit.h"
@@ -508,6 +509,7 @@ TEST(keys_escape_group_ids)
 
 int main(void)
 {
+    ls_check_invariants_enable(true);   /* every tick checks group.h's invariants */
     RUN(single_member_join_sync);
     RUN(second_member_rebalance_and_fencing);
     RUN(session_timeout_expires_member);
