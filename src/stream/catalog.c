@@ -375,6 +375,37 @@ static void cat_map_put(cat_map_t *m, ls_stream_t *s)
     m->n++;
 }
 
+/* The map's invariants (caller holds mu): every node is on the name chain
+ * and the id chain its hashes pick, the hashes are those of its stream, the
+ * count matches, a name and an id are there once, partitions are in range. */
+static void cat_map_check(const cat_map_t *m)
+{
+    size_t count = 0;
+    for (size_t b = 0; b < m->nbuckets; b++)
+        for (const cat_node_t *n = m->by_name[b]; n; n = n->name_next) {
+            count++;
+            LS_CHECKF(n->name_hash == cat_hash_name(n->s->ns, n->s->name) &&
+                          (n->name_hash & (m->nbuckets - 1)) == b,
+                      "catalog: %s/%s sits on the wrong name chain", n->s->ns, n->s->name);
+            LS_CHECKF(n->id_hash == cat_hash_id(&n->s->id) &&
+                          cat_map_find_id(m, &n->s->id) == n,
+                      "catalog: %s/%s is not found by its id", n->s->ns, n->s->name);
+            LS_CHECKF(cat_map_find_name(m, n->s->ns, n->s->name) == n,
+                      "catalog: %s/%s is there twice", n->s->ns, n->s->name);
+            LS_CHECKF(n->s->partitions >= 1 && n->s->partitions <= LS_MAX_PARTITIONS,
+                      "catalog: %s/%s has %d partitions", n->s->ns, n->s->name,
+                      (int)n->s->partitions);
+        }
+    LS_CHECKF(count == m->n, "catalog: %zu streams linked, %zu counted", count, m->n);
+}
+
+void ls_catalog_check_invariants(ls_catalog_t *c)
+{
+    pthread_mutex_lock(&c->mu);
+    cat_map_check(&c->map);
+    pthread_mutex_unlock(&c->mu);
+}
+
 static void cat_cache_put(ls_catalog_t *c, ls_stream_t *s)
 {
     pthread_mutex_lock(&c->mu);
@@ -569,6 +600,8 @@ ls_status ls_catalog_reload(ls_catalog_t *c)
     pthread_mutex_lock(&c->mu);
     cat_map_t old = c->map;
     c->map = fresh;
+    if (ls_check_invariants_enabled())
+        cat_map_check(&c->map);
     pthread_mutex_unlock(&c->mu);
     cat_map_free(&old);
     c->loaded_rev = start_rev;
@@ -619,6 +652,8 @@ static void cat_apply_stream_event(ls_catalog_t *c, const ls_meta_event_t *e)
         if (st)
             cat_cache_put(c, st);
     }
+    if (ls_check_invariants_enabled())
+        ls_catalog_check_invariants(c);
     pthread_mutex_unlock(&c->write_mu);
 }
 

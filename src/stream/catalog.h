@@ -57,6 +57,10 @@ void ls_catalog_close(ls_catalog_t *c);
  * catalog knows them; another broker's concurrent create may slip past by
  * its own size) above total is LS_ELIMIT. Set once, before serving. */
 void ls_catalog_set_limits(ls_catalog_t *c, int32_t per_stream, int64_t total);
+/* Checks the in-memory map's invariants (base/check.h: panics naming the
+ * stream and the rule); run by unit tests and after every reload and watched
+ * change when invariant checking is on. */
+void ls_catalog_check_invariants(ls_catalog_t *c);
 ls_status ls_catalog_reload(ls_catalog_t *c);
 
 /* Validation shared with the Kafka edge: [a-zA-Z0-9._-], 1..249, not "." or "..". */

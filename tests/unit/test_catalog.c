@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/check.h"
 #include "base/diag.h"
 #include "meta/meta.h"
 #include "stream/catalog.h"
@@ -435,6 +436,7 @@ TEST(sqlite_reopen_same_state)
 int main(void)
 {
     ls_diag_set_level(LS_DIAG_WARN);
+    ls_check_invariants_enable(true);   /* reloads and watched changes check the map */
     char err[256];
 
     printf("# meta backend mem\n");
