@@ -296,7 +296,9 @@ void ls_kreq_begin(ls_kreq_t *req, ls_kw_t *w)
         ls_kw_tags(w, true);
 }
 
-void ls_kreq_respond(ls_kreq_t *req, ls_kw_t *w)
+/* Puts the finished response w into req's slot (the writer sends and frees
+ * it in request order). */
+static void slot_fill(ls_kreq_t *req, ls_kw_t *w)
 {
     slot_t *s = req->slot;
     ls_kw_patch_i32(w, 0, (int32_t)(w->total - 4));
@@ -304,6 +306,12 @@ void ls_kreq_respond(ls_kreq_t *req, ls_kw_t *w)
     memset(w, 0, sizeof *w);
     s->has_response = true;
     s->done = true;
+    req->slot = NULL;
+}
+
+void ls_kreq_respond(ls_kreq_t *req, ls_kw_t *w)
+{
+    slot_fill(req, w);
     ls_kconn_t *c = req->conn;
     c->refs++;
     req_free(req);
@@ -313,13 +321,7 @@ void ls_kreq_respond(ls_kreq_t *req, ls_kw_t *w)
 
 void ls_kreq_respond_keep(ls_kreq_t *req, ls_kw_t *w)
 {
-    slot_t *s = req->slot;
-    ls_kw_patch_i32(w, 0, (int32_t)(w->total - 4));
-    s->w = *w;
-    memset(w, 0, sizeof *w);
-    s->has_response = true;
-    s->done = true;
-    req->slot = NULL;   /* the writer frees it once sent */
+    slot_fill(req, w);
     conn_flush(req->conn);
 }
 
