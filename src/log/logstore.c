@@ -102,12 +102,29 @@ typedef struct gc_job {
     ls_logstore_t *ls;
     char **inflight_keys;
     int ninflight;
+    int64_t started_ms;      /* wall clock when inflight_keys was taken */
     int deleted;
     ls_status st;
     uv_work_t work;
 } gc_job_t;
 
-static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int *deleted)
+/* WAL object keys begin "wal/<13-digit wall ms of the seal>-". */
+static int64_t wal_key_time(const char *key)
+{
+    if (strncmp(key, "wal/", 4) != 0)
+        return -1;
+    char *end;
+    long long ms = strtoll(key + 4, &end, 10);
+    return end == key + 4 || *end != '-' ? -1 : ms;
+}
+
+/* skip: the keys of flushes in flight when the pass began. A pass on a worker
+ * also skips objects sealed at or after sealed_before_ms (less 5 s of clock
+ * slop): they may have been sealed after the skip list was taken and be
+ * committing right now, and an object must never be deleted between its PUT
+ * and its commit (with wal.gc.grace.ms=0 nothing else protects it). */
+static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int64_t sealed_before_ms,
+                        int *deleted)
 {
     *deleted = 0;
     uint64_t freed = 0;
@@ -119,6 +136,9 @@ static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int *deleted)
     int64_t now = ls_clock_wall_ms();
     for (size_t i = 0; i < n; i++) {
         if (now - objs[i].mtime_ms < ls->cfg.gc_grace_ms)
+            continue;
+        int64_t sealed = wal_key_time(objs[i].key);
+        if (sealed_before_ms != INT64_MAX && (sealed < 0 || sealed >= sealed_before_ms - 5000))
             continue;
         bool busy = false;
         for (int j = 0; j < nskip && !busy; j++)
@@ -167,7 +187,7 @@ ls_status ls_logstore_gc_now(ls_logstore_t *ls, int *deleted)
     nskip = 0;
     for (ls_flush_t *f = ls->queue_head; f; f = f->next)
         skip[nskip++] = f->key;
-    ls_status st = gc_run(ls, skip, nskip, &d);
+    ls_status st = gc_run(ls, skip, nskip, INT64_MAX, &d);   /* on the loop: skip is exact */
     ls_free(skip);
     if (deleted)
         *deleted = d;
@@ -177,7 +197,7 @@ ls_status ls_logstore_gc_now(ls_logstore_t *ls, int *deleted)
 static void gc_work(uv_work_t *w)
 {
     gc_job_t *j = w->data;
-    j->st = gc_run(j->ls, j->inflight_keys, j->ninflight, &j->deleted);
+    j->st = gc_run(j->ls, j->inflight_keys, j->ninflight, j->started_ms, &j->deleted);
 }
 
 static void gc_after(uv_work_t *w, int status)
@@ -206,6 +226,7 @@ static void gc_timer_cb(uv_timer_t *t)
     for (ls_flush_t *f = ls->queue_head; f; f = f->next)
         n++;
     j->inflight_keys = LS_NEWN(char *, n ? n : 1);
+    j->started_ms = ls_clock_wall_ms();
     for (ls_flush_t *f = ls->queue_head; f; f = f->next)
         j->inflight_keys[j->ninflight++] = ls_strdup(f->key);
     ls->gc_running = true;
