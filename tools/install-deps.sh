@@ -8,7 +8,8 @@
 #                                 etcd-server (metadata store for tests),
 #                                 .venv from tests/integration/requirements.txt,
 #                                 tests/integration/js/node_modules (npm ci),
-#                                 .cache/java/lib (kafka-clients and its deps)
+#                                 .cache/java/lib (kafka-clients and its deps),
+#                                 .cache/java/apps (Kafka Connect + Kafka Streams)
 #
 # Every network access of the test suites happens here, never at test time.
 # Each step is skipped when its stamp file holds the hash of its lockfile (and
@@ -128,6 +129,24 @@ install_java() {
     stamp_set java "$key"
 }
 
+# Kafka Connect (distributed worker, FileStream connectors) and Kafka Streams
+# for tests/integration/test_connect_streams.py, apart from the client jars.
+install_java_apps() {
+    local pom="tests/integration/java/apps/pom.xml" lib="$ROOT/.cache/java/apps" key
+    key="$(hash_of "$pom")"
+    if stamp_ok java-apps "$key" && ls "$lib"/connect-runtime-*.jar "$lib"/kafka-streams-*.jar \
+        >/dev/null 2>&1; then
+        return 0
+    fi
+    say "fetching Kafka Connect and Kafka Streams jars into .cache/java/apps"
+    rm -rf "$lib"
+    mvn -B -q -C -Dstyle.color=never -f "$pom" dependency:copy-dependencies \
+        -DoutputDirectory="$lib" -DincludeScope=runtime
+    ls "$lib"/connect-runtime-*.jar "$lib"/connect-file-*.jar "$lib"/kafka-streams-*.jar \
+        >/dev/null 2>&1 || die "Connect/Streams jars missing after mvn"
+    stamp_set java-apps "$key"
+}
+
 case "$MODE" in
 build)
     install_build
@@ -138,6 +157,7 @@ test)
     install_venv
     install_npm
     install_java
+    install_java_apps
     ;;
 *)
     die "usage: $0 build|test"
