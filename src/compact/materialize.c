@@ -119,7 +119,11 @@ static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
                  ls_policy_key(LS_POLICY_PARTITION), tt->policy->value[LS_POLICY_PARTITION]);
         return st;
     }
-    const char *props[] = {"lakestream.stream", s->name, "lakestream.namespace", s->ns, NULL};
+    /* old metadata files are deleted after each commit (Iceberg's properties,
+     * so every engine's writer would do the same; ls_ice_table_append) */
+    const char *props[] = {"lakestream.stream", s->name, "lakestream.namespace", s->ns,
+                           "write.metadata.delete-after-commit.enabled", "true",
+                           "write.metadata.previous-versions-max", "10", NULL};
     st = ls_tcat_create(meta, os, s->ns, tt->name, tt->prefix, location,
                         ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, &spec, props, t,
                         err, (size_t)errlen);
@@ -170,6 +174,7 @@ ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *w
     ls_status st = open_table(meta, os, warehouse_uri, tt, true, &t, err, errlen);
     if (st != LS_OK)
         return st;
+    ls_ice_table_set_snapshot_max_age(t, tt->policy->snapshot_max_age_ms);
     char key[80];
     last_offset_key(key, sizeof key, log_id);
     const char *done = ls_ice_table_summary(t, key);

@@ -59,7 +59,6 @@ static inline void ls_avro_end(ls_buf_t *b)
 {
     ls_avro_long(b, 0);
 }
-#endif
 
 /* ---- Reading (for manifest lists / manifests written by us or by other
  * engines). The whole file is decoded against its own writer schema into a
@@ -105,3 +104,4 @@ void ls_avro_file_free(ls_avro_file_t *f);
 const char *ls_avro_file_meta(const ls_avro_file_t *f, const char *key);
 /* Field of a record by name, or NULL. */
 const ls_av_t *ls_av_field(const ls_av_t *rec, const char *name);
+#endif

@@ -14,15 +14,18 @@
 #include "table/iceberg_table.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/crashpoint.h"
 #include "base/uuid.h"
 #include "table/avro_ocf.h"
+#include "table/iceberg_manifest.h"
 
 struct ls_ice_table {
     ls_objstore_t *os;
@@ -33,6 +36,8 @@ struct ls_ice_table {
     char *meta_location;
     ls_ice_committer_t committer; /* commit NULL: the filesystem layout commits */
     ls_ice_spec_t spec;
+    int64_t snapshot_max_age_ms; /* 0: snapshots never expire */
+    ls_ice_maint_stats_t maint;
     char err[256];
 };
 
@@ -49,14 +54,6 @@ int ls_ice_transform_parse(const char *s)
     if (!strcmp(s, "hour") || !strcmp(s, "hours")) return LS_ICE_HOUR;
     if (!strcmp(s, "day") || !strcmp(s, "days")) return LS_ICE_DAY;
     return -1;
-}
-
-/* Result type of a partition field (spec "Partition Transforms"). */
-static ls_ice_type result_type(const ls_ice_part_field_t *f)
-{
-    if (f->transform == LS_ICE_HOUR) return LS_ICE_INT;
-    if (f->transform == LS_ICE_DAY) return LS_ICE_DATE;
-    return f->source_type;
 }
 
 ls_status ls_ice_spec_add(ls_ice_spec_t *s, int source_id, const char *source_name,
@@ -122,7 +119,7 @@ void ls_ice_partition_path(const ls_ice_spec_t *s, const int64_t *values, ls_buf
 {
     for (int i = 0; i < s->nfields; i++) {
         const ls_ice_part_field_t *f = &s->fields[i];
-        ls_ice_type rt = result_type(f);
+        ls_ice_type rt = ls_ice_result_type(f);
         if (i) ls_buf_append_u8(out, '/');
         int64_t y;
         unsigned m, d;
@@ -137,15 +134,6 @@ void ls_ice_partition_path(const ls_ice_spec_t *s, const int64_t *values, ls_buf
             ls_buf_printf(out, "%s-%lld", f->name, (long long)values[i]);
         }
     }
-}
-
-/* Single-value serialization (spec Appendix D) of a partition value. */
-static size_t part_bytes(ls_ice_type rt, int64_t v, uint8_t out[8])
-{
-    size_t n = rt == LS_ICE_LONG ? 8 : 4;
-    for (size_t i = 0; i < n; i++)
-        out[i] = (uint8_t)((uint64_t)v >> (8 * i));
-    return n;
 }
 
 /* ---- data file metrics -------------------------------------------------- */
@@ -218,97 +206,6 @@ void ls_ice_datafile_clear(ls_ice_datafile_t *df)
     ls_free(df->metrics);
     memset(df, 0, sizeof *df);
 }
-
-/* ---- Avro schemas -------------------------------------------------------- */
-
-static void part_avro_type(const ls_ice_part_field_t *f, ls_buf_t *b)
-{
-    ls_ice_type rt = result_type(f);
-    if (rt == LS_ICE_DATE)
-        ls_buf_printf(b, "{\"type\":\"int\",\"logicalType\":\"date\"}");
-    else
-        ls_buf_printf(b, "\"%s\"", rt == LS_ICE_LONG ? "long" : "int");
-}
-
-static void map_field(ls_buf_t *b, const char *name, int fid, int kid, int vid, const char *vtype)
-{
-    ls_buf_printf(b,
-                  "{\"name\":\"%s\",\"type\":[\"null\",{\"type\":\"array\",\"logicalType\":\"map\","
-                  "\"items\":{\"type\":\"record\",\"name\":\"k%d_v%d\",\"fields\":["
-                  "{\"name\":\"key\",\"type\":\"int\",\"field-id\":%d},"
-                  "{\"name\":\"value\",\"type\":\"%s\",\"field-id\":%d}]}}],"
-                  "\"default\":null,\"field-id\":%d},",
-                  name, kid, vid, kid, vtype, vid, fid);
-}
-
-static char *manifest_schema(const ls_ice_spec_t *s)
-{
-    ls_buf_t b;
-    ls_buf_init(&b);
-    ls_buf_printf(
-        &b,
-        "{\"type\":\"record\",\"name\":\"manifest_entry\",\"fields\":["
-        "{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
-        "{\"name\":\"snapshot_id\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":1},"
-        "{\"name\":\"sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":"
-        "3},"
-        "{\"name\":\"file_sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-"
-        "id\":4},"
-        "{\"name\":\"data_file\",\"type\":{\"type\":\"record\",\"name\":\"r2\",\"fields\":["
-        "{\"name\":\"content\",\"type\":\"int\",\"field-id\":134},"
-        "{\"name\":\"file_path\",\"type\":\"string\",\"field-id\":100},"
-        "{\"name\":\"file_format\",\"type\":\"string\",\"field-id\":101},"
-        "{\"name\":\"partition\",\"type\":{\"type\":\"record\",\"name\":\"r102\",\"fields\":[");
-    for (int i = 0; i < s->nfields; i++) {
-        ls_buf_printf(&b, "%s{\"name\":\"%s\",\"type\":[\"null\",", i ? "," : "",
-                      s->fields[i].name);
-        part_avro_type(&s->fields[i], &b);
-        ls_buf_printf(&b, "],\"default\":null,\"field-id\":%d}", s->fields[i].field_id);
-    }
-    ls_buf_printf(&b, "]},\"field-id\":102},"
-                      "{\"name\":\"record_count\",\"type\":\"long\",\"field-id\":103},"
-                      "{\"name\":\"file_size_in_bytes\",\"type\":\"long\",\"field-id\":104},");
-    map_field(&b, "column_sizes", 108, 117, 118, "long");
-    map_field(&b, "value_counts", 109, 119, 120, "long");
-    map_field(&b, "null_value_counts", 110, 121, 122, "long");
-    map_field(&b, "lower_bounds", 125, 126, 127, "bytes");
-    map_field(&b, "upper_bounds", 128, 129, 130, "bytes");
-    ls_buf_printf(
-        &b,
-        "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":"
-        "131},"
-        "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"long\","
-        "\"element-id\":133}],\"default\":null,\"field-id\":132},"
-        "{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"default\":null,\"field-id\":140}"
-        "]},\"field-id\":2}]}");
-    ls_buf_append_u8(&b, 0);
-    return (char *)ls_buf_steal(&b, NULL);
-}
-
-static const char MANIFEST_LIST_SCHEMA[] =
-    "{\"type\":\"record\",\"name\":\"manifest_file\",\"fields\":["
-    "{\"name\":\"manifest_path\",\"type\":\"string\",\"field-id\":500},"
-    "{\"name\":\"manifest_length\",\"type\":\"long\",\"field-id\":501},"
-    "{\"name\":\"partition_spec_id\",\"type\":\"int\",\"field-id\":502},"
-    "{\"name\":\"content\",\"type\":\"int\",\"field-id\":517},"
-    "{\"name\":\"sequence_number\",\"type\":\"long\",\"field-id\":515},"
-    "{\"name\":\"min_sequence_number\",\"type\":\"long\",\"field-id\":516},"
-    "{\"name\":\"added_snapshot_id\",\"type\":\"long\",\"field-id\":503},"
-    "{\"name\":\"added_files_count\",\"type\":\"int\",\"field-id\":504},"
-    "{\"name\":\"existing_files_count\",\"type\":\"int\",\"field-id\":505},"
-    "{\"name\":\"deleted_files_count\",\"type\":\"int\",\"field-id\":506},"
-    "{\"name\":\"added_rows_count\",\"type\":\"long\",\"field-id\":512},"
-    "{\"name\":\"existing_rows_count\",\"type\":\"long\",\"field-id\":513},"
-    "{\"name\":\"deleted_rows_count\",\"type\":\"long\",\"field-id\":514},"
-    "{\"name\":\"partitions\",\"type\":[\"null\",{\"type\":\"array\",\"items\":{\"type\":"
-    "\"record\","
-    "\"name\":\"r508\",\"fields\":["
-    "{\"name\":\"contains_null\",\"type\":\"boolean\",\"field-id\":509},"
-    "{\"name\":\"contains_nan\",\"type\":[\"null\",\"boolean\"],\"default\":null,\"field-id\":518},"
-    "{\"name\":\"lower_bound\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":510},"
-    "{\"name\":\"upper_bound\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":511}]},"
-    "\"element-id\":508}],\"default\":null,\"field-id\":507},"
-    "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":519}]}";
 
 /* ---- metadata JSON helpers ---------------------------------------------- */
 
@@ -689,6 +586,11 @@ static json_t *current_snapshot(const ls_ice_table_t *t)
 
 const char *ls_ice_table_summary(const ls_ice_table_t *t, const char *key)
 {
+    if (!strncmp(key, LS_ICE_CARRY_PREFIX, strlen(LS_ICE_CARRY_PREFIX))) {
+        const char *v =
+            json_string_value(json_object_get(json_object_get(t->meta, "properties"), key));
+        if (v) return v;
+    }
     return json_string_value(json_object_get(json_object_get(current_snapshot(t), "summary"), key));
 }
 
@@ -720,95 +622,83 @@ ls_status ls_ice_table_put_data(ls_ice_table_t *t, const ls_buf_t *bytes, const 
 
 /* ---- append --------------------------------------------------------------- */
 
-static void enc_int_long_map(ls_buf_t *b, const ls_ice_datafile_t *df, int which)
+
+/* Key of a location under this table, or NULL when it lies elsewhere. */
+static char *key_for_location(const ls_ice_table_t *t, const char *loc)
 {
-    ls_avro_union(b, 1);
-    ls_avro_block(b, (int64_t)df->nmetrics);
-    for (size_t i = 0; i < df->nmetrics; i++) {
-        const ls_ice_colmetric_t *m = &df->metrics[i];
-        ls_avro_long(b, m->field_id);
-        ls_avro_long(b, which == 0 ? m->column_size : which == 1 ? m->value_count : m->null_count);
-    }
-    ls_avro_end(b);
+    size_t n = strlen(t->location);
+    if (strncmp(loc, t->location, n) || loc[n] != '/') return NULL;
+    return key_of(t, loc + n + 1);
 }
 
-static void enc_bounds(ls_buf_t *b, const ls_ice_datafile_t *df, int upper)
+/* GETs a file of this table by location. */
+static ls_status get_location(ls_ice_table_t *t, const char *loc, ls_buf_t *out)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < df->nmetrics; i++)
-        n += upper ? df->metrics[i].has_upper : df->metrics[i].has_lower;
-    ls_avro_union(b, 1);
-    ls_avro_block(b, (int64_t)n);
-    for (size_t i = 0; i < df->nmetrics; i++) {
-        const ls_ice_colmetric_t *m = &df->metrics[i];
-        if (!(upper ? m->has_upper : m->has_lower)) continue;
-        ls_avro_long(b, m->field_id);
-        if (upper)
-            ls_avro_bytes(b, m->upper, m->upper_len);
-        else
-            ls_avro_bytes(b, m->lower, m->lower_len);
+    char *key = key_for_location(t, loc);
+    if (!key) {
+        snprintf(t->err, sizeof t->err, "%s is outside the table location", loc);
+        return LS_EINVAL;
     }
-    ls_avro_end(b);
+    out->len = 0;
+    ls_status st = ls_objstore_get(t->os, key, 0, UINT64_MAX, out);
+    if (st != LS_OK) snprintf(t->err, sizeof t->err, "get %s: %s", key, ls_status_str(st));
+    ls_free(key);
+    return st;
 }
 
-static ls_status write_manifest(ls_ice_table_t *t, const ls_ice_datafile_t *files, size_t n,
-                                int64_t snap_id, char **path_out, int64_t *len_out)
+/* Best-effort delete of a file of this table (maintenance after a commit:
+ * a file left behind is an orphan, never a broken table). */
+static void delete_location(ls_ice_table_t *t, const char *loc)
 {
-    char *schema = manifest_schema(&t->spec);
-    ls_avro_ocf_t *w = ls_avro_ocf_new(schema, LS_AVRO_CODEC_DEFLATE, 0);
-    ls_free(schema);
-    json_t *cur_schema = NULL, *v;
+    char *key = key_for_location(t, loc);
+    if (key && ls_objstore_del(t->os, key) == LS_OK) t->maint.files_deleted++;
+    ls_free(key);
+}
+
+static const char *prop_str(const ls_ice_table_t *t, const char *key)
+{
+    return json_string_value(json_object_get(json_object_get(t->meta, "properties"), key));
+}
+
+static int64_t prop_long(const ls_ice_table_t *t, const char *key, int64_t dflt)
+{
+    const char *v = prop_str(t, key);
+    char *end;
+    long long x = v ? strtoll(v, &end, 10) : 0;
+    return v && *v && !*end && x >= 0 ? (int64_t)x : dflt;
+}
+
+static bool prop_bool(const ls_ice_table_t *t, const char *key, bool dflt)
+{
+    const char *v = prop_str(t, key);
+    return v ? !strcasecmp(v, "true") : dflt;
+}
+
+static json_t *current_schema(const ls_ice_table_t *t)
+{
+    json_t *v, *found = NULL;
     size_t i;
     json_int_t sid = json_integer_value(json_object_get(t->meta, "current-schema-id"));
     json_array_foreach(json_object_get(t->meta, "schemas"), i,
-                       v) if (json_integer_value(json_object_get(v, "schema-id")) == sid)
-        cur_schema = v;
-    char *s = json_dumps(cur_schema, JSON_COMPACT);
-    ls_avro_ocf_meta_str(w, "schema", s);
-    free(s);
-    char num[32];
-    snprintf(num, sizeof num, "%lld", (long long)sid);
-    ls_avro_ocf_meta_str(w, "schema-id", num);
+                       v) if (json_integer_value(json_object_get(v, "schema-id")) == sid) found = v;
+    return found;
+}
+
+/* Writes a manifest of n entries; its location and length on LS_OK. */
+static ls_status put_manifest(ls_ice_table_t *t, const ls_ice_mentry_t *e, size_t n,
+                              char **path_out, int64_t *len_out)
+{
+    char *schema = json_dumps(current_schema(t), JSON_COMPACT);
     json_t *sj = spec_json(&t->spec);
-    s = json_dumps(sj, JSON_COMPACT);
+    char *spec = json_dumps(sj, JSON_COMPACT);
     json_decref(sj);
-    ls_avro_ocf_meta_str(w, "partition-spec", s);
-    free(s);
-    snprintf(num, sizeof num, "%d", t->spec.spec_id);
-    ls_avro_ocf_meta_str(w, "partition-spec-id", num);
-    ls_avro_ocf_meta_str(w, "format-version", "2");
-    ls_avro_ocf_meta_str(w, "content", "data");
-    for (size_t k = 0; k < n; k++) {
-        const ls_ice_datafile_t *df = &files[k];
-        ls_buf_t *b = ls_avro_ocf_datum(w);
-        ls_avro_long(b, 1); /* status ADDED */
-        ls_avro_union(b, 1);
-        ls_avro_long(b, snap_id); /* snapshot_id */
-        ls_avro_union(b, 0);      /* sequence_number: inherited */
-        ls_avro_union(b, 0);      /* file_sequence_number: inherited */
-        ls_avro_long(b, 0);       /* content DATA */
-        ls_avro_string(b, df->path);
-        ls_avro_string(b, "PARQUET");
-        for (int p = 0; p < t->spec.nfields; p++) {
-            ls_avro_union(b, 1);
-            ls_avro_long(b, df->partition[p]);
-        }
-        ls_avro_long(b, df->record_count);
-        ls_avro_long(b, df->file_size);
-        enc_int_long_map(b, df, 0);
-        enc_int_long_map(b, df, 1);
-        enc_int_long_map(b, df, 2);
-        enc_bounds(b, df, 0);
-        enc_bounds(b, df, 1);
-        ls_avro_union(b, 0); /* key_metadata */
-        ls_avro_union(b, 0); /* split_offsets */
-        ls_avro_union(b, 0); /* sort_order_id */
-        ls_avro_ocf_datum_done(w);
-    }
     ls_buf_t out;
     ls_buf_init(&out);
-    ls_status st = ls_avro_ocf_finish(w, &out);
-    ls_avro_ocf_free(w);
+    ls_status st = ls_ice_manifest_encode(
+        &t->spec, schema, (int)json_integer_value(json_object_get(t->meta, "current-schema-id")),
+        spec, e, n, &out);
+    free(schema);
+    free(spec);
     char *u = new_uuid();
     char *rel = ls_asprintf("metadata/%s-m0.avro", u);
     ls_free(u);
@@ -824,166 +714,177 @@ static ls_status write_manifest(ls_ice_table_t *t, const ls_ice_datafile_t *file
     return st;
 }
 
-static int64_t av_long(const ls_av_t *rec, const char *name, const char *alt, int64_t dflt)
-{
-    const ls_av_t *v = ls_av_field(rec, name);
-    if (!v && alt) v = ls_av_field(rec, alt);
-    return v && v->kind == LS_AV_LONG ? v->l : dflt;
-}
+/* ---- manifest merging ----------------------------------------------------
+ *
+ * Every fast append adds one manifest, and a snapshot's manifest list names
+ * every live manifest, so without merging a table committed every second
+ * has lists of tens of thousands of entries within a day and every reader
+ * opens that many files. Like Iceberg's merging appends (table properties
+ * commit.manifest-merge.enabled, commit.manifest.min-count-to-merge,
+ * commit.manifest.target-size-bytes, with Iceberg's defaults), once a list
+ * would hold min-count manifests the small data manifests of the current
+ * spec are rewritten, in bins of up to the target size, into manifests whose
+ * entries are EXISTING with their snapshot ids and sequence numbers made
+ * explicit (spec "Sequence Number Inheritance"), so every reader plans the
+ * same files with the same sequence numbers. A bin takes at most
+ * MERGE_MAX_INPUTS manifests, bounding a commit's work on tables written
+ * before merging existed. The replaced manifests stay referenced by older
+ * snapshots and are deleted when those expire (expire_done). */
+#define MERGE_MAX_INPUTS 1000
 
-static void enc_opt_bytes(ls_buf_t *b, const ls_av_t *v)
-{
-    if (v && v->kind == LS_AV_BYTES) {
-        ls_avro_union(b, 1);
-        ls_avro_bytes(b, v->p, v->n);
-    } else {
-        ls_avro_union(b, 0);
-    }
-}
+typedef struct mlist_build {
+    ls_avro_ocf_t *w;
+    int64_t snap_id, seq;
+    int replaced, created;
+} mlist_build_t;
 
-/* Re-encodes a manifest_file record of a parent manifest list (any writer,
- * v1 or v2) in our v2 layout. v1 lists have no sequence numbers: 0. */
-static void copy_manifest_file(ls_buf_t *b, const ls_av_t *r)
+/* Merges the parent list records idx[0..n) into one manifest added to the
+ * list; inputs this writer cannot read back are copied instead. */
+static ls_status merge_bin(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_file_t *f,
+                           const size_t *idx, size_t n)
 {
-    const ls_av_t *path = ls_av_field(r, "manifest_path");
-    ls_avro_bytes(b, path && path->kind == LS_AV_BYTES ? path->p : (const uint8_t *)"",
-                  path && path->kind == LS_AV_BYTES ? path->n : 0);
-    ls_avro_long(b, av_long(r, "manifest_length", NULL, 0));
-    ls_avro_long(b, av_long(r, "partition_spec_id", NULL, 0));
-    ls_avro_long(b, av_long(r, "content", NULL, 0));
-    ls_avro_long(b, av_long(r, "sequence_number", NULL, 0));
-    ls_avro_long(b, av_long(r, "min_sequence_number", NULL, 0));
-    ls_avro_long(b, av_long(r, "added_snapshot_id", NULL, 0));
-    ls_avro_long(b, av_long(r, "added_files_count", "added_data_files_count", 0));
-    ls_avro_long(b, av_long(r, "existing_files_count", "existing_data_files_count", 0));
-    ls_avro_long(b, av_long(r, "deleted_files_count", "deleted_data_files_count", 0));
-    ls_avro_long(b, av_long(r, "added_rows_count", NULL, 0));
-    ls_avro_long(b, av_long(r, "existing_rows_count", NULL, 0));
-    ls_avro_long(b, av_long(r, "deleted_rows_count", NULL, 0));
-    const ls_av_t *parts = ls_av_field(r, "partitions");
-    if (parts && parts->kind == LS_AV_ARRAY) {
-        ls_avro_union(b, 1);
-        ls_avro_block(b, (int64_t)parts->nitems);
-        for (size_t i = 0; i < parts->nitems; i++) {
-            const ls_av_t *p = &parts->items[i];
-            ls_avro_bool(b, (int)av_long(p, "contains_null", NULL, 0));
-            const ls_av_t *nan = ls_av_field(p, "contains_nan");
-            if (nan && nan->kind == LS_AV_BOOL)
-                ls_avro_union(b, 1), ls_avro_bool(b, (int)nan->l);
-            else
-                ls_avro_union(b, 0);
-            enc_opt_bytes(b, ls_av_field(p, "lower_bound"));
-            enc_opt_bytes(b, ls_av_field(p, "upper_bound"));
+    ls_ice_mentry_t *all = NULL;
+    size_t nall = 0, cap = 0;
+    int64_t min_seq = INT64_MAX, rows = 0;
+    ls_status st = LS_OK;
+    ls_buf_t raw;
+    ls_buf_init(&raw);
+    for (size_t i = 0; i < n && st == LS_OK; i++) {
+        const ls_av_t *r = &f->records[idx[i]];
+        const char *path = ls_ice_av_str(r, "manifest_path");
+        st = path ? get_location(t, path, &raw) : LS_ECORRUPT;
+        if (st != LS_OK) break;
+        ls_ice_mentry_t *e;
+        size_t ne;
+        char derr[200];
+        if (ls_ice_manifest_decode(raw.data, raw.len, &t->spec, &e, &ne, derr, sizeof derr) !=
+            LS_OK) {
+            ls_ice_mlist_copy(mb->w, r); /* not ours to rewrite: keep it as it is */
+            continue;
         }
-        ls_avro_end(b);
-    } else {
-        ls_avro_union(b, 0);
+        int64_t mseq = ls_ice_av_long(r, "sequence_number", NULL, 0);
+        int64_t msnap = ls_ice_av_long(r, "added_snapshot_id", NULL, 0);
+        for (size_t k = 0; k < ne; k++) {
+            if (e[k].status == LS_ICE_DELETED) {
+                ls_ice_datafile_clear(&e[k].df);
+                continue;
+            }
+            if (nall == cap) {
+                cap = cap ? cap * 2 : 256;
+                all = ls_realloc(all, cap * sizeof *all);
+            }
+            ls_ice_mentry_t *o = &all[nall++];
+            *o = e[k]; /* takes the data file */
+            o->status = LS_ICE_EXISTING;
+            if (o->snapshot_id < 0) o->snapshot_id = msnap;
+            if (o->seq < 0) o->seq = mseq;
+            if (o->file_seq < 0) o->file_seq = mseq;
+            if (o->seq < min_seq) min_seq = o->seq;
+            rows += o->df.record_count;
+        }
+        ls_free(e);
+        mb->replaced++;
     }
-    enc_opt_bytes(b, ls_av_field(r, "key_metadata"));
+    ls_buf_free(&raw);
+    if (st == LS_OK && nall) {
+        char *path = NULL;
+        int64_t len = 0;
+        st = put_manifest(t, all, nall, &path, &len);
+        if (st == LS_OK) {
+            ls_ice_mfile_t m = {.path = path, .length = len, .spec_id = t->spec.spec_id,
+                                .seq = mb->seq, .min_seq = min_seq,
+                                .added_snapshot_id = mb->snap_id,
+                                .existing_files = (int64_t)nall, .existing_rows = rows};
+            ls_ice_mlist_add(mb->w, &m, &t->spec, all, nall);
+            mb->created++;
+        }
+        ls_free(path);
+    }
+    ls_ice_mentries_free(all, nall);
+    return st;
 }
 
-/* Key of a location under this table, or NULL when it lies elsewhere. */
-static char *key_for_location(const ls_ice_table_t *t, const char *loc)
+/* The parent's manifests into the new list, merged when due. */
+static ls_status carry_manifests(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_file_t *f,
+                                 bool added)
 {
-    size_t n = strlen(t->location);
-    if (strncmp(loc, t->location, n) || loc[n] != '/') return NULL;
-    return key_of(t, loc + n + 1);
+    size_t total = f->nrecords + (added ? 1 : 0);
+    bool due = prop_bool(t, "commit.manifest-merge.enabled", true) &&
+               total >= (size_t)prop_long(t, "commit.manifest.min-count-to-merge", 100);
+    int64_t target = prop_long(t, "commit.manifest.target-size-bytes", 8 << 20);
+    bool *merged = LS_NEWN(bool, f->nrecords ? f->nrecords : 1);
+    size_t *bin = LS_NEWN(size_t, f->nrecords ? f->nrecords : 1);
+    size_t nbin = 0, inputs = 0;
+    int64_t bin_bytes = 0;
+    ls_status st = LS_OK;
+    for (size_t i = 0; due && i < f->nrecords && inputs < MERGE_MAX_INPUTS; i++) {
+        const ls_av_t *r = &f->records[i];
+        int64_t len = ls_ice_av_long(r, "manifest_length", NULL, 0);
+        if (ls_ice_av_long(r, "content", NULL, 0) != 0 ||
+            ls_ice_av_long(r, "partition_spec_id", NULL, -1) != t->spec.spec_id || len >= target)
+            continue;
+        merged[i] = true;
+        bin[nbin++] = i;
+        inputs++;
+        bin_bytes += len;
+        if (bin_bytes >= target) {
+            st = merge_bin(t, mb, f, bin, nbin);
+            nbin = 0;
+            bin_bytes = 0;
+            if (st != LS_OK) break;
+        }
+    }
+    if (st == LS_OK && nbin > 1) {
+        st = merge_bin(t, mb, f, bin, nbin);
+    } else if (nbin == 1) {
+        merged[bin[0]] = false; /* a bin of one is left as it is */
+    }
+    for (size_t i = 0; st == LS_OK && i < f->nrecords; i++)
+        if (!merged[i]) ls_ice_mlist_copy(mb->w, &f->records[i]);
+    ls_free(merged);
+    ls_free(bin);
+    return st;
 }
 
-static ls_status write_manifest_list(ls_ice_table_t *t, json_t *parent, int64_t snap_id,
-                                     int64_t seq, const char *manifest, int64_t manifest_len,
-                                     const ls_ice_datafile_t *files, size_t n, char **path_out)
+static ls_status write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_build_t *mb,
+                                     const char *manifest, int64_t manifest_len,
+                                     const ls_ice_mentry_t *e, size_t n, char **path_out)
 {
-    ls_avro_ocf_t *w = ls_avro_ocf_new(MANIFEST_LIST_SCHEMA, LS_AVRO_CODEC_DEFLATE, 0);
-    char num[32];
-    snprintf(num, sizeof num, "%lld", (long long)snap_id);
-    ls_avro_ocf_meta_str(w, "snapshot-id", num);
-    snprintf(num, sizeof num, "%lld",
-             parent ? (long long)json_integer_value(json_object_get(parent, "snapshot-id")) : -1LL);
-    if (parent) ls_avro_ocf_meta_str(w, "parent-snapshot-id", num);
-    snprintf(num, sizeof num, "%lld", (long long)seq);
-    ls_avro_ocf_meta_str(w, "sequence-number", num);
-    ls_avro_ocf_meta_str(w, "format-version", "2");
+    int64_t pid = parent ? (int64_t)json_integer_value(json_object_get(parent, "snapshot-id")) : 0;
+    mb->w = ls_ice_mlist_new(mb->snap_id, parent ? &pid : NULL, mb->seq);
     /* the new manifest first (none for an append of no files) */
     if (manifest) {
-        ls_buf_t *b = ls_avro_ocf_datum(w);
         int64_t rows = 0;
         for (size_t k = 0; k < n; k++)
-            rows += files[k].record_count;
-        ls_avro_string(b, manifest);
-        ls_avro_long(b, manifest_len);
-        ls_avro_long(b, t->spec.spec_id);
-        ls_avro_long(b, 0); /* content: data */
-        ls_avro_long(b, seq);
-        ls_avro_long(b, seq); /* min_sequence_number */
-        ls_avro_long(b, snap_id);
-        ls_avro_long(b, (int64_t)n);
-        ls_avro_long(b, 0);
-        ls_avro_long(b, 0);
-        ls_avro_long(b, rows);
-        ls_avro_long(b, 0);
-        ls_avro_long(b, 0);
-        ls_avro_union(b, 1);
-        ls_avro_block(b, t->spec.nfields);
-        for (int p = 0; p < t->spec.nfields; p++) {
-            int64_t lo = 0, hi = 0;
-            for (size_t k = 0; k < n; k++) {
-                int64_t v = files[k].partition[p];
-                if (k == 0 || v < lo) lo = v;
-                if (k == 0 || v > hi) hi = v;
-            }
-            ls_avro_bool(b, 0);  /* contains_null: transforms of required values */
-            ls_avro_union(b, 0); /* contains_nan: not a float */
-            uint8_t x[8];
-            ls_ice_type rt = result_type(&t->spec.fields[p]);
-            if (n) {
-                ls_avro_union(b, 1), ls_avro_bytes(b, x, part_bytes(rt, lo, x));
-                ls_avro_union(b, 1), ls_avro_bytes(b, x, part_bytes(rt, hi, x));
-            } else {
-                ls_avro_union(b, 0), ls_avro_union(b, 0);
-            }
-        }
-        ls_avro_end(b);
-        ls_avro_union(b, 0); /* key_metadata */
-        ls_avro_ocf_datum_done(w);
+            rows += e[k].df.record_count;
+        ls_ice_mfile_t m = {.path = manifest, .length = manifest_len, .spec_id = t->spec.spec_id,
+                            .seq = mb->seq, .min_seq = mb->seq, .added_snapshot_id = mb->snap_id,
+                            .added_files = (int64_t)n, .added_rows = rows};
+        ls_ice_mlist_add(mb->w, &m, &t->spec, e, n);
     }
-
-    /* then every manifest of the parent snapshot */
+    /* then every manifest of the parent snapshot, merged when due */
     ls_status st = LS_OK;
     const char *plist = parent ? json_string_value(json_object_get(parent, "manifest-list")) : NULL;
     if (plist) {
-        char *key = key_for_location(t, plist);
         ls_buf_t raw;
         ls_buf_init(&raw);
-        if (!key) {
-            snprintf(t->err, sizeof t->err, "manifest list %s is outside the table location",
-                     plist);
-            st = LS_EINVAL;
-        } else {
-            st = ls_objstore_get(t->os, key, 0, UINT64_MAX, &raw);
-            if (st != LS_OK) snprintf(t->err, sizeof t->err, "get %s: %s", key, ls_status_str(st));
-        }
+        st = get_location(t, plist, &raw);
         ls_avro_file_t f;
-        if (st == LS_OK) {
-            st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err);
-            if (st == LS_OK) {
-                for (size_t i = 0; i < f.nrecords; i++) {
-                    copy_manifest_file(ls_avro_ocf_datum(w), &f.records[i]);
-                    ls_avro_ocf_datum_done(w);
-                }
-                ls_avro_file_free(&f);
-            }
+        if (st == LS_OK && (st = ls_avro_file_read(raw.data, raw.len, &f, t->err,
+                                                   sizeof t->err)) == LS_OK) {
+            st = carry_manifests(t, mb, &f, manifest != NULL);
+            ls_avro_file_free(&f);
         }
-        ls_free(key);
         ls_buf_free(&raw);
     }
     ls_buf_t out;
     ls_buf_init(&out);
-    if (st == LS_OK) st = ls_avro_ocf_finish(w, &out);
-    ls_avro_ocf_free(w);
+    if (st == LS_OK) st = ls_avro_ocf_finish(mb->w, &out);
+    ls_avro_ocf_free(mb->w);
+    mb->w = NULL;
     if (st == LS_OK) {
         char *u = new_uuid();
-        char *rel = ls_asprintf("metadata/snap-%lld-1-%s.avro", (long long)snap_id, u);
+        char *rel = ls_asprintf("metadata/snap-%lld-1-%s.avro", (long long)mb->snap_id, u);
         ls_free(u);
         char *key = key_of(t, rel);
         st = put_bytes(t, key, out.data, out.len, LS_OBJSTORE_PUT_CREATE_ONLY);
@@ -994,6 +895,181 @@ static ls_status write_manifest_list(ls_ice_table_t *t, json_t *parent, int64_t 
     ls_buf_free(&out);
     return st;
 }
+
+/* ---- snapshot expiry and old metadata --------------------------------------
+ *
+ * A table committed every second gains 86,400 snapshots a day, and its
+ * metadata file lists them all. Each append therefore also expires, in the
+ * same commit, the oldest snapshots older than the table's snapshot max age
+ * (ls_ice_table_set_snapshot_max_age; the current snapshot and any snapshot a
+ * ref names always stay; at most EXPIRE_MAX_PER_COMMIT per commit, so a
+ * table with a long history is trimmed over several commits), and trims the
+ * metadata log to write.metadata.previous-versions-max entries (Iceberg's
+ * property and default). Only once the commit has landed are files deleted
+ * (expire_done): the expired snapshots' manifest lists; the manifests only
+ * they named (those a merge replaced: history is linear, so a manifest absent
+ * from the oldest retained list is in no retained list); and, when
+ * write.metadata.delete-after-commit.enabled, the metadata files that left
+ * the log with their v<N> copies. A crash in between leaves orphan files,
+ * never a broken table. Data files are never deleted here: appends never
+ * remove one. */
+#define EXPIRE_MAX_PER_COMMIT 100
+
+typedef struct expiry {
+    json_t *expired;        /* snapshots removed by this commit */
+    json_t *old_metadata;   /* metadata-log entries removed, to delete */
+    bool check_manifests;   /* a merge lies in the range: diff the lists */
+} expiry_t;
+
+static bool ref_names(json_t *refs, json_int_t id)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(refs, k, v) if (json_integer_value(json_object_get(v, "snapshot-id")) == id)
+        return true;
+    return false;
+}
+
+static bool merged_in(json_t *snap)
+{
+    const char *r =
+        json_string_value(json_object_get(json_object_get(snap, "summary"), "manifests-replaced"));
+    return r && strcmp(r, "0");
+}
+
+static void expire_plan(ls_ice_table_t *t, json_t *next, int64_t now_ms, expiry_t *x)
+{
+    x->expired = json_array();
+    x->old_metadata = json_array();
+    x->check_manifests = false;
+    json_t *snaps = json_object_get(next, "snapshots");
+    json_t *refs = json_object_get(next, "refs");
+    json_int_t cur = json_integer_value(json_object_get(next, "current-snapshot-id"));
+    while (t->snapshot_max_age_ms > 0 && json_array_size(snaps) > 1 &&
+           json_array_size(x->expired) < EXPIRE_MAX_PER_COMMIT) {
+        json_t *s = json_array_get(snaps, 0);
+        json_int_t id = json_integer_value(json_object_get(s, "snapshot-id"));
+        if (id == cur || ref_names(refs, id) ||
+            json_integer_value(json_object_get(s, "timestamp-ms")) >= now_ms - t->snapshot_max_age_ms)
+            break;
+        if (merged_in(s)) x->check_manifests = true;
+        json_array_append(x->expired, s);
+        json_array_remove(snaps, 0);
+    }
+    if (json_array_size(x->expired)) {
+        if (merged_in(json_array_get(snaps, 0))) x->check_manifests = true;
+        json_t *log = json_object_get(next, "snapshot-log"), *keep = json_array(), *e, *s;
+        size_t i, k;
+        json_array_foreach(log, i, e)
+        {
+            bool gone = false;
+            json_array_foreach(x->expired, k, s) if (json_integer_value(json_object_get(
+                                                         s, "snapshot-id")) ==
+                                                     json_integer_value(json_object_get(
+                                                         e, "snapshot-id"))) gone = true;
+            if (!gone) json_array_append(keep, e);
+        }
+        json_object_set_new(next, "snapshot-log", keep);
+    }
+    json_t *mlog = json_object_get(next, "metadata-log");
+    size_t max = (size_t)prop_long(t, "write.metadata.previous-versions-max", 100);
+    if (max < 1) max = 1;
+    while (json_array_size(mlog) > max) {
+        json_array_append(x->old_metadata, json_array_get(mlog, 0));
+        json_array_remove(mlog, 0);
+    }
+}
+
+static void expiry_clear(expiry_t *x)
+{
+    json_decref(x->expired);
+    json_decref(x->old_metadata);
+}
+
+/* Adds the manifest paths of the list at loc to set (keys: locations). */
+static ls_status list_manifests(ls_ice_table_t *t, const char *loc, json_t *set)
+{
+    ls_buf_t raw;
+    ls_buf_init(&raw);
+    ls_status st = get_location(t, loc, &raw);
+    ls_avro_file_t f;
+    if (st == LS_OK && (st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) ==
+                           LS_OK) {
+        for (size_t i = 0; i < f.nrecords; i++) {
+            const char *p = ls_ice_av_str(&f.records[i], "manifest_path");
+            if (p) json_object_set_new(set, p, json_true());
+        }
+        ls_avro_file_free(&f);
+    }
+    ls_buf_free(&raw);
+    return st;
+}
+
+/* The v<N> copy of a committed metadata file ("<N %05d>-<uuid>..." or
+ * "v<N>..." under metadata/), or NULL. */
+static char *published_copy(const char *loc)
+{
+    const char *base = strrchr(loc, '/');
+    if (!base) return NULL;
+    base++;
+    char *end;
+    long v = strtol(base[0] == 'v' ? base + 1 : base, &end, 10);
+    if (v < 1 || (base[0] != 'v' && *end != '-')) return NULL;
+    return ls_asprintf("%.*s/v%ld.metadata.json", (int)(base - 1 - loc), loc, v);
+}
+
+static void expire_done(ls_ice_table_t *t, const expiry_t *x, json_t *next)
+{
+    json_t *s, *e;
+    size_t i;
+    if (x->check_manifests) {
+        json_t *gone = json_object(), *live = json_object();
+        bool ok = true;
+        json_array_foreach(x->expired, i, s)
+        {
+            const char *l = json_string_value(json_object_get(s, "manifest-list"));
+            if (l && list_manifests(t, l, gone) != LS_OK) ok = false;
+        }
+        const char *oldest =
+            json_string_value(json_object_get(json_array_get(json_object_get(next, "snapshots"), 0),
+                                              "manifest-list"));
+        if (!oldest || list_manifests(t, oldest, live) != LS_OK) ok = false;
+        const char *k;
+        json_t *v;
+        if (ok) /* an unreadable list: keep every manifest (orphans, not losses) */
+            json_object_foreach(gone, k, v) if (!json_object_get(live, k)) delete_location(t, k);
+        json_decref(gone);
+        json_decref(live);
+    }
+    json_array_foreach(x->expired, i, s)
+    {
+        const char *l = json_string_value(json_object_get(s, "manifest-list"));
+        if (l) delete_location(t, l);
+    }
+    t->maint.snapshots_expired += json_array_size(x->expired);
+    if (!prop_bool(t, "write.metadata.delete-after-commit.enabled", false)) return;
+    json_array_foreach(x->old_metadata, i, e)
+    {
+        const char *m = json_string_value(json_object_get(e, "metadata-file"));
+        if (!m) continue;
+        char *copy = published_copy(m);
+        delete_location(t, m);
+        if (copy && strcmp(copy, m)) delete_location(t, copy);
+        ls_free(copy);
+    }
+}
+
+void ls_ice_table_set_snapshot_max_age(ls_ice_table_t *t, int64_t max_age_ms)
+{
+    t->snapshot_max_age_ms = max_age_ms;
+}
+
+void ls_ice_table_maint_stats(const ls_ice_table_t *t, ls_ice_maint_stats_t *out)
+{
+    *out = t->maint;
+}
+
+/* ---- append --------------------------------------------------------------- */
 
 static int64_t summary_long(json_t *summary, const char *key)
 {
@@ -1008,24 +1084,34 @@ static void summary_set(json_t *summary, const char *key, int64_t v)
     json_object_set_new(summary, key, json_string(num));
 }
 
+static bool carried(const char *key)
+{
+    return !strncmp(key, LS_ICE_CARRY_PREFIX, strlen(LS_ICE_CARRY_PREFIX));
+}
+
 ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files, size_t n,
                               const char *const *summary_kv, int64_t now_ms, int64_t *snapshot_id)
 {
     t->err[0] = 0;
     json_t *parent = current_snapshot(t);
-    int64_t seq = (int64_t)json_integer_value(json_object_get(t->meta, "last-sequence-number")) + 1;
-    int64_t snap_id;
+    mlist_build_t mb = {
+        .seq = (int64_t)json_integer_value(json_object_get(t->meta, "last-sequence-number")) + 1};
     do {
-        ls_random_bytes(&snap_id, sizeof snap_id);
-        snap_id &= INT64_MAX;
-    } while (snap_id == 0);
+        ls_random_bytes(&mb.snap_id, sizeof mb.snap_id);
+        mb.snap_id &= INT64_MAX;
+    } while (mb.snap_id == 0);
     char *manifest = NULL, *list = NULL;
     int64_t manifest_len = 0;
-    /* n == 0 still makes a snapshot: it moves summary properties (e.g. a
+    ls_ice_mentry_t *entries = n ? LS_NEWN(ls_ice_mentry_t, n) : NULL;
+    for (size_t k = 0; k < n; k++)
+        entries[k] = (ls_ice_mentry_t){.status = LS_ICE_ADDED, .snapshot_id = mb.snap_id,
+                                       .seq = -1, .file_seq = -1, .df = files[k]};
+    /* n == 0 still makes a snapshot: it moves carried properties (e.g. a
      * log's offset past records that produce no rows) */
-    ls_status st = n ? write_manifest(t, files, n, snap_id, &manifest, &manifest_len) : LS_OK;
+    ls_status st = n ? put_manifest(t, entries, n, &manifest, &manifest_len) : LS_OK;
     if (st == LS_OK)
-        st = write_manifest_list(t, parent, snap_id, seq, manifest, manifest_len, files, n, &list);
+        st = write_manifest_list(t, parent, &mb, manifest, manifest_len, entries, n, &list);
+    ls_free(entries); /* the data files stay the caller's */
     ls_free(manifest);
     if (st != LS_OK) {
         ls_free(list);
@@ -1048,30 +1134,42 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     summary_set(summary, "total-delete-files", 0);
     summary_set(summary, "total-position-deletes", 0);
     summary_set(summary, "total-equality-deletes", 0);
+    if (mb.replaced) {
+        summary_set(summary, "manifests-created", mb.created + (n ? 1 : 0));
+        summary_set(summary, "manifests-replaced", mb.replaced);
+    }
+
+    json_t *next = json_deep_copy(t->meta);
+    json_t *props = json_object_get(next, "properties");
+    if (!props) json_object_set_new(next, "properties", props = json_object());
+    /* carried keys live in the table properties, set in the same commit; a
+     * table written before kept them in every snapshot summary: move them */
     const char *k;
     json_t *v;
-    json_object_foreach(psum, k,
-                        v) if (!strncmp(k, LS_ICE_CARRY_PREFIX, strlen(LS_ICE_CARRY_PREFIX)))
-        json_object_set(summary, k, v);
-    for (size_t i = 0; summary_kv && summary_kv[i] && summary_kv[i + 1]; i += 2)
+    json_object_foreach(psum, k, v) if (carried(k) && !json_object_get(props, k))
+        json_object_set(props, k, v);
+    for (size_t i = 0; summary_kv && summary_kv[i] && summary_kv[i + 1]; i += 2) {
         json_object_set_new(summary, summary_kv[i], json_string(summary_kv[i + 1]));
+        if (carried(summary_kv[i]))
+            json_object_set_new(props, summary_kv[i], json_string(summary_kv[i + 1]));
+    }
 
-    json_t *snap = json_pack("{s:I, s:I, s:I, s:s, s:o, s:I}", "snapshot-id", (json_int_t)snap_id,
-                             "sequence-number", (json_int_t)seq, "timestamp-ms", (json_int_t)now_ms,
-                             "manifest-list", list, "summary", summary, "schema-id",
+    json_t *snap = json_pack("{s:I, s:I, s:I, s:s, s:o, s:I}", "snapshot-id",
+                             (json_int_t)mb.snap_id, "sequence-number", (json_int_t)mb.seq,
+                             "timestamp-ms", (json_int_t)now_ms, "manifest-list", list, "summary",
+                             summary, "schema-id",
                              json_integer_value(json_object_get(t->meta, "current-schema-id")));
     ls_free(list);
     if (parent) json_object_set(snap, "parent-snapshot-id", json_object_get(parent, "snapshot-id"));
 
-    json_t *next = json_deep_copy(t->meta);
     json_array_append_new(json_object_get(next, "snapshots"), snap);
-    json_object_set_new(next, "current-snapshot-id", json_integer(snap_id));
-    json_object_set_new(next, "last-sequence-number", json_integer(seq));
+    json_object_set_new(next, "current-snapshot-id", json_integer(mb.snap_id));
+    json_object_set_new(next, "last-sequence-number", json_integer(mb.seq));
     json_t *prev_updated = json_object_get(t->meta, "last-updated-ms");
     json_object_set_new(next, "last-updated-ms", json_integer(now_ms));
     json_array_append_new(json_object_get(next, "snapshot-log"),
                           json_pack("{s:I, s:I}", "timestamp-ms", (json_int_t)now_ms, "snapshot-id",
-                                    (json_int_t)snap_id));
+                                    (json_int_t)mb.snap_id));
     json_array_append_new(
         json_object_get(next, "metadata-log"),
         json_pack("{s:O, s:s}", "timestamp-ms", prev_updated, "metadata-file", t->meta_location));
@@ -1079,10 +1177,13 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     if (!refs) json_object_set_new(next, "refs", refs = json_object());
     json_object_set_new(
         refs, "main",
-        json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)snap_id, "type", "branch"));
+        json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)mb.snap_id, "type", "branch"));
+    expiry_t x;
+    expire_plan(t, next, now_ms, &x);
     char *rel = NULL;
     st = write_metadata(t, next, t->version + 1, &rel);
     if (st != LS_OK) {
+        expiry_clear(&x);
         json_decref(next);
         return st;
     }
@@ -1091,6 +1192,9 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     t->version++;
     set_meta_location(t, rel);
     ls_free(rel);
-    if (snapshot_id) *snapshot_id = snap_id;
+    expire_done(t, &x, next);
+    expiry_clear(&x);
+    t->maint.manifests_replaced += (uint64_t)mb.replaced;
+    if (snapshot_id) *snapshot_id = mb.snap_id;
     return LS_OK;
 }

@@ -25,14 +25,22 @@
  * LS_ECONFLICT (the caller reloads and retries; orphaned manifests are
  * harmless). version-hint.text is a hint only: layout loaders probe onward.
  *
- * Exactly-once hooks: snapshot summaries carry caller properties. Keys
- * starting with LS_ICE_CARRY_PREFIX ("lakestream.") are carried forward from
- * the parent snapshot unless overridden, so the current snapshot always
- * holds e.g. every log's last materialized offset.
+ * Exactly-once hooks: an append may set caller properties. Each goes into
+ * the new snapshot's summary; keys starting with LS_ICE_CARRY_PREFIX
+ * ("lakestream.") also go into the table properties in the same commit, so
+ * the table always holds e.g. every log's last materialized offset while a
+ * snapshot records only what its commit changed (tables written before this
+ * carried them in every summary; their first append moves them).
+ *
+ * Maintenance, in every append (design note in iceberg_table.c): manifests
+ * are merged as Iceberg's merging append does (commit.manifest-merge.*
+ * table properties), snapshots older than the table's max age expire, the
+ * metadata log is trimmed to write.metadata.previous-versions-max, and the
+ * files this leaves unreferenced are deleted after the commit lands.
  *
  * Supported: format v2, one schema (given as Iceberg JSON), one partition
  * spec with identity (int/long/date sources), hour and day (timestamp /
- * timestamptz sources) transforms, unsorted order, fast append. A table
+ * timestamptz sources) transforms, unsorted order, merging append. A table
  * object is used by one thread; it is not refreshed behind the caller. */
 #ifndef LS_ICEBERG_TABLE_H
 #define LS_ICEBERG_TABLE_H
@@ -167,10 +175,22 @@ ls_status ls_ice_table_put_data(ls_ice_table_t *t, const ls_buf_t *bytes, const 
 ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files, size_t n,
                               const char *const *summary, int64_t now_ms, int64_t *snapshot_id);
 
+/* Snapshots older than max_age_ms (by timestamp) expire in later appends;
+ * 0 (the default): snapshots never expire. The current one always stays. */
+void ls_ice_table_set_snapshot_max_age(ls_ice_table_t *t, int64_t max_age_ms);
+
+typedef struct ls_ice_maint_stats {
+    uint64_t snapshots_expired;  /* by this table object's appends */
+    uint64_t manifests_replaced; /* merged into new manifests */
+    uint64_t files_deleted;      /* manifest lists, manifests, metadata files */
+} ls_ice_maint_stats_t;
+void ls_ice_table_maint_stats(const ls_ice_table_t *t, ls_ice_maint_stats_t *out);
+
 const ls_ice_spec_t *ls_ice_table_spec(const ls_ice_table_t *t);
 int ls_ice_table_version(const ls_ice_table_t *t);              /* N: layout version */
 int64_t ls_ice_table_current_snapshot(const ls_ice_table_t *t); /* -1: none */
-/* Summary property of the current snapshot, or NULL. */
+/* Summary property of the current snapshot, or NULL; a carried key
+ * (LS_ICE_CARRY_PREFIX) is read from the table properties first. */
 const char *ls_ice_table_summary(const ls_ice_table_t *t, const char *key);
 /* Location of the current metadata file. */
 const char *ls_ice_table_metadata_location(const ls_ice_table_t *t);

@@ -238,7 +238,10 @@ def test_avro_bytes_metadata_and_empty_file(avro_dir):
 #   raw_unpart  unpartitioned, snappy, one file per append
 #   raw_day     partitioned by day(timestamp), identity(partition); zstd;
 #               files rolled at ~24 KiB
-# Summaries carry lakestream.last-offset.p<k>; the third append sets p0 only.
+# Appends set lakestream.last-offset.p<k> (table properties; each snapshot's
+# summary records what its commit set); the third append sets p0 only.
+#   raw_merged  40 appends of 50 rows, identity(partition), manifests merged
+#               every 4, snapshots expiring after 500 ms, 3 old metadata files
 
 import json  # noqa: E402
 import struct  # noqa: E402
@@ -308,10 +311,13 @@ def test_iceberg_snapshots_and_summary(warehouse, name):
     s = t.current_snapshot().summary
     assert s.operation.value == "append"
     assert s["total-records"] == "5000" and s["added-records"] == "1500"
-    # the third append set p0 only: p1/p2 are carried from the second
+    # the third append set p0 only; the table keeps p1/p2 from the second
     assert s["lakestream.last-offset.p0"] == "4998"
-    assert s["lakestream.last-offset.p1"] == "3499"
-    assert s["lakestream.last-offset.p2"] == "3497"
+    assert "lakestream.last-offset.p1" not in s.additional_properties
+    props = t.metadata.properties
+    assert props["lakestream.last-offset.p0"] == "4998"
+    assert props["lakestream.last-offset.p1"] == "3499"
+    assert props["lakestream.last-offset.p2"] == "3497"
     # time travel to the first snapshot
     first = t.scan(snapshot_id=snaps[0].snapshot_id).to_arrow()
     assert first.num_rows == 2000
@@ -421,7 +427,7 @@ def test_iceberg_snapshot_without_files(warehouse):
     s = t.current_snapshot().summary
     assert s["added-data-files"] == "0" and s["total-records"] == "10"
     assert s["lakestream.last-offset.p0"] == "20"
-    assert s["lakestream.last-offset.p1"] == "7"
+    assert t.metadata.properties["lakestream.last-offset.p1"] == "7"
     rows = sorted(r["offset"] for r in t.scan().to_arrow().to_pylist())
     assert rows == list(range(10))
 
@@ -440,3 +446,30 @@ def test_iceberg_hour_partitions(warehouse):
     offs = sorted(sel.to_arrow().column("offset").to_pylist())
     assert offs == [i for i in range(ROWS) if ice_row(i)["ts_us"] // 3600000000 == lo]
     assert t.scan().to_arrow().num_rows == ROWS
+
+
+def test_iceberg_merged_and_expired_table(warehouse):
+    """raw_merged: after merges and expiry PyIceberg plans every row exactly
+    once; only recent snapshots, few manifests and a short metadata log stay,
+    and the files expiry removed are gone."""
+    t = load(warehouse, "raw_merged")
+    offs = sorted(t.scan().to_arrow().column("offset").to_pylist())
+    assert offs == list(range(2000))
+    snaps = t.metadata.snapshots
+    assert 2 <= len(snaps) <= 12
+    assert len(t.metadata.snapshot_log) == len(snaps)
+    assert len(t.metadata.metadata_log) == 3
+    manifests = t.current_snapshot().manifests(t.io)
+    assert len(manifests) <= 4
+    # merged manifests hold EXISTING entries from earlier snapshots
+    assert any(m.existing_files_count for m in manifests)
+    # the oldest retained snapshot still reads (time travel within the age)
+    first = t.scan(snapshot_id=snaps[0].snapshot_id).to_arrow().num_rows
+    assert 0 < first < 2000
+    md = os.path.join(table_dir(warehouse, "raw_merged"), "metadata")
+    lists = [f for f in os.listdir(md) if f.startswith("snap-")]
+    assert len(lists) == len(snaps)
+    assert len([f for f in os.listdir(md) if f.endswith(".metadata.json")]) == 4
+    # every data file the table references still exists and nothing else was lost
+    for task in t.scan().plan_files():
+        assert os.path.exists(task.file.file_path[len("file://"):])

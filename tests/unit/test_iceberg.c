@@ -15,6 +15,7 @@
 #include "objstore/objstore.h"
 #include "objstore/objstore_faulty.h"
 #include "table/avro_ocf.h"
+#include "table/iceberg_manifest.h"
 #include "table/iceberg_raw.h"
 #include "table/iceberg_table.h"
 #include "unit.h"
@@ -337,6 +338,120 @@ TEST(append_fails_cleanly_at_each_put)
     }
 }
 
+/* Maintenance over thousands of appends (one file each, one second apart):
+ * manifests merge, snapshots expire, old metadata files go, and the current
+ * snapshot still plans every file ever appended with its own data sequence
+ * number and record count. */
+static int count_keys(ls_objstore_t *os, const char *prefix)
+{
+    ls_objinfo_t *v = NULL;
+    size_t n = 0;
+    if (ls_objstore_list(os, prefix, &v, &n) != LS_OK) return -1;
+    ls_objinfo_free(v, n);
+    return (int)n;
+}
+
+TEST(maintenance_thousands_of_appends)
+{
+    enum { APPENDS = 3000, AGE_S = 20, MERGE_AT = 16, KEEP_META = 4 };
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    CHECK_EQ_INT(ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT,
+                                 LS_ICE_IDENTITY), LS_OK);
+    const char *props[] = {"commit.manifest.min-count-to-merge", "16",
+                           "write.metadata.previous-versions-max", "4",
+                           "write.metadata.delete-after-commit.enabled", "true", NULL};
+    ls_ice_table_t *t = NULL;
+    char err[256] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/m", "mem://wh/ns/m", ls_raw_iceberg_schema_json(),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, props, NULL, &t, err, sizeof err),
+                 LS_OK);
+    int64_t t0 = 1700000000000LL, rows = 0;
+    int max_meta_objs = 0;
+    for (int i = 0; i < APPENDS; i++) {
+        if (i == APPENDS / 2) { /* a fresh handle carries on */
+            ls_ice_table_free(t);
+            CHECK_EQ_INT(ls_ice_table_load(os, "wh/ns/m", NULL, &t, err, sizeof err), LS_OK);
+        }
+        ls_ice_table_set_snapshot_max_age(t, AGE_S * 1000);
+        ls_ice_colmetric_t m = {.field_id = LS_RAW_FID_PARTITION, .column_size = 10,
+                                .value_count = i % 7 + 1, .has_lower = 1, .has_upper = 1,
+                                .lower_len = 4, .upper_len = 4};
+        m.lower[0] = m.upper[0] = (uint8_t)(i % 4);
+        char path[64];
+        snprintf(path, sizeof path, "mem://wh/ns/m/data/f%05d.parquet", i);
+        ls_ice_datafile_t df = {.path = path, .record_count = i % 7 + 1, .file_size = 100,
+                                .metrics = &m, .nmetrics = 1};
+        df.partition[0] = i % 4;
+        char off[32];
+        snprintf(off, sizeof off, "%d", i);
+        const char *kv[] = {"lakestream.log.0.last-offset", off, NULL};
+        CHECK_EQ_INT(ls_ice_table_append(t, &df, 1, kv, t0 + i * 1000LL, NULL), LS_OK);
+        rows += i % 7 + 1;
+        int objs = count_keys(os, "wh/ns/m/metadata/");
+        if (objs > max_meta_objs) max_meta_objs = objs;
+    }
+    CHECK(strcmp(ls_ice_table_summary(t, "lakestream.log.0.last-offset"), "2999") == 0);
+    char want[32];
+    snprintf(want, sizeof want, "%lld", (long long)rows);
+    CHECK(strcmp(ls_ice_table_summary(t, "total-records"), want) == 0);
+    /* bounded: snapshots within the age, a short metadata log, few files */
+    json_t *meta = get_json(os, "wh/ns/m/metadata/v3001.metadata.json");
+    CHECK(meta);
+    size_t nsnap = json_array_size(json_object_get(meta, "snapshots"));
+    CHECK(nsnap >= AGE_S && nsnap <= AGE_S + 2);
+    CHECK_EQ_INT(json_array_size(json_object_get(meta, "snapshot-log")), nsnap);
+    CHECK_EQ_INT(json_array_size(json_object_get(meta, "metadata-log")), KEEP_META);
+    /* each retained snapshot: a list (+ a manifest); merged manifests; the
+     * last KEEP_META + 1 metadata files; one version hint */
+    CHECK(max_meta_objs < 3 * (AGE_S + 2) + MERGE_AT + KEEP_META + 8);
+    CHECK(!get_json(os, "wh/ns/m/metadata/v2990.metadata.json"));
+    CHECK(get_json(os, "wh/ns/m/metadata/v2997.metadata.json") != NULL);
+    /* the current snapshot plans every file once, with its own sequence number */
+    json_t *cur = json_array_get(json_object_get(meta, "snapshots"), nsnap - 1);
+    const char *list = json_string_value(json_object_get(cur, "manifest-list"));
+    ls_avro_file_t lf;
+    CHECK_EQ_INT(get_avro(os, list + strlen("mem://"), &lf), LS_OK);
+    CHECK(lf.nrecords <= MERGE_AT);
+    unsigned char *seen = calloc(APPENDS, 1);
+    int64_t planned_rows = 0;
+    int nfiles = 0;
+    for (size_t i = 0; i < lf.nrecords; i++) {
+        const char *mp = (const char *)ls_av_field(&lf.records[i], "manifest_path")->p;
+        int64_t mseq = ls_av_field(&lf.records[i], "sequence_number")->l;
+        ls_buf_t b;
+        ls_buf_init(&b);
+        CHECK_EQ_INT(ls_objstore_get(os, mp + strlen("mem://"), 0, UINT64_MAX, &b), LS_OK);
+        ls_ice_mentry_t *e;
+        size_t ne;
+        CHECK_EQ_INT(ls_ice_manifest_decode(b.data, b.len, &spec, &e, &ne, err, sizeof err), LS_OK);
+        for (size_t k = 0; k < ne; k++) {
+            int f = atoi(strrchr(e[k].df.path, 'f') + 1);
+            CHECK(f >= 0 && f < APPENDS && !seen[f]);
+            seen[f] = 1;
+            nfiles++;
+            int64_t seq = e[k].seq >= 0 ? e[k].seq : mseq;
+            CHECK_EQ_INT(seq, f + 1);
+            CHECK_EQ_INT(e[k].df.record_count, f % 7 + 1);
+            CHECK_EQ_INT(e[k].df.partition[0], f % 4);
+            CHECK(e[k].df.nmetrics == 1 && e[k].df.metrics[0].value_count == f % 7 + 1);
+            planned_rows += e[k].df.record_count;
+        }
+        ls_ice_mentries_free(e, ne);
+        ls_buf_free(&b);
+    }
+    CHECK_EQ_INT(nfiles, APPENDS);
+    CHECK_EQ_INT(planned_rows, rows);
+    ls_ice_maint_stats_t ms;
+    ls_ice_table_maint_stats(t, &ms);
+    CHECK(ms.snapshots_expired > 0 && ms.manifests_replaced > 0 && ms.files_deleted > 0);
+    free(seen);
+    ls_avro_file_free(&lf);
+    json_decref(meta);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
 static int write_warehouse(const char *dir)
 {
     char root[PATH_MAX], store[PATH_MAX + 16];
@@ -347,8 +462,9 @@ static int write_warehouse(const char *dir)
     ls_objstore_t *os = ls_objstore_fs_open(store, 0, err, sizeof err);
     if (!os) return -2;
     int rc = 0;
-    for (int variant = 0; variant < 4 && rc == 0; variant++) {
-        static const char *names[] = {"raw_unpart", "raw_day", "raw_markers", "raw_hour"};
+    for (int variant = 0; variant < 5 && rc == 0; variant++) {
+        static const char *names[] = {"raw_unpart", "raw_day", "raw_markers", "raw_hour",
+                                      "raw_merged"};
         const char *name = names[variant];
         ls_ice_spec_t spec = {0};
         if (variant == 3)
@@ -363,15 +479,27 @@ static int write_warehouse(const char *dir)
         snprintf(prefix, sizeof prefix, "warehouse/ns/%s", name);
         snprintf(loc, sizeof loc, "file://%s/%s", store, prefix);
         ls_ice_table_t *t;
+        /* raw_merged: 40 appends with manifests merged every 4 and snapshots
+         * expiring after 500 ms (commit_rows stamps snapshots t0 + `to`) */
+        const char *merge_props[] = {"commit.manifest.min-count-to-merge", "4",
+                                     "write.metadata.previous-versions-max", "3",
+                                     "write.metadata.delete-after-commit.enabled", "true", NULL};
+        if (variant == 4)
+            ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
         if (ls_ice_table_create(os, prefix, loc, ls_raw_iceberg_schema_json(),
-                                LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err) != LS_OK) {
+                                LS_RAW_LAST_COLUMN_ID, &spec, variant == 4 ? merge_props : NULL,
+                                NULL, &t, err, sizeof err) != LS_OK) {
             fprintf(stderr, "create: %s\n", err);
             rc = -3;
             break;
         }
         size_t target = variant == 1 ? 24 << 10 : 0;
         ls_pq_codec codec = variant == 1 ? LS_PQ_ZSTD : LS_PQ_SNAPPY;
-        if (variant == 2) {
+        if (variant == 4) {
+            ls_ice_table_set_snapshot_max_age(t, 500);
+            for (int64_t i = 0; i < 40 && rc == 0; i++)
+                if (commit_rows(t, i * 50, (i + 1) * 50, 3, 0, LS_PQ_ZSTD) != LS_OK) rc = -6;
+        } else if (variant == 2) {
             /* 10 rows, then a snapshot without files moving p0 past them */
             const char *kv[] = {"lakestream.last-offset.p0", "20", NULL};
             if (commit_rows(t, 0, 10, 3, 0, LS_PQ_UNCOMPRESSED) != LS_OK ||
@@ -402,6 +530,7 @@ int main(void)
     RUN(table_lifecycle_mem);
     RUN(bounds_truncation);
     RUN(append_fails_cleanly_at_each_put);
+    RUN(maintenance_thousands_of_appends);
     RUN(warehouse_for_readers);
     UNIT_DONE();
 }

@@ -1,0 +1,449 @@
+/* Iceberg v2 manifests and manifest lists; see iceberg_manifest.h. */
+#include "table/iceberg_manifest.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+
+ls_ice_type ls_ice_result_type(const ls_ice_part_field_t *f)
+{
+    if (f->transform == LS_ICE_HOUR) return LS_ICE_INT;
+    if (f->transform == LS_ICE_DAY) return LS_ICE_DATE;
+    return f->source_type;
+}
+
+size_t ls_ice_part_bytes(ls_ice_type rt, int64_t v, uint8_t out[8])
+{
+    size_t n = rt == LS_ICE_LONG ? 8 : 4;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint8_t)((uint64_t)v >> (8 * i));
+    return n;
+}
+
+/* ---- Avro schemas -------------------------------------------------------- */
+
+static void part_avro_type(const ls_ice_part_field_t *f, ls_buf_t *b)
+{
+    ls_ice_type rt = ls_ice_result_type(f);
+    if (rt == LS_ICE_DATE)
+        ls_buf_printf(b, "{\"type\":\"int\",\"logicalType\":\"date\"}");
+    else
+        ls_buf_printf(b, "\"%s\"", rt == LS_ICE_LONG ? "long" : "int");
+}
+
+static void map_field(ls_buf_t *b, const char *name, int fid, int kid, int vid, const char *vtype)
+{
+    ls_buf_printf(b,
+                  "{\"name\":\"%s\",\"type\":[\"null\",{\"type\":\"array\",\"logicalType\":\"map\","
+                  "\"items\":{\"type\":\"record\",\"name\":\"k%d_v%d\",\"fields\":["
+                  "{\"name\":\"key\",\"type\":\"int\",\"field-id\":%d},"
+                  "{\"name\":\"value\",\"type\":\"%s\",\"field-id\":%d}]}}],"
+                  "\"default\":null,\"field-id\":%d},",
+                  name, kid, vid, kid, vtype, vid, fid);
+}
+
+static char *manifest_schema(const ls_ice_spec_t *s)
+{
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_buf_printf(
+        &b,
+        "{\"type\":\"record\",\"name\":\"manifest_entry\",\"fields\":["
+        "{\"name\":\"status\",\"type\":\"int\",\"field-id\":0},"
+        "{\"name\":\"snapshot_id\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":1},"
+        "{\"name\":\"sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-id\":"
+        "3},"
+        "{\"name\":\"file_sequence_number\",\"type\":[\"null\",\"long\"],\"default\":null,\"field-"
+        "id\":4},"
+        "{\"name\":\"data_file\",\"type\":{\"type\":\"record\",\"name\":\"r2\",\"fields\":["
+        "{\"name\":\"content\",\"type\":\"int\",\"field-id\":134},"
+        "{\"name\":\"file_path\",\"type\":\"string\",\"field-id\":100},"
+        "{\"name\":\"file_format\",\"type\":\"string\",\"field-id\":101},"
+        "{\"name\":\"partition\",\"type\":{\"type\":\"record\",\"name\":\"r102\",\"fields\":[");
+    for (int i = 0; i < s->nfields; i++) {
+        ls_buf_printf(&b, "%s{\"name\":\"%s\",\"type\":[\"null\",", i ? "," : "",
+                      s->fields[i].name);
+        part_avro_type(&s->fields[i], &b);
+        ls_buf_printf(&b, "],\"default\":null,\"field-id\":%d}", s->fields[i].field_id);
+    }
+    ls_buf_printf(&b, "]},\"field-id\":102},"
+                      "{\"name\":\"record_count\",\"type\":\"long\",\"field-id\":103},"
+                      "{\"name\":\"file_size_in_bytes\",\"type\":\"long\",\"field-id\":104},");
+    map_field(&b, "column_sizes", 108, 117, 118, "long");
+    map_field(&b, "value_counts", 109, 119, 120, "long");
+    map_field(&b, "null_value_counts", 110, 121, 122, "long");
+    map_field(&b, "lower_bounds", 125, 126, 127, "bytes");
+    map_field(&b, "upper_bounds", 128, 129, 130, "bytes");
+    ls_buf_printf(
+        &b,
+        "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":"
+        "131},"
+        "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"long\","
+        "\"element-id\":133}],\"default\":null,\"field-id\":132},"
+        "{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"default\":null,\"field-id\":140}"
+        "]},\"field-id\":2}]}");
+    ls_buf_append_u8(&b, 0);
+    return (char *)ls_buf_steal(&b, NULL);
+}
+
+static const char MANIFEST_LIST_SCHEMA[] =
+    "{\"type\":\"record\",\"name\":\"manifest_file\",\"fields\":["
+    "{\"name\":\"manifest_path\",\"type\":\"string\",\"field-id\":500},"
+    "{\"name\":\"manifest_length\",\"type\":\"long\",\"field-id\":501},"
+    "{\"name\":\"partition_spec_id\",\"type\":\"int\",\"field-id\":502},"
+    "{\"name\":\"content\",\"type\":\"int\",\"field-id\":517},"
+    "{\"name\":\"sequence_number\",\"type\":\"long\",\"field-id\":515},"
+    "{\"name\":\"min_sequence_number\",\"type\":\"long\",\"field-id\":516},"
+    "{\"name\":\"added_snapshot_id\",\"type\":\"long\",\"field-id\":503},"
+    "{\"name\":\"added_files_count\",\"type\":\"int\",\"field-id\":504},"
+    "{\"name\":\"existing_files_count\",\"type\":\"int\",\"field-id\":505},"
+    "{\"name\":\"deleted_files_count\",\"type\":\"int\",\"field-id\":506},"
+    "{\"name\":\"added_rows_count\",\"type\":\"long\",\"field-id\":512},"
+    "{\"name\":\"existing_rows_count\",\"type\":\"long\",\"field-id\":513},"
+    "{\"name\":\"deleted_rows_count\",\"type\":\"long\",\"field-id\":514},"
+    "{\"name\":\"partitions\",\"type\":[\"null\",{\"type\":\"array\",\"items\":{\"type\":"
+    "\"record\","
+    "\"name\":\"r508\",\"fields\":["
+    "{\"name\":\"contains_null\",\"type\":\"boolean\",\"field-id\":509},"
+    "{\"name\":\"contains_nan\",\"type\":[\"null\",\"boolean\"],\"default\":null,\"field-id\":518},"
+    "{\"name\":\"lower_bound\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":510},"
+    "{\"name\":\"upper_bound\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":511}]},"
+    "\"element-id\":508}],\"default\":null,\"field-id\":507},"
+    "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":519}]}";
+
+/* ---- manifests ----------------------------------------------------------- */
+
+static void enc_int_long_map(ls_buf_t *b, const ls_ice_datafile_t *df, int which)
+{
+    ls_avro_union(b, 1);
+    ls_avro_block(b, (int64_t)df->nmetrics);
+    for (size_t i = 0; i < df->nmetrics; i++) {
+        const ls_ice_colmetric_t *m = &df->metrics[i];
+        ls_avro_long(b, m->field_id);
+        ls_avro_long(b, which == 0 ? m->column_size : which == 1 ? m->value_count : m->null_count);
+    }
+    ls_avro_end(b);
+}
+
+static void enc_bounds(ls_buf_t *b, const ls_ice_datafile_t *df, int upper)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < df->nmetrics; i++)
+        n += upper ? df->metrics[i].has_upper : df->metrics[i].has_lower;
+    ls_avro_union(b, 1);
+    ls_avro_block(b, (int64_t)n);
+    for (size_t i = 0; i < df->nmetrics; i++) {
+        const ls_ice_colmetric_t *m = &df->metrics[i];
+        if (!(upper ? m->has_upper : m->has_lower)) continue;
+        ls_avro_long(b, m->field_id);
+        if (upper)
+            ls_avro_bytes(b, m->upper, m->upper_len);
+        else
+            ls_avro_bytes(b, m->lower, m->lower_len);
+    }
+    ls_avro_end(b);
+}
+
+static void enc_opt_long(ls_buf_t *b, int64_t v)
+{
+    if (v < 0) {
+        ls_avro_union(b, 0);
+    } else {
+        ls_avro_union(b, 1);
+        ls_avro_long(b, v);
+    }
+}
+
+ls_status ls_ice_manifest_encode(const ls_ice_spec_t *s, const char *schema_json, int schema_id,
+                                 const char *spec_json, const ls_ice_mentry_t *e, size_t n,
+                                 ls_buf_t *out)
+{
+    char *schema = manifest_schema(s);
+    ls_avro_ocf_t *w = ls_avro_ocf_new(schema, LS_AVRO_CODEC_DEFLATE, 0);
+    ls_free(schema);
+    char num[32];
+    ls_avro_ocf_meta_str(w, "schema", schema_json);
+    snprintf(num, sizeof num, "%d", schema_id);
+    ls_avro_ocf_meta_str(w, "schema-id", num);
+    ls_avro_ocf_meta_str(w, "partition-spec", spec_json);
+    snprintf(num, sizeof num, "%d", s->spec_id);
+    ls_avro_ocf_meta_str(w, "partition-spec-id", num);
+    ls_avro_ocf_meta_str(w, "format-version", "2");
+    ls_avro_ocf_meta_str(w, "content", "data");
+    for (size_t k = 0; k < n; k++) {
+        const ls_ice_datafile_t *df = &e[k].df;
+        ls_buf_t *b = ls_avro_ocf_datum(w);
+        ls_avro_long(b, e[k].status);
+        enc_opt_long(b, e[k].snapshot_id);
+        enc_opt_long(b, e[k].seq);
+        enc_opt_long(b, e[k].file_seq);
+        ls_avro_long(b, 0); /* content DATA */
+        ls_avro_string(b, df->path);
+        ls_avro_string(b, "PARQUET");
+        for (int p = 0; p < s->nfields; p++) {
+            ls_avro_union(b, 1);
+            ls_avro_long(b, df->partition[p]);
+        }
+        ls_avro_long(b, df->record_count);
+        ls_avro_long(b, df->file_size);
+        enc_int_long_map(b, df, 0);
+        enc_int_long_map(b, df, 1);
+        enc_int_long_map(b, df, 2);
+        enc_bounds(b, df, 0);
+        enc_bounds(b, df, 1);
+        ls_avro_union(b, 0); /* key_metadata */
+        ls_avro_union(b, 0); /* split_offsets */
+        ls_avro_union(b, 0); /* sort_order_id */
+        ls_avro_ocf_datum_done(w);
+    }
+    ls_status st = ls_avro_ocf_finish(w, out);
+    ls_avro_ocf_free(w);
+    return st;
+}
+
+int64_t ls_ice_av_long(const ls_av_t *rec, const char *name, const char *alt, int64_t dflt)
+{
+    const ls_av_t *v = ls_av_field(rec, name);
+    if (!v && alt) v = ls_av_field(rec, alt);
+    return v && (v->kind == LS_AV_LONG || v->kind == LS_AV_BOOL) ? v->l : dflt;
+}
+
+const char *ls_ice_av_str(const ls_av_t *rec, const char *name)
+{
+    const ls_av_t *v = ls_av_field(rec, name);
+    return v && v->kind == LS_AV_BYTES ? (const char *)v->p : NULL;
+}
+
+static ls_ice_colmetric_t *metric_of(ls_ice_datafile_t *df, int field_id, size_t *cap)
+{
+    for (size_t i = 0; i < df->nmetrics; i++)
+        if (df->metrics[i].field_id == field_id) return &df->metrics[i];
+    if (df->nmetrics == *cap) {
+        *cap = *cap ? *cap * 2 : 8;
+        df->metrics = ls_realloc(df->metrics, *cap * sizeof *df->metrics);
+    }
+    ls_ice_colmetric_t *m = &df->metrics[df->nmetrics++];
+    memset(m, 0, sizeof *m);
+    m->field_id = field_id;
+    return m;
+}
+
+/* One key/value map of a data_file into its metrics; 0 or -1 (unmodelled). */
+static int dec_map(ls_ice_datafile_t *df, size_t *cap, const ls_av_t *map, int which)
+{
+    if (!map || map->kind == LS_AV_NULL) return 0;
+    if (map->kind != LS_AV_ARRAY) return -1;
+    for (size_t i = 0; i < map->nitems; i++) {
+        const ls_av_t *kv = &map->items[i];
+        const ls_av_t *k = ls_av_field(kv, "key"), *v = ls_av_field(kv, "value");
+        if (!k || k->kind != LS_AV_LONG || !v) return -1;
+        ls_ice_colmetric_t *m = metric_of(df, (int)k->l, cap);
+        if (which < 3) {
+            if (v->kind != LS_AV_LONG) return -1;
+            if (which == 0) m->column_size = v->l;
+            else if (which == 1) m->value_count = v->l;
+            else m->null_count = v->l;
+        } else {
+            if (v->kind != LS_AV_BYTES || v->n > LS_ICE_BOUND_MAX) return -1;
+            if (which == 3) {
+                if (v->n) memcpy(m->lower, v->p, v->n);
+                m->lower_len = v->n;
+                m->has_lower = 1;
+            } else {
+                if (v->n) memcpy(m->upper, v->p, v->n);
+                m->upper_len = v->n;
+                m->has_upper = 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int64_t opt_long(const ls_av_t *rec, const char *name)
+{
+    const ls_av_t *v = ls_av_field(rec, name);
+    return v && v->kind == LS_AV_LONG ? v->l : -1;
+}
+
+static bool absent(const ls_av_t *rec, const char *name)
+{
+    const ls_av_t *v = ls_av_field(rec, name);
+    return !v || v->kind == LS_AV_NULL;
+}
+
+static int dec_entry(const ls_av_t *r, const ls_ice_spec_t *s, ls_ice_mentry_t *e)
+{
+    memset(e, 0, sizeof *e);
+    const ls_av_t *d = ls_av_field(r, "data_file");
+    const ls_av_t *part = d ? ls_av_field(d, "partition") : NULL;
+    const char *path = d ? ls_ice_av_str(d, "file_path") : NULL;
+    const char *fmt = d ? ls_ice_av_str(d, "file_format") : NULL;
+    if (!d || !path || !fmt || strcmp(fmt, "PARQUET") || ls_ice_av_long(d, "content", NULL, 0) ||
+        !part || part->kind != LS_AV_RECORD || part->nitems != (size_t)s->nfields ||
+        !absent(d, "key_metadata") || !absent(d, "split_offsets") ||
+        !absent(d, "sort_order_id") || !absent(d, "equality_ids"))
+        return -1;
+    e->status = (int)ls_ice_av_long(r, "status", NULL, -1);
+    e->snapshot_id = opt_long(r, "snapshot_id");
+    e->seq = opt_long(r, "sequence_number");
+    e->file_seq = opt_long(r, "file_sequence_number");
+    for (int p = 0; p < s->nfields; p++) {
+        if (part->items[p].kind != LS_AV_LONG) return -1;
+        e->df.partition[p] = part->items[p].l;
+    }
+    e->df.path = ls_strdup(path);
+    e->df.record_count = ls_ice_av_long(d, "record_count", NULL, 0);
+    e->df.file_size = ls_ice_av_long(d, "file_size_in_bytes", NULL, 0);
+    size_t cap = 0;
+    static const char *const maps[] = {"column_sizes", "value_counts", "null_value_counts",
+                                       "lower_bounds", "upper_bounds"};
+    for (int m = 0; m < 5; m++)
+        if (dec_map(&e->df, &cap, ls_av_field(d, maps[m]), m)) return -1;
+    return e->status < 0 || e->status > 2 ? -1 : 0;
+}
+
+ls_status ls_ice_manifest_decode(const uint8_t *p, size_t len, const ls_ice_spec_t *s,
+                                 ls_ice_mentry_t **out, size_t *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    ls_avro_file_t f;
+    ls_status st = ls_avro_file_read(p, len, &f, err, errlen);
+    if (st != LS_OK) return st;
+    ls_ice_mentry_t *e = f.nrecords ? LS_NEWN(ls_ice_mentry_t, f.nrecords) : NULL;
+    size_t k = 0;
+    for (; k < f.nrecords; k++) {
+        if (dec_entry(&f.records[k], s, &e[k])) {
+            snprintf(err, errlen, "manifest entry %zu has fields this writer does not keep", k);
+            ls_ice_datafile_clear(&e[k].df);
+            ls_ice_mentries_free(e, k);
+            ls_avro_file_free(&f);
+            return LS_EINVAL;
+        }
+    }
+    ls_avro_file_free(&f);
+    *out = e;
+    *n = k;
+    return LS_OK;
+}
+
+void ls_ice_mentries_free(ls_ice_mentry_t *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ls_ice_datafile_clear(&e[i].df);
+    ls_free(e);
+}
+
+/* ---- manifest lists ------------------------------------------------------ */
+
+ls_avro_ocf_t *ls_ice_mlist_new(int64_t snap_id, const int64_t *parent_id, int64_t seq)
+{
+    ls_avro_ocf_t *w = ls_avro_ocf_new(MANIFEST_LIST_SCHEMA, LS_AVRO_CODEC_DEFLATE, 0);
+    char num[32];
+    snprintf(num, sizeof num, "%lld", (long long)snap_id);
+    ls_avro_ocf_meta_str(w, "snapshot-id", num);
+    if (parent_id) {
+        snprintf(num, sizeof num, "%lld", (long long)*parent_id);
+        ls_avro_ocf_meta_str(w, "parent-snapshot-id", num);
+    }
+    snprintf(num, sizeof num, "%lld", (long long)seq);
+    ls_avro_ocf_meta_str(w, "sequence-number", num);
+    ls_avro_ocf_meta_str(w, "format-version", "2");
+    return w;
+}
+
+void ls_ice_mlist_add(ls_avro_ocf_t *w, const ls_ice_mfile_t *m, const ls_ice_spec_t *s,
+                      const ls_ice_mentry_t *e, size_t n)
+{
+    ls_buf_t *b = ls_avro_ocf_datum(w);
+    ls_avro_string(b, m->path);
+    ls_avro_long(b, m->length);
+    ls_avro_long(b, m->spec_id);
+    ls_avro_long(b, 0); /* content: data */
+    ls_avro_long(b, m->seq);
+    ls_avro_long(b, m->min_seq);
+    ls_avro_long(b, m->added_snapshot_id);
+    ls_avro_long(b, m->added_files);
+    ls_avro_long(b, m->existing_files);
+    ls_avro_long(b, 0);
+    ls_avro_long(b, m->added_rows);
+    ls_avro_long(b, m->existing_rows);
+    ls_avro_long(b, 0);
+    ls_avro_union(b, 1);
+    ls_avro_block(b, s->nfields);
+    for (int p = 0; p < s->nfields; p++) {
+        int64_t lo = 0, hi = 0;
+        for (size_t k = 0; k < n; k++) {
+            int64_t v = e[k].df.partition[p];
+            if (k == 0 || v < lo) lo = v;
+            if (k == 0 || v > hi) hi = v;
+        }
+        ls_avro_bool(b, 0);  /* contains_null: transforms of required values */
+        ls_avro_union(b, 0); /* contains_nan: not a float */
+        uint8_t x[8];
+        ls_ice_type rt = ls_ice_result_type(&s->fields[p]);
+        if (n) {
+            ls_avro_union(b, 1), ls_avro_bytes(b, x, ls_ice_part_bytes(rt, lo, x));
+            ls_avro_union(b, 1), ls_avro_bytes(b, x, ls_ice_part_bytes(rt, hi, x));
+        } else {
+            ls_avro_union(b, 0), ls_avro_union(b, 0);
+        }
+    }
+    ls_avro_end(b);
+    ls_avro_union(b, 0); /* key_metadata */
+    ls_avro_ocf_datum_done(w);
+}
+
+static void enc_opt_bytes(ls_buf_t *b, const ls_av_t *v)
+{
+    if (v && v->kind == LS_AV_BYTES) {
+        ls_avro_union(b, 1);
+        ls_avro_bytes(b, v->p, v->n);
+    } else {
+        ls_avro_union(b, 0);
+    }
+}
+
+void ls_ice_mlist_copy(ls_avro_ocf_t *w, const ls_av_t *r)
+{
+    ls_buf_t *b = ls_avro_ocf_datum(w);
+    const ls_av_t *path = ls_av_field(r, "manifest_path");
+    ls_avro_bytes(b, path && path->kind == LS_AV_BYTES ? path->p : (const uint8_t *)"",
+                  path && path->kind == LS_AV_BYTES ? path->n : 0);
+    ls_avro_long(b, ls_ice_av_long(r, "manifest_length", NULL, 0));
+    ls_avro_long(b, ls_ice_av_long(r, "partition_spec_id", NULL, 0));
+    ls_avro_long(b, ls_ice_av_long(r, "content", NULL, 0));
+    ls_avro_long(b, ls_ice_av_long(r, "sequence_number", NULL, 0));
+    ls_avro_long(b, ls_ice_av_long(r, "min_sequence_number", NULL, 0));
+    ls_avro_long(b, ls_ice_av_long(r, "added_snapshot_id", NULL, 0));
+    ls_avro_long(b, ls_ice_av_long(r, "added_files_count", "added_data_files_count", 0));
+    ls_avro_long(b, ls_ice_av_long(r, "existing_files_count", "existing_data_files_count", 0));
+    ls_avro_long(b, ls_ice_av_long(r, "deleted_files_count", "deleted_data_files_count", 0));
+    ls_avro_long(b, ls_ice_av_long(r, "added_rows_count", NULL, 0));
+    ls_avro_long(b, ls_ice_av_long(r, "existing_rows_count", NULL, 0));
+    ls_avro_long(b, ls_ice_av_long(r, "deleted_rows_count", NULL, 0));
+    const ls_av_t *parts = ls_av_field(r, "partitions");
+    if (parts && parts->kind == LS_AV_ARRAY) {
+        ls_avro_union(b, 1);
+        ls_avro_block(b, (int64_t)parts->nitems);
+        for (size_t i = 0; i < parts->nitems; i++) {
+            const ls_av_t *p = &parts->items[i];
+            ls_avro_bool(b, (int)ls_ice_av_long(p, "contains_null", NULL, 0));
+            const ls_av_t *nan = ls_av_field(p, "contains_nan");
+            if (nan && nan->kind == LS_AV_BOOL)
+                ls_avro_union(b, 1), ls_avro_bool(b, (int)nan->l);
+            else
+                ls_avro_union(b, 0);
+            enc_opt_bytes(b, ls_av_field(p, "lower_bound"));
+            enc_opt_bytes(b, ls_av_field(p, "upper_bound"));
+        }
+        ls_avro_end(b);
+    } else {
+        ls_avro_union(b, 0);
+    }
+    enc_opt_bytes(b, ls_av_field(r, "key_metadata"));
+    ls_avro_ocf_datum_done(w);
+}
