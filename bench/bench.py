@@ -380,7 +380,7 @@ def catchup_compacted(broker, topic, base, a):
 
 
 def table_marks(broker, table):
-    """Lakestream: {log id: last materialized offset} of the table's current snapshot,
+    """Lakestream: {log id: last materialized offset} of the table (its properties),
     read through the broker's Iceberg REST catalog (what an engine sees); {} before
     the table exists."""
     url = f"http://127.0.0.1:{broker.http_port}/v1/namespaces/default/tables/{table}"
@@ -391,12 +391,9 @@ def table_marks(broker, table):
         if e.code == 404:
             return {}
         raise
-    cur = md.get("current-snapshot-id")
-    for snap in md.get("snapshots") or []:
-        if snap["snapshot-id"] == cur:
-            return {k: int(v) for k, v in snap.get("summary", {}).items()
-                    if k.startswith("lakestream.log.")}
-    return {}
+    # the table properties hold every log's last materialized offset
+    return {k: int(v) for k, v in (md.get("properties") or {}).items()
+            if k.startswith("lakestream.log.")}
 
 
 def table_rows(marks):

@@ -97,6 +97,27 @@ typedef struct result {
     struct result *next;
 } result_t;
 
+/* An index swap: n WAL entries (their keys and mod revisions) replaced by
+ * one CO entry, with the WAL object counts to decrement. */
+typedef struct swap {
+    int64_t log_id;
+    int n;
+    ls_kv_t *kvs;           /* key, klen, mod_rev of each replaced entry (keys owned) */
+    ls_idx_entry_t co;      /* object owned */
+    ls_walrefs_t refs;
+    uint64_t bytes;         /* size of the CO */
+} swap_t;
+
+static void swap_free(swap_t *s)
+{
+    for (int i = 0; i < s->n; i++)
+        ls_free(s->kvs[i].key);
+    ls_free(s->kvs);
+    ls_idx_clear(&s->co);
+    ls_walrefs_free(&s->refs);
+    ls_free(s);
+}
+
 typedef struct trim_done {
     int64_t log_id;
     ls_trim_result_t r;
@@ -142,6 +163,11 @@ struct ls_compactor {
     bool pass_retention;       /* set by the loop before queueing a pass */
     bool pass_compact;         /* idem: compaction enabled, or a kick */
     trim_done_t *trims;        /* filled by the worker */
+    /* worker: the table task in progress (table_task) */
+    ls_mat_batch_t *batch;     /* the table's one commit of this pass */
+    swap_t **pending;          /* index swaps waiting for that commit */
+    size_t npending, cappending;
+    int64_t pend_log, pend_next; /* the log being worked: scan from pend_next */
     int handles_open;
 };
 
@@ -216,7 +242,10 @@ static ls_status scan_uncompacted(ls_compactor_t *c, int64_t log_id, size_t page
     char prefix[64], from[96];
     ls_log_idx_prefix(prefix, sizeof prefix, log_id);
     for (;;) {
-        ls_log_idx_key(from, sizeof from, log_id, cursor_get(c, log_id));
+        int64_t start = cursor_get(c, log_id);
+        if (c->pend_log == log_id && c->pend_next > start)
+            start = c->pend_next;   /* past ranges waiting for the table commit */
+        ls_log_idx_key(from, sizeof from, log_id, start);
         ls_status st = ls_meta_scan_from(c->meta, prefix, from, page, l);
         if (st != LS_OK)
             return st;
@@ -239,6 +268,82 @@ static ls_status scan_uncompacted(ls_compactor_t *c, int64_t log_id, size_t page
     }
 }
 
+/* Step 2: swaps the index in one txn, fenced by the claim. 1 if it did. */
+static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t *claim)
+{
+    int n = sw->n, swapped = 0;
+    int64_t log_id = sw->log_id;
+    ls_walrefs_t *refs = (ls_walrefs_t *)&sw->refs;
+    size_t cap = (size_t)n + LS_WALREFS_TXN_SLOTS(refs) + 2;
+    ls_meta_cmp_t *cmps = LS_NEWN(ls_meta_cmp_t, cap);
+    ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, cap);
+    size_t ncmp = 0, nops = 0;
+    /* fenced by the claim: a task whose lease expired cannot swap */
+    cmps[ncmp++] = ls_log_claim_cmp(claim);
+    for (int i = 0; i < n; i++) {
+        const ls_kv_t *kv = &sw->kvs[i];
+        cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = kv->key,
+                                       .klen = kv->klen, .rev = kv->mod_rev};
+        if (i < n - 1)
+            ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = kv->key, .klen = kv->klen};
+    }
+    ls_buf_t coval;
+    ls_buf_init(&coval);
+    ls_idx_encode(&sw->co, &coval);
+    const ls_kv_t *lastkv = &sw->kvs[n - 1];
+    ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = lastkv->key,
+                                 .klen = lastkv->klen, .val = coval.data, .vlen = coval.len};
+    int released = 0;
+    ls_status rs = LS_OK, st = LS_OK;
+    size_t ncmp0 = ncmp, nops0 = nops;
+    /* WAL objects hold several logs: a conflict on a count alone (another
+     * log's swap or trim touching the same object) is retried at once
+     * with fresh counts; a changed index entry or a lost claim fails
+     * every attempt */
+    for (int attempt = 0; attempt < SWAP_ATTEMPTS; attempt++) {
+        ncmp = ncmp0;
+        nops = nops0;
+        rs = ls_walrefs_prepare(refs, c->meta, cmps, &ncmp, ops, &nops, &released);
+        if (rs != LS_OK)
+            break;
+        st = c->meta->ops->txn(c->meta, cmps, ncmp, ops, nops, NULL);
+        if (st != LS_ECONFLICT)
+            break;
+    }
+    if (rs != LS_OK) {
+        LS_WARN_RL("compact", "log %016llx: reading WAL object counts failed: %s (will retry)",
+                (unsigned long long)log_id, ls_status_str(rs));
+        c->stats.failures++;
+    } else if (st == LS_OK) {
+        ls_crashpoint("compact.index_swapped");
+        result_t *res = LS_NEW(result_t);
+        res->log_id = log_id;
+        res->co = sw->co;
+        res->co.object = ls_strdup(sw->co.object);
+        res->next = c->results;
+        c->results = res;
+        c->stats.objects_written++;
+        c->stats.entries_replaced += (uint64_t)n;
+        c->stats.bytes_written += sw->bytes;
+        c->stats.wal_objects_released += (uint64_t)released;
+        cursor_set(c, log_id, sw->co.last_offset + 1);
+        swapped = 1;
+        LS_DEBUG("compact", "log %016llx: [%lld, %lld] -> %s (%d WAL entries)",
+                 (unsigned long long)log_id, (long long)sw->co.first_offset,
+                 (long long)sw->co.last_offset, sw->co.object, n);
+    } else if (st == LS_ECONFLICT) {
+        c->stats.conflicts++;
+    } else {
+        LS_WARN_RL("compact", "log %016llx: index swap failed: %s (will retry)",
+                (unsigned long long)log_id, ls_status_str(st));
+        c->stats.failures++;
+    }
+    ls_buf_free(&coval);
+    ls_free(cmps);
+    ls_free(ops);
+    return swapped;
+}
+
 /* Compacts the oldest eligible run of one log (ts: its stream's table plan,
  * NULL when unknown). Returns 1 if the log may have more work now: it
  * swapped, or it just claimed the log (the next call looks again under the
@@ -246,6 +351,8 @@ static ls_status scan_uncompacted(ls_compactor_t *c, int64_t log_id, size_t page
 static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_stream_t *ts)
 {
     bool table = ts && ts->table;
+    if (table && !c->batch)
+        return 0;   /* a table log compacts only into its table's commit (table_task) */
     int64_t hot = c->cfg.min_age_ms;
     if (table && ts->policy.commit_interval_ms < hot)
         hot = ts->policy.commit_interval_ms;
@@ -363,101 +470,56 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         goto out;
     }
     ls_crashpoint("compact.co_written");
-    /* 1b. the table: same bytes, second output */
-    if (table) {
+    /* the swap to make: the CO entry under the key of the last replaced one */
+    swap_t *sw = LS_NEW(swap_t);
+    sw->log_id = log_id;
+    sw->n = n;
+    sw->kvs = LS_NEWN(ls_kv_t, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        const ls_kv_t *kv = &l.v[sel_kv[i]];
+        sw->kvs[i].key = ls_malloc(kv->klen + 1);
+        memcpy(sw->kvs[i].key, kv->key, kv->klen + 1);
+        sw->kvs[i].klen = kv->klen;
+        sw->kvs[i].mod_rev = kv->mod_rev;
+    }
+    sw->co = (ls_idx_entry_t){.kind = LS_IDX_CO, .first_offset = first, .last_offset = last,
+                              .max_timestamp = max_ts, .entries = nents,
+                              .pos = LS_CO_HEADER_SIZE, .len = (uint32_t)body_len,
+                              .object = ls_strdup(co_key)};
+    sw->refs = refs;
+    memset(&refs, 0, sizeof refs);
+    sw->bytes = obj.len;
+    if (!table) {
+        swapped = swap_index(c, sw, &c->claim);
+        swap_free(sw);
+        goto out;
+    }
+    /* 1b. the table: same bytes, second output, into the table's one commit
+     * of this pass; the swap waits for that commit (table_task) */
+    {
         char terr[512] = "";
         uint64_t rows = 0;
         int64_t from = ts->policy.start_latest ? first_since(sel, n, ts->policy.enabled_since_ms)
                                                : 0;
-        st = ls_materialize_range(c->meta, c->os, c->cfg.warehouse_uri, &ts->target,
-                                  (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)), log_id, obj.data,
-                                  ents, nents, LS_CO_HEADER_SIZE + body_len, from, last, &rows,
-                                  terr, sizeof terr);
+        st = ls_mat_add(c->batch, (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)), log_id, obj.data,
+                        ents, nents, LS_CO_HEADER_SIZE + body_len, from, last, &rows, terr,
+                        sizeof terr);
         if (st != LS_OK) {
             LS_WARN_RL("compact", "log %016llx: materializing [%lld, %lld] into table %s.%s failed: "
                     "%s (%s); will retry", (unsigned long long)log_id, (long long)first,
                     (long long)last, ts->stream->ns, ts->target.name, ls_status_str(st), terr);
             c->stats.table_failures++;
+            swap_free(sw);
             goto out;
         }
-        if (from <= last)
-            ls_table_marks_set(&c->marks, log_id, &ts->target, last);
-        c->stats.rows_materialized += rows;
-        ls_crashpoint("compact.table_committed");
-    }
-    /* 2. swap the index in one txn */
-    {
-        size_t cap = (size_t)n + LS_WALREFS_TXN_SLOTS(&refs) + 2;
-        ls_meta_cmp_t *cmps = LS_NEWN(ls_meta_cmp_t, cap);
-        ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, cap);
-        size_t ncmp = 0, nops = 0;
-        /* fenced by the claim: a task whose lease expired cannot swap */
-        cmps[ncmp++] = ls_log_claim_cmp(&c->claim);
-        for (int i = 0; i < n; i++) {
-            const ls_kv_t *kv = &l.v[sel_kv[i]];
-            cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = kv->key,
-                                           .klen = kv->klen, .rev = kv->mod_rev};
-            if (i < n - 1)
-                ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = kv->key, .klen = kv->klen};
+        if (c->npending == c->cappending) {
+            c->cappending = c->cappending ? c->cappending * 2 : 16;
+            c->pending = ls_realloc(c->pending, c->cappending * sizeof *c->pending);
         }
-        ls_idx_entry_t co = {.kind = LS_IDX_CO, .first_offset = first, .last_offset = last,
-                             .max_timestamp = max_ts, .entries = nents,
-                             .pos = LS_CO_HEADER_SIZE, .len = (uint32_t)body_len, .object = co_key};
-        ls_buf_t coval;
-        ls_buf_init(&coval);
-        ls_idx_encode(&co, &coval);
-        const ls_kv_t *lastkv = &l.v[sel_kv[n - 1]];
-        ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = lastkv->key,
-                                     .klen = lastkv->klen, .val = coval.data, .vlen = coval.len};
-        int released = 0;
-        ls_status rs = LS_OK;
-        size_t ncmp0 = ncmp, nops0 = nops;
-        /* WAL objects hold several logs: a conflict on a count alone (another
-         * log's swap or trim touching the same object) is retried at once
-         * with fresh counts; a changed index entry or a lost claim fails
-         * every attempt */
-        for (int attempt = 0; attempt < SWAP_ATTEMPTS; attempt++) {
-            ncmp = ncmp0;
-            nops = nops0;
-            rs = ls_walrefs_prepare(&refs, c->meta, cmps, &ncmp, ops, &nops, &released);
-            if (rs != LS_OK)
-                break;
-            st = c->meta->ops->txn(c->meta, cmps, ncmp, ops, nops, NULL);
-            if (st != LS_ECONFLICT)
-                break;
-        }
-        if (rs != LS_OK) {
-            LS_WARN_RL("compact", "log %016llx: reading WAL object counts failed: %s (will retry)",
-                    (unsigned long long)log_id, ls_status_str(rs));
-            c->stats.failures++;
-        } else {
-            if (st == LS_OK) {
-                ls_crashpoint("compact.index_swapped");
-                result_t *res = LS_NEW(result_t);
-                res->log_id = log_id;
-                res->co = co;
-                res->co.object = ls_strdup(co_key);
-                res->next = c->results;
-                c->results = res;
-                c->stats.objects_written++;
-                c->stats.entries_replaced += (uint64_t)n;
-                c->stats.bytes_written += obj.len;
-                c->stats.wal_objects_released += (uint64_t)released;
-                cursor_set(c, log_id, last + 1);
-                swapped = 1;
-                LS_DEBUG("compact", "log %016llx: [%lld, %lld] -> %s (%d WAL entries)",
-                         (unsigned long long)log_id, (long long)first, (long long)last, co_key, n);
-            } else if (st == LS_ECONFLICT) {
-                c->stats.conflicts++;
-            } else {
-                LS_WARN_RL("compact", "log %016llx: index swap failed: %s (will retry)",
-                        (unsigned long long)log_id, ls_status_str(st));
-                c->stats.failures++;
-            }
-        }
-        ls_buf_free(&coval);
-        ls_free(cmps);
-        ls_free(ops);
+        c->pending[c->npending++] = sw;
+        c->pend_log = log_id;
+        c->pend_next = last + 1;
+        swapped = 1;
     }
 out:
     for (int i = 0; i < n; i++)
@@ -471,26 +533,28 @@ out:
     return swapped;
 }
 
-/* One log: first the backfill its table owes (start.position=earliest), then
- * whole runs while they qualify (a backlog drains in one pass). */
+/* The backfill a table log owes (start.position=earliest) before its WAL
+ * ranges may follow: 0 when none is left. */
+static int backfill_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
+{
+    if (ts->policy.start_latest)
+        return 0;
+    int r = 0;
+    uint64_t rows = 0;
+    for (int rounds = 0; rounds < 64; rounds++) {
+        r = ls_table_backfill(&c->marks, c->meta, c->os, c->cfg.warehouse_uri, ts, id, &rows);
+        if (r != 1)
+            break;
+        c->stats.rows_materialized += rows;
+    }
+    if (r < 0)
+        c->stats.table_failures++;
+    return r;
+}
+
+/* One log: whole runs while they qualify (a backlog drains in one pass). */
 static void compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
-    if (ts && ts->blocked)
-        return;
-    if (ts && ts->table && !ts->policy.start_latest) {
-        int r = 0;
-        uint64_t rows = 0;
-        for (int rounds = 0; rounds < 64; rounds++) {
-            r = ls_table_backfill(&c->marks, c->meta, c->os, c->cfg.warehouse_uri, ts, id, &rows);
-            if (r != 1)
-                break;
-            c->stats.rows_materialized += rows;
-        }
-        if (r < 0)
-            c->stats.table_failures++;
-        if (r != 0)
-            return;   /* the table is behind: its WAL ranges wait for the backfill */
-    }
     c->cur_lag_ms = 0;
     for (int rounds = 0; rounds < 64 && compact_log(c, id, ts); rounds++)
         ;
@@ -643,11 +707,83 @@ static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
  * claim taken on the way (only once work was found) ends with the task. */
 static void log_task(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
-    if (c->pass_compact)
+    if (c->pass_compact && !(ts && ts->blocked))
         compact_rounds(c, id, ts);
     if (c->pass_retention && !(ts && ts->blocked))
         retain_log(c, id, ts);
     ls_log_release(c->owner, &c->claim);
+}
+
+/* The logs of one stream with a table: their due WAL ranges become COs and
+ * rows of ONE table commit (ls_mat_batch), and only after that commit are
+ * their index swaps made, each under its log's claim; then retention. So a
+ * pass makes one snapshot per table whatever the partition count and the
+ * backlog (up to 64 rounds per log), and the table never misses a range the
+ * log compacted. A failed commit leaves every range in WAL objects for the
+ * next pass (its COs are rewritten identically, its data files are orphans). */
+static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
+{
+    int32_t np = ts->stream->partitions;
+    ls_log_claim_t *claims = LS_NEWN(ls_log_claim_t, (size_t)np);
+    if (c->pass_compact && !ts->blocked) {
+        bool *ready = LS_NEWN(bool, (size_t)np);
+        int nready = 0;
+        for (int32_t p = 0; p < np; p++)
+            nready += ready[p] = backfill_log(c, ls_stream_log_id(ts->stream, p), ts) == 0;
+        char err[512] = "";
+        ls_status st = nready ? ls_mat_begin(c->meta, c->os, c->cfg.warehouse_uri, &ts->target,
+                                             &c->batch, err, sizeof err)
+                              : LS_OK;
+        if (st != LS_OK) {
+            LS_WARN_RL("compact", "table %s.%s: opening it failed: %s (%s); will retry",
+                       ts->stream->ns, ts->target.name, ls_status_str(st), err);
+            c->stats.table_failures++;
+        }
+        for (int32_t p = 0; c->batch && p < np; p++) {
+            if (!ready[p])
+                continue;
+            int64_t id = ls_stream_log_id(ts->stream, p);
+            c->pend_log = id;
+            c->pend_next = 0;
+            compact_rounds(c, id, ts);
+            claims[p] = c->claim;   /* held until its swaps are made */
+            memset(&c->claim, 0, sizeof c->claim);
+        }
+        c->pend_log = -1;
+        if (c->batch) {
+            uint64_t rows = 0;
+            st = ls_mat_commit(c->batch, &rows, err, sizeof err);
+            if (st == LS_OK) {
+                ls_crashpoint("compact.table_committed");
+                c->stats.rows_materialized += rows;
+                for (size_t i = 0; i < c->npending; i++) {
+                    const swap_t *sw = c->pending[i];
+                    swap_index(c, sw, &claims[sw->log_id & (LS_MAX_PARTITIONS - 1)]);
+                    ls_table_marks_set(&c->marks, sw->log_id, &ts->target,
+                                       ls_mat_done(c->batch, sw->log_id));
+                }
+            } else if (c->npending) {
+                LS_WARN_RL("compact", "table %s.%s: committing %zu ranges failed: %s (%s); they "
+                           "stay in the WAL and are retried", ts->stream->ns, ts->target.name,
+                           c->npending, ls_status_str(st), err);
+                c->stats.table_failures++;
+            }
+            ls_mat_free(c->batch);
+            c->batch = NULL;
+        }
+        for (size_t i = 0; i < c->npending; i++)
+            swap_free(c->pending[i]);
+        c->npending = 0;
+        ls_free(ready);
+    }
+    for (int32_t p = 0; p < np; p++) {
+        int64_t id = ls_stream_log_id(ts->stream, p);
+        c->claim = claims[p];
+        if (c->pass_retention && !ts->blocked)
+            retain_log(c, id, ts);
+        ls_log_release(c->owner, &c->claim);
+    }
+    ls_free(claims);
 }
 
 static void pass_work(uv_work_t *w)
@@ -668,8 +804,8 @@ static void pass_work(uv_work_t *w)
     if (!c->pass_full) {
         /* between full passes: only the logs of streams with a table */
         for (int i = 0; i < plan.n; i++)
-            for (int32_t p = 0; plan.v[i].table && p < plan.v[i].stream->partitions; p++)
-                log_task(c, ls_stream_log_id(plan.v[i].stream, p), &plan.v[i]);
+            if (plan.v[i].table)
+                table_task(c, &plan.v[i]);
         table_lags(c, &plan);
         ls_table_plan_clear(&plan);
         return;
@@ -692,8 +828,13 @@ static void pass_work(uv_work_t *w)
                 reclaim_log(c, id, next_offset);
             continue;
         }
-        log_task(c, id, ls_table_plan_find(&plan, id));
+        const ls_table_plan_stream_t *ts = ls_table_plan_find(&plan, id);
+        if (!(ts && ts->table))
+            log_task(c, id, ts);
     }
+    for (int i = 0; i < plan.n; i++)
+        if (plan.v[i].table)
+            table_task(c, &plan.v[i]);
     table_lags(c, &plan);
     ls_table_plan_clear(&plan);
     ls_kvlist_free(&heads);
@@ -836,6 +977,7 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     c->handles_open = 3;
     ls_table_marks_init(&c->marks);
     ls_i64map_init(&c->cursors);
+    c->pend_log = -1;
     ls_i64map_init(&c->log_lags);
     ls_i64map_init(&c->lags_next);
     ls_i64map_init(&c->lags);
@@ -907,6 +1049,7 @@ void ls_compactor_free(ls_compactor_t *c)
     free_i64_values(&c->log_lags);
     free_i64_values(&c->lags_next);
     free_i64_values(&c->lags);
+    ls_free(c->pending);
     ls_free(c);
 }
 

@@ -160,51 +160,95 @@ ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
     return LS_OK;
 }
 
-ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
-                               const ls_table_target_t *tt,
-                               int32_t partition, int64_t log_id, const uint8_t *obj,
-                               const ls_co_entry_t *entries, uint32_t n, size_t body_end,
-                               int64_t from_offset, int64_t last_offset, uint64_t *rows_out,
-                               char *err, int errlen)
+/* One table commit: the table handle it appends to, the data files being
+ * written, and per log the offset the table holds (from the table at begin,
+ * raised by each added range). */
+typedef struct mat_log {
+    int64_t log_id;
+    int64_t done;    /* recorded at begin; -1: none */
+    int64_t last;    /* to record at commit; -1: no range added */
+} mat_log_t;
+
+struct ls_mat_batch {
+    const ls_table_target_t *tt;
+    ls_ice_table_t *t;
+    ls_raw_files_t *files;
+    mat_log_t *logs;
+    size_t nlogs, caplogs;
+    uint64_t rows;
+    ls_status failed;   /* a failed add may have left part of its rows: never commit */
+};
+
+static mat_log_t *batch_log(ls_mat_batch_t *b, int64_t log_id)
 {
-    *rows_out = 0;
-    if (from_offset > last_offset)
-        return LS_OK;   /* start.position=latest: nothing of this range belongs to the table */
-    ls_ice_table_t *t = NULL;
-    ls_status st = open_table(meta, os, warehouse_uri, tt, true, &t, err, errlen);
-    if (st != LS_OK)
-        return st;
-    ls_ice_table_set_snapshot_max_age(t, tt->policy->snapshot_max_age_ms);
+    for (size_t i = 0; i < b->nlogs; i++)
+        if (b->logs[i].log_id == log_id)
+            return &b->logs[i];
+    if (b->nlogs == b->caplogs) {
+        b->caplogs = b->caplogs ? b->caplogs * 2 : 16;
+        b->logs = ls_realloc(b->logs, b->caplogs * sizeof *b->logs);
+    }
+    mat_log_t *l = &b->logs[b->nlogs++];
     char key[80];
     last_offset_key(key, sizeof key, log_id);
-    const char *done = ls_ice_table_summary(t, key);
-    int64_t above = done ? strtoll(done, NULL, 10) : -1;
-    if (above < from_offset - 1)
-        above = from_offset - 1;
-    if (above >= last_offset) {
-        ls_ice_table_free(t);
-        return LS_OK;   /* materialized by an earlier attempt */
-    }
-    ls_pq_opts_t opts;
-    ls_pq_opts_init(&opts);
+    const char *done = ls_ice_table_summary(b->t, key);
+    *l = (mat_log_t){.log_id = log_id, .done = done ? strtoll(done, NULL, 10) : -1, .last = -1};
+    return l;
+}
+
+ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
+                       const ls_table_target_t *tt, ls_mat_batch_t **out, char *err, int errlen)
+{
+    *out = NULL;
     const char *codec = tt->policy->value[LS_POLICY_COMPRESSION];
     int c = ls_pq_codec_parse(codec);
     if (c < 0) {
         snprintf(err, (size_t)errlen, "%s: unknown codec '%s'",
                  ls_policy_key(LS_POLICY_COMPRESSION), codec);
-        ls_ice_table_free(t);
         return LS_EINVAL;
     }
+    ls_mat_batch_t *b = LS_NEW(ls_mat_batch_t);
+    b->tt = tt;
+    ls_status st = open_table(meta, os, warehouse_uri, tt, true, &b->t, err, errlen);
+    if (st != LS_OK) {
+        ls_free(b);
+        return st;
+    }
+    ls_ice_table_set_snapshot_max_age(b->t, tt->policy->snapshot_max_age_ms);
+    ls_pq_opts_t opts;
+    ls_pq_opts_init(&opts);
     opts.codec = (ls_pq_codec)c;
     char ferr[256];
-    ls_raw_files_t *files = ls_raw_files_new(t, &opts, (size_t)tt->policy->target_file_bytes,
-                                             ferr, sizeof ferr);
-    if (!files) {
+    b->files = ls_raw_files_new(b->t, &opts, (size_t)tt->policy->target_file_bytes, ferr,
+                                sizeof ferr);
+    if (!b->files) {
         snprintf(err, (size_t)errlen, "opening data files: %s", ferr);
-        ls_ice_table_free(t);
+        ls_mat_free(b);
         return LS_EIO;
     }
-    row_ctx_t rc = {.files = files, .partition = partition, .above = above, .st = LS_OK};
+    *out = b;
+    return LS_OK;
+}
+
+int64_t ls_mat_done(ls_mat_batch_t *b, int64_t log_id)
+{
+    mat_log_t *l = batch_log(b, log_id);
+    return l->last > l->done ? l->last : l->done;
+}
+
+ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const uint8_t *obj,
+                     const ls_co_entry_t *entries, uint32_t n, size_t body_end,
+                     int64_t from_offset, int64_t last_offset, uint64_t *rows_out, char *err,
+                     int errlen)
+{
+    *rows_out = 0;
+    mat_log_t *l = batch_log(b, log_id);
+    int64_t above = l->last > l->done ? l->last : l->done;
+    if (from_offset > last_offset || above >= last_offset)
+        return LS_OK;   /* start.position=latest, or the table holds the range already */
+    if (above < from_offset - 1)
+        above = from_offset - 1;
+    row_ctx_t rc = {.files = b->files, .partition = partition, .above = above, .st = LS_OK};
     for (uint32_t i = 0; i < n && rc.st == LS_OK; i++) {
         size_t end = i + 1 < n ? entries[i + 1].pos : body_end;
         const uint8_t *batch = obj + entries[i].pos;
@@ -223,24 +267,92 @@ ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *w
             rc.st = LS_ECORRUPT;
         }
     }
+    if (rc.st != LS_OK && !err[0])
+        snprintf(err, (size_t)errlen, "writing data files: %s", ls_raw_files_error(b->files));
+    if (rc.st != LS_OK)
+        b->failed = rc.st;
+    if (rc.st == LS_OK) {
+        l->last = last_offset;
+        b->rows += rc.rows;
+        *rows_out = rc.rows;
+    }
+    return rc.st;
+}
+
+ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen)
+{
+    *rows = 0;
+    if (b->failed != LS_OK) {
+        snprintf(err, (size_t)errlen, "a range of this commit failed to materialize");
+        return b->failed;
+    }
+    size_t nkv = 0;
+    for (size_t i = 0; i < b->nlogs; i++)
+        nkv += b->logs[i].last >= 0;
+    if (!nkv)
+        return LS_OK;
     const ls_ice_datafile_t *dfs = NULL;
     size_t ndf = 0;
-    if (rc.st == LS_OK)
-        rc.st = ls_raw_files_finish(files, &dfs, &ndf);
-    if (rc.st == LS_OK) {
-        char lastbuf[32];
-        snprintf(lastbuf, sizeof lastbuf, "%lld", (long long)last_offset);
-        const char *summary[] = {key, lastbuf, NULL};
-        int64_t snap;
-        ls_crashpoint("table.data_written");
-        rc.st = ls_ice_table_append(t, dfs, ndf, summary, ls_clock_wall_ms(), &snap);
-        if (rc.st != LS_OK)
-            snprintf(err, (size_t)errlen, "committing snapshot: %s", ls_ice_table_error(t));
-    } else if (!err[0]) {
-        snprintf(err, (size_t)errlen, "writing data files: %s", ls_raw_files_error(files));
+    ls_status st = ls_raw_files_finish(b->files, &dfs, &ndf);
+    if (st != LS_OK) {
+        snprintf(err, (size_t)errlen, "writing data files: %s", ls_raw_files_error(b->files));
+        return st;
     }
-    *rows_out = rc.rows;
-    ls_raw_files_free(files);
-    ls_ice_table_free(t);
-    return rc.st;
+    const char **kv = LS_NEWN(const char *, 2 * nkv + 1);
+    char (*keys)[80] = ls_calloc(nkv, sizeof *keys);
+    char (*vals)[24] = ls_calloc(nkv, sizeof *vals);
+    size_t k = 0;
+    for (size_t i = 0; i < b->nlogs; i++) {
+        if (b->logs[i].last < 0)
+            continue;
+        last_offset_key(keys[k], sizeof keys[k], b->logs[i].log_id);
+        snprintf(vals[k], sizeof vals[k], "%lld", (long long)b->logs[i].last);
+        kv[2 * k] = keys[k];
+        kv[2 * k + 1] = vals[k];
+        k++;
+    }
+    ls_crashpoint("table.data_written");
+    int64_t snap;
+    st = ls_ice_table_append(b->t, dfs, ndf, kv, ls_clock_wall_ms(), &snap);
+    if (st != LS_OK)
+        snprintf(err, (size_t)errlen, "committing snapshot: %s", ls_ice_table_error(b->t));
+    else
+        *rows = b->rows;
+    ls_free(kv);
+    ls_free(keys);
+    ls_free(vals);
+    return st;
+}
+
+void ls_mat_free(ls_mat_batch_t *b)
+{
+    if (!b)
+        return;
+    ls_raw_files_free(b->files);
+    ls_ice_table_free(b->t);
+    ls_free(b->logs);
+    ls_free(b);
+}
+
+ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
+                               const ls_table_target_t *tt,
+                               int32_t partition, int64_t log_id, const uint8_t *obj,
+                               const ls_co_entry_t *entries, uint32_t n, size_t body_end,
+                               int64_t from_offset, int64_t last_offset, uint64_t *rows_out,
+                               char *err, int errlen)
+{
+    *rows_out = 0;
+    if (from_offset > last_offset)
+        return LS_OK;   /* start.position=latest: nothing of this range belongs to the table */
+    ls_mat_batch_t *b;
+    ls_status st = ls_mat_begin(meta, os, warehouse_uri, tt, &b, err, errlen);
+    if (st != LS_OK)
+        return st;
+    uint64_t added;
+    st = ls_mat_add(b, partition, log_id, obj, entries, n, body_end, from_offset, last_offset,
+                    &added, err, errlen);
+    if (st == LS_OK)
+        st = ls_mat_commit(b, rows_out, err, errlen);
+    ls_mat_free(b);
+    return st;
 }

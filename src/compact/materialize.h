@@ -34,6 +34,29 @@ ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
                                      const ls_table_target_t *tt, int64_t log_id, int64_t *out,
                                      char *err, int errlen);
 
+/* A batch: one table commit covering ranges of several logs (a table's
+ * partitions), so a pass makes one snapshot per table whatever its partition
+ * count and backlog. begin opens the table (creating it when missing), add
+ * writes a range's rows into data files, commit appends them as one snapshot
+ * recording every added log's last offset. Exactly-once as for a single
+ * range: the caller swaps the index of a range only after commit. */
+typedef struct ls_mat_batch ls_mat_batch_t;
+ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
+                       const ls_table_target_t *tt, ls_mat_batch_t **out, char *err, int errlen);
+/* Last offset of log_id the table holds, counting ranges added to b. */
+int64_t ls_mat_done(ls_mat_batch_t *b, int64_t log_id);
+/* Rows of a range as for ls_materialize_range, into b (nothing is visible
+ * before commit). */
+ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const uint8_t *obj,
+                     const ls_co_entry_t *entries, uint32_t n, size_t body_end,
+                     int64_t from_offset, int64_t last_offset, uint64_t *rows_out, char *err,
+                     int errlen);
+/* One snapshot of everything added (no commit when nothing was); rows: the
+ * rows it made visible. After a failed add nothing is committed (that add
+ * may have written part of its rows), so the whole batch is retried. LS_ECONFLICT: another commit won; retry next pass. */
+ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen);
+void ls_mat_free(ls_mat_batch_t *b);
+
 /* Appends the records of entries[0..n) (base offsets real; entry i spans
  * [pos[i], pos[i+1]) with the last ending at body_end) at or above
  * from_offset and above the table's recorded last offset for this log, with
