@@ -753,7 +753,7 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
         if (c->batch) {
             uint64_t rows = 0;
             st = ls_mat_commit(c->batch, &rows, err, sizeof err);
-            if (st == LS_OK) {
+            if (st == LS_OK && c->npending) {
                 ls_crashpoint("compact.table_committed");
                 c->stats.rows_materialized += rows;
                 for (size_t i = 0; i < c->npending; i++) {
