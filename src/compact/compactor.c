@@ -30,10 +30,11 @@
  * WAL objects for the next pass, so the table never misses a range that the
  * log has compacted, and its per-log offset summary keeps retries exactly-once.
  *
- * Freshness (table_plan.c resolves each stream's policy per pass): for a log
- * whose stream has a table, the hot window is min(min_age_ms, the policy's
- * commit interval), so a record acknowledged at t is read, compacted and
- * materialized in the first pass after t + commit interval — one read still
+ * Freshness (table_plan.c resolves each stream's policy per pass): the logs
+ * of a stream with a table have no hot window; their table task (one table
+ * commit per pass) runs at most once per commit interval and then takes every
+ * entry committed so far, so a record acknowledged at t is in the table by
+ * about t + commit interval, with one snapshot per interval — one read still
  * yields both outputs. Scheduling: the timer is one-shot, re-armed after each
  * pass for the earliest of (a) the compaction interval, (b) the smallest
  * commit interval of any enabled table (so every new WAL entry of a table log
@@ -142,6 +143,7 @@ struct ls_compactor {
     /* freshness schedule: written by the worker during a pass, read by the loop after */
     ls_table_marks_t marks;    /* worker only */
     ls_i64map_t cursors;       /* worker only: log_id -> int64_t *, see compact_log */
+    ls_i64map_t table_commits; /* worker only: stream_no -> int64_t * time of its last commit */
     int64_t cur_lag_ms;        /* worker: lag seen by the last compact_log scan */
     ls_i64map_t log_lags;      /* worker: log_id -> int64_t * lag of the last pass */
     ls_i64map_t lags_next;     /* worker: stream_no -> int64_t * table lag, this pass */
@@ -353,9 +355,9 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     bool table = ts && ts->table;
     if (table && !c->batch)
         return 0;   /* a table log compacts only into its table's commit (table_task) */
-    int64_t hot = c->cfg.min_age_ms;
-    if (table && ts->policy.commit_interval_ms < hot)
-        hot = ts->policy.commit_interval_ms;
+    /* a table log has no hot window: its table task runs once per commit
+     * interval and takes everything committed by then (table_task) */
+    int64_t hot = table ? 0 : c->cfg.min_age_ms;
     ls_kvlist_t l;
     if (scan_uncompacted(c, log_id, (size_t)c->cfg.max_entries + 64, &l) != LS_OK)
         return 0;
@@ -595,7 +597,7 @@ static void table_lags(ls_compactor_t *c, const ls_table_plan_t *plan)
         int64_t interval = ts->policy.commit_interval_ms;
         if (worst > (3 * interval > 10000 ? 3 * interval : 10000))
             LS_WARN_RL("compact", "table %s.%s is falling behind: its oldest record not yet in the "
-                       "table has been due for %lld ms (commit interval %lld ms)",
+                       "table was written %lld ms ago (commit interval %lld ms)",
                        ts->stream->ns, ts->target.name, (long long)worst, (long long)interval);
     }
 }
@@ -725,7 +727,12 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
 {
     int32_t np = ts->stream->partitions;
     ls_log_claim_t *claims = LS_NEWN(ls_log_claim_t, (size_t)np);
-    if (c->pass_compact && !ts->blocked) {
+    int64_t now = ls_clock_wall_ms(), interval = ts->policy.commit_interval_ms;
+    int64_t *last = ls_i64map_get(&c->table_commits, ts->stream->stream_no);
+    bool due = !last || now >= *last + interval;
+    if (!due && (!c->next_due_ms || *last + interval < c->next_due_ms))
+        c->next_due_ms = *last + interval;   /* come back when the interval is up */
+    if (c->pass_compact && !ts->blocked && due) {
         bool *ready = LS_NEWN(bool, (size_t)np);
         int nready = 0;
         for (int32_t p = 0; p < np; p++)
@@ -753,6 +760,13 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
         if (c->batch) {
             uint64_t rows = 0;
             st = ls_mat_commit(c->batch, &rows, err, sizeof err);
+            if (c->npending) {   /* the interval restarts with every commit attempt */
+                if (!last) {
+                    last = LS_NEW(int64_t);
+                    ls_i64map_put(&c->table_commits, ts->stream->stream_no, last);
+                }
+                *last = now;
+            }
             if (st == LS_OK && c->npending) {
                 ls_crashpoint("compact.table_committed");
                 c->stats.rows_materialized += rows;
@@ -977,6 +991,7 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     c->handles_open = 3;
     ls_table_marks_init(&c->marks);
     ls_i64map_init(&c->cursors);
+    ls_i64map_init(&c->table_commits);
     c->pend_log = -1;
     ls_i64map_init(&c->log_lags);
     ls_i64map_init(&c->lags_next);
@@ -1049,6 +1064,7 @@ void ls_compactor_free(ls_compactor_t *c)
     free_i64_values(&c->log_lags);
     free_i64_values(&c->lags_next);
     free_i64_values(&c->lags);
+    free_i64_values(&c->table_commits);
     ls_free(c->pending);
     ls_free(c);
 }

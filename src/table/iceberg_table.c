@@ -323,7 +323,7 @@ static ls_status write_metadata(ls_ice_table_t *t, json_t *meta, int version, ch
 {
     char vrel[64];
     snprintf(vrel, sizeof vrel, "metadata/v%d.metadata.json", version);
-    char *text = json_dumps(meta, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    char *text = json_dumps(meta, JSON_COMPACT | JSON_REAL_PRECISION(17));
     size_t len = strlen(text);
     ls_status st;
     char *rel;
