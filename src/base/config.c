@@ -235,6 +235,15 @@ static const cfg_key_t cfg_keys[] = {
      .help = "Table freshness: 1000..86400000 ms (built-in default 10000)."},
     {.name = "lakestream.table.start.position", .type = CT_STRING, FIELD(table_start_position),
      .help = "earliest|latest: where a newly enabled table starts (built-in default earliest)."},
+    {.name = "lakestream.table.snapshot.max.age.ms", .type = CT_STRING,
+     FIELD(table_snapshot_max_age_ms),
+     .help = "Snapshots older than this expire at the next table commit: 0 (never) or "
+             "1000..31536000000 ms (built-in default 900000)."},
+    {.name = "table.orphan.grace.ms", .type = CT_INT, FIELD(table_orphan_grace_ms),
+     .def = "3600000", .min = 1000, .max = 30 * DAY_MS,
+     .help = "Files under a table's location that no snapshot references (failed commits, "
+             "engines' refused writes) are deleted once older than this; each table is "
+             "swept at most once per this period, with the retention checks."},
 
     {.name = "read.cache.max.bytes", .section = "read path", .type = CT_SIZE,
      FIELD(read_cache_max_bytes), .def = "256MiB", .min = 0, .max = 1 * TiB,

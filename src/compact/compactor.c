@@ -144,6 +144,7 @@ struct ls_compactor {
     ls_table_marks_t marks;    /* worker only */
     ls_i64map_t cursors;       /* worker only: log_id -> int64_t *, see compact_log */
     ls_i64map_t table_commits; /* worker only: stream_no -> int64_t * time of its last commit */
+    ls_i64map_t orphan_sweeps; /* worker only: stream_no -> int64_t * time of its last sweep */
     int64_t cur_lag_ms;        /* worker: lag seen by the last compact_log scan */
     ls_i64map_t log_lags;      /* worker: log_id -> int64_t * lag of the last pass */
     ls_i64map_t lags_next;     /* worker: stream_no -> int64_t * table lag, this pass */
@@ -716,6 +717,37 @@ static void log_task(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t
     ls_log_release(c->owner, &c->claim);
 }
 
+/* Orphan files of a table (ls_ice_table_remove_orphans), at most once per
+ * grace period per table and broker. Unfenced: an orphan is referenced by no
+ * commit, so two brokers deleting it is harmless; the grace period protects
+ * files of commits in flight. */
+static void sweep_orphans(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
+{
+    int64_t now = ls_clock_wall_ms(), grace = c->cfg.orphan_grace_ms;
+    if (grace <= 0)
+        return;
+    int64_t *last = ls_i64map_get(&c->orphan_sweeps, ts->stream->stream_no);
+    if (last && now < *last + grace)
+        return;
+    if (!last) {
+        last = LS_NEW(int64_t);
+        ls_i64map_put(&c->orphan_sweeps, ts->stream->stream_no, last);
+    }
+    *last = now;
+    uint64_t deleted = 0;
+    char err[512] = "";
+    ls_status st = ls_materialize_remove_orphans(c->meta, c->os, &ts->target, now - grace,
+                                                 &deleted, err, sizeof err);
+    if (st != LS_OK)
+        LS_WARN_RL("table", "table %s.%s: removing orphan files failed: %s (%s); will retry",
+                   ts->stream->ns, ts->target.name, ls_status_str(st), err);
+    else if (deleted)
+        LS_INFO("table", "table %s.%s: deleted %llu orphan files (older than %lld ms, "
+                "referenced by no snapshot)", ts->stream->ns, ts->target.name,
+                (unsigned long long)deleted, (long long)grace);
+    c->stats.orphans_deleted += deleted;
+}
+
 /* The logs of one stream with a table: their due WAL ranges become COs and
  * rows of ONE table commit (ls_mat_batch), and only after that commit are
  * their index swaps made, each under its log's claim; then retention. So a
@@ -790,6 +822,8 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
         c->npending = 0;
         ls_free(ready);
     }
+    if (c->pass_retention && !ts->blocked)
+        sweep_orphans(c, ts);
     for (int32_t p = 0; p < np; p++) {
         int64_t id = ls_stream_log_id(ts->stream, p);
         c->claim = claims[p];
@@ -992,6 +1026,7 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     ls_table_marks_init(&c->marks);
     ls_i64map_init(&c->cursors);
     ls_i64map_init(&c->table_commits);
+    ls_i64map_init(&c->orphan_sweeps);
     c->pend_log = -1;
     ls_i64map_init(&c->log_lags);
     ls_i64map_init(&c->lags_next);
@@ -1065,6 +1100,7 @@ void ls_compactor_free(ls_compactor_t *c)
     free_i64_values(&c->lags_next);
     free_i64_values(&c->lags);
     free_i64_values(&c->table_commits);
+    free_i64_values(&c->orphan_sweeps);
     ls_free(c->pending);
     ls_free(c);
 }

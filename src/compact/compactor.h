@@ -32,6 +32,9 @@ typedef struct ls_compactor_config {
     int64_t retention_ms;
     int64_t retention_bytes;
     int64_t retention_check_interval_ms;   /* <= 0: only on kicks */
+    /* tables: unreferenced files older than this are deleted, each table
+     * swept at most once per this period (with the retention checks); 0: never */
+    int64_t orphan_grace_ms;
 } ls_compactor_config_t;
 
 typedef struct ls_compactor_stats {
@@ -39,6 +42,7 @@ typedef struct ls_compactor_stats {
         conflicts, failures, rows_materialized, table_failures;
     uint64_t logs_owned_elsewhere;   /* claims refused: another owner works on the log */
     uint64_t entries_trimmed, cos_deleted;   /* retention */
+    uint64_t orphans_deleted;                /* table files no snapshot references */
     uint64_t index_pages_skipped;   /* full pages of compacted entries a scan walked past */
 } ls_compactor_stats_t;
 

@@ -356,3 +356,21 @@ ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *w
     ls_mat_free(b);
     return st;
 }
+
+ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
+                                        const ls_table_target_t *tt, int64_t older_than_ms,
+                                        uint64_t *deleted, char *err, int errlen)
+{
+    *deleted = 0;
+    ls_ice_table_t *t = NULL;
+    ls_status st = open_table(meta, os, NULL, tt, false, &t, err, errlen);
+    if (st == LS_ENOTFOUND)
+        return LS_OK;
+    if (st != LS_OK)
+        return st;
+    st = ls_ice_table_remove_orphans(t, older_than_ms, deleted);
+    if (st != LS_OK)
+        snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
+    ls_ice_table_free(t);
+    return st;
+}

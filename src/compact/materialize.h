@@ -57,6 +57,12 @@ ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const
 ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen);
 void ls_mat_free(ls_mat_batch_t *b);
 
+/* Deletes the table's orphan files written before older_than_ms
+ * (ls_ice_table_remove_orphans); LS_OK with 0 when the table does not exist. */
+ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
+                                        const ls_table_target_t *tt, int64_t older_than_ms,
+                                        uint64_t *deleted, char *err, int errlen);
+
 /* Appends the records of entries[0..n) (base offsets real; entry i spans
  * [pos[i], pos[i+1]) with the last ending at body_end) at or above
  * from_offset and above the table's recorded last offset for this log, with

@@ -238,6 +238,7 @@ static int load_table_defaults(ls_broker_t *b, char *err, int errlen)
         {LS_POLICY_COMPRESSION, c->table_compression},
         {LS_POLICY_COMMIT_INTERVAL_MS, c->table_commit_interval_ms},
         {LS_POLICY_START_POSITION, c->table_start_position},
+        {LS_POLICY_SNAPSHOT_MAX_AGE_MS, c->table_snapshot_max_age_ms},
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         if (!keys[i].value)
@@ -350,6 +351,7 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         .retention_ms = cfg->log_retention_ms,
         .retention_bytes = cfg->log_retention_bytes,
         .retention_check_interval_ms = cfg->log_retention_check_interval_ms,
+        .orphan_grace_ms = cfg->table_orphan_grace_ms,
     };
     b->compactor = ls_compactor_start(loop, b->logs, b->meta, b->os, &cc);
     ls_group_config_t gc = {

@@ -1198,3 +1198,89 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     if (snapshot_id) *snapshot_id = mb.snap_id;
     return LS_OK;
 }
+
+/* ---- orphan files -----------------------------------------------------------
+ *
+ * Files under the table's data/ and metadata/ that no retained snapshot and
+ * no metadata-log entry references: data files and manifests of commits that
+ * failed or crashed, the leftovers of a crash between a commit and its
+ * clean-up, and files engines wrote before the read-only catalog refused
+ * their commit. A file is deleted only when it was last written before
+ * older_than_ms (the grace period: a commit in flight — ours or another
+ * broker's — writes its files first and commits within it). Referenced: the
+ * current metadata file and the metadata log (with their v<N> copies and the
+ * version hint), every retained snapshot's manifest list, every manifest
+ * those lists name and every data file those manifests name, whatever the
+ * entry status. Any read failure deletes nothing. */
+ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms,
+                                      uint64_t *deleted)
+{
+    *deleted = 0;
+    t->err[0] = 0;
+    json_t *refs = json_object(), *manifests = json_object(), *s, *e;
+    size_t i;
+    char *copy;
+    json_object_set_new(refs, t->meta_location, json_true());
+    if ((copy = published_copy(t->meta_location))) json_object_set_new(refs, copy, json_true());
+    ls_free(copy);
+    json_array_foreach(json_object_get(t->meta, "metadata-log"), i, e)
+    {
+        const char *m = json_string_value(json_object_get(e, "metadata-file"));
+        if (!m) continue;
+        json_object_set_new(refs, m, json_true());
+        if ((copy = published_copy(m))) json_object_set_new(refs, copy, json_true());
+        ls_free(copy);
+    }
+    char *hint = ls_asprintf("%s/metadata/version-hint.text", t->location);
+    json_object_set_new(refs, hint, json_true());
+    ls_free(hint);
+    ls_status st = LS_OK;
+    json_array_foreach(json_object_get(t->meta, "snapshots"), i, s)
+    {
+        const char *l = json_string_value(json_object_get(s, "manifest-list"));
+        if (!l) continue;
+        json_object_set_new(refs, l, json_true());
+        if ((st = list_manifests(t, l, manifests)) != LS_OK) break;
+    }
+    const char *k;
+    json_t *v;
+    ls_buf_t raw;
+    ls_buf_init(&raw);
+    json_object_foreach(manifests, k, v)
+    {
+        if (st != LS_OK) break;
+        json_object_set_new(refs, k, json_true());
+        if ((st = get_location(t, k, &raw)) != LS_OK) break;
+        ls_avro_file_t f;
+        if ((st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) != LS_OK) break;
+        for (size_t r = 0; r < f.nrecords; r++) {
+            const ls_av_t *d = ls_av_field(&f.records[r], "data_file");
+            const char *p = d ? ls_ice_av_str(d, "file_path") : NULL;
+            if (p) json_object_set_new(refs, p, json_true());
+        }
+        ls_avro_file_free(&f);
+    }
+    ls_buf_free(&raw);
+    for (int dir = 0; st == LS_OK && dir < 2; dir++) {
+        char *prefix = ls_asprintf("%s/%s/", t->prefix, dir ? "metadata" : "data");
+        ls_objinfo_t *objs = NULL;
+        size_t n = 0;
+        st = ls_objstore_list(t->os, prefix, &objs, &n);
+        if (st != LS_OK)
+            snprintf(t->err, sizeof t->err, "list %s: %s", prefix, ls_status_str(st));
+        size_t plen = strlen(t->prefix);
+        for (size_t o = 0; st == LS_OK && o < n; o++) {
+            if (objs[o].mtime_ms >= older_than_ms) continue;
+            char *loc = ls_asprintf("%s%s", t->location, objs[o].key + plen);
+            if (!json_object_get(refs, loc) && ls_objstore_del(t->os, objs[o].key) == LS_OK)
+                (*deleted)++;
+            ls_free(loc);
+        }
+        ls_objinfo_free(objs, n);
+        ls_free(prefix);
+    }
+    t->maint.files_deleted += *deleted;
+    json_decref(refs);
+    json_decref(manifests);
+    return st;
+}

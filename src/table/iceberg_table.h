@@ -179,6 +179,13 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
  * 0 (the default): snapshots never expire. The current one always stays. */
 void ls_ice_table_set_snapshot_max_age(ls_ice_table_t *t, int64_t max_age_ms);
 
+/* Deletes the files under the table's data/ and metadata/ that nothing the
+ * table still holds references (failed or crashed commits, engines' refused
+ * writes), last written before older_than_ms; *deleted counts them. A read
+ * failure deletes nothing and is returned. Design note in iceberg_table.c. */
+ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms,
+                                      uint64_t *deleted);
+
 typedef struct ls_ice_maint_stats {
     uint64_t snapshots_expired;  /* by this table object's appends */
     uint64_t manifests_replaced; /* merged into new manifests */

@@ -5,6 +5,7 @@ the table and finds every produced record exactly once, with its partition,
 offset, timestamp, key, value and headers; a broker restart in the middle
 adds no duplicates; DuckDB reads the data files."""
 
+import os
 import time
 
 import pytest
@@ -78,3 +79,42 @@ def test_topic_materializes_as_iceberg_table(broker_factory):
     con = duckdb.connect()
     n = con.execute("select count(*) from read_parquet(?)", [files]).fetchone()[0]
     assert n == 900
+
+
+def test_orphan_files_are_removed(broker_factory):
+    """Files under a table that no snapshot references (an engine's write the
+    read-only catalog refused, a crashed commit) go after the grace period;
+    every referenced file stays and the table keeps every row."""
+    iceberg_util.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200",
+                       "--log.retention.check.interval.ms=300", "--table.orphan.grace.ms=1000")
+    topic = unique_topic("orphans")
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    fs = a.create_topics([NewTopic(topic, PARTS, 1, config={
+        "lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000"})])
+    fs[topic].result(30)
+    wait_topic(b.bootstrap, topic, PARTS)
+    tdir = iceberg_util.table_dir(b, topic)
+    _produce(b.bootstrap, topic, 0, 300)
+    iceberg_util.wait_rows(tdir, 300)
+    junk = [os.path.join(tdir, "data", "timestamp_day-2023-11-14", "spark-00000.parquet"),
+            os.path.join(tdir, "metadata", "spark-m0.avro"),
+            os.path.join(tdir, "metadata", "snap-1-1-spark.avro")]
+    old = time.time() - 3600
+    for f in junk:
+        os.makedirs(os.path.dirname(f), exist_ok=True)
+        with open(f, "wb") as fp:
+            fp.write(b"not ours")
+        os.utime(f, (old, old))
+    deadline = time.monotonic() + 30
+    while any(os.path.exists(f) for f in junk) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(os.path.exists(f) for f in junk), "orphans still there"
+    assert "orphan files" in b.log_text()
+    _produce(b.bootstrap, topic, 300, 300)
+    t, rows, _ = iceberg_util.wait_rows(tdir, 600)
+    assert sorted(rows.column("value").to_pylist(), key=lambda v: (v is None, v)) == sorted(
+        [None if i % 11 == 0 else b"value-%d" % i for i in range(600)],
+        key=lambda v: (v is None, v))
+    for task in t.scan().plan_files():
+        assert os.path.exists(task.file.file_path[len("file://"):])

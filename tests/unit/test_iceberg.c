@@ -452,6 +452,71 @@ TEST(maintenance_thousands_of_appends)
     ls_objstore_close(os);
 }
 
+/* Orphans go, everything the table references stays: a table with merged
+ * manifests and expired snapshots, plus files no commit references. */
+TEST(orphan_files_removed)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    const char *props[] = {"commit.manifest.min-count-to-merge", "3",
+                           "write.metadata.previous-versions-max", "2",
+                           "write.metadata.delete-after-commit.enabled", "true", NULL};
+    ls_ice_table_t *t = NULL;
+    char err[256] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/o", "mem://wh/ns/o", ls_raw_iceberg_schema_json(),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, props, NULL, &t, err, sizeof err),
+                 LS_OK);
+    ls_ice_table_set_snapshot_max_age(t, 150);
+    for (int64_t i = 0; i < 12; i++)
+        CHECK_EQ_INT(commit_rows(t, i * 50, (i + 1) * 50, 1, 0, LS_PQ_SNAPPY), LS_OK);
+    static const char *orphans[] = {"wh/ns/o/data/orphan.parquet", "wh/ns/o/metadata/x-m0.avro",
+                                    "wh/ns/o/metadata/00099-x.metadata.json"};
+    for (int i = 0; i < 3; i++) {
+        struct iovec iov = {(void *)"junk", 4};
+        CHECK_EQ_INT(ls_objstore_put(os, orphans[i], &iov, 1, 0), LS_OK);
+    }
+    int before = count_keys(os, "wh/ns/o/");
+    uint64_t n = 0;
+    /* nothing is old enough yet */
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, 0, &n), LS_OK);
+    CHECK_EQ_INT(n, 0);
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &n), LS_OK);
+    CHECK_EQ_INT(n, 3);
+    CHECK_EQ_INT(count_keys(os, "wh/ns/o/"), before - 3);
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &n), LS_OK);
+    CHECK_EQ_INT(n, 0);
+    /* the table still plans every row, from files that exist */
+    ls_ice_table_t *t2 = NULL;
+    CHECK_EQ_INT(ls_ice_table_load(os, "wh/ns/o", NULL, &t2, err, sizeof err), LS_OK);
+    json_t *meta = get_json(os, "wh/ns/o/metadata/v13.metadata.json");
+    CHECK(meta);
+    json_t *snaps = json_object_get(meta, "snapshots");
+    const char *list = json_string_value(
+        json_object_get(json_array_get(snaps, json_array_size(snaps) - 1), "manifest-list"));
+    ls_avro_file_t lf;
+    CHECK_EQ_INT(get_avro(os, list + strlen("mem://"), &lf), LS_OK);
+    int64_t rows = 0;
+    for (size_t i = 0; i < lf.nrecords; i++) {
+        ls_avro_file_t mf;
+        const char *mp = (const char *)ls_av_field(&lf.records[i], "manifest_path")->p;
+        CHECK_EQ_INT(get_avro(os, mp + strlen("mem://"), &mf), LS_OK);
+        for (size_t k = 0; k < mf.nrecords; k++) {
+            const ls_av_t *d = ls_av_field(&mf.records[k], "data_file");
+            ls_objinfo_t info;
+            CHECK_EQ_INT(ls_objstore_head(os, (const char *)ls_av_field(d, "file_path")->p +
+                                                  strlen("mem://"), &info), LS_OK);
+            rows += ls_av_field(d, "record_count")->l;
+        }
+        ls_avro_file_free(&mf);
+    }
+    CHECK_EQ_INT(rows, 600);
+    ls_avro_file_free(&lf);
+    json_decref(meta);
+    ls_ice_table_free(t2);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
 static int write_warehouse(const char *dir)
 {
     char root[PATH_MAX], store[PATH_MAX + 16];
@@ -531,6 +596,7 @@ int main(void)
     RUN(bounds_truncation);
     RUN(append_fails_cleanly_at_each_put);
     RUN(maintenance_thousands_of_appends);
+    RUN(orphan_files_removed);
     RUN(warehouse_for_readers);
     UNIT_DONE();
 }
