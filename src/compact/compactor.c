@@ -754,7 +754,10 @@ static void sweep_orphans(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
  * pass makes one snapshot per table whatever the partition count and the
  * backlog (up to 64 rounds per log), and the table never misses a range the
  * log compacted. A failed commit leaves every range in WAL objects for the
- * next pass (its COs are rewritten identically, its data files are orphans). */
+ * next pass (its COs are rewritten identically, its data files are orphans).
+ * The task runs at most once per commit interval, under a claim on the table
+ * (ls_table_claim): with several brokers one commits a table at a time and
+ * the others skip it, instead of all racing on its pointer. */
 static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
 {
     int32_t np = ts->stream->partitions;
@@ -764,7 +767,20 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
     bool due = !last || now >= *last + interval;
     if (!due && (!c->next_due_ms || *last + interval < c->next_due_ms))
         c->next_due_ms = *last + interval;   /* come back when the interval is up */
+    ls_log_claim_t table_claim = {0};
     if (c->pass_compact && !ts->blocked && due) {
+        ls_status cs = ls_table_claim(c->owner, ts->stream->stream_no, &table_claim);
+        if (cs == LS_EEXISTS) {
+            c->stats.logs_owned_elsewhere++;   /* another broker commits it this time */
+            if (!c->next_due_ms || now + interval < c->next_due_ms)
+                c->next_due_ms = now + interval;
+        } else if (cs != LS_OK) {
+            LS_WARN_RL("compact", "table %s.%s: claiming its commit failed: %s (will retry)",
+                       ts->stream->ns, ts->target.name, ls_status_str(cs));
+            c->stats.failures++;
+        }
+    }
+    if (table_claim.held) {
         bool *ready = LS_NEWN(bool, (size_t)np);
         int nready = 0;
         for (int32_t p = 0; p < np; p++)
@@ -821,6 +837,7 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
             swap_free(c->pending[i]);
         c->npending = 0;
         ls_free(ready);
+        ls_log_release(c->owner, &table_claim);
     }
     if (c->pass_retention && !ts->blocked)
         sweep_orphans(c, ts);

@@ -1,7 +1,9 @@
 /* Per-log ownership by lease.
  *
  * Keys: /ls/owner/compact/<log_id %016x> = owner name, attached to the
- * owner's lease. A task (one log, one pass) claims its log before it writes
+ * owner's lease; /ls/owner/compact/table-<stream_no %016x> likewise for the
+ * one table commit of a stream's pass (compactor.c table_task), so brokers
+ * take turns on a table instead of racing on its pointer. A task (one log, one pass) claims its log before it writes
  * anything and releases it at the end:
  *
  *   unclaimed --claim: txn{compare mod_rev == 0; PUT key (lease)}--> held
@@ -134,11 +136,8 @@ ls_status ls_lease_owner_keepalive(ls_lease_owner_t *o)
     return st;
 }
 
-ls_status ls_log_claim(ls_lease_owner_t *o, int64_t log_id, ls_log_claim_t *c)
+static ls_status claim_key(ls_lease_owner_t *o, ls_log_claim_t *c)
 {
-    memset(c, 0, sizeof *c);
-    c->log_id = log_id;
-    snprintf(c->key, sizeof c->key, LS_OWNER_PREFIX "%016llx", (unsigned long long)log_id);
     size_t klen = strlen(c->key);
     for (int attempt = 0; attempt < 2; attempt++) {
         int64_t lease;
@@ -174,13 +173,30 @@ ls_status ls_log_claim(ls_lease_owner_t *o, int64_t log_id, ls_log_claim_t *c)
             c->held = true;
             c->rev = kv.mod_rev;
         } else {
-            LS_DEBUG("compact", "log %016llx is owned by %.*s; skipping it",
-                     (unsigned long long)log_id, (int)kv.vlen, (const char *)kv.val);
+            LS_DEBUG("compact", "%s is owned by %.*s; skipping it", c->key, (int)kv.vlen,
+                     (const char *)kv.val);
         }
         ls_kv_free(&kv);
         return ours ? LS_OK : LS_EEXISTS;
     }
     return LS_EEXISTS;
+}
+
+ls_status ls_log_claim(ls_lease_owner_t *o, int64_t log_id, ls_log_claim_t *c)
+{
+    memset(c, 0, sizeof *c);
+    c->log_id = log_id;
+    snprintf(c->key, sizeof c->key, LS_OWNER_PREFIX "%016llx", (unsigned long long)log_id);
+    return claim_key(o, c);
+}
+
+ls_status ls_table_claim(ls_lease_owner_t *o, int64_t stream_no, ls_log_claim_t *c)
+{
+    memset(c, 0, sizeof *c);
+    c->log_id = -1;
+    snprintf(c->key, sizeof c->key, LS_OWNER_PREFIX "table-%016llx",
+             (unsigned long long)stream_no);
+    return claim_key(o, c);
 }
 
 ls_meta_cmp_t ls_log_claim_cmp(const ls_log_claim_t *c)

@@ -13,7 +13,8 @@
 /* One per compactor: its lease and its owner name. Thread-safe. */
 typedef struct ls_lease_owner ls_lease_owner_t;
 
-/* A claim on one log, held by one task (one worker thread). */
+/* A claim on one log (or one table's commit), held by one task (one worker
+ * thread). */
 typedef struct ls_log_claim {
     int64_t log_id;
     bool held;
@@ -40,6 +41,9 @@ ls_status ls_lease_owner_keepalive(ls_lease_owner_t *o);
  * LS_EEXISTS: another owner holds it (skip the log); else a store error.
  * Grants (or re-grants) the lease when needed. Blocking. */
 ls_status ls_log_claim(ls_lease_owner_t *o, int64_t log_id, ls_log_claim_t *c);
+/* Takes ownership of the table commit of stream_no for one pass (same
+ * results); released with ls_log_release. */
+ls_status ls_table_claim(ls_lease_owner_t *o, int64_t stream_no, ls_log_claim_t *c);
 /* The compare every commit of the task carries: it fails once the claim is
  * lost (lease expired, key deleted or re-created by another owner). */
 ls_meta_cmp_t ls_log_claim_cmp(const ls_log_claim_t *c);
