@@ -54,6 +54,63 @@ static void mark_duplicates(ls_arena_t *a, char **names, int32_t n, bool *dup)
 
 /* ------------------------------------------------------------ CreateTopics */
 
+/* ------------------------------------------------ the request's timeoutMs */
+
+/* CreateTopics, DeleteTopics and CreatePartitions run store jobs that may
+ * outlast the request's timeoutMs (a locked or unreachable metadata store, a
+ * saturated worker pool). At the deadline `expire` answers what is not done
+ * yet with REQUEST_TIMED_OUT (Kafka's answer: the operation may still
+ * complete) through ls_kreq_respond_keep; when the job finishes,
+ * deadline_stop tells its completion that the answer is out, so it only
+ * releases what it holds and the request (ls_kreq_release). */
+typedef struct admin_deadline {
+    uv_timer_t *timer;
+    bool answered;
+    void (*expire)(void *ctx);
+    void *ctx;
+} admin_deadline_t;
+
+static void deadline_fired(uv_timer_t *tm)
+{
+    admin_deadline_t *d = tm->data;
+    d->answered = true;
+    d->expire(d->ctx);
+}
+
+static void deadline_closed(uv_handle_t *h) { ls_free(h); }
+
+static void deadline_start(ls_broker_t *b, admin_deadline_t *d, int32_t timeout_ms,
+                           void (*expire)(void *ctx), void *ctx)
+{
+    d->expire = expire;
+    d->ctx = ctx;
+    if (timeout_ms <= 0)
+        return;
+    d->timer = LS_NEW(uv_timer_t);
+    uv_timer_init(b->loop, d->timer);
+    d->timer->data = d;
+    uv_timer_start(d->timer, deadline_fired, (uint64_t)timeout_ms, 0);
+}
+
+/* Stops the timer; true when the deadline has answered the request. */
+static bool deadline_stop(admin_deadline_t *d)
+{
+    if (d->timer) {
+        uv_close((uv_handle_t *)d->timer, deadline_closed);
+        d->timer = NULL;
+    }
+    return d->answered;
+}
+
+static ls_kstr_t timed_out_message(ls_kreq_t *req, const char *what, int32_t timeout_ms)
+{
+    LS_WARN_RL("kafka", "%s answered REQUEST_TIMED_OUT after %d ms: the metadata store is slow "
+               "or locked", ls_kafka_api_name(req->api_key), (int)timeout_ms);
+    return ls_kstr_c(ls_arena_printf(req->arena, "The metadata store did not answer within the "
+                                     "request's timeout (%d ms); the %s may still complete",
+                                     (int)timeout_ms, what));
+}
+
 typedef struct ct_topic {
     char *name;
     int32_t partitions;
@@ -72,8 +129,7 @@ typedef struct ct_ctx {
     ls_kafka_CreateTopicsRequest m;
     ls_kafka_CreateTopicsResponse resp;
     ct_topic_t *t;
-    uv_timer_t *deadline;     /* timeoutMs: answered REQUEST_TIMED_OUT if the store is slower */
-    bool answered;            /* by the deadline; ct_done then only releases */
+    admin_deadline_t deadline;
 } ct_ctx_t;
 
 static void ct_work(void *arg)
@@ -90,31 +146,21 @@ static void ct_work(void *arg)
     }
 }
 
-/* The request's timeoutMs passed while the store job still runs (a locked or
- * unreachable metadata store, a saturated worker pool): answer every topic
- * not answered yet with REQUEST_TIMED_OUT, as Kafka does — the creation may
- * still complete — and keep the request alive until the job is done. */
-static void ct_deadline(uv_timer_t *tm)
+static void ct_expire(void *arg)
 {
-    ct_ctx_t *ctx = tm->data;
+    ct_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
+    ls_kstr_t msg = timed_out_message(req, "topic creation", ctx->m.TimeoutMs);
     for (int32_t i = 0; i < ctx->m.NumTopics; i++)
         if (ctx->t[i].go) {
             ctx->resp.Topics[i].ErrorCode = LS_KERR_REQUEST_TIMED_OUT;
-            ctx->resp.Topics[i].ErrorMessage = ls_kstr_c(ls_arena_printf(
-                req->arena, "The metadata store did not answer within the request's timeout "
-                "(%d ms); the topic may still be created", (int)ctx->m.TimeoutMs));
+            ctx->resp.Topics[i].ErrorMessage = msg;
         }
-    LS_WARN_RL("kafka", "CreateTopics answered REQUEST_TIMED_OUT after %d ms: the metadata "
-               "store is slow or locked", (int)ctx->m.TimeoutMs);
-    ctx->answered = true;
     ls_kw_t w;
     ls_kreq_begin(req, &w);
     ls_kafka_CreateTopicsResponse_encode(&w, req->api_version, &ctx->resp);
     ls_kreq_respond_keep(req, &w);
 }
-
-static void ct_deadline_closed(uv_handle_t *h) { ls_free(h); }
 
 static void ct_done(void *arg)
 {
@@ -123,16 +169,13 @@ static void ct_done(void *arg)
     ls_broker_t *b = req->broker;
     ls_arena_t *a = req->arena;
     int16_t v = req->api_version;
-    if (ctx->deadline) {
-        uv_close((uv_handle_t *)ctx->deadline, ct_deadline_closed);
-        ctx->deadline = NULL;
-    }
+    bool answered = deadline_stop(&ctx->deadline);
     for (int32_t i = 0; i < ctx->m.NumTopics; i++)
         if (ctx->t[i].created && ctx->t[i].since[0]) {
             ls_broker_tables_changed(b);   /* a new table: its freshness schedule starts now */
             break;
         }
-    if (ctx->answered) {   /* the deadline answered: only finish the request */
+    if (answered) {   /* the deadline answered: only finish the request */
         for (int32_t i = 0; i < ctx->m.NumTopics; i++)
             ls_stream_release(ctx->t[i].created);
         ls_kreq_release(req);
@@ -338,12 +381,7 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
         ct_done(ctx);
         return;
     }
-    if (ctx->m.TimeoutMs > 0) {
-        ctx->deadline = LS_NEW(uv_timer_t);
-        uv_timer_init(b->loop, ctx->deadline);
-        ctx->deadline->data = ctx;
-        uv_timer_start(ctx->deadline, ct_deadline, (uint64_t)ctx->m.TimeoutMs, 0);
-    }
+    deadline_start(b, &ctx->deadline, ctx->m.TimeoutMs, ct_expire, ctx);
     ls_broker_offload(b, ct_work, ct_done, ctx);
 }
 
@@ -361,6 +399,9 @@ typedef struct dt_ctx {
     dt_topic_t *t;
     int32_t n;
     int pending;              /* outstanding fences + 1 while issuing */
+    bool dropped;             /* the store job is done: results are final */
+    int32_t timeout_ms;
+    admin_deadline_t deadline;
 } dt_ctx_t;
 
 static void dt_work(void *arg)
@@ -377,12 +418,38 @@ static void dt_work(void *arg)
 static void dt_respond(dt_ctx_t *ctx)
 {
     ls_kreq_t *req = ctx->req;
+    bool answered = deadline_stop(&ctx->deadline);
+    for (int32_t i = 0; i < ctx->n; i++)
+        ls_stream_release(ctx->t[i].dropped);
+    if (answered) {
+        ls_kreq_release(req);
+        return;
+    }
     ls_kw_t w;
     ls_kreq_begin(req, &w);
     ls_kafka_DeleteTopicsResponse_encode(&w, req->api_version, &ctx->resp);
-    for (int32_t i = 0; i < ctx->n; i++)
-        ls_stream_release(ctx->t[i].dropped);
     ls_kreq_respond(req, &w);
+}
+
+/* The deadline: topics the store has dropped are answered as deleted (their
+ * partitions are still being fenced: a producer may see a few more writes
+ * refused rather than accepted); the others REQUEST_TIMED_OUT. */
+static void dt_expire(void *arg)
+{
+    dt_ctx_t *ctx = arg;
+    ls_kreq_t *req = ctx->req;
+    if (!ctx->dropped) {
+        ls_kstr_t msg = timed_out_message(req, "topic deletion", ctx->timeout_ms);
+        for (int32_t i = 0; i < ctx->n; i++)
+            if (ctx->t[i].name) {
+                ctx->resp.Responses[i].ErrorCode = LS_KERR_REQUEST_TIMED_OUT;
+                ctx->resp.Responses[i].ErrorMessage = msg;
+            }
+    }
+    ls_kw_t w;
+    ls_kreq_begin(req, &w);
+    ls_kafka_DeleteTopicsResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_respond_keep(req, &w);
 }
 
 typedef struct dt_fence {
@@ -408,6 +475,7 @@ static void dt_done(void *arg)
     ls_broker_t *b = req->broker;
     ls_arena_t *a = req->arena;
     int64_t nfences = 0;
+    ctx->dropped = true;   /* (also after the deadline answered: the drops still get fenced) */
     for (int32_t i = 0; i < ctx->n; i++) {
         dt_topic_t *t = &ctx->t[i];
         ls_kafka_DeleteTopicsResponse_DeletableTopicResult *r = &ctx->resp.Responses[i];
@@ -500,6 +568,8 @@ void ls_kafka_handle_delete_topics(ls_kreq_t *req)
         dt_respond(ctx);
         return;
     }
+    ctx->timeout_ms = m.TimeoutMs;
+    deadline_start(b, &ctx->deadline, m.TimeoutMs, dt_expire, ctx);
     ls_broker_offload(b, dt_work, dt_done, ctx);
 }
 
@@ -518,6 +588,8 @@ typedef struct cp_ctx {
     cp_topic_t *t;
     int32_t n;
     bool validate_only;
+    int32_t timeout_ms;
+    admin_deadline_t deadline;
 } cp_ctx_t;
 
 static void cp_work(void *arg)
@@ -532,11 +604,31 @@ static void cp_work(void *arg)
     }
 }
 
+static void cp_expire(void *arg)
+{
+    cp_ctx_t *ctx = arg;
+    ls_kreq_t *req = ctx->req;
+    ls_kstr_t msg = timed_out_message(req, "partition creation", ctx->timeout_ms);
+    for (int32_t i = 0; i < ctx->n; i++)
+        if (ctx->t[i].name) {
+            ctx->resp.Results[i].ErrorCode = LS_KERR_REQUEST_TIMED_OUT;
+            ctx->resp.Results[i].ErrorMessage = msg;
+        }
+    ls_kw_t w;
+    ls_kreq_begin(req, &w);
+    ls_kafka_CreatePartitionsResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_respond_keep(req, &w);
+}
+
 static void cp_done(void *arg)
 {
     cp_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
     ls_arena_t *a = req->arena;
+    if (deadline_stop(&ctx->deadline)) {
+        ls_kreq_release(req);
+        return;
+    }
     for (int32_t i = 0; i < ctx->n; i++) {
         cp_topic_t *t = &ctx->t[i];
         ls_kafka_CreatePartitionsResponse_CreatePartitionsTopicResult *r = &ctx->resp.Results[i];
@@ -634,5 +726,7 @@ void ls_kafka_handle_create_partitions(ls_kreq_t *req)
         cp_done(ctx);
         return;
     }
+    ctx->timeout_ms = m.TimeoutMs;
+    deadline_start(b, &ctx->deadline, m.TimeoutMs, cp_expire, ctx);
     ls_broker_offload(b, cp_work, cp_done, ctx);
 }

@@ -422,3 +422,43 @@ def test_create_topics_answers_within_its_timeout_when_the_store_is_locked(broke
         db.close()
     # the broker is fine once the lock is gone
     create_topic(broker.bootstrap, unique_topic("afterlock"))
+
+
+def test_delete_topics_and_create_partitions_answer_within_their_timeout(broker):
+    """Issue 17: DeleteTopics and CreatePartitions are bounded by their timeoutMs
+    too (REQUEST_TIMED_OUT while the metadata store is locked), and the operation
+    completes once the store answers."""
+    import os
+    import sqlite3
+    from confluent_kafka.admin import NewPartitions
+    if broker.external or os.environ.get("LS_TEST_META", "sqlite") not in ("", "sqlite"):
+        pytest.skip("locks the local SQLite metadata file")
+    a = admin(broker.bootstrap)
+    grow, gone = unique_topic("grow"), unique_topic("gone")
+    create_topic(broker.bootstrap, grow)
+    create_topic(broker.bootstrap, gone)
+    db = sqlite3.connect(os.path.join(broker.data_dir, "meta.db"), timeout=30)
+    db.execute("BEGIN EXCLUSIVE")
+    try:
+        for call in (lambda: a.create_partitions([NewPartitions(grow, 3)], operation_timeout=2,
+                                                 request_timeout=30)[grow],
+                     lambda: a.delete_topics([gone], operation_timeout=2,
+                                             request_timeout=30)[gone]):
+            t0 = time.monotonic()
+            with pytest.raises(KafkaException) as ei:
+                call().result(60)
+            took = time.monotonic() - t0
+            assert ei.value.args[0].code() == KafkaError.REQUEST_TIMED_OUT, ei.value
+            assert took < 4.5, "answered after %.1f s" % took
+    finally:
+        db.rollback()
+        db.close()
+    # both complete once the store answers
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        md = a.list_topics(timeout=10)
+        if gone not in md.topics and grow in md.topics and len(md.topics[grow].partitions) == 3:
+            break
+        time.sleep(0.2)
+    md = a.list_topics(timeout=10)
+    assert gone not in md.topics and len(md.topics[grow].partitions) == 3
