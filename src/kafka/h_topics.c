@@ -398,7 +398,8 @@ typedef struct dt_ctx {
     ls_kafka_DeleteTopicsResponse resp;
     dt_topic_t *t;
     int32_t n;
-    int pending;              /* outstanding fences + 1 while issuing */
+    int inflight;             /* fences issued, not finished */
+    int32_t next_topic, next_part; /* the next partition to fence */
     bool dropped;             /* the store job is done: results are final */
     int32_t timeout_ms;
     admin_deadline_t deadline;
@@ -452,10 +453,18 @@ static void dt_expire(void *arg)
     ls_kreq_respond_keep(req, &w);
 }
 
+/* Partitions of dropped topics are fenced at most DT_FENCES_IN_FLIGHT at a
+ * time (issue 17): a 10,000-partition topic used to queue 10,000 jobs on the
+ * worker pool at once and hold up every produce, commit and admin call behind
+ * them; now the pool keeps serving them while the deletion proceeds. */
+#define DT_FENCES_IN_FLIGHT 2
+
 typedef struct dt_fence {
     dt_ctx_t *ctx;
     int64_t log_id;
 } dt_fence_t;
+
+static void dt_fence_next(dt_ctx_t *ctx);
 
 static void dt_fence_done(void *arg, ls_status st)
 {
@@ -464,7 +473,29 @@ static void dt_fence_done(void *arg, ls_status st)
     if (st != LS_OK)
         LS_WARN("kafka", "DeleteTopics: fencing log %lld failed: %s", (long long)f->log_id,
                 ls_status_str(st));
-    if (--ctx->pending == 0)
+    ls_free(f);
+    ctx->inflight--;
+    dt_fence_next(ctx);
+}
+
+/* Issues fences up to the limit; answers once every one has finished. */
+static void dt_fence_next(dt_ctx_t *ctx)
+{
+    ls_broker_t *b = ctx->req->broker;
+    while (ctx->inflight < DT_FENCES_IN_FLIGHT && ctx->next_topic < ctx->n) {
+        const ls_stream_t *s = ctx->t[ctx->next_topic].dropped;
+        if (!s || ctx->t[ctx->next_topic].st != LS_OK || ctx->next_part >= s->partitions) {
+            ctx->next_topic++;
+            ctx->next_part = 0;
+            continue;
+        }
+        dt_fence_t *f = LS_NEW(dt_fence_t);
+        f->ctx = ctx;
+        f->log_id = ls_stream_log_id(s, ctx->next_part++);
+        ctx->inflight++;   /* before the call: its callback may run at once */
+        ls_logstore_fence(b->logs, f->log_id, dt_fence_done, f);
+    }
+    if (ctx->inflight == 0 && ctx->next_topic >= ctx->n)
         dt_respond(ctx);
 }
 
@@ -472,9 +503,7 @@ static void dt_done(void *arg)
 {
     dt_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
-    ls_broker_t *b = req->broker;
     ls_arena_t *a = req->arena;
-    int64_t nfences = 0;
     ctx->dropped = true;   /* (also after the deadline answered: the drops still get fenced) */
     for (int32_t i = 0; i < ctx->n; i++) {
         dt_topic_t *t = &ctx->t[i];
@@ -483,10 +512,8 @@ static void dt_done(void *arg)
             continue;
         if (t->st == LS_OK) {
             r->ErrorCode = LS_KERR_NONE;
-            if (t->dropped) {
+            if (t->dropped)
                 r->TopicId = t->dropped->id;
-                nfences += t->dropped->partitions;
-            }
         } else if (t->st == LS_ENOTFOUND) {
             r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
             r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "Topic '%s' does not exist.", t->name));
@@ -496,25 +523,7 @@ static void dt_done(void *arg)
                 ls_kstr_c(ls_arena_printf(a, "Deleting '%s': %s", t->name, ls_status_str(t->st)));
         }
     }
-    /* Fence every partition log of every dropped topic; a callback may run
-     * before ls_logstore_fence returns, so hold one count while issuing. */
-    ctx->pending = 1;
-    dt_fence_t *fences = nfences ? ls_arena_alloc(a, (size_t)nfences * sizeof *fences) : NULL;
-    int64_t k = 0;
-    for (int32_t i = 0; i < ctx->n; i++) {
-        const ls_stream_t *s = ctx->t[i].dropped;
-        if (!s || ctx->t[i].st != LS_OK)
-            continue;
-        for (int32_t p = 0; p < s->partitions; p++) {
-            dt_fence_t *f = &fences[k++];
-            f->ctx = ctx;
-            f->log_id = ls_stream_log_id(s, p);
-            ctx->pending++;
-            ls_logstore_fence(b->logs, f->log_id, dt_fence_done, f);
-        }
-    }
-    if (--ctx->pending == 0)
-        dt_respond(ctx);
+    dt_fence_next(ctx);
 }
 
 void ls_kafka_handle_delete_topics(ls_kreq_t *req)

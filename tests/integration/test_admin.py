@@ -462,3 +462,28 @@ def test_delete_topics_and_create_partitions_answer_within_their_timeout(broker)
         time.sleep(0.2)
     md = a.list_topics(timeout=10)
     assert gone not in md.topics and len(md.topics[grow].partitions) == 3
+
+
+def test_deleting_a_huge_topic_does_not_stall_other_clients(broker):
+    """Issue 17 §3: deleting a topic with thousands of partitions fences them
+    a few at a time, so produce and admin calls keep being served meanwhile
+    (they used to queue behind every fence on the worker pool)."""
+    a = admin(broker.bootstrap)
+    big, other = unique_topic("huge"), unique_topic("busy")
+    fs = a.create_topics([NewTopic(big, 8000, 1)], operation_timeout=30, request_timeout=60)
+    fs[big].result(60)
+    create_topic(broker.bootstrap, other)
+    p = producer(broker.bootstrap, acks="all", linger_ms=0)
+    p.produce(other, b"warm-up")
+    assert p.flush(30) == 0
+    done = a.delete_topics([big], operation_timeout=60, request_timeout=90)[big]
+    worst = 0.0
+    for i in range(20):   # produce round trips while the fences run
+        t0 = time.monotonic()
+        p.produce(other, b"during-%d" % i)
+        assert p.flush(30) == 0
+        worst = max(worst, time.monotonic() - t0)
+    done.result(90)
+    print("worst produce round trip during the deletion: %.3f s" % worst)
+    assert worst < 2.0, "a produce waited %.1f s behind the deletion" % worst
+    assert big not in a.list_topics(timeout=10).topics
