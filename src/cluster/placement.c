@@ -60,3 +60,9 @@ int ls_client_zone(const char *client_id, size_t len, char *out, size_t cap)
     }
     return 0;
 }
+
+int32_t ls_place_id(const ls_member_t *m, int n, const void *key, size_t klen, const char *zone)
+{
+    int i = ls_place(m, n, key, klen, zone);
+    return i < 0 ? -1 : m[i].id;
+}

@@ -26,6 +26,8 @@ typedef struct ls_member {
 /* Index into m[0..n) of the broker that owns key, or -1 if n == 0.
  * zone: NULL or "" for no preference. */
 int ls_place(const ls_member_t *m, int n, const void *key, size_t klen, const char *zone);
+/* The id of that broker, or -1 if n == 0. */
+int32_t ls_place_id(const ls_member_t *m, int n, const void *key, size_t klen, const char *zone);
 
 /* The zone a client names in its client.id: the value of an "ls_az=<zone>"
  * token (tokens separated by ',', ';', ' ' or '&'). Copies at most cap-1

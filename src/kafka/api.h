@@ -14,11 +14,11 @@
 #include <stdint.h>
 #include "kafka/codec.h"
 
-typedef struct ls_broker ls_broker_t;
+typedef struct ls_kafka_services ls_kafka_services_t;
 typedef struct ls_kconn ls_kconn_t;
 
 typedef struct ls_kreq {
-    ls_broker_t *broker;
+    ls_kafka_services_t *svc;  /* the broker's services (kafka/services.h) */
     ls_kconn_t *conn;          /* owning connection (internal to kafka/conn.c) */
     void *slot;                /* response slot (internal to kafka/conn.c) */
     int16_t api_key;

@@ -113,7 +113,7 @@ struct ls_kconn {
 };
 
 struct ls_kafka_listener {
-    ls_broker_t *b;
+    ls_kafka_services_t *b;
     int fd;                    /* listening socket */
     uv_poll_t poll;
     bool polling;
@@ -391,7 +391,7 @@ static void dispatch_frame(ls_kconn_t *c, uint8_t *frame, size_t len)
         goto bad;
     }
     ls_kreq_t *req = LS_NEW(ls_kreq_t);
-    req->broker = c->l->b;
+    req->svc = c->l->b;
     req->conn = c;
     req->api_key = key;
     req->api_version = version;
@@ -798,7 +798,7 @@ static int listen_socket(const char *host, int port, int *port_out, char *err, i
     return fd;
 }
 
-ls_kafka_listener_t *ls_kafka_listener_start(ls_broker_t *b, const char *host, int port, char *err,
+ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char *host, int port, char *err,
                                              int errlen)
 {
     ls_kafka_listener_t *l = LS_NEW(ls_kafka_listener_t);

@@ -4,9 +4,11 @@
 #ifndef LS_KAFKA_CONN_H
 #define LS_KAFKA_CONN_H
 #include <stdbool.h>
-#include "server/broker.h"
+#include "kafka/services.h"
 
-ls_kafka_listener_t *ls_kafka_listener_start(ls_broker_t *b, const char *host, int port, char *err,
+typedef struct ls_kafka_listener ls_kafka_listener_t;
+
+ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char *host, int port, char *err,
                                              int errlen);
 int ls_kafka_listener_port(const ls_kafka_listener_t *l);
 /* Stops accepting connections and reading requests (in-flight ones finish). */

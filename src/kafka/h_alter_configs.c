@@ -12,7 +12,7 @@
  * the same checks as CreateTopics (ls_kafka_topic_config_check: Kafka types,
  * lakestream.table.* through stream/policy.c — INVALID_CONFIG names the key
  * and the accepted values). The catalog update — blocking metadata I/O —
- * runs in one ls_broker_offload job as a read-modify-CAS per topic
+ * runs in one offloaded job (ls_ksvc_offload) as a read-modify-CAS per topic
  * (ls_catalog_update_config), whose change step also resolves the resulting
  * table policy and keeps lakestream.table.enabled.since
  * (ls_kafka_topic_policy_apply). ValidateOnly runs every check, writes
@@ -24,7 +24,7 @@
 #include "base/diag.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
-#include "server/broker.h"
+#include "kafka/services.h"
 #include "stream/policy.h"
 
 typedef struct ac_op {
@@ -54,7 +54,7 @@ typedef struct ac_ctx {
 } ac_ctx_t;
 
 typedef struct ac_change_arg {
-    ls_broker_t *b;
+    ls_kafka_services_t *b;
     ls_arena_t *a;
     ac_res_t *r;
 } ac_change_arg_t;
@@ -99,8 +99,8 @@ static void ac_work(void *arg)
         ac_res_t *r = &ctx->res[i];
         if (!r->name)
             continue;
-        ac_change_arg_t ca = {ctx->req->broker, ctx->req->arena, r};
-        r->st = ls_catalog_update_config(ctx->req->broker->catalog, LS_DEFAULT_NAMESPACE, r->name,
+        ac_change_arg_t ca = {ctx->req->svc, ctx->req->arena, r};
+        r->st = ls_catalog_update_config(ctx->req->svc->catalog, LS_DEFAULT_NAMESPACE, r->name,
                                          ctx->validate_only, ac_change, &ca, r->err,
                                          sizeof r->err);
     }
@@ -139,7 +139,7 @@ static void ac_done(void *arg)
         out->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", r->err[0] ? r->err : ls_status_str(r->st)));
     }
     if (tables)
-        ls_broker_tables_changed(req->broker);
+        req->svc->tables_changed(req->svc->root);
     ls_kw_t w;
     ls_kreq_begin(req, &w);
     if (ctx->incremental)
@@ -275,7 +275,7 @@ static void ac_handle(ls_kreq_t *req, bool incremental)
         ac_done(ctx);
         return;
     }
-    ls_broker_offload(req->broker, ac_work, ac_done, ctx);
+    ls_ksvc_offload(req->svc, ac_work, ac_done, ctx);
 }
 
 void ls_kafka_handle_alter_configs(ls_kreq_t *req) { ac_handle(req, false); }

@@ -42,7 +42,7 @@
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
 #include "kafka/names.h"
-#include "server/broker.h"
+#include "kafka/services.h"
 #include "stream/policy.h"
 
 #define KAFKA_DEFAULT_RETENTION_MS 604800000LL
@@ -300,7 +300,7 @@ static int32_t policy_entries(ls_arena_t *a, const ls_policy_layers_t *l, const 
     return n;
 }
 
-int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_broker *b, const char *ns,
+int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_kafka_services *b, const char *ns,
                                const struct ls_prop *overrides, int noverrides,
                                const ls_kstr_t *keys, int32_t nkeys, bool synonyms, bool docs,
                                cfg_entry_t **out)
@@ -350,12 +350,12 @@ int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_broker *b, const char *n
  * compaction pass saw it; absent when the stream has no table or no pass has
  * looked at it yet. `lakestream tables show` prints it. */
 #define TABLE_LAG_KEY "lakestream.table.lag.ms"
-static void add_table_lag(ls_arena_t *a, ls_broker_t *b, const ls_stream_t *s,
+static void add_table_lag(ls_arena_t *a, ls_kafka_services_t *b, const ls_stream_t *s,
                           const ls_kstr_t *keys, int32_t nkeys,
                           ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *r)
 {
     int64_t lag;
-    if (!key_wanted(keys, nkeys, TABLE_LAG_KEY) || !ls_broker_table_lag(b, s->stream_no, &lag))
+    if (!key_wanted(keys, nkeys, TABLE_LAG_KEY) || !b->table_lag(b->root, s->stream_no, &lag))
         return;
     cfg_entry_t *v = ls_arena_alloc(a, (size_t)(r->NumConfigs + 1) * sizeof *v);
     if (r->NumConfigs)
@@ -374,7 +374,7 @@ static void add_table_lag(ls_arena_t *a, ls_broker_t *b, const ls_stream_t *s,
 
 /* The table name a stream's policy gives, or NULL when its table is off or
  * the policy does not resolve. */
-static const char *table_name_of(ls_broker_t *b, const ls_stream_t *s, char *buf, size_t cap)
+static const char *table_name_of(ls_kafka_services_t *b, const ls_stream_t *s, char *buf, size_t cap)
 {
     ls_policy_t pol;
     ls_namespace_t *nsrec;
@@ -387,7 +387,7 @@ static const char *table_name_of(ls_broker_t *b, const ls_stream_t *s, char *buf
     return st == LS_OK && pol.enabled ? buf : NULL;
 }
 
-int ls_kafka_topic_policy_apply(struct ls_broker *b, const char *ns, const char *name,
+int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, const char *name,
                                 const struct ls_prop *before, int nbefore, struct ls_prop *after,
                                 int *nafter, char *since_buf, size_t since_cap, char *err,
                                 int errlen)
@@ -567,13 +567,13 @@ typedef struct broker_entry {
     const char *doc;
 } broker_entry_t;
 
-static int32_t broker_configs(ls_arena_t *a, const ls_broker_t *b, const ls_kstr_t *keys,
+static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, const ls_kstr_t *keys,
                               int32_t nkeys, bool synonyms, bool docs, cfg_entry_t **out)
 {
     const ls_config_t *c = b->cfg;
     /* the address Metadata advertises */
-    const char *host = ls_broker_advertised_host(b);
-    int port = ls_broker_advertised_port(b);
+    const char *host = b->advertised_host(b->root);
+    int port = b->advertised_port(b->root);
     const broker_entry_t list[] = {
         {"advertised.listeners", ls_arena_printf(a, "PLAINTEXT://%s:%d", host, port), NULL,
          LS_KAFKA_CONFIG_TYPE_STRING, false, "Addresses clients are told to connect to."},
@@ -667,7 +667,7 @@ static int32_t broker_configs(ls_arena_t *a, const ls_broker_t *b, const ls_kstr
 
 void ls_kafka_handle_describe_configs(ls_kreq_t *req)
 {
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
     ls_kafka_DescribeConfigsRequest m;
     if (ls_kafka_DescribeConfigsRequest_decode(&req->body, req->api_version, a, &m) != 0) {

@@ -18,7 +18,7 @@
 #include "kafka/msg.h"
 #include "kafka/names.h"
 #include "log/log_trim.h"
-#include "server/broker.h"
+#include "kafka/services.h"
 #include "stream/policy.h"
 
 typedef struct dr_ctx dr_ctx_t;
@@ -53,7 +53,7 @@ static void dr_trimmed(void *arg, ls_status st, int64_t log_start)
 }
 
 /* Soft trim of WAL entries when the stream's table still has to read them. */
-static bool keeps_wal(ls_broker_t *b, const ls_stream_t *s)
+static bool keeps_wal(ls_kafka_services_t *b, const ls_stream_t *s)
 {
     ls_policy_t pol;
     ls_namespace_t *ns = NULL;
@@ -67,7 +67,7 @@ static bool keeps_wal(ls_broker_t *b, const ls_stream_t *s)
 
 void ls_kafka_handle_delete_records(ls_kreq_t *req)
 {
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
     ls_kafka_DeleteRecordsRequest m;
     if (ls_kafka_DeleteRecordsRequest_decode(&req->body, req->api_version, a, &m) != 0) {

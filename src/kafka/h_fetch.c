@@ -26,7 +26,7 @@
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
 #include "kafka/names.h"
-#include "server/broker.h"
+#include "kafka/services.h"
 
 #define LS_KERR_FETCH_SESSION_ID_NOT_FOUND 70
 
@@ -70,7 +70,7 @@ static void fetch_respond(fetch_ctx_t *ctx)
     for (int i = 0; i < ctx->nparts; i++) {
         fetch_part_t *fp = &ctx->parts[i];
         if (fp->waiter) {
-            ls_logstore_wait_cancel(req->broker->logs, fp->waiter);
+            ls_logstore_wait_cancel(req->svc->logs, fp->waiter);
             fp->waiter = NULL;
         }
         if (fp->have_res && fp->res.nslices) {
@@ -120,10 +120,10 @@ static void start_wait(fetch_ctx_t *ctx, int64_t wait_ms)
         fetch_part_t *fp = &ctx->parts[i];
         if (fp->log_id < 0)
             continue;
-        fp->waiter = ls_logstore_wait(req->broker->logs, fp->log_id, on_wake, fp);
+        fp->waiter = ls_logstore_wait(req->svc->logs, fp->log_id, on_wake, fp);
     }
     if (!ctx->timer_used) {
-        uv_timer_init(req->broker->loop, &ctx->timer);
+        uv_timer_init(req->svc->loop, &ctx->timer);
         ctx->timer_used = true;
     }
     ctx->timer.data = ctx;
@@ -142,7 +142,7 @@ static void on_wake(void *arg)
     for (int i = 0; i < ctx->nparts; i++) {
         fetch_part_t *fp = &ctx->parts[i];
         if (fp->waiter) {
-            ls_logstore_wait_cancel(ctx->req->broker->logs, fp->waiter);
+            ls_logstore_wait_cancel(ctx->req->svc->logs, fp->waiter);
             fp->waiter = NULL;
         }
         if (fp->have_res) {
@@ -161,7 +161,7 @@ static void fetch_done_reading(fetch_ctx_t *ctx)
 {
     int64_t now = ls_clock_mono_ms();
     if (ctx->any_error || (int64_t)ctx->total >= ctx->m.MinBytes || now >= ctx->deadline_ms ||
-        ls_kreq_conn_closed(ctx->req) || ctx->req->broker->stopping) {
+        ls_kreq_conn_closed(ctx->req) || *ctx->req->svc->stopping) {
         fetch_respond(ctx);
         return;
     }
@@ -194,7 +194,7 @@ static void on_read(void *arg, ls_read_result_t *res)
 
 static void fetch_read_next(fetch_ctx_t *ctx)
 {
-    ls_broker_t *b = ctx->req->broker;
+    ls_kafka_services_t *b = ctx->req->svc;
     ctx->reading = true;
     while (ctx->next < ctx->nparts) {
         fetch_part_t *fp = &ctx->parts[ctx->next];
@@ -237,7 +237,7 @@ void ls_kafka_handle_fetch(ls_kreq_t *req)
         ls_kreq_fail(req, req->body.what ? req->body.what : "undecodable Fetch body");
         return;
     }
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     ls_kafka_FetchRequest *m = &ctx->m;
     ls_kafka_FetchResponse *r = &ctx->resp;
     if (m->SessionId != 0 || m->SessionEpoch > 0) {

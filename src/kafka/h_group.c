@@ -8,7 +8,7 @@
  * group/group.c; storage and timers are group/group_service.c.
  *
  * Coordinator choice: the live broker placement picks for the group id
- * (rendezvous hash over live brokers, server/broker.h); FindCoordinator
+ * (rendezvous hash over live brokers, ls_ksvc_coordinator); FindCoordinator
  * names it, and the others answer group requests COORDINATOR_NOT_AVAILABLE
  * so clients look again. State lives in the metadata store, so a new
  * coordinator loads it on first use; one that loses a group drops it from
@@ -30,7 +30,7 @@
 #include "kafka/handlers.h"
 #include "kafka/msg_group.h"
 #include "kafka/names.h"
-#include "server/broker.h"
+#include "kafka/services.h"
 
 /* AclOperation bits (KIP-430): READ 3, DELETE 6, DESCRIBE 8. */
 #define GROUP_AUTHORIZED_OPS ((1 << 3) | (1 << 6) | (1 << 8))
@@ -83,7 +83,7 @@ static ls_kstr_t offset_meta(ls_arena_t *a, const ls_group_offset_t *o)
     return k;
 }
 
-static ls_group_service_t *svc(ls_kreq_t *req) { return req->broker->groups; }
+static ls_group_service_t *svc(ls_kreq_t *req) { return req->svc->groups; }
 
 
 #define DECODE_OR_FAIL(T, m)                                                                   \
@@ -108,7 +108,7 @@ static ls_group_service_t *svc(ls_kreq_t *req) { return req->broker->groups; }
 static void acquire(ls_kreq_t *req, const char *gid, ls_group_ready_cb cb, void *arg)
 {
     ls_member_t owner;
-    if (ls_broker_coordinator(req->broker, gid, strlen(gid), &owner) != req->broker->node_id) {
+    if (ls_ksvc_coordinator(req->svc, gid, strlen(gid), &owner) != req->svc->node_id) {
         cb(arg, NULL);
         return;
     }
@@ -121,7 +121,7 @@ void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
 {
     ls_kafka_FindCoordinatorRequest m;
     DECODE_OR_FAIL(FindCoordinatorRequest, m);
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     int16_t v = req->api_version;
     int16_t err = LS_KERR_NONE;
     const char *msg = NULL;
@@ -148,7 +148,7 @@ void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
     if (v <= 3) {
         ls_member_t *c = ls_arena_alloc(req->arena, sizeof *c);
         if (!err)
-            ls_broker_coordinator(b, m.Key.ptr, (size_t)(m.Key.len > 0 ? m.Key.len : 0), c);
+            ls_ksvc_coordinator(b, m.Key.ptr, (size_t)(m.Key.len > 0 ? m.Key.len : 0), c);
         r.ErrorCode = err;
         r.ErrorMessage = kstr_or_null(msg);
         r.NodeId = err ? -1 : c->id;
@@ -162,7 +162,7 @@ void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
             c->Key = m.CoordinatorKeys[i];
             ls_member_t *owner = ls_arena_alloc(req->arena, sizeof *owner);
             if (!err)
-                ls_broker_coordinator(b, c->Key.ptr, (size_t)(c->Key.len > 0 ? c->Key.len : 0),
+                ls_ksvc_coordinator(b, c->Key.ptr, (size_t)(c->Key.len > 0 ? c->Key.len : 0),
                                       owner);
             c->ErrorCode = err;
             c->ErrorMessage = kstr_or_null(msg);
@@ -526,7 +526,7 @@ static void commit_ready(void *arg, ls_group_t *g)
     commit_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
     ls_arena_t *a = req->arena;
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     if (!g) {
         commit_fill(ctx, LS_KERR_COORDINATOR_NOT_AVAILABLE);
         commit_respond(ctx);
@@ -1075,7 +1075,7 @@ static void odel_ready(void *arg, ls_group_t *g)
         t->Partitions = ls_kmsg_alloc(a, qt->NumPartitions, sizeof *t->Partitions);
         char *topic = ls_kafka_topic_name(a, qt->Name);
         ls_stream_t *s =
-            topic ? ls_catalog_lookup(req->broker->catalog, LS_DEFAULT_NAMESPACE, topic) : NULL;
+            topic ? ls_catalog_lookup(req->svc->catalog, LS_DEFAULT_NAMESPACE, topic) : NULL;
         ls_group_err te = ls_group_offset_delete_check(g, topic ? topic : "");
         if (te == LS_GERR_NON_EMPTY_GROUP) {
             ls_stream_release(s);

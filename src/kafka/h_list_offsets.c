@@ -28,7 +28,7 @@
 
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
-#include "server/broker.h"
+#include "kafka/services.h"
 
 static char *cname(ls_arena_t *a, ls_kstr_t s, bool *exact)
 {
@@ -74,7 +74,7 @@ static void lo_time_done(void *arg, ls_status st, int64_t offset, int64_t timest
         r->ErrorCode = ls_kafka_error_from_status(st);
     } else {
         ls_log_info_t info;
-        ls_logstore_info(ctx->req->broker->logs, lp->log_id, &info);
+        ls_logstore_info(ctx->req->svc->logs, lp->log_id, &info);
         if (offset < 0 || offset >= info.high_watermark) {
             r->Offset = -1; /* no record at or after the timestamp */
             r->Timestamp = -1;
@@ -89,7 +89,7 @@ static void lo_time_done(void *arg, ls_status st, int64_t offset, int64_t timest
 
 void ls_kafka_handle_list_offsets(ls_kreq_t *req)
 {
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
     int16_t v = req->api_version;
     ls_kafka_ListOffsetsRequest m;
@@ -167,7 +167,7 @@ void ls_kafka_handle_list_offsets(ls_kreq_t *req)
 
 void ls_kafka_handle_offset_for_leader_epoch(ls_kreq_t *req)
 {
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
     int16_t v = req->api_version;
     ls_kafka_OffsetForLeaderEpochRequest m;

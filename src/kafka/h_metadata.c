@@ -12,7 +12,7 @@
  * exist are auto-created when the request allows it (v4+ flag, implied true
  * before) and auto.create.topics.enable is set, with num.partitions
  * partitions. Creation is a blocking catalog call, so it runs through
- * ls_broker_offload(); the answer then describes the new topic right away
+ * ls_ksvc_offload(); the answer then describes the new topic right away
  * (Kafka answers LEADER_NOT_AVAILABLE first; a committed catalog entry makes
  * that unnecessary here). Names that can never be topics get
  * INVALID_TOPIC_EXCEPTION and are never created.
@@ -27,7 +27,7 @@
 #include "base/diag.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
-#include "server/broker.h"
+#include "kafka/services.h"
 
 /* AclOperation codes (KIP-430 bit fields): everything is allowed until ACLs exist. */
 #define ACL_OP_BIT(op) (1 << (op))
@@ -71,7 +71,7 @@ static int32_t partition_leader(const md_ctx_t *ctx, const ls_stream_t *s, int32
     memcpy(key, s->id.b, 16);
     for (int i = 0; i < 4; i++)
         key[16 + i] = (uint8_t)((uint32_t)partition >> (24 - 8 * i));
-    return ls_broker_place(ctx->members, ctx->nmembers, key, sizeof key, ctx->zone);
+    return ls_place_id(ctx->members, ctx->nmembers, key, sizeof key, ctx->zone);
 }
 
 static void md_fill_topic(md_ctx_t *ctx, ls_kafka_MetadataResponse_MetadataResponseTopic *t,
@@ -121,11 +121,11 @@ static void md_fill_topic(md_ctx_t *ctx, ls_kafka_MetadataResponse_MetadataRespo
 static void md_respond(md_ctx_t *ctx)
 {
     ls_kreq_t *req = ctx->req;
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
     ls_kafka_MetadataResponse *r = &ctx->resp;
     ls_member_t *live;
-    ctx->nmembers = ls_broker_members(b, &live);
+    ctx->nmembers = ls_ksvc_members(b, &live);
     ctx->members = ls_arena_alloc(a, (size_t)ctx->nmembers * sizeof *live);
     memcpy(ctx->members, live, (size_t)ctx->nmembers * sizeof *live);
     ls_free(live);
@@ -194,7 +194,7 @@ static void md_respond(md_ctx_t *ctx)
 static void md_create_work(void *arg)
 {
     md_ctx_t *ctx = arg;
-    ls_broker_t *b = ctx->req->broker;
+    ls_kafka_services_t *b = ctx->req->svc;
     for (int i = 0; i < ctx->ntopics; i++) {
         md_topic_t *mt = &ctx->topics[i];
         if (!mt->create)
@@ -211,7 +211,7 @@ static void md_create_done(void *arg) { md_respond(arg); }
 
 void ls_kafka_handle_metadata(ls_kreq_t *req)
 {
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
     int16_t v = req->api_version;
     md_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
@@ -262,7 +262,7 @@ void ls_kafka_handle_metadata(ls_kreq_t *req)
         }
     }
     if (any_create) {
-        ls_broker_offload(b, md_create_work, md_create_done, ctx);
+        ls_ksvc_offload(b, md_create_work, md_create_done, ctx);
         return;
     }
     md_respond(ctx);
@@ -272,7 +272,7 @@ void ls_kafka_handle_metadata(ls_kreq_t *req)
 
 void ls_kafka_handle_describe_cluster(ls_kreq_t *req)
 {
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
     ls_kafka_DescribeClusterRequest m;
     if (ls_kafka_DescribeClusterRequest_decode(&req->body, req->api_version, a, &m) != 0) {
@@ -289,7 +289,7 @@ void ls_kafka_handle_describe_cluster(ls_kreq_t *req)
         m.IncludeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPS : INT32_MIN;
     if (m.EndpointType == 1) {
         ls_member_t *live;
-        int n = ls_broker_members(b, &live);
+        int n = ls_ksvc_members(b, &live);
         r.NumBrokers = n;
         r.Brokers = ls_arena_alloc(a, (size_t)n * sizeof *r.Brokers);
         for (int i = 0; i < n; i++) {

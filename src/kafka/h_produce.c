@@ -26,7 +26,7 @@
 #include "kafka/msg.h"
 #include "kafka/names.h"
 #include "records/records.h"
-#include "server/broker.h"
+#include "kafka/services.h"
 
 #define MAX_BATCHES_PER_PARTITION 256
 
@@ -137,7 +137,7 @@ static void stamp_log_append_time(uint8_t *batch, ls_batch_info_t *bi, int64_t n
 
 #define KAFKA_DEFAULT_TIMESTAMP_AFTER_MAX_MS 3600000   /* Kafka 4.0 (KIP-1079) */
 
-static size_t max_batch_bytes(const ls_broker_t *b, const ls_stream_t *s)
+static size_t max_batch_bytes(const ls_kafka_services_t *b, const ls_stream_t *s)
 {
     const char *v = ls_stream_config_get(s, "max.message.bytes");
     long long n = v ? atoll(v) : 0;
@@ -150,7 +150,7 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
                              ls_kafka_ProduceResponse_PartitionProduceResponse *pr, bool acks0)
 {
     ls_kreq_t *req = ctx->req;
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     pr->Index = pd->Index;
     pr->BaseOffset = -1;
     pr->LogAppendTimeMs = -1;
@@ -272,7 +272,7 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
     }
 }
 
-static ls_stream_t *lookup_topic(ls_broker_t *b, const char *name)
+static ls_stream_t *lookup_topic(ls_kafka_services_t *b, const char *name)
 {
     return name ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
 }
@@ -293,7 +293,7 @@ static void produce_process(produce_job_t *job);
 static void autocreate_work(void *arg)
 {
     produce_job_t *job = arg;
-    ls_broker_t *b = job->req->broker;
+    ls_kafka_services_t *b = job->req->svc;
     for (int t = 0; t < job->m.NumTopicData; t++) {
         const char *name = job->names[t];
         if (job->streams[t] || !name)
@@ -314,7 +314,7 @@ static void autocreate_after(void *arg)
     produce_job_t *job = arg;
     for (int t = 0; t < job->m.NumTopicData; t++)
         if (!job->streams[t])
-            job->streams[t] = lookup_topic(job->req->broker, job->names[t]);
+            job->streams[t] = lookup_topic(job->req->svc, job->names[t]);
     produce_process(job);
 }
 
@@ -326,7 +326,7 @@ void ls_kafka_handle_produce(ls_kreq_t *req)
         ls_kreq_fail(req, req->body.what ? req->body.what : "undecodable Produce body");
         return;
     }
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     int n = job->m.NumTopicData;
     job->streams = ls_arena_alloc(req->arena, sizeof(ls_stream_t *) * (size_t)(n > 0 ? n : 1));
     job->names = ls_arena_alloc(req->arena, sizeof(char *) * (size_t)(n > 0 ? n : 1));
@@ -338,7 +338,7 @@ void ls_kafka_handle_produce(ls_kreq_t *req)
         missing |= job->names[t] && !job->streams[t];
     }
     if (missing && b->cfg->auto_create_topics_enable) {
-        ls_broker_offload(b, autocreate_work, autocreate_after, job);
+        ls_ksvc_offload(b, autocreate_work, autocreate_after, job);
         return;
     }
     produce_process(job);

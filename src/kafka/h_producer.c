@@ -1,8 +1,9 @@
 /* InitProducerId (key 22): producer ids for idempotent producers.
  *
- * Ids come from one metadata counter (/ls/counter/producer_id), so they are
- * unique across brokers and restarts and never reused; the first id is 1.
- * Allocation is a blocking metadata call and runs through ls_broker_offload().
+ * Ids come from the services' new_producer_id (server/broker.c: one metadata
+ * counter, /ls/counter/producer_id), so they are unique across brokers and
+ * restarts and never reused; the first id is 1. Allocation is a blocking
+ * metadata call and runs through ls_ksvc_offload().
  *
  *  - ProducerId -1 (all versions; the usual case): a new id, epoch 0.
  *  - v3+ with an existing ProducerId and ProducerEpoch (KIP-360: a producer
@@ -23,9 +24,7 @@
 #include "base/diag.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
-#include "server/broker.h"
-
-#define PRODUCER_ID_COUNTER "/ls/counter/producer_id"
+#include "kafka/services.h"
 
 typedef struct ip_ctx {
     ls_kreq_t *req;
@@ -46,7 +45,7 @@ static void ip_alloc_work(void *arg)
 {
     ip_ctx_t *ctx = arg;
     int64_t id = -1;
-    ctx->st = ls_meta_counter_add(ctx->req->broker->meta, PRODUCER_ID_COUNTER, 1, &id);
+    ctx->st = ctx->req->svc->new_producer_id(ctx->req->svc->root, &id);
     if (ctx->st == LS_OK)
         ctx->resp.ProducerId = id;
 }
@@ -95,5 +94,5 @@ void ls_kafka_handle_init_producer_id(ls_kreq_t *req)
         ip_respond(ctx);
         return;
     }
-    ls_broker_offload(req->broker, ip_alloc_work, ip_alloc_done, ctx);
+    ls_ksvc_offload(req->svc, ip_alloc_work, ip_alloc_done, ctx);
 }

@@ -2,7 +2,7 @@
  *
  * Each request is validated on the loop thread (names, counts, configs,
  * duplicates), then the catalog mutations — blocking metadata-store calls —
- * run in one ls_broker_offload() job, and the answer is built back on the
+ * run in one ls_ksvc_offload() job, and the answer is built back on the
  * loop thread. Per-topic errors carry Kafka's codes and a message.
  *
  * Replication: durability comes from the object store, so any replication
@@ -24,7 +24,7 @@
 #include "base/diag.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
-#include "server/broker.h"
+#include "kafka/services.h"
 
 #define LS_KERR_INVALID_REPLICA_ASSIGNMENT 39
 
@@ -79,7 +79,7 @@ static void deadline_fired(uv_timer_t *tm)
 
 static void deadline_closed(uv_handle_t *h) { ls_free(h); }
 
-static void deadline_start(ls_broker_t *b, admin_deadline_t *d, int32_t timeout_ms,
+static void deadline_start(ls_kafka_services_t *b, admin_deadline_t *d, int32_t timeout_ms,
                            void (*expire)(void *ctx), void *ctx)
 {
     d->expire = expire;
@@ -135,7 +135,7 @@ typedef struct ct_ctx {
 static void ct_work(void *arg)
 {
     ct_ctx_t *ctx = arg;
-    ls_broker_t *b = ctx->req->broker;
+    ls_kafka_services_t *b = ctx->req->svc;
     for (int32_t i = 0; i < ctx->m.NumTopics; i++) {
         ct_topic_t *t = &ctx->t[i];
         if (!t->go)
@@ -166,13 +166,13 @@ static void ct_done(void *arg)
 {
     ct_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
     int16_t v = req->api_version;
     bool answered = deadline_stop(&ctx->deadline);
     for (int32_t i = 0; i < ctx->m.NumTopics; i++)
         if (ctx->t[i].created && ctx->t[i].since[0]) {
-            ls_broker_tables_changed(b);   /* a new table: its freshness schedule starts now */
+            b->tables_changed(b->root);   /* a new table: its freshness schedule starts now */
             break;
         }
     if (answered) {   /* the deadline answered: only finish the request */
@@ -241,7 +241,7 @@ static void ct_done(void *arg)
 
 void ls_kafka_handle_create_topics(ls_kreq_t *req)
 {
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
     ct_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     ctx->req = req;
@@ -382,7 +382,7 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
         return;
     }
     deadline_start(b, &ctx->deadline, ctx->m.TimeoutMs, ct_expire, ctx);
-    ls_broker_offload(b, ct_work, ct_done, ctx);
+    ls_ksvc_offload(b, ct_work, ct_done, ctx);
 }
 
 /* ------------------------------------------------------------ DeleteTopics */
@@ -408,7 +408,7 @@ typedef struct dt_ctx {
 static void dt_work(void *arg)
 {
     dt_ctx_t *ctx = arg;
-    ls_broker_t *b = ctx->req->broker;
+    ls_kafka_services_t *b = ctx->req->svc;
     for (int32_t i = 0; i < ctx->n; i++) {
         dt_topic_t *t = &ctx->t[i];
         if (t->name)
@@ -481,7 +481,7 @@ static void dt_fence_done(void *arg, ls_status st)
 /* Issues fences up to the limit; answers once every one has finished. */
 static void dt_fence_next(dt_ctx_t *ctx)
 {
-    ls_broker_t *b = ctx->req->broker;
+    ls_kafka_services_t *b = ctx->req->svc;
     while (ctx->inflight < DT_FENCES_IN_FLIGHT && ctx->next_topic < ctx->n) {
         const ls_stream_t *s = ctx->t[ctx->next_topic].dropped;
         if (!s || ctx->t[ctx->next_topic].st != LS_OK || ctx->next_part >= s->partitions) {
@@ -528,7 +528,7 @@ static void dt_done(void *arg)
 
 void ls_kafka_handle_delete_topics(ls_kreq_t *req)
 {
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
     int16_t v = req->api_version;
     ls_kafka_DeleteTopicsRequest m;
@@ -579,7 +579,7 @@ void ls_kafka_handle_delete_topics(ls_kreq_t *req)
     }
     ctx->timeout_ms = m.TimeoutMs;
     deadline_start(b, &ctx->deadline, m.TimeoutMs, dt_expire, ctx);
-    ls_broker_offload(b, dt_work, dt_done, ctx);
+    ls_ksvc_offload(b, dt_work, dt_done, ctx);
 }
 
 /* -------------------------------------------------------- CreatePartitions */
@@ -604,7 +604,7 @@ typedef struct cp_ctx {
 static void cp_work(void *arg)
 {
     cp_ctx_t *ctx = arg;
-    ls_broker_t *b = ctx->req->broker;
+    ls_kafka_services_t *b = ctx->req->svc;
     for (int32_t i = 0; i < ctx->n; i++) {
         cp_topic_t *t = &ctx->t[i];
         if (t->name)
@@ -674,7 +674,7 @@ static void cp_done(void *arg)
 
 void ls_kafka_handle_create_partitions(ls_kreq_t *req)
 {
-    ls_broker_t *b = req->broker;
+    ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
     ls_kafka_CreatePartitionsRequest m;
     if (ls_kafka_CreatePartitionsRequest_decode(&req->body, req->api_version, a, &m) != 0) {
@@ -737,5 +737,5 @@ void ls_kafka_handle_create_partitions(ls_kreq_t *req)
     }
     ctx->timeout_ms = m.TimeoutMs;
     deadline_start(b, &ctx->deadline, m.TimeoutMs, cp_expire, ctx);
-    ls_broker_offload(b, cp_work, cp_done, ctx);
+    ls_ksvc_offload(b, cp_work, cp_done, ctx);
 }

@@ -957,8 +957,8 @@ struct ls_config;
  * its resolved value and layer (h_configs.c), then any other stored override.
  * keys filters the result (nkeys < 0: everything). Returns the number of
  * entries. */
-struct ls_broker;
-int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_broker *b, const char *ns,
+struct ls_kafka_services;
+int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_kafka_services *b, const char *ns,
                                const struct ls_prop *overrides, int noverrides,
                                const ls_kstr_t *keys, int32_t nkeys, bool synonyms, bool docs,
                                ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult **out);
@@ -969,7 +969,7 @@ int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_broker *b, const char *n
  * broker-kept lakestream.table.enabled.since in after (room for one more
  * entry; its value may live in since_buf). 0, or -1 with a message naming
  * the key in err. Any thread. */
-int ls_kafka_topic_policy_apply(struct ls_broker *b, const char *ns, const char *name,
+int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, const char *name,
                                 const struct ls_prop *before, int nbefore, struct ls_prop *after,
                                 int *nafter, char *since_buf, size_t since_cap, char *err,
                                 int errlen);

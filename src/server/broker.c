@@ -70,8 +70,11 @@ static void self_member(const ls_broker_t *b, ls_member_t *m)
     snprintf(m->rack, sizeof m->rack, "%s", b->cfg->broker_rack ? b->cfg->broker_rack : "");
 }
 
-int ls_broker_members(ls_broker_t *b, ls_member_t **out)
+/* ---- the services handed to the Kafka listener (kafka/services.h) ---- */
+
+static int svc_members(void *root, ls_member_t **out)
 {
+    ls_broker_t *b = root;
     if (b->members)
         return ls_membership_members(b->members, out);
     *out = LS_NEW(ls_member_t);
@@ -79,26 +82,50 @@ int ls_broker_members(ls_broker_t *b, ls_member_t **out)
     return 1;
 }
 
-int32_t ls_broker_place(const ls_member_t *m, int n, const void *key, size_t klen,
-                        const char *zone)
+static bool svc_table_lag(void *root, int64_t stream_no, int64_t *lag_ms)
 {
-    int i = ls_place(m, n, key, klen, zone);
-    return i < 0 ? -1 : m[i].id;
-}
-
-bool ls_broker_table_lag(const ls_broker_t *b, int64_t stream_no, int64_t *lag_ms)
-{
+    ls_broker_t *b = root;
     return b->compactor && ls_compactor_table_lag(b->compactor, stream_no, lag_ms);
 }
 
-int32_t ls_broker_coordinator(ls_broker_t *b, const char *key, size_t klen, ls_member_t *out)
+static const char *svc_advertised_host(void *root) { return ls_broker_advertised_host(root); }
+static int32_t svc_advertised_port(void *root) { return ls_broker_advertised_port(root); }
+static void svc_tables_changed(void *root) { ls_broker_tables_changed(root); }
+
+static void svc_offload(void *root, void (*fn)(void *arg), void (*after)(void *arg), void *arg)
 {
-    ls_member_t *m;
-    int n = ls_broker_members(b, &m);
-    int i = ls_place(m, n, key, klen, NULL);
-    *out = m[i];
-    ls_free(m);
-    return out->id;
+    ls_broker_offload(root, fn, after, arg);
+}
+
+/* Producer ids: one metadata counter, unique across brokers and restarts. */
+static ls_status svc_new_producer_id(void *root, int64_t *id)
+{
+    ls_broker_t *b = root;
+    return ls_meta_counter_add(b->meta, "/ls/counter/producer_id", 1, id);
+}
+
+static void services_init(ls_broker_t *b)
+{
+    b->ksvc = (ls_kafka_services_t){
+        .loop = b->loop,
+        .cfg = b->cfg,
+        .node_id = b->node_id,
+        .cluster_id = b->cluster_id,
+        .catalog = b->catalog,
+        .logs = b->logs,
+        .groups = b->groups,
+        .table_defaults = b->table_defaults,
+        .ntable_defaults = b->ntable_defaults,
+        .stopping = &b->stopping,
+        .root = b,
+        .advertised_host = svc_advertised_host,
+        .advertised_port = svc_advertised_port,
+        .members = svc_members,
+        .table_lag = svc_table_lag,
+        .tables_changed = svc_tables_changed,
+        .offload = svc_offload,
+        .new_producer_id = svc_new_producer_id,
+    };
 }
 
 /* Membership changed (on the loop): groups this broker no longer
@@ -108,7 +135,7 @@ static bool owns_group(void *arg, const char *group_id)
 {
     ls_broker_t *b = arg;
     ls_member_t c;
-    return ls_broker_coordinator(b, group_id, strlen(group_id), &c) == b->node_id;
+    return ls_ksvc_coordinator(&b->ksvc, group_id, strlen(group_id), &c) == b->node_id;
 }
 
 static void on_members_changed_loop(uv_async_t *a)
@@ -367,7 +394,8 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
                                       group_offload, b);
     if (start_http(b, err, errlen) != 0)
         return -1;
-    b->kafka = ls_kafka_listener_start(b, cfg->listen_host, cfg->listen_port, err, errlen);
+    services_init(b);
+    b->kafka = ls_kafka_listener_start(&b->ksvc, cfg->listen_host, cfg->listen_port, err, errlen);
     if (!b->kafka || ls_kafka_listener_port(b->kafka) < 0)
         return -1;
     if (cfg->listen_port == 0) {

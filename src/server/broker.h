@@ -8,6 +8,7 @@
 #include <uv.h>
 #include "base/config.h"
 #include "cluster/placement.h"
+#include "kafka/services.h"
 #include "log/logstore.h"
 #include "meta/meta.h"
 #include "objstore/objstore.h"
@@ -38,6 +39,7 @@ typedef struct ls_broker {
     char cluster_id[64];
     int32_t node_id;
     int stopping;
+    ls_kafka_services_t ksvc;          /* what the Kafka listener is handed */
 } ls_broker_t;
 
 /* Opens stores and components; returns non-zero with err filled on failure. */
@@ -49,19 +51,6 @@ void ls_broker_free(ls_broker_t *b);
 /* The host and port clients are told to connect to (Metadata, FindCoordinator). */
 const char *ls_broker_advertised_host(const ls_broker_t *b);
 int32_t ls_broker_advertised_port(const ls_broker_t *b);
-
-/* The live brokers (sorted by id; at least this one), allocated from the
- * caller's arena-free heap: ls_free() the array. */
-int ls_broker_members(ls_broker_t *b, ls_member_t **out);
-/* Node id of the broker that owns key among members (see cluster/placement.h);
- * zone: the client's zone or NULL. */
-int32_t ls_broker_place(const ls_member_t *m, int n, const void *key, size_t klen,
-                        const char *zone);
-/* Node id of the coordinator of a group (or transactional id): the same on
- * every broker, whatever zone the client is in. */
-int32_t ls_broker_coordinator(ls_broker_t *b, const char *key, size_t klen, ls_member_t *out);
-/* The table lag of a stream at the last compaction pass (ls_compactor_table_lag). */
-bool ls_broker_table_lag(const ls_broker_t *b, int64_t stream_no, int64_t *lag_ms);
 
 /* A stream's table policy changed (loop thread): compaction re-reads the
  * policies now instead of at its next scheduled pass. */

@@ -1,0 +1,69 @@
+/* What the Kafka protocol layer is handed: the shared services of one broker
+ * (issue 12 §1), as nginx keeps its shared context in core below the
+ * modules. server/broker.c composes the services and fills one of these;
+ * kafka/ depends only on it (and the modules it names), never on server/, so
+ * a second protocol (the HTTP catalog, a schema registry) can be served by
+ * the same services.
+ *
+ * The plain fields are the broker's components, valid for the listener's
+ * life; the operations are the composition root's (root is its context).
+ * Every call is made on the loop thread. */
+#ifndef LS_KAFKA_SERVICES_H
+#define LS_KAFKA_SERVICES_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "base/config.h"
+#include "base/status.h"
+#include "cluster/placement.h"
+#include "log/logstore.h"
+#include "stream/catalog.h"
+
+struct ls_group_service;
+
+typedef struct ls_kafka_services {
+    uv_loop_t *loop;
+    const ls_config_t *cfg;
+    int32_t node_id;
+    const char *cluster_id;
+    ls_catalog_t *catalog;
+    ls_logstore_t *logs;
+    struct ls_group_service *groups;
+    const ls_prop_t *table_defaults;  /* cluster layer of the table policy */
+    int ntable_defaults;
+    const int *stopping;              /* non-zero once the broker is shutting down */
+
+    void *root;
+    /* The host and port clients are told to connect to. */
+    const char *(*advertised_host)(void *root);
+    int32_t (*advertised_port)(void *root);
+    /* The live brokers (sorted by id; at least this one): ls_free() the array. */
+    int (*members)(void *root, ls_member_t **out);
+    /* The table lag of a stream at the last compaction pass. */
+    bool (*table_lag)(void *root, int64_t stream_no, int64_t *lag_ms);
+    /* A stream's table policy changed: compaction re-reads the policies now. */
+    void (*tables_changed)(void *root);
+    /* Runs fn(arg) on a worker thread, then after(arg) on the loop thread. */
+    void (*offload)(void *root, void (*fn)(void *arg), void (*after)(void *arg), void *arg);
+    /* A new producer id, unique across brokers and restarts (blocking: call
+     * it from offloaded work). */
+    ls_status (*new_producer_id)(void *root, int64_t *id);
+} ls_kafka_services_t;
+
+static inline void ls_ksvc_offload(const ls_kafka_services_t *s, void (*fn)(void *arg),
+                                   void (*after)(void *arg), void *arg)
+{
+    s->offload(s->root, fn, after, arg);
+}
+
+static inline int ls_ksvc_members(const ls_kafka_services_t *s, ls_member_t **out)
+{
+    return s->members(s->root, out);
+}
+
+/* Node id of the coordinator of a group (or transactional id): the same on
+ * every broker, whatever zone the client is in; *out is that member. */
+int32_t ls_ksvc_coordinator(const ls_kafka_services_t *s, const char *key, size_t klen,
+                            ls_member_t *out);
+#endif
