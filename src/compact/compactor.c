@@ -82,6 +82,7 @@
 #include "log/log_meta.h"
 #include "log/log_trim.h"
 #include "log/read_cache.h"
+#include "log/wal_format.h"
 #include "log/walobj_refs.h"
 
 #define SWAP_ATTEMPTS 4
@@ -174,22 +175,12 @@ struct ls_compactor {
     int handles_open;
 };
 
-static int64_t wal_object_time(const char *key)
-{
-    /* wal/<13-digit wall ms>-... */
-    if (strncmp(key, "wal/", 4) != 0)
-        return -1;
-    char *end;
-    long long ms = strtoll(key + 4, &end, 10);
-    return end == key + 4 || *end != '-' ? -1 : ms;
-}
-
 /* First offset of the selection written at or after since_ms (start.position
  * = latest: older records are not the table's); last + 1 when none is. */
 static int64_t first_since(const ls_idx_entry_t *sel, int n, int64_t since_ms)
 {
     for (int i = 0; i < n; i++)
-        if (wal_object_time(sel[i].object) >= since_ms)
+        if (ls_wal_key_time(sel[i].object) >= since_ms)
             return sel[i].first_offset;
     return sel[n - 1].last_offset + 1;
 }
@@ -369,7 +360,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK)
             break;
         bool wal = e.kind == LS_IDX_WAL;
-        int64_t t = wal ? wal_object_time(e.object) : -1;
+        int64_t t = wal ? ls_wal_key_time(e.object) : -1;
         ls_idx_clear(&e);
         if (wal) {
             if (t >= 0 && now - t > hot)
@@ -389,7 +380,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
             ls_idx_clear(&e);
             continue;   /* already compacted: look past it */
         }
-        int64_t t = wal_object_time(e.object);
+        int64_t t = ls_wal_key_time(e.object);
         bool old_enough = t >= 0 && now - t >= hot;
         bool contiguous = n == 0 || sel[n - 1].last_offset + 1 == e.first_offset;
         if (e.kind != LS_IDX_WAL || !old_enough || !contiguous ||

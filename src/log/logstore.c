@@ -24,6 +24,7 @@
 #include "base/diag.h"
 #include "base/uuid.h"
 #include "log/logstore_int.h"
+#include "log/wal_format.h"
 
 #define GC_INTERVAL_MS 60000
 
@@ -108,16 +109,6 @@ typedef struct gc_job {
     uv_work_t work;
 } gc_job_t;
 
-/* WAL object keys begin "wal/<13-digit wall ms of the seal>-". */
-static int64_t wal_key_time(const char *key)
-{
-    if (strncmp(key, "wal/", 4) != 0)
-        return -1;
-    char *end;
-    long long ms = strtoll(key + 4, &end, 10);
-    return end == key + 4 || *end != '-' ? -1 : ms;
-}
-
 /* skip: the keys of flushes in flight when the pass began. A pass on a worker
  * also skips objects sealed at or after sealed_before_ms (less 5 s of clock
  * slop): they may have been sealed after the skip list was taken and be
@@ -137,7 +128,7 @@ static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int64_t seale
     for (size_t i = 0; i < n; i++) {
         if (now - objs[i].mtime_ms < ls->cfg.gc_grace_ms)
             continue;
-        int64_t sealed = wal_key_time(objs[i].key);
+        int64_t sealed = ls_wal_key_time(objs[i].key);
         if (sealed_before_ms != INT64_MAX && (sealed < 0 || sealed >= sealed_before_ms - 5000))
             continue;
         bool busy = false;

@@ -1,6 +1,7 @@
 #include "log/wal_format.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -77,4 +78,13 @@ ls_status ls_wal_footer_decode(const uint8_t *obj, size_t len, ls_wal_section_t 
     *sections = s;
     *n = count;
     return LS_OK;
+}
+
+int64_t ls_wal_key_time(const char *key)
+{
+    if (strncmp(key, "wal/", 4) != 0)
+        return -1;
+    char *end;
+    long long ms = strtoll(key + 4, &end, 10);
+    return end == key + 4 || *end != '-' ? -1 : ms;
 }
