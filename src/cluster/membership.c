@@ -126,7 +126,7 @@ static void on_watch(void *arg, const ls_meta_event_t *ev, size_t n)
     (void)n;
     ls_status st = rescan(m, NULL);
     if (st != LS_OK)
-        LS_WARN("cluster", "reading live brokers: %s: %s", ls_status_str(st), m->meta->errmsg);
+        LS_WARN("cluster", "reading live brokers: %s: %s", ls_status_str(st), ls_meta_error(m->meta));
 }
 
 /* Writes the registration under a fresh lease. A key held by this broker's
@@ -138,7 +138,7 @@ static ls_status register_self(ls_membership_t *m, char *err, int errlen)
     ls_status st = m->meta->ops->lease_grant(m->meta, m->ttl_ms, &lease);
     if (st != LS_OK) {
         snprintf(err, (size_t)errlen, "granting the broker session lease: %s: %s",
-                 ls_status_str(st), m->meta->errmsg);
+                 ls_status_str(st), ls_meta_error(m->meta));
         return st;
     }
     char *val;
@@ -199,7 +199,7 @@ static ls_status register_self(ls_membership_t *m, char *err, int errlen)
     m->meta->ops->lease_revoke(m->meta, lease);
     if (st != LS_EEXISTS)
         snprintf(err, (size_t)errlen, "registering broker %d: %s: %s", (int)m->self.id,
-                 ls_status_str(st), m->meta->errmsg);
+                 ls_status_str(st), ls_meta_error(m->meta));
     return st;
 }
 
@@ -241,7 +241,7 @@ static void *renew_thread(void *arg)
         }
         if (st != LS_OK && !warned)
             LS_WARN("cluster", "renewing the broker session lease: %s: %s", ls_status_str(st),
-                    m->meta->errmsg);
+                    ls_meta_error(m->meta));
         warned = st != LS_OK;
         if (st == LS_OK) {
             last_ok = ls_clock_mono_ms();

@@ -265,7 +265,7 @@ ls_status ls_log_watch_start(ls_logstore_t *ls, int64_t after_rev, char *err, in
                                         on_events, ls, &ls->watch);
     if (st != LS_OK) {
         snprintf(err, (size_t)errlen, "watching log heads in the metadata store: %s: %s",
-                 ls_status_str(st), ls->meta->errmsg);
+                 ls_status_str(st), ls_meta_error(ls->meta));
         return st;
     }
     /* the handle exists only once nothing can fail: events queued before

@@ -153,8 +153,8 @@ ls_status ls_meta_counter_add(ls_meta_t *m, const char *key, int64_t delta, int6
             mod_rev = kv.mod_rev;
             ls_kv_free(&kv);
             if (bad) {
-                snprintf(m->errmsg, sizeof m->errmsg, "counter %s holds a non-decimal value", key);
-                LS_ERROR("meta", "%s", m->errmsg);
+                snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "counter %s holds a non-decimal value", key);
+                LS_ERROR("meta", "%s", ls_meta_errbuf());
                 return LS_ECORRUPT;
             }
             cur = v;
@@ -162,7 +162,7 @@ ls_status ls_meta_counter_add(ls_meta_t *m, const char *key, int64_t delta, int6
             return st;
         }
         if ((delta > 0 && cur > INT64_MAX - delta) || (delta < 0 && cur < INT64_MIN - delta)) {
-            snprintf(m->errmsg, sizeof m->errmsg, "counter %s would overflow", key);
+            snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "counter %s would overflow", key);
             return LS_ERANGE;
         }
         int64_t next = cur + delta;
@@ -178,7 +178,7 @@ ls_status ls_meta_counter_add(ls_meta_t *m, const char *key, int64_t delta, int6
         }
         if (st != LS_ECONFLICT) return st;
     }
-    snprintf(m->errmsg, sizeof m->errmsg, "counter %s: too much contention", key);
+    snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "counter %s: too much contention", key);
     return LS_ECONFLICT;
 }
 
@@ -245,7 +245,7 @@ static int meta_in_range(const void *key, size_t klen, const void *start, size_t
 
 static ls_status meta_invalid(ls_meta_t *m, const char *why, size_t idx)
 {
-    snprintf(m->errmsg, sizeof m->errmsg, "invalid txn: %s (item %zu)", why, idx);
+    snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "invalid txn: %s (item %zu)", why, idx);
     return LS_EINVAL;
 }
 
@@ -253,7 +253,7 @@ ls_status ls_meta_txn_validate(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t n
                                const ls_meta_op_t *ops, size_t nops)
 {
     if (ncmp + nops > (size_t)m->ops->max_txn_ops) {
-        snprintf(m->errmsg, sizeof m->errmsg, "txn has %zu compares + ops, more than the limit %d",
+        snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "txn has %zu compares + ops, more than the limit %d",
                  ncmp + nops, m->ops->max_txn_ops);
         return LS_EINVAL;
     }
@@ -569,4 +569,14 @@ void ls_meta_hub_free(ls_meta_hub_t *h)
     pthread_cond_destroy(&h->wake);
     pthread_mutex_destroy(&h->mu);
     ls_free(h);
+}
+
+static _Thread_local char meta_err[LS_META_ERRMSG_CAP];
+
+char *ls_meta_errbuf(void) { return meta_err; }
+
+const char *ls_meta_error(const ls_meta_t *m)
+{
+    (void)m;
+    return meta_err;
 }

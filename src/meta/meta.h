@@ -134,8 +134,15 @@ typedef struct ls_meta_ops {
 
 struct ls_meta {
     const ls_meta_ops_t *ops;
-    char errmsg[256];
 };
+
+/* Error detail is per thread (issue 12 §4): a backend writes the detail of a
+ * failed call into the calling thread's buffer, and the caller reads it on
+ * the same thread right after the call, so a thread never reports another
+ * thread's error. */
+#define LS_META_ERRMSG_CAP 256
+char *ls_meta_errbuf(void);                      /* backends: this thread's buffer */
+const char *ls_meta_error(const ls_meta_t *m);   /* the detail of this thread's last failed call */
 
 /* "sqlite:///abs/path.db", "sqlite://rel/path.db", "mem://",
  * "etcd://host:port[,host:port...]/prefix" (meta_etcd.h) */

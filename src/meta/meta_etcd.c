@@ -288,7 +288,7 @@ static void curl_common(CURL *c, const char *url, struct curl_slist *hl)
 
 /* POSTs req (consumed) to path. read_only: the call changes nothing, so an
  * unknown outcome may be retried on another endpoint. On LS_OK *resp is the
- * parsed reply; otherwise m->errmsg names the endpoint and the cause. */
+ * parsed reply; otherwise ls_meta_errbuf() names the endpoint and the cause. */
 static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int read_only,
                            json_t **resp)
 {
@@ -328,7 +328,7 @@ static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int r
                 st = LS_EAGAIN;
                 continue; /* next endpoint */
             }
-            snprintf(em->base.errmsg, sizeof em->base.errmsg, "etcd %s%s: %s%s", ep, path,
+            snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "etcd %s%s: %s%s", ep, path,
                      curl_easy_strerror(rc),
                      why_failed == LS_CURL_MAYBE_SENT ? " (outcome unknown)" : "");
             st = LS_EIO; /* maybe applied: the caller reads back */
@@ -354,11 +354,11 @@ static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int r
         /* a write that timed out inside etcd may still commit */
         int unknown = !read_only && (code == GRPC_DEADLINE || strstr(why, "timed out"));
         if (unknown) st = LS_EIO;
-        snprintf(em->base.errmsg, sizeof em->base.errmsg, "etcd %s%s: %s%s", ep, path, why,
+        snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "etcd %s%s: %s%s", ep, path, why,
                  unknown ? " (outcome unknown)" : "");
         goto out;
     }
-    snprintf(em->base.errmsg, sizeof em->base.errmsg,
+    snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP,
              "etcd unreachable (%zu endpoint%s, last %s%s): %s", em->neps, em->neps > 1 ? "s" : "",
              ep, path, why);
     st = LS_EAGAIN;
@@ -366,14 +366,14 @@ out:
     ls_curl_pool_put(&em->pool, c);
     curl_slist_free_all(hl);
     free(body);
-    if (st != LS_OK && st != LS_ENOTFOUND) LS_DEBUG("meta", "%s", em->base.errmsg);
+    if (st != LS_OK && st != LS_ENOTFOUND) LS_DEBUG("meta", "%s", ls_meta_errbuf());
     return st;
 }
 
 static ls_status etcd_bad_reply(etcd_meta_t *em, const char *what)
 {
-    snprintf(em->base.errmsg, sizeof em->base.errmsg, "etcd: malformed %s reply", what);
-    LS_ERROR("meta", "%s", em->base.errmsg);
+    snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "etcd: malformed %s reply", what);
+    LS_ERROR("meta", "%s", ls_meta_errbuf());
     return LS_EIO;
 }
 
@@ -487,13 +487,13 @@ static ls_status etcd_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
     json_t *resp;
     st = etcd_call(em, "/v3/kv/txn", req, !writes, &resp);
     if (st == LS_ENOTFOUND)
-        snprintf(m->errmsg, sizeof m->errmsg, "txn names an unknown or expired lease");
+        snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "txn names an unknown or expired lease");
     if (st != LS_OK) return st;
     int ok = json_is_true(json_object_get(resp, "succeeded"));
     if (rev_out) *rev_out = header_rev(resp);
     json_decref(resp);
     if (!ok) {
-        snprintf(m->errmsg, sizeof m->errmsg, "txn compare failed");
+        snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "txn compare failed");
         return LS_ECONFLICT;
     }
     return LS_OK;
@@ -525,7 +525,7 @@ static ls_status etcd_lease_keepalive(ls_meta_t *m, int64_t lease)
         json_t *e = json_object_get(resp, "error");
         int code = (int)jget_i64(e, "grpc_code");
         if (!code) code = (int)jget_i64(e, "code");
-        snprintf(m->errmsg, sizeof m->errmsg, "etcd lease keepalive %" PRId64 ": %.150s", lease,
+        snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "etcd lease keepalive %" PRId64 ": %.150s", lease,
                  e && json_string_value(json_object_get(e, "message"))
                      ? json_string_value(json_object_get(e, "message"))
                      : "no result");
@@ -535,7 +535,7 @@ static ls_status etcd_lease_keepalive(ls_meta_t *m, int64_t lease)
     int64_t ttl = jget_i64(res, "TTL");
     json_decref(resp);
     if (ttl <= 0) {
-        snprintf(m->errmsg, sizeof m->errmsg, "lease %" PRId64 " not found", lease);
+        snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "lease %" PRId64 " not found", lease);
         return LS_ENOTFOUND;
     }
     return LS_OK;
@@ -798,7 +798,7 @@ static ls_status etcd_watch(ls_meta_t *m, const void *prefix, size_t plen, int64
     json_object_set_new(req, "count_only", json_true());
     if (after_rev) jset_i64(req, "revision", after_rev + 1);
     ls_status st = etcd_call(em, "/v3/kv/range", req, 1, &resp);
-    if (st == LS_ERANGE && strstr(m->errmsg, "future revision")) st = LS_OK, resp = NULL;
+    if (st == LS_ERANGE && strstr(ls_meta_errbuf(), "future revision")) st = LS_OK, resp = NULL;
     if (st != LS_OK) {
         ls_free(key64);
         ls_free(end64);
@@ -821,7 +821,7 @@ static ls_status etcd_watch(ls_meta_t *m, const void *prefix, size_t plen, int64
     if (!w->multi || ls_thread_start(&w->th, "ls-etcd-watch", watch_thread, w) != 0) {
         pthread_mutex_unlock(&w->mu);
         watch_free(w);
-        snprintf(m->errmsg, sizeof m->errmsg, "etcd watch: cannot start its thread");
+        snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "etcd watch: cannot start its thread");
         return LS_EIO;
     }
     pthread_mutex_unlock(&w->mu);

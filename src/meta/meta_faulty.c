@@ -121,16 +121,8 @@ static int before_call(faulty_meta_t *f, int is_txn, int *lose_ack)
  * them for what they are. */
 static ls_status injected(faulty_meta_t *f, const char *what)
 {
-    snprintf(f->base.errmsg, sizeof f->base.errmsg, "injected fault: %s", what);
+    snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "injected fault: %s", what);
     return LS_EIO;
-}
-
-/* Passes the inner store's result through with its message. */
-static ls_status inner_result(faulty_meta_t *f, ls_status st)
-{
-    if (st != LS_OK && st != LS_ENOTFOUND)
-        snprintf(f->base.errmsg, sizeof f->base.errmsg, "%s", f->inner->errmsg);
-    return st;
 }
 
 static ls_status f_get(ls_meta_t *m, const void *key, size_t klen, ls_kv_t *out)
@@ -139,7 +131,7 @@ static ls_status f_get(ls_meta_t *m, const void *key, size_t klen, ls_kv_t *out)
     int lose;
     if (before_call(f, 0, &lose))
         return injected(f, "get failed");
-    return inner_result(f, f->inner->ops->get(f->inner, key, klen, out));
+    return f->inner->ops->get(f->inner, key, klen, out);
 }
 
 static ls_status f_scan(ls_meta_t *m, const void *s, size_t sl, const void *e, size_t el,
@@ -149,7 +141,7 @@ static ls_status f_scan(ls_meta_t *m, const void *s, size_t sl, const void *e, s
     int lose;
     if (before_call(f, 0, &lose))
         return injected(f, "scan failed");
-    return inner_result(f, f->inner->ops->scan(f->inner, s, sl, e, el, limit, reverse, out));
+    return f->inner->ops->scan(f->inner, s, sl, e, el, limit, reverse, out);
 }
 
 static ls_status f_txn(ls_meta_t *m, const ls_meta_cmp_t *c, size_t nc, const ls_meta_op_t *o,
@@ -159,7 +151,7 @@ static ls_status f_txn(ls_meta_t *m, const ls_meta_cmp_t *c, size_t nc, const ls
     int lose = 0;
     if (before_call(f, 1, &lose))
         return injected(f, "txn failed");
-    ls_status st = inner_result(f, f->inner->ops->txn(f->inner, c, nc, o, no, rev));
+    ls_status st = f->inner->ops->txn(f->inner, c, nc, o, no, rev);
     return st == LS_OK && lose ? injected(f, "txn applied, acknowledgement lost") : st;
 }
 

@@ -17,7 +17,7 @@
  * Threads and ownership: ONE connection, used only under mu (the connection
  * is opened SQLITE_OPEN_NOMUTEX; mu serializes it). mu also guards rev (the
  * cached store revision; the file has a single writer: this process) and
- * errmsg. Publishing happens under mu, so the hub sees revisions in order.
+ * the connection state. Publishing happens under mu, so the hub sees revisions in order.
  * A single connection costs read concurrency, which metadata traffic here
  * does not need; it buys a simple lock story and in-order watch events.
  * An expirer thread deletes expired leases' keys (one revision per lease),
@@ -132,9 +132,9 @@ typedef struct sq_events {
 /* Records the SQLite error and maps it to a status. Caller holds mu. */
 static ls_status sq_fail(sq_meta_t *s, int rc, const char *what)
 {
-    snprintf(s->base.errmsg, sizeof s->base.errmsg, "sqlite %s: %s: %s (rc %d)", s->path, what,
+    snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "sqlite %s: %s: %s (rc %d)", s->path, what,
              sqlite3_errmsg(s->db), rc);
-    LS_ERROR("meta", "%s", s->base.errmsg);
+    LS_ERROR("meta", "%s", ls_meta_errbuf());
     switch (rc & 0xff) {
     case SQLITE_FULL:
         return LS_ENOSPC;
@@ -435,7 +435,7 @@ static ls_status sq_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
             goto rollback;
         }
         if (!live) {
-            snprintf(m->errmsg, sizeof m->errmsg, "lease %lld not found", (long long)ops[i].lease);
+            snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "lease %lld not found", (long long)ops[i].lease);
             res = LS_ENOTFOUND;
             goto rollback;
         }

@@ -138,3 +138,13 @@ int ls_objstore_prefix_valid(const char *prefix)
     dir[slash - prefix] = 0;
     return ls_objstore_key_valid(dir);
 }
+
+static _Thread_local char objstore_err[LS_OBJSTORE_ERRMSG_CAP];
+
+char *ls_objstore_errbuf(void) { return objstore_err; }
+
+const char *ls_objstore_error(const ls_objstore_t *os)
+{
+    (void)os;
+    return objstore_err;
+}

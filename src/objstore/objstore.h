@@ -52,8 +52,13 @@ typedef struct ls_objstore_ops {
 
 struct ls_objstore {
     const ls_objstore_ops_t *ops;
-    char errmsg[256];    /* last error detail; per-call detail is also logged */
 };
+
+/* Error detail is per thread, as for ls_meta (meta.h): the calling thread's
+ * buffer holds the detail of its last failed call; backends also log it. */
+#define LS_OBJSTORE_ERRMSG_CAP 256
+char *ls_objstore_errbuf(void);
+const char *ls_objstore_error(const ls_objstore_t *os);
 
 /* Opens a backend from a URL: "file:///abs/dir", "file://rel/dir", "mem://",
  * "s3://bucket[/prefix][?opt=v&...]" (objstore_s3.c), or "faulty+<url>?..."

@@ -264,7 +264,7 @@ static int before(faulty_store_t *f, int op, int *lost_ack)
         delay += (double)c.stall_ms;
     sleep_ms(delay);
     if (fail)
-        snprintf(f->base.errmsg, sizeof f->base.errmsg, "injected fault: %s failed (%s)",
+        snprintf(ls_objstore_errbuf(), LS_OBJSTORE_ERRMSG_CAP, "injected fault: %s failed (%s)",
                  op_names[op], c.down ? "store down" : "fault injection");
     return fail;
 }
@@ -277,12 +277,6 @@ static ls_status injected(faulty_store_t *f)
     return st;
 }
 
-static ls_status pass(faulty_store_t *f, ls_status st)
-{
-    if (st != LS_OK)
-        snprintf(f->base.errmsg, sizeof f->base.errmsg, "%s", f->inner->errmsg);
-    return st;
-}
 
 static ls_status faulty_put(ls_objstore_t *os, const char *key, const struct iovec *iov,
                             int iovcnt, int flags)
@@ -291,9 +285,9 @@ static ls_status faulty_put(ls_objstore_t *os, const char *key, const struct iov
     int lost;
     if (before(f, OP_PUT, &lost))
         return injected(f);
-    ls_status st = pass(f, ls_objstore_put(f->inner, key, iov, iovcnt, flags));
+    ls_status st = ls_objstore_put(f->inner, key, iov, iovcnt, flags);
     if (st == LS_OK && lost) {
-        snprintf(f->base.errmsg, sizeof f->base.errmsg, "injected fault: put %s done, ack lost",
+        snprintf(ls_objstore_errbuf(), LS_OBJSTORE_ERRMSG_CAP, "injected fault: put %s done, ack lost",
                  key);
         return injected(f);
     }
@@ -309,7 +303,7 @@ static ls_status faulty_get(ls_objstore_t *os, const char *key, uint64_t off, ui
         out->len = 0;
         return injected(f);
     }
-    return pass(f, ls_objstore_get(f->inner, key, off, len, out));
+    return ls_objstore_get(f->inner, key, off, len, out);
 }
 
 static ls_status faulty_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
@@ -318,7 +312,7 @@ static ls_status faulty_head(ls_objstore_t *os, const char *key, ls_objinfo_t *i
     int lost;
     if (before(f, OP_HEAD, &lost))
         return injected(f);
-    return pass(f, ls_objstore_head(f->inner, key, info));
+    return ls_objstore_head(f->inner, key, info);
 }
 
 static ls_status faulty_del(ls_objstore_t *os, const char *key)
@@ -327,7 +321,7 @@ static ls_status faulty_del(ls_objstore_t *os, const char *key)
     int lost;
     if (before(f, OP_DEL, &lost))
         return injected(f);
-    ls_status st = pass(f, ls_objstore_del(f->inner, key));
+    ls_status st = ls_objstore_del(f->inner, key);
     return st == LS_OK && lost ? injected(f) : st;
 }
 
@@ -337,7 +331,7 @@ static ls_status faulty_del_many(ls_objstore_t *os, const char *const *keys, siz
     int lost;
     if (before(f, OP_DEL, &lost))
         return injected(f);
-    ls_status st = pass(f, ls_objstore_del_many(f->inner, keys, n));
+    ls_status st = ls_objstore_del_many(f->inner, keys, n);
     return st == LS_OK && lost ? injected(f) : st;
 }
 
@@ -351,7 +345,7 @@ static ls_status faulty_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t
         *n = 0;
         return injected(f);
     }
-    return pass(f, ls_objstore_list(f->inner, prefix, out, n));
+    return ls_objstore_list(f->inner, prefix, out, n);
 }
 
 static void faulty_close(ls_objstore_t *os)

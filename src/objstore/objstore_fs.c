@@ -27,8 +27,8 @@
  *    owner pid is still alive (another store on the same root) are kept.
  *
  * Threads: every call may run on any thread concurrently; the shared mutable
- * state is errmsg, written under err_mu (readers see the last error), and
- * dircache, whose slots are read and written atomically. */
+ * state is dircache, whose slots are read and written atomically (error
+ * detail goes to the calling thread's buffer, ls_objstore_errbuf). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -55,7 +55,6 @@ typedef struct fs_store {
     char *root; /* as given, for messages */
     int rootfd;
     int fsync_enabled;
-    pthread_mutex_t err_mu;
     uint64_t dircache[FS_DIRCACHE_SLOTS]; /* hashes of directories known durable */
 } fs_store_t;
 
@@ -65,14 +64,10 @@ static void fs_set_err(fs_store_t *fs, const char *fmt, ...) __attribute__((form
 
 static void fs_set_err(fs_store_t *fs, const char *fmt, ...)
 {
-    char msg[sizeof fs->base.errmsg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(ls_objstore_errbuf(), LS_OBJSTORE_ERRMSG_CAP, fmt, ap);
     va_end(ap);
-    pthread_mutex_lock(&fs->err_mu);
-    memcpy(fs->base.errmsg, msg, sizeof msg);
-    pthread_mutex_unlock(&fs->err_mu);
 }
 
 /* Maps an errno from a syscall on <root>/path to a status, recording detail. */
@@ -81,7 +76,7 @@ static ls_status fs_fail(fs_store_t *fs, int errnum, const char *op, const char 
     char eb[128];
     const char *es = strerror_r(errnum, eb, sizeof eb);
     fs_set_err(fs, "%s %s/%s: %s (errno %d)", op, fs->root, path, es, errnum);
-    LS_WARN_RL("objstore", "fs: %s", fs->base.errmsg);
+    LS_WARN_RL("objstore", "fs: %s", ls_objstore_errbuf());
     return (errnum == ENOSPC || errnum == EDQUOT) ? LS_ENOSPC : LS_EIO;
 }
 
@@ -440,7 +435,6 @@ static void fs_close(ls_objstore_t *os)
 {
     fs_store_t *fs = (fs_store_t *)os;
     close(fs->rootfd);
-    pthread_mutex_destroy(&fs->err_mu);
     ls_free(fs->root);
     ls_free(fs);
 }
@@ -534,7 +528,6 @@ ls_objstore_t *ls_objstore_fs_open(const char *dir, int fsync_enabled, char *err
     fs->root = ls_strdup(dir);
     fs->rootfd = rootfd;
     fs->fsync_enabled = fsync_enabled;
-    pthread_mutex_init(&fs->err_mu, NULL);
     return &fs->base;
 
 close_root:

@@ -4,7 +4,7 @@
  * keys; each object owns its key and bytes. An object is replaced whole under
  * the mutex, so readers see the old bytes or the new ones, never a mix.
  *
- * Threads: any thread; one mutex guards the array and errmsg. Copies in and
+ * Threads: any thread; one mutex guards the array. Copies in and
  * out happen outside the lock where possible (put builds the object first). */
 #include <pthread.h>
 #include <stdio.h>
@@ -51,7 +51,7 @@ static mem_obj_t *mem_find(mem_store_t *ms, const char *key)
 static ls_status mem_invalid(mem_store_t *ms, const char *what, const char *key)
 {
     pthread_mutex_lock(&ms->mu);
-    snprintf(ms->base.errmsg, sizeof ms->base.errmsg, "invalid %s '%s'", what,
+    snprintf(ls_objstore_errbuf(), LS_OBJSTORE_ERRMSG_CAP, "invalid %s '%s'", what,
              key ? key : "(null)");
     pthread_mutex_unlock(&ms->mu);
     return LS_EINVAL;
@@ -79,7 +79,7 @@ static ls_status mem_put(ls_objstore_t *os, const char *key, const struct iovec 
     size_t i = mem_lower_bound(ms, key);
     if (i < ms->n && strcmp(ms->objs[i].key, key) == 0) {
         if (flags & LS_OBJSTORE_PUT_CREATE_ONLY) {
-            snprintf(ms->base.errmsg, sizeof ms->base.errmsg, "put %s: object exists (create-only)",
+            snprintf(ls_objstore_errbuf(), LS_OBJSTORE_ERRMSG_CAP, "put %s: object exists (create-only)",
                      key);
             pthread_mutex_unlock(&ms->mu);
             ls_free(data);

@@ -38,8 +38,7 @@
  * pool (at most max_connections; callers wait for a free one), so
  * concurrency is bounded and each handle keeps its connections alive
  * across requests (base/curl_pool.h, which also classifies transport
- * errors). Shared mutable state: the pool, errmsg
- * (err_mu), the create-only probe result (probe_mu + atomic), the RNG
+ * errors). Shared mutable state: the pool, the create-only probe result (probe_mu + atomic), the RNG
  * (atomic). Secrets are kept only here and in the signing step; messages
  * carry method, key, status, S3 error code and request id, never headers. */
 #include <curl/curl.h>
@@ -90,7 +89,7 @@ typedef struct s3_store {
 
     ls_curl_pool_t pool;      /* max_conns handles */
 
-    pthread_mutex_t err_mu, probe_mu;
+    pthread_mutex_t probe_mu;
     uint64_t rng;             /* atomic */
     uint64_t nrequests, nretries; /* atomic, for diagnostics */
 } s3_store_t;
@@ -130,14 +129,10 @@ typedef struct s3_req {
 static void s3_set_err(s3_store_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void s3_set_err(s3_store_t *s, const char *fmt, ...)
 {
-    char msg[sizeof s->base.errmsg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(ls_objstore_errbuf(), LS_OBJSTORE_ERRMSG_CAP, fmt, ap);
     va_end(ap);
-    pthread_mutex_lock(&s->err_mu);
-    memcpy(s->base.errmsg, msg, sizeof msg);
-    pthread_mutex_unlock(&s->err_mu);
 }
 
 static uint64_t s3_rand(s3_store_t *s)
@@ -585,7 +580,7 @@ static ls_status s3_request(s3_store_t *s, s3_req_t *r)
     ls_curl_pool_put(&s->pool, c);
     ls_free(path);
     if (st != LS_OK)
-        LS_WARN_RL("objstore", "s3: %s", s->base.errmsg);
+        LS_WARN_RL("objstore", "s3: %s", ls_objstore_errbuf());
     return st;
 }
 
@@ -599,7 +594,7 @@ static ls_status s3_fail(s3_store_t *s, s3_req_t *r)
         return LS_ENOTFOUND;
     if (r->status == 412)
         return LS_EEXISTS;
-    LS_WARN_RL("objstore", "s3: %s", s->base.errmsg);
+    LS_WARN_RL("objstore", "s3: %s", ls_objstore_errbuf());
     return LS_EIO;
 }
 
@@ -1216,7 +1211,6 @@ static void s3_close(ls_objstore_t *os)
         ls_free(s->session_token);
     }
     ls_free(s->ca_file);
-    pthread_mutex_destroy(&s->err_mu);
     pthread_mutex_destroy(&s->probe_mu);
     ls_free(s);
 }
@@ -1456,7 +1450,6 @@ ls_objstore_t *ls_objstore_s3_open(const char *url, const ls_objstore_opts_t *o,
     s->base.ops = &s3_ops;
     s->bucket = ls_strdup(loc);
     s->prefix = pfx && *pfx ? ls_asprintf("%s/", pfx) : ls_strdup("");
-    pthread_mutex_init(&s->err_mu, NULL);
     pthread_mutex_init(&s->probe_mu, NULL);
 
     const char *region = p.region ? p.region : env_first("AWS_REGION", "AWS_DEFAULT_REGION");

@@ -65,7 +65,7 @@ static void check_objstore(check_t *c, const ls_config_t *cfg)
 
     step_begin(c);
     ls_status st = ls_objstore_put(os, key, &iov, 1, LS_OBJSTORE_PUT_CREATE_ONLY);
-    snprintf(detail, sizeof detail, "%s", st == LS_OK ? key : os->errmsg);
+    snprintf(detail, sizeof detail, "%s", st == LS_OK ? key : ls_objstore_error(os));
     step_end(c, st == LS_OK, "put (create-only) probe object", detail);
     if (st != LS_OK)
         goto close;
@@ -75,7 +75,7 @@ static void check_objstore(check_t *c, const ls_config_t *cfg)
     snprintf(detail, sizeof detail, "%s",
              st == LS_EEXISTS ? "refused as it should"
              : st == LS_OK    ? "ACCEPTED: the store overwrote an existing object"
-                              : os->errmsg);
+                              : ls_objstore_error(os));
     step_end(c, st == LS_EEXISTS, "put (create-only) again: must be refused", detail);
 
     ls_buf_t b;
@@ -83,13 +83,13 @@ static void check_objstore(check_t *c, const ls_config_t *cfg)
     step_begin(c);
     st = ls_objstore_get(os, key, 0, UINT64_MAX, &b);
     int same = st == LS_OK && b.len == sizeof data && memcmp(b.data, data, sizeof data) == 0;
-    snprintf(detail, sizeof detail, "%s", st != LS_OK ? os->errmsg : same ? "" : "bytes differ");
+    snprintf(detail, sizeof detail, "%s", st != LS_OK ? ls_objstore_error(os) : same ? "" : "bytes differ");
     step_end(c, same, "get whole object", detail);
 
     step_begin(c);
     st = ls_objstore_get(os, key, 1000, 100, &b);
     same = st == LS_OK && b.len == 100 && memcmp(b.data, data + 1000, 100) == 0;
-    snprintf(detail, sizeof detail, "%s", st != LS_OK ? os->errmsg : same ? "" : "bytes differ");
+    snprintf(detail, sizeof detail, "%s", st != LS_OK ? ls_objstore_error(os) : same ? "" : "bytes differ");
     step_end(c, same, "get byte range", detail);
     ls_buf_free(&b);
 
@@ -97,7 +97,7 @@ static void check_objstore(check_t *c, const ls_config_t *cfg)
     step_begin(c);
     st = ls_objstore_head(os, key, &info);
     int ok = st == LS_OK && info.size == sizeof data;
-    snprintf(detail, sizeof detail, "%s", st != LS_OK ? os->errmsg : ok ? "" : "wrong size");
+    snprintf(detail, sizeof detail, "%s", st != LS_OK ? ls_objstore_error(os) : ok ? "" : "wrong size");
     step_end(c, ok, "head", detail);
 
     ls_objinfo_t *v = NULL;
@@ -108,18 +108,18 @@ static void check_objstore(check_t *c, const ls_config_t *cfg)
     for (size_t i = 0; st == LS_OK && i < n; i++)
         ok |= strcmp(v[i].key, key) == 0;
     ls_objinfo_free(v, n);
-    snprintf(detail, sizeof detail, "%s", st != LS_OK ? os->errmsg : ok ? "" : "probe not listed");
+    snprintf(detail, sizeof detail, "%s", st != LS_OK ? ls_objstore_error(os) : ok ? "" : "probe not listed");
     step_end(c, ok, "list", detail);
 
     step_begin(c);
     st = ls_objstore_del(os, key);
-    snprintf(detail, sizeof detail, "%s", st == LS_OK ? "" : os->errmsg);
+    snprintf(detail, sizeof detail, "%s", st == LS_OK ? "" : ls_objstore_error(os));
     step_end(c, st == LS_OK, "delete", detail);
 
     step_begin(c);
     st = ls_objstore_head(os, key, &info);
     step_end(c, st == LS_ENOTFOUND, "head after delete: must be gone",
-             st == LS_ENOTFOUND ? "" : st == LS_OK ? "still there" : os->errmsg);
+             st == LS_ENOTFOUND ? "" : st == LS_OK ? "still there" : ls_objstore_error(os));
 close:
     ls_objstore_close(os);
 }
@@ -142,17 +142,17 @@ static void check_meta(check_t *c, const ls_config_t *cfg)
         ls_kv_free(&kv);
     } else {
         snprintf(detail, sizeof detail, "%s",
-                 st == LS_ENOTFOUND ? "no cluster yet (created by the first broker)" : m->errmsg);
+                 st == LS_ENOTFOUND ? "no cluster yet (created by the first broker)" : ls_meta_error(m));
     }
     step_end(c, st == LS_OK || st == LS_ENOTFOUND, "read cluster id", detail);
     char key[128];
     snprintf(key, sizeof key, "/ls/check/%ld-%lld", (long)getpid(), (long long)ls_clock_wall_ms());
     step_begin(c);
     st = ls_meta_put(m, key, "probe", 5);
-    step_end(c, st == LS_OK, "write probe key", st == LS_OK ? "" : m->errmsg);
+    step_end(c, st == LS_OK, "write probe key", st == LS_OK ? "" : ls_meta_error(m));
     step_begin(c);
     st = ls_meta_del(m, key);
-    step_end(c, st == LS_OK, "delete probe key", st == LS_OK ? "" : m->errmsg);
+    step_end(c, st == LS_OK, "delete probe key", st == LS_OK ? "" : ls_meta_error(m));
     ls_meta_close(m);
 }
 

@@ -591,7 +591,7 @@ ls_status ls_catalog_reload(ls_catalog_t *c)
     }
     ls_free(start);
     if (st != LS_OK) {
-        LS_ERROR("catalog", "reload failed: %s: %s", ls_status_str(st), c->meta->errmsg);
+        LS_ERROR("catalog", "reload failed: %s: %s", ls_status_str(st), ls_meta_error(c->meta));
         cat_map_free(&fresh);
         pthread_mutex_unlock(&c->write_mu);
         return st;
@@ -703,7 +703,7 @@ static void cat_on_watch(void *arg, const ls_meta_event_t *ev, size_t n)
             ns_changed = true;
     }
     if (ns_changed && ls_catalog_reload_namespaces(c) != LS_OK)
-        LS_ERROR("catalog", "rereading namespaces after a change: %s", c->meta->errmsg);
+        LS_ERROR("catalog", "rereading namespaces after a change: %s", ls_meta_error(c->meta));
 }
 
 ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen)
@@ -716,21 +716,21 @@ ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen)
     ls_status st = ls_catalog_reload(c);
     if (st != LS_OK) {
         cat_err(err, errlen, "cannot load the stream catalog: %s: %s", ls_status_str(st),
-                meta->errmsg);
+                ls_meta_error(meta));
         ls_catalog_close(c);
         return NULL;
     }
     st = ls_catalog_reload_namespaces(c);
     if (st != LS_OK) {
         cat_err(err, errlen, "cannot load the namespaces: %s: %s", ls_status_str(st),
-                meta->errmsg);
+                ls_meta_error(meta));
         ls_catalog_close(c);
         return NULL;
     }
     st = meta->ops->watch(meta, "/ls/", 4, c->loaded_rev, cat_on_watch, c, &c->watch);
     if (st != LS_OK) {
         cat_err(err, errlen, "cannot watch the stream catalog: %s: %s", ls_status_str(st),
-                meta->errmsg);
+                ls_meta_error(meta));
         ls_catalog_close(c);
         return NULL;
     }
@@ -876,7 +876,7 @@ ls_status ls_catalog_create(ls_catalog_t *c, const char *ns, const char *name, i
     goto unlock;
 
 meta_error:
-    cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), c->meta->errmsg);
+    cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), ls_meta_error(c->meta));
 unlock:
     pthread_mutex_unlock(&c->write_mu);
     ls_free(json);
@@ -969,7 +969,7 @@ static ls_status cat_update(ls_catalog_t *c, const char *ns, const char *name, i
             break;
         }
         if (st != LS_OK) {
-            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), c->meta->errmsg);
+            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), ls_meta_error(c->meta));
             break;
         }
         int32_t partitions = cur->partitions;
@@ -989,7 +989,7 @@ static ls_status cat_update(ls_catalog_t *c, const char *ns, const char *name, i
         ls_stream_release(cur);
         if (st != LS_ECONFLICT) {
             if (st != LS_OK)
-                cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), c->meta->errmsg);
+                cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), ls_meta_error(c->meta));
             break;
         }
     }
@@ -1243,7 +1243,7 @@ ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_
                 break;
             }
         } else if (st != LS_ENOTFOUND) {
-            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), c->meta->errmsg);
+            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), ls_meta_error(c->meta));
             break;
         }
         const ls_prop_t *props;
@@ -1264,7 +1264,7 @@ ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_
         st = cat_cas_put(c, key, rev, json, NULL);
         ls_free(json);
         if (st != LS_OK && st != LS_ECONFLICT)
-            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), c->meta->errmsg);
+            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), ls_meta_error(c->meta));
     }
     if (st == LS_ECONFLICT)
         cat_err(err, errlen, "updating namespace '%s': too much contention", ns);

@@ -851,7 +851,7 @@ TEST(etcd_failover_and_unreachable)
     m = ls_meta_open("etcd://127.0.0.1:1/x", err, sizeof err);
     CHECK(m != NULL);
     CHECK_EQ_INT(ls_meta_get(m, "k", &kv), LS_EAGAIN);
-    CHECK(strstr(m->errmsg, "127.0.0.1:1") != NULL);
+    CHECK(strstr(ls_meta_error(m), "127.0.0.1:1") != NULL);
     CHECK_EQ_INT(ls_meta_put(m, "k", "v", 1), LS_EAGAIN);
     ls_meta_close(m);
     /* malformed URLs */
@@ -924,6 +924,30 @@ static int run_etcd(void)
     return 0;
 }
 
+/* Error detail is per thread: a failed call on one thread leaves another
+ * thread's detail alone (issue 12 §4: one shared buffer let a thread report
+ * another's error). */
+static void *fail_in_thread(void *arg)
+{
+    ls_meta_t *m = arg;
+    ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = "", .klen = 0, .val = "v", .vlen = 1};
+    ls_status st = m->ops->txn(m, NULL, 0, &op, 1, NULL);
+    return (void *)(intptr_t)(st != LS_OK && strstr(ls_meta_error(m), "invalid txn") != NULL);
+}
+
+TEST(error_detail_is_per_thread)
+{
+    ls_meta_t *m = ls_meta_mem_open();
+    ls_meta_errbuf()[0] = 0;
+    pthread_t th;
+    void *ok = NULL;
+    pthread_create(&th, NULL, fail_in_thread, m);
+    pthread_join(th, &ok);
+    CHECK(ok != NULL);
+    CHECK_EQ_INT((int)strlen(ls_meta_error(m)), 0);
+    ls_meta_close(m);
+}
+
 int main(void)
 {
     ls_diag_set_level(LS_DIAG_ERROR);
@@ -955,6 +979,7 @@ int main(void)
         ls_meta_close(M);
         M = NULL;
 
+        RUN(error_detail_is_per_thread);
         RUN(sqlite_reopen_persists);
         RUN(open_urls);
         RUN(hub_laggard_is_told);

@@ -159,7 +159,7 @@ TEST(no_retry_on_4xx)
     ls_objstore_t *os = open_script(&sc, "&max_retries=5");
     CHECK(os != NULL);
     ls_status st = put_str(os, "k", "v", 0);
-    int has_code = strstr(os->errmsg, "AccessDenied") != NULL;
+    int has_code = strstr(ls_objstore_error(os), "AccessDenied") != NULL;
     ls_objstore_close(os);
     script_stop(&sc);
     CHECK_EQ_INT(st, LS_EIO);
@@ -230,7 +230,7 @@ TEST(connection_refused_is_eagain)
     ls_objstore_t *os = ls_objstore_open(url, 1, err, sizeof err);
     CHECK(os != NULL);
     ls_status st = put_str(os, "k", "v", 0);
-    int says = strstr(os->errmsg, "after 3 attempts") != NULL;
+    int says = strstr(ls_objstore_error(os), "after 3 attempts") != NULL;
     ls_objstore_close(os);
     CHECK_EQ_INT(st, LS_EAGAIN);
     CHECK(says);
@@ -278,7 +278,7 @@ TEST(faulty_wrapper_knobs)
     CHECK_EQ_INT(put_str(os, "a", "1", 0), LS_OK);
     CHECK_EQ_INT(put_str(os, "b", "2", 0), LS_EAGAIN); /* 2nd call */
     CHECK_EQ_INT(put_str(os, "b", "2", 0), LS_OK);
-    CHECK(strstr(os->errmsg, "injected") != NULL);
+    CHECK(strstr(ls_objstore_error(os), "injected") != NULL);
     /* lost ack: reported failed, but the write happened */
     CHECK_EQ_INT(ls_objstore_faulty_set(os, "lost_ack_rate=1&error=eio", err, sizeof err), 0);
     CHECK_EQ_INT(put_str(os, "c", "3", 0), LS_EIO);
@@ -387,7 +387,7 @@ TEST(s3_wrong_secret_not_retried)
     int64_t t0 = ls_clock_mono_ms();
     ls_status st = put_str(os, "x", "y", 0);
     int64_t took = ls_clock_mono_ms() - t0;
-    int says = strstr(os->errmsg, "403") != NULL && strstr(os->errmsg, "not-the-secret") == NULL;
+    int says = strstr(ls_objstore_error(os), "403") != NULL && strstr(ls_objstore_error(os), "not-the-secret") == NULL;
     ls_objstore_close(os);
     CHECK_EQ_INT(st, LS_EIO);
     CHECK(took < 250); /* no backoff happened */
