@@ -9,7 +9,8 @@
 #                                 .venv from tests/integration/requirements.txt,
 #                                 tests/integration/js/node_modules (npm ci),
 #                                 .cache/java/lib (kafka-clients and its deps),
-#                                 .cache/java/apps (Kafka Connect + Kafka Streams)
+#                                 .cache/java/apps (Kafka Connect + Kafka Streams),
+#                                 .cache/java/iceberg (Apache Iceberg Java + Hadoop client)
 #
 # Every network access of the test suites happens here, never at test time.
 # Each step is skipped when its stamp file holds the hash of its lockfile (and
@@ -147,6 +148,25 @@ install_java_apps() {
     stamp_set java-apps "$key"
 }
 
+# The Apache Iceberg Java library (core, data, parquet) and the shaded Hadoop
+# client it reads files with, for tests/integration/test_iceberg_java.py.
+install_java_iceberg() {
+    local pom="tests/integration/java/iceberg/pom.xml" lib="$ROOT/.cache/java/iceberg" key
+    key="$(hash_of "$pom")"
+    if stamp_ok java-iceberg "$key" && ls "$lib"/iceberg-core-*.jar "$lib"/hadoop-client-api-*.jar \
+        >/dev/null 2>&1; then
+        return 0
+    fi
+    say "fetching Apache Iceberg and Hadoop client jars into .cache/java/iceberg"
+    rm -rf "$lib"
+    mvn -B -q -C -Dstyle.color=never -f "$pom" dependency:copy-dependencies \
+        -DoutputDirectory="$lib" -DincludeScope=runtime
+    ls "$lib"/iceberg-core-*.jar "$lib"/iceberg-data-*.jar "$lib"/iceberg-parquet-*.jar \
+        "$lib"/hadoop-client-api-*.jar "$lib"/hadoop-client-runtime-*.jar \
+        >/dev/null 2>&1 || die "Iceberg/Hadoop jars missing after mvn"
+    stamp_set java-iceberg "$key"
+}
+
 case "$MODE" in
 build)
     install_build
@@ -158,6 +178,7 @@ test)
     install_npm
     install_java
     install_java_apps
+    install_java_iceberg
     ;;
 *)
     die "usage: $0 build|test"
