@@ -1,0 +1,356 @@
+"""Our Iceberg tables read by the Apache Iceberg Java library, the reference
+implementation behind Spark, Trino and Flink (tests/integration/java/iceberg/
+IcebergRead.java, compiled with javac against the jars tools/install-deps.sh
+puts in .cache/java/iceberg; nothing is downloaded here).
+
+The reader loads a table from a metadata file (StaticTableOperations +
+HadoopFileIO) or from its directory (HadoopTables, through version-hint.text)
+and reports every row of the current snapshot (IcebergGenerics), the planned
+data files with their data/file sequence numbers, the files, entries,
+manifests, snapshots and history metadata tables, and every row of the oldest
+retained snapshot (time travel). The tests compare that with what was written
+and with what PyIceberg plans:
+
+- the tables tests/unit/test_iceberg.c writes (as in test_tables.py's
+  `warehouse`): raw_unpart, raw_day and raw_merged (merged manifests with
+  EXISTING entries, expired snapshots, a trimmed metadata log);
+- a table a live broker materializes from a 3-partition topic produced in
+  bursts (1 s commits, snapshots expiring after 4 s), compared byte for byte
+  with the delivery reports of what was produced.
+"""
+
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+import iceberg_util
+import lsbroker
+from test_tables import emit, ice_row, ROWS
+
+pyiceberg_table = pytest.importorskip("pyiceberg.table")
+
+ICEBERG_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "iceberg")
+READER_SRC = os.path.join(lsbroker.HERE, "java", "iceberg", "IcebergRead.java")
+JVM = ["java", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+
+
+# ---- the Java reader ---------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def java_reader(tmp_path_factory):
+    """Compiles IcebergRead once; returns run(*tables) -> parsed JSON tables."""
+    if not os.path.isdir(ICEBERG_LIB) or not any(f.startswith("iceberg-core-")
+                                                 for f in os.listdir(ICEBERG_LIB)):
+        pytest.fail("no Iceberg jars in %s; run tools/install-deps.sh test" % ICEBERG_LIB,
+                    pytrace=False)
+    cp = os.path.join(ICEBERG_LIB, "*")
+    out = str(tmp_path_factory.mktemp("icejava_classes"))
+    r = subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", out, READER_SRC],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, "javac IcebergRead failed:\n%s%s" % (r.stdout, r.stderr)
+
+    def run(*tables, check=True):
+        res = subprocess.run(JVM + ["-cp", out + os.pathsep + cp, "IcebergRead"] + list(tables),
+                             capture_output=True, text=True, timeout=120)
+        if not check:
+            return res
+        assert res.returncode == 0, "IcebergRead %s failed:\n%s" % (tables, res.stderr[-4000:])
+        doc = json.loads(res.stdout)
+        assert doc["iceberg_version"].startswith("1.")
+        return doc["tables"]
+    return run
+
+
+def row_json(partition, offset, ts_us, key, value, headers):
+    """A row in IcebergRead's layout: bytes as hex, headers as [key, value hex]."""
+    hx = lambda b: None if b is None else b.hex()  # noqa: E731
+    return [partition, offset, ts_us, hx(key), hx(value),
+            [[h["key"], hx(h["value"])] for h in headers]]
+
+
+def ice_row_json(i):
+    r = ice_row(i)
+    return row_json(r["partition"], r["offset"], r["ts_us"], r["key"], r["value"], r["headers"])
+
+
+def pyiceberg_rows(t, snapshot_id=None):
+    """Every row of a PyIceberg scan in IcebergRead's layout, sorted."""
+    arrow = t.scan(snapshot_id=snapshot_id).to_arrow() if snapshot_id else t.scan().to_arrow()
+    out = []
+    for r in arrow.to_pylist():
+        ts = r["timestamp"]
+        ts_us = int(ts.timestamp()) * 1000000 + ts.microsecond
+        out.append(row_json(r["partition"], r["offset"], ts_us, r["key"], r["value"],
+                            r["headers"] or []))
+    return sorted(out, key=lambda x: (x[0], x[1]))
+
+
+def pyiceberg_sequences(t):
+    """{data file path: (data sequence number, file sequence number)} of the
+    current snapshot's live entries, as PyIceberg reads its manifests."""
+    out = {}
+    for m in t.current_snapshot().manifests(t.io):
+        for e in m.fetch_manifest_entry(t.io, discard_deleted=True):
+            assert e.data_file.file_path not in out, "file listed twice: %s" % e.data_file.file_path
+            out[e.data_file.file_path] = (e.sequence_number, e.file_sequence_number)
+    return out
+
+
+def check_against_pyiceberg(jt, t):
+    """What the Java reader and PyIceberg agree on for any table."""
+    md = t.metadata
+    # snapshots: ids, parents, sequence numbers, current
+    want = sorted(((s.snapshot_id, s.parent_snapshot_id, s.sequence_number) for s in md.snapshots),
+                  key=lambda x: x[2])
+    assert [(s["id"], s["parent"], s["seq"]) for s in jt["snapshots"]] == want
+    assert jt["current_snapshot_id"] == md.current_snapshot_id
+    assert jt["last_sequence_number"] == md.last_sequence_number
+    assert jt["format_version"] == 2
+    assert sorted(r["snapshot_id"] for r in jt["meta"]["snapshots"]) == sorted(x[0] for x in want)
+    assert [h["snapshot_id"] for h in jt["meta"]["history"]] == \
+        [e.snapshot_id for e in md.snapshot_log]
+    # planned files: the same files, each with the data sequence number PyIceberg inherits
+    seqs = pyiceberg_sequences(t)
+    planned = {p["path"]: (p["data_seq"], p["file_seq"]) for p in jt["planned"]}
+    assert len(planned) == len(jt["planned"]), "a file planned twice"
+    assert planned == seqs
+    assert set(planned) == {task.file.file_path for task in t.scan().plan_files()}
+    assert all(p["deletes"] == 0 for p in jt["planned"])
+    # metadata tables: files = planned files; entries hold the same sequence numbers
+    files = {f["file_path"]: f["record_count"] for f in jt["meta"]["files"]}
+    assert set(files) == set(planned)
+    assert sum(files.values()) == len(jt["rows"])
+    live = [e for e in jt["meta"]["entries"] if e["status"] != 2]
+    assert {e["data_file"]["file_path"]: (e["sequence_number"], e["file_sequence_number"])
+            for e in live} == seqs
+    manifests = t.current_snapshot().manifests(t.io)
+    assert sorted(m["path"] for m in jt["meta"]["manifests"]) == \
+        sorted(m.manifest_path for m in manifests)
+    by_path = {m.manifest_path: m for m in manifests}
+    for m in jt["meta"]["manifests"]:
+        pm = by_path[m["path"]]
+        assert (m["added_data_files_count"], m["existing_data_files_count"],
+                m["deleted_data_files_count"], m["added_snapshot_id"]) == \
+            (pm.added_files_count, pm.existing_files_count, pm.deleted_files_count,
+             pm.added_snapshot_id)
+    # every row exactly once, the same rows as PyIceberg's
+    rows = sorted(jt["rows"], key=lambda x: (x[0], x[1]))
+    assert len({(r[0], r[1]) for r in rows}) == len(rows), "a row read twice"
+    assert rows == pyiceberg_rows(t)
+    # time travel to the oldest retained snapshot
+    oldest = min(md.snapshots, key=lambda s: s.sequence_number)
+    assert jt["oldest_snapshot_id"] == oldest.snapshot_id
+    assert sorted(jt["oldest_rows"], key=lambda x: (x[0], x[1])) == \
+        pyiceberg_rows(t, oldest.snapshot_id)
+    return rows
+
+
+# ---- tables written by tests/unit/test_iceberg.c -----------------------------
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    out = emit("test_iceberg", tmp_path_factory.mktemp("iceberg"))
+    return os.path.join(str(out), "store", "warehouse", "ns")
+
+
+def _hinted_metadata(warehouse, name):
+    md = os.path.join(warehouse, name, "metadata")
+    with open(os.path.join(md, "version-hint.text")) as fp:
+        return os.path.join(md, "v%d.metadata.json" % int(fp.read().strip()))
+
+
+def _clock_fixed_copy(warehouse, name, tmp):
+    """test_iceberg.c creates raw_unpart/raw_day at the wall clock but appends
+    at fake 2023 times, so their metadata-log goes back in time from its first
+    entry (v1, written now) and Iceberg Java refuses to load them (see
+    test_java_refuses_metadata_log_going_back). For the row checks we read a
+    copy whose metadata-log timestamps are clamped to last-updated-ms; every
+    path in it is absolute, so it reads the same files."""
+    meta = json.load(open(_hinted_metadata(warehouse, name)))
+    for e in meta["metadata-log"]:
+        e["timestamp-ms"] = min(e["timestamp-ms"], meta["last-updated-ms"])
+    path = os.path.join(tmp, "%s.metadata.json" % name)   # the name must end .metadata.json
+    with open(path, "w") as fp:
+        json.dump(meta, fp)
+    return path
+
+
+@pytest.fixture(scope="module")
+def warehouse_java(warehouse, java_reader, tmp_path_factory):
+    """One JVM over the three tables: {name: IcebergRead's report}."""
+    tmp = str(tmp_path_factory.mktemp("icejava_meta"))
+    args = [_clock_fixed_copy(warehouse, "raw_unpart", tmp),
+            _clock_fixed_copy(warehouse, "raw_day", tmp),
+            "dir:" + os.path.join(warehouse, "raw_merged")]   # through version-hint.text
+    tables = java_reader(*args)
+    return dict(zip(["raw_unpart", "raw_day", "raw_merged"], tables))
+
+
+def _load(warehouse, name):
+    return pyiceberg_table.StaticTable.from_metadata("file://" + _hinted_metadata(warehouse, name))
+
+
+@pytest.mark.parametrize("name,nrows", [("raw_unpart", ROWS), ("raw_day", ROWS),
+                                        ("raw_merged", 2000)])
+def test_java_reads_every_warehouse_row(warehouse, warehouse_java, name, nrows):
+    jt = warehouse_java[name]
+    rows = sorted(jt["rows"], key=lambda x: x[1])
+    assert len(rows) == nrows
+    for i, got in enumerate(rows):
+        assert got == ice_row_json(i), (name, i)
+    # and the same snapshots, files, sequence numbers, metadata tables and
+    # time travel as PyIceberg's
+    check_against_pyiceberg(jt, _load(warehouse, name))
+
+
+def test_java_warehouse_snapshots_and_time_travel(warehouse_java):
+    for name in ("raw_unpart", "raw_day"):
+        jt = warehouse_java[name]
+        assert [s["seq"] for s in jt["snapshots"]] == [1, 2, 3]
+        assert jt["snapshots"][1]["parent"] == jt["snapshots"][0]["id"]
+        assert jt["snapshots"][2]["summary"]["total-records"] == str(ROWS)
+        # data sequence numbers of the three appends' files
+        assert sorted({p["data_seq"] for p in jt["planned"]}) == [1, 2, 3]
+        assert sorted(jt["oldest_rows"], key=lambda x: x[1]) == [ice_row_json(i)
+                                                                  for i in range(2000)]
+    assert "day" in warehouse_java["raw_day"]["spec"]
+    parts = {(p["partition"]["timestamp_day"], p["partition"]["partition"])
+             for p in warehouse_java["raw_day"]["planned"]}
+    assert parts == {(ice_row(i)["ts_us"] // 86400000000, i % 3) for i in range(ROWS)}
+
+
+def test_java_merged_and_expired_table(warehouse, warehouse_java):
+    """raw_merged: Java plans every row once through merged manifests whose
+    EXISTING entries keep their original snapshot ids and sequence numbers,
+    reads the table through version-hint.text, and time-travels to the oldest
+    snapshot that expiry left."""
+    jt = warehouse_java["raw_merged"]
+    assert jt["metadata_location"] == _hinted_metadata(warehouse, "raw_merged")
+    seqs = [s["seq"] for s in jt["snapshots"]]
+    assert 2 <= len(seqs) <= 12 and seqs == list(range(seqs[0], seqs[-1] + 1))
+    assert seqs[0] > 1, "nothing expired"
+    assert jt["last_sequence_number"] == 40
+    # files from all 40 appends, each with the sequence number of its append
+    planned = jt["planned"]
+    assert len(planned) == 120 and sum(p["records"] for p in planned) == 2000
+    assert sorted({p["data_seq"] for p in planned}) == list(range(1, 41))
+    assert all(p["data_seq"] == p["file_seq"] for p in planned)
+    for p in planned:
+        offs = [r[1] for r in jt["rows"] if r[0] == p["partition"]["partition"]
+                and (r[1] // 50) + 1 == p["data_seq"]]
+        assert len(offs) == p["records"], p
+    # merged manifests: EXISTING entries (status 0) with explicit snapshot ids
+    # and sequence numbers older than their manifest's snapshot
+    manifests = jt["meta"]["manifests"]
+    assert len(manifests) <= 4
+    assert any(m["existing_data_files_count"] > 0 for m in manifests)
+    existing = [e for e in jt["meta"]["entries"] if e["status"] == 0]
+    assert existing and all(e["sequence_number"] < 40 for e in existing)
+    retained = {s["id"] for s in jt["snapshots"]}
+    assert any(e["snapshot_id"] not in retained for e in existing), \
+        "no EXISTING entry from an expired snapshot"
+    # time travel: the oldest retained snapshot holds the first seq*50 rows
+    assert sorted(jt["oldest_rows"], key=lambda x: x[1]) == [ice_row_json(i)
+                                                              for i in range(seqs[0] * 50)]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "writer bug: the metadata-log/snapshot-log timestamps come from the caller's clock "
+    "unclamped; test_iceberg.c creates raw_unpart at the wall clock and appends at 2023 "
+    "times, and Iceberg Java refuses the result ('[BUG] Expected sorted previous metadata "
+    "log entries.', more than 1 minute backwards). A broker whose clock is behind the "
+    "previous committer's by over a minute writes the same."))
+def test_java_refuses_metadata_log_going_back(warehouse, java_reader):
+    res = java_reader(_hinted_metadata(warehouse, "raw_unpart"),
+                      "dir:" + os.path.join(warehouse, "raw_day"), check=False)
+    assert "Expected sorted previous metadata log entries" not in res.stderr
+    assert res.returncode == 0, res.stderr[-2000:]
+
+
+# ---- a table the broker materializes -----------------------------------------
+
+PARTS = 3
+BURSTS = 6
+PER_BURST = 500
+TS0_MS = 1_700_000_000_000
+
+
+def _record(i):
+    """Record i: binary keys/values that are not UTF-8, null keys and values,
+    empty values, repeated header keys and null header values."""
+    key = None if i % 9 == 0 else bytes([0xff, 0x00, i & 0xff, (i >> 8) & 0xff]) + b"k%d" % (i % 13)
+    value = None if i % 17 == 0 else (b"" if i % 23 == 0 else
+                                      b"v%d-" % i + bytes(range(256))[i % 200:i % 200 + 40])
+    headers = [("i", b"%d" % i)]
+    if i % 4 == 1:
+        headers.append(("dup", b"\x00\x01"))
+        headers.append(("dup", None))
+    if i % 6 == 2:
+        headers.append(("empty", b""))
+    return key, value, headers, TS0_MS + i * 60_000
+
+
+def test_java_reads_live_broker_table(broker_factory, java_reader):
+    iceberg_util.local_store_only()
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+    from kafka_util import unique_topic, wait_topic
+
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic = unique_topic("icejava")
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    a.create_topics([NewTopic(topic, PARTS, 1, config={
+        "lakestream.table.enabled": "true",
+        "lakestream.table.commit.interval.ms": "1000",
+        "lakestream.table.snapshot.max.age.ms": "4000"})])[topic].result(30)
+    wait_topic(b.bootstrap, topic, PARTS)
+    tdir = iceberg_util.table_dir(b, topic)
+
+    produced = {}   # (partition, offset) -> row in IcebergRead's layout
+    errors = []
+
+    def delivered(i):
+        def cb(err, msg):
+            if err is not None:
+                errors.append(err)
+                return
+            key, value, headers, ts_ms = _record(i)
+            produced[(msg.partition(), msg.offset())] = row_json(
+                msg.partition(), msg.offset(), ts_ms * 1000, key, value,
+                [{"key": k, "value": v} for k, v in headers])
+        return cb
+
+    p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 5,
+                  "enable.idempotence": True})
+    n = BURSTS * PER_BURST
+    for burst in range(BURSTS):
+        for i in range(burst * PER_BURST, (burst + 1) * PER_BURST):
+            key, value, headers, ts_ms = _record(i)
+            p.produce(topic, key=key, value=value, headers=headers, timestamp=ts_ms,
+                      partition=(i * 7) % PARTS, on_delivery=delivered(i))
+        assert p.flush(30) == 0
+        if burst < BURSTS - 1:
+            time.sleep(1.5)
+    assert not errors and len(produced) == n
+
+    t, _, md = iceberg_util.wait_rows(tdir, n, timeout=40)
+    # let a late pass land, then read the newest metadata with both readers
+    time.sleep(1.5)
+    md = iceberg_util.current_metadata(tdir)
+    t = pyiceberg_table.StaticTable.from_metadata("file://" + md)
+    (jt,) = java_reader(md)
+    assert jt["metadata_location"] == md
+
+    assert len(jt["snapshots"]) >= 2, "expected several retained snapshots"
+    assert jt["last_sequence_number"] >= 4, "expected a commit per burst or so"
+    rows = check_against_pyiceberg(jt, t)
+    # exactly what was produced, byte for byte, once
+    assert len(rows) == n
+    want = sorted(produced.values(), key=lambda x: (x[0], x[1]))
+    assert rows == want
+    # the snapshots of the table were taken in turns: data sequence numbers
+    # of the planned files span more than one commit
+    assert len({p["data_seq"] for p in jt["planned"]}) >= 2
