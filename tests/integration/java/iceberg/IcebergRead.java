@@ -9,6 +9,9 @@
 // Per table: snapshots, every row of the current snapshot, the planned data files
 // with their data/file sequence numbers, the rows of the files, entries, manifests
 // and snapshots metadata tables, and every row of the oldest retained snapshot.
+// "probes": filtered reads (equality on key, value, timestamp, partition+offset;
+// key IS NULL) of sample rows, so that wrong column bounds or partition values
+// would make Java prune files holding matching rows.
 // Rows are [partition, offset, timestamp micros, key hex|null, value hex|null,
 // [[header key, header value hex|null], ...]].
 
@@ -36,6 +39,8 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.TableScan;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.hadoop.HadoopFileIO;
 import org.apache.iceberg.hadoop.HadoopTables;
 import org.apache.iceberg.io.CloseableIterable;
@@ -194,6 +199,85 @@ public class IcebergRead {
         sb.append(']');
     }
 
+    /** [partition, offset] of every row a filtered read returns, with the number
+     * of files the filter leaves to read. */
+    private static void probe(StringBuilder sb, Table table, String what, Expression filter) throws Exception {
+        sb.append("{\"what\":");
+        str(sb, what);
+        sb.append(",\"files\":");
+        int n = 0;
+        try (CloseableIterable<FileScanTask> tasks = table.newScan().filter(filter).planFiles()) {
+            for (FileScanTask t : tasks) {
+                n++;
+            }
+        }
+        num(sb, n);
+        sb.append(",\"rows\":[");
+        boolean first = true;
+        try (CloseableIterable<Record> it = IcebergGenerics.read(table).where(filter).build()) {
+            for (Record r : it) {
+                if (!first) sb.append(',');
+                first = false;
+                sb.append('[');
+                num(sb, r.getField("partition"));
+                sb.append(',');
+                num(sb, r.getField("offset"));
+                sb.append(']');
+            }
+        }
+        sb.append("]}");
+    }
+
+    private static void probes(StringBuilder sb, Table table) throws Exception {
+        List<Record> all = new ArrayList<>();
+        try (CloseableIterable<Record> it = IcebergGenerics.read(table).build()) {
+            for (Record r : it) {
+                all.add(r.copy());
+            }
+        }
+        all.sort(Comparator.comparingLong((Record r) -> (Long) r.getField("offset"))
+            .thenComparingInt(r -> (Integer) r.getField("partition")));
+        sb.append('[');
+        boolean first = true;
+        int step = Math.max(1, all.size() / 6);
+        List<Record> picks = new ArrayList<>();
+        for (int i = 0; i < all.size(); i += step) {
+            picks.add(all.get(i));
+        }
+        // and a few values with 0xff bytes, whose upper bounds are the hardest
+        int ff = 0;
+        for (Record r : all) {
+            ByteBuffer v = (ByteBuffer) r.getField("value");
+            if (ff < 3 && v != null && v.remaining() > 16 && hex(v).contains("ff")) {
+                picks.add(r);
+                ff++;
+            }
+        }
+        for (Record r : picks) {
+            List<Object[]> ps = new ArrayList<>();
+            ps.add(new Object[] {"partition+offset", Expressions.and(
+                Expressions.equal("partition", r.getField("partition")),
+                Expressions.equal("offset", r.getField("offset")))});
+            long micros = ChronoUnit.MICROS.between(EPOCH, (OffsetDateTime) r.getField("timestamp"));
+            ps.add(new Object[] {"timestamp", Expressions.equal("timestamp", micros)});
+            if (r.getField("key") != null) {
+                ps.add(new Object[] {"key", Expressions.equal("key", r.getField("key"))});
+            }
+            if (r.getField("value") != null) {
+                ps.add(new Object[] {"value", Expressions.equal("value", r.getField("value"))});
+            }
+            for (Object[] p : ps) {
+                if (!first) sb.append(',');
+                first = false;
+                probe(sb, table, p[0] + "@" + r.getField("partition") + ":" + r.getField("offset"),
+                    (Expression) p[1]);
+            }
+        }
+        if (!first) sb.append(',');
+        probe(sb, table, "key-is-null", Expressions.isNull("key"));
+        sb.append(']');
+    }
+
     private static void metadataTable(StringBuilder sb, Table table, MetadataTableType type) throws Exception {
         Table meta = MetadataTableUtils.createMetadataTableInstance(table, type);
         Types.StructType st = meta.schema().asStruct();
@@ -266,6 +350,8 @@ public class IcebergRead {
 
         sb.append(",\"rows\":");
         rows(sb, table, null);
+        sb.append(",\"probes\":");
+        probes(sb, table);
 
         // planned data files of the current snapshot
         sb.append(",\"planned\":[");
