@@ -368,8 +368,10 @@ def test_java_reads_live_broker_table(broker_factory, java_reader):
     time.sleep(1.5)
     md = iceberg_util.current_metadata(tdir)
     t = pyiceberg_table.StaticTable.from_metadata("file://" + md)
-    (jt,) = java_reader(md)
+    jt, hinted = java_reader(md, "hint:" + tdir)
     assert jt["metadata_location"] == md
+    # HadoopTables finds the same metadata through version-hint.text
+    assert hinted["metadata_location"] == md
 
     assert len(jt["snapshots"]) >= 2, "expected several retained snapshots"
     assert jt["last_sequence_number"] >= 4, "expected a commit per burst or so"

@@ -5,7 +5,8 @@
 //   java -cp <.cache/java/iceberg/*>:<classes> IcebergRead TABLE...
 //
 // TABLE is a metadata JSON file (StaticTableOperations + HadoopFileIO) or
-// "dir:" + a table directory (HadoopTables: version-hint.text, v<N>.metadata.json).
+// "dir:" + a table directory (HadoopTables: version-hint.text, v<N>.metadata.json);
+// "hint:" + a table directory reports only the metadata location HadoopTables loads.
 // Per table: snapshots, every row of the current snapshot, the planned data files
 // with their data/file sequence numbers, the rows of the files, entries, manifests
 // and snapshots metadata tables, and every row of the oldest retained snapshot.
@@ -150,6 +151,9 @@ public class IcebergRead {
         Configuration conf = new Configuration();
         if (arg.startsWith("dir:")) {
             return new HadoopTables(conf).load(arg.substring(4));
+        }
+        if (arg.startsWith("hint:")) {
+            return new HadoopTables(conf).load(arg.substring(5));
         }
         StaticTableOperations ops = new StaticTableOperations(arg, new HadoopFileIO(conf));
         return new BaseTable(ops, arg);
@@ -303,6 +307,10 @@ public class IcebergRead {
         str(sb, arg);
         sb.append(",\"metadata_location\":");
         str(sb, ((BaseTable) table).operations().current().metadataFileLocation());
+        if (arg.startsWith("hint:")) {    // only which metadata version-hint.text leads to
+            sb.append('}');
+            return;
+        }
         sb.append(",\"format_version\":");
         num(sb, ((BaseTable) table).operations().current().formatVersion());
         sb.append(",\"last_sequence_number\":");
