@@ -12,8 +12,9 @@ retained snapshot (time travel). The tests compare that with what was written
 and with what PyIceberg plans:
 
 - the tables tests/unit/test_iceberg.c writes (as in test_tables.py's
-  `warehouse`): raw_unpart, raw_day and raw_merged (merged manifests with
-  EXISTING entries, expired snapshots, a trimmed metadata log);
+  `warehouse`): raw_unpart, raw_day, raw_hour, raw_markers and raw_merged
+  (merged manifests with EXISTING entries, expired snapshots, a trimmed
+  metadata log);
 - a table a live broker materializes from a 3-partition topic produced in
   bursts (1 s commits, snapshots expiring after 4 s), compared byte for byte
   with the delivery reports of what was produced.
@@ -184,15 +185,18 @@ def _hinted_metadata(warehouse, name):
 
 
 def _clock_fixed_copy(warehouse, name, tmp):
-    """test_iceberg.c creates raw_unpart/raw_day at the wall clock but appends
-    at fake 2023 times, so their metadata-log goes back in time from its first
-    entry (v1, written now) and Iceberg Java refuses to load them (see
+    """test_iceberg.c creates raw_unpart/raw_day/raw_hour/raw_markers at the
+    wall clock but appends at fake 2023 times, so their metadata-log goes back
+    in time from its first entry (v1, written now) and Iceberg Java refuses to
+    load them (see
     test_java_refuses_metadata_log_going_back). For the row checks we read a
-    copy whose metadata-log timestamps are clamped to last-updated-ms; every
+    copy whose metadata-log timestamps are clamped to never exceed the
+    next entry's (or last-updated-ms); every
     path in it is absolute, so it reads the same files."""
     meta = json.load(open(_hinted_metadata(warehouse, name)))
-    for e in meta["metadata-log"]:
-        e["timestamp-ms"] = min(e["timestamp-ms"], meta["last-updated-ms"])
+    bound = meta["last-updated-ms"]
+    for e in reversed(meta["metadata-log"]):
+        e["timestamp-ms"] = bound = min(e["timestamp-ms"], bound)
     path = os.path.join(tmp, "%s.metadata.json" % name)   # the name must end .metadata.json
     with open(path, "w") as fp:
         json.dump(meta, fp)
@@ -201,13 +205,13 @@ def _clock_fixed_copy(warehouse, name, tmp):
 
 @pytest.fixture(scope="module")
 def warehouse_java(warehouse, java_reader, tmp_path_factory):
-    """One JVM over the three tables: {name: IcebergRead's report}."""
+    """One JVM over the five tables: {name: IcebergRead's report}."""
     tmp = str(tmp_path_factory.mktemp("icejava_meta"))
-    args = [_clock_fixed_copy(warehouse, "raw_unpart", tmp),
-            _clock_fixed_copy(warehouse, "raw_day", tmp),
-            "dir:" + os.path.join(warehouse, "raw_merged")]   # through version-hint.text
+    fixed = ["raw_unpart", "raw_day", "raw_hour", "raw_markers"]
+    args = [_clock_fixed_copy(warehouse, name, tmp) for name in fixed]
+    args.append("dir:" + os.path.join(warehouse, "raw_merged"))   # through version-hint.text
     tables = java_reader(*args)
-    return dict(zip(["raw_unpart", "raw_day", "raw_merged"], tables))
+    return dict(zip(fixed + ["raw_merged"], tables))
 
 
 def _load(warehouse, name):
@@ -215,6 +219,7 @@ def _load(warehouse, name):
 
 
 @pytest.mark.parametrize("name,nrows", [("raw_unpart", ROWS), ("raw_day", ROWS),
+                                        ("raw_hour", ROWS), ("raw_markers", 10),
                                         ("raw_merged", 2000)])
 def test_java_reads_every_warehouse_row(warehouse, warehouse_java, name, nrows):
     jt = warehouse_java[name]
