@@ -189,7 +189,7 @@ def _clock_fixed_copy(warehouse, name, tmp):
     wall clock but appends at fake 2023 times, so their metadata-log goes back
     in time from its first entry (v1, written now) and Iceberg Java refuses to
     load them (see
-    test_java_refuses_metadata_log_going_back). For the row checks we read a
+    test_java_loads_metadata_log_going_back). For the row checks we read a
     copy whose metadata-log timestamps are clamped to never exceed the
     next entry's (or last-updated-ms); every
     path in it is absolute, so it reads the same files."""
@@ -289,7 +289,7 @@ def test_java_merged_and_expired_table(warehouse, warehouse_java):
     "times, and Iceberg Java refuses the result ('[BUG] Expected sorted previous metadata "
     "log entries.', more than 1 minute backwards). A broker whose clock is behind the "
     "previous committer's by over a minute writes the same."))
-def test_java_refuses_metadata_log_going_back(warehouse, java_reader):
+def test_java_loads_metadata_log_going_back(warehouse, java_reader):
     res = java_reader(_hinted_metadata(warehouse, "raw_unpart"),
                       "dir:" + os.path.join(warehouse, "raw_day"), check=False)
     assert "Expected sorted previous metadata log entries" not in res.stderr
