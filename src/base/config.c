@@ -235,10 +235,13 @@ static const cfg_key_t cfg_keys[] = {
      .help = "Table freshness: 1000..86400000 ms (built-in default 10000)."},
     {.name = "lakestream.table.start.position", .type = CT_STRING, FIELD(table_start_position),
      .help = "earliest|latest: where a newly enabled table starts (built-in default earliest)."},
-    {.name = "lakestream.table.snapshot.max.age.ms", .type = CT_STRING,
-     FIELD(table_snapshot_max_age_ms),
+    {.name = "lakestream.table.snapshot.retention.ms", .type = CT_STRING,
+     FIELD(table_snapshot_retention_ms),
      .help = "Snapshots older than this expire at the next table commit: 0 (never) or "
              "1000..31536000000 ms (built-in default 900000)."},
+    {.name = "lakestream.table.snapshot.retention.min", .type = CT_STRING,
+     FIELD(table_snapshot_retention_min),
+     .help = "The newest this many snapshots never expire: 1..100000 (built-in default 1)."},
     {.name = "table.orphan.grace.ms", .type = CT_INT, FIELD(table_orphan_grace_ms),
      .def = "3600000", .min = 1000, .max = 30 * DAY_MS,
      .help = "Files under a table's location that no snapshot references (failed commits, "

@@ -73,7 +73,8 @@ typedef struct ls_config {
     char *table_compression;        /* lakestream.table.compression */
     char *table_commit_interval_ms; /* lakestream.table.commit.interval.ms */
     char *table_start_position;     /* lakestream.table.start.position */
-    char *table_snapshot_max_age_ms; /* lakestream.table.snapshot.max.age.ms */
+    char *table_snapshot_retention_ms; /* lakestream.table.snapshot.retention.ms */
+    char *table_snapshot_retention_min; /* lakestream.table.snapshot.retention.min */
     int64_t table_orphan_grace_ms;  /* table.orphan.grace.ms, default 3600000 */
     /* read path */
     int64_t read_cache_max_bytes;   /* read.cache.max.bytes, default 256 MiB */

@@ -214,7 +214,8 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
         ls_free(b);
         return st;
     }
-    ls_ice_table_set_snapshot_max_age(b->t, tt->policy->snapshot_max_age_ms);
+    ls_ice_table_set_snapshot_retention(b->t, tt->policy->snapshot_retention_ms,
+                                        (int)tt->policy->snapshot_retention_min);
     ls_pq_opts_t opts;
     ls_pq_opts_init(&opts);
     opts.codec = (ls_pq_codec)c;

@@ -265,7 +265,8 @@ static int load_table_defaults(ls_broker_t *b, char *err, int errlen)
         {LS_POLICY_COMPRESSION, c->table_compression},
         {LS_POLICY_COMMIT_INTERVAL_MS, c->table_commit_interval_ms},
         {LS_POLICY_START_POSITION, c->table_start_position},
-        {LS_POLICY_SNAPSHOT_MAX_AGE_MS, c->table_snapshot_max_age_ms},
+        {LS_POLICY_SNAPSHOT_RETENTION_MS, c->table_snapshot_retention_ms},
+        {LS_POLICY_SNAPSHOT_RETENTION_MIN, c->table_snapshot_retention_min},
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         if (!keys[i].value)

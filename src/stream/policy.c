@@ -18,8 +18,8 @@
 #define MIN_TARGET_FILE_BYTES ((int64_t)1024)
 #define MAX_TARGET_FILE_BYTES ((int64_t)1 << 30)
 #define MAX_COMMIT_INTERVAL_MS ((int64_t)86400000)
-#define MIN_SNAPSHOT_AGE_MS ((int64_t)1000)
-#define MAX_SNAPSHOT_AGE_MS ((int64_t)31536000000)
+#define MIN_SNAPSHOT_RETENTION_MS ((int64_t)1000)
+#define MAX_SNAPSHOT_RETENTION_MS ((int64_t)31536000000)
 #define MAX_CATALOG_NAME 64
 #define MAX_TABLE_NAME 249
 
@@ -230,13 +230,18 @@ static int p_sort(const char *v, ls_policy_t *p, char *why, size_t cap)
     }
 }
 
-static int p_snapshot_age(const char *v, ls_policy_t *p, char *why, size_t cap)
+static int p_snapshot_retention(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     if (strcmp(v, "0") == 0) {
-        p->snapshot_max_age_ms = 0;
+        p->snapshot_retention_ms = 0;
         return 0;
     }
-    return parse_int(v, MIN_SNAPSHOT_AGE_MS, MAX_SNAPSHOT_AGE_MS, &p->snapshot_max_age_ms);
+    return parse_int(v, MIN_SNAPSHOT_RETENTION_MS, MAX_SNAPSHOT_RETENTION_MS, &p->snapshot_retention_ms);
+}
+
+static int p_snapshot_min(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    return parse_int(v, 1, 100000, &p->snapshot_retention_min);
 }
 
 static int p_errors(const char *v, ls_policy_t *p, char *why, size_t cap)
@@ -297,13 +302,18 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                   "What a record that cannot be turned into a row does: fail "
                                   "holds the range back and retries (only fail is applied yet).",
                                   p_errors, "fail"},
-    [LS_POLICY_SNAPSHOT_MAX_AGE_MS] = {"lakestream.table.snapshot.max.age.ms", "900000",
+    [LS_POLICY_SNAPSHOT_RETENTION_MS] = {"lakestream.table.snapshot.retention.ms", "900000",
                                        "0 (never expire), or an integer from 1000 to "
                                        "31536000000",
                                        "Snapshots older than this expire at the next commit (the "
                                        "current one always stays), with the files only they "
                                        "referenced: time travel reaches this far back.",
-                                       p_snapshot_age, NULL},
+                                       p_snapshot_retention, NULL},
+    [LS_POLICY_SNAPSHOT_RETENTION_MIN] = {"lakestream.table.snapshot.retention.min", "1",
+                                          "an integer from 1 to 100000",
+                                          "The newest this many snapshots never expire, whatever "
+                                          "their age.",
+                                          p_snapshot_min, NULL},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }

@@ -26,7 +26,8 @@
  *   write.mode           append|upsert                   applied for append
  *   sort.order           none | raw column list          applied for none
  *   error.handling       fail|skip|dead-letter           applied for fail
- *   snapshot.max.age.ms  0 (never) | 1000..1 year        applied
+ *   snapshot.retention.ms  0 (never) | 1000..1 year      applied
+ *   snapshot.retention.min 1..100000 (newest kept)        applied
  *
  * `lakestream.table.enabled.since` (wall-clock ms) is kept by the broker, not
  * set by users: the moment the stream's table last became enabled. With
@@ -61,7 +62,8 @@ typedef enum ls_policy_field {
     LS_POLICY_WRITE_MODE,
     LS_POLICY_SORT_ORDER,
     LS_POLICY_ERROR_HANDLING,
-    LS_POLICY_SNAPSHOT_MAX_AGE_MS,
+    LS_POLICY_SNAPSHOT_RETENTION_MS,
+    LS_POLICY_SNAPSHOT_RETENTION_MIN,
     LS_POLICY_NFIELDS
 } ls_policy_field;
 
@@ -102,7 +104,8 @@ typedef struct ls_policy {
     int npart;
     int64_t target_file_bytes;
     int64_t commit_interval_ms;
-    int64_t snapshot_max_age_ms; /* 0: snapshots never expire */
+    int64_t snapshot_retention_ms; /* 0: snapshots never expire */
+    int64_t snapshot_retention_min; /* the newest this many never expire */
     bool start_latest;
     int64_t enabled_since_ms; /* -1: not recorded */
 } ls_policy_t;

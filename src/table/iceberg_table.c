@@ -36,7 +36,8 @@ struct ls_ice_table {
     char *meta_location;
     ls_ice_committer_t committer; /* commit NULL: the filesystem layout commits */
     ls_ice_spec_t spec;
-    int64_t snapshot_max_age_ms; /* 0: snapshots never expire */
+    int64_t snapshot_retention_ms; /* 0: snapshots never expire */
+    int snapshot_min_keep;         /* the newest this many never expire (>= 1) */
     ls_ice_maint_stats_t maint;
     char err[256];
 };
@@ -900,8 +901,9 @@ static ls_status write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_bu
  *
  * A table committed every second gains 86,400 snapshots a day, and its
  * metadata file lists them all. Each append therefore also expires, in the
- * same commit, the oldest snapshots older than the table's snapshot max age
- * (ls_ice_table_set_snapshot_max_age; the current snapshot and any snapshot a
+ * same commit, the oldest snapshots older than the table's snapshot retention
+ * (ls_ice_table_set_snapshot_retention; the newest min_keep, the current
+ * snapshot and any snapshot a
  * ref names always stay; at most EXPIRE_MAX_PER_COMMIT per commit, so a
  * table with a long history is trimmed over several commits), and trims the
  * metadata log to write.metadata.previous-versions-max entries (Iceberg's
@@ -945,12 +947,13 @@ static void expire_plan(ls_ice_table_t *t, json_t *next, int64_t now_ms, expiry_
     json_t *snaps = json_object_get(next, "snapshots");
     json_t *refs = json_object_get(next, "refs");
     json_int_t cur = json_integer_value(json_object_get(next, "current-snapshot-id"));
-    while (t->snapshot_max_age_ms > 0 && json_array_size(snaps) > 1 &&
+    size_t keep = t->snapshot_min_keep > 1 ? (size_t)t->snapshot_min_keep : 1;
+    while (t->snapshot_retention_ms > 0 && json_array_size(snaps) > keep &&
            json_array_size(x->expired) < EXPIRE_MAX_PER_COMMIT) {
         json_t *s = json_array_get(snaps, 0);
         json_int_t id = json_integer_value(json_object_get(s, "snapshot-id"));
         if (id == cur || ref_names(refs, id) ||
-            json_integer_value(json_object_get(s, "timestamp-ms")) >= now_ms - t->snapshot_max_age_ms)
+            json_integer_value(json_object_get(s, "timestamp-ms")) >= now_ms - t->snapshot_retention_ms)
             break;
         if (merged_in(s)) x->check_manifests = true;
         json_array_append(x->expired, s);
@@ -1059,9 +1062,10 @@ static void expire_done(ls_ice_table_t *t, const expiry_t *x, json_t *next)
     }
 }
 
-void ls_ice_table_set_snapshot_max_age(ls_ice_table_t *t, int64_t max_age_ms)
+void ls_ice_table_set_snapshot_retention(ls_ice_table_t *t, int64_t retention_ms, int min_keep)
 {
-    t->snapshot_max_age_ms = max_age_ms;
+    t->snapshot_retention_ms = retention_ms;
+    t->snapshot_min_keep = min_keep > 1 ? min_keep : 1;
 }
 
 void ls_ice_table_maint_stats(const ls_ice_table_t *t, ls_ice_maint_stats_t *out)

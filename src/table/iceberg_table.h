@@ -34,7 +34,7 @@
  *
  * Maintenance, in every append (design note in iceberg_table.c): manifests
  * are merged as Iceberg's merging append does (commit.manifest-merge.*
- * table properties), snapshots older than the table's max age expire, the
+ * table properties), snapshots older than the table's snapshot retention expire, the
  * metadata log is trimmed to write.metadata.previous-versions-max, and the
  * files this leaves unreferenced are deleted after the commit lands.
  *
@@ -175,9 +175,10 @@ ls_status ls_ice_table_put_data(ls_ice_table_t *t, const ls_buf_t *bytes, const 
 ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files, size_t n,
                               const char *const *summary, int64_t now_ms, int64_t *snapshot_id);
 
-/* Snapshots older than max_age_ms (by timestamp) expire in later appends;
- * 0 (the default): snapshots never expire. The current one always stays. */
-void ls_ice_table_set_snapshot_max_age(ls_ice_table_t *t, int64_t max_age_ms);
+/* Snapshots older than retention_ms (by timestamp) expire in later appends,
+ * keeping at least min_keep (>= 1) of the newest; retention_ms 0 (the
+ * default): snapshots never expire. The current one always stays. */
+void ls_ice_table_set_snapshot_retention(ls_ice_table_t *t, int64_t retention_ms, int min_keep);
 
 /* Deletes the files under the table's data/ and metadata/ that nothing the
  * table still holds references (failed or crashed commits, engines' refused

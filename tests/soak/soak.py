@@ -100,7 +100,7 @@ def main(argv=None):
         tables = [create_topic(b.bootstrap, "soak-table-%d" % i, partitions=PARTS,
                                config={"lakestream.table.enabled": "true",
                                        "lakestream.table.commit.interval.ms": str(COMMIT_MS),
-                                       "lakestream.table.snapshot.max.age.ms":
+                                       "lakestream.table.snapshot.retention.ms":
                                            str(SNAPSHOT_AGE_MS)})
                   for i in range(2)]
         plains = [create_topic(b.bootstrap, "soak-plain-%d" % i, partitions=PARTS)

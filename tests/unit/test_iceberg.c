@@ -373,7 +373,7 @@ TEST(maintenance_thousands_of_appends)
             ls_ice_table_free(t);
             CHECK_EQ_INT(ls_ice_table_load(os, "wh/ns/m", NULL, &t, err, sizeof err), LS_OK);
         }
-        ls_ice_table_set_snapshot_max_age(t, AGE_S * 1000);
+        ls_ice_table_set_snapshot_retention(t, AGE_S * 1000, 1);
         ls_ice_colmetric_t m = {.field_id = LS_RAW_FID_PARTITION, .column_size = 10,
                                 .value_count = i % 7 + 1, .has_lower = 1, .has_upper = 1,
                                 .lower_len = 4, .upper_len = 4};
@@ -466,7 +466,7 @@ TEST(orphan_files_removed)
     CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/o", "mem://wh/ns/o", ls_raw_iceberg_schema_json(),
                                      LS_RAW_LAST_COLUMN_ID, &spec, props, NULL, &t, err, sizeof err),
                  LS_OK);
-    ls_ice_table_set_snapshot_max_age(t, 150);
+    ls_ice_table_set_snapshot_retention(t, 150, 1);
     for (int64_t i = 0; i < 12; i++)
         CHECK_EQ_INT(commit_rows(t, i * 50, (i + 1) * 50, 1, 0, LS_PQ_SNAPPY), LS_OK);
     static const char *orphans[] = {"wh/ns/o/data/orphan.parquet", "wh/ns/o/metadata/x-m0.avro",
@@ -517,6 +517,27 @@ TEST(orphan_files_removed)
     ls_objstore_close(os);
 }
 
+/* snapshot retention keeps at least min_keep snapshots whatever their age */
+TEST(snapshot_retention_min_keep)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    ls_ice_table_t *t = NULL;
+    char err[256] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/k", "mem://wh/ns/k", ls_raw_iceberg_schema_json(),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    ls_ice_table_set_snapshot_retention(t, 1, 5);
+    for (int64_t i = 0; i < 20; i++)
+        CHECK_EQ_INT(commit_rows(t, i * 10, (i + 1) * 10, 1, 0, LS_PQ_SNAPPY), LS_OK);
+    json_t *meta = get_json(os, "wh/ns/k/metadata/v21.metadata.json");
+    CHECK(meta);
+    CHECK_EQ_INT(json_array_size(json_object_get(meta, "snapshots")), 5);
+    json_decref(meta);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
 static int write_warehouse(const char *dir)
 {
     char root[PATH_MAX], store[PATH_MAX + 16];
@@ -561,7 +582,7 @@ static int write_warehouse(const char *dir)
         size_t target = variant == 1 ? 24 << 10 : 0;
         ls_pq_codec codec = variant == 1 ? LS_PQ_ZSTD : LS_PQ_SNAPPY;
         if (variant == 4) {
-            ls_ice_table_set_snapshot_max_age(t, 500);
+            ls_ice_table_set_snapshot_retention(t, 500, 1);
             for (int64_t i = 0; i < 40 && rc == 0; i++)
                 if (commit_rows(t, i * 50, (i + 1) * 50, 3, 0, LS_PQ_ZSTD) != LS_OK) rc = -6;
         } else if (variant == 2) {
@@ -597,6 +618,7 @@ int main(void)
     RUN(append_fails_cleanly_at_each_put);
     RUN(maintenance_thousands_of_appends);
     RUN(orphan_files_removed);
+    RUN(snapshot_retention_min_keep);
     RUN(warehouse_for_readers);
     UNIT_DONE();
 }
