@@ -875,6 +875,8 @@ static ls_status write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_bu
                                                    sizeof t->err)) == LS_OK) {
             st = carry_manifests(t, mb, &f, manifest != NULL);
             ls_avro_file_free(&f);
+            if (st == LS_OK && mb->replaced)
+                ls_crashpoint("table.manifests_merged");
         }
         ls_buf_free(&raw);
     }
@@ -1025,6 +1027,8 @@ static void expire_done(ls_ice_table_t *t, const expiry_t *x, json_t *next)
 {
     json_t *s, *e;
     size_t i;
+    if (json_array_size(x->expired) || json_array_size(x->old_metadata))
+        ls_crashpoint("table.expiry_committed");
     if (x->check_manifests) {
         json_t *gone = json_object(), *live = json_object();
         bool ok = true;
@@ -1265,6 +1269,7 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms,
         ls_avro_file_free(&f);
     }
     ls_buf_free(&raw);
+    bool announced = false;
     for (int dir = 0; st == LS_OK && dir < 2; dir++) {
         char *prefix = ls_asprintf("%s/%s/", t->prefix, dir ? "metadata" : "data");
         ls_objinfo_t *objs = NULL;
@@ -1276,8 +1281,14 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms,
         for (size_t o = 0; st == LS_OK && o < n; o++) {
             if (objs[o].mtime_ms >= older_than_ms) continue;
             char *loc = ls_asprintf("%s%s", t->location, objs[o].key + plen);
-            if (!json_object_get(refs, loc) && ls_objstore_del(t->os, objs[o].key) == LS_OK)
-                (*deleted)++;
+            if (!json_object_get(refs, loc)) {
+                if (!announced) {
+                    ls_crashpoint("table.orphans_found");
+                    announced = true;
+                }
+                if (ls_objstore_del(t->os, objs[o].key) == LS_OK)
+                    (*deleted)++;
+            }
             ls_free(loc);
         }
         ls_objinfo_free(objs, n);

@@ -119,3 +119,57 @@ def test_crash_in_a_compaction_task(broker_factory, point):
     wait_until(lambda: os.path.isdir(os.path.join(b.data_dir, "objects", "co")), 30,
                what="compacted objects")
     check_log(b, topic, s.acked)
+
+
+# the table-maintenance steps (iceberg_table.c): after a commit that expired
+# snapshots, before their files are deleted; after orphans were found, before
+# they are deleted (a merge is crashed in the unit tests: it needs 100 commits)
+MAINTENANCE_POINTS = ["table.expiry_committed", "table.orphans_found"]
+
+
+@pytest.mark.parametrize("point", MAINTENANCE_POINTS)
+def test_crash_in_table_maintenance(broker_factory, point):
+    iceberg_util.local_store_only()
+    import time
+    flags = ("--compaction.min.age.ms=0", "--compaction.interval.ms=200",
+             "--log.retention.check.interval.ms=300", "--table.orphan.grace.ms=1000")
+    b = broker_factory(*flags)
+    topic = create_topic(b.bootstrap, unique_topic("crashm"), partitions=PARTS,
+                         config={"lakestream.table.enabled": "true",
+                                 "lakestream.table.commit.interval.ms": "1000",
+                                 "lakestream.table.snapshot.retention.ms": "1000"})
+    s = Sender(b.bootstrap, topic)
+    s.send(0, 150)
+    s.flush()
+    tdir = iceberg_util.table_dir(b, topic)
+    iceberg_util.wait_rows(tdir, 150)
+    junk = os.path.join(tdir, "data", "orphan-from-an-engine.parquet")
+    b.stop()
+    with open(junk, "wb") as fp:
+        fp.write(b"not referenced")
+    old = time.time() - 3600
+    os.utime(junk, (old, old))
+    b.env_extra = {"LS_CRASH_AT": point}
+    b.start()
+    n = 150
+    deadline = time.monotonic() + 60
+    while b.alive() and time.monotonic() < deadline:   # commits 1 s apart until it dies
+        s.send(n, 30)
+        n += 30
+        time.sleep(0.5)
+    b.wait_crashed()
+    assert ("crash point %s reached" % point) in b.log_text()
+    b.env_extra = {}
+    b.start()
+    s.flush()
+    s.send(n, 60)
+    n += 60
+    s.flush()
+    assert len(s.acked) == n
+    t, rows, _ = iceberg_util.wait_rows(tdir, n, timeout=90)
+    values = rows.column("value").to_pylist()
+    assert len(values) == len(set(values)) == n, "table rows are not exactly once"
+    for task in t.scan().plan_files():   # nothing the table references was deleted
+        assert os.path.exists(task.file.file_path[len("file://"):])
+    wait_until(lambda: not os.path.exists(junk), 30, what="the orphan removed after restart")
+    check_log(b, topic, s.acked)

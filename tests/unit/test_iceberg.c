@@ -338,6 +338,64 @@ TEST(append_fails_cleanly_at_each_put)
     }
 }
 
+/* A merging append that fails at each of its PUTs (data file, manifest,
+ * merged manifest, list, metadata) leaves the table as it was; the retry
+ * merges and every row stays planned. (A crash there is the same: the
+ * commit point was never reached.) */
+TEST(merge_fails_cleanly_at_each_put)
+{
+    for (int nth = 1; nth <= 6; nth++) {
+        char err[256] = "";
+        ls_objstore_t *os = ls_objstore_open("faulty+mem://?ops=put&error=eio", 0, err, sizeof err);
+        CHECK(os);
+        ls_ice_table_t *t = NULL;
+        ls_ice_spec_t spec = {0};
+        const char *props[] = {"commit.manifest.min-count-to-merge", "3", NULL};
+        CHECK_EQ_INT(ls_ice_table_create(os, "w/m", "mem://w/m", ls_raw_iceberg_schema_json(),
+                                         LS_RAW_LAST_COLUMN_ID, &spec, props, NULL, &t, err,
+                                         sizeof err),
+                     LS_OK);
+        CHECK_EQ_INT(commit_rows(t, 0, 100, 3, 0, LS_PQ_SNAPPY), LS_OK);
+        CHECK_EQ_INT(commit_rows(t, 100, 200, 3, 0, LS_PQ_SNAPPY), LS_OK);
+        ls_objstore_faulty_stats_t fs;
+        ls_objstore_faulty_stats(os, &fs);
+        char params[64];
+        snprintf(params, sizeof params, "fail_nth=%llu", (unsigned long long)(fs.calls + nth));
+        CHECK_EQ_INT(ls_objstore_faulty_set(os, params, err, sizeof err), 0);
+        ls_status st = commit_rows(t, 200, 300, 3, 0, LS_PQ_SNAPPY);
+        if (nth < 6) {
+            CHECK_EQ_INT(st, LS_EIO);
+            CHECK_EQ_INT(ls_ice_table_version(t), 3);
+            CHECK(strcmp(ls_ice_table_summary(t, "total-records"), "200") == 0);
+            CHECK_EQ_INT(commit_rows(t, 200, 300, 3, 0, LS_PQ_SNAPPY), LS_OK); /* retry */
+        } else {
+            CHECK_EQ_INT(st, LS_OK); /* only the hint failed */
+        }
+        CHECK(strcmp(ls_ice_table_summary(t, "manifests-replaced"), "2") == 0);
+        ls_ice_table_free(t);
+        CHECK_EQ_INT(ls_ice_table_load(os, "w/m", NULL, &t, err, sizeof err), LS_OK);
+        CHECK(strcmp(ls_ice_table_summary(t, "total-records"), "300") == 0);
+        /* the current list: the new manifest and the merged one, 300 rows */
+        json_t *meta = get_json(os, "w/m/metadata/v4.metadata.json");
+        CHECK(meta);
+        json_t *snaps = json_object_get(meta, "snapshots");
+        const char *list = json_string_value(json_object_get(
+            json_array_get(snaps, json_array_size(snaps) - 1), "manifest-list"));
+        ls_avro_file_t lf;
+        CHECK_EQ_INT(get_avro(os, list + strlen("mem://"), &lf), LS_OK);
+        CHECK_EQ_INT(lf.nrecords, 2);
+        int64_t rows = 0;
+        for (size_t i = 0; i < lf.nrecords; i++)
+            rows += ls_av_field(&lf.records[i], "added_rows_count")->l +
+                    ls_av_field(&lf.records[i], "existing_rows_count")->l;
+        CHECK_EQ_INT(rows, 300);
+        ls_avro_file_free(&lf);
+        json_decref(meta);
+        ls_ice_table_free(t);
+        ls_objstore_close(os);
+    }
+}
+
 /* Maintenance over thousands of appends (one file each, one second apart):
  * manifests merge, snapshots expire, old metadata files go, and the current
  * snapshot still plans every file ever appended with its own data sequence
@@ -616,6 +674,7 @@ int main(void)
     RUN(table_lifecycle_mem);
     RUN(bounds_truncation);
     RUN(append_fails_cleanly_at_each_put);
+    RUN(merge_fails_cleanly_at_each_put);
     RUN(maintenance_thousands_of_appends);
     RUN(orphan_files_removed);
     RUN(snapshot_retention_min_keep);
