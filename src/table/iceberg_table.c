@@ -1101,6 +1101,12 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
                               const char *const *summary_kv, int64_t now_ms, int64_t *snapshot_id)
 {
     t->err[0] = 0;
+    /* Timestamps never go back: Iceberg's Java reader refuses a table whose
+     * snapshot or metadata log goes back more than a minute, which a committer
+     * whose clock is behind the previous one's would otherwise write */
+    int64_t last_updated = (int64_t)json_integer_value(json_object_get(t->meta, "last-updated-ms"));
+    if (now_ms < last_updated)
+        now_ms = last_updated;
     json_t *parent = current_snapshot(t);
     mlist_build_t mb = {
         .seq = (int64_t)json_integer_value(json_object_get(t->meta, "last-sequence-number")) + 1};

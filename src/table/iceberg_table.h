@@ -170,7 +170,8 @@ ls_status ls_ice_table_put_data(ls_ice_table_t *t, const ls_buf_t *bytes, const 
  * that only moves summary properties, e.g. a log's offset past records that
  * made no rows). summary: NULL or
  * NULL-terminated key, value, ... of extra summary properties. now_ms: the
- * snapshot timestamp. LS_ECONFLICT when another commit won; t is then stale
+ * snapshot timestamp, raised to the table's last-updated-ms if it is earlier
+ * (timestamps never go back). LS_ECONFLICT when another commit won; t is then stale
  * (free it and load again). */
 ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files, size_t n,
                               const char *const *summary, int64_t now_ms, int64_t *snapshot_id);

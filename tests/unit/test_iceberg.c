@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "objstore/objstore.h"
 #include "objstore/objstore_faulty.h"
 #include "table/avro_ocf.h"
@@ -134,7 +135,9 @@ static ls_status commit_rows(ls_ice_table_t *t, int64_t from, int64_t to, int pa
         kv[k++] = keys[p];
         kv[k++] = vals[p];
     }
-    if (st == LS_OK) st = ls_ice_table_append(t, files, n, kv, 1700000000000LL + to, NULL);
+    /* snapshot times: now plus `to` ms, so they advance past the table's
+     * creation time (appends never go back in time) */
+    if (st == LS_OK) st = ls_ice_table_append(t, files, n, kv, ls_clock_wall_ms() + to, NULL);
     ls_raw_files_free(rf);
     return st;
 }
@@ -234,7 +237,7 @@ TEST(table_lifecycle_mem)
      * lists the parent's manifests */
     const char *kv[] = {"lakestream.last-offset.p1", "4100", NULL};
     int64_t sid = 0;
-    CHECK_EQ_INT(ls_ice_table_append(t, NULL, 0, kv, 1700000009999LL, &sid), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_append(t, NULL, 0, kv, ls_clock_wall_ms() + 9999, &sid), LS_OK);
     CHECK_EQ_INT(ls_ice_table_version(t), 4);
     CHECK(strcmp(ls_ice_table_summary(t, "lakestream.last-offset.p1"), "4100") == 0);
     CHECK(strcmp(ls_ice_table_summary(t, "lakestream.last-offset.p0"), "3999") == 0);
@@ -424,7 +427,7 @@ TEST(maintenance_thousands_of_appends)
     CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/m", "mem://wh/ns/m", ls_raw_iceberg_schema_json(),
                                      LS_RAW_LAST_COLUMN_ID, &spec, props, NULL, &t, err, sizeof err),
                  LS_OK);
-    int64_t t0 = 1700000000000LL, rows = 0;
+    int64_t t0 = ls_clock_wall_ms(), rows = 0;
     int max_meta_objs = 0;
     for (int i = 0; i < APPENDS; i++) {
         if (i == APPENDS / 2) { /* a fresh handle carries on */
@@ -594,6 +597,18 @@ TEST(snapshot_retention_min_keep)
     CHECK(meta);
     CHECK_EQ_INT(json_array_size(json_object_get(meta, "snapshots")), 5);
     json_decref(meta);
+    /* a committer whose clock is behind: the timestamps do not go back */
+    const char *kv[] = {"lakestream.log.0.last-offset", "300", NULL};
+    CHECK_EQ_INT(ls_ice_table_append(t, NULL, 0, kv, 1000, NULL), LS_OK);
+    meta = get_json(os, "wh/ns/k/metadata/v22.metadata.json");
+    CHECK(meta);
+    json_t *snaps = json_object_get(meta, "snapshots"), *mlog = json_object_get(meta, "metadata-log");
+    size_t ns = json_array_size(snaps), nm = json_array_size(mlog);
+    int64_t last_snap = json_integer_value(json_object_get(json_array_get(snaps, ns - 1), "timestamp-ms"));
+    CHECK(last_snap >= json_integer_value(json_object_get(json_array_get(snaps, ns - 2), "timestamp-ms")));
+    CHECK(json_integer_value(json_object_get(meta, "last-updated-ms")) >=
+          json_integer_value(json_object_get(json_array_get(mlog, nm - 1), "timestamp-ms")));
+    json_decref(meta);
     ls_ice_table_free(t);
     ls_objstore_close(os);
 }
@@ -649,7 +664,7 @@ static int write_warehouse(const char *dir)
             /* 10 rows, then a snapshot without files moving p0 past them */
             const char *kv[] = {"lakestream.last-offset.p0", "20", NULL};
             if (commit_rows(t, 0, 10, 3, 0, LS_PQ_UNCOMPRESSED) != LS_OK ||
-                ls_ice_table_append(t, NULL, 0, kv, 1700000100000LL, NULL) != LS_OK)
+                ls_ice_table_append(t, NULL, 0, kv, ls_clock_wall_ms() + 100000, NULL) != LS_OK)
                 rc = -5;
         } else if (commit_rows(t, 0, 2000, 3, target, codec) != LS_OK ||
                    commit_rows(t, 2000, 3500, 3, target, codec) != LS_OK ||
