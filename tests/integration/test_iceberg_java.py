@@ -184,34 +184,14 @@ def _hinted_metadata(warehouse, name):
         return os.path.join(md, "v%d.metadata.json" % int(fp.read().strip()))
 
 
-def _clock_fixed_copy(warehouse, name, tmp):
-    """test_iceberg.c creates raw_unpart/raw_day/raw_hour/raw_markers at the
-    wall clock but appends at fake 2023 times, so their metadata-log goes back
-    in time from its first entry (v1, written now) and Iceberg Java refuses to
-    load them (see
-    test_java_loads_metadata_log_going_back). For the row checks we read a
-    copy whose metadata-log timestamps are clamped to never exceed the
-    next entry's (or last-updated-ms); every
-    path in it is absolute, so it reads the same files."""
-    meta = json.load(open(_hinted_metadata(warehouse, name)))
-    bound = meta["last-updated-ms"]
-    for e in reversed(meta["metadata-log"]):
-        e["timestamp-ms"] = bound = min(e["timestamp-ms"], bound)
-    path = os.path.join(tmp, "%s.metadata.json" % name)   # the name must end .metadata.json
-    with open(path, "w") as fp:
-        json.dump(meta, fp)
-    return path
-
-
 @pytest.fixture(scope="module")
-def warehouse_java(warehouse, java_reader, tmp_path_factory):
+def warehouse_java(warehouse, java_reader):
     """One JVM over the five tables: {name: IcebergRead's report}."""
-    tmp = str(tmp_path_factory.mktemp("icejava_meta"))
-    fixed = ["raw_unpart", "raw_day", "raw_hour", "raw_markers"]
-    args = [_clock_fixed_copy(warehouse, name, tmp) for name in fixed]
+    names = ["raw_unpart", "raw_day", "raw_hour", "raw_markers"]
+    args = [_hinted_metadata(warehouse, name) for name in names]
     args.append("dir:" + os.path.join(warehouse, "raw_merged"))   # through version-hint.text
     tables = java_reader(*args)
-    return dict(zip(fixed + ["raw_merged"], tables))
+    return dict(zip(names + ["raw_merged"], tables))
 
 
 def _load(warehouse, name):
@@ -283,13 +263,12 @@ def test_java_merged_and_expired_table(warehouse, warehouse_java):
                                                               for i in range(seqs[0] * 50)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "writer bug: the metadata-log/snapshot-log timestamps come from the caller's clock "
-    "unclamped; test_iceberg.c creates raw_unpart at the wall clock and appends at 2023 "
-    "times, and Iceberg Java refuses the result ('[BUG] Expected sorted previous metadata "
-    "log entries.', more than 1 minute backwards). A broker whose clock is behind the "
-    "previous committer's by over a minute writes the same."))
 def test_java_loads_metadata_log_going_back(warehouse, java_reader):
+    """Regression: table timestamps came from the caller's clock unclamped, so a
+    committer whose clock was behind the previous one's (test_iceberg.c once
+    appended at 2023 times to tables created now) wrote a metadata log going
+    back in time, and Iceberg Java refused the table ('[BUG] Expected sorted
+    previous metadata log entries.'). Appends now never go back."""
     res = java_reader(_hinted_metadata(warehouse, "raw_unpart"),
                       "dir:" + os.path.join(warehouse, "raw_day"), check=False)
     assert "Expected sorted previous metadata log entries" not in res.stderr
@@ -337,7 +316,7 @@ def test_java_reads_live_broker_table(broker_factory, java_reader):
     a.create_topics([NewTopic(topic, PARTS, 1, config={
         "lakestream.table.enabled": "true",
         "lakestream.table.commit.interval.ms": "1000",
-        "lakestream.table.snapshot.max.age.ms": "4000"})])[topic].result(30)
+        "lakestream.table.snapshot.retention.ms": "4000"})])[topic].result(30)
     wait_topic(b.bootstrap, topic, PARTS)
     tdir = iceberg_util.table_dir(b, topic)
 
