@@ -13,10 +13,13 @@ commits). Afterwards an independent consumer reads every partition and checks:
 
   chaos.py --cycles N [--records R] [--partitions P] [--faults] [--cluster N] [--json OUT]
 
-With --cluster N, N brokers share a throwaway etcd and one object store; the
-nemesis kill -9s a random broker per cycle, or pauses one (SIGSTOP) for
-longer than its session timeout and resumes it, and sometimes pauses etcd
-(SIGSTOP) while a broker is down. A committer thread meanwhile commits a
+With --cluster N, N brokers share a throwaway etcd and one object store, each
+reaching etcd through its own TCP proxy; the nemesis takes turns per cycle:
+kill -9 of a random broker (sometimes pausing etcd, SIGSTOP, while it is
+down), a pause of one (SIGSTOP) longer than its session timeout, and a
+network partition of one from etcd (its proxy stops forwarding for longer than
+the session timeout, then resets its connections) while it keeps serving
+clients. A committer thread meanwhile commits a
 growing offset for a consumer group through the cluster and reads it back:
 
   commits_backwards  a read-back committed offset below the highest commit
@@ -30,7 +33,10 @@ import argparse
 import json
 import os
 import random
+import select
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -74,6 +80,84 @@ class Etcd:
         subprocess.run([self.script, "stop", self.dir], capture_output=True)
 
 
+class EtcdProxy:
+    """A TCP proxy between one broker and etcd that the nemesis can cut: while
+    partitioned nothing is forwarded either way (requests hang as behind a
+    dropped link), and at the end every connection is reset, as a client's
+    TCP timeout would; new connections then go through again."""
+
+    def __init__(self, endpoint):
+        host, port = endpoint.rsplit(":", 1)
+        self.target = (host, int(port))
+        self.srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(64)
+        self.endpoint = "127.0.0.1:%d" % self.srv.getsockname()[1]
+        self.cut = threading.Event()
+        self.stopping = threading.Event()
+        self.lock = threading.Lock()
+        self.socks = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self.stopping.is_set():
+            try:
+                a, _ = self.srv.accept()
+            except OSError:
+                return
+            try:
+                b = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                a.close()
+                continue
+            with self.lock:
+                self.socks += [a, b]
+            threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            threading.Thread(target=self._pump, args=(b, a), daemon=True).start()
+
+    def _pump(self, src, dst):
+        try:
+            while not self.stopping.is_set():
+                if self.cut.is_set():
+                    time.sleep(0.05)
+                    continue
+                r, _, _ = select.select([src], [], [], 0.1)
+                if not r or self.cut.is_set():
+                    continue
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+        except (OSError, ValueError):   # the other pump or a partition closed it
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+    def partition(self, seconds):
+        self.cut.set()
+        try:
+            time.sleep(seconds)
+        finally:
+            with self.lock:
+                socks, self.socks = self.socks, []
+            for s in socks:
+                try:
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    s.close()
+                except OSError:
+                    pass
+            self.cut.clear()
+
+    def stop(self):
+        self.stopping.set()
+        self.srv.close()
+
+
 def start_nodes(work, faults, cluster, etcd):
     """One broker, or a cluster of `cluster` brokers over etcd and one shared
     file store. Returns the brokers (started)."""
@@ -81,7 +165,6 @@ def start_nodes(work, faults, cluster, etcd):
     args = ["--wal.gc.grace.ms=2000"]
     objects, meta = os.path.join(data, "objects"), "sqlite://" + os.path.join(data, "meta.db")
     if cluster:
-        meta = "etcd://%s/chaos" % etcd.endpoint
         args += ["--broker.session.timeout.ms=2000", "--http.listen="]
     os.makedirs(data, exist_ok=True)
     store_url, meta_url = "file://" + objects, meta
@@ -89,10 +172,16 @@ def start_nodes(work, faults, cluster, etcd):
         store_url = "faulty+" + store_url + FAULTY_STORE
         meta_url = "faulty+" + meta_url + FAULTY_META
     if faults or cluster:
-        args += ["--object.store.url=" + store_url, "--metadata.url=" + meta_url]
+        args += ["--object.store.url=" + store_url]
+    if not cluster:
+        args += ["--metadata.url=" + meta_url]
     nodes = []
     for i in range(max(cluster, 1)):
-        node_args = args + (["--broker.id=%d" % (i + 1)] if cluster else [])
+        node_args = list(args)
+        if cluster:
+            proxy = EtcdProxy(etcd.endpoint)   # each broker reaches etcd through its own
+            node_args += ["--broker.id=%d" % (i + 1),
+                          "--metadata.url=etcd://%s/chaos" % proxy.endpoint]
         name = "node%d" % (i + 1) if cluster else "chaos"
         b = lsbroker.Broker(os.path.join(work, name) if cluster else data,
                             os.path.join(work, "logs"), node_args, name=name)
@@ -102,6 +191,8 @@ def start_nodes(work, faults, cluster, etcd):
         if cluster:
             # brokers and etcd dying are logged by the survivors
             b.allow_errors(r"etcd|lease|watch|unreachable|metadata|reading|GET|timed out")
+        if cluster:
+            b.etcd_proxy = proxy
         b.start()
         nodes.append(b)
     return nodes
@@ -138,16 +229,25 @@ def _run(cycles, records, partitions, faults, rnd, seed, work, log, cluster, etc
 
     produced = 0
     pauses = [0]
+    partitions_cut = [0]
 
-    def crash():
+    def crash(cycle):
         victim = rnd.choice(nodes)
-        if cluster and rnd.random() < 0.3:
+        kind = ("kill", "pause", "partition")[cycle % 3] if cluster else "kill"
+        if kind == "pause":
             # a pause longer than the session: the others take over its groups
             # and partitions; it resumes believing nothing happened
             os.kill(victim.pid, signal.SIGSTOP)
             time.sleep(rnd.uniform(2.5, 4.0))
             os.kill(victim.pid, signal.SIGCONT)
             pauses[0] += 1
+            return
+        if kind == "partition":
+            # cut from etcd longer than the session while it keeps serving
+            # clients: its lease expires and the others take over; it must
+            # notice before it writes anything stale
+            victim.etcd_proxy.partition(rnd.uniform(2.5, 4.0))
+            partitions_cut[0] += 1
             return
         victim.kill9()
         if etcd and rnd.random() < 0.5:
@@ -205,10 +305,10 @@ def _run(cycles, records, partitions, faults, rnd, seed, work, log, cluster, etc
                 produced += 1
             p.poll(0.005)
             if not killed and len(acked) >= kill_at:
-                crash()
+                crash(cycle)
                 killed = True
         if not killed:
-            crash()
+            crash(cycle)
         p.flush(300)
         log("cycle %d/%d: produced %d, acked %d, failed %d" % (cycle + 1, cycles, produced,
                                                                 len(acked), len(failed)))
@@ -234,12 +334,16 @@ def _run(cycles, records, partitions, faults, rnd, seed, work, log, cluster, etc
     dups = [v for v, where in seen.items() if len(where) > 1]
     strangers = [v for v in seen if not v.startswith(b"rid=") or int(v[4:]) >= produced]
     rcs = [b.stop() for b in nodes]
+    for b in nodes:
+        if getattr(b, "etcd_proxy", None):
+            b.etcd_proxy.stop()
     rc = next((r for r in rcs if r not in (0, None)), rcs[0])
     report = {"broker_exit": rc, "brokers": len(nodes), "cycles": cycles, "produced": produced, "acknowledged": len(acked),
               "failed": len(failed), "unflushed": left, "read": sum(len(v) for v in got.values()),
               "lost": len(lost), "duplicated": len(dups), "reordered": reordered,
               "strangers": len(strangers), "faults": faults, "seed": seed,
-              "pauses": pauses[0], "group_commits": commit_stats["acknowledged"],
+              "pauses": pauses[0], "etcd_partitions": partitions_cut[0],
+              "group_commits": commit_stats["acknowledged"],
               "commits_backwards": len(commit_stats["backwards"]),
               "examples": {"lost": [v.decode() for v in lost[:5]],
                            "duplicated": [v.decode() for v in dups[:5]]}}
@@ -253,8 +357,8 @@ def main(argv=None):
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--faults", action="store_true", help="fault-injecting stores underneath")
     ap.add_argument("--cluster", type=int, default=0,
-                    help="run N brokers over a throwaway etcd; kill a random one per cycle "
-                         "and pause etcd")
+                    help="run N brokers over a throwaway etcd; per cycle kill, pause or cut "
+                         "from etcd a random one (and sometimes pause etcd)")
     ap.add_argument("--seed", type=int, default=int(time.time()))
     ap.add_argument("--json", help="write the report here")
     a = ap.parse_args(argv)

@@ -26,11 +26,14 @@ def test_chaos_short(tmp_path, faults):
 
 
 def test_chaos_short_cluster(tmp_path):
-    """Three brokers over etcd: each cycle kill -9s a random broker (and
-    sometimes pauses etcd) under idempotent load."""
+    """Three brokers over etcd under idempotent load and group commits: one
+    cycle kill -9s a random broker (and sometimes pauses etcd), one pauses a
+    broker longer than its session, one cuts a broker from etcd longer than
+    its session while it keeps serving clients (issue 17 §2)."""
     r = chaos.run(cycles=3, records=2000, partitions=3, faults=False, seed=777,
                   work=str(tmp_path), log=lambda *_: None, cluster=3)
     assert r["acknowledged"] > 0 and r["brokers"] == 3
     assert r["broker_exit"] in (0, None), r
     assert (r["lost"], r["duplicated"], r["reordered"], r["strangers"]) == (0, 0, 0, 0), r
     assert r["commits_backwards"] == 0, r
+    assert r["pauses"] == 1 and r["etcd_partitions"] == 1, r
