@@ -167,7 +167,13 @@ struct ls_compactor {
     bool pass_retention;       /* set by the loop before queueing a pass */
     bool pass_compact;         /* idem: compaction enabled, or a kick */
     trim_done_t *trims;        /* filled by the worker */
-    /* worker: the table task in progress (table_task) */
+    /* worker: the table task in progress (table_task); the claim and the
+     * batch are taken lazily, when a partition first has work, so an idle
+     * table costs no write and no table load */
+    const ls_table_plan_stream_t *table_ts;
+    ls_log_claim_t table_claim;
+    bool table_tried;          /* the claim was asked for in this task */
+    bool batch_failed;         /* opening the table failed in this task */
     ls_mat_batch_t *batch;     /* the table's one commit of this pass */
     swap_t **pending;          /* index swaps waiting for that commit */
     size_t npending, cappending;
@@ -338,6 +344,31 @@ static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t 
     return swapped;
 }
 
+/* The claim on the commit of ts's table, taken the first time one of its
+ * partitions has work in this task (ls_table_claim). False when another
+ * broker holds it (the table is skipped until its interval comes round
+ * again) or the store failed. */
+static bool table_claimed(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
+{
+    if (c->table_claim.held)
+        return true;
+    if (c->table_tried)
+        return false;
+    c->table_tried = true;
+    ls_status st = ls_table_claim(c->owner, ts->stream->stream_no, &c->table_claim);
+    if (st == LS_EEXISTS) {
+        c->stats.logs_owned_elsewhere++;   /* another broker commits it this time */
+        int64_t again = ls_clock_wall_ms() + ts->policy.commit_interval_ms;
+        if (!c->next_due_ms || again < c->next_due_ms)
+            c->next_due_ms = again;
+    } else if (st != LS_OK) {
+        LS_WARN_RL("compact", "table %s.%s: claiming its commit failed: %s (will retry)",
+                   ts->stream->ns, ts->target.name, ls_status_str(st));
+        c->stats.failures++;
+    }
+    return c->table_claim.held;
+}
+
 /* Compacts the oldest eligible run of one log (ts: its stream's table plan,
  * NULL when unknown). Returns 1 if the log may have more work now: it
  * swapped, or it just claimed the log (the next call looks again under the
@@ -345,7 +376,7 @@ static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t 
 static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_stream_t *ts)
 {
     bool table = ts && ts->table;
-    if (table && !c->batch)
+    if (table && c->table_ts != ts)
         return 0;   /* a table log compacts only into its table's commit (table_task) */
     /* a table log has no hot window: its table task runs once per commit
      * interval and takes everything committed by then (table_task) */
@@ -402,6 +433,8 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     uint32_t nents = 0, capents = 0;
     ls_walrefs_t refs = {0};
     if (n == 0)
+        goto out;
+    if (table && !table_claimed(c, ts))
         goto out;
     if (!c->claim.held) {
         swapped = claim_log(c, log_id);
@@ -490,6 +523,21 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     }
     /* 1b. the table: same bytes, second output, into the table's one commit
      * of this pass; the swap waits for that commit (table_task) */
+    if (!c->batch && !c->batch_failed) {
+        char berr[512] = "";
+        st = ls_mat_begin(c->meta, c->os, c->cfg.warehouse_uri, &ts->target, &c->batch, berr,
+                          sizeof berr);
+        if (st != LS_OK) {
+            LS_WARN_RL("compact", "table %s.%s: opening it failed: %s (%s); will retry",
+                       ts->stream->ns, ts->target.name, ls_status_str(st), berr);
+            c->stats.table_failures++;
+            c->batch_failed = true;
+        }
+    }
+    if (!c->batch) {
+        swap_free(sw);
+        goto out;
+    }
     {
         char terr[512] = "";
         uint64_t rows = 0;
@@ -758,37 +806,16 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
     bool due = !last || now >= *last + interval;
     if (!due && (!c->next_due_ms || *last + interval < c->next_due_ms))
         c->next_due_ms = *last + interval;   /* come back when the interval is up */
-    ls_log_claim_t table_claim = {0};
     if (c->pass_compact && !ts->blocked && due) {
-        ls_status cs = ls_table_claim(c->owner, ts->stream->stream_no, &table_claim);
-        if (cs == LS_EEXISTS) {
-            c->stats.logs_owned_elsewhere++;   /* another broker commits it this time */
-            if (!c->next_due_ms || now + interval < c->next_due_ms)
-                c->next_due_ms = now + interval;
-        } else if (cs != LS_OK) {
-            LS_WARN_RL("compact", "table %s.%s: claiming its commit failed: %s (will retry)",
-                       ts->stream->ns, ts->target.name, ls_status_str(cs));
-            c->stats.failures++;
-        }
-    }
-    if (table_claim.held) {
-        bool *ready = LS_NEWN(bool, (size_t)np);
-        int nready = 0;
-        for (int32_t p = 0; p < np; p++)
-            nready += ready[p] = backfill_log(c, ls_stream_log_id(ts->stream, p), ts) == 0;
+        c->table_ts = ts;
+        c->table_tried = c->batch_failed = false;
+        memset(&c->table_claim, 0, sizeof c->table_claim);
         char err[512] = "";
-        ls_status st = nready ? ls_mat_begin(c->meta, c->os, c->cfg.warehouse_uri, &ts->target,
-                                             &c->batch, err, sizeof err)
-                              : LS_OK;
-        if (st != LS_OK) {
-            LS_WARN_RL("compact", "table %s.%s: opening it failed: %s (%s); will retry",
-                       ts->stream->ns, ts->target.name, ls_status_str(st), err);
-            c->stats.table_failures++;
-        }
-        for (int32_t p = 0; c->batch && p < np; p++) {
-            if (!ready[p])
-                continue;
+        ls_status st;
+        for (int32_t p = 0; p < np; p++) {
             int64_t id = ls_stream_log_id(ts->stream, p);
+            if (backfill_log(c, id, ts) != 0)
+                continue;   /* the table is behind on this log: its WAL ranges wait */
             c->pend_log = id;
             c->pend_next = 0;
             compact_rounds(c, id, ts);
@@ -827,8 +854,8 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
         for (size_t i = 0; i < c->npending; i++)
             swap_free(c->pending[i]);
         c->npending = 0;
-        ls_free(ready);
-        ls_log_release(c->owner, &table_claim);
+        ls_log_release(c->owner, &c->table_claim);
+        c->table_ts = NULL;
     }
     if (c->pass_retention && !ts->blocked)
         sweep_orphans(c, ts);
