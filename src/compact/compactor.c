@@ -795,8 +795,9 @@ static void sweep_orphans(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
  * log compacted. A failed commit leaves every range in WAL objects for the
  * next pass (its COs are rewritten identically, its data files are orphans).
  * The task runs at most once per commit interval, under a claim on the table
- * (ls_table_claim): with several brokers one commits a table at a time and
- * the others skip it, instead of all racing on its pointer. */
+ * (ls_table_claim, taken when a partition first has work, as is the table
+ * load): with several brokers one commits a table at a time and the others
+ * skip it, instead of all racing on its pointer. */
 static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
 {
     int32_t np = ts->stream->partitions;
