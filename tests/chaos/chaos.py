@@ -180,8 +180,10 @@ def start_nodes(work, faults, cluster, etcd):
         node_args = list(args)
         if cluster:
             proxy = EtcdProxy(etcd.endpoint)   # each broker reaches etcd through its own
-            node_args += ["--broker.id=%d" % (i + 1),
-                          "--metadata.url=etcd://%s/chaos" % proxy.endpoint]
+            node_meta = "etcd://%s/chaos" % proxy.endpoint
+            if faults:
+                node_meta = "faulty+" + node_meta + FAULTY_META
+            node_args += ["--broker.id=%d" % (i + 1), "--metadata.url=" + node_meta]
         name = "node%d" % (i + 1) if cluster else "chaos"
         b = lsbroker.Broker(os.path.join(work, name) if cluster else data,
                             os.path.join(work, "logs"), node_args, name=name)
