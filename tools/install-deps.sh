@@ -115,56 +115,49 @@ install_npm() {
     stamp_set npm "$key"
 }
 
-install_java() {
-    local pom="tests/integration/java/pom.xml" lib="$ROOT/.cache/java/lib" key
+# Fetches the runtime jars of a pinned pom into .cache/java/FOLDER, once per pom
+# content: maven_jars STAMP POM FOLDER WHAT JAR...; each JAR is a name that must
+# be there afterwards (as JAR-<version>.jar).
+jars_there() {
+    local lib="$1" j
+    shift
+    for j in "$@"; do ls "$lib/$j"-*.jar >/dev/null 2>&1 || return 1; done
+}
+
+maven_jars() {
+    local stamp="$1" pom="$2" folder="$3" what="$4" lib key
+    shift 4
+    lib="$ROOT/.cache/java/$folder"
     key="$(hash_of "$pom")"
-    if stamp_ok java "$key" && ls "$lib"/kafka-clients-*.jar >/dev/null 2>&1; then
+    if stamp_ok "$stamp" "$key" && jars_there "$lib" "$@"; then
         return 0
     fi
-    say "fetching Java client jars into .cache/java/lib"
+    say "fetching $what jars into .cache/java/$folder"
     rm -rf "$lib"
     # -C: fail on checksum mismatch against Maven Central's published sums.
     mvn -B -q -C -Dstyle.color=never -f "$pom" dependency:copy-dependencies \
         -DoutputDirectory="$lib" -DincludeScope=runtime
-    ls "$lib"/kafka-clients-*.jar >/dev/null 2>&1 || die "kafka-clients jar missing after mvn"
-    stamp_set java "$key"
+    jars_there "$lib" "$@" || die "$what jars missing after mvn"
+    stamp_set "$stamp" "$key"
+}
+
+install_java() {
+    maven_jars java tests/integration/java/pom.xml lib "Java client" kafka-clients
 }
 
 # Kafka Connect (distributed worker, FileStream connectors) and Kafka Streams
 # for tests/integration/test_connect_streams.py, apart from the client jars.
 install_java_apps() {
-    local pom="tests/integration/java/apps/pom.xml" lib="$ROOT/.cache/java/apps" key
-    key="$(hash_of "$pom")"
-    if stamp_ok java-apps "$key" && ls "$lib"/connect-runtime-*.jar "$lib"/kafka-streams-*.jar \
-        >/dev/null 2>&1; then
-        return 0
-    fi
-    say "fetching Kafka Connect and Kafka Streams jars into .cache/java/apps"
-    rm -rf "$lib"
-    mvn -B -q -C -Dstyle.color=never -f "$pom" dependency:copy-dependencies \
-        -DoutputDirectory="$lib" -DincludeScope=runtime
-    ls "$lib"/connect-runtime-*.jar "$lib"/connect-file-*.jar "$lib"/kafka-streams-*.jar \
-        >/dev/null 2>&1 || die "Connect/Streams jars missing after mvn"
-    stamp_set java-apps "$key"
+    maven_jars java-apps tests/integration/java/apps/pom.xml apps "Kafka Connect and Kafka Streams" \
+        connect-runtime connect-file kafka-streams
 }
 
 # The Apache Iceberg Java library (core, data, parquet) and the shaded Hadoop
 # client it reads files with, for tests/integration/test_iceberg_java.py.
 install_java_iceberg() {
-    local pom="tests/integration/java/iceberg/pom.xml" lib="$ROOT/.cache/java/iceberg" key
-    key="$(hash_of "$pom")"
-    if stamp_ok java-iceberg "$key" && ls "$lib"/iceberg-core-*.jar "$lib"/hadoop-client-api-*.jar \
-        >/dev/null 2>&1; then
-        return 0
-    fi
-    say "fetching Apache Iceberg and Hadoop client jars into .cache/java/iceberg"
-    rm -rf "$lib"
-    mvn -B -q -C -Dstyle.color=never -f "$pom" dependency:copy-dependencies \
-        -DoutputDirectory="$lib" -DincludeScope=runtime
-    ls "$lib"/iceberg-core-*.jar "$lib"/iceberg-data-*.jar "$lib"/iceberg-parquet-*.jar \
-        "$lib"/hadoop-client-api-*.jar "$lib"/hadoop-client-runtime-*.jar \
-        >/dev/null 2>&1 || die "Iceberg/Hadoop jars missing after mvn"
-    stamp_set java-iceberg "$key"
+    maven_jars java-iceberg tests/integration/java/iceberg/pom.xml iceberg \
+        "Apache Iceberg and Hadoop client" iceberg-core iceberg-data iceberg-parquet \
+        hadoop-client-api hadoop-client-runtime
 }
 
 case "$MODE" in
