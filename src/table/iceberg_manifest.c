@@ -15,7 +15,8 @@ ls_ice_type ls_ice_result_type(const ls_ice_part_field_t *f)
     return f->source_type;
 }
 
-size_t ls_ice_part_bytes(ls_ice_type rt, int64_t v, uint8_t out[8])
+/* Single-value serialization (spec Appendix D) of a partition value. */
+static size_t part_bytes(ls_ice_type rt, int64_t v, uint8_t out[8])
 {
     size_t n = rt == LS_ICE_LONG ? 8 : 4;
     for (size_t i = 0; i < n; i++)
@@ -386,8 +387,8 @@ void ls_ice_mlist_add(ls_avro_ocf_t *w, const ls_ice_mfile_t *m, const ls_ice_sp
         uint8_t x[8];
         ls_ice_type rt = ls_ice_result_type(&s->fields[p]);
         if (n) {
-            ls_avro_union(b, 1), ls_avro_bytes(b, x, ls_ice_part_bytes(rt, lo, x));
-            ls_avro_union(b, 1), ls_avro_bytes(b, x, ls_ice_part_bytes(rt, hi, x));
+            ls_avro_union(b, 1), ls_avro_bytes(b, x, part_bytes(rt, lo, x));
+            ls_avro_union(b, 1), ls_avro_bytes(b, x, part_bytes(rt, hi, x));
         } else {
             ls_avro_union(b, 0), ls_avro_union(b, 0);
         }

@@ -35,8 +35,6 @@ typedef struct ls_ice_mentry {
 
 /* Result type of a partition field (spec "Partition Transforms"). */
 ls_ice_type ls_ice_result_type(const ls_ice_part_field_t *f);
-/* Single-value serialization (spec Appendix D) of a partition value. */
-size_t ls_ice_part_bytes(ls_ice_type rt, int64_t v, uint8_t out[8]);
 
 /* A manifest file (OCF, deflate) of n entries in spec s, whose header names
  * the table schema (JSON text, schema_id) and the spec (JSON text). */

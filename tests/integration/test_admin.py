@@ -1,5 +1,8 @@
 """Topic administration and metadata with confluent-kafka's AdminClient."""
 
+import contextlib
+import os
+import sqlite3
 import time
 
 import pytest
@@ -8,6 +11,7 @@ from confluent_kafka.admin import ConfigResource, NewPartitions, NewTopic, Resou
 
 from kafka_util import (DEFAULT_RF, admin, consume, create_topic, produce_all, producer, unique_topic,
                         wait_topic, watermarks)
+from lsbroker import wait_until
 
 
 @pytest.mark.parametrize("rf", sorted({DEFAULT_RF, 1, -1}))
@@ -397,29 +401,41 @@ def test_partition_limits_refuse_partition_bombs(broker_factory):
     assert e.code() == KafkaError.INVALID_PARTITIONS
 
 
-def test_create_topics_answers_within_its_timeout_when_the_store_is_locked(broker):
-    """Regression (issue 17 §9): with the SQLite metadata file held exclusively by
-    another process, CreateTopics got no answer for 20 s. It is now answered
-    REQUEST_TIMED_OUT (retriable) when its timeoutMs passes."""
-    import os
-    import sqlite3
+@contextlib.contextmanager
+def _metadata_store_locked(broker):
+    """Holds the broker's SQLite metadata file exclusively (another process's
+    write transaction) for the duration."""
     if broker.external or os.environ.get("LS_TEST_META", "sqlite") not in ("", "sqlite"):
         pytest.skip("locks the local SQLite metadata file")
     db = sqlite3.connect(os.path.join(broker.data_dir, "meta.db"), timeout=30)
     db.execute("BEGIN EXCLUSIVE")
     try:
-        a = admin(broker.bootstrap)
-        name = unique_topic("locked")
-        t0 = time.monotonic()
-        fs = a.create_topics([NewTopic(name, 1, 1)], operation_timeout=2, request_timeout=30)
-        with pytest.raises(KafkaException) as ei:
-            fs[name].result(60)
-        took = time.monotonic() - t0
-        assert ei.value.args[0].code() == KafkaError.REQUEST_TIMED_OUT, ei.value
-        assert took < 4.5, "answered after %.1f s" % took
+        yield
     finally:
         db.rollback()
         db.close()
+
+
+def _assert_timed_out(call):
+    """call() returns an admin future: it must fail REQUEST_TIMED_OUT within
+    its 2 s operation timeout (plus slack), not when the store answers."""
+    t0 = time.monotonic()
+    with pytest.raises(KafkaException) as ei:
+        call().result(60)
+    took = time.monotonic() - t0
+    assert ei.value.args[0].code() == KafkaError.REQUEST_TIMED_OUT, ei.value
+    assert took < 4.5, "answered after %.1f s" % took
+
+
+def test_create_topics_answers_within_its_timeout_when_the_store_is_locked(broker):
+    """Regression (issue 17 §9): with the SQLite metadata file held exclusively by
+    another process, CreateTopics got no answer for 20 s. It is now answered
+    REQUEST_TIMED_OUT (retriable) when its timeoutMs passes."""
+    with _metadata_store_locked(broker):
+        a = admin(broker.bootstrap)
+        name = unique_topic("locked")
+        _assert_timed_out(lambda: a.create_topics([NewTopic(name, 1, 1)], operation_timeout=2,
+                                                  request_timeout=30)[name])
     # the broker is fine once the lock is gone
     create_topic(broker.bootstrap, unique_topic("afterlock"))
 
@@ -428,40 +444,23 @@ def test_delete_topics_and_create_partitions_answer_within_their_timeout(broker)
     """Issue 17: DeleteTopics and CreatePartitions are bounded by their timeoutMs
     too (REQUEST_TIMED_OUT while the metadata store is locked), and the operation
     completes once the store answers."""
-    import os
-    import sqlite3
-    from confluent_kafka.admin import NewPartitions
-    if broker.external or os.environ.get("LS_TEST_META", "sqlite") not in ("", "sqlite"):
-        pytest.skip("locks the local SQLite metadata file")
     a = admin(broker.bootstrap)
     grow, gone = unique_topic("grow"), unique_topic("gone")
     create_topic(broker.bootstrap, grow)
     create_topic(broker.bootstrap, gone)
-    db = sqlite3.connect(os.path.join(broker.data_dir, "meta.db"), timeout=30)
-    db.execute("BEGIN EXCLUSIVE")
-    try:
-        for call in (lambda: a.create_partitions([NewPartitions(grow, 3)], operation_timeout=2,
-                                                 request_timeout=30)[grow],
-                     lambda: a.delete_topics([gone], operation_timeout=2,
-                                             request_timeout=30)[gone]):
-            t0 = time.monotonic()
-            with pytest.raises(KafkaException) as ei:
-                call().result(60)
-            took = time.monotonic() - t0
-            assert ei.value.args[0].code() == KafkaError.REQUEST_TIMED_OUT, ei.value
-            assert took < 4.5, "answered after %.1f s" % took
-    finally:
-        db.rollback()
-        db.close()
+    with _metadata_store_locked(broker):
+        _assert_timed_out(lambda: a.create_partitions([NewPartitions(grow, 3)],
+                                                      operation_timeout=2,
+                                                      request_timeout=30)[grow])
+        _assert_timed_out(lambda: a.delete_topics([gone], operation_timeout=2,
+                                                  request_timeout=30)[gone])
+
     # both complete once the store answers
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    def done():
         md = a.list_topics(timeout=10)
-        if gone not in md.topics and grow in md.topics and len(md.topics[grow].partitions) == 3:
-            break
-        time.sleep(0.2)
-    md = a.list_topics(timeout=10)
-    assert gone not in md.topics and len(md.topics[grow].partitions) == 3
+        return (gone not in md.topics and grow in md.topics
+                and len(md.topics[grow].partitions) == 3)
+    wait_until(done, 30, what="the deletion and the new partitions")
 
 
 def test_deleting_a_huge_topic_does_not_stall_other_clients(broker):

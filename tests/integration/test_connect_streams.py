@@ -73,16 +73,12 @@ def _tail(path, n=60):
 
 
 def _poll(cond, timeout, what, interval=0.2, on_timeout=None):
-    """Polls cond() until truthy (returned) or the deadline (AssertionError)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() >= deadline:
-            extra = on_timeout() if on_timeout else ""
-            raise AssertionError("timed out after %.0fs waiting for %s%s" % (timeout, what, extra))
-        time.sleep(interval)
+    """lsbroker.wait_until, with on_timeout()'s context (e.g. a log tail) in
+    the failure."""
+    try:
+        return lsbroker.wait_until(cond, timeout, interval=interval, what=what)
+    except TimeoutError as e:
+        raise AssertionError(str(e) + (on_timeout() if on_timeout else ""))
 
 
 class JavaProc:
