@@ -294,6 +294,19 @@ static const cfg_key_t cfg_keys[] = {
      .min = -1, .max = INT64_MAX,
      .help = "Default most bytes kept per partition (-1: no limit); topic retention.bytes "
              "overrides it."},
+    {.name = "log.message.timestamp.type", .type = CT_STRING,
+     FIELD(log_message_timestamp_type), .def = "CreateTime",
+     .help = "Default message.timestamp.type of topics: CreateTime (the producer's) or "
+             "LogAppendTime (the broker's clock at append)."},
+    {.name = "log.message.timestamp.before.max.ms", .type = CT_INT,
+     FIELD(log_message_timestamp_before_max_ms), .def = "9223372036854775807", .min = 0,
+     .max = INT64_MAX,
+     .help = "Default message.timestamp.before.max.ms: how far behind the broker's clock a "
+             "CreateTime record may be stamped (beyond it: INVALID_TIMESTAMP)."},
+    {.name = "log.message.timestamp.after.max.ms", .type = CT_INT,
+     FIELD(log_message_timestamp_after_max_ms), .def = "3600000", .min = 0, .max = INT64_MAX,
+     .help = "Default message.timestamp.after.max.ms: how far ahead of the broker's clock a "
+             "CreateTime record may be stamped (Kafka 4's default, one hour)."},
     {.name = "log.retention.check.interval.ms", .type = CT_INT,
      FIELD(log_retention_check_interval_ms), .def = "300000", .min = 1, .max = INT32_MAX,
      .help = "How often partitions are checked against retention.ms / retention.bytes."},
@@ -396,6 +409,8 @@ static const cfg_key_t *key_find(const char *name)
             return &cfg_keys[i];
     return NULL;
 }
+
+bool ls_config_key_known(const char *name) { return key_find(name) != NULL; }
 
 /* Edit distance, for "did you mean" on a misspelt key. */
 static size_t edit_distance(const char *a, const char *b)
@@ -1101,6 +1116,12 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen)
         fmt_size(c->wal_flush_max_bytes, b, sizeof b);
         errf(err, errlen, "wal.buffer.max.bytes: %s is smaller than wal.flush.max.bytes (%s)", a,
              b);
+        return -1;
+    }
+    const char *tst = c->log_message_timestamp_type ? c->log_message_timestamp_type : "";
+    if (strcmp(tst, "CreateTime") != 0 && strcmp(tst, "LogAppendTime") != 0) {
+        errf(err, errlen, "log.message.timestamp.type: '%s' is neither CreateTime nor "
+             "LogAppendTime", tst);
         return -1;
     }
     if (c->message_max_bytes > c->wal_buffer_max_bytes) {

@@ -91,6 +91,9 @@ typedef struct ls_config {
     int64_t max_partitions;         /* max.partitions: all topics of the cluster */
     int64_t log_retention_ms;       /* log.retention.ms, default 604800000 (stored as topic default) */
     int64_t log_retention_bytes;    /* log.retention.bytes, default -1 (no limit) */
+    char *log_message_timestamp_type;       /* log.message.timestamp.type, CreateTime */
+    int64_t log_message_timestamp_before_max_ms; /* default INT64_MAX */
+    int64_t log_message_timestamp_after_max_ms;  /* default 3600000 (Kafka 4) */
     int64_t log_retention_check_interval_ms; /* log.retention.check.interval.ms, default 300000 */
     /* consumer groups */
     int32_t group_min_session_timeout_ms;   /* group.min.session.timeout.ms, default 6000 */
@@ -122,6 +125,8 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen);
 /* Writes every key with its default, type, bounds, env name and help to
  * stdout (used by --help). The output is a valid properties file. */
 void ls_config_print_help(void);
+/* Whether name (or its alias) is a setting of ls_config_t. */
+bool ls_config_key_known(const char *name);
 /* The whole startup sequence on an initialized config: the properties file
  * named by "--config FILE" / "--config=FILE" in argv, else by the
  * LAKESTREAM_CONFIG variable (the one LAKESTREAM_* variable that is not a

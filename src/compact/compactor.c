@@ -84,6 +84,7 @@
 #include "log/read_cache.h"
 #include "log/wal_format.h"
 #include "log/walobj_refs.h"
+#include "stream/broker_config.h"
 
 #define SWAP_ATTEMPTS 4
 
@@ -678,8 +679,15 @@ static trim_done_t *run_trim(ls_compactor_t *c, const ls_trim_req_t *req, ls_sta
 static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
     ls_retention_policy_t p;
-    ls_retention_policy_resolve(ts ? ts->stream : NULL, c->cfg.retention_ms,
-                                c->cfg.retention_bytes, ts && ts->table, &p);
+    /* the broker defaults, as the cluster's dynamic broker configs set them now */
+    int64_t def_ms = c->cfg.catalog ? ls_bcfg_effective(c->cfg.catalog, LS_BCFG_LOG_RETENTION_MS,
+                                                        c->cfg.retention_ms, NULL)
+                                    : c->cfg.retention_ms;
+    int64_t def_bytes = c->cfg.catalog
+                            ? ls_bcfg_effective(c->cfg.catalog, LS_BCFG_LOG_RETENTION_BYTES,
+                                                c->cfg.retention_bytes, NULL)
+                            : c->cfg.retention_bytes;
+    ls_retention_policy_resolve(ts ? ts->stream : NULL, def_ms, def_bytes, ts && ts->table, &p);
     int64_t target;
     bool work;
     ls_status st = ls_retention_target(c->meta, id, &p, ls_clock_wall_ms(), &target, &work);

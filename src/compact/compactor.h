@@ -27,7 +27,9 @@ typedef struct ls_compactor_config {
     const char *owner_name;  /* names this compactor in owner keys (NULL: "compactor"); read
                               * only by ls_compactor_start */
     int64_t lease_ttl_ms;    /* <= 0: 30000 */
-    /* retention (retention.h): broker defaults of retention.ms / retention.bytes */
+    /* retention (retention.h): the static broker defaults of retention.ms /
+     * retention.bytes; the cluster's dynamic broker configs
+     * (stream/broker_config.h, through catalog) take precedence */
     bool retention;          /* false: never trim (unit tests of compaction alone) */
     int64_t retention_ms;
     int64_t retention_bytes;

@@ -36,6 +36,10 @@
  *    wait in the listen backlog until one closes (as Kafka's acceptor);
  *  - at most max.connections.per.ip from one address: a new one beyond it is
  *    closed at once (Kafka's per-IP quota);
+ *  - both limits are dynamic broker configs (stream/broker_config.h): read
+ *    again before each accept batch and by the sweep timer (at least once a
+ *    second), so a limit changed anywhere in the cluster applies here within
+ *    a second; a lowered one closes nothing, it holds new connections back;
  *  - EMFILE/ENFILE (the process or system table is full, e.g. another thread
  *    took the last descriptor): the spare descriptor kept for this is closed,
  *    the pending connection accepted and closed (the client sees a reset, not
@@ -63,6 +67,7 @@
 #include "base/hash.h"
 #include "base/i64map.h"
 #include "kafka/api.h"
+#include "stream/broker_config.h"
 
 #define LS_CONN_MAX_INFLIGHT 256
 #define SCRATCH_SIZE 65536
@@ -129,7 +134,8 @@ struct ls_kafka_listener {
     bool quiesced;
     ls_kconn_t conns;          /* sentinel */
     int nconns;
-    int64_t max_conns, max_per_ip, idle_ms;
+    int64_t max_conns, max_per_ip, idle_ms;   /* limits in force (listener_refresh_limits) */
+    int64_t fd_budget;         /* fd_connection_budget() at start */
     ls_i64map_t per_ip;        /* ip_key -> count, stored as (void *)(intptr_t)count */
     int64_t recv_bytes;        /* reserved by frames being received */
     int64_t recv_max;          /* queued.max.request.bytes */
@@ -641,6 +647,31 @@ static void conn_open(ls_kafka_listener_t *l, int fd, const struct sockaddr_stor
 
 static void on_accept_ready(uv_poll_t *p, int status, int events);
 
+/* max.connections / max.connections.per.ip as the cluster's dynamic broker
+ * configs (else this broker's static settings) give them now, max.connections
+ * bounded by the descriptor budget. A lowered limit closes nothing: it holds
+ * new connections back until enough have closed, as Kafka does. */
+static void listener_refresh_limits(ls_kafka_listener_t *l)
+{
+    const ls_kafka_services_t *b = l->b;
+    int64_t want = ls_bcfg_effective(b->catalog, LS_BCFG_MAX_CONNECTIONS,
+                                     ls_bcfg_static(b->cfg, LS_BCFG_MAX_CONNECTIONS), NULL);
+    int64_t max_conns = want > 0 && want < l->fd_budget ? want : l->fd_budget;
+    if (want > l->fd_budget && max_conns != l->max_conns)
+        LS_WARN("kafka", "max.connections=%lld is more than the descriptor limit allows "
+                "(ulimit -n, less a reserve for stores and HTTP): accepting at most %lld",
+                (long long)want, (long long)l->fd_budget);
+    int64_t per_ip = ls_bcfg_effective(b->catalog, LS_BCFG_MAX_CONNECTIONS_PER_IP,
+                                       ls_bcfg_static(b->cfg, LS_BCFG_MAX_CONNECTIONS_PER_IP),
+                                       NULL);
+    if (l->max_conns && (max_conns != l->max_conns || per_ip != l->max_per_ip))
+        LS_INFO("kafka", "connection limits now %lld (%lld per address), were %lld (%lld)",
+                (long long)max_conns, (long long)per_ip, (long long)l->max_conns,
+                (long long)l->max_per_ip);
+    l->max_conns = max_conns;
+    l->max_per_ip = per_ip;
+}
+
 static void listener_update_polling(ls_kafka_listener_t *l)
 {
     bool want = l->accepting && !l->backoff_ms && l->nconns < l->max_conns;
@@ -694,6 +725,7 @@ static void on_accept_ready(uv_poll_t *p, int status, int events)
         LS_WARN_RL("kafka", "listener poll failed: %s", uv_strerror(status));
         return;
     }
+    listener_refresh_limits(l);
     for (int i = 0; i < ACCEPT_BATCH && l->nconns < l->max_conns; i++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
@@ -728,6 +760,9 @@ static void on_accept_ready(uv_poll_t *p, int status, int events)
 static void on_idle_sweep(uv_timer_t *t)
 {
     ls_kafka_listener_t *l = t->data;
+    /* a raised connection limit lets a listener held at the old one accept */
+    listener_refresh_limits(l);
+    listener_update_polling(l);
     int64_t now = ls_clock_mono_ms();
     /* a frame that stops arriving holds its reservation of
      * queued.max.request.bytes: it gets at most 30 s without a byte */
@@ -811,15 +846,8 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char 
         return l;   /* caller sees port -1 and frees */
     }
     const ls_config_t *cfg = b->cfg;
-    int64_t budget = fd_connection_budget();
-    l->max_conns = cfg->max_connections > 0 ? cfg->max_connections : budget;
-    if (l->max_conns > budget) {
-        LS_WARN("kafka", "max.connections=%lld is more than the descriptor limit allows "
-                "(ulimit -n, less a reserve for stores and HTTP): accepting at most %lld",
-                (long long)l->max_conns, (long long)budget);
-        l->max_conns = budget;
-    }
-    l->max_per_ip = cfg->max_connections_per_ip;
+    l->fd_budget = fd_connection_budget();
+    listener_refresh_limits(l);
     l->idle_ms = cfg->connections_max_idle_ms;
     l->recv_max = cfg->queued_max_request_bytes;
     ls_i64map_init(&l->per_ip);
@@ -833,8 +861,9 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char 
     uv_timer_init(b->loop, &l->resume_timer);
     l->resume_timer.data = l;
     l->handles_open = 4;
+    /* at most a second: the sweep also applies changed connection limits */
     int64_t sweep = l->idle_ms / 10;
-    sweep = sweep < 100 ? 100 : sweep > 10000 ? 10000 : sweep;
+    sweep = sweep < 100 ? 100 : sweep > 1000 ? 1000 : sweep;
     uv_timer_start(&l->idle_timer, on_idle_sweep, (uint64_t)sweep, (uint64_t)sweep);
     l->accepting = true;
     listener_update_polling(l);

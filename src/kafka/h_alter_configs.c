@@ -5,8 +5,12 @@
  * IncrementalAlterConfigs applies SET and DELETE operations to the stored
  * set. APPEND and SUBTRACT (list configs) are refused with INVALID_REQUEST:
  * the only list topic config, cleanup.policy, is set whole with SET.
- * Broker configs are static (properties file, environment, flags): a BROKER
- * resource gets INVALID_REQUEST saying so.
+ * Brokers (resource type 4): the default broker resource (name "") holds
+ * the cluster-wide dynamic broker configs (stream/broker_config.h), stored in
+ * the metadata store and applied by every broker without a restart; each key
+ * is checked by ls_bcfg_check (a static or unknown setting is refused with
+ * INVALID_CONFIG naming it). A resource naming one broker is refused
+ * (INVALID_REQUEST): there is no per-broker dynamic layer here.
  *
  * Flow: names, operations and values are validated on the loop thread with
  * the same checks as CreateTopics (ls_kafka_topic_config_check: Kafka types,
@@ -24,7 +28,9 @@
 #include "base/diag.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
+#include "kafka/names.h"
 #include "kafka/services.h"
+#include "stream/broker_config.h"
 #include "stream/policy.h"
 
 typedef struct ac_op {
@@ -34,6 +40,7 @@ typedef struct ac_op {
 
 typedef struct ac_res {
     char *name;      /* topic to update; NULL: answered during validation */
+    bool broker;     /* the dynamic broker configs, not a topic */
     bool replace;    /* AlterConfigs: the ops are the whole new set */
     bool table_keys; /* touches the table policy */
     ac_op_t *ops;
@@ -84,7 +91,8 @@ static ls_status ac_change(const ls_prop_t *cur, int ncur, void *arg, const ls_p
             r->buf[n++] = (ls_prop_t){r->ops[k].key, r->ops[k].value};
         }
     }
-    if (ls_kafka_topic_policy_apply(ca->b, LS_DEFAULT_NAMESPACE, r->name, cur, ncur, r->buf, &n,
+    if (!r->broker &&
+        ls_kafka_topic_policy_apply(ca->b, LS_DEFAULT_NAMESPACE, r->name, cur, ncur, r->buf, &n,
                                     r->since, sizeof r->since, err, errlen) != 0)
         return LS_EINVAL;
     *out = r->buf;
@@ -100,6 +108,13 @@ static void ac_work(void *arg)
         if (!r->name)
             continue;
         ac_change_arg_t ca = {ctx->req->svc, ctx->req->arena, r};
+        if (r->broker) {   /* every value was checked: validate_only has nothing left to do */
+            r->st = ctx->validate_only
+                        ? LS_OK
+                        : ls_catalog_update_broker_config(ctx->req->svc->catalog, ac_change, &ca,
+                                                          r->err, sizeof r->err);
+            continue;
+        }
         r->st = ls_catalog_update_config(ctx->req->svc->catalog, LS_DEFAULT_NAMESPACE, r->name,
                                          ctx->validate_only, ac_change, &ca, r->err,
                                          sizeof r->err);
@@ -120,7 +135,13 @@ static void ac_done(void *arg)
         switch (r->st) {
         case LS_OK:
             out->ErrorCode = LS_KERR_NONE;
-            tables |= r->table_keys && !ctx->validate_only;
+            tables |= r->table_keys && !ctx->validate_only && !r->broker;
+            if (r->broker && !ctx->validate_only)
+                for (int k = 0; k < r->nops; k++)
+                    LS_INFO("kafka", "dynamic broker config %s %s%s (client %s)", r->ops[k].key,
+                            r->ops[k].value ? "set to " : "deleted",
+                            r->ops[k].value ? r->ops[k].value : "",
+                            ls_kafka_printable(a, req->client_id));
             continue;
         case LS_ENOTFOUND:
             out->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -151,12 +172,19 @@ static void ac_done(void *arg)
 
 /* Validates one resource's name and type; NULL or the refusal message. */
 static const char *ac_resource_check(ls_arena_t *a, int8_t type, ls_kstr_t rname, char **name,
-                                     int16_t *code)
+                                     bool *broker, int16_t *code)
 {
     if (type == LS_KAFKA_RESOURCE_BROKER) {
         *code = LS_KERR_INVALID_REQUEST;
-        return "Broker configs are static in Lakestream: set them in the properties file, "
-               "LAKESTREAM_* variables or flags and restart the broker.";
+        if (rname.len > 0)
+            return ls_arena_printf(
+                a, "Broker %s: Lakestream applies dynamic broker configs to the whole cluster "
+                "(any broker serves any partition), not to one broker: alter the default broker "
+                "resource instead (empty name; kafka-configs --entity-type brokers "
+                "--entity-default).", ls_kafka_printable(a, rname));
+        *broker = true;
+        *name = "";
+        return NULL;
     }
     if (type != LS_KAFKA_RESOURCE_TOPIC) {
         *code = LS_KERR_INVALID_REQUEST;
@@ -172,8 +200,8 @@ static const char *ac_resource_check(ls_arena_t *a, int8_t type, ls_kstr_t rname
 }
 
 /* Validates one operation and appends it to r; NULL or the refusal message. */
-static const char *ac_op_check(ls_arena_t *a, ac_res_t *r, ls_kstr_t kname, int8_t op,
-                               ls_kstr_t kvalue, int16_t *code)
+static const char *ac_op_check(ls_arena_t *a, const ls_config_t *cfg, ac_res_t *r,
+                               ls_kstr_t kname, int8_t op, ls_kstr_t kvalue, int16_t *code)
 {
     bool ek, ev = true;
     char *key = ls_arena_kstr(a, kname, &ek);
@@ -195,25 +223,32 @@ static const char *ac_op_check(ls_arena_t *a, ac_res_t *r, ls_kstr_t kname, int8
         *code = LS_KERR_INVALID_REQUEST;
         return ls_arena_printf(a, "Config '%s': unknown operation %d.", key, (int)op);
     }
-    char cerr[512];
+    char cerr[1024];
     if (op == LS_KAFKA_CONFIG_OP_DELETE) {
         value = NULL;
-        if (strcmp(key, LS_POLICY_SINCE_KEY) == 0 || strcmp(key, LS_KAFKA_RF_KEY) == 0)
+        if (r->broker && ls_bcfg_find(key) < 0) {   /* the refusal names why */
+            ls_bcfg_check(cfg, key, NULL, cerr, sizeof cerr);
+            return ls_arena_printf(a, "%s", cerr);
+        }
+        if (!r->broker &&
+            (strcmp(key, LS_POLICY_SINCE_KEY) == 0 || strcmp(key, LS_KAFKA_RF_KEY) == 0))
             return ls_arena_printf(a, "Configuration %s is maintained by the broker and cannot be deleted",
                         key);
     } else if (!value) {
         return ls_arena_printf(a, "Config '%s' has a null value: use DELETE to return to the default.", key);
-    } else if (ls_kafka_topic_config_check(key, value, cerr, sizeof cerr) != 0) {
+    } else if (r->broker ? ls_bcfg_check(cfg, key, value, cerr, sizeof cerr) != 0
+                         : ls_kafka_topic_config_check(key, value, cerr, sizeof cerr) != 0) {
         return ls_arena_printf(a, "%s", cerr);
     }
     r->ops[r->nops++] = (ac_op_t){key, value};
-    r->table_keys |= ls_policy_is_key(key);
+    r->table_keys |= !r->broker && ls_policy_is_key(key);
     return NULL;
 }
 
 static void ac_handle(ls_kreq_t *req, bool incremental)
 {
     ls_arena_t *a = req->arena;
+    const ls_config_t *cfg = req->svc->cfg;
     ac_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     memset(ctx, 0, sizeof *ctx);
     ctx->req = req;
@@ -246,23 +281,23 @@ static void ac_handle(ls_kreq_t *req, bool incremental)
         ac_res_t *r = &ctx->res[i];
         char *name = NULL;
         int16_t code = LS_KERR_NONE;
-        const char *why = ac_resource_check(a, type, rname, &name, &code);
+        const char *why = ac_resource_check(a, type, rname, &name, &r->broker, &code);
         r->replace = !incremental;
         r->ops = ls_kmsg_alloc(a, nconf, sizeof *r->ops);
         for (int32_t k = 0; k < nconf && !why; k++) {
             if (incremental) {
                 const ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig *c =
                     &im.Resources[i].Configs[k];
-                why = ac_op_check(a, r, c->Name, c->ConfigOperation, c->Value, &code);
+                why = ac_op_check(a, cfg, r, c->Name, c->ConfigOperation, c->Value, &code);
             } else {
                 const ls_kafka_AlterConfigsRequest_AlterableConfig *c = &am.Resources[i].Configs[k];
                 /* a null value means "back to the default": leave it out of the new set */
                 why = c->Value.len < 0 ? NULL
-                                       : ac_op_check(a, r, c->Name, LS_KAFKA_CONFIG_OP_SET,
+                                       : ac_op_check(a, cfg, r, c->Name, LS_KAFKA_CONFIG_OP_SET,
                                                      c->Value, &code);
             }
         }
-        r->table_keys |= r->replace;   /* a whole new set may drop table keys */
+        r->table_keys |= r->replace && !r->broker;   /* a whole new set may drop table keys */
         if (why) {
             out->ErrorCode = code;
             out->ErrorMessage = ls_kstr_c(why);

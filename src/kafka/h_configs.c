@@ -4,10 +4,14 @@
  * Topics (resource type 2): every Kafka topic config is described, with its
  * effective value and source (DescribeConfigsResponse v1+ ConfigSource):
  *   TOPIC_CONFIG          a stored override (stream config property);
- *   STATIC_BROKER_CONFIG  supplied by a broker setting that differs from
- *                         Kafka's default (retention.ms <- log.retention.ms,
+ *   DYNAMIC_DEFAULT_BROKER_CONFIG  supplied by a cluster-wide dynamic broker
+ *                         config (retention.ms <- log.retention.ms,
  *                         retention.bytes <- log.retention.bytes,
- *                         max.message.bytes <- message.max.bytes);
+ *                         max.message.bytes <- message.max.bytes,
+ *                         message.timestamp.* <- log.message.timestamp.*);
+ *   STATIC_BROKER_CONFIG  supplied by that broker setting in the broker's
+ *                         own configuration, where it differs from Kafka's
+ *                         default;
  *   DEFAULT_CONFIG        Kafka's default, which is also Lakestream's.
  * Storage-engine settings that mean nothing on diskless storage (segment.*,
  * flush.*, index.*) are still described with Kafka's defaults so tools that
@@ -25,9 +29,17 @@
  * through ls_kafka_topic_policy_apply: it resolves the new policy (table name
  * valid and not the table of another topic) and keeps enabled.since.
  *
- * Brokers (resource type 4): a fixed, read-only set taken from ls_config_t;
- * store URLs are reported as sensitive (null value) since S3 URLs may carry
- * credentials. Broker loggers (type 8) describe as an empty list.
+ * Brokers (resource type 4): this broker's settings from ls_config_t, read
+ * only, except the dynamic broker configs (stream/broker_config.h): those are
+ * writable and show their layers (DYNAMIC_DEFAULT_BROKER_CONFIG, then
+ * STATIC_BROKER_CONFIG, then DEFAULT_CONFIG). The default broker resource
+ * (empty name) lists only the dynamic configs set cluster-wide, as Kafka's
+ * default entity does. Topic configs whose default a broker setting supplies
+ * (retention.ms <- log.retention.ms, max.message.bytes <- message.max.bytes,
+ * message.timestamp.* <- log.message.timestamp.*) show the same layers under
+ * the topic's own override. Store URLs are reported as sensitive (null
+ * value) since S3 URLs may carry credentials. Broker loggers (type 8)
+ * describe as an empty list.
  *
  * Everything here is an in-memory lookup: the handler answers synchronously. */
 #include <errno.h>
@@ -43,23 +55,21 @@
 #include "kafka/msg.h"
 #include "kafka/names.h"
 #include "kafka/services.h"
+#include "stream/broker_config.h"
 #include "stream/policy.h"
 
-#define KAFKA_DEFAULT_RETENTION_MS 604800000LL
-#define KAFKA_DEFAULT_MESSAGE_MAX_BYTES 1048588LL
 
 typedef enum {
     VAL_FIXED,        /* def is the value */
-    VAL_RETENTION_MS, /* cfg->log_retention_ms */
-    VAL_RETENTION_BYTES, /* cfg->log_retention_bytes */
-    VAL_MAX_MESSAGE,  /* cfg->message_max_bytes */
+    VAL_BROKER,       /* the broker setting broker_name supplies it: a dynamic broker config
+                       * (stream/broker_config.h); def is Kafka's default */
 } val_kind;
 
 typedef struct topic_config_def {
     const char *name;
     int8_t type;              /* LS_KAFKA_CONFIG_TYPE_* */
     val_kind kind;
-    const char *def;          /* VAL_FIXED value */
+    const char *def;          /* VAL_FIXED value; VAL_BROKER: Kafka's default */
     const char *broker_name;  /* broker-level synonym, or NULL */
     const char *allowed;      /* comma-separated allowed values (STRING/LIST), or NULL */
     const char *doc;
@@ -100,15 +110,15 @@ static const topic_config_def_t topic_defs[] = {
     {"max.compaction.lag.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, LONG_MAX_S,
      "log.cleaner.max.compaction.lag.ms", NULL,
      "Maximum time a message stays ineligible for compaction."},
-    {"max.message.bytes", LS_KAFKA_CONFIG_TYPE_INT, VAL_MAX_MESSAGE, NULL, "message.max.bytes",
+    {"max.message.bytes", LS_KAFKA_CONFIG_TYPE_INT, VAL_BROKER, "1048588", "message.max.bytes",
      NULL, "Largest record batch size allowed."},
-    {"message.timestamp.after.max.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "3600000",
+    {"message.timestamp.after.max.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_BROKER, "3600000",
      "log.message.timestamp.after.max.ms", NULL,
      "Allowed time a record timestamp may be ahead of the broker's clock."},
-    {"message.timestamp.before.max.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, LONG_MAX_S,
+    {"message.timestamp.before.max.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_BROKER, LONG_MAX_S,
      "log.message.timestamp.before.max.ms", NULL,
      "Allowed time a record timestamp may be behind the broker's clock."},
-    {"message.timestamp.type", LS_KAFKA_CONFIG_TYPE_STRING, VAL_FIXED, "CreateTime",
+    {"message.timestamp.type", LS_KAFKA_CONFIG_TYPE_STRING, VAL_BROKER, "CreateTime",
      "log.message.timestamp.type", "CreateTime,LogAppendTime",
      "Whether record timestamps are the producer's (CreateTime) or the broker's."},
     {"min.cleanable.dirty.ratio", LS_KAFKA_CONFIG_TYPE_DOUBLE, VAL_FIXED, "0.5",
@@ -128,10 +138,10 @@ static const topic_config_def_t topic_defs[] = {
     {"remote.storage.enable", LS_KAFKA_CONFIG_TYPE_BOOLEAN, VAL_FIXED, "false", NULL, NULL,
      "Tiered storage on/off. Diskless: every record is in the object store either way; true "
      "and false mean the same here."},
-    {"retention.bytes", LS_KAFKA_CONFIG_TYPE_LONG, VAL_RETENTION_BYTES, NULL,
+    {"retention.bytes", LS_KAFKA_CONFIG_TYPE_LONG, VAL_BROKER, "-1",
      "log.retention.bytes", NULL,
      "Maximum bytes retained per partition (-1: no limit)."},
-    {"retention.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_RETENTION_MS, NULL, "log.retention.ms", NULL,
+    {"retention.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_BROKER, "604800000", "log.retention.ms", NULL,
      "How long records are retained (-1: forever)."},
     {"segment.bytes", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "1073741824", "log.segment.bytes",
      NULL, "No effect on diskless storage."},
@@ -172,38 +182,66 @@ static bool key_wanted(const ls_kstr_t *keys, int32_t nkeys, const char *name)
     return false;
 }
 
-/* Broker-level value and source of a topic config without an override. */
-static const char *topic_default(ls_arena_t *a, const ls_config_t *cfg,
-                                 const topic_config_def_t *d, int8_t *source)
-{
-    *source = LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
-    switch (d->kind) {
-    case VAL_RETENTION_MS:
-        if (cfg->log_retention_ms != KAFKA_DEFAULT_RETENTION_MS)
-            *source = LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
-        return ls_arena_printf(a, "%" PRId64, cfg->log_retention_ms);
-    case VAL_RETENTION_BYTES:
-        if (cfg->log_retention_bytes != -1)
-            *source = LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
-        return ls_arena_printf(a, "%" PRId64, cfg->log_retention_bytes);
-    case VAL_MAX_MESSAGE:
-        if (cfg->message_max_bytes != KAFKA_DEFAULT_MESSAGE_MAX_BYTES)
-            *source = LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
-        return ls_arena_printf(a, "%" PRId64, cfg->message_max_bytes);
-    case VAL_FIXED:
-        break;
-    }
-    return d->def;
-}
-
 typedef ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult cfg_entry_t;
 typedef ls_kafka_DescribeConfigsResponse_DescribeConfigsSynonym cfg_syn_t;
 
-static void topic_entry(ls_arena_t *a, const ls_config_t *cfg, const topic_config_def_t *d,
+/* The broker layers of a config: the cluster's dynamic default (NULL when
+ * none is set), the static value and whether it differs from Kafka's. */
+typedef struct broker_layers {
+    const char *dynamic;
+    const char *stat;
+    bool stat_set;
+} broker_layers_t;
+
+static broker_layers_t broker_layers_of(ls_arena_t *a, const ls_kafka_services_t *b,
+                                        ls_bcfg_key k, const char *kafka_default)
+{
+    char buf[32];
+    broker_layers_t l = {NULL, NULL, false};
+    int64_t sv = ls_bcfg_static(b->cfg, k);
+    l.stat = ls_arena_printf(a, "%s", ls_bcfg_format(k, sv, buf, sizeof buf));
+    l.stat_set = strcmp(l.stat, kafka_default) != 0;
+    bool dyn;
+    int64_t v = ls_bcfg_effective(b->catalog, k, sv, &dyn);
+    if (dyn)
+        l.dynamic = ls_arena_printf(a, "%s", ls_bcfg_format(k, v, buf, sizeof buf));
+    return l;
+}
+
+/* Synonyms of a value supplied by the broker layers, in precedence order. */
+static int add_broker_synonyms(const broker_layers_t *l, const char *name,
+                               const char *kafka_default, cfg_syn_t *out)
+{
+    int n = 0;
+    if (l->dynamic)
+        out[n++] = (cfg_syn_t){ls_kstr_c(name), ls_kstr_c(l->dynamic),
+                               LS_KAFKA_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG};
+    if (l->stat_set)
+        out[n++] = (cfg_syn_t){ls_kstr_c(name), ls_kstr_c(l->stat),
+                               LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG};
+    out[n++] = (cfg_syn_t){ls_kstr_c(name), ls_kstr_c(kafka_default),
+                           LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG};
+    return n;
+}
+
+static const char *broker_layers_value(const broker_layers_t *l, int8_t *source)
+{
+    *source = l->dynamic ? LS_KAFKA_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG
+              : l->stat_set ? LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG
+                            : LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
+    return l->dynamic ? l->dynamic : l->stat;
+}
+
+static void topic_entry(ls_arena_t *a, const ls_kafka_services_t *b, const topic_config_def_t *d,
                         const char *override, bool synonyms, bool docs, cfg_entry_t *e)
 {
-    int8_t dsource;
-    const char *dval = topic_default(a, cfg, d, &dsource);
+    int8_t dsource = LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
+    const char *dval = d->def;
+    broker_layers_t bl = {NULL, NULL, false};
+    if (d->kind == VAL_BROKER) {
+        bl = broker_layers_of(a, b, (ls_bcfg_key)ls_bcfg_find(d->broker_name), d->def);
+        dval = broker_layers_value(&bl, &dsource);
+    }
     e->Name = ls_kstr_c(d->name);
     e->Value = ls_kstr_c(override ? override : dval);
     e->ReadOnly = false;
@@ -213,20 +251,17 @@ static void topic_entry(ls_arena_t *a, const ls_config_t *cfg, const topic_confi
     e->Documentation = docs ? ls_kstr_c(d->doc) : ls_kstr_null();
     if (!synonyms)
         return;
-    /* Synonyms in precedence order: the override, the broker setting, the default. */
-    e->Synonyms = ls_arena_alloc(a, 3 * sizeof *e->Synonyms);
+    /* Synonyms in precedence order: the override, the broker layers, the default. */
+    e->Synonyms = ls_arena_alloc(a, 4 * sizeof *e->Synonyms);
     int n = 0;
     if (override)
         e->Synonyms[n++] = (cfg_syn_t){ls_kstr_c(d->name), ls_kstr_c(override),
                                        LS_KAFKA_CONFIG_SOURCE_TOPIC_CONFIG};
-    if (d->broker_name) {
-        if (dsource == LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG)
-            e->Synonyms[n++] = (cfg_syn_t){ls_kstr_c(d->broker_name), ls_kstr_c(dval),
-                                           LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG};
-        else
-            e->Synonyms[n++] = (cfg_syn_t){ls_kstr_c(d->broker_name), ls_kstr_c(dval),
-                                           LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG};
-    }
+    if (d->kind == VAL_BROKER)
+        n += add_broker_synonyms(&bl, d->broker_name, d->def, e->Synonyms + n);
+    else if (d->broker_name)
+        e->Synonyms[n++] = (cfg_syn_t){ls_kstr_c(d->broker_name), ls_kstr_c(dval),
+                                       LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG};
     e->NumSynonyms = n;
 }
 
@@ -305,7 +340,6 @@ int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_kafka_services *b, const
                                const ls_kstr_t *keys, int32_t nkeys, bool synonyms, bool docs,
                                cfg_entry_t **out)
 {
-    const ls_config_t *cfg = b->cfg;
     cfg_entry_t *v =
         ls_arena_alloc(a, (size_t)(NTOPIC_DEFS + LS_POLICY_NFIELDS + noverrides) * sizeof *v);
     int32_t n = 0;
@@ -313,7 +347,7 @@ int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_kafka_services *b, const
         const topic_config_def_t *d = &topic_defs[i];
         if (!key_wanted(keys, nkeys, d->name))
             continue;
-        topic_entry(a, cfg, d, prop_get(overrides, noverrides, d->name), synonyms, docs, &v[n++]);
+        topic_entry(a, b, d, prop_get(overrides, noverrides, d->name), synonyms, docs, &v[n++]);
     }
     ls_namespace_t *nsrec = ls_catalog_namespace(b->catalog, ns);
     ls_policy_layers_t l = {overrides, noverrides, nsrec ? nsrec->props : NULL,
@@ -567,8 +601,13 @@ typedef struct broker_entry {
     const char *doc;
 } broker_entry_t;
 
-static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, const ls_kstr_t *keys,
-                              int32_t nkeys, bool synonyms, bool docs, cfg_entry_t **out)
+/* The configs of this broker, or (default_only: the default broker resource,
+ * name "") only the cluster-wide dynamic ones that are set, as Kafka answers
+ * for its default entity. Dynamic broker configs are writable
+ * (ReadOnly=false) with their layers as synonyms; the rest are read-only. */
+static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, bool default_only,
+                              const ls_kstr_t *keys, int32_t nkeys, bool synonyms, bool docs,
+                              cfg_entry_t **out)
 {
     const ls_config_t *c = b->cfg;
     /* the address Metadata advertises */
@@ -596,15 +635,20 @@ static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, const
          NULL, LS_KAFKA_CONFIG_TYPE_STRING, false, "Listening address."},
         {"log.cleanup.policy", "delete", "delete", LS_KAFKA_CONFIG_TYPE_LIST, false,
          "Default topic cleanup policy."},
-        {"log.retention.bytes", ls_arena_printf(a, "%" PRId64, c->log_retention_bytes), "-1",
-         LS_KAFKA_CONFIG_TYPE_LONG, false, "Default retention in bytes."},
+        {"log.retention.bytes", NULL, "-1", LS_KAFKA_CONFIG_TYPE_LONG, false, NULL},
+        {"log.message.timestamp.after.max.ms", NULL, "3600000", LS_KAFKA_CONFIG_TYPE_LONG,
+         false, NULL},
+        {"log.message.timestamp.before.max.ms", NULL, LONG_MAX_S, LS_KAFKA_CONFIG_TYPE_LONG,
+         false, NULL},
+        {"log.message.timestamp.type", NULL, "CreateTime", LS_KAFKA_CONFIG_TYPE_STRING, false,
+         NULL},
         {"log.retention.check.interval.ms",
          ls_arena_printf(a, "%" PRId64, c->log_retention_check_interval_ms), "300000",
          LS_KAFKA_CONFIG_TYPE_LONG, false, "How often retention is checked."},
-        {"log.retention.ms", ls_arena_printf(a, "%" PRId64, c->log_retention_ms), "604800000",
-         LS_KAFKA_CONFIG_TYPE_LONG, false, "Default topic retention.ms."},
-        {"message.max.bytes", ls_arena_printf(a, "%" PRId64, c->message_max_bytes), "1048588",
-         LS_KAFKA_CONFIG_TYPE_INT, false, "Largest record batch accepted."},
+        {"log.retention.ms", NULL, "604800000", LS_KAFKA_CONFIG_TYPE_LONG, false, NULL},
+        {"max.connections", NULL, "0", LS_KAFKA_CONFIG_TYPE_INT, false, NULL},
+        {"max.connections.per.ip", NULL, "1000", LS_KAFKA_CONFIG_TYPE_INT, false, NULL},
+        {"message.max.bytes", NULL, "1048588", LS_KAFKA_CONFIG_TYPE_INT, false, NULL},
         {"metadata.url", NULL, NULL, LS_KAFKA_CONFIG_TYPE_PASSWORD, true,
          "Metadata store (may carry credentials)."},
         {"min.insync.replicas", "1", "1", LS_KAFKA_CONFIG_TYPE_INT, false,
@@ -643,10 +687,29 @@ static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, const
         const broker_entry_t *be = &list[i];
         if (!key_wanted(keys, nkeys, be->name))
             continue;
+        int k = ls_bcfg_find(be->name);
+        if (k >= 0) {   /* a dynamic broker config: its layers */
+            broker_layers_t bl = broker_layers_of(a, b, (ls_bcfg_key)k, be->kafka_default);
+            if (default_only && !bl.dynamic)
+                continue;
+            cfg_entry_t *e = &v[n++];
+            e->Name = ls_kstr_c(be->name);
+            e->Value = ls_kstr_c(broker_layers_value(&bl, &e->ConfigSource));
+            e->ReadOnly = false;
+            e->ConfigType = ls_bcfg_type((ls_bcfg_key)k);
+            e->Documentation = docs ? ls_kstr_c(ls_bcfg_doc((ls_bcfg_key)k)) : ls_kstr_null();
+            if (synonyms) {
+                e->Synonyms = ls_arena_alloc(a, 3 * sizeof *e->Synonyms);
+                e->NumSynonyms = add_broker_synonyms(&bl, be->name, be->kafka_default, e->Synonyms);
+            }
+            continue;
+        }
+        if (default_only)
+            continue;
         cfg_entry_t *e = &v[n++];
         e->Name = ls_kstr_c(be->name);
         e->Value = be->sensitive ? ls_kstr_null() : ls_kstr_c(be->value ? be->value : "");
-        e->ReadOnly = true; /* no dynamic broker configs (AlterConfigs is a later issue) */
+        e->ReadOnly = true; /* static: the properties file, LAKESTREAM_* variables, flags */
         e->IsSensitive = be->sensitive;
         e->ConfigSource = be->kafka_default && be->value && strcmp(be->value, be->kafka_default) == 0
                               ? LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG
@@ -717,7 +780,8 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
                     node, (int)q->ResourceName.len, q->ResourceName.ptr));
                 break;
             }
-            r->NumConfigs = broker_configs(a, b, q->ConfigurationKeys, q->NumConfigurationKeys,
+            r->NumConfigs = broker_configs(a, b, q->ResourceName.len <= 0, q->ConfigurationKeys,
+                                           q->NumConfigurationKeys,
                                            m.IncludeSynonyms, m.IncludeDocumentation,
                                            &r->Configs);
             break;

@@ -27,13 +27,23 @@
 #include "kafka/names.h"
 #include "records/records.h"
 #include "kafka/services.h"
+#include "stream/broker_config.h"
 
 #define MAX_BATCHES_PER_PARTITION 256
+
+/* Topic defaults from the broker (dynamic cluster-wide value, else static),
+ * read once per request: a topic's own config overrides each. */
+typedef struct produce_defaults {
+    int64_t max_message_bytes;
+    bool log_append_time;
+    int64_t ts_before_max_ms, ts_after_max_ms;
+} produce_defaults_t;
 
 typedef struct produce_ctx {
     ls_kreq_t *req;
     ls_kafka_ProduceResponse resp;
     int pending;
+    produce_defaults_t def;
 } produce_ctx_t;
 
 typedef struct part_append {
@@ -135,13 +145,30 @@ static void stamp_log_append_time(uint8_t *batch, ls_batch_info_t *bi, int64_t n
     bi->max_timestamp = now;
 }
 
-#define KAFKA_DEFAULT_TIMESTAMP_AFTER_MAX_MS 3600000   /* Kafka 4.0 (KIP-1079) */
+static produce_defaults_t produce_defaults(const ls_kafka_services_t *b)
+{
+    ls_catalog_t *c = b->catalog;
+    const ls_config_t *cfg = b->cfg;
+    return (produce_defaults_t){
+        .max_message_bytes = ls_bcfg_effective(
+            c, LS_BCFG_MESSAGE_MAX_BYTES, ls_bcfg_static(cfg, LS_BCFG_MESSAGE_MAX_BYTES), NULL),
+        .log_append_time = ls_bcfg_effective(c, LS_BCFG_TIMESTAMP_TYPE,
+                                             ls_bcfg_static(cfg, LS_BCFG_TIMESTAMP_TYPE),
+                                             NULL) == LS_BCFG_TS_LOG_APPEND_TIME,
+        .ts_before_max_ms = ls_bcfg_effective(
+            c, LS_BCFG_TIMESTAMP_BEFORE_MAX_MS,
+            ls_bcfg_static(cfg, LS_BCFG_TIMESTAMP_BEFORE_MAX_MS), NULL),
+        .ts_after_max_ms = ls_bcfg_effective(
+            c, LS_BCFG_TIMESTAMP_AFTER_MAX_MS,
+            ls_bcfg_static(cfg, LS_BCFG_TIMESTAMP_AFTER_MAX_MS), NULL),
+    };
+}
 
-static size_t max_batch_bytes(const ls_kafka_services_t *b, const ls_stream_t *s)
+static size_t max_batch_bytes(const produce_defaults_t *d, const ls_stream_t *s)
 {
     const char *v = ls_stream_config_get(s, "max.message.bytes");
     long long n = v ? atoll(v) : 0;
-    return n > 0 ? (size_t)n : (size_t)b->cfg->message_max_bytes;
+    return n > 0 ? (size_t)n : (size_t)d->max_message_bytes;
 }
 
 /* Validates and appends one partition. */
@@ -169,7 +196,7 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
     int n = 0;
     char why[256] = "";
     ls_rb_result rr = ls_records_validate(pd->Records.ptr, (size_t)pd->Records.len,
-                                          max_batch_bytes(b, s), infos,
+                                          max_batch_bytes(&ctx->def, s), infos,
                                           MAX_BATCHES_PER_PARTITION, &n, why, sizeof why);
     if (rr == LS_RB_OK) {
         for (int i = 0; i < n; i++)
@@ -217,14 +244,14 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
     /* timestamps: stamped by the broker, or bounded around its clock */
     int64_t now = ls_clock_wall_ms();
     const char *tstype = ls_stream_config_get(s, "message.timestamp.type");
-    if (tstype && strcmp(tstype, "LogAppendTime") == 0) {
+    if (tstype ? strcmp(tstype, "LogAppendTime") == 0 : ctx->def.log_append_time) {
         for (int i = 0; i < n; i++)
             stamp_log_append_time((uint8_t *)pd->Records.ptr + infos[i].pos, &infos[i], now);
         pr->LogAppendTimeMs = now;
     } else {
-        int64_t after = stream_i64(s, "message.timestamp.after.max.ms",
-                                   KAFKA_DEFAULT_TIMESTAMP_AFTER_MAX_MS);
-        int64_t before = stream_i64(s, "message.timestamp.before.max.ms", INT64_MAX);
+        int64_t after = stream_i64(s, "message.timestamp.after.max.ms", ctx->def.ts_after_max_ms);
+        int64_t before = stream_i64(s, "message.timestamp.before.max.ms",
+                                    ctx->def.ts_before_max_ms);
         int64_t hi = after > INT64_MAX - now ? INT64_MAX : now + after;
         int64_t lo = before > now ? INT64_MIN : now - before;
         for (int i = 0; i < n; i++) {
@@ -352,6 +379,7 @@ static void produce_process(produce_job_t *job)
     produce_ctx_t *ctx = LS_NEW(produce_ctx_t);
     ctx->req = req;
     ctx->pending = 1;   /* released at the end of this function */
+    ctx->def = produce_defaults(req->svc);
     ctx->resp.NumResponses = m.NumTopicData;
     ctx->resp.Responses =
         ls_arena_alloc(req->arena, sizeof(*ctx->resp.Responses) * (size_t)(m.NumTopicData > 0 ? m.NumTopicData : 1));

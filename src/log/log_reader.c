@@ -38,6 +38,7 @@ struct ls_read_op {
     int64_t get_first, get_last;
     ls_buf_t got;
     ls_status get_st;
+    char get_err[200];            /* the store's detail of a failed GET (worker thread) */
     int retries;
     uv_work_t work;
     ls_read_op_t *next_waiting;
@@ -354,6 +355,8 @@ static void get_work(uv_work_t *w)
     op->get_st = ls_objstore_get(op->ls->os, op->get_object, op->get_pos, op->get_len, &op->got);
     if (op->get_st == LS_OK && op->got.len != op->get_len)
         op->get_st = LS_ECORRUPT;
+    else if (op->get_st != LS_OK)
+        snprintf(op->get_err, sizeof op->get_err, "%s", ls_objstore_error(op->ls->os));
 }
 
 static void get_after(uv_work_t *w, int status)
@@ -370,10 +373,20 @@ static void get_after(uv_work_t *w, int status)
         return;
     }
     if (op->get_st != LS_OK) {
-        LS_ERROR("log", "reading %u bytes at %llu of %s for log %016llx: %s%s", op->get_len,
-                 (unsigned long long)op->get_pos, op->get_object, (unsigned long long)op->log_id,
-                 ls_status_str(op->get_st),
-                 op->get_st == LS_ECORRUPT ? " (object shorter than its index entry)" : "");
+        /* A store that is unreachable or failing (transient: the fetch
+         * answers KAFKA_STORAGE_ERROR for this partition and the client
+         * retries) is a rate-limited warning; data that does not match its
+         * index is an error. */
+        if (op->get_st == LS_ECORRUPT || op->get_st == LS_ENOTFOUND)
+            LS_ERROR("log", "reading %u bytes at %llu of %s for log %016llx: %s%s", op->get_len,
+                     (unsigned long long)op->get_pos, op->get_object,
+                     (unsigned long long)op->log_id, ls_status_str(op->get_st),
+                     op->get_st == LS_ECORRUPT ? " (object shorter than its index entry)" : "");
+        else if (op->get_st != LS_ESHUTDOWN)
+            LS_WARN_RL("log", "reading %u bytes at %llu of %s for log %016llx failed: %s (%s); "
+                       "the fetch answers KAFKA_STORAGE_ERROR and the client retries",
+                       op->get_len, (unsigned long long)op->get_pos, op->get_object,
+                       (unsigned long long)op->log_id, ls_status_str(op->get_st), op->get_err);
         if (op->res.nslices == 0)
             op->res.st = op->get_st == LS_ENOTFOUND ? LS_ECORRUPT : op->get_st;
         op->next = INT64_MAX;

@@ -14,6 +14,10 @@
  *                           permanent; written in the txn that deletes the stream
  *                           key (partitions tells GC which logs to reclaim)
  *   /ls/counter/stream_no   decimal; the last stream number handed out
+ *   /ls/cluster/broker-config {"created_ms":<ms>,"properties":{}}
+ *                           the cluster-wide dynamic broker configs (Kafka's
+ *                           default broker resource, stream/broker_config.h);
+ *                           loaded and watched like the namespace records
  *
  * Names (<ns>, <name>) follow Kafka topic rules ([a-zA-Z0-9._-], 1..249, not
  * "." or ".."), so they never contain '/' and keys parse unambiguously.
@@ -53,6 +57,7 @@
 #include "base/thread.h"
 
 #define CAT_NS_PREFIX "/ls/ns/"
+#define CAT_BROKER_CONFIG_KEY "/ls/cluster/broker-config"
 #define CAT_STREAM_PREFIX "/ls/stream/"
 #define CAT_TOMB_PREFIX "/ls/tomb/"
 #define CAT_STREAM_NO_KEY "/ls/counter/stream_no"
@@ -85,6 +90,7 @@ struct ls_catalog {
     bool rewatching;
     ls_namespace_t **nss; /* namespace snapshots, sorted by name (mu) */
     int nns;
+    ls_namespace_t *broker_cfg; /* dynamic broker configs, name "" (mu; never NULL once open) */
     int32_t max_per_stream; /* ls_catalog_set_limits; read-only after */
     int64_t max_total;
 };
@@ -698,8 +704,10 @@ static void cat_on_watch(void *arg, const ls_meta_event_t *ev, size_t n)
         if (kv->klen > strlen(CAT_STREAM_PREFIX) &&
             memcmp(kv->key, CAT_STREAM_PREFIX, strlen(CAT_STREAM_PREFIX)) == 0)
             cat_apply_stream_event(c, &ev[i]);
-        else if (kv->klen > strlen(CAT_NS_PREFIX) &&
-                 memcmp(kv->key, CAT_NS_PREFIX, strlen(CAT_NS_PREFIX)) == 0)
+        else if ((kv->klen > strlen(CAT_NS_PREFIX) &&
+                  memcmp(kv->key, CAT_NS_PREFIX, strlen(CAT_NS_PREFIX)) == 0) ||
+                 (kv->klen == strlen(CAT_BROKER_CONFIG_KEY) &&
+                  memcmp(kv->key, CAT_BROKER_CONFIG_KEY, kv->klen) == 0))
             ns_changed = true;
     }
     if (ns_changed && ls_catalog_reload_namespaces(c) != LS_OK)
@@ -749,6 +757,7 @@ void ls_catalog_close(ls_catalog_t *c)
     for (int i = 0; i < c->nns; i++)
         ls_namespace_release(c->nss[i]);
     ls_free(c->nss);
+    ls_namespace_release(c->broker_cfg);
     pthread_mutex_destroy(&c->mu);
     pthread_mutex_destroy(&c->write_mu);
     ls_free(c);
@@ -1131,19 +1140,16 @@ void ls_namespace_release(ls_namespace_t *n)
     ls_free(n);
 }
 
-/* Snapshot from a /ls/ns/<ns> record; NULL (logged) if corrupt. */
-static ls_namespace_t *cat_ns_parse(const ls_kv_t *kv)
+/* Snapshot of a property record (a /ls/ns/<ns> record, named by its
+ * namespace, or the broker-config record, named ""); NULL (logged) if corrupt. */
+static ls_namespace_t *cat_props_parse(const ls_kv_t *kv, const char *name)
 {
-    const char *key = (const char *)kv->key, *name = key + strlen(CAT_NS_PREFIX);
-    if (kv->klen <= strlen(CAT_NS_PREFIX) || !ls_stream_name_valid(name)) {
-        LS_ERROR("catalog", "corrupt namespace key '%s'", key);
-        return NULL;
-    }
+    const char *key = (const char *)kv->key;
     json_error_t jerr;
     json_t *o = json_loadb((const char *)kv->val, kv->vlen, 0, &jerr);
     json_t *props = o ? json_object_get(o, "properties") : NULL;
     if (!o || (props && !json_is_object(props))) {
-        LS_ERROR("catalog", "corrupt namespace value at %s: %s", key,
+        LS_ERROR("catalog", "corrupt property record at %s: %s", key,
                  o ? "properties is not an object" : jerr.text);
         json_decref(o);
         return NULL;
@@ -1159,7 +1165,7 @@ static ls_namespace_t *cat_ns_parse(const ls_kv_t *kv)
     json_object_foreach(props, k, v)
     {
         if (!json_is_string(v)) {
-            LS_ERROR("catalog", "namespace %s: property '%s' is not a string; ignored", name, k);
+            LS_ERROR("catalog", "%s: property '%s' is not a string; ignored", key, k);
             continue;
         }
         n->props[n->nprops].key = ls_strdup(k);
@@ -1167,6 +1173,24 @@ static ls_namespace_t *cat_ns_parse(const ls_kv_t *kv)
     }
     if (n->nprops) qsort(n->props, (size_t)n->nprops, sizeof *n->props, cat_prop_cmp);
     json_decref(o);
+    return n;
+}
+
+static ls_namespace_t *cat_ns_parse(const ls_kv_t *kv)
+{
+    const char *key = (const char *)kv->key, *name = key + strlen(CAT_NS_PREFIX);
+    if (kv->klen <= strlen(CAT_NS_PREFIX) || !ls_stream_name_valid(name)) {
+        LS_ERROR("catalog", "corrupt namespace key '%s'", key);
+        return NULL;
+    }
+    return cat_props_parse(kv, name);
+}
+
+static ls_namespace_t *cat_props_empty(void)
+{
+    ls_namespace_t *n = LS_NEW(ls_namespace_t);
+    n->refcnt = 1;
+    n->name = ls_strdup("");
     return n;
 }
 
@@ -1186,15 +1210,31 @@ ls_status ls_catalog_reload_namespaces(ls_catalog_t *c)
         if ((v[n] = cat_ns_parse(&l.v[i]))) n++;
     ls_kvlist_free(&l);
     if (n > 1) qsort(v, (size_t)n, sizeof *v, cat_ns_order);
+    ls_kv_t kv;
+    ls_namespace_t *bc = NULL;
+    st = ls_meta_get(c->meta, CAT_BROKER_CONFIG_KEY, &kv);
+    if (st == LS_OK) {
+        bc = cat_props_parse(&kv, "");
+        ls_kv_free(&kv);
+    } else if (st != LS_ENOTFOUND) {
+        for (int i = 0; i < n; i++)
+            ls_namespace_release(v[i]);
+        ls_free(v);
+        return st;
+    }
+    if (!bc) bc = cat_props_empty(); /* absent, or corrupt (logged): Kafka's defaults */
     pthread_mutex_lock(&c->mu);
     ls_namespace_t **old = c->nss;
     int nold = c->nns;
+    ls_namespace_t *old_bc = c->broker_cfg;
     c->nss = v;
     c->nns = n;
+    c->broker_cfg = bc;
     pthread_mutex_unlock(&c->mu);
     for (int i = 0; i < nold; i++)
         ls_namespace_release(old[i]);
     ls_free(old);
+    ls_namespace_release(old_bc);
     return LS_OK;
 }
 
@@ -1212,16 +1252,20 @@ ls_namespace_t *ls_catalog_namespace(ls_catalog_t *c, const char *ns)
     return found;
 }
 
-ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_change_fn change,
-                                      void *arg, char *err, int errlen)
+ls_namespace_t *ls_catalog_broker_config(ls_catalog_t *c)
 {
-    if (err && errlen > 0) err[0] = 0;
-    if (!ls_stream_name_valid(ns)) {
-        cat_err(err, errlen, "invalid namespace name '%s'", ns ? ns : "(null)");
-        return LS_EINVAL;
-    }
-    char key[CAT_KEY_MAX];
-    snprintf(key, sizeof key, CAT_NS_PREFIX "%s", ns);
+    pthread_mutex_lock(&c->mu);
+    ls_namespace_t *bc = c->broker_cfg;
+    __atomic_add_fetch(&bc->refcnt, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&c->mu);
+    return bc;
+}
+
+/* Read-modify-CAS of the property record at key (what names it in errors);
+ * creates the record if absent, rereads the copy after. */
+static ls_status cat_props_update(ls_catalog_t *c, const char *key, const char *what,
+                                  ls_props_change_fn change, void *arg, char *err, int errlen)
+{
     ls_status st = LS_ECONFLICT;
     pthread_mutex_lock(&c->write_mu);
     for (int attempt = 0; attempt < CAT_CAS_RETRIES && st == LS_ECONFLICT; attempt++) {
@@ -1230,7 +1274,7 @@ ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_
         int64_t rev = 0, created = ls_clock_wall_ms();
         st = ls_meta_get(c->meta, key, &kv);
         if (st == LS_OK) {
-            cur = cat_ns_parse(&kv);
+            cur = cat_props_parse(&kv, "");
             rev = kv.mod_rev;
             json_t *o = json_loadb((const char *)kv.val, kv.vlen, 0, NULL);
             json_t *cm = o ? json_object_get(o, "created_ms") : NULL;
@@ -1238,7 +1282,7 @@ ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_
             json_decref(o);
             ls_kv_free(&kv);
             if (!cur) {
-                cat_err(err, errlen, "namespace record %s is corrupt", key);
+                cat_err(err, errlen, "%s record %s is corrupt", what, key);
                 st = LS_ECORRUPT;
                 break;
             }
@@ -1267,8 +1311,30 @@ ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_
             cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), ls_meta_error(c->meta));
     }
     if (st == LS_ECONFLICT)
-        cat_err(err, errlen, "updating namespace '%s': too much contention", ns);
+        cat_err(err, errlen, "updating %s: too much contention", what);
     pthread_mutex_unlock(&c->write_mu);
     if (st == LS_OK) st = ls_catalog_reload_namespaces(c);
     return st;
+}
+
+ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_change_fn change,
+                                      void *arg, char *err, int errlen)
+{
+    if (err && errlen > 0) err[0] = 0;
+    if (!ls_stream_name_valid(ns)) {
+        cat_err(err, errlen, "invalid namespace name '%s'", ns ? ns : "(null)");
+        return LS_EINVAL;
+    }
+    char key[CAT_KEY_MAX], what[CAT_NAME_MAX + 16];
+    snprintf(key, sizeof key, CAT_NS_PREFIX "%s", ns);
+    snprintf(what, sizeof what, "namespace '%s'", ns);
+    return cat_props_update(c, key, what, change, arg, err, errlen);
+}
+
+ls_status ls_catalog_update_broker_config(ls_catalog_t *c, ls_props_change_fn change, void *arg,
+                                          char *err, int errlen)
+{
+    if (err && errlen > 0) err[0] = 0;
+    return cat_props_update(c, CAT_BROKER_CONFIG_KEY, "the dynamic broker configs", change, arg,
+                            err, errlen);
 }

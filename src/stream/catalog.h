@@ -104,6 +104,14 @@ void ls_namespace_release(ls_namespace_t *n);
 /* Read-modify-CAS of a namespace's properties; creates the record if absent. Blocking. */
 ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_change_fn change,
                                       void *arg, char *err, int errlen);
+/* The cluster-wide dynamic broker configs (the property set of Kafka's
+ * default broker resource; stream/broker_config.h gives them meaning): a kept
+ * snapshot whose name is "", empty when none is set; never NULL. Any thread,
+ * non-blocking; changes by any broker arrive through the catalog's watch. */
+ls_namespace_t *ls_catalog_broker_config(ls_catalog_t *c);
+/* Read-modify-CAS of the dynamic broker configs. Blocking. */
+ls_status ls_catalog_update_broker_config(ls_catalog_t *c, ls_props_change_fn change, void *arg,
+                                          char *err, int errlen);
 
 /* Lookups (any thread, non-blocking). Return kept snapshots or NULL. */
 ls_stream_t *ls_catalog_lookup(ls_catalog_t *c, const char *ns, const char *name);

@@ -243,3 +243,49 @@ def _summ(offs):
     if len(offs) <= 20:
         return offs
     return "%s ... %s (n=%d)" % (offs[:10], offs[-10:], len(offs))
+
+
+def alter_broker_defaults(bootstrap, configs, validate_only=False, resource_name="", timeout=30):
+    """IncrementalAlterConfigs v0 on a BROKER resource, by hand: librdkafka and
+    kafka-python refuse the default broker resource (empty name) that Kafka's
+    own kafka-configs --entity-default uses. configs: {name: value} (None:
+    DELETE). Returns [(error_code, error_message)] of the one resource."""
+    import socket
+    import struct
+
+    def s16(s):
+        if s is None:
+            return struct.pack(">h", -1)
+        b = s.encode()
+        return struct.pack(">h", len(b)) + b
+
+    body = struct.pack(">i", 1) + struct.pack(">b", 4) + s16(resource_name)
+    body += struct.pack(">i", len(configs))
+    for k, v in configs.items():
+        body += s16(k) + struct.pack(">b", 1 if v is None else 0) + s16(v)
+    body += struct.pack(">b", 1 if validate_only else 0)
+    req = struct.pack(">hhi", 44, 0, 7) + s16("lakestream-test") + body
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=timeout) as s:
+        s.sendall(struct.pack(">i", len(req)) + req)
+        buf = b""
+        while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
+            chunk = s.recv(65536)
+            assert chunk, "connection closed before the IncrementalAlterConfigs response"
+            buf += chunk
+    p = 4 + 4 + 4  # size, correlation id, throttle
+    (n,) = struct.unpack(">i", buf[p:p + 4])
+    p += 4
+    out = []
+    for _ in range(n):
+        code, mlen = struct.unpack(">hh", buf[p:p + 4])
+        p += 4
+        msg = None
+        if mlen >= 0:
+            msg = buf[p:p + mlen].decode()
+            p += mlen
+        p += 1  # resource type
+        (nlen,) = struct.unpack(">h", buf[p:p + 2])
+        p += 2 + max(nlen, 0)
+        out.append((code, msg))
+    return out

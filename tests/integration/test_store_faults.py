@@ -1,9 +1,12 @@
-"""Object-store faults seen by Kafka producers.
+"""Object-store faults seen by Kafka producers and consumers.
 
 1. The fault-injecting wrapper (objstore_faulty.c) under the broker fails
    PUTs, loses acknowledgements of PUTs that did happen, and adds latency:
    producers see retriable errors, retry, and every acknowledged record is
    read back exactly once.
+   With no read cache, half of the object reads behind consumers' fetches
+   fail: the fetch answers KAFKA_STORAGE_ERROR for those partitions, the
+   consumer retries, and reads every record once within a bound (issue 11 §6).
 2. The real S3 server (Ceph radosgw from tools/s3/radosgw.sh) is stopped
    mid-run and restarted: the broker keeps running, produce requests fail
    with retriable errors or wait, and once the server is back every
@@ -84,6 +87,29 @@ def test_faulty_store_producers_retry_and_nothing_acked_is_lost(broker_factory, 
     log = b.log_text() if hasattr(b, "log_text") else ""
     assert re.search(r"PUT of WAL object .* failed", log), "no injected PUT failure reached the broker"
     _check_exactly_once(b.bootstrap, topic, acked)
+    assert b.alive()
+
+
+def test_failing_object_reads_delay_consumers_but_lose_nothing(broker_factory, tmp_path):
+    url = _faulty_url(tmp_path, "get_error_rate=0.5&ops=get&seed=4242")
+    b = broker_factory("--object.store.url=%s" % url, "--read.cache.max.bytes=0")
+    parts = 4
+    topic = ku.create_topic(b.bootstrap, ku.unique_topic("faulty-reads"), partitions=parts)
+    p = ku.producer(b.bootstrap, acks="all", linger_ms=5)
+    records = [{"partition": i % parts, "value": b"r-%05d" % i} for i in range(8000)]
+    for i in range(0, len(records), 200):  # 40 WAL entries per partition: many reads
+        ku.produce_all(p, topic, records[i:i + 200])
+    # every fetch below reads objects (no cache), half of those reads fail
+    t0 = time.monotonic()
+    got = ku.consume(b.bootstrap, topic, list(range(parts)), timeout=60,
+                     expect={q: len(records) // parts for q in range(parts)})
+    took = time.monotonic() - t0
+    values = [m.value() for q in range(parts) for m in got[q]]
+    assert sorted(values) == sorted(r["value"] for r in records), \
+        "%d of %d records read after %.1f s" % (len(set(values)), len(records), took)
+    ku.assert_dense(got)
+    assert re.search(r"reading \d+ bytes .* failed: .*injected fault", b.log_text()), \
+        "no injected read failure reached the broker"
     assert b.alive()
 
 

@@ -16,9 +16,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -31,6 +35,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -243,6 +249,29 @@ public class LakestreamClientTest {
                     long took = System.currentTimeMillis() - t0;
                     check(took < 30000, "initTransactions failed only after " + took + " ms");
                 }
+            });
+            test("dynamic_broker_configs_default_entity", () -> {
+                // what kafka-configs --entity-type brokers --entity-default does (issue 11 §3)
+                ConfigResource def = new ConfigResource(ConfigResource.Type.BROKER, "");
+                admin.incrementalAlterConfigs(Map.of(def, List.of(new AlterConfigOp(
+                    new ConfigEntry("log.retention.ms", "123456789"), AlterConfigOp.OpType.SET))))
+                    .all().get();
+                ConfigEntry e = admin.describeConfigs(List.of(def)).all().get().get(def).get("log.retention.ms");
+                check(e != null && "123456789".equals(e.value())
+                      && e.source() == ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+                      "described " + e);
+                try {
+                    admin.incrementalAlterConfigs(Map.of(def, List.of(new AlterConfigOp(
+                        new ConfigEntry("num.partitions", "4"), AlterConfigOp.OpType.SET)))).all().get();
+                    throw new AssertionError("num.partitions accepted as a dynamic broker config");
+                } catch (ExecutionException ex) {
+                    check(ex.getCause() instanceof InvalidConfigurationException
+                          && ex.getCause().getMessage().contains("num.partitions"), "refusal " + ex.getCause());
+                }
+                admin.incrementalAlterConfigs(Map.of(def, List.of(new AlterConfigOp(
+                    new ConfigEntry("log.retention.ms", ""), AlterConfigOp.OpType.DELETE)))).all().get();
+                Config after = admin.describeConfigs(List.of(def)).all().get().get(def);
+                check(after.get("log.retention.ms") == null, "still set after DELETE: " + after);
             });
             test("delete_topic", () -> {
                 String topic = createTopic(admin, "java-del");
