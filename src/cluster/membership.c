@@ -135,7 +135,7 @@ static void on_watch(void *arg, const ls_meta_event_t *ev, size_t n)
 static ls_status register_self(ls_membership_t *m, char *err, int errlen)
 {
     int64_t lease;
-    ls_status st = m->meta->ops->lease_grant(m->meta, m->ttl_ms, &lease);
+    ls_status st = ls_meta_lease_grant(m->meta, m->ttl_ms, &lease);
     if (st != LS_OK) {
         snprintf(err, (size_t)errlen, "granting the broker session lease: %s: %s",
                  ls_status_str(st), ls_meta_error(m->meta));
@@ -150,7 +150,7 @@ static ls_status register_self(ls_membership_t *m, char *err, int errlen)
         if (attempt > 0 && st != LS_ECONFLICT)
             usleep(100 * 1000);   /* a transient store error: try again shortly */
         ls_kv_t kv;
-        st = m->meta->ops->get(m->meta, m->key, strlen(m->key), &kv);
+        st = ls_meta_get(m->meta, m->key, &kv);
         if (st != LS_OK && st != LS_ENOTFOUND) {
             if (ls_status_retriable(st))
                 continue;
@@ -181,7 +181,7 @@ static ls_status register_self(ls_membership_t *m, char *err, int errlen)
         }
         ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = m->key, .klen = strlen(m->key),
                              .rev = rev};
-        st = m->meta->ops->txn(m->meta, &cmp, 1, &put, 1, NULL);
+        st = ls_meta_txn(m->meta, &cmp, 1, &put, 1, NULL);
         if (st == LS_ECONFLICT || (st != LS_OK && ls_status_retriable(st)))
             continue;   /* reread: the write may have been applied */
         break;
@@ -191,12 +191,12 @@ static ls_status register_self(ls_membership_t *m, char *err, int errlen)
         if (taken_over) {
             LS_INFO("cluster", "took over the registration of broker %d's previous run",
                     (int)m->self.id);
-            m->meta->ops->lease_revoke(m->meta, taken_over);
+            ls_meta_lease_revoke(m->meta, taken_over);
         }
         m->lease = lease;
         return LS_OK;
     }
-    m->meta->ops->lease_revoke(m->meta, lease);
+    ls_meta_lease_revoke(m->meta, lease);
     if (st != LS_EEXISTS)
         snprintf(err, (size_t)errlen, "registering broker %d: %s: %s", (int)m->self.id,
                  ls_status_str(st), ls_meta_error(m->meta));
@@ -217,7 +217,7 @@ static void *renew_thread(void *arg)
             break;
         pthread_mutex_unlock(&m->mu);
         int64_t woke = ls_clock_mono_ms();
-        ls_status st = m->meta->ops->lease_keepalive(m->meta, m->lease);
+        ls_status st = ls_meta_lease_keepalive(m->meta, m->lease);
         if (st == LS_ENOTFOUND) {
             /* Say what is known: a wait of `every` that took far longer means
              * this process did not run (SIGSTOP, a VM pause, CPU starvation);
@@ -286,7 +286,7 @@ ls_membership_t *ls_membership_start(ls_meta_t *meta, const ls_member_t *self,
             snprintf(err, (size_t)errlen, "reading live brokers: %s", ls_status_str(st));
     }
     if (st == LS_OK) {
-        st = meta->ops->watch(meta, LS_BROKERS_PREFIX, strlen(LS_BROKERS_PREFIX), rev, on_watch, m,
+        st = ls_meta_watch(meta, LS_BROKERS_PREFIX, strlen(LS_BROKERS_PREFIX), rev, on_watch, m,
                               &m->watch);
         if (st != LS_OK)
             snprintf(err, (size_t)errlen, "watching live brokers: %s", ls_status_str(st));
@@ -295,9 +295,9 @@ ls_membership_t *ls_membership_start(ls_meta_t *meta, const ls_member_t *self,
         if (st == LS_OK)
             snprintf(err, (size_t)errlen, "starting the membership thread: %s", strerror(errno));
         if (m->watch)
-            meta->ops->watch_cancel(meta, m->watch);
+            ls_meta_watch_cancel(meta, m->watch);
         if (m->lease)
-            meta->ops->lease_revoke(meta, m->lease);
+            ls_meta_lease_revoke(meta, m->lease);
         pthread_mutex_destroy(&m->mu);
         pthread_cond_destroy(&m->cond);
         ls_free(m->live);
@@ -329,8 +329,8 @@ void ls_membership_stop(ls_membership_t *m)
     pthread_cond_signal(&m->cond);
     pthread_mutex_unlock(&m->mu);
     pthread_join(m->thread, NULL);
-    m->meta->ops->watch_cancel(m->meta, m->watch);
-    ls_status st = m->meta->ops->lease_revoke(m->meta, m->lease);
+    ls_meta_watch_cancel(m->meta, m->watch);
+    ls_status st = ls_meta_lease_revoke(m->meta, m->lease);
     if (st != LS_OK && st != LS_ENOTFOUND)
         LS_WARN("cluster", "deregistering broker %d: %s (its registration expires with the "
                 "session lease)", (int)m->self.id, ls_status_str(st));

@@ -307,7 +307,7 @@ static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t 
         rs = ls_walrefs_prepare(refs, c->meta, cmps, &ncmp, ops, &nops, &released);
         if (rs != LS_OK)
             break;
-        st = c->meta->ops->txn(c->meta, cmps, ncmp, ops, nops, NULL);
+        st = ls_meta_txn(c->meta, cmps, ncmp, ops, nops, NULL);
         if (st != LS_ECONFLICT)
             break;
     }

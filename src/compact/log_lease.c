@@ -74,7 +74,7 @@ int ls_lease_owner_reclaim(ls_lease_owner_t *o, const char *prefix)
         done[n++] = kv->lease;
         LS_INFO("compact", "freeing the compaction claims of a previous run (%s)",
                 (const char *)kv->val);
-        o->meta->ops->lease_revoke(o->meta, kv->lease);
+        ls_meta_lease_revoke(o->meta, kv->lease);
     }
     ls_free(done);
     ls_kvlist_free(&l);
@@ -86,7 +86,7 @@ void ls_lease_owner_free(ls_lease_owner_t *o)
     if (!o)
         return;
     if (o->lease)
-        o->meta->ops->lease_revoke(o->meta, o->lease);
+        ls_meta_lease_revoke(o->meta, o->lease);
     pthread_mutex_destroy(&o->mu);
     ls_free(o);
 }
@@ -113,7 +113,7 @@ static ls_status ensure_lease(ls_lease_owner_t *o, int64_t *out)
     pthread_mutex_lock(&o->mu);
     ls_status st = LS_OK;
     if (!o->lease)
-        st = o->meta->ops->lease_grant(o->meta, o->ttl_ms, &o->lease);
+        st = ls_meta_lease_grant(o->meta, o->ttl_ms, &o->lease);
     *out = o->lease;
     pthread_mutex_unlock(&o->mu);
     if (st != LS_OK)
@@ -127,7 +127,7 @@ ls_status ls_lease_owner_keepalive(ls_lease_owner_t *o)
     int64_t l = current_lease(o);
     if (!l)
         return LS_OK;
-    ls_status st = o->meta->ops->lease_keepalive(o->meta, l);
+    ls_status st = ls_meta_lease_keepalive(o->meta, l);
     if (st == LS_ENOTFOUND) {
         LS_WARN("compact", "compaction lease %lld of %s expired: running tasks will not commit; "
                 "a new lease is taken for the next claim", (long long)l, o->name);
@@ -148,7 +148,7 @@ static ls_status claim_key(ls_lease_owner_t *o, ls_log_claim_t *c)
         ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = c->key, .klen = klen, .val = o->name,
                            .vlen = strlen(o->name), .lease = lease};
         int64_t rev = 0;
-        st = o->meta->ops->txn(o->meta, &cmp, 1, &op, 1, &rev);
+        st = ls_meta_txn(o->meta, &cmp, 1, &op, 1, &rev);
         if (st == LS_OK) {
             c->held = true;
             c->rev = rev;
@@ -162,7 +162,7 @@ static ls_status claim_key(ls_lease_owner_t *o, ls_log_claim_t *c)
             return st;
         /* someone holds it; if that is us (a release that failed), adopt it */
         ls_kv_t kv;
-        st = o->meta->ops->get(o->meta, c->key, klen, &kv);
+        st = ls_meta_get_bytes(o->meta, c->key, klen, &kv);
         if (st == LS_ENOTFOUND)
             continue;   /* released meanwhile: try once more */
         if (st != LS_OK)
@@ -212,7 +212,7 @@ void ls_log_release(ls_lease_owner_t *o, ls_log_claim_t *c)
     c->held = false;
     ls_meta_cmp_t cmp = ls_log_claim_cmp(c);
     ls_meta_op_t op = {.kind = LS_META_OP_DEL, .key = c->key, .klen = strlen(c->key)};
-    ls_status st = o->meta->ops->txn(o->meta, &cmp, 1, &op, 1, NULL);
+    ls_status st = ls_meta_txn(o->meta, &cmp, 1, &op, 1, NULL);
     if (st != LS_OK && st != LS_ECONFLICT)
         LS_WARN("compact", "releasing %s failed: %s (it expires with the lease)", c->key,
                 ls_status_str(st));

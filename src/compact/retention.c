@@ -87,7 +87,7 @@ ls_status ls_retention_target(ls_meta_t *meta, int64_t log_id, const ls_retentio
     char key[64];
     ls_log_head_key(key, sizeof key, log_id);
     ls_kv_t kv;
-    if ((st = meta->ops->get(meta, key, strlen(key), &kv)) != LS_OK)
+    if ((st = ls_meta_get(meta, key, &kv)) != LS_OK)
         return st == LS_ENOTFOUND ? LS_OK : st;   /* no head: nothing appended */
     ls_head_t h;
     st = ls_head_decode(kv.val, kv.vlen, &h);
@@ -110,7 +110,7 @@ ls_status ls_retention_target(ls_meta_t *meta, int64_t log_id, const ls_retentio
     bool stop = false;
     while (!stop && scanned < SCAN_MAX_ENTRIES) {
         ls_kvlist_t l;
-        if ((st = meta->ops->scan(meta, from, flen, end, elen, SCAN_PAGE, 0, &l)) != LS_OK)
+        if ((st = ls_meta_scan(meta, from, flen, end, elen, SCAN_PAGE, 0, &l)) != LS_OK)
             return st;
         for (size_t i = 0; i < l.n && !stop; i++, scanned++) {
             ls_idx_entry_t e;

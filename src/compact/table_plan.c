@@ -189,7 +189,7 @@ static ls_status ceiling_entry(ls_meta_t *meta, int64_t log_id, int64_t offset, 
     size_t plen = (size_t)ls_log_idx_prefix(prefix, sizeof prefix, log_id);
     size_t elen = ls_meta_prefix_end(prefix, plen, end);
     ls_kvlist_t l;
-    ls_status st = meta->ops->scan(meta, start, strlen(start), end, elen, 1, 0, &l);
+    ls_status st = ls_meta_scan(meta, start, strlen(start), end, elen, 1, 0, &l);
     if (st != LS_OK)
         return st;
     *found = l.n > 0;

@@ -320,7 +320,7 @@ static void writer_kick(ls_group_service_t *s);
  * carries the fences of every group in the run. Returns the first failure. */
 static ls_status run_jobs(ls_meta_t *meta, job_t *first, job_t *end)
 {
-    int max = meta->ops->max_txn_ops;
+    int max = ls_meta_max_txn_ops(meta);
     ls_meta_cmp_t *cmps = LS_NEWN(ls_meta_cmp_t, (size_t)max);
     ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, (size_t)max);
     int ncmp = 0;
@@ -345,7 +345,7 @@ static ls_status run_jobs(ls_meta_t *meta, job_t *first, job_t *end)
                 if (ops[k].klen == strlen(w->key) && memcmp(ops[k].key, w->key, ops[k].klen) == 0)
                     slot = k;
             if (slot == n && n == room) {
-                st = meta->ops->txn(meta, cmps, (size_t)ncmp, ops, (size_t)n, NULL);
+                st = ls_meta_txn(meta, cmps, (size_t)ncmp, ops, (size_t)n, NULL);
                 n = 0;
                 slot = 0;
             }
@@ -361,7 +361,7 @@ static ls_status run_jobs(ls_meta_t *meta, job_t *first, job_t *end)
         }
     }
     if (st == LS_OK && n > 0)
-        st = meta->ops->txn(meta, cmps, (size_t)ncmp, ops, (size_t)n, NULL);
+        st = ls_meta_txn(meta, cmps, (size_t)ncmp, ops, (size_t)n, NULL);
     ls_free(cmps);
     ls_free(ops);
     return st;
@@ -407,7 +407,7 @@ static void writer_kick(ls_group_service_t *s)
 {
     if (s->batch || !s->qhead)
         return;
-    int max = s->meta->ops->max_txn_ops / 2;   /* the other half: the batch's fences */
+    int max = ls_meta_max_txn_ops(s->meta) / 2;   /* the other half: the batch's fences */
     job_t *first = s->qhead, *last = first;
     int total = first->nops;
     if (!first->exclusive) {
@@ -583,7 +583,7 @@ static void load_work(void *arg)
                       (long long)ls_clock_wall_ms());
     ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = val,
                        .vlen = (size_t)vl};
-    lc->st = lc->s->meta->ops->txn(lc->s->meta, NULL, 0, &op, 1, &lc->owner_rev);
+    lc->st = ls_meta_txn(lc->s->meta, NULL, 0, &op, 1, &lc->owner_rev);
     ls_free(key);
     if (lc->st == LS_OK)
         lc->st = ls_group_store_load(lc->s->meta, lc->group_id, &lc->l);

@@ -66,7 +66,7 @@ ls_status ls_log_start_read(ls_meta_t *meta, int64_t log_id, ls_start_t *out, in
     memset(out, 0, sizeof *out);
     *mod_rev = 0;
     ls_kv_t kv;
-    ls_status st = meta->ops->get(meta, key, strlen(key), &kv);
+    ls_status st = ls_meta_get(meta, key, &kv);
     if (st == LS_ENOTFOUND)
         return LS_OK;
     if (st != LS_OK)
@@ -85,7 +85,7 @@ static ls_status read_head(ls_meta_t *meta, int64_t log_id, ls_head_t *h)
     ls_log_head_key(key, sizeof key, log_id);
     ls_kv_t kv;
     memset(h, 0, sizeof *h);
-    ls_status st = meta->ops->get(meta, key, strlen(key), &kv);
+    ls_status st = ls_meta_get(meta, key, &kv);
     if (st == LS_ENOTFOUND)
         return LS_OK;   /* nothing appended yet: next offset 0 */
     if (st != LS_OK)
@@ -150,7 +150,7 @@ static ls_status sweep_owed(ls_meta_t *meta, ls_objstore_t *os, const ls_trim_re
     ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = key, .klen = strlen(key), .rev = rev};
     ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = val.data,
                        .vlen = val.len};
-    st = meta->ops->txn(meta, &cmp, 1, &op, 1, NULL);
+    st = ls_meta_txn(meta, &cmp, 1, &op, 1, NULL);
     ls_buf_free(&val);
     return st == LS_ECONFLICT ? LS_OK : st;   /* a newer trim owes (and pays) its own */
 }
@@ -247,7 +247,7 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
                                      .val = val.data, .vlen = val.len};
         if (req->fence)
             cmps[ncmp++] = *req->fence;
-        st = meta->ops->txn(meta, cmps, ncmp, ops, nops, NULL);
+        st = ls_meta_txn(meta, cmps, ncmp, ops, nops, NULL);
         if (st == LS_OK) {
             out->log_start = next.log_start;
             out->trimmed_bytes = next.trimmed_bytes;
@@ -270,7 +270,7 @@ ls_status ls_log_trim(ls_meta_t *meta, ls_objstore_t *os, const ls_trim_req_t *r
     memset(out, 0, sizeof *out);
     /* per entry: compare + delete, plus at most compare + op for its WAL
      * object; per txn: the start key's compare + PUT and the fence */
-    int per = (meta->ops->max_txn_ops - 3) / 4;
+    int per = (ls_meta_max_txn_ops(meta) - 3) / 4;
     if (per < 1)
         per = 1;
     ls_status st = LS_OK;

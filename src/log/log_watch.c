@@ -161,14 +161,14 @@ static void resync_work(uv_work_t *w)
     resync_job_t *j = w->data;
     ls_logstore_t *ls = j->ls;
     if (ls->watch) {
-        ls->meta->ops->watch_cancel(ls->meta, ls->watch);
+        ls_meta_watch_cancel(ls->meta, ls->watch);
         ls->watch = NULL;
     }
     j->st = ls_meta_scan_prefix(ls->meta, LS_HEAD_PREFIX, 0, &j->heads);
     if (j->st == LS_OK)
         j->st = ls_meta_scan_prefix(ls->meta, LS_START_PREFIX, 0, &j->starts);
     if (j->st == LS_OK)
-        j->st = ls->meta->ops->watch(ls->meta, WATCH_PREFIX, strlen(WATCH_PREFIX),
+        j->st = ls_meta_watch(ls->meta, WATCH_PREFIX, strlen(WATCH_PREFIX),
                                      j->heads.revision, on_events, ls, &ls->watch);
 }
 
@@ -261,7 +261,7 @@ ls_status ls_log_watch_start(ls_logstore_t *ls, int64_t after_rev, char *err, in
     pthread_mutex_init(&ls->watch_mu, NULL);
     ls->watch_tail = &ls->watch_head;
     ls->watch_started = true;
-    ls_status st = ls->meta->ops->watch(ls->meta, WATCH_PREFIX, strlen(WATCH_PREFIX), after_rev,
+    ls_status st = ls_meta_watch(ls->meta, WATCH_PREFIX, strlen(WATCH_PREFIX), after_rev,
                                         on_events, ls, &ls->watch);
     if (st != LS_OK) {
         snprintf(err, (size_t)errlen, "watching log heads in the metadata store: %s: %s",
@@ -286,7 +286,7 @@ void ls_log_watch_cancel(ls_logstore_t *ls)
     if (!ls->watch_started)
         return;
     if (ls->watch) {
-        ls->meta->ops->watch_cancel(ls->meta, ls->watch);
+        ls_meta_watch_cancel(ls->meta, ls->watch);
         ls->watch = NULL;
     }
 }

@@ -53,7 +53,7 @@ static ls_status load_heads(ls_logstore_t *ls, int64_t *rev, char *err, int errl
     uint8_t end[64];
     size_t elen = ls_meta_prefix_end(LS_HEAD_PREFIX, strlen(LS_HEAD_PREFIX), end);
     ls_kvlist_t l;
-    ls_status st = ls->meta->ops->scan(ls->meta, LS_HEAD_PREFIX, strlen(LS_HEAD_PREFIX), end, elen,
+    ls_status st = ls_meta_scan(ls->meta, LS_HEAD_PREFIX, strlen(LS_HEAD_PREFIX), end, elen,
                                        0, 0, &l);
     if (st != LS_OK) {
         snprintf(err, (size_t)errlen, "reading log heads from metadata: %s", ls_status_str(st));
@@ -138,7 +138,7 @@ static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int64_t seale
             continue;
         char *key = ls_asprintf(LS_WALOBJ_PREFIX "%s", objs[i].key);
         ls_kv_t kv;
-        ls_status gst = ls->meta->ops->get(ls->meta, key, strlen(key), &kv);
+        ls_status gst = ls_meta_get(ls->meta, key, &kv);
         ls_free(key);
         if (gst == LS_OK) {
             ls_kv_free(&kv);
@@ -377,7 +377,7 @@ static void fence_work(uv_work_t *w)
         ls_kv_t kv;
         ls_head_t h;
         int64_t rev = 0;
-        ls_status st = meta->ops->get(meta, key, strlen(key), &kv);
+        ls_status st = ls_meta_get(meta, key, &kv);
         if (st == LS_ENOTFOUND) {
             memset(&h, 0, sizeof h);
             h.max_timestamp = h.max_timestamp_offset = -1;
@@ -401,7 +401,7 @@ static void fence_work(uv_work_t *w)
         ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = key, .klen = strlen(key), .rev = rev};
         ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = b.data,
                            .vlen = b.len};
-        j->st = meta->ops->txn(meta, &cmp, 1, &op, 1, &j->rev);
+        j->st = ls_meta_txn(meta, &cmp, 1, &op, 1, &j->rev);
         ls_buf_free(&b);
         if (j->st != LS_ECONFLICT)
             return;

@@ -540,7 +540,7 @@ static ls_status reload_head(ls_meta_t *meta, ls_section_t *s)
     char key[64];
     ls_log_head_key(key, sizeof key, s->log->log_id);
     ls_kv_t kv;
-    ls_status st = meta->ops->get(meta, key, strlen(key), &kv);
+    ls_status st = ls_meta_get(meta, key, &kv);
     ls_head_clear(&s->head_before);
     if (st == LS_ENOTFOUND) {
         memset(&s->head_before, 0, sizeof s->head_before);
@@ -567,7 +567,7 @@ static ls_status reload_head(ls_meta_t *meta, ls_section_t *s)
 static ls_status verify_applied(ls_meta_t *meta, const ls_meta_op_t *last_put, int64_t *rev)
 {
     ls_kv_t kv;
-    ls_status st = meta->ops->get(meta, last_put->key, last_put->klen, &kv);
+    ls_status st = ls_meta_get_bytes(meta, last_put->key, last_put->klen, &kv);
     if (st == LS_ENOTFOUND)
         return LS_EAGAIN;   /* definitely not applied */
     if (st != LS_OK)
@@ -663,7 +663,7 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
         if (ncmp == 0 && !with_walobj)
             break;
         int64_t rev = 0;
-        st = meta->ops->txn(meta, cmps, ncmp, ops, nops, &rev);
+        st = ls_meta_txn(meta, cmps, ncmp, ops, nops, &rev);
         if (st != LS_OK && st != LS_ECONFLICT && nops > 0)
             st = verify_applied(meta, &ops[nops - 1], &rev);
         if (st == LS_OK) {
@@ -692,7 +692,7 @@ static void commit_work(uv_work_t *w)
     ls_flush_t *f = w->data;
     /* Split so each txn stays within the backend's op limit; a log's compare,
      * head and index entry always share one txn (per-log atomicity). */
-    int per_txn = (f->ls->meta->ops->max_txn_ops - 1) / 3;
+    int per_txn = (ls_meta_max_txn_ops(f->ls->meta) - 1) / 3;
     if (per_txn < 1)
         per_txn = 1;
     ls_section_t *first = f->sections;

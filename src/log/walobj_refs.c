@@ -30,7 +30,7 @@ ls_status ls_walrefs_prepare(ls_walrefs_t *r, ls_meta_t *meta, ls_meta_cmp_t *cm
     for (int i = 0; i < r->n; i++) {
         ls_walref_t *w = &r->v[i];
         ls_kv_free(&w->kv);
-        ls_status st = meta->ops->get(meta, w->key, strlen(w->key), &w->kv);
+        ls_status st = ls_meta_get(meta, w->key, &w->kv);
         if (st == LS_ENOTFOUND)
             continue;   /* nothing to count down */
         if (st != LS_OK)

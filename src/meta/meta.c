@@ -22,7 +22,7 @@
  *    and the notifier frees it when the callback returns.
  * Lock order: backend lock -> hub lock. The hub lock guards everything in
  * ls_meta_hub and ls_meta_watch (including batch refcounts). */
-#include "meta/meta.h"
+#include "meta/meta_backend.h"
 #include "meta/meta_etcd.h"
 #include "meta/meta_faulty.h"
 
@@ -63,6 +63,57 @@ ls_meta_t *ls_meta_open(const char *url, char *err, int errlen)
              "sqlite://rel/path.db, etcd://host:port[,host:port...]/prefix, faulty+<url> or mem://)",
              url);
     return NULL;
+}
+
+/* ---- the interface: each call handed to the backend ---- */
+
+const char *ls_meta_backend_name(const ls_meta_t *m) { return m->ops->name; }
+int ls_meta_max_txn_ops(const ls_meta_t *m) { return m->ops->max_txn_ops; }
+
+ls_status ls_meta_get_bytes(ls_meta_t *m, const void *key, size_t klen, ls_kv_t *out)
+{
+    return m->ops->get(m, key, klen, out);
+}
+
+ls_status ls_meta_scan(ls_meta_t *m, const void *start, size_t slen, const void *end, size_t elen,
+                       size_t limit, int reverse, ls_kvlist_t *out)
+{
+    return m->ops->scan(m, start, slen, end, elen, limit, reverse, out);
+}
+
+ls_status ls_meta_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
+                      const ls_meta_op_t *ops, size_t nops, int64_t *rev_out)
+{
+    return m->ops->txn(m, cmps, ncmp, ops, nops, rev_out);
+}
+
+ls_status ls_meta_lease_grant(ls_meta_t *m, int64_t ttl_ms, int64_t *lease_out)
+{
+    return m->ops->lease_grant(m, ttl_ms, lease_out);
+}
+
+ls_status ls_meta_lease_keepalive(ls_meta_t *m, int64_t lease)
+{
+    return m->ops->lease_keepalive(m, lease);
+}
+
+ls_status ls_meta_lease_revoke(ls_meta_t *m, int64_t lease)
+{
+    return m->ops->lease_revoke(m, lease);
+}
+
+ls_status ls_meta_watch(ls_meta_t *m, const void *prefix, size_t plen, int64_t after_rev,
+                        ls_meta_watch_cb cb, void *arg, ls_meta_watch_t **out)
+{
+    return m->ops->watch(m, prefix, plen, after_rev, cb, arg, out);
+}
+
+void ls_meta_watch_cancel(ls_meta_t *m, ls_meta_watch_t *w) { m->ops->watch_cancel(m, w); }
+
+void ls_meta_close(ls_meta_t *m)
+{
+    if (m)
+        m->ops->close(m);
 }
 
 /* ---- convenience wrappers ---- */

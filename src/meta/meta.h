@@ -1,4 +1,4 @@
-/* ls_meta: the metadata key-value interface (a table of function pointers).
+/* ls_meta: the metadata key-value interface (functions over a backend: meta_backend.h).
  *
  * Modeled on etcd v3 so that an etcd backend fits without changing callers:
  *  - keys and values are byte strings; keys sort bytewise;
@@ -112,36 +112,11 @@ typedef struct ls_meta_watch ls_meta_watch_t;
 
 #define LS_META_MAX_TXN_OPS 128   /* etcd's default --max-txn-ops */
 
-typedef struct ls_meta_ops {
-    const char *name;
-    int max_txn_ops;
-    ls_status (*get)(ls_meta_t *m, const void *key, size_t klen, ls_kv_t *out);
-    /* Keys in [start, end) in ascending order (descending if reverse), at most
-     * limit (0 = no limit). end NULL = no upper bound. */
-    ls_status (*scan)(ls_meta_t *m, const void *start, size_t slen, const void *end, size_t elen,
-                      size_t limit, int reverse, ls_kvlist_t *out);
-    /* On success *rev_out (may be NULL) is the revision the txn created. */
-    ls_status (*txn)(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp, const ls_meta_op_t *ops,
-                     size_t nops, int64_t *rev_out);
-    ls_status (*lease_grant)(ls_meta_t *m, int64_t ttl_ms, int64_t *lease_out);
-    ls_status (*lease_keepalive)(ls_meta_t *m, int64_t lease);
-    ls_status (*lease_revoke)(ls_meta_t *m, int64_t lease);
-    ls_status (*watch)(ls_meta_t *m, const void *prefix, size_t plen, int64_t after_rev,
-                       ls_meta_watch_cb cb, void *arg, ls_meta_watch_t **out);
-    void (*watch_cancel)(ls_meta_t *m, ls_meta_watch_t *w);
-    void (*close)(ls_meta_t *m);
-} ls_meta_ops_t;
-
-struct ls_meta {
-    const ls_meta_ops_t *ops;
-};
 
 /* Error detail is per thread (issue 12 §4): a backend writes the detail of a
  * failed call into the calling thread's buffer, and the caller reads it on
  * the same thread right after the call, so a thread never reports another
  * thread's error. */
-#define LS_META_ERRMSG_CAP 256
-char *ls_meta_errbuf(void);                      /* backends: this thread's buffer */
 const char *ls_meta_error(const ls_meta_t *m);   /* the detail of this thread's last failed call */
 
 /* "sqlite:///abs/path.db", "sqlite://rel/path.db", "mem://",
@@ -150,7 +125,26 @@ ls_meta_t *ls_meta_open(const char *url, char *err, int errlen);
 ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen);
 ls_meta_t *ls_meta_mem_open(void);
 
-/* Convenience wrappers (implemented in meta.c on top of the ops). */
+/* The interface (meta.c hands each call to the backend; the backend's table
+ * is private to src/meta, meta_backend.h). */
+const char *ls_meta_backend_name(const ls_meta_t *m);
+int ls_meta_max_txn_ops(const ls_meta_t *m);   /* compares + ops one txn may hold */
+ls_status ls_meta_get_bytes(ls_meta_t *m, const void *key, size_t klen, ls_kv_t *out);
+/* Keys in [start, end) in ascending order (descending if reverse), at most
+ * limit (0 = no limit). end NULL = no upper bound. */
+ls_status ls_meta_scan(ls_meta_t *m, const void *start, size_t slen, const void *end, size_t elen,
+                       size_t limit, int reverse, ls_kvlist_t *out);
+/* On success *rev_out (may be NULL) is the revision the txn created. */
+ls_status ls_meta_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
+                      const ls_meta_op_t *ops, size_t nops, int64_t *rev_out);
+ls_status ls_meta_lease_grant(ls_meta_t *m, int64_t ttl_ms, int64_t *lease_out);
+ls_status ls_meta_lease_keepalive(ls_meta_t *m, int64_t lease);
+ls_status ls_meta_lease_revoke(ls_meta_t *m, int64_t lease);
+ls_status ls_meta_watch(ls_meta_t *m, const void *prefix, size_t plen, int64_t after_rev,
+                        ls_meta_watch_cb cb, void *arg, ls_meta_watch_t **out);
+void ls_meta_watch_cancel(ls_meta_t *m, ls_meta_watch_t *w);
+
+/* Convenience wrappers (meta.c, on top of the calls above). */
 ls_status ls_meta_get(ls_meta_t *m, const char *key, ls_kv_t *out);
 /* Floor: greatest key <= key within [lo, key]. Ceiling: least key >= key within [key, hi). */
 ls_status ls_meta_floor(ls_meta_t *m, const void *key, size_t klen, const void *lo, size_t lolen,
@@ -173,31 +167,6 @@ size_t ls_meta_prefix_end(const void *prefix, size_t plen, uint8_t *out);
 
 void ls_kv_free(ls_kv_t *kv);
 void ls_kvlist_free(ls_kvlist_t *l);
-static inline void ls_meta_close(ls_meta_t *m) { if (m) m->ops->close(m); }
+void ls_meta_close(ls_meta_t *m);   /* NULL: no-op */
 
-/* ---- Helpers for backends (meta_*.c), not for callers ---- */
-
-/* Fills kv with NUL-terminated copies of key and val; revisions zeroed. */
-void ls_kv_set(ls_kv_t *kv, const void *key, size_t klen, const void *val, size_t vlen);
-/* Bytewise key order (memcmp, then shorter first), as etcd and SQLite BLOBs. */
-int ls_meta_key_cmp(const void *a, size_t alen, const void *b, size_t blen);
-/* Checks the shared txn rules above; LS_EINVAL with m->errmsg set. */
-ls_status ls_meta_txn_validate(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
-                               const ls_meta_op_t *ops, size_t nops);
-
-/* Watch hub: in-process fan-out for single-process backends (mem, sqlite).
- * The backend publishes each revision's events in revision order (under its
- * write lock); a notifier thread owned by the hub delivers them to watchers.
- * The hub retains up to history_bytes of recent events for late watchers and
- * laggards. */
-#define LS_META_HUB_HISTORY_BYTES (8u << 20)
-typedef struct ls_meta_hub ls_meta_hub_t;
-ls_meta_hub_t *ls_meta_hub_new(int64_t rev, size_t history_bytes);
-/* Takes ownership of ev[0..n) (and the array, ls_malloc'd). */
-void ls_meta_hub_publish(ls_meta_hub_t *h, int64_t rev, ls_meta_event_t *ev, size_t n);
-ls_status ls_meta_hub_watch(ls_meta_hub_t *h, const void *prefix, size_t plen, int64_t after_rev,
-                            ls_meta_watch_cb cb, void *arg, ls_meta_watch_t **out);
-void ls_meta_hub_cancel(ls_meta_hub_t *h, ls_meta_watch_t *w);
-/* Stops the notifier; watchers still registered are freed (cancel them first). */
-void ls_meta_hub_free(ls_meta_hub_t *h);
 #endif

@@ -32,6 +32,7 @@
  *    Cancel from another thread joins the thread; cancel from the callback
  *    marks the watch and the thread frees it on its way out. */
 #include "meta/meta_etcd.h"
+#include "meta/meta_backend.h"
 
 #include <curl/curl.h>
 #include <errno.h>

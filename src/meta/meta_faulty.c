@@ -4,6 +4,7 @@
  * additionally report failure after it was applied (lost acknowledgement),
  * the case that makes callers resolve ambiguous commits. */
 #include "meta/meta_faulty.h"
+#include "meta/meta_backend.h"
 
 #include <pthread.h>
 #include <stdio.h>

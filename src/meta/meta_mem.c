@@ -25,7 +25,7 @@
 #include "base/clock.h"
 #include "base/diag.h"
 #include "base/thread.h"
-#include "meta/meta.h"
+#include "meta/meta_backend.h"
 
 #define MEM_EXPIRER_MAX_SLEEP_MS 1000
 

@@ -39,7 +39,7 @@
 #include "base/clock.h"
 #include "base/diag.h"
 #include "base/thread.h"
-#include "meta/meta.h"
+#include "meta/meta_backend.h"
 
 #define SQ_SCHEMA_VERSION 1
 #define SQ_BUSY_TIMEOUT_MS 5000

@@ -211,7 +211,7 @@ static int try_cluster_id(ls_broker_t *b, char *err, int errlen)
                          .klen = strlen(CLUSTER_ID_KEY), .rev = 0};
     ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = CLUSTER_ID_KEY, .klen = strlen(CLUSTER_ID_KEY),
                        .val = b->cluster_id, .vlen = strlen(b->cluster_id)};
-    st = b->meta->ops->txn(b->meta, &cmp, 1, &op, 1, NULL);
+    st = ls_meta_txn(b->meta, &cmp, 1, &op, 1, NULL);
     if (st != LS_OK) {
         /* another broker won the race, or the answer was lost: read again */
         snprintf(err, (size_t)errlen, "storing cluster id: %s", ls_status_str(st));

@@ -573,7 +573,7 @@ ls_status ls_catalog_reload(ls_catalog_t *c)
     int64_t start_rev = -1;
     for (;;) {
         ls_kvlist_t l;
-        st = c->meta->ops->scan(c->meta, start, slen, end, elen, CAT_SCAN_PAGE, 0, &l);
+        st = ls_meta_scan(c->meta, start, slen, end, elen, CAT_SCAN_PAGE, 0, &l);
         if (st != LS_OK) break;
         if (start_rev < 0)
             start_rev = l.revision;   /* pages are read later: changes after it are watched */
@@ -668,14 +668,14 @@ static void cat_on_watch(void *arg, const ls_meta_event_t *ev, size_t n);
 static void *cat_rewatch_main(void *arg)
 {
     ls_catalog_t *c = arg;
-    c->meta->ops->watch_cancel(c->meta, c->watch);
+    ls_meta_watch_cancel(c->meta, c->watch);
     c->watch = NULL;
     for (int attempt = 0;; attempt++) {
         ls_status st = ls_catalog_reload(c);
         if (st == LS_OK)
             st = ls_catalog_reload_namespaces(c);
         if (st == LS_OK)
-            st = c->meta->ops->watch(c->meta, "/ls/", 4, c->loaded_rev, cat_on_watch, c,
+            st = ls_meta_watch(c->meta, "/ls/", 4, c->loaded_rev, cat_on_watch, c,
                                      &c->watch);
         if (st == LS_OK) {
             LS_INFO("catalog", "watch resynchronized at revision %lld", (long long)c->loaded_rev);
@@ -735,7 +735,7 @@ ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen)
         ls_catalog_close(c);
         return NULL;
     }
-    st = meta->ops->watch(meta, "/ls/", 4, c->loaded_rev, cat_on_watch, c, &c->watch);
+    st = ls_meta_watch(meta, "/ls/", 4, c->loaded_rev, cat_on_watch, c, &c->watch);
     if (st != LS_OK) {
         cat_err(err, errlen, "cannot watch the stream catalog: %s: %s", ls_status_str(st),
                 ls_meta_error(meta));
@@ -752,7 +752,7 @@ void ls_catalog_close(ls_catalog_t *c)
     if (c->rewatching)
         pthread_join(c->rewatch, NULL);
     if (c->watch)
-        c->meta->ops->watch_cancel(c->meta, c->watch);
+        ls_meta_watch_cancel(c->meta, c->watch);
     cat_map_free(&c->map);
     for (int i = 0; i < c->nns; i++)
         ls_namespace_release(c->nss[i]);
@@ -773,7 +773,7 @@ static ls_status cat_cas_put(ls_catalog_t *c, const char *key, int64_t mod_rev, 
     ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = key, .klen = klen, .rev = mod_rev};
     ls_meta_op_t op = {
         .kind = LS_META_OP_PUT, .key = key, .klen = klen, .val = json, .vlen = strlen(json)};
-    return c->meta->ops->txn(c->meta, &cmp, 1, &op, 1, rev);
+    return ls_meta_txn(c->meta, &cmp, 1, &op, 1, rev);
 }
 
 ls_status ls_catalog_create(ls_catalog_t *c, const char *ns, const char *name, int32_t partitions,
@@ -860,7 +860,7 @@ ls_status ls_catalog_create(ls_catalog_t *c, const char *ns, const char *name, i
              .val = nsjson,
              .vlen = strlen(nsjson)},
         };
-        st = c->meta->ops->txn(c->meta, cmps, need_ns ? 2 : 1, ops, need_ns ? 2 : 1, &rev);
+        st = ls_meta_txn(c->meta, cmps, need_ns ? 2 : 1, ops, need_ns ? 2 : 1, &rev);
         if (st == LS_OK) break;
         if (st != LS_ECONFLICT) goto meta_error;
         st = ls_meta_get(c->meta, skey, &kv);
@@ -923,7 +923,7 @@ ls_status ls_catalog_drop(ls_catalog_t *c, const char *ns, const char *name, ls_
              .val = tomb,
              .vlen = strlen(tomb)},
         };
-        st = c->meta->ops->txn(c->meta, &cmp, 1, ops, 2, NULL);
+        st = ls_meta_txn(c->meta, &cmp, 1, ops, 2, NULL);
         ls_free(tomb);
         if (st != LS_ECONFLICT) break;
         ls_stream_release(s);

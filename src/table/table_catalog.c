@@ -165,7 +165,7 @@ static ls_status pointer_swap(void *arg, int version, const char *location, cons
     ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = r->key, .klen = klen, .val = val,
                        .vlen = vlen};
     int64_t rev = 0;
-    ls_status st = r->meta->ops->txn(r->meta, &cmp, 1, &op, 1, &rev);
+    ls_status st = ls_meta_txn(r->meta, &cmp, 1, &op, 1, &rev);
     if (st == LS_OK) {
         r->mod_rev = rev;
     } else if (st == LS_ECONFLICT) {

@@ -21,7 +21,7 @@ static ls_catalog_t *C;
 static int64_t store_rev(void)
 {
     ls_kvlist_t l;
-    if (M->ops->scan(M, "\xff", 1, NULL, 0, 1, 0, &l) != LS_OK) return -1;
+    if (ls_meta_scan(M, "\xff", 1, NULL, 0, 1, 0, &l) != LS_OK) return -1;
     int64_t r = l.revision;
     ls_kvlist_free(&l);
     return r;

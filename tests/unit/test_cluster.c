@@ -138,19 +138,19 @@ TEST(membership_takes_over_a_crashed_incarnation)
     char err[512];
     /* a registration left by a crash: same id and address, live lease */
     int64_t lease;
-    CHECK_EQ_INT(meta->ops->lease_grant(meta, 60000, &lease), LS_OK);
+    CHECK_EQ_INT(ls_meta_lease_grant(meta, 60000, &lease), LS_OK);
     const char *val = "{\"id\":3,\"host\":\"127.0.0.1\",\"port\":9003,\"rack\":\"\"}";
     ls_meta_op_t put = {.kind = LS_META_OP_PUT, .key = LS_BROKERS_PREFIX "0000000003",
                         .klen = strlen(LS_BROKERS_PREFIX "0000000003"), .val = val,
                         .vlen = strlen(val), .lease = lease};
-    CHECK_EQ_INT(meta->ops->txn(meta, NULL, 0, &put, 1, NULL), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(meta, NULL, 0, &put, 1, NULL), LS_OK);
     ls_member_t c = member(3, "");
     int64_t t0 = ls_clock_mono_ms();
     ls_membership_t *mc = ls_membership_start(meta, &c, 1000, NULL, NULL, err, sizeof err);
     CHECK(mc);
     CHECK(ls_clock_mono_ms() - t0 < 1000);
     /* the old lease was revoked: keepalive on it fails */
-    CHECK_EQ_INT(meta->ops->lease_keepalive(meta, lease), LS_ENOTFOUND);
+    CHECK_EQ_INT(ls_meta_lease_keepalive(meta, lease), LS_ENOTFOUND);
     ls_membership_stop(mc);
     ls_meta_close(meta);
 }

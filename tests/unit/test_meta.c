@@ -15,7 +15,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/diag.h"
-#include "meta/meta.h"
+#include "meta/meta_backend.h"
 #include "meta/meta_etcd.h"
 #include "unit.h"
 
@@ -30,7 +30,7 @@ static ls_status put(const char *k, const char *v)
 static int64_t cur_rev(void)
 {
     ls_kvlist_t l;
-    if (M->ops->scan(M, "\xff\xff", 2, NULL, 0, 1, 0, &l) != LS_OK) return -1;
+    if (ls_meta_scan(M, "\xff\xff", 2, NULL, 0, 1, 0, &l) != LS_OK) return -1;
     int64_t r = l.revision;
     ls_kvlist_free(&l);
     return r;
@@ -106,7 +106,7 @@ static void col_cb(void *arg, const ls_meta_event_t *ev, size_t n)
     int cancel = c->cancel_self && c->self;
     pthread_mutex_unlock(&c->mu);
     if (cancel) {
-        c->meta->ops->watch_cancel(c->meta, c->self);
+        ls_meta_watch_cancel(c->meta, c->self);
         c->self = NULL;
     }
 }
@@ -163,7 +163,7 @@ TEST(get_put_basic)
     CHECK_EQ_INT(ls_meta_del(M, "g/a"), LS_OK);
     CHECK_EQ_INT(cur_rev(), r);
     /* empty key is invalid */
-    CHECK_EQ_INT(M->ops->get(M, "", 0, &kv), LS_EINVAL);
+    CHECK_EQ_INT(ls_meta_get_bytes(M, "", 0, &kv), LS_EINVAL);
     CHECK_EQ_INT(ls_meta_put(M, "", "x", 1), LS_EINVAL);
 }
 
@@ -186,36 +186,36 @@ TEST(scan_limits_reverse_ranges)
     }
     CHECK_EQ_INT(put("s0", "outside"), LS_OK);
     ls_kvlist_t l;
-    CHECK_EQ_INT(M->ops->scan(M, "s/k02", 5, "s/k05", 5, 0, 0, &l), LS_OK);
+    CHECK_EQ_INT(ls_meta_scan(M, "s/k02", 5, "s/k05", 5, 0, 0, &l), LS_OK);
     const char *w1[] = {"s/k02", "s/k03", "s/k04"};
     int ok = list_is(&l, w1, 3) && !l.more && l.revision == cur_rev();
     ok = ok && l.v[0].vlen == 2 && memcmp(l.v[0].val, "v2", 2) == 0;
     ls_kvlist_free(&l);
     CHECK(ok);
 
-    CHECK_EQ_INT(M->ops->scan(M, "s/k02", 5, "s/k05", 5, 2, 0, &l), LS_OK);
+    CHECK_EQ_INT(ls_meta_scan(M, "s/k02", 5, "s/k05", 5, 2, 0, &l), LS_OK);
     const char *w2[] = {"s/k02", "s/k03"};
     ok = list_is(&l, w2, 2) && l.more;
     ls_kvlist_free(&l);
     CHECK(ok);
 
-    CHECK_EQ_INT(M->ops->scan(M, "s/k02", 5, "s/k05", 5, 3, 0, &l), LS_OK);
+    CHECK_EQ_INT(ls_meta_scan(M, "s/k02", 5, "s/k05", 5, 3, 0, &l), LS_OK);
     ok = l.n == 3 && !l.more; /* exactly the limit: nothing more */
     ls_kvlist_free(&l);
     CHECK(ok);
 
-    CHECK_EQ_INT(M->ops->scan(M, "s/", 2, "s0", 2, 2, 1, &l), LS_OK);
+    CHECK_EQ_INT(ls_meta_scan(M, "s/", 2, "s0", 2, 2, 1, &l), LS_OK);
     const char *w3[] = {"s/k09", "s/k08"};
     ok = list_is(&l, w3, 2) && l.more;
     ls_kvlist_free(&l);
     CHECK(ok);
 
     /* no upper bound: NULL end, or an empty one */
-    CHECK_EQ_INT(M->ops->scan(M, "s/k08", 5, NULL, 0, 0, 0, &l), LS_OK);
+    CHECK_EQ_INT(ls_meta_scan(M, "s/k08", 5, NULL, 0, 0, 0, &l), LS_OK);
     ok = l.n >= 3 && strcmp((char *)l.v[2].key, "s0") == 0;
     ls_kvlist_free(&l);
     CHECK(ok);
-    CHECK_EQ_INT(M->ops->scan(M, "s/k08", 5, "", 0, 0, 0, &l), LS_OK);
+    CHECK_EQ_INT(ls_meta_scan(M, "s/k08", 5, "", 0, 0, 0, &l), LS_OK);
     ok = l.n >= 3 && strcmp((char *)l.v[2].key, "s0") == 0;
     ls_kvlist_free(&l);
     CHECK(ok);
@@ -226,7 +226,7 @@ TEST(scan_limits_reverse_ranges)
     CHECK(ok);
 
     /* empty range */
-    CHECK_EQ_INT(M->ops->scan(M, "s/k05", 5, "s/k02", 5, 0, 0, &l), LS_OK);
+    CHECK_EQ_INT(ls_meta_scan(M, "s/k05", 5, "s/k02", 5, 0, 0, &l), LS_OK);
     ok = l.n == 0 && !l.more;
     ls_kvlist_free(&l);
     CHECK(ok);
@@ -237,7 +237,7 @@ TEST(scan_limits_reverse_ranges)
     CHECK_EQ_INT(ls_meta_put(M, "b/a", "2", 1), LS_OK);
     CHECK_EQ_INT(ls_meta_put(M, "b/", "0", 1), LS_OK);
     ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = "b/\0", .klen = 3, .val = "1", .vlen = 1};
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, &op, 1, NULL), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, &op, 1, NULL), LS_OK);
     CHECK_EQ_INT(ls_meta_scan_prefix(M, "b/", 0, &l), LS_OK);
     ok = l.n == 5 && l.v[0].klen == 2 && l.v[1].klen == 3 && l.v[1].key[2] == 0 &&
          l.v[2].key[2] == 'a' && l.v[3].key[2] == 0x80 && l.v[4].key[2] == 0xff;
@@ -305,25 +305,25 @@ TEST(txn_atomic)
         {.kind = LS_META_OP_DEL, .key = "t/a", .klen = 3},
     };
     int64_t rev = -1;
-    CHECK_EQ_INT(M->ops->txn(M, &bad, 1, ops, 2, &rev), LS_ECONFLICT);
+    CHECK_EQ_INT(ls_meta_txn(M, &bad, 1, ops, 2, &rev), LS_ECONFLICT);
     CHECK(absent("t/b"));
     CHECK(has("t/a", "1"));
     CHECK_EQ_INT(cur_rev(), r0);
 
     /* value compares */
     ls_meta_cmp_t vno = {.kind = LS_META_CMP_VALUE, .key = "t/a", .klen = 3, .val = "9", .vlen = 1};
-    CHECK_EQ_INT(M->ops->txn(M, &vno, 1, ops, 2, NULL), LS_ECONFLICT);
+    CHECK_EQ_INT(ls_meta_txn(M, &vno, 1, ops, 2, NULL), LS_ECONFLICT);
     ls_meta_cmp_t vmissing = {
         .kind = LS_META_CMP_VALUE, .key = "t/zz", .klen = 4, .val = "", .vlen = 0};
-    CHECK_EQ_INT(M->ops->txn(M, &vmissing, 1, ops, 2, NULL), LS_ECONFLICT);
+    CHECK_EQ_INT(ls_meta_txn(M, &vmissing, 1, ops, 2, NULL), LS_ECONFLICT);
     /* several compares: all must hold */
     ls_meta_cmp_t two[] = {
         {.kind = LS_META_CMP_VALUE, .key = "t/a", .klen = 3, .val = "1", .vlen = 1},
         {.kind = LS_META_CMP_MOD_REV, .key = "t/new", .klen = 5, .rev = 1},
     };
-    CHECK_EQ_INT(M->ops->txn(M, two, 2, ops, 2, NULL), LS_ECONFLICT);
+    CHECK_EQ_INT(ls_meta_txn(M, two, 2, ops, 2, NULL), LS_ECONFLICT);
     two[1].rev = 0; /* absent key */
-    CHECK_EQ_INT(M->ops->txn(M, two, 2, ops, 2, &rev), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, two, 2, ops, 2, &rev), LS_OK);
     CHECK_EQ_INT(rev, r0 + 1);
     CHECK(has("t/b", "2"));
     CHECK(absent("t/a"));
@@ -343,16 +343,16 @@ TEST(revisions_monotonic)
         ls_meta_op_t op = {
             .kind = LS_META_OP_PUT, .key = k, .klen = strlen(k), .val = "x", .vlen = 1};
         int64_t rev;
-        CHECK_EQ_INT(M->ops->txn(M, NULL, 0, &op, 1, &rev), LS_OK);
+        CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, &op, 1, &rev), LS_OK);
         CHECK_EQ_INT(rev, last + 1);
         last = rev;
     }
     /* a txn that changes nothing reports the current revision without a new one */
     ls_meta_op_t del = {.kind = LS_META_OP_DEL, .key = "rv/none", .klen = 7};
     int64_t rev;
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, &del, 1, &rev), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, &del, 1, &rev), LS_OK);
     CHECK_EQ_INT(rev, last);
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, NULL, 0, &rev), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, NULL, 0, &rev), LS_OK);
     CHECK_EQ_INT(rev, last);
 }
 
@@ -365,14 +365,14 @@ TEST(mod_rev_cas)
     ls_kv_free(&kv);
     ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = "cas/k", .klen = 5, .rev = seen};
     ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = "cas/k", .klen = 5, .val = "v2", .vlen = 2};
-    CHECK_EQ_INT(M->ops->txn(M, &cmp, 1, &op, 1, NULL), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, &cmp, 1, &op, 1, NULL), LS_OK);
     /* a second writer holding the same stale revision loses */
     op.val = "v3";
-    CHECK_EQ_INT(M->ops->txn(M, &cmp, 1, &op, 1, NULL), LS_ECONFLICT);
+    CHECK_EQ_INT(ls_meta_txn(M, &cmp, 1, &op, 1, NULL), LS_ECONFLICT);
     CHECK(has("cas/k", "v2"));
     /* create-if-absent */
     cmp.rev = 0;
-    CHECK_EQ_INT(M->ops->txn(M, &cmp, 1, &op, 1, NULL), LS_ECONFLICT);
+    CHECK_EQ_INT(ls_meta_txn(M, &cmp, 1, &op, 1, NULL), LS_ECONFLICT);
 }
 
 TEST(del_range)
@@ -386,7 +386,7 @@ TEST(del_range)
     ls_meta_op_t op = {
         .kind = LS_META_OP_DEL_RANGE, .key = "dr/b", .klen = 4, .end = end, .elen = elen};
     int64_t r0 = cur_rev(), rev;
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, &op, 1, &rev), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, &op, 1, &rev), LS_OK);
     CHECK_EQ_INT(rev, r0 + 1);
     CHECK(has("dr/a", "1"));
     CHECK(absent("dr/b"));
@@ -394,18 +394,18 @@ TEST(del_range)
     CHECK(has("ds/a", "4"));
     op.key = "dr/";
     op.klen = 3;
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, &op, 1, NULL), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, &op, 1, NULL), LS_OK);
     CHECK(absent("dr/a"));
     CHECK(has("ds/a", "4"));
     /* an empty range deletes nothing and makes no revision */
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, &op, 1, &rev), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, &op, 1, &rev), LS_OK);
     CHECK_EQ_INT(rev, r0 + 2);
 }
 
 TEST(txn_rules)
 {
     /* at most max_txn_ops compares + ops */
-    CHECK_EQ_INT(M->ops->max_txn_ops, 128);
+    CHECK_EQ_INT(ls_meta_max_txn_ops(M), 128);
     static char keys[130][16];
     static ls_meta_op_t ops[130];
     static ls_meta_cmp_t cmps[130];
@@ -415,12 +415,12 @@ TEST(txn_rules)
             .kind = LS_META_OP_PUT, .key = keys[i], .klen = 6, .val = "v", .vlen = 1};
         cmps[i] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = keys[i], .klen = 6};
     }
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, ops, 129, NULL), LS_EINVAL);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, ops, 129, NULL), LS_EINVAL);
     CHECK(absent("mx/000"));
-    CHECK_EQ_INT(M->ops->txn(M, cmps, 64, ops, 65, NULL), LS_EINVAL);
+    CHECK_EQ_INT(ls_meta_txn(M, cmps, 64, ops, 65, NULL), LS_EINVAL);
     CHECK(absent("mx/000"));
-    CHECK_EQ_INT(M->ops->txn(M, cmps, 64, ops, 64, NULL), LS_OK);
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, ops, 128, NULL), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, cmps, 64, ops, 64, NULL), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, ops, 128, NULL), LS_OK);
     ls_kvlist_t l;
     CHECK_EQ_INT(ls_meta_scan_prefix(M, "mx/", 0, &l), LS_OK);
     int n = (int)l.n;
@@ -428,12 +428,12 @@ TEST(txn_rules)
     CHECK_EQ_INT(n, 128);
     /* one key written twice in a txn */
     ls_meta_op_t dup[2] = {ops[0], ops[0]};
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, dup, 2, NULL), LS_EINVAL);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, dup, 2, NULL), LS_EINVAL);
     uint8_t end[8];
     size_t elen = ls_meta_prefix_end("mx/", 3, end);
     dup[1] = (ls_meta_op_t){
         .kind = LS_META_OP_DEL_RANGE, .key = "mx/", .klen = 3, .end = end, .elen = elen};
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, dup, 2, NULL), LS_EINVAL);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, dup, 2, NULL), LS_EINVAL);
     CHECK(has("mx/000", "v"));
 }
 
@@ -485,14 +485,14 @@ TEST(leases)
     collector_t col;
     col_init(&col);
     ls_meta_watch_t *w = NULL;
-    CHECK_EQ_INT(M->ops->watch(M, "ls/", 3, 0, col_cb, &col, &w), LS_OK);
+    CHECK_EQ_INT(ls_meta_watch(M, "ls/", 3, 0, col_cb, &col, &w), LS_OK);
 
     int64_t lease;
-    CHECK_EQ_INT(M->ops->lease_grant(M, 0, &lease), LS_EINVAL);
-    CHECK_EQ_INT(M->ops->lease_grant(M, 200, &lease), LS_OK);
+    CHECK_EQ_INT(ls_meta_lease_grant(M, 0, &lease), LS_EINVAL);
+    CHECK_EQ_INT(ls_meta_lease_grant(M, 200, &lease), LS_OK);
     ls_meta_op_t op = {
         .kind = LS_META_OP_PUT, .key = "ls/eph", .klen = 6, .val = "me", .vlen = 2, .lease = lease};
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, &op, 1, NULL), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, &op, 1, NULL), LS_OK);
     CHECK_EQ_INT(put("ls/keep", "durable"), LS_OK);
     ls_kv_t kv;
     CHECK_EQ_INT(ls_meta_get(M, "ls/eph", &kv), LS_OK);
@@ -503,30 +503,30 @@ TEST(leases)
     CHECK(col.ev[2].kind == LS_META_EV_DEL && strcmp(col.ev[2].key, "ls/eph") == 0);
     CHECK(absent("ls/eph"));
     CHECK(has("ls/keep", "durable"));
-    CHECK_EQ_INT(M->ops->lease_keepalive(M, lease), LS_ENOTFOUND);
+    CHECK_EQ_INT(ls_meta_lease_keepalive(M, lease), LS_ENOTFOUND);
     /* a PUT naming a dead lease fails whole */
     ls_meta_op_t two[2] = {
         {.kind = LS_META_OP_PUT, .key = "ls/x", .klen = 4, .val = "x", .vlen = 1},
         op,
     };
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, two, 2, NULL), LS_ENOTFOUND);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, two, 2, NULL), LS_ENOTFOUND);
     CHECK(absent("ls/x"));
 
     /* keepalive extends: 8 x 100 ms is well past the 400 ms TTL */
-    CHECK_EQ_INT(M->ops->lease_grant(M, 400, &lease), LS_OK);
+    CHECK_EQ_INT(ls_meta_lease_grant(M, 400, &lease), LS_OK);
     op.lease = lease;
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, &op, 1, NULL), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, &op, 1, NULL), LS_OK);
     for (int i = 0; i < 8; i++) {
         usleep(100 * 1000);
-        CHECK_EQ_INT(M->ops->lease_keepalive(M, lease), LS_OK);
+        CHECK_EQ_INT(ls_meta_lease_keepalive(M, lease), LS_OK);
     }
     CHECK(has("ls/eph", "me"));
     /* revoke deletes at once */
-    CHECK_EQ_INT(M->ops->lease_revoke(M, lease), LS_OK);
+    CHECK_EQ_INT(ls_meta_lease_revoke(M, lease), LS_OK);
     CHECK(absent("ls/eph"));
-    CHECK_EQ_INT(M->ops->lease_revoke(M, lease), LS_ENOTFOUND);
-    CHECK_EQ_INT(M->ops->lease_keepalive(M, lease), LS_ENOTFOUND);
-    M->ops->watch_cancel(M, w);
+    CHECK_EQ_INT(ls_meta_lease_revoke(M, lease), LS_ENOTFOUND);
+    CHECK_EQ_INT(ls_meta_lease_keepalive(M, lease), LS_ENOTFOUND);
+    ls_meta_watch_cancel(M, w);
     col_destroy(&col);
 }
 
@@ -536,7 +536,7 @@ TEST(watch_events)
     col_init(&col);
     int64_t r0 = cur_rev();
     ls_meta_watch_t *w = NULL;
-    CHECK_EQ_INT(M->ops->watch(M, "w/", 2, r0, col_cb, &col, &w), LS_OK);
+    CHECK_EQ_INT(ls_meta_watch(M, "w/", 2, r0, col_cb, &col, &w), LS_OK);
     CHECK_EQ_INT(put("w/a", "1"), LS_OK);
     CHECK_EQ_INT(put("x/other", "no"), LS_OK);
     ls_meta_op_t ops[] = {
@@ -544,15 +544,15 @@ TEST(watch_events)
         {.kind = LS_META_OP_PUT, .key = "x/also", .klen = 6, .val = "no", .vlen = 2},
         {.kind = LS_META_OP_PUT, .key = "w/b", .klen = 3, .val = "2", .vlen = 1},
     };
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, ops, 3, NULL), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, ops, 3, NULL), LS_OK);
     CHECK_EQ_INT(ls_meta_del(M, "w/a"), LS_OK);
     uint8_t end[8];
     size_t elen = ls_meta_prefix_end("w/", 2, end);
     ls_meta_op_t dr = {
         .kind = LS_META_OP_DEL_RANGE, .key = "w/", .klen = 2, .end = end, .elen = elen};
-    CHECK_EQ_INT(M->ops->txn(M, NULL, 0, &dr, 1, NULL), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, NULL, 0, &dr, 1, NULL), LS_OK);
     CHECK(col_wait(&col, 6, 5000));
-    M->ops->watch_cancel(M, w);
+    ls_meta_watch_cancel(M, w);
     CHECK_EQ_INT(col.n, 6);
     struct {
         ls_meta_ev_kind kind;
@@ -574,9 +574,9 @@ TEST(watch_events)
     /* a watch may start in the past: it replays retained history in order */
     collector_t late;
     col_init(&late);
-    CHECK_EQ_INT(M->ops->watch(M, "w/", 2, r0 + 3, col_cb, &late, &w), LS_OK);
+    CHECK_EQ_INT(ls_meta_watch(M, "w/", 2, r0 + 3, col_cb, &late, &w), LS_OK);
     CHECK(col_wait(&late, 3, 5000));
-    M->ops->watch_cancel(M, w);
+    ls_meta_watch_cancel(M, w);
     CHECK_EQ_INT(late.n, 3);
     CHECK(late.ev[0].mod_rev == r0 + 4 && strcmp(late.ev[2].key, "w/c") == 0);
     col_destroy(&late);
@@ -591,7 +591,7 @@ TEST(watch_cancel_inside_callback)
     col.meta = M;
     ls_meta_watch_t *w = NULL;
     pthread_mutex_lock(&col.mu);
-    CHECK_EQ_INT(M->ops->watch(M, "wc/", 3, 0, col_cb, &col, &w), LS_OK);
+    CHECK_EQ_INT(ls_meta_watch(M, "wc/", 3, 0, col_cb, &col, &w), LS_OK);
     col.self = w;
     pthread_mutex_unlock(&col.mu);
     CHECK_EQ_INT(put("wc/1", "a"), LS_OK);
@@ -600,9 +600,9 @@ TEST(watch_cancel_inside_callback)
     /* a later watch on the same prefix proves the notifier moved past wc/2 */
     collector_t after;
     col_init(&after);
-    CHECK_EQ_INT(M->ops->watch(M, "wc/", 3, cur_rev() - 1, col_cb, &after, &w), LS_OK);
+    CHECK_EQ_INT(ls_meta_watch(M, "wc/", 3, cur_rev() - 1, col_cb, &after, &w), LS_OK);
     CHECK(col_wait(&after, 1, 5000));
-    M->ops->watch_cancel(M, w);
+    ls_meta_watch_cancel(M, w);
     pthread_mutex_lock(&col.mu);
     int calls = col.calls;
     pthread_mutex_unlock(&col.mu);
@@ -646,7 +646,7 @@ TEST(sqlite_reopen_persists)
     int64_t arev = ok ? kv.mod_rev : 0;
     if (ok) ls_kv_free(&kv);
     int64_t lease = 0;
-    ok = ok && m->ops->lease_grant(m, 60000, &lease) == LS_OK;
+    ok = ok && ls_meta_lease_grant(m, 60000, &lease) == LS_OK;
     ls_meta_close(m);
     M = saved;
     CHECK(ok);
@@ -666,18 +666,18 @@ TEST(sqlite_reopen_persists)
     ok = ok && ls_meta_counter_add(m, "p/ctr", 1, &v) == LS_OK && v == 42;
     ok = ok && cur_rev() == rev + 1;
     /* the lease outlived the restart */
-    ok = ok && m->ops->lease_keepalive(m, lease) == LS_OK;
+    ok = ok && ls_meta_lease_keepalive(m, lease) == LS_OK;
     /* history did not: watching from before the restart is refused */
     ls_meta_watch_t *w = NULL;
     collector_t col;
     col_init(&col);
-    ls_status wst = m->ops->watch(m, "p/", 2, rev - 1, col_cb, &col, &w);
-    ls_status wst2 = m->ops->watch(m, "p/", 2, 0, col_cb, &col, &w);
+    ls_status wst = ls_meta_watch(m, "p/", 2, rev - 1, col_cb, &col, &w);
+    ls_status wst2 = ls_meta_watch(m, "p/", 2, 0, col_cb, &col, &w);
     int got = 0;
     if (wst2 == LS_OK) {
         put("p/c", "gamma");
         got = col_wait(&col, 1, 5000);
-        m->ops->watch_cancel(m, w);
+        ls_meta_watch_cancel(m, w);
     }
     ls_meta_close(m);
     M = saved;
@@ -692,7 +692,7 @@ TEST(open_urls)
 {
     char err[256];
     ls_meta_t *m = ls_meta_open("mem://", err, sizeof err);
-    CHECK(m != NULL && strcmp(m->ops->name, "mem") == 0);
+    CHECK(m != NULL && strcmp(ls_meta_backend_name(m), "mem") == 0);
     ls_meta_close(m);
     CHECK(ls_meta_open("etcd3://x", err, sizeof err) == NULL);
     CHECK(strstr(err, "etcd3://x") != NULL);
@@ -799,7 +799,7 @@ TEST(etcd_prefix_isolation)
     CHECK(has("iso/k", "ours"));
     /* a range delete without bounds stays inside the prefix */
     ls_meta_op_t all = {.kind = LS_META_OP_DEL_RANGE};
-    CHECK_EQ_INT(o->ops->txn(o, NULL, 0, &all, 1, NULL), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(o, NULL, 0, &all, 1, NULL), LS_OK);
     CHECK(has("iso/k", "ours"));
     ls_kv_t kv;
     CHECK_EQ_INT(ls_meta_get(o, "iso/k", &kv), LS_ENOTFOUND);
@@ -817,11 +817,11 @@ TEST(etcd_compacted_watch_is_erange)
     collector_t col;
     col_init(&col);
     ls_meta_watch_t *w = NULL;
-    CHECK_EQ_INT(M->ops->watch(M, "cp/", 3, r1, col_cb, &col, &w), LS_ERANGE);
+    CHECK_EQ_INT(ls_meta_watch(M, "cp/", 3, r1, col_cb, &col, &w), LS_ERANGE);
     /* the newest retained revision is still watchable */
-    CHECK_EQ_INT(M->ops->watch(M, "cp/", 3, r3 - 1, col_cb, &col, &w), LS_OK);
+    CHECK_EQ_INT(ls_meta_watch(M, "cp/", 3, r3 - 1, col_cb, &col, &w), LS_OK);
     CHECK(col_wait(&col, 1, 5000));
-    M->ops->watch_cancel(M, w);
+    ls_meta_watch_cancel(M, w);
     CHECK(strcmp(col.ev[0].val, "3") == 0 && col.ev[0].mod_rev == r3);
     col_destroy(&col);
 }
@@ -841,10 +841,10 @@ TEST(etcd_failover_and_unreachable)
     collector_t col;
     col_init(&col);
     ls_meta_watch_t *w = NULL;
-    CHECK_EQ_INT(m->ops->watch(m, "fo/", 3, 0, col_cb, &col, &w), LS_OK);
+    CHECK_EQ_INT(ls_meta_watch(m, "fo/", 3, 0, col_cb, &col, &w), LS_OK);
     CHECK_EQ_INT(ls_meta_put(m, "fo/k", "w", 1), LS_OK);
     CHECK(col_wait(&col, 1, 5000));
-    m->ops->watch_cancel(m, w);
+    ls_meta_watch_cancel(m, w);
     col_destroy(&col);
     ls_meta_close(m);
     /* nothing listening: LS_EAGAIN, and the message names the endpoint */
@@ -874,7 +874,7 @@ TEST(etcd_watch_resumes_after_restart)
     collector_t col;
     col_init(&col);
     ls_meta_watch_t *w = NULL;
-    CHECK_EQ_INT(M->ops->watch(M, "rs/", 3, 0, col_cb, &col, &w), LS_OK);
+    CHECK_EQ_INT(ls_meta_watch(M, "rs/", 3, 0, col_cb, &col, &w), LS_OK);
     CHECK_EQ_INT(put("rs/1", "a"), LS_OK);
     CHECK(col_wait(&col, 1, 5000));
     char cmd[400];
@@ -884,7 +884,7 @@ TEST(etcd_watch_resumes_after_restart)
     CHECK_EQ_INT(put("rs/3", "c"), LS_OK);
     int got = col_wait(&col, 3, 10000);
     usleep(200 * 1000); /* a duplicate would arrive right behind */
-    M->ops->watch_cancel(M, w);
+    ls_meta_watch_cancel(M, w);
     CHECK(got);
     CHECK_EQ_INT(col.n, 3);
     CHECK(strcmp(col.ev[1].key, "rs/2") == 0 && strcmp(col.ev[2].key, "rs/3") == 0);
@@ -931,7 +931,7 @@ static void *fail_in_thread(void *arg)
 {
     ls_meta_t *m = arg;
     ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = "", .klen = 0, .val = "v", .vlen = 1};
-    ls_status st = m->ops->txn(m, NULL, 0, &op, 1, NULL);
+    ls_status st = ls_meta_txn(m, NULL, 0, &op, 1, NULL);
     return (void *)(intptr_t)(st != LS_OK && strstr(ls_meta_error(m), "invalid txn") != NULL);
 }
 

@@ -479,7 +479,7 @@ TEST(compactor_whose_lease_expired_cannot_commit)
     }
     CHECK_EQ_INT(l.n, 1);
     /* A's lease expires (as if A stalled past its TTL): its owner key goes */
-    CHECK_EQ_INT(meta->ops->lease_revoke(meta, l.v[0].lease), LS_OK);
+    CHECK_EQ_INT(ls_meta_lease_revoke(meta, l.v[0].lease), LS_OK);
     ls_kvlist_free(&l);
     CHECK_EQ_INT(count_keys(meta, LS_OWNER_PREFIX), 0);
     /* B takes the log over and compacts it while A is still reading */
@@ -524,15 +524,15 @@ TEST(claims_are_exclusive_and_fence_commits)
     /* a commit fenced by A's claim applies while the claim holds ... */
     ls_meta_cmp_t fence = ls_log_claim_cmp(&ca);
     ls_meta_op_t put = {.kind = LS_META_OP_PUT, .key = "/x", .klen = 2, .val = "1", .vlen = 1};
-    CHECK_EQ_INT(meta->ops->txn(meta, &fence, 1, &put, 1, NULL), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(meta, &fence, 1, &put, 1, NULL), LS_OK);
     /* ... and not once the lease is gone, even after B claimed the log */
     ls_kv_t kv;
     CHECK_EQ_INT(ls_meta_get(meta, ca.key, &kv), LS_OK);
-    CHECK_EQ_INT(meta->ops->lease_revoke(meta, kv.lease), LS_OK);
+    CHECK_EQ_INT(ls_meta_lease_revoke(meta, kv.lease), LS_OK);
     ls_kv_free(&kv);
     CHECK_EQ_INT(ls_lease_owner_keepalive(a), LS_ENOTFOUND);
     CHECK_EQ_INT(ls_log_claim(b, 7, &cb), LS_OK);
-    CHECK_EQ_INT(meta->ops->txn(meta, &fence, 1, &put, 1, NULL), LS_ECONFLICT);
+    CHECK_EQ_INT(ls_meta_txn(meta, &fence, 1, &put, 1, NULL), LS_ECONFLICT);
     /* A's release does not remove B's key; A can claim again after B's release */
     ls_log_release(a, &ca);
     CHECK_EQ_INT(ls_log_claim(a, 7, &ca), LS_EEXISTS);
