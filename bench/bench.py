@@ -195,7 +195,8 @@ class Broker:
         # The Iceberg REST catalog only where a scenario reads tables through it.
         http = f"127.0.0.1:{self.http_port}" if self.rest else ""
         args = [LAKESTREAM, "serve", f"--data.dir={self.dir}/data",
-                f"--listeners=127.0.0.1:{self.port}", f"--http.listen={http}"]
+                f"--listeners=127.0.0.1:{self.port}", f"--http.listen={http}",
+                "--schema.registry.listen="]
         args += [f"--{k}={v.format(dir=self.dir, name=os.path.basename(self.dir))}"
                  for k, v in self.extra.items()]
         out = open(os.path.join(self.dir, "broker.log"), "a")

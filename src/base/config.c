@@ -168,6 +168,11 @@ static const cfg_key_t cfg_keys[] = {
      .max = 65535, .empty_disables = true,
      .help = "Address of the HTTP server (Iceberg REST catalog at /v1, /health): host:port; "
              "port 0 picks a free port; empty disables HTTP."},
+    {.name = "schema.registry.listen", .type = CT_LISTENER, FIELD(registry_host),
+     .port_off = offsetof(ls_config_t, registry_port), .def = "127.0.0.1:8081", .min = 0,
+     .max = 65535, .empty_disables = true,
+     .help = "Address of the built-in schema registry (the Confluent Schema Registry REST "
+             "API): host:port; port 0 picks a free port; empty disables it."},
 
     {.name = "wal.flush.max.bytes", .section = "WAL writer", .type = CT_SIZE,
      FIELD(wal_flush_max_bytes), .def = "4MiB", .min = 1, .max = 5 * GiB,

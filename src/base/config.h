@@ -48,6 +48,8 @@ typedef struct ls_config {
     char *broker_rack;              /* broker.rack: zone for zone-aware placement, default "" */
     char *http_host;                /* http.listen host; NULL: HTTP disabled */
     int http_port;                  /* http.listen port, default 8181 (0: pick a free port) */
+    char *registry_host;            /* schema.registry.listen host; NULL: registry disabled */
+    int registry_port;              /* schema.registry.listen port, default 8081 */
     int64_t broker_session_timeout_ms; /* broker.session.timeout.ms: membership lease TTL, default 9000 */
     /* WAL writer */
     int64_t wal_flush_max_bytes;    /* wal.flush.max.bytes, default 4 MiB */

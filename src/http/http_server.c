@@ -3,9 +3,10 @@
  * Per request: libmicrohttpd calls on_request once with the headers (we
  * allocate the request state; a Content-Length over LS_HTTP_MAX_BODY is
  * answered 413 right there, before any body is read), then once per chunk of
- * body (counted and dropped; a chunked body that outgrows the bound closes
- * the connection), then once more with no data:
- * the request is complete and is dispatched to /health or a mount. The state
+ * body (buffered when the path's mount takes bodies, else counted and
+ * dropped; a chunked body that outgrows the bound closes the connection),
+ * then once more with no data: the request is complete and is dispatched to
+ * /health or a mount. The state
  * is freed by the completion callback, whatever happened to the request.
  *
  * The listening socket is bound here rather than by libmicrohttpd so that
@@ -39,6 +40,8 @@ struct ls_http_server {
 typedef struct req_state {
     size_t body_len;
     int rejected; /* a 413 is queued: ignore the rest */
+    int keep;     /* the path's mount takes bodies: body holds them */
+    ls_buf_t body;
 } req_state_t;
 
 /* ---- decoding helpers ----------------------------------------------------- */
@@ -174,6 +177,16 @@ static enum MHD_Result send_response(struct MHD_Connection *c, ls_http_response_
     return rc;
 }
 
+static const ls_http_mount_t *find_mount(const ls_http_server_t *s, const char *path)
+{
+    for (size_t i = 0; i < s->nmounts; i++) {
+        size_t n = strlen(s->mounts[i].prefix);
+        if (!strncmp(path, s->mounts[i].prefix, n) && (path[n] == 0 || path[n] == '/' || n == 0))
+            return &s->mounts[i];
+    }
+    return NULL;
+}
+
 static void dispatch(ls_http_server_t *s, const ls_http_request_t *req, ls_http_response_t *resp)
 {
     size_t plen = strlen(req->path);
@@ -191,13 +204,10 @@ static void dispatch(ls_http_server_t *s, const ls_http_request_t *req, ls_http_
         ls_buf_printf(&resp->body, "{\"status\":\"ok\"}");
         return;
     }
-    for (size_t i = 0; i < s->nmounts; i++) {
-        size_t n = strlen(s->mounts[i].prefix);
-        if (!strncmp(req->path, s->mounts[i].prefix, n) &&
-            (req->path[n] == 0 || req->path[n] == '/')) {
-            s->mounts[i].fn(s->mounts[i].arg, req, resp);
-            return;
-        }
+    const ls_http_mount_t *m = find_mount(s, req->path);
+    if (m) {
+        m->fn(m->arg, req, resp);
+        return;
     }
     ls_http_error(resp, 404, "NotFoundException", "no resource at %.200s", req->path);
 }
@@ -214,6 +224,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     enum MHD_Result rc = MHD_YES;
     if (!st) {
         *con_cls = st = LS_NEW(req_state_t);
+        ls_buf_init(&st->body);
+        const ls_http_mount_t *m = strlen(url) <= LS_HTTP_MAX_PATH ? find_mount(s, url) : NULL;
+        st->keep = m && m->takes_body;
         const char *cl =
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > LS_HTTP_MAX_BODY) {
@@ -228,6 +241,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (*upload_data_size) {
         st->body_len += *upload_data_size;
+        if (st->keep && st->body_len <= LS_HTTP_MAX_BODY)
+            ls_buf_append(&st->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
         ls_buf_free(&resp.body);
         /* a chunked body that outgrows the bound: drop the connection */
@@ -241,8 +256,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     ls_buf_init(&query);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_arg, &query);
     ls_buf_append_u8(&query, 0);
+    if (st->keep) {
+        ls_buf_append_u8(&st->body, 0);
+        st->body.len--;
+    }
     ls_http_request_t req = {.method = method, .path = url, .query = (const char *)query.data,
-                             .body_len = st->body_len};
+                             .body_len = st->body_len,
+                             .body = st->keep ? (const char *)st->body.data : NULL};
     dispatch(s, &req, &resp);
     if (resp.status >= 500)
         LS_WARN("http", "%s %.200s -> %d %.*s", method, url, resp.status,
@@ -256,13 +276,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    ls_free(*con_cls);
+    req_state_t *st = *con_cls;
+    if (st) ls_buf_free(&st->body);
+    ls_free(st);
     *con_cls = NULL;
 }
 
 /* ---- lifecycle ------------------------------------------------------------- */
 
-static int bind_listener(const char *host, int port, int *bound_port, char *err, size_t errlen)
+static int bind_listener(const char *key, const char *host, int port, int *bound_port, char *err,
+                         size_t errlen)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
@@ -271,14 +294,14 @@ static int bind_listener(const char *host, int port, int *bound_port, char *err,
     struct addrinfo *ai = NULL;
     int gai = getaddrinfo(host, ps, &hints, &ai);
     if (gai) {
-        snprintf(err, errlen, "http.listen: cannot resolve '%s': %s", host, gai_strerror(gai));
+        snprintf(err, errlen, "%s: cannot resolve '%s': %s", key, host, gai_strerror(gai));
         return -1;
     }
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int one = 1;
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
         bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 128)) {
-        snprintf(err, errlen, "http.listen: cannot listen on %s:%d: %s", host, port,
+        snprintf(err, errlen, "%s: cannot listen on %s:%d: %s", key, host, port,
                  strerror(errno));
         if (fd >= 0) close(fd);
         freeaddrinfo(ai);
@@ -293,11 +316,12 @@ static int bind_listener(const char *host, int port, int *bound_port, char *err,
     return fd;
 }
 
-ls_http_server_t *ls_http_server_start(const char *host, int port, const ls_http_mount_t *mounts,
-                                       size_t nmounts, char *err, size_t errlen)
+ls_http_server_t *ls_http_server_start(const char *key, const char *host, int port,
+                                       const ls_http_mount_t *mounts, size_t nmounts, char *err,
+                                       size_t errlen)
 {
     ls_http_server_t *s = LS_NEW(ls_http_server_t);
-    int fd = bind_listener(host, port, &s->port, err, errlen);
+    int fd = bind_listener(key, host, port, &s->port, err, errlen);
     if (fd < 0) {
         ls_free(s);
         return NULL;
@@ -316,7 +340,7 @@ ls_http_server_t *ls_http_server_start(const char *host, int port, const ls_http
         MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, NULL, MHD_OPTION_END);
     if (!s->d) {
-        snprintf(err, errlen, "http.listen: libmicrohttpd did not start on %s:%d", host, s->port);
+        snprintf(err, errlen, "%s: libmicrohttpd did not start on %s:%d", key, host, s->port);
         close(fd);
         ls_free(s->mounts);
         ls_free(s);

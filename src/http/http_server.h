@@ -11,7 +11,8 @@
  * Bounds: request line + headers within LS_HTTP_MAX_HEADER_BYTES (larger:
  * 414/431 from libmicrohttpd), path within LS_HTTP_MAX_PATH, bodies within
  * LS_HTTP_MAX_BODY (a larger Content-Length: 413; a chunked body growing past
- * it: the connection is closed), at most LS_HTTP_MAX_CONNECTIONS connections
+ * it: the connection is closed; bodies are buffered only for mounts that
+ * take them, counted and dropped otherwise), at most LS_HTTP_MAX_CONNECTIONS connections
  * and LS_HTTP_MAX_CONNECTIONS_PER_IP from one client address (beyond either,
  * new connections are closed at once), idle connections closed after
  * LS_HTTP_IDLE_TIMEOUT_S. The per-address bound is what keeps a slowloris
@@ -41,7 +42,8 @@ typedef struct ls_http_request {
     const char *method; /* "GET", "HEAD", "POST", ... */
     const char *path;   /* raw, starts with '/', no query */
     const char *query;  /* raw "k=v&k2=v2" (may be empty, never NULL) */
-    size_t body_len;    /* bytes of request body received (content discarded) */
+    size_t body_len;    /* bytes of request body received */
+    const char *body;   /* the body, NUL-terminated, when the mount takes bodies; else NULL */
 } ls_http_request_t;
 
 typedef struct ls_http_response {
@@ -54,17 +56,20 @@ typedef void (*ls_http_handler_fn)(void *arg, const ls_http_request_t *req,
                                    ls_http_response_t *resp);
 
 typedef struct ls_http_mount {
-    const char *prefix; /* e.g. "/v1": matches "/v1" and "/v1/..." */
+    const char *prefix; /* e.g. "/v1": matches "/v1" and "/v1/..."; "" matches every path */
     ls_http_handler_fn fn;
     void *arg;
+    int takes_body;     /* buffer request bodies (up to LS_HTTP_MAX_BODY) for fn */
 } ls_http_mount_t;
 
 typedef struct ls_http_server ls_http_server_t;
 
 /* Binds host:port (port 0: a free port) and starts serving. mounts[] is
- * copied. NULL with a reason in err (e.g. "Address already in use"). */
-ls_http_server_t *ls_http_server_start(const char *host, int port, const ls_http_mount_t *mounts,
-                                       size_t nmounts, char *err, size_t errlen);
+ * copied. NULL with a reason in err naming the setting `key` (e.g.
+ * "http.listen: cannot listen on ...: Address already in use"). */
+ls_http_server_t *ls_http_server_start(const char *key, const char *host, int port,
+                                       const ls_http_mount_t *mounts, size_t nmounts, char *err,
+                                       size_t errlen);
 int ls_http_server_port(const ls_http_server_t *s);
 /* Stops accepting, waits for running handlers, closes every connection. */
 void ls_http_server_stop(ls_http_server_t *s);

@@ -1,7 +1,8 @@
 /* Broker wiring. Start order: metadata store, object store, cluster id,
  * catalog, log storage (loads heads, GCs uncommitted WAL objects), HTTP
- * server (Iceberg REST catalog; its own threads), Kafka listener. Stop order
- * (graceful, on SIGTERM/SIGINT): the HTTP server first (joins its threads),
+ * servers (Iceberg REST catalog, schema registry; their own threads), Kafka
+ * listener. Stop order (graceful, on SIGTERM/SIGINT): the HTTP servers first
+ * (joining their threads),
  * then stop accepting and reading Kafka requests, flush and commit everything
  * buffered (producers waiting on it get their acknowledgements), close
  * connections, close stores. */
@@ -19,6 +20,7 @@
 #include "group/group_service.h"
 #include "http/http_server.h"
 #include "http/iceberg_rest.h"
+#include "http/registry_rest.h"
 #include "kafka/conn.h"
 #include "records/records_time.h"
 #include "objstore/objstore_s3.h"
@@ -299,14 +301,34 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
                                               .client_props = props});
     ls_free(endpoint);
     ls_free(region);
-    ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest}};
-    b->http = ls_http_server_start(cfg->http_host, cfg->http_port, mounts, 1, err,
+    ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest, 0}};
+    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts, 1, err,
                                    (size_t)errlen);
     if (!b->http)
         return -1;
     int v6 = strchr(cfg->http_host, ':') != NULL;
     LS_INFO("broker", "serving the Iceberg REST catalog on http://%s%s%s:%d/v1 (health: /health)",
             v6 ? "[" : "", cfg->http_host, v6 ? "]" : "", ls_http_server_port(b->http));
+    return 0;
+}
+
+/* The schema registry on schema.registry.listen (unset: none). Its state
+ * is in the metadata store, so every broker serves the same registry. */
+static int start_registry(ls_broker_t *b, char *err, int errlen)
+{
+    const ls_config_t *cfg = b->cfg;
+    if (!cfg->registry_host)
+        return 0;
+    b->registry = ls_registry_new(b->meta);
+    ls_http_mount_t mounts[] = {{"", ls_registry_rest_handle, b->registry, 1}};
+    b->registry_http = ls_http_server_start("schema.registry.listen", cfg->registry_host,
+                                            cfg->registry_port, mounts, 1, err, (size_t)errlen);
+    if (!b->registry_http)
+        return -1;
+    int v6 = strchr(cfg->registry_host, ':') != NULL;
+    LS_INFO("broker", "serving the schema registry on http://%s%s%s:%d",
+            v6 ? "[" : "", cfg->registry_host, v6 ? "]" : "",
+            ls_http_server_port(b->registry_http));
     return 0;
 }
 
@@ -393,7 +415,7 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     b->groups = ls_group_service_open(loop, b->meta, b->catalog, &gc,
                                       cfg->offsets_retention_check_interval_ms, b->node_id,
                                       group_offload, b);
-    if (start_http(b, err, errlen) != 0)
+    if (start_http(b, err, errlen) != 0 || start_registry(b, err, errlen) != 0)
         return -1;
     services_init(b);
     b->kafka = ls_kafka_listener_start(&b->ksvc, cfg->listen_host, cfg->listen_port, err, errlen);
@@ -474,6 +496,8 @@ void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
     s->arg = arg;
     ls_http_server_stop(b->http);   /* joins the HTTP threads: no handler runs after */
     b->http = NULL;
+    ls_http_server_stop(b->registry_http);
+    b->registry_http = NULL;
     ls_kafka_listener_quiesce(b->kafka);
     if (b->groups)
         ls_group_service_stop(b->groups);   /* answers JoinGroup/SyncGroup waiters */
@@ -486,6 +510,8 @@ void ls_broker_free(ls_broker_t *b)
     ls_membership_stop(b->members);
     ls_http_server_stop(b->http);
     ls_rest_free(b->rest);
+    ls_http_server_stop(b->registry_http);
+    ls_registry_free(b->registry);
     if (b->kafka)
         ls_kafka_listener_free(b->kafka);
     ls_group_service_free(b->groups);

@@ -7,7 +7,7 @@ tests/run.sh for the non-Python suites:
 
 starts a broker on a free 127.0.0.1 port (and a free HTTP port) with a fresh
 data.dir, runs the command with LS_TEST_BOOTSTRAP=127.0.0.1:PORT (and
-LS_TEST_HTTP_URL, LS_TEST_DATA_DIR) in its environment, then stops the broker with SIGTERM and prints one
+LS_TEST_HTTP_URL, LS_TEST_REGISTRY_URL, LS_TEST_DATA_DIR) in its environment, then stops the broker with SIGTERM and prints one
 "PASS <name>.broker_clean_shutdown" or "FAIL <name>.broker_clean_shutdown: ..."
 line (exit code 0 and no ERROR / sanitizer lines in the broker's stderr).
 The wrapper exits with the command's exit code, or 1 if the broker check failed.
@@ -145,6 +145,7 @@ class Broker:
         self.name = name
         self.port = None
         self.http_port = None  # the HTTP server (Iceberg REST catalog); see http_url
+        self.registry_port = None  # the schema registry; see registry_url
         self.proc = None
         self.starts = 0
         self.log_paths = []
@@ -170,6 +171,12 @@ class Broker:
         A test that passes --http.listen itself gets that address instead."""
         return "http://%s:%d" % (self.host, self.http_port)
 
+    @property
+    def registry_url(self):
+        """Base URL of the broker's schema registry (schema.registry.listen).
+        A test that passes --schema.registry.listen itself gets that address instead."""
+        return "http://%s:%d" % (self.host, self.registry_port)
+
     def __iter__(self):
         """host, port, data_dir, broker = broker"""
         return iter((self.host, self.port, self.data_dir, self))
@@ -192,9 +199,11 @@ class Broker:
         return [self.binary, "serve",
                 "--data.dir=%s" % self.data_dir,
                 "--listeners=%s:%d" % (self.host, self.port),
-                # every broker gets its own free HTTP port, so parallel tests never
-                # collide; a test's own --http.listen (later) wins
-                "--http.listen=%s:%d" % (self.host, self.http_port)] + self.extra_args
+                # every broker gets its own free HTTP ports, so parallel tests never
+                # collide; a test's own --http.listen / --schema.registry.listen
+                # (later) wins
+                "--http.listen=%s:%d" % (self.host, self.http_port),
+                "--schema.registry.listen=%s:%d" % (self.host, self.registry_port)] + self.extra_args
 
     def start(self):
         if self.alive():
@@ -206,6 +215,7 @@ class Broker:
             if not fixed_port:
                 self.port = free_port(self.host)
                 self.http_port = free_port(self.host)
+                self.registry_port = free_port(self.host)
             self._spawn()
             try:
                 self._wait_ready()
@@ -394,6 +404,7 @@ class ExternalBroker:
     proc = None
     pid = None
     http_url = None  # unknown: tests of the HTTP server skip
+    registry_url = None  # unknown: tests of the schema registry skip
 
     def __init__(self, bootstrap):
         self.host, port = bootstrap.rsplit(":", 1)
@@ -464,6 +475,8 @@ def _main(argv):
     env["LS_TEST_BOOTSTRAP"] = broker.bootstrap
     if broker.http_url:
         env["LS_TEST_HTTP_URL"] = broker.http_url
+    if broker.registry_url:
+        env["LS_TEST_REGISTRY_URL"] = broker.registry_url
     if broker.data_dir:
         env["LS_TEST_DATA_DIR"] = broker.data_dir
     try:

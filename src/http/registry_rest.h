@@ -1,0 +1,41 @@
+/* The schema registry's REST API, as the Confluent Schema Registry serves it
+ * (the paths clients use), mounted on every path of its own HTTP server
+ * (schema.registry.listen). The registry itself is registry/registry.h.
+ *
+ *   GET    /                                           {}
+ *   GET    /schemas/types                              supported schema types
+ *   GET    /schemas/ids/{id}[/schema|/subjects|/versions]
+ *   GET    /subjects                                   ?subjectPrefix= ?deleted=
+ *   POST   /subjects/{s}                               lookup   ?deleted= ?normalize=
+ *   DELETE /subjects/{s}                               ?permanent=
+ *   GET    /subjects/{s}/versions                      ?deleted=
+ *   POST   /subjects/{s}/versions                      register ?normalize=
+ *   GET    /subjects/{s}/versions/{v}[/schema|/referencedby]   ?deleted=
+ *   DELETE /subjects/{s}/versions/{v}                  ?permanent=
+ *   GET|PUT|DELETE /config[/{s}]                       GET ?defaultToGlobal=
+ *   GET|PUT|DELETE /mode[/{s}]                         (DELETE: subjects only)
+ *   POST   /compatibility/subjects/{s}/versions[/{v}]  ?verbose= ?normalize=
+ *
+ * {v} is a version number, -1 or "latest". Bodies and answers are JSON
+ * (Content-Type application/vnd.schemaregistry.v1+json, which clients and
+ * application/json readers both take). Errors carry the registry's codes:
+ * {"error_code": 40401, "message": "..."} with the HTTP status of the
+ * code's first three digits (404, 409, 422, 500); malformed requests 400,
+ * unknown paths 404, other methods 405 (error_code = the status).
+ *
+ * A request field or parameter this registry does not implement (IMPORT
+ * mode, data-contract metadata and rule sets, schema formats) is refused
+ * with an error naming it, never ignored.
+ *
+ * Threads: handlers run on the HTTP server's threads, concurrently. */
+#ifndef LS_REGISTRY_REST_H
+#define LS_REGISTRY_REST_H
+#include "http/http_server.h"
+#include "registry/registry.h"
+
+#define LS_SR_CONTENT_TYPE "application/vnd.schemaregistry.v1+json"
+
+/* An ls_http_handler_fn; arg is the ls_registry_t. Mount it with prefix ""
+ * and takes_body set. */
+void ls_registry_rest_handle(void *arg, const ls_http_request_t *req, ls_http_response_t *resp);
+#endif

@@ -1,0 +1,500 @@
+/* Schema registry: Avro parsing, the compatibility rules per level (a table
+ * of cases each), and the registry over the in-memory metadata store
+ * (register, duplicates, deletes, references, concurrent registrations). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "meta/meta.h"
+#include "registry/avro.h"
+#include "registry/registry.h"
+#include "unit.h"
+
+static ls_sr_schema_t *avro(const char *text)
+{
+    ls_sr_input_t in = {.type = LS_SR_AVRO, .text = text};
+    ls_sr_schema_t *s = NULL;
+    ls_sr_err_t e;
+    if (ls_sr_parse_standalone(&in, &s, &e) != LS_SR_OK) {
+        printf("# parse failed: %s\n  %s\n", e.message, text);
+        return NULL;
+    }
+    return s;
+}
+
+/* ---- parsing ------------------------------------------------------------------- */
+
+TEST(avro_accepts_valid_schemas)
+{
+    static const char *const ok[] = {
+        "\"string\"",
+        "{\"type\":\"long\",\"logicalType\":\"timestamp-millis\"}",
+        "[\"null\",\"string\"]",
+        "{\"type\":\"record\",\"name\":\"a.b.R\",\"fields\":[{\"name\":\"x\",\"type\":\"int\","
+        "\"default\":1},{\"name\":\"next\",\"type\":[\"null\",\"R\"],\"default\":null}]}",
+        "{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\",\"B\"],\"default\":\"A\"}",
+        "{\"type\":\"fixed\",\"name\":\"F\",\"size\":16,\"logicalType\":\"uuid\"}",
+        "{\"type\":\"map\",\"values\":{\"type\":\"array\",\"items\":\"double\"}}",
+        "{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":10,\"scale\":2}",
+        /* a namespace inherited by a nested record, referred to by short name */
+        "{\"type\":\"record\",\"name\":\"O\",\"namespace\":\"n\",\"fields\":[{\"name\":\"i\","
+        "\"type\":{\"type\":\"record\",\"name\":\"I\",\"fields\":[]}},{\"name\":\"j\","
+        "\"type\":\"n.I\"},{\"name\":\"k\",\"type\":\"I\"}]}",
+        /* a union default matching a later branch (the Java parser accepts it) */
+        "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"u\",\"type\":[\"null\","
+        "\"string\"],\"default\":\"x\"}]}",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        ls_sr_schema_t *s = avro(ok[i]);
+        CHECK(s != NULL);
+        ls_sr_schema_release(s);
+    }
+    ls_sr_schema_t *s = avro("{\"type\":\"long\",\"logicalType\":\"timestamp-millis\"}");
+    CHECK(!strcmp(ls_avro_root(s->avro)->logical, "timestamp-millis"));
+    ls_sr_schema_release(s);
+    /* an invalid logical type is ignored, not refused (spec) */
+    s = avro("{\"type\":\"string\",\"logicalType\":\"date\"}");
+    CHECK(s && ls_avro_root(s->avro)->logical == NULL);
+    ls_sr_schema_release(s);
+}
+
+TEST(avro_refuses_invalid_schemas_naming_the_problem)
+{
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"\"strin\"", "unknown type 'strin'"},
+        {"{\"type\":\"record\",\"fields\":[]}", "needs a \"name\""},
+        {"{\"type\":\"record\",\"name\":\"1R\",\"fields\":[]}", "invalid name"},
+        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"a\",\"type\":\"int\"},"
+         "{\"name\":\"a\",\"type\":\"int\"}]}",
+         "field 'a' appears twice"},
+        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"a\",\"type\":\"int\","
+         "\"default\":\"x\"}]}",
+         "/fields/0: the default of field 'a' is not a valid int"},
+        {"[\"null\",\"null\"]", "the union holds null twice"},
+        {"[\"null\",[\"int\"]]", "immediately contain another union"},
+        {"{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\",\"A\"]}", "appears twice"},
+        {"{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\"],\"default\":\"B\"}",
+         "not one of its symbols"},
+        {"{\"type\":\"fixed\",\"name\":\"F\"}", "needs a \"size\""},
+        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"a\",\"type\":{\"type\":"
+         "\"record\",\"name\":\"R\",\"fields\":[]}}]}",
+         "'R' is defined twice"},
+        {"{\"type\":\"array\"}", "needs \"items\""},
+        {"{nope", "not valid JSON"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ls_sr_input_t in = {.type = LS_SR_AVRO, .text = bad[i].text};
+        ls_sr_schema_t *s = NULL;
+        ls_sr_err_t e;
+        CHECK_EQ_INT(ls_sr_parse_standalone(&in, &s, &e), LS_SR_INVALID_SCHEMA);
+        if (!strstr(e.message, bad[i].msg)) printf("# case %zu: %s\n", i, e.message);
+        CHECK(strstr(e.message, bad[i].msg) != NULL);
+    }
+}
+
+TEST(protobuf_is_refused_by_name)
+{
+    ls_sr_input_t in = {.type = LS_SR_PROTOBUF, .text = "syntax = \"proto3\";"};
+    ls_sr_schema_t *s = NULL;
+    ls_sr_err_t e;
+    CHECK_EQ_INT(ls_sr_parse_standalone(&in, &s, &e), LS_SR_INVALID_SCHEMA);
+    CHECK(strstr(e.message, "PROTOBUF is not supported") != NULL);
+}
+
+/* ---- compatibility, a table per level ------------------------------------------------ */
+
+#define REC(fields) "{\"type\":\"record\",\"name\":\"R\",\"fields\":[" fields "]}"
+#define F(n, t) "{\"name\":\"" n "\",\"type\":" t "}"
+#define FD(n, t, d) "{\"name\":\"" n "\",\"type\":" t ",\"default\":" d "}"
+
+static const char *const V_A = REC(F("a", "\"int\""));
+static const char *const V_AB_DEF = REC(F("a", "\"int\"") "," FD("b", "\"string\"", "\"x\""));
+static const char *const V_AB = REC(F("a", "\"int\"") "," F("b", "\"string\""));
+static const char *const V_A_LONG = REC(F("a", "\"long\""));
+static const char *const V_EMPTY = REC("");
+static const char *const V_A_STR = REC(F("a", "\"string\""));
+static const char *const V_A_DEF = REC(FD("a", "\"int\"", "0"));
+
+typedef struct compat_case {
+    ls_sr_compat level;
+    const char *prev[3];
+    const char *cand;
+    bool ok;
+    const char *why; /* expected in the reasons when !ok */
+} compat_case_t;
+
+static const compat_case_t CASES[] = {
+    /* NONE: anything goes */
+    {LS_SR_COMPAT_NONE, {V_A}, V_A_STR, true, NULL},
+    /* BACKWARD: the new schema reads the latest version's data */
+    {LS_SR_COMPAT_BACKWARD, {V_A}, V_AB_DEF, true, NULL},    /* added with default */
+    {LS_SR_COMPAT_BACKWARD, {V_A}, V_AB, false, "READER_FIELD_MISSING_DEFAULT_VALUE"},
+    {LS_SR_COMPAT_BACKWARD, {V_AB}, V_A, true, NULL},        /* removed field */
+    {LS_SR_COMPAT_BACKWARD, {V_A}, V_A_LONG, true, NULL},    /* int -> long promotion */
+    {LS_SR_COMPAT_BACKWARD, {V_A_LONG}, V_A, false, "TYPE_MISMATCH"},
+    {LS_SR_COMPAT_BACKWARD, {V_A}, V_A_STR, false, "TYPE_MISMATCH"},
+    /* only the latest counts: v1 -> v2 removed b, v3 re-adds it without default */
+    {LS_SR_COMPAT_BACKWARD, {V_AB, V_A}, V_AB, false, "READER_FIELD_MISSING_DEFAULT_VALUE"},
+    {LS_SR_COMPAT_BACKWARD, {V_A_STR, V_EMPTY}, V_A_DEF, true, NULL},
+    /* BACKWARD_TRANSITIVE: every version */
+    {LS_SR_COMPAT_BACKWARD_TRANSITIVE, {V_A_STR, V_EMPTY}, V_A_DEF, false, "TYPE_MISMATCH"},
+    {LS_SR_COMPAT_BACKWARD_TRANSITIVE, {V_A, V_AB_DEF}, V_A_LONG, true, NULL},
+    /* FORWARD: the latest version reads the new schema's data */
+    {LS_SR_COMPAT_FORWARD, {V_A}, V_AB, true, NULL},          /* added field: ignored by old */
+    {LS_SR_COMPAT_FORWARD, {V_AB}, V_A, false, "READER_FIELD_MISSING_DEFAULT_VALUE"},
+    {LS_SR_COMPAT_FORWARD, {V_AB_DEF}, V_A, true, NULL},      /* removed a field with default */
+    {LS_SR_COMPAT_FORWARD, {V_A}, V_A_LONG, false, "TYPE_MISMATCH"},
+    {LS_SR_COMPAT_FORWARD, {V_A_LONG}, V_A, true, NULL},
+    /* FORWARD_TRANSITIVE */
+    {LS_SR_COMPAT_FORWARD_TRANSITIVE, {V_AB, V_AB_DEF}, V_A, false,
+     "READER_FIELD_MISSING_DEFAULT_VALUE"},
+    {LS_SR_COMPAT_FORWARD, {V_AB, V_AB_DEF}, V_A, true, NULL},
+    /* FULL: both ways with the latest */
+    {LS_SR_COMPAT_FULL, {V_A}, V_AB_DEF, true, NULL},
+    {LS_SR_COMPAT_FULL, {V_A}, V_AB, false, "the new schema cannot read"},
+    {LS_SR_COMPAT_FULL, {V_A}, V_A_LONG, false, "cannot read data written with the new schema"},
+    /* FULL_TRANSITIVE */
+    {LS_SR_COMPAT_FULL_TRANSITIVE, {V_A_STR, V_EMPTY}, V_A_DEF, false, "TYPE_MISMATCH"},
+    {LS_SR_COMPAT_FULL, {V_A_STR, V_EMPTY}, V_A_DEF, true, NULL},
+    {LS_SR_COMPAT_FULL, {V_EMPTY}, V_A, false, "READER_FIELD_MISSING_DEFAULT_VALUE"},
+    {LS_SR_COMPAT_FULL_TRANSITIVE, {V_A, V_AB_DEF}, REC(F("a", "\"int\"")), true, NULL},
+};
+
+TEST(compatibility_levels_table)
+{
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        const compat_case_t *c = &CASES[i];
+        ls_sr_schema_t *prev[3] = {0};
+        size_t n = 0;
+        for (; n < 3 && c->prev[n]; n++)
+            CHECK((prev[n] = avro(c->prev[n])) != NULL);
+        ls_sr_schema_t *cand = avro(c->cand);
+        CHECK(cand != NULL);
+        ls_buf_t why;
+        ls_buf_init(&why);
+        bool ok = ls_sr_compatible(c->level, cand, prev, n, &why);
+        ls_buf_append_u8(&why, 0);
+        if (ok != c->ok || (!ok && !strstr((char *)why.data, c->why)))
+            printf("# case %zu (%s): got %d: %s\n", i, ls_sr_compat_name(c->level), ok,
+                   (char *)why.data);
+        CHECK(ok == c->ok);
+        if (!ok) CHECK(strstr((char *)why.data, c->why) != NULL);
+        ls_buf_free(&why);
+        ls_sr_schema_release(cand);
+        for (size_t k = 0; k < n; k++)
+            ls_sr_schema_release(prev[k]);
+    }
+}
+
+/* The rules of Avro schema resolution, reader vs writer (spec "Schema
+ * Resolution"): each row is (reader, writer, can read). */
+TEST(avro_resolution_rules_table)
+{
+    static const struct {
+        const char *reader, *writer;
+        bool ok;
+    } rows[] = {
+        {"\"long\"", "\"int\"", true},
+        {"\"float\"", "\"long\"", true},
+        {"\"double\"", "\"float\"", true},
+        {"\"int\"", "\"long\"", false},
+        {"\"bytes\"", "\"string\"", true},
+        {"\"string\"", "\"bytes\"", true},
+        {"\"boolean\"", "\"int\"", false},
+        /* unions */
+        {"[\"null\",\"string\"]", "\"string\"", true},
+        {"[\"null\",\"long\"]", "\"int\"", true},
+        {"\"string\"", "[\"null\",\"string\"]", false},
+        {"[\"null\",\"string\",\"int\"]", "[\"null\",\"string\"]", true},
+        {"[\"null\",\"string\"]", "[\"null\",\"string\",\"int\"]", false},
+        {"\"long\"", "[\"int\",\"long\"]", true},
+        /* enums: a writer symbol the reader lacks, unless the reader has a default */
+        {"{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\",\"B\",\"C\"]}",
+         "{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\",\"B\"]}", true},
+        {"{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\"]}",
+         "{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\",\"B\"]}", false},
+        {"{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\"],\"default\":\"A\"}",
+         "{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\",\"B\"]}", true},
+        {"{\"type\":\"enum\",\"name\":\"X\",\"symbols\":[\"A\"]}",
+         "{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\"]}", false},
+        /* fixed: name and size */
+        {"{\"type\":\"fixed\",\"name\":\"F\",\"size\":4}",
+         "{\"type\":\"fixed\",\"name\":\"F\",\"size\":4}", true},
+        {"{\"type\":\"fixed\",\"name\":\"F\",\"size\":8}",
+         "{\"type\":\"fixed\",\"name\":\"F\",\"size\":4}", false},
+        /* records: unqualified names; reader aliases; field aliases */
+        {"{\"type\":\"record\",\"name\":\"x.R\",\"fields\":[]}",
+         "{\"type\":\"record\",\"name\":\"y.R\",\"fields\":[]}", true},
+        {"{\"type\":\"record\",\"name\":\"S\",\"aliases\":[\"R\"],\"fields\":[]}",
+         "{\"type\":\"record\",\"name\":\"R\",\"fields\":[]}", true},
+        {"{\"type\":\"record\",\"name\":\"S\",\"fields\":[]}",
+         "{\"type\":\"record\",\"name\":\"R\",\"fields\":[]}", false},
+        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"b\",\"aliases\":[\"a\"],"
+         "\"type\":\"int\"}]}",
+         "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"a\",\"type\":\"int\"}]}",
+         true},
+        /* arrays and maps resolve their items/values */
+        {"{\"type\":\"array\",\"items\":\"long\"}", "{\"type\":\"array\",\"items\":\"int\"}",
+         true},
+        {"{\"type\":\"map\",\"values\":\"int\"}", "{\"type\":\"map\",\"values\":\"long\"}",
+         false},
+        {"{\"type\":\"array\",\"items\":\"int\"}", "{\"type\":\"map\",\"values\":\"int\"}",
+         false},
+        /* recursive records compare without looping */
+        {"{\"type\":\"record\",\"name\":\"L\",\"fields\":[{\"name\":\"v\",\"type\":\"long\"},"
+         "{\"name\":\"next\",\"type\":[\"null\",\"L\"]}]}",
+         "{\"type\":\"record\",\"name\":\"L\",\"fields\":[{\"name\":\"v\",\"type\":\"int\"},"
+         "{\"name\":\"next\",\"type\":[\"null\",\"L\"]}]}",
+         true},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        ls_sr_schema_t *r = avro(rows[i].reader), *w = avro(rows[i].writer);
+        CHECK(r && w);
+        ls_buf_t why;
+        ls_buf_init(&why);
+        bool ok = ls_avro_can_read(r->avro, w->avro, &why);
+        if (ok != rows[i].ok)
+            printf("# row %zu: got %d (%.*s)\n", i, ok, (int)why.len, (char *)why.data);
+        CHECK(ok == rows[i].ok);
+        if (!ok) CHECK(why.len > 0);
+        ls_buf_free(&why);
+        ls_sr_schema_release(r);
+        ls_sr_schema_release(w);
+    }
+}
+
+/* ---- the registry over a store ------------------------------------------------------- */
+
+static ls_sr_input_t in_avro(const char *text)
+{
+    return (ls_sr_input_t){.type = LS_SR_AVRO, .text = text};
+}
+
+TEST(register_duplicate_and_versions)
+{
+    ls_meta_t *m = ls_meta_mem_open();
+    ls_registry_t *r = ls_registry_new(m);
+    ls_sr_err_t e;
+    int32_t id, v, id2, v2;
+    ls_sr_input_t a = in_avro(V_A);
+    CHECK_EQ_INT(ls_registry_register(r, "t-value", &a, false, &id, &v, &e), LS_SR_OK);
+    CHECK_EQ_INT(id, 1);
+    CHECK_EQ_INT(v, 1);
+    /* the same schema, spaced differently: same id and version */
+    ls_sr_input_t a2 = in_avro("{ \"type\" : \"record\", \"name\":\"R\", \"fields\" : "
+                               "[ {\"type\":\"int\", \"name\":\"a\"} ] }");
+    CHECK_EQ_INT(ls_registry_register(r, "t-value", &a2, false, &id2, &v2, &e), LS_SR_OK);
+    CHECK_EQ_INT(id2, 1);
+    CHECK_EQ_INT(v2, 1);
+    /* under another subject: same id, its own version 1 */
+    CHECK_EQ_INT(ls_registry_register(r, "other", &a, false, &id2, &v2, &e), LS_SR_OK);
+    CHECK_EQ_INT(id2, 1);
+    CHECK_EQ_INT(v2, 1);
+    /* incompatible under the default BACKWARD */
+    ls_sr_input_t ab = in_avro(V_AB);
+    CHECK_EQ_INT(ls_registry_register(r, "t-value", &ab, false, &id2, &v2, &e),
+                 LS_SR_INCOMPATIBLE);
+    CHECK(strstr(e.message, "READER_FIELD_MISSING_DEFAULT_VALUE") != NULL);
+    /* allowed once the subject's level is NONE */
+    CHECK_EQ_INT(ls_registry_set_compat(r, "t-value", LS_SR_COMPAT_NONE, &e), LS_SR_OK);
+    CHECK_EQ_INT(ls_registry_register(r, "t-value", &ab, false, &id2, &v2, &e), LS_SR_OK);
+    CHECK_EQ_INT(id2, 2);
+    CHECK_EQ_INT(v2, 2);
+    /* latest (cached) follows */
+    ls_sr_version_t lv;
+    ls_sr_schema_t *ls;
+    CHECK_EQ_INT(ls_registry_latest(r, "t-value", &lv, &ls, &e), LS_SR_OK);
+    CHECK_EQ_INT(lv.version, 2);
+    CHECK_EQ_INT(ls->id, 2);
+    ls_free(lv.subject);
+    ls_sr_schema_release(ls);
+    ls_sr_version_t *vs;
+    size_t n;
+    CHECK_EQ_INT(ls_registry_versions(r, "t-value", false, &vs, &n, &e), LS_SR_OK);
+    CHECK_EQ_INT(n, 2);
+    ls_sr_versions_free(vs, n);
+    ls_registry_free(r);
+    ls_meta_close(m);
+}
+
+TEST(delete_soft_then_permanent)
+{
+    ls_meta_t *m = ls_meta_mem_open();
+    ls_registry_t *r = ls_registry_new(m);
+    ls_sr_err_t e;
+    int32_t id, v, *vs, dv;
+    size_t n;
+    ls_sr_input_t a = in_avro(V_A), b = in_avro(V_AB_DEF);
+    CHECK_EQ_INT(ls_registry_register(r, "s", &a, false, &id, &v, &e), LS_SR_OK);
+    CHECK_EQ_INT(ls_registry_register(r, "s", &b, false, &id, &v, &e), LS_SR_OK);
+    CHECK_EQ_INT(v, 2);
+    /* permanent needs soft first */
+    CHECK_EQ_INT(ls_registry_delete_version(r, "s", 1, true, &dv, &e),
+                 LS_SR_VERSION_NOT_SOFT_DELETED);
+    CHECK_EQ_INT(ls_registry_delete_version(r, "s", 1, false, &dv, &e), LS_SR_OK);
+    CHECK_EQ_INT(ls_registry_delete_version(r, "s", 1, false, &dv, &e),
+                 LS_SR_VERSION_SOFT_DELETED);
+    ls_sr_version_t gv;
+    CHECK_EQ_INT(ls_registry_get_version(r, "s", 1, false, &gv, &e), LS_SR_VERSION_NOT_FOUND);
+    CHECK_EQ_INT(ls_registry_get_version(r, "s", 1, true, &gv, &e), LS_SR_OK);
+    CHECK(gv.deleted);
+    ls_free(gv.subject);
+    /* soft-deleted schema ids stay served */
+    ls_sr_version_t *uses;
+    CHECK_EQ_INT(ls_registry_id_versions(r, 1, true, &uses, &n, &e), LS_SR_OK);
+    CHECK_EQ_INT(n, 1);
+    ls_sr_versions_free(uses, n);
+    CHECK_EQ_INT(ls_registry_delete_subject(r, "s", true, &vs, &n, &e),
+                 LS_SR_SUBJECT_NOT_SOFT_DELETED);
+    CHECK_EQ_INT(ls_registry_delete_subject(r, "s", false, &vs, &n, &e), LS_SR_OK);
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(vs[0], 2);
+    ls_free(vs);
+    CHECK_EQ_INT(ls_registry_delete_subject(r, "s", false, &vs, &n, &e),
+                 LS_SR_SUBJECT_SOFT_DELETED);
+    char **subs;
+    CHECK_EQ_INT(ls_registry_subjects(r, NULL, false, &subs, &n, &e), LS_SR_OK);
+    CHECK_EQ_INT(n, 0);
+    ls_free(subs);
+    CHECK_EQ_INT(ls_registry_subjects(r, NULL, true, &subs, &n, &e), LS_SR_OK);
+    CHECK_EQ_INT(n, 1);
+    ls_free(subs[0]);
+    ls_free(subs);
+    CHECK_EQ_INT(ls_registry_delete_subject(r, "s", true, &vs, &n, &e), LS_SR_OK);
+    CHECK_EQ_INT(n, 2);
+    ls_free(vs);
+    CHECK_EQ_INT(ls_registry_id_versions(r, 1, true, &uses, &n, &e), LS_SR_OK);
+    CHECK_EQ_INT(n, 0);
+    ls_free(uses);
+    /* ids are not reused; the same schema comes back under its old id, at version 1 */
+    ls_sr_input_t c = in_avro(V_A_STR);
+    CHECK_EQ_INT(ls_registry_register(r, "s", &c, false, &id, &v, &e), LS_SR_OK);
+    CHECK_EQ_INT(id, 3);
+    CHECK_EQ_INT(v, 1);
+    CHECK_EQ_INT(ls_registry_set_compat(r, "s", LS_SR_COMPAT_NONE, &e), LS_SR_OK);
+    CHECK_EQ_INT(ls_registry_register(r, "s", &a, false, &id, &v, &e), LS_SR_OK);
+    CHECK_EQ_INT(id, 1);
+    CHECK_EQ_INT(v, 2);
+    ls_registry_free(r);
+    ls_meta_close(m);
+}
+
+TEST(references_resolve_and_protect)
+{
+    ls_meta_t *m = ls_meta_mem_open();
+    ls_registry_t *r = ls_registry_new(m);
+    ls_sr_err_t e;
+    int32_t id, v, dv;
+    ls_sr_input_t addr = in_avro("{\"type\":\"record\",\"name\":\"Address\",\"namespace\":\"x\","
+                                 "\"fields\":[{\"name\":\"city\",\"type\":\"string\"}]}");
+    CHECK_EQ_INT(ls_registry_register(r, "address", &addr, false, &id, &v, &e), LS_SR_OK);
+    ls_sr_ref_t ref = {.name = "x.Address", .subject = "address", .version = -1};
+    ls_sr_input_t user = {.type = LS_SR_AVRO,
+                          .text = "{\"type\":\"record\",\"name\":\"User\",\"fields\":[{\"name\":"
+                                  "\"home\",\"type\":\"x.Address\"}]}",
+                          .refs = &ref,
+                          .nrefs = 1};
+    /* without the reference the type is unknown */
+    ls_sr_input_t bare = {.type = LS_SR_AVRO, .text = user.text};
+    CHECK_EQ_INT(ls_registry_register(r, "user", &bare, false, &id, &v, &e),
+                 LS_SR_INVALID_SCHEMA);
+    CHECK(strstr(e.message, "unknown type 'x.Address'") != NULL);
+    int32_t uid;
+    CHECK_EQ_INT(ls_registry_register(r, "user", &user, false, &uid, &v, &e), LS_SR_OK);
+    CHECK_EQ_INT(uid, 2);
+    ls_sr_schema_t *s;
+    CHECK_EQ_INT(ls_registry_schema(r, uid, &s, &e), LS_SR_OK);
+    CHECK_EQ_INT(s->nrefs, 1);
+    CHECK_EQ_INT(s->refs[0].version, 1); /* -1 resolved when registered */
+    ls_sr_schema_release(s);
+    int32_t *ids;
+    size_t n;
+    CHECK_EQ_INT(ls_registry_referenced_by(r, "address", 1, &ids, &n, &e), LS_SR_OK);
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(ids[0], uid);
+    ls_free(ids);
+    CHECK_EQ_INT(ls_registry_delete_version(r, "address", 1, false, &dv, &e),
+                 LS_SR_REFERENCE_EXISTS);
+    /* a reference to nothing */
+    ls_sr_ref_t missing = {.name = "y.Z", .subject = "nope", .version = 1};
+    ls_sr_input_t bad = {.type = LS_SR_AVRO, .text = "\"string\"", .refs = &missing, .nrefs = 1};
+    CHECK_EQ_INT(ls_registry_register(r, "z", &bad, false, &id, &v, &e), LS_SR_INVALID_SCHEMA);
+    CHECK(strstr(e.message, "Subject 'nope' not found") != NULL);
+    ls_registry_free(r);
+    ls_meta_close(m);
+}
+
+typedef struct racer {
+    ls_registry_t *r;
+    int k;
+    int32_t ids[20];
+} racer_t;
+
+static void *race(void *arg)
+{
+    racer_t *x = arg;
+    for (int i = 0; i < 20; i++) {
+        char text[128], subject[32];
+        /* half the schemas are shared between racers, half their own */
+        snprintf(text, sizeof text, "{\"type\":\"fixed\",\"name\":\"F%d_%d\",\"size\":1}",
+                 i % 2 ? x->k : 99, i);
+        snprintf(subject, sizeof subject, "s%d", i % 3);
+        ls_sr_input_t in = {.type = LS_SR_AVRO, .text = text};
+        int32_t v;
+        ls_sr_err_t e;
+        if (ls_registry_register(x->r, subject, &in, false, &x->ids[i], &v, &e) != LS_SR_OK) {
+            printf("# register: %s\n", e.message);
+            x->ids[i] = -1;
+        }
+    }
+    return NULL;
+}
+
+TEST(concurrent_registrations_never_share_ids)
+{
+    ls_meta_t *m = ls_meta_mem_open();
+    ls_registry_t *regs[4];
+    racer_t x[4];
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) {
+        regs[i] = ls_registry_new(m); /* four "brokers" over one store */
+        ls_sr_err_t e;
+        if (i == 0) CHECK_EQ_INT(ls_registry_set_compat(regs[0], NULL, LS_SR_COMPAT_NONE, &e), 0);
+        x[i] = (racer_t){.r = regs[i], .k = i};
+        pthread_create(&t[i], NULL, race, &x[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    /* shared schemas: one id whoever registered them; own schemas: distinct ids */
+    for (int i = 0; i < 20; i++)
+        for (int a = 0; a < 4; a++) {
+            CHECK(x[a].ids[i] > 0);
+            for (int b = 0; b < 4; b++)
+                for (int j = 0; j < 20; j++) {
+                    bool same_schema = (i == j) && (i % 2 == 0 || a == b);
+                    if (a == b && i == j) continue;
+                    if (same_schema) CHECK_EQ_INT(x[a].ids[i], x[b].ids[j]);
+                    else CHECK(x[a].ids[i] != x[b].ids[j]);
+                }
+        }
+    for (int i = 0; i < 4; i++)
+        ls_registry_free(regs[i]);
+    ls_meta_close(m);
+}
+
+int main(void)
+{
+    RUN(avro_accepts_valid_schemas);
+    RUN(avro_refuses_invalid_schemas_naming_the_problem);
+    RUN(protobuf_is_refused_by_name);
+    RUN(compatibility_levels_table);
+    RUN(avro_resolution_rules_table);
+    RUN(register_duplicate_and_versions);
+    RUN(delete_soft_then_permanent);
+    RUN(references_resolve_and_protect);
+    RUN(concurrent_registrations_never_share_ids);
+    UNIT_DONE();
+}
