@@ -57,6 +57,7 @@
 #include "base/check.h"
 #include "base/clock.h"
 #include "base/curl_pool.h"
+#include "base/url.h"
 #include "base/diag.h"
 #include "objstore/objstore_s3.h"
 #include "objstore/sigv4.h"
@@ -1244,27 +1245,6 @@ static void params_free(s3_params_t *p)
     ls_free(p->ca_file);
 }
 
-static char *pct_decode(const char *s, size_t n)
-{
-    char *out = ls_malloc(n + 1);
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' && i + 2 < n) {
-            char hx[3] = {s[i + 1], s[i + 2], 0};
-            char *end;
-            long v = strtol(hx, &end, 16);
-            if (*end == 0 && v > 0) {
-                out[o++] = (char)v;
-                i += 2;
-                continue;
-            }
-        }
-        out[o++] = s[i];
-    }
-    out[o] = 0;
-    return out;
-}
-
 static int parse_tri(const char *v, int *out)
 {
     if (!v || strcasecmp(v, "auto") == 0)
@@ -1350,6 +1330,19 @@ static int apply_query_opt(s3_params_t *p, const char *k, const char *v, char *e
     return -1;
 }
 
+typedef struct query_arg {
+    s3_params_t *p;
+    char *err;
+    int errlen;
+} query_arg_t;
+
+static int apply_query_param(void *arg, const char *k, const char *v, const char *raw,
+                             size_t rawlen)
+{
+    query_arg_t *a = arg;
+    return apply_query_opt(a->p, k, v, a->err, a->errlen);
+}
+
 static const char *env_first(const char *a, const char *b)
 {
     const char *v = a ? getenv(a) : NULL;
@@ -1408,24 +1401,9 @@ ls_objstore_t *ls_objstore_s3_open(const char *url, const ls_objstore_opts_t *o,
     char *loc = ls_strndup(rest, loc_len);
     s3_store_t *s = NULL;
     if (qm) {
-        const char *q = qm + 1;
-        while (*q) {
-            const char *amp = strchr(q, '&');
-            size_t len = amp ? (size_t)(amp - q) : strlen(q);
-            const char *eq = memchr(q, '=', len);
-            if (len) {
-                char *k = pct_decode(q, eq ? (size_t)(eq - q) : len);
-                char *v = eq ? pct_decode(eq + 1, len - (size_t)(eq - q) - 1) : ls_strdup("");
-                int rc = apply_query_opt(&p, k, v, err, errlen);
-                ls_free(k);
-                ls_free(v);
-                if (rc != 0)
-                    goto fail;
-            }
-            q += len;
-            if (*q == '&')
-                q++;
-        }
+        query_arg_t qa = {&p, err, errlen};
+        if (ls_url_query_foreach(qm + 1, false, apply_query_param, &qa, err, errlen) != 0)
+            goto fail;
     }
     char *slash = strchr(loc, '/');
     char *pfx = NULL;

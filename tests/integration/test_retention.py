@@ -222,7 +222,7 @@ def test_kill9_during_retention(broker_factory):
     slow = base_args[:-2] + ["--compaction.enabled=false", "--log.retention.check.interval.ms=100"]
     lows = []
     for delay in (0.3, 0.6, 0.9, 1.2, 1.5):
-        b.extra_args = slow + ["--metadata.url=faulty+sqlite://%s?latency_ms=8" % meta]
+        b.extra_args = slow + ["--metadata.url=faulty+sqlite://%s?latency_p50_ms=8" % meta]
         b.start()
         time.sleep(delay)
         b.kill9()

@@ -317,7 +317,7 @@ TEST(append_fails_cleanly_at_each_put)
                                          LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
                      LS_OK);
         CHECK_EQ_INT(commit_rows(t, 0, 100, 3, 0, LS_PQ_SNAPPY), LS_OK);
-        ls_objstore_faulty_stats_t fs;
+        ls_fault_stats_t fs;
         ls_objstore_faulty_stats(os, &fs);
         char params[64];
         snprintf(params, sizeof params, "fail_nth=%llu", (unsigned long long)(fs.calls + nth));
@@ -360,7 +360,7 @@ TEST(merge_fails_cleanly_at_each_put)
                      LS_OK);
         CHECK_EQ_INT(commit_rows(t, 0, 100, 3, 0, LS_PQ_SNAPPY), LS_OK);
         CHECK_EQ_INT(commit_rows(t, 100, 200, 3, 0, LS_PQ_SNAPPY), LS_OK);
-        ls_objstore_faulty_stats_t fs;
+        ls_fault_stats_t fs;
         ls_objstore_faulty_stats(os, &fs);
         char params[64];
         snprintf(params, sizeof params, "fail_nth=%llu", (unsigned long long)(fs.calls + nth));

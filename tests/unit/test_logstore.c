@@ -525,7 +525,7 @@ TEST(ambiguous_commits_resolved)
     ls_log_info_t info;
     ls_logstore_info(ls, 11, &info);
     CHECK_EQ_INT(info.high_watermark, 2);
-    ls_meta_faulty_stats_t fs;
+    ls_fault_stats_t fs;
     ls_meta_faulty_stats(meta, &fs);
     CHECK(fs.lost_acks >= 1 && fs.injected >= 1);
     close_ls(ls);

@@ -310,7 +310,7 @@ TEST(faulty_wrapper_knobs)
                 t[i] = t[j];
                 t[j] = x;
             }
-    ls_objstore_faulty_stats_t fs;
+    ls_fault_stats_t fs;
     ls_objstore_faulty_stats(os, &fs);
     ls_objstore_close(os);
     CHECK(t[10] >= 10000 && t[10] <= 45000);

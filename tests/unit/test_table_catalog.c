@@ -143,7 +143,7 @@ TEST(lost_answer_and_failed_swap)
     CHECK_EQ_INT(ls_meta_faulty_set(m, "lost_ack_rate=1", err, sizeof err), 0);
     CHECK_EQ_INT(mark(t, 7), LS_OK);
     CHECK_EQ_INT(ls_ice_table_version(t), 2);
-    ls_meta_faulty_stats_t fs;
+    ls_fault_stats_t fs;
     ls_meta_faulty_stats(m, &fs);
     CHECK(fs.lost_acks >= 1);
     CHECK(exists(os, PREFIX "/metadata/v2.metadata.json"));
