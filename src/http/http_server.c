@@ -44,59 +44,6 @@ typedef struct req_state {
     ls_buf_t body;
 } req_state_t;
 
-/* ---- decoding helpers ----------------------------------------------------- */
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-static int decode(const char *s, size_t n, int plus_is_space, ls_buf_t *out)
-{
-    out->len = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '%') {
-            int hi = n - i >= 3 ? hexval(s[i + 1]) : -1;
-            int lo = n - i >= 3 ? hexval(s[i + 2]) : -1;
-            if (hi < 0 || lo < 0) return -1;
-            ls_buf_append_u8(out, (uint8_t)(hi << 4 | lo));
-            i += 2;
-        } else {
-            ls_buf_append_u8(out, (uint8_t)(plus_is_space && c == '+' ? ' ' : c));
-        }
-    }
-    ls_buf_append_u8(out, 0);
-    out->len--;
-    return 0;
-}
-
-int ls_http_url_decode(const char *s, size_t n, ls_buf_t *out)
-{
-    return decode(s, n, 0, out);
-}
-
-int ls_http_query_get(const char *query, const char *name, ls_buf_t *out)
-{
-    size_t nl = strlen(name);
-    const char *p = query;
-    while (p && *p) {
-        const char *end = strchr(p, '&');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        const char *eq = memchr(p, '=', len);
-        size_t kl = eq ? (size_t)(eq - p) : len;
-        if (kl == nl && !memcmp(p, name, nl)) {
-            if (!eq) return decode("", 0, 1, out) == 0 ? 1 : -1;
-            return decode(eq + 1, len - kl - 1, 1, out) == 0 ? 1 : -1;
-        }
-        p = end ? end + 1 : NULL;
-    }
-    return 0;
-}
-
 /* A JSON string of s; bytes that are not UTF-8 (names echoed from a
  * request may hold anything) become U+FFFD. */
 static void json_str(ls_buf_t *b, const char *s)

@@ -23,7 +23,8 @@
  *
  * Paths reach handlers undecoded (percent escapes intact), so an escaped
  * '/' (%2F) inside a segment never splits it; handlers decode each segment
- * with ls_http_url_decode. The query string is handed over raw as well. */
+ * with ls_url_decode (base/url.h). The query string is handed over raw as well
+ * (ls_url_query_get). */
 #ifndef LS_HTTP_SERVER_H
 #define LS_HTTP_SERVER_H
 #include <stddef.h>
@@ -74,13 +75,6 @@ int ls_http_server_port(const ls_http_server_t *s);
 /* Stops accepting, waits for running handlers, closes every connection. */
 void ls_http_server_stop(ls_http_server_t *s);
 
-/* Percent-decodes s[0..n) into out (replacing its contents; '+' is kept as
- * is, as in paths). -1 on a malformed escape. out is not NUL-terminated
- * beyond out->len, but one spare 0 byte follows the data. */
-int ls_http_url_decode(const char *s, size_t n, ls_buf_t *out);
-/* The decoded value of the first `name` parameter of a raw query string
- * ("a=1&b=x%20y"; '+' means space here). 1: found, 0: absent, -1: malformed. */
-int ls_http_query_get(const char *query, const char *name, ls_buf_t *out);
 /* Adds {"error": {"message", "type", "code"}} (the Iceberg REST ErrorModel,
  * used for every error this server writes) and sets the status. */
 void ls_http_error(ls_http_response_t *resp, int code, const char *type, const char *fmt, ...)

@@ -13,6 +13,7 @@
 
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "base/url.h"
 
 #define MAX_SEGMENTS 8
 #define UNIT_SEP '\x1f'
@@ -59,7 +60,7 @@ static int decode_name(const seg_t *s, char *out, size_t *out_len, const char *w
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    int rc = ls_http_url_decode(s->p, s->n, &b);
+    int rc = ls_url_decode(s->p, s->n, false, &b);
     if (rc != 0)
         route_set(r, LS_REST_BAD_REQUEST, "%s: malformed %%-escape", what);
     else if (b.len == 0)
@@ -266,7 +267,7 @@ static int page_parse(const ls_http_request_t *req, page_t *pg, ls_http_response
     ls_buf_init(&v);
     ls_buf_init(&pg->token);
     pg->size = 0;
-    int rc = ls_http_query_get(req->query, "pageSize", &v);
+    int rc = ls_url_query_get(req->query, "pageSize", &v);
     if (rc == 1) {
         char *end;
         pg->size = strtol((char *)v.data, &end, 10);
@@ -274,7 +275,7 @@ static int page_parse(const ls_http_request_t *req, page_t *pg, ls_http_response
     }
     ls_buf_free(&v);
     if (rc >= 0) {
-        rc = ls_http_query_get(req->query, "pageToken", &pg->token);
+        rc = ls_url_query_get(req->query, "pageToken", &pg->token);
         pg->has_token = rc == 1 && pg->token.len > 0;
     }
     if (rc < 0) {
@@ -339,7 +340,7 @@ static void list_namespaces(const ls_rest_t *r, const ls_http_request_t *req,
 {
     ls_buf_t parent;
     ls_buf_init(&parent);
-    int prc = ls_http_query_get(req->query, "parent", &parent);
+    int prc = ls_url_query_get(req->query, "parent", &parent);
     if (prc < 0) {
         ls_buf_free(&parent);
         ls_http_error(resp, 400, "BadRequestException", "parent: malformed %%-escape");
@@ -487,7 +488,7 @@ static void get_config(const ls_rest_t *r, const ls_http_request_t *req, ls_http
 {
     ls_buf_t wh;
     ls_buf_init(&wh);
-    int rc = ls_http_query_get(req->query, "warehouse", &wh);
+    int rc = ls_url_query_get(req->query, "warehouse", &wh);
     if (rc < 0) {
         ls_buf_free(&wh);
         ls_http_error(resp, 400, "BadRequestException", "warehouse: malformed %%-escape");

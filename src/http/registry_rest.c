@@ -15,6 +15,7 @@
 
 #include "base/alloc.h"
 #include "base/utf8.h"
+#include "base/url.h"
 
 #define MAX_SEGMENTS 8
 
@@ -76,7 +77,7 @@ static int qbool(req_t *q, const char *name, bool dflt, bool *out)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    int rc = ls_http_query_get(q->http->query, name, &b);
+    int rc = ls_url_query_get(q->http->query, name, &b);
     *out = dflt;
     if (rc == 1) {
         const char *v = b.len ? (const char *)b.data : "";
@@ -98,7 +99,7 @@ static int qstr(req_t *q, const char *name, char **out)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    int rc = ls_http_query_get(q->http->query, name, &b);
+    int rc = ls_url_query_get(q->http->query, name, &b);
     *out = NULL;
     if (rc == 1) *out = ls_strndup(b.len ? (const char *)b.data : "", b.len);
     ls_buf_free(&b);
@@ -724,7 +725,7 @@ void ls_registry_rest_handle(void *arg, const ls_http_request_t *http, ls_http_r
         }
         ls_buf_t b;
         ls_buf_init(&b);
-        if (ls_http_url_decode(p, len, &b) || memchr(b.data, 0, b.len) ||
+        if (ls_url_decode(p, len, false, &b) || memchr(b.data, 0, b.len) ||
             !ls_utf8_valid(b.data, b.len)) {
             reply_error(&q, 400, "the path holds a malformed segment");
             bad = true;

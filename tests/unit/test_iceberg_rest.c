@@ -12,28 +12,6 @@
 #include "table/table_catalog.h"
 #include "unit.h"
 
-TEST(url_decoding)
-{
-    ls_buf_t b;
-    ls_buf_init(&b);
-    CHECK_EQ_INT(ls_http_url_decode("a%1Fb%2fc+d", 11, &b), 0);
-    CHECK(b.len == 7 && !memcmp(b.data, "a\x1f" "b/c+d", 7));
-    CHECK_EQ_INT(ls_http_url_decode("%", 1, &b), -1);
-    CHECK_EQ_INT(ls_http_url_decode("%4", 2, &b), -1);
-    CHECK_EQ_INT(ls_http_url_decode("%zz", 3, &b), -1);
-    CHECK_EQ_INT(ls_http_url_decode("ab%41", 4, &b), -1); /* only n bytes are read */
-    CHECK_EQ_INT(ls_http_url_decode("ab%41", 5, &b), 0);
-    CHECK(b.len == 3 && !memcmp(b.data, "abA", 3));
-    CHECK_EQ_INT(ls_http_query_get("a=1&warehouse=x%20y+z&b", "warehouse", &b), 1);
-    CHECK(!strcmp((char *)b.data, "x y z"));
-    CHECK_EQ_INT(ls_http_query_get("a=1&b", "b", &b), 1);
-    CHECK_EQ_INT(b.len, 0);
-    CHECK_EQ_INT(ls_http_query_get("a=1", "warehouse", &b), 0);
-    CHECK_EQ_INT(ls_http_query_get("", "a", &b), 0);
-    CHECK_EQ_INT(ls_http_query_get("a=%g1", "a", &b), -1);
-    ls_buf_free(&b);
-}
-
 static ls_rest_op op(const char *method, const char *path)
 {
     ls_rest_route_t r;
@@ -284,7 +262,6 @@ TEST(handlers)
 
 int main(void)
 {
-    RUN(url_decoding);
     RUN(routing);
     RUN(handlers);
     UNIT_DONE();
