@@ -47,8 +47,8 @@ static void reply_json(req_t *q, int status, json_t *body)
     free(text);
 }
 
-__attribute__((format(printf, 3, 4))) static void reply_error(req_t *q, int code,
-                                                              const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void reply_error(req_t *q, int code, const char *fmt,
+                                                              ...)
 {
     char msg[1200];
     va_list ap;
@@ -58,8 +58,10 @@ __attribute__((format(printf, 3, 4))) static void reply_error(req_t *q, int code
     /* messages may echo request bytes: keep them valid UTF-8 */
     for (size_t i = 0; msg[i];) {
         size_t k = ls_utf8_seq_len((const uint8_t *)msg + i, strlen(msg + i));
-        if (!k) msg[i++] = '?';
-        else i += k;
+        if (!k)
+            msg[i++] = '?';
+        else
+            i += k;
     }
     json_t *j = json_pack("{s:i, s:s}", "error_code", code, "message", msg);
     reply_json(q, code > 999 ? code / 100 : code, j);
@@ -81,9 +83,12 @@ static int qbool(req_t *q, const char *name, bool dflt, bool *out)
     *out = dflt;
     if (rc == 1) {
         const char *v = b.len ? (const char *)b.data : "";
-        if (!strcasecmp(v, "true")) *out = true;
-        else if (!strcasecmp(v, "false")) *out = false;
-        else rc = -1;
+        if (!strcasecmp(v, "true"))
+            *out = true;
+        else if (!strcasecmp(v, "false"))
+            *out = false;
+        else
+            rc = -1;
     }
     ls_buf_free(&b);
     if (rc < 0) {
@@ -120,8 +125,7 @@ static int refuse_params(req_t *q, const char *const *names)
         bool given = v && *v;
         ls_free(v);
         if (given) {
-            reply_error(q, 400, "query parameter '%s' is not supported by this registry",
-                        *names);
+            reply_error(q, 400, "query parameter '%s' is not supported by this registry", *names);
             return -1;
         }
     }
@@ -158,8 +162,8 @@ static json_t *load_body(req_t *q)
     json_error_t je;
     json_t *j = json_loadb(q->http->body, q->http->body_len, 0, &je);
     if (!j) {
-        reply_error(q, 400, "the body is not valid JSON: %s (line %d, column %d)", je.text,
-                    je.line, je.column);
+        reply_error(q, 400, "the body is not valid JSON: %s (line %d, column %d)", je.text, je.line,
+                    je.column);
         return NULL;
     }
     if (!json_is_object(j)) {
@@ -175,7 +179,8 @@ static int check_fields(req_t *q, json_t *body, const char *const *allowed, int 
 {
     const char *k;
     json_t *v;
-    json_object_foreach(body, k, v) {
+    json_object_foreach(body, k, v)
+    {
         bool ok = json_is_null(v);
         for (const char *const *a = allowed; *a && !ok; a++)
             ok = !strcmp(k, *a);
@@ -269,9 +274,9 @@ static void add_schema_fields(json_t *o, const ls_sr_schema_t *s)
     if (s->nrefs) {
         json_t *refs = json_array();
         for (size_t i = 0; i < s->nrefs; i++)
-            json_array_append_new(refs, json_pack("{s:s, s:s, s:i}", "name", s->refs[i].name,
-                                                  "subject", s->refs[i].subject, "version",
-                                                  s->refs[i].version));
+            json_array_append_new(refs,
+                                  json_pack("{s:s, s:s, s:i}", "name", s->refs[i].name, "subject",
+                                            s->refs[i].subject, "version", s->refs[i].version));
         json_object_set_new(o, "references", refs);
     }
     json_object_set_new(o, "schema", json_string(s->text));
@@ -286,8 +291,8 @@ static void reply_version(req_t *q, const ls_sr_version_t *v)
         reply_sr(q, &e);
         return;
     }
-    json_t *o = json_pack("{s:s, s:i, s:i}", "subject", v->subject, "version", v->version, "id",
-                          v->id);
+    json_t *o =
+        json_pack("{s:s, s:i, s:i}", "subject", v->subject, "version", v->version, "id", v->id);
     add_schema_fields(o, s);
     ls_sr_schema_release(s);
     reply_json(q, 200, o);
@@ -312,7 +317,10 @@ static void reply_raw_schema(req_t *q, int32_t id)
 
 static void op_types(req_t *q)
 {
-    reply_json(q, 200, json_pack("[s]", "AVRO"));
+    json_t *arr = json_array();
+    for (ls_sr_type t = LS_SR_AVRO; t <= LS_SR_PROTOBUF; t++)
+        if (ls_sr_type_supported(t)) json_array_append_new(arr, json_string(ls_sr_type_name(t)));
+    reply_json(q, 200, arr);
 }
 
 static void op_schema_by_id(req_t *q, const char *idtext, const char *what)
@@ -529,8 +537,7 @@ static void op_config(req_t *q, const char *method, const char *subject)
                         "Subject '%s' does not have subject-level compatibility configured",
                         subject);
         } else {
-            reply_json(q, 200,
-                       json_pack("{s:s}", "compatibilityLevel", ls_sr_compat_name(level)));
+            reply_json(q, 200, json_pack("{s:s}", "compatibilityLevel", ls_sr_compat_name(level)));
         }
     } else if (!strcmp(method, "PUT")) {
         static const char *const allowed[] = {"compatibility", NULL};
@@ -554,8 +561,7 @@ static void op_config(req_t *q, const char *method, const char *subject)
         if (ls_registry_delete_compat(q->r, subject, &level, &e))
             reply_sr(q, &e);
         else
-            reply_json(q, 200,
-                       json_pack("{s:s}", "compatibilityLevel", ls_sr_compat_name(level)));
+            reply_json(q, 200, json_pack("{s:s}", "compatibilityLevel", ls_sr_compat_name(level)));
     } else {
         reply_error(q, 405, "HTTP 405 Method Not Allowed");
     }
@@ -658,10 +664,10 @@ static void route(req_t *q)
     char **s = q->seg;
     size_t n = q->nseg;
     bool get = is(m, "GET"), post = is(m, "POST"), del = is(m, "DELETE");
-#define ALLOW(cond)                                                                             \
-    if (!(cond)) {                                                                              \
-        reply_error(q, 405, "HTTP 405 Method Not Allowed");                                     \
-        return;                                                                                 \
+#define ALLOW(cond)                                                                                \
+    if (!(cond)) {                                                                                 \
+        reply_error(q, 405, "HTTP 405 Method Not Allowed");                                        \
+        return;                                                                                    \
     }
     if (n == 0) {
         ALLOW(get);
@@ -681,16 +687,22 @@ static void route(req_t *q)
         op_subjects(q);
     } else if (is(s[0], "subjects") && n == 2) {
         ALLOW(post || del);
-        if (post) op_lookup(q, s[1]);
-        else op_delete_subject(q, s[1]);
+        if (post)
+            op_lookup(q, s[1]);
+        else
+            op_delete_subject(q, s[1]);
     } else if (is(s[0], "subjects") && n == 3 && is(s[2], "versions")) {
         ALLOW(get || post);
-        if (post) op_register(q, s[1]);
-        else op_versions(q, s[1]);
+        if (post)
+            op_register(q, s[1]);
+        else
+            op_versions(q, s[1]);
     } else if (is(s[0], "subjects") && n == 4 && is(s[2], "versions")) {
         ALLOW(get || del);
-        if (get) op_version(q, s[1], s[3], NULL);
-        else op_delete_version(q, s[1], s[3]);
+        if (get)
+            op_version(q, s[1], s[3], NULL);
+        else
+            op_delete_version(q, s[1], s[3]);
     } else if (is(s[0], "subjects") && n == 5 && is(s[2], "versions") &&
                (is(s[4], "schema") || is(s[4], "referencedby"))) {
         ALLOW(get);
@@ -714,7 +726,8 @@ void ls_registry_rest_handle(void *arg, const ls_http_request_t *http, ls_http_r
     req_t q = {.r = arg, .http = http, .resp = resp};
     const char *p = http->path;
     bool bad = false;
-    while (*p == '/') p++;
+    while (*p == '/')
+        p++;
     while (*p && !bad) {
         const char *end = strchr(p, '/');
         size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -734,7 +747,8 @@ void ls_registry_rest_handle(void *arg, const ls_http_request_t *http, ls_http_r
         }
         ls_buf_free(&b);
         p = end ? end + 1 : p + len;
-        while (*p == '/' && !bad) p++;
+        while (*p == '/' && !bad)
+            p++;
     }
     if (!bad) route(&q);
     for (size_t i = 0; i < q.nseg; i++)

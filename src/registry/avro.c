@@ -33,11 +33,11 @@ typedef struct parser {
 } parser_t;
 
 static const char *const KIND_NAMES[] = {
-    [LS_AVRO_NULL] = "null",     [LS_AVRO_BOOLEAN] = "boolean", [LS_AVRO_INT] = "int",
-    [LS_AVRO_LONG] = "long",     [LS_AVRO_FLOAT] = "float",     [LS_AVRO_DOUBLE] = "double",
-    [LS_AVRO_BYTES] = "bytes",   [LS_AVRO_STRING] = "string",   [LS_AVRO_RECORD] = "record",
-    [LS_AVRO_ENUM] = "enum",     [LS_AVRO_ARRAY] = "array",     [LS_AVRO_MAP] = "map",
-    [LS_AVRO_UNION] = "union",   [LS_AVRO_FIXED] = "fixed",
+    [LS_AVRO_NULL] = "null",   [LS_AVRO_BOOLEAN] = "boolean", [LS_AVRO_INT] = "int",
+    [LS_AVRO_LONG] = "long",   [LS_AVRO_FLOAT] = "float",     [LS_AVRO_DOUBLE] = "double",
+    [LS_AVRO_BYTES] = "bytes", [LS_AVRO_STRING] = "string",   [LS_AVRO_RECORD] = "record",
+    [LS_AVRO_ENUM] = "enum",   [LS_AVRO_ARRAY] = "array",     [LS_AVRO_MAP] = "map",
+    [LS_AVRO_UNION] = "union", [LS_AVRO_FIXED] = "fixed",
 };
 
 const char *ls_avro_kind_name(ls_avro_kind k)
@@ -265,17 +265,23 @@ static int default_valid(const ls_avro_node_t *t, json_t *v, int depth)
 {
     if (depth > MAX_DEPTH) return 0;
     switch (t->kind) {
-    case LS_AVRO_NULL: return json_is_null(v);
-    case LS_AVRO_BOOLEAN: return json_is_boolean(v);
+    case LS_AVRO_NULL:
+        return json_is_null(v);
+    case LS_AVRO_BOOLEAN:
+        return json_is_boolean(v);
     case LS_AVRO_INT:
         return json_is_integer(v) && json_integer_value(v) >= INT32_MIN &&
                json_integer_value(v) <= INT32_MAX;
-    case LS_AVRO_LONG: return json_is_integer(v);
+    case LS_AVRO_LONG:
+        return json_is_integer(v);
     case LS_AVRO_FLOAT:
-    case LS_AVRO_DOUBLE: return json_is_number(v);
+    case LS_AVRO_DOUBLE:
+        return json_is_number(v);
     case LS_AVRO_BYTES:
-    case LS_AVRO_STRING: return json_is_string(v);
-    case LS_AVRO_FIXED: return json_is_string(v);
+    case LS_AVRO_STRING:
+        return json_is_string(v);
+    case LS_AVRO_FIXED:
+        return json_is_string(v);
     case LS_AVRO_ENUM:
         if (!json_is_string(v)) return 0;
         for (size_t i = 0; i < t->nsymbols; i++)
@@ -291,11 +297,11 @@ static int default_valid(const ls_avro_node_t *t, json_t *v, int depth)
         if (!json_is_object(v)) return 0;
         const char *k;
         json_t *mv;
-        json_object_foreach(v, k, mv)
-            if (!default_valid(t->items, mv, depth + 1)) return 0;
+        json_object_foreach(v, k, mv) if (!default_valid(t->items, mv, depth + 1)) return 0;
         return 1;
     }
-    case LS_AVRO_RECORD: return record_default_valid(t, v, depth);
+    case LS_AVRO_RECORD:
+        return record_default_valid(t, v, depth);
     case LS_AVRO_UNION:
         for (size_t i = 0; i < t->nbranches; i++)
             if (default_valid(t->branches[i], v, depth + 1)) return 1;
@@ -358,8 +364,10 @@ static void parse_record(parser_t *p, ls_avro_node_t *n, json_t *obj, const char
                                                  strcmp(json_string_value(order), "ignore"))))
             fail(p, "\"order\" must be ascending, descending or ignore");
         json_t *al = p->failed ? NULL : json_object_get(f, "aliases");
-        if (al && !json_is_array(al)) fail(p, "\"aliases\" must be an array of names");
-        else if (al) parse_names_array(p, al, "field alias", &fd->aliases, &fd->naliases);
+        if (al && !json_is_array(al))
+            fail(p, "\"aliases\" must be an array of names");
+        else if (al)
+            parse_names_array(p, al, "field alias", &fd->aliases, &fd->naliases);
         json_t *def = p->failed ? NULL : json_object_get(f, "default");
         if (def) {
             fd->has_default = 1;
@@ -400,12 +408,17 @@ static void parse_logical(parser_t *p, ls_avro_node_t *n, json_t *obj)
         int64_t prec = json_is_integer(pr) ? json_integer_value(pr) : 0;
         int64_t scale = sc ? (json_is_integer(sc) ? json_integer_value(sc) : -1) : 0;
         int64_t maxprec = 0;
-        if (n->kind == LS_AVRO_BYTES) maxprec = INT32_MAX;
+        if (n->kind == LS_AVRO_BYTES)
+            maxprec = INT32_MAX;
         else if (n->kind == LS_AVRO_FIXED && n->size > 0 && n->size <= 64) {
             /* floor(log10(2^(8*size-1) - 1)) digits fit in size bytes */
             double v = 1;
-            for (int64_t i = 0; i < 8 * n->size - 1; i++) v *= 2;
-            while (v >= 10) { v /= 10; maxprec++; }
+            for (int64_t i = 0; i < 8 * n->size - 1; i++)
+                v *= 2;
+            while (v >= 10) {
+                v /= 10;
+                maxprec++;
+            }
         }
         ok = prec > 0 && prec <= maxprec && scale >= 0 && scale <= prec;
         if (ok) {
@@ -513,8 +526,10 @@ static ls_avro_node_t *parse_object(parser_t *p, json_t *obj, const char *ns)
         }
     } else {
         ls_avro_kind k;
-        if (primitive_kind(t, &k)) n = new_node(p->s, k);
-        else return parse_named_ref(p, t, ns);
+        if (primitive_kind(t, &k))
+            n = new_node(p->s, k);
+        else
+            return parse_named_ref(p, t, ns);
     }
     if (n && !p->failed) parse_logical(p, n, obj);
     return p->failed ? NULL : n;
@@ -528,10 +543,14 @@ static ls_avro_node_t *parse_node(parser_t *p, json_t *j, const char *ns)
         return NULL;
     }
     ls_avro_node_t *n = NULL;
-    if (json_is_string(j)) n = parse_named_ref(p, json_string_value(j), ns);
-    else if (json_is_array(j)) n = parse_union(p, j, ns);
-    else if (json_is_object(j)) n = parse_object(p, j, ns);
-    else fail(p, "a schema is a JSON string, object or array");
+    if (json_is_string(j))
+        n = parse_named_ref(p, json_string_value(j), ns);
+    else if (json_is_array(j))
+        n = parse_union(p, j, ns);
+    else if (json_is_object(j))
+        n = parse_object(p, j, ns);
+    else
+        fail(p, "a schema is a JSON string, object or array");
     p->depth--;
     return p->failed ? NULL : n;
 }
@@ -552,8 +571,8 @@ static ls_avro_node_t *parse_text(parser_t *p, const char *text, size_t len, con
     return n;
 }
 
-ls_avro_schema_t *ls_avro_parse(const char *const *deps, size_t ndeps, const char *text,
-                                size_t len, char *err, size_t errlen)
+ls_avro_schema_t *ls_avro_parse(const char *const *deps, size_t ndeps, const char *text, size_t len,
+                                char *err, size_t errlen)
 {
     ls_avro_schema_t *s = LS_NEW(ls_avro_schema_t);
     parser_t p = {.s = s, .err = err, .errlen = errlen};
@@ -586,8 +605,7 @@ typedef struct resolver {
     ls_buf_t *why;
 } resolver_t;
 
-__attribute__((format(printf, 2, 3))) static int incompatible(resolver_t *rs, const char *fmt,
-                                                              ...)
+__attribute__((format(printf, 2, 3))) static int incompatible(resolver_t *rs, const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -617,12 +635,18 @@ static int names_match(const ls_avro_node_t *r, const ls_avro_node_t *w)
 static int promotable(ls_avro_kind w, ls_avro_kind r)
 {
     switch (w) {
-    case LS_AVRO_INT: return r == LS_AVRO_LONG || r == LS_AVRO_FLOAT || r == LS_AVRO_DOUBLE;
-    case LS_AVRO_LONG: return r == LS_AVRO_FLOAT || r == LS_AVRO_DOUBLE;
-    case LS_AVRO_FLOAT: return r == LS_AVRO_DOUBLE;
-    case LS_AVRO_STRING: return r == LS_AVRO_BYTES;
-    case LS_AVRO_BYTES: return r == LS_AVRO_STRING;
-    default: return 0;
+    case LS_AVRO_INT:
+        return r == LS_AVRO_LONG || r == LS_AVRO_FLOAT || r == LS_AVRO_DOUBLE;
+    case LS_AVRO_LONG:
+        return r == LS_AVRO_FLOAT || r == LS_AVRO_DOUBLE;
+    case LS_AVRO_FLOAT:
+        return r == LS_AVRO_DOUBLE;
+    case LS_AVRO_STRING:
+        return r == LS_AVRO_BYTES;
+    case LS_AVRO_BYTES:
+        return r == LS_AVRO_STRING;
+    default:
+        return 0;
     }
 }
 
@@ -768,8 +792,7 @@ static int resolve(resolver_t *rs, const ls_avro_node_t *r, const ls_avro_node_t
     return ok;
 }
 
-int ls_avro_can_read(const ls_avro_schema_t *reader, const ls_avro_schema_t *writer,
-                     ls_buf_t *why)
+int ls_avro_can_read(const ls_avro_schema_t *reader, const ls_avro_schema_t *writer, ls_buf_t *why)
 {
     resolver_t rs = {.why = why};
     return resolve(&rs, reader->root, writer->root);

@@ -67,20 +67,20 @@ typedef struct ls_avro_field {
 
 struct ls_avro_node {
     ls_avro_kind kind;
-    char *name;      /* named types: unqualified name */
-    char *fullname;  /* named types: full name */
-    char **aliases;  /* named types: full names */
+    char *name;     /* named types: unqualified name */
+    char *fullname; /* named types: full name */
+    char **aliases; /* named types: full names */
     size_t naliases;
-    char *logical;   /* logicalType when valid for the type, else NULL */
-    int precision;   /* decimal */
-    int scale;       /* decimal */
+    char *logical;           /* logicalType when valid for the type, else NULL */
+    int precision;           /* decimal */
+    int scale;               /* decimal */
     ls_avro_field_t *fields; /* record */
     size_t nfields;
-    char **symbols;  /* enum */
+    char **symbols; /* enum */
     size_t nsymbols;
-    char *enum_default; /* enum: NULL if none */
-    int64_t size;    /* fixed */
-    ls_avro_node_t *items;  /* array items, map values */
+    char *enum_default;        /* enum: NULL if none */
+    int64_t size;              /* fixed */
+    ls_avro_node_t *items;     /* array items, map values */
     ls_avro_node_t **branches; /* union */
     size_t nbranches;
 };
@@ -90,15 +90,14 @@ typedef struct ls_avro_schema ls_avro_schema_t;
 /* Parses text (len bytes) after deps[0..ndeps) (texts of referenced
  * schemas, dependencies first). NULL with a message in err on any
  * violation. */
-ls_avro_schema_t *ls_avro_parse(const char *const *deps, size_t ndeps, const char *text,
-                                size_t len, char *err, size_t errlen);
+ls_avro_schema_t *ls_avro_parse(const char *const *deps, size_t ndeps, const char *text, size_t len,
+                                char *err, size_t errlen);
 void ls_avro_free(ls_avro_schema_t *s);
 const ls_avro_node_t *ls_avro_root(const ls_avro_schema_t *s);
 
 /* Schema resolution: 1 when data written with `writer` can be read with
  * `reader`; 0 with the first reason (path and rule) appended to why. */
-int ls_avro_can_read(const ls_avro_schema_t *reader, const ls_avro_schema_t *writer,
-                     ls_buf_t *why);
+int ls_avro_can_read(const ls_avro_schema_t *reader, const ls_avro_schema_t *writer, ls_buf_t *why);
 
 const char *ls_avro_kind_name(ls_avro_kind k);
 #endif

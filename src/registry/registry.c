@@ -59,14 +59,27 @@ struct ls_registry {
 /* ---- names ------------------------------------------------------------------ */
 
 static const char *const TYPE_NAMES[] = {"AVRO", "JSON", "PROTOBUF"};
-static const char *const COMPAT_NAMES[] = {"NONE",    "BACKWARD", "BACKWARD_TRANSITIVE",
-                                           "FORWARD", "FORWARD_TRANSITIVE", "FULL",
-                                           "FULL_TRANSITIVE"};
+static const char *const COMPAT_NAMES[] = {
+    "NONE", "BACKWARD",       "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE",
+    "FULL", "FULL_TRANSITIVE"};
 static const char *const MODE_NAMES[] = {"READWRITE", "READONLY"};
 
-const char *ls_sr_type_name(ls_sr_type t) { return TYPE_NAMES[t]; }
-const char *ls_sr_compat_name(ls_sr_compat c) { return COMPAT_NAMES[c]; }
-const char *ls_sr_mode_name(ls_sr_mode m) { return MODE_NAMES[m]; }
+const char *ls_sr_type_name(ls_sr_type t)
+{
+    return TYPE_NAMES[t];
+}
+bool ls_sr_type_supported(ls_sr_type t)
+{
+    return t == LS_SR_AVRO || t == LS_SR_JSON;
+}
+const char *ls_sr_compat_name(ls_sr_compat c)
+{
+    return COMPAT_NAMES[c];
+}
+const char *ls_sr_mode_name(ls_sr_mode m)
+{
+    return MODE_NAMES[m];
+}
 
 int ls_sr_type_parse(const char *s, ls_sr_type *out)
 {
@@ -140,6 +153,7 @@ void ls_sr_schema_release(ls_sr_schema_t *s)
     ls_free(s->canon);
     refs_free(s->refs, s->nrefs);
     ls_avro_free(s->avro);
+    ls_jsonschema_free(s->json);
     ls_free(s);
 }
 
@@ -169,22 +183,29 @@ static char *canonical(const char *text, ls_sr_err_t *e)
 }
 
 /* Parses text of type with the texts of its references (dependencies
- * first); refs (resolved: no -1 versions) are copied into the result. */
+ * first; names[i] is the reference name texts[i] was reached by); refs
+ * (resolved: no -1 versions) are copied into the result. */
 static ls_sr_code parse_schema(ls_sr_type type, const char *text, const ls_sr_ref_t *refs,
-                               size_t nrefs, const char *const *deps, size_t ndeps,
-                               ls_sr_schema_t **out, ls_sr_err_t *e)
+                               size_t nrefs, const char *const *names, const char *const *deps,
+                               size_t ndeps, ls_sr_schema_t **out, ls_sr_err_t *e)
 {
-    if (type != LS_SR_AVRO)
+    if (!ls_sr_type_supported(type))
         return seterr(e, LS_SR_INVALID_SCHEMA,
                       "Invalid schema: schema type %s is not supported by this registry "
-                      "(supported: AVRO)",
+                      "(supported: AVRO, JSON)",
                       TYPE_NAMES[type]);
     char why[512];
-    ls_avro_schema_t *avro = ls_avro_parse(deps, ndeps, text, strlen(text), why, sizeof why);
-    if (!avro) return seterr(e, LS_SR_INVALID_SCHEMA, "Invalid schema: %s", why);
+    ls_avro_schema_t *avro = NULL;
+    ls_jsonschema_t *json = NULL;
+    if (type == LS_SR_AVRO)
+        avro = ls_avro_parse(deps, ndeps, text, strlen(text), why, sizeof why);
+    else
+        json = ls_jsonschema_parse(names, deps, ndeps, text, why, sizeof why);
+    if (!avro && !json) return seterr(e, LS_SR_INVALID_SCHEMA, "Invalid schema: %s", why);
     char *canon = canonical(text, e);
     if (!canon) {
         ls_avro_free(avro);
+        ls_jsonschema_free(json);
         return e->code;
     }
     ls_sr_schema_t *s = LS_NEW(ls_sr_schema_t);
@@ -193,6 +214,7 @@ static ls_sr_code parse_schema(ls_sr_type type, const char *text, const ls_sr_re
     s->text = ls_strdup(text);
     s->canon = canon;
     s->avro = avro;
+    s->json = json;
     s->nrefs = nrefs;
     s->refs = LS_NEWN(ls_sr_ref_t, nrefs ? nrefs : 1);
     for (size_t i = 0; i < nrefs; i++) {
@@ -206,7 +228,7 @@ static ls_sr_code parse_schema(ls_sr_type type, const char *text, const ls_sr_re
 
 ls_sr_code ls_sr_parse_standalone(const ls_sr_input_t *in, ls_sr_schema_t **out, ls_sr_err_t *e)
 {
-    return parse_schema(in->type, in->text, in->refs, in->nrefs, NULL, 0, out, e);
+    return parse_schema(in->type, in->text, in->refs, in->nrefs, NULL, NULL, 0, out, e);
 }
 
 static bool same_identity(const ls_sr_schema_t *a, const ls_sr_schema_t *b)
@@ -245,6 +267,7 @@ static bool can_read(const ls_sr_schema_t *reader, const ls_sr_schema_t *writer,
                           TYPE_NAMES[reader->type], TYPE_NAMES[writer->type]);
         return false;
     }
+    if (reader->type == LS_SR_JSON) return ls_jsonschema_can_read(reader->json, writer->json, why);
     return ls_avro_can_read(reader->avro, writer->avro, why);
 }
 
@@ -374,16 +397,16 @@ static const char *tx_own(txn_t *t, char *s)
 static void tx_cmp(txn_t *t, const char *key, int64_t rev)
 {
     const char *k = tx_own(t, ls_strdup(key));
-    t->cmps[t->ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = k,
-                                         .klen = strlen(k), .rev = rev};
+    t->cmps[t->ncmp++] =
+        (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = k, .klen = strlen(k), .rev = rev};
 }
 
 static void tx_put(txn_t *t, const char *key, const char *val)
 {
     const char *k = tx_own(t, ls_strdup(key));
     const char *v = tx_own(t, ls_strdup(val));
-    t->ops[t->nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = k, .klen = strlen(k),
-                                       .val = v, .vlen = strlen(v)};
+    t->ops[t->nops++] = (ls_meta_op_t){
+        .kind = LS_META_OP_PUT, .key = k, .klen = strlen(k), .val = v, .vlen = strlen(v)};
 }
 
 static void tx_del(txn_t *t, const char *key)
@@ -462,8 +485,9 @@ static ls_sr_code read_subject(ls_registry_t *r, const char *subject, subject_st
             ls_kvlist_free(&l);
             subject_state_free(out);
             LS_ERROR("registry", "corrupt version record at %s", (const char *)l.v[i].key);
-            return seterr(e, LS_SR_STORE_ERROR, "Error in the backend data store: a corrupt "
-                                                "version record of subject '%s'",
+            return seterr(e, LS_SR_STORE_ERROR,
+                          "Error in the backend data store: a corrupt "
+                          "version record of subject '%s'",
                           subject);
         }
         ls_sr_version_t *v = &out->v[out->n++];
@@ -527,8 +551,9 @@ static ls_sr_code read_record(ls_registry_t *r, int32_t id, record_t *out, ls_sr
         !json_is_string(text) || !json_is_array(refs)) {
         json_decref(j);
         LS_ERROR("registry", "corrupt schema record %s", k.s);
-        return seterr(e, LS_SR_STORE_ERROR, "Error in the backend data store: schema %d is "
-                                            "corrupt",
+        return seterr(e, LS_SR_STORE_ERROR,
+                      "Error in the backend data store: schema %d is "
+                      "corrupt",
                       id);
     }
     out->text = ls_strdup(json_string_value(text));
@@ -548,15 +573,19 @@ static ls_sr_code read_record(ls_registry_t *r, int32_t id, record_t *out, ls_sr
  * each once; resolved[] gets refs with -1 versions replaced. */
 typedef struct deps {
     int32_t *ids;
+    char **names; /* the reference name each was first reached by */
     char **texts;
     size_t n;
 } deps_t;
 
 static void deps_free(deps_t *d)
 {
-    for (size_t i = 0; i < d->n; i++)
+    for (size_t i = 0; i < d->n; i++) {
         ls_free(d->texts[i]);
+        ls_free(d->names[i]);
+    }
     ls_free(d->texts);
+    ls_free(d->names);
     ls_free(d->ids);
     memset(d, 0, sizeof *d);
 }
@@ -580,8 +609,8 @@ static ls_sr_code collect_deps(ls_registry_t *r, const ls_sr_ref_t *refs, size_t
                 return e->code;
             }
             return seterr(e, LS_SR_INVALID_SCHEMA,
-                          "Invalid schema: reference '%s' (subject '%s', version %d): %s",
-                          rf->name, rf->subject, rf->version, inner.message);
+                          "Invalid schema: reference '%s' (subject '%s', version %d): %s", rf->name,
+                          rf->subject, rf->version, inner.message);
         }
         ls_free(v.subject);
         if (resolved) {
@@ -603,6 +632,8 @@ static ls_sr_code collect_deps(ls_registry_t *r, const ls_sr_ref_t *refs, size_t
             if (!seen) {
                 d->ids = ls_realloc(d->ids, (d->n + 1) * sizeof *d->ids);
                 d->texts = ls_realloc(d->texts, (d->n + 1) * sizeof *d->texts);
+                d->names = ls_realloc(d->names, (d->n + 1) * sizeof *d->names);
+                d->names[d->n] = ls_strdup(rf->name);
                 d->ids[d->n] = v.id;
                 d->texts[d->n++] = rec.text;
                 rec.text = NULL;
@@ -631,7 +662,8 @@ static ls_sr_code parse_with_refs(ls_registry_t *r, ls_sr_type type, const char 
     ls_sr_ref_t *resolved = LS_NEWN(ls_sr_ref_t, nrefs ? nrefs : 1);
     ls_sr_code c = collect_deps(r, refs, nrefs, resolved, &d, 0, e);
     if (c == LS_SR_OK)
-        c = parse_schema(type, text, resolved, nrefs, (const char *const *)d.texts, d.n, out, e);
+        c = parse_schema(type, text, resolved, nrefs, (const char *const *)d.names,
+                         (const char *const *)d.texts, d.n, out, e);
     refs_free(resolved, nrefs);
     deps_free(&d);
     return c;
@@ -657,8 +689,8 @@ ls_sr_code ls_registry_schema(ls_registry_t *r, int32_t id, ls_sr_schema_t **out
             return e->code;
         }
         LS_ERROR("registry", "stored schema %d no longer parses: %s", id, inner.message);
-        return seterr(e, LS_SR_STORE_ERROR, "Error in the backend data store: schema %d: %s",
-                      id, inner.message);
+        return seterr(e, LS_SR_STORE_ERROR, "Error in the backend data store: schema %d: %s", id,
+                      inner.message);
     }
     s->id = id;
     pthread_mutex_lock(&r->mu);
@@ -686,8 +718,8 @@ ls_sr_code ls_registry_schema(ls_registry_t *r, int32_t id, ls_sr_schema_t **out
 /* ---- configuration ---------------------------------------------------------------- */
 
 /* Reads a {"<field>": "<value>"} record; *found 0 when absent. */
-static ls_sr_code read_setting(ls_registry_t *r, const char *key, const char *field,
-                               char *val, size_t cap, bool *found, ls_sr_err_t *e)
+static ls_sr_code read_setting(ls_registry_t *r, const char *key, const char *field, char *val,
+                               size_t cap, bool *found, ls_sr_err_t *e)
 {
     ls_kv_t kv;
     ls_status st = ls_meta_get(r->meta, key, &kv);
@@ -704,8 +736,9 @@ static ls_sr_code read_setting(ls_registry_t *r, const char *key, const char *fi
     json_decref(j);
     if (!v) {
         LS_ERROR("registry", "corrupt setting at %s", key);
-        return seterr(e, LS_SR_STORE_ERROR, "Error in the backend data store: a corrupt "
-                                            "setting");
+        return seterr(e, LS_SR_STORE_ERROR,
+                      "Error in the backend data store: a corrupt "
+                      "setting");
     }
     return LS_SR_OK;
 }
@@ -767,24 +800,23 @@ ls_sr_code ls_registry_delete_compat(ls_registry_t *r, const char *subject, ls_s
     if (ls_registry_get_compat(r, subject, old, &set, e)) return e->code;
     if (subject && !set)
         return seterr(e, LS_SR_SUBJECT_COMPAT_NOT_CONFIGURED,
-                      "Subject '%s' does not have subject-level compatibility configured",
-                      subject);
+                      "Subject '%s' does not have subject-level compatibility configured", subject);
     key_t_ k;
     ls_status st = ls_meta_del(r->meta, setting_key(&k, "config", "config-subjects/", subject));
     if (st != LS_OK) return store_err(r, e, "deleting a compatibility level", st);
     return LS_SR_OK;
 }
 
-ls_sr_code ls_registry_get_mode(ls_registry_t *r, const char *subject, ls_sr_mode *mode,
-                                bool *set, ls_sr_err_t *e)
+ls_sr_code ls_registry_get_mode(ls_registry_t *r, const char *subject, ls_sr_mode *mode, bool *set,
+                                ls_sr_err_t *e)
 {
     key_t_ k;
     char v[64];
     bool found;
     *set = false;
     if (subject) {
-        if (read_setting(r, setting_key(&k, "mode", "mode-subjects/", subject), "mode", v,
-                         sizeof v, &found, e))
+        if (read_setting(r, setting_key(&k, "mode", "mode-subjects/", subject), "mode", v, sizeof v,
+                         &found, e))
             return e->code;
         if (found && mode_parse(v, mode) == 0) {
             *set = true;
@@ -834,8 +866,9 @@ static ls_sr_code check_subject(const char *subject, ls_sr_err_t *e)
 {
     size_t n = strlen(subject);
     if (n == 0 || n > LS_SR_MAX_SUBJECT)
-        return seterr(e, LS_SR_INVALID_SUBJECT, "The specified subject is not valid: it must "
-                                                "hold 1 to %d bytes",
+        return seterr(e, LS_SR_INVALID_SUBJECT,
+                      "The specified subject is not valid: it must "
+                      "hold 1 to %d bytes",
                       LS_SR_MAX_SUBJECT);
     for (size_t i = 0; i < n; i++)
         if ((uint8_t)subject[i] < 0x20 || subject[i] == 0x7f)
@@ -852,9 +885,8 @@ static bool check_against(ls_sr_compat level, const ls_sr_schema_t *cand, ls_sr_
 /* ---- registration ------------------------------------------------------------------ */
 
 /* The schemas of live versions of a subject, oldest first. */
-static ls_sr_code live_schemas(ls_registry_t *r, const subject_state_t *s,
-                               ls_sr_schema_t ***out, int32_t **versions, size_t *n,
-                               ls_sr_err_t *e)
+static ls_sr_code live_schemas(ls_registry_t *r, const subject_state_t *s, ls_sr_schema_t ***out,
+                               int32_t **versions, size_t *n, ls_sr_err_t *e)
 {
     *out = LS_NEWN(ls_sr_schema_t *, s->n ? s->n : 1);
     *versions = LS_NEWN(int32_t, s->n ? s->n : 1);
@@ -913,8 +945,8 @@ typedef struct digest {
     json_t *ids; /* array */
 } digest_t;
 
-static ls_sr_code find_id(ls_registry_t *r, const ls_sr_schema_t *cand, int32_t *id,
-                          digest_t *d, ls_sr_err_t *e)
+static ls_sr_code find_id(ls_registry_t *r, const ls_sr_schema_t *cand, int32_t *id, digest_t *d,
+                          ls_sr_err_t *e)
 {
     *id = 0;
     kfmt(&d->key, P "digests/%016" PRIx64, identity_hash(cand));
@@ -958,11 +990,10 @@ static char *record_json(const ls_sr_schema_t *s)
 {
     json_t *refs = json_array();
     for (size_t i = 0; i < s->nrefs; i++)
-        json_array_append_new(refs, json_pack("{s:s, s:s, s:i}", "name", s->refs[i].name,
-                                              "subject", s->refs[i].subject, "version",
-                                              s->refs[i].version));
-    json_t *j = json_pack("{s:s, s:s, s:o}", "schemaType", TYPE_NAMES[s->type], "schema",
-                          s->text, "references", refs);
+        json_array_append_new(refs, json_pack("{s:s, s:s, s:i}", "name", s->refs[i].name, "subject",
+                                              s->refs[i].subject, "version", s->refs[i].version));
+    json_t *j = json_pack("{s:s, s:s, s:o}", "schemaType", TYPE_NAMES[s->type], "schema", s->text,
+                          "references", refs);
     char *text = json_dumps(j, JSON_COMPACT);
     json_decref(j);
     char *out = ls_strdup(text);
@@ -985,8 +1016,9 @@ static ls_sr_code read_counter(ls_registry_t *r, int64_t *val, int64_t *rev, ls_
     ls_kv_free(&kv);
     if (bad) {
         LS_ERROR("registry", "corrupt id counter " P "id-counter");
-        return seterr(e, LS_SR_STORE_ERROR, "Error in the backend data store: a corrupt id "
-                                            "counter");
+        return seterr(e, LS_SR_STORE_ERROR,
+                      "Error in the backend data store: a corrupt id "
+                      "counter");
     }
     return LS_SR_OK;
 }
@@ -1019,8 +1051,9 @@ ls_sr_code ls_registry_register(ls_registry_t *r, const char *subject, const ls_
     txn_t *t = tx_new();
     for (int attempt = 0; c == LS_SR_OK; attempt++) {
         if (attempt == MAX_ATTEMPTS) {
-            c = seterr(e, LS_SR_STORE_ERROR, "Error in the backend data store: too much "
-                                             "contention on subject '%s'",
+            c = seterr(e, LS_SR_STORE_ERROR,
+                       "Error in the backend data store: too much "
+                       "contention on subject '%s'",
                        subject);
             break;
         }
@@ -1049,7 +1082,8 @@ ls_sr_code ls_registry_register(ls_registry_t *r, const char *subject, const ls_
         bool ok = check_against(level, cand, prev, pv, np, &why);
         schemas_release(prev, pv, np);
         if (!ok) {
-            while (why.len && why.data[why.len - 1] == '\n') why.len--;
+            while (why.len && why.data[why.len - 1] == '\n')
+                why.len--;
             c = seterr(e, LS_SR_INCOMPATIBLE,
                        "Schema being registered is incompatible with an earlier schema for "
                        "subject \"%s\" (compatibility %s): %.*s",
@@ -1077,8 +1111,9 @@ ls_sr_code ls_registry_register(ls_registry_t *r, const char *subject, const ls_
                 break;
             }
             if (counter >= INT32_MAX) {
-                c = seterr(e, LS_SR_STORE_ERROR, "Error in the backend data store: schema ids "
-                                                 "are exhausted");
+                c = seterr(e, LS_SR_STORE_ERROR,
+                           "Error in the backend data store: schema ids "
+                           "are exhausted");
                 json_decref(d.ids);
                 subject_state_free(&s);
                 break;
@@ -1372,8 +1407,7 @@ ls_sr_code ls_registry_latest(ls_registry_t *r, const char *subject, ls_sr_versi
     pthread_mutex_lock(&r->mu);
     latest_entry_t *slot = NULL;
     for (size_t i = 0; i < r->nlatest && !slot; i++)
-        if (!strcmp(r->latest[i].subject, subject) || r->latest[i].gen != gen)
-            slot = &r->latest[i];
+        if (!strcmp(r->latest[i].subject, subject) || r->latest[i].gen != gen) slot = &r->latest[i];
     if (!slot && r->nlatest < LATEST_CACHE_MAX) {
         r->latest = ls_realloc(r->latest, (r->nlatest + 1) * sizeof *r->latest);
         slot = &r->latest[r->nlatest++];
@@ -1426,8 +1460,9 @@ ls_sr_code ls_registry_delete_subject(ls_registry_t *r, const char *subject, boo
     *nv = 0;
     for (int attempt = 0;; attempt++) {
         if (attempt == MAX_ATTEMPTS) {
-            c = seterr(e, LS_SR_STORE_ERROR, "Error in the backend data store: too much "
-                                             "contention on subject '%s'",
+            c = seterr(e, LS_SR_STORE_ERROR,
+                       "Error in the backend data store: too much "
+                       "contention on subject '%s'",
                        subject);
             break;
         }
@@ -1529,8 +1564,9 @@ ls_sr_code ls_registry_delete_version(ls_registry_t *r, const char *subject, int
     ls_sr_code c = LS_SR_OK;
     for (int attempt = 0;; attempt++) {
         if (attempt == MAX_ATTEMPTS) {
-            c = seterr(e, LS_SR_STORE_ERROR, "Error in the backend data store: too much "
-                                             "contention on subject '%s'",
+            c = seterr(e, LS_SR_STORE_ERROR,
+                       "Error in the backend data store: too much "
+                       "contention on subject '%s'",
                        subject);
             break;
         }
@@ -1634,14 +1670,12 @@ ls_sr_code ls_registry_test_compat(ls_registry_t *r, const char *subject, int32_
             ls_sr_schema_t *prev;
             if (!(c = ls_registry_schema(r, v->id, &prev, e))) {
                 /* against one version: the level's direction, not its history */
-                ls_sr_compat one = level == LS_SR_COMPAT_BACKWARD_TRANSITIVE
-                                       ? LS_SR_COMPAT_BACKWARD
-                                   : level == LS_SR_COMPAT_FORWARD_TRANSITIVE
-                                       ? LS_SR_COMPAT_FORWARD
-                                   : level == LS_SR_COMPAT_FULL_TRANSITIVE ? LS_SR_COMPAT_FULL
-                                                                           : level;
-                *compatible = one == LS_SR_COMPAT_NONE ||
-                              compatible_with(one, cand, prev, v->version, why);
+                ls_sr_compat one = level == LS_SR_COMPAT_BACKWARD_TRANSITIVE ? LS_SR_COMPAT_BACKWARD
+                                   : level == LS_SR_COMPAT_FORWARD_TRANSITIVE ? LS_SR_COMPAT_FORWARD
+                                   : level == LS_SR_COMPAT_FULL_TRANSITIVE    ? LS_SR_COMPAT_FULL
+                                                                              : level;
+                *compatible =
+                    one == LS_SR_COMPAT_NONE || compatible_with(one, cand, prev, v->version, why);
                 ls_sr_schema_release(prev);
             }
         }
@@ -1666,13 +1700,16 @@ static ls_sr_code refresh_watch(ls_registry_t *r)
     if (r->watch) ls_meta_watch_cancel(r->meta, r->watch);
     r->watch = NULL;
     ls_status st = ls_meta_watch(r->meta, P, strlen(P), 0, on_change, r, &r->watch);
-    if (st == LS_OK) __atomic_store_n(&r->watch_lost, 0, __ATOMIC_RELEASE);
-    else r->watch = NULL;
+    if (st == LS_OK)
+        __atomic_store_n(&r->watch_lost, 0, __ATOMIC_RELEASE);
+    else
+        r->watch = NULL;
     __atomic_add_fetch(&r->gen, 1, __ATOMIC_ACQ_REL);
     pthread_mutex_unlock(&r->mu);
     if (st != LS_OK)
-        LS_WARN_RL("registry", "cannot watch the registry's keys (%s): latest versions are read "
-                               "from the store on every call until it works",
+        LS_WARN_RL("registry",
+                   "cannot watch the registry's keys (%s): latest versions are read "
+                   "from the store on every call until it works",
                    ls_status_str(st));
     return st == LS_OK ? LS_SR_OK : LS_SR_STORE_ERROR;
 }

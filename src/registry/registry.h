@@ -5,7 +5,7 @@
  * a subject (both cached).
  *
  * Vocabulary (the Confluent registry's): a *schema* is a text of a type
- * (AVRO, JSON) plus its references; registering it under a *subject* makes
+ * (AVRO, JSON; PROTOBUF is refused) plus its references; registering it under a *subject* makes
  * a *version* of that subject (1, 2, ...) pointing at the schema's *id*.
  * One schema has one id whatever the subjects it is registered under.
  *
@@ -56,6 +56,7 @@
 #include "base/buf.h"
 #include "meta/meta.h"
 #include "registry/avro.h"
+#include "registry/json_schema.h"
 
 #define LS_SR_MAX_REFERENCES 64
 #define LS_SR_MAX_SUBJECT 255
@@ -121,14 +122,15 @@ typedef struct ls_sr_input {
 /* A registered (or candidate) schema: immutable, shared by the cache and
  * callers through keep/release. */
 typedef struct ls_sr_schema {
-    int32_t id;    /* 0 for a candidate not registered */
+    int32_t id; /* 0 for a candidate not registered */
     ls_sr_type type;
-    char *text;    /* as registered */
-    char *canon;   /* identity: compact JSON with sorted keys */
+    char *text;  /* as registered */
+    char *canon; /* identity: compact JSON with sorted keys */
     ls_sr_ref_t *refs;
     size_t nrefs;
     ls_avro_schema_t *avro; /* AVRO: parsed, references included */
-    int refcount;  /* atomic */
+    ls_jsonschema_t *json;  /* JSON: loaded, references included */
+    int refcount;           /* atomic */
 } ls_sr_schema_t;
 
 /* One version of a subject. */
@@ -149,6 +151,7 @@ void ls_sr_schema_release(ls_sr_schema_t *s);
 void ls_sr_versions_free(ls_sr_version_t *v, size_t n);
 
 const char *ls_sr_type_name(ls_sr_type t);
+bool ls_sr_type_supported(ls_sr_type t);              /* AVRO and JSON; PROTOBUF not yet */
 int ls_sr_type_parse(const char *s, ls_sr_type *out); /* 0: known name */
 const char *ls_sr_compat_name(ls_sr_compat c);
 int ls_sr_compat_parse(const char *s, ls_sr_compat *out);
@@ -179,8 +182,7 @@ ls_sr_code ls_registry_delete_version(ls_registry_t *r, const char *subject, int
 ls_sr_code ls_registry_referenced_by(ls_registry_t *r, const char *subject, int32_t version,
                                      int32_t **ids, size_t *n, ls_sr_err_t *err);
 /* The schema of an id (cached; release it). */
-ls_sr_code ls_registry_schema(ls_registry_t *r, int32_t id, ls_sr_schema_t **out,
-                              ls_sr_err_t *err);
+ls_sr_code ls_registry_schema(ls_registry_t *r, int32_t id, ls_sr_schema_t **out, ls_sr_err_t *err);
 /* The (subject, version) pairs using an id. */
 ls_sr_code ls_registry_id_versions(ls_registry_t *r, int32_t id, bool deleted,
                                    ls_sr_version_t **out, size_t *n, ls_sr_err_t *err);
@@ -198,8 +200,8 @@ ls_sr_code ls_registry_set_compat(ls_registry_t *r, const char *subject, ls_sr_c
  * level it had. */
 ls_sr_code ls_registry_delete_compat(ls_registry_t *r, const char *subject, ls_sr_compat *old,
                                      ls_sr_err_t *err);
-ls_sr_code ls_registry_get_mode(ls_registry_t *r, const char *subject, ls_sr_mode *mode,
-                                bool *set, ls_sr_err_t *err);
+ls_sr_code ls_registry_get_mode(ls_registry_t *r, const char *subject, ls_sr_mode *mode, bool *set,
+                                ls_sr_err_t *err);
 ls_sr_code ls_registry_set_mode(ls_registry_t *r, const char *subject, ls_sr_mode mode,
                                 ls_sr_err_t *err);
 ls_sr_code ls_registry_delete_mode(ls_registry_t *r, const char *subject, ls_sr_mode *old,
@@ -217,6 +219,5 @@ ls_sr_code ls_registry_test_compat(ls_registry_t *r, const char *subject, int32_
 bool ls_sr_compatible(ls_sr_compat level, const ls_sr_schema_t *candidate,
                       ls_sr_schema_t *const *previous, size_t n, ls_buf_t *why);
 /* Parses a schema without references (unit tests, tools). */
-ls_sr_code ls_sr_parse_standalone(const ls_sr_input_t *in, ls_sr_schema_t **out,
-                                  ls_sr_err_t *err);
+ls_sr_code ls_sr_parse_standalone(const ls_sr_input_t *in, ls_sr_schema_t **out, ls_sr_err_t *err);
 #endif

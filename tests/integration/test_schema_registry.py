@@ -1,8 +1,8 @@
 """The built-in schema registry (schema.registry.listen), black-box.
 
-What is shown: confluent-kafka's SchemaRegistryClient and AvroSerializer /
-AvroDeserializer work unmodified against it (register, produce through our
-broker, consume, deserialize); the registry's behaviour on a table of cases
+What is shown: confluent-kafka's SchemaRegistryClient with AvroSerializer /
+AvroDeserializer and JSONSerializer / JSONDeserializer work unmodified
+against it (register, produce through our broker, consume, deserialize); the registry's behaviour on a table of cases
 (register, duplicate, incompatible per compatibility level, soft and
 permanent deletes, references, configuration, modes, error bodies) is what
 the Confluent Schema Registry documents; on a 3-broker etcd cluster every
@@ -18,6 +18,7 @@ from confluent_kafka import DeserializingConsumer, SerializingProducer
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.serialization import StringDeserializer, StringSerializer
 
 from kafka_util import create_topic, unique_topic
@@ -105,6 +106,51 @@ def test_confluent_avro_serializer_round_trip(broker, registry):
     assert raw[0] == 0 and int.from_bytes(raw[1:5], "big") == latest.schema_id
 
 
+def test_confluent_json_serializer_round_trip(broker, registry):
+    topic = unique_topic("json")
+    create_topic(broker.bootstrap, topic)
+    sr = SchemaRegistryClient({"url": registry})
+    v1 = json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", "title": "Order",
+                     "type": "object", "additionalProperties": False,
+                     "properties": {"id": {"type": "integer"}, "item": {"type": "string"}},
+                     "required": ["id"]})
+    to_dict = lambda o, ctx: o  # noqa: E731
+    p = SerializingProducer({"bootstrap.servers": broker.bootstrap,
+                             "value.serializer": JSONSerializer(v1, sr, to_dict=to_dict)})
+    orders = [{"id": i, "item": "thing-%d" % i} for i in range(10)]
+    for o in orders:
+        p.produce(topic, value=o)
+    assert p.flush(30) == 0
+    latest = sr.get_latest_version(topic + "-value")
+    assert latest.schema.schema_type == "JSON"
+
+    # a closed content model takes an optional property (BACKWARD), not a required one
+    v2 = json.loads(v1)
+    v2["properties"]["qty"] = {"type": "integer"}
+    assert sr.test_compatibility(topic + "-value", Schema(json.dumps(v2), "JSON"))
+    v2["required"] = ["id", "qty"]
+    with pytest.raises(SchemaRegistryError) as e:
+        sr.register_schema(topic + "-value", Schema(json.dumps(v2), "JSON"))
+    assert e.value.error_code == 409
+    assert "REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL" in e.value.error_message
+
+    c = DeserializingConsumer({"bootstrap.servers": broker.bootstrap, "group.id": topic,
+                               "auto.offset.reset": "earliest",
+                               "value.deserializer": JSONDeserializer(
+                                   None, schema_registry_client=SchemaRegistryClient(
+                                       {"url": registry}))})
+    c.subscribe([topic])
+    got = []
+    try:
+        while len(got) < len(orders):
+            m = c.poll(10)
+            assert m is not None and m.error() is None
+            got.append(m.value())
+    finally:
+        c.close()
+    assert got == orders
+
+
 def _first_raw_value(bootstrap, topic):
     from confluent_kafka import Consumer
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": topic + "-raw",
@@ -154,6 +200,9 @@ A_INT_B_DEF = rec("R", field("a", "int"), field("b", "string", default="x"))
 A_INT_B = rec("R", field("a", "int"), field("b", "string"))
 EMPTY = rec("R")
 A_DEF = rec("R", field("a", "int", default=0))
+J_OPEN = json.dumps({"type": "object", "properties": {"a": {"type": "string"}}})
+J_OPEN_B = json.dumps({"type": "object", "properties": {"a": {"type": "string"},
+                                                         "b": {"type": "string"}}})
 LEVEL_CASES = [
     ("NONE", [A_INT], A_STR, True),
     ("BACKWARD", [A_INT], A_INT_B_DEF, True),
@@ -217,7 +266,7 @@ def test_registry_behaviour_table(registry):
         (("GET", "/schemas/ids/1/subjects", None), 200, ["other", "s"]),
         (("GET", "/schemas/ids/1/versions", None), 200,
          [{"subject": "other", "version": 1}, {"subject": "s", "version": 1}]),
-        (("GET", "/schemas/types", None), 200, ["AVRO"]),
+        (("GET", "/schemas/types", None), 200, ["AVRO", "JSON"]),
         (("POST", "/subjects/s", {"schema": A_INT}), 200,
          {"subject": "s", "version": 1, "id": 1, "schema": A_INT}),
         # errors
@@ -270,6 +319,16 @@ def test_registry_behaviour_table(registry):
         (("DELETE", "/subjects/addr", None), 422, 42206),
         (("DELETE", "/subjects/user", None), 200, [1]),
         (("DELETE", "/subjects/addr", None), 200, [1]),
+        # JSON Schema: its own rules; a JSON schema cannot follow an Avro one
+        (("POST", "/subjects/j/versions", {"schema": J_OPEN, "schemaType": "JSON"}), 200,
+         {"id": 6}),
+        (("GET", "/subjects/j/versions/1", None), 200,
+         {"subject": "j", "version": 1, "id": 6, "schemaType": "JSON", "schema": J_OPEN}),
+        (("POST", "/subjects/j/versions", {"schema": J_OPEN_B, "schemaType": "JSON"}), 409, 409),
+        (("POST", "/subjects/j/versions", {"schema": "{\"type\": 5}", "schemaType": "JSON"}),
+         422, 42201),
+        (("POST", "/subjects/other/versions", {"schema": J_OPEN, "schemaType": "JSON"}), 409,
+         409),
         # modes: READONLY refuses writes with 42205
         (("PUT", "/mode/other", {"mode": "READONLY"}), 200, {"mode": "READONLY"}),
         (("POST", "/subjects/other/versions", {"schema": A_INT_B_DEF}), 422, 42205),

@@ -130,10 +130,10 @@ static const compat_case_t CASES[] = {
     /* NONE: anything goes */
     {LS_SR_COMPAT_NONE, {V_A}, V_A_STR, true, NULL},
     /* BACKWARD: the new schema reads the latest version's data */
-    {LS_SR_COMPAT_BACKWARD, {V_A}, V_AB_DEF, true, NULL},    /* added with default */
+    {LS_SR_COMPAT_BACKWARD, {V_A}, V_AB_DEF, true, NULL}, /* added with default */
     {LS_SR_COMPAT_BACKWARD, {V_A}, V_AB, false, "READER_FIELD_MISSING_DEFAULT_VALUE"},
-    {LS_SR_COMPAT_BACKWARD, {V_AB}, V_A, true, NULL},        /* removed field */
-    {LS_SR_COMPAT_BACKWARD, {V_A}, V_A_LONG, true, NULL},    /* int -> long promotion */
+    {LS_SR_COMPAT_BACKWARD, {V_AB}, V_A, true, NULL},     /* removed field */
+    {LS_SR_COMPAT_BACKWARD, {V_A}, V_A_LONG, true, NULL}, /* int -> long promotion */
     {LS_SR_COMPAT_BACKWARD, {V_A_LONG}, V_A, false, "TYPE_MISMATCH"},
     {LS_SR_COMPAT_BACKWARD, {V_A}, V_A_STR, false, "TYPE_MISMATCH"},
     /* only the latest counts: v1 -> v2 removed b, v3 re-adds it without default */
@@ -143,13 +143,16 @@ static const compat_case_t CASES[] = {
     {LS_SR_COMPAT_BACKWARD_TRANSITIVE, {V_A_STR, V_EMPTY}, V_A_DEF, false, "TYPE_MISMATCH"},
     {LS_SR_COMPAT_BACKWARD_TRANSITIVE, {V_A, V_AB_DEF}, V_A_LONG, true, NULL},
     /* FORWARD: the latest version reads the new schema's data */
-    {LS_SR_COMPAT_FORWARD, {V_A}, V_AB, true, NULL},          /* added field: ignored by old */
+    {LS_SR_COMPAT_FORWARD, {V_A}, V_AB, true, NULL}, /* added field: ignored by old */
     {LS_SR_COMPAT_FORWARD, {V_AB}, V_A, false, "READER_FIELD_MISSING_DEFAULT_VALUE"},
-    {LS_SR_COMPAT_FORWARD, {V_AB_DEF}, V_A, true, NULL},      /* removed a field with default */
+    {LS_SR_COMPAT_FORWARD, {V_AB_DEF}, V_A, true, NULL}, /* removed a field with default */
     {LS_SR_COMPAT_FORWARD, {V_A}, V_A_LONG, false, "TYPE_MISMATCH"},
     {LS_SR_COMPAT_FORWARD, {V_A_LONG}, V_A, true, NULL},
     /* FORWARD_TRANSITIVE */
-    {LS_SR_COMPAT_FORWARD_TRANSITIVE, {V_AB, V_AB_DEF}, V_A, false,
+    {LS_SR_COMPAT_FORWARD_TRANSITIVE,
+     {V_AB, V_AB_DEF},
+     V_A,
+     false,
      "READER_FIELD_MISSING_DEFAULT_VALUE"},
     {LS_SR_COMPAT_FORWARD, {V_AB, V_AB_DEF}, V_A, true, NULL},
     /* FULL: both ways with the latest */
@@ -237,12 +240,9 @@ TEST(avro_resolution_rules_table)
          "{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"a\",\"type\":\"int\"}]}",
          true},
         /* arrays and maps resolve their items/values */
-        {"{\"type\":\"array\",\"items\":\"long\"}", "{\"type\":\"array\",\"items\":\"int\"}",
-         true},
-        {"{\"type\":\"map\",\"values\":\"int\"}", "{\"type\":\"map\",\"values\":\"long\"}",
-         false},
-        {"{\"type\":\"array\",\"items\":\"int\"}", "{\"type\":\"map\",\"values\":\"int\"}",
-         false},
+        {"{\"type\":\"array\",\"items\":\"long\"}", "{\"type\":\"array\",\"items\":\"int\"}", true},
+        {"{\"type\":\"map\",\"values\":\"int\"}", "{\"type\":\"map\",\"values\":\"long\"}", false},
+        {"{\"type\":\"array\",\"items\":\"int\"}", "{\"type\":\"map\",\"values\":\"int\"}", false},
         /* recursive records compare without looping */
         {"{\"type\":\"record\",\"name\":\"L\",\"fields\":[{\"name\":\"v\",\"type\":\"long\"},"
          "{\"name\":\"next\",\"type\":[\"null\",\"L\"]}]}",
@@ -264,6 +264,232 @@ TEST(avro_resolution_rules_table)
         ls_sr_schema_release(r);
         ls_sr_schema_release(w);
     }
+}
+
+/* ---- JSON Schema ------------------------------------------------------------------- */
+
+static ls_sr_schema_t *jschema(const char *text)
+{
+    ls_sr_input_t in = {.type = LS_SR_JSON, .text = text};
+    ls_sr_schema_t *s = NULL;
+    ls_sr_err_t e;
+    if (ls_sr_parse_standalone(&in, &s, &e) != LS_SR_OK) {
+        printf("# parse failed: %s\n  %s\n", e.message, text);
+        return NULL;
+    }
+    return s;
+}
+
+#define OPEN_A "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}}}"
+#define CLOSED_A                                                                                   \
+    "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},"                           \
+    "\"additionalProperties\":false}"
+
+/* Confluent's JSON Schema rules, old -> new: (old, new, can the new schema
+ * read what the old one allowed, the difference named when not). */
+TEST(json_schema_rules_table)
+{
+    static const struct {
+        const char *old, *new;
+        bool backward;
+        const char *why;
+    } rows[] = {
+        /* open content model: a new property may clash with data already written */
+        {OPEN_A,
+         "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{"
+         "\"type\":\"string\"}}}",
+         false, "PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL"},
+        {OPEN_A, "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{}}}",
+         true, NULL},
+        {OPEN_A, "{\"type\":\"object\",\"properties\":{}}", true, NULL},
+        /* closed content model */
+        {CLOSED_A,
+         "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{"
+         "\"type\":\"integer\"}},\"additionalProperties\":false}",
+         true, NULL},
+        {CLOSED_A,
+         "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{"
+         "\"type\":\"integer\"}},\"required\":[\"b\"],\"additionalProperties\":false}",
+         false, "REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL"},
+        {CLOSED_A,
+         "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{"
+         "\"type\":\"integer\",\"default\":0}},\"required\":[\"b\"],"
+         "\"additionalProperties\":false}",
+         true, NULL},
+        {CLOSED_A, "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}", false,
+         "PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL"},
+        {CLOSED_A, OPEN_A, true, NULL}, /* additionalProperties added */
+        {OPEN_A, CLOSED_A, false, "ADDITIONAL_PROPERTIES_REMOVED"},
+        /* partially open: the added property must fit additionalProperties */
+        {"{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}",
+         "{\"type\":\"object\",\"properties\":{\"b\":{\"type\":\"string\"}},"
+         "\"additionalProperties\":{\"type\":\"string\"}}",
+         true, NULL},
+        {"{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}",
+         "{\"type\":\"object\",\"properties\":{\"b\":{\"type\":\"integer\"}},"
+         "\"additionalProperties\":{\"type\":\"string\"}}",
+         false, "PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"},
+        {"{\"type\":\"object\",\"patternProperties\":{\"^s_\":{\"type\":\"string\"}},"
+         "\"additionalProperties\":false}",
+         "{\"type\":\"object\",\"properties\":{\"s_x\":{\"type\":\"number\"}},"
+         "\"patternProperties\":{\"^s_\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+         false, "PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"},
+        /* required */
+        {"{\"type\":\"object\",\"properties\":{\"a\":{}},\"required\":[\"a\"]}",
+         "{\"type\":\"object\",\"properties\":{\"a\":{}}}", true, NULL},
+        {"{\"type\":\"object\",\"properties\":{\"a\":{}}}",
+         "{\"type\":\"object\",\"properties\":{\"a\":{}},\"required\":[\"a\"]}", false,
+         "REQUIRED_ATTRIBUTE_ADDED"},
+        /* types */
+        {"{\"type\":\"string\"}", "{\"type\":\"integer\"}", false, "TYPE_CHANGED"},
+        {"{\"type\":\"integer\"}", "{\"type\":\"number\"}", true, NULL},
+        {"{\"type\":\"number\"}", "{\"type\":\"integer\"}", false, "TYPE_NARROWED"},
+        {"{\"type\":\"string\"}", "{\"type\":[\"string\",\"null\"]}", true, NULL},
+        {"{\"type\":[\"string\",\"null\"]}", "{\"type\":\"string\"}", false, "TYPE_CHANGED"},
+        {"true", "false", false, "TYPE_CHANGED"},
+        {"false", "{\"type\":\"string\"}", true, NULL},
+        {"{\"type\":\"string\"}", "{}", true, NULL},
+        /* limits */
+        {"{\"type\":\"string\",\"maxLength\":10}", "{\"type\":\"string\",\"maxLength\":20}", true,
+         NULL},
+        {"{\"type\":\"string\",\"maxLength\":20}", "{\"type\":\"string\",\"maxLength\":10}", false,
+         "MAX_LENGTH_DECREASED"},
+        {"{\"type\":\"string\"}", "{\"type\":\"string\",\"minLength\":1}", false,
+         "MIN_LENGTH_ADDED"},
+        {"{\"type\":\"string\",\"pattern\":\"^a\"}", "{\"type\":\"string\"}", true, NULL},
+        {"{\"type\":\"number\",\"minimum\":0}", "{\"type\":\"number\",\"minimum\":-5}", true, NULL},
+        {"{\"type\":\"number\",\"maximum\":5}", "{\"type\":\"number\",\"maximum\":4}", false,
+         "MAXIMUM_DECREASED"},
+        {"{\"type\":\"integer\",\"multipleOf\":4}", "{\"type\":\"integer\",\"multipleOf\":2}", true,
+         NULL},
+        {"{\"type\":\"integer\",\"multipleOf\":2}", "{\"type\":\"integer\",\"multipleOf\":4}",
+         false, "MULTIPLE_OF_EXPANDED"},
+        {"{\"type\":\"array\",\"items\":{\"type\":\"string\"}}",
+         "{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":3}", false,
+         "MAX_ITEMS_ADDED"},
+        {"{\"type\":\"array\",\"items\":{\"type\":\"string\"}}",
+         "{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}", false, "TYPE_CHANGED"},
+        /* enums */
+        {"{\"enum\":[\"a\",\"b\"]}", "{\"enum\":[\"a\",\"b\",\"c\"]}", true, NULL},
+        {"{\"enum\":[\"a\",\"b\",\"c\"]}", "{\"enum\":[\"a\",\"b\"]}", false,
+         "ENUM_ARRAY_NARROWED"},
+        /* combinations */
+        {"{\"oneOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}]}",
+         "{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}]}", true, NULL},
+        {"{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}]}",
+         "{\"oneOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}]}", false,
+         "COMBINED_TYPE_CHANGED"},
+        {"{\"oneOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}]}",
+         "{\"oneOf\":[{\"type\":\"string\"},{\"type\":\"integer\"},{\"type\":\"null\"}]}", true,
+         NULL},
+        {"{\"oneOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}]}",
+         "{\"oneOf\":[{\"type\":\"string\"}]}", false, "SUM_TYPE_NARROWED"},
+        /* references, recursion */
+        {"{\"definitions\":{\"A\":{\"type\":\"string\"}},\"$ref\":\"#/definitions/A\"}",
+         "{\"type\":\"integer\"}", false, "TYPE_CHANGED"},
+        {"{\"type\":\"object\",\"properties\":{\"next\":{\"$ref\":\"#\"}}}",
+         "{\"type\":\"object\",\"properties\":{\"next\":{\"$ref\":\"#\"}}}", true, NULL},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        ls_sr_schema_t *o = jschema(rows[i].old), *n = jschema(rows[i].new);
+        CHECK(o && n);
+        ls_buf_t why;
+        ls_buf_init(&why);
+        ls_sr_schema_t *prev[1] = {o};
+        bool ok = ls_sr_compatible(LS_SR_COMPAT_BACKWARD, n, prev, 1, &why);
+        ls_buf_append_u8(&why, 0);
+        if (ok != rows[i].backward || (!ok && !strstr((char *)why.data, rows[i].why)))
+            printf("# row %zu: got %d: %s\n", i, ok, (char *)why.data);
+        CHECK(ok == rows[i].backward);
+        if (!ok) CHECK(strstr((char *)why.data, rows[i].why) != NULL);
+        ls_buf_free(&why);
+        ls_sr_schema_release(o);
+        ls_sr_schema_release(n);
+    }
+}
+
+TEST(json_schema_levels)
+{
+    /* a property added to an open model: FORWARD yes, BACKWARD and FULL no */
+    ls_sr_schema_t *o = jschema(OPEN_A);
+    ls_sr_schema_t *n = jschema("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"},"
+                                "\"b\":{\"type\":\"string\"}}}");
+    CHECK(o && n);
+    ls_sr_schema_t *prev[1] = {o};
+    CHECK(!ls_sr_compatible(LS_SR_COMPAT_BACKWARD, n, prev, 1, NULL));
+    CHECK(ls_sr_compatible(LS_SR_COMPAT_FORWARD, n, prev, 1, NULL));
+    CHECK(!ls_sr_compatible(LS_SR_COMPAT_FULL, n, prev, 1, NULL));
+    CHECK(ls_sr_compatible(LS_SR_COMPAT_NONE, n, prev, 1, NULL));
+    /* a JSON schema cannot follow an Avro one */
+    ls_sr_schema_t *a = avro(V_A);
+    ls_sr_schema_t *pa[1] = {a};
+    CHECK(!ls_sr_compatible(LS_SR_COMPAT_BACKWARD, n, pa, 1, NULL));
+    ls_sr_schema_release(a);
+    ls_sr_schema_release(o);
+    ls_sr_schema_release(n);
+}
+
+TEST(json_schema_refuses_what_it_cannot_decide)
+{
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"{\"type\":\"strin\"}", "unknown type 'strin'"},
+        {"{\"type\":\"object\",\"dependencies\":{\"a\":[\"b\"]}}",
+         "\"dependencies\" is not supported"},
+        {"{\"$ref\":\"#/definitions/nope\"}", "points at nothing"},
+        {"{\"$ref\":\"other.json\"}", "names no schema reference"},
+        {"5", "a JSON schema is a JSON object or a boolean"},
+        {"{\"properties\":[]}", "\"properties\" must be an object"},
+        {"{\"type\":\"string\",\"maxLength\":-1}", "non-negative integer"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ls_sr_input_t in = {.type = LS_SR_JSON, .text = bad[i].text};
+        ls_sr_schema_t *s = NULL;
+        ls_sr_err_t e;
+        CHECK_EQ_INT(ls_sr_parse_standalone(&in, &s, &e), LS_SR_INVALID_SCHEMA);
+        if (!strstr(e.message, bad[i].msg)) printf("# case %zu: %s\n", i, e.message);
+        CHECK(strstr(e.message, bad[i].msg) != NULL);
+    }
+}
+
+TEST(json_schema_references_by_name)
+{
+    ls_meta_t *m = ls_meta_mem_open();
+    ls_registry_t *r = ls_registry_new(m);
+    ls_sr_err_t e;
+    int32_t id, v;
+    ls_sr_input_t addr = {.type = LS_SR_JSON,
+                          .text = "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":"
+                                  "\"string\"}},\"additionalProperties\":false}"};
+    CHECK_EQ_INT(ls_registry_register(r, "address", &addr, false, &id, &v, &e), LS_SR_OK);
+    ls_sr_ref_t ref = {.name = "address.json", .subject = "address", .version = 1};
+    ls_sr_input_t user = {.type = LS_SR_JSON,
+                          .text = "{\"type\":\"object\",\"properties\":{\"home\":{\"$ref\":"
+                                  "\"address.json\"}},\"additionalProperties\":false}",
+                          .refs = &ref,
+                          .nrefs = 1};
+    CHECK_EQ_INT(ls_registry_register(r, "user", &user, false, &id, &v, &e), LS_SR_OK);
+    CHECK_EQ_INT(id, 2);
+    /* the referenced schema takes part in compatibility: home.city now an integer */
+    ls_sr_input_t addr2 = {.type = LS_SR_JSON,
+                           .text = "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":"
+                                   "\"integer\"}},\"additionalProperties\":false}"};
+    CHECK_EQ_INT(ls_registry_set_compat(r, "address", LS_SR_COMPAT_NONE, &e), LS_SR_OK);
+    CHECK_EQ_INT(ls_registry_register(r, "address", &addr2, false, &id, &v, &e), LS_SR_OK);
+    ls_sr_ref_t ref2 = {.name = "address.json", .subject = "address", .version = 2};
+    ls_sr_input_t user2 = user;
+    user2.refs = &ref2;
+    bool ok;
+    ls_buf_t why;
+    ls_buf_init(&why);
+    CHECK_EQ_INT(ls_registry_test_compat(r, "user", -1, &user2, &ok, &why, &e), LS_SR_OK);
+    CHECK(!ok);
+    ls_buf_append_u8(&why, 0);
+    CHECK(strstr((char *)why.data, "TYPE_CHANGED") != NULL);
+    ls_buf_free(&why);
+    ls_registry_free(r);
+    ls_meta_close(m);
 }
 
 /* ---- the registry over a store ------------------------------------------------------- */
@@ -295,8 +521,7 @@ TEST(register_duplicate_and_versions)
     CHECK_EQ_INT(v2, 1);
     /* incompatible under the default BACKWARD */
     ls_sr_input_t ab = in_avro(V_AB);
-    CHECK_EQ_INT(ls_registry_register(r, "t-value", &ab, false, &id2, &v2, &e),
-                 LS_SR_INCOMPATIBLE);
+    CHECK_EQ_INT(ls_registry_register(r, "t-value", &ab, false, &id2, &v2, &e), LS_SR_INCOMPATIBLE);
     CHECK(strstr(e.message, "READER_FIELD_MISSING_DEFAULT_VALUE") != NULL);
     /* allowed once the subject's level is NONE */
     CHECK_EQ_INT(ls_registry_set_compat(r, "t-value", LS_SR_COMPAT_NONE, &e), LS_SR_OK);
@@ -335,8 +560,7 @@ TEST(delete_soft_then_permanent)
     CHECK_EQ_INT(ls_registry_delete_version(r, "s", 1, true, &dv, &e),
                  LS_SR_VERSION_NOT_SOFT_DELETED);
     CHECK_EQ_INT(ls_registry_delete_version(r, "s", 1, false, &dv, &e), LS_SR_OK);
-    CHECK_EQ_INT(ls_registry_delete_version(r, "s", 1, false, &dv, &e),
-                 LS_SR_VERSION_SOFT_DELETED);
+    CHECK_EQ_INT(ls_registry_delete_version(r, "s", 1, false, &dv, &e), LS_SR_VERSION_SOFT_DELETED);
     ls_sr_version_t gv;
     CHECK_EQ_INT(ls_registry_get_version(r, "s", 1, false, &gv, &e), LS_SR_VERSION_NOT_FOUND);
     CHECK_EQ_INT(ls_registry_get_version(r, "s", 1, true, &gv, &e), LS_SR_OK);
@@ -399,8 +623,7 @@ TEST(references_resolve_and_protect)
                           .nrefs = 1};
     /* without the reference the type is unknown */
     ls_sr_input_t bare = {.type = LS_SR_AVRO, .text = user.text};
-    CHECK_EQ_INT(ls_registry_register(r, "user", &bare, false, &id, &v, &e),
-                 LS_SR_INVALID_SCHEMA);
+    CHECK_EQ_INT(ls_registry_register(r, "user", &bare, false, &id, &v, &e), LS_SR_INVALID_SCHEMA);
     CHECK(strstr(e.message, "unknown type 'x.Address'") != NULL);
     int32_t uid;
     CHECK_EQ_INT(ls_registry_register(r, "user", &user, false, &uid, &v, &e), LS_SR_OK);
@@ -476,8 +699,10 @@ TEST(concurrent_registrations_never_share_ids)
                 for (int j = 0; j < 20; j++) {
                     bool same_schema = (i == j) && (i % 2 == 0 || a == b);
                     if (a == b && i == j) continue;
-                    if (same_schema) CHECK_EQ_INT(x[a].ids[i], x[b].ids[j]);
-                    else CHECK(x[a].ids[i] != x[b].ids[j]);
+                    if (same_schema)
+                        CHECK_EQ_INT(x[a].ids[i], x[b].ids[j]);
+                    else
+                        CHECK(x[a].ids[i] != x[b].ids[j]);
                 }
         }
     for (int i = 0; i < 4; i++)
@@ -495,6 +720,10 @@ int main(void)
     RUN(register_duplicate_and_versions);
     RUN(delete_soft_then_permanent);
     RUN(references_resolve_and_protect);
+    RUN(json_schema_rules_table);
+    RUN(json_schema_levels);
+    RUN(json_schema_refuses_what_it_cannot_decide);
+    RUN(json_schema_references_by_name);
     RUN(concurrent_registrations_never_share_ids);
     UNIT_DONE();
 }

@@ -1,0 +1,52 @@
+/* JSON Schema documents for the schema registry: loading into a model of
+ * typed schemas, and the compatibility rules the Confluent Schema Registry
+ * documents for JSON Schema (its "JSON Schema compatibility rules": a diff
+ * of the previous schema against the new one, each difference compatible or
+ * not, with open, partially open and closed content models).
+ *
+ * Model (as the registry's reference implementation loads schemas): true
+ * and {} accept anything (EMPTY), false nothing (FALSE); a schema object
+ * becomes one typed schema (object, array, string, number/integer,
+ * boolean, null — from "type", or from the keywords of one type when
+ * "type" is absent), an enum, a const, a not, a combination (allOf, anyOf,
+ * oneOf; "type": [a, b] is anyOf of the typed schemas), or, when several of
+ * these appear in one object, a synthetic allOf of them. "$ref" (draft 4-7:
+ * its siblings are ignored) points into the same document ("#/...") or at
+ * a referenced schema by its reference name ("name" or "name#/pointer").
+ *
+ * Rules decided (BACKWARD = can the new schema read data valid under the
+ * old): a property added to an open content model is incompatible unless
+ * its schema accepts anything; added to a closed or partially open model it
+ * is compatible when optional (or required with a default) and covered by
+ * the partial model; a property removed from a closed model is
+ * incompatible; types may only widen (integer -> number, a branch added to
+ * anyOf/oneOf); limits may only loosen (maxLength up, minimum down, ...,
+ * removed); enums may only grow; additionalProperties/Items may be added,
+ * not removed or narrowed; a required property may only be dropped or added
+ * with a default. Not decided, so refused at parse time rather than
+ * ignored: "dependencies"/"dependentRequired"/"dependentSchemas",
+ * "unevaluatedProperties"/"unevaluatedItems", "contains", "if"/"then"/"else",
+ * "propertyNames". patternProperties are matched with POSIX extended
+ * regular expressions (ECMA-262's common subset); a pattern POSIX cannot
+ * compile is refused.
+ *
+ * A loaded schema is immutable and may be shared between threads. */
+#ifndef LS_REGISTRY_JSON_SCHEMA_H
+#define LS_REGISTRY_JSON_SCHEMA_H
+#include <stddef.h>
+
+#include "base/buf.h"
+
+typedef struct ls_jsonschema ls_jsonschema_t;
+
+/* Loads text after its references (names[i] is the reference name under
+ * which texts[i] is reachable by "$ref"). NULL with a message in err. */
+ls_jsonschema_t *ls_jsonschema_parse(const char *const *names, const char *const *texts,
+                                     size_t ndeps, const char *text, char *err, size_t errlen);
+void ls_jsonschema_free(ls_jsonschema_t *s);
+
+/* 1 when every document valid under writer is read by reader (the rules
+ * above); 0 with the incompatible differences appended to why. */
+int ls_jsonschema_can_read(const ls_jsonschema_t *reader, const ls_jsonschema_t *writer,
+                           ls_buf_t *why);
+#endif
