@@ -21,8 +21,8 @@ MAIN_OBJ := $(BUILD)/src/main.o
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps run test unit asan asan-test tsan clean format
-all: $(BUILD)/lakestream $(UNIT_BINS)
+.PHONY: all deps run test unit asan asan-test tsan clean format gen
+all: $(BUILD)/lakestream $(UNIT_BINS) $(BUILD)/tools/kgen
 
 deps:
 	@tools/install-deps.sh build
@@ -40,6 +40,17 @@ $(BUILD)/lakestream: $(MAIN_OBJ) $(BUILD)/liblakestream.a
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/liblakestream.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(BUILD)/liblakestream.a $(LDLIBS)
+
+# The Kafka message codec generator (docs/ARCHITECTURE.md "Kafka messages").
+# Its output, src/kafka/msg_gen.{h,c}, is committed: `make gen` rewrites it
+# from src/kafka/messages/*.msg, and `make test` fails when it is stale.
+KGEN_OUT := src/kafka/msg_gen.h src/kafka/msg_gen.c
+$(BUILD)/tools/kgen: tools/kgen/kgen.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) -o $@ $<
+
+gen: $(BUILD)/tools/kgen
+	$(BUILD)/tools/kgen src/kafka/messages $(KGEN_OUT)
 
 # First command of the README: install what is missing, build, serve.
 run: deps

@@ -4,7 +4,9 @@
 #   tests/run.sh [--unit-only] BUILD_DIR      (BUILD_DIR: build or build-asan)
 #
 # 0. lint:   tools/lint/run.sh: the include matrix of src/ against the layer
-#            table tools/lint/layers.txt (and that a wrong include is caught).
+#            table tools/lint/layers.txt (and that a wrong include is caught);
+#            codegen: tools/kgen/check.sh: the committed Kafka codecs are what
+#            BUILD_DIR/tools/kgen makes of src/kafka/messages/.
 # 1. unit:   every executable BUILD_DIR/tests/test_*; each prints "PASS name" /
 #            "FAIL name: ..." lines. A binary that exits non-zero (crash,
 #            sanitizer abort, timeout) without a FAIL line counts as 1 failure.
@@ -131,6 +133,8 @@ run_units() {
 
 # The layer check (tools/lint/layers.txt): includes between src/ folders.
 run_counted lint 60 tools/lint/run.sh
+# The generated Kafka codecs are up to date (tools/kgen).
+run_counted codegen 60 tools/kgen/check.sh "$BUILD"
 
 # ---------------------------------------------------------------- unit
 

@@ -130,6 +130,17 @@ int16_t ls_kafka_error_from_status(int st)
     return LS_KERR_UNKNOWN_SERVER_ERROR;
 }
 
+int16_t ls_kafka_error_for_version(int16_t api_key, int16_t version, int16_t err)
+{
+    if (err == LS_KERR_KAFKA_STORAGE_ERROR &&
+        ((api_key == LS_KAFKA_API_PRODUCE && version < 4) ||
+         (api_key == LS_KAFKA_API_FETCH && version < 6)))
+        return LS_KERR_NOT_LEADER_OR_FOLLOWER;
+    if (err == LS_KERR_UNKNOWN_TOPIC_ID && api_key == LS_KAFKA_API_FETCH && version < 13)
+        return LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    return err;
+}
+
 /* ApiVersions (key 18). An unsupported request version is answered in the
  * v0 layout with UNSUPPORTED_VERSION and the full list of ranges so the
  * client retries with a version it can use (KIP-511); conn.c passes such

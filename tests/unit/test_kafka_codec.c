@@ -628,7 +628,9 @@ static int cmp_ProduceRequest(const ls_kafka_ProduceRequest *x, const ls_kafka_P
 TEST(rt_produce)
 {
     ls_kafka_ProduceRequest_PartitionProduceData parts[] = {
-        {0, {rec_bytes, (int32_t)sizeof rec_bytes}}, {7, {NULL, -1}}, {2147483647, {NULL, 0}}};
+        {.Index = 0, .Records = {rec_bytes, (int32_t)sizeof rec_bytes}},
+        {.Index = 7, .Records = {NULL, -1}},
+        {.Index = 2147483647, .Records = {NULL, 0}}};
     ls_kafka_ProduceRequest_TopicProduceData topics[] = {{S("orders"), parts, 3},
                                                          {S("t.two_3"), NULL, 0}};
     for (int16_t v = LS_KAFKA_PRODUCE_MIN; v <= LS_KAFKA_PRODUCE_MAX; v++) {

@@ -1,10 +1,11 @@
-/* libFuzzer harness for the Kafka message decoders (src/kafka/msg_*.c over
- * the codec primitives in src/kafka/codec.c).
+/* libFuzzer harness for every generated Kafka message decoder
+ * (src/kafka/msg_gen.c, over the codec primitives in src/kafka/codec.c and
+ * the helpers in src/kafka/msg_rt.c).
  *
  * Input: byte 0 picks a message (every request, then every response: the
- * requests are what hostile clients send; the responses are decoded only by
- * tests but cost nothing to cover); the remaining bytes are decoded as that
- * message's body at every version the broker supports.
+ * requests are what hostile clients send; the responses are decoded by the
+ * CLI and tests and cost nothing to cover); the remaining bytes are decoded
+ * as that message's body at every version the broker supports.
  *
  * Oracle, besides the sanitizers: a body the decoder accepts must re-encode to
  * bytes that decode again, consuming exactly all of them, and re-encode to the
@@ -16,15 +17,17 @@
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -Isrc \
  *       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
  *       -o build/fuzz_kafka_request tools/fuzz/fuzz_kafka_request.c \
- *       src/kafka/codec.c src/kafka/msg_*.c src/base/alloc.c src/base/buf.c \
- *       src/base/chunk.c
+ *       src/kafka/codec.c src/kafka/msg_gen.c src/kafka/msg_rt.c src/base/alloc.c src/base/buf.c \
+ *       src/base/chunk.c src/base/uuid.c src/base/check.c src/base/diag.c
+ * (`make fuzz` builds every harness against the whole library instead.)
  *   mkdir -p build/fuzz-kafka-corpus && build/fuzz_kafka_request \
  *       -max_total_time=60 -max_len=4096 build/fuzz-kafka-corpus
  * Without libFuzzer (gcc), -DLS_FUZZ_STANDALONE adds a main() that replays
  * the files named on the command line:
  *   gcc -g -std=c11 -D_GNU_SOURCE -DLS_FUZZ_STANDALONE -Isrc -fsanitize=address,undefined \
  *       -o build/fuzz_kafka_request tools/fuzz/fuzz_kafka_request.c src/kafka/codec.c \
- *       src/kafka/msg_*.c src/base/alloc.c src/base/buf.c src/base/chunk.c
+ *       src/kafka/msg_gen.c src/kafka/msg_rt.c src/base/alloc.c src/base/buf.c src/base/chunk.c \
+ *       src/base/uuid.c src/base/check.c src/base/diag.c
  * A crash leaves crash-<sha1>; replay it and turn it into a regression test in
  * tests/unit/test_kafka_codec.c. */
 #include <stdint.h>
@@ -36,64 +39,29 @@
 #include "kafka/codec.h"
 #include "kafka/msg.h"
 
-typedef int (*dec_fn)(ls_kr_t *, int16_t, ls_arena_t *, void *);
-typedef void (*enc_fn)(ls_kw_t *, int16_t, const void *);
-
-#define WRAP(N)                                                                                \
-    static int dec_##N(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)                          \
-    {                                                                                          \
-        return ls_kafka_##N##_decode(r, v, a, (ls_kafka_##N *)m);                              \
-    }                                                                                          \
-    static void enc_##N(ls_kw_t *w, int16_t v, const void *m)                                  \
-    {                                                                                          \
-        ls_kafka_##N##_encode(w, v, (const ls_kafka_##N *)m);                                  \
-    }
-
-/* Requests first: with a selector byte taken modulo the count, they get
- * half of the inputs. */
-#define MSGS(X)                                                                                \
-    X(ProduceRequest, PRODUCE)                                                                 \
-    X(FetchRequest, FETCH)                                                                     \
-    X(ListOffsetsRequest, LIST_OFFSETS)                                                        \
-    X(MetadataRequest, METADATA)                                                               \
-    X(ApiVersionsRequest, API_VERSIONS)                                                        \
-    X(CreateTopicsRequest, CREATE_TOPICS)                                                      \
-    X(DeleteTopicsRequest, DELETE_TOPICS)                                                      \
-    X(InitProducerIdRequest, INIT_PRODUCER_ID)                                                 \
-    X(OffsetForLeaderEpochRequest, OFFSET_FOR_LEADER_EPOCH)                                    \
-    X(DescribeConfigsRequest, DESCRIBE_CONFIGS)                                                \
-    X(AlterConfigsRequest, ALTER_CONFIGS)                                                      \
-    X(IncrementalAlterConfigsRequest, INCREMENTAL_ALTER_CONFIGS)                               \
-    X(CreatePartitionsRequest, CREATE_PARTITIONS)                                              \
-    X(DescribeClusterRequest, DESCRIBE_CLUSTER)                                                \
-    X(ProduceResponse, PRODUCE)                                                                \
-    X(FetchResponse, FETCH)                                                                    \
-    X(ListOffsetsResponse, LIST_OFFSETS)                                                       \
-    X(MetadataResponse, METADATA)                                                              \
-    X(ApiVersionsResponse, API_VERSIONS)                                                       \
-    X(CreateTopicsResponse, CREATE_TOPICS)                                                     \
-    X(DeleteTopicsResponse, DELETE_TOPICS)                                                     \
-    X(InitProducerIdResponse, INIT_PRODUCER_ID)                                                \
-    X(OffsetForLeaderEpochResponse, OFFSET_FOR_LEADER_EPOCH)                                   \
-    X(DescribeConfigsResponse, DESCRIBE_CONFIGS)                                               \
-    X(AlterConfigsResponse, ALTER_CONFIGS)                                                     \
-    X(IncrementalAlterConfigsResponse, INCREMENTAL_ALTER_CONFIGS)                              \
-    X(CreatePartitionsResponse, CREATE_PARTITIONS)                                             \
-    X(DescribeClusterResponse, DESCRIBE_CLUSTER)
-
-#define WRAP_X(N, K) WRAP(N)
-MSGS(WRAP_X)
-
+/* Every generated message, requests first (indices 0..n-1), then
+ * responses: with a selector byte taken modulo 2n, requests get half of the
+ * inputs. The list is the generator's (ls_kmsg_all), so a message added to
+ * src/kafka/messages/ is fuzzed without touching this file. */
 typedef struct msg_desc {
     const char *name;
     int16_t min, max;
     size_t size;
-    dec_fn dec;
-    enc_fn enc;
+    int (*dec)(ls_kr_t *, int16_t, ls_arena_t *, void *);
+    void (*enc)(ls_kw_t *, int16_t, const void *);
 } msg_desc;
-#define DESC_X(N, K) {#N, LS_KAFKA_##K##_MIN, LS_KAFKA_##K##_MAX, sizeof(ls_kafka_##N), dec_##N, enc_##N},
-static const msg_desc msgs[] = {MSGS(DESC_X)};
-#define NMSGS ((int)(sizeof msgs / sizeof msgs[0]))
+
+static void pick(int sel, msg_desc *d)
+{
+    const ls_kmsg_api_t *api = ls_kmsg_all[sel % ls_kmsg_nall];
+    bool resp = sel >= ls_kmsg_nall;
+    d->name = api->name;
+    d->min = api->min_version;
+    d->max = api->max_version;
+    d->size = resp ? api->response_size : api->request_size;
+    d->dec = resp ? api->decode_response : api->decode_request;
+    d->enc = resp ? api->encode_response : api->encode_request;
+}
 
 /* Copies the referenced bytes (Fetch response records) into one flat buffer. */
 static void flatten(ls_kw_t *w, ls_buf_t *out)
@@ -151,7 +119,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    const msg_desc *d = &msgs[data[0] % NMSGS];
+    msg_desc md;
+    pick(data[0] % (2 * ls_kmsg_nall), &md);
+    const msg_desc *d = &md;
     /* Decode from a private copy of exactly the body so ASan catches any
      * read past its end. */
     size_t n = size - 1;
