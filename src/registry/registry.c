@@ -37,7 +37,10 @@
 #define SCHEMA_CACHE_MAX 4096
 #define LATEST_CACHE_MAX 1024
 #define MAX_REF_DEPTH 16
-#define TXN_CHUNK 100 /* versions per txn of a subject deletion */
+/* Versions per txn of a subject deletion: a permanent one deletes two keys
+ * per version, plus the head, config and mode keys and one compare, within
+ * the store's txn bound (etcd: 128). */
+#define TXN_CHUNK 60
 
 typedef struct latest_entry {
     char *subject;
@@ -1506,7 +1509,10 @@ ls_sr_code ls_registry_delete_subject(ls_registry_t *r, const char *subject, boo
         ls_buf_init(&uk);
         for (size_t i = 0; i < s.n && st == LS_OK;) {
             tx_cmp(t, ksub(&k, "heads/", subject, ""), head_rev);
-            size_t end = i + TXN_CHUNK < s.n ? i + TXN_CHUNK : s.n;
+            size_t chunk = TXN_CHUNK;
+            int max_ops = ls_meta_max_txn_ops(r->meta);
+            if ((size_t)max_ops < 2 * chunk + 8) chunk = max_ops > 10 ? (size_t)(max_ops - 8) / 2 : 1;
+            size_t end = i + chunk < s.n ? i + chunk : s.n;
             bool last = end == s.n;
             for (; i < end; i++) {
                 char suffix[32];

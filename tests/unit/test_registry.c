@@ -650,6 +650,37 @@ TEST(references_resolve_and_protect)
     ls_meta_close(m);
 }
 
+/* More versions than one metadata txn can delete (etcd and the in-memory
+ * store take 128 compares + ops): deletion splits into txns. */
+TEST(delete_subject_with_many_versions)
+{
+    ls_meta_t *m = ls_meta_mem_open();
+    ls_registry_t *r = ls_registry_new(m);
+    ls_sr_err_t e;
+    int32_t id, v, *vs;
+    size_t n;
+    CHECK_EQ_INT(ls_registry_set_compat(r, NULL, LS_SR_COMPAT_NONE, &e), LS_SR_OK);
+    for (int i = 0; i < 150; i++) {
+        char text[64];
+        snprintf(text, sizeof text, "{\"type\":\"fixed\",\"name\":\"F\",\"size\":%d}", i);
+        ls_sr_input_t in = in_avro(text);
+        CHECK_EQ_INT(ls_registry_register(r, "many", &in, false, &id, &v, &e), LS_SR_OK);
+    }
+    CHECK_EQ_INT(v, 150);
+    CHECK_EQ_INT(ls_registry_delete_subject(r, "many", false, &vs, &n, &e), LS_SR_OK);
+    CHECK_EQ_INT(n, 150);
+    ls_free(vs);
+    CHECK_EQ_INT(ls_registry_delete_subject(r, "many", true, &vs, &n, &e), LS_SR_OK);
+    CHECK_EQ_INT(n, 150);
+    ls_free(vs);
+    char **subs;
+    CHECK_EQ_INT(ls_registry_subjects(r, NULL, true, &subs, &n, &e), LS_SR_OK);
+    CHECK_EQ_INT(n, 0);
+    ls_free(subs);
+    ls_registry_free(r);
+    ls_meta_close(m);
+}
+
 typedef struct racer {
     ls_registry_t *r;
     int k;
@@ -724,6 +755,7 @@ int main(void)
     RUN(json_schema_levels);
     RUN(json_schema_refuses_what_it_cannot_decide);
     RUN(json_schema_references_by_name);
+    RUN(delete_subject_with_many_versions);
     RUN(concurrent_registrations_never_share_ids);
     UNIT_DONE();
 }
