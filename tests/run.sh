@@ -195,6 +195,8 @@ if [ "$UNIT_ONLY" = 0 ]; then
             run_counted kafkajs 600 "${LSB[@]}" --name kafkajs -- node tests/integration/js/test_kafkajs.js
             run_counted kafkajs_groups 300 "${LSB[@]}" --name kafkajs_groups \
                 --arg=--group.min.session.timeout.ms=500 -- node tests/integration/js/test_kafkajs_groups.js
+            run_counted kafkajs_registry 300 "${LSB[@]}" --name kafkajs_registry \
+                -- node tests/integration/js/test_kafkajs_registry.js
         else
             echo "FAIL kafkajs: tests/integration/js/node_modules missing; run tools/install-deps.sh test"
             add kafkajs 0 1
