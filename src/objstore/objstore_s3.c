@@ -8,8 +8,8 @@
  * connect_timeout_ms, max_connections, max_retries, retry_backoff_ms,
  * retry_backoff_max_ms, multipart_threshold, part_size, list_page_size, and
  * test_fail_part=N (tests only: part N of a multipart upload fails, which
- * must abort the upload).
- * Credentials never come from the URL (the broker logs it).
+ * must abort the upload); s3_config.c resolves them. Credentials never come
+ * from the URL (the broker logs it). Response XML: s3_xml.c.
  *
  * Requests: PUT (If-None-Match: * for create-only), ranged GET, HEAD, DELETE,
  * DeleteObjects (del_many), ListObjectsV2 with continuation, multipart
@@ -60,35 +60,21 @@
 #include "base/url.h"
 #include "base/diag.h"
 #include "objstore/objstore_s3.h"
+#include "objstore/s3_config.h"
+#include "objstore/s3_xml.h"
 #include "objstore/sigv4.h"
 
 #define S3_ERRBODY_MAX (16 * 1024)
 #define S3_XML_MAX ((size_t)64 << 20) /* list / multipart responses */
 #define S3_DELETE_BATCH 1000
-#define S3_MAX_PARTS 10000
 #define S3_PROBE_DIR "_lakestream"
-
-enum { TRI_AUTO = -1, TRI_OFF = 0, TRI_ON = 1 };
 
 typedef struct s3_store {
     ls_objstore_t base;
-    char *bucket;
-    char *prefix;       /* "" or "dir/sub/" */
-    char *scheme_host;  /* "https://host[:port]" as requests go out */
-    char *host_hdr;     /* Host header value */
-    char *path_base;    /* "" (virtual-hosted) or "/bucket" (path style) */
-    char *region, *access_key, *secret_key, *session_token, *ca_file;
-    int tls_verify, unsigned_payload, path_style;
-    int create_only_mode;     /* TRI_* */
+    ls_s3_config_t c;         /* as resolved at open (s3_config.h) */
     int create_only_state;    /* atomic: -1 unknown, 0 ignored by server, 1 honoured */
-    long request_timeout_ms, connect_timeout_ms;
-    int max_conns, max_retries;
-    long backoff_ms, backoff_max_ms;
-    uint64_t mp_threshold, part_size;
-    int list_page;
-    int test_fail_part;       /* test hook: this part number fails (0: none) */
 
-    ls_curl_pool_t pool;      /* max_conns handles */
+    ls_curl_pool_t pool;      /* c.max_conns handles */
 
     pthread_mutex_t probe_mu;
     uint64_t rng;             /* atomic */
@@ -146,137 +132,6 @@ static uint64_t s3_rand(s3_store_t *s)
         n ^= n << 17;
     } while (!__atomic_compare_exchange_n(&s->rng, &x, n, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     return n * 0x2545F4914F6CDD1DULL;
-}
-
-/* ------------------------------------------------------------- XML (minimal) */
-
-/* Finds the next <tag>...</tag> in buf[*pos, len); the content is
- * buf[*vs, *vs + *vlen). Advances *pos past the end tag. Tags with
- * attributes or namespaces on the element itself ("<tag xmlns=...>") match
- * too. Returns 0 when there is none. Never reads outside buf. */
-static int xml_next(const char *buf, size_t len, size_t *pos, const char *tag, size_t *vs,
-                    size_t *vlen)
-{
-    char open[80], close[80];
-    size_t tl = strlen(tag);
-    if (tl + 4 > sizeof open)
-        return 0;
-    snprintf(open, sizeof open, "<%s", tag);
-    snprintf(close, sizeof close, "</%s>", tag);
-    size_t p = *pos;
-    while (p < len) {
-        const char *o = memmem(buf + p, len - p, open, tl + 1);
-        if (!o)
-            return 0;
-        size_t after = (size_t)(o - buf) + tl + 1;
-        if (after >= len)
-            return 0;
-        if (buf[after] != '>' && buf[after] != ' ') {
-            p = after; /* a longer tag name with this prefix */
-            continue;
-        }
-        const char *gt = memchr(buf + after, '>', len - after);
-        if (!gt)
-            return 0;
-        size_t cs = (size_t)(gt - buf) + 1;
-        if (gt[-1] == '/') { /* <tag/>: empty */
-            *vs = cs;
-            *vlen = 0;
-            *pos = cs;
-            return 1;
-        }
-        const char *c = memmem(buf + cs, len - cs, close, tl + 3);
-        if (!c)
-            return 0;
-        *vs = cs;
-        *vlen = (size_t)(c - buf) - cs;
-        *pos = (size_t)(c - buf) + tl + 3;
-        return 1;
-    }
-    return 0;
-}
-
-/* Copies XML text with the five predefined entities and numeric ASCII
- * references decoded into out (cap bytes with NUL). Returns 0, or -1 if it
- * does not fit or holds an entity we do not decode. */
-static int xml_text(const char *p, size_t n, char *out, size_t cap)
-{
-    static const struct { const char *e; char c; } ents[] = {
-        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
-    size_t o = 0;
-    for (size_t i = 0; i < n;) {
-        if (o + 1 >= cap)
-            return -1;
-        if (p[i] != '&') {
-            out[o++] = p[i++];
-            continue;
-        }
-        int done = 0;
-        for (size_t k = 0; k < sizeof ents / sizeof ents[0] && !done; k++) {
-            size_t el = strlen(ents[k].e);
-            if (n - i >= el && memcmp(p + i, ents[k].e, el) == 0) {
-                out[o++] = ents[k].c;
-                i += el;
-                done = 1;
-            }
-        }
-        if (!done && n - i >= 4 && p[i + 1] == '#') {
-            size_t j = i + 2;
-            int hex = j < n && (p[j] == 'x' || p[j] == 'X');
-            j += (size_t)hex;
-            unsigned v = 0;
-            size_t digits = 0;
-            while (j < n && p[j] != ';' && digits < 6) {
-                int d = p[j] >= '0' && p[j] <= '9'   ? p[j] - '0'
-                        : hex && p[j] >= 'a' && p[j] <= 'f' ? p[j] - 'a' + 10
-                        : hex && p[j] >= 'A' && p[j] <= 'F' ? p[j] - 'A' + 10
-                                                            : -1;
-                if (d < 0)
-                    return -1;
-                v = v * (hex ? 16u : 10u) + (unsigned)d;
-                j++;
-                digits++;
-            }
-            if (j >= n || p[j] != ';' || !digits || v == 0 || v > 127)
-                return -1;
-            out[o++] = (char)v;
-            i = j + 1;
-            done = 1;
-        }
-        if (!done)
-            return -1;
-    }
-    out[o] = 0;
-    return 0;
-}
-
-/* The decoded text of the first <tag> in buf, or "" (bounded copy). */
-static void xml_first(const char *buf, size_t len, const char *tag, char *out, size_t cap)
-{
-    size_t pos = 0, vs, vl;
-    out[0] = 0;
-    if (xml_next(buf, len, &pos, tag, &vs, &vl) && xml_text(buf + vs, vl, out, cap) != 0)
-        out[0] = 0;
-}
-
-/* "2024-01-02T03:04:05.678Z" -> ms since the epoch (0 if unparsable). */
-static int64_t iso8601_ms(const char *s)
-{
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    int ms = 0;
-    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-               &tm.tm_min, &tm.tm_sec) != 6)
-        return 0;
-    const char *dot = strchr(s, '.');
-    if (dot) {
-        int mul = 100;
-        for (const char *p = dot + 1; *p >= '0' && *p <= '9' && mul; p++, mul /= 10)
-            ms += (*p - '0') * mul;
-    }
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    return (int64_t)timegm(&tm) * 1000 + ms;
 }
 
 /* ---------------------------------------------------------------- transfer */
@@ -408,8 +263,8 @@ static int http_transient(const s3_req_t *r)
 static char *req_path(s3_store_t *s, const s3_req_t *r)
 {
     if (!r->key)
-        return ls_strdup(s->path_base[0] ? s->path_base : "/");
-    return ls_asprintf("%s/%s%s", s->path_base, s->prefix, r->key);
+        return ls_strdup(s->c.path_base[0] ? s->c.path_base : "/");
+    return ls_asprintf("%s/%s%s", s->c.path_base, s->c.prefix, r->key);
 }
 
 /* One HTTP exchange. Fills r->cc, r->status and the response fields. */
@@ -420,15 +275,15 @@ static void s3_attempt(s3_store_t *s, CURL *c, s3_req_t *r, const char *path,
     ls_sigv4_date(time(NULL), date);
     ls_sigv4_hdr_t h[10];
     int nh = 0;
-    h[nh++] = (ls_sigv4_hdr_t){"host", s->host_hdr};
+    h[nh++] = (ls_sigv4_hdr_t){"host", s->c.host_hdr};
     h[nh++] = (ls_sigv4_hdr_t){"x-amz-content-sha256", payload_hash};
     h[nh++] = (ls_sigv4_hdr_t){"x-amz-date", date};
-    if (s->session_token)
-        h[nh++] = (ls_sigv4_hdr_t){"x-amz-security-token", s->session_token};
+    if (s->c.session_token)
+        h[nh++] = (ls_sigv4_hdr_t){"x-amz-security-token", s->c.session_token};
     for (int i = 0; i < r->nextra; i++)
         h[nh++] = r->extra[i];
     ls_sigv4_req_t sr = {r->method, path, r->query, h, nh, payload_hash};
-    ls_sigv4_cred_t cred = {s->access_key, s->secret_key, s->region, "s3"};
+    ls_sigv4_cred_t cred = {s->c.access_key, s->c.secret_key, s->c.region, "s3"};
     ls_buf_t auth;
     ls_buf_init(&auth);
     ls_buf_printf(&auth, "Authorization: ");
@@ -452,7 +307,7 @@ static void s3_attempt(s3_store_t *s, CURL *c, s3_req_t *r, const char *path,
     ls_buf_free(&auth);
 
     line.len = 0;
-    ls_buf_printf(&line, "%s", s->scheme_host);
+    ls_buf_printf(&line, "%s", s->c.scheme_host);
     ls_sigv4_uri_encode(&line, path, strlen(path), 0);
     if (r->query && *r->query)
         ls_buf_printf(&line, "?%s", r->query);
@@ -463,14 +318,14 @@ static void s3_attempt(s3_store_t *s, CURL *c, s3_req_t *r, const char *path,
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, s->request_timeout_ms);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, s->connect_timeout_ms);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, s->c.request_timeout_ms);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, s->c.connect_timeout_ms);
     curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, s->tls_verify ? 1L : 0L);
-    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, s->tls_verify ? 2L : 0L);
-    if (s->ca_file)
-        curl_easy_setopt(c, CURLOPT_CAINFO, s->ca_file);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, s->c.tls_verify ? 1L : 0L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, s->c.tls_verify ? 2L : 0L);
+    if (s->c.ca_file)
+        curl_easy_setopt(c, CURLOPT_CAINFO, s->c.ca_file);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
@@ -507,9 +362,9 @@ static void s3_attempt(s3_store_t *s, CURL *c, s3_req_t *r, const char *path,
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
         r->status = code;
         if (code >= 300 && r->errbody.len) {
-            xml_first((const char *)r->errbody.data, r->errbody.len, "Code", r->code,
+            ls_s3_xml_first((const char *)r->errbody.data, r->errbody.len, "Code", r->code,
                       sizeof r->code);
-            xml_first((const char *)r->errbody.data, r->errbody.len, "Message", r->msg,
+            ls_s3_xml_first((const char *)r->errbody.data, r->errbody.len, "Message", r->msg,
                       sizeof r->msg);
         }
     }
@@ -526,7 +381,7 @@ static ls_status s3_request(s3_store_t *s, s3_req_t *r)
     char hash[LS_SHA256_HEX_LEN + 1];
     const char *ph = r->payload_hash;
     if (!ph) {
-        if (s->unsigned_payload && r->body_len)
+        if (s->c.unsigned_payload && r->body_len)
             ph = LS_SIGV4_UNSIGNED;
         else if (!r->body_len)
             ph = LS_SIGV4_EMPTY_SHA256;
@@ -553,7 +408,7 @@ static ls_status s3_request(s3_store_t *s, s3_req_t *r)
             st = LS_EIO;
             break;
         }
-        if (r->attempts > s->max_retries) {
+        if (r->attempts > s->c.max_retries) {
             if (r->cc != CURLE_OK)
                 s3_set_err(s, "%s %s: %s (after %d attempts)", r->method,
                            r->key ? r->key : "(bucket)", curl_easy_strerror(r->cc), r->attempts);
@@ -565,9 +420,9 @@ static ls_status s3_request(s3_store_t *s, s3_req_t *r)
         }
         /* equal jitter: half the backoff fixed, half random */
         int shift = r->attempts - 1 < 20 ? r->attempts - 1 : 20;
-        long b = s->backoff_ms << shift;
-        if (b > s->backoff_max_ms || b <= 0)
-            b = s->backoff_max_ms;
+        long b = s->c.backoff_ms << shift;
+        if (b > s->c.backoff_max_ms || b <= 0)
+            b = s->c.backoff_max_ms;
         long d = b / 2 + (long)(s3_rand(s) % (uint64_t)(b / 2 + 1));
         __atomic_add_fetch(&s->nretries, 1, __ATOMIC_RELAXED);
         LS_DEBUG("objstore", "s3: %s %s: %s; retry %d in %ld ms", r->method,
@@ -730,11 +585,11 @@ static void s3_probe_create_only(s3_store_t *s);
 /* How a create-only write is guarded: *hdr send If-None-Match, *head check first. */
 static void create_only_plan(s3_store_t *s, int *hdr, int *head)
 {
-    if (s->create_only_mode == TRI_ON) {
+    if (s->c.create_only_mode == LS_S3_TRI_ON) {
         *hdr = 1, *head = 0;
         return;
     }
-    if (s->create_only_mode == TRI_OFF) {
+    if (s->c.create_only_mode == LS_S3_TRI_OFF) {
         *hdr = 0, *head = 1;
         return;
     }
@@ -806,8 +661,8 @@ static void s3_abort_upload(s3_store_t *s, const char *key, const char *upload_q
 static ls_status s3_put_multipart(s3_store_t *s, const char *key, const struct iovec *iov,
                                   int iovcnt, uint64_t total, int create_only)
 {
-    uint64_t psize = s->part_size;
-    while ((total + psize - 1) / psize > S3_MAX_PARTS)
+    uint64_t psize = s->c.part_size;
+    while ((total + psize - 1) / psize > LS_S3_MAX_PARTS)
         psize *= 2;
     int nparts = (int)((total + psize - 1) / psize);
     int hdr = 0, head = 0;
@@ -828,7 +683,7 @@ static ls_status s3_put_multipart(s3_store_t *s, const char *key, const struct i
     s3_req_done(&r);
     char upload_id[512];
     if (st == LS_OK) {
-        xml_first((const char *)xml.data, xml.len, "UploadId", upload_id, sizeof upload_id);
+        ls_s3_xml_first((const char *)xml.data, xml.len, "UploadId", upload_id, sizeof upload_id);
         if (!upload_id[0]) {
             s3_set_err(s, "put %s: CreateMultipartUpload answered without an UploadId", key);
             st = LS_EIO;
@@ -850,7 +705,7 @@ static ls_status s3_put_multipart(s3_store_t *s, const char *key, const struct i
     for (int p = 0; p < nparts && st == LS_OK; p++) {
         uint64_t from = (uint64_t)p * psize;
         uint64_t n = total - from < psize ? total - from : psize;
-        if (s->test_fail_part == p + 1) {
+        if (s->c.test_fail_part == p + 1) {
             s3_set_err(s, "put %s: part %d failed (test_fail_part)", key, p + 1);
             st = LS_EIO;
             break;
@@ -896,9 +751,9 @@ static ls_status s3_put_multipart(s3_store_t *s, const char *key, const struct i
         if (st == LS_OK) {
             /* a 200 may still carry an <Error> (S3 reports late failures so) */
             char code[64];
-            xml_first((const char *)xml.data, xml.len, "Code", code, sizeof code);
+            ls_s3_xml_first((const char *)xml.data, xml.len, "Code", code, sizeof code);
             size_t pos = 0, vs, vl;
-            if (xml_next((const char *)xml.data, xml.len, &pos, "Error", &vs, &vl)) {
+            if (ls_s3_xml_next((const char *)xml.data, xml.len, &pos, "Error", &vs, &vl)) {
                 s3_set_err(s, "put %s: CompleteMultipartUpload failed: %s", key, code);
                 st = LS_EIO;
             }
@@ -927,7 +782,7 @@ static ls_status s3_put(ls_objstore_t *os, const char *key, const struct iovec *
     }
     int create_only = flags & LS_OBJSTORE_PUT_CREATE_ONLY;
     uint64_t total = iov_total(iov, iovcnt);
-    if (total > s->mp_threshold)
+    if (total > s->c.mp_threshold)
         return s3_put_multipart(s, key, iov, iovcnt, total, create_only);
     int hdr = 0, head = 0;
     if (create_only) {
@@ -1013,7 +868,7 @@ static ls_status s3_del_many(ls_objstore_t *os, const char *const *keys, size_t 
         ls_buf_printf(&body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
                              "<Delete><Quiet>true</Quiet>");
         for (size_t i = 0; i < m; i++) /* valid keys need no XML escaping */
-            ls_buf_printf(&body, "<Object><Key>%s%s</Key></Object>", s->prefix, keys[at + i]);
+            ls_buf_printf(&body, "<Object><Key>%s%s</Key></Object>", s->c.prefix, keys[at + i]);
         ls_buf_printf(&body, "</Delete>");
         struct iovec bv = {body.data, body.len};
         char md5[25];
@@ -1031,10 +886,10 @@ static ls_status s3_del_many(ls_objstore_t *os, const char *const *keys, size_t 
             st = s3_fail(s, &r);
         } else if (st == LS_OK) {
             size_t pos = 0, vs, vl;
-            while (xml_next((const char *)resp.data, resp.len, &pos, "Error", &vs, &vl)) {
+            while (ls_s3_xml_next((const char *)resp.data, resp.len, &pos, "Error", &vs, &vl)) {
                 char code[64], k[LS_OBJSTORE_KEY_MAX + 1];
-                xml_first((const char *)resp.data + vs, vl, "Code", code, sizeof code);
-                xml_first((const char *)resp.data + vs, vl, "Key", k, sizeof k);
+                ls_s3_xml_first((const char *)resp.data + vs, vl, "Code", code, sizeof code);
+                ls_s3_xml_first((const char *)resp.data + vs, vl, "Key", k, sizeof k);
                 if (strcmp(code, "NoSuchKey") == 0)
                     continue;
                 s3_set_err(s, "delete %s: %s", k, code);
@@ -1065,8 +920,8 @@ static ls_status s3_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **o
         s3_set_err(s, "invalid list prefix '%s'", prefix ? prefix : "(null)");
         return LS_EINVAL;
     }
-    char *full = ls_asprintf("%s%s", s->prefix, prefix);
-    size_t plen = strlen(s->prefix);
+    char *full = ls_asprintf("%s%s", s->c.prefix, prefix);
+    size_t plen = strlen(s->c.prefix);
     ls_objinfo_t *v = NULL;
     size_t n = 0, cap = 0;
     char *token = NULL;
@@ -1081,7 +936,7 @@ static ls_status s3_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **o
             ls_sigv4_uri_encode(&q, token, strlen(token), 1);
             ls_buf_printf(&q, "&");
         }
-        ls_buf_printf(&q, "list-type=2&max-keys=%d&prefix=", s->list_page);
+        ls_buf_printf(&q, "list-type=2&max-keys=%d&prefix=", s->c.list_page);
         ls_sigv4_uri_encode(&q, full, strlen(full), 1);
         ls_buf_append_u8(&q, 0);
         s3_req_t r = {.method = "GET", .key = NULL, .query = (const char *)q.data, .out = &xml,
@@ -1094,12 +949,12 @@ static ls_status s3_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **o
             break;
         const char *x = (const char *)xml.data;
         size_t xl = xml.len, pos = 0, vs, vl;
-        while (xml_next(x, xl, &pos, "Contents", &vs, &vl)) {
+        while (ls_s3_xml_next(x, xl, &pos, "Contents", &vs, &vl)) {
             char k[LS_OBJSTORE_KEY_MAX + 64], sz[32], lm[64];
-            xml_first(x + vs, vl, "Key", k, sizeof k);
-            xml_first(x + vs, vl, "Size", sz, sizeof sz);
-            xml_first(x + vs, vl, "LastModified", lm, sizeof lm);
-            if (strncmp(k, s->prefix, plen) != 0 || !ls_objstore_key_valid(k + plen))
+            ls_s3_xml_first(x + vs, vl, "Key", k, sizeof k);
+            ls_s3_xml_first(x + vs, vl, "Size", sz, sizeof sz);
+            ls_s3_xml_first(x + vs, vl, "LastModified", lm, sizeof lm);
+            if (strncmp(k, s->c.prefix, plen) != 0 || !ls_objstore_key_valid(k + plen))
                 continue; /* not one of ours (foreign or unrepresentable key) */
             if (n == cap) {
                 cap = cap ? cap * 2 : 64;
@@ -1107,15 +962,15 @@ static ls_status s3_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **o
             }
             v[n].key = ls_strdup(k + plen);
             v[n].size = strtoull(sz, NULL, 10);
-            v[n].mtime_ms = iso8601_ms(lm);
+            v[n].mtime_ms = ls_s3_iso8601_ms(lm);
             n++;
         }
         char trunc[16];
-        xml_first(x, xl, "IsTruncated", trunc, sizeof trunc);
+        ls_s3_xml_first(x, xl, "IsTruncated", trunc, sizeof trunc);
         if (strcmp(trunc, "true") != 0)
             break;
         char next[1024];
-        xml_first(x, xl, "NextContinuationToken", next, sizeof next);
+        ls_s3_xml_first(x, xl, "NextContinuationToken", next, sizeof next);
         if (!next[0] || page > 1000000) {
             s3_set_err(s, "list %s: truncated listing without a continuation token", prefix);
             st = LS_EIO;
@@ -1148,12 +1003,12 @@ ls_status ls_objstore_s3_client_props(ls_objstore_t *os, char **endpoint, char *
         return LS_EINVAL;
     const s3_store_t *s = (const s3_store_t *)os;
     /* virtual-hosted requests go to <bucket>.<host>: the endpoint is <host> */
-    const char *sep = strstr(s->scheme_host, "://");
-    size_t skip = s->path_style ? 0 : strlen(s->bucket) + 1;
-    *endpoint = ls_asprintf("%.*s://%s", (int)(sep - s->scheme_host), s->scheme_host,
-                            s->host_hdr + skip);
-    *region = ls_strdup(s->region);
-    *path_style = s->path_style;
+    const char *sep = strstr(s->c.scheme_host, "://");
+    size_t skip = s->c.path_style ? 0 : strlen(s->c.bucket) + 1;
+    *endpoint = ls_asprintf("%.*s://%s", (int)(sep - s->c.scheme_host), s->c.scheme_host,
+                            s->c.host_hdr + skip);
+    *region = ls_strdup(s->c.region);
+    *path_style = s->c.path_style;
     return LS_OK;
 }
 
@@ -1163,7 +1018,7 @@ ls_status ls_objstore_s3_count_uploads(ls_objstore_t *os, const char *prefix, si
     if (!os || os->ops->put != s3_put)
         return LS_EINVAL;
     s3_store_t *s = (s3_store_t *)os;
-    char *full = ls_asprintf("%s%s", s->prefix, prefix ? prefix : "");
+    char *full = ls_asprintf("%s%s", s->c.prefix, prefix ? prefix : "");
     ls_buf_t q, xml;
     ls_buf_init(&q);
     ls_buf_init(&xml);
@@ -1178,7 +1033,7 @@ ls_status ls_objstore_s3_count_uploads(ls_objstore_t *os, const char *prefix, si
         st = s3_fail(s, &r);
     if (st == LS_OK) {
         size_t pos = 0, vs, vl;
-        while (xml_next((const char *)xml.data, xml.len, &pos, "Upload", &vs, &vl))
+        while (ls_s3_xml_next((const char *)xml.data, xml.len, &pos, "Upload", &vs, &vl))
             (*count)++;
     }
     s3_req_done(&r);
@@ -1196,22 +1051,7 @@ static void s3_close(ls_objstore_t *os)
     ls_curl_pool_destroy(&s->pool);
     LS_DEBUG("objstore", "s3: closing after %" PRIu64 " requests, %" PRIu64 " retries",
              s->nrequests, s->nretries);
-    ls_free(s->bucket);
-    ls_free(s->prefix);
-    ls_free(s->scheme_host);
-    ls_free(s->host_hdr);
-    ls_free(s->path_base);
-    ls_free(s->region);
-    ls_free(s->access_key);
-    if (s->secret_key) {
-        memset(s->secret_key, 0, strlen(s->secret_key));
-        ls_free(s->secret_key);
-    }
-    if (s->session_token) {
-        memset(s->session_token, 0, strlen(s->session_token));
-        ls_free(s->session_token);
-    }
-    ls_free(s->ca_file);
+    ls_s3_config_free(&s->c);
     pthread_mutex_destroy(&s->probe_mu);
     ls_free(s);
 }
@@ -1229,309 +1069,26 @@ static const ls_objstore_ops_t s3_ops = {
 
 /* ---------------------------------------------------------------- open */
 
-typedef struct s3_params {
-    char *endpoint, *region, *path_style, *create_only, *ca_file;
-    int tls_verify, unsigned_payload;
-    int64_t request_timeout_ms, connect_timeout_ms, max_connections, max_retries, backoff_ms,
-        backoff_max_ms, mp_threshold, part_size, list_page, test_fail_part;
-} s3_params_t;
-
-static void params_free(s3_params_t *p)
-{
-    ls_free(p->endpoint);
-    ls_free(p->region);
-    ls_free(p->path_style);
-    ls_free(p->create_only);
-    ls_free(p->ca_file);
-}
-
-static int parse_tri(const char *v, int *out)
-{
-    if (!v || strcasecmp(v, "auto") == 0)
-        *out = TRI_AUTO;
-    else if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0 ||
-             strcasecmp(v, "on") == 0)
-        *out = TRI_ON;
-    else if (strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcasecmp(v, "no") == 0 ||
-             strcasecmp(v, "off") == 0)
-        *out = TRI_OFF;
-    else
-        return -1;
-    return 0;
-}
-
-static int parse_num(const char *v, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno || end == v)
-        return -1;
-    int64_t mul = 1;
-    if (*end == 'k' || *end == 'K') mul = 1 << 10, end++;
-    else if (*end == 'm' || *end == 'M') mul = 1 << 20, end++;
-    else if (*end == 'g' || *end == 'G') mul = 1 << 30, end++;
-    if (*end == 'i' || *end == 'I') end++;
-    if (*end == 'b' || *end == 'B') end++;
-    if (*end || x < 0)
-        return -1;
-    *out = (int64_t)x * mul;
-    return 0;
-}
-
-/* Applies one URL query option. */
-static int apply_query_opt(s3_params_t *p, const char *k, const char *v, char *err, int errlen)
-{
-    struct { const char *name; int64_t *field; } nums[] = {
-        {"request_timeout_ms", &p->request_timeout_ms},
-        {"connect_timeout_ms", &p->connect_timeout_ms},
-        {"max_connections", &p->max_connections},
-        {"max_retries", &p->max_retries},
-        {"retry_backoff_ms", &p->backoff_ms},
-        {"retry_backoff_max_ms", &p->backoff_max_ms},
-        {"multipart_threshold", &p->mp_threshold},
-        {"part_size", &p->part_size},
-        {"list_page_size", &p->list_page},
-        {"test_fail_part", &p->test_fail_part},
-    };
-    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
-        if (strcmp(k, nums[i].name) == 0) {
-            if (parse_num(v, nums[i].field) != 0) {
-                snprintf(err, (size_t)errlen, "s3 URL option %s: '%s' is not a number", k, v);
-                return -1;
-            }
-            return 0;
-        }
-    char **strs[] = {&p->endpoint, &p->region, &p->path_style, &p->create_only, &p->ca_file};
-    const char *snames[] = {"endpoint", "region", "path_style", "create_only", "ca_file"};
-    for (size_t i = 0; i < 5; i++)
-        if (strcmp(k, snames[i]) == 0) {
-            ls_free(*strs[i]);
-            *strs[i] = ls_strdup(v);
-            return 0;
-        }
-    if (strcmp(k, "tls_verify") == 0 || strcmp(k, "unsigned_payload") == 0) {
-        int t;
-        if (parse_tri(v, &t) != 0 || t == TRI_AUTO) {
-            snprintf(err, (size_t)errlen, "s3 URL option %s: '%s' is not true/false", k, v);
-            return -1;
-        }
-        *(strcmp(k, "tls_verify") == 0 ? &p->tls_verify : &p->unsigned_payload) = t;
-        return 0;
-    }
-    if (strstr(k, "key") || strstr(k, "secret") || strstr(k, "token")) {
-        snprintf(err, (size_t)errlen,
-                 "s3 URL option '%s': credentials do not belong in the URL (it is logged); use "
-                 "s3.access.key / s3.secret.key or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY",
-                 k);
-        return -1;
-    }
-    snprintf(err, (size_t)errlen, "s3 URL: unknown option '%s'", k);
-    return -1;
-}
-
-typedef struct query_arg {
-    s3_params_t *p;
-    char *err;
-    int errlen;
-} query_arg_t;
-
-static int apply_query_param(void *arg, const char *k, const char *v, const char *raw,
-                             size_t rawlen)
-{
-    query_arg_t *a = arg;
-    return apply_query_opt(a->p, k, v, a->err, a->errlen);
-}
-
-static const char *env_first(const char *a, const char *b)
-{
-    const char *v = a ? getenv(a) : NULL;
-    if (v && *v)
-        return v;
-    v = b ? getenv(b) : NULL;
-    return v && *v ? v : NULL;
-}
-
-static int bucket_ok(const char *b)
-{
-    size_t n = strlen(b);
-    if (n < 1 || n > 255)
-        return 0;
-    for (const char *p = b; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              *p == '.' || *p == '-' || *p == '_'))
-            return 0;
-    return 1;
-}
-
 ls_objstore_t *ls_objstore_s3_open(const char *url, const ls_objstore_opts_t *o, char *err,
                                    int errlen)
 {
-    char dummy[8];
-    if (!err || errlen <= 0)
-        err = dummy, errlen = sizeof dummy;
-    err[0] = 0;
-    ls_objstore_opts_t defaults;
-    if (!o) {
-        ls_objstore_opts_init(&defaults);
-        o = &defaults;
-    }
-    if (!url || strncmp(url, "s3://", 5) != 0) {
-        snprintf(err, (size_t)errlen, "not an s3:// URL");
+    s3_store_t *s = LS_NEW(s3_store_t);
+    if (ls_s3_config_resolve(url, o, &s->c, err, errlen) != 0) {
+        ls_free(s);
         return NULL;
     }
-    /* config-level settings first, URL options over them */
-    s3_params_t p = {
-        .endpoint = o->s3_endpoint ? ls_strdup(o->s3_endpoint) : NULL,
-        .region = o->s3_region ? ls_strdup(o->s3_region) : NULL,
-        .path_style = o->s3_path_style ? ls_strdup(o->s3_path_style) : NULL,
-        .create_only = o->s3_create_only ? ls_strdup(o->s3_create_only) : NULL,
-        .ca_file = o->s3_ca_file ? ls_strdup(o->s3_ca_file) : NULL,
-        .tls_verify = o->s3_tls_verify, .unsigned_payload = o->s3_unsigned_payload,
-        .request_timeout_ms = o->s3_request_timeout_ms,
-        .connect_timeout_ms = o->s3_connect_timeout_ms,
-        .max_connections = o->s3_max_connections, .max_retries = o->s3_max_retries,
-        .backoff_ms = o->s3_retry_backoff_ms, .backoff_max_ms = o->s3_retry_backoff_max_ms,
-        .mp_threshold = o->s3_multipart_threshold, .part_size = o->s3_multipart_part_size,
-        .list_page = -1,
-    };
-    const char *rest = url + 5;
-    const char *qm = strchr(rest, '?');
-    size_t loc_len = qm ? (size_t)(qm - rest) : strlen(rest);
-    char *loc = ls_strndup(rest, loc_len);
-    s3_store_t *s = NULL;
-    if (qm) {
-        query_arg_t qa = {&p, err, errlen};
-        if (ls_url_query_foreach(qm + 1, false, apply_query_param, &qa, err, errlen) != 0)
-            goto fail;
-    }
-    char *slash = strchr(loc, '/');
-    char *pfx = NULL;
-    if (slash) {
-        *slash = 0;
-        pfx = slash + 1;
-        size_t pl = strlen(pfx);
-        while (pl && pfx[pl - 1] == '/')
-            pfx[--pl] = 0;
-        if (pl && !ls_objstore_key_valid(pfx)) {
-            snprintf(err, (size_t)errlen, "s3 URL '%s': prefix '%s' is not a valid key path", url,
-                     pfx);
-            goto fail;
-        }
-    }
-    if (!bucket_ok(loc)) {
-        snprintf(err, (size_t)errlen, "s3 URL '%s': '%s' is not a bucket name", url, loc);
-        goto fail;
-    }
-
-    s = LS_NEW(s3_store_t);
     s->base.ops = &s3_ops;
-    s->bucket = ls_strdup(loc);
-    s->prefix = pfx && *pfx ? ls_asprintf("%s/", pfx) : ls_strdup("");
-    pthread_mutex_init(&s->probe_mu, NULL);
-
-    const char *region = p.region ? p.region : env_first("AWS_REGION", "AWS_DEFAULT_REGION");
-    s->region = ls_strdup(region ? region : "us-east-1");
-    const char *ak = o->s3_access_key ? o->s3_access_key : env_first("AWS_ACCESS_KEY_ID", NULL);
-    const char *sk = o->s3_secret_key ? o->s3_secret_key : env_first("AWS_SECRET_ACCESS_KEY", NULL);
-    const char *tok = o->s3_session_token ? o->s3_session_token
-                                          : env_first("AWS_SESSION_TOKEN", NULL);
-    if (!ak || !sk) {
-        snprintf(err, (size_t)errlen,
-                 "s3: no credentials (set s3.access.key and s3.secret.key, or "
-                 "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)");
-        goto fail;
-    }
-    s->access_key = ls_strdup(ak);
-    s->secret_key = ls_strdup(sk);
-    s->session_token = tok ? ls_strdup(tok) : NULL;
-    s->ca_file = p.ca_file ? ls_strdup(p.ca_file) : NULL;
-
-    /* endpoint -> scheme, host[:port] */
-    const char *ep = p.endpoint ? p.endpoint : env_first("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
-    int custom = ep != NULL;
-    char *epbuf = ep ? ls_strdup(ep) : ls_asprintf("https://s3.%s.amazonaws.com", s->region);
-    const char *scheme = "https";
-    char *hostport = epbuf;
-    char *sep = strstr(epbuf, "://");
-    if (sep) {
-        *sep = 0;
-        scheme = epbuf;
-        hostport = sep + 3;
-        if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) {
-            snprintf(err, (size_t)errlen, "s3 endpoint '%s': scheme must be http or https", ep);
-            ls_free(epbuf);
-            goto fail;
-        }
-    }
-    size_t hl = strlen(hostport);
-    while (hl && hostport[hl - 1] == '/')
-        hostport[--hl] = 0;
-    if (!hl || strchr(hostport, '/') || strchr(hostport, '@')) {
-        snprintf(err, (size_t)errlen,
-                 "s3 endpoint '%s': expected http(s)://host[:port] without a path", ep ? ep : "");
-        ls_free(epbuf);
-        goto fail;
-    }
-    int ps;
-    if (parse_tri(p.path_style, &ps) != 0) {
-        snprintf(err, (size_t)errlen, "s3.path.style: '%s' is not auto, true or false",
-                 p.path_style);
-        ls_free(epbuf);
-        goto fail;
-    }
-    /* auto: virtual-hosted on AWS (unless the bucket has dots, which break
-     * the TLS wildcard), path style on custom endpoints (MinIO, Ceph) */
-    s->path_style = ps == TRI_AUTO ? (custom || strchr(s->bucket, '.') != NULL) : ps;
-    s->scheme_host = s->path_style ? ls_asprintf("%s://%s", scheme, hostport)
-                                   : ls_asprintf("%s://%s.%s", scheme, s->bucket, hostport);
-    s->host_hdr = s->path_style ? ls_strdup(hostport) : ls_asprintf("%s.%s", s->bucket, hostport);
-    s->path_base = s->path_style ? ls_asprintf("/%s", s->bucket) : ls_strdup("");
-    ls_free(epbuf);
-
-    if (parse_tri(p.create_only, &s->create_only_mode) != 0) {
-        snprintf(err, (size_t)errlen, "s3.create.only: '%s' is not auto, true or false",
-                 p.create_only);
-        goto fail;
-    }
     s->create_only_state = -1;
-    s->tls_verify = p.tls_verify != 0; /* unset (-1) means on */
-    s->unsigned_payload = p.unsigned_payload > 0;
-    s->request_timeout_ms = p.request_timeout_ms > 0 ? (long)p.request_timeout_ms : 30000;
-    s->connect_timeout_ms = p.connect_timeout_ms > 0 ? (long)p.connect_timeout_ms : 5000;
-    s->max_conns = p.max_connections > 0 ? (int)(p.max_connections < 1024 ? p.max_connections : 1024) : 32;
-    s->max_retries = p.max_retries >= 0 ? (int)(p.max_retries < 100 ? p.max_retries : 100) : 5;
-    s->backoff_ms = p.backoff_ms > 0 ? (long)p.backoff_ms : 50;
-    s->backoff_max_ms = p.backoff_max_ms > 0 ? (long)p.backoff_max_ms : 2000;
-    s->mp_threshold = p.mp_threshold > 0 ? (uint64_t)p.mp_threshold : (uint64_t)32 << 20;
-    s->part_size = p.part_size > 0 ? (uint64_t)p.part_size : (uint64_t)8 << 20;
-    s->list_page = p.list_page > 0 ? (int)(p.list_page < 1000 ? p.list_page : 1000) : 1000;
-    s->test_fail_part = p.test_fail_part > 0 && p.test_fail_part < S3_MAX_PARTS
-                            ? (int)p.test_fail_part : 0;
-    if (s->part_size < ((uint64_t)5 << 20) || s->part_size > ((uint64_t)5 << 30)) {
-        snprintf(err, (size_t)errlen, "s3 multipart part size must be 5MiB..5GiB");
-        goto fail;
-    }
-    if (s->mp_threshold < s->part_size)
-        s->mp_threshold = s->part_size;
-    if (s->mp_threshold > ((uint64_t)5 << 30))
-        s->mp_threshold = (uint64_t)5 << 30; /* S3's single-PUT limit */
-    ls_curl_pool_init(&s->pool, s->max_conns, s->max_conns);
+    pthread_mutex_init(&s->probe_mu, NULL);
+    ls_curl_pool_init(&s->pool, s->c.max_conns, s->c.max_conns);
     s->rng = ((uint64_t)getpid() << 32) ^ (uint64_t)ls_clock_mono_us() ^ (uint64_t)(uintptr_t)s;
     if (!s->rng)
         s->rng = 1;
-    ls_free(loc);
-    params_free(&p);
     LS_INFO("objstore", "s3: bucket %s prefix '%s' at %s (%s, region %s, create-only %s)",
-            s->bucket, s->prefix, s->scheme_host, s->path_style ? "path style" : "virtual-hosted",
-            s->region,
-            s->create_only_mode == TRI_AUTO ? "auto" : s->create_only_mode ? "true" : "false");
+            s->c.bucket, s->c.prefix, s->c.scheme_host,
+            s->c.path_style ? "path style" : "virtual-hosted", s->c.region,
+            s->c.create_only_mode == LS_S3_TRI_AUTO ? "auto"
+            : s->c.create_only_mode                 ? "true"
+                                                    : "false");
     return &s->base;
-
-fail:
-    if (s)
-        s3_close(&s->base);
-    ls_free(loc);
-    params_free(&p);
-    return NULL;
 }
