@@ -31,7 +31,9 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+# Rebuilt from scratch: `ar r` would keep members of deleted sources.
 $(BUILD)/liblakestream.a: $(LIB_OBJS)
+	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/lakestream: $(MAIN_OBJ) $(BUILD)/liblakestream.a
