@@ -1,9 +1,13 @@
 /* Kafka API dispatch: one table {ApiKey, name, min/max version, first flexible
- * version, handler}. Key and version are checked before any handler runs;
- * ApiVersions is generated from the same table.
+ * version, generated codecs, handler}. Key and version are checked, and the
+ * request body decoded (kafka/msg_gen.c), before any handler runs; a body
+ * that does not decode closes the connection with one line naming api,
+ * version, field and byte offset. ApiVersions is generated from the same table.
  *
- * A handler receives an ls_kreq_t whose body reader is positioned after the
- * request header, and must finish it exactly once with ls_kreq_respond(),
+ * A handler receives an ls_kreq_t whose `msg` is the decoded request (the
+ * api's ls_kafka_<Api>Request, in the request arena; NULL only for an
+ * ApiVersions of an unsupported version), and must finish it exactly once
+ * with ls_kreq_respond(),
  * ls_kreq_no_response() (acks=0 Produce) or ls_kreq_fail() (malformed body:
  * the connection is closed and one diagnostic line names api, version and
  * byte offset). Handlers may finish asynchronously (after store I/O); the
@@ -13,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "kafka/codec.h"
+#include "kafka/msg_rt.h"
 
 typedef struct ls_kafka_services ls_kafka_services_t;
 typedef struct ls_kconn ls_kconn_t;
@@ -26,7 +31,8 @@ typedef struct ls_kreq {
     int32_t correlation_id;
     ls_kstr_t client_id;       /* view into frame */
     bool flex;                 /* request uses a flexible version */
-    ls_kr_t body;              /* positioned after the header */
+    ls_kr_t body;              /* the body; past the decoded request */
+    void *msg;                 /* the decoded request (ls_kafka_<Api>Request) */
     ls_arena_t *arena;         /* dies with the request */
     uint8_t *frame;            /* owned: the request bytes (without the size prefix) */
     size_t frame_len;
@@ -40,6 +46,7 @@ typedef struct ls_kafka_api {
     int16_t min_version;
     int16_t max_version;
     int16_t first_flexible;    /* INT16_MAX when never flexible */
+    const ls_kmsg_api_t *msg;  /* generated request/response codecs */
     ls_kafka_handler_fn handler;
 } ls_kafka_api_t;
 
@@ -51,6 +58,9 @@ const char *ls_kafka_api_name(int16_t key);
 /* Starts a response: writes the size placeholder and response header (v1 with
  * tagged fields for flexible versions, except ApiVersions which is always v0). */
 void ls_kreq_begin(ls_kreq_t *req, ls_kw_t *w);
+/* ls_kreq_begin, then the api's response `resp` (its ls_kafka_<Api>Response)
+ * encoded at the request's version. */
+void ls_kreq_encode(ls_kreq_t *req, ls_kw_t *w, const void *resp);
 /* Sends the response built in w (takes ownership of w's contents) and frees req. */
 void ls_kreq_respond(ls_kreq_t *req, ls_kw_t *w);
 /* Finishes req without a response (acks=0 Produce). */

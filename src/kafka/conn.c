@@ -5,6 +5,9 @@
  * frame is then read straight into its own allocation (no reassembly copy
  * for large produce requests). A broken frame or header closes the
  * connection with one diagnostic line naming api, version and byte offset.
+ * The body is decoded with the api's generated codec (the dispatch table's
+ * ls_kmsg_api_t) before the handler runs; a body that does not decode is
+ * refused the same way, naming the field (Struct.Field) and byte.
  *
  * Ordering: Kafka requires responses in request order per connection.
  * Each request takes a slot in the connection's FIFO when it is dispatched;
@@ -344,6 +347,12 @@ void ls_kreq_no_response(ls_kreq_t *req)
     conn_unref(c);
 }
 
+void ls_kreq_encode(ls_kreq_t *req, ls_kw_t *w, const void *resp)
+{
+    ls_kreq_begin(req, w);
+    ls_kafka_api_find(req->api_key)->msg->encode_response(w, req->api_version, resp);
+}
+
 void ls_kreq_fail(ls_kreq_t *req, const char *why)
 {
     char msg[320];
@@ -418,6 +427,13 @@ static void dispatch_frame(ls_kconn_t *c, uint8_t *frame, size_t len)
     req->slot = s;
     c->refs++;
     c->frames++;
+    if (supported) {
+        req->msg = ls_arena_alloc(req->arena, api->msg->request_size);
+        if (api->msg->decode_request(&req->body, version, req->arena, req->msg) != 0) {
+            ls_kreq_fail(req, req->body.what ? req->body.what : "undecodable body");
+            return;
+        }
+    }
     api->handler(req);
     return;
 bad:

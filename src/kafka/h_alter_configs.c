@@ -162,11 +162,7 @@ static void ac_done(void *arg)
     if (tables)
         req->svc->tables_changed(req->svc->root);
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    if (ctx->incremental)
-        ls_kafka_IncrementalAlterConfigsResponse_encode(&w, req->api_version, &ctx->resp);
-    else
-        ls_kafka_AlterConfigsResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_encode(req, &w, &ctx->resp);
     ls_kreq_respond(req, &w);
 }
 
@@ -253,27 +249,19 @@ static void ac_handle(ls_kreq_t *req, bool incremental)
     memset(ctx, 0, sizeof *ctx);
     ctx->req = req;
     ctx->incremental = incremental;
-    ls_kafka_AlterConfigsRequest am;
-    ls_kafka_IncrementalAlterConfigsRequest im;
-    int16_t v = req->api_version;
-    int rc = incremental ? ls_kafka_IncrementalAlterConfigsRequest_decode(&req->body, v, a, &im)
-                         : ls_kafka_AlterConfigsRequest_decode(&req->body, v, a, &am);
-    if (rc != 0) {
-        ls_kreq_fail(req, req->body.what ? req->body.what
-                                         : incremental ? "malformed IncrementalAlterConfigs request"
-                                                       : "malformed AlterConfigs request");
-        return;
-    }
-    ctx->n = incremental ? im.NumResources : am.NumResources;
-    ctx->validate_only = incremental ? im.ValidateOnly : am.ValidateOnly;
+    /* the decoded request: one of the two, by api */
+    const ls_kafka_AlterConfigsRequest *am = incremental ? NULL : req->msg;
+    const ls_kafka_IncrementalAlterConfigsRequest *im = incremental ? req->msg : NULL;
+    ctx->n = incremental ? im->NumResources : am->NumResources;
+    ctx->validate_only = incremental ? im->ValidateOnly : am->ValidateOnly;
     ctx->res = ls_kmsg_alloc(a, ctx->n, sizeof *ctx->res);
     ctx->resp.NumResponses = ctx->n;
     ctx->resp.Responses = ls_kmsg_alloc(a, ctx->n, sizeof *ctx->resp.Responses);
     bool any = false;
     for (int32_t i = 0; i < ctx->n; i++) {
-        int8_t type = incremental ? im.Resources[i].ResourceType : am.Resources[i].ResourceType;
-        ls_kstr_t rname = incremental ? im.Resources[i].ResourceName : am.Resources[i].ResourceName;
-        int32_t nconf = incremental ? im.Resources[i].NumConfigs : am.Resources[i].NumConfigs;
+        int8_t type = incremental ? im->Resources[i].ResourceType : am->Resources[i].ResourceType;
+        ls_kstr_t rname = incremental ? im->Resources[i].ResourceName : am->Resources[i].ResourceName;
+        int32_t nconf = incremental ? im->Resources[i].NumConfigs : am->Resources[i].NumConfigs;
         ls_kafka_AlterConfigsResourceResponse *out = &ctx->resp.Responses[i];
         out->ResourceType = type;
         out->ResourceName = rname;
@@ -287,10 +275,10 @@ static void ac_handle(ls_kreq_t *req, bool incremental)
         for (int32_t k = 0; k < nconf && !why; k++) {
             if (incremental) {
                 const ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig *c =
-                    &im.Resources[i].Configs[k];
+                    &im->Resources[i].Configs[k];
                 why = ac_op_check(a, cfg, r, c->Name, c->ConfigOperation, c->Value, &code);
             } else {
-                const ls_kafka_AlterConfigsRequest_AlterableConfig *c = &am.Resources[i].Configs[k];
+                const ls_kafka_AlterConfigsRequest_AlterableConfig *c = &am->Resources[i].Configs[k];
                 /* a null value means "back to the default": leave it out of the new set */
                 why = c->Value.len < 0 ? NULL
                                        : ac_op_check(a, cfg, r, c->Name, LS_KAFKA_CONFIG_OP_SET,

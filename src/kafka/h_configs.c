@@ -732,19 +732,15 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
 {
     ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
-    ls_kafka_DescribeConfigsRequest m;
-    if (ls_kafka_DescribeConfigsRequest_decode(&req->body, req->api_version, a, &m) != 0) {
-        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed DescribeConfigs request");
-        return;
-    }
+    const ls_kafka_DescribeConfigsRequest *m = req->msg;
     ls_kafka_DescribeConfigsResponse resp;
     memset(&resp, 0, sizeof resp);
-    resp.NumResults = m.NumResources;
-    resp.Results = ls_kmsg_alloc(a, m.NumResources, sizeof *resp.Results);
-    ls_stream_t **held = ls_kmsg_alloc(a, m.NumResources, sizeof *held);
+    resp.NumResults = m->NumResources;
+    resp.Results = ls_kmsg_alloc(a, m->NumResources, sizeof *resp.Results);
+    ls_stream_t **held = ls_kmsg_alloc(a, m->NumResources, sizeof *held);
     char *node = ls_arena_printf(a, "%d", (int)b->node_id);
-    for (int32_t i = 0; i < m.NumResources; i++) {
-        const ls_kafka_DescribeConfigsRequest_DescribeConfigsResource *q = &m.Resources[i];
+    for (int32_t i = 0; i < m->NumResources; i++) {
+        const ls_kafka_DescribeConfigsRequest_DescribeConfigsResource *q = &m->Resources[i];
         ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *r = &resp.Results[i];
         r->ResourceType = q->ResourceType;
         r->ResourceName = q->ResourceName;
@@ -767,7 +763,7 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
             held[i] = s;
             r->NumConfigs = ls_kafka_topic_configs(a, b, s->ns, s->config, s->nconfig,
                                                    q->ConfigurationKeys, q->NumConfigurationKeys,
-                                                   m.IncludeSynonyms, m.IncludeDocumentation,
+                                                   m->IncludeSynonyms, m->IncludeDocumentation,
                                                    &r->Configs);
             add_table_lag(a, b, s, q->ConfigurationKeys, q->NumConfigurationKeys, r);
             break;
@@ -782,7 +778,7 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
             }
             r->NumConfigs = broker_configs(a, b, q->ResourceName.len <= 0, q->ConfigurationKeys,
                                            q->NumConfigurationKeys,
-                                           m.IncludeSynonyms, m.IncludeDocumentation,
+                                           m->IncludeSynonyms, m->IncludeDocumentation,
                                            &r->Configs);
             break;
         case LS_KAFKA_RESOURCE_BROKER_LOGGER:
@@ -796,9 +792,8 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
         }
     }
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_DescribeConfigsResponse_encode(&w, req->api_version, &resp);
-    for (int32_t i = 0; i < m.NumResources; i++)
+    ls_kreq_encode(req, &w, &resp);
+    for (int32_t i = 0; i < m->NumResources; i++)
         ls_stream_release(held[i]);
     ls_kreq_respond(req, &w);
 }

@@ -38,8 +38,7 @@ static void dr_respond(dr_ctx_t *ctx)
 {
     ls_kreq_t *req = ctx->req;
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_DeleteRecordsResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_encode(req, &w, &ctx->resp);
     ls_kreq_respond(req, &w);
 }
 
@@ -69,19 +68,15 @@ void ls_kafka_handle_delete_records(ls_kreq_t *req)
 {
     ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
-    ls_kafka_DeleteRecordsRequest m;
-    if (ls_kafka_DeleteRecordsRequest_decode(&req->body, req->api_version, a, &m) != 0) {
-        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed DeleteRecords request");
-        return;
-    }
+    const ls_kafka_DeleteRecordsRequest *m = req->msg;
     dr_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     memset(ctx, 0, sizeof *ctx);
     ctx->req = req;
-    ctx->resp.NumTopics = m.NumTopics;
-    ctx->resp.Topics = ls_kmsg_alloc(a, m.NumTopics, sizeof *ctx->resp.Topics);
+    ctx->resp.NumTopics = m->NumTopics;
+    ctx->resp.Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *ctx->resp.Topics);
     ctx->pending = 1;
-    for (int32_t i = 0; i < m.NumTopics; i++) {
-        const ls_kafka_DeleteRecordsRequest_DeleteRecordsTopic *qt = &m.Topics[i];
+    for (int32_t i = 0; i < m->NumTopics; i++) {
+        const ls_kafka_DeleteRecordsRequest_DeleteRecordsTopic *qt = &m->Topics[i];
         ls_kafka_DeleteRecordsResponse_DeleteRecordsTopicResult *rt = &ctx->resp.Topics[i];
         rt->Name = qt->Name;
         rt->NumPartitions = qt->NumPartitions;

@@ -85,8 +85,7 @@ static void fetch_respond(fetch_ctx_t *ctx)
         ctx->parts[i].pd->ErrorCode =
             ls_kafka_error_for_version(req->api_key, req->api_version, ctx->parts[i].pd->ErrorCode);
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_FetchResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_encode(req, &w, &ctx->resp);
     for (int i = 0; i < ctx->nparts; i++)
         if (ctx->parts[i].have_res)
             ls_read_result_free(&ctx->parts[i].res);
@@ -232,19 +231,14 @@ void ls_kafka_handle_fetch(ls_kreq_t *req)
 {
     fetch_ctx_t *ctx = LS_NEW(fetch_ctx_t);
     ctx->req = req;
-    if (ls_kafka_FetchRequest_decode(&req->body, req->api_version, req->arena, &ctx->m) != 0) {
-        ls_free(ctx);
-        ls_kreq_fail(req, req->body.what ? req->body.what : "undecodable Fetch body");
-        return;
-    }
+    ctx->m = *(const ls_kafka_FetchRequest *)req->msg;
     ls_kafka_services_t *b = req->svc;
     ls_kafka_FetchRequest *m = &ctx->m;
     ls_kafka_FetchResponse *r = &ctx->resp;
     if (m->SessionId != 0 || m->SessionEpoch > 0) {
         r->ErrorCode = LS_KERR_FETCH_SESSION_ID_NOT_FOUND;
         ls_kw_t w;
-        ls_kreq_begin(req, &w);
-        ls_kafka_FetchResponse_encode(&w, req->api_version, r);
+        ls_kreq_encode(req, &w, r);
         ls_free(ctx);
         ls_kreq_respond(req, &w);
         return;

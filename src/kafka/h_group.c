@@ -86,19 +86,15 @@ static ls_kstr_t offset_meta(ls_arena_t *a, const ls_group_offset_t *o)
 static ls_group_service_t *svc(ls_kreq_t *req) { return req->svc->groups; }
 
 
-#define DECODE_OR_FAIL(T, m)                                                                   \
-    do {                                                                                       \
-        if (ls_kafka_##T##_decode(&req->body, req->api_version, req->arena, &(m)) != 0) {      \
-            ls_kreq_fail(req, req->body.what ? req->body.what : "malformed " #T);              \
-            return;                                                                            \
-        }                                                                                      \
-    } while (0)
+/* The request conn.c decoded (req->msg), copied into m of type ls_kafka_<T>. */
+#define REQUEST(T, m) ((m) = *(const ls_kafka_##T *)req->msg)
 
+/* Encodes resp (checked to be an ls_kafka_<T>) and sends it. */
 #define RESPOND(T, resp)                                                                       \
     do {                                                                                       \
+        const ls_kafka_##T *resp_ = &(resp);                                                   \
         ls_kw_t w_;                                                                            \
-        ls_kreq_begin(req, &w_);                                                               \
-        ls_kafka_##T##_encode(&w_, req->api_version, &(resp));                                 \
+        ls_kreq_encode(req, &w_, resp_);                                                       \
         ls_kreq_respond(req, &w_);                                                             \
     } while (0)
 
@@ -120,7 +116,7 @@ static void acquire(ls_kreq_t *req, const char *gid, ls_group_ready_cb cb, void 
 void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
 {
     ls_kafka_FindCoordinatorRequest m;
-    DECODE_OR_FAIL(FindCoordinatorRequest, m);
+    REQUEST(FindCoordinatorRequest, m);
     ls_kafka_services_t *b = req->svc;
     int16_t v = req->api_version;
     int16_t err = LS_KERR_NONE;
@@ -243,7 +239,7 @@ static char *client_host(ls_kreq_t *req)
 void ls_kafka_handle_join_group(ls_kreq_t *req)
 {
     ls_kafka_JoinGroupRequest m;
-    DECODE_OR_FAIL(JoinGroupRequest, m);
+    REQUEST(JoinGroupRequest, m);
     ls_arena_t *a = req->arena;
     join_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     ctx->req = req;
@@ -326,7 +322,7 @@ void ls_kafka_handle_sync_group(ls_kreq_t *req)
     ls_arena_t *a = req->arena;
     sync_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     ctx->req = req;
-    DECODE_OR_FAIL(SyncGroupRequest, ctx->m);
+    REQUEST(SyncGroupRequest, ctx->m);
     bool ok;
     char *gid = cstr(a, ctx->m.GroupId, &ok);
     if (!ok || !*gid) {
@@ -380,7 +376,7 @@ void ls_kafka_handle_heartbeat(ls_kreq_t *req)
 {
     hb_ctx_t *ctx = ls_arena_alloc(req->arena, sizeof *ctx);
     ctx->req = req;
-    DECODE_OR_FAIL(HeartbeatRequest, ctx->m);
+    REQUEST(HeartbeatRequest, ctx->m);
     bool ok;
     char *gid = cstr(req->arena, ctx->m.GroupId, &ok);
     if (!ok || !*gid) {
@@ -441,7 +437,7 @@ void ls_kafka_handle_leave_group(ls_kreq_t *req)
 {
     leave_ctx_t *ctx = ls_arena_alloc(req->arena, sizeof *ctx);
     ctx->req = req;
-    DECODE_OR_FAIL(LeaveGroupRequest, ctx->m);
+    REQUEST(LeaveGroupRequest, ctx->m);
     bool ok;
     char *gid = cstr(req->arena, ctx->m.GroupId, &ok);
     if (!ok || !*gid) {
@@ -587,7 +583,7 @@ void ls_kafka_handle_offset_commit(ls_kreq_t *req)
 {
     commit_ctx_t *ctx = ls_arena_alloc(req->arena, sizeof *ctx);
     ctx->req = req;
-    DECODE_OR_FAIL(OffsetCommitRequest, ctx->m);
+    REQUEST(OffsetCommitRequest, ctx->m);
     ctx->resp.ThrottleTimeMs = 0;
     bool ok;
     ctx->gid = cstr(req->arena, ctx->m.GroupId, &ok);
@@ -741,7 +737,7 @@ void ls_kafka_handle_offset_fetch(ls_kreq_t *req)
     ls_arena_t *a = req->arena;
     fetch_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     ctx->req = req;
-    DECODE_OR_FAIL(OffsetFetchRequest, ctx->m);
+    REQUEST(OffsetFetchRequest, ctx->m);
     int16_t v = req->api_version;
     if (v <= 7) {
         ctx->ngroups = 1;
@@ -825,7 +821,7 @@ void ls_kafka_handle_list_groups(ls_kreq_t *req)
 {
     list_ctx_t *ctx = ls_arena_alloc(req->arena, sizeof *ctx);
     ctx->req = req;
-    DECODE_OR_FAIL(ListGroupsRequest, ctx->m);
+    REQUEST(ListGroupsRequest, ctx->m);
     if (!svc(req)) {
         list_done(ctx, LS_EAGAIN, NULL, 0);
         return;
@@ -921,7 +917,7 @@ void ls_kafka_handle_describe_groups(ls_kreq_t *req)
     ls_arena_t *a = req->arena;
     desc_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     ctx->req = req;
-    DECODE_OR_FAIL(DescribeGroupsRequest, ctx->m);
+    REQUEST(DescribeGroupsRequest, ctx->m);
     ctx->resp.NumGroups = ctx->m.NumGroups;
     ctx->resp.Groups = ls_kmsg_alloc(a, ctx->m.NumGroups, sizeof *ctx->resp.Groups);
     ctx->pending = 1;
@@ -1005,7 +1001,7 @@ void ls_kafka_handle_delete_groups(ls_kreq_t *req)
     ls_arena_t *a = req->arena;
     del_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     ctx->req = req;
-    DECODE_OR_FAIL(DeleteGroupsRequest, ctx->m);
+    REQUEST(DeleteGroupsRequest, ctx->m);
     ctx->resp.NumResults = ctx->m.NumGroupsNames;
     ctx->resp.Results = ls_kmsg_alloc(a, ctx->m.NumGroupsNames, sizeof *ctx->resp.Results);
     ctx->pending = 1;
@@ -1114,7 +1110,7 @@ void ls_kafka_handle_offset_delete(ls_kreq_t *req)
 {
     odel_ctx_t *ctx = ls_arena_alloc(req->arena, sizeof *ctx);
     ctx->req = req;
-    DECODE_OR_FAIL(OffsetDeleteRequest, ctx->m);
+    REQUEST(OffsetDeleteRequest, ctx->m);
     bool ok;
     ctx->gid = cstr(req->arena, ctx->m.GroupId, &ok);
     if (!ok || !svc(req)) {

@@ -60,8 +60,7 @@ static void lo_respond(lo_ctx_t *ctx)
 {
     ls_kreq_t *req = ctx->req;
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_ListOffsetsResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_encode(req, &w, &ctx->resp);
     ls_kreq_respond(req, &w);
 }
 
@@ -92,18 +91,14 @@ void ls_kafka_handle_list_offsets(ls_kreq_t *req)
     ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
     int16_t v = req->api_version;
-    ls_kafka_ListOffsetsRequest m;
-    if (ls_kafka_ListOffsetsRequest_decode(&req->body, v, a, &m) != 0) {
-        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed ListOffsets request");
-        return;
-    }
+    const ls_kafka_ListOffsetsRequest *m = req->msg;
     lo_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     ctx->req = req;
-    ctx->resp.NumTopics = m.NumTopics;
-    ctx->resp.Topics = ls_kmsg_alloc(a, m.NumTopics, sizeof *ctx->resp.Topics);
+    ctx->resp.NumTopics = m->NumTopics;
+    ctx->resp.Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *ctx->resp.Topics);
     ctx->pending = 1;
-    for (int32_t i = 0; i < m.NumTopics; i++) {
-        const ls_kafka_ListOffsetsRequest_ListOffsetsTopic *qt = &m.Topics[i];
+    for (int32_t i = 0; i < m->NumTopics; i++) {
+        const ls_kafka_ListOffsetsRequest_ListOffsetsTopic *qt = &m->Topics[i];
         ls_kafka_ListOffsetsResponse_ListOffsetsTopicResponse *rt = &ctx->resp.Topics[i];
         rt->Name = qt->Name;
         rt->NumPartitions = qt->NumPartitions;
@@ -169,19 +164,13 @@ void ls_kafka_handle_offset_for_leader_epoch(ls_kreq_t *req)
 {
     ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
-    int16_t v = req->api_version;
-    ls_kafka_OffsetForLeaderEpochRequest m;
-    if (ls_kafka_OffsetForLeaderEpochRequest_decode(&req->body, v, a, &m) != 0) {
-        ls_kreq_fail(req,
-                     req->body.what ? req->body.what : "malformed OffsetForLeaderEpoch request");
-        return;
-    }
+    const ls_kafka_OffsetForLeaderEpochRequest *m = req->msg;
     ls_kafka_OffsetForLeaderEpochResponse resp;
     memset(&resp, 0, sizeof resp);
-    resp.NumTopics = m.NumTopics;
-    resp.Topics = ls_kmsg_alloc(a, m.NumTopics, sizeof *resp.Topics);
-    for (int32_t i = 0; i < m.NumTopics; i++) {
-        const ls_kafka_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *qt = &m.Topics[i];
+    resp.NumTopics = m->NumTopics;
+    resp.Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *resp.Topics);
+    for (int32_t i = 0; i < m->NumTopics; i++) {
+        const ls_kafka_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *qt = &m->Topics[i];
         ls_kafka_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult *rt = &resp.Topics[i];
         rt->Topic = qt->Topic;
         rt->NumPartitions = qt->NumPartitions;
@@ -214,7 +203,6 @@ void ls_kafka_handle_offset_for_leader_epoch(ls_kreq_t *req)
         ls_stream_release(s);
     }
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_OffsetForLeaderEpochResponse_encode(&w, v, &resp);
+    ls_kreq_encode(req, &w, &resp);
     ls_kreq_respond(req, &w);
 }

@@ -181,8 +181,7 @@ static void md_respond(md_ctx_t *ctx)
     }
 
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_MetadataResponse_encode(&w, req->api_version, r);
+    ls_kreq_encode(req, &w, r);
     /* Encoded: the stream snapshots (whose names the response pointed at) may go. */
     if (ctx->all)
         ls_stream_list_release(ctx->all, ctx->nall);
@@ -216,10 +215,7 @@ void ls_kafka_handle_metadata(ls_kreq_t *req)
     int16_t v = req->api_version;
     md_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     ctx->req = req;
-    if (ls_kafka_MetadataRequest_decode(&req->body, v, a, &ctx->m) != 0) {
-        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed Metadata request");
-        return;
-    }
+    ctx->m = *(const ls_kafka_MetadataRequest *)req->msg;
     /* v0: an empty list means all topics; v1+: null means all, empty none. */
     if (ctx->m.NumTopics < 0 || (v == 0 && ctx->m.NumTopics == 0)) {
         ctx->listing = true;
@@ -274,20 +270,16 @@ void ls_kafka_handle_describe_cluster(ls_kreq_t *req)
 {
     ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
-    ls_kafka_DescribeClusterRequest m;
-    if (ls_kafka_DescribeClusterRequest_decode(&req->body, req->api_version, a, &m) != 0) {
-        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed DescribeCluster request");
-        return;
-    }
+    const ls_kafka_DescribeClusterRequest *m = req->msg;
     ls_kafka_DescribeClusterResponse r;
     memset(&r, 0, sizeof r);
     r.ErrorMessage = ls_kstr_null();
-    r.EndpointType = m.EndpointType;
+    r.EndpointType = m->EndpointType;
     r.ClusterId = ls_kstr_c(b->cluster_id);
     r.ControllerId = b->node_id;
     r.ClusterAuthorizedOperations =
-        m.IncludeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPS : INT32_MIN;
-    if (m.EndpointType == 1) {
+        m->IncludeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPS : INT32_MIN;
+    if (m->EndpointType == 1) {
         ls_member_t *live;
         int n = ls_ksvc_members(b, &live);
         r.NumBrokers = n;
@@ -309,7 +301,6 @@ void ls_kafka_handle_describe_cluster(ls_kreq_t *req)
         r.ControllerId = -1;
     }
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_DescribeClusterResponse_encode(&w, req->api_version, &r);
+    ls_kreq_encode(req, &w, &r);
     ls_kreq_respond(req, &w);
 }

@@ -74,8 +74,7 @@ static void produce_finish(produce_ctx_t *ctx)
             *ec = ls_kafka_error_for_version(req->api_key, req->api_version, *ec);
         }
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_ProduceResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_encode(req, &w, &ctx->resp);
     ls_free(ctx);
     ls_kreq_respond(req, &w);
 }
@@ -349,10 +348,7 @@ void ls_kafka_handle_produce(ls_kreq_t *req)
 {
     produce_job_t *job = ls_arena_alloc(req->arena, sizeof *job);
     job->req = req;
-    if (ls_kafka_ProduceRequest_decode(&req->body, req->api_version, req->arena, &job->m) != 0) {
-        ls_kreq_fail(req, req->body.what ? req->body.what : "undecodable Produce body");
-        return;
-    }
+    job->m = *(const ls_kafka_ProduceRequest *)req->msg;
     ls_kafka_services_t *b = req->svc;
     int n = job->m.NumTopicData;
     job->streams = ls_arena_alloc(req->arena, sizeof(ls_stream_t *) * (size_t)(n > 0 ? n : 1));

@@ -36,8 +36,7 @@ static void ip_respond(ip_ctx_t *ctx)
 {
     ls_kreq_t *req = ctx->req;
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_InitProducerIdResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_encode(req, &w, &ctx->resp);
     ls_kreq_respond(req, &w);
 }
 
@@ -68,29 +67,25 @@ static void ip_alloc_done(void *arg)
 void ls_kafka_handle_init_producer_id(ls_kreq_t *req)
 {
     ls_arena_t *a = req->arena;
-    ls_kafka_InitProducerIdRequest m;
-    if (ls_kafka_InitProducerIdRequest_decode(&req->body, req->api_version, a, &m) != 0) {
-        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed InitProducerId request");
-        return;
-    }
+    const ls_kafka_InitProducerIdRequest *m = req->msg;
     ip_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     ctx->req = req;
     ctx->resp.ProducerId = -1;
     ctx->resp.ProducerEpoch = -1;
-    if (m.TransactionalId.len >= 0) {
+    if (m->TransactionalId.len >= 0) {
         ctx->resp.ErrorCode = LS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
         ip_respond(ctx);
         return;
     }
-    bool has_id = m.ProducerId >= 0, has_epoch = m.ProducerEpoch >= 0;
+    bool has_id = m->ProducerId >= 0, has_epoch = m->ProducerEpoch >= 0;
     if (has_id != has_epoch) {
         ctx->resp.ErrorCode = LS_KERR_INVALID_REQUEST;
         ip_respond(ctx);
         return;
     }
-    if (has_id && m.ProducerEpoch < INT16_MAX - 1) {
-        ctx->resp.ProducerId = m.ProducerId;
-        ctx->resp.ProducerEpoch = (int16_t)(m.ProducerEpoch + 1);
+    if (has_id && m->ProducerEpoch < INT16_MAX - 1) {
+        ctx->resp.ProducerId = m->ProducerId;
+        ctx->resp.ProducerEpoch = (int16_t)(m->ProducerEpoch + 1);
         ip_respond(ctx);
         return;
     }

@@ -157,8 +157,7 @@ static void ct_expire(void *arg)
             ctx->resp.Topics[i].ErrorMessage = msg;
         }
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_CreateTopicsResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_encode(req, &w, &ctx->resp);
     ls_kreq_respond_keep(req, &w);
 }
 
@@ -232,8 +231,7 @@ static void ct_done(void *arg)
         }
     }
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_CreateTopicsResponse_encode(&w, v, &ctx->resp);
+    ls_kreq_encode(req, &w, &ctx->resp);
     for (int32_t i = 0; i < ctx->m.NumTopics; i++)
         ls_stream_release(ctx->t[i].created);
     ls_kreq_respond(req, &w);
@@ -245,10 +243,7 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
     ls_arena_t *a = req->arena;
     ct_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     ctx->req = req;
-    if (ls_kafka_CreateTopicsRequest_decode(&req->body, req->api_version, a, &ctx->m) != 0) {
-        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed CreateTopics request");
-        return;
-    }
+    ctx->m = *(const ls_kafka_CreateTopicsRequest *)req->msg;
     int32_t n = ctx->m.NumTopics;
     ctx->t = ls_kmsg_alloc(a, n, sizeof *ctx->t);
     ctx->resp.NumTopics = n;
@@ -427,8 +422,7 @@ static void dt_respond(dt_ctx_t *ctx)
         return;
     }
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_DeleteTopicsResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_encode(req, &w, &ctx->resp);
     ls_kreq_respond(req, &w);
 }
 
@@ -448,8 +442,7 @@ static void dt_expire(void *arg)
             }
     }
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_DeleteTopicsResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_encode(req, &w, &ctx->resp);
     ls_kreq_respond_keep(req, &w);
 }
 
@@ -531,14 +524,10 @@ void ls_kafka_handle_delete_topics(ls_kreq_t *req)
     ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
     int16_t v = req->api_version;
-    ls_kafka_DeleteTopicsRequest m;
-    if (ls_kafka_DeleteTopicsRequest_decode(&req->body, v, a, &m) != 0) {
-        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed DeleteTopics request");
-        return;
-    }
+    const ls_kafka_DeleteTopicsRequest *m = req->msg;
     dt_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     ctx->req = req;
-    ctx->n = v >= 6 ? m.NumTopics : m.NumTopicNames;
+    ctx->n = v >= 6 ? m->NumTopics : m->NumTopicNames;
     ctx->t = ls_kmsg_alloc(a, ctx->n, sizeof *ctx->t);
     ctx->resp.NumResponses = ctx->n;
     ctx->resp.Responses = ls_kmsg_alloc(a, ctx->n, sizeof *ctx->resp.Responses);
@@ -546,11 +535,11 @@ void ls_kafka_handle_delete_topics(ls_kreq_t *req)
     for (int32_t i = 0; i < ctx->n; i++) {
         ls_kafka_DeleteTopicsResponse_DeletableTopicResult *r = &ctx->resp.Responses[i];
         r->ErrorMessage = ls_kstr_null();
-        ls_kstr_t name = v >= 6 ? m.Topics[i].Name : m.TopicNames[i];
+        ls_kstr_t name = v >= 6 ? m->Topics[i].Name : m->TopicNames[i];
         if (v >= 6 && name.len < 0) {
             /* v6: by topic id (KIP-516). */
-            r->TopicId = m.Topics[i].TopicId;
-            ls_stream_t *s = ls_catalog_lookup_id(b->catalog, &m.Topics[i].TopicId);
+            r->TopicId = m->Topics[i].TopicId;
+            ls_stream_t *s = ls_catalog_lookup_id(b->catalog, &m->Topics[i].TopicId);
             if (!s) {
                 r->Name = ls_kstr_null();
                 r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_ID;
@@ -577,8 +566,8 @@ void ls_kafka_handle_delete_topics(ls_kreq_t *req)
         dt_respond(ctx);
         return;
     }
-    ctx->timeout_ms = m.TimeoutMs;
-    deadline_start(b, &ctx->deadline, m.TimeoutMs, dt_expire, ctx);
+    ctx->timeout_ms = m->TimeoutMs;
+    deadline_start(b, &ctx->deadline, m->TimeoutMs, dt_expire, ctx);
     ls_ksvc_offload(b, dt_work, dt_done, ctx);
 }
 
@@ -624,8 +613,7 @@ static void cp_expire(void *arg)
             ctx->resp.Results[i].ErrorMessage = msg;
         }
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_CreatePartitionsResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_encode(req, &w, &ctx->resp);
     ls_kreq_respond_keep(req, &w);
 }
 
@@ -667,8 +655,7 @@ static void cp_done(void *arg)
         }
     }
     ls_kw_t w;
-    ls_kreq_begin(req, &w);
-    ls_kafka_CreatePartitionsResponse_encode(&w, req->api_version, &ctx->resp);
+    ls_kreq_encode(req, &w, &ctx->resp);
     ls_kreq_respond(req, &w);
 }
 
@@ -676,15 +663,11 @@ void ls_kafka_handle_create_partitions(ls_kreq_t *req)
 {
     ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
-    ls_kafka_CreatePartitionsRequest m;
-    if (ls_kafka_CreatePartitionsRequest_decode(&req->body, req->api_version, a, &m) != 0) {
-        ls_kreq_fail(req, req->body.what ? req->body.what : "malformed CreatePartitions request");
-        return;
-    }
+    const ls_kafka_CreatePartitionsRequest *m = req->msg;
     cp_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     ctx->req = req;
-    ctx->n = m.NumTopics;
-    ctx->validate_only = m.ValidateOnly;
+    ctx->n = m->NumTopics;
+    ctx->validate_only = m->ValidateOnly;
     ctx->t = ls_kmsg_alloc(a, ctx->n, sizeof *ctx->t);
     ctx->resp.NumResults = ctx->n;
     ctx->resp.Results = ls_kmsg_alloc(a, ctx->n, sizeof *ctx->resp.Results);
@@ -692,11 +675,11 @@ void ls_kafka_handle_create_partitions(ls_kreq_t *req)
     bool *dup = ls_kmsg_alloc(a, ctx->n, sizeof *dup);
     bool *exact = ls_kmsg_alloc(a, ctx->n, sizeof *exact);
     for (int32_t i = 0; i < ctx->n; i++)
-        names[i] = ls_arena_kstr(a, m.Topics[i].Name, &exact[i]);
+        names[i] = ls_arena_kstr(a, m->Topics[i].Name, &exact[i]);
     mark_duplicates(a, names, ctx->n, dup);
     bool any = false;
     for (int32_t i = 0; i < ctx->n; i++) {
-        const ls_kafka_CreatePartitionsRequest_CreatePartitionsTopic *q = &m.Topics[i];
+        const ls_kafka_CreatePartitionsRequest_CreatePartitionsTopic *q = &m->Topics[i];
         ls_kafka_CreatePartitionsResponse_CreatePartitionsTopicResult *r = &ctx->resp.Results[i];
         r->Name = q->Name;
         r->ErrorMessage = ls_kstr_null();
@@ -735,7 +718,7 @@ void ls_kafka_handle_create_partitions(ls_kreq_t *req)
         cp_done(ctx);
         return;
     }
-    ctx->timeout_ms = m.TimeoutMs;
-    deadline_start(b, &ctx->deadline, m.TimeoutMs, cp_expire, ctx);
+    ctx->timeout_ms = m->TimeoutMs;
+    deadline_start(b, &ctx->deadline, m->TimeoutMs, cp_expire, ctx);
     ls_ksvc_offload(b, cp_work, cp_done, ctx);
 }
