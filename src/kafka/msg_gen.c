@@ -2,6 +2,7 @@
  * Change a description and run `make gen`; `make test` checks that these
  * files are what the descriptions say (docs/ARCHITECTURE.md, "Kafka
  * messages"). */
+/* clang-format off */
 #include <string.h>
 
 #include "kafka/msg_gen.h"

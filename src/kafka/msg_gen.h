@@ -2,6 +2,7 @@
  * Change a description and run `make gen`; `make test` checks that these
  * files are what the descriptions say (docs/ARCHITECTURE.md, "Kafka
  * messages"). */
+/* clang-format off */
 /* Kafka request/response messages: C structs in Kafka's own spelling and a
  * decode/encode pair for each, per version.
  *

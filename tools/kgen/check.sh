@@ -37,4 +37,25 @@ else
     echo "FAIL codegen.catches_stale_output: failed without naming msg_gen.h"
     rc=1
 fi
+
+# Mistakes in a description are refused with the file, line and what is wrong.
+bad() { # NAME LINE EXPECTED
+    rm -rf "$tmp/bad" && cp -r src/kafka/messages "$tmp/bad"
+    printf '%s\n' "$2" >>"$tmp/bad/Heartbeat.msg"
+    if "$KGEN" "$tmp/bad" "$tmp/h" "$tmp/c" >"$tmp/out" 2>&1; then
+        echo "FAIL codegen.refuses_$1: accepted '$2'"
+        rc=1
+    elif grep -q "Heartbeat.msg:[0-9]*: .*$3" "$tmp/out"; then
+        echo "PASS codegen.refuses_$1"
+    else
+        cat "$tmp/out"
+        echo "FAIL codegen.refuses_$1: no line naming Heartbeat.msg and '$3'"
+        rc=1
+    fi
+}
+bad unknown_type '  Extra int33' "unknown type 'int33'"
+bad bad_versions '  Extra int32 v7-3' "bad version range"
+bad nullable_int '  Extra int32 nullable' "only strings, bytes, records and arrays can be nullable"
+bad odd_indent '   Extra int32' "indent with an even number of spaces"
+bad duplicate_field '  ErrorCode int16' "field ErrorCode twice"
 exit $rc
