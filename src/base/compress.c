@@ -15,6 +15,7 @@
 #include "base/compress.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <string.h>
 
 #include <lz4frame.h>
@@ -267,7 +268,58 @@ static ls_status lz4_compress(const uint8_t *in, size_t len, ls_buf_t *out)
     return LS_OK;
 }
 
-/* ---- zstd --------------------------------------------------------------- */
+/* ---- zstd ---------------------------------------------------------------
+ * Contexts are costly to create (megabytes of tables, faulted in fresh every
+ * time), so finished ones wait in a small pool for the next call on any
+ * thread; the pool is bounded, extra contexts are freed. */
+
+#define ZPOOL_MAX 8
+static pthread_mutex_t zpool_mu = PTHREAD_MUTEX_INITIALIZER;
+static ZSTD_CCtx *zpool_c[ZPOOL_MAX];
+static ZSTD_DStream *zpool_d[ZPOOL_MAX];
+static int zpool_nc, zpool_nd;
+
+static ZSTD_CCtx *cctx_get(void)
+{
+    pthread_mutex_lock(&zpool_mu);
+    ZSTD_CCtx *c = zpool_nc ? zpool_c[--zpool_nc] : NULL;
+    pthread_mutex_unlock(&zpool_mu);
+    return c ? c : ZSTD_createCCtx();
+}
+
+static void cctx_put(ZSTD_CCtx *c)
+{
+    pthread_mutex_lock(&zpool_mu);
+    if (zpool_nc < ZPOOL_MAX) {
+        zpool_c[zpool_nc++] = c;
+        c = NULL;
+    }
+    pthread_mutex_unlock(&zpool_mu);
+    ZSTD_freeCCtx(c);
+}
+
+static ZSTD_DStream *dstream_get(void)
+{
+    pthread_mutex_lock(&zpool_mu);
+    ZSTD_DStream *d = zpool_nd ? zpool_d[--zpool_nd] : NULL;
+    pthread_mutex_unlock(&zpool_mu);
+    if (d && ZSTD_isError(ZSTD_DCtx_reset(d, ZSTD_reset_session_only))) {
+        ZSTD_freeDStream(d);
+        d = NULL;
+    }
+    return d ? d : ZSTD_createDStream();
+}
+
+static void dstream_put(ZSTD_DStream *d)
+{
+    pthread_mutex_lock(&zpool_mu);
+    if (zpool_nd < ZPOOL_MAX) {
+        zpool_d[zpool_nd++] = d;
+        d = NULL;
+    }
+    pthread_mutex_unlock(&zpool_mu);
+    ZSTD_freeDStream(d);
+}
 
 static ls_status unzstd(const uint8_t *in, size_t len, size_t max_out, ls_buf_t *out)
 {
@@ -278,7 +330,7 @@ static ls_status unzstd(const uint8_t *in, size_t len, size_t max_out, ls_buf_t 
     if (csize != ZSTD_CONTENTSIZE_UNKNOWN && csize > max_out)
         return LS_ELIMIT;
 
-    ZSTD_DStream *ds = ZSTD_createDStream();
+    ZSTD_DStream *ds = dstream_get();
     if (!ds)
         return LS_EIO;
     /* The window limit stays at zstd's default (2^27): Java producers stream
@@ -308,7 +360,7 @@ static ls_status unzstd(const uint8_t *in, size_t len, size_t max_out, ls_buf_t 
     } while (ib.pos < ib.size || last != 0);
     st = LS_OK;
 free_ds:
-    ZSTD_freeDStream(ds);
+    dstream_put(ds);
     return st;
 }
 
@@ -316,7 +368,11 @@ static ls_status zstd_compress(const uint8_t *in, size_t len, ls_buf_t *out)
 {
     size_t bound = ZSTD_compressBound(len);
     ls_buf_reserve(out, bound);
-    size_t got = ZSTD_compress(out->data + out->len, bound, in, len, 3);
+    ZSTD_CCtx *c = cctx_get();
+    if (!c)
+        return LS_EIO;
+    size_t got = ZSTD_compressCCtx(c, out->data + out->len, bound, in, len, 3);
+    cctx_put(c);
     if (ZSTD_isError(got))
         return LS_EIO;
     out->len += got;
