@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "meta/meta.h"
@@ -681,6 +682,37 @@ TEST(delete_subject_with_many_versions)
     ls_meta_close(m);
 }
 
+/* The latest version of a subject is cached; another broker's registration
+ * (another registry over the same store) is seen through the store's watch. */
+TEST(latest_follows_other_brokers)
+{
+    ls_meta_t *m = ls_meta_mem_open();
+    ls_registry_t *a = ls_registry_new(m), *b = ls_registry_new(m);
+    ls_sr_err_t e;
+    int32_t id, v;
+    ls_sr_input_t v1 = in_avro(V_A), v2 = in_avro(V_AB_DEF);
+    CHECK_EQ_INT(ls_registry_register(a, "s", &v1, false, &id, &v, &e), LS_SR_OK);
+    ls_sr_version_t lv;
+    ls_sr_schema_t *ls;
+    CHECK_EQ_INT(ls_registry_latest(a, "s", &lv, &ls, &e), LS_SR_OK); /* now cached */
+    CHECK_EQ_INT(lv.version, 1);
+    ls_free(lv.subject);
+    ls_sr_schema_release(ls);
+    CHECK_EQ_INT(ls_registry_register(b, "s", &v2, false, &id, &v, &e), LS_SR_OK);
+    int seen = 0;
+    for (int i = 0; i < 2000 && !seen; i++) {
+        CHECK_EQ_INT(ls_registry_latest(a, "s", &lv, &ls, &e), LS_SR_OK);
+        seen = lv.version == 2 && ls->id == id;
+        ls_free(lv.subject);
+        ls_sr_schema_release(ls);
+        if (!seen) usleep(1000);
+    }
+    CHECK(seen);
+    ls_registry_free(a);
+    ls_registry_free(b);
+    ls_meta_close(m);
+}
+
 typedef struct racer {
     ls_registry_t *r;
     int k;
@@ -756,6 +788,7 @@ int main(void)
     RUN(json_schema_refuses_what_it_cannot_decide);
     RUN(json_schema_references_by_name);
     RUN(delete_subject_with_many_versions);
+    RUN(latest_follows_other_brokers);
     RUN(concurrent_registrations_never_share_ids);
     UNIT_DONE();
 }
