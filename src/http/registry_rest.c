@@ -14,8 +14,8 @@
 #include <strings.h>
 
 #include "base/alloc.h"
-#include "base/utf8.h"
 #include "base/url.h"
+#include "base/utf8.h"
 
 #define MAX_SEGMENTS 8
 
@@ -317,10 +317,7 @@ static void reply_raw_schema(req_t *q, int32_t id)
 
 static void op_types(req_t *q)
 {
-    json_t *arr = json_array();
-    for (ls_sr_type t = LS_SR_AVRO; t <= LS_SR_PROTOBUF; t++)
-        if (ls_sr_type_supported(t)) json_array_append_new(arr, json_string(ls_sr_type_name(t)));
-    reply_json(q, 200, arr);
+    reply_json(q, 200, json_pack("[s, s, s]", "AVRO", "JSON", "PROTOBUF"));
 }
 
 static void op_schema_by_id(req_t *q, const char *idtext, const char *what)

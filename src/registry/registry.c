@@ -71,10 +71,6 @@ const char *ls_sr_type_name(ls_sr_type t)
 {
     return TYPE_NAMES[t];
 }
-bool ls_sr_type_supported(ls_sr_type t)
-{
-    return t == LS_SR_AVRO || t == LS_SR_JSON;
-}
 const char *ls_sr_compat_name(ls_sr_compat c)
 {
     return COMPAT_NAMES[c];
@@ -157,6 +153,7 @@ void ls_sr_schema_release(ls_sr_schema_t *s)
     refs_free(s->refs, s->nrefs);
     ls_avro_free(s->avro);
     ls_jsonschema_free(s->json);
+    ls_proto_free(s->proto);
     ls_free(s);
 }
 
@@ -192,20 +189,18 @@ static ls_sr_code parse_schema(ls_sr_type type, const char *text, const ls_sr_re
                                size_t nrefs, const char *const *names, const char *const *deps,
                                size_t ndeps, ls_sr_schema_t **out, ls_sr_err_t *e)
 {
-    if (!ls_sr_type_supported(type))
-        return seterr(e, LS_SR_INVALID_SCHEMA,
-                      "Invalid schema: schema type %s is not supported by this registry "
-                      "(supported: AVRO, JSON)",
-                      TYPE_NAMES[type]);
     char why[512];
     ls_avro_schema_t *avro = NULL;
     ls_jsonschema_t *json = NULL;
+    ls_proto_t *proto = NULL;
     if (type == LS_SR_AVRO)
         avro = ls_avro_parse(deps, ndeps, text, strlen(text), why, sizeof why);
-    else
+    else if (type == LS_SR_JSON)
         json = ls_jsonschema_parse(names, deps, ndeps, text, why, sizeof why);
-    if (!avro && !json) return seterr(e, LS_SR_INVALID_SCHEMA, "Invalid schema: %s", why);
-    char *canon = canonical(text, e);
+    else
+        proto = ls_proto_parse(names, deps, ndeps, text, why, sizeof why);
+    if (!avro && !json && !proto) return seterr(e, LS_SR_INVALID_SCHEMA, "Invalid schema: %s", why);
+    char *canon = proto ? ls_strdup(ls_proto_canonical(proto)) : canonical(text, e);
     if (!canon) {
         ls_avro_free(avro);
         ls_jsonschema_free(json);
@@ -218,6 +213,7 @@ static ls_sr_code parse_schema(ls_sr_type type, const char *text, const ls_sr_re
     s->canon = canon;
     s->avro = avro;
     s->json = json;
+    s->proto = proto;
     s->nrefs = nrefs;
     s->refs = LS_NEWN(ls_sr_ref_t, nrefs ? nrefs : 1);
     for (size_t i = 0; i < nrefs; i++) {
@@ -271,6 +267,7 @@ static bool can_read(const ls_sr_schema_t *reader, const ls_sr_schema_t *writer,
         return false;
     }
     if (reader->type == LS_SR_JSON) return ls_jsonschema_can_read(reader->json, writer->json, why);
+    if (reader->type == LS_SR_PROTOBUF) return ls_proto_can_read(reader->proto, writer->proto, why);
     return ls_avro_can_read(reader->avro, writer->avro, why);
 }
 
@@ -1511,7 +1508,8 @@ ls_sr_code ls_registry_delete_subject(ls_registry_t *r, const char *subject, boo
             tx_cmp(t, ksub(&k, "heads/", subject, ""), head_rev);
             size_t chunk = TXN_CHUNK;
             int max_ops = ls_meta_max_txn_ops(r->meta);
-            if ((size_t)max_ops < 2 * chunk + 8) chunk = max_ops > 10 ? (size_t)(max_ops - 8) / 2 : 1;
+            if ((size_t)max_ops < 2 * chunk + 8)
+                chunk = max_ops > 10 ? (size_t)(max_ops - 8) / 2 : 1;
             size_t end = i + chunk < s.n ? i + chunk : s.n;
             bool last = end == s.n;
             for (; i < end; i++) {

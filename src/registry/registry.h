@@ -5,7 +5,7 @@
  * a subject (both cached).
  *
  * Vocabulary (the Confluent registry's): a *schema* is a text of a type
- * (AVRO, JSON; PROTOBUF is refused) plus its references; registering it under a *subject* makes
+ * (AVRO, JSON, PROTOBUF) plus its references; registering it under a *subject* makes
  * a *version* of that subject (1, 2, ...) pointing at the schema's *id*.
  * One schema has one id whatever the subjects it is registered under.
  *
@@ -57,6 +57,7 @@
 #include "meta/meta.h"
 #include "registry/avro.h"
 #include "registry/json_schema.h"
+#include "registry/protobuf.h"
 
 #define LS_SR_MAX_REFERENCES 64
 #define LS_SR_MAX_SUBJECT 255
@@ -130,6 +131,7 @@ typedef struct ls_sr_schema {
     size_t nrefs;
     ls_avro_schema_t *avro; /* AVRO: parsed, references included */
     ls_jsonschema_t *json;  /* JSON: loaded, references included */
+    ls_proto_t *proto;      /* PROTOBUF: parsed, imports included */
     int refcount;           /* atomic */
 } ls_sr_schema_t;
 
@@ -151,7 +153,6 @@ void ls_sr_schema_release(ls_sr_schema_t *s);
 void ls_sr_versions_free(ls_sr_version_t *v, size_t n);
 
 const char *ls_sr_type_name(ls_sr_type t);
-bool ls_sr_type_supported(ls_sr_type t);              /* AVRO and JSON; PROTOBUF not yet */
 int ls_sr_type_parse(const char *s, ls_sr_type *out); /* 0: known name */
 const char *ls_sr_compat_name(ls_sr_compat c);
 int ls_sr_compat_parse(const char *s, ls_sr_compat *out);

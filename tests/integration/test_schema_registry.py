@@ -10,7 +10,9 @@ broker serves one registry and registrations racing through all three never
 hand out one id twice.
 """
 import json
+import os
 import threading
+from urllib.parse import quote
 
 import pytest
 import requests
@@ -21,6 +23,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.serialization import StringDeserializer, StringSerializer
 
+import lsbroker
 from kafka_util import create_topic, unique_topic
 
 CT = "application/vnd.schemaregistry.v1+json"
@@ -57,7 +60,8 @@ class Api:
         return r.status_code, r.json()
 
     def register(self, subject, schema, **kw):
-        return self.call("POST", "/subjects/%s/versions" % subject, dict(schema=schema, **kw))
+        return self.call("POST", "/subjects/%s/versions" % quote(subject, safe=""),
+                         dict(schema=schema, **kw))
 
 
 def test_confluent_avro_serializer_round_trip(broker, registry):
@@ -200,6 +204,7 @@ A_INT_B_DEF = rec("R", field("a", "int"), field("b", "string", default="x"))
 A_INT_B = rec("R", field("a", "int"), field("b", "string"))
 EMPTY = rec("R")
 A_DEF = rec("R", field("a", "int", default=0))
+P_V1 = 'syntax = "proto3";\npackage lake;\nmessage Event { int32 n = 1; }\n'
 J_OPEN = json.dumps({"type": "object", "properties": {"a": {"type": "string"}}})
 J_OPEN_B = json.dumps({"type": "object", "properties": {"a": {"type": "string"},
                                                          "b": {"type": "string"}}})
@@ -266,7 +271,7 @@ def test_registry_behaviour_table(registry):
         (("GET", "/schemas/ids/1/subjects", None), 200, ["other", "s"]),
         (("GET", "/schemas/ids/1/versions", None), 200,
          [{"subject": "other", "version": 1}, {"subject": "s", "version": 1}]),
-        (("GET", "/schemas/types", None), 200, ["AVRO", "JSON"]),
+        (("GET", "/schemas/types", None), 200, ["AVRO", "JSON", "PROTOBUF"]),
         (("POST", "/subjects/s", {"schema": A_INT}), 200,
          {"subject": "s", "version": 1, "id": 1, "schema": A_INT}),
         # errors
@@ -278,8 +283,8 @@ def test_registry_behaviour_table(registry):
         (("GET", "/schemas/ids/77", None), 404, 40403),
         (("POST", "/subjects/s/versions", {"schema": A_STR}), 409, 409),
         (("POST", "/subjects/s/versions", {"schema": "{\"type\":\"record\"}"}), 422, 42201),
-        (("POST", "/subjects/s/versions", {"schema": "{}", "schemaType": "PROTOBUF"}), 422,
-         42201),
+        (("POST", "/subjects/s/versions", {"schema": "message M { X x = 1; }",
+                                           "schemaType": "PROTOBUF"}), 422, 42201),
         (("POST", "/subjects/s/versions", {"schema": A_INT, "ruleSet": {"domainRules": []}}),
          422, 42201),
         (("PUT", "/config", {"compatibility": "SIDEWAYS"}), 422, 42203),
@@ -329,6 +334,15 @@ def test_registry_behaviour_table(registry):
          422, 42201),
         (("POST", "/subjects/other/versions", {"schema": J_OPEN, "schemaType": "JSON"}), 409,
          409),
+        # Protobuf: .proto text, its own rules
+        (("POST", "/subjects/p/versions", {"schema": P_V1, "schemaType": "PROTOBUF"}), 200,
+         {"id": 7}),
+        (("POST", "/subjects/p/versions", {"schema": P_V1.replace("int32 n", "sint32 n"),
+                                           "schemaType": "PROTOBUF"}), 409, 409),
+        (("POST", "/subjects/p/versions", {"schema": P_V1.replace("}", "string s = 2; }"),
+                                           "schemaType": "PROTOBUF"}), 200, {"id": 8}),
+        (("GET", "/schemas/ids/7", None), 200, {"schemaType": "PROTOBUF", "schema": P_V1}),
+        (("GET", "/schemas/ids/7", None, {"format": "serialized"}), 400, 400),
         # modes: READONLY refuses writes with 42205
         (("PUT", "/mode/other", {"mode": "READONLY"}), 200, {"mode": "READONLY"}),
         (("POST", "/subjects/other/versions", {"schema": A_INT_B_DEF}), 422, 42205),
@@ -351,6 +365,42 @@ def test_registry_behaviour_table(registry):
             assert got["error_code"] == want and got["message"], where
         else:
             assert got == want, where
+
+
+PROTO_DIR = os.path.join(lsbroker.ROOT, "tests", "integration", "js", "node_modules", "protobufjs")
+
+
+def test_protobuf_real_world_files_with_imports(registry):
+    """The .proto files protobufjs ships (Google's descriptor, type, api, http and
+    annotations files: proto2 and proto3, options, extensions, extend, maps,
+    oneofs), registered in import order, each import a schema reference."""
+    api = Api(registry)
+    files = [  # (import path, its imports that are references)
+        ("google/protobuf/descriptor.proto", []),
+        ("google/protobuf/source_context.proto", []),
+        ("google/protobuf/type.proto", ["google/protobuf/source_context.proto"]),
+        ("google/protobuf/api.proto", ["google/protobuf/source_context.proto",
+                                       "google/protobuf/type.proto"]),
+        ("google/api/http.proto", []),
+        ("google/api/annotations.proto", ["google/api/http.proto",
+                                          "google/protobuf/descriptor.proto"]),
+    ]
+    for path, imports in files:
+        with open(os.path.join(PROTO_DIR, path)) as f:
+            text = f.read()
+        refs = [{"name": i, "subject": i, "version": 1} for i in imports]
+        st, body = api.register(path, text, schemaType="PROTOBUF", references=refs)
+        assert st == 200, (path, body)
+        # the same text again is the same schema
+        assert api.register(path, text, schemaType="PROTOBUF", references=refs) == (st, body)
+    # a field's type changed across wire groups in a real file: refused
+    with open(os.path.join(PROTO_DIR, "google/protobuf/source_context.proto")) as f:
+        text = f.read()
+    assert "string file_name = 1;" in text
+    st, body = api.register("google/protobuf/source_context.proto",
+                            text.replace("string file_name = 1;", "int64 file_name = 1;"),
+                            schemaType="PROTOBUF")
+    assert (st, body["error_code"]) == (409, 409), body
 
 
 def test_registry_is_shared_by_a_cluster_and_ids_never_collide(cluster):

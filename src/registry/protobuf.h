@@ -1,0 +1,50 @@
+/* Protobuf schemas (.proto text, proto2 and proto3) for the schema registry:
+ * a parser of the language's grammar into a model of messages, fields,
+ * oneofs and enums with every type name resolved, and the compatibility
+ * rules the Confluent Schema Registry documents for Protobuf.
+ *
+ * Parsing (the Protocol Buffers language specification, proto2 and proto3):
+ * syntax, package, import [public|weak], option (values, aggregates
+ * skipped as balanced braces), message (fields with labels, map<K, V>,
+ * oneof, nested messages and enums, groups, reserved, extensions, extend,
+ * options), enum (values, reserved, options), service (rpc). A type name is
+ * resolved as protoc does: a leading '.' is fully qualified, otherwise the
+ * innermost enclosing scope outward, against this file and the files it
+ * imports. Imports are the schema's references (matched by reference name
+ * = import path) or one of the well-known google/protobuf files, which are
+ * built in. Refused: a type that does not resolve, an import that is
+ * neither, duplicate field numbers or names, numbers outside 1..2^29-1 or in
+ * 19000-19999, "edition" files, and descriptors in binary (base64) form.
+ *
+ * Compatibility (old -> new; BACKWARD = the new schema reads the old data):
+ * incompatible are a changed package, a removed message, a field whose kind
+ * (scalar / message / map) or scalar group changes (int32 int64 uint32 uint64
+ * bool enums | sint32 sint64 | fixed32 sfixed32 | fixed64 sfixed64 | float |
+ * double | string bytes), a field of another or incompatible message type,
+ * a required field added or removed, several fields moved into one oneof, a
+ * field moved into an existing oneof, a field removed from a oneof.
+ * Everything else (fields, messages, enums and enum values added or
+ * removed, renamed fields, oneofs added or removed) is compatible.
+ *
+ * A parsed schema is immutable and may be shared between threads. */
+#ifndef LS_REGISTRY_PROTOBUF_H
+#define LS_REGISTRY_PROTOBUF_H
+#include <stddef.h>
+
+#include "base/buf.h"
+
+typedef struct ls_proto ls_proto_t;
+
+/* Parses text after the texts of its references (names[i]: the import path
+ * texts[i] answers). NULL with a message in err. */
+ls_proto_t *ls_proto_parse(const char *const *names, const char *const *texts, size_t ndeps,
+                           const char *text, char *err, size_t errlen);
+void ls_proto_free(ls_proto_t *p);
+/* The text's tokens joined by single spaces: comments and layout removed
+ * (the schema's identity). */
+const char *ls_proto_canonical(const ls_proto_t *p);
+
+/* 1 when data written with writer is read with reader (the rules above);
+ * 0 with the incompatible differences appended to why. */
+int ls_proto_can_read(const ls_proto_t *reader, const ls_proto_t *writer, ls_buf_t *why);
+#endif
