@@ -15,7 +15,8 @@ static void i_LeaderIdAndEpoch(ls_kafka_LeaderIdAndEpoch *m)
     m->LeaderEpoch = -1;
 }
 
-static void d_LeaderIdAndEpoch(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_LeaderIdAndEpoch *m)
+static void d_LeaderIdAndEpoch(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                               ls_kafka_LeaderIdAndEpoch *m)
 {
     (void)a;
     (void)v;
@@ -93,7 +94,8 @@ static void i_AlterConfigsResourceResponse(ls_kafka_AlterConfigsResourceResponse
     m->ErrorMessage = ls_kstr_null();
 }
 
-static void d_AlterConfigsResourceResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_AlterConfigsResourceResponse *m)
+static void d_AlterConfigsResourceResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                           ls_kafka_AlterConfigsResourceResponse *m)
 {
     (void)a;
     (void)v;
@@ -104,7 +106,8 @@ static void d_AlterConfigsResourceResponse(ls_kr_t *r, int16_t v, bool f, ls_are
     ls_kr_tags(r, f);
 }
 
-static void e_AlterConfigsResourceResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterConfigsResourceResponse *m)
+static void e_AlterConfigsResourceResponse(ls_kw_t *w, int16_t v, bool f,
+                                           const ls_kafka_AlterConfigsResourceResponse *m)
 {
     (void)v;
     ls_kw_i16(w, m->ErrorCode);
@@ -127,7 +130,8 @@ static size_t z_ProduceRequest_PartitionProduceData(int16_t v, bool f)
     return n;
 }
 
-static void d_ProduceRequest_PartitionProduceData(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ProduceRequest_PartitionProduceData *m)
+static void d_ProduceRequest_PartitionProduceData(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                  ls_kafka_ProduceRequest_PartitionProduceData *m)
 {
     (void)a;
     (void)v;
@@ -136,7 +140,8 @@ static void d_ProduceRequest_PartitionProduceData(ls_kr_t *r, int16_t v, bool f,
     ls_kr_tags(r, f);
 }
 
-static void e_ProduceRequest_PartitionProduceData(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ProduceRequest_PartitionProduceData *m)
+static void e_ProduceRequest_PartitionProduceData(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ProduceRequest_PartitionProduceData *m)
 {
     (void)v;
     ls_kw_i32(w, m->Index);
@@ -157,18 +162,21 @@ static size_t z_ProduceRequest_TopicProduceData(int16_t v, bool f)
     return n;
 }
 
-static void d_ProduceRequest_TopicProduceData(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ProduceRequest_TopicProduceData *m)
+static void d_ProduceRequest_TopicProduceData(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                              ls_kafka_ProduceRequest_TopicProduceData *m)
 {
     m->Name = ls_kmsg_str(r, f, "TopicProduceData.Name");
-    m->NumPartitionData = ls_kmsg_arrlen(r, f, z_ProduceRequest_PartitionProduceData(v, f), false, "TopicProduceData.PartitionData");
+    m->NumPartitionData = ls_kmsg_arrlen(r, f, z_ProduceRequest_PartitionProduceData(v, f), false,
+                                         "TopicProduceData.PartitionData");
     m->PartitionData = ls_kmsg_alloc(a, m->NumPartitionData, sizeof *m->PartitionData);
-    for (int32_t i = 0; i < m->NumPartitionData && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitionData && !r->err; i++) {
         d_ProduceRequest_PartitionProduceData(r, v, f, a, &m->PartitionData[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_ProduceRequest_TopicProduceData(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ProduceRequest_TopicProduceData *m)
+static void e_ProduceRequest_TopicProduceData(ls_kw_t *w, int16_t v, bool f,
+                                              const ls_kafka_ProduceRequest_TopicProduceData *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Name);
     ls_kmsg_warrlen(w, f, m->NumPartitionData, false);
@@ -184,14 +192,16 @@ static void i_ProduceRequest(ls_kafka_ProduceRequest *m)
     m->TransactionalId = ls_kstr_null();
 }
 
-static void d_ProduceRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ProduceRequest *m)
+static void d_ProduceRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                             ls_kafka_ProduceRequest *m)
 {
     m->TransactionalId = ls_kr_str(r, f);
     m->Acks = ls_kr_i16(r);
     m->TimeoutMs = ls_kr_i32(r);
-    m->NumTopicData = ls_kmsg_arrlen(r, f, z_ProduceRequest_TopicProduceData(v, f), false, "ProduceRequest.TopicData");
+    m->NumTopicData = ls_kmsg_arrlen(r, f, z_ProduceRequest_TopicProduceData(v, f), false,
+                                     "ProduceRequest.TopicData");
     m->TopicData = ls_kmsg_alloc(a, m->NumTopicData, sizeof *m->TopicData);
-    for (int32_t i = 0; i < m->NumTopicData && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopicData && !r->err; i++) {
         d_ProduceRequest_TopicProduceData(r, v, f, a, &m->TopicData[i]);
     }
     ls_kr_tags(r, f);
@@ -221,12 +231,15 @@ static size_t z_ProduceResponse_BatchIndexAndErrorMessage(int16_t v, bool f)
     return n;
 }
 
-static void i_ProduceResponse_BatchIndexAndErrorMessage(ls_kafka_ProduceResponse_BatchIndexAndErrorMessage *m)
+static void i_ProduceResponse_BatchIndexAndErrorMessage(
+    ls_kafka_ProduceResponse_BatchIndexAndErrorMessage *m)
 {
     m->BatchIndexErrorMessage = ls_kstr_null();
 }
 
-static void d_ProduceResponse_BatchIndexAndErrorMessage(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ProduceResponse_BatchIndexAndErrorMessage *m)
+static void d_ProduceResponse_BatchIndexAndErrorMessage(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ProduceResponse_BatchIndexAndErrorMessage *m)
 {
     (void)a;
     (void)v;
@@ -235,7 +248,8 @@ static void d_ProduceResponse_BatchIndexAndErrorMessage(ls_kr_t *r, int16_t v, b
     ls_kr_tags(r, f);
 }
 
-static void e_ProduceResponse_BatchIndexAndErrorMessage(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ProduceResponse_BatchIndexAndErrorMessage *m)
+static void e_ProduceResponse_BatchIndexAndErrorMessage(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ProduceResponse_BatchIndexAndErrorMessage *m)
 {
     (void)v;
     ls_kw_i32(w, m->BatchIndex);
@@ -263,7 +277,8 @@ static size_t z_ProduceResponse_PartitionProduceResponse(int16_t v, bool f)
     return n;
 }
 
-static void i_ProduceResponse_PartitionProduceResponse(ls_kafka_ProduceResponse_PartitionProduceResponse *m)
+static void i_ProduceResponse_PartitionProduceResponse(
+    ls_kafka_ProduceResponse_PartitionProduceResponse *m)
 {
     m->LogAppendTimeMs = -1;
     m->LogStartOffset = -1;
@@ -271,7 +286,9 @@ static void i_ProduceResponse_PartitionProduceResponse(ls_kafka_ProduceResponse_
     i_LeaderIdAndEpoch(&m->CurrentLeader);
 }
 
-static void d_ProduceResponse_PartitionProduceResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ProduceResponse_PartitionProduceResponse *m)
+static void d_ProduceResponse_PartitionProduceResponse(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ProduceResponse_PartitionProduceResponse *m)
 {
     m->Index = ls_kr_i32(r);
     m->ErrorCode = ls_kr_i16(r);
@@ -281,9 +298,10 @@ static void d_ProduceResponse_PartitionProduceResponse(ls_kr_t *r, int16_t v, bo
         m->LogStartOffset = ls_kr_i64(r);
     }
     if (v >= 8) {
-        m->NumRecordErrors = ls_kmsg_arrlen(r, f, z_ProduceResponse_BatchIndexAndErrorMessage(v, f), false, "PartitionProduceResponse.RecordErrors");
+        m->NumRecordErrors = ls_kmsg_arrlen(r, f, z_ProduceResponse_BatchIndexAndErrorMessage(v, f),
+                                            false, "PartitionProduceResponse.RecordErrors");
         m->RecordErrors = ls_kmsg_alloc(a, m->NumRecordErrors, sizeof *m->RecordErrors);
-        for (int32_t i = 0; i < m->NumRecordErrors && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumRecordErrors && !r->err; i++) {
             i_ProduceResponse_BatchIndexAndErrorMessage(&m->RecordErrors[i]);
             d_ProduceResponse_BatchIndexAndErrorMessage(r, v, f, a, &m->RecordErrors[i]);
         }
@@ -308,7 +326,8 @@ static void d_ProduceResponse_PartitionProduceResponse(ls_kr_t *r, int16_t v, bo
     }
 }
 
-static void e_ProduceResponse_PartitionProduceResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ProduceResponse_PartitionProduceResponse *m)
+static void e_ProduceResponse_PartitionProduceResponse(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ProduceResponse_PartitionProduceResponse *m)
 {
     ls_kw_i32(w, m->Index);
     ls_kw_i16(w, m->ErrorCode);
@@ -351,19 +370,24 @@ static size_t z_ProduceResponse_TopicProduceResponse(int16_t v, bool f)
     return n;
 }
 
-static void d_ProduceResponse_TopicProduceResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ProduceResponse_TopicProduceResponse *m)
+static void d_ProduceResponse_TopicProduceResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                   ls_kafka_ProduceResponse_TopicProduceResponse *m)
 {
     m->Name = ls_kmsg_str(r, f, "TopicProduceResponse.Name");
-    m->NumPartitionResponses = ls_kmsg_arrlen(r, f, z_ProduceResponse_PartitionProduceResponse(v, f), false, "TopicProduceResponse.PartitionResponses");
-    m->PartitionResponses = ls_kmsg_alloc(a, m->NumPartitionResponses, sizeof *m->PartitionResponses);
-    for (int32_t i = 0; i < m->NumPartitionResponses && !(r)->err; i++) {
+    m->NumPartitionResponses = ls_kmsg_arrlen(r, f,
+                                              z_ProduceResponse_PartitionProduceResponse(v, f),
+                                              false, "TopicProduceResponse.PartitionResponses");
+    m->PartitionResponses = ls_kmsg_alloc(a, m->NumPartitionResponses,
+                                          sizeof *m->PartitionResponses);
+    for (int32_t i = 0; i < m->NumPartitionResponses && !r->err; i++) {
         i_ProduceResponse_PartitionProduceResponse(&m->PartitionResponses[i]);
         d_ProduceResponse_PartitionProduceResponse(r, v, f, a, &m->PartitionResponses[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_ProduceResponse_TopicProduceResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ProduceResponse_TopicProduceResponse *m)
+static void e_ProduceResponse_TopicProduceResponse(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ProduceResponse_TopicProduceResponse *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Name);
     ls_kmsg_warrlen(w, f, m->NumPartitionResponses, false);
@@ -374,11 +398,13 @@ static void e_ProduceResponse_TopicProduceResponse(ls_kw_t *w, int16_t v, bool f
 
 /* ---- ProduceResponse */
 
-static void d_ProduceResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ProduceResponse *m)
+static void d_ProduceResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                              ls_kafka_ProduceResponse *m)
 {
-    m->NumResponses = ls_kmsg_arrlen(r, f, z_ProduceResponse_TopicProduceResponse(v, f), false, "ProduceResponse.Responses");
+    m->NumResponses = ls_kmsg_arrlen(r, f, z_ProduceResponse_TopicProduceResponse(v, f), false,
+                                     "ProduceResponse.Responses");
     m->Responses = ls_kmsg_alloc(a, m->NumResponses, sizeof *m->Responses);
-    for (int32_t i = 0; i < m->NumResponses && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumResponses && !r->err; i++) {
         d_ProduceResponse_TopicProduceResponse(r, v, f, a, &m->Responses[i]);
     }
     m->ThrottleTimeMs = ls_kr_i32(r);
@@ -388,9 +414,10 @@ static void d_ProduceResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_k
         switch (ls_kmsg_tag_next(r, &sub)) {
         case 0:
             if (v >= 10) {
-                m->NumNodeEndpoints = ls_kmsg_arrlen(&sub, f, z_NodeEndpoint(v, f), false, "ProduceResponse.NodeEndpoints");
+                m->NumNodeEndpoints = ls_kmsg_arrlen(&sub, f, z_NodeEndpoint(v, f), false,
+                                                     "ProduceResponse.NodeEndpoints");
                 m->NodeEndpoints = ls_kmsg_alloc(a, m->NumNodeEndpoints, sizeof *m->NodeEndpoints);
-                for (int32_t i = 0; i < m->NumNodeEndpoints && !(&sub)->err; i++) {
+                for (int32_t i = 0; i < m->NumNodeEndpoints && !sub.err; i++) {
                     i_NodeEndpoint(&m->NodeEndpoints[i]);
                     d_NodeEndpoint(&sub, v, f, a, &m->NodeEndpoints[i]);
                 }
@@ -432,7 +459,8 @@ static void i_FetchRequest_ReplicaState(ls_kafka_FetchRequest_ReplicaState *m)
     m->ReplicaEpoch = -1;
 }
 
-static void d_FetchRequest_ReplicaState(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_FetchRequest_ReplicaState *m)
+static void d_FetchRequest_ReplicaState(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                        ls_kafka_FetchRequest_ReplicaState *m)
 {
     (void)a;
     (void)v;
@@ -441,7 +469,8 @@ static void d_FetchRequest_ReplicaState(ls_kr_t *r, int16_t v, bool f, ls_arena_
     ls_kr_tags(r, f);
 }
 
-static void e_FetchRequest_ReplicaState(ls_kw_t *w, int16_t v, bool f, const ls_kafka_FetchRequest_ReplicaState *m)
+static void e_FetchRequest_ReplicaState(ls_kw_t *w, int16_t v, bool f,
+                                        const ls_kafka_FetchRequest_ReplicaState *m)
 {
     (void)v;
     ls_kw_i32(w, m->ReplicaId);
@@ -475,7 +504,8 @@ static void i_FetchRequest_FetchPartition(ls_kafka_FetchRequest_FetchPartition *
     m->LogStartOffset = -1;
 }
 
-static void d_FetchRequest_FetchPartition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_FetchRequest_FetchPartition *m)
+static void d_FetchRequest_FetchPartition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                          ls_kafka_FetchRequest_FetchPartition *m)
 {
     (void)a;
     m->Partition = ls_kr_i32(r);
@@ -506,7 +536,8 @@ static void d_FetchRequest_FetchPartition(ls_kr_t *r, int16_t v, bool f, ls_aren
     }
 }
 
-static void e_FetchRequest_FetchPartition(ls_kw_t *w, int16_t v, bool f, const ls_kafka_FetchRequest_FetchPartition *m)
+static void e_FetchRequest_FetchPartition(ls_kw_t *w, int16_t v, bool f,
+                                          const ls_kafka_FetchRequest_FetchPartition *m)
 {
     ls_kw_i32(w, m->Partition);
     if (v >= 9) {
@@ -553,7 +584,8 @@ static void i_FetchRequest_FetchTopic(ls_kafka_FetchRequest_FetchTopic *m)
     m->Topic = ls_kstr_null();
 }
 
-static void d_FetchRequest_FetchTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_FetchRequest_FetchTopic *m)
+static void d_FetchRequest_FetchTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                      ls_kafka_FetchRequest_FetchTopic *m)
 {
     if (v <= 12) {
         m->Topic = ls_kmsg_str(r, f, "FetchTopic.Topic");
@@ -561,16 +593,18 @@ static void d_FetchRequest_FetchTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t 
     if (v >= 13) {
         ls_kr_uuid(r, &m->TopicId);
     }
-    m->NumPartitions = ls_kmsg_arrlen(r, f, z_FetchRequest_FetchPartition(v, f), false, "FetchTopic.Partitions");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_FetchRequest_FetchPartition(v, f), false,
+                                      "FetchTopic.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         i_FetchRequest_FetchPartition(&m->Partitions[i]);
         d_FetchRequest_FetchPartition(r, v, f, a, &m->Partitions[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_FetchRequest_FetchTopic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_FetchRequest_FetchTopic *m)
+static void e_FetchRequest_FetchTopic(ls_kw_t *w, int16_t v, bool f,
+                                      const ls_kafka_FetchRequest_FetchTopic *m)
 {
     if (v <= 12) {
         ls_kmsg_wstr_nn(w, f, m->Topic);
@@ -604,7 +638,8 @@ static void i_FetchRequest_ForgottenTopic(ls_kafka_FetchRequest_ForgottenTopic *
     m->Topic = ls_kstr_null();
 }
 
-static void d_FetchRequest_ForgottenTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_FetchRequest_ForgottenTopic *m)
+static void d_FetchRequest_ForgottenTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                          ls_kafka_FetchRequest_ForgottenTopic *m)
 {
     if (v >= 7 && v <= 12) {
         m->Topic = ls_kmsg_str(r, f, "ForgottenTopic.Topic");
@@ -614,13 +649,14 @@ static void d_FetchRequest_ForgottenTopic(ls_kr_t *r, int16_t v, bool f, ls_aren
     }
     m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "ForgottenTopic.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         m->Partitions[i] = ls_kr_i32(r);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_FetchRequest_ForgottenTopic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_FetchRequest_ForgottenTopic *m)
+static void e_FetchRequest_ForgottenTopic(ls_kw_t *w, int16_t v, bool f,
+                                          const ls_kafka_FetchRequest_ForgottenTopic *m)
 {
     if (v >= 7 && v <= 12) {
         ls_kmsg_wstr_nn(w, f, m->Topic);
@@ -661,16 +697,19 @@ static void d_FetchRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafk
     if (v >= 7) {
         m->SessionEpoch = ls_kr_i32(r);
     }
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_FetchRequest_FetchTopic(v, f), false, "FetchRequest.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_FetchRequest_FetchTopic(v, f), false,
+                                  "FetchRequest.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         i_FetchRequest_FetchTopic(&m->Topics[i]);
         d_FetchRequest_FetchTopic(r, v, f, a, &m->Topics[i]);
     }
     if (v >= 7) {
-        m->NumForgottenTopicsData = ls_kmsg_arrlen(r, f, z_FetchRequest_ForgottenTopic(v, f), false, "FetchRequest.ForgottenTopicsData");
-        m->ForgottenTopicsData = ls_kmsg_alloc(a, m->NumForgottenTopicsData, sizeof *m->ForgottenTopicsData);
-        for (int32_t i = 0; i < m->NumForgottenTopicsData && !(r)->err; i++) {
+        m->NumForgottenTopicsData = ls_kmsg_arrlen(r, f, z_FetchRequest_ForgottenTopic(v, f), false,
+                                                   "FetchRequest.ForgottenTopicsData");
+        m->ForgottenTopicsData = ls_kmsg_alloc(a, m->NumForgottenTopicsData,
+                                               sizeof *m->ForgottenTopicsData);
+        for (int32_t i = 0; i < m->NumForgottenTopicsData && !r->err; i++) {
             i_FetchRequest_ForgottenTopic(&m->ForgottenTopicsData[i]);
             d_FetchRequest_ForgottenTopic(r, v, f, a, &m->ForgottenTopicsData[i]);
         }
@@ -755,7 +794,8 @@ static void i_FetchResponse_EpochEndOffset(ls_kafka_FetchResponse_EpochEndOffset
     m->EndOffset = -1;
 }
 
-static void d_FetchResponse_EpochEndOffset(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_FetchResponse_EpochEndOffset *m)
+static void d_FetchResponse_EpochEndOffset(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                           ls_kafka_FetchResponse_EpochEndOffset *m)
 {
     (void)a;
     (void)v;
@@ -764,7 +804,8 @@ static void d_FetchResponse_EpochEndOffset(ls_kr_t *r, int16_t v, bool f, ls_are
     ls_kr_tags(r, f);
 }
 
-static void e_FetchResponse_EpochEndOffset(ls_kw_t *w, int16_t v, bool f, const ls_kafka_FetchResponse_EpochEndOffset *m)
+static void e_FetchResponse_EpochEndOffset(ls_kw_t *w, int16_t v, bool f,
+                                           const ls_kafka_FetchResponse_EpochEndOffset *m)
 {
     (void)v;
     ls_kw_i32(w, m->Epoch);
@@ -780,7 +821,8 @@ static void i_FetchResponse_SnapshotId(ls_kafka_FetchResponse_SnapshotId *m)
     m->Epoch = -1;
 }
 
-static void d_FetchResponse_SnapshotId(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_FetchResponse_SnapshotId *m)
+static void d_FetchResponse_SnapshotId(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                       ls_kafka_FetchResponse_SnapshotId *m)
 {
     (void)a;
     (void)v;
@@ -789,7 +831,8 @@ static void d_FetchResponse_SnapshotId(ls_kr_t *r, int16_t v, bool f, ls_arena_t
     ls_kr_tags(r, f);
 }
 
-static void e_FetchResponse_SnapshotId(ls_kw_t *w, int16_t v, bool f, const ls_kafka_FetchResponse_SnapshotId *m)
+static void e_FetchResponse_SnapshotId(ls_kw_t *w, int16_t v, bool f,
+                                       const ls_kafka_FetchResponse_SnapshotId *m)
 {
     (void)v;
     ls_kw_i64(w, m->EndOffset);
@@ -810,7 +853,8 @@ static size_t z_FetchResponse_AbortedTransaction(int16_t v, bool f)
     return n;
 }
 
-static void d_FetchResponse_AbortedTransaction(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_FetchResponse_AbortedTransaction *m)
+static void d_FetchResponse_AbortedTransaction(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                               ls_kafka_FetchResponse_AbortedTransaction *m)
 {
     (void)a;
     (void)v;
@@ -819,7 +863,8 @@ static void d_FetchResponse_AbortedTransaction(ls_kr_t *r, int16_t v, bool f, ls
     ls_kr_tags(r, f);
 }
 
-static void e_FetchResponse_AbortedTransaction(ls_kw_t *w, int16_t v, bool f, const ls_kafka_FetchResponse_AbortedTransaction *m)
+static void e_FetchResponse_AbortedTransaction(ls_kw_t *w, int16_t v, bool f,
+                                               const ls_kafka_FetchResponse_AbortedTransaction *m)
 {
     (void)v;
     ls_kw_i64(w, m->ProducerId);
@@ -857,7 +902,8 @@ static void i_FetchResponse_PartitionData(ls_kafka_FetchResponse_PartitionData *
     m->PreferredReadReplica = -1;
 }
 
-static void d_FetchResponse_PartitionData(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_FetchResponse_PartitionData *m)
+static void d_FetchResponse_PartitionData(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                          ls_kafka_FetchResponse_PartitionData *m)
 {
     m->PartitionIndex = ls_kr_i32(r);
     m->ErrorCode = ls_kr_i16(r);
@@ -866,9 +912,11 @@ static void d_FetchResponse_PartitionData(ls_kr_t *r, int16_t v, bool f, ls_aren
     if (v >= 5) {
         m->LogStartOffset = ls_kr_i64(r);
     }
-    m->NumAbortedTransactions = ls_kmsg_arrlen(r, f, z_FetchResponse_AbortedTransaction(v, f), true, "PartitionData.AbortedTransactions");
-    m->AbortedTransactions = ls_kmsg_alloc(a, m->NumAbortedTransactions, sizeof *m->AbortedTransactions);
-    for (int32_t i = 0; i < m->NumAbortedTransactions && !(r)->err; i++) {
+    m->NumAbortedTransactions = ls_kmsg_arrlen(r, f, z_FetchResponse_AbortedTransaction(v, f), true,
+                                               "PartitionData.AbortedTransactions");
+    m->AbortedTransactions = ls_kmsg_alloc(a, m->NumAbortedTransactions,
+                                           sizeof *m->AbortedTransactions);
+    for (int32_t i = 0; i < m->NumAbortedTransactions && !r->err; i++) {
         d_FetchResponse_AbortedTransaction(r, v, f, a, &m->AbortedTransactions[i]);
     }
     if (v >= 11) {
@@ -904,7 +952,8 @@ static void d_FetchResponse_PartitionData(ls_kr_t *r, int16_t v, bool f, ls_aren
     }
 }
 
-static void e_FetchResponse_PartitionData(ls_kw_t *w, int16_t v, bool f, const ls_kafka_FetchResponse_PartitionData *m)
+static void e_FetchResponse_PartitionData(ls_kw_t *w, int16_t v, bool f,
+                                          const ls_kafka_FetchResponse_PartitionData *m)
 {
     ls_kw_i32(w, m->PartitionIndex);
     ls_kw_i16(w, m->ErrorCode);
@@ -969,7 +1018,8 @@ static void i_FetchResponse_FetchableTopicResponse(ls_kafka_FetchResponse_Fetcha
     m->Topic = ls_kstr_null();
 }
 
-static void d_FetchResponse_FetchableTopicResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_FetchResponse_FetchableTopicResponse *m)
+static void d_FetchResponse_FetchableTopicResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                   ls_kafka_FetchResponse_FetchableTopicResponse *m)
 {
     if (v <= 12) {
         m->Topic = ls_kmsg_str(r, f, "FetchableTopicResponse.Topic");
@@ -977,16 +1027,18 @@ static void d_FetchResponse_FetchableTopicResponse(ls_kr_t *r, int16_t v, bool f
     if (v >= 13) {
         ls_kr_uuid(r, &m->TopicId);
     }
-    m->NumPartitions = ls_kmsg_arrlen(r, f, z_FetchResponse_PartitionData(v, f), false, "FetchableTopicResponse.Partitions");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_FetchResponse_PartitionData(v, f), false,
+                                      "FetchableTopicResponse.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         i_FetchResponse_PartitionData(&m->Partitions[i]);
         d_FetchResponse_PartitionData(r, v, f, a, &m->Partitions[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_FetchResponse_FetchableTopicResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_FetchResponse_FetchableTopicResponse *m)
+static void e_FetchResponse_FetchableTopicResponse(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_FetchResponse_FetchableTopicResponse *m)
 {
     if (v <= 12) {
         ls_kmsg_wstr_nn(w, f, m->Topic);
@@ -1011,9 +1063,10 @@ static void d_FetchResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kaf
     if (v >= 7) {
         m->SessionId = ls_kr_i32(r);
     }
-    m->NumResponses = ls_kmsg_arrlen(r, f, z_FetchResponse_FetchableTopicResponse(v, f), false, "FetchResponse.Responses");
+    m->NumResponses = ls_kmsg_arrlen(r, f, z_FetchResponse_FetchableTopicResponse(v, f), false,
+                                     "FetchResponse.Responses");
     m->Responses = ls_kmsg_alloc(a, m->NumResponses, sizeof *m->Responses);
-    for (int32_t i = 0; i < m->NumResponses && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumResponses && !r->err; i++) {
         i_FetchResponse_FetchableTopicResponse(&m->Responses[i]);
         d_FetchResponse_FetchableTopicResponse(r, v, f, a, &m->Responses[i]);
     }
@@ -1023,9 +1076,10 @@ static void d_FetchResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kaf
         switch (ls_kmsg_tag_next(r, &sub)) {
         case 0:
             if (v >= 16) {
-                m->NumNodeEndpoints = ls_kmsg_arrlen(&sub, f, z_NodeEndpoint(v, f), false, "FetchResponse.NodeEndpoints");
+                m->NumNodeEndpoints = ls_kmsg_arrlen(&sub, f, z_NodeEndpoint(v, f), false,
+                                                     "FetchResponse.NodeEndpoints");
                 m->NodeEndpoints = ls_kmsg_alloc(a, m->NumNodeEndpoints, sizeof *m->NodeEndpoints);
-                for (int32_t i = 0; i < m->NumNodeEndpoints && !(&sub)->err; i++) {
+                for (int32_t i = 0; i < m->NumNodeEndpoints && !sub.err; i++) {
                     i_NodeEndpoint(&m->NodeEndpoints[i]);
                     d_NodeEndpoint(&sub, v, f, a, &m->NodeEndpoints[i]);
                 }
@@ -1079,12 +1133,15 @@ static size_t z_ListOffsetsRequest_ListOffsetsPartition(int16_t v, bool f)
     return n;
 }
 
-static void i_ListOffsetsRequest_ListOffsetsPartition(ls_kafka_ListOffsetsRequest_ListOffsetsPartition *m)
+static void i_ListOffsetsRequest_ListOffsetsPartition(
+    ls_kafka_ListOffsetsRequest_ListOffsetsPartition *m)
 {
     m->CurrentLeaderEpoch = -1;
 }
 
-static void d_ListOffsetsRequest_ListOffsetsPartition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ListOffsetsRequest_ListOffsetsPartition *m)
+static void d_ListOffsetsRequest_ListOffsetsPartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ListOffsetsRequest_ListOffsetsPartition *m)
 {
     (void)a;
     m->PartitionIndex = ls_kr_i32(r);
@@ -1095,7 +1152,8 @@ static void d_ListOffsetsRequest_ListOffsetsPartition(ls_kr_t *r, int16_t v, boo
     ls_kr_tags(r, f);
 }
 
-static void e_ListOffsetsRequest_ListOffsetsPartition(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListOffsetsRequest_ListOffsetsPartition *m)
+static void e_ListOffsetsRequest_ListOffsetsPartition(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListOffsetsRequest_ListOffsetsPartition *m)
 {
     ls_kw_i32(w, m->PartitionIndex);
     if (v >= 4) {
@@ -1118,19 +1176,22 @@ static size_t z_ListOffsetsRequest_ListOffsetsTopic(int16_t v, bool f)
     return n;
 }
 
-static void d_ListOffsetsRequest_ListOffsetsTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ListOffsetsRequest_ListOffsetsTopic *m)
+static void d_ListOffsetsRequest_ListOffsetsTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                  ls_kafka_ListOffsetsRequest_ListOffsetsTopic *m)
 {
     m->Name = ls_kmsg_str(r, f, "ListOffsetsTopic.Name");
-    m->NumPartitions = ls_kmsg_arrlen(r, f, z_ListOffsetsRequest_ListOffsetsPartition(v, f), false, "ListOffsetsTopic.Partitions");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_ListOffsetsRequest_ListOffsetsPartition(v, f), false,
+                                      "ListOffsetsTopic.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         i_ListOffsetsRequest_ListOffsetsPartition(&m->Partitions[i]);
         d_ListOffsetsRequest_ListOffsetsPartition(r, v, f, a, &m->Partitions[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_ListOffsetsRequest_ListOffsetsTopic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListOffsetsRequest_ListOffsetsTopic *m)
+static void e_ListOffsetsRequest_ListOffsetsTopic(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListOffsetsRequest_ListOffsetsTopic *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Name);
     ls_kmsg_warrlen(w, f, m->NumPartitions, false);
@@ -1141,21 +1202,24 @@ static void e_ListOffsetsRequest_ListOffsetsTopic(ls_kw_t *w, int16_t v, bool f,
 
 /* ---- ListOffsetsRequest */
 
-static void d_ListOffsetsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ListOffsetsRequest *m)
+static void d_ListOffsetsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                 ls_kafka_ListOffsetsRequest *m)
 {
     m->ReplicaId = ls_kr_i32(r);
     if (v >= 2) {
         m->IsolationLevel = ls_kr_i8(r);
     }
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_ListOffsetsRequest_ListOffsetsTopic(v, f), false, "ListOffsetsRequest.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_ListOffsetsRequest_ListOffsetsTopic(v, f), false,
+                                  "ListOffsetsRequest.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         d_ListOffsetsRequest_ListOffsetsTopic(r, v, f, a, &m->Topics[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_ListOffsetsRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListOffsetsRequest *m)
+static void e_ListOffsetsRequest(ls_kw_t *w, int16_t v, bool f,
+                                 const ls_kafka_ListOffsetsRequest *m)
 {
     ls_kw_i32(w, m->ReplicaId);
     if (v >= 2) {
@@ -1183,14 +1247,17 @@ static size_t z_ListOffsetsResponse_ListOffsetsPartitionResponse(int16_t v, bool
     return n;
 }
 
-static void i_ListOffsetsResponse_ListOffsetsPartitionResponse(ls_kafka_ListOffsetsResponse_ListOffsetsPartitionResponse *m)
+static void i_ListOffsetsResponse_ListOffsetsPartitionResponse(
+    ls_kafka_ListOffsetsResponse_ListOffsetsPartitionResponse *m)
 {
     m->Timestamp = -1;
     m->Offset = -1;
     m->LeaderEpoch = -1;
 }
 
-static void d_ListOffsetsResponse_ListOffsetsPartitionResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ListOffsetsResponse_ListOffsetsPartitionResponse *m)
+static void d_ListOffsetsResponse_ListOffsetsPartitionResponse(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ListOffsetsResponse_ListOffsetsPartitionResponse *m)
 {
     (void)a;
     m->PartitionIndex = ls_kr_i32(r);
@@ -1203,7 +1270,9 @@ static void d_ListOffsetsResponse_ListOffsetsPartitionResponse(ls_kr_t *r, int16
     ls_kr_tags(r, f);
 }
 
-static void e_ListOffsetsResponse_ListOffsetsPartitionResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListOffsetsResponse_ListOffsetsPartitionResponse *m)
+static void e_ListOffsetsResponse_ListOffsetsPartitionResponse(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_ListOffsetsResponse_ListOffsetsPartitionResponse *m)
 {
     ls_kw_i32(w, m->PartitionIndex);
     ls_kw_i16(w, m->ErrorCode);
@@ -1228,19 +1297,24 @@ static size_t z_ListOffsetsResponse_ListOffsetsTopicResponse(int16_t v, bool f)
     return n;
 }
 
-static void d_ListOffsetsResponse_ListOffsetsTopicResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ListOffsetsResponse_ListOffsetsTopicResponse *m)
+static void d_ListOffsetsResponse_ListOffsetsTopicResponse(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ListOffsetsResponse_ListOffsetsTopicResponse *m)
 {
     m->Name = ls_kmsg_str(r, f, "ListOffsetsTopicResponse.Name");
-    m->NumPartitions = ls_kmsg_arrlen(r, f, z_ListOffsetsResponse_ListOffsetsPartitionResponse(v, f), false, "ListOffsetsTopicResponse.Partitions");
+    m->NumPartitions = ls_kmsg_arrlen(r, f,
+                                      z_ListOffsetsResponse_ListOffsetsPartitionResponse(v, f),
+                                      false, "ListOffsetsTopicResponse.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         i_ListOffsetsResponse_ListOffsetsPartitionResponse(&m->Partitions[i]);
         d_ListOffsetsResponse_ListOffsetsPartitionResponse(r, v, f, a, &m->Partitions[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_ListOffsetsResponse_ListOffsetsTopicResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListOffsetsResponse_ListOffsetsTopicResponse *m)
+static void e_ListOffsetsResponse_ListOffsetsTopicResponse(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListOffsetsResponse_ListOffsetsTopicResponse *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Name);
     ls_kmsg_warrlen(w, f, m->NumPartitions, false);
@@ -1251,20 +1325,23 @@ static void e_ListOffsetsResponse_ListOffsetsTopicResponse(ls_kw_t *w, int16_t v
 
 /* ---- ListOffsetsResponse */
 
-static void d_ListOffsetsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ListOffsetsResponse *m)
+static void d_ListOffsetsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                  ls_kafka_ListOffsetsResponse *m)
 {
     if (v >= 2) {
         m->ThrottleTimeMs = ls_kr_i32(r);
     }
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_ListOffsetsResponse_ListOffsetsTopicResponse(v, f), false, "ListOffsetsResponse.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_ListOffsetsResponse_ListOffsetsTopicResponse(v, f), false,
+                                  "ListOffsetsResponse.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         d_ListOffsetsResponse_ListOffsetsTopicResponse(r, v, f, a, &m->Topics[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_ListOffsetsResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListOffsetsResponse *m)
+static void e_ListOffsetsResponse(ls_kw_t *w, int16_t v, bool f,
+                                  const ls_kafka_ListOffsetsResponse *m)
 {
     if (v >= 2) {
         ls_kw_i32(w, m->ThrottleTimeMs);
@@ -1293,7 +1370,8 @@ static void i_MetadataRequest_MetadataRequestTopic(ls_kafka_MetadataRequest_Meta
     m->Name = ls_kstr_null();
 }
 
-static void d_MetadataRequest_MetadataRequestTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_MetadataRequest_MetadataRequestTopic *m)
+static void d_MetadataRequest_MetadataRequestTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                   ls_kafka_MetadataRequest_MetadataRequestTopic *m)
 {
     (void)a;
     if (v >= 10) {
@@ -1303,7 +1381,8 @@ static void d_MetadataRequest_MetadataRequestTopic(ls_kr_t *r, int16_t v, bool f
     ls_kr_tags(r, f);
 }
 
-static void e_MetadataRequest_MetadataRequestTopic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_MetadataRequest_MetadataRequestTopic *m)
+static void e_MetadataRequest_MetadataRequestTopic(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_MetadataRequest_MetadataRequestTopic *m)
 {
     if (v >= 10) {
         ls_kw_uuid(w, &m->TopicId);
@@ -1319,11 +1398,13 @@ static void i_MetadataRequest(ls_kafka_MetadataRequest *m)
     m->AllowAutoTopicCreation = true;
 }
 
-static void d_MetadataRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_MetadataRequest *m)
+static void d_MetadataRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                              ls_kafka_MetadataRequest *m)
 {
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_MetadataRequest_MetadataRequestTopic(v, f), v >= 1, "MetadataRequest.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_MetadataRequest_MetadataRequestTopic(v, f), v >= 1,
+                                  "MetadataRequest.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         i_MetadataRequest_MetadataRequestTopic(&m->Topics[i]);
         d_MetadataRequest_MetadataRequestTopic(r, v, f, a, &m->Topics[i]);
     }
@@ -1371,12 +1452,15 @@ static size_t z_MetadataResponse_MetadataResponseBroker(int16_t v, bool f)
     return n;
 }
 
-static void i_MetadataResponse_MetadataResponseBroker(ls_kafka_MetadataResponse_MetadataResponseBroker *m)
+static void i_MetadataResponse_MetadataResponseBroker(
+    ls_kafka_MetadataResponse_MetadataResponseBroker *m)
 {
     m->Rack = ls_kstr_null();
 }
 
-static void d_MetadataResponse_MetadataResponseBroker(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_MetadataResponse_MetadataResponseBroker *m)
+static void d_MetadataResponse_MetadataResponseBroker(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_MetadataResponse_MetadataResponseBroker *m)
 {
     (void)a;
     m->NodeId = ls_kr_i32(r);
@@ -1388,7 +1472,8 @@ static void d_MetadataResponse_MetadataResponseBroker(ls_kr_t *r, int16_t v, boo
     ls_kr_tags(r, f);
 }
 
-static void e_MetadataResponse_MetadataResponseBroker(ls_kw_t *w, int16_t v, bool f, const ls_kafka_MetadataResponse_MetadataResponseBroker *m)
+static void e_MetadataResponse_MetadataResponseBroker(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_MetadataResponse_MetadataResponseBroker *m)
 {
     ls_kw_i32(w, m->NodeId);
     ls_kmsg_wstr_nn(w, f, m->Host);
@@ -1418,12 +1503,15 @@ static size_t z_MetadataResponse_MetadataResponsePartition(int16_t v, bool f)
     return n;
 }
 
-static void i_MetadataResponse_MetadataResponsePartition(ls_kafka_MetadataResponse_MetadataResponsePartition *m)
+static void i_MetadataResponse_MetadataResponsePartition(
+    ls_kafka_MetadataResponse_MetadataResponsePartition *m)
 {
     m->LeaderEpoch = -1;
 }
 
-static void d_MetadataResponse_MetadataResponsePartition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_MetadataResponse_MetadataResponsePartition *m)
+static void d_MetadataResponse_MetadataResponsePartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_MetadataResponse_MetadataResponsePartition *m)
 {
     m->ErrorCode = ls_kr_i16(r);
     m->PartitionIndex = ls_kr_i32(r);
@@ -1433,25 +1521,27 @@ static void d_MetadataResponse_MetadataResponsePartition(ls_kr_t *r, int16_t v, 
     }
     m->NumReplicaNodes = ls_kmsg_arrlen(r, f, 4, false, "MetadataResponsePartition.ReplicaNodes");
     m->ReplicaNodes = ls_kmsg_alloc(a, m->NumReplicaNodes, sizeof *m->ReplicaNodes);
-    for (int32_t i = 0; i < m->NumReplicaNodes && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumReplicaNodes && !r->err; i++) {
         m->ReplicaNodes[i] = ls_kr_i32(r);
     }
     m->NumIsrNodes = ls_kmsg_arrlen(r, f, 4, false, "MetadataResponsePartition.IsrNodes");
     m->IsrNodes = ls_kmsg_alloc(a, m->NumIsrNodes, sizeof *m->IsrNodes);
-    for (int32_t i = 0; i < m->NumIsrNodes && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumIsrNodes && !r->err; i++) {
         m->IsrNodes[i] = ls_kr_i32(r);
     }
     if (v >= 5) {
-        m->NumOfflineReplicas = ls_kmsg_arrlen(r, f, 4, false, "MetadataResponsePartition.OfflineReplicas");
+        m->NumOfflineReplicas = ls_kmsg_arrlen(r, f, 4, false,
+                                               "MetadataResponsePartition.OfflineReplicas");
         m->OfflineReplicas = ls_kmsg_alloc(a, m->NumOfflineReplicas, sizeof *m->OfflineReplicas);
-        for (int32_t i = 0; i < m->NumOfflineReplicas && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumOfflineReplicas && !r->err; i++) {
             m->OfflineReplicas[i] = ls_kr_i32(r);
         }
     }
     ls_kr_tags(r, f);
 }
 
-static void e_MetadataResponse_MetadataResponsePartition(ls_kw_t *w, int16_t v, bool f, const ls_kafka_MetadataResponse_MetadataResponsePartition *m)
+static void e_MetadataResponse_MetadataResponsePartition(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_MetadataResponse_MetadataResponsePartition *m)
 {
     ls_kw_i16(w, m->ErrorCode);
     ls_kw_i32(w, m->PartitionIndex);
@@ -1492,13 +1582,16 @@ static size_t z_MetadataResponse_MetadataResponseTopic(int16_t v, bool f)
     return n;
 }
 
-static void i_MetadataResponse_MetadataResponseTopic(ls_kafka_MetadataResponse_MetadataResponseTopic *m)
+static void i_MetadataResponse_MetadataResponseTopic(
+    ls_kafka_MetadataResponse_MetadataResponseTopic *m)
 {
     m->Name = ls_kstr_null();
     m->TopicAuthorizedOperations = INT32_MIN;
 }
 
-static void d_MetadataResponse_MetadataResponseTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_MetadataResponse_MetadataResponseTopic *m)
+static void d_MetadataResponse_MetadataResponseTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_MetadataResponse_MetadataResponseTopic *m)
 {
     m->ErrorCode = ls_kr_i16(r);
     m->Name = v >= 12 ? ls_kr_str(r, f) : ls_kmsg_str(r, f, "MetadataResponseTopic.Name");
@@ -1508,9 +1601,10 @@ static void d_MetadataResponse_MetadataResponseTopic(ls_kr_t *r, int16_t v, bool
     if (v >= 1) {
         m->IsInternal = ls_kr_bool(r);
     }
-    m->NumPartitions = ls_kmsg_arrlen(r, f, z_MetadataResponse_MetadataResponsePartition(v, f), false, "MetadataResponseTopic.Partitions");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_MetadataResponse_MetadataResponsePartition(v, f),
+                                      false, "MetadataResponseTopic.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         i_MetadataResponse_MetadataResponsePartition(&m->Partitions[i]);
         d_MetadataResponse_MetadataResponsePartition(r, v, f, a, &m->Partitions[i]);
     }
@@ -1520,7 +1614,8 @@ static void d_MetadataResponse_MetadataResponseTopic(ls_kr_t *r, int16_t v, bool
     ls_kr_tags(r, f);
 }
 
-static void e_MetadataResponse_MetadataResponseTopic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_MetadataResponse_MetadataResponseTopic *m)
+static void e_MetadataResponse_MetadataResponseTopic(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_MetadataResponse_MetadataResponseTopic *m)
 {
     ls_kw_i16(w, m->ErrorCode);
     (v >= 12 ? ls_kmsg_wstr : ls_kmsg_wstr_nn)(w, f, m->Name);
@@ -1548,14 +1643,16 @@ static void i_MetadataResponse(ls_kafka_MetadataResponse *m)
     m->ClusterAuthorizedOperations = INT32_MIN;
 }
 
-static void d_MetadataResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_MetadataResponse *m)
+static void d_MetadataResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                               ls_kafka_MetadataResponse *m)
 {
     if (v >= 3) {
         m->ThrottleTimeMs = ls_kr_i32(r);
     }
-    m->NumBrokers = ls_kmsg_arrlen(r, f, z_MetadataResponse_MetadataResponseBroker(v, f), false, "MetadataResponse.Brokers");
+    m->NumBrokers = ls_kmsg_arrlen(r, f, z_MetadataResponse_MetadataResponseBroker(v, f), false,
+                                   "MetadataResponse.Brokers");
     m->Brokers = ls_kmsg_alloc(a, m->NumBrokers, sizeof *m->Brokers);
-    for (int32_t i = 0; i < m->NumBrokers && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumBrokers && !r->err; i++) {
         i_MetadataResponse_MetadataResponseBroker(&m->Brokers[i]);
         d_MetadataResponse_MetadataResponseBroker(r, v, f, a, &m->Brokers[i]);
     }
@@ -1565,9 +1662,10 @@ static void d_MetadataResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_
     if (v >= 1) {
         m->ControllerId = ls_kr_i32(r);
     }
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_MetadataResponse_MetadataResponseTopic(v, f), false, "MetadataResponse.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_MetadataResponse_MetadataResponseTopic(v, f), false,
+                                  "MetadataResponse.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         i_MetadataResponse_MetadataResponseTopic(&m->Topics[i]);
         d_MetadataResponse_MetadataResponseTopic(r, v, f, a, &m->Topics[i]);
     }
@@ -1624,7 +1722,8 @@ static void i_OffsetCommitRequest_Partition(ls_kafka_OffsetCommitRequest_Partiti
     m->CommittedMetadata = ls_kstr_null();
 }
 
-static void d_OffsetCommitRequest_Partition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetCommitRequest_Partition *m)
+static void d_OffsetCommitRequest_Partition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                            ls_kafka_OffsetCommitRequest_Partition *m)
 {
     (void)a;
     m->PartitionIndex = ls_kr_i32(r);
@@ -1639,7 +1738,8 @@ static void d_OffsetCommitRequest_Partition(ls_kr_t *r, int16_t v, bool f, ls_ar
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetCommitRequest_Partition(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetCommitRequest_Partition *m)
+static void e_OffsetCommitRequest_Partition(ls_kw_t *w, int16_t v, bool f,
+                                            const ls_kafka_OffsetCommitRequest_Partition *m)
 {
     ls_kw_i32(w, m->PartitionIndex);
     ls_kw_i64(w, m->CommittedOffset);
@@ -1666,19 +1766,22 @@ static size_t z_OffsetCommitRequest_Topic(int16_t v, bool f)
     return n;
 }
 
-static void d_OffsetCommitRequest_Topic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetCommitRequest_Topic *m)
+static void d_OffsetCommitRequest_Topic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                        ls_kafka_OffsetCommitRequest_Topic *m)
 {
     m->Name = ls_kmsg_str(r, f, "Topic.Name");
-    m->NumPartitions = ls_kmsg_arrlen(r, f, z_OffsetCommitRequest_Partition(v, f), false, "Topic.Partitions");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_OffsetCommitRequest_Partition(v, f), false,
+                                      "Topic.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         i_OffsetCommitRequest_Partition(&m->Partitions[i]);
         d_OffsetCommitRequest_Partition(r, v, f, a, &m->Partitions[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetCommitRequest_Topic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetCommitRequest_Topic *m)
+static void e_OffsetCommitRequest_Topic(ls_kw_t *w, int16_t v, bool f,
+                                        const ls_kafka_OffsetCommitRequest_Topic *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Name);
     ls_kmsg_warrlen(w, f, m->NumPartitions, false);
@@ -1697,7 +1800,8 @@ static void i_OffsetCommitRequest(ls_kafka_OffsetCommitRequest *m)
     m->RetentionTimeMs = -1;
 }
 
-static void d_OffsetCommitRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetCommitRequest *m)
+static void d_OffsetCommitRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                  ls_kafka_OffsetCommitRequest *m)
 {
     m->GroupId = ls_kmsg_str(r, f, "OffsetCommitRequest.GroupId");
     if (v >= 1) {
@@ -1712,15 +1816,17 @@ static void d_OffsetCommitRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, 
     if (v >= 2 && v <= 4) {
         m->RetentionTimeMs = ls_kr_i64(r);
     }
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetCommitRequest_Topic(v, f), false, "OffsetCommitRequest.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetCommitRequest_Topic(v, f), false,
+                                  "OffsetCommitRequest.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         d_OffsetCommitRequest_Topic(r, v, f, a, &m->Topics[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetCommitRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetCommitRequest *m)
+static void e_OffsetCommitRequest(ls_kw_t *w, int16_t v, bool f,
+                                  const ls_kafka_OffsetCommitRequest *m)
 {
     ls_kmsg_wstr_nn(w, f, m->GroupId);
     if (v >= 1) {
@@ -1754,7 +1860,8 @@ static size_t z_OffsetCommitResponse_Partition(int16_t v, bool f)
     return n;
 }
 
-static void d_OffsetCommitResponse_Partition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetCommitResponse_Partition *m)
+static void d_OffsetCommitResponse_Partition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                             ls_kafka_OffsetCommitResponse_Partition *m)
 {
     (void)a;
     (void)v;
@@ -1763,7 +1870,8 @@ static void d_OffsetCommitResponse_Partition(ls_kr_t *r, int16_t v, bool f, ls_a
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetCommitResponse_Partition(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetCommitResponse_Partition *m)
+static void e_OffsetCommitResponse_Partition(ls_kw_t *w, int16_t v, bool f,
+                                             const ls_kafka_OffsetCommitResponse_Partition *m)
 {
     (void)v;
     ls_kw_i32(w, m->PartitionIndex);
@@ -1784,18 +1892,21 @@ static size_t z_OffsetCommitResponse_Topic(int16_t v, bool f)
     return n;
 }
 
-static void d_OffsetCommitResponse_Topic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetCommitResponse_Topic *m)
+static void d_OffsetCommitResponse_Topic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                         ls_kafka_OffsetCommitResponse_Topic *m)
 {
     m->Name = ls_kmsg_str(r, f, "Topic.Name");
-    m->NumPartitions = ls_kmsg_arrlen(r, f, z_OffsetCommitResponse_Partition(v, f), false, "Topic.Partitions");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_OffsetCommitResponse_Partition(v, f), false,
+                                      "Topic.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         d_OffsetCommitResponse_Partition(r, v, f, a, &m->Partitions[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetCommitResponse_Topic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetCommitResponse_Topic *m)
+static void e_OffsetCommitResponse_Topic(ls_kw_t *w, int16_t v, bool f,
+                                         const ls_kafka_OffsetCommitResponse_Topic *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Name);
     ls_kmsg_warrlen(w, f, m->NumPartitions, false);
@@ -1806,20 +1917,23 @@ static void e_OffsetCommitResponse_Topic(ls_kw_t *w, int16_t v, bool f, const ls
 
 /* ---- OffsetCommitResponse */
 
-static void d_OffsetCommitResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetCommitResponse *m)
+static void d_OffsetCommitResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                   ls_kafka_OffsetCommitResponse *m)
 {
     if (v >= 3) {
         m->ThrottleTimeMs = ls_kr_i32(r);
     }
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetCommitResponse_Topic(v, f), false, "OffsetCommitResponse.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetCommitResponse_Topic(v, f), false,
+                                  "OffsetCommitResponse.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         d_OffsetCommitResponse_Topic(r, v, f, a, &m->Topics[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetCommitResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetCommitResponse *m)
+static void e_OffsetCommitResponse(ls_kw_t *w, int16_t v, bool f,
+                                   const ls_kafka_OffsetCommitResponse *m)
 {
     if (v >= 3) {
         ls_kw_i32(w, m->ThrottleTimeMs);
@@ -1843,19 +1957,21 @@ static size_t z_OffsetFetchRequest_Topic(int16_t v, bool f)
     return n;
 }
 
-static void d_OffsetFetchRequest_Topic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetFetchRequest_Topic *m)
+static void d_OffsetFetchRequest_Topic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                       ls_kafka_OffsetFetchRequest_Topic *m)
 {
     (void)v;
     m->Name = ls_kmsg_str(r, f, "Topic.Name");
     m->NumPartitionIndexes = ls_kmsg_arrlen(r, f, 4, false, "Topic.PartitionIndexes");
     m->PartitionIndexes = ls_kmsg_alloc(a, m->NumPartitionIndexes, sizeof *m->PartitionIndexes);
-    for (int32_t i = 0; i < m->NumPartitionIndexes && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitionIndexes && !r->err; i++) {
         m->PartitionIndexes[i] = ls_kr_i32(r);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetFetchRequest_Topic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetFetchRequest_Topic *m)
+static void e_OffsetFetchRequest_Topic(ls_kw_t *w, int16_t v, bool f,
+                                       const ls_kafka_OffsetFetchRequest_Topic *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->Name);
@@ -1887,7 +2003,8 @@ static void i_OffsetFetchRequest_Group(ls_kafka_OffsetFetchRequest_Group *m)
     m->MemberEpoch = -1;
 }
 
-static void d_OffsetFetchRequest_Group(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetFetchRequest_Group *m)
+static void d_OffsetFetchRequest_Group(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                       ls_kafka_OffsetFetchRequest_Group *m)
 {
     m->GroupId = ls_kmsg_str(r, f, "Group.GroupId");
     if (v >= 9) {
@@ -1898,13 +2015,14 @@ static void d_OffsetFetchRequest_Group(ls_kr_t *r, int16_t v, bool f, ls_arena_t
     }
     m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetFetchRequest_Topic(v, f), true, "Group.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         d_OffsetFetchRequest_Topic(r, v, f, a, &m->Topics[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetFetchRequest_Group(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetFetchRequest_Group *m)
+static void e_OffsetFetchRequest_Group(ls_kw_t *w, int16_t v, bool f,
+                                       const ls_kafka_OffsetFetchRequest_Group *m)
 {
     ls_kmsg_wstr_nn(w, f, m->GroupId);
     if (v >= 9) {
@@ -1926,22 +2044,25 @@ static void i_OffsetFetchRequest(ls_kafka_OffsetFetchRequest *m)
     m->GroupId = ls_kstr_null();
 }
 
-static void d_OffsetFetchRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetFetchRequest *m)
+static void d_OffsetFetchRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                 ls_kafka_OffsetFetchRequest *m)
 {
     if (v <= 7) {
         m->GroupId = ls_kmsg_str(r, f, "OffsetFetchRequest.GroupId");
     }
     if (v <= 7) {
-        m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetFetchRequest_Topic(v, f), v >= 2 && v <= 7, "OffsetFetchRequest.Topics");
+        m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetFetchRequest_Topic(v, f), v >= 2 && v <= 7,
+                                      "OffsetFetchRequest.Topics");
         m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-        for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
             d_OffsetFetchRequest_Topic(r, v, f, a, &m->Topics[i]);
         }
     }
     if (v >= 8) {
-        m->NumGroups = ls_kmsg_arrlen(r, f, z_OffsetFetchRequest_Group(v, f), false, "OffsetFetchRequest.Groups");
+        m->NumGroups = ls_kmsg_arrlen(r, f, z_OffsetFetchRequest_Group(v, f), false,
+                                      "OffsetFetchRequest.Groups");
         m->Groups = ls_kmsg_alloc(a, m->NumGroups, sizeof *m->Groups);
-        for (int32_t i = 0; i < m->NumGroups && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumGroups && !r->err; i++) {
             i_OffsetFetchRequest_Group(&m->Groups[i]);
             d_OffsetFetchRequest_Group(r, v, f, a, &m->Groups[i]);
         }
@@ -1952,7 +2073,8 @@ static void d_OffsetFetchRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, l
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetFetchRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetFetchRequest *m)
+static void e_OffsetFetchRequest(ls_kw_t *w, int16_t v, bool f,
+                                 const ls_kafka_OffsetFetchRequest *m)
 {
     if (v <= 7) {
         ls_kmsg_wstr_nn(w, f, m->GroupId);
@@ -1995,7 +2117,8 @@ static void i_OffsetFetchResponse_Partition(ls_kafka_OffsetFetchResponse_Partiti
     m->Metadata = ls_kstr_null();
 }
 
-static void d_OffsetFetchResponse_Partition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetFetchResponse_Partition *m)
+static void d_OffsetFetchResponse_Partition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                            ls_kafka_OffsetFetchResponse_Partition *m)
 {
     (void)a;
     m->PartitionIndex = ls_kr_i32(r);
@@ -2008,7 +2131,8 @@ static void d_OffsetFetchResponse_Partition(ls_kr_t *r, int16_t v, bool f, ls_ar
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetFetchResponse_Partition(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetFetchResponse_Partition *m)
+static void e_OffsetFetchResponse_Partition(ls_kw_t *w, int16_t v, bool f,
+                                            const ls_kafka_OffsetFetchResponse_Partition *m)
 {
     ls_kw_i32(w, m->PartitionIndex);
     ls_kw_i64(w, m->CommittedOffset);
@@ -2033,19 +2157,22 @@ static size_t z_OffsetFetchResponse_Topic(int16_t v, bool f)
     return n;
 }
 
-static void d_OffsetFetchResponse_Topic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetFetchResponse_Topic *m)
+static void d_OffsetFetchResponse_Topic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                        ls_kafka_OffsetFetchResponse_Topic *m)
 {
     m->Name = ls_kmsg_str(r, f, "Topic.Name");
-    m->NumPartitions = ls_kmsg_arrlen(r, f, z_OffsetFetchResponse_Partition(v, f), false, "Topic.Partitions");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_OffsetFetchResponse_Partition(v, f), false,
+                                      "Topic.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         i_OffsetFetchResponse_Partition(&m->Partitions[i]);
         d_OffsetFetchResponse_Partition(r, v, f, a, &m->Partitions[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetFetchResponse_Topic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetFetchResponse_Topic *m)
+static void e_OffsetFetchResponse_Topic(ls_kw_t *w, int16_t v, bool f,
+                                        const ls_kafka_OffsetFetchResponse_Topic *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Name);
     ls_kmsg_warrlen(w, f, m->NumPartitions, false);
@@ -2068,19 +2195,21 @@ static size_t z_OffsetFetchResponse_Group(int16_t v, bool f)
     return n;
 }
 
-static void d_OffsetFetchResponse_Group(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetFetchResponse_Group *m)
+static void d_OffsetFetchResponse_Group(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                        ls_kafka_OffsetFetchResponse_Group *m)
 {
     m->GroupId = ls_kmsg_str(r, f, "Group.GroupId");
     m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetFetchResponse_Topic(v, f), false, "Group.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         d_OffsetFetchResponse_Topic(r, v, f, a, &m->Topics[i]);
     }
     m->ErrorCode = ls_kr_i16(r);
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetFetchResponse_Group(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetFetchResponse_Group *m)
+static void e_OffsetFetchResponse_Group(ls_kw_t *w, int16_t v, bool f,
+                                        const ls_kafka_OffsetFetchResponse_Group *m)
 {
     ls_kmsg_wstr_nn(w, f, m->GroupId);
     ls_kmsg_warrlen(w, f, m->NumTopics, false);
@@ -2092,15 +2221,17 @@ static void e_OffsetFetchResponse_Group(ls_kw_t *w, int16_t v, bool f, const ls_
 
 /* ---- OffsetFetchResponse */
 
-static void d_OffsetFetchResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetFetchResponse *m)
+static void d_OffsetFetchResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                  ls_kafka_OffsetFetchResponse *m)
 {
     if (v >= 3) {
         m->ThrottleTimeMs = ls_kr_i32(r);
     }
     if (v <= 7) {
-        m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetFetchResponse_Topic(v, f), false, "OffsetFetchResponse.Topics");
+        m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetFetchResponse_Topic(v, f), false,
+                                      "OffsetFetchResponse.Topics");
         m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-        for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
             d_OffsetFetchResponse_Topic(r, v, f, a, &m->Topics[i]);
         }
     }
@@ -2108,16 +2239,18 @@ static void d_OffsetFetchResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, 
         m->ErrorCode = ls_kr_i16(r);
     }
     if (v >= 8) {
-        m->NumGroups = ls_kmsg_arrlen(r, f, z_OffsetFetchResponse_Group(v, f), false, "OffsetFetchResponse.Groups");
+        m->NumGroups = ls_kmsg_arrlen(r, f, z_OffsetFetchResponse_Group(v, f), false,
+                                      "OffsetFetchResponse.Groups");
         m->Groups = ls_kmsg_alloc(a, m->NumGroups, sizeof *m->Groups);
-        for (int32_t i = 0; i < m->NumGroups && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumGroups && !r->err; i++) {
             d_OffsetFetchResponse_Group(r, v, f, a, &m->Groups[i]);
         }
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetFetchResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetFetchResponse *m)
+static void e_OffsetFetchResponse(ls_kw_t *w, int16_t v, bool f,
+                                  const ls_kafka_OffsetFetchResponse *m)
 {
     if (v >= 3) {
         ls_kw_i32(w, m->ThrottleTimeMs);
@@ -2145,7 +2278,8 @@ static void i_FindCoordinatorRequest(ls_kafka_FindCoordinatorRequest *m)
     m->Key = ls_kstr_null();
 }
 
-static void d_FindCoordinatorRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_FindCoordinatorRequest *m)
+static void d_FindCoordinatorRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                     ls_kafka_FindCoordinatorRequest *m)
 {
     if (v <= 3) {
         m->Key = ls_kmsg_str(r, f, "FindCoordinatorRequest.Key");
@@ -2154,16 +2288,18 @@ static void d_FindCoordinatorRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *
         m->KeyType = ls_kr_i8(r);
     }
     if (v >= 4) {
-        m->NumCoordinatorKeys = ls_kmsg_arrlen(r, f, f ? 1 : 2, false, "FindCoordinatorRequest.CoordinatorKeys");
+        m->NumCoordinatorKeys = ls_kmsg_arrlen(r, f, f ? 1 : 2, false,
+                                               "FindCoordinatorRequest.CoordinatorKeys");
         m->CoordinatorKeys = ls_kmsg_alloc(a, m->NumCoordinatorKeys, sizeof *m->CoordinatorKeys);
-        for (int32_t i = 0; i < m->NumCoordinatorKeys && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumCoordinatorKeys && !r->err; i++) {
             m->CoordinatorKeys[i] = ls_kmsg_str(r, f, "FindCoordinatorRequest.CoordinatorKeys");
         }
     }
     ls_kr_tags(r, f);
 }
 
-static void e_FindCoordinatorRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_FindCoordinatorRequest *m)
+static void e_FindCoordinatorRequest(ls_kw_t *w, int16_t v, bool f,
+                                     const ls_kafka_FindCoordinatorRequest *m)
 {
     if (v <= 3) {
         ls_kmsg_wstr_nn(w, f, m->Key);
@@ -2201,7 +2337,8 @@ static void i_FindCoordinatorResponse_Coordinator(ls_kafka_FindCoordinatorRespon
     m->ErrorMessage = ls_kstr_null();
 }
 
-static void d_FindCoordinatorResponse_Coordinator(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_FindCoordinatorResponse_Coordinator *m)
+static void d_FindCoordinatorResponse_Coordinator(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                  ls_kafka_FindCoordinatorResponse_Coordinator *m)
 {
     (void)a;
     (void)v;
@@ -2214,7 +2351,8 @@ static void d_FindCoordinatorResponse_Coordinator(ls_kr_t *r, int16_t v, bool f,
     ls_kr_tags(r, f);
 }
 
-static void e_FindCoordinatorResponse_Coordinator(ls_kw_t *w, int16_t v, bool f, const ls_kafka_FindCoordinatorResponse_Coordinator *m)
+static void e_FindCoordinatorResponse_Coordinator(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_FindCoordinatorResponse_Coordinator *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->Key);
@@ -2234,7 +2372,8 @@ static void i_FindCoordinatorResponse(ls_kafka_FindCoordinatorResponse *m)
     m->Host = ls_kstr_c("");
 }
 
-static void d_FindCoordinatorResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_FindCoordinatorResponse *m)
+static void d_FindCoordinatorResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                      ls_kafka_FindCoordinatorResponse *m)
 {
     if (v >= 1) {
         m->ThrottleTimeMs = ls_kr_i32(r);
@@ -2255,9 +2394,10 @@ static void d_FindCoordinatorResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t 
         m->Port = ls_kr_i32(r);
     }
     if (v >= 4) {
-        m->NumCoordinators = ls_kmsg_arrlen(r, f, z_FindCoordinatorResponse_Coordinator(v, f), false, "FindCoordinatorResponse.Coordinators");
+        m->NumCoordinators = ls_kmsg_arrlen(r, f, z_FindCoordinatorResponse_Coordinator(v, f),
+                                            false, "FindCoordinatorResponse.Coordinators");
         m->Coordinators = ls_kmsg_alloc(a, m->NumCoordinators, sizeof *m->Coordinators);
-        for (int32_t i = 0; i < m->NumCoordinators && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumCoordinators && !r->err; i++) {
             i_FindCoordinatorResponse_Coordinator(&m->Coordinators[i]);
             d_FindCoordinatorResponse_Coordinator(r, v, f, a, &m->Coordinators[i]);
         }
@@ -2265,7 +2405,8 @@ static void d_FindCoordinatorResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t 
     ls_kr_tags(r, f);
 }
 
-static void e_FindCoordinatorResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_FindCoordinatorResponse *m)
+static void e_FindCoordinatorResponse(ls_kw_t *w, int16_t v, bool f,
+                                      const ls_kafka_FindCoordinatorResponse *m)
 {
     if (v >= 1) {
         ls_kw_i32(w, m->ThrottleTimeMs);
@@ -2306,7 +2447,8 @@ static size_t z_JoinGroupRequest_Protocol(int16_t v, bool f)
     return n;
 }
 
-static void d_JoinGroupRequest_Protocol(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_JoinGroupRequest_Protocol *m)
+static void d_JoinGroupRequest_Protocol(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                        ls_kafka_JoinGroupRequest_Protocol *m)
 {
     (void)a;
     (void)v;
@@ -2315,7 +2457,8 @@ static void d_JoinGroupRequest_Protocol(ls_kr_t *r, int16_t v, bool f, ls_arena_
     ls_kr_tags(r, f);
 }
 
-static void e_JoinGroupRequest_Protocol(ls_kw_t *w, int16_t v, bool f, const ls_kafka_JoinGroupRequest_Protocol *m)
+static void e_JoinGroupRequest_Protocol(ls_kw_t *w, int16_t v, bool f,
+                                        const ls_kafka_JoinGroupRequest_Protocol *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->Name);
@@ -2332,7 +2475,8 @@ static void i_JoinGroupRequest(ls_kafka_JoinGroupRequest *m)
     m->Reason = ls_kstr_null();
 }
 
-static void d_JoinGroupRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_JoinGroupRequest *m)
+static void d_JoinGroupRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                               ls_kafka_JoinGroupRequest *m)
 {
     m->GroupId = ls_kmsg_str(r, f, "JoinGroupRequest.GroupId");
     m->SessionTimeoutMs = ls_kr_i32(r);
@@ -2344,9 +2488,10 @@ static void d_JoinGroupRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_
         m->GroupInstanceId = ls_kr_str(r, f);
     }
     m->ProtocolType = ls_kmsg_str(r, f, "JoinGroupRequest.ProtocolType");
-    m->NumProtocols = ls_kmsg_arrlen(r, f, z_JoinGroupRequest_Protocol(v, f), false, "JoinGroupRequest.Protocols");
+    m->NumProtocols = ls_kmsg_arrlen(r, f, z_JoinGroupRequest_Protocol(v, f), false,
+                                     "JoinGroupRequest.Protocols");
     m->Protocols = ls_kmsg_alloc(a, m->NumProtocols, sizeof *m->Protocols);
-    for (int32_t i = 0; i < m->NumProtocols && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumProtocols && !r->err; i++) {
         d_JoinGroupRequest_Protocol(r, v, f, a, &m->Protocols[i]);
     }
     if (v >= 8) {
@@ -2395,7 +2540,8 @@ static void i_JoinGroupResponse_Member(ls_kafka_JoinGroupResponse_Member *m)
     m->GroupInstanceId = ls_kstr_null();
 }
 
-static void d_JoinGroupResponse_Member(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_JoinGroupResponse_Member *m)
+static void d_JoinGroupResponse_Member(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                       ls_kafka_JoinGroupResponse_Member *m)
 {
     (void)a;
     m->MemberId = ls_kmsg_str(r, f, "Member.MemberId");
@@ -2406,7 +2552,8 @@ static void d_JoinGroupResponse_Member(ls_kr_t *r, int16_t v, bool f, ls_arena_t
     ls_kr_tags(r, f);
 }
 
-static void e_JoinGroupResponse_Member(ls_kw_t *w, int16_t v, bool f, const ls_kafka_JoinGroupResponse_Member *m)
+static void e_JoinGroupResponse_Member(ls_kw_t *w, int16_t v, bool f,
+                                       const ls_kafka_JoinGroupResponse_Member *m)
 {
     ls_kmsg_wstr_nn(w, f, m->MemberId);
     if (v >= 5) {
@@ -2425,7 +2572,8 @@ static void i_JoinGroupResponse(ls_kafka_JoinGroupResponse *m)
     m->ProtocolName = ls_kstr_null();
 }
 
-static void d_JoinGroupResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_JoinGroupResponse *m)
+static void d_JoinGroupResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                ls_kafka_JoinGroupResponse *m)
 {
     if (v >= 2) {
         m->ThrottleTimeMs = ls_kr_i32(r);
@@ -2435,15 +2583,17 @@ static void d_JoinGroupResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls
     if (v >= 7) {
         m->ProtocolType = ls_kr_str(r, f);
     }
-    m->ProtocolName = v >= 7 ? ls_kr_str(r, f) : ls_kmsg_str(r, f, "JoinGroupResponse.ProtocolName");
+    m->ProtocolName = v >= 7 ? ls_kr_str(r,
+                                         f) : ls_kmsg_str(r, f, "JoinGroupResponse.ProtocolName");
     m->Leader = ls_kmsg_str(r, f, "JoinGroupResponse.Leader");
     if (v >= 9) {
         m->SkipAssignment = ls_kr_bool(r);
     }
     m->MemberId = ls_kmsg_str(r, f, "JoinGroupResponse.MemberId");
-    m->NumMembers = ls_kmsg_arrlen(r, f, z_JoinGroupResponse_Member(v, f), false, "JoinGroupResponse.Members");
+    m->NumMembers = ls_kmsg_arrlen(r, f, z_JoinGroupResponse_Member(v, f), false,
+                                   "JoinGroupResponse.Members");
     m->Members = ls_kmsg_alloc(a, m->NumMembers, sizeof *m->Members);
-    for (int32_t i = 0; i < m->NumMembers && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumMembers && !r->err; i++) {
         i_JoinGroupResponse_Member(&m->Members[i]);
         d_JoinGroupResponse_Member(r, v, f, a, &m->Members[i]);
     }
@@ -2479,7 +2629,8 @@ static void i_HeartbeatRequest(ls_kafka_HeartbeatRequest *m)
     m->GroupInstanceId = ls_kstr_null();
 }
 
-static void d_HeartbeatRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_HeartbeatRequest *m)
+static void d_HeartbeatRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                               ls_kafka_HeartbeatRequest *m)
 {
     (void)a;
     m->GroupId = ls_kmsg_str(r, f, "HeartbeatRequest.GroupId");
@@ -2504,7 +2655,8 @@ static void e_HeartbeatRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_Hea
 
 /* ---- HeartbeatResponse */
 
-static void d_HeartbeatResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_HeartbeatResponse *m)
+static void d_HeartbeatResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                ls_kafka_HeartbeatResponse *m)
 {
     (void)a;
     if (v >= 1) {
@@ -2543,7 +2695,8 @@ static void i_LeaveGroupRequest_MemberIdentity(ls_kafka_LeaveGroupRequest_Member
     m->Reason = ls_kstr_null();
 }
 
-static void d_LeaveGroupRequest_MemberIdentity(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_LeaveGroupRequest_MemberIdentity *m)
+static void d_LeaveGroupRequest_MemberIdentity(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                               ls_kafka_LeaveGroupRequest_MemberIdentity *m)
 {
     (void)a;
     m->MemberId = ls_kmsg_str(r, f, "MemberIdentity.MemberId");
@@ -2554,7 +2707,8 @@ static void d_LeaveGroupRequest_MemberIdentity(ls_kr_t *r, int16_t v, bool f, ls
     ls_kr_tags(r, f);
 }
 
-static void e_LeaveGroupRequest_MemberIdentity(ls_kw_t *w, int16_t v, bool f, const ls_kafka_LeaveGroupRequest_MemberIdentity *m)
+static void e_LeaveGroupRequest_MemberIdentity(ls_kw_t *w, int16_t v, bool f,
+                                               const ls_kafka_LeaveGroupRequest_MemberIdentity *m)
 {
     ls_kmsg_wstr_nn(w, f, m->MemberId);
     ls_kmsg_wstr(w, f, m->GroupInstanceId);
@@ -2571,16 +2725,18 @@ static void i_LeaveGroupRequest(ls_kafka_LeaveGroupRequest *m)
     m->MemberId = ls_kstr_c("");
 }
 
-static void d_LeaveGroupRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_LeaveGroupRequest *m)
+static void d_LeaveGroupRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                ls_kafka_LeaveGroupRequest *m)
 {
     m->GroupId = ls_kmsg_str(r, f, "LeaveGroupRequest.GroupId");
     if (v <= 2) {
         m->MemberId = ls_kmsg_str(r, f, "LeaveGroupRequest.MemberId");
     }
     if (v >= 3) {
-        m->NumMembers = ls_kmsg_arrlen(r, f, z_LeaveGroupRequest_MemberIdentity(v, f), false, "LeaveGroupRequest.Members");
+        m->NumMembers = ls_kmsg_arrlen(r, f, z_LeaveGroupRequest_MemberIdentity(v, f), false,
+                                       "LeaveGroupRequest.Members");
         m->Members = ls_kmsg_alloc(a, m->NumMembers, sizeof *m->Members);
-        for (int32_t i = 0; i < m->NumMembers && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumMembers && !r->err; i++) {
             i_LeaveGroupRequest_MemberIdentity(&m->Members[i]);
             d_LeaveGroupRequest_MemberIdentity(r, v, f, a, &m->Members[i]);
         }
@@ -2621,7 +2777,8 @@ static void i_LeaveGroupResponse_MemberResponse(ls_kafka_LeaveGroupResponse_Memb
     m->GroupInstanceId = ls_kstr_null();
 }
 
-static void d_LeaveGroupResponse_MemberResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_LeaveGroupResponse_MemberResponse *m)
+static void d_LeaveGroupResponse_MemberResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                ls_kafka_LeaveGroupResponse_MemberResponse *m)
 {
     (void)a;
     (void)v;
@@ -2631,7 +2788,8 @@ static void d_LeaveGroupResponse_MemberResponse(ls_kr_t *r, int16_t v, bool f, l
     ls_kr_tags(r, f);
 }
 
-static void e_LeaveGroupResponse_MemberResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_LeaveGroupResponse_MemberResponse *m)
+static void e_LeaveGroupResponse_MemberResponse(ls_kw_t *w, int16_t v, bool f,
+                                                const ls_kafka_LeaveGroupResponse_MemberResponse *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->MemberId);
@@ -2642,16 +2800,18 @@ static void e_LeaveGroupResponse_MemberResponse(ls_kw_t *w, int16_t v, bool f, c
 
 /* ---- LeaveGroupResponse */
 
-static void d_LeaveGroupResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_LeaveGroupResponse *m)
+static void d_LeaveGroupResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                 ls_kafka_LeaveGroupResponse *m)
 {
     if (v >= 1) {
         m->ThrottleTimeMs = ls_kr_i32(r);
     }
     m->ErrorCode = ls_kr_i16(r);
     if (v >= 3) {
-        m->NumMembers = ls_kmsg_arrlen(r, f, z_LeaveGroupResponse_MemberResponse(v, f), false, "LeaveGroupResponse.Members");
+        m->NumMembers = ls_kmsg_arrlen(r, f, z_LeaveGroupResponse_MemberResponse(v, f), false,
+                                       "LeaveGroupResponse.Members");
         m->Members = ls_kmsg_alloc(a, m->NumMembers, sizeof *m->Members);
-        for (int32_t i = 0; i < m->NumMembers && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumMembers && !r->err; i++) {
             i_LeaveGroupResponse_MemberResponse(&m->Members[i]);
             d_LeaveGroupResponse_MemberResponse(r, v, f, a, &m->Members[i]);
         }
@@ -2659,7 +2819,8 @@ static void d_LeaveGroupResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, l
     ls_kr_tags(r, f);
 }
 
-static void e_LeaveGroupResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_LeaveGroupResponse *m)
+static void e_LeaveGroupResponse(ls_kw_t *w, int16_t v, bool f,
+                                 const ls_kafka_LeaveGroupResponse *m)
 {
     if (v >= 1) {
         ls_kw_i32(w, m->ThrottleTimeMs);
@@ -2686,7 +2847,8 @@ static size_t z_SyncGroupRequest_Assignment(int16_t v, bool f)
     return n;
 }
 
-static void d_SyncGroupRequest_Assignment(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_SyncGroupRequest_Assignment *m)
+static void d_SyncGroupRequest_Assignment(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                          ls_kafka_SyncGroupRequest_Assignment *m)
 {
     (void)a;
     (void)v;
@@ -2695,7 +2857,8 @@ static void d_SyncGroupRequest_Assignment(ls_kr_t *r, int16_t v, bool f, ls_aren
     ls_kr_tags(r, f);
 }
 
-static void e_SyncGroupRequest_Assignment(ls_kw_t *w, int16_t v, bool f, const ls_kafka_SyncGroupRequest_Assignment *m)
+static void e_SyncGroupRequest_Assignment(ls_kw_t *w, int16_t v, bool f,
+                                          const ls_kafka_SyncGroupRequest_Assignment *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->MemberId);
@@ -2712,7 +2875,8 @@ static void i_SyncGroupRequest(ls_kafka_SyncGroupRequest *m)
     m->ProtocolName = ls_kstr_null();
 }
 
-static void d_SyncGroupRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_SyncGroupRequest *m)
+static void d_SyncGroupRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                               ls_kafka_SyncGroupRequest *m)
 {
     m->GroupId = ls_kmsg_str(r, f, "SyncGroupRequest.GroupId");
     m->GenerationId = ls_kr_i32(r);
@@ -2726,9 +2890,10 @@ static void d_SyncGroupRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_
     if (v >= 5) {
         m->ProtocolName = ls_kr_str(r, f);
     }
-    m->NumAssignments = ls_kmsg_arrlen(r, f, z_SyncGroupRequest_Assignment(v, f), false, "SyncGroupRequest.Assignments");
+    m->NumAssignments = ls_kmsg_arrlen(r, f, z_SyncGroupRequest_Assignment(v, f), false,
+                                       "SyncGroupRequest.Assignments");
     m->Assignments = ls_kmsg_alloc(a, m->NumAssignments, sizeof *m->Assignments);
-    for (int32_t i = 0; i < m->NumAssignments && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumAssignments && !r->err; i++) {
         d_SyncGroupRequest_Assignment(r, v, f, a, &m->Assignments[i]);
     }
     ls_kr_tags(r, f);
@@ -2762,7 +2927,8 @@ static void i_SyncGroupResponse(ls_kafka_SyncGroupResponse *m)
     m->ProtocolName = ls_kstr_null();
 }
 
-static void d_SyncGroupResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_SyncGroupResponse *m)
+static void d_SyncGroupResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                ls_kafka_SyncGroupResponse *m)
 {
     (void)a;
     if (v >= 1) {
@@ -2797,11 +2963,12 @@ static void e_SyncGroupResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_Sy
 
 /* ---- DescribeGroupsRequest */
 
-static void d_DescribeGroupsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeGroupsRequest *m)
+static void d_DescribeGroupsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                    ls_kafka_DescribeGroupsRequest *m)
 {
     m->NumGroups = ls_kmsg_arrlen(r, f, f ? 1 : 2, false, "DescribeGroupsRequest.Groups");
     m->Groups = ls_kmsg_alloc(a, m->NumGroups, sizeof *m->Groups);
-    for (int32_t i = 0; i < m->NumGroups && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumGroups && !r->err; i++) {
         m->Groups[i] = ls_kmsg_str(r, f, "DescribeGroupsRequest.Groups");
     }
     if (v >= 3) {
@@ -2810,7 +2977,8 @@ static void d_DescribeGroupsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a
     ls_kr_tags(r, f);
 }
 
-static void e_DescribeGroupsRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeGroupsRequest *m)
+static void e_DescribeGroupsRequest(ls_kw_t *w, int16_t v, bool f,
+                                    const ls_kafka_DescribeGroupsRequest *m)
 {
     ls_kmsg_warrlen(w, f, m->NumGroups, false);
     for (int32_t i = 0; i < m->NumGroups; i++)
@@ -2843,7 +3011,8 @@ static void i_DescribeGroupsResponse_Member(ls_kafka_DescribeGroupsResponse_Memb
     m->GroupInstanceId = ls_kstr_null();
 }
 
-static void d_DescribeGroupsResponse_Member(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeGroupsResponse_Member *m)
+static void d_DescribeGroupsResponse_Member(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                            ls_kafka_DescribeGroupsResponse_Member *m)
 {
     (void)a;
     m->MemberId = ls_kmsg_str(r, f, "Member.MemberId");
@@ -2857,7 +3026,8 @@ static void d_DescribeGroupsResponse_Member(ls_kr_t *r, int16_t v, bool f, ls_ar
     ls_kr_tags(r, f);
 }
 
-static void e_DescribeGroupsResponse_Member(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeGroupsResponse_Member *m)
+static void e_DescribeGroupsResponse_Member(ls_kw_t *w, int16_t v, bool f,
+                                            const ls_kafka_DescribeGroupsResponse_Member *m)
 {
     ls_kmsg_wstr_nn(w, f, m->MemberId);
     if (v >= 4) {
@@ -2896,7 +3066,8 @@ static void i_DescribeGroupsResponse_Group(ls_kafka_DescribeGroupsResponse_Group
     m->AuthorizedOperations = INT32_MIN;
 }
 
-static void d_DescribeGroupsResponse_Group(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeGroupsResponse_Group *m)
+static void d_DescribeGroupsResponse_Group(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                           ls_kafka_DescribeGroupsResponse_Group *m)
 {
     m->ErrorCode = ls_kr_i16(r);
     if (v >= 6) {
@@ -2906,9 +3077,10 @@ static void d_DescribeGroupsResponse_Group(ls_kr_t *r, int16_t v, bool f, ls_are
     m->GroupState = ls_kmsg_str(r, f, "Group.GroupState");
     m->ProtocolType = ls_kmsg_str(r, f, "Group.ProtocolType");
     m->ProtocolData = ls_kmsg_str(r, f, "Group.ProtocolData");
-    m->NumMembers = ls_kmsg_arrlen(r, f, z_DescribeGroupsResponse_Member(v, f), false, "Group.Members");
+    m->NumMembers = ls_kmsg_arrlen(r, f, z_DescribeGroupsResponse_Member(v, f), false,
+                                   "Group.Members");
     m->Members = ls_kmsg_alloc(a, m->NumMembers, sizeof *m->Members);
-    for (int32_t i = 0; i < m->NumMembers && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumMembers && !r->err; i++) {
         i_DescribeGroupsResponse_Member(&m->Members[i]);
         d_DescribeGroupsResponse_Member(r, v, f, a, &m->Members[i]);
     }
@@ -2918,7 +3090,8 @@ static void d_DescribeGroupsResponse_Group(ls_kr_t *r, int16_t v, bool f, ls_are
     ls_kr_tags(r, f);
 }
 
-static void e_DescribeGroupsResponse_Group(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeGroupsResponse_Group *m)
+static void e_DescribeGroupsResponse_Group(ls_kw_t *w, int16_t v, bool f,
+                                           const ls_kafka_DescribeGroupsResponse_Group *m)
 {
     ls_kw_i16(w, m->ErrorCode);
     if (v >= 6) {
@@ -2939,21 +3112,24 @@ static void e_DescribeGroupsResponse_Group(ls_kw_t *w, int16_t v, bool f, const 
 
 /* ---- DescribeGroupsResponse */
 
-static void d_DescribeGroupsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeGroupsResponse *m)
+static void d_DescribeGroupsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                     ls_kafka_DescribeGroupsResponse *m)
 {
     if (v >= 1) {
         m->ThrottleTimeMs = ls_kr_i32(r);
     }
-    m->NumGroups = ls_kmsg_arrlen(r, f, z_DescribeGroupsResponse_Group(v, f), false, "DescribeGroupsResponse.Groups");
+    m->NumGroups = ls_kmsg_arrlen(r, f, z_DescribeGroupsResponse_Group(v, f), false,
+                                  "DescribeGroupsResponse.Groups");
     m->Groups = ls_kmsg_alloc(a, m->NumGroups, sizeof *m->Groups);
-    for (int32_t i = 0; i < m->NumGroups && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumGroups && !r->err; i++) {
         i_DescribeGroupsResponse_Group(&m->Groups[i]);
         d_DescribeGroupsResponse_Group(r, v, f, a, &m->Groups[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_DescribeGroupsResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeGroupsResponse *m)
+static void e_DescribeGroupsResponse(ls_kw_t *w, int16_t v, bool f,
+                                     const ls_kafka_DescribeGroupsResponse *m)
 {
     if (v >= 1) {
         ls_kw_i32(w, m->ThrottleTimeMs);
@@ -2966,19 +3142,21 @@ static void e_DescribeGroupsResponse(ls_kw_t *w, int16_t v, bool f, const ls_kaf
 
 /* ---- ListGroupsRequest */
 
-static void d_ListGroupsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ListGroupsRequest *m)
+static void d_ListGroupsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                ls_kafka_ListGroupsRequest *m)
 {
     if (v >= 4) {
-        m->NumStatesFilter = ls_kmsg_arrlen(r, f, f ? 1 : 2, false, "ListGroupsRequest.StatesFilter");
+        m->NumStatesFilter = ls_kmsg_arrlen(r, f, f ? 1 : 2, false,
+                                            "ListGroupsRequest.StatesFilter");
         m->StatesFilter = ls_kmsg_alloc(a, m->NumStatesFilter, sizeof *m->StatesFilter);
-        for (int32_t i = 0; i < m->NumStatesFilter && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumStatesFilter && !r->err; i++) {
             m->StatesFilter[i] = ls_kmsg_str(r, f, "ListGroupsRequest.StatesFilter");
         }
     }
     if (v >= 5) {
         m->NumTypesFilter = ls_kmsg_arrlen(r, f, f ? 1 : 2, false, "ListGroupsRequest.TypesFilter");
         m->TypesFilter = ls_kmsg_alloc(a, m->NumTypesFilter, sizeof *m->TypesFilter);
-        for (int32_t i = 0; i < m->NumTypesFilter && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumTypesFilter && !r->err; i++) {
             m->TypesFilter[i] = ls_kmsg_str(r, f, "ListGroupsRequest.TypesFilter");
         }
     }
@@ -3022,7 +3200,8 @@ static void i_ListGroupsResponse_Group(ls_kafka_ListGroupsResponse_Group *m)
     m->GroupType = ls_kstr_c("");
 }
 
-static void d_ListGroupsResponse_Group(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ListGroupsResponse_Group *m)
+static void d_ListGroupsResponse_Group(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                       ls_kafka_ListGroupsResponse_Group *m)
 {
     (void)a;
     m->GroupId = ls_kmsg_str(r, f, "Group.GroupId");
@@ -3036,7 +3215,8 @@ static void d_ListGroupsResponse_Group(ls_kr_t *r, int16_t v, bool f, ls_arena_t
     ls_kr_tags(r, f);
 }
 
-static void e_ListGroupsResponse_Group(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListGroupsResponse_Group *m)
+static void e_ListGroupsResponse_Group(ls_kw_t *w, int16_t v, bool f,
+                                       const ls_kafka_ListGroupsResponse_Group *m)
 {
     ls_kmsg_wstr_nn(w, f, m->GroupId);
     ls_kmsg_wstr_nn(w, f, m->ProtocolType);
@@ -3051,22 +3231,25 @@ static void e_ListGroupsResponse_Group(ls_kw_t *w, int16_t v, bool f, const ls_k
 
 /* ---- ListGroupsResponse */
 
-static void d_ListGroupsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ListGroupsResponse *m)
+static void d_ListGroupsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                 ls_kafka_ListGroupsResponse *m)
 {
     if (v >= 1) {
         m->ThrottleTimeMs = ls_kr_i32(r);
     }
     m->ErrorCode = ls_kr_i16(r);
-    m->NumGroups = ls_kmsg_arrlen(r, f, z_ListGroupsResponse_Group(v, f), false, "ListGroupsResponse.Groups");
+    m->NumGroups = ls_kmsg_arrlen(r, f, z_ListGroupsResponse_Group(v, f), false,
+                                  "ListGroupsResponse.Groups");
     m->Groups = ls_kmsg_alloc(a, m->NumGroups, sizeof *m->Groups);
-    for (int32_t i = 0; i < m->NumGroups && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumGroups && !r->err; i++) {
         i_ListGroupsResponse_Group(&m->Groups[i]);
         d_ListGroupsResponse_Group(r, v, f, a, &m->Groups[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_ListGroupsResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListGroupsResponse *m)
+static void e_ListGroupsResponse(ls_kw_t *w, int16_t v, bool f,
+                                 const ls_kafka_ListGroupsResponse *m)
 {
     if (v >= 1) {
         ls_kw_i32(w, m->ThrottleTimeMs);
@@ -3086,7 +3269,8 @@ static void i_ApiVersionsRequest(ls_kafka_ApiVersionsRequest *m)
     m->ClientSoftwareVersion = ls_kstr_c("");
 }
 
-static void d_ApiVersionsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ApiVersionsRequest *m)
+static void d_ApiVersionsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                 ls_kafka_ApiVersionsRequest *m)
 {
     (void)a;
     if (v >= 3) {
@@ -3098,7 +3282,8 @@ static void d_ApiVersionsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, l
     ls_kr_tags(r, f);
 }
 
-static void e_ApiVersionsRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ApiVersionsRequest *m)
+static void e_ApiVersionsRequest(ls_kw_t *w, int16_t v, bool f,
+                                 const ls_kafka_ApiVersionsRequest *m)
 {
     if (v >= 3) {
         ls_kmsg_wstr_nn(w, f, m->ClientSoftwareName);
@@ -3123,7 +3308,8 @@ static size_t z_ApiVersionsResponse_ApiVersion(int16_t v, bool f)
     return n;
 }
 
-static void d_ApiVersionsResponse_ApiVersion(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ApiVersionsResponse_ApiVersion *m)
+static void d_ApiVersionsResponse_ApiVersion(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                             ls_kafka_ApiVersionsResponse_ApiVersion *m)
 {
     (void)a;
     (void)v;
@@ -3133,7 +3319,8 @@ static void d_ApiVersionsResponse_ApiVersion(ls_kr_t *r, int16_t v, bool f, ls_a
     ls_kr_tags(r, f);
 }
 
-static void e_ApiVersionsResponse_ApiVersion(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ApiVersionsResponse_ApiVersion *m)
+static void e_ApiVersionsResponse_ApiVersion(ls_kw_t *w, int16_t v, bool f,
+                                             const ls_kafka_ApiVersionsResponse_ApiVersion *m)
 {
     (void)v;
     ls_kw_i16(w, m->ApiKey);
@@ -3156,7 +3343,9 @@ static size_t z_ApiVersionsResponse_SupportedFeatureKey(int16_t v, bool f)
     return n;
 }
 
-static void d_ApiVersionsResponse_SupportedFeatureKey(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ApiVersionsResponse_SupportedFeatureKey *m)
+static void d_ApiVersionsResponse_SupportedFeatureKey(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ApiVersionsResponse_SupportedFeatureKey *m)
 {
     (void)a;
     (void)v;
@@ -3166,7 +3355,8 @@ static void d_ApiVersionsResponse_SupportedFeatureKey(ls_kr_t *r, int16_t v, boo
     ls_kr_tags(r, f);
 }
 
-static void e_ApiVersionsResponse_SupportedFeatureKey(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ApiVersionsResponse_SupportedFeatureKey *m)
+static void e_ApiVersionsResponse_SupportedFeatureKey(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ApiVersionsResponse_SupportedFeatureKey *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->Name);
@@ -3189,7 +3379,9 @@ static size_t z_ApiVersionsResponse_FinalizedFeatureKey(int16_t v, bool f)
     return n;
 }
 
-static void d_ApiVersionsResponse_FinalizedFeatureKey(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ApiVersionsResponse_FinalizedFeatureKey *m)
+static void d_ApiVersionsResponse_FinalizedFeatureKey(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ApiVersionsResponse_FinalizedFeatureKey *m)
 {
     (void)a;
     (void)v;
@@ -3199,7 +3391,8 @@ static void d_ApiVersionsResponse_FinalizedFeatureKey(ls_kr_t *r, int16_t v, boo
     ls_kr_tags(r, f);
 }
 
-static void e_ApiVersionsResponse_FinalizedFeatureKey(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ApiVersionsResponse_FinalizedFeatureKey *m)
+static void e_ApiVersionsResponse_FinalizedFeatureKey(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ApiVersionsResponse_FinalizedFeatureKey *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->Name);
@@ -3215,12 +3408,14 @@ static void i_ApiVersionsResponse(ls_kafka_ApiVersionsResponse *m)
     m->FinalizedFeaturesEpoch = -1;
 }
 
-static void d_ApiVersionsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ApiVersionsResponse *m)
+static void d_ApiVersionsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                  ls_kafka_ApiVersionsResponse *m)
 {
     m->ErrorCode = ls_kr_i16(r);
-    m->NumApiKeys = ls_kmsg_arrlen(r, f, z_ApiVersionsResponse_ApiVersion(v, f), false, "ApiVersionsResponse.ApiKeys");
+    m->NumApiKeys = ls_kmsg_arrlen(r, f, z_ApiVersionsResponse_ApiVersion(v, f), false,
+                                   "ApiVersionsResponse.ApiKeys");
     m->ApiKeys = ls_kmsg_alloc(a, m->NumApiKeys, sizeof *m->ApiKeys);
-    for (int32_t i = 0; i < m->NumApiKeys && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumApiKeys && !r->err; i++) {
         d_ApiVersionsResponse_ApiVersion(r, v, f, a, &m->ApiKeys[i]);
     }
     if (v >= 1) {
@@ -3232,10 +3427,14 @@ static void d_ApiVersionsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, 
         switch (ls_kmsg_tag_next(r, &sub)) {
         case 0:
             if (v >= 3) {
-                m->NumSupportedFeatures = ls_kmsg_arrlen(&sub, f, z_ApiVersionsResponse_SupportedFeatureKey(v, f), false, "ApiVersionsResponse.SupportedFeatures");
-                m->SupportedFeatures = ls_kmsg_alloc(a, m->NumSupportedFeatures, sizeof *m->SupportedFeatures);
-                for (int32_t i = 0; i < m->NumSupportedFeatures && !(&sub)->err; i++) {
-                    d_ApiVersionsResponse_SupportedFeatureKey(&sub, v, f, a, &m->SupportedFeatures[i]);
+                m->NumSupportedFeatures = ls_kmsg_arrlen(
+                    &sub, f, z_ApiVersionsResponse_SupportedFeatureKey(v, f), false,
+                    "ApiVersionsResponse.SupportedFeatures");
+                m->SupportedFeatures = ls_kmsg_alloc(a, m->NumSupportedFeatures,
+                                                     sizeof *m->SupportedFeatures);
+                for (int32_t i = 0; i < m->NumSupportedFeatures && !sub.err; i++) {
+                    d_ApiVersionsResponse_SupportedFeatureKey(&sub, v, f, a,
+                                                              &m->SupportedFeatures[i]);
                 }
             }
             break;
@@ -3246,10 +3445,14 @@ static void d_ApiVersionsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, 
             break;
         case 2:
             if (v >= 3) {
-                m->NumFinalizedFeatures = ls_kmsg_arrlen(&sub, f, z_ApiVersionsResponse_FinalizedFeatureKey(v, f), false, "ApiVersionsResponse.FinalizedFeatures");
-                m->FinalizedFeatures = ls_kmsg_alloc(a, m->NumFinalizedFeatures, sizeof *m->FinalizedFeatures);
-                for (int32_t i = 0; i < m->NumFinalizedFeatures && !(&sub)->err; i++) {
-                    d_ApiVersionsResponse_FinalizedFeatureKey(&sub, v, f, a, &m->FinalizedFeatures[i]);
+                m->NumFinalizedFeatures = ls_kmsg_arrlen(
+                    &sub, f, z_ApiVersionsResponse_FinalizedFeatureKey(v, f), false,
+                    "ApiVersionsResponse.FinalizedFeatures");
+                m->FinalizedFeatures = ls_kmsg_alloc(a, m->NumFinalizedFeatures,
+                                                     sizeof *m->FinalizedFeatures);
+                for (int32_t i = 0; i < m->NumFinalizedFeatures && !sub.err; i++) {
+                    d_ApiVersionsResponse_FinalizedFeatureKey(&sub, v, f, a,
+                                                              &m->FinalizedFeatures[i]);
                 }
             }
             break;
@@ -3265,7 +3468,8 @@ static void d_ApiVersionsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, 
     }
 }
 
-static void e_ApiVersionsResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ApiVersionsResponse *m)
+static void e_ApiVersionsResponse(ls_kw_t *w, int16_t v, bool f,
+                                  const ls_kafka_ApiVersionsResponse *m)
 {
     ls_kw_i16(w, m->ErrorCode);
     ls_kmsg_warrlen(w, f, m->NumApiKeys, false);
@@ -3328,19 +3532,22 @@ static size_t z_CreateTopicsRequest_CreatableReplicaAssignment(int16_t v, bool f
     return n;
 }
 
-static void d_CreateTopicsRequest_CreatableReplicaAssignment(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_CreateTopicsRequest_CreatableReplicaAssignment *m)
+static void d_CreateTopicsRequest_CreatableReplicaAssignment(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_CreateTopicsRequest_CreatableReplicaAssignment *m)
 {
     (void)v;
     m->PartitionIndex = ls_kr_i32(r);
     m->NumBrokerIds = ls_kmsg_arrlen(r, f, 4, false, "CreatableReplicaAssignment.BrokerIds");
     m->BrokerIds = ls_kmsg_alloc(a, m->NumBrokerIds, sizeof *m->BrokerIds);
-    for (int32_t i = 0; i < m->NumBrokerIds && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumBrokerIds && !r->err; i++) {
         m->BrokerIds[i] = ls_kr_i32(r);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_CreateTopicsRequest_CreatableReplicaAssignment(ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreateTopicsRequest_CreatableReplicaAssignment *m)
+static void e_CreateTopicsRequest_CreatableReplicaAssignment(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreateTopicsRequest_CreatableReplicaAssignment *m)
 {
     (void)v;
     ls_kw_i32(w, m->PartitionIndex);
@@ -3363,12 +3570,15 @@ static size_t z_CreateTopicsRequest_CreatableTopicConfig(int16_t v, bool f)
     return n;
 }
 
-static void i_CreateTopicsRequest_CreatableTopicConfig(ls_kafka_CreateTopicsRequest_CreatableTopicConfig *m)
+static void i_CreateTopicsRequest_CreatableTopicConfig(
+    ls_kafka_CreateTopicsRequest_CreatableTopicConfig *m)
 {
     m->Value = ls_kstr_null();
 }
 
-static void d_CreateTopicsRequest_CreatableTopicConfig(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_CreateTopicsRequest_CreatableTopicConfig *m)
+static void d_CreateTopicsRequest_CreatableTopicConfig(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_CreateTopicsRequest_CreatableTopicConfig *m)
 {
     (void)a;
     (void)v;
@@ -3377,7 +3587,8 @@ static void d_CreateTopicsRequest_CreatableTopicConfig(ls_kr_t *r, int16_t v, bo
     ls_kr_tags(r, f);
 }
 
-static void e_CreateTopicsRequest_CreatableTopicConfig(ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreateTopicsRequest_CreatableTopicConfig *m)
+static void e_CreateTopicsRequest_CreatableTopicConfig(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreateTopicsRequest_CreatableTopicConfig *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->Name);
@@ -3401,26 +3612,30 @@ static size_t z_CreateTopicsRequest_CreatableTopic(int16_t v, bool f)
     return n;
 }
 
-static void d_CreateTopicsRequest_CreatableTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_CreateTopicsRequest_CreatableTopic *m)
+static void d_CreateTopicsRequest_CreatableTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                 ls_kafka_CreateTopicsRequest_CreatableTopic *m)
 {
     m->Name = ls_kmsg_str(r, f, "CreatableTopic.Name");
     m->NumPartitions = ls_kr_i32(r);
     m->ReplicationFactor = ls_kr_i16(r);
-    m->NumAssignments = ls_kmsg_arrlen(r, f, z_CreateTopicsRequest_CreatableReplicaAssignment(v, f), false, "CreatableTopic.Assignments");
+    m->NumAssignments = ls_kmsg_arrlen(r, f, z_CreateTopicsRequest_CreatableReplicaAssignment(v, f),
+                                       false, "CreatableTopic.Assignments");
     m->Assignments = ls_kmsg_alloc(a, m->NumAssignments, sizeof *m->Assignments);
-    for (int32_t i = 0; i < m->NumAssignments && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumAssignments && !r->err; i++) {
         d_CreateTopicsRequest_CreatableReplicaAssignment(r, v, f, a, &m->Assignments[i]);
     }
-    m->NumConfigs = ls_kmsg_arrlen(r, f, z_CreateTopicsRequest_CreatableTopicConfig(v, f), false, "CreatableTopic.Configs");
+    m->NumConfigs = ls_kmsg_arrlen(r, f, z_CreateTopicsRequest_CreatableTopicConfig(v, f), false,
+                                   "CreatableTopic.Configs");
     m->Configs = ls_kmsg_alloc(a, m->NumConfigs, sizeof *m->Configs);
-    for (int32_t i = 0; i < m->NumConfigs && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumConfigs && !r->err; i++) {
         i_CreateTopicsRequest_CreatableTopicConfig(&m->Configs[i]);
         d_CreateTopicsRequest_CreatableTopicConfig(r, v, f, a, &m->Configs[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_CreateTopicsRequest_CreatableTopic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreateTopicsRequest_CreatableTopic *m)
+static void e_CreateTopicsRequest_CreatableTopic(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreateTopicsRequest_CreatableTopic *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Name);
     ls_kw_i32(w, m->NumPartitions);
@@ -3436,11 +3651,13 @@ static void e_CreateTopicsRequest_CreatableTopic(ls_kw_t *w, int16_t v, bool f, 
 
 /* ---- CreateTopicsRequest */
 
-static void d_CreateTopicsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_CreateTopicsRequest *m)
+static void d_CreateTopicsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                  ls_kafka_CreateTopicsRequest *m)
 {
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_CreateTopicsRequest_CreatableTopic(v, f), false, "CreateTopicsRequest.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_CreateTopicsRequest_CreatableTopic(v, f), false,
+                                  "CreateTopicsRequest.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         d_CreateTopicsRequest_CreatableTopic(r, v, f, a, &m->Topics[i]);
     }
     m->TimeoutMs = ls_kr_i32(r);
@@ -3448,7 +3665,8 @@ static void d_CreateTopicsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, 
     ls_kr_tags(r, f);
 }
 
-static void e_CreateTopicsRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreateTopicsRequest *m)
+static void e_CreateTopicsRequest(ls_kw_t *w, int16_t v, bool f,
+                                  const ls_kafka_CreateTopicsRequest *m)
 {
     ls_kmsg_warrlen(w, f, m->NumTopics, false);
     for (int32_t i = 0; i < m->NumTopics; i++)
@@ -3474,13 +3692,16 @@ static size_t z_CreateTopicsResponse_CreatableTopicConfigs(int16_t v, bool f)
     return n;
 }
 
-static void i_CreateTopicsResponse_CreatableTopicConfigs(ls_kafka_CreateTopicsResponse_CreatableTopicConfigs *m)
+static void i_CreateTopicsResponse_CreatableTopicConfigs(
+    ls_kafka_CreateTopicsResponse_CreatableTopicConfigs *m)
 {
     m->Value = ls_kstr_null();
     m->ConfigSource = -1;
 }
 
-static void d_CreateTopicsResponse_CreatableTopicConfigs(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_CreateTopicsResponse_CreatableTopicConfigs *m)
+static void d_CreateTopicsResponse_CreatableTopicConfigs(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_CreateTopicsResponse_CreatableTopicConfigs *m)
 {
     (void)a;
     (void)v;
@@ -3492,7 +3713,8 @@ static void d_CreateTopicsResponse_CreatableTopicConfigs(ls_kr_t *r, int16_t v, 
     ls_kr_tags(r, f);
 }
 
-static void e_CreateTopicsResponse_CreatableTopicConfigs(ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreateTopicsResponse_CreatableTopicConfigs *m)
+static void e_CreateTopicsResponse_CreatableTopicConfigs(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreateTopicsResponse_CreatableTopicConfigs *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->Name);
@@ -3524,7 +3746,8 @@ static size_t z_CreateTopicsResponse_CreatableTopicResult(int16_t v, bool f)
     return n;
 }
 
-static void i_CreateTopicsResponse_CreatableTopicResult(ls_kafka_CreateTopicsResponse_CreatableTopicResult *m)
+static void i_CreateTopicsResponse_CreatableTopicResult(
+    ls_kafka_CreateTopicsResponse_CreatableTopicResult *m)
 {
     m->ErrorMessage = ls_kstr_null();
     m->NumPartitions = -1;
@@ -3532,7 +3755,9 @@ static void i_CreateTopicsResponse_CreatableTopicResult(ls_kafka_CreateTopicsRes
     m->NumConfigs = -1;
 }
 
-static void d_CreateTopicsResponse_CreatableTopicResult(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_CreateTopicsResponse_CreatableTopicResult *m)
+static void d_CreateTopicsResponse_CreatableTopicResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_CreateTopicsResponse_CreatableTopicResult *m)
 {
     m->Name = ls_kmsg_str(r, f, "CreatableTopicResult.Name");
     if (v >= 7) {
@@ -3547,9 +3772,10 @@ static void d_CreateTopicsResponse_CreatableTopicResult(ls_kr_t *r, int16_t v, b
         m->ReplicationFactor = ls_kr_i16(r);
     }
     if (v >= 5) {
-        m->NumConfigs = ls_kmsg_arrlen(r, f, z_CreateTopicsResponse_CreatableTopicConfigs(v, f), true, "CreatableTopicResult.Configs");
+        m->NumConfigs = ls_kmsg_arrlen(r, f, z_CreateTopicsResponse_CreatableTopicConfigs(v, f),
+                                       true, "CreatableTopicResult.Configs");
         m->Configs = ls_kmsg_alloc(a, m->NumConfigs, sizeof *m->Configs);
-        for (int32_t i = 0; i < m->NumConfigs && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumConfigs && !r->err; i++) {
             i_CreateTopicsResponse_CreatableTopicConfigs(&m->Configs[i]);
             d_CreateTopicsResponse_CreatableTopicConfigs(r, v, f, a, &m->Configs[i]);
         }
@@ -3570,7 +3796,8 @@ static void d_CreateTopicsResponse_CreatableTopicResult(ls_kr_t *r, int16_t v, b
     }
 }
 
-static void e_CreateTopicsResponse_CreatableTopicResult(ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreateTopicsResponse_CreatableTopicResult *m)
+static void e_CreateTopicsResponse_CreatableTopicResult(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreateTopicsResponse_CreatableTopicResult *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Name);
     if (v >= 7) {
@@ -3604,19 +3831,22 @@ static void e_CreateTopicsResponse_CreatableTopicResult(ls_kw_t *w, int16_t v, b
 
 /* ---- CreateTopicsResponse */
 
-static void d_CreateTopicsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_CreateTopicsResponse *m)
+static void d_CreateTopicsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                   ls_kafka_CreateTopicsResponse *m)
 {
     m->ThrottleTimeMs = ls_kr_i32(r);
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_CreateTopicsResponse_CreatableTopicResult(v, f), false, "CreateTopicsResponse.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_CreateTopicsResponse_CreatableTopicResult(v, f), false,
+                                  "CreateTopicsResponse.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         i_CreateTopicsResponse_CreatableTopicResult(&m->Topics[i]);
         d_CreateTopicsResponse_CreatableTopicResult(r, v, f, a, &m->Topics[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_CreateTopicsResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreateTopicsResponse *m)
+static void e_CreateTopicsResponse(ls_kw_t *w, int16_t v, bool f,
+                                   const ls_kafka_CreateTopicsResponse *m)
 {
     ls_kw_i32(w, m->ThrottleTimeMs);
     ls_kmsg_warrlen(w, f, m->NumTopics, false);
@@ -3643,7 +3873,8 @@ static void i_DeleteTopicsRequest_DeleteTopicState(ls_kafka_DeleteTopicsRequest_
     m->Name = ls_kstr_null();
 }
 
-static void d_DeleteTopicsRequest_DeleteTopicState(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DeleteTopicsRequest_DeleteTopicState *m)
+static void d_DeleteTopicsRequest_DeleteTopicState(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                   ls_kafka_DeleteTopicsRequest_DeleteTopicState *m)
 {
     (void)a;
     (void)v;
@@ -3652,7 +3883,8 @@ static void d_DeleteTopicsRequest_DeleteTopicState(ls_kr_t *r, int16_t v, bool f
     ls_kr_tags(r, f);
 }
 
-static void e_DeleteTopicsRequest_DeleteTopicState(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteTopicsRequest_DeleteTopicState *m)
+static void e_DeleteTopicsRequest_DeleteTopicState(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteTopicsRequest_DeleteTopicState *m)
 {
     (void)v;
     ls_kmsg_wstr(w, f, m->Name);
@@ -3662,12 +3894,14 @@ static void e_DeleteTopicsRequest_DeleteTopicState(ls_kw_t *w, int16_t v, bool f
 
 /* ---- DeleteTopicsRequest */
 
-static void d_DeleteTopicsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DeleteTopicsRequest *m)
+static void d_DeleteTopicsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                  ls_kafka_DeleteTopicsRequest *m)
 {
     if (v >= 6) {
-        m->NumTopics = ls_kmsg_arrlen(r, f, z_DeleteTopicsRequest_DeleteTopicState(v, f), false, "DeleteTopicsRequest.Topics");
+        m->NumTopics = ls_kmsg_arrlen(r, f, z_DeleteTopicsRequest_DeleteTopicState(v, f), false,
+                                      "DeleteTopicsRequest.Topics");
         m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-        for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
             i_DeleteTopicsRequest_DeleteTopicState(&m->Topics[i]);
             d_DeleteTopicsRequest_DeleteTopicState(r, v, f, a, &m->Topics[i]);
         }
@@ -3675,7 +3909,7 @@ static void d_DeleteTopicsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, 
     if (v <= 5) {
         m->NumTopicNames = ls_kmsg_arrlen(r, f, f ? 1 : 2, false, "DeleteTopicsRequest.TopicNames");
         m->TopicNames = ls_kmsg_alloc(a, m->NumTopicNames, sizeof *m->TopicNames);
-        for (int32_t i = 0; i < m->NumTopicNames && !(r)->err; i++) {
+        for (int32_t i = 0; i < m->NumTopicNames && !r->err; i++) {
             m->TopicNames[i] = ls_kmsg_str(r, f, "DeleteTopicsRequest.TopicNames");
         }
     }
@@ -3683,7 +3917,8 @@ static void d_DeleteTopicsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, 
     ls_kr_tags(r, f);
 }
 
-static void e_DeleteTopicsRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteTopicsRequest *m)
+static void e_DeleteTopicsRequest(ls_kw_t *w, int16_t v, bool f,
+                                  const ls_kafka_DeleteTopicsRequest *m)
 {
     if (v >= 6) {
         ls_kmsg_warrlen(w, f, m->NumTopics, false);
@@ -3715,13 +3950,16 @@ static size_t z_DeleteTopicsResponse_DeletableTopicResult(int16_t v, bool f)
     return n;
 }
 
-static void i_DeleteTopicsResponse_DeletableTopicResult(ls_kafka_DeleteTopicsResponse_DeletableTopicResult *m)
+static void i_DeleteTopicsResponse_DeletableTopicResult(
+    ls_kafka_DeleteTopicsResponse_DeletableTopicResult *m)
 {
     m->Name = ls_kstr_null();
     m->ErrorMessage = ls_kstr_null();
 }
 
-static void d_DeleteTopicsResponse_DeletableTopicResult(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DeleteTopicsResponse_DeletableTopicResult *m)
+static void d_DeleteTopicsResponse_DeletableTopicResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DeleteTopicsResponse_DeletableTopicResult *m)
 {
     (void)a;
     m->Name = v >= 6 ? ls_kr_str(r, f) : ls_kmsg_str(r, f, "DeletableTopicResult.Name");
@@ -3735,7 +3973,8 @@ static void d_DeleteTopicsResponse_DeletableTopicResult(ls_kr_t *r, int16_t v, b
     ls_kr_tags(r, f);
 }
 
-static void e_DeleteTopicsResponse_DeletableTopicResult(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteTopicsResponse_DeletableTopicResult *m)
+static void e_DeleteTopicsResponse_DeletableTopicResult(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteTopicsResponse_DeletableTopicResult *m)
 {
     (v >= 6 ? ls_kmsg_wstr : ls_kmsg_wstr_nn)(w, f, m->Name);
     if (v >= 6) {
@@ -3750,19 +3989,22 @@ static void e_DeleteTopicsResponse_DeletableTopicResult(ls_kw_t *w, int16_t v, b
 
 /* ---- DeleteTopicsResponse */
 
-static void d_DeleteTopicsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DeleteTopicsResponse *m)
+static void d_DeleteTopicsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                   ls_kafka_DeleteTopicsResponse *m)
 {
     m->ThrottleTimeMs = ls_kr_i32(r);
-    m->NumResponses = ls_kmsg_arrlen(r, f, z_DeleteTopicsResponse_DeletableTopicResult(v, f), false, "DeleteTopicsResponse.Responses");
+    m->NumResponses = ls_kmsg_arrlen(r, f, z_DeleteTopicsResponse_DeletableTopicResult(v, f), false,
+                                     "DeleteTopicsResponse.Responses");
     m->Responses = ls_kmsg_alloc(a, m->NumResponses, sizeof *m->Responses);
-    for (int32_t i = 0; i < m->NumResponses && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumResponses && !r->err; i++) {
         i_DeleteTopicsResponse_DeletableTopicResult(&m->Responses[i]);
         d_DeleteTopicsResponse_DeletableTopicResult(r, v, f, a, &m->Responses[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_DeleteTopicsResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteTopicsResponse *m)
+static void e_DeleteTopicsResponse(ls_kw_t *w, int16_t v, bool f,
+                                   const ls_kafka_DeleteTopicsResponse *m)
 {
     ls_kw_i32(w, m->ThrottleTimeMs);
     ls_kmsg_warrlen(w, f, m->NumResponses, false);
@@ -3784,7 +4026,9 @@ static size_t z_DeleteRecordsRequest_DeleteRecordsPartition(int16_t v, bool f)
     return n;
 }
 
-static void d_DeleteRecordsRequest_DeleteRecordsPartition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DeleteRecordsRequest_DeleteRecordsPartition *m)
+static void d_DeleteRecordsRequest_DeleteRecordsPartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DeleteRecordsRequest_DeleteRecordsPartition *m)
 {
     (void)a;
     (void)v;
@@ -3793,7 +4037,8 @@ static void d_DeleteRecordsRequest_DeleteRecordsPartition(ls_kr_t *r, int16_t v,
     ls_kr_tags(r, f);
 }
 
-static void e_DeleteRecordsRequest_DeleteRecordsPartition(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteRecordsRequest_DeleteRecordsPartition *m)
+static void e_DeleteRecordsRequest_DeleteRecordsPartition(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteRecordsRequest_DeleteRecordsPartition *m)
 {
     (void)v;
     ls_kw_i32(w, m->PartitionIndex);
@@ -3814,18 +4059,22 @@ static size_t z_DeleteRecordsRequest_DeleteRecordsTopic(int16_t v, bool f)
     return n;
 }
 
-static void d_DeleteRecordsRequest_DeleteRecordsTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DeleteRecordsRequest_DeleteRecordsTopic *m)
+static void d_DeleteRecordsRequest_DeleteRecordsTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DeleteRecordsRequest_DeleteRecordsTopic *m)
 {
     m->Name = ls_kmsg_str(r, f, "DeleteRecordsTopic.Name");
-    m->NumPartitions = ls_kmsg_arrlen(r, f, z_DeleteRecordsRequest_DeleteRecordsPartition(v, f), false, "DeleteRecordsTopic.Partitions");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_DeleteRecordsRequest_DeleteRecordsPartition(v, f),
+                                      false, "DeleteRecordsTopic.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         d_DeleteRecordsRequest_DeleteRecordsPartition(r, v, f, a, &m->Partitions[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_DeleteRecordsRequest_DeleteRecordsTopic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteRecordsRequest_DeleteRecordsTopic *m)
+static void e_DeleteRecordsRequest_DeleteRecordsTopic(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteRecordsRequest_DeleteRecordsTopic *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Name);
     ls_kmsg_warrlen(w, f, m->NumPartitions, false);
@@ -3836,18 +4085,21 @@ static void e_DeleteRecordsRequest_DeleteRecordsTopic(ls_kw_t *w, int16_t v, boo
 
 /* ---- DeleteRecordsRequest */
 
-static void d_DeleteRecordsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DeleteRecordsRequest *m)
+static void d_DeleteRecordsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                   ls_kafka_DeleteRecordsRequest *m)
 {
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_DeleteRecordsRequest_DeleteRecordsTopic(v, f), false, "DeleteRecordsRequest.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_DeleteRecordsRequest_DeleteRecordsTopic(v, f), false,
+                                  "DeleteRecordsRequest.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         d_DeleteRecordsRequest_DeleteRecordsTopic(r, v, f, a, &m->Topics[i]);
     }
     m->TimeoutMs = ls_kr_i32(r);
     ls_kr_tags(r, f);
 }
 
-static void e_DeleteRecordsRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteRecordsRequest *m)
+static void e_DeleteRecordsRequest(ls_kw_t *w, int16_t v, bool f,
+                                   const ls_kafka_DeleteRecordsRequest *m)
 {
     ls_kmsg_warrlen(w, f, m->NumTopics, false);
     for (int32_t i = 0; i < m->NumTopics; i++)
@@ -3870,7 +4122,9 @@ static size_t z_DeleteRecordsResponse_DeleteRecordsPartitionResult(int16_t v, bo
     return n;
 }
 
-static void d_DeleteRecordsResponse_DeleteRecordsPartitionResult(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DeleteRecordsResponse_DeleteRecordsPartitionResult *m)
+static void d_DeleteRecordsResponse_DeleteRecordsPartitionResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DeleteRecordsResponse_DeleteRecordsPartitionResult *m)
 {
     (void)a;
     (void)v;
@@ -3880,7 +4134,9 @@ static void d_DeleteRecordsResponse_DeleteRecordsPartitionResult(ls_kr_t *r, int
     ls_kr_tags(r, f);
 }
 
-static void e_DeleteRecordsResponse_DeleteRecordsPartitionResult(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteRecordsResponse_DeleteRecordsPartitionResult *m)
+static void e_DeleteRecordsResponse_DeleteRecordsPartitionResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DeleteRecordsResponse_DeleteRecordsPartitionResult *m)
 {
     (void)v;
     ls_kw_i32(w, m->PartitionIndex);
@@ -3902,18 +4158,23 @@ static size_t z_DeleteRecordsResponse_DeleteRecordsTopicResult(int16_t v, bool f
     return n;
 }
 
-static void d_DeleteRecordsResponse_DeleteRecordsTopicResult(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DeleteRecordsResponse_DeleteRecordsTopicResult *m)
+static void d_DeleteRecordsResponse_DeleteRecordsTopicResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DeleteRecordsResponse_DeleteRecordsTopicResult *m)
 {
     m->Name = ls_kmsg_str(r, f, "DeleteRecordsTopicResult.Name");
-    m->NumPartitions = ls_kmsg_arrlen(r, f, z_DeleteRecordsResponse_DeleteRecordsPartitionResult(v, f), false, "DeleteRecordsTopicResult.Partitions");
+    m->NumPartitions = ls_kmsg_arrlen(r, f,
+                                      z_DeleteRecordsResponse_DeleteRecordsPartitionResult(v, f),
+                                      false, "DeleteRecordsTopicResult.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         d_DeleteRecordsResponse_DeleteRecordsPartitionResult(r, v, f, a, &m->Partitions[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_DeleteRecordsResponse_DeleteRecordsTopicResult(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteRecordsResponse_DeleteRecordsTopicResult *m)
+static void e_DeleteRecordsResponse_DeleteRecordsTopicResult(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteRecordsResponse_DeleteRecordsTopicResult *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Name);
     ls_kmsg_warrlen(w, f, m->NumPartitions, false);
@@ -3924,18 +4185,21 @@ static void e_DeleteRecordsResponse_DeleteRecordsTopicResult(ls_kw_t *w, int16_t
 
 /* ---- DeleteRecordsResponse */
 
-static void d_DeleteRecordsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DeleteRecordsResponse *m)
+static void d_DeleteRecordsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                    ls_kafka_DeleteRecordsResponse *m)
 {
     m->ThrottleTimeMs = ls_kr_i32(r);
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_DeleteRecordsResponse_DeleteRecordsTopicResult(v, f), false, "DeleteRecordsResponse.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_DeleteRecordsResponse_DeleteRecordsTopicResult(v, f),
+                                  false, "DeleteRecordsResponse.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         d_DeleteRecordsResponse_DeleteRecordsTopicResult(r, v, f, a, &m->Topics[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_DeleteRecordsResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteRecordsResponse *m)
+static void e_DeleteRecordsResponse(ls_kw_t *w, int16_t v, bool f,
+                                    const ls_kafka_DeleteRecordsResponse *m)
 {
     ls_kw_i32(w, m->ThrottleTimeMs);
     ls_kmsg_warrlen(w, f, m->NumTopics, false);
@@ -3953,7 +4217,8 @@ static void i_InitProducerIdRequest(ls_kafka_InitProducerIdRequest *m)
     m->ProducerEpoch = -1;
 }
 
-static void d_InitProducerIdRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_InitProducerIdRequest *m)
+static void d_InitProducerIdRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                    ls_kafka_InitProducerIdRequest *m)
 {
     (void)a;
     m->TransactionalId = ls_kr_str(r, f);
@@ -3967,7 +4232,8 @@ static void d_InitProducerIdRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a
     ls_kr_tags(r, f);
 }
 
-static void e_InitProducerIdRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_InitProducerIdRequest *m)
+static void e_InitProducerIdRequest(ls_kw_t *w, int16_t v, bool f,
+                                    const ls_kafka_InitProducerIdRequest *m)
 {
     ls_kmsg_wstr(w, f, m->TransactionalId);
     ls_kw_i32(w, m->TransactionTimeoutMs);
@@ -3987,7 +4253,8 @@ static void i_InitProducerIdResponse(ls_kafka_InitProducerIdResponse *m)
     m->ProducerId = -1;
 }
 
-static void d_InitProducerIdResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_InitProducerIdResponse *m)
+static void d_InitProducerIdResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                     ls_kafka_InitProducerIdResponse *m)
 {
     (void)a;
     (void)v;
@@ -3998,7 +4265,8 @@ static void d_InitProducerIdResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *
     ls_kr_tags(r, f);
 }
 
-static void e_InitProducerIdResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_InitProducerIdResponse *m)
+static void e_InitProducerIdResponse(ls_kw_t *w, int16_t v, bool f,
+                                     const ls_kafka_InitProducerIdResponse *m)
 {
     (void)v;
     ls_kw_i32(w, m->ThrottleTimeMs);
@@ -4022,12 +4290,15 @@ static size_t z_OffsetForLeaderEpochRequest_OffsetForLeaderPartition(int16_t v, 
     return n;
 }
 
-static void i_OffsetForLeaderEpochRequest_OffsetForLeaderPartition(ls_kafka_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *m)
+static void i_OffsetForLeaderEpochRequest_OffsetForLeaderPartition(
+    ls_kafka_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *m)
 {
     m->CurrentLeaderEpoch = -1;
 }
 
-static void d_OffsetForLeaderEpochRequest_OffsetForLeaderPartition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *m)
+static void d_OffsetForLeaderEpochRequest_OffsetForLeaderPartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *m)
 {
     (void)a;
     (void)v;
@@ -4037,7 +4308,9 @@ static void d_OffsetForLeaderEpochRequest_OffsetForLeaderPartition(ls_kr_t *r, i
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetForLeaderEpochRequest_OffsetForLeaderPartition(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *m)
+static void e_OffsetForLeaderEpochRequest_OffsetForLeaderPartition(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *m)
 {
     (void)v;
     ls_kw_i32(w, m->Partition);
@@ -4059,19 +4332,25 @@ static size_t z_OffsetForLeaderEpochRequest_OffsetForLeaderTopic(int16_t v, bool
     return n;
 }
 
-static void d_OffsetForLeaderEpochRequest_OffsetForLeaderTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *m)
+static void d_OffsetForLeaderEpochRequest_OffsetForLeaderTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *m)
 {
     m->Topic = ls_kmsg_str(r, f, "OffsetForLeaderTopic.Topic");
-    m->NumPartitions = ls_kmsg_arrlen(r, f, z_OffsetForLeaderEpochRequest_OffsetForLeaderPartition(v, f), false, "OffsetForLeaderTopic.Partitions");
+    m->NumPartitions = ls_kmsg_arrlen(r, f,
+                                      z_OffsetForLeaderEpochRequest_OffsetForLeaderPartition(v, f),
+                                      false, "OffsetForLeaderTopic.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         i_OffsetForLeaderEpochRequest_OffsetForLeaderPartition(&m->Partitions[i]);
         d_OffsetForLeaderEpochRequest_OffsetForLeaderPartition(r, v, f, a, &m->Partitions[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetForLeaderEpochRequest_OffsetForLeaderTopic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *m)
+static void e_OffsetForLeaderEpochRequest_OffsetForLeaderTopic(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Topic);
     ls_kmsg_warrlen(w, f, m->NumPartitions, false);
@@ -4087,20 +4366,23 @@ static void i_OffsetForLeaderEpochRequest(ls_kafka_OffsetForLeaderEpochRequest *
     m->ReplicaId = -2;
 }
 
-static void d_OffsetForLeaderEpochRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetForLeaderEpochRequest *m)
+static void d_OffsetForLeaderEpochRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                          ls_kafka_OffsetForLeaderEpochRequest *m)
 {
     if (v >= 3) {
         m->ReplicaId = ls_kr_i32(r);
     }
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetForLeaderEpochRequest_OffsetForLeaderTopic(v, f), false, "OffsetForLeaderEpochRequest.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetForLeaderEpochRequest_OffsetForLeaderTopic(v, f),
+                                  false, "OffsetForLeaderEpochRequest.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         d_OffsetForLeaderEpochRequest_OffsetForLeaderTopic(r, v, f, a, &m->Topics[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetForLeaderEpochRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetForLeaderEpochRequest *m)
+static void e_OffsetForLeaderEpochRequest(ls_kw_t *w, int16_t v, bool f,
+                                          const ls_kafka_OffsetForLeaderEpochRequest *m)
 {
     if (v >= 3) {
         ls_kw_i32(w, m->ReplicaId);
@@ -4126,13 +4408,16 @@ static size_t z_OffsetForLeaderEpochResponse_EpochEndOffset(int16_t v, bool f)
     return n;
 }
 
-static void i_OffsetForLeaderEpochResponse_EpochEndOffset(ls_kafka_OffsetForLeaderEpochResponse_EpochEndOffset *m)
+static void i_OffsetForLeaderEpochResponse_EpochEndOffset(
+    ls_kafka_OffsetForLeaderEpochResponse_EpochEndOffset *m)
 {
     m->LeaderEpoch = -1;
     m->EndOffset = -1;
 }
 
-static void d_OffsetForLeaderEpochResponse_EpochEndOffset(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetForLeaderEpochResponse_EpochEndOffset *m)
+static void d_OffsetForLeaderEpochResponse_EpochEndOffset(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_OffsetForLeaderEpochResponse_EpochEndOffset *m)
 {
     (void)a;
     (void)v;
@@ -4143,7 +4428,8 @@ static void d_OffsetForLeaderEpochResponse_EpochEndOffset(ls_kr_t *r, int16_t v,
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetForLeaderEpochResponse_EpochEndOffset(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetForLeaderEpochResponse_EpochEndOffset *m)
+static void e_OffsetForLeaderEpochResponse_EpochEndOffset(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetForLeaderEpochResponse_EpochEndOffset *m)
 {
     (void)v;
     ls_kw_i16(w, m->ErrorCode);
@@ -4166,19 +4452,24 @@ static size_t z_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult(int16_t 
     return n;
 }
 
-static void d_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult *m)
+static void d_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult *m)
 {
     m->Topic = ls_kmsg_str(r, f, "OffsetForLeaderTopicResult.Topic");
-    m->NumPartitions = ls_kmsg_arrlen(r, f, z_OffsetForLeaderEpochResponse_EpochEndOffset(v, f), false, "OffsetForLeaderTopicResult.Partitions");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_OffsetForLeaderEpochResponse_EpochEndOffset(v, f),
+                                      false, "OffsetForLeaderTopicResult.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         i_OffsetForLeaderEpochResponse_EpochEndOffset(&m->Partitions[i]);
         d_OffsetForLeaderEpochResponse_EpochEndOffset(r, v, f, a, &m->Partitions[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult *m)
+static void e_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Topic);
     ls_kmsg_warrlen(w, f, m->NumPartitions, false);
@@ -4189,18 +4480,22 @@ static void e_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult(ls_kw_t *w
 
 /* ---- OffsetForLeaderEpochResponse */
 
-static void d_OffsetForLeaderEpochResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetForLeaderEpochResponse *m)
+static void d_OffsetForLeaderEpochResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                           ls_kafka_OffsetForLeaderEpochResponse *m)
 {
     m->ThrottleTimeMs = ls_kr_i32(r);
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult(v, f), false, "OffsetForLeaderEpochResponse.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f,
+                                  z_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult(v, f),
+                                  false, "OffsetForLeaderEpochResponse.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         d_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult(r, v, f, a, &m->Topics[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetForLeaderEpochResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetForLeaderEpochResponse *m)
+static void e_OffsetForLeaderEpochResponse(ls_kw_t *w, int16_t v, bool f,
+                                           const ls_kafka_OffsetForLeaderEpochResponse *m)
 {
     ls_kw_i32(w, m->ThrottleTimeMs);
     ls_kmsg_warrlen(w, f, m->NumTopics, false);
@@ -4223,20 +4518,24 @@ static size_t z_DescribeConfigsRequest_DescribeConfigsResource(int16_t v, bool f
     return n;
 }
 
-static void d_DescribeConfigsRequest_DescribeConfigsResource(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeConfigsRequest_DescribeConfigsResource *m)
+static void d_DescribeConfigsRequest_DescribeConfigsResource(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeConfigsRequest_DescribeConfigsResource *m)
 {
     (void)v;
     m->ResourceType = ls_kr_i8(r);
     m->ResourceName = ls_kmsg_str(r, f, "DescribeConfigsResource.ResourceName");
-    m->NumConfigurationKeys = ls_kmsg_arrlen(r, f, f ? 1 : 2, true, "DescribeConfigsResource.ConfigurationKeys");
+    m->NumConfigurationKeys = ls_kmsg_arrlen(r, f, f ? 1 : 2, true,
+                                             "DescribeConfigsResource.ConfigurationKeys");
     m->ConfigurationKeys = ls_kmsg_alloc(a, m->NumConfigurationKeys, sizeof *m->ConfigurationKeys);
-    for (int32_t i = 0; i < m->NumConfigurationKeys && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumConfigurationKeys && !r->err; i++) {
         m->ConfigurationKeys[i] = ls_kmsg_str(r, f, "DescribeConfigsResource.ConfigurationKeys");
     }
     ls_kr_tags(r, f);
 }
 
-static void e_DescribeConfigsRequest_DescribeConfigsResource(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeConfigsRequest_DescribeConfigsResource *m)
+static void e_DescribeConfigsRequest_DescribeConfigsResource(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeConfigsRequest_DescribeConfigsResource *m)
 {
     (void)v;
     ls_kw_i8(w, m->ResourceType);
@@ -4249,11 +4548,13 @@ static void e_DescribeConfigsRequest_DescribeConfigsResource(ls_kw_t *w, int16_t
 
 /* ---- DescribeConfigsRequest */
 
-static void d_DescribeConfigsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeConfigsRequest *m)
+static void d_DescribeConfigsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                     ls_kafka_DescribeConfigsRequest *m)
 {
-    m->NumResources = ls_kmsg_arrlen(r, f, z_DescribeConfigsRequest_DescribeConfigsResource(v, f), false, "DescribeConfigsRequest.Resources");
+    m->NumResources = ls_kmsg_arrlen(r, f, z_DescribeConfigsRequest_DescribeConfigsResource(v, f),
+                                     false, "DescribeConfigsRequest.Resources");
     m->Resources = ls_kmsg_alloc(a, m->NumResources, sizeof *m->Resources);
-    for (int32_t i = 0; i < m->NumResources && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumResources && !r->err; i++) {
         d_DescribeConfigsRequest_DescribeConfigsResource(r, v, f, a, &m->Resources[i]);
     }
     m->IncludeSynonyms = ls_kr_bool(r);
@@ -4263,7 +4564,8 @@ static void d_DescribeConfigsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *
     ls_kr_tags(r, f);
 }
 
-static void e_DescribeConfigsRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeConfigsRequest *m)
+static void e_DescribeConfigsRequest(ls_kw_t *w, int16_t v, bool f,
+                                     const ls_kafka_DescribeConfigsRequest *m)
 {
     ls_kmsg_warrlen(w, f, m->NumResources, false);
     for (int32_t i = 0; i < m->NumResources; i++)
@@ -4289,12 +4591,15 @@ static size_t z_DescribeConfigsResponse_DescribeConfigsSynonym(int16_t v, bool f
     return n;
 }
 
-static void i_DescribeConfigsResponse_DescribeConfigsSynonym(ls_kafka_DescribeConfigsResponse_DescribeConfigsSynonym *m)
+static void i_DescribeConfigsResponse_DescribeConfigsSynonym(
+    ls_kafka_DescribeConfigsResponse_DescribeConfigsSynonym *m)
 {
     m->Value = ls_kstr_null();
 }
 
-static void d_DescribeConfigsResponse_DescribeConfigsSynonym(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeConfigsResponse_DescribeConfigsSynonym *m)
+static void d_DescribeConfigsResponse_DescribeConfigsSynonym(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeConfigsResponse_DescribeConfigsSynonym *m)
 {
     (void)a;
     (void)v;
@@ -4304,7 +4609,8 @@ static void d_DescribeConfigsResponse_DescribeConfigsSynonym(ls_kr_t *r, int16_t
     ls_kr_tags(r, f);
 }
 
-static void e_DescribeConfigsResponse_DescribeConfigsSynonym(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeConfigsResponse_DescribeConfigsSynonym *m)
+static void e_DescribeConfigsResponse_DescribeConfigsSynonym(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeConfigsResponse_DescribeConfigsSynonym *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->Name);
@@ -4333,23 +4639,27 @@ static size_t z_DescribeConfigsResponse_DescribeConfigsResourceResult(int16_t v,
     return n;
 }
 
-static void i_DescribeConfigsResponse_DescribeConfigsResourceResult(ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult *m)
+static void i_DescribeConfigsResponse_DescribeConfigsResourceResult(
+    ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult *m)
 {
     m->Value = ls_kstr_null();
     m->ConfigSource = -1;
     m->Documentation = ls_kstr_null();
 }
 
-static void d_DescribeConfigsResponse_DescribeConfigsResourceResult(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult *m)
+static void d_DescribeConfigsResponse_DescribeConfigsResourceResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult *m)
 {
     m->Name = ls_kmsg_str(r, f, "DescribeConfigsResourceResult.Name");
     m->Value = ls_kr_str(r, f);
     m->ReadOnly = ls_kr_bool(r);
     m->ConfigSource = ls_kr_i8(r);
     m->IsSensitive = ls_kr_bool(r);
-    m->NumSynonyms = ls_kmsg_arrlen(r, f, z_DescribeConfigsResponse_DescribeConfigsSynonym(v, f), false, "DescribeConfigsResourceResult.Synonyms");
+    m->NumSynonyms = ls_kmsg_arrlen(r, f, z_DescribeConfigsResponse_DescribeConfigsSynonym(v, f),
+                                    false, "DescribeConfigsResourceResult.Synonyms");
     m->Synonyms = ls_kmsg_alloc(a, m->NumSynonyms, sizeof *m->Synonyms);
-    for (int32_t i = 0; i < m->NumSynonyms && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumSynonyms && !r->err; i++) {
         i_DescribeConfigsResponse_DescribeConfigsSynonym(&m->Synonyms[i]);
         d_DescribeConfigsResponse_DescribeConfigsSynonym(r, v, f, a, &m->Synonyms[i]);
     }
@@ -4362,7 +4672,9 @@ static void d_DescribeConfigsResponse_DescribeConfigsResourceResult(ls_kr_t *r, 
     ls_kr_tags(r, f);
 }
 
-static void e_DescribeConfigsResponse_DescribeConfigsResourceResult(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult *m)
+static void e_DescribeConfigsResponse_DescribeConfigsResourceResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Name);
     ls_kmsg_wstr(w, f, m->Value);
@@ -4397,27 +4709,33 @@ static size_t z_DescribeConfigsResponse_DescribeConfigsResult(int16_t v, bool f)
     return n;
 }
 
-static void i_DescribeConfigsResponse_DescribeConfigsResult(ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *m)
+static void i_DescribeConfigsResponse_DescribeConfigsResult(
+    ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *m)
 {
     m->ErrorMessage = ls_kstr_null();
 }
 
-static void d_DescribeConfigsResponse_DescribeConfigsResult(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *m)
+static void d_DescribeConfigsResponse_DescribeConfigsResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *m)
 {
     m->ErrorCode = ls_kr_i16(r);
     m->ErrorMessage = ls_kr_str(r, f);
     m->ResourceType = ls_kr_i8(r);
     m->ResourceName = ls_kmsg_str(r, f, "DescribeConfigsResult.ResourceName");
-    m->NumConfigs = ls_kmsg_arrlen(r, f, z_DescribeConfigsResponse_DescribeConfigsResourceResult(v, f), false, "DescribeConfigsResult.Configs");
+    m->NumConfigs = ls_kmsg_arrlen(r, f,
+                                   z_DescribeConfigsResponse_DescribeConfigsResourceResult(v, f),
+                                   false, "DescribeConfigsResult.Configs");
     m->Configs = ls_kmsg_alloc(a, m->NumConfigs, sizeof *m->Configs);
-    for (int32_t i = 0; i < m->NumConfigs && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumConfigs && !r->err; i++) {
         i_DescribeConfigsResponse_DescribeConfigsResourceResult(&m->Configs[i]);
         d_DescribeConfigsResponse_DescribeConfigsResourceResult(r, v, f, a, &m->Configs[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_DescribeConfigsResponse_DescribeConfigsResult(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *m)
+static void e_DescribeConfigsResponse_DescribeConfigsResult(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *m)
 {
     ls_kw_i16(w, m->ErrorCode);
     ls_kmsg_wstr(w, f, m->ErrorMessage);
@@ -4431,19 +4749,22 @@ static void e_DescribeConfigsResponse_DescribeConfigsResult(ls_kw_t *w, int16_t 
 
 /* ---- DescribeConfigsResponse */
 
-static void d_DescribeConfigsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeConfigsResponse *m)
+static void d_DescribeConfigsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                      ls_kafka_DescribeConfigsResponse *m)
 {
     m->ThrottleTimeMs = ls_kr_i32(r);
-    m->NumResults = ls_kmsg_arrlen(r, f, z_DescribeConfigsResponse_DescribeConfigsResult(v, f), false, "DescribeConfigsResponse.Results");
+    m->NumResults = ls_kmsg_arrlen(r, f, z_DescribeConfigsResponse_DescribeConfigsResult(v, f),
+                                   false, "DescribeConfigsResponse.Results");
     m->Results = ls_kmsg_alloc(a, m->NumResults, sizeof *m->Results);
-    for (int32_t i = 0; i < m->NumResults && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumResults && !r->err; i++) {
         i_DescribeConfigsResponse_DescribeConfigsResult(&m->Results[i]);
         d_DescribeConfigsResponse_DescribeConfigsResult(r, v, f, a, &m->Results[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_DescribeConfigsResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeConfigsResponse *m)
+static void e_DescribeConfigsResponse(ls_kw_t *w, int16_t v, bool f,
+                                      const ls_kafka_DescribeConfigsResponse *m)
 {
     ls_kw_i32(w, m->ThrottleTimeMs);
     ls_kmsg_warrlen(w, f, m->NumResults, false);
@@ -4470,7 +4791,8 @@ static void i_AlterConfigsRequest_AlterableConfig(ls_kafka_AlterConfigsRequest_A
     m->Value = ls_kstr_null();
 }
 
-static void d_AlterConfigsRequest_AlterableConfig(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_AlterConfigsRequest_AlterableConfig *m)
+static void d_AlterConfigsRequest_AlterableConfig(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                  ls_kafka_AlterConfigsRequest_AlterableConfig *m)
 {
     (void)a;
     (void)v;
@@ -4479,7 +4801,8 @@ static void d_AlterConfigsRequest_AlterableConfig(ls_kr_t *r, int16_t v, bool f,
     ls_kr_tags(r, f);
 }
 
-static void e_AlterConfigsRequest_AlterableConfig(ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterConfigsRequest_AlterableConfig *m)
+static void e_AlterConfigsRequest_AlterableConfig(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterConfigsRequest_AlterableConfig *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->Name);
@@ -4501,20 +4824,24 @@ static size_t z_AlterConfigsRequest_AlterConfigsResource(int16_t v, bool f)
     return n;
 }
 
-static void d_AlterConfigsRequest_AlterConfigsResource(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_AlterConfigsRequest_AlterConfigsResource *m)
+static void d_AlterConfigsRequest_AlterConfigsResource(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterConfigsRequest_AlterConfigsResource *m)
 {
     m->ResourceType = ls_kr_i8(r);
     m->ResourceName = ls_kmsg_str(r, f, "AlterConfigsResource.ResourceName");
-    m->NumConfigs = ls_kmsg_arrlen(r, f, z_AlterConfigsRequest_AlterableConfig(v, f), false, "AlterConfigsResource.Configs");
+    m->NumConfigs = ls_kmsg_arrlen(r, f, z_AlterConfigsRequest_AlterableConfig(v, f), false,
+                                   "AlterConfigsResource.Configs");
     m->Configs = ls_kmsg_alloc(a, m->NumConfigs, sizeof *m->Configs);
-    for (int32_t i = 0; i < m->NumConfigs && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumConfigs && !r->err; i++) {
         i_AlterConfigsRequest_AlterableConfig(&m->Configs[i]);
         d_AlterConfigsRequest_AlterableConfig(r, v, f, a, &m->Configs[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_AlterConfigsRequest_AlterConfigsResource(ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterConfigsRequest_AlterConfigsResource *m)
+static void e_AlterConfigsRequest_AlterConfigsResource(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterConfigsRequest_AlterConfigsResource *m)
 {
     ls_kw_i8(w, m->ResourceType);
     ls_kmsg_wstr_nn(w, f, m->ResourceName);
@@ -4526,18 +4853,21 @@ static void e_AlterConfigsRequest_AlterConfigsResource(ls_kw_t *w, int16_t v, bo
 
 /* ---- AlterConfigsRequest */
 
-static void d_AlterConfigsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_AlterConfigsRequest *m)
+static void d_AlterConfigsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                  ls_kafka_AlterConfigsRequest *m)
 {
-    m->NumResources = ls_kmsg_arrlen(r, f, z_AlterConfigsRequest_AlterConfigsResource(v, f), false, "AlterConfigsRequest.Resources");
+    m->NumResources = ls_kmsg_arrlen(r, f, z_AlterConfigsRequest_AlterConfigsResource(v, f), false,
+                                     "AlterConfigsRequest.Resources");
     m->Resources = ls_kmsg_alloc(a, m->NumResources, sizeof *m->Resources);
-    for (int32_t i = 0; i < m->NumResources && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumResources && !r->err; i++) {
         d_AlterConfigsRequest_AlterConfigsResource(r, v, f, a, &m->Resources[i]);
     }
     m->ValidateOnly = ls_kr_bool(r);
     ls_kr_tags(r, f);
 }
 
-static void e_AlterConfigsRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterConfigsRequest *m)
+static void e_AlterConfigsRequest(ls_kw_t *w, int16_t v, bool f,
+                                  const ls_kafka_AlterConfigsRequest *m)
 {
     ls_kmsg_warrlen(w, f, m->NumResources, false);
     for (int32_t i = 0; i < m->NumResources; i++)
@@ -4548,19 +4878,22 @@ static void e_AlterConfigsRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_
 
 /* ---- AlterConfigsResponse */
 
-static void d_AlterConfigsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_AlterConfigsResponse *m)
+static void d_AlterConfigsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                   ls_kafka_AlterConfigsResponse *m)
 {
     m->ThrottleTimeMs = ls_kr_i32(r);
-    m->NumResponses = ls_kmsg_arrlen(r, f, z_AlterConfigsResourceResponse(v, f), false, "AlterConfigsResponse.Responses");
+    m->NumResponses = ls_kmsg_arrlen(r, f, z_AlterConfigsResourceResponse(v, f), false,
+                                     "AlterConfigsResponse.Responses");
     m->Responses = ls_kmsg_alloc(a, m->NumResponses, sizeof *m->Responses);
-    for (int32_t i = 0; i < m->NumResponses && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumResponses && !r->err; i++) {
         i_AlterConfigsResourceResponse(&m->Responses[i]);
         d_AlterConfigsResourceResponse(r, v, f, a, &m->Responses[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_AlterConfigsResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterConfigsResponse *m)
+static void e_AlterConfigsResponse(ls_kw_t *w, int16_t v, bool f,
+                                   const ls_kafka_AlterConfigsResponse *m)
 {
     ls_kw_i32(w, m->ThrottleTimeMs);
     ls_kmsg_warrlen(w, f, m->NumResponses, false);
@@ -4581,18 +4914,22 @@ static size_t z_CreatePartitionsRequest_CreatePartitionsAssignment(int16_t v, bo
     return n;
 }
 
-static void d_CreatePartitionsRequest_CreatePartitionsAssignment(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_CreatePartitionsRequest_CreatePartitionsAssignment *m)
+static void d_CreatePartitionsRequest_CreatePartitionsAssignment(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_CreatePartitionsRequest_CreatePartitionsAssignment *m)
 {
     (void)v;
     m->NumBrokerIds = ls_kmsg_arrlen(r, f, 4, false, "CreatePartitionsAssignment.BrokerIds");
     m->BrokerIds = ls_kmsg_alloc(a, m->NumBrokerIds, sizeof *m->BrokerIds);
-    for (int32_t i = 0; i < m->NumBrokerIds && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumBrokerIds && !r->err; i++) {
         m->BrokerIds[i] = ls_kr_i32(r);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_CreatePartitionsRequest_CreatePartitionsAssignment(ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreatePartitionsRequest_CreatePartitionsAssignment *m)
+static void e_CreatePartitionsRequest_CreatePartitionsAssignment(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_CreatePartitionsRequest_CreatePartitionsAssignment *m)
 {
     (void)v;
     ls_kmsg_warrlen(w, f, m->NumBrokerIds, false);
@@ -4615,19 +4952,24 @@ static size_t z_CreatePartitionsRequest_CreatePartitionsTopic(int16_t v, bool f)
     return n;
 }
 
-static void d_CreatePartitionsRequest_CreatePartitionsTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_CreatePartitionsRequest_CreatePartitionsTopic *m)
+static void d_CreatePartitionsRequest_CreatePartitionsTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_CreatePartitionsRequest_CreatePartitionsTopic *m)
 {
     m->Name = ls_kmsg_str(r, f, "CreatePartitionsTopic.Name");
     m->Count = ls_kr_i32(r);
-    m->NumAssignments = ls_kmsg_arrlen(r, f, z_CreatePartitionsRequest_CreatePartitionsAssignment(v, f), true, "CreatePartitionsTopic.Assignments");
+    m->NumAssignments = ls_kmsg_arrlen(r, f,
+                                       z_CreatePartitionsRequest_CreatePartitionsAssignment(v, f),
+                                       true, "CreatePartitionsTopic.Assignments");
     m->Assignments = ls_kmsg_alloc(a, m->NumAssignments, sizeof *m->Assignments);
-    for (int32_t i = 0; i < m->NumAssignments && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumAssignments && !r->err; i++) {
         d_CreatePartitionsRequest_CreatePartitionsAssignment(r, v, f, a, &m->Assignments[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_CreatePartitionsRequest_CreatePartitionsTopic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreatePartitionsRequest_CreatePartitionsTopic *m)
+static void e_CreatePartitionsRequest_CreatePartitionsTopic(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreatePartitionsRequest_CreatePartitionsTopic *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Name);
     ls_kw_i32(w, m->Count);
@@ -4639,11 +4981,13 @@ static void e_CreatePartitionsRequest_CreatePartitionsTopic(ls_kw_t *w, int16_t 
 
 /* ---- CreatePartitionsRequest */
 
-static void d_CreatePartitionsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_CreatePartitionsRequest *m)
+static void d_CreatePartitionsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                      ls_kafka_CreatePartitionsRequest *m)
 {
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_CreatePartitionsRequest_CreatePartitionsTopic(v, f), false, "CreatePartitionsRequest.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_CreatePartitionsRequest_CreatePartitionsTopic(v, f),
+                                  false, "CreatePartitionsRequest.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         d_CreatePartitionsRequest_CreatePartitionsTopic(r, v, f, a, &m->Topics[i]);
     }
     m->TimeoutMs = ls_kr_i32(r);
@@ -4651,7 +4995,8 @@ static void d_CreatePartitionsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t 
     ls_kr_tags(r, f);
 }
 
-static void e_CreatePartitionsRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreatePartitionsRequest *m)
+static void e_CreatePartitionsRequest(ls_kw_t *w, int16_t v, bool f,
+                                      const ls_kafka_CreatePartitionsRequest *m)
 {
     ls_kmsg_warrlen(w, f, m->NumTopics, false);
     for (int32_t i = 0; i < m->NumTopics; i++)
@@ -4675,12 +5020,15 @@ static size_t z_CreatePartitionsResponse_CreatePartitionsTopicResult(int16_t v, 
     return n;
 }
 
-static void i_CreatePartitionsResponse_CreatePartitionsTopicResult(ls_kafka_CreatePartitionsResponse_CreatePartitionsTopicResult *m)
+static void i_CreatePartitionsResponse_CreatePartitionsTopicResult(
+    ls_kafka_CreatePartitionsResponse_CreatePartitionsTopicResult *m)
 {
     m->ErrorMessage = ls_kstr_null();
 }
 
-static void d_CreatePartitionsResponse_CreatePartitionsTopicResult(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_CreatePartitionsResponse_CreatePartitionsTopicResult *m)
+static void d_CreatePartitionsResponse_CreatePartitionsTopicResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_CreatePartitionsResponse_CreatePartitionsTopicResult *m)
 {
     (void)a;
     (void)v;
@@ -4690,7 +5038,9 @@ static void d_CreatePartitionsResponse_CreatePartitionsTopicResult(ls_kr_t *r, i
     ls_kr_tags(r, f);
 }
 
-static void e_CreatePartitionsResponse_CreatePartitionsTopicResult(ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreatePartitionsResponse_CreatePartitionsTopicResult *m)
+static void e_CreatePartitionsResponse_CreatePartitionsTopicResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_CreatePartitionsResponse_CreatePartitionsTopicResult *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->Name);
@@ -4701,19 +5051,23 @@ static void e_CreatePartitionsResponse_CreatePartitionsTopicResult(ls_kw_t *w, i
 
 /* ---- CreatePartitionsResponse */
 
-static void d_CreatePartitionsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_CreatePartitionsResponse *m)
+static void d_CreatePartitionsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                       ls_kafka_CreatePartitionsResponse *m)
 {
     m->ThrottleTimeMs = ls_kr_i32(r);
-    m->NumResults = ls_kmsg_arrlen(r, f, z_CreatePartitionsResponse_CreatePartitionsTopicResult(v, f), false, "CreatePartitionsResponse.Results");
+    m->NumResults = ls_kmsg_arrlen(r, f,
+                                   z_CreatePartitionsResponse_CreatePartitionsTopicResult(v, f),
+                                   false, "CreatePartitionsResponse.Results");
     m->Results = ls_kmsg_alloc(a, m->NumResults, sizeof *m->Results);
-    for (int32_t i = 0; i < m->NumResults && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumResults && !r->err; i++) {
         i_CreatePartitionsResponse_CreatePartitionsTopicResult(&m->Results[i]);
         d_CreatePartitionsResponse_CreatePartitionsTopicResult(r, v, f, a, &m->Results[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_CreatePartitionsResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreatePartitionsResponse *m)
+static void e_CreatePartitionsResponse(ls_kw_t *w, int16_t v, bool f,
+                                       const ls_kafka_CreatePartitionsResponse *m)
 {
     ls_kw_i32(w, m->ThrottleTimeMs);
     ls_kmsg_warrlen(w, f, m->NumResults, false);
@@ -4724,18 +5078,20 @@ static void e_CreatePartitionsResponse(ls_kw_t *w, int16_t v, bool f, const ls_k
 
 /* ---- DeleteGroupsRequest */
 
-static void d_DeleteGroupsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DeleteGroupsRequest *m)
+static void d_DeleteGroupsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                  ls_kafka_DeleteGroupsRequest *m)
 {
     (void)v;
     m->NumGroupsNames = ls_kmsg_arrlen(r, f, f ? 1 : 2, false, "DeleteGroupsRequest.GroupsNames");
     m->GroupsNames = ls_kmsg_alloc(a, m->NumGroupsNames, sizeof *m->GroupsNames);
-    for (int32_t i = 0; i < m->NumGroupsNames && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumGroupsNames && !r->err; i++) {
         m->GroupsNames[i] = ls_kmsg_str(r, f, "DeleteGroupsRequest.GroupsNames");
     }
     ls_kr_tags(r, f);
 }
 
-static void e_DeleteGroupsRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteGroupsRequest *m)
+static void e_DeleteGroupsRequest(ls_kw_t *w, int16_t v, bool f,
+                                  const ls_kafka_DeleteGroupsRequest *m)
 {
     (void)v;
     ls_kmsg_warrlen(w, f, m->NumGroupsNames, false);
@@ -4757,7 +5113,8 @@ static size_t z_DeleteGroupsResponse_Result(int16_t v, bool f)
     return n;
 }
 
-static void d_DeleteGroupsResponse_Result(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DeleteGroupsResponse_Result *m)
+static void d_DeleteGroupsResponse_Result(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                          ls_kafka_DeleteGroupsResponse_Result *m)
 {
     (void)a;
     (void)v;
@@ -4766,7 +5123,8 @@ static void d_DeleteGroupsResponse_Result(ls_kr_t *r, int16_t v, bool f, ls_aren
     ls_kr_tags(r, f);
 }
 
-static void e_DeleteGroupsResponse_Result(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteGroupsResponse_Result *m)
+static void e_DeleteGroupsResponse_Result(ls_kw_t *w, int16_t v, bool f,
+                                          const ls_kafka_DeleteGroupsResponse_Result *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->GroupId);
@@ -4776,18 +5134,21 @@ static void e_DeleteGroupsResponse_Result(ls_kw_t *w, int16_t v, bool f, const l
 
 /* ---- DeleteGroupsResponse */
 
-static void d_DeleteGroupsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DeleteGroupsResponse *m)
+static void d_DeleteGroupsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                   ls_kafka_DeleteGroupsResponse *m)
 {
     m->ThrottleTimeMs = ls_kr_i32(r);
-    m->NumResults = ls_kmsg_arrlen(r, f, z_DeleteGroupsResponse_Result(v, f), false, "DeleteGroupsResponse.Results");
+    m->NumResults = ls_kmsg_arrlen(r, f, z_DeleteGroupsResponse_Result(v, f), false,
+                                   "DeleteGroupsResponse.Results");
     m->Results = ls_kmsg_alloc(a, m->NumResults, sizeof *m->Results);
-    for (int32_t i = 0; i < m->NumResults && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumResults && !r->err; i++) {
         d_DeleteGroupsResponse_Result(r, v, f, a, &m->Results[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_DeleteGroupsResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteGroupsResponse *m)
+static void e_DeleteGroupsResponse(ls_kw_t *w, int16_t v, bool f,
+                                   const ls_kafka_DeleteGroupsResponse *m)
 {
     ls_kw_i32(w, m->ThrottleTimeMs);
     ls_kmsg_warrlen(w, f, m->NumResults, false);
@@ -4810,12 +5171,15 @@ static size_t z_IncrementalAlterConfigsRequest_AlterableConfig(int16_t v, bool f
     return n;
 }
 
-static void i_IncrementalAlterConfigsRequest_AlterableConfig(ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig *m)
+static void i_IncrementalAlterConfigsRequest_AlterableConfig(
+    ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig *m)
 {
     m->Value = ls_kstr_null();
 }
 
-static void d_IncrementalAlterConfigsRequest_AlterableConfig(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig *m)
+static void d_IncrementalAlterConfigsRequest_AlterableConfig(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig *m)
 {
     (void)a;
     (void)v;
@@ -4825,7 +5189,8 @@ static void d_IncrementalAlterConfigsRequest_AlterableConfig(ls_kr_t *r, int16_t
     ls_kr_tags(r, f);
 }
 
-static void e_IncrementalAlterConfigsRequest_AlterableConfig(ls_kw_t *w, int16_t v, bool f, const ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig *m)
+static void e_IncrementalAlterConfigsRequest_AlterableConfig(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->Name);
@@ -4848,20 +5213,25 @@ static size_t z_IncrementalAlterConfigsRequest_AlterConfigsResource(int16_t v, b
     return n;
 }
 
-static void d_IncrementalAlterConfigsRequest_AlterConfigsResource(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_IncrementalAlterConfigsRequest_AlterConfigsResource *m)
+static void d_IncrementalAlterConfigsRequest_AlterConfigsResource(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_IncrementalAlterConfigsRequest_AlterConfigsResource *m)
 {
     m->ResourceType = ls_kr_i8(r);
     m->ResourceName = ls_kmsg_str(r, f, "AlterConfigsResource.ResourceName");
-    m->NumConfigs = ls_kmsg_arrlen(r, f, z_IncrementalAlterConfigsRequest_AlterableConfig(v, f), false, "AlterConfigsResource.Configs");
+    m->NumConfigs = ls_kmsg_arrlen(r, f, z_IncrementalAlterConfigsRequest_AlterableConfig(v, f),
+                                   false, "AlterConfigsResource.Configs");
     m->Configs = ls_kmsg_alloc(a, m->NumConfigs, sizeof *m->Configs);
-    for (int32_t i = 0; i < m->NumConfigs && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumConfigs && !r->err; i++) {
         i_IncrementalAlterConfigsRequest_AlterableConfig(&m->Configs[i]);
         d_IncrementalAlterConfigsRequest_AlterableConfig(r, v, f, a, &m->Configs[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_IncrementalAlterConfigsRequest_AlterConfigsResource(ls_kw_t *w, int16_t v, bool f, const ls_kafka_IncrementalAlterConfigsRequest_AlterConfigsResource *m)
+static void e_IncrementalAlterConfigsRequest_AlterConfigsResource(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_IncrementalAlterConfigsRequest_AlterConfigsResource *m)
 {
     ls_kw_i8(w, m->ResourceType);
     ls_kmsg_wstr_nn(w, f, m->ResourceName);
@@ -4873,18 +5243,22 @@ static void e_IncrementalAlterConfigsRequest_AlterConfigsResource(ls_kw_t *w, in
 
 /* ---- IncrementalAlterConfigsRequest */
 
-static void d_IncrementalAlterConfigsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_IncrementalAlterConfigsRequest *m)
+static void d_IncrementalAlterConfigsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                             ls_kafka_IncrementalAlterConfigsRequest *m)
 {
-    m->NumResources = ls_kmsg_arrlen(r, f, z_IncrementalAlterConfigsRequest_AlterConfigsResource(v, f), false, "IncrementalAlterConfigsRequest.Resources");
+    m->NumResources = ls_kmsg_arrlen(r, f,
+                                     z_IncrementalAlterConfigsRequest_AlterConfigsResource(v, f),
+                                     false, "IncrementalAlterConfigsRequest.Resources");
     m->Resources = ls_kmsg_alloc(a, m->NumResources, sizeof *m->Resources);
-    for (int32_t i = 0; i < m->NumResources && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumResources && !r->err; i++) {
         d_IncrementalAlterConfigsRequest_AlterConfigsResource(r, v, f, a, &m->Resources[i]);
     }
     m->ValidateOnly = ls_kr_bool(r);
     ls_kr_tags(r, f);
 }
 
-static void e_IncrementalAlterConfigsRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_IncrementalAlterConfigsRequest *m)
+static void e_IncrementalAlterConfigsRequest(ls_kw_t *w, int16_t v, bool f,
+                                             const ls_kafka_IncrementalAlterConfigsRequest *m)
 {
     ls_kmsg_warrlen(w, f, m->NumResources, false);
     for (int32_t i = 0; i < m->NumResources; i++)
@@ -4906,19 +5280,21 @@ static size_t z_OffsetDeleteRequest_Topic(int16_t v, bool f)
     return n;
 }
 
-static void d_OffsetDeleteRequest_Topic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetDeleteRequest_Topic *m)
+static void d_OffsetDeleteRequest_Topic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                        ls_kafka_OffsetDeleteRequest_Topic *m)
 {
     (void)v;
     m->Name = ls_kmsg_str(r, f, "Topic.Name");
     m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "Topic.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         m->Partitions[i] = ls_kr_i32(r);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetDeleteRequest_Topic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetDeleteRequest_Topic *m)
+static void e_OffsetDeleteRequest_Topic(ls_kw_t *w, int16_t v, bool f,
+                                        const ls_kafka_OffsetDeleteRequest_Topic *m)
 {
     (void)v;
     ls_kmsg_wstr_nn(w, f, m->Name);
@@ -4930,18 +5306,21 @@ static void e_OffsetDeleteRequest_Topic(ls_kw_t *w, int16_t v, bool f, const ls_
 
 /* ---- OffsetDeleteRequest */
 
-static void d_OffsetDeleteRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetDeleteRequest *m)
+static void d_OffsetDeleteRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                  ls_kafka_OffsetDeleteRequest *m)
 {
     m->GroupId = ls_kmsg_str(r, f, "OffsetDeleteRequest.GroupId");
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetDeleteRequest_Topic(v, f), false, "OffsetDeleteRequest.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetDeleteRequest_Topic(v, f), false,
+                                  "OffsetDeleteRequest.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         d_OffsetDeleteRequest_Topic(r, v, f, a, &m->Topics[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetDeleteRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetDeleteRequest *m)
+static void e_OffsetDeleteRequest(ls_kw_t *w, int16_t v, bool f,
+                                  const ls_kafka_OffsetDeleteRequest *m)
 {
     ls_kmsg_wstr_nn(w, f, m->GroupId);
     ls_kmsg_warrlen(w, f, m->NumTopics, false);
@@ -4963,7 +5342,8 @@ static size_t z_OffsetDeleteResponse_Partition(int16_t v, bool f)
     return n;
 }
 
-static void d_OffsetDeleteResponse_Partition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetDeleteResponse_Partition *m)
+static void d_OffsetDeleteResponse_Partition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                             ls_kafka_OffsetDeleteResponse_Partition *m)
 {
     (void)a;
     (void)v;
@@ -4972,7 +5352,8 @@ static void d_OffsetDeleteResponse_Partition(ls_kr_t *r, int16_t v, bool f, ls_a
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetDeleteResponse_Partition(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetDeleteResponse_Partition *m)
+static void e_OffsetDeleteResponse_Partition(ls_kw_t *w, int16_t v, bool f,
+                                             const ls_kafka_OffsetDeleteResponse_Partition *m)
 {
     (void)v;
     ls_kw_i32(w, m->PartitionIndex);
@@ -4993,18 +5374,21 @@ static size_t z_OffsetDeleteResponse_Topic(int16_t v, bool f)
     return n;
 }
 
-static void d_OffsetDeleteResponse_Topic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetDeleteResponse_Topic *m)
+static void d_OffsetDeleteResponse_Topic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                         ls_kafka_OffsetDeleteResponse_Topic *m)
 {
     m->Name = ls_kmsg_str(r, f, "Topic.Name");
-    m->NumPartitions = ls_kmsg_arrlen(r, f, z_OffsetDeleteResponse_Partition(v, f), false, "Topic.Partitions");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_OffsetDeleteResponse_Partition(v, f), false,
+                                      "Topic.Partitions");
     m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
-    for (int32_t i = 0; i < m->NumPartitions && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
         d_OffsetDeleteResponse_Partition(r, v, f, a, &m->Partitions[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetDeleteResponse_Topic(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetDeleteResponse_Topic *m)
+static void e_OffsetDeleteResponse_Topic(ls_kw_t *w, int16_t v, bool f,
+                                         const ls_kafka_OffsetDeleteResponse_Topic *m)
 {
     ls_kmsg_wstr_nn(w, f, m->Name);
     ls_kmsg_warrlen(w, f, m->NumPartitions, false);
@@ -5015,19 +5399,22 @@ static void e_OffsetDeleteResponse_Topic(ls_kw_t *w, int16_t v, bool f, const ls
 
 /* ---- OffsetDeleteResponse */
 
-static void d_OffsetDeleteResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_OffsetDeleteResponse *m)
+static void d_OffsetDeleteResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                   ls_kafka_OffsetDeleteResponse *m)
 {
     m->ErrorCode = ls_kr_i16(r);
     m->ThrottleTimeMs = ls_kr_i32(r);
-    m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetDeleteResponse_Topic(v, f), false, "OffsetDeleteResponse.Topics");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_OffsetDeleteResponse_Topic(v, f), false,
+                                  "OffsetDeleteResponse.Topics");
     m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
-    for (int32_t i = 0; i < m->NumTopics && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
         d_OffsetDeleteResponse_Topic(r, v, f, a, &m->Topics[i]);
     }
     ls_kr_tags(r, f);
 }
 
-static void e_OffsetDeleteResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_OffsetDeleteResponse *m)
+static void e_OffsetDeleteResponse(ls_kw_t *w, int16_t v, bool f,
+                                   const ls_kafka_OffsetDeleteResponse *m)
 {
     ls_kw_i16(w, m->ErrorCode);
     ls_kw_i32(w, m->ThrottleTimeMs);
@@ -5044,7 +5431,8 @@ static void i_DescribeClusterRequest(ls_kafka_DescribeClusterRequest *m)
     m->EndpointType = 1;
 }
 
-static void d_DescribeClusterRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeClusterRequest *m)
+static void d_DescribeClusterRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                     ls_kafka_DescribeClusterRequest *m)
 {
     (void)a;
     m->IncludeClusterAuthorizedOperations = ls_kr_bool(r);
@@ -5054,7 +5442,8 @@ static void d_DescribeClusterRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *
     ls_kr_tags(r, f);
 }
 
-static void e_DescribeClusterRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeClusterRequest *m)
+static void e_DescribeClusterRequest(ls_kw_t *w, int16_t v, bool f,
+                                     const ls_kafka_DescribeClusterRequest *m)
 {
     ls_kw_bool(w, m->IncludeClusterAuthorizedOperations);
     if (v >= 1) {
@@ -5078,12 +5467,15 @@ static size_t z_DescribeClusterResponse_DescribeClusterBroker(int16_t v, bool f)
     return n;
 }
 
-static void i_DescribeClusterResponse_DescribeClusterBroker(ls_kafka_DescribeClusterResponse_DescribeClusterBroker *m)
+static void i_DescribeClusterResponse_DescribeClusterBroker(
+    ls_kafka_DescribeClusterResponse_DescribeClusterBroker *m)
 {
     m->Rack = ls_kstr_null();
 }
 
-static void d_DescribeClusterResponse_DescribeClusterBroker(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeClusterResponse_DescribeClusterBroker *m)
+static void d_DescribeClusterResponse_DescribeClusterBroker(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeClusterResponse_DescribeClusterBroker *m)
 {
     (void)a;
     (void)v;
@@ -5094,7 +5486,8 @@ static void d_DescribeClusterResponse_DescribeClusterBroker(ls_kr_t *r, int16_t 
     ls_kr_tags(r, f);
 }
 
-static void e_DescribeClusterResponse_DescribeClusterBroker(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeClusterResponse_DescribeClusterBroker *m)
+static void e_DescribeClusterResponse_DescribeClusterBroker(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeClusterResponse_DescribeClusterBroker *m)
 {
     (void)v;
     ls_kw_i32(w, m->BrokerId);
@@ -5114,7 +5507,8 @@ static void i_DescribeClusterResponse(ls_kafka_DescribeClusterResponse *m)
     m->ClusterAuthorizedOperations = INT32_MIN;
 }
 
-static void d_DescribeClusterResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeClusterResponse *m)
+static void d_DescribeClusterResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                      ls_kafka_DescribeClusterResponse *m)
 {
     m->ThrottleTimeMs = ls_kr_i32(r);
     m->ErrorCode = ls_kr_i16(r);
@@ -5124,9 +5518,10 @@ static void d_DescribeClusterResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t 
     }
     m->ClusterId = ls_kmsg_str(r, f, "DescribeClusterResponse.ClusterId");
     m->ControllerId = ls_kr_i32(r);
-    m->NumBrokers = ls_kmsg_arrlen(r, f, z_DescribeClusterResponse_DescribeClusterBroker(v, f), false, "DescribeClusterResponse.Brokers");
+    m->NumBrokers = ls_kmsg_arrlen(r, f, z_DescribeClusterResponse_DescribeClusterBroker(v, f),
+                                   false, "DescribeClusterResponse.Brokers");
     m->Brokers = ls_kmsg_alloc(a, m->NumBrokers, sizeof *m->Brokers);
-    for (int32_t i = 0; i < m->NumBrokers && !(r)->err; i++) {
+    for (int32_t i = 0; i < m->NumBrokers && !r->err; i++) {
         i_DescribeClusterResponse_DescribeClusterBroker(&m->Brokers[i]);
         d_DescribeClusterResponse_DescribeClusterBroker(r, v, f, a, &m->Brokers[i]);
     }
@@ -5134,7 +5529,8 @@ static void d_DescribeClusterResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t 
     ls_kr_tags(r, f);
 }
 
-static void e_DescribeClusterResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeClusterResponse *m)
+static void e_DescribeClusterResponse(ls_kw_t *w, int16_t v, bool f,
+                                      const ls_kafka_DescribeClusterResponse *m)
 {
     ls_kw_i32(w, m->ThrottleTimeMs);
     ls_kw_i16(w, m->ErrorCode);
@@ -5178,7 +5574,8 @@ static void g_ProduceRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_ProduceRequest_encode(w, v, m);
 }
 
-int ls_kafka_ProduceResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_ProduceResponse *m)
+int ls_kafka_ProduceResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                    ls_kafka_ProduceResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_PRODUCE_MIN, LS_KAFKA_PRODUCE_MAX))
@@ -5283,7 +5680,8 @@ const ls_kmsg_api_t ls_kmsg_Fetch = {
 
 /* ---- ListOffsets (key 2) */
 
-int ls_kafka_ListOffsetsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_ListOffsetsRequest *m)
+int ls_kafka_ListOffsetsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                       ls_kafka_ListOffsetsRequest *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_LIST_OFFSETS_MIN, LS_KAFKA_LIST_OFFSETS_MAX))
@@ -5307,7 +5705,8 @@ static void g_ListOffsetsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_ListOffsetsRequest_encode(w, v, m);
 }
 
-int ls_kafka_ListOffsetsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_ListOffsetsResponse *m)
+int ls_kafka_ListOffsetsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                        ls_kafka_ListOffsetsResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_LIST_OFFSETS_MIN, LS_KAFKA_LIST_OFFSETS_MAX))
@@ -5316,7 +5715,8 @@ int ls_kafka_ListOffsetsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_ListOffsetsResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_ListOffsetsResponse *m)
+void ls_kafka_ListOffsetsResponse_encode(ls_kw_t *w, int16_t v,
+                                         const ls_kafka_ListOffsetsResponse *m)
 {
     e_ListOffsetsResponse(w, v, v >= LS_KAFKA_LIST_OFFSETS_FLEX, m);
 }
@@ -5347,7 +5747,8 @@ const ls_kmsg_api_t ls_kmsg_ListOffsets = {
 
 /* ---- Metadata (key 3) */
 
-int ls_kafka_MetadataRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_MetadataRequest *m)
+int ls_kafka_MetadataRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                    ls_kafka_MetadataRequest *m)
 {
     memset(m, 0, sizeof *m);
     i_MetadataRequest(m);
@@ -5372,7 +5773,8 @@ static void g_MetadataRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_MetadataRequest_encode(w, v, m);
 }
 
-int ls_kafka_MetadataResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_MetadataResponse *m)
+int ls_kafka_MetadataResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                     ls_kafka_MetadataResponse *m)
 {
     memset(m, 0, sizeof *m);
     i_MetadataResponse(m);
@@ -5413,7 +5815,8 @@ const ls_kmsg_api_t ls_kmsg_Metadata = {
 
 /* ---- OffsetCommit (key 8) */
 
-int ls_kafka_OffsetCommitRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_OffsetCommitRequest *m)
+int ls_kafka_OffsetCommitRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                        ls_kafka_OffsetCommitRequest *m)
 {
     memset(m, 0, sizeof *m);
     i_OffsetCommitRequest(m);
@@ -5423,7 +5826,8 @@ int ls_kafka_OffsetCommitRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_OffsetCommitRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_OffsetCommitRequest *m)
+void ls_kafka_OffsetCommitRequest_encode(ls_kw_t *w, int16_t v,
+                                         const ls_kafka_OffsetCommitRequest *m)
 {
     e_OffsetCommitRequest(w, v, v >= LS_KAFKA_OFFSET_COMMIT_FLEX, m);
 }
@@ -5438,7 +5842,8 @@ static void g_OffsetCommitRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_OffsetCommitRequest_encode(w, v, m);
 }
 
-int ls_kafka_OffsetCommitResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_OffsetCommitResponse *m)
+int ls_kafka_OffsetCommitResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                         ls_kafka_OffsetCommitResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_OFFSET_COMMIT_MIN, LS_KAFKA_OFFSET_COMMIT_MAX))
@@ -5447,7 +5852,8 @@ int ls_kafka_OffsetCommitResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, l
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_OffsetCommitResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_OffsetCommitResponse *m)
+void ls_kafka_OffsetCommitResponse_encode(ls_kw_t *w, int16_t v,
+                                          const ls_kafka_OffsetCommitResponse *m)
 {
     e_OffsetCommitResponse(w, v, v >= LS_KAFKA_OFFSET_COMMIT_FLEX, m);
 }
@@ -5478,7 +5884,8 @@ const ls_kmsg_api_t ls_kmsg_OffsetCommit = {
 
 /* ---- OffsetFetch (key 9) */
 
-int ls_kafka_OffsetFetchRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_OffsetFetchRequest *m)
+int ls_kafka_OffsetFetchRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                       ls_kafka_OffsetFetchRequest *m)
 {
     memset(m, 0, sizeof *m);
     i_OffsetFetchRequest(m);
@@ -5503,7 +5910,8 @@ static void g_OffsetFetchRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_OffsetFetchRequest_encode(w, v, m);
 }
 
-int ls_kafka_OffsetFetchResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_OffsetFetchResponse *m)
+int ls_kafka_OffsetFetchResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                        ls_kafka_OffsetFetchResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_OFFSET_FETCH_MIN, LS_KAFKA_OFFSET_FETCH_MAX))
@@ -5512,7 +5920,8 @@ int ls_kafka_OffsetFetchResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_OffsetFetchResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_OffsetFetchResponse *m)
+void ls_kafka_OffsetFetchResponse_encode(ls_kw_t *w, int16_t v,
+                                         const ls_kafka_OffsetFetchResponse *m)
 {
     e_OffsetFetchResponse(w, v, v >= LS_KAFKA_OFFSET_FETCH_FLEX, m);
 }
@@ -5543,7 +5952,8 @@ const ls_kmsg_api_t ls_kmsg_OffsetFetch = {
 
 /* ---- FindCoordinator (key 10) */
 
-int ls_kafka_FindCoordinatorRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_FindCoordinatorRequest *m)
+int ls_kafka_FindCoordinatorRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                           ls_kafka_FindCoordinatorRequest *m)
 {
     memset(m, 0, sizeof *m);
     i_FindCoordinatorRequest(m);
@@ -5553,7 +5963,8 @@ int ls_kafka_FindCoordinatorRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_FindCoordinatorRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_FindCoordinatorRequest *m)
+void ls_kafka_FindCoordinatorRequest_encode(ls_kw_t *w, int16_t v,
+                                            const ls_kafka_FindCoordinatorRequest *m)
 {
     e_FindCoordinatorRequest(w, v, v >= LS_KAFKA_FIND_COORDINATOR_FLEX, m);
 }
@@ -5568,7 +5979,8 @@ static void g_FindCoordinatorRequest_encode(ls_kw_t *w, int16_t v, const void *m
     ls_kafka_FindCoordinatorRequest_encode(w, v, m);
 }
 
-int ls_kafka_FindCoordinatorResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_FindCoordinatorResponse *m)
+int ls_kafka_FindCoordinatorResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                            ls_kafka_FindCoordinatorResponse *m)
 {
     memset(m, 0, sizeof *m);
     i_FindCoordinatorResponse(m);
@@ -5578,7 +5990,8 @@ int ls_kafka_FindCoordinatorResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_FindCoordinatorResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_FindCoordinatorResponse *m)
+void ls_kafka_FindCoordinatorResponse_encode(ls_kw_t *w, int16_t v,
+                                             const ls_kafka_FindCoordinatorResponse *m)
 {
     e_FindCoordinatorResponse(w, v, v >= LS_KAFKA_FIND_COORDINATOR_FLEX, m);
 }
@@ -5609,7 +6022,8 @@ const ls_kmsg_api_t ls_kmsg_FindCoordinator = {
 
 /* ---- JoinGroup (key 11) */
 
-int ls_kafka_JoinGroupRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_JoinGroupRequest *m)
+int ls_kafka_JoinGroupRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                     ls_kafka_JoinGroupRequest *m)
 {
     memset(m, 0, sizeof *m);
     i_JoinGroupRequest(m);
@@ -5634,7 +6048,8 @@ static void g_JoinGroupRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_JoinGroupRequest_encode(w, v, m);
 }
 
-int ls_kafka_JoinGroupResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_JoinGroupResponse *m)
+int ls_kafka_JoinGroupResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                      ls_kafka_JoinGroupResponse *m)
 {
     memset(m, 0, sizeof *m);
     i_JoinGroupResponse(m);
@@ -5675,7 +6090,8 @@ const ls_kmsg_api_t ls_kmsg_JoinGroup = {
 
 /* ---- Heartbeat (key 12) */
 
-int ls_kafka_HeartbeatRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_HeartbeatRequest *m)
+int ls_kafka_HeartbeatRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                     ls_kafka_HeartbeatRequest *m)
 {
     memset(m, 0, sizeof *m);
     i_HeartbeatRequest(m);
@@ -5700,7 +6116,8 @@ static void g_HeartbeatRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_HeartbeatRequest_encode(w, v, m);
 }
 
-int ls_kafka_HeartbeatResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_HeartbeatResponse *m)
+int ls_kafka_HeartbeatResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                      ls_kafka_HeartbeatResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_HEARTBEAT_MIN, LS_KAFKA_HEARTBEAT_MAX))
@@ -5740,7 +6157,8 @@ const ls_kmsg_api_t ls_kmsg_Heartbeat = {
 
 /* ---- LeaveGroup (key 13) */
 
-int ls_kafka_LeaveGroupRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_LeaveGroupRequest *m)
+int ls_kafka_LeaveGroupRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                      ls_kafka_LeaveGroupRequest *m)
 {
     memset(m, 0, sizeof *m);
     i_LeaveGroupRequest(m);
@@ -5765,7 +6183,8 @@ static void g_LeaveGroupRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_LeaveGroupRequest_encode(w, v, m);
 }
 
-int ls_kafka_LeaveGroupResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_LeaveGroupResponse *m)
+int ls_kafka_LeaveGroupResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                       ls_kafka_LeaveGroupResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_LEAVE_GROUP_MIN, LS_KAFKA_LEAVE_GROUP_MAX))
@@ -5805,7 +6224,8 @@ const ls_kmsg_api_t ls_kmsg_LeaveGroup = {
 
 /* ---- SyncGroup (key 14) */
 
-int ls_kafka_SyncGroupRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_SyncGroupRequest *m)
+int ls_kafka_SyncGroupRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                     ls_kafka_SyncGroupRequest *m)
 {
     memset(m, 0, sizeof *m);
     i_SyncGroupRequest(m);
@@ -5830,7 +6250,8 @@ static void g_SyncGroupRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_SyncGroupRequest_encode(w, v, m);
 }
 
-int ls_kafka_SyncGroupResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_SyncGroupResponse *m)
+int ls_kafka_SyncGroupResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                      ls_kafka_SyncGroupResponse *m)
 {
     memset(m, 0, sizeof *m);
     i_SyncGroupResponse(m);
@@ -5871,7 +6292,8 @@ const ls_kmsg_api_t ls_kmsg_SyncGroup = {
 
 /* ---- DescribeGroups (key 15) */
 
-int ls_kafka_DescribeGroupsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_DescribeGroupsRequest *m)
+int ls_kafka_DescribeGroupsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                          ls_kafka_DescribeGroupsRequest *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_GROUPS_MIN, LS_KAFKA_DESCRIBE_GROUPS_MAX))
@@ -5880,7 +6302,8 @@ int ls_kafka_DescribeGroupsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, 
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_DescribeGroupsRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_DescribeGroupsRequest *m)
+void ls_kafka_DescribeGroupsRequest_encode(ls_kw_t *w, int16_t v,
+                                           const ls_kafka_DescribeGroupsRequest *m)
 {
     e_DescribeGroupsRequest(w, v, v >= LS_KAFKA_DESCRIBE_GROUPS_FLEX, m);
 }
@@ -5895,7 +6318,8 @@ static void g_DescribeGroupsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_DescribeGroupsRequest_encode(w, v, m);
 }
 
-int ls_kafka_DescribeGroupsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_DescribeGroupsResponse *m)
+int ls_kafka_DescribeGroupsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                           ls_kafka_DescribeGroupsResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_GROUPS_MIN, LS_KAFKA_DESCRIBE_GROUPS_MAX))
@@ -5904,7 +6328,8 @@ int ls_kafka_DescribeGroupsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_DescribeGroupsResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_DescribeGroupsResponse *m)
+void ls_kafka_DescribeGroupsResponse_encode(ls_kw_t *w, int16_t v,
+                                            const ls_kafka_DescribeGroupsResponse *m)
 {
     e_DescribeGroupsResponse(w, v, v >= LS_KAFKA_DESCRIBE_GROUPS_FLEX, m);
 }
@@ -5935,7 +6360,8 @@ const ls_kmsg_api_t ls_kmsg_DescribeGroups = {
 
 /* ---- ListGroups (key 16) */
 
-int ls_kafka_ListGroupsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_ListGroupsRequest *m)
+int ls_kafka_ListGroupsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                      ls_kafka_ListGroupsRequest *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_LIST_GROUPS_MIN, LS_KAFKA_LIST_GROUPS_MAX))
@@ -5959,7 +6385,8 @@ static void g_ListGroupsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_ListGroupsRequest_encode(w, v, m);
 }
 
-int ls_kafka_ListGroupsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_ListGroupsResponse *m)
+int ls_kafka_ListGroupsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                       ls_kafka_ListGroupsResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_LIST_GROUPS_MIN, LS_KAFKA_LIST_GROUPS_MAX))
@@ -5999,7 +6426,8 @@ const ls_kmsg_api_t ls_kmsg_ListGroups = {
 
 /* ---- ApiVersions (key 18) */
 
-int ls_kafka_ApiVersionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_ApiVersionsRequest *m)
+int ls_kafka_ApiVersionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                       ls_kafka_ApiVersionsRequest *m)
 {
     memset(m, 0, sizeof *m);
     i_ApiVersionsRequest(m);
@@ -6024,7 +6452,8 @@ static void g_ApiVersionsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_ApiVersionsRequest_encode(w, v, m);
 }
 
-int ls_kafka_ApiVersionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_ApiVersionsResponse *m)
+int ls_kafka_ApiVersionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                        ls_kafka_ApiVersionsResponse *m)
 {
     memset(m, 0, sizeof *m);
     i_ApiVersionsResponse(m);
@@ -6034,7 +6463,8 @@ int ls_kafka_ApiVersionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_ApiVersionsResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_ApiVersionsResponse *m)
+void ls_kafka_ApiVersionsResponse_encode(ls_kw_t *w, int16_t v,
+                                         const ls_kafka_ApiVersionsResponse *m)
 {
     e_ApiVersionsResponse(w, v, v >= LS_KAFKA_API_VERSIONS_FLEX, m);
 }
@@ -6065,7 +6495,8 @@ const ls_kmsg_api_t ls_kmsg_ApiVersions = {
 
 /* ---- CreateTopics (key 19) */
 
-int ls_kafka_CreateTopicsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_CreateTopicsRequest *m)
+int ls_kafka_CreateTopicsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                        ls_kafka_CreateTopicsRequest *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_CREATE_TOPICS_MIN, LS_KAFKA_CREATE_TOPICS_MAX))
@@ -6074,7 +6505,8 @@ int ls_kafka_CreateTopicsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_CreateTopicsRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_CreateTopicsRequest *m)
+void ls_kafka_CreateTopicsRequest_encode(ls_kw_t *w, int16_t v,
+                                         const ls_kafka_CreateTopicsRequest *m)
 {
     e_CreateTopicsRequest(w, v, v >= LS_KAFKA_CREATE_TOPICS_FLEX, m);
 }
@@ -6089,7 +6521,8 @@ static void g_CreateTopicsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_CreateTopicsRequest_encode(w, v, m);
 }
 
-int ls_kafka_CreateTopicsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_CreateTopicsResponse *m)
+int ls_kafka_CreateTopicsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                         ls_kafka_CreateTopicsResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_CREATE_TOPICS_MIN, LS_KAFKA_CREATE_TOPICS_MAX))
@@ -6098,7 +6531,8 @@ int ls_kafka_CreateTopicsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, l
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_CreateTopicsResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_CreateTopicsResponse *m)
+void ls_kafka_CreateTopicsResponse_encode(ls_kw_t *w, int16_t v,
+                                          const ls_kafka_CreateTopicsResponse *m)
 {
     e_CreateTopicsResponse(w, v, v >= LS_KAFKA_CREATE_TOPICS_FLEX, m);
 }
@@ -6129,7 +6563,8 @@ const ls_kmsg_api_t ls_kmsg_CreateTopics = {
 
 /* ---- DeleteTopics (key 20) */
 
-int ls_kafka_DeleteTopicsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_DeleteTopicsRequest *m)
+int ls_kafka_DeleteTopicsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                        ls_kafka_DeleteTopicsRequest *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DELETE_TOPICS_MIN, LS_KAFKA_DELETE_TOPICS_MAX))
@@ -6138,7 +6573,8 @@ int ls_kafka_DeleteTopicsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_DeleteTopicsRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_DeleteTopicsRequest *m)
+void ls_kafka_DeleteTopicsRequest_encode(ls_kw_t *w, int16_t v,
+                                         const ls_kafka_DeleteTopicsRequest *m)
 {
     e_DeleteTopicsRequest(w, v, v >= LS_KAFKA_DELETE_TOPICS_FLEX, m);
 }
@@ -6153,7 +6589,8 @@ static void g_DeleteTopicsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_DeleteTopicsRequest_encode(w, v, m);
 }
 
-int ls_kafka_DeleteTopicsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_DeleteTopicsResponse *m)
+int ls_kafka_DeleteTopicsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                         ls_kafka_DeleteTopicsResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DELETE_TOPICS_MIN, LS_KAFKA_DELETE_TOPICS_MAX))
@@ -6162,7 +6599,8 @@ int ls_kafka_DeleteTopicsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, l
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_DeleteTopicsResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_DeleteTopicsResponse *m)
+void ls_kafka_DeleteTopicsResponse_encode(ls_kw_t *w, int16_t v,
+                                          const ls_kafka_DeleteTopicsResponse *m)
 {
     e_DeleteTopicsResponse(w, v, v >= LS_KAFKA_DELETE_TOPICS_FLEX, m);
 }
@@ -6193,7 +6631,8 @@ const ls_kmsg_api_t ls_kmsg_DeleteTopics = {
 
 /* ---- DeleteRecords (key 21) */
 
-int ls_kafka_DeleteRecordsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_DeleteRecordsRequest *m)
+int ls_kafka_DeleteRecordsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                         ls_kafka_DeleteRecordsRequest *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DELETE_RECORDS_MIN, LS_KAFKA_DELETE_RECORDS_MAX))
@@ -6202,7 +6641,8 @@ int ls_kafka_DeleteRecordsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, l
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_DeleteRecordsRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_DeleteRecordsRequest *m)
+void ls_kafka_DeleteRecordsRequest_encode(ls_kw_t *w, int16_t v,
+                                          const ls_kafka_DeleteRecordsRequest *m)
 {
     e_DeleteRecordsRequest(w, v, v >= LS_KAFKA_DELETE_RECORDS_FLEX, m);
 }
@@ -6217,7 +6657,8 @@ static void g_DeleteRecordsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_DeleteRecordsRequest_encode(w, v, m);
 }
 
-int ls_kafka_DeleteRecordsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_DeleteRecordsResponse *m)
+int ls_kafka_DeleteRecordsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                          ls_kafka_DeleteRecordsResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DELETE_RECORDS_MIN, LS_KAFKA_DELETE_RECORDS_MAX))
@@ -6226,7 +6667,8 @@ int ls_kafka_DeleteRecordsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, 
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_DeleteRecordsResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_DeleteRecordsResponse *m)
+void ls_kafka_DeleteRecordsResponse_encode(ls_kw_t *w, int16_t v,
+                                           const ls_kafka_DeleteRecordsResponse *m)
 {
     e_DeleteRecordsResponse(w, v, v >= LS_KAFKA_DELETE_RECORDS_FLEX, m);
 }
@@ -6257,7 +6699,8 @@ const ls_kmsg_api_t ls_kmsg_DeleteRecords = {
 
 /* ---- InitProducerId (key 22) */
 
-int ls_kafka_InitProducerIdRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_InitProducerIdRequest *m)
+int ls_kafka_InitProducerIdRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                          ls_kafka_InitProducerIdRequest *m)
 {
     memset(m, 0, sizeof *m);
     i_InitProducerIdRequest(m);
@@ -6267,7 +6710,8 @@ int ls_kafka_InitProducerIdRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, 
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_InitProducerIdRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_InitProducerIdRequest *m)
+void ls_kafka_InitProducerIdRequest_encode(ls_kw_t *w, int16_t v,
+                                           const ls_kafka_InitProducerIdRequest *m)
 {
     e_InitProducerIdRequest(w, v, v >= LS_KAFKA_INIT_PRODUCER_ID_FLEX, m);
 }
@@ -6282,7 +6726,8 @@ static void g_InitProducerIdRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_InitProducerIdRequest_encode(w, v, m);
 }
 
-int ls_kafka_InitProducerIdResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_InitProducerIdResponse *m)
+int ls_kafka_InitProducerIdResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                           ls_kafka_InitProducerIdResponse *m)
 {
     memset(m, 0, sizeof *m);
     i_InitProducerIdResponse(m);
@@ -6292,7 +6737,8 @@ int ls_kafka_InitProducerIdResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_InitProducerIdResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_InitProducerIdResponse *m)
+void ls_kafka_InitProducerIdResponse_encode(ls_kw_t *w, int16_t v,
+                                            const ls_kafka_InitProducerIdResponse *m)
 {
     e_InitProducerIdResponse(w, v, v >= LS_KAFKA_INIT_PRODUCER_ID_FLEX, m);
 }
@@ -6323,17 +6769,20 @@ const ls_kmsg_api_t ls_kmsg_InitProducerId = {
 
 /* ---- OffsetForLeaderEpoch (key 23) */
 
-int ls_kafka_OffsetForLeaderEpochRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_OffsetForLeaderEpochRequest *m)
+int ls_kafka_OffsetForLeaderEpochRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                ls_kafka_OffsetForLeaderEpochRequest *m)
 {
     memset(m, 0, sizeof *m);
     i_OffsetForLeaderEpochRequest(m);
-    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_MIN, LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_MAX))
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_MIN,
+                            LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_MAX))
         return -1;
     d_OffsetForLeaderEpochRequest(r, v, v >= LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_FLEX, a, m);
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_OffsetForLeaderEpochRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_OffsetForLeaderEpochRequest *m)
+void ls_kafka_OffsetForLeaderEpochRequest_encode(ls_kw_t *w, int16_t v,
+                                                 const ls_kafka_OffsetForLeaderEpochRequest *m)
 {
     e_OffsetForLeaderEpochRequest(w, v, v >= LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_FLEX, m);
 }
@@ -6348,16 +6797,19 @@ static void g_OffsetForLeaderEpochRequest_encode(ls_kw_t *w, int16_t v, const vo
     ls_kafka_OffsetForLeaderEpochRequest_encode(w, v, m);
 }
 
-int ls_kafka_OffsetForLeaderEpochResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_OffsetForLeaderEpochResponse *m)
+int ls_kafka_OffsetForLeaderEpochResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                 ls_kafka_OffsetForLeaderEpochResponse *m)
 {
     memset(m, 0, sizeof *m);
-    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_MIN, LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_MAX))
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_MIN,
+                            LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_MAX))
         return -1;
     d_OffsetForLeaderEpochResponse(r, v, v >= LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_FLEX, a, m);
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_OffsetForLeaderEpochResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_OffsetForLeaderEpochResponse *m)
+void ls_kafka_OffsetForLeaderEpochResponse_encode(ls_kw_t *w, int16_t v,
+                                                  const ls_kafka_OffsetForLeaderEpochResponse *m)
 {
     e_OffsetForLeaderEpochResponse(w, v, v >= LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_FLEX, m);
 }
@@ -6388,7 +6840,8 @@ const ls_kmsg_api_t ls_kmsg_OffsetForLeaderEpoch = {
 
 /* ---- DescribeConfigs (key 32) */
 
-int ls_kafka_DescribeConfigsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_DescribeConfigsRequest *m)
+int ls_kafka_DescribeConfigsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                           ls_kafka_DescribeConfigsRequest *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_CONFIGS_MIN, LS_KAFKA_DESCRIBE_CONFIGS_MAX))
@@ -6397,7 +6850,8 @@ int ls_kafka_DescribeConfigsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_DescribeConfigsRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_DescribeConfigsRequest *m)
+void ls_kafka_DescribeConfigsRequest_encode(ls_kw_t *w, int16_t v,
+                                            const ls_kafka_DescribeConfigsRequest *m)
 {
     e_DescribeConfigsRequest(w, v, v >= LS_KAFKA_DESCRIBE_CONFIGS_FLEX, m);
 }
@@ -6412,7 +6866,8 @@ static void g_DescribeConfigsRequest_encode(ls_kw_t *w, int16_t v, const void *m
     ls_kafka_DescribeConfigsRequest_encode(w, v, m);
 }
 
-int ls_kafka_DescribeConfigsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_DescribeConfigsResponse *m)
+int ls_kafka_DescribeConfigsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                            ls_kafka_DescribeConfigsResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_CONFIGS_MIN, LS_KAFKA_DESCRIBE_CONFIGS_MAX))
@@ -6421,7 +6876,8 @@ int ls_kafka_DescribeConfigsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_DescribeConfigsResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_DescribeConfigsResponse *m)
+void ls_kafka_DescribeConfigsResponse_encode(ls_kw_t *w, int16_t v,
+                                             const ls_kafka_DescribeConfigsResponse *m)
 {
     e_DescribeConfigsResponse(w, v, v >= LS_KAFKA_DESCRIBE_CONFIGS_FLEX, m);
 }
@@ -6452,7 +6908,8 @@ const ls_kmsg_api_t ls_kmsg_DescribeConfigs = {
 
 /* ---- AlterConfigs (key 33) */
 
-int ls_kafka_AlterConfigsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_AlterConfigsRequest *m)
+int ls_kafka_AlterConfigsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                        ls_kafka_AlterConfigsRequest *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_CONFIGS_MIN, LS_KAFKA_ALTER_CONFIGS_MAX))
@@ -6461,7 +6918,8 @@ int ls_kafka_AlterConfigsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_AlterConfigsRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_AlterConfigsRequest *m)
+void ls_kafka_AlterConfigsRequest_encode(ls_kw_t *w, int16_t v,
+                                         const ls_kafka_AlterConfigsRequest *m)
 {
     e_AlterConfigsRequest(w, v, v >= LS_KAFKA_ALTER_CONFIGS_FLEX, m);
 }
@@ -6476,7 +6934,8 @@ static void g_AlterConfigsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_AlterConfigsRequest_encode(w, v, m);
 }
 
-int ls_kafka_AlterConfigsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_AlterConfigsResponse *m)
+int ls_kafka_AlterConfigsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                         ls_kafka_AlterConfigsResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_CONFIGS_MIN, LS_KAFKA_ALTER_CONFIGS_MAX))
@@ -6485,7 +6944,8 @@ int ls_kafka_AlterConfigsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, l
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_AlterConfigsResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_AlterConfigsResponse *m)
+void ls_kafka_AlterConfigsResponse_encode(ls_kw_t *w, int16_t v,
+                                          const ls_kafka_AlterConfigsResponse *m)
 {
     e_AlterConfigsResponse(w, v, v >= LS_KAFKA_ALTER_CONFIGS_FLEX, m);
 }
@@ -6516,7 +6976,8 @@ const ls_kmsg_api_t ls_kmsg_AlterConfigs = {
 
 /* ---- CreatePartitions (key 37) */
 
-int ls_kafka_CreatePartitionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_CreatePartitionsRequest *m)
+int ls_kafka_CreatePartitionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                            ls_kafka_CreatePartitionsRequest *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_CREATE_PARTITIONS_MIN, LS_KAFKA_CREATE_PARTITIONS_MAX))
@@ -6525,7 +6986,8 @@ int ls_kafka_CreatePartitionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_CreatePartitionsRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_CreatePartitionsRequest *m)
+void ls_kafka_CreatePartitionsRequest_encode(ls_kw_t *w, int16_t v,
+                                             const ls_kafka_CreatePartitionsRequest *m)
 {
     e_CreatePartitionsRequest(w, v, v >= LS_KAFKA_CREATE_PARTITIONS_FLEX, m);
 }
@@ -6540,7 +7002,8 @@ static void g_CreatePartitionsRequest_encode(ls_kw_t *w, int16_t v, const void *
     ls_kafka_CreatePartitionsRequest_encode(w, v, m);
 }
 
-int ls_kafka_CreatePartitionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_CreatePartitionsResponse *m)
+int ls_kafka_CreatePartitionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                             ls_kafka_CreatePartitionsResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_CREATE_PARTITIONS_MIN, LS_KAFKA_CREATE_PARTITIONS_MAX))
@@ -6549,7 +7012,8 @@ int ls_kafka_CreatePartitionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_CreatePartitionsResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_CreatePartitionsResponse *m)
+void ls_kafka_CreatePartitionsResponse_encode(ls_kw_t *w, int16_t v,
+                                              const ls_kafka_CreatePartitionsResponse *m)
 {
     e_CreatePartitionsResponse(w, v, v >= LS_KAFKA_CREATE_PARTITIONS_FLEX, m);
 }
@@ -6580,7 +7044,8 @@ const ls_kmsg_api_t ls_kmsg_CreatePartitions = {
 
 /* ---- DeleteGroups (key 42) */
 
-int ls_kafka_DeleteGroupsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_DeleteGroupsRequest *m)
+int ls_kafka_DeleteGroupsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                        ls_kafka_DeleteGroupsRequest *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DELETE_GROUPS_MIN, LS_KAFKA_DELETE_GROUPS_MAX))
@@ -6589,7 +7054,8 @@ int ls_kafka_DeleteGroupsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_DeleteGroupsRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_DeleteGroupsRequest *m)
+void ls_kafka_DeleteGroupsRequest_encode(ls_kw_t *w, int16_t v,
+                                         const ls_kafka_DeleteGroupsRequest *m)
 {
     e_DeleteGroupsRequest(w, v, v >= LS_KAFKA_DELETE_GROUPS_FLEX, m);
 }
@@ -6604,7 +7070,8 @@ static void g_DeleteGroupsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_DeleteGroupsRequest_encode(w, v, m);
 }
 
-int ls_kafka_DeleteGroupsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_DeleteGroupsResponse *m)
+int ls_kafka_DeleteGroupsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                         ls_kafka_DeleteGroupsResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DELETE_GROUPS_MIN, LS_KAFKA_DELETE_GROUPS_MAX))
@@ -6613,7 +7080,8 @@ int ls_kafka_DeleteGroupsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, l
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_DeleteGroupsResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_DeleteGroupsResponse *m)
+void ls_kafka_DeleteGroupsResponse_encode(ls_kw_t *w, int16_t v,
+                                          const ls_kafka_DeleteGroupsResponse *m)
 {
     e_DeleteGroupsResponse(w, v, v >= LS_KAFKA_DELETE_GROUPS_FLEX, m);
 }
@@ -6644,16 +7112,19 @@ const ls_kmsg_api_t ls_kmsg_DeleteGroups = {
 
 /* ---- IncrementalAlterConfigs (key 44) */
 
-int ls_kafka_IncrementalAlterConfigsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_IncrementalAlterConfigsRequest *m)
+int ls_kafka_IncrementalAlterConfigsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                   ls_kafka_IncrementalAlterConfigsRequest *m)
 {
     memset(m, 0, sizeof *m);
-    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MIN, LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MAX))
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MIN,
+                            LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MAX))
         return -1;
     d_IncrementalAlterConfigsRequest(r, v, v >= LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_FLEX, a, m);
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_IncrementalAlterConfigsRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_IncrementalAlterConfigsRequest *m)
+void ls_kafka_IncrementalAlterConfigsRequest_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_IncrementalAlterConfigsRequest *m)
 {
     e_IncrementalAlterConfigsRequest(w, v, v >= LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_FLEX, m);
 }
@@ -6668,16 +7139,19 @@ static void g_IncrementalAlterConfigsRequest_encode(ls_kw_t *w, int16_t v, const
     ls_kafka_IncrementalAlterConfigsRequest_encode(w, v, m);
 }
 
-int ls_kafka_IncrementalAlterConfigsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_IncrementalAlterConfigsResponse *m)
+int ls_kafka_IncrementalAlterConfigsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                    ls_kafka_IncrementalAlterConfigsResponse *m)
 {
     memset(m, 0, sizeof *m);
-    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MIN, LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MAX))
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MIN,
+                            LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MAX))
         return -1;
     d_AlterConfigsResponse(r, v, v >= LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_FLEX, a, m);
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_IncrementalAlterConfigsResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_IncrementalAlterConfigsResponse *m)
+void ls_kafka_IncrementalAlterConfigsResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_IncrementalAlterConfigsResponse *m)
 {
     e_AlterConfigsResponse(w, v, v >= LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_FLEX, m);
 }
@@ -6708,7 +7182,8 @@ const ls_kmsg_api_t ls_kmsg_IncrementalAlterConfigs = {
 
 /* ---- OffsetDelete (key 47) */
 
-int ls_kafka_OffsetDeleteRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_OffsetDeleteRequest *m)
+int ls_kafka_OffsetDeleteRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                        ls_kafka_OffsetDeleteRequest *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_OFFSET_DELETE_MIN, LS_KAFKA_OFFSET_DELETE_MAX))
@@ -6717,7 +7192,8 @@ int ls_kafka_OffsetDeleteRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_OffsetDeleteRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_OffsetDeleteRequest *m)
+void ls_kafka_OffsetDeleteRequest_encode(ls_kw_t *w, int16_t v,
+                                         const ls_kafka_OffsetDeleteRequest *m)
 {
     e_OffsetDeleteRequest(w, v, v >= LS_KAFKA_OFFSET_DELETE_FLEX, m);
 }
@@ -6732,7 +7208,8 @@ static void g_OffsetDeleteRequest_encode(ls_kw_t *w, int16_t v, const void *m)
     ls_kafka_OffsetDeleteRequest_encode(w, v, m);
 }
 
-int ls_kafka_OffsetDeleteResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_OffsetDeleteResponse *m)
+int ls_kafka_OffsetDeleteResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                         ls_kafka_OffsetDeleteResponse *m)
 {
     memset(m, 0, sizeof *m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_OFFSET_DELETE_MIN, LS_KAFKA_OFFSET_DELETE_MAX))
@@ -6741,7 +7218,8 @@ int ls_kafka_OffsetDeleteResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, l
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_OffsetDeleteResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_OffsetDeleteResponse *m)
+void ls_kafka_OffsetDeleteResponse_encode(ls_kw_t *w, int16_t v,
+                                          const ls_kafka_OffsetDeleteResponse *m)
 {
     e_OffsetDeleteResponse(w, v, v >= LS_KAFKA_OFFSET_DELETE_FLEX, m);
 }
@@ -6772,7 +7250,8 @@ const ls_kmsg_api_t ls_kmsg_OffsetDelete = {
 
 /* ---- DescribeCluster (key 60) */
 
-int ls_kafka_DescribeClusterRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_DescribeClusterRequest *m)
+int ls_kafka_DescribeClusterRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                           ls_kafka_DescribeClusterRequest *m)
 {
     memset(m, 0, sizeof *m);
     i_DescribeClusterRequest(m);
@@ -6782,7 +7261,8 @@ int ls_kafka_DescribeClusterRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_DescribeClusterRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_DescribeClusterRequest *m)
+void ls_kafka_DescribeClusterRequest_encode(ls_kw_t *w, int16_t v,
+                                            const ls_kafka_DescribeClusterRequest *m)
 {
     e_DescribeClusterRequest(w, v, v >= LS_KAFKA_DESCRIBE_CLUSTER_FLEX, m);
 }
@@ -6797,7 +7277,8 @@ static void g_DescribeClusterRequest_encode(ls_kw_t *w, int16_t v, const void *m
     ls_kafka_DescribeClusterRequest_encode(w, v, m);
 }
 
-int ls_kafka_DescribeClusterResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_DescribeClusterResponse *m)
+int ls_kafka_DescribeClusterResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                            ls_kafka_DescribeClusterResponse *m)
 {
     memset(m, 0, sizeof *m);
     i_DescribeClusterResponse(m);
@@ -6807,7 +7288,8 @@ int ls_kafka_DescribeClusterResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a
     return r->err ? -1 : 0;
 }
 
-void ls_kafka_DescribeClusterResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_DescribeClusterResponse *m)
+void ls_kafka_DescribeClusterResponse_encode(ls_kw_t *w, int16_t v,
+                                             const ls_kafka_DescribeClusterResponse *m)
 {
     e_DescribeClusterResponse(w, v, v >= LS_KAFKA_DESCRIBE_CLUSTER_FLEX, m);
 }

@@ -1083,7 +1083,8 @@ int ls_kafka_ProduceRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
 void ls_kafka_ProduceRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_ProduceRequest *m);
 int ls_kafka_ProduceResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_ProduceResponse *m);
-void ls_kafka_ProduceResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_ProduceResponse *m);
+void ls_kafka_ProduceResponse_encode(ls_kw_t *w, int16_t version,
+                                     const ls_kafka_ProduceResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_Produce;
 
 /* Fetch (key 1), Fetch.msg */
@@ -1098,217 +1099,265 @@ extern const ls_kmsg_api_t ls_kmsg_Fetch;
 /* ListOffsets (key 2), ListOffsets.msg */
 int ls_kafka_ListOffsetsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_ListOffsetsRequest *m);
-void ls_kafka_ListOffsetsRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_ListOffsetsRequest *m);
+void ls_kafka_ListOffsetsRequest_encode(ls_kw_t *w, int16_t version,
+                                        const ls_kafka_ListOffsetsRequest *m);
 int ls_kafka_ListOffsetsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_ListOffsetsResponse *m);
-void ls_kafka_ListOffsetsResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_ListOffsetsResponse *m);
+void ls_kafka_ListOffsetsResponse_encode(ls_kw_t *w, int16_t version,
+                                         const ls_kafka_ListOffsetsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_ListOffsets;
 
 /* Metadata (key 3), Metadata.msg */
 int ls_kafka_MetadataRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_MetadataRequest *m);
-void ls_kafka_MetadataRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_MetadataRequest *m);
+void ls_kafka_MetadataRequest_encode(ls_kw_t *w, int16_t version,
+                                     const ls_kafka_MetadataRequest *m);
 int ls_kafka_MetadataResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_MetadataResponse *m);
-void ls_kafka_MetadataResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_MetadataResponse *m);
+void ls_kafka_MetadataResponse_encode(ls_kw_t *w, int16_t version,
+                                      const ls_kafka_MetadataResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_Metadata;
 
 /* OffsetCommit (key 8), OffsetCommit.msg */
 int ls_kafka_OffsetCommitRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_OffsetCommitRequest *m);
-void ls_kafka_OffsetCommitRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_OffsetCommitRequest *m);
+void ls_kafka_OffsetCommitRequest_encode(ls_kw_t *w, int16_t version,
+                                         const ls_kafka_OffsetCommitRequest *m);
 int ls_kafka_OffsetCommitResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_OffsetCommitResponse *m);
-void ls_kafka_OffsetCommitResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_OffsetCommitResponse *m);
+void ls_kafka_OffsetCommitResponse_encode(ls_kw_t *w, int16_t version,
+                                          const ls_kafka_OffsetCommitResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_OffsetCommit;
 
 /* OffsetFetch (key 9), OffsetFetch.msg */
 int ls_kafka_OffsetFetchRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_OffsetFetchRequest *m);
-void ls_kafka_OffsetFetchRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_OffsetFetchRequest *m);
+void ls_kafka_OffsetFetchRequest_encode(ls_kw_t *w, int16_t version,
+                                        const ls_kafka_OffsetFetchRequest *m);
 int ls_kafka_OffsetFetchResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_OffsetFetchResponse *m);
-void ls_kafka_OffsetFetchResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_OffsetFetchResponse *m);
+void ls_kafka_OffsetFetchResponse_encode(ls_kw_t *w, int16_t version,
+                                         const ls_kafka_OffsetFetchResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_OffsetFetch;
 
 /* FindCoordinator (key 10), FindCoordinator.msg */
 int ls_kafka_FindCoordinatorRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_FindCoordinatorRequest *m);
-void ls_kafka_FindCoordinatorRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_FindCoordinatorRequest *m);
+void ls_kafka_FindCoordinatorRequest_encode(ls_kw_t *w, int16_t version,
+                                            const ls_kafka_FindCoordinatorRequest *m);
 int ls_kafka_FindCoordinatorResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_FindCoordinatorResponse *m);
-void ls_kafka_FindCoordinatorResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_FindCoordinatorResponse *m);
+void ls_kafka_FindCoordinatorResponse_encode(ls_kw_t *w, int16_t version,
+                                             const ls_kafka_FindCoordinatorResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_FindCoordinator;
 
 /* JoinGroup (key 11), JoinGroup.msg */
 int ls_kafka_JoinGroupRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_JoinGroupRequest *m);
-void ls_kafka_JoinGroupRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_JoinGroupRequest *m);
+void ls_kafka_JoinGroupRequest_encode(ls_kw_t *w, int16_t version,
+                                      const ls_kafka_JoinGroupRequest *m);
 int ls_kafka_JoinGroupResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_JoinGroupResponse *m);
-void ls_kafka_JoinGroupResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_JoinGroupResponse *m);
+void ls_kafka_JoinGroupResponse_encode(ls_kw_t *w, int16_t version,
+                                       const ls_kafka_JoinGroupResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_JoinGroup;
 
 /* Heartbeat (key 12), Heartbeat.msg */
 int ls_kafka_HeartbeatRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_HeartbeatRequest *m);
-void ls_kafka_HeartbeatRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_HeartbeatRequest *m);
+void ls_kafka_HeartbeatRequest_encode(ls_kw_t *w, int16_t version,
+                                      const ls_kafka_HeartbeatRequest *m);
 int ls_kafka_HeartbeatResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_HeartbeatResponse *m);
-void ls_kafka_HeartbeatResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_HeartbeatResponse *m);
+void ls_kafka_HeartbeatResponse_encode(ls_kw_t *w, int16_t version,
+                                       const ls_kafka_HeartbeatResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_Heartbeat;
 
 /* LeaveGroup (key 13), LeaveGroup.msg */
 int ls_kafka_LeaveGroupRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_LeaveGroupRequest *m);
-void ls_kafka_LeaveGroupRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_LeaveGroupRequest *m);
+void ls_kafka_LeaveGroupRequest_encode(ls_kw_t *w, int16_t version,
+                                       const ls_kafka_LeaveGroupRequest *m);
 int ls_kafka_LeaveGroupResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_LeaveGroupResponse *m);
-void ls_kafka_LeaveGroupResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_LeaveGroupResponse *m);
+void ls_kafka_LeaveGroupResponse_encode(ls_kw_t *w, int16_t version,
+                                        const ls_kafka_LeaveGroupResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_LeaveGroup;
 
 /* SyncGroup (key 14), SyncGroup.msg */
 int ls_kafka_SyncGroupRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_SyncGroupRequest *m);
-void ls_kafka_SyncGroupRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_SyncGroupRequest *m);
+void ls_kafka_SyncGroupRequest_encode(ls_kw_t *w, int16_t version,
+                                      const ls_kafka_SyncGroupRequest *m);
 int ls_kafka_SyncGroupResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_SyncGroupResponse *m);
-void ls_kafka_SyncGroupResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_SyncGroupResponse *m);
+void ls_kafka_SyncGroupResponse_encode(ls_kw_t *w, int16_t version,
+                                       const ls_kafka_SyncGroupResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_SyncGroup;
 
 /* DescribeGroups (key 15), DescribeGroups.msg */
 int ls_kafka_DescribeGroupsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_DescribeGroupsRequest *m);
-void ls_kafka_DescribeGroupsRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_DescribeGroupsRequest *m);
+void ls_kafka_DescribeGroupsRequest_encode(ls_kw_t *w, int16_t version,
+                                           const ls_kafka_DescribeGroupsRequest *m);
 int ls_kafka_DescribeGroupsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_DescribeGroupsResponse *m);
-void ls_kafka_DescribeGroupsResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_DescribeGroupsResponse *m);
+void ls_kafka_DescribeGroupsResponse_encode(ls_kw_t *w, int16_t version,
+                                            const ls_kafka_DescribeGroupsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_DescribeGroups;
 
 /* ListGroups (key 16), ListGroups.msg */
 int ls_kafka_ListGroupsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_ListGroupsRequest *m);
-void ls_kafka_ListGroupsRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_ListGroupsRequest *m);
+void ls_kafka_ListGroupsRequest_encode(ls_kw_t *w, int16_t version,
+                                       const ls_kafka_ListGroupsRequest *m);
 int ls_kafka_ListGroupsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_ListGroupsResponse *m);
-void ls_kafka_ListGroupsResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_ListGroupsResponse *m);
+void ls_kafka_ListGroupsResponse_encode(ls_kw_t *w, int16_t version,
+                                        const ls_kafka_ListGroupsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_ListGroups;
 
 /* ApiVersions (key 18), ApiVersions.msg */
 int ls_kafka_ApiVersionsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_ApiVersionsRequest *m);
-void ls_kafka_ApiVersionsRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_ApiVersionsRequest *m);
+void ls_kafka_ApiVersionsRequest_encode(ls_kw_t *w, int16_t version,
+                                        const ls_kafka_ApiVersionsRequest *m);
 int ls_kafka_ApiVersionsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_ApiVersionsResponse *m);
-void ls_kafka_ApiVersionsResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_ApiVersionsResponse *m);
+void ls_kafka_ApiVersionsResponse_encode(ls_kw_t *w, int16_t version,
+                                         const ls_kafka_ApiVersionsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_ApiVersions;
 
 /* CreateTopics (key 19), CreateTopics.msg */
 int ls_kafka_CreateTopicsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_CreateTopicsRequest *m);
-void ls_kafka_CreateTopicsRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_CreateTopicsRequest *m);
+void ls_kafka_CreateTopicsRequest_encode(ls_kw_t *w, int16_t version,
+                                         const ls_kafka_CreateTopicsRequest *m);
 int ls_kafka_CreateTopicsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_CreateTopicsResponse *m);
-void ls_kafka_CreateTopicsResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_CreateTopicsResponse *m);
+void ls_kafka_CreateTopicsResponse_encode(ls_kw_t *w, int16_t version,
+                                          const ls_kafka_CreateTopicsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_CreateTopics;
 
 /* DeleteTopics (key 20), DeleteTopics.msg */
 int ls_kafka_DeleteTopicsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_DeleteTopicsRequest *m);
-void ls_kafka_DeleteTopicsRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_DeleteTopicsRequest *m);
+void ls_kafka_DeleteTopicsRequest_encode(ls_kw_t *w, int16_t version,
+                                         const ls_kafka_DeleteTopicsRequest *m);
 int ls_kafka_DeleteTopicsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_DeleteTopicsResponse *m);
-void ls_kafka_DeleteTopicsResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_DeleteTopicsResponse *m);
+void ls_kafka_DeleteTopicsResponse_encode(ls_kw_t *w, int16_t version,
+                                          const ls_kafka_DeleteTopicsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_DeleteTopics;
 
 /* DeleteRecords (key 21), DeleteRecords.msg */
 int ls_kafka_DeleteRecordsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_DeleteRecordsRequest *m);
-void ls_kafka_DeleteRecordsRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_DeleteRecordsRequest *m);
+void ls_kafka_DeleteRecordsRequest_encode(ls_kw_t *w, int16_t version,
+                                          const ls_kafka_DeleteRecordsRequest *m);
 int ls_kafka_DeleteRecordsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_DeleteRecordsResponse *m);
-void ls_kafka_DeleteRecordsResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_DeleteRecordsResponse *m);
+void ls_kafka_DeleteRecordsResponse_encode(ls_kw_t *w, int16_t version,
+                                           const ls_kafka_DeleteRecordsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_DeleteRecords;
 
 /* InitProducerId (key 22), InitProducerId.msg */
 int ls_kafka_InitProducerIdRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_InitProducerIdRequest *m);
-void ls_kafka_InitProducerIdRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_InitProducerIdRequest *m);
+void ls_kafka_InitProducerIdRequest_encode(ls_kw_t *w, int16_t version,
+                                           const ls_kafka_InitProducerIdRequest *m);
 int ls_kafka_InitProducerIdResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_InitProducerIdResponse *m);
-void ls_kafka_InitProducerIdResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_InitProducerIdResponse *m);
+void ls_kafka_InitProducerIdResponse_encode(ls_kw_t *w, int16_t version,
+                                            const ls_kafka_InitProducerIdResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_InitProducerId;
 
 /* OffsetForLeaderEpoch (key 23), OffsetForLeaderEpoch.msg */
 int ls_kafka_OffsetForLeaderEpochRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_OffsetForLeaderEpochRequest *m);
-void ls_kafka_OffsetForLeaderEpochRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_OffsetForLeaderEpochRequest *m);
+void ls_kafka_OffsetForLeaderEpochRequest_encode(ls_kw_t *w, int16_t version,
+                                                 const ls_kafka_OffsetForLeaderEpochRequest *m);
 int ls_kafka_OffsetForLeaderEpochResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_OffsetForLeaderEpochResponse *m);
-void ls_kafka_OffsetForLeaderEpochResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_OffsetForLeaderEpochResponse *m);
+void ls_kafka_OffsetForLeaderEpochResponse_encode(ls_kw_t *w, int16_t version,
+                                                  const ls_kafka_OffsetForLeaderEpochResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_OffsetForLeaderEpoch;
 
 /* DescribeConfigs (key 32), DescribeConfigs.msg */
 int ls_kafka_DescribeConfigsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_DescribeConfigsRequest *m);
-void ls_kafka_DescribeConfigsRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_DescribeConfigsRequest *m);
+void ls_kafka_DescribeConfigsRequest_encode(ls_kw_t *w, int16_t version,
+                                            const ls_kafka_DescribeConfigsRequest *m);
 int ls_kafka_DescribeConfigsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_DescribeConfigsResponse *m);
-void ls_kafka_DescribeConfigsResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_DescribeConfigsResponse *m);
+void ls_kafka_DescribeConfigsResponse_encode(ls_kw_t *w, int16_t version,
+                                             const ls_kafka_DescribeConfigsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_DescribeConfigs;
 
 /* AlterConfigs (key 33), AlterConfigs.msg */
 int ls_kafka_AlterConfigsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_AlterConfigsRequest *m);
-void ls_kafka_AlterConfigsRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_AlterConfigsRequest *m);
+void ls_kafka_AlterConfigsRequest_encode(ls_kw_t *w, int16_t version,
+                                         const ls_kafka_AlterConfigsRequest *m);
 int ls_kafka_AlterConfigsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_AlterConfigsResponse *m);
-void ls_kafka_AlterConfigsResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_AlterConfigsResponse *m);
+void ls_kafka_AlterConfigsResponse_encode(ls_kw_t *w, int16_t version,
+                                          const ls_kafka_AlterConfigsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_AlterConfigs;
 
 /* CreatePartitions (key 37), CreatePartitions.msg */
 int ls_kafka_CreatePartitionsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_CreatePartitionsRequest *m);
-void ls_kafka_CreatePartitionsRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_CreatePartitionsRequest *m);
+void ls_kafka_CreatePartitionsRequest_encode(ls_kw_t *w, int16_t version,
+                                             const ls_kafka_CreatePartitionsRequest *m);
 int ls_kafka_CreatePartitionsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_CreatePartitionsResponse *m);
-void ls_kafka_CreatePartitionsResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_CreatePartitionsResponse *m);
+void ls_kafka_CreatePartitionsResponse_encode(ls_kw_t *w, int16_t version,
+                                              const ls_kafka_CreatePartitionsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_CreatePartitions;
 
 /* DeleteGroups (key 42), DeleteGroups.msg */
 int ls_kafka_DeleteGroupsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_DeleteGroupsRequest *m);
-void ls_kafka_DeleteGroupsRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_DeleteGroupsRequest *m);
+void ls_kafka_DeleteGroupsRequest_encode(ls_kw_t *w, int16_t version,
+                                         const ls_kafka_DeleteGroupsRequest *m);
 int ls_kafka_DeleteGroupsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_DeleteGroupsResponse *m);
-void ls_kafka_DeleteGroupsResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_DeleteGroupsResponse *m);
+void ls_kafka_DeleteGroupsResponse_encode(ls_kw_t *w, int16_t version,
+                                          const ls_kafka_DeleteGroupsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_DeleteGroups;
 
 /* IncrementalAlterConfigs (key 44), IncrementalAlterConfigs.msg */
 int ls_kafka_IncrementalAlterConfigsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_IncrementalAlterConfigsRequest *m);
-void ls_kafka_IncrementalAlterConfigsRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_IncrementalAlterConfigsRequest *m);
+void ls_kafka_IncrementalAlterConfigsRequest_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_IncrementalAlterConfigsRequest *m);
 int ls_kafka_IncrementalAlterConfigsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_IncrementalAlterConfigsResponse *m);
-void ls_kafka_IncrementalAlterConfigsResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_IncrementalAlterConfigsResponse *m);
+void ls_kafka_IncrementalAlterConfigsResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_IncrementalAlterConfigsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_IncrementalAlterConfigs;
 
 /* OffsetDelete (key 47), OffsetDelete.msg */
 int ls_kafka_OffsetDeleteRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_OffsetDeleteRequest *m);
-void ls_kafka_OffsetDeleteRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_OffsetDeleteRequest *m);
+void ls_kafka_OffsetDeleteRequest_encode(ls_kw_t *w, int16_t version,
+                                         const ls_kafka_OffsetDeleteRequest *m);
 int ls_kafka_OffsetDeleteResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_OffsetDeleteResponse *m);
-void ls_kafka_OffsetDeleteResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_OffsetDeleteResponse *m);
+void ls_kafka_OffsetDeleteResponse_encode(ls_kw_t *w, int16_t version,
+                                          const ls_kafka_OffsetDeleteResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_OffsetDelete;
 
 /* DescribeCluster (key 60), DescribeCluster.msg */
 int ls_kafka_DescribeClusterRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_DescribeClusterRequest *m);
-void ls_kafka_DescribeClusterRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_DescribeClusterRequest *m);
+void ls_kafka_DescribeClusterRequest_encode(ls_kw_t *w, int16_t version,
+                                            const ls_kafka_DescribeClusterRequest *m);
 int ls_kafka_DescribeClusterResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_DescribeClusterResponse *m);
-void ls_kafka_DescribeClusterResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_DescribeClusterResponse *m);
+void ls_kafka_DescribeClusterResponse_encode(ls_kw_t *w, int16_t version,
+                                             const ls_kafka_DescribeClusterResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_DescribeCluster;
 
 /* Every api above, in key order. */

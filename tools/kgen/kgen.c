@@ -763,7 +763,8 @@ static void emit_read_field(out_t *o, int in, const strct_t *s, const field_t *f
     if (f->array) {
         emit_arrlen(o, in, s, f, R, c);
         ind(o, in);
-        P("for (int32_t i = 0; i < m->Num%s && !(%s)->err; i++) {\n", f->name, R);
+        P("for (int32_t i = 0; i < m->Num%s && !%s; i++) {\n", f->name,
+          !strcmp(R, "r") ? "r->err" : "sub.err");
         if (f->kind == K_STRUCT && struct_needs_init(f->st)) {
             ind(o, in + 1);
             P("i_%s(&m->%s[i]);\n", f->st->id, f->name);
@@ -1218,6 +1219,108 @@ static char *read_all(const char *path, size_t *len)
     return p;
 }
 
+/* Lines longer than 100 columns are wrapped at the top-level commas of
+ * their first parenthesis, continuations aligned after it (the house
+ * .clang-format's layout), so the committed output reads like the rest. */
+#define COLS 100
+
+static size_t close_paren(const char *l, size_t open, size_t len)
+{
+    int depth = 0;
+    bool str = false;
+    for (size_t i = open; i < len; i++) {
+        if (str) {
+            if (l[i] == '\\')
+                i++;
+            else if (l[i] == '"')
+                str = false;
+        } else if (l[i] == '"') {
+            str = true;
+        } else if (l[i] == '(') {
+            depth++;
+        } else if (l[i] == ')' && --depth == 0) {
+            return i;
+        }
+    }
+    return 0;
+}
+
+static void wrap_line(out_t *o, const char *l, size_t len, size_t from)
+{
+    const char *q = from < len ? memchr(l + from, '(', len - from) : NULL;
+    size_t open = q ? (size_t)(q - l) : 0, close = q ? close_paren(l, open, len) : 0;
+    if (len <= COLS || !q || !close) {
+        P("%.*s\n", (int)len, l);
+        return;
+    }
+    /* The arguments of the first parenthesis, split at its top-level commas. */
+    size_t as[64], an[64], na = 0, a = open + 1, widest = 0;
+    int depth = 0;
+    bool str = false;
+    for (size_t i = open + 1; i <= close && na < 64; i++) {
+        char ch = l[i];
+        if (str) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                str = false;
+        } else if (ch == '"') {
+            str = true;
+        } else if (ch == '(') {
+            depth++;
+        } else if (ch == ')' && i != close) {
+            depth--;
+        } else if ((ch == ',' && depth == 0) || i == close) {
+            as[na] = a;
+            an[na] = i - a + (i == close ? len - close : 1); /* with its comma or the tail */
+            widest = an[na] > widest ? an[na] : widest;
+            na++;
+            a = i + 1;
+            while (a < close && l[a] == ' ')
+                a++;
+        }
+    }
+    if (na < 2 && memchr(l + open + 1, '(', close - open - 1)) {
+        wrap_line(o, l, len, open + 1); /* one argument, e.g. if (...): wrap the call in it */
+        return;
+    }
+    /* Continuations align after the parenthesis, or, when an argument would
+     * not fit there, go on the next line indented by 4 more than the line. */
+    size_t col = open + 1;
+    P("%.*s", (int)col, l);
+    if (col + widest > COLS) {
+        size_t lead = 0;
+        while (l[lead] == ' ')
+            lead++;
+        col = lead + 4;
+        P("\n%*s", (int)col, "");
+    }
+    size_t cur = col;
+    for (size_t k = 0; k < na; k++) {
+        if (k && cur + 1 + an[k] > COLS) {
+            P("\n%*s", (int)col, "");
+            cur = col;
+        } else if (k) {
+            P(" ");
+            cur++;
+        }
+        P("%.*s", (int)an[k], l + as[k]);
+        cur += an[k];
+    }
+    P("\n");
+}
+
+static void wrap_all(const out_t *in, out_t *o)
+{
+    size_t i = 0;
+    while (i < in->len) {
+        const char *nl = memchr(in->p + i, '\n', in->len - i);
+        size_t n = nl ? (size_t)(nl - (in->p + i)) : in->len - i;
+        wrap_line(o, in->p + i, n, 0);
+        i += n + 1;
+    }
+}
+
 static int emit(const char *path, const out_t *o, bool check)
 {
     if (check) {
@@ -1291,9 +1394,13 @@ int main(int argc, char **argv)
         for (int j = 0; j < structs[i]->nf; j++)
             if (structs[i]->f[j].kind == K_STRUCT && structs[i]->f[j].array)
                 mark_needz(structs[i]->f[j].st);
-    out_t h = {0}, c = {0};
-    gen_header(&h);
-    gen_source(&c);
+    out_t rh = {0}, rc_ = {0}, h = {0}, c = {0};
+    gen_header(&rh);
+    gen_source(&rc_);
+    wrap_all(&rh, &h);
+    wrap_all(&rc_, &c);
+    free(rh.p);
+    free(rc_.p);
     int rc = emit(argv[2 + check], &h, check);
     rc |= emit(argv[3 + check], &c, check);
     free(h.p);
