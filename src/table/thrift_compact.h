@@ -1,5 +1,6 @@
-/* Thrift compact-protocol encoder (write side only), enough for Parquet's
- * footer and page headers (parquet-format src/main/thrift/parquet.thrift).
+/* Thrift compact protocol: an encoder and a bounded decoder, enough for
+ * Parquet's footer and page headers (parquet-format
+ * src/main/thrift/parquet.thrift).
  *
  * Compact protocol facts (Thrift's TCompactProtocol spec):
  *  - a field header is one byte (delta << 4 | type) when the id is 1..15
@@ -11,7 +12,16 @@
  *    (0xF0 | elem type) and a varint size.
  * The encoder keeps the previous field id per nesting level. Unions are
  * structs with exactly one field. Nesting deeper than LS_TC_MAX_DEPTH is a
- * programming error (asserted). */
+ * programming error (asserted).
+ *
+ * Decoder (ls_tcr_*): reads untrusted bytes through a cursor with a sticky
+ * error. Every read checks what remains; after the first failure every read
+ * returns 0/empty and ls_tcr_failed() is true, with a message naming what
+ * broke and its byte offset. List and map sizes are bounded by the bytes
+ * left (every element takes at least one byte), nesting by LS_TC_MAX_DEPTH,
+ * so corrupt input can neither allocate without bound nor recurse without
+ * bound. Callers read the fields they know and ls_tcr_skip() the others
+ * (forward compatibility, as Thrift requires). */
 #ifndef LS_THRIFT_COMPACT_H
 #define LS_THRIFT_COMPACT_H
 #include "base/buf.h"
@@ -61,4 +71,44 @@ void ls_tc_elem_struct_begin(ls_tc_t *t); /* nest without a field header */
 /* Top-level struct: ls_tc_init starts at depth 0 inside the message struct;
  * ls_tc_end writes its STOP. */
 void ls_tc_end(ls_tc_t *t);
+
+/* ---- decoder ---- */
+typedef struct ls_tcr {
+    const uint8_t *base, *p, *end;
+    int depth;
+    int16_t last[LS_TC_MAX_DEPTH];
+    int failed;
+    char err[128];
+} ls_tcr_t;
+
+void ls_tcr_init(ls_tcr_t *r, const uint8_t *p, size_t n);
+/* Marks the reader failed (first message wins); for semantic errors the
+ * caller finds while decoding, so they carry the offset too. */
+void ls_tcr_fail(ls_tcr_t *r, const char *what);
+static inline int ls_tcr_failed(const ls_tcr_t *r)
+{
+    return r->failed;
+}
+static inline size_t ls_tcr_offset(const ls_tcr_t *r)
+{
+    return (size_t)(r->p - r->base);
+}
+
+/* Next field of the current struct: its compact type (LS_TC_*; booleans
+ * come back as LS_TC_BOOL_TRUE/FALSE, their value), id in *id. Returns 0 at
+ * the struct's STOP (leaving the struct, unless at the top level) or on
+ * error. */
+int ls_tcr_field(ls_tcr_t *r, int16_t *id);
+/* Enters a struct whose field header ls_tcr_field returned (or a list
+ * element of struct type). Its fields are then read until ls_tcr_field
+ * returns 0. */
+void ls_tcr_struct_begin(ls_tcr_t *r);
+int32_t ls_tcr_i32(ls_tcr_t *r); /* i16 and i32 (and byte, widened) */
+int64_t ls_tcr_i64(ls_tcr_t *r);
+/* A binary/string: a view into the input. */
+void ls_tcr_binary(ls_tcr_t *r, const uint8_t **p, size_t *n);
+/* List or set header: element type in *elem, returns the count. */
+uint32_t ls_tcr_list(ls_tcr_t *r, int *elem);
+/* Skips a value of the given type (a field's or a list element's). */
+void ls_tcr_skip(ls_tcr_t *r, int type);
 #endif

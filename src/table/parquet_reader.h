@@ -1,0 +1,157 @@
+/* Parquet file reader (parquet-format: parquet.thrift, Encodings.md).
+ *
+ * Reads whole files held in memory (objects are written and fetched whole):
+ * ls_pqr_open() parses and checks the footer, then callers walk the schema,
+ * the row groups with their column-chunk statistics, and per (row group,
+ * leaf column) a chunk iterator of Dremel triples (repetition level,
+ * definition level, value) from which they reassemble rows; a value is
+ * present when def == the column's max_def. ls_pqr_read_flat() is the
+ * convenience for columns without repetition.
+ *
+ * What is read (everything else is refused with LS_EINVAL and a message
+ * naming it, never misread):
+ *  - physical types BOOLEAN, INT32, INT64, FLOAT, DOUBLE, BYTE_ARRAY
+ *    (INT96 and FIXED_LEN_BYTE_ARRAY columns appear in the schema but a
+ *    chunk iterator over them is refused);
+ *  - data pages v1 (levels: RLE/bit-packed hybrid with a 4-byte length) and
+ *    v2 (levels unprefixed, lengths in the header, values optionally
+ *    compressed); dictionary pages (PLAIN / PLAIN_DICTIONARY); index pages
+ *    are skipped;
+ *  - value encodings PLAIN, PLAIN_DICTIONARY / RLE_DICTIONARY, and RLE for
+ *    BOOLEAN; refused: BIT_PACKED levels, DELTA_BINARY_PACKED,
+ *    DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT;
+ *  - codecs UNCOMPRESSED, SNAPPY, GZIP, ZSTD (src/base/compress.h);
+ *    refused: LZO, BROTLI, LZ4 (Hadoop framing), LZ4_RAW;
+ *  - page CRCs, when present, are checked (CRC-32 of the page as stored);
+ *  - refused: encrypted files ("PARE" or an encryption algorithm in the
+ *    footer), column chunks in other files (file_path).
+ *
+ * Invariants and ownership:
+ *  - the reader keeps views into the caller's buffer, which must stay
+ *    unchanged and alive until ls_pqr_free(); names, paths and statistics
+ *    are views or copies owned by the reader;
+ *  - ls_pqr_open() validates the whole footer: schema tree (levels, one
+ *    column per leaf), every row group with one chunk per leaf whose type
+ *    and path match the schema and whose byte range lies inside the file.
+ *    Pages are validated as they are decoded;
+ *  - corrupt or truncated input gives LS_ECORRUPT with a message naming the
+ *    column, row group and byte offset; it never reads outside the buffer;
+ *  - memory: an iterator holds its chunk's decoded pages (decompressed
+ *    bytes, levels, dictionary), about the chunk's uncompressed size, until
+ *    it is freed; byte-array values are views valid until then;
+ *  - a reader and its iterators are used by one thread at a time; several
+ *    iterators (one per column) may be open at once to assemble rows.
+ * State of an iterator: pages are decoded one at a time as the triples of
+ * the previous one are consumed; after the chunk's num_values triples it
+ * answers 0 (end), after an error -1 with the status kept (sticky). */
+#ifndef LS_PARQUET_READER_H
+#define LS_PARQUET_READER_H
+#include "base/status.h"
+#include "table/parquet_writer.h"
+#include <stddef.h>
+#include <stdint.h>
+
+/* parquet.thrift Type values outside what the writer produces. */
+enum { LS_PQR_INT96 = 3, LS_PQR_FIXED_LEN_BYTE_ARRAY = 7 };
+
+typedef struct ls_pqr_elem {
+    const char *name;
+    const char *path; /* dotted from below the root, "" for the root */
+    int type;         /* ls_pq_type, LS_PQ_GROUP for groups, or LS_PQR_* */
+    int type_length;  /* FIXED_LEN_BYTE_ARRAY only */
+    ls_pq_repetition repetition;
+    /* ls_pq_logical when it is one of those (from LogicalType, else from
+     * the legacy ConvertedType); otherwise LS_PQ_LT_NONE and logical_id
+     * tells which LogicalType union member it was (0: none) */
+    ls_pq_logical logical;
+    int logical_id;
+    int time_unit;      /* TIME/TIMESTAMP: 1 millis, 2 micros, 3 nanos; else 0 */
+    int utc;            /* TIME/TIMESTAMP isAdjustedToUTC */
+    int converted_type; /* -1 when absent */
+    int field_id;       /* -1 when absent */
+    int nchildren;
+    int max_def, max_rep;
+    int column; /* leaf column index, -1 for groups */
+} ls_pqr_elem_t;
+
+/* Column-chunk statistics: min_value/max_value (plain-encoded, as the
+ * writer documents) only; the deprecated signed min/max are not used. */
+typedef struct ls_pqr_stats {
+    int has_null_count, has_min, has_max;
+    int64_t null_count;
+    const uint8_t *min, *max; /* views into the file buffer */
+    size_t min_len, max_len;
+} ls_pqr_stats_t;
+
+typedef struct ls_pqr_chunk {
+    int codec; /* ls_pq_codec value as stored */
+    int64_t num_values, compressed_bytes, uncompressed_bytes;
+    int64_t start; /* first page (dictionary page if any) */
+    int64_t data_page_offset;
+    ls_pqr_stats_t stats;
+} ls_pqr_chunk_t;
+
+typedef struct ls_pqr ls_pqr_t;
+typedef struct ls_pqr_iter ls_pqr_iter_t;
+
+/* Opens data[0..len). On failure returns NULL with *st (LS_ECORRUPT for a
+ * malformed file, LS_EINVAL for a valid file using something refused) and
+ * a message in err. */
+ls_pqr_t *ls_pqr_open(const uint8_t *data, size_t len, ls_status *st, char *err, size_t errlen);
+void ls_pqr_free(ls_pqr_t *r);
+
+int64_t ls_pqr_num_rows(const ls_pqr_t *r);
+const char *ls_pqr_created_by(const ls_pqr_t *r); /* "" when absent */
+/* Footer key/value metadata; value NULL when absent. */
+size_t ls_pqr_num_kv(const ls_pqr_t *r);
+void ls_pqr_kv(const ls_pqr_t *r, size_t i, const char **key, const char **value);
+
+/* Schema in pre-order; element 0 is the root. */
+size_t ls_pqr_num_elems(const ls_pqr_t *r);
+const ls_pqr_elem_t *ls_pqr_elem(const ls_pqr_t *r, size_t i);
+/* Leaf columns in file order. */
+size_t ls_pqr_num_columns(const ls_pqr_t *r);
+const ls_pqr_elem_t *ls_pqr_column(const ls_pqr_t *r, int col);
+int ls_pqr_column_index(const ls_pqr_t *r, const char *path); /* -1 if none */
+
+int ls_pqr_num_row_groups(const ls_pqr_t *r);
+int64_t ls_pqr_rg_num_rows(const ls_pqr_t *r, int rg);
+const ls_pqr_chunk_t *ls_pqr_chunk(const ls_pqr_t *r, int rg, int col);
+
+typedef struct ls_pqr_triple {
+    int rep, def;
+    union {
+        int32_t i32;
+        int64_t i64;
+        float f32;
+        double f64;
+        int boolean;
+    } v;
+    const uint8_t *bytes; /* BYTE_ARRAY */
+    uint32_t len;
+} ls_pqr_triple_t;
+
+/* Iterator over the triples of one column chunk. NULL with *st and err on
+ * a refused column type or codec. */
+ls_pqr_iter_t *ls_pqr_iter_new(ls_pqr_t *r, int rg, int col, ls_status *st, char *err,
+                               size_t errlen);
+/* 1: *t holds the next triple; 0: end of the chunk; -1: error (see
+ * ls_pqr_iter_status / ls_pqr_iter_error). */
+int ls_pqr_next(ls_pqr_iter_t *it, ls_pqr_triple_t *t);
+ls_status ls_pqr_iter_status(const ls_pqr_iter_t *it);
+const char *ls_pqr_iter_error(const ls_pqr_iter_t *it);
+void ls_pqr_iter_free(ls_pqr_iter_t *it);
+
+/* A whole column of one row group without repetition (max_rep 0): one
+ * entry per row, null when def < max_def. Byte-array views stay valid
+ * until ls_pqr_flat_free. */
+typedef struct ls_pqr_flat {
+    int64_t n;
+    ls_pqr_triple_t *v; /* v[i].def == max_def when row i has a value */
+    int max_def;
+    ls_pqr_iter_t *it; /* owns the bytes */
+} ls_pqr_flat_t;
+ls_status ls_pqr_read_flat(ls_pqr_t *r, int rg, int col, ls_pqr_flat_t *out, char *err,
+                           size_t errlen);
+void ls_pqr_flat_free(ls_pqr_flat_t *f);
+#endif
