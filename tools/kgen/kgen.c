@@ -29,7 +29,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -408,9 +407,10 @@ static void parse_file(const char *path, bool common)
         parse_field(s, tok, n, line);
         field_t *f = &s->f[s->nf - 1];
         if (f->kind == K_STRUCT) {
-            /* Inline struct when the next lines are indented below it; the
-             * decision is made lazily: push a fresh struct now and drop it
-             * if it stays empty (then the name refers to a shared struct). */
+            /* A name of common.msg is that shared struct; a name already
+             * defined in this message reuses it; any other opens an inline
+             * struct whose fields follow, indented (check_struct refuses
+             * one left empty: most likely a misspelt shared name). */
             char id[192];
             if (common || find_shared(f->stname))
                 snprintf(id, sizeof id, "%s", f->stname);
@@ -1394,13 +1394,13 @@ int main(int argc, char **argv)
         for (int j = 0; j < structs[i]->nf; j++)
             if (structs[i]->f[j].kind == K_STRUCT && structs[i]->f[j].array)
                 mark_needz(structs[i]->f[j].st);
-    out_t rh = {0}, rc_ = {0}, h = {0}, c = {0};
-    gen_header(&rh);
-    gen_source(&rc_);
-    wrap_all(&rh, &h);
-    wrap_all(&rc_, &c);
-    free(rh.p);
-    free(rc_.p);
+    out_t raw_h = {0}, raw_c = {0}, h = {0}, c = {0};
+    gen_header(&raw_h);
+    gen_source(&raw_c);
+    wrap_all(&raw_h, &h);
+    wrap_all(&raw_c, &c);
+    free(raw_h.p);
+    free(raw_c.p);
     int rc = emit(argv[2 + check], &h, check);
     rc |= emit(argv[3 + check], &c, check);
     free(h.p);
