@@ -4,7 +4,12 @@
  * decoder, hand-built files for what our writer never emits (data page v2,
  * refused encodings and codecs), and corrupt or truncated files, which must
  * fail with a message and never read out of bounds (run under ASan too).
- * tests/integration/test_parquet_reader.py checks files pyarrow wrote. */
+ *
+ * With LS_PQR_DUMP=<dir>, the binary instead dumps every <dir>/ *.parquet
+ * as <file>.jsonl (schema, row groups, chunk statistics, every triple) for
+ * tests/integration/test_parquet_reader.py, which writes the files with
+ * pyarrow and compares value by value. */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -717,8 +722,162 @@ TEST(read_speed)
     ls_buf_free(&out);
 }
 
+/* ---- JSON-lines dump for the pyarrow comparison ------------------------- */
+
+static void hex(FILE *o, const uint8_t *p, size_t n)
+{
+    fputc('"', o);
+    for (size_t i = 0; i < n; i++)
+        fprintf(o, "%02x", p[i]);
+    fputc('"', o);
+}
+
+static void json_str(FILE *o, const char *s)
+{
+    fputc('"', o);
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20)
+            fprintf(o, "\\u%04x", (unsigned char)*s);
+        else
+            fputc(*s, o);
+    fputc('"', o);
+}
+
+static void dump_value(FILE *o, int type, const ls_pqr_triple_t *t)
+{
+    switch (type) {
+    case LS_PQ_BOOLEAN:
+        fprintf(o, "%d", t->v.boolean);
+        break;
+    case LS_PQ_INT32:
+        fprintf(o, "%d", t->v.i32);
+        break;
+    case LS_PQ_INT64:
+        fprintf(o, "%lld", (long long)t->v.i64);
+        break;
+    case LS_PQ_FLOAT:
+        hex(o, (const uint8_t *)&t->v.f32, 4);
+        break;
+    case LS_PQ_DOUBLE:
+        hex(o, (const uint8_t *)&t->v.f64, 8);
+        break;
+    default:
+        hex(o, t->bytes, t->len);
+    }
+}
+
+/* Dumps one file; a refusal or corruption is a line {"error", "status"}. */
+static void dump_file(const char *path, FILE *o)
+{
+    FILE *f = fopen(path, "rb");
+    ls_buf_t b;
+    ls_buf_init(&b);
+    uint8_t tmp[65536];
+    size_t n;
+    while (f && (n = fread(tmp, 1, sizeof tmp, f)) > 0)
+        ls_buf_append(&b, tmp, n);
+    if (f) fclose(f);
+    ls_status st;
+    char err[256];
+    ls_pqr_t *r = ls_pqr_open(b.data, b.len, &st, err, sizeof err);
+    if (!r) {
+        fprintf(o, "{\"error\": ");
+        json_str(o, err);
+        fprintf(o, ", \"status\": \"%s\"}\n", ls_status_str(st));
+        ls_buf_free(&b);
+        return;
+    }
+    fprintf(o, "{\"rows\": %lld, \"schema\": [", (long long)ls_pqr_num_rows(r));
+    for (size_t i = 0; i < ls_pqr_num_elems(r); i++) {
+        const ls_pqr_elem_t *e = ls_pqr_elem(r, i);
+        fprintf(o, "%s{\"name\": ", i ? ", " : "");
+        json_str(o, e->name);
+        fprintf(o, ", \"path\": ");
+        json_str(o, e->path);
+        fprintf(o,
+                ", \"type\": %d, \"repetition\": %d, \"logical\": %d, \"logical_id\": %d, "
+                "\"field_id\": %d, \"nchildren\": %d, \"max_def\": %d, \"max_rep\": %d, "
+                "\"column\": %d}",
+                e->type, (int)e->repetition, (int)e->logical, e->logical_id, e->field_id,
+                e->nchildren, e->max_def, e->max_rep, e->column);
+    }
+    fprintf(o, "]}\n");
+    for (int g = 0; g < ls_pqr_num_row_groups(r); g++)
+        for (size_t c = 0; c < ls_pqr_num_columns(r); c++) {
+            const ls_pqr_chunk_t *k = ls_pqr_chunk(r, g, (int)c);
+            int type = ls_pqr_column(r, (int)c)->type;
+            fprintf(o, "{\"rg\": %d, \"rg_rows\": %lld, \"col\": %zu, \"codec\": %d", g,
+                    (long long)ls_pqr_rg_num_rows(r, g), c, k->codec);
+            if (k->stats.has_null_count)
+                fprintf(o, ", \"null_count\": %lld", (long long)k->stats.null_count);
+            if (k->stats.has_min) fprintf(o, ", \"min\": "), hex(o, k->stats.min, k->stats.min_len);
+            if (k->stats.has_max) fprintf(o, ", \"max\": "), hex(o, k->stats.max, k->stats.max_len);
+            ls_pqr_iter_t *it = ls_pqr_iter_new(r, g, (int)c, &st, err, sizeof err);
+            if (!it) {
+                fprintf(o, ", \"error\": ");
+                json_str(o, err);
+                fprintf(o, ", \"status\": \"%s\"}\n", ls_status_str(st));
+                continue;
+            }
+            int max_def = ls_pqr_column(r, (int)c)->max_def;
+            fprintf(o, ", \"t\": [");
+            ls_pqr_triple_t t;
+            int rc;
+            for (int i = 0; (rc = ls_pqr_next(it, &t)) == 1; i++) {
+                fprintf(o, "%s[%d, %d, ", i ? ", " : "", t.rep, t.def);
+                if (t.def == max_def)
+                    dump_value(o, type, &t);
+                else
+                    fprintf(o, "null");
+                fputc(']', o);
+            }
+            fputc(']', o);
+            if (rc < 0) {
+                fprintf(o, ", \"error\": ");
+                json_str(o, ls_pqr_iter_error(it));
+                fprintf(o, ", \"status\": \"%s\"", ls_status_str(ls_pqr_iter_status(it)));
+            }
+            fprintf(o, "}\n");
+            ls_pqr_iter_free(it);
+        }
+    ls_pqr_free(r);
+    ls_buf_free(&b);
+}
+
+static int dump_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        printf("FAIL dump: cannot open %s\n", dir);
+        return 1;
+    }
+    struct dirent *de;
+    int n = 0;
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len < 8 || strcmp(de->d_name + len - 8, ".parquet") != 0) continue;
+        char in[4096], out[4200];
+        snprintf(in, sizeof in, "%s/%s", dir, de->d_name);
+        snprintf(out, sizeof out, "%s.jsonl", in);
+        FILE *o = fopen(out, "w");
+        if (!o) {
+            printf("FAIL dump: cannot write %s\n", out);
+            closedir(d);
+            return 1;
+        }
+        dump_file(in, o);
+        fclose(o);
+        n++;
+    }
+    closedir(d);
+    printf("dumped %d files\n", n);
+    return 0;
+}
+
 int main(void)
 {
+    const char *dump = getenv("LS_PQR_DUMP");
+    if (dump) return dump_dir(dump);
     RUN(thrift_decoder);
     RUN(round_trip_every_codec_dict_and_plain);
     RUN(schema_row_groups_and_stats);
