@@ -214,6 +214,11 @@ static const cfg_key_t cfg_keys[] = {
      .help = "Target size of a compacted object. A read of an uncached compacted object "
              "fetches it whole, so catch-up consumers of P partitions need about P times "
              "this in read.cache.max.bytes."},
+    {.name = "compaction.keymap.max.bytes", .type = CT_SIZE, FIELD(compaction_keymap_max_bytes),
+     .def = "16MiB", .min = 4096, .max = 16 * GiB,
+     .help = "Memory bound of the key map a key compaction (cleanup.policy=compact) builds "
+             "per log and pass: 24 bytes per distinct key (16MiB: about 630000 keys); a log "
+             "with more keys in its dirty part is compacted over several passes."},
     {.name = "compaction.lease.ttl.ms", .type = CT_INT, FIELD(compaction_lease_ttl_ms),
      .def = "30000", .min = 1000, .max = DAY_MS,
      .help = "Lease through which a broker owns a log while compacting or trimming it; a "

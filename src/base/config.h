@@ -64,6 +64,7 @@ typedef struct ls_config {
     int64_t compaction_min_age_ms;  /* compaction.min.age.ms: hot window, default 60000 */
     int64_t compaction_max_entries; /* compaction.max.entries: WAL entries per compacted object */
     int64_t compaction_max_bytes;   /* compaction.max.bytes: bytes per compacted object */
+    int64_t compaction_keymap_max_bytes; /* compaction.keymap.max.bytes: key compaction map bound */
     int64_t compaction_lease_ttl_ms; /* compaction.lease.ttl.ms: per-log ownership lease, default 30000 */
     /* cluster defaults of the table materialization policy (lakestream.table.*);
      * NULL = built-in default; values are validated by stream/policy.c */

@@ -74,6 +74,7 @@
 #include "base/diag.h"
 #include "base/i64map.h"
 #include "base/uuid.h"
+#include "compact/keycompact.h"
 #include "compact/log_lease.h"
 #include "compact/materialize.h"
 #include "compact/retention.h"
@@ -255,7 +256,7 @@ static ls_status scan_uncompacted(ls_compactor_t *c, int64_t log_id, size_t page
             ls_idx_entry_t e;
             if (ls_idx_decode(l->v[i].val, l->v[i].vlen, &e) != LS_OK)
                 return LS_OK; /* compact_log reports it at this entry */
-            bool compacted = e.kind == LS_IDX_CO;
+            bool compacted = e.kind != LS_IDX_WAL;
             int64_t next = e.last_offset + 1;
             ls_idx_clear(&e);
             if (!compacted)
@@ -382,6 +383,14 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     /* a table log has no hot window: its table task runs once per commit
      * interval and takes everything committed by then (table_task) */
     int64_t hot = table ? 0 : c->cfg.min_age_ms;
+    if (!table && ts) {
+        /* a compacted topic's max.compaction.lag.ms bounds how long a record
+         * may wait for key compaction, so also how long it stays in the WAL */
+        ls_kc_policy_t kp;
+        ls_kc_policy_resolve(ts->stream, &kp);
+        if (kp.compact && kp.max_lag_ms < hot)
+            hot = kp.max_lag_ms;
+    }
     ls_kvlist_t l;
     if (scan_uncompacted(c, log_id, (size_t)c->cfg.max_entries + 64, &l) != LS_OK)
         return 0;
@@ -408,7 +417,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         ls_idx_entry_t e;
         if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK)
             break;
-        if (e.kind == LS_IDX_CO && n == 0) {
+        if (e.kind != LS_IDX_WAL && n == 0) {
             ls_idx_clear(&e);
             continue;   /* already compacted: look past it */
         }
@@ -460,7 +469,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         uint32_t *pos = NULL;
         int64_t *base = NULL;
         int k = ls_entries_rebase(part.data, part.len, sel[i].first_offset, sel[i].last_offset,
-                                  sel[i].object, sel[i].pos, &pos, &base, NULL, why, sizeof why);
+                                  false, sel[i].object, sel[i].pos, &pos, &base, NULL, why, sizeof why);
         if (k < 0) {
             LS_ERROR("compact", "log %016llx: %s; leaving the range uncompacted",
                      (unsigned long long)log_id, why);
@@ -753,12 +762,52 @@ static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
     ls_log_release(c->owner, &c->claim);
 }
 
-/* One log's task: compaction rounds, then retention when a check is due; a
- * claim taken on the way (only once work was found) ends with the task. */
+static ls_status kc_claim(void *arg, int64_t log_id, ls_meta_cmp_t *fence)
+{
+    ls_compactor_t *c = arg;
+    if (!c->claim.held && !claim_log(c, log_id))
+        return LS_EEXISTS;
+    *fence = ls_log_claim_cmp(&c->claim);
+    return LS_OK;
+}
+
+static void kc_swapped(void *arg, int64_t log_id, const ls_idx_entry_t *e)
+{
+    ls_compactor_t *c = arg;
+    result_t *res = LS_NEW(result_t);
+    res->log_id = log_id;
+    res->co = *e;
+    res->co.object = ls_strdup(e->object);
+    res->next = c->results;
+    c->results = res;
+}
+
+/* Key compaction of a cleanup.policy=compact log (keycompact.c), after its
+ * WAL entries became compacted objects, under the task's claim (taken by
+ * ls_kc_log only when the log is due). */
+static void key_compact(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
+{
+    ls_kc_policy_t p;
+    ls_kc_policy_resolve(ts ? ts->stream : NULL, &p);
+    ls_kc_limits_t lim = {.map_bytes = c->cfg.keymap_max_bytes ? c->cfg.keymap_max_bytes
+                                                               : (size_t)16 << 20,
+                          .group_bytes = c->cfg.max_bytes, .grace_ms = c->cfg.replaced_grace_ms};
+    ls_status st = ls_kc_log(c->meta, c->os, id, &p, &lim, ls_clock_wall_ms(), kc_claim,
+                             kc_swapped, c, &c->stats.keycompact);
+    if (st != LS_OK)
+        LS_WARN_RL("compact", "log %016llx: key compaction failed: %s (will retry)",
+                   (unsigned long long)id, ls_status_str(st));
+}
+
+/* One log's task: compaction rounds, key compaction, then retention when a
+ * check is due; a claim taken on the way (only once work was found) ends
+ * with the task. */
 static void log_task(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
     if (c->pass_compact && !(ts && ts->blocked))
         compact_rounds(c, id, ts);
+    if (c->pass_compact && ts && !ts->blocked)
+        key_compact(c, id, ts);
     if (c->pass_retention && !(ts && ts->blocked))
         retain_log(c, id, ts);
     ls_log_release(c->owner, &c->claim);
@@ -871,6 +920,8 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
     for (int32_t p = 0; p < np; p++) {
         int64_t id = ls_stream_log_id(ts->stream, p);
         c->claim = claims[p];
+        if (c->pass_compact && c->pass_full && !ts->blocked)
+            key_compact(c, id, ts);
         if (c->pass_retention && !ts->blocked)
             retain_log(c, id, ts);
         ls_log_release(c->owner, &c->claim);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "compact/keycompact.h"
 #include "log/logstore.h"
 #include "meta/meta.h"
 #include "objstore/objstore.h"
@@ -19,6 +20,9 @@ typedef struct ls_compactor_config {
     int64_t min_age_ms;    /* hot window: younger WAL entries stay */
     int max_entries;       /* WAL index entries per CO (txn-size bound) */
     int64_t max_bytes;     /* CO size target */
+    /* key compaction (keycompact.h) of cleanup.policy=compact logs */
+    size_t keymap_max_bytes;   /* key map bound per log and pass (0: 16 MiB) */
+    int64_t replaced_grace_ms; /* objects it replaced are deleted this long after the swap */
     ls_catalog_t *catalog; /* streams' materialization policies (NULL: no tables) */
     const char *warehouse_uri; /* URI of the object store root, for table locations */
     const ls_prop_t *table_defaults; /* cluster layer of the table policy (stream/policy.h) */
@@ -46,6 +50,7 @@ typedef struct ls_compactor_stats {
     uint64_t entries_trimmed, cos_deleted;   /* retention */
     uint64_t orphans_deleted;                /* table files no snapshot references */
     uint64_t index_pages_skipped;   /* full pages of compacted entries a scan walked past */
+    ls_kc_stats_t keycompact;       /* key compaction of compacted topics */
 } ls_compactor_stats_t;
 
 ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta_t *meta,

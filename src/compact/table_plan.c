@@ -229,9 +229,15 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
     }
     if (!found)
         return 0;
-    if (e.kind != LS_IDX_CO) {
+    if (e.kind == LS_IDX_WAL) {
         ls_idx_clear(&e);
         return 0;
+    }
+    if (e.kind == LS_IDX_KCO && e.entries == 0) {
+        /* key compaction left no record in the range: nothing to add */
+        ls_table_marks_set(m, log_id, tt, e.last_offset);
+        ls_idx_clear(&e);
+        return 1;
     }
     int rc = -1;
     ls_buf_t body;
@@ -246,8 +252,9 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
                 st != LS_OK ? ls_status_str(st) : "short read");
         goto out;
     }
-    int k = ls_entries_rebase(body.data, body.len, e.first_offset, e.last_offset, e.object, e.pos,
-                              &pos, &base, NULL, err, sizeof err);
+    int k = ls_entries_rebase(body.data, body.len, e.first_offset, e.last_offset,
+                              e.kind == LS_IDX_KCO, e.object, e.pos, &pos, &base, NULL, err,
+                              sizeof err);
     if (k < 0) {
         LS_ERROR("table", "log %016llx: %s; backfill of table %s.%s stops here",
                  (unsigned long long)log_id, err, ts->stream->ns, tt->name);

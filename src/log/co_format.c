@@ -14,6 +14,12 @@ int ls_co_key(char *out, size_t cap, int64_t log_id, int64_t first, int64_t last
                     (long long)first, (long long)last);
 }
 
+int ls_kco_key(char *out, size_t cap, int64_t log_id, int64_t first, int64_t last, int64_t gen)
+{
+    return snprintf(out, cap, "co/%016llx/%020lld-%020lld.k%020lld.co", (unsigned long long)log_id,
+                    (long long)first, (long long)last, (long long)gen);
+}
+
 int ls_co_prefix(char *out, size_t cap, int64_t log_id)
 {
     return snprintf(out, cap, "co/%016llx/", (unsigned long long)log_id);
@@ -22,11 +28,19 @@ int ls_co_prefix(char *out, size_t cap, int64_t log_id)
 bool ls_co_key_parse(const char *key, int64_t *log_id, int64_t *first, int64_t *last)
 {
     unsigned long long id;
-    long long f, l;
+    long long f, l, g;
     int n = 0;
-    if (strlen(key) != 3 + 16 + 1 + 20 + 1 + 20 + 3 ||
-        sscanf(key, "co/%16llx/%20lld-%20lld.co%n", &id, &f, &l, &n) != 3 || key[n] != 0 ||
-        f < 0 || l < f)
+    size_t len = strlen(key), plain = 3 + 16 + 1 + 20 + 1 + 20 + 3;
+    if (len == plain) {
+        if (sscanf(key, "co/%16llx/%20lld-%20lld.co%n", &id, &f, &l, &n) != 3)
+            return false;
+    } else if (len == plain + 22) {
+        if (sscanf(key, "co/%16llx/%20lld-%20lld.k%20lld.co%n", &id, &f, &l, &g, &n) != 4 || g < 0)
+            return false;
+    } else {
+        return false;
+    }
+    if (key[n] != 0 || f < 0 || l < f)
         return false;
     *log_id = (int64_t)id;
     *first = f;

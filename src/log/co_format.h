@@ -10,7 +10,13 @@
  * recovery pass) find every entry; the broker reads through the index entry,
  * which records the entries' byte range. Written create-only under
  * co/<log_id %016x>/<first %020d>-<last %020d>.co: deterministic, so a retried
- * compaction writes the same bytes under the same key. */
+ * compaction writes the same bytes under the same key. A key-compacted object
+ * (compact/keycompact.c: same layout, batches with gaps between their offsets,
+ * maybe none) is written under
+ * co/<log_id %016x>/<first %020d>-<last %020d>.k<gen %020d>.co, gen being the
+ * revision of the index entry it replaces: a retry of the same rewrite reuses
+ * the key (overwriting an object nothing references yet), a later rewrite of
+ * the same range gets a new one. */
 #ifndef LS_CO_FORMAT_H
 #define LS_CO_FORMAT_H
 #include <stdbool.h>
@@ -29,8 +35,9 @@ typedef struct ls_co_entry {
 } ls_co_entry_t;
 
 int ls_co_key(char *out, size_t cap, int64_t log_id, int64_t first, int64_t last);
+int ls_kco_key(char *out, size_t cap, int64_t log_id, int64_t first, int64_t last, int64_t gen);
 int ls_co_prefix(char *out, size_t cap, int64_t log_id);   /* "co/<log_id>/" */
-/* Parses a key written by ls_co_key; false for anything else. */
+/* Parses a key written by ls_co_key or ls_kco_key; false for anything else. */
 bool ls_co_key_parse(const char *key, int64_t *log_id, int64_t *first, int64_t *last);
 /* Appends the footer for entries to obj (which already holds header + entries). */
 void ls_co_footer_encode(ls_buf_t *obj, int64_t log_id, int64_t first, int64_t last,

@@ -226,7 +226,7 @@ ls_status ls_idx_decode(const uint8_t *p, size_t len, ls_idx_entry_t *e)
     e->len = (uint32_t)cur_be(&c, 4);
     size_t klen = (size_t)cur_be(&c, 2);
     if (c.bad || klen == 0 || klen != (size_t)(c.end - c.p) || e->last_offset < e->first_offset ||
-        (e->kind != LS_IDX_WAL && e->kind != LS_IDX_CO) || memchr(c.p, 0, klen))
+        (e->kind != LS_IDX_WAL && e->kind != LS_IDX_CO && e->kind != LS_IDX_KCO) || memchr(c.p, 0, klen))
         return LS_ECORRUPT;
     e->object = ls_strndup((const char *)c.p, klen);
     return LS_OK;

@@ -44,7 +44,13 @@ typedef struct ls_head {
     int nproducers;
 } ls_head_t;
 
-typedef enum { LS_IDX_WAL = 0, LS_IDX_CO = 1 } ls_idx_kind;
+/* WAL: a range of a WAL object, offsets assigned at commit (rebased on read).
+ * CO: a compacted object holding every offset of [first, last] with real base
+ * offsets. KCO: a key-compacted object (compact/keycompact.c): real base
+ * offsets, batches in offset order inside [first, last], with gaps where key
+ * compaction removed records (possibly no batch at all: entries == 0, len 0).
+ * Only WAL entries are "not yet compacted"; CO and KCO are both compacted. */
+typedef enum { LS_IDX_WAL = 0, LS_IDX_CO = 1, LS_IDX_KCO = 2 } ls_idx_kind;
 
 typedef struct ls_idx_entry {
     ls_idx_kind kind;

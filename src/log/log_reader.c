@@ -36,6 +36,7 @@ struct ls_read_op {
     uint64_t get_pos;
     uint32_t get_len;
     int64_t get_first, get_last;
+    bool get_real_offsets;        /* a key-compacted object (LS_IDX_KCO) */
     ls_buf_t got;
     ls_status get_st;
     char get_err[200];            /* the store's detail of a failed GET (worker thread) */
@@ -239,7 +240,8 @@ void ls_reader_on_commit(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entr
     else if (lg->idx_state == 1)
         lg->idx_state = 3;   /* loading and dirty */
     char why[256];
-    if (!ls_read_cache_insert(ls->cache, lg->log_id, e->first_offset, e->last_offset, chunk, off,
+    if (!ls_read_cache_insert(ls->cache, lg->log_id, e->first_offset, e->last_offset, false, chunk,
+                              off,
                               chunk->len - off, e->object, why, sizeof why))
         LS_ERROR("log", "caching committed entries of log %016llx: %s",
                  (unsigned long long)lg->log_id, why);
@@ -398,7 +400,8 @@ static void get_after(uv_work_t *w, int status)
     ls_chunk_t *c = ls_chunk_adopt(data, len);
     char why[256];
     ls_cache_run_t *run = ls_read_cache_insert(ls->cache, op->log_id, op->get_first, op->get_last,
-                                               c, 0, len, op->get_object, why, sizeof why);
+                                               op->get_real_offsets, c, 0, len, op->get_object,
+                                               why, sizeof why);
     ls_chunk_release(c);
     if (!run) {
         LS_ERROR("log", "log %016llx: %s", (unsigned long long)op->log_id, why);
@@ -418,6 +421,7 @@ static void start_get(ls_read_op_t *op, const ls_idx_entry_t *e)
     op->get_len = e->len;
     op->get_first = e->first_offset;
     op->get_last = e->last_offset;
+    op->get_real_offsets = e->kind == LS_IDX_KCO;
     ls_buf_init(&op->got);
     op->work.data = op;
     uv_queue_work(op->ls->loop, &op->work, get_work, get_after);
@@ -443,7 +447,10 @@ static bool take_from_run(ls_read_op_t *op, const ls_cache_run_t *run)
         op->next = run->last_offset + 1;
         return true;
     }
-    for (int b = ls_cache_run_find(run, op->next); b < run->nbatches; b++) {
+    int b = ls_cache_run_find(run, op->next);
+    if (b >= run->nbatches)
+        op->next = run->last_offset + 1;   /* key compaction left nothing at or after it */
+    for (; b < run->nbatches; b++) {
         size_t pos = run->batch_pos[b];
         size_t end = b + 1 < run->nbatches ? run->batch_pos[b + 1] : run->len;
         if (op->res.nslices && op->res.bytes + (end - pos) > op->max_bytes)
@@ -507,9 +514,15 @@ static void op_step(ls_read_op_t *op)
             /* a gap below the entry (trimmed range): continue at the entry */
             op->next = e->first_offset;
         }
+        if (e->kind == LS_IDX_KCO && e->entries == 0) {
+            /* key compaction removed every record of the range */
+            op->next = e->last_offset + 1;
+            continue;
+        }
         ls_cache_run_t *run = ls_read_cache_get(ls->cache, op->log_id, e->last_offset);
-        if (run && run->first_offset != e->first_offset) {
-            /* cached for an entry that compaction has since replaced */
+        if (run && (run->first_offset != e->first_offset || strcmp(run->object, e->object))) {
+            /* cached for an entry that compaction has since replaced (a GET
+             * that completed after the swap caches the old object's bytes) */
             ls_read_cache_remove(ls->cache, run);
             run = NULL;
         }

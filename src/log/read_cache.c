@@ -59,6 +59,7 @@ static void run_free(ls_cache_run_t *r)
     ls_free(r->batch_base);
     ls_free(r->batch_pos);
     ls_free(r->batch_max_ts);
+    ls_free(r->object);
     ls_free(r);
 }
 
@@ -84,12 +85,12 @@ void ls_read_cache_free(ls_read_cache_t *c)
 }
 
 int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last_offset,
-                      const char *what, size_t base_pos, uint32_t **pos_out, int64_t **base_out,
-                      int64_t **max_ts_out, char *why, int whylen)
+                      bool real_offsets, const char *what, size_t base_pos, uint32_t **pos_out,
+                      int64_t **base_out, int64_t **max_ts_out, char *why, int whylen)
 {
     /* First pass: count entries and check framing before touching bytes. */
     int n = 0;
-    int64_t offsets = 0;
+    int64_t offsets = 0, next = first_offset;
     for (size_t q = 0; q < len;) {
         const uint8_t *e = p + q;
         if (len - q < ENTRY_MIN) {
@@ -102,11 +103,22 @@ int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last
             snprintf(why, (size_t)whylen, "%s: bad entry framing at byte %zu", what, base_pos + q);
             return -1;
         }
+        if (real_offsets) {
+            int64_t b = (int64_t)ls_be64_get(e);
+            if (b < next || b > last_offset || delta > last_offset - b) {
+                snprintf(why, (size_t)whylen,
+                         "%s: entry at byte %zu has offsets [%lld, +%d], outside [%lld, %lld] or "
+                         "not after the previous entry", what, base_pos + q, (long long)b, delta,
+                         (long long)next, (long long)last_offset);
+                return -1;
+            }
+            next = b + delta + 1;
+        }
         offsets += (int64_t)delta + 1;
         q += 12 + (size_t)elen;
         n++;
     }
-    if (offsets != last_offset - first_offset + 1) {
+    if (!real_offsets && offsets != last_offset - first_offset + 1) {
         snprintf(why, (size_t)whylen,
                  "%s: entries at byte %zu hold %lld offsets, index says [%lld, %lld]", what,
                  base_pos, (long long)offsets, (long long)first_offset, (long long)last_offset);
@@ -119,7 +131,10 @@ int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last
     size_t q = 0;
     for (int i = 0; i < n; i++) {
         uint8_t *e = p + q;
-        ls_be64_put(e, (uint64_t)cur);        /* outside the CRC: safe to rewrite */
+        if (real_offsets)
+            cur = (int64_t)ls_be64_get(e);
+        else
+            ls_be64_put(e, (uint64_t)cur);    /* outside the CRC: safe to rewrite */
         ls_be32_put(e + ENTRY_EPOCH_AT, 0);   /* our single leader epoch */
         if (pos)
             pos[i] = (uint32_t)q;
@@ -140,13 +155,14 @@ int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last
 }
 
 ls_cache_run_t *ls_read_cache_insert(ls_read_cache_t *c, int64_t log_id, int64_t first_offset,
-                                     int64_t last_offset, ls_chunk_t *chunk, size_t off, size_t len,
-                                     const char *what, char *why, int whylen)
+                                     int64_t last_offset, bool real_offsets, ls_chunk_t *chunk,
+                                     size_t off, size_t len, const char *what, char *why,
+                                     int whylen)
 {
     uint32_t *pos;
     int64_t *base, *max_ts;
-    int n = ls_entries_rebase(chunk->data + off, len, first_offset, last_offset, what, off, &pos,
-                              &base, &max_ts, why, whylen);
+    int n = ls_entries_rebase(chunk->data + off, len, first_offset, last_offset, real_offsets,
+                              what, off, &pos, &base, &max_ts, why, whylen);
     if (n < 0)
         return NULL;
     ls_cache_run_t *r = LS_NEW(ls_cache_run_t);
@@ -160,6 +176,7 @@ ls_cache_run_t *ls_read_cache_insert(ls_read_cache_t *c, int64_t log_id, int64_t
     r->batch_base = base;
     r->batch_pos = pos;
     r->batch_max_ts = max_ts;
+    r->object = ls_strdup(what);
     ls_cache_run_t *old = ls_read_cache_get(c, log_id, last_offset);
     if (old)
         remove_run(c, old);
@@ -189,6 +206,8 @@ ls_cache_run_t *ls_read_cache_get(ls_read_cache_t *c, int64_t log_id, int64_t la
 
 int ls_cache_run_find(const ls_cache_run_t *r, int64_t offset)
 {
+    if (r->nbatches == 0)
+        return 0;
     int lo = 0, hi = r->nbatches - 1;
     while (lo < hi) {   /* last batch whose base <= offset */
         int mid = (lo + hi + 1) / 2;
@@ -197,6 +216,10 @@ int ls_cache_run_find(const ls_cache_run_t *r, int64_t offset)
         else
             hi = mid - 1;
     }
+    /* in a gap after that batch (key compaction): the next one */
+    const uint8_t *e = r->chunk->data + r->off + r->batch_pos[lo];
+    if (r->batch_base[lo] + (int32_t)ls_be32_get(e + ENTRY_LAST_DELTA_AT) < offset)
+        lo++;
     return lo;
 }
 

@@ -15,7 +15,7 @@ static uv_loop_t loop;
 
 /* A 77-byte entry framed like a RecordBatch v2 (base offset 0, length,
  * lastOffsetDelta = records - 1, maxTimestamp ts), body bytes = fill. */
-static size_t make_entry(uint8_t *out, int records, uint8_t fill, int64_t ts)
+static inline size_t make_entry(uint8_t *out, int records, uint8_t fill, int64_t ts)
 {
     size_t len = 61 + 16;
     memset(out, fill, len);

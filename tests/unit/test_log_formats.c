@@ -162,7 +162,7 @@ TEST(read_cache_rebases_and_bounds)
     entry(ch->data + 70, 1, 2);
     entry(ch->data + 140, 3, 3);
     char why[200];
-    ls_cache_run_t *r = ls_read_cache_insert(c, 9, 50, 55, ch, 0, 210, "obj", why, sizeof why);
+    ls_cache_run_t *r = ls_read_cache_insert(c, 9, 50, 55, false, ch, 0, 210, "obj", why, sizeof why);
     CHECK(r);
     CHECK_EQ_INT(ls_be64_get(ch->data), 50);
     CHECK_EQ_INT(ls_be64_get(ch->data + 70), 52);
@@ -170,13 +170,13 @@ TEST(read_cache_rebases_and_bounds)
     CHECK_EQ_INT(ls_cache_run_find(r, 52), 1);
     CHECK_EQ_INT(ls_cache_run_find(r, 54), 2);
     /* wrong offset count is corruption, named with the source */
-    CHECK(!ls_read_cache_insert(c, 9, 50, 60, ch, 0, 210, "objX", why, sizeof why));
+    CHECK(!ls_read_cache_insert(c, 9, 50, 60, false, ch, 0, 210, "objX", why, sizeof why));
     CHECK(strstr(why, "objX") != NULL);
     /* a second run evicts the first (limit 300 bytes) */
     ls_chunk_t *ch2 = ls_chunk_new(140);
     entry(ch2->data, 1, 4);
     entry(ch2->data + 70, 1, 5);
-    CHECK(ls_read_cache_insert(c, 9, 56, 57, ch2, 0, 140, "obj2", why, sizeof why));
+    CHECK(ls_read_cache_insert(c, 9, 56, 57, false, ch2, 0, 140, "obj2", why, sizeof why));
     CHECK(ls_read_cache_get(c, 9, 55) == NULL);
     CHECK(ls_read_cache_get(c, 9, 57) != NULL);
     CHECK(ls_read_cache_bytes(c) <= 300);
