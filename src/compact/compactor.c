@@ -55,6 +55,12 @@
  * from the loop every ttl/3 while a pass runs. Logs without work are never
  * claimed: an idle pass writes nothing.
  *
+ * Key compaction (keycompact.c, its own design note): a cleanup.policy=compact
+ * log is key-compacted after its WAL rounds, under the same claim (taken by
+ * ls_kc_log only when the log is due); its swaps reach the loop like CO
+ * swaps (results). A compacted topic's max.compaction.lag.ms bounds its hot
+ * window. Table logs are key-compacted on full passes, after their swaps.
+ *
  * Retention (retention.c, log/log_trim.c): every retention check interval (and
  * on a kick) the pass also computes, per log after its compaction rounds, the
  * log start retention.ms / retention.bytes allow, and trims to it under the
@@ -141,7 +147,9 @@ struct ls_compactor {
     void (*stop_done)(void *);
     void *stop_arg;
     uv_work_t work;
-    result_t *results;         /* filled by the worker */
+    result_t *results;         /* filled by the worker, in swap order (a key compaction
+                                * may replace the CO an earlier swap of the pass made) */
+    result_t **results_tail;
     ls_compactor_stats_t stats; /* worker writes during a pass, loop reads after */
     /* freshness schedule: written by the worker during a pass, read by the loop after */
     ls_table_marks_t marks;    /* worker only */
@@ -182,6 +190,19 @@ struct ls_compactor {
     int64_t pend_log, pend_next; /* the log being worked: scan from pend_next */
     int handles_open;
 };
+
+/* Queues an index swap for the loop (pass_after applies them in order). */
+static void push_result(ls_compactor_t *c, int64_t log_id, const ls_idx_entry_t *e)
+{
+    result_t *res = LS_NEW(result_t);
+    res->log_id = log_id;
+    res->co = *e;
+    res->co.object = ls_strdup(e->object);
+    if (!c->results_tail)
+        c->results_tail = &c->results;
+    *c->results_tail = res;
+    c->results_tail = &res->next;
+}
 
 /* First offset of the selection written at or after since_ms (start.position
  * = latest: older records are not the table's); last + 1 when none is. */
@@ -318,12 +339,7 @@ static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t 
         c->stats.failures++;
     } else if (st == LS_OK) {
         ls_crashpoint("compact.index_swapped");
-        result_t *res = LS_NEW(result_t);
-        res->log_id = log_id;
-        res->co = sw->co;
-        res->co.object = ls_strdup(sw->co.object);
-        res->next = c->results;
-        c->results = res;
+        push_result(c, log_id, &sw->co);
         c->stats.objects_written++;
         c->stats.entries_replaced += (uint64_t)n;
         c->stats.bytes_written += sw->bytes;
@@ -773,13 +789,7 @@ static ls_status kc_claim(void *arg, int64_t log_id, ls_meta_cmp_t *fence)
 
 static void kc_swapped(void *arg, int64_t log_id, const ls_idx_entry_t *e)
 {
-    ls_compactor_t *c = arg;
-    result_t *res = LS_NEW(result_t);
-    res->log_id = log_id;
-    res->co = *e;
-    res->co.object = ls_strdup(e->object);
-    res->next = c->results;
-    c->results = res;
+    push_result(arg, log_id, e);
 }
 
 /* Key compaction of a cleanup.policy=compact log (keycompact.c), after its
@@ -1007,6 +1017,7 @@ static void pass_after(uv_work_t *w, int status)
         ls_free(r);
     }
     c->results = NULL;
+    c->results_tail = &c->results;
     for (trim_done_t *t = c->trims, *next; t; t = next) {
         next = t->next;
         ls_logstore_apply_trim(c->logs, t->log_id, &t->r);

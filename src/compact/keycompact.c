@@ -686,38 +686,39 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id,
     return 1;
 }
 
+/* Whether replaced objects of log_id wait for deletion (one key read). */
+static bool has_markers(ls_meta_t *meta, int64_t log_id)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, KC_PREFIX "%016llx/", (unsigned long long)log_id);
+    ls_kvlist_t l;
+    if (ls_meta_scan_prefix(meta, prefix, 1, &l) != LS_OK)
+        return false;
+    bool any = l.n > 0;
+    ls_kvlist_free(&l);
+    return any;
+}
+
 ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls_kc_policy_t *p,
                     const ls_kc_limits_t *lim, int64_t now_ms, ls_kc_claim_fn claim,
                     ls_kc_swapped_fn swapped, void *arg, ls_kc_stats_t *st)
 {
     kc_index_t ix;
-    ls_status s = index_load(meta, log_id, &ix);
-    if (s != LS_OK)
-        return s;
-    kc_plan_t pl = plan(&ix, p, now_ms);
-    ls_meta_cmp_t fence;
-    bool claimed = false;
-    if (!p->compact || !pl.due) {
-        /* not due: only replaced objects whose grace is over (no claim needed:
-         * no entry names them) */
-        char prefix[64];
-        snprintf(prefix, sizeof prefix, KC_PREFIX "%016llx/", (unsigned long long)log_id);
-        ls_kvlist_t l;
-        bool markers = ls_meta_scan_prefix(meta, prefix, 1, &l) == LS_OK && l.n > 0;
-        if (markers)
-            ls_kvlist_free(&l);
-        if (!markers || claim(arg, log_id, &fence) != LS_OK) {
-            index_free(&ix);
-            return LS_OK;
-        }
-        claimed = true;
-    }
-    if (!claimed && claim(arg, log_id, &fence) != LS_OK) {
+    ls_status s;
+    kc_plan_t pl = {0};
+    /* a log that is not compacted (any more) costs one key read per pass */
+    if (p->compact) {
+        if ((s = index_load(meta, log_id, &ix)) != LS_OK)
+            return s;
+        pl = plan(&ix, p, now_ms);
         index_free(&ix);
-        return LS_OK;
     }
+    if (!pl.due && !has_markers(meta, log_id))
+        return LS_OK;
+    ls_meta_cmp_t fence;
+    if (claim(arg, log_id, &fence) != LS_OK)
+        return LS_OK;
     /* under the claim: look again (another owner may have worked meanwhile) */
-    index_free(&ix);
     if ((s = index_load(meta, log_id, &ix)) != LS_OK)
         return s;
     collect(meta, os, log_id, &ix, now_ms, lim->grace_ms, st);

@@ -93,7 +93,10 @@ static const topic_config_def_t topic_defs[] = {
     {"compression.zstd.level", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "3", NULL, NULL,
      "Level the broker would use to compress with zstd; no effect (see compression.gzip.level)."},
     {"delete.retention.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "86400000",
-     "log.cleaner.delete.retention.ms", NULL, "How long delete tombstones are retained."},
+     "log.cleaner.delete.retention.ms", NULL,
+     "Applied (compacted topics): a tombstone stays at least this long after the key "
+     "compaction that first kept it (its batch's delete horizon, KIP-534), then goes at the "
+     "next key compaction of the partition."},
     {"file.delete.delay.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "60000",
      "log.segment.delete.delay.ms", NULL, "Delay before deleting a file (no effect: diskless)."},
     {"flush.messages", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, LONG_MAX_S,
@@ -109,7 +112,9 @@ static const topic_config_def_t topic_defs[] = {
      "Tiered storage: time kept on local disk. Diskless: no effect (see local.retention.bytes)."},
     {"max.compaction.lag.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, LONG_MAX_S,
      "log.cleaner.max.compaction.lag.ms", NULL,
-     "Maximum time a message stays ineligible for compaction."},
+     "Applied (compacted topics): a partition whose oldest uncompacted record is older than "
+     "this is key-compacted whatever its dirty ratio, and records leave the WAL hot window "
+     "(compaction.min.age.ms) by this age at the latest."},
     {"max.message.bytes", LS_KAFKA_CONFIG_TYPE_INT, VAL_BROKER, "1048588", "message.max.bytes",
      NULL, "Largest record batch size allowed."},
     {"message.timestamp.after.max.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_BROKER, "3600000",
@@ -122,10 +127,13 @@ static const topic_config_def_t topic_defs[] = {
      "log.message.timestamp.type", "CreateTime,LogAppendTime",
      "Whether record timestamps are the producer's (CreateTime) or the broker's."},
     {"min.cleanable.dirty.ratio", LS_KAFKA_CONFIG_TYPE_DOUBLE, VAL_FIXED, "0.5",
-     "log.cleaner.min.cleanable.ratio", NULL, "Dirty ratio that triggers compaction."},
+     "log.cleaner.min.cleanable.ratio", NULL,
+     "Applied (compacted topics): key compaction of a partition starts when its bytes not "
+     "yet key-compacted are at least this share of its compacted bytes (0 to 1)."},
     {"min.compaction.lag.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "0",
      "log.cleaner.min.compaction.lag.ms", NULL,
-     "Minimum time a message stays uncompacted."},
+     "Applied (compacted topics): records younger than this (by timestamp) are not "
+     "key-compacted."},
     {"min.insync.replicas", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "1", "min.insync.replicas", NULL,
      "Durability comes from the object store; accepted for compatibility."},
     {"preallocate", LS_KAFKA_CONFIG_TYPE_BOOLEAN, VAL_FIXED, "false", "log.preallocate", NULL,
@@ -150,7 +158,9 @@ static const topic_config_def_t topic_defs[] = {
     {"segment.jitter.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "0", "log.roll.jitter.ms", NULL,
      "No effect on diskless storage."},
     {"segment.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "604800000", "log.roll.ms", NULL,
-     "No effect on diskless storage."},
+     "No effect on diskless storage: there are no segments to roll; records become "
+     "compactable when they leave the WAL hot window (compaction.min.age.ms, bounded by "
+     "max.compaction.lag.ms)."},
     {"unclean.leader.election.enable", LS_KAFKA_CONFIG_TYPE_BOOLEAN, VAL_FIXED, "false",
      "unclean.leader.election.enable", NULL, "No effect: partitions have no replicas to elect."},
 };
@@ -571,6 +581,14 @@ int ls_kafka_topic_config_check(const char *name, const char *value, char *err, 
         ok = iv >= 1 && iv <= 17;
     else if (ok && strcmp(name, "compression.zstd.level") == 0)
         ok = iv >= -131072 && iv <= 22;
+    /* Kafka's ranges of the compaction settings (applied: compact/keycompact.c) */
+    else if (ok && (strcmp(name, "delete.retention.ms") == 0 ||
+                    strcmp(name, "min.compaction.lag.ms") == 0))
+        ok = iv >= 0;
+    else if (ok && strcmp(name, "max.compaction.lag.ms") == 0)
+        ok = iv >= 1;
+    else if (ok && strcmp(name, "min.cleanable.dirty.ratio") == 0)
+        ok = strtod(value, NULL) <= 1.0;
     if (!ok && strcmp(name, "compression.type") == 0) {
         snprintf(err, (size_t)errlen,
                  "Invalid value %s for configuration compression.type: Lakestream stores batches as "

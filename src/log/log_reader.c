@@ -593,7 +593,8 @@ void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const ls_id
     if (lg->idx_state == 2) {
         int w = 0;
         bool placed = false;
-        ls_idx_entry_t *v = LS_NEWN(ls_idx_entry_t, (size_t)lg->nidx + 1);
+        int cap = lg->nidx + 1;
+        ls_idx_entry_t *v = LS_NEWN(ls_idx_entry_t, (size_t)cap);
         for (int i = 0; i < lg->nidx; i++) {
             ls_idx_entry_t *e = &lg->idx[i];
             if (e->first_offset >= co->first_offset && e->last_offset <= co->last_offset) {
@@ -614,7 +615,7 @@ void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const ls_id
         ls_free(lg->idx);
         lg->idx = v;
         lg->nidx = w;
-        lg->capidx = lg->nidx + 1;
+        lg->capidx = cap;   /* what was allocated: w may be cap (nothing replaced) */
     } else if (lg->idx_state == 1) {
         lg->idx_state = 3;
     }

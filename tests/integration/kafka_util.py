@@ -6,6 +6,7 @@ confluent-kafka insists on a group.id even then; it is set but never used.
 """
 
 import os
+import random
 import time
 import uuid
 
@@ -289,3 +290,44 @@ def alter_broker_defaults(bootstrap, configs, validate_only=False, resource_name
         p += 2 + max(nlen, 0)
         out.append((code, msg))
     return out
+
+
+def produce_keyed(bootstrap, topic, n, nkeys, tombstone_pct, seed):
+    """Partition 0 of a compacted topic: n random updates and tombstones over
+    nkeys keys, flushed every 50 records (several WAL entries), then a last
+    record under a key of its own; returns {offset: (key, value)} as
+    acknowledged (value None: a tombstone)."""
+    rnd = random.Random(seed)
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
+                  "compression.type": rnd.choice(["none", "lz4", "zstd", "gzip", "snappy"])})
+    acked = {}
+
+    def cb(err, msg):
+        assert err is None, err
+        acked[msg.offset()] = (msg.key(), msg.value())
+
+    for i in range(n):
+        k = b"key-%d" % rnd.randrange(nkeys)
+        v = None if rnd.randrange(100) < tombstone_pct else b"value-%d" % i
+        p.produce(topic, key=k, value=v, partition=0, on_delivery=cb)
+        if i % 50 == 49:
+            p.flush(30)    # several WAL entries, so several compacted objects
+    # the last record: a value under its own key (the log's end is then a record)
+    p.produce(topic, key=b"end-%d" % seed, value=b"end", partition=0, on_delivery=cb)
+    assert p.flush(30) == 0
+    assert len(acked) == n + 1
+    return acked
+
+
+def latest_per_key(model):
+    """What key compaction leaves of such a model: the latest record of each key."""
+    last = {}
+    for off in sorted(model):
+        last[model[off][0]] = off
+    return {off: model[off] for off in last.values()}
+
+
+def read_keyed(bootstrap, topic):
+    """Partition 0 from the beginning to the high watermark: {offset: (key, value)}."""
+    got = consume(bootstrap, topic, [0], timeout=30)[0]
+    return {m.offset(): (m.key(), m.value()) for m in got}

@@ -9,10 +9,12 @@ what these tests check, beside the topics whose policy includes "delete"."""
 
 import time
 
-from confluent_kafka import KafkaError, Producer
+from confluent_kafka import KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource
 
-from kafka_util import consume, create_topic, unique_topic, watermarks
+from kafka_util import (consume, consumer, create_topic, latest_per_key, produce_keyed,
+                        read_keyed, unique_topic, watermarks)
+from lsbroker import wait_until
 
 FAST = ("--log.retention.check.interval.ms=100", "--compaction.interval.ms=200",
         "--compaction.min.age.ms=0", "--wal.gc.grace.ms=0")
@@ -53,7 +55,8 @@ def test_compact_topic_keeps_every_record_past_retention(broker_factory):
     for t in (compact, both, plain):
         p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all"})
         for i in range(20):
-            p.produce(t, key=b"k%d" % (i % 5), value=b"v%d" % i, partition=0, timestamp=old)
+            # distinct keys: key compaction has nothing to drop here
+            p.produce(t, key=b"k%d" % i, value=b"v%d" % i, partition=0, timestamp=old)
             p.flush(30)     # one WAL entry each
     # retention applies to compact,delete and delete: their start moves to the end
     assert _wait_low(b.bootstrap, plain, 19, 30) >= 19
@@ -103,3 +106,65 @@ def test_cleanup_policy_change_applies_to_later_produces(broker_factory):
             break
         time.sleep(0.2)
     assert res[0][0] is not None and res[0][0].code() == KafkaError.INVALID_RECORD
+
+
+KC = ("--compaction.interval.ms=200", "--compaction.min.age.ms=0", "--wal.gc.grace.ms=0")
+
+
+def test_key_compaction_keeps_the_latest_record_of_each_key(broker_factory):
+    b = broker_factory(*KC)
+    t = create_topic(b.bootstrap, unique_topic("kc"),
+                     config={"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"})
+    model = produce_keyed(b.bootstrap, t, 600, 40, 15, seed=1)
+    want = latest_per_key(model)
+    assert len(want) < len(model) / 5
+    # compaction runs in the background: wait until the log is exactly the model
+    wait_until(lambda: read_keyed(b.bootstrap, t) == want, 60, what="key compaction")
+    # offsets are unchanged: the high watermark too; tombstones (value None)
+    # stay for delete.retention.ms (a day by default)
+    assert watermarks(b.bootstrap, t, [0])[0] == (0, len(model))
+    assert any(v is None for _k, v in want.values())
+    # a fetch at a removed offset starts at the next record present
+    removed = sorted(set(model) - set(want))
+    c = consumer(b.bootstrap)
+    try:
+        for x in removed[:: max(1, len(removed) // 5)]:
+            c.assign([TopicPartition(t, 0, x)])
+            msgs = []
+            wait_until(lambda: msgs.extend(c.consume(10, timeout=0.2)) or msgs, 20,
+                       what="a record at or after %d" % x)
+            assert msgs[0].error() is None
+            assert msgs[0].offset() == min(o for o in want if o > x)
+    finally:
+        c.close()
+    # the next updates compact into the same view; a restarted broker reads it too
+    more = produce_keyed(b.bootstrap, t, 200, 40, 15, seed=2)
+    model.update(more)
+    want = latest_per_key(model)
+    wait_until(lambda: read_keyed(b.bootstrap, t) == want, 60, what="second key compaction")
+    b.restart()
+    assert read_keyed(b.bootstrap, t) == want
+
+
+def test_tombstones_go_after_delete_retention(broker_factory):
+    b = broker_factory(*KC)
+    t = create_topic(b.bootstrap, unique_topic("kctomb"),
+                     config={"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0",
+                             "delete.retention.ms": "500"})
+    model = produce_keyed(b.bootstrap, t, 300, 30, 30, seed=3)
+    want = latest_per_key(model)
+    live = {o: kv for o, kv in want.items() if kv[1] is not None}
+    assert len(live) < len(want)
+    # the first key compaction keeps the tombstones and stamps their horizon;
+    # any later one after it drops them (more writes make the log dirty again)
+
+    def converged():
+        p = Producer({"bootstrap.servers": b.bootstrap})
+        p.produce(t, key=b"end-3", value=b"end", partition=0)   # supersedes the last record
+        p.flush(30)
+        got = read_keyed(b.bootstrap, t)
+        last = max(got)
+        return {o: kv for o, kv in got.items() if o != last} == \
+            {o: kv for o, kv in live.items() if kv[0] != b"end-3"}
+
+    wait_until(converged, 60, interval=0.5, what="tombstones dropped")

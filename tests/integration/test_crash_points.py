@@ -5,7 +5,9 @@ it kills itself with SIGKILL the first time it reaches that point, exactly as
 kill -9 at that instant would. It is then restarted normally, and:
   - every acknowledged record is in the log exactly once, at dense offsets;
   - for a table-enabled topic, the Iceberg table holds every record exactly
-    once (PyIceberg), whichever step the compaction task died after.
+    once (PyIceberg), whichever step the compaction task died after;
+  - for a compacted topic, whichever step of a key compaction it died after,
+    the latest record of every key is there and no deleted key came back.
 """
 import os
 
@@ -13,7 +15,8 @@ import pytest
 from confluent_kafka import Producer
 
 import iceberg_util
-from kafka_util import assert_dense, consume, create_topic, unique_topic
+from kafka_util import (admin, assert_dense, consume, create_topic, latest_per_key, produce_keyed,
+                        read_keyed, unique_topic)
 from lsbroker import wait_until
 
 PARTS = 3
@@ -173,3 +176,43 @@ def test_crash_in_table_maintenance(broker_factory, point):
         assert os.path.exists(task.file.file_path[len("file://"):])
     wait_until(lambda: not os.path.exists(junk), 30, what="the orphan removed after restart")
     check_log(b, topic, s.acked)
+
+
+# the steps of a key compaction (compact/keycompact.c): a rewritten object
+# written but not swapped in (an orphan, deleted later); one group swapped,
+# the next ones not (the log half compacted)
+KEYCOMPACT_POINTS = ["keycompact.object_written", "keycompact.swapped"]
+
+
+@pytest.mark.parametrize("point", KEYCOMPACT_POINTS)
+def test_crash_in_a_key_compaction(broker_factory, point):
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+    flags = ("--compaction.min.age.ms=0", "--compaction.interval.ms=200", "--wal.gc.grace.ms=0",
+             "--compaction.max.bytes=2048")   # small objects: several groups per pass
+    b = broker_factory(*flags)
+    topic = create_topic(b.bootstrap, unique_topic("crashk"),
+                         config={"min.cleanable.dirty.ratio": "0.01"})
+    model = produce_keyed(b.bootstrap, topic, 500, 30, 20, seed=7)
+    want = latest_per_key(model)
+    b.stop()
+    b.env_extra = {"LS_CRASH_AT": point}
+    b.start()
+    # the policy becomes compact: the next pass key-compacts and dies at `point`
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+        ConfigEntry("cleanup.policy", "compact",
+                    incremental_operation=AlterConfigOpType.SET)])
+    a = admin(b.bootstrap)
+    a.incremental_alter_configs([res])[res].result(30)
+    b.wait_crashed()
+    assert ("crash point %s reached" % point) in b.log_text()
+    b.env_extra = {}
+    b.start()
+    # right after the restart: every key's latest record, no deleted key back
+    got = read_keyed(b.bootstrap, topic)
+    latest = {}
+    for off in sorted(got):
+        assert got[off] == model[off], "offset %d changed" % off
+        latest[got[off][0]] = off
+    assert latest == {kv[0]: off for off, kv in want.items()}
+    # and compaction then finishes the job
+    wait_until(lambda: read_keyed(b.bootstrap, topic) == want, 60, what="key compaction")

@@ -21,7 +21,7 @@ ROWS = {
     "compression.lz4.level": ("9", "no effect (documented)"),
     "compression.type": ("zstd", "only 'producer' is accepted"),
     "compression.zstd.level": ("3", "no effect (documented)"),
-    "delete.retention.ms": ("86400000", "no effect (documented)"),
+    "delete.retention.ms": ("86400000", "applied"),
     "errors.deadletterqueue.group.enable": ("false", "Unknown topic config"),
     "file.delete.delay.ms": ("60000", "no effect (documented)"),
     "flush.messages": ("1000", "no effect (documented)"),
@@ -29,15 +29,15 @@ ROWS = {
     "index.interval.bytes": ("4096", "no effect (documented)"),
     "local.retention.bytes": ("-2", "no effect (documented)"),
     "local.retention.ms": ("-2", "no effect (documented)"),
-    "max.compaction.lag.ms": ("9223372036854775807", "no effect (documented)"),
+    "max.compaction.lag.ms": ("9223372036854775807", "applied"),
     "max.decompressed.message.bytes": ("1048576", "Unknown topic config"),
     "max.message.bytes": ("2097152", "applied"),
     "message.downconversion.enable": ("true", "Unknown topic config"),
     "message.timestamp.after.max.ms": ("3600000", "applied"),
     "message.timestamp.before.max.ms": ("9223372036854775807", "applied"),
     "message.timestamp.type": ("LogAppendTime", "applied"),
-    "min.cleanable.dirty.ratio": ("0.5", "no effect (documented)"),
-    "min.compaction.lag.ms": ("0", "no effect (documented)"),
+    "min.cleanable.dirty.ratio": ("0.5", "applied"),
+    "min.compaction.lag.ms": ("0", "applied"),
     "min.insync.replicas": ("2", "no effect (documented)"),
     "preallocate": ("false", "no effect (documented)"),
     "remote.copy.lag.bytes": ("-1", "Unknown topic config"),
@@ -72,3 +72,18 @@ def test_every_kafka_topic_config_is_applied_or_refused(module_broker, key):
         with pytest.raises(KafkaException) as ei:
             fs[name].result(30)
         assert outcome in ei.value.args[0].str(), ei.value.args[0].str()
+
+
+@pytest.mark.parametrize("key,value", [("min.cleanable.dirty.ratio", "1.5"),
+                                       ("max.compaction.lag.ms", "0"),
+                                       ("min.compaction.lag.ms", "-1"),
+                                       ("delete.retention.ms", "-5")])
+def test_compaction_settings_out_of_kafkas_range_are_refused(module_broker, key, value):
+    a = admin(module_broker.bootstrap)
+    name = unique_topic("cfgbad")
+    fs = a.create_topics([NewTopic(name, 1, 1, config={"cleanup.policy": "compact", key: value})],
+                         validate_only=True)
+    with pytest.raises(KafkaException) as ei:
+        fs[name].result(30)
+    msg = ei.value.args[0].str()
+    assert key in msg and value in msg, msg
