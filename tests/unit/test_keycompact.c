@@ -599,6 +599,29 @@ TEST(soak_random_passes_match_the_model)
     world_close(&w);
 }
 
+/* Regression: a swap applied to an index that holds none of the entries it
+ * replaces (the watch already applied them, or the results came in another
+ * order) left the in-memory index with a capacity above its allocation; the
+ * next commit wrote past it (ASan: heap-buffer-overflow in index_put). */
+TEST(applying_a_swap_that_replaces_nothing_keeps_the_index_sound)
+{
+    world_t w;
+    world_open(&w, 5);
+    CHECK_EQ_INT(produce(&w, 3, 0, LS_CODEC_NONE), 0);
+    reader_t all;
+    CHECK_EQ_INT(read_log(&w, &all), 0);   /* loads the index */
+    ls_free(all.v);
+    ls_idx_entry_t e = {.kind = LS_IDX_KCO, .first_offset = 100, .last_offset = 101,
+                        .max_timestamp = -1, .entries = 0, .pos = 8, .len = 0,
+                        .object = "co/none"};
+    ls_logstore_apply_compaction(w.ls, LOG, &e);
+    for (int i = 0; i < 20; i++)
+        CHECK_EQ_INT(produce(&w, 1, 0, LS_CODEC_NONE), 0);
+    ls_logstate_t *lg = ls_logstate_get(w.ls, LOG, false);
+    CHECK(lg->nidx <= lg->capidx);
+    world_close(&w);
+}
+
 /* Records per second of one pass over a log with many updates. */
 TEST(throughput)
 {
@@ -629,6 +652,7 @@ int main(void)
     RUN(latest_value_per_key_and_tombstones_expire);
     RUN(dirty_ratio_and_lags_decide_when);
     RUN(soak_random_passes_match_the_model);
+    RUN(applying_a_swap_that_replaces_nothing_keeps_the_index_sound);
     RUN(throughput);
     UNIT_DONE();
 }
