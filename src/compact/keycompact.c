@@ -662,7 +662,7 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id,
         ops[no++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = mkeys[i], .klen = (size_t)ml,
                                    .val = at, .vlen = strlen(at)};
     }
-    s = meta->ops->txn(meta, cmps, nc, ops, no, NULL);
+    s = ls_meta_txn(meta, cmps, nc, ops, no, NULL);
     ls_buf_free(&val);
     if (s != LS_OK) {
         /* the object is an orphan now: step 0 of a later call deletes it */
