@@ -1,0 +1,52 @@
+/* libFuzzer harness for the Parquet reader (src/table/parquet_reader.c)
+ * and the Thrift compact decoder under it: the input is a whole file. It is
+ * opened and every column chunk of every row group is iterated to the end.
+ * Oracle besides the sanitizers: an accepted chunk yields exactly its
+ * num_values triples, levels within the column's maxima, a first triple at
+ * repetition level 0, and byte-array views that can be read whole; a
+ * refusal always carries a message. Seeds: tools/fuzz/corpus/
+ * fuzz_parquet_reader (small uncompressed and snappy files from our writer
+ * and pyarrow, data pages v1 and v2, nested columns). */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "table/parquet_reader.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static volatile uint8_t sink;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    ls_status st;
+    char err[256] = "";
+    ls_pqr_t *r = ls_pqr_open(data, size, &st, err, sizeof err);
+    if (!r) {
+        if (st == LS_OK || !err[0]) abort();
+        return 0;
+    }
+    for (int g = 0; g < ls_pqr_num_row_groups(r); g++)
+        for (size_t c = 0; c < ls_pqr_num_columns(r); c++) {
+            ls_pqr_iter_t *it = ls_pqr_iter_new(r, g, (int)c, &st, err, sizeof err);
+            if (!it) {
+                if (st == LS_OK || !err[0]) abort();
+                continue;
+            }
+            const ls_pqr_elem_t *e = ls_pqr_column(r, (int)c);
+            ls_pqr_triple_t t;
+            int rc;
+            int64_t n = 0;
+            while ((rc = ls_pqr_next(it, &t)) == 1) {
+                if (t.rep < 0 || t.rep > e->max_rep || t.def < 0 || t.def > e->max_def) abort();
+                if (n == 0 && t.rep != 0) abort();
+                for (uint32_t k = 0; k < t.len; k++)
+                    sink ^= t.bytes[k];
+                n++;
+            }
+            if (rc == 0 && n != ls_pqr_chunk(r, g, (int)c)->num_values) abort();
+            if (rc < 0 && (ls_pqr_iter_status(it) == LS_OK || !ls_pqr_iter_error(it)[0])) abort();
+            ls_pqr_iter_free(it);
+        }
+    ls_pqr_free(r);
+    return 0;
+}
