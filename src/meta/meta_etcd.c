@@ -45,6 +45,7 @@
 #include <time.h>
 
 #include "base/alloc.h"
+#include "base/base64.h"
 #include "base/check.h"
 #include "base/clock.h"
 #include "base/curl_pool.h"
@@ -79,66 +80,8 @@ typedef struct etcd_meta {
 } etcd_meta_t;
 
 
-/* ---- base64 and key mapping ---- */
+/* ---- key mapping (base/base64.h) ---- */
 
-static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static char *b64_enc(const void *data, size_t n)
-{
-    const uint8_t *p = data;
-    char *out = ls_malloc(4 * ((n + 2) / 3) + 1), *o = out;
-    size_t i = 0;
-    for (; i + 2 < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-        *o++ = B64[v >> 18], *o++ = B64[(v >> 12) & 63], *o++ = B64[(v >> 6) & 63],
-        *o++ = B64[v & 63];
-    }
-    if (i < n) {
-        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
-        *o++ = B64[v >> 18], *o++ = B64[(v >> 12) & 63];
-        *o++ = i + 1 < n ? B64[(v >> 6) & 63] : '=';
-        *o++ = '=';
-    }
-    *o = 0;
-    return out;
-}
-
-static int b64_val(int c)
-{
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-}
-
-/* Decodes s into a fresh buffer (NUL-terminated, not counted). -1 if malformed. */
-static int b64_dec(const char *s, uint8_t **out, size_t *outlen)
-{
-    size_t n = strlen(s);
-    uint8_t *buf = ls_malloc(n / 4 * 3 + 4), *o = buf;
-    uint32_t acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '=') break;
-        int v = b64_val((unsigned char)s[i]);
-        if (v < 0) {
-            ls_free(buf);
-            return -1;
-        }
-        acc = acc << 6 | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            *o++ = (uint8_t)(acc >> bits);
-        }
-    }
-    *o = 0;
-    *out = buf;
-    *outlen = (size_t)(o - buf);
-    return 0;
-}
 
 /* prefix + key as base64; an empty result becomes "\0" (etcd refuses empty keys). */
 static char *etcd_key(const etcd_meta_t *em, const void *key, size_t klen)
@@ -149,7 +92,7 @@ static char *etcd_key(const etcd_meta_t *em, const void *key, size_t klen)
     if (em->plen) memcpy(b, em->pfx, em->plen);
     if (klen) memcpy(b + em->plen, key, klen);
     if (n == 0) b[n++] = 0;
-    char *s = b64_enc(b, n);
+    char *s = ls_base64_encode(b, n);
     if (b != stackbuf) ls_free(b);
     return s;
 }
@@ -162,7 +105,7 @@ static char *etcd_end(const etcd_meta_t *em, const void *end, size_t elen)
     uint8_t stackbuf[512];
     uint8_t *b = em->plen <= sizeof stackbuf ? stackbuf : ls_malloc(em->plen);
     size_t n = ls_meta_prefix_end(em->pfx, em->plen, b);
-    char *s = n ? b64_enc(b, n) : ls_strdup("AA==");
+    char *s = n ? ls_base64_encode(b, n) : ls_strdup("AA==");
     if (b != stackbuf) ls_free(b);
     return s;
 }
@@ -202,8 +145,8 @@ static int etcd_kv(const etcd_meta_t *em, const json_t *j, ls_kv_t *kv)
     const char *v = json_string_value(json_object_get(j, "value"));
     uint8_t *kb, *vb = NULL;
     size_t kl, vl = 0;
-    if (!k || b64_dec(k, &kb, &kl) != 0) return -1;
-    if (kl < em->plen || memcmp(kb, em->pfx, em->plen) != 0 || (v && b64_dec(v, &vb, &vl) != 0)) {
+    if (!k || ls_base64_decode(k, &kb, &kl) != 0) return -1;
+    if (kl < em->plen || memcmp(kb, em->pfx, em->plen) != 0 || (v && ls_base64_decode(v, &vb, &vl) != 0)) {
         ls_free(kb);
         return -1;
     }
@@ -453,7 +396,7 @@ static ls_status etcd_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
         json_object_set_new(c, "result", json_string("EQUAL"));
         if (cmps[i].kind == LS_META_CMP_VALUE) {
             json_object_set_new(c, "target", json_string("VALUE"));
-            jset_str(c, "value", b64_enc(cmps[i].val ? cmps[i].val : "", cmps[i].vlen));
+            jset_str(c, "value", ls_base64_encode(cmps[i].val ? cmps[i].val : "", cmps[i].vlen));
         } else if (cmps[i].rev == 0) {
             /* absent: etcd's idiom is create_revision == 0 */
             json_object_set_new(c, "target", json_string("CREATE"));
@@ -469,7 +412,7 @@ static ls_status etcd_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
         json_t *o = json_object(), *r = json_object();
         if (op->kind == LS_META_OP_PUT) {
             jset_str(r, "key", etcd_key(em, op->key, op->klen));
-            jset_str(r, "value", b64_enc(op->val ? op->val : "", op->vlen));
+            jset_str(r, "value", ls_base64_encode(op->val ? op->val : "", op->vlen));
             if (op->lease) jset_i64(r, "lease", op->lease);
             json_object_set_new(o, "request_put", r);
         } else if (op->kind == LS_META_OP_DEL) {
