@@ -267,8 +267,37 @@ static int parse_schema_req(req_t *q, schema_req_t *sr)
 
 /* ---- JSON forms ----------------------------------------------------------------------- */
 
-static void add_schema_fields(json_t *o, const ls_sr_schema_t *s)
+/* ?format=: "serialized" asks for a PROTOBUF schema as a base64
+ * FileDescriptorProto (Confluent's format for Protobuf descriptors); no other
+ * format exists here. -1 when refused (answered). */
+static int qformat(req_t *q, bool *serialized)
 {
+    char *f;
+    *serialized = false;
+    if (qstr(q, "format", &f)) return -1;
+    int rc = 0;
+    if (f && !strcmp(f, "serialized"))
+        *serialized = true;
+    else if (f && *f) {
+        reply_error(q, 400,
+                    "format '%s' is not supported by this registry (only 'serialized', "
+                    "for PROTOBUF schemas)",
+                    f);
+        rc = -1;
+    }
+    ls_free(f);
+    return rc;
+}
+
+/* A schema's fields; serialized: a PROTOBUF schema as a base64 descriptor.
+ * -1 (answered) when the format does not apply to the schema's type. */
+static int add_schema_fields(req_t *q, json_t *o, const ls_sr_schema_t *s, bool serialized)
+{
+    if (serialized && s->type != LS_SR_PROTOBUF) {
+        reply_error(q, 400, "format 'serialized' applies to PROTOBUF schemas; this one is %s",
+                    ls_sr_type_name(s->type));
+        return -1;
+    }
     if (s->type != LS_SR_AVRO)
         json_object_set_new(o, "schemaType", json_string(ls_sr_type_name(s->type)));
     if (s->nrefs) {
@@ -279,11 +308,18 @@ static void add_schema_fields(json_t *o, const ls_sr_schema_t *s)
                                             s->refs[i].subject, "version", s->refs[i].version));
         json_object_set_new(o, "references", refs);
     }
-    json_object_set_new(o, "schema", json_string(s->text));
+    if (serialized) {
+        char *d = ls_proto_descriptor(s->proto);
+        json_object_set_new(o, "schema", json_string(d));
+        ls_free(d);
+    } else {
+        json_object_set_new(o, "schema", json_string(s->text));
+    }
+    return 0;
 }
 
 /* {"subject", "version", "id", ["schemaType"], ["references"], "schema"} */
-static void reply_version(req_t *q, const ls_sr_version_t *v)
+static void reply_version(req_t *q, const ls_sr_version_t *v, bool serialized)
 {
     ls_sr_schema_t *s;
     ls_sr_err_t e;
@@ -293,9 +329,11 @@ static void reply_version(req_t *q, const ls_sr_version_t *v)
     }
     json_t *o =
         json_pack("{s:s, s:i, s:i}", "subject", v->subject, "version", v->version, "id", v->id);
-    add_schema_fields(o, s);
+    if (add_schema_fields(q, o, s, serialized) == 0)
+        reply_json(q, 200, o);
+    else
+        json_decref(o);
     ls_sr_schema_release(s);
-    reply_json(q, 200, o);
 }
 
 static void reply_raw_schema(req_t *q, int32_t id)
@@ -322,7 +360,7 @@ static void op_types(req_t *q)
 
 static void op_schema_by_id(req_t *q, const char *idtext, const char *what)
 {
-    static const char *const unsupported[] = {"format", "reference_format", NULL};
+    static const char *const unsupported[] = {"reference_format", NULL};
     char *end;
     errno = 0;
     long long id = strtoll(idtext, &end, 10);
@@ -332,8 +370,14 @@ static void op_schema_by_id(req_t *q, const char *idtext, const char *what)
     }
     /* ?subject= picks the schema context the id lives in; this registry has
      * one (the default) context, so every subject names the same ids */
-    bool deleted;
-    if (refuse_params(q, unsupported) || qbool(q, "deleted", false, &deleted)) return;
+    bool deleted, serialized;
+    if (refuse_params(q, unsupported) || qbool(q, "deleted", false, &deleted) ||
+        qformat(q, &serialized))
+        return;
+    if (serialized && what) {
+        reply_error(q, 400, "format applies to /schemas/ids/{id} only");
+        return;
+    }
     ls_sr_version_t *uses;
     size_t n;
     ls_sr_err_t e;
@@ -353,9 +397,11 @@ static void op_schema_by_id(req_t *q, const char *idtext, const char *what)
             reply_sr(q, &e);
         } else {
             json_t *o = json_object();
-            add_schema_fields(o, s);
+            if (add_schema_fields(q, o, s, serialized) == 0)
+                reply_json(q, 200, o);
+            else
+                json_decref(o);
             ls_sr_schema_release(s);
-            reply_json(q, 200, o);
         }
     } else if (!strcmp(what, "schema")) {
         reply_raw_schema(q, (int32_t)id);
@@ -433,7 +479,7 @@ static void op_lookup(req_t *q, const char *subject)
     if (ls_registry_lookup(q->r, subject, &sr.in, deleted, &v, &e)) {
         reply_sr(q, &e);
     } else {
-        reply_version(q, &v);
+        reply_version(q, &v, false);
         ls_free(v.subject);
     }
     json_decref(sr.body);
@@ -478,8 +524,14 @@ static void op_delete_subject(req_t *q, const char *subject)
 static void op_version(req_t *q, const char *subject, const char *vtext, const char *what)
 {
     int32_t version;
-    bool deleted;
-    if (parse_version(q, vtext, &version) || qbool(q, "deleted", false, &deleted)) return;
+    bool deleted, serialized;
+    if (parse_version(q, vtext, &version) || qbool(q, "deleted", false, &deleted) ||
+        qformat(q, &serialized))
+        return;
+    if (serialized && what) {
+        reply_error(q, 400, "format applies to /subjects/{subject}/versions/{version} only");
+        return;
+    }
     ls_sr_err_t e;
     if (what && !strcmp(what, "referencedby")) {
         int32_t *ids;
@@ -503,7 +555,7 @@ static void op_version(req_t *q, const char *subject, const char *vtext, const c
     if (what)
         reply_raw_schema(q, v.id);
     else
-        reply_version(q, &v);
+        reply_version(q, &v, serialized);
     ls_free(v.subject);
 }
 

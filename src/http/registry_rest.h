@@ -4,13 +4,13 @@
  *
  *   GET    /                                           {}
  *   GET    /schemas/types                              supported schema types
- *   GET    /schemas/ids/{id}[/schema|/subjects|/versions]
+ *   GET    /schemas/ids/{id}[/schema|/subjects|/versions]   ?format=serialized
  *   GET    /subjects                                   ?subjectPrefix= ?deleted=
  *   POST   /subjects/{s}                               lookup   ?deleted= ?normalize=
  *   DELETE /subjects/{s}                               ?permanent=
  *   GET    /subjects/{s}/versions                      ?deleted=
  *   POST   /subjects/{s}/versions                      register ?normalize=
- *   GET    /subjects/{s}/versions/{v}[/schema|/referencedby]   ?deleted=
+ *   GET    /subjects/{s}/versions/{v}[/schema|/referencedby]   ?deleted= ?format=
  *   DELETE /subjects/{s}/versions/{v}                  ?permanent=
  *   GET|PUT|DELETE /config[/{s}]                       GET ?defaultToGlobal=
  *   GET|PUT|DELETE /mode[/{s}]                         (DELETE: subjects only)
@@ -23,9 +23,10 @@
  * code's first three digits (404, 409, 422, 500); malformed requests 400,
  * unknown paths 404, other methods 405 (error_code = the status).
  *
+ * format=serialized answers a PROTOBUF schema as a base64 FileDescriptorProto.
  * A request field or parameter this registry does not implement (IMPORT
- * mode, data-contract metadata and rule sets, schema formats) is refused
- * with an error naming it, never ignored.
+ * mode, data-contract metadata and rule sets, other formats,
+ * reference_format) is refused with an error naming it, never ignored.
  *
  * Threads: handlers run on the HTTP server's threads, concurrently. */
 #ifndef LS_REGISTRY_REST_H

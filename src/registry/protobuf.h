@@ -14,7 +14,8 @@
  * = import path) or one of the well-known google/protobuf files, which are
  * built in. Refused: a type that does not resolve, an import that is
  * neither, duplicate field numbers or names, numbers outside 1..2^29-1 or in
- * 19000-19999, "edition" files, and descriptors in binary (base64) form.
+ * 19000-19999, "edition" files. A descriptor in binary (base64) form is
+ * turned into .proto text first (ls_proto_text_from_descriptor).
  *
  * Compatibility (old -> new; BACKWARD = the new schema reads the old data):
  * incompatible are a changed package, a removed message, a field whose kind
@@ -43,6 +44,18 @@ void ls_proto_free(ls_proto_t *p);
 /* The text's tokens joined by single spaces: comments and layout removed
  * (the schema's identity). */
 const char *ls_proto_canonical(const ls_proto_t *p);
+
+/* The schema's file as a serialized FileDescriptorProto, base64 (what
+ * clients ask for with format=serialized): package, imports, messages
+ * (fields, map entries, oneofs, proto3 optional fields with their synthetic
+ * oneofs, nested types) and enums. Options and services are not carried. */
+char *ls_proto_descriptor(const ls_proto_t *p);
+/* Whether text is a serialized descriptor (base64) rather than .proto text. */
+int ls_proto_is_serialized(const char *text);
+/* .proto text of a serialized (base64) FileDescriptorProto: syntax,
+ * package, imports, messages, enums, services (options are not kept;
+ * groups are refused). NULL with a message in err. */
+char *ls_proto_text_from_descriptor(const char *b64, char *err, size_t errlen);
 
 /* 1 when data written with writer is read with reader (the rules above);
  * 0 with the incompatible differences appended to why. */

@@ -1029,8 +1029,18 @@ static ls_sr_code candidate(ls_registry_t *r, const ls_sr_input_t *in, bool norm
 {
     if (!in->text || !*in->text)
         return seterr(e, LS_SR_INVALID_SCHEMA, "Invalid schema: the schema is empty");
-    if (parse_with_refs(r, in->type, in->text, in->refs, in->nrefs, out, e) != LS_SR_OK)
-        return e->code;
+    /* a Protobuf descriptor in binary form (what Python's serializer sends)
+     * is registered as the .proto text it describes */
+    char *text = NULL;
+    if (in->type == LS_SR_PROTOBUF && ls_proto_is_serialized(in->text)) {
+        char why[400];
+        if (!(text = ls_proto_text_from_descriptor(in->text, why, sizeof why)))
+            return seterr(e, LS_SR_INVALID_SCHEMA, "Invalid schema: %s", why);
+    }
+    ls_sr_code c =
+        parse_with_refs(r, in->type, text ? text : in->text, in->refs, in->nrefs, out, e);
+    ls_free(text);
+    if (c != LS_SR_OK) return c;
     if (normalize) {
         ls_free((*out)->text);
         (*out)->text = ls_strdup((*out)->canon);

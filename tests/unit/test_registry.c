@@ -190,7 +190,7 @@ TEST(proto_refuses_invalid_files_naming_the_problem)
         {"import \"other.proto\"; message M {}", "neither a schema reference"},
         {"message M { int32 x = 1;", "is not closed"},
         {"message M { map<double, string> m = 1; }", "cannot be a map key type"},
-        {"CgV0LnByb3RvEgF0", "serialized (base64) FileDescriptorProto is not supported"},
+        {"CgV0LnByb3RvEgF0", "serialized (base64) FileDescriptorProto"},
         {"message M { int32 x = 1 }", "expected ';'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -200,6 +200,45 @@ TEST(proto_refuses_invalid_files_naming_the_problem)
         CHECK_EQ_INT(ls_sr_parse_standalone(&in, &s, &e), LS_SR_INVALID_SCHEMA);
         if (!strstr(e.message, bad[i].msg)) printf("# case %zu: %s\n", i, e.message);
         CHECK(strstr(e.message, bad[i].msg) != NULL);
+    }
+}
+
+/* .proto text -> serialized descriptor -> .proto text -> descriptor: the
+ * same bytes (what format=serialized serves and Python's serializer sends). */
+TEST(proto_descriptor_round_trip)
+{
+    static const char *const texts[] = {
+        "syntax = \"proto3\"; package shop.v1; import \"google/protobuf/timestamp.proto\";"
+        "message Order { enum Status { NEW = 0; PAID = 1; NEG = -2; }"
+        "  message Line { string sku = 1; int32 qty = 2; }"
+        "  string id = 1; repeated Line lines = 2; map<string, Line> by_sku = 3;"
+        "  Status status = 4; google.protobuf.Timestamp created = 5; optional int64 v = 6;"
+        "  oneof pay { string card = 7; bytes token = 8; } map<int32, Status> codes = 9; }"
+        "enum Top { T0 = 0; }",
+        "syntax = \"proto2\"; message A { required int32 x = 1; optional string y = 2;"
+        " repeated double z = 3; optional B b = 4; message B { optional int32 c = 1; } }",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        char err[400];
+        ls_proto_t *p1 = ls_proto_parse(NULL, NULL, 0, texts[i], err, sizeof err);
+        CHECK(p1 != NULL);
+        char *d1 = ls_proto_descriptor(p1);
+        CHECK(ls_proto_is_serialized(d1));
+        char *t2 = ls_proto_text_from_descriptor(d1, err, sizeof err);
+        if (!t2) printf("# %s\n", err);
+        CHECK(t2 != NULL);
+        ls_proto_t *p2 = ls_proto_parse(NULL, NULL, 0, t2, err, sizeof err);
+        if (!p2) printf("# %s\n%s\n", err, t2);
+        CHECK(p2 != NULL);
+        char *d2 = ls_proto_descriptor(p2);
+        if (strcmp(d1, d2)) printf("# %s\n", t2);
+        CHECK(!strcmp(d1, d2));
+        CHECK(ls_proto_can_read(p1, p2, NULL) && ls_proto_can_read(p2, p1, NULL));
+        ls_free(d1);
+        ls_free(d2);
+        ls_free(t2);
+        ls_proto_free(p1);
+        ls_proto_free(p2);
     }
 }
 
@@ -974,6 +1013,7 @@ int main(void)
     RUN(avro_refuses_invalid_schemas_naming_the_problem);
     RUN(proto_parses_real_world_files);
     RUN(proto_refuses_invalid_files_naming_the_problem);
+    RUN(proto_descriptor_round_trip);
     RUN(proto_rules_table);
     RUN(compatibility_levels_table);
     RUN(avro_resolution_rules_table);
