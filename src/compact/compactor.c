@@ -748,36 +748,6 @@ static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream
     }
 }
 
-/* Storage of a deleted topic (issue 17 §5): its logs are fenced, so nothing
- * appends to them; trimming each to its high watermark removes every index
- * entry, deletes its compacted objects and counts its WAL objects down (GC
- * deletes them at zero), through the same crash-safe trim as retention, under
- * the same claim. What stays is the head and the start record (a few bytes
- * each): the fence itself, so the log id is never used again. Runs with the
- * retention checks. */
-static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
-{
-    ls_start_t start;
-    int64_t rev;
-    ls_status st = ls_log_start_read(c->meta, id, &start, &rev);
-    if (st != LS_OK || (start.log_start >= next_offset && start.swept_below >= start.index_start))
-        return;   /* (a read failure is retried at the next check) */
-    if (!claim_log(c, id))
-        return;
-    ls_meta_cmp_t fence = ls_log_claim_cmp(&c->claim);
-    ls_trim_req_t req = {.log_id = id, .new_start = next_offset, .keep_wal = false,
-                         .fence = &fence, .reclaim = true};
-    trim_done_t *t = run_trim(c, &req, &st);
-    if (st == LS_OK)
-        LS_INFO("retention", "deleted log %016llx: storage reclaimed (%d index entries, %d "
-                "compacted objects removed)", (unsigned long long)id, t->r.entries_removed,
-                t->r.cos_deleted);
-    else if (st != LS_ECONFLICT)
-        LS_WARN_RL("retention", "deleted log %016llx: reclaiming its storage failed: %s (will "
-                   "retry)", (unsigned long long)id, ls_status_str(st));
-    ls_log_release(c->owner, &c->claim);
-}
-
 static ls_status kc_claim(void *arg, int64_t log_id, ls_meta_cmp_t *fence)
 {
     ls_compactor_t *c = arg;
@@ -807,6 +777,42 @@ static void key_compact(ls_compactor_t *c, int64_t id, const ls_table_plan_strea
     if (st != LS_OK)
         LS_WARN_RL("compact", "log %016llx: key compaction failed: %s (will retry)",
                    (unsigned long long)id, ls_status_str(st));
+}
+
+/* Storage of a deleted topic (issue 17 §5): its logs are fenced, so nothing
+ * appends to them; trimming each to its high watermark removes every index
+ * entry, deletes its compacted objects and counts its WAL objects down (GC
+ * deletes them at zero), through the same crash-safe trim as retention, under
+ * the same claim. What stays is the head and the start record (a few bytes
+ * each): the fence itself, so the log id is never used again. Runs with the
+ * retention checks. */
+static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
+{
+    ls_start_t start;
+    int64_t rev;
+    ls_status st = ls_log_start_read(c->meta, id, &start, &rev);
+    if (st != LS_OK || (start.log_start >= next_offset && start.swept_below >= start.index_start)) {
+        /* (a read failure is retried at the next check); objects key compaction
+         * replaced before the topic went are deleted once their grace is over */
+        key_compact(c, id, NULL);
+        ls_log_release(c->owner, &c->claim);
+        return;
+    }
+    if (!claim_log(c, id))
+        return;
+    ls_meta_cmp_t fence = ls_log_claim_cmp(&c->claim);
+    ls_trim_req_t req = {.log_id = id, .new_start = next_offset, .keep_wal = false,
+                         .fence = &fence, .reclaim = true};
+    trim_done_t *t = run_trim(c, &req, &st);
+    if (st == LS_OK)
+        LS_INFO("retention", "deleted log %016llx: storage reclaimed (%d index entries, %d "
+                "compacted objects removed)", (unsigned long long)id, t->r.entries_removed,
+                t->r.cos_deleted);
+    else if (st != LS_ECONFLICT)
+        LS_WARN_RL("retention", "deleted log %016llx: reclaiming its storage failed: %s (will "
+                   "retry)", (unsigned long long)id, ls_status_str(st));
+    key_compact(c, id, NULL);   /* not compacted any more: deletes what key compaction replaced */
+    ls_log_release(c->owner, &c->claim);
 }
 
 /* One log's task: compaction rounds, key compaction, then retention when a

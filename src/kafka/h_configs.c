@@ -447,6 +447,15 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
     /* the new set's values were checked one by one; this checks the result */
     if (ls_policy_resolve(&la, &pa, err, (size_t)errlen) != LS_OK)
         goto out;
+    {   /* Kafka's one cross-key rule of the compaction settings */
+        const char *mn = prop_get(after, *nafter, "min.compaction.lag.ms");
+        const char *mx = prop_get(after, *nafter, "max.compaction.lag.ms");
+        if (mn && mx && strtoll(mn, NULL, 10) > strtoll(mx, NULL, 10)) {
+            snprintf(err, (size_t)errlen, "conflict topic config setting min.compaction.lag.ms "
+                     "(%s) > max.compaction.lag.ms (%s)", mn, mx);
+            goto out;
+        }
+    }
     if (pa.enabled) {
         if (ls_policy_table_name(&pa, ns, name, table, sizeof table, err, (size_t)errlen) != LS_OK)
             goto out;

@@ -87,3 +87,15 @@ def test_compaction_settings_out_of_kafkas_range_are_refused(module_broker, key,
         fs[name].result(30)
     msg = ei.value.args[0].str()
     assert key in msg and value in msg, msg
+
+
+def test_min_compaction_lag_above_max_is_refused(module_broker):
+    a = admin(module_broker.bootstrap)
+    name = unique_topic("cfglag")
+    fs = a.create_topics([NewTopic(name, 1, 1, config={
+        "cleanup.policy": "compact", "min.compaction.lag.ms": "5000",
+        "max.compaction.lag.ms": "1000"})], validate_only=True)
+    with pytest.raises(KafkaException) as ei:
+        fs[name].result(30)
+    msg = ei.value.args[0].str()
+    assert "min.compaction.lag.ms" in msg and "max.compaction.lag.ms" in msg, msg

@@ -541,6 +541,22 @@ TEST(dirty_ratio_and_lags_decide_when)
     p.dirty_ratio = 0;
     key_compact(&w, &p, 1 << 20, 1 << 20, 0);
     CHECK_EQ_INT(w.st.swaps, swaps);
+    /* ... but what earlier compactions replaced is still deleted (grace 0):
+     * every marker and every object no index entry names */
+    ls_kvlist_t l;
+    CHECK_EQ_INT(ls_meta_scan_prefix(w.meta, "/ls/kcgc/", 0, &l), LS_OK);
+    CHECK_EQ_INT(l.n, 0);
+    ls_kvlist_free(&l);
+    CHECK_EQ_INT(ls_meta_scan_prefix(w.meta, "/ls/log/", 0, &l), LS_OK);
+    size_t cos = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        ls_idx_entry_t e;
+        CHECK_EQ_INT(ls_idx_decode(l.v[i].val, l.v[i].vlen, &e), LS_OK);
+        cos += e.kind != LS_IDX_WAL;
+        ls_idx_clear(&e);
+    }
+    ls_kvlist_free(&l);
+    CHECK_EQ_INT(count_objects(w.os, "co/"), cos);
     world_close(&w);
 }
 
