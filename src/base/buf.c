@@ -1,6 +1,7 @@
 #include "base/buf.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,4 +61,23 @@ uint8_t *ls_buf_steal(ls_buf_t *b, size_t *len)
         *len = b->len;
     ls_buf_init(b);
     return p;
+}
+
+static bool keypart_plain(unsigned char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '.' || ch == '_' || ch == '-';
+}
+
+void ls_buf_append_keypart(ls_buf_t *b, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (keypart_plain(*p)) {
+            ls_buf_append_u8(b, *p);
+        } else {
+            char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+            ls_buf_append(b, e, 3);
+        }
+    }
 }

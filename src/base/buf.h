@@ -16,6 +16,10 @@ void ls_buf_reserve(ls_buf_t *b, size_t extra);   /* ensure cap >= len + extra *
 void ls_buf_append(ls_buf_t *b, const void *p, size_t n);
 void ls_buf_append_u8(ls_buf_t *b, uint8_t v);
 void ls_buf_printf(ls_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append s as one segment of a metadata-store key: bytes of [A-Za-z0-9._-]
+ * as they are, every other byte as %XX (upper-case hex), so the segment
+ * never holds '/' and distinct strings stay distinct (docs/FORMATS.md). */
+void ls_buf_append_keypart(ls_buf_t *b, const char *s);
 /* Detach the storage; the buffer becomes empty. Caller frees with ls_free. */
 uint8_t *ls_buf_steal(ls_buf_t *b, size_t *len);
 

@@ -41,25 +41,6 @@
 #define OFFSETS_PREFIX "/ls/group/offsets/"
 #define OWNER_PREFIX "/ls/group/owner/"
 
-static bool plain(unsigned char ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-           ch == '.' || ch == '_' || ch == '-';
-}
-
-static void enc_gid(ls_buf_t *b, const char *gid)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (const unsigned char *p = (const unsigned char *)gid; *p; p++) {
-        if (plain(*p)) {
-            ls_buf_append_u8(b, *p);
-        } else {
-            char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-            ls_buf_append(b, e, 3);
-        }
-    }
-}
-
 static char *buf_cstr(ls_buf_t *b)
 {
     ls_buf_append_u8(b, 0);
@@ -72,7 +53,7 @@ char *ls_group_key_meta(const char *group_id)
     ls_buf_t b;
     ls_buf_init(&b);
     ls_buf_append(&b, META_PREFIX, strlen(META_PREFIX));
-    enc_gid(&b, group_id);
+    ls_buf_append_keypart(&b, group_id);
     return buf_cstr(&b);
 }
 
@@ -81,7 +62,7 @@ char *ls_group_key_owner(const char *group_id)
     ls_buf_t b;
     ls_buf_init(&b);
     ls_buf_append(&b, OWNER_PREFIX, strlen(OWNER_PREFIX));
-    enc_gid(&b, group_id);
+    ls_buf_append_keypart(&b, group_id);
     return buf_cstr(&b);
 }
 
@@ -90,7 +71,7 @@ char *ls_group_key_offsets_prefix(const char *group_id)
     ls_buf_t b;
     ls_buf_init(&b);
     ls_buf_append(&b, OFFSETS_PREFIX, strlen(OFFSETS_PREFIX));
-    enc_gid(&b, group_id);
+    ls_buf_append_keypart(&b, group_id);
     ls_buf_append_u8(&b, '/');
     return buf_cstr(&b);
 }
@@ -100,7 +81,7 @@ char *ls_group_key_offset(const char *group_id, const char *topic, int32_t parti
     ls_buf_t b;
     ls_buf_init(&b);
     ls_buf_append(&b, OFFSETS_PREFIX, strlen(OFFSETS_PREFIX));
-    enc_gid(&b, group_id);
+    ls_buf_append_keypart(&b, group_id);
     ls_buf_printf(&b, "/%s/%010d", topic, partition);
     return buf_cstr(&b);
 }
