@@ -12,7 +12,8 @@
 #            sanitizer abort, timeout) without a FAIL line counts as 1 failure.
 # 1b. etcd: tools/etcd/etcd.sh starts a throwaway etcd; BUILD_DIR/tests/test_meta
 #            runs again with LS_TEST_ETCD_URL, so the shared metadata KV suite
-#            (and the etcd-only tests) run against it (LS_TEST_ETCD=0 skips).
+#            (and the etcd-only tests) run against it, and so does the
+#            transaction coordinator's store suite (test_txn) (LS_TEST_ETCD=0 skips).
 # 2. pytest: tests/integration (confluent-kafka, kafka-python, raw sockets),
 #            counted from its junit xml.
 # 3. kafkajs, Java kafka-clients, kcat: each run against a fresh broker by
@@ -148,7 +149,7 @@ fi
 
 # ---------------------------------------------------------------- etcd
 
-# run_etcd_meta BUILD_DIR: test_meta against a throwaway etcd.
+# run_etcd_meta BUILD_DIR: test_meta and test_txn against a throwaway etcd.
 run_etcd_meta() {
     local dir
     if ! command -v etcd >/dev/null 2>&1; then
@@ -164,6 +165,7 @@ run_etcd_meta() {
     local vars
     mapfile -t vars <"$dir/env"   # LS_TEST_ETCD_URL=... LS_TEST_ETCD_DIR=...
     run_counted etcd/test_meta 300 env "${vars[@]}" LS_TEST_META_ONLY=etcd "$1/tests/test_meta"
+    run_counted etcd/test_txn 120 env "${vars[@]}" LS_TEST_TXN_ONLY=etcd "$1/tests/test_txn"
     tools/etcd/etcd.sh stop "$dir"
 }
 

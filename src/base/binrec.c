@@ -33,8 +33,7 @@ void ls_bw_str(ls_buf_t *b, const char *s)
         return;
     }
     size_t n = strlen(s);
-    if (n > 0xfffe)
-        n = 0xfffe;
+    if (n > 0xfffe) n = 0xfffe;
     ls_bw_u16(b, (uint16_t)n);
     ls_buf_append(b, s, n);
 }
@@ -42,8 +41,7 @@ void ls_bw_str(ls_buf_t *b, const char *s)
 void ls_bw_bytes(ls_buf_t *b, const uint8_t *p, size_t n)
 {
     ls_bw_u32(b, (uint32_t)n);
-    if (n)
-        ls_buf_append(b, p, n);
+    if (n) ls_buf_append(b, p, n);
 }
 
 bool ls_br_need(ls_br_t *r, size_t n)
@@ -57,15 +55,13 @@ bool ls_br_need(ls_br_t *r, size_t n)
 
 uint8_t ls_br_u8(ls_br_t *r)
 {
-    if (!ls_br_need(r, 1))
-        return 0;
+    if (!ls_br_need(r, 1)) return 0;
     return *r->p++;
 }
 
 uint16_t ls_br_u16(ls_br_t *r)
 {
-    if (!ls_br_need(r, 2))
-        return 0;
+    if (!ls_br_need(r, 2)) return 0;
     uint16_t v = ls_be16_get(r->p);
     r->p += 2;
     return v;
@@ -73,8 +69,7 @@ uint16_t ls_br_u16(ls_br_t *r)
 
 uint32_t ls_br_u32(ls_br_t *r)
 {
-    if (!ls_br_need(r, 4))
-        return 0;
+    if (!ls_br_need(r, 4)) return 0;
     uint32_t v = ls_be32_get(r->p);
     r->p += 4;
     return v;
@@ -82,8 +77,7 @@ uint32_t ls_br_u32(ls_br_t *r)
 
 uint64_t ls_br_u64(ls_br_t *r)
 {
-    if (!ls_br_need(r, 8))
-        return 0;
+    if (!ls_br_need(r, 8)) return 0;
     uint64_t v = ls_be64_get(r->p);
     r->p += 8;
     return v;
@@ -92,10 +86,8 @@ uint64_t ls_br_u64(ls_br_t *r)
 char *ls_br_str(ls_br_t *r)
 {
     uint16_t n = ls_br_u16(r);
-    if (r->err || n == 0xffff)
-        return NULL;
-    if (!ls_br_need(r, n))
-        return NULL;
+    if (r->err || n == 0xffff) return NULL;
+    if (!ls_br_need(r, n)) return NULL;
     char *s = ls_strndup((const char *)r->p, n);
     r->p += n;
     return s;
@@ -105,8 +97,7 @@ uint8_t *ls_br_bytes(ls_br_t *r, size_t *len)
 {
     uint32_t n = ls_br_u32(r);
     *len = 0;
-    if (r->err || !ls_br_need(r, n))
-        return NULL;
+    if (r->err || !ls_br_need(r, n)) return NULL;
     uint8_t *p = ls_memdup(n ? r->p : (const uint8_t *)"", n ? n : 1);
     r->p += n;
     *len = n;

@@ -18,7 +18,7 @@
 void ls_bw_u16(ls_buf_t *b, uint16_t v);
 void ls_bw_u32(ls_buf_t *b, uint32_t v);
 void ls_bw_u64(ls_buf_t *b, uint64_t v);
-void ls_bw_str(ls_buf_t *b, const char *s);   /* NULL = null; cut at 0xfffe bytes */
+void ls_bw_str(ls_buf_t *b, const char *s); /* NULL = null; cut at 0xfffe bytes */
 void ls_bw_bytes(ls_buf_t *b, const uint8_t *p, size_t n);
 
 typedef struct ls_br {
@@ -36,7 +36,7 @@ uint8_t ls_br_u8(ls_br_t *r);
 uint16_t ls_br_u16(ls_br_t *r);
 uint32_t ls_br_u32(ls_br_t *r);
 uint64_t ls_br_u64(ls_br_t *r);
-char *ls_br_str(ls_br_t *r);                     /* NULL for null or on error; ls_free */
-uint8_t *ls_br_bytes(ls_br_t *r, size_t *len);   /* NULL only on error; ls_free */
+char *ls_br_str(ls_br_t *r);                   /* NULL for null or on error; ls_free */
+uint8_t *ls_br_bytes(ls_br_t *r, size_t *len); /* NULL only on error; ls_free */
 
 #endif
