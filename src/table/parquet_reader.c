@@ -293,6 +293,11 @@ static void walk(open_ctx_t *o, size_t *i, int def, int rep, const char *prefix,
               e->path);
         return;
     }
+    if (e->type == LS_PQR_FIXED_LEN_BYTE_ARRAY && e->type_length <= 0) {
+        ofail(o, LS_ECORRUPT, "parquet schema: FIXED_LEN_BYTE_ARRAY %s has type_length %d", e->path,
+              e->type_length);
+        return;
+    }
     e->nchildren = 0;
     e->column = (int)r->ncols;
     r->cols = ls_realloc(r->cols, (r->ncols + 1) * sizeof *r->cols);
@@ -765,6 +770,8 @@ static inline int hyb_next(hyb_t *h, uint32_t *out)
 struct ls_pqr_iter {
     ls_pqr_t *r;
     int rg, col, type, max_def, max_rep;
+    int width;    /* fixed-size values: bytes each; 0 for BOOLEAN, BYTE_ARRAY */
+    int as_bytes; /* INT96, FIXED_LEN_BYTE_ARRAY: values are byte views */
     const char *path;
     int codec;                /* ls_compress codec id */
     const uint8_t *pos, *end; /* next page header, chunk end */
@@ -821,6 +828,24 @@ static int codec_of(int pq)
     }
 }
 
+static int fixed_width(int type, int type_length)
+{
+    switch (type) {
+    case LS_PQ_INT32:
+    case LS_PQ_FLOAT:
+        return 4;
+    case LS_PQ_INT64:
+    case LS_PQ_DOUBLE:
+        return 8;
+    case LS_PQR_INT96:
+        return 12;
+    case LS_PQR_FIXED_LEN_BYTE_ARRAY:
+        return type_length;
+    default:
+        return 0;
+    }
+}
+
 ls_pqr_iter_t *ls_pqr_iter_new(ls_pqr_t *r, int rg, int col, ls_status *st, char *err,
                                size_t errlen)
 {
@@ -831,12 +856,6 @@ ls_pqr_iter_t *ls_pqr_iter_new(ls_pqr_t *r, int rg, int col, ls_status *st, char
         return NULL;
     }
     const ls_pqr_elem_t *e = ls_pqr_column(r, col);
-    if (e->type == LS_PQR_INT96 || e->type == LS_PQR_FIXED_LEN_BYTE_ARRAY) {
-        *st = LS_EINVAL;
-        snprintf(err, errlen, "parquet column %s: physical type %s is not supported", e->path,
-                 type_name(e->type));
-        return NULL;
-    }
     if (codec_of(c->codec) < 0) {
         *st = LS_EINVAL;
         snprintf(err, errlen, "parquet column %s, row group %d: codec %s (%d) is not supported",
@@ -848,6 +867,8 @@ ls_pqr_iter_t *ls_pqr_iter_new(ls_pqr_t *r, int rg, int col, ls_status *st, char
     it->rg = rg;
     it->col = col;
     it->type = e->type;
+    it->width = fixed_width(e->type, e->type_length);
+    it->as_bytes = e->type == LS_PQR_INT96 || e->type == LS_PQR_FIXED_LEN_BYTE_ARRAY;
     it->max_def = e->max_def;
     it->max_rep = e->max_rep;
     it->path = e->path;
@@ -914,20 +935,6 @@ static int inflate_page(ls_pqr_iter_t *it, int codec, const uint8_t *in, size_t 
     return 0;
 }
 
-static int fixed_width(int type)
-{
-    switch (type) {
-    case LS_PQ_INT32:
-    case LS_PQ_FLOAT:
-        return 4;
-    case LS_PQ_INT64:
-    case LS_PQ_DOUBLE:
-        return 8;
-    default:
-        return 0;
-    }
-}
-
 static int bit_width(uint32_t max)
 {
     int b = 0;
@@ -947,7 +954,7 @@ static int load_dict(ls_pqr_iter_t *it, const uint8_t *p, size_t n, int64_t coun
                      encoding_name(enc), enc);
     if (it->type == LS_PQ_BOOLEAN)
         return ifail(it, LS_EINVAL, "BOOLEAN dictionary pages are not supported");
-    int w = fixed_width(it->type);
+    int w = it->width;
     if (count < 0 || (w && (uint64_t)count * (uint64_t)w > n) || (!w && (uint64_t)count > n / 4))
         return ifail(it, LS_ECORRUPT, "dictionary page at byte %zu: %lld values in %zu bytes", at,
                      (long long)count, n);
@@ -1194,9 +1201,14 @@ static int value_plain(ls_pqr_iter_t *it, ls_pqr_triple_t *t)
         it->vp = q + 4 + len;
         return 0;
     }
-    int w = fixed_width(it->type);
+    int w = it->width;
     if (it->vend - it->vp < w) return -1;
-    memcpy(&t->v, it->vp, (size_t)w); /* little-endian host, asserted above */
+    if (it->as_bytes) {
+        t->bytes = it->vp;
+        t->len = (uint32_t)w;
+    } else {
+        memcpy(&t->v, it->vp, (size_t)w); /* little-endian host, asserted above */
+    }
     it->vp += w;
     return 0;
 }
@@ -1210,8 +1222,14 @@ static int value_dict(ls_pqr_iter_t *it, ls_pqr_triple_t *t)
         t->len = it->dict_len[k];
         return 0;
     }
-    int w = fixed_width(it->type);
-    memcpy(&t->v, it->dict_fixed + (size_t)k * (size_t)w, (size_t)w);
+    int w = it->width;
+    const uint8_t *p = it->dict_fixed + (size_t)k * (size_t)w;
+    if (it->as_bytes) {
+        t->bytes = p;
+        t->len = (uint32_t)w;
+    } else {
+        memcpy(&t->v, p, (size_t)w);
+    }
     return 0;
 }
 

@@ -10,9 +10,10 @@
  *
  * What is read (everything else is refused with LS_EINVAL and a message
  * naming it, never misread):
- *  - physical types BOOLEAN, INT32, INT64, FLOAT, DOUBLE, BYTE_ARRAY
- *    (INT96 and FIXED_LEN_BYTE_ARRAY columns appear in the schema but a
- *    chunk iterator over them is refused);
+ *  - physical types BOOLEAN, INT32, INT64, FLOAT, DOUBLE, BYTE_ARRAY, and
+ *    INT96 / FIXED_LEN_BYTE_ARRAY as byte views of their 12 / type_length
+ *    stored bytes (the caller interprets them: legacy timestamps, decimals,
+ *    UUIDs);
  *  - data pages v1 (levels: RLE/bit-packed hybrid with a 4-byte length) and
  *    v2 (levels unprefixed, lengths in the header, values optionally
  *    compressed); dictionary pages (PLAIN / PLAIN_DICTIONARY); index pages
@@ -127,12 +128,12 @@ typedef struct ls_pqr_triple {
         double f64;
         int boolean;
     } v;
-    const uint8_t *bytes; /* BYTE_ARRAY */
+    const uint8_t *bytes; /* BYTE_ARRAY, INT96, FIXED_LEN_BYTE_ARRAY */
     uint32_t len;
 } ls_pqr_triple_t;
 
 /* Iterator over the triples of one column chunk. NULL with *st and err on
- * a refused column type or codec. */
+ * a refused codec. */
 ls_pqr_iter_t *ls_pqr_iter_new(ls_pqr_t *r, int rg, int col, ls_status *st, char *err,
                                size_t errlen);
 /* 1: *t holds the next triple; 0: end of the chunk; -1: error (see

@@ -8,6 +8,7 @@ the rows pyarrow was given and compared value by value, with the schema
 what we refuse (LZ4/BROTLI codecs, DELTA/BYTE_STREAM_SPLIT encodings) must
 fail with an error naming it."""
 
+import decimal
 import json
 import os
 import struct
@@ -41,6 +42,8 @@ SCHEMA = pa.schema([
     field("bin", pa.binary(), 8),
     field("day", pa.date32(), 9),
     field("ts", pa.timestamp("us", tz="UTC"), 10),
+    field("fx", pa.binary(3), 17),
+    field("dec", pa.decimal128(9, 2), 18),
     field("l", pa.list_(field("element", pa.int64(), 12)), 11),
     field("m", pa.map_(pa.string(), pa.int32()), 13),
     field("st", pa.struct([field("a", pa.int32(), 15),
@@ -60,6 +63,8 @@ def row(i):
         "bin": None if i % 10 == 7 else bytes((i + k) % 256 for k in range(i % 23)),
         "day": None if i % 6 == 2 else 19000 + i,
         "ts": None if i % 8 == 5 else 1700000000000000 + i * 1000,
+        "fx": None if i % 10 == 3 else bytes([i % 256, 0, (i * 7) % 256]),
+        "dec": None if i % 12 == 5 else decimal.Decimal(i * 12345 - 10**7).scaleb(-2),
         "l": None if i % 6 == 0 else [None if (i + j) % 5 == 0 else i * 10 + j
                                       for j in range(i % 4)],
         "m": None if i % 5 == 0 else [("k%d" % j, None if j == 1 else i + j)
@@ -131,8 +136,10 @@ def encode(v, typ):
         return struct.pack("<d", v).hex()
     if pa.types.is_string(typ):
         return v.encode().hex()
-    if pa.types.is_binary(typ):
+    if pa.types.is_binary(typ) or pa.types.is_fixed_size_binary(typ):
         return v.hex()
+    if pa.types.is_decimal(typ):  # FIXED_LEN_BYTE_ARRAY, big-endian two's complement
+        return int(v.scaleb(typ.scale)).to_bytes(4, "big", signed=True).hex()
     return v  # ints, dates (days), timestamps (micros)
 
 
@@ -159,6 +166,8 @@ def stat_hex(v, phys):
         return struct.pack("<f", v).hex()
     if phys == "DOUBLE":
         return struct.pack("<d", v).hex()
+    if isinstance(v, str):
+        return v.encode().hex()
     return bytes(v).hex()
 
 
@@ -217,7 +226,8 @@ def test_pyarrow_files_read_value_by_value(dumped, codec, dictionary, version):
     md = pq.ParquetFile(str(d / (name + ".parquet"))).metadata
     pschema = md.schema
     cols = [e for e in head["schema"] if e["column"] >= 0]
-    assert len(cols) == len(pschema) == md.num_columns == 15
+    ncols = md.num_columns
+    assert len(cols) == len(pschema) == ncols == 17
     for i, e in enumerate(cols):
         c = pschema.column(i)
         assert e["path"] == c.path
@@ -226,13 +236,13 @@ def test_pyarrow_files_read_value_by_value(dumped, codec, dictionary, version):
     ids = {e["path"]: e["field_id"] for e in head["schema"]}
     assert ids["st"] == 14 and ids["st.a"] == 15 and ids["l.list.element"] == 12
     assert ids["ts"] == 10 and ids["i64"] == 4
-    assert len(chunks) == md.num_row_groups * 15
+    assert len(chunks) == md.num_row_groups * ncols
     lo = 0
     for g in range(md.num_row_groups):
         n = md.row_group(g).num_rows
         want = expected_chunks(rows, lo, lo + n)
-        for c in range(15):
-            got = chunks[g * 15 + c]
+        for c in range(ncols):
+            got = chunks[g * ncols + c]
             assert got["rg"] == g and got["col"] == c and got["rg_rows"] == n
             assert "error" not in got, got
             col = pschema.column(c).path
@@ -264,3 +274,27 @@ def test_unsupported_features_are_refused_by_name(dumped, name):
     # the refusal is per chunk: the columns not using it still read
     if name.startswith("enc_"):
         assert any("t" in ln and "error" not in ln for ln in lines[1:])
+
+
+def test_int96_timestamps_read_as_bytes(tmp_path):
+    """Legacy INT96 timestamps come back as their 12 stored bytes
+    (nanoseconds of the day, then the Julian day, little-endian)."""
+    ns = [None if i % 4 == 1 else 1700000000123456789 + i * 86_400_000_000_007 for i in range(50)]
+    t = pa.table({"ts": pa.array(ns, pa.timestamp("ns"))})
+    pq.write_table(t, str(tmp_path / "int96.parquet"), use_deprecated_int96_timestamps=True,
+                   use_dictionary=False)
+    assert pq.ParquetFile(str(tmp_path / "int96.parquet")).schema.column(0).physical_type == "INT96"
+    res = subprocess.run([os.path.join(BIN_DIR, "test_parquet_reader")],
+                         env=dict(os.environ, LS_PQR_DUMP=str(tmp_path)),
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
+    lines = load(tmp_path, "int96")
+    assert lines[0]["schema"][1]["type"] == 3
+    want = []
+    for v in ns:
+        if v is None:
+            want.append([0, 0, None])
+        else:
+            day, nod = divmod(v, 86_400_000_000_000)
+            want.append([0, 1, struct.pack("<qI", nod, day + 2440588).hex()])
+    assert lines[1]["t"] == want
