@@ -16,8 +16,8 @@ import time
 
 from confluent_kafka import KafkaError, TopicPartition
 
-from kafka_util import (admin, assert_dense, consume, consumer, create_topic, producer,
-                        unique_topic)
+from kafka_util import (admin, assert_dense, consume, consumer, create_topic, latest_per_key,
+                        produce_keyed, producer, read_keyed, unique_topic)
 import lsbroker
 from lsbroker import wait_until
 
@@ -337,6 +337,35 @@ def test_compaction_and_table_commits_survive_brokers_dying(cluster):
     msgs = consume(nodes[0].bootstrap, topic, list(range(partitions)))
     assert_dense(msgs)
     assert sum(len(m) for m in msgs.values()) == len(acked)
+
+
+def test_key_compaction_is_seen_by_every_broker(cluster):
+    """A compacted topic key-compacted by whichever broker holds the log's
+    claim: every broker's reader follows the rewritten index (entries with
+    gaps, replaced objects) and serves the same latest-per-key view, also
+    after a second round of updates and with a broker killed meanwhile."""
+    args = ["--broker.session.timeout.ms=%d" % SESSION_MS, "--compaction.min.age.ms=0",
+            "--compaction.interval.ms=300", "--wal.gc.grace.ms=3000", "--http.listen="]
+    nodes = [cluster.add(*args) for _ in range(3)]
+    for b in nodes:
+        b.allow_errors(r"reading|connection|refused|watch|lease|GET|fetch|compaction|conflict|"
+                       r"owner")
+    topic = unique_topic("kcc")
+    create_topic(cluster.bootstrap, topic, config={"cleanup.policy": "compact",
+                                                   "min.cleanable.dirty.ratio": "0.01"})
+    model = produce_keyed(nodes[0].bootstrap, topic, 400, 25, 15, seed=11)
+    want = latest_per_key(model)
+    for b in nodes:
+        wait_until(lambda b=b: read_keyed(b.bootstrap, topic) == want, 60,
+                   what="the compacted view on broker %s" % b.name)
+    nodes[1].kill9()
+    more = produce_keyed(nodes[2].bootstrap, topic, 300, 25, 15, seed=12)
+    model.update(more)
+    want = latest_per_key(model)
+    nodes[1].start()
+    for b in nodes:
+        wait_until(lambda b=b: read_keyed(b.bootstrap, topic) == want, 60,
+                   what="the second compacted view on broker %s" % b.name)
 
 
 def test_groups_cli_finds_the_coordinator(cluster):
