@@ -174,14 +174,24 @@ static json_t *load_body(req_t *q)
     return j;
 }
 
-/* Fields of a body other than allowed[], non-null: refused by name. */
+/* A field value that asks for nothing: null, false, "", [] or {} (newer
+ * clients send such defaults of fields this registry does not have). */
+static bool empty_value(json_t *v)
+{
+    return json_is_null(v) || json_is_false(v) ||
+           (json_is_string(v) && !json_string_length(v)) ||
+           (json_is_array(v) && !json_array_size(v)) || (json_is_object(v) && !json_object_size(v));
+}
+
+/* Fields of a body other than allowed[] that ask for something: refused by
+ * name. */
 static int check_fields(req_t *q, json_t *body, const char *const *allowed, int code)
 {
     const char *k;
     json_t *v;
     json_object_foreach(body, k, v)
     {
-        bool ok = json_is_null(v);
+        bool ok = empty_value(v);
         for (const char *const *a = allowed; *a && !ok; a++)
             ok = !strcmp(k, *a);
         if (!ok) {
@@ -206,13 +216,13 @@ static int parse_schema_req(req_t *q, schema_req_t *sr)
     memset(sr, 0, sizeof *sr);
     if (!(sr->body = load_body(q))) return -1;
     json_t *b = sr->body;
-    if (json_object_get(b, "id") && !json_is_null(json_object_get(b, "id"))) {
+    if (json_object_get(b, "id") && !empty_value(json_object_get(b, "id"))) {
         reply_error(q, LS_SR_INVALID_SCHEMA,
                     "registering under a given id needs IMPORT mode, which this registry does "
                     "not support");
         return -1;
     }
-    if (json_object_get(b, "version") && !json_is_null(json_object_get(b, "version"))) {
+    if (json_object_get(b, "version") && !empty_value(json_object_get(b, "version"))) {
         reply_error(q, LS_SR_INVALID_SCHEMA,
                     "registering under a given version needs IMPORT mode, which this registry "
                     "does not support");

@@ -351,6 +351,9 @@ def test_registry_behaviour_table(registry):
          200, {"id": 1}),
         (("POST", "/subjects/s/versions", {"schema": A_INT_B_DEF}), 200, {"id": 2}),
         (("POST", "/subjects/other/versions", {"schema": A_INT}), 200, {"id": 1}),
+        # fields that ask for nothing are taken (newer clients send defaults)
+        (("POST", "/subjects/other/versions", {"schema": A_INT, "metadata": {},
+                                               "propagateSchemaTags": False}), 200, {"id": 1}),
         (("GET", "/subjects", None), 200, ["other", "s"]),
         (("GET", "/subjects", None, {"subjectPrefix": "o"}), 200, ["other"]),
         (("GET", "/subjects/s/versions", None), 200, [1, 2]),
