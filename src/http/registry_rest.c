@@ -178,8 +178,7 @@ static json_t *load_body(req_t *q)
  * clients send such defaults of fields this registry does not have). */
 static bool empty_value(json_t *v)
 {
-    return json_is_null(v) || json_is_false(v) ||
-           (json_is_string(v) && !json_string_length(v)) ||
+    return json_is_null(v) || json_is_false(v) || (json_is_string(v) && !json_string_length(v)) ||
            (json_is_array(v) && !json_array_size(v)) || (json_is_object(v) && !json_object_size(v));
 }
 

@@ -7,7 +7,11 @@
  * Vocabulary (the Confluent registry's): a *schema* is a text of a type
  * (AVRO, JSON, PROTOBUF) plus its references; registering it under a *subject* makes
  * a *version* of that subject (1, 2, ...) pointing at the schema's *id*.
- * One schema has one id whatever the subjects it is registered under.
+ * One schema has one id whatever the subjects it is registered under. A
+ * schema's identity is its type, its text in canonical form (JSON: compact,
+ * keys sorted; Protobuf: tokens without comments and layout) and its
+ * references; a Protobuf descriptor sent in binary form is registered as
+ * the .proto text it describes.
  *
  * Stored state, under /ls/registry/ in ls_meta (values JSON unless noted):
  *   id-counter                        last id handed out (decimal)
@@ -36,8 +40,10 @@
  *    again gives the same id back;
  *  - a subject's versions are written only by txns that compare the
  *    subject's head, so the compatibility check a registration made against
- *    the versions it read still holds when it commits; versions are dense
- *    from 1, a new one is the highest (soft-deleted included) plus 1;
+ *    the versions it read still holds when it commits; a new version is the
+ *    highest existing one (soft-deleted included) plus 1, so versions only
+ *    grow while a subject has any (a permanently deleted subject restarts
+ *    at 1, as in the Confluent registry);
  *  - an id is served (schemas/ids/{id}) while some version uses it, soft-
  *    deleted versions included (soft deletion keeps old data readable).
  *
