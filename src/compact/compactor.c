@@ -957,7 +957,8 @@ static void pass_work(uv_work_t *w)
     ls_table_plan_t plan;
     memset(&plan, 0, sizeof plan);
     if (c->cfg.catalog)
-        ls_table_plan_build(&plan, c->cfg.catalog, c->cfg.table_defaults, c->cfg.ntable_defaults);
+        ls_table_plan_build(&plan, c->cfg.catalog, c->cfg.table_defaults, c->cfg.ntable_defaults,
+                            c->cfg.registry);
     c->table_period_ms = plan.min_interval_ms;
     c->next_due_ms = 0;
     if (!c->pass_full) {

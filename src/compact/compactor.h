@@ -27,6 +27,7 @@ typedef struct ls_compactor_config {
     const char *warehouse_uri; /* URI of the object store root, for table locations */
     const ls_prop_t *table_defaults; /* cluster layer of the table policy (stream/policy.h) */
     int ntable_defaults;
+    struct ls_registry *registry;   /* schemas of typed tables (NULL: none) */
     /* ownership (log_lease.h) */
     const char *owner_name;  /* names this compactor in owner keys (NULL: "compactor"); read
                               * only by ls_compactor_start */

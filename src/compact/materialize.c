@@ -13,7 +13,15 @@
  * so a commit whose answer was lost is seen (or not) by the retry's offset
  * check exactly as it landed.
  *
- * Rows: the raw table (partition, offset, timestamp, key, value, headers).
+ * Rows: the raw table (partition, offset, timestamp, key, value, headers),
+ * or with value.format=schema-registry a typed table (table/iceberg_typed.h):
+ * each value names its Avro schema by id (Confluent wire format), the
+ * table's schema is that of the first record materialized (kept as the
+ * table property lakestream.value.schema-id when the table is created), and
+ * a record that does not fit — not framed, an id other than the table's
+ * (schema evolution is not applied yet), a datum that does not decode — fails
+ * the range with the offset and the reason (error.handling=fail: the table
+ * holds back and the pass retries; the topic keeps accepting writes).
  * The stream's resolved policy (stream/policy.h) names the table (template),
  * its partition spec (used when the table is created; an existing table
  * keeps its spec), the data-file size target and the codec; the caller
@@ -31,18 +39,23 @@
 #include "base/crashpoint.h"
 #include "base/diag.h"
 #include "records/records.h"
+#include "registry/registry.h"
+#include "table/data_files.h"
 #include "table/iceberg_raw.h"
 #include "table/iceberg_table.h"
+#include "table/iceberg_typed.h"
 #include "table/table_catalog.h"
 
 #define MAX_HEADERS 256
+#define TYPED_SCHEMA_ID_KEY "lakestream.value.schema-id"
 #define MAX_DECOMPRESSED ((size_t)256 << 20)
 
 ls_status ls_table_target_init(ls_table_target_t *t, const ls_stream_t *s, const ls_policy_t *p,
-                               char *err, int errlen)
+                               struct ls_registry *registry, char *err, int errlen)
 {
     t->stream = s;
     t->policy = p;
+    t->registry = registry;
     ls_status st = ls_policy_table_name(p, s->ns, s->name, t->name, sizeof t->name, err,
                                         (size_t)errlen);
     if (st == LS_OK)
@@ -50,13 +63,17 @@ ls_status ls_table_target_init(ls_table_target_t *t, const ls_stream_t *s, const
     return st;
 }
 
+struct row_ctx;
+static ls_status add_row(struct row_ctx *c, const ls_raw_record_t *r);
+
 typedef struct row_ctx {
-    ls_raw_files_t *files;
+    ls_mat_batch_t *b;
     int32_t partition;
     int64_t base_offset;
     int64_t above;            /* only offsets > above */
     uint64_t rows;
     ls_status st;
+    char err[512];
 } row_ctx_t;
 
 static int on_record(void *arg, const ls_record_view_t *rec)
@@ -78,7 +95,7 @@ static int on_record(void *arg, const ls_record_view_t *rec)
                          .timestamp_ms = rec->timestamp, .key = rec->key,
                          .key_len = rec->key_len, .value = rec->value,
                          .value_len = rec->value_len, .headers = hs, .nheaders = nh};
-    c->st = ls_raw_files_add(c->files, &r);
+    c->st = add_row(c, &r);
     c->rows++;
     return c->st != LS_OK;
 }
@@ -102,10 +119,19 @@ static ls_status policy_spec(const ls_policy_t *p, ls_ice_spec_t *spec)
 
 /* Through the table catalog: commits swap the table's pointer in ls_meta.
  * create: make the table when it does not exist (else LS_ENOTFOUND). */
+/* The shape a table is created with: the raw one, or a typed one (with
+ * the value schema's id kept as a table property). */
+typedef struct table_shape {
+    const char *schema_json;
+    int last_column_id;
+    const char *schema_id;   /* typed: decimal id; NULL: raw */
+} table_shape_t;
+
 static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
-                            const ls_table_target_t *tt, bool create, ls_ice_table_t **t,
-                            char *err, int errlen)
+                            const ls_table_target_t *tt, const table_shape_t *shape,
+                            ls_ice_table_t **t, char *err, int errlen)
 {
+    bool create = shape != NULL;
     const ls_stream_t *s = tt->stream;
     char location[1200];
     ls_status st = ls_tcat_open(meta, os, s->ns, tt->name, tt->prefix, t, err, (size_t)errlen);
@@ -123,10 +149,10 @@ static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
      * so every engine's writer would do the same; ls_ice_table_append) */
     const char *props[] = {"lakestream.stream", s->name, "lakestream.namespace", s->ns,
                            "write.metadata.delete-after-commit.enabled", "true",
-                           "write.metadata.previous-versions-max", "10", NULL};
-    st = ls_tcat_create(meta, os, s->ns, tt->name, tt->prefix, location,
-                        ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, &spec, props, t,
-                        err, (size_t)errlen);
+                           "write.metadata.previous-versions-max", "10",
+                           shape->schema_id ? TYPED_SCHEMA_ID_KEY : NULL, shape->schema_id, NULL};
+    st = ls_tcat_create(meta, os, s->ns, tt->name, tt->prefix, location, shape->schema_json,
+                        shape->last_column_id, &spec, props, t, err, (size_t)errlen);
     if (st == LS_EEXISTS)   /* created concurrently: load it */
         st = ls_tcat_open(meta, os, s->ns, tt->name, tt->prefix, t, err, (size_t)errlen);
     else if (st == LS_OK)
@@ -146,7 +172,7 @@ ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
 {
     *out = -1;
     ls_ice_table_t *t = NULL;
-    ls_status st = open_table(meta, os, NULL, tt, false, &t, err, errlen);
+    ls_status st = open_table(meta, os, NULL, tt, NULL, &t, err, errlen);
     if (st == LS_ENOTFOUND)
         return LS_OK;
     if (st != LS_OK)
@@ -171,8 +197,14 @@ typedef struct mat_log {
 
 struct ls_mat_batch {
     const ls_table_target_t *tt;
-    ls_ice_table_t *t;
-    ls_raw_files_t *files;
+    ls_meta_t *meta;
+    ls_objstore_t *os;
+    const char *warehouse_uri;
+    ls_pq_opts_t opts;
+    ls_ice_table_t *t;        /* typed: NULL until its first record creates it */
+    ls_data_files_t *files;   /* with t */
+    ls_sr_schema_t *schema;   /* typed: the table's value schema */
+    ls_typed_shape_t *shape;
     mat_log_t *logs;
     size_t nlogs, caplogs;
     uint64_t rows;
@@ -191,9 +223,61 @@ static mat_log_t *batch_log(ls_mat_batch_t *b, int64_t log_id)
     mat_log_t *l = &b->logs[b->nlogs++];
     char key[80];
     last_offset_key(key, sizeof key, log_id);
-    const char *done = ls_ice_table_summary(b->t, key);
+    const char *done = b->t ? ls_ice_table_summary(b->t, key) : NULL;
     *l = (mat_log_t){.log_id = log_id, .done = done ? strtoll(done, NULL, 10) : -1, .last = -1};
     return l;
+}
+
+/* Opens the data files of b's table over the Parquet fields of its shape. */
+static ls_status open_files(ls_mat_batch_t *b, char *err, int errlen)
+{
+    size_t n;
+    const ls_pq_field_t *f = b->shape ? ls_typed_parquet_fields(b->shape, &n)
+                                      : ls_raw_parquet_fields(&n);
+    char ferr[256];
+    b->files = ls_data_files_new(b->t, f, n, &b->opts, (size_t)b->tt->policy->target_file_bytes,
+                                 ferr, sizeof ferr);
+    if (!b->files) {
+        snprintf(err, (size_t)errlen, "opening data files: %s", ferr);
+        return LS_EIO;
+    }
+    ls_ice_table_set_snapshot_retention(b->t, b->tt->policy->snapshot_retention_ms,
+                                        (int)b->tt->policy->snapshot_retention_min);
+    return LS_OK;
+}
+
+/* The value schema of a typed table: loads schema id and its shape into b.
+ * LS_ECORRUPT (a permanent reason in err) when the id or its schema cannot
+ * become columns; other statuses are the registry's store failing. */
+static ls_status load_shape(ls_mat_batch_t *b, int32_t id, char *err, size_t errlen)
+{
+    if (!b->tt->registry) {
+        snprintf(err, errlen, "no schema registry is available to this broker");
+        return LS_EINVAL;
+    }
+    ls_sr_err_t e;
+    ls_sr_schema_t *sc = NULL;
+    ls_sr_code code = ls_registry_schema(b->tt->registry, id, &sc, &e);
+    if (code != LS_SR_OK) {
+        snprintf(err, errlen, "schema id %d: %s", (int)id, e.message);
+        return code == LS_SR_SCHEMA_NOT_FOUND ? LS_ECORRUPT : LS_EAGAIN;
+    }
+    if (sc->type != LS_SR_AVRO) {
+        snprintf(err, errlen, "schema id %d is %s: only AVRO schemas become columns yet", (int)id,
+                 ls_sr_type_name(sc->type));
+        ls_sr_schema_release(sc);
+        return LS_ECORRUPT;
+    }
+    char why[512];
+    ls_typed_shape_t *shape = ls_typed_shape_new(ls_avro_root(sc->avro), why, sizeof why);
+    if (!shape) {
+        snprintf(err, errlen, "schema id %d: %s", (int)id, why);
+        ls_sr_schema_release(sc);
+        return LS_ECORRUPT;
+    }
+    b->schema = sc;
+    b->shape = shape;
+    return LS_OK;
 }
 
 ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
@@ -209,26 +293,100 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
     }
     ls_mat_batch_t *b = LS_NEW(ls_mat_batch_t);
     b->tt = tt;
-    ls_status st = open_table(meta, os, warehouse_uri, tt, true, &b->t, err, errlen);
-    if (st != LS_OK) {
-        ls_free(b);
-        return st;
+    b->meta = meta;
+    b->os = os;
+    b->warehouse_uri = warehouse_uri;
+    ls_pq_opts_init(&b->opts);
+    b->opts.codec = (ls_pq_codec)c;
+    bool typed = tt->policy->value_typed;
+    table_shape_t raw = {ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, NULL};
+    /* a typed table is created by its first record (its schema is the record's) */
+    ls_status st = open_table(meta, os, warehouse_uri, tt, typed ? NULL : &raw, &b->t, err, errlen);
+    if (typed && st == LS_ENOTFOUND) {
+        *out = b;
+        return LS_OK;
     }
-    ls_ice_table_set_snapshot_retention(b->t, tt->policy->snapshot_retention_ms,
-                                        (int)tt->policy->snapshot_retention_min);
-    ls_pq_opts_t opts;
-    ls_pq_opts_init(&opts);
-    opts.codec = (ls_pq_codec)c;
-    char ferr[256];
-    b->files = ls_raw_files_new(b->t, &opts, (size_t)tt->policy->target_file_bytes, ferr,
-                                sizeof ferr);
-    if (!b->files) {
-        snprintf(err, (size_t)errlen, "opening data files: %s", ferr);
+    if (st == LS_OK && typed) {
+        const char *id = ls_ice_table_summary(b->t, TYPED_SCHEMA_ID_KEY);
+        if (!id) {
+            snprintf(err, (size_t)errlen, "table %s has no %s: it was not created as a typed "
+                     "table (a new table name starts a new one)", tt->name, TYPED_SCHEMA_ID_KEY);
+            st = LS_EINVAL;
+        } else {
+            st = load_shape(b, (int32_t)strtol(id, NULL, 10), err, (size_t)errlen);
+        }
+    }
+    if (st == LS_OK)
+        st = open_files(b, err, errlen);
+    if (st != LS_OK) {
         ls_mat_free(b);
-        return LS_EIO;
+        return st;
     }
     *out = b;
     return LS_OK;
+}
+
+/* A typed row: its schema id must be the table's (creating the table from
+ * it when this is the first record); the datum becomes the row. */
+static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
+{
+    ls_mat_batch_t *b = c->b;
+    int32_t id;
+    const uint8_t *datum;
+    size_t len;
+    if (ls_typed_unframe(r->value, r->value_len, &id, &datum, &len) != 0) {
+        snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset,
+                 r->value_len < 0 ? "null value (a typed append table has no row for a tombstone)"
+                                  : "the value is not in the Confluent wire format (magic byte "
+                                    "0, 4-byte schema id)");
+        return LS_ECORRUPT;
+    }
+    if (!b->t) {   /* the first record: the table takes its schema */
+        char e[400];
+        ls_status st = load_shape(b, id, e, sizeof e);
+        if (st != LS_OK) {
+            snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
+            return st;
+        }
+        char sid[16];
+        snprintf(sid, sizeof sid, "%d", (int)id);
+        table_shape_t ts = {ls_typed_iceberg_schema_json(b->shape), ls_typed_last_column_id(b->shape),
+                            sid};
+        st = open_table(b->meta, b->os, b->warehouse_uri, b->tt, &ts, &b->t, c->err,
+                        (int)sizeof c->err);
+        const char *tid = st == LS_OK ? ls_ice_table_summary(b->t, TYPED_SCHEMA_ID_KEY) : NULL;
+        if (st == LS_OK && (!tid || strcmp(tid, sid) != 0)) {
+            /* created concurrently from another record: start over from its schema */
+            snprintf(c->err, sizeof c->err, "table %s was created meanwhile; retrying",
+                     b->tt->name);
+            st = LS_EAGAIN;
+        }
+        if (st == LS_OK)
+            st = open_files(b, c->err, (int)sizeof c->err);
+        if (st != LS_OK)
+            return st;
+    }
+    if (id != b->schema->id) {
+        snprintf(c->err, sizeof c->err, "record at offset %lld has schema id %d, the table's is "
+                 "%d: schema evolution is not applied yet", (long long)r->offset, (int)id,
+                 (int)b->schema->id);
+        return LS_ECORRUPT;
+    }
+    ls_pq_writer_t *w = ls_data_files_writer(b->files, r);
+    if (!w)
+        return LS_EINVAL;
+    char e[300];
+    ls_status st = ls_typed_write(b->shape, w, r, datum, len, e, sizeof e);
+    if (st == LS_ECORRUPT) {   /* nothing of the row was written */
+        snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
+        return st;
+    }
+    return ls_data_files_row_done(b->files, st);
+}
+
+static ls_status add_row(row_ctx_t *c, const ls_raw_record_t *r)
+{
+    return c->b->tt->policy->value_typed ? typed_row(c, r) : ls_data_files_add_raw(c->b->files, r);
 }
 
 int64_t ls_mat_done(ls_mat_batch_t *b, int64_t log_id)
@@ -249,7 +407,7 @@ ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const
         return LS_OK;   /* start.position=latest, or the table holds the range already */
     if (above < from_offset - 1)
         above = from_offset - 1;
-    row_ctx_t rc = {.files = b->files, .partition = partition, .above = above, .st = LS_OK};
+    row_ctx_t rc = {.b = b, .partition = partition, .above = above, .st = LS_OK};
     for (uint32_t i = 0; i < n && rc.st == LS_OK; i++) {
         size_t end = i + 1 < n ? entries[i + 1].pos : body_end;
         const uint8_t *batch = obj + entries[i].pos;
@@ -268,8 +426,12 @@ ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const
             rc.st = LS_ECORRUPT;
         }
     }
-    if (rc.st != LS_OK && !err[0])
-        snprintf(err, (size_t)errlen, "writing data files: %s", ls_raw_files_error(b->files));
+    if (rc.st != LS_OK && !err[0]) {
+        if (rc.err[0])
+            snprintf(err, (size_t)errlen, "%s", rc.err);
+        else
+            snprintf(err, (size_t)errlen, "writing data files: %s", ls_data_files_error(b->files));
+    }
     if (rc.st != LS_OK)
         b->failed = rc.st;
     if (rc.st == LS_OK) {
@@ -290,13 +452,13 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
     size_t nkv = 0;
     for (size_t i = 0; i < b->nlogs; i++)
         nkv += b->logs[i].last >= 0;
-    if (!nkv)
-        return LS_OK;
+    if (!nkv || !b->t)
+        return LS_OK;   /* nothing added (a typed table no record has created yet) */
     const ls_ice_datafile_t *dfs = NULL;
     size_t ndf = 0;
-    ls_status st = ls_raw_files_finish(b->files, &dfs, &ndf);
+    ls_status st = ls_data_files_finish(b->files, &dfs, &ndf);
     if (st != LS_OK) {
-        snprintf(err, (size_t)errlen, "writing data files: %s", ls_raw_files_error(b->files));
+        snprintf(err, (size_t)errlen, "writing data files: %s", ls_data_files_error(b->files));
         return st;
     }
     const char **kv = LS_NEWN(const char *, 2 * nkv + 1);
@@ -329,8 +491,11 @@ void ls_mat_free(ls_mat_batch_t *b)
 {
     if (!b)
         return;
-    ls_raw_files_free(b->files);
+    ls_data_files_free(b->files);
     ls_ice_table_free(b->t);
+    ls_typed_shape_free(b->shape);
+    if (b->schema)
+        ls_sr_schema_release(b->schema);
     ls_free(b->logs);
     ls_free(b);
 }
@@ -364,7 +529,7 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
 {
     *deleted = 0;
     ls_ice_table_t *t = NULL;
-    ls_status st = open_table(meta, os, NULL, tt, false, &t, err, errlen);
+    ls_status st = open_table(meta, os, NULL, tt, NULL, &t, err, errlen);
     if (st == LS_ENOTFOUND)
         return LS_OK;
     if (st != LS_OK)

@@ -16,9 +16,12 @@
 
 /* Where and how one stream's table is written (its policy resolved, see
  * stream/policy.h): built once per compaction pass and stream. */
+struct ls_registry;
+
 typedef struct ls_table_target {
     const ls_stream_t *stream;
     const ls_policy_t *policy;
+    struct ls_registry *registry; /* value schemas (value.format=schema-registry) */
     char name[256];   /* table name: the policy's template expanded */
     char prefix[600]; /* object-store prefix "warehouse/<ns>/<name>" */
 } ls_table_target_t;
@@ -26,7 +29,7 @@ typedef struct ls_table_target {
 /* LS_EINVAL (message naming the key) when the name template does not give a
  * valid table name for this stream. */
 ls_status ls_table_target_init(ls_table_target_t *t, const ls_stream_t *s, const ls_policy_t *p,
-                               char *err, int errlen);
+                               struct ls_registry *registry, char *err, int errlen);
 
 /* The table's recorded last materialized offset of log_id: -1 when the table
  * or its record of the log does not exist. */

@@ -86,7 +86,7 @@ static void stamp_since(ls_catalog_t *cat, ls_table_plan_stream_t *ts, bool enab
 }
 
 void ls_table_plan_build(ls_table_plan_t *p, ls_catalog_t *cat, const ls_prop_t *cluster,
-                         int ncluster)
+                         int ncluster, struct ls_registry *registry)
 {
     memset(p, 0, sizeof *p);
     ls_status st = ls_catalog_reload_namespaces(cat);
@@ -102,7 +102,8 @@ void ls_table_plan_build(ls_table_plan_t *p, ls_catalog_t *cat, const ls_prop_t 
         st = ls_policy_for_stream(cat, ts->stream, cluster, ncluster, &ts->policy, &ts->ns, err,
                                   sizeof err);
         if (st == LS_OK && ts->policy.enabled)
-            st = ls_table_target_init(&ts->target, ts->stream, &ts->policy, err, sizeof err);
+            st = ls_table_target_init(&ts->target, ts->stream, &ts->policy, registry, err,
+                                      sizeof err);
         if (st != LS_OK) {
             /* cannot tell whether a table is wanted: keep the WAL for it */
             ts->blocked = true;

@@ -32,9 +32,11 @@ typedef struct ls_table_plan {
 /* Refreshes the catalog's namespaces, resolves every live stream's policy
  * against the cluster layer, and records lakestream.table.enabled.since where
  * a table was enabled by a namespace or cluster default (or removes it where
- * such a default disabled it). Worker thread (blocking). */
+ * such a default disabled it). registry (may be NULL: typed tables then
+ * fail with a reason) serves value schemas to typed tables. Worker thread
+ * (blocking). */
 void ls_table_plan_build(ls_table_plan_t *p, ls_catalog_t *cat, const ls_prop_t *cluster,
-                         int ncluster);
+                         int ncluster, struct ls_registry *registry);
 void ls_table_plan_clear(ls_table_plan_t *p);
 /* The plan entry of log_id's stream, or NULL. */
 const ls_table_plan_stream_t *ls_table_plan_find(const ls_table_plan_t *p, int64_t log_id);

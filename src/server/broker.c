@@ -312,14 +312,14 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
     return 0;
 }
 
-/* The schema registry on schema.registry.listen (unset: none). Its state
- * is in the metadata store, so every broker serves the same registry. */
+/* The schema registry on schema.registry.listen (unset: not served; typed
+ * tables still read it). Its state is in the metadata store, so every
+ * broker serves the same registry. */
 static int start_registry(ls_broker_t *b, char *err, int errlen)
 {
     const ls_config_t *cfg = b->cfg;
     if (!cfg->registry_host)
         return 0;
-    b->registry = ls_registry_new(b->meta);
     ls_http_mount_t mounts[] = {{"", ls_registry_rest_handle, b->registry, 1}};
     b->registry_http = ls_http_server_start("schema.registry.listen", cfg->registry_host,
                                             cfg->registry_port, mounts, 1, err, (size_t)errlen);
@@ -385,8 +385,10 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         b->warehouse_uri[strlen(b->warehouse_uri) - 1] = 0;
     char owner[32];   /* names this broker in per-log owner keys */
     snprintf(owner, sizeof owner, "broker-%d", (int)cfg->broker_id);
+    b->registry = ls_registry_new(b->meta);   /* schemas of typed tables, and the HTTP API */
     ls_compactor_config_t cc = {
         .catalog = b->catalog,
+        .registry = b->registry,
         .warehouse_uri = b->warehouse_uri,
         .table_defaults = b->table_defaults,
         .ntable_defaults = b->ntable_defaults,
@@ -513,12 +515,12 @@ void ls_broker_free(ls_broker_t *b)
     ls_http_server_stop(b->http);
     ls_rest_free(b->rest);
     ls_http_server_stop(b->registry_http);
-    ls_registry_free(b->registry);
     if (b->kafka)
         ls_kafka_listener_free(b->kafka);
     ls_group_service_free(b->groups);
     if (b->compactor)
         ls_compactor_free(b->compactor);
+    ls_registry_free(b->registry);   /* after the compactor, which reads it */
     ls_free(b->warehouse_uri);
     ls_logstore_free(b->logs);
     if (b->catalog)

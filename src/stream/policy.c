@@ -250,6 +250,14 @@ static int p_errors(const char *v, ls_policy_t *p, char *why, size_t cap)
     return one_of(v, opts) < 0 ? -1 : 0;
 }
 
+static int p_value_format(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    static const char *const opts[] = {"raw", "schema-registry", NULL};
+    int i = one_of(v, opts);
+    p->value_typed = i == 1;
+    return i < 0 ? -1 : 0;
+}
+
 static const field_def_t fields[LS_POLICY_NFIELDS] = {
     [LS_POLICY_ENABLED] = {"lakestream.table.enabled", "false", "true, false",
                            "Materialize the topic as an Iceberg table in the compaction pass.",
@@ -314,6 +322,12 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                           "The newest this many snapshots never expire, whatever "
                                           "their age.",
                                           p_snapshot_min, NULL},
+    [LS_POLICY_VALUE_FORMAT] = {"lakestream.table.value.format", "raw", "raw, schema-registry",
+                                "raw: the value as bytes; schema-registry: each value in the "
+                                "Confluent wire format (schema id from the built-in registry) "
+                                "becomes typed columns (Avro records; the table's schema is the "
+                                "first record's, set when the table is created).",
+                                p_value_format, NULL},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }

@@ -28,6 +28,7 @@
  *   error.handling       fail|skip|dead-letter           applied for fail
  *   snapshot.retention.ms  0 (never) | 1000..1 year      applied
  *   snapshot.retention.min 1..100000 (newest kept)        applied
+ *   value.format         raw | schema-registry            applied (table/iceberg_typed.h)
  *
  * `lakestream.table.enabled.since` (wall-clock ms) is kept by the broker, not
  * set by users: the moment the stream's table last became enabled. With
@@ -64,6 +65,7 @@ typedef enum ls_policy_field {
     LS_POLICY_ERROR_HANDLING,
     LS_POLICY_SNAPSHOT_RETENTION_MS,
     LS_POLICY_SNAPSHOT_RETENTION_MIN,
+    LS_POLICY_VALUE_FORMAT,
     LS_POLICY_NFIELDS
 } ls_policy_field;
 
@@ -107,6 +109,7 @@ typedef struct ls_policy {
     int64_t snapshot_retention_ms; /* 0: snapshots never expire */
     int64_t snapshot_retention_min; /* the newest this many never expire */
     bool start_latest;
+    bool value_typed;         /* value.format=schema-registry: typed columns */
     int64_t enabled_since_ms; /* -1: not recorded */
 } ls_policy_t;
 

@@ -60,20 +60,9 @@ ls_pq_writer_t *ls_raw_writer_new(const ls_pq_opts_t *opts, ls_buf_t *out, char 
                                   size_t errlen);
 /* Shreds one record into the writer and ends the row. */
 ls_status ls_raw_write(ls_pq_writer_t *w, const ls_raw_record_t *r);
+/* Puts Kafka headers into the two leaf columns of a headers list shaped as
+ * the raw table's (a top-level optional list of {key, value} structs). */
+void ls_raw_put_headers(ls_pq_writer_t *w, int key_col, int value_col, const ls_raw_header_t *h,
+                        size_t n);
 
-/* Routes raw records into Parquet data files of an Iceberg table: one open
- * file per partition tuple of the table's spec (sources may be partition,
- * offset or timestamp), rolled when it reaches target_file_bytes. Rolled and
- * finished files are uploaded with ls_ice_table_put_data; the caller then
- * commits them with ls_ice_table_append. Until that commit they are orphans
- * (a retried task writes new files, never reuses these). */
-typedef struct ls_raw_files ls_raw_files_t;
-
-ls_raw_files_t *ls_raw_files_new(ls_ice_table_t *t, const ls_pq_opts_t *opts,
-                                 size_t target_file_bytes, char *err, size_t errlen);
-ls_status ls_raw_files_add(ls_raw_files_t *f, const ls_raw_record_t *r);
-/* Finishes and uploads every open file; *files stays owned by f. */
-ls_status ls_raw_files_finish(ls_raw_files_t *f, const ls_ice_datafile_t **files, size_t *n);
-const char *ls_raw_files_error(const ls_raw_files_t *f);
-void ls_raw_files_free(ls_raw_files_t *f);
 #endif

@@ -17,6 +17,7 @@
 #include "objstore/objstore_faulty.h"
 #include "table/avro_ocf.h"
 #include "table/iceberg_manifest.h"
+#include "table/data_files.h"
 #include "table/iceberg_raw.h"
 #include "table/iceberg_table.h"
 #include "unit.h"
@@ -110,7 +111,9 @@ static ls_status commit_rows(ls_ice_table_t *t, int64_t from, int64_t to, int pa
     o.codec = codec;
     o.row_group_bytes = 16 << 10;
     char err[256];
-    ls_raw_files_t *rf = ls_raw_files_new(t, &o, target, err, sizeof err);
+    size_t nf;
+    const ls_pq_field_t *rawf = ls_raw_parquet_fields(&nf);
+    ls_data_files_t *rf = ls_data_files_new(t, rawf, nf, &o, target, err, sizeof err);
     if (!rf) return LS_EINVAL;
     int64_t last[3] = {-1, -1, -1};
     ls_status st = LS_OK;
@@ -119,12 +122,12 @@ static ls_status commit_rows(ls_ice_table_t *t, int64_t from, int64_t to, int pa
         ls_raw_header_t h[4];
         char kb[32], vb[64], hv[4][32];
         ice_row(i, &r, h, kb, vb, hv);
-        st = ls_raw_files_add(rf, &r);
+        st = ls_data_files_add_raw(rf, &r);
         last[i % 3] = i;
     }
     const ls_ice_datafile_t *files;
     size_t n = 0;
-    if (st == LS_OK) st = ls_raw_files_finish(rf, &files, &n);
+    if (st == LS_OK) st = ls_data_files_finish(rf, &files, &n);
     char vals[3][24];
     const char *kv[8] = {0};
     int k = 0;
@@ -138,7 +141,7 @@ static ls_status commit_rows(ls_ice_table_t *t, int64_t from, int64_t to, int pa
     /* snapshot times: now plus `to` ms, so they advance past the table's
      * creation time (appends never go back in time) */
     if (st == LS_OK) st = ls_ice_table_append(t, files, n, kv, ls_clock_wall_ms() + to, NULL);
-    ls_raw_files_free(rf);
+    ls_data_files_free(rf);
     return st;
 }
 

@@ -1,0 +1,158 @@
+/* Partitioned data files of an Iceberg table (see data_files.h). */
+#include "table/data_files.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+
+
+typedef struct files_bucket {
+    int64_t key[LS_ICE_MAX_PART];
+    ls_pq_writer_t *w;
+    ls_buf_t out;
+} files_bucket_t;
+
+struct ls_data_files {
+    ls_ice_table_t *t;
+    const ls_pq_field_t *fields;
+    size_t nfields;
+    files_bucket_t *cur;  /* the bucket of the row being written */
+    ls_pq_opts_t opts;
+    size_t target;
+    const ls_ice_spec_t *spec;
+    files_bucket_t **b; /* pointers: writers point at their bucket's buffer */
+    size_t nb;
+    ls_ice_datafile_t *files;
+    size_t nfiles;
+    char err[256];
+};
+
+ls_data_files_t *ls_data_files_new(ls_ice_table_t *t, const ls_pq_field_t *fields,
+                                   size_t nfields, const ls_pq_opts_t *opts,
+                                   size_t target_file_bytes, char *err, size_t errlen)
+{
+    const ls_ice_spec_t *spec = ls_ice_table_spec(t);
+    for (int i = 0; i < spec->nfields; i++) {
+        int s = spec->fields[i].source_id;
+        if (s != LS_RAW_FID_PARTITION && s != LS_RAW_FID_OFFSET && s != LS_RAW_FID_TIMESTAMP) {
+            snprintf(err, errlen, "partition field %s: source %d is not a Kafka metadata column",
+                     spec->fields[i].name, s);
+            return NULL;
+        }
+    }
+    ls_data_files_t *f = LS_NEW(ls_data_files_t);
+    f->t = t;
+    f->fields = fields;
+    f->nfields = nfields;
+    f->spec = spec;
+    if (opts)
+        f->opts = *opts;
+    else
+        ls_pq_opts_init(&f->opts);
+    f->target = target_file_bytes ? target_file_bytes : (size_t)128 << 20;
+    return f;
+}
+
+/* Finishes a bucket's file, uploads it, records its data file. */
+static ls_status close_bucket(ls_data_files_t *f, files_bucket_t *b)
+{
+    if (!b->w) return LS_OK;
+    ls_status st = ls_pq_writer_finish(b->w);
+    if (st != LS_OK) {
+        snprintf(f->err, sizeof f->err, "parquet: %s", ls_pq_error(b->w));
+        return st;
+    }
+    f->files = ls_realloc(f->files, (f->nfiles + 1) * sizeof *f->files);
+    ls_ice_datafile_t *df = &f->files[f->nfiles];
+    memset(df, 0, sizeof *df);
+    memcpy(df->partition, b->key, sizeof df->partition);
+    ls_ice_datafile_metrics(df, b->w);
+    st = ls_ice_table_put_data(f->t, &b->out, "parquet", df);
+    if (st != LS_OK) {
+        snprintf(f->err, sizeof f->err, "%s", ls_ice_table_error(f->t));
+        ls_ice_datafile_clear(df);
+        return st;
+    }
+    f->nfiles++;
+    ls_pq_writer_free(b->w);
+    b->w = NULL;
+    ls_buf_free(&b->out);
+    return LS_OK;
+}
+
+ls_pq_writer_t *ls_data_files_writer(ls_data_files_t *f, const ls_raw_record_t *r)
+{
+    int64_t key[LS_ICE_MAX_PART] = {0};
+    for (int i = 0; i < f->spec->nfields; i++) {
+        const ls_ice_part_field_t *pf = &f->spec->fields[i];
+        int64_t v = pf->source_id == LS_RAW_FID_PARTITION ? r->partition
+                    : pf->source_id == LS_RAW_FID_OFFSET  ? r->offset
+                                                          : r->timestamp_ms * 1000;
+        key[i] = ls_ice_transform_apply(pf->transform, pf->source_type, v);
+    }
+    files_bucket_t *b = NULL;
+    for (size_t i = 0; i < f->nb && !b; i++)
+        if (!memcmp(f->b[i]->key, key, sizeof key)) b = f->b[i];
+    if (!b) {
+        f->b = ls_realloc(f->b, (f->nb + 1) * sizeof *f->b);
+        b = f->b[f->nb++] = LS_NEW(files_bucket_t);
+        memcpy(b->key, key, sizeof key);
+    }
+    if (!b->w) {
+        ls_buf_init(&b->out);
+        b->w = ls_pq_writer_new(f->fields, f->nfields, &f->opts, &b->out, f->err, sizeof f->err);
+        if (!b->w) return NULL;
+    }
+    f->cur = b;
+    return b->w;
+}
+
+ls_status ls_data_files_row_done(ls_data_files_t *f, ls_status st)
+{
+    files_bucket_t *b = f->cur;
+    f->cur = NULL;
+    if (st != LS_OK) {
+        snprintf(f->err, sizeof f->err, "parquet: %s", ls_pq_error(b->w));
+        return st;
+    }
+    if (b->out.len + ls_pq_buffered_bytes(b->w) >= f->target) return close_bucket(f, b);
+    return LS_OK;
+}
+
+ls_status ls_data_files_add_raw(ls_data_files_t *f, const ls_raw_record_t *r)
+{
+    ls_pq_writer_t *w = ls_data_files_writer(f, r);
+    return w ? ls_data_files_row_done(f, ls_raw_write(w, r)) : LS_EINVAL;
+}
+
+ls_status ls_data_files_finish(ls_data_files_t *f, const ls_ice_datafile_t **files, size_t *n)
+{
+    for (size_t i = 0; i < f->nb; i++) {
+        ls_status st = close_bucket(f, f->b[i]);
+        if (st != LS_OK) return st;
+    }
+    *files = f->files;
+    *n = f->nfiles;
+    return LS_OK;
+}
+
+const char *ls_data_files_error(const ls_data_files_t *f)
+{
+    return f->err;
+}
+
+void ls_data_files_free(ls_data_files_t *f)
+{
+    if (!f) return;
+    for (size_t i = 0; i < f->nb; i++) {
+        ls_pq_writer_free(f->b[i]->w);
+        ls_buf_free(&f->b[i]->out);
+        ls_free(f->b[i]);
+    }
+    ls_free(f->b);
+    for (size_t i = 0; i < f->nfiles; i++)
+        ls_ice_datafile_clear(&f->files[i]);
+    ls_free(f->files);
+    ls_free(f);
+}

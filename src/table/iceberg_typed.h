@@ -1,0 +1,67 @@
+/* Typed Kafka tables (issue 14 §2): the columns of a table whose record
+ * values are Avro, written in the Confluent wire format (magic byte 0, a
+ * 4-byte big-endian schema id, the Avro binary datum).
+ *
+ * Columns: the Kafka metadata first, under names that cannot clash with a
+ * value's fields, then the value record's fields as top-level columns:
+ *   1 _kafka_partition  int          required
+ *   2 _kafka_offset     long         required
+ *   3 _kafka_timestamp  timestamptz  required
+ *   4 _kafka_key        binary       optional
+ *   6 _kafka_headers    list<7: struct<8 key: string, 9 value: binary>> optional
+ *   10.. the value's fields, in order: the fields of a struct take
+ *        consecutive ids, then each field's nested ids follow (a struct's
+ *        fields; a list's element id; a map's key id, then value id), as
+ *        Iceberg's own writers number a new schema
+ * Ids 1-4 and 6-9 are the raw table's (iceberg_raw.h), so the partition
+ * specs over partition/offset/timestamp mean the same in both shapes; 5 (the
+ * raw value) is not used.
+ *
+ * Type mapping (the Iceberg spec's Avro appendix): boolean, int, long,
+ * float, double, bytes -> binary, string (uuid too) -> string, enum ->
+ * string (its symbol), record -> struct, array -> list, map -> map<string,
+ * ...>, a union of null and one type -> that type, optional; logical date ->
+ * date, timestamp-millis/-micros -> timestamptz, local-timestamp-millis/
+ * -micros -> timestamp (millis scaled to micros). Not yet (the shape is
+ * refused with the path and the reason, so the table does not start rather
+ * than dropping data): fixed, decimal, time-millis/-micros, unions of
+ * several non-null types, a value whose top level is not a record, fields
+ * named _kafka_*.
+ *
+ * A shape is immutable once built and may be shared between threads. */
+#ifndef LS_ICEBERG_TYPED_H
+#define LS_ICEBERG_TYPED_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "registry/avro.h"
+#include "table/iceberg_raw.h"
+#include "table/parquet_writer.h"
+
+#define LS_TYPED_FIRST_VALUE_ID 10
+
+typedef struct ls_typed_shape ls_typed_shape_t;
+
+/* The shape of a table for values of the Avro schema root (a record). NULL
+ * with err naming the path and the reason when the schema uses what is not
+ * mapped yet. */
+ls_typed_shape_t *ls_typed_shape_new(const ls_avro_node_t *root, char *err, size_t errlen);
+void ls_typed_shape_free(ls_typed_shape_t *s);
+/* Iceberg schema JSON ("struct", schema-id 0) and its highest field id. */
+const char *ls_typed_iceberg_schema_json(const ls_typed_shape_t *s);
+int ls_typed_last_column_id(const ls_typed_shape_t *s);
+/* The Parquet fields (pre-order, parquet_writer.h). */
+const ls_pq_field_t *ls_typed_parquet_fields(const ls_typed_shape_t *s, size_t *n);
+
+/* Splits a Confluent-framed value: 0 with *schema_id and the datum, or -1
+ * (not framed: null, shorter than 5 bytes, magic byte not 0). */
+int ls_typed_unframe(const uint8_t *value, int64_t len, int32_t *schema_id, const uint8_t **datum,
+                     size_t *datum_len);
+/* Writes one row: the metadata of r (its value is ignored) and the Avro
+ * datum decoded by the shape's schema. A datum that does not decode (bad
+ * varint, out-of-range union or enum index, bytes left over, truncated) is
+ * LS_ECORRUPT with err saying where; nothing of the row is written then. */
+ls_status ls_typed_write(const ls_typed_shape_t *s, ls_pq_writer_t *w, const ls_raw_record_t *r,
+                         const uint8_t *datum, size_t len, char *err, size_t errlen);
+#endif

@@ -1,0 +1,148 @@
+"""Typed tables (issue 14 §2, first slice): a topic with
+lakestream.table.value.format=schema-registry whose values are Avro records in
+the Confluent wire format (confluent-kafka's AvroSerializer against the
+built-in registry) materializes as an Iceberg table with typed columns — the
+Kafka metadata as _kafka_* columns, then the record's fields — read back value
+by value by PyIceberg and by DuckDB's own Parquet reader. A value that does
+not fit (not framed, another schema id) holds the table back with the offset
+and the reason in the log; the topic keeps taking writes."""
+
+import datetime
+import json
+import re
+import time
+
+import pytest
+from confluent_kafka import Producer, SerializingProducer
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.serialization import StringSerializer
+
+import iceberg_util as iu
+from kafka_util import create_topic, unique_topic
+from lsbroker import wait_until
+
+TYPED = {"lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000",
+         "lakestream.table.value.format": "schema-registry"}
+
+ORDER = {
+    "type": "record", "name": "Order", "namespace": "shop",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "customer", "type": "string"},
+        {"name": "amount", "type": "double"},
+        {"name": "ratio", "type": "float"},
+        {"name": "qty", "type": "int"},
+        {"name": "paid", "type": "boolean"},
+        {"name": "status", "type": {"type": "enum", "name": "Status",
+                                    "symbols": ["NEW", "PAID", "SHIPPED"]}},
+        {"name": "created", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "note", "type": ["null", "string"], "default": None},
+        {"name": "raw", "type": "bytes"},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "attrs", "type": {"type": "map", "values": ["null", "long"]}},
+        {"name": "address", "type": ["null", {
+            "type": "record", "name": "Address",
+            "fields": [{"name": "street", "type": "string"},
+                       {"name": "zip", "type": ["null", "int"], "default": None}]}],
+         "default": None},
+        {"name": "lines", "type": {"type": "array", "items": {
+            "type": "record", "name": "Line",
+            "fields": [{"name": "sku", "type": "string"}, {"name": "n", "type": "int"}]}}},
+    ],
+}
+
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def order(i):
+    return {
+        "id": i, "customer": "c%d" % (i % 7), "amount": i * 1.25, "ratio": 0.5 * (i % 4),
+        "qty": i % 13 - 6, "paid": i % 2 == 0, "status": ["NEW", "PAID", "SHIPPED"][i % 3],
+        "created": EPOCH + datetime.timedelta(milliseconds=1_700_000_000_000 + i),
+        "day": datetime.date(2026, 1, 1) + datetime.timedelta(days=i % 30),
+        "note": None if i % 3 == 0 else "note %d" % i,
+        "raw": bytes([i % 256]) * (i % 4),
+        "tags": ["t%d" % k for k in range(i % 3)],
+        "attrs": {"a": i, "b": None} if i % 2 else {},
+        "address": None if i % 4 == 0 else {"street": "s%d" % i, "zip": None if i % 5 == 0 else i},
+        "lines": [{"sku": "k%d" % k, "n": k} for k in range(i % 4)],
+    }
+
+
+def produce_orders(broker, topic, n, partitions=1, first=0):
+    sr = SchemaRegistryClient({"url": broker.registry_url})
+    p = SerializingProducer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5,
+                             "key.serializer": StringSerializer(),
+                             "value.serializer": AvroSerializer(sr, json.dumps(ORDER))})
+    failed = []
+    for i in range(first, first + n):
+        p.produce(topic, key="k%d" % i, value=order(i), partition=i % partitions,
+                  on_delivery=lambda err, m: err and failed.append(err))
+    assert p.flush(30) == 0 and not failed, failed
+
+
+def normalized(row):
+    """A produced order as PyIceberg's arrow gives it back."""
+    o = dict(row)
+    o["attrs"] = sorted(o["attrs"].items())
+    return o
+
+
+def test_avro_values_become_typed_columns(broker):
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("typed"), partitions=2, config=TYPED)
+    n = 60
+    produce_orders(broker, topic, n, partitions=2)
+    t, rows, md = iu.wait_rows(iu.table_dir(broker, topic), n)
+    schema = t.schema()
+    names = [f.name for f in schema.fields]
+    assert names[:5] == ["_kafka_partition", "_kafka_offset", "_kafka_timestamp", "_kafka_key",
+                         "_kafka_headers"]
+    assert names[5:] == [f["name"] for f in ORDER["fields"]]
+    types = {f.name: str(f.field_type) for f in schema.fields}
+    assert types["created"] == "timestamptz" and types["day"] == "date"
+    assert types["status"] == "string" and types["raw"] == "binary"
+    assert types["tags"].startswith("list<string>") and types["attrs"].startswith("map<string, long>")
+    assert not schema.find_field("note").required and schema.find_field("id").required
+    got = sorted(rows.to_pylist(), key=lambda r: r["id"])
+    assert len(got) == n
+    for i, r in enumerate(got):
+        want = order(i)
+        assert r["_kafka_key"] == b"k%d" % i and r["_kafka_partition"] == i % 2
+        for k in ("id", "customer", "amount", "ratio", "qty", "paid", "status", "created", "day",
+                  "note", "raw", "tags", "address", "lines"):
+            assert r[k] == want[k], (i, k, r[k], want[k])
+        assert sorted(r["attrs"]) == sorted(want["attrs"].items()), (i, r["attrs"])
+    # an independent Parquet reader on the data files
+    duckdb = pytest.importorskip("duckdb")
+    files = [f.file.file_path.replace("file://", "") for f in t.scan().plan_files()]
+    con = duckdb.connect()
+    q = con.execute("SELECT id, customer, status, created, day, note, tags, address.street, "
+                    "len(lines) FROM read_parquet(?) ORDER BY id", [files]).fetchall()
+    assert len(q) == n
+    for i, (oid, cust, status, created, day, note, tags, street, nlines) in enumerate(q):
+        want = order(i)
+        assert (oid, cust, status, note, tags, nlines) == (
+            i, want["customer"], want["status"], want["note"], want["tags"], len(want["lines"]))
+        assert created == want["created"] and day == want["day"]
+        assert street == (want["address"] or {}).get("street")
+
+
+def test_a_value_that_does_not_fit_holds_the_table_back(broker):
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("typed-bad"), config=TYPED)
+    produce_orders(broker, topic, 5)
+    iu.wait_rows(iu.table_dir(broker, topic), 5)
+    p = Producer({"bootstrap.servers": broker.bootstrap})
+    p.produce(topic, value=b"plain bytes, no schema id", partition=0)
+    assert p.flush(10) == 0
+    wait_until(lambda: re.search(r"offset 5: the value is not in the Confluent wire format",
+                                 broker.log_text()), 20,
+               what="the table's reason in the broker log")
+    produce_orders(broker, topic, 3, first=5)   # the topic keeps accepting writes
+    time.sleep(2.5)                    # two commit intervals: the table does not move
+    md = iu.current_metadata(iu.table_dir(broker, topic))
+    rows = iu.pyiceberg_table.StaticTable.from_metadata("file://" + md).scan().to_arrow()
+    assert rows.num_rows == 5
