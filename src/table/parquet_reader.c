@@ -1322,3 +1322,205 @@ void ls_pqr_flat_free(ls_pqr_flat_t *f)
     ls_pqr_iter_free(f->it);
     memset(f, 0, sizeof *f);
 }
+
+/* ---- row cursor --------------------------------------------------------- */
+
+typedef struct rows_col {
+    ls_pqr_iter_t *it;
+    ls_pqr_triple_t next; /* lookahead: the first triple of the next row */
+    int has_next, done;
+    ls_pqr_triple_t *row; /* the current row's triples */
+    size_t n, cap;
+} rows_col_t;
+
+struct ls_pqr_rows {
+    rows_col_t *c;
+    size_t nc;
+    int64_t rows, want_rows;
+    ls_status st;
+    char err[256];
+};
+
+static int rows_fail(ls_pqr_rows_t *rs, ls_status st, const char *msg)
+{
+    if (rs->st == LS_OK) {
+        rs->st = st;
+        snprintf(rs->err, sizeof rs->err, "%s", msg);
+    }
+    return -1;
+}
+
+ls_pqr_rows_t *ls_pqr_rows_new(ls_pqr_t *r, int rg, const int *cols, size_t ncols, ls_status *st,
+                               char *err, size_t errlen)
+{
+    if (!cols) ncols = r->ncols;
+    ls_pqr_rows_t *rs = LS_NEW(ls_pqr_rows_t);
+    rs->c = LS_NEWN(rows_col_t, ncols ? ncols : 1);
+    rs->nc = ncols;
+    rs->want_rows = ls_pqr_rg_num_rows(r, rg);
+    rs->st = LS_OK;
+    for (size_t k = 0; k < ncols; k++) {
+        rs->c[k].it = ls_pqr_iter_new(r, rg, cols ? cols[k] : (int)k, st, err, errlen);
+        if (!rs->c[k].it) {
+            ls_pqr_rows_free(rs);
+            return NULL;
+        }
+    }
+    *st = LS_OK;
+    return rs;
+}
+
+static int rows_pull(ls_pqr_rows_t *rs, rows_col_t *c)
+{
+    int rc = ls_pqr_next(c->it, &c->next);
+    if (rc < 0) return rows_fail(rs, ls_pqr_iter_status(c->it), ls_pqr_iter_error(c->it));
+    c->has_next = rc == 1;
+    c->done = rc == 0;
+    return 0;
+}
+
+int ls_pqr_rows_next(ls_pqr_rows_t *rs)
+{
+    if (rs->st != LS_OK) return -1;
+    int ended = -1; /* whether the columns ran out, agreed by all */
+    for (size_t k = 0; k < rs->nc; k++) {
+        rows_col_t *c = &rs->c[k];
+        c->n = 0;
+        if (!c->has_next && !c->done && rows_pull(rs, c) < 0) return -1;
+        if (ended < 0) ended = c->done;
+        if (c->done != ended) {
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "parquet row group: columns disagree on the row count after %lld rows",
+                     (long long)rs->rows);
+            return rows_fail(rs, LS_ECORRUPT, msg);
+        }
+        if (c->done) continue;
+        do {
+            if (c->n == c->cap) {
+                c->cap = c->cap ? c->cap * 2 : 16;
+                c->row = ls_realloc(c->row, c->cap * sizeof *c->row);
+            }
+            c->row[c->n++] = c->next;
+            if (rows_pull(rs, c) < 0) return -1;
+        } while (c->has_next && c->next.rep > 0);
+    }
+    if (ended == 1 || rs->nc == 0) {
+        if (rs->nc && rs->rows != rs->want_rows) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "parquet row group: %lld rows read, footer says %lld",
+                     (long long)rs->rows, (long long)rs->want_rows);
+            return rows_fail(rs, LS_ECORRUPT, msg);
+        }
+        return 0;
+    }
+    rs->rows++;
+    return 1;
+}
+
+size_t ls_pqr_rows_col(const ls_pqr_rows_t *rs, size_t k, const ls_pqr_triple_t **t)
+{
+    *t = rs->c[k].row;
+    return rs->c[k].n;
+}
+
+ls_status ls_pqr_rows_status(const ls_pqr_rows_t *rs)
+{
+    return rs->st;
+}
+
+const char *ls_pqr_rows_error(const ls_pqr_rows_t *rs)
+{
+    return rs->err;
+}
+
+void ls_pqr_rows_free(ls_pqr_rows_t *rs)
+{
+    if (!rs) return;
+    for (size_t k = 0; k < rs->nc; k++) {
+        ls_pqr_iter_free(rs->c[k].it);
+        ls_free(rs->c[k].row);
+    }
+    ls_free(rs->c);
+    ls_free(rs);
+}
+
+/* ---- copying rows into a writer ------------------------------------------ */
+
+static void put_triple(ls_pq_writer_t *w, int col, int type, int max_def, const ls_pqr_triple_t *t)
+{
+    if (t->def < max_def) {
+        ls_pq_put_null(w, col, t->rep, t->def);
+        return;
+    }
+    switch (type) {
+    case LS_PQ_BOOLEAN:
+        ls_pq_put_bool(w, col, t->rep, t->v.boolean);
+        break;
+    case LS_PQ_INT32:
+        ls_pq_put_i32(w, col, t->rep, t->v.i32);
+        break;
+    case LS_PQ_INT64:
+        ls_pq_put_i64(w, col, t->rep, t->v.i64);
+        break;
+    case LS_PQ_FLOAT:
+        ls_pq_put_float(w, col, t->rep, t->v.f32);
+        break;
+    case LS_PQ_DOUBLE:
+        ls_pq_put_double(w, col, t->rep, t->v.f64);
+        break;
+    default:
+        ls_pq_put_bytes(w, col, t->rep, t->bytes, t->len);
+    }
+}
+
+ls_status ls_pqr_copy_rows(ls_pqr_t *r, ls_pq_writer_t *w, char *err, size_t errlen)
+{
+    if (ls_pq_ncolumns(w) != r->ncols) {
+        snprintf(err, errlen, "parquet copy: file has %zu columns, writer %zu", r->ncols,
+                 ls_pq_ncolumns(w));
+        return LS_EINVAL;
+    }
+    for (size_t k = 0; k < r->ncols; k++) {
+        const ls_pqr_elem_t *e = ls_pqr_column(r, (int)k);
+        const ls_pq_colstats_t *c = ls_pq_column_stats(w, (int)k);
+        if (strcmp(e->path, c->path) != 0 || e->type != (int)c->type || e->max_def != c->max_def ||
+            e->max_rep != c->max_rep) {
+            snprintf(err, errlen,
+                     "parquet copy: column %zu is %s (%s, def %d, rep %d) in the file but %s (%s, "
+                     "def %d, rep %d) in the writer",
+                     k, e->path, type_name(e->type), e->max_def, e->max_rep, c->path,
+                     type_name(c->type), c->max_def, c->max_rep);
+            return LS_EINVAL;
+        }
+    }
+    for (int g = 0; g < r->nrgs; g++) {
+        ls_status st;
+        ls_pqr_rows_t *rs = ls_pqr_rows_new(r, g, NULL, 0, &st, err, errlen);
+        if (!rs) return st;
+        int rc;
+        while ((rc = ls_pqr_rows_next(rs)) == 1) {
+            for (size_t k = 0; k < r->ncols; k++) {
+                const ls_pqr_elem_t *e = ls_pqr_column(r, (int)k);
+                const ls_pqr_triple_t *t;
+                size_t n = ls_pqr_rows_col(rs, k, &t);
+                for (size_t i = 0; i < n; i++)
+                    put_triple(w, (int)k, e->type, e->max_def, &t[i]);
+            }
+            st = ls_pq_end_row(w);
+            if (st != LS_OK) {
+                snprintf(err, errlen, "parquet copy: %s", ls_pq_error(w));
+                ls_pqr_rows_free(rs);
+                return st;
+            }
+        }
+        if (rc < 0) {
+            st = ls_pqr_rows_status(rs);
+            snprintf(err, errlen, "%s", ls_pqr_rows_error(rs));
+            ls_pqr_rows_free(rs);
+            return st;
+        }
+        ls_pqr_rows_free(rs);
+    }
+    return LS_OK;
+}

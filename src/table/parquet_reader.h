@@ -6,7 +6,10 @@
  * leaf column) a chunk iterator of Dremel triples (repetition level,
  * definition level, value) from which they reassemble rows; a value is
  * present when def == the column's max_def. ls_pqr_read_flat() is the
- * convenience for columns without repetition.
+ * convenience for columns without repetition; a row cursor (ls_pqr_rows_*)
+ * walks several columns of a row group in step, one row at a time, and
+ * ls_pqr_copy_rows() appends a whole file's rows to a writer with the same
+ * columns (rewriting small files into large ones).
  *
  * What is read (everything else is refused with LS_EINVAL and a message
  * naming it, never misread):
@@ -155,4 +158,28 @@ typedef struct ls_pqr_flat {
 ls_status ls_pqr_read_flat(ls_pqr_t *r, int rg, int col, ls_pqr_flat_t *out, char *err,
                            size_t errlen);
 void ls_pqr_flat_free(ls_pqr_flat_t *f);
+
+/* Row cursor over some columns of one row group (cols[0..ncols), or every
+ * column when cols is NULL). Each step gathers, per column, the triples of
+ * one row (a rep-0 triple and the rep > 0 triples after it). Columns that
+ * disagree on the number of rows, or a row count other than the row
+ * group's, are LS_ECORRUPT. The triple arrays change with every step;
+ * byte-array views in them stay valid until ls_pqr_rows_free. */
+typedef struct ls_pqr_rows ls_pqr_rows_t;
+ls_pqr_rows_t *ls_pqr_rows_new(ls_pqr_t *r, int rg, const int *cols, size_t ncols, ls_status *st,
+                               char *err, size_t errlen);
+/* 1: a row is current; 0: no more rows; -1: error (ls_pqr_rows_error). */
+int ls_pqr_rows_next(ls_pqr_rows_t *rs);
+/* The current row's triples of the k-th cursor column; returns the count. */
+size_t ls_pqr_rows_col(const ls_pqr_rows_t *rs, size_t k, const ls_pqr_triple_t **t);
+ls_status ls_pqr_rows_status(const ls_pqr_rows_t *rs);
+const char *ls_pqr_rows_error(const ls_pqr_rows_t *rs);
+void ls_pqr_rows_free(ls_pqr_rows_t *rs);
+
+/* Appends every row of r to w (put + end_row per row, as if written
+ * directly; row groups of w close by its own policy). The leaf columns must
+ * match in number, dotted path, physical type and max levels (LS_EINVAL
+ * naming the first that does not); read errors are returned as they are,
+ * writer errors as ls_pq_end_row reports them. */
+ls_status ls_pqr_copy_rows(ls_pqr_t *r, ls_pq_writer_t *w, char *err, size_t errlen);
 #endif
