@@ -595,9 +595,23 @@ ls_pqr_t *ls_pqr_open(const uint8_t *data, size_t len, ls_status *st, char *err,
         goto done;
     }
     int64_t sum = 0;
-    for (int g = 0; g < r->nrgs; g++)
+    for (int g = 0; g < r->nrgs && o.st == LS_OK; g++) {
+        if (r->rg_rows[g] > INT64_MAX - sum) {
+            ofail(&o, LS_ECORRUPT, "parquet footer: row counts overflow");
+            break;
+        }
         sum += r->rg_rows[g];
-    if (sum != r->num_rows)
+        /* without repetition, a column has exactly one entry per row */
+        for (size_t c = 0; c < r->ncols && o.st == LS_OK; c++) {
+            const ls_pqr_chunk_t *k = &r->chunks[(size_t)g * r->ncols + c];
+            const ls_pqr_elem_t *e = &r->elems[r->cols[c]];
+            if (!e->max_rep && k->num_values != r->rg_rows[g])
+                ofail(&o, LS_ECORRUPT,
+                      "parquet footer: row group %d column %s has %lld values for %lld rows", g,
+                      e->path, (long long)k->num_values, (long long)r->rg_rows[g]);
+        }
+    }
+    if (o.st == LS_OK && sum != r->num_rows)
         ofail(&o, LS_ECORRUPT, "parquet footer: num_rows %lld but row groups hold %lld",
               (long long)r->num_rows, (long long)sum);
 done:
@@ -1287,14 +1301,7 @@ ls_status ls_pqr_read_flat(ls_pqr_t *r, int rg, int col, ls_pqr_flat_t *out, cha
     ls_status st;
     ls_pqr_iter_t *it = ls_pqr_iter_new(r, rg, col, &st, err, errlen);
     if (!it) return st;
-    int64_t rows = ls_pqr_rg_num_rows(r, rg);
-    const ls_pqr_chunk_t *c = ls_pqr_chunk(r, rg, col);
-    if (c->num_values != rows) {
-        snprintf(err, errlen, "parquet column %s, row group %d: %lld values for %lld rows", e->path,
-                 rg, (long long)c->num_values, (long long)rows);
-        ls_pqr_iter_free(it);
-        return LS_ECORRUPT;
-    }
+    /* one triple per row: ls_pqr_open checked num_values == the row count */
     size_t cap = 0;
     int rc;
     ls_pqr_triple_t t;

@@ -549,8 +549,8 @@ TEST(thrift_decoder)
 /* One required INT32 column "x", one row group, a single data page whose
  * body is `body` (already in the page's final form), header per `page_type`
  * (0 v1, 3 v2) with `encoding`, and chunk codec `codec`. */
-static void build_file(ls_buf_t *out, int page_type, int encoding, int codec, int32_t nvals,
-                       const uint8_t *body, size_t blen, int32_t usize)
+static void build_file_rows(ls_buf_t *out, int page_type, int encoding, int codec, int32_t nvals,
+                            int64_t rows, const uint8_t *body, size_t blen, int32_t usize)
 {
     ls_buf_append(out, "PAR1", 4);
     ls_buf_t hdr;
@@ -596,7 +596,7 @@ static void build_file(ls_buf_t *out, int page_type, int encoding, int codec, in
     ls_tc_i32(&t, 3, LS_PQ_REQUIRED);
     ls_tc_string(&t, 4, "x");
     ls_tc_struct_end(&t);
-    ls_tc_i64(&t, 3, nvals);
+    ls_tc_i64(&t, 3, rows);
     ls_tc_list_begin(&t, 4, LS_TC_STRUCT, 1);
     ls_tc_elem_struct_begin(&t);
     ls_tc_list_begin(&t, 1, LS_TC_STRUCT, 1);
@@ -616,7 +616,7 @@ static void build_file(ls_buf_t *out, int page_type, int encoding, int codec, in
     ls_tc_struct_end(&t);
     ls_tc_struct_end(&t);
     ls_tc_i64(&t, 2, csize);
-    ls_tc_i64(&t, 3, nvals);
+    ls_tc_i64(&t, 3, rows);
     ls_tc_struct_end(&t);
     ls_tc_end(&t);
     ls_buf_append(out, meta.data, meta.len);
@@ -626,6 +626,12 @@ static void build_file(ls_buf_t *out, int page_type, int encoding, int codec, in
     ls_buf_append(out, "PAR1", 4);
     ls_buf_free(&hdr);
     ls_buf_free(&meta);
+}
+
+static void build_file(ls_buf_t *out, int page_type, int encoding, int codec, int32_t nvals,
+                       const uint8_t *body, size_t blen, int32_t usize)
+{
+    build_file_rows(out, page_type, encoding, codec, nvals, nvals, body, blen, usize);
 }
 
 /* Reads column 0 of row group 0; returns the status, values in v. */
@@ -690,6 +696,15 @@ TEST(data_page_v2_and_refusals)
     build_file(&f, 0, 0, LS_PQ_UNCOMPRESSED, 4, plain, sizeof plain, sizeof plain);
     CHECK_EQ_INT(read_x(&f, v, 8, &n, err, sizeof err), LS_ECORRUPT);
     CHECK(strstr(err, "column x") && strstr(err, "values run short"));
+    /* a required column whose value count is not the row count */
+    f.len = 0;
+    build_file_rows(&f, 0, 0, LS_PQ_UNCOMPRESSED, 3, 2, plain, sizeof plain, sizeof plain);
+    CHECK_EQ_INT(read_x(&f, v, 8, &n, err, sizeof err), LS_ECORRUPT);
+    CHECK(strstr(err, "column x has 3 values for 2 rows"));
+    /* an absurd row count */
+    f.len = 0;
+    build_file_rows(&f, 0, 0, LS_PQ_UNCOMPRESSED, 3, INT64_MAX, plain, sizeof plain, sizeof plain);
+    CHECK_EQ_INT(read_x(&f, v, 8, &n, err, sizeof err), LS_ECORRUPT);
     /* an encrypted footer is refused by name */
     f.data[f.len - 1] = 'E';
     CHECK_EQ_INT(read_x(&f, v, 8, &n, err, sizeof err), LS_EINVAL);
