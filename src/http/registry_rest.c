@@ -459,7 +459,7 @@ static void op_subjects(req_t *q)
 static void op_register(req_t *q, const char *subject)
 {
     bool normalize;
-    schema_req_t sr;
+    schema_req_t sr = {0};
     if (qbool(q, "normalize", false, &normalize) || parse_schema_req(q, &sr)) {
         json_decref(sr.body);
         return;

@@ -1444,6 +1444,8 @@ static int map_entry_types(pbr_t m, char **name, char **key, char **value)
             ls_free(tn);
         }
     }
+    if (entry && (!*name || !*key || !*value || !**key || !**value))
+        entry = 0; /* not a usable map entry: rendered as a message */
     if (!entry) {
         ls_free(*key);
         ls_free(*value);

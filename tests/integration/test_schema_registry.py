@@ -380,6 +380,8 @@ def test_registry_behaviour_table(registry):
                                            "schemaType": "PROTOBUF"}), 422, 42201),
         (("POST", "/subjects/s/versions", {"schema": A_INT, "ruleSet": {"domainRules": []}}),
          422, 42201),
+        # regression (fuzz_registry): a malformed ?normalize= on a registration crashed
+        (("POST", "/subjects/s/versions", {"schema": A_INT}, {"normalize": "maybe"}), 400, 400),
         (("PUT", "/config", {"compatibility": "SIDEWAYS"}), 422, 42203),
         (("PUT", "/mode", {"mode": "IMPORT"}), 422, 42204),
         (("GET", "/config/s", None), 404, 40408),

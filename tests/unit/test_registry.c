@@ -242,6 +242,19 @@ TEST(proto_descriptor_round_trip)
     }
 }
 
+/* regression (fuzz_registry): a map entry without a name or a value type
+ * crashed the descriptor reader; it is rendered as a plain message. */
+TEST(proto_descriptor_with_broken_map_entry)
+{
+    char err[400];
+    char *t = ls_proto_text_from_descriptor(
+        "IikKAU0SEQoEdGFncxgBIAMoCzIDLk0uGhESCwoDa2V5GAEgASgJOgI4AWIGcHJvdG8z", err, sizeof err);
+    CHECK(t != NULL);
+    CHECK(strstr(t, "message M") != NULL);
+    ls_free(t);
+    CHECK(ls_proto_text_from_descriptor("not base64!", err, sizeof err) == NULL);
+}
+
 /* Confluent's Protobuf rules, old -> new (can the new schema read the old data). */
 TEST(proto_rules_table)
 {
@@ -1014,6 +1027,7 @@ int main(void)
     RUN(proto_parses_real_world_files);
     RUN(proto_refuses_invalid_files_naming_the_problem);
     RUN(proto_descriptor_round_trip);
+    RUN(proto_descriptor_with_broken_map_entry);
     RUN(proto_rules_table);
     RUN(compatibility_levels_table);
     RUN(avro_resolution_rules_table);
