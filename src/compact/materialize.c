@@ -48,6 +48,7 @@
 
 #define MAX_HEADERS 256
 #define TYPED_SCHEMA_ID_KEY "lakestream.value.schema-id"
+#define SKIPPED_KEY "lakestream.skipped-records"
 #define MAX_DECOMPRESSED ((size_t)256 << 20)
 
 ls_status ls_table_target_init(ls_table_target_t *t, const ls_stream_t *s, const ls_policy_t *p,
@@ -205,6 +206,7 @@ struct ls_mat_batch {
     ls_data_files_t *files;   /* with t */
     ls_sr_schema_t *schema;   /* typed: the table's value schema */
     ls_typed_shape_t *shape;
+    uint64_t skipped;         /* error.handling=skip: records left out by this batch */
     mat_log_t *logs;
     size_t nlogs, caplogs;
     uint64_t rows;
@@ -386,7 +388,19 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
 
 static ls_status add_row(row_ctx_t *c, const ls_raw_record_t *r)
 {
-    return c->b->tt->policy->value_typed ? typed_row(c, r) : ls_data_files_add_raw(c->b->files, r);
+    ls_mat_batch_t *b = c->b;
+    if (!b->tt->policy->value_typed)
+        return ls_data_files_add_raw(b->files, r);
+    ls_status st = typed_row(c, r);
+    if (st == LS_ECORRUPT && b->tt->policy->error_skip) {   /* this record makes no row */
+        LS_WARN_RL("table", "table %s.%s: skipping a record (error.handling=skip): %s",
+                   b->tt->stream->ns, b->tt->name, c->err);
+        c->err[0] = 0;
+        c->rows--;   /* on_record counts it */
+        b->skipped++;
+        return LS_OK;
+    }
+    return st;
 }
 
 int64_t ls_mat_done(ls_mat_batch_t *b, int64_t log_id)
@@ -454,6 +468,11 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         nkv += b->logs[i].last >= 0;
     if (!nkv || !b->t)
         return LS_OK;   /* nothing added (a typed table no record has created yet) */
+    const char *was = ls_ice_table_summary(b->t, SKIPPED_KEY);
+    char skipped[24] = "";
+    if (b->skipped || was)   /* a running count, carried from snapshot to snapshot */
+        snprintf(skipped, sizeof skipped, "%llu",
+                 (unsigned long long)(b->skipped + (was ? strtoull(was, NULL, 10) : 0)));
     const ls_ice_datafile_t *dfs = NULL;
     size_t ndf = 0;
     ls_status st = ls_data_files_finish(b->files, &dfs, &ndf);
@@ -461,7 +480,7 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         snprintf(err, (size_t)errlen, "writing data files: %s", ls_data_files_error(b->files));
         return st;
     }
-    const char **kv = LS_NEWN(const char *, 2 * nkv + 1);
+    const char **kv = LS_NEWN(const char *, 2 * nkv + 3);
     char (*keys)[80] = ls_calloc(nkv, sizeof *keys);
     char (*vals)[24] = ls_calloc(nkv, sizeof *vals);
     size_t k = 0;
@@ -473,6 +492,10 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         kv[2 * k] = keys[k];
         kv[2 * k + 1] = vals[k];
         k++;
+    }
+    if (skipped[0]) {
+        kv[2 * k] = SKIPPED_KEY;
+        kv[2 * k + 1] = skipped;
     }
     ls_crashpoint("table.data_written");
     int64_t snap;

@@ -32,7 +32,7 @@ typedef struct field_def {
     const char *accepted;
     const char *doc;
     parse_fn parse;
-    const char *applied_only; /* applied only for this value (NULL: every value) */
+    const char *applied_only; /* applied only for these values, comma-separated (NULL: every value) */
 } field_def_t;
 
 static void put(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -247,7 +247,9 @@ static int p_snapshot_min(const char *v, ls_policy_t *p, char *why, size_t cap)
 static int p_errors(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"fail", "skip", "dead-letter", NULL};
-    return one_of(v, opts) < 0 ? -1 : 0;
+    int i = one_of(v, opts);
+    p->error_skip = i == 1;
+    return i < 0 ? -1 : 0;
 }
 
 static int p_value_format(const char *v, ls_policy_t *p, char *why, size_t cap)
@@ -307,9 +309,11 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                               p_sort, "none"},
     [LS_POLICY_ERROR_HANDLING] = {"lakestream.table.error.handling", "fail",
                                   "fail, skip, dead-letter",
-                                  "What a record that cannot be turned into a row does: fail "
-                                  "holds the range back and retries (only fail is applied yet).",
-                                  p_errors, "fail"},
+                                  "What a record that cannot be turned into a row (typed "
+                                  "tables) does: fail holds the range back and retries; skip "
+                                  "leaves it out and counts it (snapshot summary "
+                                  "lakestream.skipped-records); dead-letter is not applied yet.",
+                                  p_errors, "fail,skip"},
     [LS_POLICY_SNAPSHOT_RETENTION_MS] = {"lakestream.table.snapshot.retention.ms", "900000",
                                        "0 (never expire), or an integer from 1000 to "
                                        "31536000000",
@@ -396,7 +400,17 @@ ls_status ls_policy_check(const char *key, const char *value, char *err, size_t 
 
 bool ls_policy_applied(ls_policy_field f, const char *value)
 {
-    return !fields[f].applied_only || (value && strcmp(value, fields[f].applied_only) == 0);
+    const char *list = fields[f].applied_only;
+    if (!list)
+        return true;
+    size_t n = value ? strlen(value) : 0;
+    for (const char *p = list; value && *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, value, n) == 0)
+            return true;
+        p += len + (p[len] == ',');
+    }
+    return false;
 }
 
 static const char *layer_get(const ls_prop_t *v, int n, const char *key)

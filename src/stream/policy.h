@@ -25,7 +25,7 @@
  *   start.position       earliest|latest                 applied
  *   write.mode           append|upsert                   applied for append
  *   sort.order           none | raw column list          applied for none
- *   error.handling       fail|skip|dead-letter           applied for fail
+ *   error.handling       fail|skip|dead-letter           applied for fail, skip
  *   snapshot.retention.ms  0 (never) | 1000..1 year      applied
  *   snapshot.retention.min 1..100000 (newest kept)        applied
  *   value.format         raw | schema-registry            applied (table/iceberg_typed.h)
@@ -110,6 +110,7 @@ typedef struct ls_policy {
     int64_t snapshot_retention_min; /* the newest this many never expire */
     bool start_latest;
     bool value_typed;         /* value.format=schema-registry: typed columns */
+    bool error_skip;          /* error.handling=skip */
     int64_t enabled_since_ms; /* -1: not recorded */
 } ls_policy_t;
 

@@ -146,3 +146,26 @@ def test_a_value_that_does_not_fit_holds_the_table_back(broker):
     md = iu.current_metadata(iu.table_dir(broker, topic))
     rows = iu.pyiceberg_table.StaticTable.from_metadata("file://" + md).scan().to_arrow()
     assert rows.num_rows == 5
+
+
+def test_skip_leaves_out_what_does_not_fit_and_counts_it(broker):
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("typed-skip"),
+                         config=dict(TYPED, **{"lakestream.table.error.handling": "skip"}))
+    produce_orders(broker, topic, 4)
+    p = Producer({"bootstrap.servers": broker.bootstrap})
+    p.produce(topic, value=b"not framed", partition=0)
+    p.produce(topic, value=b"\x00\x00\x00\x7f\xffno such schema id", partition=0)
+    assert p.flush(10) == 0
+    produce_orders(broker, topic, 3, first=4)
+    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), 7)
+    assert sorted(r["id"] for r in rows.to_pylist()) == list(range(7))
+    offsets = sorted(r["_kafka_offset"] for r in rows.to_pylist())
+    assert offsets == [0, 1, 2, 3, 6, 7, 8]
+    def skipped():
+        md = iu.current_metadata(iu.table_dir(broker, topic))
+        return iu.pyiceberg_table.StaticTable.from_metadata("file://" + md).properties.get(
+            "lakestream.skipped-records")
+
+    wait_until(lambda: skipped() == "2", 20, what="the table to count 2 skipped records")
+    assert re.search(r"skipping a record \(error.handling=skip\): record at offset 4", broker.log_text())
