@@ -15,8 +15,9 @@
  *   1. plans: the cleanable range is the leading run of compacted entries
  *      whose records are all older than min.compaction.lag.ms; it is due when
  *      dirty bytes / cleanable bytes >= min.cleanable.dirty.ratio, or when the
- *      first dirty entry is older than max.compaction.lag.ms. Not due: done
- *      (no claim, no write);
+ *      first dirty entry is older than max.compaction.lag.ms, or when a clean
+ *      entry's delete horizon (the earliest of its tombstones', kept in the
+ *      index entry) has passed. Not due: done (no claim, no write);
  *   2. builds the key map from the dirty entries in offset order: 128-bit
  *      hash of the key -> latest offset, LS_KC_SLOT_BYTES per key, at most
  *      map_bytes (load 0.9). When it fills, keys already in it still update
@@ -249,6 +250,11 @@ static kc_plan_t plan(const kc_index_t *ix, const ls_kc_policy_t *p, int64_t now
         k++;
     pl.m = m;
     pl.k = k;
+    /* a tombstone past its horizon is due whatever the dirty ratio, so a log
+     * that stopped receiving writes still loses its expired tombstones */
+    for (size_t i = 0; i < m; i++)
+        if (ix->e[i].delete_horizon_ms > 0 && ix->e[i].delete_horizon_ms <= now)
+            pl.due = true;
     if (k == m)
         return pl;
     uint64_t dirty = 0, total = 0;
@@ -258,7 +264,8 @@ static kc_plan_t plan(const kc_index_t *ix, const ls_kc_policy_t *p, int64_t now
             dirty += ix->e[i].len;
     }
     bool overdue = p->max_lag_ms != INT64_MAX && now - ix->e[k].max_timestamp >= p->max_lag_ms;
-    pl.due = overdue || (total > 0 && (double)dirty / (double)total >= p->dirty_ratio);
+    pl.due = pl.due || overdue ||
+             (total > 0 && (double)dirty / (double)total >= p->dirty_ratio);
     return pl;
 }
 
@@ -431,6 +438,7 @@ typedef struct group_out {
     ls_co_entry_t *ents;
     uint32_t n, cap;
     int64_t max_ts;
+    int64_t min_horizon;       /* earliest delete horizon of a kept tombstone; 0: none */
     bool changed;              /* differs from the input bytes */
     const keymap_t *m;
     int64_t now, delete_retention_ms;
@@ -470,6 +478,11 @@ static int rewrite_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
         g->changed = true;
         return 0;
     }
+    int64_t dr = g->delete_retention_ms;
+    int64_t horizon = set_horizon ? (dr > INT64_MAX - g->now ? INT64_MAX : g->now + dr)
+                                  : f.horizon_set ? f.horizon : 0;
+    if (f.tombstone_kept && horizon > 0 && (!g->min_horizon || horizon < g->min_horizon))
+        g->min_horizon = horizon;   /* the index entry says when to come back */
     if (f.dropped == 0 && !set_horizon) {
         out_batch(g, b, len, base, h.max_timestamp);
         return 0;
@@ -484,8 +497,7 @@ static int rewrite_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
     f.new_base_ts = h.base_timestamp;
     int16_t attrs = h.attributes;
     if (set_horizon) {
-        int64_t dr = g->delete_retention_ms;
-        f.new_base_ts = dr > INT64_MAX - g->now ? INT64_MAX : g->now + dr;
+        f.new_base_ts = horizon;
         attrs |= ATTR_DELETE_HORIZON;
     }
     if (ls_records_foreach(b, len, MAX_DECOMPRESSED, filt_record, &f) != LS_RB_OK) {
@@ -598,6 +610,7 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id,
     ls_buf_append(&g->obj, LS_CO_MAGIC, 8);
     g->n = 0;
     g->max_ts = -1;
+    g->min_horizon = 0;
     g->changed = false;
     for (size_t i = gs; i <= ge; i++) {
         const ls_idx_entry_t *e = &ix->e[i];
@@ -637,7 +650,8 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id,
     ls_crashpoint("keycompact.object_written");
     ls_idx_entry_t ne = {.kind = LS_IDX_KCO, .first_offset = first, .last_offset = last,
                          .max_timestamp = g->max_ts, .entries = g->n, .pos = LS_CO_HEADER_SIZE,
-                         .len = (uint32_t)body_len, .object = key};
+                         .len = (uint32_t)body_len, .object = key,
+                         .delete_horizon_ms = g->min_horizon};
     size_t n = ge - gs + 1;
     ls_meta_cmp_t cmps[1 + GROUP_MAX_ENTRIES];
     ls_meta_op_t ops[2 * GROUP_MAX_ENTRIES];

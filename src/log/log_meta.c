@@ -7,6 +7,9 @@
 #include "base/alloc.h"
 
 enum { HEAD_VERSION = 1, IDX_VERSION = 1, START_VERSION = 1 };
+/* An index entry with a delete horizon (key-compacted objects holding
+ * tombstones) is written as version 2: the horizon follows len. */
+enum { IDX_VERSION_HORIZON = 2 };
 
 int ls_log_head_key(char *out, size_t cap, int64_t log_id)
 {
@@ -199,7 +202,7 @@ ls_status ls_start_decode(const uint8_t *p, size_t len, ls_start_t *s)
 void ls_idx_encode(const ls_idx_entry_t *e, ls_buf_t *out)
 {
     size_t klen = strlen(e->object);
-    put_be(out, IDX_VERSION, 1);
+    put_be(out, e->delete_horizon_ms > 0 ? IDX_VERSION_HORIZON : IDX_VERSION, 1);
     put_be(out, (uint64_t)e->kind, 1);
     put_be(out, (uint64_t)e->first_offset, 8);
     put_be(out, (uint64_t)e->last_offset, 8);
@@ -207,6 +210,8 @@ void ls_idx_encode(const ls_idx_entry_t *e, ls_buf_t *out)
     put_be(out, e->entries, 4);
     put_be(out, e->pos, 8);
     put_be(out, e->len, 4);
+    if (e->delete_horizon_ms > 0)
+        put_be(out, (uint64_t)e->delete_horizon_ms, 8);
     put_be(out, klen, 2);
     ls_buf_append(out, e->object, klen);
 }
@@ -215,7 +220,8 @@ ls_status ls_idx_decode(const uint8_t *p, size_t len, ls_idx_entry_t *e)
 {
     memset(e, 0, sizeof *e);
     cur_t c = {p, p + len, 0};
-    if (cur_be(&c, 1) != IDX_VERSION)
+    uint64_t version = cur_be(&c, 1);
+    if (version != IDX_VERSION && version != IDX_VERSION_HORIZON)
         return LS_ECORRUPT;
     e->kind = (ls_idx_kind)cur_be(&c, 1);
     e->first_offset = (int64_t)cur_be(&c, 8);
@@ -224,9 +230,13 @@ ls_status ls_idx_decode(const uint8_t *p, size_t len, ls_idx_entry_t *e)
     e->entries = (uint32_t)cur_be(&c, 4);
     e->pos = cur_be(&c, 8);
     e->len = (uint32_t)cur_be(&c, 4);
+    if (version == IDX_VERSION_HORIZON)
+        e->delete_horizon_ms = (int64_t)cur_be(&c, 8);
     size_t klen = (size_t)cur_be(&c, 2);
     if (c.bad || klen == 0 || klen != (size_t)(c.end - c.p) || e->last_offset < e->first_offset ||
-        (e->kind != LS_IDX_WAL && e->kind != LS_IDX_CO && e->kind != LS_IDX_KCO) || memchr(c.p, 0, klen))
+        (e->kind != LS_IDX_WAL && e->kind != LS_IDX_CO && e->kind != LS_IDX_KCO) ||
+        (version == IDX_VERSION_HORIZON && (e->kind != LS_IDX_KCO || e->delete_horizon_ms <= 0)) ||
+        memchr(c.p, 0, klen))
         return LS_ECORRUPT;
     e->object = ls_strndup((const char *)c.p, klen);
     return LS_OK;

@@ -61,6 +61,8 @@ typedef struct ls_idx_entry {
     uint64_t pos;
     uint32_t len;
     char *object;                       /* ls_malloc'd object key */
+    int64_t delete_horizon_ms;          /* KCO: earliest delete horizon of the tombstones
+                                         * it holds (keycompact.c); 0: none */
 } ls_idx_entry_t;
 
 /* Log start record: advanced only by trims (retention, DeleteRecords). */

@@ -115,6 +115,26 @@ TEST(index_entry_round_trip_and_keys)
     ls_buf_free(&b);
     /* keys sort by last offset, so a ceiling lookup finds the covering entry */
     char k1[80], k2[80], k3[80];
+    /* a key-compacted entry with a delete horizon: version 2, round trip;
+     * a horizon on another kind, or a zero one, is not canonical */
+    ls_idx_entry_t k = {.kind = LS_IDX_KCO, .first_offset = 0, .last_offset = 99,
+                        .max_timestamp = -1, .entries = 0, .pos = 8, .len = 0,
+                        .object = "co/x", .delete_horizon_ms = 1700000000000LL};
+    ls_buf_init(&b);
+    ls_idx_encode(&k, &b);
+    CHECK_EQ_INT(b.data[0], 2);
+    CHECK_EQ_INT(ls_idx_decode(b.data, b.len, &d), LS_OK);
+    CHECK_EQ_INT(d.delete_horizon_ms, 1700000000000LL);
+    CHECK_EQ_INT(d.kind, LS_IDX_KCO);
+    ls_idx_clear(&d);
+    b.data[1] = LS_IDX_CO;
+    CHECK_EQ_INT(ls_idx_decode(b.data, b.len, &d), LS_ECORRUPT);
+    ls_buf_free(&b);
+    k.delete_horizon_ms = 0;
+    ls_buf_init(&b);
+    ls_idx_encode(&k, &b);
+    CHECK_EQ_INT(b.data[0], 1);
+    ls_buf_free(&b);
     ls_log_idx_key(k1, sizeof k1, 3, 9);
     ls_log_idx_key(k2, sizeof k2, 3, 10);
     ls_log_idx_key(k3, sizeof k3, 3, 100000000000LL);

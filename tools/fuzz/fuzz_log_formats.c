@@ -67,7 +67,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ls_chunk_t *c = ls_chunk_new(n - 8);
         memcpy(c->data, p + 8, n - 8);
         ls_read_cache_t *rc = ls_read_cache_new(1 << 20);
-        ls_read_cache_insert(rc, 1, 100, 100 + count - 1, c, 0, n - 8, "fuzz", why, sizeof why);
+        /* byte 2 picks the kind: real offsets with gaps (key-compacted) or rebased */
+        ls_cache_run_t *r = ls_read_cache_insert(rc, 1, 100, 100 + count - 1, p[2] & 1, c, 0,
+                                                 n - 8, "fuzz", why, sizeof why);
+        if (r) {   /* every offset of the range finds its batch or the end */
+            for (int64_t o = 100; o < 100 + count && o < 100 + 64; o++)
+                if (ls_cache_run_find(r, o) > r->nbatches)
+                    abort();
+        }
         ls_chunk_release(c);
         ls_read_cache_free(rc);
         break;
