@@ -1160,6 +1160,8 @@ static int next_page(ls_pqr_iter_t *it)
             continue;
         }
         it->seen_data = 1;
+        if (h.encoding < 0)
+            return ifail(it, LS_ECORRUPT, "page at byte %zu: no value encoding", at);
         if (h.num_values < 0 || h.num_values > it->left)
             return ifail(it, LS_ECORRUPT, "page at byte %zu: %lld values, %lld left in the chunk",
                          at, (long long)h.num_values, (long long)it->left);
