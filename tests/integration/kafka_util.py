@@ -292,14 +292,16 @@ def alter_broker_defaults(bootstrap, configs, validate_only=False, resource_name
     return out
 
 
-def produce_keyed(bootstrap, topic, n, nkeys, tombstone_pct, seed):
+def produce_keyed(bootstrap, topic, n, nkeys, tombstone_pct, seed, compression=None):
     """Partition 0 of a compacted topic: n random updates and tombstones over
     nkeys keys, flushed every 50 records (several WAL entries), then a last
     record under a key of its own; returns {offset: (key, value)} as
-    acknowledged (value None: a tombstone)."""
+    acknowledged (value None: a tombstone). compression: the producer's codec
+    (default: one picked by seed)."""
     rnd = random.Random(seed)
+    codec = rnd.choice(["none", "lz4", "zstd", "gzip", "snappy"])
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
-                  "compression.type": rnd.choice(["none", "lz4", "zstd", "gzip", "snappy"])})
+                  "compression.type": compression or codec})
     acked = {}
 
     def cb(err, msg):
