@@ -73,7 +73,7 @@ test: deps
 
 # ThreadSanitizer build of the unit tests whose modules use threads (libuv
 # worker pool, metadata watch/lease threads, S3 connection pool).
-TSAN_TESTS := test_logstore test_meta test_compactor test_retention test_objstore test_s3 test_cluster
+TSAN_TESTS := test_logstore test_meta test_compactor test_retention test_objstore test_s3 test_cluster test_registry
 tsan:
 	@$(MAKE) --no-print-directory BUILD=build-tsan CFLAGS="-O1 -DLS_CHECK_INVARIANTS_DEFAULT=1" SAN_FLAGS=-fsanitize=thread \
 	    $(TSAN_TESTS:%=build-tsan/tests/%)
