@@ -9,8 +9,9 @@
  * version it may have written already (registration is idempotent).
  *
  * Caches: schemas by id never change, so they are cached without
- * invalidation (bounded; emptied when full). The latest version of a
- * subject is cached against a generation number that a watch on the
+ * invalidation (bounded by count and by bytes of text; emptied when full).
+ * The latest version of a subject (at most LATEST_CACHE_MAX subjects) is
+ * cached against a generation number that a watch on the
  * registry's keys bumps on every change anywhere in the cluster (and this
  * broker bumps at once after its own writes); while the watch is lost
  * nothing is cached, and the next call watches again. */
@@ -35,6 +36,7 @@
 #define P "/ls/registry/"
 #define MAX_ATTEMPTS 64
 #define SCHEMA_CACHE_MAX 4096
+#define SCHEMA_CACHE_BYTES (64u << 20) /* texts held by the cache (models ~ a few x) */
 #define LATEST_CACHE_MAX 1024
 #define MAX_REF_DEPTH 16
 /* Versions per txn of a subject deletion: a permanent one deletes two keys
@@ -52,6 +54,7 @@ struct ls_registry {
     ls_meta_t *meta;
     pthread_mutex_t mu;
     ls_i64map_t schemas; /* id -> ls_sr_schema_t* (one reference each) */
+    size_t schema_bytes; /* their texts and canonical forms */
     latest_entry_t *latest;
     size_t nlatest;
     uint64_t gen; /* atomic */
@@ -699,15 +702,18 @@ ls_sr_code ls_registry_schema(ls_registry_t *r, int32_t id, ls_sr_schema_t **out
         ls_sr_schema_release(s);
         s = raced;
     } else {
-        if (r->schemas.count >= SCHEMA_CACHE_MAX) {
+        size_t bytes = strlen(s->text) + strlen(s->canon);
+        if (r->schemas.count >= SCHEMA_CACHE_MAX || r->schema_bytes + bytes > SCHEMA_CACHE_BYTES) {
             int64_t k;
             void *v;
             for (size_t it = 0; ls_i64map_next(&r->schemas, &it, &k, &v);)
                 ls_sr_schema_release(v);
             ls_i64map_free(&r->schemas);
             ls_i64map_init(&r->schemas);
+            r->schema_bytes = 0;
         }
         ls_i64map_put(&r->schemas, id, s);
+        r->schema_bytes += bytes;
     }
     ls_sr_schema_keep(s);
     pthread_mutex_unlock(&r->mu);
