@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/url.h"
 #include "http/iceberg_rest.h"
 #include "objstore/objstore.h"
 #include "table/iceberg_raw.h"
@@ -59,8 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_http_url_decode(raw, strlen(raw), &b);
-    ls_http_query_get(query, "pageToken", &b);
+    ls_url_decode(raw, strlen(raw), false, &b);
+    ls_url_query_get(query, "pageToken", &b);
     ls_rest_route_t rt;
     ls_rest_route(methods[data[0] % 6], path, &rt);
 
