@@ -128,7 +128,7 @@ void ls_tcr_init(ls_tcr_t *r, const uint8_t *p, size_t n)
 {
     memset(r, 0, sizeof *r);
     r->base = r->p = p;
-    r->end = p + n;
+    r->end = n ? p + n : p; /* (NULL, 0) is a valid empty input */
 }
 
 void ls_tcr_fail(ls_tcr_t *r, const char *what)
