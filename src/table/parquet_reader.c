@@ -1101,47 +1101,57 @@ static void read_sub(ls_tcr_t *t, page_hdr_t *h)
     }
 }
 
-/* Decodes page headers until a data page is ready (0) or an error (-1). */
+/* Decodes the page header at it->pos, bounded by the chunk: *body is the
+ * page as stored (h->csize bytes). 0, or -1 on error. */
+static int page_header(ls_pqr_iter_t *it, page_hdr_t *h, const uint8_t **body)
+{
+    size_t at = (size_t)(it->pos - it->r->data);
+    if (it->pos >= it->end)
+        return ifail(it, LS_ECORRUPT, "chunk ends at byte %zu with %lld values missing", at,
+                     (long long)it->left);
+    ls_tcr_t t;
+    ls_tcr_init(&t, it->pos, (size_t)(it->end - it->pos));
+    *h = (page_hdr_t){.type = -1,
+                      .usize = -1,
+                      .csize = -1,
+                      .is_compressed = 1,
+                      .encoding = -1,
+                      .def_enc = ENC_RLE,
+                      .rep_enc = ENC_RLE};
+    int16_t id;
+    int ty;
+    while ((ty = ls_tcr_field(&t, &id)) != 0) {
+        if (id == 1 && ty == LS_TC_I32)
+            h->type = ls_tcr_i32(&t);
+        else if (id == 2 && ty == LS_TC_I32)
+            h->usize = ls_tcr_i32(&t);
+        else if (id == 3 && ty == LS_TC_I32)
+            h->csize = ls_tcr_i32(&t);
+        else if (id == 4 && ty == LS_TC_I32)
+            h->crc = (uint32_t)ls_tcr_i32(&t), h->has_crc = 1;
+        else if (ty == LS_TC_STRUCT &&
+                 ((id == 5 && h->type == PAGE_DATA) || (id == 7 && h->type == PAGE_DICTIONARY) ||
+                  (id == 8 && h->type == PAGE_DATA_V2)))
+            read_sub(&t, h);
+        else
+            ls_tcr_skip(&t, ty);
+    }
+    if (ls_tcr_failed(&t)) return ifail(it, LS_ECORRUPT, "page header at byte %zu: %s", at, t.err);
+    if (h->usize < 0 || h->csize < 0 || h->csize > it->end - t.p)
+        return ifail(it, LS_ECORRUPT, "page at byte %zu: sizes %lld/%lld outside the chunk", at,
+                     (long long)h->csize, (long long)h->usize);
+    *body = t.p;
+    return 0;
+}
+
+/* Decodes pages until a data page is ready (0) or an error (-1). */
 static int next_page(ls_pqr_iter_t *it)
 {
     for (;;) {
         size_t at = (size_t)(it->pos - it->r->data);
-        if (it->pos >= it->end)
-            return ifail(it, LS_ECORRUPT, "chunk ends at byte %zu with %lld values missing", at,
-                         (long long)it->left);
-        ls_tcr_t t;
-        ls_tcr_init(&t, it->pos, (size_t)(it->end - it->pos));
-        page_hdr_t h = {.type = -1,
-                        .usize = -1,
-                        .csize = -1,
-                        .is_compressed = 1,
-                        .encoding = -1,
-                        .def_enc = ENC_RLE,
-                        .rep_enc = ENC_RLE};
-        int16_t id;
-        int ty;
-        while ((ty = ls_tcr_field(&t, &id)) != 0) {
-            if (id == 1 && ty == LS_TC_I32)
-                h.type = ls_tcr_i32(&t);
-            else if (id == 2 && ty == LS_TC_I32)
-                h.usize = ls_tcr_i32(&t);
-            else if (id == 3 && ty == LS_TC_I32)
-                h.csize = ls_tcr_i32(&t);
-            else if (id == 4 && ty == LS_TC_I32)
-                h.crc = (uint32_t)ls_tcr_i32(&t), h.has_crc = 1;
-            else if (ty == LS_TC_STRUCT &&
-                     ((id == 5 && h.type == PAGE_DATA) || (id == 7 && h.type == PAGE_DICTIONARY) ||
-                      (id == 8 && h.type == PAGE_DATA_V2)))
-                read_sub(&t, &h);
-            else
-                ls_tcr_skip(&t, ty);
-        }
-        if (ls_tcr_failed(&t))
-            return ifail(it, LS_ECORRUPT, "page header at byte %zu: %s", at, t.err);
-        if (h.usize < 0 || h.csize < 0 || h.csize > it->end - t.p)
-            return ifail(it, LS_ECORRUPT, "page at byte %zu: sizes %lld/%lld outside the chunk", at,
-                         (long long)h.csize, (long long)h.usize);
-        const uint8_t *body = t.p;
+        page_hdr_t h;
+        const uint8_t *body;
+        if (page_header(it, &h, &body) < 0) return -1;
         size_t n = (size_t)h.csize;
         it->pos = body + n;
         if (h.has_crc && (uint32_t)crc32(0, body, (uInt)n) != h.crc)
@@ -1287,6 +1297,32 @@ int ls_pqr_next(ls_pqr_iter_t *it, ls_pqr_triple_t *t)
     it->page_left--;
     it->left--;
     return 1;
+}
+
+int ls_pqr_skip(ls_pqr_iter_t *it, int64_t n)
+{
+    if (it->st != LS_OK) return -1;
+    while (n > 0 && it->left > 0) {
+        if (it->page_left == 0) {
+            /* a data page wholly inside the skip is passed over unread */
+            page_hdr_t h;
+            const uint8_t *body;
+            if (page_header(it, &h, &body) < 0) return -1;
+            if ((h.type == PAGE_DATA || h.type == PAGE_DATA_V2) && h.has_sub && h.num_values >= 0 &&
+                h.num_values <= n && h.num_values <= it->left) {
+                it->pos = body + h.csize;
+                it->left -= h.num_values;
+                n -= h.num_values;
+                it->seen_data = it->started = 1;
+                continue;
+            }
+        }
+        ls_pqr_triple_t t;
+        int rc = ls_pqr_next(it, &t);
+        if (rc <= 0) return rc;
+        n--;
+    }
+    return 0;
 }
 
 /* ---- flat columns ------------------------------------------------------ */

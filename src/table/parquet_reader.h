@@ -142,6 +142,11 @@ ls_pqr_iter_t *ls_pqr_iter_new(ls_pqr_t *r, int rg, int col, ls_status *st, char
 /* 1: *t holds the next triple; 0: end of the chunk; -1: error (see
  * ls_pqr_iter_status / ls_pqr_iter_error). */
 int ls_pqr_next(ls_pqr_iter_t *it, ls_pqr_triple_t *t);
+/* Skips the next n triples (for a column without repetition, n rows):
+ * data pages wholly inside the skip are passed over without being
+ * decompressed or decoded (their CRCs unchecked, as they are not read).
+ * 0 when done or the chunk ended, -1 on error. */
+int ls_pqr_skip(ls_pqr_iter_t *it, int64_t n);
 ls_status ls_pqr_iter_status(const ls_pqr_iter_t *it);
 const char *ls_pqr_iter_error(const ls_pqr_iter_t *it);
 void ls_pqr_iter_free(ls_pqr_iter_t *it);

@@ -3,11 +3,12 @@
  * opened and every column chunk of every row group is iterated to the end.
  * Oracle besides the sanitizers: an accepted chunk yields exactly its
  * num_values triples, levels within the column's maxima, a first triple at
- * repetition level 0, and byte-array views that can be read whole; the row
- * cursor gives every column at least one triple per row, starting at
- * repetition level 0; a refusal always carries a message. Seeds: tools/fuzz/corpus/
- * fuzz_parquet_reader (small uncompressed and snappy files from our writer
- * and pyarrow, data pages v1 and v2, nested columns). */
+ * repetition level 0, and byte-array views that can be read whole; skipping
+ * half a chunk (pages passed over unread) then reading on also ends at its
+ * num_values; the row cursor gives every column at least one triple per
+ * row, starting at repetition level 0; a refusal always carries a message. Seeds:
+ * tools/fuzz/corpus/ fuzz_parquet_reader (small uncompressed and snappy files from our writer and
+ * pyarrow, data pages v1 and v2, nested columns). */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -44,8 +45,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     sink ^= t.bytes[k];
                 n++;
             }
-            if (rc == 0 && n != ls_pqr_chunk(r, g, (int)c)->num_values) abort();
+            int64_t nv = ls_pqr_chunk(r, g, (int)c)->num_values;
+            if (rc == 0 && n != nv) abort();
             if (rc < 0 && (ls_pqr_iter_status(it) == LS_OK || !ls_pqr_iter_error(it)[0])) abort();
+            ls_pqr_iter_free(it);
+            /* skipping half the chunk then reading on (pages passed over unread) */
+            it = ls_pqr_iter_new(r, g, (int)c, &st, err, sizeof err);
+            if (!it) abort(); /* it opened a moment ago */
+            if (ls_pqr_skip(it, nv / 2) == 0) {
+                int64_t m = nv / 2;
+                while ((rc = ls_pqr_next(it, &t)) == 1)
+                    m++;
+                if (rc == 0 && m != nv) abort();
+            }
+            if (ls_pqr_iter_status(it) != LS_OK && !ls_pqr_iter_error(it)[0]) abort();
             ls_pqr_iter_free(it);
         }
     /* the row cursor: a file whose chunks all read cleanly may still have
