@@ -87,7 +87,10 @@ def test_zone_hint_steers_leaders(cluster):
     for zone, node in (("a", 1), ("b", 2), ("c", 3)):
         ls = leaders(cluster.bootstrap, topic, **{"client.id": "app,ls_az=" + zone})
         assert set(ls.values()) == {node}, "zone %s: %s" % (zone, ls)
-    assert len(set(leaders(cluster.bootstrap, topic).values())) > 1
+    # without a hint the leaders spread; a broker whose session lapsed for a moment
+    # (a loaded machine, the ASan build) is left out until it renews
+    wait_until(lambda: len(set(leaders(cluster.bootstrap, topic).values())) > 1, 15,
+               what="leaders spread over the brokers without a zone hint")
 
 
 def test_concurrent_produce_through_every_broker_gives_dense_unique_offsets(cluster):
