@@ -6,10 +6,23 @@
 
 #include "base/alloc.h"
 
-enum { HEAD_VERSION = 1, IDX_VERSION = 1, START_VERSION = 1 };
+/* A head is written as version 2 only when it holds transaction state, so
+ * logs never written transactionally keep the version 1 bytes. */
+enum { HEAD_VERSION = 1, HEAD_VERSION_TXN = 2, IDX_VERSION = 1, START_VERSION = 1 };
 /* An index entry with a delete horizon (key-compacted objects holding
  * tombstones) is written as version 2: the horizon follows len. */
 enum { IDX_VERSION_HORIZON = 2 };
+
+static bool head_has_txn_state(const ls_head_t *h)
+{
+    if (h->max_aborted_span)
+        return true;
+    for (int i = 0; i < h->nproducers; i++)
+        if (h->producers[i].txn_seq || h->producers[i].txn_first_offset ||
+            h->producers[i].ended_seq)
+            return true;
+    return false;
+}
 
 int ls_log_head_key(char *out, size_t cap, int64_t log_id)
 {
@@ -107,7 +120,8 @@ static void put_be(ls_buf_t *b, uint64_t v, int n)
 
 void ls_head_encode(const ls_head_t *h, ls_buf_t *out)
 {
-    put_be(out, HEAD_VERSION, 1);
+    bool txn = head_has_txn_state(h);
+    put_be(out, txn ? HEAD_VERSION_TXN : HEAD_VERSION, 1);
     put_be(out, h->fenced ? 1 : 0, 1);
     put_be(out, (uint64_t)h->next_offset, 8);
     put_be(out, (uint64_t)h->log_start, 8);
@@ -125,15 +139,24 @@ void ls_head_encode(const ls_head_t *h, ls_buf_t *out)
             put_be(out, (uint32_t)ps->batches[j].last_seq, 4);
             put_be(out, (uint64_t)ps->batches[j].base_offset, 8);
         }
+        if (txn) {
+            put_be(out, (uint64_t)ps->txn_seq, 8);
+            put_be(out, (uint64_t)ps->txn_first_offset, 8);
+            put_be(out, (uint64_t)ps->ended_seq, 8);
+        }
     }
+    if (txn)
+        put_be(out, (uint64_t)h->max_aborted_span, 8);
 }
 
 ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h)
 {
     memset(h, 0, sizeof *h);
     cur_t c = {p, p + len, 0};
-    if (cur_be(&c, 1) != HEAD_VERSION)
+    uint64_t version = cur_be(&c, 1);
+    if (version != HEAD_VERSION && version != HEAD_VERSION_TXN)
         return LS_ECORRUPT;
+    bool txn = version == HEAD_VERSION_TXN;
     uint64_t flags = cur_be(&c, 1);
     if (flags & ~(uint64_t)1)
         return LS_ECORRUPT;   /* unknown flag bits: written by a newer version or damaged */
@@ -160,6 +183,23 @@ ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h)
             ps->batches[j].last_seq = (int32_t)cur_be(&c, 4);
             ps->batches[j].base_offset = (int64_t)cur_be(&c, 8);
         }
+        if (txn) {
+            ps->txn_seq = (int64_t)cur_be(&c, 8);
+            ps->txn_first_offset = (int64_t)cur_be(&c, 8);
+            ps->ended_seq = (int64_t)cur_be(&c, 8);
+            /* an open transaction lies inside the log, after every ended one */
+            if (ps->txn_seq < 0 || ps->ended_seq < 0 ||
+                (ps->txn_seq == 0 && ps->txn_first_offset != 0) ||
+                (ps->txn_seq > 0 && (ps->txn_seq <= ps->ended_seq || ps->txn_first_offset < 0 ||
+                                     ps->txn_first_offset >= h->next_offset)))
+                c.bad = 1;
+        }
+    }
+    if (txn) {
+        h->max_aborted_span = (int64_t)cur_be(&c, 8);
+        /* canonical: version 2 only with transaction state */
+        if (h->max_aborted_span < 0 || (!c.bad && !head_has_txn_state(h)))
+            c.bad = 1;
     }
     if (c.bad || c.p != c.end || h->next_offset < h->log_start || h->log_start < 0) {
         ls_head_clear(h);

@@ -31,6 +31,12 @@ typedef struct ls_pstate {
     int16_t epoch;
     int nbatches;                       /* oldest first */
     ls_pbatch_t batches[LS_PRODUCER_BATCHES];
+    /* Transactions (log_txn.h): the transaction open on this log (0: none)
+     * and its first offset (0 when none), and the highest transaction whose
+     * marker this log has seen (0: none). Zeroed = no transaction state. */
+    int64_t txn_seq;
+    int64_t txn_first_offset;
+    int64_t ended_seq;
 } ls_pstate_t;
 
 typedef struct ls_head {
@@ -42,6 +48,7 @@ typedef struct ls_head {
     bool fenced;
     ls_pstate_t *producers;
     int nproducers;
+    int64_t max_aborted_span;           /* largest marker - first offset of an aborted transaction */
 } ls_head_t;
 
 /* WAL: a range of a WAL object, offsets assigned at commit (rebased on read).

@@ -26,6 +26,7 @@ struct ls_read_op {
     int64_t next;                 /* next offset wanted */
     size_t max_bytes;
     int64_t ts;                   /* OP_TIME target */
+    bool committed;               /* read_committed: stop at the last stable offset */
     ls_read_cb rcb;
     ls_offset_cb ocb;
     void *arg;
@@ -249,6 +250,7 @@ void ls_reader_on_commit(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entr
 
 void ls_reader_drop_log(ls_logstore_t *ls, ls_logstate_t *lg)
 {
+    ls_aborted_drop(lg);
     if (lg->idx_state == 2)
         idx_clear(lg);
     if (lg->idx_state == 1)
@@ -323,6 +325,7 @@ static void op_finish(ls_read_op_t *op)
     if (lg) {
         op->res.log_start = lg->log_start;
         op->res.high_watermark = lg->head.next_offset;
+        op->res.last_stable_offset = ls_log_txn_lso(&lg->head);
     }
     if (op->mode == OP_READ) {
         op->rcb(op->arg, &op->res);
@@ -450,7 +453,14 @@ static bool take_from_run(ls_read_op_t *op, const ls_cache_run_t *run)
     int b = ls_cache_run_find(run, op->next);
     if (b >= run->nbatches)
         op->next = run->last_offset + 1;   /* key compaction left nothing at or after it */
+    int64_t lso = INT64_MAX;
+    if (op->committed) {
+        ls_logstate_t *lg = ls_logstate_get(op->ls, op->log_id, false);
+        lso = lg ? ls_log_txn_lso(&lg->head) : 0;
+    }
     for (; b < run->nbatches; b++) {
+        if (run->batch_base[b] >= lso)
+            return false;   /* the LSO is a batch boundary: nothing past it */
         size_t pos = run->batch_pos[b];
         size_t end = b + 1 < run->nbatches ? run->batch_pos[b + 1] : run->len;
         if (op->res.nslices && op->res.bytes + (end - pos) > op->max_bytes)
@@ -468,7 +478,8 @@ static void op_step(ls_read_op_t *op)
     ls_logstore_t *ls = op->ls;
     for (;;) {
         ls_logstate_t *lg = ls_logstate_get(ls, op->log_id, false);
-        if (!lg || op->next >= lg->head.next_offset || op->res.st != LS_OK) {
+        if (!lg || op->next >= lg->head.next_offset || op->res.st != LS_OK ||
+            (op->committed && op->next >= ls_log_txn_lso(&lg->head))) {
             if (op->mode == OP_TIME && op->res.st == LS_OK) {
                 op->next = lg ? lg->head.next_offset : 0;
                 op->ts = -1;
@@ -548,10 +559,11 @@ static ls_read_op_t *op_new(ls_logstore_t *ls, int64_t log_id, int mode)
     return op;
 }
 
-void ls_logstore_read(ls_logstore_t *ls, int64_t log_id, int64_t offset, size_t max_bytes,
-                      ls_read_cb cb, void *arg)
+static void read_start(ls_logstore_t *ls, int64_t log_id, int64_t offset, size_t max_bytes,
+                       bool committed, ls_read_cb cb, void *arg)
 {
     ls_read_op_t *op = op_new(ls, log_id, OP_READ);
+    op->committed = committed;
     op->next = offset;
     op->max_bytes = max_bytes;
     op->rcb = cb;
@@ -561,6 +573,18 @@ void ls_logstore_read(ls_logstore_t *ls, int64_t log_id, int64_t offset, size_t 
     if (offset < start || offset > hwm)
         op->res.st = LS_ERANGE;
     op_step(op);
+}
+
+void ls_logstore_read(ls_logstore_t *ls, int64_t log_id, int64_t offset, size_t max_bytes,
+                      ls_read_cb cb, void *arg)
+{
+    read_start(ls, log_id, offset, max_bytes, false, cb, arg);
+}
+
+void ls_logstore_read_committed(ls_logstore_t *ls, int64_t log_id, int64_t offset,
+                                size_t max_bytes, ls_read_cb cb, void *arg)
+{
+    read_start(ls, log_id, offset, max_bytes, true, cb, arg);
 }
 
 void ls_logstore_offset_for_time(ls_logstore_t *ls, int64_t log_id, int64_t ts, ls_offset_cb cb,

@@ -264,6 +264,47 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
     return st;
 }
 
+/* Aborted-transaction records (log_txn.h) whose marker lies below the log
+ * start describe data that is gone: delete them. They are keyed by first
+ * offset, so they all lie below the start's key; a record of a transaction
+ * the start cuts through (first < start <= marker) stays. The records are
+ * immutable and only deleted here, so no compares are needed; a crash
+ * before this step leaves records below the start, which readers never ask
+ * for (reads below the start are out of range) and the next trim deletes. */
+static ls_status sweep_aborted(ls_meta_t *meta, int64_t log_id, int64_t log_start)
+{
+    char from[96], to[96];
+    ls_log_abort_key(from, sizeof from, log_id, 0);
+    ls_log_abort_key(to, sizeof to, log_id, log_start);
+    int per = ls_meta_max_txn_ops(meta);
+    for (;;) {
+        ls_kvlist_t l;
+        ls_status st = ls_meta_scan(meta, from, strlen(from), to, strlen(to), (size_t)per, 0, &l);
+        if (st != LS_OK)
+            return st;
+        ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, l.n ? l.n : 1);
+        size_t nops = 0;
+        for (size_t i = 0; i < l.n; i++) {
+            ls_aborted_t a;
+            if (ls_aborted_decode(l.v[i].val, l.v[i].vlen, &a) == LS_OK &&
+                a.marker_offset >= log_start)
+                continue;   /* still holds data of the log (or, undecodable, kept for a human) */
+            ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = l.v[i].key,
+                                         .klen = l.v[i].klen};
+        }
+        bool more = l.more;
+        if (l.n)   /* resume after the last key seen */
+            snprintf(from, sizeof from, "%.*s~", (int)l.v[l.n - 1].klen,
+                     (const char *)l.v[l.n - 1].key);
+        if (nops)
+            st = ls_meta_txn(meta, NULL, 0, ops, nops, NULL);
+        ls_free(ops);
+        ls_kvlist_free(&l);
+        if (st != LS_OK || !more)
+            return st;
+    }
+}
+
 ls_status ls_log_trim(ls_meta_t *meta, ls_objstore_t *os, const ls_trim_req_t *req,
                       ls_trim_result_t *out)
 {
@@ -284,7 +325,8 @@ ls_status ls_log_trim(ls_meta_t *meta, ls_objstore_t *os, const ls_trim_req_t *r
             break;
     }
     ls_status sst = sweep_owed(meta, os, req, out);
-    return st != LS_OK ? st : sst;
+    ls_status ast = sweep_aborted(meta, req->log_id, out->log_start);
+    return st != LS_OK ? st : sst != LS_OK ? sst : ast;
 }
 
 /* ------------------------------------------------------------ loop binding */
@@ -293,8 +335,10 @@ void ls_trim_learn(ls_logstore_t *ls, int64_t log_id, int64_t log_start, int64_t
                    int64_t index_start)
 {
     ls_logstate_t *lg = ls_logstate_get(ls, log_id, true);
-    if (log_start > lg->log_start)
+    if (log_start > lg->log_start) {
         lg->log_start = log_start;
+        ls_aborted_learn_start(lg);
+    }
     if (trimmed_bytes > lg->trimmed_bytes)
         lg->trimmed_bytes = trimmed_bytes;
     if (lg->idx_state == 2) {

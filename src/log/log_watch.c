@@ -127,6 +127,15 @@ static void apply_event(ls_logstore_t *ls, const ls_watch_ev_t *e, ls_logstate_t
             ls_trim_learn(ls, id, st.log_start, st.trimmed_bytes, st.index_start);
         return;
     }
+    if (ls_log_abort_key_parse(e->key, e->klen, &id) == 0) {
+        /* another broker's abort marker; deletions come with trims, which
+         * the start record's event applies */
+        ls_aborted_t a;
+        ls_logstate_t *alg = ls_logstate_get(ls, id, false);
+        if (alg && e->kind == LS_META_EV_PUT && ls_aborted_decode(e->val, e->vlen, &a) == LS_OK)
+            ls_aborted_add(alg, &a, 1);
+        return;
+    }
     if (ls_log_idx_key_parse(e->key, e->klen, &id, &last) != 0)
         return;
     ls_logstate_t *lg = ls_logstate_get(ls, id, false);

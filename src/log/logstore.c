@@ -2,7 +2,9 @@
  *
  * Design (see also wal_writer.c for the write path, log_reader.c for reads):
  *  - A log's committed state is its head (/ls/head/<id>): next offset, log
- *    start, size, max timestamp, idempotent-producer state. Heads are loaded
+ *    start, size, max timestamp, idempotent-producer state and the
+ *    transaction state of its producers (log_txn.h: the LSO is computed from
+ *    it; aborted ranges are records of their own, log_aborted.c). Heads are loaded
  *    at open and kept in memory; commits update them by compare-and-set on
  *    the head key's mod_rev, so a second writer (another broker) is detected.
  *  - Offsets live only in metadata: WAL objects hold entries as produced, and
@@ -321,6 +323,7 @@ void ls_logstore_free(ls_logstore_t *ls)
             ls_idx_clear(&lg->idx[i]);
         ls_free(lg->idx);
         ls_reader_replay_clear(lg);
+        ls_aborted_free(lg);
         ls_free(lg);
     }
     ls_i64map_free(&ls->logs);
@@ -343,6 +346,7 @@ void ls_logstore_info(ls_logstore_t *ls, int64_t log_id, ls_log_info_t *out)
     out->max_timestamp = lg->head.max_timestamp;
     out->max_timestamp_offset = lg->head.max_timestamp_offset;
     out->size_bytes = lg->head.size_bytes - lg->trimmed_bytes;
+    out->last_stable_offset = ls_log_txn_lso(&lg->head);
     out->fenced = lg->head.fenced;
 }
 

@@ -17,6 +17,7 @@
 #include <uv.h>
 #include "base/chunk.h"
 #include "base/status.h"
+#include "log/log_txn.h"
 #include "meta/meta.h"
 #include "objstore/objstore.h"
 
@@ -56,12 +57,17 @@ typedef struct ls_append {
     int32_t offset_count;     /* offsets this batch consumes (lastOffsetDelta + 1) */
     int64_t max_timestamp;
     ls_producer_ref_t producer;
+    int64_t txn_seq;                  /* transactional batch: its transaction (txn/txn.h); 0: none */
+    const ls_log_marker_t *marker;    /* set: data is this transaction marker's control batch */
 } ls_append_t;
 
 /* st: LS_OK with base_offset assigned (also for a duplicate of an idempotent
- * batch: the original offset); LS_EAGAIN / LS_EIO / LS_ENOSPC: the flush failed,
+ * batch: the original offset; for a marker the log has already seen: -1,
+ * nothing appended); LS_EAGAIN / LS_EIO / LS_ENOSPC: the flush failed,
  * retriable; LS_ENOTFOUND: the log is fenced (stream dropped); LS_ERANGE:
- * producer sequence out of order; LS_EFENCED: producer epoch is stale. */
+ * producer sequence out of order; LS_EFENCED: producer epoch is stale;
+ * LS_EINVAL: the batch's transaction is not open for it here (it ended, or
+ * a non-transactional batch of a producer with one open: log_txn.h). */
 typedef void (*ls_append_cb)(void *arg, ls_status st, int64_t base_offset, int64_t log_start);
 
 /* Buffers the entry and arranges for cb once it is durable and committed. */
@@ -87,6 +93,7 @@ typedef struct ls_log_info {
     int64_t max_timestamp;    /* -1 if empty */
     int64_t max_timestamp_offset;
     int64_t size_bytes;       /* bytes of the retained entries */
+    int64_t last_stable_offset; /* first offset of the oldest open transaction, else the high watermark */
     bool fenced;
 } ls_log_info_t;
 /* Non-blocking: heads are kept in memory. Unknown logs read as empty. */
@@ -108,6 +115,7 @@ typedef struct ls_read_result {
     ls_status st;             /* LS_OK, LS_ERANGE (offset out of range), LS_EIO, LS_ECORRUPT */
     int64_t log_start;
     int64_t high_watermark;
+    int64_t last_stable_offset;
     ls_read_slice_t *slices;
     int nslices;
     size_t bytes;
@@ -119,6 +127,20 @@ typedef struct ls_read_result {
 typedef void (*ls_read_cb)(void *arg, ls_read_result_t *res);
 void ls_logstore_read(ls_logstore_t *ls, int64_t log_id, int64_t offset, size_t max_bytes,
                       ls_read_cb cb, void *arg);
+/* The same, for a read_committed reader: stops at the last stable offset
+ * (no entry at or past it is returned; reading at it returns no slices). */
+void ls_logstore_read_committed(ls_logstore_t *ls, int64_t log_id, int64_t offset,
+                                size_t max_bytes, ls_read_cb cb, void *arg);
+
+/* Aborted transactions whose range overlaps [from, to] (a read_committed
+ * fetch returns them beside the records), from the log's aborted index: in
+ * memory, loaded on first use, kept current by commits, the watch and
+ * trims. A log that never aborted a transaction answers at once. st: LS_OK,
+ * or the store's error of the load. cb may run before the call returns; v
+ * is valid during the call only. */
+typedef void (*ls_aborted_cb)(void *arg, ls_status st, const ls_aborted_t *v, int n);
+void ls_logstore_aborted(ls_logstore_t *ls, int64_t log_id, int64_t from, int64_t to,
+                         ls_aborted_cb cb, void *arg);
 void ls_read_result_free(ls_read_result_t *res);   /* releases chunks; not the struct itself */
 
 /* ---- commit notifications (fetch long-poll) ---- */

@@ -35,6 +35,9 @@ typedef struct ls_pending {
     int64_t rel_offset;               /* offsets before this entry within its section */
     int32_t offset_count;
     ls_producer_ref_t producer;
+    int64_t txn_seq;                  /* transactional batch (0: none) */
+    bool is_marker;
+    ls_log_marker_t marker;           /* is_marker: the marker this control batch carries */
     ls_dup_waiter_t *dups;
 } ls_pending_t;
 
@@ -60,6 +63,10 @@ typedef struct ls_logstate {
     int nidx, capidx;
     ls_read_op_t *idx_waiting;        /* reads parked until the index loads */
     ls_idx_replay_t *replay;          /* watched index changes during a load */
+    /* aborted-transactions index (log_aborted.c, loaded lazily) */
+    int aborted_state;                /* 0 unloaded, 1 loading, 2 loaded, 3 loading but dropped */
+    ls_aborted_list_t aborted;        /* valid in states 1-2; commits and the watch add to it */
+    struct ls_aborted_wait *aborted_waiting; /* lookups parked until it loads */
     ls_log_waiter_t waiters;          /* sentinel of commit waiters */
 } ls_logstate_t;
 
@@ -82,6 +89,9 @@ struct ls_section {
     int64_t commit_rev;               /* revision of the txn that committed it */
     int64_t base_offset;
     ls_status st;                     /* per-section commit outcome */
+    int nmarkers;                     /* markers among the entries (each may abort a range) */
+    ls_aborted_t *aborted;            /* built with head_after: ranges the commit indexes */
+    int naborted;
 };
 
 typedef enum {
@@ -180,4 +190,11 @@ void ls_reader_drop_log(ls_logstore_t *ls, ls_logstate_t *lg);
 void ls_reader_index_put(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e);
 void ls_reader_index_del(ls_logstore_t *ls, ls_logstate_t *lg, int64_t last_offset);
 void ls_reader_replay_clear(ls_logstate_t *lg);
+/* log_aborted.c: aborted ranges committed (here or, via the watch,
+ * elsewhere); the log start moved; forget the list (reload on next use);
+ * free a log's list and fail its parked lookups. */
+void ls_aborted_add(ls_logstate_t *lg, const ls_aborted_t *v, int n);
+void ls_aborted_learn_start(ls_logstate_t *lg);
+void ls_aborted_drop(ls_logstate_t *lg);
+void ls_aborted_free(ls_logstate_t *lg);
 #endif

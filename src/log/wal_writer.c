@@ -19,6 +19,12 @@
  *  I5  Idempotent entries: sequence checks run at append against the
  *      committed producer state plus uncommitted entries of the same log; a
  *      retry of an in-flight batch waits for the original's outcome.
+ *  I6  Transactions (log_txn.h): the rules run at append against the
+ *      committed head (for a precise answer) and again while building the
+ *      head the commit writes, against the head it replaces; a batch they
+ *      refuse there fails its section retriably. An abort marker's aborted
+ *      record is written in the same txn as its head and index entry, so a
+ *      reader that sees the marker's offset can find the range.
  *
  * Seal policy (group commit): seal the open flush when it is non-empty,
  * fewer than max_inflight flushes are sealed and unfinished, at least
@@ -57,6 +63,7 @@
 #include "log/wal_format.h"
 
 #define MAX_PRODUCERS_PER_LOG 1024
+#define MAX_MARKERS_PER_SECTION 64   /* 3 + 64 ops per section < etcd's 128 per txn */
 #define COMMIT_ATTEMPTS 8
 
 static void schedule_seal(ls_logstore_t *ls);
@@ -162,9 +169,16 @@ static void pstate_push(ls_head_t *h, const ls_producer_ref_t *pr, int64_t base_
     ls_pstate_t *ps = pstate_find(h, pr->producer_id);
     if (!ps) {
         if (h->nproducers >= MAX_PRODUCERS_PER_LOG) {
-            /* forget the least recently written producer (kept first) */
-            memmove(&h->producers[0], &h->producers[1],
-                    (size_t)(h->nproducers - 1) * sizeof(ls_pstate_t));
+            /* forget the least recently written producer (kept first) that
+             * has no transaction state; only when all have, the oldest */
+            int victim = 0;
+            for (int i = 0; i < h->nproducers; i++)
+                if (!h->producers[i].txn_seq && !h->producers[i].ended_seq) {
+                    victim = i;
+                    break;
+                }
+            memmove(&h->producers[victim], &h->producers[victim + 1],
+                    (size_t)(h->nproducers - victim - 1) * sizeof(ls_pstate_t));
             h->nproducers--;
         }
         h->producers = ls_realloc(h->producers, (size_t)(h->nproducers + 1) * sizeof(ls_pstate_t));
@@ -251,6 +265,36 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
             return;
         }
     }
+    /* Transactions (log_txn.h), checked here against the committed head for
+     * a precise answer, and again at commit against the head it replaces. */
+    if (a->marker) {
+        if (ls_log_txn_marker_plan(&lg->head, a->marker) == LS_MARK_NOOP) {
+            cb(arg, LS_OK, -1, lg->log_start);
+            return;
+        }
+        if (lg->open_section && lg->open_section->nmarkers >= MAX_MARKERS_PER_SECTION) {
+            /* each marker may add an aborted record to the section's commit
+             * txn, which must stay within the store's op limit: next flush */
+            cb(arg, LS_EAGAIN, -1, -1);
+            return;
+        }
+    } else if (a->producer.producer_id >= 0) {
+        switch (ls_log_txn_check_batch(&lg->head, a->producer.producer_id,
+                                       a->producer.producer_epoch, a->txn_seq)) {
+        case LS_TXB_OK:
+            break;
+        case LS_TXB_FENCED:
+            cb(arg, LS_EFENCED, -1, -1);
+            return;
+        case LS_TXB_ENDED:
+        case LS_TXB_OPEN_TRANSACTION:
+            cb(arg, LS_EINVAL, -1, -1);
+            return;
+        }
+    } else if (a->txn_seq) {
+        cb(arg, LS_EINVAL, -1, -1);   /* a transaction needs a producer id */
+        return;
+    }
     if (!ls->open)
         ls->open = flush_new(ls);
     ls_flush_t *f = ls->open;
@@ -275,12 +319,19 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
     p->rel_offset = sec->offsets;
     p->offset_count = a->offset_count;
     p->producer = a->producer;
+    p->txn_seq = a->txn_seq;
+    if (a->marker) {
+        p->is_marker = true;
+        p->marker = *a->marker;
+        p->producer.producer_id = -1;   /* control batches carry no sequence */
+        sec->nmarkers++;
+    }
     if (sec->last)
         sec->last->next = p;
     else
         sec->first = p;
     sec->last = p;
-    if (a->producer.producer_id >= 0) {
+    if (p->producer.producer_id >= 0) {
         if (lg->idem_tail)
             lg->idem_tail->pnext = p;
         else
@@ -322,6 +373,7 @@ static void section_free(ls_section_t *sec)
     ls_chunk_release(sec->chunk);
     ls_head_clear(&sec->head_before);
     ls_head_clear(&sec->head_after);
+    ls_free(sec->aborted);
     ls_free(sec);
 }
 
@@ -496,10 +548,18 @@ bool ls_wal_idle(const ls_logstore_t *ls) { return !ls->open && !ls->queue_head;
 
 /* ------------------------------------------------------------------ commit */
 
-static void build_head_after(ls_section_t *s)
+/* The head after the section, built on head_before; also the aborted
+ * ranges its markers close. LS_EAGAIN when a transactional rule refuses a
+ * batch against this head (its transaction ended meanwhile, e.g. through
+ * another broker): the section fails retriably and the retry gets the
+ * precise answer from the append-time check. */
+static ls_status build_head_after(ls_section_t *s)
 {
     ls_head_clear(&s->head_after);
     head_copy(&s->head_after, &s->head_before);
+    ls_free(s->aborted);
+    s->aborted = s->nmarkers ? LS_NEWN(ls_aborted_t, s->nmarkers) : NULL;
+    s->naborted = 0;
     ls_head_t *h = &s->head_after;
     s->base_offset = s->head_before.next_offset;
     h->next_offset += s->offsets;
@@ -508,9 +568,23 @@ static void build_head_after(ls_section_t *s)
         h->max_timestamp = s->max_timestamp;
         h->max_timestamp_offset = s->base_offset + s->max_timestamp_rel;
     }
-    for (ls_pending_t *p = s->first; p; p = p->next)
-        if (p->producer.producer_id >= 0)
-            pstate_push(h, &p->producer, s->base_offset + p->rel_offset);
+    for (ls_pending_t *p = s->first; p; p = p->next) {
+        int64_t offset = s->base_offset + p->rel_offset;
+        if (p->is_marker) {
+            ls_marker_action act = ls_log_txn_marker_plan(h, &p->marker);
+            if (ls_log_txn_marker_apply(h, &p->marker, act, offset, &s->aborted[s->naborted]))
+                s->naborted++;
+            continue;
+        }
+        if (p->producer.producer_id < 0)
+            continue;
+        if (ls_log_txn_check_batch(h, p->producer.producer_id, p->producer.producer_epoch,
+                                   p->txn_seq) != LS_TXB_OK)
+            return LS_EAGAIN;
+        pstate_push(h, &p->producer, offset);
+        ls_log_txn_apply_batch(h, p->producer.producer_id, p->txn_seq, offset);
+    }
+    return LS_OK;
 }
 
 /* Sequences were checked at append against the head as this broker knew
@@ -585,13 +659,18 @@ static ls_status verify_applied(ls_meta_t *meta, const ls_meta_op_t *last_put, i
 static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, bool with_walobj)
 {
     ls_meta_t *meta = f->ls->meta;
-    size_t cap = 1;
-    for (ls_section_t *s = first; s != end; s = s->next)
+    size_t cap = 1, nmarkers = 0;
+    for (ls_section_t *s = first; s != end; s = s->next) {
         cap += 2;
+        nmarkers += (size_t)s->nmarkers;
+    }
     ls_meta_cmp_t *cmps = LS_NEWN(ls_meta_cmp_t, cap);
-    ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, cap);
+    ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, cap + nmarkers);
     char (*keys)[2][80] = ls_calloc(cap, sizeof *keys);
     ls_buf_t *vals = LS_NEWN(ls_buf_t, cap * 2);
+    /* aborted-index records of the markers (log_txn.h), one per aborted range */
+    char (*akeys)[96] = ls_calloc(nmarkers ? nmarkers : 1, sizeof *akeys);
+    ls_buf_t *avals = LS_NEWN(ls_buf_t, nmarkers ? nmarkers : 1);
     char walobj_key[160];
     snprintf(walobj_key, sizeof walobj_key, LS_WALOBJ_PREFIX "%s", f->key);
     /* reference count: one per log section; compaction decrements it and
@@ -600,7 +679,7 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
     snprintf(walobj_val, sizeof walobj_val, "n=%u", f->nsections);
     ls_status st = LS_ECONFLICT;
     for (int attempt = 0; attempt < COMMIT_ATTEMPTS && st == LS_ECONFLICT; attempt++) {
-        size_t ncmp = 0, nops = 0, i = 0;
+        size_t ncmp = 0, nops = 0, i = 0, na = 0;
         st = LS_OK;
         if (with_walobj) {
             ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = walobj_key,
@@ -634,7 +713,23 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
                 s->st = LS_ENOTFOUND;
                 continue;
             }
-            build_head_after(s);
+            if (build_head_after(s) != LS_OK) {
+                LS_WARN("wal", "log %016llx: a transactional batch of this flush belongs to a "
+                        "transaction that ended meanwhile (its marker committed first); failing "
+                        "the flush's batches for this log (retriable) so the retry is checked "
+                        "against the new state", (unsigned long long)s->log->log_id);
+                s->st = LS_EAGAIN;
+                continue;
+            }
+            for (int k = 0; k < s->naborted; k++, na++) {
+                ls_log_abort_key(akeys[na], sizeof akeys[na], s->log->log_id,
+                                 s->aborted[k].first_offset);
+                ls_buf_free(&avals[na]);
+                ls_aborted_encode(&s->aborted[k], &avals[na]);
+                ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = akeys[na],
+                                             .klen = strlen(akeys[na]), .val = avals[na].data,
+                                             .vlen = avals[na].len};
+            }
             ls_buf_free(&vals[2 * i]);
             ls_buf_free(&vals[2 * i + 1]);
             ls_head_encode(&s->head_after, &vals[2 * i]);
@@ -681,6 +776,10 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
             }
     for (size_t i = 0; i < cap * 2; i++)
         ls_buf_free(&vals[i]);
+    for (size_t i = 0; i < nmarkers; i++)
+        ls_buf_free(&avals[i]);
+    ls_free(avals);
+    ls_free(akeys);
     ls_free(vals);
     ls_free(keys);
     ls_free(cmps);
@@ -692,15 +791,18 @@ static void commit_work(uv_work_t *w)
     ls_flush_t *f = w->data;
     /* Split so each txn stays within the backend's op limit; a log's compare,
      * head and index entry always share one txn (per-log atomicity). */
-    int per_txn = (ls_meta_max_txn_ops(f->ls->meta) - 1) / 3;
-    if (per_txn < 1)
-        per_txn = 1;
+    int budget = ls_meta_max_txn_ops(f->ls->meta) - 1;   /* the WAL object's key */
     ls_section_t *first = f->sections;
     bool with_walobj = true;
     while (first) {
-        ls_section_t *end = first;
-        for (int n = 0; end && n < per_txn; n++)
+        /* a section costs its head compare, head and index entry, plus one
+         * aborted-index record per marker at most; at least one per txn */
+        ls_section_t *end = first->next;
+        int used = 3 + first->nmarkers;
+        while (end && used + 3 + end->nmarkers <= budget) {
+            used += 3 + end->nmarkers;
             end = end->next;
+        }
         commit_group(f, first, end, with_walobj);
         with_walobj = false;
         first = end;
@@ -749,6 +851,7 @@ static void commit_after(uv_work_t *w, int status)
                             .max_timestamp = s->max_timestamp, .entries = s->entries,
                             .pos = s->obj_pos, .len = (uint32_t)s->chunk->len, .object = f->key};
         ls_reader_on_commit(ls, lg, &e, s->chunk, 0);
+        ls_aborted_add(lg, s->aborted, s->naborted);
         for (ls_pending_t *p = s->first; p; p = p->next) {
             if (p->producer.producer_id >= 0)
                 idem_unlink(lg, p);

@@ -533,6 +533,273 @@ TEST(ambiguous_commits_resolved)
     ls_meta_close(meta);
 }
 
+static void on_trim_ack(void *arg, ls_status st, int64_t start)
+{
+    ack_t *a = arg;
+    a->done++;
+    a->st = st;
+    a->offset = start;
+}
+
+/* Transactions (log_txn.h) through the WAL commit: batches open a
+ * transaction, the LSO stays at its first offset until the marker commits,
+ * an abort marker writes the aborted range in the same txn, markers are
+ * idempotent, late and mixed batches are refused, a fencing marker epoch
+ * fences, and a marker committed before a batch of its own transaction in
+ * the same flush fails the flush retriably; trims drop an aborted record
+ * only with the last data of its transaction. Survives a restart. */
+TEST(transactions_markers_lso_and_aborted_index)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    uint8_t buf[128];
+    size_t len = make_entry(buf, 2, 5, 1, 4);
+    ls_append_t a = app(5, buf, len, 2, 5);
+    a.producer = (ls_producer_ref_t){.producer_id = 7, .producer_epoch = 0, .base_sequence = 0,
+                                     .last_sequence = 1};
+    a.txn_seq = 1;
+    ack_t t1 = {0};
+    ls_logstore_append(ls, &a, on_ack, &t1);
+    run_until(&t1.done, 1);
+    CHECK_EQ_INT(t1.st, LS_OK);
+    CHECK_EQ_INT(t1.offset, 0);
+    ls_append_t other = app(5, buf, len, 2, 5);   /* an idempotent, non-transactional producer */
+    other.producer = (ls_producer_ref_t){.producer_id = 8, .producer_epoch = 0,
+                                         .base_sequence = 0, .last_sequence = 1};
+    ack_t o1 = {0};
+    ls_logstore_append(ls, &other, on_ack, &o1);
+    run_until(&o1.done, 1);
+    CHECK_EQ_INT(o1.offset, 2);
+    ls_log_info_t info;
+    ls_logstore_info(ls, 5, &info);
+    CHECK_EQ_INT(info.high_watermark, 4);
+    CHECK_EQ_INT(info.last_stable_offset, 0);   /* held by producer 7's open transaction */
+    /* producer 7 may not write outside its transaction while it is open */
+    ls_append_t mixed = a;
+    mixed.txn_seq = 0;
+    mixed.producer.base_sequence = 2, mixed.producer.last_sequence = 3;
+    ack_t m0 = {0};
+    ls_logstore_append(ls, &mixed, on_ack, &m0);
+    CHECK_EQ_INT(m0.st, LS_EINVAL);
+    /* the abort marker: a one-record control batch */
+    uint8_t mk[128];
+    size_t mlen = make_entry(mk, 1, 5, 9, 4);
+    ls_log_marker_t abort1 = {.producer_id = 7, .epoch = 0, .txn_seq = 1, .commit = false};
+    ls_append_t ma = app(5, mk, mlen, 1, 5);
+    ma.marker = &abort1;
+    ack_t mark = {0}, again = {0};
+    ls_logstore_append(ls, &ma, on_ack, &mark);
+    run_until(&mark.done, 1);
+    CHECK_EQ_INT(mark.st, LS_OK);
+    CHECK_EQ_INT(mark.offset, 4);
+    ls_logstore_info(ls, 5, &info);
+    CHECK_EQ_INT(info.high_watermark, 5);
+    CHECK_EQ_INT(info.last_stable_offset, 5);
+    char key[96];
+    ls_log_abort_key(key, sizeof key, 5, 0);
+    ls_kv_t kv;
+    CHECK_EQ_INT(ls_meta_get(meta, key, &kv), LS_OK);
+    ls_aborted_t ab;
+    CHECK_EQ_INT(ls_aborted_decode(kv.val, kv.vlen, &ab), LS_OK);
+    ls_kv_free(&kv);
+    CHECK(ab.producer_id == 7 && ab.first_offset == 0 && ab.marker_offset == 4);
+    /* the same marker again (another broker finishing the decision): nothing appended */
+    ls_logstore_append(ls, &ma, on_ack, &again);
+    CHECK_EQ_INT(again.done, 1);
+    CHECK_EQ_INT(again.st, LS_OK);
+    CHECK_EQ_INT(again.offset, -1);
+    /* a late batch of the ended transaction is refused */
+    ls_append_t late = a;
+    late.producer.base_sequence = 2, late.producer.last_sequence = 3;
+    ack_t l1 = {0};
+    ls_logstore_append(ls, &late, on_ack, &l1);
+    CHECK_EQ_INT(l1.st, LS_EINVAL);
+    /* transaction 2 commits with a fencing epoch (transaction version 2) */
+    ls_append_t t2 = late;
+    t2.txn_seq = 2;
+    ack_t t2a = {0}, c2 = {0}, fenced = {0};
+    ls_logstore_append(ls, &t2, on_ack, &t2a);
+    run_until(&t2a.done, 1);
+    CHECK_EQ_INT(t2a.st, LS_OK);
+    ls_log_marker_t commit2 = {.producer_id = 7, .epoch = 1, .txn_seq = 2, .commit = true};
+    ma.marker = &commit2;
+    ls_logstore_append(ls, &ma, on_ack, &c2);
+    run_until(&c2.done, 1);
+    CHECK_EQ_INT(c2.st, LS_OK);
+    ls_log_abort_key(key, sizeof key, 5, t2a.offset);
+    CHECK_EQ_INT(ls_meta_get(meta, key, &kv), LS_ENOTFOUND);   /* commits index nothing */
+    ls_append_t t3 = t2;
+    t3.txn_seq = 3;
+    t3.producer.base_sequence = 4, t3.producer.last_sequence = 5;
+    ls_logstore_append(ls, &t3, on_ack, &fenced);
+    CHECK_EQ_INT(fenced.st, LS_EFENCED);
+    /* the marker of transaction 3 lands in the same flush before a batch of it */
+    t3.producer.producer_epoch = 1;
+    t3.producer.base_sequence = 0, t3.producer.last_sequence = 1;
+    ls_log_marker_t abort3 = {.producer_id = 7, .epoch = 1, .txn_seq = 3, .commit = false};
+    ma.marker = &abort3;
+    ack_t m3 = {0}, b3 = {0}, m3b = {0}, b3b = {0};
+    ls_logstore_append(ls, &ma, on_ack, &m3);
+    ls_logstore_append(ls, &t3, on_ack, &b3);
+    run_until(&b3.done, 1);
+    CHECK_EQ_INT(m3.st, LS_EAGAIN);
+    CHECK_EQ_INT(b3.st, LS_EAGAIN);
+    ls_logstore_append(ls, &ma, on_ack, &m3b);   /* the coordinator retries its marker */
+    run_until(&m3b.done, 1);
+    CHECK_EQ_INT(m3b.st, LS_OK);
+    ls_logstore_append(ls, &t3, on_ack, &b3b);   /* the producer's retry learns why */
+    CHECK_EQ_INT(b3b.st, LS_EINVAL);
+    ls_logstore_info(ls, 5, &info);
+    int64_t hw = info.high_watermark;
+    CHECK_EQ_INT(info.last_stable_offset, hw);
+    /* trims keep an aborted record while data of its transaction stays */
+    ack_t tr = {0};
+    ls_logstore_trim(ls, 5, 3, false, on_trim_ack, &tr);
+    run_until(&tr.done, 1);
+    CHECK_EQ_INT(tr.st, LS_OK);
+    ls_log_abort_key(key, sizeof key, 5, 0);
+    CHECK_EQ_INT(ls_meta_get(meta, key, &kv), LS_OK);
+    ls_kv_free(&kv);
+    ack_t tr2 = {0};
+    ls_logstore_trim(ls, 5, 5, false, on_trim_ack, &tr2);
+    run_until(&tr2.done, 1);
+    CHECK_EQ_INT(tr2.st, LS_OK);
+    CHECK_EQ_INT(ls_meta_get(meta, key, &kv), LS_ENOTFOUND);
+    close_ls(ls);
+    /* the transaction state survives a restart */
+    ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    ack_t l2 = {0};
+    ls_logstore_append(ls, &late, on_ack, &l2);
+    CHECK(l2.st == LS_EINVAL || l2.st == LS_EFENCED);
+    ls_logstore_info(ls, 5, &info);
+    CHECK_EQ_INT(info.high_watermark, hw);
+    CHECK_EQ_INT(info.last_stable_offset, hw);
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
+typedef struct {
+    int done;
+    ls_status st;
+    int n;
+    ls_aborted_t v[8];
+} aborted_res_t;
+
+static void on_aborted(void *arg, ls_status st, const ls_aborted_t *v, int n)
+{
+    aborted_res_t *r = arg;
+    r->done++;
+    r->st = st;
+    r->n = n;
+    for (int i = 0; i < n && i < 8; i++)
+        r->v[i] = v[i];
+}
+
+static aborted_res_t aborted_sync(ls_logstore_t *ls, int64_t log, int64_t from, int64_t to)
+{
+    aborted_res_t r = {0};
+    ls_logstore_aborted(ls, log, from, to, on_aborted, &r);
+    run_until(&r.done, 1);
+    return r;
+}
+
+/* One transactional batch (2 records) of producer pid, or its marker. */
+static ack_t txn_append(ls_logstore_t *ls, int64_t pid, int64_t seq, const ls_log_marker_t *m)
+{
+    static uint8_t buf[128];
+    size_t len = make_entry(buf, m ? 1 : 2, 5, 1, 4);
+    ls_append_t a = app(6, buf, len, m ? 1 : 2, 5);
+    if (m) {
+        a.marker = m;
+    } else {
+        a.producer = (ls_producer_ref_t){.producer_id = pid, .producer_epoch = 0,
+                                         .base_sequence = 0, .last_sequence = 1};
+        a.txn_seq = seq;
+    }
+    ack_t r = {0};
+    ls_logstore_append(ls, &a, on_ack, &r);
+    run_until(&r.done, 1);
+    return r;
+}
+
+/* read_committed readers stop at the LSO and learn the aborted ranges of
+ * what they read, from this broker's commits, from the store after a
+ * restart, and from another broker's commits through the watch. */
+TEST(read_committed_stops_at_lso_and_finds_aborted)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    CHECK_EQ_INT(txn_append(ls, 7, 1, NULL).offset, 0);
+    CHECK_EQ_INT(txn_append(ls, 9, 1, NULL).offset, 2);
+    readres_t r = read_sync(ls, 6, 0, 1 << 20);
+    CHECK_EQ_INT(r.res.nslices > 0, 1);   /* read_uncommitted sees everything */
+    ls_read_result_free(&r.res);
+    readres_t rc = {0};
+    ls_logstore_read_committed(ls, 6, 0, 1 << 20, on_read, &rc);
+    run_until(&rc.done, 1);
+    CHECK_EQ_INT(rc.res.st, LS_OK);
+    CHECK_EQ_INT(rc.res.bytes, 0);
+    CHECK_EQ_INT(rc.res.last_stable_offset, 0);
+    CHECK_EQ_INT(rc.res.high_watermark, 4);
+    ls_read_result_free(&rc.res);
+    /* no transaction ever aborted here: answered at once */
+    aborted_res_t ar = {0};
+    ls_logstore_aborted(ls, 6, 0, 100, on_aborted, &ar);
+    CHECK_EQ_INT(ar.done, 1);
+    CHECK_EQ_INT(ar.n, 0);
+    /* producer 7 aborts (marker at 4): the LSO moves to producer 9's batch */
+    ls_log_marker_t ab7 = {.producer_id = 7, .epoch = 0, .txn_seq = 1, .commit = false};
+    CHECK_EQ_INT(txn_append(ls, 0, 0, &ab7).offset, 4);
+    rc = (readres_t){0};
+    ls_logstore_read_committed(ls, 6, 0, 1 << 20, on_read, &rc);
+    run_until(&rc.done, 1);
+    CHECK_EQ_INT(rc.res.last_stable_offset, 2);
+    CHECK_EQ_INT(rc.res.nslices >= 1, 1);
+    int64_t first_batch = (int64_t)rc.res.bytes;
+    ls_read_result_free(&rc.res);
+    CHECK(first_batch > 0 && first_batch < 3 * 80);   /* one batch only: 0-1 */
+    ar = aborted_sync(ls, 6, 0, 1);
+    CHECK_EQ_INT(ar.st, LS_OK);
+    CHECK_EQ_INT(ar.n, 1);
+    CHECK(ar.v[0].producer_id == 7 && ar.v[0].first_offset == 0 && ar.v[0].marker_offset == 4);
+    CHECK_EQ_INT(aborted_sync(ls, 6, 4, 9).n, 1);   /* the marker is in range */
+    CHECK_EQ_INT(aborted_sync(ls, 6, 5, 9).n, 0);
+    ls_log_marker_t c9 = {.producer_id = 9, .epoch = 0, .txn_seq = 1, .commit = true};
+    CHECK_EQ_INT(txn_append(ls, 0, 0, &c9).offset, 5);
+    ls_log_info_t info;
+    ls_logstore_info(ls, 6, &info);
+    CHECK_EQ_INT(info.last_stable_offset, 6);
+    /* a second broker loads the index from the store */
+    ls_logstore_t *ls2 = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    ar = aborted_sync(ls2, 6, 0, 10);
+    CHECK_EQ_INT(ar.n, 1);
+    /* ... and learns the first broker's next abort through the watch */
+    CHECK_EQ_INT(txn_append(ls, 11, 1, NULL).offset, 6);
+    ls_log_marker_t ab11 = {.producer_id = 11, .epoch = 0, .txn_seq = 1, .commit = false};
+    CHECK_EQ_INT(txn_append(ls, 0, 0, &ab11).offset, 8);
+    for (int i = 0; i < 100000; i++) {
+        ls_logstore_info(ls2, 6, &info);
+        if (info.high_watermark == 9)
+            break;
+        uv_run(&loop, UV_RUN_ONCE);
+    }
+    CHECK_EQ_INT(info.last_stable_offset, 9);
+    ar = aborted_sync(ls2, 6, 0, 10);
+    CHECK_EQ_INT(ar.n, 2);
+    CHECK(ar.v[1].producer_id == 11 && ar.v[1].first_offset == 6 && ar.v[1].marker_offset == 8);
+    close_ls(ls2);
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
 int main(void)
 {
     uv_loop_init(&loop);
@@ -546,6 +813,8 @@ int main(void)
     RUN(offset_for_time_entry_granularity);
     RUN(ambiguous_commits_resolved);
     RUN(wal_invariant_checker_catches_broken_state);
+    RUN(transactions_markers_lso_and_aborted_index);
+    RUN(read_committed_stops_at_lso_and_finds_aborted);
     uv_loop_close(&loop);
     UNIT_DONE();
 }
