@@ -15,6 +15,12 @@
  * Records are referenced, not copied, from the read cache into the response
  * (ls_kw_ref), with base offsets already rewritten.
  *
+ * read_committed (IsolationLevel 1, KIP-98) reads stop at the last stable
+ * offset, and the partition carries the aborted transactions overlapping
+ * [fetch offset, LSO) from the log's aborted index (a second, possibly
+ * asynchronous step after the read); clients drop those records and every
+ * control batch. LastStableOffset is filled for both levels.
+ *
  * Fetch sessions (KIP-227) are declined: responses carry SessionId 0, so
  * clients keep sending full fetch requests; an incremental request for a
  * session we never created gets FETCH_SESSION_ID_NOT_FOUND. */
@@ -167,6 +173,41 @@ static void fetch_done_reading(fetch_ctx_t *ctx)
     start_wait(ctx, ctx->deadline_ms - now);
 }
 
+/* The current partition is complete: account for it and go on. */
+static void part_done(fetch_ctx_t *ctx)
+{
+    fetch_part_t *fp = &ctx->parts[ctx->next];
+    ctx->total += fp->res.bytes;
+    ctx->budget -= (int64_t)fp->res.bytes;
+    ctx->next++;
+    if (!ctx->reading)
+        fetch_read_next(ctx);
+}
+
+/* read_committed: the aborted transactions overlapping what was read (up to
+ * the LSO), so the client drops their records (KIP-98). */
+static void on_aborted(void *arg, ls_status st, const ls_aborted_t *v, int n)
+{
+    fetch_ctx_t *ctx = arg;
+    fetch_part_t *fp = &ctx->parts[ctx->next];
+    ls_kafka_FetchResponse_PartitionData *pd = fp->pd;
+    if (st != LS_OK) {
+        /* records without their aborted list would show aborted data */
+        ls_read_result_free(&fp->res);
+        memset(&fp->res, 0, sizeof fp->res);
+        pd->ErrorCode = LS_KERR_KAFKA_STORAGE_ERROR;
+        ctx->any_error = true;
+    } else if (n > 0) {
+        pd->AbortedTransactions = ls_arena_alloc(ctx->req->arena, sizeof(*pd->AbortedTransactions) * (size_t)n);
+        for (int i = 0; i < n; i++) {
+            pd->AbortedTransactions[i].ProducerId = v[i].producer_id;
+            pd->AbortedTransactions[i].FirstOffset = v[i].first_offset;
+        }
+        pd->NumAbortedTransactions = n;
+    }
+    part_done(ctx);
+}
+
 static void on_read(void *arg, ls_read_result_t *res)
 {
     fetch_ctx_t *ctx = arg;
@@ -175,7 +216,7 @@ static void on_read(void *arg, ls_read_result_t *res)
     fp->have_res = true;
     ls_kafka_FetchResponse_PartitionData *pd = fp->pd;
     pd->HighWatermark = res->high_watermark;
-    pd->LastStableOffset = res->high_watermark;
+    pd->LastStableOffset = res->last_stable_offset;
     pd->LogStartOffset = res->log_start;
     if (res->st == LS_ERANGE) {
         pd->ErrorCode = LS_KERR_OFFSET_OUT_OF_RANGE;
@@ -183,12 +224,12 @@ static void on_read(void *arg, ls_read_result_t *res)
     } else if (res->st != LS_OK) {
         pd->ErrorCode = LS_KERR_KAFKA_STORAGE_ERROR;
         ctx->any_error = true;
+    } else if (ctx->m.IsolationLevel == 1 && res->bytes > 0) {
+        ls_logstore_aborted(ctx->req->svc->logs, fp->log_id, fp->offset,
+                            res->last_stable_offset - 1, on_aborted, ctx);
+        return;
     }
-    ctx->total += res->bytes;
-    ctx->budget -= (int64_t)res->bytes;
-    ctx->next++;
-    if (!ctx->reading)
-        fetch_read_next(ctx);
+    part_done(ctx);
 }
 
 static void fetch_read_next(fetch_ctx_t *ctx)
@@ -207,7 +248,7 @@ static void fetch_read_next(fetch_ctx_t *ctx)
             ls_log_info_t info;
             ls_logstore_info(b->logs, fp->log_id, &info);
             fp->pd->HighWatermark = info.high_watermark;
-            fp->pd->LastStableOffset = info.high_watermark;
+            fp->pd->LastStableOffset = info.last_stable_offset;
             fp->pd->LogStartOffset = info.log_start;
             ctx->next++;
             continue;
@@ -216,7 +257,10 @@ static void fetch_read_next(fetch_ctx_t *ctx)
         if (max == 0)
             max = 1;
         int before = ctx->next;
-        ls_logstore_read(b->logs, fp->log_id, fp->offset, max, on_read, ctx);
+        if (ctx->m.IsolationLevel == 1)
+            ls_logstore_read_committed(b->logs, fp->log_id, fp->offset, max, on_read, ctx);
+        else
+            ls_logstore_read(b->logs, fp->log_id, fp->offset, max, on_read, ctx);
         if (ctx->next == before) {
             /* the read went to the store; on_read resumes us */
             ctx->reading = false;

@@ -6,7 +6,9 @@
  * on the loop thread, maybe before the call returns):
  *   -2 EARLIEST           log start offset
  *   -1 LATEST             high watermark (read_committed: the last stable
- *                         offset, which equals it until transactions exist)
+ *                         offset; a timestamp lookup's answer at or past it
+ *                         is -1/-1 for read_committed, as Kafka's "last
+ *                         fetchable offset")
  *   -3 MAX_TIMESTAMP      v7+: offset and timestamp of the record with the
  *                         largest timestamp (-1/-1 for an empty log)
  *   -4 EARLIEST_LOCAL     v8+: everything is "local" to a diskless log: = -2
@@ -74,7 +76,9 @@ static void lo_time_done(void *arg, ls_status st, int64_t offset, int64_t timest
     } else {
         ls_log_info_t info;
         ls_logstore_info(ctx->req->svc->logs, lp->log_id, &info);
-        if (offset < 0 || offset >= info.high_watermark) {
+        const ls_kafka_ListOffsetsRequest *m = ctx->req->msg;
+        int64_t fetchable = m->IsolationLevel == 1 ? info.last_stable_offset : info.high_watermark;
+        if (offset < 0 || offset >= fetchable) {
             r->Offset = -1; /* no record at or after the timestamp */
             r->Timestamp = -1;
         } else {
@@ -130,7 +134,7 @@ void ls_kafka_handle_list_offsets(ls_kreq_t *req)
                 (ts == LS_KAFKA_EARLIEST_LOCAL_TIMESTAMP && v >= 8)) {
                 r->Offset = info.log_start;
             } else if (ts == LS_KAFKA_LATEST_TIMESTAMP) {
-                r->Offset = info.high_watermark; /* = last stable offset without transactions */
+                r->Offset = m->IsolationLevel == 1 ? info.last_stable_offset : info.high_watermark;
             } else if (ts == LS_KAFKA_MAX_TIMESTAMP && v >= 7) {
                 if (info.max_timestamp >= 0 && info.high_watermark > info.log_start) {
                     r->Offset = info.max_timestamp_offset;
