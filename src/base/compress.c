@@ -274,35 +274,44 @@ static ls_status lz4_compress(const uint8_t *in, size_t len, ls_buf_t *out)
  * thread; the pool is bounded, extra contexts are freed. */
 
 #define ZPOOL_MAX 8
+typedef struct zpool {
+    void *v[ZPOOL_MAX];
+    int n;
+} zpool_t;
 static pthread_mutex_t zpool_mu = PTHREAD_MUTEX_INITIALIZER;
-static ZSTD_CCtx *zpool_c[ZPOOL_MAX];
-static ZSTD_DStream *zpool_d[ZPOOL_MAX];
-static int zpool_nc, zpool_nd;
+static zpool_t zpool_c, zpool_d;   /* ZSTD_CCtx, ZSTD_DStream */
+
+static void *zpool_take(zpool_t *p)
+{
+    pthread_mutex_lock(&zpool_mu);
+    void *x = p->n ? p->v[--p->n] : NULL;
+    pthread_mutex_unlock(&zpool_mu);
+    return x;
+}
+
+/* Keeps x; returns what to free (x when the pool is full, else NULL). */
+static void *zpool_give(zpool_t *p, void *x)
+{
+    pthread_mutex_lock(&zpool_mu);
+    if (p->n < ZPOOL_MAX) {
+        p->v[p->n++] = x;
+        x = NULL;
+    }
+    pthread_mutex_unlock(&zpool_mu);
+    return x;
+}
 
 static ZSTD_CCtx *cctx_get(void)
 {
-    pthread_mutex_lock(&zpool_mu);
-    ZSTD_CCtx *c = zpool_nc ? zpool_c[--zpool_nc] : NULL;
-    pthread_mutex_unlock(&zpool_mu);
+    ZSTD_CCtx *c = zpool_take(&zpool_c);
     return c ? c : ZSTD_createCCtx();
 }
 
-static void cctx_put(ZSTD_CCtx *c)
-{
-    pthread_mutex_lock(&zpool_mu);
-    if (zpool_nc < ZPOOL_MAX) {
-        zpool_c[zpool_nc++] = c;
-        c = NULL;
-    }
-    pthread_mutex_unlock(&zpool_mu);
-    ZSTD_freeCCtx(c);
-}
+static void cctx_put(ZSTD_CCtx *c) { ZSTD_freeCCtx(zpool_give(&zpool_c, c)); }
 
 static ZSTD_DStream *dstream_get(void)
 {
-    pthread_mutex_lock(&zpool_mu);
-    ZSTD_DStream *d = zpool_nd ? zpool_d[--zpool_nd] : NULL;
-    pthread_mutex_unlock(&zpool_mu);
+    ZSTD_DStream *d = zpool_take(&zpool_d);
     if (d && ZSTD_isError(ZSTD_DCtx_reset(d, ZSTD_reset_session_only))) {
         ZSTD_freeDStream(d);
         d = NULL;
@@ -310,16 +319,7 @@ static ZSTD_DStream *dstream_get(void)
     return d ? d : ZSTD_createDStream();
 }
 
-static void dstream_put(ZSTD_DStream *d)
-{
-    pthread_mutex_lock(&zpool_mu);
-    if (zpool_nd < ZPOOL_MAX) {
-        zpool_d[zpool_nd++] = d;
-        d = NULL;
-    }
-    pthread_mutex_unlock(&zpool_mu);
-    ZSTD_freeDStream(d);
-}
+static void dstream_put(ZSTD_DStream *d) { ZSTD_freeDStream(zpool_give(&zpool_d, d)); }
 
 static ls_status unzstd(const uint8_t *in, size_t len, size_t max_out, ls_buf_t *out)
 {

@@ -16,8 +16,10 @@
  * corrupt datum writes nothing), the second puts the values. */
 #include "table/iceberg_typed.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -60,31 +62,15 @@ struct ls_typed_shape {
     char *schema_json;
 };
 
-/* The metadata columns: the raw table's, without its value. */
-static const ls_pq_field_t meta_fields[] = {
-    {"_kafka_partition", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, LS_RAW_FID_PARTITION, 0},
-    {"_kafka_offset", LS_PQ_INT64, LS_PQ_REQUIRED, LS_PQ_LT_NONE, LS_RAW_FID_OFFSET, 0},
-    {"_kafka_timestamp", LS_PQ_INT64, LS_PQ_REQUIRED, LS_PQ_LT_TIMESTAMP_US_UTC,
-     LS_RAW_FID_TIMESTAMP, 0},
-    {"_kafka_key", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, LS_RAW_FID_KEY, 0},
-    {"_kafka_headers", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_LIST, LS_RAW_FID_HEADERS, 1},
-    {"list", LS_PQ_GROUP, LS_PQ_REPEATED, LS_PQ_LT_NONE, -1, 1},
-    {"element", LS_PQ_GROUP, LS_PQ_REQUIRED, LS_PQ_LT_NONE, LS_RAW_FID_HEADER_ELEMENT, 2},
-    {"key", LS_PQ_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_STRING, LS_RAW_FID_HEADER_KEY, 0},
-    {"value", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, LS_RAW_FID_HEADER_VALUE, 0},
-};
+/* The metadata columns are the raw table's without its value, the top-level
+ * ones renamed _kafka_<name>; their leaf columns, in order: */
 enum { M_PARTITION, M_OFFSET, M_TIMESTAMP, M_KEY, M_HKEY, M_HVALUE, M_NCOLS };
-#define META_NFIELDS (sizeof meta_fields / sizeof meta_fields[0])
+#define META_PREFIX "_kafka_"
 
-static const char META_JSON[] =
-    "{\"id\":1,\"name\":\"_kafka_partition\",\"required\":true,\"type\":\"int\"},"
-    "{\"id\":2,\"name\":\"_kafka_offset\",\"required\":true,\"type\":\"long\"},"
-    "{\"id\":3,\"name\":\"_kafka_timestamp\",\"required\":true,\"type\":\"timestamptz\"},"
-    "{\"id\":4,\"name\":\"_kafka_key\",\"required\":false,\"type\":\"binary\"},"
-    "{\"id\":6,\"name\":\"_kafka_headers\",\"required\":false,\"type\":{\"type\":\"list\","
-    "\"element-id\":7,\"element-required\":true,\"element\":{\"type\":\"struct\",\"fields\":["
-    "{\"id\":8,\"name\":\"key\",\"required\":true,\"type\":\"string\"},"
-    "{\"id\":9,\"name\":\"value\",\"required\":false,\"type\":\"binary\"}]}}}";
+static bool meta_top_level(int field_id)
+{
+    return field_id >= LS_RAW_FID_PARTITION && field_id <= LS_RAW_FID_HEADERS;
+}
 
 /* ------------------------------------------------------------------ build */
 
@@ -356,15 +342,41 @@ ls_typed_shape_t *ls_typed_shape_new(const ls_avro_node_t *root, char *err, size
     }
     ls_typed_shape_t *s = LS_NEW(ls_typed_shape_t);
     build_t b = {s, err, errlen};
-    for (size_t i = 0; i < META_NFIELDS; i++)
-        add_field(&b, meta_fields[i].name, meta_fields[i].type, meta_fields[i].repetition,
-                  meta_fields[i].logical, meta_fields[i].field_id, meta_fields[i].nchildren);
+    ls_buf_t json;
+    ls_buf_init(&json);
+    ls_buf_printf(&json, "{\"type\":\"struct\",\"schema-id\":0,\"fields\":[");
+    /* the raw table's columns without its value, top-level names prefixed */
+    size_t nraw;
+    const ls_pq_field_t *rf = ls_raw_parquet_fields(&nraw);
+    char name[64];
+    for (size_t i = 0; i < nraw; i++) {
+        if (rf[i].field_id == LS_RAW_FID_VALUE)
+            continue;
+        snprintf(name, sizeof name, "%s%s", meta_top_level(rf[i].field_id) ? META_PREFIX : "",
+                 rf[i].name);
+        add_field(&b, name, rf[i].type, rf[i].repetition, rf[i].logical, rf[i].field_id,
+                  rf[i].nchildren);
+    }
+    json_t *raw = json_loads(ls_raw_iceberg_schema_json(), 0, NULL);
+    size_t k;
+    json_t *f;
+    bool first = true;
+    json_array_foreach(json_object_get(raw, "fields"), k, f)
+    {
+        int id = (int)json_integer_value(json_object_get(f, "id"));
+        if (id == LS_RAW_FID_VALUE)
+            continue;
+        snprintf(name, sizeof name, META_PREFIX "%s", json_string_value(json_object_get(f, "name")));
+        json_object_set_new(f, "name", json_string(name));
+        char *text = json_dumps(f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        ls_buf_printf(&json, "%s%s", first ? "" : ",", text);
+        free(text);
+        first = false;
+    }
+    json_decref(raw);
     s->ncols = M_NCOLS;
     s->next_id = LS_TYPED_FIRST_VALUE_ID;
     /* the value record's fields are top-level columns, after the metadata */
-    ls_buf_t json;
-    ls_buf_init(&json);
-    ls_buf_printf(&json, "{\"type\":\"struct\",\"schema-id\":0,\"fields\":[%s", META_JSON);
     tnode_t *r = s->root = LS_NEW(tnode_t);
     *r = (tnode_t){.kind = N_STRUCT, .avro = root, .null_branch = -1, .lo = s->ncols};
     if (build_fields(&b, root, 0, 0, "", &json, r, false) != 0) {

@@ -826,21 +826,6 @@ static int ifail(ls_pqr_iter_t *it, ls_status st, const char *fmt, ...)
     return -1;
 }
 
-static int codec_of(int pq)
-{
-    switch (pq) {
-    case LS_PQ_UNCOMPRESSED:
-        return LS_CODEC_NONE;
-    case LS_PQ_SNAPPY:
-        return LS_CODEC_SNAPPY;
-    case LS_PQ_GZIP:
-        return LS_CODEC_GZIP;
-    case LS_PQ_ZSTD:
-        return LS_CODEC_ZSTD;
-    default:
-        return -1;
-    }
-}
 
 static int fixed_width(int type, int type_length)
 {
@@ -870,7 +855,7 @@ ls_pqr_iter_t *ls_pqr_iter_new(ls_pqr_t *r, int rg, int col, ls_status *st, char
         return NULL;
     }
     const ls_pqr_elem_t *e = ls_pqr_column(r, col);
-    if (codec_of(c->codec) < 0) {
+    if (ls_pq_codec_to_base(c->codec) < 0) {
         *st = LS_EINVAL;
         snprintf(err, errlen, "parquet column %s, row group %d: codec %s (%d) is not supported",
                  e->path, rg, codec_name(c->codec), c->codec);
@@ -886,7 +871,7 @@ ls_pqr_iter_t *ls_pqr_iter_new(ls_pqr_t *r, int rg, int col, ls_status *st, char
     it->max_def = e->max_def;
     it->max_rep = e->max_rep;
     it->path = e->path;
-    it->codec = codec_of(c->codec);
+    it->codec = ls_pq_codec_to_base(c->codec);
     it->pos = r->data + c->start;
     it->end = it->pos + c->compressed_bytes;
     it->left = c->num_values;

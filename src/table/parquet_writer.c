@@ -642,17 +642,14 @@ static void encode_levels(ls_buf_t *out, const uint8_t *lv, size_t n, int max, u
     out->data[at + 2] = (uint8_t)(len >> 16), out->data[at + 3] = (uint8_t)(len >> 24);
 }
 
-static int codec_of(ls_pq_codec c)
+int ls_pq_codec_to_base(int pq)
 {
-    switch (c) {
-    case LS_PQ_SNAPPY:
-        return LS_CODEC_SNAPPY;
-    case LS_PQ_GZIP:
-        return LS_CODEC_GZIP;
-    case LS_PQ_ZSTD:
-        return LS_CODEC_ZSTD;
-    default:
-        return LS_CODEC_NONE;
+    switch (pq) {
+    case LS_PQ_UNCOMPRESSED: return LS_CODEC_NONE;
+    case LS_PQ_SNAPPY: return LS_CODEC_SNAPPY;
+    case LS_PQ_GZIP: return LS_CODEC_GZIP;
+    case LS_PQ_ZSTD: return LS_CODEC_ZSTD;
+    default: return -1;
     }
 }
 
@@ -665,7 +662,7 @@ static ls_status write_page(ls_pq_writer_t *w, chunk_meta_t *cm, int page_type,
     ls_buf_init(&hdr);
     const ls_buf_t *payload = body;
     if (w->o.codec != LS_PQ_UNCOMPRESSED) {
-        ls_status st = ls_compress(codec_of(w->o.codec), body->data, body->len, &comp);
+        ls_status st = ls_compress(ls_pq_codec_to_base(w->o.codec), body->data, body->len, &comp);
         if (st != LS_OK) {
             snprintf(w->err, sizeof w->err, "page compression failed: %s", ls_status_str(st));
             ls_buf_free(&comp);

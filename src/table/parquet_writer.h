@@ -90,6 +90,9 @@ typedef struct ls_pq_opts {
 void ls_pq_opts_init(ls_pq_opts_t *o);
 /* Parses "uncompressed|none|snappy|gzip|zstd"; -1 if unknown. */
 int ls_pq_codec_parse(const char *s);
+/* The base/compress.h codec (LS_CODEC_*) of a Parquet codec; -1 for one
+ * this build does not handle. */
+int ls_pq_codec_to_base(int pq);
 
 typedef struct ls_pq_writer ls_pq_writer_t;
 
