@@ -58,7 +58,8 @@ typedef struct ls_append {
     int64_t max_timestamp;
     ls_producer_ref_t producer;
     int64_t txn_seq;                  /* transactional batch: its transaction (txn/txn.h); 0: none */
-    const ls_log_marker_t *marker;    /* set: data is this transaction marker's control batch */
+    const ls_log_marker_t *marker;    /* set: data is this transaction marker's control batch
+                                         (its producer is not checked: no sequence) */
 } ls_append_t;
 
 /* st: LS_OK with base_offset assigned (also for a duplicate of an idempotent

@@ -240,7 +240,7 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
         cb(arg, LS_ENOTFOUND, -1, -1);
         return;
     }
-    if (a->producer.producer_id >= 0) {
+    if (a->producer.producer_id >= 0 && !a->marker) {   /* control batches carry no sequence */
         int64_t dup_offset = -1;
         ls_pending_t *dup = NULL;
         switch (idem_check(lg, &a->producer, &dup_offset, &dup)) {
@@ -323,7 +323,7 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
     if (a->marker) {
         p->is_marker = true;
         p->marker = *a->marker;
-        p->producer.producer_id = -1;   /* control batches carry no sequence */
+        p->producer.producer_id = -1;   /* not in the idempotence bookkeeping */
         sec->nmarkers++;
     }
     if (sec->last)

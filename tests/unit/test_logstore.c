@@ -714,7 +714,9 @@ static ack_t txn_append(ls_logstore_t *ls, int64_t pid, int64_t seq, const ls_lo
     size_t len = make_entry(buf, m ? 1 : 2, 5, 1, 4);
     ls_append_t a = app(6, buf, len, m ? 1 : 2, 5);
     if (m) {
-        a.marker = m;
+        a.marker = m;   /* the control batch's header names the producer; no sequence */
+        a.producer = (ls_producer_ref_t){.producer_id = m->producer_id, .producer_epoch = m->epoch,
+                                         .base_sequence = -1, .last_sequence = -1};
     } else {
         a.producer = (ls_producer_ref_t){.producer_id = pid, .producer_epoch = 0,
                                          .base_sequence = 0, .last_sequence = 1};
