@@ -88,6 +88,10 @@ char *ls_br_str(ls_br_t *r)
     uint16_t n = ls_br_u16(r);
     if (r->err || n == 0xffff) return NULL;
     if (!ls_br_need(r, n)) return NULL;
+    if (memchr(r->p, 0, n)) { /* ls_bw_str never writes one: not a string we wrote */
+        r->err = true;
+        return NULL;
+    }
     char *s = ls_strndup((const char *)r->p, n);
     r->p += n;
     return s;

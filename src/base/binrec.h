@@ -36,7 +36,9 @@ uint8_t ls_br_u8(ls_br_t *r);
 uint16_t ls_br_u16(ls_br_t *r);
 uint32_t ls_br_u32(ls_br_t *r);
 uint64_t ls_br_u64(ls_br_t *r);
-char *ls_br_str(ls_br_t *r);                   /* NULL for null or on error; ls_free */
+/* NULL for null or on error (a NUL byte inside is an error: ls_bw_str never
+ * writes one); ls_free */
+char *ls_br_str(ls_br_t *r);
 uint8_t *ls_br_bytes(ls_br_t *r, size_t *len); /* NULL only on error; ls_free */
 
 #endif

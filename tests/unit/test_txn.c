@@ -506,6 +506,11 @@ TEST(record_decoder_refuses_damage)
     longer[len] = 0;
     CHECK_EQ_INT(ls_txn_record_decode(longer, len + 1, &d), LS_ECORRUPT); /* trailing */
     ls_free(longer);
+    b[4] = 0; /* a NUL inside the transactional id: never written, so not ours */
+    CHECK_EQ_INT(ls_txn_record_decode(b, len, &d), LS_ECORRUPT);
+    b[4] = 'p';
+    CHECK_EQ_INT(ls_txn_record_decode(b, len, &d), LS_OK);
+    ls_txn_record_free(&d);
     b[0] = 2; /* unknown version */
     CHECK_EQ_INT(ls_txn_record_decode(b, len, &d), LS_ECORRUPT);
     ls_free(b);
