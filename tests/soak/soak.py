@@ -3,7 +3,8 @@
 
 One broker (file store, SQLite) with a 1 s hot window; for --seconds:
   - table topics (lakestream.table.enabled, commit interval 1 s, snapshots
-    expiring after 60 s),
+    expiring after 60 s), one of them typed (value.format=schema-registry:
+    Avro values framed with an id from the built-in registry),
   - plain topics,
   - a compacted topic (cleanup.policy=compact, keyed records, retention.ms=1000
     so the retention checks run against it and must not expire anything; key
@@ -18,7 +19,8 @@ At the end it checks, and reports in JSON (--json):
                       compacted topic: the latest acknowledged record of each key
                       is, and every record it holds is an acknowledged one at its
                       offset)
-  table = log         each table holds exactly its log's records (offset, value)
+  table = log         each table holds exactly its log's records (offset, value;
+                      the typed table's value rebuilt from its columns)
   group               the group consumed every record; its committed offsets
                       never went backwards
   bounded             WAL objects stay below a limit that does not grow with the
@@ -66,7 +68,39 @@ def _latest_per_key(acked):
     return {(part, off): v for (part, _k), (off, v) in last.items()}
 
 
-def table_rows(data_dir, table):
+TYPED_SCHEMA = json.dumps({"type": "record", "name": "SoakRecord", "fields": [
+    {"name": "seq", "type": "long"}, {"name": "text", "type": "string"}]})
+
+
+def register_typed_schema(registry_url, subject):
+    import urllib.request
+    req = urllib.request.Request(
+        "%s/subjects/%s/versions" % (registry_url, subject),
+        data=json.dumps({"schema": TYPED_SCHEMA}).encode(), method="POST",
+        headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.load(r)["id"]
+
+
+def _zigzag(n):
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while True:
+        if n < 0x80:
+            out.append(n)
+            return bytes(out)
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+
+
+def typed_value(schema_id, seq, text):
+    """A SoakRecord in the Confluent wire format (magic 0, id, Avro datum)."""
+    return (b"\x00" + schema_id.to_bytes(4, "big") + _zigzag(seq) + _zigzag(len(text)) + text)
+
+
+def table_rows(data_dir, table, schema_id=None):
+    """(partition, offset, value) of every row; a typed table's value is
+    rebuilt from its columns in the wire format."""
     from pyiceberg.table import StaticTable
     mds = glob.glob(os.path.join(data_dir, "objects", "warehouse", "default", table, "metadata",
                                  "v*.metadata.json"))
@@ -74,8 +108,13 @@ def table_rows(data_dir, table):
         return []
     md = max(mds, key=lambda f: int(re.search(r"v(\d+)\.metadata\.json$", f).group(1)))
     rows = StaticTable.from_metadata("file://" + md).scan().to_arrow()
-    return sorted(zip(rows.column("partition").to_pylist(), rows.column("offset").to_pylist(),
-                      rows.column("value").to_pylist()))
+    if schema_id is None:
+        return sorted(zip(rows.column("partition").to_pylist(), rows.column("offset").to_pylist(),
+                          rows.column("value").to_pylist()))
+    values = [typed_value(schema_id, seq, text.encode()) for seq, text in
+              zip(rows.column("seq").to_pylist(), rows.column("text").to_pylist())]
+    return sorted(zip(rows.column("_kafka_partition").to_pylist(),
+                      rows.column("_kafka_offset").to_pylist(), values))
 
 
 def dir_bytes(path):
@@ -118,6 +157,13 @@ def main(argv=None):
                                        "lakestream.table.snapshot.retention.ms":
                                            str(SNAPSHOT_AGE_MS)})
                   for i in range(2)]
+        typed = create_topic(b.bootstrap, "soak-typed", partitions=PARTS,
+                             config={"lakestream.table.enabled": "true",
+                                     "lakestream.table.commit.interval.ms": str(COMMIT_MS),
+                                     "lakestream.table.snapshot.retention.ms": str(SNAPSHOT_AGE_MS),
+                                     "lakestream.table.value.format": "schema-registry"})
+        typed_id = register_typed_schema(b.registry_url, typed + "-value")
+        tables.append(typed)
         plains = [create_topic(b.bootstrap, "soak-plain-%d" % i, partitions=PARTS)
                   for i in range(2)]
         compacted = create_topic(b.bootstrap, "soak-compacted", partitions=PARTS,
@@ -192,9 +238,12 @@ def main(argv=None):
         while time.monotonic() - start < args.seconds:
             t = topics[i % len(topics)]
             key = b"k%d" % (i % 997)
+            value = b"%s-%09d" % (t.encode(), i)
+            if t == typed:
+                value = typed_value(typed_id, i, value)
             while True:
                 try:
-                    p.produce(t, key=key, value=b"%s-%09d" % (t.encode(), i), on_delivery=cb)
+                    p.produce(t, key=key, value=value, on_delivery=cb)
                     break
                 except BufferError:
                     p.poll(0.05)
@@ -240,7 +289,7 @@ def main(argv=None):
                 continue
             lost += sum(1 for k, v in acked[t].items() if log.get(k) != v)
             if t in tables:
-                rows = table_rows(b.data_dir, t)
+                rows = table_rows(b.data_dir, t, typed_id if t == typed else None)
                 want = sorted((part, off, v) for (part, off), v in log.items())
                 checks["table_equals_log_" + t] = rows == want
                 checks["table_rows_" + t] = len(rows)
