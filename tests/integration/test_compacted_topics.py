@@ -21,8 +21,10 @@ FAST = ("--log.retention.check.interval.ms=100", "--compaction.interval.ms=200",
 
 
 def _produce(bootstrap, topic, records):
-    """records: [(key, value)], one batch per flush. Returns [(err, offset)]."""
-    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 20,
+    """records: [(key, value)], one batch per flush (a long linger: nothing leaves
+    before the flush, so a stall between two produce calls cannot split the batch).
+    Returns [(err, offset)]."""
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5000,
                   "enable.idempotence": False, "retries": 0})
     out = []
     for k, v in records:
