@@ -87,7 +87,7 @@ asan-test: deps
 	@tests/run.sh build-asan
 
 format:
-	clang-format -i src/*/*.c src/*/*.h src/*.c tests/unit/*.c tests/unit/*.h
+	find src tests/unit tools bench -name '*.[ch]' -not -path '*/corpus/*' | xargs clang-format -i --style=file
 
 clean:
 	rm -rf build build-asan build-fuzz build-tsan

@@ -36,11 +36,9 @@ static int mkdir_p(const char *path)
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s", path);
     for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
+        if (*p != '/') continue;
         *p = 0;
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-            return -1;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
         *p = '/';
     }
     return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
@@ -48,14 +46,10 @@ static int mkdir_p(const char *path)
 
 static void close_walk(uv_handle_t *h, void *arg)
 {
-    if (!uv_is_closing(h))
-        uv_close(h, NULL);
+    if (!uv_is_closing(h)) uv_close(h, NULL);
 }
 
-static void on_stopped(void *arg)
-{
-    uv_stop(uv_default_loop());
-}
+static void on_stopped(void *arg) { uv_stop(uv_default_loop()); }
 
 static void on_deadline(uv_timer_t *t)
 {
@@ -79,12 +73,13 @@ static void on_signal(uv_signal_t *s, int signum)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: lakestream serve [--config FILE] [--key=value ...]\n"
-               "       lakestream check [--config FILE] [--key=value ...]   test the stores\n"
-               "       lakestream groups    consumer groups: list, describe, delete, reset\n"
-               "       lakestream tables    table policy of a topic or namespace: show, set, unset\n"
-               "       lakestream help      list configuration keys\n"
-               "       lakestream version\n");
+    fprintf(f,
+            "usage: lakestream serve [--config FILE] [--key=value ...]\n"
+            "       lakestream check [--config FILE] [--key=value ...]   test the stores\n"
+            "       lakestream groups    consumer groups: list, describe, delete, reset\n"
+            "       lakestream tables    table policy of a topic or namespace: show, set, unset\n"
+            "       lakestream help      list configuration keys\n"
+            "       lakestream version\n");
 }
 
 static int serve(int argc, char **argv)
@@ -98,8 +93,7 @@ static int serve(int argc, char **argv)
         return 2;
     }
     ls_diag_level lvl;
-    if (cfg.log_level && ls_diag_parse_level(cfg.log_level, &lvl) == 0)
-        ls_diag_set_level(lvl);
+    if (cfg.log_level && ls_diag_parse_level(cfg.log_level, &lvl) == 0) ls_diag_set_level(lvl);
     if (mkdir_p(cfg.data_dir) != 0) {
         fprintf(stderr, "lakestream: data.dir: cannot create '%s': %s\n", cfg.data_dir,
                 strerror(errno));
@@ -109,8 +103,7 @@ static int serve(int argc, char **argv)
     struct stat dst;
     if (stat(cfg.data_dir, &dst) == 0 && (dst.st_mode & 077) && dst.st_uid == geteuid() &&
         chmod(cfg.data_dir, 0700) == 0)
-        LS_INFO("broker", "data.dir %s was readable by other users: now mode 0700",
-                cfg.data_dir);
+        LS_INFO("broker", "data.dir %s was readable by other users: now mode 0700", cfg.data_dir);
     signal(SIGPIPE, SIG_IGN);
     uv_loop_t *loop = uv_default_loop();
     /* The listener accepts before open returns (cluster registration comes
@@ -138,8 +131,7 @@ static int serve(int argc, char **argv)
     uv_run(loop, UV_RUN_DEFAULT);
     uv_walk(loop, close_walk, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
-    if (exit_code == 0)
-        ls_broker_free(&broker);
+    if (exit_code == 0) ls_broker_free(&broker);
     uv_loop_close(loop);
     ls_config_free(&cfg);
     return exit_code;
@@ -163,21 +155,19 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (strcmp(argv[1], "serve") == 0)
-        return serve(argc - 2, argv + 2);
-    if (strcmp(argv[1], "check") == 0)
-        return ls_check_main(argc - 2, argv + 2);
-    if (strcmp(argv[1], "groups") == 0)
-        return ls_cli_groups(argc - 2, argv + 2);
-    if (strcmp(argv[1], "tables") == 0)
-        return ls_cli_tables(argc - 2, argv + 2);
+    if (strcmp(argv[1], "serve") == 0) return serve(argc - 2, argv + 2);
+    if (strcmp(argv[1], "check") == 0) return ls_check_main(argc - 2, argv + 2);
+    if (strcmp(argv[1], "groups") == 0) return ls_cli_groups(argc - 2, argv + 2);
+    if (strcmp(argv[1], "tables") == 0) return ls_cli_tables(argc - 2, argv + 2);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
         printf("lakestream %s\n", LS_VERSION);
         return 0;
     }
-    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "-h") == 0) {
         usage(stdout);
-        printf("\nconfiguration keys (file key=value, env LAKESTREAM_KEY_NAME, flag --key=value):\n");
+        printf(
+            "\nconfiguration keys (file key=value, env LAKESTREAM_KEY_NAME, flag --key=value):\n");
         ls_config_print_help();
         return 0;
     }

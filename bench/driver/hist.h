@@ -31,11 +31,9 @@ static inline void lsb_hist_init(lsb_hist_t *h)
 
 static inline int lsb_hist_index(uint64_t v)
 {
-    if (v < 128)
-        return (int)v;
+    if (v < 128) return (int)v;
     int msb = 63 - __builtin_clzll(v);
-    if (msb > LSB_HIST_MAX_MSB)
-        return LSB_HIST_N - 1;
+    if (msb > LSB_HIST_MAX_MSB) return LSB_HIST_N - 1;
     int shift = msb - 6;
     return 128 + (msb - 7) * LSB_HIST_SUB + (int)((v >> shift) - 64);
 }
@@ -60,10 +58,8 @@ static inline void lsb_hist_add(lsb_hist_t *h, int64_t v_us)
     h->b[lsb_hist_index(v)]++;
     h->count++;
     h->sum += (double)v;
-    if (v < h->min)
-        h->min = v;
-    if (v > h->max)
-        h->max = v;
+    if (v < h->min) h->min = v;
+    if (v > h->max) h->max = v;
 }
 
 static inline void lsb_hist_merge(lsb_hist_t *dst, const lsb_hist_t *src)
@@ -72,23 +68,18 @@ static inline void lsb_hist_merge(lsb_hist_t *dst, const lsb_hist_t *src)
         dst->b[i] += src->b[i];
     dst->count += src->count;
     dst->sum += src->sum;
-    if (src->min < dst->min)
-        dst->min = src->min;
-    if (src->max > dst->max)
-        dst->max = src->max;
+    if (src->min < dst->min) dst->min = src->min;
+    if (src->max > dst->max) dst->max = src->max;
 }
 
 /* Value (us) at quantile q in [0,1]: the midpoint of the bucket holding it,
  * clamped to the observed min/max. */
 static inline double lsb_hist_quantile(const lsb_hist_t *h, double q)
 {
-    if (!h->count)
-        return 0;
+    if (!h->count) return 0;
     uint64_t rank = (uint64_t)(q * (double)h->count + 0.5);
-    if (rank < 1)
-        rank = 1;
-    if (rank > h->count)
-        rank = h->count;
+    if (rank < 1) rank = 1;
+    if (rank > h->count) rank = h->count;
     uint64_t seen = 0;
     for (int i = 0; i < LSB_HIST_N; i++) {
         seen += h->b[i];
@@ -96,10 +87,8 @@ static inline double lsb_hist_quantile(const lsb_hist_t *h, double q)
             uint64_t lo, hi;
             lsb_hist_range(i, &lo, &hi);
             double mid = ((double)lo + (double)hi) / 2;
-            if (mid < (double)h->min)
-                mid = (double)h->min;
-            if (mid > (double)h->max)
-                mid = (double)h->max;
+            if (mid < (double)h->min) mid = (double)h->min;
+            if (mid > (double)h->max) mid = (double)h->max;
             return mid;
         }
     }
@@ -119,8 +108,7 @@ static inline void lsb_hist_json(FILE *f, const lsb_hist_t *h)
             lsb_hist_quantile(h, 0.999) / 1000, (double)h->max / 1000);
     int first = 1;
     for (int i = 0; i < LSB_HIST_N; i++) {
-        if (!h->b[i])
-            continue;
+        if (!h->b[i]) continue;
         uint64_t lo, hi;
         lsb_hist_range(i, &lo, &hi);
         fprintf(f, "%s[%.3f,%llu]", first ? "" : ",", (double)hi / 1000,

@@ -44,7 +44,11 @@ typedef struct opts {
 } opts_t;
 
 static volatile sig_atomic_t g_stop;
-static void on_signal(int s) { (void)s; g_stop = 1; }
+static void on_signal(int s)
+{
+    (void)s;
+    g_stop = 1;
+}
 
 static int64_t now_us(void)
 {
@@ -77,8 +81,7 @@ static void conf_extra(rd_kafka_conf_t *c, const opts_t *o)
         char kv[512];
         snprintf(kv, sizeof kv, "%s", o->extra[i]);
         char *eq = strchr(kv, '=');
-        if (!eq)
-            die("-X wants key=value, got %s", o->extra[i]);
+        if (!eq) die("-X wants key=value, got %s", o->extra[i]);
         *eq = 0;
         conf_set(c, kv, eq + 1);
     }
@@ -87,8 +90,7 @@ static void conf_extra(rd_kafka_conf_t *c, const opts_t *o)
 static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
     (void)rk;
-    if (level <= 4)
-        fprintf(stderr, "rdkafka %s: %s\n", fac, buf);
+    if (level <= 4) fprintf(stderr, "rdkafka %s: %s\n", fac, buf);
 }
 
 /* ---- topic creation and metadata ------------------------------------------------- */
@@ -102,8 +104,7 @@ static int topic_partitions(rd_kafka_t *rk, const char *topic)
         if (md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
             n = md->topics[0].partition_cnt;
             for (int i = 0; i < n; i++)
-                if (md->topics[0].partitions[i].leader < 0)
-                    n = 0; /* not ready yet */
+                if (md->topics[0].partitions[i].leader < 0) n = 0; /* not ready yet */
         }
         rd_kafka_metadata_destroy(md);
     }
@@ -117,14 +118,12 @@ static void create_topic(rd_kafka_t *rk, const opts_t *o)
     int partitions = o->partitions;
     char err[256];
     rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, partitions, 1, err, sizeof err);
-    if (!nt)
-        die("NewTopic: %s", err);
+    if (!nt) die("NewTopic: %s", err);
     for (int i = 0; i < o->n_topic_config; i++) {
         char kv[512];
         snprintf(kv, sizeof kv, "%s", o->topic_config[i]);
         char *eq = strchr(kv, '=');
-        if (!eq)
-            die("--topic-config wants key=value, got %s", o->topic_config[i]);
+        if (!eq) die("--topic-config wants key=value, got %s", o->topic_config[i]);
         *eq = 0;
         if (rd_kafka_NewTopic_set_config(nt, kv, eq + 1))
             die("--topic-config %s: rejected by librdkafka", o->topic_config[i]);
@@ -132,13 +131,11 @@ static void create_topic(rd_kafka_t *rk, const opts_t *o)
     rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
     rd_kafka_CreateTopics(rk, &nt, 1, NULL, q);
     rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
-    if (!ev)
-        die("CreateTopics: timed out");
+    if (!ev) die("CreateTopics: timed out");
     const rd_kafka_CreateTopics_result_t *res = rd_kafka_event_CreateTopics_result(ev);
     size_t n = 0;
     const rd_kafka_topic_result_t **tr = res ? rd_kafka_CreateTopics_result_topics(res, &n) : NULL;
-    if (rd_kafka_event_error(ev))
-        die("CreateTopics: %s", rd_kafka_event_error_string(ev));
+    if (rd_kafka_event_error(ev)) die("CreateTopics: %s", rd_kafka_event_error_string(ev));
     for (size_t i = 0; i < n; i++) {
         rd_kafka_resp_err_t e = rd_kafka_topic_result_error(tr[i]);
         if (e && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
@@ -159,8 +156,8 @@ static void create_topic(rd_kafka_t *rk, const opts_t *o)
 /* ---- producer --------------------------------------------------------------------- */
 
 typedef struct prod_state {
-    lsb_hist_t lat;         /* produce latency of measured messages */
-    int64_t measure_from;   /* stamp (us) from which messages are measured */
+    lsb_hist_t lat;       /* produce latency of measured messages */
+    int64_t measure_from; /* stamp (us) from which messages are measured */
     long long acked, failed, acked_measured;
     long long bytes_measured;
     int64_t first_dr_measured, last_dr;
@@ -185,8 +182,7 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     int64_t stamp;
     memcpy(&stamp, m->payload, sizeof stamp);
     if (stamp >= s->measure_from) {
-        if (!s->acked_measured)
-            s->first_dr_measured = t;
+        if (!s->acked_measured) s->first_dr_measured = t;
         s->acked_measured++;
         s->bytes_measured += (long long)m->len;
         lsb_hist_add(&s->lat, t - stamp);
@@ -212,8 +208,7 @@ static rd_kafka_t *make_producer(const opts_t *o, prod_state_t *s)
     rd_kafka_conf_set_opaque(c, s);
     char err[256];
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof err);
-    if (!rk)
-        die("producer: %s", err);
+    if (!rk) die("producer: %s", err);
     return rk;
 }
 
@@ -233,8 +228,7 @@ static void keygen_init(keygen_t *k, const char *spec)
     else if (!strncmp(spec, "uniform:", 8)) {
         k->kind = 1;
         k->n = atol(spec + 8);
-        if (k->n < 1)
-            die("--keys uniform:N wants N >= 1");
+        if (k->n < 1) die("--keys uniform:N wants N >= 1");
     } else if (!strcmp(spec, "roundrobin"))
         k->kind = 2;
     else
@@ -256,8 +250,7 @@ static int keygen_next(keygen_t *k, int partitions, char *key, int32_t *part)
     *part = RD_KAFKA_PARTITION_UA;
     if (k->kind == 1)
         return snprintf(key, 32, "key-%ld", (long)(xorshift(&k->rng) % (uint64_t)k->n));
-    if (k->kind == 2)
-        *part = (int32_t)(k->rr++ % partitions);
+    if (k->kind == 2) *part = (int32_t)(k->rr++ % partitions);
     return 0;
 }
 
@@ -297,8 +290,7 @@ static void payload_init(payload_t *p, int size, const char *kind)
     } else {
         die("--payload: random | text");
     }
-    if (!p->pool || !p->buf)
-        die("out of memory for the payload pool");
+    if (!p->pool || !p->buf) die("out of memory for the payload pool");
 }
 
 /* The next record's value, stamped. */
@@ -320,8 +312,8 @@ static void payload_free(payload_t *p)
 
 /* Produces for --duration seconds (or --count messages) at --rate msgs/s (0 = as
  * fast as the client queue allows). Returns the number of messages handed over. */
-static long long produce_loop(rd_kafka_t *rk, rd_kafka_topic_t *t, const opts_t *o,
-                              prod_state_t *s, int64_t t0, payload_t *payload)
+static long long produce_loop(rd_kafka_t *rk, rd_kafka_topic_t *t, const opts_t *o, prod_state_t *s,
+                              int64_t t0, payload_t *payload)
 {
     (void)s;
     keygen_t kg;
@@ -331,11 +323,9 @@ static long long produce_loop(rd_kafka_t *rk, rd_kafka_topic_t *t, const opts_t 
     double interval = o->rate > 0 ? 1e6 / o->rate : 0;
     char key[32];
     while (!g_stop) {
-        if (o->count > 0 && sent >= o->count)
-            break;
+        if (o->count > 0 && sent >= o->count) break;
         int64_t now = now_us();
-        if (now >= end)
-            break;
+        if (now >= end) break;
         int64_t stamp = now;
         if (interval > 0) {
             int64_t slot = t0 + (int64_t)((double)sent * interval);
@@ -358,15 +348,12 @@ static long long produce_loop(rd_kafka_t *rk, rd_kafka_topic_t *t, const opts_t 
                                  klen ? key : NULL, (size_t)klen, NULL) == 0)
                 break;
             rd_kafka_resp_err_t e = rd_kafka_last_error();
-            if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL)
-                die("produce: %s", rd_kafka_err2str(e));
+            if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce: %s", rd_kafka_err2str(e));
             rd_kafka_poll(rk, 1);
-            if (g_stop)
-                break;
+            if (g_stop) break;
         }
         sent++;
-        if ((sent & 1023) == 0)
-            rd_kafka_poll(rk, 0);
+        if ((sent & 1023) == 0) rd_kafka_poll(rk, 0);
     }
     return sent;
 }
@@ -396,8 +383,7 @@ static int run_produce(const opts_t *o)
     prod_state_t *s = calloc(1, sizeof *s);
     lsb_hist_init(&s->lat);
     rd_kafka_t *rk = make_producer(o, s);
-    if (o->create)
-        create_topic(rk, o);
+    if (o->create) create_topic(rk, o);
     rd_kafka_topic_t *t = rd_kafka_topic_new(rk, o->topic, NULL);
     payload_t payload;
     payload_init(&payload, o->size, o->payload);
@@ -410,8 +396,7 @@ static int run_produce(const opts_t *o)
     /* Throughput: measured messages over the window from the end of warm-up to
      * the last delivery report (includes draining what was queued). */
     double secs = (double)(s->last_dr - (s->measure_from > t0 ? s->measure_from : t0)) / 1e6;
-    if (secs <= 0)
-        secs = (double)(t_stop - t0) / 1e6;
+    if (secs <= 0) secs = (double)(t_stop - t0) / 1e6;
     printf("{");
     print_common(o);
     printf(",");
@@ -432,8 +417,7 @@ static void watermarks(rd_kafka_t *rk, const char *topic, int p, int64_t *lo, in
     rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
     for (int i = 0; i < 100; i++) {
         e = rd_kafka_query_watermark_offsets(rk, topic, p, lo, hi, 10000);
-        if (!e)
-            return;
+        if (!e) return;
         usleep(100000);
     }
     die("watermarks %s/%d: %s", topic, p, rd_kafka_err2str(e));
@@ -452,8 +436,7 @@ static rd_kafka_t *make_consumer(const opts_t *o)
     rd_kafka_conf_set_log_cb(c, log_cb);
     char err[256];
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof err);
-    if (!rk)
-        die("consumer: %s", err);
+    if (!rk) die("consumer: %s", err);
     return rk;
 }
 
@@ -490,8 +473,7 @@ static int run_consume(const opts_t *o)
 {
     rd_kafka_t *rk = make_consumer(o);
     int np = topic_partitions(rk, o->topic);
-    if (np <= 0)
-        die("topic %s not found", o->topic);
+    if (np <= 0) die("topic %s not found", o->topic);
     int64_t *hw = calloc((size_t)np, sizeof *hw), *start = calloc((size_t)np, sizeof *start);
     long long total = 0;
     for (int p = 0; p < np; p++) {
@@ -501,8 +483,7 @@ static int run_consume(const opts_t *o)
         total += hi - lo;
         start[p] = lo;
     }
-    if (o->count > 0 && o->count < total)
-        total = o->count;
+    if (o->count > 0 && o->count < total) total = o->count;
     int64_t t0 = now_us(), t_last = t0, deadline = t0 + (int64_t)(o->timeout * 1e6);
     assigned_t a;
     assign_all(rk, o->topic, np, start, &a);
@@ -510,23 +491,19 @@ static int run_consume(const opts_t *o)
     int done_parts = 0;
     int *done = calloc((size_t)np, sizeof *done);
     for (int p = 0; p < np; p++)
-        if (start[p] >= hw[p])
-            done[p] = 1, done_parts++;
+        if (start[p] >= hw[p]) done[p] = 1, done_parts++;
     while (done_parts < np && msgs < total && !g_stop && now_us() < deadline) {
         rd_kafka_message_t *m = rd_kafka_consume_queue(a.q, 100);
-        if (!m)
-            continue;
+        if (!m) continue;
         if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
         } else if (m->err) {
-            if (errors++ < 5)
-                fprintf(stderr, "lsbench: consume: %s\n", rd_kafka_message_errstr(m));
+            if (errors++ < 5) fprintf(stderr, "lsbench: consume: %s\n", rd_kafka_message_errstr(m));
         } else {
             msgs++;
             bytes += (long long)m->len;
             t_last = now_us();
             int p = m->partition;
-            if (p >= 0 && p < np && !done[p] && m->offset + 1 >= hw[p])
-                done[p] = 1, done_parts++;
+            if (p >= 0 && p < np && !done[p] && m->offset + 1 >= hw[p]) done[p] = 1, done_parts++;
         }
         rd_kafka_message_destroy(m);
     }
@@ -563,14 +540,12 @@ static void *e2e_consumer(void *arg)
     while (!s->stop) {
         rd_kafka_message_t *m = rd_kafka_consume_queue(s->a.q, 50);
         s->ready = 1;
-        if (!m)
-            continue;
+        if (!m) continue;
         if (!m->err && m->len >= 8) {
             int64_t t = now_us(), stamp;
             memcpy(&stamp, m->payload, sizeof stamp);
             s->received++;
-            if (stamp >= s->measure_from)
-                lsb_hist_add(&s->lat, t - stamp);
+            if (stamp >= s->measure_from) lsb_hist_add(&s->lat, t - stamp);
         } else if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
             if (s->errors++ < 5)
                 fprintf(stderr, "lsbench: e2e consume: %s\n", rd_kafka_message_errstr(m));
@@ -582,16 +557,13 @@ static void *e2e_consumer(void *arg)
 
 static int run_e2e(const opts_t *o)
 {
-    if (o->rate <= 0)
-        die("e2e needs --rate (latency is measured below saturation)");
+    if (o->rate <= 0) die("e2e needs --rate (latency is measured below saturation)");
     prod_state_t *ps = calloc(1, sizeof *ps);
     lsb_hist_init(&ps->lat);
     rd_kafka_t *prk = make_producer(o, ps);
-    if (o->create)
-        create_topic(prk, o);
+    if (o->create) create_topic(prk, o);
     int np = topic_partitions(prk, o->topic);
-    if (np <= 0)
-        die("topic %s not found", o->topic);
+    if (np <= 0) die("topic %s not found", o->topic);
 
     e2e_state_t *cs = calloc(1, sizeof *cs);
     lsb_hist_init(&cs->lat);
@@ -672,22 +644,58 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-    opts_t o = {.brokers = "127.0.0.1:9092", .acks = "all", .compression = "none",
-                .keys = "uniform:100000", .payload = "random", .partitions = 16, .size = 1024,
-                .linger_ms = 5, .duration = 10, .warmup = 1, .timeout = 120};
-    if (argc < 2)
-        usage();
+    opts_t o = {.brokers = "127.0.0.1:9092",
+                .acks = "all",
+                .compression = "none",
+                .keys = "uniform:100000",
+                .payload = "random",
+                .partitions = 16,
+                .size = 1024,
+                .linger_ms = 5,
+                .duration = 10,
+                .warmup = 1,
+                .timeout = 120};
+    if (argc < 2) usage();
     o.mode = argv[1];
-    enum { O_BROKERS = 256, O_TOPIC, O_PARTS, O_CREATE, O_SIZE, O_KEYS, O_RATE, O_DUR, O_COUNT,
-           O_WARM, O_ACKS, O_LINGER, O_COMP, O_IDEM, O_PAYLOAD, O_TIMEOUT, O_ALLOW, O_TCONF };
-    static const struct option lo[] = {
-        {"brokers", 1, 0, O_BROKERS},   {"topic", 1, 0, O_TOPIC},     {"partitions", 1, 0, O_PARTS},
-        {"create", 0, 0, O_CREATE},     {"size", 1, 0, O_SIZE},       {"keys", 1, 0, O_KEYS},
-        {"rate", 1, 0, O_RATE},         {"duration", 1, 0, O_DUR},    {"count", 1, 0, O_COUNT},
-        {"warmup", 1, 0, O_WARM},       {"acks", 1, 0, O_ACKS},       {"linger-ms", 1, 0, O_LINGER},
-        {"compression", 1, 0, O_COMP},  {"idempotence", 0, 0, O_IDEM}, {"payload", 1, 0, O_PAYLOAD},
-        {"timeout", 1, 0, O_TIMEOUT},   {"allow-errors", 0, 0, O_ALLOW}, {"topic-config", 1, 0, O_TCONF},
-        {0, 0, 0, 0}};
+    enum {
+        O_BROKERS = 256,
+        O_TOPIC,
+        O_PARTS,
+        O_CREATE,
+        O_SIZE,
+        O_KEYS,
+        O_RATE,
+        O_DUR,
+        O_COUNT,
+        O_WARM,
+        O_ACKS,
+        O_LINGER,
+        O_COMP,
+        O_IDEM,
+        O_PAYLOAD,
+        O_TIMEOUT,
+        O_ALLOW,
+        O_TCONF
+    };
+    static const struct option lo[] = {{"brokers", 1, 0, O_BROKERS},
+                                       {"topic", 1, 0, O_TOPIC},
+                                       {"partitions", 1, 0, O_PARTS},
+                                       {"create", 0, 0, O_CREATE},
+                                       {"size", 1, 0, O_SIZE},
+                                       {"keys", 1, 0, O_KEYS},
+                                       {"rate", 1, 0, O_RATE},
+                                       {"duration", 1, 0, O_DUR},
+                                       {"count", 1, 0, O_COUNT},
+                                       {"warmup", 1, 0, O_WARM},
+                                       {"acks", 1, 0, O_ACKS},
+                                       {"linger-ms", 1, 0, O_LINGER},
+                                       {"compression", 1, 0, O_COMP},
+                                       {"idempotence", 0, 0, O_IDEM},
+                                       {"payload", 1, 0, O_PAYLOAD},
+                                       {"timeout", 1, 0, O_TIMEOUT},
+                                       {"allow-errors", 0, 0, O_ALLOW},
+                                       {"topic-config", 1, 0, O_TCONF},
+                                       {0, 0, 0, 0}};
     int c;
     optind = 2;
     while ((c = getopt_long(argc, argv, "X:", lo, NULL)) != -1) {
@@ -710,32 +718,24 @@ int main(int argc, char **argv)
         case O_TIMEOUT: o.timeout = atof(optarg); break;
         case O_ALLOW: o.allow_errors = 1; break;
         case O_TCONF:
-            if (o.n_topic_config == 16)
-                die("too many --topic-config");
+            if (o.n_topic_config == 16) die("too many --topic-config");
             o.topic_config[o.n_topic_config++] = optarg;
             break;
         case 'X':
-            if (o.n_extra == 32)
-                die("too many -X");
+            if (o.n_extra == 32) die("too many -X");
             o.extra[o.n_extra++] = optarg;
             break;
         default: usage();
         }
     }
-    if (!o.topic)
-        die("--topic is required");
-    if (o.size < 8)
-        die("--size must be at least 8 (the timestamp)");
-    if (o.partitions < 1)
-        die("--partitions must be >= 1");
+    if (!o.topic) die("--topic is required");
+    if (o.size < 8) die("--size must be at least 8 (the timestamp)");
+    if (o.partitions < 1) die("--partitions must be >= 1");
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    if (!strcmp(o.mode, "produce"))
-        return run_produce(&o);
-    if (!strcmp(o.mode, "consume"))
-        return run_consume(&o);
-    if (!strcmp(o.mode, "e2e"))
-        return run_e2e(&o);
+    if (!strcmp(o.mode, "produce")) return run_produce(&o);
+    if (!strcmp(o.mode, "consume")) return run_consume(&o);
+    if (!strcmp(o.mode, "e2e")) return run_e2e(&o);
     usage();
     return 2;
 }

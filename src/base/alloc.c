@@ -12,24 +12,21 @@ static _Noreturn void ls_oom(size_t n) { LS_PANIC("out of memory allocating %zu 
 void *ls_malloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
-    if (!p)
-        ls_oom(n);
+    if (!p) ls_oom(n);
     return p;
 }
 
 void *ls_calloc(size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);
-    if (!p)
-        ls_oom(count * size);
+    if (!p) ls_oom(count * size);
     return p;
 }
 
 void *ls_realloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
-    if (!q)
-        ls_oom(n);
+    if (!q) ls_oom(n);
     return q;
 }
 
@@ -46,8 +43,7 @@ char *ls_strndup(const char *s, size_t n)
 void *ls_memdup(const void *p, size_t n)
 {
     void *q = ls_malloc(n);
-    if (n)
-        memcpy(q, p, n);
+    if (n) memcpy(q, p, n);
     return q;
 }
 

@@ -17,8 +17,7 @@ void ls_buf_free(ls_buf_t *b)
 
 void ls_buf_reserve(ls_buf_t *b, size_t extra)
 {
-    if (b->cap - b->len >= extra)
-        return;
+    if (b->cap - b->len >= extra) return;
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < extra)
         cap *= 2;
@@ -28,8 +27,7 @@ void ls_buf_reserve(ls_buf_t *b, size_t extra)
 
 void ls_buf_append(ls_buf_t *b, const void *p, size_t n)
 {
-    if (!n)
-        return;
+    if (!n) return;
     ls_buf_reserve(b, n);
     memcpy(b->data + b->len, p, n);
     b->len += n;
@@ -57,8 +55,7 @@ void ls_buf_printf(ls_buf_t *b, const char *fmt, ...)
 uint8_t *ls_buf_steal(ls_buf_t *b, size_t *len)
 {
     uint8_t *p = b->data;
-    if (len)
-        *len = b->len;
+    if (len) *len = b->len;
     ls_buf_init(b);
     return p;
 }

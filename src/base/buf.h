@@ -12,7 +12,7 @@ typedef struct ls_buf {
 
 void ls_buf_init(ls_buf_t *b);
 void ls_buf_free(ls_buf_t *b);
-void ls_buf_reserve(ls_buf_t *b, size_t extra);   /* ensure cap >= len + extra */
+void ls_buf_reserve(ls_buf_t *b, size_t extra); /* ensure cap >= len + extra */
 void ls_buf_append(ls_buf_t *b, const void *p, size_t n);
 void ls_buf_append_u8(ls_buf_t *b, uint8_t v);
 void ls_buf_printf(ls_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -24,15 +24,31 @@ void ls_buf_append_keypart(ls_buf_t *b, const char *s);
 uint8_t *ls_buf_steal(ls_buf_t *b, size_t *len);
 
 /* Big-endian helpers used by the wire and the on-store formats. */
-static inline void ls_be16_put(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = (uint8_t)v; }
+static inline void ls_be16_put(uint8_t *p, uint16_t v)
+{
+    p[0] = v >> 8;
+    p[1] = (uint8_t)v;
+}
 static inline void ls_be32_put(uint8_t *p, uint32_t v)
-{ p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = (uint8_t)v; }
+{
+    p[0] = v >> 24;
+    p[1] = v >> 16;
+    p[2] = v >> 8;
+    p[3] = (uint8_t)v;
+}
 static inline void ls_be64_put(uint8_t *p, uint64_t v)
-{ ls_be32_put(p, (uint32_t)(v >> 32)); ls_be32_put(p + 4, (uint32_t)v); }
+{
+    ls_be32_put(p, (uint32_t)(v >> 32));
+    ls_be32_put(p + 4, (uint32_t)v);
+}
 static inline uint16_t ls_be16_get(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static inline uint32_t ls_be32_get(const uint8_t *p)
-{ return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
 static inline uint64_t ls_be64_get(const uint8_t *p)
-{ return (uint64_t)ls_be32_get(p) << 32 | ls_be32_get(p + 4); }
+{
+    return (uint64_t)ls_be32_get(p) << 32 | ls_be32_get(p + 4);
+}
 
 #endif

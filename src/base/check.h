@@ -45,13 +45,11 @@ void ls_check_invariants_enable(bool on);
 #define LS_PANIC(...) ls_panic(__FILE__, __LINE__, __func__, __VA_ARGS__)
 #define LS_CHECK(cond)                                                                             \
     do {                                                                                           \
-        if (__builtin_expect(!(cond), 0))                                                          \
-            LS_PANIC("check failed: %s", #cond);                                                   \
+        if (__builtin_expect(!(cond), 0)) LS_PANIC("check failed: %s", #cond);                     \
     } while (0)
 #define LS_CHECKF(cond, ...)                                                                       \
     do {                                                                                           \
-        if (__builtin_expect(!(cond), 0))                                                          \
-            LS_PANIC(__VA_ARGS__);                                                                 \
+        if (__builtin_expect(!(cond), 0)) LS_PANIC(__VA_ARGS__);                                   \
     } while (0)
 #define LS_CHECK_NOTNULL(p) LS_CHECKF((p) != NULL, "check failed: %s is NULL", #p)
 #define LS_CHECK_ZERO(x)                                                                           \

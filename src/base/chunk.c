@@ -30,11 +30,8 @@ ls_chunk_t *ls_chunk_keep(ls_chunk_t *c)
 
 void ls_chunk_release(ls_chunk_t *c)
 {
-    if (!c || __atomic_sub_fetch(&c->refcnt, 1, __ATOMIC_ACQ_REL) != 0)
-        return;
-    if (c->on_free)
-        c->on_free(c);
-    if (c->data != (uint8_t *)(c + 1))
-        ls_free(c->data);
+    if (!c || __atomic_sub_fetch(&c->refcnt, 1, __ATOMIC_ACQ_REL) != 0) return;
+    if (c->on_free) c->on_free(c);
+    if (c->data != (uint8_t *)(c + 1)) ls_free(c->data);
     ls_free(c);
 }

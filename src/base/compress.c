@@ -49,8 +49,7 @@ const char *ls_codec_name(int codec)
 static size_t out_room(size_t produced, size_t max_out)
 {
     size_t left = max_out - produced; /* produced <= max_out is an invariant */
-    if (left >= DECOMP_STEP)
-        return DECOMP_STEP;
+    if (left >= DECOMP_STEP) return DECOMP_STEP;
     return left + 1;
 }
 
@@ -60,8 +59,7 @@ static ls_status gunzip(const uint8_t *in, size_t len, size_t max_out, ls_buf_t 
 {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
-    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
-        return LS_EIO;
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return LS_EIO;
     ls_status st = LS_ECORRUPT;
     size_t start = out->len;
     const uint8_t *p = in, *end = in + len;
@@ -70,8 +68,7 @@ static ls_status gunzip(const uint8_t *in, size_t len, size_t max_out, ls_buf_t 
     for (;;) {
         if (zs.avail_in == 0) {
             size_t chunk = (size_t)(end - p);
-            if (chunk > UINT_MAX)
-                chunk = UINT_MAX;
+            if (chunk > UINT_MAX) chunk = UINT_MAX;
             zs.next_in = (Bytef *)p;
             zs.avail_in = (uInt)chunk;
             p += chunk;
@@ -93,18 +90,15 @@ static ls_status gunzip(const uint8_t *in, size_t len, size_t max_out, ls_buf_t 
             }
             /* Another gzip member follows (RFC 1952 §2.2 allows concatenation,
              * and gzip(1) and Java's GZIPInputStream read them). */
-            if (inflateReset(&zs) != Z_OK)
-                goto inflate_end;
+            if (inflateReset(&zs) != Z_OK) goto inflate_end;
             continue;
         }
         if (rc == Z_BUF_ERROR) {
             /* No progress possible: input exhausted mid-stream (truncated). */
-            if (zs.avail_in == 0 && p == end)
-                goto inflate_end;
+            if (zs.avail_in == 0 && p == end) goto inflate_end;
             continue;
         }
-        if (rc != Z_OK)
-            goto inflate_end; /* Z_DATA_ERROR, Z_NEED_DICT, Z_STREAM_ERROR */
+        if (rc != Z_OK) goto inflate_end; /* Z_DATA_ERROR, Z_NEED_DICT, Z_STREAM_ERROR */
         if (zs.avail_in == 0 && p == end && zs.avail_out != 0)
             goto inflate_end; /* consumed everything, stream not finished */
     }
@@ -115,8 +109,7 @@ inflate_end:
 
 static ls_status gzip_compress(const uint8_t *in, size_t len, ls_buf_t *out)
 {
-    if (len > UINT_MAX)
-        return LS_EINVAL;
+    if (len > UINT_MAX) return LS_EINVAL;
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
@@ -151,14 +144,11 @@ static ls_status snappy_block(const uint8_t *in, size_t len, size_t max_out, siz
     if (snappy_validate_compressed_buffer((const char *)in, len) != SNAPPY_OK ||
         snappy_uncompressed_length((const char *)in, len, &ulen) != SNAPPY_OK)
         return LS_ECORRUPT;
-    if (ulen > max_out - (out->len - start))
-        return LS_ELIMIT;
-    if (ulen == 0)
-        return LS_OK; /* validated above; out->data may still be NULL */
+    if (ulen > max_out - (out->len - start)) return LS_ELIMIT;
+    if (ulen == 0) return LS_OK; /* validated above; out->data may still be NULL */
     ls_buf_reserve(out, ulen);
     size_t got = ulen;
-    if (snappy_uncompress((const char *)in, len, (char *)out->data + out->len, &got) !=
-            SNAPPY_OK ||
+    if (snappy_uncompress((const char *)in, len, (char *)out->data + out->len, &got) != SNAPPY_OK ||
         got != ulen)
         return LS_ECORRUPT;
     out->len += got;
@@ -172,15 +162,12 @@ static ls_status snappy_xerial(const uint8_t *in, size_t len, size_t max_out, si
 {
     size_t pos = XERIAL_HEADER_LEN;
     while (pos < len) {
-        if (len - pos < 4)
-            return LS_ECORRUPT;
+        if (len - pos < 4) return LS_ECORRUPT;
         uint32_t blen = ls_be32_get(in + pos);
         pos += 4;
-        if (blen == 0 || blen > len - pos)
-            return LS_ECORRUPT;
+        if (blen == 0 || blen > len - pos) return LS_ECORRUPT;
         ls_status st = snappy_block(in + pos, blen, max_out, start, out);
-        if (st != LS_OK)
-            return st;
+        if (st != LS_OK) return st;
         pos += blen;
     }
     return LS_OK;
@@ -210,8 +197,7 @@ static ls_status snappy_compress_raw(const uint8_t *in, size_t len, ls_buf_t *ou
 static ls_status unlz4(const uint8_t *in, size_t len, size_t max_out, ls_buf_t *out)
 {
     LZ4F_dctx *dctx;
-    if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)))
-        return LS_EIO;
+    if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION))) return LS_EIO;
     ls_status st = LS_ECORRUPT;
     size_t start = out->len;
     size_t pos = 0;
@@ -221,8 +207,7 @@ static ls_status unlz4(const uint8_t *in, size_t len, size_t max_out, ls_buf_t *
         ls_buf_reserve(out, room);
         size_t src = len - pos, dst = room;
         hint = LZ4F_decompress(dctx, out->data + out->len, &dst, in + pos, &src, NULL);
-        if (LZ4F_isError(hint))
-            goto free_dctx;
+        if (LZ4F_isError(hint)) goto free_dctx;
         pos += src;
         out->len += dst;
         if (out->len - start > max_out) {
@@ -239,16 +224,14 @@ static ls_status unlz4(const uint8_t *in, size_t len, size_t max_out, ls_buf_t *
         ls_buf_reserve(out, room);
         size_t src = 0, dst = room;
         hint = LZ4F_decompress(dctx, out->data + out->len, &dst, in + len, &src, NULL);
-        if (LZ4F_isError(hint) || dst == 0)
-            break;
+        if (LZ4F_isError(hint) || dst == 0) break;
         out->len += dst;
         if (out->len - start > max_out) {
             st = LS_ELIMIT;
             goto free_dctx;
         }
     }
-    if (hint == 0)
-        st = LS_OK;
+    if (hint == 0) st = LS_OK;
 free_dctx:
     LZ4F_freeDecompressionContext(dctx);
     return st;
@@ -262,8 +245,7 @@ static ls_status lz4_compress(const uint8_t *in, size_t len, ls_buf_t *out)
     size_t bound = LZ4F_compressFrameBound(len, &prefs);
     ls_buf_reserve(out, bound);
     size_t got = LZ4F_compressFrame(out->data + out->len, bound, in, len, &prefs);
-    if (LZ4F_isError(got))
-        return LS_EIO;
+    if (LZ4F_isError(got)) return LS_EIO;
     out->len += got;
     return LS_OK;
 }
@@ -279,7 +261,7 @@ typedef struct zpool {
     int n;
 } zpool_t;
 static pthread_mutex_t zpool_mu = PTHREAD_MUTEX_INITIALIZER;
-static zpool_t zpool_c, zpool_d;   /* ZSTD_CCtx, ZSTD_DStream */
+static zpool_t zpool_c, zpool_d; /* ZSTD_CCtx, ZSTD_DStream */
 
 static void *zpool_take(zpool_t *p)
 {
@@ -325,14 +307,11 @@ static ls_status unzstd(const uint8_t *in, size_t len, size_t max_out, ls_buf_t 
 {
     /* Fast refusal when the frame header states its size (librdkafka does). */
     unsigned long long csize = ZSTD_getFrameContentSize(in, len);
-    if (csize == ZSTD_CONTENTSIZE_ERROR)
-        return LS_ECORRUPT;
-    if (csize != ZSTD_CONTENTSIZE_UNKNOWN && csize > max_out)
-        return LS_ELIMIT;
+    if (csize == ZSTD_CONTENTSIZE_ERROR) return LS_ECORRUPT;
+    if (csize != ZSTD_CONTENTSIZE_UNKNOWN && csize > max_out) return LS_ELIMIT;
 
     ZSTD_DStream *ds = dstream_get();
-    if (!ds)
-        return LS_EIO;
+    if (!ds) return LS_EIO;
     /* The window limit stays at zstd's default (2^27): Java producers stream
      * without a pledged size, so their frames declare the level's full window
      * even for tiny batches, and refusing those would refuse valid input. */
@@ -346,8 +325,7 @@ static ls_status unzstd(const uint8_t *in, size_t len, size_t max_out, ls_buf_t 
         ZSTD_outBuffer ob = {out->data + out->len, room, 0};
         size_t before = ib.pos;
         last = ZSTD_decompressStream(ds, &ob, &ib);
-        if (ZSTD_isError(last))
-            goto free_ds;
+        if (ZSTD_isError(last)) goto free_ds;
         out->len += ob.pos;
         if (out->len - start > max_out) {
             st = LS_ELIMIT;
@@ -355,8 +333,7 @@ static ls_status unzstd(const uint8_t *in, size_t len, size_t max_out, ls_buf_t 
         }
         /* Output not full and no input consumed: the decoder wants bytes we
          * do not have — a truncated frame. */
-        if (ob.pos < room && ib.pos == before && ib.pos == ib.size && last != 0)
-            goto free_ds;
+        if (ob.pos < room && ib.pos == before && ib.pos == ib.size && last != 0) goto free_ds;
     } while (ib.pos < ib.size || last != 0);
     st = LS_OK;
 free_ds:
@@ -369,12 +346,10 @@ static ls_status zstd_compress(const uint8_t *in, size_t len, ls_buf_t *out)
     size_t bound = ZSTD_compressBound(len);
     ls_buf_reserve(out, bound);
     ZSTD_CCtx *c = cctx_get();
-    if (!c)
-        return LS_EIO;
+    if (!c) return LS_EIO;
     size_t got = ZSTD_compressCCtx(c, out->data + out->len, bound, in, len, 3);
     cctx_put(c);
-    if (ZSTD_isError(got))
-        return LS_EIO;
+    if (ZSTD_isError(got)) return LS_EIO;
     out->len += got;
     return LS_OK;
 }
@@ -387,8 +362,7 @@ ls_status ls_decompress(int codec, const uint8_t *in, size_t len, size_t max_out
     ls_status st;
     switch (codec) {
     case LS_CODEC_NONE:
-        if (len > max_out)
-            return LS_ELIMIT;
+        if (len > max_out) return LS_ELIMIT;
         ls_buf_append(out, in, len);
         return LS_OK;
     case LS_CODEC_GZIP: st = len ? gunzip(in, len, max_out, out) : LS_ECORRUPT; break;
@@ -397,8 +371,7 @@ ls_status ls_decompress(int codec, const uint8_t *in, size_t len, size_t max_out
     case LS_CODEC_ZSTD: st = len ? unzstd(in, len, max_out, out) : LS_ECORRUPT; break;
     default: return LS_EINVAL;
     }
-    if (st != LS_OK)
-        out->len = start;
+    if (st != LS_OK) out->len = start;
     return st;
 }
 
@@ -414,7 +387,6 @@ ls_status ls_compress(int codec, const uint8_t *in, size_t len, ls_buf_t *out)
     case LS_CODEC_ZSTD: st = zstd_compress(in, len, out); break;
     default: return LS_EINVAL;
     }
-    if (st != LS_OK)
-        out->len = start;
+    if (st != LS_OK) out->len = start;
     return st;
 }

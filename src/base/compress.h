@@ -7,7 +7,13 @@
 #include "base/buf.h"
 #include "base/status.h"
 
-enum { LS_CODEC_NONE = 0, LS_CODEC_GZIP = 1, LS_CODEC_SNAPPY = 2, LS_CODEC_LZ4 = 3, LS_CODEC_ZSTD = 4 };
+enum {
+    LS_CODEC_NONE = 0,
+    LS_CODEC_GZIP = 1,
+    LS_CODEC_SNAPPY = 2,
+    LS_CODEC_LZ4 = 3,
+    LS_CODEC_ZSTD = 4
+};
 
 /* Appends the decompressed bytes of in[0..len) to out. Fails with LS_ECORRUPT
  * on malformed input and LS_ELIMIT when the output would exceed max_out.

@@ -75,278 +75,562 @@ typedef struct cfg_key {
 #define FIELD(m) .off = offsetof(ls_config_t, m), .size = sizeof(((ls_config_t *)0)->m)
 
 static const cfg_key_t cfg_keys[] = {
-    {.name = "data.dir", .section = "paths and stores", .type = CT_STRING, FIELD(data_dir),
+    {.name = "data.dir",
+     .section = "paths and stores",
+     .type = CT_STRING,
+     FIELD(data_dir),
      .def = "./data",
      .help = "Directory for local state; the default object store and metadata database "
              "live under it."},
-    {.name = "object.store.url", .type = CT_URL, FIELD(object_store_url),
+    {.name = "object.store.url",
+     .type = CT_URL,
+     FIELD(object_store_url),
      .help = "Where WAL and compacted objects are stored: file:///path or "
              "s3://bucket/prefix. Default file://<data.dir>/objects."},
-    {.name = "metadata.url", .type = CT_URL, FIELD(metadata_url),
+    {.name = "metadata.url",
+     .type = CT_URL,
+     FIELD(metadata_url),
      .help = "Metadata store: sqlite:///path/meta.db or etcd://host:port. "
              "Default sqlite://<data.dir>/meta.db."},
-    {.name = "object.store.fsync", .type = CT_BOOL, FIELD(object_store_fsync), .def = "true",
+    {.name = "object.store.fsync",
+     .type = CT_BOOL,
+     FIELD(object_store_fsync),
+     .def = "true",
      .help = "fsync local objects before acknowledging producers. Turning it off loses "
              "acknowledged data on power failure."},
 
-    {.name = "s3.endpoint", .section = "S3 object store (object.store.url=s3://bucket/prefix)",
-     .type = CT_STRING, FIELD(s3_endpoint),
+    {.name = "s3.endpoint",
+     .section = "S3 object store (object.store.url=s3://bucket/prefix)",
+     .type = CT_STRING,
+     FIELD(s3_endpoint),
      .help = "S3 endpoint http(s)://host[:port]. Default $AWS_ENDPOINT_URL_S3, "
              "$AWS_ENDPOINT_URL, else AWS (https://s3.<region>.amazonaws.com)."},
-    {.name = "s3.region", .type = CT_STRING, FIELD(s3_region),
+    {.name = "s3.region",
+     .type = CT_STRING,
+     FIELD(s3_region),
      .help = "Signing region. Default $AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1."},
-    {.name = "s3.access.key", .type = CT_STRING, FIELD(s3_access_key),
+    {.name = "s3.access.key",
+     .type = CT_STRING,
+     FIELD(s3_access_key),
      .help = "Access key id. Default $AWS_ACCESS_KEY_ID."},
-    {.name = "s3.secret.key", .type = CT_STRING, FIELD(s3_secret_key), .secret = true,
+    {.name = "s3.secret.key",
+     .type = CT_STRING,
+     FIELD(s3_secret_key),
+     .secret = true,
      .help = "Secret access key (never logged). Default $AWS_SECRET_ACCESS_KEY."},
-    {.name = "s3.session.token", .type = CT_STRING, FIELD(s3_session_token), .secret = true,
+    {.name = "s3.session.token",
+     .type = CT_STRING,
+     FIELD(s3_session_token),
+     .secret = true,
      .help = "Session token of temporary credentials. Default $AWS_SESSION_TOKEN."},
-    {.name = "s3.path.style", .type = CT_STRING, FIELD(s3_path_style), .def = "auto",
+    {.name = "s3.path.style",
+     .type = CT_STRING,
+     FIELD(s3_path_style),
+     .def = "auto",
      .help = "Path-style addressing (host/bucket/key): true, false (virtual-hosted "
              "bucket.host/key) or auto (path style for a custom endpoint or a dotted bucket)."},
-    {.name = "s3.create.only", .type = CT_STRING, FIELD(s3_create_only), .def = "auto",
+    {.name = "s3.create.only",
+     .type = CT_STRING,
+     FIELD(s3_create_only),
+     .def = "auto",
      .help = "How WAL objects are written create-only: true (If-None-Match: *, 412 = "
              "exists), false (HEAD check, not atomic) or auto (probe the server once)."},
-    {.name = "s3.ca.file", .type = CT_STRING, FIELD(s3_ca_file),
+    {.name = "s3.ca.file",
+     .type = CT_STRING,
+     FIELD(s3_ca_file),
      .help = "CA bundle for verifying the endpoint's TLS certificate. Default: system CAs."},
-    {.name = "s3.tls.verify", .type = CT_BOOL, FIELD(s3_tls_verify), .def = "true",
+    {.name = "s3.tls.verify",
+     .type = CT_BOOL,
+     FIELD(s3_tls_verify),
+     .def = "true",
      .help = "Verify the endpoint's TLS certificate and host name."},
-    {.name = "s3.unsigned.payload", .type = CT_BOOL, FIELD(s3_unsigned_payload),
+    {.name = "s3.unsigned.payload",
+     .type = CT_BOOL,
+     FIELD(s3_unsigned_payload),
      .def = "false",
      .help = "Sign UNSIGNED-PAYLOAD instead of each body's SHA-256 (saves CPU; use with TLS)."},
-    {.name = "s3.request.timeout.ms", .type = CT_INT, FIELD(s3_request_timeout_ms),
-     .def = "30000", .min = 100, .max = 3600000,
+    {.name = "s3.request.timeout.ms",
+     .type = CT_INT,
+     FIELD(s3_request_timeout_ms),
+     .def = "30000",
+     .min = 100,
+     .max = 3600000,
      .help = "Timeout of one S3 request attempt (then it is retried)."},
-    {.name = "s3.connect.timeout.ms", .type = CT_INT, FIELD(s3_connect_timeout_ms),
-     .def = "5000", .min = 10, .max = 600000, .help = "Timeout of establishing a connection."},
-    {.name = "s3.max.connections", .type = CT_INT, FIELD(s3_max_connections), .def = "32",
-     .min = 1, .max = 1024,
+    {.name = "s3.connect.timeout.ms",
+     .type = CT_INT,
+     FIELD(s3_connect_timeout_ms),
+     .def = "5000",
+     .min = 10,
+     .max = 600000,
+     .help = "Timeout of establishing a connection."},
+    {.name = "s3.max.connections",
+     .type = CT_INT,
+     FIELD(s3_max_connections),
+     .def = "32",
+     .min = 1,
+     .max = 1024,
      .help = "Concurrent S3 requests (pooled, kept-alive connections); callers beyond wait."},
-    {.name = "s3.max.retries", .type = CT_INT, FIELD(s3_max_retries), .def = "5", .min = 0,
+    {.name = "s3.max.retries",
+     .type = CT_INT,
+     FIELD(s3_max_retries),
+     .def = "5",
+     .min = 0,
      .max = 100,
      .help = "Retries of a request after 5xx, throttling, timeouts or connection errors "
              "(never after other 4xx)."},
-    {.name = "s3.retry.backoff.ms", .type = CT_INT, FIELD(s3_retry_backoff_ms), .def = "50",
-     .min = 1, .max = 60000, .help = "First retry backoff; doubles per retry, with jitter."},
-    {.name = "s3.retry.backoff.max.ms", .type = CT_INT, FIELD(s3_retry_backoff_max_ms),
-     .def = "2000", .min = 1, .max = 600000, .help = "Largest retry backoff."},
-    {.name = "s3.multipart.threshold", .type = CT_SIZE, FIELD(s3_multipart_threshold),
-     .def = "32MiB", .min = 5 * MiB, .max = 5 * GiB,
+    {.name = "s3.retry.backoff.ms",
+     .type = CT_INT,
+     FIELD(s3_retry_backoff_ms),
+     .def = "50",
+     .min = 1,
+     .max = 60000,
+     .help = "First retry backoff; doubles per retry, with jitter."},
+    {.name = "s3.retry.backoff.max.ms",
+     .type = CT_INT,
+     FIELD(s3_retry_backoff_max_ms),
+     .def = "2000",
+     .min = 1,
+     .max = 600000,
+     .help = "Largest retry backoff."},
+    {.name = "s3.multipart.threshold",
+     .type = CT_SIZE,
+     FIELD(s3_multipart_threshold),
+     .def = "32MiB",
+     .min = 5 * MiB,
+     .max = 5 * GiB,
      .help = "Objects larger than this are uploaded in parts (multipart upload)."},
-    {.name = "s3.multipart.part.size", .type = CT_SIZE, FIELD(s3_multipart_part_size),
-     .def = "8MiB", .min = 5 * MiB, .max = 5 * GiB, .help = "Part size of multipart uploads."},
+    {.name = "s3.multipart.part.size",
+     .type = CT_SIZE,
+     FIELD(s3_multipart_part_size),
+     .def = "8MiB",
+     .min = 5 * MiB,
+     .max = 5 * GiB,
+     .help = "Part size of multipart uploads."},
 
-    {.name = "listeners", .section = "network", .type = CT_LISTENER, FIELD(listen_host),
-     .port_off = offsetof(ls_config_t, listen_port), .def = "PLAINTEXT://127.0.0.1:9092",
-     .min = 0, .max = 65535,
+    {.name = "listeners",
+     .section = "network",
+     .type = CT_LISTENER,
+     FIELD(listen_host),
+     .port_off = offsetof(ls_config_t, listen_port),
+     .def = "PLAINTEXT://127.0.0.1:9092",
+     .min = 0,
+     .max = 65535,
      .help = "Address the Kafka listener binds: PLAINTEXT://host:port or host:port. An "
              "empty host binds every interface; port 0 picks a free port."},
-    {.name = "advertised.listeners", .type = CT_LISTENER, FIELD(advertised_host),
-     .port_off = offsetof(ls_config_t, advertised_port), .min = 1, .max = 65535,
+    {.name = "advertised.listeners",
+     .type = CT_LISTENER,
+     FIELD(advertised_host),
+     .port_off = offsetof(ls_config_t, advertised_port),
+     .min = 1,
+     .max = 65535,
      .help = "Address given to clients in Metadata responses. Default: the listener "
              "(the host name when the listener binds every interface)."},
-    {.name = "advertised.host", .type = CT_STRING, FIELD(advertised_host),
+    {.name = "advertised.host",
+     .type = CT_STRING,
+     FIELD(advertised_host),
      .help = "Host part of the advertised address alone (shares its value with "
              "advertised.listeners; whichever is set later wins)."},
-    {.name = "advertised.port", .type = CT_PORT, FIELD(advertised_port), .min = 1,
+    {.name = "advertised.port",
+     .type = CT_PORT,
+     FIELD(advertised_port),
+     .min = 1,
      .max = 65535,
      .help = "Port part of the advertised address alone (shares its value with "
              "advertised.listeners; whichever is set later wins)."},
-    {.name = "broker.id", .alias = "node.id", .type = CT_INT, FIELD(broker_id), .def = "0",
-     .min = 0, .max = INT32_MAX, .help = "This broker's id, unique in the cluster."},
-    {.name = "cluster.id", .type = CT_STRING, FIELD(cluster_id),
+    {.name = "broker.id",
+     .alias = "node.id",
+     .type = CT_INT,
+     FIELD(broker_id),
+     .def = "0",
+     .min = 0,
+     .max = INT32_MAX,
+     .help = "This broker's id, unique in the cluster."},
+    {.name = "cluster.id",
+     .type = CT_STRING,
+     FIELD(cluster_id),
      .help = "Cluster id. Default: generated once and stored in the metadata store."},
-    {.name = "broker.rack", .type = CT_STRING, FIELD(broker_rack),
+    {.name = "broker.rack",
+     .type = CT_STRING,
+     FIELD(broker_rack),
      .help = "Zone (rack) of this broker. Clients that put \"ls_az=<zone>\" in client.id "
              "are steered to brokers of their zone."},
-    {.name = "broker.session.timeout.ms", .type = CT_INT, FIELD(broker_session_timeout_ms),
-     .def = "9000", .min = 1000, .max = 600000,
+    {.name = "broker.session.timeout.ms",
+     .type = CT_INT,
+     FIELD(broker_session_timeout_ms),
+     .def = "9000",
+     .min = 1000,
+     .max = 600000,
      .help = "A broker that stops renewing its registration for this long is dropped from "
              "the cluster (its partitions and groups move to the others)."},
-    {.name = "http.listen", .type = CT_LISTENER, FIELD(http_host),
-     .port_off = offsetof(ls_config_t, http_port), .def = "127.0.0.1:8181", .min = 0,
-     .max = 65535, .empty_disables = true,
+    {.name = "http.listen",
+     .type = CT_LISTENER,
+     FIELD(http_host),
+     .port_off = offsetof(ls_config_t, http_port),
+     .def = "127.0.0.1:8181",
+     .min = 0,
+     .max = 65535,
+     .empty_disables = true,
      .help = "Address of the HTTP server (Iceberg REST catalog at /v1, /health): host:port; "
              "port 0 picks a free port; empty disables HTTP."},
-    {.name = "schema.registry.listen", .type = CT_LISTENER, FIELD(registry_host),
-     .port_off = offsetof(ls_config_t, registry_port), .def = "127.0.0.1:8081", .min = 0,
-     .max = 65535, .empty_disables = true,
+    {.name = "schema.registry.listen",
+     .type = CT_LISTENER,
+     FIELD(registry_host),
+     .port_off = offsetof(ls_config_t, registry_port),
+     .def = "127.0.0.1:8081",
+     .min = 0,
+     .max = 65535,
+     .empty_disables = true,
      .help = "Address of the built-in schema registry (the Confluent Schema Registry REST "
              "API): host:port; port 0 picks a free port; empty disables it."},
 
-    {.name = "wal.flush.max.bytes", .section = "WAL writer", .type = CT_SIZE,
-     FIELD(wal_flush_max_bytes), .def = "4MiB", .min = 1, .max = 5 * GiB,
+    {.name = "wal.flush.max.bytes",
+     .section = "WAL writer",
+     .type = CT_SIZE,
+     FIELD(wal_flush_max_bytes),
+     .def = "4MiB",
+     .min = 1,
+     .max = 5 * GiB,
      .help = "Flush the open WAL object when it holds this many bytes."},
-    {.name = "wal.flush.linger.ms", .type = CT_INT, FIELD(wal_flush_linger_ms), .def = "250",
-     .min = 0, .max = 60000,
+    {.name = "wal.flush.linger.ms",
+     .type = CT_INT,
+     FIELD(wal_flush_linger_ms),
+     .def = "250",
+     .min = 0,
+     .max = 60000,
      .help = "Upper bound on how long a produced batch waits for its WAL flush; an idle "
              "broker flushes sooner."},
-    {.name = "wal.flush.min.interval.ms", .type = CT_INT, FIELD(wal_flush_min_interval_ms),
-     .def = "0", .min = 0, .max = 60000,
+    {.name = "wal.flush.min.interval.ms",
+     .type = CT_INT,
+     FIELD(wal_flush_min_interval_ms),
+     .def = "0",
+     .min = 0,
+     .max = 60000,
      .help = "Minimum time between WAL flushes. Raise it on stores that bill per request "
              "(S3): fewer PUTs, higher produce latency."},
-    {.name = "wal.max.inflight.flushes", .type = CT_INT, FIELD(wal_max_inflight_flushes),
-     .def = "4", .min = 1, .max = 1024,
+    {.name = "wal.max.inflight.flushes",
+     .type = CT_INT,
+     FIELD(wal_max_inflight_flushes),
+     .def = "4",
+     .min = 1,
+     .max = 1024,
      .help = "WAL objects being uploaded at once; commits stay in order per log."},
-    {.name = "wal.buffer.max.bytes", .type = CT_SIZE, FIELD(wal_buffer_max_bytes),
-     .def = "64MiB", .min = 1, .max = 1 * TiB,
+    {.name = "wal.buffer.max.bytes",
+     .type = CT_SIZE,
+     FIELD(wal_buffer_max_bytes),
+     .def = "64MiB",
+     .min = 1,
+     .max = 1 * TiB,
      .help = "Produce data buffered or in flight before the broker stops reading from "
              "producers (backpressure)."},
-    {.name = "wal.gc.grace.ms", .type = CT_INT, FIELD(wal_gc_grace_ms), .def = "60000",
-     .min = 0, .max = 30 * DAY_MS,
+    {.name = "wal.gc.grace.ms",
+     .type = CT_INT,
+     FIELD(wal_gc_grace_ms),
+     .def = "60000",
+     .min = 0,
+     .max = 30 * DAY_MS,
      .help = "Age after which a WAL object that no index entry references is deleted."},
 
-    {.name = "compaction.enabled", .section = "compaction", .type = CT_BOOL,
-     FIELD(compaction_enabled), .def = "true",
+    {.name = "compaction.enabled",
+     .section = "compaction",
+     .type = CT_BOOL,
+     FIELD(compaction_enabled),
+     .def = "true",
      .help = "Rewrite WAL entries older than compaction.min.age.ms into per-log compacted "
              "objects, so WAL objects can be deleted."},
-    {.name = "compaction.interval.ms", .type = CT_INT, FIELD(compaction_interval_ms),
-     .def = "10000", .min = 10, .max = DAY_MS, .help = "How often compaction looks for work."},
-    {.name = "compaction.min.age.ms", .type = CT_INT, FIELD(compaction_min_age_ms),
-     .def = "60000", .min = 0, .max = 30 * DAY_MS,
+    {.name = "compaction.interval.ms",
+     .type = CT_INT,
+     FIELD(compaction_interval_ms),
+     .def = "10000",
+     .min = 10,
+     .max = DAY_MS,
+     .help = "How often compaction looks for work."},
+    {.name = "compaction.min.age.ms",
+     .type = CT_INT,
+     FIELD(compaction_min_age_ms),
+     .def = "60000",
+     .min = 0,
+     .max = 30 * DAY_MS,
      .help = "Hot window: WAL entries younger than this stay in WAL objects."},
-    {.name = "compaction.max.entries", .type = CT_INT, FIELD(compaction_max_entries),
-     .def = "31", .min = 1, .max = 31,
+    {.name = "compaction.max.entries",
+     .type = CT_INT,
+     FIELD(compaction_max_entries),
+     .def = "31",
+     .min = 1,
+     .max = 31,
      .help = "WAL index entries merged into one compacted object (bounded so the index "
              "swap fits one metadata transaction)."},
-    {.name = "compaction.max.bytes", .type = CT_SIZE, FIELD(compaction_max_bytes),
-     .def = "8MiB", .min = 1, .max = 1 * GiB,
+    {.name = "compaction.max.bytes",
+     .type = CT_SIZE,
+     FIELD(compaction_max_bytes),
+     .def = "8MiB",
+     .min = 1,
+     .max = 1 * GiB,
      .help = "Target size of a compacted object. A read of an uncached compacted object "
              "fetches it whole, so catch-up consumers of P partitions need about P times "
              "this in read.cache.max.bytes."},
-    {.name = "compaction.keymap.max.bytes", .type = CT_SIZE, FIELD(compaction_keymap_max_bytes),
-     .def = "16MiB", .min = 4096, .max = 16 * GiB,
+    {.name = "compaction.keymap.max.bytes",
+     .type = CT_SIZE,
+     FIELD(compaction_keymap_max_bytes),
+     .def = "16MiB",
+     .min = 4096,
+     .max = 16 * GiB,
      .help = "Memory bound of the key map a key compaction (cleanup.policy=compact) builds "
              "per log and pass: 24 bytes per distinct key (16MiB: about 630000 keys); a log "
              "with more keys in its dirty part is compacted over several passes."},
-    {.name = "compaction.lease.ttl.ms", .type = CT_INT, FIELD(compaction_lease_ttl_ms),
-     .def = "30000", .min = 1000, .max = DAY_MS,
+    {.name = "compaction.lease.ttl.ms",
+     .type = CT_INT,
+     FIELD(compaction_lease_ttl_ms),
+     .def = "30000",
+     .min = 1000,
+     .max = DAY_MS,
      .help = "Lease through which a broker owns a log while compacting or trimming it; a "
              "crashed broker's logs are free again after this long."},
 
-    {.name = "lakestream.table.enabled", .section = "table materialization (cluster defaults "
-     "of the lakestream.table.* topic policy; unset = built-in default)", .type = CT_STRING,
-     FIELD(table_enabled), .help = "true|false: materialize topics as Iceberg tables "
-     "(built-in default false)."},
-    {.name = "lakestream.table.catalog", .type = CT_STRING, FIELD(table_catalog),
+    {.name = "lakestream.table.enabled",
+     .section = "table materialization (cluster defaults "
+                "of the lakestream.table.* topic policy; unset = built-in default)",
+     .type = CT_STRING,
+     FIELD(table_enabled),
+     .help = "true|false: materialize topics as Iceberg tables "
+             "(built-in default false)."},
+    {.name = "lakestream.table.catalog",
+     .type = CT_STRING,
+     FIELD(table_catalog),
      .help = "Table catalog (built-in default builtin; other names are stored, not applied)."},
-    {.name = "lakestream.table.name", .type = CT_STRING, FIELD(table_name),
+    {.name = "lakestream.table.name",
+     .type = CT_STRING,
+     FIELD(table_name),
      .help = "Table name template with {topic} and {namespace} (built-in default {topic})."},
-    {.name = "lakestream.table.partition", .type = CT_STRING, FIELD(table_partition),
+    {.name = "lakestream.table.partition",
+     .type = CT_STRING,
+     FIELD(table_partition),
      .help = "Partition spec: none or a list of day(timestamp), hour(timestamp), "
              "identity(partition) (built-in default day)."},
-    {.name = "lakestream.table.target.file.bytes", .type = CT_STRING,
+    {.name = "lakestream.table.target.file.bytes",
+     .type = CT_STRING,
      FIELD(table_target_file_bytes),
      .help = "Data file size target, 1024..1073741824 (built-in default 134217728)."},
-    {.name = "lakestream.table.compression", .type = CT_STRING, FIELD(table_compression),
+    {.name = "lakestream.table.compression",
+     .type = CT_STRING,
+     FIELD(table_compression),
      .help = "Parquet codec: zstd|snappy|gzip|none (built-in default zstd)."},
-    {.name = "lakestream.table.commit.interval.ms", .type = CT_STRING,
+    {.name = "lakestream.table.commit.interval.ms",
+     .type = CT_STRING,
      FIELD(table_commit_interval_ms),
      .help = "Table freshness: 1000..86400000 ms (built-in default 10000)."},
-    {.name = "lakestream.table.start.position", .type = CT_STRING, FIELD(table_start_position),
+    {.name = "lakestream.table.start.position",
+     .type = CT_STRING,
+     FIELD(table_start_position),
      .help = "earliest|latest: where a newly enabled table starts (built-in default earliest)."},
-    {.name = "lakestream.table.snapshot.retention.ms", .type = CT_STRING,
+    {.name = "lakestream.table.snapshot.retention.ms",
+     .type = CT_STRING,
      FIELD(table_snapshot_retention_ms),
      .help = "Snapshots older than this expire at the next table commit: 0 (never) or "
              "1000..31536000000 ms (built-in default 900000)."},
-    {.name = "lakestream.table.snapshot.retention.min", .type = CT_STRING,
+    {.name = "lakestream.table.snapshot.retention.min",
+     .type = CT_STRING,
      FIELD(table_snapshot_retention_min),
      .help = "The newest this many snapshots never expire: 1..100000 (built-in default 1)."},
-    {.name = "table.orphan.grace.ms", .type = CT_INT, FIELD(table_orphan_grace_ms),
-     .def = "3600000", .min = 1000, .max = 30 * DAY_MS,
+    {.name = "table.orphan.grace.ms",
+     .type = CT_INT,
+     FIELD(table_orphan_grace_ms),
+     .def = "3600000",
+     .min = 1000,
+     .max = 30 * DAY_MS,
      .help = "Files under a table's location that no snapshot references (failed commits, "
              "engines' refused writes) are deleted once older than this; each table is "
              "swept at most once per this period, with the retention checks."},
 
-    {.name = "read.cache.max.bytes", .section = "read path", .type = CT_SIZE,
-     FIELD(read_cache_max_bytes), .def = "256MiB", .min = 0, .max = 1 * TiB,
+    {.name = "read.cache.max.bytes",
+     .section = "read path",
+     .type = CT_SIZE,
+     FIELD(read_cache_max_bytes),
+     .def = "256MiB",
+     .min = 0,
+     .max = 1 * TiB,
      .help = "Bytes of object data cached for fetches (0 disables the cache)."},
 
-    {.name = "message.max.bytes", .section = "Kafka protocol", .type = CT_SIZE,
-     FIELD(message_max_bytes), .def = "1048588", .min = 1, .max = INT32_MAX,
+    {.name = "message.max.bytes",
+     .section = "Kafka protocol",
+     .type = CT_SIZE,
+     FIELD(message_max_bytes),
+     .def = "1048588",
+     .min = 1,
+     .max = INT32_MAX,
      .help = "Largest record batch a producer may send (as Kafka's)."},
-    {.name = "socket.request.max.bytes", .type = CT_SIZE, FIELD(socket_request_max_bytes),
-     .def = "100MiB", .min = 1, .max = INT32_MAX,
+    {.name = "socket.request.max.bytes",
+     .type = CT_SIZE,
+     FIELD(socket_request_max_bytes),
+     .def = "100MiB",
+     .min = 1,
+     .max = INT32_MAX,
      .help = "Largest request frame accepted; bigger frames close the connection."},
-    {.name = "queued.max.request.bytes", .type = CT_SIZE, FIELD(queued_max_request_bytes),
-     .def = "256MiB", .min = 1024, .max = INT64_MAX,
+    {.name = "queued.max.request.bytes",
+     .type = CT_SIZE,
+     FIELD(queued_max_request_bytes),
+     .def = "256MiB",
+     .min = 1024,
+     .max = INT64_MAX,
      .help = "Bytes of request frames being received, all connections together; beyond it "
              "connections wait (are not read) until frames complete. One frame is always "
              "allowed, so socket.request.max.bytes above it still works."},
-    {.name = "max.connections", .type = CT_INT, FIELD(max_connections), .def = "0", .min = 0,
+    {.name = "max.connections",
+     .type = CT_INT,
+     FIELD(max_connections),
+     .def = "0",
+     .min = 0,
      .max = 1000000,
      .help = "Kafka connections at once; beyond it new ones wait in the listen backlog. "
              "0 or more than the descriptor limit allows (raised to its hard maximum at start, "
              "less a quarter, at most 256, kept for stores and HTTP): that budget."},
-    {.name = "max.connections.per.ip", .type = CT_INT, FIELD(max_connections_per_ip),
-     .def = "1000", .min = 1, .max = 1000000,
+    {.name = "max.connections.per.ip",
+     .type = CT_INT,
+     FIELD(max_connections_per_ip),
+     .def = "1000",
+     .min = 1,
+     .max = 1000000,
      .help = "Kafka connections from one IP address; a new one beyond it is closed at once."},
-    {.name = "connections.max.idle.ms", .type = CT_INT, FIELD(connections_max_idle_ms),
-     .def = "600000", .min = 1000, .max = INT64_MAX,
+    {.name = "connections.max.idle.ms",
+     .type = CT_INT,
+     FIELD(connections_max_idle_ms),
+     .def = "600000",
+     .min = 1000,
+     .max = INT64_MAX,
      .help = "A Kafka connection with no request in flight and no traffic for this long is "
              "closed (clients reconnect)."},
-    {.name = "auto.create.topics.enable", .type = CT_BOOL, FIELD(auto_create_topics_enable),
-     .def = "true", .help = "Create a topic when a client asks for metadata of an unknown one."},
-    {.name = "num.partitions", .type = CT_INT, FIELD(num_partitions), .def = "1", .min = 1,
-     .max = 1000000, .help = "Partitions of an auto-created topic."},
-    {.name = "max.partitions.per.topic", .type = CT_INT, FIELD(max_partitions_per_topic),
-     .def = "10000", .min = 1, .max = 1048576,
+    {.name = "auto.create.topics.enable",
+     .type = CT_BOOL,
+     FIELD(auto_create_topics_enable),
+     .def = "true",
+     .help = "Create a topic when a client asks for metadata of an unknown one."},
+    {.name = "num.partitions",
+     .type = CT_INT,
+     FIELD(num_partitions),
+     .def = "1",
+     .min = 1,
+     .max = 1000000,
+     .help = "Partitions of an auto-created topic."},
+    {.name = "max.partitions.per.topic",
+     .type = CT_INT,
+     FIELD(max_partitions_per_topic),
+     .def = "10000",
+     .min = 1,
+     .max = 1048576,
      .help = "Most partitions one topic may have (CreateTopics, CreatePartitions, auto-create "
              "beyond it: INVALID_PARTITIONS)."},
-    {.name = "max.partitions", .type = CT_INT, FIELD(max_partitions), .def = "50000", .min = 1,
+    {.name = "max.partitions",
+     .type = CT_INT,
+     FIELD(max_partitions),
+     .def = "50000",
+     .min = 1,
      .max = INT64_MAX,
      .help = "Most partitions of all topics of the cluster together (beyond it: "
              "POLICY_VIOLATION); bounds the all-topics Metadata response (~300 B a partition)."},
-    {.name = "log.retention.ms", .type = CT_INT, FIELD(log_retention_ms), .def = "604800000",
-     .min = -1, .max = INT64_MAX,
+    {.name = "log.retention.ms",
+     .type = CT_INT,
+     FIELD(log_retention_ms),
+     .def = "604800000",
+     .min = -1,
+     .max = INT64_MAX,
      .help = "Default retention of new topics in ms (-1: keep forever)."},
-    {.name = "log.retention.bytes", .type = CT_INT, FIELD(log_retention_bytes), .def = "-1",
-     .min = -1, .max = INT64_MAX,
+    {.name = "log.retention.bytes",
+     .type = CT_INT,
+     FIELD(log_retention_bytes),
+     .def = "-1",
+     .min = -1,
+     .max = INT64_MAX,
      .help = "Default most bytes kept per partition (-1: no limit); topic retention.bytes "
              "overrides it."},
-    {.name = "log.message.timestamp.type", .type = CT_STRING,
-     FIELD(log_message_timestamp_type), .def = "CreateTime",
+    {.name = "log.message.timestamp.type",
+     .type = CT_STRING,
+     FIELD(log_message_timestamp_type),
+     .def = "CreateTime",
      .help = "Default message.timestamp.type of topics: CreateTime (the producer's) or "
              "LogAppendTime (the broker's clock at append)."},
-    {.name = "log.message.timestamp.before.max.ms", .type = CT_INT,
-     FIELD(log_message_timestamp_before_max_ms), .def = "9223372036854775807", .min = 0,
+    {.name = "log.message.timestamp.before.max.ms",
+     .type = CT_INT,
+     FIELD(log_message_timestamp_before_max_ms),
+     .def = "9223372036854775807",
+     .min = 0,
      .max = INT64_MAX,
      .help = "Default message.timestamp.before.max.ms: how far behind the broker's clock a "
              "CreateTime record may be stamped (beyond it: INVALID_TIMESTAMP)."},
-    {.name = "log.message.timestamp.after.max.ms", .type = CT_INT,
-     FIELD(log_message_timestamp_after_max_ms), .def = "3600000", .min = 0, .max = INT64_MAX,
+    {.name = "log.message.timestamp.after.max.ms",
+     .type = CT_INT,
+     FIELD(log_message_timestamp_after_max_ms),
+     .def = "3600000",
+     .min = 0,
+     .max = INT64_MAX,
      .help = "Default message.timestamp.after.max.ms: how far ahead of the broker's clock a "
              "CreateTime record may be stamped (Kafka 4's default, one hour)."},
-    {.name = "log.retention.check.interval.ms", .type = CT_INT,
-     FIELD(log_retention_check_interval_ms), .def = "300000", .min = 1, .max = INT32_MAX,
+    {.name = "log.retention.check.interval.ms",
+     .type = CT_INT,
+     FIELD(log_retention_check_interval_ms),
+     .def = "300000",
+     .min = 1,
+     .max = INT32_MAX,
      .help = "How often partitions are checked against retention.ms / retention.bytes."},
 
-    {.name = "group.min.session.timeout.ms", .section = "consumer groups", .type = CT_INT,
-     FIELD(group_min_session_timeout_ms), .def = "6000", .min = 1, .max = INT32_MAX,
+    {.name = "group.min.session.timeout.ms",
+     .section = "consumer groups",
+     .type = CT_INT,
+     FIELD(group_min_session_timeout_ms),
+     .def = "6000",
+     .min = 1,
+     .max = INT32_MAX,
      .help = "Smallest session.timeout.ms a consumer may ask for (JoinGroup)."},
-    {.name = "group.max.session.timeout.ms", .type = CT_INT, FIELD(group_max_session_timeout_ms),
-     .def = "1800000", .min = 1, .max = INT32_MAX,
+    {.name = "group.max.session.timeout.ms",
+     .type = CT_INT,
+     FIELD(group_max_session_timeout_ms),
+     .def = "1800000",
+     .min = 1,
+     .max = INT32_MAX,
      .help = "Largest session.timeout.ms a consumer may ask for (JoinGroup)."},
-    {.name = "group.initial.rebalance.delay.ms", .type = CT_INT,
-     FIELD(group_initial_rebalance_delay_ms), .def = "0", .min = 0, .max = INT32_MAX,
+    {.name = "group.initial.rebalance.delay.ms",
+     .type = CT_INT,
+     FIELD(group_initial_rebalance_delay_ms),
+     .def = "0",
+     .min = 0,
+     .max = INT32_MAX,
      .help = "How long the first rebalance of an empty group waits for more members "
              "(Kafka's default is 3000; 0 suits one-machine use)."},
-    {.name = "group.max.size", .type = CT_INT, FIELD(group_max_size), .def = "2147483647",
-     .min = 1, .max = INT32_MAX, .help = "Most members one consumer group may have."},
-    {.name = "offset.metadata.max.bytes", .type = CT_INT, FIELD(offset_metadata_max_bytes),
-     .def = "4096", .min = 0, .max = INT32_MAX,
+    {.name = "group.max.size",
+     .type = CT_INT,
+     FIELD(group_max_size),
+     .def = "2147483647",
+     .min = 1,
+     .max = INT32_MAX,
+     .help = "Most members one consumer group may have."},
+    {.name = "offset.metadata.max.bytes",
+     .type = CT_INT,
+     FIELD(offset_metadata_max_bytes),
+     .def = "4096",
+     .min = 0,
+     .max = INT32_MAX,
      .help = "Largest metadata string stored with a committed offset."},
-    {.name = "offsets.retention.minutes", .type = CT_INT, FIELD(offsets_retention_minutes),
-     .def = "10080", .min = 1, .max = INT32_MAX,
+    {.name = "offsets.retention.minutes",
+     .type = CT_INT,
+     FIELD(offsets_retention_minutes),
+     .def = "10080",
+     .min = 1,
+     .max = INT32_MAX,
      .help = "Committed offsets of a group that has been empty this long are deleted "
              "(offsets of standalone consumers: this long after their commit)."},
-    {.name = "offsets.retention.check.interval.ms", .type = CT_INT,
-     FIELD(offsets_retention_check_interval_ms), .def = "600000", .min = 1, .max = INT32_MAX,
+    {.name = "offsets.retention.check.interval.ms",
+     .type = CT_INT,
+     FIELD(offsets_retention_check_interval_ms),
+     .def = "600000",
+     .min = 1,
+     .max = INT32_MAX,
      .help = "How often expired offsets, offsets of deleted topics and expired empty "
              "groups are removed."},
 
-    {.name = "diag.level", .section = "diagnostics", .type = CT_LEVEL, FIELD(log_level),
-     .def = "info", .help = "Least severe diagnostic line printed: debug, info, warn or error."},
+    {.name = "diag.level",
+     .section = "diagnostics",
+     .type = CT_LEVEL,
+     FIELD(log_level),
+     .def = "info",
+     .help = "Least severe diagnostic line printed: debug, info, warn or error."},
 };
 
 #define NKEYS (sizeof cfg_keys / sizeof cfg_keys[0])
@@ -358,8 +642,7 @@ _Static_assert(sizeof(int) == 4, "listen_port/advertised_port are stored as 32-b
 static void errf(char *err, int errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void errf(char *err, int errlen, const char *fmt, ...)
 {
-    if (!err || errlen <= 0)
-        return;
+    if (!err || errlen <= 0) return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err, (size_t)errlen, fmt, ap);
@@ -401,8 +684,10 @@ static char *trim_dup(const char *s)
 /* Renders a byte count the way a user would write it, for range messages. */
 static void fmt_size(int64_t v, char *out, size_t n)
 {
-    static const struct { int64_t unit; const char *name; } units[] = {
-        {TiB, "TiB"}, {GiB, "GiB"}, {MiB, "MiB"}, {KiB, "KiB"}};
+    static const struct {
+        int64_t unit;
+        const char *name;
+    } units[] = {{TiB, "TiB"}, {GiB, "GiB"}, {MiB, "MiB"}, {KiB, "KiB"}};
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
         if (v != 0 && v % units[i].unit == 0) {
             snprintf(out, n, "%" PRId64 "%s", v / units[i].unit, units[i].name);
@@ -426,8 +711,7 @@ bool ls_config_key_known(const char *name) { return key_find(name) != NULL; }
 static size_t edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63)
-        return SIZE_MAX;
+    if (la > 63 || lb > 63) return SIZE_MAX;
     size_t row[64];
     for (size_t j = 0; j <= lb; j++)
         row[j] = j;
@@ -437,10 +721,8 @@ static size_t edit_distance(const char *a, const char *b)
         for (size_t j = 1; j <= lb; j++) {
             size_t up = row[j];
             size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
             row[j] = best;
             diag = up;
         }
@@ -454,8 +736,7 @@ static void unknown_key(const char *name, char *err, int errlen)
     size_t bestd = SIZE_MAX;
     for (size_t i = 0; i < NKEYS; i++) {
         size_t d = edit_distance(name, cfg_keys[i].name);
-        if (d < bestd)
-            bestd = d, best = cfg_keys[i].name;
+        if (d < bestd) bestd = d, best = cfg_keys[i].name;
     }
     size_t len = strlen(name);
     if (best && bestd <= (len / 4 > 2 ? len / 4 : 2))
@@ -469,15 +750,12 @@ static void unknown_key(const char *name, char *err, int errlen)
 /* Whole-string decimal integer; -1 when not a number, -2 when out of int64. */
 static int parse_i64(const char *s, int64_t *out)
 {
-    if (!*s || isspace((unsigned char)*s))
-        return -1;
+    if (!*s || isspace((unsigned char)*s)) return -1;
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (*end)
-        return -1;
-    if (errno == ERANGE)
-        return -2;
+    if (*end) return -1;
+    if (errno == ERANGE) return -2;
     *out = v;
     return 0;
 }
@@ -488,23 +766,22 @@ static int parse_i64(const char *s, int64_t *out)
 static int parse_size(const char *s, int64_t *out)
 {
     const char *p = s;
-    if (!isdigit((unsigned char)*p))
-        return -1;
+    if (!isdigit((unsigned char)*p)) return -1;
     uint64_t v = 0;
     for (; isdigit((unsigned char)*p); p++) {
-        if (v > (UINT64_MAX - 9) / 10)
-            return -2;
+        if (v > (UINT64_MAX - 9) / 10) return -2;
         v = v * 10 + (uint64_t)(*p - '0');
     }
     while (*p == ' ' || *p == '\t')
         p++;
-    static const struct { const char *sfx; int64_t mult; } sfx[] = {
-        {"", 1},       {"b", 1},       {"k", KiB},     {"kib", KiB}, {"m", MiB},
-        {"mib", MiB},  {"g", GiB},     {"gib", GiB},   {"t", TiB},   {"tib", TiB}};
+    static const struct {
+        const char *sfx;
+        int64_t mult;
+    } sfx[] = {{"", 1},      {"b", 1},   {"k", KiB},   {"kib", KiB}, {"m", MiB},
+               {"mib", MiB}, {"g", GiB}, {"gib", GiB}, {"t", TiB},   {"tib", TiB}};
     for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++)
         if (str_ieq(p, sfx[i].sfx)) {
-            if (v > (uint64_t)INT64_MAX / (uint64_t)sfx[i].mult)
-                return -2;
+            if (v > (uint64_t)INT64_MAX / (uint64_t)sfx[i].mult) return -2;
             *out = (int64_t)(v * (uint64_t)sfx[i].mult);
             return 0;
         }
@@ -532,16 +809,15 @@ static int parse_bool(const char *s, bool *out)
 static int range_check(const cfg_key_t *k, const char *name, const char *v, bool overflow,
                        int64_t x, char *err, int errlen)
 {
-    if (!overflow && x >= k->min && x <= k->max)
-        return 0;
+    if (!overflow && x >= k->min && x <= k->max) return 0;
     if (k->type == CT_SIZE) {
         char lo[32], hi[32];
         fmt_size(k->min, lo, sizeof lo);
         fmt_size(k->max, hi, sizeof hi);
         errf(err, errlen, "%s: '%s' is out of range (must be %s..%s)", name, v, lo, hi);
     } else {
-        errf(err, errlen, "%s: '%s' is out of range (must be %" PRId64 "..%" PRId64 ")", name,
-             v, k->min, k->max);
+        errf(err, errlen, "%s: '%s' is out of range (must be %" PRId64 "..%" PRId64 ")", name, v,
+             k->min, k->max);
     }
     return -1;
 }
@@ -591,16 +867,15 @@ static int set_listener(ls_config_t *c, const cfg_key_t *k, const char *name, co
         }
         he = colon;
         if (memchr(hs, ':', (size_t)(he - hs))) {
-            errf(err, errlen, "%s: '%s': write IPv6 hosts in brackets, e.g. [::1]:9092", name,
-                 v);
+            errf(err, errlen, "%s: '%s': write IPv6 hosts in brackets, e.g. [::1]:9092", name, v);
             return -1;
         }
     }
     char *host = ls_strndup(hs, (size_t)(he - hs));
     int64_t port;
     if (parse_i64(colon + 1, &port) != 0 || port < k->min || port > k->max) {
-        errf(err, errlen, "%s: '%s': '%s' is not a port (expected %" PRId64 "..%" PRId64 ")",
-             name, v, colon + 1, k->min, k->max);
+        errf(err, errlen, "%s: '%s': '%s' is not a port (expected %" PRId64 "..%" PRId64 ")", name,
+             v, colon + 1, k->min, k->max);
         goto free_host;
     }
     if (!host_ok(host)) {
@@ -624,8 +899,8 @@ free_host:
 }
 
 /* Applies an already-trimmed value; name is the spelling the user wrote. */
-static int key_apply(ls_config_t *c, const cfg_key_t *k, const char *name, const char *v,
-                     char *err, int errlen)
+static int key_apply(ls_config_t *c, const cfg_key_t *k, const char *name, const char *v, char *err,
+                     int errlen)
 {
     if (!*v) {
         /* An empty value resets a key that has no default ("object.store.url="
@@ -650,9 +925,7 @@ static int key_apply(ls_config_t *c, const cfg_key_t *k, const char *name, const
     bool b;
     int rc;
     switch (k->type) {
-    case CT_STRING:
-        str_set(c, k->off, ls_strdup(v));
-        return 0;
+    case CT_STRING: str_set(c, k->off, ls_strdup(v)); return 0;
     case CT_URL: {
         const char *s = strstr(v, "://");
         bool ok = s && s > v && isalpha((unsigned char)v[0]);
@@ -674,52 +947,47 @@ static int key_apply(ls_config_t *c, const cfg_key_t *k, const char *name, const
             errf(err, errlen, "%s: '%s' is not an integer", name, v);
             return -1;
         }
-        if (range_check(k, name, v, rc == -2, x, err, errlen))
-            return -1;
+        if (range_check(k, name, v, rc == -2, x, err, errlen)) return -1;
         int_set(c, k->off, k->size, x);
         return 0;
     case CT_SIZE:
         rc = parse_size(v, &x);
         if (rc == -1) {
-            errf(err, errlen,
-                 "%s: '%s' is not a size (expected bytes, e.g. 4194304 or 4MiB)", name, v);
+            errf(err, errlen, "%s: '%s' is not a size (expected bytes, e.g. 4194304 or 4MiB)", name,
+                 v);
             return -1;
         }
-        if (range_check(k, name, v, rc == -2, x, err, errlen))
-            return -1;
+        if (range_check(k, name, v, rc == -2, x, err, errlen)) return -1;
         int_set(c, k->off, k->size, x);
         return 0;
     case CT_BOOL:
         if (parse_bool(v, &b)) {
             errf(err, errlen,
-                 "%s: '%s' is not a boolean (expected true/false, yes/no, on/off or 1/0)",
-                 name, v);
+                 "%s: '%s' is not a boolean (expected true/false, yes/no, on/off or 1/0)", name, v);
             return -1;
         }
         *(bool *)((char *)c + k->off) = b;
         return 0;
     case CT_PORT:
         if (parse_i64(v, &x) != 0 || x < k->min || x > k->max) {
-            errf(err, errlen, "%s: '%s' is not a port (expected %" PRId64 "..%" PRId64 ")",
-                 name, v, k->min, k->max);
+            errf(err, errlen, "%s: '%s' is not a port (expected %" PRId64 "..%" PRId64 ")", name, v,
+                 k->min, k->max);
             return -1;
         }
         int_set(c, k->off, k->size, x);
         return 0;
-    case CT_LISTENER:
-        return set_listener(c, k, name, v, err, errlen);
+    case CT_LISTENER: return set_listener(c, k, name, v, err, errlen);
     case CT_LEVEL: {
         char low[16];
         size_t n = strlen(v);
         ls_diag_level lvl;
-        if (n >= sizeof low)
-            n = sizeof low - 1;
+        if (n >= sizeof low) n = sizeof low - 1;
         for (size_t i = 0; i < n; i++)
             low[i] = (char)tolower((unsigned char)v[i]);
         low[n] = 0;
         if (strlen(v) >= sizeof low || ls_diag_parse_level(low, &lvl) != 0) {
-            errf(err, errlen, "%s: '%s' is not a level (expected debug, info, warn or error)",
-                 name, v);
+            errf(err, errlen, "%s: '%s' is not a level (expected debug, info, warn or error)", name,
+                 v);
             return -1;
         }
         str_set(c, k->off, ls_strdup(low));
@@ -738,8 +1006,7 @@ void ls_config_init(ls_config_t *c)
     char err[256];
     for (size_t i = 0; i < NKEYS; i++) {
         const cfg_key_t *k = &cfg_keys[i];
-        if (!k->def)
-            continue;
+        if (!k->def) continue;
         if (key_apply(c, k, k->name, k->def, err, sizeof err) != 0) {
             /* A default that fails its own parser is a bug in the table above. */
             LS_PANIC("bad built-in default: %s", err);
@@ -788,8 +1055,7 @@ static int unescape(const char *s, size_t n, ls_buf_t *out)
         case 'f': ls_buf_append_u8(out, '\f'); break;
         case 'u': {
             unsigned cp = 0;
-            if (i + 4 >= n)
-                return -1;
+            if (i + 4 >= n) return -1;
             for (int d = 1; d <= 4; d++) {
                 char h = s[i + d];
                 cp <<= 4;
@@ -829,15 +1095,13 @@ static int apply_line(ls_config_t *c, const char *path, int lineno, const char *
 {
     size_t i = 0;
     while (i < n && s[i] != '=' && s[i] != ':' && s[i] != ' ' && s[i] != '\t' && s[i] != '\f') {
-        if (s[i] == '\\' && i + 1 < n)
-            i++;
+        if (s[i] == '\\' && i + 1 < n) i++;
         i++;
     }
     size_t klen = i;
     while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\f'))
         i++;
-    if (i < n && (s[i] == '=' || s[i] == ':'))
-        i++;
+    if (i < n && (s[i] == '=' || s[i] == ':')) i++;
     int rc = -1;
     ls_buf_t key, val;
     ls_buf_init(&key);
@@ -927,13 +1191,10 @@ int ls_config_load_file(ls_config_t *c, const char *path, char *err, int errlen)
             cont = !comment && (bs & 1);
             ls_buf_append(&logical, s, (size_t)(eol - s) - (cont ? 1 : 0));
             p = eol; /* step over one line ending: \n, \r\n or a lone \r */
-            if (p < end && *p == '\r')
-                p++;
-            if (p < end && *p == '\n' && (p == eol || p[-1] == '\r'))
-                p++;
+            if (p < end && *p == '\r') p++;
+            if (p < end && *p == '\n' && (p == eol || p[-1] == '\r')) p++;
         }
-        if (comment || logical.len == 0)
-            continue;
+        if (comment || logical.len == 0) continue;
         if (apply_line(c, path, first, (const char *)logical.data, logical.len, others_can_read,
                        err, errlen))
             goto free_text;
@@ -950,11 +1211,9 @@ int ls_config_load_env(ls_config_t *c, char *err, int errlen)
 {
     size_t plen = strlen(ENV_PREFIX);
     for (char **e = environ; e && *e; e++) {
-        if (strncmp(*e, ENV_PREFIX, plen) != 0)
-            continue;
+        if (strncmp(*e, ENV_PREFIX, plen) != 0) continue;
         const char *eq = strchr(*e, '=');
-        if (!eq)
-            continue;
+        if (!eq) continue;
         size_t nlen = (size_t)(eq - *e);
         if (nlen == strlen(ENV_CONFIG_FILE) && strncmp(*e, ENV_CONFIG_FILE, nlen) == 0)
             continue; /* names a config file; read by ls_config_load */
@@ -1004,8 +1263,7 @@ int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int er
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--", 2) != 0 || !a[2]) {
-            errf(err, errlen, "unexpected argument '%s' (flags are --key=value or --key value)",
-                 a);
+            errf(err, errlen, "unexpected argument '%s' (flags are --key=value or --key value)", a);
             return -1;
         }
         const char *name = a + 2;
@@ -1063,22 +1321,19 @@ static char *data_dir_abs(const char *dir, char *err, int errlen)
     size_t n = strlen(dir);
     while (n > 1 && dir[n - 1] == '/')
         n--;
-    if (dir[0] == '/')
-        return ls_strndup(dir, n);
+    if (dir[0] == '/') return ls_strndup(dir, n);
     while (n >= 2 && dir[0] == '.' && dir[1] == '/') {
         dir += 2, n -= 2;
         while (n && *dir == '/')
             dir++, n--;
     }
-    if (n == 1 && dir[0] == '.')
-        n = 0;
+    if (n == 1 && dir[0] == '.') n = 0;
     char cwd[4096];
     if (!getcwd(cwd, sizeof cwd)) {
         errf(err, errlen, "data.dir: cannot resolve '%s': %s", dir, strerror(errno));
         return NULL;
     }
-    if (n == 0)
-        return ls_strdup(cwd);
+    if (n == 0) return ls_strdup(cwd);
     return ls_asprintf("%s%s%.*s", cwd, strcmp(cwd, "/") == 0 ? "" : "/", (int)n, dir);
 }
 
@@ -1091,12 +1346,9 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen)
 {
     if (!c->object_store_url || !c->metadata_url) {
         char *dir = data_dir_abs(c->data_dir, err, errlen);
-        if (!dir)
-            return -1;
-        if (!c->object_store_url)
-            c->object_store_url = ls_asprintf("file://%s/objects", dir);
-        if (!c->metadata_url)
-            c->metadata_url = ls_asprintf("sqlite://%s/meta.db", dir);
+        if (!dir) return -1;
+        if (!c->object_store_url) c->object_store_url = ls_asprintf("file://%s/objects", dir);
+        if (!c->metadata_url) c->metadata_url = ls_asprintf("sqlite://%s/meta.db", dir);
         ls_free(dir);
     }
     if (!c->advertised_host) {
@@ -1130,15 +1382,16 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen)
     }
     const char *tst = c->log_message_timestamp_type ? c->log_message_timestamp_type : "";
     if (strcmp(tst, "CreateTime") != 0 && strcmp(tst, "LogAppendTime") != 0) {
-        errf(err, errlen, "log.message.timestamp.type: '%s' is neither CreateTime nor "
-             "LogAppendTime", tst);
+        errf(err, errlen,
+             "log.message.timestamp.type: '%s' is neither CreateTime nor "
+             "LogAppendTime",
+             tst);
         return -1;
     }
     if (c->message_max_bytes > c->wal_buffer_max_bytes) {
         fmt_size(c->wal_buffer_max_bytes, a, sizeof a);
         fmt_size(c->message_max_bytes, b, sizeof b);
-        errf(err, errlen, "wal.buffer.max.bytes: %s is smaller than message.max.bytes (%s)", a,
-             b);
+        errf(err, errlen, "wal.buffer.max.bytes: %s is smaller than message.max.bytes (%s)", a, b);
         return -1;
     }
     return 0;
@@ -1165,11 +1418,9 @@ int ls_config_load(ls_config_t *c, int argc, char **argv, char *err, int errlen)
     }
     if (!file) {
         const char *env = getenv(ENV_CONFIG_FILE);
-        if (env && *env)
-            file = env;
+        if (env && *env) file = env;
     }
-    if (file && ls_config_load_file(c, file, err, errlen))
-        goto free_rest;
+    if (file && ls_config_load_file(c, file, err, errlen)) goto free_rest;
     if (ls_config_load_env(c, err, errlen) || ls_config_load_args(c, nrest, rest, err, errlen) ||
         ls_config_finish(c, err, errlen))
         goto free_rest;
@@ -1206,8 +1457,7 @@ void ls_config_print_help(void)
            ENV_CONFIG_FILE, ENV_PREFIX, ENV_PREFIX);
     for (size_t i = 0; i < NKEYS; i++) {
         const cfg_key_t *k = &cfg_keys[i];
-        if (k->section)
-            printf("\n# ---- %s ----\n", k->section);
+        if (k->section) printf("\n# ---- %s ----\n", k->section);
         char range[96] = "";
         if (k->type == CT_INT || k->type == CT_PORT) {
             snprintf(range, sizeof range, ", %" PRId64 "..%" PRId64, k->min, k->max);

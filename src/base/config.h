@@ -15,49 +15,52 @@
 
 typedef struct ls_config {
     /* paths and stores */
-    char *data_dir;                 /* data.dir, default "./data" */
-    char *object_store_url;         /* object.store.url, default "file://<data.dir>/objects" */
-    char *metadata_url;             /* metadata.url, default "sqlite://<data.dir>/meta.db" */
-    bool object_store_fsync;        /* object.store.fsync, default true */
+    char *data_dir;          /* data.dir, default "./data" */
+    char *object_store_url;  /* object.store.url, default "file://<data.dir>/objects" */
+    char *metadata_url;      /* metadata.url, default "sqlite://<data.dir>/meta.db" */
+    bool object_store_fsync; /* object.store.fsync, default true */
     /* S3 object store (object.store.url=s3://...); unset strings fall back to AWS_* env */
-    char *s3_endpoint;              /* s3.endpoint */
-    char *s3_region;                /* s3.region */
-    char *s3_access_key;            /* s3.access.key (secret-adjacent: never logged) */
-    char *s3_secret_key;            /* s3.secret.key (never logged) */
-    char *s3_session_token;         /* s3.session.token (never logged) */
-    char *s3_path_style;            /* s3.path.style: auto|true|false */
-    char *s3_create_only;           /* s3.create.only: auto|true|false */
-    char *s3_ca_file;               /* s3.ca.file */
-    bool s3_tls_verify;             /* s3.tls.verify, default true */
-    bool s3_unsigned_payload;       /* s3.unsigned.payload, default false */
-    int64_t s3_request_timeout_ms;  /* s3.request.timeout.ms, default 30000 */
-    int64_t s3_connect_timeout_ms;  /* s3.connect.timeout.ms, default 5000 */
-    int64_t s3_max_connections;     /* s3.max.connections, default 32 */
-    int64_t s3_max_retries;         /* s3.max.retries, default 5 */
-    int64_t s3_retry_backoff_ms;    /* s3.retry.backoff.ms, default 50 */
+    char *s3_endpoint;               /* s3.endpoint */
+    char *s3_region;                 /* s3.region */
+    char *s3_access_key;             /* s3.access.key (secret-adjacent: never logged) */
+    char *s3_secret_key;             /* s3.secret.key (never logged) */
+    char *s3_session_token;          /* s3.session.token (never logged) */
+    char *s3_path_style;             /* s3.path.style: auto|true|false */
+    char *s3_create_only;            /* s3.create.only: auto|true|false */
+    char *s3_ca_file;                /* s3.ca.file */
+    bool s3_tls_verify;              /* s3.tls.verify, default true */
+    bool s3_unsigned_payload;        /* s3.unsigned.payload, default false */
+    int64_t s3_request_timeout_ms;   /* s3.request.timeout.ms, default 30000 */
+    int64_t s3_connect_timeout_ms;   /* s3.connect.timeout.ms, default 5000 */
+    int64_t s3_max_connections;      /* s3.max.connections, default 32 */
+    int64_t s3_max_retries;          /* s3.max.retries, default 5 */
+    int64_t s3_retry_backoff_ms;     /* s3.retry.backoff.ms, default 50 */
     int64_t s3_retry_backoff_max_ms; /* s3.retry.backoff.max.ms, default 2000 */
-    int64_t s3_multipart_threshold; /* s3.multipart.threshold, default 32 MiB */
-    int64_t s3_multipart_part_size; /* s3.multipart.part.size, default 8 MiB */
+    int64_t s3_multipart_threshold;  /* s3.multipart.threshold, default 32 MiB */
+    int64_t s3_multipart_part_size;  /* s3.multipart.part.size, default 8 MiB */
     /* listener */
-    char *listen_host;              /* listeners host part; default 127.0.0.1 */
-    int listen_port;                /* default 9092 */
-    char *advertised_host;          /* advertised.host, default = listen host */
-    int advertised_port;            /* advertised.port, default = listen port */
-    int32_t broker_id;              /* broker.id, default 0 */
-    char *cluster_id;               /* cluster.id, default: generated and stored in metadata */
-    char *broker_rack;              /* broker.rack: zone for zone-aware placement, default "" */
-    char *http_host;                /* http.listen host; NULL: HTTP disabled */
-    int http_port;                  /* http.listen port, default 8181 (0: pick a free port) */
-    char *registry_host;            /* schema.registry.listen host; NULL: registry disabled */
-    int registry_port;              /* schema.registry.listen port, default 8081 */
-    int64_t broker_session_timeout_ms; /* broker.session.timeout.ms: membership lease TTL, default 9000 */
+    char *listen_host;                 /* listeners host part; default 127.0.0.1 */
+    int listen_port;                   /* default 9092 */
+    char *advertised_host;             /* advertised.host, default = listen host */
+    int advertised_port;               /* advertised.port, default = listen port */
+    int32_t broker_id;                 /* broker.id, default 0 */
+    char *cluster_id;                  /* cluster.id, default: generated and stored in metadata */
+    char *broker_rack;                 /* broker.rack: zone for zone-aware placement, default "" */
+    char *http_host;                   /* http.listen host; NULL: HTTP disabled */
+    int http_port;                     /* http.listen port, default 8181 (0: pick a free port) */
+    char *registry_host;               /* schema.registry.listen host; NULL: registry disabled */
+    int registry_port;                 /* schema.registry.listen port, default 8081 */
+    int64_t broker_session_timeout_ms; /* broker.session.timeout.ms: membership lease TTL, default
+                                          9000 */
     /* WAL writer */
-    int64_t wal_flush_max_bytes;    /* wal.flush.max.bytes, default 4 MiB */
-    int64_t wal_flush_linger_ms;    /* wal.flush.linger.ms, default 250 (upper bound on batching) */
+    int64_t wal_flush_max_bytes; /* wal.flush.max.bytes, default 4 MiB */
+    int64_t wal_flush_linger_ms; /* wal.flush.linger.ms, default 250 (upper bound on batching) */
     int64_t wal_flush_min_interval_ms; /* wal.flush.min.interval.ms, default 0 (local store) */
     int64_t wal_max_inflight_flushes;  /* wal.max.inflight.flushes, default 4 */
-    int64_t wal_buffer_max_bytes;   /* wal.buffer.max.bytes: produce backpressure bound, default 64 MiB */
-    int64_t wal_gc_grace_ms;        /* wal.gc.grace.ms: age before an uncommitted WAL object is garbage, default 60000 */
+    int64_t
+        wal_buffer_max_bytes; /* wal.buffer.max.bytes: produce backpressure bound, default 64 MiB */
+    int64_t wal_gc_grace_ms;  /* wal.gc.grace.ms: age before an uncommitted WAL object is garbage,
+                                 default 60000 */
     /* compaction */
     bool compaction_enabled;        /* compaction.enabled, default true */
     int64_t compaction_interval_ms; /* compaction.interval.ms, default 10000 */
@@ -65,49 +68,51 @@ typedef struct ls_config {
     int64_t compaction_max_entries; /* compaction.max.entries: WAL entries per compacted object */
     int64_t compaction_max_bytes;   /* compaction.max.bytes: bytes per compacted object */
     int64_t compaction_keymap_max_bytes; /* compaction.keymap.max.bytes: key compaction map bound */
-    int64_t compaction_lease_ttl_ms; /* compaction.lease.ttl.ms: per-log ownership lease, default 30000 */
+    int64_t compaction_lease_ttl_ms; /* compaction.lease.ttl.ms: per-log ownership lease, default
+                                        30000 */
     /* cluster defaults of the table materialization policy (lakestream.table.*);
      * NULL = built-in default; values are validated by stream/policy.c */
-    char *table_enabled;            /* lakestream.table.enabled */
-    char *table_catalog;            /* lakestream.table.catalog */
-    char *table_name;               /* lakestream.table.name */
-    char *table_partition;          /* lakestream.table.partition */
-    char *table_target_file_bytes;  /* lakestream.table.target.file.bytes */
-    char *table_compression;        /* lakestream.table.compression */
-    char *table_commit_interval_ms; /* lakestream.table.commit.interval.ms */
-    char *table_start_position;     /* lakestream.table.start.position */
-    char *table_snapshot_retention_ms; /* lakestream.table.snapshot.retention.ms */
+    char *table_enabled;                /* lakestream.table.enabled */
+    char *table_catalog;                /* lakestream.table.catalog */
+    char *table_name;                   /* lakestream.table.name */
+    char *table_partition;              /* lakestream.table.partition */
+    char *table_target_file_bytes;      /* lakestream.table.target.file.bytes */
+    char *table_compression;            /* lakestream.table.compression */
+    char *table_commit_interval_ms;     /* lakestream.table.commit.interval.ms */
+    char *table_start_position;         /* lakestream.table.start.position */
+    char *table_snapshot_retention_ms;  /* lakestream.table.snapshot.retention.ms */
     char *table_snapshot_retention_min; /* lakestream.table.snapshot.retention.min */
-    int64_t table_orphan_grace_ms;  /* table.orphan.grace.ms, default 3600000 */
+    int64_t table_orphan_grace_ms;      /* table.orphan.grace.ms, default 3600000 */
     /* read path */
-    int64_t read_cache_max_bytes;   /* read.cache.max.bytes, default 256 MiB */
+    int64_t read_cache_max_bytes; /* read.cache.max.bytes, default 256 MiB */
     /* Kafka protocol */
-    int64_t message_max_bytes;      /* message.max.bytes, default 1048588 (as Kafka) */
+    int64_t message_max_bytes;        /* message.max.bytes, default 1048588 (as Kafka) */
     int64_t socket_request_max_bytes; /* socket.request.max.bytes, default 100 MiB */
     int64_t queued_max_request_bytes; /* queued.max.request.bytes: frames being received */
-    int64_t max_connections;        /* max.connections (0: from the descriptor limit) */
-    int64_t max_connections_per_ip; /* max.connections.per.ip */
-    int64_t connections_max_idle_ms; /* connections.max.idle.ms */
-    bool auto_create_topics_enable; /* auto.create.topics.enable, default true */
-    int32_t num_partitions;         /* num.partitions, default 1 */
+    int64_t max_connections;          /* max.connections (0: from the descriptor limit) */
+    int64_t max_connections_per_ip;   /* max.connections.per.ip */
+    int64_t connections_max_idle_ms;  /* connections.max.idle.ms */
+    bool auto_create_topics_enable;   /* auto.create.topics.enable, default true */
+    int32_t num_partitions;           /* num.partitions, default 1 */
     int32_t max_partitions_per_topic; /* max.partitions.per.topic */
-    int64_t max_partitions;         /* max.partitions: all topics of the cluster */
-    int64_t log_retention_ms;       /* log.retention.ms, default 604800000 (stored as topic default) */
-    int64_t log_retention_bytes;    /* log.retention.bytes, default -1 (no limit) */
-    char *log_message_timestamp_type;       /* log.message.timestamp.type, CreateTime */
+    int64_t max_partitions;           /* max.partitions: all topics of the cluster */
+    int64_t log_retention_ms;    /* log.retention.ms, default 604800000 (stored as topic default) */
+    int64_t log_retention_bytes; /* log.retention.bytes, default -1 (no limit) */
+    char *log_message_timestamp_type;            /* log.message.timestamp.type, CreateTime */
     int64_t log_message_timestamp_before_max_ms; /* default INT64_MAX */
     int64_t log_message_timestamp_after_max_ms;  /* default 3600000 (Kafka 4) */
     int64_t log_retention_check_interval_ms; /* log.retention.check.interval.ms, default 300000 */
     /* consumer groups */
-    int32_t group_min_session_timeout_ms;   /* group.min.session.timeout.ms, default 6000 */
-    int32_t group_max_session_timeout_ms;   /* group.max.session.timeout.ms, default 1800000 */
+    int32_t group_min_session_timeout_ms;     /* group.min.session.timeout.ms, default 6000 */
+    int32_t group_max_session_timeout_ms;     /* group.max.session.timeout.ms, default 1800000 */
     int32_t group_initial_rebalance_delay_ms; /* group.initial.rebalance.delay.ms, default 0 */
-    int32_t group_max_size;                 /* group.max.size, default 2147483647 */
-    int32_t offset_metadata_max_bytes;      /* offset.metadata.max.bytes, default 4096 */
-    int64_t offsets_retention_minutes;      /* offsets.retention.minutes, default 10080 (7 days) */
-    int64_t offsets_retention_check_interval_ms; /* offsets.retention.check.interval.ms, default 600000 */
+    int32_t group_max_size;                   /* group.max.size, default 2147483647 */
+    int32_t offset_metadata_max_bytes;        /* offset.metadata.max.bytes, default 4096 */
+    int64_t offsets_retention_minutes; /* offsets.retention.minutes, default 10080 (7 days) */
+    int64_t offsets_retention_check_interval_ms; /* offsets.retention.check.interval.ms, default
+                                                    600000 */
     /* diagnostics */
-    char *log_level;                /* diag.level: debug|info|warn|error, default info */
+    char *log_level; /* diag.level: debug|info|warn|error, default info */
 } ls_config_t;
 
 /* Fills defaults. */

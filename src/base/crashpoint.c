@@ -19,8 +19,7 @@ static void read_target(void)
 void ls_crashpoint(const char *name)
 {
     pthread_once(&once, read_target);
-    if (!target || strcmp(target, name) != 0)
-        return;
+    if (!target || strcmp(target, name) != 0) return;
     fprintf(stderr, "crash point %s reached (LS_CRASH_AT): killing the process\n", name);
     fflush(stderr);
     raise(SIGKILL);

@@ -48,15 +48,15 @@ static uint32_t crc_sw(uint32_t crc, const uint8_t *p, size_t len)
         len--;
     }
     while (len >= 8) {
-        uint32_t lo = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                      (uint32_t)p[3] << 24;
-        uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 |
-                      (uint32_t)p[7] << 24;
+        uint32_t lo =
+            (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        uint32_t hi =
+            (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
         lo ^= crc;
         crc = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^
-              crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^
-              crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
-              crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
+              crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xff] ^
+              crc_table[2][(hi >> 8) & 0xff] ^ crc_table[1][(hi >> 16) & 0xff] ^
+              crc_table[0][hi >> 24];
         p += 8;
         len -= 8;
     }
@@ -71,8 +71,7 @@ static uint32_t crc_sw(uint32_t crc, const uint8_t *p, size_t len)
 
 /* The crc32 instruction implements exactly the reflected Castagnoli CRC without
  * the inversions, so it slots into the same pre/post-inverted state as crc_sw. */
-__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p,
-                                                          size_t len)
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t len)
 {
     while (len && ((uintptr_t)p & 7)) {
         crc = __builtin_ia32_crc32qi(crc, *p++);
@@ -110,8 +109,7 @@ uint32_t ls_crc32c(uint32_t crc, const void *data, size_t len)
     const uint8_t *p = data;
     crc = ~crc;
 #if LS_CRC_HAVE_HW
-    if (crc_use_hw)
-        return ~crc_hw(crc, p, len);
+    if (crc_use_hw) return ~crc_hw(crc, p, len);
 #endif
     return ~crc_sw(crc, p, len);
 }

@@ -22,8 +22,7 @@ void ls_curl_pool_init(ls_curl_pool_t *p, int max_handles, int max_idle)
 
 void ls_curl_pool_destroy(ls_curl_pool_t *p)
 {
-    if (!p->idle)
-        return; /* zeroed, never initialized (a store that failed to open) */
+    if (!p->idle) return; /* zeroed, never initialized (a store that failed to open) */
     pthread_mutex_lock(&p->mu);
     LS_CHECKF(p->nidle == p->nhandles, "curl pool destroyed with %d of %d handles in use",
               p->nhandles - p->nidle, p->nhandles);
@@ -50,8 +49,7 @@ CURL *ls_curl_pool_get(ls_curl_pool_t *p)
     pthread_mutex_unlock(&p->mu);
     if (!c) {
         c = curl_easy_init();
-        if (!c)
-            LS_PANIC("curl_easy_init failed (out of memory)");
+        if (!c) LS_PANIC("curl_easy_init failed (out of memory)");
     }
     return c;
 }
@@ -67,8 +65,7 @@ void ls_curl_pool_put(ls_curl_pool_t *p, CURL *c)
     }
     pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
-    if (c)
-        curl_easy_cleanup(c);
+    if (c) curl_easy_cleanup(c);
 }
 
 ls_curl_failure ls_curl_classify(CURLcode cc)
@@ -77,8 +74,7 @@ ls_curl_failure ls_curl_classify(CURLcode cc)
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
-    case CURLE_SSL_CONNECT_ERROR:
-        return LS_CURL_NOT_SENT;
+    case CURLE_SSL_CONNECT_ERROR: return LS_CURL_NOT_SENT;
     case CURLE_OPERATION_TIMEDOUT:
     case CURLE_SEND_ERROR:
     case CURLE_RECV_ERROR:
@@ -86,9 +82,7 @@ ls_curl_failure ls_curl_classify(CURLcode cc)
     case CURLE_PARTIAL_FILE:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
-    case CURLE_SEND_FAIL_REWIND:
-        return LS_CURL_MAYBE_SENT;
-    default:
-        return LS_CURL_PERMANENT;
+    case CURLE_SEND_FAIL_REWIND: return LS_CURL_MAYBE_SENT;
+    default: return LS_CURL_PERMANENT;
     }
 }

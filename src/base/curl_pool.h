@@ -38,7 +38,7 @@ void ls_curl_pool_init(ls_curl_pool_t *p, int max_handles, int max_idle);
 /* Every handle must be back. A zeroed pool that was never initialized is
  * accepted (nothing to do), so error paths may destroy unconditionally. */
 void ls_curl_pool_destroy(ls_curl_pool_t *p);
-CURL *ls_curl_pool_get(ls_curl_pool_t *p);    /* may wait (max_handles) */
+CURL *ls_curl_pool_get(ls_curl_pool_t *p); /* may wait (max_handles) */
 void ls_curl_pool_put(ls_curl_pool_t *p, CURL *c);
 
 ls_curl_failure ls_curl_classify(CURLcode cc); /* cc != CURLE_OK */

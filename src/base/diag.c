@@ -25,20 +25,18 @@ int ls_diag_parse_level(const char *s, ls_diag_level *out)
 
 void ls_diag(ls_diag_level lvl, const char *module, const char *fmt, ...)
 {
-    if (lvl < diag_min)
-        return;
+    if (lvl < diag_min) return;
     char line[1024];
     struct timeval tv;
     gettimeofday(&tv, NULL);
     struct tm tm;
     gmtime_r(&tv.tv_sec, &tm);
     int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ %-5s [%s] ",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, (int)(tv.tv_usec / 1000), level_names[lvl], module);
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     (int)(tv.tv_usec / 1000), level_names[lvl], module);
     va_list ap;
     va_start(ap, fmt);
-    if (n >= 0 && (size_t)n < sizeof line)
-        vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    if (n >= 0 && (size_t)n < sizeof line) vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
     /* one fputs per line: stdio locks the stream, so lines never interleave */
     size_t len = strlen(line);
@@ -51,15 +49,13 @@ void ls_diag(ls_diag_level lvl, const char *module, const char *fmt, ...)
 
 void ls_diag_rl(ls_diag_rl_t *rl, ls_diag_level lvl, const char *module, const char *fmt, ...)
 {
-    if (lvl < diag_min)
-        return;
+    if (lvl < diag_min) return;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     int64_t next = __atomic_load_n(&rl->next_ms, __ATOMIC_RELAXED);
-    if (now < next ||
-        !__atomic_compare_exchange_n(&rl->next_ms, &next, now + LS_DIAG_RL_MS, false,
-                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    if (now < next || !__atomic_compare_exchange_n(&rl->next_ms, &next, now + LS_DIAG_RL_MS, false,
+                                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
         __atomic_add_fetch(&rl->suppressed, 1, __ATOMIC_RELAXED);
         return;
     }

@@ -22,8 +22,8 @@ void ls_diag(ls_diag_level lvl, const char *module, const char *fmt, ...)
  * suppressed meanwhile, so an operator sees the condition and its rate, never
  * a flood. Any thread; one static state per call site (the macros). */
 typedef struct ls_diag_rl {
-    int64_t next_ms;       /* atomic: monotonic ms before which lines are dropped */
-    uint64_t suppressed;   /* atomic */
+    int64_t next_ms;     /* atomic: monotonic ms before which lines are dropped */
+    uint64_t suppressed; /* atomic */
 } ls_diag_rl_t;
 #define LS_DIAG_RL_MS 10000
 void ls_diag_rl(ls_diag_rl_t *rl, ls_diag_level lvl, const char *module, const char *fmt, ...)

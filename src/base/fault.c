@@ -22,7 +22,10 @@ static uint64_t rng_next(uint64_t *s)
     return x * 0x2545F4914F6CDD1DULL;
 }
 
-static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0); }
+static double rng_unit(uint64_t *s)
+{
+    return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
 
 void ls_fault_init(ls_fault_t *f, const char *what, const char *const *op_names, int nops,
                    unsigned write_ops, ls_status error)
@@ -44,8 +47,7 @@ static int parse_rate(const char *v, double *out)
 {
     char *end;
     double d = strtod(v, &end);
-    if (end == v || *end || !(d >= 0.0 && d <= 1.0))
-        return -1;
+    if (end == v || *end || !(d >= 0.0 && d <= 1.0)) return -1;
     *out = d;
     return 0;
 }
@@ -55,8 +57,7 @@ static int parse_u64(const char *v, uint64_t *out)
     char *end;
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
-    if (errno || end == v || *end || v[0] == '-')
-        return -1;
+    if (errno || end == v || *end || v[0] == '-') return -1;
     *out = x;
     return 0;
 }
@@ -79,24 +80,20 @@ static int apply_param(void *argp, const char *k, const char *v, const char *raw
     double d;
     uint64_t u;
     if (strcmp(k, "error_rate") == 0) {
-        if (parse_rate(v, &d) != 0)
-            goto bad;
+        if (parse_rate(v, &d) != 0) goto bad;
         for (int i = 0; i < f->nops; i++)
             s->error_rate[i] = d;
         return 0;
     }
     for (int i = 0; i < f->nops; i++) {
         size_t n = strlen(f->op_names[i]);
-        if (strncmp(k, f->op_names[i], n) == 0 && strcmp(k + n, "_error_rate") == 0)
-        {
-            if (parse_rate(v, &s->error_rate[i]) != 0)
-                goto bad;
+        if (strncmp(k, f->op_names[i], n) == 0 && strcmp(k + n, "_error_rate") == 0) {
+            if (parse_rate(v, &s->error_rate[i]) != 0) goto bad;
             return 0;
         }
     }
     if (strcmp(k, "lost_ack_rate") == 0 || strcmp(k, "stall_rate") == 0) {
-        if (parse_rate(v, k[0] == 'l' ? &s->lost_ack_rate : &s->stall_rate) != 0)
-            goto bad;
+        if (parse_rate(v, k[0] == 'l' ? &s->lost_ack_rate : &s->stall_rate) != 0) goto bad;
         return 0;
     }
     if (strcmp(k, "error") == 0) {
@@ -110,8 +107,7 @@ static int apply_param(void *argp, const char *k, const char *v, const char *raw
     }
     if (strcmp(k, "fail_nth") == 0 || strcmp(k, "fail_every") == 0 || strcmp(k, "stall_ms") == 0 ||
         strcmp(k, "seed") == 0) {
-        if (parse_u64(v, &u) != 0)
-            goto bad;
+        if (parse_u64(v, &u) != 0) goto bad;
         if (strcmp(k, "fail_nth") == 0)
             s->fail_nth = u;
         else if (strcmp(k, "fail_every") == 0)
@@ -125,8 +121,7 @@ static int apply_param(void *argp, const char *k, const char *v, const char *raw
     if (strcmp(k, "latency_p50_ms") == 0 || strcmp(k, "latency_p99_ms") == 0) {
         char *end;
         d = strtod(v, &end);
-        if (end == v || *end || !(d >= 0.0 && d <= 600000.0))
-            goto bad;
+        if (end == v || *end || !(d >= 0.0 && d <= 600000.0)) goto bad;
         *(strcmp(k, "latency_p50_ms") == 0 ? &s->p50_ms : &s->p99_ms) = d;
         return 0;
     }
@@ -145,26 +140,22 @@ static int apply_param(void *argp, const char *k, const char *v, const char *raw
             size_t n = strcspn(p, ",");
             int found = -1;
             for (int i = 0; i < f->nops && found < 0; i++)
-                if (strlen(f->op_names[i]) == n && strncmp(p, f->op_names[i], n) == 0)
-                    found = i;
-            if (found < 0)
-                goto bad;
+                if (strlen(f->op_names[i]) == n && strncmp(p, f->op_names[i], n) == 0) found = i;
+            if (found < 0) goto bad;
             ops |= 1u << found;
             p += n + (p[n] == ',');
         }
         s->ops = ops;
         return 0;
     }
-    if (a->rest) {   /* not ours: the inner store's */
+    if (a->rest) { /* not ours: the inner store's */
         ls_buf_printf(a->rest, "%s%.*s", a->rest->len ? "&" : "", (int)rawlen, raw);
         return 0;
     }
-    if (a->err)
-        snprintf(a->err, (size_t)a->errlen, "%s: unknown parameter '%s'", f->what, k);
+    if (a->err) snprintf(a->err, (size_t)a->errlen, "%s: unknown parameter '%s'", f->what, k);
     return -1;
 bad:
-    if (a->err)
-        snprintf(a->err, (size_t)a->errlen, "%s: bad value '%s' for %s", f->what, v, k);
+    if (a->err) snprintf(a->err, (size_t)a->errlen, "%s: bad value '%s' for %s", f->what, v, k);
     return -1;
 }
 
@@ -176,8 +167,7 @@ int ls_fault_configure(ls_fault_t *f, const char *params, ls_buf_t *rest, char *
     int rc = ls_url_query_foreach(params, false, apply_param, &a, err, errlen);
     if (rc == 0) {
         f->set = s;
-        if (a.seed)
-            f->rng = a.seed;
+        if (a.seed) f->rng = a.seed;
     }
     pthread_mutex_unlock(&f->mu);
     return rc == 0 ? 0 : -1;
@@ -185,10 +175,8 @@ int ls_fault_configure(ls_fault_t *f, const char *params, ls_buf_t *rest, char *
 
 static void sleep_ms(double ms)
 {
-    if (ms <= 0)
-        return;
-    if (ms > 600000)
-        ms = 600000;
+    if (ms <= 0) return;
+    if (ms > 600000) ms = 600000;
     struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000.0) * 1e6)};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
@@ -217,14 +205,13 @@ ls_fault_verdict_t ls_fault_before(ls_fault_t *f, int op, char *errbuf, size_t c
     double delay = 0;
     if (counted && c.p50_ms > 0) {
         delay = c.p50_ms;
-        if (c.p99_ms > c.p50_ms) {   /* lognormal through (p50, p99) */
+        if (c.p99_ms > c.p50_ms) { /* lognormal through (p50, p99) */
             double z = sqrt(-2.0 * log(u1 > 0 ? u1 : 1e-300)) * cos(2 * M_PI * u2);
             double sigma = (log(c.p99_ms) - log(c.p50_ms)) / 2.326348;
             delay = exp(log(c.p50_ms) + sigma * z);
         }
     }
-    if (stall)
-        delay += (double)c.stall_ms;
+    if (stall) delay += (double)c.stall_ms;
     sleep_ms(delay);
     if (v.fail && errbuf)
         snprintf(errbuf, cap, "injected fault: %s failed (%s)", f->op_names[op],

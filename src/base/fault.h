@@ -43,7 +43,7 @@ typedef struct ls_fault_settings {
     double lost_ack_rate;
     ls_status error;
     uint64_t fail_nth, fail_every;
-    unsigned ops;              /* bit per operation: counted and faulted */
+    unsigned ops; /* bit per operation: counted and faulted */
     double p50_ms, p99_ms;
     double stall_rate;
     int64_t stall_ms;
@@ -51,18 +51,18 @@ typedef struct ls_fault_settings {
 } ls_fault_settings_t;
 
 typedef struct ls_fault_stats {
-    uint64_t calls;            /* counted calls */
-    uint64_t injected;         /* failures returned without reaching the store */
-    uint64_t lost_acks;        /* performed, then reported failed */
+    uint64_t calls;     /* counted calls */
+    uint64_t injected;  /* failures returned without reaching the store */
+    uint64_t lost_acks; /* performed, then reported failed */
     uint64_t stalls;
 } ls_fault_stats_t;
 
 typedef struct ls_fault {
     pthread_mutex_t mu;
-    const char *what;          /* names the wrapper in messages */
+    const char *what; /* names the wrapper in messages */
     const char *const *op_names;
     int nops;
-    unsigned write_ops;        /* operations whose acknowledgement can be lost */
+    unsigned write_ops; /* operations whose acknowledgement can be lost */
     ls_fault_settings_t set;
     uint64_t rng;
     ls_fault_stats_t stats;
@@ -75,13 +75,12 @@ void ls_fault_destroy(ls_fault_t *f);
 /* Applies "k=v&..." on top of the current settings, all or nothing. Keys
  * this vocabulary does not know go to rest ("k=v&...", for an inner URL)
  * when rest is not NULL, else they are an error. 0, or -1 with err. */
-int ls_fault_configure(ls_fault_t *f, const char *params, ls_buf_t *rest, char *err,
-                       int errlen);
+int ls_fault_configure(ls_fault_t *f, const char *params, ls_buf_t *rest, char *err, int errlen);
 
 typedef struct ls_fault_verdict {
-    bool fail;                 /* fail now, without calling the store */
-    bool lose_ack;             /* call the store, then report failure */
-    ls_status error;           /* the status to report */
+    bool fail;       /* fail now, without calling the store */
+    bool lose_ack;   /* call the store, then report failure */
+    ls_status error; /* the status to report */
 } ls_fault_verdict_t;
 /* Before a call of operation op: counts it, sleeps the injected latency and
  * stall, decides. A failing verdict has written "injected fault: ..." into

@@ -35,21 +35,17 @@ static void rehash(ls_i64map_t *m, size_t cap)
     m->cap = cap;
     m->count = m->used = 0;
     for (size_t i = 0; i < ocap; i++)
-        if (ov[i] && ov[i] != TOMB)
-            ls_i64map_put(m, ok[i], ov[i]);
+        if (ov[i] && ov[i] != TOMB) ls_i64map_put(m, ok[i], ov[i]);
     ls_free(ok);
     ls_free(ov);
 }
 
 void *ls_i64map_get(const ls_i64map_t *m, int64_t key)
 {
-    if (!m->cap)
-        return NULL;
+    if (!m->cap) return NULL;
     for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->vals[i])
-            return NULL;
-        if (m->vals[i] != TOMB && m->keys[i] == key)
-            return m->vals[i];
+        if (!m->vals[i]) return NULL;
+        if (m->vals[i] != TOMB && m->keys[i] == key) return m->vals[i];
     }
 }
 
@@ -70,8 +66,7 @@ void ls_i64map_put(ls_i64map_t *m, int64_t key, void *val)
             return;
         }
         if (m->vals[i] == TOMB) {
-            if (tomb == (size_t)-1)
-                tomb = i;
+            if (tomb == (size_t)-1) tomb = i;
         } else if (m->keys[i] == key) {
             m->vals[i] = val;
             return;
@@ -81,11 +76,9 @@ void ls_i64map_put(ls_i64map_t *m, int64_t key, void *val)
 
 void *ls_i64map_del(ls_i64map_t *m, int64_t key)
 {
-    if (!m->cap)
-        return NULL;
+    if (!m->cap) return NULL;
     for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->vals[i])
-            return NULL;
+        if (!m->vals[i]) return NULL;
         if (m->vals[i] != TOMB && m->keys[i] == key) {
             void *v = m->vals[i];
             m->vals[i] = TOMB;

@@ -5,18 +5,18 @@
 
 typedef enum ls_status {
     LS_OK = 0,
-    LS_EAGAIN,      /* transient: retry may succeed (store unreachable, timeout) */
-    LS_ENOTFOUND,   /* key / object / log does not exist */
-    LS_EEXISTS,     /* create-only write found an existing key or object */
-    LS_ECONFLICT,   /* compare-and-set lost: version changed underneath */
-    LS_EIO,         /* I/O failure reported by a backend */
-    LS_ECORRUPT,    /* stored bytes fail validation */
-    LS_EINVAL,      /* caller passed something invalid */
-    LS_ENOSPC,      /* store is full */
-    LS_EFENCED,     /* log is fenced (deleted / ownership changed) */
-    LS_ERANGE,      /* offset outside [log start, high watermark] */
-    LS_ELIMIT,      /* a configured bound would be exceeded */
-    LS_ESHUTDOWN,   /* component is stopping */
+    LS_EAGAIN,    /* transient: retry may succeed (store unreachable, timeout) */
+    LS_ENOTFOUND, /* key / object / log does not exist */
+    LS_EEXISTS,   /* create-only write found an existing key or object */
+    LS_ECONFLICT, /* compare-and-set lost: version changed underneath */
+    LS_EIO,       /* I/O failure reported by a backend */
+    LS_ECORRUPT,  /* stored bytes fail validation */
+    LS_EINVAL,    /* caller passed something invalid */
+    LS_ENOSPC,    /* store is full */
+    LS_EFENCED,   /* log is fenced (deleted / ownership changed) */
+    LS_ERANGE,    /* offset outside [log start, high watermark] */
+    LS_ELIMIT,    /* a configured bound would be exceeded */
+    LS_ESHUTDOWN, /* component is stopping */
 } ls_status;
 
 const char *ls_status_str(ls_status st);

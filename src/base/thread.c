@@ -29,8 +29,7 @@ void ls_cond_init_mono(pthread_cond_t *cv)
 
 int ls_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline_ms)
 {
-    if (deadline_ms < 0)
-        deadline_ms = 0;
+    if (deadline_ms < 0) deadline_ms = 0;
     struct timespec ts = {.tv_sec = deadline_ms / 1000,
                           .tv_nsec = (long)(deadline_ms % 1000) * 1000000L};
     return pthread_cond_timedwait(cv, mu, &ts);

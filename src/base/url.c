@@ -65,7 +65,8 @@ int ls_url_query_foreach(const char *query, bool plus_is_space, ls_url_param_fn 
             if (ls_url_decode(p, kl, plus_is_space, &k) != 0 ||
                 ls_url_decode(eq ? eq + 1 : "", eq ? len - kl - 1 : 0, plus_is_space, &v) != 0) {
                 if (err && errlen > 0)
-                    snprintf(err, (size_t)errlen, "malformed percent escape in '%.*s'", (int)len, p);
+                    snprintf(err, (size_t)errlen, "malformed percent escape in '%.*s'", (int)len,
+                             p);
                 rc = -1;
                 break;
             }

@@ -12,12 +12,12 @@ size_t ls_utf8_seq_len(const uint8_t *p, size_t n)
         len = 2;
     else if (c >= 0xe0 && c <= 0xef) {
         len = 3;
-        if (c == 0xe0) lo = 0xa0;          /* overlong */
-        if (c == 0xed) hi = 0x9f;          /* surrogates */
+        if (c == 0xe0) lo = 0xa0; /* overlong */
+        if (c == 0xed) hi = 0x9f; /* surrogates */
     } else if (c >= 0xf0 && c <= 0xf4) {
         len = 4;
-        if (c == 0xf0) lo = 0x90;          /* overlong */
-        if (c == 0xf4) hi = 0x8f;          /* above U+10FFFF */
+        if (c == 0xf0) lo = 0x90; /* overlong */
+        if (c == 0xf4) hi = 0x8f; /* above U+10FFFF */
     } else
         return 0;
     if (n < len || p[1] < lo || p[1] > hi) return 0;

@@ -20,12 +20,10 @@
 static int random_from_urandom(uint8_t *p, size_t n)
 {
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     while (n) {
         ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
+        if (r < 0 && errno == EINTR) continue;
         if (r <= 0) {
             close(fd);
             return -1;
@@ -43,14 +41,11 @@ void ls_random_bytes(void *buf, unsigned n)
     size_t left = n;
     while (left) {
         ssize_t r = getrandom(p, left, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
+        if (r < 0 && errno == EINTR) continue;
         if (r < 0 && errno == ENOSYS) {
-            if (random_from_urandom(p, left) == 0)
-                return;
+            if (random_from_urandom(p, left) == 0) return;
         }
-        if (r <= 0)
-            LS_PANIC("no kernel randomness (%s)", strerror(errno));
+        if (r <= 0) LS_PANIC("no kernel randomness (%s)", strerror(errno));
         p += r;
         left -= (size_t)r;
     }
@@ -68,8 +63,7 @@ void ls_uuid_format(const ls_uuid_t *u, char out[37])
     static const char hex[] = "0123456789abcdef";
     char *o = out;
     for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            *o++ = '-';
+        if (i == 4 || i == 6 || i == 8 || i == 10) *o++ = '-';
         *o++ = hex[u->b[i] >> 4];
         *o++ = hex[u->b[i] & 15];
     }
@@ -78,12 +72,9 @@ void ls_uuid_format(const ls_uuid_t *u, char out[37])
 
 static int hexval(char c)
 {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
 }
 
@@ -95,20 +86,16 @@ int ls_uuid_parse(const char *s, ls_uuid_t *u)
     int bi = 0;
     for (int i = 0; i < 36; i++) {
         if (i == 8 || i == 13 || i == 18 || i == 23) {
-            if (s[i] != '-')
-                return -1;
+            if (s[i] != '-') return -1;
             continue;
         }
         int hi = hexval(s[i]);
-        if (hi < 0)
-            return -1;
+        if (hi < 0) return -1;
         int lo = hexval(s[++i]);
-        if (lo < 0)
-            return -1;
+        if (lo < 0) return -1;
         tmp.b[bi++] = (uint8_t)(hi << 4 | lo);
     }
-    if (s[36] != 0)
-        return -1;
+    if (s[36] != 0) return -1;
     *u = tmp;
     return 0;
 }
@@ -116,7 +103,6 @@ int ls_uuid_parse(const char *s, ls_uuid_t *u)
 int ls_uuid_is_zero(const ls_uuid_t *u)
 {
     for (int i = 0; i < 16; i++)
-        if (u->b[i])
-            return 0;
+        if (u->b[i]) return 0;
     return 1;
 }

@@ -52,8 +52,7 @@ static int cmd_list(ls_cli_conn_t *c)
 {
     ls_kafka_ListGroupsRequest q = {0};
     ls_kafka_ListGroupsResponse r;
-    if (LS_CLI_CALL(c, ListGroups, LIST_GROUPS, 4, &q, &r) != 0)
-        return 1;
+    if (LS_CLI_CALL(c, ListGroups, LIST_GROUPS, 4, &q, &r) != 0) return 1;
     if (r.ErrorCode) {
         fprintf(stderr, "lakestream groups: %s\n", kerr_name(r.ErrorCode));
         return 1;
@@ -61,8 +60,8 @@ static int cmd_list(ls_cli_conn_t *c)
     printf("%-40s %-20s %s\n", "GROUP", "STATE", "PROTOCOL-TYPE");
     for (int32_t i = 0; i < r.NumGroups; i++)
         printf("%-40.*s %-20.*s %.*s\n", r.Groups[i].GroupId.len, r.Groups[i].GroupId.ptr,
-               r.Groups[i].GroupState.len, r.Groups[i].GroupState.ptr,
-               r.Groups[i].ProtocolType.len, r.Groups[i].ProtocolType.ptr);
+               r.Groups[i].GroupState.len, r.Groups[i].GroupState.ptr, r.Groups[i].ProtocolType.len,
+               r.Groups[i].ProtocolType.ptr);
     return 0;
 }
 
@@ -76,9 +75,10 @@ static const char *owner_of(const ls_kafka_DescribeGroupsResponse_Group *g, ls_k
     for (int32_t i = 0; i < g->NumMembers; i++) {
         ls_kr_t r;
         ls_kr_init(&r, g->Members[i].MemberAssignment.ptr,
-                   g->Members[i].MemberAssignment.len > 0 ? (size_t)g->Members[i].MemberAssignment.len : 0);
-        if (ls_kr_remaining(&r) < 6)
-            continue;
+                   g->Members[i].MemberAssignment.len > 0
+                       ? (size_t)g->Members[i].MemberAssignment.len
+                       : 0);
+        if (ls_kr_remaining(&r) < 6) continue;
         ls_kr_i16(&r);
         int32_t nt = ls_kr_i32(&r);
         for (int32_t t = 0; t < nt && !r.err; t++) {
@@ -119,7 +119,8 @@ static int cmd_describe(ls_cli_conn_t *c, const char *group)
            g->ProtocolData.ptr, g->NumMembers);
     for (int32_t i = 0; i < g->NumMembers; i++)
         printf("  member %.*s%s%.*s client %.*s host %.*s\n", g->Members[i].MemberId.len,
-               g->Members[i].MemberId.ptr, g->Members[i].GroupInstanceId.len > 0 ? " instance " : "",
+               g->Members[i].MemberId.ptr,
+               g->Members[i].GroupInstanceId.len > 0 ? " instance " : "",
                g->Members[i].GroupInstanceId.len > 0 ? g->Members[i].GroupInstanceId.len : 0,
                g->Members[i].GroupInstanceId.ptr ? g->Members[i].GroupInstanceId.ptr : "",
                g->Members[i].ClientId.len, g->Members[i].ClientId.ptr, g->Members[i].ClientHost.len,
@@ -128,8 +129,7 @@ static int cmd_describe(ls_cli_conn_t *c, const char *group)
     ls_kafka_OffsetFetchRequest_Group fg = {gk, ls_kstr_null(), -1, NULL, -1};
     ls_kafka_OffsetFetchRequest fq = {.Groups = &fg, .NumGroups = 1};
     ls_kafka_OffsetFetchResponse fr;
-    if (LS_CLI_CALL(c, OffsetFetch, OFFSET_FETCH, 8, &fq, &fr) != 0 || fr.NumGroups != 1)
-        return 1;
+    if (LS_CLI_CALL(c, OffsetFetch, OFFSET_FETCH, 8, &fq, &fr) != 0 || fr.NumGroups != 1) return 1;
     ls_kafka_OffsetFetchResponse_Group *og = &fr.Groups[0];
     /* log end offsets of every committed partition in one ListOffsets */
     ls_kafka_ListOffsetsRequest lq = {-1, 0, NULL, og->NumTopics};
@@ -137,8 +137,8 @@ static int cmd_describe(ls_cli_conn_t *c, const char *group)
     for (int32_t i = 0; i < og->NumTopics; i++) {
         lq.Topics[i].Name = og->Topics[i].Name;
         lq.Topics[i].NumPartitions = og->Topics[i].NumPartitions;
-        lq.Topics[i].Partitions = ls_kmsg_alloc(c->arena, og->Topics[i].NumPartitions,
-                                                sizeof *lq.Topics[i].Partitions);
+        lq.Topics[i].Partitions =
+            ls_kmsg_alloc(c->arena, og->Topics[i].NumPartitions, sizeof *lq.Topics[i].Partitions);
         for (int32_t j = 0; j < og->Topics[i].NumPartitions; j++) {
             lq.Topics[i].Partitions[j].PartitionIndex = og->Topics[i].Partitions[j].PartitionIndex;
             lq.Topics[i].Partitions[j].CurrentLeaderEpoch = -1;
@@ -147,8 +147,7 @@ static int cmd_describe(ls_cli_conn_t *c, const char *group)
     }
     ls_kafka_ListOffsetsResponse lr;
     memset(&lr, 0, sizeof lr);
-    if (og->NumTopics > 0 && LS_CLI_CALL(c, ListOffsets, LIST_OFFSETS, 6, &lq, &lr) != 0)
-        return 1;
+    if (og->NumTopics > 0 && LS_CLI_CALL(c, ListOffsets, LIST_OFFSETS, 6, &lq, &lr) != 0) return 1;
     printf("\n%-30s %9s %14s %14s %10s  %s\n", "TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG",
            "OWNER");
     int64_t total = 0;
@@ -165,11 +164,9 @@ static int cmd_describe(ls_cli_conn_t *c, const char *group)
                         lr.Topics[k].Partitions[l].ErrorCode == 0)
                         end = lr.Topics[k].Partitions[l].Offset;
             int64_t lag = end >= 0 && p->CommittedOffset >= 0 ? end - p->CommittedOffset : -1;
-            if (lag > 0)
-                total += lag;
+            if (lag > 0) total += lag;
             char lagbuf[24] = "-";
-            if (lag >= 0)
-                snprintf(lagbuf, sizeof lagbuf, "%lld", (long long)lag);
+            if (lag >= 0) snprintf(lagbuf, sizeof lagbuf, "%lld", (long long)lag);
             printf("%-30.*s %9d %14lld %14lld %10s  %s\n", og->Topics[i].Name.len,
                    og->Topics[i].Name.ptr, p->PartitionIndex, (long long)p->CommittedOffset,
                    (long long)end, lagbuf,
@@ -187,14 +184,12 @@ static int cmd_delete(ls_cli_conn_t *c, const char *group)
     ls_kstr_t name = ks(group);
     ls_kafka_DeleteGroupsRequest q = {&name, 1};
     ls_kafka_DeleteGroupsResponse r;
-    if (LS_CLI_CALL(c, DeleteGroups, DELETE_GROUPS, 2, &q, &r) != 0)
-        return 1;
+    if (LS_CLI_CALL(c, DeleteGroups, DELETE_GROUPS, 2, &q, &r) != 0) return 1;
     int rc = 0;
     for (int32_t i = 0; i < r.NumResults; i++) {
         printf("%.*s: %s\n", r.Results[i].GroupId.len, r.Results[i].GroupId.ptr,
                r.Results[i].ErrorCode ? kerr_name(r.Results[i].ErrorCode) : "deleted");
-        if (r.Results[i].ErrorCode)
-            rc = 1;
+        if (r.Results[i].ErrorCode) rc = 1;
     }
     return rc;
 }
@@ -205,12 +200,10 @@ static int cmd_delete(ls_cli_conn_t *c, const char *group)
  * the bootstrap broker; in a cluster that may be another broker). */
 static int connect_coordinator(ls_cli_conn_t *c, const char *bootstrap, const char *group)
 {
-    if (ls_cli_connect(c, "lakestream groups", bootstrap) != 0)
-        return -1;
+    if (ls_cli_connect(c, "lakestream groups", bootstrap) != 0) return -1;
     ls_kafka_FindCoordinatorRequest q = {.Key = ks(group), .KeyType = 0};
     ls_kafka_FindCoordinatorResponse r;
-    if (LS_CLI_CALL(c, FindCoordinator, FIND_COORDINATOR, 3, &q, &r) != 0)
-        return -1;
+    if (LS_CLI_CALL(c, FindCoordinator, FIND_COORDINATOR, 3, &q, &r) != 0) return -1;
     if (r.ErrorCode) {
         fprintf(stderr, "lakestream groups: finding the coordinator of '%s': %s\n", group,
                 kerr_name(r.ErrorCode));
@@ -219,8 +212,7 @@ static int connect_coordinator(ls_cli_conn_t *c, const char *bootstrap, const ch
     char addr[300];
     snprintf(addr, sizeof addr, "%.*s:%d", r.Host.len > 0 ? (int)r.Host.len : 0,
              r.Host.len > 0 ? r.Host.ptr : "", (int)r.Port);
-    if (strcmp(addr, bootstrap) == 0)
-        return 0;
+    if (strcmp(addr, bootstrap) == 0) return 0;
     ls_cli_close(c);
     return ls_cli_connect(c, "lakestream groups", addr);
 }
@@ -232,10 +224,10 @@ static int cmd_reset(ls_cli_conn_t *c, const char *group, const char *topic, int
     ls_kafka_MetadataRequest_MetadataRequestTopic mt = {.Name = ks(topic)};
     ls_kafka_MetadataRequest mq = {&mt, 1, false, false, false};
     ls_kafka_MetadataResponse mr;
-    if (LS_CLI_CALL(c, Metadata, METADATA, 9, &mq, &mr) != 0 || mr.NumTopics != 1)
-        return 1;
+    if (LS_CLI_CALL(c, Metadata, METADATA, 9, &mq, &mr) != 0 || mr.NumTopics != 1) return 1;
     if (mr.Topics[0].ErrorCode) {
-        fprintf(stderr, "lakestream groups: topic %s: %s\n", topic, kerr_name(mr.Topics[0].ErrorCode));
+        fprintf(stderr, "lakestream groups: topic %s: %s\n", topic,
+                kerr_name(mr.Topics[0].ErrorCode));
         return 1;
     }
     int32_t np = mr.Topics[0].NumPartitions;
@@ -248,8 +240,7 @@ static int cmd_reset(ls_cli_conn_t *c, const char *group, const char *topic, int
     }
     ls_kafka_ListOffsetsRequest lq = {-1, 0, &lt, 1};
     ls_kafka_ListOffsetsResponse lr;
-    if (LS_CLI_CALL(c, ListOffsets, LIST_OFFSETS, 6, &lq, &lr) != 0 || lr.NumTopics != 1)
-        return 1;
+    if (LS_CLI_CALL(c, ListOffsets, LIST_OFFSETS, 6, &lq, &lr) != 0 || lr.NumTopics != 1) return 1;
     /* a timestamp past the last record: the end of the log */
     ls_kafka_ListOffsetsRequest_ListOffsetsTopic et = lt;
     et.Partitions = ls_kmsg_alloc(c->arena, np, sizeof *et.Partitions);
@@ -259,8 +250,7 @@ static int cmd_reset(ls_cli_conn_t *c, const char *group, const char *topic, int
     }
     ls_kafka_ListOffsetsRequest eq = {-1, 0, &et, 1};
     ls_kafka_ListOffsetsResponse er;
-    if (LS_CLI_CALL(c, ListOffsets, LIST_OFFSETS, 6, &eq, &er) != 0 || er.NumTopics != 1)
-        return 1;
+    if (LS_CLI_CALL(c, ListOffsets, LIST_OFFSETS, 6, &eq, &er) != 0 || er.NumTopics != 1) return 1;
     ls_kafka_OffsetCommitRequest_Topic ct = {ks(topic), NULL, 0};
     ct.Partitions = ls_kmsg_alloc(c->arena, np, sizeof *ct.Partitions);
     for (int32_t i = 0; i < lr.Topics[0].NumPartitions; i++) {
@@ -271,8 +261,7 @@ static int cmd_reset(ls_cli_conn_t *c, const char *group, const char *topic, int
             return 1;
         }
         int64_t off = p->Offset;
-        if (off < 0)
-            off = er.Topics[0].Partitions[i].Offset;
+        if (off < 0) off = er.Topics[0].Partitions[i].Offset;
         ls_kafka_OffsetCommitRequest_Partition *cp = &ct.Partitions[ct.NumPartitions++];
         cp->PartitionIndex = p->PartitionIndex;
         cp->CommittedOffset = off;
@@ -290,8 +279,7 @@ static int cmd_reset(ls_cli_conn_t *c, const char *group, const char *topic, int
         int16_t e = cr.Topics[0].Partitions[i].ErrorCode;
         printf("%-30s %9d %14lld  %s\n", topic, cr.Topics[0].Partitions[i].PartitionIndex,
                (long long)ct.Partitions[i].CommittedOffset, e ? kerr_name(e) : "ok");
-        if (e)
-            rc = 1;
+        if (e) rc = 1;
     }
     return rc;
 }
@@ -358,12 +346,10 @@ int ls_cli_groups(int argc, char **argv)
     ls_cli_conn_t c = {.fd = -1};
     int rc;
     if (strcmp(cmd, "list") == 0) {
-        if (ls_cli_connect(&c, "lakestream groups", bootstrap) != 0)
-            return 1;
+        if (ls_cli_connect(&c, "lakestream groups", bootstrap) != 0) return 1;
         rc = cmd_list(&c);
     } else if (strcmp(cmd, "describe") == 0) {
-        if (connect_coordinator(&c, bootstrap, group) != 0)
-            return 1;
+        if (connect_coordinator(&c, bootstrap, group) != 0) return 1;
         rc = cmd_describe(&c, group);
     } else if (strcmp(cmd, "delete") == 0) {
         if (i >= argc) {
@@ -378,8 +364,7 @@ int ls_cli_groups(int argc, char **argv)
             ls_cli_close(&gc);
         }
     } else if (strcmp(cmd, "reset") == 0) {
-        if (connect_coordinator(&c, bootstrap, group) != 0)
-            return 1;
+        if (connect_coordinator(&c, bootstrap, group) != 0) return 1;
         rc = cmd_reset(&c, group, topic, ts);
     } else {
         usage(stderr);

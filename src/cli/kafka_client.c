@@ -34,8 +34,7 @@ int ls_cli_connect(ls_cli_conn_t *c, const char *prog, const char *hostport)
     }
     freeaddrinfo(ai);
     if (c->fd < 0) {
-        fprintf(stderr, "%s: cannot connect to %s (is the broker running?)\n", prog,
-                hostport);
+        fprintf(stderr, "%s: cannot connect to %s (is the broker running?)\n", prog, hostport);
         return -1;
     }
     c->prog = prog;
@@ -63,10 +62,8 @@ int ls_cli_bootstrap_arg(int argc, char **argv, const char **bootstrap)
 
 void ls_cli_close(ls_cli_conn_t *c)
 {
-    if (c->fd >= 0)
-        close(c->fd);
-    if (c->arena)
-        ls_arena_free(c->arena);
+    if (c->fd >= 0) close(c->fd);
+    if (c->arena) ls_arena_free(c->arena);
     c->fd = -1;
     c->arena = NULL;
 }
@@ -76,8 +73,7 @@ static int io_all(int fd, void *p, size_t n, int wr)
     uint8_t *b = p;
     while (n > 0) {
         ssize_t k = wr ? write(fd, b, n) : read(fd, b, n);
-        if (k <= 0)
-            return -1;
+        if (k <= 0) return -1;
         b += k;
         n -= (size_t)k;
     }
@@ -104,14 +100,11 @@ int ls_cli_call(ls_cli_conn_t *c, int16_t key, int16_t v, bool flex, ls_kw_t *bo
         return -1;
     }
     uint32_t n = ls_be32_get(szb);
-    if (n < 4 || n > (64u << 20))
-        return -1;
+    if (n < 4 || n > (64u << 20)) return -1;
     uint8_t *resp = ls_arena_alloc(c->arena, n);
-    if (io_all(c->fd, resp, n, 0) != 0)
-        return -1;
+    if (io_all(c->fd, resp, n, 0) != 0) return -1;
     ls_kr_init(out, resp, n);
-    if (ls_kr_i32(out) != c->corr)
-        return -1;
+    if (ls_kr_i32(out) != c->corr) return -1;
     ls_kr_tags(out, flex);
     return out->err ? -1 : 0;
 }

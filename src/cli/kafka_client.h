@@ -14,7 +14,7 @@ typedef struct ls_cli_conn {
     int fd;
     int32_t corr;
     ls_arena_t *arena;
-    const char *prog;   /* prefix of error messages, e.g. "lakestream groups" */
+    const char *prog; /* prefix of error messages, e.g. "lakestream groups" */
 } ls_cli_conn_t;
 
 /* Leading "--bootstrap HOST:PORT" / "--bootstrap=HOST:PORT" options (the
@@ -30,18 +30,16 @@ int ls_cli_call(ls_cli_conn_t *c, int16_t key, int16_t v, bool flex, ls_kw_t *bo
 
 /* Encodes *reqp as <api>Request version v, calls, decodes into *respp.
  * Evaluates to 0 or -1 (after printing which response was bad). */
-#define LS_CLI_CALL(c, api, API, v, reqp, respp)                                               \
-    ({                                                                                         \
-        ls_kw_t b_;                                                                            \
-        ls_kw_init(&b_);                                                                       \
-        ls_kafka_##api##Request_encode(&b_, v, reqp);                                          \
-        ls_kr_t r_;                                                                            \
-        int rc_ = ls_cli_call(c, LS_KAFKA_API_##API, v, (v) >= LS_KAFKA_##API##_FLEX, &b_, &r_); \
-        ls_kw_free(&b_);                                                                       \
-        if (rc_ == 0)                                                                          \
-            rc_ = ls_kafka_##api##Response_decode(&r_, v, (c)->arena, respp);                  \
-        if (rc_ != 0)                                                                          \
-            fprintf(stderr, "%s: bad %s response\n", (c)->prog, #api);                         \
-        rc_;                                                                                   \
+#define LS_CLI_CALL(c, api, API, v, reqp, respp)                                                   \
+    ({                                                                                             \
+        ls_kw_t b_;                                                                                \
+        ls_kw_init(&b_);                                                                           \
+        ls_kafka_##api##Request_encode(&b_, v, reqp);                                              \
+        ls_kr_t r_;                                                                                \
+        int rc_ = ls_cli_call(c, LS_KAFKA_API_##API, v, (v) >= LS_KAFKA_##API##_FLEX, &b_, &r_);   \
+        ls_kw_free(&b_);                                                                           \
+        if (rc_ == 0) rc_ = ls_kafka_##api##Response_decode(&r_, v, (c)->arena, respp);            \
+        if (rc_ != 0) fprintf(stderr, "%s: bad %s response\n", (c)->prog, #api);                   \
+        rc_;                                                                                       \
     })
 #endif

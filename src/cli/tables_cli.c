@@ -35,13 +35,12 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: lakestream tables [--bootstrap HOST:PORT] show TOPIC\n"
-            "       lakestream tables [--bootstrap HOST:PORT] set TOPIC KEY=VALUE...\n"
-            "       lakestream tables [--bootstrap HOST:PORT] unset TOPIC KEY...\n"
-            "       lakestream tables namespace NS [--set KEY=VALUE]... [--unset KEY]...\n"
-            "                         [--config FILE] [--metadata.url=URL]\n"
-            "KEY: lakestream.table.<field> or just <field>. Fields:\n");
+    fprintf(f, "usage: lakestream tables [--bootstrap HOST:PORT] show TOPIC\n"
+               "       lakestream tables [--bootstrap HOST:PORT] set TOPIC KEY=VALUE...\n"
+               "       lakestream tables [--bootstrap HOST:PORT] unset TOPIC KEY...\n"
+               "       lakestream tables namespace NS [--set KEY=VALUE]... [--unset KEY]...\n"
+               "                         [--config FILE] [--metadata.url=URL]\n"
+               "KEY: lakestream.table.<field> or just <field>. Fields:\n");
     for (int f0 = 0; f0 < LS_POLICY_NFIELDS; f0++)
         fprintf(f, "  %-36s %s (default %s)\n", ls_policy_key((ls_policy_field)f0),
                 ls_policy_accepted((ls_policy_field)f0), ls_policy_default((ls_policy_field)f0));
@@ -51,8 +50,7 @@ static void usage(FILE *f)
 /* "enabled" -> "lakestream.table.enabled" (static buffer per call site). */
 static const char *full_key(const char *k, char *buf, size_t cap)
 {
-    if (ls_policy_is_key(k))
-        return k;
+    if (ls_policy_is_key(k)) return k;
     snprintf(buf, cap, LS_POLICY_PREFIX "%s", k);
     return buf;
 }
@@ -71,8 +69,7 @@ static const char *source_name(int8_t src)
 static char *kdup(ls_kstr_t s)
 {
     char *p = ls_malloc(s.len > 0 ? (size_t)s.len + 1 : 1);
-    if (s.len > 0)
-        memcpy(p, s.ptr, (size_t)s.len);
+    if (s.len > 0) memcpy(p, s.ptr, (size_t)s.len);
     p[s.len > 0 ? s.len : 0] = 0;
     return p;
 }
@@ -89,15 +86,15 @@ static void print_row(const char *key, const char *value, const char *source)
 
 static int cmd_show(ls_cli_conn_t *c, const char *topic)
 {
-    ls_kafka_DescribeConfigsRequest_DescribeConfigsResource res = {
-        .ResourceType = LS_KAFKA_RESOURCE_TOPIC, .ResourceName = ls_kstr_c(topic),
-        .ConfigurationKeys = NULL, .NumConfigurationKeys = -1};
+    ls_kafka_DescribeConfigsRequest_DescribeConfigsResource res = {.ResourceType =
+                                                                       LS_KAFKA_RESOURCE_TOPIC,
+                                                                   .ResourceName = ls_kstr_c(topic),
+                                                                   .ConfigurationKeys = NULL,
+                                                                   .NumConfigurationKeys = -1};
     ls_kafka_DescribeConfigsRequest q = {.Resources = &res, .NumResources = 1};
     ls_kafka_DescribeConfigsResponse r;
-    if (LS_CLI_CALL(c, DescribeConfigs, DESCRIBE_CONFIGS, 4, &q, &r) != 0)
-        return 1;
-    if (r.NumResults != 1)
-        return 1;
+    if (LS_CLI_CALL(c, DescribeConfigs, DESCRIBE_CONFIGS, 4, &q, &r) != 0) return 1;
+    if (r.NumResults != 1) return 1;
     const ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *d = &r.Results[0];
     if (d->ErrorCode) {
         fprintf(stderr, PROG ": %.*s (error %d)\n",
@@ -110,8 +107,7 @@ static int cmd_show(ls_cli_conn_t *c, const char *topic)
     for (int32_t i = 0; i < d->NumConfigs; i++) {
         const ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult *e = &d->Configs[i];
         char *key = kdup(e->Name), *value = kdup(e->Value);
-        if (ls_policy_is_key(key))
-            print_row(key, value, source_name(e->ConfigSource));
+        if (ls_policy_is_key(key)) print_row(key, value, source_name(e->ConfigSource));
         ls_free(key);
         ls_free(value);
     }
@@ -162,14 +158,15 @@ static int cmd_alter(ls_cli_conn_t *c, const char *topic, bool set, int n, char 
             set ? ls_kstr_c(v) : ls_kstr_null()};
     }
     ls_kafka_IncrementalAlterConfigsRequest_AlterConfigsResource res = {
-        .ResourceType = LS_KAFKA_RESOURCE_TOPIC, .ResourceName = ls_kstr_c(topic),
-        .Configs = ops, .NumConfigs = n};
+        .ResourceType = LS_KAFKA_RESOURCE_TOPIC,
+        .ResourceName = ls_kstr_c(topic),
+        .Configs = ops,
+        .NumConfigs = n};
     ls_kafka_IncrementalAlterConfigsRequest q = {.Resources = &res, .NumResources = 1};
     ls_kafka_IncrementalAlterConfigsResponse r;
     if (LS_CLI_CALL(c, IncrementalAlterConfigs, INCREMENTAL_ALTER_CONFIGS, 1, &q, &r) != 0)
         return 1;
-    if (r.NumResponses != 1)
-        return 1;
+    if (r.NumResponses != 1) return 1;
     if (r.Responses[0].ErrorCode) {
         fprintf(stderr, PROG ": %.*s (error %d)\n",
                 r.Responses[0].ErrorMessage.len > 0 ? r.Responses[0].ErrorMessage.len : 0,
@@ -201,8 +198,7 @@ static ls_status ns_change(const ls_prop_t *cur, int ncur, void *arg, const ls_p
             drop = strcmp(cur[i].key, e->unset_k[k]) == 0;
         for (int k = 0; k < e->nset && !drop; k++)
             drop = strcmp(cur[i].key, e->set_k[k]) == 0;
-        if (!drop)
-            e->buf[n++] = cur[i];
+        if (!drop) e->buf[n++] = cur[i];
     }
     for (int k = 0; k < e->nset; k++)
         e->buf[n++] = (ls_prop_t){(char *)e->set_k[k], (char *)e->set_v[k]};
@@ -288,8 +284,7 @@ static int cmd_namespace(int argc, char **argv)
 out:
     ls_free(e.buf);
     ls_catalog_close(cat);
-    if (meta)
-        ls_meta_close(meta);
+    if (meta) ls_meta_close(meta);
     ls_config_free(&cfg);
     return rc;
 }
@@ -307,8 +302,7 @@ int ls_cli_tables(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (strcmp(cmd, "namespace") == 0)
-        return cmd_namespace(argc - i, argv + i);
+    if (strcmp(cmd, "namespace") == 0) return cmd_namespace(argc - i, argv + i);
     bool show = strcmp(cmd, "show") == 0, set = strcmp(cmd, "set") == 0,
          unset = strcmp(cmd, "unset") == 0;
     if (!(show || set || unset) || i >= argc || (!show && i + 1 >= argc) ||
@@ -318,8 +312,7 @@ int ls_cli_tables(int argc, char **argv)
     }
     const char *topic = argv[i++];
     ls_cli_conn_t c = {.fd = -1};
-    if (ls_cli_connect(&c, PROG, bootstrap) != 0)
-        return 1;
+    if (ls_cli_connect(&c, PROG, bootstrap) != 0) return 1;
     int rc = show ? cmd_show(&c, topic) : cmd_alter(&c, topic, set, argc - i, argv + i);
     ls_cli_close(&c);
     return rc;

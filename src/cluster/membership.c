@@ -25,11 +25,11 @@ struct ls_membership {
     void (*on_change)(void *arg);
     void *arg;
     char key[64];
-    int64_t lease;                 /* renewal thread only, after start */
+    int64_t lease; /* renewal thread only, after start */
     pthread_mutex_t mu;
     pthread_cond_t cond;
     bool stop;
-    ls_member_t *live;             /* under mu, sorted by id */
+    ls_member_t *live; /* under mu, sorted by id */
     int nlive;
     ls_meta_watch_t *watch;
     pthread_t thread;
@@ -37,9 +37,9 @@ struct ls_membership {
 
 static void encode_self(const ls_member_t *m, char **out)
 {
-    json_t *j = json_pack("{s:i, s:s, s:i, s:s, s:I}", "id", (int)m->id, "host", m->host, "port",
-                          (int)m->port, "rack", m->rack, "since_ms",
-                          (json_int_t)ls_clock_wall_ms());
+    json_t *j =
+        json_pack("{s:i, s:s, s:i, s:s, s:I}", "id", (int)m->id, "host", m->host, "port",
+                  (int)m->port, "rack", m->rack, "since_ms", (json_int_t)ls_clock_wall_ms());
     *out = json_dumps(j, JSON_COMPACT);
     json_decref(j);
 }
@@ -48,8 +48,7 @@ int ls_member_decode(const uint8_t *val, size_t len, ls_member_t *out)
 {
     json_error_t je;
     json_t *j = json_loadb((const char *)val, len, 0, &je);
-    if (!j)
-        return -1;
+    if (!j) return -1;
     json_t *id = json_object_get(j, "id"), *host = json_object_get(j, "host"),
            *port = json_object_get(j, "port"), *rack = json_object_get(j, "rack");
     int ok = json_is_integer(id) && json_is_string(host) && json_is_integer(port) &&
@@ -59,8 +58,7 @@ int ls_member_decode(const uint8_t *val, size_t len, ls_member_t *out)
         out->id = (int32_t)json_integer_value(id);
         snprintf(out->host, sizeof out->host, "%s", json_string_value(host));
         out->port = (int32_t)json_integer_value(port);
-        if (rack)
-            snprintf(out->rack, sizeof out->rack, "%s", json_string_value(rack));
+        if (rack) snprintf(out->rack, sizeof out->rack, "%s", json_string_value(rack));
     }
     json_decref(j);
     return ok ? 0 : -1;
@@ -91,8 +89,7 @@ static void set_live(ls_membership_t *m, ls_member_t *v, int n)
     pthread_mutex_unlock(&m->mu);
     if (changed) {
         LS_INFO("cluster", "live brokers: %d", n);
-        if (m->on_change)
-            m->on_change(m->arg);
+        if (m->on_change) m->on_change(m->arg);
     }
 }
 
@@ -100,8 +97,7 @@ static ls_status rescan(ls_membership_t *m, int64_t *rev)
 {
     ls_kvlist_t l;
     ls_status st = ls_meta_scan_prefix(m->meta, LS_BROKERS_PREFIX, 0, &l);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     ls_member_t *v = LS_NEWN(ls_member_t, l.n + 1);
     int n = 0;
     for (size_t i = 0; i < l.n; i++) {
@@ -111,8 +107,7 @@ static ls_status rescan(ls_membership_t *m, int64_t *rev)
             LS_WARN("cluster", "ignoring malformed broker registration at %.*s", (int)l.v[i].klen,
                     (const char *)l.v[i].key);
     }
-    if (rev)
-        *rev = l.revision;
+    if (rev) *rev = l.revision;
     ls_kvlist_free(&l);
     set_live(m, v, n);
     return LS_OK;
@@ -126,7 +121,8 @@ static void on_watch(void *arg, const ls_meta_event_t *ev, size_t n)
     (void)n;
     ls_status st = rescan(m, NULL);
     if (st != LS_OK)
-        LS_WARN("cluster", "reading live brokers: %s: %s", ls_status_str(st), ls_meta_error(m->meta));
+        LS_WARN("cluster", "reading live brokers: %s: %s", ls_status_str(st),
+                ls_meta_error(m->meta));
 }
 
 /* Writes the registration under a fresh lease. A key held by this broker's
@@ -143,17 +139,20 @@ static ls_status register_self(ls_membership_t *m, char *err, int errlen)
     }
     char *val;
     encode_self(&m->self, &val);
-    ls_meta_op_t put = {.kind = LS_META_OP_PUT, .key = m->key, .klen = strlen(m->key),
-                        .val = val, .vlen = strlen(val), .lease = lease};
-    int64_t taken_over = 0;   /* the lease of a previous run we replace */
+    ls_meta_op_t put = {.kind = LS_META_OP_PUT,
+                        .key = m->key,
+                        .klen = strlen(m->key),
+                        .val = val,
+                        .vlen = strlen(val),
+                        .lease = lease};
+    int64_t taken_over = 0; /* the lease of a previous run we replace */
     for (int attempt = 0; attempt < REGISTER_ATTEMPTS; attempt++) {
         if (attempt > 0 && st != LS_ECONFLICT)
-            usleep(100 * 1000);   /* a transient store error: try again shortly */
+            usleep(100 * 1000); /* a transient store error: try again shortly */
         ls_kv_t kv;
         st = ls_meta_get(m->meta, m->key, &kv);
         if (st != LS_OK && st != LS_ENOTFOUND) {
-            if (ls_status_retriable(st))
-                continue;
+            if (ls_status_retriable(st)) continue;
             break;
         }
         if (st == LS_OK && kv.lease == lease) {
@@ -179,11 +178,11 @@ static ls_status register_self(ls_membership_t *m, char *err, int errlen)
                 break;
             }
         }
-        ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = m->key, .klen = strlen(m->key),
-                             .rev = rev};
+        ls_meta_cmp_t cmp = {
+            .kind = LS_META_CMP_MOD_REV, .key = m->key, .klen = strlen(m->key), .rev = rev};
         st = ls_meta_txn(m->meta, &cmp, 1, &put, 1, NULL);
         if (st == LS_ECONFLICT || (st != LS_OK && ls_status_retriable(st)))
-            continue;   /* reread: the write may have been applied */
+            continue; /* reread: the write may have been applied */
         break;
     }
     free(val);
@@ -208,13 +207,12 @@ static void *renew_thread(void *arg)
     ls_membership_t *m = arg;
     int64_t every = m->ttl_ms / 3 > 0 ? m->ttl_ms / 3 : 1;
     bool warned = false;
-    int64_t last_ok = ls_clock_mono_ms();   /* last successful renewal */
+    int64_t last_ok = ls_clock_mono_ms(); /* last successful renewal */
     pthread_mutex_lock(&m->mu);
     while (!m->stop) {
         int64_t slept_from = ls_clock_mono_ms();
         ls_cond_wait_until(&m->cond, &m->mu, slept_from + every);
-        if (m->stop)
-            break;
+        if (m->stop) break;
         pthread_mutex_unlock(&m->mu);
         int64_t woke = ls_clock_mono_ms();
         ls_status st = ls_meta_lease_keepalive(m->meta, m->lease);
@@ -224,20 +222,21 @@ static void *renew_thread(void *arg)
              * otherwise renewals kept failing, i.e. the store was unreachable. */
             int64_t overslept = woke - slept_from - every;
             if (overslept > every)
-                LS_WARN("cluster", "broker session lease expired: this broker did not run for "
+                LS_WARN("cluster",
+                        "broker session lease expired: this broker did not run for "
                         "%lld ms (paused or starved of CPU), longer than broker.session.timeout.ms "
                         "(%lld); other brokers may have taken over its groups and partitions; "
-                        "registering again", (long long)(woke - slept_from),
-                        (long long)m->ttl_ms);
+                        "registering again",
+                        (long long)(woke - slept_from), (long long)m->ttl_ms);
             else
-                LS_WARN("cluster", "broker session lease expired: renewals failed for %lld ms "
+                LS_WARN("cluster",
+                        "broker session lease expired: renewals failed for %lld ms "
                         "(metadata store unreachable?), longer than broker.session.timeout.ms "
-                        "(%lld); registering again", (long long)(woke - last_ok),
-                        (long long)m->ttl_ms);
+                        "(%lld); registering again",
+                        (long long)(woke - last_ok), (long long)m->ttl_ms);
             char err[512];
             st = register_self(m, err, sizeof err);
-            if (st != LS_OK)
-                LS_ERROR("cluster", "%s", err);
+            if (st != LS_OK) LS_ERROR("cluster", "%s", err);
         }
         if (st != LS_OK && !warned)
             LS_WARN("cluster", "renewing the broker session lease: %s: %s", ls_status_str(st),
@@ -270,16 +269,14 @@ ls_membership_t *ls_membership_start(ls_meta_t *meta, const ls_member_t *self,
     ls_status st;
     for (;;) {
         st = register_self(m, err, errlen);
-        if (st != LS_EEXISTS || ls_clock_mono_ms() > deadline)
-            break;
+        if (st != LS_EEXISTS || ls_clock_mono_ms() > deadline) break;
         usleep(250 * 1000);
     }
     int64_t rev = 0;
     if (st == LS_OK) {
         st = LS_EAGAIN;
         for (int attempt = 0; attempt < REGISTER_ATTEMPTS && ls_status_retriable(st); attempt++) {
-            if (attempt)
-                usleep(100 * 1000);   /* a transient store error */
+            if (attempt) usleep(100 * 1000); /* a transient store error */
             st = rescan(m, &rev);
         }
         if (st != LS_OK)
@@ -287,17 +284,15 @@ ls_membership_t *ls_membership_start(ls_meta_t *meta, const ls_member_t *self,
     }
     if (st == LS_OK) {
         st = ls_meta_watch(meta, LS_BROKERS_PREFIX, strlen(LS_BROKERS_PREFIX), rev, on_watch, m,
-                              &m->watch);
+                           &m->watch);
         if (st != LS_OK)
             snprintf(err, (size_t)errlen, "watching live brokers: %s", ls_status_str(st));
     }
     if (st != LS_OK || ls_thread_start(&m->thread, "ls-membership", renew_thread, m) != 0) {
         if (st == LS_OK)
             snprintf(err, (size_t)errlen, "starting the membership thread: %s", strerror(errno));
-        if (m->watch)
-            ls_meta_watch_cancel(meta, m->watch);
-        if (m->lease)
-            ls_meta_lease_revoke(meta, m->lease);
+        if (m->watch) ls_meta_watch_cancel(meta, m->watch);
+        if (m->lease) ls_meta_lease_revoke(meta, m->lease);
         pthread_mutex_destroy(&m->mu);
         pthread_cond_destroy(&m->cond);
         ls_free(m->live);
@@ -322,8 +317,7 @@ int ls_membership_members(ls_membership_t *m, ls_member_t **out)
 
 void ls_membership_stop(ls_membership_t *m)
 {
-    if (!m)
-        return;
+    if (!m) return;
     pthread_mutex_lock(&m->mu);
     m->stop = true;
     pthread_cond_signal(&m->cond);
@@ -332,8 +326,10 @@ void ls_membership_stop(ls_membership_t *m)
     ls_meta_watch_cancel(m->meta, m->watch);
     ls_status st = ls_meta_lease_revoke(m->meta, m->lease);
     if (st != LS_OK && st != LS_ENOTFOUND)
-        LS_WARN("cluster", "deregistering broker %d: %s (its registration expires with the "
-                "session lease)", (int)m->self.id, ls_status_str(st));
+        LS_WARN("cluster",
+                "deregistering broker %d: %s (its registration expires with the "
+                "session lease)",
+                (int)m->self.id, ls_status_str(st));
     else
         LS_INFO("cluster", "deregistered broker %d", (int)m->self.id);
     pthread_mutex_destroy(&m->mu);

@@ -27,8 +27,7 @@ int ls_place(const ls_member_t *m, int n, const void *key, size_t klen, const ch
     int best = -1;
     uint64_t best_w = 0;
     for (int i = 0; i < n; i++) {
-        if (in_zone && strcmp(m[i].rack, zone) != 0)
-            continue;
+        if (in_zone && strcmp(m[i].rack, zone) != 0) continue;
         uint64_t w = mix(kh ^ mix((uint64_t)(uint32_t)m[i].id));
         if (best < 0 || w > best_w || (w == best_w && m[i].id < m[best].id)) {
             best = i;
@@ -50,8 +49,7 @@ int ls_client_zone(const char *client_id, size_t len, char *out, size_t cap)
             i++;
         if (i - start > tl && memcmp(client_id + start, tag, tl) == 0) {
             size_t n = i - start - tl;
-            if (n >= cap)
-                n = cap - 1;
+            if (n >= cap) n = cap - 1;
             memcpy(out, client_id + start + tl, n);
             out[n] = 0;
             return 0;

@@ -20,7 +20,7 @@ typedef struct ls_member {
     int32_t id;
     char host[256];
     int32_t port;
-    char rack[64];      /* "" = none (broker.rack) */
+    char rack[64]; /* "" = none (broker.rack) */
 } ls_member_t;
 
 /* Index into m[0..n) of the broker that owns key, or -1 if n == 0.

@@ -112,10 +112,10 @@ typedef struct result {
 typedef struct swap {
     int64_t log_id;
     int n;
-    ls_kv_t *kvs;           /* key, klen, mod_rev of each replaced entry (keys owned) */
-    ls_idx_entry_t co;      /* object owned */
+    ls_kv_t *kvs;      /* key, klen, mod_rev of each replaced entry (keys owned) */
+    ls_idx_entry_t co; /* object owned */
     ls_walrefs_t refs;
-    uint64_t bytes;         /* size of the CO */
+    uint64_t bytes; /* size of the CO */
 } swap_t;
 
 static void swap_free(swap_t *s)
@@ -147,8 +147,8 @@ struct ls_compactor {
     void (*stop_done)(void *);
     void *stop_arg;
     uv_work_t work;
-    result_t *results;         /* filled by the worker, in swap order (a key compaction
-                                * may replace the CO an earlier swap of the pass made) */
+    result_t *results; /* filled by the worker, in swap order (a key compaction
+                        * may replace the CO an earlier swap of the pass made) */
     result_t **results_tail;
     ls_compactor_stats_t stats; /* worker writes during a pass, loop reads after */
     /* freshness schedule: written by the worker during a pass, read by the loop after */
@@ -166,26 +166,26 @@ struct ls_compactor {
     bool pass_full;            /* set by the loop before queueing a pass */
     /* ownership (log_lease.c) and retention */
     ls_lease_owner_t *owner;
-    char owner_prefix[64];     /* this broker's part of owner names */
-    bool reclaimed;            /* a previous run's claims were freed */
-    ls_log_claim_t claim;      /* worker: the claim of the log being worked on */
-    uv_timer_t lease_timer;    /* renews the lease while a pass runs */
+    char owner_prefix[64];  /* this broker's part of owner names */
+    bool reclaimed;         /* a previous run's claims were freed */
+    ls_log_claim_t claim;   /* worker: the claim of the log being worked on */
+    uv_timer_t lease_timer; /* renews the lease while a pass runs */
     uv_work_t keepalive_work;
     bool keepalive_running;
     uv_timer_t retention_timer;
-    bool retention_due;        /* loop: a retention check is owed */
-    bool pass_retention;       /* set by the loop before queueing a pass */
-    bool pass_compact;         /* idem: compaction enabled, or a kick */
-    trim_done_t *trims;        /* filled by the worker */
+    bool retention_due;  /* loop: a retention check is owed */
+    bool pass_retention; /* set by the loop before queueing a pass */
+    bool pass_compact;   /* idem: compaction enabled, or a kick */
+    trim_done_t *trims;  /* filled by the worker */
     /* worker: the table task in progress (table_task); the claim and the
      * batch are taken lazily, when a partition first has work, so an idle
      * table costs no write and no table load */
     const ls_table_plan_stream_t *table_ts;
     ls_log_claim_t table_claim;
-    bool table_tried;          /* the claim was asked for in this task */
-    bool batch_failed;         /* opening the table failed in this task */
-    ls_mat_batch_t *batch;     /* the table's one commit of this pass */
-    swap_t **pending;          /* index swaps waiting for that commit */
+    bool table_tried;      /* the claim was asked for in this task */
+    bool batch_failed;     /* opening the table failed in this task */
+    ls_mat_batch_t *batch; /* the table's one commit of this pass */
+    swap_t **pending;      /* index swaps waiting for that commit */
     size_t npending, cappending;
     int64_t pend_log, pend_next; /* the log being worked: scan from pend_next */
     int handles_open;
@@ -198,8 +198,7 @@ static void push_result(ls_compactor_t *c, int64_t log_id, const ls_idx_entry_t 
     res->log_id = log_id;
     res->co = *e;
     res->co.object = ls_strdup(e->object);
-    if (!c->results_tail)
-        c->results_tail = &c->results;
+    if (!c->results_tail) c->results_tail = &c->results;
     *c->results_tail = res;
     c->results_tail = &res->next;
 }
@@ -209,8 +208,7 @@ static void push_result(ls_compactor_t *c, int64_t log_id, const ls_idx_entry_t 
 static int64_t first_since(const ls_idx_entry_t *sel, int n, int64_t since_ms)
 {
     for (int i = 0; i < n; i++)
-        if (ls_wal_key_time(sel[i].object) >= since_ms)
-            return sel[i].first_offset;
+        if (ls_wal_key_time(sel[i].object) >= since_ms) return sel[i].first_offset;
     return sel[n - 1].last_offset + 1;
 }
 
@@ -222,7 +220,7 @@ static int claim_log(ls_compactor_t *c, int64_t log_id)
         c->stats.logs_owned_elsewhere++;
     } else if (st != LS_OK) {
         LS_WARN_RL("compact", "log %016llx: claiming it failed: %s (will retry)",
-                (unsigned long long)log_id, ls_status_str(st));
+                   (unsigned long long)log_id, ls_status_str(st));
         c->stats.failures++;
     }
     return st == LS_OK;
@@ -251,8 +249,7 @@ static void cursor_set(ls_compactor_t *c, int64_t log_id, int64_t offset)
         v = LS_NEW(int64_t);
         ls_i64map_put(&c->cursors, log_id, v);
     }
-    if (offset > *v)
-        *v = offset;
+    if (offset > *v) *v = offset;
 }
 
 /* Scans the index of log_id from its cursor for the first page that holds
@@ -267,11 +264,10 @@ static ls_status scan_uncompacted(ls_compactor_t *c, int64_t log_id, size_t page
     for (;;) {
         int64_t start = cursor_get(c, log_id);
         if (c->pend_log == log_id && c->pend_next > start)
-            start = c->pend_next;   /* past ranges waiting for the table commit */
+            start = c->pend_next; /* past ranges waiting for the table commit */
         ls_log_idx_key(from, sizeof from, log_id, start);
         ls_status st = ls_meta_scan_from(c->meta, prefix, from, page, l);
-        if (st != LS_OK)
-            return st;
+        if (st != LS_OK) return st;
         size_t i = 0;
         for (; i < l->n; i++) {
             ls_idx_entry_t e;
@@ -280,13 +276,11 @@ static ls_status scan_uncompacted(ls_compactor_t *c, int64_t log_id, size_t page
             bool compacted = e.kind != LS_IDX_WAL;
             int64_t next = e.last_offset + 1;
             ls_idx_clear(&e);
-            if (!compacted)
-                return LS_OK;
+            if (!compacted) return LS_OK;
             cursor_set(c, log_id, next);
         }
-        if (!l->more)
-            return LS_OK;
-        ls_kvlist_free(l);   /* a full page of compacted entries: next page */
+        if (!l->more) return LS_OK;
+        ls_kvlist_free(l); /* a full page of compacted entries: next page */
         c->stats.index_pages_skipped++;
     }
 }
@@ -305,8 +299,8 @@ static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t 
     cmps[ncmp++] = ls_log_claim_cmp(claim);
     for (int i = 0; i < n; i++) {
         const ls_kv_t *kv = &sw->kvs[i];
-        cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = kv->key,
-                                       .klen = kv->klen, .rev = kv->mod_rev};
+        cmps[ncmp++] = (ls_meta_cmp_t){
+            .kind = LS_META_CMP_MOD_REV, .key = kv->key, .klen = kv->klen, .rev = kv->mod_rev};
         if (i < n - 1)
             ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = kv->key, .klen = kv->klen};
     }
@@ -314,8 +308,11 @@ static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t 
     ls_buf_init(&coval);
     ls_idx_encode(&sw->co, &coval);
     const ls_kv_t *lastkv = &sw->kvs[n - 1];
-    ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = lastkv->key,
-                                 .klen = lastkv->klen, .val = coval.data, .vlen = coval.len};
+    ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT,
+                                 .key = lastkv->key,
+                                 .klen = lastkv->klen,
+                                 .val = coval.data,
+                                 .vlen = coval.len};
     int released = 0;
     ls_status rs = LS_OK, st = LS_OK;
     size_t ncmp0 = ncmp, nops0 = nops;
@@ -327,15 +324,13 @@ static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t 
         ncmp = ncmp0;
         nops = nops0;
         rs = ls_walrefs_prepare(refs, c->meta, cmps, &ncmp, ops, &nops, &released);
-        if (rs != LS_OK)
-            break;
+        if (rs != LS_OK) break;
         st = ls_meta_txn(c->meta, cmps, ncmp, ops, nops, NULL);
-        if (st != LS_ECONFLICT)
-            break;
+        if (st != LS_ECONFLICT) break;
     }
     if (rs != LS_OK) {
         LS_WARN_RL("compact", "log %016llx: reading WAL object counts failed: %s (will retry)",
-                (unsigned long long)log_id, ls_status_str(rs));
+                   (unsigned long long)log_id, ls_status_str(rs));
         c->stats.failures++;
     } else if (st == LS_OK) {
         ls_crashpoint("compact.index_swapped");
@@ -353,7 +348,7 @@ static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t 
         c->stats.conflicts++;
     } else {
         LS_WARN_RL("compact", "log %016llx: index swap failed: %s (will retry)",
-                (unsigned long long)log_id, ls_status_str(st));
+                   (unsigned long long)log_id, ls_status_str(st));
         c->stats.failures++;
     }
     ls_buf_free(&coval);
@@ -368,17 +363,14 @@ static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t 
  * again) or the store failed. */
 static bool table_claimed(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
 {
-    if (c->table_claim.held)
-        return true;
-    if (c->table_tried)
-        return false;
+    if (c->table_claim.held) return true;
+    if (c->table_tried) return false;
     c->table_tried = true;
     ls_status st = ls_table_claim(c->owner, ts->stream->stream_no, &c->table_claim);
     if (st == LS_EEXISTS) {
-        c->stats.logs_owned_elsewhere++;   /* another broker commits it this time */
+        c->stats.logs_owned_elsewhere++; /* another broker commits it this time */
         int64_t again = ls_clock_wall_ms() + ts->policy.commit_interval_ms;
-        if (!c->next_due_ms || again < c->next_due_ms)
-            c->next_due_ms = again;
+        if (!c->next_due_ms || again < c->next_due_ms) c->next_due_ms = again;
     } else if (st != LS_OK) {
         LS_WARN_RL("compact", "table %s.%s: claiming its commit failed: %s (will retry)",
                    ts->stream->ns, ts->target.name, ls_status_str(st));
@@ -395,7 +387,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
 {
     bool table = ts && ts->table;
     if (table && c->table_ts != ts)
-        return 0;   /* a table log compacts only into its table's commit (table_task) */
+        return 0; /* a table log compacts only into its table's commit (table_task) */
     /* a table log has no hot window: its table task runs once per commit
      * interval and takes everything committed by then (table_task) */
     int64_t hot = table ? 0 : c->cfg.min_age_ms;
@@ -404,24 +396,20 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
          * may wait for key compaction, so also how long it stays in the WAL */
         ls_kc_policy_t kp;
         ls_kc_policy_resolve(ts->stream, &kp);
-        if (kp.compact && kp.max_lag_ms < hot)
-            hot = kp.max_lag_ms;
+        if (kp.compact && kp.max_lag_ms < hot) hot = kp.max_lag_ms;
     }
     ls_kvlist_t l;
-    if (scan_uncompacted(c, log_id, (size_t)c->cfg.max_entries + 64, &l) != LS_OK)
-        return 0;
+    if (scan_uncompacted(c, log_id, (size_t)c->cfg.max_entries + 64, &l) != LS_OK) return 0;
     int64_t now = ls_clock_wall_ms();
-    c->cur_lag_ms = 0;   /* how long the oldest WAL entry has been due */
+    c->cur_lag_ms = 0; /* how long the oldest WAL entry has been due */
     for (size_t i = 0; i < l.n; i++) {
         ls_idx_entry_t e;
-        if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK)
-            break;
+        if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK) break;
         bool wal = e.kind == LS_IDX_WAL;
         int64_t t = wal ? ls_wal_key_time(e.object) : -1;
         ls_idx_clear(&e);
         if (wal) {
-            if (t >= 0 && now - t > hot)
-                c->cur_lag_ms = now - t - hot;
+            if (t >= 0 && now - t > hot) c->cur_lag_ms = now - t - hot;
             break;
         }
     }
@@ -431,11 +419,10 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     int64_t bytes = 0;
     for (size_t i = 0; i < l.n && n < c->cfg.max_entries; i++) {
         ls_idx_entry_t e;
-        if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK)
-            break;
+        if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK) break;
         if (e.kind != LS_IDX_WAL && n == 0) {
             ls_idx_clear(&e);
-            continue;   /* already compacted: look past it */
+            continue; /* already compacted: look past it */
         }
         int64_t t = ls_wal_key_time(e.object);
         bool old_enough = t >= 0 && now - t >= hot;
@@ -444,7 +431,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
             (n > 0 && bytes + e.len > c->cfg.max_bytes)) {
             if (table && e.kind == LS_IDX_WAL && !old_enough && t >= 0 &&
                 (!c->next_due_ms || t + hot < c->next_due_ms))
-                c->next_due_ms = t + hot;   /* come back exactly when it is due */
+                c->next_due_ms = t + hot; /* come back exactly when it is due */
             ls_idx_clear(&e);
             break;
         }
@@ -458,10 +445,8 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     ls_co_entry_t *ents = NULL;
     uint32_t nents = 0, capents = 0;
     ls_walrefs_t refs = {0};
-    if (n == 0)
-        goto out;
-    if (table && !table_claimed(c, ts))
-        goto out;
+    if (n == 0) goto out;
+    if (table && !table_claimed(c, ts)) goto out;
     if (!c->claim.held) {
         swapped = claim_log(c, log_id);
         goto out;
@@ -475,8 +460,8 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         ls_status st = ls_objstore_get(c->os, sel[i].object, sel[i].pos, sel[i].len, &part);
         if (st != LS_OK || part.len != sel[i].len) {
             LS_WARN_RL("compact", "log %016llx: reading %s [%llu,+%u) failed: %s",
-                    (unsigned long long)log_id, sel[i].object, (unsigned long long)sel[i].pos,
-                    sel[i].len, st != LS_OK ? ls_status_str(st) : "short read");
+                       (unsigned long long)log_id, sel[i].object, (unsigned long long)sel[i].pos,
+                       sel[i].len, st != LS_OK ? ls_status_str(st) : "short read");
             ls_buf_free(&part);
             c->stats.failures++;
             goto out;
@@ -484,8 +469,9 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         char why[256];
         uint32_t *pos = NULL;
         int64_t *base = NULL;
-        int k = ls_entries_rebase(part.data, part.len, sel[i].first_offset, sel[i].last_offset,
-                                  false, sel[i].object, sel[i].pos, &pos, &base, NULL, why, sizeof why);
+        int k =
+            ls_entries_rebase(part.data, part.len, sel[i].first_offset, sel[i].last_offset, false,
+                              sel[i].object, sel[i].pos, &pos, &base, NULL, why, sizeof why);
         if (k < 0) {
             LS_ERROR("compact", "log %016llx: %s; leaving the range uncompacted",
                      (unsigned long long)log_id, why);
@@ -505,8 +491,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         ls_free(base);
         ls_buf_append(&obj, part.data, part.len);
         ls_buf_free(&part);
-        if (sel[i].max_timestamp > max_ts)
-            max_ts = sel[i].max_timestamp;
+        if (sel[i].max_timestamp > max_ts) max_ts = sel[i].max_timestamp;
         ls_walrefs_add(&refs, sel[i].object);
     }
     int64_t first = sel[0].first_offset, last = sel[n - 1].last_offset;
@@ -517,8 +502,8 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     struct iovec iov = {obj.data, obj.len};
     ls_status st = ls_objstore_put(c->os, co_key, &iov, 1, LS_OBJSTORE_PUT_CREATE_ONLY);
     if (st != LS_OK && st != LS_EEXISTS) {
-        LS_WARN_RL("compact", "log %016llx: writing %s failed: %s", (unsigned long long)log_id, co_key,
-                ls_status_str(st));
+        LS_WARN_RL("compact", "log %016llx: writing %s failed: %s", (unsigned long long)log_id,
+                   co_key, ls_status_str(st));
         c->stats.failures++;
         goto out;
     }
@@ -535,9 +520,13 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         sw->kvs[i].klen = kv->klen;
         sw->kvs[i].mod_rev = kv->mod_rev;
     }
-    sw->co = (ls_idx_entry_t){.kind = LS_IDX_CO, .first_offset = first, .last_offset = last,
-                              .max_timestamp = max_ts, .entries = nents,
-                              .pos = LS_CO_HEADER_SIZE, .len = (uint32_t)body_len,
+    sw->co = (ls_idx_entry_t){.kind = LS_IDX_CO,
+                              .first_offset = first,
+                              .last_offset = last,
+                              .max_timestamp = max_ts,
+                              .entries = nents,
+                              .pos = LS_CO_HEADER_SIZE,
+                              .len = (uint32_t)body_len,
                               .object = ls_strdup(co_key)};
     sw->refs = refs;
     memset(&refs, 0, sizeof refs);
@@ -567,15 +556,17 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     {
         char terr[512] = "";
         uint64_t rows = 0;
-        int64_t from = ts->policy.start_latest ? first_since(sel, n, ts->policy.enabled_since_ms)
-                                               : 0;
+        int64_t from =
+            ts->policy.start_latest ? first_since(sel, n, ts->policy.enabled_since_ms) : 0;
         st = ls_mat_add(c->batch, (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)), log_id, obj.data,
                         ents, nents, LS_CO_HEADER_SIZE + body_len, from, last, &rows, terr,
                         sizeof terr);
         if (st != LS_OK) {
-            LS_WARN_RL("compact", "log %016llx: materializing [%lld, %lld] into table %s.%s failed: "
-                    "%s (%s); will retry", (unsigned long long)log_id, (long long)first,
-                    (long long)last, ts->stream->ns, ts->target.name, ls_status_str(st), terr);
+            LS_WARN_RL("compact",
+                       "log %016llx: materializing [%lld, %lld] into table %s.%s failed: "
+                       "%s (%s); will retry",
+                       (unsigned long long)log_id, (long long)first, (long long)last,
+                       ts->stream->ns, ts->target.name, ls_status_str(st), terr);
             c->stats.table_failures++;
             swap_free(sw);
             goto out;
@@ -605,18 +596,15 @@ out:
  * ranges may follow: 0 when none is left. */
 static int backfill_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
-    if (ts->policy.start_latest)
-        return 0;
+    if (ts->policy.start_latest) return 0;
     int r = 0;
     uint64_t rows = 0;
     for (int rounds = 0; rounds < 64; rounds++) {
         r = ls_table_backfill(&c->marks, c->meta, c->os, c->cfg.warehouse_uri, ts, id, &rows);
-        if (r != 1)
-            break;
+        if (r != 1) break;
         c->stats.rows_materialized += rows;
     }
-    if (r < 0)
-        c->stats.table_failures++;
+    if (r < 0) c->stats.table_failures++;
     return r;
 }
 
@@ -635,7 +623,8 @@ static void compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_st
     bool table = ts && ts->table;
     int64_t period = c->cfg.interval_ms > 0 ? c->cfg.interval_ms : 1000;
     if (!table && c->cur_lag_ms > (3 * period > 60000 ? 3 * period : 60000))
-        LS_WARN_RL("compact", "compaction of log %016llx is falling behind: its oldest WAL entry "
+        LS_WARN_RL("compact",
+                   "compaction of log %016llx is falling behind: its oldest WAL entry "
                    "has been due for %lld ms; WAL objects are not being collected",
                    (unsigned long long)id, (long long)c->cur_lag_ms);
 }
@@ -647,13 +636,11 @@ static void table_lags(ls_compactor_t *c, const ls_table_plan_t *plan)
 {
     for (int i = 0; i < plan->n; i++) {
         const ls_table_plan_stream_t *ts = &plan->v[i];
-        if (!ts->table)
-            continue;
+        if (!ts->table) continue;
         int64_t worst = 0;
         for (int32_t p = 0; p < ts->stream->partitions; p++) {
             int64_t *lag = ls_i64map_get(&c->log_lags, ls_stream_log_id(ts->stream, p));
-            if (lag && *lag > worst)
-                worst = *lag;
+            if (lag && *lag > worst) worst = *lag;
         }
         int64_t *v = LS_NEW(int64_t);
         *v = worst;
@@ -662,7 +649,8 @@ static void table_lags(ls_compactor_t *c, const ls_table_plan_t *plan)
         ls_i64map_put(&c->lags_next, ts->stream->stream_no, v);
         int64_t interval = ts->policy.commit_interval_ms;
         if (worst > (3 * interval > 10000 ? 3 * interval : 10000))
-            LS_WARN_RL("compact", "table %s.%s is falling behind: its oldest record not yet in the "
+            LS_WARN_RL("compact",
+                       "table %s.%s is falling behind: its oldest record not yet in the "
                        "table was written %lld ms ago (commit interval %lld ms)",
                        ts->stream->ns, ts->target.name, (long long)worst, (long long)interval);
     }
@@ -680,8 +668,7 @@ static void free_i64_values(ls_i64map_t *m)
 bool ls_compactor_table_lag(const ls_compactor_t *c, int64_t stream_no, int64_t *lag_ms)
 {
     const int64_t *v = ls_i64map_get(&c->lags, stream_no);
-    if (v)
-        *lag_ms = *v;
+    if (v) *lag_ms = *v;
     return v != NULL;
 }
 
@@ -717,8 +704,7 @@ static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream
     bool work;
     ls_status st = ls_retention_target(c->meta, id, &p, ls_clock_wall_ms(), &target, &work);
     if (st == LS_OK && work && !c->claim.held) {
-        if (!claim_log(c, id))
-            return;
+        if (!claim_log(c, id)) return;
         /* look again under the claim */
         st = ls_retention_target(c->meta, id, &p, ls_clock_wall_ms(), &target, &work);
     }
@@ -731,13 +717,14 @@ static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream
         return;
     }
     ls_meta_cmp_t fence = ls_log_claim_cmp(&c->claim);
-    ls_trim_req_t req = {.log_id = id, .new_start = target, .keep_wal = p.keep_wal,
-                         .fence = &fence};
+    ls_trim_req_t req = {
+        .log_id = id, .new_start = target, .keep_wal = p.keep_wal, .fence = &fence};
     trim_done_t *t = run_trim(c, &req, &st);
     if (st == LS_OK) {
-        LS_INFO("retention", "log %016llx: log start now %lld (retention.ms %lld, retention.bytes "
-                "%lld; %d index entries, %d compacted objects removed)", (unsigned long long)id,
-                (long long)t->r.log_start, (long long)p.retention_ms,
+        LS_INFO("retention",
+                "log %016llx: log start now %lld (retention.ms %lld, retention.bytes "
+                "%lld; %d index entries, %d compacted objects removed)",
+                (unsigned long long)id, (long long)t->r.log_start, (long long)p.retention_ms,
                 (long long)p.retention_bytes, t->r.entries_removed, t->r.cos_deleted);
     } else if (st == LS_ECONFLICT) {
         c->stats.conflicts++;
@@ -751,8 +738,7 @@ static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream
 static ls_status kc_claim(void *arg, int64_t log_id, ls_meta_cmp_t *fence)
 {
     ls_compactor_t *c = arg;
-    if (!c->claim.held && !claim_log(c, log_id))
-        return LS_EEXISTS;
+    if (!c->claim.held && !claim_log(c, log_id)) return LS_EEXISTS;
     *fence = ls_log_claim_cmp(&c->claim);
     return LS_OK;
 }
@@ -769,11 +755,12 @@ static void key_compact(ls_compactor_t *c, int64_t id, const ls_table_plan_strea
 {
     ls_kc_policy_t p;
     ls_kc_policy_resolve(ts ? ts->stream : NULL, &p);
-    ls_kc_limits_t lim = {.map_bytes = c->cfg.keymap_max_bytes ? c->cfg.keymap_max_bytes
-                                                               : (size_t)16 << 20,
-                          .group_bytes = c->cfg.max_bytes, .grace_ms = c->cfg.replaced_grace_ms};
-    ls_status st = ls_kc_log(c->meta, c->os, id, &p, &lim, ls_clock_wall_ms(), kc_claim,
-                             kc_swapped, c, &c->stats.keycompact);
+    ls_kc_limits_t lim = {.map_bytes =
+                              c->cfg.keymap_max_bytes ? c->cfg.keymap_max_bytes : (size_t)16 << 20,
+                          .group_bytes = c->cfg.max_bytes,
+                          .grace_ms = c->cfg.replaced_grace_ms};
+    ls_status st = ls_kc_log(c->meta, c->os, id, &p, &lim, ls_clock_wall_ms(), kc_claim, kc_swapped,
+                             c, &c->stats.keycompact);
     if (st != LS_OK)
         LS_WARN_RL("compact", "log %016llx: key compaction failed: %s (will retry)",
                    (unsigned long long)id, ls_status_str(st));
@@ -798,20 +785,25 @@ static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
         ls_log_release(c->owner, &c->claim);
         return;
     }
-    if (!claim_log(c, id))
-        return;
+    if (!claim_log(c, id)) return;
     ls_meta_cmp_t fence = ls_log_claim_cmp(&c->claim);
-    ls_trim_req_t req = {.log_id = id, .new_start = next_offset, .keep_wal = false,
-                         .fence = &fence, .reclaim = true};
+    ls_trim_req_t req = {.log_id = id,
+                         .new_start = next_offset,
+                         .keep_wal = false,
+                         .fence = &fence,
+                         .reclaim = true};
     trim_done_t *t = run_trim(c, &req, &st);
     if (st == LS_OK)
-        LS_INFO("retention", "deleted log %016llx: storage reclaimed (%d index entries, %d "
-                "compacted objects removed)", (unsigned long long)id, t->r.entries_removed,
-                t->r.cos_deleted);
+        LS_INFO("retention",
+                "deleted log %016llx: storage reclaimed (%d index entries, %d "
+                "compacted objects removed)",
+                (unsigned long long)id, t->r.entries_removed, t->r.cos_deleted);
     else if (st != LS_ECONFLICT)
-        LS_WARN_RL("retention", "deleted log %016llx: reclaiming its storage failed: %s (will "
-                   "retry)", (unsigned long long)id, ls_status_str(st));
-    key_compact(c, id, NULL);   /* not compacted any more: deletes what key compaction replaced */
+        LS_WARN_RL("retention",
+                   "deleted log %016llx: reclaiming its storage failed: %s (will "
+                   "retry)",
+                   (unsigned long long)id, ls_status_str(st));
+    key_compact(c, id, NULL); /* not compacted any more: deletes what key compaction replaced */
     ls_log_release(c->owner, &c->claim);
 }
 
@@ -820,12 +812,9 @@ static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
  * with the task. */
 static void log_task(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
-    if (c->pass_compact && !(ts && ts->blocked))
-        compact_rounds(c, id, ts);
-    if (c->pass_compact && ts && !ts->blocked)
-        key_compact(c, id, ts);
-    if (c->pass_retention && !(ts && ts->blocked))
-        retain_log(c, id, ts);
+    if (c->pass_compact && !(ts && ts->blocked)) compact_rounds(c, id, ts);
+    if (c->pass_compact && ts && !ts->blocked) key_compact(c, id, ts);
+    if (c->pass_retention && !(ts && ts->blocked)) retain_log(c, id, ts);
     ls_log_release(c->owner, &c->claim);
 }
 
@@ -836,11 +825,9 @@ static void log_task(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t
 static void sweep_orphans(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
 {
     int64_t now = ls_clock_wall_ms(), grace = c->cfg.orphan_grace_ms;
-    if (grace <= 0)
-        return;
+    if (grace <= 0) return;
     int64_t *last = ls_i64map_get(&c->orphan_sweeps, ts->stream->stream_no);
-    if (last && now < *last + grace)
-        return;
+    if (last && now < *last + grace) return;
     if (!last) {
         last = LS_NEW(int64_t);
         ls_i64map_put(&c->orphan_sweeps, ts->stream->stream_no, last);
@@ -848,15 +835,16 @@ static void sweep_orphans(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
     *last = now;
     uint64_t deleted = 0;
     char err[512] = "";
-    ls_status st = ls_materialize_remove_orphans(c->meta, c->os, &ts->target, now - grace,
-                                                 &deleted, err, sizeof err);
+    ls_status st = ls_materialize_remove_orphans(c->meta, c->os, &ts->target, now - grace, &deleted,
+                                                 err, sizeof err);
     if (st != LS_OK)
         LS_WARN_RL("table", "table %s.%s: removing orphan files failed: %s (%s); will retry",
                    ts->stream->ns, ts->target.name, ls_status_str(st), err);
     else if (deleted)
-        LS_INFO("table", "table %s.%s: deleted %llu orphan files (older than %lld ms, "
-                "referenced by no snapshot)", ts->stream->ns, ts->target.name,
-                (unsigned long long)deleted, (long long)grace);
+        LS_INFO("table",
+                "table %s.%s: deleted %llu orphan files (older than %lld ms, "
+                "referenced by no snapshot)",
+                ts->stream->ns, ts->target.name, (unsigned long long)deleted, (long long)grace);
     c->stats.orphans_deleted += deleted;
 }
 
@@ -879,7 +867,7 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
     int64_t *last = ls_i64map_get(&c->table_commits, ts->stream->stream_no);
     bool due = !last || now >= *last + interval;
     if (!due && (!c->next_due_ms || *last + interval < c->next_due_ms))
-        c->next_due_ms = *last + interval;   /* come back when the interval is up */
+        c->next_due_ms = *last + interval; /* come back when the interval is up */
     if (c->pass_compact && !ts->blocked && due) {
         c->table_ts = ts;
         c->table_tried = c->batch_failed = false;
@@ -889,18 +877,18 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
         for (int32_t p = 0; p < np; p++) {
             int64_t id = ls_stream_log_id(ts->stream, p);
             if (backfill_log(c, id, ts) != 0)
-                continue;   /* the table is behind on this log: its WAL ranges wait */
+                continue; /* the table is behind on this log: its WAL ranges wait */
             c->pend_log = id;
             c->pend_next = 0;
             compact_rounds(c, id, ts);
-            claims[p] = c->claim;   /* held until its swaps are made */
+            claims[p] = c->claim; /* held until its swaps are made */
             memset(&c->claim, 0, sizeof c->claim);
         }
         c->pend_log = -1;
         if (c->batch) {
             uint64_t rows = 0;
             st = ls_mat_commit(c->batch, &rows, err, sizeof err);
-            if (c->npending) {   /* the interval restarts with every commit attempt */
+            if (c->npending) { /* the interval restarts with every commit attempt */
                 if (!last) {
                     last = LS_NEW(int64_t);
                     ls_i64map_put(&c->table_commits, ts->stream->stream_no, last);
@@ -917,9 +905,10 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
                                        ls_mat_done(c->batch, sw->log_id));
                 }
             } else if (c->npending) {
-                LS_WARN_RL("compact", "table %s.%s: committing %zu ranges failed: %s (%s); they "
-                           "stay in the WAL and are retried", ts->stream->ns, ts->target.name,
-                           c->npending, ls_status_str(st), err);
+                LS_WARN_RL("compact",
+                           "table %s.%s: committing %zu ranges failed: %s (%s); they "
+                           "stay in the WAL and are retried",
+                           ts->stream->ns, ts->target.name, c->npending, ls_status_str(st), err);
                 c->stats.table_failures++;
             }
             ls_mat_free(c->batch);
@@ -931,15 +920,12 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
         ls_log_release(c->owner, &c->table_claim);
         c->table_ts = NULL;
     }
-    if (c->pass_retention && !ts->blocked)
-        sweep_orphans(c, ts);
+    if (c->pass_retention && !ts->blocked) sweep_orphans(c, ts);
     for (int32_t p = 0; p < np; p++) {
         int64_t id = ls_stream_log_id(ts->stream, p);
         c->claim = claims[p];
-        if (c->pass_compact && c->pass_full && !ts->blocked)
-            key_compact(c, id, ts);
-        if (c->pass_retention && !ts->blocked)
-            retain_log(c, id, ts);
+        if (c->pass_compact && c->pass_full && !ts->blocked) key_compact(c, id, ts);
+        if (c->pass_retention && !ts->blocked) retain_log(c, id, ts);
         ls_log_release(c->owner, &c->claim);
     }
     ls_free(claims);
@@ -964,8 +950,7 @@ static void pass_work(uv_work_t *w)
     if (!c->pass_full) {
         /* between full passes: only the logs of streams with a table */
         for (int i = 0; i < plan.n; i++)
-            if (plan.v[i].table)
-                table_task(c, &plan.v[i]);
+            if (plan.v[i].table) table_task(c, &plan.v[i]);
         table_lags(c, &plan);
         ls_table_plan_clear(&plan);
         return;
@@ -978,23 +963,19 @@ static void pass_work(uv_work_t *w)
     for (size_t i = 0; i < heads.n; i++) {
         int64_t id = ls_log_id_from_head_key((const char *)heads.v[i].key, heads.v[i].klen);
         ls_head_t h;
-        if (id < 0 || ls_head_decode(heads.v[i].val, heads.v[i].vlen, &h) != LS_OK)
-            continue;
+        if (id < 0 || ls_head_decode(heads.v[i].val, heads.v[i].vlen, &h) != LS_OK) continue;
         bool fenced = h.fenced;
         int64_t next_offset = h.next_offset;
         ls_head_clear(&h);
         if (fenced) {
-            if (c->pass_retention)
-                reclaim_log(c, id, next_offset);
+            if (c->pass_retention) reclaim_log(c, id, next_offset);
             continue;
         }
         const ls_table_plan_stream_t *ts = ls_table_plan_find(&plan, id);
-        if (!(ts && ts->table))
-            log_task(c, id, ts);
+        if (!(ts && ts->table)) log_task(c, id, ts);
     }
     for (int i = 0; i < plan.n; i++)
-        if (plan.v[i].table)
-            table_task(c, &plan.v[i]);
+        if (plan.v[i].table) table_task(c, &plan.v[i]);
     table_lags(c, &plan);
     ls_table_plan_clear(&plan);
     ls_kvlist_free(&heads);
@@ -1009,7 +990,7 @@ static void pass_after(uv_work_t *w, int status)
     ls_compactor_t *c = w->data;
     c->running = false;
     c->stats.passes++;
-    {   /* publish this pass's table lags */
+    { /* publish this pass's table lags */
         ls_i64map_t done = c->lags;
         c->lags = c->lags_next;
         c->lags_next = done;
@@ -1042,7 +1023,7 @@ static void pass_after(uv_work_t *w, int status)
     if (c->stopping)
         maybe_stopped(c);
     else if (c->retention_due)
-        start_pass(c, false);   /* a check came due during the pass */
+        start_pass(c, false); /* a check came due during the pass */
     else if (c->cfg.enabled)
         arm(c);
 }
@@ -1057,15 +1038,13 @@ static void keepalive_after(uv_work_t *w, int status)
 {
     ls_compactor_t *c = w->data;
     c->keepalive_running = false;
-    if (c->stopping)
-        maybe_stopped(c);
+    if (c->stopping) maybe_stopped(c);
 }
 
 static void on_lease_timer(uv_timer_t *t)
 {
     ls_compactor_t *c = t->data;
-    if (c->keepalive_running || c->stopping)
-        return;
+    if (c->keepalive_running || c->stopping) return;
     c->keepalive_running = true;
     c->keepalive_work.data = c;
     uv_queue_work(c->loop, &c->keepalive_work, keepalive_work, keepalive_after);
@@ -1073,15 +1052,13 @@ static void on_lease_timer(uv_timer_t *t)
 
 static void start_pass(ls_compactor_t *c, bool full)
 {
-    if (c->running || c->stopping)
-        return;
+    if (c->running || c->stopping) return;
     int64_t now = ls_clock_wall_ms();
-    c->pass_retention = c->retention_due;   /* retention visits every log */
+    c->pass_retention = c->retention_due; /* retention visits every log */
     c->retention_due = false;
     c->pass_compact = c->cfg.enabled || full;
     c->pass_full = full || c->pass_retention || now >= c->next_full_ms;
-    if (c->pass_full)
-        c->next_full_ms = now + c->cfg.interval_ms;
+    if (c->pass_full) c->next_full_ms = now + c->cfg.interval_ms;
     c->running = true;
     uint64_t renew = (uint64_t)(c->cfg.lease_ttl_ms / 3);
     uv_timer_start(&c->lease_timer, on_lease_timer, renew, renew);
@@ -1104,10 +1081,8 @@ static void on_retention_timer(uv_timer_t *t)
 static void arm(ls_compactor_t *c)
 {
     int64_t now = ls_clock_wall_ms(), at = c->next_full_ms;
-    if (c->table_period_ms > 0 && now + c->table_period_ms < at)
-        at = now + c->table_period_ms;
-    if (c->next_due_ms > 0 && c->next_due_ms < at)
-        at = c->next_due_ms;
+    if (c->table_period_ms > 0 && now + c->table_period_ms < at) at = now + c->table_period_ms;
+    if (c->next_due_ms > 0 && c->next_due_ms < at) at = c->next_due_ms;
     uv_timer_start(&c->timer, on_timer, at > now ? (uint64_t)(at - now) : 0, 0);
 }
 
@@ -1120,10 +1095,8 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     c->meta = meta;
     c->os = os;
     c->cfg = *cfg;
-    if (c->cfg.max_entries < 1)
-        c->cfg.max_entries = 1;
-    if (c->cfg.lease_ttl_ms <= 0)
-        c->cfg.lease_ttl_ms = 30000;
+    if (c->cfg.max_entries < 1) c->cfg.max_entries = 1;
+    if (c->cfg.lease_ttl_ms <= 0) c->cfg.lease_ttl_ms = 30000;
     uint32_t nonce;
     ls_random_bytes(&nonce, sizeof nonce);
     char name[96];
@@ -1148,8 +1121,7 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     /* until the first pass has read the table policies, assume the shortest
      * commit interval, so tables are fresh right after a restart too */
     c->table_period_ms = LS_POLICY_MIN_COMMIT_INTERVAL_MS;
-    if (cfg->enabled)
-        arm(c);
+    if (cfg->enabled) arm(c);
     if (cfg->retention && cfg->retention_check_interval_ms > 0)
         uv_timer_start(&c->retention_timer, on_retention_timer,
                        (uint64_t)cfg->retention_check_interval_ms,
@@ -1166,16 +1138,14 @@ void ls_compactor_kick(ls_compactor_t *c, void (*done)(void *arg), void *arg)
         d->next = c->waiters;
         c->waiters = d;
     }
-    if (!c->running)
-        c->retention_due = c->cfg.retention;
+    if (!c->running) c->retention_due = c->cfg.retention;
     start_pass(c, true);
 }
 
 /* Stopped once the timers are closed and no pass or renewal is running. */
 static void maybe_stopped(ls_compactor_t *c)
 {
-    if (c->handles_open || c->running || c->keepalive_running || !c->stop_done)
-        return;
+    if (c->handles_open || c->running || c->keepalive_running || !c->stop_done) return;
     void (*done)(void *) = c->stop_done;
     c->stop_done = NULL;
     done(c->stop_arg);
@@ -1200,7 +1170,7 @@ void ls_compactor_stop(ls_compactor_t *c, void (*done)(void *arg), void *arg)
 
 void ls_compactor_free(ls_compactor_t *c)
 {
-    ls_lease_owner_free(c->owner);   /* revokes: owner keys left go at once */
+    ls_lease_owner_free(c->owner); /* revokes: owner keys left go at once */
     ls_table_marks_free(&c->marks);
     {
         int64_t id;

@@ -16,29 +16,29 @@ typedef struct ls_compactor ls_compactor_t;
 
 typedef struct ls_compactor_config {
     bool enabled;
-    int64_t interval_ms;   /* pass period */
-    int64_t min_age_ms;    /* hot window: younger WAL entries stay */
-    int max_entries;       /* WAL index entries per CO (txn-size bound) */
-    int64_t max_bytes;     /* CO size target */
+    int64_t interval_ms; /* pass period */
+    int64_t min_age_ms;  /* hot window: younger WAL entries stay */
+    int max_entries;     /* WAL index entries per CO (txn-size bound) */
+    int64_t max_bytes;   /* CO size target */
     /* key compaction (keycompact.h) of cleanup.policy=compact logs */
-    size_t keymap_max_bytes;   /* key map bound per log and pass (0: 16 MiB) */
-    int64_t replaced_grace_ms; /* objects it replaced are deleted this long after the swap */
-    ls_catalog_t *catalog; /* streams' materialization policies (NULL: no tables) */
-    const char *warehouse_uri; /* URI of the object store root, for table locations */
+    size_t keymap_max_bytes;         /* key map bound per log and pass (0: 16 MiB) */
+    int64_t replaced_grace_ms;       /* objects it replaced are deleted this long after the swap */
+    ls_catalog_t *catalog;           /* streams' materialization policies (NULL: no tables) */
+    const char *warehouse_uri;       /* URI of the object store root, for table locations */
     const ls_prop_t *table_defaults; /* cluster layer of the table policy (stream/policy.h) */
     int ntable_defaults;
-    struct ls_registry *registry;   /* schemas of typed tables (NULL: none) */
+    struct ls_registry *registry; /* schemas of typed tables (NULL: none) */
     /* ownership (log_lease.h) */
-    const char *owner_name;  /* names this compactor in owner keys (NULL: "compactor"); read
-                              * only by ls_compactor_start */
-    int64_t lease_ttl_ms;    /* <= 0: 30000 */
+    const char *owner_name; /* names this compactor in owner keys (NULL: "compactor"); read
+                             * only by ls_compactor_start */
+    int64_t lease_ttl_ms;   /* <= 0: 30000 */
     /* retention (retention.h): the static broker defaults of retention.ms /
      * retention.bytes; the cluster's dynamic broker configs
      * (stream/broker_config.h, through catalog) take precedence */
-    bool retention;          /* false: never trim (unit tests of compaction alone) */
+    bool retention; /* false: never trim (unit tests of compaction alone) */
     int64_t retention_ms;
     int64_t retention_bytes;
-    int64_t retention_check_interval_ms;   /* <= 0: only on kicks */
+    int64_t retention_check_interval_ms; /* <= 0: only on kicks */
     /* tables: unreferenced files older than this are deleted, each table
      * swept at most once per this period (with the retention checks); 0: never */
     int64_t orphan_grace_ms;
@@ -47,11 +47,11 @@ typedef struct ls_compactor_config {
 typedef struct ls_compactor_stats {
     uint64_t passes, objects_written, entries_replaced, bytes_written, wal_objects_released,
         conflicts, failures, rows_materialized, table_failures;
-    uint64_t logs_owned_elsewhere;   /* claims refused: another owner works on the log */
-    uint64_t entries_trimmed, cos_deleted;   /* retention */
-    uint64_t orphans_deleted;                /* table files no snapshot references */
-    uint64_t index_pages_skipped;   /* full pages of compacted entries a scan walked past */
-    ls_kc_stats_t keycompact;       /* key compaction of compacted topics */
+    uint64_t logs_owned_elsewhere;         /* claims refused: another owner works on the log */
+    uint64_t entries_trimmed, cos_deleted; /* retention */
+    uint64_t orphans_deleted;              /* table files no snapshot references */
+    uint64_t index_pages_skipped;          /* full pages of compacted entries a scan walked past */
+    ls_kc_stats_t keycompact;              /* key compaction of compacted topics */
 } ls_compactor_stats_t;
 
 ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta_t *meta,

@@ -80,8 +80,8 @@
 #include "records/records.h"
 
 #define KC_PREFIX "/ls/kcgc/"
-#define GROUP_MAX_ENTRIES 31        /* 1 + 31 compares, 62 ops: within etcd's 128 */
-#define ATTR_DELETE_HORIZON 0x40    /* KIP-534: baseTimestamp holds the delete horizon */
+#define GROUP_MAX_ENTRIES 31     /* 1 + 31 compares, 62 ops: within etcd's 128 */
+#define ATTR_DELETE_HORIZON 0x40 /* KIP-534: baseTimestamp holds the delete horizon */
 #define MAX_DECOMPRESSED ((size_t)256 << 20)
 
 /* ------------------------------------------------------------------ policy */
@@ -89,8 +89,7 @@
 static int64_t cfg_i64(const ls_stream_t *s, const char *key, int64_t def)
 {
     const char *v = ls_stream_config_get(s, key);
-    if (!v)
-        return def;
+    if (!v) return def;
     char *end;
     errno = 0;
     long long x = strtoll(v, &end, 10);
@@ -104,15 +103,16 @@ static int64_t cfg_i64(const ls_stream_t *s, const char *key, int64_t def)
 
 void ls_kc_policy_resolve(const ls_stream_t *s, ls_kc_policy_t *out)
 {
-    *out = (ls_kc_policy_t){.compact = false, .min_lag_ms = 0, .max_lag_ms = INT64_MAX,
-                            .delete_retention_ms = 86400000, .dirty_ratio = 0.5};
-    if (!s)
-        return;
+    *out = (ls_kc_policy_t){.compact = false,
+                            .min_lag_ms = 0,
+                            .max_lag_ms = INT64_MAX,
+                            .delete_retention_ms = 86400000,
+                            .dirty_ratio = 0.5};
+    if (!s) return;
     out->compact = ls_stream_cleanup_policy(s).compact;
     out->min_lag_ms = cfg_i64(s, "min.compaction.lag.ms", 0);
     out->max_lag_ms = cfg_i64(s, "max.compaction.lag.ms", INT64_MAX);
-    if (out->max_lag_ms < 1)
-        out->max_lag_ms = INT64_MAX;
+    if (out->max_lag_ms < 1) out->max_lag_ms = INT64_MAX;
     out->delete_retention_ms = cfg_i64(s, "delete.retention.ms", 86400000);
     const char *r = ls_stream_config_get(s, "min.cleanable.dirty.ratio");
     if (r) {
@@ -121,8 +121,10 @@ void ls_kc_policy_resolve(const ls_stream_t *s, ls_kc_policy_t *out)
         if (*r && !*end && d >= 0 && d <= 1)
             out->dirty_ratio = d;
         else
-            LS_WARN_RL("compact", "stream %s: stored min.cleanable.dirty.ratio=%s is not valid; "
-                       "using 0.5", s->name, r);
+            LS_WARN_RL("compact",
+                       "stream %s: stored min.cleanable.dirty.ratio=%s is not valid; "
+                       "using 0.5",
+                       s->name, r);
     }
 }
 
@@ -130,13 +132,13 @@ void ls_kc_policy_resolve(const ls_stream_t *s, ls_kc_policy_t *out)
 
 typedef struct slot {
     uint64_t h1, h2;
-    int64_t off1;      /* offset + 1; 0: empty */
+    int64_t off1; /* offset + 1; 0: empty */
 } slot_t;
 
 typedef struct keymap {
     slot_t *v;
     size_t mask, n, limit;
-    bool full;         /* a new key did not fit */
+    bool full; /* a new key did not fit */
 } keymap_t;
 
 static void map_init(keymap_t *m, size_t bytes)
@@ -163,8 +165,7 @@ static slot_t *map_slot(const keymap_t *m, uint64_t h1, uint64_t h2)
 {
     for (size_t i = h1 & m->mask;; i = (i + 1) & m->mask) {
         slot_t *s = &m->v[i];
-        if (!s->off1 || (s->h1 == h1 && s->h2 == h2))
-            return s;
+        if (!s->off1 || (s->h1 == h1 && s->h2 == h2)) return s;
     }
 }
 
@@ -196,8 +197,8 @@ static int64_t map_get(const keymap_t *m, uint64_t h1, uint64_t h2)
 
 typedef struct kc_index {
     ls_kvlist_t l;
-    ls_idx_entry_t *e;    /* decoded, same order as l */
-    size_t n;             /* leading entries decoded (stops at a corrupt one) */
+    ls_idx_entry_t *e; /* decoded, same order as l */
+    size_t n;          /* leading entries decoded (stops at a corrupt one) */
 } kc_index_t;
 
 static void index_free(kc_index_t *ix)
@@ -215,13 +216,14 @@ static ls_status index_load(ls_meta_t *meta, int64_t log_id, kc_index_t *ix)
     char prefix[64];
     ls_log_idx_prefix(prefix, sizeof prefix, log_id);
     ls_status st = ls_meta_scan_prefix(meta, prefix, 0, &ix->l);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     ix->e = LS_NEWN(ls_idx_entry_t, ix->l.n ? ix->l.n : 1);
     for (; ix->n < ix->l.n; ix->n++)
         if (ls_idx_decode(ix->l.v[ix->n].val, ix->l.v[ix->n].vlen, &ix->e[ix->n]) != LS_OK) {
-            LS_ERROR("compact", "log %016llx: corrupt index entry %.*s; key compaction stops "
-                     "before it", (unsigned long long)log_id, (int)ix->l.v[ix->n].klen,
+            LS_ERROR("compact",
+                     "log %016llx: corrupt index entry %.*s; key compaction stops "
+                     "before it",
+                     (unsigned long long)log_id, (int)ix->l.v[ix->n].klen,
                      (const char *)ix->l.v[ix->n].key);
             break;
         }
@@ -229,8 +231,8 @@ static ls_status index_load(ls_meta_t *meta, int64_t log_id, kc_index_t *ix)
 }
 
 typedef struct kc_plan {
-    size_t m;             /* cleanable: entries [0, m) */
-    size_t k;             /* clean: entries [0, k) */
+    size_t m; /* cleanable: entries [0, m) */
+    size_t k; /* clean: entries [0, k) */
     bool due;
 } kc_plan_t;
 
@@ -242,8 +244,7 @@ static kc_plan_t plan(const kc_index_t *ix, const ls_kc_policy_t *p, int64_t now
         const ls_idx_entry_t *e = &ix->e[m];
         if (e->kind == LS_IDX_WAL || (m > 0 && e->first_offset != ix->e[m - 1].last_offset + 1))
             break;
-        if (p->min_lag_ms > 0 && e->max_timestamp > now - p->min_lag_ms)
-            break;
+        if (p->min_lag_ms > 0 && e->max_timestamp > now - p->min_lag_ms) break;
     }
     size_t k = 0;
     while (k < m && ix->e[k].kind == LS_IDX_KCO)
@@ -253,19 +254,15 @@ static kc_plan_t plan(const kc_index_t *ix, const ls_kc_policy_t *p, int64_t now
     /* a tombstone past its horizon is due whatever the dirty ratio, so a log
      * that stopped receiving writes still loses its expired tombstones */
     for (size_t i = 0; i < m; i++)
-        if (ix->e[i].delete_horizon_ms > 0 && ix->e[i].delete_horizon_ms <= now)
-            pl.due = true;
-    if (k == m)
-        return pl;
+        if (ix->e[i].delete_horizon_ms > 0 && ix->e[i].delete_horizon_ms <= now) pl.due = true;
+    if (k == m) return pl;
     uint64_t dirty = 0, total = 0;
     for (size_t i = 0; i < m; i++) {
         total += ix->e[i].len;
-        if (i >= k)
-            dirty += ix->e[i].len;
+        if (i >= k) dirty += ix->e[i].len;
     }
     bool overdue = p->max_lag_ms != INT64_MAX && now - ix->e[k].max_timestamp >= p->max_lag_ms;
-    pl.due = pl.due || overdue ||
-             (total > 0 && (double)dirty / (double)total >= p->dirty_ratio);
+    pl.due = pl.due || overdue || (total > 0 && (double)dirty / (double)total >= p->dirty_ratio);
     return pl;
 }
 
@@ -277,14 +274,11 @@ typedef int (*batch_fn)(void *arg, const uint8_t *b, size_t len, int64_t base);
 static ls_status each_batch(const uint8_t *p, size_t len, batch_fn fn, void *arg)
 {
     for (size_t q = 0; q < len;) {
-        if (len - q < LS_RB_HEADER_SIZE)
-            return LS_ECORRUPT;
+        if (len - q < LS_RB_HEADER_SIZE) return LS_ECORRUPT;
         size_t sz = 12 + (size_t)ls_be32_get(p + q + LS_RB_OFF_LENGTH);
-        if (sz < LS_RB_HEADER_SIZE || sz > len - q)
-            return LS_ECORRUPT;
+        if (sz < LS_RB_HEADER_SIZE || sz > len - q) return LS_ECORRUPT;
         int rc = fn(arg, p + q, sz, (int64_t)ls_be64_get(p + q));
-        if (rc < 0)
-            return LS_ECORRUPT;
+        if (rc < 0) return LS_ECORRUPT;
         q += sz;
     }
     return LS_OK;
@@ -294,13 +288,10 @@ static ls_status read_entry(ls_objstore_t *os, const ls_idx_entry_t *e, ls_buf_t
                             ls_kc_stats_t *st)
 {
     ls_buf_init(out);
-    if (e->len == 0)
-        return LS_OK;
+    if (e->len == 0) return LS_OK;
     ls_status s = ls_objstore_get(os, e->object, e->pos, e->len, out);
-    if (s == LS_OK && out->len != e->len)
-        s = LS_ECORRUPT;
-    if (s == LS_OK)
-        st->bytes_read += e->len;
+    if (s == LS_OK && out->len != e->len) s = LS_ECORRUPT;
+    if (s == LS_OK) st->bytes_read += e->len;
     return s;
 }
 
@@ -315,8 +306,7 @@ typedef struct map_ctx {
 static int map_record(void *arg, const ls_record_view_t *r)
 {
     map_ctx_t *c = arg;
-    if (r->key_len < 0)
-        return 0;
+    if (r->key_len < 0) return 0;
     uint64_t h1, h2;
     key_hash(r->key, r->key_len, &h1, &h2);
     map_put(c->m, h1, h2, c->base + r->offset_delta);
@@ -328,8 +318,7 @@ static int map_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
     map_ctx_t *c = arg;
     ls_batch_info_t h;
     ls_batch_header_parse(b, &h);
-    if (h.control || h.transactional)
-        return 0;
+    if (h.control || h.transactional) return 0;
     c->base = base;
     return ls_records_foreach(b, len, MAX_DECOMPRESSED, map_record, c) == LS_RB_OK ? 0 : -1;
 }
@@ -339,7 +328,7 @@ static int map_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
 typedef struct filt {
     const keymap_t *m;
     int64_t now, base;
-    bool horizon_set;     /* the batch already carries a delete horizon */
+    bool horizon_set; /* the batch already carries a delete horizon */
     int64_t horizon;
     /* decisions (first walk) */
     int32_t kept, dropped;
@@ -356,28 +345,24 @@ static bool keep_record(filt_t *f, const ls_record_view_t *r, bool count)
 {
     int64_t off = f->base + r->offset_delta;
     if (r->key_len < 0) {
-        if (count)
-            f->st->keyless_dropped++;
+        if (count) f->st->keyless_dropped++;
         return false;
     }
     uint64_t h1, h2;
     key_hash(r->key, r->key_len, &h1, &h2);
     int64_t mapped = map_get(f->m, h1, h2);
     if (mapped > off) {
-        if (count)
-            f->st->superseded_dropped++;
+        if (count) f->st->superseded_dropped++;
         return false;
     }
     if (!r->value) {
         if (f->horizon_set && f->horizon <= f->now) {
-            if (count)
-                f->st->tombstones_dropped++;
+            if (count) f->st->tombstones_dropped++;
             return false;
         }
         if (!f->encode) {
             f->tombstone_kept = true;
-            if (mapped != off)
-                f->all_tombstones_latest = false;
+            if (mapped != off) f->all_tombstones_latest = false;
         }
     }
     return true;
@@ -410,8 +395,7 @@ static int filt_record(void *arg, const ls_record_view_t *r)
             f->dropped++;
         return 0;
     }
-    if (!keep_record(f, r, false))
-        return 0;
+    if (!keep_record(f, r, false)) return 0;
     ls_buf_t body;
     ls_buf_init(&body);
     uint8_t attr = 0;
@@ -421,25 +405,23 @@ static int filt_record(void *arg, const ls_record_view_t *r)
     put_varlong(&body, r->key_len);
     ls_buf_append(&body, r->key, (size_t)r->key_len);
     put_varlong(&body, r->value ? r->value_len : -1);
-    if (r->value)
-        ls_buf_append(&body, r->value, (size_t)r->value_len);
+    if (r->value) ls_buf_append(&body, r->value, (size_t)r->value_len);
     put_varlong(&body, r->header_count);
     ls_buf_append(&body, r->headers, r->headers_len);
     put_varlong(f->payload, (int64_t)body.len);
     ls_buf_append(f->payload, body.data, body.len);
     ls_buf_free(&body);
-    if (r->timestamp > f->max_ts)
-        f->max_ts = r->timestamp;
+    if (r->timestamp > f->max_ts) f->max_ts = r->timestamp;
     return 0;
 }
 
 typedef struct group_out {
-    ls_buf_t obj;              /* header + batches */
+    ls_buf_t obj; /* header + batches */
     ls_co_entry_t *ents;
     uint32_t n, cap;
     int64_t max_ts;
-    int64_t min_horizon;       /* earliest delete horizon of a kept tombstone; 0: none */
-    bool changed;              /* differs from the input bytes */
+    int64_t min_horizon; /* earliest delete horizon of a kept tombstone; 0: none */
+    bool changed;        /* differs from the input bytes */
     const keymap_t *m;
     int64_t now, delete_retention_ms;
     ls_kc_stats_t *st;
@@ -453,8 +435,7 @@ static void out_batch(group_out_t *g, const uint8_t *b, size_t len, int64_t base
     }
     g->ents[g->n++] = (ls_co_entry_t){.base_offset = base, .pos = (uint32_t)g->obj.len};
     ls_buf_append(&g->obj, b, len);
-    if (max_ts > g->max_ts)
-        g->max_ts = max_ts;
+    if (max_ts > g->max_ts) g->max_ts = max_ts;
 }
 
 static int rewrite_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
@@ -466,11 +447,14 @@ static int rewrite_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
         out_batch(g, b, len, base, h.max_timestamp);
         return 0;
     }
-    filt_t f = {.m = g->m, .now = g->now, .base = base, .st = g->st,
+    filt_t f = {.m = g->m,
+                .now = g->now,
+                .base = base,
+                .st = g->st,
                 .horizon_set = (h.attributes & ATTR_DELETE_HORIZON) != 0,
-                .horizon = h.base_timestamp, .all_tombstones_latest = true};
-    if (ls_records_foreach(b, len, MAX_DECOMPRESSED, filt_record, &f) != LS_RB_OK)
-        return -1;
+                .horizon = h.base_timestamp,
+                .all_tombstones_latest = true};
+    if (ls_records_foreach(b, len, MAX_DECOMPRESSED, filt_record, &f) != LS_RB_OK) return -1;
     g->st->records_read += (uint64_t)(f.kept + f.dropped);
     g->st->records_kept += (uint64_t)f.kept;
     bool set_horizon = !f.horizon_set && f.tombstone_kept && f.all_tombstones_latest;
@@ -479,10 +463,11 @@ static int rewrite_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
         return 0;
     }
     int64_t dr = g->delete_retention_ms;
-    int64_t horizon = set_horizon ? (dr > INT64_MAX - g->now ? INT64_MAX : g->now + dr)
-                                  : f.horizon_set ? f.horizon : 0;
+    int64_t horizon = set_horizon     ? (dr > INT64_MAX - g->now ? INT64_MAX : g->now + dr)
+                      : f.horizon_set ? f.horizon
+                                      : 0;
     if (f.tombstone_kept && horizon > 0 && (!g->min_horizon || horizon < g->min_horizon))
-        g->min_horizon = horizon;   /* the index entry says when to come back */
+        g->min_horizon = horizon; /* the index entry says when to come back */
     if (f.dropped == 0 && !set_horizon) {
         out_batch(g, b, len, base, h.max_timestamp);
         return 0;
@@ -523,7 +508,8 @@ static int rewrite_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
     int64_t max_ts = h.timestamp_log_append ? h.max_timestamp : f.max_ts;
     ls_be64_put(hdr + LS_RB_OFF_MAX_TIMESTAMP, (uint64_t)max_ts);
     ls_be32_put(hdr + LS_RB_OFF_RECORD_COUNT, (uint32_t)f.kept);
-    uint32_t crc = ls_crc32c(0, hdr + LS_RB_OFF_ATTRIBUTES, LS_RB_HEADER_SIZE - LS_RB_OFF_ATTRIBUTES);
+    uint32_t crc =
+        ls_crc32c(0, hdr + LS_RB_OFF_ATTRIBUTES, LS_RB_HEADER_SIZE - LS_RB_OFF_ATTRIBUTES);
     crc = ls_crc32c(crc, rec->data, rec->len);
     ls_be32_put(hdr + LS_RB_OFF_CRC, crc);
     out_batch(g, hdr, sizeof hdr, base, max_ts);
@@ -551,8 +537,7 @@ static void collect(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const kc
         size_t plen = strlen(prefix);
         for (size_t i = 0; i < l.n; i++) {
             long long at = strtoll((const char *)l.v[i].val, NULL, 10);
-            if (at + grace > now)
-                continue;
+            if (at + grace > now) continue;
             const char *object = (const char *)l.v[i].key + plen;
             ls_status s = ls_objstore_del(os, object);
             if (s != LS_OK && s != LS_ENOTFOUND) {
@@ -560,8 +545,7 @@ static void collect(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const kc
                            ls_status_str(s));
                 continue;
             }
-            if (s == LS_OK)
-                st->objects_deleted++;
+            if (s == LS_OK) st->objects_deleted++;
             ls_meta_del(meta, (const char *)l.v[i].key);
         }
         ls_kvlist_free(&l);
@@ -571,28 +555,27 @@ static void collect(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const kc
     ls_co_prefix(co_prefix, sizeof co_prefix, log_id);
     ls_objinfo_t *objs = NULL;
     size_t n = 0;
-    if (ls_objstore_list(os, co_prefix, &objs, &n) != LS_OK)
-        return;
+    if (ls_objstore_list(os, co_prefix, &objs, &n) != LS_OK) return;
     for (size_t i = 0; i < n; i++) {
         const char *key = objs[i].key;
-        if (strstr(key, ".k") == NULL || objs[i].mtime_ms + grace > now)
-            continue;
+        if (strstr(key, ".k") == NULL || objs[i].mtime_ms + grace > now) continue;
         bool named = false;
         for (size_t j = 0; j < ix->n && !named; j++)
             named = strcmp(ix->e[j].object, key) == 0;
-        if (named)
-            continue;
+        if (named) continue;
         char mk[256];
         marker_key(mk, sizeof mk, log_id, key);
         ls_kv_t kv;
-        if (ls_meta_get(meta, mk, &kv) == LS_OK) {   /* replaced: its marker decides */
+        if (ls_meta_get(meta, mk, &kv) == LS_OK) { /* replaced: its marker decides */
             ls_kv_free(&kv);
             continue;
         }
         if (ls_objstore_del(os, key) == LS_OK) {
             st->objects_deleted++;
-            LS_INFO("compact", "log %016llx: deleted %s, written by a key compaction that did not "
-                    "finish", (unsigned long long)log_id, key);
+            LS_INFO("compact",
+                    "log %016llx: deleted %s, written by a key compaction that did not "
+                    "finish",
+                    (unsigned long long)log_id, key);
         }
     }
     ls_objinfo_free(objs, n);
@@ -601,9 +584,9 @@ static void collect(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const kc
 /* -------------------------------------------------------------- the call */
 
 /* Step 3 for entries [gs, ge]: 1 swapped, 0 nothing to change, -1 stop. */
-static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id,
-                         const kc_index_t *ix, size_t gs, size_t ge, group_out_t *g,
-                         const ls_meta_cmp_t *fence, ls_kc_swapped_fn swapped, void *arg)
+static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const kc_index_t *ix,
+                         size_t gs, size_t ge, group_out_t *g, const ls_meta_cmp_t *fence,
+                         ls_kc_swapped_fn swapped, void *arg)
 {
     ls_kc_stats_t *st = g->st;
     ls_buf_init(&g->obj);
@@ -614,23 +597,22 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id,
     g->changed = false;
     for (size_t i = gs; i <= ge; i++) {
         const ls_idx_entry_t *e = &ix->e[i];
-        if (e->kind != LS_IDX_KCO)
-            g->changed = true;   /* dirty entries become clean */
+        if (e->kind != LS_IDX_KCO) g->changed = true; /* dirty entries become clean */
         ls_buf_t body;
         ls_status s = read_entry(os, e, &body, st);
-        if (s == LS_OK)
-            s = each_batch(body.data, body.len, rewrite_batch, g);
+        if (s == LS_OK) s = each_batch(body.data, body.len, rewrite_batch, g);
         ls_buf_free(&body);
         if (s != LS_OK) {
-            LS_WARN_RL("compact", "log %016llx: key compaction of %s [%lld, %lld] failed: %s "
-                       "(will retry)", (unsigned long long)log_id, e->object,
-                       (long long)e->first_offset, (long long)e->last_offset, ls_status_str(s));
+            LS_WARN_RL("compact",
+                       "log %016llx: key compaction of %s [%lld, %lld] failed: %s "
+                       "(will retry)",
+                       (unsigned long long)log_id, e->object, (long long)e->first_offset,
+                       (long long)e->last_offset, ls_status_str(s));
             st->failures++;
             return -1;
         }
     }
-    if (!g->changed && ge == gs)
-        return 0;
+    if (!g->changed && ge == gs) return 0;
     int64_t first = ix->e[gs].first_offset, last = ix->e[ge].last_offset;
     size_t body_len = g->obj.len - LS_CO_HEADER_SIZE;
     ls_co_footer_encode(&g->obj, log_id, first, last, g->ents, g->n);
@@ -648,9 +630,14 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id,
     }
     st->bytes_written += g->obj.len;
     ls_crashpoint("keycompact.object_written");
-    ls_idx_entry_t ne = {.kind = LS_IDX_KCO, .first_offset = first, .last_offset = last,
-                         .max_timestamp = g->max_ts, .entries = g->n, .pos = LS_CO_HEADER_SIZE,
-                         .len = (uint32_t)body_len, .object = key,
+    ls_idx_entry_t ne = {.kind = LS_IDX_KCO,
+                         .first_offset = first,
+                         .last_offset = last,
+                         .max_timestamp = g->max_ts,
+                         .entries = g->n,
+                         .pos = LS_CO_HEADER_SIZE,
+                         .len = (uint32_t)body_len,
+                         .object = key,
                          .delete_horizon_ms = g->min_horizon};
     size_t n = ge - gs + 1;
     ls_meta_cmp_t cmps[1 + GROUP_MAX_ENTRIES];
@@ -665,16 +652,22 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id,
     ls_idx_encode(&ne, &val);
     for (size_t i = 0; i < n; i++) {
         const ls_kv_t *kv = &ix->l.v[gs + i];
-        cmps[nc++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = kv->key, .klen = kv->klen,
-                                     .rev = kv->mod_rev};
+        cmps[nc++] = (ls_meta_cmp_t){
+            .kind = LS_META_CMP_MOD_REV, .key = kv->key, .klen = kv->klen, .rev = kv->mod_rev};
         if (i < n - 1)
             ops[no++] = (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = kv->key, .klen = kv->klen};
         else
-            ops[no++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = kv->key, .klen = kv->klen,
-                                       .val = val.data, .vlen = val.len};
+            ops[no++] = (ls_meta_op_t){.kind = LS_META_OP_PUT,
+                                       .key = kv->key,
+                                       .klen = kv->klen,
+                                       .val = val.data,
+                                       .vlen = val.len};
         int ml = marker_key(mkeys[i], sizeof mkeys[i], log_id, ix->e[gs + i].object);
-        ops[no++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = mkeys[i], .klen = (size_t)ml,
-                                   .val = at, .vlen = strlen(at)};
+        ops[no++] = (ls_meta_op_t){.kind = LS_META_OP_PUT,
+                                   .key = mkeys[i],
+                                   .klen = (size_t)ml,
+                                   .val = at,
+                                   .vlen = strlen(at)};
     }
     s = ls_meta_txn(meta, cmps, nc, ops, no, NULL);
     ls_buf_free(&val);
@@ -684,19 +677,21 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id,
             st->conflicts++;
         else {
             st->failures++;
-            LS_WARN_RL("compact", "log %016llx: key compaction swap of [%lld, %lld] failed: %s "
-                       "(will retry)", (unsigned long long)log_id, (long long)first,
-                       (long long)last, ls_status_str(s));
+            LS_WARN_RL("compact",
+                       "log %016llx: key compaction swap of [%lld, %lld] failed: %s "
+                       "(will retry)",
+                       (unsigned long long)log_id, (long long)first, (long long)last,
+                       ls_status_str(s));
         }
         return -1;
     }
     ls_crashpoint("keycompact.swapped");
     st->swaps++;
-    if (swapped)
-        swapped(arg, log_id, &ne);
-    LS_DEBUG("compact", "log %016llx: [%lld, %lld] key-compacted into %s (%zu entries, %u "
-             "batches)", (unsigned long long)log_id, (long long)first, (long long)last, key, n,
-             g->n);
+    if (swapped) swapped(arg, log_id, &ne);
+    LS_DEBUG("compact",
+             "log %016llx: [%lld, %lld] key-compacted into %s (%zu entries, %u "
+             "batches)",
+             (unsigned long long)log_id, (long long)first, (long long)last, key, n, g->n);
     return 1;
 }
 
@@ -706,8 +701,7 @@ static bool has_markers(ls_meta_t *meta, int64_t log_id)
     char prefix[64];
     snprintf(prefix, sizeof prefix, KC_PREFIX "%016llx/", (unsigned long long)log_id);
     ls_kvlist_t l;
-    if (ls_meta_scan_prefix(meta, prefix, 1, &l) != LS_OK)
-        return false;
+    if (ls_meta_scan_prefix(meta, prefix, 1, &l) != LS_OK) return false;
     bool any = l.n > 0;
     ls_kvlist_free(&l);
     return any;
@@ -722,19 +716,15 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
     kc_plan_t pl = {0};
     /* a log that is not compacted (any more) costs one key read per pass */
     if (p->compact) {
-        if ((s = index_load(meta, log_id, &ix)) != LS_OK)
-            return s;
+        if ((s = index_load(meta, log_id, &ix)) != LS_OK) return s;
         pl = plan(&ix, p, now_ms);
         index_free(&ix);
     }
-    if (!pl.due && !has_markers(meta, log_id))
-        return LS_OK;
+    if (!pl.due && !has_markers(meta, log_id)) return LS_OK;
     ls_meta_cmp_t fence;
-    if (claim(arg, log_id, &fence) != LS_OK)
-        return LS_OK;
+    if (claim(arg, log_id, &fence) != LS_OK) return LS_OK;
     /* under the claim: look again (another owner may have worked meanwhile) */
-    if ((s = index_load(meta, log_id, &ix)) != LS_OK)
-        return s;
+    if ((s = index_load(meta, log_id, &ix)) != LS_OK) return s;
     collect(meta, os, log_id, &ix, now_ms, lim->grace_ms, st);
     pl = plan(&ix, p, now_ms);
     if (!p->compact || !pl.due) {
@@ -749,12 +739,13 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
         ls_buf_t body;
         s = read_entry(os, &ix.e[j], &body, st);
         map_ctx_t mc = {.m = &m, .st = st};
-        if (s == LS_OK)
-            s = each_batch(body.data, body.len, map_batch, &mc);
+        if (s == LS_OK) s = each_batch(body.data, body.len, map_batch, &mc);
         ls_buf_free(&body);
         if (s != LS_OK) {
-            LS_WARN_RL("compact", "log %016llx: reading %s for key compaction failed: %s (will "
-                       "retry)", (unsigned long long)log_id, ix.e[j].object, ls_status_str(s));
+            LS_WARN_RL("compact",
+                       "log %016llx: reading %s for key compaction failed: %s (will "
+                       "retry)",
+                       (unsigned long long)log_id, ix.e[j].object, ls_status_str(s));
             st->failures++;
             ls_free(m.v);
             index_free(&ix);
@@ -771,13 +762,12 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
         }
     }
     /* step 3: groups from the index start, swapped in offset order */
-    group_out_t g = {.m = &m, .now = now_ms, .delete_retention_ms = p->delete_retention_ms,
-                     .st = st};
+    group_out_t g = {
+        .m = &m, .now = now_ms, .delete_retention_ms = p->delete_retention_ms, .st = st};
     int swaps = 0;
     bool any = false;
     for (size_t gs = 0; gs <= end;) {
-        if (lim->max_swaps > 0 && swaps >= lim->max_swaps)
-            break;
+        if (lim->max_swaps > 0 && swaps >= lim->max_swaps) break;
         size_t ge = gs;
         uint64_t bytes = ix.e[gs].len;
         while (ge + 1 <= end && ge + 1 - gs < GROUP_MAX_ENTRIES &&
@@ -787,16 +777,14 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
         }
         int r = rewrite_group(meta, os, log_id, &ix, gs, ge, &g, &fence, swapped, arg);
         ls_buf_free(&g.obj);
-        if (r < 0)
-            break;
+        if (r < 0) break;
         if (r > 0) {
             swaps++;
             any = true;
         }
         gs = ge + 1;
     }
-    if (any)
-        st->cleans++;
+    if (any) st->cleans++;
     ls_free(g.ents);
     ls_free(m.v);
     index_free(&ix);

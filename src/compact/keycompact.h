@@ -15,34 +15,33 @@
 
 /* A stream's key compaction settings (Kafka's topic configs, Kafka's defaults). */
 typedef struct ls_kc_policy {
-    bool compact;                 /* cleanup.policy holds "compact" */
-    int64_t min_lag_ms;           /* min.compaction.lag.ms (0) */
-    int64_t max_lag_ms;           /* max.compaction.lag.ms (INT64_MAX: none) */
-    int64_t delete_retention_ms;  /* delete.retention.ms (86400000) */
-    double dirty_ratio;           /* min.cleanable.dirty.ratio (0.5) */
+    bool compact;                /* cleanup.policy holds "compact" */
+    int64_t min_lag_ms;          /* min.compaction.lag.ms (0) */
+    int64_t max_lag_ms;          /* max.compaction.lag.ms (INT64_MAX: none) */
+    int64_t delete_retention_ms; /* delete.retention.ms (86400000) */
+    double dirty_ratio;          /* min.cleanable.dirty.ratio (0.5) */
 } ls_kc_policy_t;
 
 /* The policy of s (NULL: not compacted). Values were validated when set
  * (kafka/h_configs.c); an unparsable stored one falls back to Kafka's default. */
 void ls_kc_policy_resolve(const ls_stream_t *s, ls_kc_policy_t *out);
 
-#define LS_KC_SLOT_BYTES 24       /* key map memory per distinct key (128-bit hash + offset) */
+#define LS_KC_SLOT_BYTES 24 /* key map memory per distinct key (128-bit hash + offset) */
 
 typedef struct ls_kc_limits {
-    size_t map_bytes;             /* key map bound per call (>= 16 slots) */
-    int64_t group_bytes;          /* input bytes rewritten into one object */
-    int max_swaps;                /* index swaps per call; 0: no bound */
-    int64_t grace_ms;             /* replaced objects are deleted this long after their swap */
+    size_t map_bytes;    /* key map bound per call (>= 16 slots) */
+    int64_t group_bytes; /* input bytes rewritten into one object */
+    int max_swaps;       /* index swaps per call; 0: no bound */
+    int64_t grace_ms;    /* replaced objects are deleted this long after their swap */
 } ls_kc_limits_t;
 
 typedef struct ls_kc_stats {
-    uint64_t cleans;              /* calls that rewrote something */
+    uint64_t cleans; /* calls that rewrote something */
     uint64_t swaps, conflicts, failures;
-    uint64_t records_read, records_kept, superseded_dropped, tombstones_dropped,
-        keyless_dropped;
+    uint64_t records_read, records_kept, superseded_dropped, tombstones_dropped, keyless_dropped;
     uint64_t bytes_read, bytes_written;
-    uint64_t objects_deleted;     /* replaced or orphaned objects removed */
-    uint64_t map_full;            /* calls whose key map filled before the dirty end */
+    uint64_t objects_deleted; /* replaced or orphaned objects removed */
+    uint64_t map_full;        /* calls whose key map filled before the dirty end */
 } ls_kc_stats_t;
 
 /* Called once work is found: claims the log and fills *fence with the

@@ -3,8 +3,8 @@
  * Keys: /ls/owner/compact/<log_id %016x> = owner name, attached to the
  * owner's lease; /ls/owner/compact/table-<stream_no %016x> likewise for the
  * one table commit of a stream's pass (compactor.c table_task), so brokers
- * take turns on a table instead of racing on its pointer. A task (one log, one pass) claims its log before it writes
- * anything and releases it at the end:
+ * take turns on a table instead of racing on its pointer. A task (one log, one pass) claims its log
+ * before it writes anything and releases it at the end:
  *
  *   unclaimed --claim: txn{compare mod_rev == 0; PUT key (lease)}--> held
  *   held --every commit carries compare(mod_rev == claim rev)--> held
@@ -40,7 +40,7 @@ struct ls_lease_owner {
     char name[96];
     int64_t ttl_ms;
     pthread_mutex_t mu;
-    int64_t lease;   /* 0: none */
+    int64_t lease; /* 0: none */
 };
 
 ls_lease_owner_t *ls_lease_owner_new(ls_meta_t *meta, const char *name, int64_t ttl_ms)
@@ -56,21 +56,18 @@ ls_lease_owner_t *ls_lease_owner_new(ls_meta_t *meta, const char *name, int64_t 
 int ls_lease_owner_reclaim(ls_lease_owner_t *o, const char *prefix)
 {
     ls_kvlist_t l;
-    if (ls_meta_scan_prefix(o->meta, LS_OWNER_PREFIX, 0, &l) != LS_OK)
-        return 0;
+    if (ls_meta_scan_prefix(o->meta, LS_OWNER_PREFIX, 0, &l) != LS_OK) return 0;
     size_t pl = strlen(prefix);
     int64_t *done = LS_NEWN(int64_t, l.n + 1);
     int n = 0;
     for (size_t i = 0; i < l.n; i++) {
         const ls_kv_t *kv = &l.v[i];
         bool mine = kv->vlen > pl && memcmp(kv->val, prefix, pl) == 0 && kv->val[pl] == '/';
-        if (!mine || strcmp((const char *)kv->val, o->name) == 0 || !kv->lease)
-            continue;
+        if (!mine || strcmp((const char *)kv->val, o->name) == 0 || !kv->lease) continue;
         bool seen = false;
         for (int k = 0; k < n && !seen; k++)
             seen = done[k] == kv->lease;
-        if (seen)
-            continue;
+        if (seen) continue;
         done[n++] = kv->lease;
         LS_INFO("compact", "freeing the compaction claims of a previous run (%s)",
                 (const char *)kv->val);
@@ -83,10 +80,8 @@ int ls_lease_owner_reclaim(ls_lease_owner_t *o, const char *prefix)
 
 void ls_lease_owner_free(ls_lease_owner_t *o)
 {
-    if (!o)
-        return;
-    if (o->lease)
-        ls_meta_lease_revoke(o->meta, o->lease);
+    if (!o) return;
+    if (o->lease) ls_meta_lease_revoke(o->meta, o->lease);
     pthread_mutex_destroy(&o->mu);
     ls_free(o);
 }
@@ -103,8 +98,7 @@ static int64_t current_lease(ls_lease_owner_t *o)
 static void forget_lease(ls_lease_owner_t *o, int64_t l)
 {
     pthread_mutex_lock(&o->mu);
-    if (o->lease == l)
-        o->lease = 0;
+    if (o->lease == l) o->lease = 0;
     pthread_mutex_unlock(&o->mu);
 }
 
@@ -112,8 +106,7 @@ static ls_status ensure_lease(ls_lease_owner_t *o, int64_t *out)
 {
     pthread_mutex_lock(&o->mu);
     ls_status st = LS_OK;
-    if (!o->lease)
-        st = ls_meta_lease_grant(o->meta, o->ttl_ms, &o->lease);
+    if (!o->lease) st = ls_meta_lease_grant(o->meta, o->ttl_ms, &o->lease);
     *out = o->lease;
     pthread_mutex_unlock(&o->mu);
     if (st != LS_OK)
@@ -125,12 +118,13 @@ static ls_status ensure_lease(ls_lease_owner_t *o, int64_t *out)
 ls_status ls_lease_owner_keepalive(ls_lease_owner_t *o)
 {
     int64_t l = current_lease(o);
-    if (!l)
-        return LS_OK;
+    if (!l) return LS_OK;
     ls_status st = ls_meta_lease_keepalive(o->meta, l);
     if (st == LS_ENOTFOUND) {
-        LS_WARN("compact", "compaction lease %lld of %s expired: running tasks will not commit; "
-                "a new lease is taken for the next claim", (long long)l, o->name);
+        LS_WARN("compact",
+                "compaction lease %lld of %s expired: running tasks will not commit; "
+                "a new lease is taken for the next claim",
+                (long long)l, o->name);
         forget_lease(o, l);
     }
     return st;
@@ -142,11 +136,14 @@ static ls_status claim_key(ls_lease_owner_t *o, ls_log_claim_t *c)
     for (int attempt = 0; attempt < 2; attempt++) {
         int64_t lease;
         ls_status st = ensure_lease(o, &lease);
-        if (st != LS_OK)
-            return st;
+        if (st != LS_OK) return st;
         ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = c->key, .klen = klen, .rev = 0};
-        ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = c->key, .klen = klen, .val = o->name,
-                           .vlen = strlen(o->name), .lease = lease};
+        ls_meta_op_t op = {.kind = LS_META_OP_PUT,
+                           .key = c->key,
+                           .klen = klen,
+                           .val = o->name,
+                           .vlen = strlen(o->name),
+                           .lease = lease};
         int64_t rev = 0;
         st = ls_meta_txn(o->meta, &cmp, 1, &op, 1, &rev);
         if (st == LS_OK) {
@@ -155,18 +152,15 @@ static ls_status claim_key(ls_lease_owner_t *o, ls_log_claim_t *c)
             return LS_OK;
         }
         if (st == LS_ENOTFOUND) {
-            forget_lease(o, lease);   /* expired between passes: take a new one */
+            forget_lease(o, lease); /* expired between passes: take a new one */
             continue;
         }
-        if (st != LS_ECONFLICT)
-            return st;
+        if (st != LS_ECONFLICT) return st;
         /* someone holds it; if that is us (a release that failed), adopt it */
         ls_kv_t kv;
         st = ls_meta_get_bytes(o->meta, c->key, klen, &kv);
-        if (st == LS_ENOTFOUND)
-            continue;   /* released meanwhile: try once more */
-        if (st != LS_OK)
-            return st;
+        if (st == LS_ENOTFOUND) continue; /* released meanwhile: try once more */
+        if (st != LS_OK) return st;
         bool ours = kv.lease == lease && kv.vlen == strlen(o->name) &&
                     memcmp(kv.val, o->name, kv.vlen) == 0;
         if (ours) {
@@ -194,21 +188,19 @@ ls_status ls_table_claim(ls_lease_owner_t *o, int64_t stream_no, ls_log_claim_t 
 {
     memset(c, 0, sizeof *c);
     c->log_id = -1;
-    snprintf(c->key, sizeof c->key, LS_OWNER_PREFIX "table-%016llx",
-             (unsigned long long)stream_no);
+    snprintf(c->key, sizeof c->key, LS_OWNER_PREFIX "table-%016llx", (unsigned long long)stream_no);
     return claim_key(o, c);
 }
 
 ls_meta_cmp_t ls_log_claim_cmp(const ls_log_claim_t *c)
 {
-    return (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = c->key, .klen = strlen(c->key),
-                           .rev = c->rev};
+    return (ls_meta_cmp_t){
+        .kind = LS_META_CMP_MOD_REV, .key = c->key, .klen = strlen(c->key), .rev = c->rev};
 }
 
 void ls_log_release(ls_lease_owner_t *o, ls_log_claim_t *c)
 {
-    if (!c->held)
-        return;
+    if (!c->held) return;
     c->held = false;
     ls_meta_cmp_t cmp = ls_log_claim_cmp(c);
     ls_meta_op_t op = {.kind = LS_META_OP_DEL, .key = c->key, .klen = strlen(c->key)};

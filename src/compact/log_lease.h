@@ -18,7 +18,7 @@ typedef struct ls_lease_owner ls_lease_owner_t;
 typedef struct ls_log_claim {
     int64_t log_id;
     bool held;
-    int64_t rev;         /* mod_rev of the owner key as we wrote it */
+    int64_t rev; /* mod_rev of the owner key as we wrote it */
     char key[64];
 } ls_log_claim_t;
 

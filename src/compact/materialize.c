@@ -57,10 +57,9 @@ ls_status ls_table_target_init(ls_table_target_t *t, const ls_stream_t *s, const
     t->stream = s;
     t->policy = p;
     t->registry = registry;
-    ls_status st = ls_policy_table_name(p, s->ns, s->name, t->name, sizeof t->name, err,
-                                        (size_t)errlen);
-    if (st == LS_OK)
-        snprintf(t->prefix, sizeof t->prefix, "warehouse/%s/%s", s->ns, t->name);
+    ls_status st =
+        ls_policy_table_name(p, s->ns, s->name, t->name, sizeof t->name, err, (size_t)errlen);
+    if (st == LS_OK) snprintf(t->prefix, sizeof t->prefix, "warehouse/%s/%s", s->ns, t->name);
     return st;
 }
 
@@ -71,7 +70,7 @@ typedef struct row_ctx {
     ls_mat_batch_t *b;
     int32_t partition;
     int64_t base_offset;
-    int64_t above;            /* only offsets > above */
+    int64_t above; /* only offsets > above */
     uint64_t rows;
     ls_status st;
     char err[512];
@@ -81,21 +80,24 @@ static int on_record(void *arg, const ls_record_view_t *rec)
 {
     row_ctx_t *c = arg;
     int64_t offset = c->base_offset + rec->offset_delta;
-    if (offset <= c->above)
-        return 0;
+    if (offset <= c->above) return 0;
     ls_raw_header_t hs[MAX_HEADERS];
     size_t nh = 0;
     const uint8_t *hp = rec->headers, *he = rec->headers + rec->headers_len;
     for (int32_t i = 0; i < rec->header_count && nh < MAX_HEADERS; i++) {
         ls_record_header_t h;
-        if (ls_record_header_next(&hp, he, &h) != 0)
-            break;
+        if (ls_record_header_next(&hp, he, &h) != 0) break;
         hs[nh++] = (ls_raw_header_t){h.key, (size_t)h.key_len, h.value, h.value_len};
     }
-    ls_raw_record_t r = {.partition = c->partition, .offset = offset,
-                         .timestamp_ms = rec->timestamp, .key = rec->key,
-                         .key_len = rec->key_len, .value = rec->value,
-                         .value_len = rec->value_len, .headers = hs, .nheaders = nh};
+    ls_raw_record_t r = {.partition = c->partition,
+                         .offset = offset,
+                         .timestamp_ms = rec->timestamp,
+                         .key = rec->key,
+                         .key_len = rec->key_len,
+                         .value = rec->value,
+                         .value_len = rec->value_len,
+                         .headers = hs,
+                         .nheaders = nh};
     c->st = add_row(c, &r);
     c->rows++;
     return c->st != LS_OK;
@@ -125,7 +127,7 @@ static ls_status policy_spec(const ls_policy_t *p, ls_ice_spec_t *spec)
 typedef struct table_shape {
     const char *schema_json;
     int last_column_id;
-    const char *schema_id;   /* typed: decimal id; NULL: raw */
+    const char *schema_id; /* typed: decimal id; NULL: raw */
 } table_shape_t;
 
 static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
@@ -136,8 +138,7 @@ static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
     const ls_stream_t *s = tt->stream;
     char location[1200];
     ls_status st = ls_tcat_open(meta, os, s->ns, tt->name, tt->prefix, t, err, (size_t)errlen);
-    if (st != LS_ENOTFOUND || !create)
-        return st;
+    if (st != LS_ENOTFOUND || !create) return st;
     snprintf(location, sizeof location, "%s/%s", warehouse_uri, tt->prefix);
     ls_ice_spec_t spec;
     st = policy_spec(tt->policy, &spec);
@@ -148,13 +149,20 @@ static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
     }
     /* old metadata files are deleted after each commit (Iceberg's properties,
      * so every engine's writer would do the same; ls_ice_table_append) */
-    const char *props[] = {"lakestream.stream", s->name, "lakestream.namespace", s->ns,
-                           "write.metadata.delete-after-commit.enabled", "true",
-                           "write.metadata.previous-versions-max", "10",
-                           shape->schema_id ? TYPED_SCHEMA_ID_KEY : NULL, shape->schema_id, NULL};
+    const char *props[] = {"lakestream.stream",
+                           s->name,
+                           "lakestream.namespace",
+                           s->ns,
+                           "write.metadata.delete-after-commit.enabled",
+                           "true",
+                           "write.metadata.previous-versions-max",
+                           "10",
+                           shape->schema_id ? TYPED_SCHEMA_ID_KEY : NULL,
+                           shape->schema_id,
+                           NULL};
     st = ls_tcat_create(meta, os, s->ns, tt->name, tt->prefix, location, shape->schema_json,
                         shape->last_column_id, &spec, props, t, err, (size_t)errlen);
-    if (st == LS_EEXISTS)   /* created concurrently: load it */
+    if (st == LS_EEXISTS) /* created concurrently: load it */
         st = ls_tcat_open(meta, os, s->ns, tt->name, tt->prefix, t, err, (size_t)errlen);
     else if (st == LS_OK)
         LS_INFO("table", "created Iceberg table %s.%s for stream %s/%s at %s", s->ns, tt->name,
@@ -174,15 +182,12 @@ ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
     *out = -1;
     ls_ice_table_t *t = NULL;
     ls_status st = open_table(meta, os, NULL, tt, NULL, &t, err, errlen);
-    if (st == LS_ENOTFOUND)
-        return LS_OK;
-    if (st != LS_OK)
-        return st;
+    if (st == LS_ENOTFOUND) return LS_OK;
+    if (st != LS_OK) return st;
     char key[80];
     last_offset_key(key, sizeof key, log_id);
     const char *done = ls_ice_table_summary(t, key);
-    if (done)
-        *out = strtoll(done, NULL, 10);
+    if (done) *out = strtoll(done, NULL, 10);
     ls_ice_table_free(t);
     return LS_OK;
 }
@@ -192,8 +197,8 @@ ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
  * raised by each added range). */
 typedef struct mat_log {
     int64_t log_id;
-    int64_t done;    /* recorded at begin; -1: none */
-    int64_t last;    /* to record at commit; -1: no range added */
+    int64_t done; /* recorded at begin; -1: none */
+    int64_t last; /* to record at commit; -1: no range added */
 } mat_log_t;
 
 struct ls_mat_batch {
@@ -202,22 +207,21 @@ struct ls_mat_batch {
     ls_objstore_t *os;
     const char *warehouse_uri;
     ls_pq_opts_t opts;
-    ls_ice_table_t *t;        /* typed: NULL until its first record creates it */
-    ls_data_files_t *files;   /* with t */
-    ls_sr_schema_t *schema;   /* typed: the table's value schema */
+    ls_ice_table_t *t;      /* typed: NULL until its first record creates it */
+    ls_data_files_t *files; /* with t */
+    ls_sr_schema_t *schema; /* typed: the table's value schema */
     ls_typed_shape_t *shape;
-    uint64_t skipped;         /* error.handling=skip: records left out by this batch */
+    uint64_t skipped; /* error.handling=skip: records left out by this batch */
     mat_log_t *logs;
     size_t nlogs, caplogs;
     uint64_t rows;
-    ls_status failed;   /* a failed add may have left part of its rows: never commit */
+    ls_status failed; /* a failed add may have left part of its rows: never commit */
 };
 
 static mat_log_t *batch_log(ls_mat_batch_t *b, int64_t log_id)
 {
     for (size_t i = 0; i < b->nlogs; i++)
-        if (b->logs[i].log_id == log_id)
-            return &b->logs[i];
+        if (b->logs[i].log_id == log_id) return &b->logs[i];
     if (b->nlogs == b->caplogs) {
         b->caplogs = b->caplogs ? b->caplogs * 2 : 16;
         b->logs = ls_realloc(b->logs, b->caplogs * sizeof *b->logs);
@@ -234,8 +238,8 @@ static mat_log_t *batch_log(ls_mat_batch_t *b, int64_t log_id)
 static ls_status open_files(ls_mat_batch_t *b, char *err, int errlen)
 {
     size_t n;
-    const ls_pq_field_t *f = b->shape ? ls_typed_parquet_fields(b->shape, &n)
-                                      : ls_raw_parquet_fields(&n);
+    const ls_pq_field_t *f =
+        b->shape ? ls_typed_parquet_fields(b->shape, &n) : ls_raw_parquet_fields(&n);
     char ferr[256];
     b->files = ls_data_files_new(b->t, f, n, &b->opts, (size_t)b->tt->policy->target_file_bytes,
                                  ferr, sizeof ferr);
@@ -311,15 +315,16 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
     if (st == LS_OK && typed) {
         const char *id = ls_ice_table_summary(b->t, TYPED_SCHEMA_ID_KEY);
         if (!id) {
-            snprintf(err, (size_t)errlen, "table %s has no %s: it was not created as a typed "
-                     "table (a new table name starts a new one)", tt->name, TYPED_SCHEMA_ID_KEY);
+            snprintf(err, (size_t)errlen,
+                     "table %s has no %s: it was not created as a typed "
+                     "table (a new table name starts a new one)",
+                     tt->name, TYPED_SCHEMA_ID_KEY);
             st = LS_EINVAL;
         } else {
             st = load_shape(b, (int32_t)strtol(id, NULL, 10), err, (size_t)errlen);
         }
     }
-    if (st == LS_OK)
-        st = open_files(b, err, errlen);
+    if (st == LS_OK) st = open_files(b, err, errlen);
     if (st != LS_OK) {
         ls_mat_free(b);
         return st;
@@ -343,7 +348,7 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
                                     "0, 4-byte schema id)");
         return LS_ECORRUPT;
     }
-    if (!b->t) {   /* the first record: the table takes its schema */
+    if (!b->t) { /* the first record: the table takes its schema */
         char e[400];
         ls_status st = load_shape(b, id, e, sizeof e);
         if (st != LS_OK) {
@@ -352,8 +357,8 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
         }
         char sid[16];
         snprintf(sid, sizeof sid, "%d", (int)id);
-        table_shape_t ts = {ls_typed_iceberg_schema_json(b->shape), ls_typed_last_column_id(b->shape),
-                            sid};
+        table_shape_t ts = {ls_typed_iceberg_schema_json(b->shape),
+                            ls_typed_last_column_id(b->shape), sid};
         st = open_table(b->meta, b->os, b->warehouse_uri, b->tt, &ts, &b->t, c->err,
                         (int)sizeof c->err);
         const char *tid = st == LS_OK ? ls_ice_table_summary(b->t, TYPED_SCHEMA_ID_KEY) : NULL;
@@ -363,23 +368,21 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
                      b->tt->name);
             st = LS_EAGAIN;
         }
-        if (st == LS_OK)
-            st = open_files(b, c->err, (int)sizeof c->err);
-        if (st != LS_OK)
-            return st;
+        if (st == LS_OK) st = open_files(b, c->err, (int)sizeof c->err);
+        if (st != LS_OK) return st;
     }
     if (id != b->schema->id) {
-        snprintf(c->err, sizeof c->err, "record at offset %lld has schema id %d, the table's is "
-                 "%d: schema evolution is not applied yet", (long long)r->offset, (int)id,
-                 (int)b->schema->id);
+        snprintf(c->err, sizeof c->err,
+                 "record at offset %lld has schema id %d, the table's is "
+                 "%d: schema evolution is not applied yet",
+                 (long long)r->offset, (int)id, (int)b->schema->id);
         return LS_ECORRUPT;
     }
     ls_pq_writer_t *w = ls_data_files_writer(b->files, r);
-    if (!w)
-        return LS_EINVAL;
+    if (!w) return LS_EINVAL;
     char e[300];
     ls_status st = ls_typed_write(b->shape, w, r, datum, len, e, sizeof e);
-    if (st == LS_ECORRUPT) {   /* nothing of the row was written */
+    if (st == LS_ECORRUPT) { /* nothing of the row was written */
         snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
         return st;
     }
@@ -389,14 +392,13 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
 static ls_status add_row(row_ctx_t *c, const ls_raw_record_t *r)
 {
     ls_mat_batch_t *b = c->b;
-    if (!b->tt->policy->value_typed)
-        return ls_data_files_add_raw(b->files, r);
+    if (!b->tt->policy->value_typed) return ls_data_files_add_raw(b->files, r);
     ls_status st = typed_row(c, r);
-    if (st == LS_ECORRUPT && b->tt->policy->error_skip) {   /* this record makes no row */
+    if (st == LS_ECORRUPT && b->tt->policy->error_skip) { /* this record makes no row */
         LS_WARN_RL("table", "table %s.%s: skipping a record (error.handling=skip): %s",
                    b->tt->stream->ns, b->tt->name, c->err);
         c->err[0] = 0;
-        c->rows--;   /* on_record counts it */
+        c->rows--; /* on_record counts it */
         b->skipped++;
         return LS_OK;
     }
@@ -410,17 +412,15 @@ int64_t ls_mat_done(ls_mat_batch_t *b, int64_t log_id)
 }
 
 ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const uint8_t *obj,
-                     const ls_co_entry_t *entries, uint32_t n, size_t body_end,
-                     int64_t from_offset, int64_t last_offset, uint64_t *rows_out, char *err,
-                     int errlen)
+                     const ls_co_entry_t *entries, uint32_t n, size_t body_end, int64_t from_offset,
+                     int64_t last_offset, uint64_t *rows_out, char *err, int errlen)
 {
     *rows_out = 0;
     mat_log_t *l = batch_log(b, log_id);
     int64_t above = l->last > l->done ? l->last : l->done;
     if (from_offset > last_offset || above >= last_offset)
-        return LS_OK;   /* start.position=latest, or the table holds the range already */
-    if (above < from_offset - 1)
-        above = from_offset - 1;
+        return LS_OK; /* start.position=latest, or the table holds the range already */
+    if (above < from_offset - 1) above = from_offset - 1;
     row_ctx_t rc = {.b = b, .partition = partition, .above = above, .st = LS_OK};
     for (uint32_t i = 0; i < n && rc.st == LS_OK; i++) {
         size_t end = i + 1 < n ? entries[i + 1].pos : body_end;
@@ -428,11 +428,9 @@ ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const
         size_t len = end - entries[i].pos;
         ls_batch_info_t bi;
         ls_batch_header_parse(batch, &bi);
-        if (bi.control)
-            continue;
+        if (bi.control) continue;
         rc.base_offset = entries[i].base_offset;
-        if (rc.base_offset + bi.last_offset_delta <= above)
-            continue;
+        if (rc.base_offset + bi.last_offset_delta <= above) continue;
         ls_rb_result rr = ls_records_foreach(batch, len, MAX_DECOMPRESSED, on_record, &rc);
         if (rr != LS_RB_OK) {
             snprintf(err, (size_t)errlen, "entry at offset %lld does not decode (class %d)",
@@ -446,8 +444,7 @@ ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const
         else
             snprintf(err, (size_t)errlen, "writing data files: %s", ls_data_files_error(b->files));
     }
-    if (rc.st != LS_OK)
-        b->failed = rc.st;
+    if (rc.st != LS_OK) b->failed = rc.st;
     if (rc.st == LS_OK) {
         l->last = last_offset;
         b->rows += rc.rows;
@@ -466,11 +463,10 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
     size_t nkv = 0;
     for (size_t i = 0; i < b->nlogs; i++)
         nkv += b->logs[i].last >= 0;
-    if (!nkv || !b->t)
-        return LS_OK;   /* nothing added (a typed table no record has created yet) */
+    if (!nkv || !b->t) return LS_OK; /* nothing added (a typed table no record has created yet) */
     const char *was = ls_ice_table_summary(b->t, SKIPPED_KEY);
     char skipped[24] = "";
-    if (b->skipped || was)   /* a running count, carried from snapshot to snapshot */
+    if (b->skipped || was) /* a running count, carried from snapshot to snapshot */
         snprintf(skipped, sizeof skipped, "%llu",
                  (unsigned long long)(b->skipped + (was ? strtoull(was, NULL, 10) : 0)));
     const ls_ice_datafile_t *dfs = NULL;
@@ -481,12 +477,11 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         return st;
     }
     const char **kv = LS_NEWN(const char *, 2 * nkv + 3);
-    char (*keys)[80] = ls_calloc(nkv, sizeof *keys);
-    char (*vals)[24] = ls_calloc(nkv, sizeof *vals);
+    char(*keys)[80] = ls_calloc(nkv, sizeof *keys);
+    char(*vals)[24] = ls_calloc(nkv, sizeof *vals);
     size_t k = 0;
     for (size_t i = 0; i < b->nlogs; i++) {
-        if (b->logs[i].last < 0)
-            continue;
+        if (b->logs[i].last < 0) continue;
         last_offset_key(keys[k], sizeof keys[k], b->logs[i].log_id);
         snprintf(vals[k], sizeof vals[k], "%lld", (long long)b->logs[i].last);
         kv[2 * k] = keys[k];
@@ -512,36 +507,31 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
 
 void ls_mat_free(ls_mat_batch_t *b)
 {
-    if (!b)
-        return;
+    if (!b) return;
     ls_data_files_free(b->files);
     ls_ice_table_free(b->t);
     ls_typed_shape_free(b->shape);
-    if (b->schema)
-        ls_sr_schema_release(b->schema);
+    if (b->schema) ls_sr_schema_release(b->schema);
     ls_free(b->logs);
     ls_free(b);
 }
 
 ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
-                               const ls_table_target_t *tt,
-                               int32_t partition, int64_t log_id, const uint8_t *obj,
-                               const ls_co_entry_t *entries, uint32_t n, size_t body_end,
-                               int64_t from_offset, int64_t last_offset, uint64_t *rows_out,
-                               char *err, int errlen)
+                               const ls_table_target_t *tt, int32_t partition, int64_t log_id,
+                               const uint8_t *obj, const ls_co_entry_t *entries, uint32_t n,
+                               size_t body_end, int64_t from_offset, int64_t last_offset,
+                               uint64_t *rows_out, char *err, int errlen)
 {
     *rows_out = 0;
     if (from_offset > last_offset)
-        return LS_OK;   /* start.position=latest: nothing of this range belongs to the table */
+        return LS_OK; /* start.position=latest: nothing of this range belongs to the table */
     ls_mat_batch_t *b;
     ls_status st = ls_mat_begin(meta, os, warehouse_uri, tt, &b, err, errlen);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     uint64_t added;
     st = ls_mat_add(b, partition, log_id, obj, entries, n, body_end, from_offset, last_offset,
                     &added, err, errlen);
-    if (st == LS_OK)
-        st = ls_mat_commit(b, rows_out, err, errlen);
+    if (st == LS_OK) st = ls_mat_commit(b, rows_out, err, errlen);
     ls_mat_free(b);
     return st;
 }
@@ -553,13 +543,10 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
     *deleted = 0;
     ls_ice_table_t *t = NULL;
     ls_status st = open_table(meta, os, NULL, tt, NULL, &t, err, errlen);
-    if (st == LS_ENOTFOUND)
-        return LS_OK;
-    if (st != LS_OK)
-        return st;
+    if (st == LS_ENOTFOUND) return LS_OK;
+    if (st != LS_OK) return st;
     st = ls_ice_table_remove_orphans(t, older_than_ms, deleted);
-    if (st != LS_OK)
-        snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
+    if (st != LS_OK) snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
     ls_ice_table_free(t);
     return st;
 }

@@ -22,8 +22,8 @@ typedef struct ls_table_target {
     const ls_stream_t *stream;
     const ls_policy_t *policy;
     struct ls_registry *registry; /* value schemas (value.format=schema-registry) */
-    char name[256];   /* table name: the policy's template expanded */
-    char prefix[600]; /* object-store prefix "warehouse/<ns>/<name>" */
+    char name[256];               /* table name: the policy's template expanded */
+    char prefix[600];             /* object-store prefix "warehouse/<ns>/<name>" */
 } ls_table_target_t;
 
 /* LS_EINVAL (message naming the key) when the name template does not give a
@@ -51,12 +51,12 @@ int64_t ls_mat_done(ls_mat_batch_t *b, int64_t log_id);
 /* Rows of a range as for ls_materialize_range, into b (nothing is visible
  * before commit). */
 ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const uint8_t *obj,
-                     const ls_co_entry_t *entries, uint32_t n, size_t body_end,
-                     int64_t from_offset, int64_t last_offset, uint64_t *rows_out, char *err,
-                     int errlen);
+                     const ls_co_entry_t *entries, uint32_t n, size_t body_end, int64_t from_offset,
+                     int64_t last_offset, uint64_t *rows_out, char *err, int errlen);
 /* One snapshot of everything added (no commit when nothing was); rows: the
  * rows it made visible. After a failed add nothing is committed (that add
- * may have written part of its rows), so the whole batch is retried. LS_ECONFLICT: another commit won; retry next pass. */
+ * may have written part of its rows), so the whole batch is retried. LS_ECONFLICT: another commit
+ * won; retry next pass. */
 ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen);
 void ls_mat_free(ls_mat_batch_t *b);
 
@@ -76,9 +76,8 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
  * the caller must not swap the index (the range stays in WAL objects and the
  * next pass retries; data files written by a failed attempt are orphans). */
 ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
-                               const ls_table_target_t *tt,
-                               int32_t partition, int64_t log_id, const uint8_t *obj,
-                               const ls_co_entry_t *entries, uint32_t n, size_t body_end,
-                               int64_t from_offset, int64_t last_offset, uint64_t *rows_out,
-                               char *err, int errlen);
+                               const ls_table_target_t *tt, int32_t partition, int64_t log_id,
+                               const uint8_t *obj, const ls_co_entry_t *entries, uint32_t n,
+                               size_t body_end, int64_t from_offset, int64_t last_offset,
+                               uint64_t *rows_out, char *err, int errlen);
 #endif

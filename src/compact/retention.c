@@ -39,19 +39,20 @@
 #include "log/log_trim.h"
 
 #define SCAN_PAGE 256
-#define SCAN_MAX_ENTRIES 65536   /* per check; a longer backlog continues next check */
+#define SCAN_MAX_ENTRIES 65536 /* per check; a longer backlog continues next check */
 
 static int64_t config_i64(const ls_stream_t *s, const char *key, int64_t def)
 {
     const char *v = s ? ls_stream_config_get(s, key) : NULL;
-    if (!v)
-        return def;
+    if (!v) return def;
     char *end;
     errno = 0;
     long long x = strtoll(v, &end, 10);
     if (errno || end == v || *end || x < -1) {
-        LS_WARN("retention", "topic %s: %s=%s is not a number >= -1; using the broker default "
-                "%lld", s->name, key, v, (long long)def);
+        LS_WARN("retention",
+                "topic %s: %s=%s is not a number >= -1; using the broker default "
+                "%lld",
+                s->name, key, v, (long long)def);
         return def;
     }
     return x;
@@ -80,25 +81,22 @@ ls_status ls_retention_target(ls_meta_t *meta, int64_t log_id, const ls_retentio
     ls_start_t start;
     int64_t start_rev;
     ls_status st = ls_log_start_read(meta, log_id, &start, &start_rev);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     *target = start.log_start;
-    *work = start.swept_below < start.index_start;   /* a sweep is owed (log_trim.c) */
+    *work = start.swept_below < start.index_start; /* a sweep is owed (log_trim.c) */
     char key[64];
     ls_log_head_key(key, sizeof key, log_id);
     ls_kv_t kv;
     if ((st = ls_meta_get(meta, key, &kv)) != LS_OK)
-        return st == LS_ENOTFOUND ? LS_OK : st;   /* no head: nothing appended */
+        return st == LS_ENOTFOUND ? LS_OK : st; /* no head: nothing appended */
     ls_head_t h;
     st = ls_head_decode(kv.val, kv.vlen, &h);
     ls_kv_free(&kv);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     int64_t retained = h.size_bytes - start.trimmed_bytes;
     bool fenced = h.fenced;
     ls_head_clear(&h);
-    if (fenced)
-        return LS_OK;   /* dropped stream: nothing to serve, nothing to trim here */
+    if (fenced) return LS_OK; /* dropped stream: nothing to serve, nothing to trim here */
 
     char prefix[64];
     ls_log_idx_prefix(prefix, sizeof prefix, log_id);
@@ -110,14 +108,14 @@ ls_status ls_retention_target(ls_meta_t *meta, int64_t log_id, const ls_retentio
     bool stop = false;
     while (!stop && scanned < SCAN_MAX_ENTRIES) {
         ls_kvlist_t l;
-        if ((st = ls_meta_scan(meta, from, flen, end, elen, SCAN_PAGE, 0, &l)) != LS_OK)
-            return st;
+        if ((st = ls_meta_scan(meta, from, flen, end, elen, SCAN_PAGE, 0, &l)) != LS_OK) return st;
         for (size_t i = 0; i < l.n && !stop; i++, scanned++) {
             ls_idx_entry_t e;
             if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK) {
-                LS_ERROR("retention", "corrupt index entry at %.*s; retention of log %016llx "
-                         "stops before it", (int)l.v[i].klen, (const char *)l.v[i].key,
-                         (unsigned long long)log_id);
+                LS_ERROR("retention",
+                         "corrupt index entry at %.*s; retention of log %016llx "
+                         "stops before it",
+                         (int)l.v[i].klen, (const char *)l.v[i].key, (unsigned long long)log_id);
                 stop = true;
                 break;
             }
@@ -127,8 +125,7 @@ ls_status ls_retention_target(ls_meta_t *meta, int64_t log_id, const ls_retentio
             bool too_big =
                 p->retention_bytes >= 0 && retained - (int64_t)e.len >= p->retention_bytes;
             if (cuttable && (below_start || too_old || too_big)) {
-                if (e.last_offset + 1 > *target)
-                    *target = e.last_offset + 1;
+                if (e.last_offset + 1 > *target) *target = e.last_offset + 1;
                 retained -= e.len;
                 *work = true;
             } else {

@@ -11,9 +11,9 @@
 #include "stream/catalog.h"
 
 typedef struct ls_retention_policy {
-    int64_t retention_ms;      /* -1: no time limit */
-    int64_t retention_bytes;   /* -1: no size limit */
-    bool keep_wal;             /* table-enabled stream: never cut unmaterialized entries */
+    int64_t retention_ms;    /* -1: no time limit */
+    int64_t retention_bytes; /* -1: no size limit */
+    bool keep_wal;           /* table-enabled stream: never cut unmaterialized entries */
 } ls_retention_policy_t;
 
 /* A stream's policy: its retention.ms / retention.bytes topic configs, else

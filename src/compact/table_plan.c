@@ -60,11 +60,9 @@ static ls_status since_change(const ls_prop_t *cur, int ncur, void *arg, const l
         a->buf[n++] = cur[i];
     }
     if (a->value && had)
-        return LS_EEXISTS;   /* stamped meanwhile (e.g. by AlterConfigs): keep that one */
-    if (!a->value && !had)
-        return LS_EEXISTS;
-    if (a->value)
-        a->buf[n++] = (ls_prop_t){(char *)LS_POLICY_SINCE_KEY, (char *)a->value};
+        return LS_EEXISTS; /* stamped meanwhile (e.g. by AlterConfigs): keep that one */
+    if (!a->value && !had) return LS_EEXISTS;
+    if (a->value) a->buf[n++] = (ls_prop_t){(char *)LS_POLICY_SINCE_KEY, (char *)a->value};
     *out = a->buf;
     *nout = n;
     return LS_OK;
@@ -75,8 +73,8 @@ static void stamp_since(ls_catalog_t *cat, ls_table_plan_stream_t *ts, bool enab
     char now[32], err[256] = "";
     snprintf(now, sizeof now, "%lld", (long long)ls_clock_wall_ms());
     since_arg_t a = {enabled ? now : NULL, NULL};
-    ls_status st = ls_catalog_update_config(cat, ts->stream->ns, ts->stream->name, 0,
-                                            since_change, &a, err, sizeof err);
+    ls_status st = ls_catalog_update_config(cat, ts->stream->ns, ts->stream->name, 0, since_change,
+                                            &a, err, sizeof err);
     ls_free(a.buf);
     if (st == LS_OK && enabled)
         ts->policy.enabled_since_ms = strtoll(now, NULL, 10);
@@ -107,16 +105,16 @@ void ls_table_plan_build(ls_table_plan_t *p, ls_catalog_t *cat, const ls_prop_t 
         if (st != LS_OK) {
             /* cannot tell whether a table is wanted: keep the WAL for it */
             ts->blocked = true;
-            LS_WARN("table", "stream %s/%s: policy does not resolve: %s; its logs are not "
-                    "compacted until this is fixed", ts->stream->ns, ts->stream->name, err);
+            LS_WARN("table",
+                    "stream %s/%s: policy does not resolve: %s; its logs are not "
+                    "compacted until this is fixed",
+                    ts->stream->ns, ts->stream->name, err);
             continue;
         }
         bool on = ts->policy.enabled;
         bool stamped = ls_stream_config_get(ts->stream, LS_POLICY_SINCE_KEY) != NULL;
-        if (on != stamped)
-            stamp_since(cat, ts, on);
-        if (!on)
-            continue;
+        if (on != stamped) stamp_since(cat, ts, on);
+        if (!on) continue;
         ts->table = true;
         if (!p->min_interval_ms || ts->policy.commit_interval_ms < p->min_interval_ms)
             p->min_interval_ms = ts->policy.commit_interval_ms;
@@ -137,15 +135,14 @@ void ls_table_plan_clear(ls_table_plan_t *p)
 const ls_table_plan_stream_t *ls_table_plan_find(const ls_table_plan_t *p, int64_t log_id)
 {
     for (int i = 0; i < p->n; i++)
-        if (p->v[i].stream->stream_no == log_id >> LS_LOG_PARTITION_BITS)
-            return &p->v[i];
+        if (p->v[i].stream->stream_no == log_id >> LS_LOG_PARTITION_BITS) return &p->v[i];
     return NULL;
 }
 
 /* ----------------------------------------------------------------- marks */
 
 typedef struct mark {
-    uint64_t table;  /* hash of the table prefix: a renamed table starts over */
+    uint64_t table; /* hash of the table prefix: a renamed table starts over */
     int64_t done;
 } mark_t;
 
@@ -191,11 +188,9 @@ static ls_status ceiling_entry(ls_meta_t *meta, int64_t log_id, int64_t offset, 
     size_t elen = ls_meta_prefix_end(prefix, plen, end);
     ls_kvlist_t l;
     ls_status st = ls_meta_scan(meta, start, strlen(start), end, elen, 1, 0, &l);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     *found = l.n > 0;
-    if (*found)
-        st = ls_idx_decode(l.v[0].val, l.v[0].vlen, e);
+    if (*found) st = ls_idx_decode(l.v[0].val, l.v[0].vlen, e);
     ls_kvlist_free(&l);
     return st;
 }
@@ -228,8 +223,7 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
                 (unsigned long long)log_id, ls_status_str(st));
         return -1;
     }
-    if (!found)
-        return 0;
+    if (!found) return 0;
     if (e.kind == LS_IDX_WAL) {
         ls_idx_clear(&e);
         return 0;
@@ -253,9 +247,9 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
                 st != LS_OK ? ls_status_str(st) : "short read");
         goto out;
     }
-    int k = ls_entries_rebase(body.data, body.len, e.first_offset, e.last_offset,
-                              e.kind == LS_IDX_KCO, e.object, e.pos, &pos, &base, NULL, err,
-                              sizeof err);
+    int k =
+        ls_entries_rebase(body.data, body.len, e.first_offset, e.last_offset, e.kind == LS_IDX_KCO,
+                          e.object, e.pos, &pos, &base, NULL, err, sizeof err);
     if (k < 0) {
         LS_ERROR("table", "log %016llx: %s; backfill of table %s.%s stops here",
                  (unsigned long long)log_id, err, ts->stream->ns, tt->name);
@@ -264,20 +258,21 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
     ents = LS_NEWN(ls_co_entry_t, (size_t)k + 1);
     for (int i = 0; i < k; i++)
         ents[i] = (ls_co_entry_t){.base_offset = base[i], .pos = pos[i]};
-    st = ls_materialize_range(meta, os, warehouse_uri, tt,
-                              (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)), log_id, body.data, ents,
-                              (uint32_t)k, body.len, done + 1, e.last_offset, rows, err,
-                              sizeof err);
+    st = ls_materialize_range(
+        meta, os, warehouse_uri, tt, (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)), log_id, body.data,
+        ents, (uint32_t)k, body.len, done + 1, e.last_offset, rows, err, sizeof err);
     if (st != LS_OK) {
-        LS_WARN("table", "log %016llx: backfilling [%lld, %lld] into table %s.%s failed: %s (%s); "
-                "will retry", (unsigned long long)log_id, (long long)(done + 1),
-                (long long)e.last_offset, ts->stream->ns, tt->name, ls_status_str(st), err);
+        LS_WARN("table",
+                "log %016llx: backfilling [%lld, %lld] into table %s.%s failed: %s (%s); "
+                "will retry",
+                (unsigned long long)log_id, (long long)(done + 1), (long long)e.last_offset,
+                ts->stream->ns, tt->name, ls_status_str(st), err);
         goto out;
     }
     ls_table_marks_set(m, log_id, tt, e.last_offset);
     LS_DEBUG("table", "log %016llx: backfilled [%lld, %lld] from %s into %s.%s",
-             (unsigned long long)log_id, (long long)(done + 1), (long long)e.last_offset,
-             e.object, ts->stream->ns, tt->name);
+             (unsigned long long)log_id, (long long)(done + 1), (long long)e.last_offset, e.object,
+             ts->stream->ns, tt->name);
     rc = 1;
 out:
     ls_free(ents);

@@ -15,18 +15,18 @@
 #include "stream/policy.h"
 
 typedef struct ls_table_plan_stream {
-    ls_stream_t *stream;   /* kept */
-    ls_namespace_t *ns;    /* kept, may be NULL: the policy's namespace layer */
+    ls_stream_t *stream; /* kept */
+    ls_namespace_t *ns;  /* kept, may be NULL: the policy's namespace layer */
     ls_policy_t policy;
     ls_table_target_t target;
-    bool table;            /* enabled and resolved: materialize this stream's logs */
-    bool blocked;          /* the policy does not resolve: do not compact its logs */
+    bool table;   /* enabled and resolved: materialize this stream's logs */
+    bool blocked; /* the policy does not resolve: do not compact its logs */
 } ls_table_plan_stream_t;
 
 typedef struct ls_table_plan {
     ls_table_plan_stream_t *v;
     int n;
-    int64_t min_interval_ms;   /* smallest commit interval of an enabled table; 0: none */
+    int64_t min_interval_ms; /* smallest commit interval of an enabled table; 0: none */
 } ls_table_plan_t;
 
 /* Refreshes the catalog's namespaces, resolves every live stream's policy

@@ -29,7 +29,7 @@ typedef struct member {
     size_t *plen;
     uint8_t *assignment;
     size_t assignment_len;
-    int64_t deadline;          /* session expiry (monotonic) unless awaiting join/sync */
+    int64_t deadline; /* session expiry (monotonic) unless awaiting join/sync */
     ls_group_join_cb join_cb;
     void *join_arg;
     ls_group_sync_cb sync_cb;
@@ -43,7 +43,7 @@ typedef struct pending {
 
 typedef struct otopic {
     char *name;
-    ls_i64map_t parts;         /* partition -> ls_group_offset_t* */
+    ls_i64map_t parts; /* partition -> ls_group_offset_t* */
 } otopic_t;
 
 typedef struct waiter {
@@ -101,11 +101,21 @@ const char *ls_group_state_name(ls_group_state s)
 const char *ls_group_err_name(ls_group_err e)
 {
     static const char *const n[] = {
-        "NONE", "INVALID_GROUP_ID", "INVALID_SESSION_TIMEOUT", "INCONSISTENT_GROUP_PROTOCOL",
-        "UNKNOWN_MEMBER_ID", "MEMBER_ID_REQUIRED", "ILLEGAL_GENERATION",
-        "REBALANCE_IN_PROGRESS", "FENCED_INSTANCE_ID", "GROUP_MAX_SIZE_REACHED",
-        "COORDINATOR_NOT_AVAILABLE", "NON_EMPTY_GROUP", "GROUP_ID_NOT_FOUND",
-        "OFFSET_METADATA_TOO_LARGE", "GROUP_SUBSCRIBED_TO_TOPIC",
+        "NONE",
+        "INVALID_GROUP_ID",
+        "INVALID_SESSION_TIMEOUT",
+        "INCONSISTENT_GROUP_PROTOCOL",
+        "UNKNOWN_MEMBER_ID",
+        "MEMBER_ID_REQUIRED",
+        "ILLEGAL_GENERATION",
+        "REBALANCE_IN_PROGRESS",
+        "FENCED_INSTANCE_ID",
+        "GROUP_MAX_SIZE_REACHED",
+        "COORDINATOR_NOT_AVAILABLE",
+        "NON_EMPTY_GROUP",
+        "GROUP_ID_NOT_FOUND",
+        "OFFSET_METADATA_TOO_LARGE",
+        "GROUP_SUBSCRIBED_TO_TOPIC",
     };
     return (size_t)e < sizeof n / sizeof n[0] ? n[e] : "?";
 }
@@ -129,16 +139,14 @@ static int64_t wall_ms(ls_group_coord_t *c)
 }
 static void wakeup(ls_group_coord_t *c, int64_t at)
 {
-    if (c->h.wakeup)
-        c->h.wakeup(c->h.arg, at);
+    if (c->h.wakeup) c->h.wakeup(c->h.arg, at);
 }
 
 static char *dup_or_null(const char *s) { return s ? ls_strdup(s) : NULL; }
 
 static bool str_eq(const char *a, const char *b)
 {
-    if (!a || !b)
-        return a == b;
+    if (!a || !b) return a == b;
     return strcmp(a, b) == 0;
 }
 
@@ -178,15 +186,15 @@ static void member_set_protocols(member_t *m, const ls_group_protocol_t *p, int 
     m->plen = LS_NEWN(size_t, n > 0 ? n : 1);
     for (int i = 0; i < n; i++) {
         m->pnames[i] = ls_strdup(p[i].name);
-        m->pmeta[i] = ls_memdup(p[i].len ? p[i].metadata : (const uint8_t *)"", p[i].len ? p[i].len : 1);
+        m->pmeta[i] =
+            ls_memdup(p[i].len ? p[i].metadata : (const uint8_t *)"", p[i].len ? p[i].len : 1);
         m->plen[i] = p[i].len;
     }
 }
 
 static bool member_protocols_match(const member_t *m, const ls_group_protocol_t *p, int n)
 {
-    if (m->nprotocols != n)
-        return false;
+    if (m->nprotocols != n) return false;
     for (int i = 0; i < n; i++)
         if (strcmp(m->pnames[i], p[i].name) != 0 || m->plen[i] != p[i].len ||
             (p[i].len && memcmp(m->pmeta[i], p[i].metadata, p[i].len) != 0))
@@ -197,8 +205,7 @@ static bool member_protocols_match(const member_t *m, const ls_group_protocol_t 
 static int member_protocol_index(const member_t *m, const char *name)
 {
     for (int i = 0; name && i < m->nprotocols; i++)
-        if (strcmp(m->pnames[i], name) == 0)
-            return i;
+        if (strcmp(m->pnames[i], name) == 0) return i;
     return -1;
 }
 
@@ -219,24 +226,21 @@ static void member_free(member_t *m)
 static member_t *find_member(ls_group_t *g, const char *id)
 {
     for (int i = 0; id && i < g->nmembers; i++)
-        if (strcmp(g->members[i]->id, id) == 0)
-            return g->members[i];
+        if (strcmp(g->members[i]->id, id) == 0) return g->members[i];
     return NULL;
 }
 
 static member_t *find_instance(ls_group_t *g, const char *instance_id)
 {
     for (int i = 0; instance_id && i < g->nmembers; i++)
-        if (str_eq(g->members[i]->instance_id, instance_id))
-            return g->members[i];
+        if (str_eq(g->members[i]->instance_id, instance_id)) return g->members[i];
     return NULL;
 }
 
 static int find_pending(ls_group_t *g, const char *id)
 {
     for (int i = 0; i < g->npending; i++)
-        if (strcmp(g->pending[i].id, id) == 0)
-            return i;
+        if (strcmp(g->pending[i].id, id) == 0) return i;
     return -1;
 }
 
@@ -262,8 +266,7 @@ static int32_t max_rebalance_ms(const ls_group_t *g)
 {
     int32_t t = 0;
     for (int i = 0; i < g->nmembers; i++)
-        if (g->members[i]->rebalance_ms > t)
-            t = g->members[i]->rebalance_ms;
+        if (g->members[i]->rebalance_ms > t) t = g->members[i]->rebalance_ms;
     return t;
 }
 
@@ -275,8 +278,7 @@ static void heartbeat_reset(ls_group_t *g, member_t *m)
 
 static void persist(ls_group_t *g)
 {
-    if (!g->c->h.persist)
-        return;
+    if (!g->c->h.persist) return;
     if (g->state == LS_GROUP_DEAD) {
         g->c->h.persist(g->c->h.arg, g->id, NULL);
         return;
@@ -348,8 +350,7 @@ static void join_answer(ls_group_t *g, member_t *m, ls_group_join_cb cb, void *a
 
 static void answer_join_waiter(member_t *m, ls_group_err err)
 {
-    if (!m->join_cb)
-        return;
+    if (!m->join_cb) return;
     ls_group_join_cb cb = m->join_cb;
     void *arg = m->join_arg;
     m->join_cb = NULL;
@@ -358,8 +359,7 @@ static void answer_join_waiter(member_t *m, ls_group_err err)
 
 static void answer_sync_waiter(member_t *m, ls_group_err err)
 {
-    if (!m->sync_cb)
-        return;
+    if (!m->sync_cb) return;
     ls_group_sync_cb cb = m->sync_cb;
     void *arg = m->sync_arg;
     m->sync_cb = NULL;
@@ -433,11 +433,8 @@ static void remove_member_and_update(ls_group_t *g, member_t *m)
         prepare_rebalance(g);
         check_join_complete(g);
         break;
-    case LS_GROUP_PREPARING_REBALANCE:
-        check_join_complete(g);
-        break;
-    default:
-        break;
+    case LS_GROUP_PREPARING_REBALANCE: check_join_complete(g); break;
+    default: break;
     }
 }
 
@@ -446,8 +443,7 @@ static void remove_member_and_update(ls_group_t *g, member_t *m)
  * preference order). */
 static const char *select_protocol(ls_group_t *g)
 {
-    if (g->nmembers == 0)
-        return NULL;
+    if (g->nmembers == 0) return NULL;
     member_t *first = g->members[0];
     int n = first->nprotocols;
     int *votes = LS_NEWN(int, n > 0 ? n : 1);
@@ -469,8 +465,7 @@ static const char *select_protocol(ls_group_t *g)
     }
     int best = -1;
     for (int i = 0; i < n; i++)
-        if (cand[i] && (best < 0 || votes[i] > votes[best]))
-            best = i;
+        if (cand[i] && (best < 0 || votes[i] > votes[best])) best = i;
     const char *r = best >= 0 ? first->pnames[best] : NULL;
     ls_free(votes);
     ls_free(cand);
@@ -480,16 +475,13 @@ static const char *select_protocol(ls_group_t *g)
 static bool supports_protocols(ls_group_t *g, const char *ptype, const ls_group_protocol_t *p,
                                int n)
 {
-    if (g->nmembers == 0)
-        return ptype && *ptype && n > 0;
-    if (!str_eq(g->protocol_type, ptype))
-        return false;
+    if (g->nmembers == 0) return ptype && *ptype && n > 0;
+    if (!str_eq(g->protocol_type, ptype)) return false;
     for (int i = 0; i < n; i++) {
         bool all = true;
         for (int j = 0; j < g->nmembers && all; j++)
             all = member_protocol_index(g->members[j], p[i].name) >= 0;
-        if (all)
-            return true;
+        if (all) return true;
     }
     return false;
 }
@@ -510,8 +502,7 @@ static void complete_join(ls_group_t *g)
         if (!ldr || !ldr->join_cb) {
             member_t *nl = NULL;
             for (int i = 0; i < g->nmembers && !nl; i++)
-                if (g->members[i]->join_cb)
-                    nl = g->members[i];
+                if (g->members[i]->join_cb) nl = g->members[i];
             if (!nl) {
                 /* only static members that have not rejoined: wait for their
                  * sessions to expire them (Kafka reschedules the same way) */
@@ -536,8 +527,7 @@ static void complete_join(ls_group_t *g)
     g->state = LS_GROUP_COMPLETING_REBALANCE;
     for (int i = 0; i < g->nmembers; i++) {
         member_t *m = g->members[i];
-        if (!m->join_cb)
-            continue;
+        if (!m->join_cb) continue;
         ls_group_join_cb cb = m->join_cb;
         void *arg = m->join_arg;
         m->join_cb = NULL;
@@ -548,15 +538,11 @@ static void complete_join(ls_group_t *g)
 
 static void check_join_complete(ls_group_t *g)
 {
-    if (g->state != LS_GROUP_PREPARING_REBALANCE)
-        return;
-    if (g->initial_delay && now_ms(g->c) < g->join_deadline)
-        return;
-    if (g->npending > 0)
-        return;
+    if (g->state != LS_GROUP_PREPARING_REBALANCE) return;
+    if (g->initial_delay && now_ms(g->c) < g->join_deadline) return;
+    if (g->npending > 0) return;
     for (int i = 0; i < g->nmembers; i++)
-        if (!g->members[i]->join_cb)
-            return;
+        if (!g->members[i]->join_cb) return;
     complete_join(g);
 }
 
@@ -568,18 +554,16 @@ static member_t *add_member(ls_group_t *g, char *id /* taken */, const ls_group_
     m->client_id = ls_strdup(req->client_id ? req->client_id : "");
     m->client_host = ls_strdup(req->client_host ? req->client_host : "");
     m->session_ms = req->session_timeout_ms;
-    m->rebalance_ms = req->rebalance_timeout_ms >= 0 ? req->rebalance_timeout_ms
-                                                     : req->session_timeout_ms;
+    m->rebalance_ms =
+        req->rebalance_timeout_ms >= 0 ? req->rebalance_timeout_ms : req->session_timeout_ms;
     member_set_protocols(m, req->protocols, req->nprotocols);
-    if (g->nmembers == 0)
-        set_str(&g->protocol_type, req->protocol_type);
+    if (g->nmembers == 0) set_str(&g->protocol_type, req->protocol_type);
     if (g->nmembers == g->capmembers) {
         g->capmembers = g->capmembers ? g->capmembers * 2 : 4;
         g->members = ls_realloc(g->members, (size_t)g->capmembers * sizeof *g->members);
     }
     g->members[g->nmembers++] = m;
-    if (!g->leader)
-        g->leader = ls_strdup(m->id);
+    if (!g->leader) g->leader = ls_strdup(m->id);
     heartbeat_reset(g, m);
     return m;
 }
@@ -607,9 +591,9 @@ static void update_member_and_rebalance(ls_group_t *g, member_t *m, const ls_gro
 {
     member_set_protocols(m, req->protocols, req->nprotocols);
     m->session_ms = req->session_timeout_ms;
-    m->rebalance_ms = req->rebalance_timeout_ms >= 0 ? req->rebalance_timeout_ms
-                                                     : req->session_timeout_ms;
-    answer_join_waiter(m, LS_GERR_REBALANCE_IN_PROGRESS);   /* a duplicate join supersedes */
+    m->rebalance_ms =
+        req->rebalance_timeout_ms >= 0 ? req->rebalance_timeout_ms : req->session_timeout_ms;
+    answer_join_waiter(m, LS_GERR_REBALANCE_IN_PROGRESS); /* a duplicate join supersedes */
     m->join_cb = cb;
     m->join_arg = arg;
     maybe_prepare_rebalance(g);
@@ -618,8 +602,7 @@ static void update_member_and_rebalance(ls_group_t *g, member_t *m, const ls_gro
 
 static void revive(ls_group_t *g)
 {
-    if (g->state != LS_GROUP_DEAD)
-        return;
+    if (g->state != LS_GROUP_DEAD) return;
     g->state = LS_GROUP_EMPTY;
     g->generation = 0;
     set_str(&g->protocol_type, NULL);
@@ -640,8 +623,7 @@ static void join_unknown(ls_group_t *g, const ls_group_join_req_t *req, ls_group
             char *prev_leader = dup_or_null(g->leader);
             answer_join_waiter(old, LS_GERR_FENCED_INSTANCE_ID);
             answer_sync_waiter(old, LS_GERR_FENCED_INSTANCE_ID);
-            if (g->leader && strcmp(g->leader, old->id) == 0)
-                set_str(&g->leader, new_id);
+            if (g->leader && strcmp(g->leader, old->id) == 0) set_str(&g->leader, new_id);
             ls_free(old->id);
             old->id = new_id;
             const char *selected_before = g->protocol_name;
@@ -728,9 +710,7 @@ static void join_known(ls_group_t *g, const ls_group_join_req_t *req, ls_group_j
         return;
     }
     switch (g->state) {
-    case LS_GROUP_PREPARING_REBALANCE:
-        update_member_and_rebalance(g, m, req, cb, arg);
-        break;
+    case LS_GROUP_PREPARING_REBALANCE: update_member_and_rebalance(g, m, req, cb, arg); break;
     case LS_GROUP_COMPLETING_REBALANCE:
         if (member_protocols_match(m, req->protocols, req->nprotocols)) {
             heartbeat_reset(g, m);
@@ -747,9 +727,7 @@ static void join_known(ls_group_t *g, const ls_group_join_req_t *req, ls_group_j
             join_answer(g, m, cb, arg, NULL);
         }
         break;
-    default:
-        join_error(cb, arg, LS_GERR_UNKNOWN_MEMBER_ID, req->member_id);
-        break;
+    default: join_error(cb, arg, LS_GERR_UNKNOWN_MEMBER_ID, req->member_id); break;
     }
 }
 
@@ -822,9 +800,7 @@ void ls_group_sync(ls_group_t *g, int32_t generation, const char *member_id,
         return;
     }
     switch (g->state) {
-    case LS_GROUP_EMPTY:
-        sync_answer(cb, arg, LS_GERR_UNKNOWN_MEMBER_ID, NULL, NULL, 0);
-        return;
+    case LS_GROUP_EMPTY: sync_answer(cb, arg, LS_GERR_UNKNOWN_MEMBER_ID, NULL, NULL, 0); return;
     case LS_GROUP_PREPARING_REBALANCE:
         sync_answer(cb, arg, LS_GERR_REBALANCE_IN_PROGRESS, NULL, NULL, 0);
         return;
@@ -832,16 +808,14 @@ void ls_group_sync(ls_group_t *g, int32_t generation, const char *member_id,
         heartbeat_reset(g, m);
         sync_answer(cb, arg, LS_GERR_NONE, g, m->assignment, m->assignment_len);
         return;
-    default:
-        break;
+    default: break;
     }
     /* CompletingRebalance */
     answer_sync_waiter(m, LS_GERR_REBALANCE_IN_PROGRESS);
     m->sync_cb = cb;
     m->sync_arg = arg;
     heartbeat_reset(g, m);
-    if (!is_leader(g, m))
-        return;
+    if (!is_leader(g, m)) return;
     for (int i = 0; i < g->nmembers; i++) {
         member_t *x = g->members[i];
         ls_free(x->assignment);
@@ -850,9 +824,9 @@ void ls_group_sync(ls_group_t *g, int32_t generation, const char *member_id,
         for (int j = 0; j < nassignments; j++) {
             if (strcmp(assignments[j].member_id, x->id) == 0) {
                 x->assignment_len = assignments[j].len;
-                x->assignment = ls_memdup(assignments[j].len ? assignments[j].assignment
-                                                             : (const uint8_t *)"",
-                                          assignments[j].len ? assignments[j].len : 1);
+                x->assignment =
+                    ls_memdup(assignments[j].len ? assignments[j].assignment : (const uint8_t *)"",
+                              assignments[j].len ? assignments[j].len : 1);
                 break;
             }
         }
@@ -862,8 +836,7 @@ void ls_group_sync(ls_group_t *g, int32_t generation, const char *member_id,
     persist(g);
     for (int i = 0; i < g->nmembers; i++) {
         member_t *x = g->members[i];
-        if (!x->sync_cb)
-            continue;
+        if (!x->sync_cb) continue;
         ls_group_sync_cb xcb = x->sync_cb;
         void *xarg = x->sync_arg;
         x->sync_cb = NULL;
@@ -875,35 +848,26 @@ void ls_group_sync(ls_group_t *g, int32_t generation, const char *member_id,
 ls_group_err ls_group_heartbeat(ls_group_t *g, int32_t generation, const char *member_id,
                                 const char *instance_id)
 {
-    if (g->c->shut)
-        return LS_GERR_COORDINATOR_NOT_AVAILABLE;
-    if (g->state == LS_GROUP_DEAD || g->state == LS_GROUP_EMPTY)
-        return LS_GERR_UNKNOWN_MEMBER_ID;
-    if (instance_fenced(g, member_id, instance_id))
-        return LS_GERR_FENCED_INSTANCE_ID;
+    if (g->c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
+    if (g->state == LS_GROUP_DEAD || g->state == LS_GROUP_EMPTY) return LS_GERR_UNKNOWN_MEMBER_ID;
+    if (instance_fenced(g, member_id, instance_id)) return LS_GERR_FENCED_INSTANCE_ID;
     member_t *m = find_member(g, member_id);
-    if (!m)
-        return LS_GERR_UNKNOWN_MEMBER_ID;
-    if (generation != g->generation)
-        return LS_GERR_ILLEGAL_GENERATION;
+    if (!m) return LS_GERR_UNKNOWN_MEMBER_ID;
+    if (generation != g->generation) return LS_GERR_ILLEGAL_GENERATION;
     heartbeat_reset(g, m);
-    if (g->state == LS_GROUP_PREPARING_REBALANCE)
-        return LS_GERR_REBALANCE_IN_PROGRESS;
+    if (g->state == LS_GROUP_PREPARING_REBALANCE) return LS_GERR_REBALANCE_IN_PROGRESS;
     return LS_GERR_NONE;
 }
 
 ls_group_err ls_group_leave(ls_group_t *g, const char *member_id, const char *instance_id)
 {
-    if (g->c->shut)
-        return LS_GERR_COORDINATOR_NOT_AVAILABLE;
-    if (g->state == LS_GROUP_DEAD)
-        return LS_GERR_UNKNOWN_MEMBER_ID;
+    if (g->c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
+    if (g->state == LS_GROUP_DEAD) return LS_GERR_UNKNOWN_MEMBER_ID;
     member_t *m;
     if ((!member_id || !*member_id) && instance_id) {
         m = find_instance(g, instance_id);
     } else {
-        if (instance_fenced(g, member_id, instance_id))
-            return LS_GERR_FENCED_INSTANCE_ID;
+        if (instance_fenced(g, member_id, instance_id)) return LS_GERR_FENCED_INSTANCE_ID;
         int pi = member_id ? find_pending(g, member_id) : -1;
         if (pi >= 0) {
             remove_pending(g, pi);
@@ -912,8 +876,7 @@ ls_group_err ls_group_leave(ls_group_t *g, const char *member_id, const char *in
         }
         m = find_member(g, member_id);
     }
-    if (!m)
-        return LS_GERR_UNKNOWN_MEMBER_ID;
+    if (!m) return LS_GERR_UNKNOWN_MEMBER_ID;
     remove_member_and_update(g, m);
     return LS_GERR_NONE;
 }
@@ -923,10 +886,8 @@ ls_group_err ls_group_leave(ls_group_t *g, const char *member_id, const char *in
 static otopic_t *find_topic(ls_group_t *g, const char *topic, bool create)
 {
     for (int i = 0; i < g->ntopics; i++)
-        if (strcmp(g->topics[i].name, topic) == 0)
-            return &g->topics[i];
-    if (!create)
-        return NULL;
+        if (strcmp(g->topics[i].name, topic) == 0) return &g->topics[i];
+    if (!create) return NULL;
     if (g->ntopics == g->captopics) {
         g->captopics = g->captopics ? g->captopics * 2 : 4;
         g->topics = ls_realloc(g->topics, (size_t)g->captopics * sizeof *g->topics);
@@ -939,8 +900,7 @@ static otopic_t *find_topic(ls_group_t *g, const char *topic, bool create)
 
 static void offset_free(ls_group_offset_t *o)
 {
-    if (!o)
-        return;
+    if (!o) return;
     ls_free(o->metadata);
     ls_free(o);
 }
@@ -972,21 +932,17 @@ static void clear_offsets(ls_group_t *g)
 ls_group_err ls_group_commit_check(ls_group_t *g, int32_t generation, const char *member_id,
                                    const char *instance_id)
 {
-    if (g->c->shut)
-        return LS_GERR_COORDINATOR_NOT_AVAILABLE;
+    if (g->c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
     if (g->state == LS_GROUP_DEAD)
         return generation < 0 ? LS_GERR_NONE : LS_GERR_ILLEGAL_GENERATION;
     if (instance_fenced(g, member_id ? member_id : "", instance_id))
         return LS_GERR_FENCED_INSTANCE_ID;
     if (generation < 0 && g->state == LS_GROUP_EMPTY)
         return LS_GERR_NONE; /* the group only stores offsets */
-    if (g->state == LS_GROUP_COMPLETING_REBALANCE)
-        return LS_GERR_REBALANCE_IN_PROGRESS;
+    if (g->state == LS_GROUP_COMPLETING_REBALANCE) return LS_GERR_REBALANCE_IN_PROGRESS;
     member_t *m = find_member(g, member_id);
-    if (!m)
-        return LS_GERR_UNKNOWN_MEMBER_ID;
-    if (generation != g->generation)
-        return LS_GERR_ILLEGAL_GENERATION;
+    if (!m) return LS_GERR_UNKNOWN_MEMBER_ID;
+    if (generation != g->generation) return LS_GERR_ILLEGAL_GENERATION;
     heartbeat_reset(g, m);
     return LS_GERR_NONE;
 }
@@ -1013,8 +969,7 @@ void ls_group_offset_put(ls_group_t *g, const char *topic, int32_t partition,
 
 static bool offset_stale(ls_group_t *g, const char *topic, const ls_group_offset_t *o)
 {
-    if (!g->c->h.topic_stream_no)
-        return false;
+    if (!g->c->h.topic_stream_no) return false;
     int64_t sn = g->c->h.topic_stream_no(g->c->h.arg, topic);
     return sn < 0 || (o->stream_no >= 0 && o->stream_no != sn);
 }
@@ -1023,8 +978,7 @@ const ls_group_offset_t *ls_group_offset_get(ls_group_t *g, const char *topic, i
 {
     otopic_t *t = find_topic(g, topic, false);
     ls_group_offset_t *o = t ? ls_i64map_get(&t->parts, partition) : NULL;
-    if (o && offset_stale(g, topic, o))
-        return NULL;
+    if (o && offset_stale(g, topic, o)) return NULL;
     return o;
 }
 
@@ -1038,8 +992,7 @@ bool ls_group_offset_next(ls_group_t *g, int64_t *iter, const char **topic, int3
         int64_t k;
         void *v;
         while (ls_i64map_next(&g->topics[ti].parts, &slot, &k, &v)) {
-            if (offset_stale(g, g->topics[ti].name, v))
-                continue;
+            if (offset_stale(g, g->topics[ti].name, v)) continue;
             *iter = ((int64_t)ti << 32) | (int64_t)slot;
             *topic = g->topics[ti].name;
             *partition = (int32_t)k;
@@ -1054,8 +1007,7 @@ bool ls_group_offset_next(ls_group_t *g, int64_t *iter, const char **topic, int3
 void ls_group_offset_del(ls_group_t *g, const char *topic, int32_t partition)
 {
     otopic_t *t = find_topic(g, topic, false);
-    if (t)
-        offset_free(ls_i64map_del(&t->parts, partition));
+    if (t) offset_free(ls_i64map_del(&t->parts, partition));
 }
 
 /* Topics named in the members' consumer-protocol subscriptions
@@ -1063,11 +1015,9 @@ void ls_group_offset_del(ls_group_t *g, const char *topic, int32_t partition)
 static bool subscribed(const member_t *m, const char *protocol, const char *topic)
 {
     int pi = member_protocol_index(m, protocol);
-    if (pi < 0)
-        return false;
+    if (pi < 0) return false;
     const uint8_t *p = m->pmeta[pi], *end = p + m->plen[pi];
-    if (end - p < 6)
-        return false;
+    if (end - p < 6) return false;
     p += 2;
     int32_t n = (int32_t)ls_be32_get(p);
     p += 4;
@@ -1075,10 +1025,8 @@ static bool subscribed(const member_t *m, const char *protocol, const char *topi
     for (int32_t i = 0; i < n && end - p >= 2; i++) {
         int16_t l = (int16_t)ls_be16_get(p);
         p += 2;
-        if (l < 0 || end - p < l)
-            return false;
-        if ((size_t)l == tl && memcmp(p, topic, tl) == 0)
-            return true;
+        if (l < 0 || end - p < l) return false;
+        if ((size_t)l == tl && memcmp(p, topic, tl) == 0) return true;
         p += l;
     }
     return false;
@@ -1086,12 +1034,9 @@ static bool subscribed(const member_t *m, const char *protocol, const char *topi
 
 ls_group_err ls_group_offset_delete_check(ls_group_t *g, const char *topic)
 {
-    if (g->state == LS_GROUP_DEAD)
-        return LS_GERR_GROUP_ID_NOT_FOUND;
-    if (g->state == LS_GROUP_EMPTY)
-        return LS_GERR_NONE;
-    if (!str_eq(g->protocol_type, "consumer"))
-        return LS_GERR_NON_EMPTY_GROUP;
+    if (g->state == LS_GROUP_DEAD) return LS_GERR_GROUP_ID_NOT_FOUND;
+    if (g->state == LS_GROUP_EMPTY) return LS_GERR_NONE;
+    if (!str_eq(g->protocol_type, "consumer")) return LS_GERR_NON_EMPTY_GROUP;
     for (int i = 0; i < g->nmembers; i++)
         if (subscribed(g->members[i], g->protocol_name, topic))
             return LS_GERR_GROUP_SUBSCRIBED_TO_TOPIC;
@@ -1100,10 +1045,8 @@ ls_group_err ls_group_offset_delete_check(ls_group_t *g, const char *topic)
 
 ls_group_err ls_group_delete(ls_group_t *g)
 {
-    if (g->state == LS_GROUP_DEAD)
-        return LS_GERR_GROUP_ID_NOT_FOUND;
-    if (g->state != LS_GROUP_EMPTY)
-        return LS_GERR_NON_EMPTY_GROUP;
+    if (g->state == LS_GROUP_DEAD) return LS_GERR_GROUP_ID_NOT_FOUND;
+    if (g->state != LS_GROUP_EMPTY) return LS_GERR_NON_EMPTY_GROUP;
     for (int i = g->npending - 1; i >= 0; i--)
         remove_pending(g, i);
     clear_offsets(g);
@@ -1116,8 +1059,7 @@ int ls_group_expire(ls_group_t *g, void (*drop_cb)(void *arg, const char *topic,
                     void *arg)
 {
     ls_group_coord_t *c = g->c;
-    if (g->state == LS_GROUP_DEAD || g->loading)
-        return 0;
+    if (g->state == LS_GROUP_DEAD || g->loading) return 0;
     int64_t now = wall_ms(c), ret = c->cfg.offsets_retention_ms;
     bool empty = g->state == LS_GROUP_EMPTY;
     int dropped = 0;
@@ -1136,8 +1078,7 @@ int ls_group_expire(ls_group_t *g, void (*drop_cb)(void *arg, const char *topic,
                  * counting from when it became Empty; those of a group without
                  * membership each from its commit */
                 int64_t base = o->commit_ms;
-                if (g->protocol_type && g->state_wall_ms > base)
-                    base = g->state_wall_ms;
+                if (g->protocol_type && g->state_wall_ms > base) base = g->state_wall_ms;
                 expire = now - base >= ret;
             }
             if (expire) {
@@ -1146,8 +1087,7 @@ int ls_group_expire(ls_group_t *g, void (*drop_cb)(void *arg, const char *topic,
             }
         }
         for (size_t j = 0; j < ndrop; j++) {
-            if (drop_cb)
-                drop_cb(arg, t->name, (int32_t)drop[j]);
+            if (drop_cb) drop_cb(arg, t->name, (int32_t)drop[j]);
             offset_free(ls_i64map_del(&t->parts, drop[j]));
             dropped++;
         }
@@ -1193,15 +1133,14 @@ void ls_group_snapshot(const ls_group_t *g, ls_group_record_t *r)
         x->session_timeout_ms = m->session_ms;
         x->rebalance_timeout_ms = m->rebalance_ms;
         int pi = member_protocol_index(m, g->protocol_name);
-        if (pi < 0 && m->nprotocols > 0 && !g->protocol_name)
-            pi = -1;
+        if (pi < 0 && m->nprotocols > 0 && !g->protocol_name) pi = -1;
         x->metadata_len = pi >= 0 ? m->plen[pi] : 0;
         x->metadata = ls_memdup(pi >= 0 && m->plen[pi] ? m->pmeta[pi] : (const uint8_t *)"",
                                 x->metadata_len ? x->metadata_len : 1);
         x->assignment_len = m->assignment ? m->assignment_len : 0;
-        x->assignment = ls_memdup(m->assignment && m->assignment_len ? m->assignment
-                                                                     : (const uint8_t *)"",
-                                  x->assignment_len ? x->assignment_len : 1);
+        x->assignment =
+            ls_memdup(m->assignment && m->assignment_len ? m->assignment : (const uint8_t *)"",
+                      x->assignment_len ? x->assignment_len : 1);
     }
 }
 
@@ -1218,8 +1157,8 @@ static void group_install(ls_group_t *g, ls_group_loaded_t *l)
         g->protocol_name = r->protocol_name;
         r->protocol_name = NULL;
         g->state_wall_ms = r->state_ms;
-        g->state = r->nmembers > 0 && r->state == LS_GROUP_STABLE ? LS_GROUP_STABLE
-                                                                  : LS_GROUP_EMPTY;
+        g->state =
+            r->nmembers > 0 && r->state == LS_GROUP_STABLE ? LS_GROUP_STABLE : LS_GROUP_EMPTY;
         if (g->state == LS_GROUP_STABLE) {
             /* Members come back with a fresh session: live clients keep
              * heartbeating, dead ones expire and trigger a rebalance. */
@@ -1228,19 +1167,22 @@ static void group_install(ls_group_t *g, ls_group_loaded_t *l)
                 ls_group_protocol_t p = {g->protocol_name ? g->protocol_name : "", x->metadata,
                                          x->metadata_len};
                 ls_group_join_req_t jr = {
-                    .member_id = x->member_id, .instance_id = x->instance_id,
-                    .client_id = x->client_id, .client_host = x->client_host,
+                    .member_id = x->member_id,
+                    .instance_id = x->instance_id,
+                    .client_id = x->client_id,
+                    .client_host = x->client_host,
                     .session_timeout_ms = x->session_timeout_ms,
                     .rebalance_timeout_ms = x->rebalance_timeout_ms,
-                    .protocol_type = g->protocol_type, .protocols = &p, .nprotocols = 1,
+                    .protocol_type = g->protocol_type,
+                    .protocols = &p,
+                    .nprotocols = 1,
                 };
                 member_t *m = add_member(g, ls_strdup(x->member_id), &jr);
                 m->assignment = x->assignment;
                 m->assignment_len = x->assignment_len;
                 x->assignment = NULL;
             }
-            if (r->leader && find_member(g, r->leader))
-                set_str(&g->leader, r->leader);
+            if (r->leader && find_member(g, r->leader)) set_str(&g->leader, r->leader);
         } else {
             set_str(&g->protocol_name, NULL);
         }
@@ -1252,11 +1194,9 @@ static void group_install(ls_group_t *g, ls_group_loaded_t *l)
 
 static ls_group_t *lookup(ls_group_coord_t *c, const char *id)
 {
-    if (!c->nbuckets)
-        return NULL;
+    if (!c->nbuckets) return NULL;
     for (ls_group_t *g = c->buckets[hash_str(id) & (c->nbuckets - 1)]; g; g = g->hnext)
-        if (strcmp(g->id, id) == 0)
-            return g;
+        if (strcmp(g->id, id) == 0) return g;
     return NULL;
 }
 
@@ -1368,8 +1308,7 @@ void ls_group_coord_load_done(ls_group_coord_t *c, const char *group_id, ls_stat
 {
     ls_group_t *g = lookup(c, group_id);
     if (!g || !g->loading) {
-        if (l)
-            ls_group_loaded_free(l);
+        if (l) ls_group_loaded_free(l);
         return;
     }
     waiter_t *w = g->whead;
@@ -1382,8 +1321,7 @@ void ls_group_coord_load_done(ls_group_coord_t *c, const char *group_id, ls_stat
         group_free(g);
         g = NULL;
     }
-    if (l)
-        ls_group_loaded_free(l);
+    if (l) ls_group_loaded_free(l);
     while (w) {
         waiter_t *next = w->next;
         w->cb(w->arg, g);
@@ -1396,13 +1334,12 @@ void ls_group_coord_load_done(ls_group_coord_t *c, const char *group_id, ls_stat
  * group and the broken rule). */
 static void check_group(const ls_group_t *g)
 {
-    if (g->loading)
-        return;
+    if (g->loading) return;
     LS_CHECKF(g->generation >= 0, "group '%s': generation %d", g->id, (int)g->generation);
-    LS_CHECKF(g->state != LS_GROUP_DEAD || g->nmembers == 0,
-              "group '%s': Dead with %d members", g->id, g->nmembers);
-    LS_CHECKF(g->state != LS_GROUP_EMPTY || g->nmembers == 0,
-              "group '%s': Empty with %d members", g->id, g->nmembers);
+    LS_CHECKF(g->state != LS_GROUP_DEAD || g->nmembers == 0, "group '%s': Dead with %d members",
+              g->id, g->nmembers);
+    LS_CHECKF(g->state != LS_GROUP_EMPTY || g->nmembers == 0, "group '%s': Empty with %d members",
+              g->id, g->nmembers);
     bool leader_found = false;
     for (int i = 0; i < g->nmembers; i++) {
         const member_t *m = g->members[i];
@@ -1414,8 +1351,8 @@ static void check_group(const ls_group_t *g)
                   ls_group_state_name(g->state));
         leader_found |= str_eq(g->leader, m->id);
         for (int j = i + 1; j < g->nmembers; j++) {
-            LS_CHECKF(!str_eq(m->id, g->members[j]->id), "group '%s': member id %s twice",
-                      g->id, m->id);
+            LS_CHECKF(!str_eq(m->id, g->members[j]->id), "group '%s': member id %s twice", g->id,
+                      m->id);
             LS_CHECKF(!m->instance_id || !str_eq(m->instance_id, g->members[j]->instance_id),
                       "group '%s': instance id %s held by two members", g->id, m->instance_id);
         }
@@ -1439,8 +1376,7 @@ int64_t ls_group_coord_tick(ls_group_coord_t *c)
     for (size_t b = 0; b < c->nbuckets; b++) {
         for (ls_group_t *g = c->buckets[b], *gn; g; g = gn) {
             gn = g->hnext;
-            if (g->loading)
-                continue;
+            if (g->loading) continue;
             if (g->state == LS_GROUP_DEAD && !g->whead) {
                 unlink_group(c, g);
                 group_free(g);
@@ -1464,27 +1400,23 @@ int64_t ls_group_coord_tick(ls_group_coord_t *c)
                 i++;
             }
             for (int i = 0; i < g->npending; i++)
-                if (g->pending[i].deadline < next)
-                    next = g->pending[i].deadline;
+                if (g->pending[i].deadline < next) next = g->pending[i].deadline;
             if (g->state == LS_GROUP_PREPARING_REBALANCE && g->join_deadline < next)
                 next = g->join_deadline;
             for (int i = 0; i < g->nmembers; i++) {
                 member_t *m = g->members[i];
-                if (!m->join_cb && !m->sync_cb && m->deadline < next)
-                    next = m->deadline;
+                if (!m->join_cb && !m->sync_cb && m->deadline < next) next = m->deadline;
             }
         }
     }
-    if (ls_check_invariants_enabled())
-        ls_group_coord_check_invariants(c);
+    if (ls_check_invariants_enabled()) ls_group_coord_check_invariants(c);
     return next;
 }
 
 void ls_group_coord_unload(ls_group_coord_t *c, const char *group_id)
 {
     ls_group_t *g = lookup(c, group_id);
-    if (!g || g->loading)
-        return;
+    if (!g || g->loading) return;
     for (int i = 0; i < g->nmembers; i++) {
         answer_join_waiter(g->members[i], LS_GERR_COORDINATOR_NOT_AVAILABLE);
         answer_sync_waiter(g->members[i], LS_GERR_COORDINATOR_NOT_AVAILABLE);
@@ -1499,8 +1431,7 @@ char **ls_group_coord_ids(ls_group_coord_t *c, int *n)
     int k = 0;
     for (size_t b = 0; b < c->nbuckets; b++)
         for (ls_group_t *g = c->buckets[b]; g; g = g->hnext)
-            if (!g->loading && g->state != LS_GROUP_DEAD)
-                v[k++] = ls_strdup(g->id);
+            if (!g->loading && g->state != LS_GROUP_DEAD) v[k++] = ls_strdup(g->id);
     *n = k;
     return v;
 }
@@ -1520,8 +1451,7 @@ void ls_group_coord_shutdown(ls_group_coord_t *c)
 
 void ls_group_coord_free(ls_group_coord_t *c)
 {
-    if (!c)
-        return;
+    if (!c) return;
     for (size_t b = 0; b < c->nbuckets; b++) {
         for (ls_group_t *g = c->buckets[b], *next; g; g = next) {
             next = g->hnext;

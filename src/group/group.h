@@ -43,7 +43,7 @@ typedef enum ls_group_state {
     LS_GROUP_STABLE,
     LS_GROUP_DEAD,
 } ls_group_state;
-const char *ls_group_state_name(ls_group_state s);   /* Kafka's spelling: "Stable", ... */
+const char *ls_group_state_name(ls_group_state s); /* Kafka's spelling: "Stable", ... */
 
 /* Outcomes; mapped to Kafka error codes at the protocol edge (h_group.c). */
 typedef enum ls_group_err {
@@ -66,12 +66,12 @@ typedef enum ls_group_err {
 const char *ls_group_err_name(ls_group_err e);
 
 typedef struct ls_group_config {
-    int32_t min_session_timeout_ms;      /* group.min.session.timeout.ms */
-    int32_t max_session_timeout_ms;      /* group.max.session.timeout.ms */
-    int32_t initial_rebalance_delay_ms;  /* group.initial.rebalance.delay.ms */
-    int32_t max_size;                    /* group.max.size */
-    int32_t offset_metadata_max_bytes;   /* offset.metadata.max.bytes */
-    int64_t offsets_retention_ms;        /* offsets.retention.minutes * 60000 */
+    int32_t min_session_timeout_ms;     /* group.min.session.timeout.ms */
+    int32_t max_session_timeout_ms;     /* group.max.session.timeout.ms */
+    int32_t initial_rebalance_delay_ms; /* group.initial.rebalance.delay.ms */
+    int32_t max_size;                   /* group.max.size */
+    int32_t offset_metadata_max_bytes;  /* offset.metadata.max.bytes */
+    int64_t offsets_retention_ms;       /* offsets.retention.minutes * 60000 */
 } ls_group_config_t;
 void ls_group_config_defaults(ls_group_config_t *cfg);
 
@@ -79,21 +79,21 @@ void ls_group_config_defaults(ls_group_config_t *cfg);
 
 typedef struct ls_group_offset {
     int64_t offset;
-    int32_t leader_epoch;          /* -1 unknown */
-    char *metadata;                /* NULL = null; may hold NUL bytes (see metadata_len) */
-    int64_t commit_ms;             /* wall clock */
-    int64_t stream_no;             /* topic incarnation the offset belongs to (-1 unknown) */
-    int32_t metadata_len;          /* bytes of metadata (NUL-terminated copy besides) */
+    int32_t leader_epoch; /* -1 unknown */
+    char *metadata;       /* NULL = null; may hold NUL bytes (see metadata_len) */
+    int64_t commit_ms;    /* wall clock */
+    int64_t stream_no;    /* topic incarnation the offset belongs to (-1 unknown) */
+    int32_t metadata_len; /* bytes of metadata (NUL-terminated copy besides) */
 } ls_group_offset_t;
 
 typedef struct ls_group_record_member {
     char *member_id;
-    char *instance_id;             /* NULL for dynamic members */
+    char *instance_id; /* NULL for dynamic members */
     char *client_id;
     char *client_host;
     int32_t session_timeout_ms;
     int32_t rebalance_timeout_ms;
-    uint8_t *metadata;             /* subscription for the selected protocol */
+    uint8_t *metadata; /* subscription for the selected protocol */
     size_t metadata_len;
     uint8_t *assignment;
     size_t assignment_len;
@@ -101,12 +101,12 @@ typedef struct ls_group_record_member {
 
 /* A group's persisted metadata (no offsets). */
 typedef struct ls_group_record {
-    ls_group_state state;          /* LS_GROUP_EMPTY or LS_GROUP_STABLE */
+    ls_group_state state; /* LS_GROUP_EMPTY or LS_GROUP_STABLE */
     int32_t generation;
-    char *protocol_type;           /* NULL: offsets only, no membership ever */
+    char *protocol_type; /* NULL: offsets only, no membership ever */
     char *protocol_name;
     char *leader;
-    int64_t state_ms;              /* when the state was entered (wall clock) */
+    int64_t state_ms; /* when the state was entered (wall clock) */
     ls_group_record_member_t *members;
     int nmembers;
 } ls_group_record_t;
@@ -126,7 +126,7 @@ typedef struct ls_group_loaded_offset {
 } ls_group_loaded_offset_t;
 
 typedef struct ls_group_loaded {
-    bool exists;                   /* a group record was found */
+    bool exists; /* a group record was found */
     ls_group_record_t rec;
     ls_group_loaded_offset_t *offsets;
     int noffsets;
@@ -140,8 +140,8 @@ typedef struct ls_group_coord ls_group_coord_t;
 
 typedef struct ls_group_hooks {
     void *arg;
-    int64_t (*now_ms)(void *arg);                   /* monotonic: timeouts */
-    int64_t (*wall_ms)(void *arg);                  /* commit timestamps, retention */
+    int64_t (*now_ms)(void *arg);  /* monotonic: timeouts */
+    int64_t (*wall_ms)(void *arg); /* commit timestamps, retention */
     /* Start loading group_id; finish with ls_group_coord_load_done(). */
     void (*load)(void *arg, const char *group_id);
     /* Store the group's record (ls_group_snapshot()); NULL record = delete
@@ -190,9 +190,9 @@ char **ls_group_coord_ids(ls_group_coord_t *c, int *n);
 const char *ls_group_id(const ls_group_t *g);
 ls_group_state ls_group_get_state(const ls_group_t *g);
 int32_t ls_group_generation(const ls_group_t *g);
-const char *ls_group_protocol_type(const ls_group_t *g);   /* NULL none */
-const char *ls_group_protocol_name(const ls_group_t *g);   /* NULL none */
-const char *ls_group_leader(const ls_group_t *g);          /* NULL none */
+const char *ls_group_protocol_type(const ls_group_t *g); /* NULL none */
+const char *ls_group_protocol_name(const ls_group_t *g); /* NULL none */
+const char *ls_group_leader(const ls_group_t *g);        /* NULL none */
 int ls_group_member_count(const ls_group_t *g);
 /* Snapshot for persistence / describe (caller frees with ls_group_record_free). */
 void ls_group_snapshot(const ls_group_t *g, ls_group_record_t *out);
@@ -204,16 +204,16 @@ typedef struct ls_group_protocol {
 } ls_group_protocol_t;
 
 typedef struct ls_group_join_req {
-    const char *member_id;          /* "" = unknown */
-    const char *instance_id;        /* NULL = dynamic member */
+    const char *member_id;   /* "" = unknown */
+    const char *instance_id; /* NULL = dynamic member */
     const char *client_id;
     const char *client_host;
     int32_t session_timeout_ms;
-    int32_t rebalance_timeout_ms;   /* < 0: session timeout */
+    int32_t rebalance_timeout_ms; /* < 0: session timeout */
     const char *protocol_type;
     const ls_group_protocol_t *protocols;
     int nprotocols;
-    bool require_known_member_id;   /* JoinGroup v4+: MEMBER_ID_REQUIRED first */
+    bool require_known_member_id; /* JoinGroup v4+: MEMBER_ID_REQUIRED first */
 } ls_group_join_req_t;
 
 typedef struct ls_group_join_member {
@@ -226,12 +226,12 @@ typedef struct ls_group_join_member {
 /* Valid only during the callback. */
 typedef struct ls_group_join_result {
     ls_group_err err;
-    int32_t generation;             /* -1 on error */
+    int32_t generation; /* -1 on error */
     const char *protocol_type;
     const char *protocol_name;
-    const char *leader;             /* "" on error */
-    const char *member_id;          /* assigned id (also with MEMBER_ID_REQUIRED) */
-    const ls_group_join_member_t *members;   /* the leader only */
+    const char *leader;                    /* "" on error */
+    const char *member_id;                 /* assigned id (also with MEMBER_ID_REQUIRED) */
+    const ls_group_join_member_t *members; /* the leader only */
     int nmembers;
 } ls_group_join_result_t;
 typedef void (*ls_group_join_cb)(void *arg, const ls_group_join_result_t *res);

@@ -41,8 +41,7 @@ ls_status ls_group_record_decode(const uint8_t *p, size_t len, ls_group_record_t
 {
     memset(out, 0, sizeof *out);
     ls_br_t r = ls_br_init(p, len);
-    if (ls_br_u8(&r) != REC_VERSION)
-        return LS_ECORRUPT;
+    if (ls_br_u8(&r) != REC_VERSION) return LS_ECORRUPT;
     out->state = ls_br_u8(&r) == 1 ? LS_GROUP_STABLE : LS_GROUP_EMPTY;
     out->generation = (int32_t)ls_br_u32(&r);
     out->protocol_type = ls_br_str(&r);
@@ -67,8 +66,8 @@ ls_status ls_group_record_decode(const uint8_t *p, size_t len, ls_group_record_t
         m->rebalance_timeout_ms = (int32_t)ls_br_u32(&r);
         m->metadata = ls_br_bytes(&r, &m->metadata_len);
         m->assignment = ls_br_bytes(&r, &m->assignment_len);
-        if (!r.err && (!m->member_id || !m->client_id || !m->client_host || !m->metadata ||
-                       !m->assignment))
+        if (!r.err &&
+            (!m->member_id || !m->client_id || !m->client_host || !m->metadata || !m->assignment))
             r.err = true;
     }
     if (r.err) {
@@ -116,8 +115,7 @@ ls_status ls_group_offset_decode(const uint8_t *p, size_t len, ls_group_offset_t
 {
     memset(out, 0, sizeof *out);
     ls_br_t r = ls_br_init(p, len);
-    if (ls_br_u8(&r) != OFF_VERSION)
-        return LS_ECORRUPT;
+    if (ls_br_u8(&r) != OFF_VERSION) return LS_ECORRUPT;
     out->offset = (int64_t)ls_br_u64(&r);
     out->leader_epoch = (int32_t)ls_br_u32(&r);
     out->commit_ms = (int64_t)ls_br_u64(&r);

@@ -88,12 +88,9 @@ char *ls_group_key_offset(const char *group_id, const char *topic, int32_t parti
 
 static int hexval(char c)
 {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     return -1;
 }
 
@@ -131,8 +128,7 @@ ls_status ls_group_store_load(ls_meta_t *meta, const char *group_id, ls_group_lo
     if (st == LS_OK) {
         st = ls_group_record_decode(kv.val, kv.vlen, &out->rec);
         ls_kv_free(&kv);
-        if (st != LS_OK)
-            return st;
+        if (st != LS_OK) return st;
         out->exists = true;
     } else if (st != LS_ENOTFOUND) {
         return st;
@@ -148,7 +144,7 @@ ls_status ls_group_store_load(ls_meta_t *meta, const char *group_id, ls_group_lo
     }
     out->offsets = LS_NEWN(ls_group_loaded_offset_t, l.n ? l.n : 1);
     for (size_t i = 0; i < l.n; i++) {
-        const char *rest = (const char *)l.v[i].key + plen;   /* "<topic>/<partition>" */
+        const char *rest = (const char *)l.v[i].key + plen; /* "<topic>/<partition>" */
         const char *slash = strrchr(rest, '/');
         ls_group_loaded_offset_t *lo = &out->offsets[out->noffsets];
         if (!slash || ls_group_offset_decode(l.v[i].val, l.v[i].vlen, &lo->o) != LS_OK) {
@@ -160,8 +156,7 @@ ls_status ls_group_store_load(ls_meta_t *meta, const char *group_id, ls_group_lo
         lo->partition = (int32_t)strtol(slash + 1, NULL, 10);
         out->noffsets++;
     }
-    if (out->noffsets > 0)
-        out->exists = true;
+    if (out->noffsets > 0) out->exists = true;
     ls_kvlist_free(&l);
     return LS_OK;
 }
@@ -171,7 +166,7 @@ ls_status ls_group_store_load(ls_meta_t *meta, const char *group_id, ls_group_lo
 typedef struct wop {
     ls_meta_op_kind kind;
     char *key;
-    char *end;          /* DEL_RANGE */
+    char *end; /* DEL_RANGE */
     uint8_t *val;
     size_t vlen;
 } wop_t;
@@ -180,9 +175,9 @@ typedef struct job {
     struct job *next;
     wop_t *ops;
     int nops;
-    bool exclusive;     /* contains a range delete: runs alone */
-    char *gid;          /* the group written (NULL: a barrier) */
-    char *owner_key;    /* its owner record, compared against fence_rev */
+    bool exclusive;  /* contains a range delete: runs alone */
+    char *gid;       /* the group written (NULL: a barrier) */
+    char *owner_key; /* its owner record, compared against fence_rev */
     int64_t fence_rev;
     ls_group_write_cb cb;
     void *arg;
@@ -191,7 +186,7 @@ typedef struct job {
 
 /* A group's fence: the revision of this broker's last owner-record write. */
 typedef struct fence {
-    struct fence *next;   /* same hash */
+    struct fence *next; /* same hash */
     char *gid;
     int64_t rev;
 } fence_t;
@@ -205,12 +200,12 @@ struct ls_group_service {
     void *offload_ctx;
     uv_timer_t tick;
     uv_timer_t retention;
-    int64_t tick_at;        /* scheduled tick (INT64_MAX none) */
+    int64_t tick_at; /* scheduled tick (INT64_MAX none) */
     int64_t retention_interval_ms;
-    job_t *qhead, *qtail;   /* waiting */
-    job_t *batch;           /* in flight (linked by next) */
-    ls_i64map_t fences;     /* hash(gid) -> fence_t list (loop thread) */
-    int32_t node_id;        /* written into owner records (diagnostics) */
+    job_t *qhead, *qtail; /* waiting */
+    job_t *batch;         /* in flight (linked by next) */
+    ls_i64map_t fences;   /* hash(gid) -> fence_t list (loop thread) */
+    int32_t node_id;      /* written into owner records (diagnostics) */
     bool stopped;
     int closing;
     bool freed;
@@ -223,8 +218,7 @@ static int64_t gid_hash(const char *gid) { return (int64_t)ls_hash_str(LS_HASH_I
 static fence_t *fence_find(ls_group_service_t *s, const char *gid)
 {
     for (fence_t *f = ls_i64map_get(&s->fences, gid_hash(gid)); f; f = f->next)
-        if (strcmp(f->gid, gid) == 0)
-            return f;
+        if (strcmp(f->gid, gid) == 0) return f;
     return NULL;
 }
 
@@ -246,8 +240,7 @@ static void fence_drop(ls_group_service_t *s, const char *gid)
     fence_t *head = ls_i64map_get(&s->fences, h), **pp = &head;
     while (*pp && strcmp((*pp)->gid, gid) != 0)
         pp = &(*pp)->next;
-    if (!*pp)
-        return;
+    if (!*pp) return;
     fence_t *f = *pp;
     *pp = f->next;
     if (head)
@@ -274,10 +267,11 @@ static void fences_free(ls_group_service_t *s)
 /* The group lost: another broker loaded it after us. */
 static void fenced(ls_group_service_t *s, const char *gid)
 {
-    if (!fence_find(s, gid))
-        return;
-    LS_WARN("group", "group '%s': another broker took over its coordination (its owner record "
-            "changed, e.g. while this broker was paused); dropping the in-memory copy", gid);
+    if (!fence_find(s, gid)) return;
+    LS_WARN("group",
+            "group '%s': another broker took over its coordination (its owner record "
+            "changed, e.g. while this broker was paused); dropping the in-memory copy",
+            gid);
     fence_drop(s, gid);
     ls_group_coord_unload(s->coord, gid);
 }
@@ -306,14 +300,15 @@ static ls_status run_jobs(ls_meta_t *meta, job_t *first, job_t *end)
     ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, (size_t)max);
     int ncmp = 0;
     for (job_t *j = first; j != end; j = j->next) {
-        if (!j->owner_key)
-            continue;
+        if (!j->owner_key) continue;
         bool seen = false;
         for (int k = 0; k < ncmp; k++)
             seen |= strcmp((const char *)cmps[k].key, j->owner_key) == 0;
         if (!seen && ncmp < max / 2)
-            cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = j->owner_key,
-                                           .klen = strlen(j->owner_key), .rev = j->fence_rev};
+            cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV,
+                                           .key = j->owner_key,
+                                           .klen = strlen(j->owner_key),
+                                           .rev = j->fence_rev};
     }
     ls_status st = LS_OK;
     int n = 0, room = max - ncmp;
@@ -330,19 +325,20 @@ static ls_status run_jobs(ls_meta_t *meta, job_t *first, job_t *end)
                 n = 0;
                 slot = 0;
             }
-            ls_meta_op_t o = {.kind = w->kind, .key = w->key, .klen = strlen(w->key),
-                              .val = w->val, .vlen = w->vlen};
+            ls_meta_op_t o = {.kind = w->kind,
+                              .key = w->key,
+                              .klen = strlen(w->key),
+                              .val = w->val,
+                              .vlen = w->vlen};
             if (w->kind == LS_META_OP_DEL_RANGE) {
                 o.end = w->end;
                 o.elen = strlen(w->end);
             }
             ops[slot] = o;
-            if (slot == n)
-                n++;
+            if (slot == n) n++;
         }
     }
-    if (st == LS_OK && n > 0)
-        st = ls_meta_txn(meta, cmps, (size_t)ncmp, ops, (size_t)n, NULL);
+    if (st == LS_OK && n > 0) st = ls_meta_txn(meta, cmps, (size_t)ncmp, ops, (size_t)n, NULL);
     ls_free(cmps);
     ls_free(ops);
     return st;
@@ -376,8 +372,7 @@ static void batch_done(void *arg)
             fenced(s, j->gid);
         else if (j->st != LS_OK)
             LS_WARN_RL("group", "storing group state failed: %s", ls_status_str(j->st));
-        if (j->cb)
-            j->cb(j->arg, j->st);
+        if (j->cb) j->cb(j->arg, j->st);
         job_free(j);
         j = next;
     }
@@ -386,9 +381,8 @@ static void batch_done(void *arg)
 
 static void writer_kick(ls_group_service_t *s)
 {
-    if (s->batch || !s->qhead)
-        return;
-    int max = ls_meta_max_txn_ops(s->meta) / 2;   /* the other half: the batch's fences */
+    if (s->batch || !s->qhead) return;
+    int max = ls_meta_max_txn_ops(s->meta) / 2; /* the other half: the batch's fences */
     job_t *first = s->qhead, *last = first;
     int total = first->nops;
     if (!first->exclusive) {
@@ -398,8 +392,7 @@ static void writer_kick(ls_group_service_t *s)
         }
     }
     s->qhead = last->next;
-    if (!s->qhead)
-        s->qtail = NULL;
+    if (!s->qhead) s->qtail = NULL;
     last->next = NULL;
     s->batch = first;
     s->offload(s->offload_ctx, batch_work, batch_done, s);
@@ -420,8 +413,7 @@ static bool job_fence(ls_group_service_t *s, job_t *j, const char *gid)
 {
     j->gid = ls_strdup(gid);
     fence_t *f = fence_find(s, gid);
-    if (!f)
-        return false;
+    if (!f) return false;
     j->owner_key = ls_group_key_owner(gid);
     j->fence_rev = f->rev;
     return true;
@@ -429,8 +421,7 @@ static bool job_fence(ls_group_service_t *s, job_t *j, const char *gid)
 
 static void job_fail_fenced(job_t *j)
 {
-    if (j->cb)
-        j->cb(j->arg, LS_EFENCED);
+    if (j->cb) j->cb(j->arg, LS_EFENCED);
     job_free(j);
 }
 
@@ -500,8 +491,7 @@ static void on_tick(uv_timer_t *t);
 static void h_wakeup(void *arg, int64_t at)
 {
     ls_group_service_t *s = arg;
-    if (s->stopped || at >= s->tick_at)
-        return;
+    if (s->stopped || at >= s->tick_at) return;
     s->tick_at = at;
     int64_t now = (int64_t)uv_now(s->loop);
     uv_timer_start(&s->tick, on_tick, (uint64_t)(at > now ? at - now : 0), 0);
@@ -512,8 +502,7 @@ static void on_tick(uv_timer_t *t)
     ls_group_service_t *s = t->data;
     s->tick_at = INT64_MAX;
     int64_t next = ls_group_coord_tick(s->coord);
-    if (next != INT64_MAX)
-        h_wakeup(s, next);
+    if (next != INT64_MAX) h_wakeup(s, next);
 }
 
 static void h_persist(void *arg, const char *group_id, const ls_group_record_t *rec)
@@ -536,7 +525,7 @@ static void h_persist(void *arg, const char *group_id, const ls_group_record_t *
         w->key = ls_group_key_offsets_prefix(group_id);
         size_t kl = strlen(w->key);
         w->end = ls_strdup(w->key);
-        w->end[kl - 1] = '/' + 1;   /* prefix end: '/' -> '0' */
+        w->end[kl - 1] = '/' + 1; /* prefix end: '/' -> '0' */
         w = &j->ops[j->nops++];
         w->kind = LS_META_OP_DEL;
         w->key = ls_group_key_meta(group_id);
@@ -562,12 +551,11 @@ static void load_work(void *arg)
     char val[64];
     int vl = snprintf(val, sizeof val, "{\"broker\":%d,\"since_ms\":%lld}", (int)lc->s->node_id,
                       (long long)ls_clock_wall_ms());
-    ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = val,
-                       .vlen = (size_t)vl};
+    ls_meta_op_t op = {
+        .kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = val, .vlen = (size_t)vl};
     lc->st = ls_meta_txn(lc->s->meta, NULL, 0, &op, 1, &lc->owner_rev);
     ls_free(key);
-    if (lc->st == LS_OK)
-        lc->st = ls_group_store_load(lc->s->meta, lc->group_id, &lc->l);
+    if (lc->st == LS_OK) lc->st = ls_group_store_load(lc->s->meta, lc->group_id, &lc->l);
 }
 
 static void load_after(void *arg)
@@ -633,7 +621,7 @@ static void verify_after(void *arg)
     bool owned = vc->st == LS_OK && vc->mod_rev == vc->fence_rev;
     fence_t *f = fence_find(vc->s, vc->group_id);
     if (vc->st == LS_OK && !owned && f && f->rev == vc->fence_rev)
-        fenced(vc->s, vc->group_id);   /* not re-fenced by a newer load meanwhile */
+        fenced(vc->s, vc->group_id); /* not re-fenced by a newer load meanwhile */
     vc->cb(vc->arg, owned);
     ls_free(vc->group_id);
     ls_free(vc->owner_key);
@@ -645,7 +633,7 @@ void ls_group_service_verify(ls_group_service_t *s, const char *group_id,
 {
     fence_t *f = fence_find(s, group_id);
     if (!f || !ls_group_find(s->coord, group_id)) {
-        cb(arg, true);   /* not in memory: acquiring loads and claims it */
+        cb(arg, true); /* not in memory: acquiring loads and claims it */
         return;
     }
     verify_ctx_t *vc = LS_NEW(verify_ctx_t);
@@ -674,8 +662,7 @@ static void list_work(void *arg)
     list_ctx_t *lc = arg;
     ls_kvlist_t l;
     lc->st = ls_meta_scan_prefix(lc->s->meta, META_PREFIX, 0, &l);
-    if (lc->st != LS_OK)
-        return;
+    if (lc->st != LS_OK) return;
     lc->v = LS_NEWN(ls_group_listing_t, l.n ? l.n : 1);
     size_t plen = strlen(META_PREFIX);
     for (size_t i = 0; i < l.n; i++) {
@@ -706,8 +693,7 @@ static void list_after(void *arg)
         for (int i = 0; i < nids; i++) {
             int k;
             for (k = 0; k < lc->n; k++)
-                if (strcmp(lc->v[k].group_id, ids[i]) == 0)
-                    break;
+                if (strcmp(lc->v[k].group_id, ids[i]) == 0) break;
             if (k == lc->n) {
                 memset(&lc->v[k], 0, sizeof lc->v[k]);
                 lc->v[k].group_id = ids[i];
@@ -802,8 +788,7 @@ static void expire_ready(void *arg, ls_group_t *g)
 static void expire_list_done(void *arg, ls_status st, ls_group_listing_t *v, int n)
 {
     ls_group_service_t *s = arg;
-    if (st != LS_OK || s->stopped)
-        return;
+    if (st != LS_OK || s->stopped) return;
     expire_ctx_t *ec = LS_NEW(expire_ctx_t);
     ec->s = s;
     ec->pending = 1;
@@ -816,8 +801,7 @@ static void expire_list_done(void *arg, ls_status st, ls_group_listing_t *v, int
 
 void ls_group_service_cleanup(ls_group_service_t *s)
 {
-    if (!s->stopped)
-        ls_group_service_list(s, expire_list_done, s);
+    if (!s->stopped) ls_group_service_list(s, expire_list_done, s);
 }
 
 static void on_retention(uv_timer_t *t) { ls_group_service_cleanup(t->data); }
@@ -840,8 +824,13 @@ ls_group_service_t *ls_group_service_open(uv_loop_t *loop, ls_meta_t *meta, ls_c
     s->tick_at = INT64_MAX;
     s->retention_interval_ms = retention_check_interval_ms;
     ls_group_hooks_t h = {
-        .arg = s, .now_ms = h_now, .wall_ms = h_wall, .load = h_load, .persist = h_persist,
-        .wakeup = h_wakeup, .topic_stream_no = h_stream_no,
+        .arg = s,
+        .now_ms = h_now,
+        .wall_ms = h_wall,
+        .load = h_load,
+        .persist = h_persist,
+        .wakeup = h_wakeup,
+        .topic_stream_no = h_stream_no,
     };
     s->coord = ls_group_coord_new(cfg, &h);
     uv_timer_init(loop, &s->tick);
@@ -884,8 +873,7 @@ void ls_group_service_retain(ls_group_service_t *s, bool (*owned)(void *arg, con
 
 void ls_group_service_stop(ls_group_service_t *s)
 {
-    if (s->stopped)
-        return;
+    if (s->stopped) return;
     s->stopped = true;
     ls_group_coord_shutdown(s->coord);
     uv_timer_stop(&s->tick);
@@ -903,10 +891,8 @@ void ls_group_service_stop(ls_group_service_t *s)
 
 void ls_group_service_free(ls_group_service_t *s)
 {
-    if (!s)
-        return;
-    if (!s->stopped)
-        ls_group_service_stop(s);
+    if (!s) return;
+    if (!s->stopped) ls_group_service_stop(s);
     for (job_t *j = s->qhead, *n; j; j = n) {
         n = j->next;
         job_free(j);

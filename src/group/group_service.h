@@ -48,7 +48,7 @@ void ls_group_service_free(ls_group_service_t *s);
 typedef struct ls_group_commit_item {
     const char *topic;
     int32_t partition;
-    ls_group_offset_t o;          /* ignored by delete */
+    ls_group_offset_t o; /* ignored by delete */
 } ls_group_commit_item_t;
 typedef void (*ls_group_write_cb)(void *arg, ls_status st);
 /* Stores committed offsets (copied before return); cb on the loop. */
@@ -64,7 +64,7 @@ void ls_group_service_barrier(ls_group_service_t *s, ls_group_write_cb cb, void 
 
 typedef struct ls_group_listing {
     char *group_id;
-    char *protocol_type;          /* "" none */
+    char *protocol_type; /* "" none */
     ls_group_state state;
 } ls_group_listing_t;
 /* Every existing group: stored ones, with the in-memory state where loaded.

@@ -84,10 +84,7 @@ void ls_http_error(ls_http_response_t *resp, int code, const char *type, const c
 
 /* ---- libmicrohttpd callbacks ----------------------------------------------- */
 
-static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
-{
-    return strlen(s);
-}
+static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s) { return strlen(s); }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
@@ -160,9 +157,8 @@ static void dispatch(ls_http_server_t *s, const ls_http_request_t *req, ls_http_
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     ls_http_server_t *s = cls;
     req_state_t *st = *con_cls;
@@ -207,7 +203,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         ls_buf_append_u8(&st->body, 0);
         st->body.len--;
     }
-    ls_http_request_t req = {.method = method, .path = url, .query = (const char *)query.data,
+    ls_http_request_t req = {.method = method,
+                             .path = url,
+                             .query = (const char *)query.data,
                              .body_len = st->body_len,
                              .body = st->keep ? (const char *)st->body.data : NULL};
     dispatch(s, &req, &resp);
@@ -234,7 +232,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 static int bind_listener(const char *key, const char *host, int port, int *bound_port, char *err,
                          size_t errlen)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
     char ps[16];
     snprintf(ps, sizeof ps, "%d", port);
@@ -248,8 +247,7 @@ static int bind_listener(const char *key, const char *host, int port, int *bound
     int one = 1;
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
         bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 128)) {
-        snprintf(err, errlen, "%s: cannot listen on %s:%d: %s", key, host, port,
-                 strerror(errno));
+        snprintf(err, errlen, "%s: cannot listen on %s:%d: %s", key, host, port, strerror(errno));
         if (fd >= 0) close(fd);
         freeaddrinfo(ai);
         return -1;
@@ -279,13 +277,12 @@ ls_http_server_t *ls_http_server_start(const char *key, const char *host, int po
     s->d = MHD_start_daemon(
         MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
         on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)LS_HTTP_THREADS,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)LS_HTTP_MAX_HEADER_BYTES,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)LS_HTTP_MAX_CONNECTIONS,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)LS_HTTP_MAX_CONNECTIONS_PER_IP,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)LS_HTTP_IDLE_TIMEOUT_S,
-        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, NULL, MHD_OPTION_END);
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)LS_HTTP_THREADS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)LS_HTTP_MAX_HEADER_BYTES, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)LS_HTTP_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)LS_HTTP_MAX_CONNECTIONS_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)LS_HTTP_IDLE_TIMEOUT_S, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
     if (!s->d) {
         snprintf(err, errlen, "%s: libmicrohttpd did not start on %s:%d", key, host, s->port);
         close(fd);
@@ -296,10 +293,7 @@ ls_http_server_t *ls_http_server_start(const char *key, const char *host, int po
     return s;
 }
 
-int ls_http_server_port(const ls_http_server_t *s)
-{
-    return s->port;
-}
+int ls_http_server_port(const ls_http_server_t *s) { return s->port; }
 
 void ls_http_server_stop(ls_http_server_t *s)
 {

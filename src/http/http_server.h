@@ -60,7 +60,7 @@ typedef struct ls_http_mount {
     const char *prefix; /* e.g. "/v1": matches "/v1" and "/v1/..."; "" matches every path */
     ls_http_handler_fn fn;
     void *arg;
-    int takes_body;     /* buffer request bodies (up to LS_HTTP_MAX_BODY) for fn */
+    int takes_body; /* buffer request bodies (up to LS_HTTP_MAX_BODY) for fn */
 } ls_http_mount_t;
 
 typedef struct ls_http_server ls_http_server_t;

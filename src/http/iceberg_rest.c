@@ -93,10 +93,7 @@ static int decode_namespace(const seg_t *s, ls_rest_route_t *r)
     return 0;
 }
 
-static int is(const char *method, const char *m)
-{
-    return !strcmp(method, m);
-}
+static int is(const char *method, const char *m) { return !strcmp(method, m); }
 
 /* Picks the op for a resource that is read with GET (and maybe HEAD) and
  * written, in the spec, with the methods in writes[]. */
@@ -210,8 +207,7 @@ void ls_rest_route(const char *method, const char *path, ls_rest_route_t *r)
         if (is(method, "POST"))
             r->op = LS_REST_REPORT_METRICS;
         else
-            route_set(r, LS_REST_METHOD_NOT_ALLOWED, "%s is not a method of this endpoint",
-                      method);
+            route_set(r, LS_REST_METHOD_NOT_ALLOWED, "%s is not a method of this endpoint", method);
         return;
     }
     route_set(r, LS_REST_NOT_FOUND, "%s", "no such endpoint");
@@ -248,10 +244,7 @@ static json_t *props_json(const ls_rest_t *r)
     return o;
 }
 
-static json_t *namespace_json(const char *ns)
-{
-    return json_pack("[s]", ns);
-}
+static json_t *namespace_json(const char *ns) { return json_pack("[s]", ns); }
 
 /* Paging: pageSize > 0 bounds the page; pageToken is the last name given.
  * -1 (with a 400 written) on a bad parameter. */
@@ -326,14 +319,11 @@ static int namespace_exists(const ls_rest_t *r, const char *ns, ls_http_response
 
 static void no_namespace(ls_http_response_t *resp, const ls_rest_route_t *rt)
 {
-    ls_http_error(resp, 404, "NoSuchNamespaceException", "namespace does not exist: %s%s",
-                  rt->ns, rt->ns_levels > 1 ? " (namespaces here have one level)" : "");
+    ls_http_error(resp, 404, "NoSuchNamespaceException", "namespace does not exist: %s%s", rt->ns,
+                  rt->ns_levels > 1 ? " (namespaces here have one level)" : "");
 }
 
-static json_t *make_namespace(const char *name, const void *ctx)
-{
-    return namespace_json(name);
-}
+static json_t *make_namespace(const char *name, const void *ctx) { return namespace_json(name); }
 
 static void list_namespaces(const ls_rest_t *r, const ls_http_request_t *req,
                             ls_http_response_t *resp)
@@ -395,8 +385,8 @@ static json_t *make_identifier(const char *name, const void *ctx)
     return json_pack("{s:o, s:s}", "namespace", namespace_json(ctx), "name", name);
 }
 
-static void list_tables(const ls_rest_t *r, const ls_rest_route_t *rt,
-                        const ls_http_request_t *req, ls_http_response_t *resp)
+static void list_tables(const ls_rest_t *r, const ls_rest_route_t *rt, const ls_http_request_t *req,
+                        ls_http_response_t *resp)
 {
     if (rt->ns_levels != 1) {
         no_namespace(resp, rt);
@@ -444,10 +434,9 @@ static void load_table(const ls_rest_t *r, const ls_rest_route_t *rt, int head,
          * only after NoSuchTableException, so Spark's SELECT ... FROM
          * ns.t.snapshots needs exactly this answer. */
         int ns = rt->ns_levels == 1 ? namespace_exists(r, rt->ns, resp) : 0;
-        if (ns < 0)
-            return;
-        ls_http_error(resp, 404, "NoSuchTableException", "table does not exist: %s.%s%s",
-                      rt->ns, rt->name, ns ? "" : " (no such namespace)");
+        if (ns < 0) return;
+        ls_http_error(resp, 404, "NoSuchTableException", "table does not exist: %s.%s%s", rt->ns,
+                      rt->name, ns ? "" : " (no such namespace)");
         return;
     }
     if (st == LS_ECORRUPT) {
@@ -477,8 +466,8 @@ static void load_table(const ls_rest_t *r, const ls_rest_route_t *rt, int head,
                       p.metadata_key, meta ? "wrong type" : je.text);
     else
         send_json(resp, 200,
-                  json_pack("{s:s, s:O, s:o}", "metadata-location", p.metadata_location,
-                            "metadata", meta, "config", props_json(r)));
+                  json_pack("{s:s, s:O, s:o}", "metadata-location", p.metadata_location, "metadata",
+                            meta, "config", props_json(r)));
     json_decref(meta);
     ls_buf_free(&b);
     ls_tcat_pointer_clear(&p);
@@ -513,12 +502,8 @@ void ls_rest_handle(void *arg, const ls_http_request_t *req, ls_http_response_t 
     ls_rest_route(req->method, req->path, &rt);
     int exists;
     switch (rt.op) {
-    case LS_REST_GET_CONFIG:
-        get_config(r, req, resp);
-        return;
-    case LS_REST_LIST_NAMESPACES:
-        list_namespaces(r, req, resp);
-        return;
+    case LS_REST_GET_CONFIG: get_config(r, req, resp); return;
+    case LS_REST_LIST_NAMESPACES: list_namespaces(r, req, resp); return;
     case LS_REST_LOAD_NAMESPACE:
     case LS_REST_NAMESPACE_EXISTS:
     case LS_REST_LIST_VIEWS:
@@ -531,22 +516,20 @@ void ls_rest_handle(void *arg, const ls_http_request_t *req, ls_http_response_t 
         else if (rt.op == LS_REST_LIST_VIEWS)
             send_json(resp, 200, json_pack("{s:[]}", "identifiers"));
         else
-            send_json(resp, 200, json_pack("{s:o, s:{}}", "namespace", namespace_json(rt.ns),
-                                           "properties"));
+            send_json(resp, 200,
+                      json_pack("{s:o, s:{}}", "namespace", namespace_json(rt.ns), "properties"));
         return;
-    case LS_REST_LIST_TABLES:
-        list_tables(r, &rt, req, resp);
-        return;
+    case LS_REST_LIST_TABLES: list_tables(r, &rt, req, resp); return;
     case LS_REST_LOAD_TABLE:
-    case LS_REST_TABLE_EXISTS:
-        load_table(r, &rt, rt.op == LS_REST_TABLE_EXISTS, resp);
-        return;
+    case LS_REST_TABLE_EXISTS: load_table(r, &rt, rt.op == LS_REST_TABLE_EXISTS, resp); return;
     case LS_REST_REPORT_METRICS:
         resp->status = 204; /* scan reports are accepted and dropped */
         return;
     case LS_REST_LOAD_VIEW:
-        ls_http_error(resp, 404, "NoSuchViewException", "view does not exist: %s.%s "
-                      "(this catalog has no views)", rt.ns, rt.name);
+        ls_http_error(resp, 404, "NoSuchViewException",
+                      "view does not exist: %s.%s "
+                      "(this catalog has no views)",
+                      rt.ns, rt.name);
         return;
     case LS_REST_UNSUPPORTED:
         ls_http_error(resp, 406, "UnsupportedOperationException",

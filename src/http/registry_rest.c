@@ -711,10 +711,7 @@ static void op_compatibility(req_t *q, const char *subject, const char *vtext)
 
 /* ---- routing ---------------------------------------------------------------------------- */
 
-static int is(const char *a, const char *b)
-{
-    return !strcmp(a, b);
-}
+static int is(const char *a, const char *b) { return !strcmp(a, b); }
 
 static void route(req_t *q)
 {

@@ -23,9 +23,11 @@
 #include "base/status.h"
 
 /* One served api: its generated description ls_kmsg_<name> and handler. */
-#define API(name, pfx, fn)                                                                     \
-    {LS_KAFKA_API_##pfx, #name, LS_KAFKA_##pfx##_MIN, LS_KAFKA_##pfx##_MAX, LS_KAFKA_##pfx##_FLEX,            \
-     &ls_kmsg_##name, fn}
+#define API(name, pfx, fn)                                                                         \
+    {                                                                                              \
+        LS_KAFKA_API_##pfx, #name, LS_KAFKA_##pfx##_MIN, LS_KAFKA_##pfx##_MAX,                     \
+            LS_KAFKA_##pfx##_FLEX, &ls_kmsg_##name, fn                                             \
+    }
 
 const ls_kafka_api_t ls_kafka_apis[] = {
     API(Produce, PRODUCE, ls_kafka_handle_produce),
@@ -61,36 +63,77 @@ const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0])
 const ls_kafka_api_t *ls_kafka_api_find(int16_t key)
 {
     for (int i = 0; i < ls_kafka_napis; i++)
-        if (ls_kafka_apis[i].key == key)
-            return &ls_kafka_apis[i];
+        if (ls_kafka_apis[i].key == key) return &ls_kafka_apis[i];
     return NULL;
 }
 
 /* Names of every API key up to 2024's Kafka, served or not, so diagnostics
  * about requests we refuse still say what the client wanted. */
 static const char *const api_names[] = {
-    [0] = "Produce", [1] = "Fetch", [2] = "ListOffsets", [3] = "Metadata",
-    [4] = "LeaderAndIsr", [5] = "StopReplica", [6] = "UpdateMetadata",
-    [7] = "ControlledShutdown", [8] = "OffsetCommit", [9] = "OffsetFetch",
-    [10] = "FindCoordinator", [11] = "JoinGroup", [12] = "Heartbeat", [13] = "LeaveGroup",
-    [14] = "SyncGroup", [15] = "DescribeGroups", [16] = "ListGroups", [17] = "SaslHandshake",
-    [18] = "ApiVersions", [19] = "CreateTopics", [20] = "DeleteTopics", [21] = "DeleteRecords",
-    [22] = "InitProducerId", [23] = "OffsetForLeaderEpoch", [24] = "AddPartitionsToTxn",
-    [25] = "AddOffsetsToTxn", [26] = "EndTxn", [27] = "WriteTxnMarkers",
-    [28] = "TxnOffsetCommit", [29] = "DescribeAcls", [30] = "CreateAcls", [31] = "DeleteAcls",
-    [32] = "DescribeConfigs", [33] = "AlterConfigs", [34] = "AlterReplicaLogDirs",
-    [35] = "DescribeLogDirs", [36] = "SaslAuthenticate", [37] = "CreatePartitions",
-    [38] = "CreateDelegationToken", [39] = "RenewDelegationToken",
-    [40] = "ExpireDelegationToken", [41] = "DescribeDelegationToken", [42] = "DeleteGroups",
-    [43] = "ElectLeaders", [44] = "IncrementalAlterConfigs",
-    [45] = "AlterPartitionReassignments", [46] = "ListPartitionReassignments",
-    [47] = "OffsetDelete", [48] = "DescribeClientQuotas", [49] = "AlterClientQuotas",
-    [50] = "DescribeUserScramCredentials", [51] = "AlterUserScramCredentials",
-    [55] = "DescribeQuorum", [57] = "UpdateFeatures", [60] = "DescribeCluster",
-    [61] = "DescribeProducers", [64] = "UnregisterBroker", [65] = "DescribeTransactions",
-    [66] = "ListTransactions", [68] = "ConsumerGroupHeartbeat",
-    [69] = "ConsumerGroupDescribe", [71] = "GetTelemetrySubscriptions",
-    [72] = "PushTelemetry", [75] = "DescribeTopicPartitions",
+    [0] = "Produce",
+    [1] = "Fetch",
+    [2] = "ListOffsets",
+    [3] = "Metadata",
+    [4] = "LeaderAndIsr",
+    [5] = "StopReplica",
+    [6] = "UpdateMetadata",
+    [7] = "ControlledShutdown",
+    [8] = "OffsetCommit",
+    [9] = "OffsetFetch",
+    [10] = "FindCoordinator",
+    [11] = "JoinGroup",
+    [12] = "Heartbeat",
+    [13] = "LeaveGroup",
+    [14] = "SyncGroup",
+    [15] = "DescribeGroups",
+    [16] = "ListGroups",
+    [17] = "SaslHandshake",
+    [18] = "ApiVersions",
+    [19] = "CreateTopics",
+    [20] = "DeleteTopics",
+    [21] = "DeleteRecords",
+    [22] = "InitProducerId",
+    [23] = "OffsetForLeaderEpoch",
+    [24] = "AddPartitionsToTxn",
+    [25] = "AddOffsetsToTxn",
+    [26] = "EndTxn",
+    [27] = "WriteTxnMarkers",
+    [28] = "TxnOffsetCommit",
+    [29] = "DescribeAcls",
+    [30] = "CreateAcls",
+    [31] = "DeleteAcls",
+    [32] = "DescribeConfigs",
+    [33] = "AlterConfigs",
+    [34] = "AlterReplicaLogDirs",
+    [35] = "DescribeLogDirs",
+    [36] = "SaslAuthenticate",
+    [37] = "CreatePartitions",
+    [38] = "CreateDelegationToken",
+    [39] = "RenewDelegationToken",
+    [40] = "ExpireDelegationToken",
+    [41] = "DescribeDelegationToken",
+    [42] = "DeleteGroups",
+    [43] = "ElectLeaders",
+    [44] = "IncrementalAlterConfigs",
+    [45] = "AlterPartitionReassignments",
+    [46] = "ListPartitionReassignments",
+    [47] = "OffsetDelete",
+    [48] = "DescribeClientQuotas",
+    [49] = "AlterClientQuotas",
+    [50] = "DescribeUserScramCredentials",
+    [51] = "AlterUserScramCredentials",
+    [55] = "DescribeQuorum",
+    [57] = "UpdateFeatures",
+    [60] = "DescribeCluster",
+    [61] = "DescribeProducers",
+    [64] = "UnregisterBroker",
+    [65] = "DescribeTransactions",
+    [66] = "ListTransactions",
+    [68] = "ConsumerGroupHeartbeat",
+    [69] = "ConsumerGroupDescribe",
+    [71] = "GetTelemetrySubscriptions",
+    [72] = "PushTelemetry",
+    [75] = "DescribeTopicPartitions",
 };
 
 const char *ls_kafka_api_name(int16_t key)
@@ -134,9 +177,8 @@ int16_t ls_kafka_error_from_status(int st)
 
 int16_t ls_kafka_error_for_version(int16_t api_key, int16_t version, int16_t err)
 {
-    if (err == LS_KERR_KAFKA_STORAGE_ERROR &&
-        ((api_key == LS_KAFKA_API_PRODUCE && version < 4) ||
-         (api_key == LS_KAFKA_API_FETCH && version < 6)))
+    if (err == LS_KERR_KAFKA_STORAGE_ERROR && ((api_key == LS_KAFKA_API_PRODUCE && version < 4) ||
+                                               (api_key == LS_KAFKA_API_FETCH && version < 6)))
         return LS_KERR_NOT_LEADER_OR_FOLLOWER;
     if (err == LS_KERR_UNKNOWN_TOPIC_ID && api_key == LS_KAFKA_API_FETCH && version < 13)
         return LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;

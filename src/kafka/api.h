@@ -23,18 +23,18 @@ typedef struct ls_kafka_services ls_kafka_services_t;
 typedef struct ls_kconn ls_kconn_t;
 
 typedef struct ls_kreq {
-    ls_kafka_services_t *svc;  /* the broker's services (kafka/services.h) */
-    ls_kconn_t *conn;          /* owning connection (internal to kafka/conn.c) */
-    void *slot;                /* response slot (internal to kafka/conn.c) */
+    ls_kafka_services_t *svc; /* the broker's services (kafka/services.h) */
+    ls_kconn_t *conn;         /* owning connection (internal to kafka/conn.c) */
+    void *slot;               /* response slot (internal to kafka/conn.c) */
     int16_t api_key;
     int16_t api_version;
     int32_t correlation_id;
-    ls_kstr_t client_id;       /* view into frame */
-    bool flex;                 /* request uses a flexible version */
-    ls_kr_t body;              /* the body; past the decoded request */
-    void *msg;                 /* the decoded request (ls_kafka_<Api>Request) */
-    ls_arena_t *arena;         /* dies with the request */
-    uint8_t *frame;            /* owned: the request bytes (without the size prefix) */
+    ls_kstr_t client_id; /* view into frame */
+    bool flex;           /* request uses a flexible version */
+    ls_kr_t body;        /* the body; past the decoded request */
+    void *msg;           /* the decoded request (ls_kafka_<Api>Request) */
+    ls_arena_t *arena;   /* dies with the request */
+    uint8_t *frame;      /* owned: the request bytes (without the size prefix) */
     size_t frame_len;
 } ls_kreq_t;
 
@@ -45,8 +45,8 @@ typedef struct ls_kafka_api {
     const char *name;
     int16_t min_version;
     int16_t max_version;
-    int16_t first_flexible;    /* INT16_MAX when never flexible */
-    const ls_kmsg_api_t *msg;  /* generated request/response codecs */
+    int16_t first_flexible;   /* INT16_MAX when never flexible */
+    const ls_kmsg_api_t *msg; /* generated request/response codecs */
     ls_kafka_handler_fn handler;
 } ls_kafka_api_t;
 
@@ -122,8 +122,8 @@ enum {
     LS_KERR_PRODUCER_FENCED = 90,
 };
 /* What a transactional client is told until transactions exist. */
-#define LS_KAFKA_NO_TRANSACTIONS_MSG                                                           \
-    "Lakestream does not support Kafka transactions yet; unset transactional.id (an "          \
+#define LS_KAFKA_NO_TRANSACTIONS_MSG                                                               \
+    "Lakestream does not support Kafka transactions yet; unset transactional.id (an "              \
     "idempotent producer, enable.idempotence=true, still writes each partition exactly once)"
 /* Maps an internal status to the closest retriable/non-retriable Kafka error. */
 int16_t ls_kafka_error_from_status(int st);

@@ -54,8 +54,7 @@ void ls_kr_fail(ls_kr_t *r, const char *what)
 /* True (and fails the reader) unless n more bytes are available. */
 static inline bool kr_need(ls_kr_t *r, size_t n, const char *what)
 {
-    if (r->err)
-        return false;
+    if (r->err) return false;
     if (ls_kr_remaining(r) < n) {
         ls_kr_fail(r, what);
         return false;
@@ -65,8 +64,7 @@ static inline bool kr_need(ls_kr_t *r, size_t n, const char *what)
 
 int8_t ls_kr_i8(ls_kr_t *r)
 {
-    if (!kr_need(r, 1, "int8"))
-        return 0;
+    if (!kr_need(r, 1, "int8")) return 0;
     return (int8_t)*r->p++;
 }
 
@@ -78,8 +76,7 @@ bool ls_kr_bool(ls_kr_t *r)
 
 int16_t ls_kr_i16(ls_kr_t *r)
 {
-    if (!kr_need(r, 2, "int16"))
-        return 0;
+    if (!kr_need(r, 2, "int16")) return 0;
     int16_t v = (int16_t)ls_be16_get(r->p);
     r->p += 2;
     return v;
@@ -87,8 +84,7 @@ int16_t ls_kr_i16(ls_kr_t *r)
 
 int32_t ls_kr_i32(ls_kr_t *r)
 {
-    if (!kr_need(r, 4, "int32"))
-        return 0;
+    if (!kr_need(r, 4, "int32")) return 0;
     int32_t v = (int32_t)ls_be32_get(r->p);
     r->p += 4;
     return v;
@@ -96,8 +92,7 @@ int32_t ls_kr_i32(ls_kr_t *r)
 
 uint32_t ls_kr_u32(ls_kr_t *r)
 {
-    if (!kr_need(r, 4, "uint32"))
-        return 0;
+    if (!kr_need(r, 4, "uint32")) return 0;
     uint32_t v = ls_be32_get(r->p);
     r->p += 4;
     return v;
@@ -105,8 +100,7 @@ uint32_t ls_kr_u32(ls_kr_t *r)
 
 int64_t ls_kr_i64(ls_kr_t *r)
 {
-    if (!kr_need(r, 8, "int64"))
-        return 0;
+    if (!kr_need(r, 8, "int64")) return 0;
     int64_t v = (int64_t)ls_be64_get(r->p);
     r->p += 8;
     return v;
@@ -114,8 +108,7 @@ int64_t ls_kr_i64(ls_kr_t *r)
 
 double ls_kr_f64(ls_kr_t *r)
 {
-    if (!kr_need(r, 8, "float64"))
-        return 0;
+    if (!kr_need(r, 8, "float64")) return 0;
     uint64_t bits = ls_be64_get(r->p);
     r->p += 8;
     double d;
@@ -128,8 +121,7 @@ double ls_kr_f64(ls_kr_t *r)
  * Java client's ByteUtils.readUnsignedVarint does). */
 uint32_t ls_kr_uvarint(ls_kr_t *r)
 {
-    if (r->err)
-        return 0;
+    if (r->err) return 0;
     uint32_t v = 0;
     for (int i = 0; i < 5; i++) {
         if (r->p >= r->end) {
@@ -142,8 +134,7 @@ uint32_t ls_kr_uvarint(ls_kr_t *r)
             return 0;
         }
         v |= (uint32_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80))
-            return v;
+        if (!(b & 0x80)) return v;
     }
     return v; /* unreachable: the fifth byte has no continuation bit */
 }
@@ -156,8 +147,7 @@ int32_t ls_kr_varint(ls_kr_t *r)
 
 int64_t ls_kr_varlong(ls_kr_t *r)
 {
-    if (r->err)
-        return 0;
+    if (r->err) return 0;
     uint64_t v = 0;
     for (int i = 0; i < 10; i++) {
         if (r->p >= r->end) {
@@ -170,8 +160,7 @@ int64_t ls_kr_varlong(ls_kr_t *r)
             return 0;
         }
         v |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80))
-            return (int64_t)((v >> 1) ^ (~(v & 1) + 1));
+        if (!(b & 0x80)) return (int64_t)((v >> 1) ^ (~(v & 1) + 1));
     }
     return 0; /* unreachable */
 }
@@ -194,17 +183,13 @@ ls_kstr_t ls_kr_str(ls_kr_t *r, bool flex)
     int64_t len;
     if (flex) {
         uint32_t n = ls_kr_uvarint(r);
-        if (r->err)
-            return kstr_null;
-        if (n == 0)
-            return kstr_null;
+        if (r->err) return kstr_null;
+        if (n == 0) return kstr_null;
         len = (int64_t)n - 1;
     } else {
         len = ls_kr_i16(r);
-        if (r->err)
-            return kstr_null;
-        if (len == -1)
-            return kstr_null;
+        if (r->err) return kstr_null;
+        if (len == -1) return kstr_null;
     }
     /* Strings are at most INT16_MAX bytes in either form (the Java client
      * refuses longer compact strings too). */
@@ -212,8 +197,7 @@ ls_kstr_t ls_kr_str(ls_kr_t *r, bool flex)
         ls_kr_fail(r, "string length");
         return kstr_null;
     }
-    if (!kr_need(r, (size_t)len, "string (truncated)"))
-        return kstr_null;
+    if (!kr_need(r, (size_t)len, "string (truncated)")) return kstr_null;
     ls_kstr_t s = {(const char *)r->p, (int32_t)len};
     r->p += len;
     return s;
@@ -224,20 +208,17 @@ ls_kbytes_t ls_kr_bytes(ls_kr_t *r, bool flex)
     int64_t len;
     if (flex) {
         uint32_t n = ls_kr_uvarint(r);
-        if (r->err || n == 0)
-            return kbytes_null;
+        if (r->err || n == 0) return kbytes_null;
         len = (int64_t)n - 1;
     } else {
         len = ls_kr_i32(r);
-        if (r->err || len == -1)
-            return kbytes_null;
+        if (r->err || len == -1) return kbytes_null;
     }
     if (len < 0 || len > INT32_MAX) {
         ls_kr_fail(r, "bytes length");
         return kbytes_null;
     }
-    if (!kr_need(r, (size_t)len, "bytes (truncated)"))
-        return kbytes_null;
+    if (!kr_need(r, (size_t)len, "bytes (truncated)")) return kbytes_null;
     ls_kbytes_t b = {r->p, (int32_t)len};
     r->p += len;
     return b;
@@ -248,17 +229,13 @@ int32_t ls_kr_arrlen(ls_kr_t *r, bool flex, size_t min_elem_size)
     int64_t n;
     if (flex) {
         uint32_t u = ls_kr_uvarint(r);
-        if (r->err)
-            return 0;
-        if (u == 0)
-            return -1;
+        if (r->err) return 0;
+        if (u == 0) return -1;
         n = (int64_t)u - 1;
     } else {
         n = ls_kr_i32(r);
-        if (r->err)
-            return 0;
-        if (n == -1)
-            return -1;
+        if (r->err) return 0;
+        if (n == -1) return -1;
     }
     if (n < 0) {
         ls_kr_fail(r, "array count");
@@ -276,8 +253,7 @@ int32_t ls_kr_arrlen(ls_kr_t *r, bool flex, size_t min_elem_size)
 
 void ls_kr_tags(ls_kr_t *r, bool flex)
 {
-    if (!flex || r->err)
-        return;
+    if (!flex || r->err) return;
     uint32_t n = ls_kr_uvarint(r);
     /* Each tagged field takes at least two bytes (tag, size). */
     if (!r->err && n > ls_kr_remaining(r) / 2) {
@@ -293,23 +269,20 @@ void ls_kr_tags(ls_kr_t *r, bool flex)
 
 void ls_kr_skip(ls_kr_t *r, size_t n)
 {
-    if (!kr_need(r, n, "skip (truncated)"))
-        return;
+    if (!kr_need(r, n, "skip (truncated)")) return;
     r->p += n;
 }
 
 bool ls_kstr_eq(ls_kstr_t s, const char *c)
 {
-    if (!c || s.len < 0)
-        return !c && s.len < 0;
+    if (!c || s.len < 0) return !c && s.len < 0;
     size_t n = strlen(c);
     return (size_t)s.len == n && memcmp(s.ptr, c, n) == 0;
 }
 
 char *ls_kstr_dup(ls_kstr_t s)
 {
-    if (s.len < 0)
-        return NULL;
+    if (s.len < 0) return NULL;
     return ls_strndup(s.ptr ? s.ptr : "", (size_t)s.len);
 }
 
@@ -344,8 +317,7 @@ static inline uint8_t *kw_grow(ls_kw_t *w, size_t n)
 
 void ls_kw_raw(ls_kw_t *w, const void *p, size_t n)
 {
-    if (!n)
-        return;
+    if (!n) return;
     memcpy(kw_grow(w, n), p, n);
 }
 
@@ -445,14 +417,12 @@ void ls_kw_arrlen(ls_kw_t *w, bool flex, int32_t n)
 
 void ls_kw_tags(ls_kw_t *w, bool flex)
 {
-    if (flex)
-        ls_kw_uvarint(w, 0);
+    if (flex) ls_kw_uvarint(w, 0);
 }
 
 void ls_kw_ref(ls_kw_t *w, ls_chunk_t *chunk, size_t off, size_t len)
 {
-    if (!len)
-        return;
+    if (!len) return;
     if (w->nrefs == w->caprefs) {
         w->caprefs = w->caprefs ? w->caprefs * 2 : 8;
         w->refs = ls_realloc(w->refs, (size_t)w->caprefs * sizeof *w->refs);
@@ -474,8 +444,7 @@ size_t ls_kw_reserve(ls_kw_t *w, size_t n)
 
 void ls_kw_patch_i32(ls_kw_t *w, size_t at, int32_t v)
 {
-    if (at + 4 <= w->buf.len)
-        ls_be32_put(w->buf.data + at, (uint32_t)v);
+    if (at + 4 <= w->buf.len) ls_be32_put(w->buf.data + at, (uint32_t)v);
 }
 
 int ls_kw_iovecs(ls_kw_t *w, struct iovec **iov)
@@ -515,13 +484,10 @@ struct ls_arena_block {
 };
 
 struct ls_arena {
-    struct ls_arena_block *head;   /* current bump block (first in list) */
+    struct ls_arena_block *head; /* current bump block (first in list) */
 };
 
-static inline size_t arena_hdr(void)
-{
-    return (sizeof(struct ls_arena_block) + 15) & ~(size_t)15;
-}
+static inline size_t arena_hdr(void) { return (sizeof(struct ls_arena_block) + 15) & ~(size_t)15; }
 
 static struct ls_arena_block *arena_block_new(size_t cap)
 {
@@ -542,8 +508,7 @@ ls_arena_t *ls_arena_new(void)
 void *ls_arena_alloc(ls_arena_t *a, size_t n)
 {
     n = (n + 7) & ~(size_t)7;
-    if (n == 0)
-        n = 8;
+    if (n == 0) n = 8;
     struct ls_arena_block *b = a->head;
     if (b->cap - b->used < n) {
         if (n > ARENA_BLOCK / 4) {
@@ -571,10 +536,8 @@ char *ls_arena_kstr(ls_arena_t *a, ls_kstr_t s, bool *exact)
 {
     size_t n = s.len > 0 ? (size_t)s.len : 0;
     char *p = ls_arena_alloc(a, n + 1);
-    if (n)
-        memcpy(p, s.ptr, n);
-    if (exact)
-        *exact = strlen(p) == n;
+    if (n) memcpy(p, s.ptr, n);
+    if (exact) *exact = strlen(p) == n;
     return p;
 }
 
@@ -593,8 +556,7 @@ char *ls_arena_printf(ls_arena_t *a, const char *fmt, ...)
 
 void ls_arena_free(ls_arena_t *a)
 {
-    if (!a)
-        return;
+    if (!a) return;
     struct ls_arena_block *b = a->head;
     while (b) {
         struct ls_arena_block *next = b->next;

@@ -30,15 +30,15 @@ typedef struct ls_kstr {
 
 typedef struct ls_kbytes {
     const uint8_t *ptr;
-    int32_t len;        /* -1 = null */
+    int32_t len; /* -1 = null */
 } ls_kbytes_t;
 
 typedef struct ls_kr {
     const uint8_t *start;
     const uint8_t *p;
     const uint8_t *end;
-    int err;            /* sticky: set by the first failed read */
-    const char *what;   /* what was being read when err was set */
+    int err;          /* sticky: set by the first failed read */
+    const char *what; /* what was being read when err was set */
 } ls_kr_t;
 
 void ls_kr_init(ls_kr_t *r, const uint8_t *p, size_t len);
@@ -54,8 +54,8 @@ int64_t ls_kr_i64(ls_kr_t *r);
 uint32_t ls_kr_u32(ls_kr_t *r);
 double ls_kr_f64(ls_kr_t *r);
 uint32_t ls_kr_uvarint(ls_kr_t *r);
-int32_t ls_kr_varint(ls_kr_t *r);     /* zigzag */
-int64_t ls_kr_varlong(ls_kr_t *r);    /* zigzag */
+int32_t ls_kr_varint(ls_kr_t *r);  /* zigzag */
+int64_t ls_kr_varlong(ls_kr_t *r); /* zigzag */
 void ls_kr_uuid(ls_kr_t *r, ls_uuid_t *u);
 /* Strings/bytes: classic (int16/int32 length, -1 null) or compact (uvarint length+1, 0 null). */
 ls_kstr_t ls_kr_str(ls_kr_t *r, bool flex);
@@ -72,19 +72,19 @@ bool ls_kstr_eq(ls_kstr_t s, const char *c);
 char *ls_kstr_dup(ls_kstr_t s);
 
 typedef struct ls_kw {
-    ls_buf_t buf;         /* copied bytes */
+    ls_buf_t buf; /* copied bytes */
     /* Referenced segments: each marks a point in buf where a chunk's bytes go. */
     struct ls_kw_ref {
-        size_t at;            /* buf offset the reference follows */
-        ls_chunk_t *chunk;    /* kept */
+        size_t at;         /* buf offset the reference follows */
+        ls_chunk_t *chunk; /* kept */
         size_t off, len;
-    } *refs;
+    } * refs;
     int nrefs, caprefs;
-    size_t total;         /* buf.len + referenced bytes */
+    size_t total; /* buf.len + referenced bytes */
 } ls_kw_t;
 
 void ls_kw_init(ls_kw_t *w);
-void ls_kw_free(ls_kw_t *w);          /* releases kept chunks */
+void ls_kw_free(ls_kw_t *w); /* releases kept chunks */
 void ls_kw_i8(ls_kw_t *w, int8_t v);
 void ls_kw_bool(ls_kw_t *w, bool v);
 void ls_kw_i16(ls_kw_t *w, int16_t v);
@@ -97,11 +97,11 @@ void ls_kw_varint(ls_kw_t *w, int32_t v);
 void ls_kw_varlong(ls_kw_t *w, int64_t v);
 void ls_kw_uuid(ls_kw_t *w, const ls_uuid_t *u);
 void ls_kw_raw(ls_kw_t *w, const void *p, size_t n);
-void ls_kw_str(ls_kw_t *w, bool flex, const char *s);               /* NULL -> null */
+void ls_kw_str(ls_kw_t *w, bool flex, const char *s);                /* NULL -> null */
 void ls_kw_strn(ls_kw_t *w, bool flex, const char *s, int32_t len);  /* len -1 -> null */
 void ls_kw_bytes(ls_kw_t *w, bool flex, const void *p, int32_t len); /* len -1 -> null */
-void ls_kw_arrlen(ls_kw_t *w, bool flex, int32_t n);                /* n -1 -> null */
-void ls_kw_tags(ls_kw_t *w, bool flex);                             /* empty tag section */
+void ls_kw_arrlen(ls_kw_t *w, bool flex, int32_t n);                 /* n -1 -> null */
+void ls_kw_tags(ls_kw_t *w, bool flex);                              /* empty tag section */
 /* Appends a reference to chunk bytes [off, off+len) without copying them. */
 void ls_kw_ref(ls_kw_t *w, ls_chunk_t *chunk, size_t off, size_t len);
 /* Reserve n bytes now, fill later (e.g. a length prefix); returns buf offset. */
@@ -115,7 +115,7 @@ int ls_kw_iovecs(ls_kw_t *w, struct iovec **iov);
 /* Per-request arena: decoded arrays live here and die with the request. */
 typedef struct ls_arena ls_arena_t;
 ls_arena_t *ls_arena_new(void);
-void *ls_arena_alloc(ls_arena_t *a, size_t n);   /* zeroed, 8-byte aligned */
+void *ls_arena_alloc(ls_arena_t *a, size_t n); /* zeroed, 8-byte aligned */
 void ls_arena_free(ls_arena_t *a);
 /* Arena copy of a wire string as a C string ("" for a null string). *exact
  * (may be NULL) is false when it holds a NUL byte, so the C string is

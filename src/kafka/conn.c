@@ -74,7 +74,7 @@
 
 #define LS_CONN_MAX_INFLIGHT 256
 #define SCRATCH_SIZE 65536
-#define LS_CONN_FD_RESERVE 256   /* descriptors kept for stores, HTTP, files */
+#define LS_CONN_FD_RESERVE 256 /* descriptors kept for stores, HTTP, files */
 #define ACCEPT_BATCH 64
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 2000
@@ -97,7 +97,7 @@ struct ls_kconn {
     ls_kafka_listener_t *l;
     struct ls_kconn *next, *prev;
     char peer[64];
-    int refs;                  /* handle (1 while open) + outstanding requests */
+    int refs; /* handle (1 while open) + outstanding requests */
     bool closed;
     bool reading;
     /* framing */
@@ -106,43 +106,43 @@ struct ls_kconn {
     uint8_t *frame;
     size_t frame_len, frame_got;
     uint8_t *scratch;
-    uint64_t frames;           /* requests seen (for diagnostics) */
+    uint64_t frames; /* requests seen (for diagnostics) */
     /* responses */
     slot_t *head, *tail;
     int inflight;
     /* limits */
-    int64_t ip_key;            /* per-address count key (listener's per_ip map) */
-    int64_t last_active_ms;    /* monotonic: last bytes read or written */
-    bool mem_wait;             /* a frame waits for queued.max.request.bytes */
-    int64_t reserved;          /* bytes of the frame being received, reserved */
-    ls_buf_t held;             /* bytes read past the waiting frame's size prefix */
-    int32_t want_size;         /* the waiting frame's size */
+    int64_t ip_key;         /* per-address count key (listener's per_ip map) */
+    int64_t last_active_ms; /* monotonic: last bytes read or written */
+    bool mem_wait;          /* a frame waits for queued.max.request.bytes */
+    int64_t reserved;       /* bytes of the frame being received, reserved */
+    ls_buf_t held;          /* bytes read past the waiting frame's size prefix */
+    int32_t want_size;      /* the waiting frame's size */
     struct ls_kconn *wait_next;
 };
 
 struct ls_kafka_listener {
     ls_kafka_services_t *b;
-    int fd;                    /* listening socket */
+    int fd; /* listening socket */
     uv_poll_t poll;
     bool polling;
-    uv_timer_t backoff;        /* resumes accepting after EMFILE/ENFILE */
-    int64_t backoff_ms;        /* 0: not backing off */
-    int64_t last_backoff_ms;   /* grows while exhaustion repeats; 0 after an accept */
-    int reserve_fd;            /* spare descriptor for the EMFILE trick (-1: none) */
-    uv_timer_t idle_timer;     /* connections.max.idle.ms sweep */
-    uv_timer_t resume_timer;   /* zero timer: frames waiting for memory */
-    int handles_open;          /* poll + timers not yet closed */
+    uv_timer_t backoff;      /* resumes accepting after EMFILE/ENFILE */
+    int64_t backoff_ms;      /* 0: not backing off */
+    int64_t last_backoff_ms; /* grows while exhaustion repeats; 0 after an accept */
+    int reserve_fd;          /* spare descriptor for the EMFILE trick (-1: none) */
+    uv_timer_t idle_timer;   /* connections.max.idle.ms sweep */
+    uv_timer_t resume_timer; /* zero timer: frames waiting for memory */
+    int handles_open;        /* poll + timers not yet closed */
     bool accepting;
     bool paused;
     bool quiesced;
-    ls_kconn_t conns;          /* sentinel */
+    ls_kconn_t conns; /* sentinel */
     int nconns;
-    int64_t max_conns, max_per_ip, idle_ms;   /* limits in force (listener_refresh_limits) */
-    int64_t fd_budget;         /* fd_connection_budget() at start */
-    ls_i64map_t per_ip;        /* ip_key -> count, stored as (void *)(intptr_t)count */
-    int64_t recv_bytes;        /* reserved by frames being received */
-    int64_t recv_max;          /* queued.max.request.bytes */
-    ls_kconn_t *wait_head, *wait_tail;   /* frames waiting for memory, FIFO */
+    int64_t max_conns, max_per_ip, idle_ms; /* limits in force (listener_refresh_limits) */
+    int64_t fd_budget;                      /* fd_connection_budget() at start */
+    ls_i64map_t per_ip;                     /* ip_key -> count, stored as (void *)(intptr_t)count */
+    int64_t recv_bytes;                     /* reserved by frames being received */
+    int64_t recv_max;                       /* queued.max.request.bytes */
+    ls_kconn_t *wait_head, *wait_tail;      /* frames waiting for memory, FIFO */
     int port;
     void (*close_done)(void *arg);
     void *close_arg;
@@ -186,8 +186,7 @@ static int64_t ip_key_of(const struct sockaddr_storage *ss)
 
 static void conn_unref(ls_kconn_t *c)
 {
-    if (--c->refs > 0)
-        return;
+    if (--c->refs > 0) return;
     ls_kafka_listener_t *l = c->l;
     for (slot_t *s = c->head, *next; s; s = next) {
         next = s->next;
@@ -210,7 +209,7 @@ static void on_conn_closed(uv_handle_t *h)
     c->next->prev = c->prev;
     l->nconns--;
     per_ip_add(l, c->ip_key, -1);
-    if (c->mem_wait) {   /* leave the memory queue */
+    if (c->mem_wait) { /* leave the memory queue */
         ls_kconn_t **pp = &l->wait_head, *prev = NULL;
         while (*pp && *pp != c) {
             prev = *pp;
@@ -218,21 +217,18 @@ static void on_conn_closed(uv_handle_t *h)
         }
         if (*pp) {
             *pp = c->wait_next;
-            if (l->wait_tail == c)
-                l->wait_tail = prev;
+            if (l->wait_tail == c) l->wait_tail = prev;
         }
         c->mem_wait = false;
     }
-    listener_update_polling(l);   /* a slot is free again */
+    listener_update_polling(l); /* a slot is free again */
     conn_unref(c);
 }
 
 static void conn_close(ls_kconn_t *c, const char *why)
 {
-    if (c->closed)
-        return;
-    if (why)
-        LS_WARN_RL("kafka", "closing connection from %s: %s", c->peer, why);
+    if (c->closed) return;
+    if (why) LS_WARN_RL("kafka", "closing connection from %s: %s", c->peer, why);
     c->closed = true;
     uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
 }
@@ -247,8 +243,7 @@ static void on_written(uv_write_t *req, int status)
     ls_free(wr->iov);
     ls_free(wr);
     c->last_active_ms = ls_clock_mono_ms();
-    if (status < 0 && status != UV_ECANCELED)
-        conn_close(c, uv_strerror(status));
+    if (status < 0 && status != UV_ECANCELED) conn_close(c, uv_strerror(status));
     conn_unref(c);
 }
 
@@ -257,14 +252,14 @@ static void conn_flush(ls_kconn_t *c)
     while (c->head && c->head->done) {
         slot_t *s = c->head;
         c->head = s->next;
-        if (!c->head)
-            c->tail = NULL;
+        if (!c->head) c->tail = NULL;
         c->inflight--;
         if (s->has_response && !c->closed) {
             write_req_t *wr = LS_NEW(write_req_t);
             wr->w = s->w;
             int n = ls_kw_iovecs(&wr->w, &wr->iov);
-            uv_buf_t *bufs = (uv_buf_t *)wr->iov;   /* uv_buf_t is layout-compatible with iovec on unix */
+            uv_buf_t *bufs =
+                (uv_buf_t *)wr->iov; /* uv_buf_t is layout-compatible with iovec on unix */
             wr->req.data = c;
             c->refs++;
             int rc = uv_write(&wr->req, (uv_stream_t *)&c->tcp, bufs, (unsigned)n, on_written);
@@ -301,8 +296,7 @@ void ls_kreq_begin(ls_kreq_t *req, ls_kw_t *w)
     ls_kw_i32(w, req->correlation_id);
     /* response header v1 (tagged fields) for flexible versions, except
      * ApiVersions whose response header is always v0 (KIP-511) */
-    if (req->flex && req->api_key != 18)
-        ls_kw_tags(w, true);
+    if (req->flex && req->api_key != 18) ls_kw_tags(w, true);
 }
 
 /* Puts the finished response w into req's slot (the writer sends and frees
@@ -398,8 +392,7 @@ static void dispatch_frame(ls_kconn_t *c, uint8_t *frame, size_t len)
      * header as v1 and ignore the body. */
     bool flex = supported && version >= api->first_flexible;
     ls_kstr_t client_id = ls_kr_str(&r, false);
-    if (flex)
-        ls_kr_tags(&r, true);
+    if (flex) ls_kr_tags(&r, true);
     if (r.err) {
         snprintf(why, sizeof why, "bad request header for %s v%d: %s at byte %zu", api->name,
                  version, r.what ? r.what : "truncated", ls_kr_pos(&r));
@@ -452,8 +445,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         buf->len = c->frame_len - c->frame_got;
         return;
     }
-    if (!c->scratch)
-        c->scratch = ls_malloc(SCRATCH_SIZE);
+    if (!c->scratch) c->scratch = ls_malloc(SCRATCH_SIZE);
     buf->base = (char *)c->scratch;
     buf->len = SCRATCH_SIZE;
 }
@@ -465,8 +457,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 static bool frame_reserve(ls_kconn_t *c, int32_t size)
 {
     ls_kafka_listener_t *l = c->l;
-    if (l->recv_bytes > 0 && l->recv_bytes + size > l->recv_max)
-        return false;
+    if (l->recv_bytes > 0 && l->recv_bytes + size > l->recv_max) return false;
     l->recv_bytes += size;
     c->reserved = size;
     c->frame = ls_malloc((size_t)size);
@@ -480,12 +471,10 @@ static void on_resume(uv_timer_t *t);
 static void frame_release(ls_kconn_t *c)
 {
     ls_kafka_listener_t *l = c->l;
-    if (!c->reserved)
-        return;
+    if (!c->reserved) return;
     l->recv_bytes -= c->reserved;
     c->reserved = 0;
-    if (l->wait_head && !l->quiesced)
-        uv_timer_start(&l->resume_timer, on_resume, 0, 0);
+    if (l->wait_head && !l->quiesced) uv_timer_start(&l->resume_timer, on_resume, 0, 0);
 }
 
 static void mem_wait_enqueue(ls_kconn_t *c)
@@ -498,7 +487,8 @@ static void mem_wait_enqueue(ls_kconn_t *c)
     else
         l->wait_head = c;
     l->wait_tail = c;
-    LS_WARN_RL("kafka", "queued.max.request.bytes (%lld) reached by frames being received: "
+    LS_WARN_RL("kafka",
+               "queued.max.request.bytes (%lld) reached by frames being received: "
                "connection from %s waits with a %d-byte request",
                (long long)l->recv_max, c->peer, (int)c->want_size);
 }
@@ -514,8 +504,7 @@ static void consume(ls_kconn_t *c, const uint8_t *p, size_t n)
             c->size_got += (int)take;
             p += take;
             n -= take;
-            if (c->size_got < 4)
-                return;
+            if (c->size_got < 4) return;
             int32_t size = (int32_t)ls_be32_get(c->size_buf);
             c->size_got = 0;
             if (size < 8 || size > max) {
@@ -558,21 +547,18 @@ static void on_resume(uv_timer_t *t)
     ls_kafka_listener_t *l = t->data;
     while (l->wait_head && !l->quiesced) {
         ls_kconn_t *c = l->wait_head;
-        if (l->recv_bytes > 0 && l->recv_bytes + c->want_size > l->recv_max)
-            break;
+        if (l->recv_bytes > 0 && l->recv_bytes + c->want_size > l->recv_max) break;
         l->wait_head = c->wait_next;
-        if (!l->wait_head)
-            l->wait_tail = NULL;
+        if (!l->wait_head) l->wait_tail = NULL;
         c->mem_wait = false;
         bool ok = frame_reserve(c, c->want_size);
-        (void)ok;   /* fits: checked above */
+        (void)ok; /* fits: checked above */
         ls_buf_t held = c->held;
         ls_buf_init(&c->held);
         c->refs++;
         consume(c, held.data, held.len);
         ls_buf_free(&held);
-        if (!c->closed)
-            conn_update_reading(c);
+        if (!c->closed) conn_update_reading(c);
         conn_unref(c);
     }
 }
@@ -587,10 +573,9 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         conn_close(c, nread == UV_EOF ? NULL : uv_strerror((int)nread));
         return;
     }
-    if (nread == 0)
-        return;
+    if (nread == 0) return;
     c->last_active_ms = ls_clock_mono_ms();
-    c->refs++;   /* dispatching may close the connection */
+    c->refs++; /* dispatching may close the connection */
     if (c->frame && buf->base == (char *)c->frame + c->frame_got) {
         c->frame_got += (size_t)nread;
         if (c->frame_got == c->frame_len) {
@@ -603,20 +588,17 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     } else {
         consume(c, (const uint8_t *)buf->base, (size_t)nread);
     }
-    if (!c->closed)
-        conn_update_reading(c);
+    if (!c->closed) conn_update_reading(c);
     conn_unref(c);
 }
 
 static void conn_update_reading(ls_kconn_t *c)
 {
-    if (c->closed)
-        return;
-    bool want = !c->l->paused && !c->l->quiesced && !c->mem_wait &&
-                c->inflight < LS_CONN_MAX_INFLIGHT;
+    if (c->closed) return;
+    bool want =
+        !c->l->paused && !c->l->quiesced && !c->mem_wait && c->inflight < LS_CONN_MAX_INFLIGHT;
     if (want && !c->reading) {
-        if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
-            c->reading = true;
+        if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0) c->reading = true;
     } else if (!want && c->reading) {
         uv_read_stop((uv_stream_t *)&c->tcp);
         c->reading = false;
@@ -674,12 +656,13 @@ static void listener_refresh_limits(ls_kafka_listener_t *l)
                                      ls_bcfg_static(b->cfg, LS_BCFG_MAX_CONNECTIONS), NULL);
     int64_t max_conns = want > 0 && want < l->fd_budget ? want : l->fd_budget;
     if (want > l->fd_budget && max_conns != l->max_conns)
-        LS_WARN("kafka", "max.connections=%lld is more than the descriptor limit allows "
+        LS_WARN("kafka",
+                "max.connections=%lld is more than the descriptor limit allows "
                 "(ulimit -n, less a reserve for stores and HTTP): accepting at most %lld",
                 (long long)want, (long long)l->fd_budget);
-    int64_t per_ip = ls_bcfg_effective(b->catalog, LS_BCFG_MAX_CONNECTIONS_PER_IP,
-                                       ls_bcfg_static(b->cfg, LS_BCFG_MAX_CONNECTIONS_PER_IP),
-                                       NULL);
+    int64_t per_ip =
+        ls_bcfg_effective(b->catalog, LS_BCFG_MAX_CONNECTIONS_PER_IP,
+                          ls_bcfg_static(b->cfg, LS_BCFG_MAX_CONNECTIONS_PER_IP), NULL);
     if (l->max_conns && (max_conns != l->max_conns || per_ip != l->max_per_ip))
         LS_INFO("kafka", "connection limits now %lld (%lld per address), were %lld (%lld)",
                 (long long)max_conns, (long long)per_ip, (long long)l->max_conns,
@@ -692,8 +675,7 @@ static void listener_update_polling(ls_kafka_listener_t *l)
 {
     bool want = l->accepting && !l->backoff_ms && l->nconns < l->max_conns;
     if (want && !l->polling) {
-        if (uv_poll_start(&l->poll, UV_READABLE, on_accept_ready) == 0)
-            l->polling = true;
+        if (uv_poll_start(&l->poll, UV_READABLE, on_accept_ready) == 0) l->polling = true;
     } else if (!want && l->polling) {
         uv_poll_stop(&l->poll);
         l->polling = false;
@@ -715,13 +697,11 @@ static void accept_exhausted(ls_kafka_listener_t *l, int err)
         close(l->reserve_fd);
         l->reserve_fd = -1;
         int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd >= 0)
-            close(fd);
+        if (fd >= 0) close(fd);
         l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     }
     int64_t next = l->last_backoff_ms ? l->last_backoff_ms * 2 : BACKOFF_MIN_MS;
-    if (next > BACKOFF_MAX_MS)
-        next = BACKOFF_MAX_MS;
+    if (next > BACKOFF_MAX_MS) next = BACKOFF_MAX_MS;
     l->last_backoff_ms = next;
     struct rlimit rl = {0, 0};
     getrlimit(RLIMIT_NOFILE, &rl);
@@ -747,10 +727,8 @@ static void on_accept_ready(uv_poll_t *p, int status, int events)
         socklen_t sl = sizeof ss;
         int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                break;
-            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
-                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
                 accept_exhausted(l, errno);
                 return;
@@ -761,14 +739,16 @@ static void on_accept_ready(uv_poll_t *p, int status, int events)
         int64_t key = ip_key_of(&ss);
         if (per_ip_get(l, key) >= l->max_per_ip) {
             close(fd);
-            LS_WARN_RL("kafka", "refused a connection: its address already has %lld "
-                       "connections (max.connections.per.ip)", (long long)l->max_per_ip);
+            LS_WARN_RL("kafka",
+                       "refused a connection: its address already has %lld "
+                       "connections (max.connections.per.ip)",
+                       (long long)l->max_per_ip);
             continue;
         }
         l->last_backoff_ms = 0;
         conn_open(l, fd, &ss, key);
     }
-    listener_update_polling(l);   /* at max.connections: stop until one closes */
+    listener_update_polling(l); /* at max.connections: stop until one closes */
 }
 
 /* connections.max.idle.ms: close connections with nothing in flight and no
@@ -785,8 +765,7 @@ static void on_idle_sweep(uv_timer_t *t)
     int64_t stall_ms = l->idle_ms < 30000 ? l->idle_ms : 30000;
     for (ls_kconn_t *c = l->conns.next, *next; c != &l->conns; c = next) {
         next = c->next;
-        if (c->closed || c->mem_wait)
-            continue;
+        if (c->closed || c->mem_wait) continue;
         int64_t quiet = now - c->last_active_ms;
         if (c->frame && quiet >= stall_ms) {
             char why[96];
@@ -794,8 +773,10 @@ static void on_idle_sweep(uv_timer_t *t)
                      (long long)quiet);
             conn_close(c, why);
         } else if (c->inflight == 0 && !c->frame && quiet >= l->idle_ms) {
-            LS_DEBUG("kafka", "closing connection from %s: idle for %lld ms "
-                     "(connections.max.idle.ms)", c->peer, (long long)quiet);
+            LS_DEBUG("kafka",
+                     "closing connection from %s: idle for %lld ms "
+                     "(connections.max.idle.ms)",
+                     c->peer, (long long)quiet);
             conn_close(c, NULL);
         }
     }
@@ -810,8 +791,7 @@ static void on_idle_sweep(uv_timer_t *t)
 static int64_t fd_connection_budget(void)
 {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-        return 1000000;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 1000000;
     int64_t lim = (int64_t)rl.rlim_cur;
     int64_t reserve = lim / 4 < LS_CONN_FD_RESERVE ? lim / 4 : LS_CONN_FD_RESERVE;
     return lim - reserve < 8 ? 8 : lim - reserve;
@@ -837,8 +817,7 @@ static int listen_socket(const char *host, int port, int *port_out, char *err, i
         bind(fd, (struct sockaddr *)&addr, alen) != 0 || listen(fd, 1024) != 0) {
         snprintf(err, (size_t)errlen, "listeners: cannot listen on %s:%d: %s", host, port,
                  strerror(errno));
-        if (fd >= 0)
-            close(fd);
+        if (fd >= 0) close(fd);
         return -1;
     }
     struct sockaddr_storage bound;
@@ -849,8 +828,8 @@ static int listen_socket(const char *host, int port, int *port_out, char *err, i
     return fd;
 }
 
-ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char *host, int port, char *err,
-                                             int errlen)
+ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char *host, int port,
+                                             char *err, int errlen)
 {
     ls_kafka_listener_t *l = LS_NEW(ls_kafka_listener_t);
     l->b = b;
@@ -859,7 +838,7 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char 
     l->fd = listen_socket(host, port, &l->port, err, errlen);
     if (l->fd < 0) {
         l->server_closed = true;
-        return l;   /* caller sees port -1 and frees */
+        return l; /* caller sees port -1 and frees */
     }
     const ls_config_t *cfg = b->cfg;
     l->fd_budget = fd_connection_budget();
@@ -883,9 +862,11 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char 
     uv_timer_start(&l->idle_timer, on_idle_sweep, (uint64_t)sweep, (uint64_t)sweep);
     l->accepting = true;
     listener_update_polling(l);
-    LS_INFO("kafka", "accepting up to %lld connections (%lld per address), idle timeout %lld ms, "
-            "%lld bytes of requests in flight", (long long)l->max_conns, (long long)l->max_per_ip,
-            (long long)l->idle_ms, (long long)l->recv_max);
+    LS_INFO("kafka",
+            "accepting up to %lld connections (%lld per address), idle timeout %lld ms, "
+            "%lld bytes of requests in flight",
+            (long long)l->max_conns, (long long)l->max_per_ip, (long long)l->idle_ms,
+            (long long)l->recv_max);
     return l;
 }
 
@@ -903,12 +884,10 @@ static void listener_maybe_done(ls_kafka_listener_t *l)
 static void on_listener_handle_closed(uv_handle_t *h)
 {
     ls_kafka_listener_t *l = h->data;
-    if (--l->handles_open > 0)
-        return;
+    if (--l->handles_open > 0) return;
     close(l->fd);
     l->fd = -1;
-    if (l->reserve_fd >= 0)
-        close(l->reserve_fd);
+    if (l->reserve_fd >= 0) close(l->reserve_fd);
     l->reserve_fd = -1;
     l->server_closed = true;
     listener_maybe_done(l);
@@ -943,7 +922,7 @@ void ls_kafka_listener_close(ls_kafka_listener_t *l, void (*done)(void *arg), vo
 
 void ls_kafka_listener_free(ls_kafka_listener_t *l)
 {
-    ls_i64map_free(&l->per_ip);   /* a zeroed map (listen failed) frees nothing */
+    ls_i64map_free(&l->per_ip); /* a zeroed map (listen failed) frees nothing */
     ls_free(l);
 }
 

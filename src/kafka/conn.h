@@ -8,8 +8,8 @@
 
 typedef struct ls_kafka_listener ls_kafka_listener_t;
 
-ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char *host, int port, char *err,
-                                             int errlen);
+ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char *host, int port,
+                                             char *err, int errlen);
 int ls_kafka_listener_port(const ls_kafka_listener_t *l);
 /* Stops accepting connections and reading requests (in-flight ones finish). */
 void ls_kafka_listener_quiesce(ls_kafka_listener_t *l);

@@ -35,7 +35,7 @@
 
 typedef struct ac_op {
     char *key;
-    char *value;     /* NULL: delete */
+    char *value; /* NULL: delete */
 } ac_op_t;
 
 typedef struct ac_res {
@@ -47,7 +47,7 @@ typedef struct ac_res {
     int nops;
     ls_status st;
     char err[512];
-    ls_prop_t *buf;  /* the new set (arena; reallocated per attempt) */
+    ls_prop_t *buf; /* the new set (arena; reallocated per attempt) */
     char since[24];
 } ac_res_t;
 
@@ -74,17 +74,14 @@ static ls_status ac_change(const ls_prop_t *cur, int ncur, void *arg, const ls_p
     ac_res_t *r = ca->r;
     r->buf = ls_arena_alloc(ca->a, (size_t)(ncur + r->nops + 1) * sizeof *r->buf);
     int n = 0;
-    for (int i = 0; i < ncur; i++)   /* AlterConfigs replaces all but the broker-kept factor */
-        if (!r->replace || strcmp(cur[i].key, LS_KAFKA_RF_KEY) == 0)
-            r->buf[n++] = cur[i];
+    for (int i = 0; i < ncur; i++) /* AlterConfigs replaces all but the broker-kept factor */
+        if (!r->replace || strcmp(cur[i].key, LS_KAFKA_RF_KEY) == 0) r->buf[n++] = cur[i];
     for (int k = 0; k < r->nops; k++) {
         int at = -1;
         for (int i = 0; i < n && at < 0; i++)
-            if (strcmp(r->buf[i].key, r->ops[k].key) == 0)
-                at = i;
+            if (strcmp(r->buf[i].key, r->ops[k].key) == 0) at = i;
         if (!r->ops[k].value) {
-            if (at >= 0)
-                r->buf[at] = r->buf[--n];
+            if (at >= 0) r->buf[at] = r->buf[--n];
         } else if (at >= 0) {
             r->buf[at].value = r->ops[k].value;
         } else {
@@ -105,10 +102,9 @@ static void ac_work(void *arg)
     ac_ctx_t *ctx = arg;
     for (int32_t i = 0; i < ctx->n; i++) {
         ac_res_t *r = &ctx->res[i];
-        if (!r->name)
-            continue;
+        if (!r->name) continue;
         ac_change_arg_t ca = {ctx->req->svc, ctx->req->arena, r};
-        if (r->broker) {   /* every value was checked: validate_only has nothing left to do */
+        if (r->broker) { /* every value was checked: validate_only has nothing left to do */
             r->st = ctx->validate_only
                         ? LS_OK
                         : ls_catalog_update_broker_config(ctx->req->svc->catalog, ac_change, &ca,
@@ -116,8 +112,7 @@ static void ac_work(void *arg)
             continue;
         }
         r->st = ls_catalog_update_config(ctx->req->svc->catalog, LS_DEFAULT_NAMESPACE, r->name,
-                                         ctx->validate_only, ac_change, &ca, r->err,
-                                         sizeof r->err);
+                                         ctx->validate_only, ac_change, &ca, r->err, sizeof r->err);
     }
 }
 
@@ -130,8 +125,7 @@ static void ac_done(void *arg)
     for (int32_t i = 0; i < ctx->n; i++) {
         ac_res_t *r = &ctx->res[i];
         ls_kafka_AlterConfigsResourceResponse *out = &ctx->resp.Responses[i];
-        if (!r->name)
-            continue;
+        if (!r->name) continue;
         switch (r->st) {
         case LS_OK:
             out->ErrorCode = LS_KERR_NONE;
@@ -145,11 +139,10 @@ static void ac_done(void *arg)
             continue;
         case LS_ENOTFOUND:
             out->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-            out->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "Topic '%s' does not exist.", r->name));
+            out->ErrorMessage =
+                ls_kstr_c(ls_arena_printf(a, "Topic '%s' does not exist.", r->name));
             continue;
-        case LS_EINVAL:
-            out->ErrorCode = LS_KERR_INVALID_CONFIG;
-            break;
+        case LS_EINVAL: out->ErrorCode = LS_KERR_INVALID_CONFIG; break;
         default:
             out->ErrorCode = ls_kafka_error_from_status(r->st);
             LS_WARN("kafka", "%s '%s': %s",
@@ -157,10 +150,10 @@ static void ac_done(void *arg)
                     r->err[0] ? r->err : ls_status_str(r->st));
             break;
         }
-        out->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", r->err[0] ? r->err : ls_status_str(r->st)));
+        out->ErrorMessage =
+            ls_kstr_c(ls_arena_printf(a, "%s", r->err[0] ? r->err : ls_status_str(r->st)));
     }
-    if (tables)
-        req->svc->tables_changed(req->svc->root);
+    if (tables) req->svc->tables_changed(req->svc->root);
     ls_kw_t w;
     ls_kreq_encode(req, &w, &ctx->resp);
     ls_kreq_respond(req, &w);
@@ -174,17 +167,20 @@ static const char *ac_resource_check(ls_arena_t *a, int8_t type, ls_kstr_t rname
         *code = LS_KERR_INVALID_REQUEST;
         if (rname.len > 0)
             return ls_arena_printf(
-                a, "Broker %s: Lakestream applies dynamic broker configs to the whole cluster "
+                a,
+                "Broker %s: Lakestream applies dynamic broker configs to the whole cluster "
                 "(any broker serves any partition), not to one broker: alter the default broker "
                 "resource instead (empty name; kafka-configs --entity-type brokers "
-                "--entity-default).", ls_kafka_printable(a, rname));
+                "--entity-default).",
+                ls_kafka_printable(a, rname));
         *broker = true;
         *name = "";
         return NULL;
     }
     if (type != LS_KAFKA_RESOURCE_TOPIC) {
         *code = LS_KERR_INVALID_REQUEST;
-        return ls_arena_printf(a, "Unsupported resource type %d: only topics (2) can be altered.", (int)type);
+        return ls_arena_printf(a, "Unsupported resource type %d: only topics (2) can be altered.",
+                               (int)type);
     }
     bool exact;
     *name = ls_arena_kstr(a, rname, &exact);
@@ -196,15 +192,14 @@ static const char *ac_resource_check(ls_arena_t *a, int8_t type, ls_kstr_t rname
 }
 
 /* Validates one operation and appends it to r; NULL or the refusal message. */
-static const char *ac_op_check(ls_arena_t *a, const ls_config_t *cfg, ac_res_t *r,
-                               ls_kstr_t kname, int8_t op, ls_kstr_t kvalue, int16_t *code)
+static const char *ac_op_check(ls_arena_t *a, const ls_config_t *cfg, ac_res_t *r, ls_kstr_t kname,
+                               int8_t op, ls_kstr_t kvalue, int16_t *code)
 {
     bool ek, ev = true;
     char *key = ls_arena_kstr(a, kname, &ek);
     char *value = kvalue.len >= 0 ? ls_arena_kstr(a, kvalue, &ev) : NULL;
     *code = LS_KERR_INVALID_CONFIG;
-    if (!ek || !ev)
-        return ls_arena_printf(a, "Config '%s' contains a NUL byte.", key);
+    if (!ek || !ev) return ls_arena_printf(a, "Config '%s' contains a NUL byte.", key);
     for (int i = 0; i < r->nops; i++)
         if (strcmp(r->ops[i].key, key) == 0) {
             *code = LS_KERR_INVALID_REQUEST;
@@ -212,8 +207,11 @@ static const char *ac_op_check(ls_arena_t *a, const ls_config_t *cfg, ac_res_t *
         }
     if (op == LS_KAFKA_CONFIG_OP_APPEND || op == LS_KAFKA_CONFIG_OP_SUBTRACT) {
         *code = LS_KERR_INVALID_REQUEST;
-        return ls_arena_printf(a, "Config '%s': APPEND and SUBTRACT are not supported; use SET with the "
-                       "whole value.", key);
+        return ls_arena_printf(
+            a,
+            "Config '%s': APPEND and SUBTRACT are not supported; use SET with the "
+            "whole value.",
+            key);
     }
     if (op != LS_KAFKA_CONFIG_OP_SET && op != LS_KAFKA_CONFIG_OP_DELETE) {
         *code = LS_KERR_INVALID_REQUEST;
@@ -222,16 +220,17 @@ static const char *ac_op_check(ls_arena_t *a, const ls_config_t *cfg, ac_res_t *
     char cerr[1024];
     if (op == LS_KAFKA_CONFIG_OP_DELETE) {
         value = NULL;
-        if (r->broker && ls_bcfg_find(key) < 0) {   /* the refusal names why */
+        if (r->broker && ls_bcfg_find(key) < 0) { /* the refusal names why */
             ls_bcfg_check(cfg, key, NULL, cerr, sizeof cerr);
             return ls_arena_printf(a, "%s", cerr);
         }
         if (!r->broker &&
             (strcmp(key, LS_POLICY_SINCE_KEY) == 0 || strcmp(key, LS_KAFKA_RF_KEY) == 0))
-            return ls_arena_printf(a, "Configuration %s is maintained by the broker and cannot be deleted",
-                        key);
+            return ls_arena_printf(
+                a, "Configuration %s is maintained by the broker and cannot be deleted", key);
     } else if (!value) {
-        return ls_arena_printf(a, "Config '%s' has a null value: use DELETE to return to the default.", key);
+        return ls_arena_printf(
+            a, "Config '%s' has a null value: use DELETE to return to the default.", key);
     } else if (r->broker ? ls_bcfg_check(cfg, key, value, cerr, sizeof cerr) != 0
                          : ls_kafka_topic_config_check(key, value, cerr, sizeof cerr) != 0) {
         return ls_arena_printf(a, "%s", cerr);
@@ -260,7 +259,8 @@ static void ac_handle(ls_kreq_t *req, bool incremental)
     bool any = false;
     for (int32_t i = 0; i < ctx->n; i++) {
         int8_t type = incremental ? im->Resources[i].ResourceType : am->Resources[i].ResourceType;
-        ls_kstr_t rname = incremental ? im->Resources[i].ResourceName : am->Resources[i].ResourceName;
+        ls_kstr_t rname =
+            incremental ? im->Resources[i].ResourceName : am->Resources[i].ResourceName;
         int32_t nconf = incremental ? im->Resources[i].NumConfigs : am->Resources[i].NumConfigs;
         ls_kafka_AlterConfigsResourceResponse *out = &ctx->resp.Responses[i];
         out->ResourceType = type;
@@ -278,14 +278,15 @@ static void ac_handle(ls_kreq_t *req, bool incremental)
                     &im->Resources[i].Configs[k];
                 why = ac_op_check(a, cfg, r, c->Name, c->ConfigOperation, c->Value, &code);
             } else {
-                const ls_kafka_AlterConfigsRequest_AlterableConfig *c = &am->Resources[i].Configs[k];
+                const ls_kafka_AlterConfigsRequest_AlterableConfig *c =
+                    &am->Resources[i].Configs[k];
                 /* a null value means "back to the default": leave it out of the new set */
                 why = c->Value.len < 0 ? NULL
                                        : ac_op_check(a, cfg, r, c->Name, LS_KAFKA_CONFIG_OP_SET,
                                                      c->Value, &code);
             }
         }
-        r->table_keys |= r->replace && !r->broker;   /* a whole new set may drop table keys */
+        r->table_keys |= r->replace && !r->broker; /* a whole new set may drop table keys */
         if (why) {
             out->ErrorCode = code;
             out->ErrorMessage = ls_kstr_c(why);

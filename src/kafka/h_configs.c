@@ -58,20 +58,19 @@
 #include "stream/broker_config.h"
 #include "stream/policy.h"
 
-
 typedef enum {
-    VAL_FIXED,        /* def is the value */
-    VAL_BROKER,       /* the broker setting broker_name supplies it: a dynamic broker config
-                       * (stream/broker_config.h); def is Kafka's default */
+    VAL_FIXED,  /* def is the value */
+    VAL_BROKER, /* the broker setting broker_name supplies it: a dynamic broker config
+                 * (stream/broker_config.h); def is Kafka's default */
 } val_kind;
 
 typedef struct topic_config_def {
     const char *name;
-    int8_t type;              /* LS_KAFKA_CONFIG_TYPE_* */
+    int8_t type; /* LS_KAFKA_CONFIG_TYPE_* */
     val_kind kind;
-    const char *def;          /* VAL_FIXED value; VAL_BROKER: Kafka's default */
-    const char *broker_name;  /* broker-level synonym, or NULL */
-    const char *allowed;      /* comma-separated allowed values (STRING/LIST), or NULL */
+    const char *def;         /* VAL_FIXED value; VAL_BROKER: Kafka's default */
+    const char *broker_name; /* broker-level synonym, or NULL */
+    const char *allowed;     /* comma-separated allowed values (STRING/LIST), or NULL */
     const char *doc;
 } topic_config_def_t;
 
@@ -146,13 +145,12 @@ static const topic_config_def_t topic_defs[] = {
     {"remote.storage.enable", LS_KAFKA_CONFIG_TYPE_BOOLEAN, VAL_FIXED, "false", NULL, NULL,
      "Tiered storage on/off. Diskless: every record is in the object store either way; true "
      "and false mean the same here."},
-    {"retention.bytes", LS_KAFKA_CONFIG_TYPE_LONG, VAL_BROKER, "-1",
-     "log.retention.bytes", NULL,
+    {"retention.bytes", LS_KAFKA_CONFIG_TYPE_LONG, VAL_BROKER, "-1", "log.retention.bytes", NULL,
      "Maximum bytes retained per partition (-1: no limit)."},
     {"retention.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_BROKER, "604800000", "log.retention.ms", NULL,
      "How long records are retained (-1: forever)."},
-    {"segment.bytes", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "1073741824", "log.segment.bytes",
-     NULL, "No effect on diskless storage."},
+    {"segment.bytes", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "1073741824", "log.segment.bytes", NULL,
+     "No effect on diskless storage."},
     {"segment.index.bytes", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "10485760",
      "log.index.size.max.bytes", NULL, "No effect on diskless storage."},
     {"segment.jitter.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "0", "log.roll.jitter.ms", NULL,
@@ -169,26 +167,22 @@ static const topic_config_def_t topic_defs[] = {
 static const topic_config_def_t *topic_def_find(const char *name)
 {
     for (int i = 0; i < NTOPIC_DEFS; i++)
-        if (strcmp(topic_defs[i].name, name) == 0)
-            return &topic_defs[i];
+        if (strcmp(topic_defs[i].name, name) == 0) return &topic_defs[i];
     return NULL;
 }
 
 static const char *prop_get(const ls_prop_t *v, int n, const char *key)
 {
     for (int i = 0; i < n; i++)
-        if (v[i].key && strcmp(v[i].key, key) == 0)
-            return v[i].value;
+        if (v[i].key && strcmp(v[i].key, key) == 0) return v[i].value;
     return NULL;
 }
 
 static bool key_wanted(const ls_kstr_t *keys, int32_t nkeys, const char *name)
 {
-    if (nkeys < 0)
-        return true;
+    if (nkeys < 0) return true;
     for (int32_t i = 0; i < nkeys; i++)
-        if (ls_kstr_eq(keys[i], name))
-            return true;
+        if (ls_kstr_eq(keys[i], name)) return true;
     return false;
 }
 
@@ -203,8 +197,8 @@ typedef struct broker_layers {
     bool stat_set;
 } broker_layers_t;
 
-static broker_layers_t broker_layers_of(ls_arena_t *a, const ls_kafka_services_t *b,
-                                        ls_bcfg_key k, const char *kafka_default)
+static broker_layers_t broker_layers_of(ls_arena_t *a, const ls_kafka_services_t *b, ls_bcfg_key k,
+                                        const char *kafka_default)
 {
     char buf[32];
     broker_layers_t l = {NULL, NULL, false};
@@ -213,8 +207,7 @@ static broker_layers_t broker_layers_of(ls_arena_t *a, const ls_kafka_services_t
     l.stat_set = strcmp(l.stat, kafka_default) != 0;
     bool dyn;
     int64_t v = ls_bcfg_effective(b->catalog, k, sv, &dyn);
-    if (dyn)
-        l.dynamic = ls_arena_printf(a, "%s", ls_bcfg_format(k, v, buf, sizeof buf));
+    if (dyn) l.dynamic = ls_arena_printf(a, "%s", ls_bcfg_format(k, v, buf, sizeof buf));
     return l;
 }
 
@@ -236,7 +229,7 @@ static int add_broker_synonyms(const broker_layers_t *l, const char *name,
 
 static const char *broker_layers_value(const broker_layers_t *l, int8_t *source)
 {
-    *source = l->dynamic ? LS_KAFKA_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG
+    *source = l->dynamic    ? LS_KAFKA_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG
               : l->stat_set ? LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG
                             : LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
     return l->dynamic ? l->dynamic : l->stat;
@@ -259,8 +252,7 @@ static void topic_entry(ls_arena_t *a, const ls_kafka_services_t *b, const topic
     e->IsSensitive = false;
     e->ConfigType = d->type;
     e->Documentation = docs ? ls_kstr_c(d->doc) : ls_kstr_null();
-    if (!synonyms)
-        return;
+    if (!synonyms) return;
     /* Synonyms in precedence order: the override, the broker layers, the default. */
     e->Synonyms = ls_arena_alloc(a, 4 * sizeof *e->Synonyms);
     int n = 0;
@@ -306,22 +298,20 @@ static int32_t policy_entries(ls_arena_t *a, const ls_policy_layers_t *l, const 
     int32_t n = 0;
     for (int f = 0; f < LS_POLICY_NFIELDS; f++) {
         const char *key = ls_policy_key((ls_policy_field)f);
-        if (!key_wanted(keys, nkeys, key))
-            continue;
+        if (!key_wanted(keys, nkeys, key)) continue;
         cfg_entry_t *e = &v[n++];
         e->Name = ls_kstr_c(key);
         e->Value = ls_kstr_c(ls_arena_printf(a, "%s", pol.value[f]));
         e->ConfigSource = policy_source(pol.source[f]);
         e->ConfigType = policy_type((ls_policy_field)f);
-        e->Documentation =
-            docs ? ls_kstr_c(ls_arena_printf(a, "%s %s. Accepted: %s.", ls_policy_doc((ls_policy_field)f),
-                                     ls_policy_applied((ls_policy_field)f, pol.value[f])
-                                         ? "Applied"
-                                         : "Stored only: this value is not applied yet",
-                                     ls_policy_accepted((ls_policy_field)f)))
-                 : ls_kstr_null();
-        if (!synonyms)
-            continue;
+        e->Documentation = docs ? ls_kstr_c(ls_arena_printf(
+                                      a, "%s %s. Accepted: %s.", ls_policy_doc((ls_policy_field)f),
+                                      ls_policy_applied((ls_policy_field)f, pol.value[f])
+                                          ? "Applied"
+                                          : "Stored only: this value is not applied yet",
+                                      ls_policy_accepted((ls_policy_field)f)))
+                                : ls_kstr_null();
+        if (!synonyms) continue;
         const struct {
             const ls_prop_t *v;
             int n;
@@ -355,13 +345,16 @@ int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_kafka_services *b, const
     int32_t n = 0;
     for (int i = 0; i < NTOPIC_DEFS; i++) {
         const topic_config_def_t *d = &topic_defs[i];
-        if (!key_wanted(keys, nkeys, d->name))
-            continue;
+        if (!key_wanted(keys, nkeys, d->name)) continue;
         topic_entry(a, b, d, prop_get(overrides, noverrides, d->name), synonyms, docs, &v[n++]);
     }
     ls_namespace_t *nsrec = ls_catalog_namespace(b->catalog, ns);
-    ls_policy_layers_t l = {overrides, noverrides, nsrec ? nsrec->props : NULL,
-                            nsrec ? nsrec->nprops : 0, b->table_defaults, b->ntable_defaults};
+    ls_policy_layers_t l = {overrides,
+                            noverrides,
+                            nsrec ? nsrec->props : NULL,
+                            nsrec ? nsrec->nprops : 0,
+                            b->table_defaults,
+                            b->ntable_defaults};
     n += policy_entries(a, &l, keys, nkeys, synonyms, docs, v + n);
     ls_namespace_release(nsrec);
     /* Other stored overrides Kafka does not define (lakestream.*, and the
@@ -402,8 +395,7 @@ static void add_table_lag(ls_arena_t *a, ls_kafka_services_t *b, const ls_stream
     if (!key_wanted(keys, nkeys, TABLE_LAG_KEY) || !b->table_lag(b->root, s->stream_no, &lag))
         return;
     cfg_entry_t *v = ls_arena_alloc(a, (size_t)(r->NumConfigs + 1) * sizeof *v);
-    if (r->NumConfigs)
-        memcpy(v, r->Configs, (size_t)r->NumConfigs * sizeof *v);
+    if (r->NumConfigs) memcpy(v, r->Configs, (size_t)r->NumConfigs * sizeof *v);
     cfg_entry_t *e = &v[r->NumConfigs];
     e->Name = ls_kstr_c(TABLE_LAG_KEY);
     e->Value = ls_kstr_c(ls_arena_printf(a, "%lld", (long long)lag));
@@ -418,13 +410,14 @@ static void add_table_lag(ls_arena_t *a, ls_kafka_services_t *b, const ls_stream
 
 /* The table name a stream's policy gives, or NULL when its table is off or
  * the policy does not resolve. */
-static const char *table_name_of(ls_kafka_services_t *b, const ls_stream_t *s, char *buf, size_t cap)
+static const char *table_name_of(ls_kafka_services_t *b, const ls_stream_t *s, char *buf,
+                                 size_t cap)
 {
     ls_policy_t pol;
     ls_namespace_t *nsrec;
     char err[256];
-    ls_status st = ls_policy_for_stream(b->catalog, s, b->table_defaults, b->ntable_defaults,
-                                        &pol, &nsrec, err, sizeof err);
+    ls_status st = ls_policy_for_stream(b->catalog, s, b->table_defaults, b->ntable_defaults, &pol,
+                                        &nsrec, err, sizeof err);
     if (st == LS_OK && pol.enabled)
         st = ls_policy_table_name(&pol, s->ns, s->name, buf, cap, err, sizeof err);
     ls_namespace_release(nsrec);
@@ -445,14 +438,15 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
     char table[256];
     int rc = -1;
     /* the new set's values were checked one by one; this checks the result */
-    if (ls_policy_resolve(&la, &pa, err, (size_t)errlen) != LS_OK)
-        goto out;
-    {   /* Kafka's one cross-key rule of the compaction settings */
+    if (ls_policy_resolve(&la, &pa, err, (size_t)errlen) != LS_OK) goto out;
+    { /* Kafka's one cross-key rule of the compaction settings */
         const char *mn = prop_get(after, *nafter, "min.compaction.lag.ms");
         const char *mx = prop_get(after, *nafter, "max.compaction.lag.ms");
         if (mn && mx && strtoll(mn, NULL, 10) > strtoll(mx, NULL, 10)) {
-            snprintf(err, (size_t)errlen, "conflict topic config setting min.compaction.lag.ms "
-                     "(%s) > max.compaction.lag.ms (%s)", mn, mx);
+            snprintf(err, (size_t)errlen,
+                     "conflict topic config setting min.compaction.lag.ms "
+                     "(%s) > max.compaction.lag.ms (%s)",
+                     mn, mx);
             goto out;
         }
     }
@@ -463,8 +457,8 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
         ls_stream_t **v = ls_catalog_list(b->catalog, ns, &nstreams);
         for (int i = 0; i < nstreams && rc == -1; i++) {
             char other[256];
-            if (strcmp(v[i]->name, name) != 0 &&
-                table_name_of(b, v[i], other, sizeof other) && strcmp(other, table) == 0) {
+            if (strcmp(v[i]->name, name) != 0 && table_name_of(b, v[i], other, sizeof other) &&
+                strcmp(other, table) == 0) {
                 snprintf(err, (size_t)errlen,
                          "Invalid value for configuration %s: table '%s' in namespace '%s' is "
                          "already the table of topic '%s'",
@@ -484,12 +478,10 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
         ls_policy_resolve(&lb, &pb, err, (size_t)errlen); /* stored: resolves; only since is used */
     int n = 0;
     for (int i = 0; i < *nafter; i++)
-        if (strcmp(after[i].key, LS_POLICY_SINCE_KEY) != 0)
-            after[n++] = after[i];
-    const char *since = ls_policy_since_after(had ? &pb : NULL, &pa, ls_clock_wall_ms(),
-                                              since_buf, since_cap);
-    if (since)
-        after[n++] = (ls_prop_t){(char *)LS_POLICY_SINCE_KEY, (char *)since};
+        if (strcmp(after[i].key, LS_POLICY_SINCE_KEY) != 0) after[n++] = after[i];
+    const char *since =
+        ls_policy_since_after(had ? &pb : NULL, &pa, ls_clock_wall_ms(), since_buf, since_cap);
+    if (since) after[n++] = (ls_prop_t){(char *)LS_POLICY_SINCE_KEY, (char *)since};
     *nafter = n;
     err[0] = 0;
     rc = 0;
@@ -500,13 +492,11 @@ out:
 
 static bool parse_i64(const char *s, int64_t *out)
 {
-    if (!s || !*s)
-        return false;
+    if (!s || !*s) return false;
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (errno || *end)
-        return false;
+    if (errno || *end) return false;
     *out = v;
     return true;
 }
@@ -517,10 +507,8 @@ static bool in_list(const char *allowed, const char *v, size_t n)
     while (*p) {
         const char *c = strchr(p, ',');
         size_t len = c ? (size_t)(c - p) : strlen(p);
-        if (len == n && strncmp(p, v, n) == 0)
-            return true;
-        if (!c)
-            break;
+        if (len == n && strncmp(p, v, n) == 0) return true;
+        if (!c) break;
         p = c + 1;
     }
     return false;
@@ -531,12 +519,13 @@ int ls_kafka_topic_config_check(const char *name, const char *value, char *err, 
     if (ls_policy_is_key(name))
         return ls_policy_check(name, value, err, (size_t)errlen) == LS_OK ? 0 : -1;
     if (strcmp(name, LS_KAFKA_RF_KEY) == 0) {
-        snprintf(err, (size_t)errlen, "Configuration %s is maintained by the broker (the "
-                 "replication factor the topic was created with) and cannot be set", name);
+        snprintf(err, (size_t)errlen,
+                 "Configuration %s is maintained by the broker (the "
+                 "replication factor the topic was created with) and cannot be set",
+                 name);
         return -1;
     }
-    if (strncmp(name, "lakestream.", 11) == 0)
-        return 0;
+    if (strncmp(name, "lakestream.", 11) == 0) return 0;
     const topic_config_def_t *d = topic_def_find(name);
     if (!d) {
         snprintf(err, (size_t)errlen, "Unknown topic config name: %s", name);
@@ -548,9 +537,7 @@ int ls_kafka_topic_config_check(const char *name, const char *value, char *err, 
     case LS_KAFKA_CONFIG_TYPE_INT:
         ok = parse_i64(value, &iv) && iv >= INT32_MIN && iv <= INT32_MAX;
         break;
-    case LS_KAFKA_CONFIG_TYPE_LONG:
-        ok = parse_i64(value, &iv);
-        break;
+    case LS_KAFKA_CONFIG_TYPE_LONG: ok = parse_i64(value, &iv); break;
     case LS_KAFKA_CONFIG_TYPE_DOUBLE: {
         char *end;
         errno = 0;
@@ -580,8 +567,7 @@ int ls_kafka_topic_config_check(const char *name, const char *value, char *err, 
         }
         break;
     }
-    default:
-        break;
+    default: break;
     }
     /* Kafka's ranges of the compression levels */
     if (ok && strcmp(name, "compression.gzip.level") == 0)
@@ -599,17 +585,19 @@ int ls_kafka_topic_config_check(const char *name, const char *value, char *err, 
     else if (ok && strcmp(name, "min.cleanable.dirty.ratio") == 0)
         ok = strtod(value, NULL) <= 1.0;
     if (!ok && strcmp(name, "compression.type") == 0) {
-        snprintf(err, (size_t)errlen,
-                 "Invalid value %s for configuration compression.type: Lakestream stores batches as "
-                 "the producer compressed them and never recompresses; only 'producer' is "
-                 "accepted (set the codec in the producer)",
-                 value);
+        snprintf(
+            err, (size_t)errlen,
+            "Invalid value %s for configuration compression.type: Lakestream stores batches as "
+            "the producer compressed them and never recompresses; only 'producer' is "
+            "accepted (set the codec in the producer)",
+            value);
         return -1;
     }
     if (!ok) {
         if (d->allowed)
-            snprintf(err, (size_t)errlen, "Invalid value %s for configuration %s: must be one of [%s]",
-                     value, name, d->allowed);
+            snprintf(err, (size_t)errlen,
+                     "Invalid value %s for configuration %s: must be one of [%s]", value, name,
+                     d->allowed);
         else
             snprintf(err, (size_t)errlen, "Invalid value %s for configuration %s", value, name);
         return -1;
@@ -621,8 +609,8 @@ int ls_kafka_topic_config_check(const char *name, const char *value, char *err, 
 
 typedef struct broker_entry {
     const char *name;
-    const char *value;        /* NULL with sensitive */
-    const char *kafka_default;/* DEFAULT_CONFIG when value equals it */
+    const char *value;         /* NULL with sensitive */
+    const char *kafka_default; /* DEFAULT_CONFIG when value equals it */
     int8_t type;
     bool sensitive;
     const char *doc;
@@ -645,8 +633,8 @@ static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, bool 
          LS_KAFKA_CONFIG_TYPE_STRING, false, "Addresses clients are told to connect to."},
         {"auto.create.topics.enable", c->auto_create_topics_enable ? "true" : "false", "true",
          LS_KAFKA_CONFIG_TYPE_BOOLEAN, false, "Create topics on first Metadata request."},
-        {"broker.id", ls_arena_printf(a, "%d", (int)b->node_id), NULL, LS_KAFKA_CONFIG_TYPE_INT, false,
-         "This broker's id."},
+        {"broker.id", ls_arena_printf(a, "%d", (int)b->node_id), NULL, LS_KAFKA_CONFIG_TYPE_INT,
+         false, "This broker's id."},
         {"cluster.id", b->cluster_id, NULL, LS_KAFKA_CONFIG_TYPE_STRING, false,
          "Cluster id kept in the metadata store."},
         {"compression.type", "producer", "producer", LS_KAFKA_CONFIG_TYPE_STRING, false,
@@ -657,16 +645,17 @@ static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, bool 
          "Durability comes from the object store."},
         {"delete.topic.enable", "true", "true", LS_KAFKA_CONFIG_TYPE_BOOLEAN, false,
          "Topics may be deleted."},
-        {"listeners", ls_arena_printf(a, "PLAINTEXT://%s:%d", c->listen_host ? c->listen_host : "",
-                              c->listen_port),
+        {"listeners",
+         ls_arena_printf(a, "PLAINTEXT://%s:%d", c->listen_host ? c->listen_host : "",
+                         c->listen_port),
          NULL, LS_KAFKA_CONFIG_TYPE_STRING, false, "Listening address."},
         {"log.cleanup.policy", "delete", "delete", LS_KAFKA_CONFIG_TYPE_LIST, false,
          "Default topic cleanup policy."},
         {"log.retention.bytes", NULL, "-1", LS_KAFKA_CONFIG_TYPE_LONG, false, NULL},
-        {"log.message.timestamp.after.max.ms", NULL, "3600000", LS_KAFKA_CONFIG_TYPE_LONG,
-         false, NULL},
-        {"log.message.timestamp.before.max.ms", NULL, LONG_MAX_S, LS_KAFKA_CONFIG_TYPE_LONG,
-         false, NULL},
+        {"log.message.timestamp.after.max.ms", NULL, "3600000", LS_KAFKA_CONFIG_TYPE_LONG, false,
+         NULL},
+        {"log.message.timestamp.before.max.ms", NULL, LONG_MAX_S, LS_KAFKA_CONFIG_TYPE_LONG, false,
+         NULL},
         {"log.message.timestamp.type", NULL, "CreateTime", LS_KAFKA_CONFIG_TYPE_STRING, false,
          NULL},
         {"log.retention.check.interval.ms",
@@ -680,8 +669,8 @@ static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, bool 
          "Metadata store (may carry credentials)."},
         {"min.insync.replicas", "1", "1", LS_KAFKA_CONFIG_TYPE_INT, false,
          "Accepted for compatibility."},
-        {"node.id", ls_arena_printf(a, "%d", (int)b->node_id), NULL, LS_KAFKA_CONFIG_TYPE_INT, false,
-         "This broker's id."},
+        {"node.id", ls_arena_printf(a, "%d", (int)b->node_id), NULL, LS_KAFKA_CONFIG_TYPE_INT,
+         false, "This broker's id."},
         {"num.partitions", ls_arena_printf(a, "%d", (int)c->num_partitions), "1",
          LS_KAFKA_CONFIG_TYPE_INT, false, "Partitions of auto-created topics."},
         {"object.store.url", NULL, NULL, LS_KAFKA_CONFIG_TYPE_PASSWORD, true,
@@ -702,23 +691,22 @@ static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, bool 
          LS_KAFKA_CONFIG_TYPE_LONG, false, "Upper bound on WAL batching time."},
         {"wal.flush.max.bytes", ls_arena_printf(a, "%" PRId64, c->wal_flush_max_bytes), NULL,
          LS_KAFKA_CONFIG_TYPE_LONG, false, "WAL object size that triggers a flush."},
-        {"wal.flush.min.interval.ms", ls_arena_printf(a, "%" PRId64, c->wal_flush_min_interval_ms), NULL,
-         LS_KAFKA_CONFIG_TYPE_LONG, false, "Minimum gap between flushes (request-cost dial)."},
-        {"wal.max.inflight.flushes", ls_arena_printf(a, "%" PRId64, c->wal_max_inflight_flushes), NULL,
-         LS_KAFKA_CONFIG_TYPE_LONG, false, "WAL uploads in flight at once."},
+        {"wal.flush.min.interval.ms", ls_arena_printf(a, "%" PRId64, c->wal_flush_min_interval_ms),
+         NULL, LS_KAFKA_CONFIG_TYPE_LONG, false,
+         "Minimum gap between flushes (request-cost dial)."},
+        {"wal.max.inflight.flushes", ls_arena_printf(a, "%" PRId64, c->wal_max_inflight_flushes),
+         NULL, LS_KAFKA_CONFIG_TYPE_LONG, false, "WAL uploads in flight at once."},
     };
     int nlist = (int)(sizeof list / sizeof list[0]);
     cfg_entry_t *v = ls_arena_alloc(a, (size_t)nlist * sizeof *v);
     int32_t n = 0;
     for (int i = 0; i < nlist; i++) {
         const broker_entry_t *be = &list[i];
-        if (!key_wanted(keys, nkeys, be->name))
-            continue;
+        if (!key_wanted(keys, nkeys, be->name)) continue;
         int k = ls_bcfg_find(be->name);
-        if (k >= 0) {   /* a dynamic broker config: its layers */
+        if (k >= 0) { /* a dynamic broker config: its layers */
             broker_layers_t bl = broker_layers_of(a, b, (ls_bcfg_key)k, be->kafka_default);
-            if (default_only && !bl.dynamic)
-                continue;
+            if (default_only && !bl.dynamic) continue;
             cfg_entry_t *e = &v[n++];
             e->Name = ls_kstr_c(be->name);
             e->Value = ls_kstr_c(broker_layers_value(&bl, &e->ConfigSource));
@@ -731,16 +719,16 @@ static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, bool 
             }
             continue;
         }
-        if (default_only)
-            continue;
+        if (default_only) continue;
         cfg_entry_t *e = &v[n++];
         e->Name = ls_kstr_c(be->name);
         e->Value = be->sensitive ? ls_kstr_null() : ls_kstr_c(be->value ? be->value : "");
         e->ReadOnly = true; /* static: the properties file, LAKESTREAM_* variables, flags */
         e->IsSensitive = be->sensitive;
-        e->ConfigSource = be->kafka_default && be->value && strcmp(be->value, be->kafka_default) == 0
-                              ? LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG
-                              : LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
+        e->ConfigSource =
+            be->kafka_default && be->value && strcmp(be->value, be->kafka_default) == 0
+                ? LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG
+                : LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG;
         e->ConfigType = be->type;
         e->Documentation = docs ? ls_kstr_c(be->doc) : ls_kstr_null();
         if (synonyms) {
@@ -788,10 +776,9 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
                 break;
             }
             held[i] = s;
-            r->NumConfigs = ls_kafka_topic_configs(a, b, s->ns, s->config, s->nconfig,
-                                                   q->ConfigurationKeys, q->NumConfigurationKeys,
-                                                   m->IncludeSynonyms, m->IncludeDocumentation,
-                                                   &r->Configs);
+            r->NumConfigs = ls_kafka_topic_configs(
+                a, b, s->ns, s->config, s->nconfig, q->ConfigurationKeys, q->NumConfigurationKeys,
+                m->IncludeSynonyms, m->IncludeDocumentation, &r->Configs);
             add_table_lag(a, b, s, q->ConfigurationKeys, q->NumConfigurationKeys, r);
             break;
         }
@@ -799,14 +786,13 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
             if (q->ResourceName.len > 0 && !ls_kstr_eq(q->ResourceName, node)) {
                 r->ErrorCode = LS_KERR_INVALID_REQUEST;
                 r->ErrorMessage = ls_kstr_c(ls_arena_printf(
-                    a, "Unexpected broker id, expected %s or empty string, but received %.*s",
-                    node, (int)q->ResourceName.len, q->ResourceName.ptr));
+                    a, "Unexpected broker id, expected %s or empty string, but received %.*s", node,
+                    (int)q->ResourceName.len, q->ResourceName.ptr));
                 break;
             }
             r->NumConfigs = broker_configs(a, b, q->ResourceName.len <= 0, q->ConfigurationKeys,
-                                           q->NumConfigurationKeys,
-                                           m->IncludeSynonyms, m->IncludeDocumentation,
-                                           &r->Configs);
+                                           q->NumConfigurationKeys, m->IncludeSynonyms,
+                                           m->IncludeDocumentation, &r->Configs);
             break;
         case LS_KAFKA_RESOURCE_BROKER_LOGGER:
             r->NumConfigs = 0; /* no per-logger levels to describe */

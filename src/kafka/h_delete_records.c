@@ -31,7 +31,7 @@ typedef struct dr_part {
 struct dr_ctx {
     ls_kreq_t *req;
     ls_kafka_DeleteRecordsResponse resp;
-    int pending;              /* trims in flight + 1 while issuing */
+    int pending; /* trims in flight + 1 while issuing */
 };
 
 static void dr_respond(dr_ctx_t *ctx)
@@ -47,8 +47,7 @@ static void dr_trimmed(void *arg, ls_status st, int64_t log_start)
     dr_part_t *dp = arg;
     dp->r->ErrorCode = ls_kafka_error_from_status(st);
     dp->r->LowWatermark = st == LS_OK ? log_start : -1;
-    if (--dp->ctx->pending == 0)
-        dr_respond(dp->ctx);
+    if (--dp->ctx->pending == 0) dr_respond(dp->ctx);
 }
 
 /* Soft trim of WAL entries when the stream's table still has to read them. */
@@ -107,6 +106,5 @@ void ls_kafka_handle_delete_records(ls_kreq_t *req)
         }
         ls_stream_release(s);
     }
-    if (--ctx->pending == 0)
-        dr_respond(ctx);
+    if (--ctx->pending == 0) dr_respond(ctx);
 }

@@ -41,7 +41,7 @@ typedef struct fetch_ctx fetch_ctx_t;
 typedef struct fetch_part {
     fetch_ctx_t *ctx;
     ls_kafka_FetchResponse_PartitionData *pd;
-    int64_t log_id;          /* -1: partition has a fixed error */
+    int64_t log_id; /* -1: partition has a fixed error */
     int64_t offset;
     int32_t max_bytes;
     ls_read_result_t res;
@@ -55,13 +55,13 @@ struct fetch_ctx {
     ls_kafka_FetchResponse resp;
     fetch_part_t *parts;
     int nparts;
-    int next;                /* next partition to read */
-    int64_t budget;          /* remaining response bytes */
+    int next;       /* next partition to read */
+    int64_t budget; /* remaining response bytes */
     size_t total;
     bool any_error;
     bool waiting;
     bool reading;
-    int64_t deadline_ms;     /* monotonic: answer by then */
+    int64_t deadline_ms; /* monotonic: answer by then */
     uv_timer_t timer;
     bool timer_used;
 };
@@ -80,7 +80,8 @@ static void fetch_respond(fetch_ctx_t *ctx)
             fp->waiter = NULL;
         }
         if (fp->have_res && fp->res.nslices) {
-            fp->pd->RecordRefs = ls_arena_alloc(req->arena, sizeof(ls_kref_t) * (size_t)fp->res.nslices);
+            fp->pd->RecordRefs =
+                ls_arena_alloc(req->arena, sizeof(ls_kref_t) * (size_t)fp->res.nslices);
             for (int s = 0; s < fp->res.nslices; s++)
                 fp->pd->RecordRefs[s] = (ls_kref_t){fp->res.slices[s].chunk, fp->res.slices[s].off,
                                                     fp->res.slices[s].len};
@@ -93,8 +94,7 @@ static void fetch_respond(fetch_ctx_t *ctx)
     ls_kw_t w;
     ls_kreq_encode(req, &w, &ctx->resp);
     for (int i = 0; i < ctx->nparts; i++)
-        if (ctx->parts[i].have_res)
-            ls_read_result_free(&ctx->parts[i].res);
+        if (ctx->parts[i].have_res) ls_read_result_free(&ctx->parts[i].res);
     ls_free(ctx->parts);
     if (ctx->timer_used) {
         uv_timer_stop(&ctx->timer);
@@ -109,8 +109,7 @@ static void fetch_respond(fetch_ctx_t *ctx)
 static void on_timeout(uv_timer_t *t)
 {
     fetch_ctx_t *ctx = t->data;
-    if (!ctx->waiting)
-        return;
+    if (!ctx->waiting) return;
     ctx->waiting = false;
     fetch_respond(ctx);
 }
@@ -123,8 +122,7 @@ static void start_wait(fetch_ctx_t *ctx, int64_t wait_ms)
     ctx->waiting = true;
     for (int i = 0; i < ctx->nparts; i++) {
         fetch_part_t *fp = &ctx->parts[i];
-        if (fp->log_id < 0)
-            continue;
+        if (fp->log_id < 0) continue;
         fp->waiter = ls_logstore_wait(req->svc->logs, fp->log_id, on_wake, fp);
     }
     if (!ctx->timer_used) {
@@ -139,9 +137,8 @@ static void on_wake(void *arg)
 {
     fetch_part_t *woken = arg;
     fetch_ctx_t *ctx = woken->ctx;
-    woken->waiter = NULL;   /* fired waiters are freed by log storage */
-    if (!ctx->waiting)
-        return;
+    woken->waiter = NULL; /* fired waiters are freed by log storage */
+    if (!ctx->waiting) return;
     ctx->waiting = false;
     uv_timer_stop(&ctx->timer);
     for (int i = 0; i < ctx->nparts; i++) {
@@ -180,8 +177,7 @@ static void part_done(fetch_ctx_t *ctx)
     ctx->total += fp->res.bytes;
     ctx->budget -= (int64_t)fp->res.bytes;
     ctx->next++;
-    if (!ctx->reading)
-        fetch_read_next(ctx);
+    if (!ctx->reading) fetch_read_next(ctx);
 }
 
 /* read_committed: the aborted transactions overlapping what was read (up to
@@ -198,7 +194,8 @@ static void on_aborted(void *arg, ls_status st, const ls_aborted_t *v, int n)
         pd->ErrorCode = LS_KERR_KAFKA_STORAGE_ERROR;
         ctx->any_error = true;
     } else if (n > 0) {
-        pd->AbortedTransactions = ls_arena_alloc(ctx->req->arena, sizeof(*pd->AbortedTransactions) * (size_t)n);
+        pd->AbortedTransactions =
+            ls_arena_alloc(ctx->req->arena, sizeof(*pd->AbortedTransactions) * (size_t)n);
         for (int i = 0; i < n; i++) {
             pd->AbortedTransactions[i].ProducerId = v[i].producer_id;
             pd->AbortedTransactions[i].FirstOffset = v[i].first_offset;
@@ -254,8 +251,7 @@ static void fetch_read_next(fetch_ctx_t *ctx)
             continue;
         }
         size_t max = (size_t)(fp->max_bytes < budget ? fp->max_bytes : budget);
-        if (max == 0)
-            max = 1;
+        if (max == 0) max = 1;
         int before = ctx->next;
         if (ctx->m.IsolationLevel == 1)
             ls_logstore_read_committed(b->logs, fp->log_id, fp->offset, max, on_read, ctx);
@@ -292,7 +288,8 @@ void ls_kafka_handle_fetch(ls_kreq_t *req)
         total += m->Topics[t].NumPartitions;
     ctx->parts = LS_NEWN(fetch_part_t, total ? total : 1);
     r->NumResponses = m->NumTopics;
-    r->Responses = ls_arena_alloc(req->arena, sizeof(*r->Responses) * (size_t)(m->NumTopics ? m->NumTopics : 1));
+    r->Responses = ls_arena_alloc(req->arena, sizeof(*r->Responses) *
+                                                  (size_t)(m->NumTopics ? m->NumTopics : 1));
     bool by_id = req->api_version >= 13;
     for (int t = 0; t < m->NumTopics; t++) {
         const ls_kafka_FetchRequest_FetchTopic *ft = &m->Topics[t];
@@ -300,7 +297,9 @@ void ls_kafka_handle_fetch(ls_kreq_t *req)
         tr->Topic = ft->Topic;
         tr->TopicId = ft->TopicId;
         tr->NumPartitions = ft->NumPartitions;
-        tr->Partitions = ls_arena_alloc(req->arena, sizeof(*tr->Partitions) * (size_t)(ft->NumPartitions ? ft->NumPartitions : 1));
+        tr->Partitions =
+            ls_arena_alloc(req->arena, sizeof(*tr->Partitions) *
+                                           (size_t)(ft->NumPartitions ? ft->NumPartitions : 1));
         ls_stream_t *s = NULL;
         if (by_id) {
             s = ls_catalog_lookup_id(b->catalog, &ft->TopicId);
@@ -324,13 +323,13 @@ void ls_kafka_handle_fetch(ls_kreq_t *req)
             pd->Records.ptr = NULL;
             pd->Records.len = 0;
             if (!s || fpq->Partition < 0 || fpq->Partition >= s->partitions) {
-                pd->ErrorCode = by_id && !s ? LS_KERR_UNKNOWN_TOPIC_ID
-                                            : LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                pd->ErrorCode =
+                    by_id && !s ? LS_KERR_UNKNOWN_TOPIC_ID : LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 ctx->any_error = true;
                 continue;
             }
             if (fpq->CurrentLeaderEpoch > 0) {
-                pd->ErrorCode = LS_KERR_UNKNOWN_LEADER_EPOCH;   /* our only epoch is 0 */
+                pd->ErrorCode = LS_KERR_UNKNOWN_LEADER_EPOCH; /* our only epoch is 0 */
                 ctx->any_error = true;
                 continue;
             }
@@ -338,8 +337,7 @@ void ls_kafka_handle_fetch(ls_kreq_t *req)
             fp->offset = fpq->FetchOffset;
             fp->max_bytes = fpq->PartitionMaxBytes > 0 ? fpq->PartitionMaxBytes : 1;
         }
-        if (s)
-            ls_stream_release(s);
+        if (s) ls_stream_release(s);
     }
     ctx->budget = m->MaxBytes > 0 ? m->MaxBytes : INT32_MAX;
     ctx->deadline_ms = ls_clock_mono_ms() + (m->MaxWaitMs > 0 ? m->MaxWaitMs : 0);

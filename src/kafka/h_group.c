@@ -64,8 +64,7 @@ static char *cstr(ls_arena_t *a, ls_kstr_t s, bool *ok)
 {
     bool valid;
     char *c = ls_kafka_id_name(a, s, &valid);
-    if (ok)
-        *ok = valid;
+    if (ok) *ok = valid;
     return c;
 }
 
@@ -77,25 +76,23 @@ static ls_kstr_t offset_meta(ls_arena_t *a, const ls_group_offset_t *o)
 {
     int32_t n = o->metadata ? o->metadata_len : 0;
     char *p = ls_arena_alloc(a, (size_t)n + 1);
-    if (n)
-        memcpy(p, o->metadata, (size_t)n);
+    if (n) memcpy(p, o->metadata, (size_t)n);
     ls_kstr_t k = {p, n};
     return k;
 }
 
 static ls_group_service_t *svc(ls_kreq_t *req) { return req->svc->groups; }
 
-
 /* The request conn.c decoded (req->msg), copied into m of type ls_kafka_<T>. */
 #define REQUEST(T, m) ((m) = *(const ls_kafka_##T *)req->msg)
 
 /* Encodes resp (checked to be an ls_kafka_<T>) and sends it. */
-#define RESPOND(T, resp)                                                                       \
-    do {                                                                                       \
-        const ls_kafka_##T *resp_ = &(resp);                                                   \
-        ls_kw_t w_;                                                                            \
-        ls_kreq_encode(req, &w_, resp_);                                                       \
-        ls_kreq_respond(req, &w_);                                                             \
+#define RESPOND(T, resp)                                                                           \
+    do {                                                                                           \
+        const ls_kafka_##T *resp_ = &(resp);                                                       \
+        ls_kw_t w_;                                                                                \
+        ls_kreq_encode(req, &w_, resp_);                                                           \
+        ls_kreq_respond(req, &w_);                                                                 \
     } while (0)
 
 /* Acquires the group if this broker coordinates it; otherwise cb(arg, NULL):
@@ -122,7 +119,7 @@ void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
     int16_t err = LS_KERR_NONE;
     const char *msg = NULL;
     if (m.KeyType == 2 && v >= 6) {
-        err = LS_KERR_COORDINATOR_NOT_AVAILABLE;   /* share groups (KIP-932) are not served */
+        err = LS_KERR_COORDINATOR_NOT_AVAILABLE; /* share groups (KIP-932) are not served */
         msg = "share groups are not supported";
     } else if (m.KeyType == 1) {
         /* Transactions are not built yet. Every client asks for the
@@ -143,8 +140,7 @@ void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
     memset(&r, 0, sizeof r);
     if (v <= 3) {
         ls_member_t *c = ls_arena_alloc(req->arena, sizeof *c);
-        if (!err)
-            ls_ksvc_coordinator(b, m.Key.ptr, (size_t)(m.Key.len > 0 ? m.Key.len : 0), c);
+        if (!err) ls_ksvc_coordinator(b, m.Key.ptr, (size_t)(m.Key.len > 0 ? m.Key.len : 0), c);
         r.ErrorCode = err;
         r.ErrorMessage = kstr_or_null(msg);
         r.NodeId = err ? -1 : c->id;
@@ -159,7 +155,7 @@ void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
             ls_member_t *owner = ls_arena_alloc(req->arena, sizeof *owner);
             if (!err)
                 ls_ksvc_coordinator(b, c->Key.ptr, (size_t)(c->Key.len > 0 ? c->Key.len : 0),
-                                      owner);
+                                    owner);
             c->ErrorCode = err;
             c->ErrorMessage = kstr_or_null(msg);
             c->NodeId = err ? -1 : owner->id;
@@ -211,7 +207,7 @@ static void join_done(void *arg, const ls_group_join_result_t *res)
         r.Members[i].Metadata.ptr = res->members[i].metadata;
         r.Members[i].Metadata.len = (int32_t)res->members[i].len;
     }
-    RESPOND(JoinGroupResponse, r);   /* encoded now: the result's strings die with the callback */
+    RESPOND(JoinGroupResponse, r); /* encoded now: the result's strings die with the callback */
 }
 
 static void join_ready(void *arg, ls_group_t *g)
@@ -302,8 +298,8 @@ static void sync_respond(ls_kreq_t *req, int16_t err, const char *pt, const char
 static void sync_done(void *arg, const ls_group_sync_result_t *res)
 {
     sync_ctx_t *ctx = arg;
-    sync_respond(ctx->req, kerr(res->err), res->protocol_type, res->protocol_name,
-                 res->assignment, res->len);
+    sync_respond(ctx->req, kerr(res->err), res->protocol_type, res->protocol_name, res->assignment,
+                 res->len);
 }
 
 static void sync_ready(void *arg, ls_group_t *g)
@@ -313,8 +309,8 @@ static void sync_ready(void *arg, ls_group_t *g)
         sync_respond(ctx->req, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL, NULL, NULL, 0);
         return;
     }
-    ls_group_sync(g, ctx->m.GenerationId, ctx->member_id, ctx->instance_id, ctx->ptype,
-                  ctx->pname, ctx->asg, ctx->m.NumAssignments, sync_done, ctx);
+    ls_group_sync(g, ctx->m.GenerationId, ctx->member_id, ctx->instance_id, ctx->ptype, ctx->pname,
+                  ctx->asg, ctx->m.NumAssignments, sync_done, ctx);
 }
 
 void ls_kafka_handle_sync_group(ls_kreq_t *req)
@@ -367,8 +363,9 @@ static void hb_ready(void *arg, ls_group_t *g)
         hb_respond(req, LS_KERR_COORDINATOR_NOT_AVAILABLE);
         return;
     }
-    ls_group_err e = ls_group_heartbeat(g, ctx->m.GenerationId, cstr(req->arena, ctx->m.MemberId, NULL),
-                                        cstr(req->arena, ctx->m.GroupInstanceId, NULL));
+    ls_group_err e =
+        ls_group_heartbeat(g, ctx->m.GenerationId, cstr(req->arena, ctx->m.MemberId, NULL),
+                           cstr(req->arena, ctx->m.GroupInstanceId, NULL));
     hb_respond(req, kerr(e));
 }
 
@@ -426,8 +423,8 @@ static void leave_ready(void *arg, ls_group_t *g)
             const ls_kafka_LeaveGroupRequest_MemberIdentity *mi = &ctx->m.Members[i];
             r.Members[i].MemberId = mi->MemberId;
             r.Members[i].GroupInstanceId = mi->GroupInstanceId;
-            r.Members[i].ErrorCode = kerr(ls_group_leave(g, cstr(a, mi->MemberId, NULL),
-                                                         cstr(a, mi->GroupInstanceId, NULL)));
+            r.Members[i].ErrorCode = kerr(
+                ls_group_leave(g, cstr(a, mi->MemberId, NULL), cstr(a, mi->GroupInstanceId, NULL)));
         }
     }
     RESPOND(LeaveGroupResponse, r);
@@ -459,7 +456,7 @@ typedef struct commit_ctx {
     char *gid;
     ls_kafka_OffsetCommitResponse resp;
     ls_group_commit_item_t *items;
-    int16_t **codes;          /* per item: where its error code goes */
+    int16_t **codes; /* per item: where its error code goes */
     int nitems;
 } commit_ctx_t;
 
@@ -480,7 +477,8 @@ static void commit_fill(commit_ctx_t *ctx, int16_t err)
         const ls_kafka_OffsetCommitRequest_Topic *qt = &ctx->m.Topics[i];
         r->Topics[i].Name = qt->Name;
         r->Topics[i].NumPartitions = qt->NumPartitions;
-        r->Topics[i].Partitions = ls_kmsg_alloc(a, qt->NumPartitions, sizeof *r->Topics[i].Partitions);
+        r->Topics[i].Partitions =
+            ls_kmsg_alloc(a, qt->NumPartitions, sizeof *r->Topics[i].Partitions);
         for (int32_t j = 0; j < qt->NumPartitions; j++) {
             r->Topics[i].Partitions[j].PartitionIndex = qt->Partitions[j].PartitionIndex;
             r->Topics[i].Partitions[j].ErrorCode = err;
@@ -505,8 +503,8 @@ static void commit_written(void *arg, ls_status st)
     commit_ctx_t *ctx = arg;
     if (st != LS_OK) {
         /* retriable; fenced: another broker owns the group now */
-        int16_t code = st == LS_EFENCED ? LS_KERR_NOT_COORDINATOR
-                                        : LS_KERR_COORDINATOR_NOT_AVAILABLE;
+        int16_t code =
+            st == LS_EFENCED ? LS_KERR_NOT_COORDINATOR : LS_KERR_COORDINATOR_NOT_AVAILABLE;
         for (int i = 0; i < ctx->nitems; i++)
             *ctx->codes[i] = code;
         commit_respond(ctx);
@@ -528,9 +526,9 @@ static void commit_ready(void *arg, ls_group_t *g)
         commit_respond(ctx);
         return;
     }
-    ls_group_err ge = ls_group_commit_check(g, ctx->m.GenerationIdOrMemberEpoch,
-                                            cstr(a, ctx->m.MemberId, NULL),
-                                            cstr(a, ctx->m.GroupInstanceId, NULL));
+    ls_group_err ge =
+        ls_group_commit_check(g, ctx->m.GenerationIdOrMemberEpoch, cstr(a, ctx->m.MemberId, NULL),
+                              cstr(a, ctx->m.GroupInstanceId, NULL));
     commit_fill(ctx, kerr(ge));
     if (ge != LS_GERR_NONE) {
         commit_respond(ctx);
@@ -541,7 +539,8 @@ static void commit_ready(void *arg, ls_group_t *g)
         total += ctx->m.Topics[i].NumPartitions;
     ctx->items = ls_kmsg_alloc(a, total, sizeof *ctx->items);
     ctx->codes = ls_kmsg_alloc(a, total, sizeof *ctx->codes);
-    int32_t maxmeta = ls_group_coord_config(ls_group_service_coord(svc(req)))->offset_metadata_max_bytes;
+    int32_t maxmeta =
+        ls_group_coord_config(ls_group_service_coord(svc(req)))->offset_metadata_max_bytes;
     int64_t now = ls_clock_wall_ms();
     for (int32_t i = 0; i < ctx->m.NumTopics; i++) {
         const ls_kafka_OffsetCommitRequest_Topic *qt = &ctx->m.Topics[i];
@@ -554,7 +553,7 @@ static void commit_ready(void *arg, ls_group_t *g)
                 *code = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;
             }
-            char *meta = cstr(a, qp->CommittedMetadata, NULL);   /* may hold NULs */
+            char *meta = cstr(a, qp->CommittedMetadata, NULL); /* may hold NULs */
             if (qp->CommittedMetadata.len > maxmeta) {
                 *code = LS_KERR_OFFSET_METADATA_TOO_LARGE;
                 continue;
@@ -605,7 +604,7 @@ void ls_kafka_handle_offset_commit(ls_kreq_t *req)
 typedef struct fetch_group {
     struct fetch_ctx *ctx;
     char *gid;
-    ls_kafka_OffsetFetchRequest_Topic *topics;   /* NULL with ntopics -1: all */
+    ls_kafka_OffsetFetchRequest_Topic *topics; /* NULL with ntopics -1: all */
     int32_t ntopics;
     ls_kafka_OffsetFetchResponse_Group *out;
 } fetch_group_t;
@@ -711,7 +710,7 @@ static void fetch_verified(void *arg, bool owned)
     if (owned)
         acquire(fg->ctx->req, fg->gid, fetch_ready, fg);
     else
-        fetch_ready(fg, NULL);   /* COORDINATOR_NOT_AVAILABLE: the client looks again */
+        fetch_ready(fg, NULL); /* COORDINATOR_NOT_AVAILABLE: the client looks again */
 }
 
 static void fetch_ready(void *arg, ls_group_t *g)
@@ -721,15 +720,13 @@ static void fetch_ready(void *arg, ls_group_t *g)
     fg->out->GroupId = ls_kstr_c(fg->gid);
     if (!g) {
         fg->out->ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
-        if (fg->ntopics >= 0)
-            fetch_fill_requested(fg, NULL, LS_KERR_NONE);
+        if (fg->ntopics >= 0) fetch_fill_requested(fg, NULL, LS_KERR_NONE);
     } else if (fg->ntopics < 0) {
         fetch_fill_all(fg, g);
     } else {
         fetch_fill_requested(fg, g, LS_KERR_NONE);
     }
-    if (--ctx->pending == 0)
-        fetch_finish(ctx);
+    if (--ctx->pending == 0) fetch_finish(ctx);
 }
 
 void ls_kafka_handle_offset_fetch(ls_kreq_t *req)
@@ -770,8 +767,7 @@ void ls_kafka_handle_offset_fetch(ls_kreq_t *req)
          * owns the group (a paused broker may have lost it meanwhile) */
         ls_group_service_verify(svc(req), fg->gid, fetch_verified, fg);
     }
-    if (--ctx->pending == 0)
-        fetch_finish(ctx);
+    if (--ctx->pending == 0) fetch_finish(ctx);
 }
 
 /* --------------------------------------------------------------- ListGroups */
@@ -783,11 +779,9 @@ typedef struct list_ctx {
 
 static bool filter_has(const ls_kstr_t *f, int32_t n, const char *s)
 {
-    if (n <= 0)
-        return true;
+    if (n <= 0) return true;
     for (int32_t i = 0; i < n; i++)
-        if ((size_t)f[i].len == strlen(s) && strncasecmp(f[i].ptr, s, strlen(s)) == 0)
-            return true;
+        if ((size_t)f[i].len == strlen(s) && strncasecmp(f[i].ptr, s, strlen(s)) == 0) return true;
     return false;
 }
 
@@ -809,7 +803,8 @@ static void list_done(void *arg, ls_status st, ls_group_listing_t *v, int n)
                 continue;
             ls_kafka_ListGroupsResponse_Group *g = &r.Groups[r.NumGroups++];
             g->GroupId = ls_kstr_c(cstr(a, ls_kstr_c(v[i].group_id), NULL));
-            g->ProtocolType = ls_kstr_c(cstr(a, ls_kstr_c(v[i].protocol_type ? v[i].protocol_type : ""), NULL));
+            g->ProtocolType =
+                ls_kstr_c(cstr(a, ls_kstr_c(v[i].protocol_type ? v[i].protocol_type : ""), NULL));
             g->GroupState = ls_kstr_c(state);
             g->GroupType = ls_kstr_c("classic");
         }
@@ -879,8 +874,7 @@ static void desc_ready(void *arg, ls_group_t *g)
         o->ProtocolType = ls_kstr_c(cstr(a, ls_kstr_c(pt ? pt : ""), NULL));
         bool stable = st == LS_GROUP_STABLE;
         const char *pn = ls_group_protocol_name(g);
-        if (stable && pn)
-            o->ProtocolData = ls_kstr_c(cstr(a, ls_kstr_c(pn), NULL));
+        if (stable && pn) o->ProtocolData = ls_kstr_c(cstr(a, ls_kstr_c(pn), NULL));
         ls_group_record_t rec;
         ls_group_snapshot(g, &rec);
         o->NumMembers = rec.nmembers;
@@ -889,8 +883,9 @@ static void desc_ready(void *arg, ls_group_t *g)
             ls_group_record_member_t *x = &rec.members[i];
             ls_kafka_DescribeGroupsResponse_Member *mb = &o->Members[i];
             mb->MemberId = ls_kstr_c(cstr(a, ls_kstr_c(x->member_id), NULL));
-            mb->GroupInstanceId = x->instance_id ? ls_kstr_c(cstr(a, ls_kstr_c(x->instance_id), NULL))
-                                                 : ls_kstr_null();
+            mb->GroupInstanceId = x->instance_id
+                                      ? ls_kstr_c(cstr(a, ls_kstr_c(x->instance_id), NULL))
+                                      : ls_kstr_null();
             mb->ClientId = ls_kstr_c(cstr(a, ls_kstr_c(x->client_id), NULL));
             mb->ClientHost = ls_kstr_c(cstr(a, ls_kstr_c(x->client_host), NULL));
             mb->MemberMetadata.ptr = (const uint8_t *)"";
@@ -908,8 +903,7 @@ static void desc_ready(void *arg, ls_group_t *g)
         }
         ls_group_record_free(&rec);
     }
-    if (--ctx->pending == 0)
-        desc_finish(ctx);
+    if (--ctx->pending == 0) desc_finish(ctx);
 }
 
 void ls_kafka_handle_describe_groups(ls_kreq_t *req)
@@ -941,8 +935,7 @@ void ls_kafka_handle_describe_groups(ls_kreq_t *req)
         }
         acquire(req, d->gid, desc_ready, d);
     }
-    if (--ctx->pending == 0)
-        desc_finish(ctx);
+    if (--ctx->pending == 0) desc_finish(ctx);
 }
 
 /* ------------------------------------------------------------- DeleteGroups */
@@ -973,10 +966,9 @@ static void del_written(void *arg, ls_status st)
 
 static void del_step(del_ctx_t *ctx)
 {
-    if (--ctx->pending > 0)
-        return;
+    if (--ctx->pending > 0) return;
     if (ctx->any_deleted) {
-        ls_group_service_barrier(svc(ctx->req), del_written, ctx);   /* answer once durable */
+        ls_group_service_barrier(svc(ctx->req), del_written, ctx); /* answer once durable */
         return;
     }
     del_written(ctx, LS_OK);
@@ -990,8 +982,7 @@ static void del_ready(void *arg, ls_group_t *g)
     } else {
         ls_group_err e = ls_group_delete(g);
         d->out->ErrorCode = kerr(e);
-        if (e == LS_GERR_NONE)
-            d->ctx->any_deleted = true;
+        if (e == LS_GERR_NONE) d->ctx->any_deleted = true;
     }
     del_step(d->ctx);
 }
@@ -1040,8 +1031,7 @@ static void odel_respond(odel_ctx_t *ctx)
 static void odel_written(void *arg, ls_status st)
 {
     odel_ctx_t *ctx = arg;
-    if (st != LS_OK)
-        ctx->resp.ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
+    if (st != LS_OK) ctx->resp.ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
     odel_respond(ctx);
 }
 
@@ -1088,8 +1078,7 @@ static void odel_ready(void *arg, ls_group_t *g)
                 continue;
             }
             t->Partitions[j].ErrorCode = kerr(te);
-            if (te != LS_GERR_NONE)
-                continue;
+            if (te != LS_GERR_NONE) continue;
             if (ls_group_offset_get(g, topic, p)) {
                 ls_group_offset_del(g, topic, p);
                 items[n].topic = topic;

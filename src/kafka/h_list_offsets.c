@@ -36,8 +36,7 @@ static char *cname(ls_arena_t *a, ls_kstr_t s, bool *exact)
 {
     size_t n = s.len > 0 ? (size_t)s.len : 0;
     char *p = ls_arena_alloc(a, n + 1);
-    if (n)
-        memcpy(p, s.ptr, n);
+    if (n) memcpy(p, s.ptr, n);
     *exact = strlen(p) == n;
     return p;
 }
@@ -55,7 +54,7 @@ typedef struct lo_part {
 struct lo_ctx {
     ls_kreq_t *req;
     ls_kafka_ListOffsetsResponse resp;
-    int pending;              /* lookups in flight + 1 while issuing */
+    int pending; /* lookups in flight + 1 while issuing */
 };
 
 static void lo_respond(lo_ctx_t *ctx)
@@ -86,8 +85,7 @@ static void lo_time_done(void *arg, ls_status st, int64_t offset, int64_t timest
             r->Timestamp = timestamp;
         }
     }
-    if (--ctx->pending == 0)
-        lo_respond(ctx);
+    if (--ctx->pending == 0) lo_respond(ctx);
 }
 
 void ls_kafka_handle_list_offsets(ls_kreq_t *req)
@@ -145,7 +143,7 @@ void ls_kafka_handle_list_offsets(ls_kreq_t *req)
             } else if (ts < 0) {
                 /* a special value the request version does not allow, or none at all */
                 r->ErrorCode = ts >= LS_KAFKA_LATEST_TIERED_TIMESTAMP ? LS_KERR_UNSUPPORTED_VERSION
-                                                                     : LS_KERR_INVALID_REQUEST;
+                                                                      : LS_KERR_INVALID_REQUEST;
                 r->LeaderEpoch = -1;
             } else {
                 lo_part_t *lp = ls_arena_alloc(a, sizeof *lp);
@@ -158,8 +156,7 @@ void ls_kafka_handle_list_offsets(ls_kreq_t *req)
         }
         ls_stream_release(s);
     }
-    if (--ctx->pending == 0)
-        lo_respond(ctx);
+    if (--ctx->pending == 0) lo_respond(ctx);
 }
 
 /* ---------------------------------------------------- OffsetForLeaderEpoch */
@@ -197,8 +194,7 @@ void ls_kafka_handle_offset_for_leader_epoch(ls_kreq_t *req)
                 r->ErrorCode = LS_KERR_UNKNOWN_LEADER_EPOCH;
                 continue;
             }
-            if (qp->LeaderEpoch < 0)
-                continue; /* undefined epoch: -1/-1 */
+            if (qp->LeaderEpoch < 0) continue; /* undefined epoch: -1/-1 */
             ls_log_info_t info;
             ls_logstore_info(b->logs, ls_stream_log_id(s, qp->Partition), &info);
             r->LeaderEpoch = 0;

@@ -31,21 +31,20 @@
 
 /* AclOperation codes (KIP-430 bit fields): everything is allowed until ACLs exist. */
 #define ACL_OP_BIT(op) (1 << (op))
-#define TOPIC_AUTHORIZED_OPS                                                                   \
-    (ACL_OP_BIT(3) | ACL_OP_BIT(4) | ACL_OP_BIT(5) | ACL_OP_BIT(6) | ACL_OP_BIT(7) |           \
+#define TOPIC_AUTHORIZED_OPS                                                                       \
+    (ACL_OP_BIT(3) | ACL_OP_BIT(4) | ACL_OP_BIT(5) | ACL_OP_BIT(6) | ACL_OP_BIT(7) |               \
      ACL_OP_BIT(8) | ACL_OP_BIT(10) | ACL_OP_BIT(11))
-#define CLUSTER_AUTHORIZED_OPS                                                                 \
-    (ACL_OP_BIT(5) | ACL_OP_BIT(7) | ACL_OP_BIT(8) | ACL_OP_BIT(9) | ACL_OP_BIT(10) |          \
+#define CLUSTER_AUTHORIZED_OPS                                                                     \
+    (ACL_OP_BIT(5) | ACL_OP_BIT(7) | ACL_OP_BIT(8) | ACL_OP_BIT(9) | ACL_OP_BIT(10) |              \
      ACL_OP_BIT(11) | ACL_OP_BIT(12))
-
 
 /* ------------------------------------------------------------ Metadata */
 
 typedef struct md_topic {
-    ls_stream_t *s;          /* kept; NULL when err says why */
-    char *name;              /* arena copy of the requested name ("" when asked by id) */
-    int16_t err;             /* answer when s stays NULL */
-    bool create;             /* auto-create on the worker */
+    ls_stream_t *s; /* kept; NULL when err says why */
+    char *name;     /* arena copy of the requested name ("" when asked by id) */
+    int16_t err;    /* answer when s stays NULL */
+    bool create;    /* auto-create on the worker */
     ls_status create_st;
 } md_topic_t;
 
@@ -53,15 +52,15 @@ typedef struct md_ctx {
     ls_kreq_t *req;
     ls_kafka_MetadataRequest m;
     ls_kafka_MetadataResponse resp;
-    bool listing;            /* "all topics": answer from `all` */
-    ls_stream_t **all;       /* from ls_catalog_list (may be NULL when empty) */
+    bool listing;      /* "all topics": answer from `all` */
+    ls_stream_t **all; /* from ls_catalog_list (may be NULL when empty) */
     int nall;
-    md_topic_t *topics;      /* one per requested topic */
+    md_topic_t *topics; /* one per requested topic */
     int ntopics;
-    int32_t partitions;      /* for auto-create */
-    ls_member_t *members;    /* live brokers (arena copy) */
+    int32_t partitions;   /* for auto-create */
+    ls_member_t *members; /* live brokers (arena copy) */
     int nmembers;
-    char zone[64];           /* the client's zone hint ("" none) */
+    char zone[64]; /* the client's zone hint ("" none) */
 } md_ctx_t;
 
 /* Placement key of a partition: topic id, then the partition number. */
@@ -91,18 +90,15 @@ static void md_fill_topic(md_ctx_t *ctx, ls_kafka_MetadataResponse_MetadataRespo
      * request, the object store holds the data (LS_KAFKA_RF_KEY) */
     const char *rfv = ls_stream_config_get(s, LS_KAFKA_RF_KEY);
     int rf = rfv ? atoi(rfv) : 1;
-    if (rf > ctx->nmembers)
-        rf = ctx->nmembers;
-    if (rf < 1)
-        rf = 1;
+    if (rf > ctx->nmembers) rf = ctx->nmembers;
+    if (rf < 1) rf = 1;
     for (int32_t i = 0; i < s->partitions; i++) {
         ls_kafka_MetadataResponse_MetadataResponsePartition *p = &t->Partitions[i];
         int32_t *replicas = ls_kmsg_alloc(a, rf, sizeof *replicas);
         replicas[0] = partition_leader(ctx, s, i);
         int at = 0;
         for (int k = 0; k < ctx->nmembers; k++)
-            if (ctx->members[k].id == replicas[0])
-                at = k;
+            if (ctx->members[k].id == replicas[0]) at = k;
         for (int k = 1; k < rf; k++)
             replicas[k] = ctx->members[(at + k) % ctx->nmembers].id;
         p->ErrorCode = LS_KERR_NONE;
@@ -174,7 +170,7 @@ static void md_respond(md_ctx_t *ctx)
                 continue;
             }
             t->ErrorCode = mt->err;
-            t->Name = q->Name;          /* echo what was asked (null when by id) */
+            t->Name = q->Name; /* echo what was asked (null when by id) */
             t->TopicId = q->TopicId;
             t->TopicAuthorizedOperations = INT32_MIN;
         }
@@ -183,8 +179,7 @@ static void md_respond(md_ctx_t *ctx)
     ls_kw_t w;
     ls_kreq_encode(req, &w, r);
     /* Encoded: the stream snapshots (whose names the response pointed at) may go. */
-    if (ctx->all)
-        ls_stream_list_release(ctx->all, ctx->nall);
+    if (ctx->all) ls_stream_list_release(ctx->all, ctx->nall);
     for (int i = 0; i < ctx->ntopics; i++)
         ls_stream_release(ctx->topics[i].s);
     ls_kreq_respond(req, &w);
@@ -196,8 +191,7 @@ static void md_create_work(void *arg)
     ls_kafka_services_t *b = ctx->req->svc;
     for (int i = 0; i < ctx->ntopics; i++) {
         md_topic_t *mt = &ctx->topics[i];
-        if (!mt->create)
-            continue;
+        if (!mt->create) continue;
         char err[256];
         mt->create_st = ls_catalog_create(b->catalog, LS_DEFAULT_NAMESPACE, mt->name,
                                           ctx->partitions, NULL, 0, 0, NULL, err, sizeof err);
@@ -220,8 +214,7 @@ void ls_kafka_handle_metadata(ls_kreq_t *req)
     if (ctx->m.NumTopics < 0 || (v == 0 && ctx->m.NumTopics == 0)) {
         ctx->listing = true;
         ctx->all = ls_catalog_list(b->catalog, LS_DEFAULT_NAMESPACE, &ctx->nall);
-        if (!ctx->all)
-            ctx->nall = 0;
+        if (!ctx->all) ctx->nall = 0;
         md_respond(ctx);
         return;
     }

@@ -49,7 +49,7 @@ typedef struct produce_ctx {
 typedef struct part_append {
     produce_ctx_t *ctx;
     ls_kafka_ProduceResponse_PartitionProduceResponse *pr;
-    int batch;            /* index of the batch within the partition */
+    int batch; /* index of the batch within the partition */
 } part_append_t;
 
 static int16_t append_error(ls_status st)
@@ -59,14 +59,13 @@ static int16_t append_error(ls_status st)
     case LS_ENOTFOUND: return LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
     case LS_ERANGE: return LS_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
     case LS_EFENCED: return LS_KERR_INVALID_PRODUCER_EPOCH;
-    default: return LS_KERR_KAFKA_STORAGE_ERROR;   /* retriable: the flush failed */
+    default: return LS_KERR_KAFKA_STORAGE_ERROR; /* retriable: the flush failed */
     }
 }
 
 static void produce_finish(produce_ctx_t *ctx)
 {
-    if (--ctx->pending > 0)
-        return;
+    if (--ctx->pending > 0) return;
     ls_kreq_t *req = ctx->req;
     for (int t = 0; t < ctx->resp.NumResponses; t++)
         for (int p = 0; p < ctx->resp.Responses[t].NumPartitionResponses; p++) {
@@ -99,8 +98,7 @@ static void on_appended(void *arg, ls_status st, int64_t base_offset, int64_t lo
 
 static void on_appended_acks0(void *arg, ls_status st, int64_t base_offset, int64_t log_start)
 {
-    if (st != LS_OK)
-        LS_DEBUG("kafka", "acks=0 batch not appended: %s", ls_status_str(st));
+    if (st != LS_OK) LS_DEBUG("kafka", "acks=0 batch not appended: %s", ls_status_str(st));
 }
 
 static int16_t rb_error(ls_rb_result r)
@@ -120,8 +118,7 @@ static int16_t rb_error(ls_rb_result r)
 static int64_t stream_i64(const ls_stream_t *s, const char *key, int64_t def)
 {
     const char *v = ls_stream_config_get(s, key);
-    if (!v)
-        return def;
+    if (!v) return def;
     char *end;
     long long n = strtoll(v, &end, 10);
     return end != v && !*end ? n : def;
@@ -154,12 +151,12 @@ static produce_defaults_t produce_defaults(const ls_kafka_services_t *b)
         .log_append_time = ls_bcfg_effective(c, LS_BCFG_TIMESTAMP_TYPE,
                                              ls_bcfg_static(cfg, LS_BCFG_TIMESTAMP_TYPE),
                                              NULL) == LS_BCFG_TS_LOG_APPEND_TIME,
-        .ts_before_max_ms = ls_bcfg_effective(
-            c, LS_BCFG_TIMESTAMP_BEFORE_MAX_MS,
-            ls_bcfg_static(cfg, LS_BCFG_TIMESTAMP_BEFORE_MAX_MS), NULL),
-        .ts_after_max_ms = ls_bcfg_effective(
-            c, LS_BCFG_TIMESTAMP_AFTER_MAX_MS,
-            ls_bcfg_static(cfg, LS_BCFG_TIMESTAMP_AFTER_MAX_MS), NULL),
+        .ts_before_max_ms =
+            ls_bcfg_effective(c, LS_BCFG_TIMESTAMP_BEFORE_MAX_MS,
+                              ls_bcfg_static(cfg, LS_BCFG_TIMESTAMP_BEFORE_MAX_MS), NULL),
+        .ts_after_max_ms =
+            ls_bcfg_effective(c, LS_BCFG_TIMESTAMP_AFTER_MAX_MS,
+                              ls_bcfg_static(cfg, LS_BCFG_TIMESTAMP_AFTER_MAX_MS), NULL),
     };
 }
 
@@ -172,8 +169,8 @@ static size_t max_batch_bytes(const produce_defaults_t *d, const ls_stream_t *s)
 
 /* Validates and appends one partition. */
 static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
-                             const ls_kafka_ProduceRequest_PartitionProduceData *pd,
-                             ls_kafka_ProduceResponse_PartitionProduceResponse *pr, bool acks0)
+                              const ls_kafka_ProduceRequest_PartitionProduceData *pd,
+                              ls_kafka_ProduceResponse_PartitionProduceResponse *pr, bool acks0)
 {
     ls_kreq_t *req = ctx->req;
     ls_kafka_services_t *b = req->svc;
@@ -194,15 +191,17 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
     ls_batch_info_t infos[MAX_BATCHES_PER_PARTITION];
     int n = 0;
     char why[256] = "";
-    ls_rb_result rr = ls_records_validate(pd->Records.ptr, (size_t)pd->Records.len,
-                                          max_batch_bytes(&ctx->def, s), infos,
-                                          MAX_BATCHES_PER_PARTITION, &n, why, sizeof why);
+    ls_rb_result rr =
+        ls_records_validate(pd->Records.ptr, (size_t)pd->Records.len, max_batch_bytes(&ctx->def, s),
+                            infos, MAX_BATCHES_PER_PARTITION, &n, why, sizeof why);
     if (rr == LS_RB_OK) {
         for (int i = 0; i < n; i++)
             if (infos[i].transactional || infos[i].control) {
                 rr = LS_RB_INVALID;
-                snprintf(why, sizeof why, "batch %d: transactional/control batches are not "
-                         "supported yet", i);
+                snprintf(why, sizeof why,
+                         "batch %d: transactional/control batches are not "
+                         "supported yet",
+                         i);
                 break;
             }
     }
@@ -212,8 +211,7 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
          * (v8+) name the record by its index among the partition's records */
         int32_t before = 0;
         for (int i = 0; i < n; before += infos[i].record_count, i++) {
-            if (infos[i].first_null_key < 0)
-                continue;
+            if (infos[i].first_null_key < 0) continue;
             int32_t idx = before + infos[i].first_null_key;
             char *msg = ls_arena_printf(req->arena,
                                         "Compacted topic cannot accept message without key in "
@@ -225,8 +223,10 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
             pr->RecordErrors = ls_arena_alloc(req->arena, sizeof *pr->RecordErrors);
             pr->RecordErrors[0].BatchIndex = idx;
             pr->RecordErrors[0].BatchIndexErrorMessage = ls_kstr_c(msg);
-            LS_INFO("kafka", "produce to %s-%d refused: record %d has no key (cleanup.policy "
-                    "compact)", s->name, (int)pd->Index, (int)idx);
+            LS_INFO("kafka",
+                    "produce to %s-%d refused: record %d has no key (cleanup.policy "
+                    "compact)",
+                    s->name, (int)pd->Index, (int)idx);
             return;
         }
     }
@@ -249,14 +249,13 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
         pr->LogAppendTimeMs = now;
     } else {
         int64_t after = stream_i64(s, "message.timestamp.after.max.ms", ctx->def.ts_after_max_ms);
-        int64_t before = stream_i64(s, "message.timestamp.before.max.ms",
-                                    ctx->def.ts_before_max_ms);
+        int64_t before =
+            stream_i64(s, "message.timestamp.before.max.ms", ctx->def.ts_before_max_ms);
         int64_t hi = after > INT64_MAX - now ? INT64_MAX : now + after;
         int64_t lo = before > now ? INT64_MIN : now - before;
         for (int i = 0; i < n; i++) {
-            bool late = infos[i].min_record_ts < lo, early = infos[i].max_record_ts > hi;
-            if (!late && !early)
-                continue;
+            bool late = infos[i].min_record_ts<lo, early = infos[i].max_record_ts> hi;
+            if (!late && !early) continue;
             int64_t bad = early ? infos[i].max_record_ts : infos[i].min_record_ts;
             pr->ErrorCode = LS_KERR_INVALID_TIMESTAMP;
             pr->ErrorMessage = ls_kstr_c(ls_arena_printf(
@@ -278,13 +277,14 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
             .len = bi->size,
             .offset_count = bi->last_offset_delta + 1,
             .max_timestamp = bi->max_timestamp,
-            .producer = {.producer_id = bi->producer_id, .producer_epoch = bi->producer_epoch,
+            .producer = {.producer_id = bi->producer_id,
+                         .producer_epoch = bi->producer_epoch,
                          .base_sequence = bi->base_sequence,
-                         .last_sequence = (int32_t)(((int64_t)bi->base_sequence +
-                                                     bi->last_offset_delta) % ((int64_t)INT32_MAX + 1))},
+                         .last_sequence =
+                             (int32_t)(((int64_t)bi->base_sequence + bi->last_offset_delta) %
+                                       ((int64_t)INT32_MAX + 1))},
         };
-        if (bi->producer_id < 0)
-            a.producer.producer_id = -1;
+        if (bi->producer_id < 0) a.producer.producer_id = -1;
         if (acks0) {
             ls_logstore_append(b->logs, &a, on_appended_acks0, NULL);
             continue;
@@ -309,8 +309,8 @@ static ls_stream_t *lookup_topic(ls_kafka_services_t *b, const char *name)
 typedef struct produce_job {
     ls_kreq_t *req;
     ls_kafka_ProduceRequest m;
-    char **names;              /* arena */
-    ls_stream_t **streams;     /* arena */
+    char **names;          /* arena */
+    ls_stream_t **streams; /* arena */
 } produce_job_t;
 
 static void produce_process(produce_job_t *job);
@@ -322,8 +322,7 @@ static void autocreate_work(void *arg)
     ls_kafka_services_t *b = job->req->svc;
     for (int t = 0; t < job->m.NumTopicData; t++) {
         const char *name = job->names[t];
-        if (job->streams[t] || !name)
-            continue;
+        if (job->streams[t] || !name) continue;
         char err[256];
         ls_status st = ls_catalog_create(b->catalog, LS_DEFAULT_NAMESPACE, name,
                                          b->cfg->num_partitions, NULL, 0, 0, NULL, err, sizeof err);
@@ -339,8 +338,7 @@ static void autocreate_after(void *arg)
 {
     produce_job_t *job = arg;
     for (int t = 0; t < job->m.NumTopicData; t++)
-        if (!job->streams[t])
-            job->streams[t] = lookup_topic(job->req->svc, job->names[t]);
+        if (!job->streams[t]) job->streams[t] = lookup_topic(job->req->svc, job->names[t]);
     produce_process(job);
 }
 
@@ -374,23 +372,25 @@ static void produce_process(produce_job_t *job)
     bool acks0 = m.Acks == 0;
     produce_ctx_t *ctx = LS_NEW(produce_ctx_t);
     ctx->req = req;
-    ctx->pending = 1;   /* released at the end of this function */
+    ctx->pending = 1; /* released at the end of this function */
     ctx->def = produce_defaults(req->svc);
     ctx->resp.NumResponses = m.NumTopicData;
     ctx->resp.Responses =
-        ls_arena_alloc(req->arena, sizeof(*ctx->resp.Responses) * (size_t)(m.NumTopicData > 0 ? m.NumTopicData : 1));
+        ls_arena_alloc(req->arena, sizeof(*ctx->resp.Responses) *
+                                       (size_t)(m.NumTopicData > 0 ? m.NumTopicData : 1));
     int16_t all_error = LS_KERR_NONE;
     if (m.Acks != 0 && m.Acks != 1 && m.Acks != -1)
         all_error = LS_KERR_INVALID_REQUIRED_ACKS;
     else if (m.TransactionalId.len >= 0)
-        all_error = LS_KERR_INVALID_REQUEST;   /* transactions: a later issue */
+        all_error = LS_KERR_INVALID_REQUEST; /* transactions: a later issue */
     for (int t = 0; t < m.NumTopicData; t++) {
         const ls_kafka_ProduceRequest_TopicProduceData *td = &m.TopicData[t];
         ls_kafka_ProduceResponse_TopicProduceResponse *tr = &ctx->resp.Responses[t];
         tr->Name = td->Name;
         tr->NumPartitionResponses = td->NumPartitionData;
         tr->PartitionResponses = ls_arena_alloc(
-            req->arena, sizeof(*tr->PartitionResponses) * (size_t)(td->NumPartitionData > 0 ? td->NumPartitionData : 1));
+            req->arena, sizeof(*tr->PartitionResponses) *
+                            (size_t)(td->NumPartitionData > 0 ? td->NumPartitionData : 1));
         ls_stream_t *s = job->streams[t];
         int16_t topic_error = all_error;
         if (topic_error == LS_KERR_NONE && !job->names[t]) {
@@ -411,8 +411,7 @@ static void produce_process(produce_job_t *job)
             }
             produce_partition(ctx, s, &td->PartitionData[p], pr, acks0);
         }
-        if (s)
-            ls_stream_release(s);
+        if (s) ls_stream_release(s);
     }
     if (acks0) {
         /* batches were copied into the WAL buffer; nothing to answer */

@@ -45,8 +45,7 @@ static void ip_alloc_work(void *arg)
     ip_ctx_t *ctx = arg;
     int64_t id = -1;
     ctx->st = ctx->req->svc->new_producer_id(ctx->req->svc->root, &id);
-    if (ctx->st == LS_OK)
-        ctx->resp.ProducerId = id;
+    if (ctx->st == LS_OK) ctx->resp.ProducerId = id;
 }
 
 static void ip_alloc_done(void *arg)

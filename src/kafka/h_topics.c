@@ -41,15 +41,13 @@ static int name_ix_cmp(const void *x, const void *y)
 
 static void mark_duplicates(ls_arena_t *a, char **names, int32_t n, bool *dup)
 {
-    if (n < 2)
-        return;
+    if (n < 2) return;
     name_ix_t *v = ls_arena_alloc(a, (size_t)n * sizeof *v);
     for (int32_t i = 0; i < n; i++)
         v[i] = (name_ix_t){names[i], i};
     qsort(v, (size_t)n, sizeof *v, name_ix_cmp);
     for (int32_t i = 1; i < n; i++)
-        if (strcmp(v[i - 1].name, v[i].name) == 0)
-            dup[v[i - 1].i] = dup[v[i].i] = true;
+        if (strcmp(v[i - 1].name, v[i].name) == 0) dup[v[i - 1].i] = dup[v[i].i] = true;
 }
 
 /* ------------------------------------------------------------ CreateTopics */
@@ -84,8 +82,7 @@ static void deadline_start(ls_kafka_services_t *b, admin_deadline_t *d, int32_t 
 {
     d->expire = expire;
     d->ctx = ctx;
-    if (timeout_ms <= 0)
-        return;
+    if (timeout_ms <= 0) return;
     d->timer = LS_NEW(uv_timer_t);
     uv_timer_init(b->loop, d->timer);
     d->timer->data = d;
@@ -104,9 +101,12 @@ static bool deadline_stop(admin_deadline_t *d)
 
 static ls_kstr_t timed_out_message(ls_kreq_t *req, const char *what, int32_t timeout_ms)
 {
-    LS_WARN_RL("kafka", "%s answered REQUEST_TIMED_OUT after %d ms: the metadata store is slow "
-               "or locked", ls_kafka_api_name(req->api_key), (int)timeout_ms);
-    return ls_kstr_c(ls_arena_printf(req->arena, "The metadata store did not answer within the "
+    LS_WARN_RL("kafka",
+               "%s answered REQUEST_TIMED_OUT after %d ms: the metadata store is slow "
+               "or locked",
+               ls_kafka_api_name(req->api_key), (int)timeout_ms);
+    return ls_kstr_c(ls_arena_printf(req->arena,
+                                     "The metadata store did not answer within the "
                                      "request's timeout (%d ms); the %s may still complete",
                                      (int)timeout_ms, what));
 }
@@ -114,14 +114,14 @@ static ls_kstr_t timed_out_message(ls_kreq_t *req, const char *what, int32_t tim
 typedef struct ct_topic {
     char *name;
     int32_t partitions;
-    int16_t replication;      /* reported back */
-    ls_prop_t *config;        /* arena, room for one more; values non-null */
+    int16_t replication; /* reported back */
+    ls_prop_t *config;   /* arena, room for one more; values non-null */
     int nconfig;
-    char since[24];           /* lakestream.table.enabled.since value when set */
-    bool go;                  /* passed validation: create on the worker */
+    char since[24]; /* lakestream.table.enabled.since value when set */
+    bool go;        /* passed validation: create on the worker */
     ls_status st;
     char err[256];
-    ls_stream_t *created;     /* kept (not for validate_only) */
+    ls_stream_t *created; /* kept (not for validate_only) */
 } ct_topic_t;
 
 typedef struct ct_ctx {
@@ -138,8 +138,7 @@ static void ct_work(void *arg)
     ls_kafka_services_t *b = ctx->req->svc;
     for (int32_t i = 0; i < ctx->m.NumTopics; i++) {
         ct_topic_t *t = &ctx->t[i];
-        if (!t->go)
-            continue;
+        if (!t->go) continue;
         t->st = ls_catalog_create(b->catalog, LS_DEFAULT_NAMESPACE, t->name, t->partitions,
                                   t->config, t->nconfig, ctx->m.ValidateOnly,
                                   ctx->m.ValidateOnly ? NULL : &t->created, t->err, sizeof t->err);
@@ -171,10 +170,10 @@ static void ct_done(void *arg)
     bool answered = deadline_stop(&ctx->deadline);
     for (int32_t i = 0; i < ctx->m.NumTopics; i++)
         if (ctx->t[i].created && ctx->t[i].since[0]) {
-            b->tables_changed(b->root);   /* a new table: its freshness schedule starts now */
+            b->tables_changed(b->root); /* a new table: its freshness schedule starts now */
             break;
         }
-    if (answered) {   /* the deadline answered: only finish the request */
+    if (answered) { /* the deadline answered: only finish the request */
         for (int32_t i = 0; i < ctx->m.NumTopics; i++)
             ls_stream_release(ctx->t[i].created);
         ls_kreq_release(req);
@@ -183,21 +182,18 @@ static void ct_done(void *arg)
     for (int32_t i = 0; i < ctx->m.NumTopics; i++) {
         ct_topic_t *t = &ctx->t[i];
         ls_kafka_CreateTopicsResponse_CreatableTopicResult *r = &ctx->resp.Topics[i];
-        if (!t->go)
-            continue; /* answered during validation */
+        if (!t->go) continue; /* answered during validation */
         if (t->st == LS_OK) {
             r->ErrorCode = LS_KERR_NONE;
             r->ErrorMessage = ls_kstr_null();
             r->NumPartitions = t->partitions;
             r->ReplicationFactor = t->replication;
-            if (t->created)
-                r->TopicId = t->created->id;
+            if (t->created) r->TopicId = t->created->id;
             if (v >= 5) {
                 /* Configuration of the topic as created (KIP-525). */
                 ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult *d;
                 int32_t n = ls_kafka_topic_configs(a, b, LS_DEFAULT_NAMESPACE, t->config,
-                                                   t->nconfig, NULL, -1,
-                                                   false, false, &d);
+                                                   t->nconfig, NULL, -1, false, false, &d);
                 r->NumConfigs = n;
                 r->Configs = ls_kmsg_alloc(a, n, sizeof *r->Configs);
                 for (int32_t k = 0; k < n; k++) {
@@ -219,13 +215,14 @@ static void ct_done(void *arg)
             r->ErrorCode = LS_KERR_INVALID_REQUEST;
             r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err));
             break;
-        case LS_ELIMIT:   /* max.partitions of the cluster */
+        case LS_ELIMIT: /* max.partitions of the cluster */
             r->ErrorCode = LS_KERR_POLICY_VIOLATION;
             r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err));
             break;
         default:
             r->ErrorCode = ls_kafka_error_from_status(t->st);
-            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err[0] ? t->err : ls_status_str(t->st)));
+            r->ErrorMessage =
+                ls_kstr_c(ls_arena_printf(a, "%s", t->err[0] ? t->err : ls_status_str(t->st)));
             LS_WARN("kafka", "CreateTopics '%s': %s", t->name, t->err);
             break;
         }
@@ -269,25 +266,29 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
         int16_t err = LS_KERR_NONE;
         if (dup[i]) {
             err = LS_KERR_INVALID_REQUEST;
-            why = ls_arena_printf(a, "Create topics request contains multiple entries for topic '%s'.",
-                       t->name);
+            why = ls_arena_printf(
+                a, "Create topics request contains multiple entries for topic '%s'.", t->name);
         } else if (!exact[i] || !ls_stream_name_valid(t->name)) {
             err = LS_KERR_INVALID_TOPIC_EXCEPTION;
             why = ls_arena_printf(a,
-                       "Topic name '%s' is illegal: use 1 to 249 characters of "
-                       "[a-zA-Z0-9._-], not '.' or '..'.",
-                       t->name);
-        } else if (q->NumAssignments > 0 && (q->NumPartitions != -1 || q->ReplicationFactor != -1)) {
+                                  "Topic name '%s' is illegal: use 1 to 249 characters of "
+                                  "[a-zA-Z0-9._-], not '.' or '..'.",
+                                  t->name);
+        } else if (q->NumAssignments > 0 &&
+                   (q->NumPartitions != -1 || q->ReplicationFactor != -1)) {
             err = LS_KERR_INVALID_REQUEST;
-            why = ls_arena_printf(a, "Both numPartitions or replicationFactor and replicasAssignments "
-                          "were set. Both cannot be used at the same time.");
+            why = ls_arena_printf(a,
+                                  "Both numPartitions or replicationFactor and replicasAssignments "
+                                  "were set. Both cannot be used at the same time.");
         } else if (q->NumAssignments <= 0 && (q->NumPartitions == 0 || q->NumPartitions < -1)) {
             err = LS_KERR_INVALID_PARTITIONS;
-            why = ls_arena_printf(a, "Number of partitions must be larger than 0, or -1 to use the default.");
+            why = ls_arena_printf(
+                a, "Number of partitions must be larger than 0, or -1 to use the default.");
         } else if (q->NumAssignments <= 0 &&
                    (q->ReplicationFactor == 0 || q->ReplicationFactor < -1)) {
             err = LS_KERR_INVALID_REPLICATION_FACTOR;
-            why = ls_arena_printf(a, "Replication factor must be larger than 0, or -1 to use the default.");
+            why = ls_arena_printf(
+                a, "Replication factor must be larger than 0, or -1 to use the default.");
         }
         /* Partition count: assignments, the request, or num.partitions. */
         if (!err) {
@@ -300,9 +301,11 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
                     if (pi < 0 || pi >= q->NumAssignments || seen[pi] ||
                         q->Assignments[k].NumBrokerIds <= 0) {
                         err = LS_KERR_INVALID_REPLICA_ASSIGNMENT;
-                        why = ls_arena_printf(a, "Partitions should be 0..%d, each listed once with at "
-                                      "least one broker.",
-                                   (int)q->NumAssignments - 1);
+                        why =
+                            ls_arena_printf(a,
+                                            "Partitions should be 0..%d, each listed once with at "
+                                            "least one broker.",
+                                            (int)q->NumAssignments - 1);
                     } else {
                         seen[pi] = true;
                     }
@@ -316,7 +319,8 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
             }
             if (!err && (t->partitions < 1 || t->partitions > b->cfg->max_partitions_per_topic)) {
                 err = LS_KERR_INVALID_PARTITIONS;
-                why = ls_arena_printf(a, "Number of partitions must be between 1 and %d "
+                why = ls_arena_printf(a,
+                                      "Number of partitions must be between 1 and %d "
                                       "(max.partitions.per.topic).",
                                       (int)b->cfg->max_partitions_per_topic);
             }
@@ -328,8 +332,7 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
         if (!err && q->NumConfigs > 0) {
             for (int32_t k = 0; k < q->NumConfigs && !err; k++) {
                 const ls_kafka_CreateTopicsRequest_CreatableTopicConfig *c = &q->Configs[k];
-                if (c->Value.len < 0)
-                    continue;
+                if (c->Value.len < 0) continue;
                 bool ek, ev;
                 char *key = ls_arena_kstr(a, c->Name, &ek), *val = ls_arena_kstr(a, c->Value, &ev);
                 char cerr[512];
@@ -351,7 +354,7 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
                 }
             }
         }
-        if (!err && t->replication > 1) {   /* kept and reported back (LS_KAFKA_RF_KEY) */
+        if (!err && t->replication > 1) { /* kept and reported back (LS_KAFKA_RF_KEY) */
             t->config[t->nconfig].key = (char *)LS_KAFKA_RF_KEY;
             t->config[t->nconfig].value = ls_arena_printf(a, "%d", (int)t->replication);
             t->nconfig++;
@@ -359,8 +362,8 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
         /* the table policy the configs resolve to (and enabled.since) */
         char perr[512];
         if (!err && ls_kafka_topic_policy_apply(b, LS_DEFAULT_NAMESPACE, t->name, NULL, 0,
-                                                t->config, &t->nconfig, t->since,
-                                                sizeof t->since, perr, sizeof perr) != 0) {
+                                                t->config, &t->nconfig, t->since, sizeof t->since,
+                                                perr, sizeof perr) != 0) {
             err = LS_KERR_INVALID_CONFIG;
             why = ls_arena_printf(a, "%s", perr);
         }
@@ -383,9 +386,9 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
 /* ------------------------------------------------------------ DeleteTopics */
 
 typedef struct dt_topic {
-    char *name;               /* NULL: answered during validation */
+    char *name; /* NULL: answered during validation */
     ls_status st;
-    ls_stream_t *dropped;     /* kept */
+    ls_stream_t *dropped; /* kept */
 } dt_topic_t;
 
 typedef struct dt_ctx {
@@ -393,9 +396,9 @@ typedef struct dt_ctx {
     ls_kafka_DeleteTopicsResponse resp;
     dt_topic_t *t;
     int32_t n;
-    int inflight;             /* fences issued, not finished */
+    int inflight;                  /* fences issued, not finished */
     int32_t next_topic, next_part; /* the next partition to fence */
-    bool dropped;             /* the store job is done: results are final */
+    bool dropped;                  /* the store job is done: results are final */
     int32_t timeout_ms;
     admin_deadline_t deadline;
 } dt_ctx_t;
@@ -485,11 +488,10 @@ static void dt_fence_next(dt_ctx_t *ctx)
         dt_fence_t *f = LS_NEW(dt_fence_t);
         f->ctx = ctx;
         f->log_id = ls_stream_log_id(s, ctx->next_part++);
-        ctx->inflight++;   /* before the call: its callback may run at once */
+        ctx->inflight++; /* before the call: its callback may run at once */
         ls_logstore_fence(b->logs, f->log_id, dt_fence_done, f);
     }
-    if (ctx->inflight == 0 && ctx->next_topic >= ctx->n)
-        dt_respond(ctx);
+    if (ctx->inflight == 0 && ctx->next_topic >= ctx->n) dt_respond(ctx);
 }
 
 static void dt_done(void *arg)
@@ -497,16 +499,14 @@ static void dt_done(void *arg)
     dt_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
     ls_arena_t *a = req->arena;
-    ctx->dropped = true;   /* (also after the deadline answered: the drops still get fenced) */
+    ctx->dropped = true; /* (also after the deadline answered: the drops still get fenced) */
     for (int32_t i = 0; i < ctx->n; i++) {
         dt_topic_t *t = &ctx->t[i];
         ls_kafka_DeleteTopicsResponse_DeletableTopicResult *r = &ctx->resp.Responses[i];
-        if (!t->name)
-            continue;
+        if (!t->name) continue;
         if (t->st == LS_OK) {
             r->ErrorCode = LS_KERR_NONE;
-            if (t->dropped)
-                r->TopicId = t->dropped->id;
+            if (t->dropped) r->TopicId = t->dropped->id;
         } else if (t->st == LS_ENOTFOUND) {
             r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
             r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "Topic '%s' does not exist.", t->name));
@@ -555,7 +555,8 @@ void ls_kafka_handle_delete_topics(ls_kreq_t *req)
             char *cname = ls_arena_kstr(a, name, &exact);
             if (!exact || !ls_stream_name_valid(cname)) {
                 r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-                r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "Topic '%s' does not exist.", cname));
+                r->ErrorMessage =
+                    ls_kstr_c(ls_arena_printf(a, "Topic '%s' does not exist.", cname));
                 continue;
             }
             ctx->t[i].name = cname;
@@ -574,7 +575,7 @@ void ls_kafka_handle_delete_topics(ls_kreq_t *req)
 /* -------------------------------------------------------- CreatePartitions */
 
 typedef struct cp_topic {
-    char *name;               /* NULL: answered during validation */
+    char *name; /* NULL: answered during validation */
     int32_t count;
     ls_status st;
     char err[256];
@@ -629,28 +630,27 @@ static void cp_done(void *arg)
     for (int32_t i = 0; i < ctx->n; i++) {
         cp_topic_t *t = &ctx->t[i];
         ls_kafka_CreatePartitionsResponse_CreatePartitionsTopicResult *r = &ctx->resp.Results[i];
-        if (!t->name)
-            continue;
+        if (!t->name) continue;
         switch (t->st) {
-        case LS_OK:
-            r->ErrorCode = LS_KERR_NONE;
-            break;
+        case LS_OK: r->ErrorCode = LS_KERR_NONE; break;
         case LS_ENOTFOUND:
             r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "The topic '%s' does not exist.", t->name));
+            r->ErrorMessage =
+                ls_kstr_c(ls_arena_printf(a, "The topic '%s' does not exist.", t->name));
             break;
         case LS_EINVAL:
             /* only growing is allowed (catalog.h), and counts are bounded */
             r->ErrorCode = LS_KERR_INVALID_PARTITIONS;
             r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err));
             break;
-        case LS_ELIMIT:   /* max.partitions of the cluster */
+        case LS_ELIMIT: /* max.partitions of the cluster */
             r->ErrorCode = LS_KERR_POLICY_VIOLATION;
             r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err));
             break;
         default:
             r->ErrorCode = ls_kafka_error_from_status(t->st);
-            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "%s", t->err[0] ? t->err : ls_status_str(t->st)));
+            r->ErrorMessage =
+                ls_kstr_c(ls_arena_printf(a, "%s", t->err[0] ? t->err : ls_status_str(t->st)));
             break;
         }
     }
@@ -690,7 +690,8 @@ void ls_kafka_handle_create_partitions(ls_kreq_t *req)
         }
         if (!exact[i] || !ls_stream_name_valid(names[i])) {
             r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "The topic '%s' does not exist.", names[i]));
+            r->ErrorMessage =
+                ls_kstr_c(ls_arena_printf(a, "The topic '%s' does not exist.", names[i]));
             continue;
         }
         /* Kafka's own wording for the usual mistakes, when the (possibly
@@ -701,9 +702,10 @@ void ls_kafka_handle_create_partitions(ls_kreq_t *req)
             r->ErrorMessage = ls_kstr_c(
                 q->Count == s->partitions
                     ? ls_arena_printf(a, "Topic already has %d partitions.", (int)s->partitions)
-                    : ls_arena_printf(a, "Topic currently has %d partitions, which is higher than the "
-                              "requested %d.",
-                           (int)s->partitions, (int)q->Count));
+                    : ls_arena_printf(a,
+                                      "Topic currently has %d partitions, which is higher than the "
+                                      "requested %d.",
+                                      (int)s->partitions, (int)q->Count));
             ls_stream_release(s);
             continue;
         }

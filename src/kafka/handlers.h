@@ -4,31 +4,31 @@
 #define LS_KAFKA_HANDLERS_H
 #include "kafka/api.h"
 
-void ls_kafka_handle_produce(ls_kreq_t *req);            /* h_produce.c, key 0 */
-void ls_kafka_handle_fetch(ls_kreq_t *req);              /* h_fetch.c, key 1 */
-void ls_kafka_handle_list_offsets(ls_kreq_t *req);       /* h_list_offsets.c, key 2 */
-void ls_kafka_handle_metadata(ls_kreq_t *req);           /* h_metadata.c, key 3 */
-void ls_kafka_handle_api_versions(ls_kreq_t *req);       /* api.c, key 18 */
-void ls_kafka_handle_create_topics(ls_kreq_t *req);      /* h_topics.c, key 19 */
-void ls_kafka_handle_delete_topics(ls_kreq_t *req);      /* h_topics.c, key 20 */
-void ls_kafka_handle_delete_records(ls_kreq_t *req);     /* h_delete_records.c, key 21 */
-void ls_kafka_handle_init_producer_id(ls_kreq_t *req);   /* h_producer.c, key 22 */
-void ls_kafka_handle_offset_for_leader_epoch(ls_kreq_t *req); /* h_list_offsets.c, key 23 */
-void ls_kafka_handle_describe_configs(ls_kreq_t *req);   /* h_configs.c, key 32 */
-void ls_kafka_handle_alter_configs(ls_kreq_t *req);      /* h_alter_configs.c, key 33 */
+void ls_kafka_handle_produce(ls_kreq_t *req);                   /* h_produce.c, key 0 */
+void ls_kafka_handle_fetch(ls_kreq_t *req);                     /* h_fetch.c, key 1 */
+void ls_kafka_handle_list_offsets(ls_kreq_t *req);              /* h_list_offsets.c, key 2 */
+void ls_kafka_handle_metadata(ls_kreq_t *req);                  /* h_metadata.c, key 3 */
+void ls_kafka_handle_api_versions(ls_kreq_t *req);              /* api.c, key 18 */
+void ls_kafka_handle_create_topics(ls_kreq_t *req);             /* h_topics.c, key 19 */
+void ls_kafka_handle_delete_topics(ls_kreq_t *req);             /* h_topics.c, key 20 */
+void ls_kafka_handle_delete_records(ls_kreq_t *req);            /* h_delete_records.c, key 21 */
+void ls_kafka_handle_init_producer_id(ls_kreq_t *req);          /* h_producer.c, key 22 */
+void ls_kafka_handle_offset_for_leader_epoch(ls_kreq_t *req);   /* h_list_offsets.c, key 23 */
+void ls_kafka_handle_describe_configs(ls_kreq_t *req);          /* h_configs.c, key 32 */
+void ls_kafka_handle_alter_configs(ls_kreq_t *req);             /* h_alter_configs.c, key 33 */
 void ls_kafka_handle_incremental_alter_configs(ls_kreq_t *req); /* h_alter_configs.c, key 44 */
-void ls_kafka_handle_create_partitions(ls_kreq_t *req);  /* h_topics.c, key 37 */
-void ls_kafka_handle_describe_cluster(ls_kreq_t *req);   /* h_metadata.c, key 60 */
+void ls_kafka_handle_create_partitions(ls_kreq_t *req);         /* h_topics.c, key 37 */
+void ls_kafka_handle_describe_cluster(ls_kreq_t *req);          /* h_metadata.c, key 60 */
 /* consumer groups: h_group.c */
-void ls_kafka_handle_offset_commit(ls_kreq_t *req);      /* key 8 */
-void ls_kafka_handle_offset_fetch(ls_kreq_t *req);       /* key 9 */
-void ls_kafka_handle_find_coordinator(ls_kreq_t *req);   /* key 10 */
-void ls_kafka_handle_join_group(ls_kreq_t *req);         /* key 11 */
-void ls_kafka_handle_heartbeat(ls_kreq_t *req);          /* key 12 */
-void ls_kafka_handle_leave_group(ls_kreq_t *req);        /* key 13 */
-void ls_kafka_handle_sync_group(ls_kreq_t *req);         /* key 14 */
-void ls_kafka_handle_describe_groups(ls_kreq_t *req);    /* key 15 */
-void ls_kafka_handle_list_groups(ls_kreq_t *req);        /* key 16 */
-void ls_kafka_handle_delete_groups(ls_kreq_t *req);      /* key 42 */
-void ls_kafka_handle_offset_delete(ls_kreq_t *req);      /* key 47 */
+void ls_kafka_handle_offset_commit(ls_kreq_t *req);    /* key 8 */
+void ls_kafka_handle_offset_fetch(ls_kreq_t *req);     /* key 9 */
+void ls_kafka_handle_find_coordinator(ls_kreq_t *req); /* key 10 */
+void ls_kafka_handle_join_group(ls_kreq_t *req);       /* key 11 */
+void ls_kafka_handle_heartbeat(ls_kreq_t *req);        /* key 12 */
+void ls_kafka_handle_leave_group(ls_kreq_t *req);      /* key 13 */
+void ls_kafka_handle_sync_group(ls_kreq_t *req);       /* key 14 */
+void ls_kafka_handle_describe_groups(ls_kreq_t *req);  /* key 15 */
+void ls_kafka_handle_list_groups(ls_kreq_t *req);      /* key 16 */
+void ls_kafka_handle_delete_groups(ls_kreq_t *req);    /* key 42 */
+void ls_kafka_handle_offset_delete(ls_kreq_t *req);    /* key 47 */
 #endif

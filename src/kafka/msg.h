@@ -69,10 +69,11 @@ struct ls_config;
  * keys filters the result (nkeys < 0: everything). Returns the number of
  * entries. */
 struct ls_kafka_services;
-int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_kafka_services *b, const char *ns,
-                               const struct ls_prop *overrides, int noverrides,
-                               const ls_kstr_t *keys, int32_t nkeys, bool synonyms, bool docs,
-                               ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult **out);
+int32_t
+ls_kafka_topic_configs(ls_arena_t *a, struct ls_kafka_services *b, const char *ns,
+                       const struct ls_prop *overrides, int noverrides, const ls_kstr_t *keys,
+                       int32_t nkeys, bool synonyms, bool docs,
+                       ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult **out);
 /* A stream's config set is about to change from before[0..nbefore) (NULL: the
  * stream is new) to after[0..*nafter): checks the table policy it resolves to
  * (with the namespace and cluster layers: the table name is valid and not

@@ -26,8 +26,7 @@ int32_t ls_kmsg_arrlen(ls_kr_t *r, bool flex, size_t min_elem, bool nullable, co
 
 void *ls_kmsg_alloc(ls_arena_t *a, int32_t n, size_t elem)
 {
-    if (n <= 0)
-        return NULL;
+    if (n <= 0) return NULL;
     return ls_arena_alloc(a, (size_t)n * elem);
 }
 
@@ -98,8 +97,7 @@ void ls_kmsg_warrlen(ls_kw_t *w, bool flex, int32_t n, bool nullable)
 
 uint32_t ls_kmsg_tags_begin(ls_kr_t *r, bool flex)
 {
-    if (!flex || r->err)
-        return 0;
+    if (!flex || r->err) return 0;
     uint32_t n = ls_kr_uvarint(r);
     if (!r->err && n > ls_kr_remaining(r) / 2) {
         ls_kr_fail(r, "tagged field count");
@@ -112,8 +110,7 @@ uint32_t ls_kmsg_tag_next(ls_kr_t *r, ls_kr_t *sub)
 {
     uint32_t tag = ls_kr_uvarint(r);
     uint32_t size = ls_kr_uvarint(r);
-    if (!r->err && size > ls_kr_remaining(r))
-        ls_kr_fail(r, "tagged field size");
+    if (!r->err && size > ls_kr_remaining(r)) ls_kr_fail(r, "tagged field size");
     if (r->err) {
         ls_kr_init(sub, r->p, 0);
         sub->err = 1;
@@ -127,8 +124,7 @@ uint32_t ls_kmsg_tag_next(ls_kr_t *r, ls_kr_t *sub)
 
 void ls_kmsg_tag_end(ls_kr_t *r, ls_kr_t *sub)
 {
-    if (sub->err && !r->err)
-        ls_kr_fail(r, sub->what ? sub->what : "tagged field");
+    if (sub->err && !r->err) ls_kr_fail(r, sub->what ? sub->what : "tagged field");
 }
 
 void ls_kmsg_wtag(ls_kw_t *w, uint32_t tag, const ls_kw_t *payload)

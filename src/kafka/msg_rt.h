@@ -40,7 +40,7 @@ typedef struct ls_kmsg_api {
     const char *name;
     int16_t min_version;
     int16_t max_version;
-    int16_t first_flexible;    /* INT16_MAX when never flexible */
+    int16_t first_flexible; /* INT16_MAX when never flexible */
     size_t request_size;
     int (*decode_request)(ls_kr_t *r, int16_t version, ls_arena_t *a, void *m);
     void (*encode_request)(ls_kw_t *w, int16_t version, const void *m);

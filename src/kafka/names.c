@@ -9,8 +9,7 @@
 
 char *ls_kafka_topic_name(ls_arena_t *a, ls_kstr_t s)
 {
-    if (s.len <= 0 || memchr(s.ptr, 0, (size_t)s.len))
-        return NULL;
+    if (s.len <= 0 || memchr(s.ptr, 0, (size_t)s.len)) return NULL;
     char *name = ls_arena_kstr(a, s, NULL);
     return ls_stream_name_valid(name) ? name : NULL;
 }
@@ -18,8 +17,7 @@ char *ls_kafka_topic_name(ls_arena_t *a, ls_kstr_t s)
 char *ls_kafka_id_name(ls_arena_t *a, ls_kstr_t s, bool *ok)
 {
     *ok = true;
-    if (s.len < 0)
-        return NULL;
+    if (s.len < 0) return NULL;
     for (int32_t i = 0; i < s.len; i++) {
         unsigned char ch = (unsigned char)s.ptr[i];
         if (ch < 0x20 || ch == 0x7f) {
@@ -32,8 +30,7 @@ char *ls_kafka_id_name(ls_arena_t *a, ls_kstr_t s, bool *ok)
 
 const char *ls_kafka_printable(ls_arena_t *a, ls_kstr_t s)
 {
-    if (s.len < 0)
-        return "(null)";
+    if (s.len < 0) return "(null)";
     size_t n = (size_t)s.len < PRINTABLE_MAX ? (size_t)s.len : PRINTABLE_MAX;
     char *out = ls_arena_alloc(a, n * 4 + 8), *o = out;
     *o++ = '"';

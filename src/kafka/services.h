@@ -30,9 +30,9 @@ typedef struct ls_kafka_services {
     ls_catalog_t *catalog;
     ls_logstore_t *logs;
     struct ls_group_service *groups;
-    const ls_prop_t *table_defaults;  /* cluster layer of the table policy */
+    const ls_prop_t *table_defaults; /* cluster layer of the table policy */
     int ntable_defaults;
-    const int *stopping;              /* non-zero once the broker is shutting down */
+    const int *stopping; /* non-zero once the broker is shutting down */
 
     void *root;
     /* The host and port clients are told to connect to. */

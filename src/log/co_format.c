@@ -32,16 +32,14 @@ bool ls_co_key_parse(const char *key, int64_t *log_id, int64_t *first, int64_t *
     int n = 0;
     size_t len = strlen(key), plain = 3 + 16 + 1 + 20 + 1 + 20 + 3;
     if (len == plain) {
-        if (sscanf(key, "co/%16llx/%20lld-%20lld.co%n", &id, &f, &l, &n) != 3)
-            return false;
+        if (sscanf(key, "co/%16llx/%20lld-%20lld.co%n", &id, &f, &l, &n) != 3) return false;
     } else if (len == plain + 22) {
         if (sscanf(key, "co/%16llx/%20lld-%20lld.k%20lld.co%n", &id, &f, &l, &g, &n) != 4 || g < 0)
             return false;
     } else {
         return false;
     }
-    if (key[n] != 0 || f < 0 || l < f)
-        return false;
+    if (key[n] != 0 || f < 0 || l < f) return false;
     *log_id = (int64_t)id;
     *first = f;
     *last = l;
@@ -70,8 +68,7 @@ void ls_co_footer_encode(ls_buf_t *obj, int64_t log_id, int64_t first, int64_t l
 }
 
 ls_status ls_co_footer_decode(const uint8_t *obj, size_t len, int64_t *log_id, int64_t *first,
-                              int64_t *last, ls_co_entry_t **e, uint32_t *n, char *why,
-                              int whylen)
+                              int64_t *last, ls_co_entry_t **e, uint32_t *n, char *why, int whylen)
 {
     *e = NULL;
     *n = 0;

@@ -36,7 +36,7 @@ typedef struct ls_co_entry {
 
 int ls_co_key(char *out, size_t cap, int64_t log_id, int64_t first, int64_t last);
 int ls_kco_key(char *out, size_t cap, int64_t log_id, int64_t first, int64_t last, int64_t gen);
-int ls_co_prefix(char *out, size_t cap, int64_t log_id);   /* "co/<log_id>/" */
+int ls_co_prefix(char *out, size_t cap, int64_t log_id); /* "co/<log_id>/" */
 /* Parses a key written by ls_co_key or ls_kco_key; false for anything else. */
 bool ls_co_key_parse(const char *key, int64_t *log_id, int64_t *first, int64_t *last);
 /* Appends the footer for entries to obj (which already holds header + entries). */
@@ -44,6 +44,5 @@ void ls_co_footer_encode(ls_buf_t *obj, int64_t log_id, int64_t first, int64_t l
                          const ls_co_entry_t *e, uint32_t n);
 /* Validates a whole CO and returns its entry table (ls_malloc'd). */
 ls_status ls_co_footer_decode(const uint8_t *obj, size_t len, int64_t *log_id, int64_t *first,
-                              int64_t *last, ls_co_entry_t **e, uint32_t *n, char *why,
-                              int whylen);
+                              int64_t *last, ls_co_entry_t **e, uint32_t *n, char *why, int whylen);
 #endif

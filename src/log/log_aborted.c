@@ -41,31 +41,30 @@ static void aload_work(uv_work_t *w)
     char from[96], to[96];
     ls_log_abort_key(from, sizeof from, j->log_id, 0);
     size_t flen = strlen(from);
-    size_t tlen = ls_meta_prefix_end(from, flen - 20, (uint8_t *)to);   /* the prefix's end */
+    size_t tlen = ls_meta_prefix_end(from, flen - 20, (uint8_t *)to); /* the prefix's end */
     for (;;) {
         ls_kvlist_t l;
         j->st = ls_meta_scan(j->ls->meta, from, flen, to, tlen, SCAN_PAGE, 0, &l);
-        if (j->st != LS_OK)
-            return;
+        if (j->st != LS_OK) return;
         for (size_t i = 0; i < l.n; i++) {
             ls_aborted_t a;
             if (ls_aborted_decode(l.v[i].val, l.v[i].vlen, &a) != LS_OK) {
-                LS_ERROR("log", "corrupt aborted-transaction record at %.*s (%zu bytes); "
-                                "read_committed readers of this log will not be told of it",
+                LS_ERROR("log",
+                         "corrupt aborted-transaction record at %.*s (%zu bytes); "
+                         "read_committed readers of this log will not be told of it",
                          (int)l.v[i].klen, (const char *)l.v[i].key, l.v[i].vlen);
                 continue;
             }
             ls_aborted_list_put(&j->got, &a);
         }
         bool more = l.more && l.n;
-        if (more) {   /* continue after the last key (fixed width: append a byte) */
+        if (more) { /* continue after the last key (fixed width: append a byte) */
             flen = l.v[l.n - 1].klen + 1;
             memcpy(from, l.v[l.n - 1].key, flen - 1);
             from[flen - 1] = 0;
         }
         ls_kvlist_free(&l);
-        if (!more)
-            return;
+        if (!more) return;
     }
 }
 
@@ -88,12 +87,11 @@ static void aload_after(uv_work_t *w, int status)
     aload_job_t *j = w->data;
     ls_logstate_t *lg = ls_logstate_get(j->ls, j->log_id, true);
     ls_status st = status == 0 ? j->st : LS_ESHUTDOWN;
-    if (lg->aborted_state == 3) {   /* dropped while we scanned: scan again */
+    if (lg->aborted_state == 3) { /* dropped while we scanned: scan again */
         ls_aborted_list_free(&j->got);
         ls_aborted_list_free(&lg->aborted);
         lg->aborted_state = 0;
-        if (lg->aborted_waiting)
-            start_aload(j->ls, lg);
+        if (lg->aborted_waiting) start_aload(j->ls, lg);
         ls_free(j);
         return;
     }
@@ -146,23 +144,20 @@ void ls_logstore_aborted(ls_logstore_t *ls, int64_t log_id, int64_t from, int64_
     ls_aborted_wait_t *pw = ls_memdup(&w, sizeof w);
     pw->next = lg->aborted_waiting;
     lg->aborted_waiting = pw;
-    if (lg->aborted_state == 0)
-        start_aload(ls, lg);
+    if (lg->aborted_state == 0) start_aload(ls, lg);
 }
 
 void ls_aborted_add(ls_logstate_t *lg, const ls_aborted_t *v, int n)
 {
     if (lg->aborted_state != 1 && lg->aborted_state != 2)
-        return;   /* not loaded: the scan will find them */
+        return; /* not loaded: the scan will find them */
     for (int i = 0; i < n; i++)
-        if (v[i].marker_offset >= lg->log_start)
-            ls_aborted_list_put(&lg->aborted, &v[i]);
+        if (v[i].marker_offset >= lg->log_start) ls_aborted_list_put(&lg->aborted, &v[i]);
 }
 
 void ls_aborted_learn_start(ls_logstate_t *lg)
 {
-    if (lg->aborted_state == 2)
-        ls_aborted_list_trim(&lg->aborted, lg->log_start);
+    if (lg->aborted_state == 2) ls_aborted_list_trim(&lg->aborted, lg->log_start);
 }
 
 void ls_aborted_drop(ls_logstate_t *lg)

@@ -15,8 +15,7 @@ enum { IDX_VERSION_HORIZON = 2 };
 
 static bool head_has_txn_state(const ls_head_t *h)
 {
-    if (h->max_aborted_span)
-        return true;
+    if (h->max_aborted_span) return true;
     for (int i = 0; i < h->nproducers; i++)
         if (h->producers[i].txn_seq || h->producers[i].txn_first_offset ||
             h->producers[i].ended_seq)
@@ -48,8 +47,7 @@ int ls_log_start_key(char *out, size_t cap, int64_t log_id)
 static int64_t log_id_from_key(const char *prefix, const char *key, size_t klen)
 {
     size_t plen = strlen(prefix);
-    if (klen != plen + 16 || memcmp(key, prefix, plen) != 0)
-        return -1;
+    if (klen != plen + 16 || memcmp(key, prefix, plen) != 0) return -1;
     char hex[17];
     memcpy(hex, key + plen, 16);
     hex[16] = 0;
@@ -72,11 +70,9 @@ int ls_log_idx_key_parse(const char *key, size_t klen, int64_t *log_id, int64_t 
     memcpy(dec, key + pl + 16 + ml, 20);
     dec[20] = 0;
     unsigned long long id = strtoull(hex, &end, 16);
-    if (*end)
-        return -1;
+    if (*end) return -1;
     long long last = strtoll(dec, &end, 10);
-    if (*end)
-        return -1;
+    if (*end) return -1;
     *log_id = (int64_t)id;
     *last_offset = (int64_t)last;
     return 0;
@@ -145,8 +141,7 @@ void ls_head_encode(const ls_head_t *h, ls_buf_t *out)
             put_be(out, (uint64_t)ps->ended_seq, 8);
         }
     }
-    if (txn)
-        put_be(out, (uint64_t)h->max_aborted_span, 8);
+    if (txn) put_be(out, (uint64_t)h->max_aborted_span, 8);
 }
 
 ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h)
@@ -154,12 +149,11 @@ ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h)
     memset(h, 0, sizeof *h);
     cur_t c = {p, p + len, 0};
     uint64_t version = cur_be(&c, 1);
-    if (version != HEAD_VERSION && version != HEAD_VERSION_TXN)
-        return LS_ECORRUPT;
+    if (version != HEAD_VERSION && version != HEAD_VERSION_TXN) return LS_ECORRUPT;
     bool txn = version == HEAD_VERSION_TXN;
     uint64_t flags = cur_be(&c, 1);
     if (flags & ~(uint64_t)1)
-        return LS_ECORRUPT;   /* unknown flag bits: written by a newer version or damaged */
+        return LS_ECORRUPT; /* unknown flag bits: written by a newer version or damaged */
     h->fenced = flags & 1;
     h->next_offset = (int64_t)cur_be(&c, 8);
     h->log_start = (int64_t)cur_be(&c, 8);
@@ -167,8 +161,7 @@ ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h)
     h->max_timestamp = (int64_t)cur_be(&c, 8);
     h->max_timestamp_offset = (int64_t)cur_be(&c, 8);
     int n = (int)cur_be(&c, 2);
-    if (c.bad || (size_t)n * 11 > (size_t)(c.end - c.p))
-        return LS_ECORRUPT;
+    if (c.bad || (size_t)n * 11 > (size_t)(c.end - c.p)) return LS_ECORRUPT;
     h->producers = LS_NEWN(ls_pstate_t, n ? n : 1);
     h->nproducers = n;
     for (int i = 0; i < n && !c.bad; i++) {
@@ -176,8 +169,7 @@ ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h)
         ps->producer_id = (int64_t)cur_be(&c, 8);
         ps->epoch = (int16_t)cur_be(&c, 2);
         ps->nbatches = (int)cur_be(&c, 1);
-        if (ps->nbatches > LS_PRODUCER_BATCHES)
-            c.bad = 1;
+        if (ps->nbatches > LS_PRODUCER_BATCHES) c.bad = 1;
         for (int j = 0; j < ps->nbatches && !c.bad; j++) {
             ps->batches[j].first_seq = (int32_t)cur_be(&c, 4);
             ps->batches[j].last_seq = (int32_t)cur_be(&c, 4);
@@ -198,8 +190,7 @@ ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h)
     if (txn) {
         h->max_aborted_span = (int64_t)cur_be(&c, 8);
         /* canonical: version 2 only with transaction state */
-        if (h->max_aborted_span < 0 || (!c.bad && !head_has_txn_state(h)))
-            c.bad = 1;
+        if (h->max_aborted_span < 0 || (!c.bad && !head_has_txn_state(h))) c.bad = 1;
     }
     if (c.bad || c.p != c.end || h->next_offset < h->log_start || h->log_start < 0) {
         ls_head_clear(h);
@@ -227,14 +218,13 @@ void ls_start_encode(const ls_start_t *s, ls_buf_t *out)
 ls_status ls_start_decode(const uint8_t *p, size_t len, ls_start_t *s)
 {
     cur_t c = {p, p + len, 0};
-    if (cur_be(&c, 1) != START_VERSION)
-        return LS_ECORRUPT;
+    if (cur_be(&c, 1) != START_VERSION) return LS_ECORRUPT;
     s->log_start = (int64_t)cur_be(&c, 8);
     s->trimmed_bytes = (int64_t)cur_be(&c, 8);
     s->index_start = (int64_t)cur_be(&c, 8);
     s->swept_below = (int64_t)cur_be(&c, 8);
-    if (c.bad || c.p != c.end || s->log_start < 0 || s->trimmed_bytes < 0 ||
-        s->index_start < 0 || s->swept_below < 0 || s->swept_below > s->index_start)
+    if (c.bad || c.p != c.end || s->log_start < 0 || s->trimmed_bytes < 0 || s->index_start < 0 ||
+        s->swept_below < 0 || s->swept_below > s->index_start)
         return LS_ECORRUPT;
     return LS_OK;
 }
@@ -250,8 +240,7 @@ void ls_idx_encode(const ls_idx_entry_t *e, ls_buf_t *out)
     put_be(out, e->entries, 4);
     put_be(out, e->pos, 8);
     put_be(out, e->len, 4);
-    if (e->delete_horizon_ms > 0)
-        put_be(out, (uint64_t)e->delete_horizon_ms, 8);
+    if (e->delete_horizon_ms > 0) put_be(out, (uint64_t)e->delete_horizon_ms, 8);
     put_be(out, klen, 2);
     ls_buf_append(out, e->object, klen);
 }
@@ -261,8 +250,7 @@ ls_status ls_idx_decode(const uint8_t *p, size_t len, ls_idx_entry_t *e)
     memset(e, 0, sizeof *e);
     cur_t c = {p, p + len, 0};
     uint64_t version = cur_be(&c, 1);
-    if (version != IDX_VERSION && version != IDX_VERSION_HORIZON)
-        return LS_ECORRUPT;
+    if (version != IDX_VERSION && version != IDX_VERSION_HORIZON) return LS_ECORRUPT;
     e->kind = (ls_idx_kind)cur_be(&c, 1);
     e->first_offset = (int64_t)cur_be(&c, 8);
     e->last_offset = (int64_t)cur_be(&c, 8);
@@ -270,8 +258,7 @@ ls_status ls_idx_decode(const uint8_t *p, size_t len, ls_idx_entry_t *e)
     e->entries = (uint32_t)cur_be(&c, 4);
     e->pos = cur_be(&c, 8);
     e->len = (uint32_t)cur_be(&c, 4);
-    if (version == IDX_VERSION_HORIZON)
-        e->delete_horizon_ms = (int64_t)cur_be(&c, 8);
+    if (version == IDX_VERSION_HORIZON) e->delete_horizon_ms = (int64_t)cur_be(&c, 8);
     size_t klen = (size_t)cur_be(&c, 2);
     if (c.bad || klen == 0 || klen != (size_t)(c.end - c.p) || e->last_offset < e->first_offset ||
         (e->kind != LS_IDX_WAL && e->kind != LS_IDX_CO && e->kind != LS_IDX_KCO) ||

@@ -18,7 +18,7 @@
 #include "base/buf.h"
 #include "base/status.h"
 
-#define LS_PRODUCER_BATCHES 5   /* per producer, as Kafka: dedupe the last 5 batches */
+#define LS_PRODUCER_BATCHES 5 /* per producer, as Kafka: dedupe the last 5 batches */
 
 typedef struct ls_pbatch {
     int32_t first_seq;
@@ -29,7 +29,7 @@ typedef struct ls_pbatch {
 typedef struct ls_pstate {
     int64_t producer_id;
     int16_t epoch;
-    int nbatches;                       /* oldest first */
+    int nbatches; /* oldest first */
     ls_pbatch_t batches[LS_PRODUCER_BATCHES];
     /* Transactions (log_txn.h): the transaction open on this log (0: none)
      * and its first offset (0 when none), and the highest transaction whose
@@ -41,14 +41,14 @@ typedef struct ls_pstate {
 
 typedef struct ls_head {
     int64_t next_offset;
-    int64_t log_start;                  /* reserved, written as 0: the log start is in /ls/start/ */
-    int64_t size_bytes;                 /* bytes ever appended (retained: minus trimmed_bytes) */
+    int64_t log_start;  /* reserved, written as 0: the log start is in /ls/start/ */
+    int64_t size_bytes; /* bytes ever appended (retained: minus trimmed_bytes) */
     int64_t max_timestamp;
     int64_t max_timestamp_offset;
     bool fenced;
     ls_pstate_t *producers;
     int nproducers;
-    int64_t max_aborted_span;           /* largest marker - first offset of an aborted transaction */
+    int64_t max_aborted_span; /* largest marker - first offset of an aborted transaction */
 } ls_head_t;
 
 /* WAL: a range of a WAL object, offsets assigned at commit (rebased on read).
@@ -67,17 +67,17 @@ typedef struct ls_idx_entry {
     uint32_t entries;
     uint64_t pos;
     uint32_t len;
-    char *object;                       /* ls_malloc'd object key */
-    int64_t delete_horizon_ms;          /* KCO: earliest delete horizon of the tombstones
-                                         * it holds (keycompact.c); 0: none */
+    char *object;              /* ls_malloc'd object key */
+    int64_t delete_horizon_ms; /* KCO: earliest delete horizon of the tombstones
+                                * it holds (keycompact.c); 0: none */
 } ls_idx_entry_t;
 
 /* Log start record: advanced only by trims (retention, DeleteRecords). */
 typedef struct ls_start {
-    int64_t log_start;                  /* first readable offset */
-    int64_t trimmed_bytes;              /* bytes of index entries removed so far */
-    int64_t index_start;                /* no index entry ends below this offset */
-    int64_t swept_below;                /* compacted objects ending below this are deleted */
+    int64_t log_start;     /* first readable offset */
+    int64_t trimmed_bytes; /* bytes of index entries removed so far */
+    int64_t index_start;   /* no index entry ends below this offset */
+    int64_t swept_below;   /* compacted objects ending below this are deleted */
 } ls_start_t;
 
 #define LS_HEAD_PREFIX "/ls/head/"
@@ -87,7 +87,7 @@ typedef struct ls_start {
 int ls_log_head_key(char *out, size_t cap, int64_t log_id);
 int ls_log_idx_prefix(char *out, size_t cap, int64_t log_id);
 int ls_log_idx_key(char *out, size_t cap, int64_t log_id, int64_t last_offset);
-int64_t ls_log_id_from_head_key(const char *key, size_t klen);  /* -1 if malformed */
+int64_t ls_log_id_from_head_key(const char *key, size_t klen); /* -1 if malformed */
 #define LS_LOG_PREFIX "/ls/log/"
 /* Log id and last offset of an index entry key; 0, or -1 if malformed. */
 int ls_log_idx_key_parse(const char *key, size_t klen, int64_t *log_id, int64_t *last_offset);
@@ -95,7 +95,7 @@ int ls_log_start_key(char *out, size_t cap, int64_t log_id);
 int64_t ls_log_id_from_start_key(const char *key, size_t klen); /* -1 if malformed */
 
 void ls_head_encode(const ls_head_t *h, ls_buf_t *out);
-ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h);  /* h->producers ls_malloc'd */
+ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h); /* h->producers ls_malloc'd */
 void ls_head_clear(ls_head_t *h);
 
 void ls_start_encode(const ls_start_t *s, ls_buf_t *out);

@@ -23,10 +23,10 @@ struct ls_read_op {
     ls_logstore_t *ls;
     int64_t log_id;
     int mode;
-    int64_t next;                 /* next offset wanted */
+    int64_t next; /* next offset wanted */
     size_t max_bytes;
-    int64_t ts;                   /* OP_TIME target */
-    bool committed;               /* read_committed: stop at the last stable offset */
+    int64_t ts;     /* OP_TIME target */
+    bool committed; /* read_committed: stop at the last stable offset */
     ls_read_cb rcb;
     ls_offset_cb ocb;
     void *arg;
@@ -37,10 +37,10 @@ struct ls_read_op {
     uint64_t get_pos;
     uint32_t get_len;
     int64_t get_first, get_last;
-    bool get_real_offsets;        /* a key-compacted object (LS_IDX_KCO) */
+    bool get_real_offsets; /* a key-compacted object (LS_IDX_KCO) */
     ls_buf_t got;
     ls_status get_st;
-    char get_err[200];            /* the store's detail of a failed GET (worker thread) */
+    char get_err[200]; /* the store's detail of a failed GET (worker thread) */
     int retries;
     uv_work_t work;
     ls_read_op_t *next_waiting;
@@ -53,7 +53,7 @@ static void op_step(ls_read_op_t *op);
 struct ls_idx_replay {
     struct ls_idx_replay *next;
     bool del;
-    ls_idx_entry_t e;                 /* del: only last_offset */
+    ls_idx_entry_t e; /* del: only last_offset */
 };
 
 /* ------------------------------------------------------------------- index */
@@ -74,8 +74,7 @@ static void load_work(uv_work_t *w)
     ls_log_idx_prefix(prefix, sizeof prefix, j->log_id);
     ls_kvlist_t l;
     j->st = ls_meta_scan_prefix(j->ls->meta, prefix, 0, &l);
-    if (j->st != LS_OK)
-        return;
+    if (j->st != LS_OK) return;
     j->idx = LS_NEWN(ls_idx_entry_t, l.n ? l.n : 1);
     for (size_t i = 0; i < l.n; i++) {
         if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &j->idx[j->nidx]) != LS_OK) {
@@ -132,7 +131,7 @@ static void load_after(uv_work_t *w, int status)
         ls_reader_replay_clear(lg);
     } else {
         LS_WARN_RL("log", "loading index of log %016llx failed: %s", (unsigned long long)j->log_id,
-                ls_status_str(j->st));
+                   ls_status_str(j->st));
         lg->idx_state = 0;
         ls_reader_replay_clear(lg);
     }
@@ -145,7 +144,7 @@ static void load_after(uv_work_t *w, int status)
         waiting = op->next_waiting;
         if (st != LS_OK) {
             op->res.st = st == LS_ENOTFOUND ? LS_EIO : st;
-            op->next = INT64_MAX;   /* finish */
+            op->next = INT64_MAX; /* finish */
         }
         op_step(op);
     }
@@ -190,17 +189,16 @@ void ls_reader_replay_clear(ls_logstate_t *lg)
 void ls_reader_index_put(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e)
 {
     if (lg->idx_state == 1 || lg->idx_state == 3) {
-        replay_push(lg, e, false);   /* applied once the load lands */
+        replay_push(lg, e, false); /* applied once the load lands */
         return;
     }
-    if (lg->idx_state != 2)
-        return;
+    if (lg->idx_state != 2) return;
     int i = idx_ceiling(lg, e->last_offset);
     if (i < lg->nidx && lg->idx[i].last_offset == e->last_offset) {
         ls_idx_entry_t *old = &lg->idx[i];
         if (old->first_offset == e->first_offset && old->pos == e->pos &&
             !strcmp(old->object, e->object))
-            return;   /* this broker's own commit, seen twice */
+            return; /* this broker's own commit, seen twice */
         ls_read_cache_drop_range(ls->cache, lg->log_id, old->first_offset, old->last_offset);
         ls_idx_clear(old);
     } else {
@@ -222,11 +220,9 @@ void ls_reader_index_del(ls_logstore_t *ls, ls_logstate_t *lg, int64_t last_offs
         replay_push(lg, &e, true);
         return;
     }
-    if (lg->idx_state != 2)
-        return;
+    if (lg->idx_state != 2) return;
     int i = idx_ceiling(lg, last_offset);
-    if (i >= lg->nidx || lg->idx[i].last_offset != last_offset)
-        return;
+    if (i >= lg->nidx || lg->idx[i].last_offset != last_offset) return;
     ls_read_cache_drop_range(ls->cache, lg->log_id, lg->idx[i].first_offset, last_offset);
     ls_idx_clear(&lg->idx[i]);
     memmove(&lg->idx[i], &lg->idx[i + 1], (size_t)(lg->nidx - i - 1) * sizeof *lg->idx);
@@ -239,11 +235,10 @@ void ls_reader_on_commit(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entr
     if (lg->idx_state == 2)
         ls_reader_index_put(ls, lg, e);
     else if (lg->idx_state == 1)
-        lg->idx_state = 3;   /* loading and dirty */
+        lg->idx_state = 3; /* loading and dirty */
     char why[256];
     if (!ls_read_cache_insert(ls->cache, lg->log_id, e->first_offset, e->last_offset, false, chunk,
-                              off,
-                              chunk->len - off, e->object, why, sizeof why))
+                              off, chunk->len - off, e->object, why, sizeof why))
         LS_ERROR("log", "caching committed entries of log %016llx: %s",
                  (unsigned long long)lg->log_id, why);
 }
@@ -251,14 +246,12 @@ void ls_reader_on_commit(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entr
 void ls_reader_drop_log(ls_logstore_t *ls, ls_logstate_t *lg)
 {
     ls_aborted_drop(lg);
-    if (lg->idx_state == 2)
-        idx_clear(lg);
+    if (lg->idx_state == 2) idx_clear(lg);
     if (lg->idx_state == 1)
         lg->idx_state = 3;
     else if (lg->idx_state == 2)
         lg->idx_state = 0;
-    if (lg->idx_state == 0)
-        ls_reader_replay_clear(lg);
+    if (lg->idx_state == 0) ls_reader_replay_clear(lg);
     ls_read_cache_drop_log(ls->cache, lg->log_id);
 }
 
@@ -304,8 +297,7 @@ void ls_reader_wake(ls_logstore_t *ls, ls_logstate_t *lg)
 {
     /* detach first: callbacks may register new waiters on this log */
     ls_log_waiter_t *first = lg->waiters.next;
-    if (first == &lg->waiters)
-        return;
+    if (first == &lg->waiters) return;
     lg->waiters.prev->next = NULL;
     lg->waiters.next = lg->waiters.prev = &lg->waiters;
     for (ls_log_waiter_t *w = first, *next; w; w = next) {
@@ -369,8 +361,7 @@ static void get_after(uv_work_t *w, int status)
     ls_read_op_t *op = w->data;
     ls_logstore_t *ls = op->ls;
     ls->stats.store_gets++;
-    if (status == UV_ECANCELED)
-        op->get_st = LS_ESHUTDOWN;
+    if (status == UV_ECANCELED) op->get_st = LS_ESHUTDOWN;
     if (op->get_st == LS_ENOTFOUND && op->retries++ < 3) {
         /* the object was compacted away after we looked the entry up: the
          * index now names its replacement */
@@ -388,7 +379,8 @@ static void get_after(uv_work_t *w, int status)
                      (unsigned long long)op->log_id, ls_status_str(op->get_st),
                      op->get_st == LS_ECORRUPT ? " (object shorter than its index entry)" : "");
         else if (op->get_st != LS_ESHUTDOWN)
-            LS_WARN_RL("log", "reading %u bytes at %llu of %s for log %016llx failed: %s (%s); "
+            LS_WARN_RL("log",
+                       "reading %u bytes at %llu of %s for log %016llx failed: %s (%s); "
                        "the fetch answers KAFKA_STORAGE_ERROR and the client retries",
                        op->get_len, (unsigned long long)op->get_pos, op->get_object,
                        (unsigned long long)op->log_id, ls_status_str(op->get_st), op->get_err);
@@ -402,14 +394,13 @@ static void get_after(uv_work_t *w, int status)
     uint8_t *data = ls_buf_steal(&op->got, &len);
     ls_chunk_t *c = ls_chunk_adopt(data, len);
     char why[256];
-    ls_cache_run_t *run = ls_read_cache_insert(ls->cache, op->log_id, op->get_first, op->get_last,
-                                               op->get_real_offsets, c, 0, len, op->get_object,
-                                               why, sizeof why);
+    ls_cache_run_t *run =
+        ls_read_cache_insert(ls->cache, op->log_id, op->get_first, op->get_last,
+                             op->get_real_offsets, c, 0, len, op->get_object, why, sizeof why);
     ls_chunk_release(c);
     if (!run) {
         LS_ERROR("log", "log %016llx: %s", (unsigned long long)op->log_id, why);
-        if (op->res.nslices == 0)
-            op->res.st = LS_ECORRUPT;
+        if (op->res.nslices == 0) op->res.st = LS_ECORRUPT;
         op->next = INT64_MAX;
     }
     op_step(op);
@@ -435,14 +426,14 @@ static bool take_from_run(ls_read_op_t *op, const ls_cache_run_t *run)
 {
     if (op->mode == OP_TIME) {
         for (int b = 0; b < run->nbatches; b++) {
-            if (run->batch_max_ts[b] < op->ts)
-                continue;
+            if (run->batch_max_ts[b] < op->ts) continue;
             size_t end = b + 1 < run->nbatches ? run->batch_pos[b + 1] : run->len;
             int64_t found_ts = run->batch_max_ts[b];
-            int64_t delta = op->ls->entry_time
-                                ? op->ls->entry_time(run->chunk->data + run->off + run->batch_pos[b],
-                                                     end - run->batch_pos[b], op->ts, &found_ts)
-                                : 0;
+            int64_t delta =
+                op->ls->entry_time
+                    ? op->ls->entry_time(run->chunk->data + run->off + run->batch_pos[b],
+                                         end - run->batch_pos[b], op->ts, &found_ts)
+                    : 0;
             op->next = run->batch_base[b] + (delta > 0 ? delta : 0);
             op->ts = found_ts;
             return false;
@@ -452,7 +443,7 @@ static bool take_from_run(ls_read_op_t *op, const ls_cache_run_t *run)
     }
     int b = ls_cache_run_find(run, op->next);
     if (b >= run->nbatches)
-        op->next = run->last_offset + 1;   /* key compaction left nothing at or after it */
+        op->next = run->last_offset + 1; /* key compaction left nothing at or after it */
     int64_t lso = INT64_MAX;
     if (op->committed) {
         ls_logstate_t *lg = ls_logstate_get(op->ls, op->log_id, false);
@@ -460,15 +451,13 @@ static bool take_from_run(ls_read_op_t *op, const ls_cache_run_t *run)
     }
     for (; b < run->nbatches; b++) {
         if (run->batch_base[b] >= lso)
-            return false;   /* the LSO is a batch boundary: nothing past it */
+            return false; /* the LSO is a batch boundary: nothing past it */
         size_t pos = run->batch_pos[b];
         size_t end = b + 1 < run->nbatches ? run->batch_pos[b + 1] : run->len;
-        if (op->res.nslices && op->res.bytes + (end - pos) > op->max_bytes)
-            return false;
+        if (op->res.nslices && op->res.bytes + (end - pos) > op->max_bytes) return false;
         add_slice(op, run->chunk, run->off + pos, end - pos);
         op->next = b + 1 < run->nbatches ? run->batch_base[b + 1] : run->last_offset + 1;
-        if (op->res.bytes >= op->max_bytes)
-            return false;
+        if (op->res.bytes >= op->max_bytes) return false;
     }
     return true;
 }
@@ -495,15 +484,13 @@ static void op_step(ls_read_op_t *op)
         if (lg->idx_state != 2) {
             op->next_waiting = lg->idx_waiting;
             lg->idx_waiting = op;
-            if (lg->idx_state == 0)
-                start_load(ls, lg);
+            if (lg->idx_state == 0) start_load(ls, lg);
             return;
         }
         int i;
         if (op->mode == OP_TIME) {
             for (i = idx_ceiling(lg, op->next); i < lg->nidx; i++)
-                if (lg->idx[i].max_timestamp >= op->ts)
-                    break;
+                if (lg->idx[i].max_timestamp >= op->ts) break;
             if (i < lg->nidx && lg->idx[i].first_offset > op->next)
                 op->next = lg->idx[i].first_offset;
         } else {
@@ -511,11 +498,11 @@ static void op_step(ls_read_op_t *op)
         }
         if (i >= lg->nidx) {
             if (op->mode == OP_READ) {
-                LS_ERROR("log", "log %016llx: no index entry covers offset %lld (high watermark %lld)",
+                LS_ERROR("log",
+                         "log %016llx: no index entry covers offset %lld (high watermark %lld)",
                          (unsigned long long)op->log_id, (long long)op->next,
                          (long long)lg->head.next_offset);
-                if (op->res.nslices == 0)
-                    op->res.st = LS_ECORRUPT;
+                if (op->res.nslices == 0) op->res.st = LS_ECORRUPT;
             }
             op->next = INT64_MAX;
             continue;
@@ -570,8 +557,7 @@ static void read_start(ls_logstore_t *ls, int64_t log_id, int64_t offset, size_t
     op->arg = arg;
     ls_logstate_t *lg = ls_logstate_get(ls, log_id, false);
     int64_t start = lg ? lg->log_start : 0, hwm = lg ? lg->head.next_offset : 0;
-    if (offset < start || offset > hwm)
-        op->res.st = LS_ERANGE;
+    if (offset < start || offset > hwm) op->res.st = LS_ERANGE;
     op_step(op);
 }
 
@@ -581,8 +567,8 @@ void ls_logstore_read(ls_logstore_t *ls, int64_t log_id, int64_t offset, size_t 
     read_start(ls, log_id, offset, max_bytes, false, cb, arg);
 }
 
-void ls_logstore_read_committed(ls_logstore_t *ls, int64_t log_id, int64_t offset,
-                                size_t max_bytes, ls_read_cb cb, void *arg)
+void ls_logstore_read_committed(ls_logstore_t *ls, int64_t log_id, int64_t offset, size_t max_bytes,
+                                ls_read_cb cb, void *arg)
 {
     read_start(ls, log_id, offset, max_bytes, true, cb, arg);
 }
@@ -612,8 +598,7 @@ void ls_read_result_free(ls_read_result_t *res)
 void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const ls_idx_entry_t *co)
 {
     ls_logstate_t *lg = ls_logstate_get(ls, log_id, false);
-    if (!lg)
-        return;
+    if (!lg) return;
     if (lg->idx_state == 2) {
         int w = 0;
         bool placed = false;
@@ -639,7 +624,7 @@ void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const ls_id
         ls_free(lg->idx);
         lg->idx = v;
         lg->nidx = w;
-        lg->capidx = cap;   /* what was allocated: w may be cap (nothing replaced) */
+        lg->capidx = cap; /* what was allocated: w may be cap (nothing replaced) */
     } else if (lg->idx_state == 1) {
         lg->idx_state = 3;
     }

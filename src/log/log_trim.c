@@ -67,13 +67,10 @@ ls_status ls_log_start_read(ls_meta_t *meta, int64_t log_id, ls_start_t *out, in
     *mod_rev = 0;
     ls_kv_t kv;
     ls_status st = ls_meta_get(meta, key, &kv);
-    if (st == LS_ENOTFOUND)
-        return LS_OK;
-    if (st != LS_OK)
-        return st;
+    if (st == LS_ENOTFOUND) return LS_OK;
+    if (st != LS_OK) return st;
     st = ls_start_decode(kv.val, kv.vlen, out);
-    if (st != LS_OK)
-        LS_ERROR("log", "corrupt log start record at %s (%zu bytes)", key, kv.vlen);
+    if (st != LS_OK) LS_ERROR("log", "corrupt log start record at %s (%zu bytes)", key, kv.vlen);
     *mod_rev = kv.mod_rev;
     ls_kv_free(&kv);
     return st;
@@ -86,13 +83,10 @@ static ls_status read_head(ls_meta_t *meta, int64_t log_id, ls_head_t *h)
     ls_kv_t kv;
     memset(h, 0, sizeof *h);
     ls_status st = ls_meta_get(meta, key, &kv);
-    if (st == LS_ENOTFOUND)
-        return LS_OK;   /* nothing appended yet: next offset 0 */
-    if (st != LS_OK)
-        return st;
+    if (st == LS_ENOTFOUND) return LS_OK; /* nothing appended yet: next offset 0 */
+    if (st != LS_OK) return st;
     st = ls_head_decode(kv.val, kv.vlen, h);
-    if (st != LS_OK)
-        LS_ERROR("log", "corrupt log head at %s (%zu bytes)", key, kv.vlen);
+    if (st != LS_OK) LS_ERROR("log", "corrupt log head at %s (%zu bytes)", key, kv.vlen);
     ls_kv_free(&kv);
     return st;
 }
@@ -108,8 +102,10 @@ static int sweep_cos(ls_objstore_t *os, int64_t log_id, int64_t bound, bool *lis
     ls_status st = ls_objstore_list(os, prefix, &objs, &n);
     *listed = st == LS_OK;
     if (st != LS_OK) {
-        LS_WARN("trim", "log %016llx: listing %s failed: %s; trimmed compacted objects stay "
-                "until the next trim", (unsigned long long)log_id, prefix, ls_status_str(st));
+        LS_WARN("trim",
+                "log %016llx: listing %s failed: %s; trimmed compacted objects stay "
+                "until the next trim",
+                (unsigned long long)log_id, prefix, ls_status_str(st));
         return 0;
     }
     int deleted = 0;
@@ -121,8 +117,10 @@ static int sweep_cos(ls_objstore_t *os, int64_t log_id, int64_t bound, bool *lis
         if (dst == LS_OK || dst == LS_ENOTFOUND)
             deleted++;
         else
-            LS_WARN("trim", "deleting trimmed compacted object %s failed: %s (retried by the "
-                    "next trim of the log)", objs[i].key, ls_status_str(dst));
+            LS_WARN("trim",
+                    "deleting trimmed compacted object %s failed: %s (retried by the "
+                    "next trim of the log)",
+                    objs[i].key, ls_status_str(dst));
     }
     ls_objinfo_free(objs, n);
     return deleted;
@@ -135,12 +133,10 @@ static ls_status sweep_owed(ls_meta_t *meta, ls_objstore_t *os, const ls_trim_re
     ls_start_t cur;
     int64_t rev;
     ls_status st = ls_log_start_read(meta, req->log_id, &cur, &rev);
-    if (st != LS_OK || cur.swept_below >= cur.index_start)
-        return st;
+    if (st != LS_OK || cur.swept_below >= cur.index_start) return st;
     bool listed;
     out->cos_deleted = sweep_cos(os, req->log_id, cur.index_start, &listed);
-    if (!listed)
-        return LS_OK;   /* warned; the debt stays for the next trim */
+    if (!listed) return LS_OK; /* warned; the debt stays for the next trim */
     char key[64];
     ls_log_start_key(key, sizeof key, req->log_id);
     cur.swept_below = cur.index_start;
@@ -148,11 +144,11 @@ static ls_status sweep_owed(ls_meta_t *meta, ls_objstore_t *os, const ls_trim_re
     ls_buf_init(&val);
     ls_start_encode(&cur, &val);
     ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = key, .klen = strlen(key), .rev = rev};
-    ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = val.data,
-                       .vlen = val.len};
+    ls_meta_op_t op = {
+        .kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = val.data, .vlen = val.len};
     st = ls_meta_txn(meta, &cmp, 1, &op, 1, NULL);
     ls_buf_free(&val);
-    return st == LS_ECONFLICT ? LS_OK : st;   /* a newer trim owes (and pays) its own */
+    return st == LS_ECONFLICT ? LS_OK : st; /* a newer trim owes (and pays) its own */
 }
 
 /* One txn: removes up to `per` whole entries below the target. *more is set
@@ -164,11 +160,9 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
     ls_start_t cur;
     int64_t start_rev;
     ls_status st = ls_log_start_read(meta, req->log_id, &cur, &start_rev);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     ls_head_t h;
-    if ((st = read_head(meta, req->log_id, &h)) != LS_OK)
-        return st;
+    if ((st = read_head(meta, req->log_id, &h)) != LS_OK) return st;
     bool fenced = h.fenced;
     int64_t hw = h.next_offset;
     ls_head_clear(&h);
@@ -177,19 +171,15 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
     out->log_start = cur.log_start;
     out->trimmed_bytes = cur.trimmed_bytes;
     out->index_start = cur.index_start;
-    if (fenced && !req->reclaim)
-        return LS_ENOTFOUND;
+    if (fenced && !req->reclaim) return LS_ENOTFOUND;
     int64_t target = req->new_start == LS_TRIM_TO_HIGH_WATERMARK ? hw : req->new_start;
-    if (target > hw)
-        return LS_ERANGE;
-    if (target < cur.log_start)
-        target = cur.log_start;
+    if (target > hw) return LS_ERANGE;
+    if (target < cur.log_start) target = cur.log_start;
 
     char prefix[64];
     ls_log_idx_prefix(prefix, sizeof prefix, req->log_id);
     ls_kvlist_t l;
-    if ((st = ls_meta_scan_prefix(meta, prefix, (size_t)per + 1, &l)) != LS_OK)
-        return st;
+    if ((st = ls_meta_scan_prefix(meta, prefix, (size_t)per + 1, &l)) != LS_OK) return st;
     size_t cap = (size_t)per * 4 + 4;
     ls_meta_cmp_t *cmps = LS_NEWN(ls_meta_cmp_t, cap);
     ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, cap);
@@ -197,7 +187,7 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
     ls_walrefs_t refs = {0};
     int removed = 0;
     int64_t removed_bytes = 0, last_removed = -1;
-    int64_t index_start = target;   /* where the remaining index will begin */
+    int64_t index_start = target; /* where the remaining index will begin */
     for (size_t i = 0; i < l.n; i++) {
         ls_idx_entry_t e;
         if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK) {
@@ -215,38 +205,40 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
             ls_idx_clear(&e);
             break;
         }
-        cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = l.v[i].key,
-                                       .klen = l.v[i].klen, .rev = l.v[i].mod_rev};
-        ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = l.v[i].key,
-                                     .klen = l.v[i].klen};
-        if (e.kind == LS_IDX_WAL)
-            ls_walrefs_add(&refs, e.object);
+        cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV,
+                                       .key = l.v[i].key,
+                                       .klen = l.v[i].klen,
+                                       .rev = l.v[i].mod_rev};
+        ops[nops++] =
+            (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = l.v[i].key, .klen = l.v[i].klen};
+        if (e.kind == LS_IDX_WAL) ls_walrefs_add(&refs, e.object);
         removed++;
         removed_bytes += e.len;
         last_removed = e.last_offset;
         ls_idx_clear(&e);
     }
     int released = 0;
-    if (st == LS_OK)
-        st = ls_walrefs_prepare(&refs, meta, cmps, &ncmp, ops, &nops, &released);
+    if (st == LS_OK) st = ls_walrefs_prepare(&refs, meta, cmps, &ncmp, ops, &nops, &released);
     int64_t new_start = *more ? last_removed + 1 : target;
     if (st == LS_OK && (removed > 0 || new_start > cur.log_start)) {
         char skey[64];
         ls_log_start_key(skey, sizeof skey, req->log_id);
         ls_start_t next = {.log_start = new_start,
                            .trimmed_bytes = cur.trimmed_bytes + removed_bytes,
-                           .index_start = index_start > cur.index_start ? index_start
-                                                                     : cur.index_start,
+                           .index_start =
+                               index_start > cur.index_start ? index_start : cur.index_start,
                            .swept_below = cur.swept_below};
         ls_buf_t val;
         ls_buf_init(&val);
         ls_start_encode(&next, &val);
-        cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = skey,
-                                       .klen = strlen(skey), .rev = start_rev};
-        ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = skey, .klen = strlen(skey),
-                                     .val = val.data, .vlen = val.len};
-        if (req->fence)
-            cmps[ncmp++] = *req->fence;
+        cmps[ncmp++] = (ls_meta_cmp_t){
+            .kind = LS_META_CMP_MOD_REV, .key = skey, .klen = strlen(skey), .rev = start_rev};
+        ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT,
+                                     .key = skey,
+                                     .klen = strlen(skey),
+                                     .val = val.data,
+                                     .vlen = val.len};
+        if (req->fence) cmps[ncmp++] = *req->fence;
         st = ls_meta_txn(meta, cmps, ncmp, ops, nops, NULL);
         if (st == LS_OK) {
             out->log_start = next.log_start;
@@ -280,28 +272,25 @@ static ls_status sweep_aborted(ls_meta_t *meta, int64_t log_id, int64_t log_star
     for (;;) {
         ls_kvlist_t l;
         ls_status st = ls_meta_scan(meta, from, strlen(from), to, strlen(to), (size_t)per, 0, &l);
-        if (st != LS_OK)
-            return st;
+        if (st != LS_OK) return st;
         ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, l.n ? l.n : 1);
         size_t nops = 0;
         for (size_t i = 0; i < l.n; i++) {
             ls_aborted_t a;
             if (ls_aborted_decode(l.v[i].val, l.v[i].vlen, &a) == LS_OK &&
                 a.marker_offset >= log_start)
-                continue;   /* still holds data of the log (or, undecodable, kept for a human) */
-            ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = l.v[i].key,
-                                         .klen = l.v[i].klen};
+                continue; /* still holds data of the log (or, undecodable, kept for a human) */
+            ops[nops++] =
+                (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = l.v[i].key, .klen = l.v[i].klen};
         }
         bool more = l.more;
-        if (l.n)   /* resume after the last key seen */
+        if (l.n) /* resume after the last key seen */
             snprintf(from, sizeof from, "%.*s~", (int)l.v[l.n - 1].klen,
                      (const char *)l.v[l.n - 1].key);
-        if (nops)
-            st = ls_meta_txn(meta, NULL, 0, ops, nops, NULL);
+        if (nops) st = ls_meta_txn(meta, NULL, 0, ops, nops, NULL);
         ls_free(ops);
         ls_kvlist_free(&l);
-        if (st != LS_OK || !more)
-            return st;
+        if (st != LS_OK || !more) return st;
     }
 }
 
@@ -312,17 +301,15 @@ ls_status ls_log_trim(ls_meta_t *meta, ls_objstore_t *os, const ls_trim_req_t *r
     /* per entry: compare + delete, plus at most compare + op for its WAL
      * object; per txn: the start key's compare + PUT and the fence */
     int per = (ls_meta_max_txn_ops(meta) - 3) / 4;
-    if (per < 1)
-        per = 1;
+    if (per < 1) per = 1;
     ls_status st = LS_OK;
     int attempts = 0;
     for (;;) {
         bool more = false;
         st = trim_step(meta, req, per, out, &more);
         if (st == LS_ECONFLICT && ++attempts < TRIM_ATTEMPTS)
-            continue;   /* a concurrent swap, trim or WAL count change: reread and redo */
-        if (st != LS_OK || !more)
-            break;
+            continue; /* a concurrent swap, trim or WAL count change: reread and redo */
+        if (st != LS_OK || !more) break;
     }
     ls_status sst = sweep_owed(meta, os, req, out);
     ls_status ast = sweep_aborted(meta, req->log_id, out->log_start);
@@ -339,8 +326,7 @@ void ls_trim_learn(ls_logstore_t *ls, int64_t log_id, int64_t log_start, int64_t
         lg->log_start = log_start;
         ls_aborted_learn_start(lg);
     }
-    if (trimmed_bytes > lg->trimmed_bytes)
-        lg->trimmed_bytes = trimmed_bytes;
+    if (trimmed_bytes > lg->trimmed_bytes) lg->trimmed_bytes = trimmed_bytes;
     if (lg->idx_state == 2) {
         int drop = 0;
         while (drop < lg->nidx && lg->idx[drop].last_offset < index_start)
@@ -350,10 +336,9 @@ void ls_trim_learn(ls_logstore_t *ls, int64_t log_id, int64_t log_start, int64_t
             lg->nidx -= drop;
         }
     } else if (lg->idx_state == 1 && index_start > 0) {
-        lg->idx_state = 3;   /* loading: the scan may predate the trim */
+        lg->idx_state = 3; /* loading: the scan may predate the trim */
     }
-    if (index_start > 0)
-        ls_read_cache_drop_range(ls->cache, log_id, 0, index_start - 1);
+    if (index_start > 0) ls_read_cache_drop_range(ls->cache, log_id, 0, index_start - 1);
 }
 
 void ls_logstore_apply_trim(ls_logstore_t *ls, int64_t log_id, const ls_trim_result_t *r)
@@ -380,11 +365,11 @@ static void trim_work(uv_work_t *w)
 static void trim_after(uv_work_t *w, int status)
 {
     trim_job_t *j = w->data;
-    if (status == UV_ECANCELED)
-        j->st = LS_ESHUTDOWN;
+    if (status == UV_ECANCELED) j->st = LS_ESHUTDOWN;
     if (j->st == LS_OK) {
         ls_logstore_apply_trim(j->ls, j->req.log_id, &j->res);
-        LS_INFO("trim", "log %016llx: log start now %lld (%d index entries removed, %d WAL "
+        LS_INFO("trim",
+                "log %016llx: log start now %lld (%d index entries removed, %d WAL "
                 "objects released, %d compacted objects deleted)",
                 (unsigned long long)j->req.log_id, (long long)j->res.log_start,
                 j->res.entries_removed, j->res.wal_released, j->res.cos_deleted);

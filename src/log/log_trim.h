@@ -19,7 +19,7 @@
 
 typedef struct ls_trim_req {
     int64_t log_id;
-    int64_t new_start;           /* <= high watermark, or LS_TRIM_TO_HIGH_WATERMARK */
+    int64_t new_start; /* <= high watermark, or LS_TRIM_TO_HIGH_WATERMARK */
     /* Soft trim for WAL entries: advance the start but keep WAL index entries
      * (and everything after the first one) because a reader of raw entries
      * (the table materializer) has not consumed them yet; compaction turns
@@ -37,11 +37,11 @@ typedef struct ls_trim_req {
  * failed: only committed txns count). */
 typedef struct ls_trim_result {
     int64_t log_start;
-    int64_t trimmed_bytes;       /* total */
-    int64_t index_start;         /* no index entry is left below this offset */
+    int64_t trimmed_bytes; /* total */
+    int64_t index_start;   /* no index entry is left below this offset */
     int entries_removed;
-    int wal_released;            /* WAL object keys deleted (GC removes the objects) */
-    int cos_deleted;             /* compacted objects deleted */
+    int wal_released; /* WAL object keys deleted (GC removes the objects) */
+    int cos_deleted;  /* compacted objects deleted */
 } ls_trim_result_t;
 
 /* Blocking; worker threads only. LS_ERANGE: new_start beyond the high

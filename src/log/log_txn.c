@@ -12,8 +12,7 @@
 static ls_pstate_t *find(const ls_head_t *h, int64_t pid)
 {
     for (int i = 0; i < h->nproducers; i++)
-        if (h->producers[i].producer_id == pid)
-            return &h->producers[i];
+        if (h->producers[i].producer_id == pid) return &h->producers[i];
     return NULL;
 }
 
@@ -21,27 +20,21 @@ ls_txb_verdict ls_log_txn_check_batch(const ls_head_t *h, int64_t pid, int16_t e
                                       int64_t txn_seq)
 {
     const ls_pstate_t *ps = find(h, pid);
-    if (!ps)
-        return LS_TXB_OK;
-    if (epoch < ps->epoch)
-        return LS_TXB_FENCED;
-    if (txn_seq == 0)
-        return ps->txn_seq ? LS_TXB_OPEN_TRANSACTION : LS_TXB_OK;
-    if (txn_seq <= ps->ended_seq)
-        return LS_TXB_ENDED;
+    if (!ps) return LS_TXB_OK;
+    if (epoch < ps->epoch) return LS_TXB_FENCED;
+    if (txn_seq == 0) return ps->txn_seq ? LS_TXB_OPEN_TRANSACTION : LS_TXB_OK;
+    if (txn_seq <= ps->ended_seq) return LS_TXB_ENDED;
     /* Another transaction still open here: its marker has not landed, so the
      * coordinator cannot have begun this one (completion precedes the next
      * add); only a batch from a stale view gets here. */
-    if (ps->txn_seq && ps->txn_seq != txn_seq)
-        return LS_TXB_ENDED;
+    if (ps->txn_seq && ps->txn_seq != txn_seq) return LS_TXB_ENDED;
     return LS_TXB_OK;
 }
 
 void ls_log_txn_apply_batch(ls_head_t *h, int64_t pid, int64_t txn_seq, int64_t base_offset)
 {
     ls_pstate_t *ps = find(h, pid);
-    if (!ps || txn_seq == 0 || ps->txn_seq == txn_seq)
-        return;
+    if (!ps || txn_seq == 0 || ps->txn_seq == txn_seq) return;
     ps->txn_seq = txn_seq;
     ps->txn_first_offset = base_offset;
 }
@@ -49,16 +42,14 @@ void ls_log_txn_apply_batch(ls_head_t *h, int64_t pid, int64_t txn_seq, int64_t 
 ls_marker_action ls_log_txn_marker_plan(const ls_head_t *h, const ls_log_marker_t *m)
 {
     const ls_pstate_t *ps = find(h, m->producer_id);
-    if (ps && ps->ended_seq >= m->txn_seq)
-        return LS_MARK_NOOP;
+    if (ps && ps->ended_seq >= m->txn_seq) return LS_MARK_NOOP;
     return LS_MARK_APPLY;
 }
 
 bool ls_log_txn_marker_apply(ls_head_t *h, const ls_log_marker_t *m, ls_marker_action act,
                              int64_t marker_offset, ls_aborted_t *out)
 {
-    if (act == LS_MARK_NOOP)
-        return false;
+    if (act == LS_MARK_NOOP) return false;
     ls_pstate_t *ps = find(h, m->producer_id);
     if (!ps) {
         h->producers = ls_realloc(h->producers, (size_t)(h->nproducers + 1) * sizeof *ps);
@@ -67,7 +58,7 @@ bool ls_log_txn_marker_apply(ls_head_t *h, const ls_log_marker_t *m, ls_marker_a
         ps->producer_id = m->producer_id;
         ps->epoch = m->epoch;
     }
-    if (m->epoch > ps->epoch) {   /* Kafka's marker fencing: sequences restart */
+    if (m->epoch > ps->epoch) { /* Kafka's marker fencing: sequences restart */
         ps->epoch = m->epoch;
         ps->nbatches = 0;
     }
@@ -116,13 +107,11 @@ int ls_log_abort_key_parse(const char *key, size_t klen, int64_t *log_id)
     for (size_t i = pl; i < pl + 16; i++) {
         char c = key[i];
         int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (d < 0)
-            return -1;
+        if (d < 0) return -1;
         id = id << 4 | d;
     }
     for (size_t i = pl + 16 + ml; i < klen; i++)
-        if (key[i] < '0' || key[i] > '9')
-            return -1;
+        if (key[i] < '0' || key[i] > '9') return -1;
     *log_id = id;
     return 0;
 }
@@ -138,8 +127,7 @@ void ls_aborted_encode(const ls_aborted_t *a, ls_buf_t *out)
 ls_status ls_aborted_decode(const uint8_t *p, size_t len, ls_aborted_t *out)
 {
     ls_br_t r = ls_br_init(p, len);
-    if (ls_br_u8(&r) != ABORTED_VERSION)
-        return LS_ECORRUPT;
+    if (ls_br_u8(&r) != ABORTED_VERSION) return LS_ECORRUPT;
     out->producer_id = (int64_t)ls_br_u64(&r);
     out->first_offset = (int64_t)ls_br_u64(&r);
     out->marker_offset = (int64_t)ls_br_u64(&r);
@@ -187,8 +175,7 @@ void ls_aborted_list_trim(ls_aborted_list_t *l, int64_t log_start)
 {
     int k = 0;
     for (int i = 0; i < l->n; i++)
-        if (l->v[i].marker_offset >= log_start)
-            l->v[k++] = l->v[i];
+        if (l->v[i].marker_offset >= log_start) l->v[k++] = l->v[i];
     l->n = k;
 }
 

@@ -29,9 +29,9 @@
 
 typedef enum ls_txb_verdict {
     LS_TXB_OK = 0,
-    LS_TXB_FENCED,             /* the producer's epoch is older than the log's */
-    LS_TXB_ENDED,              /* its transaction already ended on this log */
-    LS_TXB_OPEN_TRANSACTION,   /* a non-transactional batch while the producer has one open */
+    LS_TXB_FENCED,           /* the producer's epoch is older than the log's */
+    LS_TXB_ENDED,            /* its transaction already ended on this log */
+    LS_TXB_OPEN_TRANSACTION, /* a non-transactional batch while the producer has one open */
 } ls_txb_verdict;
 
 /* May a batch of producer (pid, epoch) commit? txn_seq: its transaction
@@ -45,7 +45,7 @@ void ls_log_txn_apply_batch(ls_head_t *h, int64_t pid, int64_t txn_seq, int64_t 
 
 typedef struct ls_log_marker {
     int64_t producer_id;
-    int16_t epoch;         /* the decision's marker epoch (txn/txn.h) */
+    int16_t epoch; /* the decision's marker epoch (txn/txn.h) */
     int64_t txn_seq;
     bool commit;
 } ls_log_marker_t;
@@ -57,8 +57,8 @@ typedef struct ls_log_marker {
  * changes nothing (ls_log_txn_marker_apply with the head it commits onto
  * plans NOOP), and readers skip control batches anyway. */
 typedef enum ls_marker_action {
-    LS_MARK_NOOP,          /* already seen: nothing changes (idempotent) */
-    LS_MARK_APPLY,         /* closes the transaction on this log */
+    LS_MARK_NOOP,  /* already seen: nothing changes (idempotent) */
+    LS_MARK_APPLY, /* closes the transaction on this log */
 } ls_marker_action;
 ls_marker_action ls_log_txn_marker_plan(const ls_head_t *h, const ls_log_marker_t *m);
 

@@ -70,20 +70,17 @@ static void on_events(void *arg, const ls_meta_event_t *ev, size_t n)
         e->key[kv->klen] = 0;
         e->val = (uint8_t *)e->key + kv->klen + 1;
         e->vlen = ev[i].kind == LS_META_EV_PUT ? kv->vlen : 0;
-        if (e->vlen)
-            memcpy(e->val, kv->val, e->vlen);
+        if (e->vlen) memcpy(e->val, kv->val, e->vlen);
         *tail = e;
         tail = &e->next;
     }
     pthread_mutex_lock(&ls->watch_mu);
-    if (!ev)
-        ls->watch_lost = true;
+    if (!ev) ls->watch_lost = true;
     if (head) {
         *ls->watch_tail = head;
         ls->watch_tail = tail;
     }
-    if ((head || !ev) && ls->watch_async_ready)
-        uv_async_send(&ls->watch_async);
+    if ((head || !ev) && ls->watch_async_ready) uv_async_send(&ls->watch_async);
     pthread_mutex_unlock(&ls->watch_mu);
 }
 
@@ -92,8 +89,7 @@ static bool apply_head(ls_logstore_t *ls, int64_t log_id, const uint8_t *val, si
                        int64_t mod_rev)
 {
     ls_logstate_t *lg = ls_logstate_get(ls, log_id, true);
-    if (mod_rev <= lg->head_rev)
-        return false;
+    if (mod_rev <= lg->head_rev) return false;
     ls_head_t h;
     if (ls_head_decode(val, vlen, &h) != LS_OK) {
         LS_ERROR("log", "corrupt head of log %016llx at revision %lld (%zu bytes); ignoring it",
@@ -113,8 +109,7 @@ static void apply_event(ls_logstore_t *ls, const ls_watch_ev_t *e, ls_logstate_t
     int64_t id, last;
     if (has_prefix((const uint8_t *)e->key, e->klen, LS_HEAD_PREFIX)) {
         id = ls_log_id_from_head_key(e->key, e->klen);
-        if (id < 0 || e->kind != LS_META_EV_PUT)
-            return;
+        if (id < 0 || e->kind != LS_META_EV_PUT) return;
         if (apply_head(ls, id, e->val, e->vlen, e->mod_rev) && *nwoken < cap)
             woken[(*nwoken)++] = ls_logstate_get(ls, id, false);
         return;
@@ -136,19 +131,19 @@ static void apply_event(ls_logstore_t *ls, const ls_watch_ev_t *e, ls_logstate_t
             ls_aborted_add(alg, &a, 1);
         return;
     }
-    if (ls_log_idx_key_parse(e->key, e->klen, &id, &last) != 0)
-        return;
+    if (ls_log_idx_key_parse(e->key, e->klen, &id, &last) != 0) return;
     ls_logstate_t *lg = ls_logstate_get(ls, id, false);
-    if (!lg)
-        return;
+    if (!lg) return;
     if (e->kind == LS_META_EV_DEL) {
         ls_reader_index_del(ls, lg, last);
         return;
     }
     ls_idx_entry_t ie;
     if (ls_idx_decode(e->val, e->vlen, &ie) != LS_OK) {
-        LS_ERROR("log", "corrupt index entry at %s (%zu bytes); dropping the index of log "
-                 "%016llx so it is reloaded", e->key, e->vlen, (unsigned long long)id);
+        LS_ERROR("log",
+                 "corrupt index entry at %s (%zu bytes); dropping the index of log "
+                 "%016llx so it is reloaded",
+                 e->key, e->vlen, (unsigned long long)id);
         ls_reader_drop_log(ls, lg);
         return;
     }
@@ -160,7 +155,7 @@ static void apply_event(ls_logstore_t *ls, const ls_watch_ev_t *e, ls_logstate_t
 
 typedef struct resync_job {
     ls_logstore_t *ls;
-    ls_kvlist_t heads, starts;    /* starts read after heads: both apply idempotently */
+    ls_kvlist_t heads, starts; /* starts read after heads: both apply idempotently */
     ls_status st;
     uv_work_t work;
 } resync_job_t;
@@ -174,11 +169,10 @@ static void resync_work(uv_work_t *w)
         ls->watch = NULL;
     }
     j->st = ls_meta_scan_prefix(ls->meta, LS_HEAD_PREFIX, 0, &j->heads);
+    if (j->st == LS_OK) j->st = ls_meta_scan_prefix(ls->meta, LS_START_PREFIX, 0, &j->starts);
     if (j->st == LS_OK)
-        j->st = ls_meta_scan_prefix(ls->meta, LS_START_PREFIX, 0, &j->starts);
-    if (j->st == LS_OK)
-        j->st = ls_meta_watch(ls->meta, WATCH_PREFIX, strlen(WATCH_PREFIX),
-                                     j->heads.revision, on_events, ls, &ls->watch);
+        j->st = ls_meta_watch(ls->meta, WATCH_PREFIX, strlen(WATCH_PREFIX), j->heads.revision,
+                              on_events, ls, &ls->watch);
 }
 
 static void resync_after(uv_work_t *w, int status)
@@ -208,14 +202,15 @@ static void resync_after(uv_work_t *w, int status)
         LS_INFO("log", "metadata watch resynchronized at revision %lld",
                 (long long)j->heads.revision);
     } else {
-        LS_ERROR("log", "resynchronizing the metadata watch failed: %s; retrying at the next "
+        LS_ERROR("log",
+                 "resynchronizing the metadata watch failed: %s; retrying at the next "
                  "GC tick (other brokers' commits stay invisible here until then)",
                  ls_status_str(j->st));
         pthread_mutex_lock(&ls->watch_mu);
         ls->watch_lost = true;
         pthread_mutex_unlock(&ls->watch_mu);
     }
-    ls_kvlist_free(&j->heads);   /* zeroed if never read */
+    ls_kvlist_free(&j->heads); /* zeroed if never read */
     ls_kvlist_free(&j->starts);
     ls_free(j);
     ls_logstore_check_shutdown(ls);
@@ -227,10 +222,9 @@ void ls_log_watch_resync_if_lost(ls_logstore_t *ls)
     bool lost = ls->watch_lost;
     ls->watch_lost = false;
     pthread_mutex_unlock(&ls->watch_mu);
-    if (!lost || ls->watch_resyncing || ls->shutting_down)
-        return;
+    if (!lost || ls->watch_resyncing || ls->shutting_down) return;
     LS_WARN("log", "metadata watch fell behind the store's history; rereading heads and "
-            "log starts");
+                   "log starts");
     resync_job_t *j = LS_NEW(resync_job_t);
     j->ls = ls;
     j->work.data = j;
@@ -252,7 +246,7 @@ static void on_async(uv_async_t *a)
     int nwoken = 0;
     for (ls_watch_ev_t *e = list, *n; e; e = n) {
         n = e->next;
-        if (nwoken == 64) {   /* flush wakes in a long batch */
+        if (nwoken == 64) { /* flush wakes in a long batch */
             for (int i = 0; i < nwoken; i++)
                 ls_reader_wake(ls, woken[i]);
             nwoken = 0;
@@ -270,8 +264,8 @@ ls_status ls_log_watch_start(ls_logstore_t *ls, int64_t after_rev, char *err, in
     pthread_mutex_init(&ls->watch_mu, NULL);
     ls->watch_tail = &ls->watch_head;
     ls->watch_started = true;
-    ls_status st = ls_meta_watch(ls->meta, WATCH_PREFIX, strlen(WATCH_PREFIX), after_rev,
-                                        on_events, ls, &ls->watch);
+    ls_status st = ls_meta_watch(ls->meta, WATCH_PREFIX, strlen(WATCH_PREFIX), after_rev, on_events,
+                                 ls, &ls->watch);
     if (st != LS_OK) {
         snprintf(err, (size_t)errlen, "watching log heads in the metadata store: %s: %s",
                  ls_status_str(st), ls_meta_error(ls->meta));
@@ -284,16 +278,14 @@ ls_status ls_log_watch_start(ls_logstore_t *ls, int64_t after_rev, char *err, in
     ls->handles_open++;
     pthread_mutex_lock(&ls->watch_mu);
     ls->watch_async_ready = true;
-    if (ls->watch_head || ls->watch_lost)
-        uv_async_send(&ls->watch_async);
+    if (ls->watch_head || ls->watch_lost) uv_async_send(&ls->watch_async);
     pthread_mutex_unlock(&ls->watch_mu);
     return LS_OK;
 }
 
 void ls_log_watch_cancel(ls_logstore_t *ls)
 {
-    if (!ls->watch_started)
-        return;
+    if (!ls->watch_started) return;
     if (ls->watch) {
         ls_meta_watch_cancel(ls->meta, ls->watch);
         ls->watch = NULL;
@@ -302,8 +294,7 @@ void ls_log_watch_cancel(ls_logstore_t *ls)
 
 void ls_log_watch_free(ls_logstore_t *ls)
 {
-    if (!ls->watch_started)
-        return;
+    if (!ls->watch_started) return;
     ls_log_watch_cancel(ls);
     for (ls_watch_ev_t *e = ls->watch_head, *n; e; e = n) {
         n = e->next;

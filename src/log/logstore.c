@@ -40,8 +40,7 @@ static void logstate_init_head(ls_logstate_t *lg)
 ls_logstate_t *ls_logstate_get(ls_logstore_t *ls, int64_t log_id, bool create)
 {
     ls_logstate_t *lg = ls_i64map_get(&ls->logs, log_id);
-    if (lg || !create)
-        return lg;
+    if (lg || !create) return lg;
     lg = LS_NEW(ls_logstate_t);
     lg->log_id = log_id;
     logstate_init_head(lg);
@@ -55,8 +54,8 @@ static ls_status load_heads(ls_logstore_t *ls, int64_t *rev, char *err, int errl
     uint8_t end[64];
     size_t elen = ls_meta_prefix_end(LS_HEAD_PREFIX, strlen(LS_HEAD_PREFIX), end);
     ls_kvlist_t l;
-    ls_status st = ls_meta_scan(ls->meta, LS_HEAD_PREFIX, strlen(LS_HEAD_PREFIX), end, elen,
-                                       0, 0, &l);
+    ls_status st =
+        ls_meta_scan(ls->meta, LS_HEAD_PREFIX, strlen(LS_HEAD_PREFIX), end, elen, 0, 0, &l);
     if (st != LS_OK) {
         snprintf(err, (size_t)errlen, "reading log heads from metadata: %s", ls_status_str(st));
         return st;
@@ -105,7 +104,7 @@ typedef struct gc_job {
     ls_logstore_t *ls;
     char **inflight_keys;
     int ninflight;
-    int64_t started_ms;      /* wall clock when inflight_keys was taken */
+    int64_t started_ms; /* wall clock when inflight_keys was taken */
     int deleted;
     ls_status st;
     uv_work_t work;
@@ -124,20 +123,17 @@ static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int64_t seale
     ls_objinfo_t *objs = NULL;
     size_t n = 0;
     ls_status st = ls_objstore_list(ls->os, "wal/", &objs, &n);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     int64_t now = ls_clock_wall_ms();
     for (size_t i = 0; i < n; i++) {
-        if (now - objs[i].mtime_ms < ls->cfg.gc_grace_ms)
-            continue;
+        if (now - objs[i].mtime_ms < ls->cfg.gc_grace_ms) continue;
         int64_t sealed = ls_wal_key_time(objs[i].key);
         if (sealed_before_ms != INT64_MAX && (sealed < 0 || sealed >= sealed_before_ms - 5000))
             continue;
         bool busy = false;
         for (int j = 0; j < nskip && !busy; j++)
             busy = strcmp(skip[j], objs[i].key) == 0;
-        if (busy)
-            continue;
+        if (busy) continue;
         char *key = ls_asprintf(LS_WALOBJ_PREFIX "%s", objs[i].key);
         ls_kv_t kv;
         ls_status gst = ls_meta_get(ls->meta, key, &kv);
@@ -152,20 +148,24 @@ static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int64_t seale
         }
         ls_status dst = ls_objstore_del(ls->os, objs[i].key);
         if (dst == LS_OK) {
-            LS_DEBUG("gc", "deleted unreferenced WAL object %s (%llu bytes): never committed, or "
-                     "fully compacted", objs[i].key, (unsigned long long)objs[i].size);
+            LS_DEBUG("gc",
+                     "deleted unreferenced WAL object %s (%llu bytes): never committed, or "
+                     "fully compacted",
+                     objs[i].key, (unsigned long long)objs[i].size);
             (*deleted)++;
             freed += objs[i].size;
         } else {
             LS_WARN_RL("gc", "deleting uncommitted WAL object %s failed: %s", objs[i].key,
-                    ls_status_str(dst));
+                       ls_status_str(dst));
         }
     }
     ls_objinfo_free(objs, n);
     /* one line per pass: at steady load every flush's object ends here */
     if (*deleted)
-        LS_INFO("gc", "deleted %d unreferenced WAL objects (%llu bytes): never committed, or "
-                "fully compacted", *deleted, (unsigned long long)freed);
+        LS_INFO("gc",
+                "deleted %d unreferenced WAL objects (%llu bytes): never committed, or "
+                "fully compacted",
+                *deleted, (unsigned long long)freed);
     return st;
 }
 
@@ -180,10 +180,9 @@ ls_status ls_logstore_gc_now(ls_logstore_t *ls, int *deleted)
     nskip = 0;
     for (ls_flush_t *f = ls->queue_head; f; f = f->next)
         skip[nskip++] = f->key;
-    ls_status st = gc_run(ls, skip, nskip, INT64_MAX, &d);   /* on the loop: skip is exact */
+    ls_status st = gc_run(ls, skip, nskip, INT64_MAX, &d); /* on the loop: skip is exact */
     ls_free(skip);
-    if (deleted)
-        *deleted = d;
+    if (deleted) *deleted = d;
     return st;
 }
 
@@ -211,8 +210,7 @@ static void gc_timer_cb(uv_timer_t *t)
 {
     ls_logstore_t *ls = t->data;
     ls_log_watch_resync_if_lost(ls);
-    if (ls->gc_running || ls->shutting_down)
-        return;
+    if (ls->gc_running || ls->shutting_down) return;
     gc_job_t *j = LS_NEW(gc_job_t);
     j->ls = ls;
     int n = 0;
@@ -237,8 +235,7 @@ ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t 
     ls->meta = meta;
     ls->os = os;
     ls->cfg = *cfg;
-    if (ls->cfg.max_inflight_flushes < 1)
-        ls->cfg.max_inflight_flushes = 1;
+    if (ls->cfg.max_inflight_flushes < 1) ls->cfg.max_inflight_flushes = 1;
     ls_random_bytes(&ls->boot_nonce, sizeof ls->boot_nonce);
     ls_i64map_init(&ls->logs);
     ls->cache = ls_read_cache_new((size_t)cfg->read_cache_max_bytes);
@@ -256,9 +253,9 @@ ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t 
     uv_timer_init(loop, &ls->gc_timer);
     ls->gc_timer.data = ls;
     ls->handles_open++;
-    uint64_t every = (uint64_t)(cfg->gc_grace_ms < GC_INTERVAL_MS ? cfg->gc_grace_ms : GC_INTERVAL_MS);
-    if (every < 100)
-        every = 100;
+    uint64_t every =
+        (uint64_t)(cfg->gc_grace_ms < GC_INTERVAL_MS ? cfg->gc_grace_ms : GC_INTERVAL_MS);
+    if (every < 100) every = 100;
     uv_timer_start(&ls->gc_timer, gc_timer_cb, every, every);
     LS_INFO("log", "log storage open: %zu logs, %d stale WAL objects removed", ls->logs.count,
             deleted);
@@ -274,16 +271,13 @@ static void handle_closed(uv_handle_t *h)
 
 void ls_logstore_check_shutdown(ls_logstore_t *ls)
 {
-    if (!ls->shutting_down || !ls_wal_idle(ls) || ls->gc_running)
-        return;
-    if (ls->watch_resyncing)
-        return;
+    if (!ls->shutting_down || !ls_wal_idle(ls) || ls->gc_running) return;
+    if (ls->watch_resyncing) return;
     if (!uv_is_closing((uv_handle_t *)&ls->seal_timer)) {
         uv_close((uv_handle_t *)&ls->seal_timer, handle_closed);
         uv_close((uv_handle_t *)&ls->gc_timer, handle_closed);
         ls_log_watch_cancel(ls);
-        if (ls->watch_async_ready)
-            uv_close((uv_handle_t *)&ls->watch_async, handle_closed);
+        if (ls->watch_async_ready) uv_close((uv_handle_t *)&ls->watch_async, handle_closed);
         return;
     }
     if (ls->handles_open == 0 && ls->shutdown_done) {
@@ -310,8 +304,7 @@ void ls_logstore_shutdown(ls_logstore_t *ls, void (*done)(void *arg), void *arg)
 
 void ls_logstore_free(ls_logstore_t *ls)
 {
-    if (!ls)
-        return;
+    if (!ls) return;
     ls_log_watch_free(ls);
     size_t it = 0;
     int64_t id;
@@ -339,8 +332,7 @@ void ls_logstore_info(ls_logstore_t *ls, int64_t log_id, ls_log_info_t *out)
     memset(out, 0, sizeof *out);
     out->max_timestamp = -1;
     out->max_timestamp_offset = -1;
-    if (!lg)
-        return;
+    if (!lg) return;
     out->log_start = lg->log_start;
     out->high_watermark = lg->head.next_offset;
     out->max_timestamp = lg->head.max_timestamp;
@@ -402,13 +394,13 @@ static void fence_work(uv_work_t *w)
         ls_buf_init(&b);
         ls_head_encode(&h, &b);
         ls_head_clear(&h);
-        ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = key, .klen = strlen(key), .rev = rev};
-        ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = b.data,
-                           .vlen = b.len};
+        ls_meta_cmp_t cmp = {
+            .kind = LS_META_CMP_MOD_REV, .key = key, .klen = strlen(key), .rev = rev};
+        ls_meta_op_t op = {
+            .kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = b.data, .vlen = b.len};
         j->st = ls_meta_txn(meta, &cmp, 1, &op, 1, &j->rev);
         ls_buf_free(&b);
-        if (j->st != LS_ECONFLICT)
-            return;
+        if (j->st != LS_ECONFLICT) return;
     }
 }
 
@@ -418,8 +410,7 @@ static void fence_after(uv_work_t *w, int status)
     if (j->st == LS_OK) {
         ls_logstate_t *lg = ls_logstate_get(j->ls, j->log_id, true);
         lg->head.fenced = true;
-        if (j->rev > lg->head_rev)
-            lg->head_rev = j->rev;
+        if (j->rev > lg->head_rev) lg->head_rev = j->rev;
         ls_reader_drop_log(j->ls, lg);
         ls_reader_wake(j->ls, lg);
     } else {

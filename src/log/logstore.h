@@ -30,8 +30,8 @@ typedef struct ls_logstore_config {
     int max_inflight_flushes;      /* PUTs in flight at once; commits stay in order */
     int64_t buffer_max_bytes;      /* open + in-flight bytes before backpressure */
     int64_t read_cache_max_bytes;
-    int64_t gc_grace_ms;           /* uncommitted WAL objects older than this are garbage */
-    int32_t broker_id;             /* part of WAL object names */
+    int64_t gc_grace_ms; /* uncommitted WAL objects older than this are garbage */
+    int32_t broker_id;   /* part of WAL object names */
 } ls_logstore_config_t;
 
 ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t *os,
@@ -52,14 +52,14 @@ typedef struct ls_producer_ref {
 
 typedef struct ls_append {
     int64_t log_id;
-    const uint8_t *data;      /* one validated batch; copied before return */
+    const uint8_t *data; /* one validated batch; copied before return */
     size_t len;
-    int32_t offset_count;     /* offsets this batch consumes (lastOffsetDelta + 1) */
+    int32_t offset_count; /* offsets this batch consumes (lastOffsetDelta + 1) */
     int64_t max_timestamp;
     ls_producer_ref_t producer;
-    int64_t txn_seq;                  /* transactional batch: its transaction (txn/txn.h); 0: none */
-    const ls_log_marker_t *marker;    /* set: data is this transaction marker's control batch
-                                         (its producer is not checked: no sequence) */
+    int64_t txn_seq;               /* transactional batch: its transaction (txn/txn.h); 0: none */
+    const ls_log_marker_t *marker; /* set: data is this transaction marker's control batch
+                                      (its producer is not checked: no sequence) */
 } ls_append_t;
 
 /* st: LS_OK with base_offset assigned (also for a duplicate of an idempotent
@@ -89,12 +89,13 @@ void ls_logstore_set_entry_time_fn(ls_logstore_t *ls, ls_entry_time_fn fn);
 
 /* ---- offsets ---- */
 typedef struct ls_log_info {
-    int64_t log_start;        /* first readable offset */
-    int64_t high_watermark;   /* next offset to be assigned */
-    int64_t max_timestamp;    /* -1 if empty */
+    int64_t log_start;      /* first readable offset */
+    int64_t high_watermark; /* next offset to be assigned */
+    int64_t max_timestamp;  /* -1 if empty */
     int64_t max_timestamp_offset;
-    int64_t size_bytes;       /* bytes of the retained entries */
-    int64_t last_stable_offset; /* first offset of the oldest open transaction, else the high watermark */
+    int64_t size_bytes;         /* bytes of the retained entries */
+    int64_t last_stable_offset; /* first offset of the oldest open transaction, else the high
+                                   watermark */
     bool fenced;
 } ls_log_info_t;
 /* Non-blocking: heads are kept in memory. Unknown logs read as empty. */
@@ -107,13 +108,13 @@ void ls_logstore_offset_for_time(ls_logstore_t *ls, int64_t log_id, int64_t ts, 
 
 /* ---- read ---- */
 typedef struct ls_read_slice {
-    ls_chunk_t *chunk;        /* kept by the result; bytes already carry real base offsets */
+    ls_chunk_t *chunk; /* kept by the result; bytes already carry real base offsets */
     size_t off;
     size_t len;
 } ls_read_slice_t;
 
 typedef struct ls_read_result {
-    ls_status st;             /* LS_OK, LS_ERANGE (offset out of range), LS_EIO, LS_ECORRUPT */
+    ls_status st; /* LS_OK, LS_ERANGE (offset out of range), LS_EIO, LS_ECORRUPT */
     int64_t log_start;
     int64_t high_watermark;
     int64_t last_stable_offset;
@@ -130,8 +131,8 @@ void ls_logstore_read(ls_logstore_t *ls, int64_t log_id, int64_t offset, size_t 
                       ls_read_cb cb, void *arg);
 /* The same, for a read_committed reader: stops at the last stable offset
  * (no entry at or past it is returned; reading at it returns no slices). */
-void ls_logstore_read_committed(ls_logstore_t *ls, int64_t log_id, int64_t offset,
-                                size_t max_bytes, ls_read_cb cb, void *arg);
+void ls_logstore_read_committed(ls_logstore_t *ls, int64_t log_id, int64_t offset, size_t max_bytes,
+                                ls_read_cb cb, void *arg);
 
 /* Aborted transactions whose range overlaps [from, to] (a read_committed
  * fetch returns them beside the records), from the log's aborted index: in
@@ -142,7 +143,7 @@ void ls_logstore_read_committed(ls_logstore_t *ls, int64_t log_id, int64_t offse
 typedef void (*ls_aborted_cb)(void *arg, ls_status st, const ls_aborted_t *v, int n);
 void ls_logstore_aborted(ls_logstore_t *ls, int64_t log_id, int64_t from, int64_t to,
                          ls_aborted_cb cb, void *arg);
-void ls_read_result_free(ls_read_result_t *res);   /* releases chunks; not the struct itself */
+void ls_read_result_free(ls_read_result_t *res); /* releases chunks; not the struct itself */
 
 /* ---- commit notifications (fetch long-poll) ---- */
 typedef struct ls_log_waiter ls_log_waiter_t;

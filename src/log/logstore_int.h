@@ -27,17 +27,17 @@ typedef struct ls_dup_waiter {
 
 /* One appended entry waiting for its flush to commit. */
 typedef struct ls_pending {
-    struct ls_pending *next;          /* in section order */
-    struct ls_pending *pnext;         /* in the log's idempotent-pending list */
+    struct ls_pending *next;  /* in section order */
+    struct ls_pending *pnext; /* in the log's idempotent-pending list */
     ls_section_t *section;
     ls_append_cb cb;
     void *arg;
-    int64_t rel_offset;               /* offsets before this entry within its section */
+    int64_t rel_offset; /* offsets before this entry within its section */
     int32_t offset_count;
     ls_producer_ref_t producer;
-    int64_t txn_seq;                  /* transactional batch (0: none) */
+    int64_t txn_seq; /* transactional batch (0: none) */
     bool is_marker;
-    ls_log_marker_t marker;           /* is_marker: the marker this control batch carries */
+    ls_log_marker_t marker; /* is_marker: the marker this control batch carries */
     ls_dup_waiter_t *dups;
 } ls_pending_t;
 
@@ -50,47 +50,47 @@ struct ls_log_waiter {
 
 typedef struct ls_logstate {
     int64_t log_id;
-    ls_head_t head;                   /* committed head as last seen */
-    int64_t head_rev;                 /* mod_rev of the head key (0: absent) */
-    bool head_stale;                  /* a commit outcome was ambiguous: reload before use */
-    int64_t log_start;                /* from /ls/start/ (log_trim.c): only grows */
+    ls_head_t head;    /* committed head as last seen */
+    int64_t head_rev;  /* mod_rev of the head key (0: absent) */
+    bool head_stale;   /* a commit outcome was ambiguous: reload before use */
+    int64_t log_start; /* from /ls/start/ (log_trim.c): only grows */
     int64_t trimmed_bytes;
-    ls_section_t *open_section;       /* this log's section in the open flush */
+    ls_section_t *open_section;          /* this log's section in the open flush */
     ls_pending_t *idem_head, *idem_tail; /* uncommitted idempotent entries, append order */
     /* offset index (loaded lazily) */
-    int idx_state;                    /* 0 unloaded, 1 loading, 2 loaded */
-    ls_idx_entry_t *idx;              /* sorted by last_offset */
+    int idx_state;       /* 0 unloaded, 1 loading, 2 loaded */
+    ls_idx_entry_t *idx; /* sorted by last_offset */
     int nidx, capidx;
-    ls_read_op_t *idx_waiting;        /* reads parked until the index loads */
-    ls_idx_replay_t *replay;          /* watched index changes during a load */
+    ls_read_op_t *idx_waiting; /* reads parked until the index loads */
+    ls_idx_replay_t *replay;   /* watched index changes during a load */
     /* aborted-transactions index (log_aborted.c, loaded lazily) */
-    int aborted_state;                /* 0 unloaded, 1 loading, 2 loaded, 3 loading but dropped */
-    ls_aborted_list_t aborted;        /* valid in states 1-2; commits and the watch add to it */
+    int aborted_state;         /* 0 unloaded, 1 loading, 2 loaded, 3 loading but dropped */
+    ls_aborted_list_t aborted; /* valid in states 1-2; commits and the watch add to it */
     struct ls_aborted_wait *aborted_waiting; /* lookups parked until it loads */
-    ls_log_waiter_t waiters;          /* sentinel of commit waiters */
+    ls_log_waiter_t waiters;                 /* sentinel of commit waiters */
 } ls_logstate_t;
 
 struct ls_section {
     ls_logstate_t *log;
-    ls_section_t *next;               /* in flush order */
-    ls_buf_t buf;                     /* bytes while the flush is open */
-    ls_chunk_t *chunk;                /* bytes after seal */
+    ls_section_t *next; /* in flush order */
+    ls_buf_t buf;       /* bytes while the flush is open */
+    ls_chunk_t *chunk;  /* bytes after seal */
     ls_pending_t *first, *last;
     uint32_t entries;
     int64_t offsets;
     int64_t max_timestamp;
-    int64_t max_timestamp_rel;        /* offset (relative) of the entry holding max ts */
+    int64_t max_timestamp_rel; /* offset (relative) of the entry holding max ts */
     uint64_t obj_pos;
     /* commit job (worker-owned while committing) */
-    ls_head_t head_before;            /* copy of the head the commit builds on */
+    ls_head_t head_before; /* copy of the head the commit builds on */
     int64_t head_rev_before;
     bool reload_head;
     ls_head_t head_after;
-    int64_t commit_rev;               /* revision of the txn that committed it */
+    int64_t commit_rev; /* revision of the txn that committed it */
     int64_t base_offset;
-    ls_status st;                     /* per-section commit outcome */
-    int nmarkers;                     /* markers among the entries (each may abort a range) */
-    ls_aborted_t *aborted;            /* built with head_after: ranges the commit indexes */
+    ls_status st;          /* per-section commit outcome */
+    int nmarkers;          /* markers among the entries (each may abort a range) */
+    ls_aborted_t *aborted; /* built with head_after: ranges the commit indexes */
     int naborted;
 };
 
@@ -103,9 +103,9 @@ typedef enum {
 
 struct ls_flush {
     ls_logstore_t *ls;
-    ls_flush_t *next;                 /* seal order */
+    ls_flush_t *next; /* seal order */
     ls_flush_state state;
-    bool doomed;                      /* an earlier flush failed: fail instead of commit */
+    bool doomed; /* an earlier flush failed: fail instead of commit */
     char key[96];
     ls_section_t *sections, *last_section;
     uint32_t nsections;
@@ -124,16 +124,16 @@ struct ls_logstore {
     ls_meta_t *meta;
     ls_objstore_t *os;
     ls_logstore_config_t cfg;
-    ls_i64map_t logs;                 /* log_id -> ls_logstate_t */
+    ls_i64map_t logs; /* log_id -> ls_logstate_t */
     /* write path */
-    ls_flush_t *open;                 /* accumulating, or NULL */
+    ls_flush_t *open;                    /* accumulating, or NULL */
     ls_flush_t *queue_head, *queue_tail; /* sealed, uncommitted, seal order */
-    int inflight;                     /* sealed and not yet finished */
+    int inflight;                        /* sealed and not yet finished */
     bool committing;
     int64_t last_seal_ms;
     uint32_t flush_seq;
     uint32_t boot_nonce;
-    int64_t buffered_bytes;           /* open + in flight */
+    int64_t buffered_bytes; /* open + in flight */
     bool pressure;
     void (*pressure_cb)(void *arg, bool pressure);
     void *pressure_arg;
@@ -147,8 +147,8 @@ struct ls_logstore {
     bool watch_started;
     ls_meta_watch_t *watch;
     uv_async_t watch_async;
-    bool watch_async_ready;           /* under watch_mu: the handle may be signalled */
-    pthread_mutex_t watch_mu;         /* guards the queue and watch_lost */
+    bool watch_async_ready;   /* under watch_mu: the handle may be signalled */
+    pthread_mutex_t watch_mu; /* guards the queue and watch_lost */
     ls_watch_ev_t *watch_head, **watch_tail;
     bool watch_lost;
     bool watch_resyncing;
@@ -167,13 +167,13 @@ ls_logstate_t *ls_logstate_get(ls_logstore_t *ls, int64_t log_id, bool create);
 void ls_logstore_check_shutdown(ls_logstore_t *ls);
 /* wal_writer.c */
 void ls_wal_init(ls_logstore_t *ls);
-void ls_wal_seal_now(ls_logstore_t *ls);      /* used by shutdown */
+void ls_wal_seal_now(ls_logstore_t *ls); /* used by shutdown */
 bool ls_wal_idle(const ls_logstore_t *ls);
 void ls_wal_check_invariants(const ls_logstore_t *ls); /* panics naming the broken one */
 /* log_watch.c */
 ls_status ls_log_watch_start(ls_logstore_t *ls, int64_t after_rev, char *err, int errlen);
 void ls_log_watch_resync_if_lost(ls_logstore_t *ls);
-void ls_log_watch_cancel(ls_logstore_t *ls);  /* no callbacks after it returns */
+void ls_log_watch_cancel(ls_logstore_t *ls); /* no callbacks after it returns */
 void ls_log_watch_free(ls_logstore_t *ls);
 /* log_trim.c: a log start record (this broker's trim, or another's seen by
  * the watch): the start and trimmed bytes only grow; index entries and

@@ -20,12 +20,13 @@ struct ls_read_cache {
     size_t bytes;
     ls_cache_run_t **table;
     size_t nbuckets;
-    ls_cache_run_t lru;   /* sentinel: lru.lru_next = most recent */
+    ls_cache_run_t lru; /* sentinel: lru.lru_next = most recent */
 };
 
 static size_t bucket_of(const ls_read_cache_t *c, int64_t log_id, int64_t last)
 {
-    uint64_t h = ((uint64_t)log_id * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)last * 0xC2B2AE3D27D4EB4Full);
+    uint64_t h =
+        ((uint64_t)log_id * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)last * 0xC2B2AE3D27D4EB4Full);
     return (size_t)(h >> 20) % c->nbuckets;
 }
 
@@ -76,8 +77,7 @@ static void remove_run(ls_read_cache_t *c, ls_cache_run_t *r)
 
 void ls_read_cache_free(ls_read_cache_t *c)
 {
-    if (!c)
-        return;
+    if (!c) return;
     while (c->lru.lru_next != &c->lru)
         remove_run(c, c->lru.lru_next);
     ls_free(c->table);
@@ -108,8 +108,9 @@ int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last
             if (b < next || b > last_offset || delta > last_offset - b) {
                 snprintf(why, (size_t)whylen,
                          "%s: entry at byte %zu has offsets [%lld, +%d], outside [%lld, %lld] or "
-                         "not after the previous entry", what, base_pos + q, (long long)b, delta,
-                         (long long)next, (long long)last_offset);
+                         "not after the previous entry",
+                         what, base_pos + q, (long long)b, delta, (long long)next,
+                         (long long)last_offset);
                 return -1;
             }
             next = b + delta + 1;
@@ -134,23 +135,17 @@ int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last
         if (real_offsets)
             cur = (int64_t)ls_be64_get(e);
         else
-            ls_be64_put(e, (uint64_t)cur);    /* outside the CRC: safe to rewrite */
-        ls_be32_put(e + ENTRY_EPOCH_AT, 0);   /* our single leader epoch */
-        if (pos)
-            pos[i] = (uint32_t)q;
-        if (base)
-            base[i] = cur;
-        if (max_ts)
-            max_ts[i] = (int64_t)ls_be64_get(e + ENTRY_MAX_TS_AT);
+            ls_be64_put(e, (uint64_t)cur);  /* outside the CRC: safe to rewrite */
+        ls_be32_put(e + ENTRY_EPOCH_AT, 0); /* our single leader epoch */
+        if (pos) pos[i] = (uint32_t)q;
+        if (base) base[i] = cur;
+        if (max_ts) max_ts[i] = (int64_t)ls_be64_get(e + ENTRY_MAX_TS_AT);
         cur += (int64_t)(int32_t)ls_be32_get(e + ENTRY_LAST_DELTA_AT) + 1;
         q += 12 + (size_t)ls_be32_get(e + ENTRY_LEN_AT);
     }
-    if (pos_out)
-        *pos_out = pos;
-    if (base_out)
-        *base_out = base;
-    if (max_ts_out)
-        *max_ts_out = max_ts;
+    if (pos_out) *pos_out = pos;
+    if (base_out) *base_out = base;
+    if (max_ts_out) *max_ts_out = max_ts;
     return n;
 }
 
@@ -161,10 +156,9 @@ ls_cache_run_t *ls_read_cache_insert(ls_read_cache_t *c, int64_t log_id, int64_t
 {
     uint32_t *pos;
     int64_t *base, *max_ts;
-    int n = ls_entries_rebase(chunk->data + off, len, first_offset, last_offset, real_offsets,
-                              what, off, &pos, &base, &max_ts, why, whylen);
-    if (n < 0)
-        return NULL;
+    int n = ls_entries_rebase(chunk->data + off, len, first_offset, last_offset, real_offsets, what,
+                              off, &pos, &base, &max_ts, why, whylen);
+    if (n < 0) return NULL;
     ls_cache_run_t *r = LS_NEW(ls_cache_run_t);
     r->log_id = log_id;
     r->first_offset = first_offset;
@@ -178,8 +172,7 @@ ls_cache_run_t *ls_read_cache_insert(ls_read_cache_t *c, int64_t log_id, int64_t
     r->batch_max_ts = max_ts;
     r->object = ls_strdup(what);
     ls_cache_run_t *old = ls_read_cache_get(c, log_id, last_offset);
-    if (old)
-        remove_run(c, old);
+    if (old) remove_run(c, old);
     size_t b = bucket_of(c, log_id, last_offset);
     r->hnext = c->table[b];
     c->table[b] = r;
@@ -206,10 +199,9 @@ ls_cache_run_t *ls_read_cache_get(ls_read_cache_t *c, int64_t log_id, int64_t la
 
 int ls_cache_run_find(const ls_cache_run_t *r, int64_t offset)
 {
-    if (r->nbatches == 0)
-        return 0;
+    if (r->nbatches == 0) return 0;
     int lo = 0, hi = r->nbatches - 1;
-    while (lo < hi) {   /* last batch whose base <= offset */
+    while (lo < hi) { /* last batch whose base <= offset */
         int mid = (lo + hi + 1) / 2;
         if (r->batch_base[mid] <= offset)
             lo = mid;
@@ -218,8 +210,7 @@ int ls_cache_run_find(const ls_cache_run_t *r, int64_t offset)
     }
     /* in a gap after that batch (key compaction): the next one */
     const uint8_t *e = r->chunk->data + r->off + r->batch_pos[lo];
-    if (r->batch_base[lo] + (int32_t)ls_be32_get(e + ENTRY_LAST_DELTA_AT) < offset)
-        lo++;
+    if (r->batch_base[lo] + (int32_t)ls_be32_get(e + ENTRY_LAST_DELTA_AT) < offset) lo++;
     return lo;
 }
 

@@ -18,16 +18,16 @@ typedef struct ls_cache_run {
     int64_t log_id;
     int64_t first_offset;
     int64_t last_offset;
-    ls_chunk_t *chunk;      /* kept */
-    size_t off;             /* run bytes are chunk->data[off, off+len) */
+    ls_chunk_t *chunk; /* kept */
+    size_t off;        /* run bytes are chunk->data[off, off+len) */
     size_t len;
     int nbatches;
-    int64_t *batch_base;    /* base offset of each entry */
-    uint32_t *batch_pos;    /* position of each entry relative to off */
-    int64_t *batch_max_ts;  /* max timestamp of each entry */
-    char *object;           /* the object the bytes came from: a run is valid only for an
-                             * index entry naming it (a key-compacted rewrite keeps the
-                             * range but not the bytes) */
+    int64_t *batch_base;   /* base offset of each entry */
+    uint32_t *batch_pos;   /* position of each entry relative to off */
+    int64_t *batch_max_ts; /* max timestamp of each entry */
+    char *object;          /* the object the bytes came from: a run is valid only for an
+                            * index entry naming it (a key-compacted rewrite keeps the
+                            * range but not the bytes) */
     /* internal */
     struct ls_cache_run *hnext, *lru_prev, *lru_next;
 } ls_cache_run_t;

@@ -82,8 +82,7 @@ ls_status ls_wal_footer_decode(const uint8_t *obj, size_t len, ls_wal_section_t 
 
 int64_t ls_wal_key_time(const char *key)
 {
-    if (strncmp(key, "wal/", 4) != 0)
-        return -1;
+    if (strncmp(key, "wal/", 4) != 0) return -1;
     char *end;
     long long ms = strtoll(key + 4, &end, 10);
     return end == key + 4 || *end != '-' ? -1 : ms;

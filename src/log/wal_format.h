@@ -21,14 +21,14 @@
 #define LS_WAL_END_MAGIC "LSWALEND"
 #define LS_WAL_HEADER_SIZE 8
 #define LS_WAL_SECTION_SIZE 40
-#define LS_WAL_TRAILER_SIZE 16   /* nsections + crc + end magic */
+#define LS_WAL_TRAILER_SIZE 16 /* nsections + crc + end magic */
 
 typedef struct ls_wal_section {
     int64_t log_id;
-    uint64_t pos;          /* byte position in the object */
+    uint64_t pos; /* byte position in the object */
     uint32_t len;
     uint32_t entries;
-    int64_t offsets;       /* offsets the section's entries consume */
+    int64_t offsets; /* offsets the section's entries consume */
     int64_t max_timestamp;
 } ls_wal_section_t;
 

@@ -63,7 +63,7 @@
 #include "log/wal_format.h"
 
 #define MAX_PRODUCERS_PER_LOG 1024
-#define MAX_MARKERS_PER_SECTION 64   /* 3 + 64 ops per section < etcd's 128 per txn */
+#define MAX_MARKERS_PER_SECTION 64 /* 3 + 64 ops per section < etcd's 128 per txn */
 #define COMMIT_ATTEMPTS 8
 
 static void schedule_seal(ls_logstore_t *ls);
@@ -76,8 +76,7 @@ static void update_pressure(ls_logstore_t *ls)
     bool p = ls->buffered_bytes > ls->cfg.buffer_max_bytes;
     if (p != ls->pressure) {
         ls->pressure = p;
-        if (ls->pressure_cb)
-            ls->pressure_cb(ls->pressure_arg, p);
+        if (ls->pressure_cb) ls->pressure_cb(ls->pressure_arg, p);
     }
 }
 
@@ -92,13 +91,18 @@ void ls_logstore_on_pressure_change(ls_logstore_t *ls, void (*cb)(void *arg, boo
 
 /* ------------------------------------------------------------- idempotence */
 
-typedef enum { IDEM_OK, IDEM_DUP_COMMITTED, IDEM_DUP_PENDING, IDEM_OUT_OF_ORDER, IDEM_FENCED } idem_t;
+typedef enum {
+    IDEM_OK,
+    IDEM_DUP_COMMITTED,
+    IDEM_DUP_PENDING,
+    IDEM_OUT_OF_ORDER,
+    IDEM_FENCED
+} idem_t;
 
 static ls_pstate_t *pstate_find(ls_head_t *h, int64_t pid)
 {
     for (int i = 0; i < h->nproducers; i++)
-        if (h->producers[i].producer_id == pid)
-            return &h->producers[i];
+        if (h->producers[i].producer_id == pid) return &h->producers[i];
     return NULL;
 }
 
@@ -107,8 +111,7 @@ static idem_t idem_check(ls_logstate_t *lg, const ls_producer_ref_t *pr, int64_t
 {
     ls_pending_t *latest = NULL;
     for (ls_pending_t *p = lg->idem_head; p; p = p->pnext) {
-        if (p->producer.producer_id != pr->producer_id)
-            continue;
+        if (p->producer.producer_id != pr->producer_id) continue;
         if (p->producer.producer_epoch == pr->producer_epoch &&
             p->producer.base_sequence == pr->base_sequence &&
             p->producer.last_sequence == pr->last_sequence) {
@@ -135,13 +138,11 @@ static idem_t idem_check(ls_logstate_t *lg, const ls_producer_ref_t *pr, int64_t
     } else if (ps) {
         cur_epoch = ps->epoch;
         have_seq = ps->nbatches > 0;
-        if (have_seq)
-            last_seq = ps->batches[ps->nbatches - 1].last_seq;
+        if (have_seq) last_seq = ps->batches[ps->nbatches - 1].last_seq;
     } else {
         return pr->base_sequence == 0 ? IDEM_OK : IDEM_OUT_OF_ORDER;
     }
-    if (pr->producer_epoch < cur_epoch)
-        return IDEM_FENCED;
+    if (pr->producer_epoch < cur_epoch) return IDEM_FENCED;
     if (pr->producer_epoch > cur_epoch || !have_seq)
         return pr->base_sequence == 0 ? IDEM_OK : IDEM_OUT_OF_ORDER;
     int32_t expected = last_seq == INT32_MAX ? 0 : last_seq + 1;
@@ -155,11 +156,9 @@ static void idem_unlink(ls_logstate_t *lg, ls_pending_t *p)
         prev = *pp;
         pp = &(*pp)->pnext;
     }
-    if (!*pp)
-        return;
+    if (!*pp) return;
     *pp = p->pnext;
-    if (lg->idem_tail == p)
-        lg->idem_tail = prev;
+    if (lg->idem_tail == p) lg->idem_tail = prev;
     p->pnext = NULL;
 }
 
@@ -212,9 +211,9 @@ static void pstate_push(ls_head_t *h, const ls_producer_ref_t *pr, int64_t base_
 static void head_copy(ls_head_t *dst, const ls_head_t *src)
 {
     *dst = *src;
-    dst->producers = src->nproducers ? ls_memdup(src->producers,
-                                                 (size_t)src->nproducers * sizeof(ls_pstate_t))
-                                     : NULL;
+    dst->producers = src->nproducers
+                         ? ls_memdup(src->producers, (size_t)src->nproducers * sizeof(ls_pstate_t))
+                         : NULL;
 }
 
 /* ------------------------------------------------------------------ append */
@@ -240,15 +239,12 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
         cb(arg, LS_ENOTFOUND, -1, -1);
         return;
     }
-    if (a->producer.producer_id >= 0 && !a->marker) {   /* control batches carry no sequence */
+    if (a->producer.producer_id >= 0 && !a->marker) { /* control batches carry no sequence */
         int64_t dup_offset = -1;
         ls_pending_t *dup = NULL;
         switch (idem_check(lg, &a->producer, &dup_offset, &dup)) {
-        case IDEM_OK:
-            break;
-        case IDEM_DUP_COMMITTED:
-            cb(arg, LS_OK, dup_offset, lg->log_start);
-            return;
+        case IDEM_OK: break;
+        case IDEM_DUP_COMMITTED: cb(arg, LS_OK, dup_offset, lg->log_start); return;
         case IDEM_DUP_PENDING: {
             ls_dup_waiter_t *w = LS_NEW(ls_dup_waiter_t);
             w->cb = cb;
@@ -257,12 +253,8 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
             dup->dups = w;
             return;
         }
-        case IDEM_OUT_OF_ORDER:
-            cb(arg, LS_ERANGE, -1, -1);
-            return;
-        case IDEM_FENCED:
-            cb(arg, LS_EFENCED, -1, -1);
-            return;
+        case IDEM_OUT_OF_ORDER: cb(arg, LS_ERANGE, -1, -1); return;
+        case IDEM_FENCED: cb(arg, LS_EFENCED, -1, -1); return;
         }
     }
     /* Transactions (log_txn.h), checked here against the committed head for
@@ -281,22 +273,16 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
     } else if (a->producer.producer_id >= 0) {
         switch (ls_log_txn_check_batch(&lg->head, a->producer.producer_id,
                                        a->producer.producer_epoch, a->txn_seq)) {
-        case LS_TXB_OK:
-            break;
-        case LS_TXB_FENCED:
-            cb(arg, LS_EFENCED, -1, -1);
-            return;
+        case LS_TXB_OK: break;
+        case LS_TXB_FENCED: cb(arg, LS_EFENCED, -1, -1); return;
         case LS_TXB_ENDED:
-        case LS_TXB_OPEN_TRANSACTION:
-            cb(arg, LS_EINVAL, -1, -1);
-            return;
+        case LS_TXB_OPEN_TRANSACTION: cb(arg, LS_EINVAL, -1, -1); return;
         }
     } else if (a->txn_seq) {
-        cb(arg, LS_EINVAL, -1, -1);   /* a transaction needs a producer id */
+        cb(arg, LS_EINVAL, -1, -1); /* a transaction needs a producer id */
         return;
     }
-    if (!ls->open)
-        ls->open = flush_new(ls);
+    if (!ls->open) ls->open = flush_new(ls);
     ls_flush_t *f = ls->open;
     ls_section_t *sec = lg->open_section;
     if (!sec) {
@@ -323,7 +309,7 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
     if (a->marker) {
         p->is_marker = true;
         p->marker = *a->marker;
-        p->producer.producer_id = -1;   /* not in the idempotence bookkeeping */
+        p->producer.producer_id = -1; /* not in the idempotence bookkeeping */
         sec->nmarkers++;
     }
     if (sec->last)
@@ -391,8 +377,7 @@ static bool flush_has_idempotent(const ls_flush_t *f)
 {
     for (ls_section_t *s = f->sections; s; s = s->next)
         for (ls_pending_t *p = s->first; p; p = p->next)
-            if (p->producer.producer_id >= 0)
-                return true;
+            if (p->producer.producer_id >= 0) return true;
     return false;
 }
 
@@ -401,13 +386,10 @@ static void fail_sections(ls_flush_t *f, ls_status st)
 {
     for (ls_section_t *s = f->sections; s; s = s->next) {
         ls_status sst = st != LS_OK ? st : s->st;
-        if (sst == LS_OK)
-            continue;
-        if (s->log->open_section == s)
-            s->log->open_section = NULL;
+        if (sst == LS_OK) continue;
+        if (s->log->open_section == s) s->log->open_section = NULL;
         for (ls_pending_t *p = s->first; p; p = p->next) {
-            if (p->producer.producer_id >= 0)
-                idem_unlink(s->log, p);
+            if (p->producer.producer_id >= 0) idem_unlink(s->log, p);
             finish_pending(p, sst, -1, -1);
         }
     }
@@ -445,18 +427,16 @@ static void put_work(uv_work_t *w)
     iov[n++].iov_len = f->footer.len;
     f->put_st = ls_objstore_put(ls->os, f->key, iov, n, LS_OBJSTORE_PUT_CREATE_ONLY);
     ls_free(iov);
-    if (f->put_st == LS_OK)
-        ls_crashpoint("wal.object_written");
+    if (f->put_st == LS_OK) ls_crashpoint("wal.object_written");
 }
 
 static void put_after(uv_work_t *w, int status)
 {
     ls_flush_t *f = w->data;
-    if (status == UV_ECANCELED)
-        f->put_st = LS_ESHUTDOWN;
+    if (status == UV_ECANCELED) f->put_st = LS_ESHUTDOWN;
     if (f->put_st != LS_OK)
         LS_WARN_RL("wal", "PUT of WAL object %s (%zu bytes, %u logs) failed: %s", f->key, f->bytes,
-                f->nsections, ls_status_str(f->put_st));
+                   f->nsections, ls_status_str(f->put_st));
     f->state = FLUSH_PUT_DONE;
     pump_commits(f->ls);
 }
@@ -478,8 +458,11 @@ static void seal(ls_logstore_t *ls)
         s->chunk = ls_chunk_adopt(data, len);
         s->obj_pos = pos;
         s->log->open_section = NULL;
-        secs[i] = (ls_wal_section_t){.log_id = s->log->log_id, .pos = pos, .len = (uint32_t)len,
-                                     .entries = s->entries, .offsets = s->offsets,
+        secs[i] = (ls_wal_section_t){.log_id = s->log->log_id,
+                                     .pos = pos,
+                                     .len = (uint32_t)len,
+                                     .entries = s->entries,
+                                     .offsets = s->offsets,
                                      .max_timestamp = s->max_timestamp};
         pos += len;
     }
@@ -494,19 +477,18 @@ static void seal(ls_logstore_t *ls)
     ls->last_seal_ms = ls_clock_mono_ms();
     f->work.data = f;
     uv_queue_work(ls->loop, &f->work, put_work, put_after);
-    if (ls_check_invariants_enabled())
-        ls_wal_check_invariants(ls);
+    if (ls_check_invariants_enabled()) ls_wal_check_invariants(ls);
 }
 
 static bool should_seal(ls_logstore_t *ls, int64_t now, int64_t *due)
 {
     ls_flush_t *f = ls->open;
-    if (!f || !f->nsections || ls->inflight >= ls->cfg.max_inflight_flushes)
-        return false;
+    if (!f || !f->nsections || ls->inflight >= ls->cfg.max_inflight_flushes) return false;
     int64_t when = now;
     if (ls->inflight > 0 && (int64_t)f->bytes < ls->cfg.flush_max_bytes && !ls->shutting_down)
         when = f->opened_ms + ls->cfg.flush_linger_ms;
-    if (ls->cfg.flush_min_interval_ms > 0 && ls->last_seal_ms + ls->cfg.flush_min_interval_ms > when)
+    if (ls->cfg.flush_min_interval_ms > 0 &&
+        ls->last_seal_ms + ls->cfg.flush_min_interval_ms > when)
         when = ls->last_seal_ms + ls->cfg.flush_min_interval_ms;
     *due = when;
     return true;
@@ -517,22 +499,19 @@ static void seal_timer_cb(uv_timer_t *t)
     ls_logstore_t *ls = t->data;
     ls->seal_timer_armed = false;
     int64_t now = ls_clock_mono_ms(), due;
-    if (should_seal(ls, now, &due) && due <= now)
-        seal(ls);
+    if (should_seal(ls, now, &due) && due <= now) seal(ls);
     schedule_seal(ls);
 }
 
 static void schedule_seal(ls_logstore_t *ls)
 {
     int64_t now = ls_clock_mono_ms(), due;
-    if (!should_seal(ls, now, &due))
-        return;
+    if (!should_seal(ls, now, &due)) return;
     if (ls->open->bytes >= (size_t)ls->cfg.flush_max_bytes && due <= now) {
-        seal(ls);   /* full: no reason to wait for the next loop iteration */
+        seal(ls); /* full: no reason to wait for the next loop iteration */
         return;
     }
-    if (ls->seal_timer_armed && ls->seal_timer_due <= due)
-        return;
+    if (ls->seal_timer_armed && ls->seal_timer_due <= due) return;
     ls->seal_timer_armed = true;
     ls->seal_timer_due = due;
     uv_timer_start(&ls->seal_timer, seal_timer_cb, (uint64_t)(due > now ? due - now : 0), 0);
@@ -540,8 +519,7 @@ static void schedule_seal(ls_logstore_t *ls)
 
 void ls_wal_seal_now(ls_logstore_t *ls)
 {
-    if (ls->open && ls->open->nsections)
-        seal(ls);
+    if (ls->open && ls->open->nsections) seal(ls);
 }
 
 bool ls_wal_idle(const ls_logstore_t *ls) { return !ls->open && !ls->queue_head; }
@@ -576,8 +554,7 @@ static ls_status build_head_after(ls_section_t *s)
                 s->naborted++;
             continue;
         }
-        if (p->producer.producer_id < 0)
-            continue;
+        if (p->producer.producer_id < 0) continue;
         if (ls_log_txn_check_batch(h, p->producer.producer_id, p->producer.producer_epoch,
                                    p->txn_seq) != LS_TXB_OK)
             return LS_EAGAIN;
@@ -595,12 +572,10 @@ static bool producers_unchanged(const ls_section_t *s, ls_head_t *old)
 {
     ls_head_t *now = (ls_head_t *)&s->head_before;
     for (ls_pending_t *p = s->first; p; p = p->next) {
-        if (p->producer.producer_id < 0)
-            continue;
+        if (p->producer.producer_id < 0) continue;
         const ls_pstate_t *a = pstate_find(old, p->producer.producer_id);
         const ls_pstate_t *b = pstate_find(now, p->producer.producer_id);
-        if (!a != !b)
-            return false;
+        if (!a != !b) return false;
         if (a && (a->epoch != b->epoch || a->nbatches != b->nbatches ||
                   memcmp(a->batches, b->batches, (size_t)a->nbatches * sizeof *a->batches) != 0))
             return false;
@@ -623,11 +598,9 @@ static ls_status reload_head(ls_meta_t *meta, ls_section_t *s)
         s->head_rev_before = 0;
         return LS_OK;
     }
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     st = ls_head_decode(kv.val, kv.vlen, &s->head_before);
-    if (st != LS_OK)
-        LS_ERROR("wal", "corrupt log head %s (%zu bytes)", key, kv.vlen);
+    if (st != LS_OK) LS_ERROR("wal", "corrupt log head %s (%zu bytes)", key, kv.vlen);
     s->head_rev_before = kv.mod_rev;
     ls_kv_free(&kv);
     return st;
@@ -642,16 +615,16 @@ static ls_status verify_applied(ls_meta_t *meta, const ls_meta_op_t *last_put, i
 {
     ls_kv_t kv;
     ls_status st = ls_meta_get_bytes(meta, last_put->key, last_put->klen, &kv);
-    if (st == LS_ENOTFOUND)
-        return LS_EAGAIN;   /* definitely not applied */
-    if (st != LS_OK)
-        return LS_EIO;      /* still ambiguous */
+    if (st == LS_ENOTFOUND) return LS_EAGAIN; /* definitely not applied */
+    if (st != LS_OK) return LS_EIO;           /* still ambiguous */
     bool same = kv.vlen == last_put->vlen && memcmp(kv.val, last_put->val, kv.vlen) == 0;
     *rev = kv.mod_rev;
     ls_kv_free(&kv);
     if (same)
-        LS_WARN("wal", "metadata commit reported failure but was applied (revision %lld); "
-                "treating it as committed", (long long)*rev);
+        LS_WARN("wal",
+                "metadata commit reported failure but was applied (revision %lld); "
+                "treating it as committed",
+                (long long)*rev);
     return same ? LS_OK : LS_EAGAIN;
 }
 
@@ -666,10 +639,10 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
     }
     ls_meta_cmp_t *cmps = LS_NEWN(ls_meta_cmp_t, cap);
     ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, cap + nmarkers);
-    char (*keys)[2][80] = ls_calloc(cap, sizeof *keys);
+    char(*keys)[2][80] = ls_calloc(cap, sizeof *keys);
     ls_buf_t *vals = LS_NEWN(ls_buf_t, cap * 2);
     /* aborted-index records of the markers (log_txn.h), one per aborted range */
-    char (*akeys)[96] = ls_calloc(nmarkers ? nmarkers : 1, sizeof *akeys);
+    char(*akeys)[96] = ls_calloc(nmarkers ? nmarkers : 1, sizeof *akeys);
     ls_buf_t *avals = LS_NEWN(ls_buf_t, nmarkers ? nmarkers : 1);
     char walobj_key[160];
     snprintf(walobj_key, sizeof walobj_key, LS_WALOBJ_PREFIX "%s", f->key);
@@ -682,13 +655,14 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
         size_t ncmp = 0, nops = 0, i = 0, na = 0;
         st = LS_OK;
         if (with_walobj) {
-            ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = walobj_key,
-                                         .klen = strlen(walobj_key), .val = walobj_val,
+            ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT,
+                                         .key = walobj_key,
+                                         .klen = strlen(walobj_key),
+                                         .val = walobj_val,
                                          .vlen = strlen(walobj_val)};
         }
         for (ls_section_t *s = first; s != end; s = s->next, i++) {
-            if (s->st != LS_OK)
-                continue;
+            if (s->st != LS_OK) continue;
             if (s->reload_head) {
                 ls_head_t old;
                 head_copy(&old, &s->head_before);
@@ -701,7 +675,8 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
                 }
                 s->reload_head = false;
                 if (!same) {
-                    LS_WARN("wal", "log %016llx: an idempotent producer of this flush appended "
+                    LS_WARN("wal",
+                            "log %016llx: an idempotent producer of this flush appended "
                             "through another broker meanwhile; failing its batches (retriable) "
                             "so the retry is checked against the new state",
                             (unsigned long long)s->log->log_id);
@@ -714,10 +689,12 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
                 continue;
             }
             if (build_head_after(s) != LS_OK) {
-                LS_WARN("wal", "log %016llx: a transactional batch of this flush belongs to a "
+                LS_WARN("wal",
+                        "log %016llx: a transactional batch of this flush belongs to a "
                         "transaction that ended meanwhile (its marker committed first); failing "
                         "the flush's batches for this log (retriable) so the retry is checked "
-                        "against the new state", (unsigned long long)s->log->log_id);
+                        "against the new state",
+                        (unsigned long long)s->log->log_id);
                 s->st = LS_EAGAIN;
                 continue;
             }
@@ -726,37 +703,46 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
                                  s->aborted[k].first_offset);
                 ls_buf_free(&avals[na]);
                 ls_aborted_encode(&s->aborted[k], &avals[na]);
-                ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = akeys[na],
-                                             .klen = strlen(akeys[na]), .val = avals[na].data,
+                ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT,
+                                             .key = akeys[na],
+                                             .klen = strlen(akeys[na]),
+                                             .val = avals[na].data,
                                              .vlen = avals[na].len};
             }
             ls_buf_free(&vals[2 * i]);
             ls_buf_free(&vals[2 * i + 1]);
             ls_head_encode(&s->head_after, &vals[2 * i]);
             LS_CHECKF(f->put_st == LS_OK && f->state == FLUSH_COMMITTING,
-                  "WAL I2: acknowledging entries of %s (PUT %s, state %d)", f->key,
-                  ls_status_str(f->put_st), (int)f->state);
-        ls_idx_entry_t e = {.kind = LS_IDX_WAL, .first_offset = s->base_offset,
+                      "WAL I2: acknowledging entries of %s (PUT %s, state %d)", f->key,
+                      ls_status_str(f->put_st), (int)f->state);
+            ls_idx_entry_t e = {.kind = LS_IDX_WAL,
+                                .first_offset = s->base_offset,
                                 .last_offset = s->base_offset + s->offsets - 1,
-                                .max_timestamp = s->max_timestamp, .entries = s->entries,
-                                .pos = s->obj_pos, .len = (uint32_t)s->chunk->len,
+                                .max_timestamp = s->max_timestamp,
+                                .entries = s->entries,
+                                .pos = s->obj_pos,
+                                .len = (uint32_t)s->chunk->len,
                                 .object = f->key};
             ls_idx_encode(&e, &vals[2 * i + 1]);
             ls_log_head_key(keys[i][0], sizeof keys[i][0], s->log->log_id);
             ls_log_idx_key(keys[i][1], sizeof keys[i][1], s->log->log_id, e.last_offset);
-            cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = keys[i][0],
-                                           .klen = strlen(keys[i][0]), .rev = s->head_rev_before};
-            ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = keys[i][0],
-                                         .klen = strlen(keys[i][0]), .val = vals[2 * i].data,
+            cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV,
+                                           .key = keys[i][0],
+                                           .klen = strlen(keys[i][0]),
+                                           .rev = s->head_rev_before};
+            ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT,
+                                         .key = keys[i][0],
+                                         .klen = strlen(keys[i][0]),
+                                         .val = vals[2 * i].data,
                                          .vlen = vals[2 * i].len};
-            ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = keys[i][1],
-                                         .klen = strlen(keys[i][1]), .val = vals[2 * i + 1].data,
+            ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_PUT,
+                                         .key = keys[i][1],
+                                         .klen = strlen(keys[i][1]),
+                                         .val = vals[2 * i + 1].data,
                                          .vlen = vals[2 * i + 1].len};
         }
-        if (st != LS_OK)
-            break;
-        if (ncmp == 0 && !with_walobj)
-            break;
+        if (st != LS_OK) break;
+        if (ncmp == 0 && !with_walobj) break;
         int64_t rev = 0;
         st = ls_meta_txn(meta, cmps, ncmp, ops, nops, &rev);
         if (st != LS_OK && st != LS_ECONFLICT && nops > 0)
@@ -772,7 +758,7 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
         for (ls_section_t *s = first; s != end; s = s->next)
             if (s->st == LS_OK) {
                 s->st = st == LS_ECONFLICT ? LS_EAGAIN : st;
-                s->reload_head = true;   /* outcome ambiguous: reread before next use */
+                s->reload_head = true; /* outcome ambiguous: reread before next use */
             }
     for (size_t i = 0; i < cap * 2; i++)
         ls_buf_free(&vals[i]);
@@ -791,7 +777,7 @@ static void commit_work(uv_work_t *w)
     ls_flush_t *f = w->data;
     /* Split so each txn stays within the backend's op limit; a log's compare,
      * head and index entry always share one txn (per-log atomicity). */
-    int budget = ls_meta_max_txn_ops(f->ls->meta) - 1;   /* the WAL object's key */
+    int budget = ls_meta_max_txn_ops(f->ls->meta) - 1; /* the WAL object's key */
     ls_section_t *first = f->sections;
     bool with_walobj = true;
     while (first) {
@@ -807,7 +793,7 @@ static void commit_work(uv_work_t *w)
         with_walobj = false;
         first = end;
     }
-    ls_crashpoint("wal.committed");   /* before any producer is acknowledged */
+    ls_crashpoint("wal.committed"); /* before any producer is acknowledged */
 }
 
 static void commit_after(uv_work_t *w, int status)
@@ -817,8 +803,7 @@ static void commit_after(uv_work_t *w, int status)
     bool any_failed = false;
     for (ls_section_t *s = f->sections; s; s = s->next) {
         ls_logstate_t *lg = s->log;
-        if (status == UV_ECANCELED)
-            s->st = LS_ESHUTDOWN;
+        if (status == UV_ECANCELED) s->st = LS_ESHUTDOWN;
         if (s->st != LS_OK) {
             any_failed = true;
             if (s->st == LS_ENOTFOUND) {
@@ -828,8 +813,8 @@ static void commit_after(uv_work_t *w, int status)
             }
             continue;
         }
-        bool rebased_elsewhere = s->head_before.next_offset != lg->head.next_offset &&
-                                 s->commit_rev > lg->head_rev;
+        bool rebased_elsewhere =
+            s->head_before.next_offset != lg->head.next_offset && s->commit_rev > lg->head_rev;
         if (s->commit_rev >= lg->head_rev) {
             /* unless the metadata watch already delivered a newer head
              * (another broker committed after us): keep the newest */
@@ -846,15 +831,18 @@ static void commit_after(uv_work_t *w, int status)
              * entries, so reload it lazily on the next read */
             ls_reader_drop_log(ls, lg);
         }
-        ls_idx_entry_t e = {.kind = LS_IDX_WAL, .first_offset = s->base_offset,
+        ls_idx_entry_t e = {.kind = LS_IDX_WAL,
+                            .first_offset = s->base_offset,
                             .last_offset = s->base_offset + s->offsets - 1,
-                            .max_timestamp = s->max_timestamp, .entries = s->entries,
-                            .pos = s->obj_pos, .len = (uint32_t)s->chunk->len, .object = f->key};
+                            .max_timestamp = s->max_timestamp,
+                            .entries = s->entries,
+                            .pos = s->obj_pos,
+                            .len = (uint32_t)s->chunk->len,
+                            .object = f->key};
         ls_reader_on_commit(ls, lg, &e, s->chunk, 0);
         ls_aborted_add(lg, s->aborted, s->naborted);
         for (ls_pending_t *p = s->first; p; p = p->next) {
-            if (p->producer.producer_id >= 0)
-                idem_unlink(lg, p);
+            if (p->producer.producer_id >= 0) idem_unlink(lg, p);
             finish_pending(p, LS_OK, s->base_offset + p->rel_offset, lg->log_start);
         }
         ls->stats.committed_entries += s->entries;
@@ -863,16 +851,14 @@ static void commit_after(uv_work_t *w, int status)
     }
     if (any_failed) {
         LS_WARN_RL("wal", "commit of WAL object %s partly failed; failing its uncommitted entries",
-                f->key);
+                   f->key);
         ls->stats.flush_failures++;
-        if (flush_has_idempotent(f))
-            doom_later(ls, f);
+        if (flush_has_idempotent(f)) doom_later(ls, f);
         fail_sections(f, LS_OK);
     }
     ls->stats.flushes++;
     ls->queue_head = f->next;
-    if (!ls->queue_head)
-        ls->queue_tail = NULL;
+    if (!ls->queue_head) ls->queue_tail = NULL;
     ls->committing = false;
     ls->inflight--;
     ls->buffered_bytes -= (int64_t)f->bytes;
@@ -880,8 +866,7 @@ static void commit_after(uv_work_t *w, int status)
     flush_free(f);
     pump_commits(ls);
     schedule_seal(ls);
-    if (ls_check_invariants_enabled())
-        ls_wal_check_invariants(ls);
+    if (ls_check_invariants_enabled()) ls_wal_check_invariants(ls);
     ls_logstore_check_shutdown(ls);
 }
 
@@ -909,15 +894,12 @@ static void pump_commits(ls_logstore_t *ls)
             return;
         }
         ls_status st = f->put_st != LS_OK ? f->put_st : LS_EAGAIN;
-        if (st != LS_ENOSPC && st != LS_ESHUTDOWN)
-            st = LS_EAGAIN;
+        if (st != LS_ENOSPC && st != LS_ESHUTDOWN) st = LS_EAGAIN;
         ls->stats.flush_failures++;
-        if (flush_has_idempotent(f))
-            doom_later(ls, f);
+        if (flush_has_idempotent(f)) doom_later(ls, f);
         fail_sections(f, st);
         ls->queue_head = f->next;
-        if (!ls->queue_head)
-            ls->queue_tail = NULL;
+        if (!ls->queue_head) ls->queue_tail = NULL;
         ls->inflight--;
         ls->buffered_bytes -= (int64_t)f->bytes;
         update_pressure(ls);
@@ -951,16 +933,15 @@ static uint32_t check_flush_sections(const ls_flush_t *f)
         n++;
     LS_CHECKF(n == f->nsections, "WAL: flush %s lists %u sections, counts %u", f->key, n,
               f->nsections);
-    if (n < 2)
-        return n;
+    if (n < 2) return n;
     int64_t *ids = LS_NEWN(int64_t, n);
     uint32_t i = 0;
     for (const ls_section_t *s = f->sections; s; s = s->next)
         ids[i++] = s->log->log_id;
     qsort(ids, n, sizeof *ids, cmp_i64);
     for (i = 1; i < n; i++)
-        LS_CHECKF(ids[i] != ids[i - 1], "WAL I3: flush %s holds two sections of log %lld",
-                  f->key, (long long)ids[i]);
+        LS_CHECKF(ids[i] != ids[i - 1], "WAL I3: flush %s holds two sections of log %lld", f->key,
+                  (long long)ids[i]);
     ls_free(ids);
     return n;
 }

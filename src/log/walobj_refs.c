@@ -31,24 +31,26 @@ ls_status ls_walrefs_prepare(ls_walrefs_t *r, ls_meta_t *meta, ls_meta_cmp_t *cm
         ls_walref_t *w = &r->v[i];
         ls_kv_free(&w->kv);
         ls_status st = ls_meta_get(meta, w->key, &w->kv);
-        if (st == LS_ENOTFOUND)
-            continue;   /* nothing to count down */
-        if (st != LS_OK)
-            return st;
+        if (st == LS_ENOTFOUND) continue; /* nothing to count down */
+        if (st != LS_OK) return st;
         long long count;
         if (w->kv.vlen < 3 || sscanf((const char *)w->kv.val, "n=%lld", &count) != 1)
-            continue;   /* legacy value: keep the object */
-        cmps[(*ncmp)++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = w->kv.key,
-                                          .klen = w->kv.klen, .rev = w->kv.mod_rev};
+            continue; /* legacy value: keep the object */
+        cmps[(*ncmp)++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV,
+                                          .key = w->kv.key,
+                                          .klen = w->kv.klen,
+                                          .rev = w->kv.mod_rev};
         count -= w->refs;
         if (count <= 0) {
-            ops[(*nops)++] = (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = w->kv.key,
-                                            .klen = w->kv.klen};
+            ops[(*nops)++] =
+                (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = w->kv.key, .klen = w->kv.klen};
             (*released)++;
         } else {
             snprintf(w->val, sizeof w->val, "n=%lld", count);
-            ops[(*nops)++] = (ls_meta_op_t){.kind = LS_META_OP_PUT, .key = w->kv.key,
-                                            .klen = w->kv.klen, .val = w->val,
+            ops[(*nops)++] = (ls_meta_op_t){.kind = LS_META_OP_PUT,
+                                            .key = w->kv.key,
+                                            .klen = w->kv.klen,
+                                            .val = w->val,
                                             .vlen = strlen(w->val)};
         }
     }

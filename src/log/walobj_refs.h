@@ -19,10 +19,10 @@
 #include "meta/meta.h"
 
 typedef struct ls_walref {
-    char key[160];       /* /ls/walobj/<object> */
-    int refs;            /* index entries removed by this txn */
-    ls_kv_t kv;          /* current value, read by prepare */
-    char val[32];        /* new value */
+    char key[160]; /* /ls/walobj/<object> */
+    int refs;      /* index entries removed by this txn */
+    ls_kv_t kv;    /* current value, read by prepare */
+    char val[32];  /* new value */
 } ls_walref_t;
 
 typedef struct ls_walrefs {

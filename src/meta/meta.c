@@ -58,10 +58,11 @@ ls_meta_t *ls_meta_open(const char *url, char *err, int errlen)
         return ls_meta_sqlite_open(path, err, errlen);
     }
     if (strncmp(url, "etcd://", 7) == 0) return ls_meta_etcd_open(url, err, errlen);
-    snprintf(err, (size_t)errlen,
-             "unsupported metadata URL '%s' (expected sqlite:///abs/path.db, "
-             "sqlite://rel/path.db, etcd://host:port[,host:port...]/prefix, faulty+<url> or mem://)",
-             url);
+    snprintf(
+        err, (size_t)errlen,
+        "unsupported metadata URL '%s' (expected sqlite:///abs/path.db, "
+        "sqlite://rel/path.db, etcd://host:port[,host:port...]/prefix, faulty+<url> or mem://)",
+        url);
     return NULL;
 }
 
@@ -81,8 +82,8 @@ ls_status ls_meta_scan(ls_meta_t *m, const void *start, size_t slen, const void 
     return m->ops->scan(m, start, slen, end, elen, limit, reverse, out);
 }
 
-ls_status ls_meta_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
-                      const ls_meta_op_t *ops, size_t nops, int64_t *rev_out)
+ls_status ls_meta_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp, const ls_meta_op_t *ops,
+                      size_t nops, int64_t *rev_out)
 {
     return m->ops->txn(m, cmps, ncmp, ops, nops, rev_out);
 }
@@ -112,8 +113,7 @@ void ls_meta_watch_cancel(ls_meta_t *m, ls_meta_watch_t *w) { m->ops->watch_canc
 
 void ls_meta_close(ls_meta_t *m)
 {
-    if (m)
-        m->ops->close(m);
+    if (m) m->ops->close(m);
 }
 
 /* ---- convenience wrappers ---- */
@@ -204,7 +204,8 @@ ls_status ls_meta_counter_add(ls_meta_t *m, const char *key, int64_t delta, int6
             mod_rev = kv.mod_rev;
             ls_kv_free(&kv);
             if (bad) {
-                snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "counter %s holds a non-decimal value", key);
+                snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP,
+                         "counter %s holds a non-decimal value", key);
                 LS_ERROR("meta", "%s", ls_meta_errbuf());
                 return LS_ECORRUPT;
             }
@@ -304,8 +305,9 @@ ls_status ls_meta_txn_validate(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t n
                                const ls_meta_op_t *ops, size_t nops)
 {
     if (ncmp + nops > (size_t)m->ops->max_txn_ops) {
-        snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "txn has %zu compares + ops, more than the limit %d",
-                 ncmp + nops, m->ops->max_txn_ops);
+        snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP,
+                 "txn has %zu compares + ops, more than the limit %d", ncmp + nops,
+                 m->ops->max_txn_ops);
         return LS_EINVAL;
     }
     if ((ncmp && !cmps) || (nops && !ops)) return meta_invalid(m, "missing array", 0);
@@ -332,8 +334,7 @@ ls_status ls_meta_txn_validate(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t n
             if (op->klen && !op->key) return meta_invalid(m, "missing range start", i);
             if (op->elen && !op->end) return meta_invalid(m, "missing range end", i);
             break;
-        default:
-            return meta_invalid(m, "unknown op kind", i);
+        default: return meta_invalid(m, "unknown op kind", i);
         }
     }
     /* a key written twice in one txn is ambiguous: refuse like etcd does */
@@ -401,10 +402,7 @@ static void hub_batch_release(hub_batch_t *b)
     ls_free(b);
 }
 
-static hub_batch_t *hub_at(ls_meta_hub_t *h, size_t i)
-{
-    return h->ring[(h->start + i) % h->cap];
-}
+static hub_batch_t *hub_at(ls_meta_hub_t *h, size_t i) { return h->ring[(h->start + i) % h->cap]; }
 
 /* First retained batch with rev > after, or NULL. Caller holds mu. */
 static hub_batch_t *hub_find_after(ls_meta_hub_t *h, int64_t after)

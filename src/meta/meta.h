@@ -64,19 +64,19 @@ typedef struct ls_kv {
     size_t vlen;
     int64_t create_rev;
     int64_t mod_rev;
-    int64_t lease;       /* 0 = none */
+    int64_t lease; /* 0 = none */
 } ls_kv_t;
 
 typedef struct ls_kvlist {
     ls_kv_t *v;
     size_t n;
-    int more;            /* scan stopped at limit */
-    int64_t revision;    /* store revision the read observed */
+    int more;         /* scan stopped at limit */
+    int64_t revision; /* store revision the read observed */
 } ls_kvlist_t;
 
 typedef enum {
-    LS_META_CMP_MOD_REV,   /* key's mod_rev == rev (rev 0: key absent) */
-    LS_META_CMP_VALUE,     /* key's value == val */
+    LS_META_CMP_MOD_REV, /* key's mod_rev == rev (rev 0: key absent) */
+    LS_META_CMP_VALUE,   /* key's value == val */
 } ls_meta_cmp_kind;
 
 typedef struct ls_meta_cmp {
@@ -94,30 +94,29 @@ typedef struct ls_meta_op {
     ls_meta_op_kind kind;
     const void *key;
     size_t klen;
-    const void *val;      /* PUT */
+    const void *val; /* PUT */
     size_t vlen;
-    const void *end;      /* DEL_RANGE: [key, end) */
+    const void *end; /* DEL_RANGE: [key, end) */
     size_t elen;
-    int64_t lease;        /* PUT: attach to lease (0 = none) */
+    int64_t lease; /* PUT: attach to lease (0 = none) */
 } ls_meta_op_t;
 
 typedef enum { LS_META_EV_PUT, LS_META_EV_DEL } ls_meta_ev_kind;
 typedef struct ls_meta_event {
     ls_meta_ev_kind kind;
-    ls_kv_t kv;           /* for DEL: key and mod_rev of the deletion */
+    ls_kv_t kv; /* for DEL: key and mod_rev of the deletion */
 } ls_meta_event_t;
 /* Called from a backend thread with events in revision order. */
 typedef void (*ls_meta_watch_cb)(void *arg, const ls_meta_event_t *ev, size_t n);
 typedef struct ls_meta_watch ls_meta_watch_t;
 
-#define LS_META_MAX_TXN_OPS 128   /* etcd's default --max-txn-ops */
-
+#define LS_META_MAX_TXN_OPS 128 /* etcd's default --max-txn-ops */
 
 /* Error detail is per thread (issue 12 §4): a backend writes the detail of a
  * failed call into the calling thread's buffer, and the caller reads it on
  * the same thread right after the call, so a thread never reports another
  * thread's error. */
-const char *ls_meta_error(const ls_meta_t *m);   /* the detail of this thread's last failed call */
+const char *ls_meta_error(const ls_meta_t *m); /* the detail of this thread's last failed call */
 
 /* "sqlite:///abs/path.db", "sqlite://rel/path.db", "mem://",
  * "etcd://host:port[,host:port...]/prefix" (meta_etcd.h) */
@@ -128,15 +127,15 @@ ls_meta_t *ls_meta_mem_open(void);
 /* The interface (meta.c hands each call to the backend; the backend's table
  * is private to src/meta, meta_backend.h). */
 const char *ls_meta_backend_name(const ls_meta_t *m);
-int ls_meta_max_txn_ops(const ls_meta_t *m);   /* compares + ops one txn may hold */
+int ls_meta_max_txn_ops(const ls_meta_t *m); /* compares + ops one txn may hold */
 ls_status ls_meta_get_bytes(ls_meta_t *m, const void *key, size_t klen, ls_kv_t *out);
 /* Keys in [start, end) in ascending order (descending if reverse), at most
  * limit (0 = no limit). end NULL = no upper bound. */
 ls_status ls_meta_scan(ls_meta_t *m, const void *start, size_t slen, const void *end, size_t elen,
                        size_t limit, int reverse, ls_kvlist_t *out);
 /* On success *rev_out (may be NULL) is the revision the txn created. */
-ls_status ls_meta_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
-                      const ls_meta_op_t *ops, size_t nops, int64_t *rev_out);
+ls_status ls_meta_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp, const ls_meta_op_t *ops,
+                      size_t nops, int64_t *rev_out);
 ls_status ls_meta_lease_grant(ls_meta_t *m, int64_t ttl_ms, int64_t *lease_out);
 ls_status ls_meta_lease_keepalive(ls_meta_t *m, int64_t lease);
 ls_status ls_meta_lease_revoke(ls_meta_t *m, int64_t lease);
@@ -156,7 +155,7 @@ ls_status ls_meta_scan_prefix(ls_meta_t *m, const char *prefix, size_t limit, ls
 ls_status ls_meta_scan_from(ls_meta_t *m, const char *prefix, const char *from, size_t limit,
                             ls_kvlist_t *out);
 ls_status ls_meta_put(ls_meta_t *m, const char *key, const void *val, size_t vlen);
-ls_status ls_meta_del(ls_meta_t *m, const char *key);   /* absent key: LS_OK */
+ls_status ls_meta_del(ls_meta_t *m, const char *key); /* absent key: LS_OK */
 /* Atomically add delta to a decimal counter key and return the new value
  * (an absent key counts as 0; a non-decimal value is LS_ECORRUPT). */
 ls_status ls_meta_counter_add(ls_meta_t *m, const char *key, int64_t delta, int64_t *out);
@@ -167,6 +166,6 @@ size_t ls_meta_prefix_end(const void *prefix, size_t plen, uint8_t *out);
 
 void ls_kv_free(ls_kv_t *kv);
 void ls_kvlist_free(ls_kvlist_t *l);
-void ls_meta_close(ls_meta_t *m);   /* NULL: no-op */
+void ls_meta_close(ls_meta_t *m); /* NULL: no-op */
 
 #endif

@@ -79,9 +79,7 @@ typedef struct etcd_meta {
     size_t cur;
 } etcd_meta_t;
 
-
 /* ---- key mapping (base/base64.h) ---- */
-
 
 /* prefix + key as base64; an empty result becomes "\0" (etcd refuses empty keys). */
 static char *etcd_key(const etcd_meta_t *em, const void *key, size_t klen)
@@ -146,7 +144,8 @@ static int etcd_kv(const etcd_meta_t *em, const json_t *j, ls_kv_t *kv)
     uint8_t *kb, *vb = NULL;
     size_t kl, vl = 0;
     if (!k || ls_base64_decode(k, &kb, &kl) != 0) return -1;
-    if (kl < em->plen || memcmp(kb, em->pfx, em->plen) != 0 || (v && ls_base64_decode(v, &vb, &vl) != 0)) {
+    if (kl < em->plen || memcmp(kb, em->pfx, em->plen) != 0 ||
+        (v && ls_base64_decode(v, &vb, &vl) != 0)) {
         ls_free(kb);
         return -1;
     }
@@ -202,19 +201,13 @@ static void set_cur_ep(etcd_meta_t *em, size_t i)
 static ls_status grpc_status(int code)
 {
     switch (code) {
-    case GRPC_INVALID_ARGUMENT:
-        return LS_EINVAL;
-    case GRPC_NOT_FOUND:
-        return LS_ENOTFOUND;
-    case GRPC_OUT_OF_RANGE:
-        return LS_ERANGE;
-    case GRPC_EXHAUSTED:
-        return LS_ELIMIT;
+    case GRPC_INVALID_ARGUMENT: return LS_EINVAL;
+    case GRPC_NOT_FOUND: return LS_ENOTFOUND;
+    case GRPC_OUT_OF_RANGE: return LS_ERANGE;
+    case GRPC_EXHAUSTED: return LS_ELIMIT;
     case GRPC_DEADLINE:
-    case GRPC_UNAVAILABLE:
-        return LS_EAGAIN;
-    default:
-        return LS_EIO;
+    case GRPC_UNAVAILABLE: return LS_EAGAIN;
+    default: return LS_EIO;
     }
 }
 
@@ -266,8 +259,7 @@ static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int r
         if (rc != CURLE_OK) {
             ls_free(b.p);
             ls_curl_failure why_failed = ls_curl_classify(rc);
-            if (why_failed == LS_CURL_NOT_SENT ||
-                (read_only && why_failed == LS_CURL_MAYBE_SENT)) {
+            if (why_failed == LS_CURL_NOT_SENT || (read_only && why_failed == LS_CURL_MAYBE_SENT)) {
                 snprintf(why, sizeof why, "%s", curl_easy_strerror(rc));
                 st = LS_EAGAIN;
                 continue; /* next endpoint */
@@ -469,7 +461,8 @@ static ls_status etcd_lease_keepalive(ls_meta_t *m, int64_t lease)
         json_t *e = json_object_get(resp, "error");
         int code = (int)jget_i64(e, "grpc_code");
         if (!code) code = (int)jget_i64(e, "code");
-        snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "etcd lease keepalive %" PRId64 ": %.150s", lease,
+        snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "etcd lease keepalive %" PRId64 ": %.150s",
+                 lease,
                  e && json_string_value(json_object_get(e, "message"))
                      ? json_string_value(json_object_get(e, "message"))
                      : "no result");

@@ -49,12 +49,11 @@ static ls_status f_txn(ls_meta_t *m, const ls_meta_cmp_t *c, size_t nc, const ls
 {
     faulty_meta_t *f = (faulty_meta_t *)m;
     ls_fault_verdict_t v = before(f, OP_TXN);
-    if (v.fail)
-        return v.error;
+    if (v.fail) return v.error;
     ls_status st = ls_meta_txn(f->inner, c, nc, o, no, rev);
-    if (st != LS_OK || !v.lose_ack)
-        return st;
-    snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "injected fault: txn applied, acknowledgement lost");
+    if (st != LS_OK || !v.lose_ack) return st;
+    snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP,
+             "injected fault: txn applied, acknowledgement lost");
     return v.error;
 }
 
@@ -119,8 +118,7 @@ ls_meta_t *ls_meta_faulty_open(const char *url, char *err, int errlen)
     }
     char *inner_url = ls_strdup(url + 7);
     char *q = strchr(inner_url, '?');
-    if (q)
-        *q++ = 0;
+    if (q) *q++ = 0;
     faulty_meta_t *f = LS_NEW(faulty_meta_t);
     f->base.ops = &faulty_meta_ops;
     ls_fault_init(&f->fault, "faulty metadata", op_names, OP_N, 1u << OP_TXN, LS_EIO);
@@ -152,6 +150,5 @@ int ls_meta_faulty_set(ls_meta_t *m, const char *params, char *err, int errlen)
 void ls_meta_faulty_stats(ls_meta_t *m, ls_fault_stats_t *out)
 {
     memset(out, 0, sizeof *out);
-    if (m->ops == &faulty_meta_ops)
-        ls_fault_get_stats(&((faulty_meta_t *)m)->fault, out);
+    if (m->ops == &faulty_meta_ops) ls_fault_get_stats(&((faulty_meta_t *)m)->fault, out);
 }

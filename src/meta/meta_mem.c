@@ -213,7 +213,8 @@ static ls_status mem_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
         if (ops[i].kind != LS_META_OP_PUT || !ops[i].lease) continue;
         mem_lease_t *l = mem_lease_find(mm, ops[i].lease);
         if (!l || l->deadline_ms <= now) {
-            snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "lease %lld not found", (long long)ops[i].lease);
+            snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "lease %lld not found",
+                     (long long)ops[i].lease);
             st = LS_ENOTFOUND;
             goto unlock;
         }

@@ -136,16 +136,12 @@ static ls_status sq_fail(sq_meta_t *s, int rc, const char *what)
              sqlite3_errmsg(s->db), rc);
     LS_ERROR("meta", "%s", ls_meta_errbuf());
     switch (rc & 0xff) {
-    case SQLITE_FULL:
-        return LS_ENOSPC;
+    case SQLITE_FULL: return LS_ENOSPC;
     case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        return LS_EAGAIN;
+    case SQLITE_LOCKED: return LS_EAGAIN;
     case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-        return LS_ECORRUPT;
-    default:
-        return LS_EIO;
+    case SQLITE_NOTADB: return LS_ECORRUPT;
+    default: return LS_EIO;
     }
 }
 
@@ -435,7 +431,8 @@ static ls_status sq_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
             goto rollback;
         }
         if (!live) {
-            snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "lease %lld not found", (long long)ops[i].lease);
+            snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP, "lease %lld not found",
+                     (long long)ops[i].lease);
             res = LS_ENOTFOUND;
             goto rollback;
         }

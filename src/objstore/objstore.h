@@ -31,7 +31,7 @@ typedef struct ls_objstore ls_objstore_t;
 typedef struct ls_objinfo {
     char *key;
     uint64_t size;
-    int64_t mtime_ms;   /* wall-clock ms of last write */
+    int64_t mtime_ms; /* wall-clock ms of last write */
 } ls_objinfo_t;
 
 typedef struct ls_objstore_ops {
@@ -70,16 +70,16 @@ ls_objstore_t *ls_objstore_open(const char *url, int fsync_enabled, char *err, i
  * "not set": the backend falls back to the environment, then its default. */
 typedef struct ls_objstore_opts {
     int fsync_enabled;
-    const char *s3_endpoint;        /* http(s)://host[:port]; default AWS for the region */
-    const char *s3_region;          /* default $AWS_REGION, $AWS_DEFAULT_REGION, us-east-1 */
-    const char *s3_access_key;      /* default $AWS_ACCESS_KEY_ID */
-    const char *s3_secret_key;      /* default $AWS_SECRET_ACCESS_KEY */
-    const char *s3_session_token;   /* default $AWS_SESSION_TOKEN */
-    const char *s3_path_style;      /* auto | true | false */
-    const char *s3_create_only;     /* auto | true | false */
-    const char *s3_ca_file;         /* CA bundle for TLS verification */
-    int s3_tls_verify;              /* 1 (default) or 0 */
-    int s3_unsigned_payload;        /* 1: sign UNSIGNED-PAYLOAD instead of hashing bodies */
+    const char *s3_endpoint;      /* http(s)://host[:port]; default AWS for the region */
+    const char *s3_region;        /* default $AWS_REGION, $AWS_DEFAULT_REGION, us-east-1 */
+    const char *s3_access_key;    /* default $AWS_ACCESS_KEY_ID */
+    const char *s3_secret_key;    /* default $AWS_SECRET_ACCESS_KEY */
+    const char *s3_session_token; /* default $AWS_SESSION_TOKEN */
+    const char *s3_path_style;    /* auto | true | false */
+    const char *s3_create_only;   /* auto | true | false */
+    const char *s3_ca_file;       /* CA bundle for TLS verification */
+    int s3_tls_verify;            /* 1 (default) or 0 */
+    int s3_unsigned_payload;      /* 1: sign UNSIGNED-PAYLOAD instead of hashing bodies */
     int64_t s3_request_timeout_ms;
     int64_t s3_connect_timeout_ms;
     int64_t s3_max_connections;
@@ -106,18 +106,31 @@ ls_objstore_t *ls_objstore_mem_open(void);
 
 static inline ls_status ls_objstore_put(ls_objstore_t *os, const char *key, const struct iovec *iov,
                                         int iovcnt, int flags)
-{ return os->ops->put(os, key, iov, iovcnt, flags); }
+{
+    return os->ops->put(os, key, iov, iovcnt, flags);
+}
 static inline ls_status ls_objstore_get(ls_objstore_t *os, const char *key, uint64_t off,
                                         uint64_t len, ls_buf_t *out)
-{ return os->ops->get(os, key, off, len, out); }
+{
+    return os->ops->get(os, key, off, len, out);
+}
 static inline ls_status ls_objstore_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
-{ return os->ops->head(os, key, info); }
+{
+    return os->ops->head(os, key, info);
+}
 static inline ls_status ls_objstore_del(ls_objstore_t *os, const char *key)
-{ return os->ops->del(os, key); }
+{
+    return os->ops->del(os, key);
+}
 static inline ls_status ls_objstore_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **out,
                                          size_t *n)
-{ return os->ops->list(os, prefix, out, n); }
-static inline void ls_objstore_close(ls_objstore_t *os) { if (os) os->ops->close(os); }
+{
+    return os->ops->list(os, prefix, out, n);
+}
+static inline void ls_objstore_close(ls_objstore_t *os)
+{
+    if (os) os->ops->close(os);
+}
 static inline ls_status ls_objstore_del_many(ls_objstore_t *os, const char *const *keys, size_t n)
 {
     if (os->ops->del_many) return os->ops->del_many(os, keys, n);

@@ -37,13 +37,12 @@ static ls_status ack_lost(const ls_fault_verdict_t *v, const char *op, const cha
     return v->error;
 }
 
-static ls_status faulty_put(ls_objstore_t *os, const char *key, const struct iovec *iov,
-                            int iovcnt, int flags)
+static ls_status faulty_put(ls_objstore_t *os, const char *key, const struct iovec *iov, int iovcnt,
+                            int flags)
 {
     faulty_store_t *f = (faulty_store_t *)os;
     ls_fault_verdict_t v = before(f, OP_PUT);
-    if (v.fail)
-        return v.error;
+    if (v.fail) return v.error;
     ls_status st = ls_objstore_put(f->inner, key, iov, iovcnt, flags);
     return st == LS_OK && v.lose_ack ? ack_lost(&v, "put", key) : st;
 }
@@ -71,8 +70,7 @@ static ls_status faulty_del(ls_objstore_t *os, const char *key)
 {
     faulty_store_t *f = (faulty_store_t *)os;
     ls_fault_verdict_t v = before(f, OP_DEL);
-    if (v.fail)
-        return v.error;
+    if (v.fail) return v.error;
     ls_status st = ls_objstore_del(f->inner, key);
     return st == LS_OK && v.lose_ack ? ack_lost(&v, "del", key) : st;
 }
@@ -81,14 +79,12 @@ static ls_status faulty_del_many(ls_objstore_t *os, const char *const *keys, siz
 {
     faulty_store_t *f = (faulty_store_t *)os;
     ls_fault_verdict_t v = before(f, OP_DEL);
-    if (v.fail)
-        return v.error;
+    if (v.fail) return v.error;
     ls_status st = ls_objstore_del_many(f->inner, keys, n);
     return st == LS_OK && v.lose_ack ? ack_lost(&v, "del", n ? keys[0] : "") : st;
 }
 
-static ls_status faulty_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **out,
-                             size_t *n)
+static ls_status faulty_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **out, size_t *n)
 {
     faulty_store_t *f = (faulty_store_t *)os;
     ls_fault_verdict_t v = before(f, OP_LIST);
@@ -124,8 +120,7 @@ int ls_objstore_is_faulty(const ls_objstore_t *os) { return os && os->ops == &fa
 int ls_objstore_faulty_set(ls_objstore_t *os, const char *params, char *err, int errlen)
 {
     if (!ls_objstore_is_faulty(os)) {
-        if (err)
-            snprintf(err, (size_t)errlen, "not a faulty object store");
+        if (err) snprintf(err, (size_t)errlen, "not a faulty object store");
         return -1;
     }
     return ls_fault_configure(&((faulty_store_t *)os)->fault, params, NULL, err, errlen);
@@ -134,25 +129,23 @@ int ls_objstore_faulty_set(ls_objstore_t *os, const char *params, char *err, int
 void ls_objstore_faulty_stats(ls_objstore_t *os, ls_fault_stats_t *out)
 {
     memset(out, 0, sizeof *out);
-    if (ls_objstore_is_faulty(os))
-        ls_fault_get_stats(&((faulty_store_t *)os)->fault, out);
+    if (ls_objstore_is_faulty(os)) ls_fault_get_stats(&((faulty_store_t *)os)->fault, out);
 }
 
 ls_objstore_t *ls_objstore_faulty_open(const char *url, const ls_objstore_opts_t *o, char *err,
                                        int errlen)
 {
     if (!url || strncmp(url, "faulty+", 7) != 0) {
-        if (err)
-            snprintf(err, (size_t)errlen, "not a faulty+ URL");
+        if (err) snprintf(err, (size_t)errlen, "not a faulty+ URL");
         return NULL;
     }
     const char *inner_url = url + 7;
     const char *qm = strchr(inner_url, '?');
     faulty_store_t *f = LS_NEW(faulty_store_t);
     f->base.ops = &faulty_ops;
-    ls_fault_init(&f->fault, "faulty object store", op_names, OP_N,
-                  1u << OP_PUT | 1u << OP_DEL, LS_EAGAIN);
-    ls_buf_t rest;   /* the inner store's own parameters */
+    ls_fault_init(&f->fault, "faulty object store", op_names, OP_N, 1u << OP_PUT | 1u << OP_DEL,
+                  LS_EAGAIN);
+    ls_buf_t rest; /* the inner store's own parameters */
     ls_buf_init(&rest);
     if (qm && ls_fault_configure(&f->fault, qm + 1, &rest, err, errlen) != 0) {
         ls_buf_free(&rest);
@@ -160,8 +153,8 @@ ls_objstore_t *ls_objstore_faulty_open(const char *url, const ls_objstore_opts_t
         ls_free(f);
         return NULL;
     }
-    char *iu = qm ? ls_asprintf("%.*s%s%.*s", (int)(qm - inner_url), inner_url,
-                                rest.len ? "?" : "", (int)rest.len, (const char *)rest.data)
+    char *iu = qm ? ls_asprintf("%.*s%s%.*s", (int)(qm - inner_url), inner_url, rest.len ? "?" : "",
+                                (int)rest.len, (const char *)rest.data)
                   : ls_strdup(inner_url);
     ls_buf_free(&rest);
     f->inner = ls_objstore_open_opts(iu, o, err, errlen);

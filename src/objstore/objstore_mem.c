@@ -79,8 +79,8 @@ static ls_status mem_put(ls_objstore_t *os, const char *key, const struct iovec 
     size_t i = mem_lower_bound(ms, key);
     if (i < ms->n && strcmp(ms->objs[i].key, key) == 0) {
         if (flags & LS_OBJSTORE_PUT_CREATE_ONLY) {
-            snprintf(ls_objstore_errbuf(), LS_OBJSTORE_ERRMSG_CAP, "put %s: object exists (create-only)",
-                     key);
+            snprintf(ls_objstore_errbuf(), LS_OBJSTORE_ERRMSG_CAP,
+                     "put %s: object exists (create-only)", key);
             pthread_mutex_unlock(&ms->mu);
             ls_free(data);
             return LS_EEXISTS;

@@ -38,9 +38,9 @@
  * pool (at most max_connections; callers wait for a free one), so
  * concurrency is bounded and each handle keeps its connections alive
  * across requests (base/curl_pool.h, which also classifies transport
- * errors). Shared mutable state: the pool, the create-only probe result (probe_mu + atomic), the RNG
- * (atomic). Secrets are kept only here and in the signing step; messages
- * carry method, key, status, S3 error code and request id, never headers. */
+ * errors). Shared mutable state: the pool, the create-only probe result (probe_mu + atomic), the
+ * RNG (atomic). Secrets are kept only here and in the signing step; messages carry method, key,
+ * status, S3 error code and request id, never headers. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -71,28 +71,28 @@
 
 typedef struct s3_store {
     ls_objstore_t base;
-    ls_s3_config_t c;         /* as resolved at open (s3_config.h) */
-    int create_only_state;    /* atomic: -1 unknown, 0 ignored by server, 1 honoured */
+    ls_s3_config_t c;      /* as resolved at open (s3_config.h) */
+    int create_only_state; /* atomic: -1 unknown, 0 ignored by server, 1 honoured */
 
-    ls_curl_pool_t pool;      /* c.max_conns handles */
+    ls_curl_pool_t pool; /* c.max_conns handles */
 
     pthread_mutex_t probe_mu;
-    uint64_t rng;             /* atomic */
+    uint64_t rng;                 /* atomic */
     uint64_t nrequests, nretries; /* atomic, for diagnostics */
 } s3_store_t;
 
 /* One logical request (retried as a unit). */
 typedef struct s3_req {
     const char *method;
-    const char *key;           /* store-relative key; NULL: the bucket itself */
-    const char *query;         /* percent-encoded, or NULL */
-    const struct iovec *iov;   /* body */
+    const char *key;         /* store-relative key; NULL: the bucket itself */
+    const char *query;       /* percent-encoded, or NULL */
+    const struct iovec *iov; /* body */
     int iovcnt;
     uint64_t body_len;
-    const char *payload_hash;  /* NULL: computed from iov */
+    const char *payload_hash; /* NULL: computed from iov */
     ls_sigv4_hdr_t extra[4];
     int nextra;
-    ls_buf_t *out;             /* 2xx response body (NULL: discarded) */
+    ls_buf_t *out; /* 2xx response body (NULL: discarded) */
     uint64_t out_max;
     /* results of the last attempt */
     long status;
@@ -102,7 +102,7 @@ typedef struct s3_req {
     uint64_t clen;
     int has_clen;
     int64_t mtime_ms;
-    char code[64];             /* S3 <Code> of an error response */
+    char code[64]; /* S3 <Code> of an error response */
     char msg[160];
     char reqid[64];
     int overflow;
@@ -111,7 +111,6 @@ typedef struct s3_req {
     int cur;
     size_t cur_off;
 } s3_req_t;
-
 
 static void s3_set_err(s3_store_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void s3_set_err(s3_store_t *s, const char *fmt, ...)
@@ -144,8 +143,7 @@ static size_t on_read(char *buf, size_t size, size_t nitems, void *arg)
         const struct iovec *v = &r->iov[r->cur];
         size_t left = v->iov_len - r->cur_off;
         size_t k = left < cap - n ? left : cap - n;
-        if (k)
-            memcpy(buf + n, (const char *)v->iov_base + r->cur_off, k);
+        if (k) memcpy(buf + n, (const char *)v->iov_base + r->cur_off, k);
         n += k;
         r->cur_off += k;
         if (r->cur_off == v->iov_len) {
@@ -159,8 +157,7 @@ static size_t on_read(char *buf, size_t size, size_t nitems, void *arg)
 static int on_seek(void *arg, curl_off_t offset, int origin)
 {
     s3_req_t *r = arg;
-    if (origin != SEEK_SET || offset < 0)
-        return CURL_SEEKFUNC_CANTSEEK;
+    if (origin != SEEK_SET || offset < 0) return CURL_SEEKFUNC_CANTSEEK;
     uint64_t left = (uint64_t)offset;
     r->cur = 0;
     r->cur_off = 0;
@@ -168,8 +165,7 @@ static int on_seek(void *arg, curl_off_t offset, int origin)
         left -= r->iov[r->cur].iov_len;
         r->cur++;
     }
-    if (r->cur == r->iovcnt && left)
-        return CURL_SEEKFUNC_FAIL;
+    if (r->cur == r->iovcnt && left) return CURL_SEEKFUNC_FAIL;
     r->cur_off = (size_t)left;
     return CURL_SEEKFUNC_OK;
 }
@@ -179,8 +175,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *arg)
     s3_req_t *r = arg;
     size_t n = size * nmemb;
     if (r->status >= 200 && r->status < 300) {
-        if (!r->out)
-            return n;
+        if (!r->out) return n;
         if (r->out->len + n > r->out_max) {
             r->overflow = 1;
             return 0; /* aborts the transfer */
@@ -200,8 +195,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *arg)
 static int hdr_is(const char *line, size_t n, const char *name, const char **val, size_t *vlen)
 {
     size_t nl = strlen(name);
-    if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
-        return 0;
+    if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':') return 0;
     size_t i = nl + 1;
     while (i < n && (line[i] == ' ' || line[i] == '\t'))
         i++;
@@ -233,37 +227,35 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *arg)
         r->clen = strtoull(tmp, NULL, 10);
         r->has_clen = 1;
     } else if (hdr_is(line, n, "etag", &v, &vl)) {
-        snprintf(r->etag, sizeof r->etag, "%.*s", (int)(vl < sizeof r->etag - 1 ? vl : sizeof r->etag - 1), v);
+        snprintf(r->etag, sizeof r->etag, "%.*s",
+                 (int)(vl < sizeof r->etag - 1 ? vl : sizeof r->etag - 1), v);
     } else if (hdr_is(line, n, "x-amz-request-id", &v, &vl)) {
-        snprintf(r->reqid, sizeof r->reqid, "%.*s", (int)(vl < sizeof r->reqid - 1 ? vl : sizeof r->reqid - 1), v);
+        snprintf(r->reqid, sizeof r->reqid, "%.*s",
+                 (int)(vl < sizeof r->reqid - 1 ? vl : sizeof r->reqid - 1), v);
     } else if (hdr_is(line, n, "last-modified", &v, &vl)) {
         char tmp[64];
         snprintf(tmp, sizeof tmp, "%.*s", (int)(vl < 63 ? vl : 63), v);
         time_t t = curl_getdate(tmp, NULL);
-        if (t > 0)
-            r->mtime_ms = (int64_t)t * 1000;
+        if (t > 0) r->mtime_ms = (int64_t)t * 1000;
     }
     return n;
 }
 
 static int http_transient(const s3_req_t *r)
 {
-    if (r->status >= 500 || r->status == 429 || r->status == 408)
-        return 1;
-    static const char *const codes[] = {"SlowDown", "RequestTimeout", "Throttling",
-                                        "ThrottlingException", "RequestThrottled",
-                                        "InternalError", "ServiceUnavailable"};
+    if (r->status >= 500 || r->status == 429 || r->status == 408) return 1;
+    static const char *const codes[] = {
+        "SlowDown",         "RequestTimeout", "Throttling",        "ThrottlingException",
+        "RequestThrottled", "InternalError",  "ServiceUnavailable"};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
-        if (strcmp(r->code, codes[i]) == 0)
-            return 1;
+        if (strcmp(r->code, codes[i]) == 0) return 1;
     return 0;
 }
 
 /* The request's path before encoding: path_base "/" prefix key. */
 static char *req_path(s3_store_t *s, const s3_req_t *r)
 {
-    if (!r->key)
-        return ls_strdup(s->c.path_base[0] ? s->c.path_base : "/");
+    if (!r->key) return ls_strdup(s->c.path_base[0] ? s->c.path_base : "/");
     return ls_asprintf("%s/%s%s", s->c.path_base, s->c.prefix, r->key);
 }
 
@@ -278,8 +270,7 @@ static void s3_attempt(s3_store_t *s, CURL *c, s3_req_t *r, const char *path,
     h[nh++] = (ls_sigv4_hdr_t){"host", s->c.host_hdr};
     h[nh++] = (ls_sigv4_hdr_t){"x-amz-content-sha256", payload_hash};
     h[nh++] = (ls_sigv4_hdr_t){"x-amz-date", date};
-    if (s->c.session_token)
-        h[nh++] = (ls_sigv4_hdr_t){"x-amz-security-token", s->c.session_token};
+    if (s->c.session_token) h[nh++] = (ls_sigv4_hdr_t){"x-amz-security-token", s->c.session_token};
     for (int i = 0; i < r->nextra; i++)
         h[nh++] = r->extra[i];
     ls_sigv4_req_t sr = {r->method, path, r->query, h, nh, payload_hash};
@@ -301,16 +292,14 @@ static void s3_attempt(s3_store_t *s, CURL *c, s3_req_t *r, const char *path,
     hl = curl_slist_append(hl, (const char *)auth.data);
     hl = curl_slist_append(hl, "Expect:");
     hl = curl_slist_append(hl, "Accept:");
-    if (!hl)
-        LS_PANIC("s3: curl_slist_append failed (out of memory)");
+    if (!hl) LS_PANIC("s3: curl_slist_append failed (out of memory)");
     memset(auth.data, 0, auth.len);
     ls_buf_free(&auth);
 
     line.len = 0;
     ls_buf_printf(&line, "%s", s->c.scheme_host);
     ls_sigv4_uri_encode(&line, path, strlen(path), 0);
-    if (r->query && *r->query)
-        ls_buf_printf(&line, "?%s", r->query);
+    if (r->query && *r->query) ls_buf_printf(&line, "?%s", r->query);
     ls_buf_append_u8(&line, 0);
 
     curl_easy_reset(c);
@@ -324,8 +313,7 @@ static void s3_attempt(s3_store_t *s, CURL *c, s3_req_t *r, const char *path,
     curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, s->c.tls_verify ? 1L : 0L);
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, s->c.tls_verify ? 2L : 0L);
-    if (s->c.ca_file)
-        curl_easy_setopt(c, CURLOPT_CAINFO, s->c.ca_file);
+    if (s->c.ca_file) curl_easy_setopt(c, CURLOPT_CAINFO, s->c.ca_file);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
@@ -340,8 +328,7 @@ static void s3_attempt(s3_store_t *s, CURL *c, s3_req_t *r, const char *path,
         curl_easy_setopt(c, CURLOPT_READDATA, r);
         curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
         curl_easy_setopt(c, CURLOPT_SEEKDATA, r);
-        if (strcmp(r->method, "POST") == 0)
-            curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "POST");
+        if (strcmp(r->method, "POST") == 0) curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "POST");
     } else if (strcmp(r->method, "GET") != 0) {
         curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
     }
@@ -354,8 +341,7 @@ static void s3_attempt(s3_store_t *s, CURL *c, s3_req_t *r, const char *path,
     r->errbody.len = 0;
     r->cur = 0;
     r->cur_off = 0;
-    if (r->out)
-        r->out->len = 0;
+    if (r->out) r->out->len = 0;
     r->cc = curl_easy_perform(c);
     if (r->cc == CURLE_OK) {
         long code = 0;
@@ -363,9 +349,9 @@ static void s3_attempt(s3_store_t *s, CURL *c, s3_req_t *r, const char *path,
         r->status = code;
         if (code >= 300 && r->errbody.len) {
             ls_s3_xml_first((const char *)r->errbody.data, r->errbody.len, "Code", r->code,
-                      sizeof r->code);
+                            sizeof r->code);
             ls_s3_xml_first((const char *)r->errbody.data, r->errbody.len, "Message", r->msg,
-                      sizeof r->msg);
+                            sizeof r->msg);
         }
     }
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
@@ -398,13 +384,13 @@ static ls_status s3_request(s3_store_t *s, s3_req_t *r)
         __atomic_add_fetch(&s->nrequests, 1, __ATOMIC_RELAXED);
         s3_attempt(s, c, r, path, ph);
         /* every request is idempotent as sent: retry whatever may have failed in transit */
-        int transient = r->cc != CURLE_OK ? ls_curl_classify(r->cc) != LS_CURL_PERMANENT
-                                          : http_transient(r);
-        if (r->cc == CURLE_OK && !transient)
-            break;
+        int transient =
+            r->cc != CURLE_OK ? ls_curl_classify(r->cc) != LS_CURL_PERMANENT : http_transient(r);
+        if (r->cc == CURLE_OK && !transient) break;
         if (!transient) {
             s3_set_err(s, "%s %s: %s%s", r->method, r->key ? r->key : "(bucket)",
-                       curl_easy_strerror(r->cc), r->overflow ? " (response larger than expected)" : "");
+                       curl_easy_strerror(r->cc),
+                       r->overflow ? " (response larger than expected)" : "");
             st = LS_EIO;
             break;
         }
@@ -421,8 +407,7 @@ static ls_status s3_request(s3_store_t *s, s3_req_t *r)
         /* equal jitter: half the backoff fixed, half random */
         int shift = r->attempts - 1 < 20 ? r->attempts - 1 : 20;
         long b = s->c.backoff_ms << shift;
-        if (b > s->c.backoff_max_ms || b <= 0)
-            b = s->c.backoff_max_ms;
+        if (b > s->c.backoff_max_ms || b <= 0) b = s->c.backoff_max_ms;
         long d = b / 2 + (long)(s3_rand(s) % (uint64_t)(b / 2 + 1));
         __atomic_add_fetch(&s->nretries, 1, __ATOMIC_RELAXED);
         LS_DEBUG("objstore", "s3: %s %s: %s; retry %d in %ld ms", r->method,
@@ -435,21 +420,18 @@ static ls_status s3_request(s3_store_t *s, s3_req_t *r)
     }
     ls_curl_pool_put(&s->pool, c);
     ls_free(path);
-    if (st != LS_OK)
-        LS_WARN_RL("objstore", "s3: %s", ls_objstore_errbuf());
+    if (st != LS_OK) LS_WARN_RL("objstore", "s3: %s", ls_objstore_errbuf());
     return st;
 }
 
 /* Maps a final response that is not a success to a status, with a message. */
 static ls_status s3_fail(s3_store_t *s, s3_req_t *r)
 {
-    s3_set_err(s, "%s %s: HTTP %ld%s%s%s%s%s%s", r->method, r->key ? r->key : "(bucket)",
-               r->status, r->code[0] ? " " : "", r->code, r->msg[0] ? ": " : "", r->msg,
+    s3_set_err(s, "%s %s: HTTP %ld%s%s%s%s%s%s", r->method, r->key ? r->key : "(bucket)", r->status,
+               r->code[0] ? " " : "", r->code, r->msg[0] ? ": " : "", r->msg,
                r->reqid[0] ? " request-id " : "", r->reqid);
-    if (r->status == 404 && strcmp(r->code, "NoSuchBucket") != 0)
-        return LS_ENOTFOUND;
-    if (r->status == 412)
-        return LS_EEXISTS;
+    if (r->status == 404 && strcmp(r->code, "NoSuchBucket") != 0) return LS_ENOTFOUND;
+    if (r->status == 412) return LS_EEXISTS;
     LS_WARN_RL("objstore", "s3: %s", ls_objstore_errbuf());
     return LS_EIO;
 }
@@ -471,8 +453,7 @@ static ls_status s3_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
 {
     s3_store_t *s = (s3_store_t *)os;
     ls_status st = check_key(s, key);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     s3_req_t r = {.method = "HEAD", .key = key};
     st = s3_request(s, &r);
     if (st == LS_OK) {
@@ -493,8 +474,7 @@ static ls_status s3_get(ls_objstore_t *os, const char *key, uint64_t off, uint64
 {
     s3_store_t *s = (s3_store_t *)os;
     ls_status st = check_key(s, key);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     out->len = 0;
     if (len == 0) {
         ls_objinfo_t info;
@@ -514,14 +494,12 @@ static ls_status s3_get(ls_objstore_t *os, const char *key, uint64_t off, uint64
     st = s3_request(s, &r);
     if (st == LS_OK) {
         if (r.status == 206) {
-            if (out->len > len)
-                out->len = (size_t)len;
+            if (out->len > len) out->len = (size_t)len;
         } else if (r.status == 200) {
             if (r.nextra) { /* Range ignored */
                 size_t from = off < out->len ? (size_t)off : out->len;
                 size_t n = out->len - from;
-                if (n > len)
-                    n = (size_t)len;
+                if (n > len) n = (size_t)len;
                 memmove(out->data, out->data + from, n);
                 out->len = n;
             }
@@ -599,12 +577,11 @@ static void create_only_plan(s3_store_t *s, int *hdr, int *head)
     *head = state != 1;
 }
 
-static ls_status s3_put_single(s3_store_t *s, const char *key, const struct iovec *iov,
-                               int iovcnt, uint64_t total, int create_only, int send_hdr)
+static ls_status s3_put_single(s3_store_t *s, const char *key, const struct iovec *iov, int iovcnt,
+                               uint64_t total, int create_only, int send_hdr)
 {
     s3_req_t r = {.method = "PUT", .key = key, .iov = iov, .iovcnt = iovcnt, .body_len = total};
-    if (create_only && send_hdr)
-        r.extra[r.nextra++] = (ls_sigv4_hdr_t){"if-none-match", "*"};
+    if (create_only && send_hdr) r.extra[r.nextra++] = (ls_sigv4_hdr_t){"if-none-match", "*"};
     ls_status st = s3_request(s, &r);
     if (st == LS_OK && r.status != 200) {
         if (r.status == 412 && r.attempts > 1 && s3_is_ours(s, key, iov, iovcnt)) {
@@ -652,8 +629,9 @@ static void s3_abort_upload(s3_store_t *s, const char *key, const char *upload_q
     s3_req_t r = {.method = "DELETE", .key = key, .query = upload_q};
     ls_status st = s3_request(s, &r);
     if (st != LS_OK || (r.status != 204 && r.status != 200 && r.status != 404))
-        LS_WARN("objstore", "s3: aborting multipart upload of %s failed (HTTP %ld %s); the "
-                            "bucket's lifecycle rule for incomplete uploads must clean it up",
+        LS_WARN("objstore",
+                "s3: aborting multipart upload of %s failed (HTTP %ld %s); the "
+                "bucket's lifecycle rule for incomplete uploads must clean it up",
                 key, r.status, r.code);
     s3_req_done(&r);
 }
@@ -669,17 +647,15 @@ static ls_status s3_put_multipart(s3_store_t *s, const char *key, const struct i
     if (create_only) {
         create_only_plan(s, &hdr, &head);
         ls_status st = s3_absent(s, key); /* servers may ignore the header on complete */
-        if (st != LS_OK)
-            return st;
+        if (st != LS_OK) return st;
     }
     /* initiate */
     ls_buf_t xml;
     ls_buf_init(&xml);
-    s3_req_t r = {.method = "POST", .key = key, .query = "uploads=", .out = &xml,
-                  .out_max = 1 << 20};
+    s3_req_t r = {
+        .method = "POST", .key = key, .query = "uploads=", .out = &xml, .out_max = 1 << 20};
     ls_status st = s3_request(s, &r);
-    if (st == LS_OK && r.status != 200)
-        st = s3_fail(s, &r);
+    if (st == LS_OK && r.status != 200) st = s3_fail(s, &r);
     s3_req_done(&r);
     char upload_id[512];
     if (st == LS_OK) {
@@ -701,7 +677,7 @@ static ls_status s3_put_multipart(s3_store_t *s, const char *key, const struct i
     const char *upload_q = (const char *)uq.data;
 
     /* parts, in order */
-    char (*etags)[96] = ls_calloc((size_t)nparts, sizeof *etags);
+    char(*etags)[96] = ls_calloc((size_t)nparts, sizeof *etags);
     for (int p = 0; p < nparts && st == LS_OK; p++) {
         uint64_t from = (uint64_t)p * psize;
         uint64_t n = total - from < psize ? total - from : psize;
@@ -713,17 +689,15 @@ static ls_status s3_put_multipart(s3_store_t *s, const char *key, const struct i
         int cnt;
         struct iovec *sub = iov_slice(iov, iovcnt, from, n, &cnt);
         char *q = ls_asprintf("partNumber=%d&%s", p + 1, upload_q);
-        s3_req_t pr = {.method = "PUT", .key = key, .query = q, .iov = sub, .iovcnt = cnt,
-                       .body_len = n};
+        s3_req_t pr = {
+            .method = "PUT", .key = key, .query = q, .iov = sub, .iovcnt = cnt, .body_len = n};
         st = s3_request(s, &pr);
-        if (st == LS_OK && pr.status != 200)
-            st = s3_fail(s, &pr);
+        if (st == LS_OK && pr.status != 200) st = s3_fail(s, &pr);
         if (st == LS_OK && !pr.etag[0]) {
             s3_set_err(s, "put %s: part %d answered without an ETag", key, p + 1);
             st = LS_EIO;
         }
-        if (st == LS_OK)
-            memcpy(etags[p], pr.etag, sizeof etags[p]);
+        if (st == LS_OK) memcpy(etags[p], pr.etag, sizeof etags[p]);
         s3_req_done(&pr);
         ls_free(q);
         ls_free(sub);
@@ -741,13 +715,17 @@ static ls_status s3_put_multipart(s3_store_t *s, const char *key, const struct i
         }
         ls_buf_printf(&body, "</CompleteMultipartUpload>");
         struct iovec bv = {body.data, body.len};
-        s3_req_t cr = {.method = "POST", .key = key, .query = upload_q, .iov = &bv, .iovcnt = 1,
-                       .body_len = body.len, .out = &xml, .out_max = 1 << 20};
-        if (create_only && hdr)
-            cr.extra[cr.nextra++] = (ls_sigv4_hdr_t){"if-none-match", "*"};
+        s3_req_t cr = {.method = "POST",
+                       .key = key,
+                       .query = upload_q,
+                       .iov = &bv,
+                       .iovcnt = 1,
+                       .body_len = body.len,
+                       .out = &xml,
+                       .out_max = 1 << 20};
+        if (create_only && hdr) cr.extra[cr.nextra++] = (ls_sigv4_hdr_t){"if-none-match", "*"};
         st = s3_request(s, &cr);
-        if (st == LS_OK && cr.status != 200)
-            st = s3_fail(s, &cr);
+        if (st == LS_OK && cr.status != 200) st = s3_fail(s, &cr);
         if (st == LS_OK) {
             /* a 200 may still carry an <Error> (S3 reports late failures so) */
             char code[64];
@@ -761,8 +739,7 @@ static ls_status s3_put_multipart(s3_store_t *s, const char *key, const struct i
         s3_req_done(&cr);
         ls_buf_free(&body);
     }
-    if (st != LS_OK)
-        s3_abort_upload(s, key, upload_q);
+    if (st != LS_OK) s3_abort_upload(s, key, upload_q);
     ls_free(etags);
     ls_buf_free(&uq);
     ls_buf_free(&xml);
@@ -774,23 +751,20 @@ static ls_status s3_put(ls_objstore_t *os, const char *key, const struct iovec *
 {
     s3_store_t *s = (s3_store_t *)os;
     ls_status st = check_key(s, key);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     if (iovcnt < 0 || (iovcnt > 0 && !iov) || (flags & ~LS_OBJSTORE_PUT_CREATE_ONLY)) {
         s3_set_err(s, "put %s: invalid arguments", key);
         return LS_EINVAL;
     }
     int create_only = flags & LS_OBJSTORE_PUT_CREATE_ONLY;
     uint64_t total = iov_total(iov, iovcnt);
-    if (total > s->c.mp_threshold)
-        return s3_put_multipart(s, key, iov, iovcnt, total, create_only);
+    if (total > s->c.mp_threshold) return s3_put_multipart(s, key, iov, iovcnt, total, create_only);
     int hdr = 0, head = 0;
     if (create_only) {
         create_only_plan(s, &hdr, &head);
         if (head) {
             st = s3_absent(s, key);
-            if (st != LS_OK)
-                return st;
+            if (st != LS_OK) return st;
         }
     }
     return s3_put_single(s, key, iov, iovcnt, total, create_only, hdr);
@@ -800,8 +774,7 @@ static ls_status s3_put(ls_objstore_t *os, const char *key, const struct iovec *
  * PUT? Transport failures leave the answer unknown (asked again later). */
 static void s3_probe_create_only(s3_store_t *s)
 {
-    if (__atomic_load_n(&s->create_only_state, __ATOMIC_ACQUIRE) != -1)
-        return;
+    if (__atomic_load_n(&s->create_only_state, __ATOMIC_ACQUIRE) != -1) return;
     pthread_mutex_lock(&s->probe_mu);
     if (__atomic_load_n(&s->create_only_state, __ATOMIC_ACQUIRE) != -1) {
         pthread_mutex_unlock(&s->probe_mu);
@@ -843,12 +816,10 @@ static ls_status s3_del(ls_objstore_t *os, const char *key)
 {
     s3_store_t *s = (s3_store_t *)os;
     ls_status st = check_key(s, key);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     s3_req_t r = {.method = "DELETE", .key = key};
     st = s3_request(s, &r);
-    if (st == LS_OK && r.status != 204 && r.status != 200 && r.status != 404)
-        st = s3_fail(s, &r);
+    if (st == LS_OK && r.status != 204 && r.status != 200 && r.status != 404) st = s3_fail(s, &r);
     s3_req_done(&r);
     return st;
 }
@@ -857,8 +828,7 @@ static ls_status s3_del_many(ls_objstore_t *os, const char *const *keys, size_t 
 {
     s3_store_t *s = (s3_store_t *)os;
     for (size_t i = 0; i < n; i++)
-        if (check_key(s, keys[i]) != LS_OK)
-            return LS_EINVAL;
+        if (check_key(s, keys[i]) != LS_OK) return LS_EINVAL;
     ls_status st = LS_OK;
     for (size_t at = 0; at < n && st == LS_OK; at += S3_DELETE_BATCH) {
         size_t m = n - at < S3_DELETE_BATCH ? n - at : S3_DELETE_BATCH;
@@ -873,8 +843,14 @@ static ls_status s3_del_many(ls_objstore_t *os, const char *const *keys, size_t 
         struct iovec bv = {body.data, body.len};
         char md5[25];
         ls_md5_iov(&bv, 1, NULL, md5);
-        s3_req_t r = {.method = "POST", .key = NULL, .query = "delete=", .iov = &bv,
-                      .iovcnt = 1, .body_len = body.len, .out = &resp, .out_max = S3_XML_MAX};
+        s3_req_t r = {.method = "POST",
+                      .key = NULL,
+                      .query = "delete=",
+                      .iov = &bv,
+                      .iovcnt = 1,
+                      .body_len = body.len,
+                      .out = &resp,
+                      .out_max = S3_XML_MAX};
         r.extra[r.nextra++] = (ls_sigv4_hdr_t){"content-md5", md5};
         r.extra[r.nextra++] = (ls_sigv4_hdr_t){"content-type", "application/xml"};
         st = s3_request(s, &r);
@@ -890,8 +866,7 @@ static ls_status s3_del_many(ls_objstore_t *os, const char *const *keys, size_t 
                 char code[64], k[LS_OBJSTORE_KEY_MAX + 1];
                 ls_s3_xml_first((const char *)resp.data + vs, vl, "Code", code, sizeof code);
                 ls_s3_xml_first((const char *)resp.data + vs, vl, "Key", k, sizeof k);
-                if (strcmp(code, "NoSuchKey") == 0)
-                    continue;
+                if (strcmp(code, "NoSuchKey") == 0) continue;
                 s3_set_err(s, "delete %s: %s", k, code);
                 st = LS_EIO;
                 break;
@@ -939,14 +914,15 @@ static ls_status s3_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **o
         ls_buf_printf(&q, "list-type=2&max-keys=%d&prefix=", s->c.list_page);
         ls_sigv4_uri_encode(&q, full, strlen(full), 1);
         ls_buf_append_u8(&q, 0);
-        s3_req_t r = {.method = "GET", .key = NULL, .query = (const char *)q.data, .out = &xml,
+        s3_req_t r = {.method = "GET",
+                      .key = NULL,
+                      .query = (const char *)q.data,
+                      .out = &xml,
                       .out_max = S3_XML_MAX};
         st = s3_request(s, &r);
-        if (st == LS_OK && r.status != 200)
-            st = s3_fail(s, &r);
+        if (st == LS_OK && r.status != 200) st = s3_fail(s, &r);
         s3_req_done(&r);
-        if (st != LS_OK)
-            break;
+        if (st != LS_OK) break;
         const char *x = (const char *)xml.data;
         size_t xl = xml.len, pos = 0, vs, vl;
         while (ls_s3_xml_next(x, xl, &pos, "Contents", &vs, &vl)) {
@@ -967,8 +943,7 @@ static ls_status s3_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **o
         }
         char trunc[16];
         ls_s3_xml_first(x, xl, "IsTruncated", trunc, sizeof trunc);
-        if (strcmp(trunc, "true") != 0)
-            break;
+        if (strcmp(trunc, "true") != 0) break;
         char next[1024];
         ls_s3_xml_first(x, xl, "NextContinuationToken", next, sizeof next);
         if (!next[0] || page > 1000000) {
@@ -987,8 +962,7 @@ static ls_status s3_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **o
         ls_objinfo_free(v, n);
         return st;
     }
-    if (n > 1)
-        qsort(v, n, sizeof *v, info_cmp); /* S3 sorts already; other servers may not */
+    if (n > 1) qsort(v, n, sizeof *v, info_cmp); /* S3 sorts already; other servers may not */
     *out = v;
     *nout = n;
     return LS_OK;
@@ -999,8 +973,7 @@ static ls_status s3_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **o
 ls_status ls_objstore_s3_client_props(ls_objstore_t *os, char **endpoint, char **region,
                                       int *path_style)
 {
-    if (!os || os->ops->put != s3_put)
-        return LS_EINVAL;
+    if (!os || os->ops->put != s3_put) return LS_EINVAL;
     const s3_store_t *s = (const s3_store_t *)os;
     /* virtual-hosted requests go to <bucket>.<host>: the endpoint is <host> */
     const char *sep = strstr(s->c.scheme_host, "://");
@@ -1015,8 +988,7 @@ ls_status ls_objstore_s3_client_props(ls_objstore_t *os, char **endpoint, char *
 ls_status ls_objstore_s3_count_uploads(ls_objstore_t *os, const char *prefix, size_t *count)
 {
     *count = 0;
-    if (!os || os->ops->put != s3_put)
-        return LS_EINVAL;
+    if (!os || os->ops->put != s3_put) return LS_EINVAL;
     s3_store_t *s = (s3_store_t *)os;
     char *full = ls_asprintf("%s%s", s->c.prefix, prefix ? prefix : "");
     ls_buf_t q, xml;
@@ -1026,11 +998,13 @@ ls_status ls_objstore_s3_count_uploads(ls_objstore_t *os, const char *prefix, si
     ls_sigv4_uri_encode(&q, full, strlen(full), 1);
     ls_buf_printf(&q, "&uploads=");
     ls_buf_append_u8(&q, 0);
-    s3_req_t r = {.method = "GET", .key = NULL, .query = (const char *)q.data, .out = &xml,
+    s3_req_t r = {.method = "GET",
+                  .key = NULL,
+                  .query = (const char *)q.data,
+                  .out = &xml,
                   .out_max = S3_XML_MAX};
     ls_status st = s3_request(s, &r);
-    if (st == LS_OK && r.status != 200)
-        st = s3_fail(s, &r);
+    if (st == LS_OK && r.status != 200) st = s3_fail(s, &r);
     if (st == LS_OK) {
         size_t pos = 0, vs, vl;
         while (ls_s3_xml_next((const char *)xml.data, xml.len, &pos, "Upload", &vs, &vl))
@@ -1082,8 +1056,7 @@ ls_objstore_t *ls_objstore_s3_open(const char *url, const ls_objstore_opts_t *o,
     pthread_mutex_init(&s->probe_mu, NULL);
     ls_curl_pool_init(&s->pool, s->c.max_conns, s->c.max_conns);
     s->rng = ((uint64_t)getpid() << 32) ^ (uint64_t)ls_clock_mono_us() ^ (uint64_t)(uintptr_t)s;
-    if (!s->rng)
-        s->rng = 1;
+    if (!s->rng) s->rng = 1;
     LS_INFO("objstore", "s3: bucket %s prefix '%s' at %s (%s, region %s, create-only %s)",
             s->c.bucket, s->c.prefix, s->c.scheme_host,
             s->c.path_style ? "path style" : "virtual-hosted", s->c.region,

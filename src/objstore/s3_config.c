@@ -49,16 +49,17 @@ static int parse_num(const char *v, int64_t *out)
     char *end;
     errno = 0;
     long long x = strtoll(v, &end, 10);
-    if (errno || end == v)
-        return -1;
+    if (errno || end == v) return -1;
     int64_t mul = 1;
-    if (*end == 'k' || *end == 'K') mul = 1 << 10, end++;
-    else if (*end == 'm' || *end == 'M') mul = 1 << 20, end++;
-    else if (*end == 'g' || *end == 'G') mul = 1 << 30, end++;
+    if (*end == 'k' || *end == 'K')
+        mul = 1 << 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        mul = 1 << 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        mul = 1 << 30, end++;
     if (*end == 'i' || *end == 'I') end++;
     if (*end == 'b' || *end == 'B') end++;
-    if (*end || x < 0)
-        return -1;
+    if (*end || x < 0) return -1;
     *out = (int64_t)x * mul;
     return 0;
 }
@@ -66,7 +67,10 @@ static int parse_num(const char *v, int64_t *out)
 /* Applies one URL query option. */
 static int apply_query_opt(s3_params_t *p, const char *k, const char *v, char *err, int errlen)
 {
-    struct { const char *name; int64_t *field; } nums[] = {
+    struct {
+        const char *name;
+        int64_t *field;
+    } nums[] = {
         {"request_timeout_ms", &p->request_timeout_ms},
         {"connect_timeout_ms", &p->connect_timeout_ms},
         {"max_connections", &p->max_connections},
@@ -130,8 +134,7 @@ static int apply_query_param(void *arg, const char *k, const char *v, const char
 static const char *env_first(const char *a, const char *b)
 {
     const char *v = a ? getenv(a) : NULL;
-    if (v && *v)
-        return v;
+    if (v && *v) return v;
     v = b ? getenv(b) : NULL;
     return v && *v ? v : NULL;
 }
@@ -139,8 +142,7 @@ static const char *env_first(const char *a, const char *b)
 static int bucket_ok(const char *b)
 {
     size_t n = strlen(b);
-    if (n < 1 || n > 255)
-        return 0;
+    if (n < 1 || n > 255) return 0;
     for (const char *p = b; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
               *p == '.' || *p == '-' || *p == '_'))
@@ -148,12 +150,11 @@ static int bucket_ok(const char *b)
     return 1;
 }
 
-int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_config_t *c,
-                         char *err, int errlen)
+int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_config_t *c, char *err,
+                         int errlen)
 {
     char dummy[8];
-    if (!err || errlen <= 0)
-        err = dummy, errlen = sizeof dummy;
+    if (!err || errlen <= 0) err = dummy, errlen = sizeof dummy;
     err[0] = 0;
     ls_objstore_opts_t defaults;
     if (!o) {
@@ -171,12 +172,16 @@ int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_con
         .path_style = o->s3_path_style ? ls_strdup(o->s3_path_style) : NULL,
         .create_only = o->s3_create_only ? ls_strdup(o->s3_create_only) : NULL,
         .ca_file = o->s3_ca_file ? ls_strdup(o->s3_ca_file) : NULL,
-        .tls_verify = o->s3_tls_verify, .unsigned_payload = o->s3_unsigned_payload,
+        .tls_verify = o->s3_tls_verify,
+        .unsigned_payload = o->s3_unsigned_payload,
         .request_timeout_ms = o->s3_request_timeout_ms,
         .connect_timeout_ms = o->s3_connect_timeout_ms,
-        .max_connections = o->s3_max_connections, .max_retries = o->s3_max_retries,
-        .backoff_ms = o->s3_retry_backoff_ms, .backoff_max_ms = o->s3_retry_backoff_max_ms,
-        .mp_threshold = o->s3_multipart_threshold, .part_size = o->s3_multipart_part_size,
+        .max_connections = o->s3_max_connections,
+        .max_retries = o->s3_max_retries,
+        .backoff_ms = o->s3_retry_backoff_ms,
+        .backoff_max_ms = o->s3_retry_backoff_max_ms,
+        .mp_threshold = o->s3_multipart_threshold,
+        .part_size = o->s3_multipart_part_size,
         .list_page = -1,
     };
     const char *rest = url + 5;
@@ -215,8 +220,8 @@ int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_con
     c->region = ls_strdup(region ? region : "us-east-1");
     const char *ak = o->s3_access_key ? o->s3_access_key : env_first("AWS_ACCESS_KEY_ID", NULL);
     const char *sk = o->s3_secret_key ? o->s3_secret_key : env_first("AWS_SECRET_ACCESS_KEY", NULL);
-    const char *tok = o->s3_session_token ? o->s3_session_token
-                                          : env_first("AWS_SESSION_TOKEN", NULL);
+    const char *tok =
+        o->s3_session_token ? o->s3_session_token : env_first("AWS_SESSION_TOKEN", NULL);
     if (!ak || !sk) {
         snprintf(err, (size_t)errlen,
                  "s3: no credentials (set s3.access.key and s3.secret.key, or "
@@ -279,21 +284,21 @@ int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_con
     c->unsigned_payload = p.unsigned_payload > 0;
     c->request_timeout_ms = p.request_timeout_ms > 0 ? (long)p.request_timeout_ms : 30000;
     c->connect_timeout_ms = p.connect_timeout_ms > 0 ? (long)p.connect_timeout_ms : 5000;
-    c->max_conns = p.max_connections > 0 ? (int)(p.max_connections < 1024 ? p.max_connections : 1024) : 32;
+    c->max_conns =
+        p.max_connections > 0 ? (int)(p.max_connections < 1024 ? p.max_connections : 1024) : 32;
     c->max_retries = p.max_retries >= 0 ? (int)(p.max_retries < 100 ? p.max_retries : 100) : 5;
     c->backoff_ms = p.backoff_ms > 0 ? (long)p.backoff_ms : 50;
     c->backoff_max_ms = p.backoff_max_ms > 0 ? (long)p.backoff_max_ms : 2000;
     c->mp_threshold = p.mp_threshold > 0 ? (uint64_t)p.mp_threshold : (uint64_t)32 << 20;
     c->part_size = p.part_size > 0 ? (uint64_t)p.part_size : (uint64_t)8 << 20;
     c->list_page = p.list_page > 0 ? (int)(p.list_page < 1000 ? p.list_page : 1000) : 1000;
-    c->test_fail_part = p.test_fail_part > 0 && p.test_fail_part < LS_S3_MAX_PARTS
-                            ? (int)p.test_fail_part : 0;
+    c->test_fail_part =
+        p.test_fail_part > 0 && p.test_fail_part < LS_S3_MAX_PARTS ? (int)p.test_fail_part : 0;
     if (c->part_size < ((uint64_t)5 << 20) || c->part_size > ((uint64_t)5 << 30)) {
         snprintf(err, (size_t)errlen, "s3 multipart part size must be 5MiB..5GiB");
         goto fail;
     }
-    if (c->mp_threshold < c->part_size)
-        c->mp_threshold = c->part_size;
+    if (c->mp_threshold < c->part_size) c->mp_threshold = c->part_size;
     if (c->mp_threshold > ((uint64_t)5 << 30))
         c->mp_threshold = (uint64_t)5 << 30; /* S3's single-PUT limit */
     ls_free(loc);

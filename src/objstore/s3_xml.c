@@ -9,29 +9,25 @@
 #include <time.h>
 
 int ls_s3_xml_next(const char *buf, size_t len, size_t *pos, const char *tag, size_t *vs,
-                    size_t *vlen)
+                   size_t *vlen)
 {
     char open[80], close[80];
     size_t tl = strlen(tag);
-    if (tl + 4 > sizeof open)
-        return 0;
+    if (tl + 4 > sizeof open) return 0;
     snprintf(open, sizeof open, "<%s", tag);
     snprintf(close, sizeof close, "</%s>", tag);
     size_t p = *pos;
     while (p < len) {
         const char *o = memmem(buf + p, len - p, open, tl + 1);
-        if (!o)
-            return 0;
+        if (!o) return 0;
         size_t after = (size_t)(o - buf) + tl + 1;
-        if (after >= len)
-            return 0;
+        if (after >= len) return 0;
         if (buf[after] != '>' && buf[after] != ' ') {
             p = after; /* a longer tag name with this prefix */
             continue;
         }
         const char *gt = memchr(buf + after, '>', len - after);
-        if (!gt)
-            return 0;
+        if (!gt) return 0;
         size_t cs = (size_t)(gt - buf) + 1;
         if (gt[-1] == '/') { /* <tag/>: empty */
             *vs = cs;
@@ -40,8 +36,7 @@ int ls_s3_xml_next(const char *buf, size_t len, size_t *pos, const char *tag, si
             return 1;
         }
         const char *c = memmem(buf + cs, len - cs, close, tl + 3);
-        if (!c)
-            return 0;
+        if (!c) return 0;
         *vs = cs;
         *vlen = (size_t)(c - buf) - cs;
         *pos = (size_t)(c - buf) + tl + 3;
@@ -52,12 +47,13 @@ int ls_s3_xml_next(const char *buf, size_t len, size_t *pos, const char *tag, si
 
 int ls_s3_xml_text(const char *p, size_t n, char *out, size_t cap)
 {
-    static const struct { const char *e; char c; } ents[] = {
-        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+    static const struct {
+        const char *e;
+        char c;
+    } ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
     size_t o = 0;
     for (size_t i = 0; i < n;) {
-        if (o + 1 >= cap)
-            return -1;
+        if (o + 1 >= cap) return -1;
         if (p[i] != '&') {
             out[o++] = p[i++];
             continue;
@@ -78,24 +74,21 @@ int ls_s3_xml_text(const char *p, size_t n, char *out, size_t cap)
             unsigned v = 0;
             size_t digits = 0;
             while (j < n && p[j] != ';' && digits < 6) {
-                int d = p[j] >= '0' && p[j] <= '9'   ? p[j] - '0'
+                int d = p[j] >= '0' && p[j] <= '9'          ? p[j] - '0'
                         : hex && p[j] >= 'a' && p[j] <= 'f' ? p[j] - 'a' + 10
                         : hex && p[j] >= 'A' && p[j] <= 'F' ? p[j] - 'A' + 10
                                                             : -1;
-                if (d < 0)
-                    return -1;
+                if (d < 0) return -1;
                 v = v * (hex ? 16u : 10u) + (unsigned)d;
                 j++;
                 digits++;
             }
-            if (j >= n || p[j] != ';' || !digits || v == 0 || v > 127)
-                return -1;
+            if (j >= n || p[j] != ';' || !digits || v == 0 || v > 127) return -1;
             out[o++] = (char)v;
             i = j + 1;
             done = 1;
         }
-        if (!done)
-            return -1;
+        if (!done) return -1;
     }
     out[o] = 0;
     return 0;
@@ -105,7 +98,8 @@ void ls_s3_xml_first(const char *buf, size_t len, const char *tag, char *out, si
 {
     size_t pos = 0, vs, vl;
     out[0] = 0;
-    if (ls_s3_xml_next(buf, len, &pos, tag, &vs, &vl) && ls_s3_xml_text(buf + vs, vl, out, cap) != 0)
+    if (ls_s3_xml_next(buf, len, &pos, tag, &vs, &vl) &&
+        ls_s3_xml_text(buf + vs, vl, out, cap) != 0)
         out[0] = 0;
 }
 

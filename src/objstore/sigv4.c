@@ -28,12 +28,10 @@ static void digest_iov(const EVP_MD *md, const struct iovec *iov, int iovcnt, un
                        unsigned int *dlen)
 {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    if (!ctx)
-        LS_PANIC("sigv4: EVP_MD_CTX_new failed (out of memory)");
+    if (!ctx) LS_PANIC("sigv4: EVP_MD_CTX_new failed (out of memory)");
     EVP_DigestInit_ex(ctx, md, NULL);
     for (int i = 0; i < iovcnt; i++)
-        if (iov[i].iov_len)
-            EVP_DigestUpdate(ctx, iov[i].iov_base, iov[i].iov_len);
+        if (iov[i].iov_len) EVP_DigestUpdate(ctx, iov[i].iov_base, iov[i].iov_len);
     EVP_DigestFinal_ex(ctx, dig, dlen);
     EVP_MD_CTX_free(ctx);
 }
@@ -57,10 +55,8 @@ void ls_md5_iov(const struct iovec *iov, int iovcnt, char hex[33], char b64[25])
     unsigned char dig[EVP_MAX_MD_SIZE];
     unsigned int dlen = 0;
     digest_iov(EVP_md5(), iov, iovcnt, dig, &dlen);
-    if (hex)
-        to_hex(dig, dlen, hex);
-    if (b64)
-        EVP_EncodeBlock((unsigned char *)b64, dig, (int)dlen);
+    if (hex) to_hex(dig, dlen, hex);
+    if (b64) EVP_EncodeBlock((unsigned char *)b64, dig, (int)dlen);
 }
 
 void ls_sigv4_date(time_t t, char out[17])
@@ -84,8 +80,8 @@ void ls_sigv4_uri_encode(ls_buf_t *out, const char *s, size_t n, int encode_slas
             out->data[out->len++] = ch;
         } else {
             out->data[out->len++] = '%';
-            out->data[out->len++] = (uint8_t)"0123456789ABCDEF"[ch >> 4];
-            out->data[out->len++] = (uint8_t)"0123456789ABCDEF"[ch & 15];
+            out->data[out->len++] = (uint8_t) "0123456789ABCDEF"[ch >> 4];
+            out->data[out->len++] = (uint8_t) "0123456789ABCDEF"[ch & 15];
         }
     }
 }
@@ -117,7 +113,7 @@ static void uri_decode(const char *s, size_t n, ls_buf_t *out)
 }
 
 typedef struct kv_s {
-    char *k, *v;   /* encoded */
+    char *k, *v; /* encoded */
 } kv_s_t;
 
 static int kv_cmp(const void *a, const void *b)
@@ -142,8 +138,7 @@ static char *encode_dup(const char *s, size_t n)
 
 static void canonical_query(const char *q, ls_buf_t *out)
 {
-    if (!q || !*q)
-        return;
+    if (!q || !*q) return;
     size_t cap = 1;
     for (const char *p = q; *p; p++)
         cap += *p == '&';
@@ -161,8 +156,7 @@ static void canonical_query(const char *q, ls_buf_t *out)
             n++;
         }
         p += len;
-        if (*p == '&')
-            p++;
+        if (*p == '&') p++;
     }
     qsort(v, n, sizeof *v, kv_cmp);
     for (size_t i = 0; i < n; i++) {
@@ -174,8 +168,8 @@ static void canonical_query(const char *q, ls_buf_t *out)
 }
 
 typedef struct hdr_s {
-    char *name;    /* lower-case */
-    char *value;   /* trimmed, runs of spaces collapsed */
+    char *name;  /* lower-case */
+    char *value; /* trimmed, runs of spaces collapsed */
 } hdr_s_t;
 
 static int hdr_cmp(const void *a, const void *b)
@@ -194,8 +188,7 @@ static char *hdr_value(const char *s)
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
         char ch = s[i] == '\t' ? ' ' : s[i];
-        if (ch == ' ' && o && out[o - 1] == ' ')
-            continue;
+        if (ch == ' ' && o && out[o - 1] == ' ') continue;
         out[o++] = ch;
     }
     out[o] = 0;
@@ -208,12 +201,10 @@ static void hmac(const void *key, size_t klen, const char *msg, size_t mlen, uns
     HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)msg, mlen, out, &olen);
 }
 
-int ls_sigv4_authorization(const ls_sigv4_req_t *r, const ls_sigv4_cred_t *c,
-                           const char *amz_date, ls_buf_t *out, ls_buf_t *creq_out,
-                           ls_buf_t *sts_out)
+int ls_sigv4_authorization(const ls_sigv4_req_t *r, const ls_sigv4_cred_t *c, const char *amz_date,
+                           ls_buf_t *out, ls_buf_t *creq_out, ls_buf_t *sts_out)
 {
-    if (!amz_date || strlen(amz_date) != 16 || amz_date[8] != 'T')
-        return -1;
+    if (!amz_date || strlen(amz_date) != 16 || amz_date[8] != 'T') return -1;
     char day[9];
     memcpy(day, amz_date, 8);
     day[8] = 0;
@@ -261,8 +252,8 @@ int ls_sigv4_authorization(const ls_sigv4_req_t *r, const ls_sigv4_cred_t *c,
     ls_sha256_hex(creq.data, creq.len, creq_hash);
     ls_buf_t sts;
     ls_buf_init(&sts);
-    ls_buf_printf(&sts, "AWS4-HMAC-SHA256\n%s\n%s/%s/%s/aws4_request\n%s", amz_date, day,
-                  c->region, c->service, creq_hash);
+    ls_buf_printf(&sts, "AWS4-HMAC-SHA256\n%s\n%s/%s/%s/aws4_request\n%s", amz_date, day, c->region,
+                  c->service, creq_hash);
 
     /* signing key: HMAC chain over date, region, service, "aws4_request" */
     unsigned char k[32], k2[32];
@@ -280,14 +271,13 @@ int ls_sigv4_authorization(const ls_sigv4_req_t *r, const ls_sigv4_cred_t *c,
     char sighex[65];
     to_hex(sig, 32, sighex);
 
-    ls_buf_printf(out, "AWS4-HMAC-SHA256 Credential=%s/%s/%s/%s/aws4_request, SignedHeaders=%s, "
-                       "Signature=%s",
+    ls_buf_printf(out,
+                  "AWS4-HMAC-SHA256 Credential=%s/%s/%s/%s/aws4_request, SignedHeaders=%s, "
+                  "Signature=%s",
                   c->access_key, day, c->region, c->service, (const char *)signed_hdrs.data,
                   sighex);
-    if (creq_out)
-        ls_buf_append(creq_out, creq.data, creq.len);
-    if (sts_out)
-        ls_buf_append(sts_out, sts.data, sts.len);
+    if (creq_out) ls_buf_append(creq_out, creq.data, creq.len);
+    if (sts_out) ls_buf_append(sts_out, sts.data, sts.len);
     ls_buf_free(&signed_hdrs);
     ls_buf_free(&creq);
     ls_buf_free(&sts);

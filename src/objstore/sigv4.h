@@ -21,32 +21,32 @@
 #define LS_SIGV4_UNSIGNED "UNSIGNED-PAYLOAD"
 
 typedef struct ls_sigv4_hdr {
-    const char *name;   /* any case */
+    const char *name; /* any case */
     const char *value;
 } ls_sigv4_hdr_t;
 
 typedef struct ls_sigv4_req {
-    const char *method;          /* "GET", "PUT", ... */
-    const char *path;            /* raw (unencoded) absolute path, e.g. "/bucket/a b" */
-    const char *query;           /* query string as sent (percent-encoded), or NULL */
-    const ls_sigv4_hdr_t *hdrs;  /* every header to sign, including host and x-amz-date */
+    const char *method;         /* "GET", "PUT", ... */
+    const char *path;           /* raw (unencoded) absolute path, e.g. "/bucket/a b" */
+    const char *query;          /* query string as sent (percent-encoded), or NULL */
+    const ls_sigv4_hdr_t *hdrs; /* every header to sign, including host and x-amz-date */
     int nhdrs;
-    const char *payload_hash;    /* hex SHA-256 of the body, or LS_SIGV4_UNSIGNED */
+    const char *payload_hash; /* hex SHA-256 of the body, or LS_SIGV4_UNSIGNED */
 } ls_sigv4_req_t;
 
 typedef struct ls_sigv4_cred {
     const char *access_key;
     const char *secret_key;
     const char *region;
-    const char *service;         /* "s3" */
+    const char *service; /* "s3" */
 } ls_sigv4_cred_t;
 
 /* Appends the Authorization header value to *out. amz_date is the request's
  * x-amz-date ("YYYYMMDDTHHMMSSZ"). creq / sts, when not NULL, receive the
  * canonical request and the string to sign (for tests). Returns 0, or -1 on
  * malformed input (bad date). */
-int ls_sigv4_authorization(const ls_sigv4_req_t *r, const ls_sigv4_cred_t *c,
-                           const char *amz_date, ls_buf_t *out, ls_buf_t *creq, ls_buf_t *sts);
+int ls_sigv4_authorization(const ls_sigv4_req_t *r, const ls_sigv4_cred_t *c, const char *amz_date,
+                           ls_buf_t *out, ls_buf_t *creq, ls_buf_t *sts);
 
 /* x-amz-date for a wall-clock time: "YYYYMMDDTHHMMSSZ" (17 bytes with NUL). */
 void ls_sigv4_date(time_t t, char out[17]);

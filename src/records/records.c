@@ -101,8 +101,7 @@ static uint64_t rd_uleb(rb_reader_t *r, int maxbytes, int bits, const char *what
             return 0;
         }
         v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return v;
+        if (!(b & 0x80)) return v;
     }
     rd_fail(r, "%s: varint longer than %d bytes", what, maxbytes); /* not reached */
     return 0;
@@ -127,10 +126,8 @@ static const uint8_t *rd_bytes(rb_reader_t *r, bool nullable, int32_t *lenp, con
 {
     int32_t len = rd_varint(r, what);
     *lenp = len;
-    if (r->err[0])
-        return NULL;
-    if (len == -1 && nullable)
-        return NULL;
+    if (r->err[0]) return NULL;
+    if (len == -1 && nullable) return NULL;
     if (len < 0) {
         rd_fail(r, "%s: invalid length %d", what, (int)len);
         return NULL;
@@ -205,8 +202,7 @@ static ls_rb_result batch_check(const uint8_t *p, size_t avail, size_t max_batch
     uint32_t stored = ls_be32_get(p + LS_RB_OFF_CRC);
     uint32_t computed = ls_crc32c(0, p + LS_RB_OFF_ATTRIBUTES, size - LS_RB_OFF_ATTRIBUTES);
     if (stored != computed) {
-        snprintf(reason, rlen, "CRC mismatch (stored 0x%08x, computed 0x%08x)", stored,
-                 computed);
+        snprintf(reason, rlen, "CRC mismatch (stored 0x%08x, computed 0x%08x)", stored, computed);
         return LS_RB_CORRUPT;
     }
     if (bi->codec > LS_CODEC_ZSTD) {
@@ -227,9 +223,9 @@ typedef int (*rb_cb)(void *arg, const ls_record_view_t *rec);
 /* Parses the records section p[0..n) of a batch. With cb == NULL it only
  * checks; otherwise it calls cb per record (stopping when cb returns non-zero).
  * strict: produce-path rule offsetDelta == index. */
-static ls_rb_result records_parse(const uint8_t *p, size_t n, ls_batch_info_t *bi,
-                                  bool strict, rb_cb cb, void *arg, int32_t *first_null_key,
-                                  char *reason, size_t rlen)
+static ls_rb_result records_parse(const uint8_t *p, size_t n, ls_batch_info_t *bi, bool strict,
+                                  rb_cb cb, void *arg, int32_t *first_null_key, char *reason,
+                                  size_t rlen)
 {
     if (first_null_key) {
         *first_null_key = -1;
@@ -248,13 +244,11 @@ static ls_rb_result records_parse(const uint8_t *p, size_t n, ls_batch_info_t *b
         rb_reader_t r;
         rd_init(&r, p + pos, p + n);
         int32_t len = rd_varint(&r, "length");
-        if (!r.err[0] && len < 0)
-            rd_fail(&r, "negative length %d", (int)len);
+        if (!r.err[0] && len < 0) rd_fail(&r, "negative length %d", (int)len);
         if (!r.err[0] && (size_t)len > rd_left(&r))
             rd_fail(&r, "length %d exceeds the %zu bytes left", (int)len, rd_left(&r));
         if (r.err[0]) {
-            snprintf(reason, rlen, "record %d at byte %zu of the records: %s", (int)i, pos,
-                     r.err);
+            snprintf(reason, rlen, "record %d at byte %zu of the records: %s", (int)i, pos, r.err);
             return LS_RB_INVALID;
         }
         const uint8_t *body_end = r.p + len;
@@ -290,21 +284,18 @@ static ls_rb_result records_parse(const uint8_t *p, size_t n, ls_batch_info_t *b
             rd_fail(&r, "offsetDelta %lld is not in (%lld, %d]", (long long)v.offset_delta,
                     (long long)prev_delta, (int)bi->last_offset_delta);
         if (r.err[0]) {
-            snprintf(reason, rlen, "record %d at byte %zu of the records: %s", (int)i, pos,
-                     r.err);
+            snprintf(reason, rlen, "record %d at byte %zu of the records: %s", (int)i, pos, r.err);
             return LS_RB_INVALID;
         }
         prev_delta = v.offset_delta;
         pos = (size_t)(body_end - p);
-        if (first_null_key) {   /* the produce-path extras */
-            if (*first_null_key < 0 && v.key_len < 0)
-                *first_null_key = i;
+        if (first_null_key) { /* the produce-path extras */
+            if (*first_null_key < 0 && v.key_len < 0) *first_null_key = i;
             int64_t ts = (int64_t)((uint64_t)bi->base_timestamp + (uint64_t)ts_delta);
             if (ts == -1) { /* NO_TIMESTAMP: Kafka does not bound it */
             } else if (ts < bi->min_record_ts)
                 bi->min_record_ts = ts;
-            if (ts != -1 && ts > bi->max_record_ts)
-                bi->max_record_ts = ts;
+            if (ts != -1 && ts > bi->max_record_ts) bi->max_record_ts = ts;
         }
         if (cb) {
             /* LogAppendTime batches: every record's time is the batch's
@@ -312,8 +303,7 @@ static ls_rb_result records_parse(const uint8_t *p, size_t n, ls_batch_info_t *b
             v.timestamp = bi->timestamp_log_append
                               ? bi->max_timestamp
                               : (int64_t)((uint64_t)bi->base_timestamp + (uint64_t)ts_delta);
-            if (cb(arg, &v))
-                return LS_RB_OK;
+            if (cb(arg, &v)) return LS_RB_OK;
         }
     }
     if (pos != n) {
@@ -336,9 +326,9 @@ static size_t rb_decompress_cap(size_t max_batch_bytes)
 }
 
 /* Records section of a checked batch, decompressed into tmp when needed. */
-static ls_rb_result records_section(const uint8_t *batch, const ls_batch_info_t *bi,
-                                    size_t max_out, ls_buf_t *tmp, const uint8_t **recs,
-                                    size_t *nrecs, char *reason, size_t rlen)
+static ls_rb_result records_section(const uint8_t *batch, const ls_batch_info_t *bi, size_t max_out,
+                                    ls_buf_t *tmp, const uint8_t **recs, size_t *nrecs,
+                                    char *reason, size_t rlen)
 {
     const uint8_t *in = batch + LS_RB_HEADER_SIZE;
     size_t inlen = bi->size - LS_RB_HEADER_SIZE;
@@ -373,8 +363,7 @@ ls_rb_result ls_records_validate(const uint8_t *p, size_t len, size_t max_batch_
     ls_buf_init(&tmp);
     size_t pos = 0;
     int nb = 0;
-    if (ninfos)
-        *ninfos = 0;
+    if (ninfos) *ninfos = 0;
     if (len == 0) {
         snprintf(reason, sizeof reason, "no record batches");
         res = LS_RB_INVALID;
@@ -383,8 +372,7 @@ ls_rb_result ls_records_validate(const uint8_t *p, size_t len, size_t max_batch_
     for (; pos < len; nb++) {
         ls_batch_info_t bi;
         res = batch_check(p + pos, len - pos, max_batch_bytes, &bi, reason, sizeof reason);
-        if (res != LS_RB_OK)
-            goto report;
+        if (res != LS_RB_OK) goto report;
         bi.pos = pos;
         if (nb >= max_infos) {
             snprintf(reason, sizeof reason, "more than %d record batches", max_infos);
@@ -399,26 +387,21 @@ ls_rb_result ls_records_validate(const uint8_t *p, size_t len, size_t max_batch_
         if (bi.last_offset_delta != bi.record_count - 1) {
             snprintf(reason, sizeof reason,
                      "lastOffsetDelta %d does not match record count %d (expected %d)",
-                     (int)bi.last_offset_delta, (int)bi.record_count,
-                     (int)(bi.record_count - 1));
+                     (int)bi.last_offset_delta, (int)bi.record_count, (int)(bi.record_count - 1));
             res = LS_RB_INVALID;
             goto report;
         }
         const uint8_t *recs;
         size_t nrecs;
         tmp.len = 0;
-        res = records_section(p + pos, &bi, rb_decompress_cap(max_batch_bytes), &tmp, &recs,
-                              &nrecs, reason, sizeof reason);
-        if (res != LS_RB_OK)
-            goto report;
+        res = records_section(p + pos, &bi, rb_decompress_cap(max_batch_bytes), &tmp, &recs, &nrecs,
+                              reason, sizeof reason);
+        if (res != LS_RB_OK) goto report;
         res = records_parse(recs, nrecs, &bi, true, NULL, NULL, &bi.first_null_key, reason,
                             sizeof reason);
-        if (res != LS_RB_OK)
-            goto report;
-        if (infos)
-            infos[nb] = bi;
-        if (ninfos)
-            *ninfos = nb + 1;
+        if (res != LS_RB_OK) goto report;
+        if (infos) infos[nb] = bi;
+        if (ninfos) *ninfos = nb + 1;
         pos += bi.size;
     }
 report:
@@ -434,16 +417,13 @@ ls_rb_result ls_records_foreach(const uint8_t *batch, size_t len, size_t max_dec
     char reason[RB_REASON_MAX + 64];
     ls_batch_info_t bi;
     ls_rb_result res = batch_check(batch, len, SIZE_MAX, &bi, reason, sizeof reason);
-    if (res != LS_RB_OK)
-        return res;
+    if (res != LS_RB_OK) return res;
     ls_buf_t tmp;
     ls_buf_init(&tmp);
     const uint8_t *recs;
     size_t nrecs;
-    res = records_section(batch, &bi, max_decompressed, &tmp, &recs, &nrecs, reason,
-                          sizeof reason);
-    if (res != LS_RB_OK)
-        goto free_tmp;
+    res = records_section(batch, &bi, max_decompressed, &tmp, &recs, &nrecs, reason, sizeof reason);
+    if (res != LS_RB_OK) goto free_tmp;
     /* Check the whole batch before the first callback, so a consumer (the
      * table writer) never sees half of a batch that turns out to be bad. */
     res = records_parse(recs, nrecs, &bi, false, NULL, NULL, NULL, reason, sizeof reason);
@@ -463,8 +443,7 @@ int ls_record_header_next(const uint8_t **pos, const uint8_t *end, ls_record_hea
     int32_t klen, vlen;
     const uint8_t *k = rd_bytes(&r, false, &klen, "header key");
     const uint8_t *v = rd_bytes(&r, true, &vlen, "header value");
-    if (r.err[0])
-        return -1;
+    if (r.err[0]) return -1;
     h->key = (const char *)k;
     h->key_len = klen;
     h->value = v;

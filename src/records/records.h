@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LS_RB_HEADER_SIZE 61          /* bytes up to and including the record count */
+#define LS_RB_HEADER_SIZE 61 /* bytes up to and including the record count */
 #define LS_RB_OFF_BASE_OFFSET 0
 #define LS_RB_OFF_LENGTH 8
 #define LS_RB_OFF_LEADER_EPOCH 12
@@ -39,16 +39,16 @@
 #define LS_RB_MAX_DECOMPRESSED ((size_t)256 << 20)
 
 typedef struct ls_batch_info {
-    size_t pos;               /* byte position of this batch in the validated blob */
-    size_t size;              /* 12 + batchLength */
+    size_t pos;  /* byte position of this batch in the validated blob */
+    size_t size; /* 12 + batchLength */
     int64_t base_offset;
     int32_t leader_epoch;
     int8_t magic;
     int16_t attributes;
-    int codec;                /* attributes & 7 */
-    bool timestamp_log_append;/* attributes bit 3 */
-    bool transactional;       /* bit 4 */
-    bool control;             /* bit 5 */
+    int codec;                 /* attributes & 7 */
+    bool timestamp_log_append; /* attributes bit 3 */
+    bool transactional;        /* bit 4 */
+    bool control;              /* bit 5 */
     int32_t last_offset_delta;
     int64_t base_timestamp;
     int64_t max_timestamp;
@@ -56,20 +56,21 @@ typedef struct ls_batch_info {
     int16_t producer_epoch;
     int32_t base_sequence;
     int32_t record_count;
-    int32_t first_null_key;   /* ls_records_validate: index of the first record
-                                 without a key, -1 if every record has one */
-    int64_t min_record_ts, max_record_ts;   /* ls_records_validate: the records'
-                                 own timestamps (baseTimestamp + delta) */
+    int32_t first_null_key;               /* ls_records_validate: index of the first record
+                                             without a key, -1 if every record has one */
+    int64_t min_record_ts, max_record_ts; /* ls_records_validate: the records'
+                               own timestamps (baseTimestamp + delta) */
 } ls_batch_info_t;
 
 /* Outcome classes, mapped to Kafka error codes at the handler. */
 typedef enum {
     LS_RB_OK = 0,
-    LS_RB_CORRUPT,            /* CRC mismatch, truncated batch, bad lengths: CORRUPT_MESSAGE (2) */
-    LS_RB_INVALID,            /* well-formed but semantically wrong (counts, deltas, varints): INVALID_RECORD (87) */
-    LS_RB_BAD_MAGIC,          /* magic != 2: UNSUPPORTED_FOR_MESSAGE_FORMAT (43) */
-    LS_RB_TOO_LARGE,          /* a batch exceeds max_batch_bytes: MESSAGE_TOO_LARGE (10) */
-    LS_RB_BAD_CODEC,          /* unknown codec id (5..7): CORRUPT_MESSAGE (2) */
+    LS_RB_CORRUPT,   /* CRC mismatch, truncated batch, bad lengths: CORRUPT_MESSAGE (2) */
+    LS_RB_INVALID,   /* well-formed but semantically wrong (counts, deltas, varints): INVALID_RECORD
+                        (87) */
+    LS_RB_BAD_MAGIC, /* magic != 2: UNSUPPORTED_FOR_MESSAGE_FORMAT (43) */
+    LS_RB_TOO_LARGE, /* a batch exceeds max_batch_bytes: MESSAGE_TOO_LARGE (10) */
+    LS_RB_BAD_CODEC, /* unknown codec id (5..7): CORRUPT_MESSAGE (2) */
 } ls_rb_result;
 
 /* Parses just the fixed header at p (len >= LS_RB_HEADER_SIZE). */
@@ -91,14 +92,14 @@ ls_rb_result ls_records_validate(const uint8_t *p, size_t len, size_t max_batch_
 /* One decoded record (views into the batch or its decompressed copy). */
 typedef struct ls_record_view {
     int64_t offset_delta;
-    int64_t timestamp;        /* absolute: baseTimestamp + delta (maxTimestamp in
-                                 LogAppendTime batches, as Kafka consumers see it) */
-    const uint8_t *key;       /* NULL when null */
-    int32_t key_len;          /* -1 when null */
+    int64_t timestamp;  /* absolute: baseTimestamp + delta (maxTimestamp in
+                           LogAppendTime batches, as Kafka consumers see it) */
+    const uint8_t *key; /* NULL when null */
+    int32_t key_len;    /* -1 when null */
     const uint8_t *value;
     int32_t value_len;
     int32_t header_count;
-    const uint8_t *headers;   /* raw header bytes, header_count entries */
+    const uint8_t *headers; /* raw header bytes, header_count entries */
     size_t headers_len;
 } ls_record_view_t;
 
@@ -115,8 +116,8 @@ ls_rb_result ls_records_foreach(const uint8_t *batch, size_t len, size_t max_dec
 typedef struct ls_record_header {
     const char *key;
     int32_t key_len;
-    const uint8_t *value;     /* NULL when null */
-    int32_t value_len;        /* -1 when null */
+    const uint8_t *value; /* NULL when null */
+    int32_t value_len;    /* -1 when null */
 } ls_record_header_t;
 /* Decodes the header at *pos (advancing it); -1 on malformed bytes. Records
  * that passed ls_records_foreach always decode. */

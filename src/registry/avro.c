@@ -40,10 +40,7 @@ static const char *const KIND_NAMES[] = {
     [LS_AVRO_UNION] = "union", [LS_AVRO_FIXED] = "fixed",
 };
 
-const char *ls_avro_kind_name(ls_avro_kind k)
-{
-    return KIND_NAMES[k];
-}
+const char *ls_avro_kind_name(ls_avro_kind k) { return KIND_NAMES[k]; }
 
 /* ---- arena ----------------------------------------------------------------- */
 
@@ -57,10 +54,7 @@ static void *own(ls_avro_schema_t *s, void *p)
     return p;
 }
 
-static char *own_str(ls_avro_schema_t *s, const char *str)
-{
-    return own(s, ls_strdup(str));
-}
+static char *own_str(ls_avro_schema_t *s, const char *str) { return own(s, ls_strdup(str)); }
 
 static ls_avro_node_t *new_node(ls_avro_schema_t *s, ls_avro_kind k)
 {
@@ -79,10 +73,7 @@ void ls_avro_free(ls_avro_schema_t *s)
     ls_free(s);
 }
 
-const ls_avro_node_t *ls_avro_root(const ls_avro_schema_t *s)
-{
-    return s->root;
-}
+const ls_avro_node_t *ls_avro_root(const ls_avro_schema_t *s) { return s->root; }
 
 /* ---- errors and paths ------------------------------------------------------ */
 
@@ -108,10 +99,7 @@ static size_t path_push(parser_t *p, const char *fmt, ...)
     return old;
 }
 
-static void path_pop(parser_t *p, size_t old)
-{
-    p->path[old] = 0;
-}
+static void path_pop(parser_t *p, size_t old) { p->path[old] = 0; }
 
 /* ---- names ----------------------------------------------------------------- */
 
@@ -265,23 +253,17 @@ static int default_valid(const ls_avro_node_t *t, json_t *v, int depth)
 {
     if (depth > MAX_DEPTH) return 0;
     switch (t->kind) {
-    case LS_AVRO_NULL:
-        return json_is_null(v);
-    case LS_AVRO_BOOLEAN:
-        return json_is_boolean(v);
+    case LS_AVRO_NULL: return json_is_null(v);
+    case LS_AVRO_BOOLEAN: return json_is_boolean(v);
     case LS_AVRO_INT:
         return json_is_integer(v) && json_integer_value(v) >= INT32_MIN &&
                json_integer_value(v) <= INT32_MAX;
-    case LS_AVRO_LONG:
-        return json_is_integer(v);
+    case LS_AVRO_LONG: return json_is_integer(v);
     case LS_AVRO_FLOAT:
-    case LS_AVRO_DOUBLE:
-        return json_is_number(v);
+    case LS_AVRO_DOUBLE: return json_is_number(v);
     case LS_AVRO_BYTES:
-    case LS_AVRO_STRING:
-        return json_is_string(v);
-    case LS_AVRO_FIXED:
-        return json_is_string(v);
+    case LS_AVRO_STRING: return json_is_string(v);
+    case LS_AVRO_FIXED: return json_is_string(v);
     case LS_AVRO_ENUM:
         if (!json_is_string(v)) return 0;
         for (size_t i = 0; i < t->nsymbols; i++)
@@ -300,8 +282,7 @@ static int default_valid(const ls_avro_node_t *t, json_t *v, int depth)
         json_object_foreach(v, k, mv) if (!default_valid(t->items, mv, depth + 1)) return 0;
         return 1;
     }
-    case LS_AVRO_RECORD:
-        return record_default_valid(t, v, depth);
+    case LS_AVRO_RECORD: return record_default_valid(t, v, depth);
     case LS_AVRO_UNION:
         for (size_t i = 0; i < t->nbranches; i++)
             if (default_valid(t->branches[i], v, depth + 1)) return 1;
@@ -635,18 +616,12 @@ static int names_match(const ls_avro_node_t *r, const ls_avro_node_t *w)
 static int promotable(ls_avro_kind w, ls_avro_kind r)
 {
     switch (w) {
-    case LS_AVRO_INT:
-        return r == LS_AVRO_LONG || r == LS_AVRO_FLOAT || r == LS_AVRO_DOUBLE;
-    case LS_AVRO_LONG:
-        return r == LS_AVRO_FLOAT || r == LS_AVRO_DOUBLE;
-    case LS_AVRO_FLOAT:
-        return r == LS_AVRO_DOUBLE;
-    case LS_AVRO_STRING:
-        return r == LS_AVRO_BYTES;
-    case LS_AVRO_BYTES:
-        return r == LS_AVRO_STRING;
-    default:
-        return 0;
+    case LS_AVRO_INT: return r == LS_AVRO_LONG || r == LS_AVRO_FLOAT || r == LS_AVRO_DOUBLE;
+    case LS_AVRO_LONG: return r == LS_AVRO_FLOAT || r == LS_AVRO_DOUBLE;
+    case LS_AVRO_FLOAT: return r == LS_AVRO_DOUBLE;
+    case LS_AVRO_STRING: return r == LS_AVRO_BYTES;
+    case LS_AVRO_BYTES: return r == LS_AVRO_STRING;
+    default: return 0;
     }
 }
 
@@ -784,8 +759,7 @@ static int resolve(resolver_t *rs, const ls_avro_node_t *r, const ls_avro_node_t
             rs->path[mark] = 0;
             break;
         }
-        default:
-            ok = 1; /* the same primitive */
+        default: ok = 1; /* the same primitive */
         }
     }
     rs->depth--;

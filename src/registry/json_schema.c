@@ -757,10 +757,7 @@ static void compare_object(cx_t *c, const jnode_t *o, const jnode_t *u)
     cmp_min(c, "minProperties", "MIN_PROPERTIES", o->min_props, u->min_props);
 }
 
-static int open_array(const jnode_t *n)
-{
-    return n->additional && !n->additional_schema;
-}
+static int open_array(const jnode_t *n) { return n->additional && !n->additional_schema; }
 
 static void compare_array(cx_t *c, const jnode_t *o, const jnode_t *u)
 {
@@ -902,10 +899,7 @@ static void compare_combined(cx_t *c, const jnode_t *o, const jnode_t *u)
     ls_free(seen);
 }
 
-static int same_type(const jnode_t *a, const jnode_t *b)
-{
-    return a->kind == b->kind;
-}
+static int same_type(const jnode_t *a, const jnode_t *b) { return a->kind == b->kind; }
 
 static void compare(cx_t *c, const jnode_t *o, const jnode_t *u)
 {
@@ -941,33 +935,20 @@ static void compare(cx_t *c, const jnode_t *o, const jnode_t *u)
         goto done;
     }
     switch (o->kind) {
-    case J_OBJECT:
-        compare_object(c, o, u);
-        break;
-    case J_ARRAY:
-        compare_array(c, o, u);
-        break;
-    case J_STRING:
-        compare_string(c, o, u);
-        break;
-    case J_NUMBER:
-        compare_number(c, o, u);
-        break;
-    case J_ENUM:
-        compare_enum(c, o, u);
-        break;
+    case J_OBJECT: compare_object(c, o, u); break;
+    case J_ARRAY: compare_array(c, o, u); break;
+    case J_STRING: compare_string(c, o, u); break;
+    case J_NUMBER: compare_number(c, o, u); break;
+    case J_ENUM: compare_enum(c, o, u); break;
     case J_CONST:
         if (!json_equal(o->values, u->values)) bad(c, "const", "CONST_CHANGED");
         break;
-    case J_COMBINED:
-        compare_combined(c, o, u);
-        break;
+    case J_COMBINED: compare_combined(c, o, u); break;
     case J_NOT:
         /* the new "not" must exclude no more than the old one */
         if (!compatible(c, u->sub, o->sub)) bad(c, "not", "NOT_TYPE_EXTENDED");
         break;
-    default:
-        break;
+    default: break;
     }
 done:
     (*c->depth)--;

@@ -158,10 +158,7 @@ void ls_proto_free(ls_proto_t *p)
     ls_free(p);
 }
 
-const char *ls_proto_canonical(const ls_proto_t *p)
-{
-    return p->canon;
-}
+const char *ls_proto_canonical(const ls_proto_t *p) { return p->canon; }
 
 /* ---- tokens ------------------------------------------------------------------------ */
 
@@ -281,10 +278,7 @@ static int tokenize(parser_t *ps, const char *s)
     return 0;
 }
 
-static const tok_t *peek(parser_t *ps)
-{
-    return &ps->t[ps->i < ps->nt ? ps->i : ps->nt];
-}
+static const tok_t *peek(parser_t *ps) { return &ps->t[ps->i < ps->nt ? ps->i : ps->nt]; }
 
 static int is(parser_t *ps, const char *s)
 {
@@ -1175,10 +1169,7 @@ static void pb_bytes(ls_buf_t *b, int field, const void *p, size_t n)
     ls_buf_append(b, p, n);
 }
 
-static void pb_str(ls_buf_t *b, int field, const char *s)
-{
-    pb_bytes(b, field, s, strlen(s));
-}
+static void pb_str(ls_buf_t *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
 
 static void pb_sub(ls_buf_t *b, int field, ls_buf_t *sub)
 {
@@ -1670,10 +1661,7 @@ static void render_service(render_t *rd, pbr_t s)
     ls_buf_free(&body);
 }
 
-int ls_proto_is_serialized(const char *text)
-{
-    return looks_serialized(text);
-}
+int ls_proto_is_serialized(const char *text) { return looks_serialized(text); }
 
 char *ls_proto_text_from_descriptor(const char *b64, char *err, size_t errlen)
 {

@@ -70,18 +70,9 @@ static const char *const COMPAT_NAMES[] = {
     "FULL", "FULL_TRANSITIVE"};
 static const char *const MODE_NAMES[] = {"READWRITE", "READONLY"};
 
-const char *ls_sr_type_name(ls_sr_type t)
-{
-    return TYPE_NAMES[t];
-}
-const char *ls_sr_compat_name(ls_sr_compat c)
-{
-    return COMPAT_NAMES[c];
-}
-const char *ls_sr_mode_name(ls_sr_mode m)
-{
-    return MODE_NAMES[m];
-}
+const char *ls_sr_type_name(ls_sr_type t) { return TYPE_NAMES[t]; }
+const char *ls_sr_compat_name(ls_sr_compat c) { return COMPAT_NAMES[c]; }
+const char *ls_sr_mode_name(ls_sr_mode m) { return MODE_NAMES[m]; }
 
 int ls_sr_type_parse(const char *s, ls_sr_type *out)
 {
@@ -428,10 +419,7 @@ static ls_status tx_commit(ls_registry_t *r, txn_t *t, int64_t *rev)
     return st;
 }
 
-static txn_t *tx_new(void)
-{
-    return LS_NEW(txn_t);
-}
+static txn_t *tx_new(void) { return LS_NEW(txn_t); }
 
 static void tx_free(txn_t *t)
 {
@@ -511,10 +499,7 @@ static const ls_sr_version_t *latest_live(const subject_state_t *s)
     return NULL;
 }
 
-static bool any_live(const subject_state_t *s)
-{
-    return latest_live(s) != NULL;
-}
+static bool any_live(const subject_state_t *s) { return latest_live(s) != NULL; }
 
 static const ls_sr_version_t *find_version(const subject_state_t *s, int32_t version)
 {

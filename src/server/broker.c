@@ -50,8 +50,7 @@ static void offload_after(uv_work_t *w, int status)
 const char *ls_broker_advertised_host(const ls_broker_t *b)
 {
     const ls_config_t *cfg = b->cfg;
-    if (cfg->advertised_host && *cfg->advertised_host)
-        return cfg->advertised_host;
+    if (cfg->advertised_host && *cfg->advertised_host) return cfg->advertised_host;
     if (cfg->listen_host && *cfg->listen_host && strcmp(cfg->listen_host, "0.0.0.0") != 0 &&
         strcmp(cfg->listen_host, "::") != 0)
         return cfg->listen_host;
@@ -77,8 +76,7 @@ static void self_member(const ls_broker_t *b, ls_member_t *m)
 static int svc_members(void *root, ls_member_t **out)
 {
     ls_broker_t *b = root;
-    if (b->members)
-        return ls_membership_members(b->members, out);
+    if (b->members) return ls_membership_members(b->members, out);
     *out = LS_NEW(ls_member_t);
     self_member(b, *out);
     return 1;
@@ -143,8 +141,7 @@ static bool owns_group(void *arg, const char *group_id)
 static void on_members_changed_loop(uv_async_t *a)
 {
     ls_broker_t *b = a->data;
-    if (b->groups && !b->stopping)
-        ls_group_service_retain(b->groups, owns_group, b);
+    if (b->groups && !b->stopping) ls_group_service_retain(b->groups, owns_group, b);
 }
 
 static void on_members_changed(void *arg)
@@ -180,8 +177,7 @@ static void make_cluster_id(char *out, size_t cap)
             bits -= 6;
         }
     }
-    if (bits > 0 && n + 1 < cap)
-        out[n++] = tbl[(acc << (6 - bits)) & 63];
+    if (bits > 0 && n + 1 < cap) out[n++] = tbl[(acc << (6 - bits)) & 63];
     out[n] = 0;
 }
 
@@ -209,10 +205,15 @@ static int try_cluster_id(ls_broker_t *b, char *err, int errlen)
         snprintf(b->cluster_id, sizeof b->cluster_id, "%s", b->cfg->cluster_id);
     else
         make_cluster_id(b->cluster_id, sizeof b->cluster_id);
-    ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = CLUSTER_ID_KEY,
-                         .klen = strlen(CLUSTER_ID_KEY), .rev = 0};
-    ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = CLUSTER_ID_KEY, .klen = strlen(CLUSTER_ID_KEY),
-                       .val = b->cluster_id, .vlen = strlen(b->cluster_id)};
+    ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV,
+                         .key = CLUSTER_ID_KEY,
+                         .klen = strlen(CLUSTER_ID_KEY),
+                         .rev = 0};
+    ls_meta_op_t op = {.kind = LS_META_OP_PUT,
+                       .key = CLUSTER_ID_KEY,
+                       .klen = strlen(CLUSTER_ID_KEY),
+                       .val = b->cluster_id,
+                       .vlen = strlen(b->cluster_id)};
     st = ls_meta_txn(b->meta, &cmp, 1, &op, 1, NULL);
     if (st != LS_OK) {
         /* another broker won the race, or the answer was lost: read again */
@@ -228,8 +229,7 @@ static int load_cluster_id(ls_broker_t *b, char *err, int errlen)
 {
     for (int attempt = 0;; attempt++) {
         int rc = try_cluster_id(b, err, errlen);
-        if (rc <= 0 || attempt == 20)
-            return rc == 0 ? 0 : -1;
+        if (rc <= 0 || attempt == 20) return rc == 0 ? 0 : -1;
         usleep(100 * 1000);
     }
 }
@@ -246,8 +246,7 @@ static void on_pressure(void *arg, bool pressure)
         LS_WARN("broker", "produce buffer over wal.buffer.max.bytes: pausing reads");
     else
         LS_INFO("broker", "produce buffer drained: resuming reads");
-    if (b->kafka)
-        ls_kafka_listener_set_paused(b->kafka, pressure);
+    if (b->kafka) ls_kafka_listener_set_paused(b->kafka, pressure);
 }
 
 /* The cluster layer of the table policy: lakestream.table.* broker keys,
@@ -271,13 +270,10 @@ static int load_table_defaults(ls_broker_t *b, char *err, int errlen)
         {LS_POLICY_SNAPSHOT_RETENTION_MIN, c->table_snapshot_retention_min},
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        if (!keys[i].value)
-            continue;
+        if (!keys[i].value) continue;
         const char *key = ls_policy_key(keys[i].f);
-        if (ls_policy_check(key, keys[i].value, err, (size_t)errlen) != LS_OK)
-            return -1;
-        b->table_defaults[b->ntable_defaults++] =
-            (ls_prop_t){(char *)key, (char *)keys[i].value};
+        if (ls_policy_check(key, keys[i].value, err, (size_t)errlen) != LS_OK) return -1;
+        b->table_defaults[b->ntable_defaults++] = (ls_prop_t){(char *)key, (char *)keys[i].value};
     }
     return 0;
 }
@@ -287,25 +283,27 @@ static int load_table_defaults(ls_broker_t *b, char *err, int errlen)
 static int start_http(ls_broker_t *b, char *err, int errlen)
 {
     const ls_config_t *cfg = b->cfg;
-    if (!cfg->http_host)
-        return 0;
+    if (!cfg->http_host) return 0;
     char *endpoint = NULL, *region = NULL;
     int path_style = 0;
     const char *props[8] = {NULL};
     if (ls_objstore_s3_client_props(b->os, &endpoint, &region, &path_style) == LS_OK) {
-        const char *kv[] = {"s3.endpoint", endpoint, "s3.region", region, "s3.path-style-access",
-                            path_style ? "true" : "false", NULL};
+        const char *kv[] = {"s3.endpoint",
+                            endpoint,
+                            "s3.region",
+                            region,
+                            "s3.path-style-access",
+                            path_style ? "true" : "false",
+                            NULL};
         memcpy(props, kv, sizeof kv);
     }
-    b->rest = ls_rest_new(&(ls_rest_config_t){.meta = b->meta, .os = b->os,
-                                              .client_props = props});
+    b->rest = ls_rest_new(&(ls_rest_config_t){.meta = b->meta, .os = b->os, .client_props = props});
     ls_free(endpoint);
     ls_free(region);
     ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest, 0}};
     b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts, 1, err,
                                    (size_t)errlen);
-    if (!b->http)
-        return -1;
+    if (!b->http) return -1;
     int v6 = strchr(cfg->http_host, ':') != NULL;
     LS_INFO("broker", "serving the Iceberg REST catalog on http://%s%s%s:%d/v1 (health: /health)",
             v6 ? "[" : "", cfg->http_host, v6 ? "]" : "", ls_http_server_port(b->http));
@@ -318,17 +316,14 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
 static int start_registry(ls_broker_t *b, char *err, int errlen)
 {
     const ls_config_t *cfg = b->cfg;
-    if (!cfg->registry_host)
-        return 0;
+    if (!cfg->registry_host) return 0;
     ls_http_mount_t mounts[] = {{"", ls_registry_rest_handle, b->registry, 1}};
     b->registry_http = ls_http_server_start("schema.registry.listen", cfg->registry_host,
                                             cfg->registry_port, mounts, 1, err, (size_t)errlen);
-    if (!b->registry_http)
-        return -1;
+    if (!b->registry_http) return -1;
     int v6 = strchr(cfg->registry_host, ':') != NULL;
-    LS_INFO("broker", "serving the schema registry on http://%s%s%s:%d",
-            v6 ? "[" : "", cfg->registry_host, v6 ? "]" : "",
-            ls_http_server_port(b->registry_http));
+    LS_INFO("broker", "serving the schema registry on http://%s%s%s:%d", v6 ? "[" : "",
+            cfg->registry_host, v6 ? "]" : "", ls_http_server_port(b->registry_http));
     return 0;
 }
 
@@ -345,20 +340,15 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     b->cfg = cfg;
     b->node_id = cfg->broker_id;
     b->meta = ls_meta_open(cfg->metadata_url, err, errlen);
-    if (!b->meta)
-        return -1;
+    if (!b->meta) return -1;
     ls_objstore_opts_t oo;
     ls_objstore_opts_from_config(&oo, cfg);
     b->os = ls_objstore_open_opts(cfg->object_store_url, &oo, err, errlen);
-    if (!b->os)
-        return -1;
-    if (load_cluster_id(b, err, errlen) != 0)
-        return -1;
-    if (load_table_defaults(b, err, errlen) != 0)
-        return -1;
+    if (!b->os) return -1;
+    if (load_cluster_id(b, err, errlen) != 0) return -1;
+    if (load_table_defaults(b, err, errlen) != 0) return -1;
     b->catalog = ls_catalog_open(b->meta, err, errlen);
-    if (!b->catalog)
-        return -1;
+    if (!b->catalog) return -1;
     ls_catalog_set_limits(b->catalog, cfg->max_partitions_per_topic, cfg->max_partitions);
     ls_logstore_config_t lc = {
         .flush_max_bytes = cfg->wal_flush_max_bytes,
@@ -371,21 +361,19 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         .broker_id = cfg->broker_id,
     };
     b->logs = ls_logstore_open(loop, b->meta, b->os, &lc, err, errlen);
-    if (!b->logs)
-        return -1;
+    if (!b->logs) return -1;
     ls_logstore_set_entry_time_fn(b->logs, ls_kafka_batch_offset_for_time);
     ls_logstore_on_pressure_change(b->logs, on_pressure, b);
     /* table locations are URIs of the object store root: the store URL
      * without the fault wrapper or query parameters */
     const char *wu = cfg->object_store_url;
-    if (!strncmp(wu, "faulty+", 7))
-        wu += 7;
+    if (!strncmp(wu, "faulty+", 7)) wu += 7;
     b->warehouse_uri = ls_strndup(wu, strcspn(wu, "?"));
     while (strlen(b->warehouse_uri) > 8 && b->warehouse_uri[strlen(b->warehouse_uri) - 1] == '/')
         b->warehouse_uri[strlen(b->warehouse_uri) - 1] = 0;
-    char owner[32];   /* names this broker in per-log owner keys */
+    char owner[32]; /* names this broker in per-log owner keys */
     snprintf(owner, sizeof owner, "broker-%d", (int)cfg->broker_id);
-    b->registry = ls_registry_new(b->meta);   /* schemas of typed tables, and the HTTP API */
+    b->registry = ls_registry_new(b->meta); /* schemas of typed tables, and the HTTP API */
     ls_compactor_config_t cc = {
         .catalog = b->catalog,
         .registry = b->registry,
@@ -419,17 +407,14 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     b->groups = ls_group_service_open(loop, b->meta, b->catalog, &gc,
                                       cfg->offsets_retention_check_interval_ms, b->node_id,
                                       group_offload, b);
-    if (start_http(b, err, errlen) != 0 || start_registry(b, err, errlen) != 0)
-        return -1;
+    if (start_http(b, err, errlen) != 0 || start_registry(b, err, errlen) != 0) return -1;
     services_init(b);
     b->kafka = ls_kafka_listener_start(&b->ksvc, cfg->listen_host, cfg->listen_port, err, errlen);
-    if (!b->kafka || ls_kafka_listener_port(b->kafka) < 0)
-        return -1;
+    if (!b->kafka || ls_kafka_listener_port(b->kafka) < 0) return -1;
     if (cfg->listen_port == 0) {
         /* "pick a free port": advertise the one we got */
         cfg->listen_port = ls_kafka_listener_port(b->kafka);
-        if (cfg->advertised_port <= 0)
-            cfg->advertised_port = cfg->listen_port;
+        if (cfg->advertised_port <= 0) cfg->advertised_port = cfg->listen_port;
     }
     uv_async_init(loop, &b->members_changed, on_members_changed_loop);
     b->members_changed.data = b;
@@ -437,9 +422,9 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     self_member(b, &self);
     b->members = ls_membership_start(b->meta, &self, cfg->broker_session_timeout_ms,
                                      on_members_changed, b, err, errlen);
-    if (!b->members)
-        return -1;
-    LS_INFO("broker", "lakestream broker %d of cluster %s serving Kafka on %s:%d (objects: %s, metadata: %s)",
+    if (!b->members) return -1;
+    LS_INFO("broker",
+            "lakestream broker %d of cluster %s serving Kafka on %s:%d (objects: %s, metadata: %s)",
             b->node_id, b->cluster_id, cfg->listen_host, ls_kafka_listener_port(b->kafka),
             cfg->object_store_url, cfg->metadata_url);
     return 0;
@@ -490,21 +475,19 @@ static void deregistered(void *arg)
 
 void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
 {
-    if (b->stopping)
-        return;
+    if (b->stopping) return;
     b->stopping = 1;
     LS_INFO("broker", "stopping: no new requests; flushing buffered produce data");
     stop_ctx_t *s = LS_NEW(stop_ctx_t);
     s->b = b;
     s->done = done;
     s->arg = arg;
-    ls_http_server_stop(b->http);   /* joins the HTTP threads: no handler runs after */
+    ls_http_server_stop(b->http); /* joins the HTTP threads: no handler runs after */
     b->http = NULL;
     ls_http_server_stop(b->registry_http);
     b->registry_http = NULL;
     ls_kafka_listener_quiesce(b->kafka);
-    if (b->groups)
-        ls_group_service_stop(b->groups);   /* answers JoinGroup/SyncGroup waiters */
+    if (b->groups) ls_group_service_stop(b->groups); /* answers JoinGroup/SyncGroup waiters */
     /* deregister first: clients and the other brokers move on at once */
     ls_broker_offload(b, deregister_work, deregistered, s);
 }
@@ -515,16 +498,13 @@ void ls_broker_free(ls_broker_t *b)
     ls_http_server_stop(b->http);
     ls_rest_free(b->rest);
     ls_http_server_stop(b->registry_http);
-    if (b->kafka)
-        ls_kafka_listener_free(b->kafka);
+    if (b->kafka) ls_kafka_listener_free(b->kafka);
     ls_group_service_free(b->groups);
-    if (b->compactor)
-        ls_compactor_free(b->compactor);
-    ls_registry_free(b->registry);   /* after the compactor, which reads it */
+    if (b->compactor) ls_compactor_free(b->compactor);
+    ls_registry_free(b->registry); /* after the compactor, which reads it */
     ls_free(b->warehouse_uri);
     ls_logstore_free(b->logs);
-    if (b->catalog)
-        ls_catalog_close(b->catalog);
+    if (b->catalog) ls_catalog_close(b->catalog);
     ls_objstore_close(b->os);
     ls_meta_close(b->meta);
     memset(b, 0, sizeof *b);

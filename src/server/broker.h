@@ -27,21 +27,21 @@ typedef struct ls_broker {
     ls_catalog_t *catalog;
     ls_logstore_t *logs;
     ls_kafka_listener_t *kafka;
-    struct ls_http_server *http;       /* NULL when http.listen is empty (http/http_server.h) */
-    struct ls_rest *rest;              /* the Iceberg REST catalog it serves (http/iceberg_rest.h) */
+    struct ls_http_server *http; /* NULL when http.listen is empty (http/http_server.h) */
+    struct ls_rest *rest;        /* the Iceberg REST catalog it serves (http/iceberg_rest.h) */
     struct ls_http_server *registry_http; /* NULL when schema.registry.listen is empty */
-    struct ls_registry *registry;      /* the schema registry it serves (registry/registry.h) */
-    char *warehouse_uri;               /* object store root URI: table locations */
+    struct ls_registry *registry;         /* the schema registry it serves (registry/registry.h) */
+    char *warehouse_uri;                  /* object store root URI: table locations */
     ls_prop_t table_defaults[LS_POLICY_NFIELDS]; /* cluster layer of the table policy */
     int ntable_defaults;
-    struct ls_compactor *compactor;    /* WAL -> compacted objects (compact/compactor.h) */
-    struct ls_group_service *groups;   /* consumer-group coordinator (group/group_service.h) */
-    struct ls_membership *members;     /* live brokers (cluster/membership.h) */
-    uv_async_t members_changed;        /* membership thread -> loop */
+    struct ls_compactor *compactor;  /* WAL -> compacted objects (compact/compactor.h) */
+    struct ls_group_service *groups; /* consumer-group coordinator (group/group_service.h) */
+    struct ls_membership *members;   /* live brokers (cluster/membership.h) */
+    uv_async_t members_changed;      /* membership thread -> loop */
     char cluster_id[64];
     int32_t node_id;
     int stopping;
-    ls_kafka_services_t ksvc;          /* what the Kafka listener is handed */
+    ls_kafka_services_t ksvc; /* what the Kafka listener is handed */
 } ls_broker_t;
 
 /* Opens stores and components; returns non-zero with err filled on failure. */

@@ -32,10 +32,9 @@ static void step_begin(check_t *c) { c->t0 = ls_clock_mono_us(); }
 static void step_end(check_t *c, int ok, const char *what, const char *detail)
 {
     double ms = (double)(ls_clock_mono_us() - c->t0) / 1000.0;
-    printf("  %-4s %-44s %8.1f ms%s%s\n", ok ? "ok" : "FAIL", what, ms, detail && *detail ? "  " : "",
-           detail ? detail : "");
-    if (!ok)
-        c->failed++;
+    printf("  %-4s %-44s %8.1f ms%s%s\n", ok ? "ok" : "FAIL", what, ms,
+           detail && *detail ? "  " : "", detail ? detail : "");
+    if (!ok) c->failed++;
 }
 
 static void check_objstore(check_t *c, const ls_config_t *cfg)
@@ -47,8 +46,7 @@ static void check_objstore(check_t *c, const ls_config_t *cfg)
     step_begin(c);
     ls_objstore_t *os = ls_objstore_open_opts(cfg->object_store_url, &oo, err, sizeof err);
     step_end(c, os != NULL, "open", os ? os->ops->name : err);
-    if (!os)
-        return;
+    if (!os) return;
     char host[64] = "host";
     gethostname(host, sizeof host - 1);
     for (char *p = host; *p; p++)
@@ -67,8 +65,7 @@ static void check_objstore(check_t *c, const ls_config_t *cfg)
     ls_status st = ls_objstore_put(os, key, &iov, 1, LS_OBJSTORE_PUT_CREATE_ONLY);
     snprintf(detail, sizeof detail, "%s", st == LS_OK ? key : ls_objstore_error(os));
     step_end(c, st == LS_OK, "put (create-only) probe object", detail);
-    if (st != LS_OK)
-        goto close;
+    if (st != LS_OK) goto close;
 
     step_begin(c);
     st = ls_objstore_put(os, key, &iov, 1, LS_OBJSTORE_PUT_CREATE_ONLY);
@@ -83,13 +80,19 @@ static void check_objstore(check_t *c, const ls_config_t *cfg)
     step_begin(c);
     st = ls_objstore_get(os, key, 0, UINT64_MAX, &b);
     int same = st == LS_OK && b.len == sizeof data && memcmp(b.data, data, sizeof data) == 0;
-    snprintf(detail, sizeof detail, "%s", st != LS_OK ? ls_objstore_error(os) : same ? "" : "bytes differ");
+    snprintf(detail, sizeof detail, "%s",
+             st != LS_OK ? ls_objstore_error(os)
+             : same      ? ""
+                         : "bytes differ");
     step_end(c, same, "get whole object", detail);
 
     step_begin(c);
     st = ls_objstore_get(os, key, 1000, 100, &b);
     same = st == LS_OK && b.len == 100 && memcmp(b.data, data + 1000, 100) == 0;
-    snprintf(detail, sizeof detail, "%s", st != LS_OK ? ls_objstore_error(os) : same ? "" : "bytes differ");
+    snprintf(detail, sizeof detail, "%s",
+             st != LS_OK ? ls_objstore_error(os)
+             : same      ? ""
+                         : "bytes differ");
     step_end(c, same, "get byte range", detail);
     ls_buf_free(&b);
 
@@ -97,7 +100,10 @@ static void check_objstore(check_t *c, const ls_config_t *cfg)
     step_begin(c);
     st = ls_objstore_head(os, key, &info);
     int ok = st == LS_OK && info.size == sizeof data;
-    snprintf(detail, sizeof detail, "%s", st != LS_OK ? ls_objstore_error(os) : ok ? "" : "wrong size");
+    snprintf(detail, sizeof detail, "%s",
+             st != LS_OK ? ls_objstore_error(os)
+             : ok        ? ""
+                         : "wrong size");
     step_end(c, ok, "head", detail);
 
     ls_objinfo_t *v = NULL;
@@ -108,7 +114,10 @@ static void check_objstore(check_t *c, const ls_config_t *cfg)
     for (size_t i = 0; st == LS_OK && i < n; i++)
         ok |= strcmp(v[i].key, key) == 0;
     ls_objinfo_free(v, n);
-    snprintf(detail, sizeof detail, "%s", st != LS_OK ? ls_objstore_error(os) : ok ? "" : "probe not listed");
+    snprintf(detail, sizeof detail, "%s",
+             st != LS_OK ? ls_objstore_error(os)
+             : ok        ? ""
+                         : "probe not listed");
     step_end(c, ok, "list", detail);
 
     step_begin(c);
@@ -119,7 +128,9 @@ static void check_objstore(check_t *c, const ls_config_t *cfg)
     step_begin(c);
     st = ls_objstore_head(os, key, &info);
     step_end(c, st == LS_ENOTFOUND, "head after delete: must be gone",
-             st == LS_ENOTFOUND ? "" : st == LS_OK ? "still there" : ls_objstore_error(os));
+             st == LS_ENOTFOUND ? ""
+             : st == LS_OK      ? "still there"
+                                : ls_objstore_error(os));
 close:
     ls_objstore_close(os);
 }
@@ -131,8 +142,7 @@ static void check_meta(check_t *c, const ls_config_t *cfg)
     step_begin(c);
     ls_meta_t *m = ls_meta_open(cfg->metadata_url, err, sizeof err);
     step_end(c, m != NULL, "open", m ? "" : err);
-    if (!m)
-        return;
+    if (!m) return;
     ls_kv_t kv;
     char detail[300];
     step_begin(c);
@@ -142,7 +152,8 @@ static void check_meta(check_t *c, const ls_config_t *cfg)
         ls_kv_free(&kv);
     } else {
         snprintf(detail, sizeof detail, "%s",
-                 st == LS_ENOTFOUND ? "no cluster yet (created by the first broker)" : ls_meta_error(m));
+                 st == LS_ENOTFOUND ? "no cluster yet (created by the first broker)"
+                                    : ls_meta_error(m));
     }
     step_end(c, st == LS_OK || st == LS_ENOTFOUND, "read cluster id", detail);
     char key[128];

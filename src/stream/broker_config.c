@@ -60,8 +60,7 @@ const char *ls_bcfg_doc(ls_bcfg_key k) { return defs[k].doc; }
 int ls_bcfg_find(const char *name)
 {
     for (int k = 0; k < LS_BCFG_NKEYS; k++)
-        if (strcmp(defs[k].name, name) == 0)
-            return k;
+        if (strcmp(defs[k].name, name) == 0) return k;
     return -1;
 }
 
@@ -80,8 +79,7 @@ static bool bcfg_parse(ls_bcfg_key k, const char *v, int64_t *out)
     char *end;
     errno = 0;
     long long x = strtoll(v, &end, 10);
-    if (errno || end == v || *end || x < defs[k].min || x > defs[k].max)
-        return false;
+    if (errno || end == v || *end || x < defs[k].min || x > defs[k].max) return false;
     *out = x;
     return true;
 }
@@ -102,29 +100,38 @@ int ls_bcfg_check(const ls_config_t *cfg, const char *name, const char *value, c
     if (k < 0) {
         dynamic_list(list, sizeof list);
         if (ls_config_key_known(name))
-            snprintf(err, errlen, "Broker config %s cannot be changed dynamically in Lakestream: "
+            snprintf(err, errlen,
+                     "Broker config %s cannot be changed dynamically in Lakestream: "
                      "set it in the properties file, a LAKESTREAM_* variable or a flag and "
-                     "restart the broker (dynamic broker configs: %s)", name, list);
+                     "restart the broker (dynamic broker configs: %s)",
+                     name, list);
         else
-            snprintf(err, errlen, "Unknown or unsupported dynamic broker config: %s (dynamic "
-                     "broker configs: %s)", name, list);
+            snprintf(err, errlen,
+                     "Unknown or unsupported dynamic broker config: %s (dynamic "
+                     "broker configs: %s)",
+                     name, list);
         return -1;
     }
     int64_t v;
     if (!value || !bcfg_parse((ls_bcfg_key)k, value, &v)) {
         if (k == LS_BCFG_TIMESTAMP_TYPE)
-            snprintf(err, errlen, "Invalid value %s for configuration %s: must be one of "
-                     "[CreateTime, LogAppendTime]", value ? value : "null", name);
+            snprintf(err, errlen,
+                     "Invalid value %s for configuration %s: must be one of "
+                     "[CreateTime, LogAppendTime]",
+                     value ? value : "null", name);
         else
-            snprintf(err, errlen, "Invalid value %s for configuration %s: must be an integer in "
-                     "[%" PRId64 ", %" PRId64 "]", value ? value : "null", name, defs[k].min,
-                     defs[k].max);
+            snprintf(err, errlen,
+                     "Invalid value %s for configuration %s: must be an integer in "
+                     "[%" PRId64 ", %" PRId64 "]",
+                     value ? value : "null", name, defs[k].min, defs[k].max);
         return -1;
     }
     if (k == LS_BCFG_MESSAGE_MAX_BYTES && v > cfg->wal_buffer_max_bytes) {
-        snprintf(err, errlen, "Invalid value %s for configuration %s: larger than this broker's "
+        snprintf(err, errlen,
+                 "Invalid value %s for configuration %s: larger than this broker's "
                  "wal.buffer.max.bytes (%" PRId64 "), so a batch of that size could never be "
-                 "admitted", value, name, cfg->wal_buffer_max_bytes);
+                 "admitted",
+                 value, name, cfg->wal_buffer_max_bytes);
         return -1;
     }
     return 0;
@@ -155,23 +162,22 @@ int64_t ls_bcfg_effective(ls_catalog_t *c, ls_bcfg_key k, int64_t static_value, 
     ls_namespace_t *bc = ls_catalog_broker_config(c);
     const char *stored = NULL;
     for (int i = 0; i < bc->nprops && !stored; i++)
-        if (strcmp(bc->props[i].key, defs[k].name) == 0)
-            stored = bc->props[i].value;
+        if (strcmp(bc->props[i].key, defs[k].name) == 0) stored = bc->props[i].value;
     int64_t v = static_value;
     bool dyn = false;
     if (stored) {
         dyn = bcfg_parse(k, stored, &v);
         if (!dyn) {
             v = static_value;
-            LS_WARN_RL("config", "dynamic broker config %s=%s is not valid here; using the "
+            LS_WARN_RL("config",
+                       "dynamic broker config %s=%s is not valid here; using the "
                        "broker's static value %" PRId64 " (fix it with kafka-configs "
-                       "--entity-type brokers --entity-default)", defs[k].name, stored,
-                       static_value);
+                       "--entity-type brokers --entity-default)",
+                       defs[k].name, stored, static_value);
         }
     }
     ls_namespace_release(bc);
-    if (dynamic)
-        *dynamic = dyn;
+    if (dynamic) *dynamic = dyn;
     return v;
 }
 

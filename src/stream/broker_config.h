@@ -31,14 +31,14 @@
 #include "stream/catalog.h"
 
 typedef enum ls_bcfg_key {
-    LS_BCFG_LOG_RETENTION_MS,           /* default retention.ms of topics */
-    LS_BCFG_LOG_RETENTION_BYTES,        /* default retention.bytes */
-    LS_BCFG_MESSAGE_MAX_BYTES,          /* default max.message.bytes */
-    LS_BCFG_TIMESTAMP_TYPE,             /* default message.timestamp.type (LS_BCFG_TS_*) */
-    LS_BCFG_TIMESTAMP_BEFORE_MAX_MS,    /* default message.timestamp.before.max.ms */
-    LS_BCFG_TIMESTAMP_AFTER_MAX_MS,     /* default message.timestamp.after.max.ms */
-    LS_BCFG_MAX_CONNECTIONS,            /* Kafka connections per broker (0: descriptor budget) */
-    LS_BCFG_MAX_CONNECTIONS_PER_IP,     /* Kafka connections from one address, per broker */
+    LS_BCFG_LOG_RETENTION_MS,        /* default retention.ms of topics */
+    LS_BCFG_LOG_RETENTION_BYTES,     /* default retention.bytes */
+    LS_BCFG_MESSAGE_MAX_BYTES,       /* default max.message.bytes */
+    LS_BCFG_TIMESTAMP_TYPE,          /* default message.timestamp.type (LS_BCFG_TS_*) */
+    LS_BCFG_TIMESTAMP_BEFORE_MAX_MS, /* default message.timestamp.before.max.ms */
+    LS_BCFG_TIMESTAMP_AFTER_MAX_MS,  /* default message.timestamp.after.max.ms */
+    LS_BCFG_MAX_CONNECTIONS,         /* Kafka connections per broker (0: descriptor budget) */
+    LS_BCFG_MAX_CONNECTIONS_PER_IP,  /* Kafka connections from one address, per broker */
     LS_BCFG_NKEYS
 } ls_bcfg_key;
 

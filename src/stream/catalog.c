@@ -84,14 +84,14 @@ struct ls_catalog {
     pthread_mutex_t write_mu;
     pthread_mutex_t mu;
     cat_map_t map;
-    int64_t loaded_rev;   /* store revision of the last reload (write_mu) */
+    int64_t loaded_rev; /* store revision of the last reload (write_mu) */
     ls_meta_watch_t *watch;
-    pthread_t rewatch;    /* resync after the watch fell behind */
+    pthread_t rewatch; /* resync after the watch fell behind */
     bool rewatching;
     ls_namespace_t **nss; /* namespace snapshots, sorted by name (mu) */
     int nns;
     ls_namespace_t *broker_cfg; /* dynamic broker configs, name "" (mu; never NULL once open) */
-    int32_t max_per_stream; /* ls_catalog_set_limits; read-only after */
+    int32_t max_per_stream;     /* ls_catalog_set_limits; read-only after */
     int64_t max_total;
 };
 
@@ -114,8 +114,8 @@ typedef struct cat_grow_arg {
 
 void ls_catalog_set_limits(ls_catalog_t *c, int32_t per_stream, int64_t total)
 {
-    c->max_per_stream = per_stream > 0 && per_stream < LS_MAX_PARTITIONS ? per_stream
-                                                                         : LS_MAX_PARTITIONS;
+    c->max_per_stream =
+        per_stream > 0 && per_stream < LS_MAX_PARTITIONS ? per_stream : LS_MAX_PARTITIONS;
     c->max_total = total;
 }
 
@@ -130,8 +130,7 @@ static ls_status cat_check_limits(ls_catalog_t *c, const char *name, int32_t had
                 (int)partitions, name, (int)per);
         return LS_EINVAL;
     }
-    if (c->max_total <= 0)
-        return LS_OK;
+    if (c->max_total <= 0) return LS_OK;
     int64_t total = 0;
     pthread_mutex_lock(&c->mu);
     for (size_t b = 0; b < c->map.nbuckets; b++)
@@ -215,8 +214,7 @@ ls_cleanup_policy_t ls_stream_cleanup_policy(const ls_stream_t *s)
 {
     ls_cleanup_policy_t p = {.compact = false, .delete = true};
     const char *v = ls_stream_config_get(s, "cleanup.policy");
-    if (!v)
-        return p;
+    if (!v) return p;
     p.delete = false;
     for (const char *q = v; *q;) {
         q += strspn(q, " ,");
@@ -227,8 +225,7 @@ ls_cleanup_policy_t ls_stream_cleanup_policy(const ls_stream_t *s)
             p.delete = true;
         q += n;
     }
-    if (!p.compact && !p.delete)
-        p.delete = true;   /* an empty list: Kafka's default */
+    if (!p.compact && !p.delete) p.delete = true; /* an empty list: Kafka's default */
     return p;
 }
 
@@ -393,8 +390,7 @@ static void cat_map_check(const cat_map_t *m)
             LS_CHECKF(n->name_hash == cat_hash_name(n->s->ns, n->s->name) &&
                           (n->name_hash & (m->nbuckets - 1)) == b,
                       "catalog: %s/%s sits on the wrong name chain", n->s->ns, n->s->name);
-            LS_CHECKF(n->id_hash == cat_hash_id(&n->s->id) &&
-                          cat_map_find_id(m, &n->s->id) == n,
+            LS_CHECKF(n->id_hash == cat_hash_id(&n->s->id) && cat_map_find_id(m, &n->s->id) == n,
                       "catalog: %s/%s is not found by its id", n->s->ns, n->s->name);
             LS_CHECKF(cat_map_find_name(m, n->s->ns, n->s->name) == n,
                       "catalog: %s/%s is there twice", n->s->ns, n->s->name);
@@ -426,8 +422,7 @@ static void cat_cache_put(ls_catalog_t *c, ls_stream_t *s)
 static char *cat_dumps(json_t *o)
 {
     char *txt = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    if (!txt)
-        LS_PANIC("catalog: JSON encoding failed");
+    if (!txt) LS_PANIC("catalog: JSON encoding failed");
     json_decref(o);
     char *out = ls_strdup(txt);
     free(txt);
@@ -576,7 +571,7 @@ ls_status ls_catalog_reload(ls_catalog_t *c)
         st = ls_meta_scan(c->meta, start, slen, end, elen, CAT_SCAN_PAGE, 0, &l);
         if (st != LS_OK) break;
         if (start_rev < 0)
-            start_rev = l.revision;   /* pages are read later: changes after it are watched */
+            start_rev = l.revision; /* pages are read later: changes after it are watched */
         for (size_t i = 0; i < l.n; i++) {
             ls_stream_t *s = cat_stream_parse(&l.v[i]);
             if (s)
@@ -606,8 +601,7 @@ ls_status ls_catalog_reload(ls_catalog_t *c)
     pthread_mutex_lock(&c->mu);
     cat_map_t old = c->map;
     c->map = fresh;
-    if (ls_check_invariants_enabled())
-        cat_map_check(&c->map);
+    if (ls_check_invariants_enabled()) cat_map_check(&c->map);
     pthread_mutex_unlock(&c->mu);
     cat_map_free(&old);
     c->loaded_rev = start_rev;
@@ -650,16 +644,13 @@ static void cat_apply_stream_event(ls_catalog_t *c, const ls_meta_event_t *e)
     pthread_mutex_lock(&c->mu);
     cat_node_t *cur = cat_map_find_name(&c->map, ns, name);
     bool newer = !cur || cur->s->mod_rev < e->kv.mod_rev;
-    if (newer && e->kind == LS_META_EV_DEL && cur)
-        cat_map_remove(&c->map, cur);
+    if (newer && e->kind == LS_META_EV_DEL && cur) cat_map_remove(&c->map, cur);
     pthread_mutex_unlock(&c->mu);
     if (newer && e->kind == LS_META_EV_PUT) {
         ls_stream_t *st = cat_stream_parse(&e->kv);
-        if (st)
-            cat_cache_put(c, st);
+        if (st) cat_cache_put(c, st);
     }
-    if (ls_check_invariants_enabled())
-        ls_catalog_check_invariants(c);
+    if (ls_check_invariants_enabled()) ls_catalog_check_invariants(c);
     pthread_mutex_unlock(&c->write_mu);
 }
 
@@ -672,11 +663,9 @@ static void *cat_rewatch_main(void *arg)
     c->watch = NULL;
     for (int attempt = 0;; attempt++) {
         ls_status st = ls_catalog_reload(c);
+        if (st == LS_OK) st = ls_catalog_reload_namespaces(c);
         if (st == LS_OK)
-            st = ls_catalog_reload_namespaces(c);
-        if (st == LS_OK)
-            st = ls_meta_watch(c->meta, "/ls/", 4, c->loaded_rev, cat_on_watch, c,
-                                     &c->watch);
+            st = ls_meta_watch(c->meta, "/ls/", 4, c->loaded_rev, cat_on_watch, c, &c->watch);
         if (st == LS_OK) {
             LS_INFO("catalog", "watch resynchronized at revision %lld", (long long)c->loaded_rev);
             break;
@@ -693,8 +682,7 @@ static void cat_on_watch(void *arg, const ls_meta_event_t *ev, size_t n)
     if (!ev) {
         LS_WARN("catalog", "watch fell behind the store's history; reloading the catalog");
         /* a previous resync thread has finished: it started this watch */
-        if (c->rewatching)
-            pthread_join(c->rewatch, NULL);
+        if (c->rewatching) pthread_join(c->rewatch, NULL);
         c->rewatching = ls_thread_start(&c->rewatch, "ls-cat-rewatch", cat_rewatch_main, c) == 0;
         return;
     }
@@ -749,10 +737,8 @@ ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen)
 void ls_catalog_close(ls_catalog_t *c)
 {
     if (!c) return;
-    if (c->rewatching)
-        pthread_join(c->rewatch, NULL);
-    if (c->watch)
-        ls_meta_watch_cancel(c->meta, c->watch);
+    if (c->rewatching) pthread_join(c->rewatch, NULL);
+    if (c->watch) ls_meta_watch_cancel(c->meta, c->watch);
     cat_map_free(&c->map);
     for (int i = 0; i < c->nns; i++)
         ls_namespace_release(c->nss[i]);
@@ -978,7 +964,8 @@ static ls_status cat_update(ls_catalog_t *c, const char *ns, const char *name, i
             break;
         }
         if (st != LS_OK) {
-            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), ls_meta_error(c->meta));
+            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st),
+                    ls_meta_error(c->meta));
             break;
         }
         int32_t partitions = cur->partitions;
@@ -998,7 +985,8 @@ static ls_status cat_update(ls_catalog_t *c, const char *ns, const char *name, i
         ls_stream_release(cur);
         if (st != LS_ECONFLICT) {
             if (st != LS_OK)
-                cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), ls_meta_error(c->meta));
+                cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st),
+                        ls_meta_error(c->meta));
             break;
         }
     }
@@ -1017,8 +1005,7 @@ static ls_status cat_grow(const ls_stream_t *cur, void *arg, int32_t *partitions
         return LS_EINVAL;
     }
     ls_status st = cat_check_limits(g->c, cur->name, cur->partitions, g->want, err, errlen);
-    if (st != LS_OK)
-        return st;
+    if (st != LS_OK) return st;
     *partitions = g->want;
     return LS_OK;
 }
@@ -1072,8 +1059,7 @@ static ls_status cat_change_props(const ls_stream_t *cur, void *arg, int32_t *pa
 {
     const cat_props_arg_t *a = arg;
     ls_status st = a->fn(cur->config, cur->nconfig, a->arg, config, nconfig, err, errlen);
-    if (st == LS_OK && !cat_config_check(*config, *nconfig, err, errlen))
-        st = LS_EINVAL;
+    if (st == LS_OK && !cat_config_check(*config, *nconfig, err, errlen)) st = LS_EINVAL;
     return st;
 }
 
@@ -1157,9 +1143,8 @@ static ls_namespace_t *cat_props_parse(const ls_kv_t *kv, const char *name)
     ls_namespace_t *n = LS_NEW(ls_namespace_t);
     n->refcnt = 1;
     n->name = ls_strdup(name);
-    n->props = props && json_object_size(props)
-                   ? LS_NEWN(ls_prop_t, json_object_size(props))
-                   : NULL;
+    n->props =
+        props && json_object_size(props) ? LS_NEWN(ls_prop_t, json_object_size(props)) : NULL;
     const char *k;
     json_t *v;
     json_object_foreach(props, k, v)
@@ -1287,7 +1272,8 @@ static ls_status cat_props_update(ls_catalog_t *c, const char *key, const char *
                 break;
             }
         } else if (st != LS_ENOTFOUND) {
-            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), ls_meta_error(c->meta));
+            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st),
+                    ls_meta_error(c->meta));
             break;
         }
         const ls_prop_t *props;
@@ -1303,15 +1289,15 @@ static ls_status cat_props_update(ls_catalog_t *c, const char *key, const char *
         for (int i = 0; i < nprops; i++)
             json_object_set_new(po, props[i].key, json_string(props[i].value));
         ls_namespace_release(cur); /* props may point into it */
-        char *json = cat_dumps(
-            json_pack("{s:I, s:o}", "created_ms", (json_int_t)created, "properties", po));
+        char *json =
+            cat_dumps(json_pack("{s:I, s:o}", "created_ms", (json_int_t)created, "properties", po));
         st = cat_cas_put(c, key, rev, json, NULL);
         ls_free(json);
         if (st != LS_OK && st != LS_ECONFLICT)
-            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st), ls_meta_error(c->meta));
+            cat_err(err, errlen, "metadata store: %s: %s", ls_status_str(st),
+                    ls_meta_error(c->meta));
     }
-    if (st == LS_ECONFLICT)
-        cat_err(err, errlen, "updating %s: too much contention", what);
+    if (st == LS_ECONFLICT) cat_err(err, errlen, "updating %s: too much contention", what);
     pthread_mutex_unlock(&c->write_mu);
     if (st == LS_OK) st = ls_catalog_reload_namespaces(c);
     return st;

@@ -26,7 +26,7 @@
 #include "meta/meta.h"
 
 #define LS_DEFAULT_NAMESPACE "default"
-#define LS_LOG_PARTITION_BITS 20   /* log_id = stream_no << 20 | partition */
+#define LS_LOG_PARTITION_BITS 20 /* log_id = stream_no << 20 | partition */
 #define LS_MAX_PARTITIONS (1 << LS_LOG_PARTITION_BITS)
 
 typedef struct ls_prop {
@@ -35,16 +35,16 @@ typedef struct ls_prop {
 } ls_prop_t;
 
 typedef struct ls_stream {
-    int refcnt;              /* atomic */
+    int refcnt; /* atomic */
     char *ns;
     char *name;
     ls_uuid_t id;
     int64_t stream_no;
     int32_t partitions;
     int64_t created_ms;
-    ls_prop_t *config;       /* sorted by key */
+    ls_prop_t *config; /* sorted by key */
     int nconfig;
-    int64_t mod_rev;         /* metadata revision of the stream key */
+    int64_t mod_rev; /* metadata revision of the stream key */
 } ls_stream_t;
 
 typedef struct ls_catalog ls_catalog_t;
@@ -92,9 +92,9 @@ ls_status ls_catalog_update_config(ls_catalog_t *c, const char *ns, const char *
  * defaults of the materialization policy, stream/policy.h). The copy is
  * loaded at open and refreshed by ls_catalog_reload_namespaces (blocking). */
 typedef struct ls_namespace {
-    int refcnt;            /* atomic */
+    int refcnt; /* atomic */
     char *name;
-    ls_prop_t *props;      /* sorted by key */
+    ls_prop_t *props; /* sorted by key */
     int nprops;
 } ls_namespace_t;
 ls_status ls_catalog_reload_namespaces(ls_catalog_t *c);
@@ -116,13 +116,14 @@ ls_status ls_catalog_update_broker_config(ls_catalog_t *c, ls_props_change_fn ch
 /* Lookups (any thread, non-blocking). Return kept snapshots or NULL. */
 ls_stream_t *ls_catalog_lookup(ls_catalog_t *c, const char *ns, const char *name);
 ls_stream_t *ls_catalog_lookup_id(ls_catalog_t *c, const ls_uuid_t *id);
-/* All live streams of a namespace (NULL = all), sorted by name; free with ls_stream_list_release. */
+/* All live streams of a namespace (NULL = all), sorted by name; free with ls_stream_list_release.
+ */
 ls_stream_t **ls_catalog_list(ls_catalog_t *c, const char *ns, int *n);
 void ls_stream_list_release(ls_stream_t **v, int n);
 
 ls_stream_t *ls_stream_keep(ls_stream_t *s);
 void ls_stream_release(ls_stream_t *s);
-const char *ls_stream_config_get(const ls_stream_t *s, const char *key);   /* NULL if unset */
+const char *ls_stream_config_get(const ls_stream_t *s, const char *key); /* NULL if unset */
 /* Kafka's cleanup.policy of the stream (a list of "delete" and "compact";
  * unset = "delete"). A compacted stream keeps the latest record of every key
  * and refuses keyless records; time/size retention applies only with
@@ -133,5 +134,7 @@ typedef struct ls_cleanup_policy {
 } ls_cleanup_policy_t;
 ls_cleanup_policy_t ls_stream_cleanup_policy(const ls_stream_t *s);
 static inline int64_t ls_stream_log_id(const ls_stream_t *s, int32_t partition)
-{ return (s->stream_no << LS_LOG_PARTITION_BITS) | partition; }
+{
+    return (s->stream_no << LS_LOG_PARTITION_BITS) | partition;
+}
 #endif

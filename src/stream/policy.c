@@ -32,7 +32,8 @@ typedef struct field_def {
     const char *accepted;
     const char *doc;
     parse_fn parse;
-    const char *applied_only; /* applied only for these values, comma-separated (NULL: every value) */
+    const char
+        *applied_only; /* applied only for these values, comma-separated (NULL: every value) */
 } field_def_t;
 
 static void put(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -47,20 +48,17 @@ static void put(char *why, size_t cap, const char *fmt, ...)
 static int one_of(const char *v, const char *const *opts)
 {
     for (int i = 0; opts[i]; i++)
-        if (strcmp(v, opts[i]) == 0)
-            return i;
+        if (strcmp(v, opts[i]) == 0) return i;
     return -1;
 }
 
 static int parse_int(const char *v, int64_t lo, int64_t hi, int64_t *out)
 {
-    if (!*v)
-        return -1;
+    if (!*v) return -1;
     char *end;
     errno = 0;
     long long x = strtoll(v, &end, 10);
-    if (errno || *end || x < lo || x > hi)
-        return -1;
+    if (errno || *end || x < lo || x > hi) return -1;
     *out = x;
     return 0;
 }
@@ -75,8 +73,7 @@ static int p_enabled(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"false", "true", NULL};
     int i = one_of(v, opts);
-    if (i < 0)
-        return -1;
+    if (i < 0) return -1;
     p->enabled = i == 1;
     return 0;
 }
@@ -84,19 +81,16 @@ static int p_enabled(const char *v, ls_policy_t *p, char *why, size_t cap)
 static int p_catalog(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     size_t n = strlen(v);
-    if (n < 1 || n > MAX_CATALOG_NAME)
-        return -1;
+    if (n < 1 || n > MAX_CATALOG_NAME) return -1;
     for (const char *c = v; *c; c++)
-        if (!name_char(*c))
-            return -1;
+        if (!name_char(*c)) return -1;
     p->builtin_catalog = strcmp(v, LS_POLICY_BUILTIN_CATALOG) == 0;
     return 0;
 }
 
 static int p_name(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    if (!*v)
-        return -1;
+    if (!*v) return -1;
     for (const char *c = v; *c;) {
         if (*c == '{') {
             if (strncmp(c, "{topic}", 7) == 0)
@@ -131,8 +125,7 @@ static int p_name(const char *v, ls_policy_t *p, char *why, size_t cap)
 static int p_partition(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     p->npart = 0;
-    if (strcmp(v, "none") == 0)
-        return 0;
+    if (strcmp(v, "none") == 0) return 0;
     static const struct {
         const char *text;
         ls_policy_part_t part;
@@ -153,8 +146,7 @@ static int p_partition(const char *v, ls_policy_t *p, char *why, size_t cap)
             tl--;
         size_t k;
         for (k = 0; k < sizeof items / sizeof items[0]; k++)
-            if (strlen(items[k].text) == tl && strncmp(items[k].text, s, tl) == 0)
-                break;
+            if (strlen(items[k].text) == tl && strncmp(items[k].text, s, tl) == 0) break;
         if (k == sizeof items / sizeof items[0]) {
             put(why, cap, "'%.*s' is not a partition field", (int)tl, s);
             return -1;
@@ -165,11 +157,9 @@ static int p_partition(const char *v, ls_policy_t *p, char *why, size_t cap)
                     items[k].part.column == LS_POLICY_COL_TIMESTAMP ? "timestamp" : "partition");
                 return -1;
             }
-        if (p->npart == LS_POLICY_MAX_PART)
-            return -1;
+        if (p->npart == LS_POLICY_MAX_PART) return -1;
         p->part[p->npart++] = items[k].part;
-        if (!s[len])
-            return 0;
+        if (!s[len]) return 0;
         s += len + 1;
     }
 }
@@ -195,8 +185,7 @@ static int p_start(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"earliest", "latest", NULL};
     int i = one_of(v, opts);
-    if (i < 0)
-        return -1;
+    if (i < 0) return -1;
     p->start_latest = i == 1;
     return 0;
 }
@@ -209,23 +198,20 @@ static int p_write_mode(const char *v, ls_policy_t *p, char *why, size_t cap)
 
 static int p_sort(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    if (strcmp(v, "none") == 0)
-        return 0;
+    if (strcmp(v, "none") == 0) return 0;
     static const char *const cols[] = {"partition", "offset", "timestamp", "key", "value", NULL};
     const char *s = v;
     for (;;) {
         size_t len = strcspn(s, ",");
         char col[16];
-        if (len == 0 || len >= sizeof col)
-            return -1;
+        if (len == 0 || len >= sizeof col) return -1;
         memcpy(col, s, len);
         col[len] = 0;
         if (one_of(col, cols) < 0) {
             put(why, cap, "'%s' is not a raw-table column", col);
             return -1;
         }
-        if (!s[len])
-            return 0;
+        if (!s[len]) return 0;
         s += len + 1;
     }
 }
@@ -236,7 +222,8 @@ static int p_snapshot_retention(const char *v, ls_policy_t *p, char *why, size_t
         p->snapshot_retention_ms = 0;
         return 0;
     }
-    return parse_int(v, MIN_SNAPSHOT_RETENTION_MS, MAX_SNAPSHOT_RETENTION_MS, &p->snapshot_retention_ms);
+    return parse_int(v, MIN_SNAPSHOT_RETENTION_MS, MAX_SNAPSHOT_RETENTION_MS,
+                     &p->snapshot_retention_ms);
 }
 
 static int p_snapshot_min(const char *v, ls_policy_t *p, char *why, size_t cap)
@@ -283,18 +270,16 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                              p_partition, NULL},
     [LS_POLICY_TARGET_FILE_BYTES] = {"lakestream.table.target.file.bytes", "134217728",
                                      "an integer from 1024 to 1073741824",
-                                     "Data files are rolled when they reach this size.",
-                                     p_target, NULL},
+                                     "Data files are rolled when they reach this size.", p_target,
+                                     NULL},
     [LS_POLICY_COMPRESSION] = {"lakestream.table.compression", "zstd", "zstd, snappy, gzip, none",
-                               "Parquet compression codec of the data files.", p_compression,
-                               NULL},
+                               "Parquet compression codec of the data files.", p_compression, NULL},
     [LS_POLICY_COMMIT_INTERVAL_MS] = {"lakestream.table.commit.interval.ms", "10000",
                                       "an integer from 1000 to 86400000",
                                       "Freshness: a record is in the table about this long after "
                                       "it was acknowledged.",
                                       p_interval, NULL},
-    [LS_POLICY_START_POSITION] = {"lakestream.table.start.position", "earliest",
-                                  "earliest, latest",
+    [LS_POLICY_START_POSITION] = {"lakestream.table.start.position", "earliest", "earliest, latest",
                                   "earliest: materialize from the log start; latest: only "
                                   "records written after the table was enabled.",
                                   p_start, NULL},
@@ -315,12 +300,12 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                   "lakestream.skipped-records); dead-letter is not applied yet.",
                                   p_errors, "fail,skip"},
     [LS_POLICY_SNAPSHOT_RETENTION_MS] = {"lakestream.table.snapshot.retention.ms", "900000",
-                                       "0 (never expire), or an integer from 1000 to "
-                                       "31536000000",
-                                       "Snapshots older than this expire at the next commit (the "
-                                       "current one always stays), with the files only they "
-                                       "referenced: time travel reaches this far back.",
-                                       p_snapshot_retention, NULL},
+                                         "0 (never expire), or an integer from 1000 to "
+                                         "31536000000",
+                                         "Snapshots older than this expire at the next commit (the "
+                                         "current one always stays), with the files only they "
+                                         "referenced: time travel reaches this far back.",
+                                         p_snapshot_retention, NULL},
     [LS_POLICY_SNAPSHOT_RETENTION_MIN] = {"lakestream.table.snapshot.retention.min", "1",
                                           "an integer from 1 to 100000",
                                           "The newest this many snapshots never expire, whatever "
@@ -348,8 +333,7 @@ const char *ls_policy_source_name(ls_policy_source s)
 int ls_policy_field_of(const char *key)
 {
     for (int i = 0; i < LS_POLICY_NFIELDS; i++)
-        if (strcmp(fields[i].key, key) == 0)
-            return i;
+        if (strcmp(fields[i].key, key) == 0) return i;
     return -1;
 }
 
@@ -362,13 +346,13 @@ static ls_status check_field(int f, const char *key, const char *value, ls_polic
                              const char *where, char *err, size_t errlen)
 {
     char why[160] = "";
-    if (fields[f].parse(value, scratch, why, sizeof why) == 0)
-        return LS_OK;
-    if (!err)
-        return LS_EINVAL;
+    if (fields[f].parse(value, scratch, why, sizeof why) == 0) return LS_OK;
+    if (!err) return LS_EINVAL;
     if (why[0])
-        snprintf(err, errlen, "Invalid value '%s' for configuration %s%s (%s): accepted values "
-                 "are %s", value, key, where, why, fields[f].accepted);
+        snprintf(err, errlen,
+                 "Invalid value '%s' for configuration %s%s (%s): accepted values "
+                 "are %s",
+                 value, key, where, why, fields[f].accepted);
     else
         snprintf(err, errlen, "Invalid value '%s' for configuration %s%s: accepted values are %s",
                  value, key, where, fields[f].accepted);
@@ -389,8 +373,9 @@ ls_status ls_policy_check(const char *key, const char *value, char *err, size_t 
         for (int i = 0; i < LS_POLICY_NFIELDS && n < sizeof known; i++)
             n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "",
                                   fields[i].key + strlen(LS_POLICY_PREFIX));
-        snprintf(err, errlen, "Unknown configuration %s: table policy keys are " LS_POLICY_PREFIX
-                 "{%s}", key, known);
+        snprintf(err, errlen,
+                 "Unknown configuration %s: table policy keys are " LS_POLICY_PREFIX "{%s}", key,
+                 known);
         return LS_EINVAL;
     }
     ls_policy_t scratch;
@@ -401,13 +386,11 @@ ls_status ls_policy_check(const char *key, const char *value, char *err, size_t 
 bool ls_policy_applied(ls_policy_field f, const char *value)
 {
     const char *list = fields[f].applied_only;
-    if (!list)
-        return true;
+    if (!list) return true;
     size_t n = value ? strlen(value) : 0;
     for (const char *p = list; value && *p;) {
         size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, value, n) == 0)
-            return true;
+        if (len == n && strncmp(p, value, n) == 0) return true;
         p += len + (p[len] == ',');
     }
     return false;
@@ -416,13 +399,11 @@ bool ls_policy_applied(ls_policy_field f, const char *value)
 static const char *layer_get(const ls_prop_t *v, int n, const char *key)
 {
     for (int i = 0; i < n; i++)
-        if (v[i].key && strcmp(v[i].key, key) == 0)
-            return v[i].value;
+        if (v[i].key && strcmp(v[i].key, key) == 0) return v[i].value;
     return NULL;
 }
 
-ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char *err,
-                            size_t errlen)
+ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     out->enabled_since_ms = -1;
@@ -449,8 +430,7 @@ ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char 
     }
     const char *since = layer_get(l->stream, l->nstream, LS_POLICY_SINCE_KEY);
     int64_t ms;
-    if (since && parse_int(since, 0, INT64_MAX, &ms) == 0)
-        out->enabled_since_ms = ms;
+    if (since && parse_int(since, 0, INT64_MAX, &ms) == 0) out->enabled_since_ms = ms;
     return st;
 }
 
@@ -459,17 +439,17 @@ ls_status ls_policy_for_stream(ls_catalog_t *cat, const ls_stream_t *s, const ls
                                size_t errlen)
 {
     *ns = ls_catalog_namespace(cat, s->ns);
-    ls_policy_layers_t l = {s->config, s->nconfig, *ns ? (*ns)->props : NULL,
-                            *ns ? (*ns)->nprops : 0, cluster, ncluster};
+    ls_policy_layers_t l = {
+        s->config, s->nconfig, *ns ? (*ns)->props : NULL, *ns ? (*ns)->nprops : 0,
+        cluster,   ncluster};
     return ls_policy_resolve(&l, out, err, errlen);
 }
 
-ls_status ls_policy_table_name(const ls_policy_t *p, const char *ns, const char *topic,
-                               char *out, size_t cap, char *err, size_t errlen)
+ls_status ls_policy_table_name(const ls_policy_t *p, const char *ns, const char *topic, char *out,
+                               size_t cap, char *err, size_t errlen)
 {
     const char *t = p->value[LS_POLICY_NAME];
-    if (!t)
-        t = fields[LS_POLICY_NAME].def;
+    if (!t) t = fields[LS_POLICY_NAME].def;
     size_t n = 0;
     bool over = false;
     for (const char *c = t; *c && !over;) {
@@ -507,11 +487,9 @@ ls_status ls_policy_table_name(const ls_policy_t *p, const char *ns, const char 
 const char *ls_policy_since_after(const ls_policy_t *before, const ls_policy_t *after,
                                   int64_t now_ms, char *buf, size_t cap)
 {
-    if (!after->enabled)
-        return NULL;
+    if (!after->enabled) return NULL;
     if (before && before->enabled) {
-        if (before->enabled_since_ms < 0)
-            return NULL;
+        if (before->enabled_since_ms < 0) return NULL;
         snprintf(buf, cap, "%lld", (long long)before->enabled_since_ms);
         return buf;
     }

@@ -106,7 +106,7 @@ typedef struct ls_policy {
     int npart;
     int64_t target_file_bytes;
     int64_t commit_interval_ms;
-    int64_t snapshot_retention_ms; /* 0: snapshots never expire */
+    int64_t snapshot_retention_ms;  /* 0: snapshots never expire */
     int64_t snapshot_retention_min; /* the newest this many never expire */
     bool start_latest;
     bool value_typed;         /* value.format=schema-registry: typed columns */
@@ -146,8 +146,8 @@ ls_status ls_policy_for_stream(ls_catalog_t *cat, const ls_stream_t *s, const ls
 
 /* Expands the name template. LS_EINVAL when the result is not a valid table
  * name (1..249 of [a-zA-Z0-9._-], not "." or ".."). */
-ls_status ls_policy_table_name(const ls_policy_t *p, const char *ns, const char *topic,
-                               char *out, size_t cap, char *err, size_t errlen);
+ls_status ls_policy_table_name(const ls_policy_t *p, const char *ns, const char *topic, char *out,
+                               size_t cap, char *err, size_t errlen);
 
 /* The value LS_POLICY_SINCE_KEY must hold after a stream's policy changes
  * from `before` (NULL: the stream is new) to `after`: NULL when the table is

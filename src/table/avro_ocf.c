@@ -34,10 +34,7 @@ void ls_avro_long(ls_buf_t *b, int64_t v)
     ls_buf_append(b, tmp, (size_t)n);
 }
 
-void ls_avro_bool(ls_buf_t *b, int v)
-{
-    ls_buf_append_u8(b, v ? 1 : 0);
-}
+void ls_avro_bool(ls_buf_t *b, int v) { ls_buf_append_u8(b, v ? 1 : 0); }
 
 void ls_avro_bytes(ls_buf_t *b, const void *p, size_t n)
 {
@@ -45,10 +42,7 @@ void ls_avro_bytes(ls_buf_t *b, const void *p, size_t n)
     ls_buf_append(b, p, n);
 }
 
-void ls_avro_string(ls_buf_t *b, const char *s)
-{
-    ls_avro_bytes(b, s, strlen(s));
-}
+void ls_avro_string(ls_buf_t *b, const char *s) { ls_avro_bytes(b, s, strlen(s)); }
 
 ls_avro_ocf_t *ls_avro_ocf_new(const char *schema_json, ls_avro_codec codec, size_t block_bytes)
 {
@@ -85,15 +79,9 @@ void ls_avro_ocf_meta_str(ls_avro_ocf_t *w, const char *key, const char *val)
     ls_avro_ocf_meta(w, key, val, strlen(val));
 }
 
-ls_buf_t *ls_avro_ocf_datum(ls_avro_ocf_t *w)
-{
-    return &w->block;
-}
+ls_buf_t *ls_avro_ocf_datum(ls_avro_ocf_t *w) { return &w->block; }
 
-int64_t ls_avro_ocf_count(const ls_avro_ocf_t *w)
-{
-    return w->count;
-}
+int64_t ls_avro_ocf_count(const ls_avro_ocf_t *w) { return w->count; }
 
 static ls_status deflate_raw(const uint8_t *in, size_t len, ls_buf_t *out)
 {
@@ -390,9 +378,7 @@ static void rd_value(rd_t *r, const at_t *t, ls_av_t *v, int depth)
         return;
     }
     switch (t->kind) {
-    case AT_NULL:
-        v->kind = LS_AV_NULL;
-        return;
+    case AT_NULL: v->kind = LS_AV_NULL; return;
     case AT_BOOL: {
         const uint8_t *p = rd_take(r, 1);
         v->kind = LS_AV_BOOL;

@@ -45,20 +45,14 @@ void ls_avro_bool(ls_buf_t *b, int v);
 void ls_avro_bytes(ls_buf_t *b, const void *p, size_t n);
 void ls_avro_string(ls_buf_t *b, const char *s);
 /* Union: the branch index, then the branch's value (nothing for null). */
-static inline void ls_avro_union(ls_buf_t *b, int branch)
-{
-    ls_avro_long(b, branch);
-}
+static inline void ls_avro_union(ls_buf_t *b, int branch) { ls_avro_long(b, branch); }
 /* Arrays and maps: ls_avro_block(b, n) before n items (skip when n == 0),
  * ls_avro_end(b) after the last block. Map items are string key + value. */
 static inline void ls_avro_block(ls_buf_t *b, int64_t n)
 {
     if (n) ls_avro_long(b, n);
 }
-static inline void ls_avro_end(ls_buf_t *b)
-{
-    ls_avro_long(b, 0);
-}
+static inline void ls_avro_end(ls_buf_t *b) { ls_avro_long(b, 0); }
 
 /* ---- Reading (for manifest lists / manifests written by us or by other
  * engines). The whole file is decoded against its own writer schema into a

@@ -6,7 +6,6 @@
 
 #include "base/alloc.h"
 
-
 typedef struct files_bucket {
     int64_t key[LS_ICE_MAX_PART];
     ls_pq_writer_t *w;
@@ -17,7 +16,7 @@ struct ls_data_files {
     ls_ice_table_t *t;
     const ls_pq_field_t *fields;
     size_t nfields;
-    files_bucket_t *cur;  /* the bucket of the row being written */
+    files_bucket_t *cur; /* the bucket of the row being written */
     ls_pq_opts_t opts;
     size_t target;
     const ls_ice_spec_t *spec;
@@ -28,9 +27,9 @@ struct ls_data_files {
     char err[256];
 };
 
-ls_data_files_t *ls_data_files_new(ls_ice_table_t *t, const ls_pq_field_t *fields,
-                                   size_t nfields, const ls_pq_opts_t *opts,
-                                   size_t target_file_bytes, char *err, size_t errlen)
+ls_data_files_t *ls_data_files_new(ls_ice_table_t *t, const ls_pq_field_t *fields, size_t nfields,
+                                   const ls_pq_opts_t *opts, size_t target_file_bytes, char *err,
+                                   size_t errlen)
 {
     const ls_ice_spec_t *spec = ls_ice_table_spec(t);
     for (int i = 0; i < spec->nfields; i++) {
@@ -137,10 +136,7 @@ ls_status ls_data_files_finish(ls_data_files_t *f, const ls_ice_datafile_t **fil
     return LS_OK;
 }
 
-const char *ls_data_files_error(const ls_data_files_t *f)
-{
-    return f->err;
-}
+const char *ls_data_files_error(const ls_data_files_t *f) { return f->err; }
 
 void ls_data_files_free(ls_data_files_t *f)
 {

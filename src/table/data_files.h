@@ -19,9 +19,9 @@
 typedef struct ls_data_files ls_data_files_t;
 
 /* fields must outlive the object. */
-ls_data_files_t *ls_data_files_new(ls_ice_table_t *t, const ls_pq_field_t *fields,
-                                   size_t nfields, const ls_pq_opts_t *opts,
-                                   size_t target_file_bytes, char *err, size_t errlen);
+ls_data_files_t *ls_data_files_new(ls_ice_table_t *t, const ls_pq_field_t *fields, size_t nfields,
+                                   const ls_pq_opts_t *opts, size_t target_file_bytes, char *err,
+                                   size_t errlen);
 /* The writer of r's partition (opened on first use; NULL on failure, see
  * ls_data_files_error): write one row into it, then call
  * ls_data_files_row_done with the row's status. */

@@ -244,9 +244,12 @@ static int dec_map(ls_ice_datafile_t *df, size_t *cap, const ls_av_t *map, int w
         ls_ice_colmetric_t *m = metric_of(df, (int)k->l, cap);
         if (which < 3) {
             if (v->kind != LS_AV_LONG) return -1;
-            if (which == 0) m->column_size = v->l;
-            else if (which == 1) m->value_count = v->l;
-            else m->null_count = v->l;
+            if (which == 0)
+                m->column_size = v->l;
+            else if (which == 1)
+                m->value_count = v->l;
+            else
+                m->null_count = v->l;
         } else {
             if (v->kind != LS_AV_BYTES || v->n > LS_ICE_BOUND_MAX) return -1;
             if (which == 3) {
@@ -284,8 +287,8 @@ static int dec_entry(const ls_av_t *r, const ls_ice_spec_t *s, ls_ice_mentry_t *
     const char *fmt = d ? ls_ice_av_str(d, "file_format") : NULL;
     if (!d || !path || !fmt || strcmp(fmt, "PARQUET") || ls_ice_av_long(d, "content", NULL, 0) ||
         !part || part->kind != LS_AV_RECORD || part->nitems != (size_t)s->nfields ||
-        !absent(d, "key_metadata") || !absent(d, "split_offsets") ||
-        !absent(d, "sort_order_id") || !absent(d, "equality_ids"))
+        !absent(d, "key_metadata") || !absent(d, "split_offsets") || !absent(d, "sort_order_id") ||
+        !absent(d, "equality_ids"))
         return -1;
     e->status = (int)ls_ice_av_long(r, "status", NULL, -1);
     e->snapshot_id = opt_long(r, "snapshot_id");

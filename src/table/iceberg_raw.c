@@ -79,7 +79,7 @@ ls_status ls_raw_write(ls_pq_writer_t *w, const ls_raw_record_t *r)
 void ls_raw_put_headers(ls_pq_writer_t *w, int key_col, int value_col, const ls_raw_header_t *h,
                         size_t n)
 {
-    if (n == 0) {   /* an empty list: def 1 */
+    if (n == 0) { /* an empty list: def 1 */
         ls_pq_put_null(w, key_col, 0, 1);
         ls_pq_put_null(w, value_col, 0, 1);
     }

@@ -177,14 +177,13 @@ void ls_ice_datafile_metrics(ls_ice_datafile_t *df, const ls_pq_writer_t *w)
         /* lower bound: any prefix is <= the value */
         m->lower_len = str ? utf8_cut(s->min.data, s->min.len, LS_ICE_BOUND_MAX)
                            : (s->min.len < LS_ICE_BOUND_MAX ? s->min.len : LS_ICE_BOUND_MAX);
-        if (m->lower_len)   /* an empty minimum (b"") has no bytes to copy */
+        if (m->lower_len) /* an empty minimum (b"") has no bytes to copy */
             memcpy(m->lower, s->min.data, m->lower_len);
         m->has_lower = 1;
         /* upper bound: exact when short; binary: truncated prefix with its
          * last non-0xff byte incremented; long strings: left out */
         if (s->max.len <= LS_ICE_BOUND_MAX) {
-            if (s->max.len)
-                memcpy(m->upper, s->max.data, s->max.len);
+            if (s->max.len) memcpy(m->upper, s->max.data, s->max.len);
             m->upper_len = s->max.len;
             m->has_upper = 1;
         } else if (!str) {
@@ -551,22 +550,10 @@ void ls_ice_table_free(ls_ice_table_t *t)
     ls_free(t);
 }
 
-const ls_ice_spec_t *ls_ice_table_spec(const ls_ice_table_t *t)
-{
-    return &t->spec;
-}
-int ls_ice_table_version(const ls_ice_table_t *t)
-{
-    return t->version;
-}
-const char *ls_ice_table_metadata_location(const ls_ice_table_t *t)
-{
-    return t->meta_location;
-}
-const char *ls_ice_table_error(const ls_ice_table_t *t)
-{
-    return t->err;
-}
+const ls_ice_spec_t *ls_ice_table_spec(const ls_ice_table_t *t) { return &t->spec; }
+int ls_ice_table_version(const ls_ice_table_t *t) { return t->version; }
+const char *ls_ice_table_metadata_location(const ls_ice_table_t *t) { return t->meta_location; }
+const char *ls_ice_table_error(const ls_ice_table_t *t) { return t->err; }
 
 int64_t ls_ice_table_current_snapshot(const ls_ice_table_t *t)
 {
@@ -622,7 +609,6 @@ ls_status ls_ice_table_put_data(ls_ice_table_t *t, const ls_buf_t *bytes, const 
 }
 
 /* ---- append --------------------------------------------------------------- */
-
 
 /* Key of a location under this table, or NULL when it lies elsewhere. */
 static char *key_for_location(const ls_ice_table_t *t, const char *loc)
@@ -792,10 +778,14 @@ static ls_status merge_bin(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_f
         int64_t len = 0;
         st = put_manifest(t, all, nall, &path, &len);
         if (st == LS_OK) {
-            ls_ice_mfile_t m = {.path = path, .length = len, .spec_id = t->spec.spec_id,
-                                .seq = mb->seq, .min_seq = min_seq,
+            ls_ice_mfile_t m = {.path = path,
+                                .length = len,
+                                .spec_id = t->spec.spec_id,
+                                .seq = mb->seq,
+                                .min_seq = min_seq,
                                 .added_snapshot_id = mb->snap_id,
-                                .existing_files = (int64_t)nall, .existing_rows = rows};
+                                .existing_files = (int64_t)nall,
+                                .existing_rows = rows};
             ls_ice_mlist_add(mb->w, &m, &t->spec, all, nall);
             mb->created++;
         }
@@ -858,9 +848,14 @@ static ls_status write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_bu
         int64_t rows = 0;
         for (size_t k = 0; k < n; k++)
             rows += e[k].df.record_count;
-        ls_ice_mfile_t m = {.path = manifest, .length = manifest_len, .spec_id = t->spec.spec_id,
-                            .seq = mb->seq, .min_seq = mb->seq, .added_snapshot_id = mb->snap_id,
-                            .added_files = (int64_t)n, .added_rows = rows};
+        ls_ice_mfile_t m = {.path = manifest,
+                            .length = manifest_len,
+                            .spec_id = t->spec.spec_id,
+                            .seq = mb->seq,
+                            .min_seq = mb->seq,
+                            .added_snapshot_id = mb->snap_id,
+                            .added_files = (int64_t)n,
+                            .added_rows = rows};
         ls_ice_mlist_add(mb->w, &m, &t->spec, e, n);
     }
     /* then every manifest of the parent snapshot, merged when due */
@@ -871,12 +866,11 @@ static ls_status write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_bu
         ls_buf_init(&raw);
         st = get_location(t, plist, &raw);
         ls_avro_file_t f;
-        if (st == LS_OK && (st = ls_avro_file_read(raw.data, raw.len, &f, t->err,
-                                                   sizeof t->err)) == LS_OK) {
+        if (st == LS_OK &&
+            (st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) == LS_OK) {
             st = carry_manifests(t, mb, &f, manifest != NULL);
             ls_avro_file_free(&f);
-            if (st == LS_OK && mb->replaced)
-                ls_crashpoint("table.manifests_merged");
+            if (st == LS_OK && mb->replaced) ls_crashpoint("table.manifests_merged");
         }
         ls_buf_free(&raw);
     }
@@ -920,17 +914,17 @@ static ls_status write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_bu
 #define EXPIRE_MAX_PER_COMMIT 100
 
 typedef struct expiry {
-    json_t *expired;        /* snapshots removed by this commit */
-    json_t *old_metadata;   /* metadata-log entries removed, to delete */
-    bool check_manifests;   /* a merge lies in the range: diff the lists */
+    json_t *expired;      /* snapshots removed by this commit */
+    json_t *old_metadata; /* metadata-log entries removed, to delete */
+    bool check_manifests; /* a merge lies in the range: diff the lists */
 } expiry_t;
 
 static bool ref_names(json_t *refs, json_int_t id)
 {
     const char *k;
     json_t *v;
-    json_object_foreach(refs, k, v) if (json_integer_value(json_object_get(v, "snapshot-id")) == id)
-        return true;
+    json_object_foreach(refs, k, v) if (json_integer_value(json_object_get(v, "snapshot-id")) ==
+                                        id) return true;
     return false;
 }
 
@@ -955,7 +949,8 @@ static void expire_plan(ls_ice_table_t *t, json_t *next, int64_t now_ms, expiry_
         json_t *s = json_array_get(snaps, 0);
         json_int_t id = json_integer_value(json_object_get(s, "snapshot-id"));
         if (id == cur || ref_names(refs, id) ||
-            json_integer_value(json_object_get(s, "timestamp-ms")) >= now_ms - t->snapshot_retention_ms)
+            json_integer_value(json_object_get(s, "timestamp-ms")) >=
+                now_ms - t->snapshot_retention_ms)
             break;
         if (merged_in(s)) x->check_manifests = true;
         json_array_append(x->expired, s);
@@ -968,10 +963,10 @@ static void expire_plan(ls_ice_table_t *t, json_t *next, int64_t now_ms, expiry_
         json_array_foreach(log, i, e)
         {
             bool gone = false;
-            json_array_foreach(x->expired, k, s) if (json_integer_value(json_object_get(
-                                                         s, "snapshot-id")) ==
-                                                     json_integer_value(json_object_get(
-                                                         e, "snapshot-id"))) gone = true;
+            json_array_foreach(x->expired, k,
+                               s) if (json_integer_value(json_object_get(s, "snapshot-id")) ==
+                                      json_integer_value(json_object_get(e, "snapshot-id"))) gone =
+                true;
             if (!gone) json_array_append(keep, e);
         }
         json_object_set_new(next, "snapshot-log", keep);
@@ -998,8 +993,8 @@ static ls_status list_manifests(ls_ice_table_t *t, const char *loc, json_t *set)
     ls_buf_init(&raw);
     ls_status st = get_location(t, loc, &raw);
     ls_avro_file_t f;
-    if (st == LS_OK && (st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) ==
-                           LS_OK) {
+    if (st == LS_OK &&
+        (st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) == LS_OK) {
         for (size_t i = 0; i < f.nrecords; i++) {
             const char *p = ls_ice_av_str(&f.records[i], "manifest_path");
             if (p) json_object_set_new(set, p, json_true());
@@ -1037,9 +1032,8 @@ static void expire_done(ls_ice_table_t *t, const expiry_t *x, json_t *next)
             const char *l = json_string_value(json_object_get(s, "manifest-list"));
             if (l && list_manifests(t, l, gone) != LS_OK) ok = false;
         }
-        const char *oldest =
-            json_string_value(json_object_get(json_array_get(json_object_get(next, "snapshots"), 0),
-                                              "manifest-list"));
+        const char *oldest = json_string_value(json_object_get(
+            json_array_get(json_object_get(next, "snapshots"), 0), "manifest-list"));
         if (!oldest || list_manifests(t, oldest, live) != LS_OK) ok = false;
         const char *k;
         json_t *v;
@@ -1105,8 +1099,7 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
      * snapshot or metadata log goes back more than a minute, which a committer
      * whose clock is behind the previous one's would otherwise write */
     int64_t last_updated = (int64_t)json_integer_value(json_object_get(t->meta, "last-updated-ms"));
-    if (now_ms < last_updated)
-        now_ms = last_updated;
+    if (now_ms < last_updated) now_ms = last_updated;
     json_t *parent = current_snapshot(t);
     mlist_build_t mb = {
         .seq = (int64_t)json_integer_value(json_object_get(t->meta, "last-sequence-number")) + 1};
@@ -1118,8 +1111,11 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     int64_t manifest_len = 0;
     ls_ice_mentry_t *entries = n ? LS_NEWN(ls_ice_mentry_t, n) : NULL;
     for (size_t k = 0; k < n; k++)
-        entries[k] = (ls_ice_mentry_t){.status = LS_ICE_ADDED, .snapshot_id = mb.snap_id,
-                                       .seq = -1, .file_seq = -1, .df = files[k]};
+        entries[k] = (ls_ice_mentry_t){.status = LS_ICE_ADDED,
+                                       .snapshot_id = mb.snap_id,
+                                       .seq = -1,
+                                       .file_seq = -1,
+                                       .df = files[k]};
     /* n == 0 still makes a snapshot: it moves carried properties (e.g. a
      * log's offset past records that produce no rows) */
     ls_status st = n ? put_manifest(t, entries, n, &manifest, &manifest_len) : LS_OK;
@@ -1168,11 +1164,10 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
             json_object_set_new(props, summary_kv[i], json_string(summary_kv[i + 1]));
     }
 
-    json_t *snap = json_pack("{s:I, s:I, s:I, s:s, s:o, s:I}", "snapshot-id",
-                             (json_int_t)mb.snap_id, "sequence-number", (json_int_t)mb.seq,
-                             "timestamp-ms", (json_int_t)now_ms, "manifest-list", list, "summary",
-                             summary, "schema-id",
-                             json_integer_value(json_object_get(t->meta, "current-schema-id")));
+    json_t *snap = json_pack(
+        "{s:I, s:I, s:I, s:s, s:o, s:I}", "snapshot-id", (json_int_t)mb.snap_id, "sequence-number",
+        (json_int_t)mb.seq, "timestamp-ms", (json_int_t)now_ms, "manifest-list", list, "summary",
+        summary, "schema-id", json_integer_value(json_object_get(t->meta, "current-schema-id")));
     ls_free(list);
     if (parent) json_object_set(snap, "parent-snapshot-id", json_object_get(parent, "snapshot-id"));
 
@@ -1226,8 +1221,7 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
  * version hint), every retained snapshot's manifest list, every manifest
  * those lists name and every data file those manifests name, whatever the
  * entry status. Any read failure deletes nothing. */
-ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms,
-                                      uint64_t *deleted)
+ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, uint64_t *deleted)
 {
     *deleted = 0;
     t->err[0] = 0;
@@ -1281,8 +1275,7 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms,
         ls_objinfo_t *objs = NULL;
         size_t n = 0;
         st = ls_objstore_list(t->os, prefix, &objs, &n);
-        if (st != LS_OK)
-            snprintf(t->err, sizeof t->err, "list %s: %s", prefix, ls_status_str(st));
+        if (st != LS_OK) snprintf(t->err, sizeof t->err, "list %s: %s", prefix, ls_status_str(st));
         size_t plen = strlen(t->prefix);
         for (size_t o = 0; st == LS_OK && o < n; o++) {
             if (objs[o].mtime_ms >= older_than_ms) continue;
@@ -1292,8 +1285,7 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms,
                     ls_crashpoint("table.orphans_found");
                     announced = true;
                 }
-                if (ls_objstore_del(t->os, objs[o].key) == LS_OK)
-                    (*deleted)++;
+                if (ls_objstore_del(t->os, objs[o].key) == LS_OK) (*deleted)++;
             }
             ls_free(loc);
         }

@@ -185,8 +185,7 @@ void ls_ice_table_set_snapshot_retention(ls_ice_table_t *t, int64_t retention_ms
  * table still holds references (failed or crashed commits, engines' refused
  * writes), last written before older_than_ms; *deleted counts them. A read
  * failure deletes nothing and is returned. Design note in iceberg_table.c. */
-ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms,
-                                      uint64_t *deleted);
+ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, uint64_t *deleted);
 
 typedef struct ls_ice_maint_stats {
     uint64_t snapshots_expired;  /* by this table object's appends */

@@ -34,31 +34,31 @@ typedef enum {
     P_BYTES,
     P_STRING,
     P_ENUM,
-    P_MILLIS_TO_MICROS,   /* long timestamp-millis / local-timestamp-millis */
+    P_MILLIS_TO_MICROS, /* long timestamp-millis / local-timestamp-millis */
 } prim_kind;
 
 typedef enum { N_PRIM, N_STRUCT, N_LIST, N_MAP } node_kind;
 
 typedef struct tnode {
     node_kind kind;
-    const ls_avro_node_t *avro;   /* the non-null type */
-    int null_branch;              /* in a union with null: its index, else -1 */
+    const ls_avro_node_t *avro; /* the non-null type */
+    int null_branch;            /* in a union with null: its index, else -1 */
     int def, rep;
     int lo, hi;
-    prim_kind prim;               /* N_PRIM */
-    int col;                      /* N_PRIM: leaf column */
-    struct tnode **kids;          /* N_STRUCT: fields; N_LIST: [element]; N_MAP: [key, value] */
+    prim_kind prim;      /* N_PRIM */
+    int col;             /* N_PRIM: leaf column */
+    struct tnode **kids; /* N_STRUCT: fields; N_LIST: [element]; N_MAP: [key, value] */
     size_t nkids;
 } tnode_t;
 
 struct ls_typed_shape {
-    tnode_t *root;                /* the value record */
+    tnode_t *root; /* the value record */
     ls_pq_field_t *fields;
     size_t nfields, capfields;
-    char **names;                 /* owned names of fields */
+    char **names; /* owned names of fields */
     size_t nnames;
     int next_id;
-    int ncols;                    /* leaf columns, the metadata's included */
+    int ncols; /* leaf columns, the metadata's included */
     char *schema_json;
 };
 
@@ -120,8 +120,7 @@ static int fail(build_t *b, const char *path, const char *why)
 static const ls_avro_node_t *unwrap(const ls_avro_node_t *t, int *null_branch)
 {
     *null_branch = -1;
-    if (t->kind != LS_AVRO_UNION)
-        return t;
+    if (t->kind != LS_AVRO_UNION) return t;
     const ls_avro_node_t *other = NULL;
     int others = 0;
     for (size_t i = 0; i < t->nbranches; i++) {
@@ -166,7 +165,9 @@ static const char *iceberg_prim(const ls_avro_node_t *t, prim_kind *pk, ls_pq_ty
     case LS_AVRO_BYTES:
         *pk = P_BYTES, *pt = LS_PQ_BYTE_ARRAY;
         return strcmp(lg, "decimal") ? "binary" : NULL;
-    case LS_AVRO_STRING: *pk = P_STRING, *pt = LS_PQ_BYTE_ARRAY, *lt = LS_PQ_LT_STRING; return "string";
+    case LS_AVRO_STRING:
+        *pk = P_STRING, *pt = LS_PQ_BYTE_ARRAY, *lt = LS_PQ_LT_STRING;
+        return "string";
     case LS_AVRO_ENUM: *pk = P_ENUM, *pt = LS_PQ_BYTE_ARRAY, *lt = LS_PQ_LT_STRING; return "string";
     default: return NULL;
     }
@@ -182,15 +183,12 @@ static int build_value(build_t *b, const ls_avro_node_t *type, const char *name,
 {
     int nb;
     const ls_avro_node_t *t = unwrap(type, &nb);
-    if (!t)
-        return fail(b, path, "a union other than [\"null\", T] is not mapped to a column yet");
+    if (!t) return fail(b, path, "a union other than [\"null\", T] is not mapped to a column yet");
     *optional = nb >= 0;
-    size_t at = b->s->nfields;   /* build_node adds the value's own field first */
-    if (build_node(b, t, name, id, def + (*optional ? 1 : 0), rep, path, json, out) != 0)
-        return -1;
+    size_t at = b->s->nfields; /* build_node adds the value's own field first */
+    if (build_node(b, t, name, id, def + (*optional ? 1 : 0), rep, path, json, out) != 0) return -1;
     (*out)->null_branch = nb;
-    if (*optional)
-        b->s->fields[at].repetition = LS_PQ_OPTIONAL;
+    if (*optional) b->s->fields[at].repetition = LS_PQ_OPTIONAL;
     return 0;
 }
 
@@ -200,10 +198,9 @@ static int build_fields(build_t *b, const ls_avro_node_t *t, int def, int rep, c
 {
     ls_typed_shape_t *s = b->s;
     char sub[1024];
-    if (!t->nfields)
-        return fail(b, path, "a record without fields has no column");
+    if (!t->nfields) return fail(b, path, "a record without fields has no column");
     n->kids = LS_NEWN(tnode_t *, t->nfields);
-    int ids = s->next_id;   /* a struct's field ids come first, then their children's */
+    int ids = s->next_id; /* a struct's field ids come first, then their children's */
     s->next_id += (int)t->nfields;
     for (size_t i = 0; i < t->nfields; i++) {
         const ls_avro_field_t *f = &t->fields[i];
@@ -213,9 +210,9 @@ static int build_fields(build_t *b, const ls_avro_node_t *t, int def, int rep, c
         ls_buf_t tj;
         ls_buf_init(&tj);
         bool opt;
-        int rc = build_value(b, f->type, f->name, ids + (int)i, def, rep, sub, &tj, &n->kids[i],
-                             &opt);
-        n->nkids++;   /* owned even when it failed part-way (node_free takes NULL) */
+        int rc =
+            build_value(b, f->type, f->name, ids + (int)i, def, rep, sub, &tj, &n->kids[i], &opt);
+        n->nkids++; /* owned even when it failed part-way (node_free takes NULL) */
         if (rc == 0) {
             ls_buf_printf(json, "%s{\"id\":%d,\"name\":", first && i == 0 ? "" : ",", ids + (int)i);
             json_str(json, f->name);
@@ -223,8 +220,7 @@ static int build_fields(build_t *b, const ls_avro_node_t *t, int def, int rep, c
                           (int)tj.len, (const char *)tj.data);
         }
         ls_buf_free(&tj);
-        if (rc != 0)
-            return -1;
+        if (rc != 0) return -1;
     }
     return 0;
 }
@@ -259,10 +255,16 @@ static int build_node(build_t *b, const ls_avro_node_t *t, const char *name, int
         int kid = s->next_id, vid = s->next_id + (map ? 1 : 0);
         s->next_id += map ? 2 : 1;
         n->kids = LS_NEWN(tnode_t *, 2);
-        if (map) {   /* keys: strings, required, one level into the repeated group */
+        if (map) { /* keys: strings, required, one level into the repeated group */
             tnode_t *k = n->kids[n->nkids++] = LS_NEW(tnode_t);
-            *k = (tnode_t){.kind = N_PRIM, .prim = P_STRING, .def = def + 1, .rep = rep + 1,
-                           .null_branch = -1, .lo = s->ncols, .col = s->ncols, .hi = s->ncols + 1};
+            *k = (tnode_t){.kind = N_PRIM,
+                           .prim = P_STRING,
+                           .def = def + 1,
+                           .rep = rep + 1,
+                           .null_branch = -1,
+                           .lo = s->ncols,
+                           .col = s->ncols,
+                           .hi = s->ncols + 1};
             s->ncols++;
             add_field(b, "key", LS_PQ_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_STRING, kid, 0);
         }
@@ -275,13 +277,15 @@ static int build_node(build_t *b, const ls_avro_node_t *t, const char *name, int
         n->nkids++;
         if (rc == 0) {
             if (map)
-                ls_buf_printf(json, "{\"type\":\"map\",\"key-id\":%d,\"key\":\"string\","
-                              "\"value-id\":%d,\"value-required\":%s,\"value\":%.*s}", kid, vid,
-                              opt ? "false" : "true", (int)tj.len, (const char *)tj.data);
+                ls_buf_printf(json,
+                              "{\"type\":\"map\",\"key-id\":%d,\"key\":\"string\","
+                              "\"value-id\":%d,\"value-required\":%s,\"value\":%.*s}",
+                              kid, vid, opt ? "false" : "true", (int)tj.len, (const char *)tj.data);
             else
-                ls_buf_printf(json, "{\"type\":\"list\",\"element-id\":%d,"
-                              "\"element-required\":%s,\"element\":%.*s}", vid,
-                              opt ? "false" : "true", (int)tj.len, (const char *)tj.data);
+                ls_buf_printf(json,
+                              "{\"type\":\"list\",\"element-id\":%d,"
+                              "\"element-required\":%s,\"element\":%.*s}",
+                              vid, opt ? "false" : "true", (int)tj.len, (const char *)tj.data);
         }
         ls_buf_free(&tj);
         break;
@@ -312,8 +316,7 @@ static int build_node(build_t *b, const ls_avro_node_t *t, const char *name, int
 
 static void node_free(tnode_t *n)
 {
-    if (!n)
-        return;
+    if (!n) return;
     for (size_t i = 0; i < n->nkids; i++)
         node_free(n->kids[i]);
     ls_free(n->kids);
@@ -322,8 +325,7 @@ static void node_free(tnode_t *n)
 
 void ls_typed_shape_free(ls_typed_shape_t *s)
 {
-    if (!s)
-        return;
+    if (!s) return;
     node_free(s->root);
     for (size_t i = 0; i < s->nnames; i++)
         ls_free(s->names[i]);
@@ -350,8 +352,7 @@ ls_typed_shape_t *ls_typed_shape_new(const ls_avro_node_t *root, char *err, size
     const ls_pq_field_t *rf = ls_raw_parquet_fields(&nraw);
     char name[64];
     for (size_t i = 0; i < nraw; i++) {
-        if (rf[i].field_id == LS_RAW_FID_VALUE)
-            continue;
+        if (rf[i].field_id == LS_RAW_FID_VALUE) continue;
         snprintf(name, sizeof name, "%s%s", meta_top_level(rf[i].field_id) ? META_PREFIX : "",
                  rf[i].name);
         add_field(&b, name, rf[i].type, rf[i].repetition, rf[i].logical, rf[i].field_id,
@@ -364,9 +365,9 @@ ls_typed_shape_t *ls_typed_shape_new(const ls_avro_node_t *root, char *err, size
     json_array_foreach(json_object_get(raw, "fields"), k, f)
     {
         int id = (int)json_integer_value(json_object_get(f, "id"));
-        if (id == LS_RAW_FID_VALUE)
-            continue;
-        snprintf(name, sizeof name, META_PREFIX "%s", json_string_value(json_object_get(f, "name")));
+        if (id == LS_RAW_FID_VALUE) continue;
+        snprintf(name, sizeof name, META_PREFIX "%s",
+                 json_string_value(json_object_get(f, "name")));
         json_object_set_new(f, "name", json_string(name));
         char *text = json_dumps(f, JSON_COMPACT | JSON_PRESERVE_ORDER);
         ls_buf_printf(&json, "%s%s", first ? "" : ",", text);
@@ -405,8 +406,7 @@ const ls_pq_field_t *ls_typed_parquet_fields(const ls_typed_shape_t *s, size_t *
 int ls_typed_unframe(const uint8_t *value, int64_t len, int32_t *schema_id, const uint8_t **datum,
                      size_t *datum_len)
 {
-    if (!value || len < 5 || value[0] != 0)
-        return -1;
+    if (!value || len < 5 || value[0] != 0) return -1;
     *schema_id = (int32_t)((uint32_t)value[1] << 24 | (uint32_t)value[2] << 16 |
                            (uint32_t)value[3] << 8 | value[4]);
     *datum = value + 5;
@@ -416,7 +416,7 @@ int ls_typed_unframe(const uint8_t *value, int64_t len, int32_t *schema_id, cons
 
 typedef struct rd {
     const uint8_t *p, *end;
-    ls_pq_writer_t *w;   /* NULL: decode only */
+    ls_pq_writer_t *w; /* NULL: decode only */
     const char *why;
 } rd_t;
 
@@ -442,8 +442,7 @@ static bool rd_long(rd_t *r, int64_t *out)
 static bool rd_bytes(rd_t *r, const uint8_t **p, size_t *n)
 {
     int64_t len;
-    if (!rd_long(r, &len))
-        return false;
+    if (!rd_long(r, &len)) return false;
     if (len < 0 || len > r->end - r->p) {
         r->why = len < 0 ? "negative length" : "length past the end of the datum";
         return false;
@@ -480,8 +479,7 @@ static bool shred_value(rd_t *r, const tnode_t *n, int rep)
 {
     if (n->null_branch >= 0) {
         int64_t br;
-        if (!rd_long(r, &br))
-            return false;
+        if (!rd_long(r, &br)) return false;
         if (br < 0 || br > 1) {
             r->why = "union branch index out of range";
             return false;
@@ -500,8 +498,7 @@ static bool shred(rd_t *r, const tnode_t *n, int rep)
     switch (n->kind) {
     case N_STRUCT:
         for (size_t i = 0; i < n->nkids; i++)
-            if (!shred_value(r, n->kids[i], rep))
-                return false;
+            if (!shred_value(r, n->kids[i], rep)) return false;
         return true;
     case N_LIST:
     case N_MAP: {
@@ -510,14 +507,11 @@ static bool shred(rd_t *r, const tnode_t *n, int rep)
         int64_t items = 0;
         for (;;) {
             int64_t count;
-            if (!rd_long(r, &count))
-                return false;
-            if (count == 0)
-                break;
-            if (count < 0) {   /* a block with its byte size: skip the size */
+            if (!rd_long(r, &count)) return false;
+            if (count == 0) break;
+            if (count < 0) { /* a block with its byte size: skip the size */
                 int64_t size;
-                if (!rd_long(r, &size))
-                    return false;
+                if (!rd_long(r, &size)) return false;
                 count = -count;
             }
             if (count > r->end - r->p) {
@@ -529,21 +523,17 @@ static bool shred(rd_t *r, const tnode_t *n, int rep)
                 if (map) {
                     const uint8_t *k;
                     size_t kn;
-                    if (!rd_bytes(r, &k, &kn))
-                        return false;
-                    if (w)
-                        ls_pq_put_bytes(w, n->kids[0]->col, rr, k, kn);
+                    if (!rd_bytes(r, &k, &kn)) return false;
+                    if (w) ls_pq_put_bytes(w, n->kids[0]->col, rr, k, kn);
                 }
-                if (!shred_value(r, v, rr))
-                    return false;
+                if (!shred_value(r, v, rr)) return false;
             }
         }
-        if (items == 0)   /* present, empty: every leaf at the list's own level */
+        if (items == 0) /* present, empty: every leaf at the list's own level */
             put_nulls(r, n, rep, n->def);
         return true;
     }
-    case N_PRIM:
-        break;
+    case N_PRIM: break;
     }
     int col = n->col;
     int64_t l;
@@ -552,65 +542,52 @@ static bool shred(rd_t *r, const tnode_t *n, int rep)
     switch (n->prim) {
     case P_BOOLEAN: {
         uint8_t b;
-        if (!rd_fixed(r, &b, 1))
-            return false;
+        if (!rd_fixed(r, &b, 1)) return false;
         if (b > 1) {
             r->why = "boolean byte not 0 or 1";
             return false;
         }
-        if (w)
-            ls_pq_put_bool(w, col, rep, b);
+        if (w) ls_pq_put_bool(w, col, rep, b);
         return true;
     }
     case P_INT:
-        if (!rd_long(r, &l))
-            return false;
+        if (!rd_long(r, &l)) return false;
         if (l < INT32_MIN || l > INT32_MAX) {
             r->why = "int out of range";
             return false;
         }
-        if (w)
-            ls_pq_put_i32(w, col, rep, (int32_t)l);
+        if (w) ls_pq_put_i32(w, col, rep, (int32_t)l);
         return true;
     case P_LONG:
     case P_MILLIS_TO_MICROS:
-        if (!rd_long(r, &l))
-            return false;
-        if (w)
-            ls_pq_put_i64(w, col, rep, n->prim == P_LONG ? l : l * 1000);
+        if (!rd_long(r, &l)) return false;
+        if (w) ls_pq_put_i64(w, col, rep, n->prim == P_LONG ? l : l * 1000);
         return true;
     case P_FLOAT: {
         float f;
-        if (!rd_fixed(r, &f, 4))   /* Avro floats are little-endian, as this host */
+        if (!rd_fixed(r, &f, 4)) /* Avro floats are little-endian, as this host */
             return false;
-        if (w)
-            ls_pq_put_float(w, col, rep, f);
+        if (w) ls_pq_put_float(w, col, rep, f);
         return true;
     }
     case P_DOUBLE: {
         double d;
-        if (!rd_fixed(r, &d, 8))
-            return false;
-        if (w)
-            ls_pq_put_double(w, col, rep, d);
+        if (!rd_fixed(r, &d, 8)) return false;
+        if (w) ls_pq_put_double(w, col, rep, d);
         return true;
     }
     case P_BYTES:
     case P_STRING:
-        if (!rd_bytes(r, &p, &len))
-            return false;
-        if (w)
-            ls_pq_put_bytes(w, col, rep, p, len);
+        if (!rd_bytes(r, &p, &len)) return false;
+        if (w) ls_pq_put_bytes(w, col, rep, p, len);
         return true;
     case P_ENUM:
-        if (!rd_long(r, &l))
-            return false;
+        if (!rd_long(r, &l)) return false;
         if (l < 0 || (size_t)l >= n->avro->nsymbols) {
             r->why = "enum index out of range";
             return false;
         }
-        if (w)
-            ls_pq_put_bytes(w, col, rep, n->avro->symbols[l], strlen(n->avro->symbols[l]));
+        if (w) ls_pq_put_bytes(w, col, rep, n->avro->symbols[l], strlen(n->avro->symbols[l]));
         return true;
     }
     return false;

@@ -163,49 +163,30 @@ static void read_logical(open_ctx_t *o, ls_pqr_elem_t *e)
 static void map_logical(ls_pqr_elem_t *e)
 {
     switch (e->logical_id) {
-    case 1:
-        e->logical = LS_PQ_LT_STRING;
-        return;
-    case 2:
-        e->logical = LS_PQ_LT_MAP;
-        return;
-    case 3:
-        e->logical = LS_PQ_LT_LIST;
-        return;
-    case 6:
-        e->logical = LS_PQ_LT_DATE;
-        return;
+    case 1: e->logical = LS_PQ_LT_STRING; return;
+    case 2: e->logical = LS_PQ_LT_MAP; return;
+    case 3: e->logical = LS_PQ_LT_LIST; return;
+    case 6: e->logical = LS_PQ_LT_DATE; return;
     case 8:
         if (e->time_unit == 2)
             e->logical = e->utc ? LS_PQ_LT_TIMESTAMP_US_UTC : LS_PQ_LT_TIMESTAMP_US;
         return;
-    case 0:
-        break;
-    default:
-        return;
+    case 0: break;
+    default: return;
     }
     /* legacy ConvertedType: UTF8 0, MAP 1, MAP_KEY_VALUE 2, LIST 3, DATE 6,
      * TIMESTAMP_MICROS 10 (UTC-adjusted by definition) */
     switch (e->converted_type) {
-    case 0:
-        e->logical = LS_PQ_LT_STRING;
-        break;
-    case 1:
-        e->logical = LS_PQ_LT_MAP;
-        break;
-    case 3:
-        e->logical = LS_PQ_LT_LIST;
-        break;
-    case 6:
-        e->logical = LS_PQ_LT_DATE;
-        break;
+    case 0: e->logical = LS_PQ_LT_STRING; break;
+    case 1: e->logical = LS_PQ_LT_MAP; break;
+    case 3: e->logical = LS_PQ_LT_LIST; break;
+    case 6: e->logical = LS_PQ_LT_DATE; break;
     case 10:
         e->logical = LS_PQ_LT_TIMESTAMP_US_UTC;
         e->time_unit = 2;
         e->utc = 1;
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -641,35 +622,20 @@ void ls_pqr_free(ls_pqr_t *r)
     ls_free(r);
 }
 
-int64_t ls_pqr_num_rows(const ls_pqr_t *r)
-{
-    return r->num_rows;
-}
-const char *ls_pqr_created_by(const ls_pqr_t *r)
-{
-    return r->created_by ? r->created_by : "";
-}
-size_t ls_pqr_num_kv(const ls_pqr_t *r)
-{
-    return r->nkv;
-}
+int64_t ls_pqr_num_rows(const ls_pqr_t *r) { return r->num_rows; }
+const char *ls_pqr_created_by(const ls_pqr_t *r) { return r->created_by ? r->created_by : ""; }
+size_t ls_pqr_num_kv(const ls_pqr_t *r) { return r->nkv; }
 void ls_pqr_kv(const ls_pqr_t *r, size_t i, const char **key, const char **value)
 {
     *key = r->kv[2 * i];
     *value = r->kv[2 * i + 1];
 }
-size_t ls_pqr_num_elems(const ls_pqr_t *r)
-{
-    return r->nelems;
-}
+size_t ls_pqr_num_elems(const ls_pqr_t *r) { return r->nelems; }
 const ls_pqr_elem_t *ls_pqr_elem(const ls_pqr_t *r, size_t i)
 {
     return i < r->nelems ? &r->elems[i] : NULL;
 }
-size_t ls_pqr_num_columns(const ls_pqr_t *r)
-{
-    return r->ncols;
-}
+size_t ls_pqr_num_columns(const ls_pqr_t *r) { return r->ncols; }
 const ls_pqr_elem_t *ls_pqr_column(const ls_pqr_t *r, int col)
 {
     return col >= 0 && (size_t)col < r->ncols ? &r->elems[r->cols[col]] : NULL;
@@ -680,10 +646,7 @@ int ls_pqr_column_index(const ls_pqr_t *r, const char *path)
         if (!strcmp(r->elems[r->cols[i]].path, path)) return (int)i;
     return -1;
 }
-int ls_pqr_num_row_groups(const ls_pqr_t *r)
-{
-    return r->nrgs;
-}
+int ls_pqr_num_row_groups(const ls_pqr_t *r) { return r->nrgs; }
 int64_t ls_pqr_rg_num_rows(const ls_pqr_t *r, int rg)
 {
     return rg >= 0 && rg < r->nrgs ? r->rg_rows[rg] : -1;
@@ -826,22 +789,16 @@ static int ifail(ls_pqr_iter_t *it, ls_status st, const char *fmt, ...)
     return -1;
 }
 
-
 static int fixed_width(int type, int type_length)
 {
     switch (type) {
     case LS_PQ_INT32:
-    case LS_PQ_FLOAT:
-        return 4;
+    case LS_PQ_FLOAT: return 4;
     case LS_PQ_INT64:
-    case LS_PQ_DOUBLE:
-        return 8;
-    case LS_PQR_INT96:
-        return 12;
-    case LS_PQR_FIXED_LEN_BYTE_ARRAY:
-        return type_length;
-    default:
-        return 0;
+    case LS_PQ_DOUBLE: return 8;
+    case LS_PQR_INT96: return 12;
+    case LS_PQR_FIXED_LEN_BYTE_ARRAY: return type_length;
+    default: return 0;
     }
 }
 
@@ -891,14 +848,8 @@ void ls_pqr_iter_free(ls_pqr_iter_t *it)
     ls_free(it);
 }
 
-ls_status ls_pqr_iter_status(const ls_pqr_iter_t *it)
-{
-    return it->st;
-}
-const char *ls_pqr_iter_error(const ls_pqr_iter_t *it)
-{
-    return it->err;
-}
+ls_status ls_pqr_iter_status(const ls_pqr_iter_t *it) { return it->st; }
+const char *ls_pqr_iter_error(const ls_pqr_iter_t *it) { return it->err; }
 
 /* Decompresses in[0..n) to exactly usize bytes; *out is a view of in when
  * uncompressed, else a buffer the iterator keeps. */
@@ -1454,15 +1405,9 @@ size_t ls_pqr_rows_col(const ls_pqr_rows_t *rs, size_t k, const ls_pqr_triple_t 
     return rs->c[k].n;
 }
 
-ls_status ls_pqr_rows_status(const ls_pqr_rows_t *rs)
-{
-    return rs->st;
-}
+ls_status ls_pqr_rows_status(const ls_pqr_rows_t *rs) { return rs->st; }
 
-const char *ls_pqr_rows_error(const ls_pqr_rows_t *rs)
-{
-    return rs->err;
-}
+const char *ls_pqr_rows_error(const ls_pqr_rows_t *rs) { return rs->err; }
 
 void ls_pqr_rows_free(ls_pqr_rows_t *rs)
 {
@@ -1484,23 +1429,12 @@ static void put_triple(ls_pq_writer_t *w, int col, int type, int max_def, const 
         return;
     }
     switch (type) {
-    case LS_PQ_BOOLEAN:
-        ls_pq_put_bool(w, col, t->rep, t->v.boolean);
-        break;
-    case LS_PQ_INT32:
-        ls_pq_put_i32(w, col, t->rep, t->v.i32);
-        break;
-    case LS_PQ_INT64:
-        ls_pq_put_i64(w, col, t->rep, t->v.i64);
-        break;
-    case LS_PQ_FLOAT:
-        ls_pq_put_float(w, col, t->rep, t->v.f32);
-        break;
-    case LS_PQ_DOUBLE:
-        ls_pq_put_double(w, col, t->rep, t->v.f64);
-        break;
-    default:
-        ls_pq_put_bytes(w, col, t->rep, t->bytes, t->len);
+    case LS_PQ_BOOLEAN: ls_pq_put_bool(w, col, t->rep, t->v.boolean); break;
+    case LS_PQ_INT32: ls_pq_put_i32(w, col, t->rep, t->v.i32); break;
+    case LS_PQ_INT64: ls_pq_put_i64(w, col, t->rep, t->v.i64); break;
+    case LS_PQ_FLOAT: ls_pq_put_float(w, col, t->rep, t->v.f32); break;
+    case LS_PQ_DOUBLE: ls_pq_put_double(w, col, t->rep, t->v.f64); break;
+    default: ls_pq_put_bytes(w, col, t->rep, t->bytes, t->len);
     }
 }
 

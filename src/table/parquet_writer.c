@@ -286,10 +286,7 @@ void ls_pq_writer_free(ls_pq_writer_t *w)
     ls_free(w);
 }
 
-size_t ls_pq_ncolumns(const ls_pq_writer_t *w)
-{
-    return w->ncols;
-}
+size_t ls_pq_ncolumns(const ls_pq_writer_t *w) { return w->ncols; }
 
 int ls_pq_column_index(const ls_pq_writer_t *w, const char *path)
 {
@@ -343,7 +340,6 @@ static pq_col_t *level(ls_pq_writer_t *w, int col, int rep, int def, int type)
     w->buffered += 2;
     return c;
 }
-
 
 static size_t plain_len_at(const pq_col_t *c, int type, const uint8_t *p)
 {
@@ -855,18 +851,10 @@ static void write_logical(ls_tc_t *t, ls_pq_logical lt)
     if (lt == LS_PQ_LT_NONE) return;
     ls_tc_struct_begin(t, 10); /* LogicalType union */
     switch (lt) {
-    case LS_PQ_LT_STRING:
-        ls_tc_struct_begin(t, 1);
-        break;
-    case LS_PQ_LT_MAP:
-        ls_tc_struct_begin(t, 2);
-        break;
-    case LS_PQ_LT_LIST:
-        ls_tc_struct_begin(t, 3);
-        break;
-    case LS_PQ_LT_DATE:
-        ls_tc_struct_begin(t, 6);
-        break;
+    case LS_PQ_LT_STRING: ls_tc_struct_begin(t, 1); break;
+    case LS_PQ_LT_MAP: ls_tc_struct_begin(t, 2); break;
+    case LS_PQ_LT_LIST: ls_tc_struct_begin(t, 3); break;
+    case LS_PQ_LT_DATE: ls_tc_struct_begin(t, 6); break;
     default: /* TIMESTAMP */
         ls_tc_struct_begin(t, 8);
         ls_tc_bool(t, 1, lt == LS_PQ_LT_TIMESTAMP_US_UTC);
@@ -883,18 +871,12 @@ static void write_logical(ls_tc_t *t, ls_pq_logical lt)
 static int converted_of(ls_pq_logical lt)
 {
     switch (lt) {
-    case LS_PQ_LT_STRING:
-        return CT_UTF8;
-    case LS_PQ_LT_MAP:
-        return CT_MAP;
-    case LS_PQ_LT_LIST:
-        return CT_LIST;
-    case LS_PQ_LT_DATE:
-        return CT_DATE;
-    case LS_PQ_LT_TIMESTAMP_US_UTC:
-        return CT_TIMESTAMP_MICROS;
-    default:
-        return -1;
+    case LS_PQ_LT_STRING: return CT_UTF8;
+    case LS_PQ_LT_MAP: return CT_MAP;
+    case LS_PQ_LT_LIST: return CT_LIST;
+    case LS_PQ_LT_DATE: return CT_DATE;
+    case LS_PQ_LT_TIMESTAMP_US_UTC: return CT_TIMESTAMP_MICROS;
+    default: return -1;
     }
 }
 
@@ -1012,22 +994,10 @@ ls_status ls_pq_writer_finish(ls_pq_writer_t *w)
     return LS_OK;
 }
 
-int64_t ls_pq_num_rows(const ls_pq_writer_t *w)
-{
-    return w->rows;
-}
-int ls_pq_num_row_groups(const ls_pq_writer_t *w)
-{
-    return w->nrgs;
-}
-size_t ls_pq_buffered_bytes(const ls_pq_writer_t *w)
-{
-    return w->buffered;
-}
-const char *ls_pq_error(const ls_pq_writer_t *w)
-{
-    return w->err;
-}
+int64_t ls_pq_num_rows(const ls_pq_writer_t *w) { return w->rows; }
+int ls_pq_num_row_groups(const ls_pq_writer_t *w) { return w->nrgs; }
+size_t ls_pq_buffered_bytes(const ls_pq_writer_t *w) { return w->buffered; }
+const char *ls_pq_error(const ls_pq_writer_t *w) { return w->err; }
 
 const ls_pq_colstats_t *ls_pq_column_stats(const ls_pq_writer_t *w, int col)
 {

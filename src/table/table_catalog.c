@@ -65,12 +65,11 @@ ls_status ls_tcat_pointer_decode(const ls_kv_t *kv, ls_tcat_pointer_t *out, char
     out->metadata_key = str_field(o, "metadata-key");
     out->prefix = str_field(o, "prefix");
     int ok = json_is_object(o) && json_is_integer(ver) && json_integer_value(ver) >= 1 &&
-             json_integer_value(ver) <= INT32_MAX && out->metadata_location &&
-             out->metadata_key && out->prefix;
+             json_integer_value(ver) <= INT32_MAX && out->metadata_location && out->metadata_key &&
+             out->prefix;
     if (!ok) {
         snprintf(err, errlen, "table pointer %.*s: %s", (int)kv->klen, k,
-                 o ? "needs version >= 1, metadata-location, metadata-key and prefix"
-                   : je.text);
+                 o ? "needs version >= 1, metadata-location, metadata-key and prefix" : je.text);
         json_decref(o);
         ls_tcat_pointer_clear(out);
         return LS_ECORRUPT;
@@ -160,10 +159,10 @@ static ls_status pointer_swap(void *arg, int version, const char *location, cons
     char *val = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     size_t vlen = strlen(val), klen = strlen(r->key);
-    ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = r->key, .klen = klen,
-                         .rev = r->mod_rev};
-    ls_meta_op_t op = {.kind = LS_META_OP_PUT, .key = r->key, .klen = klen, .val = val,
-                       .vlen = vlen};
+    ls_meta_cmp_t cmp = {
+        .kind = LS_META_CMP_MOD_REV, .key = r->key, .klen = klen, .rev = r->mod_rev};
+    ls_meta_op_t op = {
+        .kind = LS_META_OP_PUT, .key = r->key, .klen = klen, .val = val, .vlen = vlen};
     int64_t rev = 0;
     ls_status st = ls_meta_txn(r->meta, &cmp, 1, &op, 1, &rev);
     if (st == LS_OK) {
@@ -214,8 +213,7 @@ ls_status ls_tcat_open(ls_meta_t *m, ls_objstore_t *os, const char *ns, const ch
     ls_status st = ls_tcat_get(m, ns, name, &p, err, errlen);
     if (st == LS_OK) {
         ls_ice_committer_t c = committer_for(m, ns, name, p.prefix, p.mod_rev);
-        st = ls_ice_table_load_file(os, p.prefix, p.metadata_key, p.version, &c, out, err,
-                                    errlen);
+        st = ls_ice_table_load_file(os, p.prefix, p.metadata_key, p.version, &c, out, err, errlen);
         ls_tcat_pointer_clear(&p);
         return st;
     }

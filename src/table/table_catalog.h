@@ -48,7 +48,7 @@ typedef struct ls_tcat_pointer {
     char *metadata_key;      /* its object-store key */
     char *prefix;            /* object-store prefix of the table */
     int64_t updated_ms;
-    int64_t mod_rev;         /* ls_meta revision of the pointer */
+    int64_t mod_rev; /* ls_meta revision of the pointer */
 } ls_tcat_pointer_t;
 
 /* 1 when s[0..n) may be a namespace or table name (see above). */

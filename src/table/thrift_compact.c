@@ -25,10 +25,7 @@ void ls_tc_varint(ls_buf_t *out, uint64_t v)
     ls_buf_append(out, tmp, (size_t)n);
 }
 
-static uint64_t zigzag64(int64_t v)
-{
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
+static uint64_t zigzag64(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 
 static void field(ls_tc_t *t, int16_t id, uint8_t type)
 {
@@ -71,10 +68,7 @@ void ls_tc_binary(ls_tc_t *t, int16_t id, const void *p, size_t n)
     ls_tc_elem_binary(t, p, n);
 }
 
-void ls_tc_string(ls_tc_t *t, int16_t id, const char *s)
-{
-    ls_tc_binary(t, id, s, strlen(s));
-}
+void ls_tc_string(ls_tc_t *t, int16_t id, const char *s) { ls_tc_binary(t, id, s, strlen(s)); }
 
 void ls_tc_struct_begin(ls_tc_t *t, int16_t id)
 {
@@ -106,10 +100,7 @@ void ls_tc_list_begin(ls_tc_t *t, int16_t id, uint8_t elem_type, uint32_t n)
     }
 }
 
-void ls_tc_elem_i32(ls_tc_t *t, int32_t v)
-{
-    ls_tc_varint(t->out, zigzag64(v));
-}
+void ls_tc_elem_i32(ls_tc_t *t, int32_t v) { ls_tc_varint(t->out, zigzag64(v)); }
 
 void ls_tc_elem_binary(ls_tc_t *t, const void *p, size_t n)
 {
@@ -117,10 +108,7 @@ void ls_tc_elem_binary(ls_tc_t *t, const void *p, size_t n)
     ls_buf_append(t->out, p, n);
 }
 
-void ls_tc_elem_struct_begin(ls_tc_t *t)
-{
-    push(t);
-}
+void ls_tc_elem_struct_begin(ls_tc_t *t) { push(t); }
 
 /* ---- decoder ---------------------------------------------------------- */
 
@@ -155,10 +143,7 @@ static uint64_t rd_varint(ls_tcr_t *r)
     return 0;
 }
 
-static int64_t unzigzag(uint64_t v)
-{
-    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
+static int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
 int ls_tcr_field(ls_tcr_t *r, int16_t *id)
 {
@@ -210,10 +195,7 @@ int32_t ls_tcr_i32(ls_tcr_t *r)
     return (int32_t)v;
 }
 
-int64_t ls_tcr_i64(ls_tcr_t *r)
-{
-    return unzigzag(rd_varint(r));
-}
+int64_t ls_tcr_i64(ls_tcr_t *r) { return unzigzag(rd_varint(r)); }
 
 void ls_tcr_binary(ls_tcr_t *r, const uint8_t **p, size_t *n)
 {
@@ -269,17 +251,11 @@ void ls_tcr_skip(ls_tcr_t *r, int type)
     case LS_TC_BOOL_TRUE:
     case LS_TC_BOOL_FALSE:
         return; /* a field's value is in its type; list elements are read below */
-    case LS_TC_BYTE:
-        skip_n(r, 1);
-        return;
+    case LS_TC_BYTE: skip_n(r, 1); return;
     case LS_TC_I16:
     case LS_TC_I32:
-    case LS_TC_I64:
-        rd_varint(r);
-        return;
-    case LS_TC_DOUBLE:
-        skip_n(r, 8);
-        return;
+    case LS_TC_I64: rd_varint(r); return;
+    case LS_TC_DOUBLE: skip_n(r, 8); return;
     case LS_TC_BINARY: {
         const uint8_t *p;
         size_t n;
@@ -333,7 +309,6 @@ void ls_tcr_skip(ls_tcr_t *r, int type)
             ls_tcr_skip(r, t);
         return;
     }
-    default:
-        ls_tcr_fail(r, "unknown type");
+    default: ls_tcr_fail(r, "unknown type");
     }
 }

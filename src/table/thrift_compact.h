@@ -85,14 +85,8 @@ void ls_tcr_init(ls_tcr_t *r, const uint8_t *p, size_t n);
 /* Marks the reader failed (first message wins); for semantic errors the
  * caller finds while decoding, so they carry the offset too. */
 void ls_tcr_fail(ls_tcr_t *r, const char *what);
-static inline int ls_tcr_failed(const ls_tcr_t *r)
-{
-    return r->failed;
-}
-static inline size_t ls_tcr_offset(const ls_tcr_t *r)
-{
-    return (size_t)(r->p - r->base);
-}
+static inline int ls_tcr_failed(const ls_tcr_t *r) { return r->failed; }
+static inline size_t ls_tcr_offset(const ls_tcr_t *r) { return (size_t)(r->p - r->base); }
 
 /* Next field of the current struct: its compact type (LS_TC_*; booleans
  * come back as LS_TC_BOOL_TRUE/FALSE, their value), id in *id. Returns 0 at

@@ -14,18 +14,12 @@
 const char *ls_txn_state_name(ls_txn_state s)
 {
     switch (s) {
-    case LS_TXN_EMPTY:
-        return "Empty";
-    case LS_TXN_ONGOING:
-        return "Ongoing";
-    case LS_TXN_PREPARE_COMMIT:
-        return "PrepareCommit";
-    case LS_TXN_PREPARE_ABORT:
-        return "PrepareAbort";
-    case LS_TXN_COMPLETE_COMMIT:
-        return "CompleteCommit";
-    case LS_TXN_COMPLETE_ABORT:
-        return "CompleteAbort";
+    case LS_TXN_EMPTY: return "Empty";
+    case LS_TXN_ONGOING: return "Ongoing";
+    case LS_TXN_PREPARE_COMMIT: return "PrepareCommit";
+    case LS_TXN_PREPARE_ABORT: return "PrepareAbort";
+    case LS_TXN_COMPLETE_COMMIT: return "CompleteCommit";
+    case LS_TXN_COMPLETE_ABORT: return "CompleteAbort";
     }
     return "?";
 }
@@ -33,22 +27,14 @@ const char *ls_txn_state_name(ls_txn_state s)
 const char *ls_txn_err_name(ls_txn_err e)
 {
     switch (e) {
-    case LS_TXERR_NONE:
-        return "NONE";
-    case LS_TXERR_INVALID_TRANSACTION_TIMEOUT:
-        return "INVALID_TRANSACTION_TIMEOUT";
-    case LS_TXERR_CONCURRENT_TRANSACTIONS:
-        return "CONCURRENT_TRANSACTIONS";
-    case LS_TXERR_PRODUCER_FENCED:
-        return "PRODUCER_FENCED";
-    case LS_TXERR_INVALID_PRODUCER_ID_MAPPING:
-        return "INVALID_PRODUCER_ID_MAPPING";
-    case LS_TXERR_INVALID_TXN_STATE:
-        return "INVALID_TXN_STATE";
-    case LS_TXERR_TOO_MANY_PARTICIPANTS:
-        return "TOO_MANY_PARTICIPANTS";
-    case LS_TXERR_NEED_PRODUCER_ID:
-        return "NEED_PRODUCER_ID";
+    case LS_TXERR_NONE: return "NONE";
+    case LS_TXERR_INVALID_TRANSACTION_TIMEOUT: return "INVALID_TRANSACTION_TIMEOUT";
+    case LS_TXERR_CONCURRENT_TRANSACTIONS: return "CONCURRENT_TRANSACTIONS";
+    case LS_TXERR_PRODUCER_FENCED: return "PRODUCER_FENCED";
+    case LS_TXERR_INVALID_PRODUCER_ID_MAPPING: return "INVALID_PRODUCER_ID_MAPPING";
+    case LS_TXERR_INVALID_TXN_STATE: return "INVALID_TXN_STATE";
+    case LS_TXERR_TOO_MANY_PARTICIPANTS: return "TOO_MANY_PARTICIPANTS";
+    case LS_TXERR_NEED_PRODUCER_ID: return "NEED_PRODUCER_ID";
     }
     return "?";
 }
@@ -341,8 +327,7 @@ ls_txn_result_t ls_txn_end(const ls_txn_record_t *cur, int64_t producer_id, int1
     ls_txn_err e = check_pair(cur, producer_id, epoch);
     if (e != LS_TXERR_NONE) return result(e);
     switch (cur->state) {
-    case LS_TXN_ONGOING:
-        break;
+    case LS_TXN_ONGOING: break;
     case LS_TXN_PREPARE_COMMIT:
     case LS_TXN_PREPARE_ABORT: {
         ls_txn_result_t r = result(cur->state == prepared ? LS_TXERR_CONCURRENT_TRANSACTIONS
@@ -355,8 +340,7 @@ ls_txn_result_t ls_txn_end(const ls_txn_record_t *cur, int64_t producer_id, int1
         /* Transaction version 1: the pair did not move, so this is a retry
          * when the outcome matches. */
         return result(!bump && cur->state == done ? LS_TXERR_NONE : LS_TXERR_INVALID_TXN_STATE);
-    case LS_TXN_EMPTY:
-        return result(LS_TXERR_INVALID_TXN_STATE);
+    case LS_TXN_EMPTY: return result(LS_TXERR_INVALID_TXN_STATE);
     }
     ls_txn_record_copy(next, cur);
     decide(next, commit, false, now_ms);

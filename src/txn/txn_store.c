@@ -22,10 +22,7 @@ ls_txn_store_t *ls_txn_store_new(const ls_txn_store_opts_t *o)
     return s;
 }
 
-void ls_txn_store_free(ls_txn_store_t *s)
-{
-    ls_free(s);
-}
+void ls_txn_store_free(ls_txn_store_t *s) { ls_free(s); }
 
 char *ls_txn_key(const char *tid)
 {

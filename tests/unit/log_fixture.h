@@ -50,9 +50,13 @@ static void flag_cb(void *arg) { *(int *)arg = 1; }
 
 static ls_logstore_config_t lcfg(void)
 {
-    ls_logstore_config_t c = {.flush_max_bytes = 1 << 20, .flush_linger_ms = 1,
-                              .max_inflight_flushes = 2, .buffer_max_bytes = 64 << 20,
-                              .read_cache_max_bytes = 64 << 20, .gc_grace_ms = 0, .broker_id = 1};
+    ls_logstore_config_t c = {.flush_max_bytes = 1 << 20,
+                              .flush_linger_ms = 1,
+                              .max_inflight_flushes = 2,
+                              .buffer_max_bytes = 64 << 20,
+                              .read_cache_max_bytes = 64 << 20,
+                              .gc_grace_ms = 0,
+                              .broker_id = 1};
     return c;
 }
 
@@ -61,8 +65,7 @@ static size_t count_objects(ls_objstore_t *os, const char *prefix)
 {
     ls_objinfo_t *v;
     size_t n;
-    if (ls_objstore_list(os, prefix, &v, &n) != LS_OK)
-        return (size_t)-1;
+    if (ls_objstore_list(os, prefix, &v, &n) != LS_OK) return (size_t)-1;
     ls_objinfo_free(v, n);
     return n;
 }

@@ -341,8 +341,7 @@ TEST(reload_sees_same_state)
         ls_stream_release(gone);
         s = ls_catalog_lookup(C, NULL, "from-other");
         gone = ls_catalog_lookup(C, NULL, "zeta");
-        if (s && !gone)
-            break;
+        if (s && !gone) break;
         usleep(10000);
     }
     ok = ok && s && s->partitions == 7 && !gone;
@@ -436,7 +435,7 @@ TEST(sqlite_reopen_same_state)
 int main(void)
 {
     ls_diag_set_level(LS_DIAG_WARN);
-    ls_check_invariants_enable(true);   /* reloads and watched changes check the map */
+    ls_check_invariants_enable(true); /* reloads and watched changes check the map */
     char err[256];
 
     printf("# meta backend mem\n");

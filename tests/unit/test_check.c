@@ -27,8 +27,7 @@ static int panics(void (*fn)(void))
     panic_msg[0] = 0;
     ls_panic_hook_fn old = ls_panic_set_hook(catch_panic);
     int fired = setjmp(panic_jmp);
-    if (!fired)
-        fn();
+    if (!fired) fn();
     ls_panic_set_hook(old);
     return fired;
 }

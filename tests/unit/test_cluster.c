@@ -35,7 +35,7 @@ TEST(placement_spreads_and_is_stable)
     int count[5] = {0};
     for (int k = 0; k < 4000; k++)
         count[owner(m, 3, k, NULL)]++;
-    for (int id = 1; id <= 3; id++)   /* each of 3 brokers gets roughly a third */
+    for (int id = 1; id <= 3; id++) /* each of 3 brokers gets roughly a third */
         CHECK(count[id] > 1000 && count[id] < 1700);
     /* a fourth broker takes keys only from the others, about a quarter */
     int moved = 0;
@@ -92,8 +92,7 @@ static int wait_members(ls_membership_t *m, int want)
         ls_member_t *v;
         int n = ls_membership_members(m, &v);
         ls_free(v);
-        if (n == want)
-            return n;
+        if (n == want) return n;
         usleep(10000);
     }
     ls_member_t *v;
@@ -140,9 +139,12 @@ TEST(membership_takes_over_a_crashed_incarnation)
     int64_t lease;
     CHECK_EQ_INT(ls_meta_lease_grant(meta, 60000, &lease), LS_OK);
     const char *val = "{\"id\":3,\"host\":\"127.0.0.1\",\"port\":9003,\"rack\":\"\"}";
-    ls_meta_op_t put = {.kind = LS_META_OP_PUT, .key = LS_BROKERS_PREFIX "0000000003",
-                        .klen = strlen(LS_BROKERS_PREFIX "0000000003"), .val = val,
-                        .vlen = strlen(val), .lease = lease};
+    ls_meta_op_t put = {.kind = LS_META_OP_PUT,
+                        .key = LS_BROKERS_PREFIX "0000000003",
+                        .klen = strlen(LS_BROKERS_PREFIX "0000000003"),
+                        .val = val,
+                        .vlen = strlen(val),
+                        .lease = lease};
     CHECK_EQ_INT(ls_meta_txn(meta, NULL, 0, &put, 1, NULL), LS_OK);
     ls_member_t c = member(3, "");
     int64_t t0 = ls_clock_mono_ms();

@@ -22,7 +22,8 @@ static void on_read(void *arg, ls_read_result_t *res)
     r->st = res->st;
     ls_buf_init(&r->bytes);
     for (int i = 0; i < res->nslices; i++)
-        ls_buf_append(&r->bytes, res->slices[i].chunk->data + res->slices[i].off, res->slices[i].len);
+        ls_buf_append(&r->bytes, res->slices[i].chunk->data + res->slices[i].off,
+                      res->slices[i].len);
     ls_read_result_free(res);
     r->done = 1;
 }
@@ -48,8 +49,12 @@ TEST(compaction_preserves_bytes_and_releases_wal)
         for (int l = 0; l < 2; l++) {
             uint8_t fill = (uint8_t)(round * 2 + l);
             size_t len = make_entry(buf, 2, fill, 1000 + fill);
-            ls_append_t ap = {.log_id = 40 + l, .data = buf, .len = len, .offset_count = 2,
-                              .max_timestamp = 1000 + round, .producer = {.producer_id = -1}};
+            ls_append_t ap = {.log_id = 40 + l,
+                              .data = buf,
+                              .len = len,
+                              .offset_count = 2,
+                              .max_timestamp = 1000 + round,
+                              .producer = {.producer_id = -1}};
             ls_logstore_append(ls, &ap, on_ack, &a[l]);
         }
         run_until(&a[0].done);
@@ -60,15 +65,18 @@ TEST(compaction_preserves_bytes_and_releases_wal)
     rd_t before40 = read_all(ls, 40, 0), before41 = read_all(ls, 41, 5);
     CHECK_EQ_INT(before40.bytes.len, 12 * 77);
 
-    ls_compactor_config_t cc = {.enabled = false, .interval_ms = 1000, .min_age_ms = 0,
-                                .max_entries = 5, .max_bytes = 1 << 20};
+    ls_compactor_config_t cc = {.enabled = false,
+                                .interval_ms = 1000,
+                                .min_age_ms = 0,
+                                .max_entries = 5,
+                                .max_bytes = 1 << 20};
     ls_compactor_t *comp = ls_compactor_start(&loop, ls, meta, os, &cc);
     int done = 0;
     ls_compactor_kick(comp, flag_cb, &done);
     run_until(&done);
     ls_compactor_stats_t st;
     ls_compactor_stats(comp, &st);
-    CHECK_EQ_INT(st.entries_replaced, 24);   /* 12 per log, 5 per CO: 3 COs each */
+    CHECK_EQ_INT(st.entries_replaced, 24); /* 12 per log, 5 per CO: 3 COs each */
     CHECK_EQ_INT(st.objects_written, 6);
     CHECK_EQ_INT(st.wal_objects_released, 12);
     CHECK_EQ_INT(count_objects(os, "co/"), 6);
@@ -84,7 +92,7 @@ TEST(compaction_preserves_bytes_and_releases_wal)
     }
     ls_kvlist_free(&l);
     CHECK_EQ_INT(ls_meta_scan_prefix(meta, LS_WALOBJ_PREFIX, 0, &l), LS_OK);
-    CHECK_EQ_INT(l.n, 0);   /* every WAL object released */
+    CHECK_EQ_INT(l.n, 0); /* every WAL object released */
     ls_kvlist_free(&l);
     /* same bytes after the swap, from the live store ... */
     rd_t after40 = read_all(ls, 40, 0), after41 = read_all(ls, 41, 5);
@@ -100,8 +108,12 @@ TEST(compaction_preserves_bytes_and_releases_wal)
     /* appends continue after compaction */
     ack_t a = {0};
     size_t len = make_entry(buf, 1, 99, 1000 + 99);
-    ls_append_t ap = {.log_id = 40, .data = buf, .len = len, .offset_count = 1,
-                      .max_timestamp = 1, .producer = {.producer_id = -1}};
+    ls_append_t ap = {.log_id = 40,
+                      .data = buf,
+                      .len = len,
+                      .offset_count = 1,
+                      .max_timestamp = 1,
+                      .producer = {.producer_id = -1}};
     ls_logstore_append(ls, &ap, on_ack, &a);
     run_until(&a.done);
     CHECK_EQ_INT(a.off, 24);
@@ -119,7 +131,7 @@ TEST(compaction_preserves_bytes_and_releases_wal)
     CHECK_EQ_INT(cold.st, LS_OK);
     CHECK_EQ_INT(cold.bytes.len, before40.bytes.len + len);
     CHECK(memcmp(cold.bytes.data, before40.bytes.data, before40.bytes.len) == 0);
-    rd_t mid = read_all(ls, 41, 13);   /* offset inside a CO, mid-entry */
+    rd_t mid = read_all(ls, 41, 13); /* offset inside a CO, mid-entry */
     CHECK_EQ_INT(mid.st, LS_OK);
     CHECK_EQ_INT(ls_be64_get(mid.bytes.data), 12);
     shut = 0;
@@ -146,12 +158,19 @@ TEST(hot_window_is_left_alone)
     uint8_t buf[128];
     ack_t a = {0};
     size_t len = make_entry(buf, 1, 1, 1000 + 1);
-    ls_append_t ap = {.log_id = 7, .data = buf, .len = len, .offset_count = 1,
-                      .max_timestamp = 1, .producer = {.producer_id = -1}};
+    ls_append_t ap = {.log_id = 7,
+                      .data = buf,
+                      .len = len,
+                      .offset_count = 1,
+                      .max_timestamp = 1,
+                      .producer = {.producer_id = -1}};
     ls_logstore_append(ls, &ap, on_ack, &a);
     run_until(&a.done);
-    ls_compactor_config_t cc = {.enabled = false, .interval_ms = 1000, .min_age_ms = 3600000,
-                                .max_entries = 5, .max_bytes = 1 << 20};
+    ls_compactor_config_t cc = {.enabled = false,
+                                .interval_ms = 1000,
+                                .min_age_ms = 3600000,
+                                .max_entries = 5,
+                                .max_bytes = 1 << 20};
     ls_compactor_t *comp = ls_compactor_start(&loop, ls, meta, os, &cc);
     int done = 0;
     ls_compactor_kick(comp, flag_cb, &done);
@@ -193,8 +212,11 @@ TEST(thousands_of_passes_keep_compacting)
     ls_logstore_config_t c = lcfg();
     char err[256];
     ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
-    ls_compactor_config_t cc = {.enabled = false, .interval_ms = 1000, .min_age_ms = 0,
-                                .max_entries = 4, .max_bytes = 1 << 20};
+    ls_compactor_config_t cc = {.enabled = false,
+                                .interval_ms = 1000,
+                                .min_age_ms = 0,
+                                .max_entries = 4,
+                                .max_bytes = 1 << 20};
     ls_compactor_t *comp = ls_compactor_start(&loop, ls, meta, os, &cc);
     uint8_t buf[128];
     ls_buf_t all;
@@ -203,8 +225,12 @@ TEST(thousands_of_passes_keep_compacting)
     for (int i = 0; i < PASSES; i++) {
         ack_t a = {0};
         size_t len = make_entry(buf, 1, (uint8_t)i, 1000 + i);
-        ls_append_t ap = {.log_id = 5, .data = buf, .len = len, .offset_count = 1,
-                          .max_timestamp = 1000 + i, .producer = {.producer_id = -1}};
+        ls_append_t ap = {.log_id = 5,
+                          .data = buf,
+                          .len = len,
+                          .offset_count = 1,
+                          .max_timestamp = 1000 + i,
+                          .producer = {.producer_id = -1}};
         ls_logstore_append(ls, &ap, on_ack, &a);
         run_until(&a.done);
         CHECK_EQ_INT(a.st, LS_OK);
@@ -213,19 +239,18 @@ TEST(thousands_of_passes_keep_compacting)
         one_pass(comp);
         ls_compactor_stats_t st;
         ls_compactor_stats(comp, &st);
-        CHECK_EQ_INT(st.entries_replaced, i + 1);   /* this pass compacted the new entry */
+        CHECK_EQ_INT(st.entries_replaced, i + 1); /* this pass compacted the new entry */
         if (i % 100 == 99) {
             int deleted = 0;
             CHECK_EQ_INT(ls_logstore_gc_now(ls, &deleted), LS_OK);
         }
         size_t nwal = count_objects(os, "wal/");
-        if (nwal > max_wal)
-            max_wal = nwal;
+        if (nwal > max_wal) max_wal = nwal;
     }
-    CHECK(max_wal <= 100);   /* collected every 100 passes */
+    CHECK(max_wal <= 100); /* collected every 100 passes */
     ls_kvlist_t l;
     CHECK_EQ_INT(ls_meta_scan_prefix(meta, LS_WALOBJ_PREFIX, 0, &l), LS_OK);
-    CHECK_EQ_INT(l.n, 0);    /* every WAL object released */
+    CHECK_EQ_INT(l.n, 0); /* every WAL object released */
     ls_kvlist_free(&l);
     /* output = input: the log reads back byte for byte, once the expected
      * bytes carry what a read rewrites (base offset = the entry's index,
@@ -250,8 +275,12 @@ TEST(thousands_of_passes_keep_compacting)
     comp = ls_compactor_start(&loop, ls, meta, os, &cc);
     ack_t a = {0};
     size_t len = make_entry(buf, 1, 7, 7);
-    ls_append_t ap = {.log_id = 5, .data = buf, .len = len, .offset_count = 1,
-                      .max_timestamp = 7, .producer = {.producer_id = -1}};
+    ls_append_t ap = {.log_id = 5,
+                      .data = buf,
+                      .len = len,
+                      .offset_count = 1,
+                      .max_timestamp = 7,
+                      .producer = {.producer_id = -1}};
     ls_logstore_append(ls, &ap, on_ack, &a);
     run_until(&a.done);
     one_pass(comp);

@@ -50,8 +50,7 @@ TEST(roundtrip_every_codec)
             uint8_t *p = sample(sizes[si]);
             int ok = roundtrip(codecs[ci], p, sizes[si]);
             free(p);
-            if (!ok)
-                printf("  codec %s size %zu\n", ls_codec_name(codecs[ci]), sizes[si]);
+            if (!ok) printf("  codec %s size %zu\n", ls_codec_name(codecs[ci]), sizes[si]);
             CHECK(ok);
         }
     CHECK(roundtrip(LS_CODEC_NONE, (const uint8_t *)"abc", 3));
@@ -225,7 +224,7 @@ TEST(garbage_is_corrupt)
         if (st != LS_ECORRUPT)
             printf("  codec %s gave %s\n", ls_codec_name(codecs[ci]), ls_status_str(st));
         CHECK(st == LS_ECORRUPT);
-        CHECK_EQ_INT(d.len, 4); /* output restored */
+        CHECK_EQ_INT(d.len, 4);                                                /* output restored */
         CHECK(ls_decompress(codecs[ci], junk, 0, 1 << 20, &d) == LS_ECORRUPT); /* empty */
         ls_buf_free(&d);
     }
@@ -250,8 +249,7 @@ TEST(truncated_is_corrupt)
             }
         }
         d.len = 0;
-        if (ls_decompress(codecs[ci], c.data, c.len - 1, n, &d) != LS_ECORRUPT)
-            bad++;
+        if (ls_decompress(codecs[ci], c.data, c.len - 1, n, &d) != LS_ECORRUPT) bad++;
         ls_buf_free(&c);
         ls_buf_free(&d);
         CHECK_EQ_INT(bad, 0);

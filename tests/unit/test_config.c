@@ -17,8 +17,7 @@ static const char *write_file(const char *name, const char *text)
     static char path[256];
     snprintf(path, sizeof path, "%s/%s", tmpdir, name);
     FILE *f = fopen(path, "wb");
-    if (!f)
-        abort();
+    if (!f) abort();
     fputs(text, f);
     fclose(f);
     return path;
@@ -89,10 +88,12 @@ TEST(absolute_data_dir_and_explicit_urls)
 
 TEST(sizes)
 {
-    static const struct { const char *text; int64_t want; } ok[] = {
-        {"4194304", 4194304}, {"4MiB", 4 << 20}, {"4m", 4 << 20}, {"4 MiB", 4 << 20},
-        {" 512k ", 512 << 10}, {"2GiB", 2LL << 30}, {"1g", 1LL << 30}, {"100b", 100},
-        {"3KIB", 3 << 10}};
+    static const struct {
+        const char *text;
+        int64_t want;
+    } ok[] = {{"4194304", 4194304}, {"4MiB", 4 << 20},     {"4m", 4 << 20},
+              {"4 MiB", 4 << 20},   {" 512k ", 512 << 10}, {"2GiB", 2LL << 30},
+              {"1g", 1LL << 30},    {"100b", 100},         {"3KIB", 3 << 10}};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         ls_config_t c;
         char err[256];
@@ -135,8 +136,7 @@ TEST(integers_booleans_levels)
 
     CHECK(strcmp(set_err("num.partitions", "0"),
                  "num.partitions: '0' is out of range (must be 1..1000000)") == 0);
-    CHECK(strcmp(set_err("num.partitions", "1.5"), "num.partitions: '1.5' is not an integer") ==
-          0);
+    CHECK(strcmp(set_err("num.partitions", "1.5"), "num.partitions: '1.5' is not an integer") == 0);
     CHECK(strstr(set_err("broker.id", "99999999999"), "broker.id: '99999999999' is out of range"));
     CHECK(strstr(set_err("node.id", "x"), "node.id: 'x' is not an integer"));
     CHECK(strstr(set_err("object.store.fsync", "maybe"),
@@ -187,8 +187,8 @@ TEST(advertised_address)
     char err[256];
     /* advertised.listeners, then the single-part keys override it */
     ls_config_init(&c);
-    CHECK_EQ_INT(ls_config_set(&c, "advertised.listeners", "PLAINTEXT://broker1:29092", err,
-                               sizeof err), 0);
+    CHECK_EQ_INT(
+        ls_config_set(&c, "advertised.listeners", "PLAINTEXT://broker1:29092", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_set(&c, "advertised.port", "29093", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), 0);
     CHECK(strcmp(c.advertised_host, "broker1") == 0);
@@ -220,27 +220,24 @@ TEST(advertised_address)
 
 TEST(file_parsing)
 {
-    const char *path = write_file(
-        "ok.properties",
-        "\xEF\xBB\xBF# comment after a byte order mark\n"
-        "! also a comment \\\n"
-        "\n"
-        "   data.dir = /srv/ls   \n"
-        "num.partitions:3\n"
-        "broker.id 4\n"
-        "listeners=PLAINTEXT://\\\n"
-        "          127.0.0.1:\\\n"
-        "          9500\n"
-        "cluster.id=abc\\u0044ef\r\n"
-        "wal.flush.max.bytes=8MiB\r\n"
-        "\t diag.level\t=\twarn\n"
-        "auto.create.topics.enable=false");
+    const char *path = write_file("ok.properties", "\xEF\xBB\xBF# comment after a byte order mark\n"
+                                                   "! also a comment \\\n"
+                                                   "\n"
+                                                   "   data.dir = /srv/ls   \n"
+                                                   "num.partitions:3\n"
+                                                   "broker.id 4\n"
+                                                   "listeners=PLAINTEXT://\\\n"
+                                                   "          127.0.0.1:\\\n"
+                                                   "          9500\n"
+                                                   "cluster.id=abc\\u0044ef\r\n"
+                                                   "wal.flush.max.bytes=8MiB\r\n"
+                                                   "\t diag.level\t=\twarn\n"
+                                                   "auto.create.topics.enable=false");
     ls_config_t c;
     char err[256] = "";
     ls_config_init(&c);
     int rc = ls_config_load_file(&c, path, err, sizeof err);
-    if (rc)
-        printf("  %s\n", err);
+    if (rc) printf("  %s\n", err);
     CHECK_EQ_INT(rc, 0);
     CHECK(strcmp(c.data_dir, "/srv/ls") == 0);
     CHECK_EQ_INT(c.num_partitions, 3);
@@ -319,8 +316,7 @@ TEST(env_overrides)
 
     setenv("LAKESTREAM_NUM_PARTITIONS", "zero", 1);
     CHECK_EQ_INT(ls_config_load_env(&c, err, sizeof err), -1);
-    CHECK(strcmp(err, "LAKESTREAM_NUM_PARTITIONS: num.partitions: 'zero' is not an integer") ==
-          0);
+    CHECK(strcmp(err, "LAKESTREAM_NUM_PARTITIONS: num.partitions: 'zero' is not an integer") == 0);
     unsetenv("LAKESTREAM_NUM_PARTITIONS");
 
     setenv("LAKESTREAM_WAL_FLUSH_MAX_BYTE", "1", 1); /* typo: must not be ignored */
@@ -338,7 +334,7 @@ TEST(flags)
     ls_config_t c;
     char err[512];
     ls_config_init(&c);
-    char *argv[] = {"--num.partitions=6", "--data.dir", "/x y", "--object.store.fsync",
+    char *argv[] = {"--num.partitions=6",          "--data.dir", "/x y", "--object.store.fsync",
                     "--auto.create.topics.enable", "off"};
     CHECK_EQ_INT(ls_config_load_args(&c, 6, argv, err, sizeof err), 0);
     CHECK_EQ_INT(c.num_partitions, 6);
@@ -375,8 +371,7 @@ TEST(precedence_file_env_flags)
     char *argv[] = {flag_cfg, "--wal.flush.max.bytes=3MiB"};
     ls_config_init(&c);
     int rc = ls_config_load(&c, 2, argv, err, sizeof err);
-    if (rc)
-        printf("  %s\n", err);
+    if (rc) printf("  %s\n", err);
     CHECK_EQ_INT(rc, 0);
     CHECK_EQ_INT(c.wal_flush_max_bytes, 3 << 20); /* flag beats env beats file */
     CHECK_EQ_INT(c.num_partitions, 5);            /* env beats file */
@@ -439,8 +434,7 @@ TEST(help_output_is_a_config_file_of_defaults)
     ls_config_init(&a);
     ls_config_init(&b);
     int rc = ls_config_load_file(&a, path, err, sizeof err);
-    if (rc)
-        printf("  %s\n", err);
+    if (rc) printf("  %s\n", err);
     CHECK_EQ_INT(rc, 0);
     CHECK_EQ_INT(ls_config_finish(&a, err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_finish(&b, err, sizeof err), 0);
@@ -485,8 +479,7 @@ TEST(secrets_never_as_flags_nor_in_readable_files)
 
 int main(void)
 {
-    if (!mkdtemp(tmpdir))
-        return 2;
+    if (!mkdtemp(tmpdir)) return 2;
     RUN(defaults);
     RUN(absolute_data_dir_and_explicit_urls);
     RUN(sizes);
@@ -505,7 +498,6 @@ int main(void)
     RUN(secrets_never_as_flags_nor_in_readable_files);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd) != 0)
-        return 2;
+    if (system(cmd) != 0) return 2;
     UNIT_DONE();
 }

@@ -54,9 +54,9 @@ static const uint8_t kafka_batch[] = {
     0xff, 0xff, 0xff, 0xff,                         /* baseSequence */
     0x00, 0x00, 0x00, 0x01,                         /* records count */
     0x3a, 0x00, 0x00, 0x00, 0x01, 0x2e,             /* len 29, attr, ts, off, key null, value 23 */
-    0x01, 0x0c, 0x00, 0x11, 'm', 'e', 't', 'a', 'd', 'a', 't', 'a', '.', 'v', 'e', 'r', 's',
-    'i', 'o', 'n', 0x00, 0x14, 0x00, /* value */
-    0x00,                            /* headers count */
+    0x01, 0x0c, 0x00, 0x11, 'm',  'e',  't',  'a',  'd',  'a',  't',  'a',
+    '.',  'v',  'e',  'r',  's',  'i',  'o',  'n',  0x00, 0x14, 0x00, /* value */
+    0x00,                                                             /* headers count */
 };
 
 TEST(real_kafka_batch)
@@ -87,10 +87,8 @@ TEST(engines_agree_on_all_alignments)
     int bad = 0;
     for (size_t off = 0; off < 16; off++)
         for (size_t len = 0; len < 300; len++)
-            if (ls_crc32c(7, buf + off, len) != ls_crc32c_sw(7, buf + off, len))
-                bad++;
-    if (ls_crc32c(0, buf, 4096) != ls_crc32c_sw(0, buf, 4096))
-        bad++;
+            if (ls_crc32c(7, buf + off, len) != ls_crc32c_sw(7, buf + off, len)) bad++;
+    if (ls_crc32c(0, buf, 4096) != ls_crc32c_sw(0, buf, 4096)) bad++;
     free(buf);
     CHECK_EQ_INT(bad, 0);
 }

@@ -15,7 +15,7 @@ static int64_t fake_now = 1000;
 static int64_t fake_wall = 1700000000000LL;
 static int persists, deletes;
 static ls_group_record_t last_rec;
-static int64_t topic_sn = 7;   /* stream number of every topic; -1: deleted */
+static int64_t topic_sn = 7; /* stream number of every topic; -1: deleted */
 
 static int64_t h_now(void *a) { return fake_now; }
 static int64_t h_wall(void *a) { return fake_wall; }
@@ -40,8 +40,8 @@ static ls_group_coord_t *coord(void)
     ls_group_config_t cfg;
     ls_group_config_defaults(&cfg);
     cfg.min_session_timeout_ms = 100;
-    ls_group_hooks_t h = {.now_ms = h_now, .wall_ms = h_wall, .persist = h_persist,
-                          .topic_stream_no = h_sn};
+    ls_group_hooks_t h = {
+        .now_ms = h_now, .wall_ms = h_wall, .persist = h_persist, .topic_stream_no = h_sn};
     persists = deletes = 0;
     topic_sn = 7;
     return ls_group_coord_new(&cfg, &h);
@@ -102,18 +102,25 @@ static void join(ls_group_t *g, const char *member, const char *instance, jres_t
                  bool require_id, int32_t session)
 {
     char mid[128];
-    snprintf(mid, sizeof mid, "%s", member);   /* member may point into *out */
+    snprintf(mid, sizeof mid, "%s", member); /* member may point into *out */
     memset(out, 0, sizeof *out);
     ls_group_join_req_t r = {
-        .member_id = mid, .instance_id = instance, .client_id = "c", .client_host = "/h",
-        .session_timeout_ms = session, .rebalance_timeout_ms = 500, .protocol_type = "consumer",
-        .protocols = PROTOS_RANGE, .nprotocols = 2, .require_known_member_id = require_id,
+        .member_id = mid,
+        .instance_id = instance,
+        .client_id = "c",
+        .client_host = "/h",
+        .session_timeout_ms = session,
+        .rebalance_timeout_ms = 500,
+        .protocol_type = "consumer",
+        .protocols = PROTOS_RANGE,
+        .nprotocols = 2,
+        .require_known_member_id = require_id,
     };
     ls_group_join(g, &r, on_join, out);
 }
 
 static void do_sync(ls_group_t *g, int32_t gen, const char *member, const char *instance,
-                 const ls_group_assignment_t *a, int n, sres_t *out)
+                    const ls_group_assignment_t *a, int n, sres_t *out)
 {
     memset(out, 0, sizeof *out);
     ls_group_sync(g, gen, member, instance, "consumer", NULL, a, n, on_sync, out);
@@ -162,7 +169,7 @@ TEST(second_member_rebalance_and_fencing)
     ls_group_coord_t *c = coord();
     ls_group_t *g = group(c, "g2");
     jres_t j1, j2;
-    join(g, "", NULL, &j1, false, 1000);   /* v0-3 join: no MEMBER_ID_REQUIRED */
+    join(g, "", NULL, &j1, false, 1000); /* v0-3 join: no MEMBER_ID_REQUIRED */
     CHECK_EQ_INT(j1.err, LS_GERR_NONE);
     char a[128], b[128];
     strcpy(a, j1.member);
@@ -185,7 +192,7 @@ TEST(second_member_rebalance_and_fencing)
     CHECK_EQ_INT(j2.gen, 2);
     strcpy(b, j2.member);
     CHECK(strcmp(j1.leader, a) == 0);
-    CHECK_EQ_INT(j1.nmembers, 2);   /* leader sees everyone */
+    CHECK_EQ_INT(j1.nmembers, 2); /* leader sees everyone */
     CHECK_EQ_INT(j2.nmembers, 0);
     /* follower syncs first and waits for the leader */
     do_sync(g, 2, b, NULL, NULL, 0, &s2);
@@ -255,17 +262,17 @@ TEST(rebalance_timeout_drops_members_that_do_not_rejoin)
     join(g, "", NULL, &j1, false, 10000);
     sres_t s;
     do_sync(g, 1, j1.member, NULL, NULL, 0, &s);
-    join(g, "", NULL, &j2, false, 10000);   /* a never rejoins */
+    join(g, "", NULL, &j2, false, 10000); /* a never rejoins */
     CHECK_EQ_INT(j2.done, 0);
     fake_now += 499;
     ls_group_coord_tick(c);
     CHECK_EQ_INT(j2.done, 0);
-    fake_now += 2;   /* rebalance timeout 500 ms */
+    fake_now += 2; /* rebalance timeout 500 ms */
     int64_t next = ls_group_coord_tick(c);
     CHECK_EQ_INT(j2.done, 1);
     CHECK_EQ_INT(j2.err, LS_GERR_NONE);
     CHECK_EQ_INT(j2.gen, 2);
-    CHECK(strcmp(j2.leader, j2.member) == 0);   /* the leader left: new one elected */
+    CHECK(strcmp(j2.leader, j2.member) == 0); /* the leader left: new one elected */
     CHECK_EQ_INT(ls_group_member_count(g), 1);
     CHECK(next > fake_now);
     join(g, j1.member, NULL, &j3, false, 10000);
@@ -292,7 +299,7 @@ TEST(static_member_rejoins_without_rebalance)
     ls_group_coord_t *c = coord();
     ls_group_t *g = group(c, "g6");
     jres_t ja, jb;
-    join(g, "", "inst-a", &ja, true, 1000);   /* static: no MEMBER_ID_REQUIRED */
+    join(g, "", "inst-a", &ja, true, 1000); /* static: no MEMBER_ID_REQUIRED */
     CHECK_EQ_INT(ja.err, LS_GERR_NONE);
     CHECK(strncmp(ja.member, "inst-a-", 7) == 0);
     sres_t s;
@@ -311,13 +318,13 @@ TEST(static_member_rejoins_without_rebalance)
     /* b restarts (no LeaveGroup) and rejoins with an empty member id */
     join(g, "", "inst-b", &jb, true, 1000);
     CHECK_EQ_INT(jb.err, LS_GERR_NONE);
-    CHECK_EQ_INT(jb.gen, 2);                          /* same generation: no rebalance */
+    CHECK_EQ_INT(jb.gen, 2); /* same generation: no rebalance */
     CHECK(strcmp(jb.member, old_b) != 0);
     CHECK(strcmp(jb.leader, ja.member) == 0);
     CHECK_EQ_INT(ls_group_get_state(g), LS_GROUP_STABLE);
     do_sync(g, 2, jb.member, "inst-b", NULL, 0, &sb);
     CHECK_EQ_INT(sb.err, LS_GERR_NONE);
-    CHECK(strcmp(sb.assignment, "PB") == 0);          /* partitions back */
+    CHECK(strcmp(sb.assignment, "PB") == 0); /* partitions back */
     /* the old incarnation is fenced */
     CHECK_EQ_INT(ls_group_heartbeat(g, 2, old_b, "inst-b"), LS_GERR_FENCED_INSTANCE_ID);
     CHECK_EQ_INT(ls_group_commit_check(g, 2, old_b, "inst-b"), LS_GERR_FENCED_INSTANCE_ID);
@@ -340,12 +347,16 @@ TEST(protocol_selection_and_inconsistent_protocol)
     sres_t s;
     do_sync(g, 1, j1.member, NULL, NULL, 0, &s);
     memset(&j2, 0, sizeof j2);
-    ls_group_join_req_t r = {.member_id = "", .client_id = "c", .session_timeout_ms = 1000,
-                             .rebalance_timeout_ms = 500, .protocol_type = "consumer",
-                             .protocols = PROTOS_RR, .nprotocols = 1};
+    ls_group_join_req_t r = {.member_id = "",
+                             .client_id = "c",
+                             .session_timeout_ms = 1000,
+                             .rebalance_timeout_ms = 500,
+                             .protocol_type = "consumer",
+                             .protocols = PROTOS_RR,
+                             .nprotocols = 1};
     ls_group_join(g, &r, on_join, &j2);
     join(g, j1.member, NULL, &j1, false, 1000);
-    CHECK(strcmp(j1.proto, "roundrobin") == 0);   /* the only common one */
+    CHECK(strcmp(j1.proto, "roundrobin") == 0); /* the only common one */
     jres_t j3;
     ls_group_protocol_t other[] = {{"sticky", (const uint8_t *)"", 0}};
     ls_group_join_req_t r3 = r;
@@ -396,7 +407,7 @@ TEST(offsets_put_get_delete_and_retention)
     CHECK_EQ_INT(ls_group_expire(g, NULL, NULL), 0);
     fake_wall += 2;
     CHECK_EQ_INT(ls_group_expire(g, NULL, NULL), 1);
-    CHECK_EQ_INT(ls_group_get_state(g), LS_GROUP_DEAD);   /* empty and expired */
+    CHECK_EQ_INT(ls_group_get_state(g), LS_GROUP_DEAD); /* empty and expired */
     CHECK(deletes >= 1);
     ls_group_coord_free(c);
 }
@@ -412,9 +423,13 @@ TEST(delete_group_rules)
     /* subscribed topic (consumer protocol metadata lists "t") */
     ls_group_protocol_t sub[] = {{"range", (const uint8_t *)"\0\0\0\0\0\1\0\1t", 9}};
     jres_t j2;
-    ls_group_join_req_t r = {.member_id = j.member, .client_id = "c", .session_timeout_ms = 1000,
-                             .rebalance_timeout_ms = 500, .protocol_type = "consumer",
-                             .protocols = sub, .nprotocols = 1};
+    ls_group_join_req_t r = {.member_id = j.member,
+                             .client_id = "c",
+                             .session_timeout_ms = 1000,
+                             .rebalance_timeout_ms = 500,
+                             .protocol_type = "consumer",
+                             .protocols = sub,
+                             .nprotocols = 1};
     ls_group_join(g, &r, on_join, &j2);
     CHECK_EQ_INT(j2.err, LS_GERR_NONE);
     CHECK_EQ_INT(ls_group_offset_delete_check(g, "t"), LS_GERR_GROUP_SUBSCRIBED_TO_TOPIC);
@@ -435,8 +450,11 @@ TEST(lazy_load_restores_stable_group)
     ls_group_config_t cfg;
     ls_group_config_defaults(&cfg);
     cfg.min_session_timeout_ms = 100;
-    ls_group_hooks_t h = {.now_ms = h_now, .wall_ms = h_wall, .persist = h_persist,
-                          .load = h_load, .topic_stream_no = h_sn};
+    ls_group_hooks_t h = {.now_ms = h_now,
+                          .wall_ms = h_wall,
+                          .persist = h_persist,
+                          .load = h_load,
+                          .topic_stream_no = h_sn};
     topic_sn = 7;
     ls_group_coord_t *c = ls_group_coord_new(&cfg, &h);
     ls_group_t *g1 = NULL, *g2 = NULL;
@@ -455,9 +473,16 @@ TEST(lazy_load_restores_stable_group)
     l.rec.leader = ls_strdup("m1");
     l.rec.nmembers = 1;
     l.rec.members = LS_NEWN(ls_group_record_member_t, 1);
-    l.rec.members[0] = (ls_group_record_member_t){ls_strdup("m1"), NULL, ls_strdup("c"),
-                                                  ls_strdup("/h"), 1000, 1000,
-                                                  ls_memdup("md", 2), 2, ls_memdup("as", 2), 2};
+    l.rec.members[0] = (ls_group_record_member_t){ls_strdup("m1"),
+                                                  NULL,
+                                                  ls_strdup("c"),
+                                                  ls_strdup("/h"),
+                                                  1000,
+                                                  1000,
+                                                  ls_memdup("md", 2),
+                                                  2,
+                                                  ls_memdup("as", 2),
+                                                  2};
     l.noffsets = 1;
     l.offsets = LS_NEWN(ls_group_loaded_offset_t, 1);
     l.offsets[0].topic = ls_strdup("t");
@@ -509,7 +534,7 @@ TEST(keys_escape_group_ids)
 
 int main(void)
 {
-    ls_check_invariants_enable(true);   /* every tick checks group.h's invariants */
+    ls_check_invariants_enable(true); /* every tick checks group.h's invariants */
     RUN(single_member_join_sync);
     RUN(second_member_rebalance_and_fencing);
     RUN(session_timeout_expires_member);

@@ -12,36 +12,33 @@ static const ls_kbytes_t B = {(const uint8_t *)"\x00\x01\x02", 3};
 
 /* encode m at v, decode it, encode again: identical bytes; then every
  * truncation fails to decode */
-#define ROUNDTRIP(T, API, m)                                                                   \
-    for (int16_t v = LS_KAFKA_##API##_MIN; v <= LS_KAFKA_##API##_MAX; v++) {                   \
-        ls_arena_t *a = ls_arena_new();                                                        \
-        ls_kw_t w1, w2;                                                                        \
-        ls_kw_init(&w1);                                                                       \
-        ls_kw_init(&w2);                                                                       \
-        ls_kafka_##T##_encode(&w1, v, &(m));                                                   \
-        ls_kr_t r;                                                                             \
-        ls_kr_init(&r, w1.buf.data, w1.buf.len);                                               \
-        ls_kafka_##T d;                                                                        \
-        int rc = ls_kafka_##T##_decode(&r, v, a, &d);                                          \
-        if (rc == 0)                                                                           \
-            ls_kafka_##T##_encode(&w2, v, &d);                                                 \
-        int same = rc == 0 && ls_kr_remaining(&r) == 0 && w1.buf.len == w2.buf.len &&          \
-                   (w1.buf.len == 0 || memcmp(w1.buf.data, w2.buf.data, w1.buf.len) == 0);   \
-        int trunc_ok = 1;                                                                      \
-        for (size_t cut = 0; cut < w1.buf.len && trunc_ok; cut++) {                            \
-            ls_kr_t tr;                                                                        \
-            ls_kr_init(&tr, w1.buf.data, cut);                                                 \
-            trunc_ok = ls_kafka_##T##_decode(&tr, v, a, &d) != 0;                              \
-        }                                                                                      \
-        ls_kw_free(&w1);                                                                       \
-        ls_kw_free(&w2);                                                                       \
-        ls_arena_free(a);                                                                      \
-        if (!same)                                                                             \
-            printf("  %s v%d does not round-trip\n", #T, v);                                   \
-        CHECK(same);                                                                           \
-        if (!trunc_ok)                                                                         \
-            printf("  %s v%d decodes a truncated message\n", #T, v);                           \
-        CHECK(trunc_ok);                                                                       \
+#define ROUNDTRIP(T, API, m)                                                                       \
+    for (int16_t v = LS_KAFKA_##API##_MIN; v <= LS_KAFKA_##API##_MAX; v++) {                       \
+        ls_arena_t *a = ls_arena_new();                                                            \
+        ls_kw_t w1, w2;                                                                            \
+        ls_kw_init(&w1);                                                                           \
+        ls_kw_init(&w2);                                                                           \
+        ls_kafka_##T##_encode(&w1, v, &(m));                                                       \
+        ls_kr_t r;                                                                                 \
+        ls_kr_init(&r, w1.buf.data, w1.buf.len);                                                   \
+        ls_kafka_##T d;                                                                            \
+        int rc = ls_kafka_##T##_decode(&r, v, a, &d);                                              \
+        if (rc == 0) ls_kafka_##T##_encode(&w2, v, &d);                                            \
+        int same = rc == 0 && ls_kr_remaining(&r) == 0 && w1.buf.len == w2.buf.len &&              \
+                   (w1.buf.len == 0 || memcmp(w1.buf.data, w2.buf.data, w1.buf.len) == 0);         \
+        int trunc_ok = 1;                                                                          \
+        for (size_t cut = 0; cut < w1.buf.len && trunc_ok; cut++) {                                \
+            ls_kr_t tr;                                                                            \
+            ls_kr_init(&tr, w1.buf.data, cut);                                                     \
+            trunc_ok = ls_kafka_##T##_decode(&tr, v, a, &d) != 0;                                  \
+        }                                                                                          \
+        ls_kw_free(&w1);                                                                           \
+        ls_kw_free(&w2);                                                                           \
+        ls_arena_free(a);                                                                          \
+        if (!same) printf("  %s v%d does not round-trip\n", #T, v);                                \
+        CHECK(same);                                                                               \
+        if (!trunc_ok) printf("  %s v%d decodes a truncated message\n", #T, v);                    \
+        CHECK(trunc_ok);                                                                           \
     }
 
 TEST(find_coordinator)
@@ -49,7 +46,8 @@ TEST(find_coordinator)
     ls_kstr_t keys[] = {S("g1"), S("g2")};
     ls_kafka_FindCoordinatorRequest q = {S("g1"), 0, keys, 2};
     ROUNDTRIP(FindCoordinatorRequest, FIND_COORDINATOR, q);
-    ls_kafka_FindCoordinatorResponse_Coordinator c[] = {{S("g1"), 0, S("h"), 9092, 0, ls_kstr_null()}};
+    ls_kafka_FindCoordinatorResponse_Coordinator c[] = {
+        {S("g1"), 0, S("h"), 9092, 0, ls_kstr_null()}};
     ls_kafka_FindCoordinatorResponse r = {0, 0, ls_kstr_null(), 0, S("h"), 9092, c, 1};
     ROUNDTRIP(FindCoordinatorResponse, FIND_COORDINATOR, r);
 }
@@ -57,10 +55,12 @@ TEST(find_coordinator)
 TEST(join_sync_heartbeat_leave)
 {
     ls_kafka_JoinGroupRequest_Protocol p[] = {{S("range"), B}, {S("roundrobin"), B}};
-    ls_kafka_JoinGroupRequest jq = {S("g"), 10000, 30000, S("m"), S("i"), S("consumer"), p, 2, S("why")};
+    ls_kafka_JoinGroupRequest jq = {S("g"),        10000, 30000, S("m"),  S("i"),
+                                    S("consumer"), p,     2,     S("why")};
     ROUNDTRIP(JoinGroupRequest, JOIN_GROUP, jq);
     ls_kafka_JoinGroupResponse_Member mem[] = {{S("m"), S("i"), B}};
-    ls_kafka_JoinGroupResponse jr = {0, 0, 3, S("consumer"), S("range"), S("m"), false, S("m"), mem, 1};
+    ls_kafka_JoinGroupResponse jr = {0,      0,     3,      S("consumer"), S("range"),
+                                     S("m"), false, S("m"), mem,           1};
     ROUNDTRIP(JoinGroupResponse, JOIN_GROUP, jr);
     ls_kafka_SyncGroupRequest_Assignment as[] = {{S("m"), B}};
     ls_kafka_SyncGroupRequest sq = {S("g"), 3, S("m"), S("i"), S("consumer"), S("range"), as, 1};
@@ -81,7 +81,8 @@ TEST(join_sync_heartbeat_leave)
 
 TEST(offsets)
 {
-    ls_kafka_OffsetCommitRequest_Partition cp[] = {{0, 42, 1, -1, S("meta")}, {1, 7, -1, -1, ls_kstr_null()}};
+    ls_kafka_OffsetCommitRequest_Partition cp[] = {{0, 42, 1, -1, S("meta")},
+                                                   {1, 7, -1, -1, ls_kstr_null()}};
     ls_kafka_OffsetCommitRequest_Topic ct[] = {{S("t"), cp, 2}};
     ls_kafka_OffsetCommitRequest cq = {S("g"), 3, S("m"), S("i"), -1, ct, 1};
     ROUNDTRIP(OffsetCommitRequest, OFFSET_COMMIT, cq);
@@ -91,7 +92,8 @@ TEST(offsets)
     ROUNDTRIP(OffsetCommitResponse, OFFSET_COMMIT, cr);
     int32_t parts[] = {0, 1};
     ls_kafka_OffsetFetchRequest_Topic ft[] = {{S("t"), parts, 2}};
-    ls_kafka_OffsetFetchRequest_Group fg[] = {{S("g"), S("m"), 3, ft, 1}, {S("h"), ls_kstr_null(), -1, NULL, -1}};
+    ls_kafka_OffsetFetchRequest_Group fg[] = {{S("g"), S("m"), 3, ft, 1},
+                                              {S("h"), ls_kstr_null(), -1, NULL, -1}};
     ls_kafka_OffsetFetchRequest fq = {S("g"), ft, 1, fg, 2, true};
     ROUNDTRIP(OffsetFetchRequest, OFFSET_FETCH, fq);
     ls_kafka_OffsetFetchResponse_Partition fp[] = {{0, 42, 1, S("meta"), 0}};
@@ -135,7 +137,8 @@ TEST(defaults_for_absent_fields)
 {
     /* JoinGroup v0 carries no RebalanceTimeoutMs / GroupInstanceId / Reason */
     ls_kafka_JoinGroupRequest_Protocol p[] = {{S("range"), B}};
-    ls_kafka_JoinGroupRequest jq = {S("g"), 10000, 30000, S("m"), S("i"), S("consumer"), p, 1, S("why")};
+    ls_kafka_JoinGroupRequest jq = {S("g"),        10000, 30000, S("m"),  S("i"),
+                                    S("consumer"), p,     1,     S("why")};
     ls_arena_t *a = ls_arena_new();
     ls_kw_t w;
     ls_kw_init(&w);

@@ -154,13 +154,15 @@ TEST(table_lifecycle_mem)
     ls_ice_table_t *t = NULL;
     char err[256] = "";
     CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/t", "mem://wh/ns/t", ls_raw_iceberg_schema_json(),
-                                     LS_RAW_LAST_COLUMN_ID, &spec, props, NULL, &t, err, sizeof err),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, props, NULL, &t, err,
+                                     sizeof err),
                  LS_OK);
     CHECK_EQ_INT(ls_ice_table_version(t), 1);
     CHECK_EQ_INT(ls_ice_table_current_snapshot(t), -1);
     ls_ice_table_t *t2 = NULL;
     CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/t", "mem://wh/ns/t", ls_raw_iceberg_schema_json(),
-                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t2, err, sizeof err),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t2, err,
+                                     sizeof err),
                  LS_EEXISTS);
     /* required v2 fields */
     json_t *m = get_json(os, "wh/ns/t/metadata/v1.metadata.json");
@@ -317,7 +319,8 @@ TEST(append_fails_cleanly_at_each_put)
         ls_ice_table_t *t = NULL;
         ls_ice_spec_t spec = {0};
         CHECK_EQ_INT(ls_ice_table_create(os, "w/t", "mem://w/t", ls_raw_iceberg_schema_json(),
-                                         LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
+                                         LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err,
+                                         sizeof err),
                      LS_OK);
         CHECK_EQ_INT(commit_rows(t, 0, 100, 3, 0, LS_PQ_SNAPPY), LS_OK);
         ls_fault_stats_t fs;
@@ -385,8 +388,8 @@ TEST(merge_fails_cleanly_at_each_put)
         json_t *meta = get_json(os, "w/m/metadata/v4.metadata.json");
         CHECK(meta);
         json_t *snaps = json_object_get(meta, "snapshots");
-        const char *list = json_string_value(json_object_get(
-            json_array_get(snaps, json_array_size(snaps) - 1), "manifest-list"));
+        const char *list = json_string_value(
+            json_object_get(json_array_get(snaps, json_array_size(snaps) - 1), "manifest-list"));
         ls_avro_file_t lf;
         CHECK_EQ_INT(get_avro(os, list + strlen("mem://"), &lf), LS_OK);
         CHECK_EQ_INT(lf.nrecords, 2);
@@ -420,15 +423,21 @@ TEST(maintenance_thousands_of_appends)
     enum { APPENDS = 3000, AGE_S = 20, MERGE_AT = 16, KEEP_META = 4 };
     ls_objstore_t *os = ls_objstore_mem_open();
     ls_ice_spec_t spec = {0};
-    CHECK_EQ_INT(ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT,
-                                 LS_ICE_IDENTITY), LS_OK);
-    const char *props[] = {"commit.manifest.min-count-to-merge", "16",
-                           "write.metadata.previous-versions-max", "4",
-                           "write.metadata.delete-after-commit.enabled", "true", NULL};
+    CHECK_EQ_INT(
+        ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY),
+        LS_OK);
+    const char *props[] = {"commit.manifest.min-count-to-merge",
+                           "16",
+                           "write.metadata.previous-versions-max",
+                           "4",
+                           "write.metadata.delete-after-commit.enabled",
+                           "true",
+                           NULL};
     ls_ice_table_t *t = NULL;
     char err[256] = "";
     CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/m", "mem://wh/ns/m", ls_raw_iceberg_schema_json(),
-                                     LS_RAW_LAST_COLUMN_ID, &spec, props, NULL, &t, err, sizeof err),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, props, NULL, &t, err,
+                                     sizeof err),
                  LS_OK);
     int64_t t0 = ls_clock_wall_ms(), rows = 0;
     int max_meta_objs = 0;
@@ -438,14 +447,21 @@ TEST(maintenance_thousands_of_appends)
             CHECK_EQ_INT(ls_ice_table_load(os, "wh/ns/m", NULL, &t, err, sizeof err), LS_OK);
         }
         ls_ice_table_set_snapshot_retention(t, AGE_S * 1000, 1);
-        ls_ice_colmetric_t m = {.field_id = LS_RAW_FID_PARTITION, .column_size = 10,
-                                .value_count = i % 7 + 1, .has_lower = 1, .has_upper = 1,
-                                .lower_len = 4, .upper_len = 4};
+        ls_ice_colmetric_t m = {.field_id = LS_RAW_FID_PARTITION,
+                                .column_size = 10,
+                                .value_count = i % 7 + 1,
+                                .has_lower = 1,
+                                .has_upper = 1,
+                                .lower_len = 4,
+                                .upper_len = 4};
         m.lower[0] = m.upper[0] = (uint8_t)(i % 4);
         char path[64];
         snprintf(path, sizeof path, "mem://wh/ns/m/data/f%05d.parquet", i);
-        ls_ice_datafile_t df = {.path = path, .record_count = i % 7 + 1, .file_size = 100,
-                                .metrics = &m, .nmetrics = 1};
+        ls_ice_datafile_t df = {.path = path,
+                                .record_count = i % 7 + 1,
+                                .file_size = 100,
+                                .metrics = &m,
+                                .nmetrics = 1};
         df.partition[0] = i % 4;
         char off[32];
         snprintf(off, sizeof off, "%d", i);
@@ -524,13 +540,18 @@ TEST(orphan_files_removed)
 {
     ls_objstore_t *os = ls_objstore_mem_open();
     ls_ice_spec_t spec = {0};
-    const char *props[] = {"commit.manifest.min-count-to-merge", "3",
-                           "write.metadata.previous-versions-max", "2",
-                           "write.metadata.delete-after-commit.enabled", "true", NULL};
+    const char *props[] = {"commit.manifest.min-count-to-merge",
+                           "3",
+                           "write.metadata.previous-versions-max",
+                           "2",
+                           "write.metadata.delete-after-commit.enabled",
+                           "true",
+                           NULL};
     ls_ice_table_t *t = NULL;
     char err[256] = "";
     CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/o", "mem://wh/ns/o", ls_raw_iceberg_schema_json(),
-                                     LS_RAW_LAST_COLUMN_ID, &spec, props, NULL, &t, err, sizeof err),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, props, NULL, &t, err,
+                                     sizeof err),
                  LS_OK);
     ls_ice_table_set_snapshot_retention(t, 150, 1);
     for (int64_t i = 0; i < 12; i++)
@@ -569,8 +590,10 @@ TEST(orphan_files_removed)
         for (size_t k = 0; k < mf.nrecords; k++) {
             const ls_av_t *d = ls_av_field(&mf.records[k], "data_file");
             ls_objinfo_t info;
-            CHECK_EQ_INT(ls_objstore_head(os, (const char *)ls_av_field(d, "file_path")->p +
-                                                  strlen("mem://"), &info), LS_OK);
+            CHECK_EQ_INT(
+                ls_objstore_head(
+                    os, (const char *)ls_av_field(d, "file_path")->p + strlen("mem://"), &info),
+                LS_OK);
             rows += ls_av_field(d, "record_count")->l;
         }
         ls_avro_file_free(&mf);
@@ -605,10 +628,13 @@ TEST(snapshot_retention_min_keep)
     CHECK_EQ_INT(ls_ice_table_append(t, NULL, 0, kv, 1000, NULL), LS_OK);
     meta = get_json(os, "wh/ns/k/metadata/v22.metadata.json");
     CHECK(meta);
-    json_t *snaps = json_object_get(meta, "snapshots"), *mlog = json_object_get(meta, "metadata-log");
+    json_t *snaps = json_object_get(meta, "snapshots"),
+           *mlog = json_object_get(meta, "metadata-log");
     size_t ns = json_array_size(snaps), nm = json_array_size(mlog);
-    int64_t last_snap = json_integer_value(json_object_get(json_array_get(snaps, ns - 1), "timestamp-ms"));
-    CHECK(last_snap >= json_integer_value(json_object_get(json_array_get(snaps, ns - 2), "timestamp-ms")));
+    int64_t last_snap =
+        json_integer_value(json_object_get(json_array_get(snaps, ns - 1), "timestamp-ms"));
+    CHECK(last_snap >=
+          json_integer_value(json_object_get(json_array_get(snaps, ns - 2), "timestamp-ms")));
     CHECK(json_integer_value(json_object_get(meta, "last-updated-ms")) >=
           json_integer_value(json_object_get(json_array_get(mlog, nm - 1), "timestamp-ms")));
     json_decref(meta);
@@ -645,9 +671,13 @@ static int write_warehouse(const char *dir)
         ls_ice_table_t *t;
         /* raw_merged: 40 appends with manifests merged every 4 and snapshots
          * expiring after 500 ms (commit_rows stamps snapshots t0 + `to`) */
-        const char *merge_props[] = {"commit.manifest.min-count-to-merge", "4",
-                                     "write.metadata.previous-versions-max", "3",
-                                     "write.metadata.delete-after-commit.enabled", "true", NULL};
+        const char *merge_props[] = {"commit.manifest.min-count-to-merge",
+                                     "4",
+                                     "write.metadata.previous-versions-max",
+                                     "3",
+                                     "write.metadata.delete-after-commit.enabled",
+                                     "true",
+                                     NULL};
         if (variant == 4)
             ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
         if (ls_ice_table_create(os, prefix, loc, ls_raw_iceberg_schema_json(),

@@ -144,8 +144,7 @@ TEST(handlers)
     CHECK_EQ_INT(call(&f, "GET", "/v1/config", "warehouse=lakestream", &b), 200);
     CHECK(!strcmp(json_string_value(json_object_get(json_object_get(b, "overrides"), "prefix")),
                   "lakestream"));
-    CHECK(!strcmp(json_string_value(json_object_get(json_object_get(b, "defaults"),
-                                                    "s3.endpoint")),
+    CHECK(!strcmp(json_string_value(json_object_get(json_object_get(b, "defaults"), "s3.endpoint")),
                   "http://127.0.0.1:7480"));
     CHECK(json_array_size(json_object_get(b, "endpoints")) >= 5);
     json_decref(b);
@@ -162,9 +161,9 @@ TEST(handlers)
     CHECK(!strcmp(json_string_value(json_object_get(b, "next-page-token")), "default"));
     json_decref(b);
     CHECK_EQ_INT(call(&f, "GET", "/v1/namespaces", "pageSize=1&pageToken=default", &b), 200);
-    CHECK(!strcmp(json_string_value(json_array_get(json_array_get(json_object_get(b, "namespaces"),
-                                                                  0), 0)),
-                  "sales"));
+    CHECK(!strcmp(
+        json_string_value(json_array_get(json_array_get(json_object_get(b, "namespaces"), 0), 0)),
+        "sales"));
     CHECK(!json_object_get(b, "next-page-token"));
     json_decref(b);
     CHECK_EQ_INT(call(&f, "GET", "/v1/namespaces", "pageSize=0", &b), 400);
@@ -191,9 +190,9 @@ TEST(handlers)
     json_t *ids = json_object_get(b, "identifiers");
     CHECK_EQ_INT(json_array_size(ids), 2);
     CHECK(!strcmp(json_string_value(json_object_get(json_array_get(ids, 0), "name")), "clicks"));
-    CHECK(!strcmp(json_string_value(json_array_get(
-                      json_object_get(json_array_get(ids, 1), "namespace"), 0)),
-                  "default"));
+    CHECK(!strcmp(
+        json_string_value(json_array_get(json_object_get(json_array_get(ids, 1), "namespace"), 0)),
+        "default"));
     json_decref(b);
     CHECK_EQ_INT(call(&f, "GET", "/v1/namespaces/nope/tables", NULL, &b), 404);
     CHECK(!strcmp(err_type(b), "NoSuchNamespaceException"));

@@ -33,15 +33,13 @@ static int kw_is(const ls_kw_t *w, const void *p, size_t n)
 
 static int kstr_same(ls_kstr_t a, ls_kstr_t b)
 {
-    if (a.len < 0 || b.len < 0)
-        return a.len < 0 && b.len < 0;
+    if (a.len < 0 || b.len < 0) return a.len < 0 && b.len < 0;
     return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, (size_t)a.len) == 0);
 }
 
 static int kbytes_same(ls_kbytes_t a, ls_kbytes_t b)
 {
-    if (a.len < 0 || b.len < 0)
-        return a.len < 0 && b.len < 0;
+    if (a.len < 0 || b.len < 0) return a.len < 0 && b.len < 0;
     return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, (size_t)a.len) == 0);
 }
 
@@ -60,79 +58,79 @@ static int uuid_same(const ls_uuid_t *a, const ls_uuid_t *b) { return !memcmp(a-
 
 /* Comparison helpers for the round trips: print what differs and fail. */
 static int cmp_line;
-#define EQ(a, b)                                                                              \
-    do {                                                                                      \
-        if ((long long)(a) != (long long)(b)) {                                               \
-            printf("  mismatch at v%d: %s=%lld %s=%lld (line %d)\n", v, #a, (long long)(a), #b, \
-                   (long long)(b), __LINE__);                                                 \
-            cmp_line = __LINE__;                                                              \
-            return 0;                                                                         \
-        }                                                                                     \
+#define EQ(a, b)                                                                                   \
+    do {                                                                                           \
+        if ((long long)(a) != (long long)(b)) {                                                    \
+            printf("  mismatch at v%d: %s=%lld %s=%lld (line %d)\n", v, #a, (long long)(a), #b,    \
+                   (long long)(b), __LINE__);                                                      \
+            cmp_line = __LINE__;                                                                   \
+            return 0;                                                                              \
+        }                                                                                          \
     } while (0)
-#define SEQ(a, b)                                                                             \
-    do {                                                                                      \
-        if (!kstr_same((a), (b))) {                                                           \
-            printf("  string mismatch at v%d: %s vs %s (line %d)\n", v, #a, #b, __LINE__);     \
-            cmp_line = __LINE__;                                                              \
-            return 0;                                                                         \
-        }                                                                                     \
+#define SEQ(a, b)                                                                                  \
+    do {                                                                                           \
+        if (!kstr_same((a), (b))) {                                                                \
+            printf("  string mismatch at v%d: %s vs %s (line %d)\n", v, #a, #b, __LINE__);         \
+            cmp_line = __LINE__;                                                                   \
+            return 0;                                                                              \
+        }                                                                                          \
     } while (0)
-#define UEQ(a, b)                                                                             \
-    do {                                                                                      \
-        if (!uuid_same(&(a), &(b))) {                                                         \
-            printf("  uuid mismatch at v%d: %s vs %s (line %d)\n", v, #a, #b, __LINE__);       \
-            cmp_line = __LINE__;                                                              \
-            return 0;                                                                         \
-        }                                                                                     \
+#define UEQ(a, b)                                                                                  \
+    do {                                                                                           \
+        if (!uuid_same(&(a), &(b))) {                                                              \
+            printf("  uuid mismatch at v%d: %s vs %s (line %d)\n", v, #a, #b, __LINE__);           \
+            cmp_line = __LINE__;                                                                   \
+            return 0;                                                                              \
+        }                                                                                          \
     } while (0)
-#define UZERO(a)                                                                              \
-    do {                                                                                      \
-        ls_uuid_t z_;                                                                         \
-        memset(&z_, 0, sizeof z_);                                                            \
-        UEQ(a, z_);                                                                           \
+#define UZERO(a)                                                                                   \
+    do {                                                                                           \
+        ls_uuid_t z_;                                                                              \
+        memset(&z_, 0, sizeof z_);                                                                 \
+        UEQ(a, z_);                                                                                \
     } while (0)
 
 /* Uniform wrappers so tables can hold every message codec. */
 typedef int (*dec_fn)(ls_kr_t *, int16_t, ls_arena_t *, void *);
 typedef void (*enc_fn)(ls_kw_t *, int16_t, const void *);
-#define WRAP(N)                                                                              \
-    static int dec_##N(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)                        \
-    {                                                                                        \
-        return ls_kafka_##N##_decode(r, v, a, (ls_kafka_##N *)m);                            \
-    }                                                                                        \
-    static void enc_##N(ls_kw_t *w, int16_t v, const void *m)                                \
-    {                                                                                        \
-        ls_kafka_##N##_encode(w, v, (const ls_kafka_##N *)m);                                \
+#define WRAP(N)                                                                                    \
+    static int dec_##N(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)                              \
+    {                                                                                              \
+        return ls_kafka_##N##_decode(r, v, a, (ls_kafka_##N *)m);                                  \
+    }                                                                                              \
+    static void enc_##N(ls_kw_t *w, int16_t v, const void *m)                                      \
+    {                                                                                              \
+        ls_kafka_##N##_encode(w, v, (const ls_kafka_##N *)m);                                      \
     }
-#define MSGS(X)                                                                              \
-    X(ProduceRequest, PRODUCE)                                                               \
-    X(ProduceResponse, PRODUCE)                                                              \
-    X(FetchRequest, FETCH)                                                                   \
-    X(FetchResponse, FETCH)                                                                  \
-    X(ListOffsetsRequest, LIST_OFFSETS)                                                      \
-    X(ListOffsetsResponse, LIST_OFFSETS)                                                     \
-    X(MetadataRequest, METADATA)                                                             \
-    X(MetadataResponse, METADATA)                                                            \
-    X(ApiVersionsRequest, API_VERSIONS)                                                      \
-    X(ApiVersionsResponse, API_VERSIONS)                                                     \
-    X(CreateTopicsRequest, CREATE_TOPICS)                                                    \
-    X(CreateTopicsResponse, CREATE_TOPICS)                                                   \
-    X(DeleteTopicsRequest, DELETE_TOPICS)                                                    \
-    X(DeleteTopicsResponse, DELETE_TOPICS)                                                   \
-    X(DeleteRecordsRequest, DELETE_RECORDS)                                                  \
-    X(DeleteRecordsResponse, DELETE_RECORDS)                                                 \
-    X(InitProducerIdRequest, INIT_PRODUCER_ID)                                               \
-    X(InitProducerIdResponse, INIT_PRODUCER_ID)                                              \
-    X(OffsetForLeaderEpochRequest, OFFSET_FOR_LEADER_EPOCH)                                  \
-    X(OffsetForLeaderEpochResponse, OFFSET_FOR_LEADER_EPOCH)                                 \
-    X(DescribeConfigsRequest, DESCRIBE_CONFIGS)                                              \
-    X(DescribeConfigsResponse, DESCRIBE_CONFIGS)                                             \
-    X(AlterConfigsRequest, ALTER_CONFIGS)                                                    \
-    X(AlterConfigsResponse, ALTER_CONFIGS)                                                   \
-    X(IncrementalAlterConfigsRequest, INCREMENTAL_ALTER_CONFIGS)                             \
-    X(CreatePartitionsRequest, CREATE_PARTITIONS)                                            \
-    X(CreatePartitionsResponse, CREATE_PARTITIONS)                                           \
-    X(DescribeClusterRequest, DESCRIBE_CLUSTER)                                              \
+#define MSGS(X)                                                                                    \
+    X(ProduceRequest, PRODUCE)                                                                     \
+    X(ProduceResponse, PRODUCE)                                                                    \
+    X(FetchRequest, FETCH)                                                                         \
+    X(FetchResponse, FETCH)                                                                        \
+    X(ListOffsetsRequest, LIST_OFFSETS)                                                            \
+    X(ListOffsetsResponse, LIST_OFFSETS)                                                           \
+    X(MetadataRequest, METADATA)                                                                   \
+    X(MetadataResponse, METADATA)                                                                  \
+    X(ApiVersionsRequest, API_VERSIONS)                                                            \
+    X(ApiVersionsResponse, API_VERSIONS)                                                           \
+    X(CreateTopicsRequest, CREATE_TOPICS)                                                          \
+    X(CreateTopicsResponse, CREATE_TOPICS)                                                         \
+    X(DeleteTopicsRequest, DELETE_TOPICS)                                                          \
+    X(DeleteTopicsResponse, DELETE_TOPICS)                                                         \
+    X(DeleteRecordsRequest, DELETE_RECORDS)                                                        \
+    X(DeleteRecordsResponse, DELETE_RECORDS)                                                       \
+    X(InitProducerIdRequest, INIT_PRODUCER_ID)                                                     \
+    X(InitProducerIdResponse, INIT_PRODUCER_ID)                                                    \
+    X(OffsetForLeaderEpochRequest, OFFSET_FOR_LEADER_EPOCH)                                        \
+    X(OffsetForLeaderEpochResponse, OFFSET_FOR_LEADER_EPOCH)                                       \
+    X(DescribeConfigsRequest, DESCRIBE_CONFIGS)                                                    \
+    X(DescribeConfigsResponse, DESCRIBE_CONFIGS)                                                   \
+    X(AlterConfigsRequest, ALTER_CONFIGS)                                                          \
+    X(AlterConfigsResponse, ALTER_CONFIGS)                                                         \
+    X(IncrementalAlterConfigsRequest, INCREMENTAL_ALTER_CONFIGS)                                   \
+    X(CreatePartitionsRequest, CREATE_PARTITIONS)                                                  \
+    X(CreatePartitionsResponse, CREATE_PARTITIONS)                                                 \
+    X(DescribeClusterRequest, DESCRIBE_CLUSTER)                                                    \
     X(DescribeClusterResponse, DESCRIBE_CLUSTER)
 #define WRAP_X(N, K) WRAP(N)
 MSGS(WRAP_X)
@@ -150,7 +148,9 @@ static msg_desc msg_at(int i)
 {
     const ls_kmsg_api_t *api = ls_kmsg_all[i % ls_kmsg_nall];
     bool resp = i >= ls_kmsg_nall;
-    msg_desc d = {api->name, api->min_version, api->max_version,
+    msg_desc d = {api->name,
+                  api->min_version,
+                  api->max_version,
                   resp ? api->response_size : api->request_size,
                   resp ? api->decode_response : api->decode_request,
                   resp ? api->encode_response : api->encode_request};
@@ -265,8 +265,8 @@ TEST(zigzag_varint_varlong)
         CHECK(!r.err);
         ls_kw_free(&w);
     }
-    static const int64_t longs[] = {0,         -1,        1,         INT64_MAX, INT64_MIN,
-                                    1LL << 35, -(1LL << 35), 123456789012345LL};
+    static const int64_t longs[] = {
+        0, -1, 1, INT64_MAX, INT64_MIN, 1LL << 35, -(1LL << 35), 123456789012345LL};
     for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) {
         ls_kw_t w;
         ls_kw_init(&w);
@@ -303,7 +303,7 @@ TEST(fixed_width_big_endian)
     ls_kw_f64(&w, 1.5);
     static const uint8_t want[] = {0xfe, 0x01, 0x01, 0x02, 0xff, 0xff, 0xff, 0xfe, 0x01, 0x02,
                                    0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0xde, 0xad, 0xbe, 0xef,
-                                   0x3f, 0xf8, 0, 0, 0, 0, 0, 0};
+                                   0x3f, 0xf8, 0,    0,    0,    0,    0,    0};
     CHECK(kw_is(&w, want, sizeof want));
     ls_kr_t r = rd(want, sizeof want);
     CHECK_EQ_INT(ls_kr_i8(&r), -2);
@@ -365,7 +365,7 @@ TEST(strings_classic_vs_compact)
     ls_kr_str(&r, false);
     CHECK(r.err);
     /* Compact strings longer than INT16_MAX are refused. */
-    static const uint8_t huge[] = {0x81, 0x80, 0x02};   /* 32769 + 1 */
+    static const uint8_t huge[] = {0x81, 0x80, 0x02}; /* 32769 + 1 */
     r = rd(huge, sizeof huge);
     ls_kr_str(&r, true);
     CHECK(r.err);
@@ -522,11 +522,11 @@ TEST(writer_refs_and_iovecs)
     ls_kw_init(&w);
     size_t at = ls_kw_reserve(&w, 4);
     ls_kw_raw(&w, "AB", 2);
-    ls_kw_ref(&w, c1, 1, 3);   /* "ell" */
-    ls_kw_ref(&w, c2, 0, 3);   /* "XYZ", adjacent to the previous ref */
-    ls_kw_ref(&w, c2, 0, 0);   /* empty refs are dropped */
+    ls_kw_ref(&w, c1, 1, 3); /* "ell" */
+    ls_kw_ref(&w, c2, 0, 3); /* "XYZ", adjacent to the previous ref */
+    ls_kw_ref(&w, c2, 0, 0); /* empty refs are dropped */
     ls_kw_raw(&w, "C", 1);
-    ls_kw_ref(&w, c1, 0, 5);   /* trailing ref */
+    ls_kw_ref(&w, c1, 0, 5); /* trailing ref */
     CHECK_EQ_INT(c1->refcnt, 3);
     CHECK_EQ_INT(c2->refcnt, 2);
     CHECK_EQ_INT(w.nrefs, 3);
@@ -544,7 +544,10 @@ TEST(writer_refs_and_iovecs)
     }
     ls_free(iov);
     CHECK_EQ_INT(len, w.total);
-    CHECK(memcmp(flat, "\0\0\0\x0e" "ABellXYZChello", len) == 0);
+    CHECK(memcmp(flat,
+                 "\0\0\0\x0e"
+                 "ABellXYZChello",
+                 len) == 0);
     /* Referenced bytes are not copied: the iovec points into the chunk. */
     n = ls_kw_iovecs(&w, &iov);
     CHECK(iov[1].iov_base == (void *)(c1->data + 1));
@@ -629,7 +632,8 @@ static int cmp_ProduceRequest(const ls_kafka_ProduceRequest *x, const ls_kafka_P
         for (int j = 0; j < x->TopicData[i].NumPartitionData; j++) {
             EQ(x->TopicData[i].PartitionData[j].Index, y->TopicData[i].PartitionData[j].Index);
             EQ(kbytes_same(x->TopicData[i].PartitionData[j].Records,
-                           y->TopicData[i].PartitionData[j].Records), 1);
+                           y->TopicData[i].PartitionData[j].Records),
+               1);
         }
     }
     return 1;
@@ -655,14 +659,14 @@ TEST(rt_produce)
         }
     }
 
-    ls_kafka_ProduceResponse_BatchIndexAndErrorMessage rerr[] = {{3, S("bad record")},
-                                                                 {4, NUL}};
+    ls_kafka_ProduceResponse_BatchIndexAndErrorMessage rerr[] = {{3, S("bad record")}, {4, NUL}};
     ls_kafka_ProduceResponse_PartitionProduceResponse pr[] = {
         {0, 0, 100, -1, 5, NULL, 0, NUL, true, {1, 0}},
         {1, 87, -1, 1700000000000LL, 0, rerr, 2, S("batch rejected"), false, {-1, -1}},
     };
     ls_kafka_ProduceResponse_TopicProduceResponse tr[] = {{S("orders"), pr, 2}};
-    ls_kafka_NodeEndpoint nodes[] = {{1, S("b1.local"), 9092, S("rack-a")}, {2, S("b2"), 9093, NUL}};
+    ls_kafka_NodeEndpoint nodes[] = {{1, S("b1.local"), 9092, S("rack-a")},
+                                     {2, S("b2"), 9093, NUL}};
     for (int16_t v = LS_KAFKA_PRODUCE_MIN; v <= LS_KAFKA_PRODUCE_MAX; v++) {
         ls_kafka_ProduceResponse in = {tr, 1, 12, nodes, 2}, out;
         ls_arena_t *a = ls_arena_new();
@@ -674,7 +678,9 @@ TEST(rt_produce)
         CHECK_EQ_INT(out.Responses[0].NumPartitionResponses, 2);
         for (int j = 0; j < 2; j++) {
             const ls_kafka_ProduceResponse_PartitionProduceResponse *x = &pr[j],
-                                                                     *y = &out.Responses[0].PartitionResponses[j];
+                                                                    *y =
+                                                                        &out.Responses[0]
+                                                                             .PartitionResponses[j];
             CHECK_EQ_INT(y->Index, x->Index);
             CHECK_EQ_INT(y->ErrorCode, x->ErrorCode);
             CHECK(y->BaseOffset == x->BaseOffset);
@@ -712,7 +718,8 @@ TEST(rt_produce)
 }
 
 /* ---- Fetch ---- */
-static int cmp_FetchRequest(const ls_kafka_FetchRequest *x, const ls_kafka_FetchRequest *y, int16_t v)
+static int cmp_FetchRequest(const ls_kafka_FetchRequest *x, const ls_kafka_FetchRequest *y,
+                            int16_t v)
 {
     EQ(y->ReplicaId, v <= 14 ? x->ReplicaId : -1);
     EQ(y->HasReplicaState, v >= 15 && x->HasReplicaState);
@@ -740,7 +747,8 @@ static int cmp_FetchRequest(const ls_kafka_FetchRequest *x, const ls_kafka_Fetch
         }
         EQ(b->NumPartitions, a->NumPartitions);
         for (int j = 0; j < a->NumPartitions; j++) {
-            const ls_kafka_FetchRequest_FetchPartition *p = &a->Partitions[j], *q = &b->Partitions[j];
+            const ls_kafka_FetchRequest_FetchPartition *p = &a->Partitions[j],
+                                                       *q = &b->Partitions[j];
             EQ(q->Partition, p->Partition);
             EQ(q->CurrentLeaderEpoch, v >= 9 ? p->CurrentLeaderEpoch : -1);
             EQ(q->FetchOffset, p->FetchOffset);
@@ -917,8 +925,8 @@ TEST(rt_fetch)
 /* ---- ListOffsets ---- */
 TEST(rt_list_offsets)
 {
-    ls_kafka_ListOffsetsRequest_ListOffsetsPartition lp[] = {
-        {0, 3, LS_KAFKA_EARLIEST_TIMESTAMP}, {1, -1, 1700000000000LL}};
+    ls_kafka_ListOffsetsRequest_ListOffsetsPartition lp[] = {{0, 3, LS_KAFKA_EARLIEST_TIMESTAMP},
+                                                             {1, -1, 1700000000000LL}};
     ls_kafka_ListOffsetsRequest_ListOffsetsTopic lt[] = {{S("orders"), lp, 2}};
     ls_kafka_ListOffsetsResponse_ListOffsetsPartitionResponse rp[] = {{0, 0, -1, 42, 0},
                                                                       {1, 3, 17, -1, 5}};
@@ -941,7 +949,8 @@ TEST(rt_list_offsets)
         ls_kafka_ListOffsetsResponse rin = {9, rt, 1}, rout;
         CHECK(roundtrip(enc_ListOffsetsResponse, dec_ListOffsetsResponse, v, &rin, &rout, a, &w));
         CHECK_EQ_INT(rout.ThrottleTimeMs, v >= 2 ? 9 : 0);
-        const ls_kafka_ListOffsetsResponse_ListOffsetsPartitionResponse *q = rout.Topics[0].Partitions;
+        const ls_kafka_ListOffsetsResponse_ListOffsetsPartitionResponse *q =
+            rout.Topics[0].Partitions;
         CHECK(q[0].Offset == 42 && q[0].Timestamp == -1);
         CHECK_EQ_INT(q[1].ErrorCode, 3);
         CHECK_EQ_INT(q[1].LeaderEpoch, v >= 4 ? 5 : -1);
@@ -958,10 +967,8 @@ TEST(rt_metadata)
         for (int variant = 0; variant < 3; variant++) {
             /* 0: two topics; 1: all topics (null, v1+; empty at v0); 2: none (v1+). */
             ls_kafka_MetadataRequest in = {mt, 2, false, true, true}, out;
-            if (variant == 1)
-                in.Topics = NULL, in.NumTopics = -1;
-            if (variant == 2)
-                in.Topics = NULL, in.NumTopics = 0;
+            if (variant == 1) in.Topics = NULL, in.NumTopics = -1;
+            if (variant == 2) in.Topics = NULL, in.NumTopics = 0;
             ls_arena_t *a = ls_arena_new();
             ls_kw_t w;
             CHECK(roundtrip(enc_MetadataRequest, dec_MetadataRequest, v, &in, &out, a, &w));
@@ -971,8 +978,7 @@ TEST(rt_metadata)
                 CHECK_EQ_INT(out.NumTopics, in.NumTopics);
             for (int i = 0; i < out.NumTopics; i++) {
                 CHECK(kstr_same(out.Topics[i].Name, mt[i].Name));
-                if (v >= 10)
-                    CHECK(uuid_same(&out.Topics[i].TopicId, &mt[i].TopicId));
+                if (v >= 10) CHECK(uuid_same(&out.Topics[i].TopicId, &mt[i].TopicId));
             }
             CHECK_EQ_INT(out.AllowAutoTopicCreation, v >= 4 ? false : true);
             CHECK_EQ_INT(out.IncludeClusterAuthorizedOperations, v >= 8 && v <= 10);
@@ -1019,8 +1025,7 @@ TEST(rt_metadata)
         CHECK_EQ_INT(out.NumTopics, 2);
         const ls_kafka_MetadataResponse_MetadataResponseTopic *t = &out.Topics[0];
         CHECK(kstr_same(t->Name, S("orders")));
-        if (v >= 10)
-            CHECK(uuid_same(&t->TopicId, &topics[0].TopicId));
+        if (v >= 10) CHECK(uuid_same(&t->TopicId, &topics[0].TopicId));
         CHECK_EQ_INT(out.Topics[1].IsInternal, v >= 1);
         CHECK_EQ_INT(out.Topics[1].ErrorCode, 3);
         CHECK_EQ_INT(t->TopicAuthorizedOperations, v >= 8 ? 0x0f : INT32_MIN);
@@ -1065,7 +1070,8 @@ TEST(rt_api_versions)
                 rin.NumFinalizedFeatures = 1;
                 rin.ZkMigrationReady = true;
             }
-            CHECK(roundtrip(enc_ApiVersionsResponse, dec_ApiVersionsResponse, v, &rin, &rout, a, &w));
+            CHECK(
+                roundtrip(enc_ApiVersionsResponse, dec_ApiVersionsResponse, v, &rin, &rout, a, &w));
             CHECK_EQ_INT(rout.ErrorCode, rin.ErrorCode);
             CHECK_EQ_INT(rout.NumApiKeys, 3);
             CHECK_EQ_INT(rout.ApiKeys[1].ApiKey, 1);
@@ -1129,8 +1135,7 @@ TEST(rt_create_topics)
         CHECK_EQ_INT(rout.NumTopics, 2);
         const ls_kafka_CreateTopicsResponse_CreatableTopicResult *x = &rout.Topics[0],
                                                                  *y = &rout.Topics[1];
-        if (v >= 7)
-            CHECK(uuid_same(&x->TopicId, &res[0].TopicId));
+        if (v >= 7) CHECK(uuid_same(&x->TopicId, &res[0].TopicId));
         CHECK(x->ErrorMessage.len == -1);
         CHECK_EQ_INT(y->ErrorCode, 36);
         CHECK(kstr_same(y->ErrorMessage, res[1].ErrorMessage));
@@ -1185,8 +1190,7 @@ TEST(rt_delete_topics)
         CHECK(kstr_same(rout.Responses[1].Name, S("gone")));
         CHECK_EQ_INT(rout.Responses[1].ErrorCode, 3);
         CHECK(kstr_same(rout.Responses[1].ErrorMessage, v >= 5 ? S("unknown") : NUL));
-        if (v >= 6)
-            CHECK(uuid_same(&rout.Responses[1].TopicId, &res[1].TopicId));
+        if (v >= 6) CHECK(uuid_same(&rout.Responses[1].TopicId, &res[1].TopicId));
         ls_kw_free(&w);
         ls_arena_free(a);
     }
@@ -1216,8 +1220,8 @@ TEST(rt_delete_records)
         CHECK_EQ_INT(out.Topics[0].Partitions[1].Offset, -1);
         ls_kw_free(&w);
         ls_kafka_DeleteRecordsResponse rin = {7, tres, 1}, rout;
-        CHECK(roundtrip(enc_DeleteRecordsResponse, dec_DeleteRecordsResponse, v, &rin, &rout, a,
-                        &w));
+        CHECK(
+            roundtrip(enc_DeleteRecordsResponse, dec_DeleteRecordsResponse, v, &rin, &rout, a, &w));
         CHECK_EQ_INT(rout.ThrottleTimeMs, 7);
         CHECK_EQ_INT(rout.Topics[0].Partitions[0].LowWatermark, 25);
         CHECK_EQ_INT(rout.Topics[0].Partitions[1].ErrorCode, 1);
@@ -1261,8 +1265,8 @@ TEST(rt_offset_for_leader_epoch)
     ls_kafka_OffsetForLeaderEpochRequest_OffsetForLeaderTopic ot[] = {{S("orders"), op, 2}};
     ls_kafka_OffsetForLeaderEpochResponse_EpochEndOffset ep[] = {{0, 0, 0, 100}, {3, 1, -1, -1}};
     ls_kafka_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult er[] = {{S("orders"), ep, 2}};
-    for (int16_t v = LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_MIN; v <= LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_MAX;
-         v++) {
+    for (int16_t v = LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_MIN;
+         v <= LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_MAX; v++) {
         ls_kafka_OffsetForLeaderEpochRequest in = {-1, ot, 1}, out;
         ls_arena_t *a = ls_arena_new();
         ls_kw_t w;
@@ -1289,7 +1293,7 @@ TEST(rt_describe_configs)
 {
     ls_kstr_t keys[] = {S("retention.ms"), S("cleanup.policy")};
     ls_kafka_DescribeConfigsRequest_DescribeConfigsResource rs[] = {{2, S("orders"), keys, 2},
-                                                                     {4, S("0"), NULL, -1}};
+                                                                    {4, S("0"), NULL, -1}};
     ls_kafka_DescribeConfigsResponse_DescribeConfigsSynonym syn[] = {
         {S("log.retention.ms"), S("604800000"), 4}, {S("x"), NUL, 5}};
     ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult cfg[] = {
@@ -1301,8 +1305,8 @@ TEST(rt_describe_configs)
         ls_kafka_DescribeConfigsRequest in = {rs, 2, true, true}, out;
         ls_arena_t *a = ls_arena_new();
         ls_kw_t w;
-        CHECK(roundtrip(enc_DescribeConfigsRequest, dec_DescribeConfigsRequest, v, &in, &out, a,
-                        &w));
+        CHECK(
+            roundtrip(enc_DescribeConfigsRequest, dec_DescribeConfigsRequest, v, &in, &out, a, &w));
         CHECK_EQ_INT(out.NumResources, 2);
         CHECK_EQ_INT(out.Resources[0].ResourceType, 2);
         CHECK_EQ_INT(out.Resources[0].NumConfigurationKeys, 2);
@@ -1312,8 +1316,8 @@ TEST(rt_describe_configs)
         CHECK_EQ_INT(out.IncludeDocumentation, v >= 3);
         ls_kw_free(&w);
         ls_kafka_DescribeConfigsResponse rin = {0, res, 2}, rout;
-        CHECK(roundtrip(enc_DescribeConfigsResponse, dec_DescribeConfigsResponse, v, &rin, &rout,
-                        a, &w));
+        CHECK(roundtrip(enc_DescribeConfigsResponse, dec_DescribeConfigsResponse, v, &rin, &rout, a,
+                        &w));
         CHECK_EQ_INT(rout.NumResults, 2);
         const ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult *c =
             rout.Results[0].Configs;
@@ -1359,8 +1363,7 @@ TEST(rt_alter_configs)
         CHECK(out.ValidateOnly);
         ls_kw_free(&w);
         ls_kafka_AlterConfigsResponse rin = {7, rr, 2}, rout;
-        CHECK(roundtrip(enc_AlterConfigsResponse, dec_AlterConfigsResponse, v, &rin, &rout, a,
-                        &w));
+        CHECK(roundtrip(enc_AlterConfigsResponse, dec_AlterConfigsResponse, v, &rin, &rout, a, &w));
         CHECK_EQ_INT(rout.ThrottleTimeMs, 7);
         CHECK_EQ_INT(rout.Responses[1].ErrorCode, 40);
         CHECK(kstr_same(rout.Responses[1].ErrorMessage, S("Invalid value")));
@@ -1381,8 +1384,8 @@ TEST(rt_alter_configs)
         ls_kw_free(&w);
     }
     /* a hand-built v1 (flexible) request: compact arrays and strings, tags */
-    static const uint8_t v1[] = {0x02, 0x02, 0x02, 't', 0x02, 0x02, 'k', 0x00, 0x02, 'v',
-                                 0x00, 0x00, 0x00, 0x00};
+    static const uint8_t v1[] = {0x02, 0x02, 0x02, 't',  0x02, 0x02, 'k',
+                                 0x00, 0x02, 'v',  0x00, 0x00, 0x00, 0x00};
     ls_kr_t r = rd(v1, sizeof v1);
     ls_kafka_IncrementalAlterConfigsRequest m;
     CHECK_EQ_INT(ls_kafka_IncrementalAlterConfigsRequest_decode(&r, 1, a, &m), 0);
@@ -1434,14 +1437,14 @@ TEST(rt_describe_cluster)
         ls_kafka_DescribeClusterRequest in = {true, 2}, out;
         ls_arena_t *a = ls_arena_new();
         ls_kw_t w;
-        CHECK(roundtrip(enc_DescribeClusterRequest, dec_DescribeClusterRequest, v, &in, &out, a,
-                        &w));
+        CHECK(
+            roundtrip(enc_DescribeClusterRequest, dec_DescribeClusterRequest, v, &in, &out, a, &w));
         CHECK(out.IncludeClusterAuthorizedOperations);
         CHECK_EQ_INT(out.EndpointType, v >= 1 ? 2 : 1);
         ls_kw_free(&w);
         ls_kafka_DescribeClusterResponse rin = {0, 0, NUL, 1, S("abc"), 0, br, 1, INT32_MIN}, rout;
-        CHECK(roundtrip(enc_DescribeClusterResponse, dec_DescribeClusterResponse, v, &rin, &rout,
-                        a, &w));
+        CHECK(roundtrip(enc_DescribeClusterResponse, dec_DescribeClusterResponse, v, &rin, &rout, a,
+                        &w));
         CHECK(kstr_same(rout.ClusterId, S("abc")));
         CHECK(rout.ErrorMessage.len == -1);
         CHECK_EQ_INT(rout.NumBrokers, 1);
@@ -1474,12 +1477,12 @@ TEST(vector_api_versions_v3_from_librdkafka)
      * header v2 with client_id "rdkafka", then compact ClientSoftwareName
      * "librdkafka", compact ClientSoftwareVersion "2.0.2", empty tags. */
     static const uint8_t frame[] = {
-        0x00, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01,              /* key 18, v3, corr 1 */
-        0x00, 0x07, 'r', 'd', 'k', 'a', 'f', 'k', 'a',               /* client_id */
-        0x00,                                                        /* header tags */
-        0x0b, 'l', 'i', 'b', 'r', 'd', 'k', 'a', 'f', 'k', 'a',      /* name (10 + 1) */
-        0x06, '2', '.', '0', '.', '2',                               /* version (5 + 1) */
-        0x00,                                                        /* body tags */
+        0x00, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01,                /* key 18, v3, corr 1 */
+        0x00, 0x07, 'r',  'd',  'k',  'a',  'f',  'k',  'a',           /* client_id */
+        0x00,                                                          /* header tags */
+        0x0b, 'l',  'i',  'b',  'r',  'd',  'k',  'a',  'f', 'k', 'a', /* name (10 + 1) */
+        0x06, '2',  '.',  '0',  '.',  '2',                             /* version (5 + 1) */
+        0x00,                                                          /* body tags */
     };
     ls_kr_t r = rd(frame, sizeof frame);
     int16_t key, ver;
@@ -1512,7 +1515,8 @@ TEST(vector_api_versions_v0_response_layout)
     ls_kw_t w;
     ls_kw_init(&w);
     ls_kafka_ApiVersionsResponse_encode(&w, 0, &m);
-    static const uint8_t want[] = {0x00, 0x23, 0x00, 0x00, 0x00, 0x01, 0x00, 0x12, 0x00, 0x00, 0x00, 0x04};
+    static const uint8_t want[] = {0x00, 0x23, 0x00, 0x00, 0x00, 0x01,
+                                   0x00, 0x12, 0x00, 0x00, 0x00, 0x04};
     CHECK(kw_is(&w, want, sizeof want));
     ls_kw_free(&w);
     /* v3: compact array, per-entry tags, throttle, then an empty tag section. */
@@ -1578,9 +1582,8 @@ TEST(vector_produce_v3_and_v9)
     CHECK(m.TopicData[0].PartitionData[0].Records.ptr == v3 + 27); /* a view, not a copy */
     CHECK_EQ_INT(ls_kr_remaining(&r), 0);
     /* Same request in v9 (compact forms and tags). */
-    static const uint8_t v9[] = {0x00, 0xff, 0xff, 0x00, 0x00, 0x05, 0xdc, 0x02, 0x02, 't',
-                                 0x02, 0x00, 0x00, 0x00, 0x00, 0x04, 0xaa, 0xbb, 0xcc, 0x00,
-                                 0x00, 0x00};
+    static const uint8_t v9[] = {0x00, 0xff, 0xff, 0x00, 0x00, 0x05, 0xdc, 0x02, 0x02, 't',  0x02,
+                                 0x00, 0x00, 0x00, 0x00, 0x04, 0xaa, 0xbb, 0xcc, 0x00, 0x00, 0x00};
     r = rd(v9, sizeof v9);
     CHECK_EQ_INT(ls_kafka_ProduceRequest_decode(&r, 9, a, &m), 0);
     CHECK(m.TransactionalId.len == -1 && m.Acks == -1 && m.TimeoutMs == 1500);
@@ -1686,8 +1689,8 @@ static void flat_of(ls_kw_t *w, ls_buf_t *out)
 /* `response = AlterConfigs`: one C type, each api's own flexible version. */
 TEST(generated_alias_response_keeps_its_flex_version)
 {
-    ls_kafka_AlterConfigsResourceResponse rr = {.ErrorCode = 40, .ErrorMessage = S("bad"),
-                                                .ResourceType = 2, .ResourceName = S("t")};
+    ls_kafka_AlterConfigsResourceResponse rr = {
+        .ErrorCode = 40, .ErrorMessage = S("bad"), .ResourceType = 2, .ResourceName = S("t")};
     ls_kafka_AlterConfigsResponse m = {.ThrottleTimeMs = 5, .Responses = &rr, .NumResponses = 1};
     const int16_t pairs[][2] = {{0, 0}, {0, 1}, {1, 2}}; /* {incremental v, alter v} */
     for (int i = 0; i < 3; i++) {
@@ -1707,8 +1710,8 @@ TEST(generated_null_in_non_nullable_field_refused)
 {
     /* JoinGroup v0: GroupId "g", SessionTimeoutMs, MemberId "", ProtocolType "c",
      * one Protocol {Name "r", Metadata null}. */
-    static const uint8_t req[] = {0, 1, 'g', 0, 0, 0x27, 0x10, 0, 0, 0, 1, 'c', 0, 0, 0, 1,
-                                  0, 1, 'r', 0xff, 0xff, 0xff, 0xff};
+    static const uint8_t req[] = {0, 1, 'g', 0, 0, 0x27, 0x10, 0,    0,    0,    1,   'c',
+                                  0, 0, 0,   1, 0, 1,    'r',  0xff, 0xff, 0xff, 0xff};
     ls_arena_t *a = ls_arena_new();
     ls_kafka_JoinGroupRequest m;
     ls_kr_t r = rd(req, sizeof req);
@@ -1756,8 +1759,8 @@ TEST(generated_records_refs_same_bytes_as_view)
     for (int16_t v = LS_KAFKA_PRODUCE_MIN; v <= LS_KAFKA_PRODUCE_MAX; v++) {
         ls_kafka_ProduceRequest_PartitionProduceData p1 = {.Index = 3,
                                                            .Records = {rec, (int32_t)sizeof rec}};
-        ls_kafka_ProduceRequest_PartitionProduceData p2 = {.Index = 3, .RecordRefs = refs,
-                                                           .NumRecordRefs = 2};
+        ls_kafka_ProduceRequest_PartitionProduceData p2 = {
+            .Index = 3, .RecordRefs = refs, .NumRecordRefs = 2};
         ls_kafka_ProduceRequest_TopicProduceData t1 = {S("t"), &p1, 1}, t2 = {S("t"), &p2, 1};
         ls_kafka_ProduceRequest m1 = {NUL, -1, 1000, &t1, 1}, m2 = {NUL, -1, 1000, &t2, 1};
         ls_kw_t w1, w2;
@@ -1800,11 +1803,11 @@ TEST(fuzz_lite_every_decoder)
             /* Every strict prefix must be refused (decoders read to the end). */
             for (size_t cut = 0; cut < w.buf.len; cut++) {
                 uint8_t *copy = ls_malloc(cut ? cut : 1);
-                if (cut)
-                    memcpy(copy, w.buf.data, cut);
+                if (cut) memcpy(copy, w.buf.data, cut);
                 r = rd(copy, cut);
                 if (d->dec(&r, v, a, m) == 0) {
-                    printf("  %s v%d: prefix of %zu/%zu bytes accepted\n", d->name, v, cut, w.buf.len);
+                    printf("  %s v%d: prefix of %zu/%zu bytes accepted\n", d->name, v, cut,
+                           w.buf.len);
                     ls_free(copy);
                     CHECK(0);
                 }

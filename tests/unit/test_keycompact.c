@@ -43,7 +43,10 @@ static void put_uleb(ls_buf_t *b, uint64_t v)
     }
     ls_buf_append_u8(b, (uint8_t)v);
 }
-static void put_vl(ls_buf_t *b, int64_t v) { put_uleb(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }
+static void put_vl(ls_buf_t *b, int64_t v)
+{
+    put_uleb(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
 static void put_be(ls_buf_t *b, uint64_t v, int n)
 {
     for (int i = n - 1; i >= 0; i--)
@@ -51,8 +54,8 @@ static void put_be(ls_buf_t *b, uint64_t v, int n)
 }
 
 typedef struct mrec {
-    int key;           /* -1: no key */
-    int value;         /* -1: tombstone */
+    int key;   /* -1: no key */
+    int value; /* -1: tombstone */
     int64_t ts;
 } mrec_t;
 
@@ -84,7 +87,7 @@ static void put_batch(ls_buf_t *out, int codec, const mrec_t *r, int n, int64_t 
             put_vl(&body, (int64_t)strlen(v));
             ls_buf_append(&body, v, strlen(v));
         }
-        put_vl(&body, 1);   /* one header */
+        put_vl(&body, 1); /* one header */
         put_vl(&body, 1);
         ls_buf_append(&body, "h", 1);
         put_vl(&body, 2);
@@ -96,8 +99,7 @@ static void put_batch(ls_buf_t *out, int codec, const mrec_t *r, int n, int64_t 
     size_t start = out->len;
     int64_t max_ts = r[0].ts;
     for (int i = 0; i < n; i++)
-        if (r[i].ts > max_ts)
-            max_ts = r[i].ts;
+        if (r[i].ts > max_ts) max_ts = r[i].ts;
     put_be(out, 0, 8);
     put_be(out, 0, 4);
     put_be(out, 0, 4);
@@ -129,10 +131,10 @@ typedef struct world {
     ls_objstore_t *os;
     ls_logstore_t *ls;
     ls_compactor_t *comp;
-    mrec_t *model;     /* by offset */
+    mrec_t *model; /* by offset */
     int64_t n, cap;
     int nkeys;
-    int64_t now;       /* the clock key compaction is given */
+    int64_t now; /* the clock key compaction is given */
     ls_kc_stats_t st;
     int vseq;
 } world_t;
@@ -145,8 +147,11 @@ static void world_open(world_t *w, int nkeys)
     ls_logstore_config_t c = lcfg();
     char err[256];
     w->ls = ls_logstore_open(&loop, w->meta, w->os, &c, err, sizeof err);
-    ls_compactor_config_t cc = {.enabled = false, .interval_ms = 1000, .min_age_ms = 0,
-                                .max_entries = 3, .max_bytes = 1 << 20};
+    ls_compactor_config_t cc = {.enabled = false,
+                                .interval_ms = 1000,
+                                .min_age_ms = 0,
+                                .max_entries = 3,
+                                .max_bytes = 1 << 20};
     w->comp = ls_compactor_start(&loop, w->ls, w->meta, w->os, &cc);
     w->nkeys = nkeys;
     w->now = BASE_TS;
@@ -180,13 +185,16 @@ static int produce(world_t *w, int n, int tombstone_pct, int codec)
     ls_buf_init(&b);
     put_batch(&b, codec, r, n, -1, 0);
     ack_t a = {0};
-    ls_append_t ap = {.log_id = LOG, .data = b.data, .len = b.len, .offset_count = n,
-                      .max_timestamp = w->now, .producer = {.producer_id = -1}};
+    ls_append_t ap = {.log_id = LOG,
+                      .data = b.data,
+                      .len = b.len,
+                      .offset_count = n,
+                      .max_timestamp = w->now,
+                      .producer = {.producer_id = -1}};
     ls_logstore_append(w->ls, &ap, on_ack, &a);
     run_until(&a.done);
     ls_buf_free(&b);
-    if (a.st != LS_OK || a.off != w->n)
-        return -1;
+    if (a.st != LS_OK || a.off != w->n) return -1;
     if (w->n + n > w->cap) {
         w->cap = (w->n + n) * 2;
         w->model = ls_realloc(w->model, (size_t)w->cap * sizeof *w->model);
@@ -203,15 +211,14 @@ static void wal_to_co(world_t *w)
     int done = 0;
     ls_compactor_kick(w->comp, flag_cb, &done);
     run_until(&done);
-    if (settle(w) != 0)
-        abort();
+    if (settle(w) != 0) abort();
 }
 
 static ls_status claim_ok(void *arg, int64_t log_id, ls_meta_cmp_t *fence)
 {
     static const char key[] = "/test/no-claim";
-    *fence = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = key, .klen = sizeof key - 1,
-                             .rev = 0};
+    *fence =
+        (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = key, .klen = sizeof key - 1, .rev = 0};
     return LS_OK;
 }
 
@@ -229,11 +236,9 @@ static int settle(world_t *w)
     for (int spin = 0; spin < 20000; spin++) {
         uv_run(&loop, UV_RUN_NOWAIT);
         ls_logstate_t *lg = ls_logstate_get(w->ls, LOG, false);
-        if (!lg || lg->idx_state != 2)
-            return 0;   /* loaded from the store on the next read */
+        if (!lg || lg->idx_state != 2) return 0; /* loaded from the store on the next read */
         ls_kvlist_t l;
-        if (ls_meta_scan_prefix(w->meta, "/ls/log/", 0, &l) != LS_OK)
-            return -1;
+        if (ls_meta_scan_prefix(w->meta, "/ls/log/", 0, &l) != LS_OK) return -1;
         bool same = (int)l.n == lg->nidx;
         for (size_t i = 0; same && i < l.n; i++) {
             ls_idx_entry_t e;
@@ -243,8 +248,7 @@ static int settle(world_t *w)
             ls_idx_clear(&e);
         }
         ls_kvlist_free(&l);
-        if (same)
-            return 0;
+        if (same) return 0;
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
     }
@@ -254,11 +258,10 @@ static int settle(world_t *w)
 static void key_compact(world_t *w, const ls_kc_policy_t *p, size_t map_bytes, int64_t group,
                         int max_swaps)
 {
-    ls_kc_limits_t lim = {.map_bytes = map_bytes, .group_bytes = group, .max_swaps = max_swaps,
-                          .grace_ms = 0};
+    ls_kc_limits_t lim = {
+        .map_bytes = map_bytes, .group_bytes = group, .max_swaps = max_swaps, .grace_ms = 0};
     ls_kc_log(w->meta, w->os, LOG, p, &lim, w->now, claim_ok, on_swapped, w, &w->st);
-    if (settle(w) != 0)
-        abort();
+    if (settle(w) != 0) abort();
 }
 
 /* ---- reading the log back ------------------------------------------------------ */
@@ -283,9 +286,8 @@ typedef struct reader {
 static int parse_num(const uint8_t *p, int32_t len, const char *prefix)
 {
     size_t pl = strlen(prefix);
-    if (len < (int32_t)pl || memcmp(p, prefix, pl) != 0)
-        return -2;
-    return atoi((const char *)p + pl);   /* stops at '-' */
+    if (len < (int32_t)pl || memcmp(p, prefix, pl) != 0) return -2;
+    return atoi((const char *)p + pl); /* stops at '-' */
 }
 
 static int on_rec(void *arg, const ls_record_view_t *r)
@@ -302,8 +304,7 @@ static int on_rec(void *arg, const ls_record_view_t *r)
     g->ts = r->timestamp;
     g->horizon = rd->horizon;
     g->horizon_ms = rd->horizon_ms;
-    if (r->header_count != 1 || r->headers_len != 5)
-        rd->bad++;
+    if (r->header_count != 1 || r->headers_len != 5) rd->bad++;
     return 0;
 }
 
@@ -332,8 +333,7 @@ static int read_from(world_t *w, int64_t offset, size_t max_bytes, reader_t *rd)
     rd_done_t r = {0};
     ls_logstore_read(w->ls, LOG, offset, max_bytes, on_read, &r);
     run_until(&r.done);
-    if (r.st != LS_OK)
-        return -1;
+    if (r.st != LS_OK) return -1;
     for (size_t q = 0; q < r.bytes.len;) {
         const uint8_t *b = r.bytes.data + q;
         size_t sz = 12 + ls_be32_get(b + LS_RB_OFF_LENGTH);
@@ -342,8 +342,7 @@ static int read_from(world_t *w, int64_t offset, size_t max_bytes, reader_t *rd)
         rd->base = (int64_t)ls_be64_get(b);
         rd->horizon = (h.attributes & 0x40) != 0;
         rd->horizon_ms = h.base_timestamp;
-        if (ls_records_foreach(b, sz, 64 << 20, on_rec, rd) != LS_RB_OK)
-            rd->bad++;
+        if (ls_records_foreach(b, sz, 64 << 20, on_rec, rd) != LS_RB_OK) rd->bad++;
         q += sz;
     }
     ls_buf_free(&r.bytes);
@@ -357,16 +356,14 @@ static int read_log(world_t *w, reader_t *all)
     int64_t next = 0;
     while (next < w->n) {
         reader_t rd;
-        if (read_from(w, next, 1 << 20, &rd) != 0)
-            return -1;
+        if (read_from(w, next, 1 << 20, &rd) != 0) return -1;
         if (rd.n == 0 && rd.bad == 0) {
             ls_free(rd.v);
-            break;   /* nothing left at or after next */
+            break; /* nothing left at or after next */
         }
 
         for (size_t i = 0; i < rd.n; i++) {
-            if (rd.v[i].off < next)
-                continue;   /* a batch served whole */
+            if (rd.v[i].off < next) continue; /* a batch served whole */
             if (all->n == all->cap) {
                 all->cap = all->cap ? all->cap * 2 : 256;
                 all->v = ls_realloc(all->v, all->cap * sizeof *all->v);
@@ -376,8 +373,7 @@ static int read_log(world_t *w, reader_t *all)
         all->bad += rd.bad;
         int64_t last = rd.n ? rd.v[rd.n - 1].off : next;
         ls_free(rd.v);
-        if (last + 1 <= next)
-            return -1;   /* no progress */
+        if (last + 1 <= next) return -1; /* no progress */
         next = last + 1;
     }
     return 0;
@@ -387,8 +383,7 @@ static int read_log(world_t *w, reader_t *all)
 static int check_log(world_t *w, bool exact, int64_t delete_retention_ms)
 {
     reader_t all;
-    if (read_log(w, &all) != 0)
-        return 1;
+    if (read_log(w, &all) != 0) return 1;
     int rc = 0;
     int64_t *latest_model = LS_NEWN(int64_t, (size_t)w->nkeys);
     int64_t *latest_log = LS_NEWN(int64_t, (size_t)w->nkeys);
@@ -396,10 +391,8 @@ static int check_log(world_t *w, bool exact, int64_t delete_retention_ms)
     for (int k = 0; k < w->nkeys; k++)
         latest_model[k] = latest_log[k] = -1;
     for (int64_t o = 0; o < w->n; o++)
-        if (w->model[o].key >= 0)
-            latest_model[w->model[o].key] = o;
-    if (all.bad)
-        rc = 2;
+        if (w->model[o].key >= 0) latest_model[w->model[o].key] = o;
+    if (all.bad) rc = 2;
     int64_t prev = -1;
     for (size_t i = 0; i < all.n && !rc; i++) {
         const got_t *g = &all.v[i];
@@ -409,7 +402,7 @@ static int check_log(world_t *w, bool exact, int64_t delete_retention_ms)
                  g->ts != w->model[g->off].ts)
             rc = 4;
         else if (g->key < 0)
-            rc = 5;   /* keyless records go */
+            rc = 5; /* keyless records go */
         prev = g->off;
         if (!rc) {
             latest_log[g->key] = g->off;
@@ -418,23 +411,22 @@ static int check_log(world_t *w, bool exact, int64_t delete_retention_ms)
     }
     for (int k = 0; k < w->nkeys && !rc; k++) {
         int64_t m = latest_model[k], l = latest_log[k];
-        if (m < 0)
-            continue;
+        if (m < 0) continue;
         bool tomb = w->model[m].value < 0;
         if (l != m && !(tomb && l < 0)) {
-            rc = 6;   /* lost the latest value, or resurrected a deleted key */
+            rc = 6; /* lost the latest value, or resurrected a deleted key */
             printf("key %d: model latest %lld (%s), log latest %lld; log has %zu records, "
-                   "model %lld\n", k, (long long)m, tomb ? "tombstone" : "value", (long long)l,
-                   all.n, (long long)w->n);
+                   "model %lld\n",
+                   k, (long long)m, tomb ? "tombstone" : "value", (long long)l, all.n,
+                   (long long)w->n);
         } else if (exact && l >= 0 && count_log[k] != 1)
             rc = 7;
     }
     if (exact && !rc)
         for (size_t i = 0; i < all.n && !rc; i++)
-            if (all.v[i].value < 0 &&
-                (!all.v[i].horizon || all.v[i].horizon_ms <= w->now ||
-                 all.v[i].horizon_ms > w->now + delete_retention_ms))
-                rc = 8;   /* a tombstone past its horizon, or without one */
+            if (all.v[i].value < 0 && (!all.v[i].horizon || all.v[i].horizon_ms <= w->now ||
+                                       all.v[i].horizon_ms > w->now + delete_retention_ms))
+                rc = 8; /* a tombstone past its horizon, or without one */
     /* reads at random offsets start at the first record present there */
     for (int t = 0; t < 8 && !rc && w->n > 0; t++) {
         int64_t x = rand() % w->n;
@@ -474,8 +466,8 @@ TEST(latest_value_per_key_and_tombstones_expire)
     srand(1);
     world_t w;
     world_open(&w, 400);
-    ls_kc_policy_t p = {.compact = true, .max_lag_ms = INT64_MAX, .delete_retention_ms = 1000,
-                        .dirty_ratio = 0.0};
+    ls_kc_policy_t p = {
+        .compact = true, .max_lag_ms = INT64_MAX, .delete_retention_ms = 1000, .dirty_ratio = 0.0};
     for (int round = 0; round < 30; round++) {
         for (int b = 0; b < 4; b++)
             CHECK_EQ_INT(produce(&w, 1 + rand() % 20, 20, codecs[(round + b) % 5]), 0);
@@ -485,7 +477,7 @@ TEST(latest_value_per_key_and_tombstones_expire)
         CHECK_EQ_INT(check_log(&w, true, p.delete_retention_ms), 0);
     }
     CHECK(w.st.superseded_dropped > 0);
-    CHECK(w.st.tombstones_dropped > 0);   /* 30 rounds x 100 ms > delete.retention.ms */
+    CHECK(w.st.tombstones_dropped > 0); /* 30 rounds x 100 ms > delete.retention.ms */
     /* past every horizon, with no new write (nothing dirty), the next call
      * still removes the tombstones: the index entries carry their horizon */
     uint64_t swaps = w.st.swaps, dropped = w.st.tombstones_dropped;
@@ -516,8 +508,11 @@ TEST(dirty_ratio_and_lags_decide_when)
         CHECK_EQ_INT(produce(&w, 10, 0, LS_CODEC_NONE), 0);
     wal_to_co(&w);
     /* min.compaction.lag.ms: records younger than it are not compacted */
-    ls_kc_policy_t p = {.compact = true, .min_lag_ms = 500, .max_lag_ms = INT64_MAX,
-                        .delete_retention_ms = 1000, .dirty_ratio = 0.5};
+    ls_kc_policy_t p = {.compact = true,
+                        .min_lag_ms = 500,
+                        .max_lag_ms = INT64_MAX,
+                        .delete_retention_ms = 1000,
+                        .dirty_ratio = 0.5};
     key_compact(&w, &p, 1 << 20, 1 << 20, 0);
     CHECK_EQ_INT(w.st.swaps, 0);
     w.now += 500;
@@ -580,8 +575,7 @@ TEST(soak_random_passes_match_the_model)
         int batches = 1 + rand() % 3;
         for (int b = 0; b < batches; b++)
             CHECK_EQ_INT(produce(&w, 1 + rand() % 30, rand() % 30, codecs[rand() % 5]), 0);
-        if (rand() % 2)
-            wal_to_co(&w);
+        if (rand() % 2) wal_to_co(&w);
         for (int k = 0; k < 5; k++) {
             w.now += rand() % 60;
             p.dirty_ratio = (rand() % 4) * 0.25;
@@ -590,8 +584,7 @@ TEST(soak_random_passes_match_the_model)
             key_compact(&w, &p, map, group, rand() % 3 == 0 ? 1 + rand() % 3 : 0);
             calls++;
             int rc = check_log(&w, false, 0);
-            if (rc)
-                printf("round %d call %d: rule %d broken\n", round, k, rc);
+            if (rc) printf("round %d call %d: rule %d broken\n", round, k, rc);
             CHECK_EQ_INT(rc, 0);
         }
     }
@@ -605,16 +598,17 @@ TEST(soak_random_passes_match_the_model)
     CHECK(w.st.map_full > 0);
     CHECK(w.st.swaps > 100);
     printf("  %d calls, %llu swaps, %llu records read, %llu dropped (superseded %llu, "
-           "tombstones %llu)\n", calls, (unsigned long long)w.st.swaps,
-           (unsigned long long)w.st.records_read,
+           "tombstones %llu)\n",
+           calls, (unsigned long long)w.st.swaps, (unsigned long long)w.st.records_read,
            (unsigned long long)(w.st.superseded_dropped + w.st.tombstones_dropped),
-           (unsigned long long)w.st.superseded_dropped, (unsigned long long)w.st.tombstones_dropped);
+           (unsigned long long)w.st.superseded_dropped,
+           (unsigned long long)w.st.tombstones_dropped);
     /* replaced objects are deleted (grace 0): only what the index names stays */
     ls_kvlist_t l;
     CHECK_EQ_INT(ls_meta_scan_prefix(w.meta, "/ls/log/", 0, &l), LS_OK);
     size_t entries = l.n;
     ls_kvlist_free(&l);
-    key_compact(&w, &p, 1 << 20, 1 << 20, 0);   /* collects the last call's markers */
+    key_compact(&w, &p, 1 << 20, 1 << 20, 0); /* collects the last call's markers */
     CHECK_EQ_INT(ls_meta_scan_prefix(w.meta, "/ls/log/", 0, &l), LS_OK);
     entries = l.n;
     ls_kvlist_free(&l);
@@ -632,10 +626,15 @@ TEST(applying_a_swap_that_replaces_nothing_keeps_the_index_sound)
     world_open(&w, 5);
     CHECK_EQ_INT(produce(&w, 3, 0, LS_CODEC_NONE), 0);
     reader_t all;
-    CHECK_EQ_INT(read_log(&w, &all), 0);   /* loads the index */
+    CHECK_EQ_INT(read_log(&w, &all), 0); /* loads the index */
     ls_free(all.v);
-    ls_idx_entry_t e = {.kind = LS_IDX_KCO, .first_offset = 100, .last_offset = 101,
-                        .max_timestamp = -1, .entries = 0, .pos = 8, .len = 0,
+    ls_idx_entry_t e = {.kind = LS_IDX_KCO,
+                        .first_offset = 100,
+                        .last_offset = 101,
+                        .max_timestamp = -1,
+                        .entries = 0,
+                        .pos = 8,
+                        .len = 0,
                         .object = "co/none"};
     ls_logstore_apply_compaction(w.ls, LOG, &e);
     for (int i = 0; i < 20; i++)
@@ -655,16 +654,16 @@ TEST(throughput)
         CHECK_EQ_INT(produce(&w, 50, 5, b % 2 ? LS_CODEC_LZ4 : LS_CODEC_NONE), 0);
     for (int i = 0; i < 80; i++)
         wal_to_co(&w);
-    ls_kc_policy_t p = {.compact = true, .max_lag_ms = INT64_MAX, .delete_retention_ms = 1000,
-                        .dirty_ratio = 0};
+    ls_kc_policy_t p = {
+        .compact = true, .max_lag_ms = INT64_MAX, .delete_retention_ms = 1000, .dirty_ratio = 0};
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     key_compact(&w, &p, 16 << 20, 8 << 20, 0);
     clock_gettime(CLOCK_MONOTONIC, &b);
     double s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
     CHECK_EQ_INT(w.st.records_read, w.n);
-    printf("  key compaction: %lld records (%llu kept) in %.3f s: %.0f records/s\n",
-           (long long)w.n, (unsigned long long)w.st.records_kept, s, (double)w.n / s);
+    printf("  key compaction: %lld records (%llu kept) in %.3f s: %.0f records/s\n", (long long)w.n,
+           (unsigned long long)w.st.records_kept, s, (double)w.n / s);
     CHECK_EQ_INT(check_log(&w, true, 1000), 0);
     world_close(&w);
 }

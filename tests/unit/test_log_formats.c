@@ -70,11 +70,17 @@ TEST(wal_footer_rejects_corruption)
 
 TEST(head_round_trip_and_truncation)
 {
-    ls_pstate_t ps[2] = {{.producer_id = 77, .epoch = 3, .nbatches = 2,
-                          .batches = {{0, 4, 100}, {5, 9, 105}}},
-                         {.producer_id = 78, .epoch = 0, .nbatches = 0}};
-    ls_head_t h = {.next_offset = 1000, .log_start = 10, .size_bytes = 4096, .max_timestamp = 55,
-                   .max_timestamp_offset = 999, .fenced = true, .producers = ps, .nproducers = 2};
+    ls_pstate_t ps[2] = {
+        {.producer_id = 77, .epoch = 3, .nbatches = 2, .batches = {{0, 4, 100}, {5, 9, 105}}},
+        {.producer_id = 78, .epoch = 0, .nbatches = 0}};
+    ls_head_t h = {.next_offset = 1000,
+                   .log_start = 10,
+                   .size_bytes = 4096,
+                   .max_timestamp = 55,
+                   .max_timestamp_offset = 999,
+                   .fenced = true,
+                   .producers = ps,
+                   .nproducers = 2};
     ls_buf_t b;
     ls_buf_init(&b);
     ls_head_encode(&h, &b);
@@ -97,8 +103,13 @@ TEST(head_round_trip_and_truncation)
 
 TEST(index_entry_round_trip_and_keys)
 {
-    ls_idx_entry_t e = {.kind = LS_IDX_WAL, .first_offset = 5, .last_offset = 9,
-                        .max_timestamp = 77, .entries = 2, .pos = 8, .len = 300,
+    ls_idx_entry_t e = {.kind = LS_IDX_WAL,
+                        .first_offset = 5,
+                        .last_offset = 9,
+                        .max_timestamp = 77,
+                        .entries = 2,
+                        .pos = 8,
+                        .len = 300,
                         .object = "wal/0001-1-abc-000001.wal"};
     ls_buf_t b;
     ls_buf_init(&b);
@@ -117,9 +128,15 @@ TEST(index_entry_round_trip_and_keys)
     char k1[80], k2[80], k3[80];
     /* a key-compacted entry with a delete horizon: version 2, round trip;
      * a horizon on another kind, or a zero one, is not canonical */
-    ls_idx_entry_t k = {.kind = LS_IDX_KCO, .first_offset = 0, .last_offset = 99,
-                        .max_timestamp = -1, .entries = 0, .pos = 8, .len = 0,
-                        .object = "co/x", .delete_horizon_ms = 1700000000000LL};
+    ls_idx_entry_t k = {.kind = LS_IDX_KCO,
+                        .first_offset = 0,
+                        .last_offset = 99,
+                        .max_timestamp = -1,
+                        .entries = 0,
+                        .pos = 8,
+                        .len = 0,
+                        .object = "co/x",
+                        .delete_horizon_ms = 1700000000000LL};
     ls_buf_init(&b);
     ls_idx_encode(&k, &b);
     CHECK_EQ_INT(b.data[0], 2);
@@ -152,14 +169,14 @@ TEST(regress_noncanonical_records_rejected)
     ls_buf_t b;
     ls_buf_init(&b);
     ls_head_encode(&h, &b);
-    b.data[1] = 0xff;   /* unknown flag bits */
+    b.data[1] = 0xff; /* unknown flag bits */
     ls_head_t d;
     CHECK_EQ_INT(ls_head_decode(b.data, b.len, &d), LS_ECORRUPT);
     ls_buf_free(&b);
     ls_idx_entry_t e = {.kind = LS_IDX_WAL, .first_offset = 1, .last_offset = 1, .object = "ab"};
     ls_buf_init(&b);
     ls_idx_encode(&e, &b);
-    b.data[b.len - 1] = 0;   /* NUL inside the object key */
+    b.data[b.len - 1] = 0; /* NUL inside the object key */
     ls_idx_entry_t de;
     CHECK_EQ_INT(ls_idx_decode(b.data, b.len, &de), LS_ECORRUPT);
     ls_buf_free(&b);
@@ -182,7 +199,8 @@ TEST(read_cache_rebases_and_bounds)
     entry(ch->data + 70, 1, 2);
     entry(ch->data + 140, 3, 3);
     char why[200];
-    ls_cache_run_t *r = ls_read_cache_insert(c, 9, 50, 55, false, ch, 0, 210, "obj", why, sizeof why);
+    ls_cache_run_t *r =
+        ls_read_cache_insert(c, 9, 50, 55, false, ch, 0, 210, "obj", why, sizeof why);
     CHECK(r);
     CHECK_EQ_INT(ls_be64_get(ch->data), 50);
     CHECK_EQ_INT(ls_be64_get(ch->data + 70), 52);

@@ -71,13 +71,13 @@ TEST(head_with_transactions_is_version_2_and_checked)
     ls_buf_t b;
     ls_head_t d;
     /* broken invariants do not load */
-    h.producers[0].txn_first_offset = 100;   /* past the head */
+    h.producers[0].txn_first_offset = 100; /* past the head */
     ls_buf_init(&b);
     ls_head_encode(&h, &b);
     CHECK_EQ_INT(ls_head_decode(b.data, b.len, &d), LS_ECORRUPT);
     ls_buf_free(&b);
     h.producers[0].txn_first_offset = 95;
-    h.producers[0].ended_seq = 3;   /* open transaction not after the ended one */
+    h.producers[0].ended_seq = 3; /* open transaction not after the ended one */
     ls_buf_init(&b);
     ls_head_encode(&h, &b);
     CHECK_EQ_INT(ls_head_decode(b.data, b.len, &d), LS_ECORRUPT);
@@ -89,7 +89,7 @@ TEST(head_with_transactions_is_version_2_and_checked)
     ls_buf_init(&b);
     ls_head_encode(&h, &b);
     CHECK_EQ_INT(b.data[0], 2);
-    memset(b.data + b.len - 8, 0, 8);   /* span 0: nothing left that needs version 2 */
+    memset(b.data + b.len - 8, 0, 8); /* span 0: nothing left that needs version 2 */
     CHECK_EQ_INT(ls_head_decode(b.data, b.len, &d), LS_ECORRUPT);
     ls_buf_free(&b);
     ls_head_clear(&h);
@@ -99,17 +99,17 @@ TEST(batches_of_fenced_ended_or_mixed_producers_are_refused)
 {
     ls_head_t h;
     head2(&h);
-    CHECK_EQ_INT(ls_log_txn_check_batch(&h, 99, 0, 1), LS_TXB_OK);   /* unknown producer */
+    CHECK_EQ_INT(ls_log_txn_check_batch(&h, 99, 0, 1), LS_TXB_OK); /* unknown producer */
     CHECK_EQ_INT(ls_log_txn_check_batch(&h, 7, 1, 1), LS_TXB_FENCED);
     CHECK_EQ_INT(ls_log_txn_check_batch(&h, 7, 2, 1), LS_TXB_OK);
     ls_log_txn_apply_batch(&h, 7, 1, 100);
     CHECK_EQ_INT(h.producers[0].txn_seq, 1);
     CHECK_EQ_INT(h.producers[0].txn_first_offset, 100);
     h.next_offset = 110;
-    ls_log_txn_apply_batch(&h, 7, 1, 105);   /* a later batch keeps the first offset */
+    ls_log_txn_apply_batch(&h, 7, 1, 105); /* a later batch keeps the first offset */
     CHECK_EQ_INT(h.producers[0].txn_first_offset, 100);
     CHECK_EQ_INT(ls_log_txn_check_batch(&h, 7, 2, 0), LS_TXB_OPEN_TRANSACTION);
-    CHECK_EQ_INT(ls_log_txn_check_batch(&h, 7, 2, 2), LS_TXB_ENDED);   /* stale view */
+    CHECK_EQ_INT(ls_log_txn_check_batch(&h, 7, 2, 2), LS_TXB_ENDED); /* stale view */
     /* the marker of transaction 1 lands: its late batches are refused */
     ls_log_marker_t m = {.producer_id = 7, .epoch = 2, .txn_seq = 1, .commit = true};
     ls_aborted_t ab;
@@ -137,7 +137,7 @@ TEST(markers_are_planned_once_and_abort_ranges_are_recorded)
     CHECK_EQ_INT(ab.first_offset, 60);
     CHECK_EQ_INT(ab.marker_offset, 100);
     CHECK_EQ_INT(h.max_aborted_span, 40);
-    CHECK_EQ_INT(ls_log_txn_lso(&h), 70);   /* producer 8 still holds it */
+    CHECK_EQ_INT(ls_log_txn_lso(&h), 70); /* producer 8 still holds it */
     /* the same marker again (another broker finishing the decision): nothing */
     CHECK_EQ_INT(ls_log_txn_marker_plan(&h, &m), LS_MARK_NOOP);
     /* commit of producer 8: no aborted range; the LSO reaches the head */
@@ -189,7 +189,7 @@ TEST(aborted_records_and_keys)
     for (size_t len = 0; len < b.len; len++)
         CHECK_EQ_INT(ls_aborted_decode(b.data, len, &d), LS_ECORRUPT);
     ls_buf_free(&b);
-    a.marker_offset = 10;   /* a marker never precedes its data */
+    a.marker_offset = 10; /* a marker never precedes its data */
     ls_buf_init(&b);
     ls_aborted_encode(&a, &b);
     CHECK_EQ_INT(ls_aborted_decode(b.data, b.len, &d), LS_ECORRUPT);
@@ -210,12 +210,11 @@ TEST(aborted_range_lookup_matches_a_full_scan)
         int n = rand() % 60;
         for (int i = 0; i < n; i++) {
             off += 1 + rand() % 20;
-            ls_aborted_t a = {.producer_id = i, .first_offset = off,
-                              .marker_offset = off + 1 + rand() % 200};
-            if (a.marker_offset - a.first_offset > span)
-                span = a.marker_offset - a.first_offset;
+            ls_aborted_t a = {
+                .producer_id = i, .first_offset = off, .marker_offset = off + 1 + rand() % 200};
+            if (a.marker_offset - a.first_offset > span) span = a.marker_offset - a.first_offset;
             ls_aborted_list_put(&l, &a);
-            ls_aborted_list_put(&l, &a);   /* applying twice converges */
+            ls_aborted_list_put(&l, &a); /* applying twice converges */
         }
         CHECK_EQ_INT(l.n, n);
         for (int q = 0; q < 40; q++) {

@@ -26,21 +26,32 @@ typedef struct {
 static ls_status f_put(ls_objstore_t *os, const char *k, const struct iovec *iov, int n, int fl)
 {
     failing_os_t *f = (failing_os_t *)os;
-    if (__atomic_load_n(&f->fail_puts, __ATOMIC_SEQ_CST) > 0)
-        return LS_EIO;
+    if (__atomic_load_n(&f->fail_puts, __ATOMIC_SEQ_CST) > 0) return LS_EIO;
     return ls_objstore_put(f->inner, k, iov, n, fl);
 }
 static ls_status f_get(ls_objstore_t *os, const char *k, uint64_t o, uint64_t l, ls_buf_t *out)
-{ return ls_objstore_get(((failing_os_t *)os)->inner, k, o, l, out); }
+{
+    return ls_objstore_get(((failing_os_t *)os)->inner, k, o, l, out);
+}
 static ls_status f_head(ls_objstore_t *os, const char *k, ls_objinfo_t *i)
-{ return ls_objstore_head(((failing_os_t *)os)->inner, k, i); }
+{
+    return ls_objstore_head(((failing_os_t *)os)->inner, k, i);
+}
 static ls_status f_del(ls_objstore_t *os, const char *k)
-{ return ls_objstore_del(((failing_os_t *)os)->inner, k); }
+{
+    return ls_objstore_del(((failing_os_t *)os)->inner, k);
+}
 static ls_status f_list(ls_objstore_t *os, const char *p, ls_objinfo_t **o, size_t *n)
-{ return ls_objstore_list(((failing_os_t *)os)->inner, p, o, n); }
+{
+    return ls_objstore_list(((failing_os_t *)os)->inner, p, o, n);
+}
 static void f_close(ls_objstore_t *os) { ls_free(os); }
-static const ls_objstore_ops_t failing_ops = {.name = "failing", .put = f_put, .get = f_get,
-                                              .head = f_head, .del = f_del, .list = f_list,
+static const ls_objstore_ops_t failing_ops = {.name = "failing",
+                                              .put = f_put,
+                                              .get = f_get,
+                                              .head = f_head,
+                                              .del = f_del,
+                                              .list = f_list,
                                               .close = f_close};
 
 /* A RecordBatch-shaped entry: only framing, lastOffsetDelta and maxTimestamp
@@ -102,10 +113,14 @@ static readres_t read_sync(ls_logstore_t *ls, int64_t log, int64_t off, size_t m
 
 static ls_logstore_config_t cfg(void)
 {
-    ls_logstore_config_t c = {.flush_max_bytes = 1 << 20, .flush_linger_ms = 5,
-                              .flush_min_interval_ms = 0, .max_inflight_flushes = 4,
-                              .buffer_max_bytes = 64 << 20, .read_cache_max_bytes = 64 << 20,
-                              .gc_grace_ms = 3600000, .broker_id = 1};
+    ls_logstore_config_t c = {.flush_max_bytes = 1 << 20,
+                              .flush_linger_ms = 5,
+                              .flush_min_interval_ms = 0,
+                              .max_inflight_flushes = 4,
+                              .buffer_max_bytes = 64 << 20,
+                              .read_cache_max_bytes = 64 << 20,
+                              .gc_grace_ms = 3600000,
+                              .broker_id = 1};
     return c;
 }
 
@@ -121,8 +136,12 @@ static void close_ls(ls_logstore_t *ls)
 
 static ls_append_t app(int64_t log, const uint8_t *b, size_t len, int records, int64_t ts)
 {
-    ls_append_t a = {.log_id = log, .data = b, .len = len, .offset_count = records,
-                     .max_timestamp = ts, .producer = {.producer_id = -1}};
+    ls_append_t a = {.log_id = log,
+                     .data = b,
+                     .len = len,
+                     .offset_count = records,
+                     .max_timestamp = ts,
+                     .producer = {.producer_id = -1}};
     return a;
 }
 
@@ -196,7 +215,7 @@ TEST(append_read_recover)
     ls_read_result_free(&r.res);
     ls_logstore_stats_t stats;
     ls_logstore_stats(ls, &stats);
-    CHECK(stats.store_gets >= 10);   /* served by ranged GETs after restart */
+    CHECK(stats.store_gets >= 10); /* served by ranged GETs after restart */
     close_ls(ls);
     ls_objstore_close(os);
     ls_meta_close(meta);
@@ -224,7 +243,7 @@ TEST(group_commit_shares_objects)
     }
     ls_logstore_stats_t st;
     ls_logstore_stats(ls, &st);
-    CHECK(st.flushes < 200);   /* appended in one loop iteration: they shared objects */
+    CHECK(st.flushes < 200); /* appended in one loop iteration: they shared objects */
     close_ls(ls);
     ls_objstore_close(os);
     ls_meta_close(meta);
@@ -301,11 +320,11 @@ TEST(idempotent_sequences)
     uint8_t buf[128];
     size_t len = make_entry(buf, 2, 5, 1, 4);
     ls_append_t a = app(1, buf, len, 2, 5);
-    a.producer = (ls_producer_ref_t){.producer_id = 42, .producer_epoch = 0, .base_sequence = 0,
-                                     .last_sequence = 1};
+    a.producer = (ls_producer_ref_t){
+        .producer_id = 42, .producer_epoch = 0, .base_sequence = 0, .last_sequence = 1};
     ack_t first = {0}, dup_pending = {0}, dup_committed = {0}, gap = {0}, next = {0}, stale = {0};
     ls_logstore_append(ls, &a, on_ack, &first);
-    ls_logstore_append(ls, &a, on_ack, &dup_pending);   /* retry while in flight */
+    ls_logstore_append(ls, &a, on_ack, &dup_pending); /* retry while in flight */
     run_until(&dup_pending.done, 1);
     CHECK_EQ_INT(first.st, LS_OK);
     CHECK_EQ_INT(dup_pending.st, LS_OK);
@@ -325,7 +344,7 @@ TEST(idempotent_sequences)
     CHECK_EQ_INT(next.offset, 2);
     ls_log_info_t info;
     ls_logstore_info(ls, 1, &info);
-    CHECK_EQ_INT(info.high_watermark, 4);   /* duplicates were not appended */
+    CHECK_EQ_INT(info.high_watermark, 4); /* duplicates were not appended */
     close_ls(ls);
     /* producer state survives a restart */
     ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
@@ -410,7 +429,7 @@ TEST(failed_put_fails_batches_and_recovers)
     ls_logstore_append(ls, &a, on_ack, &ok2);
     run_until(&ok2.done, 1);
     CHECK_EQ_INT(ok2.st, LS_OK);
-    CHECK_EQ_INT(ok2.offset, 1);   /* the failed batch consumed no offset */
+    CHECK_EQ_INT(ok2.offset, 1); /* the failed batch consumed no offset */
     readres_t r = read_sync(ls, 3, 0, 1 << 20);
     CHECK_EQ_INT(r.res.bytes, 2 * len);
     ls_read_result_free(&r.res);
@@ -442,7 +461,7 @@ TEST(gc_deletes_only_uncommitted_objects)
     ls_objinfo_t *objs;
     size_t n;
     CHECK_EQ_INT(ls_objstore_list(os, "wal/", &objs, &n), LS_OK);
-    CHECK_EQ_INT(n, 1);   /* the committed object remains */
+    CHECK_EQ_INT(n, 1); /* the committed object remains */
     ls_objinfo_free(objs, n);
     close_ls(ls);
     ls_objstore_close(os);
@@ -478,11 +497,11 @@ TEST(offset_for_time_entry_granularity)
     tres_t t = {0};
     ls_logstore_offset_for_time(ls, 6, 250, on_time, &t);
     run_until(&t.done, 1);
-    CHECK_EQ_INT(t.off, 4);   /* third entry (max ts 300) starts at offset 4 */
+    CHECK_EQ_INT(t.off, 4); /* third entry (max ts 300) starts at offset 4 */
     t.done = 0;
     ls_logstore_offset_for_time(ls, 6, 9999, on_time, &t);
     run_until(&t.done, 1);
-    CHECK_EQ_INT(t.off, 10);  /* none: the high watermark */
+    CHECK_EQ_INT(t.off, 10); /* none: the high watermark */
     close_ls(ls);
     ls_objstore_close(os);
     ls_meta_close(meta);
@@ -502,13 +521,13 @@ TEST(ambiguous_commits_resolved)
     uint8_t buf[128];
     size_t len = make_entry(buf, 1, 1, 1, 4);
     ls_append_t a = app(11, buf, len, 1, 1);
-    a.producer = (ls_producer_ref_t){.producer_id = 5, .producer_epoch = 0, .base_sequence = 0,
-                                     .last_sequence = 0};
+    a.producer = (ls_producer_ref_t){
+        .producer_id = 5, .producer_epoch = 0, .base_sequence = 0, .last_sequence = 0};
     CHECK_EQ_INT(ls_meta_faulty_set(meta, "lost_ack_rate=1", err, sizeof err), 0);
     ack_t lost = {0};
     ls_logstore_append(ls, &a, on_ack, &lost);
     run_until(&lost.done, 1);
-    CHECK_EQ_INT(lost.st, LS_OK);       /* resolved by reading the commit back */
+    CHECK_EQ_INT(lost.st, LS_OK); /* resolved by reading the commit back */
     CHECK_EQ_INT(lost.offset, 0);
     CHECK_EQ_INT(ls_meta_faulty_set(meta, "lost_ack_rate=0&txn_error_rate=1", err, sizeof err), 0);
     a.producer.base_sequence = a.producer.last_sequence = 1;
@@ -518,7 +537,7 @@ TEST(ambiguous_commits_resolved)
     CHECK(ls_status_retriable(failed.st));
     CHECK_EQ_INT(ls_meta_faulty_set(meta, "txn_error_rate=0", err, sizeof err), 0);
     ack_t retried = {0};
-    ls_logstore_append(ls, &a, on_ack, &retried);   /* the producer's retry */
+    ls_logstore_append(ls, &a, on_ack, &retried); /* the producer's retry */
     run_until(&retried.done, 1);
     CHECK_EQ_INT(retried.st, LS_OK);
     CHECK_EQ_INT(retried.offset, 1);
@@ -558,17 +577,17 @@ TEST(transactions_markers_lso_and_aborted_index)
     uint8_t buf[128];
     size_t len = make_entry(buf, 2, 5, 1, 4);
     ls_append_t a = app(5, buf, len, 2, 5);
-    a.producer = (ls_producer_ref_t){.producer_id = 7, .producer_epoch = 0, .base_sequence = 0,
-                                     .last_sequence = 1};
+    a.producer = (ls_producer_ref_t){
+        .producer_id = 7, .producer_epoch = 0, .base_sequence = 0, .last_sequence = 1};
     a.txn_seq = 1;
     ack_t t1 = {0};
     ls_logstore_append(ls, &a, on_ack, &t1);
     run_until(&t1.done, 1);
     CHECK_EQ_INT(t1.st, LS_OK);
     CHECK_EQ_INT(t1.offset, 0);
-    ls_append_t other = app(5, buf, len, 2, 5);   /* an idempotent, non-transactional producer */
-    other.producer = (ls_producer_ref_t){.producer_id = 8, .producer_epoch = 0,
-                                         .base_sequence = 0, .last_sequence = 1};
+    ls_append_t other = app(5, buf, len, 2, 5); /* an idempotent, non-transactional producer */
+    other.producer = (ls_producer_ref_t){
+        .producer_id = 8, .producer_epoch = 0, .base_sequence = 0, .last_sequence = 1};
     ack_t o1 = {0};
     ls_logstore_append(ls, &other, on_ack, &o1);
     run_until(&o1.done, 1);
@@ -576,7 +595,7 @@ TEST(transactions_markers_lso_and_aborted_index)
     ls_log_info_t info;
     ls_logstore_info(ls, 5, &info);
     CHECK_EQ_INT(info.high_watermark, 4);
-    CHECK_EQ_INT(info.last_stable_offset, 0);   /* held by producer 7's open transaction */
+    CHECK_EQ_INT(info.last_stable_offset, 0); /* held by producer 7's open transaction */
     /* producer 7 may not write outside its transaction while it is open */
     ls_append_t mixed = a;
     mixed.txn_seq = 0;
@@ -630,7 +649,7 @@ TEST(transactions_markers_lso_and_aborted_index)
     run_until(&c2.done, 1);
     CHECK_EQ_INT(c2.st, LS_OK);
     ls_log_abort_key(key, sizeof key, 5, t2a.offset);
-    CHECK_EQ_INT(ls_meta_get(meta, key, &kv), LS_ENOTFOUND);   /* commits index nothing */
+    CHECK_EQ_INT(ls_meta_get(meta, key, &kv), LS_ENOTFOUND); /* commits index nothing */
     ls_append_t t3 = t2;
     t3.txn_seq = 3;
     t3.producer.base_sequence = 4, t3.producer.last_sequence = 5;
@@ -647,10 +666,10 @@ TEST(transactions_markers_lso_and_aborted_index)
     run_until(&b3.done, 1);
     CHECK_EQ_INT(m3.st, LS_EAGAIN);
     CHECK_EQ_INT(b3.st, LS_EAGAIN);
-    ls_logstore_append(ls, &ma, on_ack, &m3b);   /* the coordinator retries its marker */
+    ls_logstore_append(ls, &ma, on_ack, &m3b); /* the coordinator retries its marker */
     run_until(&m3b.done, 1);
     CHECK_EQ_INT(m3b.st, LS_OK);
-    ls_logstore_append(ls, &t3, on_ack, &b3b);   /* the producer's retry learns why */
+    ls_logstore_append(ls, &t3, on_ack, &b3b); /* the producer's retry learns why */
     CHECK_EQ_INT(b3b.st, LS_EINVAL);
     ls_logstore_info(ls, 5, &info);
     int64_t hw = info.high_watermark;
@@ -714,12 +733,14 @@ static ack_t txn_append(ls_logstore_t *ls, int64_t pid, int64_t seq, const ls_lo
     size_t len = make_entry(buf, m ? 1 : 2, 5, 1, 4);
     ls_append_t a = app(6, buf, len, m ? 1 : 2, 5);
     if (m) {
-        a.marker = m;   /* the control batch's header names the producer; no sequence */
-        a.producer = (ls_producer_ref_t){.producer_id = m->producer_id, .producer_epoch = m->epoch,
-                                         .base_sequence = -1, .last_sequence = -1};
+        a.marker = m; /* the control batch's header names the producer; no sequence */
+        a.producer = (ls_producer_ref_t){.producer_id = m->producer_id,
+                                         .producer_epoch = m->epoch,
+                                         .base_sequence = -1,
+                                         .last_sequence = -1};
     } else {
-        a.producer = (ls_producer_ref_t){.producer_id = pid, .producer_epoch = 0,
-                                         .base_sequence = 0, .last_sequence = 1};
+        a.producer = (ls_producer_ref_t){
+            .producer_id = pid, .producer_epoch = 0, .base_sequence = 0, .last_sequence = 1};
         a.txn_seq = seq;
     }
     ack_t r = {0};
@@ -741,7 +762,7 @@ TEST(read_committed_stops_at_lso_and_finds_aborted)
     CHECK_EQ_INT(txn_append(ls, 7, 1, NULL).offset, 0);
     CHECK_EQ_INT(txn_append(ls, 9, 1, NULL).offset, 2);
     readres_t r = read_sync(ls, 6, 0, 1 << 20);
-    CHECK_EQ_INT(r.res.nslices > 0, 1);   /* read_uncommitted sees everything */
+    CHECK_EQ_INT(r.res.nslices > 0, 1); /* read_uncommitted sees everything */
     ls_read_result_free(&r.res);
     readres_t rc = {0};
     ls_logstore_read_committed(ls, 6, 0, 1 << 20, on_read, &rc);
@@ -766,12 +787,12 @@ TEST(read_committed_stops_at_lso_and_finds_aborted)
     CHECK_EQ_INT(rc.res.nslices >= 1, 1);
     int64_t first_batch = (int64_t)rc.res.bytes;
     ls_read_result_free(&rc.res);
-    CHECK(first_batch > 0 && first_batch < 3 * 80);   /* one batch only: 0-1 */
+    CHECK(first_batch > 0 && first_batch < 3 * 80); /* one batch only: 0-1 */
     ar = aborted_sync(ls, 6, 0, 1);
     CHECK_EQ_INT(ar.st, LS_OK);
     CHECK_EQ_INT(ar.n, 1);
     CHECK(ar.v[0].producer_id == 7 && ar.v[0].first_offset == 0 && ar.v[0].marker_offset == 4);
-    CHECK_EQ_INT(aborted_sync(ls, 6, 4, 9).n, 1);   /* the marker is in range */
+    CHECK_EQ_INT(aborted_sync(ls, 6, 4, 9).n, 1); /* the marker is in range */
     CHECK_EQ_INT(aborted_sync(ls, 6, 5, 9).n, 0);
     ls_log_marker_t c9 = {.producer_id = 9, .epoch = 0, .txn_seq = 1, .commit = true};
     CHECK_EQ_INT(txn_append(ls, 0, 0, &c9).offset, 5);
@@ -788,8 +809,7 @@ TEST(read_committed_stops_at_lso_and_finds_aborted)
     CHECK_EQ_INT(txn_append(ls, 0, 0, &ab11).offset, 8);
     for (int i = 0; i < 100000; i++) {
         ls_logstore_info(ls2, 6, &info);
-        if (info.high_watermark == 9)
-            break;
+        if (info.high_watermark == 9) break;
         uv_run(&loop, UV_RUN_ONCE);
     }
     CHECK_EQ_INT(info.last_stable_offset, 9);

@@ -22,10 +22,7 @@
 static ls_meta_t *M; /* the store under test */
 static char dir[256];
 
-static ls_status put(const char *k, const char *v)
-{
-    return ls_meta_put(M, k, v, strlen(v));
-}
+static ls_status put(const char *k, const char *v) { return ls_meta_put(M, k, v, strlen(v)); }
 
 static int64_t cur_rev(void)
 {
@@ -474,7 +471,7 @@ TEST(counter_add)
     }
     CHECK(has("ctr/b", "200"));
     CHECK_EQ_INT(put("ctr/bad", "12x"), LS_OK);
-    ls_diag_set_level(LS_DIAG_ERROR + 1);   /* the ERROR line is expected */
+    ls_diag_set_level(LS_DIAG_ERROR + 1); /* the ERROR line is expected */
     ls_status st = ls_meta_counter_add(M, "ctr/bad", 1, &v);
     ls_diag_set_level(LS_DIAG_ERROR);
     CHECK_EQ_INT(st, LS_ECORRUPT);
@@ -776,8 +773,8 @@ TEST(hub_laggard_is_told)
 
 /* ---- etcd only (LS_TEST_ETCD_URL) ---- */
 
-static char etcd_url[512];   /* LS_TEST_ETCD_URL plus this run's random prefix */
-static char etcd_ep[256];    /* its first endpoint */
+static char etcd_url[512]; /* LS_TEST_ETCD_URL plus this run's random prefix */
+static char etcd_ep[256];  /* its first endpoint */
 
 TEST(etcd_prefix_isolation)
 {

@@ -387,8 +387,7 @@ int main(void)
         size_t head = q ? (size_t)(q - s3) : strlen(s3);
         char url[1024];
         snprintf(url, sizeof url, "%.*s%ssuite-%ld-%ld%s", (int)head, s3,
-                 s3[head - 1] == '/' ? "" : "/", (long)getpid(),
-                 (long)time(NULL), q ? q : "");
+                 s3[head - 1] == '/' ? "" : "/", (long)getpid(), (long)time(NULL), q ? q : "");
         printf("# backend s3 (%s)\n", url);
         os = ls_objstore_open(url, 1, err, sizeof err);
         if (!os) {

@@ -336,10 +336,7 @@ static int write_typed(const char *dir)
     return rc;
 }
 
-TEST(typed_file_for_readers)
-{
-    CHECK_EQ_INT(write_typed(getenv("LS_TABLE_OUT")), 0);
-}
+TEST(typed_file_for_readers) { CHECK_EQ_INT(write_typed(getenv("LS_TABLE_OUT")), 0); }
 
 int main(void)
 {

@@ -192,20 +192,15 @@ static ls_status write_file(ls_buf_t *out, expected_t *x, int rows, ls_pq_codec 
 static int same_value(int type, const exp_t *e, const ls_pqr_triple_t *t)
 {
     switch (type) {
-    case LS_PQ_BOOLEAN:
-        return t->v.boolean == (int)e->i;
-    case LS_PQ_INT32:
-        return t->v.i32 == (int32_t)e->i;
-    case LS_PQ_INT64:
-        return t->v.i64 == e->i;
+    case LS_PQ_BOOLEAN: return t->v.boolean == (int)e->i;
+    case LS_PQ_INT32: return t->v.i32 == (int32_t)e->i;
+    case LS_PQ_INT64: return t->v.i64 == e->i;
     case LS_PQ_FLOAT: {
         float f = (float)e->d;
         return !memcmp(&t->v.f32, &f, 4) || (isnan(f) && isnan(t->v.f32));
     }
-    case LS_PQ_DOUBLE:
-        return !memcmp(&t->v.f64, &e->d, 8);
-    default:
-        return t->len == e->slen && (!e->slen || !memcmp(t->bytes, e->s, e->slen));
+    case LS_PQ_DOUBLE: return !memcmp(&t->v.f64, &e->d, 8);
+    default: return t->len == e->slen && (!e->slen || !memcmp(t->bytes, e->s, e->slen));
     }
 }
 
@@ -958,23 +953,12 @@ static void json_str(FILE *o, const char *s)
 static void dump_value(FILE *o, int type, const ls_pqr_triple_t *t)
 {
     switch (type) {
-    case LS_PQ_BOOLEAN:
-        fprintf(o, "%d", t->v.boolean);
-        break;
-    case LS_PQ_INT32:
-        fprintf(o, "%d", t->v.i32);
-        break;
-    case LS_PQ_INT64:
-        fprintf(o, "%lld", (long long)t->v.i64);
-        break;
-    case LS_PQ_FLOAT:
-        hex(o, (const uint8_t *)&t->v.f32, 4);
-        break;
-    case LS_PQ_DOUBLE:
-        hex(o, (const uint8_t *)&t->v.f64, 8);
-        break;
-    default:
-        hex(o, t->bytes, t->len);
+    case LS_PQ_BOOLEAN: fprintf(o, "%d", t->v.boolean); break;
+    case LS_PQ_INT32: fprintf(o, "%d", t->v.i32); break;
+    case LS_PQ_INT64: fprintf(o, "%lld", (long long)t->v.i64); break;
+    case LS_PQ_FLOAT: hex(o, (const uint8_t *)&t->v.f32, 4); break;
+    case LS_PQ_DOUBLE: hex(o, (const uint8_t *)&t->v.f64, 8); break;
+    default: hex(o, t->bytes, t->len);
     }
 }
 

@@ -12,7 +12,10 @@
 #include "stream/policy.h"
 #include "unit.h"
 
-#define P(k, v) {(char *)(k), (char *)(v)}
+#define P(k, v)                                                                                    \
+    {                                                                                              \
+        (char *)(k), (char *)(v)                                                                   \
+    }
 
 static bool check_ok(const char *k, const char *v)
 {
@@ -25,8 +28,7 @@ static const char *check_err(const char *k, const char *v)
 {
     static char err[768];
     err[0] = 0;
-    if (ls_policy_check(k, v, err, sizeof err) == LS_OK)
-        return "";
+    if (ls_policy_check(k, v, err, sizeof err) == LS_OK) return "";
     return err;
 }
 
@@ -154,7 +156,7 @@ TEST(applied_versus_stored_only)
     CHECK(ls_policy_applied(LS_POLICY_ERROR_HANDLING, "skip"));
     CHECK(ls_policy_applied(LS_POLICY_ERROR_HANDLING, "fail"));
     CHECK(!ls_policy_applied(LS_POLICY_ERROR_HANDLING, "dead-letter"));
-    CHECK(!ls_policy_applied(LS_POLICY_ERROR_HANDLING, "ski"));   /* a list item, not a prefix */
+    CHECK(!ls_policy_applied(LS_POLICY_ERROR_HANDLING, "ski")); /* a list item, not a prefix */
     CHECK(ls_policy_applied(LS_POLICY_COMMIT_INTERVAL_MS, "1000"));
     CHECK(ls_policy_applied(LS_POLICY_START_POSITION, "latest"));
 }
@@ -205,15 +207,14 @@ TEST(enabled_since_bookkeeping)
 }
 
 static ls_prop_t *ns_buf;
-static ls_status set_ns(const ls_prop_t *cur, int ncur, void *arg, const ls_prop_t **out,
-                        int *nout, char *err, int errlen)
+static ls_status set_ns(const ls_prop_t *cur, int ncur, void *arg, const ls_prop_t **out, int *nout,
+                        char *err, int errlen)
 {
     const ls_prop_t *add = arg;
     static ls_prop_t v[8];
     int n = 0;
     for (int i = 0; i < ncur && n < 7; i++)
-        if (strcmp(cur[i].key, add->key) != 0)
-            v[n++] = cur[i];
+        if (strcmp(cur[i].key, add->key) != 0) v[n++] = cur[i];
     v[n++] = *add;
     ns_buf = v;
     *out = v;

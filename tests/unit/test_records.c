@@ -34,8 +34,7 @@ static void put_varint(ls_buf_t *b, int32_t v) { put_varlong(b, v); }
 static void put_bytes(ls_buf_t *b, const char *s, int32_t len)
 {
     put_varint(b, len);
-    if (len > 0)
-        ls_buf_append(b, s, (size_t)len);
+    if (len > 0) ls_buf_append(b, s, (size_t)len);
 }
 
 static void put_be(ls_buf_t *b, uint64_t v, int n)
@@ -79,18 +78,18 @@ static void put_batch(ls_buf_t *out, int codec, int16_t extra_attrs, int32_t cou
                       int32_t last_delta, const ls_buf_t *recs, int precompressed)
 {
     size_t start = out->len;
-    put_be(out, 1000, 8);                 /* baseOffset: the broker rewrites it */
-    put_be(out, 0, 4);                    /* batchLength, patched below */
-    put_be(out, 5, 4);                    /* partitionLeaderEpoch */
-    ls_buf_append_u8(out, 2);             /* magic */
-    put_be(out, 0, 4);                    /* crc, patched below */
+    put_be(out, 1000, 8);     /* baseOffset: the broker rewrites it */
+    put_be(out, 0, 4);        /* batchLength, patched below */
+    put_be(out, 5, 4);        /* partitionLeaderEpoch */
+    ls_buf_append_u8(out, 2); /* magic */
+    put_be(out, 0, 4);        /* crc, patched below */
     put_be(out, (uint16_t)(codec | extra_attrs), 2);
     put_be(out, (uint32_t)last_delta, 4);
     put_be(out, (uint64_t)BASE_TS, 8);
     put_be(out, (uint64_t)(BASE_TS + 99), 8);
-    put_be(out, (uint64_t)-1, 8);         /* producerId */
-    put_be(out, 0xffff, 2);               /* producerEpoch */
-    put_be(out, 0xffffffff, 4);           /* baseSequence */
+    put_be(out, (uint64_t)-1, 8); /* producerId */
+    put_be(out, 0xffff, 2);       /* producerEpoch */
+    put_be(out, 0xffffffff, 4);   /* baseSequence */
     put_be(out, (uint32_t)count, 4);
     if (codec == LS_CODEC_NONE || precompressed)
         ls_buf_append(out, recs->data, recs->len);
@@ -120,7 +119,10 @@ static void std_records(ls_buf_t *recs, int n)
         snprintf(key, sizeof key, "key-%d", i);
         snprintf(val, sizeof val, "value-%d", i);
         hdr_t h[2] = {{"trace", "abc"}, {"empty", NULL}};
-        put_record(recs, i, i * 10, i % 3 == 2 ? NULL : i % 5 == 4 ? "" : key,
+        put_record(recs, i, i * 10,
+                   i % 3 == 2   ? NULL
+                   : i % 5 == 4 ? ""
+                                : key,
                    i % 4 == 3 ? NULL : val, (int32_t)strlen(val), h, i % 3);
     }
 }
@@ -157,31 +159,24 @@ static int check_rec(void *arg, const ls_record_view_t *r)
     char key[32], val[32];
     snprintf(key, sizeof key, "key-%d", i);
     snprintf(val, sizeof val, "value-%d", i);
-    if (r->offset_delta != i)
-        s->bad++;
-    if (i < 64)
-        s->ts[i] = r->timestamp;
+    if (r->offset_delta != i) s->bad++;
+    if (i < 64) s->ts[i] = r->timestamp;
     if (i % 3 == 2) {
-        if (r->key || r->key_len != -1)
-            s->bad++;
+        if (r->key || r->key_len != -1) s->bad++;
     } else if (i % 5 == 4) {
-        if (!r->key || r->key_len != 0)
-            s->bad++;
+        if (!r->key || r->key_len != 0) s->bad++;
     } else if (r->key_len != (int32_t)strlen(key) || memcmp(r->key, key, strlen(key)) != 0) {
         s->bad++;
     }
     if (i % 4 == 3) {
-        if (r->value || r->value_len != -1)
-            s->bad++;
+        if (r->value || r->value_len != -1) s->bad++;
     } else if (r->value_len != (int32_t)strlen(val) || memcmp(r->value, val, strlen(val)) != 0) {
         s->bad++;
     }
-    if (r->header_count != i % 3)
-        s->bad++;
+    if (r->header_count != i % 3) s->bad++;
     /* headers: "trace"="abc" is 1+5+1+3 bytes, "empty"=null is 1+5+1 */
     size_t hl = (i % 3 >= 1 ? 10 : 0) + (i % 3 >= 2 ? 7 : 0);
-    if (r->headers_len != hl || (hl && memcmp(r->headers + 1, "trace", 5) != 0))
-        s->bad++;
+    if (r->headers_len != hl || (hl && memcmp(r->headers + 1, "trace", 5) != 0)) s->bad++;
     return s->stop_after && s->n >= s->stop_after;
 }
 
@@ -195,8 +190,7 @@ TEST(uncompressed_batch_validates_and_iterates)
     ls_batch_info_t info;
     int n = 0;
     char why[256] = "";
-    CHECK_EQ_INT(ls_records_validate(b.data, b.len, MAXB, &info, 1, &n, why, sizeof why),
-                 LS_RB_OK);
+    CHECK_EQ_INT(ls_records_validate(b.data, b.len, MAXB, &info, 1, &n, why, sizeof why), LS_RB_OK);
     CHECK_EQ_INT(n, 1);
     CHECK_EQ_INT(info.pos, 0);
     CHECK_EQ_INT(info.size, b.len);
@@ -230,8 +224,7 @@ TEST(every_codec_validates_and_iterates)
         std_batch(&b, codec, 40);
         char why[256];
         ls_rb_result r = validate(&b, why);
-        if (r != LS_RB_OK)
-            printf("  %s: %s\n", ls_codec_name(codec), why);
+        if (r != LS_RB_OK) printf("  %s: %s\n", ls_codec_name(codec), why);
         CHECK_EQ_INT(r, LS_RB_OK);
         seen_t s = {0};
         CHECK_EQ_INT(ls_records_foreach(b.data, b.len, MAXB, check_rec, &s), LS_RB_OK);
@@ -248,7 +241,8 @@ TEST(java_style_xerial_snappy_batch)
     ls_buf_init(&x);
     ls_buf_init(&b);
     std_records(&recs, 5);
-    static const uint8_t magic[16] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1};
+    static const uint8_t magic[16] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0,
+                                      0,    0,   0,   1,   0,   0,   0,   1};
     ls_buf_append(&x, magic, sizeof magic);
     ls_buf_t blk;
     ls_buf_init(&blk);
@@ -280,8 +274,7 @@ TEST(several_batches_fill_infos)
     ls_batch_info_t infos[3];
     int n = 0;
     char why[256];
-    CHECK_EQ_INT(ls_records_validate(b.data, b.len, MAXB, infos, 3, &n, why, sizeof why),
-                 LS_RB_OK);
+    CHECK_EQ_INT(ls_records_validate(b.data, b.len, MAXB, infos, 3, &n, why, sizeof why), LS_RB_OK);
     CHECK_EQ_INT(n, 3);
     CHECK_EQ_INT(infos[1].pos, second);
     CHECK_EQ_INT(infos[2].pos, third);
@@ -299,16 +292,17 @@ TEST(real_kafka_batch_validates)
 {
     /* Captured from a Kafka 3.x broker (see test_crc32c.c). */
     static const uint8_t kb[] = {
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x4f, 0, 0, 0, 1, 2, 0xb0, 0x69, 0x45, 0x7c, 0, 0, 0,
-        0, 0, 0, 0, 0, 0x01, 0x91, 0xe0, 0x5a, 0xf8, 0x18, 0, 0, 0x01, 0x91, 0xe0, 0x5a,
-        0xf8, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-        0xff, 0xff, 0, 0, 0, 1, 0x3a, 0, 0, 0, 0x01, 0x2e, 0x01, 0x0c, 0, 0x11, 'm', 'e', 't',
-        'a', 'd', 'a', 't', 'a', '.', 'v', 'e', 'r', 's', 'i', 'o', 'n', 0, 0x14, 0, 0};
+        0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0x4f, 0,
+        0,    0,    1,    2,    0xb0, 0x69, 0x45, 0x7c, 0,    0,    0,    0,    0,
+        0,    0,    0,    0x01, 0x91, 0xe0, 0x5a, 0xf8, 0x18, 0,    0,    0x01, 0x91,
+        0xe0, 0x5a, 0xf8, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0xff, 0xff, 0xff, 0xff, 0xff, 0,    0,    0,    1,    0x3a, 0,    0,    0,
+        0x01, 0x2e, 0x01, 0x0c, 0,    0x11, 'm',  'e',  't',  'a',  'd',  'a',  't',
+        'a',  '.',  'v',  'e',  'r',  's',  'i',  'o',  'n',  0,    0x14, 0,    0};
     ls_batch_info_t info;
     int n;
     char why[256] = "";
-    CHECK_EQ_INT(ls_records_validate(kb, sizeof kb, MAXB, &info, 1, &n, why, sizeof why),
-                 LS_RB_OK);
+    CHECK_EQ_INT(ls_records_validate(kb, sizeof kb, MAXB, &info, 1, &n, why, sizeof why), LS_RB_OK);
     CHECK_EQ_INT(info.base_timestamp, 1726045943832LL);
 }
 
@@ -358,13 +352,10 @@ TEST(truncation_is_corrupt_at_every_length)
     int bad = 0;
     char why[256];
     for (size_t cut = 1; cut < b.len; cut++) {
-        if (cut == one)
-            continue;
+        if (cut == one) continue;
         ls_buf_t t = {b.data, cut, cut};
-        if (validate(&t, why) != LS_RB_CORRUPT)
-            bad++;
-        if (cut < one && ls_records_foreach(b.data, cut, MAXB, NULL, NULL) != LS_RB_CORRUPT)
-            bad++;
+        if (validate(&t, why) != LS_RB_CORRUPT) bad++;
+        if (cut < one && ls_records_foreach(b.data, cut, MAXB, NULL, NULL) != LS_RB_CORRUPT) bad++;
     }
     CHECK_EQ_INT(bad, 0);
     ls_buf_t t = {b.data, one + 10, one + 10};
@@ -495,8 +486,8 @@ TEST(bad_varints_are_invalid)
     CHECK_EQ_INT(validate(&b, why), LS_RB_INVALID);
     CHECK(strstr(why, "does not fit in 32 bits") != NULL);
     /* timestampDelta as an 11-byte varlong */
-    static const uint8_t longlong[] = {0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-                                       0x80, 0x80, 0x00, 0, 1, 1, 0};
+    static const uint8_t longlong[] = {0,    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                       0x80, 0x80, 0x80, 0x00, 0,    1,    1,    0};
     raw_record_batch(&b, longlong, sizeof longlong, -2000);
     CHECK_EQ_INT(validate(&b, why), LS_RB_INVALID);
     CHECK(strstr(why, "timestampDelta") != NULL);
@@ -548,12 +539,12 @@ TEST(bad_lengths_and_headers_are_invalid)
     ls_buf_t b;
     ls_buf_init(&b);
     char why[256];
-    static const uint8_t key_neg2[] = {0, 0, 0, 3, 1, 0};            /* key length -2 */
-    static const uint8_t val_long[] = {0, 0, 0, 1, 20, 'a', 0};      /* value length 10 */
-    static const uint8_t hdr_neg[] = {0, 0, 0, 1, 1, 1};             /* headers count -1 */
-    static const uint8_t hdr_nullkey[] = {0, 0, 0, 1, 1, 2, 1, 1};   /* header key null */
+    static const uint8_t key_neg2[] = {0, 0, 0, 3, 1, 0};          /* key length -2 */
+    static const uint8_t val_long[] = {0, 0, 0, 1, 20, 'a', 0};    /* value length 10 */
+    static const uint8_t hdr_neg[] = {0, 0, 0, 1, 1, 1};           /* headers count -1 */
+    static const uint8_t hdr_nullkey[] = {0, 0, 0, 1, 1, 2, 1, 1}; /* header key null */
     static const uint8_t hdr_many[] = {0, 0, 0, 1, 1, 0xfe, 0xff, 0xff, 0xff, 0x0f, 0, 0};
-    static const uint8_t hdr_ok[] = {0, 0, 0, 1, 1, 2, 2, 'k', 1};   /* k = null */
+    static const uint8_t hdr_ok[] = {0, 0, 0, 1, 1, 2, 2, 'k', 1}; /* k = null */
     const struct {
         const uint8_t *p;
         size_t n;

@@ -69,8 +69,7 @@ static trim_t trim(ls_logstore_t *ls, int64_t log, int64_t off, bool keep_wal)
 static size_t count_keys(ls_meta_t *meta, const char *prefix)
 {
     ls_kvlist_t l;
-    if (ls_meta_scan_prefix(meta, prefix, 0, &l) != LS_OK)
-        return (size_t)-1;
+    if (ls_meta_scan_prefix(meta, prefix, 0, &l) != LS_OK) return (size_t)-1;
     size_t n = l.n;
     ls_kvlist_free(&l);
     return n;
@@ -84,14 +83,17 @@ static int append_rounds(ls_logstore_t *ls, const int64_t *logs, int nlogs, int 
         ack_t a[4] = {{0}};
         for (int l = 0; l < nlogs; l++) {
             size_t len = make_entry(buf, 2, (uint8_t)round, ts);
-            ls_append_t ap = {.log_id = logs[l], .data = buf, .len = len, .offset_count = 2,
-                              .max_timestamp = ts, .producer = {.producer_id = -1}};
+            ls_append_t ap = {.log_id = logs[l],
+                              .data = buf,
+                              .len = len,
+                              .offset_count = 2,
+                              .max_timestamp = ts,
+                              .producer = {.producer_id = -1}};
             ls_logstore_append(ls, &ap, on_ack, &a[l]);
         }
         for (int l = 0; l < nlogs; l++) {
             run_until(&a[l].done);
-            if (a[l].st != LS_OK)
-                return -1;
+            if (a[l].st != LS_OK) return -1;
         }
     }
     return 0;
@@ -104,8 +106,7 @@ static void compact_once(ls_logstore_t *ls, ls_meta_t *meta, ls_objstore_t *os,
     int done = 0;
     ls_compactor_kick(comp, flag_cb, &done);
     run_until(&done);
-    if (st)
-        ls_compactor_stats(comp, st);
+    if (st) ls_compactor_stats(comp, st);
     int stopped = 0;
     ls_compactor_stop(comp, flag_cb, &stopped);
     run_until(&stopped);
@@ -125,8 +126,7 @@ static int64_t walobj_count(ls_meta_t *meta, const char *object)
     char key[200];
     snprintf(key, sizeof key, LS_WALOBJ_PREFIX "%s", object);
     ls_kv_t kv;
-    if (ls_meta_get(meta, key, &kv) != LS_OK)
-        return 0;
+    if (ls_meta_get(meta, key, &kv) != LS_OK) return 0;
     long long n = -1;
     sscanf((const char *)kv.val, "n=%lld", &n);
     ls_kv_free(&kv);
@@ -139,8 +139,7 @@ static char *entry_object(ls_meta_t *meta, int64_t log, int64_t last)
     char key[96];
     ls_log_idx_key(key, sizeof key, log, last);
     ls_kv_t kv;
-    if (ls_meta_get(meta, key, &kv) != LS_OK)
-        return NULL;
+    if (ls_meta_get(meta, key, &kv) != LS_OK) return NULL;
     ls_idx_entry_t e;
     char *obj = ls_idx_decode(kv.val, kv.vlen, &e) == LS_OK ? e.object : NULL;
     ls_kv_free(&kv);
@@ -156,14 +155,14 @@ TEST(trim_removes_wal_and_co_entries_and_releases_references)
     ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
     int64_t logs[2] = {40, 41};
     CHECK_EQ_INT(append_rounds(ls, logs, 2, 12, 1000), 0);
-    ls_compactor_config_t cc = {.interval_ms = 1000, .min_age_ms = 0, .max_entries = 5,
-                                .max_bytes = 1 << 20};
+    ls_compactor_config_t cc = {
+        .interval_ms = 1000, .min_age_ms = 0, .max_entries = 5, .max_bytes = 1 << 20};
     compact_once(ls, meta, os, &cc, NULL);
-    CHECK_EQ_INT(count_objects(os, "co/"), 6);   /* [0,9] [10,19] [20,23] per log */
-    CHECK_EQ_INT(append_rounds(ls, logs, 2, 3, 1000), 0);   /* WAL [24,25] [26,27] [28,29] */
+    CHECK_EQ_INT(count_objects(os, "co/"), 6);            /* [0,9] [10,19] [20,23] per log */
+    CHECK_EQ_INT(append_rounds(ls, logs, 2, 3, 1000), 0); /* WAL [24,25] [26,27] [28,29] */
     char *wal2425 = entry_object(meta, 40, 25);
     CHECK(wal2425 != NULL);
-    CHECK_EQ_INT(walobj_count(meta, wal2425), 2);   /* both logs reference it */
+    CHECK_EQ_INT(walobj_count(meta, wal2425), 2); /* both logs reference it */
     ls_log_info_t info;
     ls_logstore_info(ls, 40, &info);
     int64_t size_before = info.size_bytes;
@@ -181,12 +180,12 @@ TEST(trim_removes_wal_and_co_entries_and_releases_references)
     CHECK_EQ_INT(read_at(ls, 40, 0).st, LS_ERANGE);
     rd_t r = read_at(ls, 40, 27);
     CHECK_EQ_INT(r.st, LS_OK);
-    CHECK_EQ_INT(r.first_base, 26);   /* the batch holding the start, whole */
+    CHECK_EQ_INT(r.first_base, 26); /* the batch holding the start, whole */
     CHECK_EQ_INT(r.len, 2 * 77);
     CHECK_EQ_INT(count_keys(meta, "/ls/log/0000000000000028/idx/"), 2);
     CHECK_EQ_INT(count_objects(os, "co/0000000000000028/"), 0);
     CHECK_EQ_INT(count_objects(os, "co/0000000000000029/"), 3);
-    CHECK_EQ_INT(walobj_count(meta, wal2425), 1);   /* log 41 still references it */
+    CHECK_EQ_INT(walobj_count(meta, wal2425), 1); /* log 41 still references it */
     /* below the start: nothing changes; beyond the high watermark: out of range */
     t = trim(ls, 40, 5, false);
     CHECK_EQ_INT(t.st, LS_OK);
@@ -199,7 +198,7 @@ TEST(trim_removes_wal_and_co_entries_and_releases_references)
     CHECK_EQ_INT(t.start, 30);
     CHECK_EQ_INT(walobj_count(meta, wal2425), 0);
     CHECK_EQ_INT(count_objects(os, "co/"), 0);
-    CHECK_EQ_INT(read_at(ls, 41, 30).st, LS_OK);   /* at the high watermark: empty */
+    CHECK_EQ_INT(read_at(ls, 41, 30).st, LS_OK); /* at the high watermark: empty */
     int deleted = 0;
     CHECK_EQ_INT(ls_logstore_gc_now(ls, &deleted), LS_OK);
     /* the 12 flushes compaction released, and the [24,25] one; the last two
@@ -240,15 +239,19 @@ TEST(trim_racing_appends_loses_nothing)
         /* an append in flight while a trim to the high watermark runs */
         ack_t a = {0};
         size_t len = make_entry(buf, 1, (uint8_t)i, 1000);
-        ls_append_t ap = {.log_id = 9, .data = buf, .len = len, .offset_count = 1,
-                          .max_timestamp = 1000, .producer = {.producer_id = -1}};
+        ls_append_t ap = {.log_id = 9,
+                          .data = buf,
+                          .len = len,
+                          .offset_count = 1,
+                          .max_timestamp = 1000,
+                          .producer = {.producer_id = -1}};
         ls_logstore_append(ls, &ap, on_ack, &a);
         trim_t t = {0};
         ls_logstore_trim(ls, 9, LS_TRIM_TO_HIGH_WATERMARK, false, on_trim, &t);
         run_until(&a.done);
         run_until(&t.done);
         CHECK_EQ_INT(a.st, LS_OK);
-        CHECK_EQ_INT(a.off, next);   /* offsets stay dense: no append lost or redone */
+        CHECK_EQ_INT(a.off, next); /* offsets stay dense: no append lost or redone */
         next++;
         CHECK_EQ_INT(t.st, LS_OK);
         CHECK(t.start == next - 1 || t.start == next);
@@ -278,14 +281,18 @@ TEST(soft_trim_keeps_wal_entries_until_compacted)
     CHECK_EQ_INT(t.st, LS_OK);
     CHECK_EQ_INT(t.start, 6);
     CHECK_EQ_INT(read_at(ls, 5, 5).st, LS_ERANGE);
-    CHECK_EQ_INT(count_keys(meta, "/ls/log/0000000000000005/idx/"), 4);   /* kept */
+    CHECK_EQ_INT(count_keys(meta, "/ls/log/0000000000000005/idx/"), 4); /* kept */
     /* compaction reads them (a table would materialize them) ... */
-    ls_compactor_config_t cc = {.interval_ms = 1000, .min_age_ms = 0, .max_entries = 2,
-                                .max_bytes = 1 << 20, .retention = true, .retention_ms = -1,
+    ls_compactor_config_t cc = {.interval_ms = 1000,
+                                .min_age_ms = 0,
+                                .max_entries = 2,
+                                .max_bytes = 1 << 20,
+                                .retention = true,
+                                .retention_ms = -1,
                                 .retention_bytes = -1};
     ls_compactor_stats_t st;
     compact_once(ls, meta, os, &cc, &st);
-    CHECK_EQ_INT(st.objects_written, 2);   /* [0,3] and [4,7] */
+    CHECK_EQ_INT(st.objects_written, 2); /* [0,3] and [4,7] */
     /* ... and the same pass's retention drops the CO wholly below the start */
     CHECK_EQ_INT(st.entries_trimmed, 1);
     CHECK_EQ_INT(count_keys(meta, "/ls/log/0000000000000005/idx/"), 1);
@@ -311,12 +318,16 @@ TEST(retention_by_time_and_bytes_trims_whole_entries)
     CHECK_EQ_INT(append_rounds(ls, logs, 2, 4, now - 3600 * 1000), 0);
     CHECK_EQ_INT(append_rounds(ls, logs, 2, 4, now), 0);
     /* retention.ms = 10 min: the old half goes, WAL entries included */
-    ls_compactor_config_t cc = {.interval_ms = 1000, .min_age_ms = 3600000, .max_entries = 5,
-                                .max_bytes = 1 << 20, .retention = true,
-                                .retention_ms = 600000, .retention_bytes = -1};
+    ls_compactor_config_t cc = {.interval_ms = 1000,
+                                .min_age_ms = 3600000,
+                                .max_entries = 5,
+                                .max_bytes = 1 << 20,
+                                .retention = true,
+                                .retention_ms = 600000,
+                                .retention_bytes = -1};
     ls_compactor_stats_t st;
     compact_once(ls, meta, os, &cc, &st);
-    CHECK_EQ_INT(st.objects_written, 0);   /* hot window: nothing compacted */
+    CHECK_EQ_INT(st.objects_written, 0); /* hot window: nothing compacted */
     CHECK_EQ_INT(st.entries_trimmed, 8);
     ls_log_info_t info;
     ls_logstore_info(ls, 70, &info);
@@ -326,7 +337,7 @@ TEST(retention_by_time_and_bytes_trims_whole_entries)
     CHECK_EQ_INT(read_at(ls, 70, 8).first_base, 8);
     int deleted = 0;
     CHECK_EQ_INT(ls_logstore_gc_now(ls, &deleted), LS_OK);
-    CHECK_EQ_INT(deleted, 4);   /* the old flushes: both logs released them */
+    CHECK_EQ_INT(deleted, 4); /* the old flushes: both logs released them */
     /* retention.bytes = 2.5 entries: as Kafka, an entry goes only while what
      * stays is still >= the limit (308 -> 231 bytes, then 154 < 192 stops) */
     cc.retention_ms = -1;
@@ -350,11 +361,15 @@ TEST(co_sweep_owed_after_a_failed_listing_is_paid_by_retention)
     ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
     int64_t logs[1] = {3};
     CHECK_EQ_INT(append_rounds(ls, logs, 1, 10, 1000), 0);
-    ls_compactor_config_t cc = {.interval_ms = 1000, .min_age_ms = 0, .max_entries = 5,
-                                .max_bytes = 1 << 20, .retention = true, .retention_ms = -1,
+    ls_compactor_config_t cc = {.interval_ms = 1000,
+                                .min_age_ms = 0,
+                                .max_entries = 5,
+                                .max_bytes = 1 << 20,
+                                .retention = true,
+                                .retention_ms = -1,
                                 .retention_bytes = -1};
     compact_once(ls, meta, os, &cc, NULL);
-    CHECK_EQ_INT(count_objects(os, "co/"), 2);   /* [0,9] [10,19] */
+    CHECK_EQ_INT(count_objects(os, "co/"), 2); /* [0,9] [10,19] */
     /* the trim commits, its sweep cannot list (as if the broker died there) */
     CHECK_EQ_INT(ls_objstore_faulty_set(os, "list_error_rate=1", err, sizeof err), 0);
     CHECK_EQ_INT(trim(ls, 3, 10, false).st, LS_OK);
@@ -364,7 +379,7 @@ TEST(co_sweep_owed_after_a_failed_listing_is_paid_by_retention)
     int64_t rev;
     CHECK_EQ_INT(ls_log_start_read(meta, 3, &start, &rev), LS_OK);
     CHECK_EQ_INT(start.index_start, 10);
-    CHECK_EQ_INT(start.swept_below, 0);   /* the debt is durable */
+    CHECK_EQ_INT(start.swept_below, 0); /* the debt is durable */
     /* the next retention check pays it, with no limits configured at all */
     ls_compactor_stats_t st;
     compact_once(ls, meta, os, &cc, &st);
@@ -389,11 +404,11 @@ TEST(start_record_round_trips_and_rejects_damage)
     CHECK_EQ_INT(ls_start_decode(b.data, b.len, &d), LS_OK);
     CHECK(d.log_start == 27 && d.trimmed_bytes == 1155 && d.index_start == 26 &&
           d.swept_below == 20);
-    CHECK_EQ_INT(ls_start_decode(b.data, b.len - 1, &d), LS_ECORRUPT);   /* truncated */
+    CHECK_EQ_INT(ls_start_decode(b.data, b.len - 1, &d), LS_ECORRUPT); /* truncated */
     b.data[0] = 2;
-    CHECK_EQ_INT(ls_start_decode(b.data, b.len, &d), LS_ECORRUPT);       /* unknown version */
+    CHECK_EQ_INT(ls_start_decode(b.data, b.len, &d), LS_ECORRUPT); /* unknown version */
     ls_buf_free(&b);
-    s.swept_below = 30;   /* swept beyond the index start: impossible */
+    s.swept_below = 30; /* swept beyond the index start: impossible */
     ls_buf_init(&b);
     ls_start_encode(&s, &b);
     CHECK_EQ_INT(ls_start_decode(b.data, b.len, &d), LS_ECORRUPT);
@@ -410,15 +425,18 @@ TEST(two_compactors_never_compact_one_range_twice)
     ls_meta_t *meta = ls_meta_mem_open();
     char err[256];
     /* slow GETs keep both passes running at once */
-    ls_objstore_t *os = ls_objstore_open("faulty+mem://?ops=get&latency_p50_ms=20", 0, err,
-                                         sizeof err);
+    ls_objstore_t *os =
+        ls_objstore_open("faulty+mem://?ops=get&latency_p50_ms=20", 0, err, sizeof err);
     CHECK(os != NULL);
     ls_logstore_config_t c = lcfg();
     ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
     int64_t logs[2] = {40, 41};
     CHECK_EQ_INT(append_rounds(ls, logs, 2, 10, 1000), 0);
-    ls_compactor_config_t cc = {.interval_ms = 100000, .min_age_ms = 0, .max_entries = 5,
-                                .max_bytes = 1 << 20, .owner_name = "a"};
+    ls_compactor_config_t cc = {.interval_ms = 100000,
+                                .min_age_ms = 0,
+                                .max_entries = 5,
+                                .max_bytes = 1 << 20,
+                                .owner_name = "a"};
     kicked_t k[2];
     for (int i = 0; i < 2; i++) {
         cc.owner_name = i ? "b" : "a";
@@ -436,10 +454,10 @@ TEST(two_compactors_never_compact_one_range_twice)
     CHECK_EQ_INT(s[0].objects_written + s[1].objects_written, 4);
     CHECK_EQ_INT(s[0].entries_replaced + s[1].entries_replaced, 20);
     CHECK_EQ_INT(s[0].conflicts + s[1].conflicts, 0);
-    CHECK(s[0].logs_owned_elsewhere + s[1].logs_owned_elsewhere >= 1);   /* they did contend */
+    CHECK(s[0].logs_owned_elsewhere + s[1].logs_owned_elsewhere >= 1); /* they did contend */
     CHECK_EQ_INT(count_objects(os, "co/"), 4);
     CHECK_EQ_INT(count_keys(meta, LS_WALOBJ_PREFIX), 0);
-    CHECK_EQ_INT(count_keys(meta, LS_OWNER_PREFIX), 0);   /* released at the end */
+    CHECK_EQ_INT(count_keys(meta, LS_OWNER_PREFIX), 0); /* released at the end */
     for (int i = 0; i < 2; i++) {
         int stopped = 0;
         ls_compactor_stop(k[i].c, flag_cb, &stopped);
@@ -455,15 +473,18 @@ TEST(compactor_whose_lease_expired_cannot_commit)
 {
     ls_meta_t *meta = ls_meta_mem_open();
     char err[256];
-    ls_objstore_t *os = ls_objstore_open("faulty+mem://?ops=get&latency_p50_ms=40", 0, err,
-                                         sizeof err);
+    ls_objstore_t *os =
+        ls_objstore_open("faulty+mem://?ops=get&latency_p50_ms=40", 0, err, sizeof err);
     CHECK(os != NULL);
     ls_logstore_config_t c = lcfg();
     ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
     int64_t logs[1] = {40};
     CHECK_EQ_INT(append_rounds(ls, logs, 1, 12, 1000), 0);
-    ls_compactor_config_t cc = {.interval_ms = 100000, .min_age_ms = 0, .max_entries = 31,
-                                .max_bytes = 1 << 20, .owner_name = "stalled"};
+    ls_compactor_config_t cc = {.interval_ms = 100000,
+                                .min_age_ms = 0,
+                                .max_entries = 31,
+                                .max_bytes = 1 << 20,
+                                .owner_name = "stalled"};
     ls_compactor_t *a = ls_compactor_start(&loop, ls, meta, os, &cc);
     int a_done = 0;
     ls_compactor_kick(a, flag_cb, &a_done);
@@ -472,8 +493,7 @@ TEST(compactor_whose_lease_expired_cannot_commit)
     for (int i = 0; i < 5000; i++) {
         uv_run(&loop, UV_RUN_NOWAIT);
         CHECK_EQ_INT(ls_meta_scan_prefix(meta, LS_OWNER_PREFIX, 0, &l), LS_OK);
-        if (l.n)
-            break;
+        if (l.n) break;
         ls_kvlist_free(&l);
         usleep(1000);
     }
@@ -493,7 +513,7 @@ TEST(compactor_whose_lease_expired_cannot_commit)
     ls_compactor_stats(a, &sa);
     ls_compactor_stats(b, &sb);
     CHECK_EQ_INT(sb.objects_written, 1);
-    CHECK_EQ_INT(sa.objects_written, 0);   /* its swap was fenced */
+    CHECK_EQ_INT(sa.objects_written, 0); /* its swap was fenced */
     CHECK_EQ_INT(sa.conflicts, 1);
     CHECK_EQ_INT(count_keys(meta, "/ls/log/0000000000000028/idx/"), 1);
     rd_t r = read_at(ls, 40, 0);
@@ -519,7 +539,7 @@ TEST(claims_are_exclusive_and_fence_commits)
     ls_log_claim_t ca, cb;
     CHECK_EQ_INT(ls_log_claim(a, 7, &ca), LS_OK);
     CHECK_EQ_INT(ls_log_claim(b, 7, &cb), LS_EEXISTS);
-    CHECK_EQ_INT(ls_log_claim(b, 8, &cb), LS_OK);   /* other logs are free */
+    CHECK_EQ_INT(ls_log_claim(b, 8, &cb), LS_OK); /* other logs are free */
     ls_log_release(b, &cb);
     /* a commit fenced by A's claim applies while the claim holds ... */
     ls_meta_cmp_t fence = ls_log_claim_cmp(&ca);
@@ -537,7 +557,7 @@ TEST(claims_are_exclusive_and_fence_commits)
     ls_log_release(a, &ca);
     CHECK_EQ_INT(ls_log_claim(a, 7, &ca), LS_EEXISTS);
     ls_log_release(b, &cb);
-    CHECK_EQ_INT(ls_log_claim(a, 7, &ca), LS_OK);   /* with a fresh lease */
+    CHECK_EQ_INT(ls_log_claim(a, 7, &ca), LS_OK); /* with a fresh lease */
     ls_log_release(a, &ca);
     CHECK_EQ_INT(count_keys(meta, LS_OWNER_PREFIX), 0);
     ls_lease_owner_free(a);
@@ -558,10 +578,10 @@ TEST(a_restarted_owner_frees_its_previous_runs_claims)
     ls_lease_owner_t *next = ls_lease_owner_new(meta, "broker-4/0000beef", 600000);
     ls_log_claim_t n1;
     CHECK_EQ_INT(ls_log_claim(next, 1, &n1), LS_EEXISTS);
-    CHECK_EQ_INT(ls_lease_owner_reclaim(next, "broker-4"), 1);   /* one lease, two keys */
+    CHECK_EQ_INT(ls_lease_owner_reclaim(next, "broker-4"), 1); /* one lease, two keys */
     CHECK_EQ_INT(ls_log_claim(next, 1, &n1), LS_OK);
     ls_log_claim_t o3;
-    CHECK_EQ_INT(ls_log_claim(next, 3, &o3), LS_EEXISTS);   /* broker-40 is someone else */
+    CHECK_EQ_INT(ls_log_claim(next, 3, &o3), LS_EEXISTS);      /* broker-40 is someone else */
     CHECK_EQ_INT(ls_lease_owner_reclaim(next, "broker-4"), 0); /* its own claim stays */
     ls_log_release(next, &n1);
     ls_log_release(other, &c3);

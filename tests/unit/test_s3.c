@@ -34,9 +34,9 @@
 
 typedef struct script {
     int lfd, port;
-    const int *codes;      /* status per request; 0 = stall (never answer) */
+    const int *codes; /* status per request; 0 = stall (never answer) */
     int ncodes;
-    int served;            /* requests seen (atomic) */
+    int served; /* requests seen (atomic) */
     int stop;
     pthread_t th;
 } script_t;
@@ -46,26 +46,22 @@ static void *script_main(void *arg)
     script_t *sc = arg;
     while (!__atomic_load_n(&sc->stop, __ATOMIC_ACQUIRE)) {
         int fd = accept(sc->lfd, NULL, NULL);
-        if (fd < 0)
-            break;
+        if (fd < 0) break;
         char buf[65536];
         size_t have = 0;
         for (;;) {
             ssize_t r = recv(fd, buf + have, sizeof buf - 1 - have, 0);
-            if (r <= 0)
-                break;
+            if (r <= 0) break;
             have += (size_t)r;
             buf[have] = 0;
             char *end = strstr(buf, "\r\n\r\n");
-            if (!end)
-                continue;
+            if (!end) continue;
             size_t hlen = (size_t)(end - buf) + 4;
             const char *cl = strcasestr(buf, "content-length:");
             size_t blen = cl && cl < end ? strtoul(cl + 15, NULL, 10) : 0;
             while (have < hlen + blen) {
                 r = recv(fd, buf + have, sizeof buf - 1 - have, 0);
-                if (r <= 0)
-                    break;
+                if (r <= 0) break;
                 have += (size_t)r;
             }
             int i = __atomic_fetch_add(&sc->served, 1, __ATOMIC_ACQ_REL);
@@ -83,8 +79,8 @@ static void *script_main(void *arg)
                                              : "";
             char resp[512];
             int n = snprintf(resp, sizeof resp,
-                             "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nETag: \"x\"\r\n\r\n%s",
-                             code, strlen(body), body);
+                             "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nETag: \"x\"\r\n\r\n%s", code,
+                             strlen(body), body);
             send(fd, resp, (size_t)n, MSG_NOSIGNAL);
             size_t used = hlen + blen;
             memmove(buf, buf + used, have - used);
@@ -126,8 +122,7 @@ static ls_objstore_t *open_script(script_t *sc, const char *extra)
              "retry_backoff_ms=5&retry_backoff_max_ms=20%s",
              sc->port, extra);
     ls_objstore_t *os = ls_objstore_open(url, 1, err, sizeof err);
-    if (!os)
-        printf("# open %s: %s\n", url, err);
+    if (!os) printf("# open %s: %s\n", url, err);
     return os;
 }
 
@@ -293,8 +288,9 @@ TEST(faulty_wrapper_knobs)
     CHECK(ls_objstore_faulty_set(os, "error_rate=2", err, sizeof err) != 0);
     CHECK(ls_objstore_faulty_set(os, "nonsense=1", err, sizeof err) != 0);
     /* latency: p50 20 ms, p99 60 ms -> median of 21 calls near 20 ms */
-    CHECK_EQ_INT(ls_objstore_faulty_set(os, "error_rate=0&ops=put,get,head,del,list&"
-                                            "latency_p50_ms=20&latency_p99_ms=60",
+    CHECK_EQ_INT(ls_objstore_faulty_set(os,
+                                        "error_rate=0&ops=put,get,head,del,list&"
+                                        "latency_p50_ms=20&latency_p99_ms=60",
                                         err, sizeof err),
                  0);
     int64_t t[21];
@@ -340,8 +336,7 @@ static void wipe(ls_objstore_t *os)
 {
     ls_objinfo_t *v;
     size_t n;
-    if (ls_objstore_list(os, "", &v, &n) != LS_OK)
-        return;
+    if (ls_objstore_list(os, "", &v, &n) != LS_OK) return;
     const char **keys = ls_calloc(n ? n : 1, sizeof *keys);
     for (size_t i = 0; i < n; i++)
         keys[i] = v[i].key;
@@ -387,7 +382,8 @@ TEST(s3_wrong_secret_not_retried)
     int64_t t0 = ls_clock_mono_ms();
     ls_status st = put_str(os, "x", "y", 0);
     int64_t took = ls_clock_mono_ms() - t0;
-    int says = strstr(ls_objstore_error(os), "403") != NULL && strstr(ls_objstore_error(os), "not-the-secret") == NULL;
+    int says = strstr(ls_objstore_error(os), "403") != NULL &&
+               strstr(ls_objstore_error(os), "not-the-secret") == NULL;
     ls_objstore_close(os);
     CHECK_EQ_INT(st, LS_EIO);
     CHECK(took < 250); /* no backoff happened */
@@ -412,8 +408,8 @@ TEST(s3_multipart_50mib)
     CHECK(os != NULL);
     size_t n = (size_t)50 << 20;
     uint8_t *data = pattern(n, 42);
-    struct iovec iov[3] = {{data, 1000}, {data + 1000, (8u << 20)}, {data + 1000 + (8u << 20),
-                                                                     n - 1000 - (8u << 20)}};
+    struct iovec iov[3] = {
+        {data, 1000}, {data + 1000, (8u << 20)}, {data + 1000 + (8u << 20), n - 1000 - (8u << 20)}};
     ls_status st = ls_objstore_put(os, "big/obj", iov, 3, LS_OBJSTORE_PUT_CREATE_ONLY);
     ls_status again = ls_objstore_put(os, "big/obj", iov, 3, LS_OBJSTORE_PUT_CREATE_ONLY);
     ls_objinfo_t info = {0};
@@ -572,10 +568,8 @@ int main(void)
     ls_diag_set_level(LS_DIAG_ERROR);
     /* the scripted server checks no signature: any credentials will do */
     const char *url = getenv("LS_TEST_S3_URL");
-    if (!getenv("AWS_ACCESS_KEY_ID"))
-        setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
-    if (!getenv("AWS_SECRET_ACCESS_KEY"))
-        setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+    if (!getenv("AWS_ACCESS_KEY_ID")) setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
+    if (!getenv("AWS_SECRET_ACCESS_KEY")) setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
     RUN(retries_5xx_then_succeeds);
     RUN(no_retry_on_4xx);
     RUN(throttling_400_is_retried_and_exhausts);

@@ -175,8 +175,7 @@ TEST(layout_table_is_adopted_on_next_commit)
     char err[256];
     ls_ice_spec_t spec = {0};
     CHECK_EQ_INT(ls_ice_table_create(os, PREFIX, LOC, ls_raw_iceberg_schema_json(),
-                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err,
-                                     sizeof err),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
                  LS_OK);
     CHECK_EQ_INT(mark(t, 3), LS_OK); /* layout v2 */
     ls_ice_table_free(t);
@@ -229,7 +228,9 @@ TEST(pointer_decode_and_list)
     CHECK_EQ_INT(ls_tcat_get(m, "a/b", "t", &p, err, sizeof err), LS_ENOTFOUND);
     CHECK(ls_tcat_name_ok("a.b-c_d", 7));
     CHECK(!ls_tcat_name_ok("a/b", 3));
-    CHECK(!ls_tcat_name_ok("a\x1f" "b", 3));
+    CHECK(!ls_tcat_name_ok("a\x1f"
+                           "b",
+                           3));
     CHECK(!ls_tcat_name_ok("", 0));
     ls_meta_close(m);
 }

@@ -527,10 +527,7 @@ TEST(record_decoder_refuses_damage)
 
 static ls_meta_t *M;
 static int64_t NOW = 1000;
-static int64_t fake_now(void)
-{
-    return NOW;
-}
+static int64_t fake_now(void) { return NOW; }
 
 /* Participants as the log side will be: a marker of (producer id, txn_seq)
  * lands once per log; a repeat is a no-op. */
@@ -598,14 +595,8 @@ static ls_txn_store_t *store(fake_logs_t *f)
 
 /* This broker coordinates the ids that start with arg (each test its own,
  * so records other tests left in the store stay out of its sweeps). */
-static bool mine_prefix(void *arg, const char *tid)
-{
-    return strncmp(tid, arg, strlen(arg)) == 0;
-}
-static bool none_mine(void *arg, const char *tid)
-{
-    return false;
-}
+static bool mine_prefix(void *arg, const char *tid) { return strncmp(tid, arg, strlen(arg)) == 0; }
+static bool none_mine(void *arg, const char *tid) { return false; }
 
 static char tidbuf[64];
 static int tidno;

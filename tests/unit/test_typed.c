@@ -15,8 +15,7 @@ static ls_avro_schema_t *parse(const char *text)
 {
     char err[256];
     ls_avro_schema_t *s = ls_avro_parse(NULL, 0, text, strlen(text), err, sizeof err);
-    if (!s)
-        printf("# avro: %s\n", err);
+    if (!s) printf("# avro: %s\n", err);
     return s;
 }
 
@@ -32,13 +31,13 @@ static const char ORDER[] =
 
 /* A datum of ORDER: id=-3, note="hi", tags=["a","bc"], m={"k":7}, e=B, s={1.5,true} */
 static const uint8_t DATUM[] = {
-    0x05,                               /* id -3 */
-    0x02, 0x04, 'h', 'i',               /* note: branch 1, "hi" */
-    0x04, 0x02, 'a', 0x04, 'b', 'c', 0x00,   /* tags: block of 2, end */
-    0x02, 0x02, 'k', 0x02, 0x0e, 0x00,  /* m: block of 1: "k" -> branch 1, 7; end */
-    0x02,                               /* e: index 1 */
-    0, 0, 0, 0, 0, 0, 0xf8, 0x3f,       /* s.x 1.5 */
-    0x01,                               /* s.ok */
+    0x05,                                          /* id -3 */
+    0x02, 0x04, 'h', 'i',                          /* note: branch 1, "hi" */
+    0x04, 0x02, 'a', 0x04, 'b',  'c',  0x00,       /* tags: block of 2, end */
+    0x02, 0x02, 'k', 0x02, 0x0e, 0x00,             /* m: block of 1: "k" -> branch 1, 7; end */
+    0x02,                                          /* e: index 1 */
+    0,    0,    0,   0,    0,    0,    0xf8, 0x3f, /* s.x 1.5 */
+    0x01,                                          /* s.ok */
 };
 
 TEST(shape_of_a_record)
@@ -67,10 +66,12 @@ TEST(refusals_name_the_path)
         const char *schema, *want;
     } cases[] = {
         {"\"long\"", "must be a record"},
-        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"_kafka_x\",\"type\":\"int\"}]}",
+        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"_kafka_x\",\"type\":\"int\"}]"
+         "}",
          "/_kafka_x: field names starting with _kafka_"},
         {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"u\",\"type\":[\"int\","
-         "\"string\"]}]}", "/u: a union other than"},
+         "\"string\"]}]}",
+         "/u: a union other than"},
         {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"d\",\"type\":{\"type\":"
          "\"bytes\",\"logicalType\":\"decimal\",\"precision\":9,\"scale\":2}}]}",
          "/d: Avro bytes with logical type decimal is not mapped"},
@@ -81,13 +82,11 @@ TEST(refusals_name_the_path)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ls_avro_schema_t *a = parse(cases[i].schema);
         CHECK(a != NULL);
-        if (!a)
-            continue;
+        if (!a) continue;
         char err[256] = "";
         ls_typed_shape_t *s = ls_typed_shape_new(ls_avro_root(a), err, sizeof err);
         CHECK(s == NULL);
-        if (!strstr(err, cases[i].want))
-            printf("# case %zu: got '%s'\n", i, err);
+        if (!strstr(err, cases[i].want)) printf("# case %zu: got '%s'\n", i, err);
         CHECK(strstr(err, cases[i].want) != NULL);
         ls_typed_shape_free(s);
         ls_avro_free(a);
@@ -105,8 +104,8 @@ static ls_status write_one(const ls_typed_shape_t *s, const uint8_t *d, size_t l
         snprintf(err, errlen, "%s", werr);
         return LS_EINVAL;
     }
-    ls_raw_record_t r = {.partition = 1, .offset = 2, .timestamp_ms = 3, .key_len = -1,
-                         .value_len = -1};
+    ls_raw_record_t r = {
+        .partition = 1, .offset = 2, .timestamp_ms = 3, .key_len = -1, .value_len = -1};
     ls_status st = ls_typed_write(s, w, &r, d, len, err, errlen);
     /* a refused datum left nothing behind: the next row is whole */
     if (st == LS_ECORRUPT) {
@@ -137,8 +136,7 @@ TEST(datums_whole_or_refused)
     for (size_t cut = 0; cut < sizeof DATUM; cut++) {
         out.len = 0;
         ls_status st = write_one(s, DATUM, cut, err, sizeof err, &out);
-        if (st != LS_ECORRUPT)
-            printf("# cut at %zu: status %d\n", cut, (int)st);
+        if (st != LS_ECORRUPT) printf("# cut at %zu: status %d\n", cut, (int)st);
         CHECK_EQ_INT(st, LS_ECORRUPT);
     }
     uint8_t longer[sizeof DATUM + 1];

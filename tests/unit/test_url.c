@@ -11,7 +11,10 @@ TEST(url_decoding)
     ls_buf_t b;
     ls_buf_init(&b);
     CHECK_EQ_INT(ls_url_decode("a%1Fb%2fc+d", 11, false, &b), 0);
-    CHECK(b.len == 7 && !memcmp(b.data, "a\x1f" "b/c+d", 7));
+    CHECK(b.len == 7 && !memcmp(b.data,
+                                "a\x1f"
+                                "b/c+d",
+                                7));
     CHECK_EQ_INT(ls_url_decode("c+d", 3, true, &b), 0);
     CHECK(!strcmp((char *)b.data, "c d"));
     CHECK_EQ_INT(ls_url_decode("%", 1, false, &b), -1);
@@ -32,7 +35,7 @@ TEST(url_decoding)
 
 typedef struct seen {
     char text[256];
-    int stop_at;   /* return 7 at this item (1-based); 0: never */
+    int stop_at; /* return 7 at this item (1-based); 0: never */
     int n;
 } seen_t;
 
@@ -72,8 +75,10 @@ TEST(fault_vocabulary)
     ls_buf_t rest;
     ls_buf_init(&rest);
     CHECK_EQ_INT(ls_fault_configure(&f, "put_error_rate=1&ops=put,txn&seed=3&endpoint=http://x",
-                                    &rest, err, sizeof err), 0);
-    CHECK(rest.len == strlen("endpoint=http://x") && !memcmp(rest.data, "endpoint=http://x", rest.len));
+                                    &rest, err, sizeof err),
+                 0);
+    CHECK(rest.len == strlen("endpoint=http://x") &&
+          !memcmp(rest.data, "endpoint=http://x", rest.len));
     ls_buf_free(&rest);
     /* get is not counted (ops), put always fails, txn never */
     CHECK(!ls_fault_before(&f, 0, NULL, 0).fail);
@@ -84,15 +89,17 @@ TEST(fault_vocabulary)
     /* unknown keys without a rest buffer, bad values: refused, settings unchanged */
     CHECK_EQ_INT(ls_fault_configure(&f, "nope=1", NULL, err, sizeof err), -1);
     CHECK(strstr(err, "test store") && strstr(err, "nope"));
-    CHECK_EQ_INT(ls_fault_configure(&f, "put_error_rate=0&error_rate=2", NULL, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_fault_configure(&f, "put_error_rate=0&error_rate=2", NULL, err, sizeof err),
+                 -1);
     CHECK(ls_fault_before(&f, 1, NULL, 0).fail);
     CHECK_EQ_INT(ls_fault_configure(&f, "put_error_rate=0&fail_every=2&lost_ack_rate=1", NULL, err,
-                                    sizeof err), 0);
+                                    sizeof err),
+                 0);
     /* counted calls so far: put, txn, put = 3; the 4th fails (every 2nd) */
     CHECK(ls_fault_before(&f, 2, NULL, 0).fail);
-    v = ls_fault_before(&f, 1, NULL, 0);   /* 5th: passes, and put's ack is lost */
+    v = ls_fault_before(&f, 1, NULL, 0); /* 5th: passes, and put's ack is lost */
     CHECK(!v.fail && v.lose_ack);
-    CHECK(!ls_fault_before(&f, 2, NULL, 0).lose_ack);   /* 6th: txn is not a write here */
+    CHECK(!ls_fault_before(&f, 2, NULL, 0).lose_ack); /* 6th: txn is not a write here */
     ls_fault_stats_t st;
     ls_fault_get_stats(&f, &st);
     CHECK_EQ_INT(st.calls, 6);

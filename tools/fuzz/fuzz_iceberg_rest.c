@@ -78,13 +78,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ls_buf_free(&resp.body);
 
     char *key = ls_asprintf(LS_TCAT_KEY_PREFIX "%s", raw);
-    ls_kv_t kv = {.key = (uint8_t *)key, .klen = strlen(key), .val = (uint8_t *)p,
-                  .vlen = (size_t)(end - p)};
+    ls_kv_t kv = {
+        .key = (uint8_t *)key, .klen = strlen(key), .val = (uint8_t *)p, .vlen = (size_t)(end - p)};
     ls_tcat_pointer_t ptr;
     char err[256];
     if (ls_tcat_pointer_decode(&kv, &ptr, err, sizeof err) == LS_OK) {
-        if (!ptr.metadata_key || !ptr.prefix || !ptr.metadata_location || ptr.version < 1)
-            abort();
+        if (!ptr.metadata_key || !ptr.prefix || !ptr.metadata_location || ptr.version < 1) abort();
         ls_tcat_pointer_clear(&ptr);
     }
     ls_free(key);

@@ -81,8 +81,7 @@ static void one(const msg_desc *d, int16_t v, const uint8_t *p, size_t n)
     ls_kr_t r;
     ls_kr_init(&r, p, n);
     if (d->dec(&r, v, a, m1) == 0) {
-        if (r.err)
-            abort(); /* success must mean no sticky error */
+        if (r.err) abort(); /* success must mean no sticky error */
         ls_kw_t w1, w2;
         ls_kw_init(&w1);
         ls_kw_init(&w2);
@@ -117,8 +116,7 @@ static void one(const msg_desc *d, int16_t v, const uint8_t *p, size_t n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1)
-        return 0;
+    if (size < 1) return 0;
     msg_desc md;
     pick(data[0] % (2 * ls_kmsg_nall), &md);
     const msg_desc *d = &md;
@@ -126,10 +124,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * read past its end. */
     size_t n = size - 1;
     uint8_t *body = malloc(n ? n : 1);
-    if (!body)
-        return 0;
-    if (n)
-        memcpy(body, data + 1, n);
+    if (!body) return 0;
+    if (n) memcpy(body, data + 1, n);
     for (int16_t v = d->min; v <= d->max; v++)
         one(d, v, body, n);
     free(body);

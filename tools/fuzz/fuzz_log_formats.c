@@ -20,8 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1)
-        return 0;
+    if (size < 1) return 0;
     const uint8_t *p = data + 1;
     size_t n = size - 1;
     char why[256];
@@ -29,8 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 0: {
         ls_wal_section_t *s;
         uint32_t ns;
-        if (ls_wal_footer_decode(p, n, &s, &ns, why, sizeof why) == LS_OK)
-            ls_free(s);
+        if (ls_wal_footer_decode(p, n, &s, &ns, why, sizeof why) == LS_OK) ls_free(s);
         break;
     }
     case 1: {
@@ -39,8 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ls_buf_t b;
             ls_buf_init(&b);
             ls_head_encode(&h, &b);
-            if (b.len != n || memcmp(b.data, p, n) != 0)
-                abort();
+            if (b.len != n || memcmp(b.data, p, n) != 0) abort();
             ls_buf_free(&b);
             ls_head_clear(&h);
         }
@@ -52,8 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ls_buf_t b;
             ls_buf_init(&b);
             ls_idx_encode(&e, &b);
-            if (b.len != n || memcmp(b.data, p, n) != 0)
-                abort();
+            if (b.len != n || memcmp(b.data, p, n) != 0) abort();
             ls_buf_free(&b);
             ls_idx_clear(&e);
         }
@@ -61,19 +57,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     case 3: {
         /* entries as read from an object: first 8 bytes pick the offset range */
-        if (n < 8)
-            break;
+        if (n < 8) break;
         int64_t count = (int64_t)(p[0] | p[1] << 8) + 1;
         ls_chunk_t *c = ls_chunk_new(n - 8);
         memcpy(c->data, p + 8, n - 8);
         ls_read_cache_t *rc = ls_read_cache_new(1 << 20);
         /* byte 2 picks the kind: real offsets with gaps (key-compacted) or rebased */
-        ls_cache_run_t *r = ls_read_cache_insert(rc, 1, 100, 100 + count - 1, p[2] & 1, c, 0,
-                                                 n - 8, "fuzz", why, sizeof why);
-        if (r) {   /* every offset of the range finds its batch or the end */
+        ls_cache_run_t *r = ls_read_cache_insert(rc, 1, 100, 100 + count - 1, p[2] & 1, c, 0, n - 8,
+                                                 "fuzz", why, sizeof why);
+        if (r) { /* every offset of the range finds its batch or the end */
             for (int64_t o = 100; o < 100 + count && o < 100 + 64; o++)
-                if (ls_cache_run_find(r, o) > r->nbatches)
-                    abort();
+                if (ls_cache_run_find(r, o) > r->nbatches) abort();
         }
         ls_chunk_release(c);
         ls_read_cache_free(rc);
@@ -97,8 +91,7 @@ int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         FILE *f = fopen(argv[i], "rb");
-        if (!f)
-            continue;
+        if (!f) continue;
         static uint8_t buf[1 << 20];
         size_t n = fread(buf, 1, sizeof buf, f);
         fclose(f);

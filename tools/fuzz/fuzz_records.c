@@ -49,8 +49,7 @@ static void exercise(const uint8_t *p, size_t n)
     int ninfos = 0;
     char why[256];
     ls_records_validate(p, n, FUZZ_MAX_BATCH, infos, 16, &ninfos, why, sizeof why);
-    if (ninfos < 0 || ninfos > 16)
-        abort();
+    if (ninfos < 0 || ninfos > 16) abort();
     for (int i = 0; i < ninfos; i++)
         if (infos[i].pos + infos[i].size > n)
             abort(); /* a validated batch must lie inside the input */
@@ -64,8 +63,7 @@ static void seal_crcs(uint8_t *p, size_t n)
     size_t pos = 0;
     while (n - pos >= LS_RB_HEADER_SIZE) {
         int32_t blen = (int32_t)ls_be32_get(p + pos + LS_RB_OFF_LENGTH);
-        if (blen < LS_RB_HEADER_SIZE - 12 || (size_t)blen > n - pos - 12)
-            return;
+        if (blen < LS_RB_HEADER_SIZE - 12 || (size_t)blen > n - pos - 12) return;
         size_t size = 12 + (size_t)blen;
         uint32_t crc = ls_crc32c(0, p + pos + LS_RB_OFF_ATTRIBUTES, size - LS_RB_OFF_ATTRIBUTES);
         ls_be32_put(p + pos + LS_RB_OFF_CRC, crc);
@@ -79,8 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     exercise(data, size);
     uint8_t *copy = malloc(size ? size : 1);
-    if (!copy)
-        return 0;
+    if (!copy) return 0;
     memcpy(copy, data, size);
     seal_crcs(copy, size);
     exercise(copy, size);

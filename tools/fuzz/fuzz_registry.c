@@ -79,8 +79,11 @@ static void rest(const uint8_t *data, size_t size)
     char *path = ls_asprintf("/%s", raw[0] == '/' ? raw + 1 : raw);
     char *query = take_line(&p, end);
     char *body = ls_strndup((const char *)p, (size_t)(end - p));
-    ls_http_request_t req = {.method = methods[data[0] % 5], .path = path, .query = query,
-                             .body = body, .body_len = strlen(body)};
+    ls_http_request_t req = {.method = methods[data[0] % 5],
+                             .path = path,
+                             .query = query,
+                             .body = body,
+                             .body_len = strlen(body)};
     ls_http_response_t resp = {.status = 200};
     ls_buf_init(&resp.body);
     ls_registry_rest_handle(reg, &req, &resp);

@@ -18,19 +18,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1)
-        return 0;
+    if (size < 1) return 0;
     const uint8_t *p = data + 1;
     size_t n = size - 1;
     if (data[0] % 2 == 0) {
         ls_txn_record_t r;
         if (ls_txn_record_decode(p, n, &r) == LS_OK) {
-            if (ls_txn_record_check(&r))
-                abort();
+            if (ls_txn_record_check(&r)) abort();
             size_t len;
             uint8_t *b = ls_txn_record_encode(&r, &len);
-            if (len != n || memcmp(b, p, n) != 0)
-                abort();
+            if (len != n || memcmp(b, p, n) != 0) abort();
             ls_free(b);
             ls_txn_record_free(&r);
         }
@@ -40,8 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ls_buf_t b;
             ls_buf_init(&b);
             ls_aborted_encode(&a, &b);
-            if (b.len != n || memcmp(b.data, p, n) != 0)
-                abort();
+            if (b.len != n || memcmp(b.data, p, n) != 0) abort();
             ls_buf_free(&b);
         }
     }

@@ -40,8 +40,20 @@
 /* ------------------------------------------------------------ model */
 
 enum kind {
-    K_INT8, K_INT16, K_UINT16, K_INT32, K_UINT32, K_INT64, K_VARINT, K_FLOAT64, K_BOOL,
-    K_UUID, K_STRING, K_BYTES, K_RECORDS, K_STRUCT,
+    K_INT8,
+    K_INT16,
+    K_UINT16,
+    K_INT32,
+    K_UINT32,
+    K_INT64,
+    K_VARINT,
+    K_FLOAT64,
+    K_BOOL,
+    K_UUID,
+    K_STRING,
+    K_BYTES,
+    K_RECORDS,
+    K_STRUCT,
 };
 
 static const struct {
@@ -64,7 +76,9 @@ static const struct {
     [K_STRUCT] = {"struct", NULL, NULL, NULL, 0},
 };
 
-typedef struct { int lo, hi; } vr_t; /* lo > hi: never */
+typedef struct {
+    int lo, hi;
+} vr_t; /* lo > hi: never */
 
 static bool vr_empty(vr_t v) { return v.lo > v.hi; }
 
@@ -74,30 +88,30 @@ typedef struct field {
     char name[64];
     enum kind kind;
     bool array;
-    strct_t *st;          /* K_STRUCT */
-    char stname[64];      /* K_STRUCT: type name as written */
+    strct_t *st;     /* K_STRUCT */
+    char stname[64]; /* K_STRUCT: type name as written */
     vr_t ver;
     vr_t nullable;
-    int tag;              /* -1: not tagged */
-    char dflt[64];        /* "" = none */
+    int tag;       /* -1: not tagged */
+    char dflt[64]; /* "" = none */
     int line;
 } field_t;
 
 struct strct {
-    char name[64];        /* short name (as written) */
-    char id[192];         /* C name without the ls_kafka_ prefix */
+    char name[64]; /* short name (as written) */
+    char id[192];  /* C name without the ls_kafka_ prefix */
     field_t *f;
     int nf;
-    bool shared;          /* common.msg */
-    strct_t *alias_of;    /* response = OtherApi */
-    int order;            /* emission order */
-    bool needz;           /* minimum size needed (array element or inside one) */
+    bool shared;       /* common.msg */
+    strct_t *alias_of; /* response = OtherApi */
+    int order;         /* emission order */
+    bool needz;        /* minimum size needed (array element or inside one) */
 };
 
 typedef struct api {
     char name[64];
     char upper[96];
-    int key, min, max, flex;   /* flex VMAX+1: never */
+    int key, min, max, flex; /* flex VMAX+1: never */
     strct_t *req, *resp;
     char file[256];
 } api_t;
@@ -132,10 +146,8 @@ static void *xcalloc(size_t n, size_t s)
 static strct_t *new_struct(const char *name, const char *id, int line)
 {
     for (int i = 0; i < nstructs; i++)
-        if (!strcmp(structs[i]->id, id))
-            die(line, "struct %s defined twice", id);
-    if (nstructs == (int)(sizeof structs / sizeof structs[0]))
-        die(line, "too many structs");
+        if (!strcmp(structs[i]->id, id)) die(line, "struct %s defined twice", id);
+    if (nstructs == (int)(sizeof structs / sizeof structs[0])) die(line, "too many structs");
     strct_t *s = xcalloc(1, sizeof *s);
     snprintf(s->name, sizeof s->name, "%s", name);
     snprintf(s->id, sizeof s->id, "%s", id);
@@ -147,8 +159,7 @@ static strct_t *new_struct(const char *name, const char *id, int line)
 static strct_t *find_shared(const char *name)
 {
     for (int i = 0; i < nstructs; i++)
-        if (structs[i]->shared && !strcmp(structs[i]->name, name))
-            return structs[i];
+        if (structs[i]->shared && !strcmp(structs[i]->name, name)) return structs[i];
     return NULL;
 }
 
@@ -158,8 +169,7 @@ static bool parse_vr(const char *s, vr_t *v)
 {
     char *end;
     long lo = strtol(s, &end, 10);
-    if (end == s || lo < 0 || lo > VMAX)
-        return false;
+    if (end == s || lo < 0 || lo > VMAX) return false;
     if (*end == '+' && !end[1]) {
         v->lo = (int)lo;
         v->hi = VMAX;
@@ -169,12 +179,10 @@ static bool parse_vr(const char *s, vr_t *v)
         v->lo = v->hi = (int)lo;
         return true;
     }
-    if (*end != '-')
-        return false;
+    if (*end != '-') return false;
     const char *h = end + 1;
     long hi = strtol(h, &end, 10);
-    if (end == h || *end || hi < lo || hi > VMAX)
-        return false;
+    if (end == h || *end || hi < lo || hi > VMAX) return false;
     v->lo = (int)lo;
     v->hi = (int)hi;
     return true;
@@ -190,25 +198,20 @@ static int split(char *line, char **tok, int max)
 
 static bool is_ident(const char *s)
 {
-    if (!isupper((unsigned char)*s))
-        return false;
+    if (!isupper((unsigned char)*s)) return false;
     for (; *s; s++)
-        if (!isalnum((unsigned char)*s))
-            return false;
+        if (!isalnum((unsigned char)*s)) return false;
     return true;
 }
 
 static void parse_field(strct_t *s, char **tok, int n, int line)
 {
-    if (n < 2)
-        die(line, "a field needs a name and a type");
+    if (n < 2) die(line, "a field needs a name and a type");
     if (!is_ident(tok[0]))
         die(line, "field name '%s' must be CamelCase letters and digits", tok[0]);
-    if (s->nf == 64)
-        die(line, "too many fields in %s", s->name);
+    if (s->nf == 64) die(line, "too many fields in %s", s->name);
     for (int i = 0; i < s->nf; i++)
-        if (!strcmp(s->f[i].name, tok[0]))
-            die(line, "field %s twice in %s", tok[0], s->name);
+        if (!strcmp(s->f[i].name, tok[0])) die(line, "field %s twice in %s", tok[0], s->name);
     field_t *f = &s->f[s->nf++];
     snprintf(f->name, sizeof f->name, "%s", tok[0]);
     f->line = line;
@@ -222,30 +225,24 @@ static void parse_field(strct_t *s, char **tok, int n, int line)
     }
     f->kind = K_STRUCT;
     for (int k = 0; k < K_STRUCT; k++)
-        if (!strcmp(t, kinds[k].name))
-            f->kind = (enum kind)k;
+        if (!strcmp(t, kinds[k].name)) f->kind = (enum kind)k;
     if (f->kind == K_STRUCT) {
-        if (!is_ident(t))
-            die(line, "unknown type '%s'", t);
+        if (!is_ident(t)) die(line, "unknown type '%s'", t);
         snprintf(f->stname, sizeof f->stname, "%s", t);
     }
-    if (f->kind == K_RECORDS && f->array)
-        die(line, "records cannot be an array");
+    if (f->kind == K_RECORDS && f->array) die(line, "records cannot be an array");
     for (int i = 2; i < n; i++) {
         const char *a = tok[i];
         if (a[0] == 'v' && isdigit((unsigned char)a[1])) {
-            if (!parse_vr(a + 1, &f->ver))
-                die(line, "bad version range '%s'", a);
+            if (!parse_vr(a + 1, &f->ver)) die(line, "bad version range '%s'", a);
         } else if (!strcmp(a, "nullable")) {
             f->nullable = (vr_t){0, VMAX};
         } else if (!strncmp(a, "nullable=v", 10)) {
-            if (!parse_vr(a + 10, &f->nullable))
-                die(line, "bad nullable range '%s'", a);
+            if (!parse_vr(a + 10, &f->nullable)) die(line, "bad nullable range '%s'", a);
         } else if (!strncmp(a, "tag=", 4)) {
             char *end;
             long tg = strtol(a + 4, &end, 10);
-            if (end == a + 4 || *end || tg < 0 || tg > 1000000)
-                die(line, "bad tag '%s'", a);
+            if (end == a + 4 || *end || tg < 0 || tg > 1000000) die(line, "bad tag '%s'", a);
             f->tag = (int)tg;
         } else if (!strncmp(a, "default=", 8)) {
             snprintf(f->dflt, sizeof f->dflt, "%s", a + 8);
@@ -257,8 +254,7 @@ static void parse_field(strct_t *s, char **tok, int n, int line)
         !(f->kind == K_STRING || f->kind == K_BYTES || f->kind == K_RECORDS || f->array))
         die(line, "only strings, bytes, records and arrays can be nullable");
     if (f->array && !strcmp(f->dflt, "null")) {
-        if (vr_empty(f->nullable))
-            die(line, "default=null needs a nullable array");
+        if (vr_empty(f->nullable)) die(line, "default=null needs a nullable array");
     } else if (f->dflt[0]) {
         if (f->array || f->kind == K_STRUCT || f->kind == K_UUID || f->kind == K_BYTES ||
             f->kind == K_RECORDS)
@@ -275,8 +271,7 @@ static int indent_of(const char *l)
     int n = 0;
     while (l[n] == ' ')
         n++;
-    if (l[n] == '\t')
-        return -1;
+    if (l[n] == '\t') return -1;
     return n;
 }
 
@@ -294,8 +289,7 @@ static void upper_snake(const char *camel, char *out, size_t cap)
 static api_t *find_api(const char *name)
 {
     for (int i = 0; i < napis; i++)
-        if (!strcmp(apis[i].name, name))
-            return &apis[i];
+        if (!strcmp(apis[i].name, name)) return &apis[i];
     return NULL;
 }
 
@@ -323,16 +317,13 @@ static void parse_file(const char *path, bool common)
         else if (!feof(fp))
             die(line, "line too long");
         char *hash = strchr(buf, '#');
-        if (hash)
-            *hash = 0;
+        if (hash) *hash = 0;
         len = strlen(buf);
         while (len && (buf[len - 1] == ' '))
             buf[--len] = 0;
-        if (!len)
-            continue;
+        if (!len) continue;
         int ind = indent_of(buf);
-        if (ind < 0 || ind % 2)
-            die(line, "indent with an even number of spaces, no tabs");
+        if (ind < 0 || ind % 2) die(line, "indent with an even number of spaces, no tabs");
         char *tok[16] = {0};
         int n = split(buf, tok, 16);
         if (ind == 0) {
@@ -348,18 +339,17 @@ static void parse_file(const char *path, bool common)
                 if (common || api || n != 8 || strcmp(tok[2], "key") ||
                     strcmp(tok[4], "versions") || strcmp(tok[6], "flexible"))
                     die(line, "expected 'api Name key N versions A-B flexible F|none' (once)");
-                if (napis == (int)(sizeof apis / sizeof apis[0]))
-                    die(line, "too many apis");
+                if (napis == (int)(sizeof apis / sizeof apis[0])) die(line, "too many apis");
                 if (!is_ident(tok[1]) || find_api(tok[1]))
                     die(line, "bad or duplicate api name %s", tok[1]);
                 api = &apis[napis++];
                 snprintf(api->name, sizeof api->name, "%s", tok[1]);
-                snprintf(api->file, sizeof api->file, "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+                snprintf(api->file, sizeof api->file, "%s",
+                         strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
                 upper_snake(api->name, api->upper, sizeof api->upper);
                 api->key = atoi(tok[3]);
                 vr_t v;
-                if (!parse_vr(tok[5], &v) || v.hi == VMAX)
-                    die(line, "versions must be A-B");
+                if (!parse_vr(tok[5], &v) || v.hi == VMAX) die(line, "versions must be A-B");
                 api->min = v.lo;
                 api->max = v.hi;
                 if (!strcmp(tok[7], "none"))
@@ -369,15 +359,12 @@ static void parse_file(const char *path, bool common)
                 else
                     api->flex = v.lo;
                 for (int i = 0; i < napis - 1; i++)
-                    if (apis[i].key == api->key)
-                        die(line, "api key %d twice", api->key);
+                    if (apis[i].key == api->key) die(line, "api key %d twice", api->key);
             } else if (!strcmp(tok[0], "request") || !strcmp(tok[0], "response")) {
-                if (!api)
-                    die(line, "'%s' before 'api'", tok[0]);
+                if (!api) die(line, "'%s' before 'api'", tok[0]);
                 bool isreq = tok[0][2] == 'q';
                 snprintf(msg, sizeof msg, "%.48s%s", api->name, isreq ? "Request" : "Response");
-                if ((isreq ? api->req : api->resp))
-                    die(line, "%s twice", tok[0]);
+                if ((isreq ? api->req : api->resp)) die(line, "%s twice", tok[0]);
                 strct_t *s = new_struct(msg, msg, line);
                 if (n == 3 && !strcmp(tok[1], "=")) {
                     /* response = OtherApi: same struct type and wire shape */
@@ -392,16 +379,14 @@ static void parse_file(const char *path, bool common)
                     api->req = s;
                 else
                     api->resp = s;
-                if (!s->alias_of)
-                    stack[depth = 0] = s;
+                if (!s->alias_of) stack[depth = 0] = s;
             } else {
                 die(line, "unknown directive '%s'", tok[0]);
             }
             continue;
         }
         int d = ind / 2 - 1;
-        if (d > depth)
-            die(line, "indented too far");
+        if (d > depth) die(line, "indented too far");
         depth = d;
         strct_t *s = stack[d];
         parse_field(s, tok, n, line);
@@ -418,13 +403,11 @@ static void parse_file(const char *path, bool common)
                 snprintf(id, sizeof id, "%s_%s", msg, f->stname);
             strct_t *ex = NULL;
             for (int i = 0; i < nstructs; i++)
-                if (!strcmp(structs[i]->id, id))
-                    ex = structs[i];
+                if (!strcmp(structs[i]->id, id)) ex = structs[i];
             if (ex) {
                 f->st = ex;
             } else {
-                if (d + 1 >= 15)
-                    die(line, "nested too deep");
+                if (d + 1 >= 15) die(line, "nested too deep");
                 f->st = new_struct(f->stname, id, line);
                 f->st->shared = common;
                 stack[d + 1] = f->st;
@@ -438,7 +421,6 @@ static void parse_file(const char *path, bool common)
 }
 
 /* ------------------------------------------------------------ checks */
-
 
 static void check_struct(strct_t *s)
 {
@@ -541,10 +523,8 @@ static bool struct_needs_init(const strct_t *s);
  * version (or default=null), else to "" (a non-NULL empty view). */
 static bool field_needs_init(const field_t *f, ctx_t c)
 {
-    if (f->array)
-        return !strcmp(f->dflt, "null");
-    if (f->kind == K_STRUCT)
-        return struct_needs_init(f->st);
+    if (f->array) return !strcmp(f->dflt, "null");
+    if (f->kind == K_STRUCT) return struct_needs_init(f->st);
     if (f->kind == K_STRING)
         return !strcmp(f->dflt, "null") || !vr_empty(f->nullable) || !vr_covers(f->ver, c);
     return f->dflt[0] && strcmp(f->dflt, "0") && strcmp(f->dflt, "false");
@@ -554,8 +534,7 @@ static bool struct_needs_init(const strct_t *s)
 {
     ctx_t c = ctx_of(s);
     for (int i = 0; i < s->nf; i++)
-        if (field_needs_init(&s->f[i], c))
-            return true;
+        if (field_needs_init(&s->f[i], c)) return true;
     return false;
 }
 
@@ -563,8 +542,9 @@ static void header_comment(out_t *o, const field_t *f)
 {
     char b[256] = "";
     size_t n = 0;
-#define ADD(...) n += (size_t)snprintf(b + n, sizeof b - n, "%s", n ? ", " : ""), \
-                 n += (size_t)snprintf(b + n, sizeof b - n, __VA_ARGS__)
+#define ADD(...)                                                                                   \
+    n += (size_t)snprintf(b + n, sizeof b - n, "%s", n ? ", " : ""),                               \
+        n += (size_t)snprintf(b + n, sizeof b - n, __VA_ARGS__)
     if (f->ver.lo > 0 || f->ver.hi < VMAX) {
         if (f->ver.hi == VMAX)
             ADD("v%d+", f->ver.lo);
@@ -581,13 +561,10 @@ static void header_comment(out_t *o, const field_t *f)
         else
             ADD("nullable v%d-%d", f->nullable.lo, f->nullable.hi);
     }
-    if (f->tag >= 0)
-        ADD("tag %d", f->tag);
-    if (f->dflt[0])
-        ADD("default %s", f->dflt);
+    if (f->tag >= 0) ADD("tag %d", f->tag);
+    if (f->dflt[0]) ADD("default %s", f->dflt);
 #undef ADD
-    if (n)
-        P(" /* %s */", b);
+    if (n) P(" /* %s */", b);
 }
 
 static void emit_struct_decl(out_t *o, const strct_t *s)
@@ -611,8 +588,7 @@ static void emit_struct_decl(out_t *o, const strct_t *s)
         header_comment(o, f);
         P("\n");
         if (f->array)
-            P("    int32_t Num%s;%s\n", f->name,
-              vr_empty(f->nullable) ? "" : " /* -1 = null */");
+            P("    int32_t Num%s;%s\n", f->name, vr_empty(f->nullable) ? "" : " /* -1 = null */");
     }
     P("} ls_kafka_%s;\n\n", s->id);
 }
@@ -625,15 +601,12 @@ static void emit_minsize(out_t *o, const strct_t *s, ctx_t c)
     bool usedv = false;
     for (int i = 0; i < s->nf; i++) {
         const field_t *f = &s->f[i];
-        if (f->tag >= 0 || !vr_meets(f->ver, c))
-            continue;
+        if (f->tag >= 0 || !vr_meets(f->ver, c)) continue;
         char cond[64], sz[256];
         vcond(cond, sizeof cond, f->ver, c.min, c.max);
-        if (cond[0])
-            usedv = true;
+        if (cond[0]) usedv = true;
         if (f->array || f->kind == K_STRING || f->kind == K_BYTES || f->kind == K_RECORDS)
-            snprintf(sz, sizeof sz, "(f ? 1 : %d)",
-                     f->array || f->kind != K_STRING ? 4 : 2);
+            snprintf(sz, sizeof sz, "(f ? 1 : %d)", f->array || f->kind != K_STRING ? 4 : 2);
         else if (f->kind == K_STRUCT) {
             snprintf(sz, sizeof sz, "z_%s(v, f)", f->st->id);
             usedv = true;
@@ -645,21 +618,18 @@ static void emit_minsize(out_t *o, const strct_t *s, ctx_t c)
             P("    n += %s;\n", sz);
     }
     P("    if (f)\n        n += 1;\n");
-    if (!usedv)
-        P("    (void)v;\n");
+    if (!usedv) P("    (void)v;\n");
     P("    return n;\n}\n\n");
 }
 
 static void emit_init(out_t *o, const strct_t *s)
 {
-    if (!struct_needs_init(s))
-        return;
+    if (!struct_needs_init(s)) return;
     ctx_t c = ctx_of(s);
     P("static void i_%s(ls_kafka_%s *m)\n{\n", s->id, s->id);
     for (int i = 0; i < s->nf; i++) {
         const field_t *f = &s->f[i];
-        if (!field_needs_init(f, c))
-            continue;
+        if (!field_needs_init(f, c)) continue;
         if (f->array)
             P("    m->Num%s = -1;\n", f->name);
         else if (f->kind == K_STRUCT)
@@ -688,8 +658,7 @@ static void nullable_expr(char *b, size_t cap, const field_t *f, ctx_t c)
         snprintf(b, cap, "false");
     else {
         vcond(b, cap, f->nullable, c.min, c.max);
-        if (!b[0])
-            snprintf(b, cap, "true");
+        if (!b[0]) snprintf(b, cap, "true");
     }
 }
 
@@ -726,9 +695,7 @@ static void emit_read_one(out_t *o, int in, const strct_t *s, const field_t *f, 
         nullable_expr(nul, sizeof nul, f, c);
     ind(o, in);
     switch (f->kind) {
-    case K_UUID:
-        P("ls_kr_uuid(%s, &%s);\n", R, lhs);
-        break;
+    case K_UUID: P("ls_kr_uuid(%s, &%s);\n", R, lhs); break;
     case K_STRING:
         if (!strcmp(nul, "true"))
             P("%s = ls_kr_str(%s, f);\n", lhs, R);
@@ -744,15 +711,10 @@ static void emit_read_one(out_t *o, int in, const strct_t *s, const field_t *f, 
         else if (!strcmp(nul, "false"))
             P("%s = ls_kmsg_bytes(%s, f, \"%s\");\n", lhs, R, w);
         else
-            P("%s = %s ? ls_kr_bytes(%s, f) : ls_kmsg_bytes(%s, f, \"%s\");\n", lhs, nul, R, R,
-              w);
+            P("%s = %s ? ls_kr_bytes(%s, f) : ls_kmsg_bytes(%s, f, \"%s\");\n", lhs, nul, R, R, w);
         break;
-    case K_STRUCT:
-        P("d_%s(%s, v, f, a, &%s);\n", f->st->id, R, lhs);
-        break;
-    default:
-        P("%s = %s(%s);\n", lhs, kinds[f->kind].rd, R);
-        break;
+    case K_STRUCT: P("d_%s(%s, v, f, a, &%s);\n", f->st->id, R, lhs); break;
+    default: P("%s = %s(%s);\n", lhs, kinds[f->kind].rd, R); break;
     }
 }
 
@@ -792,8 +754,7 @@ static int sorted_tags(const strct_t *s, ctx_t c, const field_t **out)
 {
     int n = 0;
     for (int i = 0; i < s->nf; i++)
-        if (s->f[i].tag >= 0 && vr_meets(s->f[i].ver, c))
-            out[n++] = &s->f[i];
+        if (s->f[i].tag >= 0 && vr_meets(s->f[i].ver, c)) out[n++] = &s->f[i];
     qsort(out, (size_t)n, sizeof *out, cmp_tag);
     return n;
 }
@@ -802,16 +763,14 @@ static bool struct_uses_a(const strct_t *s, ctx_t c);
 
 static bool field_uses_a(const field_t *f, ctx_t c)
 {
-    if (!vr_meets(f->ver, c))
-        return false;
+    if (!vr_meets(f->ver, c)) return false;
     return f->array || (f->kind == K_STRUCT && struct_uses_a(f->st, c));
 }
 
 static bool struct_uses_a(const strct_t *s, ctx_t c)
 {
     for (int i = 0; i < s->nf; i++)
-        if (field_uses_a(&s->f[i], c))
-            return true;
+        if (field_uses_a(&s->f[i], c)) return true;
     return false;
 }
 
@@ -819,31 +778,25 @@ static bool struct_uses_v(const strct_t *s, ctx_t c)
 {
     for (int i = 0; i < s->nf; i++) {
         const field_t *f = &s->f[i];
-        if (!vr_meets(f->ver, c))
-            continue;
+        if (!vr_meets(f->ver, c)) continue;
         char b[64];
         vcond(b, sizeof b, f->ver, c.min, c.max);
-        if (b[0] || f->kind == K_STRUCT)
-            return true;
+        if (b[0] || f->kind == K_STRUCT) return true;
         nullable_expr(b, sizeof b, f, c);
-        if (strcmp(b, "true") && strcmp(b, "false"))
-            return true;
+        if (strcmp(b, "true") && strcmp(b, "false")) return true;
     }
     return false;
 }
 
 static void emit_decode(out_t *o, const strct_t *s, ctx_t c)
 {
-    P("static void d_%s(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_%s *m)\n{\n",
-      s->id, s->id);
-    if (!struct_uses_a(s, c))
-        P("    (void)a;\n");
-    if (!struct_uses_v(s, c))
-        P("    (void)v;\n");
+    P("static void d_%s(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_%s *m)\n{\n", s->id,
+      s->id);
+    if (!struct_uses_a(s, c)) P("    (void)a;\n");
+    if (!struct_uses_v(s, c)) P("    (void)v;\n");
     for (int i = 0; i < s->nf; i++) {
         const field_t *f = &s->f[i];
-        if (f->tag >= 0 || !vr_meets(f->ver, c))
-            continue;
+        if (f->tag >= 0 || !vr_meets(f->ver, c)) continue;
         char cond[64];
         vcond(cond, sizeof cond, f->ver, c.min, c.max);
         if (cond[0]) {
@@ -895,9 +848,7 @@ static void emit_write_one(out_t *o, int in, const field_t *f, const char *W, co
         nullable_expr(nul, sizeof nul, f, c);
     ind(o, in);
     switch (f->kind) {
-    case K_UUID:
-        P("ls_kw_uuid(%s, &%s);\n", W, val);
-        break;
+    case K_UUID: P("ls_kw_uuid(%s, &%s);\n", W, val); break;
     case K_STRING:
         if (!strcmp(nul, "true"))
             P("ls_kmsg_wstr(%s, f, %s);\n", W, val);
@@ -906,18 +857,12 @@ static void emit_write_one(out_t *o, int in, const field_t *f, const char *W, co
         else
             P("(%s ? ls_kmsg_wstr : ls_kmsg_wstr_nn)(%s, f, %s);\n", nul, W, val);
         break;
-    case K_BYTES:
-        P("ls_kmsg_wbytes(%s, f, %s, %s);\n", W, val, nul);
-        break;
+    case K_BYTES: P("ls_kmsg_wbytes(%s, f, %s, %s);\n", W, val, nul); break;
     case K_RECORDS:
         P("ls_kmsg_wrecords(%s, f, m->RecordRefs, m->NumRecordRefs, %s, %s);\n", W, val, nul);
         break;
-    case K_STRUCT:
-        P("e_%s(%s, v, f, &%s);\n", f->st->id, W, val);
-        break;
-    default:
-        P("%s(%s, %s);\n", kinds[f->kind].wr, W, val);
-        break;
+    case K_STRUCT: P("e_%s(%s, v, f, &%s);\n", f->st->id, W, val); break;
+    default: P("%s(%s, %s);\n", kinds[f->kind].wr, W, val); break;
     }
 }
 
@@ -956,14 +901,11 @@ static void tag_present(char *b, size_t cap, const field_t *f)
 
 static void emit_encode(out_t *o, const strct_t *s, ctx_t c)
 {
-    P("static void e_%s(ls_kw_t *w, int16_t v, bool f, const ls_kafka_%s *m)\n{\n", s->id,
-      s->id);
-    if (!struct_uses_v(s, c))
-        P("    (void)v;\n");
+    P("static void e_%s(ls_kw_t *w, int16_t v, bool f, const ls_kafka_%s *m)\n{\n", s->id, s->id);
+    if (!struct_uses_v(s, c)) P("    (void)v;\n");
     for (int i = 0; i < s->nf; i++) {
         const field_t *f = &s->f[i];
-        if (f->tag >= 0 || !vr_meets(f->ver, c))
-            continue;
+        if (f->tag >= 0 || !vr_meets(f->ver, c)) continue;
         char cond[64];
         vcond(cond, sizeof cond, f->ver, c.min, c.max);
         if (cond[0]) {
@@ -1007,12 +949,10 @@ static void emit_encode(out_t *o, const strct_t *s, ctx_t c)
 
 static void mark_needz(strct_t *s)
 {
-    if (s->needz)
-        return;
+    if (s->needz) return;
     s->needz = true;
     for (int i = 0; i < s->nf; i++)
-        if (s->f[i].kind == K_STRUCT && !s->f[i].array && s->f[i].tag < 0)
-            mark_needz(s->f[i].st);
+        if (s->f[i].kind == K_STRUCT && !s->f[i].array && s->f[i].tag < 0) mark_needz(s->f[i].st);
 }
 
 /* Structs in dependency order (children before parents), each once. */
@@ -1021,11 +961,9 @@ static int norder;
 
 static void visit(strct_t *s)
 {
-    if (s->order)
-        return;
+    if (s->order) return;
     s->order = -1;
-    if (s->alias_of)
-        visit(s->alias_of);
+    if (s->alias_of) visit(s->alias_of);
     for (int i = 0; i < s->nf; i++)
         if (s->f[i].kind == K_STRUCT) {
             if (s->f[i].st->order == -1)
@@ -1040,13 +978,12 @@ static void visit(strct_t *s)
  * the widest range so every version check is emitted. */
 static ctx_t ctx_of(const strct_t *s)
 {
-    if (s->shared)
-        return (ctx_t){0, VMAX};
+    if (s->shared) return (ctx_t){0, VMAX};
     for (int i = 0; i < napis; i++) {
         const char *n = apis[i].name;
         size_t l = strlen(n);
-        if (!strncmp(s->id, n, l) && (!strncmp(s->id + l, "Request", 7) ||
-                                      !strncmp(s->id + l, "Response", 8)))
+        if (!strncmp(s->id, n, l) &&
+            (!strncmp(s->id + l, "Request", 7) || !strncmp(s->id + l, "Response", 8)))
             return (ctx_t){apis[i].min, apis[i].max};
     }
     return (ctx_t){0, VMAX};
@@ -1116,7 +1053,8 @@ static void gen_header(out_t *o)
         const strct_t *ms[2] = {a->req, a->resp};
         for (int k = 0; k < 2; k++) {
             P("int ls_kafka_%s_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,\n"
-              "    ls_kafka_%s *m);\n", ms[k]->id, ms[k]->id);
+              "    ls_kafka_%s *m);\n",
+              ms[k]->id, ms[k]->id);
             P("void ls_kafka_%s_encode(ls_kw_t *w, int16_t version, const ls_kafka_%s *m);\n",
               ms[k]->id, ms[k]->id);
         }
@@ -1133,12 +1071,10 @@ static void gen_source(out_t *o)
     P("#include <string.h>\n\n#include \"kafka/msg_gen.h\"\n\n");
     for (int i = 0; i < norder; i++) {
         strct_t *s = order[i];
-        if (s->alias_of)
-            continue;
+        if (s->alias_of) continue;
         ctx_t c = ctx_of(s);
         P("/* ---- %s */\n\n", s->id);
-        if (s->needz)
-            emit_minsize(o, s, c);
+        if (s->needz) emit_minsize(o, s, c);
         emit_init(o, s);
         emit_decode(o, s, c);
         emit_encode(o, s, c);
@@ -1153,30 +1089,33 @@ static void gen_source(out_t *o)
             P("int ls_kafka_%s_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_%s *m)\n{\n",
               s->id, s->id);
             P("    memset(m, 0, sizeof *m);\n");
-            if (struct_needs_init(b))
-                P("    i_%s(m);\n", b->id);
+            if (struct_needs_init(b)) P("    i_%s(m);\n", b->id);
             P("    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_%s_MIN, LS_KAFKA_%s_MAX))\n"
-              "        return -1;\n", a->upper, a->upper);
+              "        return -1;\n",
+              a->upper, a->upper);
             P("    d_%s(r, v, v >= LS_KAFKA_%s_FLEX, a, m);\n", b->id, a->upper);
             P("    return r->err ? -1 : 0;\n}\n\n");
-            P("void ls_kafka_%s_encode(ls_kw_t *w, int16_t v, const ls_kafka_%s *m)\n{\n",
-              s->id, s->id);
+            P("void ls_kafka_%s_encode(ls_kw_t *w, int16_t v, const ls_kafka_%s *m)\n{\n", s->id,
+              s->id);
             P("    e_%s(w, v, v >= LS_KAFKA_%s_FLEX, m);\n}\n\n", b->id, a->upper);
             P("static int g_%s_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)\n{\n"
-              "    return ls_kafka_%s_decode(r, v, a, m);\n}\n\n", s->id, s->id);
+              "    return ls_kafka_%s_decode(r, v, a, m);\n}\n\n",
+              s->id, s->id);
             P("static void g_%s_encode(ls_kw_t *w, int16_t v, const void *m)\n{\n"
-              "    ls_kafka_%s_encode(w, v, m);\n}\n\n", s->id, s->id);
+              "    ls_kafka_%s_encode(w, v, m);\n}\n\n",
+              s->id, s->id);
         }
         P("const ls_kmsg_api_t ls_kmsg_%s = {\n", a->name);
         P("    .key = %d,\n    .name = \"%s\",\n", a->key, a->name);
         P("    .min_version = LS_KAFKA_%s_MIN,\n    .max_version = LS_KAFKA_%s_MAX,\n"
-          "    .first_flexible = LS_KAFKA_%s_FLEX,\n", a->upper, a->upper, a->upper);
+          "    .first_flexible = LS_KAFKA_%s_FLEX,\n",
+          a->upper, a->upper, a->upper);
         P("    .request_size = sizeof(ls_kafka_%s),\n", a->req->id);
-        P("    .decode_request = g_%s_decode,\n    .encode_request = g_%s_encode,\n",
-          a->req->id, a->req->id);
+        P("    .decode_request = g_%s_decode,\n    .encode_request = g_%s_encode,\n", a->req->id,
+          a->req->id);
         P("    .response_size = sizeof(ls_kafka_%s),\n", a->resp->id);
-        P("    .decode_response = g_%s_decode,\n    .encode_response = g_%s_encode,\n",
-          a->resp->id, a->resp->id);
+        P("    .decode_response = g_%s_decode,\n    .encode_response = g_%s_encode,\n", a->resp->id,
+          a->resp->id);
         P("};\n\n");
     }
     P("const ls_kmsg_api_t *const ls_kmsg_all[] = {\n");
@@ -1200,8 +1139,7 @@ static int cmp_api(const void *a, const void *b)
 static char *read_all(const char *path, size_t *len)
 {
     FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NULL;
+    if (!fp) return NULL;
     size_t cap = 1 << 16, n = 0;
     char *p = xcalloc(cap, 1);
     size_t k;
@@ -1210,8 +1148,7 @@ static char *read_all(const char *path, size_t *len)
         if (n == cap) {
             cap *= 2;
             p = realloc(p, cap);
-            if (!p)
-                exit(2);
+            if (!p) exit(2);
         }
     }
     fclose(fp);
@@ -1362,8 +1299,7 @@ int main(int argc, char **argv)
     while ((e = readdir(d))) {
         size_t l = strlen(e->d_name);
         if (l > 4 && !strcmp(e->d_name + l - 4, ".msg") && strcmp(e->d_name, "common.msg")) {
-            if (nn == 256)
-                return 2;
+            if (nn == 256) return 2;
             names[nn++] = strdup(e->d_name);
         }
     }
@@ -1384,8 +1320,7 @@ int main(int argc, char **argv)
     /* Emission order: shared structs first, then each api's request and
      * response trees, children before parents. */
     for (int i = 0; i < nstructs; i++)
-        if (structs[i]->shared)
-            visit(structs[i]);
+        if (structs[i]->shared) visit(structs[i]);
     for (int i = 0; i < napis; i++) {
         visit(apis[i].req);
         visit(apis[i].resp);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The lint stage of `make test`: the layer check on src/, and the same check
 # on a copy of src/ with a deliberately wrong include (log/ including kafka/),
-# which must fail. One PASS/FAIL line each.
+# which must fail; the format check (.clang-format), and the same check on a
+# copy with one misformatted line, which must fail. One PASS/FAIL line each.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 "$ROOT/tools/lint/check-layers.sh"
@@ -19,6 +20,22 @@ elif grep -q 'log/logstore.c:[0-9]*: log includes kafka' <<<"$out"; then
 else
     printf '%s\n' "$out"
     echo "FAIL lint.layers_catches_wrong_include: failed without naming log/logstore.c"
+    rc=1
+fi
+
+"$ROOT/tools/lint/check-format.sh" || rc=1
+mkdir -p "$tmp/fmt"
+cp -r "$ROOT/src" "$tmp/fmt/src"
+mkdir -p "$tmp/fmt/tests/unit" "$tmp/fmt/tools" "$tmp/fmt/bench"
+printf 'int  ls_misformatted (void){return 0;}\n' >>"$tmp/fmt/src/base/url.c"
+if out=$("$ROOT/tools/lint/check-format.sh" "$tmp/fmt" 2>&1); then
+    echo "FAIL lint.format_catches_misformatted_line: a misformatted line passed the check"
+    rc=1
+elif grep -q 'not formatted: src/base/url.c' <<<"$out"; then
+    echo "PASS lint.format_catches_misformatted_line"
+else
+    printf '%s\n' "$out"
+    echo "FAIL lint.format_catches_misformatted_line: failed without naming src/base/url.c"
     rc=1
 fi
 exit $rc
