@@ -428,10 +428,23 @@ static void tx_free(txn_t *t)
     ls_free(t);
 }
 
-/* Backoff between optimistic attempts: a little, growing. */
-static void retry_pause(int attempt)
+/* The start of optimistic attempt number `attempt` on a subject: after the
+ * first, a little backoff, growing; past MAX_ATTEMPTS the store error the
+ * caller answers. */
+static ls_sr_code attempt_start(int attempt, const char *subject, ls_sr_err_t *e)
 {
-    usleep((useconds_t)(1000 * (attempt < 10 ? attempt + 1 : 10)));
+    if (attempt == MAX_ATTEMPTS)
+        return seterr(e, LS_SR_STORE_ERROR,
+                      "Error in the backend data store: too much contention on subject '%s'",
+                      subject);
+    if (attempt) usleep((useconds_t)(1000 * (attempt < 10 ? attempt + 1 : 10)));
+    return LS_SR_OK;
+}
+
+/* Whether a failed commit is worth another attempt from fresh reads. */
+static bool commit_retryable(ls_status st)
+{
+    return st == LS_ECONFLICT || st == LS_EIO || st == LS_EAGAIN;
 }
 
 /* ---- store reads ---------------------------------------------------------------- */
@@ -1051,14 +1064,7 @@ ls_sr_code ls_registry_register(ls_registry_t *r, const char *subject, const ls_
     ls_sr_code c = ls_registry_get_compat(r, subject, &level, &set, e);
     txn_t *t = tx_new();
     for (int attempt = 0; c == LS_SR_OK; attempt++) {
-        if (attempt == MAX_ATTEMPTS) {
-            c = seterr(e, LS_SR_STORE_ERROR,
-                       "Error in the backend data store: too much "
-                       "contention on subject '%s'",
-                       subject);
-            break;
-        }
-        if (attempt) retry_pause(attempt);
+        if ((c = attempt_start(attempt, subject, e))) break;
         subject_state_t s;
         if ((c = read_subject(r, subject, &s, e))) break;
         ls_sr_schema_t **prev;
@@ -1163,7 +1169,7 @@ ls_sr_code ls_registry_register(ls_registry_t *r, const char *subject, const ls_
                     version, subject);
             goto done;
         }
-        if (st != LS_ECONFLICT && st != LS_EIO && st != LS_EAGAIN) {
+        if (!commit_retryable(st)) {
             c = store_err(r, e, "registering a schema", st);
             break;
         }
@@ -1460,14 +1466,7 @@ ls_sr_code ls_registry_delete_subject(ls_registry_t *r, const char *subject, boo
     *versions = NULL;
     *nv = 0;
     for (int attempt = 0;; attempt++) {
-        if (attempt == MAX_ATTEMPTS) {
-            c = seterr(e, LS_SR_STORE_ERROR,
-                       "Error in the backend data store: too much "
-                       "contention on subject '%s'",
-                       subject);
-            break;
-        }
-        if (attempt) retry_pause(attempt);
+        if ((c = attempt_start(attempt, subject, e))) break;
         subject_state_t s;
         if ((c = read_subject(r, subject, &s, e))) break;
         bool live = any_live(&s);
@@ -1547,7 +1546,7 @@ ls_sr_code ls_registry_delete_subject(ls_registry_t *r, const char *subject, boo
                     permanent ? "permanently" : "soft", subject, *nv);
             break;
         }
-        if (st != LS_ECONFLICT && st != LS_EIO && st != LS_EAGAIN) {
+        if (!commit_retryable(st)) {
             c = store_err(r, e, "deleting a subject", st);
             break;
         }
@@ -1568,14 +1567,7 @@ ls_sr_code ls_registry_delete_version(ls_registry_t *r, const char *subject, int
     txn_t *t = tx_new();
     ls_sr_code c = LS_SR_OK;
     for (int attempt = 0;; attempt++) {
-        if (attempt == MAX_ATTEMPTS) {
-            c = seterr(e, LS_SR_STORE_ERROR,
-                       "Error in the backend data store: too much "
-                       "contention on subject '%s'",
-                       subject);
-            break;
-        }
-        if (attempt) retry_pause(attempt);
+        if ((c = attempt_start(attempt, subject, e))) break;
         subject_state_t s;
         if ((c = read_subject(r, subject, &s, e))) break;
         const ls_sr_version_t *v = NULL;
@@ -1633,7 +1625,7 @@ ls_sr_code ls_registry_delete_version(ls_registry_t *r, const char *subject, int
         subject_state_free(&s);
         ls_status st = tx_commit(r, t, NULL);
         if (st == LS_OK) break;
-        if (st != LS_ECONFLICT && st != LS_EIO && st != LS_EAGAIN) {
+        if (!commit_retryable(st)) {
             c = store_err(r, e, "deleting a version", st);
             break;
         }
