@@ -42,8 +42,8 @@
  * pass skipped as too young. Passes between full ones (every interval_ms, or
  * a kick) visit only table logs. Cost: a table log's COs hold one commit
  * interval of data (e.g. 1 s), so there are more, smaller COs and index
- * entries, and one metadata scan per table log per commit interval. Left: a
- * second-level merge of small COs; table-only passes do not reload the log
+ * entries (merged later, see key_compact), and one metadata scan per table
+ * log per commit interval. Left: table-only passes do not reload the log
  * heads, so a log's fence is seen at the next full pass.
  *
  * Ownership (log_lease.c): a pass works on one log at a time as a task that
@@ -154,6 +154,8 @@ struct ls_compactor {
     /* freshness schedule: written by the worker during a pass, read by the loop after */
     ls_table_marks_t marks;    /* worker only */
     ls_i64map_t cursors;       /* worker only: log_id -> int64_t *, see compact_log */
+    ls_i64map_t merge_due;     /* worker only: log_id -> int64_t * COs swapped in since
+                                * its last merge check (key_compact) */
     ls_i64map_t table_commits; /* worker only: stream_no -> int64_t * time of its last commit */
     ls_i64map_t orphan_sweeps; /* worker only: stream_no -> int64_t * time of its last sweep */
     int64_t cur_lag_ms;        /* worker: lag seen by the last compact_log scan */
@@ -340,6 +342,12 @@ static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t 
         c->stats.bytes_written += sw->bytes;
         c->stats.wal_objects_released += (uint64_t)released;
         cursor_set(c, log_id, sw->co.last_offset + 1);
+        int64_t *due = ls_i64map_get(&c->merge_due, log_id);
+        if (!due) {
+            due = LS_NEW(int64_t);
+            ls_i64map_put(&c->merge_due, log_id, due);
+        }
+        (*due)++;
         swapped = 1;
         LS_DEBUG("compact", "log %016llx: [%lld, %lld] -> %s (%d WAL entries)",
                  (unsigned long long)log_id, (long long)sw->co.first_offset,
@@ -687,11 +695,11 @@ static trim_done_t *run_trim(ls_compactor_t *c, const ls_trim_req_t *req, ls_sta
     return t;
 }
 
-/* Retention of one log: trims to what retention.ms / retention.bytes allow. */
-static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
+/* The retention policy of ts's logs (ts NULL: the broker defaults), with the
+ * broker defaults as the cluster's dynamic broker configs set them now. */
+static void retention_policy(ls_compactor_t *c, const ls_table_plan_stream_t *ts,
+                             ls_retention_policy_t *p)
 {
-    ls_retention_policy_t p;
-    /* the broker defaults, as the cluster's dynamic broker configs set them now */
     int64_t def_ms = c->cfg.catalog ? ls_bcfg_effective(c->cfg.catalog, LS_BCFG_LOG_RETENTION_MS,
                                                         c->cfg.retention_ms, NULL)
                                     : c->cfg.retention_ms;
@@ -699,7 +707,14 @@ static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream
                             ? ls_bcfg_effective(c->cfg.catalog, LS_BCFG_LOG_RETENTION_BYTES,
                                                 c->cfg.retention_bytes, NULL)
                             : c->cfg.retention_bytes;
-    ls_retention_policy_resolve(ts ? ts->stream : NULL, def_ms, def_bytes, ts && ts->table, &p);
+    ls_retention_policy_resolve(ts ? ts->stream : NULL, def_ms, def_bytes, ts && ts->table, p);
+}
+
+/* Retention of one log: trims to what retention.ms / retention.bytes allow. */
+static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
+{
+    ls_retention_policy_t p;
+    retention_policy(c, ts, &p);
     int64_t target;
     bool work;
     ls_status st = ls_retention_target(c->meta, id, &p, ls_clock_wall_ms(), &target, &work);
@@ -750,7 +765,11 @@ static void kc_swapped(void *arg, int64_t log_id, const ls_idx_entry_t *e)
 
 /* Key compaction of a cleanup.policy=compact log (keycompact.c), after its
  * WAL entries became compacted objects, under the task's claim (taken by
- * ls_kc_log only when the log is due). */
+ * ls_kc_log only when the log is due). Any other log whose WAL entries became
+ * compacted objects since its last check is checked for runs of small
+ * objects to merge (keycompact.c, "Merging small objects"), each merged
+ * object spanning at most a tenth of the log's retention (time and bytes).
+ * After a restart a log is checked again at its next compaction. */
 static void key_compact(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
     ls_kc_policy_t p;
@@ -759,6 +778,16 @@ static void key_compact(ls_compactor_t *c, int64_t id, const ls_table_plan_strea
                               c->cfg.keymap_max_bytes ? c->cfg.keymap_max_bytes : (size_t)16 << 20,
                           .group_bytes = c->cfg.max_bytes,
                           .grace_ms = c->cfg.replaced_grace_ms};
+    int64_t *due = ls_i64map_del(&c->merge_due, id);
+    if (due && ts && !p.compact) {
+        ls_retention_policy_t rp;
+        retention_policy(c, ts, &rp);
+        p.merge = true;
+        p.merge_span_ms = rp.retention_ms > 0 ? rp.retention_ms / 10 : INT64_MAX;
+        if (rp.retention_bytes > 0 && rp.retention_bytes / 10 < lim.group_bytes)
+            lim.group_bytes = rp.retention_bytes / 10;
+    }
+    ls_free(due);
     ls_status st = ls_kc_log(c->meta, c->os, id, &p, &lim, ls_clock_wall_ms(), kc_claim, kc_swapped,
                              c, &c->stats.keycompact);
     if (st != LS_OK)
@@ -1111,6 +1140,7 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     c->handles_open = 3;
     ls_table_marks_init(&c->marks);
     ls_i64map_init(&c->cursors);
+    ls_i64map_init(&c->merge_due);
     ls_i64map_init(&c->table_commits);
     ls_i64map_init(&c->orphan_sweeps);
     c->pend_log = -1;
@@ -1172,13 +1202,8 @@ void ls_compactor_free(ls_compactor_t *c)
 {
     ls_lease_owner_free(c->owner); /* revokes: owner keys left go at once */
     ls_table_marks_free(&c->marks);
-    {
-        int64_t id;
-        void *v;
-        for (size_t it = 0; ls_i64map_next(&c->cursors, &it, &id, &v);)
-            ls_free(v);
-        ls_i64map_free(&c->cursors);
-    }
+    free_i64_values(&c->cursors);
+    free_i64_values(&c->merge_due);
     free_i64_values(&c->log_lags);
     free_i64_values(&c->lags_next);
     free_i64_values(&c->lags);

@@ -59,7 +59,32 @@
  * are clean, the rest still dirty or clean, each state consistent (I2/I3 do
  * not depend on the rest of the call); between a swap and the deletions:
  * markers remain and step 0 deletes later. Object keys are unique
- * (ls_kco_key with a random generation) and written create-only. */
+ * (ls_kco_key with a random generation) and written create-only.
+ *
+ * Merging small objects (logs that are not key-compacted). The WAL pass adds
+ * one compacted object per log and pass (per commit interval for a table
+ * log), and nothing else removes entries before retention does: at a 1 s
+ * commit interval a week of one partition is 600,000 index entries, each
+ * loaded, scanned and held in memory. So the same rewrite, with every batch
+ * copied byte for byte (no key map, no filtering), merges runs of adjacent
+ * CO entries into one CO entry, swapped and collected exactly as above (I1,
+ * I4 hold; I2/I3 are moot: no record goes). Which runs (next_merge), as a
+ * size-tiered LSM merges: the longest run, from the oldest entry on, of at
+ * least MERGE_MIN_ENTRIES and at most 31 consecutive CO entries with
+ * contiguous offsets, at most lim->group_bytes of input, whose max
+ * timestamps lie within p->merge_span_ms (the caller passes a tenth of
+ * retention.ms and of retention.bytes, so retention, which trims whole
+ * entries, stays that precise), and whose largest entry is at most
+ * 1/MERGE_GROWTH of the run's bytes. So whenever a byte is rewritten, the
+ * object holding it grows at least MERGE_GROWTH times (16 to 31 times for
+ * inputs of one size, the common case: one commit interval of data each;
+ * a big old object never absorbs a trickle of small new ones): every byte
+ * is rewritten at most log4(group bytes / first size) times, about twice in
+ * practice, and a log keeps a few runs' worth of entries of each size class
+ * plus those no run can take (at the span or byte bound): bounded by its
+ * retention, not by how long it has run. Sizes may vary (a pass that found
+ * one small flush makes a tiny object); they only have to add up.
+ * Key-compacted entries (KCO) are never merged here. */
 #include "compact/keycompact.h"
 
 #include <errno.h>
@@ -81,6 +106,8 @@
 
 #define KC_PREFIX "/ls/kcgc/"
 #define GROUP_MAX_ENTRIES 31     /* 1 + 31 compares, 62 ops: within etcd's 128 */
+#define MERGE_MIN_ENTRIES 16     /* entries a merge takes at least */
+#define MERGE_GROWTH 4           /* a merged object is at least this x its largest input */
 #define ATTR_DELETE_HORIZON 0x40 /* KIP-534: baseTimestamp holds the delete horizon */
 #define MAX_DECOMPRESSED ((size_t)256 << 20)
 
@@ -422,6 +449,7 @@ typedef struct group_out {
     int64_t max_ts;
     int64_t min_horizon; /* earliest delete horizon of a kept tombstone; 0: none */
     bool changed;        /* differs from the input bytes */
+    bool merge;          /* copy every batch (merging small objects) */
     const keymap_t *m;
     int64_t now, delete_retention_ms;
     ls_kc_stats_t *st;
@@ -443,7 +471,7 @@ static int rewrite_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
     group_out_t *g = arg;
     ls_batch_info_t h;
     ls_batch_header_parse(b, &h);
-    if (h.control || h.transactional) {
+    if (g->merge || h.control || h.transactional) {
         out_batch(g, b, len, base, h.max_timestamp);
         return 0;
     }
@@ -597,7 +625,7 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, con
     g->changed = false;
     for (size_t i = gs; i <= ge; i++) {
         const ls_idx_entry_t *e = &ix->e[i];
-        if (e->kind != LS_IDX_KCO) g->changed = true; /* dirty entries become clean */
+        if (e->kind != LS_IDX_KCO || g->merge) g->changed = true; /* dirty become clean */
         ls_buf_t body;
         ls_status s = read_entry(os, e, &body, st);
         if (s == LS_OK) s = each_batch(body.data, body.len, rewrite_batch, g);
@@ -630,7 +658,7 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, con
     }
     st->bytes_written += g->obj.len;
     ls_crashpoint("keycompact.object_written");
-    ls_idx_entry_t ne = {.kind = LS_IDX_KCO,
+    ls_idx_entry_t ne = {.kind = g->merge ? LS_IDX_CO : LS_IDX_KCO,
                          .first_offset = first,
                          .last_offset = last,
                          .max_timestamp = g->max_ts,
@@ -686,13 +714,67 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, con
         return -1;
     }
     ls_crashpoint("keycompact.swapped");
-    st->swaps++;
+    if (g->merge) {
+        st->merges++;
+        st->entries_merged += n;
+    } else {
+        st->swaps++;
+    }
     if (swapped) swapped(arg, log_id, &ne);
-    LS_DEBUG("compact",
-             "log %016llx: [%lld, %lld] key-compacted into %s (%zu entries, %u "
-             "batches)",
-             (unsigned long long)log_id, (long long)first, (long long)last, key, n, g->n);
+    LS_DEBUG("compact", "log %016llx: [%lld, %lld] %s into %s (%zu entries, %u batches)",
+             (unsigned long long)log_id, (long long)first, (long long)last,
+             g->merge ? "merged" : "key-compacted", key, n, g->n);
     return 1;
+}
+
+/* ------------------------------------------------- merging small objects */
+
+/* The first run at or after entry `from` that the design note lets merge:
+ * entries [*gs, *ge]; false when there is none. */
+static bool next_merge(const kc_index_t *ix, size_t from, const ls_kc_policy_t *p,
+                       int64_t group_bytes, size_t *gs, size_t *ge)
+{
+    for (size_t s = from; s < ix->n; s++) {
+        const ls_idx_entry_t *first = &ix->e[s];
+        if (first->kind != LS_IDX_CO) continue;
+        uint64_t bytes = first->len, largest = first->len;
+        size_t best = 0; /* the longest run found from s; 0: none */
+        for (size_t e = s; e + 1 < ix->n && e + 1 - s < GROUP_MAX_ENTRIES; e++) {
+            const ls_idx_entry_t *x = &ix->e[e + 1];
+            if (x->kind != LS_IDX_CO || x->first_offset != ix->e[e].last_offset + 1 ||
+                bytes + x->len > (uint64_t)group_bytes ||
+                x->max_timestamp - first->max_timestamp > p->merge_span_ms)
+                break;
+            bytes += x->len;
+            if (x->len > largest) largest = x->len;
+            if (e + 2 - s >= MERGE_MIN_ENTRIES && largest * MERGE_GROWTH <= bytes) best = e + 1;
+        }
+        if (best) {
+            *gs = s;
+            *ge = best;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Merges every run next_merge finds (under the claim), in offset order. */
+static void merge_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const kc_index_t *ix,
+                      const ls_kc_policy_t *p, const ls_kc_limits_t *lim, int64_t now,
+                      const ls_meta_cmp_t *fence, ls_kc_swapped_fn swapped, void *arg,
+                      ls_kc_stats_t *st)
+{
+    group_out_t g = {.merge = true, .now = now, .st = st};
+    int merges = 0;
+    size_t gs, ge;
+    for (size_t from = 0; next_merge(ix, from, p, lim->group_bytes, &gs, &ge); from = ge + 1) {
+        if (lim->max_swaps > 0 && merges >= lim->max_swaps) break;
+        int r = rewrite_group(meta, os, log_id, ix, gs, ge, &g, fence, swapped, arg);
+        ls_buf_free(&g.obj);
+        if (r < 0) break;
+        merges += r;
+    }
+    ls_free(g.ents);
 }
 
 /* Whether replaced objects of log_id wait for deletion (one key read). */
@@ -714,10 +796,16 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
     kc_index_t ix;
     ls_status s;
     kc_plan_t pl = {0};
-    /* a log that is not compacted (any more) costs one key read per pass */
-    if (p->compact) {
+    bool merge = !p->compact && p->merge;
+    size_t gs, ge;
+    /* a log that is neither compacted (any more) nor asked to merge costs one
+     * key read per pass */
+    if (p->compact || merge) {
         if ((s = index_load(meta, log_id, &ix)) != LS_OK) return s;
-        pl = plan(&ix, p, now_ms);
+        if (p->compact)
+            pl = plan(&ix, p, now_ms);
+        else
+            pl.due = next_merge(&ix, 0, p, lim->group_bytes, &gs, &ge);
         index_free(&ix);
     }
     if (!pl.due && !has_markers(meta, log_id)) return LS_OK;
@@ -726,6 +814,11 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
     /* under the claim: look again (another owner may have worked meanwhile) */
     if ((s = index_load(meta, log_id, &ix)) != LS_OK) return s;
     collect(meta, os, log_id, &ix, now_ms, lim->grace_ms, st);
+    if (merge) {
+        merge_log(meta, os, log_id, &ix, p, lim, now_ms, &fence, swapped, arg, st);
+        index_free(&ix);
+        return LS_OK;
+    }
     pl = plan(&ix, p, now_ms);
     if (!p->compact || !pl.due) {
         index_free(&ix);

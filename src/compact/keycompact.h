@@ -20,6 +20,10 @@ typedef struct ls_kc_policy {
     int64_t max_lag_ms;          /* max.compaction.lag.ms (INT64_MAX: none) */
     int64_t delete_retention_ms; /* delete.retention.ms (86400000) */
     double dirty_ratio;          /* min.cleanable.dirty.ratio (0.5) */
+    /* not compacted logs: merge runs of small compacted objects (design note,
+     * "Merging small objects"); set by the caller, not by the stream */
+    bool merge;
+    int64_t merge_span_ms; /* a merged object spans at most this (max timestamps) */
 } ls_kc_policy_t;
 
 /* The policy of s (NULL: not compacted). Values were validated when set
@@ -42,6 +46,8 @@ typedef struct ls_kc_stats {
     uint64_t bytes_read, bytes_written;
     uint64_t objects_deleted; /* replaced or orphaned objects removed */
     uint64_t map_full;        /* calls whose key map filled before the dirty end */
+    uint64_t merges;          /* runs of small compacted objects merged into one */
+    uint64_t entries_merged;  /* index entries those merges replaced */
 } ls_kc_stats_t;
 
 /* Called once work is found: claims the log and fills *fence with the
@@ -52,7 +58,9 @@ typedef void (*ls_kc_swapped_fn)(void *arg, int64_t log_id, const ls_idx_entry_t
 
 /* One call per log and pass: deletes replaced objects whose grace is over,
  * then, when p->compact and the log is due (dirty ratio or max lag), cleans
- * it under the claim. Blocking (stores). LS_OK also when nothing was due. */
+ * it under the claim; when !p->compact and p->merge, merges runs of small
+ * compacted objects (at most lim->group_bytes of input each). Blocking
+ * (stores). LS_OK also when nothing was due. */
 ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls_kc_policy_t *p,
                     const ls_kc_limits_t *lim, int64_t now_ms, ls_kc_claim_fn claim,
                     ls_kc_swapped_fn swapped, void *arg, ls_kc_stats_t *st);

@@ -26,7 +26,10 @@ At the end it checks, and reports in JSON (--json):
   bounded             WAL objects stay below a limit that does not grow with the
                       run's length; table metadata stays within 10 x table data
                       and, once snapshots expire (runs of 150 s and more), grows
-                      less than 25 % over the second half of the run;
+                      less than 25 % over the second half of the run; so do the
+                      live bytes of each metadata key family (/ls/log/ index
+                      entries, /ls/walobj/, /ls/group/, ...: read from the
+                      SQLite store), plus 64 KB of slack;
                       table lag stayed below max(3 commit intervals, 10 s) after
                       the first minute
 
@@ -128,6 +131,25 @@ def dir_bytes(path):
     return total
 
 
+def meta_live_bytes(data_dir):
+    """Live metadata bytes (key + value) per key family (/ls/<family>/), and
+    the most index entries any one log has."""
+    import sqlite3
+    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(data_dir, "meta.db"), uri=True,
+                         timeout=30)
+    try:
+        out, per_log = {}, {}
+        for key, n in db.execute("SELECT key, length(key) + length(val) FROM kv"):
+            parts = bytes(key).split(b"/")
+            fam = parts[2].decode(errors="replace") if len(parts) > 2 else "?"
+            out[fam] = out.get(fam, 0) + n
+            if fam == "log" and len(parts) > 4 and parts[4] == b"idx":
+                per_log[parts[3]] = per_log.get(parts[3], 0) + 1
+        return out, max(per_log.values(), default=0)
+    finally:
+        db.close()
+
+
 def table_lag_ms(bootstrap, topic):
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
     out = subprocess.run([lsbroker.binary_path(), "tables", "--bootstrap", bootstrap, "show", topic],
@@ -208,10 +230,13 @@ def main(argv=None):
         def sampler_loop():
             t0 = time.monotonic()
             while not stop.wait(5):
+                live, idx_max = meta_live_bytes(b.data_dir)
                 s = {"t": round(time.monotonic() - t0, 1),
                      "wal_objects": len(glob.glob(os.path.join(b.data_dir, "objects", "wal", "*"))),
                      "meta_bytes": sum(os.path.getsize(f) for f in
                                        glob.glob(os.path.join(b.data_dir, "meta.db*"))),
+                     "meta_live": live,
+                     "max_index_entries_per_log": idx_max,
                      "table_metadata_bytes": sum(dir_bytes(os.path.join(
                          b.data_dir, "objects", "warehouse", "default", t, "metadata"))
                          for t in tables),
@@ -319,12 +344,24 @@ def main(argv=None):
             meta_ok = meta_ok and (last["table_metadata_bytes"]
                                    <= 1.25 * mid[0]["table_metadata_bytes"])
         checks["table_metadata_bounded"] = meta_ok
+        # the metadata store's live bytes, per key family, stay flat too
+        live_ok = True
+        if args.seconds >= 150 and mid and last:
+            half, end = mid[0]["meta_live"], last["meta_live"]
+            checks["meta_live_at_half"], checks["meta_live_at_end"] = half, end
+            grown = {f: (half.get(f, 0), n) for f, n in end.items()
+                     if n > 1.25 * half.get(f, 0) + 65536}
+            checks["meta_live_grown"] = grown
+            live_ok = not grown
+        checks["meta_live_bounded"] = live_ok
+        checks["max_index_entries_per_log"] = [s["max_index_entries_per_log"]
+                                               for s in report["samples"][::6]]
         ok = (not failed and lost == 0 and dup == 0 and checks["group_missing"] == 0
               and checks.get("compacted_unexpected", 0) == 0
               and not commits_backwards
               and all(v for k, v in checks.items() if k.startswith("table_equals_log_"))
               and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
-              and checks["max_wal_objects"] < 20000 and meta_ok)
+              and checks["max_wal_objects"] < 20000 and meta_ok and live_ok)
         checks["ok"] = ok
     finally:
         b.stop()

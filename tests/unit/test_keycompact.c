@@ -616,6 +616,129 @@ TEST(soak_random_passes_match_the_model)
     world_close(&w);
 }
 
+/* ---- merging small objects (logs that are not key-compacted) ---------------- */
+
+/* Index entries of the log now, and the bytes they name. */
+static size_t index_entries_bytes(world_t *w, uint64_t *bytes)
+{
+    ls_kvlist_t l;
+    if (ls_meta_scan_prefix(w->meta, "/ls/log/", 0, &l) != LS_OK) abort();
+    size_t n = l.n;
+    *bytes = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        ls_idx_entry_t e;
+        if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK) abort();
+        *bytes += e.len;
+        ls_idx_clear(&e);
+    }
+    ls_kvlist_free(&l);
+    return n;
+}
+
+static size_t index_entries(world_t *w)
+{
+    uint64_t bytes;
+    return index_entries_bytes(w, &bytes);
+}
+
+/* Every record of the model, in offset order, unchanged (nothing may go). */
+static int check_whole_log(world_t *w)
+{
+    reader_t all;
+    if (read_log(w, &all) != 0) return 1;
+    int rc = all.bad ? 2 : (int64_t)all.n != w->n ? 3 : 0;
+    for (size_t i = 0; i < all.n && !rc; i++) {
+        const got_t *g = &all.v[i];
+        if (g->off != (int64_t)i || g->key != w->model[i].key || g->value != w->model[i].value ||
+            g->ts != w->model[i].ts)
+            rc = 4;
+    }
+    ls_free(all.v);
+    return rc;
+}
+
+/* A table log at a 1 s commit interval adds one small compacted object per
+ * second; 2,000 of them must not become 2,000 index entries. Each pass: a
+ * batch, its WAL entry compacted, then a merge check. The log reads back
+ * whole after every pass, and the index stays within the tier bound. */
+TEST(thousands_of_small_objects_merge_into_a_bounded_index)
+{
+    srand(5);
+    world_t w;
+    world_open(&w, 1000);
+    ls_kc_policy_t p = {.compact = false, .merge = true, .merge_span_ms = INT64_MAX};
+    size_t max_entries = 0;
+    for (int pass = 0; pass < 2000; pass++) {
+        /* sizes as a live log has them: mostly alike, now and then a single
+         * record (a pass that found one small flush) */
+        int records = rand() % 9 == 0 ? 1 : 20 + rand() % 40;
+        CHECK_EQ_INT(produce(&w, records, 0, codecs[rand() % 5]), 0);
+        wal_to_co(&w);
+        key_compact(&w, &p, 0, 1 << 20, 0);
+        w.now += 1000;
+        size_t n = index_entries(&w);
+        if (n > max_entries) max_entries = n;
+        if (pass % 97 == 0 || pass == 1999) {
+            int rc = check_whole_log(&w);
+            if (rc) printf("pass %d: rule %d broken\n", pass, rc);
+            CHECK_EQ_INT(rc, 0);
+        }
+    }
+    uint64_t log_bytes;
+    size_t entries = index_entries_bytes(&w, &log_bytes);
+    printf("  2000 passes: %zu index entries at the end (max %zu), %llu merges of %llu "
+           "entries, %llu bytes rewritten for %llu bytes of log (%.2fx)\n",
+           entries, max_entries, (unsigned long long)w.st.merges,
+           (unsigned long long)w.st.entries_merged, (unsigned long long)w.st.bytes_written,
+           (unsigned long long)log_bytes, (double)w.st.bytes_written / (double)log_bytes);
+    /* fewer than 16 per tier, a handful of tiers (50 B .. 1 MiB) */
+    CHECK(max_entries <= 5 * 16);
+    CHECK(entries < 60);
+    CHECK(w.st.merges > 100);
+    /* write amplification is logarithmic: each byte rewritten a few times */
+    CHECK(w.st.bytes_written < 4 * log_bytes);
+    key_compact(&w, &p, 0, 1 << 20, 0); /* collects the last merge's replaced objects */
+    CHECK_EQ_INT(count_objects(w.os, "co/"), index_entries(&w));
+    CHECK_EQ_INT(check_whole_log(&w), 0);
+    world_close(&w);
+}
+
+TEST(merges_respect_the_span_and_the_minimum_run)
+{
+    srand(6);
+    world_t w;
+    world_open(&w, 100);
+    ls_kc_policy_t p = {.compact = false, .merge = true, .merge_span_ms = 5000};
+    /* 1 s apart with a 5 s span: runs of at most 6, never the 16 a merge needs */
+    for (int pass = 0; pass < 40; pass++) {
+        CHECK_EQ_INT(produce(&w, 5, 0, LS_CODEC_NONE), 0);
+        wal_to_co(&w);
+        key_compact(&w, &p, 0, 1 << 20, 0);
+        w.now += 1000;
+    }
+    CHECK_EQ_INT(w.st.merges, 0);
+    CHECK_EQ_INT(index_entries(&w), 40);
+    /* a wider span: the first 31 of the same tier merge, then the rest (9) wait */
+    p.merge_span_ms = INT64_MAX;
+    key_compact(&w, &p, 0, 1 << 20, 0);
+    CHECK_EQ_INT(w.st.merges, 1);
+    CHECK_EQ_INT(w.st.entries_merged, 31);
+    CHECK_EQ_INT(index_entries(&w), 10);
+    CHECK_EQ_INT(check_whole_log(&w), 0);
+    /* merging is never done to a key-compacted log, whatever the caller asks */
+    p.compact = true;
+    p.max_lag_ms = INT64_MAX;
+    p.dirty_ratio = 2; /* never due */
+    for (int pass = 0; pass < 20; pass++) {
+        CHECK_EQ_INT(produce(&w, 5, 0, LS_CODEC_NONE), 0);
+        wal_to_co(&w);
+        key_compact(&w, &p, 1 << 16, 1 << 20, 0);
+    }
+    CHECK_EQ_INT(w.st.merges, 1);
+    CHECK_EQ_INT(index_entries(&w), 30);
+    world_close(&w);
+}
+
 /* Regression: a swap applied to an index that holds none of the entries it
  * replaces (the watch already applied them, or the results came in another
  * order) left the in-memory index with a capacity above its allocation; the
@@ -674,6 +797,8 @@ int main(void)
     RUN(latest_value_per_key_and_tombstones_expire);
     RUN(dirty_ratio_and_lags_decide_when);
     RUN(soak_random_passes_match_the_model);
+    RUN(thousands_of_small_objects_merge_into_a_bounded_index);
+    RUN(merges_respect_the_span_and_the_minimum_run);
     RUN(applying_a_swap_that_replaces_nothing_keeps_the_index_sound);
     RUN(throughput);
     UNIT_DONE();
