@@ -372,10 +372,10 @@ void ls_ice_mlist_add(ls_avro_ocf_t *w, const ls_ice_mfile_t *m, const ls_ice_sp
     ls_avro_long(b, m->added_snapshot_id);
     ls_avro_long(b, m->added_files);
     ls_avro_long(b, m->existing_files);
-    ls_avro_long(b, 0);
+    ls_avro_long(b, m->deleted_files);
     ls_avro_long(b, m->added_rows);
     ls_avro_long(b, m->existing_rows);
-    ls_avro_long(b, 0);
+    ls_avro_long(b, m->deleted_rows);
     ls_avro_union(b, 1);
     ls_avro_block(b, s->nfields);
     for (int p = 0; p < s->nfields; p++) {

@@ -56,6 +56,7 @@ typedef struct ls_ice_mfile {
     int spec_id;
     int64_t seq, min_seq, added_snapshot_id;
     int64_t added_files, existing_files, added_rows, existing_rows;
+    int64_t deleted_files, deleted_rows;
 } ls_ice_mfile_t;
 
 /* The manifest list writer (OCF, deflate) with its header metadata. */

@@ -719,11 +719,124 @@ static ls_status put_manifest(ls_ice_table_t *t, const ls_ice_mentry_t *e, size_
  * snapshots and are deleted when those expire (expire_done). */
 #define MERGE_MAX_INPUTS 1000
 
+/* Data files a rewrite removes (ls_ice_table_rewrite): full locations. */
+typedef struct removal {
+    const char *const *paths;
+    size_t n;
+    bool *found;         /* per path: live in the parent snapshot */
+    int64_t rows, bytes; /* of the files found */
+} removal_t;
+
 typedef struct mlist_build {
     ls_avro_ocf_t *w;
     int64_t snap_id, seq;
     int replaced, created;
+    removal_t *rm; /* NULL: an append */
 } mlist_build_t;
+
+/* The index of path in rm, or -1. */
+static ssize_t removal_find(const removal_t *rm, const char *path)
+{
+    for (size_t i = 0; i < rm->n; i++)
+        if (!strcmp(rm->paths[i], path)) return (ssize_t)i;
+    return -1;
+}
+
+/* Entries of a parent manifest with their inherited snapshot id and
+ * sequence numbers made explicit (spec "Sequence Number Inheritance"), so
+ * they keep them when written into a manifest of a later snapshot. */
+static void make_explicit(ls_ice_mentry_t *e, int64_t msnap, int64_t mseq)
+{
+    if (e->snapshot_id < 0) e->snapshot_id = msnap;
+    if (e->seq < 0) e->seq = mseq;
+    if (e->file_seq < 0) e->file_seq = mseq;
+}
+
+/* A rewrite: the parent list record r names a manifest of entries e[0..ne)
+ * (decoded). When it holds a live file rm removes, writes it again with
+ * those entries DELETED (by this snapshot) and the others EXISTING, adds
+ * that to the list and returns 1; 0 when it holds none (the caller copies
+ * the record as it is). Entries DELETED before are dropped. */
+static int rewrite_manifest(ls_ice_table_t *t, mlist_build_t *mb, const ls_av_t *r,
+                            ls_ice_mentry_t *e, size_t ne, ls_status *st)
+{
+    bool hit = false;
+    for (size_t k = 0; k < ne && !hit; k++)
+        hit = e[k].status != LS_ICE_DELETED && removal_find(mb->rm, e[k].df.path) >= 0;
+    if (!hit) return 0;
+    int64_t mseq = ls_ice_av_long(r, "sequence_number", NULL, 0);
+    int64_t msnap = ls_ice_av_long(r, "added_snapshot_id", NULL, 0);
+    ls_ice_mentry_t *out = LS_NEWN(ls_ice_mentry_t, ne);
+    size_t n = 0;
+    ls_ice_mfile_t m = {
+        .spec_id = t->spec.spec_id, .seq = mb->seq, .added_snapshot_id = mb->snap_id};
+    int64_t min_seq = INT64_MAX;
+    for (size_t k = 0; k < ne; k++) {
+        if (e[k].status == LS_ICE_DELETED) continue;
+        ls_ice_mentry_t *o = &out[n++];
+        *o = e[k]; /* a shallow copy: e keeps the data file */
+        make_explicit(o, msnap, mseq);
+        ssize_t i = removal_find(mb->rm, o->df.path);
+        if (i >= 0) {
+            o->status = LS_ICE_DELETED;
+            o->snapshot_id = mb->snap_id;
+            mb->rm->found[i] = true;
+            mb->rm->rows += o->df.record_count;
+            mb->rm->bytes += o->df.file_size;
+            m.deleted_files++;
+            m.deleted_rows += o->df.record_count;
+        } else {
+            o->status = LS_ICE_EXISTING;
+            m.existing_files++;
+            m.existing_rows += o->df.record_count;
+        }
+        if (o->seq < min_seq) min_seq = o->seq;
+    }
+    char *path = NULL;
+    *st = put_manifest(t, out, n, &path, &m.length);
+    if (*st == LS_OK) {
+        m.path = path;
+        m.min_seq = min_seq == INT64_MAX ? mb->seq : min_seq;
+        ls_ice_mlist_add(mb->w, &m, &t->spec, out, n);
+        mb->replaced++;
+        mb->created++;
+    }
+    ls_free(path);
+    ls_free(out);
+    return 1;
+}
+
+/* A rewrite carries the parent's manifests: those holding a removed file
+ * are written again (rewrite_manifest), the others copied; no merging. A
+ * manifest this writer cannot read back, or a delete manifest, makes the
+ * rewrite fail (LS_EINVAL): its files cannot be checked. */
+static ls_status carry_for_rewrite(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_file_t *f)
+{
+    ls_status st = LS_OK;
+    ls_buf_t raw;
+    ls_buf_init(&raw);
+    for (size_t i = 0; i < f->nrecords && st == LS_OK; i++) {
+        const ls_av_t *r = &f->records[i];
+        const char *path = ls_ice_av_str(r, "manifest_path");
+        if (ls_ice_av_long(r, "content", NULL, 0) != 0 || !path) {
+            snprintf(t->err, sizeof t->err, "the table has delete files: not rewritten");
+            st = LS_EINVAL;
+            break;
+        }
+        if ((st = get_location(t, path, &raw)) != LS_OK) break;
+        ls_ice_mentry_t *e;
+        size_t ne;
+        if (ls_ice_manifest_decode(raw.data, raw.len, &t->spec, &e, &ne, t->err, sizeof t->err) !=
+            LS_OK) {
+            st = LS_EINVAL;
+            break;
+        }
+        if (!rewrite_manifest(t, mb, r, e, ne, &st)) ls_ice_mlist_copy(mb->w, r);
+        ls_ice_mentries_free(e, ne);
+    }
+    ls_buf_free(&raw);
+    return st;
+}
 
 /* Merges the parent list records idx[0..n) into one manifest added to the
  * list; inputs this writer cannot read back are copied instead. */
@@ -763,9 +876,7 @@ static ls_status merge_bin(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_f
             ls_ice_mentry_t *o = &all[nall++];
             *o = e[k]; /* takes the data file */
             o->status = LS_ICE_EXISTING;
-            if (o->snapshot_id < 0) o->snapshot_id = msnap;
-            if (o->seq < 0) o->seq = mseq;
-            if (o->file_seq < 0) o->file_seq = mseq;
+            make_explicit(o, msnap, mseq);
             if (o->seq < min_seq) min_seq = o->seq;
             rows += o->df.record_count;
         }
@@ -868,7 +979,8 @@ static ls_status write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_bu
         ls_avro_file_t f;
         if (st == LS_OK &&
             (st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) == LS_OK) {
-            st = carry_manifests(t, mb, &f, manifest != NULL);
+            st = mb->rm ? carry_for_rewrite(t, mb, &f)
+                        : carry_manifests(t, mb, &f, manifest != NULL);
             ls_avro_file_free(&f);
             if (st == LS_OK && mb->replaced) ls_crashpoint("table.manifests_merged");
         }
@@ -910,7 +1022,8 @@ static ls_status write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_bu
  * write.metadata.delete-after-commit.enabled, the metadata files that left
  * the log with their v<N> copies. A crash in between leaves orphan files,
  * never a broken table. Data files are never deleted here: appends never
- * remove one. */
+ * remove one, and the files a rewrite removed go with the orphan sweep once
+ * no retained snapshot names them. */
 #define EXPIRE_MAX_PER_COMMIT 100
 
 typedef struct expiry {
@@ -1091,8 +1204,11 @@ static bool carried(const char *key)
     return !strncmp(key, LS_ICE_CARRY_PREFIX, strlen(LS_ICE_CARRY_PREFIX));
 }
 
-ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files, size_t n,
-                              const char *const *summary_kv, int64_t now_ms, int64_t *snapshot_id)
+/* One new snapshot adding files[0..n) and, for a rewrite (rm), removing
+ * rm's files: an "append" or a "replace" (spec "Snapshots"). */
+static ls_status commit_files(ls_ice_table_t *t, const ls_ice_datafile_t *files, size_t n,
+                              removal_t *rm, const char *const *summary_kv, int64_t now_ms,
+                              int64_t *snapshot_id)
 {
     t->err[0] = 0;
     /* Timestamps never go back: Iceberg's Java reader refuses a table whose
@@ -1102,7 +1218,8 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     if (now_ms < last_updated) now_ms = last_updated;
     json_t *parent = current_snapshot(t);
     mlist_build_t mb = {
-        .seq = (int64_t)json_integer_value(json_object_get(t->meta, "last-sequence-number")) + 1};
+        .seq = (int64_t)json_integer_value(json_object_get(t->meta, "last-sequence-number")) + 1,
+        .rm = rm};
     do {
         ls_random_bytes(&mb.snap_id, sizeof mb.snap_id);
         mb.snap_id &= INT64_MAX;
@@ -1123,24 +1240,44 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
         st = write_manifest_list(t, parent, &mb, manifest, manifest_len, entries, n, &list);
     ls_free(entries); /* the data files stay the caller's */
     ls_free(manifest);
+    int64_t recs = 0, bytes = 0;
+    for (size_t k = 0; k < n; k++)
+        recs += files[k].record_count, bytes += files[k].file_size;
+    for (size_t i = 0; st == LS_OK && rm && i < rm->n; i++)
+        if (!rm->found[i]) {
+            snprintf(t->err, sizeof t->err, "%s is not a live file of the table", rm->paths[i]);
+            st = LS_ECONFLICT; /* another commit removed it: reload */
+        }
+    if (st == LS_OK && rm && recs != rm->rows) {
+        snprintf(t->err, sizeof t->err,
+                 "a rewrite must keep every row: %lld rows removed, %lld added",
+                 (long long)rm->rows, (long long)recs);
+        st = LS_EINVAL;
+    }
     if (st != LS_OK) {
-        ls_free(list);
+        ls_free(list); /* its manifests are orphans now */
         return st;
     }
 
     /* summary (spec "Snapshots": operation plus metrics, all strings) */
     json_t *psum = parent ? json_object_get(parent, "summary") : NULL;
     json_t *summary = json_object();
-    json_object_set_new(summary, "operation", json_string("append"));
-    int64_t recs = 0, bytes = 0;
-    for (size_t k = 0; k < n; k++)
-        recs += files[k].record_count, bytes += files[k].file_size;
+    json_object_set_new(summary, "operation", json_string(rm ? "replace" : "append"));
     summary_set(summary, "added-data-files", (int64_t)n);
     summary_set(summary, "added-records", recs);
     summary_set(summary, "added-files-size", bytes);
-    summary_set(summary, "total-data-files", summary_long(psum, "total-data-files") + (int64_t)n);
-    summary_set(summary, "total-records", summary_long(psum, "total-records") + recs);
-    summary_set(summary, "total-files-size", summary_long(psum, "total-files-size") + bytes);
+    int64_t gone_files = 0, gone_rows = 0, gone_bytes = 0;
+    if (rm) {
+        gone_files = (int64_t)rm->n, gone_rows = rm->rows, gone_bytes = rm->bytes;
+        summary_set(summary, "deleted-data-files", gone_files);
+        summary_set(summary, "deleted-records", gone_rows);
+        summary_set(summary, "removed-files-size", gone_bytes);
+    }
+    summary_set(summary, "total-data-files",
+                summary_long(psum, "total-data-files") + (int64_t)n - gone_files);
+    summary_set(summary, "total-records", summary_long(psum, "total-records") + recs - gone_rows);
+    summary_set(summary, "total-files-size",
+                summary_long(psum, "total-files-size") + bytes - gone_bytes);
     summary_set(summary, "total-delete-files", 0);
     summary_set(summary, "total-position-deletes", 0);
     summary_set(summary, "total-equality-deletes", 0);
@@ -1206,6 +1343,84 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     t->maint.manifests_replaced += (uint64_t)mb.replaced;
     if (snapshot_id) *snapshot_id = mb.snap_id;
     return LS_OK;
+}
+
+ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files, size_t n,
+                              const char *const *summary_kv, int64_t now_ms, int64_t *snapshot_id)
+{
+    return commit_files(t, files, n, NULL, summary_kv, now_ms, snapshot_id);
+}
+
+ls_status ls_ice_table_rewrite(ls_ice_table_t *t, const char *const *removed, size_t nremoved,
+                               const ls_ice_datafile_t *added, size_t nadded, int64_t now_ms,
+                               int64_t *snapshot_id)
+{
+    if (!nremoved || !current_snapshot(t)) {
+        snprintf(t->err, sizeof t->err, "a rewrite needs files to remove");
+        return LS_EINVAL;
+    }
+    removal_t rm = {.paths = removed, .n = nremoved, .found = LS_NEWN(bool, nremoved)};
+    ls_status st = commit_files(t, added, nadded, &rm, NULL, now_ms, snapshot_id);
+    ls_free(rm.found);
+    return st;
+}
+
+ls_status ls_ice_table_live_files(ls_ice_table_t *t, ls_ice_mentry_t **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    t->err[0] = 0;
+    json_t *snap = current_snapshot(t);
+    const char *list = snap ? json_string_value(json_object_get(snap, "manifest-list")) : NULL;
+    if (!list) return LS_OK;
+    ls_buf_t raw;
+    ls_buf_init(&raw);
+    ls_avro_file_t f;
+    ls_status st = get_location(t, list, &raw);
+    if (st != LS_OK ||
+        (st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) != LS_OK) {
+        ls_buf_free(&raw);
+        return st;
+    }
+    size_t cap = 0;
+    for (size_t i = 0; i < f.nrecords && st == LS_OK; i++) {
+        const ls_av_t *r = &f.records[i];
+        const char *path = ls_ice_av_str(r, "manifest_path");
+        if (ls_ice_av_long(r, "content", NULL, 0) != 0 || !path) {
+            snprintf(t->err, sizeof t->err, "the table has delete files");
+            st = LS_EINVAL;
+            break;
+        }
+        if ((st = get_location(t, path, &raw)) != LS_OK) break;
+        ls_ice_mentry_t *e;
+        size_t ne;
+        if ((st = ls_ice_manifest_decode(raw.data, raw.len, &t->spec, &e, &ne, t->err,
+                                         sizeof t->err)) != LS_OK)
+            break;
+        int64_t mseq = ls_ice_av_long(r, "sequence_number", NULL, 0);
+        int64_t msnap = ls_ice_av_long(r, "added_snapshot_id", NULL, 0);
+        for (size_t k = 0; k < ne; k++) {
+            if (e[k].status == LS_ICE_DELETED) {
+                ls_ice_datafile_clear(&e[k].df);
+                continue;
+            }
+            if (*n == cap) {
+                cap = cap ? cap * 2 : 64;
+                *out = ls_realloc(*out, cap * sizeof **out);
+            }
+            (*out)[*n] = e[k]; /* takes the data file */
+            make_explicit(&(*out)[(*n)++], msnap, mseq);
+        }
+        ls_free(e);
+    }
+    ls_avro_file_free(&f);
+    ls_buf_free(&raw);
+    if (st != LS_OK) {
+        ls_ice_mentries_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return st;
 }
 
 /* ---- orphan files -----------------------------------------------------------

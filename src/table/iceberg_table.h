@@ -176,6 +176,20 @@ ls_status ls_ice_table_put_data(ls_ice_table_t *t, const ls_buf_t *bytes, const 
 ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files, size_t n,
                               const char *const *summary, int64_t now_ms, int64_t *snapshot_id);
 
+/* Replaces the live data files removed[0..nremoved) (full locations) by
+ * added[0..nadded), which must hold exactly their rows, as one snapshot with
+ * operation "replace" (Iceberg's RewriteFiles): manifests naming a removed
+ * file are written again with it DELETED and the rest EXISTING (snapshot
+ * ids and sequence numbers kept); the added files get this snapshot's
+ * sequence number, so a table with delete files is refused (LS_EINVAL: a
+ * delete would stop applying to rows it deleted). LS_ECONFLICT when a
+ * removed file is no longer live (reload) or another commit won. The removed
+ * files stay in storage while older snapshots name them; once those expire
+ * they are orphans (ls_ice_table_remove_orphans). */
+ls_status ls_ice_table_rewrite(ls_ice_table_t *t, const char *const *removed, size_t nremoved,
+                               const ls_ice_datafile_t *added, size_t nadded, int64_t now_ms,
+                               int64_t *snapshot_id);
+
 /* Snapshots older than retention_ms (by timestamp) expire in later appends,
  * keeping at least min_keep (>= 1) of the newest; retention_ms 0 (the
  * default): snapshots never expire. The current one always stays. */
@@ -193,6 +207,14 @@ typedef struct ls_ice_maint_stats {
     uint64_t files_deleted;      /* manifest lists, manifests, metadata files */
 } ls_ice_maint_stats_t;
 void ls_ice_table_maint_stats(const ls_ice_table_t *t, ls_ice_maint_stats_t *out);
+
+/* The live data files of the current snapshot (ADDED and EXISTING entries,
+ * snapshot ids and sequence numbers explicit), in manifest-list order: free
+ * with ls_ice_mentries_free (iceberg_manifest.h). LS_EINVAL (with
+ * ls_ice_table_error) when a manifest is not one this writer reads back or
+ * the table has delete files. */
+struct ls_ice_mentry;
+ls_status ls_ice_table_live_files(ls_ice_table_t *t, struct ls_ice_mentry **out, size_t *n);
 
 const ls_ice_spec_t *ls_ice_table_spec(const ls_ice_table_t *t);
 int ls_ice_table_version(const ls_ice_table_t *t);              /* N: layout version */

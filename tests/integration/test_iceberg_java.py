@@ -190,8 +190,9 @@ def warehouse_java(warehouse, java_reader):
     names = ["raw_unpart", "raw_day", "raw_hour", "raw_markers"]
     args = [_hinted_metadata(warehouse, name) for name in names]
     args.append("dir:" + os.path.join(warehouse, "raw_merged"))   # through version-hint.text
+    args.append(_hinted_metadata(warehouse, "raw_rewritten"))
     tables = java_reader(*args)
-    return dict(zip(names + ["raw_merged"], tables))
+    return dict(zip(names + ["raw_merged", "raw_rewritten"], tables))
 
 
 def _load(warehouse, name):
@@ -200,7 +201,7 @@ def _load(warehouse, name):
 
 @pytest.mark.parametrize("name,nrows", [("raw_unpart", ROWS), ("raw_day", ROWS),
                                         ("raw_hour", ROWS), ("raw_markers", 10),
-                                        ("raw_merged", 2000)])
+                                        ("raw_merged", 2000), ("raw_rewritten", 2100)])
 def test_java_reads_every_warehouse_row(warehouse, warehouse_java, name, nrows):
     jt = warehouse_java[name]
     rows = sorted(jt["rows"], key=lambda x: x[1])
@@ -226,6 +227,21 @@ def test_java_warehouse_snapshots_and_time_travel(warehouse_java):
     parts = {(p["partition"]["timestamp_day"], p["partition"]["partition"])
              for p in warehouse_java["raw_day"]["planned"]}
     assert parts == {(ice_row(i)["ts_us"] // 86400000000, i % 3) for i in range(ROWS)}
+
+
+def test_java_rewritten_table(warehouse_java):
+    """raw_rewritten: Java reads the "replace" snapshot as Iceberg's own
+    RewriteFiles writes one: the twenty removed files DELETED by it, the rest
+    EXISTING with their own sequence numbers, the new file with the rewrite's."""
+    jt = warehouse_java["raw_rewritten"]
+    planned = jt["planned"]
+    assert len(planned) == 44 and sum(p["records"] for p in planned) == 2100
+    p0 = sorted(p["data_seq"] for p in planned if p["partition"]["partition"] == 0)
+    assert p0 == [21, 22]
+    assert sorted({p["data_seq"] for p in planned if p["partition"]["partition"] != 0}) == \
+        list(range(1, 21)) + [22]
+    deleted = [e for e in jt["meta"]["entries"] if e["status"] == 2]
+    assert deleted == [] or all(e["sequence_number"] <= 20 for e in deleted)
 
 
 def test_java_merged_and_expired_table(warehouse, warehouse_java):

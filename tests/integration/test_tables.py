@@ -448,6 +448,32 @@ def test_iceberg_hour_partitions(warehouse):
     assert t.scan().to_arrow().num_rows == ROWS
 
 
+def test_iceberg_rewritten_table(warehouse):
+    """raw_rewritten: partition 0's twenty small files replaced by one (a
+    "replace" snapshot, Iceberg's RewriteFiles), then an append. PyIceberg
+    plans every row once with its values; the snapshot before the rewrite
+    still reads the same rows through the old files."""
+    t = load(warehouse, "raw_rewritten")
+    rows = sorted(t.scan().to_arrow().to_pylist(), key=lambda r: r["offset"])
+    assert [r["offset"] for r in rows] == list(range(2100))
+    for i, got in enumerate(rows):
+        want = ice_row(i)
+        assert got["partition"] == want["partition"] and got["value"] == want["value"], i
+    files = [task.file for task in t.scan().plan_files()]
+    assert len([f for f in files if f.partition[0] == 0]) == 2      # rewritten + the last append's
+    assert len(files) == 2 + 2 * 21
+    ops = [s.summary.operation.value for s in t.metadata.snapshots]
+    assert ops == ["append"] * 20 + ["replace", "append"]
+    replace = t.metadata.snapshots[20]
+    assert replace.summary["deleted-data-files"] == "20"
+    assert replace.summary["added-data-files"] == "1"
+    assert replace.summary["total-records"] == "2000"
+    before = t.metadata.snapshots[19].snapshot_id
+    old = sorted(t.scan(snapshot_id=before).to_arrow().column("offset").to_pylist())
+    assert old == list(range(2000))
+    assert len(list(t.scan(snapshot_id=before).plan_files())) == 60
+
+
 def test_iceberg_merged_and_expired_table(warehouse):
     """raw_merged: after merges and expiry PyIceberg plans every row exactly
     once; only recent snapshots, few manifests and a short metadata log stay,

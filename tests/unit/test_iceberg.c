@@ -20,6 +20,7 @@
 #include "table/data_files.h"
 #include "table/iceberg_raw.h"
 #include "table/iceberg_table.h"
+#include "table/parquet_reader.h"
 #include "unit.h"
 
 TEST(transforms_and_paths)
@@ -642,6 +643,126 @@ TEST(snapshot_retention_min_keep)
     ls_objstore_close(os);
 }
 
+/* Copies the live files of one identity partition (value part) row for
+ * row into one new file *df and the paths it replaces into removed[]
+ * (views into live[]); the table is at prefix, its location loc. */
+static ls_status copy_partition(ls_ice_table_t *t, ls_objstore_t *os, const char *prefix,
+                                const char *loc, const ls_ice_mentry_t *live, size_t n, int part,
+                                const char **removed, size_t *nr, ls_ice_datafile_t *df)
+{
+    size_t nf;
+    const ls_pq_field_t *rawf = ls_raw_parquet_fields(&nf);
+    ls_pq_opts_t o;
+    ls_pq_opts_init(&o);
+    o.codec = LS_PQ_ZSTD;
+    ls_buf_t out;
+    ls_buf_init(&out);
+    char err[256];
+    ls_pq_writer_t *w = ls_pq_writer_new(rawf, nf, &o, &out, err, sizeof err);
+    ls_status st = w ? LS_OK : LS_EINVAL;
+    *nr = 0;
+    for (size_t k = 0; k < n && st == LS_OK; k++) {
+        if (live[k].df.partition[0] != part) continue;
+        removed[(*nr)++] = live[k].df.path;
+        ls_buf_t raw;
+        ls_buf_init(&raw);
+        char key[PATH_MAX + 256];
+        snprintf(key, sizeof key, "%s/%s", prefix, live[k].df.path + strlen(loc) + 1);
+        st = ls_objstore_get(os, key, 0, UINT64_MAX, &raw);
+        ls_pqr_t *r = st == LS_OK ? ls_pqr_open(raw.data, raw.len, &st, err, sizeof err) : NULL;
+        if (r) st = ls_pqr_copy_rows(r, w, err, sizeof err);
+        ls_pqr_free(r);
+        ls_buf_free(&raw);
+    }
+    if (st == LS_OK) st = ls_pq_writer_finish(w);
+    memset(df, 0, sizeof *df);
+    if (st == LS_OK) {
+        ls_ice_datafile_metrics(df, w);
+        df->partition[0] = part;
+        st = ls_ice_table_put_data(t, &out, "parquet", df);
+    }
+    if (w) ls_pq_writer_free(w);
+    ls_buf_free(&out);
+    return st;
+}
+
+static bool summary_is(const ls_ice_table_t *t, const char *key, const char *want)
+{
+    const char *v = ls_ice_table_summary(t, key);
+    return v && !strcmp(v, want);
+}
+
+/* A replace commit (Iceberg's RewriteFiles): partition 0's twenty small
+ * files, copied row for row into one, replace them; every row stays, once;
+ * the old snapshot still reads the old files; a second rewrite of the same
+ * files is a conflict. */
+TEST(rewrite_small_files)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
+    ls_ice_table_t *t = NULL;
+    char err[256] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/r", "mem://wh/ns/r", ls_raw_iceberg_schema_json(),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    for (int64_t i = 0; i < 20; i++)
+        CHECK_EQ_INT(commit_rows(t, i * 30, (i + 1) * 30, 3, 0, LS_PQ_ZSTD), LS_OK);
+    int64_t before = ls_ice_table_current_snapshot(t);
+    ls_ice_mentry_t *live;
+    size_t n;
+    CHECK_EQ_INT(ls_ice_table_live_files(t, &live, &n), LS_OK);
+    CHECK_EQ_INT(n, 60);
+    /* partition 0's files, copied into one */
+    const char *removed[20];
+    size_t nr = 0;
+    ls_ice_datafile_t df;
+    CHECK_EQ_INT(copy_partition(t, os, "wh/ns/r", "mem://wh/ns/r", live, n, 0, removed, &nr, &df),
+                 LS_OK);
+    CHECK_EQ_INT(nr, 20);
+    /* a rewrite that loses a row is refused */
+    df.record_count = 199;
+    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, ls_clock_wall_ms() + 1000, NULL),
+                 LS_EINVAL);
+    df.record_count = 200;
+    int64_t snap;
+    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, ls_clock_wall_ms() + 1000, &snap),
+                 LS_OK);
+    CHECK(summary_is(t, "operation", "replace"));
+    CHECK(summary_is(t, "deleted-data-files", "20"));
+    CHECK(summary_is(t, "total-data-files", "41"));
+    CHECK(summary_is(t, "total-records", "600"));
+    /* the live files now: partition 0's one file and the other forty */
+    ls_ice_mentry_t *after;
+    size_t na;
+    CHECK_EQ_INT(ls_ice_table_live_files(t, &after, &na), LS_OK);
+    CHECK_EQ_INT(na, 41);
+    int64_t total = 0, p0 = 0;
+    for (size_t k = 0; k < na; k++) {
+        total += after[k].df.record_count;
+        if (after[k].df.partition[0] == 0) {
+            p0++;
+            CHECK_EQ_INT(after[k].seq, 21); /* the rewrite's sequence number */
+        }
+    }
+    CHECK_EQ_INT(total, 600);
+    CHECK_EQ_INT(p0, 1);
+    ls_ice_mentries_free(after, na);
+    /* the same files again: they are gone, so a conflict */
+    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, ls_clock_wall_ms() + 2000, NULL),
+                 LS_ECONFLICT);
+    /* appends go on after a rewrite, and still see 61 rows' worth of files */
+    CHECK_EQ_INT(commit_rows(t, 600, 630, 3, 0, LS_PQ_ZSTD), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_live_files(t, &after, &na), LS_OK);
+    CHECK_EQ_INT(na, 44);
+    ls_ice_mentries_free(after, na);
+    CHECK(before != snap);
+    ls_ice_datafile_clear(&df);
+    ls_ice_mentries_free(live, n);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
 static int write_warehouse(const char *dir)
 {
     char root[PATH_MAX], store[PATH_MAX + 16];
@@ -652,9 +773,9 @@ static int write_warehouse(const char *dir)
     ls_objstore_t *os = ls_objstore_fs_open(store, 0, err, sizeof err);
     if (!os) return -2;
     int rc = 0;
-    for (int variant = 0; variant < 5 && rc == 0; variant++) {
-        static const char *names[] = {"raw_unpart", "raw_day", "raw_markers", "raw_hour",
-                                      "raw_merged"};
+    for (int variant = 0; variant < 6 && rc == 0; variant++) {
+        static const char *names[] = {"raw_unpart", "raw_day",    "raw_markers",
+                                      "raw_hour",   "raw_merged", "raw_rewritten"};
         const char *name = names[variant];
         ls_ice_spec_t spec = {0};
         if (variant == 3)
@@ -678,7 +799,7 @@ static int write_warehouse(const char *dir)
                                      "write.metadata.delete-after-commit.enabled",
                                      "true",
                                      NULL};
-        if (variant == 4)
+        if (variant >= 4)
             ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
         if (ls_ice_table_create(os, prefix, loc, ls_raw_iceberg_schema_json(),
                                 LS_RAW_LAST_COLUMN_ID, &spec, variant == 4 ? merge_props : NULL,
@@ -689,7 +810,28 @@ static int write_warehouse(const char *dir)
         }
         size_t target = variant == 1 ? 24 << 10 : 0;
         ls_pq_codec codec = variant == 1 ? LS_PQ_ZSTD : LS_PQ_SNAPPY;
-        if (variant == 4) {
+        if (variant == 5) {
+            /* raw_rewritten: 20 appends of 100 rows over 3 partitions, then
+             * partition 0's 20 files replaced by one (a "replace" snapshot),
+             * then one more append */
+            for (int64_t i = 0; i < 20 && rc == 0; i++)
+                if (commit_rows(t, i * 100, (i + 1) * 100, 3, 0, LS_PQ_ZSTD) != LS_OK) rc = -7;
+            ls_ice_mentry_t *live = NULL;
+            size_t n = 0, nr = 0;
+            const char *removed[20];
+            ls_ice_datafile_t df;
+            if (rc == 0 &&
+                (ls_ice_table_live_files(t, &live, &n) != LS_OK ||
+                 copy_partition(t, os, prefix, loc, live, n, 0, removed, &nr, &df) != LS_OK ||
+                 ls_ice_table_rewrite(t, removed, nr, &df, 1, ls_clock_wall_ms() + 2000 * 100,
+                                      NULL) != LS_OK ||
+                 commit_rows(t, 2000, 2100, 3, 0, LS_PQ_ZSTD) != LS_OK)) {
+                fprintf(stderr, "rewrite: %s\n", ls_ice_table_error(t));
+                rc = -8;
+            }
+            if (live) ls_ice_datafile_clear(&df);
+            ls_ice_mentries_free(live, n);
+        } else if (variant == 4) {
             ls_ice_table_set_snapshot_retention(t, 500, 1);
             for (int64_t i = 0; i < 40 && rc == 0; i++)
                 if (commit_rows(t, i * 50, (i + 1) * 50, 3, 0, LS_PQ_ZSTD) != LS_OK) rc = -6;
@@ -728,6 +870,7 @@ int main(void)
     RUN(maintenance_thousands_of_appends);
     RUN(orphan_files_removed);
     RUN(snapshot_retention_min_keep);
+    RUN(rewrite_small_files);
     RUN(warehouse_for_readers);
     UNIT_DONE();
 }
