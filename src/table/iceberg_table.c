@@ -806,6 +806,22 @@ static int rewrite_manifest(ls_ice_table_t *t, mlist_build_t *mb, const ls_av_t 
     return 1;
 }
 
+/* Reads the data manifest a list record r names into e[0..*ne), with raw as
+ * scratch. LS_EINVAL (reason in t->err) for a delete manifest or one this
+ * writer cannot read back: its files cannot be accounted for. */
+static ls_status read_data_manifest(ls_ice_table_t *t, const ls_av_t *r, ls_buf_t *raw,
+                                    ls_ice_mentry_t **e, size_t *ne)
+{
+    const char *path = ls_ice_av_str(r, "manifest_path");
+    if (ls_ice_av_long(r, "content", NULL, 0) != 0 || !path) {
+        snprintf(t->err, sizeof t->err, "the table has delete files");
+        return LS_EINVAL;
+    }
+    ls_status st = get_location(t, path, raw);
+    if (st != LS_OK) return st;
+    return ls_ice_manifest_decode(raw->data, raw->len, &t->spec, e, ne, t->err, sizeof t->err);
+}
+
 /* A rewrite carries the parent's manifests: those holding a removed file
  * are written again (rewrite_manifest), the others copied; no merging. A
  * manifest this writer cannot read back, or a delete manifest, makes the
@@ -817,20 +833,9 @@ static ls_status carry_for_rewrite(ls_ice_table_t *t, mlist_build_t *mb, const l
     ls_buf_init(&raw);
     for (size_t i = 0; i < f->nrecords && st == LS_OK; i++) {
         const ls_av_t *r = &f->records[i];
-        const char *path = ls_ice_av_str(r, "manifest_path");
-        if (ls_ice_av_long(r, "content", NULL, 0) != 0 || !path) {
-            snprintf(t->err, sizeof t->err, "the table has delete files: not rewritten");
-            st = LS_EINVAL;
-            break;
-        }
-        if ((st = get_location(t, path, &raw)) != LS_OK) break;
         ls_ice_mentry_t *e;
         size_t ne;
-        if (ls_ice_manifest_decode(raw.data, raw.len, &t->spec, &e, &ne, t->err, sizeof t->err) !=
-            LS_OK) {
-            st = LS_EINVAL;
-            break;
-        }
+        if ((st = read_data_manifest(t, r, &raw, &e, &ne)) != LS_OK) break;
         if (!rewrite_manifest(t, mb, r, e, ne, &st)) ls_ice_mlist_copy(mb->w, r);
         ls_ice_mentries_free(e, ne);
     }
@@ -1385,18 +1390,9 @@ ls_status ls_ice_table_live_files(ls_ice_table_t *t, ls_ice_mentry_t **out, size
     size_t cap = 0;
     for (size_t i = 0; i < f.nrecords && st == LS_OK; i++) {
         const ls_av_t *r = &f.records[i];
-        const char *path = ls_ice_av_str(r, "manifest_path");
-        if (ls_ice_av_long(r, "content", NULL, 0) != 0 || !path) {
-            snprintf(t->err, sizeof t->err, "the table has delete files");
-            st = LS_EINVAL;
-            break;
-        }
-        if ((st = get_location(t, path, &raw)) != LS_OK) break;
         ls_ice_mentry_t *e;
         size_t ne;
-        if ((st = ls_ice_manifest_decode(raw.data, raw.len, &t->spec, &e, &ne, t->err,
-                                         sizeof t->err)) != LS_OK)
-            break;
+        if ((st = read_data_manifest(t, r, &raw, &e, &ne)) != LS_OK) break;
         int64_t mseq = ls_ice_av_long(r, "sequence_number", NULL, 0);
         int64_t msnap = ls_ice_av_long(r, "added_snapshot_id", NULL, 0);
         for (size_t k = 0; k < ne; k++) {
