@@ -752,6 +752,30 @@ static void make_explicit(ls_ice_mentry_t *e, int64_t msnap, int64_t mseq)
     if (e->file_seq < 0) e->file_seq = mseq;
 }
 
+/* Moves the live (ADDED, EXISTING) entries of e[0..ne), decoded from the
+ * manifest the list record r names, to the end of *all (n entries, cap
+ * slots), their snapshot ids and sequence numbers made explicit; frees the
+ * DELETED ones and e. */
+static void take_live(const ls_av_t *r, ls_ice_mentry_t *e, size_t ne, ls_ice_mentry_t **all,
+                      size_t *n, size_t *cap)
+{
+    int64_t mseq = ls_ice_av_long(r, "sequence_number", NULL, 0);
+    int64_t msnap = ls_ice_av_long(r, "added_snapshot_id", NULL, 0);
+    for (size_t k = 0; k < ne; k++) {
+        if (e[k].status == LS_ICE_DELETED) {
+            ls_ice_datafile_clear(&e[k].df);
+            continue;
+        }
+        if (*n == *cap) {
+            *cap = *cap ? *cap * 2 : 64;
+            *all = ls_realloc(*all, *cap * sizeof **all);
+        }
+        (*all)[*n] = e[k]; /* takes the data file */
+        make_explicit(&(*all)[(*n)++], msnap, mseq);
+    }
+    ls_free(e);
+}
+
 /* A rewrite: the parent list record r names a manifest of entries e[0..ne)
  * (decoded). When it holds a live file rm removes, writes it again with
  * those entries DELETED (by this snapshot) and the others EXISTING, adds
@@ -867,25 +891,13 @@ static ls_status merge_bin(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_f
             ls_ice_mlist_copy(mb->w, r); /* not ours to rewrite: keep it as it is */
             continue;
         }
-        int64_t mseq = ls_ice_av_long(r, "sequence_number", NULL, 0);
-        int64_t msnap = ls_ice_av_long(r, "added_snapshot_id", NULL, 0);
-        for (size_t k = 0; k < ne; k++) {
-            if (e[k].status == LS_ICE_DELETED) {
-                ls_ice_datafile_clear(&e[k].df);
-                continue;
-            }
-            if (nall == cap) {
-                cap = cap ? cap * 2 : 256;
-                all = ls_realloc(all, cap * sizeof *all);
-            }
-            ls_ice_mentry_t *o = &all[nall++];
-            *o = e[k]; /* takes the data file */
-            o->status = LS_ICE_EXISTING;
-            make_explicit(o, msnap, mseq);
-            if (o->seq < min_seq) min_seq = o->seq;
-            rows += o->df.record_count;
+        size_t from = nall;
+        take_live(r, e, ne, &all, &nall, &cap);
+        for (size_t k = from; k < nall; k++) {
+            all[k].status = LS_ICE_EXISTING;
+            if (all[k].seq < min_seq) min_seq = all[k].seq;
+            rows += all[k].df.record_count;
         }
-        ls_free(e);
         mb->replaced++;
     }
     ls_buf_free(&raw);
@@ -1393,21 +1405,7 @@ ls_status ls_ice_table_live_files(ls_ice_table_t *t, ls_ice_mentry_t **out, size
         ls_ice_mentry_t *e;
         size_t ne;
         if ((st = read_data_manifest(t, r, &raw, &e, &ne)) != LS_OK) break;
-        int64_t mseq = ls_ice_av_long(r, "sequence_number", NULL, 0);
-        int64_t msnap = ls_ice_av_long(r, "added_snapshot_id", NULL, 0);
-        for (size_t k = 0; k < ne; k++) {
-            if (e[k].status == LS_ICE_DELETED) {
-                ls_ice_datafile_clear(&e[k].df);
-                continue;
-            }
-            if (*n == cap) {
-                cap = cap ? cap * 2 : 64;
-                *out = ls_realloc(*out, cap * sizeof **out);
-            }
-            (*out)[*n] = e[k]; /* takes the data file */
-            make_explicit(&(*out)[(*n)++], msnap, mseq);
-        }
-        ls_free(e);
+        take_live(r, e, ne, out, n, &cap);
     }
     ls_avro_file_free(&f);
     ls_buf_free(&raw);

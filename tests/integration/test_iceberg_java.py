@@ -240,8 +240,13 @@ def test_java_rewritten_table(warehouse_java):
     assert p0 == [21, 22]
     assert sorted({p["data_seq"] for p in planned if p["partition"]["partition"] != 0}) == \
         list(range(1, 21)) + [22]
+    # the current snapshot's manifests still hold the replace's 20 DELETED
+    # entries, each with the sequence number of the append that wrote it
     deleted = [e for e in jt["meta"]["entries"] if e["status"] == 2]
-    assert deleted == [] or all(e["sequence_number"] <= 20 for e in deleted)
+    assert sorted(e["sequence_number"] for e in deleted) == list(range(1, 21))
+    replace_id = next(x["id"] for x in jt["snapshots"] if x["seq"] == 21)
+    assert all(e["snapshot_id"] == replace_id and e["data_file"]["partition"]["partition"] == 0
+               for e in deleted)
 
 
 def test_java_merged_and_expired_table(warehouse, warehouse_java):
