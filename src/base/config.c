@@ -431,6 +431,11 @@ static const cfg_key_t cfg_keys[] = {
      .type = CT_STRING,
      FIELD(table_snapshot_retention_min),
      .help = "The newest this many snapshots never expire: 1..100000 (built-in default 1)."},
+    {.name = "lakestream.table.rewrite.min.files",
+     .type = CT_STRING,
+     FIELD(table_rewrite_min_files),
+     .help = "Small data files of a table partition are rewritten into one once this many line "
+             "up: 0 (never) or 4..1000 (built-in default 16)."},
     {.name = "table.orphan.grace.ms",
      .type = CT_INT,
      FIELD(table_orphan_grace_ms),

@@ -158,6 +158,7 @@ struct ls_compactor {
                                 * its last merge check (key_compact) */
     ls_i64map_t table_commits; /* worker only: stream_no -> int64_t * time of its last commit */
     ls_i64map_t orphan_sweeps; /* worker only: stream_no -> int64_t * time of its last sweep */
+    ls_i64map_t rewrite_waits; /* worker only: stream_no -> int64_t * commits since its check */
     int64_t cur_lag_ms;        /* worker: lag seen by the last compact_log scan */
     ls_i64map_t log_lags;      /* worker: log_id -> int64_t * lag of the last pass */
     ls_i64map_t lags_next;     /* worker: stream_no -> int64_t * table lag, this pass */
@@ -877,6 +878,44 @@ static void sweep_orphans(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
     c->stats.orphans_deleted += deleted;
 }
 
+/* Small data files of the table c->batch just committed (ls_mat_rewrite),
+ * under the table claim: checked once every rewrite.min.files commits of
+ * this broker (fewer cannot have lined up a new run of that many files) and
+ * again at the next commit when a check left runs for later. A failure
+ * only delays the rewrite: the files stay as they are. */
+static void rewrite_files(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
+{
+    int64_t min = ts->policy.rewrite_min_files;
+    if (min <= 0) return;
+    int64_t *waited = ls_i64map_get(&c->rewrite_waits, ts->stream->stream_no);
+    if (!waited) {
+        waited = LS_NEW(int64_t);
+        ls_i64map_put(&c->rewrite_waits, ts->stream->stream_no, waited);
+    }
+    if (++*waited < min) return;
+    ls_file_rewrite_stats_t *rs = &c->stats.rewrite;
+    uint64_t removed = rs->files_removed, added = rs->files_added, in = rs->bytes_read,
+             out = rs->bytes_written;
+    char err[512] = "";
+    ls_status st = ls_mat_rewrite(c->batch, rs, err, sizeof err);
+    *waited = rs->more ? min - 1 : 0;
+    if (st != LS_OK) {
+        LS_WARN_RL("table",
+                   "table %s.%s: rewriting small data files failed: %s (%s); they stay and "
+                   "are tried again after %lld commits",
+                   ts->stream->ns, ts->target.name, ls_status_str(st), err, (long long)min);
+        rs->failures++;
+    } else if (rs->files_removed > removed) {
+        LS_INFO("table",
+                "table %s.%s: rewrote %llu small data files (%llu bytes) into %llu (%llu bytes)%s",
+                ts->stream->ns, ts->target.name, (unsigned long long)(rs->files_removed - removed),
+                (unsigned long long)(rs->bytes_read - in),
+                (unsigned long long)(rs->files_added - added),
+                (unsigned long long)(rs->bytes_written - out),
+                rs->more ? "; more next commit" : "");
+    }
+}
+
 /* The logs of one stream with a table: their due WAL ranges become COs and
  * rows of ONE table commit (ls_mat_batch), and only after that commit are
  * their index swaps made, each under its log's claim; then retention. So a
@@ -933,6 +972,7 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
                     ls_table_marks_set(&c->marks, sw->log_id, &ts->target,
                                        ls_mat_done(c->batch, sw->log_id));
                 }
+                rewrite_files(c, ts);
             } else if (c->npending) {
                 LS_WARN_RL("compact",
                            "table %s.%s: committing %zu ranges failed: %s (%s); they "
@@ -1143,6 +1183,7 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     ls_i64map_init(&c->merge_due);
     ls_i64map_init(&c->table_commits);
     ls_i64map_init(&c->orphan_sweeps);
+    ls_i64map_init(&c->rewrite_waits);
     c->pend_log = -1;
     ls_i64map_init(&c->log_lags);
     ls_i64map_init(&c->lags_next);
@@ -1209,6 +1250,7 @@ void ls_compactor_free(ls_compactor_t *c)
     free_i64_values(&c->lags);
     free_i64_values(&c->table_commits);
     free_i64_values(&c->orphan_sweeps);
+    free_i64_values(&c->rewrite_waits);
     ls_free(c->pending);
     ls_free(c);
 }

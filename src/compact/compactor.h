@@ -11,6 +11,7 @@
 #include "meta/meta.h"
 #include "objstore/objstore.h"
 #include "stream/catalog.h"
+#include "table/file_rewrite.h"
 
 typedef struct ls_compactor ls_compactor_t;
 
@@ -52,6 +53,7 @@ typedef struct ls_compactor_stats {
     uint64_t orphans_deleted;              /* table files no snapshot references */
     uint64_t index_pages_skipped;          /* full pages of compacted entries a scan walked past */
     ls_kc_stats_t keycompact;              /* key compaction of compacted topics */
+    ls_file_rewrite_stats_t rewrite;       /* small data files of tables rewritten */
 } ls_compactor_stats_t;
 
 ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta_t *meta,

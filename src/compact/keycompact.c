@@ -75,7 +75,7 @@
  * timestamps lie within p->merge_span_ms (the caller passes a tenth of
  * retention.ms and of retention.bytes, so retention, which trims whole
  * entries, stays that precise), and whose largest entry is at most
- * 1/MERGE_GROWTH of the run's bytes. So whenever a byte is rewritten, the
+ * 1/MERGE_GROWTH of the run's bytes (base/size_tier.h). So whenever a byte is rewritten, the
  * object holding it grows at least MERGE_GROWTH times (16 to 31 times for
  * inputs of one size, the common case: one commit interval of data each;
  * a big old object never absorbs a trickle of small new ones): every byte
@@ -100,6 +100,7 @@
 #include "base/crc32c.h"
 #include "base/compress.h"
 #include "base/diag.h"
+#include "base/size_tier.h"
 #include "base/uuid.h"
 #include "log/co_format.h"
 #include "records/records.h"
@@ -729,33 +730,35 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, con
 
 /* ------------------------------------------------- merging small objects */
 
+/* Which CO entries may form a merge run (ls_tier_fits_fn): CO entries with
+ * contiguous offsets whose max timestamps lie within the merge span. */
+typedef struct merge_fit {
+    const kc_index_t *ix;
+    const ls_kc_policy_t *p;
+} merge_fit_t;
+
+static bool merge_fits(void *arg, size_t first, size_t next, uint64_t *bytes)
+{
+    const merge_fit_t *m = arg;
+    const ls_idx_entry_t *x = &m->ix->e[next];
+    *bytes = x->len;
+    if (x->kind != LS_IDX_CO) return false;
+    return next == first ||
+           (x->first_offset == m->ix->e[next - 1].last_offset + 1 &&
+            x->max_timestamp - m->ix->e[first].max_timestamp <= m->p->merge_span_ms);
+}
+
 /* The first run at or after entry `from` that the design note lets merge:
  * entries [*gs, *ge]; false when there is none. */
 static bool next_merge(const kc_index_t *ix, size_t from, const ls_kc_policy_t *p,
                        int64_t group_bytes, size_t *gs, size_t *ge)
 {
-    for (size_t s = from; s < ix->n; s++) {
-        const ls_idx_entry_t *first = &ix->e[s];
-        if (first->kind != LS_IDX_CO) continue;
-        uint64_t bytes = first->len, largest = first->len;
-        size_t best = 0; /* the longest run found from s; 0: none */
-        for (size_t e = s; e + 1 < ix->n && e + 1 - s < GROUP_MAX_ENTRIES; e++) {
-            const ls_idx_entry_t *x = &ix->e[e + 1];
-            if (x->kind != LS_IDX_CO || x->first_offset != ix->e[e].last_offset + 1 ||
-                bytes + x->len > (uint64_t)group_bytes ||
-                x->max_timestamp - first->max_timestamp > p->merge_span_ms)
-                break;
-            bytes += x->len;
-            if (x->len > largest) largest = x->len;
-            if (e + 2 - s >= MERGE_MIN_ENTRIES && largest * MERGE_GROWTH <= bytes) best = e + 1;
-        }
-        if (best) {
-            *gs = s;
-            *ge = best;
-            return true;
-        }
-    }
-    return false;
+    ls_tier_rule_t rule = {.min_items = MERGE_MIN_ENTRIES,
+                           .max_items = GROUP_MAX_ENTRIES,
+                           .max_bytes = (uint64_t)group_bytes,
+                           .growth = MERGE_GROWTH};
+    merge_fit_t m = {ix, p};
+    return ls_tier_next_run(ix->n, from, &rule, merge_fits, &m, gs, ge);
 }
 
 /* Merges every run next_merge finds (under the claim), in offset order. */

@@ -505,6 +505,21 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
     return st;
 }
 
+ls_status ls_mat_rewrite(ls_mat_batch_t *b, ls_file_rewrite_stats_t *stats, char *err, int errlen)
+{
+    stats->more = false;
+    if (!b->t) return LS_OK; /* a typed table no record has created yet */
+    size_t nf;
+    const ls_pq_field_t *f =
+        b->shape ? ls_typed_parquet_fields(b->shape, &nf) : ls_raw_parquet_fields(&nf);
+    ls_file_rewrite_opts_t o = {.fields = f,
+                                .nfields = nf,
+                                .pq = &b->opts,
+                                .target_bytes = b->tt->policy->target_file_bytes,
+                                .min_files = (int)b->tt->policy->rewrite_min_files};
+    return ls_file_rewrite(b->t, &o, ls_clock_wall_ms(), stats, err, (size_t)errlen);
+}
+
 void ls_mat_free(ls_mat_batch_t *b)
 {
     if (!b) return;

@@ -13,6 +13,7 @@
 #include "objstore/objstore.h"
 #include "stream/catalog.h"
 #include "stream/policy.h"
+#include "table/file_rewrite.h"
 
 /* Where and how one stream's table is written (its policy resolved, see
  * stream/policy.h): built once per compaction pass and stream. */
@@ -58,6 +59,11 @@ ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const
  * may have written part of its rows), so the whole batch is retried. LS_ECONFLICT: another commit
  * won; retry next pass. */
 ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen);
+/* After a commit: rewrites runs of small data files of b's table as one
+ * replace snapshot (table/file_rewrite.h, with the policy's
+ * rewrite.min.files, target file size and codec); LS_OK with nothing done
+ * when no run qualifies. LS_ECONFLICT: another commit won. */
+ls_status ls_mat_rewrite(ls_mat_batch_t *b, ls_file_rewrite_stats_t *stats, char *err, int errlen);
 void ls_mat_free(ls_mat_batch_t *b);
 
 /* Deletes the table's orphan files written before older_than_ms

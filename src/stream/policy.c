@@ -247,6 +247,15 @@ static int p_value_format(const char *v, ls_policy_t *p, char *why, size_t cap)
     return i < 0 ? -1 : 0;
 }
 
+static int p_rewrite_min(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    if (strcmp(v, "0") == 0) {
+        p->rewrite_min_files = 0;
+        return 0;
+    }
+    return parse_int(v, 4, 1000, &p->rewrite_min_files);
+}
+
 static const field_def_t fields[LS_POLICY_NFIELDS] = {
     [LS_POLICY_ENABLED] = {"lakestream.table.enabled", "false", "true, false",
                            "Materialize the topic as an Iceberg table in the compaction pass.",
@@ -317,6 +326,13 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                 "becomes typed columns (Avro records; the table's schema is the "
                                 "first record's, set when the table is created).",
                                 p_value_format, NULL},
+    [LS_POLICY_REWRITE_MIN_FILES] = {"lakestream.table.rewrite.min.files", "16",
+                                     "0 (never rewrite), or an integer from 4 to 1000",
+                                     "Small data files (below target.file.bytes) of one table "
+                                     "partition are rewritten into one file, as an Iceberg "
+                                     "replace commit, once at least this many line up and the "
+                                     "new file is at least 4x the largest of them.",
+                                     p_rewrite_min, NULL},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }

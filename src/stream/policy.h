@@ -29,6 +29,7 @@
  *   snapshot.retention.ms  0 (never) | 1000..1 year      applied
  *   snapshot.retention.min 1..100000 (newest kept)        applied
  *   value.format         raw | schema-registry            applied (table/iceberg_typed.h)
+ *   rewrite.min.files    0 (never) | 4..1000             applied (table/file_rewrite.h)
  *
  * `lakestream.table.enabled.since` (wall-clock ms) is kept by the broker, not
  * set by users: the moment the stream's table last became enabled. With
@@ -66,6 +67,7 @@ typedef enum ls_policy_field {
     LS_POLICY_SNAPSHOT_RETENTION_MS,
     LS_POLICY_SNAPSHOT_RETENTION_MIN,
     LS_POLICY_VALUE_FORMAT,
+    LS_POLICY_REWRITE_MIN_FILES,
     LS_POLICY_NFIELDS
 } ls_policy_field;
 
@@ -108,6 +110,7 @@ typedef struct ls_policy {
     int64_t commit_interval_ms;
     int64_t snapshot_retention_ms;  /* 0: snapshots never expire */
     int64_t snapshot_retention_min; /* the newest this many never expire */
+    int64_t rewrite_min_files;      /* small files a rewrite takes at least; 0: never */
     bool start_latest;
     bool value_typed;         /* value.format=schema-registry: typed columns */
     bool error_skip;          /* error.handling=skip */

@@ -618,8 +618,8 @@ static char *key_for_location(const ls_ice_table_t *t, const char *loc)
     return key_of(t, loc + n + 1);
 }
 
-/* GETs a file of this table by location. */
-static ls_status get_location(ls_ice_table_t *t, const char *loc, ls_buf_t *out)
+/* GETs a file of this table by location (declared in the header). */
+ls_status ls_ice_table_get_file(ls_ice_table_t *t, const char *loc, ls_buf_t *out)
 {
     char *key = key_for_location(t, loc);
     if (!key) {
@@ -841,7 +841,7 @@ static ls_status read_data_manifest(ls_ice_table_t *t, const ls_av_t *r, ls_buf_
         snprintf(t->err, sizeof t->err, "the table has delete files");
         return LS_EINVAL;
     }
-    ls_status st = get_location(t, path, raw);
+    ls_status st = ls_ice_table_get_file(t, path, raw);
     if (st != LS_OK) return st;
     return ls_ice_manifest_decode(raw->data, raw->len, &t->spec, e, ne, t->err, sizeof t->err);
 }
@@ -881,7 +881,7 @@ static ls_status merge_bin(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_f
     for (size_t i = 0; i < n && st == LS_OK; i++) {
         const ls_av_t *r = &f->records[idx[i]];
         const char *path = ls_ice_av_str(r, "manifest_path");
-        st = path ? get_location(t, path, &raw) : LS_ECORRUPT;
+        st = path ? ls_ice_table_get_file(t, path, &raw) : LS_ECORRUPT;
         if (st != LS_OK) break;
         ls_ice_mentry_t *e;
         size_t ne;
@@ -992,7 +992,7 @@ static ls_status write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_bu
     if (plist) {
         ls_buf_t raw;
         ls_buf_init(&raw);
-        st = get_location(t, plist, &raw);
+        st = ls_ice_table_get_file(t, plist, &raw);
         ls_avro_file_t f;
         if (st == LS_OK &&
             (st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) == LS_OK) {
@@ -1121,7 +1121,7 @@ static ls_status list_manifests(ls_ice_table_t *t, const char *loc, json_t *set)
 {
     ls_buf_t raw;
     ls_buf_init(&raw);
-    ls_status st = get_location(t, loc, &raw);
+    ls_status st = ls_ice_table_get_file(t, loc, &raw);
     ls_avro_file_t f;
     if (st == LS_OK &&
         (st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) == LS_OK) {
@@ -1393,7 +1393,7 @@ ls_status ls_ice_table_live_files(ls_ice_table_t *t, ls_ice_mentry_t **out, size
     ls_buf_t raw;
     ls_buf_init(&raw);
     ls_avro_file_t f;
-    ls_status st = get_location(t, list, &raw);
+    ls_status st = ls_ice_table_get_file(t, list, &raw);
     if (st != LS_OK ||
         (st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) != LS_OK) {
         ls_buf_free(&raw);
@@ -1467,7 +1467,7 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, 
     {
         if (st != LS_OK) break;
         json_object_set_new(refs, k, json_true());
-        if ((st = get_location(t, k, &raw)) != LS_OK) break;
+        if ((st = ls_ice_table_get_file(t, k, &raw)) != LS_OK) break;
         ls_avro_file_t f;
         if ((st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) != LS_OK) break;
         for (size_t r = 0; r < f.nrecords; r++) {

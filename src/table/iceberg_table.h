@@ -166,6 +166,12 @@ void ls_ice_table_free(ls_ice_table_t *t);
 ls_status ls_ice_table_put_data(ls_ice_table_t *t, const ls_buf_t *bytes, const char *ext,
                                 ls_ice_datafile_t *df);
 
+/* Reads the file at location loc (a full location under the table's, e.g.
+ * a live data file's path) into out (its old contents replaced); LS_EINVAL
+ * for a location elsewhere, the store's status otherwise (with
+ * ls_ice_table_error). */
+ls_status ls_ice_table_get_file(ls_ice_table_t *t, const char *loc, ls_buf_t *out);
+
 /* Fast append of n data files as one new snapshot (n may be 0: a snapshot
  * that only moves summary properties, e.g. a log's offset past records that
  * made no rows). summary: NULL or

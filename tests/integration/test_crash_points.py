@@ -124,10 +124,12 @@ def test_crash_in_a_compaction_task(broker_factory, point):
     check_log(b, topic, s.acked)
 
 
-# the table-maintenance steps (iceberg_table.c): after a commit that expired
-# snapshots, before their files are deleted; after orphans were found, before
-# they are deleted (a merge is crashed in the unit tests: it needs 100 commits)
-MAINTENANCE_POINTS = ["table.expiry_committed", "table.orphans_found"]
+# the table-maintenance steps (iceberg_table.c, file_rewrite.c): after a
+# commit that expired snapshots, before their files are deleted; after
+# orphans were found, before they are deleted; after a rewrite of small data
+# files wrote its new files, before its replace commit (a merge is crashed in
+# the unit tests: it needs 100 commits)
+MAINTENANCE_POINTS = ["table.expiry_committed", "table.orphans_found", "table.rewrite_written"]
 
 
 @pytest.mark.parametrize("point", MAINTENANCE_POINTS)
@@ -140,7 +142,8 @@ def test_crash_in_table_maintenance(broker_factory, point):
     topic = create_topic(b.bootstrap, unique_topic("crashm"), partitions=PARTS,
                          config={"lakestream.table.enabled": "true",
                                  "lakestream.table.commit.interval.ms": "1000",
-                                 "lakestream.table.snapshot.retention.ms": "1000"})
+                                 "lakestream.table.snapshot.retention.ms": "1000",
+                                 "lakestream.table.rewrite.min.files": "4"})
     s = Sender(b.bootstrap, topic)
     s.send(0, 150)
     s.flush()

@@ -1,0 +1,56 @@
+/* Rewriting small data files of a table (table maintenance): runs of small
+ * live files of one partition become one file holding exactly their rows,
+ * committed as one Iceberg "replace" snapshot (ls_ice_table_rewrite).
+ * Design note in file_rewrite.c. */
+#ifndef LS_FILE_REWRITE_H
+#define LS_FILE_REWRITE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "table/iceberg_manifest.h"
+#include "table/iceberg_table.h"
+#include "table/parquet_writer.h"
+
+typedef struct ls_file_rewrite_opts {
+    const ls_pq_field_t *fields; /* the table's row shape (what its files hold) */
+    size_t nfields;
+    const ls_pq_opts_t *pq; /* codec and sizes of the new files */
+    int64_t target_bytes;   /* files at least this big are never inputs */
+    int min_files;          /* a run takes at least this many files (>= 4, as a
+                             * run grows 4x); 0: never rewrite */
+} ls_file_rewrite_opts_t;
+
+/* One run: live[idx[0..n)] (indices into the live list) become one file. */
+typedef struct ls_file_run {
+    size_t *idx;
+    size_t n;
+    uint64_t bytes;
+} ls_file_run_t;
+
+/* The runs the rule picks among live[0..n) (ls_ice_table_live_files),
+ * partitions in spec order of their values, runs in order of their files'
+ * sequence numbers, at most about target_bytes of input in all (always at
+ * least one run when there is one); *more: runs were left for later. Free
+ * with ls_file_runs_free. */
+size_t ls_file_rewrite_plan(const ls_ice_mentry_t *live, size_t n, int nspec_fields,
+                            const ls_file_rewrite_opts_t *o, ls_file_run_t **runs, bool *more);
+void ls_file_runs_free(ls_file_run_t *runs, size_t n);
+
+typedef struct ls_file_rewrite_stats {
+    uint64_t commits;       /* replace snapshots */
+    uint64_t files_removed; /* small files replaced */
+    uint64_t files_added;
+    uint64_t bytes_read, bytes_written, rows;
+    uint64_t failures; /* counted by callers */
+    bool more;         /* the last call left runs for a later one */
+} ls_file_rewrite_stats_t;
+
+/* Plans t's current snapshot and, when there are runs, writes their files
+ * and commits them as one replace snapshot at now_ms; stats are added to.
+ * LS_ECONFLICT: another commit won (t is stale: load it again); another
+ * error: nothing committed (files written are orphans), reason in err. */
+ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, int64_t now_ms,
+                          ls_file_rewrite_stats_t *stats, char *err, size_t errlen);
+#endif

@@ -1,0 +1,292 @@
+/* Rewriting small data files (table/file_rewrite.h): the run rule on
+ * made-up file lists, and a thousand commits in a row of a real table (in
+ * the memory store) each followed by a rewrite: every row stays exactly
+ * once, the live file count stays bounded, each row is rewritten only a few
+ * times. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/size_tier.h"
+#include "objstore/objstore.h"
+#include "table/data_files.h"
+#include "table/file_rewrite.h"
+#include "table/iceberg_manifest.h"
+#include "table/iceberg_raw.h"
+#include "table/iceberg_table.h"
+#include "table/parquet_reader.h"
+#include "unit.h"
+
+/* n made-up live files; file i: partition part[i], size size[i], seq i+1. */
+static ls_ice_mentry_t *files(size_t n, const int *part, const int64_t *size)
+{
+    ls_ice_mentry_t *e = ls_calloc(n, sizeof *e);
+    for (size_t i = 0; i < n; i++) {
+        e[i].seq = (int64_t)i + 1;
+        e[i].df.partition[0] = part ? part[i] : 0;
+        e[i].df.file_size = size[i];
+        e[i].df.record_count = 1;
+    }
+    return e;
+}
+
+static ls_file_rewrite_opts_t opts(int64_t target, int min)
+{
+    return (ls_file_rewrite_opts_t){.target_bytes = target, .min_files = min};
+}
+
+/* Forty equal small files in partition 0 and ten in partition 1 (listed
+ * interleaved): the longest run partition 0 allows (2 x 16 - 1), in
+ * sequence order; partition 1 has too few. */
+TEST(plan_takes_runs_per_partition)
+{
+    int part[50];
+    int64_t size[50];
+    for (int i = 0; i < 50; i++) {
+        part[i] = i % 5 == 4 ? 1 : 0;
+        size[i] = 1000;
+    }
+    ls_ice_mentry_t *e = files(50, part, size);
+    ls_file_rewrite_opts_t o = opts(1 << 20, 16);
+    ls_file_run_t *runs;
+    bool more;
+    size_t n = ls_file_rewrite_plan(e, 50, 1, &o, &runs, &more);
+    CHECK_EQ_INT(n, 1);
+    CHECK(!more);
+    CHECK_EQ_INT(runs[0].n, 31);
+    CHECK_EQ_INT(runs[0].bytes, 31000);
+    for (size_t k = 0; k < runs[0].n; k++) {
+        CHECK_EQ_INT(e[runs[0].idx[k]].df.partition[0], 0);
+        if (k) CHECK(runs[0].idx[k] > runs[0].idx[k - 1]);
+    }
+    ls_file_runs_free(runs, n);
+    /* min.files 0: never */
+    o.min_files = 0;
+    CHECK_EQ_INT(ls_file_rewrite_plan(e, 50, 1, &o, &runs, &more), 0);
+    ls_free(e);
+}
+
+/* A big old file never absorbs a trickle of small ones (growth rule), and
+ * files of the target size are never inputs. */
+TEST(plan_keeps_big_files_out)
+{
+    int64_t size[24];
+    size[0] = 10000;   /* an earlier rewrite's file */
+    size[1] = 1 << 20; /* full size */
+    for (int i = 2; i < 24; i++)
+        size[i] = 100;
+    ls_ice_mentry_t *e = files(24, NULL, size);
+    ls_file_rewrite_opts_t o = opts(1 << 20, 16);
+    ls_file_run_t *runs;
+    bool more;
+    size_t n = ls_file_rewrite_plan(e, 24, 1, &o, &runs, &more);
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(runs[0].n, 22);
+    CHECK_EQ_INT(runs[0].idx[0], 2);
+    ls_file_runs_free(runs, n);
+    ls_free(e);
+}
+
+/* Input is bounded per call: runs past about target_bytes wait (more). */
+TEST(plan_budget_leaves_more)
+{
+    int part[64];
+    int64_t size[64];
+    for (int i = 0; i < 64; i++) {
+        part[i] = i % 4;
+        size[i] = 1000;
+    }
+    ls_ice_mentry_t *e = files(64, part, size);
+    ls_file_rewrite_opts_t o = opts(20000, 4); /* runs of at most 7 files, 20000 bytes */
+    ls_file_run_t *runs;
+    bool more;
+    size_t n = ls_file_rewrite_plan(e, 64, 1, &o, &runs, &more);
+    /* 7 + 7 (partition 0) then 7 more would pass 20000 */
+    CHECK_EQ_INT(n, 2);
+    CHECK(more);
+    CHECK_EQ_INT(runs[0].n + runs[1].n, 14);
+    ls_file_runs_free(runs, n);
+    ls_free(e);
+}
+
+/* The shared rule itself: a run needs its largest item <= a quarter. */
+static bool fits_all(void *arg, size_t first, size_t next, uint64_t *bytes)
+{
+    (void)first;
+    *bytes = ((const uint64_t *)arg)[next];
+    return true;
+}
+
+TEST(tier_rule_growth)
+{
+    uint64_t sizes[] = {50, 10, 10, 10, 10, 10, 10};
+    ls_tier_rule_t r = {.min_items = 3, .max_items = 5, .max_bytes = 1000, .growth = 4};
+    size_t s, e;
+    CHECK(ls_tier_next_run(7, 0, &r, fits_all, sizes, &s, &e));
+    CHECK_EQ_INT(s, 1); /* 50 + 40 < 4 x 50: not from item 0 */
+    CHECK_EQ_INT(e, 5); /* five at most */
+    CHECK(!ls_tier_next_run(7, 6, &r, fits_all, sizes, &s, &e));
+}
+
+/* rows [from, to) as one append; partition = offset % 3 */
+static ls_status append_rows(ls_ice_table_t *t, int64_t from, int64_t to, uint64_t *bytes,
+                             uint64_t *smallest)
+{
+    ls_pq_opts_t o;
+    ls_pq_opts_init(&o);
+    o.codec = LS_PQ_ZSTD;
+    size_t nf;
+    const ls_pq_field_t *f = ls_raw_parquet_fields(&nf);
+    char err[256];
+    ls_data_files_t *df = ls_data_files_new(t, f, nf, &o, 1 << 20, err, sizeof err);
+    if (!df) return LS_EINVAL;
+    ls_status st = LS_OK;
+    for (int64_t i = from; i < to && st == LS_OK; i++) {
+        char v[64];
+        ls_raw_record_t r = {.partition = (int32_t)(i % 3),
+                             .offset = i,
+                             .timestamp_ms = 1700000000000LL + i,
+                             .key_len = -1,
+                             .value = (const uint8_t *)v,
+                             .value_len = snprintf(v, sizeof v, "value %lld", (long long)i)};
+        st = ls_data_files_add_raw(df, &r);
+    }
+    const ls_ice_datafile_t *out;
+    size_t n = 0;
+    if (st == LS_OK) st = ls_data_files_finish(df, &out, &n);
+    for (size_t i = 0; i < n; i++) {
+        *bytes += (uint64_t)out[i].file_size;
+        if (!*smallest || (uint64_t)out[i].file_size < *smallest)
+            *smallest = (uint64_t)out[i].file_size;
+    }
+    const char *kv[] = {"lakestream.log.0000000000000001.last-offset", NULL, NULL};
+    char last[24];
+    snprintf(last, sizeof last, "%lld", (long long)(to - 1));
+    kv[1] = last;
+    if (st == LS_OK) st = ls_ice_table_append(t, out, n, kv, ls_clock_wall_ms(), NULL);
+    ls_data_files_free(df);
+    return st;
+}
+
+/* Every offset of [0, total) once in the live files of t. */
+static int check_rows(ls_ice_table_t *t, int64_t total)
+{
+    ls_ice_mentry_t *live;
+    size_t n;
+    if (ls_ice_table_live_files(t, &live, &n) != LS_OK) return -1;
+    uint8_t *seen = ls_calloc((size_t)total, 1);
+    int rc = 0;
+    ls_buf_t raw;
+    ls_buf_init(&raw);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        ls_status st;
+        char err[256];
+        if (ls_ice_table_get_file(t, live[i].df.path, &raw) != LS_OK) rc = -2;
+        ls_pqr_t *r = rc ? NULL : ls_pqr_open(raw.data, raw.len, &st, err, sizeof err);
+        int col = r ? ls_pqr_column_index(r, "offset") : -1;
+        if (!r || col < 0) rc = -3;
+        for (int rg = 0; rc == 0 && rg < ls_pqr_num_row_groups(r); rg++) {
+            ls_pqr_flat_t fl;
+            if (ls_pqr_read_flat(r, rg, col, &fl, err, sizeof err) != LS_OK) {
+                rc = -4;
+                break;
+            }
+            for (int64_t k = 0; k < fl.n; k++) {
+                int64_t off = fl.v[k].v.i64;
+                if (off < 0 || off >= total || seen[off]++ || off % 3 != live[i].df.partition[0])
+                    rc = -5;
+            }
+            ls_pqr_flat_free(&fl);
+        }
+        ls_pqr_free(r);
+    }
+    for (int64_t k = 0; rc == 0 && k < total; k++)
+        if (!seen[k]) rc = -6;
+    ls_buf_free(&raw);
+    ls_free(seen);
+    ls_ice_mentries_free(live, n);
+    return rc;
+}
+
+static size_t live_count(ls_ice_table_t *t)
+{
+    ls_ice_mentry_t *live;
+    size_t n = 0;
+    if (ls_ice_table_live_files(t, &live, &n) == LS_OK) ls_ice_mentries_free(live, n);
+    return n;
+}
+
+/* A thousand commits of one small file per partition, with a rewrite
+ * check every fourth (min 4 files, so runs of 4..7): every row once, the summary's
+ * offsets carried, live files bounded, bytes rewritten a few times. */
+TEST(thousand_commits_stay_bounded)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
+    ls_ice_table_t *t = NULL;
+    char err[512] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/fr", "mem://wh/ns/fr", ls_raw_iceberg_schema_json(),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    ls_ice_table_set_snapshot_retention(t, 1, 5);
+    size_t nf;
+    const ls_pq_field_t *f = ls_raw_parquet_fields(&nf);
+    ls_pq_opts_t pq;
+    ls_pq_opts_init(&pq);
+    pq.codec = LS_PQ_ZSTD;
+    ls_file_rewrite_opts_t o = {
+        .fields = f, .nfields = nf, .pq = &pq, .target_bytes = 1 << 20, .min_files = 4};
+    ls_file_rewrite_stats_t rs = {0};
+    uint64_t appended = 0, smallest = 0;
+    size_t max_live = 0;
+    const int commits = 1000, per = 6;
+    int waited = 0;
+    for (int i = 0; i < commits; i++) {
+        CHECK_EQ_INT(append_rows(t, (int64_t)i * per, (int64_t)(i + 1) * per, &appended, &smallest),
+                     LS_OK);
+        /* as the broker: a check every min.files commits, or at once when
+         * the last one left runs for later */
+        if (++waited >= o.min_files) {
+            CHECK_EQ_INT(ls_file_rewrite(t, &o, ls_clock_wall_ms(), &rs, err, sizeof err), LS_OK);
+            waited = rs.more ? o.min_files - 1 : 0;
+        }
+        if (i % 20 == 19) {
+            size_t n = live_count(t);
+            if (n > max_live) max_live = n;
+        }
+        if (i % 250 == 249) CHECK_EQ_INT(check_rows(t, (int64_t)(i + 1) * per), 0);
+    }
+    const char *last = ls_ice_table_summary(t, "lakestream.log.0000000000000001.last-offset");
+    CHECK(last && atoll(last) == commits * per - 1);
+    printf("# %d commits: %llu rewrite commits, %llu files -> %llu, live files max %zu end %zu, "
+           "rewritten bytes %.2fx appended\n",
+           commits, (unsigned long long)rs.commits, (unsigned long long)rs.files_removed,
+           (unsigned long long)rs.files_added, max_live, live_count(t),
+           (double)rs.bytes_read / (double)appended);
+    /* without rewrites: 3000 files. With: per partition and size class
+     * (each 4x the one below, from the smallest append to a partition's
+     * whole data) fewer than a run's worth waiting, 2 x min.files - 1 */
+    int levels = 1;
+    for (uint64_t b = smallest; b * 4 <= appended / 3; b *= 4)
+        levels++;
+    printf("# smallest append %llu bytes, %d size classes\n", (unsigned long long)smallest, levels);
+    CHECK(max_live <= (size_t)(3 * levels * (2 * o.min_files - 1)));
+    CHECK(max_live < 150);
+    CHECK(rs.commits > 50);
+    CHECK(rs.bytes_read < 5 * appended);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
+int main(void)
+{
+    RUN(plan_takes_runs_per_partition);
+    RUN(plan_keeps_big_files_out);
+    RUN(plan_budget_leaves_more);
+    RUN(tier_rule_growth);
+    RUN(thousand_commits_stay_bounded);
+    UNIT_DONE();
+}
