@@ -32,8 +32,16 @@ At the end it checks, and reports in JSON (--json):
                       SQLite store), plus 64 KB of slack;
                       table lag stayed below max(3 commit intervals, 10 s) after
                       the first minute
+  table maintenance   each table's live data files (small files rewritten into
+                      bigger ones) and retained snapshots stay flat over the second
+                      half of the run (at most 25 % more, plus one rewrite run's
+                      worth of files); its data directory holds at most 3 x its
+                      live data once replaced files have had time to expire and
+                      be swept (runs of 600 s and more); a PyIceberg reader scans
+                      a table over and over during the run and never fails, never
+                      sees a duplicate row and never sees rows go away
 
-  soak.py [--seconds S] [--rate R] [--json OUT]
+  soak.py [--seconds S] [--rate R] [--json OUT] [--plot OUT.svg]
 `make soak SOAK_SECONDS=S` runs it. Exit status 1 on any failed check."""
 
 import argparse
@@ -150,6 +158,92 @@ def meta_live_bytes(data_dir):
         db.close()
 
 
+def newest_metadata(data_dir, table):
+    mds = glob.glob(os.path.join(data_dir, "objects", "warehouse", "default", table, "metadata",
+                                 "v*.metadata.json"))
+    if not mds:
+        return None
+    return max(mds, key=lambda f: int(re.search(r"v(\d+)\.metadata\.json$", f).group(1)))
+
+
+def table_shape(data_dir, table):
+    """(live data files, live data bytes, retained snapshots) of the newest
+    table version, from its metadata file's current snapshot summary."""
+    md = newest_metadata(data_dir, table)
+    if md is None:
+        return 0, 0, 0
+    try:
+        with open(md) as f:
+            m = json.load(f)
+    except (OSError, ValueError):   # deleted or being replaced under us: next sample
+        return None
+    cur = m.get("current-snapshot-id")
+    summary = next((s.get("summary", {}) for s in m.get("snapshots", [])
+                    if s["snapshot-id"] == cur), {})
+    return (int(summary.get("total-data-files", 0)), int(summary.get("total-files-size", 0)),
+            len(m.get("snapshots", [])))
+
+
+def reader_loop(data_dir, table, stop, out):
+    """Scans the newest version of `table` until stopped (a reader during
+    maintenance): each scan must succeed, hold distinct (partition, offset)
+    rows, and never fewer rows than the scan before."""
+    import pyarrow.compute as pc
+    from pyiceberg.table import StaticTable
+    last = 0
+    while not stop.wait(5):
+        md = newest_metadata(data_dir, table)
+        if md is None:
+            continue
+        try:
+            rows = StaticTable.from_metadata("file://" + md).scan(
+                selected_fields=("partition", "offset")).to_arrow()
+        except FileNotFoundError:
+            out["retries"] += 1   # that version was superseded and deleted: pick again
+            continue
+        except Exception as e:  # noqa: BLE001 - any other failure is the finding
+            out["errors"].append("%s: %r" % (os.path.basename(md), e))
+            continue
+        keys = pc.add(pc.multiply(pc.cast(rows.column("partition"), "int64"), 1 << 40),
+                      rows.column("offset"))
+        n = rows.num_rows
+        if len(pc.unique(keys)) != n:
+            out["errors"].append("%s: duplicate rows" % os.path.basename(md))
+        if n < last:
+            out["errors"].append("%s: %d rows after %d" % (os.path.basename(md), n, last))
+        last = max(last, n)
+        out["scans"] += 1
+
+
+def write_plot(path, samples, series, title):
+    """A plain SVG line chart of samples[*][series...] over t (no plotting
+    library is installed here)."""
+    w, h, pad = 900, 420, 60
+    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+    ts = [s["t"] for s in samples] or [0]
+    tmax = max(ts) or 1
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+           'font-family="sans-serif" font-size="12">' % (w, h),
+           '<text x="%d" y="20" font-size="14">%s</text>' % (pad, title),
+           '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (pad, h - pad, w - 20, h - pad),
+           '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (pad, 40, pad, h - pad),
+           '<text x="%d" y="%d">0</text><text x="%d" y="%d">%d s</text>'
+           % (pad, h - pad + 16, w - 60, h - pad + 16, tmax)]
+    for k, (name, key) in enumerate(series):
+        vals = [key(s) for s in samples]
+        vmax = max([v for v in vals if v is not None] or [1]) or 1
+        pts = " ".join("%.1f,%.1f" % (pad + (t / tmax) * (w - pad - 20),
+                                      h - pad - (v / vmax) * (h - pad - 50))
+                       for t, v in zip(ts, vals) if v is not None)
+        c = colors[k % len(colors)]
+        out.append('<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>' % (c, pts))
+        out.append('<text x="%d" y="%d" fill="%s">%s (max %s)</text>'
+                   % (w - 330, 40 + 16 * k, c, name, vmax))
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out))
+
+
 def table_lag_ms(bootstrap, topic):
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
     out = subprocess.run([lsbroker.binary_path(), "tables", "--bootstrap", bootstrap, "show", topic],
@@ -164,12 +258,14 @@ def main(argv=None):
     ap.add_argument("--seconds", type=int, default=300)
     ap.add_argument("--rate", type=int, default=500, help="records per second, all topics")
     ap.add_argument("--json", help="write the report here")
+    ap.add_argument("--plot", help="write an SVG of table files, snapshots and metadata here")
     args = ap.parse_args(argv)
 
     work = tempfile.mkdtemp(prefix="lakestream-soak.")
     b = lsbroker.Broker(os.path.join(work, "data"), os.path.join(work, "logs"),
                         ["--compaction.min.age.ms=1000", "--compaction.interval.ms=1000",
-                         "--log.retention.check.interval.ms=2000", "--wal.gc.grace.ms=0"])
+                         "--log.retention.check.interval.ms=2000", "--wal.gc.grace.ms=0",
+                         "--table.orphan.grace.ms=120000"])
     b.start()
     report = {"seconds": args.seconds, "rate": args.rate, "checks": {}, "samples": []}
     try:
@@ -243,10 +339,13 @@ def main(argv=None):
                      "table_data_bytes": sum(dir_bytes(os.path.join(
                          b.data_dir, "objects", "warehouse", "default", t, "data"))
                          for t in tables),
-                     "table_lag_ms": {t: table_lag_ms(b.bootstrap, t) for t in tables}}
+                     "table_lag_ms": {t: table_lag_ms(b.bootstrap, t) for t in tables},
+                     "table_shape": {t: table_shape(b.data_dir, t) for t in tables}}
                 report["samples"].append(s)
 
-        threads = [threading.Thread(target=consumer_loop), threading.Thread(target=sampler_loop)]
+        reader = {"scans": 0, "retries": 0, "errors": []}
+        threads = [threading.Thread(target=consumer_loop), threading.Thread(target=sampler_loop),
+                   threading.Thread(target=reader_loop, args=(b.data_dir, tables[0], stop, reader))]
         for t in threads:
             t.start()
         p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "enable.idempotence": True,
@@ -356,16 +455,55 @@ def main(argv=None):
         checks["meta_live_bounded"] = live_ok
         checks["max_index_entries_per_log"] = [s["max_index_entries_per_log"]
                                                for s in report["samples"][::6]]
+        # table maintenance: live files and snapshots flat over the second half
+        maint_ok = True
+        shaped = [s for s in report["samples"] if all(v for v in s["table_shape"].values())]
+        mid_s = [s for s in shaped if s["t"] >= args.seconds / 2]
+        if args.seconds >= 150 and mid_s:
+            half, end = mid_s[0]["table_shape"], shaped[-1]["table_shape"]
+            checks["table_files_snapshots_at_half"] = {t: half[t][::2] for t in tables}
+            checks["table_files_snapshots_at_end"] = {t: end[t][::2] for t in tables}
+            checks["table_max_files"] = {t: max(s["table_shape"][t][0] for s in shaped)
+                                         for t in tables}
+            # a run of small files is 2 x 16 - 1 at most: one may be waiting
+            grown = {t: (half[t], end[t]) for t in tables
+                     if end[t][0] > 1.25 * half[t][0] + 31 or end[t][2] > 1.25 * half[t][2] + 5}
+            checks["table_maintenance_grown"] = grown
+            maint_ok = not grown
+        if args.seconds >= 600 and shaped:
+            end = shaped[-1]["table_shape"]
+            on_disk = {t: dir_bytes(os.path.join(b.data_dir, "objects", "warehouse", "default",
+                                                 t, "data")) for t in tables}
+            checks["table_data_on_disk_vs_live"] = {t: round(on_disk[t] / max(end[t][1], 1), 2)
+                                                    for t in tables}
+            maint_ok = maint_ok and all(on_disk[t] <= 3 * max(end[t][1], 1) for t in tables)
+        checks["table_maintenance_bounded"] = maint_ok
+        checks["table_reader_scans"] = reader["scans"]
+        checks["table_reader_retries"] = reader["retries"]
+        checks["table_reader_errors"] = reader["errors"][:5]
+        reader_ok = not reader["errors"] and reader["scans"] >= min(10, args.seconds // 20)
         ok = (not failed and lost == 0 and dup == 0 and checks["group_missing"] == 0
               and checks.get("compacted_unexpected", 0) == 0
               and not commits_backwards
               and all(v for k, v in checks.items() if k.startswith("table_equals_log_"))
               and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
-              and checks["max_wal_objects"] < 20000 and meta_ok and live_ok)
+              and checks["max_wal_objects"] < 20000 and meta_ok and live_ok and maint_ok
+              and reader_ok)
         checks["ok"] = ok
     finally:
         b.stop()
         report["broker_log_errors"] = b.problems()[:20]
+    if args.plot and report["samples"]:
+        t0 = tables[0] if report["samples"][0].get("table_shape") else None
+        shape = (lambda s, i: (s["table_shape"].get(t0) or (None,) * 3)[i])
+        write_plot(args.plot, report["samples"], [
+            ("live data files, %s" % t0, lambda s: shape(s, 0)),
+            ("retained snapshots, %s" % t0, lambda s: shape(s, 2)),
+            ("table metadata bytes, all tables", lambda s: s["table_metadata_bytes"]),
+            ("table data bytes on disk, all tables", lambda s: s["table_data_bytes"]),
+            ("max index entries per log", lambda s: s["max_index_entries_per_log"])],
+            "soak: %d s at %d records/s (each series scaled to its max)"
+            % (args.seconds, args.rate))
     text = json.dumps(report, indent=2)
     if args.json:
         with open(args.json, "w") as f:
