@@ -145,10 +145,18 @@ SOAK_RATE ?= 500
 soak: deps
 	@tools/install-deps.sh test
 	@$(MAKE) --no-print-directory all
-	.venv/bin/python tests/soak/soak.py --seconds $(SOAK_SECONDS) --rate $(SOAK_RATE) --json build/soak-report.json
+	.venv/bin/python tests/soak/soak.py --seconds $(SOAK_SECONDS) --rate $(SOAK_RATE) --json build/soak-report.json --plot build/soak-plot.svg
 
 # Benchmarks side by side with Apache Kafka (never part of `make test`); see
 # bench/README.md. Pass options through BENCH_ARGS, e.g. BENCH_ARGS="-n 5".
 .PHONY: bench
 bench:
 	@BENCH_BUILD=$(BUILD) bench/run.sh $(BENCH_ARGS)
+
+# What an idle partition costs one broker at 100, 1 000, 10 000 partitions
+# (bench/partitions.py; results and plot under bench/results/).
+.PHONY: bench-partitions
+bench-partitions: deps
+	@tools/install-deps.sh test
+	@$(MAKE) --no-print-directory all
+	.venv/bin/python bench/partitions.py $(BENCH_ARGS)

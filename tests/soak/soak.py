@@ -57,10 +57,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+sys.path.insert(0, HERE)
 
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 
 import lsbroker  # noqa: E402
+from svgplot import write_plot  # noqa: E402
 from kafka_util import consume, create_topic  # noqa: E402
 
 PARTS = 3
@@ -213,35 +215,6 @@ def reader_loop(data_dir, table, stop, out):
             out["errors"].append("%s: %d rows after %d" % (os.path.basename(md), n, last))
         last = max(last, n)
         out["scans"] += 1
-
-
-def write_plot(path, samples, series, title):
-    """A plain SVG line chart of samples[*][series...] over t (no plotting
-    library is installed here)."""
-    w, h, pad = 900, 420, 60
-    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
-    ts = [s["t"] for s in samples] or [0]
-    tmax = max(ts) or 1
-    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
-           'font-family="sans-serif" font-size="12">' % (w, h),
-           '<text x="%d" y="20" font-size="14">%s</text>' % (pad, title),
-           '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (pad, h - pad, w - 20, h - pad),
-           '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (pad, 40, pad, h - pad),
-           '<text x="%d" y="%d">0</text><text x="%d" y="%d">%d s</text>'
-           % (pad, h - pad + 16, w - 60, h - pad + 16, tmax)]
-    for k, (name, key) in enumerate(series):
-        vals = [key(s) for s in samples]
-        vmax = max([v for v in vals if v is not None] or [1]) or 1
-        pts = " ".join("%.1f,%.1f" % (pad + (t / tmax) * (w - pad - 20),
-                                      h - pad - (v / vmax) * (h - pad - 50))
-                       for t, v in zip(ts, vals) if v is not None)
-        c = colors[k % len(colors)]
-        out.append('<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>' % (c, pts))
-        out.append('<text x="%d" y="%d" fill="%s">%s (max %s)</text>'
-                   % (w - 330, 40 + 16 * k, c, name, vmax))
-    out.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(out))
 
 
 def table_lag_ms(bootstrap, topic):
@@ -496,12 +469,15 @@ def main(argv=None):
     if args.plot and report["samples"]:
         t0 = tables[0] if report["samples"][0].get("table_shape") else None
         shape = (lambda s, i: (s["table_shape"].get(t0) or (None,) * 3)[i])
-        write_plot(args.plot, report["samples"], [
-            ("live data files, %s" % t0, lambda s: shape(s, 0)),
-            ("retained snapshots, %s" % t0, lambda s: shape(s, 2)),
-            ("table metadata bytes, all tables", lambda s: s["table_metadata_bytes"]),
-            ("table data bytes on disk, all tables", lambda s: s["table_data_bytes"]),
-            ("max index entries per log", lambda s: s["max_index_entries_per_log"])],
+        write_plot(args.plot, [s["t"] for s in report["samples"]], "s", [
+            ("live data files, %s" % t0, [shape(s, 0) for s in report["samples"]]),
+            ("retained snapshots, %s" % t0, [shape(s, 2) for s in report["samples"]]),
+            ("table metadata bytes, all tables",
+             [s["table_metadata_bytes"] for s in report["samples"]]),
+            ("table data bytes on disk, all tables",
+             [s["table_data_bytes"] for s in report["samples"]]),
+            ("max index entries per log",
+             [s["max_index_entries_per_log"] for s in report["samples"]])],
             "soak: %d s at %d records/s (each series scaled to its max)"
             % (args.seconds, args.rate))
     text = json.dumps(report, indent=2)
