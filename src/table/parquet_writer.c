@@ -423,7 +423,7 @@ static void dict_grow(pq_col_t *c)
         if (!e) continue;
         const uint8_t *p = c->dict.data + c->dict_off[e - 1];
         size_t len = (e < c->ndict ? c->dict_off[e] : c->dict.len) - c->dict_off[e - 1];
-        size_t j = (size_t)ls_hash_bytes(LS_HASH_INIT, p, len) & (n - 1);
+        size_t j = (size_t)ls_hash_fast(p, len) & (n - 1);
         while (s[j])
             j = (j + 1) & (n - 1);
         s[j] = e;
@@ -444,7 +444,7 @@ static void add_value(ls_pq_writer_t *w, pq_col_t *c, const uint8_t *plain, size
     update_bounds(c, type, raw, rawn);
     if (c->dict_on) {
         if ((c->ndict + 1) * 2 > c->nslots) dict_grow(c);
-        size_t j = (size_t)ls_hash_bytes(LS_HASH_INIT, plain, n) & (c->nslots - 1);
+        size_t j = (size_t)ls_hash_fast(plain, n) & (c->nslots - 1);
         uint32_t e;
         for (;;) {
             e = c->slots[j];
