@@ -104,6 +104,14 @@ static const topic_config_def_t topic_defs[] = {
      "No effect: data is durable in the object store."},
     {"index.interval.bytes", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "4096",
      "log.index.interval.bytes", NULL, "No effect on diskless storage."},
+    {LS_KAFKA_KEY_VALIDATION_KEY, LS_KAFKA_CONFIG_TYPE_BOOLEAN, VAL_FIXED, "false", NULL, NULL,
+     "Produce-time schema validation of keys: every non-null key must be in the schema "
+     "registry's wire format with a registered schema id and bytes that decode by it (Avro: "
+     "one datum of the schema; JSON: one JSON text; Protobuf: well-formed message indexes and "
+     "wire bytes), or the partition's records are refused with INVALID_RECORD."},
+    {LS_KAFKA_VALUE_VALIDATION_KEY, LS_KAFKA_CONFIG_TYPE_BOOLEAN, VAL_FIXED, "false", NULL, NULL,
+     "Produce-time schema validation of values, as lakestream.key.schema.validation does for "
+     "keys; null values (tombstones) pass."},
     {"local.retention.bytes", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "-2", NULL, NULL,
      "Tiered storage: bytes kept on local disk. Diskless: no record is ever on a local disk, "
      "every one is in the object store from its acknowledgement (no effect)."},
@@ -525,7 +533,6 @@ int ls_kafka_topic_config_check(const char *name, const char *value, char *err, 
                  name);
         return -1;
     }
-    if (strncmp(name, "lakestream.", 11) == 0) return 0;
     const topic_config_def_t *d = topic_def_find(name);
     if (!d) {
         snprintf(err, (size_t)errlen, "Unknown topic config name: %s", name);

@@ -10,6 +10,17 @@
  * or has failed (retriable KAFKA_STORAGE_ERROR). acks=0 requests get no
  * response at all; their batches are still appended.
  *
+ * Schema validation (topic configs lakestream.value.schema.validation and
+ * lakestream.key.schema.validation): every non-null value (key) of the
+ * partition's records must be in the schema registry's wire format with a
+ * registered schema id and bytes that decode (registry/framing.h), or the
+ * partition's records are refused with INVALID_RECORD naming the first bad
+ * record — nothing of them is written, as for a keyless record on a
+ * compacted topic. It runs on the loop thread: a schema id is looked up in
+ * the metadata store the first time this broker sees it, then cached; a
+ * request stops at its first bad record, so a client sending unknown ids
+ * costs one lookup per request.
+ *
  * Idempotent batches (producerId >= 0) carry their sequence range to log
  * storage, which answers duplicates with the original offset and refuses
  * gaps (OUT_OF_ORDER_SEQUENCE_NUMBER) and stale epochs (INVALID_PRODUCER_EPOCH).
@@ -17,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/alloc.h"
 #include "base/clock.h"
@@ -167,6 +179,75 @@ static size_t max_batch_bytes(const produce_defaults_t *d, const ls_stream_t *s)
     return n > 0 ? (size_t)n : (size_t)d->max_message_bytes;
 }
 
+/* Schema validation of one partition's records (file comment). */
+typedef struct schema_scan {
+    ls_kafka_services_t *svc;
+    bool key, value;
+    int32_t index; /* of the record being checked, among the partition's records */
+    int rc;        /* 0, or check_payload's -1 / -2 */
+    const char *what;
+    char why[512];
+} schema_scan_t;
+
+static int schema_scan_record(void *arg, const ls_record_view_t *rec)
+{
+    schema_scan_t *sc = arg;
+    if (sc->value && rec->value_len >= 0) {
+        sc->rc = sc->svc->check_payload(sc->svc->root, rec->value, (size_t)rec->value_len, sc->why,
+                                        sizeof sc->why);
+        sc->what = "value";
+    }
+    if (!sc->rc && sc->key && rec->key_len >= 0) {
+        sc->rc = sc->svc->check_payload(sc->svc->root, rec->key, (size_t)rec->key_len, sc->why,
+                                        sizeof sc->why);
+        sc->what = "key";
+    }
+    if (sc->rc) return 1;
+    sc->index++;
+    return 0;
+}
+
+static bool stream_flag(const ls_stream_t *s, const char *key)
+{
+    const char *v = ls_stream_config_get(s, key);
+    return v && strcasecmp(v, "true") == 0;
+}
+
+/* true when the records were refused (pr filled in). */
+static bool schema_refused(ls_kreq_t *req, const ls_stream_t *s,
+                           const ls_kafka_ProduceRequest_PartitionProduceData *pd,
+                           const ls_batch_info_t *infos, int n,
+                           ls_kafka_ProduceResponse_PartitionProduceResponse *pr)
+{
+    schema_scan_t sc = {.svc = req->svc,
+                        .key = stream_flag(s, LS_KAFKA_KEY_VALIDATION_KEY),
+                        .value = stream_flag(s, LS_KAFKA_VALUE_VALIDATION_KEY)};
+    if (!sc.key && !sc.value) return false;
+    for (int i = 0; i < n && !sc.rc; i++)
+        ls_records_foreach(pd->Records.ptr + infos[i].pos, infos[i].size, LS_RB_MAX_DECOMPRESSED,
+                           schema_scan_record, &sc);
+    if (!sc.rc) return false;
+    char *msg = ls_arena_printf(req->arena, "record %d of %s-%d: its %s %s (%s)", (int)sc.index,
+                                s->name, (int)pd->Index, sc.what, sc.why,
+                                sc.what[0] == 'k' ? LS_KAFKA_KEY_VALIDATION_KEY
+                                                  : LS_KAFKA_VALUE_VALIDATION_KEY);
+    pr->ErrorMessage = ls_kstr_c(msg);
+    if (sc.rc == -2) {
+        pr->ErrorCode = LS_KERR_KAFKA_STORAGE_ERROR; /* retriable: the registry's store */
+        LS_WARN_RL("kafka", "produce to %s-%d: schema validation could not look up a schema: %s",
+                   s->name, (int)pd->Index, sc.why);
+        return true;
+    }
+    pr->ErrorCode = LS_KERR_INVALID_RECORD;
+    pr->NumRecordErrors = 1;
+    pr->RecordErrors = ls_arena_alloc(req->arena, sizeof *pr->RecordErrors);
+    pr->RecordErrors[0].BatchIndex = sc.index;
+    pr->RecordErrors[0].BatchIndexErrorMessage = ls_kstr_c(msg);
+    LS_INFO("kafka", "produce to %s-%d refused (client %s): %s", s->name, (int)pd->Index,
+            ls_kafka_printable(req->arena, req->client_id), msg);
+    return true;
+}
+
 /* Validates and appends one partition. */
 static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
                               const ls_kafka_ProduceRequest_PartitionProduceData *pd,
@@ -240,6 +321,7 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
                 ls_kafka_printable(req->arena, req->client_id), why);
         return;
     }
+    if (schema_refused(req, s, pd, infos, n, pr)) return;
     /* timestamps: stamped by the broker, or bounded around its clock */
     int64_t now = ls_clock_wall_ms();
     const char *tstype = ls_stream_config_get(s, "message.timestamp.type");

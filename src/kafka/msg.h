@@ -91,6 +91,9 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
  * Metadata lists that many distinct live brokers as replicas (fewer when fewer
  * brokers are live). Absent: 1. */
 #define LS_KAFKA_RF_KEY "lakestream.replication.factor"
+/* Produce-time schema validation (h_produce.c), topic configs. */
+#define LS_KAFKA_KEY_VALIDATION_KEY "lakestream.key.schema.validation"
+#define LS_KAFKA_VALUE_VALIDATION_KEY "lakestream.value.schema.validation"
 /* Validates one topic config for CreateTopics: known name (or "lakestream."
  * prefix) and a value of the right type. 0, or -1 with a message in err. */
 int ls_kafka_topic_config_check(const char *name, const char *value, char *err, int errlen);

@@ -49,6 +49,13 @@ typedef struct ls_kafka_services {
     /* A new producer id, unique across brokers and restarts (blocking: call
      * it from offloaded work). */
     ls_status (*new_producer_id)(void *root, int64_t *id);
+    /* Produce-time schema validation of one key or value (registry/framing.h):
+     * 0 when p[0..len) is in the schema registry's wire format with a
+     * registered schema id and bytes that decode; -1 (refuse the record) or
+     * -2 (the registry's store failed: retriable) with the reason in why.
+     * Blocks on the metadata store the first time a schema id is seen (then
+     * cached). */
+    int (*check_payload)(void *root, const uint8_t *p, size_t len, char *why, size_t whylen);
 } ls_kafka_services_t;
 
 static inline void ls_ksvc_offload(const ls_kafka_services_t *s, void (*fn)(void *arg),

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/utf8.h"
 
 #define MAX_DEPTH 64
 
@@ -770,4 +771,143 @@ int ls_avro_can_read(const ls_avro_schema_t *reader, const ls_avro_schema_t *wri
 {
     resolver_t rs = {.why = why};
     return resolve(&rs, reader->root, writer->root);
+}
+
+/* ---------------------------------------------------------------- datums */
+
+bool ls_avro_rd_long(ls_avro_rd_t *r, int64_t *out)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (r->p >= r->end) {
+            r->why = "truncated varint";
+            return false;
+        }
+        uint8_t b = *r->p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+            return true;
+        }
+    }
+    r->why = "varint longer than 10 bytes";
+    return false;
+}
+
+bool ls_avro_rd_bytes(ls_avro_rd_t *r, const uint8_t **p, size_t *n)
+{
+    int64_t len;
+    if (!ls_avro_rd_long(r, &len)) return false;
+    if (len < 0 || len > r->end - r->p) {
+        r->why = len < 0 ? "negative length" : "length past the end of the datum";
+        return false;
+    }
+    *p = r->p;
+    *n = (size_t)len;
+    r->p += len;
+    return true;
+}
+
+bool ls_avro_rd_fixed(ls_avro_rd_t *r, void *out, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n) {
+        r->why = "truncated value";
+        return false;
+    }
+    if (out) memcpy(out, r->p, n);
+    r->p += n;
+    return true;
+}
+
+bool ls_avro_rd_block(ls_avro_rd_t *r, int64_t *count)
+{
+    if (!ls_avro_rd_long(r, count)) return false;
+    if (*count < 0) { /* a block with its byte size: skip the size */
+        int64_t size;
+        if (!ls_avro_rd_long(r, &size)) return false;
+        *count = -*count;
+    }
+    if (*count > r->end - r->p) { /* every item takes a byte at least */
+        r->why = "block count past the end of the datum";
+        return false;
+    }
+    return true;
+}
+
+#define DATUM_MAX_DEPTH 256
+
+static const ls_avro_node_t MAP_KEY = {.kind = LS_AVRO_STRING}; /* map keys are strings */
+
+static bool skip_datum(ls_avro_rd_t *r, const ls_avro_node_t *n, int depth)
+{
+    if (depth > DATUM_MAX_DEPTH) {
+        r->why = "nested deeper than 256 levels";
+        return false;
+    }
+    int64_t v;
+    const uint8_t *p;
+    size_t len;
+    switch (n->kind) {
+    case LS_AVRO_NULL: return true;
+    case LS_AVRO_BOOLEAN:
+        if (!ls_avro_rd_fixed(r, NULL, 1)) return false;
+        if (r->p[-1] > 1) r->why = "boolean byte is neither 0 nor 1";
+        return r->p[-1] <= 1;
+    case LS_AVRO_INT:
+        if (!ls_avro_rd_long(r, &v)) return false;
+        if (v < INT32_MIN || v > INT32_MAX) r->why = "int out of range";
+        return v >= INT32_MIN && v <= INT32_MAX;
+    case LS_AVRO_LONG: return ls_avro_rd_long(r, &v);
+    case LS_AVRO_FLOAT: return ls_avro_rd_fixed(r, NULL, 4);
+    case LS_AVRO_DOUBLE: return ls_avro_rd_fixed(r, NULL, 8);
+    case LS_AVRO_BYTES: return ls_avro_rd_bytes(r, &p, &len);
+    case LS_AVRO_STRING:
+        if (!ls_avro_rd_bytes(r, &p, &len)) return false;
+        if (!ls_utf8_valid(p, len)) r->why = "string is not UTF-8";
+        return ls_utf8_valid(p, len);
+    case LS_AVRO_FIXED: return ls_avro_rd_fixed(r, NULL, (size_t)n->size);
+    case LS_AVRO_ENUM:
+        if (!ls_avro_rd_long(r, &v)) return false;
+        if (v < 0 || (uint64_t)v >= n->nsymbols) r->why = "enum index out of range";
+        return v >= 0 && (uint64_t)v < n->nsymbols;
+    case LS_AVRO_UNION:
+        if (!ls_avro_rd_long(r, &v)) return false;
+        if (v < 0 || (uint64_t)v >= n->nbranches) {
+            r->why = "union branch index out of range";
+            return false;
+        }
+        return skip_datum(r, n->branches[v], depth + 1);
+    case LS_AVRO_RECORD:
+        for (size_t i = 0; i < n->nfields; i++)
+            if (!skip_datum(r, n->fields[i].type, depth + 1)) return false;
+        return true;
+    case LS_AVRO_ARRAY:
+    case LS_AVRO_MAP:
+        for (;;) {
+            int64_t count;
+            if (!ls_avro_rd_block(r, &count)) return false;
+            if (count == 0) return true;
+            for (int64_t i = 0; i < count; i++) {
+                if (n->kind == LS_AVRO_MAP && !skip_datum(r, &MAP_KEY, depth + 1)) return false;
+                if (!skip_datum(r, n->items, depth + 1)) return false;
+            }
+        }
+    }
+    r->why = "unknown type";
+    return false;
+}
+
+int ls_avro_datum_check(const ls_avro_node_t *n, const uint8_t *p, size_t len, char *why,
+                        size_t whylen)
+{
+    ls_avro_rd_t r = {p, p + len, NULL};
+    if (!skip_datum(&r, n, 0)) {
+        snprintf(why, whylen, "%s at byte %zu of the datum", r.why, (size_t)(r.p - p));
+        return -1;
+    }
+    if (r.p != r.end) {
+        snprintf(why, whylen, "%zu bytes left over after the datum", (size_t)(r.end - r.p));
+        return -1;
+    }
+    return 0;
 }

@@ -33,6 +33,7 @@
  * arena, in the order given, so their names are defined. */
 #ifndef LS_REGISTRY_AVRO_H
 #define LS_REGISTRY_AVRO_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -100,4 +101,23 @@ const ls_avro_node_t *ls_avro_root(const ls_avro_schema_t *s);
 int ls_avro_can_read(const ls_avro_schema_t *reader, const ls_avro_schema_t *writer, ls_buf_t *why);
 
 const char *ls_avro_kind_name(ls_avro_kind k);
+
+/* Reading the Avro binary encoding (specification, "Binary Encoding"): a
+ * cursor over p[0..end); a failed read leaves a static reason in why. */
+typedef struct ls_avro_rd {
+    const uint8_t *p, *end;
+    const char *why;
+} ls_avro_rd_t;
+bool ls_avro_rd_long(ls_avro_rd_t *r, int64_t *out);                  /* zig-zag varint */
+bool ls_avro_rd_bytes(ls_avro_rd_t *r, const uint8_t **p, size_t *n); /* length + bytes */
+bool ls_avro_rd_fixed(ls_avro_rd_t *r, void *out, size_t n);          /* out may be NULL */
+/* An array or map block header: *count items follow (0: the end); a
+ * negative count's byte size is read and dropped. */
+bool ls_avro_rd_block(ls_avro_rd_t *r, int64_t *count);
+/* 0 when p[0..len) is exactly one datum of schema n (every union branch,
+ * enum index, int range, UTF-8 string and length checked, nothing left
+ * over); -1 with the reason and byte position in why. Nesting deeper than
+ * 256 levels is refused. */
+int ls_avro_datum_check(const ls_avro_node_t *n, const uint8_t *p, size_t len, char *why,
+                        size_t whylen);
 #endif

@@ -21,6 +21,7 @@
 #include "http/http_server.h"
 #include "http/iceberg_rest.h"
 #include "http/registry_rest.h"
+#include "registry/framing.h"
 #include "kafka/conn.h"
 #include "records/records_time.h"
 #include "objstore/objstore_s3.h"
@@ -104,6 +105,16 @@ static ls_status svc_new_producer_id(void *root, int64_t *id)
     return ls_meta_counter_add(b->meta, "/ls/counter/producer_id", 1, id);
 }
 
+static int svc_check_payload(void *root, const uint8_t *p, size_t len, char *why, size_t whylen)
+{
+    ls_broker_t *b = root;
+    switch (ls_frame_check_payload(b->registry, p, len, why, whylen)) {
+    case LS_FRAME_OK: return 0;
+    case LS_FRAME_INVALID: return -1;
+    default: return -2;
+    }
+}
+
 static void services_init(ls_broker_t *b)
 {
     b->ksvc = (ls_kafka_services_t){
@@ -125,6 +136,7 @@ static void services_init(ls_broker_t *b)
         .tables_changed = svc_tables_changed,
         .offload = svc_offload,
         .new_producer_id = svc_new_producer_id,
+        .check_payload = svc_check_payload,
     };
 }
 

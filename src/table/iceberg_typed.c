@@ -415,54 +415,9 @@ int ls_typed_unframe(const uint8_t *value, int64_t len, int32_t *schema_id, cons
 }
 
 typedef struct rd {
-    const uint8_t *p, *end;
+    ls_avro_rd_t in;   /* registry/avro.h: the datum's bytes */
     ls_pq_writer_t *w; /* NULL: decode only */
-    const char *why;
 } rd_t;
-
-static bool rd_long(rd_t *r, int64_t *out)
-{
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (r->p >= r->end) {
-            r->why = "truncated varint";
-            return false;
-        }
-        uint8_t b = *r->p++;
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-            return true;
-        }
-    }
-    r->why = "varint longer than 10 bytes";
-    return false;
-}
-
-static bool rd_bytes(rd_t *r, const uint8_t **p, size_t *n)
-{
-    int64_t len;
-    if (!rd_long(r, &len)) return false;
-    if (len < 0 || len > r->end - r->p) {
-        r->why = len < 0 ? "negative length" : "length past the end of the datum";
-        return false;
-    }
-    *p = r->p;
-    *n = (size_t)len;
-    r->p += len;
-    return true;
-}
-
-static bool rd_fixed(rd_t *r, void *out, size_t n)
-{
-    if ((size_t)(r->end - r->p) < n) {
-        r->why = "truncated value";
-        return false;
-    }
-    memcpy(out, r->p, n);
-    r->p += n;
-    return true;
-}
 
 /* Null entries for every leaf under n at definition level def. */
 static void put_nulls(rd_t *r, const tnode_t *n, int rep, int def)
@@ -479,9 +434,9 @@ static bool shred_value(rd_t *r, const tnode_t *n, int rep)
 {
     if (n->null_branch >= 0) {
         int64_t br;
-        if (!rd_long(r, &br)) return false;
+        if (!ls_avro_rd_long(&r->in, &br)) return false;
         if (br < 0 || br > 1) {
-            r->why = "union branch index out of range";
+            r->in.why = "union branch index out of range";
             return false;
         }
         if (br == n->null_branch) {
@@ -507,23 +462,14 @@ static bool shred(rd_t *r, const tnode_t *n, int rep)
         int64_t items = 0;
         for (;;) {
             int64_t count;
-            if (!rd_long(r, &count)) return false;
+            if (!ls_avro_rd_block(&r->in, &count)) return false;
             if (count == 0) break;
-            if (count < 0) { /* a block with its byte size: skip the size */
-                int64_t size;
-                if (!rd_long(r, &size)) return false;
-                count = -count;
-            }
-            if (count > r->end - r->p) {
-                r->why = "block count past the end of the datum";
-                return false;
-            }
             for (int64_t i = 0; i < count; i++, items++) {
                 int rr = items == 0 ? rep : n->rep + 1;
                 if (map) {
                     const uint8_t *k;
                     size_t kn;
-                    if (!rd_bytes(r, &k, &kn)) return false;
+                    if (!ls_avro_rd_bytes(&r->in, &k, &kn)) return false;
                     if (w) ls_pq_put_bytes(w, n->kids[0]->col, rr, k, kn);
                 }
                 if (!shred_value(r, v, rr)) return false;
@@ -542,49 +488,49 @@ static bool shred(rd_t *r, const tnode_t *n, int rep)
     switch (n->prim) {
     case P_BOOLEAN: {
         uint8_t b;
-        if (!rd_fixed(r, &b, 1)) return false;
+        if (!ls_avro_rd_fixed(&r->in, &b, 1)) return false;
         if (b > 1) {
-            r->why = "boolean byte not 0 or 1";
+            r->in.why = "boolean byte not 0 or 1";
             return false;
         }
         if (w) ls_pq_put_bool(w, col, rep, b);
         return true;
     }
     case P_INT:
-        if (!rd_long(r, &l)) return false;
+        if (!ls_avro_rd_long(&r->in, &l)) return false;
         if (l < INT32_MIN || l > INT32_MAX) {
-            r->why = "int out of range";
+            r->in.why = "int out of range";
             return false;
         }
         if (w) ls_pq_put_i32(w, col, rep, (int32_t)l);
         return true;
     case P_LONG:
     case P_MILLIS_TO_MICROS:
-        if (!rd_long(r, &l)) return false;
+        if (!ls_avro_rd_long(&r->in, &l)) return false;
         if (w) ls_pq_put_i64(w, col, rep, n->prim == P_LONG ? l : l * 1000);
         return true;
     case P_FLOAT: {
         float f;
-        if (!rd_fixed(r, &f, 4)) /* Avro floats are little-endian, as this host */
+        if (!ls_avro_rd_fixed(&r->in, &f, 4)) /* Avro floats are little-endian, as this host */
             return false;
         if (w) ls_pq_put_float(w, col, rep, f);
         return true;
     }
     case P_DOUBLE: {
         double d;
-        if (!rd_fixed(r, &d, 8)) return false;
+        if (!ls_avro_rd_fixed(&r->in, &d, 8)) return false;
         if (w) ls_pq_put_double(w, col, rep, d);
         return true;
     }
     case P_BYTES:
     case P_STRING:
-        if (!rd_bytes(r, &p, &len)) return false;
+        if (!ls_avro_rd_bytes(&r->in, &p, &len)) return false;
         if (w) ls_pq_put_bytes(w, col, rep, p, len);
         return true;
     case P_ENUM:
-        if (!rd_long(r, &l)) return false;
+        if (!ls_avro_rd_long(&r->in, &l)) return false;
         if (l < 0 || (size_t)l >= n->avro->nsymbols) {
-            r->why = "enum index out of range";
+            r->in.why = "enum index out of range";
             return false;
         }
         if (w) ls_pq_put_bytes(w, col, rep, n->avro->symbols[l], strlen(n->avro->symbols[l]));
@@ -596,10 +542,10 @@ static bool shred(rd_t *r, const tnode_t *n, int rep)
 ls_status ls_typed_write(const ls_typed_shape_t *s, ls_pq_writer_t *w, const ls_raw_record_t *r,
                          const uint8_t *datum, size_t len, char *err, size_t errlen)
 {
-    rd_t dry = {datum, datum + len, NULL, NULL};
-    if (!shred(&dry, s->root, 0) || dry.p != dry.end) {
+    rd_t dry = {{datum, datum + len, NULL}, NULL};
+    if (!shred(&dry, s->root, 0) || dry.in.p != dry.in.end) {
         snprintf(err, errlen, "Avro datum does not match its schema: %s at byte %zu of %zu",
-                 dry.why ? dry.why : "bytes left over", (size_t)(dry.p - datum), len);
+                 dry.in.why ? dry.in.why : "bytes left over", (size_t)(dry.in.p - datum), len);
         return LS_ECORRUPT;
     }
     ls_pq_put_i32(w, M_PARTITION, 0, r->partition);
@@ -610,7 +556,7 @@ ls_status ls_typed_write(const ls_typed_shape_t *s, ls_pq_writer_t *w, const ls_
     else
         ls_pq_put_bytes(w, M_KEY, 0, r->key, (size_t)r->key_len);
     ls_raw_put_headers(w, M_HKEY, M_HVALUE, r->headers, r->nheaders);
-    rd_t wet = {datum, datum + len, w, NULL};
+    rd_t wet = {{datum, datum + len, NULL}, w};
     shred(&wet, s->root, 0);
     return ls_pq_end_row(w);
 }

@@ -1020,8 +1020,68 @@ TEST(concurrent_registrations_never_share_ids)
     ls_meta_close(m);
 }
 
+/* Datums checked against their schema (produce-time validation): a
+ * recursive record, maps and arrays in both block forms, unions, enums,
+ * fixed; every byte accounted for. */
+TEST(avro_datums_checked)
+{
+    static const char *schema =
+        "{\"type\":\"record\",\"name\":\"N\",\"fields\":["
+        "{\"name\":\"v\",\"type\":\"int\"},"
+        "{\"name\":\"tags\",\"type\":{\"type\":\"map\",\"values\":\"string\"}},"
+        "{\"name\":\"xs\",\"type\":{\"type\":\"array\",\"items\":\"long\"}},"
+        "{\"name\":\"e\",\"type\":{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\",\"B\"]}},"
+        "{\"name\":\"f\",\"type\":{\"type\":\"fixed\",\"name\":\"F\",\"size\":2}},"
+        "{\"name\":\"next\",\"type\":[\"null\",\"N\"]}]}";
+    char err[256];
+    ls_avro_schema_t *s = ls_avro_parse(NULL, 0, schema, strlen(schema), err, sizeof err);
+    CHECK(s);
+    const ls_avro_node_t *root = ls_avro_root(s);
+    /* v=1, tags={"a":"b"}, xs=[5,6] as a sized block, e=B, f=2 bytes, next=
+     * {v=-1, tags={}, xs=[], e=A, f, next=null} */
+    static const uint8_t ok[] = {0x02, 0x02, 0x02, 'a',  0x02, 'b', 0x00, 0x03,
+                                 0x04, 0x0a, 0x0c, 0x00, 0x02, 'x', 'y',  0x02,
+                                 0x01, 0x00, 0x00, 0x00, 'z',  'w', 0x00};
+    CHECK_EQ_INT(ls_avro_datum_check(root, ok, sizeof ok, err, sizeof err), 0);
+    /* every strict prefix is truncated; one more byte is left over */
+    for (size_t n = 0; n < sizeof ok; n++)
+        CHECK_EQ_INT(ls_avro_datum_check(root, ok, n, err, sizeof err), -1);
+    uint8_t more[sizeof ok + 1];
+    memcpy(more, ok, sizeof ok);
+    more[sizeof ok] = 0;
+    CHECK_EQ_INT(ls_avro_datum_check(root, more, sizeof more, err, sizeof err), -1);
+    CHECK(strstr(err, "left over"));
+    uint8_t bad[sizeof ok];
+    memcpy(bad, ok, sizeof ok);
+    bad[12] = 0x04; /* enum index 2 of 2 */
+    CHECK_EQ_INT(ls_avro_datum_check(root, bad, sizeof bad, err, sizeof err), -1);
+    CHECK(strstr(err, "enum index"));
+    memcpy(bad, ok, sizeof ok);
+    bad[15] = 0x04; /* union branch 2 of 2 */
+    CHECK_EQ_INT(ls_avro_datum_check(root, bad, sizeof bad, err, sizeof err), -1);
+    CHECK(strstr(err, "union branch"));
+    /* a chain nested past 256 levels is refused, not followed off the stack */
+    ls_buf_t deep;
+    ls_buf_init(&deep);
+    for (int i = 0; i < 300; i++) {
+        static const uint8_t node[] = {0x00, 0x00, 0x00, 0x00, 'q', 'q', 0x02};
+        ls_buf_append(&deep, node, sizeof node);
+    }
+    CHECK_EQ_INT(ls_avro_datum_check(root, deep.data, deep.len, err, sizeof err), -1);
+    CHECK(strstr(err, "deeper"));
+    ls_buf_free(&deep);
+    /* strings must be UTF-8 */
+    static const char *str = "\"string\"";
+    ls_avro_schema_t *ss = ls_avro_parse(NULL, 0, str, strlen(str), err, sizeof err);
+    static const uint8_t latin1[] = {0x02, 0xe9};
+    CHECK_EQ_INT(ls_avro_datum_check(ls_avro_root(ss), latin1, 2, err, sizeof err), -1);
+    ls_avro_free(ss);
+    ls_avro_free(s);
+}
+
 int main(void)
 {
+    RUN(avro_datums_checked);
     RUN(avro_accepts_valid_schemas);
     RUN(avro_refuses_invalid_schemas_naming_the_problem);
     RUN(proto_parses_real_world_files);

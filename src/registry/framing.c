@@ -1,0 +1,150 @@
+/* Confluent wire-format checks; the rules are in framing.h. */
+#include "registry/framing.h"
+
+#include <jansson.h>
+#include <stdio.h>
+
+static bool rd_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *out = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Protobuf wire bytes (encoding guide: tags, the four wire types in use,
+ * and groups balanced); the reason in why. */
+static int proto_wire_check(const uint8_t *p, const uint8_t *end, char *why, size_t whylen)
+{
+    const uint8_t *start = p;
+    uint64_t groups[64];
+    int depth = 0;
+    while (p < end) {
+        uint64_t tag, v;
+        size_t at = (size_t)(p - start);
+        if (!rd_varint(&p, end, &tag) || tag >> 3 == 0 || tag >> 3 > 0x1fffffff) {
+            snprintf(why, whylen, "bad Protobuf tag at byte %zu", at);
+            return -1;
+        }
+        switch (tag & 7) {
+        case 0: /* varint */
+            if (!rd_varint(&p, end, &v)) goto truncated;
+            break;
+        case 1: /* fixed64 */
+            if (end - p < 8) goto truncated;
+            p += 8;
+            break;
+        case 2: /* length-delimited */
+            if (!rd_varint(&p, end, &v) || v > (uint64_t)(end - p)) goto truncated;
+            p += v;
+            break;
+        case 3: /* start group */
+            if (depth == 64) {
+                snprintf(why, whylen, "Protobuf groups nested deeper than 64 at byte %zu", at);
+                return -1;
+            }
+            groups[depth++] = tag >> 3;
+            break;
+        case 4: /* end group */
+            if (!depth || groups[--depth] != tag >> 3) {
+                snprintf(why, whylen, "unmatched Protobuf end-group at byte %zu", at);
+                return -1;
+            }
+            break;
+        case 5: /* fixed32 */
+            if (end - p < 4) goto truncated;
+            p += 4;
+            break;
+        default:
+            snprintf(why, whylen, "Protobuf wire type %d at byte %zu", (int)(tag & 7), at);
+            return -1;
+        }
+        continue;
+    truncated:
+        snprintf(why, whylen, "Protobuf field at byte %zu runs past the end", at);
+        return -1;
+    }
+    if (depth) {
+        snprintf(why, whylen, "Protobuf group not closed");
+        return -1;
+    }
+    return 0;
+}
+
+/* The Confluent message-index array (zig-zag varints: a count, then that
+ * many indexes; a single 0 stands for [0]) and then the wire bytes. */
+static int proto_check(const uint8_t *p, size_t len, char *why, size_t whylen)
+{
+    const uint8_t *end = p + len;
+    uint64_t n, idx;
+    if (!rd_varint(&p, end, &n)) {
+        snprintf(why, whylen, "truncated Protobuf message-index array");
+        return -1;
+    }
+    n = (n >> 1) ^ -(n & 1);
+    if ((int64_t)n < 0 || n > (uint64_t)(end - p)) {
+        snprintf(why, whylen, "bad Protobuf message-index count");
+        return -1;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        if (!rd_varint(&p, end, &idx) || (int64_t)((idx >> 1) ^ -(idx & 1)) < 0) {
+            snprintf(why, whylen, "bad Protobuf message index %llu", (unsigned long long)i);
+            return -1;
+        }
+    return proto_wire_check(p, end, why, whylen);
+}
+
+ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t len, char *why,
+                                      size_t whylen)
+{
+    if (!p || len < 5 || p[0] != 0) {
+        snprintf(
+            why, whylen,
+            "is not in the schema registry's wire format (magic byte 0 and a 4-byte schema id)");
+        return LS_FRAME_INVALID;
+    }
+    int32_t id =
+        (int32_t)((uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 8 | p[4]);
+    ls_sr_schema_t *s = NULL;
+    ls_sr_err_t e;
+    ls_sr_code c = ls_registry_schema(r, id, &s, &e);
+    if (c == LS_SR_SCHEMA_NOT_FOUND) {
+        snprintf(why, whylen, "names schema id %d, which is not registered", (int)id);
+        return LS_FRAME_INVALID;
+    }
+    if (c != LS_SR_OK) {
+        snprintf(why, whylen, "looking up schema id %d: %s", (int)id, e.message);
+        return LS_FRAME_STORE_ERROR;
+    }
+    const uint8_t *body = p + 5;
+    size_t n = len - 5;
+    char what[200] = "";
+    int rc = 0;
+    switch (s->type) {
+    case LS_SR_AVRO:
+        rc = ls_avro_datum_check(ls_avro_root(s->avro), body, n, what, sizeof what);
+        break;
+    case LS_SR_JSON: {
+        json_error_t je;
+        json_t *j = json_loadb((const char *)body, n, JSON_DECODE_ANY, &je);
+        if (!j) {
+            snprintf(what, sizeof what, "not JSON: %s at byte %d", je.text, je.position);
+            rc = -1;
+        }
+        json_decref(j);
+        break;
+    }
+    case LS_SR_PROTOBUF: rc = proto_check(body, n, what, sizeof what); break;
+    }
+    if (rc != 0)
+        snprintf(why, whylen, "does not decode as schema id %d (%s): %s", (int)id,
+                 ls_sr_type_name(s->type), what);
+    ls_sr_schema_release(s);
+    return rc ? LS_FRAME_INVALID : LS_FRAME_OK;
+}
