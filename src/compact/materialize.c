@@ -26,7 +26,27 @@
  * its partition spec (used when the table is created; an existing table
  * keeps its spec), the data-file size target and the codec; the caller
  * passes from_offset for start.position=latest. Control batches
- * (transaction markers) make no rows. */
+ * (transaction markers) make no rows.
+ *
+ * Upsert tables (write.mode=upsert): one row per record key, its latest
+ * value. A batch keeps the latest record of each key it is given in memory
+ * (up_map: ranges arrive in offset order per log, so a later record of a key
+ * replaces the earlier one; a key written to two partitions keeps whichever
+ * came last). At commit the live files holding rows of those keys are copied
+ * without them (copy-on-write, table/file_rewrite.h ls_file_drop_rows), the
+ * latest records that are not tombstones become rows, and both commit as one
+ * overwrite snapshot with the logs' offsets (ls_ice_table_overwrite): a
+ * reader sees a key's previous row or its new one, never both or neither;
+ * a tombstone (null value) leaves no row. A record without a key has no row
+ * to replace: it fails the range (error.handling=skip leaves it out). Why
+ * copy-on-write and not delete files: PyIceberg reads no equality deletes,
+ * position deletes need each old row's file and position (found by the same
+ * scan), and a table without delete files stays readable by every engine and
+ * rewritable by the small-file maintenance. The cost: every commit reads
+ * every live file's key column (the whole file) and rewrites the files an
+ * update touches — fine for the compacted topics' key spaces (Connect,
+ * changelogs); a longer commit interval amortizes it for big ones. Memory:
+ * the latest record of each key of one commit's ranges. */
 #include "compact/materialize.h"
 
 #include <stdio.h>
@@ -38,6 +58,7 @@
 #include "base/clock.h"
 #include "base/crashpoint.h"
 #include "base/diag.h"
+#include "base/hash.h"
 #include "records/records.h"
 #include "registry/registry.h"
 #include "table/data_files.h"
@@ -201,6 +222,19 @@ typedef struct mat_log {
     int64_t last; /* to record at commit; -1: no range added */
 } mat_log_t;
 
+/* The latest record of each key of an upsert batch (file comment). */
+typedef struct up_rec {
+    uint64_t hash;
+    ls_raw_record_t r; /* key, value and headers point into own / hs */
+    uint8_t *own;
+    ls_raw_header_t *hs;
+} up_rec_t;
+
+typedef struct up_map {
+    up_rec_t **slots; /* open addressing; NULL: empty */
+    size_t cap, n;
+} up_map_t;
+
 struct ls_mat_batch {
     const ls_table_target_t *tt;
     ls_meta_t *meta;
@@ -216,7 +250,95 @@ struct ls_mat_batch {
     size_t nlogs, caplogs;
     uint64_t rows;
     ls_status failed; /* a failed add may have left part of its rows: never commit */
+    up_map_t up;      /* write.mode=upsert */
 };
+
+static up_rec_t **up_slot(up_map_t *m, uint64_t h, const uint8_t *key, size_t len)
+{
+    size_t j = (size_t)h & (m->cap - 1);
+    for (;; j = (j + 1) & (m->cap - 1)) {
+        up_rec_t *e = m->slots[j];
+        if (!e || (e->hash == h && (size_t)e->r.key_len == len && !memcmp(e->r.key, key, len)))
+            return &m->slots[j];
+    }
+}
+
+static void up_free(up_rec_t *e)
+{
+    if (!e) return;
+    ls_free(e->own);
+    ls_free(e->hs);
+    ls_free(e);
+}
+
+/* Keeps a copy of r (which has a key) as its key's latest record. */
+static void up_put(up_map_t *m, const ls_raw_record_t *r)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        up_map_t g = {.cap = m->cap ? m->cap * 2 : 1024};
+        g.slots = LS_NEWN(up_rec_t *, g.cap);
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->slots[i])
+                *up_slot(&g, m->slots[i]->hash, m->slots[i]->r.key,
+                         (size_t)m->slots[i]->r.key_len) = m->slots[i];
+        g.n = m->n;
+        ls_free(m->slots);
+        *m = g;
+    }
+    size_t size = (size_t)r->key_len + (r->value_len > 0 ? (size_t)r->value_len : 0);
+    for (size_t i = 0; i < r->nheaders; i++)
+        size += r->headers[i].key_len +
+                (r->headers[i].value_len > 0 ? (size_t)r->headers[i].value_len : 0);
+    up_rec_t *e = LS_NEW(up_rec_t);
+    e->own = ls_malloc(size ? size : 1);
+    e->hs = r->nheaders ? LS_NEWN(ls_raw_header_t, r->nheaders) : NULL;
+    e->r = *r;
+    e->r.headers = e->hs;
+    uint8_t *p = e->own;
+    memcpy(p, r->key, (size_t)r->key_len);
+    e->r.key = p;
+    p += r->key_len;
+    if (r->value_len > 0) {
+        memcpy(p, r->value, (size_t)r->value_len);
+        e->r.value = p;
+        p += r->value_len;
+    }
+    for (size_t i = 0; i < r->nheaders; i++) {
+        const ls_raw_header_t *h = &r->headers[i];
+        memcpy(p, h->key, h->key_len);
+        e->hs[i] = (ls_raw_header_t){(const char *)p, h->key_len, NULL, h->value_len};
+        p += h->key_len;
+        if (h->value_len > 0) {
+            memcpy(p, h->value, (size_t)h->value_len);
+            e->hs[i].value = p;
+            p += h->value_len;
+        } else if (h->value_len == 0) {
+            e->hs[i].value = p; /* empty, not null */
+        }
+    }
+    e->hash = ls_hash_fast(r->key, (size_t)r->key_len);
+    up_rec_t **slot = up_slot(m, e->hash, r->key, (size_t)r->key_len);
+    if (*slot)
+        up_free(*slot);
+    else
+        m->n++;
+    *slot = e;
+}
+
+/* ls_file_drop_fn: rows of keys this batch writes go. */
+static bool up_has(void *arg, const uint8_t *key, size_t len)
+{
+    up_map_t *m = arg;
+    return m->cap && *up_slot(m, ls_hash_fast(key, len), key, len) != NULL;
+}
+
+static void up_clear(up_map_t *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        up_free(m->slots[i]);
+    ls_free(m->slots);
+    memset(m, 0, sizeof *m);
+}
 
 static mat_log_t *batch_log(ls_mat_batch_t *b, int64_t log_id)
 {
@@ -389,7 +511,8 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
     return ls_data_files_row_done(b->files, st);
 }
 
-static ls_status add_row(row_ctx_t *c, const ls_raw_record_t *r)
+/* A row of r in the batch's data files (raw or typed). */
+static ls_status write_row(row_ctx_t *c, const ls_raw_record_t *r)
 {
     ls_mat_batch_t *b = c->b;
     if (!b->tt->policy->value_typed) return ls_data_files_add_raw(b->files, r);
@@ -403,6 +526,27 @@ static ls_status add_row(row_ctx_t *c, const ls_raw_record_t *r)
         return LS_OK;
     }
     return st;
+}
+
+static ls_status add_row(row_ctx_t *c, const ls_raw_record_t *r)
+{
+    ls_mat_batch_t *b = c->b;
+    if (!b->tt->policy->upsert) return write_row(c, r);
+    if (r->key_len < 0) {
+        snprintf(c->err, sizeof c->err,
+                 "record at offset %lld has no key: an upsert table's rows are keyed "
+                 "(lakestream.table.write.mode=upsert)",
+                 (long long)r->offset);
+        if (!b->tt->policy->error_skip) return LS_ECORRUPT;
+        LS_WARN_RL("table", "table %s.%s: skipping a record (error.handling=skip): %s",
+                   b->tt->stream->ns, b->tt->name, c->err);
+        c->err[0] = 0;
+        c->rows--;
+        b->skipped++;
+        return LS_OK;
+    }
+    up_put(&b->up, r);
+    return LS_OK;
 }
 
 int64_t ls_mat_done(ls_mat_batch_t *b, int64_t log_id)
@@ -453,6 +597,41 @@ ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const
     return rc.st;
 }
 
+/* Upsert: the rows of the batch's latest records (tombstones make none),
+ * written into its data files; *rows counts them. */
+static ls_status upsert_rows(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen)
+{
+    row_ctx_t rc = {.b = b, .st = LS_OK};
+    for (size_t i = 0; i < b->up.cap && rc.st == LS_OK; i++) {
+        const up_rec_t *e = b->up.slots[i];
+        if (!e || e->r.value_len < 0) continue;
+        rc.rows++;
+        rc.st = write_row(&rc, &e->r);
+    }
+    if (rc.st != LS_OK)
+        snprintf(err, (size_t)errlen, "%s",
+                 rc.err[0]  ? rc.err
+                 : b->files ? ls_data_files_error(b->files)
+                            : "no table");
+    *rows = rc.rows;
+    return rc.st;
+}
+
+/* Upsert: the live files holding rows of the batch's keys, copied without
+ * them (file comment). */
+static ls_status upsert_drops(ls_mat_batch_t *b, ls_file_cow_t *cow, char *err, int errlen)
+{
+    size_t nf;
+    const ls_pq_field_t *f =
+        b->shape ? ls_typed_parquet_fields(b->shape, &nf) : ls_raw_parquet_fields(&nf);
+    ls_file_rewrite_opts_t o = {.fields = f,
+                                .nfields = nf,
+                                .pq = &b->opts,
+                                .target_bytes = b->tt->policy->target_file_bytes};
+    return ls_file_drop_rows(b->t, &o, b->shape ? "_kafka_key" : "key", up_has, &b->up, cow, err,
+                             (size_t)errlen);
+}
+
 ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen)
 {
     *rows = 0;
@@ -463,19 +642,31 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
     size_t nkv = 0;
     for (size_t i = 0; i < b->nlogs; i++)
         nkv += b->logs[i].last >= 0;
-    if (!nkv || !b->t) return LS_OK; /* nothing added (a typed table no record has created yet) */
+    if (!nkv) return LS_OK; /* nothing added */
+    bool upsert = b->tt->policy->upsert;
+    uint64_t made = b->rows;
+    ls_status st = upsert ? upsert_rows(b, &made, err, errlen) : LS_OK;
+    if (st != LS_OK) return st;
+    if (!b->t) return LS_OK; /* a typed table no record has created yet */
     const char *was = ls_ice_table_summary(b->t, SKIPPED_KEY);
     char skipped[24] = "";
     if (b->skipped || was) /* a running count, carried from snapshot to snapshot */
         snprintf(skipped, sizeof skipped, "%llu",
                  (unsigned long long)(b->skipped + (was ? strtoull(was, NULL, 10) : 0)));
+    ls_file_cow_t cow = {0};
+    if (upsert && (st = upsert_drops(b, &cow, err, errlen)) != LS_OK) return st;
     const ls_ice_datafile_t *dfs = NULL;
     size_t ndf = 0;
-    ls_status st = ls_data_files_finish(b->files, &dfs, &ndf);
+    st = ls_data_files_finish(b->files, &dfs, &ndf);
     if (st != LS_OK) {
         snprintf(err, (size_t)errlen, "writing data files: %s", ls_data_files_error(b->files));
+        ls_file_cow_clear(&cow);
         return st;
     }
+    /* the files to add: what stays of rewritten files, then the new rows */
+    ls_ice_datafile_t *added = LS_NEWN(ls_ice_datafile_t, cow.nadded + ndf + 1);
+    memcpy(added, cow.added, cow.nadded * sizeof *added);
+    memcpy(added + cow.nadded, dfs, ndf * sizeof *added);
     const char **kv = LS_NEWN(const char *, 2 * nkv + 3);
     char(*keys)[80] = ls_calloc(nkv, sizeof *keys);
     char(*vals)[24] = ls_calloc(nkv, sizeof *vals);
@@ -494,11 +685,14 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
     }
     ls_crashpoint("table.data_written");
     int64_t snap;
-    st = ls_ice_table_append(b->t, dfs, ndf, kv, ls_clock_wall_ms(), &snap);
+    st = ls_ice_table_overwrite(b->t, (const char *const *)cow.removed, cow.nremoved, added,
+                                cow.nadded + ndf, kv, ls_clock_wall_ms(), &snap);
     if (st != LS_OK)
         snprintf(err, (size_t)errlen, "committing snapshot: %s", ls_ice_table_error(b->t));
     else
-        *rows = b->rows;
+        *rows = made;
+    ls_free(added);
+    ls_file_cow_clear(&cow);
     ls_free(kv);
     ls_free(keys);
     ls_free(vals);
@@ -527,6 +721,7 @@ void ls_mat_free(ls_mat_batch_t *b)
     ls_ice_table_free(b->t);
     ls_typed_shape_free(b->shape);
     if (b->schema) ls_sr_schema_release(b->schema);
+    up_clear(&b->up);
     ls_free(b->logs);
     ls_free(b);
 }

@@ -193,7 +193,9 @@ static int p_start(const char *v, ls_policy_t *p, char *why, size_t cap)
 static int p_write_mode(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"append", "upsert", NULL};
-    return one_of(v, opts) < 0 ? -1 : 0;
+    int i = one_of(v, opts);
+    p->upsert = i == 1;
+    return i < 0 ? -1 : 0;
 }
 
 static int p_sort(const char *v, ls_policy_t *p, char *why, size_t cap)
@@ -293,9 +295,10 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                   "records written after the table was enabled.",
                                   p_start, NULL},
     [LS_POLICY_WRITE_MODE] = {"lakestream.table.write.mode", "append", "append, upsert",
-                              "append: one row per record; upsert: one row per key (not "
-                              "applied yet).",
-                              p_write_mode, "append"},
+                              "append: one row per record; upsert: one row per record key, "
+                              "its latest value (a null value deletes the row), kept by "
+                              "copy-on-write overwrite commits.",
+                              p_write_mode, NULL},
     [LS_POLICY_SORT_ORDER] = {"lakestream.table.sort.order", "none",
                               "none, or a comma-separated list of partition, offset, "
                               "timestamp, key, value",

@@ -23,7 +23,7 @@
  *   compression          zstd|snappy|gzip|none           applied
  *   commit.interval.ms   1000..86400000 (freshness)      applied
  *   start.position       earliest|latest                 applied
- *   write.mode           append|upsert                   applied for append
+ *   write.mode           append|upsert                   applied (upsert: compact/materialize.c)
  *   sort.order           none | raw column list          applied for none
  *   error.handling       fail|skip|dead-letter           applied for fail, skip
  *   snapshot.retention.ms  0 (never) | 1000..1 year      applied
@@ -114,6 +114,7 @@ typedef struct ls_policy {
     bool start_latest;
     bool value_typed;         /* value.format=schema-registry: typed columns */
     bool error_skip;          /* error.handling=skip */
+    bool upsert;              /* write.mode=upsert: one row per key */
     int64_t enabled_since_ms; /* -1: not recorded */
 } ls_policy_t;
 

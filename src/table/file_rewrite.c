@@ -33,7 +33,13 @@
  * it, the replaced files stay referenced by older snapshots until those
  * expire, then they are orphans too. No other state. Summary properties
  * (each log's last materialized offset) carry over the replace snapshot
- * unchanged, so materialization never re-adds or skips a row. */
+ * unchanged, so materialization never re-adds or skips a row.
+ *
+ * Copy-on-write deletes (ls_file_drop_rows, upsert tables): the same copy,
+ * file by file, leaving out the rows whose key the caller drops; the caller
+ * commits removed and new files with its new rows as one overwrite snapshot
+ * (ls_ice_table_overwrite), so a reader sees a key's old row or its new
+ * one, never both or neither. */
 #include "table/file_rewrite.h"
 
 #include <stdio.h>
@@ -142,43 +148,67 @@ size_t ls_file_rewrite_plan(const ls_ice_mentry_t *live, size_t n, int nspec_fie
     return nruns;
 }
 
-/* Copies run r's files row for row into one new file *df (uploaded). */
-static ls_status write_run(ls_ice_table_t *t, const ls_ice_mentry_t *live, const ls_file_run_t *r,
-                           const ls_file_rewrite_opts_t *o, ls_ice_datafile_t *df,
-                           ls_file_rewrite_stats_t *stats, char *err, size_t errlen)
+/* A new file of the rows of the files at paths[0..n) (read into raw; each
+ * file's rows flagged in drops[k], when given, left out), in partition part,
+ * uploaded into *df; *wrote: rows written (0: no file). */
+static ls_status copy_files(ls_ice_table_t *t, const char *const *paths, size_t n,
+                            uint8_t *const *drops, const int64_t *part,
+                            const ls_file_rewrite_opts_t *o, ls_ice_datafile_t *df,
+                            ls_buf_t *const *raws, char *err, size_t errlen)
 {
-    ls_buf_t out, raw;
+    ls_buf_t out;
     ls_buf_init(&out);
-    ls_buf_init(&raw);
     ls_pq_writer_t *w = ls_pq_writer_new(o->fields, o->nfields, o->pq, &out, err, errlen);
     ls_status st = w ? LS_OK : LS_EINVAL;
-    for (size_t k = 0; k < r->n && st == LS_OK; k++) {
-        const char *path = live[r->idx[k]].df.path;
-        st = ls_ice_table_get_file(t, path, &raw);
-        if (st != LS_OK) {
-            snprintf(err, errlen, "reading %s: %s", path, ls_ice_table_error(t));
-            break;
-        }
+    for (size_t k = 0; k < n && st == LS_OK; k++) {
         char why[256] = "";
-        ls_pqr_t *rd = ls_pqr_open(raw.data, raw.len, &st, why, sizeof why);
-        if (rd) st = ls_pqr_copy_rows(rd, w, why, sizeof why);
+        ls_pqr_t *rd = ls_pqr_open(raws[k]->data, raws[k]->len, &st, why, sizeof why);
+        if (rd) st = ls_pqr_copy_rows_except(rd, w, drops ? drops[k] : NULL, why, sizeof why);
         ls_pqr_free(rd);
-        if (st != LS_OK) snprintf(err, errlen, "copying the rows of %s: %s", path, why);
-        stats->bytes_read += raw.len;
+        if (st != LS_OK) snprintf(err, errlen, "copying the rows of %s: %s", paths[k], why);
     }
     if (st == LS_OK && (st = ls_pq_writer_finish(w)) != LS_OK)
         snprintf(err, errlen, "finishing a rewritten file: %s", ls_pq_error(w));
     memset(df, 0, sizeof *df);
-    if (st == LS_OK) {
+    if (st == LS_OK && ls_pq_num_rows(w) > 0) {
         ls_ice_datafile_metrics(df, w);
-        memcpy(df->partition, live[r->idx[0]].df.partition, sizeof df->partition);
+        memcpy(df->partition, part, sizeof df->partition);
         st = ls_ice_table_put_data(t, &out, "parquet", df);
         if (st != LS_OK)
             snprintf(err, errlen, "writing a rewritten file: %s", ls_ice_table_error(t));
     }
     if (w) ls_pq_writer_free(w);
     ls_buf_free(&out);
-    ls_buf_free(&raw);
+    return st;
+}
+
+/* Copies run r's files row for row into one new file *df (uploaded). */
+static ls_status write_run(ls_ice_table_t *t, const ls_ice_mentry_t *live, const ls_file_run_t *r,
+                           const ls_file_rewrite_opts_t *o, ls_ice_datafile_t *df,
+                           ls_file_rewrite_stats_t *stats, char *err, size_t errlen)
+{
+    const char **paths = LS_NEWN(const char *, r->n);
+    ls_buf_t *bufs = LS_NEWN(ls_buf_t, r->n);
+    ls_buf_t **raws = LS_NEWN(ls_buf_t *, r->n);
+    ls_status st = LS_OK;
+    for (size_t k = 0; k < r->n; k++) {
+        paths[k] = live[r->idx[k]].df.path;
+        ls_buf_init(&bufs[k]);
+        raws[k] = &bufs[k];
+        if (st != LS_OK) continue;
+        st = ls_ice_table_get_file(t, paths[k], &bufs[k]);
+        if (st != LS_OK) snprintf(err, errlen, "reading %s: %s", paths[k], ls_ice_table_error(t));
+        stats->bytes_read += bufs[k].len;
+    }
+    memset(df, 0, sizeof *df);
+    if (st == LS_OK)
+        st = copy_files(t, paths, r->n, NULL, live[r->idx[0]].df.partition, o, df, raws, err,
+                        errlen);
+    for (size_t k = 0; k < r->n; k++)
+        ls_buf_free(&bufs[k]);
+    ls_free(paths);
+    ls_free(bufs);
+    ls_free(raws);
     return st;
 }
 
@@ -233,4 +263,104 @@ ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, in
     ls_file_runs_free(runs, nruns);
     ls_ice_mentries_free(live, n);
     return st;
+}
+
+/* The rows of the file in raw whose key column value drop() accepts:
+ * flags (one per row, ls_malloc'd) and their count; -1 with err when the
+ * file cannot be read or has no such column. */
+static int64_t rows_to_drop(const ls_buf_t *raw, const char *path, const char *key_column,
+                            ls_file_drop_fn drop, void *arg, uint8_t **flags, char *err,
+                            size_t errlen)
+{
+    ls_status st;
+    char why[256] = "";
+    *flags = NULL;
+    ls_pqr_t *r = ls_pqr_open(raw->data, raw->len, &st, why, sizeof why);
+    int col = r ? ls_pqr_column_index(r, key_column) : -1;
+    if (!r || col < 0) {
+        snprintf(err, errlen, "%s: %s", path, r ? "no key column" : why);
+        ls_pqr_free(r);
+        return -1;
+    }
+    int64_t nrows = ls_pqr_num_rows(r), row = 0, hits = 0;
+    *flags = ls_calloc(nrows ? (size_t)nrows : 1, 1);
+    for (int g = 0; g < ls_pqr_num_row_groups(r) && hits >= 0; g++) {
+        ls_pqr_flat_t fl;
+        if (ls_pqr_read_flat(r, g, col, &fl, why, sizeof why) != LS_OK) {
+            snprintf(err, errlen, "%s: reading %s: %s", path, key_column, why);
+            hits = -1;
+            break;
+        }
+        for (int64_t i = 0; i < fl.n && row < nrows; i++, row++)
+            if (fl.v[i].def == fl.max_def && drop(arg, fl.v[i].bytes, fl.v[i].len)) {
+                (*flags)[row] = 1;
+                hits++;
+            }
+        ls_pqr_flat_free(&fl);
+    }
+    ls_pqr_free(r);
+    if (hits < 0) {
+        ls_free(*flags);
+        *flags = NULL;
+    }
+    return hits;
+}
+
+ls_status ls_file_drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
+                            const char *key_column, ls_file_drop_fn drop, void *arg,
+                            ls_file_cow_t *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (ls_ice_table_current_snapshot(t) < 0) return LS_OK;
+    ls_ice_mentry_t *live = NULL;
+    size_t n = 0;
+    ls_status st = ls_ice_table_live_files(t, &live, &n);
+    if (st != LS_OK) {
+        snprintf(err, errlen, "listing live files: %s", ls_ice_table_error(t));
+        return st;
+    }
+    out->removed = LS_NEWN(char *, n ? n : 1);
+    out->added = LS_NEWN(ls_ice_datafile_t, n ? n : 1);
+    ls_buf_t raw;
+    ls_buf_init(&raw);
+    for (size_t i = 0; i < n && st == LS_OK; i++) {
+        const char *path = live[i].df.path;
+        if ((st = ls_ice_table_get_file(t, path, &raw)) != LS_OK) {
+            snprintf(err, errlen, "reading %s: %s", path, ls_ice_table_error(t));
+            break;
+        }
+        out->bytes_read += raw.len;
+        uint8_t *flags;
+        int64_t hits = rows_to_drop(&raw, path, key_column, drop, arg, &flags, err, errlen);
+        if (hits < 0) st = LS_ECORRUPT;
+        if (hits > 0) {
+            ls_buf_t *raws[1] = {&raw};
+            ls_ice_datafile_t *df = &out->added[out->nadded];
+            st = copy_files(t, &path, 1, &flags, live[i].df.partition, o, df, raws, err, errlen);
+            if (st == LS_OK) {
+                if (df->path) {
+                    out->nadded++;
+                    out->bytes_written += (uint64_t)df->file_size;
+                }
+                out->removed[out->nremoved++] = ls_strdup(path);
+                out->rows_dropped += hits;
+            }
+        }
+        ls_free(flags);
+    }
+    ls_buf_free(&raw);
+    ls_ice_mentries_free(live, n);
+    if (st != LS_OK) ls_file_cow_clear(out);
+    return st;
+}
+
+void ls_file_cow_clear(ls_file_cow_t *c)
+{
+    for (size_t i = 0; i < c->nremoved; i++)
+        ls_free(c->removed[i]);
+    for (size_t i = 0; i < c->nadded; i++)
+        ls_ice_datafile_clear(&c->added[i]);
+    ls_free(c->removed);
+    ls_free(c->added);
+    memset(c, 0, sizeof *c);
 }

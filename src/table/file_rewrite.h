@@ -53,4 +53,26 @@ typedef struct ls_file_rewrite_stats {
  * error: nothing committed (files written are orphans), reason in err. */
 ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, int64_t now_ms,
                           ls_file_rewrite_stats_t *stats, char *err, size_t errlen);
+
+/* Copy-on-write deletes (upsert tables): every live file of t holding a row
+ * whose key column (key_column, a top-level optional BYTE_ARRAY column) has
+ * a value drop() accepts is read and copied without those rows into one new
+ * file of the same partition (none when no row stays). *out holds the paths
+ * to remove and the new files, for one ls_ice_table_overwrite commit
+ * together with the new rows. Null keys are never dropped. Reads every live
+ * file (its key column decides); the files written are orphans until that
+ * commit. */
+typedef bool (*ls_file_drop_fn)(void *arg, const uint8_t *key, size_t len);
+typedef struct ls_file_cow {
+    char **removed; /* owned copies of the paths */
+    size_t nremoved;
+    ls_ice_datafile_t *added;
+    size_t nadded;
+    int64_t rows_dropped;
+    uint64_t bytes_read, bytes_written;
+} ls_file_cow_t;
+ls_status ls_file_drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
+                            const char *key_column, ls_file_drop_fn drop, void *arg,
+                            ls_file_cow_t *out, char *err, size_t errlen);
+void ls_file_cow_clear(ls_file_cow_t *c);
 #endif

@@ -725,6 +725,7 @@ typedef struct removal {
     size_t n;
     bool *found;         /* per path: live in the parent snapshot */
     int64_t rows, bytes; /* of the files found */
+    bool overwrite;      /* rows may go (copy-on-write): no row check, operation "overwrite" */
 } removal_t;
 
 typedef struct mlist_build {
@@ -1265,7 +1266,7 @@ static ls_status commit_files(ls_ice_table_t *t, const ls_ice_datafile_t *files,
             snprintf(t->err, sizeof t->err, "%s is not a live file of the table", rm->paths[i]);
             st = LS_ECONFLICT; /* another commit removed it: reload */
         }
-    if (st == LS_OK && rm && recs != rm->rows) {
+    if (st == LS_OK && rm && !rm->overwrite && recs != rm->rows) {
         snprintf(t->err, sizeof t->err,
                  "a rewrite must keep every row: %lld rows removed, %lld added",
                  (long long)rm->rows, (long long)recs);
@@ -1279,7 +1280,10 @@ static ls_status commit_files(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     /* summary (spec "Snapshots": operation plus metrics, all strings) */
     json_t *psum = parent ? json_object_get(parent, "summary") : NULL;
     json_t *summary = json_object();
-    json_object_set_new(summary, "operation", json_string(rm ? "replace" : "append"));
+    json_object_set_new(summary, "operation",
+                        json_string(!rm             ? "append"
+                                    : rm->overwrite ? "overwrite"
+                                                    : "replace"));
     summary_set(summary, "added-data-files", (int64_t)n);
     summary_set(summary, "added-records", recs);
     summary_set(summary, "added-files-size", bytes);
@@ -1378,6 +1382,19 @@ ls_status ls_ice_table_rewrite(ls_ice_table_t *t, const char *const *removed, si
     }
     removal_t rm = {.paths = removed, .n = nremoved, .found = LS_NEWN(bool, nremoved)};
     ls_status st = commit_files(t, added, nadded, &rm, NULL, now_ms, snapshot_id);
+    ls_free(rm.found);
+    return st;
+}
+
+ls_status ls_ice_table_overwrite(ls_ice_table_t *t, const char *const *removed, size_t nremoved,
+                                 const ls_ice_datafile_t *added, size_t nadded,
+                                 const char *const *summary_kv, int64_t now_ms,
+                                 int64_t *snapshot_id)
+{
+    if (!nremoved) return commit_files(t, added, nadded, NULL, summary_kv, now_ms, snapshot_id);
+    removal_t rm = {
+        .paths = removed, .n = nremoved, .found = LS_NEWN(bool, nremoved), .overwrite = true};
+    ls_status st = commit_files(t, added, nadded, &rm, summary_kv, now_ms, snapshot_id);
     ls_free(rm.found);
     return st;
 }

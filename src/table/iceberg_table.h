@@ -196,6 +196,17 @@ ls_status ls_ice_table_rewrite(ls_ice_table_t *t, const char *const *removed, si
                                const ls_ice_datafile_t *added, size_t nadded, int64_t now_ms,
                                int64_t *snapshot_id);
 
+/* Copy-on-write (Iceberg's OverwriteFiles): removes the live data files
+ * removed[0..nremoved) and adds added[0..nadded) — any rows: the caller
+ * copied what stays of the removed files into added ones — as one snapshot
+ * with operation "overwrite" and the summary properties of summary (as for
+ * an append); with nothing removed it is an append. Same manifests, carried
+ * properties and conflicts as ls_ice_table_rewrite. */
+ls_status ls_ice_table_overwrite(ls_ice_table_t *t, const char *const *removed, size_t nremoved,
+                                 const ls_ice_datafile_t *added, size_t nadded,
+                                 const char *const *summary_kv, int64_t now_ms,
+                                 int64_t *snapshot_id);
+
 /* Snapshots older than retention_ms (by timestamp) expire in later appends,
  * keeping at least min_keep (>= 1) of the newest; retention_ms 0 (the
  * default): snapshots never expire. The current one always stays. */

@@ -1440,6 +1440,12 @@ static void put_triple(ls_pq_writer_t *w, int col, int type, int max_def, const 
 
 ls_status ls_pqr_copy_rows(ls_pqr_t *r, ls_pq_writer_t *w, char *err, size_t errlen)
 {
+    return ls_pqr_copy_rows_except(r, w, NULL, err, errlen);
+}
+
+ls_status ls_pqr_copy_rows_except(ls_pqr_t *r, ls_pq_writer_t *w, const uint8_t *drop, char *err,
+                                  size_t errlen)
+{
     if (ls_pq_ncolumns(w) != r->ncols) {
         snprintf(err, errlen, "parquet copy: file has %zu columns, writer %zu", r->ncols,
                  ls_pq_ncolumns(w));
@@ -1458,12 +1464,14 @@ ls_status ls_pqr_copy_rows(ls_pqr_t *r, ls_pq_writer_t *w, char *err, size_t err
             return LS_EINVAL;
         }
     }
+    int64_t row = 0;
     for (int g = 0; g < r->nrgs; g++) {
         ls_status st;
         ls_pqr_rows_t *rs = ls_pqr_rows_new(r, g, NULL, 0, &st, err, errlen);
         if (!rs) return st;
         int rc;
         while ((rc = ls_pqr_rows_next(rs)) == 1) {
+            if (drop && drop[row++]) continue;
             for (size_t k = 0; k < r->ncols; k++) {
                 const ls_pqr_elem_t *e = ls_pqr_column(r, (int)k);
                 const ls_pqr_triple_t *t;

@@ -187,4 +187,8 @@ void ls_pqr_rows_free(ls_pqr_rows_t *rs);
  * naming the first that does not); read errors are returned as they are,
  * writer errors as ls_pq_end_row reports them. */
 ls_status ls_pqr_copy_rows(ls_pqr_t *r, ls_pq_writer_t *w, char *err, size_t errlen);
+/* The same, leaving out every row i (counted from 0 over the whole file)
+ * with drop[i] != 0; drop holds ls_pqr_num_rows(r) flags (NULL: keep all). */
+ls_status ls_pqr_copy_rows_except(ls_pqr_t *r, ls_pq_writer_t *w, const uint8_t *drop, char *err,
+                                  size_t errlen);
 #endif

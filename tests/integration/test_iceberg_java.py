@@ -388,3 +388,50 @@ def test_java_reads_live_broker_table(broker_factory, java_reader):
     # the snapshots of the table were taken in turns: data sequence numbers
     # of the planned files span more than one commit
     assert len({p["data_seq"] for p in jt["planned"]}) >= 2
+
+
+def test_java_reads_upsert_table(broker_factory, java_reader):
+    """An upsert table (issue 15) after rounds of random upserts and deletes:
+    the Iceberg Java library plans the same live files as PyIceberg after the
+    copy-on-write overwrite commits and reads exactly one row per live key,
+    its latest value."""
+    iceberg_util.local_store_only()
+    import random
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+    from kafka_util import unique_topic, wait_topic
+    from test_upsert_tables import UPSERT, table_marks, wait_caught_up
+
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic = unique_topic("upjava")
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    a.create_topics([NewTopic(topic, PARTS, 1, config=UPSERT)])[topic].result(30)
+    wait_topic(b.bootstrap, topic, PARTS)
+    tdir = iceberg_util.table_dir(b, topic)
+    rnd = random.Random(16)
+    model, last = {}, {}
+    p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 5})
+
+    def cb(err, msg):
+        assert err is None, err
+        last[msg.partition()] = max(last.get(msg.partition(), -1), msg.offset())
+    for seq in range(600):
+        k = b"\xffk%d" % rnd.randrange(40)
+        value = None if rnd.random() < 0.2 else b"v%d" % seq
+        if value is None:
+            model.pop(k, None)
+        else:
+            model[k] = value
+        p.produce(topic, key=k, value=value, partition=k[-1] % PARTS, on_delivery=cb)
+        if seq % 150 == 149:
+            assert p.flush(30) == 0
+            wait_caught_up(tdir, last)
+    t = wait_caught_up(tdir, last)
+    assert table_marks(t)
+    md = iceberg_util.current_metadata(tdir)
+    t = pyiceberg_table.StaticTable.from_metadata("file://" + md)
+    (jt,) = java_reader(md)
+    rows = check_against_pyiceberg(jt, t)
+    got = {bytes.fromhex(r[3]): bytes.fromhex(r[4]) for r in rows}
+    assert len(got) == len(rows) and got == model
+    assert "overwrite" in [s.summary.operation.value for s in t.metadata.snapshots]

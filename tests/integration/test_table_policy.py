@@ -233,7 +233,7 @@ def test_cli_shows_sources_applied_and_namespace_defaults(broker_factory):
     topic = unique_topic("cli")
     _create(a, topic, **{"lakestream.table.enabled": "true"})
     rc, out, err = _cli("--bootstrap", b.bootstrap, "set", topic, "write.mode=upsert",
-                        "catalog=glue-prod", "commit.interval.ms=1500")
+                        "error.handling=dead-letter", "catalog=glue-prod", "commit.interval.ms=1500")
     assert rc == 0, err
 
     def row(text, key):
@@ -244,8 +244,9 @@ def test_cli_shows_sources_applied_and_namespace_defaults(broker_factory):
     assert row(out, "lakestream.table.compression")[1:] == ["gzip", "cluster", "applied"]
     assert row(out, "lakestream.table.partition")[1:] == ["day", "default", "applied"]
     assert row(out, "lakestream.table.commit.interval.ms")[1:3] == ["1500", "stream"]
-    wm = row(out, "lakestream.table.write.mode")
-    assert wm[1:3] == ["upsert", "stream"] and "NOT APPLIED" in wm[3]
+    assert row(out, "lakestream.table.write.mode")[1:] == ["upsert", "stream", "applied"]
+    eh = row(out, "lakestream.table.error.handling")
+    assert eh[1:3] == ["dead-letter", "stream"] and "NOT APPLIED" in eh[3]
     assert "NOT APPLIED" in row(out, "lakestream.table.catalog")[3]
 
     rc, out, err = _cli("--bootstrap", b.bootstrap, "set", topic, "start.position=sideways")

@@ -8,7 +8,8 @@ One broker (file store, SQLite) with a 1 s hot window; for --seconds:
   - plain topics,
   - a compacted topic (cleanup.policy=compact, keyed records, retention.ms=1000
     so the retention checks run against it and must not expire anything; key
-    compaction removes superseded records, and the latest of each key stays),
+    compaction removes superseded records, and the latest of each key stays)
+    with an upsert table (write.mode=upsert: one row per key, copy-on-write),
 each fed by an idempotent acks=all producer at --rate records/s over all of
 them, while a consumer group reads everything and commits (auto-commit) and a
 sampler records WAL object count, metadata size and each table's lag
@@ -20,7 +21,8 @@ At the end it checks, and reports in JSON (--json):
                       is, and every record it holds is an acknowledged one at its
                       offset)
   table = log         each table holds exactly its log's records (offset, value;
-                      the typed table's value rebuilt from its columns)
+                      the typed table's value rebuilt from its columns); the upsert
+                      table holds exactly the latest record of each key
   group               the group consumed every record; its committed offsets
                       never went backwards
   bounded             WAL objects stay below a limit that does not grow with the
@@ -258,7 +260,10 @@ def main(argv=None):
         plains = [create_topic(b.bootstrap, "soak-plain-%d" % i, partitions=PARTS)
                   for i in range(2)]
         compacted = create_topic(b.bootstrap, "soak-compacted", partitions=PARTS,
-                                 config={"cleanup.policy": "compact", "retention.ms": "1000"})
+                                 config={"cleanup.policy": "compact", "retention.ms": "1000",
+                                         "lakestream.table.enabled": "true",
+                                         "lakestream.table.commit.interval.ms": str(COMMIT_MS),
+                                         "lakestream.table.write.mode": "upsert"})
         topics = tables + plains + [compacted]
 
         acked = {t: {} for t in topics}          # topic -> {(partition, offset): value}
@@ -383,6 +388,11 @@ def main(argv=None):
                                                      if acked[t].get(k) != v)
                 checks["compacted_kept"] = len(log)
                 checks["compacted_acked"] = len(acked[t])
+                # its upsert table: exactly the latest record of each key
+                rows = table_rows(b.data_dir, t)
+                checks["upsert_table_rows"] = len(rows)
+                checks["upsert_table_equals_latest"] = rows == sorted(
+                    (part, off, v) for (part, off), v in latest.items())
                 continue
             lost += sum(1 for k, v in acked[t].items() if log.get(k) != v)
             if t in tables:
@@ -459,6 +469,7 @@ def main(argv=None):
               and checks.get("compacted_unexpected", 0) == 0
               and not commits_backwards
               and all(v for k, v in checks.items() if k.startswith("table_equals_log_"))
+              and checks.get("upsert_table_equals_latest", False)
               and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
               and checks["max_wal_objects"] < 20000 and meta_ok and live_ok and maint_ok
               and reader_ok)

@@ -281,8 +281,73 @@ TEST(thousand_commits_stay_bounded)
     ls_objstore_close(os);
 }
 
+/* ls_file_drop_rows: drop offsets divisible by 5 (keys are offsets here: the
+ * "value" column stands in for a key column), commit as an overwrite;
+ * everything else stays once, the dropped rows are gone, a file left empty
+ * is removed without a replacement. */
+static bool drop_fifths(void *arg, const uint8_t *key, size_t len)
+{
+    (void)arg;
+    long long off = 0;
+    return sscanf((const char *)key, "value %lld", &off) == 1 && len < 32 && off % 5 == 0;
+}
+
+TEST(copy_on_write_drops_rows)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
+    ls_ice_table_t *t = NULL;
+    char err[512] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/cow", "mem://wh/ns/cow",
+                                     ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, &spec,
+                                     NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    uint64_t bytes = 0, smallest = 0;
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(append_rows(t, i * 30, (i + 1) * 30, &bytes, &smallest), LS_OK);
+    /* a file whose every row goes: offset 300 alone, in partition 0 */
+    CHECK_EQ_INT(append_rows(t, 300, 301, &bytes, &smallest), LS_OK);
+    size_t nf;
+    const ls_pq_field_t *f = ls_raw_parquet_fields(&nf);
+    ls_pq_opts_t pq;
+    ls_pq_opts_init(&pq);
+    ls_file_rewrite_opts_t o = {.fields = f, .nfields = nf, .pq = &pq, .target_bytes = 1 << 20};
+    ls_file_cow_t cow;
+    CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_fifths, NULL, &cow, err, sizeof err),
+                 LS_OK);
+    CHECK_EQ_INT(cow.rows_dropped, 25); /* 0, 5, ..., 115 and 300 */
+    CHECK_EQ_INT(cow.nremoved, 13);     /* every file of the first four appends, and 300's */
+    CHECK_EQ_INT(cow.nadded, 12);
+    const char *kv[] = {"lakestream.log.0000000000000001.last-offset", "300", NULL};
+    CHECK_EQ_INT(ls_ice_table_overwrite(t, (const char *const *)cow.removed, cow.nremoved,
+                                        cow.added, cow.nadded, kv, ls_clock_wall_ms(), NULL),
+                 LS_OK);
+    ls_file_cow_clear(&cow);
+    CHECK(!strcmp(ls_ice_table_summary(t, "operation"), "overwrite"));
+    CHECK(!strcmp(ls_ice_table_summary(t, "total-records"), "96"));
+    CHECK(!strcmp(ls_ice_table_summary(t, "deleted-records"), "121"));
+    /* the rows left: every offset below 120 not divisible by 5, once */
+    ls_ice_mentry_t *live;
+    size_t n;
+    CHECK_EQ_INT(ls_ice_table_live_files(t, &live, &n), LS_OK);
+    CHECK_EQ_INT(n, 12);
+    ls_ice_mentries_free(live, n);
+    /* a second pass finds nothing more to drop */
+    CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_fifths, NULL, &cow, err, sizeof err),
+                 LS_OK);
+    CHECK_EQ_INT(cow.nremoved, 0);
+    ls_file_cow_clear(&cow);
+    /* a table without that column: refused with the reason */
+    CHECK(ls_file_drop_rows(t, &o, "nope", drop_fifths, NULL, &cow, err, sizeof err) != LS_OK);
+    CHECK(strstr(err, "no key column"));
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
 int main(void)
 {
+    RUN(copy_on_write_drops_rows);
     RUN(plan_takes_runs_per_partition);
     RUN(plan_keeps_big_files_out);
     RUN(plan_budget_leaves_more);

@@ -150,7 +150,7 @@ TEST(applied_versus_stored_only)
     CHECK(ls_policy_applied(LS_POLICY_CATALOG, "builtin"));
     CHECK(!ls_policy_applied(LS_POLICY_CATALOG, "glue-prod"));
     CHECK(ls_policy_applied(LS_POLICY_WRITE_MODE, "append"));
-    CHECK(!ls_policy_applied(LS_POLICY_WRITE_MODE, "upsert"));
+    CHECK(ls_policy_applied(LS_POLICY_WRITE_MODE, "upsert"));
     CHECK(ls_policy_applied(LS_POLICY_SORT_ORDER, "none"));
     CHECK(!ls_policy_applied(LS_POLICY_SORT_ORDER, "key"));
     CHECK(ls_policy_applied(LS_POLICY_ERROR_HANDLING, "skip"));

@@ -1,0 +1,130 @@
+"""Upsert tables (issue 15): a compacted topic with
+lakestream.table.write.mode=upsert materializes as one row per record key, its
+latest value; a tombstone (null value) deletes the row. Checked against a
+model after every round of random upserts and deletes, by PyIceberg on the
+newest table version: exactly the model's keys, each once, with its latest
+value; the table's history shows the copy-on-write overwrite commits, and
+the first snapshot still reads as it was (time travel)."""
+
+import random
+import time
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+from pyiceberg import table as pyiceberg_table
+
+import iceberg_util
+from kafka_util import unique_topic, wait_topic
+
+PARTS = 3
+KEYS = 60
+ROUNDS = 6
+PER_ROUND = 150
+
+UPSERT = {"cleanup.policy": "compact",
+          "lakestream.table.enabled": "true",
+          "lakestream.table.commit.interval.ms": "1000",
+          "lakestream.table.write.mode": "upsert"}
+
+
+def newest(tdir):
+    md = iceberg_util.current_metadata(tdir)
+    return pyiceberg_table.StaticTable.from_metadata("file://" + md) if md else None
+
+
+def table_marks(t):
+    """{log: last materialized offset} of a table version."""
+    return {k: int(v) for k, v in t.metadata.properties.items()
+            if k.startswith("lakestream.log.")}
+
+
+def wait_caught_up(tdir, want_last, timeout=60):
+    """The newest table version records, per partition, the last offset we
+    produced (want_last: {partition: offset}); returns it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        t = newest(tdir)
+        if t is not None:
+            marks = sorted(table_marks(t).values())
+            if marks == sorted(want_last.values()):
+                return t
+        time.sleep(0.2)
+    raise AssertionError("table %s did not catch up to %s (has %s)"
+                         % (tdir, want_last, t and table_marks(t)))
+
+
+def table_state(t, snapshot_id=None):
+    rows = t.scan(snapshot_id=snapshot_id, selected_fields=("key", "value")).to_arrow().to_pylist()
+    state = {}
+    for r in rows:
+        assert r["key"] not in state, "key %r twice in the table" % r["key"]
+        state[r["key"]] = r["value"]
+    return state
+
+
+def test_upsert_table_equals_the_model(broker_factory):
+    iceberg_util.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic = unique_topic("upsert")
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    a.create_topics([NewTopic(topic, PARTS, 1, config=UPSERT)])[topic].result(30)
+    wait_topic(b.bootstrap, topic, PARTS)
+    tdir = iceberg_util.table_dir(b, topic)
+
+    rnd = random.Random(15)
+    model, last = {}, {}
+    p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 5,
+                  "enable.idempotence": True})
+    errors = []
+
+    def cb(err, msg):
+        if err is not None:
+            errors.append(err)
+        else:
+            last[msg.partition()] = max(last.get(msg.partition(), -1), msg.offset())
+    seq = 0
+    first_snapshot = None
+    for rnd_no in range(ROUNDS):
+        for _ in range(PER_ROUND):
+            k = b"key-%d" % rnd.randrange(KEYS)
+            if rnd.random() < 0.2:
+                value = None
+                model.pop(k, None)
+            else:
+                value = b"v%d" % seq
+                model[k] = value
+            seq += 1
+            # the key decides the partition (as the default partitioner does)
+            p.produce(topic, key=k, value=value, partition=hash(k) % PARTS, on_delivery=cb)
+        assert p.flush(30) == 0 and not errors, errors
+        t = wait_caught_up(tdir, last)
+        assert table_state(t) == model, "round %d: the table differs from the model" % rnd_no
+        if first_snapshot is None:
+            first_snapshot = (t.metadata.current_snapshot_id, dict(model))
+    ops = [s.summary.operation.value for s in t.metadata.snapshots]
+    assert "overwrite" in ops, ops
+    total = int(t.metadata.current_snapshot().summary["total-records"])
+    assert total == len(model), "summary total-records %d, keys %d" % (total, len(model))
+    # time travel: the first snapshot still holds the first round's state
+    snap, state = first_snapshot
+    if any(s.snapshot_id == snap for s in t.metadata.snapshots):
+        assert table_state(t, snap) == state
+
+
+def test_upsert_needs_keys(broker_factory):
+    """A keyless record on an upsert table that is not a compacted topic
+    holds the table back with the reason; error.handling=skip leaves it out."""
+    iceberg_util.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    topic = unique_topic("upskip")
+    cfg = dict(UPSERT, **{"cleanup.policy": "delete", "lakestream.table.error.handling": "skip"})
+    a.create_topics([NewTopic(topic, 1, 1, config=cfg)])[topic].result(30)
+    wait_topic(b.bootstrap, topic, 1)
+    p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all"})
+    for i in range(10):
+        p.produce(topic, key=None if i == 3 else b"k%d" % (i % 4), value=b"v%d" % i, partition=0)
+    assert p.flush(30) == 0
+    t = wait_caught_up(iceberg_util.table_dir(b, topic), {0: 9})
+    assert table_state(t) == {b"k0": b"v8", b"k1": b"v9", b"k2": b"v6", b"k3": b"v7"}
+    assert t.metadata.current_snapshot().summary["lakestream.skipped-records"] == "1"
