@@ -295,7 +295,7 @@ static void up_put(up_map_t *m, const ls_raw_record_t *r)
     e->r = *r;
     e->r.headers = e->hs;
     uint8_t *p = e->own;
-    memcpy(p, r->key, (size_t)r->key_len);
+    if (r->key_len) memcpy(p, r->key, (size_t)r->key_len);
     e->r.key = p;
     p += r->key_len;
     if (r->value_len > 0) {
@@ -305,7 +305,7 @@ static void up_put(up_map_t *m, const ls_raw_record_t *r)
     }
     for (size_t i = 0; i < r->nheaders; i++) {
         const ls_raw_header_t *h = &r->headers[i];
-        memcpy(p, h->key, h->key_len);
+        if (h->key_len) memcpy(p, h->key, h->key_len);
         e->hs[i] = (ls_raw_header_t){(const char *)p, h->key_len, NULL, h->value_len};
         p += h->key_len;
         if (h->value_len > 0) {
@@ -665,8 +665,8 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
     }
     /* the files to add: what stays of rewritten files, then the new rows */
     ls_ice_datafile_t *added = LS_NEWN(ls_ice_datafile_t, cow.nadded + ndf + 1);
-    memcpy(added, cow.added, cow.nadded * sizeof *added);
-    memcpy(added + cow.nadded, dfs, ndf * sizeof *added);
+    if (cow.nadded) memcpy(added, cow.added, cow.nadded * sizeof *added);
+    if (ndf) memcpy(added + cow.nadded, dfs, ndf * sizeof *added);
     const char **kv = LS_NEWN(const char *, 2 * nkv + 3);
     char(*keys)[80] = ls_calloc(nkv, sizeof *keys);
     char(*vals)[24] = ls_calloc(nkv, sizeof *vals);
