@@ -219,3 +219,56 @@ def test_crash_in_a_key_compaction(broker_factory, point):
     assert latest == {kv[0]: off for off, kv in want.items()}
     # and compaction then finishes the job
     wait_until(lambda: read_keyed(b.bootstrap, topic) == want, 60, what="key compaction")
+
+
+# the steps of an upsert table's copy-on-write commit (compact/materialize.c):
+# files rewritten and new rows written but not committed; metadata written;
+# the pointer swapped but the index not; the table committed, swaps pending
+UPSERT_POINTS = ["table.data_written", "table.metadata_written", "table.pointer_swapped",
+                 "compact.table_committed"]
+
+
+@pytest.mark.parametrize("point", UPSERT_POINTS)
+def test_crash_in_an_upsert_commit(broker_factory, point):
+    """kill -9 inside an overwrite commit of an upsert table: after a restart
+    the table holds exactly the latest value of every key, once."""
+    iceberg_util.local_store_only()
+    from test_upsert_tables import UPSERT, table_state, wait_caught_up
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic = create_topic(b.bootstrap, unique_topic("crashu"), partitions=PARTS, config=UPSERT)
+    model, last = {}, {}
+
+    def send(start, n):
+        p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all",
+                      "enable.idempotence": True, "linger.ms": 5,
+                      "message.timeout.ms": 120000, "retry.backoff.ms": 50})
+        errs = []
+
+        def cb(err, msg):
+            if err is not None:
+                errs.append(err)
+            else:
+                last[msg.partition()] = max(last.get(msg.partition(), -1), msg.offset())
+        for i in range(start, start + n):
+            k = b"k%d" % (i % 40)
+            v = None if i % 7 == 3 else b"v%d" % i
+            if v is None:
+                model.pop(k, None)
+            else:
+                model[k] = v
+            p.produce(topic, key=k, value=v, partition=(i % 40) % PARTS, on_delivery=cb)
+        assert p.flush(120) == 0 and not errs, errs
+    tdir = iceberg_util.table_dir(b, topic)
+    send(0, 120)                       # a first commit: every key has a row
+    wait_caught_up(tdir, last)
+    b.stop()
+    b.env_extra = {"LS_CRASH_AT": point}
+    b.start()
+    send(120, 120)                     # the next commit overwrites those rows: it dies
+    b.wait_crashed()
+    assert ("crash point %s reached" % point) in b.log_text()
+    b.env_extra = {}
+    b.start()
+    send(240, 60)
+    t = wait_caught_up(tdir, last, timeout=90)
+    assert table_state(t) == model
