@@ -819,15 +819,19 @@ bool ls_avro_rd_fixed(ls_avro_rd_t *r, void *out, size_t n)
     return true;
 }
 
-bool ls_avro_rd_block(ls_avro_rd_t *r, int64_t *count)
+bool ls_avro_rd_block(ls_avro_rd_t *r, bool items_take_bytes, int64_t *count)
 {
     if (!ls_avro_rd_long(r, count)) return false;
     if (*count < 0) { /* a block with its byte size: skip the size */
         int64_t size;
+        if (*count == INT64_MIN) {
+            r->why = "block count out of range";
+            return false;
+        }
         if (!ls_avro_rd_long(r, &size)) return false;
         *count = -*count;
     }
-    if (*count > r->end - r->p) { /* every item takes a byte at least */
+    if (items_take_bytes && *count > r->end - r->p) {
         r->why = "block count past the end of the datum";
         return false;
     }
@@ -837,6 +841,17 @@ bool ls_avro_rd_block(ls_avro_rd_t *r, int64_t *count)
 #define DATUM_MAX_DEPTH 256
 
 static const ls_avro_node_t MAP_KEY = {.kind = LS_AVRO_STRING}; /* map keys are strings */
+
+/* Whether a value of n is always encoded in zero bytes (null, an empty
+ * fixed, a record of such fields): an array of them may hold any count. */
+static bool zero_size(const ls_avro_node_t *n, int depth)
+{
+    if (n->kind == LS_AVRO_NULL || (n->kind == LS_AVRO_FIXED && n->size == 0)) return true;
+    if (n->kind != LS_AVRO_RECORD || depth > 32) return false;
+    for (size_t i = 0; i < n->nfields; i++)
+        if (!zero_size(n->fields[i].type, depth + 1)) return false;
+    return true;
+}
 
 static bool skip_datum(ls_avro_rd_t *r, const ls_avro_node_t *n, int depth)
 {
@@ -882,16 +897,19 @@ static bool skip_datum(ls_avro_rd_t *r, const ls_avro_node_t *n, int depth)
             if (!skip_datum(r, n->fields[i].type, depth + 1)) return false;
         return true;
     case LS_AVRO_ARRAY:
-    case LS_AVRO_MAP:
+    case LS_AVRO_MAP: {
+        /* items of no bytes (an array of nulls) need no walk: any count */
+        bool empty = n->kind == LS_AVRO_ARRAY && zero_size(n->items, 0);
         for (;;) {
             int64_t count;
-            if (!ls_avro_rd_block(r, &count)) return false;
+            if (!ls_avro_rd_block(r, !empty, &count)) return false;
             if (count == 0) return true;
-            for (int64_t i = 0; i < count; i++) {
+            for (int64_t i = 0; i < count && !empty; i++) {
                 if (n->kind == LS_AVRO_MAP && !skip_datum(r, &MAP_KEY, depth + 1)) return false;
                 if (!skip_datum(r, n->items, depth + 1)) return false;
             }
         }
+    }
     }
     r->why = "unknown type";
     return false;

@@ -112,8 +112,10 @@ bool ls_avro_rd_long(ls_avro_rd_t *r, int64_t *out);                  /* zig-zag
 bool ls_avro_rd_bytes(ls_avro_rd_t *r, const uint8_t **p, size_t *n); /* length + bytes */
 bool ls_avro_rd_fixed(ls_avro_rd_t *r, void *out, size_t n);          /* out may be NULL */
 /* An array or map block header: *count items follow (0: the end); a
- * negative count's byte size is read and dropped. */
-bool ls_avro_rd_block(ls_avro_rd_t *r, int64_t *count);
+ * negative count's byte size is read and dropped. items_take_bytes: the
+ * items are at least a byte each, so a count past the bytes left is
+ * refused (nothing loops on a forged count). */
+bool ls_avro_rd_block(ls_avro_rd_t *r, bool items_take_bytes, int64_t *count);
 /* 0 when p[0..len) is exactly one datum of schema n (every union branch,
  * enum index, int range, UTF-8 string and length checked, nothing left
  * over); -1 with the reason and byte position in why. Nesting deeper than

@@ -297,7 +297,8 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
     [LS_POLICY_WRITE_MODE] = {"lakestream.table.write.mode", "append", "append, upsert",
                               "append: one row per record; upsert: one row per record key, "
                               "its latest value (a null value deletes the row), kept by "
-                              "copy-on-write overwrite commits.",
+                              "copy-on-write overwrite commits. Default: upsert for a topic "
+                              "whose cleanup.policy has compact, else append.",
                               p_write_mode, NULL},
     [LS_POLICY_SORT_ORDER] = {"lakestream.table.sort.order", "none",
                               "none, or a comma-separated list of partition, offset, "
@@ -422,6 +423,20 @@ static const char *layer_get(const ls_prop_t *v, int n, const char *key)
     return NULL;
 }
 
+/* Whether the stream layer (the topic's configs) has cleanup.policy with
+ * compact in it: such a topic's table defaults to write.mode=upsert. */
+static bool stream_compacted(const ls_policy_layers_t *l)
+{
+    const char *cp = layer_get(l->stream, l->nstream, "cleanup.policy");
+    for (const char *s = cp; s && *s;) {
+        s += strspn(s, " ,");
+        size_t n = strcspn(s, " ,");
+        if (n == 7 && !strncmp(s, "compact", 7)) return true;
+        s += n;
+    }
+    return false;
+}
+
 ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -436,7 +451,7 @@ ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char 
         else if ((v = layer_get(l->cluster, l->ncluster, key)))
             out->source[f] = LS_POLICY_SRC_CLUSTER;
         else {
-            v = fields[f].def;
+            v = f == LS_POLICY_WRITE_MODE && stream_compacted(l) ? "upsert" : fields[f].def;
             out->source[f] = LS_POLICY_SRC_DEFAULT;
         }
         out->value[f] = v;

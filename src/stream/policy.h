@@ -23,7 +23,9 @@
  *   compression          zstd|snappy|gzip|none           applied
  *   commit.interval.ms   1000..86400000 (freshness)      applied
  *   start.position       earliest|latest                 applied
- *   write.mode           append|upsert                   applied (upsert: compact/materialize.c)
+ *   write.mode           append|upsert                   applied (upsert: compact/materialize.c;
+ *                                                        the default for a topic whose own
+ *                                                        cleanup.policy has compact)
  *   sort.order           none | raw column list          applied for none
  *   error.handling       fail|skip|dead-letter           applied for fail, skip
  *   snapshot.retention.ms  0 (never) | 1000..1 year      applied

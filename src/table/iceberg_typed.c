@@ -462,7 +462,7 @@ static bool shred(rd_t *r, const tnode_t *n, int rep)
         int64_t items = 0;
         for (;;) {
             int64_t count;
-            if (!ls_avro_rd_block(&r->in, &count)) return false;
+            if (!ls_avro_rd_block(&r->in, true, &count)) return false;
             if (count == 0) break;
             for (int64_t i = 0; i < count; i++, items++) {
                 int rr = items == 0 ? rep : n->rep + 1;

@@ -229,6 +229,10 @@ def test_table_enabled_after_key_compaction_backfills_what_is_left(broker_factor
     res = ConfigResource(ConfigResource.Type.TOPIC, t, incremental_configs=[
         ConfigEntry("lakestream.table.enabled", "true",
                     incremental_operation=AlterConfigOpType.SET),
+        # every record left, tombstones too: an append table (upsert is the
+        # default on a compacted topic)
+        ConfigEntry("lakestream.table.write.mode", "append",
+                    incremental_operation=AlterConfigOpType.SET),
         ConfigEntry("lakestream.table.commit.interval.ms", "1000",
                     incremental_operation=AlterConfigOpType.SET)])
     a.incremental_alter_configs([res])[res].result(30)

@@ -257,9 +257,43 @@ TEST(namespace_layer_from_catalog)
     ls_meta_close(m);
 }
 
+/* A compacted topic's table defaults to upsert; any layer that sets
+ * write.mode wins; compact,delete counts as compacted. */
+TEST(compacted_topics_default_to_upsert)
+{
+    static const struct {
+        const char *cleanup, *mode;
+        bool upsert;
+    } rows[] = {
+        {"compact", NULL, true},
+        {"compact,delete", NULL, true},
+        {"delete, compact", NULL, true},
+        {"delete", NULL, false},
+        {NULL, NULL, false},
+        {"compact", "append", false},
+        {"compactx", NULL, false},
+        {"delete", "upsert", true},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        ls_prop_t stream[2];
+        int n = 0;
+        if (rows[i].cleanup) stream[n++] = (ls_prop_t)P("cleanup.policy", rows[i].cleanup);
+        if (rows[i].mode) stream[n++] = (ls_prop_t)P("lakestream.table.write.mode", rows[i].mode);
+        ls_policy_layers_t l = {stream, n, NULL, 0, NULL, 0};
+        ls_policy_t p;
+        char err[256];
+        CHECK_EQ_INT(ls_policy_resolve(&l, &p, err, sizeof err), LS_OK);
+        CHECK(p.upsert == rows[i].upsert);
+        CHECK(!strcmp(p.value[LS_POLICY_WRITE_MODE], rows[i].upsert ? "upsert" : "append"));
+        CHECK(p.source[LS_POLICY_WRITE_MODE] ==
+              (rows[i].mode ? LS_POLICY_SRC_STREAM : LS_POLICY_SRC_DEFAULT));
+    }
+}
+
 int main(void)
 {
     ls_diag_set_level(LS_DIAG_WARN);
+    RUN(compacted_topics_default_to_upsert);
     RUN(valid_values_accepted);
     RUN(bad_values_name_key_and_accepted);
     RUN(resolution_layers_and_sources);

@@ -1070,6 +1070,18 @@ TEST(avro_datums_checked)
     CHECK_EQ_INT(ls_avro_datum_check(root, deep.data, deep.len, err, sizeof err), -1);
     CHECK(strstr(err, "deeper"));
     ls_buf_free(&deep);
+    /* an array of nulls may hold more items than bytes; a block count of
+     * INT64_MIN (which cannot be negated) is refused (found by fuzz_registry) */
+    static const char *nulls = "{\"type\":\"array\",\"items\":\"null\"}";
+    ls_avro_schema_t *ns = ls_avro_parse(NULL, 0, nulls, strlen(nulls), err, sizeof err);
+    static const uint8_t five[] = {0x0a, 0x00};
+    CHECK_EQ_INT(ls_avro_datum_check(ls_avro_root(ns), five, 2, err, sizeof err), 0);
+    static const uint8_t minblock[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                       0xff, 0xff, 0xff, 0x01, 0x00, 0x00};
+    CHECK_EQ_INT(ls_avro_datum_check(ls_avro_root(ns), minblock, sizeof minblock, err, sizeof err),
+                 -1);
+    CHECK(strstr(err, "out of range"));
+    ls_avro_free(ns);
     /* strings must be UTF-8 */
     static const char *str = "\"string\"";
     ls_avro_schema_t *ss = ls_avro_parse(NULL, 0, str, strlen(str), err, sizeof err);

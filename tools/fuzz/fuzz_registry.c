@@ -3,23 +3,27 @@
  * descriptors, and whole REST requests (against a mem-backed registry that
  * keeps what earlier inputs registered).
  *
- * Input: byte 0 picks the case (mod 5): 0 Avro, 1 JSON Schema, 2 Protobuf
+ * Input: byte 0 picks the case (mod 6): 0 Avro, 1 JSON Schema, 2 Protobuf
  * text, 3 a serialized descriptor (the rest of the input, base64-encoded),
  * 4 a REST request (byte 1 the method; the path up to '\n', the query up
- * to the next '\n', the rest the body). Oracles besides the sanitizers: a
- * schema that parses reads its own data (compatible with itself); a
- * descriptor that renders to .proto text which parses serializes back to a
- * descriptor that renders to the same text; every REST answer has a status
- * the API sends and, but for raw /schema texts, a JSON body. Build and run:
- * `make fuzz`. */
+ * to the next '\n', the rest the body), 5 a record value checked by
+ * produce-time validation (registry/framing.h: byte 1 picks schema id 1-3,
+ * a recursive Avro record, a JSON Schema and a Protobuf message, or 4, not
+ * registered; the rest is the payload after the wire-format header). Oracles besides the
+ * sanitizers: a schema that parses reads its own data (compatible with itself); a descriptor that
+ * renders to .proto text which parses serializes back to a descriptor that renders to the same
+ * text; every REST answer has a status the API sends and, but for raw /schema texts, a JSON body; a
+ * value check answers valid or invalid, never a store error. Build and run: `make fuzz`. */
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "base/base64.h"
 #include "http/registry_rest.h"
+#include "registry/framing.h"
 #include "registry/registry.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -102,11 +106,55 @@ static void rest(const uint8_t *data, size_t size)
     ls_free(raw);
 }
 
+static void framed_value(const uint8_t *data, size_t size)
+{
+    static ls_registry_t *fr;
+    if (!fr) {
+        static const struct {
+            ls_sr_type type;
+            const char *text;
+        } schemas[] = {
+            {LS_SR_AVRO, "{\"type\":\"record\",\"name\":\"N\",\"fields\":[{\"name\":\"i\","
+                         "\"type\":\"int\"},{\"name\":\"s\",\"type\":\"string\"},{\"name\":"
+                         "\"m\",\"type\":{\"type\":\"map\",\"values\":{\"type\":\"array\","
+                         "\"items\":{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\","
+                         "\"B\"]}}}},{\"name\":\"f\",\"type\":{\"type\":\"fixed\",\"name\":"
+                         "\"F\",\"size\":3}},{\"name\":\"next\",\"type\":[\"null\",\"N\"]}]}"},
+            {LS_SR_JSON, "{\"type\":\"object\"}"},
+            {LS_SR_PROTOBUF, "syntax = \"proto3\"; message M { int64 a = 1; string s = 2; }"},
+        };
+        fr = ls_registry_new(ls_meta_mem_open());
+        for (size_t i = 0; i < 3; i++) {
+            ls_sr_input_t in = {.type = schemas[i].type, .text = schemas[i].text};
+            int32_t id, version;
+            ls_sr_err_t e;
+            char subject[16];
+            snprintf(subject, sizeof subject, "s%zu", i);
+            if (ls_registry_register(fr, subject, &in, false, &id, &version, &e) != LS_SR_OK ||
+                id != (int32_t)i + 1)
+                abort();
+        }
+    }
+    if (size < 1) return;
+    uint8_t *v = ls_malloc(size + 4);
+    v[0] = 0;
+    v[1] = v[2] = v[3] = 0;
+    v[4] = (uint8_t)(1 + data[0] % 4);
+    memcpy(v + 5, data + 1, size - 1);
+    char why[512];
+    ls_frame_check r = ls_frame_check_payload(fr, v, size + 4, why, sizeof why);
+    if (r != LS_FRAME_OK && r != LS_FRAME_INVALID) abort();
+    if (v[4] == 4 && r == LS_FRAME_OK) abort(); /* id 4 is not registered */
+    ls_free(v);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
-    int which = data[0] % 5;
-    if (which == 3) {
+    int which = data[0] % 6;
+    if (which == 5) {
+        framed_value(data + 1, size - 1);
+    } else if (which == 3) {
         descriptor(data + 1, size - 1);
     } else if (which == 4) {
         rest(data + 1, size - 1);
