@@ -21,6 +21,8 @@ Scenarios (see bench/README.md):
   zero-etl            (7) CPU s and bytes written per GiB into a table: lakestream vs
                       Kafka + a PyIceberg consumer (bench/iceberg_consumer.py)
   table-freshness     (8) produce ack -> visible in the table's current snapshot
+  upsert-freshness    (8b) the same into an upsert table (compacted topic, keyed
+                      records, write.mode=upsert), beside scenario 8's append table
 
 Needs: bench/setup.sh run once (Kafka jars in .cache/bench/kafka/libs, gnuplot, .venv).
 Runs under .venv's python (bench/run.sh): scenarios 6-8 import confluent-kafka,
@@ -57,23 +59,25 @@ RESULTS = os.path.join(ROOT, "bench", "results")
 # Run order: latency first, then the scenarios that write the most.
 SCENARIOS = ["produce-latency", "e2e-latency", "produce-throughput", "consume-catchup",
              "s3-latency", "consume-catchup-compacted", "s3-radosgw", "materialization",
-             "zero-etl", "table-freshness"]
+             "zero-etl", "table-freshness", "upsert-freshness"]
 # Scenarios on brokers of their own (a fresh broker with its own configuration per
 # repetition, see solo_plan()); the others share one start of each main target.
 SOLO = ["s3-latency", "consume-catchup-compacted", "s3-radosgw", "materialization",
-        "zero-etl", "table-freshness"]
+        "zero-etl", "table-freshness", "upsert-freshness"]
 # Scenarios that need features still being built elsewhere; they slot in here
 # (a function per scenario below, plus an entry in METRICS) when those land.
 PENDING = {}
 # The peer a scenario's ratios are taken against (default: kafka).
 PEER = {"materialization": "duckdb", "zero-etl": "kafka+pyiceberg",
-        "table-freshness": "kafka+pyiceberg"}
+        "table-freshness": "kafka+pyiceberg", "upsert-freshness": "lakestream append (#8)"}
 # Rows a scenario borrows from another one of the same run (same measurement, so not
 # repeated): scenario -> (source scenario, {source target: row name}).
 BORROW = {
     "consume-catchup-compacted": ("consume-catchup", {"kafka": "kafka",
                                                       "lakestream": "lakestream-wal (#4)"}),
     "s3-radosgw": ("produce-latency", {"kafka": "kafka", "lakestream": "lakestream-file (#2)"}),
+    "upsert-freshness": ("table-freshness", {"lakestream": "lakestream append (#8)",
+                                             "kafka+pyiceberg": "kafka+pyiceberg (#8)"}),
 }
 
 # metric name -> (path into the driver JSON, unit, higher_is_better)
@@ -139,6 +143,7 @@ METRICS = {
         "produce_p99_ms": (("freshness", "ack_p99_ms"), "ms", False),
     },
 }
+METRICS["upsert-freshness"] = METRICS["table-freshness"]
 
 
 def log(msg):
@@ -341,6 +346,8 @@ def run_scenario(sc, broker, a, rep):
         return zero_etl(broker, topic, base, a)
     if sc == "table-freshness":
         return table_freshness(broker, topic, a)
+    if sc == "upsert-freshness":
+        return table_freshness(broker, topic, a, upsert=True)
     raise ValueError(sc)
 
 
@@ -547,10 +554,10 @@ def pctl(sorted_vals, q):
     return sorted_vals[min(len(sorted_vals) - 1, int(q * len(sorted_vals)))]
 
 
-def table_freshness(broker, topic, a):
+def table_freshness(broker, topic, a, upsert=False):
     procs = []  # the consumer and the poller, stopped here whatever happens
     try:
-        return measure_freshness(broker, topic, a, procs)
+        return measure_freshness(broker, topic, a, procs, upsert)
     finally:
         for pr in procs:
             if isinstance(pr, subprocess.Popen):
@@ -560,11 +567,13 @@ def table_freshness(broker, topic, a):
                 pr.join()
 
 
-def measure_freshness(broker, topic, a, procs):
+def measure_freshness(broker, topic, a, procs, upsert=False):
     """8: produce at a low fixed rate (Python producer, acks=all, round-robin over the
     partitions), record each record's acknowledgement time, poll the table's current
     snapshot every --freshness-poll-ms, and report when each record became visible
-    (the first poll whose snapshot covers its offset) minus its ack time."""
+    (the first poll whose snapshot covers its offset) minus its ack time. 8b (upsert):
+    the same into an upsert table of a compacted topic, records keyed over
+    --upsert-keys keys (each commit rewrites the files holding the keys it changes)."""
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
     parts, commit_ms = a.partitions, a.freshness_commit_ms
@@ -592,6 +601,8 @@ def measure_freshness(broker, topic, a, procs):
     else:
         config = {"lakestream.table.enabled": "true",
                   "lakestream.table.commit.interval.ms": str(commit_ms)}
+        if upsert:
+            config.update({"cleanup.policy": "compact", "lakestream.table.write.mode": "upsert"})
         logs = {}
 
         def marks():
@@ -603,7 +614,7 @@ def measure_freshness(broker, topic, a, procs):
     # Seed p+1 records into partition p: a log's first mark then names its partition.
     for part in range(parts):
         for i in range(part + 1):
-            seed.produce(topic, value=b"seed", partition=part)
+            seed.produce(topic, key=b"seed-%d-%d" % (part, i), value=b"seed", partition=part)
     if seed.flush(60):
         raise RuntimeError("seed records not acknowledged")
     if broker.kind != "kafka":
@@ -649,8 +660,8 @@ def measure_freshness(broker, topic, a, procs):
             if now >= slot:
                 break
             p.poll(min(slot - now, 0.005))
-        p.produce(topic, value=payload, partition=i % parts,
-                  on_delivery=lambda err, msg, s=slot: dr(err, msg, s))
+        p.produce(topic, key=b"k%d" % (i % a.upsert_keys) if upsert else None, value=payload,
+                  partition=i % parts, on_delivery=lambda err, msg, s=slot: dr(err, msg, s))
         p.poll(0)
     p.flush(60)
     last_acked = {}
@@ -792,6 +803,8 @@ def solo_plan(scenarios, a, rgw_env):
                             [sc], False)])
         elif sc == "materialization":
             groups.append([(Broker("lakestream", "lakestream", table, rest=True), [sc], False)])
+        elif sc == "upsert-freshness":
+            groups.append([(Broker("lakestream", "lakestream", table, rest=True), [sc], True)])
         elif sc in ("zero-etl", "table-freshness"):
             g = [(Broker("lakestream", "lakestream", table, rest=True), [sc], True)]
             if with_kafka:
@@ -839,6 +852,8 @@ def main():
                     help="table-freshness: commit interval of both pipelines (lakestream's minimum)")
     ap.add_argument("--freshness-poll-ms", type=float, default=100,
                     help="table-freshness: how often the table's current snapshot is read")
+    ap.add_argument("--upsert-keys", type=int, default=1000,
+                    help="upsert-freshness: distinct record keys (the upsert table's rows)")
     ap.add_argument("--tag", default="", help="suffix for result files (e.g. smoke)")
     ap.add_argument("--out", default=RESULTS)
     a = ap.parse_args()
@@ -1144,6 +1159,12 @@ def scenario_note(sc, a):
                            "(lakestream: its REST catalog; Kafka pipeline: the consumer's SQL "
                            "catalog) and its per-partition last offsets; freshness = first poll "
                            "that covers a record − its acknowledgement. produce_p99 = ack latency.",
+        "upsert-freshness": f"As table-freshness, into an upsert table: a compacted topic "
+                            f"with lakestream.table.write.mode=upsert, records keyed over "
+                            f"{a.upsert_keys} keys, so each commit rewrites the data files "
+                            "holding the keys it changes (copy-on-write). Beside it, "
+                            "scenario 8's rows of the same run (append table; Kafka + "
+                            "PyIceberg consumer).",
     }[sc]
 
 
