@@ -617,17 +617,25 @@ static ls_status upsert_rows(ls_mat_batch_t *b, uint64_t *rows, char *err, int e
     return rc.st;
 }
 
-/* Upsert: the live files holding rows of the batch's keys, copied without
- * them (file comment). */
-static ls_status upsert_drops(ls_mat_batch_t *b, ls_file_cow_t *cow, char *err, int errlen)
+/* How b's table rewrites data files (table/file_rewrite.h): its row shape,
+ * codec, target size and rewrite.min.files. */
+static ls_file_rewrite_opts_t rewrite_opts(const ls_mat_batch_t *b)
 {
     size_t nf;
     const ls_pq_field_t *f =
         b->shape ? ls_typed_parquet_fields(b->shape, &nf) : ls_raw_parquet_fields(&nf);
-    ls_file_rewrite_opts_t o = {.fields = f,
-                                .nfields = nf,
-                                .pq = &b->opts,
-                                .target_bytes = b->tt->policy->target_file_bytes};
+    return (ls_file_rewrite_opts_t){.fields = f,
+                                    .nfields = nf,
+                                    .pq = &b->opts,
+                                    .target_bytes = b->tt->policy->target_file_bytes,
+                                    .min_files = (int)b->tt->policy->rewrite_min_files};
+}
+
+/* Upsert: the live files holding rows of the batch's keys, copied without
+ * them (file comment). */
+static ls_status upsert_drops(ls_mat_batch_t *b, ls_file_cow_t *cow, char *err, int errlen)
+{
+    ls_file_rewrite_opts_t o = rewrite_opts(b);
     return ls_file_drop_rows(b->t, &o, b->shape ? "_kafka_key" : "key", up_has, &b->up, cow, err,
                              (size_t)errlen);
 }
@@ -703,14 +711,7 @@ ls_status ls_mat_rewrite(ls_mat_batch_t *b, ls_file_rewrite_stats_t *stats, char
 {
     stats->more = false;
     if (!b->t) return LS_OK; /* a typed table no record has created yet */
-    size_t nf;
-    const ls_pq_field_t *f =
-        b->shape ? ls_typed_parquet_fields(b->shape, &nf) : ls_raw_parquet_fields(&nf);
-    ls_file_rewrite_opts_t o = {.fields = f,
-                                .nfields = nf,
-                                .pq = &b->opts,
-                                .target_bytes = b->tt->policy->target_file_bytes,
-                                .min_files = (int)b->tt->policy->rewrite_min_files};
+    ls_file_rewrite_opts_t o = rewrite_opts(b);
     return ls_file_rewrite(b->t, &o, ls_clock_wall_ms(), stats, err, (size_t)errlen);
 }
 

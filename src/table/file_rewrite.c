@@ -182,6 +182,15 @@ static ls_status copy_files(ls_ice_table_t *t, const char *const *paths, size_t 
     return st;
 }
 
+/* The current snapshot's live data files; a failure's reason in err. */
+static ls_status live_files(ls_ice_table_t *t, ls_ice_mentry_t **live, size_t *n, char *err,
+                            size_t errlen)
+{
+    ls_status st = ls_ice_table_live_files(t, live, n);
+    if (st != LS_OK) snprintf(err, errlen, "listing live files: %s", ls_ice_table_error(t));
+    return st;
+}
+
 /* Copies run r's files row for row into one new file *df (uploaded). */
 static ls_status write_run(ls_ice_table_t *t, const ls_ice_mentry_t *live, const ls_file_run_t *r,
                            const ls_file_rewrite_opts_t *o, ls_ice_datafile_t *df,
@@ -219,11 +228,8 @@ ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, in
     if (o->min_files < REWRITE_GROWTH || ls_ice_table_current_snapshot(t) < 0) return LS_OK;
     ls_ice_mentry_t *live = NULL;
     size_t n = 0;
-    ls_status st = ls_ice_table_live_files(t, &live, &n);
-    if (st != LS_OK) {
-        snprintf(err, errlen, "listing live files: %s", ls_ice_table_error(t));
-        return st;
-    }
+    ls_status st = live_files(t, &live, &n, err, errlen);
+    if (st != LS_OK) return st;
     ls_file_run_t *runs;
     size_t nruns =
         ls_file_rewrite_plan(live, n, ls_ice_table_spec(t)->nfields, o, &runs, &stats->more);
@@ -314,11 +320,8 @@ ls_status ls_file_drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
     if (ls_ice_table_current_snapshot(t) < 0) return LS_OK;
     ls_ice_mentry_t *live = NULL;
     size_t n = 0;
-    ls_status st = ls_ice_table_live_files(t, &live, &n);
-    if (st != LS_OK) {
-        snprintf(err, errlen, "listing live files: %s", ls_ice_table_error(t));
-        return st;
-    }
+    ls_status st = live_files(t, &live, &n, err, errlen);
+    if (st != LS_OK) return st;
     out->removed = LS_NEWN(char *, n ? n : 1);
     out->added = LS_NEWN(ls_ice_datafile_t, n ? n : 1);
     ls_buf_t raw;
