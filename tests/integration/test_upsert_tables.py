@@ -128,3 +128,47 @@ def test_upsert_needs_keys(broker_factory):
     t = wait_caught_up(iceberg_util.table_dir(b, topic), {0: 9})
     assert table_state(t) == {b"k0": b"v8", b"k1": b"v9", b"k2": b"v6", b"k3": b"v7"}
     assert t.metadata.current_snapshot().summary["lakestream.skipped-records"] == "1"
+
+
+def test_typed_upsert_table(broker_factory):
+    """A compacted topic with typed values (value.format=schema-registry) is an
+    upsert table by default: one row per key with the latest value's fields;
+    a tombstone deletes the row."""
+    iceberg_util.local_store_only()
+    import json
+    from confluent_kafka import SerializingProducer
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import StringSerializer
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic = unique_topic("uptyped")
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    a.create_topics([NewTopic(topic, 1, 1, config={
+        "cleanup.policy": "compact", "lakestream.table.enabled": "true",
+        "lakestream.table.commit.interval.ms": "1000",
+        "lakestream.table.value.format": "schema-registry"})])[topic].result(30)
+    wait_topic(b.bootstrap, topic, 1)
+    schema = {"type": "record", "name": "Acct", "fields": [
+        {"name": "owner", "type": "string"}, {"name": "balance", "type": "long"}]}
+    ser = AvroSerializer(SchemaRegistryClient({"url": b.registry_url}), json.dumps(schema))
+    p = SerializingProducer({"bootstrap.servers": b.bootstrap, "key.serializer": StringSerializer(),
+                             "value.serializer": ser})
+    last = {}
+    model = {}
+    for rnd_no in range(3):
+        for i in range(40):
+            k = "acct-%d" % (i % 7)
+            if (i + rnd_no) % 9 == 8:
+                v = None
+                model.pop(k, None)
+            else:
+                v = {"owner": "o%d" % (i % 7), "balance": rnd_no * 100 + i}
+                model[k] = v
+            p.produce(topic, key=k, value=v, partition=0,
+                      on_delivery=lambda err, msg: last.__setitem__(0, msg.offset()))
+        assert p.flush(30) == 0
+        t = wait_caught_up(iceberg_util.table_dir(b, topic), dict(last))
+        rows = t.scan().to_arrow().to_pylist()
+        got = {r["_kafka_key"].decode(): {"owner": r["owner"], "balance": r["balance"]}
+               for r in rows}
+        assert len(got) == len(rows) and got == model, (rnd_no, got, model)
