@@ -436,6 +436,11 @@ static const cfg_key_t cfg_keys[] = {
      FIELD(table_rewrite_min_files),
      .help = "Small data files of a table partition are rewritten into one once this many line "
              "up: 0 (never) or 4..1000 (built-in default 16)."},
+    {.name = "lakestream.table.changelog",
+     .type = CT_STRING,
+     FIELD(table_changelog),
+     .help = "true|false: also keep the append-only table <name>__changelog of every record "
+             "(built-in default false)."},
     {.name = "table.orphan.grace.ms",
      .type = CT_INT,
      FIELD(table_orphan_grace_ms),

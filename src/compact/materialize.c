@@ -46,7 +46,16 @@
  * every live file's key column (the whole file) and rewrites the files an
  * update touches — fine for the compacted topics' key spaces (Connect,
  * changelogs); a longer commit interval amortizes it for big ones. Memory:
- * the latest record of each key of one commit's ranges. */
+ * the latest record of each key of one commit's ranges.
+ *
+ * Changelog tables (lakestream.table.changelog=true): a batch carries a
+ * second batch for the append-only table <name>__changelog, always in the
+ * raw shape (so a tombstone is a row with a null value, whatever the main
+ * table's value format). Every range goes to both; each table skips what it
+ * already holds (its own per-log offsets), the changelog commits first, and
+ * a log's range counts as materialized (ls_mat_done, the index swap) only
+ * once both hold it. A crash between the two commits leaves the changelog
+ * ahead; the retry adds the range to the main table only. */
 #include "compact/materialize.h"
 
 #include <stdio.h>
@@ -191,6 +200,35 @@ static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
     return st;
 }
 
+/* The changelog table of a batch: its own target and policy (append, raw). */
+typedef struct changelog {
+    ls_table_target_t tt;
+    ls_policy_t policy;
+    ls_mat_batch_t *b;
+} changelog_t;
+
+/* The target of tt's changelog table: <name>__changelog, append, raw. */
+static ls_status changelog_target(const ls_table_target_t *tt, changelog_t *cl, char *err,
+                                  int errlen)
+{
+    cl->policy = *tt->policy;
+    cl->policy.upsert = cl->policy.value_typed = cl->policy.changelog = false;
+    cl->policy.value[LS_POLICY_WRITE_MODE] = "append";
+    cl->policy.value[LS_POLICY_VALUE_FORMAT] = "raw";
+    cl->tt = *tt;
+    cl->tt.policy = &cl->policy;
+    cl->tt.registry = NULL;
+    int n = snprintf(cl->tt.name, sizeof cl->tt.name, "%s__changelog", tt->name);
+    if (n < 0 || n > 249) {
+        snprintf(err, (size_t)errlen,
+                 "table %s: its changelog table name %s__changelog is longer than 249 characters",
+                 tt->name, tt->name);
+        return LS_EINVAL;
+    }
+    snprintf(cl->tt.prefix, sizeof cl->tt.prefix, "warehouse/%s/%s", tt->stream->ns, cl->tt.name);
+    return LS_OK;
+}
+
 static void last_offset_key(char *out, size_t cap, int64_t log_id)
 {
     snprintf(out, cap, "lakestream.log.%016llx.last-offset", (unsigned long long)log_id);
@@ -201,6 +239,22 @@ ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
                                      char *err, int errlen)
 {
     *out = -1;
+    if (tt->policy->changelog) { /* a range is in only once both tables hold it */
+        changelog_t cl;
+        int64_t cd, md;
+        ls_status st = changelog_target(tt, &cl, err, errlen);
+        if (st == LS_OK)
+            st = ls_materialize_last_offset(meta, os, &cl.tt, log_id, &cd, err, errlen);
+        if (st != LS_OK) return st;
+        ls_table_target_t main = *tt;
+        ls_policy_t p = *tt->policy;
+        p.changelog = false;
+        main.policy = &p;
+        if ((st = ls_materialize_last_offset(meta, os, &main, log_id, &md, err, errlen)) != LS_OK)
+            return st;
+        *out = cd < md ? cd : md;
+        return LS_OK;
+    }
     ls_ice_table_t *t = NULL;
     ls_status st = open_table(meta, os, NULL, tt, NULL, &t, err, errlen);
     if (st == LS_ENOTFOUND) return LS_OK;
@@ -251,6 +305,7 @@ struct ls_mat_batch {
     uint64_t rows;
     ls_status failed; /* a failed add may have left part of its rows: never commit */
     up_map_t up;      /* write.mode=upsert */
+    changelog_t *cl;  /* changelog=true */
 };
 
 static up_rec_t **up_slot(up_map_t *m, uint64_t h, const uint8_t *key, size_t len)
@@ -408,6 +463,15 @@ static ls_status load_shape(ls_mat_batch_t *b, int32_t id, char *err, size_t err
     return LS_OK;
 }
 
+static ls_status changelog_begin(ls_mat_batch_t *b, char *err, int errlen)
+{
+    b->cl = LS_NEW(changelog_t);
+    ls_status st = changelog_target(b->tt, b->cl, err, errlen);
+    if (st == LS_OK)
+        st = ls_mat_begin(b->meta, b->os, b->warehouse_uri, &b->cl->tt, &b->cl->b, err, errlen);
+    return st;
+}
+
 ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
                        const ls_table_target_t *tt, ls_mat_batch_t **out, char *err, int errlen)
 {
@@ -428,8 +492,13 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
     b->opts.codec = (ls_pq_codec)c;
     bool typed = tt->policy->value_typed;
     table_shape_t raw = {ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, NULL};
+    ls_status st = tt->policy->changelog ? changelog_begin(b, err, errlen) : LS_OK;
+    if (st != LS_OK) {
+        ls_mat_free(b);
+        return st;
+    }
     /* a typed table is created by its first record (its schema is the record's) */
-    ls_status st = open_table(meta, os, warehouse_uri, tt, typed ? NULL : &raw, &b->t, err, errlen);
+    st = open_table(meta, os, warehouse_uri, tt, typed ? NULL : &raw, &b->t, err, errlen);
     if (typed && st == LS_ENOTFOUND) {
         *out = b;
         return LS_OK;
@@ -552,7 +621,12 @@ static ls_status add_row(row_ctx_t *c, const ls_raw_record_t *r)
 int64_t ls_mat_done(ls_mat_batch_t *b, int64_t log_id)
 {
     mat_log_t *l = batch_log(b, log_id);
-    return l->last > l->done ? l->last : l->done;
+    int64_t done = l->last > l->done ? l->last : l->done;
+    if (b->cl) {
+        int64_t cd = ls_mat_done(b->cl->b, log_id);
+        if (cd < done) done = cd;
+    }
+    return done;
 }
 
 ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const uint8_t *obj,
@@ -560,6 +634,15 @@ ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const
                      int64_t last_offset, uint64_t *rows_out, char *err, int errlen)
 {
     *rows_out = 0;
+    if (b->cl) { /* the changelog first: each table skips what it holds */
+        uint64_t crows;
+        ls_status st = ls_mat_add(b->cl->b, partition, log_id, obj, entries, n, body_end,
+                                  from_offset, last_offset, &crows, err, errlen);
+        if (st != LS_OK) {
+            b->failed = st;
+            return st;
+        }
+    }
     mat_log_t *l = batch_log(b, log_id);
     int64_t above = l->last > l->done ? l->last : l->done;
     if (from_offset > last_offset || above >= last_offset)
@@ -647,6 +730,16 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         snprintf(err, (size_t)errlen, "a range of this commit failed to materialize");
         return b->failed;
     }
+    if (b->cl) {
+        uint64_t crows;
+        ls_status st = ls_mat_commit(b->cl->b, &crows, err, errlen);
+        if (st != LS_OK) {
+            char inner[400];
+            snprintf(inner, sizeof inner, "%s", err);
+            snprintf(err, (size_t)errlen, "changelog table %s: %s", b->cl->tt.name, inner);
+            return st;
+        }
+    }
     size_t nkv = 0;
     for (size_t i = 0; i < b->nlogs; i++)
         nkv += b->logs[i].last >= 0;
@@ -710,9 +803,16 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
 ls_status ls_mat_rewrite(ls_mat_batch_t *b, ls_file_rewrite_stats_t *stats, char *err, int errlen)
 {
     stats->more = false;
+    if (b->cl) {
+        ls_status st = ls_mat_rewrite(b->cl->b, stats, err, errlen);
+        if (st != LS_OK) return st;
+    }
     if (!b->t) return LS_OK; /* a typed table no record has created yet */
     ls_file_rewrite_opts_t o = rewrite_opts(b);
-    return ls_file_rewrite(b->t, &o, ls_clock_wall_ms(), stats, err, (size_t)errlen);
+    bool more = stats->more; /* the changelog table's */
+    ls_status st = ls_file_rewrite(b->t, &o, ls_clock_wall_ms(), stats, err, (size_t)errlen);
+    stats->more |= more;
+    return st;
 }
 
 void ls_mat_free(ls_mat_batch_t *b)
@@ -723,6 +823,8 @@ void ls_mat_free(ls_mat_batch_t *b)
     ls_typed_shape_free(b->shape);
     if (b->schema) ls_sr_schema_release(b->schema);
     up_clear(&b->up);
+    if (b->cl) ls_mat_free(b->cl->b);
+    ls_free(b->cl);
     ls_free(b->logs);
     ls_free(b);
 }
@@ -752,11 +854,21 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
                                         uint64_t *deleted, char *err, int errlen)
 {
     *deleted = 0;
+    if (tt->policy->changelog) {
+        changelog_t cl;
+        ls_status st = changelog_target(tt, &cl, err, errlen);
+        if (st == LS_OK)
+            st = ls_materialize_remove_orphans(meta, os, &cl.tt, older_than_ms, deleted, err,
+                                               errlen);
+        if (st != LS_OK) return st;
+    }
+    uint64_t n = 0;
     ls_ice_table_t *t = NULL;
     ls_status st = open_table(meta, os, NULL, tt, NULL, &t, err, errlen);
     if (st == LS_ENOTFOUND) return LS_OK;
     if (st != LS_OK) return st;
-    st = ls_ice_table_remove_orphans(t, older_than_ms, deleted);
+    st = ls_ice_table_remove_orphans(t, older_than_ms, &n);
+    *deleted += n;
     if (st != LS_OK) snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
     ls_ice_table_free(t);
     return st;

@@ -258,6 +258,14 @@ static int p_rewrite_min(const char *v, ls_policy_t *p, char *why, size_t cap)
     return parse_int(v, 4, 1000, &p->rewrite_min_files);
 }
 
+static int p_changelog(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    static const char *const opts[] = {"false", "true", NULL};
+    int i = one_of(v, opts);
+    p->changelog = i == 1;
+    return i < 0 ? -1 : 0;
+}
+
 static const field_def_t fields[LS_POLICY_NFIELDS] = {
     [LS_POLICY_ENABLED] = {"lakestream.table.enabled", "false", "true, false",
                            "Materialize the topic as an Iceberg table in the compaction pass.",
@@ -337,6 +345,12 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                      "replace commit, once at least this many line up and the "
                                      "new file is at least 4x the largest of them.",
                                      p_rewrite_min, NULL},
+    [LS_POLICY_CHANGELOG] = {"lakestream.table.changelog", "false", "true, false",
+                             "true: beside the table, the append-only table <name>__changelog "
+                             "holds every record in the raw shape (tombstones as rows with a "
+                             "null value), committed in the same pass: the change history of an "
+                             "upsert table for CDC consumers.",
+                             p_changelog, NULL},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }

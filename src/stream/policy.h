@@ -32,6 +32,7 @@
  *   snapshot.retention.min 1..100000 (newest kept)        applied
  *   value.format         raw | schema-registry            applied (table/iceberg_typed.h)
  *   rewrite.min.files    0 (never) | 4..1000             applied (table/file_rewrite.h)
+ *   changelog            true|false                      applied (compact/materialize.c)
  *
  * `lakestream.table.enabled.since` (wall-clock ms) is kept by the broker, not
  * set by users: the moment the stream's table last became enabled. With
@@ -70,6 +71,7 @@ typedef enum ls_policy_field {
     LS_POLICY_SNAPSHOT_RETENTION_MIN,
     LS_POLICY_VALUE_FORMAT,
     LS_POLICY_REWRITE_MIN_FILES,
+    LS_POLICY_CHANGELOG,
     LS_POLICY_NFIELDS
 } ls_policy_field;
 
@@ -117,6 +119,7 @@ typedef struct ls_policy {
     bool value_typed;         /* value.format=schema-registry: typed columns */
     bool error_skip;          /* error.handling=skip */
     bool upsert;              /* write.mode=upsert: one row per key */
+    bool changelog;           /* also the append-only table <name>__changelog */
     int64_t enabled_since_ms; /* -1: not recorded */
 } ls_policy_t;
 

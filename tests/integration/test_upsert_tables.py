@@ -172,3 +172,41 @@ def test_typed_upsert_table(broker_factory):
         got = {r["_kafka_key"].decode(): {"owner": r["owner"], "balance": r["balance"]}
                for r in rows}
         assert len(got) == len(rows) and got == model, (rnd_no, got, model)
+
+
+def test_changelog_table_keeps_every_change(broker_factory):
+    """lakestream.table.changelog=true: beside the upsert table, the append-only
+    table <name>__changelog holds every record — updates and tombstones — at its
+    offset, committed in the same pass."""
+    iceberg_util.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic = unique_topic("upcl")
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    a.create_topics([NewTopic(topic, PARTS, 1, config=dict(
+        UPSERT, **{"lakestream.table.changelog": "true"}))])[topic].result(30)
+    wait_topic(b.bootstrap, topic, PARTS)
+    tdir = iceberg_util.table_dir(b, topic)
+    cdir = iceberg_util.table_dir(b, topic + "__changelog")
+    p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 5})
+    sent, last, model = {}, {}, {}
+
+    def cb(err, msg):
+        assert err is None, err
+        sent[(msg.partition(), msg.offset())] = (msg.key(), msg.value())
+        last[msg.partition()] = max(last.get(msg.partition(), -1), msg.offset())
+    for rnd_no in range(3):
+        for i in range(90):
+            k = b"c%d" % (i % 11)
+            v = None if (i + rnd_no) % 5 == 0 else b"r%d-%d" % (rnd_no, i)
+            if v is None:
+                model.pop(k, None)
+            else:
+                model[k] = v
+            p.produce(topic, key=k, value=v, partition=(i % 11) % PARTS, on_delivery=cb)
+        assert p.flush(30) == 0
+        t = wait_caught_up(tdir, last)
+        assert table_state(t) == model
+        c = wait_caught_up(cdir, last)
+        rows = c.scan(selected_fields=("partition", "offset", "key", "value")).to_arrow().to_pylist()
+        got = {(r["partition"], r["offset"]): (r["key"], r["value"]) for r in rows}
+        assert len(got) == len(rows) and got == sent
