@@ -99,6 +99,7 @@ static ls_status add_row(struct row_ctx *c, const ls_raw_record_t *r);
 typedef struct row_ctx {
     ls_mat_batch_t *b;
     int32_t partition;
+    int64_t log_id, last_offset; /* the range's log and last offset */
     int64_t base_offset;
     int64_t above; /* only offsets > above */
     uint64_t rows;
@@ -200,32 +201,37 @@ static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
     return st;
 }
 
-/* The changelog table of a batch: its own target and policy (append, raw). */
-typedef struct changelog {
+/* A side table of a stream's table (file comment): <name>__changelog or
+ * <name>__dlq, with its own target and policy (append, raw). */
+typedef struct side {
     ls_table_target_t tt;
     ls_policy_t policy;
     ls_mat_batch_t *b;
-} changelog_t;
+} side_t;
 
-/* The target of tt's changelog table: <name>__changelog, append, raw. */
-static ls_status changelog_target(const ls_table_target_t *tt, changelog_t *cl, char *err,
-                                  int errlen)
+#define CHANGELOG_SUFFIX "__changelog"
+#define DLQ_SUFFIX "__dlq"
+#define DLQ_ERROR_HEADER "lakestream.dlq.error"
+
+static ls_status side_target(const ls_table_target_t *tt, const char *suffix, side_t *sd, char *err,
+                             int errlen)
 {
-    cl->policy = *tt->policy;
-    cl->policy.upsert = cl->policy.value_typed = cl->policy.changelog = false;
-    cl->policy.value[LS_POLICY_WRITE_MODE] = "append";
-    cl->policy.value[LS_POLICY_VALUE_FORMAT] = "raw";
-    cl->tt = *tt;
-    cl->tt.policy = &cl->policy;
-    cl->tt.registry = NULL;
-    int n = snprintf(cl->tt.name, sizeof cl->tt.name, "%s__changelog", tt->name);
+    sd->policy = *tt->policy;
+    sd->policy.upsert = sd->policy.value_typed = sd->policy.changelog = false;
+    sd->policy.error_skip = sd->policy.error_dlq = false;
+    sd->policy.value[LS_POLICY_WRITE_MODE] = "append";
+    sd->policy.value[LS_POLICY_VALUE_FORMAT] = "raw";
+    sd->policy.value[LS_POLICY_ERROR_HANDLING] = "fail";
+    sd->tt = *tt;
+    sd->tt.policy = &sd->policy;
+    sd->tt.registry = NULL;
+    int n = snprintf(sd->tt.name, sizeof sd->tt.name, "%s%s", tt->name, suffix);
     if (n < 0 || n > 249) {
-        snprintf(err, (size_t)errlen,
-                 "table %s: its changelog table name %s__changelog is longer than 249 characters",
-                 tt->name, tt->name);
+        snprintf(err, (size_t)errlen, "table %s: its side table %s%s is longer than 249 characters",
+                 tt->name, tt->name, suffix);
         return LS_EINVAL;
     }
-    snprintf(cl->tt.prefix, sizeof cl->tt.prefix, "warehouse/%s/%s", tt->stream->ns, cl->tt.name);
+    snprintf(sd->tt.prefix, sizeof sd->tt.prefix, "warehouse/%s/%s", tt->stream->ns, sd->tt.name);
     return LS_OK;
 }
 
@@ -240,9 +246,9 @@ ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
 {
     *out = -1;
     if (tt->policy->changelog) { /* a range is in only once both tables hold it */
-        changelog_t cl;
+        side_t cl;
         int64_t cd, md;
-        ls_status st = changelog_target(tt, &cl, err, errlen);
+        ls_status st = side_target(tt, CHANGELOG_SUFFIX, &cl, err, errlen);
         if (st == LS_OK)
             st = ls_materialize_last_offset(meta, os, &cl.tt, log_id, &cd, err, errlen);
         if (st != LS_OK) return st;
@@ -279,7 +285,8 @@ typedef struct mat_log {
 /* The latest record of each key of an upsert batch (file comment). */
 typedef struct up_rec {
     uint64_t hash;
-    ls_raw_record_t r; /* key, value and headers point into own / hs */
+    int64_t log_id, last_offset; /* of the range it came in (a dead letter's marks) */
+    ls_raw_record_t r;           /* key, value and headers point into own / hs */
     uint8_t *own;
     ls_raw_header_t *hs;
 } up_rec_t;
@@ -305,7 +312,8 @@ struct ls_mat_batch {
     uint64_t rows;
     ls_status failed; /* a failed add may have left part of its rows: never commit */
     up_map_t up;      /* write.mode=upsert */
-    changelog_t *cl;  /* changelog=true */
+    side_t *cl;       /* changelog=true: the changelog table's batch */
+    side_t *dlq;      /* error.handling=dead-letter: the dead-letter table's batch */
 };
 
 static up_rec_t **up_slot(up_map_t *m, uint64_t h, const uint8_t *key, size_t len)
@@ -326,8 +334,9 @@ static void up_free(up_rec_t *e)
     ls_free(e);
 }
 
-/* Keeps a copy of r (which has a key) as its key's latest record. */
-static void up_put(up_map_t *m, const ls_raw_record_t *r)
+/* Keeps a copy of r (which has a key), of log_id's range ending at
+ * last_offset, as its key's latest record. */
+static void up_put(up_map_t *m, const ls_raw_record_t *r, int64_t log_id, int64_t last_offset)
 {
     if ((m->n + 1) * 2 > m->cap) {
         up_map_t g = {.cap = m->cap ? m->cap * 2 : 1024};
@@ -345,6 +354,8 @@ static void up_put(up_map_t *m, const ls_raw_record_t *r)
         size += r->headers[i].key_len +
                 (r->headers[i].value_len > 0 ? (size_t)r->headers[i].value_len : 0);
     up_rec_t *e = LS_NEW(up_rec_t);
+    e->log_id = log_id;
+    e->last_offset = last_offset;
     e->own = ls_malloc(size ? size : 1);
     e->hs = r->nheaders ? LS_NEWN(ls_raw_header_t, r->nheaders) : NULL;
     e->r = *r;
@@ -463,12 +474,13 @@ static ls_status load_shape(ls_mat_batch_t *b, int32_t id, char *err, size_t err
     return LS_OK;
 }
 
-static ls_status changelog_begin(ls_mat_batch_t *b, char *err, int errlen)
+static ls_status side_begin(ls_mat_batch_t *b, const char *suffix, side_t **out, char *err,
+                            int errlen)
 {
-    b->cl = LS_NEW(changelog_t);
-    ls_status st = changelog_target(b->tt, b->cl, err, errlen);
+    side_t *sd = *out = LS_NEW(side_t);
+    ls_status st = side_target(b->tt, suffix, sd, err, errlen);
     if (st == LS_OK)
-        st = ls_mat_begin(b->meta, b->os, b->warehouse_uri, &b->cl->tt, &b->cl->b, err, errlen);
+        st = ls_mat_begin(b->meta, b->os, b->warehouse_uri, &sd->tt, &sd->b, err, errlen);
     return st;
 }
 
@@ -492,7 +504,9 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
     b->opts.codec = (ls_pq_codec)c;
     bool typed = tt->policy->value_typed;
     table_shape_t raw = {ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, NULL};
-    ls_status st = tt->policy->changelog ? changelog_begin(b, err, errlen) : LS_OK;
+    ls_status st =
+        tt->policy->changelog ? side_begin(b, CHANGELOG_SUFFIX, &b->cl, err, errlen) : LS_OK;
+    if (st == LS_OK && tt->policy->error_dlq) st = side_begin(b, DLQ_SUFFIX, &b->dlq, err, errlen);
     if (st != LS_OK) {
         ls_mat_free(b);
         return st;
@@ -581,20 +595,59 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
 }
 
 /* A row of r in the batch's data files (raw or typed). */
+/* error.handling=dead-letter: r goes to the dead-letter table as it is,
+ * the reason (c->err) in an extra header; a record an earlier attempt
+ * already put there (its offset within that table's mark) is not added
+ * again. */
+static ls_status dead_letter(row_ctx_t *c, const ls_raw_record_t *r)
+{
+    ls_mat_batch_t *d = c->b->dlq->b;
+    mat_log_t *l = batch_log(d, c->log_id);
+    if (r->offset <= l->done) return LS_OK;
+    ls_raw_header_t hs[MAX_HEADERS + 1];
+    size_t nh = r->nheaders < MAX_HEADERS ? r->nheaders : MAX_HEADERS;
+    if (nh) memcpy(hs, r->headers, nh * sizeof *hs);
+    hs[nh++] = (ls_raw_header_t){DLQ_ERROR_HEADER, strlen(DLQ_ERROR_HEADER),
+                                 (const uint8_t *)c->err, (int64_t)strlen(c->err)};
+    ls_raw_record_t dr = *r;
+    dr.headers = hs;
+    dr.nheaders = nh;
+    ls_status st = ls_data_files_add_raw(d->files, &dr);
+    if (st != LS_OK) {
+        snprintf(c->err, sizeof c->err, "writing the dead-letter table: %s",
+                 ls_data_files_error(d->files));
+        return st;
+    }
+    if (c->last_offset > l->last) l->last = c->last_offset;
+    d->rows++;
+    return LS_OK;
+}
+
+/* A record that makes no row (the reason in c->err): error.handling says
+ * what happens — fail (LS_ECORRUPT: the range waits), skip (counted), or
+ * dead-letter (into <name>__dlq). */
+static ls_status bad_record(row_ctx_t *c, const ls_raw_record_t *r)
+{
+    ls_mat_batch_t *b = c->b;
+    const ls_policy_t *p = b->tt->policy;
+    if (!p->error_skip && !p->error_dlq) return LS_ECORRUPT;
+    LS_WARN_RL("table", "table %s.%s: %s a record (error.handling=%s): %s", b->tt->stream->ns,
+               b->tt->name, p->error_dlq ? "dead-lettering" : "skipping",
+               p->value[LS_POLICY_ERROR_HANDLING], c->err);
+    ls_status st = p->error_dlq ? dead_letter(c, r) : LS_OK;
+    if (st != LS_OK) return st;
+    c->err[0] = 0;
+    c->rows--; /* counted as a row by its caller */
+    if (!p->error_dlq) b->skipped++;
+    return LS_OK;
+}
+
 static ls_status write_row(row_ctx_t *c, const ls_raw_record_t *r)
 {
     ls_mat_batch_t *b = c->b;
     if (!b->tt->policy->value_typed) return ls_data_files_add_raw(b->files, r);
     ls_status st = typed_row(c, r);
-    if (st == LS_ECORRUPT && b->tt->policy->error_skip) { /* this record makes no row */
-        LS_WARN_RL("table", "table %s.%s: skipping a record (error.handling=skip): %s",
-                   b->tt->stream->ns, b->tt->name, c->err);
-        c->err[0] = 0;
-        c->rows--; /* on_record counts it */
-        b->skipped++;
-        return LS_OK;
-    }
-    return st;
+    return st == LS_ECORRUPT ? bad_record(c, r) : st;
 }
 
 static ls_status add_row(row_ctx_t *c, const ls_raw_record_t *r)
@@ -606,15 +659,9 @@ static ls_status add_row(row_ctx_t *c, const ls_raw_record_t *r)
                  "record at offset %lld has no key: an upsert table's rows are keyed "
                  "(lakestream.table.write.mode=upsert)",
                  (long long)r->offset);
-        if (!b->tt->policy->error_skip) return LS_ECORRUPT;
-        LS_WARN_RL("table", "table %s.%s: skipping a record (error.handling=skip): %s",
-                   b->tt->stream->ns, b->tt->name, c->err);
-        c->err[0] = 0;
-        c->rows--;
-        b->skipped++;
-        return LS_OK;
+        return bad_record(c, r);
     }
-    up_put(&b->up, r);
+    up_put(&b->up, r, c->log_id, c->last_offset);
     return LS_OK;
 }
 
@@ -648,7 +695,12 @@ ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const
     if (from_offset > last_offset || above >= last_offset)
         return LS_OK; /* start.position=latest, or the table holds the range already */
     if (above < from_offset - 1) above = from_offset - 1;
-    row_ctx_t rc = {.b = b, .partition = partition, .above = above, .st = LS_OK};
+    row_ctx_t rc = {.b = b,
+                    .partition = partition,
+                    .log_id = log_id,
+                    .last_offset = last_offset,
+                    .above = above,
+                    .st = LS_OK};
     for (uint32_t i = 0; i < n && rc.st == LS_OK; i++) {
         size_t end = i + 1 < n ? entries[i + 1].pos : body_end;
         const uint8_t *batch = obj + entries[i].pos;
@@ -689,6 +741,8 @@ static ls_status upsert_rows(ls_mat_batch_t *b, uint64_t *rows, char *err, int e
         const up_rec_t *e = b->up.slots[i];
         if (!e || e->r.value_len < 0) continue;
         rc.rows++;
+        rc.log_id = e->log_id;
+        rc.last_offset = e->last_offset;
         rc.st = write_row(&rc, &e->r);
     }
     if (rc.st != LS_OK)
@@ -730,13 +784,14 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         snprintf(err, (size_t)errlen, "a range of this commit failed to materialize");
         return b->failed;
     }
-    if (b->cl) {
-        uint64_t crows;
-        ls_status st = ls_mat_commit(b->cl->b, &crows, err, errlen);
+    side_t *sides[] = {b->cl, b->dlq}; /* committed before the table (file comment) */
+    for (size_t i = 0; i < 2; i++) {
+        uint64_t srows;
+        ls_status st = sides[i] ? ls_mat_commit(sides[i]->b, &srows, err, errlen) : LS_OK;
         if (st != LS_OK) {
             char inner[400];
             snprintf(inner, sizeof inner, "%s", err);
-            snprintf(err, (size_t)errlen, "changelog table %s: %s", b->cl->tt.name, inner);
+            snprintf(err, (size_t)errlen, "table %s: %s", sides[i]->tt.name, inner);
             return st;
         }
     }
@@ -803,13 +858,14 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
 ls_status ls_mat_rewrite(ls_mat_batch_t *b, ls_file_rewrite_stats_t *stats, char *err, int errlen)
 {
     stats->more = false;
-    if (b->cl) {
-        ls_status st = ls_mat_rewrite(b->cl->b, stats, err, errlen);
+    side_t *sides[] = {b->cl, b->dlq};
+    for (size_t i = 0; i < 2; i++) {
+        ls_status st = sides[i] ? ls_mat_rewrite(sides[i]->b, stats, err, errlen) : LS_OK;
         if (st != LS_OK) return st;
     }
     if (!b->t) return LS_OK; /* a typed table no record has created yet */
     ls_file_rewrite_opts_t o = rewrite_opts(b);
-    bool more = stats->more; /* the changelog table's */
+    bool more = stats->more; /* the side tables' */
     ls_status st = ls_file_rewrite(b->t, &o, ls_clock_wall_ms(), stats, err, (size_t)errlen);
     stats->more |= more;
     return st;
@@ -823,8 +879,11 @@ void ls_mat_free(ls_mat_batch_t *b)
     ls_typed_shape_free(b->shape);
     if (b->schema) ls_sr_schema_release(b->schema);
     up_clear(&b->up);
-    if (b->cl) ls_mat_free(b->cl->b);
-    ls_free(b->cl);
+    side_t *sides[] = {b->cl, b->dlq};
+    for (size_t i = 0; i < 2; i++) {
+        if (sides[i]) ls_mat_free(sides[i]->b);
+        ls_free(sides[i]);
+    }
     ls_free(b->logs);
     ls_free(b);
 }
@@ -854,13 +913,17 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
                                         uint64_t *deleted, char *err, int errlen)
 {
     *deleted = 0;
-    if (tt->policy->changelog) {
-        changelog_t cl;
-        ls_status st = changelog_target(tt, &cl, err, errlen);
+    static const char *const suffixes[] = {CHANGELOG_SUFFIX, DLQ_SUFFIX};
+    bool has[] = {tt->policy->changelog, tt->policy->error_dlq};
+    for (size_t i = 0; i < 2; i++) {
+        if (!has[i]) continue;
+        side_t sd;
+        uint64_t sn = 0;
+        ls_status st = side_target(tt, suffixes[i], &sd, err, errlen);
         if (st == LS_OK)
-            st = ls_materialize_remove_orphans(meta, os, &cl.tt, older_than_ms, deleted, err,
-                                               errlen);
+            st = ls_materialize_remove_orphans(meta, os, &sd.tt, older_than_ms, &sn, err, errlen);
         if (st != LS_OK) return st;
+        *deleted += sn;
     }
     uint64_t n = 0;
     ls_ice_table_t *t = NULL;

@@ -238,6 +238,7 @@ static int p_errors(const char *v, ls_policy_t *p, char *why, size_t cap)
     static const char *const opts[] = {"fail", "skip", "dead-letter", NULL};
     int i = one_of(v, opts);
     p->error_skip = i == 1;
+    p->error_dlq = i == 2;
     return i < 0 ? -1 : 0;
 }
 
@@ -318,8 +319,10 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                   "What a record that cannot be turned into a row (typed "
                                   "tables) does: fail holds the range back and retries; skip "
                                   "leaves it out and counts it (snapshot summary "
-                                  "lakestream.skipped-records); dead-letter is not applied yet.",
-                                  p_errors, "fail,skip"},
+                                  "lakestream.skipped-records); dead-letter writes it as it is "
+                                  "into the raw table <name>__dlq, the reason in its header "
+                                  "lakestream.dlq.error, committed in the same pass.",
+                                  p_errors, NULL},
     [LS_POLICY_SNAPSHOT_RETENTION_MS] = {"lakestream.table.snapshot.retention.ms", "900000",
                                          "0 (never expire), or an integer from 1000 to "
                                          "31536000000",

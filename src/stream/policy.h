@@ -27,7 +27,7 @@
  *                                                        the default for a topic whose own
  *                                                        cleanup.policy has compact)
  *   sort.order           none | raw column list          applied for none
- *   error.handling       fail|skip|dead-letter           applied for fail, skip
+ *   error.handling       fail|skip|dead-letter           applied
  *   snapshot.retention.ms  0 (never) | 1000..1 year      applied
  *   snapshot.retention.min 1..100000 (newest kept)        applied
  *   value.format         raw | schema-registry            applied (table/iceberg_typed.h)
@@ -118,6 +118,7 @@ typedef struct ls_policy {
     bool start_latest;
     bool value_typed;         /* value.format=schema-registry: typed columns */
     bool error_skip;          /* error.handling=skip */
+    bool error_dlq;           /* error.handling=dead-letter: into <name>__dlq */
     bool upsert;              /* write.mode=upsert: one row per key */
     bool changelog;           /* also the append-only table <name>__changelog */
     int64_t enabled_since_ms; /* -1: not recorded */

@@ -148,6 +148,39 @@ def test_a_value_that_does_not_fit_holds_the_table_back(broker):
     assert rows.num_rows == 5
 
 
+def test_dead_letter_keeps_what_does_not_fit(broker):
+    """error.handling=dead-letter: records that make no row (not framed, an
+    unknown schema id, a datum that does not decode) go as they are into the
+    raw table <name>__dlq with the reason in a header; the rest make rows;
+    nothing acknowledged disappears."""
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("typed-dlq"),
+                         config=dict(TYPED, **{"lakestream.table.error.handling": "dead-letter"}))
+    produce_orders(broker, topic, 4)
+    p = Producer({"bootstrap.servers": broker.bootstrap})
+    bad = [b"not framed", b"\x00\x00\x00\x7f\xffno such schema id"]
+    for v in bad:
+        p.produce(topic, key=b"bad", value=v, partition=0, headers=[("h", b"1")])
+    assert p.flush(10) == 0
+    produce_orders(broker, topic, 3, first=4)
+    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), 7)
+    assert sorted(r["_kafka_offset"] for r in rows.to_pylist()) == [0, 1, 2, 3, 6, 7, 8]
+    d, drows, _ = iu.wait_rows(iu.table_dir(broker, topic + "__dlq"), 2)
+    got = sorted(drows.to_pylist(), key=lambda r: r["offset"])
+    assert [(r["offset"], r["key"], r["value"]) for r in got] == \
+        [(4, b"bad", bad[0]), (5, b"bad", bad[1])]
+    for r in got:
+        hs = {h["key"]: h["value"] for h in r["headers"]}
+        assert hs["h"] == b"1"
+        assert b"offset %d" % r["offset"] in hs["lakestream.dlq.error"], hs
+    # a later pass adds nothing twice to either table
+    produce_orders(broker, topic, 2, first=7)
+    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), 9)
+    assert rows.num_rows == 9
+    d, drows, _ = iu.wait_rows(iu.table_dir(broker, topic + "__dlq"), 2)
+    assert drows.num_rows == 2
+
+
 def test_skip_leaves_out_what_does_not_fit_and_counts_it(broker):
     iu.local_store_only()
     topic = create_topic(broker.bootstrap, unique_topic("typed-skip"),
