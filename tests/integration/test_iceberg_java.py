@@ -398,16 +398,10 @@ def test_java_reads_upsert_table(broker_factory, java_reader):
     iceberg_util.local_store_only()
     import random
     from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
-    from kafka_util import unique_topic, wait_topic
-    from test_upsert_tables import UPSERT, table_marks, wait_caught_up
+    from test_upsert_tables import table_marks, upsert_topic, wait_caught_up
 
     b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
-    topic = unique_topic("upjava")
-    a = AdminClient({"bootstrap.servers": b.bootstrap})
-    a.create_topics([NewTopic(topic, PARTS, 1, config=UPSERT)])[topic].result(30)
-    wait_topic(b.bootstrap, topic, PARTS)
-    tdir = iceberg_util.table_dir(b, topic)
+    topic, tdir = upsert_topic(b, "upjava")
     rnd = random.Random(16)
     model, last = {}, {}
     p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 5})

@@ -27,6 +27,16 @@ UPSERT = {"cleanup.policy": "compact",
           "lakestream.table.write.mode": "upsert"}
 
 
+def upsert_topic(b, prefix, parts=PARTS, **extra):
+    """A topic of b with an upsert table (UPSERT plus extra configs): its
+    name and table directory."""
+    topic = unique_topic(prefix)
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    a.create_topics([NewTopic(topic, parts, 1, config=dict(UPSERT, **extra))])[topic].result(30)
+    wait_topic(b.bootstrap, topic, parts)
+    return topic, iceberg_util.table_dir(b, topic)
+
+
 def newest(tdir):
     md = iceberg_util.current_metadata(tdir)
     return pyiceberg_table.StaticTable.from_metadata("file://" + md) if md else None
@@ -65,12 +75,7 @@ def table_state(t, snapshot_id=None):
 def test_upsert_table_equals_the_model(broker_factory):
     iceberg_util.local_store_only()
     b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
-    topic = unique_topic("upsert")
-    a = AdminClient({"bootstrap.servers": b.bootstrap})
-    a.create_topics([NewTopic(topic, PARTS, 1, config=UPSERT)])[topic].result(30)
-    wait_topic(b.bootstrap, topic, PARTS)
-    tdir = iceberg_util.table_dir(b, topic)
-
+    topic, tdir = upsert_topic(b, "upsert")
     rnd = random.Random(15)
     model, last = {}, {}
     p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 5,
@@ -180,12 +185,7 @@ def test_changelog_table_keeps_every_change(broker_factory):
     offset, committed in the same pass."""
     iceberg_util.local_store_only()
     b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
-    topic = unique_topic("upcl")
-    a = AdminClient({"bootstrap.servers": b.bootstrap})
-    a.create_topics([NewTopic(topic, PARTS, 1, config=dict(
-        UPSERT, **{"lakestream.table.changelog": "true"}))])[topic].result(30)
-    wait_topic(b.bootstrap, topic, PARTS)
-    tdir = iceberg_util.table_dir(b, topic)
+    topic, tdir = upsert_topic(b, "upcl", **{"lakestream.table.changelog": "true"})
     cdir = iceberg_util.table_dir(b, topic + "__changelog")
     p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 5})
     sent, last, model = {}, {}, {}
