@@ -36,7 +36,7 @@ static inline uint64_t ls_hash_fast(const void *data, size_t n)
         h ^= h >> 32;
     }
     w = 0;
-    memcpy(&w, p, n);
+    if (n) memcpy(&w, p, n); /* p may be NULL when n is 0 */
     h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
     return h ^ (h >> 29);
 }
