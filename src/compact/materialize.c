@@ -240,27 +240,11 @@ static void last_offset_key(char *out, size_t cap, int64_t log_id)
     snprintf(out, cap, "lakestream.log.%016llx.last-offset", (unsigned long long)log_id);
 }
 
-ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
-                                     const ls_table_target_t *tt, int64_t log_id, int64_t *out,
-                                     char *err, int errlen)
+/* The last offset of log_id that tt's own table holds (-1: none). */
+static ls_status table_last_offset(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
+                                   int64_t log_id, int64_t *out, char *err, int errlen)
 {
     *out = -1;
-    if (tt->policy->changelog) { /* a range is in only once both tables hold it */
-        side_t cl;
-        int64_t cd, md;
-        ls_status st = side_target(tt, CHANGELOG_SUFFIX, &cl, err, errlen);
-        if (st == LS_OK)
-            st = ls_materialize_last_offset(meta, os, &cl.tt, log_id, &cd, err, errlen);
-        if (st != LS_OK) return st;
-        ls_table_target_t main = *tt;
-        ls_policy_t p = *tt->policy;
-        p.changelog = false;
-        main.policy = &p;
-        if ((st = ls_materialize_last_offset(meta, os, &main, log_id, &md, err, errlen)) != LS_OK)
-            return st;
-        *out = cd < md ? cd : md;
-        return LS_OK;
-    }
     ls_ice_table_t *t = NULL;
     ls_status st = open_table(meta, os, NULL, tt, NULL, &t, err, errlen);
     if (st == LS_ENOTFOUND) return LS_OK;
@@ -271,6 +255,21 @@ ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
     if (done) *out = strtoll(done, NULL, 10);
     ls_ice_table_free(t);
     return LS_OK;
+}
+
+ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
+                                     const ls_table_target_t *tt, int64_t log_id, int64_t *out,
+                                     char *err, int errlen)
+{
+    ls_status st = table_last_offset(meta, os, tt, log_id, out, err, errlen);
+    if (st != LS_OK || !tt->policy->changelog) return st;
+    /* a range is in only once the changelog table holds it too */
+    side_t cl;
+    int64_t cd;
+    st = side_target(tt, CHANGELOG_SUFFIX, &cl, err, errlen);
+    if (st == LS_OK) st = table_last_offset(meta, os, &cl.tt, log_id, &cd, err, errlen);
+    if (st == LS_OK && cd < *out) *out = cd;
+    return st;
 }
 
 /* One table commit: the table handle it appends to, the data files being
