@@ -407,6 +407,19 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         ls_kc_policy_resolve(ts->stream, &kp);
         if (kp.compact && kp.max_lag_ms < hot) hot = kp.max_lag_ms;
     }
+    /* a table log is compacted (and materialized) only below its last
+     * stable offset, so every transaction with data in a range has ended
+     * and its aborted records are known (read after the head) */
+    int64_t lso = INT64_MAX, span = 0;
+    if (table) {
+        ls_status st = ls_log_stable_read(c->meta, log_id, &lso, &span);
+        if (st != LS_OK) {
+            LS_WARN_RL("compact", "log %016llx: reading its head failed: %s (will retry)",
+                       (unsigned long long)log_id, ls_status_str(st));
+            c->stats.failures++;
+            return 0;
+        }
+    }
     ls_kvlist_t l;
     if (scan_uncompacted(c, log_id, (size_t)c->cfg.max_entries + 64, &l) != LS_OK) return 0;
     int64_t now = ls_clock_wall_ms();
@@ -436,7 +449,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         int64_t t = ls_wal_key_time(e.object);
         bool old_enough = t >= 0 && now - t >= hot;
         bool contiguous = n == 0 || sel[n - 1].last_offset + 1 == e.first_offset;
-        if (e.kind != LS_IDX_WAL || !old_enough || !contiguous ||
+        if (e.kind != LS_IDX_WAL || !old_enough || !contiguous || e.last_offset >= lso ||
             (n > 0 && bytes + e.len > c->cfg.max_bytes)) {
             if (table && e.kind == LS_IDX_WAL && !old_enough && t >= 0 &&
                 (!c->next_due_ms || t + hot < c->next_due_ms))
@@ -454,6 +467,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     ls_co_entry_t *ents = NULL;
     uint32_t nents = 0, capents = 0;
     ls_walrefs_t refs = {0};
+    ls_aborted_list_t aborted = {0};
     if (n == 0) goto out;
     if (table && !table_claimed(c, ts)) goto out;
     if (!c->claim.held) {
@@ -565,11 +579,29 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     {
         char terr[512] = "";
         uint64_t rows = 0;
-        int64_t from =
-            ts->policy.start_latest ? first_since(sel, n, ts->policy.enabled_since_ms) : 0;
-        st = ls_mat_add(c->batch, (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)), log_id, obj.data,
-                        ents, nents, LS_CO_HEADER_SIZE + body_len, from, last, &rows, terr,
-                        sizeof terr);
+        st = ls_log_aborted_read(c->meta, log_id, first, last, span, &aborted);
+        if (st != LS_OK) {
+            LS_WARN_RL("compact",
+                       "log %016llx: reading the aborted transactions of [%lld, %lld] failed: "
+                       "%s; its table waits",
+                       (unsigned long long)log_id, (long long)first, (long long)last,
+                       ls_status_str(st));
+            c->stats.table_failures++;
+            swap_free(sw);
+            goto out;
+        }
+        ls_mat_range_t r = {
+            .partition = (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)),
+            .log_id = log_id,
+            .obj = obj.data,
+            .entries = ents,
+            .n = nents,
+            .body_end = LS_CO_HEADER_SIZE + body_len,
+            .from_offset =
+                ts->policy.start_latest ? first_since(sel, n, ts->policy.enabled_since_ms) : 0,
+            .last_offset = last,
+            .aborted = &aborted};
+        st = ls_mat_add(c->batch, &r, &rows, terr, sizeof terr);
         if (st != LS_OK) {
             LS_WARN_RL("compact",
                        "log %016llx: materializing [%lld, %lld] into table %s.%s failed: "
@@ -596,13 +628,14 @@ out:
     ls_free(sel_kv);
     ls_free(ents);
     ls_walrefs_free(&refs);
+    ls_aborted_list_free(&aborted);
     ls_buf_free(&obj);
     ls_kvlist_free(&l);
     return swapped;
 }
 
 /* The backfill a table log owes (start.position=earliest) before its WAL
- * ranges may follow: 0 when none is left. */
+ * ranges may follow: 0 when none is left (ls_table_backfill). */
 static int backfill_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
     if (ts->policy.start_latest) return 0;
@@ -610,8 +643,8 @@ static int backfill_log(ls_compactor_t *c, int64_t id, const ls_table_plan_strea
     uint64_t rows = 0;
     for (int rounds = 0; rounds < 64; rounds++) {
         r = ls_table_backfill(&c->marks, c->meta, c->os, c->cfg.warehouse_uri, ts, id, &rows);
+        if (r > 0) c->stats.rows_materialized += rows;
         if (r != 1) break;
-        c->stats.rows_materialized += rows;
     }
     if (r < 0) c->stats.table_failures++;
     return r;

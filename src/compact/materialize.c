@@ -111,7 +111,7 @@ static int on_record(void *arg, const ls_record_view_t *rec)
 {
     row_ctx_t *c = arg;
     int64_t offset = c->base_offset + rec->offset_delta;
-    if (offset <= c->above) return 0;
+    if (offset <= c->above || offset > c->last_offset) return 0;
     ls_raw_header_t hs[MAX_HEADERS];
     size_t nh = 0;
     const uint8_t *hp = rec->headers, *he = rec->headers + rec->headers_len;
@@ -675,40 +675,42 @@ int64_t ls_mat_done(ls_mat_batch_t *b, int64_t log_id)
     return done;
 }
 
-ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const uint8_t *obj,
-                     const ls_co_entry_t *entries, uint32_t n, size_t body_end, int64_t from_offset,
-                     int64_t last_offset, uint64_t *rows_out, char *err, int errlen)
+ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_out, char *err,
+                     int errlen)
 {
     *rows_out = 0;
     if (b->cl) { /* the changelog first: each table skips what it holds */
         uint64_t crows;
-        ls_status st = ls_mat_add(b->cl->b, partition, log_id, obj, entries, n, body_end,
-                                  from_offset, last_offset, &crows, err, errlen);
+        ls_status st = ls_mat_add(b->cl->b, r, &crows, err, errlen);
         if (st != LS_OK) {
             b->failed = st;
             return st;
         }
     }
-    mat_log_t *l = batch_log(b, log_id);
+    mat_log_t *l = batch_log(b, r->log_id);
     int64_t above = l->last > l->done ? l->last : l->done;
-    if (from_offset > last_offset || above >= last_offset)
+    if (r->from_offset > r->last_offset || above >= r->last_offset)
         return LS_OK; /* start.position=latest, or the table holds the range already */
-    if (above < from_offset - 1) above = from_offset - 1;
+    if (above < r->from_offset - 1) above = r->from_offset - 1;
     row_ctx_t rc = {.b = b,
-                    .partition = partition,
-                    .log_id = log_id,
-                    .last_offset = last_offset,
+                    .partition = r->partition,
+                    .log_id = r->log_id,
+                    .last_offset = r->last_offset,
                     .above = above,
                     .st = LS_OK};
-    for (uint32_t i = 0; i < n && rc.st == LS_OK; i++) {
-        size_t end = i + 1 < n ? entries[i + 1].pos : body_end;
-        const uint8_t *batch = obj + entries[i].pos;
-        size_t len = end - entries[i].pos;
+    for (uint32_t i = 0; i < r->n && rc.st == LS_OK; i++) {
+        size_t end = i + 1 < r->n ? r->entries[i + 1].pos : r->body_end;
+        const uint8_t *batch = r->obj + r->entries[i].pos;
+        size_t len = end - r->entries[i].pos;
         ls_batch_info_t bi;
         ls_batch_header_parse(batch, &bi);
-        if (bi.control) continue;
-        rc.base_offset = entries[i].base_offset;
+        rc.base_offset = r->entries[i].base_offset;
+        if (rc.base_offset > r->last_offset) break;
+        if (bi.control) continue; /* transaction markers make no rows */
         if (rc.base_offset + bi.last_offset_delta <= above) continue;
+        if (bi.transactional && r->aborted &&
+            ls_aborted_list_find(r->aborted, bi.producer_id, rc.base_offset))
+            continue; /* records of an aborted transaction */
         ls_rb_result rr = ls_records_foreach(batch, len, MAX_DECOMPRESSED, on_record, &rc);
         if (rr != LS_RB_OK) {
             snprintf(err, (size_t)errlen, "entry at offset %lld does not decode (class %d)",
@@ -724,7 +726,7 @@ ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const
     }
     if (rc.st != LS_OK) b->failed = rc.st;
     if (rc.st == LS_OK) {
-        l->last = last_offset;
+        l->last = r->last_offset;
         b->rows += rc.rows;
         *rows_out = rc.rows;
     }
@@ -888,20 +890,17 @@ void ls_mat_free(ls_mat_batch_t *b)
 }
 
 ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
-                               const ls_table_target_t *tt, int32_t partition, int64_t log_id,
-                               const uint8_t *obj, const ls_co_entry_t *entries, uint32_t n,
-                               size_t body_end, int64_t from_offset, int64_t last_offset,
+                               const ls_table_target_t *tt, const ls_mat_range_t *r,
                                uint64_t *rows_out, char *err, int errlen)
 {
     *rows_out = 0;
-    if (from_offset > last_offset)
+    if (r->from_offset > r->last_offset)
         return LS_OK; /* start.position=latest: nothing of this range belongs to the table */
     ls_mat_batch_t *b;
     ls_status st = ls_mat_begin(meta, os, warehouse_uri, tt, &b, err, errlen);
     if (st != LS_OK) return st;
     uint64_t added;
-    st = ls_mat_add(b, partition, log_id, obj, entries, n, body_end, from_offset, last_offset,
-                    &added, err, errlen);
+    st = ls_mat_add(b, r, &added, err, errlen);
     if (st == LS_OK) st = ls_mat_commit(b, rows_out, err, errlen);
     ls_mat_free(b);
     return st;

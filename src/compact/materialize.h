@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "log/co_format.h"
+#include "log/log_txn.h"
 #include "meta/meta.h"
 #include "objstore/objstore.h"
 #include "stream/catalog.h"
@@ -38,6 +39,26 @@ ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
                                      const ls_table_target_t *tt, int64_t log_id, int64_t *out,
                                      char *err, int errlen);
 
+/* A range of one log to materialize: the entries compaction read (base
+ * offsets real; entry i spans [entries[i].pos, entries[i + 1].pos) of obj,
+ * the last ending at body_end). Rows are made of the records at offsets in
+ * [from_offset, last_offset] (from_offset: start.position=latest) above
+ * what the table holds, except control batches and the batches of aborted
+ * transactions. last_offset must lie below the log's last stable offset,
+ * so every transactional batch in range belongs to a transaction that
+ * ended, and `aborted` holds the log's aborted transactions overlapping the
+ * range (ls_log_aborted_read; NULL: none). */
+typedef struct ls_mat_range {
+    int32_t partition;
+    int64_t log_id;
+    const uint8_t *obj;
+    const ls_co_entry_t *entries;
+    uint32_t n;
+    size_t body_end;
+    int64_t from_offset, last_offset;
+    const ls_aborted_list_t *aborted;
+} ls_mat_range_t;
+
 /* A batch: one table commit covering ranges of several logs (a table's
  * partitions), so a pass makes one snapshot per table whatever its partition
  * count and backlog. begin opens the table (creating it when missing), add
@@ -49,11 +70,10 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
                        const ls_table_target_t *tt, ls_mat_batch_t **out, char *err, int errlen);
 /* Last offset of log_id the table holds, counting ranges added to b. */
 int64_t ls_mat_done(ls_mat_batch_t *b, int64_t log_id);
-/* Rows of a range as for ls_materialize_range, into b (nothing is visible
- * before commit). */
-ls_status ls_mat_add(ls_mat_batch_t *b, int32_t partition, int64_t log_id, const uint8_t *obj,
-                     const ls_co_entry_t *entries, uint32_t n, size_t body_end, int64_t from_offset,
-                     int64_t last_offset, uint64_t *rows_out, char *err, int errlen);
+/* Rows of a range (ls_mat_range_t) into b (nothing is visible before
+ * commit); the table then holds r->log_id up to r->last_offset. */
+ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_out, char *err,
+                     int errlen);
 /* One snapshot of everything added (no commit when nothing was); rows: the
  * rows it made visible. After a failed add nothing is committed (that add
  * may have written part of its rows), so the whole batch is retried. LS_ECONFLICT: another commit
@@ -72,18 +92,14 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
                                         const ls_table_target_t *tt, int64_t older_than_ms,
                                         uint64_t *deleted, char *err, int errlen);
 
-/* Appends the records of entries[0..n) (base offsets real; entry i spans
- * [pos[i], pos[i+1]) with the last ending at body_end) at or above
- * from_offset and above the table's recorded last offset for this log, with
- * the policy's partition spec (at table creation), target file size and
- * codec, as one snapshot recording
- * last_offset, committed through the table catalog's pointer in meta
- * (table/table_catalog.h). LS_OK also when the table already holds the range. On error
- * the caller must not swap the index (the range stays in WAL objects and the
- * next pass retries; data files written by a failed attempt are orphans). */
+/* One range as one snapshot (ls_mat_begin, ls_mat_add, ls_mat_commit),
+ * with the policy's partition spec (at table creation), target file size
+ * and codec, committed through the table catalog's pointer in meta
+ * (table/table_catalog.h). LS_OK also when the table already holds the
+ * range. On error the caller must not swap the index (the range stays in
+ * WAL objects and the next pass retries; data files written by a failed
+ * attempt are orphans). */
 ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
-                               const ls_table_target_t *tt, int32_t partition, int64_t log_id,
-                               const uint8_t *obj, const ls_co_entry_t *entries, uint32_t n,
-                               size_t body_end, int64_t from_offset, int64_t last_offset,
+                               const ls_table_target_t *tt, const ls_mat_range_t *r,
                                uint64_t *rows_out, char *err, int errlen);
 #endif

@@ -22,7 +22,10 @@
  * none is left may WAL ranges follow, so rows are appended in offset order
  * and the per-log last-offset summary stays a watermark. It costs a second
  * read of those COs, once. Marks remember, per log and table, what the table
- * holds, so a caught-up table is not loaded on every pass. */
+ * holds, so a caught-up table is not loaded on every pass. A backfill stops
+ * at the log's last stable offset, like the WAL ranges (compactor.c): an
+ * object holding an open transaction is materialized up to it, and the rest
+ * (and every WAL range) waits for a later pass. */
 #include "compact/table_plan.h"
 
 #include <stdio.h>
@@ -34,6 +37,7 @@
 #include "base/diag.h"
 #include "base/hash.h"
 #include "log/log_meta.h"
+#include "log/log_trim.h"
 #include "log/read_cache.h"
 
 /* ------------------------------------------------------------------ plan */
@@ -215,9 +219,18 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
         }
         ls_table_marks_set(m, log_id, tt, done);
     }
+    /* rows only below the last stable offset (read before the aborted
+     * records, ls_log_aborted_read) */
+    int64_t lso, span;
+    ls_status st = ls_log_stable_read(meta, log_id, &lso, &span);
+    if (st != LS_OK) {
+        LS_WARN("table", "log %016llx: reading its head for backfill failed: %s",
+                (unsigned long long)log_id, ls_status_str(st));
+        return -1;
+    }
     ls_idx_entry_t e;
     bool found = false;
-    ls_status st = ceiling_entry(meta, log_id, done + 1, &e, &found);
+    st = ceiling_entry(meta, log_id, done + 1, &e, &found);
     if (st != LS_OK) {
         LS_WARN("table", "log %016llx: index lookup for backfill failed: %s",
                 (unsigned long long)log_id, ls_status_str(st));
@@ -228,6 +241,11 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
         ls_idx_clear(&e);
         return 0;
     }
+    if (done + 1 >= lso) { /* an open transaction holds the table before this object */
+        ls_idx_clear(&e);
+        return 2;
+    }
+    int64_t last = e.last_offset < lso ? e.last_offset : lso - 1;
     if (e.kind == LS_IDX_KCO && e.entries == 0) {
         /* key compaction left no record in the range: nothing to add */
         ls_table_marks_set(m, log_id, tt, e.last_offset);
@@ -240,6 +258,13 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
     uint32_t *pos = NULL;
     int64_t *base = NULL;
     ls_co_entry_t *ents = NULL;
+    ls_aborted_list_t aborted = {0};
+    st = ls_log_aborted_read(meta, log_id, done + 1, last, span, &aborted);
+    if (st != LS_OK) {
+        LS_WARN("table", "log %016llx: reading its aborted transactions for backfill failed: %s",
+                (unsigned long long)log_id, ls_status_str(st));
+        goto out;
+    }
     st = ls_objstore_get(os, e.object, e.pos, e.len, &body);
     if (st != LS_OK || body.len != e.len) {
         LS_WARN("table", "log %016llx: reading %s for backfill failed: %s",
@@ -258,23 +283,31 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
     ents = LS_NEWN(ls_co_entry_t, (size_t)k + 1);
     for (int i = 0; i < k; i++)
         ents[i] = (ls_co_entry_t){.base_offset = base[i], .pos = pos[i]};
-    st = ls_materialize_range(
-        meta, os, warehouse_uri, tt, (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)), log_id, body.data,
-        ents, (uint32_t)k, body.len, done + 1, e.last_offset, rows, err, sizeof err);
+    ls_mat_range_t r = {.partition = (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)),
+                        .log_id = log_id,
+                        .obj = body.data,
+                        .entries = ents,
+                        .n = (uint32_t)k,
+                        .body_end = body.len,
+                        .from_offset = done + 1,
+                        .last_offset = last,
+                        .aborted = &aborted};
+    st = ls_materialize_range(meta, os, warehouse_uri, tt, &r, rows, err, sizeof err);
     if (st != LS_OK) {
         LS_WARN("table",
                 "log %016llx: backfilling [%lld, %lld] into table %s.%s failed: %s (%s); "
                 "will retry",
-                (unsigned long long)log_id, (long long)(done + 1), (long long)e.last_offset,
+                (unsigned long long)log_id, (long long)(done + 1), (long long)last,
                 ts->stream->ns, tt->name, ls_status_str(st), err);
         goto out;
     }
-    ls_table_marks_set(m, log_id, tt, e.last_offset);
+    ls_table_marks_set(m, log_id, tt, last);
     LS_DEBUG("table", "log %016llx: backfilled [%lld, %lld] from %s into %s.%s",
-             (unsigned long long)log_id, (long long)(done + 1), (long long)e.last_offset, e.object,
+             (unsigned long long)log_id, (long long)(done + 1), (long long)last, e.object,
              ts->stream->ns, tt->name);
-    rc = 1;
+    rc = last == e.last_offset ? 1 : 2;
 out:
+    ls_aborted_list_free(&aborted);
     ls_free(ents);
     ls_free(pos);
     ls_free(base);

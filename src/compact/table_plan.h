@@ -54,9 +54,11 @@ void ls_table_marks_set(ls_table_marks_t *m, int64_t log_id, const ls_table_targ
 
 /* Backfill for start.position=earliest: materializes the first compacted
  * object of log_id that lies above what the table holds (a table enabled
- * after its log was compacted). 1: one object materialized (call again),
- * 0: nothing left (WAL ranges may be materialized now), -1: failed (logged;
- * leave the log's WAL alone this pass so no range overtakes the backfill). */
+ * after its log was compacted), up to the log's last stable offset. 1: one
+ * object materialized (call again), 0: nothing left (WAL ranges may be
+ * materialized now), 2: an open transaction holds the backfill inside an
+ * object (call again in a later pass), -1: failed (logged). On 2 and -1
+ * leave the log's WAL alone this pass so no range overtakes the backfill. */
 int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
                       const char *warehouse_uri, const ls_table_plan_stream_t *ts, int64_t log_id,
                       uint64_t *rows);

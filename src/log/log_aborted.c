@@ -11,7 +11,10 @@
  * records are merged in when it ends, then everything below the log start is
  * dropped. A log whose head never recorded an aborted transaction
  * (max_aborted_span 0) answers at once without loading anything.
- * Loop thread, except the scan (a worker, stores only). */
+ * Loop thread, except the scan (a worker, stores only), which
+ * ls_log_aborted_read also runs for the compaction pass's workers (they may
+ * not touch the loop's copy). */
+#include <stdint.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -35,27 +38,31 @@ typedef struct aload_job {
     uv_work_t work;
 } aload_job_t;
 
-static void aload_work(uv_work_t *w)
+/* The stored records of log_id whose first offset lies in [first_from,
+ * first_to], in first-offset order, put into out. A corrupt record is
+ * logged and left out; *corrupt counts them. Blocking (stores only). */
+static ls_status scan_aborted(ls_meta_t *meta, int64_t log_id, int64_t first_from,
+                              int64_t first_to, ls_aborted_list_t *out, int *corrupt)
 {
-    aload_job_t *j = w->data;
     char from[96], to[96];
-    ls_log_abort_key(from, sizeof from, j->log_id, 0);
+    ls_log_abort_key(from, sizeof from, log_id, first_from);
     size_t flen = strlen(from);
-    size_t tlen = ls_meta_prefix_end(from, flen - 20, (uint8_t *)to); /* the prefix's end */
+    size_t tlen = (size_t)ls_log_abort_key(to, sizeof to, log_id, first_to);
+    to[tlen++] = 0; /* the end is exclusive: just past first_to's key */
+    *corrupt = 0;
     for (;;) {
         ls_kvlist_t l;
-        j->st = ls_meta_scan(j->ls->meta, from, flen, to, tlen, SCAN_PAGE, 0, &l);
-        if (j->st != LS_OK) return;
+        ls_status st = ls_meta_scan(meta, from, flen, to, tlen, SCAN_PAGE, 0, &l);
+        if (st != LS_OK) return st;
         for (size_t i = 0; i < l.n; i++) {
             ls_aborted_t a;
             if (ls_aborted_decode(l.v[i].val, l.v[i].vlen, &a) != LS_OK) {
-                LS_ERROR("log",
-                         "corrupt aborted-transaction record at %.*s (%zu bytes); "
-                         "read_committed readers of this log will not be told of it",
+                LS_ERROR("log", "corrupt aborted-transaction record at %.*s (%zu bytes)",
                          (int)l.v[i].klen, (const char *)l.v[i].key, l.v[i].vlen);
+                (*corrupt)++;
                 continue;
             }
-            ls_aborted_list_put(&j->got, &a);
+            ls_aborted_list_put(out, &a);
         }
         bool more = l.more && l.n;
         if (more) { /* continue after the last key (fixed width: append a byte) */
@@ -64,8 +71,34 @@ static void aload_work(uv_work_t *w)
             from[flen - 1] = 0;
         }
         ls_kvlist_free(&l);
-        if (!more) return;
+        if (!more) return LS_OK;
     }
+}
+
+static void aload_work(uv_work_t *w)
+{
+    aload_job_t *j = w->data;
+    int corrupt;
+    j->st = scan_aborted(j->ls->meta, j->log_id, 0, INT64_MAX, &j->got, &corrupt);
+    if (corrupt)
+        LS_ERROR("log",
+                 "log %016llx: %d corrupt aborted-transaction records; read_committed "
+                 "readers of this log will not be told of them",
+                 (unsigned long long)j->log_id, corrupt);
+}
+
+ls_status ls_log_aborted_read(ls_meta_t *meta, int64_t log_id, int64_t from, int64_t to,
+                              int64_t max_aborted_span, ls_aborted_list_t *out)
+{
+    if (max_aborted_span == 0 || from > to) return LS_OK;
+    ls_aborted_list_t all = {0};
+    int corrupt;
+    int64_t lo = from - max_aborted_span;
+    ls_status st = scan_aborted(meta, log_id, lo < 0 ? 0 : lo, to, &all, &corrupt);
+    if (st == LS_OK && corrupt) st = LS_ECORRUPT; /* a record left out could let aborted rows in */
+    if (st == LS_OK) ls_aborted_list_range(&all, from, to, max_aborted_span, out);
+    ls_aborted_list_free(&all);
+    return st;
 }
 
 static void start_aload(ls_logstore_t *ls, ls_logstate_t *lg);

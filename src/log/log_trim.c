@@ -91,6 +91,18 @@ static ls_status read_head(ls_meta_t *meta, int64_t log_id, ls_head_t *h)
     return st;
 }
 
+ls_status ls_log_stable_read(ls_meta_t *meta, int64_t log_id, int64_t *lso,
+                             int64_t *max_aborted_span)
+{
+    ls_head_t h;
+    ls_status st = read_head(meta, log_id, &h);
+    if (st != LS_OK) return st;
+    *lso = ls_log_txn_lso(&h);
+    *max_aborted_span = h.max_aborted_span;
+    ls_head_clear(&h);
+    return LS_OK;
+}
+
 /* Deletes compacted objects of log_id whose last offset is below bound;
  * *listed is false when the listing failed. */
 static int sweep_cos(ls_objstore_t *os, int64_t log_id, int64_t bound, bool *listed)
@@ -256,18 +268,22 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
     return st;
 }
 
-/* Aborted-transaction records (log_txn.h) whose marker lies below the log
- * start describe data that is gone: delete them. They are keyed by first
- * offset, so they all lie below the start's key; a record of a transaction
- * the start cuts through (first < start <= marker) stays. The records are
+/* Aborted-transaction records (log_txn.h) whose marker lies below `below`
+ * describe data that is gone: delete them. They are keyed by first offset,
+ * so they all lie below that key; a record of a transaction the bound cuts
+ * through (first < below <= marker) stays. The bound is the index start
+ * when that is lower than the log start: a soft trim (keep_wal) moves the
+ * start past WAL entries the table has not materialized yet, and
+ * materialization needs their aborted records to leave those rows out. The
+ * records are
  * immutable and only deleted here, so no compares are needed; a crash
  * before this step leaves records below the start, which readers never ask
  * for (reads below the start are out of range) and the next trim deletes. */
-static ls_status sweep_aborted(ls_meta_t *meta, int64_t log_id, int64_t log_start)
+static ls_status sweep_aborted(ls_meta_t *meta, int64_t log_id, int64_t below)
 {
     char from[96], to[96];
     ls_log_abort_key(from, sizeof from, log_id, 0);
-    ls_log_abort_key(to, sizeof to, log_id, log_start);
+    ls_log_abort_key(to, sizeof to, log_id, below);
     int per = ls_meta_max_txn_ops(meta);
     for (;;) {
         ls_kvlist_t l;
@@ -278,7 +294,7 @@ static ls_status sweep_aborted(ls_meta_t *meta, int64_t log_id, int64_t log_star
         for (size_t i = 0; i < l.n; i++) {
             ls_aborted_t a;
             if (ls_aborted_decode(l.v[i].val, l.v[i].vlen, &a) == LS_OK &&
-                a.marker_offset >= log_start)
+                a.marker_offset >= below)
                 continue; /* still holds data of the log (or, undecodable, kept for a human) */
             ops[nops++] =
                 (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = l.v[i].key, .klen = l.v[i].klen};
@@ -312,7 +328,8 @@ ls_status ls_log_trim(ls_meta_t *meta, ls_objstore_t *os, const ls_trim_req_t *r
         if (st != LS_OK || !more) break;
     }
     ls_status sst = sweep_owed(meta, os, req, out);
-    ls_status ast = sweep_aborted(meta, req->log_id, out->log_start);
+    ls_status ast = sweep_aborted(
+        meta, req->log_id, out->index_start < out->log_start ? out->index_start : out->log_start);
     return st != LS_OK ? st : sst != LS_OK ? sst : ast;
 }
 

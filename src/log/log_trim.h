@@ -52,4 +52,10 @@ ls_status ls_log_trim(ls_meta_t *meta, ls_objstore_t *os, const ls_trim_req_t *r
                       ls_trim_result_t *out);
 /* Reads a log's start record (absent: zeros, *mod_rev 0). */
 ls_status ls_log_start_read(ls_meta_t *meta, int64_t log_id, ls_start_t *out, int64_t *mod_rev);
+/* A log's last stable offset (log_txn.h) and the largest span of its
+ * aborted transactions, from its stored head (absent: 0 and 0). For the
+ * compaction pass, which may not ask the loop; read it before
+ * ls_log_aborted_read. Blocking; worker threads only. */
+ls_status ls_log_stable_read(ls_meta_t *meta, int64_t log_id, int64_t *lso,
+                             int64_t *max_aborted_span);
 #endif

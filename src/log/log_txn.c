@@ -192,6 +192,13 @@ int ls_aborted_list_range(const ls_aborted_list_t *l, int64_t a, int64_t b,
     return found;
 }
 
+bool ls_aborted_list_find(const ls_aborted_list_t *l, int64_t pid, int64_t offset)
+{
+    for (int i = lower_bound(l, offset + 1) - 1; i >= 0; i--)
+        if (l->v[i].producer_id == pid && l->v[i].marker_offset > offset) return true;
+    return false;
+}
+
 void ls_aborted_list_free(ls_aborted_list_t *l)
 {
     ls_free(l->v);

@@ -1,7 +1,8 @@
 /* Transactions on one log, pure logic over the log head (docs/ARCHITECTURE.md,
  * "Transactions", "The log side"): which transactional batches and markers a
  * commit accepts, what they change in the head, the last stable offset, and
- * the aborted-transactions index of a log. No I/O; the WAL commit
+ * the aborted-transactions index of a log. No I/O (but for
+ * ls_log_aborted_read, a blocking store read for workers); the WAL commit
  * (wal_writer.c) applies these rules inside its head compare-and-set, so
  * every rule holds against the head the commit actually replaces.
  *
@@ -26,6 +27,7 @@
 #include "base/buf.h"
 #include "base/status.h"
 #include "log/log_meta.h"
+#include "meta/meta.h"
 
 typedef enum ls_txb_verdict {
     LS_TXB_OK = 0,
@@ -105,5 +107,20 @@ void ls_aborted_list_trim(ls_aborted_list_t *l, int64_t log_start);
 int ls_aborted_list_range(const ls_aborted_list_t *l, int64_t a, int64_t b,
                           int64_t max_aborted_span, ls_aborted_list_t *out);
 void ls_aborted_list_free(ls_aborted_list_t *l);
+/* Whether a transactional batch of producer pid at offset lies in one of
+ * l's aborted transactions (first_offset <= offset < marker_offset): its
+ * records were aborted. Only batches of transactions that ended may be
+ * asked about (below the log's LSO). */
+bool ls_aborted_list_find(const ls_aborted_list_t *l, int64_t pid, int64_t offset);
+
+/* Blocking (worker threads; log_aborted.c): appends to out the stored
+ * aborted transactions of log_id overlapping [from, to], max_aborted_span
+ * being the log head's. For workers, which may not use the loop's copy (the
+ * compaction pass). Read the head first and ask only about offsets below
+ * its LSO: the record of every transaction that ended there was committed
+ * with the head. LS_ECORRUPT when a record in range does not decode (the
+ * caller must not treat its data as committed). */
+ls_status ls_log_aborted_read(ls_meta_t *meta, int64_t log_id, int64_t from, int64_t to,
+                              int64_t max_aborted_span, ls_aborted_list_t *out);
 
 #endif
