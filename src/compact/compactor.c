@@ -590,17 +590,17 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
             swap_free(sw);
             goto out;
         }
-        ls_mat_range_t r = {
-            .partition = (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)),
-            .log_id = log_id,
-            .obj = obj.data,
-            .entries = ents,
-            .n = nents,
-            .body_end = LS_CO_HEADER_SIZE + body_len,
-            .from_offset =
-                ts->policy.start_latest ? first_since(sel, n, ts->policy.enabled_since_ms) : 0,
-            .last_offset = last,
-            .aborted = &aborted};
+        ls_mat_range_t r = {.partition = (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)),
+                            .log_id = log_id,
+                            .obj = obj.data,
+                            .entries = ents,
+                            .n = nents,
+                            .body_end = LS_CO_HEADER_SIZE + body_len,
+                            .from_offset = ts->policy.start_latest
+                                               ? first_since(sel, n, ts->policy.enabled_since_ms)
+                                               : 0,
+                            .last_offset = last,
+                            .aborted = &aborted};
         st = ls_mat_add(c->batch, &r, &rows, terr, sizeof terr);
         if (st != LS_OK) {
             LS_WARN_RL("compact",

@@ -297,8 +297,8 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
         LS_WARN("table",
                 "log %016llx: backfilling [%lld, %lld] into table %s.%s failed: %s (%s); "
                 "will retry",
-                (unsigned long long)log_id, (long long)(done + 1), (long long)last,
-                ts->stream->ns, tt->name, ls_status_str(st), err);
+                (unsigned long long)log_id, (long long)(done + 1), (long long)last, ts->stream->ns,
+                tt->name, ls_status_str(st), err);
         goto out;
     }
     ls_table_marks_set(m, log_id, tt, last);

@@ -41,8 +41,8 @@ typedef struct aload_job {
 /* The stored records of log_id whose first offset lies in [first_from,
  * first_to], in first-offset order, put into out. A corrupt record is
  * logged and left out; *corrupt counts them. Blocking (stores only). */
-static ls_status scan_aborted(ls_meta_t *meta, int64_t log_id, int64_t first_from,
-                              int64_t first_to, ls_aborted_list_t *out, int *corrupt)
+static ls_status scan_aborted(ls_meta_t *meta, int64_t log_id, int64_t first_from, int64_t first_to,
+                              ls_aborted_list_t *out, int *corrupt)
 {
     char from[96], to[96];
     ls_log_abort_key(from, sizeof from, log_id, first_from);

@@ -293,8 +293,7 @@ static ls_status sweep_aborted(ls_meta_t *meta, int64_t log_id, int64_t below)
         size_t nops = 0;
         for (size_t i = 0; i < l.n; i++) {
             ls_aborted_t a;
-            if (ls_aborted_decode(l.v[i].val, l.v[i].vlen, &a) == LS_OK &&
-                a.marker_offset >= below)
+            if (ls_aborted_decode(l.v[i].val, l.v[i].vlen, &a) == LS_OK && a.marker_offset >= below)
                 continue; /* still holds data of the log (or, undecodable, kept for a human) */
             ops[nops++] =
                 (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = l.v[i].key, .klen = l.v[i].klen};
