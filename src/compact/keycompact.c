@@ -103,6 +103,8 @@
 #include "base/size_tier.h"
 #include "base/uuid.h"
 #include "log/co_format.h"
+#include "log/log_trim.h"
+#include "log/log_txn.h"
 #include "records/records.h"
 
 #define KC_PREFIX "/ls/kcgc/"
@@ -264,13 +266,15 @@ typedef struct kc_plan {
     bool due;
 } kc_plan_t;
 
-static kc_plan_t plan(const kc_index_t *ix, const ls_kc_policy_t *p, int64_t now)
+/* lso: the log's last stable offset; nothing at or past it is cleanable. */
+static kc_plan_t plan(const kc_index_t *ix, const ls_kc_policy_t *p, int64_t now, int64_t lso)
 {
     kc_plan_t pl = {0};
     size_t m = 0;
     for (; m < ix->n; m++) {
         const ls_idx_entry_t *e = &ix->e[m];
-        if (e->kind == LS_IDX_WAL || (m > 0 && e->first_offset != ix->e[m - 1].last_offset + 1))
+        if (e->kind == LS_IDX_WAL || (m > 0 && e->first_offset != ix->e[m - 1].last_offset + 1) ||
+            e->last_offset >= lso)
             break;
         if (p->min_lag_ms > 0 && e->max_timestamp > now - p->min_lag_ms) break;
     }
@@ -328,8 +332,15 @@ static ls_status read_entry(ls_objstore_t *os, const ls_idx_entry_t *e, ls_buf_t
 typedef struct map_ctx {
     keymap_t *m;
     int64_t base;
+    const ls_aborted_list_t *aborted; /* the log's aborted transactions in the range */
     ls_kc_stats_t *st;
 } map_ctx_t;
+
+/* Whether a batch holds records of an aborted transaction. */
+static bool aborted_batch(const ls_aborted_list_t *l, const ls_batch_info_t *h, int64_t base)
+{
+    return h->transactional && !h->control && ls_aborted_list_find(l, h->producer_id, base);
+}
 
 static int map_record(void *arg, const ls_record_view_t *r)
 {
@@ -346,7 +357,7 @@ static int map_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
     map_ctx_t *c = arg;
     ls_batch_info_t h;
     ls_batch_header_parse(b, &h);
-    if (h.control || h.transactional) return 0;
+    if (h.control || aborted_batch(c->aborted, &h, base)) return 0;
     c->base = base;
     return ls_records_foreach(b, len, MAX_DECOMPRESSED, map_record, c) == LS_RB_OK ? 0 : -1;
 }
@@ -356,6 +367,7 @@ static int map_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
 typedef struct filt {
     const keymap_t *m;
     int64_t now, base;
+    bool keep_all;    /* a marker's record: kept whatever the key map says */
     bool horizon_set; /* the batch already carries a delete horizon */
     int64_t horizon;
     /* decisions (first walk) */
@@ -371,6 +383,7 @@ typedef struct filt {
 /* Kafka's retention rule for one record; counts what it drops. */
 static bool keep_record(filt_t *f, const ls_record_view_t *r, bool count)
 {
+    if (f->keep_all) return true;
     int64_t off = f->base + r->offset_delta;
     if (r->key_len < 0) {
         if (count) f->st->keyless_dropped++;
@@ -452,9 +465,38 @@ typedef struct group_out {
     bool changed;        /* differs from the input bytes */
     bool merge;          /* copy every batch (merging small objects) */
     const keymap_t *m;
+    const ls_aborted_list_t *aborted; /* the log's aborted transactions in the range */
     int64_t now, delete_retention_ms;
     ls_kc_stats_t *st;
+    /* producers whose transaction has data kept since their last marker,
+     * carried from group to group of one call (the walk is in offset
+     * order from the index start, so a marker comes after all of it) */
+    int64_t *txn_data;
+    size_t ntxn, captxn;
 } group_out_t;
+
+static void txn_data_note(group_out_t *g, int64_t pid)
+{
+    for (size_t i = 0; i < g->ntxn; i++)
+        if (g->txn_data[i] == pid) return;
+    if (g->ntxn == g->captxn) {
+        g->captxn = g->captxn ? g->captxn * 2 : 8;
+        g->txn_data = ls_realloc(g->txn_data, g->captxn * sizeof *g->txn_data);
+    }
+    g->txn_data[g->ntxn++] = pid;
+}
+
+/* Whether pid's transaction kept data since its last marker; forgets it
+ * (the marker at hand ends that transaction). */
+static bool txn_data_take(group_out_t *g, int64_t pid)
+{
+    for (size_t i = 0; i < g->ntxn; i++)
+        if (g->txn_data[i] == pid) {
+            g->txn_data[i] = g->txn_data[--g->ntxn];
+            return true;
+        }
+    return false;
+}
 
 static void out_batch(group_out_t *g, const uint8_t *b, size_t len, int64_t base, int64_t max_ts)
 {
@@ -467,13 +509,109 @@ static void out_batch(group_out_t *g, const uint8_t *b, size_t len, int64_t base
     if (max_ts > g->max_ts) g->max_ts = max_ts;
 }
 
+/* Writes batch b again with the records f keeps (f->kept of them; same
+ * baseOffset, lastOffsetDelta and producer fields), recompressed with its
+ * codec; with a new delete horizon when horizon > 0 (KIP-534: attributes
+ * bit 6, baseTimestamp = horizon, record timestamp deltas re-based). */
+static int rebuild_batch(group_out_t *g, const uint8_t *b, size_t len, int64_t base,
+                         const ls_batch_info_t *h, filt_t *f, int64_t horizon)
+{
+    g->changed = true;
+    ls_buf_t payload;
+    ls_buf_init(&payload);
+    f->encode = true;
+    f->payload = &payload;
+    f->max_ts = -1;
+    f->new_base_ts = h->base_timestamp;
+    int16_t attrs = h->attributes;
+    if (horizon > 0) {
+        f->new_base_ts = horizon;
+        attrs |= ATTR_DELETE_HORIZON;
+    }
+    if (ls_records_foreach(b, len, MAX_DECOMPRESSED, filt_record, f) != LS_RB_OK) {
+        ls_buf_free(&payload);
+        return -1;
+    }
+    ls_buf_t packed;
+    ls_buf_init(&packed);
+    const ls_buf_t *rec = &payload;
+    if (h->codec != LS_CODEC_NONE) {
+        if (ls_compress(h->codec, payload.data, payload.len, &packed) != LS_OK) {
+            ls_buf_free(&payload);
+            ls_buf_free(&packed);
+            return -1;
+        }
+        rec = &packed;
+    }
+    uint8_t hdr[LS_RB_HEADER_SIZE];
+    memcpy(hdr, b, LS_RB_HEADER_SIZE);
+    ls_be32_put(hdr + LS_RB_OFF_LENGTH, (uint32_t)(LS_RB_HEADER_SIZE - 12 + rec->len));
+    ls_be16_put(hdr + LS_RB_OFF_ATTRIBUTES, (uint16_t)attrs);
+    ls_be64_put(hdr + LS_RB_OFF_BASE_TIMESTAMP, (uint64_t)f->new_base_ts);
+    int64_t max_ts = h->timestamp_log_append ? h->max_timestamp : f->max_ts;
+    ls_be64_put(hdr + LS_RB_OFF_MAX_TIMESTAMP, (uint64_t)max_ts);
+    ls_be32_put(hdr + LS_RB_OFF_RECORD_COUNT, (uint32_t)f->kept);
+    uint32_t crc =
+        ls_crc32c(0, hdr + LS_RB_OFF_ATTRIBUTES, LS_RB_HEADER_SIZE - LS_RB_OFF_ATTRIBUTES);
+    crc = ls_crc32c(crc, rec->data, rec->len);
+    ls_be32_put(hdr + LS_RB_OFF_CRC, crc);
+    out_batch(g, hdr, sizeof hdr, base, max_ts);
+    ls_buf_append(&g->obj, rec->data, rec->len);
+    ls_buf_free(&payload);
+    ls_buf_free(&packed);
+    return 0;
+}
+
+/* now + delete.retention.ms, saturated. */
+static int64_t new_horizon(const group_out_t *g)
+{
+    int64_t dr = g->delete_retention_ms;
+    return dr > INT64_MAX - g->now ? INT64_MAX : g->now + dr;
+}
+
+/* A transaction marker (Kafka's rule): kept as it is while data of its
+ * transaction remains before it; once none does, it gets a delete horizon
+ * (so read_committed readers that saw the data still see the end of the
+ * transaction for delete.retention.ms) and goes at the first rewrite after
+ * that horizon. */
+static int marker_batch(group_out_t *g, const uint8_t *b, size_t len, int64_t base,
+                        const ls_batch_info_t *h)
+{
+    if (txn_data_take(g, h->producer_id)) {
+        out_batch(g, b, len, base, h->max_timestamp);
+        return 0;
+    }
+    bool horizon_set = (h->attributes & ATTR_DELETE_HORIZON) != 0;
+    if (horizon_set && h->base_timestamp <= g->now) {
+        g->changed = true;
+        g->st->markers_dropped++;
+        return 0;
+    }
+    int64_t horizon = horizon_set ? h->base_timestamp : new_horizon(g);
+    if (!g->min_horizon || horizon < g->min_horizon)
+        g->min_horizon = horizon; /* the index entry says when to come back */
+    if (horizon_set) {
+        out_batch(g, b, len, base, h->max_timestamp);
+        return 0;
+    }
+    filt_t f = {.keep_all = true, .kept = h->record_count, .st = g->st, .base = base};
+    return rebuild_batch(g, b, len, base, h, &f, horizon);
+}
+
 static int rewrite_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
 {
     group_out_t *g = arg;
     ls_batch_info_t h;
     ls_batch_header_parse(b, &h);
-    if (g->merge || h.control || h.transactional) {
+    if (g->merge) {
         out_batch(g, b, len, base, h.max_timestamp);
+        return 0;
+    }
+    if (h.control) return marker_batch(g, b, len, base, &h);
+    if (aborted_batch(g->aborted, &h, base)) {
+        g->changed = true;
+        g->st->records_read += (uint64_t)h.record_count;
+        g->st->aborted_dropped += (uint64_t)h.record_count;
         return 0;
     }
     filt_t f = {.m = g->m,
@@ -491,61 +629,15 @@ static int rewrite_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
         g->changed = true;
         return 0;
     }
-    int64_t dr = g->delete_retention_ms;
-    int64_t horizon = set_horizon     ? (dr > INT64_MAX - g->now ? INT64_MAX : g->now + dr)
-                      : f.horizon_set ? f.horizon
-                                      : 0;
+    if (h.transactional) txn_data_note(g, h.producer_id); /* its marker stays */
+    int64_t horizon = set_horizon ? new_horizon(g) : f.horizon_set ? f.horizon : 0;
     if (f.tombstone_kept && horizon > 0 && (!g->min_horizon || horizon < g->min_horizon))
         g->min_horizon = horizon; /* the index entry says when to come back */
     if (f.dropped == 0 && !set_horizon) {
         out_batch(g, b, len, base, h.max_timestamp);
         return 0;
     }
-    /* rebuild: same baseOffset, lastOffsetDelta, producer fields; kept records */
-    g->changed = true;
-    ls_buf_t payload;
-    ls_buf_init(&payload);
-    f.encode = true;
-    f.payload = &payload;
-    f.max_ts = -1;
-    f.new_base_ts = h.base_timestamp;
-    int16_t attrs = h.attributes;
-    if (set_horizon) {
-        f.new_base_ts = horizon;
-        attrs |= ATTR_DELETE_HORIZON;
-    }
-    if (ls_records_foreach(b, len, MAX_DECOMPRESSED, filt_record, &f) != LS_RB_OK) {
-        ls_buf_free(&payload);
-        return -1;
-    }
-    ls_buf_t packed;
-    ls_buf_init(&packed);
-    const ls_buf_t *rec = &payload;
-    if (h.codec != LS_CODEC_NONE) {
-        if (ls_compress(h.codec, payload.data, payload.len, &packed) != LS_OK) {
-            ls_buf_free(&payload);
-            ls_buf_free(&packed);
-            return -1;
-        }
-        rec = &packed;
-    }
-    uint8_t hdr[LS_RB_HEADER_SIZE];
-    memcpy(hdr, b, LS_RB_HEADER_SIZE);
-    ls_be32_put(hdr + LS_RB_OFF_LENGTH, (uint32_t)(LS_RB_HEADER_SIZE - 12 + rec->len));
-    ls_be16_put(hdr + LS_RB_OFF_ATTRIBUTES, (uint16_t)attrs);
-    ls_be64_put(hdr + LS_RB_OFF_BASE_TIMESTAMP, (uint64_t)f.new_base_ts);
-    int64_t max_ts = h.timestamp_log_append ? h.max_timestamp : f.max_ts;
-    ls_be64_put(hdr + LS_RB_OFF_MAX_TIMESTAMP, (uint64_t)max_ts);
-    ls_be32_put(hdr + LS_RB_OFF_RECORD_COUNT, (uint32_t)f.kept);
-    uint32_t crc =
-        ls_crc32c(0, hdr + LS_RB_OFF_ATTRIBUTES, LS_RB_HEADER_SIZE - LS_RB_OFF_ATTRIBUTES);
-    crc = ls_crc32c(crc, rec->data, rec->len);
-    ls_be32_put(hdr + LS_RB_OFF_CRC, crc);
-    out_batch(g, hdr, sizeof hdr, base, max_ts);
-    ls_buf_append(&g->obj, rec->data, rec->len);
-    ls_buf_free(&payload);
-    ls_buf_free(&packed);
-    return 0;
+    return rebuild_batch(g, b, len, base, &h, &f, set_horizon ? horizon : 0);
 }
 
 /* ------------------------------------------------------------- deletions */
@@ -801,12 +893,17 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
     kc_plan_t pl = {0};
     bool merge = !p->compact && p->merge;
     size_t gs, ge;
+    /* nothing at or past the LSO is cleaned (the head is read before the
+     * index and the aborted records: every transaction with data below that
+     * LSO has ended and is in them) */
+    int64_t lso = INT64_MAX, span = 0;
     /* a log that is neither compacted (any more) nor asked to merge costs one
      * key read per pass */
     if (p->compact || merge) {
+        if (p->compact && (s = ls_log_stable_read(meta, log_id, &lso, &span)) != LS_OK) return s;
         if ((s = index_load(meta, log_id, &ix)) != LS_OK) return s;
         if (p->compact)
-            pl = plan(&ix, p, now_ms);
+            pl = plan(&ix, p, now_ms, lso);
         else
             pl.due = next_merge(&ix, 0, p, lim->group_bytes, &gs, &ge);
         index_free(&ix);
@@ -815,6 +912,7 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
     ls_meta_cmp_t fence;
     if (claim(arg, log_id, &fence) != LS_OK) return LS_OK;
     /* under the claim: look again (another owner may have worked meanwhile) */
+    if (p->compact && (s = ls_log_stable_read(meta, log_id, &lso, &span)) != LS_OK) return s;
     if ((s = index_load(meta, log_id, &ix)) != LS_OK) return s;
     collect(meta, os, log_id, &ix, now_ms, lim->grace_ms, st);
     if (merge) {
@@ -822,10 +920,22 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
         index_free(&ix);
         return LS_OK;
     }
-    pl = plan(&ix, p, now_ms);
+    pl = plan(&ix, p, now_ms, lso);
     if (!p->compact || !pl.due) {
         index_free(&ix);
         return LS_OK;
+    }
+    ls_aborted_list_t aborted = {0};
+    s = ls_log_aborted_read(meta, log_id, ix.e[0].first_offset, ix.e[pl.m - 1].last_offset, span,
+                            &aborted);
+    if (s != LS_OK) {
+        LS_WARN_RL("compact",
+                   "log %016llx: reading its aborted transactions failed: %s; key compaction "
+                   "waits",
+                   (unsigned long long)log_id, ls_status_str(s));
+        st->failures++;
+        index_free(&ix);
+        return s;
     }
     /* step 2: the key map over the dirty entries */
     keymap_t m;
@@ -834,7 +944,7 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
     for (size_t j = pl.k; j < pl.m; j++) {
         ls_buf_t body;
         s = read_entry(os, &ix.e[j], &body, st);
-        map_ctx_t mc = {.m = &m, .st = st};
+        map_ctx_t mc = {.m = &m, .aborted = &aborted, .st = st};
         if (s == LS_OK) s = each_batch(body.data, body.len, map_batch, &mc);
         ls_buf_free(&body);
         if (s != LS_OK) {
@@ -844,6 +954,7 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
                        (unsigned long long)log_id, ix.e[j].object, ls_status_str(s));
             st->failures++;
             ls_free(m.v);
+            ls_aborted_list_free(&aborted);
             index_free(&ix);
             return s;
         }
@@ -858,8 +969,11 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
         }
     }
     /* step 3: groups from the index start, swapped in offset order */
-    group_out_t g = {
-        .m = &m, .now = now_ms, .delete_retention_ms = p->delete_retention_ms, .st = st};
+    group_out_t g = {.m = &m,
+                     .aborted = &aborted,
+                     .now = now_ms,
+                     .delete_retention_ms = p->delete_retention_ms,
+                     .st = st};
     int swaps = 0;
     bool any = false;
     for (size_t gs = 0; gs <= end;) {
@@ -882,7 +996,9 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
     }
     if (any) st->cleans++;
     ls_free(g.ents);
+    ls_free(g.txn_data);
     ls_free(m.v);
+    ls_aborted_list_free(&aborted);
     index_free(&ix);
     return LS_OK;
 }

@@ -43,6 +43,8 @@ typedef struct ls_kc_stats {
     uint64_t cleans; /* calls that rewrote something */
     uint64_t swaps, conflicts, failures;
     uint64_t records_read, records_kept, superseded_dropped, tombstones_dropped, keyless_dropped;
+    uint64_t aborted_dropped; /* records of aborted transactions */
+    uint64_t markers_dropped; /* transaction markers past their horizon, their data gone */
     uint64_t bytes_read, bytes_written;
     uint64_t objects_deleted; /* replaced or orphaned objects removed */
     uint64_t map_full;        /* calls whose key map filled before the dirty end */

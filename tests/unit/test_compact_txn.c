@@ -615,6 +615,177 @@ TEST(soft_trim_keeps_aborted_records_for_the_table)
     world_close(&w);
 }
 
+/* ---- key compaction ------------------------------------------------------------- */
+
+/* Every entry of the log becomes its own compacted object (the WAL pass of
+ * a log without a table, which copies everything, past the LSO too). */
+static void wal_pass(world_t *w)
+{
+    ls_compactor_config_t cc = {.enabled = false,
+                                .interval_ms = 1000,
+                                .min_age_ms = 0,
+                                .max_entries = 1,
+                                .max_bytes = 1 << 20};
+    ls_compactor_t *comp = ls_compactor_start(&loop, w->ls, w->meta, w->os, &cc);
+    int done = 0;
+    ls_compactor_kick(comp, flag_cb, &done);
+    run_until(&done);
+    int stopped = 0;
+    ls_compactor_stop(comp, flag_cb, &stopped);
+    run_until(&stopped);
+    ls_compactor_free(comp);
+}
+
+static ls_status claim_ok(void *arg, int64_t log_id, ls_meta_cmp_t *fence)
+{
+    static const char key[] = "/test/no-claim";
+    *fence =
+        (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV, .key = key, .klen = sizeof key - 1, .rev = 0};
+    return LS_OK;
+}
+
+/* One key compaction call at w->kc_now (every call due: dirty ratio 0),
+ * then the log is reopened so reads see the stored index. */
+static void key_compact(world_t *w)
+{
+    ls_kc_policy_t p = {
+        .compact = true, .max_lag_ms = INT64_MAX, .delete_retention_ms = 60000, .dirty_ratio = 0};
+    ls_kc_limits_t lim = {.map_bytes = 1 << 16, .group_bytes = 1 << 20, .grace_ms = 0};
+    ls_kc_log(w->meta, w->os, w->log, &p, &lim, w->kc_now, claim_ok, NULL, NULL, &w->kc);
+    int shut = 0;
+    ls_logstore_shutdown(w->ls, flag_cb, &shut);
+    run_until(&shut);
+    ls_logstore_free(w->ls);
+    ls_logstore_config_t c = lcfg();
+    char err[256];
+    w->ls = ls_logstore_open(&loop, w->meta, w->os, &c, err, sizeof err);
+}
+
+typedef struct dump {
+    char *out;
+    size_t cap, len;
+    int64_t base;
+} dump_t;
+
+static int dump_record(void *arg, const ls_record_view_t *r)
+{
+    dump_t *d = arg;
+    if (d->len < d->cap)
+        d->len += (size_t)snprintf(
+            d->out + d->len, d->cap - d->len, "%s%lld:%.*s=%.*s", d->len ? " " : "",
+            (long long)(d->base + r->offset_delta), (int)r->key_len, (const char *)r->key,
+            r->value ? (int)r->value_len : 4, r->value ? (const char *)r->value : "null");
+    return 0;
+}
+
+/* A marker's type: the int16 after the version in its record's key. */
+static int marker_type(void *arg, const ls_record_view_t *r)
+{
+    *(int *)arg = r->key_len == 4 ? r->key[3] : -1;
+    return 0;
+}
+
+typedef struct rd_res {
+    int done;
+    ls_status st;
+    ls_buf_t bytes;
+} rd_res_t;
+
+static void on_read_all(void *arg, ls_read_result_t *res)
+{
+    rd_res_t *r = arg;
+    r->st = res->st;
+    ls_buf_init(&r->bytes);
+    for (int i = 0; i < res->nslices; i++)
+        ls_buf_append(&r->bytes, res->slices[i].chunk->data + res->slices[i].off,
+                      res->slices[i].len);
+    ls_read_result_free(res);
+    r->done = 1;
+}
+
+/* The whole log as a read_uncommitted reader sees it: records as
+ * "offset:key=value", markers as "offset:COMMIT" / "offset:ABORT", with
+ * "+h" when the batch carries a delete horizon. */
+static void log_dump(world_t *w, char *out, size_t cap)
+{
+    out[0] = 0;
+    rd_res_t r = {0};
+    ls_logstore_read(w->ls, w->log, 0, 1 << 24, on_read_all, &r);
+    run_until(&r.done);
+    dump_t d = {out, cap, 0, 0};
+    if (r.st != LS_OK) snprintf(out, cap, "read failed: %s", ls_status_str(r.st));
+    for (size_t q = 0; r.st == LS_OK && q + LS_RB_HEADER_SIZE <= r.bytes.len;) {
+        ls_batch_info_t h;
+        ls_batch_header_parse(r.bytes.data + q, &h);
+        bool horizon = (h.attributes & 0x40) != 0;
+        if (h.control) {
+            int type = -1;
+            ls_records_foreach(r.bytes.data + q, h.size, 1 << 24, marker_type, &type);
+            d.len += (size_t)snprintf(out + d.len, cap - d.len, "%s%lld:%s%s", d.len ? " " : "",
+                                      (long long)h.base_offset, type == 1 ? "COMMIT" : "ABORT",
+                                      horizon ? "+h" : "");
+        } else {
+            d.base = h.base_offset;
+            ls_records_foreach(r.bytes.data + q, h.size, 1 << 24, dump_record, &d);
+            if (horizon) d.len += (size_t)snprintf(out + d.len, cap - d.len, "+h");
+        }
+        q += h.size;
+    }
+    ls_buf_free(&r.bytes);
+}
+
+#define CHECK_LOG(w, want)                                                                         \
+    do {                                                                                           \
+        char _got[2048];                                                                           \
+        log_dump(w, _got, sizeof _got);                                                            \
+        if (strcmp(_got, want) != 0) printf("  log: got \"%s\"\n", _got);                          \
+        CHECK(strcmp(_got, want) == 0);                                                            \
+    } while (0)
+
+/* Kafka's cleaner rules with transactions: aborted records go (and never
+ * supersede a committed value), committed transactional records are
+ * compacted like any other, nothing at or past the LSO is touched, and a
+ * marker stays while data of its transaction does, then until its delete
+ * horizon. */
+TEST(key_compaction_with_transactions)
+{
+    world_t w;
+    static const char *const kv[] = {"cleanup.policy", "compact", NULL};
+    CHECK(world_open(&w, "kc", false, kv) == 0);
+    rec_t t1[] = {{"k1", "t1"}, {"k3", "t1"}}, t2[] = {{"k2", "bad"}, {"k4", "bad"}},
+          t3[] = {{"k1", "open"}};
+    CHECK_EQ_INT(plain(&w, "k1", "v1"), 0);
+    CHECK_EQ_INT(plain(&w, "k2", "v1"), 1);
+    CHECK_EQ_INT(produce(&w, 1, 1, 2, t1), 2);
+    CHECK_EQ_INT(marker(&w, 1, 1, true), 4);
+    CHECK_EQ_INT(produce(&w, 2, 1, 2, t2), 5);
+    CHECK_EQ_INT(marker(&w, 2, 1, false), 7);
+    CHECK_EQ_INT(plain(&w, "k3", "v2"), 8);
+    CHECK_EQ_INT(produce(&w, 3, 1, 1, t3), 9); /* open: the LSO */
+    CHECK_EQ_INT(plain(&w, "k4", "v4"), 10);
+    wal_pass(&w);
+    key_compact(&w);
+    CHECK_LOG(&w, "1:k2=v1 2:k1=t1 4:COMMIT 7:ABORT+h 8:k3=v2 9:k1=open 10:k4=v4");
+    char shape[256];
+    index_shape(&w, shape, sizeof shape);
+    CHECK(strcmp(shape, "K[0,8] C[9,9] C[10,10]") == 0); /* cleaned up to the LSO */
+    CHECK_EQ_INT(w.kc.aborted_dropped, 2);
+    /* the open transaction commits: its record supersedes the committed k1
+     * before it, whose transaction keeps no data, so its marker gets a
+     * horizon; the new marker stays with its data */
+    CHECK_EQ_INT(marker(&w, 3, 1, true), 11);
+    wal_pass(&w);
+    key_compact(&w);
+    CHECK_LOG(&w, "1:k2=v1 4:COMMIT+h 7:ABORT+h 8:k3=v2 9:k1=open 10:k4=v4 11:COMMIT");
+    CHECK_EQ_INT(w.kc.markers_dropped, 0);
+    /* past delete.retention.ms the empty transactions' markers go */
+    w.kc_now += 60001;
+    key_compact(&w);
+    CHECK_LOG(&w, "1:k2=v1 8:k3=v2 9:k1=open 10:k4=v4 11:COMMIT");
+    CHECK_EQ_INT(w.kc.markers_dropped, 2);
+    world_close(&w);
+}
+
 /* ---- crashes --------------------------------------------------------------------- */
 
 static const char *self_path;
@@ -691,6 +862,7 @@ int main(int argc, char **argv)
     RUN(backfill_stops_at_lso_and_skips_aborted);
     RUN(soft_trim_keeps_aborted_records_for_the_table);
     RUN(crashed_passes_leave_no_duplicate_and_no_aborted_row);
+    RUN(key_compaction_with_transactions);
     uv_loop_close(&loop);
     UNIT_DONE();
 }
