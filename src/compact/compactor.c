@@ -29,6 +29,12 @@
  * written and BEFORE the index swap; a failed table commit leaves the range in
  * WAL objects for the next pass, so the table never misses a range that the
  * log has compacted, and its per-log offset summary keeps retries exactly-once.
+ * A table log's ranges end before its last stable offset (read from its
+ * head, then its aborted records for the range, both from the store: the
+ * loop's copies are not the worker's): an open transaction leaves the rest
+ * of the log in WAL entries until it ends, so the table (and the index swap
+ * that goes with it) never passes the LSO and the aborted records of every
+ * range are known when its rows are made (materialize.c).
  *
  * Freshness (table_plan.c resolves each stream's policy per pass): the logs
  * of a stream with a table have no hot window; their table task (one table

@@ -44,15 +44,34 @@
  * it deletes. Batches keep baseOffset, lastOffsetDelta, producer id, epoch
  * and base sequence (the Java cleaner's overrideLastOffset); a batch left
  * without records is dropped (producer state lives in the log head, not in
- * the log). Control and transactional batches are copied unchanged and not
- * mapped. A rewritten batch is recompressed with its codec.
+ * the log). A rewritten batch is recompressed with its codec.
+ *
+ * Transactions (Kafka's cleaner rule; docs/ARCHITECTURE.md, "Transactions"):
+ * the cleanable range ends before the first entry reaching the log's last
+ * stable offset, so every transactional batch in it belongs to a transaction
+ * that ended; the head is read before the index and the aborted records
+ * (ls_log_aborted_read), so each ended transaction's outcome is known. A
+ * batch of an aborted transaction (its producer has an aborted record with
+ * first <= base < marker) is dropped and never mapped, so it never
+ * supersedes anything; committed transactional records are mapped and
+ * filtered like any other. A marker (control batch) is kept as it is while
+ * a batch of its producer was kept since that producer's previous marker
+ * (the data of its transaction: a producer has one transaction open per
+ * log; the walk goes in offset order from the index start, carried from
+ * group to group); once none was, it gets a delete horizon like a
+ * tombstone's (counted in the entry's horizon, so the log comes due) and
+ * goes at the first rewrite after it. Records at or past the LSO, markers
+ * included, are left for a later call.
  *
  * Invariants: (I1) every offset of [log start, high watermark) is covered by
  * an index entry at every instant (swaps are single txns replacing entries in
  * place); (I2) a record is dropped only when a record of the same key at a
  * higher offset exists in the log, which itself survives until superseded;
  * (I3) a tombstone is dropped only after its horizon, and only records above
- * it remain for its key; (I4) an object is deleted only when no index entry
+ * it remain for its key; (I5) nothing at or past the LSO is rewritten, a
+ * record of an aborted transaction never survives a rewrite nor drops
+ * another, and a marker goes only after its horizon, with no data of its
+ * transaction left; (I4) an object is deleted only when no index entry
  * names it, after the grace, so a reader holding a stale entry re-looks up.
  * Crashes: after writing an object, before its swap: the index is unchanged
  * and the object an orphan (step 0); between two swaps: the swapped groups

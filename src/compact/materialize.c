@@ -25,8 +25,20 @@
  * The stream's resolved policy (stream/policy.h) names the table (template),
  * its partition spec (used when the table is created; an existing table
  * keeps its spec), the data-file size target and the codec; the caller
- * passes from_offset for start.position=latest. Control batches
- * (transaction markers) make no rows.
+ * passes from_offset for start.position=latest.
+ *
+ * Transactions: a table only ever holds committed records. The caller
+ * materializes a range only below the log's last stable offset (compactor.c,
+ * table_plan.c), so every transactional batch in it belongs to a transaction
+ * that ended, and passes the log's aborted records overlapping the range
+ * (ls_log_aborted_read, read after the head that gave the LSO). Control
+ * batches (markers) make no rows, nor do the batches of aborted
+ * transactions (producer P's transactional batch at offset o is aborted iff
+ * an aborted record of P has first <= o < marker). An open transaction
+ * holds its log's table back (at most transaction.max.timeout.ms: then it is
+ * aborted); once it ends its records come in exactly once, as any range.
+ * The same range feeds the side tables, so the changelog and dead-letter
+ * tables hold no aborted record either.
  *
  * Upsert tables (write.mode=upsert): one row per record key, its latest
  * value. A batch keeps the latest record of each key it is given in memory

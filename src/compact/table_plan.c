@@ -219,18 +219,9 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
         }
         ls_table_marks_set(m, log_id, tt, done);
     }
-    /* rows only below the last stable offset (read before the aborted
-     * records, ls_log_aborted_read) */
-    int64_t lso, span;
-    ls_status st = ls_log_stable_read(meta, log_id, &lso, &span);
-    if (st != LS_OK) {
-        LS_WARN("table", "log %016llx: reading its head for backfill failed: %s",
-                (unsigned long long)log_id, ls_status_str(st));
-        return -1;
-    }
     ls_idx_entry_t e;
     bool found = false;
-    st = ceiling_entry(meta, log_id, done + 1, &e, &found);
+    ls_status st = ceiling_entry(meta, log_id, done + 1, &e, &found);
     if (st != LS_OK) {
         LS_WARN("table", "log %016llx: index lookup for backfill failed: %s",
                 (unsigned long long)log_id, ls_status_str(st));
@@ -240,6 +231,16 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
     if (e.kind == LS_IDX_WAL) {
         ls_idx_clear(&e);
         return 0;
+    }
+    /* rows only below the last stable offset (read before the aborted
+     * records, ls_log_aborted_read) */
+    int64_t lso, span;
+    st = ls_log_stable_read(meta, log_id, &lso, &span);
+    if (st != LS_OK) {
+        LS_WARN("table", "log %016llx: reading its head for backfill failed: %s",
+                (unsigned long long)log_id, ls_status_str(st));
+        ls_idx_clear(&e);
+        return -1;
     }
     if (done + 1 >= lso) { /* an open transaction holds the table before this object */
         ls_idx_clear(&e);
