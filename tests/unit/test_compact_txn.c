@@ -388,7 +388,7 @@ static void table_rows(world_t *w, const char *name, char *out, size_t cap)
     if (bad) {
         snprintf(out, cap, "error");
     } else {
-        qsort(rows, n, sizeof *rows, row_cmp);
+        if (n) qsort(rows, n, sizeof *rows, row_cmp);
         size_t len = 0;
         for (size_t i = 0; i < n && len < cap; i++)
             len += (size_t)snprintf(out + len, cap - len, "%s%lld:%s", i ? " " : "",
@@ -644,13 +644,15 @@ static ls_status claim_ok(void *arg, int64_t log_id, ls_meta_cmp_t *fence)
     return LS_OK;
 }
 
-/* One key compaction call at w->kc_now (every call due: dirty ratio 0),
- * then the log is reopened so reads see the stored index. */
-static void key_compact(world_t *w)
+/* One key compaction call at w->kc_now (every call due: dirty ratio 0; at
+ * most max_swaps swaps, 0: no bound), then the log is reopened so reads see
+ * the stored index. */
+static void key_compact_cut(world_t *w, int max_swaps)
 {
     ls_kc_policy_t p = {
         .compact = true, .max_lag_ms = INT64_MAX, .delete_retention_ms = 60000, .dirty_ratio = 0};
-    ls_kc_limits_t lim = {.map_bytes = 1 << 16, .group_bytes = 1 << 20, .grace_ms = 0};
+    ls_kc_limits_t lim = {
+        .map_bytes = 1 << 16, .group_bytes = 1 << 20, .max_swaps = max_swaps, .grace_ms = 0};
     ls_kc_log(w->meta, w->os, w->log, &p, &lim, w->kc_now, claim_ok, NULL, NULL, &w->kc);
     int shut = 0;
     ls_logstore_shutdown(w->ls, flag_cb, &shut);
@@ -661,27 +663,40 @@ static void key_compact(world_t *w)
     w->ls = ls_logstore_open(&loop, w->meta, w->os, &c, err, sizeof err);
 }
 
-typedef struct dump {
-    char *out;
-    size_t cap, len;
-    int64_t base;
-} dump_t;
+static void key_compact(world_t *w) { key_compact_cut(w, 0); }
 
-static int dump_record(void *arg, const ls_record_view_t *r)
-{
-    dump_t *d = arg;
-    if (d->len < d->cap)
-        d->len += (size_t)snprintf(
-            d->out + d->len, d->cap - d->len, "%s%lld:%.*s=%.*s", d->len ? " " : "",
-            (long long)(d->base + r->offset_delta), (int)r->key_len, (const char *)r->key,
-            r->value ? (int)r->value_len : 4, r->value ? (const char *)r->value : "null");
-    return 0;
-}
+/* One record of the log as read back (a marker is one item too). */
+typedef struct item {
+    int64_t offset, pid;
+    bool control, transactional, horizon;
+    int type;                /* a marker's: 0 abort, 1 commit */
+    char key[24], value[40]; /* value "null": a tombstone */
+} item_t;
 
-/* A marker's type: the int16 after the version in its record's key. */
-static int marker_type(void *arg, const ls_record_view_t *r)
+typedef struct items {
+    item_t *v;
+    size_t n, cap;
+    ls_batch_info_t h; /* of the batch being read */
+} items_t;
+
+static int on_item(void *arg, const ls_record_view_t *r)
 {
-    *(int *)arg = r->key_len == 4 ? r->key[3] : -1;
+    items_t *l = arg;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->v = ls_realloc(l->v, l->cap * sizeof *l->v);
+    }
+    item_t *it = &l->v[l->n++];
+    *it = (item_t){.offset = l->h.base_offset + r->offset_delta,
+                   .pid = l->h.producer_id,
+                   .control = l->h.control,
+                   .transactional = l->h.transactional,
+                   .horizon = (l->h.attributes & 0x40) != 0,
+                   .type = r->key_len == 4 ? r->key[3] : -1}; /* marker key: version, type */
+    snprintf(it->key, sizeof it->key, "%.*s", r->key_len > 0 ? (int)r->key_len : 0,
+             (const char *)r->key);
+    snprintf(it->value, sizeof it->value, "%.*s", r->value ? (int)r->value_len : 4,
+             r->value ? (const char *)r->value : "null");
     return 0;
 }
 
@@ -703,35 +718,44 @@ static void on_read_all(void *arg, ls_read_result_t *res)
     r->done = 1;
 }
 
-/* The whole log as a read_uncommitted reader sees it: records as
- * "offset:key=value", markers as "offset:COMMIT" / "offset:ABORT", with
- * "+h" when the batch carries a delete horizon. */
-static void log_dump(world_t *w, char *out, size_t cap)
+/* The whole log as a read_uncommitted reader sees it; LS_OK or the read's
+ * error. */
+static ls_status read_log(world_t *w, items_t *l)
 {
-    out[0] = 0;
+    memset(l, 0, sizeof *l);
     rd_res_t r = {0};
-    ls_logstore_read(w->ls, w->log, 0, 1 << 24, on_read_all, &r);
+    ls_logstore_read(w->ls, w->log, 0, 1 << 26, on_read_all, &r);
     run_until(&r.done);
-    dump_t d = {out, cap, 0, 0};
-    if (r.st != LS_OK) snprintf(out, cap, "read failed: %s", ls_status_str(r.st));
-    for (size_t q = 0; r.st == LS_OK && q + LS_RB_HEADER_SIZE <= r.bytes.len;) {
-        ls_batch_info_t h;
-        ls_batch_header_parse(r.bytes.data + q, &h);
-        bool horizon = (h.attributes & 0x40) != 0;
-        if (h.control) {
-            int type = -1;
-            ls_records_foreach(r.bytes.data + q, h.size, 1 << 24, marker_type, &type);
-            d.len += (size_t)snprintf(out + d.len, cap - d.len, "%s%lld:%s%s", d.len ? " " : "",
-                                      (long long)h.base_offset, type == 1 ? "COMMIT" : "ABORT",
-                                      horizon ? "+h" : "");
-        } else {
-            d.base = h.base_offset;
-            ls_records_foreach(r.bytes.data + q, h.size, 1 << 24, dump_record, &d);
-            if (horizon) d.len += (size_t)snprintf(out + d.len, cap - d.len, "+h");
-        }
-        q += h.size;
+    for (size_t q = 0; r.st == LS_OK && q + LS_RB_HEADER_SIZE <= r.bytes.len; q += l->h.size) {
+        ls_batch_header_parse(r.bytes.data + q, &l->h);
+        if (ls_records_foreach(r.bytes.data + q, l->h.size, 1 << 24, on_item, l) != LS_RB_OK)
+            r.st = LS_ECORRUPT;
     }
     ls_buf_free(&r.bytes);
+    return r.st;
+}
+
+/* The log as "offset:key=value" for records and "offset:COMMIT" /
+ * "offset:ABORT" for markers, "+h" after those whose batch carries a delete
+ * horizon. */
+static void log_dump(world_t *w, char *out, size_t cap)
+{
+    items_t l;
+    ls_status st = read_log(w, &l);
+    size_t len = 0;
+    out[0] = 0;
+    if (st != LS_OK) snprintf(out, cap, "read failed: %s", ls_status_str(st));
+    for (size_t i = 0; st == LS_OK && i < l.n && len < cap; i++) {
+        const item_t *it = &l.v[i];
+        if (it->control)
+            len += (size_t)snprintf(out + len, cap - len, "%s%lld:%s", i ? " " : "",
+                                    (long long)it->offset, it->type == 1 ? "COMMIT" : "ABORT");
+        else
+            len += (size_t)snprintf(out + len, cap - len, "%s%lld:%s=%s", i ? " " : "",
+                                    (long long)it->offset, it->key, it->value);
+        if (it->horizon && len < cap) len += (size_t)snprintf(out + len, cap - len, "+h");
+    }
+    ls_free(l.v);
 }
 
 #define CHECK_LOG(w, want)                                                                         \
@@ -784,6 +808,207 @@ TEST(key_compaction_with_transactions)
     CHECK_LOG(&w, "1:k2=v1 8:k3=v2 9:k1=open 10:k4=v4 11:COMMIT");
     CHECK_EQ_INT(w.kc.markers_dropped, 2);
     world_close(&w);
+}
+
+/* The model of the random test: what was written at each offset. */
+typedef struct mtxn {
+    int64_t pid, seq;
+    int outcome; /* 0 open, 1 committed, 2 aborted */
+    int64_t marker_offset;
+} mtxn_t;
+
+typedef struct mrec {
+    int txn; /* index into the transactions; -1: not transactional */
+    bool marker;
+    int key;   /* records */
+    int value; /* -1: tombstone */
+} mrec_t;
+
+typedef struct model {
+    mrec_t v[2048];
+    int64_t n;
+    mtxn_t txns[512];
+    int ntxns;
+    int open[MAX_PIDS]; /* producer -> its open transaction, -1: none */
+    int64_t next_seq[MAX_PIDS];
+} model_t;
+
+static bool committed(const model_t *m, const mrec_t *r)
+{
+    return r->txn < 0 || m->txns[r->txn].outcome == 1;
+}
+
+static int m_write(world_t *w, model_t *m, int pid, int n)
+{
+    rec_t r[4];
+    char ks[4][16], vs[4][16];
+    int txn = pid > 0 ? m->open[pid] : -1;
+    for (int i = 0; i < n; i++) {
+        int key = rand() % 12, value = rand() % 6 == 0 ? -1 : (int)(m->n + i);
+        snprintf(ks[i], sizeof ks[i], "k%02d", key);
+        snprintf(vs[i], sizeof vs[i], "v%d", value);
+        r[i] = (rec_t){ks[i], value < 0 ? NULL : vs[i]};
+        m->v[m->n + i] = (mrec_t){.txn = txn, .key = key, .value = value};
+    }
+    int64_t off = produce(w, pid > 0 ? pid : -1, txn >= 0 ? m->txns[txn].seq : 0, n, r);
+    if (off != m->n) return -1;
+    m->n += n;
+    return 0;
+}
+
+static int m_step(world_t *w, model_t *m)
+{
+    int pid = rand() % 4; /* 0: a plain producer */
+    if (pid == 0 || (m->open[pid] < 0 && rand() % 3 == 0)) return m_write(w, m, 0, 1 + rand() % 3);
+    if (m->open[pid] < 0) { /* a transaction begins */
+        if (m->ntxns == 512) return 0;
+        m->txns[m->ntxns] = (mtxn_t){.pid = pid, .seq = ++m->next_seq[pid]};
+        m->open[pid] = m->ntxns++;
+        return m_write(w, m, pid, 1 + rand() % 3);
+    }
+    if (rand() % 3) return m_write(w, m, pid, 1 + rand() % 3);
+    mtxn_t *t = &m->txns[m->open[pid]];
+    t->outcome = rand() % 2 ? 1 : 2;
+    t->marker_offset = m->n;
+    if (marker(w, pid, t->seq, t->outcome == 1) != m->n) return -1;
+    m->v[m->n++] = (mrec_t){.txn = m->open[pid], .marker = true};
+    m->open[pid] = -1;
+    return 0;
+}
+
+/* First offset not yet key-compacted (the first entry that is not a KCO). */
+static int64_t clean_end(world_t *w)
+{
+    char prefix[64];
+    ls_log_idx_prefix(prefix, sizeof prefix, w->log);
+    ls_kvlist_t l;
+    int64_t end = INT64_MAX;
+    if (ls_meta_scan_prefix(w->meta, prefix, 0, &l) != LS_OK) return -1;
+    for (size_t i = 0; i < l.n && end == INT64_MAX; i++) {
+        ls_idx_entry_t e;
+        if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK) return -1;
+        if (e.kind != LS_IDX_KCO) end = e.first_offset;
+        ls_idx_clear(&e);
+    }
+    ls_kvlist_free(&l);
+    return end;
+}
+
+/* The log against the model; 0 or the number of the broken rule. */
+static int m_check(world_t *w, const model_t *m, bool final)
+{
+    items_t l;
+    if (read_log(w, &l) != LS_OK) return 1;
+    int rc = 0;
+    int64_t stable = lso(w), cleaned = clean_end(w);
+    static bool present[2048];
+    memset(present, 0, sizeof present);
+    bool marker_needed[512] = {false}, marker_seen[512] = {false};
+    int64_t latest[12];
+    for (int k = 0; k < 12; k++)
+        latest[k] = -1;
+    for (size_t i = 0; i < l.n && !rc; i++) {
+        const item_t *it = &l.v[i];
+        if (it->offset < 0 || it->offset >= m->n || present[it->offset]) {
+            rc = 2; /* a record that was never written, or twice */
+            break;
+        }
+        present[it->offset] = true;
+        const mrec_t *r = &m->v[it->offset];
+        char want[40];
+        snprintf(want, sizeof want, "v%d", r->value);
+        if (r->marker != it->control ||
+            (!r->marker && (atoi(it->key + 1) != r->key ||
+                            strcmp(it->value, r->value < 0 ? "null" : want) != 0)) ||
+            (r->marker && it->type != (m->txns[r->txn].outcome == 1))) {
+            rc = 3; /* not what was written there */
+            break;
+        }
+        if (r->marker) {
+            marker_seen[r->txn] = true;
+            if (final && !marker_needed[r->txn]) rc = 4; /* kept past its horizon */
+            continue;
+        }
+        if (r->txn >= 0 && m->txns[r->txn].outcome == 2 && it->offset < cleaned)
+            rc = 5; /* an aborted record in the cleaned part */
+        if (r->txn >= 0 && m->txns[r->txn].outcome != 0) marker_needed[r->txn] = true;
+        if (it->offset < stable && committed(m, r)) latest[r->key] = it->offset;
+    }
+    for (int t = 0; !rc && t < m->ntxns; t++)
+        if (marker_needed[t] && !marker_seen[t] && m->txns[t].marker_offset < m->n)
+            rc = 6; /* a marker went while data of its transaction stays */
+    for (int64_t o = stable; !rc && o < m->n; o++)
+        if (!present[o]) rc = 7; /* something at or past the LSO was compacted */
+    /* per key: the latest committed record below the LSO is there (a
+     * tombstone may have gone with everything before it) */
+    for (int k = 0; !rc && k < 12; k++) {
+        int64_t want = -1;
+        for (int64_t o = 0; o < stable && o < m->n; o++)
+            if (!m->v[o].marker && m->v[o].key == k && committed(m, &m->v[o])) want = o;
+        bool gone_tombstone = want >= 0 && m->v[want].value < 0 && latest[k] == -1;
+        if (latest[k] != want && !gone_tombstone) rc = 8;
+    }
+    if (rc) {
+        char dump[8192];
+        log_dump(w, dump, sizeof dump);
+        printf("  rule %d broken (lso %lld, cleaned below %lld): %s\n", rc, (long long)stable,
+               (long long)cleaned, dump);
+    }
+    ls_free(l.v);
+    return rc;
+}
+
+/* Random plain records and transactions of three producers (committed,
+ * aborted, left open across compactions; tombstones too), key-compacted
+ * every few steps, some calls cut after one swap. After every call: each
+ * record is what was written at its offset, nothing at or past the LSO
+ * went, no aborted record is left in the cleaned part, every marker whose
+ * transaction has data left is there, and every key's latest committed
+ * record below the LSO is there (or, a tombstone, gone with its key). At
+ * the end every transaction ends and, past the horizons, only markers
+ * with data remain. */
+TEST(key_compaction_with_random_transactions)
+{
+    static const char *const kv[] = {"cleanup.policy", "compact", NULL};
+    srand(16);
+    for (int round = 0; round < 6; round++) {
+        world_t w;
+        CHECK(world_open(&w, "kcm", false, kv) == 0);
+        model_t *m = ls_calloc(1, sizeof *m);
+        for (int p = 0; p < MAX_PIDS; p++)
+            m->open[p] = -1;
+        for (int step = 0; step < 160; step++) {
+            CHECK(m_step(&w, m) == 0);
+            if (step % 16 == 15) {
+                wal_pass(&w);
+                w.kc_now += rand() % 3 ? 1000 : 61000;
+                key_compact_cut(&w, rand() % 3 == 0 ? 1 : 0);
+                CHECK_EQ_INT(m_check(&w, m, false), 0);
+            }
+        }
+        for (int p = 1; p < 4; p++)
+            if (m->open[p] >= 0) {
+                mtxn_t *t = &m->txns[m->open[p]];
+                t->outcome = rand() % 2 ? 1 : 2;
+                t->marker_offset = m->n;
+                CHECK_EQ_INT(marker(&w, p, t->seq, t->outcome == 1), m->n);
+                m->v[m->n++] = (mrec_t){.txn = m->open[p], .marker = true};
+            }
+        wal_pass(&w);
+        key_compact(&w);
+        CHECK_EQ_INT(m_check(&w, m, false), 0);
+        w.kc_now += 120000;
+        key_compact(&w);
+        w.kc_now += 120000;
+        key_compact(&w);
+        CHECK_EQ_INT(m_check(&w, m, true), 0);
+        CHECK(w.kc.aborted_dropped > 0 && w.kc.markers_dropped > 0);
+        printf("  round %d: %lld records, %llu swaps, %llu aborted and %llu markers dropped\n",
+               round, (long long)m->n, (unsigned long long)w.kc.swaps,
+               (unsigned long long)w.kc.aborted_dropped, (unsigned long long)w.kc.markers_dropped);
+        ls_free(m);
+        world_close(&w);
+    }
 }
 
 /* ---- crashes --------------------------------------------------------------------- */
@@ -863,6 +1088,7 @@ int main(int argc, char **argv)
     RUN(soft_trim_keeps_aborted_records_for_the_table);
     RUN(crashed_passes_leave_no_duplicate_and_no_aborted_row);
     RUN(key_compaction_with_transactions);
+    RUN(key_compaction_with_random_transactions);
     uv_loop_close(&loop);
     UNIT_DONE();
 }
