@@ -275,10 +275,10 @@ static ls_status trim_step(ls_meta_t *meta, const ls_trim_req_t *req, int per,
  * when that is lower than the log start: a soft trim (keep_wal) moves the
  * start past WAL entries the table has not materialized yet, and
  * materialization needs their aborted records to leave those rows out. The
- * records are
- * immutable and only deleted here, so no compares are needed; a crash
- * before this step leaves records below the start, which readers never ask
- * for (reads below the start are out of range) and the next trim deletes. */
+ * records are immutable and only deleted here, so no compares are needed;
+ * a crash before this step leaves records below the start, which readers
+ * never ask for (reads below the start are out of range) and the next trim
+ * deletes. */
 static ls_status sweep_aborted(ls_meta_t *meta, int64_t log_id, int64_t below)
 {
     char from[96], to[96];
