@@ -68,11 +68,11 @@
  * place); (I2) a record is dropped only when a record of the same key at a
  * higher offset exists in the log, which itself survives until superseded;
  * (I3) a tombstone is dropped only after its horizon, and only records above
- * it remain for its key; (I5) nothing at or past the LSO is rewritten, a
- * record of an aborted transaction never survives a rewrite nor drops
- * another, and a marker goes only after its horizon, with no data of its
- * transaction left; (I4) an object is deleted only when no index entry
- * names it, after the grace, so a reader holding a stale entry re-looks up.
+ * it remain for its key; (I4) an object is deleted only when no index entry
+ * names it, after the grace, so a reader holding a stale entry re-looks up;
+ * (I5) nothing at or past the LSO is rewritten, a record of an aborted
+ * transaction never survives a rewrite nor drops another, and a marker goes
+ * only after its horizon, with no data of its transaction left.
  * Crashes: after writing an object, before its swap: the index is unchanged
  * and the object an orphan (step 0); between two swaps: the swapped groups
  * are clean, the rest still dirty or clean, each state consistent (I2/I3 do
