@@ -76,7 +76,9 @@
  * Crashes: after writing an object, before its swap: the index is unchanged
  * and the object an orphan (step 0); between two swaps: the swapped groups
  * are clean, the rest still dirty or clean, each state consistent (I2/I3 do
- * not depend on the rest of the call); between a swap and the deletions:
+ * not depend on the rest of the call; I5 judges a marker by the groups
+ * before it, each of which was swapped or left as it was, since a failed
+ * swap ends the call); between a swap and the deletions:
  * markers remain and step 0 deletes later. Object keys are unique
  * (ls_kco_key with a random generation) and written create-only.
  *
