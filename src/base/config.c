@@ -635,6 +635,33 @@ static const cfg_key_t cfg_keys[] = {
      .help = "How often expired offsets, offsets of deleted topics and expired empty "
              "groups are removed."},
 
+    {.name = "transaction.max.timeout.ms",
+     .section = "transactions",
+     .type = CT_INT,
+     FIELD(transaction_max_timeout_ms),
+     .def = "900000",
+     .min = 1,
+     .max = INT32_MAX,
+     .help = "Largest transaction.timeout.ms a transactional producer may ask for "
+             "(InitProducerId answers INVALID_TRANSACTION_TIMEOUT above it)."},
+    {.name = "transactional.id.expiration.ms",
+     .type = CT_INT,
+     FIELD(transactional_id_expiration_ms),
+     .def = "604800000",
+     .min = 1,
+     .max = INT64_MAX,
+     .help = "A transactional id with no transaction and no request for this long is "
+             "forgotten (its producer id too)."},
+    {.name = "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+     .type = CT_INT,
+     FIELD(transaction_cleanup_interval_ms),
+     .def = "10000",
+     .min = 1,
+     .max = INT32_MAX,
+     .help = "How often each broker visits the transactional ids it coordinates: aborts "
+             "transactions past their timeout, finishes decisions another broker left, "
+             "forgets expired ids."},
+
     {.name = "diag.level",
      .section = "diagnostics",
      .type = CT_LEVEL,

@@ -113,6 +113,11 @@ typedef struct ls_config {
     int64_t offsets_retention_minutes; /* offsets.retention.minutes, default 10080 (7 days) */
     int64_t offsets_retention_check_interval_ms; /* offsets.retention.check.interval.ms, default
                                                     600000 */
+    /* transactions */
+    int32_t transaction_max_timeout_ms;      /* transaction.max.timeout.ms, default 900000 */
+    int64_t transactional_id_expiration_ms;  /* transactional.id.expiration.ms, default 604800000 */
+    int64_t transaction_cleanup_interval_ms; /* transaction.abort.timed.out.transaction.cleanup.
+                                                interval.ms, default 10000 */
     /* diagnostics */
     char *log_level; /* diag.level: debug|info|warn|error, default info */
 } ls_config_t;

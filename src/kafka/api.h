@@ -98,7 +98,6 @@ enum {
     LS_KERR_NOT_ENOUGH_REPLICAS = 19,
     LS_KERR_INVALID_REQUIRED_ACKS = 21,
     LS_KERR_TOPIC_AUTHORIZATION_FAILED = 29,
-    LS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53,
     LS_KERR_UNSUPPORTED_VERSION = 35,
     LS_KERR_TOPIC_ALREADY_EXISTS = 36,
     LS_KERR_INVALID_PARTITIONS = 37,
@@ -120,11 +119,12 @@ enum {
     LS_KERR_UNKNOWN_TOPIC_ID = 100,
     LS_KERR_INCONSISTENT_TOPIC_ID = 103,
     LS_KERR_PRODUCER_FENCED = 90,
+    LS_KERR_INVALID_TXN_STATE = 48,
+    LS_KERR_INVALID_PRODUCER_ID_MAPPING = 49,
+    LS_KERR_INVALID_TRANSACTION_TIMEOUT = 50,
+    LS_KERR_CONCURRENT_TRANSACTIONS = 51,
+    LS_KERR_OPERATION_NOT_ATTEMPTED = 55,
 };
-/* What a transactional client is told until transactions exist. */
-#define LS_KAFKA_NO_TRANSACTIONS_MSG                                                               \
-    "Lakestream does not support Kafka transactions yet; unset transactional.id (an "              \
-    "idempotent producer, enable.idempotence=true, still writes each partition exactly once)"
 /* Maps an internal status to the closest retriable/non-retriable Kafka error. */
 int16_t ls_kafka_error_from_status(int st);
 #endif

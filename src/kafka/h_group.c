@@ -122,14 +122,7 @@ void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
         err = LS_KERR_COORDINATOR_NOT_AVAILABLE; /* share groups (KIP-932) are not served */
         msg = "share groups are not supported";
     } else if (m.KeyType == 1) {
-        /* Transactions are not built yet. Every client asks for the
-         * transaction coordinator first, and TRANSACTIONAL_ID_AUTHORIZATION_
-         * FAILED is the one answer librdkafka, the Java client and kafkajs all
-         * treat as fatal at once; the message says why (librdkafka and the
-         * Java client print it). A retriable code would make init_transactions
-         * spin until its timeout. */
-        err = LS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-        msg = LS_KAFKA_NO_TRANSACTIONS_MSG;
+        if (!b->txns) err = LS_KERR_COORDINATOR_NOT_AVAILABLE;
     } else if (m.KeyType != 0) {
         err = LS_KERR_INVALID_REQUEST;
         msg = "unknown coordinator key type";

@@ -24,7 +24,17 @@
  * Idempotent batches (producerId >= 0) carry their sequence range to log
  * storage, which answers duplicates with the original offset and refuses
  * gaps (OUT_OF_ORDER_SEQUENCE_NUMBER) and stale epochs (INVALID_PRODUCER_EPOCH).
- * Transactional and control batches are refused until transactions exist. */
+ *
+ * Transactional batches (KIP-890 part 1, docs/ARCHITECTURE.md "Produce
+ * check"): a request with a TransactionalId first reads the id's record
+ * (one store read on a worker, per request); a transactional batch is
+ * appended only when that record is Ongoing with the batch's producer pair
+ * and lists the partition (else INVALID_TXN_STATE, INVALID_PRODUCER_EPOCH
+ * or INVALID_PRODUCER_ID_MAPPING for the partition), and it carries the
+ * transaction's number to log storage, whose commit refuses it if the
+ * transaction ended on the log meanwhile (INVALID_TXN_STATE). A
+ * transactional batch without a TransactionalId, and any control batch
+ * (markers are written by the coordinator only), is INVALID_RECORD. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +50,7 @@
 #include "records/records.h"
 #include "kafka/services.h"
 #include "stream/broker_config.h"
+#include "txn/txn_store.h"
 
 #define MAX_BATCHES_PER_PARTITION 256
 
@@ -51,11 +62,18 @@ typedef struct produce_defaults {
     int64_t ts_before_max_ms, ts_after_max_ms;
 } produce_defaults_t;
 
+/* The transactional id's record as read for this request. */
+typedef struct produce_txn {
+    ls_status st; /* of the read: LS_OK, LS_ENOTFOUND (no such id) or the store's error */
+    ls_txn_record_t rec;
+} produce_txn_t;
+
 typedef struct produce_ctx {
     ls_kreq_t *req;
     ls_kafka_ProduceResponse resp;
     int pending;
     produce_defaults_t def;
+    const produce_txn_t *txn; /* NULL: the request has no TransactionalId */
 } produce_ctx_t;
 
 typedef struct part_append {
@@ -71,7 +89,8 @@ static int16_t append_error(ls_status st)
     case LS_ENOTFOUND: return LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
     case LS_ERANGE: return LS_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
     case LS_EFENCED: return LS_KERR_INVALID_PRODUCER_EPOCH;
-    default: return LS_KERR_KAFKA_STORAGE_ERROR; /* retriable: the flush failed */
+    case LS_EINVAL: return LS_KERR_INVALID_TXN_STATE; /* the transaction ended on the log */
+    default: return LS_KERR_KAFKA_STORAGE_ERROR;      /* retriable: the flush failed */
     }
 }
 
@@ -248,6 +267,31 @@ static bool schema_refused(ls_kreq_t *req, const ls_stream_t *s,
     return true;
 }
 
+/* The produce check of a transactional batch (file comment): true when the
+ * partition is refused (pr filled in), else *seq is its transaction. */
+static bool txn_refused(ls_kreq_t *req, const produce_txn_t *txn, const ls_stream_t *s,
+                        int32_t partition, const ls_batch_info_t *bi, int64_t *seq,
+                        ls_kafka_ProduceResponse_PartitionProduceResponse *pr)
+{
+    if (txn->st != LS_OK && txn->st != LS_ENOTFOUND) {
+        pr->ErrorCode = LS_KERR_KAFKA_STORAGE_ERROR; /* retriable */
+        LS_WARN_RL("kafka", "produce to %s-%d: reading the transaction record failed: %s", s->name,
+                   (int)partition, ls_status_str(txn->st));
+        return true;
+    }
+    ls_txn_err e = ls_txn_check_produce(txn->st == LS_OK ? &txn->rec : NULL, bi->producer_id,
+                                        bi->producer_epoch, s->stream_no, partition, seq);
+    if (e == LS_TXERR_NONE) return false;
+    pr->ErrorCode = ls_kafka_txn_error(e, false);
+    pr->ErrorMessage = ls_kstr_c(ls_arena_printf(
+        req->arena, "transactional produce to %s-%d by producer %lld epoch %d: %s", s->name,
+        (int)partition, (long long)bi->producer_id, (int)bi->producer_epoch,
+        e == LS_TXERR_INVALID_TXN_STATE ? "the partition is not in an ongoing transaction"
+                                        : ls_txn_err_name(e)));
+    LS_INFO("kafka", "%s", pr->ErrorMessage.ptr);
+    return true;
+}
+
 /* Validates and appends one partition. */
 static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
                               const ls_kafka_ProduceRequest_PartitionProduceData *pd,
@@ -275,16 +319,16 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
     ls_rb_result rr =
         ls_records_validate(pd->Records.ptr, (size_t)pd->Records.len, max_batch_bytes(&ctx->def, s),
                             infos, MAX_BATCHES_PER_PARTITION, &n, why, sizeof why);
-    if (rr == LS_RB_OK) {
-        for (int i = 0; i < n; i++)
-            if (infos[i].transactional || infos[i].control) {
-                rr = LS_RB_INVALID;
-                snprintf(why, sizeof why,
-                         "batch %d: transactional/control batches are not "
-                         "supported yet",
-                         i);
-                break;
-            }
+    for (int i = 0; rr == LS_RB_OK && i < n; i++) {
+        if (infos[i].control) {
+            rr = LS_RB_INVALID;
+            snprintf(why, sizeof why, "batch %d: control batches are written by the broker only",
+                     i);
+        } else if (infos[i].transactional && !ctx->txn) {
+            rr = LS_RB_INVALID;
+            snprintf(why, sizeof why,
+                     "batch %d is transactional but the request has no TransactionalId", i);
+        }
     }
     if (rr == LS_RB_OK && ls_stream_cleanup_policy(s).compact) {
         /* Kafka (LogValidator): a compacted topic refuses a record without a
@@ -350,6 +394,11 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
             return;
         }
     }
+    int64_t txn_seq[MAX_BATCHES_PER_PARTITION] = {0};
+    for (int i = 0; i < n; i++)
+        if (infos[i].transactional &&
+            txn_refused(req, ctx->txn, s, pd->Index, &infos[i], &txn_seq[i], pr))
+            return;
     int64_t log_id = ls_stream_log_id(s, pd->Index);
     for (int i = 0; i < n; i++) {
         const ls_batch_info_t *bi = &infos[i];
@@ -367,6 +416,7 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
                                        ((int64_t)INT32_MAX + 1))},
         };
         if (bi->producer_id < 0) a.producer.producer_id = -1;
+        a.txn_seq = txn_seq[i];
         if (acks0) {
             ls_logstore_append(b->logs, &a, on_appended_acks0, NULL);
             continue;
@@ -393,6 +443,8 @@ typedef struct produce_job {
     ls_kafka_ProduceRequest m;
     char **names;          /* arena */
     ls_stream_t **streams; /* arena */
+    char *tid;             /* arena; NULL without a TransactionalId */
+    produce_txn_t txn;     /* read when tid is set */
 } produce_job_t;
 
 static void produce_process(produce_job_t *job);
@@ -424,6 +476,21 @@ static void autocreate_after(void *arg)
     produce_process(job);
 }
 
+/* Worker thread: the transactional id's record, for the produce check. */
+static void txn_read_work(void *arg)
+{
+    produce_job_t *job = arg;
+    int64_t rev;
+    job->txn.st = ls_txn_load(job->req->svc->txns, job->tid, &job->txn.rec, &rev);
+}
+
+static void txn_read_after(void *arg)
+{
+    produce_job_t *job = arg;
+    produce_process(job);
+    if (job->txn.st == LS_OK) ls_txn_record_free(&job->txn.rec);
+}
+
 void ls_kafka_handle_produce(ls_kreq_t *req)
 {
     produce_job_t *job = ls_arena_alloc(req->arena, sizeof *job);
@@ -434,11 +501,19 @@ void ls_kafka_handle_produce(ls_kreq_t *req)
     job->streams = ls_arena_alloc(req->arena, sizeof(ls_stream_t *) * (size_t)(n > 0 ? n : 1));
     job->names = ls_arena_alloc(req->arena, sizeof(char *) * (size_t)(n > 0 ? n : 1));
     bool missing = false;
-    bool transactional = job->m.TransactionalId.len >= 0;
-    for (int t = 0; t < n && !transactional; t++) {
+    for (int t = 0; t < n; t++) {
         job->names[t] = ls_kafka_topic_name(req->arena, job->m.TopicData[t].Name);
         job->streams[t] = lookup_topic(b, job->names[t]);
         missing |= job->names[t] && !job->streams[t];
+    }
+    if (job->m.TransactionalId.len >= 0) {
+        /* no auto-creation: a transaction's partitions were added to it, so
+         * they exist */
+        bool ok;
+        job->tid = ls_kafka_id_name(req->arena, job->m.TransactionalId, &ok);
+        if (!job->tid || !ok || !*job->tid) job->tid = ls_arena_printf(req->arena, "%s", "");
+        ls_ksvc_offload(b, txn_read_work, txn_read_after, job);
+        return;
     }
     if (missing && b->cfg->auto_create_topics_enable) {
         ls_ksvc_offload(b, autocreate_work, autocreate_after, job);
@@ -456,15 +531,13 @@ static void produce_process(produce_job_t *job)
     ctx->req = req;
     ctx->pending = 1; /* released at the end of this function */
     ctx->def = produce_defaults(req->svc);
+    ctx->txn = job->tid ? &job->txn : NULL;
     ctx->resp.NumResponses = m.NumTopicData;
     ctx->resp.Responses =
         ls_arena_alloc(req->arena, sizeof(*ctx->resp.Responses) *
                                        (size_t)(m.NumTopicData > 0 ? m.NumTopicData : 1));
     int16_t all_error = LS_KERR_NONE;
-    if (m.Acks != 0 && m.Acks != 1 && m.Acks != -1)
-        all_error = LS_KERR_INVALID_REQUIRED_ACKS;
-    else if (m.TransactionalId.len >= 0)
-        all_error = LS_KERR_INVALID_REQUEST; /* transactions: a later issue */
+    if (m.Acks != 0 && m.Acks != 1 && m.Acks != -1) all_error = LS_KERR_INVALID_REQUIRED_ACKS;
     for (int t = 0; t < m.NumTopicData; t++) {
         const ls_kafka_ProduceRequest_TopicProduceData *td = &m.TopicData[t];
         ls_kafka_ProduceResponse_TopicProduceResponse *tr = &ctx->resp.Responses[t];

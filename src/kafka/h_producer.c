@@ -12,13 +12,8 @@
  *    the epoch would reach INT16_MAX, a fresh id with epoch 0 instead (as
  *    Kafka does when an epoch is exhausted). Only one of the pair set is
  *    INVALID_REQUEST.
- *  - A non-null TransactionalId: transactions are a later issue. Clients
- *    look the transaction coordinator up first, and FindCoordinator already
- *    refuses that with TRANSACTIONAL_ID_AUTHORIZATION_FAILED and a message
- *    saying transactions are not supported (h_group.c). A client that skips
- *    the lookup gets the same code here: the one librdkafka, the Java client
- *    and kafkajs all treat as fatal (librdkafka retried UNSUPPORTED_VERSION
- *    forever). InitProducerId has no message field. */
+ *  - A non-null TransactionalId: the transaction coordinator's business
+ *    (h_txn.c). */
 #include <string.h>
 
 #include "base/diag.h"
@@ -72,8 +67,7 @@ void ls_kafka_handle_init_producer_id(ls_kreq_t *req)
     ctx->resp.ProducerId = -1;
     ctx->resp.ProducerEpoch = -1;
     if (m->TransactionalId.len >= 0) {
-        ctx->resp.ErrorCode = LS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-        ip_respond(ctx);
+        ls_kafka_init_transactional_producer(req);
         return;
     }
     bool has_id = m->ProducerId >= 0, has_epoch = m->ProducerEpoch >= 0;

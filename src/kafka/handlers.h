@@ -3,6 +3,7 @@
 #ifndef LS_KAFKA_HANDLERS_H
 #define LS_KAFKA_HANDLERS_H
 #include "kafka/api.h"
+#include "txn/txn.h"
 
 void ls_kafka_handle_produce(ls_kreq_t *req);                   /* h_produce.c, key 0 */
 void ls_kafka_handle_fetch(ls_kreq_t *req);                     /* h_fetch.c, key 1 */
@@ -13,6 +14,9 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req);             /* h_topics.c, k
 void ls_kafka_handle_delete_topics(ls_kreq_t *req);             /* h_topics.c, key 20 */
 void ls_kafka_handle_delete_records(ls_kreq_t *req);            /* h_delete_records.c, key 21 */
 void ls_kafka_handle_init_producer_id(ls_kreq_t *req);          /* h_producer.c, key 22 */
+void ls_kafka_handle_add_partitions_to_txn(ls_kreq_t *req);     /* h_txn.c, key 24 */
+void ls_kafka_handle_add_offsets_to_txn(ls_kreq_t *req);        /* h_txn.c, key 25 */
+void ls_kafka_handle_end_txn(ls_kreq_t *req);                   /* h_txn.c, key 26 */
 void ls_kafka_handle_offset_for_leader_epoch(ls_kreq_t *req);   /* h_list_offsets.c, key 23 */
 void ls_kafka_handle_describe_configs(ls_kreq_t *req);          /* h_configs.c, key 32 */
 void ls_kafka_handle_alter_configs(ls_kreq_t *req);             /* h_alter_configs.c, key 33 */
@@ -31,4 +35,10 @@ void ls_kafka_handle_describe_groups(ls_kreq_t *req);  /* key 15 */
 void ls_kafka_handle_list_groups(ls_kreq_t *req);      /* key 16 */
 void ls_kafka_handle_delete_groups(ls_kreq_t *req);    /* key 42 */
 void ls_kafka_handle_offset_delete(ls_kreq_t *req);    /* key 47 */
+
+/* h_txn.c: InitProducerId with a TransactionalId (h_producer.c hands it over). */
+void ls_kafka_init_transactional_producer(ls_kreq_t *req);
+/* A transaction outcome as the Kafka code of an API version (those before
+ * PRODUCER_FENCED get INVALID_PRODUCER_EPOCH). */
+int16_t ls_kafka_txn_error(ls_txn_err e, bool knows_producer_fenced);
 #endif

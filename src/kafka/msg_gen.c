@@ -4504,6 +4504,262 @@ static void e_OffsetForLeaderEpochResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- AddPartitionsToTxnRequest_AddPartitionsToTxnTopic */
+
+static size_t z_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic *m)
+{
+    (void)v;
+    m->Name = ls_kmsg_str(r, f, "AddPartitionsToTxnTopic.Name");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "AddPartitionsToTxnTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AddPartitionsToTxnRequest */
+
+static void d_AddPartitionsToTxnRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                        ls_kafka_AddPartitionsToTxnRequest *m)
+{
+    m->TransactionalId = ls_kmsg_str(r, f, "AddPartitionsToTxnRequest.TransactionalId");
+    m->ProducerId = ls_kr_i64(r);
+    m->ProducerEpoch = ls_kr_i16(r);
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic(v, f),
+                                  false, "AddPartitionsToTxnRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AddPartitionsToTxnRequest(ls_kw_t *w, int16_t v, bool f,
+                                        const ls_kafka_AddPartitionsToTxnRequest *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->TransactionalId);
+    ls_kw_i64(w, m->ProducerId);
+    ls_kw_i16(w, m->ProducerEpoch);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult */
+
+static size_t z_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 2;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult *m)
+{
+    (void)a;
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult */
+
+static size_t z_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult *m)
+{
+    m->Name = ls_kmsg_str(r, f, "AddPartitionsToTxnTopicResult.Name");
+    m->NumResults = ls_kmsg_arrlen(
+        r, f, z_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult(v, f), false,
+        "AddPartitionsToTxnTopicResult.Results");
+    m->Results = ls_kmsg_alloc(a, m->NumResults, sizeof *m->Results);
+    for (int32_t i = 0; i < m->NumResults && !r->err; i++) {
+        d_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult(r, v, f, a, &m->Results[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumResults, false);
+    for (int32_t i = 0; i < m->NumResults; i++)
+        e_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult(w, v, f, &m->Results[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AddPartitionsToTxnResponse */
+
+static void d_AddPartitionsToTxnResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                         ls_kafka_AddPartitionsToTxnResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumResults = ls_kmsg_arrlen(r, f,
+                                   z_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult(v, f),
+                                   false, "AddPartitionsToTxnResponse.Results");
+    m->Results = ls_kmsg_alloc(a, m->NumResults, sizeof *m->Results);
+    for (int32_t i = 0; i < m->NumResults && !r->err; i++) {
+        d_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult(r, v, f, a, &m->Results[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AddPartitionsToTxnResponse(ls_kw_t *w, int16_t v, bool f,
+                                         const ls_kafka_AddPartitionsToTxnResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumResults, false);
+    for (int32_t i = 0; i < m->NumResults; i++)
+        e_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult(w, v, f, &m->Results[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AddOffsetsToTxnRequest */
+
+static void d_AddOffsetsToTxnRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                     ls_kafka_AddOffsetsToTxnRequest *m)
+{
+    (void)a;
+    (void)v;
+    m->TransactionalId = ls_kmsg_str(r, f, "AddOffsetsToTxnRequest.TransactionalId");
+    m->ProducerId = ls_kr_i64(r);
+    m->ProducerEpoch = ls_kr_i16(r);
+    m->GroupId = ls_kmsg_str(r, f, "AddOffsetsToTxnRequest.GroupId");
+    ls_kr_tags(r, f);
+}
+
+static void e_AddOffsetsToTxnRequest(ls_kw_t *w, int16_t v, bool f,
+                                     const ls_kafka_AddOffsetsToTxnRequest *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->TransactionalId);
+    ls_kw_i64(w, m->ProducerId);
+    ls_kw_i16(w, m->ProducerEpoch);
+    ls_kmsg_wstr_nn(w, f, m->GroupId);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AddOffsetsToTxnResponse */
+
+static void d_AddOffsetsToTxnResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                      ls_kafka_AddOffsetsToTxnResponse *m)
+{
+    (void)a;
+    (void)v;
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_AddOffsetsToTxnResponse(ls_kw_t *w, int16_t v, bool f,
+                                      const ls_kafka_AddOffsetsToTxnResponse *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kw_tags(w, f);
+}
+
+/* ---- EndTxnRequest */
+
+static void d_EndTxnRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_EndTxnRequest *m)
+{
+    (void)a;
+    (void)v;
+    m->TransactionalId = ls_kmsg_str(r, f, "EndTxnRequest.TransactionalId");
+    m->ProducerId = ls_kr_i64(r);
+    m->ProducerEpoch = ls_kr_i16(r);
+    m->Committed = ls_kr_bool(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_EndTxnRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_EndTxnRequest *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->TransactionalId);
+    ls_kw_i64(w, m->ProducerId);
+    ls_kw_i16(w, m->ProducerEpoch);
+    ls_kw_bool(w, m->Committed);
+    ls_kw_tags(w, f);
+}
+
+/* ---- EndTxnResponse */
+
+static void d_EndTxnResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                             ls_kafka_EndTxnResponse *m)
+{
+    (void)a;
+    (void)v;
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_EndTxnResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_EndTxnResponse *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kw_tags(w, f);
+}
+
 /* ---- DescribeConfigsRequest_DescribeConfigsResource */
 
 static size_t z_DescribeConfigsRequest_DescribeConfigsResource(int16_t v, bool f)
@@ -6838,6 +7094,208 @@ const ls_kmsg_api_t ls_kmsg_OffsetForLeaderEpoch = {
     .encode_response = g_OffsetForLeaderEpochResponse_encode,
 };
 
+/* ---- AddPartitionsToTxn (key 24) */
+
+int ls_kafka_AddPartitionsToTxnRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                              ls_kafka_AddPartitionsToTxnRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ADD_PARTITIONS_TO_TXN_MIN,
+                            LS_KAFKA_ADD_PARTITIONS_TO_TXN_MAX))
+        return -1;
+    d_AddPartitionsToTxnRequest(r, v, v >= LS_KAFKA_ADD_PARTITIONS_TO_TXN_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AddPartitionsToTxnRequest_encode(ls_kw_t *w, int16_t v,
+                                               const ls_kafka_AddPartitionsToTxnRequest *m)
+{
+    e_AddPartitionsToTxnRequest(w, v, v >= LS_KAFKA_ADD_PARTITIONS_TO_TXN_FLEX, m);
+}
+
+static int g_AddPartitionsToTxnRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_AddPartitionsToTxnRequest_decode(r, v, a, m);
+}
+
+static void g_AddPartitionsToTxnRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AddPartitionsToTxnRequest_encode(w, v, m);
+}
+
+int ls_kafka_AddPartitionsToTxnResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                               ls_kafka_AddPartitionsToTxnResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ADD_PARTITIONS_TO_TXN_MIN,
+                            LS_KAFKA_ADD_PARTITIONS_TO_TXN_MAX))
+        return -1;
+    d_AddPartitionsToTxnResponse(r, v, v >= LS_KAFKA_ADD_PARTITIONS_TO_TXN_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AddPartitionsToTxnResponse_encode(ls_kw_t *w, int16_t v,
+                                                const ls_kafka_AddPartitionsToTxnResponse *m)
+{
+    e_AddPartitionsToTxnResponse(w, v, v >= LS_KAFKA_ADD_PARTITIONS_TO_TXN_FLEX, m);
+}
+
+static int g_AddPartitionsToTxnResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_AddPartitionsToTxnResponse_decode(r, v, a, m);
+}
+
+static void g_AddPartitionsToTxnResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AddPartitionsToTxnResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_AddPartitionsToTxn = {
+    .key = 24,
+    .name = "AddPartitionsToTxn",
+    .min_version = LS_KAFKA_ADD_PARTITIONS_TO_TXN_MIN,
+    .max_version = LS_KAFKA_ADD_PARTITIONS_TO_TXN_MAX,
+    .first_flexible = LS_KAFKA_ADD_PARTITIONS_TO_TXN_FLEX,
+    .request_size = sizeof(ls_kafka_AddPartitionsToTxnRequest),
+    .decode_request = g_AddPartitionsToTxnRequest_decode,
+    .encode_request = g_AddPartitionsToTxnRequest_encode,
+    .response_size = sizeof(ls_kafka_AddPartitionsToTxnResponse),
+    .decode_response = g_AddPartitionsToTxnResponse_decode,
+    .encode_response = g_AddPartitionsToTxnResponse_encode,
+};
+
+/* ---- AddOffsetsToTxn (key 25) */
+
+int ls_kafka_AddOffsetsToTxnRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                           ls_kafka_AddOffsetsToTxnRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ADD_OFFSETS_TO_TXN_MIN, LS_KAFKA_ADD_OFFSETS_TO_TXN_MAX))
+        return -1;
+    d_AddOffsetsToTxnRequest(r, v, v >= LS_KAFKA_ADD_OFFSETS_TO_TXN_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AddOffsetsToTxnRequest_encode(ls_kw_t *w, int16_t v,
+                                            const ls_kafka_AddOffsetsToTxnRequest *m)
+{
+    e_AddOffsetsToTxnRequest(w, v, v >= LS_KAFKA_ADD_OFFSETS_TO_TXN_FLEX, m);
+}
+
+static int g_AddOffsetsToTxnRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_AddOffsetsToTxnRequest_decode(r, v, a, m);
+}
+
+static void g_AddOffsetsToTxnRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AddOffsetsToTxnRequest_encode(w, v, m);
+}
+
+int ls_kafka_AddOffsetsToTxnResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                            ls_kafka_AddOffsetsToTxnResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ADD_OFFSETS_TO_TXN_MIN, LS_KAFKA_ADD_OFFSETS_TO_TXN_MAX))
+        return -1;
+    d_AddOffsetsToTxnResponse(r, v, v >= LS_KAFKA_ADD_OFFSETS_TO_TXN_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AddOffsetsToTxnResponse_encode(ls_kw_t *w, int16_t v,
+                                             const ls_kafka_AddOffsetsToTxnResponse *m)
+{
+    e_AddOffsetsToTxnResponse(w, v, v >= LS_KAFKA_ADD_OFFSETS_TO_TXN_FLEX, m);
+}
+
+static int g_AddOffsetsToTxnResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_AddOffsetsToTxnResponse_decode(r, v, a, m);
+}
+
+static void g_AddOffsetsToTxnResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AddOffsetsToTxnResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_AddOffsetsToTxn = {
+    .key = 25,
+    .name = "AddOffsetsToTxn",
+    .min_version = LS_KAFKA_ADD_OFFSETS_TO_TXN_MIN,
+    .max_version = LS_KAFKA_ADD_OFFSETS_TO_TXN_MAX,
+    .first_flexible = LS_KAFKA_ADD_OFFSETS_TO_TXN_FLEX,
+    .request_size = sizeof(ls_kafka_AddOffsetsToTxnRequest),
+    .decode_request = g_AddOffsetsToTxnRequest_decode,
+    .encode_request = g_AddOffsetsToTxnRequest_encode,
+    .response_size = sizeof(ls_kafka_AddOffsetsToTxnResponse),
+    .decode_response = g_AddOffsetsToTxnResponse_decode,
+    .encode_response = g_AddOffsetsToTxnResponse_encode,
+};
+
+/* ---- EndTxn (key 26) */
+
+int ls_kafka_EndTxnRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_EndTxnRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_END_TXN_MIN, LS_KAFKA_END_TXN_MAX))
+        return -1;
+    d_EndTxnRequest(r, v, v >= LS_KAFKA_END_TXN_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_EndTxnRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_EndTxnRequest *m)
+{
+    e_EndTxnRequest(w, v, v >= LS_KAFKA_END_TXN_FLEX, m);
+}
+
+static int g_EndTxnRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_EndTxnRequest_decode(r, v, a, m);
+}
+
+static void g_EndTxnRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_EndTxnRequest_encode(w, v, m);
+}
+
+int ls_kafka_EndTxnResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_EndTxnResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_END_TXN_MIN, LS_KAFKA_END_TXN_MAX))
+        return -1;
+    d_EndTxnResponse(r, v, v >= LS_KAFKA_END_TXN_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_EndTxnResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_EndTxnResponse *m)
+{
+    e_EndTxnResponse(w, v, v >= LS_KAFKA_END_TXN_FLEX, m);
+}
+
+static int g_EndTxnResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_EndTxnResponse_decode(r, v, a, m);
+}
+
+static void g_EndTxnResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_EndTxnResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_EndTxn = {
+    .key = 26,
+    .name = "EndTxn",
+    .min_version = LS_KAFKA_END_TXN_MIN,
+    .max_version = LS_KAFKA_END_TXN_MAX,
+    .first_flexible = LS_KAFKA_END_TXN_FLEX,
+    .request_size = sizeof(ls_kafka_EndTxnRequest),
+    .decode_request = g_EndTxnRequest_decode,
+    .encode_request = g_EndTxnRequest_encode,
+    .response_size = sizeof(ls_kafka_EndTxnResponse),
+    .decode_response = g_EndTxnResponse_decode,
+    .encode_response = g_EndTxnResponse_encode,
+};
+
 /* ---- DescribeConfigs (key 32) */
 
 int ls_kafka_DescribeConfigsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -7338,6 +7796,9 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_DeleteRecords,
     &ls_kmsg_InitProducerId,
     &ls_kmsg_OffsetForLeaderEpoch,
+    &ls_kmsg_AddPartitionsToTxn,
+    &ls_kmsg_AddOffsetsToTxn,
+    &ls_kmsg_EndTxn,
     &ls_kmsg_DescribeConfigs,
     &ls_kmsg_AlterConfigs,
     &ls_kmsg_CreatePartitions,
@@ -7346,4 +7807,4 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_OffsetDelete,
     &ls_kmsg_DescribeCluster,
 };
-const int ls_kmsg_nall = 26;
+const int ls_kmsg_nall = 29;

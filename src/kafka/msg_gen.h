@@ -57,6 +57,9 @@ enum {
     LS_KAFKA_API_DELETE_RECORDS = 21,
     LS_KAFKA_API_INIT_PRODUCER_ID = 22,
     LS_KAFKA_API_OFFSET_FOR_LEADER_EPOCH = 23,
+    LS_KAFKA_API_ADD_PARTITIONS_TO_TXN = 24,
+    LS_KAFKA_API_ADD_OFFSETS_TO_TXN = 25,
+    LS_KAFKA_API_END_TXN = 26,
     LS_KAFKA_API_DESCRIBE_CONFIGS = 32,
     LS_KAFKA_API_ALTER_CONFIGS = 33,
     LS_KAFKA_API_CREATE_PARTITIONS = 37,
@@ -123,6 +126,15 @@ enum {
 #define LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_MIN 2
 #define LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_MAX 4
 #define LS_KAFKA_OFFSET_FOR_LEADER_EPOCH_FLEX 4
+#define LS_KAFKA_ADD_PARTITIONS_TO_TXN_MIN 0
+#define LS_KAFKA_ADD_PARTITIONS_TO_TXN_MAX 3
+#define LS_KAFKA_ADD_PARTITIONS_TO_TXN_FLEX 3
+#define LS_KAFKA_ADD_OFFSETS_TO_TXN_MIN 0
+#define LS_KAFKA_ADD_OFFSETS_TO_TXN_MAX 4
+#define LS_KAFKA_ADD_OFFSETS_TO_TXN_FLEX 3
+#define LS_KAFKA_END_TXN_MIN 0
+#define LS_KAFKA_END_TXN_MAX 4
+#define LS_KAFKA_END_TXN_FLEX 3
 #define LS_KAFKA_DESCRIBE_CONFIGS_MIN 1
 #define LS_KAFKA_DESCRIBE_CONFIGS_MAX 4
 #define LS_KAFKA_DESCRIBE_CONFIGS_FLEX 4
@@ -884,6 +896,61 @@ typedef struct ls_kafka_OffsetForLeaderEpochResponse {
     int32_t NumTopics;
 } ls_kafka_OffsetForLeaderEpochResponse;
 
+typedef struct ls_kafka_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic {
+    ls_kstr_t Name;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic;
+
+typedef struct ls_kafka_AddPartitionsToTxnRequest {
+    ls_kstr_t TransactionalId;
+    int64_t ProducerId;
+    int16_t ProducerEpoch;
+    ls_kafka_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic *Topics;
+    int32_t NumTopics;
+} ls_kafka_AddPartitionsToTxnRequest;
+
+typedef struct ls_kafka_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult {
+    int32_t PartitionIndex;
+    int16_t ErrorCode;
+} ls_kafka_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult;
+
+typedef struct ls_kafka_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult {
+    ls_kstr_t Name;
+    ls_kafka_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult *Results;
+    int32_t NumResults;
+} ls_kafka_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult;
+
+typedef struct ls_kafka_AddPartitionsToTxnResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult *Results;
+    int32_t NumResults;
+} ls_kafka_AddPartitionsToTxnResponse;
+
+typedef struct ls_kafka_AddOffsetsToTxnRequest {
+    ls_kstr_t TransactionalId;
+    int64_t ProducerId;
+    int16_t ProducerEpoch;
+    ls_kstr_t GroupId;
+} ls_kafka_AddOffsetsToTxnRequest;
+
+typedef struct ls_kafka_AddOffsetsToTxnResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+} ls_kafka_AddOffsetsToTxnResponse;
+
+typedef struct ls_kafka_EndTxnRequest {
+    ls_kstr_t TransactionalId;
+    int64_t ProducerId;
+    int16_t ProducerEpoch;
+    bool Committed;
+} ls_kafka_EndTxnRequest;
+
+typedef struct ls_kafka_EndTxnResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+} ls_kafka_EndTxnResponse;
+
 typedef struct ls_kafka_DescribeConfigsRequest_DescribeConfigsResource {
     int8_t ResourceType;
     ls_kstr_t ResourceName;
@@ -1282,6 +1349,37 @@ int ls_kafka_OffsetForLeaderEpochResponse_decode(ls_kr_t *r, int16_t version, ls
 void ls_kafka_OffsetForLeaderEpochResponse_encode(ls_kw_t *w, int16_t version,
                                                   const ls_kafka_OffsetForLeaderEpochResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_OffsetForLeaderEpoch;
+
+/* AddPartitionsToTxn (key 24), AddPartitionsToTxn.msg */
+int ls_kafka_AddPartitionsToTxnRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AddPartitionsToTxnRequest *m);
+void ls_kafka_AddPartitionsToTxnRequest_encode(ls_kw_t *w, int16_t version,
+                                               const ls_kafka_AddPartitionsToTxnRequest *m);
+int ls_kafka_AddPartitionsToTxnResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AddPartitionsToTxnResponse *m);
+void ls_kafka_AddPartitionsToTxnResponse_encode(ls_kw_t *w, int16_t version,
+                                                const ls_kafka_AddPartitionsToTxnResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_AddPartitionsToTxn;
+
+/* AddOffsetsToTxn (key 25), AddOffsetsToTxn.msg */
+int ls_kafka_AddOffsetsToTxnRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AddOffsetsToTxnRequest *m);
+void ls_kafka_AddOffsetsToTxnRequest_encode(ls_kw_t *w, int16_t version,
+                                            const ls_kafka_AddOffsetsToTxnRequest *m);
+int ls_kafka_AddOffsetsToTxnResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AddOffsetsToTxnResponse *m);
+void ls_kafka_AddOffsetsToTxnResponse_encode(ls_kw_t *w, int16_t version,
+                                             const ls_kafka_AddOffsetsToTxnResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_AddOffsetsToTxn;
+
+/* EndTxn (key 26), EndTxn.msg */
+int ls_kafka_EndTxnRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_EndTxnRequest *m);
+void ls_kafka_EndTxnRequest_encode(ls_kw_t *w, int16_t version, const ls_kafka_EndTxnRequest *m);
+int ls_kafka_EndTxnResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_EndTxnResponse *m);
+void ls_kafka_EndTxnResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_EndTxnResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_EndTxn;
 
 /* DescribeConfigs (key 32), DescribeConfigs.msg */
 int ls_kafka_DescribeConfigsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,

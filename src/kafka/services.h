@@ -30,6 +30,7 @@ typedef struct ls_kafka_services {
     ls_catalog_t *catalog;
     ls_logstore_t *logs;
     struct ls_group_service *groups;
+    struct ls_txn_store *txns;       /* transaction coordinator's records (txn/txn_store.h) */
     const ls_prop_t *table_defaults; /* cluster layer of the table policy */
     int ntable_defaults;
     const int *stopping; /* non-zero once the broker is shutting down */
@@ -56,6 +57,10 @@ typedef struct ls_kafka_services {
      * Blocks on the metadata store the first time a schema id is seen (then
      * cached). */
     int (*check_payload)(void *root, const uint8_t *p, size_t len, char *why, size_t whylen);
+    /* Finishes tid's decision in the background if it has one (writes its
+     * markers, then completes it): after EndTxn, or when a request met a
+     * decided record. */
+    void (*txn_finish)(void *root, const char *tid);
 } ls_kafka_services_t;
 
 static inline void ls_ksvc_offload(const ls_kafka_services_t *s, void (*fn)(void *arg),

@@ -451,3 +451,43 @@ int ls_record_header_next(const uint8_t **pos, const uint8_t *end, ls_record_hea
     *pos = r.p;
     return 0;
 }
+
+size_t ls_records_marker(uint8_t out[LS_RB_MARKER_SIZE], int64_t producer_id, int16_t epoch,
+                         bool commit, int32_t coordinator_epoch, int64_t timestamp)
+{
+    /* the record: length 16 (zigzag 32), attributes, timestampDelta 0,
+     * offsetDelta 0, key length 4 (zigzag 8), key, value length 6 (zigzag
+     * 12), value, no headers */
+    static const size_t body = 17;
+    uint8_t *p = out;
+    memset(out, 0, LS_RB_MARKER_SIZE);
+    ls_be32_put(p + LS_RB_OFF_LENGTH, (uint32_t)(LS_RB_HEADER_SIZE + body - 12));
+    ls_be32_put(p + LS_RB_OFF_LEADER_EPOCH, 0);
+    p[LS_RB_OFF_MAGIC] = 2;
+    ls_be16_put(p + LS_RB_OFF_ATTRIBUTES, 0x10 | 0x20); /* transactional | control */
+    ls_be32_put(p + LS_RB_OFF_LAST_OFFSET_DELTA, 0);
+    ls_be64_put(p + LS_RB_OFF_BASE_TIMESTAMP, (uint64_t)timestamp);
+    ls_be64_put(p + LS_RB_OFF_MAX_TIMESTAMP, (uint64_t)timestamp);
+    ls_be64_put(p + LS_RB_OFF_PRODUCER_ID, (uint64_t)producer_id);
+    ls_be16_put(p + LS_RB_OFF_PRODUCER_EPOCH, (uint16_t)epoch);
+    ls_be32_put(p + LS_RB_OFF_BASE_SEQUENCE, UINT32_MAX); /* -1 */
+    ls_be32_put(p + LS_RB_OFF_RECORD_COUNT, 1);
+    uint8_t *r = p + LS_RB_HEADER_SIZE;
+    *r++ = 32; /* length 16 */
+    *r++ = 0;  /* attributes */
+    *r++ = 0;  /* timestampDelta */
+    *r++ = 0;  /* offsetDelta */
+    *r++ = 8;  /* key length 4 */
+    ls_be16_put(r, 0);
+    ls_be16_put(r + 2, commit ? 1 : 0);
+    r += 4;
+    *r++ = 12; /* value length 6 */
+    ls_be16_put(r, 0);
+    ls_be32_put(r + 2, (uint32_t)coordinator_epoch);
+    r += 6;
+    *r++ = 0; /* headers */
+    size_t n = (size_t)(r - p);
+    uint32_t crc = ls_crc32c(0, p + LS_RB_OFF_ATTRIBUTES, n - LS_RB_OFF_ATTRIBUTES);
+    ls_be32_put(p + LS_RB_OFF_CRC, crc);
+    return n;
+}

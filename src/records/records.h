@@ -122,4 +122,14 @@ typedef struct ls_record_header {
 /* Decodes the header at *pos (advancing it); -1 on malformed bytes. Records
  * that passed ls_records_foreach always decode. */
 int ls_record_header_next(const uint8_t **pos, const uint8_t *end, ls_record_header_t *h);
+
+/* A transaction marker (protocol guide, "Control Batches"): a batch with
+ * the transactional and control attributes, producer id and epoch of the
+ * decision, no sequence (-1), and one record whose key is (version int16 0,
+ * type int16: 0 abort, 1 commit) and whose value is (version int16 0,
+ * coordinator epoch int32). Writes it at out, returns its size
+ * (LS_RB_MARKER_SIZE). Base offset 0: the log assigns the real one. */
+#define LS_RB_MARKER_SIZE 78
+size_t ls_records_marker(uint8_t out[LS_RB_MARKER_SIZE], int64_t producer_id, int16_t epoch,
+                         bool commit, int32_t coordinator_epoch, int64_t timestamp);
 #endif

@@ -25,6 +25,7 @@
 #include "kafka/conn.h"
 #include "records/records_time.h"
 #include "objstore/objstore_s3.h"
+#include "server/txn_coord.h"
 
 #define CLUSTER_ID_KEY "/ls/cluster/id"
 
@@ -115,6 +116,12 @@ static int svc_check_payload(void *root, const uint8_t *p, size_t len, char *why
     }
 }
 
+static void svc_txn_finish(void *root, const char *tid)
+{
+    ls_broker_t *b = root;
+    ls_txn_coord_finish(b->txn, tid);
+}
+
 static void services_init(ls_broker_t *b)
 {
     b->ksvc = (ls_kafka_services_t){
@@ -125,6 +132,7 @@ static void services_init(ls_broker_t *b)
         .catalog = b->catalog,
         .logs = b->logs,
         .groups = b->groups,
+        .txns = ls_txn_coord_store(b->txn),
         .table_defaults = b->table_defaults,
         .ntable_defaults = b->ntable_defaults,
         .stopping = &b->stopping,
@@ -137,6 +145,7 @@ static void services_init(ls_broker_t *b)
         .offload = svc_offload,
         .new_producer_id = svc_new_producer_id,
         .check_payload = svc_check_payload,
+        .txn_finish = svc_txn_finish,
     };
 }
 
@@ -154,6 +163,8 @@ static void on_members_changed_loop(uv_async_t *a)
 {
     ls_broker_t *b = a->data;
     if (b->groups && !b->stopping) ls_group_service_retain(b->groups, owns_group, b);
+    /* decisions a departed broker left are finished by their new coordinator */
+    if (b->txn && !b->stopping) ls_txn_coord_kick(b->txn);
 }
 
 static void on_members_changed(void *arg)
@@ -341,6 +352,45 @@ static int start_registry(ls_broker_t *b, char *err, int errlen)
     return 0;
 }
 
+/* ---- the transaction coordinator (server/txn_coord.h) ---- */
+
+/* From the ls-txn thread: the membership copies its live set under a lock. */
+static bool txn_mine(void *arg, const char *tid)
+{
+    ls_broker_t *b = arg;
+    ls_member_t c;
+    return ls_ksvc_coordinator(&b->ksvc, tid, strlen(tid), &c) == b->node_id;
+}
+
+static ls_status txn_new_producer_id(void *arg, int64_t *id)
+{
+    return svc_new_producer_id(arg, id);
+}
+
+static ls_status txn_group_marker(void *arg, const char *group, int64_t producer_id, bool commit)
+{
+    ls_broker_t *b = arg;
+    (void)b;
+    return LS_EINVAL; /* TEMP until ls_group_txn_marker lands */
+}
+
+static int start_txn(ls_broker_t *b, char *err, int errlen)
+{
+    const ls_config_t *cfg = b->cfg;
+    ls_txn_coord_opts_t o = {.loop = b->loop,
+                             .meta = b->meta,
+                             .logs = b->logs,
+                             .cfg = {.max_timeout_ms = cfg->transaction_max_timeout_ms,
+                                     .id_expiration_ms = cfg->transactional_id_expiration_ms},
+                             .sweep_interval_ms = cfg->transaction_cleanup_interval_ms,
+                             .mine = txn_mine,
+                             .new_producer_id = txn_new_producer_id,
+                             .group_marker = txn_group_marker,
+                             .arg = b};
+    b->txn = ls_txn_coord_start(&o, err, errlen);
+    return b->txn ? 0 : -1;
+}
+
 void ls_broker_tables_changed(ls_broker_t *b)
 {
     if (b->compactor && !b->stopping && b->cfg->compaction_enabled)
@@ -422,6 +472,7 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
                                       cfg->offsets_retention_check_interval_ms, b->node_id,
                                       group_offload, b);
     if (start_http(b, err, errlen) != 0 || start_registry(b, err, errlen) != 0) return -1;
+    if (start_txn(b, err, errlen) != 0) return -1;
     services_init(b);
     b->kafka = ls_kafka_listener_start(&b->ksvc, cfg->listen_host, cfg->listen_port, err, errlen);
     if (!b->kafka || ls_kafka_listener_port(b->kafka) < 0) return -1;
@@ -476,12 +527,15 @@ static void stop_compactor_idle(void *arg)
 static void deregister_work(void *arg)
 {
     stop_ctx_t *s = arg;
+    ls_txn_coord_stop(s->b->txn); /* before membership: its sweep asks who is live */
     ls_membership_stop(s->b->members);
 }
 
 static void deregistered(void *arg)
 {
     stop_ctx_t *s = arg;
+    ls_txn_coord_free(s->b->txn);
+    s->b->txn = NULL;
     s->b->members = NULL;
     uv_close((uv_handle_t *)&s->b->members_changed, NULL);
     ls_compactor_stop(s->b->compactor, stop_compactor_idle, s);
@@ -514,6 +568,10 @@ void ls_broker_free(ls_broker_t *b)
     ls_http_server_stop(b->registry_http);
     if (b->kafka) ls_kafka_listener_free(b->kafka);
     ls_group_service_free(b->groups);
+    if (b->txn) { /* never stopped (the open failed): close its handle on the loop */
+        ls_txn_coord_free(b->txn);
+        uv_run(b->loop, UV_RUN_NOWAIT);
+    }
     if (b->compactor) ls_compactor_free(b->compactor);
     ls_registry_free(b->registry); /* after the compactor, which reads it */
     ls_free(b->warehouse_uri);

@@ -36,6 +36,7 @@ typedef struct ls_broker {
     int ntable_defaults;
     struct ls_compactor *compactor;  /* WAL -> compacted objects (compact/compactor.h) */
     struct ls_group_service *groups; /* consumer-group coordinator (group/group_service.h) */
+    struct ls_txn_coord *txn;        /* transaction coordinator (server/txn_coord.h) */
     struct ls_membership *members;   /* live brokers (cluster/membership.h) */
     uv_async_t members_changed;      /* membership thread -> loop */
     char cluster_id[64];

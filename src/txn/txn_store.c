@@ -210,14 +210,15 @@ ls_status ls_txn_finish(ls_txn_store_t *s, const char *tid)
         return LS_OK;
     }
     const ls_txn_markers_t *mk = &s->o.markers;
-    for (int i = 0; i < rec.npartitions && st == LS_OK; i++) {
-        st = mk->log_marker(mk->arg, &rec, &rec.partitions[i]);
+    if (rec.npartitions > 0) {
+        st = mk->log_markers(mk->arg, &rec);
         if (st != LS_OK)
             LS_WARN_RL("txn",
-                       "transaction '%s' (%s, txn %lld): the marker for %s-%d could not be "
-                       "written (%s); the decision stays and is retried by the next sweep",
-                       tid, ls_txn_state_name(rec.state), (long long)rec.txn_seq,
-                       rec.partitions[i].topic, rec.partitions[i].partition, ls_status_str(st));
+                       "transaction '%s' (%s, txn %lld): the markers of its %d partitions could "
+                       "not all be written (%s); the decision stays and is retried by the next "
+                       "sweep",
+                       tid, ls_txn_state_name(rec.state), (long long)rec.txn_seq, rec.npartitions,
+                       ls_status_str(st));
     }
     for (int i = 0; i < rec.ngroups && st == LS_OK; i++) {
         st = mk->group_marker(mk->arg, &rec, rec.groups[i]);

@@ -36,9 +36,11 @@
 /* Markers of a decided record (rec: its state says commit or abort, its
  * txn_seq and marker pair name the transaction). Blocking; must be
  * idempotent: a participant that already has this marker does nothing and
- * answers LS_OK. */
+ * answers LS_OK. log_markers writes the marker of every partition of rec
+ * (all at once, so one decision costs one flush, not one per partition)
+ * and fails if any of them failed. */
 typedef struct ls_txn_markers {
-    ls_status (*log_marker)(void *arg, const ls_txn_record_t *rec, const ls_txn_partition_t *p);
+    ls_status (*log_markers)(void *arg, const ls_txn_record_t *rec);
     ls_status (*group_marker)(void *arg, const ls_txn_record_t *rec, const char *group);
     void *arg;
 } ls_txn_markers_t;

@@ -686,6 +686,47 @@ TEST(foreach_delivers_nothing_from_a_bad_batch)
     ls_buf_free(&b);
 }
 
+/* A transaction marker as Kafka's clients parse it: one valid control batch,
+ * transactional, no sequence, key (0, type), value (0, coordinator epoch). */
+static int marker_record(void *arg, const ls_record_view_t *rec)
+{
+    const ls_record_view_t **out = arg;
+    static ls_record_view_t copy;
+    copy = *rec;
+    *out = &copy;
+    return 0;
+}
+
+TEST(transaction_markers_are_valid_control_batches)
+{
+    for (int commit = 0; commit <= 1; commit++) {
+        uint8_t b[LS_RB_MARKER_SIZE];
+        size_t n = ls_records_marker(b, 4242, 7, commit, 3, 1700000000000LL);
+        CHECK_EQ_INT(n, LS_RB_MARKER_SIZE);
+        ls_batch_info_t bi[1];
+        int nb = 0;
+        char why[128];
+        CHECK_EQ_INT(ls_records_validate(b, n, 1 << 20, bi, 1, &nb, why, sizeof why), LS_RB_OK);
+        CHECK_EQ_INT(nb, 1);
+        CHECK(bi[0].control && bi[0].transactional);
+        CHECK_EQ_INT(bi[0].producer_id, 4242);
+        CHECK_EQ_INT(bi[0].producer_epoch, 7);
+        CHECK_EQ_INT(bi[0].base_sequence, -1);
+        CHECK_EQ_INT(bi[0].record_count, 1);
+        CHECK_EQ_INT(bi[0].max_timestamp, 1700000000000LL);
+        const ls_record_view_t *rec = NULL;
+        CHECK_EQ_INT(ls_records_foreach(b, n, 1 << 20, marker_record, &rec), LS_RB_OK);
+        CHECK(rec != NULL);
+        CHECK_EQ_INT(rec->key_len, 4);
+        CHECK_EQ_INT(ls_be16_get(rec->key), 0);
+        CHECK_EQ_INT(ls_be16_get(rec->key + 2), commit);
+        CHECK_EQ_INT(rec->value_len, 6);
+        CHECK_EQ_INT(ls_be16_get(rec->value), 0);
+        CHECK_EQ_INT(ls_be32_get(rec->value + 2), 3);
+        CHECK_EQ_INT(rec->header_count, 0);
+    }
+}
+
 int main(void)
 {
     RUN(uncompressed_batch_validates_and_iterates);
@@ -709,5 +750,6 @@ int main(void)
     RUN(short_batch_length_and_empty_input);
     RUN(foreach_stops_early_and_log_append_time);
     RUN(foreach_delivers_nothing_from_a_bad_batch);
+    RUN(transaction_markers_are_valid_control_batches);
     UNIT_DONE();
 }

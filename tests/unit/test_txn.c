@@ -547,9 +547,9 @@ typedef struct fake_logs {
     int groups_settled;
 } fake_logs_t;
 
-static ls_status fake_log_marker(void *arg, const ls_txn_record_t *rec, const ls_txn_partition_t *p)
+static ls_status fake_log_marker(fake_logs_t *f, const ls_txn_record_t *rec,
+                                 const ls_txn_partition_t *p)
 {
-    fake_logs_t *f = arg;
     f->calls++;
     if (f->fail_from && f->calls >= f->fail_from) return LS_EIO;
     for (int i = 0; i < f->nw; i++)
@@ -565,6 +565,16 @@ static ls_status fake_log_marker(void *arg, const ls_txn_record_t *rec, const ls
     f->w[f->nw].epoch = rec->marker_epoch;
     f->nw++;
     return LS_OK;
+}
+
+static ls_status fake_log_markers(void *arg, const ls_txn_record_t *rec)
+{
+    ls_status st = LS_OK;
+    for (int i = 0; i < rec->npartitions; i++) { /* each is tried, as the broker's are */
+        ls_status one = fake_log_marker(arg, rec, &rec->partitions[i]);
+        if (one != LS_OK) st = one;
+    }
+    return st;
 }
 
 static ls_status fake_group_marker(void *arg, const ls_txn_record_t *rec, const char *group)
@@ -586,7 +596,7 @@ static ls_status fake_new_pid(void *arg, int64_t *id)
 static ls_txn_store_t *store(fake_logs_t *f)
 {
     ls_txn_store_opts_t o = {.meta = M,
-                             .markers = {fake_log_marker, fake_group_marker, f},
+                             .markers = {fake_log_markers, fake_group_marker, f},
                              .new_producer_id = fake_new_pid,
                              .now_ms = fake_now};
     ls_txn_config_defaults(&o.cfg);

@@ -75,6 +75,44 @@ public class LakestreamClientTest {
         if (!cond) throw new AssertionError(what);
     }
 
+    static Properties txnProducerProps(String tid) {
+        Properties pp = new Properties();
+        pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+        pp.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, tid);
+        pp.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "60000");
+        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        return pp;
+    }
+
+    // Every value of the topic's partitions from the start at one isolation
+    // level, reading until `want` values arrived and then until the end.
+    static List<String> readAll(String topic, int partitions, String isolation, int want) {
+        Properties cp = new Properties();
+        cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+        cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+        cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        List<String> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(cp)) {
+            List<TopicPartition> tps = new ArrayList<>();
+            for (int p = 0; p < partitions; p++) tps.add(new TopicPartition(topic, p));
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            long deadline = System.currentTimeMillis() + 30000;
+            int empty = 0;
+            while (System.currentTimeMillis() < deadline && (out.size() < want || empty < 3)) {
+                int n = 0;
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(300))) {
+                    out.add(new String(r.value(), StandardCharsets.UTF_8));
+                    n++;
+                }
+                empty = n == 0 ? empty + 1 : 0;
+            }
+        }
+        return out;
+    }
+
     static String uniq(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 10);
     }
@@ -233,22 +271,56 @@ public class LakestreamClientTest {
                     check(vals.equals(want), "seek(90) read " + vals);
                 }
             });
-            test("transactions_refused", () -> {
-                // until transactions exist: fail at once, saying why (issue 11 §4)
-                Properties pp = new Properties();
-                pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
-                pp.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "java-tx-" + UUID.randomUUID());
-                pp.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "60000");
-                pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-                pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-                long t0 = System.currentTimeMillis();
-                try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(pp)) {
+            test("transactions", () -> {
+                // committed records reach read_committed consumers once, aborted ones never;
+                // read_uncommitted consumers see both; a second instance fences the first
+                String topic = uniq("java-txn");
+                admin.createTopics(List.of(new NewTopic(topic, 2, RF))).all().get();
+                String tid = "java-tx-" + UUID.randomUUID();
+                List<String> committed = new ArrayList<>();
+                try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(txnProducerProps(tid))) {
                     p.initTransactions();
-                    throw new AssertionError("initTransactions succeeded");
-                } catch (org.apache.kafka.common.errors.TransactionalIdAuthorizationException e) {
-                    long took = System.currentTimeMillis() - t0;
-                    check(took < 30000, "initTransactions failed only after " + took + " ms");
+                    for (int round = 0; round < 6; round++) {
+                        p.beginTransaction();
+                        List<String> vals = new ArrayList<>();
+                        for (int i = 0; i < 20; i++) {
+                            String v = "r" + round + "-" + i;
+                            vals.add(v);
+                            p.send(new ProducerRecord<>(topic, i % 2, null, v.getBytes(StandardCharsets.UTF_8)));
+                        }
+                        if (round % 3 == 2) {
+                            p.flush();
+                            p.abortTransaction();
+                        } else {
+                            p.commitTransaction();
+                            committed.addAll(vals);
+                        }
+                    }
+                    // a new instance of the id fences this one
+                    try (KafkaProducer<byte[], byte[]> p2 = new KafkaProducer<>(txnProducerProps(tid))) {
+                        p2.initTransactions();
+                        try {
+                            p.beginTransaction();
+                            p.send(new ProducerRecord<>(topic, 0, null, "zombie".getBytes(StandardCharsets.UTF_8))).get();
+                            p.commitTransaction();
+                            throw new AssertionError("the fenced producer committed");
+                        } catch (org.apache.kafka.common.errors.ProducerFencedException
+                                 | org.apache.kafka.common.errors.InvalidProducerEpochException e) {
+                            // expected
+                        } catch (ExecutionException e) {
+                            check(e.getCause() instanceof org.apache.kafka.common.errors.ProducerFencedException
+                                  || e.getCause() instanceof org.apache.kafka.common.errors.InvalidProducerEpochException,
+                                  "fenced send failed with " + e.getCause());
+                        }
+                    }
                 }
+                List<String> rc = readAll(topic, 2, "read_committed", committed.size());
+                Collections.sort(rc);
+                List<String> want = new ArrayList<>(committed);
+                Collections.sort(want);
+                check(rc.equals(want), "read_committed read " + rc.size() + " records, want " + want.size());
+                List<String> ru = readAll(topic, 2, "read_uncommitted", 6 * 20);
+                check(ru.size() == 6 * 20, "read_uncommitted read " + ru.size());
             });
             test("dynamic_broker_configs_default_entity", () -> {
                 // what kafka-configs --entity-type brokers --entity-default does (issue 11 §3)

@@ -1,0 +1,322 @@
+/* The transaction coordinator of a broker (design note in txn_coord.h). */
+#include "server/txn_coord.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/diag.h"
+#include "base/thread.h"
+#include "records/records.h"
+#include "stream/catalog.h"
+
+/* The markers of one decision, handed from the ls-txn thread to the loop.
+ * Owned by both until the later of "the loop acknowledged every append" and
+ * "the thread stopped waiting" (refs). */
+typedef struct marker_job {
+    struct marker_job *next;
+    ls_log_marker_t marker;
+    int64_t *log_ids;
+    int nlogs;
+    int pending; /* appends not yet acknowledged (loop only) */
+    ls_status st;
+    bool done; /* under the coordinator's mutex */
+    int refs;  /* under the coordinator's mutex */
+    ls_txn_coord_t *c;
+} marker_job_t;
+
+typedef struct tid_node {
+    struct tid_node *next;
+    char *tid;
+} tid_node_t;
+
+struct ls_txn_coord {
+    ls_txn_coord_opts_t o;
+    ls_txn_store_t *store;
+    pthread_t thread;
+    bool started;
+    uv_async_t async; /* marker jobs -> loop */
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* the thread waits on it: work, a kick, acknowledgements, closing */
+    tid_node_t *queue, *queue_tail;
+    marker_job_t *jobs; /* waiting for the loop */
+    bool kicked;
+    bool closing;
+};
+
+/* ---- loop side ---- */
+
+static void job_unref(marker_job_t *j)
+{
+    ls_txn_coord_t *c = j->c;
+    pthread_mutex_lock(&c->mu);
+    bool last = --j->refs == 0;
+    pthread_mutex_unlock(&c->mu);
+    if (!last) return;
+    ls_free(j->log_ids);
+    ls_free(j);
+}
+
+static void job_acked(marker_job_t *j)
+{
+    ls_txn_coord_t *c = j->c;
+    pthread_mutex_lock(&c->mu);
+    j->done = true;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    job_unref(j);
+}
+
+static void on_marker_appended(void *arg, ls_status st, int64_t base_offset, int64_t log_start)
+{
+    marker_job_t *j = arg;
+    /* a log that is gone (topic deleted) keeps no transaction to close */
+    if (st != LS_OK && st != LS_ENOTFOUND && st != LS_EFENCED && j->st == LS_OK) j->st = st;
+    if (--j->pending == 0) job_acked(j);
+}
+
+static void run_job(marker_job_t *j)
+{
+    uint8_t batch[LS_RB_MARKER_SIZE];
+    size_t len = ls_records_marker(batch, j->marker.producer_id, j->marker.epoch, j->marker.commit,
+                                   0, ls_clock_wall_ms());
+    j->pending = j->nlogs + 1; /* released below, so no acknowledgement ends the job early */
+    for (int i = 0; i < j->nlogs; i++) {
+        ls_append_t a = {.log_id = j->log_ids[i],
+                         .data = batch,
+                         .len = len,
+                         .offset_count = 1,
+                         .max_timestamp = ls_be64_get(batch + LS_RB_OFF_MAX_TIMESTAMP),
+                         .producer = {.producer_id = j->marker.producer_id,
+                                      .producer_epoch = j->marker.epoch,
+                                      .base_sequence = -1,
+                                      .last_sequence = -1},
+                         .txn_seq = j->marker.txn_seq,
+                         .marker = &j->marker};
+        ls_logstore_append(j->c->o.logs, &a, on_marker_appended, j); /* copies batch */
+    }
+    if (--j->pending == 0) job_acked(j);
+}
+
+static void on_async(uv_async_t *a)
+{
+    ls_txn_coord_t *c = a->data;
+    pthread_mutex_lock(&c->mu);
+    marker_job_t *list = c->jobs;
+    c->jobs = NULL;
+    pthread_mutex_unlock(&c->mu);
+    while (list) {
+        marker_job_t *j = list;
+        list = j->next;
+        run_job(j);
+    }
+}
+
+/* ---- the ls-txn thread ---- */
+
+static ls_status log_markers(void *arg, const ls_txn_record_t *rec)
+{
+    ls_txn_coord_t *c = arg;
+    marker_job_t *j = LS_NEW(marker_job_t);
+    j->c = c;
+    j->marker = (ls_log_marker_t){.producer_id = rec->marker_producer_id,
+                                  .epoch = rec->marker_epoch,
+                                  .txn_seq = rec->txn_seq,
+                                  .commit = rec->state == LS_TXN_PREPARE_COMMIT};
+    j->log_ids = ls_calloc((size_t)rec->npartitions, sizeof *j->log_ids);
+    for (int i = 0; i < rec->npartitions; i++)
+        j->log_ids[i] =
+            rec->partitions[i].stream_no << LS_LOG_PARTITION_BITS | rec->partitions[i].partition;
+    j->nlogs = rec->npartitions;
+    j->refs = 2; /* this thread and the loop */
+    pthread_mutex_lock(&c->mu);
+    if (c->closing) {
+        pthread_mutex_unlock(&c->mu);
+        ls_free(j->log_ids);
+        ls_free(j);
+        return LS_ESHUTDOWN;
+    }
+    j->next = c->jobs;
+    c->jobs = j;
+    pthread_mutex_unlock(&c->mu);
+    uv_async_send(&c->async);
+    pthread_mutex_lock(&c->mu);
+    while (!j->done && !c->closing)
+        pthread_cond_wait(&c->cv, &c->mu);
+    ls_status st = j->done ? j->st : LS_ESHUTDOWN;
+    pthread_mutex_unlock(&c->mu);
+    job_unref(j);
+    return st;
+}
+
+static ls_status group_marker(void *arg, const ls_txn_record_t *rec, const char *group)
+{
+    ls_txn_coord_t *c = arg;
+    return c->o.group_marker(c->o.arg, group, rec->marker_producer_id,
+                             rec->state == LS_TXN_PREPARE_COMMIT);
+}
+
+static ls_status new_pid(void *arg, int64_t *id)
+{
+    ls_txn_coord_t *c = arg;
+    return c->o.new_producer_id(c->o.arg, id);
+}
+
+static bool mine(void *arg, const char *tid)
+{
+    ls_txn_coord_t *c = arg;
+    return c->o.mine(c->o.arg, tid);
+}
+
+static void sweep(ls_txn_coord_t *c)
+{
+    ls_txn_sweep_stats_t st;
+    ls_status rc = ls_txn_sweep(c->store, mine, c, &st);
+    if (rc != LS_OK) {
+        LS_WARN_RL("txn",
+                   "transaction sweep: reading the transactional ids failed (%s); next "
+                   "sweep in %lld ms",
+                   ls_status_str(rc), (long long)c->o.sweep_interval_ms);
+        return;
+    }
+    if (st.aborted || st.finished || st.expired || st.failed)
+        LS_INFO("txn",
+                "transaction sweep: %d ids of this broker, %d timed out and aborted, %d "
+                "decisions finished, %d expired ids forgotten, %d left for the next sweep",
+                st.visited, st.aborted, st.finished, st.expired, st.failed);
+}
+
+static void *coord_main(void *arg)
+{
+    ls_txn_coord_t *c = arg;
+    int64_t next_sweep = ls_clock_mono_ms() + c->o.sweep_interval_ms;
+    pthread_mutex_lock(&c->mu);
+    while (!c->closing) {
+        if (c->queue) {
+            tid_node_t *n = c->queue;
+            c->queue = n->next;
+            if (!c->queue) c->queue_tail = NULL;
+            pthread_mutex_unlock(&c->mu);
+            ls_status st = ls_txn_finish(c->store, n->tid);
+            if (st != LS_OK && st != LS_ESHUTDOWN)
+                LS_WARN_RL("txn",
+                           "finishing transaction '%s' failed (%s); the sweep retries it within "
+                           "%lld ms",
+                           n->tid, ls_status_str(st), (long long)c->o.sweep_interval_ms);
+            ls_free(n->tid);
+            ls_free(n);
+            pthread_mutex_lock(&c->mu);
+            continue;
+        }
+        if (c->kicked || ls_clock_mono_ms() >= next_sweep) {
+            c->kicked = false;
+            pthread_mutex_unlock(&c->mu);
+            sweep(c);
+            next_sweep = ls_clock_mono_ms() + c->o.sweep_interval_ms;
+            pthread_mutex_lock(&c->mu);
+            continue;
+        }
+        ls_cond_wait_until(&c->cv, &c->mu, next_sweep);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* ---- public ---- */
+
+ls_txn_coord_t *ls_txn_coord_start(const ls_txn_coord_opts_t *o, char *err, int errlen)
+{
+    ls_txn_coord_t *c = LS_NEW(ls_txn_coord_t);
+    c->o = *o;
+    ls_txn_store_opts_t so = {.meta = o->meta,
+                              .cfg = o->cfg,
+                              .markers = {log_markers, group_marker, c},
+                              .new_producer_id = new_pid,
+                              .pid_arg = c};
+    c->store = ls_txn_store_new(&so);
+    pthread_mutex_init(&c->mu, NULL);
+    ls_cond_init_mono(&c->cv);
+    uv_async_init(o->loop, &c->async, on_async);
+    c->async.data = c;
+    int rc = ls_thread_start(&c->thread, "ls-txn", coord_main, c);
+    if (rc != 0) {
+        snprintf(err, (size_t)errlen, "starting the transaction coordinator thread: %s",
+                 strerror(rc));
+        c->closing = true;
+        ls_txn_coord_free(c);
+        return NULL;
+    }
+    c->started = true;
+    return c;
+}
+
+ls_txn_store_t *ls_txn_coord_store(ls_txn_coord_t *c) { return c->store; }
+
+void ls_txn_coord_finish(ls_txn_coord_t *c, const char *tid)
+{
+    pthread_mutex_lock(&c->mu);
+    bool queued = c->closing;
+    for (tid_node_t *n = c->queue; n && !queued; n = n->next)
+        queued = strcmp(n->tid, tid) == 0;
+    if (!queued) {
+        tid_node_t *n = LS_NEW(tid_node_t);
+        n->tid = ls_strdup(tid);
+        if (c->queue_tail)
+            c->queue_tail->next = n;
+        else
+            c->queue = n;
+        c->queue_tail = n;
+        pthread_cond_broadcast(&c->cv);
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+void ls_txn_coord_kick(ls_txn_coord_t *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->kicked = true;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+void ls_txn_coord_stop(ls_txn_coord_t *c)
+{
+    if (!c) return;
+    pthread_mutex_lock(&c->mu);
+    c->closing = true;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    if (c->started) pthread_join(c->thread, NULL);
+    c->started = false;
+}
+
+static void on_async_closed(uv_handle_t *h)
+{
+    ls_txn_coord_t *c = h->data;
+    /* jobs the loop never picked up were abandoned by the stopped thread */
+    while (c->jobs) {
+        marker_job_t *j = c->jobs;
+        c->jobs = j->next;
+        job_unref(j);
+    }
+    while (c->queue) {
+        tid_node_t *n = c->queue;
+        c->queue = n->next;
+        ls_free(n->tid);
+        ls_free(n);
+    }
+    ls_txn_store_free(c->store);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    ls_free(c);
+}
+
+void ls_txn_coord_free(ls_txn_coord_t *c)
+{
+    if (!c) return;
+    ls_txn_coord_stop(c);
+    uv_close((uv_handle_t *)&c->async, on_async_closed);
+}

@@ -1,0 +1,67 @@
+/* The transaction coordinator of a broker: the store-level coordinator
+ * (txn/txn_store.h) wired to this broker's log storage, consumer groups and
+ * membership (docs/ARCHITECTURE.md, "Transactions").
+ *
+ * Design note:
+ *  - Requests (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn)
+ *    run their compare-and-set steps on the broker's worker threads through
+ *    ls_txn_coord_store(); they only touch the metadata store.
+ *  - Finishing a decision writes markers, and a log marker is an append to
+ *    log storage, which lives on the loop thread and whose flushes run on the
+ *    same worker pool. A worker blocked on a marker could therefore starve
+ *    the flush it waits for, so decisions are finished by a thread of our
+ *    own ("ls-txn"): it takes tids from a queue (ls_txn_coord_finish, from
+ *    any thread; a tid already queued is not queued twice) and, every
+ *    transaction.abort.timed.out.transaction.cleanup.interval.ms or when
+ *    kicked (membership changed), sweeps the ids this broker coordinates
+ *    (ls_txn_sweep: time-outs, decisions a dead broker left, expiry).
+ *  - Log markers of one decision are handed to the loop together (a
+ *    uv_async_t), appended as control batches through the WAL commit (all
+ *    in the same flush when they fit) and acknowledged together; the thread
+ *    waits on a condition variable. A log that no longer exists (topic
+ *    deleted) needs no marker. A store or flush failure leaves the decision
+ *    in place: the next sweep finishes it (markers are idempotent).
+ *  - Group markers (pending transactional offsets become committed or are
+ *    dropped) are store transactions made by the group module directly
+ *    from this thread.
+ *  - Stopping: ls_txn_coord_stop (a worker, never the loop) marks the
+ *    coordinator closing, which wakes a thread waiting on the loop (its
+ *    markers are abandoned: the loop frees them when their appends end)
+ *    and joins it; ls_txn_coord_free (the loop) closes the async handle.
+ * Threads: ls_txn_coord_finish and ls_txn_coord_kick from any thread; start,
+ * stop and free as said. */
+#ifndef LS_TXN_COORD_H
+#define LS_TXN_COORD_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "log/logstore.h"
+#include "meta/meta.h"
+#include "txn/txn_store.h"
+
+typedef struct ls_txn_coord ls_txn_coord_t;
+
+typedef struct ls_txn_coord_opts {
+    uv_loop_t *loop;
+    ls_meta_t *meta;
+    ls_logstore_t *logs;
+    ls_txn_config_t cfg;
+    int64_t sweep_interval_ms;
+    /* Does this broker coordinate tid now? (any thread) */
+    bool (*mine)(void *arg, const char *tid);
+    /* A new producer id, unique across brokers (blocking). */
+    ls_status (*new_producer_id)(void *arg, int64_t *id);
+    /* Settles a group's pending transactional offsets (blocking). */
+    ls_status (*group_marker)(void *arg, const char *group, int64_t producer_id, bool commit);
+    void *arg;
+} ls_txn_coord_opts_t;
+
+ls_txn_coord_t *ls_txn_coord_start(const ls_txn_coord_opts_t *o, char *err, int errlen);
+ls_txn_store_t *ls_txn_coord_store(ls_txn_coord_t *c);
+void ls_txn_coord_finish(ls_txn_coord_t *c, const char *tid);
+void ls_txn_coord_kick(ls_txn_coord_t *c);
+void ls_txn_coord_stop(ls_txn_coord_t *c);
+void ls_txn_coord_free(ls_txn_coord_t *c); /* NULL: no-op */
+
+#endif

@@ -1,0 +1,155 @@
+"""Kafka transactions end to end with librdkafka (confluent-kafka): a
+transactional producer's committed records reach read_committed consumers
+exactly once, aborted ones never do (read_uncommitted consumers see both),
+an open transaction holds read_committed consumers at its first offset, and
+a second instance of a transactional id fences the first. The Java client
+and the consume-transform-produce loop are in tests/integration/java
+(transactions)."""
+
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+
+from kafka_util import create_topic, unique_topic
+
+
+def txn_producer(bootstrap, tid, **conf):
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": tid,
+                  "transaction.timeout.ms": 60000, **conf})
+    p.init_transactions(30)
+    return p
+
+
+def read_all(bootstrap, topic, partitions, isolation, expect_end=None, timeout=30):
+    """Every record of the topic's partitions from the start, as
+    (partition, offset, value), reading until the consumer is at the end
+    (the LSO for read_committed)."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "g-" + uuid.uuid4().hex,
+                  "isolation.level": isolation, "enable.auto.commit": False,
+                  "auto.offset.reset": "earliest", "enable.partition.eof": True})
+    try:
+        c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        out, eof = [], set()
+        import time
+        deadline = time.monotonic() + timeout
+        while len(eof) < partitions and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                if m.error().code() == KafkaError._PARTITION_EOF:
+                    eof.add(m.partition())
+                    continue
+                raise KafkaException(m.error())
+            eof.discard(m.partition())
+            out.append((m.partition(), m.offset(), m.value()))
+        assert len(eof) == partitions, "consumer never reached the end of every partition"
+        return out
+    finally:
+        c.close()
+
+
+def test_committed_visible_aborted_not(broker):
+    t = create_topic(broker.bootstrap, unique_topic("txn"), partitions=3)
+    p = txn_producer(broker.bootstrap, "tx-" + uuid.uuid4().hex)
+    expected = []
+    for round_ in range(6):
+        p.begin_transaction()
+        vals = [b"r%d-%d" % (round_, i) for i in range(9)]
+        for i, v in enumerate(vals):
+            p.produce(t, v, partition=i % 3)
+        if round_ % 2 == 0:
+            p.commit_transaction(30)
+            expected += vals
+        else:
+            p.flush(30)  # written to the log, then aborted (unsent ones would be purged)
+            p.abort_transaction(30)
+    committed = read_all(broker.bootstrap, t, 3, "read_committed")
+    assert sorted(v for _, _, v in committed) == sorted(expected)
+    everything = read_all(broker.bootstrap, t, 3, "read_uncommitted")
+    assert len(everything) == 6 * 9  # aborted records stay in the log, flagged
+    # offsets: data plus one control record per partition per transaction
+    offs = sorted(o for part, o, _ in everything if part == 0)
+    assert offs[-1] == 6 * 3 + 6 - 1 - 1
+
+
+def test_open_transaction_holds_read_committed(broker):
+    t = create_topic(broker.bootstrap, unique_topic("txn-open"), partitions=1)
+    p = txn_producer(broker.bootstrap, "tx-" + uuid.uuid4().hex)
+    p.begin_transaction()
+    p.produce(t, b"pending", partition=0)
+    p.flush(30)
+    plain = Producer({"bootstrap.servers": broker.bootstrap})
+    plain.produce(t, b"after", partition=0)
+    plain.flush(30)
+    assert read_all(broker.bootstrap, t, 1, "read_committed") == []
+    assert [v for _, _, v in read_all(broker.bootstrap, t, 1, "read_uncommitted")] == \
+        [b"pending", b"after"]
+    p.commit_transaction(30)
+    assert [v for _, _, v in read_all(broker.bootstrap, t, 1, "read_committed")] == \
+        [b"pending", b"after"]
+
+
+def test_new_instance_fences_the_old_one(broker):
+    t = create_topic(broker.bootstrap, unique_topic("txn-fence"), partitions=1)
+    tid = "tx-" + uuid.uuid4().hex
+    old = txn_producer(broker.bootstrap, tid)
+    old.begin_transaction()
+    old.produce(t, b"zombie", partition=0)
+    old.flush(30)
+    new = txn_producer(broker.bootstrap, tid)  # aborts the old instance's transaction
+    new.begin_transaction()
+    new.produce(t, b"fresh", partition=0)
+    new.commit_transaction(30)
+    with pytest.raises(KafkaException) as ei:
+        old.commit_transaction(30)
+    assert ei.value.args[0].fatal() or ei.value.args[0].txn_requires_abort(), ei.value
+    assert [v for _, _, v in read_all(broker.bootstrap, t, 1, "read_committed")] == [b"fresh"]
+
+
+def test_idempotent_producer_still_works(broker):
+    from kafka_util import produce_all
+    t = create_topic(broker.bootstrap, unique_topic("idem"))
+    p = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True})
+    dl = produce_all(p, t, [{"value": b"x", "partition": 0}])
+    assert len(dl.acked) == 1
+
+
+def test_timed_out_transaction_is_aborted(broker_factory):
+    """A producer that stops mid-transaction: its coordinator aborts the
+    transaction after transaction.timeout.ms, read_committed consumers move
+    past it, and the producer is fenced."""
+    b = broker_factory("--transaction.abort.timed.out.transaction.cleanup.interval.ms=300")
+    t = create_topic(b.bootstrap, unique_topic("txn-timeout"), partitions=2)
+    p = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "tx-" + uuid.uuid4().hex,
+                  "transaction.timeout.ms": 2000})
+    p.init_transactions(30)
+    p.begin_transaction()
+    for i in range(4):
+        p.produce(t, b"stalled-%d" % i, partition=i % 2)
+    p.flush(30)
+    plain = Producer({"bootstrap.servers": b.bootstrap})
+    for i in range(2):
+        plain.produce(t, b"later-%d" % i, partition=i)
+    plain.flush(30)
+    import time
+    deadline = time.monotonic() + 30
+    got = []
+    while time.monotonic() < deadline:
+        got = sorted(v for _, _, v in read_all(b.bootstrap, t, 2, "read_committed", timeout=10))
+        if got:
+            break
+        time.sleep(0.5)
+    assert got == [b"later-0", b"later-1"]  # the stalled transaction was aborted
+    with pytest.raises(KafkaException):
+        p.commit_transaction(10)
+
+
+def test_transactional_id_limits(broker_factory):
+    b = broker_factory("--transaction.max.timeout.ms=5000")
+    p = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "tx-" + uuid.uuid4().hex,
+                  "transaction.timeout.ms": 60000})
+    with pytest.raises(KafkaException) as ei:
+        p.init_transactions(20)
+    assert ei.value.args[0].code() == KafkaError.INVALID_TRANSACTION_TIMEOUT, ei.value
