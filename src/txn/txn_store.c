@@ -6,6 +6,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/crashpoint.h"
 #include "base/diag.h"
 
 #define SWEEP_PAGE 256
@@ -209,6 +210,7 @@ ls_status ls_txn_finish(ls_txn_store_t *s, const char *tid)
         ls_txn_record_free(&rec);
         return LS_OK;
     }
+    ls_crashpoint("txn.decided"); /* decided, no marker written */
     const ls_txn_markers_t *mk = &s->o.markers;
     if (rec.npartitions > 0) {
         st = mk->log_markers(mk->arg, &rec);
@@ -232,6 +234,7 @@ ls_status ls_txn_finish(ls_txn_store_t *s, const char *tid)
     int64_t seq = rec.txn_seq;
     ls_txn_record_free(&rec);
     if (st != LS_OK) return st;
+    ls_crashpoint("txn.markers_written"); /* every marker written, not completed */
     ls_txn_result_t res;
     return ls_txn_run(s, tid, complete_step, &seq, &res);
 }

@@ -10,6 +10,7 @@ kill -9 at that instant would. It is then restarted normally, and:
     the latest record of every key is there and no deleted key came back.
 """
 import os
+import threading
 
 import pytest
 from confluent_kafka import Producer
@@ -272,3 +273,65 @@ def test_crash_in_an_upsert_commit(broker_factory, point):
     send(240, 60)
     t = wait_caught_up(tdir, last, timeout=90)
     assert table_state(t) == model
+
+
+TXN_POINTS = ["txn.decided", "txn.markers_written"]
+
+
+@pytest.mark.parametrize("point", TXN_POINTS)
+def test_crash_while_finishing_a_transaction(broker_factory, point):
+    """kill -9 after a commit decision and again after an abort decision:
+    after a restart the committed records are visible to read_committed
+    consumers exactly once and the aborted ones never."""
+    import uuid
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+    b = broker_factory("--transaction.abort.timed.out.transaction.cleanup.interval.ms=500")
+    topic = create_topic(b.bootstrap, unique_topic("crash-txn"), partitions=PARTS)
+    want = []
+    for commit in (True, False):
+        b.stop()
+        b.env_extra = {"LS_CRASH_AT": point}
+        b.start()
+        p = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "tx-" + uuid.uuid4().hex,
+                      "transaction.timeout.ms": 60000, "reconnect.backoff.ms": 20,
+                      "reconnect.backoff.max.ms": 300})
+        p.init_transactions(30)
+        p.begin_transaction()
+        vals = [b"%s-%d" % (b"c" if commit else b"a", i) for i in range(30)]
+        for i, v in enumerate(vals):
+            p.produce(topic, v, partition=i % PARTS)
+        p.flush(30)
+        # EndTxn is answered once the decision is durable; the broker dies
+        # right after (or before the answer left): the client retries on the
+        # restarted broker, which finishes the decision first
+        outcome = []
+        end = threading.Thread(target=lambda: outcome.append(
+            p.commit_transaction(120) if commit else p.abort_transaction(120)))
+        end.start()
+        b.wait_crashed()
+        assert ("crash point %s reached" % point) in b.log_text()
+        b.env_extra = {}
+        b.start()
+        end.join(150)
+        assert outcome == [None], "EndTxn did not complete after the restart"
+        if commit:
+            want += vals
+    c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "g-" + uuid.uuid4().hex,
+                  "isolation.level": "read_committed", "enable.partition.eof": True,
+                  "auto.offset.reset": "earliest"})
+    c.assign([TopicPartition(topic, i, 0) for i in range(PARTS)])
+    got, eof = [], set()
+
+    def caught_up():
+        m = c.poll(0.5)
+        if m is not None:
+            if m.error():
+                assert m.error().code() == KafkaError._PARTITION_EOF, m.error()
+                eof.add(m.partition())
+            else:
+                eof.discard(m.partition())
+                got.append(m.value())
+        return len(eof) == PARTS and len(got) >= len(want)
+    wait_until(caught_up, 60, what="read_committed consumer at the end")
+    c.close()
+    assert sorted(got) == sorted(want)
