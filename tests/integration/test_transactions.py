@@ -153,3 +153,42 @@ def test_transactional_id_limits(broker_factory):
     with pytest.raises(KafkaException) as ei:
         p.init_transactions(20)
     assert ei.value.args[0].code() == KafkaError.INVALID_TRANSACTION_TIMEOUT, ei.value
+
+
+def test_table_holds_committed_records_only(broker_factory):
+    """A table-enabled topic written by a transactional producer: the Iceberg
+    table gets the committed records once, never an aborted one or a marker,
+    and nothing of a transaction still open."""
+    import iceberg_util
+    import time
+    iceberg_util.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    t = create_topic(b.bootstrap, unique_topic("txn-table"), partitions=2,
+                     config={"lakestream.table.enabled": "true",
+                             "lakestream.table.commit.interval.ms": "1000"})
+    p = txn_producer(b.bootstrap, "tx-" + uuid.uuid4().hex)
+    want = []
+    for round_ in range(4):
+        p.begin_transaction()
+        vals = [b"t%d-%d" % (round_, i) for i in range(10)]
+        for i, v in enumerate(vals):
+            p.produce(t, v, partition=i % 2)
+        p.flush(30)
+        if round_ == 1:
+            p.abort_transaction(30)
+        else:
+            p.commit_transaction(30)
+            want += vals
+    p.begin_transaction()  # left open: its records must not reach the table yet
+    for i in range(6):
+        p.produce(t, b"open-%d" % i, partition=i % 2)
+    p.flush(30)
+    tdir = iceberg_util.table_dir(b, t)
+    _, rows, _ = iceberg_util.wait_rows(tdir, len(want))
+    time.sleep(2)  # a few more passes: still nothing past the open transaction
+    _, rows, _ = iceberg_util.wait_rows(tdir, len(want))
+    assert sorted(rows.column("value").to_pylist()) == sorted(want)
+    p.commit_transaction(30)
+    want += [b"open-%d" % i for i in range(6)]
+    _, rows, _ = iceberg_util.wait_rows(tdir, len(want))
+    assert sorted(rows.column("value").to_pylist()) == sorted(want)
