@@ -73,6 +73,7 @@ struct ls_group {
     bool initial_delay;
     otopic_t *topics;
     int ntopics, captopics;
+    bool txn_pending; /* may hold pending transactional offsets (group.h) */
 };
 
 struct ls_group_coord {
@@ -929,8 +930,9 @@ static void clear_offsets(ls_group_t *g)
     g->ntopics = g->captopics = 0;
 }
 
-ls_group_err ls_group_commit_check(ls_group_t *g, int32_t generation, const char *member_id,
-                                   const char *instance_id)
+/* OffsetCommit's and TxnOffsetCommit's membership rules (group.h). */
+static ls_group_err commit_check(ls_group_t *g, int32_t generation, const char *member_id,
+                                 const char *instance_id, bool txn)
 {
     if (g->c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
     if (g->state == LS_GROUP_DEAD)
@@ -939,12 +941,49 @@ ls_group_err ls_group_commit_check(ls_group_t *g, int32_t generation, const char
         return LS_GERR_FENCED_INSTANCE_ID;
     if (generation < 0 && g->state == LS_GROUP_EMPTY)
         return LS_GERR_NONE; /* the group only stores offsets */
-    if (g->state == LS_GROUP_COMPLETING_REBALANCE) return LS_GERR_REBALANCE_IN_PROGRESS;
+    if (txn) {
+        /* versions before 3 carry no membership: accepted whatever the state */
+        if (generation < 0 && (!member_id || !*member_id) && !instance_id) return LS_GERR_NONE;
+    } else if (g->state == LS_GROUP_COMPLETING_REBALANCE) {
+        return LS_GERR_REBALANCE_IN_PROGRESS;
+    }
     member_t *m = find_member(g, member_id);
     if (!m) return LS_GERR_UNKNOWN_MEMBER_ID;
     if (generation != g->generation) return LS_GERR_ILLEGAL_GENERATION;
-    heartbeat_reset(g, m);
+    if (!txn) heartbeat_reset(g, m);
     return LS_GERR_NONE;
+}
+
+ls_group_err ls_group_commit_check(ls_group_t *g, int32_t generation, const char *member_id,
+                                   const char *instance_id)
+{
+    return commit_check(g, generation, member_id, instance_id, false);
+}
+
+ls_group_err ls_group_txn_commit_check(ls_group_t *g, int32_t generation, const char *member_id,
+                                       const char *instance_id)
+{
+    return commit_check(g, generation, member_id, instance_id, true);
+}
+
+void ls_group_txn_offsets_added(ls_group_t *g)
+{
+    if (g->state == LS_GROUP_DEAD) {
+        revive(g);
+        persist(g);
+    }
+    g->txn_pending = true;
+}
+
+bool ls_group_txn_pending(const ls_group_t *g) { return g->txn_pending; }
+
+void ls_group_offsets_reload(ls_group_t *g, ls_group_loaded_t *l)
+{
+    if (g->state == LS_GROUP_DEAD) return;
+    clear_offsets(g);
+    for (int i = 0; i < l->noffsets; i++)
+        ls_group_offset_put(g, l->offsets[i].topic, l->offsets[i].partition, &l->offsets[i].o);
+    g->txn_pending = l->ntxn_pending > 0;
 }
 
 void ls_group_offset_put(ls_group_t *g, const char *topic, int32_t partition,
@@ -1050,6 +1089,7 @@ ls_group_err ls_group_delete(ls_group_t *g)
     for (int i = g->npending - 1; i >= 0; i--)
         remove_pending(g, i);
     clear_offsets(g);
+    g->txn_pending = false; /* the store deletes them with the group */
     g->state = LS_GROUP_DEAD;
     persist(g);
     return LS_GERR_NONE;
@@ -1093,7 +1133,7 @@ int ls_group_expire(ls_group_t *g, void (*drop_cb)(void *arg, const char *topic,
         }
         ls_free(drop);
     }
-    if (empty && count_offsets(g) == 0 && g->npending == 0 &&
+    if (empty && count_offsets(g) == 0 && g->npending == 0 && !g->txn_pending &&
         (ret >= 0 && now - g->state_wall_ms >= ret)) {
         clear_offsets(g);
         g->state = LS_GROUP_DEAD;
@@ -1188,6 +1228,7 @@ static void group_install(ls_group_t *g, ls_group_loaded_t *l)
         }
         for (int i = 0; i < l->noffsets; i++)
             ls_group_offset_put(g, l->offsets[i].topic, l->offsets[i].partition, &l->offsets[i].o);
+        g->txn_pending = l->ntxn_pending > 0;
     }
     (void)c;
 }

@@ -125,11 +125,19 @@ typedef struct ls_group_loaded_offset {
     ls_group_offset_t o;
 } ls_group_loaded_offset_t;
 
+/* A topic partition (of a pending transactional offset). */
+typedef struct ls_group_tp {
+    char *topic;
+    int32_t partition;
+} ls_group_tp_t;
+
 typedef struct ls_group_loaded {
-    bool exists; /* a group record was found */
+    bool exists; /* a group record, a committed or a pending offset was found */
     ls_group_record_t rec;
     ls_group_loaded_offset_t *offsets;
     int noffsets;
+    ls_group_tp_t *txn_pending; /* partitions with pending transactional offsets */
+    int ntxn_pending;
 } ls_group_loaded_t;
 void ls_group_loaded_free(ls_group_loaded_t *l);
 
@@ -279,10 +287,29 @@ void ls_group_offset_del(ls_group_t *g, const char *topic, int32_t partition);
 ls_group_err ls_group_offset_delete_check(ls_group_t *g, const char *topic);
 /* DeleteGroups: an Empty group becomes Dead and hooks.persist(NULL) removes it. */
 ls_group_err ls_group_delete(ls_group_t *g);
+/* Transactional offsets (KIP-447; stored by group/group_txn.h). A group
+ * knows whether it *may* hold pending offsets: set when a load finds some
+ * and by every TxnOffsetCommit, cleared only by a reread finding none. While
+ * set, the committed offsets in memory may lag the store (a marker written
+ * by another broker) and the group is not deleted by retention.
+ * txn_commit_check: TxnOffsetCommit's membership rules (Kafka's: a request
+ * without generation, member and instance id is accepted in any state; with
+ * them they must match as for OffsetCommit, but a rebalance in progress does
+ * not refuse it; a Dead group accepts only generation < 0). */
+ls_group_err ls_group_txn_commit_check(ls_group_t *g, int32_t generation, const char *member_id,
+                                       const char *instance_id);
+/* Pending offsets are being written: a Dead group comes to life as Empty
+ * (persisted, as by ls_group_offset_put) and the flag is set. */
+void ls_group_txn_offsets_added(ls_group_t *g);
+bool ls_group_txn_pending(const ls_group_t *g);
+/* Replaces the committed offsets in memory and the flag with a reread of the
+ * store (takes over l's offsets). A Dead group is left alone: it was deleted
+ * after the read began. */
+void ls_group_offsets_reload(ls_group_t *g, ls_group_loaded_t *l);
 /* Retention: drops offsets of deleted topics and expired offsets, and an
- * Empty group with none left. Returns the number of offsets dropped; the
- * caller deletes them from the store via the (topic, partition) pairs it
- * receives through drop_cb before they are removed from memory. */
+ * Empty group with none left (and no pending transactional offsets). Returns the number of offsets
+ * dropped; the caller deletes them from the store via the (topic, partition) pairs it receives
+ * through drop_cb before they are removed from memory. */
 int ls_group_expire(ls_group_t *g, void (*drop_cb)(void *arg, const char *topic, int32_t partition),
                     void *arg);
 #endif

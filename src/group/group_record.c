@@ -146,5 +146,8 @@ void ls_group_loaded_free(ls_group_loaded_t *l)
         ls_free(l->offsets[i].o.metadata);
     }
     ls_free(l->offsets);
+    for (int i = 0; i < l->ntxn_pending; i++)
+        ls_free(l->txn_pending[i].topic);
+    ls_free(l->txn_pending);
     memset(l, 0, sizeof *l);
 }

@@ -34,6 +34,7 @@
 #include "base/diag.h"
 #include "base/hash.h"
 #include "base/i64map.h"
+#include "group/group_txn.h"
 
 /* ------------------------------------------------------------------ keys */
 
@@ -156,8 +157,25 @@ ls_status ls_group_store_load(ls_meta_t *meta, const char *group_id, ls_group_lo
         lo->partition = (int32_t)strtol(slash + 1, NULL, 10);
         out->noffsets++;
     }
-    if (out->noffsets > 0) out->exists = true;
     ls_kvlist_free(&l);
+    pfx = ls_group_key_pending_prefix(group_id);
+    plen = strlen(pfx);
+    st = ls_meta_scan_prefix(meta, pfx, 0, &l);
+    ls_free(pfx);
+    if (st != LS_OK) {
+        ls_group_loaded_free(out);
+        return st;
+    }
+    out->txn_pending = LS_NEWN(ls_group_tp_t, l.n ? l.n : 1);
+    for (size_t i = 0; i < l.n; i++) {
+        int64_t pid;
+        ls_group_tp_t *tp = &out->txn_pending[out->ntxn_pending];
+        if (ls_group_pending_key_parse((const char *)l.v[i].key + plen, &pid, &tp->topic,
+                                       &tp->partition))
+            out->ntxn_pending++;
+    }
+    ls_kvlist_free(&l);
+    if (out->noffsets > 0 || out->ntxn_pending > 0) out->exists = true;
     return LS_OK;
 }
 
@@ -171,13 +189,22 @@ typedef struct wop {
     size_t vlen;
 } wop_t;
 
+/* A reread of a group (ls_group_service_refresh). */
+typedef struct refresh_ctx {
+    ls_group_refresh_cb cb;
+    void *arg;
+    uint64_t deletions; /* the fence's count at submission */
+    ls_group_loaded_t l;
+} refresh_ctx_t;
+
 typedef struct job {
     struct job *next;
     wop_t *ops;
     int nops;
-    bool exclusive;  /* contains a range delete: runs alone */
-    char *gid;       /* the group written (NULL: a barrier) */
-    char *owner_key; /* its owner record, compared against fence_rev */
+    bool exclusive;    /* contains a range delete, or reads: runs alone */
+    refresh_ctx_t *rf; /* a reread of the group (ls_group_service_refresh), not a write */
+    char *gid;         /* the group written (NULL: a barrier) */
+    char *owner_key;   /* its owner record, compared against fence_rev */
     int64_t fence_rev;
     ls_group_write_cb cb;
     void *arg;
@@ -189,6 +216,9 @@ typedef struct fence {
     struct fence *next; /* same hash */
     char *gid;
     int64_t rev;
+    /* offset deletions submitted (memory changes before the store does): a
+     * reread that began before one of them must not be installed */
+    uint64_t deletions;
 } fence_t;
 
 struct ls_group_service {
@@ -278,6 +308,10 @@ static void fenced(ls_group_service_t *s, const char *gid)
 
 static void job_free(job_t *j)
 {
+    if (j->rf) { /* a reread never run (the service is freed) */
+        ls_group_loaded_free(&j->rf->l);
+        ls_free(j->rf);
+    }
     for (int i = 0; i < j->nops; i++) {
         ls_free(j->ops[i].key);
         ls_free(j->ops[i].end);
@@ -344,9 +378,15 @@ static ls_status run_jobs(ls_meta_t *meta, job_t *first, job_t *end)
     return st;
 }
 
+static void refresh_read(ls_group_service_t *s, job_t *j);
+
 static void batch_work(void *arg)
 {
     ls_group_service_t *s = arg;
+    if (s->batch->rf) {
+        refresh_read(s, s->batch);
+        return;
+    }
     ls_status st = run_jobs(s->meta, s->batch, NULL);
     if (st != LS_ECONFLICT || !s->batch->next) {
         for (job_t *j = s->batch; j; j = j->next)
@@ -361,6 +401,8 @@ static void batch_work(void *arg)
     }
 }
 
+static void refresh_done(ls_group_service_t *s, job_t *j);
+
 static void batch_done(void *arg)
 {
     ls_group_service_t *s = arg;
@@ -368,7 +410,9 @@ static void batch_done(void *arg)
     s->batch = NULL;
     while (j) {
         job_t *next = j->next;
-        if (j->st == LS_EFENCED)
+        if (j->rf)
+            refresh_done(s, j);
+        else if (j->st == LS_EFENCED)
             fenced(s, j->gid);
         else if (j->st != LS_OK)
             LS_WARN_RL("group", "storing group state failed: %s", ls_status_str(j->st));
@@ -462,6 +506,7 @@ void ls_group_service_delete_offsets(ls_group_service_t *s, const char *group_id
         job_fail_fenced(j);
         return;
     }
+    fence_find(s, group_id)->deletions++;
     for (int i = 0; i < n; i++) {
         wop_t *w = &j->ops[j->nops++];
         w->kind = LS_META_OP_DEL;
@@ -470,9 +515,86 @@ void ls_group_service_delete_offsets(ls_group_service_t *s, const char *group_id
     job_submit(s, j);
 }
 
+void ls_group_service_txn_commit(ls_group_service_t *s, const char *group_id, int64_t producer_id,
+                                 int64_t txn_seq, const ls_group_commit_item_t *items, int n,
+                                 ls_group_write_cb cb, void *arg)
+{
+    job_t *j = job_new(n, cb, arg);
+    if (!job_fence(s, j, group_id)) {
+        job_fail_fenced(j);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        wop_t *w = &j->ops[j->nops++];
+        w->kind = LS_META_OP_PUT;
+        w->key = ls_group_key_pending(group_id, producer_id, items[i].topic, items[i].partition);
+        w->val = ls_group_pending_encode(txn_seq, &items[i].o, &w->vlen);
+    }
+    job_submit(s, j);
+}
+
 void ls_group_service_barrier(ls_group_service_t *s, ls_group_write_cb cb, void *arg)
 {
     job_submit(s, job_new(0, cb, arg));
+}
+
+/* ------------------------------------------------------------- refresh */
+
+/* A reread runs in the writer's queue, alone: it sees every write submitted
+ * before it, and its result is installed before the callbacks of writes
+ * submitted after it run (they apply to memory on completion). What changes
+ * memory before the store (offset deletions, a group deletion) is caught by
+ * the fence's deletion count and the Dead state: such a reread is run again,
+ * or not installed. */
+static void refresh_read(ls_group_service_t *s, job_t *j)
+{
+    j->st = ls_group_store_load(s->meta, j->gid, &j->rf->l);
+}
+
+static void refresh_submit(ls_group_service_t *s, const char *group_id, refresh_ctx_t *rf)
+{
+    job_t *j = job_new(0, NULL, NULL);
+    j->exclusive = true;
+    j->rf = rf;
+    if (!job_fence(s, j, group_id)) {
+        rf->cb(rf->arg, LS_EFENCED, NULL, 0);
+        ls_free(rf);
+        j->rf = NULL;
+        job_free(j);
+        return;
+    }
+    rf->deletions = fence_find(s, group_id)->deletions;
+    job_submit(s, j);
+}
+
+static void refresh_done(ls_group_service_t *s, job_t *j)
+{
+    refresh_ctx_t *rf = j->rf;
+    j->rf = NULL;
+    fence_t *f = fence_find(s, j->gid);
+    ls_status st = j->st;
+    if (st == LS_OK && (!f || f->rev != j->fence_rev)) st = LS_EFENCED; /* unloaded meanwhile */
+    if (st == LS_OK && f->deletions != rf->deletions) {
+        ls_group_loaded_free(&rf->l);
+        refresh_submit(s, j->gid, rf); /* read again, after the deletions */
+        return;
+    }
+    ls_group_t *g = st == LS_OK ? ls_group_find(s->coord, j->gid) : NULL;
+    if (g) ls_group_offsets_reload(g, &rf->l);
+    if (st != LS_OK && st != LS_EFENCED)
+        LS_WARN_RL("group", "rereading group '%s' failed: %s", j->gid, ls_status_str(st));
+    rf->cb(rf->arg, st, rf->l.txn_pending, rf->l.ntxn_pending);
+    ls_group_loaded_free(&rf->l);
+    ls_free(rf);
+}
+
+void ls_group_service_refresh(ls_group_service_t *s, const char *group_id, ls_group_refresh_cb cb,
+                              void *arg)
+{
+    refresh_ctx_t *rf = LS_NEW(refresh_ctx_t);
+    rf->cb = cb;
+    rf->arg = arg;
+    refresh_submit(s, group_id, rf);
 }
 
 /* ------------------------------------------------------------- hooks */
@@ -526,6 +648,12 @@ static void h_persist(void *arg, const char *group_id, const ls_group_record_t *
         size_t kl = strlen(w->key);
         w->end = ls_strdup(w->key);
         w->end[kl - 1] = '/' + 1; /* prefix end: '/' -> '0' */
+        w = &j->ops[j->nops++];
+        w->kind = LS_META_OP_DEL_RANGE; /* pending transactional offsets go too */
+        w->key = ls_group_key_pending_prefix(group_id);
+        kl = strlen(w->key);
+        w->end = ls_strdup(w->key);
+        w->end[kl - 1] = '/' + 1;
         w = &j->ops[j->nops++];
         w->kind = LS_META_OP_DEL;
         w->key = ls_group_key_meta(group_id);
@@ -764,9 +892,10 @@ typedef struct expire_ctx {
     int dropped;
 } expire_ctx_t;
 
-static void expire_ready(void *arg, ls_group_t *g)
+/* Expires one group's offsets (g NULL: it could not be had) and counts the
+ * pass down. */
+static void expire_group(expire_ctx_t *ec, ls_group_t *g)
 {
-    expire_ctx_t *ec = arg;
     if (g) {
         drop_ctx_t d = {NULL, 0};
         char *gid = ls_strdup(ls_group_id(g));
@@ -783,6 +912,35 @@ static void expire_ready(void *arg, ls_group_t *g)
             LS_INFO("group", "retention: removed %d committed offsets", ec->dropped);
         ls_free(ec);
     }
+}
+
+/* A group that may hold pending transactional offsets is reread first: a
+ * marker written elsewhere may have committed offsets memory lacks (and
+ * while some are still pending, ls_group_expire keeps the group). */
+typedef struct expire_reread {
+    expire_ctx_t *ec;
+    char *gid;
+} expire_reread_t;
+
+static void expire_reread(void *arg, ls_status st, const ls_group_tp_t *pending, int npending)
+{
+    expire_reread_t *er = arg;
+    expire_group(er->ec, st == LS_OK ? ls_group_find(er->ec->s->coord, er->gid) : NULL);
+    ls_free(er->gid);
+    ls_free(er);
+}
+
+static void expire_ready(void *arg, ls_group_t *g)
+{
+    expire_ctx_t *ec = arg;
+    if (g && ls_group_txn_pending(g)) {
+        expire_reread_t *er = LS_NEW(expire_reread_t);
+        er->ec = ec;
+        er->gid = ls_strdup(ls_group_id(g));
+        ls_group_service_refresh(ec->s, er->gid, expire_reread, er);
+        return;
+    }
+    expire_group(ec, g);
 }
 
 static void expire_list_done(void *arg, ls_status st, ls_group_listing_t *v, int n)

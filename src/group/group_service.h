@@ -9,6 +9,8 @@
  *
  *   /ls/group/owner/<gid>                             owner record (fencing,
  *                                                      group_service.c)
+ *   /ls/group/pending/<gid>/<producer id>/<topic>/<partition %010d>
+ *                                     pending transactional offset (group_txn.h)
  * Writes go through one ordered writer: jobs run in submission order;
  * consecutive small jobs are batched into one metadata txn (group commit:
  * a later write of the same key replaces an earlier one in the batch). A
@@ -59,6 +61,26 @@ void ls_group_service_delete_offsets(ls_group_service_t *s, const char *group_id
                                      const ls_group_commit_item_t *items, int n,
                                      ls_group_write_cb cb, void *arg);
 
+/* TxnOffsetCommit: stores the offsets pending for transaction txn_seq of
+ * producer_id (group_txn.h), fenced like commit; cb on the loop. */
+void ls_group_service_txn_commit(ls_group_service_t *s, const char *group_id, int64_t producer_id,
+                                 int64_t txn_seq, const ls_group_commit_item_t *items, int n,
+                                 ls_group_write_cb cb, void *arg);
+
+/* Rereads a loaded group's committed offsets and pending transactional
+ * offsets from the store, in order with its writes, and installs the
+ * committed ones in memory (ls_group_offsets_reload): how the coordinator
+ * sees a transaction's group marker written by any broker. Used for groups
+ * with ls_group_txn_pending() only (OffsetFetch, retention), so groups
+ * without transactions never pay for it. cb on the loop with the partitions
+ * that still have pending offsets (valid during the call; a partition may
+ * appear once per producer); LS_EFENCED when the group is no longer loaded
+ * by this broker. */
+typedef void (*ls_group_refresh_cb)(void *arg, ls_status st, const ls_group_tp_t *pending,
+                                    int npending);
+void ls_group_service_refresh(ls_group_service_t *s, const char *group_id, ls_group_refresh_cb cb,
+                              void *arg);
+
 /* cb runs once every write submitted before it is done (st: the last batch's). */
 void ls_group_service_barrier(ls_group_service_t *s, ls_group_write_cb cb, void *arg);
 
@@ -86,6 +108,7 @@ char *ls_group_key_owner(const char *group_id);
 char *ls_group_key_offset(const char *group_id, const char *topic, int32_t partition);
 /* Decodes an encoded group id (from a key); NULL if malformed. */
 char *ls_group_id_decode(const char *enc, size_t len);
-/* Blocking: loads one group's record and offsets (worker threads, CLI). */
+/* Blocking: loads one group's record, offsets and the partitions with
+ * pending transactional offsets (worker threads, CLI). */
 ls_status ls_group_store_load(ls_meta_t *meta, const char *group_id, ls_group_loaded_t *out);
 #endif

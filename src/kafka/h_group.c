@@ -629,7 +629,22 @@ static void fetch_finish(fetch_ctx_t *ctx)
     RESPOND(OffsetFetchResponse, ctx->resp);
 }
 
-static void fetch_fill_requested(fetch_group_t *fg, ls_group_t *g, int16_t err)
+/* RequireStable (v7+, KIP-447): a partition with pending transactional
+ * offsets answers UNSTABLE_OFFSET_COMMIT (partition level only, as Kafka)
+ * until its transaction's marker settles them; the client retries. */
+typedef struct unstable {
+    const ls_group_tp_t *v;
+    int n;
+} unstable_t;
+
+static bool is_unstable(const unstable_t *u, const char *topic, int32_t partition)
+{
+    for (int i = 0; u && i < u->n; i++)
+        if (u->v[i].partition == partition && strcmp(u->v[i].topic, topic) == 0) return true;
+    return false;
+}
+
+static void fetch_fill_requested(fetch_group_t *fg, ls_group_t *g, int16_t err, const unstable_t *u)
 {
     ls_arena_t *a = fg->ctx->req->arena;
     ls_kafka_OffsetFetchResponse_Group *out = fg->out;
@@ -650,6 +665,10 @@ static void fetch_fill_requested(fetch_group_t *fg, ls_group_t *g, int16_t err)
             p->CommittedLeaderEpoch = -1;
             p->Metadata = ls_kstr_c("");
             p->ErrorCode = err;
+            if (ok && is_unstable(u, topic, p->PartitionIndex)) {
+                p->ErrorCode = LS_KERR_UNSTABLE_OFFSET_COMMIT;
+                continue;
+            }
             const ls_group_offset_t *o =
                 g && ok ? ls_group_offset_get(g, topic, qt->PartitionIndexes[j]) : NULL;
             if (o) {
@@ -661,7 +680,7 @@ static void fetch_fill_requested(fetch_group_t *fg, ls_group_t *g, int16_t err)
     }
 }
 
-static void fetch_fill_all(fetch_group_t *fg, ls_group_t *g)
+static void fetch_fill_all(fetch_group_t *fg, ls_group_t *g, const unstable_t *u)
 {
     ls_arena_t *a = fg->ctx->req->arena;
     ls_kafka_OffsetFetchResponse_Group *out = fg->out;
@@ -689,6 +708,13 @@ static void fetch_fill_all(fetch_group_t *fg, ls_group_t *g)
         }
         ls_kafka_OffsetFetchResponse_Partition *p = &t->Partitions[t->NumPartitions++];
         p->PartitionIndex = part;
+        if (is_unstable(u, topic, part)) {
+            p->CommittedOffset = -1;
+            p->CommittedLeaderEpoch = -1;
+            p->Metadata = ls_kstr_c("");
+            p->ErrorCode = LS_KERR_UNSTABLE_OFFSET_COMMIT;
+            continue;
+        }
         p->CommittedOffset = o->offset;
         p->CommittedLeaderEpoch = o->leader_epoch;
         p->Metadata = offset_meta(a, o);
@@ -706,20 +732,42 @@ static void fetch_verified(void *arg, bool owned)
         fetch_ready(fg, NULL); /* COORDINATOR_NOT_AVAILABLE: the client looks again */
 }
 
-static void fetch_ready(void *arg, ls_group_t *g)
+/* Answers one group from g (NULL: err), u: the partitions to answer unstable. */
+static void fetch_answer(fetch_group_t *fg, ls_group_t *g, int16_t err, const unstable_t *u)
 {
-    fetch_group_t *fg = arg;
     fetch_ctx_t *ctx = fg->ctx;
     fg->out->GroupId = ls_kstr_c(fg->gid);
     if (!g) {
-        fg->out->ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
-        if (fg->ntopics >= 0) fetch_fill_requested(fg, NULL, LS_KERR_NONE);
+        fg->out->ErrorCode = err;
+        if (fg->ntopics >= 0) fetch_fill_requested(fg, NULL, LS_KERR_NONE, NULL);
     } else if (fg->ntopics < 0) {
-        fetch_fill_all(fg, g);
+        fetch_fill_all(fg, g, u);
     } else {
-        fetch_fill_requested(fg, g, LS_KERR_NONE);
+        fetch_fill_requested(fg, g, LS_KERR_NONE, u);
     }
     if (--ctx->pending == 0) fetch_finish(ctx);
+}
+
+static void fetch_reread(void *arg, ls_status st, const ls_group_tp_t *pending, int npending)
+{
+    fetch_group_t *fg = arg;
+    ls_group_t *g = NULL;
+    if (st == LS_OK) g = ls_group_find(ls_group_service_coord(svc(fg->ctx->req)), fg->gid);
+    unstable_t u = {pending, fg->ctx->m.RequireStable ? npending : 0};
+    fetch_answer(
+        fg, g, st == LS_EFENCED ? LS_KERR_NOT_COORDINATOR : LS_KERR_COORDINATOR_NOT_AVAILABLE, &u);
+}
+
+static void fetch_ready(void *arg, ls_group_t *g)
+{
+    fetch_group_t *fg = arg;
+    if (g && ls_group_txn_pending(g)) {
+        /* a transaction's marker may have been written by another broker:
+         * reread the offsets (only groups that ever had pending ones pay) */
+        ls_group_service_refresh(svc(fg->ctx->req), fg->gid, fetch_reread, fg);
+        return;
+    }
+    fetch_answer(fg, g, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
 }
 
 void ls_kafka_handle_offset_fetch(ls_kreq_t *req)
