@@ -61,8 +61,10 @@ uint8_t *ls_group_pending_encode(int64_t txn_seq, const ls_group_offset_t *o, si
 ls_status ls_group_pending_decode(const uint8_t *p, size_t len, int64_t *txn_seq,
                                   const uint8_t **rec, size_t *rlen);
 
-/* The group marker of transaction txn_seq of producer_id (see above).
- * Blocking; LS_OK also when nothing is pending. A store failure is its status
+/* The group marker of transaction txn_seq of producer_id (see above): for a
+ * decided transaction record, its marker_producer_id and txn_seq, commit
+ * when PrepareCommit. Any thread but the loop; any broker, coordinator of
+ * the group or not. Blocking; LS_OK also when nothing is pending. A store failure is its status
  * (the transaction's completion retries); LS_ECONFLICT after repeated lost
  * compares (the group changing under it). */
 ls_status ls_group_txn_marker(ls_meta_t *meta, const char *group_id, int64_t producer_id,
