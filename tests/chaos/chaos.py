@@ -25,6 +25,11 @@ growing offset for a consumer group through the cluster and reads it back:
   commits_backwards  a read-back committed offset below the highest commit
                      already acknowledged (a stale coordinator answering)
 
+With --txn (`make chaos TXN=1`) the load is transactional instead: several
+transactional producers commit and abort random multi-partition transactions
+under the same nemesis, and read_committed / read_uncommitted consumers check
+that committed transactions are whole and aborted ones invisible (txn.py).
+
 `make chaos CYCLES=N` runs it long; tests/integration/test_chaos.py runs a
 short version inside `make test`. Exit status 1 on any loss, duplicate,
 reordering or stranger."""
@@ -158,11 +163,11 @@ class EtcdProxy:
         self.srv.close()
 
 
-def start_nodes(work, faults, cluster, etcd):
+def start_nodes(work, faults, cluster, etcd, extra_args=()):
     """One broker, or a cluster of `cluster` brokers over etcd and one shared
     file store. Returns the brokers (started)."""
     data = os.path.join(work, "data")
-    args = ["--wal.gc.grace.ms=2000"]
+    args = ["--wal.gc.grace.ms=2000"] + list(extra_args)
     objects, meta = os.path.join(data, "objects"), "sqlite://" + os.path.join(data, "meta.db")
     if cluster:
         args += ["--broker.session.timeout.ms=2000", "--http.listen="]
@@ -200,6 +205,45 @@ def start_nodes(work, faults, cluster, etcd):
     return nodes
 
 
+class Nemesis:
+    """Once per cycle: with one broker, kill -9 and restart it; on a cluster,
+    in turn a kill -9 of a random broker (etcd paused meanwhile half the
+    time), a pause (SIGSTOP) past its session, or a cut from etcd past its
+    session while it keeps serving clients."""
+
+    def __init__(self, nodes, etcd, rnd, cluster):
+        self.nodes, self.etcd, self.rnd, self.cluster = nodes, etcd, rnd, cluster
+        self.kills = self.pauses = self.partitions_cut = self.etcd_pauses = 0
+
+    def strike(self, cycle):
+        rnd = self.rnd
+        victim = rnd.choice(self.nodes)
+        kind = ("kill", "pause", "partition")[cycle % 3] if self.cluster else "kill"
+        if kind == "pause":
+            # a pause longer than the session: the others take over its groups
+            # and partitions; it resumes believing nothing happened
+            os.kill(victim.pid, signal.SIGSTOP)
+            time.sleep(rnd.uniform(2.5, 4.0))
+            os.kill(victim.pid, signal.SIGCONT)
+            self.pauses += 1
+            return kind
+        if kind == "partition":
+            # cut from etcd longer than the session while it keeps serving
+            # clients: its lease expires and the others take over; it must
+            # notice before it writes anything stale
+            victim.etcd_proxy.partition(rnd.uniform(2.5, 4.0))
+            self.partitions_cut += 1
+            return kind
+        victim.kill9()
+        self.kills += 1
+        if self.etcd and rnd.random() < 0.5:
+            self.etcd.pause(rnd.uniform(0.2, 1.5))
+            self.etcd_pauses += 1
+        time.sleep(rnd.random() * 0.2)
+        victim.start()
+        return kind
+
+
 def run(cycles, records, partitions, faults, seed, work, log=print, cluster=0):
     """cluster: 0 for one broker, else that many brokers over a throwaway etcd;
     the nemesis then kills a random broker per cycle and pauses etcd."""
@@ -230,32 +274,11 @@ def _run(cycles, records, partitions, faults, rnd, seed, work, log, cluster, etc
             acked[msg.value()] = (msg.partition(), msg.offset())
 
     produced = 0
-    pauses = [0]
-    partitions_cut = [0]
+
+    nemesis = Nemesis(nodes, etcd, rnd, cluster)
 
     def crash(cycle):
-        victim = rnd.choice(nodes)
-        kind = ("kill", "pause", "partition")[cycle % 3] if cluster else "kill"
-        if kind == "pause":
-            # a pause longer than the session: the others take over its groups
-            # and partitions; it resumes believing nothing happened
-            os.kill(victim.pid, signal.SIGSTOP)
-            time.sleep(rnd.uniform(2.5, 4.0))
-            os.kill(victim.pid, signal.SIGCONT)
-            pauses[0] += 1
-            return
-        if kind == "partition":
-            # cut from etcd longer than the session while it keeps serving
-            # clients: its lease expires and the others take over; it must
-            # notice before it writes anything stale
-            victim.etcd_proxy.partition(rnd.uniform(2.5, 4.0))
-            partitions_cut[0] += 1
-            return
-        victim.kill9()
-        if etcd and rnd.random() < 0.5:
-            etcd.pause(rnd.uniform(0.2, 1.5))
-        time.sleep(rnd.random() * 0.2)
-        victim.start()
+        nemesis.strike(cycle)
 
     commit_stop = threading.Event()
     commit_stats = {"acknowledged": 0, "backwards": []}
@@ -344,7 +367,7 @@ def _run(cycles, records, partitions, faults, rnd, seed, work, log, cluster, etc
               "failed": len(failed), "unflushed": left, "read": sum(len(v) for v in got.values()),
               "lost": len(lost), "duplicated": len(dups), "reordered": reordered,
               "strangers": len(strangers), "faults": faults, "seed": seed,
-              "pauses": pauses[0], "etcd_partitions": partitions_cut[0],
+              "pauses": nemesis.pauses, "etcd_partitions": nemesis.partitions_cut,
               "group_commits": commit_stats["acknowledged"],
               "commits_backwards": len(commit_stats["backwards"]),
               "examples": {"lost": [v.decode() for v in lost[:5]],
@@ -361,9 +384,16 @@ def main(argv=None):
     ap.add_argument("--cluster", type=int, default=0,
                     help="run N brokers over a throwaway etcd; per cycle kill, pause or cut "
                          "from etcd a random one (and sometimes pause etcd)")
+    ap.add_argument("--txn", action="store_true",
+                    help="transactional producers and the transaction checker (txn.py); "
+                         "--cluster defaults to 3, --records is not used")
+    ap.add_argument("--producers", type=int, default=4,
+                    help="--txn: transactional producers (one transactional.id each)")
     ap.add_argument("--seed", type=int, default=int(time.time()))
     ap.add_argument("--json", help="write the report here")
     a = ap.parse_args(argv)
+    if a.txn:
+        return main_txn(a)
     with tempfile.TemporaryDirectory(prefix="lakestream-chaos-") as work:
         r = run(a.cycles, a.records, a.partitions, a.faults, a.seed, work, cluster=a.cluster)
     print(json.dumps(r, indent=2))
@@ -373,6 +403,21 @@ def main(argv=None):
     ok = (r["broker_exit"] in (0, None) and r["lost"] == 0 and r["duplicated"] == 0
           and r["reordered"] == 0 and r["strangers"] == 0 and r["commits_backwards"] == 0)
     print("chaos: %s" % ("PASS" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
+def main_txn(a):
+    import txn
+    with tempfile.TemporaryDirectory(prefix="lakestream-chaos-txn-") as work:
+        r = txn.run(a.cycles, a.partitions, a.faults, a.seed, work,
+                    cluster=a.cluster or 3, producers=a.producers,
+                    keep_logs=os.path.join(lsbroker.ROOT, "build", "chaos-txn-logs"))
+    print(json.dumps(r, indent=2))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(r, f, indent=2)
+    ok = txn.passed(r)
+    print("chaos txn: %s" % ("PASS" if ok else "FAIL"))
     return 0 if ok else 1
 
 
