@@ -23,6 +23,9 @@ Scenarios (see bench/README.md):
   table-freshness     (8) produce ack -> visible in the table's current snapshot
   upsert-freshness    (8b) the same into an upsert table (compacted topic, keyed
                       records, write.mode=upsert), beside scenario 8's append table
+  txn-produce         (9) transactional produce throughput, transactions of 100
+                      records (bench/txn_produce.py), beside the same producers
+                      without transactions
 
 Needs: bench/setup.sh run once (Kafka jars in .cache/bench/kafka/libs, gnuplot, .venv).
 Runs under .venv's python (bench/run.sh): scenarios 6-8 import confluent-kafka,
@@ -57,7 +60,8 @@ KAFKA_LIBS = os.path.join(ROOT, ".cache", "bench", "kafka", "libs")
 RESULTS = os.path.join(ROOT, "bench", "results")
 
 # Run order: latency first, then the scenarios that write the most.
-SCENARIOS = ["produce-latency", "e2e-latency", "produce-throughput", "consume-catchup",
+SCENARIOS = ["produce-latency", "e2e-latency", "produce-throughput", "txn-produce",
+             "consume-catchup",
              "s3-latency", "consume-catchup-compacted", "s3-radosgw", "materialization",
              "zero-etl", "table-freshness", "upsert-freshness"]
 # Scenarios on brokers of their own (a fresh broker with its own configuration per
@@ -144,6 +148,16 @@ METRICS = {
     },
 }
 METRICS["upsert-freshness"] = METRICS["table-freshness"]
+METRICS["txn-produce"] = {
+    "txn_msgs_per_sec": (("produce", "msgs_per_sec"), "msg/s", True),
+    "txn_mb_per_sec": (("produce", "mb_per_sec"), "MiB/s", True),
+    "txns_per_sec": (("txn", "txns_per_sec"), "txn/s", True),
+    "commit_p50_ms": (("txn", "commit", "p50_ms"), "ms", False),
+    "commit_p99_ms": (("txn", "commit", "p99_ms"), "ms", False),
+    "plain_msgs_per_sec": (("plain", "msgs_per_sec"), "msg/s", True),
+    "txn_over_plain": (("derived", "txn_over_plain"), "x", True),
+}
+TXN_DRIVER = os.path.join(ROOT, "bench", "txn_produce.py")
 
 
 def log(msg):
@@ -348,7 +362,35 @@ def run_scenario(sc, broker, a, rep):
         return table_freshness(broker, topic, a)
     if sc == "upsert-freshness":
         return table_freshness(broker, topic, a, upsert=True)
+    if sc == "txn-produce":
+        return txn_produce(broker, topic, a)
     raise ValueError(sc)
+
+
+def txn_produce(broker, topic, a):
+    """Scenario 9: bench/txn_produce.py in txn mode, then in plain mode (same
+    producers, no transactions) on a second topic; one JSON with both."""
+    def run(mode, t):
+        cmd = [sys.executable, TXN_DRIVER, "--mode", mode, "--brokers", broker.bootstrap,
+               "--topic", t, "--create", "--partitions", str(a.partitions), "--size", str(a.size),
+               "--linger-ms", str(a.linger_ms), "--txn-records", str(a.txn_records),
+               "--producers", str(a.txn_producers), "--duration", str(a.duration),
+               "--warmup", str(a.warmup)]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=600)
+        if p.returncode != 0 or not p.stdout.strip():
+            raise RuntimeError(f"txn driver failed ({p.returncode}): {' '.join(cmd)}\n"
+                               f"{p.stderr[-2000:]}")
+        out = json.loads(p.stdout)
+        out["cmd"] = " ".join(os.path.relpath(c, ROOT) if c == TXN_DRIVER else c for c in cmd)
+        return out
+    txn = run("txn", topic)
+    plain = run("plain", topic + "-plain")
+    out = {"produce": txn["produce"], "txn": txn["txn"], "plain": plain["produce"],
+           "cmd": txn["cmd"], "plain_cmd": plain["cmd"]}
+    pm = plain["produce"]["msgs_per_sec"]
+    out["derived"] = {"txn_over_plain": txn["produce"]["msgs_per_sec"] / pm if pm else None}
+    return out
 
 
 def object_files(broker, prefix):
@@ -854,6 +896,10 @@ def main():
                     help="table-freshness: how often the table's current snapshot is read")
     ap.add_argument("--upsert-keys", type=int, default=1000,
                     help="upsert-freshness: distinct record keys (the upsert table's rows)")
+    ap.add_argument("--txn-records", type=int, default=100,
+                    help="txn-produce: records per transaction")
+    ap.add_argument("--txn-producers", type=int, default=4,
+                    help="txn-produce: concurrent producers (one transactional.id each)")
     ap.add_argument("--tag", default="", help="suffix for result files (e.g. smoke)")
     ap.add_argument("--out", default=RESULTS)
     a = ap.parse_args()
@@ -1165,6 +1211,17 @@ def scenario_note(sc, a):
                             "holding the keys it changes (copy-on-write). Beside it, "
                             "scenario 8's rows of the same run (append table; Kafka + "
                             "PyIceberg consumer).",
+        "txn-produce": f"{a.txn_producers} transactional producers (bench/txn_produce.py: "
+                       "confluent-kafka, one transactional.id each, in threads of one process) "
+                       f"run transactions of {a.txn_records} × {a.size} B records round-robin "
+                       f"over {a.partitions} partitions, back to back (begin, produce, "
+                       f"commit_transaction) for {a.duration:g} s after {a.warmup:g} s "
+                       "warm-up; counted: records of transactions whose commit returned in the "
+                       "window; commit = commit_transaction's duration (flush of the last "
+                       "records, EndTxn, markers). plain = the same producers and records, "
+                       "idempotent, no transactional.id, delivery reports in the window; "
+                       f"txn_over_plain = txn / plain msg/s of the same broker. linger "
+                       f"{a.linger_ms} ms, acks=all.",
     }[sc]
 
 
@@ -1179,6 +1236,8 @@ def plots(summary, out, stamp):
             ms = ["mb_per_sec"]
         elif sc == "zero-etl":
             ms = ["cpu_s_per_gib", "written_gib_per_gib"]
+        elif sc == "txn-produce":
+            ms = ["txn_msgs_per_sec", "plain_msgs_per_sec"]
         else:
             ms = [m for m in ("p50_ms", "p99_ms", "p999_ms") if m in ms]
         dat = os.path.join(out, f".{stamp}-{sc}.dat")
