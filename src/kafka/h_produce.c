@@ -487,8 +487,11 @@ static void txn_read_work(void *arg)
 static void txn_read_after(void *arg)
 {
     produce_job_t *job = arg;
+    /* produce_process answers at once when every partition is refused, and
+     * that frees the request's arena, job included: keep the record here */
+    produce_txn_t txn = job->txn;
     produce_process(job);
-    if (job->txn.st == LS_OK) ls_txn_record_free(&job->txn.rec);
+    if (txn.st == LS_OK) ls_txn_record_free(&txn.rec);
 }
 
 void ls_kafka_handle_produce(ls_kreq_t *req)

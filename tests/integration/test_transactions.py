@@ -192,3 +192,32 @@ def test_table_holds_committed_records_only(broker_factory):
     want += [b"open-%d" % i for i in range(6)]
     _, rows, _ = iceberg_util.wait_rows(tdir, len(want))
     assert sorted(rows.column("value").to_pylist()) == sorted(want)
+
+
+def test_fenced_producer_refused_on_every_partition(broker):
+    """A zombie instance keeps producing to the partitions of its fenced
+    transaction: the produce check refuses every partition and the request
+    is answered at once. The transaction record read for the check must not
+    be freed from the request's memory after that answer (it was: a
+    use-after-free found by `chaos.py --txn`, glibc aborting with
+    "free(): corrupted unsorted chunks"; ASan names it)."""
+    t = create_topic(broker.bootstrap, unique_topic("txn-zombie"), partitions=2)
+    tid = "tx-" + uuid.uuid4().hex
+    old = txn_producer(broker.bootstrap, tid, **{"linger.ms": 0})
+    old.begin_transaction()
+    for part in (0, 1):
+        old.produce(t, b"zombie", partition=part)
+    old.flush(30)
+    new = txn_producer(broker.bootstrap, tid)  # fences the old instance
+    try:
+        for i in range(20):
+            old.produce(t, b"late-%d" % i, partition=i % 2)
+            old.poll(0.05)
+        old.flush(10)
+    except KafkaException as e:   # fenced: the refusal reached the client
+        assert e.args[0].fatal(), e
+    new.begin_transaction()
+    new.produce(t, b"fresh", partition=1)
+    new.commit_transaction(30)
+    assert [v for _, _, v in read_all(broker.bootstrap, t, 2, "read_committed")] == [b"fresh"]
+    assert broker.alive()
