@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,11 +34,15 @@ typedef struct tid_node {
     char *tid;
 } tid_node_t;
 
+/* Threads finishing decisions: each waits on the loop for its markers, so
+ * several decisions' markers share flushes. The first also sweeps. */
+#define FINISHERS 4
+
 struct ls_txn_coord {
     ls_txn_coord_opts_t o;
     ls_txn_store_t *store;
-    pthread_t thread;
-    bool started;
+    pthread_t threads[FINISHERS];
+    int nstarted;
     uv_async_t async; /* marker jobs -> loop */
     pthread_mutex_t mu;
     pthread_cond_t cv; /* the thread waits on it: work, a kick, acknowledgements, closing */
@@ -189,10 +194,18 @@ static void sweep(ls_txn_coord_t *c)
                 st.visited, st.aborted, st.finished, st.expired, st.failed);
 }
 
+typedef struct finisher {
+    ls_txn_coord_t *c;
+    bool sweeps;
+} finisher_t;
+
 static void *coord_main(void *arg)
 {
-    ls_txn_coord_t *c = arg;
-    int64_t next_sweep = ls_clock_mono_ms() + c->o.sweep_interval_ms;
+    finisher_t *f = arg;
+    ls_txn_coord_t *c = f->c;
+    bool sweeps = f->sweeps;
+    ls_free(f);
+    int64_t next_sweep = sweeps ? ls_clock_mono_ms() + c->o.sweep_interval_ms : INT64_MAX;
     pthread_mutex_lock(&c->mu);
     while (!c->closing) {
         if (c->queue) {
@@ -211,7 +224,7 @@ static void *coord_main(void *arg)
             pthread_mutex_lock(&c->mu);
             continue;
         }
-        if (c->kicked || ls_clock_mono_ms() >= next_sweep) {
+        if (sweeps && (c->kicked || ls_clock_mono_ms() >= next_sweep)) {
             c->kicked = false;
             pthread_mutex_unlock(&c->mu);
             sweep(c);
@@ -241,15 +254,21 @@ ls_txn_coord_t *ls_txn_coord_start(const ls_txn_coord_opts_t *o, char *err, int 
     ls_cond_init_mono(&c->cv);
     uv_async_init(o->loop, &c->async, on_async);
     c->async.data = c;
-    int rc = ls_thread_start(&c->thread, "ls-txn", coord_main, c);
-    if (rc != 0) {
-        snprintf(err, (size_t)errlen, "starting the transaction coordinator thread: %s",
-                 strerror(rc));
-        c->closing = true;
-        ls_txn_coord_free(c);
-        return NULL;
+    for (int i = 0; i < FINISHERS; i++) {
+        finisher_t *f = LS_NEW(finisher_t);
+        f->c = c;
+        f->sweeps = i == 0;
+        int rc =
+            ls_thread_start(&c->threads[i], i == 0 ? "ls-txn" : "ls-txn-finish", coord_main, f);
+        if (rc != 0) {
+            ls_free(f);
+            snprintf(err, (size_t)errlen, "starting the transaction coordinator threads: %s",
+                     strerror(rc));
+            ls_txn_coord_free(c);
+            return NULL;
+        }
+        c->nstarted++;
     }
-    c->started = true;
     return c;
 }
 
@@ -289,8 +308,9 @@ void ls_txn_coord_stop(ls_txn_coord_t *c)
     c->closing = true;
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
-    if (c->started) pthread_join(c->thread, NULL);
-    c->started = false;
+    for (int i = 0; i < c->nstarted; i++)
+        pthread_join(c->threads[i], NULL);
+    c->nstarted = 0;
 }
 
 static void on_async_closed(uv_handle_t *h)

@@ -9,9 +9,11 @@
  *  - Finishing a decision writes markers, and a log marker is an append to
  *    log storage, which lives on the loop thread and whose flushes run on the
  *    same worker pool. A worker blocked on a marker could therefore starve
- *    the flush it waits for, so decisions are finished by a thread of our
- *    own ("ls-txn"): it takes tids from a queue (ls_txn_coord_finish, from
- *    any thread; a tid already queued is not queued twice) and, every
+ *    the flush it waits for, so decisions are finished by threads of our
+ *    own: four take tids from a queue (ls_txn_coord_finish, from any thread;
+ *    a tid already queued is not queued twice; two threads finishing one tid
+ *    at once is harmless, as markers are idempotent), so the markers of
+ *    concurrent decisions share flushes; the first ("ls-txn") also, every
  *    transaction.abort.timed.out.transaction.cleanup.interval.ms or when
  *    kicked (membership changed), sweeps the ids this broker coordinates
  *    (ls_txn_sweep: time-outs, decisions a dead broker left, expiry).
@@ -25,9 +27,9 @@
  *    dropped) are store transactions made by the group module directly
  *    from this thread.
  *  - Stopping: ls_txn_coord_stop (a worker, never the loop) marks the
- *    coordinator closing, which wakes a thread waiting on the loop (its
+ *    coordinator closing, which wakes threads waiting on the loop (their
  *    markers are abandoned: the loop frees them when their appends end)
- *    and joins it; ls_txn_coord_free (the loop) closes the async handle.
+ *    and joins them; ls_txn_coord_free (the loop) closes the async handle.
  * Threads: ls_txn_coord_finish and ls_txn_coord_kick from any thread; start,
  * stop and free as said. */
 #ifndef LS_TXN_COORD_H
