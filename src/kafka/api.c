@@ -49,6 +49,7 @@ const ls_kafka_api_t ls_kafka_apis[] = {
     API(DeleteRecords, DELETE_RECORDS, ls_kafka_handle_delete_records),
     API(InitProducerId, INIT_PRODUCER_ID, ls_kafka_handle_init_producer_id),
     API(AddPartitionsToTxn, ADD_PARTITIONS_TO_TXN, ls_kafka_handle_add_partitions_to_txn),
+    API(AddOffsetsToTxn, ADD_OFFSETS_TO_TXN, ls_kafka_handle_add_offsets_to_txn),
     API(EndTxn, END_TXN, ls_kafka_handle_end_txn),
     API(OffsetForLeaderEpoch, OFFSET_FOR_LEADER_EPOCH, ls_kafka_handle_offset_for_leader_epoch),
     API(DescribeConfigs, DESCRIBE_CONFIGS, ls_kafka_handle_describe_configs),

@@ -18,6 +18,7 @@
 #include "cluster/membership.h"
 #include "compact/compactor.h"
 #include "group/group_service.h"
+#include "group/group_txn.h"
 #include "http/http_server.h"
 #include "http/iceberg_rest.h"
 #include "http/registry_rest.h"
@@ -367,11 +368,11 @@ static ls_status txn_new_producer_id(void *arg, int64_t *id)
     return svc_new_producer_id(arg, id);
 }
 
-static ls_status txn_group_marker(void *arg, const char *group, int64_t producer_id, bool commit)
+static ls_status txn_group_marker(void *arg, const char *group, int64_t producer_id,
+                                  int64_t txn_seq, bool commit)
 {
     ls_broker_t *b = arg;
-    (void)b;
-    return LS_EINVAL; /* TEMP until ls_group_txn_marker lands */
+    return ls_group_txn_marker(b->meta, group, producer_id, txn_seq, commit);
 }
 
 static int start_txn(ls_broker_t *b, char *err, int errlen)

@@ -160,7 +160,7 @@ static ls_status log_markers(void *arg, const ls_txn_record_t *rec)
 static ls_status group_marker(void *arg, const ls_txn_record_t *rec, const char *group)
 {
     ls_txn_coord_t *c = arg;
-    return c->o.group_marker(c->o.arg, group, rec->marker_producer_id,
+    return c->o.group_marker(c->o.arg, group, rec->marker_producer_id, rec->txn_seq,
                              rec->state == LS_TXN_PREPARE_COMMIT);
 }
 

@@ -55,7 +55,8 @@ typedef struct ls_txn_coord_opts {
     /* A new producer id, unique across brokers (blocking). */
     ls_status (*new_producer_id)(void *arg, int64_t *id);
     /* Settles a group's pending transactional offsets (blocking). */
-    ls_status (*group_marker)(void *arg, const char *group, int64_t producer_id, bool commit);
+    ls_status (*group_marker)(void *arg, const char *group, int64_t producer_id, int64_t txn_seq,
+                              bool commit);
     void *arg;
 } ls_txn_coord_opts_t;
 
