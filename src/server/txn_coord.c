@@ -47,7 +47,8 @@ struct ls_txn_coord {
     pthread_mutex_t mu;
     pthread_cond_t cv; /* the thread waits on it: work, a kick, acknowledgements, closing */
     tid_node_t *queue, *queue_tail;
-    marker_job_t *jobs; /* waiting for the loop */
+    const char *busy[FINISHERS]; /* the tid each finisher is working on, or NULL */
+    marker_job_t *jobs;          /* waiting for the loop */
     bool kicked;
     bool closing;
 };
@@ -196,22 +197,43 @@ static void sweep(ls_txn_coord_t *c)
 
 typedef struct finisher {
     ls_txn_coord_t *c;
-    bool sweeps;
+    int index;
 } finisher_t;
+
+/* With the mutex held: unlinks and returns the first queued tid no other
+ * finisher is working on (one decision's markers are written by one thread
+ * at a time, so a log gets each marker once), or NULL. */
+static tid_node_t *take_queued(ls_txn_coord_t *c)
+{
+    tid_node_t *prev = NULL;
+    for (tid_node_t *n = c->queue; n; prev = n, n = n->next) {
+        bool busy = false;
+        for (int i = 0; i < FINISHERS && !busy; i++)
+            busy = c->busy[i] && strcmp(c->busy[i], n->tid) == 0;
+        if (busy) continue;
+        if (prev)
+            prev->next = n->next;
+        else
+            c->queue = n->next;
+        if (c->queue_tail == n) c->queue_tail = prev;
+        return n;
+    }
+    return NULL;
+}
 
 static void *coord_main(void *arg)
 {
     finisher_t *f = arg;
     ls_txn_coord_t *c = f->c;
-    bool sweeps = f->sweeps;
+    int self = f->index;
+    bool sweeps = self == 0;
     ls_free(f);
     int64_t next_sweep = sweeps ? ls_clock_mono_ms() + c->o.sweep_interval_ms : INT64_MAX;
     pthread_mutex_lock(&c->mu);
     while (!c->closing) {
-        if (c->queue) {
-            tid_node_t *n = c->queue;
-            c->queue = n->next;
-            if (!c->queue) c->queue_tail = NULL;
+        tid_node_t *n = take_queued(c);
+        if (n) {
+            c->busy[self] = n->tid;
             pthread_mutex_unlock(&c->mu);
             ls_status st = ls_txn_finish(c->store, n->tid);
             if (st != LS_OK && st != LS_ESHUTDOWN)
@@ -219,9 +241,11 @@ static void *coord_main(void *arg)
                            "finishing transaction '%s' failed (%s); the sweep retries it within "
                            "%lld ms",
                            n->tid, ls_status_str(st), (long long)c->o.sweep_interval_ms);
+            pthread_mutex_lock(&c->mu);
+            c->busy[self] = NULL;
+            pthread_cond_broadcast(&c->cv); /* the same tid may be queued again */
             ls_free(n->tid);
             ls_free(n);
-            pthread_mutex_lock(&c->mu);
             continue;
         }
         if (sweeps && (c->kicked || ls_clock_mono_ms() >= next_sweep)) {
@@ -257,7 +281,7 @@ ls_txn_coord_t *ls_txn_coord_start(const ls_txn_coord_opts_t *o, char *err, int 
     for (int i = 0; i < FINISHERS; i++) {
         finisher_t *f = LS_NEW(finisher_t);
         f->c = c;
-        f->sweeps = i == 0;
+        f->index = i;
         int rc =
             ls_thread_start(&c->threads[i], i == 0 ? "ls-txn" : "ls-txn-finish", coord_main, f);
         if (rc != 0) {

@@ -11,8 +11,10 @@
  *    same worker pool. A worker blocked on a marker could therefore starve
  *    the flush it waits for, so decisions are finished by threads of our
  *    own: four take tids from a queue (ls_txn_coord_finish, from any thread;
- *    a tid already queued is not queued twice; two threads finishing one tid
- *    at once is harmless, as markers are idempotent), so the markers of
+ *    a tid already queued is not queued twice, and one being finished is
+ *    left queued until its finisher is done, so a log gets each marker once;
+ *    the sweep finishing the same tid at that moment would only add a
+ *    marker that changes nothing, as markers are idempotent), so the markers of
  *    concurrent decisions share flushes; the first ("ls-txn") also, every
  *    transaction.abort.timed.out.transaction.cleanup.interval.ms or when
  *    kicked (membership changed), sweeps the ids this broker coordinates
