@@ -24,10 +24,13 @@ ls_txb_verdict ls_log_txn_check_batch(const ls_head_t *h, int64_t pid, int16_t e
     if (epoch < ps->epoch) return LS_TXB_FENCED;
     if (txn_seq == 0) return ps->txn_seq ? LS_TXB_OPEN_TRANSACTION : LS_TXB_OK;
     if (txn_seq <= ps->ended_seq) return LS_TXB_ENDED;
-    /* Another transaction still open here: its marker has not landed, so the
-     * coordinator cannot have begun this one (completion precedes the next
-     * add); only a batch from a stale view gets here. */
-    if (ps->txn_seq && ps->txn_seq != txn_seq) return LS_TXB_ENDED;
+    /* Another transaction still open here: its marker has not landed in this
+     * head, so the coordinator cannot have begun this one (completion
+     * precedes the next add). An earlier batch is late; a later one means the
+     * head itself is stale (a broker's cached view, before the watch brings
+     * the marker another broker wrote). */
+    if (ps->txn_seq && ps->txn_seq != txn_seq)
+        return ps->txn_seq > txn_seq ? LS_TXB_ENDED : LS_TXB_BEHIND;
     return LS_TXB_OK;
 }
 

@@ -34,6 +34,9 @@ typedef enum ls_txb_verdict {
     LS_TXB_FENCED,           /* the producer's epoch is older than the log's */
     LS_TXB_ENDED,            /* its transaction already ended on this log */
     LS_TXB_OPEN_TRANSACTION, /* a non-transactional batch while the producer has one open */
+    LS_TXB_BEHIND, /* a later transaction than the one open on this head: the head is behind
+                    * (the marker ending that one was written through another broker and
+                    * is not in this view yet); retriable, never a client error */
 } ls_txb_verdict;
 
 /* May a batch of producer (pid, epoch) commit? txn_seq: its transaction

@@ -277,6 +277,7 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
         case LS_TXB_FENCED: cb(arg, LS_EFENCED, -1, -1); return;
         case LS_TXB_ENDED:
         case LS_TXB_OPEN_TRANSACTION: cb(arg, LS_EINVAL, -1, -1); return;
+        case LS_TXB_BEHIND: cb(arg, LS_EAGAIN, -1, -1); return; /* the producer retries */
         }
     } else if (a->txn_seq) {
         cb(arg, LS_EINVAL, -1, -1); /* a transaction needs a producer id */

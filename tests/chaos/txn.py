@@ -310,7 +310,8 @@ def check(txns, committed, uncommitted):
             bad("partial_txns", name + ": %d of %d visible" % (len(vis), t.n))
     for kind in ("lost", "lost_uncommitted", "aborted_visible", "partial_txns", "duplicated",
                  "duplicated_in_log", "misplaced", "non_monotonic", "reordered",
-                 "offset_mismatch", "strangers", "txns_open"):
+                 "offset_mismatch", "strangers", "txns_open", "txns_unknown",
+                 "unknown_resolved_committed"):
         r.setdefault(kind, 0)
     return dict(r), {k: v for k, v in ex.items() if v}
 
@@ -392,7 +393,7 @@ def _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, produc
               "hung_producers": hung, "unfenced": unfenced, "exit_codes": exits,
               "broker_problems": problems,
               "client_errors": dict(errors.most_common(12)), **counts, "examples": examples}
-    if keep_logs and not passed(report):
+    if keep_logs and (not passed(report) or os.environ.get("CHAOS_KEEP_LOGS")):
         shutil.rmtree(keep_logs, ignore_errors=True)
         shutil.copytree(os.path.join(work, "logs"), keep_logs)
         report["logs"] = keep_logs
