@@ -538,6 +538,12 @@ void ls_group_service_barrier(ls_group_service_t *s, ls_group_write_cb cb, void 
     job_submit(s, job_new(0, cb, arg));
 }
 
+ls_status ls_group_service_txn_marker(ls_group_service_t *s, const char *group_id,
+                                      int64_t producer_id, int64_t txn_seq, bool commit)
+{
+    return ls_group_txn_marker(s->meta, group_id, producer_id, txn_seq, commit);
+}
+
 /* ------------------------------------------------------------- refresh */
 
 /* A reread runs in the writer's queue, alone: it sees every write submitted

@@ -67,6 +67,12 @@ void ls_group_service_txn_commit(ls_group_service_t *s, const char *group_id, in
                                  int64_t txn_seq, const ls_group_commit_item_t *items, int n,
                                  ls_group_write_cb cb, void *arg);
 
+/* ls_group_txn_marker over the service's store, for handlers that settle a
+ * transaction's offsets themselves (TxnOffsetCommit racing a decision).
+ * Blocking: worker threads only. */
+ls_status ls_group_service_txn_marker(ls_group_service_t *s, const char *group_id,
+                                      int64_t producer_id, int64_t txn_seq, bool commit);
+
 /* Rereads a loaded group's committed offsets and pending transactional
  * offsets from the store, in order with its writes, and installs the
  * committed ones in memory (ls_group_offsets_reload): how the coordinator

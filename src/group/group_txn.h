@@ -24,6 +24,10 @@
  *    and settles them itself; this is the backstop): deleted; with a higher
  *    txn_seq: a later transaction of the same producer, left alone — the
  *    marker is a stale repeat from a broker that was paused meanwhile.
+ *    Known gap: a TxnOffsetCommit whose recheck cannot read the record (a
+ *    store failure) while its transaction is being decided leaves its keys
+ *    to the producer's next marker for the group; RequireStable fetches of
+ *    those partitions wait until then.
  *  - Kafka's order rule: a pending offset replaces the committed one only if
  *    that one was committed before the TxnOffsetCommit (a plain OffsetCommit
  *    after it wins). Store revisions are that order: the committed key's

@@ -19,6 +19,10 @@
  * answer much later (when the rebalance completes). OffsetCommit answers
  * after the offsets are durable in the metadata store; the in-memory copy
  * is updated then, so OffsetFetch never returns an offset that could be lost.
+ * A group that may hold pending transactional offsets (KIP-447,
+ * group/group_txn.h) is reread from the store before OffsetFetch answers —
+ * a transaction's marker may have been written by another broker — and its
+ * pending partitions answer UNSTABLE_OFFSET_COMMIT to RequireStable fetches.
  *
  * Threads: loop thread only. */
 #include <stdio.h>
@@ -35,7 +39,7 @@
 /* AclOperation bits (KIP-430): READ 3, DELETE 6, DESCRIBE 8. */
 #define GROUP_AUTHORIZED_OPS ((1 << 3) | (1 << 6) | (1 << 8))
 
-static int16_t kerr(ls_group_err e)
+int16_t ls_kafka_group_error(ls_group_err e)
 {
     switch (e) {
     case LS_GERR_NONE: return LS_KERR_NONE;
@@ -186,7 +190,7 @@ static void join_done(void *arg, const ls_group_join_result_t *res)
     ls_kreq_t *req = ctx->req;
     ls_kafka_JoinGroupResponse r;
     memset(&r, 0, sizeof r);
-    r.ErrorCode = kerr(res->err);
+    r.ErrorCode = ls_kafka_group_error(res->err);
     r.GenerationId = res->generation;
     r.ProtocolType = kstr_or_null(res->protocol_type);
     r.ProtocolName = kstr_or_null(res->protocol_name);
@@ -291,8 +295,8 @@ static void sync_respond(ls_kreq_t *req, int16_t err, const char *pt, const char
 static void sync_done(void *arg, const ls_group_sync_result_t *res)
 {
     sync_ctx_t *ctx = arg;
-    sync_respond(ctx->req, kerr(res->err), res->protocol_type, res->protocol_name, res->assignment,
-                 res->len);
+    sync_respond(ctx->req, ls_kafka_group_error(res->err), res->protocol_type, res->protocol_name,
+                 res->assignment, res->len);
 }
 
 static void sync_ready(void *arg, ls_group_t *g)
@@ -359,7 +363,7 @@ static void hb_ready(void *arg, ls_group_t *g)
     ls_group_err e =
         ls_group_heartbeat(g, ctx->m.GenerationId, cstr(req->arena, ctx->m.MemberId, NULL),
                            cstr(req->arena, ctx->m.GroupInstanceId, NULL));
-    hb_respond(req, kerr(e));
+    hb_respond(req, ls_kafka_group_error(e));
 }
 
 void ls_kafka_handle_heartbeat(ls_kreq_t *req)
@@ -408,7 +412,7 @@ static void leave_ready(void *arg, ls_group_t *g)
     ls_kafka_LeaveGroupResponse r;
     memset(&r, 0, sizeof r);
     if (req->api_version <= 2) {
-        r.ErrorCode = kerr(ls_group_leave(g, cstr(a, ctx->m.MemberId, NULL), NULL));
+        r.ErrorCode = ls_kafka_group_error(ls_group_leave(g, cstr(a, ctx->m.MemberId, NULL), NULL));
     } else {
         r.NumMembers = ctx->m.NumMembers;
         r.Members = ls_kmsg_alloc(a, ctx->m.NumMembers, sizeof *r.Members);
@@ -416,7 +420,7 @@ static void leave_ready(void *arg, ls_group_t *g)
             const ls_kafka_LeaveGroupRequest_MemberIdentity *mi = &ctx->m.Members[i];
             r.Members[i].MemberId = mi->MemberId;
             r.Members[i].GroupInstanceId = mi->GroupInstanceId;
-            r.Members[i].ErrorCode = kerr(
+            r.Members[i].ErrorCode = ls_kafka_group_error(
                 ls_group_leave(g, cstr(a, mi->MemberId, NULL), cstr(a, mi->GroupInstanceId, NULL)));
         }
     }
@@ -522,7 +526,7 @@ static void commit_ready(void *arg, ls_group_t *g)
     ls_group_err ge =
         ls_group_commit_check(g, ctx->m.GenerationIdOrMemberEpoch, cstr(a, ctx->m.MemberId, NULL),
                               cstr(a, ctx->m.GroupInstanceId, NULL));
-    commit_fill(ctx, kerr(ge));
+    commit_fill(ctx, ls_kafka_group_error(ge));
     if (ge != LS_GERR_NONE) {
         commit_respond(ctx);
         return;
@@ -1022,7 +1026,7 @@ static void del_ready(void *arg, ls_group_t *g)
         d->out->ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
     } else {
         ls_group_err e = ls_group_delete(g);
-        d->out->ErrorCode = kerr(e);
+        d->out->ErrorCode = ls_kafka_group_error(e);
         if (e == LS_GERR_NONE) d->ctx->any_deleted = true;
     }
     del_step(d->ctx);
@@ -1118,7 +1122,7 @@ static void odel_ready(void *arg, ls_group_t *g)
                 t->Partitions[j].ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;
             }
-            t->Partitions[j].ErrorCode = kerr(te);
+            t->Partitions[j].ErrorCode = ls_kafka_group_error(te);
             if (te != LS_GERR_NONE) continue;
             if (ls_group_offset_get(g, topic, p)) {
                 ls_group_offset_del(g, topic, p);

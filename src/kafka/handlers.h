@@ -3,6 +3,7 @@
 #ifndef LS_KAFKA_HANDLERS_H
 #define LS_KAFKA_HANDLERS_H
 #include "kafka/api.h"
+#include "group/group.h"
 #include "txn/txn.h"
 
 void ls_kafka_handle_produce(ls_kreq_t *req);                   /* h_produce.c, key 0 */
@@ -35,6 +36,12 @@ void ls_kafka_handle_describe_groups(ls_kreq_t *req);  /* key 15 */
 void ls_kafka_handle_list_groups(ls_kreq_t *req);      /* key 16 */
 void ls_kafka_handle_delete_groups(ls_kreq_t *req);    /* key 42 */
 void ls_kafka_handle_offset_delete(ls_kreq_t *req);    /* key 47 */
+
+/* h_txn_offsets.c, key 28. Not in the dispatch table until the whole
+ * transactional path works with the Java client (docs/ARCHITECTURE.md). */
+void ls_kafka_handle_txn_offset_commit(ls_kreq_t *req);
+/* h_group.c: a group outcome as its Kafka code. */
+int16_t ls_kafka_group_error(ls_group_err e);
 
 /* h_txn.c: InitProducerId with a TransactionalId (h_producer.c hands it over). */
 void ls_kafka_init_transactional_producer(ls_kreq_t *req);

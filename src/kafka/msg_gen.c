@@ -4760,6 +4760,238 @@ static void e_EndTxnResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_EndTx
     ls_kw_tags(w, f);
 }
 
+/* ---- TxnOffsetCommitRequest_Partition */
+
+static size_t z_TxnOffsetCommitRequest_Partition(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 8;
+    if (v >= 2)
+        n += 4;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_TxnOffsetCommitRequest_Partition(ls_kafka_TxnOffsetCommitRequest_Partition *m)
+{
+    m->CommittedLeaderEpoch = -1;
+    m->CommittedMetadata = ls_kstr_null();
+}
+
+static void d_TxnOffsetCommitRequest_Partition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                               ls_kafka_TxnOffsetCommitRequest_Partition *m)
+{
+    (void)a;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->CommittedOffset = ls_kr_i64(r);
+    if (v >= 2) {
+        m->CommittedLeaderEpoch = ls_kr_i32(r);
+    }
+    m->CommittedMetadata = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_TxnOffsetCommitRequest_Partition(ls_kw_t *w, int16_t v, bool f,
+                                               const ls_kafka_TxnOffsetCommitRequest_Partition *m)
+{
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i64(w, m->CommittedOffset);
+    if (v >= 2) {
+        ls_kw_i32(w, m->CommittedLeaderEpoch);
+    }
+    ls_kmsg_wstr(w, f, m->CommittedMetadata);
+    ls_kw_tags(w, f);
+}
+
+/* ---- TxnOffsetCommitRequest_Topic */
+
+static size_t z_TxnOffsetCommitRequest_Topic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_TxnOffsetCommitRequest_Topic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                           ls_kafka_TxnOffsetCommitRequest_Topic *m)
+{
+    m->Name = ls_kmsg_str(r, f, "Topic.Name");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_TxnOffsetCommitRequest_Partition(v, f), false,
+                                      "Topic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        i_TxnOffsetCommitRequest_Partition(&m->Partitions[i]);
+        d_TxnOffsetCommitRequest_Partition(r, v, f, a, &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_TxnOffsetCommitRequest_Topic(ls_kw_t *w, int16_t v, bool f,
+                                           const ls_kafka_TxnOffsetCommitRequest_Topic *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_TxnOffsetCommitRequest_Partition(w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- TxnOffsetCommitRequest */
+
+static void i_TxnOffsetCommitRequest(ls_kafka_TxnOffsetCommitRequest *m)
+{
+    m->GenerationId = -1;
+    m->MemberId = ls_kstr_c("");
+    m->GroupInstanceId = ls_kstr_null();
+}
+
+static void d_TxnOffsetCommitRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                     ls_kafka_TxnOffsetCommitRequest *m)
+{
+    m->TransactionalId = ls_kmsg_str(r, f, "TxnOffsetCommitRequest.TransactionalId");
+    m->GroupId = ls_kmsg_str(r, f, "TxnOffsetCommitRequest.GroupId");
+    m->ProducerId = ls_kr_i64(r);
+    m->ProducerEpoch = ls_kr_i16(r);
+    if (v >= 3) {
+        m->GenerationId = ls_kr_i32(r);
+    }
+    if (v >= 3) {
+        m->MemberId = ls_kmsg_str(r, f, "TxnOffsetCommitRequest.MemberId");
+    }
+    if (v >= 3) {
+        m->GroupInstanceId = ls_kr_str(r, f);
+    }
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_TxnOffsetCommitRequest_Topic(v, f), false,
+                                  "TxnOffsetCommitRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_TxnOffsetCommitRequest_Topic(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_TxnOffsetCommitRequest(ls_kw_t *w, int16_t v, bool f,
+                                     const ls_kafka_TxnOffsetCommitRequest *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->TransactionalId);
+    ls_kmsg_wstr_nn(w, f, m->GroupId);
+    ls_kw_i64(w, m->ProducerId);
+    ls_kw_i16(w, m->ProducerEpoch);
+    if (v >= 3) {
+        ls_kw_i32(w, m->GenerationId);
+    }
+    if (v >= 3) {
+        ls_kmsg_wstr_nn(w, f, m->MemberId);
+    }
+    if (v >= 3) {
+        ls_kmsg_wstr(w, f, m->GroupInstanceId);
+    }
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_TxnOffsetCommitRequest_Topic(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- TxnOffsetCommitResponse_Partition */
+
+static size_t z_TxnOffsetCommitResponse_Partition(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 2;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_TxnOffsetCommitResponse_Partition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                ls_kafka_TxnOffsetCommitResponse_Partition *m)
+{
+    (void)a;
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_TxnOffsetCommitResponse_Partition(ls_kw_t *w, int16_t v, bool f,
+                                                const ls_kafka_TxnOffsetCommitResponse_Partition *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kw_tags(w, f);
+}
+
+/* ---- TxnOffsetCommitResponse_Topic */
+
+static size_t z_TxnOffsetCommitResponse_Topic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_TxnOffsetCommitResponse_Topic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                            ls_kafka_TxnOffsetCommitResponse_Topic *m)
+{
+    m->Name = ls_kmsg_str(r, f, "Topic.Name");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_TxnOffsetCommitResponse_Partition(v, f), false,
+                                      "Topic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        d_TxnOffsetCommitResponse_Partition(r, v, f, a, &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_TxnOffsetCommitResponse_Topic(ls_kw_t *w, int16_t v, bool f,
+                                            const ls_kafka_TxnOffsetCommitResponse_Topic *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_TxnOffsetCommitResponse_Partition(w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- TxnOffsetCommitResponse */
+
+static void d_TxnOffsetCommitResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                      ls_kafka_TxnOffsetCommitResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_TxnOffsetCommitResponse_Topic(v, f), false,
+                                  "TxnOffsetCommitResponse.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_TxnOffsetCommitResponse_Topic(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_TxnOffsetCommitResponse(ls_kw_t *w, int16_t v, bool f,
+                                      const ls_kafka_TxnOffsetCommitResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_TxnOffsetCommitResponse_Topic(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- DescribeConfigsRequest_DescribeConfigsResource */
 
 static size_t z_DescribeConfigsRequest_DescribeConfigsResource(int16_t v, bool f)
@@ -7296,6 +7528,75 @@ const ls_kmsg_api_t ls_kmsg_EndTxn = {
     .encode_response = g_EndTxnResponse_encode,
 };
 
+/* ---- TxnOffsetCommit (key 28) */
+
+int ls_kafka_TxnOffsetCommitRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                           ls_kafka_TxnOffsetCommitRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_TxnOffsetCommitRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_TXN_OFFSET_COMMIT_MIN, LS_KAFKA_TXN_OFFSET_COMMIT_MAX))
+        return -1;
+    d_TxnOffsetCommitRequest(r, v, v >= LS_KAFKA_TXN_OFFSET_COMMIT_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_TxnOffsetCommitRequest_encode(ls_kw_t *w, int16_t v,
+                                            const ls_kafka_TxnOffsetCommitRequest *m)
+{
+    e_TxnOffsetCommitRequest(w, v, v >= LS_KAFKA_TXN_OFFSET_COMMIT_FLEX, m);
+}
+
+static int g_TxnOffsetCommitRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_TxnOffsetCommitRequest_decode(r, v, a, m);
+}
+
+static void g_TxnOffsetCommitRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_TxnOffsetCommitRequest_encode(w, v, m);
+}
+
+int ls_kafka_TxnOffsetCommitResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                            ls_kafka_TxnOffsetCommitResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_TXN_OFFSET_COMMIT_MIN, LS_KAFKA_TXN_OFFSET_COMMIT_MAX))
+        return -1;
+    d_TxnOffsetCommitResponse(r, v, v >= LS_KAFKA_TXN_OFFSET_COMMIT_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_TxnOffsetCommitResponse_encode(ls_kw_t *w, int16_t v,
+                                             const ls_kafka_TxnOffsetCommitResponse *m)
+{
+    e_TxnOffsetCommitResponse(w, v, v >= LS_KAFKA_TXN_OFFSET_COMMIT_FLEX, m);
+}
+
+static int g_TxnOffsetCommitResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_TxnOffsetCommitResponse_decode(r, v, a, m);
+}
+
+static void g_TxnOffsetCommitResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_TxnOffsetCommitResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_TxnOffsetCommit = {
+    .key = 28,
+    .name = "TxnOffsetCommit",
+    .min_version = LS_KAFKA_TXN_OFFSET_COMMIT_MIN,
+    .max_version = LS_KAFKA_TXN_OFFSET_COMMIT_MAX,
+    .first_flexible = LS_KAFKA_TXN_OFFSET_COMMIT_FLEX,
+    .request_size = sizeof(ls_kafka_TxnOffsetCommitRequest),
+    .decode_request = g_TxnOffsetCommitRequest_decode,
+    .encode_request = g_TxnOffsetCommitRequest_encode,
+    .response_size = sizeof(ls_kafka_TxnOffsetCommitResponse),
+    .decode_response = g_TxnOffsetCommitResponse_decode,
+    .encode_response = g_TxnOffsetCommitResponse_encode,
+};
+
 /* ---- DescribeConfigs (key 32) */
 
 int ls_kafka_DescribeConfigsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -7799,6 +8100,7 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_AddPartitionsToTxn,
     &ls_kmsg_AddOffsetsToTxn,
     &ls_kmsg_EndTxn,
+    &ls_kmsg_TxnOffsetCommit,
     &ls_kmsg_DescribeConfigs,
     &ls_kmsg_AlterConfigs,
     &ls_kmsg_CreatePartitions,
@@ -7807,4 +8109,4 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_OffsetDelete,
     &ls_kmsg_DescribeCluster,
 };
-const int ls_kmsg_nall = 29;
+const int ls_kmsg_nall = 30;

@@ -60,6 +60,7 @@ enum {
     LS_KAFKA_API_ADD_PARTITIONS_TO_TXN = 24,
     LS_KAFKA_API_ADD_OFFSETS_TO_TXN = 25,
     LS_KAFKA_API_END_TXN = 26,
+    LS_KAFKA_API_TXN_OFFSET_COMMIT = 28,
     LS_KAFKA_API_DESCRIBE_CONFIGS = 32,
     LS_KAFKA_API_ALTER_CONFIGS = 33,
     LS_KAFKA_API_CREATE_PARTITIONS = 37,
@@ -135,6 +136,9 @@ enum {
 #define LS_KAFKA_END_TXN_MIN 0
 #define LS_KAFKA_END_TXN_MAX 4
 #define LS_KAFKA_END_TXN_FLEX 3
+#define LS_KAFKA_TXN_OFFSET_COMMIT_MIN 0
+#define LS_KAFKA_TXN_OFFSET_COMMIT_MAX 4
+#define LS_KAFKA_TXN_OFFSET_COMMIT_FLEX 3
 #define LS_KAFKA_DESCRIBE_CONFIGS_MIN 1
 #define LS_KAFKA_DESCRIBE_CONFIGS_MAX 4
 #define LS_KAFKA_DESCRIBE_CONFIGS_FLEX 4
@@ -951,6 +955,48 @@ typedef struct ls_kafka_EndTxnResponse {
     int16_t ErrorCode;
 } ls_kafka_EndTxnResponse;
 
+typedef struct ls_kafka_TxnOffsetCommitRequest_Partition {
+    int32_t PartitionIndex;
+    int64_t CommittedOffset;
+    int32_t CommittedLeaderEpoch; /* v2+, default -1 */
+    ls_kstr_t CommittedMetadata; /* nullable */
+} ls_kafka_TxnOffsetCommitRequest_Partition;
+
+typedef struct ls_kafka_TxnOffsetCommitRequest_Topic {
+    ls_kstr_t Name;
+    ls_kafka_TxnOffsetCommitRequest_Partition *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_TxnOffsetCommitRequest_Topic;
+
+typedef struct ls_kafka_TxnOffsetCommitRequest {
+    ls_kstr_t TransactionalId;
+    ls_kstr_t GroupId;
+    int64_t ProducerId;
+    int16_t ProducerEpoch;
+    int32_t GenerationId; /* v3+, default -1 */
+    ls_kstr_t MemberId; /* v3+ */
+    ls_kstr_t GroupInstanceId; /* v3+, nullable, default null */
+    ls_kafka_TxnOffsetCommitRequest_Topic *Topics;
+    int32_t NumTopics;
+} ls_kafka_TxnOffsetCommitRequest;
+
+typedef struct ls_kafka_TxnOffsetCommitResponse_Partition {
+    int32_t PartitionIndex;
+    int16_t ErrorCode;
+} ls_kafka_TxnOffsetCommitResponse_Partition;
+
+typedef struct ls_kafka_TxnOffsetCommitResponse_Topic {
+    ls_kstr_t Name;
+    ls_kafka_TxnOffsetCommitResponse_Partition *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_TxnOffsetCommitResponse_Topic;
+
+typedef struct ls_kafka_TxnOffsetCommitResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_TxnOffsetCommitResponse_Topic *Topics;
+    int32_t NumTopics;
+} ls_kafka_TxnOffsetCommitResponse;
+
 typedef struct ls_kafka_DescribeConfigsRequest_DescribeConfigsResource {
     int8_t ResourceType;
     ls_kstr_t ResourceName;
@@ -1380,6 +1426,17 @@ int ls_kafka_EndTxnResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_EndTxnResponse *m);
 void ls_kafka_EndTxnResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_EndTxnResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_EndTxn;
+
+/* TxnOffsetCommit (key 28), TxnOffsetCommit.msg */
+int ls_kafka_TxnOffsetCommitRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_TxnOffsetCommitRequest *m);
+void ls_kafka_TxnOffsetCommitRequest_encode(ls_kw_t *w, int16_t version,
+                                            const ls_kafka_TxnOffsetCommitRequest *m);
+int ls_kafka_TxnOffsetCommitResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_TxnOffsetCommitResponse *m);
+void ls_kafka_TxnOffsetCommitResponse_encode(ls_kw_t *w, int16_t version,
+                                             const ls_kafka_TxnOffsetCommitResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_TxnOffsetCommit;
 
 /* DescribeConfigs (key 32), DescribeConfigs.msg */
 int ls_kafka_DescribeConfigsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,

@@ -121,6 +121,8 @@ typedef void (*enc_fn)(ls_kw_t *, int16_t, const void *);
     X(DeleteRecordsResponse, DELETE_RECORDS)                                                       \
     X(InitProducerIdRequest, INIT_PRODUCER_ID)                                                     \
     X(InitProducerIdResponse, INIT_PRODUCER_ID)                                                    \
+    X(TxnOffsetCommitRequest, TXN_OFFSET_COMMIT)                                                   \
+    X(TxnOffsetCommitResponse, TXN_OFFSET_COMMIT)                                                  \
     X(OffsetForLeaderEpochRequest, OFFSET_FOR_LEADER_EPOCH)                                        \
     X(OffsetForLeaderEpochResponse, OFFSET_FOR_LEADER_EPOCH)                                       \
     X(DescribeConfigsRequest, DESCRIBE_CONFIGS)                                                    \
@@ -1258,6 +1260,48 @@ TEST(rt_init_producer_id)
     }
 }
 
+/* ---- TxnOffsetCommit ---- */
+TEST(rt_txn_offset_commit)
+{
+    for (int16_t v = LS_KAFKA_TXN_OFFSET_COMMIT_MIN; v <= LS_KAFKA_TXN_OFFSET_COMMIT_MAX; v++) {
+        ls_kafka_TxnOffsetCommitRequest_Partition parts[2] = {{0, 42, 7, S("meta")},
+                                                              {3, 1LL << 40, -1, NUL}};
+        ls_kafka_TxnOffsetCommitRequest_Topic topic = {S("orders"), parts, 2};
+        ls_kafka_TxnOffsetCommitRequest in = {S("tx"),       S("grp"),  1234567890123LL, 4, 9,
+                                              S("member-1"), S("inst"), &topic,          1},
+                                        out;
+        ls_arena_t *a = ls_arena_new();
+        ls_kw_t w;
+        CHECK(
+            roundtrip(enc_TxnOffsetCommitRequest, dec_TxnOffsetCommitRequest, v, &in, &out, a, &w));
+        CHECK(kstr_same(out.TransactionalId, in.TransactionalId));
+        CHECK(kstr_same(out.GroupId, in.GroupId));
+        CHECK(out.ProducerId == 1234567890123LL && out.ProducerEpoch == 4);
+        /* v3 (KIP-447) carries the member; before it the defaults */
+        CHECK_EQ_INT(out.GenerationId, v >= 3 ? 9 : -1);
+        CHECK(kstr_same(out.MemberId, v >= 3 ? in.MemberId : S("")));
+        CHECK(v >= 3 ? kstr_same(out.GroupInstanceId, in.GroupInstanceId)
+                     : out.GroupInstanceId.len < 0);
+        CHECK_EQ_INT(out.NumTopics, 1);
+        CHECK_EQ_INT(out.Topics[0].NumPartitions, 2);
+        CHECK(out.Topics[0].Partitions[1].CommittedOffset == 1LL << 40);
+        CHECK_EQ_INT(out.Topics[0].Partitions[0].CommittedLeaderEpoch, v >= 2 ? 7 : -1);
+        CHECK(kstr_same(out.Topics[0].Partitions[0].CommittedMetadata, S("meta")));
+        CHECK(out.Topics[0].Partitions[1].CommittedMetadata.len < 0);
+        ls_kw_free(&w);
+        ls_kafka_TxnOffsetCommitResponse_Partition rp = {3, 88};
+        ls_kafka_TxnOffsetCommitResponse_Topic rt = {S("orders"), &rp, 1};
+        ls_kafka_TxnOffsetCommitResponse rin = {5, &rt, 1}, rout;
+        CHECK(roundtrip(enc_TxnOffsetCommitResponse, dec_TxnOffsetCommitResponse, v, &rin, &rout, a,
+                        &w));
+        CHECK(rout.ThrottleTimeMs == 5 && rout.NumTopics == 1);
+        CHECK(rout.Topics[0].Partitions[0].PartitionIndex == 3 &&
+              rout.Topics[0].Partitions[0].ErrorCode == 88);
+        ls_kw_free(&w);
+        ls_arena_free(a);
+    }
+}
+
 /* ---- OffsetForLeaderEpoch ---- */
 TEST(rt_offset_for_leader_epoch)
 {
@@ -1855,6 +1899,7 @@ int main(void)
     RUN(rt_delete_topics);
     RUN(rt_delete_records);
     RUN(rt_init_producer_id);
+    RUN(rt_txn_offset_commit);
     RUN(rt_offset_for_leader_epoch);
     RUN(rt_describe_configs);
     RUN(rt_alter_configs);
