@@ -216,8 +216,8 @@ typedef struct fence {
     struct fence *next; /* same hash */
     char *gid;
     int64_t rev;
-    /* offset deletions submitted (memory changes before the store does): a
-     * reread that began before one of them must not be installed */
+    /* offset and group deletions submitted (memory changes before the
+     * store does): a reread that began before one must not be installed */
     uint64_t deletions;
 } fence_t;
 
@@ -648,6 +648,7 @@ static void h_persist(void *arg, const char *group_id, const ls_group_record_t *
         w->val = ls_group_record_encode(rec, &w->vlen);
     } else {
         j->exclusive = true;
+        fence_find(s, group_id)->deletions++; /* memory is Dead already */
         wop_t *w = &j->ops[j->nops++];
         w->kind = LS_META_OP_DEL_RANGE;
         w->key = ls_group_key_offsets_prefix(group_id);

@@ -352,6 +352,27 @@ TEST(a_deleted_group_is_not_brought_back_by_its_marker)
     service_close(s);
 }
 
+/* A reread in flight when the group is deleted (memory first, the store
+ * after it) and created again must not install what it read before. */
+TEST(a_reread_racing_a_group_deletion_does_not_bring_offsets_back)
+{
+    ls_group_service_t *s = service(1);
+    CHECK_EQ_INT(plain_commit(s, "g11", "t", 0, 5), LS_OK);
+    ls_group_commit_item_t it = item("t", 1, 6);
+    CHECK_EQ_INT(txn_commit(s, "g11", 16, 1, &it, 1), LS_OK);
+    wait_t w = {0};
+    ls_group_service_refresh(s, "g11", reread, &w); /* queued, not run yet */
+    ls_group_t *g = acquire(s, "g11");
+    CHECK_EQ_INT(ls_group_delete(g), LS_GERR_NONE);
+    ls_group_txn_offsets_added(g); /* a TxnOffsetCommit brings it back, Empty */
+    run_until(&w.done);
+    CHECK_EQ_INT(w.st, LS_OK);
+    CHECK_EQ_INT(w.npending, 0);
+    CHECK_EQ_INT(mem_offset(s, "g11", "t", 0), -1);
+    CHECK_EQ_INT(stored_offset("g11", "t", 0, NULL), -1);
+    service_close(s);
+}
+
 static bool group_stored(const char *gid)
 {
     char *k = ls_group_key_meta(gid);
@@ -511,6 +532,7 @@ static void run_suite(void)
     RUN(a_marker_from_another_broker_reaches_the_coordinators_offset_fetch);
     RUN(a_reload_finds_pending_offsets);
     RUN(retention_keeps_a_group_while_offsets_are_pending);
+    RUN(a_reread_racing_a_group_deletion_does_not_bring_offsets_back);
     RUN(txn_commit_membership_rules);
     ls_catalog_close(C);
 }
