@@ -5,8 +5,8 @@ leaves them as they were, and a read_committed consumer's committed() (an
 OffsetFetch with RequireStable) waits while the group has offsets pending in
 an open transaction, then returns the committed ones.
 
-Until the broker serves AddOffsetsToTxn and TxnOffsetCommit (they join the
-dispatch table with the rest of the transactional path), librdkafka refuses
+Until the broker serves TxnOffsetCommit (it joins the dispatch table once the
+whole transactional path works with the Java client), librdkafka refuses
 send_offsets_to_transaction locally and these tests skip."""
 
 import threading
@@ -58,7 +58,7 @@ def send_offsets(p, consumer, topic, offsets):
             consumer.consumer_group_metadata(), 30)
     except KafkaException as e:
         if e.args[0].code() == KafkaError._UNSUPPORTED_FEATURE:
-            pytest.skip("the broker does not serve AddOffsetsToTxn / TxnOffsetCommit yet")
+            pytest.skip("the broker does not serve TxnOffsetCommit yet")
         raise
 
 
