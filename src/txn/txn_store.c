@@ -9,7 +9,7 @@
 #include "base/crashpoint.h"
 #include "base/diag.h"
 
-#define SWEEP_PAGE 256
+#define LIST_PAGE 256
 
 struct ls_txn_store {
     ls_txn_store_opts_t o;
@@ -239,33 +239,9 @@ ls_status ls_txn_finish(ls_txn_store_t *s, const char *tid)
     return ls_txn_run(s, tid, complete_step, &seq, &res);
 }
 
-/* ---- the sweep ---- */
-
-static void sweep_one(ls_txn_store_t *s, const char *tid, ls_txn_sweep_stats_t *st)
+ls_status ls_txn_list(ls_txn_store_t *s, ls_txn_visit_fn visit, void *arg, int *corrupt)
 {
-    st->visited++;
-    ls_txn_result_t res;
-    ls_status rc = ls_txn_run(s, tid, expire_step, &s->o.cfg, &res);
-    if (rc != LS_OK || res.err != LS_TXERR_NONE) {
-        st->failed++;
-        return;
-    }
-    if (res.write && res.remove) {
-        st->expired++;
-        return;
-    }
-    if (res.write && res.finish) st->aborted++;
-    if (!res.finish) return;
-    if (ls_txn_finish(s, tid) == LS_OK)
-        st->finished++;
-    else
-        st->failed++;
-}
-
-ls_status ls_txn_sweep(ls_txn_store_t *s, bool (*mine)(void *arg, const char *tid), void *arg,
-                       ls_txn_sweep_stats_t *st)
-{
-    memset(st, 0, sizeof *st);
+    if (corrupt) *corrupt = 0;
     const size_t plen = strlen(LS_TXN_PREFIX);
     uint8_t end[sizeof LS_TXN_PREFIX];
     size_t elen = ls_meta_prefix_end(LS_TXN_PREFIX, plen, end);
@@ -273,7 +249,7 @@ ls_status ls_txn_sweep(ls_txn_store_t *s, bool (*mine)(void *arg, const char *ti
     size_t flen = plen;
     for (;;) {
         ls_kvlist_t page;
-        ls_status rc = ls_meta_scan(s->o.meta, from, flen, end, elen, SWEEP_PAGE, 0, &page);
+        ls_status rc = ls_meta_scan(s->o.meta, from, flen, end, elen, LIST_PAGE, 0, &page);
         if (rc != LS_OK) {
             ls_free(from);
             return rc;
@@ -281,10 +257,10 @@ ls_status ls_txn_sweep(ls_txn_store_t *s, bool (*mine)(void *arg, const char *ti
         for (size_t i = 0; i < page.n; i++) {
             ls_txn_record_t rec;
             if (decode_kv(&page.v[i], &rec) != LS_OK) {
-                st->failed++;
+                if (corrupt) (*corrupt)++;
                 continue;
             }
-            if (mine(arg, rec.tid)) sweep_one(s, rec.tid, st);
+            visit(arg, &rec);
             ls_txn_record_free(&rec);
         }
         bool more = page.more && page.n > 0;
@@ -300,4 +276,48 @@ ls_status ls_txn_sweep(ls_txn_store_t *s, bool (*mine)(void *arg, const char *ti
     }
     ls_free(from);
     return LS_OK;
+}
+
+/* ---- the sweep ---- */
+
+typedef struct sweep_ctx {
+    ls_txn_store_t *s;
+    bool (*mine)(void *arg, const char *tid);
+    void *arg;
+    ls_txn_sweep_stats_t *st;
+} sweep_ctx_t;
+
+static void sweep_visit(void *arg, const ls_txn_record_t *rec)
+{
+    sweep_ctx_t *x = arg;
+    if (!x->mine(x->arg, rec->tid)) return;
+    ls_txn_sweep_stats_t *st = x->st;
+    st->visited++;
+    ls_txn_result_t res;
+    ls_status rc = ls_txn_run(x->s, rec->tid, expire_step, &x->s->o.cfg, &res);
+    if (rc != LS_OK || res.err != LS_TXERR_NONE) {
+        st->failed++;
+        return;
+    }
+    if (res.write && res.remove) {
+        st->expired++;
+        return;
+    }
+    if (res.write && res.finish) st->aborted++;
+    if (!res.finish) return;
+    if (ls_txn_finish(x->s, rec->tid) == LS_OK)
+        st->finished++;
+    else
+        st->failed++;
+}
+
+ls_status ls_txn_sweep(ls_txn_store_t *s, bool (*mine)(void *arg, const char *tid), void *arg,
+                       ls_txn_sweep_stats_t *st)
+{
+    memset(st, 0, sizeof *st);
+    sweep_ctx_t x = {s, mine, arg, st};
+    int corrupt;
+    ls_status rc = ls_txn_list(s, sweep_visit, &x, &corrupt);
+    st->failed += corrupt;
+    return rc;
 }

@@ -92,6 +92,15 @@ ls_status ls_txn_run_end(ls_txn_store_t *s, const char *tid, int64_t producer_id
  * finished by another broker meanwhile). */
 ls_status ls_txn_finish(ls_txn_store_t *s, const char *tid);
 
+/* Visits every stored record in key order, a page at a time (so memory
+ * stays bounded however many ids exist): visit(arg, rec) with rec borrowed
+ * for the call. A record that does not decode is skipped and counted in
+ * *corrupt (may be NULL). A store failure ends the scan and is returned;
+ * the records of earlier pages have been visited. visit may write the
+ * store (the sweep does): pages are read before they are visited. */
+typedef void (*ls_txn_visit_fn)(void *arg, const ls_txn_record_t *rec);
+ls_status ls_txn_list(ls_txn_store_t *s, ls_txn_visit_fn visit, void *arg, int *corrupt);
+
 typedef struct ls_txn_sweep_stats {
     int visited;  /* records of ids this broker coordinates */
     int aborted;  /* timed-out transactions decided abort */
@@ -100,8 +109,8 @@ typedef struct ls_txn_sweep_stats {
     int failed;   /* records left for the next sweep (store or marker failure, corrupt) */
 } ls_txn_sweep_stats_t;
 
-/* Visits every record, a page at a time; for the ids mine(arg, tid) accepts
- * (the rendezvous choice), runs ls_txn_expire and finishes decisions. */
+/* ls_txn_list with, for the ids mine(arg, tid) accepts (the rendezvous
+ * choice), ls_txn_expire run and decisions finished. */
 ls_status ls_txn_sweep(ls_txn_store_t *s, bool (*mine)(void *arg, const char *tid), void *arg,
                        ls_txn_sweep_stats_t *st);
 

@@ -826,6 +826,70 @@ TEST(store_sweep_pages_through_many_ids_and_survives_a_corrupt_record)
     ls_txn_store_free(s);
 }
 
+/* ls_txn_list: every record once, in key order, across pages, with its
+ * stored state; a corrupt record is counted, not visited */
+typedef struct list_seen {
+    const char *prefix;
+    int n;
+    char last[64];
+    bool ordered;
+    int ongoing;
+    int64_t ongoing_pid;
+    int ongoing_parts;
+} list_seen_t;
+
+static void list_visit(void *arg, const ls_txn_record_t *rec)
+{
+    list_seen_t *x = arg;
+    if (strncmp(rec->tid, x->prefix, strlen(x->prefix)) != 0) return;
+    if (x->n > 0 && strcmp(x->last, rec->tid) >= 0) x->ordered = false;
+    snprintf(x->last, sizeof x->last, "%s", rec->tid);
+    x->n++;
+    if (rec->state == LS_TXN_ONGOING) {
+        x->ongoing++;
+        x->ongoing_pid = rec->producer_id;
+        x->ongoing_parts = rec->npartitions;
+    }
+}
+
+TEST(store_list_visits_every_record_once_in_key_order)
+{
+    fake_logs_t f = {0};
+    ls_txn_store_t *s = store(&f);
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "%s-", new_tid("list"));
+    int n = 300; /* more than one page */
+    int64_t pid = -1;
+    for (int i = 0; i < n; i++) {
+        char tid[64];
+        snprintf(tid, sizeof tid, "%s%04d", prefix, i);
+        ls_txn_result_t r;
+        CHECK_EQ_INT(ls_txn_run_init(s, tid, 60000, -1, -1, &r), LS_OK);
+        if (i == 17) {
+            pid = r.producer_id;
+            ls_txn_partition_t parts[] = {P("t", 3, 0), P("t", 3, 1)};
+            CHECK_EQ_INT(ls_txn_run_add(s, tid, pid, 0, parts, 2, NULL, 0, &r), LS_OK);
+            CHECK_EQ_INT(r.err, LS_TXERR_NONE);
+        }
+    }
+    char bad_tid[64];
+    snprintf(bad_tid, sizeof bad_tid, "%sgarbled", prefix);
+    char *bad = ls_txn_key(bad_tid);
+    CHECK_EQ_INT(ls_meta_put(M, bad, "xx", 2), LS_OK);
+    list_seen_t x = {.prefix = prefix, .ordered = true};
+    int corrupt = 0;
+    CHECK_EQ_INT(ls_txn_list(s, list_visit, &x, &corrupt), LS_OK);
+    CHECK_EQ_INT(x.n, n);
+    CHECK(x.ordered);
+    CHECK_EQ_INT(corrupt, 1);
+    CHECK_EQ_INT(x.ongoing, 1);
+    CHECK_EQ_INT(x.ongoing_pid, pid);
+    CHECK_EQ_INT(x.ongoing_parts, 2);
+    ls_meta_del(M, bad);
+    ls_free(bad);
+    ls_txn_store_free(s);
+}
+
 static void run_store_suite(void)
 {
     RUN(store_runs_a_transaction_from_init_to_commit);
@@ -833,6 +897,7 @@ static void run_store_suite(void)
     RUN(store_another_broker_finishes_a_decision_left_half_done);
     RUN(store_sweep_aborts_timed_out_and_removes_expired_ids);
     RUN(store_sweep_pages_through_many_ids_and_survives_a_corrupt_record);
+    RUN(store_list_visits_every_record_once_in_key_order);
 }
 
 int main(void)
