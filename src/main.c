@@ -4,6 +4,7 @@
  *   lakestream help | --help     configuration keys and defaults
  *   lakestream groups ...        consumer-group admin over the Kafka protocol (cli/groups_cli.c)
  *   lakestream tables ...        table materialization policy (cli/tables_cli.c)
+ *   lakestream transactions ...  transaction admin over the Kafka protocol (cli/transactions_cli.c)
  *   lakestream version
  * Configuration precedence: defaults < properties file (--config or
  * LAKESTREAM_CONFIG) < LAKESTREAM_* environment < command-line flags. */
@@ -78,6 +79,7 @@ static void usage(FILE *f)
             "       lakestream check [--config FILE] [--key=value ...]   test the stores\n"
             "       lakestream groups    consumer groups: list, describe, delete, reset\n"
             "       lakestream tables    table policy of a topic or namespace: show, set, unset\n"
+            "       lakestream transactions  transactions: list, describe, producers, abort\n"
             "       lakestream help      list configuration keys\n"
             "       lakestream version\n");
 }
@@ -159,6 +161,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "check") == 0) return ls_check_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "groups") == 0) return ls_cli_groups(argc - 2, argv + 2);
     if (strcmp(argv[1], "tables") == 0) return ls_cli_tables(argc - 2, argv + 2);
+    if (strcmp(argv[1], "transactions") == 0) return ls_cli_transactions(argc - 2, argv + 2);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
         printf("lakestream %s\n", LS_VERSION);
         return 0;

@@ -10,6 +10,7 @@
 #                                 tests/integration/js/node_modules (npm ci),
 #                                 .cache/java/lib (kafka-clients and its deps),
 #                                 .cache/java/apps (Kafka Connect + Kafka Streams),
+#                                 .cache/java/tools (Kafka's command-line tools),
 #                                 .cache/java/iceberg (Apache Iceberg Java + Hadoop client)
 #
 # Every network access of the test suites happens here, never at test time.
@@ -153,6 +154,13 @@ install_java_apps() {
         connect-runtime connect-file kafka-streams
 }
 
+# Kafka's command-line tools (kafka-transactions.sh's TransactionsCommand) for
+# tests/integration/test_transactions_admin.py.
+install_java_tools() {
+    maven_jars java-tools tests/integration/java/tools/pom.xml tools "Kafka command-line tools" \
+        kafka-tools
+}
+
 # The Apache Iceberg Java library (core, data, parquet) and the shaded Hadoop
 # client it reads files with, for tests/integration/test_iceberg_java.py.
 install_java_iceberg() {
@@ -172,6 +180,7 @@ test)
     install_npm
     install_java
     install_java_apps
+    install_java_tools
     install_java_iceberg
     ;;
 *)

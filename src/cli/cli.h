@@ -3,6 +3,8 @@
 #define LS_CLI_H
 /* `lakestream groups ...` (groups_cli.c); argv holds the arguments after "groups". */
 int ls_cli_groups(int argc, char **argv);
+/* `lakestream transactions ...` (transactions_cli.c): list, describe, abort hanging ones. */
+int ls_cli_transactions(int argc, char **argv);
 /* `lakestream tables ...` (tables_cli.c): a topic's table policy; namespace defaults. */
 int ls_cli_tables(int argc, char **argv);
 #endif

@@ -60,6 +60,10 @@ const ls_kafka_api_t ls_kafka_apis[] = {
         ls_kafka_handle_incremental_alter_configs),
     API(OffsetDelete, OFFSET_DELETE, ls_kafka_handle_offset_delete),
     API(DescribeCluster, DESCRIBE_CLUSTER, ls_kafka_handle_describe_cluster),
+    API(WriteTxnMarkers, WRITE_TXN_MARKERS, ls_kafka_handle_write_txn_markers),
+    API(DescribeProducers, DESCRIBE_PRODUCERS, ls_kafka_handle_describe_producers),
+    API(DescribeTransactions, DESCRIBE_TRANSACTIONS, ls_kafka_handle_describe_transactions),
+    API(ListTransactions, LIST_TRANSACTIONS, ls_kafka_handle_list_transactions),
 };
 const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);
 

@@ -124,6 +124,7 @@ enum {
     LS_KERR_INVALID_TRANSACTION_TIMEOUT = 50,
     LS_KERR_CONCURRENT_TRANSACTIONS = 51,
     LS_KERR_OPERATION_NOT_ATTEMPTED = 55,
+    LS_KERR_TRANSACTIONAL_ID_NOT_FOUND = 105,
     LS_KERR_TRANSACTION_ABORTABLE = 120,
 };
 /* Maps an internal status to the closest retriable/non-retriable Kafka error. */

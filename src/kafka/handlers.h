@@ -36,6 +36,11 @@ void ls_kafka_handle_describe_groups(ls_kreq_t *req);  /* key 15 */
 void ls_kafka_handle_list_groups(ls_kreq_t *req);      /* key 16 */
 void ls_kafka_handle_delete_groups(ls_kreq_t *req);    /* key 42 */
 void ls_kafka_handle_offset_delete(ls_kreq_t *req);    /* key 47 */
+/* transaction admin: h_txn_admin.c */
+void ls_kafka_handle_write_txn_markers(ls_kreq_t *req);     /* key 27 (admin abort only) */
+void ls_kafka_handle_describe_producers(ls_kreq_t *req);    /* key 61 */
+void ls_kafka_handle_describe_transactions(ls_kreq_t *req); /* key 65 */
+void ls_kafka_handle_list_transactions(ls_kreq_t *req);     /* key 66 */
 
 /* h_txn_offsets.c, key 28. Not in the dispatch table until the whole
  * transactional path works with the Java client (docs/ARCHITECTURE.md). */

@@ -4760,6 +4760,249 @@ static void e_EndTxnResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_EndTx
     ls_kw_tags(w, f);
 }
 
+/* ---- WriteTxnMarkersRequest_WritableTxnMarkerTopic */
+
+static size_t z_WriteTxnMarkersRequest_WritableTxnMarkerTopic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_WriteTxnMarkersRequest_WritableTxnMarkerTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_WriteTxnMarkersRequest_WritableTxnMarkerTopic *m)
+{
+    (void)v;
+    m->Name = ls_kmsg_str(r, f, "WritableTxnMarkerTopic.Name");
+    m->NumPartitionIndexes = ls_kmsg_arrlen(r, f, 4, false,
+                                            "WritableTxnMarkerTopic.PartitionIndexes");
+    m->PartitionIndexes = ls_kmsg_alloc(a, m->NumPartitionIndexes, sizeof *m->PartitionIndexes);
+    for (int32_t i = 0; i < m->NumPartitionIndexes && !r->err; i++) {
+        m->PartitionIndexes[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_WriteTxnMarkersRequest_WritableTxnMarkerTopic(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_WriteTxnMarkersRequest_WritableTxnMarkerTopic *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitionIndexes, false);
+    for (int32_t i = 0; i < m->NumPartitionIndexes; i++)
+        ls_kw_i32(w, m->PartitionIndexes[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- WriteTxnMarkersRequest_WritableTxnMarker */
+
+static size_t z_WriteTxnMarkersRequest_WritableTxnMarker(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 8;
+    n += 2;
+    n += 1;
+    n += (f ? 1 : 4);
+    n += 4;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_WriteTxnMarkersRequest_WritableTxnMarker(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_WriteTxnMarkersRequest_WritableTxnMarker *m)
+{
+    m->ProducerId = ls_kr_i64(r);
+    m->ProducerEpoch = ls_kr_i16(r);
+    m->TransactionResult = ls_kr_bool(r);
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_WriteTxnMarkersRequest_WritableTxnMarkerTopic(v, f),
+                                  false, "WritableTxnMarker.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_WriteTxnMarkersRequest_WritableTxnMarkerTopic(r, v, f, a, &m->Topics[i]);
+    }
+    m->CoordinatorEpoch = ls_kr_i32(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_WriteTxnMarkersRequest_WritableTxnMarker(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_WriteTxnMarkersRequest_WritableTxnMarker *m)
+{
+    ls_kw_i64(w, m->ProducerId);
+    ls_kw_i16(w, m->ProducerEpoch);
+    ls_kw_bool(w, m->TransactionResult);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_WriteTxnMarkersRequest_WritableTxnMarkerTopic(w, v, f, &m->Topics[i]);
+    ls_kw_i32(w, m->CoordinatorEpoch);
+    ls_kw_tags(w, f);
+}
+
+/* ---- WriteTxnMarkersRequest */
+
+static void d_WriteTxnMarkersRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                     ls_kafka_WriteTxnMarkersRequest *m)
+{
+    m->NumMarkers = ls_kmsg_arrlen(r, f, z_WriteTxnMarkersRequest_WritableTxnMarker(v, f), false,
+                                   "WriteTxnMarkersRequest.Markers");
+    m->Markers = ls_kmsg_alloc(a, m->NumMarkers, sizeof *m->Markers);
+    for (int32_t i = 0; i < m->NumMarkers && !r->err; i++) {
+        d_WriteTxnMarkersRequest_WritableTxnMarker(r, v, f, a, &m->Markers[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_WriteTxnMarkersRequest(ls_kw_t *w, int16_t v, bool f,
+                                     const ls_kafka_WriteTxnMarkersRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumMarkers, false);
+    for (int32_t i = 0; i < m->NumMarkers; i++)
+        e_WriteTxnMarkersRequest_WritableTxnMarker(w, v, f, &m->Markers[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult */
+
+static size_t z_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 2;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult *m)
+{
+    (void)a;
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kw_tags(w, f);
+}
+
+/* ---- WriteTxnMarkersResponse_WritableTxnMarkerTopicResult */
+
+static size_t z_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult *m)
+{
+    m->Name = ls_kmsg_str(r, f, "WritableTxnMarkerTopicResult.Name");
+    m->NumPartitions = ls_kmsg_arrlen(
+        r, f, z_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult(v, f), false,
+        "WritableTxnMarkerTopicResult.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        d_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult(r, v, f, a, &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult(w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- WriteTxnMarkersResponse_WritableTxnMarkerResult */
+
+static size_t z_WriteTxnMarkersResponse_WritableTxnMarkerResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 8;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_WriteTxnMarkersResponse_WritableTxnMarkerResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerResult *m)
+{
+    m->ProducerId = ls_kr_i64(r);
+    m->NumTopics = ls_kmsg_arrlen(r, f,
+                                  z_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult(v, f),
+                                  false, "WritableTxnMarkerResult.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_WriteTxnMarkersResponse_WritableTxnMarkerResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerResult *m)
+{
+    ls_kw_i64(w, m->ProducerId);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- WriteTxnMarkersResponse */
+
+static void d_WriteTxnMarkersResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                      ls_kafka_WriteTxnMarkersResponse *m)
+{
+    m->NumMarkers = ls_kmsg_arrlen(r, f, z_WriteTxnMarkersResponse_WritableTxnMarkerResult(v, f),
+                                   false, "WriteTxnMarkersResponse.Markers");
+    m->Markers = ls_kmsg_alloc(a, m->NumMarkers, sizeof *m->Markers);
+    for (int32_t i = 0; i < m->NumMarkers && !r->err; i++) {
+        d_WriteTxnMarkersResponse_WritableTxnMarkerResult(r, v, f, a, &m->Markers[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_WriteTxnMarkersResponse(ls_kw_t *w, int16_t v, bool f,
+                                      const ls_kafka_WriteTxnMarkersResponse *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumMarkers, false);
+    for (int32_t i = 0; i < m->NumMarkers; i++)
+        e_WriteTxnMarkersResponse_WritableTxnMarkerResult(w, v, f, &m->Markers[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- TxnOffsetCommitRequest_Partition */
 
 static size_t z_TxnOffsetCommitRequest_Partition(int16_t v, bool f)
@@ -6032,6 +6275,495 @@ static void e_DescribeClusterResponse(ls_kw_t *w, int16_t v, bool f,
     for (int32_t i = 0; i < m->NumBrokers; i++)
         e_DescribeClusterResponse_DescribeClusterBroker(w, v, f, &m->Brokers[i]);
     ls_kw_i32(w, m->ClusterAuthorizedOperations);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeProducersRequest_TopicRequest */
+
+static size_t z_DescribeProducersRequest_TopicRequest(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeProducersRequest_TopicRequest(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeProducersRequest_TopicRequest *m)
+{
+    (void)v;
+    m->Name = ls_kmsg_str(r, f, "TopicRequest.Name");
+    m->NumPartitionIndexes = ls_kmsg_arrlen(r, f, 4, false, "TopicRequest.PartitionIndexes");
+    m->PartitionIndexes = ls_kmsg_alloc(a, m->NumPartitionIndexes, sizeof *m->PartitionIndexes);
+    for (int32_t i = 0; i < m->NumPartitionIndexes && !r->err; i++) {
+        m->PartitionIndexes[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeProducersRequest_TopicRequest(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeProducersRequest_TopicRequest *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitionIndexes, false);
+    for (int32_t i = 0; i < m->NumPartitionIndexes; i++)
+        ls_kw_i32(w, m->PartitionIndexes[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeProducersRequest */
+
+static void d_DescribeProducersRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                       ls_kafka_DescribeProducersRequest *m)
+{
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_DescribeProducersRequest_TopicRequest(v, f), false,
+                                  "DescribeProducersRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_DescribeProducersRequest_TopicRequest(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeProducersRequest(ls_kw_t *w, int16_t v, bool f,
+                                       const ls_kafka_DescribeProducersRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_DescribeProducersRequest_TopicRequest(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeProducersResponse_ProducerState */
+
+static size_t z_DescribeProducersResponse_ProducerState(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 8;
+    n += 4;
+    n += 4;
+    n += 8;
+    n += 4;
+    n += 8;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_DescribeProducersResponse_ProducerState(
+    ls_kafka_DescribeProducersResponse_ProducerState *m)
+{
+    m->LastSequence = -1;
+    m->LastTimestamp = -1;
+    m->CurrentTxnStartOffset = -1;
+}
+
+static void d_DescribeProducersResponse_ProducerState(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeProducersResponse_ProducerState *m)
+{
+    (void)a;
+    (void)v;
+    m->ProducerId = ls_kr_i64(r);
+    m->ProducerEpoch = ls_kr_i32(r);
+    m->LastSequence = ls_kr_i32(r);
+    m->LastTimestamp = ls_kr_i64(r);
+    m->CoordinatorEpoch = ls_kr_i32(r);
+    m->CurrentTxnStartOffset = ls_kr_i64(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeProducersResponse_ProducerState(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeProducersResponse_ProducerState *m)
+{
+    (void)v;
+    ls_kw_i64(w, m->ProducerId);
+    ls_kw_i32(w, m->ProducerEpoch);
+    ls_kw_i32(w, m->LastSequence);
+    ls_kw_i64(w, m->LastTimestamp);
+    ls_kw_i32(w, m->CoordinatorEpoch);
+    ls_kw_i64(w, m->CurrentTxnStartOffset);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeProducersResponse_PartitionResponse */
+
+static size_t z_DescribeProducersResponse_PartitionResponse(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 2;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_DescribeProducersResponse_PartitionResponse(
+    ls_kafka_DescribeProducersResponse_PartitionResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_DescribeProducersResponse_PartitionResponse(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeProducersResponse_PartitionResponse *m)
+{
+    m->PartitionIndex = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->NumActiveProducers = ls_kmsg_arrlen(r, f, z_DescribeProducersResponse_ProducerState(v, f),
+                                           false, "PartitionResponse.ActiveProducers");
+    m->ActiveProducers = ls_kmsg_alloc(a, m->NumActiveProducers, sizeof *m->ActiveProducers);
+    for (int32_t i = 0; i < m->NumActiveProducers && !r->err; i++) {
+        i_DescribeProducersResponse_ProducerState(&m->ActiveProducers[i]);
+        d_DescribeProducersResponse_ProducerState(r, v, f, a, &m->ActiveProducers[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeProducersResponse_PartitionResponse(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeProducersResponse_PartitionResponse *m)
+{
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_warrlen(w, f, m->NumActiveProducers, false);
+    for (int32_t i = 0; i < m->NumActiveProducers; i++)
+        e_DescribeProducersResponse_ProducerState(w, v, f, &m->ActiveProducers[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeProducersResponse_TopicResponse */
+
+static size_t z_DescribeProducersResponse_TopicResponse(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeProducersResponse_TopicResponse(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeProducersResponse_TopicResponse *m)
+{
+    m->Name = ls_kmsg_str(r, f, "TopicResponse.Name");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_DescribeProducersResponse_PartitionResponse(v, f),
+                                      false, "TopicResponse.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        i_DescribeProducersResponse_PartitionResponse(&m->Partitions[i]);
+        d_DescribeProducersResponse_PartitionResponse(r, v, f, a, &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeProducersResponse_TopicResponse(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeProducersResponse_TopicResponse *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_DescribeProducersResponse_PartitionResponse(w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeProducersResponse */
+
+static void d_DescribeProducersResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                        ls_kafka_DescribeProducersResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_DescribeProducersResponse_TopicResponse(v, f), false,
+                                  "DescribeProducersResponse.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_DescribeProducersResponse_TopicResponse(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeProducersResponse(ls_kw_t *w, int16_t v, bool f,
+                                        const ls_kafka_DescribeProducersResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_DescribeProducersResponse_TopicResponse(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTransactionsRequest */
+
+static void d_DescribeTransactionsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                          ls_kafka_DescribeTransactionsRequest *m)
+{
+    (void)v;
+    m->NumTransactionalIds = ls_kmsg_arrlen(r, f, f ? 1 : 2, false,
+                                            "DescribeTransactionsRequest.TransactionalIds");
+    m->TransactionalIds = ls_kmsg_alloc(a, m->NumTransactionalIds, sizeof *m->TransactionalIds);
+    for (int32_t i = 0; i < m->NumTransactionalIds && !r->err; i++) {
+        m->TransactionalIds[i] = ls_kmsg_str(r, f, "DescribeTransactionsRequest.TransactionalIds");
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTransactionsRequest(ls_kw_t *w, int16_t v, bool f,
+                                          const ls_kafka_DescribeTransactionsRequest *m)
+{
+    (void)v;
+    ls_kmsg_warrlen(w, f, m->NumTransactionalIds, false);
+    for (int32_t i = 0; i < m->NumTransactionalIds; i++)
+        ls_kmsg_wstr_nn(w, f, m->TransactionalIds[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTransactionsResponse_TopicData */
+
+static size_t z_DescribeTransactionsResponse_TopicData(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeTransactionsResponse_TopicData(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeTransactionsResponse_TopicData *m)
+{
+    (void)v;
+    m->Topic = ls_kmsg_str(r, f, "TopicData.Topic");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "TopicData.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTransactionsResponse_TopicData(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeTransactionsResponse_TopicData *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Topic);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTransactionsResponse_TransactionState */
+
+static size_t z_DescribeTransactionsResponse_TransactionState(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 2;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += 4;
+    n += 8;
+    n += 8;
+    n += 2;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeTransactionsResponse_TransactionState(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeTransactionsResponse_TransactionState *m)
+{
+    m->ErrorCode = ls_kr_i16(r);
+    m->TransactionalId = ls_kmsg_str(r, f, "TransactionState.TransactionalId");
+    m->TransactionState = ls_kmsg_str(r, f, "TransactionState.TransactionState");
+    m->TransactionTimeoutMs = ls_kr_i32(r);
+    m->TransactionStartTimeMs = ls_kr_i64(r);
+    m->ProducerId = ls_kr_i64(r);
+    m->ProducerEpoch = ls_kr_i16(r);
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_DescribeTransactionsResponse_TopicData(v, f), false,
+                                  "TransactionState.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_DescribeTransactionsResponse_TopicData(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTransactionsResponse_TransactionState(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeTransactionsResponse_TransactionState *m)
+{
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr_nn(w, f, m->TransactionalId);
+    ls_kmsg_wstr_nn(w, f, m->TransactionState);
+    ls_kw_i32(w, m->TransactionTimeoutMs);
+    ls_kw_i64(w, m->TransactionStartTimeMs);
+    ls_kw_i64(w, m->ProducerId);
+    ls_kw_i16(w, m->ProducerEpoch);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_DescribeTransactionsResponse_TopicData(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTransactionsResponse */
+
+static void d_DescribeTransactionsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                           ls_kafka_DescribeTransactionsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumTransactionStates = ls_kmsg_arrlen(r, f,
+                                             z_DescribeTransactionsResponse_TransactionState(v, f),
+                                             false,
+                                             "DescribeTransactionsResponse.TransactionStates");
+    m->TransactionStates = ls_kmsg_alloc(a, m->NumTransactionStates, sizeof *m->TransactionStates);
+    for (int32_t i = 0; i < m->NumTransactionStates && !r->err; i++) {
+        d_DescribeTransactionsResponse_TransactionState(r, v, f, a, &m->TransactionStates[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTransactionsResponse(ls_kw_t *w, int16_t v, bool f,
+                                           const ls_kafka_DescribeTransactionsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumTransactionStates, false);
+    for (int32_t i = 0; i < m->NumTransactionStates; i++)
+        e_DescribeTransactionsResponse_TransactionState(w, v, f, &m->TransactionStates[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListTransactionsRequest */
+
+static void i_ListTransactionsRequest(ls_kafka_ListTransactionsRequest *m)
+{
+    m->DurationFilter = -1;
+}
+
+static void d_ListTransactionsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                      ls_kafka_ListTransactionsRequest *m)
+{
+    m->NumStateFilters = ls_kmsg_arrlen(r, f, f ? 1 : 2, false,
+                                        "ListTransactionsRequest.StateFilters");
+    m->StateFilters = ls_kmsg_alloc(a, m->NumStateFilters, sizeof *m->StateFilters);
+    for (int32_t i = 0; i < m->NumStateFilters && !r->err; i++) {
+        m->StateFilters[i] = ls_kmsg_str(r, f, "ListTransactionsRequest.StateFilters");
+    }
+    m->NumProducerIdFilters = ls_kmsg_arrlen(r, f, 8, false,
+                                             "ListTransactionsRequest.ProducerIdFilters");
+    m->ProducerIdFilters = ls_kmsg_alloc(a, m->NumProducerIdFilters, sizeof *m->ProducerIdFilters);
+    for (int32_t i = 0; i < m->NumProducerIdFilters && !r->err; i++) {
+        m->ProducerIdFilters[i] = ls_kr_i64(r);
+    }
+    if (v >= 1) {
+        m->DurationFilter = ls_kr_i64(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListTransactionsRequest(ls_kw_t *w, int16_t v, bool f,
+                                      const ls_kafka_ListTransactionsRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumStateFilters, false);
+    for (int32_t i = 0; i < m->NumStateFilters; i++)
+        ls_kmsg_wstr_nn(w, f, m->StateFilters[i]);
+    ls_kmsg_warrlen(w, f, m->NumProducerIdFilters, false);
+    for (int32_t i = 0; i < m->NumProducerIdFilters; i++)
+        ls_kw_i64(w, m->ProducerIdFilters[i]);
+    if (v >= 1) {
+        ls_kw_i64(w, m->DurationFilter);
+    }
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListTransactionsResponse_TransactionState */
+
+static size_t z_ListTransactionsResponse_TransactionState(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 8;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ListTransactionsResponse_TransactionState(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ListTransactionsResponse_TransactionState *m)
+{
+    (void)a;
+    (void)v;
+    m->TransactionalId = ls_kmsg_str(r, f, "TransactionState.TransactionalId");
+    m->ProducerId = ls_kr_i64(r);
+    m->TransactionState = ls_kmsg_str(r, f, "TransactionState.TransactionState");
+    ls_kr_tags(r, f);
+}
+
+static void e_ListTransactionsResponse_TransactionState(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListTransactionsResponse_TransactionState *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->TransactionalId);
+    ls_kw_i64(w, m->ProducerId);
+    ls_kmsg_wstr_nn(w, f, m->TransactionState);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListTransactionsResponse */
+
+static void d_ListTransactionsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                       ls_kafka_ListTransactionsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->NumUnknownStateFilters = ls_kmsg_arrlen(r, f, f ? 1 : 2, false,
+                                               "ListTransactionsResponse.UnknownStateFilters");
+    m->UnknownStateFilters = ls_kmsg_alloc(a, m->NumUnknownStateFilters,
+                                           sizeof *m->UnknownStateFilters);
+    for (int32_t i = 0; i < m->NumUnknownStateFilters && !r->err; i++) {
+        m->UnknownStateFilters[i] = ls_kmsg_str(r, f,
+                                                "ListTransactionsResponse.UnknownStateFilters");
+    }
+    m->NumTransactionStates = ls_kmsg_arrlen(r, f,
+                                             z_ListTransactionsResponse_TransactionState(v, f),
+                                             false, "ListTransactionsResponse.TransactionStates");
+    m->TransactionStates = ls_kmsg_alloc(a, m->NumTransactionStates, sizeof *m->TransactionStates);
+    for (int32_t i = 0; i < m->NumTransactionStates && !r->err; i++) {
+        d_ListTransactionsResponse_TransactionState(r, v, f, a, &m->TransactionStates[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListTransactionsResponse(ls_kw_t *w, int16_t v, bool f,
+                                       const ls_kafka_ListTransactionsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_warrlen(w, f, m->NumUnknownStateFilters, false);
+    for (int32_t i = 0; i < m->NumUnknownStateFilters; i++)
+        ls_kmsg_wstr_nn(w, f, m->UnknownStateFilters[i]);
+    ls_kmsg_warrlen(w, f, m->NumTransactionStates, false);
+    for (int32_t i = 0; i < m->NumTransactionStates; i++)
+        e_ListTransactionsResponse_TransactionState(w, v, f, &m->TransactionStates[i]);
     ls_kw_tags(w, f);
 }
 
@@ -7528,6 +8260,74 @@ const ls_kmsg_api_t ls_kmsg_EndTxn = {
     .encode_response = g_EndTxnResponse_encode,
 };
 
+/* ---- WriteTxnMarkers (key 27) */
+
+int ls_kafka_WriteTxnMarkersRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                           ls_kafka_WriteTxnMarkersRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_WRITE_TXN_MARKERS_MIN, LS_KAFKA_WRITE_TXN_MARKERS_MAX))
+        return -1;
+    d_WriteTxnMarkersRequest(r, v, v >= LS_KAFKA_WRITE_TXN_MARKERS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_WriteTxnMarkersRequest_encode(ls_kw_t *w, int16_t v,
+                                            const ls_kafka_WriteTxnMarkersRequest *m)
+{
+    e_WriteTxnMarkersRequest(w, v, v >= LS_KAFKA_WRITE_TXN_MARKERS_FLEX, m);
+}
+
+static int g_WriteTxnMarkersRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_WriteTxnMarkersRequest_decode(r, v, a, m);
+}
+
+static void g_WriteTxnMarkersRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_WriteTxnMarkersRequest_encode(w, v, m);
+}
+
+int ls_kafka_WriteTxnMarkersResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                            ls_kafka_WriteTxnMarkersResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_WRITE_TXN_MARKERS_MIN, LS_KAFKA_WRITE_TXN_MARKERS_MAX))
+        return -1;
+    d_WriteTxnMarkersResponse(r, v, v >= LS_KAFKA_WRITE_TXN_MARKERS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_WriteTxnMarkersResponse_encode(ls_kw_t *w, int16_t v,
+                                             const ls_kafka_WriteTxnMarkersResponse *m)
+{
+    e_WriteTxnMarkersResponse(w, v, v >= LS_KAFKA_WRITE_TXN_MARKERS_FLEX, m);
+}
+
+static int g_WriteTxnMarkersResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_WriteTxnMarkersResponse_decode(r, v, a, m);
+}
+
+static void g_WriteTxnMarkersResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_WriteTxnMarkersResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_WriteTxnMarkers = {
+    .key = 27,
+    .name = "WriteTxnMarkers",
+    .min_version = LS_KAFKA_WRITE_TXN_MARKERS_MIN,
+    .max_version = LS_KAFKA_WRITE_TXN_MARKERS_MAX,
+    .first_flexible = LS_KAFKA_WRITE_TXN_MARKERS_FLEX,
+    .request_size = sizeof(ls_kafka_WriteTxnMarkersRequest),
+    .decode_request = g_WriteTxnMarkersRequest_decode,
+    .encode_request = g_WriteTxnMarkersRequest_encode,
+    .response_size = sizeof(ls_kafka_WriteTxnMarkersResponse),
+    .decode_response = g_WriteTxnMarkersResponse_decode,
+    .encode_response = g_WriteTxnMarkersResponse_encode,
+};
+
 /* ---- TxnOffsetCommit (key 28) */
 
 int ls_kafka_TxnOffsetCommitRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -8077,6 +8877,213 @@ const ls_kmsg_api_t ls_kmsg_DescribeCluster = {
     .encode_response = g_DescribeClusterResponse_encode,
 };
 
+/* ---- DescribeProducers (key 61) */
+
+int ls_kafka_DescribeProducersRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                             ls_kafka_DescribeProducersRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_PRODUCERS_MIN, LS_KAFKA_DESCRIBE_PRODUCERS_MAX))
+        return -1;
+    d_DescribeProducersRequest(r, v, v >= LS_KAFKA_DESCRIBE_PRODUCERS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeProducersRequest_encode(ls_kw_t *w, int16_t v,
+                                              const ls_kafka_DescribeProducersRequest *m)
+{
+    e_DescribeProducersRequest(w, v, v >= LS_KAFKA_DESCRIBE_PRODUCERS_FLEX, m);
+}
+
+static int g_DescribeProducersRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeProducersRequest_decode(r, v, a, m);
+}
+
+static void g_DescribeProducersRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeProducersRequest_encode(w, v, m);
+}
+
+int ls_kafka_DescribeProducersResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                              ls_kafka_DescribeProducersResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_PRODUCERS_MIN, LS_KAFKA_DESCRIBE_PRODUCERS_MAX))
+        return -1;
+    d_DescribeProducersResponse(r, v, v >= LS_KAFKA_DESCRIBE_PRODUCERS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeProducersResponse_encode(ls_kw_t *w, int16_t v,
+                                               const ls_kafka_DescribeProducersResponse *m)
+{
+    e_DescribeProducersResponse(w, v, v >= LS_KAFKA_DESCRIBE_PRODUCERS_FLEX, m);
+}
+
+static int g_DescribeProducersResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeProducersResponse_decode(r, v, a, m);
+}
+
+static void g_DescribeProducersResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeProducersResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_DescribeProducers = {
+    .key = 61,
+    .name = "DescribeProducers",
+    .min_version = LS_KAFKA_DESCRIBE_PRODUCERS_MIN,
+    .max_version = LS_KAFKA_DESCRIBE_PRODUCERS_MAX,
+    .first_flexible = LS_KAFKA_DESCRIBE_PRODUCERS_FLEX,
+    .request_size = sizeof(ls_kafka_DescribeProducersRequest),
+    .decode_request = g_DescribeProducersRequest_decode,
+    .encode_request = g_DescribeProducersRequest_encode,
+    .response_size = sizeof(ls_kafka_DescribeProducersResponse),
+    .decode_response = g_DescribeProducersResponse_decode,
+    .encode_response = g_DescribeProducersResponse_encode,
+};
+
+/* ---- DescribeTransactions (key 65) */
+
+int ls_kafka_DescribeTransactionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                ls_kafka_DescribeTransactionsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_TRANSACTIONS_MIN,
+                            LS_KAFKA_DESCRIBE_TRANSACTIONS_MAX))
+        return -1;
+    d_DescribeTransactionsRequest(r, v, v >= LS_KAFKA_DESCRIBE_TRANSACTIONS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeTransactionsRequest_encode(ls_kw_t *w, int16_t v,
+                                                 const ls_kafka_DescribeTransactionsRequest *m)
+{
+    e_DescribeTransactionsRequest(w, v, v >= LS_KAFKA_DESCRIBE_TRANSACTIONS_FLEX, m);
+}
+
+static int g_DescribeTransactionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeTransactionsRequest_decode(r, v, a, m);
+}
+
+static void g_DescribeTransactionsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeTransactionsRequest_encode(w, v, m);
+}
+
+int ls_kafka_DescribeTransactionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                 ls_kafka_DescribeTransactionsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_TRANSACTIONS_MIN,
+                            LS_KAFKA_DESCRIBE_TRANSACTIONS_MAX))
+        return -1;
+    d_DescribeTransactionsResponse(r, v, v >= LS_KAFKA_DESCRIBE_TRANSACTIONS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeTransactionsResponse_encode(ls_kw_t *w, int16_t v,
+                                                  const ls_kafka_DescribeTransactionsResponse *m)
+{
+    e_DescribeTransactionsResponse(w, v, v >= LS_KAFKA_DESCRIBE_TRANSACTIONS_FLEX, m);
+}
+
+static int g_DescribeTransactionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeTransactionsResponse_decode(r, v, a, m);
+}
+
+static void g_DescribeTransactionsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeTransactionsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_DescribeTransactions = {
+    .key = 65,
+    .name = "DescribeTransactions",
+    .min_version = LS_KAFKA_DESCRIBE_TRANSACTIONS_MIN,
+    .max_version = LS_KAFKA_DESCRIBE_TRANSACTIONS_MAX,
+    .first_flexible = LS_KAFKA_DESCRIBE_TRANSACTIONS_FLEX,
+    .request_size = sizeof(ls_kafka_DescribeTransactionsRequest),
+    .decode_request = g_DescribeTransactionsRequest_decode,
+    .encode_request = g_DescribeTransactionsRequest_encode,
+    .response_size = sizeof(ls_kafka_DescribeTransactionsResponse),
+    .decode_response = g_DescribeTransactionsResponse_decode,
+    .encode_response = g_DescribeTransactionsResponse_encode,
+};
+
+/* ---- ListTransactions (key 66) */
+
+int ls_kafka_ListTransactionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                            ls_kafka_ListTransactionsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ListTransactionsRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_LIST_TRANSACTIONS_MIN, LS_KAFKA_LIST_TRANSACTIONS_MAX))
+        return -1;
+    d_ListTransactionsRequest(r, v, v >= LS_KAFKA_LIST_TRANSACTIONS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ListTransactionsRequest_encode(ls_kw_t *w, int16_t v,
+                                             const ls_kafka_ListTransactionsRequest *m)
+{
+    e_ListTransactionsRequest(w, v, v >= LS_KAFKA_LIST_TRANSACTIONS_FLEX, m);
+}
+
+static int g_ListTransactionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ListTransactionsRequest_decode(r, v, a, m);
+}
+
+static void g_ListTransactionsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ListTransactionsRequest_encode(w, v, m);
+}
+
+int ls_kafka_ListTransactionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                             ls_kafka_ListTransactionsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_LIST_TRANSACTIONS_MIN, LS_KAFKA_LIST_TRANSACTIONS_MAX))
+        return -1;
+    d_ListTransactionsResponse(r, v, v >= LS_KAFKA_LIST_TRANSACTIONS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ListTransactionsResponse_encode(ls_kw_t *w, int16_t v,
+                                              const ls_kafka_ListTransactionsResponse *m)
+{
+    e_ListTransactionsResponse(w, v, v >= LS_KAFKA_LIST_TRANSACTIONS_FLEX, m);
+}
+
+static int g_ListTransactionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ListTransactionsResponse_decode(r, v, a, m);
+}
+
+static void g_ListTransactionsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ListTransactionsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_ListTransactions = {
+    .key = 66,
+    .name = "ListTransactions",
+    .min_version = LS_KAFKA_LIST_TRANSACTIONS_MIN,
+    .max_version = LS_KAFKA_LIST_TRANSACTIONS_MAX,
+    .first_flexible = LS_KAFKA_LIST_TRANSACTIONS_FLEX,
+    .request_size = sizeof(ls_kafka_ListTransactionsRequest),
+    .decode_request = g_ListTransactionsRequest_decode,
+    .encode_request = g_ListTransactionsRequest_encode,
+    .response_size = sizeof(ls_kafka_ListTransactionsResponse),
+    .decode_response = g_ListTransactionsResponse_decode,
+    .encode_response = g_ListTransactionsResponse_encode,
+};
+
 const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_Produce,
     &ls_kmsg_Fetch,
@@ -8100,6 +9107,7 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_AddPartitionsToTxn,
     &ls_kmsg_AddOffsetsToTxn,
     &ls_kmsg_EndTxn,
+    &ls_kmsg_WriteTxnMarkers,
     &ls_kmsg_TxnOffsetCommit,
     &ls_kmsg_DescribeConfigs,
     &ls_kmsg_AlterConfigs,
@@ -8108,5 +9116,8 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_IncrementalAlterConfigs,
     &ls_kmsg_OffsetDelete,
     &ls_kmsg_DescribeCluster,
+    &ls_kmsg_DescribeProducers,
+    &ls_kmsg_DescribeTransactions,
+    &ls_kmsg_ListTransactions,
 };
-const int ls_kmsg_nall = 30;
+const int ls_kmsg_nall = 34;

@@ -60,6 +60,7 @@ enum {
     LS_KAFKA_API_ADD_PARTITIONS_TO_TXN = 24,
     LS_KAFKA_API_ADD_OFFSETS_TO_TXN = 25,
     LS_KAFKA_API_END_TXN = 26,
+    LS_KAFKA_API_WRITE_TXN_MARKERS = 27,
     LS_KAFKA_API_TXN_OFFSET_COMMIT = 28,
     LS_KAFKA_API_DESCRIBE_CONFIGS = 32,
     LS_KAFKA_API_ALTER_CONFIGS = 33,
@@ -68,6 +69,9 @@ enum {
     LS_KAFKA_API_INCREMENTAL_ALTER_CONFIGS = 44,
     LS_KAFKA_API_OFFSET_DELETE = 47,
     LS_KAFKA_API_DESCRIBE_CLUSTER = 60,
+    LS_KAFKA_API_DESCRIBE_PRODUCERS = 61,
+    LS_KAFKA_API_DESCRIBE_TRANSACTIONS = 65,
+    LS_KAFKA_API_LIST_TRANSACTIONS = 66,
 };
 
 #define LS_KAFKA_PRODUCE_MIN 3
@@ -136,6 +140,9 @@ enum {
 #define LS_KAFKA_END_TXN_MIN 0
 #define LS_KAFKA_END_TXN_MAX 4
 #define LS_KAFKA_END_TXN_FLEX 3
+#define LS_KAFKA_WRITE_TXN_MARKERS_MIN 0
+#define LS_KAFKA_WRITE_TXN_MARKERS_MAX 1
+#define LS_KAFKA_WRITE_TXN_MARKERS_FLEX 1
 #define LS_KAFKA_TXN_OFFSET_COMMIT_MIN 0
 #define LS_KAFKA_TXN_OFFSET_COMMIT_MAX 4
 #define LS_KAFKA_TXN_OFFSET_COMMIT_FLEX 3
@@ -160,6 +167,15 @@ enum {
 #define LS_KAFKA_DESCRIBE_CLUSTER_MIN 0
 #define LS_KAFKA_DESCRIBE_CLUSTER_MAX 1
 #define LS_KAFKA_DESCRIBE_CLUSTER_FLEX 0
+#define LS_KAFKA_DESCRIBE_PRODUCERS_MIN 0
+#define LS_KAFKA_DESCRIBE_PRODUCERS_MAX 0
+#define LS_KAFKA_DESCRIBE_PRODUCERS_FLEX 0
+#define LS_KAFKA_DESCRIBE_TRANSACTIONS_MIN 0
+#define LS_KAFKA_DESCRIBE_TRANSACTIONS_MAX 0
+#define LS_KAFKA_DESCRIBE_TRANSACTIONS_FLEX 0
+#define LS_KAFKA_LIST_TRANSACTIONS_MIN 0
+#define LS_KAFKA_LIST_TRANSACTIONS_MAX 1
+#define LS_KAFKA_LIST_TRANSACTIONS_FLEX 0
 
 typedef struct ls_kafka_LeaderIdAndEpoch {
     int32_t LeaderId; /* default -1 */
@@ -955,6 +971,48 @@ typedef struct ls_kafka_EndTxnResponse {
     int16_t ErrorCode;
 } ls_kafka_EndTxnResponse;
 
+typedef struct ls_kafka_WriteTxnMarkersRequest_WritableTxnMarkerTopic {
+    ls_kstr_t Name;
+    int32_t *PartitionIndexes;
+    int32_t NumPartitionIndexes;
+} ls_kafka_WriteTxnMarkersRequest_WritableTxnMarkerTopic;
+
+typedef struct ls_kafka_WriteTxnMarkersRequest_WritableTxnMarker {
+    int64_t ProducerId;
+    int16_t ProducerEpoch;
+    bool TransactionResult;
+    ls_kafka_WriteTxnMarkersRequest_WritableTxnMarkerTopic *Topics;
+    int32_t NumTopics;
+    int32_t CoordinatorEpoch;
+} ls_kafka_WriteTxnMarkersRequest_WritableTxnMarker;
+
+typedef struct ls_kafka_WriteTxnMarkersRequest {
+    ls_kafka_WriteTxnMarkersRequest_WritableTxnMarker *Markers;
+    int32_t NumMarkers;
+} ls_kafka_WriteTxnMarkersRequest;
+
+typedef struct ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult {
+    int32_t PartitionIndex;
+    int16_t ErrorCode;
+} ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult;
+
+typedef struct ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult {
+    ls_kstr_t Name;
+    ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult;
+
+typedef struct ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerResult {
+    int64_t ProducerId;
+    ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult *Topics;
+    int32_t NumTopics;
+} ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerResult;
+
+typedef struct ls_kafka_WriteTxnMarkersResponse {
+    ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerResult *Markers;
+    int32_t NumMarkers;
+} ls_kafka_WriteTxnMarkersResponse;
+
 typedef struct ls_kafka_TxnOffsetCommitRequest_Partition {
     int32_t PartitionIndex;
     int64_t CommittedOffset;
@@ -1189,6 +1247,98 @@ typedef struct ls_kafka_DescribeClusterResponse {
     int32_t NumBrokers;
     int32_t ClusterAuthorizedOperations; /* default INT32_MIN */
 } ls_kafka_DescribeClusterResponse;
+
+typedef struct ls_kafka_DescribeProducersRequest_TopicRequest {
+    ls_kstr_t Name;
+    int32_t *PartitionIndexes;
+    int32_t NumPartitionIndexes;
+} ls_kafka_DescribeProducersRequest_TopicRequest;
+
+typedef struct ls_kafka_DescribeProducersRequest {
+    ls_kafka_DescribeProducersRequest_TopicRequest *Topics;
+    int32_t NumTopics;
+} ls_kafka_DescribeProducersRequest;
+
+typedef struct ls_kafka_DescribeProducersResponse_ProducerState {
+    int64_t ProducerId;
+    int32_t ProducerEpoch;
+    int32_t LastSequence; /* default -1 */
+    int64_t LastTimestamp; /* default -1 */
+    int32_t CoordinatorEpoch;
+    int64_t CurrentTxnStartOffset; /* default -1 */
+} ls_kafka_DescribeProducersResponse_ProducerState;
+
+typedef struct ls_kafka_DescribeProducersResponse_PartitionResponse {
+    int32_t PartitionIndex;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+    ls_kafka_DescribeProducersResponse_ProducerState *ActiveProducers;
+    int32_t NumActiveProducers;
+} ls_kafka_DescribeProducersResponse_PartitionResponse;
+
+typedef struct ls_kafka_DescribeProducersResponse_TopicResponse {
+    ls_kstr_t Name;
+    ls_kafka_DescribeProducersResponse_PartitionResponse *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_DescribeProducersResponse_TopicResponse;
+
+typedef struct ls_kafka_DescribeProducersResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_DescribeProducersResponse_TopicResponse *Topics;
+    int32_t NumTopics;
+} ls_kafka_DescribeProducersResponse;
+
+typedef struct ls_kafka_DescribeTransactionsRequest {
+    ls_kstr_t *TransactionalIds;
+    int32_t NumTransactionalIds;
+} ls_kafka_DescribeTransactionsRequest;
+
+typedef struct ls_kafka_DescribeTransactionsResponse_TopicData {
+    ls_kstr_t Topic;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_DescribeTransactionsResponse_TopicData;
+
+typedef struct ls_kafka_DescribeTransactionsResponse_TransactionState {
+    int16_t ErrorCode;
+    ls_kstr_t TransactionalId;
+    ls_kstr_t TransactionState;
+    int32_t TransactionTimeoutMs;
+    int64_t TransactionStartTimeMs;
+    int64_t ProducerId;
+    int16_t ProducerEpoch;
+    ls_kafka_DescribeTransactionsResponse_TopicData *Topics;
+    int32_t NumTopics;
+} ls_kafka_DescribeTransactionsResponse_TransactionState;
+
+typedef struct ls_kafka_DescribeTransactionsResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_DescribeTransactionsResponse_TransactionState *TransactionStates;
+    int32_t NumTransactionStates;
+} ls_kafka_DescribeTransactionsResponse;
+
+typedef struct ls_kafka_ListTransactionsRequest {
+    ls_kstr_t *StateFilters;
+    int32_t NumStateFilters;
+    int64_t *ProducerIdFilters;
+    int32_t NumProducerIdFilters;
+    int64_t DurationFilter; /* v1+, default -1 */
+} ls_kafka_ListTransactionsRequest;
+
+typedef struct ls_kafka_ListTransactionsResponse_TransactionState {
+    ls_kstr_t TransactionalId;
+    int64_t ProducerId;
+    ls_kstr_t TransactionState;
+} ls_kafka_ListTransactionsResponse_TransactionState;
+
+typedef struct ls_kafka_ListTransactionsResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t *UnknownStateFilters;
+    int32_t NumUnknownStateFilters;
+    ls_kafka_ListTransactionsResponse_TransactionState *TransactionStates;
+    int32_t NumTransactionStates;
+} ls_kafka_ListTransactionsResponse;
 
 /* Produce (key 0), Produce.msg */
 int ls_kafka_ProduceRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
@@ -1427,6 +1577,17 @@ int ls_kafka_EndTxnResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
 void ls_kafka_EndTxnResponse_encode(ls_kw_t *w, int16_t version, const ls_kafka_EndTxnResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_EndTxn;
 
+/* WriteTxnMarkers (key 27), WriteTxnMarkers.msg */
+int ls_kafka_WriteTxnMarkersRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_WriteTxnMarkersRequest *m);
+void ls_kafka_WriteTxnMarkersRequest_encode(ls_kw_t *w, int16_t version,
+                                            const ls_kafka_WriteTxnMarkersRequest *m);
+int ls_kafka_WriteTxnMarkersResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_WriteTxnMarkersResponse *m);
+void ls_kafka_WriteTxnMarkersResponse_encode(ls_kw_t *w, int16_t version,
+                                             const ls_kafka_WriteTxnMarkersResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_WriteTxnMarkers;
+
 /* TxnOffsetCommit (key 28), TxnOffsetCommit.msg */
 int ls_kafka_TxnOffsetCommitRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_TxnOffsetCommitRequest *m);
@@ -1514,6 +1675,39 @@ int ls_kafka_DescribeClusterResponse_decode(ls_kr_t *r, int16_t version, ls_aren
 void ls_kafka_DescribeClusterResponse_encode(ls_kw_t *w, int16_t version,
                                              const ls_kafka_DescribeClusterResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_DescribeCluster;
+
+/* DescribeProducers (key 61), DescribeProducers.msg */
+int ls_kafka_DescribeProducersRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeProducersRequest *m);
+void ls_kafka_DescribeProducersRequest_encode(ls_kw_t *w, int16_t version,
+                                              const ls_kafka_DescribeProducersRequest *m);
+int ls_kafka_DescribeProducersResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeProducersResponse *m);
+void ls_kafka_DescribeProducersResponse_encode(ls_kw_t *w, int16_t version,
+                                               const ls_kafka_DescribeProducersResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_DescribeProducers;
+
+/* DescribeTransactions (key 65), DescribeTransactions.msg */
+int ls_kafka_DescribeTransactionsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeTransactionsRequest *m);
+void ls_kafka_DescribeTransactionsRequest_encode(ls_kw_t *w, int16_t version,
+                                                 const ls_kafka_DescribeTransactionsRequest *m);
+int ls_kafka_DescribeTransactionsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeTransactionsResponse *m);
+void ls_kafka_DescribeTransactionsResponse_encode(ls_kw_t *w, int16_t version,
+                                                  const ls_kafka_DescribeTransactionsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_DescribeTransactions;
+
+/* ListTransactions (key 66), ListTransactions.msg */
+int ls_kafka_ListTransactionsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ListTransactionsRequest *m);
+void ls_kafka_ListTransactionsRequest_encode(ls_kw_t *w, int16_t version,
+                                             const ls_kafka_ListTransactionsRequest *m);
+int ls_kafka_ListTransactionsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ListTransactionsResponse *m);
+void ls_kafka_ListTransactionsResponse_encode(ls_kw_t *w, int16_t version,
+                                              const ls_kafka_ListTransactionsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_ListTransactions;
 
 /* Every api above, in key order. */
 extern const ls_kmsg_api_t *const ls_kmsg_all[];

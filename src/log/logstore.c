@@ -342,6 +342,25 @@ void ls_logstore_info(ls_logstore_t *ls, int64_t log_id, ls_log_info_t *out)
     out->fenced = lg->head.fenced;
 }
 
+int ls_logstore_producers(ls_logstore_t *ls, int64_t log_id, ls_log_producer_t **out)
+{
+    ls_logstate_t *lg = ls_logstate_get(ls, log_id, false);
+    *out = NULL;
+    if (!lg || lg->head.nproducers == 0) return 0;
+    int n = lg->head.nproducers;
+    *out = LS_NEWN(ls_log_producer_t, n);
+    for (int i = 0; i < n; i++) {
+        const ls_pstate_t *ps = &lg->head.producers[i];
+        ls_log_producer_t *p = &(*out)[i];
+        p->producer_id = ps->producer_id;
+        p->epoch = ps->epoch;
+        p->last_sequence = ps->nbatches > 0 ? ps->batches[ps->nbatches - 1].last_seq : -1;
+        p->txn_seq = ps->txn_seq;
+        p->txn_first_offset = ps->txn_seq > 0 ? ps->txn_first_offset : -1;
+    }
+    return n;
+}
+
 void ls_logstore_set_entry_time_fn(ls_logstore_t *ls, ls_entry_time_fn fn) { ls->entry_time = fn; }
 
 void ls_logstore_stats(const ls_logstore_t *ls, ls_logstore_stats_t *out)

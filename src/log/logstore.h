@@ -101,6 +101,19 @@ typedef struct ls_log_info {
 /* Non-blocking: heads are kept in memory. Unknown logs read as empty. */
 void ls_logstore_info(ls_logstore_t *ls, int64_t log_id, ls_log_info_t *out);
 
+/* The producers a log's head keeps (idempotence and transaction state), as
+ * Kafka's DescribeProducers shows them. */
+typedef struct ls_log_producer {
+    int64_t producer_id;
+    int16_t epoch;
+    int32_t last_sequence;    /* of its last batch the head remembers; -1: none */
+    int64_t txn_seq;          /* its transaction open on this log (log_txn.h); 0: none */
+    int64_t txn_first_offset; /* that transaction's first offset; -1: none */
+} ls_log_producer_t;
+/* Non-blocking copy from the head in memory: the number of producers, with
+ * *out an array to ls_free() (NULL when none). Unknown logs have none. */
+int ls_logstore_producers(ls_logstore_t *ls, int64_t log_id, ls_log_producer_t **out);
+
 /* First offset whose record timestamp >= ts (high watermark if none). */
 typedef void (*ls_offset_cb)(void *arg, ls_status st, int64_t offset, int64_t timestamp);
 void ls_logstore_offset_for_time(ls_logstore_t *ls, int64_t log_id, int64_t ts, ls_offset_cb cb,
