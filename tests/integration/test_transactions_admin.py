@@ -113,6 +113,8 @@ def test_list_describe_and_producers_of_open_and_finished_transactions(broker):
     # an abort of a transaction its coordinator still runs is refused
     r = cli(b, "abort", "--topic", t, "--partition", "0", "--producer-id", str(pid))
     assert r.returncode == 1 and "INVALID_TXN_STATE" in r.stderr
+    # ... and Kafka's find-hanging sees that it is not hanging
+    assert table(kafka_transactions(b, "find-hanging", "--broker-id", "0").stdout) == []
     po.commit_transaction(30)
     d = table(kafka_transactions(b, "describe", "--transactional-id", open_id).stdout)[0]
     assert d["TransactionState"] in ("PrepareCommit", "CompleteCommit")
@@ -146,6 +148,11 @@ def test_abort_a_hanging_transaction(broker):
     db.close()
     assert n == 1
     assert lso(b, t, 0) == 0 and lso(b, t, 1) == 0
+
+    # Kafka's find-hanging: open on the logs, unknown to the coordinator
+    hanging = kafka_transactions(b, "find-hanging", "--broker-id", "0").stdout
+    assert {(r["Topic"], r["Partition"], r["ProducerId"]) for r in table(hanging)} == \
+        {(t, "0", str(pid)), (t, "1", str(pid))}
 
     r = cli(b, "abort", "--topic", t, "--partition", "0", "--producer-id", "999999")
     assert r.returncode == 1 and "no open transaction" in r.stderr
