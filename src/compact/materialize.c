@@ -15,13 +15,33 @@
  *
  * Rows: the raw table (partition, offset, timestamp, key, value, headers),
  * or with value.format=schema-registry a typed table (table/iceberg_typed.h):
- * each value names its Avro schema by id (Confluent wire format), the
- * table's schema is that of the first record materialized (kept as the
- * table property lakestream.value.schema-id when the table is created), and
- * a record that does not fit — not framed, an id other than the table's
- * (schema evolution is not applied yet), a datum that does not decode — fails
- * the range with the offset and the reason (error.handling=fail: the table
+ * each value names its Avro schema by id (Confluent wire format); the table
+ * is created from the first record's schema, and a record that does not
+ * fit — not framed, an unknown id, a datum that does not decode — fails the
+ * range with the offset and the reason (error.handling=fail: the table
  * holds back and the pass retries; the topic keeps accepting writes).
+ *
+ * Schema evolution (issue 14 §4): a batch keeps the table's current schema
+ * as a shape and, per value schema id it meets, a reader (the datum decoded
+ * by its own writer schema into the current columns, by field name). An id
+ * whose schema is a compatible change the table needs (a new field, int ->
+ * long, float -> double, required -> optional) evolves the table object
+ * before its first row: the new Iceberg schema goes into the metadata the
+ * batch will commit (ls_ice_table_set_schema), the data files written so far
+ * are kept for that commit (retired, under their old schema: readers
+ * project by field id), new ones open over the new shape, and the readers
+ * are rebuilt for it. So the schema change and the first rows of it are one
+ * table commit (the pointer's compare-and-set): a crash before it leaves
+ * nothing, and the retry evolves again from the table as it then is; after
+ * it, the retried pass loads the evolved schema. Older versions after a newer
+ * one fit as they are. The commit sets lakestream.value.schema-id to the
+ * last id evolved to and lakestream.value.schema-ids to every id with rows.
+ * An id the table cannot evolve to (a type Iceberg cannot promote, an
+ * unmapped type) follows evolution=fail (the range waits, the reason names
+ * the offset, both schema ids and the path) or dead-letter (into
+ * <name>__dlq, as error.handling's dead letters). Upsert tables refuse to
+ * evolve for now (their copy-on-write copies old files into the table's
+ * current shape column for column).
  * The stream's resolved policy (stream/policy.h) names the table (template),
  * its partition spec (used when the table is created; an existing table
  * keeps its spec), the data-file size target and the codec; the caller
@@ -90,6 +110,7 @@
 
 #define MAX_HEADERS 256
 #define TYPED_SCHEMA_ID_KEY "lakestream.value.schema-id"
+#define TYPED_SCHEMA_IDS_KEY "lakestream.value.schema-ids"
 #define SKIPPED_KEY "lakestream.skipped-records"
 #define MAX_DECOMPRESSED ((size_t)256 << 20)
 
@@ -116,7 +137,8 @@ typedef struct row_ctx {
     int64_t above; /* only offsets > above */
     uint64_t rows;
     ls_status st;
-    char err[512];
+    bool incompatible; /* the bad record's schema is one the table cannot evolve to */
+    char err[1024];
 } row_ctx_t;
 
 static int on_record(void *arg, const ls_record_view_t *rec)
@@ -230,7 +252,8 @@ static ls_status side_target(const ls_table_target_t *tt, const char *suffix, si
 {
     sd->policy = *tt->policy;
     sd->policy.upsert = sd->policy.value_typed = sd->policy.changelog = false;
-    sd->policy.error_skip = sd->policy.error_dlq = false;
+    sd->policy.error_skip = sd->policy.error_dlq = sd->policy.evolution_dlq = false;
+    sd->policy.value[LS_POLICY_EVOLUTION] = "fail";
     sd->policy.value[LS_POLICY_WRITE_MODE] = "append";
     sd->policy.value[LS_POLICY_VALUE_FORMAT] = "raw";
     sd->policy.value[LS_POLICY_ERROR_HANDLING] = "fail";
@@ -293,6 +316,23 @@ typedef struct mat_log {
     int64_t last; /* to record at commit; -1: no range added */
 } mat_log_t;
 
+/* A typed batch's reader of one value schema id: rd NULL when the schema
+ * is incompatible with the table's (why); kept for the batch. */
+typedef struct typed_reader {
+    int32_t id;
+    ls_sr_schema_t *schema;
+    ls_typed_reader_t *rd;
+    char *why;
+} typed_reader_t;
+
+/* Data files of a typed batch opened before its table's schema evolved:
+ * finished and committed with the rest (their Parquet schema is the old
+ * one; readers project by field id). */
+typedef struct retired {
+    ls_data_files_t *files;
+    ls_typed_shape_t *shape;
+} retired_t;
+
 /* The latest record of each key of an upsert batch (file comment). */
 typedef struct up_rec {
     uint64_t hash;
@@ -313,11 +353,18 @@ struct ls_mat_batch {
     ls_objstore_t *os;
     const char *warehouse_uri;
     ls_pq_opts_t opts;
-    ls_ice_table_t *t;      /* typed: NULL until its first record creates it */
-    ls_data_files_t *files; /* with t */
-    ls_sr_schema_t *schema; /* typed: the table's value schema */
-    ls_typed_shape_t *shape;
-    uint64_t skipped; /* error.handling=skip: records left out by this batch */
+    ls_ice_table_t *t;       /* typed: NULL until its first record creates it */
+    ls_data_files_t *files;  /* with t */
+    ls_typed_shape_t *shape; /* typed: the table's current schema */
+    typed_reader_t *readers; /* typed: per value schema id met, for shape */
+    size_t nreaders;
+    retired_t *retired; /* typed: files written before an evolution, with their shape */
+    size_t nretired;
+    int32_t *ids; /* typed: value schema ids with rows in the table, ascending */
+    size_t nids;
+    bool ids_changed;
+    int32_t evolved_to; /* typed: the schema id this batch evolved the table to; -1: none */
+    uint64_t skipped;   /* error.handling=skip: records left out by this batch */
     mat_log_t *logs;
     size_t nlogs, caplogs;
     uint64_t rows;
@@ -451,38 +498,69 @@ static ls_status open_files(ls_mat_batch_t *b, char *err, int errlen)
     return LS_OK;
 }
 
-/* The value schema of a typed table: loads schema id and its shape into b.
- * LS_ECORRUPT (a permanent reason in err) when the id or its schema cannot
- * become columns; other statuses are the registry's store failing. */
-static ls_status load_shape(ls_mat_batch_t *b, int32_t id, char *err, size_t errlen)
+/* The Avro schema of value schema id, from the registry. LS_ECORRUPT (a
+ * permanent reason in err) when it is not there or not Avro; other
+ * statuses are the registry's store failing. */
+static ls_status value_schema(ls_mat_batch_t *b, int32_t id, ls_sr_schema_t **out, char *err,
+                              size_t errlen)
 {
     if (!b->tt->registry) {
         snprintf(err, errlen, "no schema registry is available to this broker");
         return LS_EINVAL;
     }
     ls_sr_err_t e;
-    ls_sr_schema_t *sc = NULL;
-    ls_sr_code code = ls_registry_schema(b->tt->registry, id, &sc, &e);
+    ls_sr_code code = ls_registry_schema(b->tt->registry, id, out, &e);
     if (code != LS_SR_OK) {
-        snprintf(err, errlen, "schema id %d: %s", (int)id, e.message);
+        snprintf(err, errlen, "schema id %d: %.400s", (int)id, e.message);
         return code == LS_SR_SCHEMA_NOT_FOUND ? LS_ECORRUPT : LS_EAGAIN;
     }
-    if (sc->type != LS_SR_AVRO) {
+    if ((*out)->type != LS_SR_AVRO) {
         snprintf(err, errlen, "schema id %d is %s: only AVRO schemas become columns yet", (int)id,
-                 ls_sr_type_name(sc->type));
-        ls_sr_schema_release(sc);
+                 ls_sr_type_name((*out)->type));
+        ls_sr_schema_release(*out);
+        *out = NULL;
         return LS_ECORRUPT;
     }
-    char why[512];
-    ls_typed_shape_t *shape = ls_typed_shape_new(ls_avro_root(sc->avro), why, sizeof why);
-    if (!shape) {
-        snprintf(err, errlen, "schema id %d: %s", (int)id, why);
-        ls_sr_schema_release(sc);
-        return LS_ECORRUPT;
-    }
-    b->schema = sc;
-    b->shape = shape;
     return LS_OK;
+}
+
+/* The value schema ids of a typed table's property (ascending, comma
+ * separated) into b->ids. */
+static void parse_ids(ls_mat_batch_t *b, const char *list)
+{
+    for (const char *p = list; p && *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p) break;
+        b->ids = ls_realloc(b->ids, (b->nids + 1) * sizeof *b->ids);
+        b->ids[b->nids++] = (int32_t)v;
+        p = *end == ',' ? end + 1 : end;
+    }
+}
+
+static void note_id(ls_mat_batch_t *b, int32_t id)
+{
+    size_t i = 0;
+    while (i < b->nids && b->ids[i] < id)
+        i++;
+    if (i < b->nids && b->ids[i] == id) return;
+    b->ids = ls_realloc(b->ids, (b->nids + 1) * sizeof *b->ids);
+    memmove(b->ids + i + 1, b->ids + i, (b->nids - i) * sizeof *b->ids);
+    b->ids[i] = id;
+    b->nids++;
+    b->ids_changed = true;
+}
+
+static void clear_readers(ls_mat_batch_t *b)
+{
+    for (size_t i = 0; i < b->nreaders; i++) {
+        ls_sr_schema_release(b->readers[i].schema);
+        ls_typed_reader_free(b->readers[i].rd);
+        ls_free(b->readers[i].why);
+    }
+    ls_free(b->readers);
+    b->readers = NULL;
+    b->nreaders = 0;
 }
 
 static ls_status side_begin(ls_mat_batch_t *b, const char *suffix, side_t **out, char *err,
@@ -508,6 +586,7 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
     }
     ls_mat_batch_t *b = LS_NEW(ls_mat_batch_t);
     b->tt = tt;
+    b->evolved_to = -1;
     b->meta = meta;
     b->os = os;
     b->warehouse_uri = warehouse_uri;
@@ -517,7 +596,8 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
     table_shape_t raw = {ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, NULL};
     ls_status st =
         tt->policy->changelog ? side_begin(b, CHANGELOG_SUFFIX, &b->cl, err, errlen) : LS_OK;
-    if (st == LS_OK && tt->policy->error_dlq) st = side_begin(b, DLQ_SUFFIX, &b->dlq, err, errlen);
+    if (st == LS_OK && (tt->policy->error_dlq || (typed && tt->policy->evolution_dlq)))
+        st = side_begin(b, DLQ_SUFFIX, &b->dlq, err, errlen);
     if (st != LS_OK) {
         ls_mat_free(b);
         return st;
@@ -537,7 +617,16 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
                      tt->name, TYPED_SCHEMA_ID_KEY);
             st = LS_EINVAL;
         } else {
-            st = load_shape(b, (int32_t)strtol(id, NULL, 10), err, (size_t)errlen);
+            int last;
+            char *schema = ls_ice_table_schema(b->t, &last), why[400] = "no current schema";
+            b->shape = schema ? ls_typed_shape_parse(schema, last, why, sizeof why) : NULL;
+            ls_free(schema);
+            if (!b->shape) {
+                snprintf(err, (size_t)errlen, "table %s: %s", tt->name, why);
+                st = LS_EINVAL;
+            }
+            parse_ids(b, ls_ice_table_summary(b->t, TYPED_SCHEMA_IDS_KEY));
+            if (!b->nids) parse_ids(b, id); /* a table from before the list */
         }
     }
     if (st == LS_OK) st = open_files(b, err, errlen);
@@ -549,8 +638,80 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
     return LS_OK;
 }
 
-/* A typed row: its schema id must be the table's (creating the table from
- * it when this is the first record); the datum becomes the row. */
+/* Evolves b's table to shape ns (taken) for value schema id: the schema
+ * goes into the table object (committed with the batch), the data files
+ * written so far are kept for the commit, new ones open over ns. */
+static ls_status evolve_table(ls_mat_batch_t *b, ls_typed_shape_t *ns, int32_t id, char *err,
+                              size_t errlen)
+{
+    int sid;
+    ls_status st = ls_ice_table_set_schema(b->t, ls_typed_iceberg_schema_json(ns),
+                                           ls_typed_last_column_id(ns), &sid);
+    if (st != LS_OK) {
+        snprintf(err, errlen, "evolving the table's schema: %s", ls_ice_table_error(b->t));
+        ls_typed_shape_free(ns);
+        return st;
+    }
+    b->retired = ls_realloc(b->retired, (b->nretired + 1) * sizeof *b->retired);
+    b->retired[b->nretired++] = (retired_t){b->files, b->shape};
+    b->files = NULL;
+    b->shape = ns;
+    b->evolved_to = id;
+    clear_readers(b); /* they fill the old shape's columns */
+    LS_INFO("table", "table %s.%s: schema evolved to Iceberg schema %d for value schema id %d",
+            b->tt->stream->ns, b->tt->name, sid, (int)id);
+    return open_files(b, err, (int)errlen);
+}
+
+/* The reader of value schema id for b's current shape (evolving the table
+ * when the schema is a compatible change it needs); *rdp NULL with the
+ * reason in *why when the schema is incompatible. Other failures as
+ * value_schema, or the evolution's. */
+static ls_status reader_for(ls_mat_batch_t *b, int32_t id, typed_reader_t **rdp, char *err,
+                            size_t errlen)
+{
+    for (size_t i = 0; i < b->nreaders; i++)
+        if (b->readers[i].id == id) return *rdp = &b->readers[i], LS_OK;
+    ls_sr_schema_t *sc;
+    ls_status st = value_schema(b, id, &sc, err, errlen);
+    if (st != LS_OK) return st;
+    const ls_avro_node_t *root = ls_avro_root(sc->avro);
+    char why[512] = "";
+    ls_typed_reader_t *rd = NULL;
+    st = ls_typed_reader_new(b->shape, root, &rd, why, sizeof why);
+    if (st == LS_ECONFLICT && b->tt->policy->upsert) {
+        snprintf(why, sizeof why, "upsert tables do not evolve their schema yet");
+        st = LS_EINVAL;
+    } else if (st == LS_ECONFLICT) {
+        ls_typed_shape_t *ns;
+        st = ls_typed_evolve(b->shape, root, &ns, why, sizeof why);
+        if (st == LS_OK && (st = evolve_table(b, ns, id, err, errlen)) != LS_OK) {
+            ls_sr_schema_release(sc);
+            return st;
+        }
+        if (st == LS_OK) st = ls_typed_reader_new(b->shape, root, &rd, why, sizeof why);
+    }
+    b->readers = ls_realloc(b->readers, (b->nreaders + 1) * sizeof *b->readers);
+    typed_reader_t *tr = &b->readers[b->nreaders++];
+    *tr = (typed_reader_t){id, sc, rd, st == LS_OK ? NULL : ls_strdup(why)};
+    *rdp = tr;
+    return LS_OK;
+}
+
+/* The value schema id the table's columns were last made from, in buf. */
+static const char *table_schema_id(ls_mat_batch_t *b, char *buf, size_t cap)
+{
+    const char *was = ls_ice_table_summary(b->t, TYPED_SCHEMA_ID_KEY);
+    if (b->evolved_to >= 0)
+        snprintf(buf, cap, "%d", (int)b->evolved_to);
+    else
+        snprintf(buf, cap, "%s", was ? was : "?");
+    return buf;
+}
+
+/* A typed row: the datum, decoded by its own schema, into the table's
+ * current columns — after evolving them when its schema is a compatible
+ * change, or creating the table from it when this is the first record. */
 static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
 {
     ls_mat_batch_t *b = c->b;
@@ -564,9 +725,19 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
                                     "0, 4-byte schema id)");
         return LS_ECORRUPT;
     }
+    char e[512];
     if (!b->t) { /* the first record: the table takes its schema */
-        char e[400];
-        ls_status st = load_shape(b, id, e, sizeof e);
+        ls_sr_schema_t *sc;
+        char why[400];
+        ls_status st = value_schema(b, id, &sc, e, sizeof e);
+        if (st == LS_OK) {
+            b->shape = ls_typed_shape_new(ls_avro_root(sc->avro), why, sizeof why);
+            if (!b->shape) {
+                snprintf(e, sizeof e, "schema id %d: %s", (int)id, why);
+                st = LS_ECORRUPT;
+            }
+            ls_sr_schema_release(sc);
+        }
         if (st != LS_OK) {
             snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
             return st;
@@ -587,21 +758,30 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
         if (st == LS_OK) st = open_files(b, c->err, (int)sizeof c->err);
         if (st != LS_OK) return st;
     }
-    if (id != b->schema->id) {
+    typed_reader_t *tr;
+    ls_status st = reader_for(b, id, &tr, e, sizeof e);
+    if (st != LS_OK) {
+        snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
+        return st;
+    }
+    if (!tr->rd) {
+        char tid[16];
         snprintf(c->err, sizeof c->err,
-                 "record at offset %lld has schema id %d, the table's is "
-                 "%d: schema evolution is not applied yet",
-                 (long long)r->offset, (int)id, (int)b->schema->id);
+                 "record at offset %lld has value schema id %d, which table %s (value schema "
+                 "id %s) cannot evolve to: %s",
+                 (long long)r->offset, (int)id, b->tt->name, table_schema_id(b, tid, sizeof tid),
+                 tr->why);
+        c->incompatible = true;
         return LS_ECORRUPT;
     }
     ls_pq_writer_t *w = ls_data_files_writer(b->files, r);
     if (!w) return LS_EINVAL;
-    char e[300];
-    ls_status st = ls_typed_write(b->shape, w, r, datum, len, e, sizeof e);
+    st = ls_typed_write(tr->rd, w, r, datum, len, e, sizeof e);
     if (st == LS_ECORRUPT) { /* nothing of the row was written */
         snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
         return st;
     }
+    note_id(b, id);
     return ls_data_files_row_done(b->files, st);
 }
 
@@ -636,20 +816,29 @@ static ls_status dead_letter(row_ctx_t *c, const ls_raw_record_t *r)
 
 /* A record that makes no row (the reason in c->err): error.handling says
  * what happens — fail (LS_ECORRUPT: the range waits), skip (counted), or
- * dead-letter (into <name>__dlq). */
+ * dead-letter (into <name>__dlq); for a record whose schema the table
+ * cannot evolve to, evolution does (fail or dead-letter). */
 static ls_status bad_record(row_ctx_t *c, const ls_raw_record_t *r)
 {
     ls_mat_batch_t *b = c->b;
     const ls_policy_t *p = b->tt->policy;
-    if (!p->error_skip && !p->error_dlq) return LS_ECORRUPT;
-    LS_WARN_RL("table", "table %s.%s: %s a record (error.handling=%s): %s", b->tt->stream->ns,
-               b->tt->name, p->error_dlq ? "dead-lettering" : "skipping",
-               p->value[LS_POLICY_ERROR_HANDLING], c->err);
-    ls_status st = p->error_dlq ? dead_letter(c, r) : LS_OK;
+    ls_policy_field f = c->incompatible ? LS_POLICY_EVOLUTION : LS_POLICY_ERROR_HANDLING;
+    bool dlq = c->incompatible ? p->evolution_dlq : p->error_dlq;
+    bool skip = !c->incompatible && p->error_skip;
+    c->incompatible = false;
+    if (!skip && !dlq) {
+        size_t n = strlen(c->err);
+        snprintf(c->err + n, sizeof c->err - n, " (%s=%s)", ls_policy_key(f), p->value[f]);
+        return LS_ECORRUPT;
+    }
+    LS_WARN_RL("table", "table %s.%s: %s a record (%s=%s): %s", b->tt->stream->ns, b->tt->name,
+               dlq ? "dead-lettering" : "skipping", ls_policy_key(f) + strlen(LS_POLICY_PREFIX),
+               p->value[f], c->err);
+    ls_status st = dlq ? dead_letter(c, r) : LS_OK;
     if (st != LS_OK) return st;
     c->err[0] = 0;
     c->rows--; /* counted as a row by its caller */
-    if (!p->error_dlq) b->skipped++;
+    if (!dlq) b->skipped++;
     return LS_OK;
 }
 
@@ -824,19 +1013,28 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
                  (unsigned long long)(b->skipped + (was ? strtoull(was, NULL, 10) : 0)));
     ls_file_cow_t cow = {0};
     if (upsert && (st = upsert_drops(b, &cow, err, errlen)) != LS_OK) return st;
-    const ls_ice_datafile_t *dfs = NULL;
-    size_t ndf = 0;
-    st = ls_data_files_finish(b->files, &dfs, &ndf);
-    if (st != LS_OK) {
-        snprintf(err, (size_t)errlen, "writing data files: %s", ls_data_files_error(b->files));
-        ls_file_cow_clear(&cow);
-        return st;
-    }
-    /* the files to add: what stays of rewritten files, then the new rows */
-    ls_ice_datafile_t *added = LS_NEWN(ls_ice_datafile_t, cow.nadded + ndf + 1);
+    /* the files to add: what stays of rewritten files, then the new rows
+     * (those written before a schema evolution first) */
+    ls_ice_datafile_t *added = LS_NEWN(ls_ice_datafile_t, cow.nadded + 1);
+    size_t nadded = cow.nadded;
     if (cow.nadded) memcpy(added, cow.added, cow.nadded * sizeof *added);
-    if (ndf) memcpy(added + cow.nadded, dfs, ndf * sizeof *added);
-    const char **kv = LS_NEWN(const char *, 2 * nkv + 3);
+    for (size_t i = 0; i <= b->nretired; i++) {
+        ls_data_files_t *files = i < b->nretired ? b->retired[i].files : b->files;
+        const ls_ice_datafile_t *dfs = NULL;
+        size_t ndf = 0;
+        st = ls_data_files_finish(files, &dfs, &ndf);
+        if (st != LS_OK) {
+            snprintf(err, (size_t)errlen, "writing data files: %s", ls_data_files_error(files));
+            ls_free(added);
+            ls_file_cow_clear(&cow);
+            return st;
+        }
+        added = ls_realloc(added, (nadded + ndf + 1) * sizeof *added);
+        if (ndf) memcpy(added + nadded, dfs, ndf * sizeof *added);
+        nadded += ndf;
+    }
+    char evolved[16], *ids = NULL;
+    const char **kv = LS_NEWN(const char *, 2 * nkv + 7);
     char(*keys)[80] = ls_calloc(nkv, sizeof *keys);
     char(*vals)[24] = ls_calloc(nkv, sizeof *vals);
     size_t k = 0;
@@ -851,11 +1049,28 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
     if (skipped[0]) {
         kv[2 * k] = SKIPPED_KEY;
         kv[2 * k + 1] = skipped;
+        k++;
+    }
+    if (b->evolved_to >= 0) { /* the table properties name the schema applied last */
+        snprintf(evolved, sizeof evolved, "%d", (int)b->evolved_to);
+        kv[2 * k] = TYPED_SCHEMA_ID_KEY;
+        kv[2 * k + 1] = evolved;
+        k++;
+    }
+    if (b->ids_changed) {
+        ls_buf_t ib;
+        ls_buf_init(&ib);
+        for (size_t i = 0; i < b->nids; i++)
+            ls_buf_printf(&ib, "%s%d", i ? "," : "", (int)b->ids[i]);
+        ls_buf_append_u8(&ib, 0);
+        ids = (char *)ls_buf_steal(&ib, NULL);
+        kv[2 * k] = TYPED_SCHEMA_IDS_KEY;
+        kv[2 * k + 1] = ids;
     }
     ls_crashpoint("table.data_written");
     int64_t snap;
-    st = ls_ice_table_overwrite(b->t, (const char *const *)cow.removed, cow.nremoved, added,
-                                cow.nadded + ndf, kv, ls_clock_wall_ms(), &snap);
+    st = ls_ice_table_overwrite(b->t, (const char *const *)cow.removed, cow.nremoved, added, nadded,
+                                kv, ls_clock_wall_ms(), &snap);
     if (st != LS_OK)
         snprintf(err, (size_t)errlen, "committing snapshot: %s", ls_ice_table_error(b->t));
     else
@@ -863,6 +1078,7 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
     ls_free(added);
     ls_file_cow_clear(&cow);
     ls_free(kv);
+    ls_free(ids);
     ls_free(keys);
     ls_free(vals);
     return st;
@@ -890,7 +1106,13 @@ void ls_mat_free(ls_mat_batch_t *b)
     ls_data_files_free(b->files);
     ls_ice_table_free(b->t);
     ls_typed_shape_free(b->shape);
-    if (b->schema) ls_sr_schema_release(b->schema);
+    clear_readers(b);
+    for (size_t i = 0; i < b->nretired; i++) {
+        ls_data_files_free(b->retired[i].files);
+        ls_typed_shape_free(b->retired[i].shape);
+    }
+    ls_free(b->retired);
+    ls_free(b->ids);
     up_clear(&b->up);
     side_t *sides[] = {b->cl, b->dlq};
     for (size_t i = 0; i < 2; i++) {
@@ -924,7 +1146,8 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
 {
     *deleted = 0;
     static const char *const suffixes[] = {CHANGELOG_SUFFIX, DLQ_SUFFIX};
-    bool has[] = {tt->policy->changelog, tt->policy->error_dlq};
+    bool has[] = {tt->policy->changelog,
+                  tt->policy->error_dlq || (tt->policy->value_typed && tt->policy->evolution_dlq)};
     for (size_t i = 0; i < 2; i++) {
         if (!has[i]) continue;
         side_t sd;

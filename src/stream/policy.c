@@ -267,6 +267,18 @@ static int p_changelog(const char *v, ls_policy_t *p, char *why, size_t cap)
     return i < 0 ? -1 : 0;
 }
 
+static int p_evolution(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    if (strcmp(v, "new-table") == 0) {
+        put(why, cap, "new-table, a new table version for an incompatible schema, is not built");
+        return -1;
+    }
+    static const char *const opts[] = {"fail", "dead-letter", NULL};
+    int i = one_of(v, opts);
+    p->evolution_dlq = i == 1;
+    return i < 0 ? -1 : 0;
+}
+
 static const field_def_t fields[LS_POLICY_NFIELDS] = {
     [LS_POLICY_ENABLED] = {"lakestream.table.enabled", "false", "true, false",
                            "Materialize the topic as an Iceberg table in the compaction pass.",
@@ -354,6 +366,15 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                              "null value), committed in the same pass: the change history of an "
                              "upsert table for CDC consumers.",
                              p_changelog, NULL},
+    [LS_POLICY_EVOLUTION] = {"lakestream.table.evolution", "fail", "fail, dead-letter",
+                             "What a typed table does with a record whose schema it cannot "
+                             "evolve to (a type Iceberg cannot promote, e.g. string to int): "
+                             "fail holds the table back, naming the offset, the schema ids and "
+                             "the reason; dead-letter writes the record as it is into "
+                             "<name>__dlq with the reason. Compatible versions (added fields, "
+                             "int to long, float to double, required to optional) evolve the "
+                             "table's schema in the commit that first writes them.",
+                             p_evolution, NULL},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }

@@ -33,6 +33,10 @@
  *   value.format         raw | schema-registry            applied (table/iceberg_typed.h)
  *   rewrite.min.files    0 (never) | 4..1000             applied (table/file_rewrite.h)
  *   changelog            true|false                      applied (compact/materialize.c)
+ *   evolution            fail|dead-letter                applied (compact/materialize.c: what
+ *                                                        a record whose schema the typed table
+ *                                                        cannot evolve to does; new-table is
+ *                                                        refused as not built)
  *
  * `lakestream.table.enabled.since` (wall-clock ms) is kept by the broker, not
  * set by users: the moment the stream's table last became enabled. With
@@ -72,6 +76,7 @@ typedef enum ls_policy_field {
     LS_POLICY_VALUE_FORMAT,
     LS_POLICY_REWRITE_MIN_FILES,
     LS_POLICY_CHANGELOG,
+    LS_POLICY_EVOLUTION,
     LS_POLICY_NFIELDS
 } ls_policy_field;
 
@@ -119,6 +124,7 @@ typedef struct ls_policy {
     bool value_typed;         /* value.format=schema-registry: typed columns */
     bool error_skip;          /* error.handling=skip */
     bool error_dlq;           /* error.handling=dead-letter: into <name>__dlq */
+    bool evolution_dlq;       /* evolution=dead-letter: into <name>__dlq */
     bool upsert;              /* write.mode=upsert: one row per key */
     bool changelog;           /* also the append-only table <name>__changelog */
     int64_t enabled_since_ms; /* -1: not recorded */

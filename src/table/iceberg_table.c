@@ -671,6 +671,50 @@ static json_t *current_schema(const ls_ice_table_t *t)
     return found;
 }
 
+char *ls_ice_table_schema(const ls_ice_table_t *t, int *last_column_id)
+{
+    *last_column_id = (int)json_integer_value(json_object_get(t->meta, "last-column-id"));
+    json_t *schema = current_schema(t);
+    char *text = schema ? json_dumps(schema, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    char *out = text ? ls_strdup(text) : NULL;
+    free(text);
+    return out;
+}
+
+/* Schema evolution (spec, "Schema Evolution"): the new schema is appended
+ * to `schemas` under the next schema id and made current; field ids are
+ * the caller's (kept for existing columns, fresh above last-column-id for
+ * added ones). Only the table object changes: the next commit carries it,
+ * so the schema lands with that commit's data or not at all. */
+ls_status ls_ice_table_set_schema(ls_ice_table_t *t, const char *schema_json, int last_column_id,
+                                  int *schema_id)
+{
+    json_error_t je;
+    json_t *schema = json_loads(schema_json, 0, &je);
+    int was = (int)json_integer_value(json_object_get(t->meta, "last-column-id"));
+    if (!schema || !json_is_object(schema) || last_column_id < was) {
+        snprintf(t->err, sizeof t->err, "new schema: %s",
+                 schema ? "last-column-id would go back (ids are never reused)" : je.text);
+        json_decref(schema);
+        return LS_EINVAL;
+    }
+    json_t *schemas = json_object_get(t->meta, "schemas"), *v;
+    json_int_t id = -1;
+    size_t i;
+    json_array_foreach(schemas, i, v)
+    {
+        json_int_t sid = json_integer_value(json_object_get(v, "schema-id"));
+        if (sid > id) id = sid;
+    }
+    id++;
+    json_object_set_new(schema, "schema-id", json_integer(id));
+    json_array_append_new(schemas, schema);
+    json_object_set_new(t->meta, "current-schema-id", json_integer(id));
+    json_object_set_new(t->meta, "last-column-id", json_integer(last_column_id));
+    *schema_id = (int)id;
+    return load_spec(t); /* the spec's sources must still be there */
+}
+
 /* Writes a manifest of n entries; its location and length on LS_OK. */
 static ls_status put_manifest(ls_ice_table_t *t, const ls_ice_mentry_t *e, size_t n,
                               char **path_out, int64_t *len_out)

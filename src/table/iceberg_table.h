@@ -38,7 +38,8 @@
  * metadata log is trimmed to write.metadata.previous-versions-max, and the
  * files this leaves unreferenced are deleted after the commit lands.
  *
- * Supported: format v2, one schema (given as Iceberg JSON), one partition
+ * Supported: format v2, schemas given as Iceberg JSON (evolved by
+ * ls_ice_table_set_schema in the next commit), one partition
  * spec with identity (int/long/date sources), hour and day (timestamp /
  * timestamptz sources) transforms, unsorted order, merging append. A table
  * object is used by one thread; it is not refreshed behind the caller. */
@@ -233,6 +234,15 @@ void ls_ice_table_maint_stats(const ls_ice_table_t *t, ls_ice_maint_stats_t *out
 struct ls_ice_mentry;
 ls_status ls_ice_table_live_files(ls_ice_table_t *t, struct ls_ice_mentry **out, size_t *n);
 
+/* The current schema's JSON (free with ls_free) and last-column-id. */
+char *ls_ice_table_schema(const ls_ice_table_t *t, int *last_column_id);
+/* Makes schema_json (an Iceberg struct; its schema-id is replaced by the next
+ * free one, *schema_id) the current schema and raises last-column-id, as
+ * part of the table's next commit (a failed commit drops it with the rest).
+ * LS_EINVAL (ls_ice_table_error) for JSON that is not a schema, a
+ * last_column_id below the table's, or a partition source gone. */
+ls_status ls_ice_table_set_schema(ls_ice_table_t *t, const char *schema_json, int last_column_id,
+                                  int *schema_id);
 const ls_ice_spec_t *ls_ice_table_spec(const ls_ice_table_t *t);
 int ls_ice_table_version(const ls_ice_table_t *t);              /* N: layout version */
 int64_t ls_ice_table_current_snapshot(const ls_ice_table_t *t); /* -1: none */

@@ -1,16 +1,39 @@
-/* Typed Kafka tables: schema mapping and Avro shredding (see iceberg_typed.h).
+/* Typed Kafka tables: schema mapping, evolution and Avro shredding (see
+ * iceberg_typed.h).
  *
- * The shape is a tree of nodes mirroring the value's Avro schema with the
- * Parquet facts each node needs to shred a datum in one walk:
- *   def  definition level of the node's Parquet field when it is present
+ * A shape is the table's current Iceberg schema as a tree of columns (col_t:
+ * field id, name, Iceberg type, required) with the Parquet facts each column
+ * needs to shred a datum in one walk:
+ *   def  definition level of the column's Parquet field when it is present
  *        (its parent's, +1 when the field is optional or repeated);
- *   rep  the repetition level of values inside the node's innermost list or
- *        map (0 outside any);
- *   [lo, hi) the leaf columns under the node, so a null or empty subtree
- *        writes one null entry per leaf at the level where it stopped.
+ *   rep  the repetition level of values inside the column's innermost list
+ *        or map (0 outside any);
+ *   [lo, hi) the leaf columns under the column, so a null, empty or absent
+ *        subtree writes one null per leaf at the level where it stopped.
  * Parquet layout, Iceberg's: a list is <opt|req> group (LIST) { repeated
  * group list { element } }, a map <opt|req> group (MAP) { repeated group
- * key_value { required key; value } }.
+ * key_value { required key; value } }. A shape is built from the first
+ * record's Avro schema (ls_typed_shape_new) or from the table metadata's
+ * current schema (ls_typed_shape_parse), and is never changed: evolution
+ * makes a new shape from a copy of the columns.
+ *
+ * Readers and evolution are one walk of the writer's Avro schema against
+ * the table's columns, matching record fields by name (Avro schema
+ * resolution; aliases are not followed). In "fit" mode nothing may change
+ * and the walk yields the reader (a tree of rnode_t: per writer node, the
+ * column it fills and how its value converts); in "evolve" mode it changes
+ * a copy of the columns the ways Iceberg's schema evolution allows (spec,
+ * "Schema Evolution"): a new field becomes an optional column with fresh ids
+ * (from last-column-id + 1, numbered as a new table's are); int -> long and
+ * float -> double widen the column; a nullable writer field or a table
+ * column the writer lacks makes the column optional. Anything else (a
+ * string where the column is int, a record where it is a list, a type
+ * Iceberg cannot promote, an Avro type not mapped) is incompatible, named by
+ * path. A writer narrower than the table fits as is: int into long, float
+ * into double, a required field into an optional column, and a column the
+ * writer lacks (optional by then) reads as null — not the Avro default of
+ * some schema version: Iceberg v2 has no column defaults, and null says
+ * what is true, that the record did not carry the field.
  *
  * Writing a row is two walks of the datum: the first only decodes (so a
  * corrupt datum writes nothing), the second puts the values. */
@@ -25,41 +48,79 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 
+/* Iceberg types of columns; the primitive ones in one table. */
 typedef enum {
-    P_BOOLEAN,
-    P_INT,
-    P_LONG,
-    P_FLOAT,
-    P_DOUBLE,
-    P_BYTES,
-    P_STRING,
-    P_ENUM,
-    P_MILLIS_TO_MICROS, /* long timestamp-millis / local-timestamp-millis */
-} prim_kind;
+    C_BOOLEAN,
+    C_INT,
+    C_LONG,
+    C_FLOAT,
+    C_DOUBLE,
+    C_DATE,
+    C_TIMESTAMP,
+    C_TIMESTAMPTZ,
+    C_STRING,
+    C_BINARY,
+    C_NPRIM,
+    C_STRUCT = C_NPRIM,
+    C_LIST,
+    C_MAP,
+} ctype;
 
-typedef enum { N_PRIM, N_STRUCT, N_LIST, N_MAP } node_kind;
+static const struct {
+    const char *name;
+    ls_pq_type pq;
+    ls_pq_logical lt;
+} prims[C_NPRIM] = {
+    [C_BOOLEAN] = {"boolean", LS_PQ_BOOLEAN, LS_PQ_LT_NONE},
+    [C_INT] = {"int", LS_PQ_INT32, LS_PQ_LT_NONE},
+    [C_LONG] = {"long", LS_PQ_INT64, LS_PQ_LT_NONE},
+    [C_FLOAT] = {"float", LS_PQ_FLOAT, LS_PQ_LT_NONE},
+    [C_DOUBLE] = {"double", LS_PQ_DOUBLE, LS_PQ_LT_NONE},
+    [C_DATE] = {"date", LS_PQ_INT32, LS_PQ_LT_DATE},
+    [C_TIMESTAMP] = {"timestamp", LS_PQ_INT64, LS_PQ_LT_TIMESTAMP_US},
+    [C_TIMESTAMPTZ] = {"timestamptz", LS_PQ_INT64, LS_PQ_LT_TIMESTAMP_US_UTC},
+    [C_STRING] = {"string", LS_PQ_BYTE_ARRAY, LS_PQ_LT_STRING},
+    [C_BINARY] = {"binary", LS_PQ_BYTE_ARRAY, LS_PQ_LT_NONE},
+};
 
-typedef struct tnode {
-    node_kind kind;
-    const ls_avro_node_t *avro; /* the non-null type */
-    int null_branch;            /* in a union with null: its index, else -1 */
-    int def, rep;
-    int lo, hi;
-    prim_kind prim;      /* N_PRIM */
-    int col;             /* N_PRIM: leaf column */
-    struct tnode **kids; /* N_STRUCT: fields; N_LIST: [element]; N_MAP: [key, value] */
+typedef struct col {
+    ctype type;
+    int id;
+    char *name; /* struct fields: the field's; list/map members: element, key, value */
+    bool required;
+    struct col **kids; /* struct: fields; list: [element]; map: [key, value] */
     size_t nkids;
-} tnode_t;
+    int def, rep, lo, hi; /* Parquet facts (file comment), set by layout() */
+    int leaf;             /* primitive: its leaf column */
+} col_t;
 
 struct ls_typed_shape {
-    tnode_t *root; /* the value record */
+    col_t *root; /* the value record: a struct whose fields are top-level columns */
+    int last_id; /* last-column-id */
     ls_pq_field_t *fields;
     size_t nfields, capfields;
-    char **names; /* owned names of fields */
-    size_t nnames;
-    int next_id;
     int ncols; /* leaf columns, the metadata's included */
     char *schema_json;
+    char *meta_names[LS_RAW_LAST_COLUMN_ID + 1]; /* _kafka_<raw name> */
+};
+
+/* How the writer's Avro value of a primitive is read. */
+typedef enum { D_BOOLEAN, D_INT, D_LONG, D_MILLIS, D_FLOAT, D_DOUBLE, D_BYTES, D_ENUM } dkind;
+
+/* A writer schema node and the column it fills (file comment). */
+typedef struct rnode {
+    const ls_avro_node_t *avro; /* the non-null type */
+    int null_branch;            /* in a union with null: its index, else -1 */
+    dkind dec;                  /* primitives */
+    const col_t *col;
+    struct rnode **kids; /* record: per writer field; array: [items]; map: [values] */
+    size_t nkids;
+    const col_t **absent; /* record: the struct's columns the writer lacks */
+    size_t nabsent;
+} rnode_t;
+
+struct ls_typed_reader {
+    rnode_t *root;
 };
 
 /* The metadata columns are the raw table's without its value, the top-level
@@ -72,47 +133,45 @@ static bool meta_top_level(int field_id)
     return field_id >= LS_RAW_FID_PARTITION && field_id <= LS_RAW_FID_HEADERS;
 }
 
-/* ------------------------------------------------------------------ build */
-
-typedef struct build {
-    ls_typed_shape_t *s;
-    char *err;
-    size_t errlen;
-} build_t;
-
-static void json_str(ls_buf_t *b, const char *s)
+static void put_err(char *err, size_t errlen, const char *path, const char *why)
 {
-    ls_buf_append_u8(b, '"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            ls_buf_printf(b, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            ls_buf_printf(b, "\\u%04x", *s);
-        else
-            ls_buf_append_u8(b, (uint8_t)*s);
-    }
-    ls_buf_append_u8(b, '"');
+    snprintf(err, errlen, "%s: %s", *path ? path : "/", why);
 }
 
-/* Appends a Parquet field; returns its index. */
-static size_t add_field(build_t *b, const char *name, ls_pq_type type, ls_pq_repetition rep,
-                        ls_pq_logical lt, int id, int nchildren)
+/* ---------------------------------------------------------------- columns */
+
+static col_t *col_new(ctype type, int id, const char *name, bool required)
 {
-    ls_typed_shape_t *s = b->s;
-    if (s->nfields == s->capfields) {
-        s->capfields = s->capfields ? s->capfields * 2 : 32;
-        s->fields = ls_realloc(s->fields, s->capfields * sizeof *s->fields);
-    }
-    s->names = ls_realloc(s->names, (s->nnames + 1) * sizeof *s->names);
-    char *owned = s->names[s->nnames++] = ls_strdup(name);
-    s->fields[s->nfields] = (ls_pq_field_t){owned, type, rep, lt, id, nchildren};
-    return s->nfields++;
+    col_t *c = LS_NEW(col_t);
+    c->type = type;
+    c->id = id;
+    c->name = ls_strdup(name);
+    c->required = required;
+    return c;
 }
 
-static int fail(build_t *b, const char *path, const char *why)
+static void col_add(col_t *parent, col_t *kid)
 {
-    snprintf(b->err, b->errlen, "%s: %s", *path ? path : "/", why);
-    return -1;
+    parent->kids = ls_realloc(parent->kids, (parent->nkids + 1) * sizeof *parent->kids);
+    parent->kids[parent->nkids++] = kid;
+}
+
+static void col_free(col_t *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->nkids; i++)
+        col_free(c->kids[i]);
+    ls_free(c->kids);
+    ls_free(c->name);
+    ls_free(c);
+}
+
+static col_t *col_copy(const col_t *c)
+{
+    col_t *n = col_new(c->type, c->id, c->name, c->required);
+    for (size_t i = 0; i < c->nkids; i++)
+        col_add(n, col_copy(c->kids[i]));
+    return n;
 }
 
 /* The non-null type of t; *null_branch is the null's index in a union with
@@ -132,204 +191,350 @@ static const ls_avro_node_t *unwrap(const ls_avro_node_t *t, int *null_branch)
     return *null_branch >= 0 && others == 1 ? other : NULL;
 }
 
-static const char *iceberg_prim(const ls_avro_node_t *t, prim_kind *pk, ls_pq_type *pt,
-                                ls_pq_logical *lt)
+/* The column type of an Avro primitive (logical types included) and how
+ * its value is read; -1 when it is not mapped. */
+static int avro_prim(const ls_avro_node_t *t, ctype *ct, dkind *dk)
 {
     const char *lg = t->logical ? t->logical : "";
-    *lt = LS_PQ_LT_NONE;
     switch (t->kind) {
-    case LS_AVRO_BOOLEAN: *pk = P_BOOLEAN, *pt = LS_PQ_BOOLEAN; return "boolean";
+    case LS_AVRO_BOOLEAN: *ct = C_BOOLEAN, *dk = D_BOOLEAN; return 0;
     case LS_AVRO_INT:
-        *pk = P_INT, *pt = LS_PQ_INT32;
-        if (!strcmp(lg, "date")) {
-            *lt = LS_PQ_LT_DATE;
-            return "date";
-        }
-        return strcmp(lg, "time-millis") ? "int" : NULL;
+        *dk = D_INT;
+        *ct = !strcmp(lg, "date") ? C_DATE : C_INT;
+        return strcmp(lg, "time-millis") ? 0 : -1;
     case LS_AVRO_LONG:
-        *pt = LS_PQ_INT64;
-        *pk = !strcmp(lg, "timestamp-millis") || !strcmp(lg, "local-timestamp-millis")
-                  ? P_MILLIS_TO_MICROS
-                  : P_LONG;
-        if (!strncmp(lg, "timestamp-", 10)) {
-            *lt = LS_PQ_LT_TIMESTAMP_US_UTC;
-            return "timestamptz";
-        }
-        if (!strncmp(lg, "local-timestamp-", 16)) {
-            *lt = LS_PQ_LT_TIMESTAMP_US;
-            return "timestamp";
-        }
-        return strcmp(lg, "time-micros") ? "long" : NULL;
-    case LS_AVRO_FLOAT: *pk = P_FLOAT, *pt = LS_PQ_FLOAT; return "float";
-    case LS_AVRO_DOUBLE: *pk = P_DOUBLE, *pt = LS_PQ_DOUBLE; return "double";
-    case LS_AVRO_BYTES:
-        *pk = P_BYTES, *pt = LS_PQ_BYTE_ARRAY;
-        return strcmp(lg, "decimal") ? "binary" : NULL;
-    case LS_AVRO_STRING:
-        *pk = P_STRING, *pt = LS_PQ_BYTE_ARRAY, *lt = LS_PQ_LT_STRING;
-        return "string";
-    case LS_AVRO_ENUM: *pk = P_ENUM, *pt = LS_PQ_BYTE_ARRAY, *lt = LS_PQ_LT_STRING; return "string";
-    default: return NULL;
+        *dk = !strcmp(lg, "timestamp-millis") || !strcmp(lg, "local-timestamp-millis") ? D_MILLIS
+                                                                                       : D_LONG;
+        *ct = !strncmp(lg, "timestamp-", 10)         ? C_TIMESTAMPTZ
+              : !strncmp(lg, "local-timestamp-", 16) ? C_TIMESTAMP
+                                                     : C_LONG;
+        return strcmp(lg, "time-micros") ? 0 : -1;
+    case LS_AVRO_FLOAT: *ct = C_FLOAT, *dk = D_FLOAT; return 0;
+    case LS_AVRO_DOUBLE: *ct = C_DOUBLE, *dk = D_DOUBLE; return 0;
+    case LS_AVRO_BYTES: *ct = C_BINARY, *dk = D_BYTES; return strcmp(lg, "decimal") ? 0 : -1;
+    case LS_AVRO_STRING: *ct = C_STRING, *dk = D_BYTES; return 0;
+    case LS_AVRO_ENUM: *ct = C_STRING, *dk = D_ENUM; return 0;
+    default: return -1;
     }
 }
 
-static int build_node(build_t *b, const ls_avro_node_t *t, const char *name, int id, int def,
-                      int rep, const char *path, ls_buf_t *json, tnode_t **out);
-
-/* A value that may be a union with null: its node (optional when it is),
- * its Parquet field(s) and its type's JSON into json. */
-static int build_value(build_t *b, const ls_avro_node_t *type, const char *name, int id, int def,
-                       int rep, const char *path, ls_buf_t *json, tnode_t **out, bool *optional)
+static void unmapped(const ls_avro_node_t *t, const char *path, char *err, size_t errlen)
 {
-    int nb;
-    const ls_avro_node_t *t = unwrap(type, &nb);
-    if (!t) return fail(b, path, "a union other than [\"null\", T] is not mapped to a column yet");
-    *optional = nb >= 0;
-    size_t at = b->s->nfields; /* build_node adds the value's own field first */
-    if (build_node(b, t, name, id, def + (*optional ? 1 : 0), rep, path, json, out) != 0) return -1;
-    (*out)->null_branch = nb;
-    if (*optional) b->s->fields[at].repetition = LS_PQ_OPTIONAL;
-    return 0;
+    char why[160];
+    snprintf(why, sizeof why, "Avro %s%s%s is not mapped to a column yet",
+             ls_avro_kind_name(t->kind), t->logical ? " with logical type " : "",
+             t->logical ? t->logical : "");
+    put_err(err, errlen, path, why);
 }
 
-/* The fields of a record as struct fields ("fields":[...] members). */
-static int build_fields(build_t *b, const ls_avro_node_t *t, int def, int rep, const char *path,
-                        ls_buf_t *json, tnode_t *n, bool first)
+static col_t *from_avro(const ls_avro_node_t *type, const char *name, int id, bool optional,
+                        int *next_id, const char *path, char *err, size_t errlen);
+
+/* The fields of record t as c's kids: a struct's field ids come first, then
+ * their children's (as Iceberg numbers a new schema). */
+static int struct_from_avro(col_t *c, const ls_avro_node_t *t, int *next_id, const char *path,
+                            char *err, size_t errlen)
 {
-    ls_typed_shape_t *s = b->s;
+    if (!t->nfields) {
+        put_err(err, errlen, path, "a record without fields has no column");
+        return -1;
+    }
+    int ids = *next_id;
+    *next_id += (int)t->nfields;
     char sub[1024];
-    if (!t->nfields) return fail(b, path, "a record without fields has no column");
-    n->kids = LS_NEWN(tnode_t *, t->nfields);
-    int ids = s->next_id; /* a struct's field ids come first, then their children's */
-    s->next_id += (int)t->nfields;
     for (size_t i = 0; i < t->nfields; i++) {
         const ls_avro_field_t *f = &t->fields[i];
         snprintf(sub, sizeof sub, "%s/%s", path, f->name);
-        if (!strncmp(f->name, "_kafka_", 7))
-            return fail(b, sub, "field names starting with _kafka_ are the table's own");
-        ls_buf_t tj;
-        ls_buf_init(&tj);
-        bool opt;
-        int rc =
-            build_value(b, f->type, f->name, ids + (int)i, def, rep, sub, &tj, &n->kids[i], &opt);
-        n->nkids++; /* owned even when it failed part-way (node_free takes NULL) */
-        if (rc == 0) {
-            ls_buf_printf(json, "%s{\"id\":%d,\"name\":", first && i == 0 ? "" : ",", ids + (int)i);
-            json_str(json, f->name);
-            ls_buf_printf(json, ",\"required\":%s,\"type\":%.*s}", opt ? "false" : "true",
-                          (int)tj.len, (const char *)tj.data);
+        if (!strncmp(f->name, META_PREFIX, strlen(META_PREFIX))) {
+            put_err(err, errlen, sub, "field names starting with _kafka_ are the table's own");
+            return -1;
         }
-        ls_buf_free(&tj);
-        if (rc != 0) return -1;
+        col_t *k = from_avro(f->type, f->name, ids + (int)i, false, next_id, sub, err, errlen);
+        if (!k) return -1;
+        col_add(c, k);
     }
     return 0;
 }
 
-static int build_node(build_t *b, const ls_avro_node_t *t, const char *name, int id, int def,
-                      int rep, const char *path, ls_buf_t *json, tnode_t **out)
+/* A column for Avro type (a union with null makes it optional; optional
+ * forces it). NULL with err naming the path when the type is not mapped. */
+static col_t *from_avro(const ls_avro_node_t *type, const char *name, int id, bool optional,
+                        int *next_id, const char *path, char *err, size_t errlen)
 {
-    ls_typed_shape_t *s = b->s;
-    tnode_t *n = *out = LS_NEW(tnode_t);
-    n->avro = t;
-    n->def = def;
-    n->rep = rep;
-    n->null_branch = -1;
-    n->lo = s->ncols;
+    int nb;
+    const ls_avro_node_t *t = unwrap(type, &nb);
+    if (!t) {
+        put_err(err, errlen, path,
+                "a union other than [\"null\", T] is not mapped to a column yet");
+        return NULL;
+    }
+    bool required = nb < 0 && !optional;
     char sub[1024];
-    int rc = 0;
+    col_t *c = NULL, *k;
     switch (t->kind) {
     case LS_AVRO_RECORD:
-        n->kind = N_STRUCT;
-        add_field(b, name, LS_PQ_GROUP, LS_PQ_REQUIRED, LS_PQ_LT_NONE, id, (int)t->nfields);
-        ls_buf_printf(json, "{\"type\":\"struct\",\"fields\":[");
-        rc = build_fields(b, t, def, rep, path, json, n, true);
-        ls_buf_printf(json, "]}");
-        break;
+        c = col_new(C_STRUCT, id, name, required);
+        if (struct_from_avro(c, t, next_id, path, err, errlen) != 0) goto fail;
+        return c;
     case LS_AVRO_ARRAY:
     case LS_AVRO_MAP: {
         bool map = t->kind == LS_AVRO_MAP;
-        n->kind = map ? N_MAP : N_LIST;
-        add_field(b, name, LS_PQ_GROUP, LS_PQ_REQUIRED, map ? LS_PQ_LT_MAP : LS_PQ_LT_LIST, id, 1);
-        add_field(b, map ? "key_value" : "list", LS_PQ_GROUP, LS_PQ_REPEATED, LS_PQ_LT_NONE, -1,
-                  map ? 2 : 1);
-        int kid = s->next_id, vid = s->next_id + (map ? 1 : 0);
-        s->next_id += map ? 2 : 1;
-        n->kids = LS_NEWN(tnode_t *, 2);
-        if (map) { /* keys: strings, required, one level into the repeated group */
-            tnode_t *k = n->kids[n->nkids++] = LS_NEW(tnode_t);
-            *k = (tnode_t){.kind = N_PRIM,
-                           .prim = P_STRING,
-                           .def = def + 1,
-                           .rep = rep + 1,
-                           .null_branch = -1,
-                           .lo = s->ncols,
-                           .col = s->ncols,
-                           .hi = s->ncols + 1};
-            s->ncols++;
-            add_field(b, "key", LS_PQ_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_STRING, kid, 0);
-        }
+        c = col_new(map ? C_MAP : C_LIST, id, name, required);
+        int kid = *next_id, vid = kid + (map ? 1 : 0);
+        *next_id += map ? 2 : 1;
+        if (map) col_add(c, col_new(C_STRING, kid, "key", true));
         snprintf(sub, sizeof sub, "%s/%s", path, map ? "values" : "items");
-        ls_buf_t tj;
-        ls_buf_init(&tj);
-        bool opt;
-        rc = build_value(b, t->items, map ? "value" : "element", vid, def + 1, rep + 1, sub, &tj,
-                         &n->kids[n->nkids], &opt);
-        n->nkids++;
-        if (rc == 0) {
-            if (map)
-                ls_buf_printf(json,
-                              "{\"type\":\"map\",\"key-id\":%d,\"key\":\"string\","
-                              "\"value-id\":%d,\"value-required\":%s,\"value\":%.*s}",
-                              kid, vid, opt ? "false" : "true", (int)tj.len, (const char *)tj.data);
-            else
-                ls_buf_printf(json,
-                              "{\"type\":\"list\",\"element-id\":%d,"
-                              "\"element-required\":%s,\"element\":%.*s}",
-                              vid, opt ? "false" : "true", (int)tj.len, (const char *)tj.data);
-        }
-        ls_buf_free(&tj);
-        break;
+        k = from_avro(t->items, map ? "value" : "element", vid, false, next_id, sub, err, errlen);
+        if (!k) goto fail;
+        col_add(c, k);
+        return c;
     }
     default: {
-        prim_kind pk;
-        ls_pq_type pt;
-        ls_pq_logical lt;
-        const char *ice = iceberg_prim(t, &pk, &pt, &lt);
-        if (!ice) {
-            char why[160];
-            snprintf(why, sizeof why, "Avro %s%s%s is not mapped to a column yet",
-                     ls_avro_kind_name(t->kind), t->logical ? " with logical type " : "",
-                     t->logical ? t->logical : "");
-            return fail(b, path, why);
+        ctype ct;
+        dkind dk;
+        if (avro_prim(t, &ct, &dk) != 0) {
+            unmapped(t, path, err, errlen);
+            return NULL;
         }
-        n->kind = N_PRIM;
-        n->prim = pk;
-        n->col = s->ncols++;
-        add_field(b, name, pt, LS_PQ_REQUIRED, lt, id, 0);
-        ls_buf_printf(json, "\"%s\"", ice);
-        break;
+        return col_new(ct, id, name, required);
     }
     }
-    n->hi = s->ncols;
-    return rc;
+fail:
+    col_free(c);
+    return NULL;
 }
 
-static void node_free(tnode_t *n)
+/* ------------------------------------------------- columns from metadata */
+
+static col_t *from_json(json_t *type, const char *name, int id, bool required, char *err,
+                        size_t errlen);
+
+static col_t *kid_from_json(col_t *c, json_t *type, const char *name, json_t *id, json_t *req,
+                            char *err, size_t errlen)
 {
-    if (!n) return;
-    for (size_t i = 0; i < n->nkids; i++)
-        node_free(n->kids[i]);
-    ls_free(n->kids);
-    ls_free(n);
+    if (!json_is_integer(id)) {
+        snprintf(err, errlen, "schema: %s of %s has no id", name, c->name);
+        return NULL;
+    }
+    col_t *k = from_json(type, name, (int)json_integer_value(id), json_is_true(req), err, errlen);
+    if (k) col_add(c, k);
+    return k;
+}
+
+/* A column of an Iceberg schema's JSON type (spec, "Schemas"): the types
+ * this module writes; another is LS_EINVAL's reason in err. */
+static col_t *from_json(json_t *type, const char *name, int id, bool required, char *err,
+                        size_t errlen)
+{
+    if (json_is_string(type)) {
+        for (int i = 0; i < C_NPRIM; i++)
+            if (!strcmp(json_string_value(type), prims[i].name))
+                return col_new((ctype)i, id, name, required);
+        snprintf(err, errlen, "schema: column %s has type %s, which typed tables do not write",
+                 name, json_string_value(type));
+        return NULL;
+    }
+    const char *kind = json_string_value(json_object_get(type, "type"));
+    col_t *c = NULL;
+    if (kind && !strcmp(kind, "struct")) {
+        c = col_new(C_STRUCT, id, name, required);
+        size_t i;
+        json_t *f;
+        json_array_foreach(json_object_get(type, "fields"), i, f)
+        {
+            const char *fname = json_string_value(json_object_get(f, "name"));
+            if (!fname ||
+                !kid_from_json(c, json_object_get(f, "type"), fname, json_object_get(f, "id"),
+                               json_object_get(f, "required"), err, errlen))
+                goto fail;
+        }
+        return c;
+    }
+    if (kind && !strcmp(kind, "list")) {
+        c = col_new(C_LIST, id, name, required);
+        if (!kid_from_json(c, json_object_get(type, "element"), "element",
+                           json_object_get(type, "element-id"),
+                           json_object_get(type, "element-required"), err, errlen))
+            goto fail;
+        return c;
+    }
+    if (kind && !strcmp(kind, "map")) {
+        c = col_new(C_MAP, id, name, required);
+        json_t *yes = json_true();
+        col_t *k = kid_from_json(c, json_object_get(type, "key"), "key",
+                                 json_object_get(type, "key-id"), yes, err, errlen);
+        json_decref(yes);
+        if (!k || k->type != C_STRING) {
+            if (k) snprintf(err, errlen, "schema: map %s has keys other than strings", name);
+            goto fail;
+        }
+        if (!kid_from_json(c, json_object_get(type, "value"), "value",
+                           json_object_get(type, "value-id"),
+                           json_object_get(type, "value-required"), err, errlen))
+            goto fail;
+        return c;
+    }
+    snprintf(err, errlen, "schema: column %s has a type typed tables do not write", name);
+fail:
+    col_free(c);
+    return NULL;
+}
+
+/* ----------------------------------------------------------------- layout */
+
+static void json_str(ls_buf_t *b, const char *s)
+{
+    ls_buf_append_u8(b, '"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            ls_buf_printf(b, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            ls_buf_printf(b, "\\u%04x", *s);
+        else
+            ls_buf_append_u8(b, (uint8_t)*s);
+    }
+    ls_buf_append_u8(b, '"');
+}
+
+static void add_field(ls_typed_shape_t *s, const char *name, ls_pq_type type, ls_pq_repetition rep,
+                      ls_pq_logical lt, int id, int nchildren)
+{
+    if (s->nfields == s->capfields) {
+        s->capfields = s->capfields ? s->capfields * 2 : 32;
+        s->fields = ls_realloc(s->fields, s->capfields * sizeof *s->fields);
+    }
+    s->fields[s->nfields++] = (ls_pq_field_t){name, type, rep, lt, id, nchildren};
+}
+
+static void layout_type(ls_typed_shape_t *s, col_t *c, ls_buf_t *json);
+
+/* Column c's Parquet field(s), levels and leaves (its parent present at
+ * level def, repetition rep), and its Iceberg type's JSON. */
+static void layout(ls_typed_shape_t *s, col_t *c, int def, int rep, ls_buf_t *json)
+{
+    c->def = def + (c->required ? 0 : 1);
+    c->rep = rep;
+    c->lo = s->ncols;
+    ls_pq_repetition pr = c->required ? LS_PQ_REQUIRED : LS_PQ_OPTIONAL;
+    switch (c->type) {
+    case C_STRUCT:
+        add_field(s, c->name, LS_PQ_GROUP, pr, LS_PQ_LT_NONE, c->id, (int)c->nkids);
+        break;
+    case C_LIST:
+    case C_MAP: {
+        bool map = c->type == C_MAP;
+        add_field(s, c->name, LS_PQ_GROUP, pr, map ? LS_PQ_LT_MAP : LS_PQ_LT_LIST, c->id, 1);
+        add_field(s, map ? "key_value" : "list", LS_PQ_GROUP, LS_PQ_REPEATED, LS_PQ_LT_NONE, -1,
+                  (int)c->nkids);
+        break;
+    }
+    default:
+        c->leaf = s->ncols++;
+        add_field(s, c->name, prims[c->type].pq, pr, prims[c->type].lt, c->id, 0);
+        break;
+    }
+    layout_type(s, c, json);
+    c->hi = s->ncols;
+}
+
+/* The struct fields of c ("fields":[...] members), laid out. */
+static void layout_fields(ls_typed_shape_t *s, col_t *c, ls_buf_t *json, bool first)
+{
+    for (size_t i = 0; i < c->nkids; i++) {
+        col_t *k = c->kids[i];
+        ls_buf_printf(json, "%s{\"id\":%d,\"name\":", first && i == 0 ? "" : ",", k->id);
+        json_str(json, k->name);
+        ls_buf_printf(json, ",\"required\":%s,\"type\":", k->required ? "true" : "false");
+        layout(s, k, c->def, c->rep, json);
+        ls_buf_printf(json, "}");
+    }
+}
+
+static void layout_type(ls_typed_shape_t *s, col_t *c, ls_buf_t *json)
+{
+    switch (c->type) {
+    case C_STRUCT:
+        ls_buf_printf(json, "{\"type\":\"struct\",\"fields\":[");
+        layout_fields(s, c, json, true);
+        ls_buf_printf(json, "]}");
+        return;
+    case C_LIST: {
+        col_t *e = c->kids[0];
+        ls_buf_printf(json,
+                      "{\"type\":\"list\",\"element-id\":%d,\"element-required\":%s,"
+                      "\"element\":",
+                      e->id, e->required ? "true" : "false");
+        layout(s, e, c->def + 1, c->rep + 1, json);
+        ls_buf_printf(json, "}");
+        return;
+    }
+    case C_MAP: {
+        col_t *k = c->kids[0], *v = c->kids[1];
+        ls_buf_printf(json, "{\"type\":\"map\",\"key-id\":%d,\"key\":", k->id);
+        layout(s, k, c->def + 1, c->rep + 1, json);
+        ls_buf_printf(json, ",\"value-id\":%d,\"value-required\":%s,\"value\":", v->id,
+                      v->required ? "true" : "false");
+        layout(s, v, c->def + 1, c->rep + 1, json);
+        ls_buf_printf(json, "}");
+        return;
+    }
+    default: ls_buf_printf(json, "\"%s\"", prims[c->type].name); return;
+    }
+}
+
+/* A shape over the value columns root (taken), its last-column-id last_id. */
+static ls_typed_shape_t *shape_of(col_t *root, int last_id)
+{
+    ls_typed_shape_t *s = LS_NEW(ls_typed_shape_t);
+    s->root = root;
+    s->last_id = last_id;
+    ls_buf_t json;
+    ls_buf_init(&json);
+    ls_buf_printf(&json, "{\"type\":\"struct\",\"schema-id\":0,\"fields\":[");
+    /* the raw table's columns without its value, top-level names prefixed */
+    size_t nraw;
+    const ls_pq_field_t *rf = ls_raw_parquet_fields(&nraw);
+    char **names = s->meta_names;
+    for (size_t i = 0; i < nraw; i++) {
+        int id = rf[i].field_id;
+        if (id == LS_RAW_FID_VALUE) continue;
+        const char *name = rf[i].name;
+        if (meta_top_level(id)) name = names[id] = ls_asprintf(META_PREFIX "%s", rf[i].name);
+        add_field(s, name, rf[i].type, rf[i].repetition, rf[i].logical, id, rf[i].nchildren);
+    }
+    json_t *raw = json_loads(ls_raw_iceberg_schema_json(), 0, NULL);
+    size_t k;
+    json_t *f;
+    bool first = true;
+    json_array_foreach(json_object_get(raw, "fields"), k, f)
+    {
+        int id = (int)json_integer_value(json_object_get(f, "id"));
+        if (id == LS_RAW_FID_VALUE) continue;
+        json_object_set_new(f, "name", json_string(names[id]));
+        char *text = json_dumps(f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        ls_buf_printf(&json, "%s%s", first ? "" : ",", text);
+        free(text);
+        first = false;
+    }
+    json_decref(raw);
+    s->ncols = M_NCOLS;
+    /* the value record's fields are top-level columns, after the metadata */
+    root->def = root->rep = 0;
+    root->lo = s->ncols;
+    layout_fields(s, root, &json, false);
+    root->hi = s->ncols;
+    ls_buf_printf(&json, "]}");
+    ls_buf_append_u8(&json, 0);
+    s->schema_json = (char *)ls_buf_steal(&json, NULL);
+    return s;
 }
 
 void ls_typed_shape_free(ls_typed_shape_t *s)
 {
     if (!s) return;
-    node_free(s->root);
-    for (size_t i = 0; i < s->nnames; i++)
-        ls_free(s->names[i]);
-    ls_free(s->names);
+    col_free(s->root);
+    for (int i = 0; i <= LS_RAW_LAST_COLUMN_ID; i++)
+        ls_free(s->meta_names[i]);
     ls_free(s->fields);
     ls_free(s->schema_json);
     ls_free(s);
@@ -342,63 +547,260 @@ ls_typed_shape_t *ls_typed_shape_new(const ls_avro_node_t *root, char *err, size
                  root ? ls_avro_kind_name(root->kind) : "missing");
         return NULL;
     }
-    ls_typed_shape_t *s = LS_NEW(ls_typed_shape_t);
-    build_t b = {s, err, errlen};
-    ls_buf_t json;
-    ls_buf_init(&json);
-    ls_buf_printf(&json, "{\"type\":\"struct\",\"schema-id\":0,\"fields\":[");
-    /* the raw table's columns without its value, top-level names prefixed */
-    size_t nraw;
-    const ls_pq_field_t *rf = ls_raw_parquet_fields(&nraw);
-    char name[64];
-    for (size_t i = 0; i < nraw; i++) {
-        if (rf[i].field_id == LS_RAW_FID_VALUE) continue;
-        snprintf(name, sizeof name, "%s%s", meta_top_level(rf[i].field_id) ? META_PREFIX : "",
-                 rf[i].name);
-        add_field(&b, name, rf[i].type, rf[i].repetition, rf[i].logical, rf[i].field_id,
-                  rf[i].nchildren);
-    }
-    json_t *raw = json_loads(ls_raw_iceberg_schema_json(), 0, NULL);
-    size_t k;
-    json_t *f;
-    bool first = true;
-    json_array_foreach(json_object_get(raw, "fields"), k, f)
-    {
-        int id = (int)json_integer_value(json_object_get(f, "id"));
-        if (id == LS_RAW_FID_VALUE) continue;
-        snprintf(name, sizeof name, META_PREFIX "%s",
-                 json_string_value(json_object_get(f, "name")));
-        json_object_set_new(f, "name", json_string(name));
-        char *text = json_dumps(f, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        ls_buf_printf(&json, "%s%s", first ? "" : ",", text);
-        free(text);
-        first = false;
-    }
-    json_decref(raw);
-    s->ncols = M_NCOLS;
-    s->next_id = LS_TYPED_FIRST_VALUE_ID;
-    /* the value record's fields are top-level columns, after the metadata */
-    tnode_t *r = s->root = LS_NEW(tnode_t);
-    *r = (tnode_t){.kind = N_STRUCT, .avro = root, .null_branch = -1, .lo = s->ncols};
-    if (build_fields(&b, root, 0, 0, "", &json, r, false) != 0) {
-        ls_buf_free(&json);
-        ls_typed_shape_free(s);
+    col_t *r = col_new(C_STRUCT, 0, "", true);
+    int next = LS_TYPED_FIRST_VALUE_ID;
+    if (struct_from_avro(r, root, &next, "", err, errlen) != 0) {
+        col_free(r);
         return NULL;
     }
-    r->hi = s->ncols;
-    ls_buf_printf(&json, "]}");
-    ls_buf_append_u8(&json, 0);
-    s->schema_json = (char *)ls_buf_steal(&json, NULL);
-    return s;
+    return shape_of(r, next - 1);
+}
+
+ls_typed_shape_t *ls_typed_shape_parse(const char *schema_json, int last_column_id, char *err,
+                                       size_t errlen)
+{
+    json_error_t je;
+    json_t *schema = json_loads(schema_json, 0, &je);
+    if (!schema) {
+        snprintf(err, errlen, "schema: %s", je.text);
+        return NULL;
+    }
+    col_t *r = col_new(C_STRUCT, 0, "", true);
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(schema, "fields"), i, f)
+    {
+        json_t *id = json_object_get(f, "id");
+        const char *name = json_string_value(json_object_get(f, "name"));
+        if (json_integer_value(id) < LS_TYPED_FIRST_VALUE_ID) continue; /* the metadata's */
+        if (!name || !kid_from_json(r, json_object_get(f, "type"), name, id,
+                                    json_object_get(f, "required"), err, errlen)) {
+            if (!name) snprintf(err, errlen, "schema: a field has no name");
+            col_free(r);
+            json_decref(schema);
+            return NULL;
+        }
+    }
+    json_decref(schema);
+    if (!r->nkids) {
+        snprintf(err, errlen, "schema: no value column (not a typed table's schema)");
+        col_free(r);
+        return NULL;
+    }
+    return shape_of(r, last_column_id);
 }
 
 const char *ls_typed_iceberg_schema_json(const ls_typed_shape_t *s) { return s->schema_json; }
-int ls_typed_last_column_id(const ls_typed_shape_t *s) { return s->next_id - 1; }
+int ls_typed_last_column_id(const ls_typed_shape_t *s) { return s->last_id; }
 
 const ls_pq_field_t *ls_typed_parquet_fields(const ls_typed_shape_t *s, size_t *n)
 {
     *n = s->nfields;
     return s->fields;
+}
+
+/* ------------------------------------------- resolution and evolution */
+
+typedef struct walk {
+    bool evolve;  /* may change the columns (a copy) */
+    bool changed; /* evolve: it did */
+    bool needs;   /* fit: failed only because the table must evolve first */
+    int next_id;  /* evolve: the next fresh field id */
+    char *err;
+    size_t errlen;
+} walk_t;
+
+static void rnode_free(rnode_t *n)
+{
+    if (!n) return;
+    for (size_t i = 0; i < n->nkids; i++)
+        rnode_free(n->kids[i]);
+    ls_free(n->kids);
+    ls_free(n->absent);
+    ls_free(n);
+}
+
+/* A change the table must make: in fit mode a failure (needs), in evolve
+ * mode applied. */
+static bool change(walk_t *w, const char *path, const char *what)
+{
+    if (w->evolve) return w->changed = true;
+    w->needs = true;
+    put_err(w->err, w->errlen, path, what);
+    return false;
+}
+
+static bool incompatible(walk_t *w, const char *path, const char *why)
+{
+    put_err(w->err, w->errlen, path, why);
+    return false;
+}
+
+static bool promotes(ctype from, ctype to)
+{
+    return (from == C_INT && to == C_LONG) || (from == C_FLOAT && to == C_DOUBLE);
+}
+
+static bool walk_type(walk_t *w, col_t *c, const ls_avro_node_t *t, const char *path, rnode_t *n);
+
+/* Writer type (maybe a union with null) into column c. */
+static bool walk_value(walk_t *w, col_t *c, const ls_avro_node_t *type, const char *path,
+                       rnode_t **out)
+{
+    rnode_t *n = *out = LS_NEW(rnode_t);
+    const ls_avro_node_t *t = unwrap(type, &n->null_branch);
+    if (!t)
+        return incompatible(w, path, "a union other than [\"null\", T] is not mapped to a column");
+    if (n->null_branch >= 0 && c->required) {
+        if (!change(w, path, "the column becomes optional")) return false;
+        c->required = false;
+    }
+    n->avro = t;
+    n->col = c;
+    return walk_type(w, c, t, path, n);
+}
+
+static bool walk_struct(walk_t *w, col_t *c, const ls_avro_node_t *t, const char *path, rnode_t *n)
+{
+    char sub[1024];
+    n->kids = LS_NEWN(rnode_t *, t->nfields);
+    size_t had = c->nkids;
+    bool *seen = ls_calloc(had + t->nfields + 1, sizeof *seen);
+    bool ok = true;
+    for (size_t i = 0; i < t->nfields && ok; i++) {
+        const ls_avro_field_t *f = &t->fields[i];
+        snprintf(sub, sizeof sub, "%s/%s", path, f->name);
+        size_t k = 0;
+        while (k < c->nkids && strcmp(c->kids[k]->name, f->name) != 0)
+            k++;
+        if (k == c->nkids) { /* a new field: an optional column with fresh ids */
+            if (!strncmp(f->name, META_PREFIX, strlen(META_PREFIX))) {
+                ok = incompatible(w, sub, "field names starting with _kafka_ are the table's own");
+                break;
+            }
+            if (!change(w, sub, "a new column")) {
+                ok = false;
+                break;
+            }
+            int id = w->next_id++;
+            col_t *nc = from_avro(f->type, f->name, id, true, &w->next_id, sub, w->err, w->errlen);
+            if (!nc) {
+                ok = false;
+                break;
+            }
+            col_add(c, nc);
+        }
+        seen[k] = true;
+        ok = walk_value(w, c->kids[k], f->type, sub, &n->kids[i]);
+        n->nkids++;
+    }
+    for (size_t k = 0; k < c->nkids && ok; k++) {
+        if (seen[k]) continue;
+        snprintf(sub, sizeof sub, "%s/%s", path, c->kids[k]->name);
+        if (c->kids[k]->required) {
+            if (!(ok = change(w, sub, "the writer lacks it: the column becomes optional"))) break;
+            c->kids[k]->required = false;
+        }
+        n->absent = ls_realloc(n->absent, (n->nabsent + 1) * sizeof *n->absent);
+        n->absent[n->nabsent++] = c->kids[k];
+    }
+    ls_free(seen);
+    return ok;
+}
+
+static const char *type_name(const col_t *c)
+{
+    return c->type == C_STRUCT ? "struct"
+           : c->type == C_LIST ? "list"
+           : c->type == C_MAP  ? "map"
+                               : prims[c->type].name;
+}
+
+static bool walk_type(walk_t *w, col_t *c, const ls_avro_node_t *t, const char *path, rnode_t *n)
+{
+    char why[200], sub[1024];
+    ls_avro_kind want = c->type == C_STRUCT ? LS_AVRO_RECORD
+                        : c->type == C_LIST ? LS_AVRO_ARRAY
+                        : c->type == C_MAP  ? LS_AVRO_MAP
+                                            : LS_AVRO_NULL;
+    if (want != LS_AVRO_NULL || t->kind == LS_AVRO_RECORD || t->kind == LS_AVRO_ARRAY ||
+        t->kind == LS_AVRO_MAP) {
+        if (t->kind != want) {
+            snprintf(why, sizeof why, "the %s column cannot take Avro %s", type_name(c),
+                     ls_avro_kind_name(t->kind));
+            return incompatible(w, path, why);
+        }
+        if (c->type == C_STRUCT) return walk_struct(w, c, t, path, n);
+        snprintf(sub, sizeof sub, "%s/%s", path, c->type == C_MAP ? "values" : "items");
+        n->kids = LS_NEWN(rnode_t *, 1);
+        n->nkids = 1;
+        return walk_value(w, c->kids[c->nkids - 1], t->items, sub, &n->kids[0]);
+    }
+    ctype ct;
+    if (avro_prim(t, &ct, &n->dec) != 0) {
+        unmapped(t, path, w->err, w->errlen);
+        return false;
+    }
+    if (ct == c->type || promotes(ct, c->type)) return true;
+    if (promotes(c->type, ct)) {
+        snprintf(why, sizeof why, "the column widens from %s to %s", type_name(c), prims[ct].name);
+        if (!change(w, path, why)) return false;
+        c->type = ct;
+        return true;
+    }
+    snprintf(why, sizeof why, "Iceberg cannot promote the %s column to %s", type_name(c),
+             prims[ct].name);
+    return incompatible(w, path, why);
+}
+
+static bool walk_root(walk_t *w, col_t *root, const ls_avro_node_t *writer, rnode_t **out)
+{
+    *out = LS_NEW(rnode_t);
+    (*out)->null_branch = -1;
+    (*out)->avro = writer;
+    (*out)->col = root;
+    if (!writer || writer->kind != LS_AVRO_RECORD)
+        return incompatible(w, "", "the value schema must be a record to become columns");
+    return walk_struct(w, root, writer, "", *out);
+}
+
+ls_status ls_typed_reader_new(const ls_typed_shape_t *s, const ls_avro_node_t *writer,
+                              ls_typed_reader_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    walk_t w = {.err = err, .errlen = errlen};
+    rnode_t *root;
+    if (!walk_root(&w, s->root, writer, &root)) { /* fit mode changes nothing */
+        rnode_free(root);
+        return w.needs ? LS_ECONFLICT : LS_EINVAL;
+    }
+    *out = LS_NEW(ls_typed_reader_t);
+    (*out)->root = root;
+    return LS_OK;
+}
+
+void ls_typed_reader_free(ls_typed_reader_t *r)
+{
+    if (!r) return;
+    rnode_free(r->root);
+    ls_free(r);
+}
+
+ls_status ls_typed_evolve(const ls_typed_shape_t *s, const ls_avro_node_t *writer,
+                          ls_typed_shape_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    col_t *root = col_copy(s->root);
+    walk_t w = {.evolve = true, .next_id = s->last_id + 1, .err = err, .errlen = errlen};
+    rnode_t *rn;
+    bool ok = walk_root(&w, root, writer, &rn);
+    rnode_free(rn);
+    if (!ok) {
+        col_free(root);
+        return LS_EINVAL;
+    }
+    *out = shape_of(root, w.next_id - 1);
+    return LS_OK;
 }
 
 /* ------------------------------------------------------------------ write */
@@ -419,18 +821,18 @@ typedef struct rd {
     ls_pq_writer_t *w; /* NULL: decode only */
 } rd_t;
 
-/* Null entries for every leaf under n at definition level def. */
-static void put_nulls(rd_t *r, const tnode_t *n, int rep, int def)
+/* Null entries for every leaf under c at definition level def. */
+static void put_nulls(rd_t *r, const col_t *c, int rep, int def)
 {
     if (r->w)
-        for (int c = n->lo; c < n->hi; c++)
-            ls_pq_put_null(r->w, c, rep, def);
+        for (int k = c->lo; k < c->hi; k++)
+            ls_pq_put_null(r->w, k, rep, def);
 }
 
-static bool shred(rd_t *r, const tnode_t *n, int rep);
+static bool shred(rd_t *r, const rnode_t *n, int rep);
 
 /* A value that may be a union with null: reads the branch, then the value. */
-static bool shred_value(rd_t *r, const tnode_t *n, int rep)
+static bool shred_value(rd_t *r, const rnode_t *n, int rep)
 {
     if (n->null_branch >= 0) {
         int64_t br;
@@ -440,53 +842,25 @@ static bool shred_value(rd_t *r, const tnode_t *n, int rep)
             return false;
         }
         if (br == n->null_branch) {
-            put_nulls(r, n, rep, n->def - 1);
+            put_nulls(r, n->col, rep, n->col->def - 1);
             return true;
         }
     }
     return shred(r, n, rep);
 }
 
-static bool shred(rd_t *r, const tnode_t *n, int rep)
+/* A primitive value of kind n->dec into its column (widened to the
+ * column's type when the writer's is narrower). */
+static bool shred_prim(rd_t *r, const rnode_t *n, int rep)
 {
     ls_pq_writer_t *w = r->w;
-    switch (n->kind) {
-    case N_STRUCT:
-        for (size_t i = 0; i < n->nkids; i++)
-            if (!shred_value(r, n->kids[i], rep)) return false;
-        return true;
-    case N_LIST:
-    case N_MAP: {
-        bool map = n->kind == N_MAP;
-        const tnode_t *v = n->kids[map ? 1 : 0];
-        int64_t items = 0;
-        for (;;) {
-            int64_t count;
-            if (!ls_avro_rd_block(&r->in, true, &count)) return false;
-            if (count == 0) break;
-            for (int64_t i = 0; i < count; i++, items++) {
-                int rr = items == 0 ? rep : n->rep + 1;
-                if (map) {
-                    const uint8_t *k;
-                    size_t kn;
-                    if (!ls_avro_rd_bytes(&r->in, &k, &kn)) return false;
-                    if (w) ls_pq_put_bytes(w, n->kids[0]->col, rr, k, kn);
-                }
-                if (!shred_value(r, v, rr)) return false;
-            }
-        }
-        if (items == 0) /* present, empty: every leaf at the list's own level */
-            put_nulls(r, n, rep, n->def);
-        return true;
-    }
-    case N_PRIM: break;
-    }
-    int col = n->col;
+    int col = n->col->leaf;
+    ls_pq_type pt = prims[n->col->type].pq;
     int64_t l;
     const uint8_t *p;
     size_t len;
-    switch (n->prim) {
-    case P_BOOLEAN: {
+    switch (n->dec) {
+    case D_BOOLEAN: {
         uint8_t b;
         if (!ls_avro_rd_fixed(&r->in, &b, 1)) return false;
         if (b > 1) {
@@ -496,38 +870,43 @@ static bool shred(rd_t *r, const tnode_t *n, int rep)
         if (w) ls_pq_put_bool(w, col, rep, b);
         return true;
     }
-    case P_INT:
+    case D_INT:
         if (!ls_avro_rd_long(&r->in, &l)) return false;
         if (l < INT32_MIN || l > INT32_MAX) {
             r->in.why = "int out of range";
             return false;
         }
-        if (w) ls_pq_put_i32(w, col, rep, (int32_t)l);
+        if (w && pt == LS_PQ_INT64)
+            ls_pq_put_i64(w, col, rep, l);
+        else if (w)
+            ls_pq_put_i32(w, col, rep, (int32_t)l);
         return true;
-    case P_LONG:
-    case P_MILLIS_TO_MICROS:
+    case D_LONG:
+    case D_MILLIS:
         if (!ls_avro_rd_long(&r->in, &l)) return false;
-        if (w) ls_pq_put_i64(w, col, rep, n->prim == P_LONG ? l : l * 1000);
+        if (w) ls_pq_put_i64(w, col, rep, n->dec == D_LONG ? l : l * 1000);
         return true;
-    case P_FLOAT: {
+    case D_FLOAT: {
         float f;
         if (!ls_avro_rd_fixed(&r->in, &f, 4)) /* Avro floats are little-endian, as this host */
             return false;
-        if (w) ls_pq_put_float(w, col, rep, f);
+        if (w && pt == LS_PQ_DOUBLE)
+            ls_pq_put_double(w, col, rep, (double)f);
+        else if (w)
+            ls_pq_put_float(w, col, rep, f);
         return true;
     }
-    case P_DOUBLE: {
+    case D_DOUBLE: {
         double d;
         if (!ls_avro_rd_fixed(&r->in, &d, 8)) return false;
         if (w) ls_pq_put_double(w, col, rep, d);
         return true;
     }
-    case P_BYTES:
-    case P_STRING:
+    case D_BYTES:
         if (!ls_avro_rd_bytes(&r->in, &p, &len)) return false;
         if (w) ls_pq_put_bytes(w, col, rep, p, len);
         return true;
-    case P_ENUM:
+    case D_ENUM:
         if (!ls_avro_rd_long(&r->in, &l)) return false;
         if (l < 0 || (size_t)l >= n->avro->nsymbols) {
             r->in.why = "enum index out of range";
@@ -539,11 +918,48 @@ static bool shred(rd_t *r, const tnode_t *n, int rep)
     return false;
 }
 
-ls_status ls_typed_write(const ls_typed_shape_t *s, ls_pq_writer_t *w, const ls_raw_record_t *r,
+static bool shred(rd_t *r, const rnode_t *n, int rep)
+{
+    const col_t *c = n->col;
+    switch (c->type) {
+    case C_STRUCT:
+        for (size_t i = 0; i < n->nkids; i++)
+            if (!shred_value(r, n->kids[i], rep)) return false;
+        for (size_t i = 0; i < n->nabsent; i++) /* optional: null at the struct's level */
+            put_nulls(r, n->absent[i], rep, c->def);
+        return true;
+    case C_LIST:
+    case C_MAP: {
+        bool map = c->type == C_MAP;
+        int64_t items = 0;
+        for (;;) {
+            int64_t count;
+            if (!ls_avro_rd_block(&r->in, true, &count)) return false;
+            if (count == 0) break;
+            for (int64_t i = 0; i < count; i++, items++) {
+                int rr = items == 0 ? rep : c->rep + 1;
+                if (map) {
+                    const uint8_t *k;
+                    size_t kn;
+                    if (!ls_avro_rd_bytes(&r->in, &k, &kn)) return false;
+                    if (r->w) ls_pq_put_bytes(r->w, c->kids[0]->leaf, rr, k, kn);
+                }
+                if (!shred_value(r, n->kids[0], rr)) return false;
+            }
+        }
+        if (items == 0) /* present, empty: every leaf at the list's own level */
+            put_nulls(r, c, rep, c->def);
+        return true;
+    }
+    default: return shred_prim(r, n, rep);
+    }
+}
+
+ls_status ls_typed_write(const ls_typed_reader_t *rd, ls_pq_writer_t *w, const ls_raw_record_t *r,
                          const uint8_t *datum, size_t len, char *err, size_t errlen)
 {
     rd_t dry = {{datum, datum + len, NULL}, NULL};
-    if (!shred(&dry, s->root, 0) || dry.in.p != dry.in.end) {
+    if (!shred(&dry, rd->root, 0) || dry.in.p != dry.in.end) {
         snprintf(err, errlen, "Avro datum does not match its schema: %s at byte %zu of %zu",
                  dry.in.why ? dry.in.why : "bytes left over", (size_t)(dry.in.p - datum), len);
         return LS_ECORRUPT;
@@ -557,6 +973,6 @@ ls_status ls_typed_write(const ls_typed_shape_t *s, ls_pq_writer_t *w, const ls_
         ls_pq_put_bytes(w, M_KEY, 0, r->key, (size_t)r->key_len);
     ls_raw_put_headers(w, M_HKEY, M_HVALUE, r->headers, r->nheaders);
     rd_t wet = {{datum, datum + len, NULL}, w};
-    shred(&wet, s->root, 0);
+    shred(&wet, rd->root, 0);
     return ls_pq_end_row(w);
 }

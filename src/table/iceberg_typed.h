@@ -28,7 +28,17 @@
  * several non-null types, a value whose top level is not a record, fields
  * named _kafka_*.
  *
- * A shape is immutable once built and may be shared between threads. */
+ * Schema evolution (issue 14 §4, design note in iceberg_typed.c): a shape is
+ * the table's current Iceberg schema; a reader turns datums of one writer
+ * schema into rows of a shape, resolving by field name (missing optional
+ * columns null, int into long, float into double). A writer schema that does
+ * not fit asks for ls_typed_evolve: a new shape with added optional columns
+ * (fresh ids above last-column-id), int -> long, float -> double, required
+ * -> optional, every existing field id kept; what Iceberg cannot express is
+ * refused with the path and the reason.
+ *
+ * Shapes and readers are immutable once built and may be shared between
+ * threads; a reader must not outlive its shape. */
 #ifndef LS_ICEBERG_TYPED_H
 #define LS_ICEBERG_TYPED_H
 #include <stddef.h>
@@ -43,12 +53,20 @@
 
 typedef struct ls_typed_shape ls_typed_shape_t;
 
-/* The shape of a table for values of the Avro schema root (a record). NULL
- * with err naming the path and the reason when the schema uses what is not
- * mapped yet. */
+typedef struct ls_typed_reader ls_typed_reader_t;
+
+/* The shape of a new table for values of the Avro schema root (a record).
+ * NULL with err naming the path and the reason when the schema uses what is
+ * not mapped yet. */
 ls_typed_shape_t *ls_typed_shape_new(const ls_avro_node_t *root, char *err, size_t errlen);
+/* The shape of an existing typed table: its current Iceberg schema JSON and
+ * last-column-id (ls_ice_table_schema). NULL with err when the schema holds
+ * what typed tables do not write. */
+ls_typed_shape_t *ls_typed_shape_parse(const char *schema_json, int last_column_id, char *err,
+                                       size_t errlen);
 void ls_typed_shape_free(ls_typed_shape_t *s);
-/* Iceberg schema JSON ("struct", schema-id 0) and its highest field id. */
+/* Iceberg schema JSON ("struct", schema-id 0: the table assigns the id) and
+ * the last column id. */
 const char *ls_typed_iceberg_schema_json(const ls_typed_shape_t *s);
 int ls_typed_last_column_id(const ls_typed_shape_t *s);
 /* The Parquet fields (pre-order, parquet_writer.h). */
@@ -58,10 +76,24 @@ const ls_pq_field_t *ls_typed_parquet_fields(const ls_typed_shape_t *s, size_t *
  * (not framed: null, shorter than 5 bytes, magic byte not 0). */
 int ls_typed_unframe(const uint8_t *value, int64_t len, int32_t *schema_id, const uint8_t **datum,
                      size_t *datum_len);
+/* How datums of the Avro schema writer become rows of shape s: LS_OK with
+ * *out; LS_ECONFLICT when s must evolve first (ls_typed_evolve); LS_EINVAL
+ * when the writer's schema is incompatible with the table's (err names the
+ * path and the reason). */
+ls_status ls_typed_reader_new(const ls_typed_shape_t *s, const ls_avro_node_t *writer,
+                              ls_typed_reader_t **out, char *err, size_t errlen);
+void ls_typed_reader_free(ls_typed_reader_t *r);
+/* The shape s evolved to take the writer's schema (file comment): LS_OK with
+ * *out (its last column id raised by the columns added), LS_EINVAL with
+ * the path and the reason when Iceberg cannot express the change. */
+ls_status ls_typed_evolve(const ls_typed_shape_t *s, const ls_avro_node_t *writer,
+                          ls_typed_shape_t **out, char *err, size_t errlen);
+
 /* Writes one row: the metadata of r (its value is ignored) and the Avro
- * datum decoded by the shape's schema. A datum that does not decode (bad
- * varint, out-of-range union or enum index, bytes left over, truncated) is
- * LS_ECORRUPT with err saying where; nothing of the row is written then. */
-ls_status ls_typed_write(const ls_typed_shape_t *s, ls_pq_writer_t *w, const ls_raw_record_t *r,
+ * datum decoded by the reader's writer schema into its shape's columns. A
+ * datum that does not decode (bad varint, out-of-range union or enum index,
+ * bytes left over, truncated) is LS_ECORRUPT with err saying where; nothing
+ * of the row is written then. */
+ls_status ls_typed_write(const ls_typed_reader_t *rd, ls_pq_writer_t *w, const ls_raw_record_t *r,
                          const uint8_t *datum, size_t len, char *err, size_t errlen);
 #endif

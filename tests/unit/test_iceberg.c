@@ -264,6 +264,54 @@ TEST(table_lifecycle_mem)
     ls_objstore_close(os);
 }
 
+/* Schema evolution: the new schema lands with the next commit (appended to
+ * schemas, current, last-column-id raised), not before; ids never go back. */
+TEST(schema_evolves_with_the_next_commit)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    CHECK_EQ_INT(ls_ice_spec_add(&spec, 3, "timestamp", LS_ICE_TIMESTAMPTZ, LS_ICE_DAY), LS_OK);
+    ls_ice_table_t *t = NULL, *t2 = NULL;
+    char err[256] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/e", "mem://wh/ns/e", ls_raw_iceberg_schema_json(),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    /* the raw schema plus an optional column 10 */
+    json_t *sj = json_loads(ls_raw_iceberg_schema_json(), 0, NULL);
+    json_array_append_new(json_object_get(sj, "fields"),
+                          json_pack("{s:i, s:s, s:b, s:s}", "id", 10, "name", "extra", "required",
+                                    0, "type", "long"));
+    char *text = json_dumps(sj, JSON_COMPACT);
+    int sid = -1, last = 0;
+    CHECK_EQ_INT(ls_ice_table_set_schema(t, text, 9 - 1, &sid), LS_EINVAL); /* ids go back */
+    CHECK_EQ_INT(ls_ice_table_set_schema(t, text, 10, &sid), LS_OK);
+    CHECK_EQ_INT(sid, 1);
+    char *cur = ls_ice_table_schema(t, &last);
+    CHECK(cur && strstr(cur, "\"extra\"") && last == 10);
+    ls_free(cur);
+    /* nothing committed yet: a loader sees schema 0 */
+    CHECK_EQ_INT(ls_ice_table_load(os, "wh/ns/e", NULL, &t2, err, sizeof err), LS_OK);
+    cur = ls_ice_table_schema(t2, &last);
+    CHECK(cur && !strstr(cur, "\"extra\"") && last == LS_RAW_LAST_COLUMN_ID);
+    ls_free(cur);
+    ls_ice_table_free(t2);
+    CHECK_EQ_INT(commit_rows(t, 0, 10, 1, 1 << 30, LS_PQ_SNAPPY), LS_OK);
+    json_t *m = get_json(os, "wh/ns/e/metadata/v2.metadata.json");
+    CHECK(m);
+    CHECK_EQ_INT(json_array_size(json_object_get(m, "schemas")), 2);
+    CHECK_EQ_INT(json_integer_value(json_object_get(m, "current-schema-id")), 1);
+    CHECK_EQ_INT(json_integer_value(json_object_get(m, "last-column-id")), 10);
+    json_t *snaps = json_object_get(m, "snapshots");
+    CHECK_EQ_INT(json_integer_value(json_object_get(
+                     json_array_get(snaps, json_array_size(snaps) - 1), "schema-id")),
+                 1);
+    json_decref(m);
+    json_decref(sj);
+    free(text);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
 TEST(bounds_truncation)
 {
     ls_pq_field_t fl[] = {{"b", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 1, 0},
@@ -864,6 +912,7 @@ int main(void)
 {
     RUN(transforms_and_paths);
     RUN(table_lifecycle_mem);
+    RUN(schema_evolves_with_the_next_commit);
     RUN(bounds_truncation);
     RUN(append_fails_cleanly_at_each_put);
     RUN(merge_fails_cleanly_at_each_put);

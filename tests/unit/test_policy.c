@@ -52,6 +52,8 @@ TEST(valid_values_accepted)
     CHECK(check_ok("lakestream.table.write.mode", "upsert"));
     CHECK(check_ok("lakestream.table.sort.order", "timestamp,key"));
     CHECK(check_ok("lakestream.table.error.handling", "dead-letter"));
+    CHECK(check_ok("lakestream.table.evolution", "fail"));
+    CHECK(check_ok("lakestream.table.evolution", "dead-letter"));
 }
 
 TEST(bad_values_name_key_and_accepted)
@@ -83,6 +85,12 @@ TEST(bad_values_name_key_and_accepted)
     e = check_err("lakestream.table.frobnicate", "1");
     CHECK(strstr(e, "Unknown configuration lakestream.table.frobnicate") &&
           strstr(e, "commit.interval.ms"));
+    /* a value not built is refused by name, never stored and ignored */
+    e = check_err("lakestream.table.evolution", "new-table");
+    CHECK(strstr(e, "lakestream.table.evolution") && strstr(e, "'new-table'") &&
+          strstr(e, "not built") && strstr(e, "fail, dead-letter"));
+    e = check_err("lakestream.table.evolution", "skip");
+    CHECK(strstr(e, "fail, dead-letter"));
     e = check_err(LS_POLICY_SINCE_KEY, "1");
     CHECK(strstr(e, "maintained by the broker"));
 }

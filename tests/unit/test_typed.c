@@ -1,7 +1,9 @@
 /* table/iceberg_typed.c: the shape an Avro schema gives a table (Iceberg
- * JSON, Parquet fields, refusals with the path), and shredding datums —
- * every truncation and many corruptions of a valid datum are refused whole,
- * never a crash and never a partial row. Reading the rows back is
+ * JSON, Parquet fields, refusals with the path), shredding datums — every
+ * truncation and many corruptions of a valid datum are refused whole, never
+ * a crash and never a partial row — and schema evolution: which writer
+ * schemas fit, which evolve the table (ids kept, new ones fresh) and which
+ * are refused. Reading the rows back is
  * tests/integration/test_typed_tables.py (PyIceberg, DuckDB). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,8 +95,8 @@ TEST(refusals_name_the_path)
     }
 }
 
-static ls_status write_one(const ls_typed_shape_t *s, const uint8_t *d, size_t len, char *err,
-                           size_t errlen, ls_buf_t *out)
+static ls_status write_one(const ls_typed_shape_t *s, const ls_typed_reader_t *rd, const uint8_t *d,
+                           size_t len, char *err, size_t errlen, ls_buf_t *out)
 {
     size_t n;
     const ls_pq_field_t *f = ls_typed_parquet_fields(s, &n);
@@ -106,11 +108,11 @@ static ls_status write_one(const ls_typed_shape_t *s, const uint8_t *d, size_t l
     }
     ls_raw_record_t r = {
         .partition = 1, .offset = 2, .timestamp_ms = 3, .key_len = -1, .value_len = -1};
-    ls_status st = ls_typed_write(s, w, &r, d, len, err, errlen);
+    ls_status st = ls_typed_write(rd, w, &r, d, len, err, errlen);
     /* a refused datum left nothing behind: the next row is whole */
     if (st == LS_ECORRUPT) {
         char e2[256];
-        if (ls_typed_write(s, w, &r, DATUM, sizeof DATUM, e2, sizeof e2) != LS_OK) {
+        if (ls_typed_write(rd, w, &r, DATUM, sizeof DATUM, e2, sizeof e2) != LS_OK) {
             printf("# the row after a refused one: %s\n", e2);
             st = LS_EINVAL;
         }
@@ -129,13 +131,15 @@ TEST(datums_whole_or_refused)
     char err[256];
     ls_typed_shape_t *s = ls_typed_shape_new(ls_avro_root(a), err, sizeof err);
     CHECK(s != NULL);
+    ls_typed_reader_t *rd = NULL;
+    CHECK_EQ_INT(ls_typed_reader_new(s, ls_avro_root(a), &rd, err, sizeof err), LS_OK);
     ls_buf_t out;
     ls_buf_init(&out);
-    CHECK_EQ_INT(write_one(s, DATUM, sizeof DATUM, err, sizeof err, &out), LS_OK);
+    CHECK_EQ_INT(write_one(s, rd, DATUM, sizeof DATUM, err, sizeof err, &out), LS_OK);
     /* every proper prefix is refused, and so are trailing bytes */
     for (size_t cut = 0; cut < sizeof DATUM; cut++) {
         out.len = 0;
-        ls_status st = write_one(s, DATUM, cut, err, sizeof err, &out);
+        ls_status st = write_one(s, rd, DATUM, cut, err, sizeof err, &out);
         if (st != LS_ECORRUPT) printf("# cut at %zu: status %d\n", cut, (int)st);
         CHECK_EQ_INT(st, LS_ECORRUPT);
     }
@@ -143,7 +147,7 @@ TEST(datums_whole_or_refused)
     memcpy(longer, DATUM, sizeof DATUM);
     longer[sizeof DATUM] = 0;
     out.len = 0;
-    CHECK_EQ_INT(write_one(s, longer, sizeof longer, err, sizeof err, &out), LS_ECORRUPT);
+    CHECK_EQ_INT(write_one(s, rd, longer, sizeof longer, err, sizeof err, &out), LS_ECORRUPT);
     CHECK(strstr(err, "bytes left over") != NULL);
     /* corruptions: either a row or a refusal, never a crash (ASan build) */
     srand(7);
@@ -152,12 +156,133 @@ TEST(datums_whole_or_refused)
         memcpy(d, DATUM, sizeof d);
         d[rand() % sizeof d] ^= (uint8_t)(1 + rand() % 255);
         out.len = 0;
-        ls_status st = write_one(s, d, sizeof d, err, sizeof err, &out);
+        ls_status st = write_one(s, rd, d, sizeof d, err, sizeof err, &out);
         CHECK(st == LS_OK || st == LS_ECORRUPT);
     }
     ls_buf_free(&out);
+    ls_typed_reader_free(rd);
     ls_typed_shape_free(s);
     ls_avro_free(a);
+}
+
+#define REC(fields) "{\"type\":\"record\",\"name\":\"R\",\"fields\":[" fields "]}"
+#define F(name, type) "{\"name\":\"" name "\",\"type\":" type "}"
+static const char V1[] = REC(F("id", "\"int\"") "," F("name", "\"string\"") "," F(
+    "p", "{\"type\":\"record\",\"name\":\"P\",\"fields\":[" F("x", "\"float\"") "]}"));
+/* v2: an optional field, and a field inside the nested record */
+static const char V2[] = REC(F("id", "\"int\"") "," F("name", "\"string\"") "," F(
+    "p", "{\"type\":\"record\",\"name\":\"P\",\"fields\":[" F("x", "\"float\"") "," F(
+             "y", "\"long\"") "]}") "," F("note", "[\"null\",\"string\"]"));
+/* v3: id widened to long, p.x to double; name left out */
+static const char V3[] = REC(F("id", "\"long\"") "," F(
+    "p", "{\"type\":\"record\",\"name\":\"P\",\"fields\":[" F("x", "\"double\"") "," F(
+             "y", "\"long\"") "]}") "," F("note", "[\"null\",\"string\"]"));
+
+/* The writer schema text into shape s: the reader status, and the evolved
+ * shape when the table must evolve (NULL otherwise). */
+static ls_status fit(const ls_typed_shape_t *s, const char *text, ls_typed_shape_t **evolved,
+                     char *err, size_t errlen)
+{
+    *evolved = NULL;
+    ls_avro_schema_t *a = parse(text);
+    ls_typed_reader_t *rd = NULL;
+    ls_status st = ls_typed_reader_new(s, ls_avro_root(a), &rd, err, errlen);
+    ls_typed_reader_free(rd);
+    if (st == LS_ECONFLICT && ls_typed_evolve(s, ls_avro_root(a), evolved, err, errlen) == LS_OK) {
+        /* the evolved shape takes the writer as it is */
+        if (ls_typed_reader_new(*evolved, ls_avro_root(a), &rd, err, errlen) != LS_OK) {
+            printf("# the evolved shape does not take the writer: %s\n", err);
+            st = LS_EINVAL;
+        }
+        ls_typed_reader_free(rd);
+    }
+    ls_avro_free(a);
+    return st;
+}
+
+static bool has(const ls_typed_shape_t *s, const char *part)
+{
+    if (strstr(ls_typed_iceberg_schema_json(s), part)) return true;
+    printf("# missing %s in %s\n", part, ls_typed_iceberg_schema_json(s));
+    return false;
+}
+
+TEST(evolution_keeps_ids_and_adds_fresh_ones)
+{
+    ls_avro_schema_t *a = parse(V1);
+    char err[512] = "";
+    ls_typed_shape_t *s1 = ls_typed_shape_new(ls_avro_root(a), err, sizeof err), *s2, *s3, *x;
+    ls_avro_free(a);
+    /* id 10, name 11, p 12, p.x 13 */
+    CHECK_EQ_INT(ls_typed_last_column_id(s1), 13);
+    CHECK_EQ_INT(fit(s1, V1, &x, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(fit(s1, V2, &s2, err, sizeof err), LS_ECONFLICT);
+    CHECK(s2 != NULL);
+    /* p.y and note are new: fresh ids 14, 15, optional */
+    CHECK_EQ_INT(ls_typed_last_column_id(s2), 15);
+    CHECK(has(s2, "{\"id\":10,\"name\":\"id\",\"required\":true,\"type\":\"int\"}"));
+    CHECK(has(s2, "{\"id\":13,\"name\":\"x\",\"required\":true,\"type\":\"float\"},"
+                  "{\"id\":14,\"name\":\"y\",\"required\":false,\"type\":\"long\"}"));
+    CHECK(has(s2, "{\"id\":15,\"name\":\"note\",\"required\":false,\"type\":\"string\"}"));
+    /* the metadata's JSON parses back to the same shape */
+    ls_typed_shape_t *back =
+        ls_typed_shape_parse(ls_typed_iceberg_schema_json(s2), 15, err, sizeof err);
+    CHECK(back != NULL);
+    if (back) CHECK(!strcmp(ls_typed_iceberg_schema_json(back), ls_typed_iceberg_schema_json(s2)));
+    ls_typed_shape_free(back);
+    /* v1 still fits v2's table: the new columns read as null */
+    CHECK_EQ_INT(fit(s2, V1, &x, err, sizeof err), LS_OK);
+    /* v3: id and p.x widen, name (absent) becomes optional; ids kept */
+    CHECK_EQ_INT(fit(s2, V3, &s3, err, sizeof err), LS_ECONFLICT);
+    CHECK(s3 != NULL);
+    CHECK_EQ_INT(ls_typed_last_column_id(s3), 15);
+    CHECK(has(s3, "{\"id\":10,\"name\":\"id\",\"required\":true,\"type\":\"long\"}"));
+    CHECK(has(s3, "{\"id\":11,\"name\":\"name\",\"required\":false,\"type\":\"string\"}"));
+    CHECK(has(s3, "{\"id\":13,\"name\":\"x\",\"required\":true,\"type\":\"double\"}"));
+    /* older versions fit the newest table as they are (int into long) */
+    CHECK_EQ_INT(fit(s3, V1, &x, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(fit(s3, V2, &x, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(fit(s3, V3, &x, err, sizeof err), LS_OK);
+    ls_typed_shape_free(s1);
+    ls_typed_shape_free(s2);
+    ls_typed_shape_free(s3);
+}
+
+TEST(incompatible_changes_name_the_path)
+{
+    ls_avro_schema_t *a = parse(V1);
+    char err[512] = "";
+    ls_typed_shape_t *s = ls_typed_shape_new(ls_avro_root(a), err, sizeof err), *x;
+    ls_avro_free(a);
+    const struct {
+        const char *schema, *want;
+    } cases[] = {
+        {REC(F("id", "\"string\"")), "/id: Iceberg cannot promote the int column to string"},
+        {REC(F("id", "\"double\"")), "/id: Iceberg cannot promote the int column to double"},
+        {REC(F("name", "\"int\"")), "/name: Iceberg cannot promote the string column to int"},
+        {REC(F("p", "\"long\"")), "/p: the struct column cannot take Avro long"},
+        {REC(F("id", "{\"type\":\"array\",\"items\":\"int\"}")),
+         "/id: the int column cannot take Avro array"},
+        {REC(F("id", "\"int\"") "," F("d", "{\"type\":\"int\",\"logicalType\":\"date\"}") "," F(
+             "u", "[\"int\",\"string\"]")),
+         "/u: a union other than"},
+        {REC(F("id", "{\"type\":\"int\",\"logicalType\":\"date\"}")),
+         "/id: Iceberg cannot promote the int column to date"},
+        {REC(F("_kafka_x", "\"int\"")), "/_kafka_x: field names starting with _kafka_"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        err[0] = 0;
+        ls_status st = fit(s, cases[i].schema, &x, err, sizeof err);
+        if (st == LS_ECONFLICT) { /* the change needs an evolution, which is refused */
+            CHECK(x == NULL);
+            ls_typed_shape_free(x);
+        } else {
+            CHECK_EQ_INT(st, LS_EINVAL);
+        }
+        if (!strstr(err, cases[i].want)) printf("# case %zu: got '%s'\n", i, err);
+        CHECK(strstr(err, cases[i].want) != NULL);
+    }
+    ls_typed_shape_free(s);
 }
 
 TEST(unframe)
@@ -179,6 +304,8 @@ int main(void)
     RUN(shape_of_a_record);
     RUN(refusals_name_the_path);
     RUN(datums_whole_or_refused);
+    RUN(evolution_keeps_ids_and_adds_fresh_ones);
+    RUN(incompatible_changes_name_the_path);
     RUN(unframe);
     UNIT_DONE();
 }
