@@ -134,9 +134,31 @@ ls_status ls_group_store_load(ls_meta_t *meta, const char *group_id, ls_group_lo
     } else if (st != LS_ENOTFOUND) {
         return st;
     }
-    char *pfx = ls_group_key_offsets_prefix(group_id);
+    /* Pending keys before committed offsets: a marker moves a pending offset
+     * to the committed ones in one txn, so one that ran between the two
+     * reads is seen either as still pending (the group stays flagged and is
+     * read again) or, when its pending key was gone by the first read,
+     * complete in the second. The other order could see neither. */
+    char *pfx = ls_group_key_pending_prefix(group_id);
     size_t plen = strlen(pfx);
     ls_kvlist_t l;
+    st = ls_meta_scan_prefix(meta, pfx, 0, &l);
+    ls_free(pfx);
+    if (st != LS_OK) {
+        ls_group_loaded_free(out);
+        return st;
+    }
+    out->txn_pending = LS_NEWN(ls_group_tp_t, l.n ? l.n : 1);
+    for (size_t i = 0; i < l.n; i++) {
+        int64_t pid;
+        ls_group_tp_t *tp = &out->txn_pending[out->ntxn_pending];
+        if (ls_group_pending_key_parse((const char *)l.v[i].key + plen, &pid, &tp->topic,
+                                       &tp->partition))
+            out->ntxn_pending++;
+    }
+    ls_kvlist_free(&l);
+    pfx = ls_group_key_offsets_prefix(group_id);
+    plen = strlen(pfx);
     st = ls_meta_scan_prefix(meta, pfx, 0, &l);
     ls_free(pfx);
     if (st != LS_OK) {
@@ -156,23 +178,6 @@ ls_status ls_group_store_load(ls_meta_t *meta, const char *group_id, ls_group_lo
         lo->topic = ls_strndup(rest, (size_t)(slash - rest));
         lo->partition = (int32_t)strtol(slash + 1, NULL, 10);
         out->noffsets++;
-    }
-    ls_kvlist_free(&l);
-    pfx = ls_group_key_pending_prefix(group_id);
-    plen = strlen(pfx);
-    st = ls_meta_scan_prefix(meta, pfx, 0, &l);
-    ls_free(pfx);
-    if (st != LS_OK) {
-        ls_group_loaded_free(out);
-        return st;
-    }
-    out->txn_pending = LS_NEWN(ls_group_tp_t, l.n ? l.n : 1);
-    for (size_t i = 0; i < l.n; i++) {
-        int64_t pid;
-        ls_group_tp_t *tp = &out->txn_pending[out->ntxn_pending];
-        if (ls_group_pending_key_parse((const char *)l.v[i].key + plen, &pid, &tp->topic,
-                                       &tp->partition))
-            out->ntxn_pending++;
     }
     ls_kvlist_free(&l);
     if (out->noffsets > 0 || out->ntxn_pending > 0) out->exists = true;

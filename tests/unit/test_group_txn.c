@@ -373,6 +373,55 @@ TEST(a_reread_racing_a_group_deletion_does_not_bring_offsets_back)
     service_close(s);
 }
 
+/* Markers racing the coordinator's rereads (ls_group_store_load): a read
+ * that no longer sees a pending offset written before it began must see
+ * what the marker committed (pending keys are read before committed ones). */
+typedef struct racer {
+    const char *gid;
+    int rounds;
+    volatile int written; /* the last offset made pending (seq = offset) */
+    volatile int done;
+    ls_status st;
+} racer_t;
+
+static void marker_racer(void *arg)
+{
+    racer_t *r = arg;
+    for (int i = 1; i <= r->rounds && r->st == LS_OK; i++) {
+        ls_group_commit_item_t it = item("t", 0, i);
+        size_t n;
+        uint8_t *v = ls_group_pending_encode(i, &it.o, &n);
+        char *k = ls_group_key_pending(r->gid, 77, "t", 0);
+        r->st = ls_meta_put(M, k, v, n);
+        ls_free(k);
+        ls_free(v);
+        __atomic_store_n(&r->written, i, __ATOMIC_SEQ_CST);
+        if (r->st == LS_OK) r->st = ls_group_txn_marker(M, r->gid, 77, i, true);
+    }
+    __atomic_store_n(&r->done, 1, __ATOMIC_SEQ_CST);
+}
+
+TEST(a_reread_never_misses_a_marker_running_under_it)
+{
+    racer_t r = {.gid = "g12", .rounds = 3000, .st = LS_OK};
+    uv_thread_t th;
+    CHECK_EQ_INT(uv_thread_create(&th, marker_racer, &r), 0);
+    int bad = 0, loads = 0;
+    while (!__atomic_load_n(&r.done, __ATOMIC_SEQ_CST)) {
+        int before = __atomic_load_n(&r.written, __ATOMIC_SEQ_CST);
+        ls_group_loaded_t l;
+        if (ls_group_store_load(M, "g12", &l) != LS_OK) break;
+        loads++;
+        int64_t got = l.noffsets ? l.offsets[0].o.offset : 0;
+        if (l.ntxn_pending == 0 && got < before) bad++;
+        ls_group_loaded_free(&l);
+    }
+    uv_thread_join(&th);
+    CHECK_EQ_INT(r.st, LS_OK);
+    CHECK(loads > 0);
+    CHECK_EQ_INT(bad, 0);
+}
+
 static bool group_stored(const char *gid)
 {
     char *k = ls_group_key_meta(gid);
@@ -535,6 +584,7 @@ static void run_suite(void)
     RUN(a_reload_finds_pending_offsets);
     RUN(retention_keeps_a_group_while_offsets_are_pending);
     RUN(a_reread_racing_a_group_deletion_does_not_bring_offsets_back);
+    RUN(a_reread_never_misses_a_marker_running_under_it);
     RUN(txn_commit_membership_rules);
     ls_catalog_close(C);
 }
