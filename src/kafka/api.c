@@ -51,6 +51,7 @@ const ls_kafka_api_t ls_kafka_apis[] = {
     API(AddPartitionsToTxn, ADD_PARTITIONS_TO_TXN, ls_kafka_handle_add_partitions_to_txn),
     API(AddOffsetsToTxn, ADD_OFFSETS_TO_TXN, ls_kafka_handle_add_offsets_to_txn),
     API(EndTxn, END_TXN, ls_kafka_handle_end_txn),
+    API(TxnOffsetCommit, TXN_OFFSET_COMMIT, ls_kafka_handle_txn_offset_commit),
     API(OffsetForLeaderEpoch, OFFSET_FOR_LEADER_EPOCH, ls_kafka_handle_offset_for_leader_epoch),
     API(DescribeConfigs, DESCRIBE_CONFIGS, ls_kafka_handle_describe_configs),
     API(AlterConfigs, ALTER_CONFIGS, ls_kafka_handle_alter_configs),

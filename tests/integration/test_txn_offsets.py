@@ -3,18 +3,13 @@
 committed offsets only when the transaction commits, an aborted transaction
 leaves them as they were, and a read_committed consumer's committed() (an
 OffsetFetch with RequireStable) waits while the group has offsets pending in
-an open transaction, then returns the committed ones.
-
-Until the broker serves TxnOffsetCommit (it joins the dispatch table once the
-whole transactional path works with the Java client), librdkafka refuses
-send_offsets_to_transaction locally and these tests skip."""
+an open transaction, then returns the committed ones."""
 
 import threading
 import time
 import uuid
 
-import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafka_util import create_topic, unique_topic
 
@@ -52,14 +47,9 @@ def committed(bootstrap, group, topic, partitions, isolation="read_committed", t
 
 
 def send_offsets(p, consumer, topic, offsets):
-    try:
-        p.send_offsets_to_transaction(
-            [TopicPartition(topic, part, off) for part, off in offsets.items()],
-            consumer.consumer_group_metadata(), 30)
-    except KafkaException as e:
-        if e.args[0].code() == KafkaError._UNSUPPORTED_FEATURE:
-            pytest.skip("the broker does not serve TxnOffsetCommit yet")
-        raise
+    p.send_offsets_to_transaction(
+        [TopicPartition(topic, part, off) for part, off in offsets.items()],
+        consumer.consumer_group_metadata(), 30)
 
 
 def test_offsets_commit_and_abort_with_their_transaction(broker):

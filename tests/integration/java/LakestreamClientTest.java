@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -28,6 +29,7 @@ import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -321,6 +323,71 @@ public class LakestreamClientTest {
                 check(rc.equals(want), "read_committed read " + rc.size() + " records, want " + want.size());
                 List<String> ru = readAll(topic, 2, "read_uncommitted", 6 * 20);
                 check(ru.size() == 6 * 20, "read_uncommitted read " + ru.size());
+            });
+            test("transactions_consume_transform_produce", () -> {
+                // KIP-447: a group's offsets committed inside the producer's transactions;
+                // every third transaction aborts and the consumer rewinds to the committed
+                // offsets, so the output holds each input exactly once
+                String in = uniq("java-ctp-in"), out = uniq("java-ctp-out"), group = uniq("java-ctp");
+                admin.createTopics(List.of(new NewTopic(in, 2, RF), new NewTopic(out, 2, RF))).all().get();
+                int n = 300;
+                try (KafkaProducer<byte[], byte[]> p = producer("none")) {
+                    for (int i = 0; i < n; i++)
+                        p.send(new ProducerRecord<>(in, i % 2, null, ("in-" + i).getBytes(StandardCharsets.UTF_8)));
+                    p.flush();
+                }
+                Properties cp = new Properties();
+                cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+                cp.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+                cp.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+                cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+                cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+                cp.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "40");
+                cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+                cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+                int done = 0, txns = 0;
+                try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(cp);
+                     KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(txnProducerProps("java-ctp-" + UUID.randomUUID()))) {
+                    p.initTransactions();
+                    c.subscribe(List.of(in));
+                    long deadline = System.currentTimeMillis() + 90000;
+                    while (done < n && System.currentTimeMillis() < deadline) {
+                        var recs = c.poll(Duration.ofMillis(300));
+                        if (recs.isEmpty()) continue;
+                        p.beginTransaction();
+                        Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
+                        for (ConsumerRecord<byte[], byte[]> r : recs) {
+                            String v = new String(r.value(), StandardCharsets.UTF_8).replace("in-", "out-");
+                            p.send(new ProducerRecord<>(out, r.partition(), null, v.getBytes(StandardCharsets.UTF_8)));
+                            next.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+                        }
+                        p.sendOffsetsToTransaction(next, c.groupMetadata());
+                        if (++txns % 3 == 0) {
+                            p.abortTransaction();
+                            // back to what the group committed: the aborted ones are read again
+                            Map<TopicPartition, OffsetAndMetadata> committed = c.committed(c.assignment());
+                            for (TopicPartition tp : c.assignment()) {
+                                OffsetAndMetadata om = committed.get(tp);
+                                c.seek(tp, om == null ? 0 : om.offset());
+                            }
+                        } else {
+                            p.commitTransaction();
+                            done += recs.count();
+                        }
+                    }
+                    check(done == n, "transformed " + done + " of " + n + " in " + txns + " transactions");
+                    Map<TopicPartition, OffsetAndMetadata> committed = c.committed(
+                        Set.of(new TopicPartition(in, 0), new TopicPartition(in, 1)));
+                    long total = 0;
+                    for (OffsetAndMetadata om : committed.values()) total += om == null ? 0 : om.offset();
+                    check(total == n, "group committed " + committed);
+                }
+                List<String> got = readAll(out, 2, "read_committed", n);
+                Collections.sort(got);
+                List<String> want = new ArrayList<>();
+                for (int i = 0; i < n; i++) want.add("out-" + i);
+                Collections.sort(want);
+                check(got.equals(want), "output has " + got.size() + " records (want each of " + n + " once)");
             });
             test("dynamic_broker_configs_default_entity", () -> {
                 // what kafka-configs --entity-type brokers --entity-default does (issue 11 §3)

@@ -2,8 +2,10 @@
 // tests/integration/test_connect_streams.py: its KTable lives in a local
 // RocksDB store backed by a compacted changelog topic on the broker.
 //
-//   java -cp "OUT:.cache/java/apps/*" WordCountApp BOOTSTRAP APP_ID INPUT OUTPUT STATE_DIR CHANGELOG_RETENTION_MS
+//   java -cp "OUT:.cache/java/apps/*" WordCountApp BOOTSTRAP APP_ID INPUT OUTPUT STATE_DIR CHANGELOG_RETENTION_MS [GUARANTEE]
 //
+// GUARANTEE is processing.guarantee (at_least_once by default, or
+// exactly_once_v2: transactions, read_committed everywhere).
 // Reads lines from INPUT, counts their words in the store "word-counts"
 // (changelog APP_ID-word-counts-changelog: cleanup.policy=compact, as Streams
 // creates it, plus retention.ms=CHANGELOG_RETENTION_MS) and writes each new
@@ -46,8 +48,8 @@ public class WordCountApp {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 6) {
-            System.err.println("usage: WordCountApp BOOTSTRAP APP_ID INPUT OUTPUT STATE_DIR CHANGELOG_RETENTION_MS");
+        if (args.length != 6 && args.length != 7) {
+            System.err.println("usage: WordCountApp BOOTSTRAP APP_ID INPUT OUTPUT STATE_DIR CHANGELOG_RETENTION_MS [GUARANTEE]");
             System.exit(64);
         }
         String bootstrap = args[0], appId = args[1], input = args[2], output = args[3];
@@ -58,6 +60,7 @@ public class WordCountApp {
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 200);
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, args.length == 7 ? args[6] : "at_least_once");
         // every update goes to the output topic and the changelog at once
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
         p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
