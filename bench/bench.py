@@ -1057,7 +1057,7 @@ def summarize(sc, runs_by_target, a):
             r = json.loads(json.dumps(orig))
             for part in ("produce", "e2e"):
                 if part in r and orig is not rep_run:
-                    r[part]["latency"].pop("buckets", None)
+                    r[part].get("latency", {}).pop("buckets", None)
             slim.append(r)
         out["targets"][t] = {"median": med, "min_max": spread, "runs": slim,
                              "median_run_index": runs.index(rep_run)}
