@@ -149,7 +149,7 @@ fi
 
 # ---------------------------------------------------------------- etcd
 
-# run_etcd_meta BUILD_DIR: test_meta and test_txn against a throwaway etcd.
+# run_etcd_meta BUILD_DIR: test_meta, test_txn and test_group_txn against a throwaway etcd.
 run_etcd_meta() {
     local dir
     if ! command -v etcd >/dev/null 2>&1; then
@@ -166,6 +166,8 @@ run_etcd_meta() {
     mapfile -t vars <"$dir/env"   # LS_TEST_ETCD_URL=... LS_TEST_ETCD_DIR=...
     run_counted etcd/test_meta 300 env "${vars[@]}" LS_TEST_META_ONLY=etcd "$1/tests/test_meta"
     run_counted etcd/test_txn 120 env "${vars[@]}" LS_TEST_TXN_ONLY=etcd "$1/tests/test_txn"
+    run_counted etcd/test_group_txn 120 env "${vars[@]}" LS_TEST_GROUP_TXN_ONLY=etcd \
+        "$1/tests/test_group_txn"
     tools/etcd/etcd.sh stop "$dir"
 }
 
