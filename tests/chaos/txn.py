@@ -76,10 +76,13 @@ class Txn:
 
 
 def producer_conf(bootstrap, tid):
-    return {"bootstrap.servers": bootstrap, "transactional.id": tid,
+    conf = {"bootstrap.servers": bootstrap, "transactional.id": tid,
             "transaction.timeout.ms": TXN_TIMEOUT_MS, "linger.ms": 2,
             "retry.backoff.ms": 50, "reconnect.backoff.ms": 20,
             "reconnect.backoff.max.ms": 500, "socket.timeout.ms": 10000}
+    if os.environ.get("TXN_DEBUG"):   # e.g. TXN_DEBUG=eos: librdkafka's transaction log
+        conf["debug"] = os.environ["TXN_DEBUG"]
+    return conf
 
 
 def init_producer(bootstrap, tid, deadline):
