@@ -325,19 +325,21 @@ FAILURES = ("lost", "lost_uncommitted", "aborted_visible", "partial_txns", "dupl
 
 
 def run(cycles, partitions, faults, seed, work, log=print, cluster=3, producers=4,
-        keep_logs=None):
-    """keep_logs: where to copy the brokers' logs when the check fails."""
+        keep_logs=None, tail_s=2):
+    """tail_s: seconds of load after the last cycle (with cycles=0, a run
+    with no nemesis). keep_logs: where to copy the brokers' logs when the check fails."""
     rnd = random.Random(seed)
     etcd = chaos.Etcd(work) if cluster else None
     try:
         return _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, producers,
-                    keep_logs)
+                    keep_logs, tail_s)
     finally:
         if etcd:
             etcd.stop()
 
 
-def _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, producers, keep_logs):
+def _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, producers, keep_logs,
+         tail_s):
     started = time.monotonic()
     nodes = chaos.start_nodes(work, faults, cluster, etcd, extra_args=[
         "--transaction.abort.timed.out.transaction.cleanup.interval.ms=1000"])
@@ -358,7 +360,7 @@ def _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, produc
         time.sleep(rnd.uniform(1.0, 3.0))
         kind = nemesis.strike(cycle)
         log("cycle %d/%d (%s): %s" % (cycle + 1, cycles, kind, progress()))
-    time.sleep(2)
+    time.sleep(tail_s)
     stop.set()
     for w in workers:
         w.join(3 * END_TIMEOUT_S)
