@@ -20,8 +20,9 @@
  * after the offsets are durable in the metadata store; the in-memory copy
  * is updated then, so OffsetFetch never returns an offset that could be lost.
  * A group that may hold pending transactional offsets (KIP-447,
- * group/group_txn.h) is reread from the store before OffsetFetch answers —
- * a transaction's marker may have been written by another broker — and its
+ * group/group_txn.h) is reread from the store before OffsetFetch or
+ * OffsetDelete reads its offsets in memory (acquire_current) — a
+ * transaction's marker may have been written by another broker — and its
  * pending partitions answer UNSTABLE_OFFSET_COMMIT to RequireStable fetches.
  *
  * Threads: loop thread only. */
@@ -110,6 +111,46 @@ static void acquire(ls_kreq_t *req, const char *gid, ls_group_ready_cb cb, void 
         return;
     }
     ls_group_acquire(ls_group_service_coord(svc(req)), gid, cb, arg);
+}
+
+/* acquire() for requests that read committed offsets from memory. A group
+ * that may hold pending transactional offsets (KIP-447) is reread first: a
+ * transaction's marker, written by any broker, changes its committed offsets
+ * behind this broker's back (group/group_txn.h). Only groups that ever had
+ * pending offsets pay. cb gets g (NULL: err) and the partitions still
+ * pending (valid during the call). */
+typedef void (*current_cb)(void *arg, ls_group_t *g, int16_t err, const ls_group_tp_t *pending,
+                           int npending);
+typedef struct current {
+    ls_kreq_t *req;
+    const char *gid;
+    current_cb cb;
+    void *arg;
+} current_t;
+
+static void current_reread(void *arg, ls_status st, const ls_group_tp_t *pending, int npending)
+{
+    current_t *c = arg;
+    ls_group_t *g = st == LS_OK ? ls_group_find(ls_group_service_coord(svc(c->req)), c->gid) : NULL;
+    c->cb(c->arg, g, st == LS_EFENCED ? LS_KERR_NOT_COORDINATOR : LS_KERR_COORDINATOR_NOT_AVAILABLE,
+          pending, npending);
+}
+
+static void current_ready(void *arg, ls_group_t *g)
+{
+    current_t *c = arg;
+    if (g && ls_group_txn_pending(g)) {
+        ls_group_service_refresh(svc(c->req), c->gid, current_reread, c);
+        return;
+    }
+    c->cb(c->arg, g, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL, 0);
+}
+
+static void acquire_current(ls_kreq_t *req, const char *gid, current_cb cb, void *arg)
+{
+    current_t *c = ls_arena_alloc(req->arena, sizeof *c);
+    *c = (current_t){req, gid, cb, arg};
+    acquire(req, gid, current_ready, c);
 }
 
 /* ---------------------------------------------------------- FindCoordinator */
@@ -725,15 +766,16 @@ static void fetch_fill_all(fetch_group_t *fg, ls_group_t *g, const unstable_t *u
     }
 }
 
-static void fetch_ready(void *arg, ls_group_t *g);
+static void fetch_ready(void *arg, ls_group_t *g, int16_t err, const ls_group_tp_t *pending,
+                        int npending);
 
 static void fetch_verified(void *arg, bool owned)
 {
     fetch_group_t *fg = arg;
     if (owned)
-        acquire(fg->ctx->req, fg->gid, fetch_ready, fg);
-    else
-        fetch_ready(fg, NULL); /* COORDINATOR_NOT_AVAILABLE: the client looks again */
+        acquire_current(fg->ctx->req, fg->gid, fetch_ready, fg);
+    else /* the client looks the coordinator up again */
+        fetch_ready(fg, NULL, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL, 0);
 }
 
 /* Answers one group from g (NULL: err), u: the partitions to answer unstable. */
@@ -752,26 +794,12 @@ static void fetch_answer(fetch_group_t *fg, ls_group_t *g, int16_t err, const un
     if (--ctx->pending == 0) fetch_finish(ctx);
 }
 
-static void fetch_reread(void *arg, ls_status st, const ls_group_tp_t *pending, int npending)
+static void fetch_ready(void *arg, ls_group_t *g, int16_t err, const ls_group_tp_t *pending,
+                        int npending)
 {
     fetch_group_t *fg = arg;
-    ls_group_t *g = NULL;
-    if (st == LS_OK) g = ls_group_find(ls_group_service_coord(svc(fg->ctx->req)), fg->gid);
     unstable_t u = {pending, fg->ctx->m.RequireStable ? npending : 0};
-    fetch_answer(
-        fg, g, st == LS_EFENCED ? LS_KERR_NOT_COORDINATOR : LS_KERR_COORDINATOR_NOT_AVAILABLE, &u);
-}
-
-static void fetch_ready(void *arg, ls_group_t *g)
-{
-    fetch_group_t *fg = arg;
-    if (g && ls_group_txn_pending(g)) {
-        /* a transaction's marker may have been written by another broker:
-         * reread the offsets (only groups that ever had pending ones pay) */
-        ls_group_service_refresh(svc(fg->ctx->req), fg->gid, fetch_reread, fg);
-        return;
-    }
-    fetch_answer(fg, g, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
+    fetch_answer(fg, g, err, &u);
 }
 
 void ls_kafka_handle_offset_fetch(ls_kreq_t *req)
@@ -805,7 +833,7 @@ void ls_kafka_handle_offset_fetch(ls_kreq_t *req)
         fg->out = &ctx->resp.Groups[i];
         ctx->pending++;
         if (!svc(req)) {
-            fetch_ready(fg, NULL);
+            fetch_ready(fg, NULL, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL, 0);
             continue;
         }
         /* a copy in memory is served only after proving this broker still
@@ -1080,14 +1108,15 @@ static void odel_written(void *arg, ls_status st)
     odel_respond(ctx);
 }
 
-static void odel_ready(void *arg, ls_group_t *g)
+static void odel_ready(void *arg, ls_group_t *g, int16_t err, const ls_group_tp_t *pending,
+                       int npending)
 {
     odel_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
     ls_arena_t *a = req->arena;
     ls_kafka_OffsetDeleteResponse *r = &ctx->resp;
     if (!g || ls_group_get_state(g) == LS_GROUP_DEAD) {
-        r->ErrorCode = g ? LS_KERR_GROUP_ID_NOT_FOUND : LS_KERR_COORDINATOR_NOT_AVAILABLE;
+        r->ErrorCode = g ? LS_KERR_GROUP_ID_NOT_FOUND : err;
         odel_respond(ctx);
         return;
     }
@@ -1152,5 +1181,5 @@ void ls_kafka_handle_offset_delete(ls_kreq_t *req)
         odel_respond(ctx);
         return;
     }
-    acquire(req, ctx->gid, odel_ready, ctx);
+    acquire_current(req, ctx->gid, odel_ready, ctx); /* deletes what memory holds */
 }

@@ -104,3 +104,32 @@ def test_read_committed_fetch_waits_for_pending_offsets(broker):
         assert got["v"] == [8]
     finally:
         c.close()
+
+
+def test_offset_delete_removes_offsets_a_transaction_committed(broker):
+    """The coordinator learns of a marker by rereading the group; OffsetDelete
+    must reread too, or it would not see an offset only the marker wrote."""
+    from kafka import TopicPartition as KTP
+    from kafka.admin import KafkaAdminClient
+    src = create_topic(broker.bootstrap, unique_topic("txo-del"), partitions=2)
+    group = "txo-" + uuid.uuid4().hex
+    c = group_consumer(broker.bootstrap, group, src)
+    p = txn_producer(broker.bootstrap, "txo-" + uuid.uuid4().hex)
+    p.begin_transaction()
+    send_offsets(p, c, src, {1: 5})
+    p.commit_transaction(30)
+    assert committed(broker.bootstrap, group, src, 2) == [-1001, 5]
+    p.begin_transaction()
+    send_offsets(p, c, src, {0: 6})  # committed by its marker, unseen by any fetch
+    p.commit_transaction(30)
+    p.begin_transaction()
+    send_offsets(p, c, src, {1: 9})  # waits (CONCURRENT_TRANSACTIONS) for that marker
+    p.abort_transaction(30)
+    c.close()  # the group is Empty: its offsets may be deleted
+    a = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        r = a.delete_group_offsets(group, [KTP(src, 0)])
+        assert r[KTP(src, 0)].__name__ == "NoError", r
+    finally:
+        a.close()
+    assert committed(broker.bootstrap, group, src, 2) == [-1001, 5]
