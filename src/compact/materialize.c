@@ -39,9 +39,9 @@
  * An id the table cannot evolve to (a type Iceberg cannot promote, an
  * unmapped type) follows evolution=fail (the range waits, the reason names
  * the offset, both schema ids and the path) or dead-letter (into
- * <name>__dlq, as error.handling's dead letters). Upsert tables refuse to
- * evolve for now (their copy-on-write copies old files into the table's
- * current shape column for column).
+ * <name>__dlq, as error.handling's dead letters). Files written under an
+ * older schema are copied into the current one by field id wherever rows
+ * are copied (upsert copy-on-write, small-file rewrite: ls_pqr_copy_rows).
  * The stream's resolved policy (stream/policy.h) names the table (template),
  * its partition spec (used when the table is created; an existing table
  * keeps its spec), the data-file size target and the codec; the caller
@@ -679,10 +679,7 @@ static ls_status reader_for(ls_mat_batch_t *b, int32_t id, typed_reader_t **rdp,
     char why[512] = "";
     ls_typed_reader_t *rd = NULL;
     st = ls_typed_reader_new(b->shape, root, &rd, why, sizeof why);
-    if (st == LS_ECONFLICT && b->tt->policy->upsert) {
-        snprintf(why, sizeof why, "upsert tables do not evolve their schema yet");
-        st = LS_EINVAL;
-    } else if (st == LS_ECONFLICT) {
+    if (st == LS_ECONFLICT) {
         ls_typed_shape_t *ns;
         st = ls_typed_evolve(b->shape, root, &ns, why, sizeof why);
         if (st == LS_OK && (st = evolve_table(b, ns, id, err, errlen)) != LS_OK) {

@@ -21,7 +21,8 @@
  *
  * How (ls_file_rewrite): each run's files are read whole (they are small by
  * definition) and their rows copied into one new Parquet file of the
- * table's row shape (ls_pqr_copy_rows: values as stored, columns checked),
+ * table's row shape (ls_pqr_copy_rows: values as stored, projected by field
+ * id onto the current schema when the table's schema evolved since),
  * uploaded create-only; then one ls_ice_table_rewrite commit replaces all
  * runs' files by the new ones. That commit checks that each new file holds
  * exactly its inputs' rows and that every input is still live, so a

@@ -21,6 +21,7 @@
 #include "table/parquet_reader.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1438,6 +1439,170 @@ static void put_triple(ls_pq_writer_t *w, int col, int type, int max_def, const 
     }
 }
 
+/* Copying projects the file onto the writer's schema by Iceberg field id
+ * (what a reader of an evolved table does): a writer leaf takes the file
+ * leaf of its field id, along the same path of ids; INT32 values widen to
+ * INT64 and FLOAT to DOUBLE; definition levels are re-counted where a
+ * field became optional. A writer leaf the file lacks (a column added
+ * since) is null wherever its deepest ancestor the file has is present: it
+ * follows the levels of the file leaf sharing the longest path with it,
+ * keeping only the entries at or above that ancestor's repetition level. */
+#define PROJ_MAX_DEPTH 32
+
+typedef struct pnode {
+    int id;
+    const char *name;
+    ls_pq_repetition rep;
+    int nchildren;
+} pnode_t;
+
+typedef struct chain {
+    int at[PROJ_MAX_DEPTH];
+    int len;
+} chain_t;
+
+typedef struct proj {
+    int src;      /* the file column the entries come from */
+    bool present; /* the file holds this column (else it is null) */
+    int keep_rep; /* entries of src with a higher repetition level are not this column's */
+    int defmap[PROJ_MAX_DEPTH + 1]; /* src's definition level -> the writer's */
+} proj_t;
+
+/* The leaves' paths (node indexes below the root) of a pre-order tree. */
+static int leaf_chains(const pnode_t *nodes, size_t n, chain_t *out, size_t nleaves)
+{
+    int left[PROJ_MAX_DEPTH + 1], path[PROJ_MAX_DEPTH];
+    int d = 0;
+    size_t leaves = 0;
+    left[0] = n ? nodes[0].nchildren : 0;
+    for (size_t i = 1; i < n; i++) {
+        while (d > 0 && left[d] == 0)
+            d--;
+        if (left[d] == 0) return -1;
+        left[d]--;
+        path[d] = (int)i;
+        if (nodes[i].nchildren > 0) {
+            if (d + 1 >= PROJ_MAX_DEPTH) return -1;
+            left[++d] = nodes[i].nchildren;
+        } else {
+            if (leaves == nleaves) return -1;
+            memcpy(out[leaves].at, path, (size_t)(d + 1) * sizeof *path);
+            out[leaves++].len = d + 1;
+        }
+    }
+    return leaves == nleaves ? 0 : -1;
+}
+
+static bool same_node(const pnode_t *a, const pnode_t *b)
+{
+    return a->id == b->id && (a->id >= 0 || strcmp(a->name, b->name) == 0);
+}
+
+/* Definition (or repetition, repeated) level of the first j nodes of c. */
+static int levels(const pnode_t *nodes, const chain_t *c, int j, bool repeated)
+{
+    int n = 0;
+    for (int k = 0; k < j; k++)
+        n += repeated ? nodes[c->at[k]].rep == LS_PQ_REPEATED
+                      : nodes[c->at[k]].rep != LS_PQ_REQUIRED;
+    return n;
+}
+
+static bool widens(int from, int to)
+{
+    return from == to || (from == LS_PQ_INT32 && to == LS_PQ_INT64) ||
+           (from == LS_PQ_FLOAT && to == LS_PQ_DOUBLE);
+}
+
+/* proj[k] for every writer column k; LS_EINVAL with err when the file
+ * cannot be projected (a field id on another path, a type not widened). */
+static ls_status plan_projection(ls_pqr_t *r, ls_pq_writer_t *w, proj_t *proj, char *err,
+                                 size_t errlen)
+{
+    size_t nwf, nfe = r->nelems, nwc = ls_pq_ncolumns(w);
+    const ls_pq_field_t *wf = ls_pq_writer_fields(w, &nwf);
+    pnode_t *wn = LS_NEWN(pnode_t, nwf), *fn = LS_NEWN(pnode_t, nfe + 1);
+    chain_t *wc = LS_NEWN(chain_t, nwc + 1), *fc = LS_NEWN(chain_t, r->ncols + 1);
+    for (size_t i = 0; i < nwf; i++)
+        wn[i] = (pnode_t){wf[i].field_id, wf[i].name, wf[i].repetition, wf[i].nchildren};
+    for (size_t i = 0; i < nfe; i++)
+        fn[i] = (pnode_t){r->elems[i].field_id, r->elems[i].name, r->elems[i].repetition,
+                          r->elems[i].nchildren};
+    ls_status st = LS_OK;
+    if (leaf_chains(wn, nwf, wc, nwc) != 0 || leaf_chains(fn, nfe, fc, r->ncols) != 0) {
+        snprintf(err, errlen, "parquet copy: a schema nests deeper than %d", PROJ_MAX_DEPTH);
+        st = LS_EINVAL;
+    }
+    for (size_t k = 0; k < nwc && st == LS_OK; k++) {
+        const chain_t *W = &wc[k];
+        const ls_pq_colstats_t *c = ls_pq_column_stats(w, (int)k);
+        int best = 0, shared = 0, leaf_id = wn[W->at[W->len - 1]].id;
+        for (size_t f = 0; f < r->ncols; f++) {
+            const chain_t *F = &fc[f];
+            int s = 0;
+            while (s < W->len && s < F->len && same_node(&wn[W->at[s]], &fn[F->at[s]]))
+                s++;
+            if (s > shared) best = (int)f, shared = s;
+            if (leaf_id >= 0 && fn[F->at[F->len - 1]].id == leaf_id && s < W->len) {
+                snprintf(err, errlen,
+                         "parquet copy: field id %d is %s in the writer, elsewhere in "
+                         "the file",
+                         leaf_id, c->path);
+                st = LS_EINVAL;
+            }
+        }
+        const chain_t *F = &fc[best];
+        proj_t *p = &proj[k];
+        p->src = best;
+        p->present = shared == W->len && shared == F->len;
+        p->keep_rep = levels(wn, W, shared, true);
+        const ls_pqr_elem_t *e = &r->elems[F->at[F->len - 1]];
+        if (p->present && !widens(e->type, (int)c->type)) {
+            snprintf(err, errlen, "parquet copy: column %s is %s in the file, %s in the writer",
+                     c->path, type_name(e->type), type_name(c->type));
+            st = LS_EINVAL;
+        }
+        for (int d = 0; d <= e->max_def && st == LS_OK; d++) {
+            int j = 0; /* the nodes of F present at level d */
+            while (j < F->len && levels(fn, F, j + 1, false) <= d)
+                j++;
+            p->defmap[d] = levels(wn, W, j < shared ? j : shared, false);
+        }
+    }
+    /* nothing of the file may be left behind */
+    for (size_t f = 0; f < r->ncols && st == LS_OK; f++) {
+        size_t k = 0;
+        while (k < nwc && !(proj[k].present && proj[k].src == (int)f))
+            k++;
+        if (k == nwc) {
+            snprintf(err, errlen, "parquet copy: the writer has no column %s of the file",
+                     ls_pqr_column(r, (int)f)->path);
+            st = LS_EINVAL;
+        }
+    }
+    ls_free(wn);
+    ls_free(fn);
+    ls_free(wc);
+    ls_free(fc);
+    return st;
+}
+
+static void put_projected(ls_pq_writer_t *w, int col, int ftype, const ls_pq_colstats_t *c,
+                          const proj_t *p, const ls_pqr_triple_t *t)
+{
+    int def = p->defmap[t->def];
+    if (!p->present || def < c->max_def) {
+        ls_pq_put_null(w, col, t->rep, def);
+        return;
+    }
+    if (ftype == LS_PQ_INT32 && c->type == LS_PQ_INT64)
+        ls_pq_put_i64(w, col, t->rep, t->v.i32);
+    else if (ftype == LS_PQ_FLOAT && c->type == LS_PQ_DOUBLE)
+        ls_pq_put_double(w, col, t->rep, t->v.f32);
+    else /* the value as stored (its own level is the file's maximum) */
+        put_triple(w, col, ftype, t->def, t);
+}
+
 ls_status ls_pqr_copy_rows(ls_pqr_t *r, ls_pq_writer_t *w, char *err, size_t errlen)
 {
     return ls_pqr_copy_rows_except(r, w, NULL, err, errlen);
@@ -1446,53 +1611,41 @@ ls_status ls_pqr_copy_rows(ls_pqr_t *r, ls_pq_writer_t *w, char *err, size_t err
 ls_status ls_pqr_copy_rows_except(ls_pqr_t *r, ls_pq_writer_t *w, const uint8_t *drop, char *err,
                                   size_t errlen)
 {
-    if (ls_pq_ncolumns(w) != r->ncols) {
-        snprintf(err, errlen, "parquet copy: file has %zu columns, writer %zu", r->ncols,
-                 ls_pq_ncolumns(w));
-        return LS_EINVAL;
-    }
-    for (size_t k = 0; k < r->ncols; k++) {
-        const ls_pqr_elem_t *e = ls_pqr_column(r, (int)k);
-        const ls_pq_colstats_t *c = ls_pq_column_stats(w, (int)k);
-        if (strcmp(e->path, c->path) != 0 || e->type != (int)c->type || e->max_def != c->max_def ||
-            e->max_rep != c->max_rep) {
-            snprintf(err, errlen,
-                     "parquet copy: column %zu is %s (%s, def %d, rep %d) in the file but %s (%s, "
-                     "def %d, rep %d) in the writer",
-                     k, e->path, type_name(e->type), e->max_def, e->max_rep, c->path,
-                     type_name(c->type), c->max_def, c->max_rep);
-            return LS_EINVAL;
-        }
+    size_t nwc = ls_pq_ncolumns(w);
+    proj_t *proj = LS_NEWN(proj_t, nwc + 1);
+    ls_status st = plan_projection(r, w, proj, err, errlen);
+    if (st != LS_OK) {
+        ls_free(proj);
+        return st;
     }
     int64_t row = 0;
-    for (int g = 0; g < r->nrgs; g++) {
-        ls_status st;
+    for (int g = 0; g < r->nrgs && st == LS_OK; g++) {
         ls_pqr_rows_t *rs = ls_pqr_rows_new(r, g, NULL, 0, &st, err, errlen);
-        if (!rs) return st;
+        if (!rs) break;
         int rc;
         while ((rc = ls_pqr_rows_next(rs)) == 1) {
             if (drop && drop[row++]) continue;
-            for (size_t k = 0; k < r->ncols; k++) {
-                const ls_pqr_elem_t *e = ls_pqr_column(r, (int)k);
+            for (size_t k = 0; k < nwc; k++) {
+                const proj_t *p = &proj[k];
+                int ftype = ls_pqr_column(r, p->src)->type;
+                const ls_pq_colstats_t *c = ls_pq_column_stats(w, (int)k);
                 const ls_pqr_triple_t *t;
-                size_t n = ls_pqr_rows_col(rs, k, &t);
+                size_t n = ls_pqr_rows_col(rs, (size_t)p->src, &t);
                 for (size_t i = 0; i < n; i++)
-                    put_triple(w, (int)k, e->type, e->max_def, &t[i]);
+                    if (t[i].rep <= p->keep_rep) put_projected(w, (int)k, ftype, c, p, &t[i]);
             }
             st = ls_pq_end_row(w);
             if (st != LS_OK) {
                 snprintf(err, errlen, "parquet copy: %s", ls_pq_error(w));
-                ls_pqr_rows_free(rs);
-                return st;
+                break;
             }
         }
-        if (rc < 0) {
+        if (st == LS_OK && rc < 0) {
             st = ls_pqr_rows_status(rs);
             snprintf(err, errlen, "%s", ls_pqr_rows_error(rs));
-            ls_pqr_rows_free(rs);
-            return st;
         }
         ls_pqr_rows_free(rs);
     }
-    return LS_OK;
+    ls_free(proj);
+    return st;
 }

@@ -8,8 +8,9 @@
  * present when def == the column's max_def. ls_pqr_read_flat() is the
  * convenience for columns without repetition; a row cursor (ls_pqr_rows_*)
  * walks several columns of a row group in step, one row at a time, and
- * ls_pqr_copy_rows() appends a whole file's rows to a writer with the same
- * columns (rewriting small files into large ones).
+ * ls_pqr_copy_rows() appends a whole file's rows to a writer (rewriting
+ * small files into large ones), projected by Iceberg field id onto the
+ * writer's schema, which may be an evolution of the file's.
  *
  * What is read (everything else is refused with LS_EINVAL and a message
  * naming it, never misread):
@@ -182,10 +183,14 @@ const char *ls_pqr_rows_error(const ls_pqr_rows_t *rs);
 void ls_pqr_rows_free(ls_pqr_rows_t *rs);
 
 /* Appends every row of r to w (put + end_row per row, as if written
- * directly; row groups of w close by its own policy). The leaf columns must
- * match in number, dotted path, physical type and max levels (LS_EINVAL
- * naming the first that does not); read errors are returned as they are,
- * writer errors as ls_pq_end_row reports them. */
+ * directly; row groups of w close by its own policy). Each writer leaf takes
+ * the file leaf of its field id on the same path of ids (groups without an
+ * id match by name), INT32 widened to INT64 and FLOAT to DOUBLE, levels
+ * re-counted for fields made optional; a writer leaf the file lacks (an
+ * added column) is null where its deepest ancestor in the file is present.
+ * LS_EINVAL, naming the column, for a file leaf the writer lacks, a field
+ * id on another path or a type not widened; read errors are returned as
+ * they are, writer errors as ls_pq_end_row reports them. */
 ls_status ls_pqr_copy_rows(ls_pqr_t *r, ls_pq_writer_t *w, char *err, size_t errlen);
 /* The same, leaving out every row i (counted from 0 over the whole file)
  * with drop[i] != 0; drop holds ls_pqr_num_rows(r) flags (NULL: keep all). */

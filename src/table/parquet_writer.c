@@ -288,6 +288,12 @@ void ls_pq_writer_free(ls_pq_writer_t *w)
 
 size_t ls_pq_ncolumns(const ls_pq_writer_t *w) { return w->ncols; }
 
+const ls_pq_field_t *ls_pq_writer_fields(const ls_pq_writer_t *w, size_t *n)
+{
+    *n = w->nfields;
+    return w->fields;
+}
+
 int ls_pq_column_index(const ls_pq_writer_t *w, const char *path)
 {
     for (size_t i = 0; i < w->ncols; i++)

@@ -120,6 +120,8 @@ ls_pq_writer_t *ls_pq_writer_new(const ls_pq_field_t *fields, size_t nfields,
 void ls_pq_writer_free(ls_pq_writer_t *w);
 
 size_t ls_pq_ncolumns(const ls_pq_writer_t *w);
+/* The schema the writer writes, in pre-order from its root ("schema", [0]). */
+const ls_pq_field_t *ls_pq_writer_fields(const ls_pq_writer_t *w, size_t *n);
 /* Leaf column index by dotted path; -1 if none. */
 int ls_pq_column_index(const ls_pq_writer_t *w, const char *path);
 
