@@ -5,6 +5,7 @@
 //   java -cp <.cache/java/iceberg/*>:<classes> IcebergRead TABLE...
 //
 // TABLE is a metadata JSON file (StaticTableOperations + HadoopFileIO) or
+// "records:" + a metadata file: a typed table's schemas and rows as {column: value};
 // "dir:" + a table directory (HadoopTables: version-hint.text, v<N>.metadata.json);
 // "hint:" + a table directory reports only the metadata location HadoopTables loads.
 // Per table: snapshots, every row of the current snapshot, the planned data files
@@ -301,7 +302,43 @@ public class IcebergRead {
         sb.append(']');
     }
 
+    /** "records:" + a metadata file: a typed table's schemas (ids and structs, in id
+     * order), its current schema id and every row as {column: value}, read with
+     * the current schema (older data files projected by field id). */
+    private static void records(StringBuilder sb, String arg) throws Exception {
+        Table table = load(arg.substring(8));
+        sb.append("{\"arg\":");
+        str(sb, arg);
+        sb.append(",\"schemas\":[");
+        List<Integer> ids = new ArrayList<>(table.schemas().keySet());
+        ids.sort(Comparator.naturalOrder());
+        for (int i = 0; i < ids.size(); i++) {
+            if (i > 0) sb.append(',');
+            sb.append("{\"id\":");
+            num(sb, ids.get(i));
+            sb.append(",\"struct\":");
+            str(sb, table.schemas().get(ids.get(i)).asStruct().toString());
+            sb.append('}');
+        }
+        sb.append("],\"current_schema_id\":");
+        num(sb, table.schema().schemaId());
+        sb.append(",\"records\":[");
+        boolean first = true;
+        try (CloseableIterable<Record> it = IcebergGenerics.read(table).build()) {
+            for (Record r : it) {
+                if (!first) sb.append(',');
+                first = false;
+                value(sb, r, table.schema().asStruct());
+            }
+        }
+        sb.append("]}");
+    }
+
     private static void table(StringBuilder sb, String arg) throws Exception {
+        if (arg.startsWith("records:")) {
+            records(sb, arg);
+            return;
+        }
         Table table = load(arg);
         sb.append("{\"arg\":");
         str(sb, arg);
