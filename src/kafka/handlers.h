@@ -42,9 +42,7 @@ void ls_kafka_handle_describe_producers(ls_kreq_t *req);    /* key 61 */
 void ls_kafka_handle_describe_transactions(ls_kreq_t *req); /* key 65 */
 void ls_kafka_handle_list_transactions(ls_kreq_t *req);     /* key 66 */
 
-/* h_txn_offsets.c, key 28. Not in the dispatch table until the whole
- * transactional path works with the Java client (docs/ARCHITECTURE.md). */
-void ls_kafka_handle_txn_offset_commit(ls_kreq_t *req);
+void ls_kafka_handle_txn_offset_commit(ls_kreq_t *req); /* h_txn_offsets.c, key 28 */
 /* h_group.c: a group outcome as its Kafka code. */
 int16_t ls_kafka_group_error(ls_group_err e);
 

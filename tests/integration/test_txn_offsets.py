@@ -3,7 +3,8 @@
 committed offsets only when the transaction commits, an aborted transaction
 leaves them as they were, and a read_committed consumer's committed() (an
 OffsetFetch with RequireStable) waits while the group has offsets pending in
-an open transaction, then returns the committed ones."""
+an open transaction, then returns the committed ones; OffsetDelete
+(kafka-python's admin) deletes an offset only a transaction's marker wrote."""
 
 import threading
 import time
