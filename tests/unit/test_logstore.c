@@ -596,6 +596,18 @@ TEST(transactions_markers_lso_and_aborted_index)
     ls_logstore_info(ls, 5, &info);
     CHECK_EQ_INT(info.high_watermark, 4);
     CHECK_EQ_INT(info.last_stable_offset, 0); /* held by producer 7's open transaction */
+    /* what DescribeProducers shows: 7 with its open transaction, 8 without */
+    ls_log_producer_t *ps;
+    int np = ls_logstore_producers(ls, 5, &ps);
+    CHECK_EQ_INT(np, 2);
+    for (int i = 0; i < np; i++) {
+        CHECK_EQ_INT(ps[i].last_sequence, 1);
+        CHECK_EQ_INT(ps[i].txn_seq, ps[i].producer_id == 7 ? 1 : 0);
+        CHECK_EQ_INT(ps[i].txn_first_offset, ps[i].producer_id == 7 ? 0 : -1);
+    }
+    ls_free(ps);
+    CHECK_EQ_INT(ls_logstore_producers(ls, 999, &ps), 0); /* unknown log */
+    CHECK(ps == NULL);
     /* producer 7 may not write outside its transaction while it is open */
     ls_append_t mixed = a;
     mixed.txn_seq = 0;
@@ -617,6 +629,10 @@ TEST(transactions_markers_lso_and_aborted_index)
     ls_logstore_info(ls, 5, &info);
     CHECK_EQ_INT(info.high_watermark, 5);
     CHECK_EQ_INT(info.last_stable_offset, 5);
+    np = ls_logstore_producers(ls, 5, &ps);
+    for (int i = 0; i < np; i++)
+        if (ps[i].producer_id == 7) CHECK(ps[i].txn_seq == 0 && ps[i].txn_first_offset == -1);
+    ls_free(ps);
     char key[96];
     ls_log_abort_key(key, sizeof key, 5, 0);
     ls_kv_t kv;
