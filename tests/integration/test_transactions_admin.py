@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 import lsbroker
-from kafka_util import create_topic, unique_topic
+from kafka_util import admin, create_topic, unique_topic
 from test_transactions import read_all, txn_producer
 
 TOOLS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "tools")
@@ -195,3 +195,46 @@ def test_commit_markers_are_refused(broker):
     off += 2 + nlen + 4
     idx, err = struct.unpack_from(">ih", resp, off)
     assert (idx, err) == (0, 42)
+
+
+def test_every_coordinator_answers_for_its_own_ids(cluster):
+    """Two brokers: each lists the ids it coordinates; Kafka's tool and our
+    CLI ask every broker and see all of them; describe finds the
+    coordinator; any broker describes the producers of any partition."""
+    nodes = [cluster.add() for _ in range(2)]
+    b = cluster.bootstrap
+    t = create_topic(b, unique_topic("txclu"), partitions=1)
+    # ids and group ids share the coordinator choice (FindCoordinator): three per broker
+    a = admin(b)
+    by_node = {1: [], 2: []}
+    while min(len(v) for v in by_node.values()) < 3:
+        g = unique_topic("clu")
+        node = a.describe_consumer_groups([g])[g].result(10).coordinator.id
+        if len(by_node[node]) < 3:
+            by_node[node].append(g)
+    ids = by_node[1] + by_node[2]
+    producers = []
+    for tid in ids:
+        p = txn_producer(b, tid)
+        p.begin_transaction()
+        p.produce(t, tid.encode(), partition=0)
+        p.flush(30)
+        producers.append(p)
+
+    rows = table(kafka_transactions(nodes[0].bootstrap, "list").stdout)
+    assert {r["TransactionalId"] for r in rows} >= set(ids)
+    mine = [r for r in rows if r["TransactionalId"] in ids]
+    assert {r["TransactionState"] for r in mine} == {"Ongoing"}
+    r = cli(nodes[1].bootstrap, "list", "--state", "Ongoing")
+    assert r.returncode == 0, r.stderr
+    listed = {ln.split()[0]: int(ln.split()[3]) for ln in r.stdout.splitlines()[1:]}
+    assert {tid: listed.get(tid) for tid in ids} == \
+        {tid: node for node, tids in by_node.items() for tid in tids}
+    for tid in ids:  # asked through node 1, answered by the coordinator
+        d = cli(nodes[0].bootstrap, "describe", tid)
+        assert d.returncode == 0 and "Ongoing" in d.stdout, (tid, d.stdout, d.stderr)
+    prods = table(kafka_transactions(nodes[1].bootstrap, "describe-producers", "--topic", t,
+                                      "--partition", "0").stdout)
+    assert sorted(int(p["CurrentTransactionStartOffset"]) for p in prods) == list(range(6))
+    for p in producers:
+        p.commit_transaction(30)
