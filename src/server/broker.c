@@ -398,6 +398,14 @@ void ls_broker_tables_changed(ls_broker_t *b)
         ls_compactor_kick(b->compactor, NULL, NULL);
 }
 
+/* A failed open after the transaction threads started: they stop first (the
+ * caller then closes every handle of the loop, theirs included). */
+static int open_failed(ls_broker_t *b)
+{
+    ls_txn_coord_stop(b->txn);
+    return -1;
+}
+
 int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err, int errlen)
 {
     memset(b, 0, sizeof *b);
@@ -476,7 +484,7 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     if (start_txn(b, err, errlen) != 0) return -1;
     services_init(b);
     b->kafka = ls_kafka_listener_start(&b->ksvc, cfg->listen_host, cfg->listen_port, err, errlen);
-    if (!b->kafka || ls_kafka_listener_port(b->kafka) < 0) return -1;
+    if (!b->kafka || ls_kafka_listener_port(b->kafka) < 0) return open_failed(b);
     if (cfg->listen_port == 0) {
         /* "pick a free port": advertise the one we got */
         cfg->listen_port = ls_kafka_listener_port(b->kafka);
@@ -488,7 +496,7 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     self_member(b, &self);
     b->members = ls_membership_start(b->meta, &self, cfg->broker_session_timeout_ms,
                                      on_members_changed, b, err, errlen);
-    if (!b->members) return -1;
+    if (!b->members) return open_failed(b);
     LS_INFO("broker",
             "lakestream broker %d of cluster %s serving Kafka on %s:%d (objects: %s, metadata: %s)",
             b->node_id, b->cluster_id, cfg->listen_host, ls_kafka_listener_port(b->kafka),
@@ -569,10 +577,7 @@ void ls_broker_free(ls_broker_t *b)
     ls_http_server_stop(b->registry_http);
     if (b->kafka) ls_kafka_listener_free(b->kafka);
     ls_group_service_free(b->groups);
-    if (b->txn) { /* never stopped (the open failed): close its handle on the loop */
-        ls_txn_coord_free(b->txn);
-        uv_run(b->loop, UV_RUN_NOWAIT);
-    }
+    ls_txn_coord_free(b->txn); /* set here only when the open failed */
     if (b->compactor) ls_compactor_free(b->compactor);
     ls_registry_free(b->registry); /* after the compactor, which reads it */
     ls_free(b->warehouse_uri);

@@ -362,5 +362,8 @@ void ls_txn_coord_free(ls_txn_coord_t *c)
 {
     if (!c) return;
     ls_txn_coord_stop(c);
-    uv_close((uv_handle_t *)&c->async, on_async_closed);
+    if (uv_is_closing((uv_handle_t *)&c->async))
+        on_async_closed((uv_handle_t *)&c->async); /* already closed by a walk of the loop */
+    else
+        uv_close((uv_handle_t *)&c->async, on_async_closed);
 }

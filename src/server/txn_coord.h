@@ -31,7 +31,9 @@
  *  - Stopping: ls_txn_coord_stop (a worker, never the loop) marks the
  *    coordinator closing, which wakes threads waiting on the loop (their
  *    markers are abandoned: the loop frees them when their appends end)
- *    and joins them; ls_txn_coord_free (the loop) closes the async handle.
+ *    and joins them; ls_txn_coord_free (the loop) closes the async handle —
+ *    or, when a failed start already closed every handle of the loop (and
+ *    ran it), frees at once.
  * Threads: ls_txn_coord_finish and ls_txn_coord_kick from any thread; start,
  * stop and free as said. */
 #ifndef LS_TXN_COORD_H

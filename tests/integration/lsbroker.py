@@ -256,8 +256,11 @@ class Broker:
                 raise BrokerError("broker exited with code %d during startup; log tail:\n%s"
                                   % (rc, self.log_tail(30)))
             try:
+                # accepting is not enough: the broker registers in the cluster
+                # after its listener binds, and says so once it is done
                 with socket.create_connection((self.host, self.port), timeout=1.0):
-                    return
+                    if self._started_line():
+                        return
             except OSError:
                 pass
             if time.monotonic() >= deadline:
@@ -266,6 +269,15 @@ class Broker:
                                   % (self.bootstrap, self.startup_timeout, self.log_tail(30)))
             time.sleep(interval)
             interval = min(interval * 1.5, 0.1)
+
+    def _started_line(self):
+        """True once this start's log has the broker's "serving Kafka" line,
+        the last step of its startup (cluster registration included)."""
+        try:
+            with open(self.log_paths[-1], "rb") as f:
+                return b" serving Kafka on " in f.read()
+        except OSError:
+            return False
 
     def stop(self, timeout=None):
         """SIGTERM and wait; returns the exit code (None if it was not running).
