@@ -296,17 +296,10 @@ static void usage(FILE *f)
 
 int ls_cli_groups(int argc, char **argv)
 {
-    const char *bootstrap;
-    int i = ls_cli_bootstrap_arg(argc, argv, &bootstrap);
-    if (i < 0 || i >= argc) {
-        usage(stderr);
-        return 2;
-    }
-    const char *cmd = argv[i++];
-    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0) {
-        usage(stdout);
-        return 0;
-    }
+    const char *bootstrap, *cmd;
+    int rc;
+    int i = ls_cli_command(argc, argv, usage, &bootstrap, &cmd, &rc);
+    if (i < 0) return rc;
     const char *group = NULL, *topic = NULL;
     int64_t ts = 0;
     bool have_ts = false;
@@ -344,7 +337,6 @@ int ls_cli_groups(int argc, char **argv)
         }
     }
     ls_cli_conn_t c = {.fd = -1};
-    int rc;
     if (strcmp(cmd, "list") == 0) {
         if (ls_cli_connect(&c, "lakestream groups", bootstrap) != 0) return 1;
         rc = cmd_list(&c);

@@ -60,6 +60,24 @@ int ls_cli_bootstrap_arg(int argc, char **argv, const char **bootstrap)
     return i;
 }
 
+int ls_cli_command(int argc, char **argv, void (*usage)(FILE *out), const char **bootstrap,
+                   const char **cmd, int *rc)
+{
+    int i = ls_cli_bootstrap_arg(argc, argv, bootstrap);
+    if (i < 0 || i >= argc) {
+        usage(stderr);
+        *rc = 2;
+        return -1;
+    }
+    *cmd = argv[i++];
+    if (strcmp(*cmd, "help") == 0 || strcmp(*cmd, "--help") == 0) {
+        usage(stdout);
+        *rc = 0;
+        return -1;
+    }
+    return i;
+}
+
 void ls_cli_close(ls_cli_conn_t *c)
 {
     if (c->fd >= 0) close(c->fd);

@@ -21,6 +21,11 @@ typedef struct ls_cli_conn {
  * last wins; default 127.0.0.1:9092): sets *bootstrap and returns the index
  * of the first other argument, or -1 when the option lacks its value. */
 int ls_cli_bootstrap_arg(int argc, char **argv, const char **bootstrap);
+/* "[--bootstrap HOST:PORT] COMMAND ...": sets *bootstrap and *cmd and returns
+ * the index of the argument after COMMAND; or, for a missing command (usage
+ * on stderr, *rc 2) and for help / --help (usage on stdout, *rc 0), -1. */
+int ls_cli_command(int argc, char **argv, void (*usage)(FILE *out), const char **bootstrap,
+                   const char **cmd, int *rc);
 /* Connects to HOST:PORT; 0, or -1 with a message on stderr. */
 int ls_cli_connect(ls_cli_conn_t *c, const char *prog, const char *hostport);
 void ls_cli_close(ls_cli_conn_t *c);

@@ -291,17 +291,10 @@ out:
 
 int ls_cli_tables(int argc, char **argv)
 {
-    const char *bootstrap;
-    int i = ls_cli_bootstrap_arg(argc, argv, &bootstrap);
-    if (i < 0 || i >= argc) {
-        usage(stderr);
-        return 2;
-    }
-    const char *cmd = argv[i++];
-    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0) {
-        usage(stdout);
-        return 0;
-    }
+    const char *bootstrap, *cmd;
+    int rc;
+    int i = ls_cli_command(argc, argv, usage, &bootstrap, &cmd, &rc);
+    if (i < 0) return rc;
     if (strcmp(cmd, "namespace") == 0) return cmd_namespace(argc - i, argv + i);
     bool show = strcmp(cmd, "show") == 0, set = strcmp(cmd, "set") == 0,
          unset = strcmp(cmd, "unset") == 0;
@@ -313,7 +306,7 @@ int ls_cli_tables(int argc, char **argv)
     const char *topic = argv[i++];
     ls_cli_conn_t c = {.fd = -1};
     if (ls_cli_connect(&c, PROG, bootstrap) != 0) return 1;
-    int rc = show ? cmd_show(&c, topic) : cmd_alter(&c, topic, set, argc - i, argv + i);
+    rc = show ? cmd_show(&c, topic) : cmd_alter(&c, topic, set, argc - i, argv + i);
     ls_cli_close(&c);
     return rc;
 }

@@ -266,17 +266,10 @@ static bool parse_int(const char *s, int64_t min, int64_t *out)
 
 int ls_cli_transactions(int argc, char **argv)
 {
-    const char *bootstrap;
-    int i = ls_cli_bootstrap_arg(argc, argv, &bootstrap);
-    if (i < 0 || i >= argc) {
-        usage(stderr);
-        return 2;
-    }
-    const char *cmd = argv[i++];
-    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0) {
-        usage(stdout);
-        return 0;
-    }
+    const char *bootstrap, *cmd;
+    int rc;
+    int i = ls_cli_command(argc, argv, usage, &bootstrap, &cmd, &rc);
+    if (i < 0) return rc;
     const char *topic = NULL, *tid = NULL;
     int64_t part = -1, pid = -1, older = -1;
     ls_kstr_t *states = ls_calloc((size_t)argc + 1, sizeof *states);
@@ -313,7 +306,6 @@ int ls_cli_transactions(int argc, char **argv)
         return 2;
     }
     ls_cli_conn_t c = {.fd = -1};
-    int rc;
     if (strcmp(cmd, "list") == 0) {
         rc = cmd_list(bootstrap, states, nstates, older);
     } else if (strcmp(cmd, "describe") == 0) {

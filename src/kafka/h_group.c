@@ -536,13 +536,17 @@ static void commit_apply(void *arg, ls_group_t *g)
     commit_respond(ctx);
 }
 
+int16_t ls_kafka_group_write_error(ls_status st)
+{
+    /* retriable; fenced: another broker owns the group now */
+    return st == LS_EFENCED ? LS_KERR_NOT_COORDINATOR : LS_KERR_COORDINATOR_NOT_AVAILABLE;
+}
+
 static void commit_written(void *arg, ls_status st)
 {
     commit_ctx_t *ctx = arg;
     if (st != LS_OK) {
-        /* retriable; fenced: another broker owns the group now */
-        int16_t code =
-            st == LS_EFENCED ? LS_KERR_NOT_COORDINATOR : LS_KERR_COORDINATOR_NOT_AVAILABLE;
+        int16_t code = ls_kafka_group_write_error(st);
         for (int i = 0; i < ctx->nitems; i++)
             *ctx->codes[i] = code;
         commit_respond(ctx);

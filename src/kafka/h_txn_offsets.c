@@ -164,9 +164,7 @@ static void written(void *arg, ls_status st)
 {
     toc_t *t = arg;
     if (st != LS_OK) {
-        /* retriable; fenced: another broker owns the group now */
-        int16_t code =
-            st == LS_EFENCED ? LS_KERR_NOT_COORDINATOR : LS_KERR_COORDINATOR_NOT_AVAILABLE;
+        int16_t code = ls_kafka_group_write_error(st);
         for (int i = 0; i < t->nitems; i++)
             *t->codes[i] = code;
         toc_respond(t);

@@ -45,6 +45,10 @@ void ls_kafka_handle_list_transactions(ls_kreq_t *req);     /* key 66 */
 void ls_kafka_handle_txn_offset_commit(ls_kreq_t *req); /* h_txn_offsets.c, key 28 */
 /* h_group.c: a group outcome as its Kafka code. */
 int16_t ls_kafka_group_error(ls_group_err e);
+/* A failed group write (OffsetCommit, TxnOffsetCommit): NOT_COORDINATOR when
+ * another broker's owner record fenced it, else COORDINATOR_NOT_AVAILABLE;
+ * both retriable. */
+int16_t ls_kafka_group_write_error(ls_status st);
 
 /* h_txn.c: InitProducerId with a TransactionalId (h_producer.c hands it over). */
 void ls_kafka_init_transactional_producer(ls_kreq_t *req);
