@@ -11,7 +11,10 @@ One broker (file store, SQLite) with a 1 s hot window; for --seconds:
     compaction removes superseded records, and the latest of each key stays)
     with an upsert table (write.mode=upsert: one row per key, copy-on-write),
 each fed by an idempotent acks=all producer at --rate records/s over all of
-them, while a consumer group reads everything and commits (auto-commit) and a
+them; plus a topic written only in transactions (--txn-rate transactions/s of
+1-8 records over its partitions, every fourth aborted after its records reached
+the log; retention.ms 60 s so trims run against its aborted index) with a table;
+while a consumer group reads everything and commits (auto-commit) and a
 sampler records WAL object count, metadata size and each table's lag
 (`lakestream tables show`) every few seconds.
 
@@ -25,6 +28,10 @@ At the end it checks, and reports in JSON (--json):
                       table holds exactly the latest record of each key
   group               the group consumed every record; its committed offsets
                       never went backwards
+  transactions        a read_committed reader sees every committed record still
+                      in the log once and no aborted one; the transactional
+                      topic's table holds exactly the committed records (none
+                      aborted, none twice); no transaction failed
   bounded             WAL objects stay below a limit that does not grow with the
                       run's length; table metadata stays within 10 x table data
                       and, once snapshots expire (runs of 150 s and more), grows
@@ -43,7 +50,7 @@ At the end it checks, and reports in JSON (--json):
                       a table over and over during the run and never fails, never
                       sees a duplicate row and never sees rows go away
 
-  soak.py [--seconds S] [--rate R] [--json OUT] [--plot OUT.svg]
+  soak.py [--seconds S] [--rate R] [--txn-rate T] [--json OUT] [--plot OUT.svg]
 `make soak SOAK_SECONDS=S` runs it. Exit status 1 on any failed check."""
 
 import argparse
@@ -219,6 +226,68 @@ def reader_loop(data_dir, table, stop, out):
         out["scans"] += 1
 
 
+def txn_loop(bootstrap, topic, rate, stop, out):
+    """Transactions back to back at `rate` per second until stop: 1-8 records
+    over the topic's partitions, every fourth aborted after a flush (so its
+    records reach the log). out: committed {value: (partition, offset)},
+    aborted {value}, errors [str]."""
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": "soak-txn",
+                  "transaction.timeout.ms": 30000, "linger.ms": 5})
+    p.init_transactions(60)
+    delivered = {}
+
+    def cb(err, msg):
+        if err is None:
+            delivered[msg.value()] = (msg.partition(), msg.offset())
+    n = 0
+    start = time.monotonic()
+    while not stop.is_set():
+        commit = n % 4 != 3
+        vals = [b"txn-%07d-%d-%s" % (n, i, b"c" if commit else b"a") for i in range(1 + n % 8)]
+        try:
+            p.begin_transaction()
+            for i, v in enumerate(vals):
+                p.produce(topic, v, partition=(n + i) % PARTS, on_delivery=cb)
+            if commit:
+                p.commit_transaction(60)
+                for v in vals:
+                    out["committed"][v] = delivered.pop(v)
+            else:
+                p.flush(60)
+                p.abort_transaction(60)
+                out["aborted"].update(vals)
+        except Exception as e:  # noqa: BLE001 - every failure is reported
+            out["errors"].append("transaction %d: %s" % (n, e))
+            return
+        n += 1
+        ahead = n / rate - (time.monotonic() - start)
+        if ahead > 0:
+            time.sleep(ahead)
+
+
+def read_values(bootstrap, topic, isolation):
+    """Every value of the topic's partitions, start to end, at an isolation level."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "soak-read-" + isolation,
+                  "isolation.level": isolation, "enable.partition.eof": True,
+                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    c.assign([TopicPartition(topic, part, -2) for part in range(PARTS)])
+    out, eof = [], set()
+    deadline = time.monotonic() + 120
+    while len(eof) < PARTS and time.monotonic() < deadline:
+        m = c.poll(0.5)
+        if m is None:
+            continue
+        if m.error():
+            eof.add(m.partition())
+            continue
+        eof.discard(m.partition())
+        out.append(m.value())
+    low = [c.get_watermark_offsets(TopicPartition(topic, part), timeout=10)[0]
+           for part in range(PARTS)]
+    c.close()
+    return out, low
+
+
 def table_lag_ms(bootstrap, topic):
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
     out = subprocess.run([lsbroker.binary_path(), "tables", "--bootstrap", bootstrap, "show", topic],
@@ -232,6 +301,8 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=int, default=300)
     ap.add_argument("--rate", type=int, default=500, help="records per second, all topics")
+    ap.add_argument("--txn-rate", type=float, default=10,
+                    help="transactions per second on the transactional topic")
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--plot", help="write an SVG of table files, snapshots and metadata here")
     args = ap.parse_args(argv)
@@ -265,6 +336,10 @@ def main(argv=None):
                                          "lakestream.table.commit.interval.ms": str(COMMIT_MS),
                                          "lakestream.table.write.mode": "upsert"})
         topics = tables + plains + [compacted]
+        txn_topic = create_topic(b.bootstrap, "soak-txn", partitions=PARTS,
+                                 config={"retention.ms": "60000",
+                                         "lakestream.table.enabled": "true",
+                                         "lakestream.table.commit.interval.ms": str(COMMIT_MS)})
 
         acked = {t: {} for t in topics}          # topic -> {(partition, offset): value}
         failed = []
@@ -322,8 +397,13 @@ def main(argv=None):
                 report["samples"].append(s)
 
         reader = {"scans": 0, "retries": 0, "errors": []}
+        txns = {"committed": {}, "aborted": set(), "errors": []}
+        txn_stop = threading.Event()
+        txn_thread = threading.Thread(target=txn_loop, args=(b.bootstrap, txn_topic, args.txn_rate,
+                                                             txn_stop, txns))
         threads = [threading.Thread(target=consumer_loop), threading.Thread(target=sampler_loop),
                    threading.Thread(target=reader_loop, args=(b.data_dir, tables[0], stop, reader))]
+        txn_thread.start()
         for t in threads:
             t.start()
         p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "enable.idempotence": True,
@@ -356,6 +436,8 @@ def main(argv=None):
                 time.sleep(ahead)
         p.flush(120)
         produced = i
+        txn_stop.set()
+        txn_thread.join()
 
         # let the group and the tables catch up
         total_acked = sum(len(v) for v in acked.values())
@@ -402,6 +484,27 @@ def main(argv=None):
                 checks["table_rows_" + t] = len(rows)
         checks["lost"] = lost
         checks["duplicated"] = dup
+        # transactions: read_committed sees the committed records still in the
+        # log once, never an aborted one; the table holds every committed one
+        rc, low = read_values(b.bootstrap, txn_topic, "read_committed")
+        ru, low_ru = read_values(b.bootstrap, txn_topic, "read_uncommitted")
+        # retention keeps trimming: each read counts what its log start kept
+        kept = {v for v, (part, off) in txns["committed"].items() if off >= low[part]}
+        kept_ru = {v for v, (part, off) in txns["committed"].items() if off >= low_ru[part]}
+        checks["txn_committed"] = len(txns["committed"])
+        checks["txn_aborted_records"] = len(txns["aborted"])
+        checks["txn_errors"] = txns["errors"][:5]
+        checks["txn_aborted_visible"] = sum(1 for v in rc if v in txns["aborted"])
+        checks["txn_committed_missing"] = len(kept - set(rc))
+        checks["txn_duplicated"] = len(rc) - len(set(rc))
+        checks["txn_uncommitted_missing"] = len(kept_ru - set(ru))
+        trows = [r[2] for r in table_rows(b.data_dir, txn_topic)]
+        checks["txn_table_rows"] = len(trows)
+        checks["txn_table_equals_committed"] = sorted(trows) == sorted(txns["committed"])
+        txn_ok = (not txns["errors"] and checks["txn_aborted_visible"] == 0
+                  and checks["txn_committed_missing"] == 0 and checks["txn_duplicated"] == 0
+                  and checks["txn_uncommitted_missing"] == 0
+                  and checks["txn_table_equals_committed"] and len(txns["committed"]) > 0)
         with lock:
             # a consumer behind key compaction never sees superseded records
             checks["group_missing"] = sum(
@@ -472,7 +575,7 @@ def main(argv=None):
               and checks.get("upsert_table_equals_latest", False)
               and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
               and checks["max_wal_objects"] < 20000 and meta_ok and live_ok and maint_ok
-              and reader_ok)
+              and reader_ok and txn_ok)
         checks["ok"] = ok
     finally:
         b.stop()
