@@ -74,6 +74,8 @@ struct ls_group {
     otopic_t *topics;
     int ntopics, captopics;
     bool txn_pending; /* may hold pending transactional offsets (group.h) */
+    uint64_t
+        txn_adds; /* TxnOffsetCommits so far: a reread older than the last one keeps the flag */
 };
 
 struct ls_group_coord {
@@ -973,17 +975,21 @@ void ls_group_txn_offsets_added(ls_group_t *g)
         persist(g);
     }
     g->txn_pending = true;
+    g->txn_adds++;
 }
 
 bool ls_group_txn_pending(const ls_group_t *g) { return g->txn_pending; }
+uint64_t ls_group_txn_adds(const ls_group_t *g) { return g->txn_adds; }
 
-void ls_group_offsets_reload(ls_group_t *g, ls_group_loaded_t *l)
+void ls_group_offsets_reload(ls_group_t *g, ls_group_loaded_t *l, uint64_t txn_adds)
 {
     if (g->state == LS_GROUP_DEAD) return;
     clear_offsets(g);
     for (int i = 0; i < l->noffsets; i++)
         ls_group_offset_put(g, l->offsets[i].topic, l->offsets[i].partition, &l->offsets[i].o);
-    g->txn_pending = l->ntxn_pending > 0;
+    /* a TxnOffsetCommit after the read began may have written pending keys
+     * the read did not see: the flag stays until a later reread */
+    g->txn_pending = l->ntxn_pending > 0 || g->txn_adds != txn_adds;
 }
 
 void ls_group_offset_put(ls_group_t *g, const char *topic, int32_t partition,

@@ -302,10 +302,13 @@ ls_group_err ls_group_txn_commit_check(ls_group_t *g, int32_t generation, const 
  * (persisted, as by ls_group_offset_put) and the flag is set. */
 void ls_group_txn_offsets_added(ls_group_t *g);
 bool ls_group_txn_pending(const ls_group_t *g);
+/* How many times pending offsets were added (a reread's snapshot). */
+uint64_t ls_group_txn_adds(const ls_group_t *g);
 /* Replaces the committed offsets in memory and the flag with a reread of the
- * store (takes over l's offsets). A Dead group is left alone: it was deleted
- * after the read began. */
-void ls_group_offsets_reload(ls_group_t *g, ls_group_loaded_t *l);
+ * store (takes over l's offsets); txn_adds: ls_group_txn_adds when the read
+ * was submitted — if pending offsets were added since, the flag stays set. A
+ * Dead group is left alone: it was deleted after the read began. */
+void ls_group_offsets_reload(ls_group_t *g, ls_group_loaded_t *l, uint64_t txn_adds);
 /* Retention: drops offsets of deleted topics and expired offsets, and an
  * Empty group with none left (and no pending transactional offsets). Returns the number of offsets
  * dropped; the caller deletes them from the store via the (topic, partition) pairs it receives

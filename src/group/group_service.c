@@ -199,6 +199,7 @@ typedef struct refresh_ctx {
     ls_group_refresh_cb cb;
     void *arg;
     uint64_t deletions; /* the fence's count at submission */
+    uint64_t txn_adds;  /* the group's ls_group_txn_adds at submission */
     ls_group_loaded_t l;
 } refresh_ctx_t;
 
@@ -575,6 +576,8 @@ static void refresh_submit(ls_group_service_t *s, const char *group_id, refresh_
         return;
     }
     rf->deletions = fence_find(s, group_id)->deletions;
+    ls_group_t *g = ls_group_find(s->coord, group_id);
+    rf->txn_adds = g ? ls_group_txn_adds(g) : 0;
     job_submit(s, j);
 }
 
@@ -591,7 +594,7 @@ static void refresh_done(ls_group_service_t *s, job_t *j)
         return;
     }
     ls_group_t *g = st == LS_OK ? ls_group_find(s->coord, j->gid) : NULL;
-    if (g) ls_group_offsets_reload(g, &rf->l);
+    if (g) ls_group_offsets_reload(g, &rf->l, rf->txn_adds);
     if (st != LS_OK && st != LS_EFENCED)
         LS_WARN_RL("group", "rereading group '%s' failed: %s", j->gid, ls_status_str(st));
     rf->cb(rf->arg, st, rf->l.txn_pending, rf->l.ntxn_pending);

@@ -133,7 +133,6 @@ static void services_init(ls_broker_t *b)
         .catalog = b->catalog,
         .logs = b->logs,
         .groups = b->groups,
-        .txns = ls_txn_coord_store(b->txn),
         .table_defaults = b->table_defaults,
         .ntable_defaults = b->ntable_defaults,
         .stopping = &b->stopping,
@@ -481,8 +480,9 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
                                       cfg->offsets_retention_check_interval_ms, b->node_id,
                                       group_offload, b);
     if (start_http(b, err, errlen) != 0 || start_registry(b, err, errlen) != 0) return -1;
+    services_init(b); /* before the transaction threads, which read it */
     if (start_txn(b, err, errlen) != 0) return -1;
-    services_init(b);
+    b->ksvc.txns = ls_txn_coord_store(b->txn);
     b->kafka = ls_kafka_listener_start(&b->ksvc, cfg->listen_host, cfg->listen_port, err, errlen);
     if (!b->kafka || ls_kafka_listener_port(b->kafka) < 0) return open_failed(b);
     if (cfg->listen_port == 0) {
@@ -543,8 +543,6 @@ static void deregister_work(void *arg)
 static void deregistered(void *arg)
 {
     stop_ctx_t *s = arg;
-    ls_txn_coord_free(s->b->txn);
-    s->b->txn = NULL;
     s->b->members = NULL;
     uv_close((uv_handle_t *)&s->b->members_changed, NULL);
     ls_compactor_stop(s->b->compactor, stop_compactor_idle, s);
@@ -577,7 +575,9 @@ void ls_broker_free(ls_broker_t *b)
     ls_http_server_stop(b->registry_http);
     if (b->kafka) ls_kafka_listener_free(b->kafka);
     ls_group_service_free(b->groups);
-    ls_txn_coord_free(b->txn); /* set here only when the open failed */
+    /* after the loop ran dry: no marker of a stopped finisher is still being
+     * appended, no request still reads its store */
+    ls_txn_coord_free(b->txn);
     if (b->compactor) ls_compactor_free(b->compactor);
     ls_registry_free(b->registry); /* after the compactor, which reads it */
     ls_free(b->warehouse_uri);

@@ -32,7 +32,12 @@ typedef struct marker_job {
 typedef struct tid_node {
     struct tid_node *next;
     char *tid;
+    int64_t not_before; /* monotonic ms: a retry waits until then (0: at once) */
+    int attempts;       /* finishes that failed retriably */
 } tid_node_t;
+
+#define RETRY_MS 100  /* after a retriable failure: attempt x this */
+#define MAX_RETRIES 8 /* then the sweep takes over */
 
 /* Threads finishing decisions: each waits on the loop for its markers, so
  * several decisions' markers share flushes. The first also sweeps. */
@@ -174,7 +179,10 @@ static ls_status new_pid(void *arg, int64_t *id)
 static bool mine(void *arg, const char *tid)
 {
     ls_txn_coord_t *c = arg;
-    return c->o.mine(c->o.arg, tid);
+    pthread_mutex_lock(&c->mu);
+    bool closing = c->closing; /* a stopping broker cuts its sweep short */
+    pthread_mutex_unlock(&c->mu);
+    return !closing && c->o.mine(c->o.arg, tid);
 }
 
 static void sweep(ls_txn_coord_t *c)
@@ -200,13 +208,35 @@ typedef struct finisher {
     int index;
 } finisher_t;
 
-/* With the mutex held: unlinks and returns the first queued tid no other
+/* With the mutex held: appends n to the queue. */
+static void append(ls_txn_coord_t *c, tid_node_t *n)
+{
+    if (c->queue_tail)
+        c->queue_tail->next = n;
+    else
+        c->queue = n;
+    c->queue_tail = n;
+}
+
+/* With the mutex held: is tid queued? */
+static bool requeued(const ls_txn_coord_t *c, const char *tid)
+{
+    for (const tid_node_t *n = c->queue; n; n = n->next)
+        if (strcmp(n->tid, tid) == 0) return true;
+    return false;
+}
+
+/* With the mutex held: unlinks and returns the first due queued tid no other
  * finisher is working on (one decision's markers are written by one thread
  * at a time, so a log gets each marker once), or NULL. */
-static tid_node_t *take_queued(ls_txn_coord_t *c)
+static tid_node_t *take_queued(ls_txn_coord_t *c, int64_t now, int64_t *wake)
 {
     tid_node_t *prev = NULL;
     for (tid_node_t *n = c->queue; n; prev = n, n = n->next) {
+        if (n->not_before > now) {
+            if (n->not_before < *wake) *wake = n->not_before;
+            continue;
+        }
         bool busy = false;
         for (int i = 0; i < FINISHERS && !busy; i++)
             busy = c->busy[i] && strcmp(c->busy[i], n->tid) == 0;
@@ -231,12 +261,17 @@ static void *coord_main(void *arg)
     int64_t next_sweep = sweeps ? ls_clock_mono_ms() + c->o.sweep_interval_ms : INT64_MAX;
     pthread_mutex_lock(&c->mu);
     while (!c->closing) {
-        tid_node_t *n = take_queued(c);
+        int64_t wake = next_sweep;
+        tid_node_t *n = take_queued(c, ls_clock_mono_ms(), &wake);
         if (n) {
             c->busy[self] = n->tid;
             pthread_mutex_unlock(&c->mu);
             ls_status st = ls_txn_finish(c->store, n->tid);
-            if (st != LS_OK && st != LS_ESHUTDOWN)
+            /* a lost head compare, a flush that failed: again shortly, so
+             * the client's next transaction does not wait for the sweep */
+            bool retry = st != LS_OK && st != LS_ESHUTDOWN && ls_status_retriable(st) &&
+                         n->attempts < MAX_RETRIES;
+            if (st != LS_OK && st != LS_ESHUTDOWN && !retry)
                 LS_WARN_RL("txn",
                            "finishing transaction '%s' failed (%s); the sweep retries it within "
                            "%lld ms",
@@ -244,8 +279,15 @@ static void *coord_main(void *arg)
             pthread_mutex_lock(&c->mu);
             c->busy[self] = NULL;
             pthread_cond_broadcast(&c->cv); /* the same tid may be queued again */
-            ls_free(n->tid);
-            ls_free(n);
+            if (retry && !requeued(c, n->tid)) {
+                n->attempts++;
+                n->not_before = ls_clock_mono_ms() + RETRY_MS * n->attempts;
+                n->next = NULL;
+                append(c, n);
+            } else {
+                ls_free(n->tid);
+                ls_free(n);
+            }
             continue;
         }
         if (sweeps && (c->kicked || ls_clock_mono_ms() >= next_sweep)) {
@@ -256,7 +298,7 @@ static void *coord_main(void *arg)
             pthread_mutex_lock(&c->mu);
             continue;
         }
-        ls_cond_wait_until(&c->cv, &c->mu, next_sweep);
+        ls_cond_wait_until(&c->cv, &c->mu, wake);
     }
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -301,17 +343,10 @@ ls_txn_store_t *ls_txn_coord_store(ls_txn_coord_t *c) { return c->store; }
 void ls_txn_coord_finish(ls_txn_coord_t *c, const char *tid)
 {
     pthread_mutex_lock(&c->mu);
-    bool queued = c->closing;
-    for (tid_node_t *n = c->queue; n && !queued; n = n->next)
-        queued = strcmp(n->tid, tid) == 0;
-    if (!queued) {
+    if (!c->closing && !requeued(c, tid)) {
         tid_node_t *n = LS_NEW(tid_node_t);
         n->tid = ls_strdup(tid);
-        if (c->queue_tail)
-            c->queue_tail->next = n;
-        else
-            c->queue = n;
-        c->queue_tail = n;
+        append(c, n);
         pthread_cond_broadcast(&c->cv);
     }
     pthread_mutex_unlock(&c->mu);

@@ -28,12 +28,17 @@
  *  - Group markers (pending transactional offsets become committed or are
  *    dropped) are store transactions made by the group module directly
  *    from this thread.
+ *  - A finish that fails retriably (a lost head compare, a failed flush) is
+ *    queued again after 100 ms x its attempts, up to 8 times; after that, or
+ *    on any other failure, the sweep retries it.
  *  - Stopping: ls_txn_coord_stop (a worker, never the loop) marks the
  *    coordinator closing, which wakes threads waiting on the loop (their
- *    markers are abandoned: the loop frees them when their appends end)
- *    and joins them; ls_txn_coord_free (the loop) closes the async handle —
- *    or, when a failed start already closed every handle of the loop (and
- *    ran it), frees at once.
+ *    markers are abandoned: the loop frees them when their appends end) and
+ *    cuts a sweep short, and joins them; requests still running meanwhile
+ *    find no new finish queued. The coordinator (and its store, which
+ *    requests read) lives until ls_txn_coord_free, called once the loop
+ *    ran dry and every handle of it was closed (log storage has flushed
+ *    every marker by then).
  * Threads: ls_txn_coord_finish and ls_txn_coord_kick from any thread; start,
  * stop and free as said. */
 #ifndef LS_TXN_COORD_H
