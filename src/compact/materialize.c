@@ -21,6 +21,14 @@
  * range with the offset and the reason (error.handling=fail: the table
  * holds back and the pass retries; the topic keeps accepting writes).
  *
+ * Typed keys (key.format=schema-registry): each record's key, when it has
+ * one, is unframed and decoded the same way into the key column
+ * (_kafka_key_typed), by a reader per key schema id; a key schema evolves
+ * the table like a value schema (the table property lakestream.key.schema-id
+ * names the last), and a key that makes no row follows error.handling /
+ * evolution like a value. A table created from a keyless first record has
+ * no key column until the first keyed record adds it.
+ *
  * Schema evolution (issue 14 §4): a batch keeps the table's current schema
  * as a shape and, per value schema id it meets, a reader (the datum decoded
  * by its own writer schema into the current columns, by field name). An id
@@ -111,6 +119,7 @@
 #define MAX_HEADERS 256
 #define TYPED_SCHEMA_ID_KEY "lakestream.value.schema-id"
 #define TYPED_SCHEMA_IDS_KEY "lakestream.value.schema-ids"
+#define KEY_SCHEMA_ID_KEY "lakestream.key.schema-id"
 #define SKIPPED_KEY "lakestream.skipped-records"
 #define MAX_DECOMPRESSED ((size_t)256 << 20)
 
@@ -192,7 +201,8 @@ static ls_status policy_spec(const ls_policy_t *p, ls_ice_spec_t *spec)
 typedef struct table_shape {
     const char *schema_json;
     int last_column_id;
-    const char *schema_id; /* typed: decimal id; NULL: raw */
+    const char *schema_id;     /* typed value: decimal id; NULL: raw */
+    const char *key_schema_id; /* typed key: decimal id; NULL: none */
 } table_shape_t;
 
 static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
@@ -222,9 +232,14 @@ static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
                            "true",
                            "write.metadata.previous-versions-max",
                            "10",
-                           shape->schema_id ? TYPED_SCHEMA_ID_KEY : NULL,
-                           shape->schema_id,
+                           NULL,
+                           NULL,
+                           NULL,
+                           NULL,
                            NULL};
+    size_t np = 8;
+    if (shape->schema_id) props[np++] = TYPED_SCHEMA_ID_KEY, props[np++] = shape->schema_id;
+    if (shape->key_schema_id) props[np++] = KEY_SCHEMA_ID_KEY, props[np++] = shape->key_schema_id;
     st = ls_tcat_create(meta, os, s->ns, tt->name, tt->prefix, location, shape->schema_json,
                         shape->last_column_id, &spec, props, t, err, (size_t)errlen);
     if (st == LS_EEXISTS) /* created concurrently: load it */
@@ -251,11 +266,13 @@ static ls_status side_target(const ls_table_target_t *tt, const char *suffix, si
                              int errlen)
 {
     sd->policy = *tt->policy;
-    sd->policy.upsert = sd->policy.value_typed = sd->policy.changelog = false;
+    sd->policy.upsert = sd->policy.value_typed = sd->policy.key_typed = sd->policy.changelog =
+        false;
     sd->policy.error_skip = sd->policy.error_dlq = sd->policy.evolution_dlq = false;
     sd->policy.value[LS_POLICY_EVOLUTION] = "fail";
     sd->policy.value[LS_POLICY_WRITE_MODE] = "append";
     sd->policy.value[LS_POLICY_VALUE_FORMAT] = "raw";
+    sd->policy.value[LS_POLICY_KEY_FORMAT] = "raw";
     sd->policy.value[LS_POLICY_ERROR_HANDLING] = "fail";
     sd->tt = *tt;
     sd->tt.policy = &sd->policy;
@@ -316,10 +333,11 @@ typedef struct mat_log {
     int64_t last; /* to record at commit; -1: no range added */
 } mat_log_t;
 
-/* A typed batch's reader of one value schema id: rd NULL when the schema
- * is incompatible with the table's (why); kept for the batch. */
+/* A typed batch's reader of one value (or key) schema id: rd NULL when
+ * the schema is incompatible with the table's (why); kept for the batch. */
 typedef struct typed_reader {
     int32_t id;
+    bool key;
     ls_sr_schema_t *schema;
     ls_typed_reader_t *rd;
     char *why;
@@ -363,8 +381,9 @@ struct ls_mat_batch {
     int32_t *ids; /* typed: value schema ids with rows in the table, ascending */
     size_t nids;
     bool ids_changed;
-    int32_t evolved_to; /* typed: the schema id this batch evolved the table to; -1: none */
-    uint64_t skipped;   /* error.handling=skip: records left out by this batch */
+    int32_t evolved_to;     /* typed: the schema id this batch evolved the table to; -1: none */
+    int32_t key_evolved_to; /* the same for the key column */
+    uint64_t skipped;       /* error.handling=skip: records left out by this batch */
     mat_log_t *logs;
     size_t nlogs, caplogs;
     uint64_t rows;
@@ -586,14 +605,14 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
     }
     ls_mat_batch_t *b = LS_NEW(ls_mat_batch_t);
     b->tt = tt;
-    b->evolved_to = -1;
+    b->evolved_to = b->key_evolved_to = -1;
     b->meta = meta;
     b->os = os;
     b->warehouse_uri = warehouse_uri;
     ls_pq_opts_init(&b->opts);
     b->opts.codec = (ls_pq_codec)c;
-    bool typed = tt->policy->value_typed;
-    table_shape_t raw = {ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, NULL};
+    bool typed = tt->policy->value_typed || tt->policy->key_typed;
+    table_shape_t raw = {ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, NULL, NULL};
     ls_status st =
         tt->policy->changelog ? side_begin(b, CHANGELOG_SUFFIX, &b->cl, err, errlen) : LS_OK;
     if (st == LS_OK && (tt->policy->error_dlq || (typed && tt->policy->evolution_dlq)))
@@ -610,7 +629,7 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
     }
     if (st == LS_OK && typed) {
         const char *id = ls_ice_table_summary(b->t, TYPED_SCHEMA_ID_KEY);
-        if (!id) {
+        if (!id && tt->policy->value_typed) {
             snprintf(err, (size_t)errlen,
                      "table %s has no %s: it was not created as a typed "
                      "table (a new table name starts a new one)",
@@ -624,9 +643,17 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
             if (!b->shape) {
                 snprintf(err, (size_t)errlen, "table %s: %s", tt->name, why);
                 st = LS_EINVAL;
+            } else if (ls_typed_raw_value(b->shape) == tt->policy->value_typed) {
+                snprintf(err, (size_t)errlen,
+                         "table %s was created with %s values, and %s is %s now (a new table "
+                         "name starts a new table)",
+                         tt->name, tt->policy->value_typed ? "raw" : "typed",
+                         ls_policy_key(LS_POLICY_VALUE_FORMAT),
+                         tt->policy->value[LS_POLICY_VALUE_FORMAT]);
+                st = LS_EINVAL;
             }
             parse_ids(b, ls_ice_table_summary(b->t, TYPED_SCHEMA_IDS_KEY));
-            if (!b->nids) parse_ids(b, id); /* a table from before the list */
+            if (!b->nids && id) parse_ids(b, id); /* a table from before the list */
         }
     }
     if (st == LS_OK) st = open_files(b, err, errlen);
@@ -641,8 +668,8 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
 /* Evolves b's table to shape ns (taken) for value schema id: the schema
  * goes into the table object (committed with the batch), the data files
  * written so far are kept for the commit, new ones open over ns. */
-static ls_status evolve_table(ls_mat_batch_t *b, ls_typed_shape_t *ns, int32_t id, char *err,
-                              size_t errlen)
+static ls_status evolve_table(ls_mat_batch_t *b, ls_typed_shape_t *ns, int32_t id, bool key,
+                              char *err, size_t errlen)
 {
     int sid;
     ls_status st = ls_ice_table_set_schema(b->t, ls_typed_iceberg_schema_json(ns),
@@ -656,10 +683,13 @@ static ls_status evolve_table(ls_mat_batch_t *b, ls_typed_shape_t *ns, int32_t i
     b->retired[b->nretired++] = (retired_t){b->files, b->shape};
     b->files = NULL;
     b->shape = ns;
-    b->evolved_to = id;
+    if (key)
+        b->key_evolved_to = id;
+    else
+        b->evolved_to = id;
     clear_readers(b); /* they fill the old shape's columns */
-    LS_INFO("table", "table %s.%s: schema evolved to Iceberg schema %d for value schema id %d",
-            b->tt->stream->ns, b->tt->name, sid, (int)id);
+    LS_INFO("table", "table %s.%s: schema evolved to Iceberg schema %d for %s schema id %d",
+            b->tt->stream->ns, b->tt->name, sid, key ? "key" : "value", (int)id);
     return open_files(b, err, (int)errlen);
 }
 
@@ -667,96 +697,106 @@ static ls_status evolve_table(ls_mat_batch_t *b, ls_typed_shape_t *ns, int32_t i
  * when the schema is a compatible change it needs); *rdp NULL with the
  * reason in *why when the schema is incompatible. Other failures as
  * value_schema, or the evolution's. */
-static ls_status reader_for(ls_mat_batch_t *b, int32_t id, typed_reader_t **rdp, char *err,
-                            size_t errlen)
+static ls_status reader_for(ls_mat_batch_t *b, int32_t id, bool key, typed_reader_t **rdp,
+                            char *err, size_t errlen)
 {
     for (size_t i = 0; i < b->nreaders; i++)
-        if (b->readers[i].id == id) return *rdp = &b->readers[i], LS_OK;
+        if (b->readers[i].id == id && b->readers[i].key == key) return *rdp = &b->readers[i], LS_OK;
     ls_sr_schema_t *sc;
     ls_status st = value_schema(b, id, &sc, err, errlen);
     if (st != LS_OK) return st;
     const ls_avro_node_t *root = ls_avro_root(sc->avro);
     char why[512] = "";
     ls_typed_reader_t *rd = NULL;
-    st = ls_typed_reader_new(b->shape, root, &rd, why, sizeof why);
+    st = key ? ls_typed_key_reader_new(b->shape, root, &rd, why, sizeof why)
+             : ls_typed_reader_new(b->shape, root, &rd, why, sizeof why);
     if (st == LS_ECONFLICT) {
         ls_typed_shape_t *ns;
-        st = ls_typed_evolve(b->shape, root, &ns, why, sizeof why);
-        if (st == LS_OK && (st = evolve_table(b, ns, id, err, errlen)) != LS_OK) {
+        st = key ? ls_typed_evolve_key(b->shape, root, &ns, why, sizeof why)
+                 : ls_typed_evolve(b->shape, root, &ns, why, sizeof why);
+        if (st == LS_OK && (st = evolve_table(b, ns, id, key, err, errlen)) != LS_OK) {
             ls_sr_schema_release(sc);
             return st;
         }
-        if (st == LS_OK) st = ls_typed_reader_new(b->shape, root, &rd, why, sizeof why);
+        if (st == LS_OK)
+            st = key ? ls_typed_key_reader_new(b->shape, root, &rd, why, sizeof why)
+                     : ls_typed_reader_new(b->shape, root, &rd, why, sizeof why);
     }
     b->readers = ls_realloc(b->readers, (b->nreaders + 1) * sizeof *b->readers);
     typed_reader_t *tr = &b->readers[b->nreaders++];
-    *tr = (typed_reader_t){id, sc, rd, st == LS_OK ? NULL : ls_strdup(why)};
+    *tr = (typed_reader_t){id, key, sc, rd, st == LS_OK ? NULL : ls_strdup(why)};
     *rdp = tr;
     return LS_OK;
 }
 
-/* The value schema id the table's columns were last made from, in buf. */
-static const char *table_schema_id(ls_mat_batch_t *b, char *buf, size_t cap)
+/* The value (key) schema id the table's columns were last made from, in buf. */
+static const char *table_schema_id(ls_mat_batch_t *b, bool key, char *buf, size_t cap)
 {
-    const char *was = ls_ice_table_summary(b->t, TYPED_SCHEMA_ID_KEY);
-    if (b->evolved_to >= 0)
-        snprintf(buf, cap, "%d", (int)b->evolved_to);
+    const char *was = ls_ice_table_summary(b->t, key ? KEY_SCHEMA_ID_KEY : TYPED_SCHEMA_ID_KEY);
+    int32_t evolved = key ? b->key_evolved_to : b->evolved_to;
+    if (evolved >= 0)
+        snprintf(buf, cap, "%d", (int)evolved);
     else
         snprintf(buf, cap, "%s", was ? was : "?");
     return buf;
 }
 
-/* A typed row: the datum, decoded by its own schema, into the table's
- * current columns — after evolving them when its schema is a compatible
- * change, or creating the table from it when this is the first record. */
-static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
+/* The table's first record: the table is created with the shape of its
+ * value schema vid (value.format typed) and key schema kid (-1: none). */
+static ls_status create_typed(row_ctx_t *c, const ls_raw_record_t *r, int32_t vid, int32_t kid)
 {
     ls_mat_batch_t *b = c->b;
-    int32_t id;
-    const uint8_t *datum;
-    size_t len;
-    if (ls_typed_unframe(r->value, r->value_len, &id, &datum, &len) != 0) {
-        snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset,
-                 r->value_len < 0 ? "null value (a typed append table has no row for a tombstone)"
-                                  : "the value is not in the Confluent wire format (magic byte "
-                                    "0, 4-byte schema id)");
-        return LS_ECORRUPT;
+    ls_sr_schema_t *vs = NULL, *ks = NULL;
+    char e[512], why[400];
+    ls_status st = vid >= 0 ? value_schema(b, vid, &vs, e, sizeof e) : LS_OK;
+    if (st == LS_OK && kid >= 0) st = value_schema(b, kid, &ks, e, sizeof e);
+    if (st == LS_OK) {
+        b->shape = ls_typed_shape_new_kv(vs ? ls_avro_root(vs->avro) : NULL,
+                                         ks ? ls_avro_root(ks->avro) : NULL, why, sizeof why);
+        if (!b->shape) {
+            if (vid >= 0 && kid >= 0)
+                snprintf(e, sizeof e, "value schema id %d, key schema id %d: %s", (int)vid,
+                         (int)kid, why);
+            else
+                snprintf(e, sizeof e, "%s schema id %d: %s", vid >= 0 ? "value" : "key",
+                         (int)(vid >= 0 ? vid : kid), why);
+            st = LS_ECORRUPT;
+        }
     }
-    char e[512];
-    if (!b->t) { /* the first record: the table takes its schema */
-        ls_sr_schema_t *sc;
-        char why[400];
-        ls_status st = value_schema(b, id, &sc, e, sizeof e);
-        if (st == LS_OK) {
-            b->shape = ls_typed_shape_new(ls_avro_root(sc->avro), why, sizeof why);
-            if (!b->shape) {
-                snprintf(e, sizeof e, "schema id %d: %s", (int)id, why);
-                st = LS_ECORRUPT;
-            }
-            ls_sr_schema_release(sc);
-        }
-        if (st != LS_OK) {
-            snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
-            return st;
-        }
-        char sid[16];
-        snprintf(sid, sizeof sid, "%d", (int)id);
-        table_shape_t ts = {ls_typed_iceberg_schema_json(b->shape),
-                            ls_typed_last_column_id(b->shape), sid};
-        st = open_table(b->meta, b->os, b->warehouse_uri, b->tt, &ts, &b->t, c->err,
-                        (int)sizeof c->err);
-        const char *tid = st == LS_OK ? ls_ice_table_summary(b->t, TYPED_SCHEMA_ID_KEY) : NULL;
-        if (st == LS_OK && (!tid || strcmp(tid, sid) != 0)) {
-            /* created concurrently from another record: start over from its schema */
-            snprintf(c->err, sizeof c->err, "table %s was created meanwhile; retrying",
-                     b->tt->name);
-            st = LS_EAGAIN;
-        }
-        if (st == LS_OK) st = open_files(b, c->err, (int)sizeof c->err);
-        if (st != LS_OK) return st;
+    ls_sr_schema_release(vs);
+    ls_sr_schema_release(ks);
+    if (st != LS_OK) {
+        snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
+        return st;
     }
+    char sid[16], skid[16];
+    snprintf(sid, sizeof sid, "%d", (int)vid);
+    snprintf(skid, sizeof skid, "%d", (int)kid);
+    table_shape_t ts = {ls_typed_iceberg_schema_json(b->shape), ls_typed_last_column_id(b->shape),
+                        vid >= 0 ? sid : NULL, kid >= 0 ? skid : NULL};
+    st =
+        open_table(b->meta, b->os, b->warehouse_uri, b->tt, &ts, &b->t, c->err, (int)sizeof c->err);
+    const char *prop = vid >= 0 ? TYPED_SCHEMA_ID_KEY : KEY_SCHEMA_ID_KEY;
+    const char *tid = st == LS_OK ? ls_ice_table_summary(b->t, prop) : NULL;
+    const char *want = vid >= 0 ? sid : kid >= 0 ? skid : NULL;
+    if (st == LS_OK && (want ? !tid || strcmp(tid, want) != 0 : tid != NULL)) {
+        /* created concurrently from another record: start over from its schema */
+        snprintf(c->err, sizeof c->err, "table %s was created meanwhile; retrying", b->tt->name);
+        st = LS_EAGAIN;
+    }
+    return st == LS_OK ? open_files(b, c->err, (int)sizeof c->err) : st;
+}
+
+/* The reader of schema id (a key's when key) for b's current shape, or the
+ * record's reason (c->err, c->incompatible) when the table cannot evolve
+ * to it. */
+static ls_status typed_reader(row_ctx_t *c, const ls_raw_record_t *r, int32_t id, bool key,
+                              const ls_typed_reader_t **out)
+{
+    ls_mat_batch_t *b = c->b;
     typed_reader_t *tr;
-    ls_status st = reader_for(b, id, &tr, e, sizeof e);
+    char e[512];
+    ls_status st = reader_for(b, id, key, &tr, e, sizeof e);
     if (st != LS_OK) {
         snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
         return st;
@@ -764,21 +804,63 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
     if (!tr->rd) {
         char tid[16];
         snprintf(c->err, sizeof c->err,
-                 "record at offset %lld has value schema id %d, which table %s (value schema "
-                 "id %s) cannot evolve to: %s",
-                 (long long)r->offset, (int)id, b->tt->name, table_schema_id(b, tid, sizeof tid),
-                 tr->why);
+                 "record at offset %lld has %s schema id %d, which table %s (%s schema id %s) "
+                 "cannot evolve to: %s",
+                 (long long)r->offset, key ? "key" : "value", (int)id, b->tt->name,
+                 key ? "key" : "value", table_schema_id(b, key, tid, sizeof tid), tr->why);
         c->incompatible = true;
         return LS_ECORRUPT;
     }
+    *out = tr->rd;
+    return LS_OK;
+}
+
+/* A typed row: the value (value.format=schema-registry) and the key
+ * (key.format=schema-registry, when the record has one), each decoded by
+ * its own schema, into the table's current columns — after evolving them
+ * when a schema is a compatible change, or creating the table from them
+ * when this is the first record. */
+static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
+{
+    ls_mat_batch_t *b = c->b;
+    const ls_policy_t *p = b->tt->policy;
+    ls_typed_datum_t v = {0}, k = {0};
+    int32_t vid = -1, kid = -1;
+    if (p->value_typed && ls_typed_unframe(r->value, r->value_len, &vid, &v.datum, &v.len) != 0) {
+        snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset,
+                 r->value_len < 0 ? "null value (a typed append table has no row for a tombstone)"
+                                  : "the value is not in the Confluent wire format (magic byte "
+                                    "0, 4-byte schema id)");
+        return LS_ECORRUPT;
+    }
+    bool keyed = p->key_typed && r->key_len >= 0;
+    if (keyed && ls_typed_unframe(r->key, r->key_len, &kid, &k.datum, &k.len) != 0) {
+        snprintf(c->err, sizeof c->err,
+                 "record at offset %lld: the key is not in the Confluent wire format (magic "
+                 "byte 0, 4-byte schema id; %s=%s)",
+                 (long long)r->offset, ls_policy_key(LS_POLICY_KEY_FORMAT),
+                 p->value[LS_POLICY_KEY_FORMAT]);
+        return LS_ECORRUPT;
+    }
+    ls_status st;
+    if (!b->t && (st = create_typed(c, r, vid, kid)) != LS_OK) return st;
+    /* a key schema may evolve the table, which rebuilds every reader: the
+     * value's is taken after it */
+    if (keyed && (st = typed_reader(c, r, kid, true, &k.rd)) != LS_OK) return st;
+    const ls_typed_shape_t *before = b->shape;
+    if (p->value_typed && (st = typed_reader(c, r, vid, false, &v.rd)) != LS_OK) return st;
+    if (keyed && b->shape != before && (st = typed_reader(c, r, kid, true, &k.rd)) != LS_OK)
+        return st;
     ls_pq_writer_t *w = ls_data_files_writer(b->files, r);
     if (!w) return LS_EINVAL;
-    st = ls_typed_write(tr->rd, w, r, datum, len, e, sizeof e);
+    char e[512];
+    st = ls_typed_write_kv(b->shape, p->value_typed ? &v : NULL, keyed ? &k : NULL, w, r, e,
+                           sizeof e);
     if (st == LS_ECORRUPT) { /* nothing of the row was written */
         snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
         return st;
     }
-    note_id(b, id);
+    if (p->value_typed) note_id(b, vid);
     return ls_data_files_row_done(b->files, st);
 }
 
@@ -842,7 +924,8 @@ static ls_status bad_record(row_ctx_t *c, const ls_raw_record_t *r)
 static ls_status write_row(row_ctx_t *c, const ls_raw_record_t *r)
 {
     ls_mat_batch_t *b = c->b;
-    if (!b->tt->policy->value_typed) return ls_data_files_add_raw(b->files, r);
+    if (!b->tt->policy->value_typed && !b->tt->policy->key_typed)
+        return ls_data_files_add_raw(b->files, r);
     ls_status st = typed_row(c, r);
     return st == LS_ECORRUPT ? bad_record(c, r) : st;
 }
@@ -1030,8 +1113,8 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         if (ndf) memcpy(added + nadded, dfs, ndf * sizeof *added);
         nadded += ndf;
     }
-    char evolved[16], *ids = NULL;
-    const char **kv = LS_NEWN(const char *, 2 * nkv + 7);
+    char evolved[16], key_evolved[16], *ids = NULL;
+    const char **kv = LS_NEWN(const char *, 2 * nkv + 9);
     char(*keys)[80] = ls_calloc(nkv, sizeof *keys);
     char(*vals)[24] = ls_calloc(nkv, sizeof *vals);
     size_t k = 0;
@@ -1052,6 +1135,12 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         snprintf(evolved, sizeof evolved, "%d", (int)b->evolved_to);
         kv[2 * k] = TYPED_SCHEMA_ID_KEY;
         kv[2 * k + 1] = evolved;
+        k++;
+    }
+    if (b->key_evolved_to >= 0) {
+        snprintf(key_evolved, sizeof key_evolved, "%d", (int)b->key_evolved_to);
+        kv[2 * k] = KEY_SCHEMA_ID_KEY;
+        kv[2 * k + 1] = key_evolved;
         k++;
     }
     if (b->ids_changed) {
@@ -1144,7 +1233,8 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
     *deleted = 0;
     static const char *const suffixes[] = {CHANGELOG_SUFFIX, DLQ_SUFFIX};
     bool has[] = {tt->policy->changelog,
-                  tt->policy->error_dlq || (tt->policy->value_typed && tt->policy->evolution_dlq)};
+                  tt->policy->error_dlq || ((tt->policy->value_typed || tt->policy->key_typed) &&
+                                            tt->policy->evolution_dlq)};
     for (size_t i = 0; i < 2; i++) {
         if (!has[i]) continue;
         side_t sd;

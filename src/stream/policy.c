@@ -250,6 +250,14 @@ static int p_value_format(const char *v, ls_policy_t *p, char *why, size_t cap)
     return i < 0 ? -1 : 0;
 }
 
+static int p_key_format(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    static const char *const opts[] = {"raw", "schema-registry", NULL};
+    int i = one_of(v, opts);
+    p->key_typed = i == 1;
+    return i < 0 ? -1 : 0;
+}
+
 static int p_rewrite_min(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     if (strcmp(v, "0") == 0) {
@@ -375,6 +383,13 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                              "int to long, float to double, required to optional) evolve the "
                              "table's schema in the commit that first writes them.",
                              p_evolution, NULL},
+    [LS_POLICY_KEY_FORMAT] = {"lakestream.table.key.format", "raw", "raw, schema-registry",
+                              "raw: the key as bytes only (_kafka_key); schema-registry: each "
+                              "key in the Confluent wire format is also decoded into the typed "
+                              "column _kafka_key_typed (a struct of an Avro record key's fields, "
+                              "or the column of a primitive key), with the value's type "
+                              "mapping, error handling and evolution rules.",
+                              p_key_format, NULL},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }
@@ -426,7 +441,7 @@ ls_status ls_policy_check(const char *key, const char *value, char *err, size_t 
     }
     int f = ls_policy_field_of(key);
     if (f < 0) {
-        char known[400] = "";
+        char known[800] = "";
         size_t n = 0;
         for (int i = 0; i < LS_POLICY_NFIELDS && n < sizeof known; i++)
             n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "",

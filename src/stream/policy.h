@@ -37,6 +37,8 @@
  *                                                        a record whose schema the typed table
  *                                                        cannot evolve to does; new-table is
  *                                                        refused as not built)
+ *   key.format           raw | schema-registry            applied (table/iceberg_typed.h: the
+ *                                                        decoded key in _kafka_key_typed)
  *
  * `lakestream.table.enabled.since` (wall-clock ms) is kept by the broker, not
  * set by users: the moment the stream's table last became enabled. With
@@ -77,6 +79,7 @@ typedef enum ls_policy_field {
     LS_POLICY_REWRITE_MIN_FILES,
     LS_POLICY_CHANGELOG,
     LS_POLICY_EVOLUTION,
+    LS_POLICY_KEY_FORMAT,
     LS_POLICY_NFIELDS
 } ls_policy_field;
 
@@ -122,6 +125,7 @@ typedef struct ls_policy {
     int64_t rewrite_min_files;      /* small files a rewrite takes at least; 0: never */
     bool start_latest;
     bool value_typed;         /* value.format=schema-registry: typed columns */
+    bool key_typed;           /* key.format=schema-registry: a typed key column */
     bool error_skip;          /* error.handling=skip */
     bool error_dlq;           /* error.handling=dead-letter: into <name>__dlq */
     bool evolution_dlq;       /* evolution=dead-letter: into <name>__dlq */

@@ -95,8 +95,10 @@ typedef struct col {
 } col_t;
 
 struct ls_typed_shape {
-    col_t *root; /* the value record: a struct whose fields are top-level columns */
-    int last_id; /* last-column-id */
+    col_t *root;    /* the value record: a struct whose fields are top-level columns */
+    col_t *key;     /* the decoded key (LS_TYPED_KEY_COLUMN); NULL: none (yet) */
+    bool raw_value; /* the value as bytes in _kafka_value (a raw value, a typed key) */
+    int last_id;    /* last-column-id */
     ls_pq_field_t *fields;
     size_t nfields, capfields;
     int ncols; /* leaf columns, the metadata's included */
@@ -120,13 +122,18 @@ typedef struct rnode {
 } rnode_t;
 
 struct ls_typed_reader {
+    const ls_typed_shape_t *shape;
     rnode_t *root;
+    bool key; /* reads keys into shape->key, else values into shape->root */
 };
 
 /* The metadata columns are the raw table's without its value, the top-level
  * ones renamed _kafka_<name>; their leaf columns, in order: */
 enum { M_PARTITION, M_OFFSET, M_TIMESTAMP, M_KEY, M_HKEY, M_HVALUE, M_NCOLS };
+/* a raw value's leaf, after them (raw_value shapes only) */
+#define M_VALUE M_NCOLS
 #define META_PREFIX "_kafka_"
+#define KEY_PATH "(key)"
 
 static bool meta_top_level(int field_id)
 {
@@ -437,17 +444,22 @@ static void layout(ls_typed_shape_t *s, col_t *c, int def, int rep, ls_buf_t *js
     c->hi = s->ncols;
 }
 
+/* Struct field k of a parent present at level def, repetition rep (a
+ * "fields":[...] member), laid out. */
+static void layout_one(ls_typed_shape_t *s, col_t *k, int def, int rep, ls_buf_t *json, bool first)
+{
+    ls_buf_printf(json, "%s{\"id\":%d,\"name\":", first ? "" : ",", k->id);
+    json_str(json, k->name);
+    ls_buf_printf(json, ",\"required\":%s,\"type\":", k->required ? "true" : "false");
+    layout(s, k, def, rep, json);
+    ls_buf_printf(json, "}");
+}
+
 /* The struct fields of c ("fields":[...] members), laid out. */
 static void layout_fields(ls_typed_shape_t *s, col_t *c, ls_buf_t *json, bool first)
 {
-    for (size_t i = 0; i < c->nkids; i++) {
-        col_t *k = c->kids[i];
-        ls_buf_printf(json, "%s{\"id\":%d,\"name\":", first && i == 0 ? "" : ",", k->id);
-        json_str(json, k->name);
-        ls_buf_printf(json, ",\"required\":%s,\"type\":", k->required ? "true" : "false");
-        layout(s, k, c->def, c->rep, json);
-        ls_buf_printf(json, "}");
-    }
+    for (size_t i = 0; i < c->nkids; i++)
+        layout_one(s, c->kids[i], c->def, c->rep, json, first && i == 0);
 }
 
 static void layout_type(ls_typed_shape_t *s, col_t *c, ls_buf_t *json)
@@ -482,11 +494,14 @@ static void layout_type(ls_typed_shape_t *s, col_t *c, ls_buf_t *json)
     }
 }
 
-/* A shape over the value columns root (taken), its last-column-id last_id. */
-static ls_typed_shape_t *shape_of(col_t *root, int last_id)
+/* A shape over the value columns root and the key column key (NULL: none),
+ * both taken, the value raw bytes when raw_value; last-column-id last_id. */
+static ls_typed_shape_t *shape_of(col_t *root, col_t *key, bool raw_value, int last_id)
 {
     ls_typed_shape_t *s = LS_NEW(ls_typed_shape_t);
     s->root = root;
+    s->key = key;
+    s->raw_value = raw_value;
     s->last_id = last_id;
     ls_buf_t json;
     ls_buf_init(&json);
@@ -495,30 +510,44 @@ static ls_typed_shape_t *shape_of(col_t *root, int last_id)
     size_t nraw;
     const ls_pq_field_t *rf = ls_raw_parquet_fields(&nraw);
     char **names = s->meta_names;
+    size_t vf = nraw;
     for (size_t i = 0; i < nraw; i++) {
         int id = rf[i].field_id;
-        if (id == LS_RAW_FID_VALUE) continue;
         const char *name = rf[i].name;
         if (meta_top_level(id)) name = names[id] = ls_asprintf(META_PREFIX "%s", rf[i].name);
+        if (id == LS_RAW_FID_VALUE) { /* a raw value comes after the headers (M_VALUE) */
+            vf = i;
+            continue;
+        }
         add_field(s, name, rf[i].type, rf[i].repetition, rf[i].logical, id, rf[i].nchildren);
     }
+    if (raw_value)
+        add_field(s, names[LS_RAW_FID_VALUE], rf[vf].type, rf[vf].repetition, rf[vf].logical,
+                  LS_RAW_FID_VALUE, 0);
     json_t *raw = json_loads(ls_raw_iceberg_schema_json(), 0, NULL);
     size_t k;
     json_t *f;
     bool first = true;
+    char *value_json = NULL;
     json_array_foreach(json_object_get(raw, "fields"), k, f)
     {
         int id = (int)json_integer_value(json_object_get(f, "id"));
-        if (id == LS_RAW_FID_VALUE) continue;
         json_object_set_new(f, "name", json_string(names[id]));
         char *text = json_dumps(f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (id == LS_RAW_FID_VALUE) {
+            value_json = text;
+            continue;
+        }
         ls_buf_printf(&json, "%s%s", first ? "" : ",", text);
         free(text);
         first = false;
     }
+    if (raw_value) ls_buf_printf(&json, ",%s", value_json);
+    free(value_json);
     json_decref(raw);
-    s->ncols = M_NCOLS;
-    /* the value record's fields are top-level columns, after the metadata */
+    s->ncols = M_NCOLS + (raw_value ? 1 : 0);
+    /* the decoded key, then the value record's fields as top-level columns */
+    if (key) layout_one(s, key, 0, 0, &json, false);
     root->def = root->rep = 0;
     root->lo = s->ncols;
     layout_fields(s, root, &json, false);
@@ -533,6 +562,7 @@ void ls_typed_shape_free(ls_typed_shape_t *s)
 {
     if (!s) return;
     col_free(s->root);
+    col_free(s->key);
     for (int i = 0; i <= LS_RAW_LAST_COLUMN_ID; i++)
         ls_free(s->meta_names[i]);
     ls_free(s->fields);
@@ -542,18 +572,37 @@ void ls_typed_shape_free(ls_typed_shape_t *s)
 
 ls_typed_shape_t *ls_typed_shape_new(const ls_avro_node_t *root, char *err, size_t errlen)
 {
-    if (!root || root->kind != LS_AVRO_RECORD) {
-        snprintf(err, errlen, "/: the value schema must be a record to become columns (it is %s)",
-                 root ? ls_avro_kind_name(root->kind) : "missing");
+    if (!root) {
+        snprintf(err, errlen, "/: the value schema is missing");
         return NULL;
     }
-    col_t *r = col_new(C_STRUCT, 0, "", true);
+    return ls_typed_shape_new_kv(root, NULL, err, errlen);
+}
+
+/* The key column of Avro schema key (a record: a struct of its fields; else
+ * the one column of that type), field ids from *next_id; optional. */
+static col_t *key_from_avro(const ls_avro_node_t *key, int *next_id, char *err, size_t errlen)
+{
+    int id = (*next_id)++;
+    return from_avro(key, LS_TYPED_KEY_COLUMN, id, true, next_id, KEY_PATH, err, errlen);
+}
+
+ls_typed_shape_t *ls_typed_shape_new_kv(const ls_avro_node_t *value, const ls_avro_node_t *key,
+                                        char *err, size_t errlen)
+{
+    if (value && value->kind != LS_AVRO_RECORD) {
+        snprintf(err, errlen, "/: the value schema must be a record to become columns (it is %s)",
+                 ls_avro_kind_name(value->kind));
+        return NULL;
+    }
+    col_t *r = col_new(C_STRUCT, 0, "", true), *k = NULL;
     int next = LS_TYPED_FIRST_VALUE_ID;
-    if (struct_from_avro(r, root, &next, "", err, errlen) != 0) {
+    if ((value && struct_from_avro(r, value, &next, "", err, errlen) != 0) ||
+        (key && !(k = key_from_avro(key, &next, err, errlen)))) {
         col_free(r);
         return NULL;
     }
-    return shape_of(r, next - 1);
+    return shape_of(r, k, value == NULL, next - 1);
 }
 
 ls_typed_shape_t *ls_typed_shape_parse(const char *schema_json, int last_column_id, char *err,
@@ -565,29 +614,39 @@ ls_typed_shape_t *ls_typed_shape_parse(const char *schema_json, int last_column_
         snprintf(err, errlen, "schema: %s", je.text);
         return NULL;
     }
-    col_t *r = col_new(C_STRUCT, 0, "", true);
+    col_t *r = col_new(C_STRUCT, 0, "", true), *key = col_new(C_STRUCT, 0, "", true);
+    bool raw_value = false;
     size_t i;
     json_t *f;
     json_array_foreach(json_object_get(schema, "fields"), i, f)
     {
         json_t *id = json_object_get(f, "id");
         const char *name = json_string_value(json_object_get(f, "name"));
+        if (json_integer_value(id) == LS_RAW_FID_VALUE) raw_value = true;
+        bool is_key = name && !strcmp(name, LS_TYPED_KEY_COLUMN);
         if (json_integer_value(id) < LS_TYPED_FIRST_VALUE_ID) continue; /* the metadata's */
-        if (!name || !kid_from_json(r, json_object_get(f, "type"), name, id,
-                                    json_object_get(f, "required"), err, errlen)) {
+        if (!name || (is_key && key->nkids) ||
+            !kid_from_json(is_key ? key : r, json_object_get(f, "type"), name, id,
+                           json_object_get(f, "required"), err, errlen)) {
             if (!name) snprintf(err, errlen, "schema: a field has no name");
+            if (is_key && key->nkids) snprintf(err, errlen, "schema: two key columns");
             col_free(r);
+            col_free(key);
             json_decref(schema);
             return NULL;
         }
     }
     json_decref(schema);
-    if (!r->nkids) {
+    if (!r->nkids && !raw_value) {
         snprintf(err, errlen, "schema: no value column (not a typed table's schema)");
         col_free(r);
+        col_free(key);
         return NULL;
     }
-    return shape_of(r, last_column_id);
+    col_t *k = key->nkids ? key->kids[0] : NULL;
+    if (k) key->nkids = 0;
+    col_free(key);
+    return shape_of(r, k, raw_value, last_column_id);
 }
 
 const char *ls_typed_iceberg_schema_json(const ls_typed_shape_t *s) { return s->schema_json; }
@@ -775,7 +834,29 @@ ls_status ls_typed_reader_new(const ls_typed_shape_t *s, const ls_avro_node_t *w
         return w.needs ? LS_ECONFLICT : LS_EINVAL;
     }
     *out = LS_NEW(ls_typed_reader_t);
+    (*out)->shape = s;
     (*out)->root = root;
+    return LS_OK;
+}
+
+ls_status ls_typed_key_reader_new(const ls_typed_shape_t *s, const ls_avro_node_t *writer,
+                                  ls_typed_reader_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!s->key) {
+        put_err(err, errlen, KEY_PATH, "the table has no key column yet");
+        return LS_ECONFLICT;
+    }
+    walk_t w = {.err = err, .errlen = errlen};
+    rnode_t *root;
+    if (!walk_value(&w, s->key, writer, KEY_PATH, &root)) { /* fit mode changes nothing */
+        rnode_free(root);
+        return w.needs ? LS_ECONFLICT : LS_EINVAL;
+    }
+    *out = LS_NEW(ls_typed_reader_t);
+    (*out)->shape = s;
+    (*out)->root = root;
+    (*out)->key = true;
     return LS_OK;
 }
 
@@ -790,18 +871,47 @@ ls_status ls_typed_evolve(const ls_typed_shape_t *s, const ls_avro_node_t *write
                           ls_typed_shape_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    col_t *root = col_copy(s->root);
+    col_t *root = col_copy(s->root), *key = s->key ? col_copy(s->key) : NULL;
     walk_t w = {.evolve = true, .next_id = s->last_id + 1, .err = err, .errlen = errlen};
     rnode_t *rn;
     bool ok = walk_root(&w, root, writer, &rn);
     rnode_free(rn);
     if (!ok) {
         col_free(root);
+        col_free(key);
         return LS_EINVAL;
     }
-    *out = shape_of(root, w.next_id - 1);
+    *out = shape_of(root, key, s->raw_value, w.next_id - 1);
     return LS_OK;
 }
+
+ls_status ls_typed_evolve_key(const ls_typed_shape_t *s, const ls_avro_node_t *writer,
+                              ls_typed_shape_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    col_t *root = col_copy(s->root), *key = NULL;
+    walk_t w = {.evolve = true, .next_id = s->last_id + 1, .err = err, .errlen = errlen};
+    bool ok;
+    if (s->key) {
+        key = col_copy(s->key);
+        rnode_t *rn;
+        ok = walk_value(&w, key, writer, KEY_PATH, &rn);
+        rnode_free(rn);
+    } else { /* the first typed key: a new optional column */
+        ok = (key = key_from_avro(writer, &w.next_id, err, errlen)) != NULL;
+    }
+    if (!ok) {
+        col_free(root);
+        col_free(key);
+        return LS_EINVAL;
+    }
+    *out = shape_of(root, key, s->raw_value, w.next_id - 1);
+    return LS_OK;
+}
+
+bool ls_typed_has_key(const ls_typed_shape_t *s) { return s->key != NULL; }
+bool ls_typed_key_required(const ls_typed_shape_t *s) { return s->key && s->key->required; }
+bool ls_typed_raw_value(const ls_typed_shape_t *s) { return s->raw_value; }
 
 /* ------------------------------------------------------------------ write */
 
@@ -958,12 +1068,38 @@ static bool shred(rd_t *r, const rnode_t *n, int rep)
 ls_status ls_typed_write(const ls_typed_reader_t *rd, ls_pq_writer_t *w, const ls_raw_record_t *r,
                          const uint8_t *datum, size_t len, char *err, size_t errlen)
 {
-    rd_t dry = {{datum, datum + len, NULL}, NULL};
-    if (!shred(&dry, rd->root, 0) || dry.in.p != dry.in.end) {
-        snprintf(err, errlen, "Avro datum does not match its schema: %s at byte %zu of %zu",
-                 dry.in.why ? dry.in.why : "bytes left over", (size_t)(dry.in.p - datum), len);
+    ls_typed_datum_t v = {rd, datum, len};
+    return ls_typed_write_kv(rd->shape, &v, NULL, w, r, err, errlen);
+}
+
+/* Decodes d without writing: false with err saying where it stopped. */
+static bool dry_run(const ls_typed_datum_t *d, const char *what, char *err, size_t errlen)
+{
+    rd_t dry = {{d->datum, d->datum + d->len, NULL}, NULL};
+    bool ok = d->rd->key ? shred_value(&dry, d->rd->root, 0) : shred(&dry, d->rd->root, 0);
+    if (ok && dry.in.p == dry.in.end) return true;
+    snprintf(err, errlen, "Avro %s datum does not match its schema: %s at byte %zu of %zu", what,
+             dry.in.why ? dry.in.why : "bytes left over", (size_t)(dry.in.p - d->datum), d->len);
+    return false;
+}
+
+ls_status ls_typed_write_kv(const ls_typed_shape_t *s, const ls_typed_datum_t *value,
+                            const ls_typed_datum_t *key, ls_pq_writer_t *w,
+                            const ls_raw_record_t *r, char *err, size_t errlen)
+{
+    if ((value && (value->rd->shape != s || value->rd->key)) ||
+        (key && (key->rd->shape != s || !key->rd->key)) || (!value && !s->raw_value)) {
+        snprintf(err, errlen, "a reader of another shape, or no value for a typed value");
+        return LS_EINVAL;
+    }
+    if (!key && s->key && s->key->required) {
+        snprintf(err, errlen, "the table's key column %s is required: the record needs a key",
+                 LS_TYPED_KEY_COLUMN);
         return LS_ECORRUPT;
     }
+    if ((value && !dry_run(value, "value", err, errlen)) ||
+        (key && !dry_run(key, "key", err, errlen)))
+        return LS_ECORRUPT;
     ls_pq_put_i32(w, M_PARTITION, 0, r->partition);
     ls_pq_put_i64(w, M_OFFSET, 0, r->offset);
     ls_pq_put_i64(w, M_TIMESTAMP, 0, r->timestamp_ms * 1000);
@@ -972,7 +1108,20 @@ ls_status ls_typed_write(const ls_typed_reader_t *rd, ls_pq_writer_t *w, const l
     else
         ls_pq_put_bytes(w, M_KEY, 0, r->key, (size_t)r->key_len);
     ls_raw_put_headers(w, M_HKEY, M_HVALUE, r->headers, r->nheaders);
-    rd_t wet = {{datum, datum + len, NULL}, w};
-    shred(&wet, rd->root, 0);
+    if (s->raw_value && r->value_len < 0)
+        ls_pq_put_null(w, M_VALUE, 0, 0);
+    else if (s->raw_value)
+        ls_pq_put_bytes(w, M_VALUE, 0, r->value, (size_t)r->value_len);
+    if (s->key && key) {
+        rd_t wet = {{key->datum, key->datum + key->len, NULL}, w};
+        shred_value(&wet, key->rd->root, 0);
+    } else if (s->key) { /* no key, or one not decoded: a null key column */
+        rd_t wet = {{NULL, NULL, NULL}, w};
+        put_nulls(&wet, s->key, 0, 0);
+    }
+    if (value) {
+        rd_t wet = {{value->datum, value->datum + value->len, NULL}, w};
+        shred(&wet, value->rd->root, 0);
+    }
     return ls_pq_end_row(w);
 }

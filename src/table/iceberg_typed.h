@@ -9,13 +9,23 @@
  *   3 _kafka_timestamp  timestamptz  required
  *   4 _kafka_key        binary       optional
  *   6 _kafka_headers    list<7: struct<8 key: string, 9 value: binary>> optional
+ *   5 _kafka_value      binary       optional   only when the value is raw
+ *                                               (key.format typed, value.format raw)
+ *   _kafka_key_typed    the decoded key (key.format=schema-registry): a
+ *                       struct of an Avro record key's fields, or the one
+ *                       column of a primitive key's type; optional (null for
+ *                       a record without a key); its ids follow the value's
+ *                       at creation, or are fresh when a later record brings
+ *                       the first key (evolution adds the column)
  *   10.. the value's fields, in order: the fields of a struct take
  *        consecutive ids, then each field's nested ids follow (a struct's
  *        fields; a list's element id; a map's key id, then value id), as
  *        Iceberg's own writers number a new schema
  * Ids 1-4 and 6-9 are the raw table's (iceberg_raw.h), so the partition
  * specs over partition/offset/timestamp mean the same in both shapes; 5 (the
- * raw value) is not used.
+ * raw value) only in tables whose value is raw. _kafka_key (the key's bytes)
+ * is kept beside the decoded key: it is the key Kafka's compaction and an
+ * upsert table without a primary key go by.
  *
  * Type mapping (the Iceberg spec's Avro appendix): boolean, int, long,
  * float, double, bytes -> binary, string (uuid too) -> string, enum ->
@@ -41,6 +51,7 @@
  * threads; a reader must not outlive its shape. */
 #ifndef LS_ICEBERG_TYPED_H
 #define LS_ICEBERG_TYPED_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +61,7 @@
 #include "table/parquet_writer.h"
 
 #define LS_TYPED_FIRST_VALUE_ID 10
+#define LS_TYPED_KEY_COLUMN "_kafka_key_typed"
 
 typedef struct ls_typed_shape ls_typed_shape_t;
 
@@ -59,12 +71,20 @@ typedef struct ls_typed_reader ls_typed_reader_t;
  * NULL with err naming the path and the reason when the schema uses what is
  * not mapped yet. */
 ls_typed_shape_t *ls_typed_shape_new(const ls_avro_node_t *root, char *err, size_t errlen);
+/* The same with a key column: value NULL makes the value a raw column
+ * (_kafka_value), key NULL makes no key column (yet: ls_typed_evolve_key
+ * adds it). */
+ls_typed_shape_t *ls_typed_shape_new_kv(const ls_avro_node_t *value, const ls_avro_node_t *key,
+                                        char *err, size_t errlen);
 /* The shape of an existing typed table: its current Iceberg schema JSON and
  * last-column-id (ls_ice_table_schema). NULL with err when the schema holds
  * what typed tables do not write. */
 ls_typed_shape_t *ls_typed_shape_parse(const char *schema_json, int last_column_id, char *err,
                                        size_t errlen);
 void ls_typed_shape_free(ls_typed_shape_t *s);
+bool ls_typed_has_key(const ls_typed_shape_t *s);      /* a _kafka_key_typed column */
+bool ls_typed_key_required(const ls_typed_shape_t *s); /* ... that every row must fill */
+bool ls_typed_raw_value(const ls_typed_shape_t *s);    /* the value is a raw column */
 /* Iceberg schema JSON ("struct", schema-id 0: the table assigns the id) and
  * the last column id. */
 const char *ls_typed_iceberg_schema_json(const ls_typed_shape_t *s);
@@ -82,12 +102,20 @@ int ls_typed_unframe(const uint8_t *value, int64_t len, int32_t *schema_id, cons
  * path and the reason). */
 ls_status ls_typed_reader_new(const ls_typed_shape_t *s, const ls_avro_node_t *writer,
                               ls_typed_reader_t **out, char *err, size_t errlen);
+/* The same for keys of the Avro schema writer into the key column
+ * (LS_ECONFLICT also when the shape has none yet). */
+ls_status ls_typed_key_reader_new(const ls_typed_shape_t *s, const ls_avro_node_t *writer,
+                                  ls_typed_reader_t **out, char *err, size_t errlen);
 void ls_typed_reader_free(ls_typed_reader_t *r);
 /* The shape s evolved to take the writer's schema (file comment): LS_OK with
  * *out (its last column id raised by the columns added), LS_EINVAL with
  * the path and the reason when Iceberg cannot express the change. */
 ls_status ls_typed_evolve(const ls_typed_shape_t *s, const ls_avro_node_t *writer,
                           ls_typed_shape_t **out, char *err, size_t errlen);
+/* The same for a key schema: the key column evolves by the same rules, or
+ * is added (optional, fresh ids) when the shape has none. */
+ls_status ls_typed_evolve_key(const ls_typed_shape_t *s, const ls_avro_node_t *writer,
+                              ls_typed_shape_t **out, char *err, size_t errlen);
 
 /* Writes one row: the metadata of r (its value is ignored) and the Avro
  * datum decoded by the reader's writer schema into its shape's columns. A
@@ -96,4 +124,16 @@ ls_status ls_typed_evolve(const ls_typed_shape_t *s, const ls_avro_node_t *write
  * of the row is written then. */
 ls_status ls_typed_write(const ls_typed_reader_t *rd, ls_pq_writer_t *w, const ls_raw_record_t *r,
                          const uint8_t *datum, size_t len, char *err, size_t errlen);
+/* One row of shape s: the value datum by its reader (NULL: the shape's
+ * value is raw, taken from r), the key datum by its key reader (NULL: the
+ * key column is null; LS_ECORRUPT when it is required). Both are decoded
+ * before anything is written. */
+typedef struct ls_typed_datum {
+    const ls_typed_reader_t *rd;
+    const uint8_t *datum;
+    size_t len;
+} ls_typed_datum_t;
+ls_status ls_typed_write_kv(const ls_typed_shape_t *s, const ls_typed_datum_t *value,
+                            const ls_typed_datum_t *key, ls_pq_writer_t *w,
+                            const ls_raw_record_t *r, char *err, size_t errlen);
 #endif

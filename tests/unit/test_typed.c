@@ -11,6 +11,7 @@
 
 #include "registry/avro.h"
 #include "table/iceberg_typed.h"
+#include "table/parquet_reader.h"
 #include "unit.h"
 
 static ls_avro_schema_t *parse(const char *text)
@@ -285,6 +286,159 @@ TEST(incompatible_changes_name_the_path)
     ls_typed_shape_free(s);
 }
 
+/* The values of leaf column path of a Parquet file as text, one per row
+ * ("null" for a null), comma separated, into out. */
+static void column_text(const ls_buf_t *file, const char *path, char *out, size_t cap)
+{
+    ls_status st;
+    char err[256];
+    out[0] = 0;
+    ls_pqr_t *r = ls_pqr_open(file->data, file->len, &st, err, sizeof err);
+    int col = r ? ls_pqr_column_index(r, path) : -1;
+    if (col < 0) {
+        snprintf(out, cap, "no column %.60s (%.150s)", path, r ? "" : err);
+        ls_pqr_free(r);
+        return;
+    }
+    const ls_pqr_elem_t *e = ls_pqr_column(r, col);
+    size_t n = 0;
+    for (int g = 0; g < ls_pqr_num_row_groups(r); g++) {
+        ls_pqr_flat_t fl;
+        if (ls_pqr_read_flat(r, g, col, &fl, err, sizeof err) != LS_OK) break;
+        for (int64_t i = 0; i < fl.n && n < cap; i++) {
+            const ls_pqr_triple_t *t = &fl.v[i];
+            const char *sep = n ? "," : "";
+            if (t->def < fl.max_def)
+                n += (size_t)snprintf(out + n, cap - n, "%snull", sep);
+            else if (e->type == LS_PQ_INT64)
+                n += (size_t)snprintf(out + n, cap - n, "%s%lld", sep, (long long)t->v.i64);
+            else if (e->type == LS_PQ_INT32)
+                n += (size_t)snprintf(out + n, cap - n, "%s%d", sep, (int)t->v.i32);
+            else
+                n += (size_t)snprintf(out + n, cap - n, "%s%.*s", sep, (int)t->len, t->bytes);
+        }
+        ls_pqr_flat_free(&fl);
+    }
+    ls_pqr_free(r);
+}
+
+static const char KEY[] = "{\"type\":\"record\",\"name\":\"K\",\"fields\":["
+                          "{\"name\":\"id\",\"type\":\"long\"},"
+                          "{\"name\":\"region\",\"type\":\"string\"}]}";
+static const char KEY2[] = "{\"type\":\"record\",\"name\":\"K\",\"fields\":["
+                           "{\"name\":\"id\",\"type\":\"long\"},"
+                           "{\"name\":\"region\",\"type\":\"string\"},"
+                           "{\"name\":\"shard\",\"type\":[\"null\",\"int\"],\"default\":null}]}";
+
+TEST(typed_keys)
+{
+    ls_avro_schema_t *v = parse(ORDER), *k = parse(KEY), *k2 = parse(KEY2),
+                     *ks = parse("\"string\"");
+    char err[512] = "";
+    ls_typed_shape_t *s = ls_typed_shape_new_kv(ls_avro_root(v), ls_avro_root(k), err, sizeof err);
+    CHECK(s != NULL);
+    if (!s) printf("# %s\n", err);
+    /* the value's ids first (10..25), then the key struct and its fields */
+    int last = ls_typed_last_column_id(s);
+    CHECK(ls_typed_has_key(s) && !ls_typed_key_required(s) && !ls_typed_raw_value(s));
+    char want[256];
+    snprintf(want, sizeof want,
+             "{\"id\":%d,\"name\":\"_kafka_key_typed\",\"required\":false,\"type\":{\"type\":"
+             "\"struct\",\"fields\":[{\"id\":%d,\"name\":\"id\",\"required\":true,\"type\":"
+             "\"long\"},{\"id\":%d,\"name\":\"region\"",
+             last - 2, last - 1, last);
+    CHECK(has(s, want));
+    CHECK(strstr(ls_typed_iceberg_schema_json(s), "\"_kafka_value\"") == NULL);
+    ls_typed_shape_t *back =
+        ls_typed_shape_parse(ls_typed_iceberg_schema_json(s), last, err, sizeof err);
+    CHECK(back && !strcmp(ls_typed_iceberg_schema_json(back), ls_typed_iceberg_schema_json(s)));
+    ls_typed_shape_free(back);
+    /* key readers: the same schema fits, a new optional field evolves the key column */
+    ls_typed_reader_t *vr = NULL, *kr = NULL, *x = NULL;
+    CHECK_EQ_INT(ls_typed_reader_new(s, ls_avro_root(v), &vr, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_typed_key_reader_new(s, ls_avro_root(k), &kr, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_typed_key_reader_new(s, ls_avro_root(k2), &x, err, sizeof err), LS_ECONFLICT);
+    ls_typed_shape_t *s2 = NULL;
+    CHECK_EQ_INT(ls_typed_evolve_key(s, ls_avro_root(k2), &s2, err, sizeof err), LS_OK);
+    snprintf(want, sizeof want,
+             "{\"id\":%d,\"name\":\"shard\",\"required\":false,\"type\":\"int\"}", last + 1);
+    if (s2) CHECK(has(s2, want) && ls_typed_last_column_id(s2) == last + 1);
+    ls_typed_shape_free(s2);
+    /* a string where the key column is a struct cannot evolve */
+    CHECK_EQ_INT(ls_typed_key_reader_new(s, ls_avro_root(ks), &x, err, sizeof err), LS_EINVAL);
+    CHECK(strstr(err, "(key): the struct column cannot take Avro string") != NULL);
+    /* rows: a key {5, "eu"}, then none */
+    static const uint8_t KD[] = {0x0a, 0x04, 'e', 'u'};
+    ls_buf_t out;
+    ls_buf_init(&out);
+    size_t nf;
+    const ls_pq_field_t *f = ls_typed_parquet_fields(s, &nf);
+    ls_pq_writer_t *w = ls_pq_writer_new(f, nf, NULL, &out, err, sizeof err);
+    ls_raw_record_t r = {
+        .partition = 1, .offset = 2, .timestamp_ms = 3, .key_len = -1, .value_len = -1};
+    ls_typed_datum_t vd = {vr, DATUM, sizeof DATUM}, kd = {kr, KD, sizeof KD}, bad = {kr, KD, 3};
+    CHECK_EQ_INT(ls_typed_write_kv(s, &vd, &kd, w, &r, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_typed_write_kv(s, &vd, &bad, w, &r, err, sizeof err), LS_ECORRUPT);
+    CHECK(strstr(err, "Avro key datum does not match its schema") != NULL);
+    CHECK_EQ_INT(ls_typed_write_kv(s, &vd, NULL, w, &r, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
+    ls_pq_writer_free(w);
+    char got[256];
+    column_text(&out, "_kafka_key_typed.id", got, sizeof got);
+    CHECK(!strcmp(got, "5,null"));
+    column_text(&out, "_kafka_key_typed.region", got, sizeof got);
+    CHECK(!strcmp(got, "eu,null"));
+    column_text(&out, "id", got, sizeof got);
+    CHECK(!strcmp(got, "-3,-3"));
+    ls_buf_free(&out);
+    ls_typed_reader_free(vr);
+    ls_typed_reader_free(kr);
+    ls_typed_shape_free(s);
+    /* a primitive key and a raw value: _kafka_value and a string key column */
+    s = ls_typed_shape_new_kv(NULL, ls_avro_root(ks), err, sizeof err);
+    CHECK(s && ls_typed_raw_value(s));
+    CHECK(has(s, "{\"id\":5,\"name\":\"_kafka_value\",\"required\":false,\"type\":\"binary\"}"));
+    CHECK(
+        has(s, "{\"id\":10,\"name\":\"_kafka_key_typed\",\"required\":false,\"type\":\"string\"}"));
+    back = ls_typed_shape_parse(ls_typed_iceberg_schema_json(s), 10, err, sizeof err);
+    CHECK(back && ls_typed_raw_value(back) && ls_typed_has_key(back));
+    ls_typed_shape_free(back);
+    CHECK_EQ_INT(ls_typed_key_reader_new(s, ls_avro_root(ks), &kr, err, sizeof err), LS_OK);
+    ls_buf_init(&out);
+    f = ls_typed_parquet_fields(s, &nf);
+    w = ls_pq_writer_new(f, nf, NULL, &out, err, sizeof err);
+    static const uint8_t SK[] = {0x06, 'a', 'b', 'c'};
+    kd = (ls_typed_datum_t){kr, SK, sizeof SK};
+    r.value = (const uint8_t *)"hello";
+    r.value_len = 5;
+    CHECK_EQ_INT(ls_typed_write_kv(s, NULL, &kd, w, &r, err, sizeof err), LS_OK);
+    r.value_len = -1;
+    CHECK_EQ_INT(ls_typed_write_kv(s, NULL, NULL, w, &r, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
+    ls_pq_writer_free(w);
+    column_text(&out, "_kafka_key_typed", got, sizeof got);
+    CHECK(!strcmp(got, "abc,null"));
+    column_text(&out, "_kafka_value", got, sizeof got);
+    CHECK(!strcmp(got, "hello,null"));
+    ls_buf_free(&out);
+    ls_typed_reader_free(kr);
+    ls_typed_shape_free(s);
+    /* a table without a key column yet gets one by evolution (optional, fresh ids) */
+    s = ls_typed_shape_new(ls_avro_root(v), err, sizeof err);
+    last = ls_typed_last_column_id(s);
+    CHECK_EQ_INT(ls_typed_key_reader_new(s, ls_avro_root(k), &x, err, sizeof err), LS_ECONFLICT);
+    CHECK_EQ_INT(ls_typed_evolve_key(s, ls_avro_root(k), &s2, err, sizeof err), LS_OK);
+    snprintf(want, sizeof want, "{\"id\":%d,\"name\":\"_kafka_key_typed\",\"required\":false",
+             last + 1);
+    if (s2) CHECK(has(s2, want) && ls_typed_last_column_id(s2) == last + 3);
+    ls_typed_shape_free(s2);
+    ls_typed_shape_free(s);
+    ls_avro_free(v);
+    ls_avro_free(k);
+    ls_avro_free(k2);
+    ls_avro_free(ks);
+}
+
 TEST(unframe)
 {
     const uint8_t ok[] = {0, 0, 0, 1, 2, 9, 9};
@@ -306,6 +460,7 @@ int main(void)
     RUN(datums_whole_or_refused);
     RUN(evolution_keeps_ids_and_adds_fresh_ones);
     RUN(incompatible_changes_name_the_path);
+    RUN(typed_keys);
     RUN(unframe);
     UNIT_DONE();
 }
