@@ -29,6 +29,12 @@
  * evolution like a value. A table created from a keyless first record has
  * no key column until the first keyed record adds it.
  *
+ * Subjects: with the header formats a record's schema id must be a version
+ * of the subject the policy's subject name strategy gives (else it is a bad
+ * record); with schema-registry-latest the bytes carry no id: a batch reads
+ * the latest version of <topic>-value (-key) once, at first need, and
+ * decodes all its records by it (README "Producers without the header").
+ *
  * Schema evolution (issue 14 §4): a batch keeps the table's current schema
  * as a shape and, per value schema id it meets, a reader (the datum decoded
  * by its own writer schema into the current columns, by field name). An id
@@ -267,7 +273,7 @@ static ls_status side_target(const ls_table_target_t *tt, const char *suffix, si
 {
     sd->policy = *tt->policy;
     sd->policy.upsert = sd->policy.value_typed = sd->policy.key_typed = sd->policy.changelog =
-        false;
+        sd->policy.value_latest = sd->policy.key_latest = false;
     sd->policy.error_skip = sd->policy.error_dlq = sd->policy.evolution_dlq = false;
     sd->policy.value[LS_POLICY_EVOLUTION] = "fail";
     sd->policy.value[LS_POLICY_WRITE_MODE] = "append";
@@ -338,6 +344,7 @@ typedef struct mat_log {
 typedef struct typed_reader {
     int32_t id;
     bool key;
+    bool wrong_subject; /* rd NULL: the id is not a version of the strategy's subject */
     ls_sr_schema_t *schema;
     ls_typed_reader_t *rd;
     char *why;
@@ -383,7 +390,8 @@ struct ls_mat_batch {
     bool ids_changed;
     int32_t evolved_to;     /* typed: the schema id this batch evolved the table to; -1: none */
     int32_t key_evolved_to; /* the same for the key column */
-    uint64_t skipped;       /* error.handling=skip: records left out by this batch */
+    int32_t latest_vid, latest_kid; /* -latest formats: the version this batch decodes by */
+    uint64_t skipped;               /* error.handling=skip: records left out by this batch */
     mat_log_t *logs;
     size_t nlogs, caplogs;
     uint64_t rows;
@@ -693,6 +701,78 @@ static ls_status evolve_table(ls_mat_batch_t *b, ls_typed_shape_t *ns, int32_t i
     return open_files(b, err, (int)errlen);
 }
 
+/* The subject of b's keys (key) or values whose schema root is root, by
+ * the policy's subject name strategy (Confluent's rules; a schema that is
+ * not a named type is named by its type). */
+static void subject_of(const ls_mat_batch_t *b, bool key, const ls_avro_node_t *root, char *out,
+                       size_t cap)
+{
+    const ls_policy_t *p = b->tt->policy;
+    const char *topic = b->tt->stream->name;
+    const char *rec = !root ? "" : root->fullname ? root->fullname : ls_avro_kind_name(root->kind);
+    switch (key ? p->key_strategy : p->value_strategy) {
+    case LS_POLICY_TOPIC_NAME: snprintf(out, cap, "%s-%s", topic, key ? "key" : "value"); return;
+    case LS_POLICY_RECORD_NAME: snprintf(out, cap, "%s", rec); return;
+    case LS_POLICY_TOPIC_RECORD_NAME: snprintf(out, cap, "%s-%s", topic, rec); return;
+    }
+}
+
+/* Whether schema id (root its Avro root) is a version — live or soft-deleted
+ * — of the subject the strategy gives (*ok); why names both otherwise. */
+static ls_status subject_check(ls_mat_batch_t *b, int32_t id, bool key, const ls_avro_node_t *root,
+                               bool *ok, char *why, size_t whylen, char *err, size_t errlen)
+{
+    char subject[512];
+    subject_of(b, key, root, subject, sizeof subject);
+    ls_sr_version_t *vs = NULL;
+    size_t n = 0;
+    ls_sr_err_t e;
+    if (ls_registry_id_versions(b->tt->registry, id, true, &vs, &n, &e) != LS_SR_OK) {
+        snprintf(err, errlen, "schema id %d: %.400s", (int)id, e.message);
+        return LS_EAGAIN;
+    }
+    *ok = false;
+    for (size_t i = 0; i < n && !*ok; i++)
+        *ok = !strcmp(vs[i].subject, subject);
+    ls_sr_versions_free(vs, n);
+    ls_policy_field f = key ? LS_POLICY_KEY_SUBJECT_STRATEGY : LS_POLICY_VALUE_SUBJECT_STRATEGY;
+    if (!*ok)
+        snprintf(why, whylen, "%s schema id %d is not a version of subject %.250s (%s=%s)",
+                 key ? "key" : "value", (int)id, subject, ls_policy_key(f),
+                 b->tt->policy->value[f]);
+    return LS_OK;
+}
+
+/* schema-registry-latest: the id of the latest version of the strategy's
+ * subject, read once per batch (so one batch decodes by one version).
+ * LS_ECORRUPT (reason in err) when the subject has no live version. */
+static ls_status latest_id(ls_mat_batch_t *b, bool key, int32_t *id, char *err, size_t errlen)
+{
+    int32_t *cached = key ? &b->latest_kid : &b->latest_vid;
+    if (*cached > 0) return *id = *cached, LS_OK;
+    if (!b->tt->registry) {
+        snprintf(err, errlen, "no schema registry is available to this broker");
+        return LS_EINVAL;
+    }
+    char subject[512];
+    subject_of(b, key, NULL, subject, sizeof subject);
+    ls_sr_version_t v;
+    ls_sr_schema_t *sc;
+    ls_sr_err_t e;
+    ls_sr_code code = ls_registry_latest(b->tt->registry, subject, &v, &sc, &e);
+    if (code != LS_SR_OK) {
+        ls_policy_field f = key ? LS_POLICY_KEY_FORMAT : LS_POLICY_VALUE_FORMAT;
+        snprintf(err, errlen, "subject %.200s has no version to decode by (%s=%s): %.150s", subject,
+                 ls_policy_key(f), b->tt->policy->value[f], e.message);
+        return code == LS_SR_SUBJECT_NOT_FOUND || code == LS_SR_VERSION_NOT_FOUND ? LS_ECORRUPT
+                                                                                  : LS_EAGAIN;
+    }
+    *id = *cached = v.id;
+    ls_free(v.subject);
+    ls_sr_schema_release(sc);
+    return LS_OK;
+}
+
 /* The reader of value schema id for b's current shape (evolving the table
  * when the schema is a compatible change it needs); *rdp NULL with the
  * reason in *why when the schema is incompatible. Other failures as
@@ -708,8 +788,16 @@ static ls_status reader_for(ls_mat_batch_t *b, int32_t id, bool key, typed_reade
     const ls_avro_node_t *root = ls_avro_root(sc->avro);
     char why[512] = "";
     ls_typed_reader_t *rd = NULL;
-    st = key ? ls_typed_key_reader_new(b->shape, root, &rd, why, sizeof why)
-             : ls_typed_reader_new(b->shape, root, &rd, why, sizeof why);
+    bool in_subject = true; /* a -latest id is its subject's by construction */
+    if (!(key ? b->tt->policy->key_latest : b->tt->policy->value_latest) &&
+        (st = subject_check(b, id, key, root, &in_subject, why, sizeof why, err, errlen)) !=
+            LS_OK) {
+        ls_sr_schema_release(sc);
+        return st;
+    }
+    st = !in_subject ? LS_EINVAL
+         : key       ? ls_typed_key_reader_new(b->shape, root, &rd, why, sizeof why)
+                     : ls_typed_reader_new(b->shape, root, &rd, why, sizeof why);
     if (st == LS_ECONFLICT) {
         ls_typed_shape_t *ns;
         st = key ? ls_typed_evolve_key(b->shape, root, &ns, why, sizeof why)
@@ -724,7 +812,7 @@ static ls_status reader_for(ls_mat_batch_t *b, int32_t id, bool key, typed_reade
     }
     b->readers = ls_realloc(b->readers, (b->nreaders + 1) * sizeof *b->readers);
     typed_reader_t *tr = &b->readers[b->nreaders++];
-    *tr = (typed_reader_t){id, key, sc, rd, st == LS_OK ? NULL : ls_strdup(why)};
+    *tr = (typed_reader_t){id, key, !in_subject, sc, rd, st == LS_OK ? NULL : ls_strdup(why)};
     *rdp = tr;
     return LS_OK;
 }
@@ -801,6 +889,10 @@ static ls_status typed_reader(row_ctx_t *c, const ls_raw_record_t *r, int32_t id
         snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
         return st;
     }
+    if (!tr->rd && tr->wrong_subject) { /* error.handling, not evolution, decides */
+        snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, tr->why);
+        return LS_ECORRUPT;
+    }
     if (!tr->rd) {
         char tid[16];
         snprintf(c->err, sizeof c->err,
@@ -826,15 +918,30 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
     const ls_policy_t *p = b->tt->policy;
     ls_typed_datum_t v = {0}, k = {0};
     int32_t vid = -1, kid = -1;
-    if (p->value_typed && ls_typed_unframe(r->value, r->value_len, &vid, &v.datum, &v.len) != 0) {
+    ls_status st;
+    bool keyed = p->key_typed && r->key_len >= 0;
+    if ((p->value_latest && r->value_len >= 0) || (keyed && p->key_latest)) {
+        char e[512];
+        if ((p->value_latest && r->value_len >= 0 &&
+             (st = latest_id(b, false, &vid, e, sizeof e)) != LS_OK) ||
+            (keyed && p->key_latest && (st = latest_id(b, true, &kid, e, sizeof e)) != LS_OK)) {
+            snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
+            return st;
+        }
+        if (p->value_latest) v = (ls_typed_datum_t){NULL, r->value, (size_t)r->value_len};
+        if (keyed && p->key_latest) k = (ls_typed_datum_t){NULL, r->key, (size_t)r->key_len};
+    }
+    if (p->value_typed &&
+        (p->value_latest ? r->value_len < 0
+                         : ls_typed_unframe(r->value, r->value_len, &vid, &v.datum, &v.len) != 0)) {
         snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset,
                  r->value_len < 0 ? "null value (a typed append table has no row for a tombstone)"
                                   : "the value is not in the Confluent wire format (magic byte "
                                     "0, 4-byte schema id)");
         return LS_ECORRUPT;
     }
-    bool keyed = p->key_typed && r->key_len >= 0;
-    if (keyed && ls_typed_unframe(r->key, r->key_len, &kid, &k.datum, &k.len) != 0) {
+    if (keyed && !p->key_latest &&
+        ls_typed_unframe(r->key, r->key_len, &kid, &k.datum, &k.len) != 0) {
         snprintf(c->err, sizeof c->err,
                  "record at offset %lld: the key is not in the Confluent wire format (magic "
                  "byte 0, 4-byte schema id; %s=%s)",
@@ -842,7 +949,6 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
                  p->value[LS_POLICY_KEY_FORMAT]);
         return LS_ECORRUPT;
     }
-    ls_status st;
     if (!b->t && (st = create_typed(c, r, vid, kid)) != LS_OK) return st;
     /* a key schema may evolve the table, which rebuilds every reader: the
      * value's is taken after it */

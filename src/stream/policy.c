@@ -244,17 +244,45 @@ static int p_errors(const char *v, ls_policy_t *p, char *why, size_t cap)
 
 static int p_value_format(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    static const char *const opts[] = {"raw", "schema-registry", NULL};
+    static const char *const opts[] = {"raw", "schema-registry", "schema-registry-latest", NULL};
     int i = one_of(v, opts);
-    p->value_typed = i == 1;
+    p->value_typed = i >= 1;
+    p->value_latest = i == 2;
     return i < 0 ? -1 : 0;
 }
 
 static int p_key_format(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    static const char *const opts[] = {"raw", "schema-registry", NULL};
+    static const char *const opts[] = {"raw", "schema-registry", "schema-registry-latest", NULL};
     int i = one_of(v, opts);
-    p->key_typed = i == 1;
+    p->key_typed = i >= 1;
+    p->key_latest = i == 2;
+    return i < 0 ? -1 : 0;
+}
+
+#define STRATEGY_CLASS_PREFIX "io.confluent.kafka.serializers.subject."
+static const char *const strategies[] = {"TopicNameStrategy", "RecordNameStrategy",
+                                         "TopicRecordNameStrategy", NULL};
+
+/* A strategy's short name or Confluent's class name. */
+static int strategy_of(const char *v)
+{
+    if (!strncmp(v, STRATEGY_CLASS_PREFIX, strlen(STRATEGY_CLASS_PREFIX)))
+        v += strlen(STRATEGY_CLASS_PREFIX);
+    return one_of(v, strategies);
+}
+
+static int p_value_strategy(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    int i = strategy_of(v);
+    p->value_strategy = i < 0 ? LS_POLICY_TOPIC_NAME : (ls_policy_strategy)i;
+    return i < 0 ? -1 : 0;
+}
+
+static int p_key_strategy(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    int i = strategy_of(v);
+    p->key_strategy = i < 0 ? LS_POLICY_TOPIC_NAME : (ls_policy_strategy)i;
     return i < 0 ? -1 : 0;
 }
 
@@ -355,11 +383,15 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                           "The newest this many snapshots never expire, whatever "
                                           "their age.",
                                           p_snapshot_min, NULL},
-    [LS_POLICY_VALUE_FORMAT] = {"lakestream.table.value.format", "raw", "raw, schema-registry",
+    [LS_POLICY_VALUE_FORMAT] = {"lakestream.table.value.format", "raw",
+                                "raw, schema-registry, schema-registry-latest",
                                 "raw: the value as bytes; schema-registry: each value in the "
                                 "Confluent wire format (schema id from the built-in registry) "
                                 "becomes typed columns (Avro records; the table's schema is the "
-                                "first record's, set when the table is created).",
+                                "first record's, set when the table is created); "
+                                "schema-registry-latest: values without the header (plain Avro "
+                                "binary), decoded by the latest version of the subject "
+                                "<topic>-value when a pass materializes them.",
                                 p_value_format, NULL},
     [LS_POLICY_REWRITE_MIN_FILES] = {"lakestream.table.rewrite.min.files", "16",
                                      "0 (never rewrite), or an integer from 4 to 1000",
@@ -383,13 +415,33 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                              "int to long, float to double, required to optional) evolve the "
                              "table's schema in the commit that first writes them.",
                              p_evolution, NULL},
-    [LS_POLICY_KEY_FORMAT] = {"lakestream.table.key.format", "raw", "raw, schema-registry",
+    [LS_POLICY_KEY_FORMAT] = {"lakestream.table.key.format", "raw",
+                              "raw, schema-registry, schema-registry-latest",
                               "raw: the key as bytes only (_kafka_key); schema-registry: each "
                               "key in the Confluent wire format is also decoded into the typed "
                               "column _kafka_key_typed (a struct of an Avro record key's fields, "
                               "or the column of a primitive key), with the value's type "
-                              "mapping, error handling and evolution rules.",
+                              "mapping, error handling and evolution rules; "
+                              "schema-registry-latest: keys without the header, decoded by the "
+                              "latest version of the subject <topic>-key.",
                               p_key_format, NULL},
+    [LS_POLICY_VALUE_SUBJECT_STRATEGY] =
+        {"lakestream.table.value.subject.name.strategy", "TopicNameStrategy",
+         "TopicNameStrategy, RecordNameStrategy, "
+         "TopicRecordNameStrategy (or Confluent's class names " STRATEGY_CLASS_PREFIX "*)",
+         "The subject of a typed table's values: <topic>-value, "
+         "the record's full name, or <topic>-<full name>. With "
+         "value.format=schema-registry each record's schema id "
+         "must be a version of it (else the record follows "
+         "error.handling); with schema-registry-latest its "
+         "latest version decodes (TopicNameStrategy only: the "
+         "others need a record name the bytes do not carry).",
+         p_value_strategy, NULL},
+    [LS_POLICY_KEY_SUBJECT_STRATEGY] =
+        {"lakestream.table.key.subject.name.strategy", "TopicNameStrategy",
+         "TopicNameStrategy, RecordNameStrategy, "
+         "TopicRecordNameStrategy (or Confluent's class names " STRATEGY_CLASS_PREFIX "*)",
+         "The same for typed keys (<topic>-key).", p_key_strategy, NULL},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }
@@ -514,6 +566,25 @@ ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char 
         bool first = st == LS_OK;
         if (check_field(f, key, v, out, where, first ? err : NULL, first ? errlen : 0) != LS_OK)
             st = LS_EINVAL;
+    }
+    /* -latest names no schema in the bytes: only a subject known without the
+     * record's name can give the version that decodes them */
+    static const struct {
+        ls_policy_field format, strategy;
+    } pairs[] = {{LS_POLICY_VALUE_FORMAT, LS_POLICY_VALUE_SUBJECT_STRATEGY},
+                 {LS_POLICY_KEY_FORMAT, LS_POLICY_KEY_SUBJECT_STRATEGY}};
+    for (size_t i = 0; i < 2 && st == LS_OK; i++) {
+        bool latest = i == 0 ? out->value_latest : out->key_latest;
+        ls_policy_strategy sg = i == 0 ? out->value_strategy : out->key_strategy;
+        if (!latest || sg == LS_POLICY_TOPIC_NAME) continue;
+        ls_policy_field ff = pairs[i].format, sf = pairs[i].strategy;
+        snprintf(err, errlen,
+                 "Invalid value '%s' for configuration %s (%s layer): with %s=%s (%s layer) the "
+                 "bytes name no schema, so the subject must be known without the record's "
+                 "name: use TopicNameStrategy, or schema-registry (the Confluent header)",
+                 out->value[sf], fields[sf].key, ls_policy_source_name(out->source[sf]),
+                 fields[ff].key, out->value[ff], ls_policy_source_name(out->source[ff]));
+        st = LS_EINVAL;
     }
     const char *since = layer_get(l->stream, l->nstream, LS_POLICY_SINCE_KEY);
     int64_t ms;

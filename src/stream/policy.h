@@ -38,7 +38,16 @@
  *                                                        cannot evolve to does; new-table is
  *                                                        refused as not built)
  *   key.format           raw | schema-registry            applied (table/iceberg_typed.h: the
- *                                                        decoded key in _kafka_key_typed)
+ *                        | schema-registry-latest        decoded key in _kafka_key_typed)
+ *   value.format also takes schema-registry-latest: bytes without the
+ *                        Confluent header, decoded by the subject's latest version
+ *   value.subject.name.strategy, key.subject.name.strategy
+ *                        TopicNameStrategy | RecordNameStrategy | TopicRecordNameStrategy
+ *                                                        applied (compact/materialize.c): the
+ *                                                        subject a header's schema id must be a
+ *                                                        version of; with -latest the subject
+ *                                                        whose latest version decodes (only
+ *                                                        TopicNameStrategy: a cross-field rule)
  *
  * `lakestream.table.enabled.since` (wall-clock ms) is kept by the broker, not
  * set by users: the moment the stream's table last became enabled. With
@@ -80,6 +89,8 @@ typedef enum ls_policy_field {
     LS_POLICY_CHANGELOG,
     LS_POLICY_EVOLUTION,
     LS_POLICY_KEY_FORMAT,
+    LS_POLICY_VALUE_SUBJECT_STRATEGY,
+    LS_POLICY_KEY_SUBJECT_STRATEGY,
     LS_POLICY_NFIELDS
 } ls_policy_field;
 
@@ -93,6 +104,12 @@ typedef enum ls_policy_source {
 /* Raw-table columns a partition field may use, and transforms. */
 typedef enum { LS_POLICY_COL_PARTITION, LS_POLICY_COL_TIMESTAMP } ls_policy_column;
 typedef enum { LS_POLICY_IDENTITY, LS_POLICY_HOUR, LS_POLICY_DAY } ls_policy_transform;
+/* Subject name strategies (Confluent's names), for typed keys and values. */
+typedef enum {
+    LS_POLICY_TOPIC_NAME,        /* <topic>-key, <topic>-value */
+    LS_POLICY_RECORD_NAME,       /* the record's full name */
+    LS_POLICY_TOPIC_RECORD_NAME, /* <topic>-<record full name> */
+} ls_policy_strategy;
 
 typedef struct ls_policy_part {
     ls_policy_column column;
@@ -124,14 +141,18 @@ typedef struct ls_policy {
     int64_t snapshot_retention_min; /* the newest this many never expire */
     int64_t rewrite_min_files;      /* small files a rewrite takes at least; 0: never */
     bool start_latest;
-    bool value_typed;         /* value.format=schema-registry: typed columns */
-    bool key_typed;           /* key.format=schema-registry: a typed key column */
-    bool error_skip;          /* error.handling=skip */
-    bool error_dlq;           /* error.handling=dead-letter: into <name>__dlq */
-    bool evolution_dlq;       /* evolution=dead-letter: into <name>__dlq */
-    bool upsert;              /* write.mode=upsert: one row per key */
-    bool changelog;           /* also the append-only table <name>__changelog */
-    int64_t enabled_since_ms; /* -1: not recorded */
+    bool value_typed;  /* value.format=schema-registry: typed columns */
+    bool key_typed;    /* key.format=schema-registry(-latest): a typed key column */
+    bool value_latest; /* value.format=schema-registry-latest: no header, latest version */
+    bool key_latest;   /* key.format=schema-registry-latest */
+    ls_policy_strategy value_strategy; /* value.subject.name.strategy */
+    ls_policy_strategy key_strategy;   /* key.subject.name.strategy */
+    bool error_skip;                   /* error.handling=skip */
+    bool error_dlq;                    /* error.handling=dead-letter: into <name>__dlq */
+    bool evolution_dlq;                /* evolution=dead-letter: into <name>__dlq */
+    bool upsert;                       /* write.mode=upsert: one row per key */
+    bool changelog;                    /* also the append-only table <name>__changelog */
+    int64_t enabled_since_ms;          /* -1: not recorded */
 } ls_policy_t;
 
 /* Field metadata. */
@@ -152,8 +173,10 @@ ls_status ls_policy_check(const char *key, const char *value, char *err, size_t 
 bool ls_policy_applied(ls_policy_field f, const char *value);
 
 /* Resolves every field stream -> namespace -> cluster -> default. LS_EINVAL
- * (message names key, layer and value) when a stored value is invalid; every
- * field still gets a value and a source (for describing it). */
+ * (message names key, layer and value) when a stored value is invalid, or
+ * when resolved values break a cross-field rule (a -latest format with a
+ * subject strategy that needs the record's name); every field still gets a
+ * value and a source (for describing it). */
 ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char *err,
                             size_t errlen);
 

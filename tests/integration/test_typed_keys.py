@@ -148,3 +148,119 @@ def test_key_format_is_a_policy_field(broker):
         a.alter_configs([bad])[bad].result(30)
     msg = str(ei.value)
     assert "lakestream.table.key.format" in msg and "raw, schema-registry" in msg, msg
+
+
+def bare(schema, datum):
+    """A datum in plain Avro binary: what a producer that cannot write the
+    Confluent header sends."""
+    import io
+    import fastavro
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, fastavro.parse_schema(schema), datum)
+    return out.getvalue()
+
+
+def test_latest_formats_decode_by_the_subjects_latest_version(broker):
+    """schema-registry-latest: keys and values without the header are decoded
+    by the latest version of <topic>-key / <topic>-value; a new latest version
+    evolves the table; a record written by an older version but materialized
+    after the new one became latest does not decode exactly and is dead-
+    lettered with the reason, never misread."""
+    from confluent_kafka.schema_registry import Schema
+    iu.local_store_only()
+    topic = unique_topic("tlatest")
+    cfg = dict(KEYED, **{"lakestream.table.value.format": "schema-registry-latest",
+                         "lakestream.table.key.format": "schema-registry-latest",
+                         "lakestream.table.error.handling": "dead-letter"})
+    create_topic(broker.bootstrap, topic, config=cfg)
+    sr = SchemaRegistryClient({"url": broker.registry_url})
+    sr.register_schema(topic + "-key", Schema(json.dumps(KEY_V1), "AVRO"))
+    sr.register_schema(topic + "-value", Schema(json.dumps(VALUE), "AVRO"))
+    p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    for i in range(4):
+        p.produce(topic, key=bare(KEY_V1, {"id": i, "region": "r"}),
+                  value=bare(VALUE, {"owner": "o%d" % i, "balance": i * 10}), partition=0)
+    assert p.flush(30) == 0
+    tdir = iu.table_dir(broker, topic)
+    t, _, _ = iu.wait_rows(tdir, 4)
+    rows = scan(t)
+    assert [(r["_kafka_key_typed"], r["owner"], r["balance"]) for r in rows] == [
+        ({"id": i, "region": "r"}, "o%d" % i, i * 10) for i in range(4)]
+    # v2 becomes latest (an added optional field): the next records evolve the table
+    v2 = dict(VALUE, fields=VALUE["fields"] + [
+        {"name": "note", "type": ["null", "string"], "default": None}])
+    sr.register_schema(topic + "-value", Schema(json.dumps(v2), "AVRO"))
+    p.produce(topic, key=bare(KEY_V1, {"id": 9, "region": "r"}),
+              value=bare(v2, {"owner": "new", "balance": 1, "note": "hello"}), partition=0)
+    # a record still written by v1 is decoded by v2 (the latest): it is short, a dead letter
+    p.produce(topic, key=bare(KEY_V1, {"id": 10, "region": "r"}),
+              value=bare(VALUE, {"owner": "old", "balance": 2}), partition=0)
+    assert p.flush(30) == 0
+    t, _, _ = iu.wait_rows(tdir, 5)
+    rows = scan(t)
+    assert [(r["owner"], r["note"]) for r in rows] == [("o%d" % i, None) for i in range(4)] + [
+        ("new", "hello")]
+    d, drows, _ = iu.wait_rows(iu.table_dir(broker, topic + "__dlq"), 1)
+    dead = drows.to_pylist()[0]
+    assert dead["offset"] == 5
+    reason = {h["key"]: h["value"] for h in dead["headers"]}["lakestream.dlq.error"]
+    assert b"Avro value datum does not match its schema" in reason, reason
+
+
+def test_subject_name_strategy(broker):
+    """value.subject.name.strategy=RecordNameStrategy: a header's schema id must
+    be a version of the subject named by the record (what confluent-kafka's
+    record_subject_name_strategy registers under); an id of another subject
+    follows error.handling. With schema-registry-latest only TopicNameStrategy
+    can be applied: the others are refused by name."""
+    from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+    from confluent_kafka import KafkaException
+    from confluent_kafka.schema_registry import record_subject_name_strategy
+    iu.local_store_only()
+    topic = unique_topic("tsubj")
+    create_topic(broker.bootstrap, topic, config={
+        "lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000",
+        "lakestream.table.value.format": "schema-registry",
+        "lakestream.table.value.subject.name.strategy": "RecordNameStrategy",
+        "lakestream.table.error.handling": "dead-letter"})
+    sr = SchemaRegistryClient({"url": broker.registry_url})
+    by_record = SerializingProducer({
+        "bootstrap.servers": broker.bootstrap, "key.serializer": StringSerializer(),
+        "value.serializer": AvroSerializer(sr, json.dumps(VALUE), conf={
+            "subject.name.strategy": record_subject_name_strategy})})
+    # TopicNameStrategy registers under <topic>-value only (another schema: another id)
+    other = dict(VALUE, fields=VALUE["fields"] + [
+        {"name": "note", "type": ["null", "string"], "default": None}])
+    by_topic = producer(broker, StringSerializer(), other)
+    by_record.produce(topic, key="a", value={"owner": "rec", "balance": 1}, partition=0)
+    by_record.flush(30)
+    by_topic.produce(topic, key="b", value={"owner": "top", "balance": 2, "note": None},
+                     partition=0)
+    by_topic.flush(30)
+    by_record.produce(topic, key="c", value={"owner": "rec2", "balance": 3}, partition=0)
+    assert by_record.flush(30) == 0
+    assert "bank.Acct" in sr.get_subjects()
+    t, _, _ = iu.wait_rows(iu.table_dir(broker, topic), 2)
+    assert [r["owner"] for r in scan(t)] == ["rec", "rec2"]
+    d, drows, _ = iu.wait_rows(iu.table_dir(broker, topic + "__dlq"), 1)
+    dead = drows.to_pylist()[0]
+    assert dead["offset"] == 1
+    reason = {h["key"]: h["value"] for h in dead["headers"]}["lakestream.dlq.error"]
+    assert b"is not a version of subject bank.Acct" in reason, reason
+    # -latest with a strategy that needs the record's name: refused by name
+    a = AdminClient({"bootstrap.servers": broker.bootstrap})
+    res = ConfigResource("TOPIC", topic, set_config={
+        "lakestream.table.enabled": "true",
+        "lakestream.table.value.format": "schema-registry-latest",
+        "lakestream.table.value.subject.name.strategy": "RecordNameStrategy"})
+    with pytest.raises(KafkaException) as ei:
+        a.alter_configs([res])[res].result(30)
+    msg = str(ei.value)
+    assert "lakestream.table.value.subject.name.strategy" in msg and "TopicNameStrategy" in msg, msg
+    bad = unique_topic("tsubj-bad")
+    fut = a.create_topics([NewTopic(bad, 1, 1, config={
+        "lakestream.table.key.format": "schema-registry-latest",
+        "lakestream.table.key.subject.name.strategy": "TopicRecordNameStrategy"})])[bad]
+    with pytest.raises(KafkaException) as ei:
+        fut.result(30)
+    assert "lakestream.table.key.subject.name.strategy" in str(ei.value), str(ei.value)

@@ -266,6 +266,38 @@ TEST(namespace_layer_from_catalog)
 
 /* A compacted topic's table defaults to upsert; any layer that sets
  * write.mode wins; compact,delete counts as compacted. */
+TEST(typed_key_formats_and_subject_strategies)
+{
+    ls_policy_t p;
+    char err[512];
+    /* formats and strategies resolve to their typed members, across layers */
+    ls_prop_t stream[] = {P("lakestream.table.key.format", "schema-registry-latest"),
+                          P("lakestream.table.value.subject.name.strategy",
+                            "io.confluent.kafka.serializers.subject.TopicRecordNameStrategy")};
+    ls_prop_t ns[] = {P("lakestream.table.value.format", "schema-registry")};
+    ls_policy_layers_t l = {stream, 2, ns, 1, NULL, 0};
+    CHECK_EQ_INT(ls_policy_resolve(&l, &p, err, sizeof err), LS_OK);
+    CHECK(p.key_typed && p.key_latest && p.value_typed && !p.value_latest);
+    CHECK_EQ_INT(p.value_strategy, LS_POLICY_TOPIC_RECORD_NAME);
+    CHECK_EQ_INT(p.key_strategy, LS_POLICY_TOPIC_NAME);
+    CHECK_EQ_INT(p.source[LS_POLICY_KEY_SUBJECT_STRATEGY], LS_POLICY_SRC_DEFAULT);
+    /* -latest with a strategy that needs the record's name: the rule names both keys */
+    ls_prop_t bad[] = {P("lakestream.table.key.subject.name.strategy", "RecordNameStrategy")};
+    ls_policy_layers_t lb = {stream, 2, ns, 1, bad, 1};
+    CHECK_EQ_INT(ls_policy_resolve(&lb, &p, err, sizeof err), LS_EINVAL);
+    CHECK(strstr(err, "lakestream.table.key.subject.name.strategy (cluster layer)") &&
+          strstr(err, "lakestream.table.key.format=schema-registry-latest (stream layer)"));
+    /* the same strategy with the header format is fine */
+    ls_prop_t hdr[] = {P("lakestream.table.key.format", "schema-registry")};
+    ls_policy_layers_t lh = {hdr, 1, NULL, 0, bad, 1};
+    CHECK_EQ_INT(ls_policy_resolve(&lh, &p, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(p.key_strategy, LS_POLICY_RECORD_NAME);
+    CHECK_EQ_INT(
+        ls_policy_check("lakestream.table.key.subject.name.strategy", "ByName", err, sizeof err),
+        LS_EINVAL);
+    CHECK(strstr(err, "TopicNameStrategy, RecordNameStrategy") != NULL);
+}
+
 TEST(compacted_topics_default_to_upsert)
 {
     static const struct {
@@ -300,6 +332,7 @@ TEST(compacted_topics_default_to_upsert)
 int main(void)
 {
     ls_diag_set_level(LS_DIAG_WARN);
+    RUN(typed_key_formats_and_subject_strategies);
     RUN(compacted_topics_default_to_upsert);
     RUN(valid_values_accepted);
     RUN(bad_values_name_key_and_accepted);
