@@ -26,6 +26,8 @@
 # 7. asan:   with LS_TEST_ASAN_BUILD=DIR (make test sets it), the unit tests
 #            and the pytest suite again against the ASan+UBSan build; any
 #            sanitizer report fails the test that triggered it.
+# The S3 and ASan stages leave out the tests marked `heavy`
+# (tests/integration/pytest.ini): multi-process runs that the file stage runs.
 #
 # The integration suites start $LAKESTREAM_BIN (= BUILD_DIR/lakestream), so the
 # sanitizer build is tested the same way. Dependencies come from
@@ -84,13 +86,14 @@ run_counted() {
     add "$suite" "$p" "$f"
 }
 
-# run_pytest SUITE: the Python integration suite against $LAKESTREAM_BIN,
-# counted from its junit xml.
+# run_pytest SUITE [PYTEST_ARGS...]: the Python integration suite against
+# $LAKESTREAM_BIN, counted from its junit xml.
 run_pytest() {
     local suite=$1 xml="$WORK/$1.xml" rc p f s
-    echo "=== $suite: pytest tests/integration ($LAKESTREAM_BIN)"
+    shift
+    echo "=== $suite: pytest tests/integration $* ($LAKESTREAM_BIN)"
     timeout -k 10 1500 "$PY" -m pytest -p no:cacheprovider -q -rfE \
-        --junitxml="$xml" --basetemp="$WORK/$suite-tmp" tests/integration
+        --junitxml="$xml" --basetemp="$WORK/$suite-tmp" "$@" tests/integration
     rc=$?
     if [ -s "$xml" ]; then
         read -r p f s < <("$PY" - "$xml" <<'EOF'
@@ -260,7 +263,7 @@ if [ "$UNIT_ONLY" = 0 ]; then
             if [ -x "$LS_TEST_ASAN_BUILD/lakestream" ]; then
                 ASAN_DIR=$(cd "$LS_TEST_ASAN_BUILD" && pwd)
                 run_units asan.unit/ "$ASAN_DIR"
-                LAKESTREAM_BIN="$ASAN_DIR/lakestream" run_pytest asan.pytest
+                LAKESTREAM_BIN="$ASAN_DIR/lakestream" run_pytest asan.pytest -m "not heavy"
             else
                 echo "FAIL asan: $LS_TEST_ASAN_BUILD/lakestream missing (make asan failed?)"
                 add asan 0 1

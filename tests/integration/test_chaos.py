@@ -25,6 +25,7 @@ def test_chaos_short(tmp_path, faults):
     assert (r["lost"], r["duplicated"], r["reordered"], r["strangers"]) == (0, 0, 0, 0), r
 
 
+@pytest.mark.heavy
 def test_chaos_short_cluster(tmp_path):
     """Three brokers over etcd under idempotent load and group commits: one
     cycle kill -9s a random broker (and sometimes pauses etcd), one pauses a
@@ -39,6 +40,7 @@ def test_chaos_short_cluster(tmp_path):
     assert r["pauses"] == 1 and r["etcd_partitions"] == 1, r
 
 
+@pytest.mark.heavy
 def test_chaos_short_txn(tmp_path):
     """Transactional producers on three brokers over etcd while one cycle
     kill -9s a broker, one pauses one and one cuts one from etcd: no aborted
@@ -51,6 +53,7 @@ def test_chaos_short_txn(tmp_path):
     assert txn.passed(r), r
 
 
+@pytest.mark.heavy
 def test_txn_commits_on_a_healthy_cluster(tmp_path):
     """Three brokers over etcd and no nemesis: every transaction meant to
     commit commits. A broker's cached view of a log head, behind the marker

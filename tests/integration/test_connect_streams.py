@@ -42,6 +42,8 @@ from confluent_kafka.admin import ConfigResource
 import lsbroker
 from kafka_util import admin, consumer, create_topic, produce_all, producer, unique_topic, watermarks
 
+pytestmark = pytest.mark.heavy
+
 APPS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "apps")
 APPS_SRC = os.path.join(lsbroker.HERE, "java", "apps")
 

@@ -35,6 +35,8 @@ from test_tables import emit, ice_row, ROWS
 
 pyiceberg_table = pytest.importorskip("pyiceberg.table")
 
+pytestmark = pytest.mark.heavy
+
 ICEBERG_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "iceberg")
 READER_SRC = os.path.join(lsbroker.HERE, "java", "iceberg", "IcebergRead.java")
 JVM = ["java", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]

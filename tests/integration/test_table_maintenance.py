@@ -58,6 +58,7 @@ def _reader_loop(tdir, stop, seen_counts, errors):
         time.sleep(0.05)
 
 
+@pytest.mark.heavy
 def test_small_files_are_rewritten_while_readers_read(broker_factory):
     iceberg_util.local_store_only()
     b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")

@@ -49,8 +49,9 @@ done
 
 echo "# pytest tests/integration (object store: S3)"
 xml="$WORK/pytest-s3.xml"
+# the tests marked heavy run in make test's file-store stage only (pytest.ini)
 timeout -k 10 1200 "$PY" -m pytest -p no:cacheprovider -q -rfE --junitxml="$xml" \
-    --basetemp="$WORK/pytest-tmp" tests/integration
+    --basetemp="$WORK/pytest-tmp" -m "not heavy" tests/integration
 "$PY" - "$xml" <<'EOF' || RC=1
 import sys, xml.etree.ElementTree as ET
 try:
