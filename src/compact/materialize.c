@@ -15,7 +15,9 @@
  *
  * Rows: the raw table (partition, offset, timestamp, key, value, headers),
  * or with value.format=schema-registry a typed table (table/iceberg_typed.h):
- * each value names its Avro schema by id (Confluent wire format); the table
+ * each value names its Avro schema by id (Confluent wire format), or a JSON
+ * schema whose values are transcoded to Avro datums of its view first
+ * (registry/avro_view.h: one path for shape, evolution and shredding); the table
  * is created from the first record's schema, and a record that does not
  * fit — not framed, an unknown id, a datum that does not decode — fails the
  * range with the offset and the reason (error.handling=fail: the table
@@ -115,6 +117,7 @@
 #include "base/diag.h"
 #include "base/hash.h"
 #include "records/records.h"
+#include "registry/avro_view.h"
 #include "registry/registry.h"
 #include "table/data_files.h"
 #include "table/iceberg_raw.h"
@@ -541,14 +544,38 @@ static ls_status value_schema(ls_mat_batch_t *b, int32_t id, ls_sr_schema_t **ou
         snprintf(err, errlen, "schema id %d: %.400s", (int)id, e.message);
         return code == LS_SR_SCHEMA_NOT_FOUND ? LS_ECORRUPT : LS_EAGAIN;
     }
-    if ((*out)->type != LS_SR_AVRO) {
-        snprintf(err, errlen, "schema id %d is %s: only AVRO schemas become columns yet", (int)id,
-                 ls_sr_type_name((*out)->type));
+    if ((*out)->type == LS_SR_PROTOBUF || ((*out)->type == LS_SR_JSON && !(*out)->view)) {
+        if ((*out)->type == LS_SR_JSON)
+            snprintf(err, errlen, "schema id %d (JSON) is not mapped to columns: %.400s", (int)id,
+                     (*out)->view_why);
+        else
+            snprintf(err, errlen,
+                     "schema id %d is %s: only AVRO and JSON schemas become columns yet", (int)id,
+                     ls_sr_type_name((*out)->type));
         ls_sr_schema_release(*out);
         *out = NULL;
         return LS_ECORRUPT;
     }
     return LS_OK;
+}
+
+/* The Avro schema a schema's datums follow: an Avro schema's root, or a
+ * JSON Schema's Avro view (registry/avro_view.h). */
+static const ls_avro_node_t *schema_root(const ls_sr_schema_t *sc)
+{
+    return sc->type == LS_SR_AVRO ? ls_avro_root(sc->avro) : ls_avro_view_root(sc->view);
+}
+
+/* The Avro datum of d's payload of schema sc: the payload itself (Avro), or
+ * the JSON instance transcoded into *tmp. -1 with the reason in why. */
+static int payload_datum(const ls_sr_schema_t *sc, ls_typed_datum_t *d, ls_buf_t *tmp, char *why,
+                         size_t whylen)
+{
+    if (sc->type == LS_SR_AVRO) return 0;
+    if (ls_avro_view_encode(sc->view, d->datum, d->len, tmp, why, whylen) != 0) return -1;
+    d->datum = tmp->data;
+    d->len = tmp->len;
+    return 0;
 }
 
 /* The value schema ids of a typed table's property (ascending, comma
@@ -785,7 +812,7 @@ static ls_status reader_for(ls_mat_batch_t *b, int32_t id, bool key, typed_reade
     ls_sr_schema_t *sc;
     ls_status st = value_schema(b, id, &sc, err, errlen);
     if (st != LS_OK) return st;
-    const ls_avro_node_t *root = ls_avro_root(sc->avro);
+    const ls_avro_node_t *root = schema_root(sc);
     char why[512] = "";
     ls_typed_reader_t *rd = NULL;
     bool in_subject = true; /* a -latest id is its subject's by construction */
@@ -839,8 +866,8 @@ static ls_status create_typed(row_ctx_t *c, const ls_raw_record_t *r, int32_t vi
     ls_status st = vid >= 0 ? value_schema(b, vid, &vs, e, sizeof e) : LS_OK;
     if (st == LS_OK && kid >= 0) st = value_schema(b, kid, &ks, e, sizeof e);
     if (st == LS_OK) {
-        b->shape = ls_typed_shape_new_kv(vs ? ls_avro_root(vs->avro) : NULL,
-                                         ks ? ls_avro_root(ks->avro) : NULL, why, sizeof why);
+        b->shape = ls_typed_shape_new_kv(vs ? schema_root(vs) : NULL, ks ? schema_root(ks) : NULL,
+                                         why, sizeof why);
         if (!b->shape) {
             if (vid >= 0 && kid >= 0)
                 snprintf(e, sizeof e, "value schema id %d, key schema id %d: %s", (int)vid,
@@ -879,7 +906,7 @@ static ls_status create_typed(row_ctx_t *c, const ls_raw_record_t *r, int32_t vi
  * record's reason (c->err, c->incompatible) when the table cannot evolve
  * to it. */
 static ls_status typed_reader(row_ctx_t *c, const ls_raw_record_t *r, int32_t id, bool key,
-                              const ls_typed_reader_t **out)
+                              const ls_typed_reader_t **out, const ls_sr_schema_t **schema)
 {
     ls_mat_batch_t *b = c->b;
     typed_reader_t *tr;
@@ -904,6 +931,7 @@ static ls_status typed_reader(row_ctx_t *c, const ls_raw_record_t *r, int32_t id
         return LS_ECORRUPT;
     }
     *out = tr->rd;
+    *schema = tr->schema;
     return LS_OK;
 }
 
@@ -952,16 +980,30 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
     if (!b->t && (st = create_typed(c, r, vid, kid)) != LS_OK) return st;
     /* a key schema may evolve the table, which rebuilds every reader: the
      * value's is taken after it */
-    if (keyed && (st = typed_reader(c, r, kid, true, &k.rd)) != LS_OK) return st;
+    const ls_sr_schema_t *vsc = NULL, *ksc = NULL;
+    if (keyed && (st = typed_reader(c, r, kid, true, &k.rd, &ksc)) != LS_OK) return st;
     const ls_typed_shape_t *before = b->shape;
-    if (p->value_typed && (st = typed_reader(c, r, vid, false, &v.rd)) != LS_OK) return st;
-    if (keyed && b->shape != before && (st = typed_reader(c, r, kid, true, &k.rd)) != LS_OK)
+    if (p->value_typed && (st = typed_reader(c, r, vid, false, &v.rd, &vsc)) != LS_OK) return st;
+    if (keyed && b->shape != before && (st = typed_reader(c, r, kid, true, &k.rd, &ksc)) != LS_OK)
         return st;
     ls_pq_writer_t *w = ls_data_files_writer(b->files, r);
     if (!w) return LS_EINVAL;
-    char e[512];
-    st = ls_typed_write_kv(b->shape, p->value_typed ? &v : NULL, keyed ? &k : NULL, w, r, e,
-                           sizeof e);
+    char e[512], je[400];
+    ls_buf_t vt, kt; /* JSON values and keys transcoded to Avro datums */
+    ls_buf_init(&vt);
+    ls_buf_init(&kt);
+    if (p->value_typed && payload_datum(vsc, &v, &vt, je, sizeof je) != 0) {
+        snprintf(e, sizeof e, "the value: %s", je);
+        st = LS_ECORRUPT;
+    } else if (keyed && payload_datum(ksc, &k, &kt, je, sizeof je) != 0) {
+        snprintf(e, sizeof e, "the key: %s", je);
+        st = LS_ECORRUPT;
+    } else {
+        st = ls_typed_write_kv(b->shape, p->value_typed ? &v : NULL, keyed ? &k : NULL, w, r, e,
+                               sizeof e);
+    }
+    ls_buf_free(&vt);
+    ls_buf_free(&kt);
     if (st == LS_ECORRUPT) { /* nothing of the row was written */
         snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
         return st;

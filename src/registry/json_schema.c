@@ -16,79 +16,10 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "registry/json_schema_int.h"
 
 #define MAX_DEPTH 64
-
-typedef enum jkind {
-    J_EMPTY,
-    J_FALSE,
-    J_OBJECT,
-    J_ARRAY,
-    J_STRING,
-    J_NUMBER,
-    J_BOOLEAN,
-    J_NULL,
-    J_ENUM,
-    J_CONST,
-    J_COMBINED,
-    J_NOT,
-    J_REF,
-} jkind;
-
-typedef enum { C_ALL, C_ANY, C_ONE } criterion;
 static const char *const CRITERIA[] = {"allOf", "anyOf", "oneOf"};
-
-typedef struct jnode jnode_t;
-
-typedef struct prop {
-    const char *name;
-    jnode_t *schema;
-} prop_t;
-
-typedef struct pattern {
-    regex_t re;
-    jnode_t *schema;
-} pattern_t;
-
-/* A limit keyword: present or not, and its value. */
-typedef struct limit {
-    int has;
-    double v;
-} limit_t;
-
-struct jnode {
-    jkind kind;
-    json_t *src; /* the schema value (annotations: "default") */
-    /* combined */
-    criterion crit;
-    jnode_t **subs;
-    size_t nsubs;
-    /* object */
-    prop_t *props;
-    size_t nprops;
-    json_t *required; /* array of names, or NULL */
-    int additional;   /* additionalProperties / additionalItems permitted */
-    jnode_t *additional_schema;
-    pattern_t *patterns;
-    size_t npatterns;
-    limit_t min_props, max_props;
-    /* array */
-    jnode_t *items;  /* the schema of every item, or NULL */
-    jnode_t **tuple; /* positional item schemas */
-    size_t ntuple;
-    limit_t min_items, max_items;
-    int unique;
-    /* string */
-    limit_t min_len, max_len;
-    const char *pattern;
-    /* number */
-    int integer;
-    limit_t min, max, exmin, exmax, multiple;
-    /* enum, const */
-    json_t *values;
-    /* not, ref */
-    jnode_t *sub;
-};
 
 typedef struct memo {
     json_t *src;
@@ -129,6 +60,8 @@ static void *own(ls_jsonschema_t *s, void *p)
     s->allocs[s->nallocs++] = p;
     return p;
 }
+
+const jnode_t *ls_jsonschema_root(const ls_jsonschema_t *s) { return s->root; }
 
 void ls_jsonschema_free(ls_jsonschema_t *s)
 {

@@ -32,6 +32,7 @@
 #include "base/hash.h"
 #include "base/i64map.h"
 #include "base/utf8.h"
+#include "registry/avro_view.h"
 
 #define P "/ls/registry/"
 #define MAX_ATTEMPTS 64
@@ -148,6 +149,8 @@ void ls_sr_schema_release(ls_sr_schema_t *s)
     ls_avro_free(s->avro);
     ls_jsonschema_free(s->json);
     ls_proto_free(s->proto);
+    ls_avro_view_free(s->view);
+    ls_free(s->view_why);
     ls_free(s);
 }
 
@@ -208,6 +211,7 @@ static ls_sr_code parse_schema(ls_sr_type type, const char *text, const ls_sr_re
     s->avro = avro;
     s->json = json;
     s->proto = proto;
+    if (json && !(s->view = ls_avro_view_json(json, why, sizeof why))) s->view_why = ls_strdup(why);
     s->nrefs = nrefs;
     s->refs = LS_NEWN(ls_sr_ref_t, nrefs ? nrefs : 1);
     for (size_t i = 0; i < nrefs; i++) {

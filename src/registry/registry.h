@@ -138,7 +138,11 @@ typedef struct ls_sr_schema {
     ls_avro_schema_t *avro; /* AVRO: parsed, references included */
     ls_jsonschema_t *json;  /* JSON: loaded, references included */
     ls_proto_t *proto;      /* PROTOBUF: parsed, imports included */
-    int refcount;           /* atomic */
+    /* JSON: the Avro view its values become table columns by (avro_view.h);
+     * NULL with the reason in view_why when the schema is not mapped */
+    struct ls_avro_view *view;
+    char *view_why;
+    int refcount; /* atomic */
 } ls_sr_schema_t;
 
 /* One version of a subject. */

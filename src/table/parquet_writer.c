@@ -777,7 +777,7 @@ static ls_status flush_column(ls_pq_writer_t *w, pq_col_t *c, chunk_meta_t *cm)
                 if (c->vals.data[k])
                     body.data[body.len + (k - voff0) / 8] |= (uint8_t)(1u << ((k - voff0) % 8));
             body.len += nb;
-        } else {
+        } else if (voff > voff0) { /* a page of only nulls has no values (and vals may be NULL) */
             ls_buf_append(&body, c->vals.data + voff0, voff - voff0);
         }
         st = write_page(w, cm, PAGE_DATA, &body, (int32_t)(l - l0),

@@ -1,0 +1,66 @@
+/* The Avro view of a registered JSON Schema: an Avro schema whose datums
+ * carry the same values, and a transcoder from JSON instances to those
+ * datums, so the typed-table machinery built on Avro (table/iceberg_typed.h:
+ * shape, evolution, shredding) writes JSON values too (issue 14 §2).
+ *
+ * Mapping (JSON Schema -> Avro -> Iceberg, docs/FORMATS.md "Typed values"):
+ *   object with properties       -> record  -> struct (declaration order)
+ *   object, no properties, with an additionalProperties schema
+ *                                -> map     -> map<string, V>
+ *   array with an items schema   -> array   -> list
+ *   string                       -> string  -> string
+ *     format date-time           -> long timestamp-micros -> timestamptz
+ *     format date                -> int date              -> date
+ *     contentEncoding base64     -> bytes                 -> binary
+ *   integer                      -> int when minimum/maximum keep it in
+ *                                   32 bits, else long
+ *   number                       -> double
+ *   boolean                      -> boolean
+ *   enum / const of strings      -> string; of integers -> long
+ *   a schema accepting anything ({}, true, an object without properties
+ *   or additionalProperties schema, an array without items, an anyOf/oneOf
+ *   of several non-null types)   -> string holding the value's JSON text
+ * Nullable: a "type" list or anyOf/oneOf with "null" and one other schema,
+ * and every property not "required", is a union with null (optional
+ * column). allOf of one typed schema and constraints (enum, const, not) is
+ * that schema. A top-level object with properties is named by its "title"
+ * (what record-name subject strategies use). Refused with the path and the
+ * reason (the record then makes no row and follows error.handling):
+ * recursion ($ref cycles: Iceberg has no recursive types),
+ * tuples (prefixItems / items arrays), allOf of several typed schemas, a
+ * schema that is only "null" or false. Whether the top level may be other
+ * than a record is the table's to say (a value's must be one, a key's may
+ * be a primitive: table/iceberg_typed.h).
+ *
+ * Transcoding checks what the columns need, not every JSON Schema
+ * constraint: the instance is one JSON value; each mapped value has its
+ * type (an integer for int/long, in range; a number for double; a date-time
+ * per RFC 3339; a date YYYY-MM-DD; base64 that decodes; a string or integer
+ * enum member of the right type); required non-nullable properties are
+ * present and not null. Properties the schema does not declare have no
+ * column and are not kept (the record itself stays in the topic).
+ *
+ * A view is immutable once built and may be shared between threads. */
+#ifndef LS_REGISTRY_AVRO_VIEW_H
+#define LS_REGISTRY_AVRO_VIEW_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "registry/avro.h"
+#include "registry/json_schema.h"
+
+typedef struct ls_avro_view ls_avro_view_t;
+
+/* The view of a JSON Schema; NULL with the path and the reason in err when
+ * the schema is not mapped (header comment). */
+ls_avro_view_t *ls_avro_view_json(const ls_jsonschema_t *s, char *err, size_t errlen);
+void ls_avro_view_free(ls_avro_view_t *v);
+/* The Avro schema (a record) datums of v follow. */
+const ls_avro_node_t *ls_avro_view_root(const ls_avro_view_t *v);
+/* Appends to out the Avro binary datum of the payload p[0..len) (for JSON:
+ * one JSON text). 0, or -1 with the path and the reason in why (out then
+ * holds a partial datum: discard it). */
+int ls_avro_view_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, ls_buf_t *out,
+                        char *why, size_t whylen);
+#endif

@@ -1,0 +1,265 @@
+/* registry/avro_view.c: JSON Schema -> the Avro view typed tables are made
+ * from (the Iceberg columns it gives, through table/iceberg_typed.h), JSON
+ * instances transcoded to Avro datums (exact bytes, and every datum checked
+ * against the view's schema), values that do not fit refused with the path,
+ * schemas that do not map refused with the path, and evolution between two
+ * JSON schema versions. Reading rows back: tests/integration/
+ * test_typed_json.py (PyIceberg, DuckDB). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "registry/avro_view.h"
+#include "table/iceberg_typed.h"
+#include "unit.h"
+
+static ls_jsonschema_t *load(const char *text)
+{
+    char err[256];
+    ls_jsonschema_t *s = ls_jsonschema_parse(NULL, NULL, 0, text, err, sizeof err);
+    if (!s) printf("# json schema: %s\n", err);
+    return s;
+}
+
+static const char ORDER[] =
+    "{\"title\":\"shop.Order\",\"type\":\"object\",\"required\":[\"id\",\"at\",\"lines\"],"
+    "\"properties\":{"
+    "\"id\":{\"type\":\"integer\"},"
+    "\"qty\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000},"
+    "\"price\":{\"type\":\"number\"},"
+    "\"note\":{\"type\":[\"string\",\"null\"]},"
+    "\"at\":{\"type\":\"string\",\"format\":\"date-time\"},"
+    "\"day\":{\"type\":\"string\",\"format\":\"date\"},"
+    "\"ok\":{\"type\":\"boolean\"},"
+    "\"kind\":{\"type\":\"string\",\"enum\":[\"a\",\"b\"]},"
+    "\"lines\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/definitions/line\"}},"
+    "\"attrs\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\"}},"
+    "\"extra\":{},"
+    "\"blob\":{\"type\":\"string\",\"contentEncoding\":\"base64\"}},"
+    "\"definitions\":{\"line\":{\"type\":\"object\",\"required\":[\"sku\"],\"properties\":{"
+    "\"sku\":{\"type\":\"string\"},\"n\":{\"anyOf\":[{\"type\":\"null\"},{\"type\":"
+    "\"integer\"}]}}}}}";
+
+TEST(columns_of_a_json_schema)
+{
+    ls_jsonschema_t *js = load(ORDER);
+    CHECK(js != NULL);
+    char err[256] = "";
+    ls_avro_view_t *v = ls_avro_view_json(js, err, sizeof err);
+    if (!v) printf("# %s\n", err);
+    CHECK(v != NULL);
+    CHECK(!strcmp(ls_avro_view_root(v)->fullname, "shop.Order")); /* record-name strategies */
+    ls_typed_shape_t *s = ls_typed_shape_new(ls_avro_view_root(v), err, sizeof err);
+    if (!s) printf("# %s\n", err);
+    CHECK(s != NULL);
+    const char *j = ls_typed_iceberg_schema_json(s);
+    CHECK(strstr(j, "{\"id\":10,\"name\":\"id\",\"required\":true,\"type\":\"long\"}") != NULL);
+    CHECK(strstr(j, "\"name\":\"qty\",\"required\":false,\"type\":\"int\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"price\",\"required\":false,\"type\":\"double\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"note\",\"required\":false,\"type\":\"string\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"at\",\"required\":true,\"type\":\"timestamptz\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"day\",\"required\":false,\"type\":\"date\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"ok\",\"required\":false,\"type\":\"boolean\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"kind\",\"required\":false,\"type\":\"string\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"extra\",\"required\":false,\"type\":\"string\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"blob\",\"required\":false,\"type\":\"binary\"") != NULL);
+    CHECK(strstr(j, "\"type\":\"map\",\"key-id\":") != NULL);
+    CHECK(strstr(j, "\"name\":\"sku\",\"required\":true,\"type\":\"string\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"n\",\"required\":false,\"type\":\"long\"") != NULL);
+    ls_typed_shape_free(s);
+    ls_avro_view_free(v);
+    ls_jsonschema_free(js);
+}
+
+static int encode(const ls_avro_view_t *v, const char *json, ls_buf_t *out, char *why, size_t n)
+{
+    ls_buf_init(out);
+    int rc = ls_avro_view_encode(v, (const uint8_t *)json, strlen(json), out, why, n);
+    if (rc == 0) {
+        char e[256];
+        /* whatever the transcoder writes is exactly one datum of the view's schema */
+        if (ls_avro_datum_check(ls_avro_view_root(v), out->data, out->len, e, sizeof e) != 0) {
+            printf("# datum check: %s\n", e);
+            return -2;
+        }
+    }
+    return rc;
+}
+
+TEST(instances_become_datums)
+{
+    ls_jsonschema_t *js = load(ORDER);
+    char why[256];
+    ls_avro_view_t *v = ls_avro_view_json(js, why, sizeof why);
+    CHECK(v != NULL);
+    ls_buf_t b;
+    CHECK_EQ_INT(encode(v,
+                        "{\"id\":-3,\"at\":\"1970-01-01T00:00:01.5+01:00\",\"lines\":[],"
+                        "\"ignored\":[1,2]}",
+                        &b, why, sizeof why),
+                 0);
+    /* id -3, then qty, price and note null (branch 0) */
+    CHECK(b.data[0] == 0x05 && b.data[1] == 0 && b.data[2] == 0 && b.data[3] == 0);
+    /* at = 1 s + 0.5 s - 1 h = -3598.5 s = -3598500000 us, zig-zag 7196999999 */
+    uint64_t z = 0;
+    size_t i = 4;
+    for (int sh = 0; i < b.len; sh += 7) {
+        z |= (uint64_t)(b.data[i] & 0x7f) << sh;
+        if (!(b.data[i++] & 0x80)) break;
+    }
+    CHECK(z == 7196999999ULL);
+    ls_buf_free(&b);
+    CHECK_EQ_INT(
+        encode(v,
+               "{\"id\":1,\"qty\":7,\"price\":2,\"note\":\"x\",\"at\":\"2024-02-29T23:59:"
+               "59Z\",\"day\":\"2024-02-29\",\"ok\":true,\"kind\":\"b\",\"lines\":[{\"sku\":"
+               "\"s\",\"n\":null},{\"sku\":\"t\",\"n\":3}],\"attrs\":{\"a\":1},\"extra\":{"
+               "\"x\":[1,null]},\"blob\":\"AAEC\"}",
+               &b, why, sizeof why),
+        0);
+    CHECK(memmem(b.data, b.len, "{\"x\":[1,null]}", 14) != NULL); /* the JSON text */
+    CHECK(memmem(b.data, b.len, "\x06\x00\x01\x02", 4) != NULL);  /* the bytes of AAEC */
+    ls_buf_free(&b);
+    /* what does not fit is refused with the path */
+    struct {
+        const char *json, *why;
+    } bad[] = {
+        {"{\"at\":\"2024-01-01T00:00:00Z\",\"lines\":[]}", "/id: the property is required"},
+        {"{\"id\":null,\"at\":\"2024-01-01T00:00:00Z\",\"lines\":[]}", "/id: null where"},
+        {"{\"id\":1.5,\"at\":\"2024-01-01T00:00:00Z\",\"lines\":[]}", "/id: a number where"},
+        {"{\"id\":\"1\",\"at\":\"2024-01-01T00:00:00Z\",\"lines\":[]}", "/id: a string where"},
+        {"{\"id\":1,\"qty\":3000000000,\"at\":\"2024-01-01T00:00:00Z\",\"lines\":[]}",
+         "/qty: 3000000000 is out"},
+        {"{\"id\":1,\"at\":\"2024-01-01\",\"lines\":[]}", "/at: a string that is not a date-time"},
+        {"{\"id\":1,\"at\":\"2023-02-29T00:00:00Z\",\"lines\":[]}", "/at:"},
+        {"{\"id\":1,\"day\":\"2023-13-01\",\"at\":\"2024-01-01T00:00:00Z\",\"lines\":[]}",
+         "/day: a string that is not a date"},
+        {"{\"id\":1,\"kind\":\"c\",\"at\":\"2024-01-01T00:00:00Z\",\"lines\":[]}",
+         "/kind: the value is not one of"},
+        {"{\"id\":1,\"at\":\"2024-01-01T00:00:00Z\",\"lines\":[{\"n\":1}]}",
+         "/lines/0/sku: the property is required"},
+        {"{\"id\":1,\"at\":\"2024-01-01T00:00:00Z\",\"lines\":{}}", "/lines: an object where"},
+        {"{\"id\":1,\"at\":\"2024-01-01T00:00:00Z\",\"lines\":[],\"attrs\":{\"k\":\"v\"}}",
+         "/attrs/k: a string where"},
+        {"{\"id\":1,\"at\":\"2024-01-01T00:00:00Z\",\"lines\":[],\"blob\":\"!!\"}",
+         "/blob: a string that is not base64"},
+        {"[1]", "/: an array where"},
+        {"{\"id\":1", "not one JSON text"},
+        {"{\"id\":1,\"id\":2}", "not one JSON text"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        why[0] = 0;
+        int rc = encode(v, bad[k].json, &b, why, sizeof why);
+        ls_buf_free(&b);
+        if (rc != -1 || !strstr(why, bad[k].why)) printf("# %s -> %d %s\n", bad[k].json, rc, why);
+        CHECK(rc == -1 && strstr(why, bad[k].why));
+    }
+    ls_avro_view_free(v);
+    ls_jsonschema_free(js);
+}
+
+TEST(unmapped_schemas_name_the_path)
+{
+    struct {
+        const char *schema, *why;
+    } bad[] = {
+        {"{\"type\":\"object\",\"properties\":{\"t\":{\"type\":\"array\",\"prefixItems\":[{}]}}}",
+         "#/properties/t: tuples"},
+        {"{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"null\"}}}",
+         "#/properties/n: a schema accepting only null"},
+        {"{\"type\":\"object\",\"properties\":{\"a\":{\"allOf\":[{\"type\":\"string\"},{\"type\":"
+         "\"integer\"}]}}}",
+         "#/properties/a: allOf of several"},
+        {"{\"$ref\":\"#/definitions/"
+         "n\",\"definitions\":{\"n\":{\"type\":\"object\",\"properties\":{"
+         "\"next\":{\"$ref\":\"#/definitions/n\"}}}}}",
+         "#/properties/next: a recursive schema"},
+        {"{\"type\":\"object\",\"properties\":{\"e\":{\"enum\":[\"a\",1]}}}",
+         "#/properties/e: an enum"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ls_jsonschema_t *js = load(bad[k].schema);
+        CHECK(js != NULL);
+        char why[256] = "";
+        ls_avro_view_t *v = ls_avro_view_json(js, why, sizeof why);
+        if (v || !strstr(why, bad[k].why)) printf("# %s -> %s\n", bad[k].schema, why);
+        CHECK(v == NULL && strstr(why, bad[k].why));
+        ls_jsonschema_free(js);
+    }
+    /* a top level that is no object with properties maps, but makes no value columns */
+    const char *tops[] = {"{\"type\":\"string\"}", "{\"type\":\"object\"}"};
+    for (size_t k = 0; k < 2; k++) {
+        ls_jsonschema_t *js = load(tops[k]);
+        char why[256] = "";
+        ls_avro_view_t *v = ls_avro_view_json(js, why, sizeof why);
+        CHECK(v != NULL && ls_avro_view_root(v)->kind == LS_AVRO_STRING);
+        CHECK(ls_typed_shape_new(ls_avro_view_root(v), why, sizeof why) == NULL);
+        CHECK(strstr(why, "must be a record") != NULL);
+        ls_avro_view_free(v);
+        ls_jsonschema_free(js);
+    }
+    /* several non-null types: the value's JSON text */
+    ls_jsonschema_t *js = load("{\"type\":\"object\",\"properties\":{\"u\":{\"type\":[\"string\","
+                               "\"integer\",\"null\"]}}}");
+    char why[256];
+    ls_avro_view_t *v = ls_avro_view_json(js, why, sizeof why);
+    CHECK(v != NULL);
+    ls_buf_t b;
+    CHECK_EQ_INT(encode(v, "{\"u\":12}", &b, why, sizeof why), 0);
+    CHECK(b.len == 4 && b.data[0] == 2 && b.data[1] == 4 && !memcmp(b.data + 2, "12", 2));
+    ls_buf_free(&b);
+    ls_avro_view_free(v);
+    ls_jsonschema_free(js);
+}
+
+TEST(evolution_between_json_versions)
+{
+    const char *v1 = "{\"type\":\"object\",\"required\":[\"id\"],\"properties\":{\"id\":{\"type\":"
+                     "\"integer\",\"minimum\":0,\"maximum\":100},\"x\":{\"type\":\"number\"}}}";
+    const char *v2 = "{\"type\":\"object\",\"required\":[\"id\"],\"properties\":{\"id\":{\"type\":"
+                     "\"integer\"},\"x\":{\"type\":\"number\"},\"tag\":{\"type\":\"string\"}}}";
+    const char *v3 = "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"}}}";
+    ls_jsonschema_t *j1 = load(v1), *j2 = load(v2), *j3 = load(v3);
+    char err[256];
+    ls_avro_view_t *a1 = ls_avro_view_json(j1, err, sizeof err);
+    ls_avro_view_t *a2 = ls_avro_view_json(j2, err, sizeof err);
+    ls_avro_view_t *a3 = ls_avro_view_json(j3, err, sizeof err);
+    CHECK(a1 && a2 && a3);
+    ls_typed_shape_t *s1 = ls_typed_shape_new(ls_avro_view_root(a1), err, sizeof err);
+    CHECK(s1 != NULL);
+    CHECK(strstr(ls_typed_iceberg_schema_json(s1), "\"name\":\"id\",\"required\":true,\"type\":"
+                                                   "\"int\"") != NULL);
+    ls_typed_reader_t *rd = NULL;
+    CHECK_EQ_INT(ls_typed_reader_new(s1, ls_avro_view_root(a2), &rd, err, sizeof err),
+                 LS_ECONFLICT);
+    ls_typed_shape_t *s2 = NULL;
+    CHECK_EQ_INT(ls_typed_evolve(s1, ls_avro_view_root(a2), &s2, err, sizeof err), LS_OK);
+    const char *j = ls_typed_iceberg_schema_json(s2);
+    CHECK(strstr(j, "{\"id\":10,\"name\":\"id\",\"required\":true,\"type\":\"long\"}") != NULL);
+    CHECK(strstr(j, "\"name\":\"tag\",\"required\":false,\"type\":\"string\"") != NULL);
+    /* the older version fits the evolved table as it is */
+    CHECK_EQ_INT(ls_typed_reader_new(s2, ls_avro_view_root(a1), &rd, err, sizeof err), LS_OK);
+    ls_typed_reader_free(rd);
+    /* a string where the table has a long is refused with the path */
+    ls_typed_shape_t *s3 = NULL;
+    CHECK_EQ_INT(ls_typed_evolve(s2, ls_avro_view_root(a3), &s3, err, sizeof err), LS_EINVAL);
+    CHECK(strstr(err, "/id") != NULL);
+    ls_typed_shape_free(s1);
+    ls_typed_shape_free(s2);
+    ls_avro_view_free(a1);
+    ls_avro_view_free(a2);
+    ls_avro_view_free(a3);
+    ls_jsonschema_free(j1);
+    ls_jsonschema_free(j2);
+    ls_jsonschema_free(j3);
+}
+
+int main(void)
+{
+    RUN(columns_of_a_json_schema);
+    RUN(instances_become_datums);
+    RUN(unmapped_schemas_name_the_path);
+    RUN(evolution_between_json_versions);
+    UNIT_DONE();
+}
