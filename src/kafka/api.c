@@ -197,8 +197,19 @@ int16_t ls_kafka_error_for_version(int16_t api_key, int16_t version, int16_t err
  * v0 layout with UNSUPPORTED_VERSION and the full list of ranges so the
  * client retries with a version it can use (KIP-511); conn.c passes such
  * requests through with flex == false and writes a v0 response header for
- * every ApiVersions version. The v3+ tagged fields (features) are left at
- * their defaults: no SupportedFeatures, FinalizedFeaturesEpoch -1. */
+ * every ApiVersions version.
+ *
+ * Features (v3+ tagged fields): one, `transaction.version`, supported 0..2
+ * and finalized at 2 (LS_KAFKA_TRANSACTION_VERSION), so clients that know
+ * KIP-890 part 2 (kafka-clients 4.x) run transaction version 2: EndTxn v5,
+ * Produce v12 and TxnOffsetCommit v5 without AddPartitionsToTxn /
+ * AddOffsetsToTxn (docs/ARCHITECTURE.md, "Transaction version 2"). Clients
+ * that do not look at features (librdkafka) keep version 1 with the same
+ * broker: the version is the client's choice per request, the broker serves
+ * both. The level never changes, so the finalized epoch is a constant. As
+ * Kafka does (KAFKA-17492), a supported range starting at 0 is left out of
+ * v0-3 responses, whose older readers refuse it; the finalized level is
+ * sent from v3. */
 void ls_kafka_handle_api_versions(ls_kreq_t *req)
 {
     const ls_kafka_api_t *self = ls_kafka_api_find(LS_KAFKA_API_API_VERSIONS);
@@ -221,6 +232,23 @@ void ls_kafka_handle_api_versions(ls_kreq_t *req)
         resp.ApiKeys[i].MaxVersion = ls_kafka_apis[i].max_version;
         if (ls_kafka_apis[i].key == LS_KAFKA_API_PRODUCE)
             resp.ApiKeys[i].MinVersion = 0; /* KAFKA-18659, see the top of this file */
+    }
+    ls_kafka_ApiVersionsResponse_SupportedFeatureKey supported = {
+        .Name = ls_kstr_c("transaction.version"),
+        .MinVersion = 0,
+        .MaxVersion = LS_KAFKA_TRANSACTION_VERSION};
+    ls_kafka_ApiVersionsResponse_FinalizedFeatureKey finalized = {
+        .Name = ls_kstr_c("transaction.version"),
+        .MaxVersionLevel = LS_KAFKA_TRANSACTION_VERSION,
+        .MinVersionLevel = LS_KAFKA_TRANSACTION_VERSION};
+    if (encode_version >= 4) {
+        resp.SupportedFeatures = &supported;
+        resp.NumSupportedFeatures = 1;
+    }
+    if (encode_version >= 3) {
+        resp.FinalizedFeatures = &finalized;
+        resp.NumFinalizedFeatures = 1;
+        resp.FinalizedFeaturesEpoch = LS_KAFKA_FEATURES_EPOCH;
     }
     ls_kw_t w;
     ls_kreq_begin(req, &w);

@@ -50,6 +50,13 @@ typedef struct ls_kafka_api {
     ls_kafka_handler_fn handler;
 } ls_kafka_api_t;
 
+/* The `transaction.version` feature finalized in ApiVersions (KIP-890 part
+ * 2: 2 = the epoch bumps at every transaction end, partitions and groups are
+ * added by Produce v12 / TxnOffsetCommit v5), and the epoch of the
+ * finalized features (constant: the level never changes). */
+#define LS_KAFKA_TRANSACTION_VERSION 2
+#define LS_KAFKA_FEATURES_EPOCH 1
+
 extern const ls_kafka_api_t ls_kafka_apis[];
 extern const int ls_kafka_napis;
 const ls_kafka_api_t *ls_kafka_api_find(int16_t key);

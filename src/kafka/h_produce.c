@@ -34,7 +34,26 @@
  * transaction's number to log storage, whose commit refuses it if the
  * transaction ended on the log meanwhile (INVALID_TXN_STATE). A
  * transactional batch without a TransactionalId, and any control batch
- * (markers are written by the coordinator only), is INVALID_RECORD. */
+ * (markers are written by the coordinator only), is INVALID_RECORD.
+ *
+ * Transaction version 2 (KIP-890 part 2): a Produce v12+ with a
+ * TransactionalId also adds its partitions to the transaction, the client
+ * sending no AddPartitionsToTxn (what Kafka's partition leader asks of the
+ * coordinator with AddPartitionsToTxn v5, VerifyOnly false). The worker that
+ * reads the record runs the coordinator's own add step over it
+ * (ls_txn_run_add: compare-and-set on the record's revision, so it
+ * serializes with EndTxn and with other brokers adding partitions) for the
+ * partitions of transactional batches that the record does not list yet,
+ * with the pair of the first such batch, then reads the record again for the
+ * check above. The add begins the transaction when the record is Empty or
+ * Complete*; a batch of an epoch an EndTxn v5 has moved past is fenced
+ * there. Answers, as Kafka translates the coordinator's: PRODUCER_FENCED ->
+ * INVALID_PRODUCER_EPOCH; CONCURRENT_TRANSACTIONS (the previous decision
+ * still completing) and a store failure -> NOT_ENOUGH_REPLICAS, which
+ * producers retry without a metadata refresh; a transaction over
+ * LS_TXN_MAX_PARTICIPANTS -> TRANSACTION_ABORTABLE. Added partitions whose
+ * records are then refused (a bad batch) only get a marker with nothing
+ * before it, as in Kafka. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,11 +81,29 @@ typedef struct produce_defaults {
     int64_t ts_before_max_ms, ts_after_max_ms;
 } produce_defaults_t;
 
-/* The transactional id's record as read for this request. */
+/* The transactional id's record as read for this request, and the
+ * implicit add of transaction version 2 (file comment). */
 typedef struct produce_txn {
     ls_status st; /* of the read: LS_OK, LS_ENOTFOUND (no such id) or the store's error */
     ls_txn_record_t rec;
+    ls_txn_partition_t *join; /* arena: partitions to add (Produce v12+) */
+    int njoin;
+    int64_t join_pid; /* the pair of the first transactional batch */
+    int16_t join_epoch;
+    int16_t join_err;     /* Kafka code for the joined partitions when the add failed */
+    const char *join_why; /* arena: its message */
+    bool join_concurrent; /* the add met the previous decision still completing */
 } produce_txn_t;
+
+/* The add meeting the previous transaction's decision still being completed
+ * (CONCURRENT_TRANSACTIONS: a client of transaction version 2 begins the
+ * next transaction as soon as EndTxn answers, before the markers are
+ * written) is retried here every JOIN_RETRY_MS for up to JOIN_RETRY_MAX_MS
+ * before the client is told to retry: Kafka's partition leader does the same
+ * (add.partitions.to.txn.retry.backoff.ms 20, ...backoff.max.ms 100), which
+ * spares the client its retry.backoff.ms. */
+#define JOIN_RETRY_MS 20
+#define JOIN_RETRY_MAX_MS 100
 
 typedef struct produce_ctx {
     ls_kreq_t *req;
@@ -282,6 +319,17 @@ static bool txn_refused(ls_kreq_t *req, const produce_txn_t *txn, const ls_strea
     ls_txn_err e = ls_txn_check_produce(txn->st == LS_OK ? &txn->rec : NULL, bi->producer_id,
                                         bi->producer_epoch, s->stream_no, partition, seq);
     if (e == LS_TXERR_NONE) return false;
+    if (txn->join_err != LS_KERR_NONE)
+        for (int i = 0; i < txn->njoin; i++)
+            if (txn->join[i].stream_no == s->stream_no && txn->join[i].partition == partition) {
+                pr->ErrorCode = txn->join_err;
+                pr->ErrorMessage = ls_kstr_c(ls_arena_printf(
+                    req->arena, "adding %s-%d to the transaction of producer %lld epoch %d: %s",
+                    s->name, (int)partition, (long long)bi->producer_id, (int)bi->producer_epoch,
+                    txn->join_why));
+                LS_INFO("kafka", "%s", pr->ErrorMessage.ptr);
+                return true;
+            }
     pr->ErrorCode = ls_kafka_txn_error(e, false);
     pr->ErrorMessage = ls_kstr_c(ls_arena_printf(
         req->arena, "transactional produce to %s-%d by producer %lld epoch %d: %s", s->name,
@@ -445,6 +493,7 @@ typedef struct produce_job {
     ls_stream_t **streams; /* arena */
     char *tid;             /* arena; NULL without a TransactionalId */
     produce_txn_t txn;     /* read when tid is set */
+    int64_t join_start_ms; /* monotonic: the first add attempt */
 } produce_job_t;
 
 static void produce_process(produce_job_t *job);
@@ -476,17 +525,129 @@ static void autocreate_after(void *arg)
     produce_process(job);
 }
 
-/* Worker thread: the transactional id's record, for the produce check. */
+/* Loop: the partitions a Produce v12+ adds to its transaction (file
+ * comment): those whose first batch is transactional, all under the pair of
+ * the first one (a batch of another pair is refused by the check). */
+static void join_collect(produce_job_t *job)
+{
+    ls_kreq_t *req = job->req;
+    produce_txn_t *tx = &job->txn;
+    int total = 0;
+    for (int t = 0; t < job->m.NumTopicData; t++)
+        total += job->m.TopicData[t].NumPartitionData;
+    tx->join = ls_arena_alloc(req->arena, sizeof *tx->join * (size_t)(total > 0 ? total : 1));
+    for (int t = 0; t < job->m.NumTopicData; t++) {
+        const ls_stream_t *s = job->streams[t];
+        const ls_kafka_ProduceRequest_TopicProduceData *td = &job->m.TopicData[t];
+        for (int p = 0; s && p < td->NumPartitionData; p++) {
+            const ls_kafka_ProduceRequest_PartitionProduceData *pd = &td->PartitionData[p];
+            if (pd->Index < 0 || pd->Index >= s->partitions || pd->Records.len < LS_RB_HEADER_SIZE)
+                continue;
+            const uint8_t *b = (const uint8_t *)pd->Records.ptr;
+            uint16_t attrs = ls_be16_get(b + LS_RB_OFF_ATTRIBUTES);
+            if (b[LS_RB_OFF_MAGIC] != 2 || !(attrs & 0x10) || (attrs & 0x20)) continue;
+            int64_t pid = (int64_t)ls_be64_get(b + LS_RB_OFF_PRODUCER_ID);
+            int16_t epoch = (int16_t)ls_be16_get(b + LS_RB_OFF_PRODUCER_EPOCH);
+            if (tx->njoin == 0) {
+                tx->join_pid = pid;
+                tx->join_epoch = epoch;
+            } else if (pid != tx->join_pid || epoch != tx->join_epoch) {
+                continue;
+            }
+            tx->join[tx->njoin++] = (ls_txn_partition_t){
+                .topic = job->names[t], .stream_no = s->stream_no, .partition = pd->Index};
+        }
+    }
+}
+
+/* Worker: does the record already hold every partition to join? */
+static bool join_needed(const produce_txn_t *tx)
+{
+    if (tx->njoin == 0) return false;
+    if (tx->st != LS_OK) return true;
+    const ls_txn_record_t *r = &tx->rec;
+    if (r->state != LS_TXN_ONGOING || r->producer_id != tx->join_pid ||
+        r->producer_epoch != tx->join_epoch)
+        return true;
+    for (int i = 0; i < tx->njoin; i++)
+        if (!ls_txn_has_partition(r, tx->join[i].stream_no, tx->join[i].partition)) return true;
+    return false;
+}
+
+/* Worker: the coordinator's add step for the partitions to join; on
+ * success the record is read again for the check. */
+static void join_run(produce_job_t *job)
+{
+    produce_txn_t *tx = &job->txn;
+    ls_txn_store_t *txns = job->req->svc->txns;
+    ls_txn_result_t res;
+    ls_status st = ls_txn_run_add(txns, job->tid, tx->join_pid, tx->join_epoch, tx->join, tx->njoin,
+                                  NULL, 0, &res);
+    if (st == LS_OK && res.err == LS_TXERR_NONE) {
+        if (tx->st == LS_OK) ls_txn_record_free(&tx->rec);
+        int64_t rev;
+        tx->st = ls_txn_load(txns, job->tid, &tx->rec, &rev);
+        return;
+    }
+    if (st != LS_OK) {
+        tx->join_err = LS_KERR_NOT_ENOUGH_REPLICAS; /* retriable, as Kafka answers */
+        tx->join_why =
+            ls_arena_printf(job->req->arena, "the metadata store failed (%s)", ls_status_str(st));
+        return;
+    }
+    switch (res.err) {
+    case LS_TXERR_CONCURRENT_TRANSACTIONS:
+        tx->join_err = LS_KERR_NOT_ENOUGH_REPLICAS;
+        tx->join_concurrent = true;
+        break;
+    case LS_TXERR_TOO_MANY_PARTICIPANTS: tx->join_err = LS_KERR_TRANSACTION_ABORTABLE; break;
+    default: tx->join_err = ls_kafka_txn_error(res.err, false); break;
+    }
+    tx->join_why = res.err == LS_TXERR_TOO_MANY_PARTICIPANTS
+                       ? ls_arena_printf(job->req->arena,
+                                         "a transaction may hold at most %d partitions and groups",
+                                         LS_TXN_MAX_PARTICIPANTS)
+                       : ls_txn_err_name(res.err);
+}
+
+/* Worker thread: the transactional id's record, for the produce check
+ * (with the implicit add of Produce v12+ first). */
 static void txn_read_work(void *arg)
 {
     produce_job_t *job = arg;
     int64_t rev;
     job->txn.st = ls_txn_load(job->req->svc->txns, job->tid, &job->txn.rec, &rev);
+    if ((job->txn.st == LS_OK || job->txn.st == LS_ENOTFOUND) && join_needed(&job->txn))
+        join_run(job);
+}
+
+static void txn_read_after(void *arg);
+
+static void join_timer_closed(uv_handle_t *h) { ls_free(h); }
+
+static void join_retry(uv_timer_t *t)
+{
+    produce_job_t *job = t->data;
+    uv_close((uv_handle_t *)t, join_timer_closed);
+    ls_ksvc_offload(job->req->svc, txn_read_work, txn_read_after, job);
 }
 
 static void txn_read_after(void *arg)
 {
     produce_job_t *job = arg;
+    produce_txn_t *tx = &job->txn;
+    if (tx->join_concurrent && ls_clock_mono_ms() - job->join_start_ms < JOIN_RETRY_MAX_MS) {
+        if (tx->st == LS_OK) ls_txn_record_free(&tx->rec);
+        tx->st = LS_OK;
+        tx->join_err = LS_KERR_NONE;
+        tx->join_why = NULL;
+        tx->join_concurrent = false;
+        uv_timer_t *t = LS_NEW(uv_timer_t);
+        uv_timer_init(job->req->svc->loop, t);
+        t->data = job;
+        uv_timer_start(t, join_retry, JOIN_RETRY_MS, 0);
+        return;
+    }
     /* produce_process answers at once when every partition is refused, and
      * that frees the request's arena, job included: keep the record here */
     produce_txn_t txn = job->txn;
@@ -514,7 +675,12 @@ void ls_kafka_handle_produce(ls_kreq_t *req)
          * they exist */
         bool ok;
         job->tid = ls_kafka_id_name(req->arena, job->m.TransactionalId, &ok);
-        if (!job->tid || !ok || !*job->tid) job->tid = ls_arena_printf(req->arena, "%s", "");
+        if (!job->tid || !ok || !*job->tid)
+            job->tid = ls_arena_printf(req->arena, "%s", "");
+        else if (req->api_version >= 12) { /* transaction version 2 */
+            join_collect(job);
+            job->join_start_ms = ls_clock_mono_ms();
+        }
         ls_ksvc_offload(b, txn_read_work, txn_read_after, job);
         return;
     }

@@ -17,6 +17,11 @@
  * Kafka does; the client's next transaction waits on CONCURRENT_TRANSACTIONS
  * (retriable) until the markers are written.
  *
+ * EndTxn v5 is transaction version 2 (KIP-890 part 2): the end bumps the
+ * producer epoch and answers the new pair (txn.h, ls_txn_end); such clients
+ * send no AddPartitionsToTxn / AddOffsetsToTxn: Produce v12 and
+ * TxnOffsetCommit v5 add to the transaction themselves (ls_kafka_txn_join).
+ *
  * Outcomes map to Kafka's codes per version (ls_kafka_txn_error): versions
  * that predate PRODUCER_FENCED get INVALID_PRODUCER_EPOCH; a store failure
  * is COORDINATOR_NOT_AVAILABLE (retriable). */
@@ -288,14 +293,23 @@ void ls_kafka_handle_add_offsets_to_txn(ls_kreq_t *req)
 static void end_work(void *arg)
 {
     txn_call_t *c = arg;
-    c->st = ls_txn_run_end(c->req->svc->txns, c->tid, c->producer_id, c->epoch, c->commit, false,
-                           &c->res);
+    /* v5 is transaction version 2: the end bumps the epoch (txn.h) */
+    c->st = ls_txn_run_end(c->req->svc->txns, c->tid, c->producer_id, c->epoch, c->commit,
+                           c->req->api_version >= 5, &c->res);
 }
 
 static void end_done(void *arg)
 {
     txn_call_t *c = arg;
-    ls_kafka_EndTxnResponse r = {.ErrorCode = call_outcome(c, c->req->api_version >= 2)};
+    ls_kafka_EndTxnResponse r = {.ErrorCode = call_outcome(c, c->req->api_version >= 2),
+                                 .ProducerId = -1,
+                                 .ProducerEpoch = -1};
+    if (r.ErrorCode == LS_KERR_NONE && c->req->api_version >= 5) {
+        r.ProducerId = c->res.producer_id;
+        r.ProducerEpoch = c->res.producer_epoch;
+        LS_DEBUG("kafka", "transactional id '%s': ended, next producer id %lld epoch %d", c->tid,
+                 (long long)r.ProducerId, (int)r.ProducerEpoch);
+    }
     respond(c->req, &r);
 }
 

@@ -6,7 +6,13 @@
  * Flow (the loop, except where a worker is named):
  *  1. a worker reads the transactional id's record: it must be Ongoing with
  *     the request's producer pair and the group among its participants
- *     (ls_txn_check_offsets), which names the transaction (txn_seq);
+ *     (ls_txn_check_offsets), which names the transaction (txn_seq). v5+ is
+ *     transaction version 2 (KIP-890 part 2): the client sent no
+ *     AddOffsetsToTxn, so when the group is not in the transaction yet (or
+ *     no transaction is open) the worker first runs the coordinator's add
+ *     step for it (ls_txn_run_add, the compare-and-set AddOffsetsToTxn runs;
+ *     it begins the transaction if none is open) and reads the record
+ *     again;
  *  2. the group: membership (ls_group_txn_commit_check: v3+ generation,
  *     member and instance id as OffsetCommit checks them), the topics against
  *     the catalog, the metadata size; then the offsets are written pending
@@ -102,6 +108,13 @@ static int16_t txn_code(toc_t *t)
         return LS_KERR_COORDINATOR_NOT_AVAILABLE;
     }
     if (t->st == LS_ENOTFOUND) return LS_KERR_INVALID_PRODUCER_ID_MAPPING;
+    if (t->err == LS_TXERR_TOO_MANY_PARTICIPANTS) { /* the v5 add */
+        LS_WARN("kafka",
+                "transactional id '%s': a transaction may hold at most %d partitions and groups; "
+                "TxnOffsetCommit of group '%s' refused",
+                t->tid, LS_TXN_MAX_PARTICIPANTS, t->gid);
+        return LS_KERR_TRANSACTION_ABORTABLE;
+    }
     if (t->err == LS_TXERR_INVALID_TXN_STATE) {
         if (t->prepared) {
             ls_kafka_services_t *b = t->req->svc;
@@ -243,6 +256,21 @@ static void check_work(void *arg)
 {
     toc_t *t = arg;
     ls_txn_record_t rec;
+    check_txn(t, &rec);
+    if (t->st == LS_OK) ls_txn_record_free(&rec);
+    if (t->req->api_version < 5 || t->st != LS_OK || t->err != LS_TXERR_INVALID_TXN_STATE ||
+        t->prepared)
+        return;
+    /* transaction version 2: add the group to the transaction (step 1) */
+    const char *g = t->gid;
+    ls_txn_result_t res;
+    t->st = ls_txn_run_add(t->req->svc->txns, t->tid, t->m->ProducerId, t->m->ProducerEpoch, NULL,
+                           0, &g, 1, &res);
+    if (t->st != LS_OK) return;
+    if (res.err != LS_TXERR_NONE) {
+        t->err = res.err;
+        return;
+    }
     check_txn(t, &rec);
     if (t->st == LS_OK) ls_txn_record_free(&rec);
 }

@@ -4742,21 +4742,37 @@ static void e_EndTxnRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_EndTxn
 
 /* ---- EndTxnResponse */
 
+static void i_EndTxnResponse(ls_kafka_EndTxnResponse *m)
+{
+    m->ProducerId = -1;
+    m->ProducerEpoch = -1;
+}
+
 static void d_EndTxnResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
                              ls_kafka_EndTxnResponse *m)
 {
     (void)a;
-    (void)v;
     m->ThrottleTimeMs = ls_kr_i32(r);
     m->ErrorCode = ls_kr_i16(r);
+    if (v >= 5) {
+        m->ProducerId = ls_kr_i64(r);
+    }
+    if (v >= 5) {
+        m->ProducerEpoch = ls_kr_i16(r);
+    }
     ls_kr_tags(r, f);
 }
 
 static void e_EndTxnResponse(ls_kw_t *w, int16_t v, bool f, const ls_kafka_EndTxnResponse *m)
 {
-    (void)v;
     ls_kw_i32(w, m->ThrottleTimeMs);
     ls_kw_i16(w, m->ErrorCode);
+    if (v >= 5) {
+        ls_kw_i64(w, m->ProducerId);
+    }
+    if (v >= 5) {
+        ls_kw_i16(w, m->ProducerEpoch);
+    }
     ls_kw_tags(w, f);
 }
 
@@ -8225,6 +8241,7 @@ static void g_EndTxnRequest_encode(ls_kw_t *w, int16_t v, const void *m)
 int ls_kafka_EndTxnResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_EndTxnResponse *m)
 {
     memset(m, 0, sizeof *m);
+    i_EndTxnResponse(m);
     if (!ls_kmsg_version_ok(r, v, LS_KAFKA_END_TXN_MIN, LS_KAFKA_END_TXN_MAX))
         return -1;
     d_EndTxnResponse(r, v, v >= LS_KAFKA_END_TXN_FLEX, a, m);

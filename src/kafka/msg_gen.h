@@ -75,7 +75,7 @@ enum {
 };
 
 #define LS_KAFKA_PRODUCE_MIN 3
-#define LS_KAFKA_PRODUCE_MAX 11
+#define LS_KAFKA_PRODUCE_MAX 12
 #define LS_KAFKA_PRODUCE_FLEX 9
 #define LS_KAFKA_FETCH_MIN 4
 #define LS_KAFKA_FETCH_MAX 17
@@ -138,13 +138,13 @@ enum {
 #define LS_KAFKA_ADD_OFFSETS_TO_TXN_MAX 4
 #define LS_KAFKA_ADD_OFFSETS_TO_TXN_FLEX 3
 #define LS_KAFKA_END_TXN_MIN 0
-#define LS_KAFKA_END_TXN_MAX 4
+#define LS_KAFKA_END_TXN_MAX 5
 #define LS_KAFKA_END_TXN_FLEX 3
 #define LS_KAFKA_WRITE_TXN_MARKERS_MIN 0
 #define LS_KAFKA_WRITE_TXN_MARKERS_MAX 1
 #define LS_KAFKA_WRITE_TXN_MARKERS_FLEX 1
 #define LS_KAFKA_TXN_OFFSET_COMMIT_MIN 0
-#define LS_KAFKA_TXN_OFFSET_COMMIT_MAX 4
+#define LS_KAFKA_TXN_OFFSET_COMMIT_MAX 5
 #define LS_KAFKA_TXN_OFFSET_COMMIT_FLEX 3
 #define LS_KAFKA_DESCRIBE_CONFIGS_MIN 1
 #define LS_KAFKA_DESCRIBE_CONFIGS_MAX 4
@@ -969,6 +969,8 @@ typedef struct ls_kafka_EndTxnRequest {
 typedef struct ls_kafka_EndTxnResponse {
     int32_t ThrottleTimeMs;
     int16_t ErrorCode;
+    int64_t ProducerId; /* v5+, default -1 */
+    int16_t ProducerEpoch; /* v5+, default -1 */
 } ls_kafka_EndTxnResponse;
 
 typedef struct ls_kafka_WriteTxnMarkersRequest_WritableTxnMarkerTopic {

@@ -307,6 +307,29 @@ ls_txn_result_t ls_txn_add(const ls_txn_record_t *cur, int64_t producer_id, int1
     return written(next);
 }
 
+/* Transaction version 2: the abort of a transaction the coordinator never
+ * saw begin (the client sent records that may not have arrived, so it
+ * cannot know): nothing to mark, but the epoch moves on as for any end, so
+ * whatever of those records is still in flight is fenced. Decided and
+ * completed in one write. */
+static ls_txn_result_t end_empty_abort(const ls_txn_record_t *cur, int64_t fresh_producer_id,
+                                       int64_t now_ms, ls_txn_record_t *next)
+{
+    ls_txn_record_copy(next, cur);
+    next->txn_seq++;
+    next->txn_start_ms = now_ms;
+    next->state = LS_TXN_COMPLETE_ABORT;
+    next->marker_producer_id = cur->producer_id;
+    next->marker_epoch = (int16_t)(cur->producer_epoch + 1);
+    next->update_ms = now_ms;
+    ls_txn_err e = client_bump(next, fresh_producer_id);
+    if (e != LS_TXERR_NONE) {
+        ls_txn_record_free(next);
+        return result(e);
+    }
+    return written(next);
+}
+
 ls_txn_result_t ls_txn_end(const ls_txn_record_t *cur, int64_t producer_id, int16_t epoch,
                            bool commit, bool bump, int64_t fresh_producer_id, int64_t now_ms,
                            ls_txn_record_t *next)
@@ -314,9 +337,15 @@ ls_txn_result_t ls_txn_end(const ls_txn_record_t *cur, int64_t producer_id, int1
     ls_txn_state done = commit ? LS_TXN_COMPLETE_COMMIT : LS_TXN_COMPLETE_ABORT;
     ls_txn_state prepared = commit ? LS_TXN_PREPARE_COMMIT : LS_TXN_PREPARE_ABORT;
     /* Transaction version 2: the decision moved the pair on; a retry of it
-     * still holds the previous pair (KIP-890 part 2). */
-    if (bump && cur && producer_id == cur->prev_producer_id && epoch == cur->prev_producer_epoch &&
-        (cur->state == done || cur->state == prepared)) {
+     * still holds the previous pair (KIP-890 part 2; Kafka's
+     * retryOnEpochBump / retryOnOverflow). */
+    if (bump && cur && producer_id == cur->prev_producer_id && epoch == cur->prev_producer_epoch) {
+        if (cur->state != done && cur->state != prepared) {
+            /* a retry with the other outcome, or the pair an InitProducerId
+             * replaced, or a transaction begun since */
+            bool decided = cur->state != LS_TXN_EMPTY && cur->state != LS_TXN_ONGOING;
+            return result(decided ? LS_TXERR_INVALID_TXN_STATE : LS_TXERR_PRODUCER_FENCED);
+        }
         ls_txn_result_t r =
             result(cur->state == done ? LS_TXERR_NONE : LS_TXERR_CONCURRENT_TRANSACTIONS);
         r.finish = cur->state == prepared;
@@ -330,23 +359,36 @@ ls_txn_result_t ls_txn_end(const ls_txn_record_t *cur, int64_t producer_id, int1
     case LS_TXN_ONGOING: break;
     case LS_TXN_PREPARE_COMMIT:
     case LS_TXN_PREPARE_ABORT: {
-        ls_txn_result_t r = result(cur->state == prepared ? LS_TXERR_CONCURRENT_TRANSACTIONS
-                                                          : LS_TXERR_INVALID_TXN_STATE);
+        /* Version 2: the decision already moved the pair, so the current
+         * pair ends its *next* transaction, whatever the outcome: it waits
+         * for the completion (Kafka answers PRODUCER_FENCED here, which no
+         * client of it provokes on purpose; waiting keeps the producer). */
+        ls_txn_result_t r = result(cur->state == prepared || bump ? LS_TXERR_CONCURRENT_TRANSACTIONS
+                                                                  : LS_TXERR_INVALID_TXN_STATE);
         r.finish = true;
         return r;
     }
     case LS_TXN_COMPLETE_COMMIT:
     case LS_TXN_COMPLETE_ABORT:
         /* Transaction version 1: the pair did not move, so this is a retry
-         * when the outcome matches. */
-        return result(!bump && cur->state == done ? LS_TXERR_NONE : LS_TXERR_INVALID_TXN_STATE);
-    case LS_TXN_EMPTY: return result(LS_TXERR_INVALID_TXN_STATE);
+         * when the outcome matches. Version 2: the current pair has not
+         * begun anything here (a retry holds the previous pair): an abort
+         * is the empty one, a commit has nothing to commit. */
+        if (bump)
+            return commit ? result(LS_TXERR_INVALID_TXN_STATE)
+                          : end_empty_abort(cur, fresh_producer_id, now_ms, next);
+        return result(cur->state == done ? LS_TXERR_NONE : LS_TXERR_INVALID_TXN_STATE);
+    case LS_TXN_EMPTY:
+        if (bump && !commit) return end_empty_abort(cur, fresh_producer_id, now_ms, next);
+        return result(LS_TXERR_INVALID_TXN_STATE);
     }
     ls_txn_record_copy(next, cur);
     decide(next, commit, false, now_ms);
     if (bump) {
         /* The markers carry epoch + 1 (fencing the pair that wrote the
-         * data); the client continues with the next client-visible pair. */
+         * data); the client continues with the next client-visible pair:
+         * that same epoch, or a new producer id at epoch 0 once the epoch
+         * is exhausted (the markers then still carry the old id). */
         next->marker_epoch = (int16_t)(cur->producer_epoch + 1);
         e = client_bump(next, fresh_producer_id);
         if (e != LS_TXERR_NONE) {

@@ -16,6 +16,18 @@
  *   Empty / CompleteX ──init──▶ Empty, epoch + 1 (new producer id when exhausted)
  *   Empty / CompleteX ──idle for transactional.id.expiration.ms──▶ (absent)
  *
+ * Transaction version 2 (KIP-890 part 2; EndTxn v5, `bump`): every end also
+ * moves the client's pair on (epoch + 1, or a new producer id at epoch 0
+ * when exhausted) and the markers carry epoch + 1, so whatever the old pair
+ * still has in flight is fenced; the old pair is kept as "previous" so a
+ * retried end is answered again (NONE once complete, CONCURRENT_TRANSACTIONS
+ * while decided, INVALID_TXN_STATE for the other outcome). An abort by the
+ * current pair of Empty / CompleteX (the client sent records that may not
+ * have arrived) goes straight to CompleteAbort with the bump, nothing to
+ * mark; a commit there is INVALID_TXN_STATE. The `add` of TV2 comes from
+ * Produce v12 and TxnOffsetCommit v5 instead of the client's
+ * AddPartitionsToTxn / AddOffsetsToTxn: the same step.
+ *
  * Invariants of a record (ls_txn_record_check):
  *  - participants are non-empty only in Ongoing and Prepare*, and hold no
  *    duplicates; at most LS_TXN_MAX_PARTICIPANTS of them;

@@ -591,5 +591,31 @@ def test_streams_exactly_once_through_broker_kills(cluster, tmp_path, java_procs
         for w, counts in seen.items():
             assert counts == list(range(1, want[w] + 1)), "%s: counts %s" % (w, counts)
         app.stop()
+        # kafka-clients 4.x run transaction version 2 here: every commit bumped the
+        # epoch of the app's transactional id (version 1 moves it only at an init,
+        # once here); each of the four rounds' input is committed at least once
+        epochs = _txn_epochs(bs, app_id)
+        print("streams eos: epochs of the app's transactional ids %s" % epochs)
+        assert epochs and max(epochs.values()) >= 4, epochs
     finally:
         reader.close()
+
+
+def _txn_epochs(bootstrap, prefix):
+    """{transactional id: producer epoch} of the ids starting with prefix
+    (`lakestream transactions list`, then `describe` each)."""
+    def cli(*args):
+        r = subprocess.run([lsbroker.binary_path(), "transactions", "--bootstrap",
+                            bootstrap.split(",")[0]]
+                           + list(args), capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+    out = {}
+    for line in cli("list").splitlines()[1:]:
+        tid = line.split()[0] if line.split() else ""
+        if not tid.startswith(prefix):
+            continue
+        for d in cli("describe", tid).splitlines():
+            if d.strip().startswith("producer"):
+                out[tid] = int(d.rsplit("epoch", 1)[1])
+    return out

@@ -221,3 +221,98 @@ def test_fenced_producer_refused_on_every_partition(broker):
     new.commit_transaction(30)
     assert [v for _, _, v in read_all(broker.bootstrap, t, 2, "read_committed")] == [b"fresh"]
     assert broker.alive()
+
+
+def _uvarint(b, i):
+    shift = n = 0
+    while True:
+        c = b[i]
+        i += 1
+        n |= (c & 0x7F) << shift
+        shift += 7
+        if not c & 0x80:
+            return n, i
+
+
+def _api_versions_features(host, port, version):
+    """ApiVersions at a flexible version (3 or 4), by hand: the supported and
+    finalized features (name -> (min, max)) and the finalized epoch."""
+    import socket
+    import struct
+    sw = b"ls-test"
+    body = struct.pack(">hhih", 18, version, 5, 4) + b"test" + b"\x00"
+    body += bytes([len(sw) + 1]) + sw + bytes([len(sw) + 1]) + sw + b"\x00"
+    with socket.create_connection((host, port), timeout=10) as s:
+        s.sendall(struct.pack(">i", len(body)) + body)
+        size = b""
+        while len(size) < 4:
+            size += s.recv(4 - len(size))
+        want = struct.unpack(">i", size)[0]
+        b = b""
+        while len(b) < want:
+            b += s.recv(want - len(b))
+    i = 4  # correlation id; the response header is v0 whatever the version
+    err, = struct.unpack_from(">h", b, i)
+    assert err == 0
+    i += 2
+    n, i = _uvarint(b, i)
+    for _ in range(n - 1):
+        i += 6
+        _, i = _uvarint(b, i)
+    i += 4  # ThrottleTimeMs
+    supported, finalized, epoch = {}, {}, -1
+    ntags, i = _uvarint(b, i)
+    for _ in range(ntags):
+        tag, i = _uvarint(b, i)
+        size, i = _uvarint(b, i)
+        end = i + size
+        if tag in (0, 2):
+            n, i = _uvarint(b, i)
+            for _ in range(n - 1):
+                ln, i = _uvarint(b, i)
+                name = b[i:i + ln - 1].decode()
+                i += ln - 1
+                a, c = struct.unpack_from(">hh", b, i)
+                i += 4
+                _, i = _uvarint(b, i)
+                if tag == 0:
+                    supported[name] = (a, c)
+                else:
+                    finalized[name] = (c, a)  # MaxVersionLevel comes first
+        elif tag == 1:
+            epoch, = struct.unpack_from(">q", b, i)
+        i = end
+    return supported, finalized, epoch
+
+
+def test_api_versions_finalizes_transaction_version_2(broker):
+    """transaction.version is finalized at 2 (so kafka-clients 4.x use
+    EndTxn v5, Produce v12 and TxnOffsetCommit v5 without AddPartitionsToTxn:
+    java.transactions* prove the epoch grows per transaction); its supported
+    range 0..2 is left out of v3 responses (KAFKA-17492), as Kafka does."""
+    for version in (3, 4):
+        supported, finalized, epoch = _api_versions_features(broker.host, broker.port, version)
+        assert finalized == {"transaction.version": (2, 2)}, (version, finalized)
+        assert epoch >= 0
+        assert supported == ({"transaction.version": (0, 2)} if version >= 4 else {}), supported
+
+
+def test_librdkafka_keeps_transaction_version_1(broker):
+    """librdkafka does not read features: it ends transactions with EndTxn
+    v1 and adds partitions itself, and the same broker serves that as
+    before: the epoch does not move per transaction."""
+    t = create_topic(broker.bootstrap, unique_topic("txn-tv1"), partitions=2)
+    tid = "tx-tv1-" + uuid.uuid4().hex
+    p = txn_producer(broker.bootstrap, tid)
+    for round_ in range(5):
+        p.begin_transaction()
+        p.produce(t, b"v%d" % round_, partition=round_ % 2)
+        p.commit_transaction(30)
+    got = sorted(v for _, _, v in read_all(broker.bootstrap, t, 2, "read_committed"))
+    assert got == [b"v%d" % i for i in range(5)]
+    import lsbroker
+    import subprocess
+    r = subprocess.run([lsbroker.binary_path(), "transactions", "--bootstrap", broker.bootstrap,
+                        "describe", tid], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "CompleteCommit" in r.stdout and "epoch 0" in r.stdout, r.stdout

@@ -123,6 +123,7 @@ typedef void (*enc_fn)(ls_kw_t *, int16_t, const void *);
     X(InitProducerIdResponse, INIT_PRODUCER_ID)                                                    \
     X(TxnOffsetCommitRequest, TXN_OFFSET_COMMIT)                                                   \
     X(TxnOffsetCommitResponse, TXN_OFFSET_COMMIT)                                                  \
+    X(EndTxnResponse, END_TXN)                                                                     \
     X(OffsetForLeaderEpochRequest, OFFSET_FOR_LEADER_EPOCH)                                        \
     X(OffsetForLeaderEpochResponse, OFFSET_FOR_LEADER_EPOCH)                                       \
     X(DescribeConfigsRequest, DESCRIBE_CONFIGS)                                                    \
@@ -1302,6 +1303,27 @@ TEST(rt_txn_offset_commit)
     }
 }
 
+/* ---- EndTxn: v5 (transaction version 2) answers the next producer pair ---- */
+TEST(rt_end_txn_response_carries_the_pair_from_v5)
+{
+    for (int16_t v = LS_KAFKA_END_TXN_MIN; v <= LS_KAFKA_END_TXN_MAX; v++) {
+        ls_arena_t *a = ls_arena_new();
+        ls_kw_t w;
+        ls_kafka_EndTxnResponse rin = {.ThrottleTimeMs = 3,
+                                       .ErrorCode = 0,
+                                       .ProducerId = 1234567890123LL,
+                                       .ProducerEpoch = 42},
+                                rout;
+        CHECK(roundtrip(enc_EndTxnResponse, dec_EndTxnResponse, v, &rin, &rout, a, &w));
+        CHECK(rout.ThrottleTimeMs == 3 && rout.ErrorCode == 0);
+        CHECK(rout.ProducerId == (v >= 5 ? 1234567890123LL : -1));
+        CHECK_EQ_INT(rout.ProducerEpoch, v >= 5 ? 42 : -1);
+        ls_kw_free(&w);
+        ls_arena_free(a);
+    }
+    CHECK_EQ_INT(LS_KAFKA_END_TXN_MAX, 5);
+}
+
 /* ---- OffsetForLeaderEpoch ---- */
 TEST(rt_offset_for_leader_epoch)
 {
@@ -1900,6 +1922,7 @@ int main(void)
     RUN(rt_delete_records);
     RUN(rt_init_producer_id);
     RUN(rt_txn_offset_commit);
+    RUN(rt_end_txn_response_carries_the_pair_from_v5);
     RUN(rt_offset_for_leader_epoch);
     RUN(rt_describe_configs);
     RUN(rt_alter_configs);

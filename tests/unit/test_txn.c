@@ -388,17 +388,60 @@ TEST(end_with_transaction_version_2_bumps_the_epoch_per_transaction)
     r = ls_txn_end(&cur, 1000, 0, false, true, -1, 31, &next);
     CHECK_EQ_INT(r.err, LS_TXERR_CONCURRENT_TRANSACTIONS);
     CHECK(!r.write);
+    /* the new pair ending its next transaction meanwhile waits too, either outcome */
+    CHECK_EQ_INT(ls_txn_end(&cur, 1000, 1, true, true, -1, 31, &next).err,
+                 LS_TXERR_CONCURRENT_TRANSACTIONS);
+    CHECK_EQ_INT(ls_txn_end(&cur, 1000, 1, false, true, -1, 31, &next).err,
+                 LS_TXERR_CONCURRENT_TRANSACTIONS);
     ls_txn_complete(&cur, 1, 32, &next);
     adopt(&cur, &next);
     r = ls_txn_end(&cur, 1000, 0, false, true, -1, 33, &next);
     CHECK_EQ_INT(r.err, LS_TXERR_NONE);
     CHECK(!r.write);
     CHECK_EQ_INT(r.producer_epoch, 1);
-    /* the opposite outcome with the old pair is a zombie */
+    /* a retry with the opposite outcome is refused (Kafka: an invalid transition) */
     CHECK_EQ_INT(ls_txn_end(&cur, 1000, 0, true, true, -1, 33, &next).err,
+                 LS_TXERR_INVALID_TXN_STATE);
+    /* the current pair has begun nothing: a commit has nothing to commit */
+    CHECK_EQ_INT(ls_txn_end(&cur, 1000, 1, true, true, -1, 33, &next).err,
+                 LS_TXERR_INVALID_TXN_STATE);
+    /* ... an abort is the empty one: decided and completed at once, epoch + 1 */
+    r = ls_txn_end(&cur, 1000, 1, false, true, -1, 34, &next);
+    CHECK_EQ_INT(r.err, LS_TXERR_NONE);
+    CHECK(r.write && !r.finish);
+    CHECK_EQ_INT(next.state, LS_TXN_COMPLETE_ABORT);
+    CHECK_EQ_INT(next.txn_seq, 2);
+    CHECK_EQ_INT(next.npartitions + next.ngroups, 0);
+    CHECK_EQ_INT(r.producer_epoch, 2);
+    CHECK(sound(&next));
+    adopt(&cur, &next);
+    /* whose retry is answered with the same pair */
+    r = ls_txn_end(&cur, 1000, 1, false, true, -1, 35, &next);
+    CHECK_EQ_INT(r.err, LS_TXERR_NONE);
+    CHECK(!r.write);
+    CHECK_EQ_INT(r.producer_epoch, 2);
+    /* zombies of epochs 0 and 1: their records and requests are fenced */
+    ls_txn_partition_t late = P("t", 7, 0);
+    CHECK_EQ_INT(ls_txn_add(&cur, 1000, 1, &late, 1, NULL, 0, 36, &next).err,
                  LS_TXERR_PRODUCER_FENCED);
-    /* the current pair ending a completed transaction again is refused under TV2 */
-    CHECK_EQ_INT(ls_txn_end(&cur, 1000, 1, false, true, -1, 33, &next).err,
+    CHECK_EQ_INT(ls_txn_add(&cur, 1000, 0, &late, 1, NULL, 0, 36, &next).err,
+                 LS_TXERR_PRODUCER_FENCED);
+    int64_t seq;
+    CHECK_EQ_INT(ls_txn_check_produce(&cur, 1000, 1, 7, 0, &seq), LS_TXERR_PRODUCER_FENCED);
+    ls_txn_record_free(&cur);
+
+    /* an abort from Empty (nothing arrived before the client gave up) */
+    fresh(&cur, "app-3");
+    r = ls_txn_end(&cur, 1000, 0, false, true, -1, 5, &next);
+    CHECK_EQ_INT(r.err, LS_TXERR_NONE);
+    CHECK_EQ_INT(next.state, LS_TXN_COMPLETE_ABORT);
+    CHECK_EQ_INT(r.producer_epoch, 1);
+    CHECK(sound(&next));
+    ls_txn_record_free(&next);
+    /* ... but not a commit, and not under transaction version 1 */
+    CHECK_EQ_INT(ls_txn_end(&cur, 1000, 0, true, true, -1, 5, &next).err,
+                 LS_TXERR_INVALID_TXN_STATE);
+    CHECK_EQ_INT(ls_txn_end(&cur, 1000, 0, false, false, -1, 5, &next).err,
                  LS_TXERR_INVALID_TXN_STATE);
     ls_txn_record_free(&cur);
 
@@ -415,6 +458,56 @@ TEST(end_with_transaction_version_2_bumps_the_epoch_per_transaction)
     CHECK_EQ_INT(r.producer_epoch, 0);
     CHECK(sound(&next));
     ls_txn_record_free(&next);
+    ls_txn_record_free(&cur);
+}
+
+/* Transaction version 2 over many transactions: each begins with an add by
+ * the current pair (what Produce v12 does), ends with a bump, completes; the
+ * epoch grows by one per transaction and rolls to a new producer id when
+ * exhausted, markers always fencing the pair that wrote the data. */
+TEST(transaction_version_2_cycles_roll_the_producer_id_over)
+{
+    ls_txn_record_t cur, next;
+    fresh(&cur, "app-cycles");
+    cur.producer_epoch = LS_TXN_MAX_EPOCH - 5;
+    int64_t pid = 1000, next_fresh = 5000;
+    int16_t epoch = LS_TXN_MAX_EPOCH - 5;
+    int rolled = 0;
+    for (int i = 0; i < 12; i++) {
+        ls_txn_partition_t p = P("t", 7, i % 3);
+        ls_txn_result_t r = ls_txn_add(&cur, pid, epoch, &p, 1, NULL, 0, 100 + i, &next);
+        CHECK_EQ_INT(r.err, LS_TXERR_NONE);
+        CHECK_EQ_INT(next.state, LS_TXN_ONGOING);
+        CHECK_EQ_INT(next.txn_seq, i + 1);
+        adopt(&cur, &next);
+        bool commit = i % 4 != 3;
+        r = ls_txn_end(&cur, pid, epoch, commit, true, -1, 200 + i, &next);
+        if (r.err == LS_TXERR_NEED_PRODUCER_ID)
+            r = ls_txn_end(&cur, pid, epoch, commit, true, next_fresh++, 200 + i, &next);
+        CHECK_EQ_INT(r.err, LS_TXERR_NONE);
+        CHECK(sound(&next));
+        CHECK_EQ_INT(next.marker_producer_id, pid);
+        CHECK_EQ_INT(next.marker_epoch, epoch + 1);
+        if (r.producer_id != pid) {
+            rolled++;
+            CHECK_EQ_INT(epoch, LS_TXN_MAX_EPOCH - 1);
+            CHECK_EQ_INT(r.producer_epoch, 0);
+        } else {
+            CHECK_EQ_INT(r.producer_epoch, epoch + 1);
+        }
+        adopt(&cur, &next);
+        CHECK(ls_txn_complete(&cur, i + 1, 300 + i, &next).write);
+        adopt(&cur, &next);
+        /* the retry of the end (old pair) after the roll is still recognised */
+        r = ls_txn_end(&cur, pid, epoch, commit, true, -1, 301 + i, &next);
+        CHECK_EQ_INT(r.err, LS_TXERR_NONE);
+        CHECK(!r.write);
+        pid = r.producer_id;
+        epoch = r.producer_epoch;
+    }
+    CHECK_EQ_INT(rolled, 1);
+    CHECK_EQ_INT(pid, 5000);
+    CHECK_EQ_INT(epoch, 12 - 5); /* four bumps to the last client epoch, a roll, seven more */
     ls_txn_record_free(&cur);
 }
 
@@ -917,6 +1010,7 @@ int main(void)
         RUN(add_refusals_change_nothing);
         RUN(end_decides_once_and_answers_retries_like_kafka);
         RUN(end_with_transaction_version_2_bumps_the_epoch_per_transaction);
+        RUN(transaction_version_2_cycles_roll_the_producer_id_over);
         RUN(complete_leaves_other_decisions_alone);
         RUN(expire_aborts_timed_out_transactions_and_removes_idle_ids);
         RUN(produce_and_offsets_need_the_participant_in_the_open_transaction);

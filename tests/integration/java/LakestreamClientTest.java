@@ -6,6 +6,10 @@
 //   java  -cp "OUT:.cache/java/lib/*" LakestreamClientTest
 // Prints one "PASS name" / "FAIL name: why" line per test; exits 1 if any failed.
 
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.net.Socket;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +29,9 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -37,10 +44,21 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.ResponseHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -58,7 +76,11 @@ public class LakestreamClientTest {
         return v == null || v.isEmpty() ? d : v;
     }
 
+    // LS_JAVA_TESTS=a,b runs only the named tests (for a quick run by hand).
+    static final String ONLY = System.getenv("LS_JAVA_TESTS");
+
     static void test(String name, Body body) {
+        if (ONLY != null && !ONLY.isEmpty() && !Arrays.asList(ONLY.split(",")).contains(name)) return;
         try {
             body.run();
             System.out.println("PASS java." + name);
@@ -85,6 +107,40 @@ public class LakestreamClientTest {
         pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         return pp;
+    }
+
+    // One transactional batch sent by hand (the Java producer never sends a
+    // stale pair by itself): Produce `version` to partition 0 of topic on
+    // the first bootstrap broker; the partition's answer.
+    static ProduceResponseData.PartitionProduceResponse rawTxnProduce(
+            String topic, String tid, long pid, short epoch, int seq, short version, String value)
+            throws Exception {
+        MemoryRecords recs = MemoryRecords.withTransactionalRecords(
+            Compression.NONE, pid, epoch, seq, new SimpleRecord(value.getBytes(StandardCharsets.UTF_8)));
+        ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(30000)
+            .setTransactionalId(tid)
+            .setTopicData(new ProduceRequestData.TopicProduceDataCollection(List.of(
+                new ProduceRequestData.TopicProduceData().setName(topic).setPartitionData(List.of(
+                    new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(recs)))).iterator()));
+        ProduceRequest req = ProduceRequest.builder(data, true).build(version);
+        ByteBuffer out = req.serializeWithHeader(new RequestHeader(ApiKeys.PRODUCE, version, "zombie", 7));
+        String[] hp = BOOTSTRAP.split(",")[0].split(":");
+        try (Socket sock = new Socket(hp[0], Integer.parseInt(hp[1]))) {
+            sock.setSoTimeout(30000);
+            DataOutputStream o = new DataOutputStream(sock.getOutputStream());
+            byte[] b = new byte[out.remaining()];
+            out.get(b);
+            o.writeInt(b.length);
+            o.write(b);
+            o.flush();
+            DataInputStream in = new DataInputStream(sock.getInputStream());
+            byte[] rb = new byte[in.readInt()];
+            in.readFully(rb);
+            ByteBuffer bb = ByteBuffer.wrap(rb);
+            ResponseHeader.parse(bb, ApiKeys.PRODUCE.responseHeaderVersion(version));
+            ProduceResponse resp = ProduceResponse.parse(new ByteBufferAccessor(bb), version);
+            return resp.data().responses().iterator().next().partitionResponses().get(0);
+        }
     }
 
     // Every value of the topic's partitions from the start at one isolation
@@ -316,6 +372,11 @@ public class LakestreamClientTest {
                         }
                     }
                 }
+                // transaction version 2 in use: every end bumped the epoch (init: 0, six ends),
+                // then the second instance's InitProducerId once more
+                TransactionDescription td = admin.describeTransactions(List.of(tid)).description(tid).get();
+                check(td.producerEpoch() == 7, "producer epoch " + td.producerEpoch()
+                      + " after six transactions and a fencing init (transaction version 2 not in use?)");
                 List<String> rc = readAll(topic, 2, "read_committed", committed.size());
                 Collections.sort(rc);
                 List<String> want = new ArrayList<>(committed);
@@ -323,6 +384,57 @@ public class LakestreamClientTest {
                 check(rc.equals(want), "read_committed read " + rc.size() + " records, want " + want.size());
                 List<String> ru = readAll(topic, 2, "read_uncommitted", 6 * 20);
                 check(ru.size() == 6 * 20, "read_uncommitted read " + ru.size());
+            });
+            test("transactions_v2_zombie_produce_after_commit_refused", () -> {
+                // KIP-890 part 2: EndTxn bumps the epoch, so a batch of the previous epoch
+                // arriving after the commit (a retry stuck in the network) is fenced, with
+                // Produce v12 (which would add the partition to a new transaction) and v11
+                // alike; it does not open a hanging transaction nor reach any reader
+                String topic = uniq("java-zombie");
+                admin.createTopics(List.of(new NewTopic(topic, 1, RF))).all().get();
+                String tid = "java-zombie-" + UUID.randomUUID();
+                TopicPartition tp = new TopicPartition(topic, 0);
+                try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(txnProducerProps(tid))) {
+                    p.initTransactions();
+                    for (int i = 0; i < 2; i++) {
+                        p.beginTransaction();
+                        p.send(new ProducerRecord<>(topic, 0, null, ("c" + i).getBytes(StandardCharsets.UTF_8))).get();
+                        p.commitTransaction();
+                    }
+                    // commitTransaction returns once the decision is durable: await its markers
+                    TransactionDescription td = admin.describeTransactions(List.of(tid)).description(tid).get();
+                    for (long until = System.currentTimeMillis() + 20000;
+                         td.state() == TransactionState.PREPARE_COMMIT && System.currentTimeMillis() < until;
+                         td = admin.describeTransactions(List.of(tid)).description(tid).get())
+                        Thread.sleep(50);
+                    check(td.producerEpoch() == 2 && td.state() == TransactionState.COMPLETE_COMMIT,
+                          "after two commits: epoch " + td.producerEpoch() + " state " + td.state());
+                    short stale = (short) (td.producerEpoch() - 1);
+                    for (short v : new short[] {12, 11}) {
+                        ProduceResponseData.PartitionProduceResponse r =
+                            rawTxnProduce(topic, tid, td.producerId(), stale, 1, v, "zombie");
+                        check(r.errorCode() == org.apache.kafka.common.protocol.Errors.INVALID_PRODUCER_EPOCH.code()
+                              || r.errorCode() == org.apache.kafka.common.protocol.Errors.PRODUCER_FENCED.code(),
+                              "Produce v" + v + " of the previous epoch answered " + r.errorCode()
+                              + " " + r.errorMessage());
+                    }
+                    TransactionDescription after = admin.describeTransactions(List.of(tid)).description(tid).get();
+                    check(after.state() == TransactionState.COMPLETE_COMMIT && after.producerEpoch() == 2
+                          && after.topicPartitions().isEmpty(),
+                          "the zombie moved the transaction: " + after.state() + " epoch " + after.producerEpoch()
+                          + " " + after.topicPartitions());
+                    for (ProducerState ps : admin.describeProducers(List.of(tp)).partitionResult(tp).get().activeProducers())
+                        check(ps.currentTransactionStartOffset().isEmpty(),
+                              "a transaction is open on the partition: " + ps);
+                    // the producer itself carries on with its current epoch
+                    p.beginTransaction();
+                    p.send(new ProducerRecord<>(topic, 0, null, "c2".getBytes(StandardCharsets.UTF_8))).get();
+                    p.commitTransaction();
+                }
+                List<String> rc = readAll(topic, 1, "read_committed", 3);
+                check(rc.equals(List.of("c0", "c1", "c2")), "read_committed read " + rc);
+                List<String> ru = readAll(topic, 1, "read_uncommitted", 3);
+                check(ru.equals(List.of("c0", "c1", "c2")), "read_uncommitted read " + ru);
             });
             test("transactions_consume_transform_produce", () -> {
                 // KIP-447: a group's offsets committed inside the producer's transactions;
@@ -346,8 +458,9 @@ public class LakestreamClientTest {
                 cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
                 cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
                 int done = 0, txns = 0;
+                String ctid = "java-ctp-" + UUID.randomUUID();
                 try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(cp);
-                     KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(txnProducerProps("java-ctp-" + UUID.randomUUID()))) {
+                     KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(txnProducerProps(ctid))) {
                     p.initTransactions();
                     c.subscribe(List.of(in));
                     long deadline = System.currentTimeMillis() + 90000;
@@ -381,6 +494,10 @@ public class LakestreamClientTest {
                     long total = 0;
                     for (OffsetAndMetadata om : committed.values()) total += om == null ? 0 : om.offset();
                     check(total == n, "group committed " + committed);
+                    // transaction version 2 in use (no AddOffsetsToTxn): every end bumped the epoch
+                    TransactionDescription td = admin.describeTransactions(List.of(ctid)).description(ctid).get();
+                    check(td.producerEpoch() == txns, "producer epoch " + td.producerEpoch() + " after "
+                          + txns + " transactions (transaction version 2 not in use?)");
                 }
                 List<String> got = readAll(out, 2, "read_committed", n);
                 Collections.sort(got);
