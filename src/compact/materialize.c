@@ -96,6 +96,15 @@
  * changelogs); a longer commit interval amortizes it for big ones. Memory:
  * the latest record of each key of one commit's ranges.
  *
+ * Primary keys (primary.key, typed keys only): the identity of a row is the
+ * values of the named key fields, so keys of two key-schema versions (other
+ * bytes) are one row. up_map still holds the latest record per key bytes;
+ * at commit pk_collect decodes every key (in put order) into its identity
+ * and keeps the latest record of each (ids_pk); rows and copy-on-write go by
+ * ids_pk (ls_file_drop_rows_ident over the key field columns). The fields
+ * are the table's identifier-field-ids, fixed when the table is created: a
+ * table whose key differs from the policy's holds back (pk_check).
+ *
  * Changelog tables (lakestream.table.changelog=true): a batch carries a
  * second batch for the append-only table <name>__changelog, always in the
  * raw shape (so a tombstone is a row with a null value, whatever the main
@@ -364,6 +373,7 @@ typedef struct retired {
 /* The latest record of each key of an upsert batch (file comment). */
 typedef struct up_rec {
     uint64_t hash;
+    uint64_t seq;                /* put order: the latest of one primary key wins */
     int64_t log_id, last_offset; /* of the range it came in (a dead letter's marks) */
     ls_raw_record_t r;           /* key, value and headers point into own / hs */
     uint8_t *own;
@@ -373,7 +383,22 @@ typedef struct up_rec {
 typedef struct up_map {
     up_rec_t **slots; /* open addressing; NULL: empty */
     size_t cap, n;
+    uint64_t seq; /* puts so far */
 } up_map_t;
+
+/* primary.key: the batch's latest record of each identity (the values of
+ * the key fields), found at commit from up_map's records (file comment). */
+typedef struct id_ent {
+    uint64_t hash;
+    uint8_t *id;
+    size_t len;
+    const up_rec_t *rec; /* in up_map; NULL: a tombstone of a key with no table yet */
+} id_ent_t;
+
+typedef struct id_map {
+    id_ent_t *slots; /* open addressing; id NULL: empty */
+    size_t cap, n;
+} id_map_t;
 
 struct ls_mat_batch {
     const ls_table_target_t *tt;
@@ -400,6 +425,7 @@ struct ls_mat_batch {
     uint64_t rows;
     ls_status failed; /* a failed add may have left part of its rows: never commit */
     up_map_t up;      /* write.mode=upsert */
+    id_map_t ids_pk;  /* primary.key: up's records by identity, at commit */
     side_t *cl;       /* changelog=true: the changelog table's batch */
     side_t *dlq;      /* error.handling=dead-letter: the dead-letter table's batch */
 };
@@ -434,6 +460,7 @@ static void up_put(up_map_t *m, const ls_raw_record_t *r, int64_t log_id, int64_
                 *up_slot(&g, m->slots[i]->hash, m->slots[i]->r.key,
                          (size_t)m->slots[i]->r.key_len) = m->slots[i];
         g.n = m->n;
+        g.seq = m->seq;
         ls_free(m->slots);
         *m = g;
     }
@@ -442,6 +469,7 @@ static void up_put(up_map_t *m, const ls_raw_record_t *r, int64_t log_id, int64_
         size += r->headers[i].key_len +
                 (r->headers[i].value_len > 0 ? (size_t)r->headers[i].value_len : 0);
     up_rec_t *e = LS_NEW(up_rec_t);
+    e->seq = m->seq++;
     e->log_id = log_id;
     e->last_offset = last_offset;
     e->own = ls_malloc(size ? size : 1);
@@ -484,6 +512,53 @@ static bool up_has(void *arg, const uint8_t *key, size_t len)
 {
     up_map_t *m = arg;
     return m->cap && *up_slot(m, ls_hash_fast(key, len), key, len) != NULL;
+}
+
+static id_ent_t *id_slot(id_map_t *m, uint64_t h, const uint8_t *id, size_t len)
+{
+    size_t j = (size_t)h & (m->cap - 1);
+    for (;; j = (j + 1) & (m->cap - 1)) {
+        id_ent_t *e = &m->slots[j];
+        if (!e->id || (e->hash == h && e->len == len && !memcmp(e->id, id, len))) return e;
+    }
+}
+
+/* rec (NULL: a tombstone to apply) is the latest of identity id so far. */
+static void id_put(id_map_t *m, const uint8_t *id, size_t len, const up_rec_t *rec)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        id_map_t g = {.cap = m->cap ? m->cap * 2 : 1024};
+        g.slots = LS_NEWN(id_ent_t, g.cap);
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->slots[i].id)
+                *id_slot(&g, m->slots[i].hash, m->slots[i].id, m->slots[i].len) = m->slots[i];
+        g.n = m->n;
+        ls_free(m->slots);
+        *m = g;
+    }
+    uint64_t h = ls_hash_fast(id, len);
+    id_ent_t *e = id_slot(m, h, id, len);
+    if (!e->id) {
+        *e = (id_ent_t){h, ls_malloc(len ? len : 1), len, NULL};
+        if (len) memcpy(e->id, id, len);
+        m->n++;
+    }
+    e->rec = rec;
+}
+
+/* ls_file_drop_fn: rows of identities this batch writes or deletes go. */
+static bool id_has(void *arg, const uint8_t *id, size_t len)
+{
+    id_map_t *m = arg;
+    return m->cap && id_slot(m, ls_hash_fast(id, len), id, len)->id != NULL;
+}
+
+static void id_clear(id_map_t *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        ls_free(m->slots[i].id);
+    ls_free(m->slots);
+    memset(m, 0, sizeof *m);
 }
 
 static void up_clear(up_map_t *m)
@@ -617,6 +692,31 @@ static void clear_readers(ls_mat_batch_t *b)
     b->nreaders = 0;
 }
 
+/* The table's primary key (its identifier fields) must be the policy's:
+ * it is fixed when the table is created (file comment). */
+static ls_status pk_check(ls_mat_batch_t *b, char *err, size_t errlen)
+{
+    const ls_policy_t *p = b->tt->policy;
+    char names[LS_POLICY_MAX_PK][LS_POLICY_MAX_PK_NAME];
+    ls_policy_primary_key(p, names);
+    size_t n = ls_typed_pk_count(b->shape);
+    bool same = n == (size_t)p->npk;
+    for (size_t i = 0; i < n && same; i++)
+        same = !strcmp(ls_typed_pk_name(b->shape, i), names[i]);
+    if (same) return LS_OK;
+    char has[400] = "";
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < sizeof has; i++)
+        k += (size_t)snprintf(has + k, sizeof has - k, "%s%s", i ? "," : "",
+                              ls_typed_pk_name(b->shape, i));
+    snprintf(err, errlen,
+             "table %s has %s%s%s, and %s is '%s': a table's primary key is set when it is "
+             "created (a new table name starts a new one)",
+             b->tt->name, n ? "the primary key " : "no primary key", has, "",
+             ls_policy_key(LS_POLICY_PRIMARY_KEY), p->value[LS_POLICY_PRIMARY_KEY]);
+    return LS_EINVAL;
+}
+
 static ls_status side_begin(ls_mat_batch_t *b, const char *suffix, side_t **out, char *err,
                             int errlen)
 {
@@ -687,6 +787,7 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
                          tt->policy->value[LS_POLICY_VALUE_FORMAT]);
                 st = LS_EINVAL;
             }
+            if (st == LS_OK) st = pk_check(b, err, (size_t)errlen);
             parse_ids(b, ls_ice_table_summary(b->t, TYPED_SCHEMA_IDS_KEY));
             if (!b->nids && id) parse_ids(b, id); /* a table from before the list */
         }
@@ -866,8 +967,13 @@ static ls_status create_typed(row_ctx_t *c, const ls_raw_record_t *r, int32_t vi
     ls_status st = vid >= 0 ? value_schema(b, vid, &vs, e, sizeof e) : LS_OK;
     if (st == LS_OK && kid >= 0) st = value_schema(b, kid, &ks, e, sizeof e);
     if (st == LS_OK) {
-        b->shape = ls_typed_shape_new_kv(vs ? schema_root(vs) : NULL, ks ? schema_root(ks) : NULL,
-                                         why, sizeof why);
+        char names[LS_POLICY_MAX_PK][LS_POLICY_MAX_PK_NAME];
+        const char *pk[LS_POLICY_MAX_PK];
+        ls_policy_primary_key(b->tt->policy, names);
+        for (int i = 0; i < b->tt->policy->npk; i++)
+            pk[i] = names[i];
+        b->shape = ls_typed_shape_new_pk(vs ? schema_root(vs) : NULL, ks ? schema_root(ks) : NULL,
+                                         pk, (size_t)b->tt->policy->npk, why, sizeof why);
         if (!b->shape) {
             if (vid >= 0 && kid >= 0)
                 snprintf(e, sizeof e, "value schema id %d, key schema id %d: %s", (int)vid,
@@ -1162,13 +1268,119 @@ ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_
     return rc.st;
 }
 
+/* primary.key: the identity of r's key (a typed key: upsert tables have
+ * keys) in out: the values of the primary key fields, decoded by the key's
+ * schema into the table's current key column — so keys written by
+ * different versions of the key schema have one identity. LS_ENOTFOUND: a
+ * tombstone while no table exists (nothing to delete). Creates or evolves
+ * the table as typed_row would. */
+static ls_status pk_identity(row_ctx_t *c, const ls_raw_record_t *r, ls_buf_t *out)
+{
+    ls_mat_batch_t *b = c->b;
+    const ls_policy_t *p = b->tt->policy;
+    ls_typed_datum_t k = {0}, v = {0};
+    int32_t kid = -1, vid = -1;
+    char e[512];
+    ls_status st;
+    if (p->key_latest) {
+        if ((st = latest_id(b, true, &kid, e, sizeof e)) != LS_OK) {
+            snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
+            return st;
+        }
+        k = (ls_typed_datum_t){NULL, r->key, (size_t)r->key_len};
+    } else if (ls_typed_unframe(r->key, r->key_len, &kid, &k.datum, &k.len) != 0) {
+        snprintf(c->err, sizeof c->err,
+                 "record at offset %lld: the key is not in the Confluent wire format (magic "
+                 "byte 0, 4-byte schema id; %s=%s)",
+                 (long long)r->offset, ls_policy_key(LS_POLICY_KEY_FORMAT),
+                 p->value[LS_POLICY_KEY_FORMAT]);
+        return LS_ECORRUPT;
+    }
+    if (!b->t) { /* the table is created by its first record, which must have a value */
+        if (r->value_len < 0) return LS_ENOTFOUND;
+        if (p->value_typed && p->value_latest) {
+            if ((st = latest_id(b, false, &vid, e, sizeof e)) != LS_OK) {
+                snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset,
+                         e);
+                return st;
+            }
+        } else if (p->value_typed &&
+                   ls_typed_unframe(r->value, r->value_len, &vid, &v.datum, &v.len) != 0) {
+            snprintf(c->err, sizeof c->err,
+                     "record at offset %lld: the value is not in the Confluent wire format "
+                     "(magic byte 0, 4-byte schema id)",
+                     (long long)r->offset);
+            return LS_ECORRUPT;
+        }
+        if ((st = create_typed(c, r, vid, kid)) != LS_OK) return st;
+    }
+    const ls_sr_schema_t *ksc = NULL;
+    if ((st = typed_reader(c, r, kid, true, &k.rd, &ksc)) != LS_OK) return st;
+    ls_buf_t kt; /* a JSON key transcoded to an Avro datum */
+    ls_buf_init(&kt);
+    char je[400];
+    if (payload_datum(ksc, &k, &kt, je, sizeof je) != 0) {
+        snprintf(e, sizeof e, "the key: %s", je);
+        st = LS_ECORRUPT;
+    } else {
+        st = ls_typed_key_identity(k.rd, k.datum, k.len, out, e, sizeof e);
+    }
+    ls_buf_free(&kt);
+    if (st != LS_OK)
+        snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
+    return st;
+}
+
+static int by_seq(const void *x, const void *y)
+{
+    const up_rec_t *a = *(const up_rec_t *const *)x, *b = *(const up_rec_t *const *)y;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* primary.key: b->ids_pk from up_map's records, in the order they came (a
+ * later record of an identity replaces an earlier one, whatever key bytes
+ * each had); a record whose key makes no identity follows error.handling. */
+static ls_status pk_collect(ls_mat_batch_t *b, char *err, int errlen)
+{
+    up_rec_t **v = LS_NEWN(up_rec_t *, b->up.n ? b->up.n : 1);
+    size_t n = 0;
+    for (size_t i = 0; i < b->up.cap; i++)
+        if (b->up.slots[i]) v[n++] = b->up.slots[i];
+    qsort(v, n, sizeof *v, by_seq);
+    row_ctx_t rc = {.b = b, .st = LS_OK};
+    ls_buf_t id;
+    ls_buf_init(&id);
+    for (size_t i = 0; i < n && rc.st == LS_OK; i++) {
+        rc.log_id = v[i]->log_id;
+        rc.last_offset = v[i]->last_offset;
+        rc.err[0] = 0;
+        rc.st = pk_identity(&rc, &v[i]->r, &id);
+        if (rc.st == LS_OK)
+            id_put(&b->ids_pk, id.data, id.len, v[i]);
+        else if (rc.st == LS_ENOTFOUND)
+            rc.st = LS_OK;
+        else if (rc.st == LS_ECORRUPT) {
+            rc.rows++; /* bad_record uncounts it */
+            rc.st = bad_record(&rc, &v[i]->r);
+        }
+    }
+    ls_buf_free(&id);
+    ls_free(v);
+    if (rc.st != LS_OK) snprintf(err, (size_t)errlen, "%s", rc.err[0] ? rc.err : "primary key");
+    return rc.st;
+}
+
 /* Upsert: the rows of the batch's latest records (tombstones make none),
- * written into its data files; *rows counts them. */
+ * written into its data files; *rows counts them. With a primary key, the
+ * latest record of each identity. */
 static ls_status upsert_rows(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen)
 {
     row_ctx_t rc = {.b = b, .st = LS_OK};
-    for (size_t i = 0; i < b->up.cap && rc.st == LS_OK; i++) {
-        const up_rec_t *e = b->up.slots[i];
+    bool pk = b->tt->policy->npk > 0;
+    if (pk && (rc.st = pk_collect(b, err, errlen)) != LS_OK) return rc.st;
+    size_t cap = pk ? b->ids_pk.cap : b->up.cap;
+    for (size_t i = 0; i < cap && rc.st == LS_OK; i++) {
+        const up_rec_t *e = pk ? b->ids_pk.slots[i].rec : b->up.slots[i];
         if (!e || e->r.value_len < 0) continue;
         rc.rows++;
         rc.log_id = e->log_id;
@@ -1203,8 +1415,19 @@ static ls_file_rewrite_opts_t rewrite_opts(const ls_mat_batch_t *b)
 static ls_status upsert_drops(ls_mat_batch_t *b, ls_file_cow_t *cow, char *err, int errlen)
 {
     ls_file_rewrite_opts_t o = rewrite_opts(b);
-    return ls_file_drop_rows(b->t, &o, b->shape ? "_kafka_key" : "key", up_has, &b->up, cow, err,
-                             (size_t)errlen);
+    size_t npk = b->shape ? ls_typed_pk_count(b->shape) : 0;
+    if (!npk)
+        return ls_file_drop_rows(b->t, &o, b->shape ? "_kafka_key" : "key", up_has, &b->up, cow,
+                                 err, (size_t)errlen);
+    char paths[LS_TYPED_MAX_PK][200];
+    const char *cols[LS_TYPED_MAX_PK];
+    for (size_t i = 0; i < npk; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s.%.150s", LS_TYPED_KEY_COLUMN,
+                 ls_typed_pk_name(b->shape, i));
+        cols[i] = paths[i];
+    }
+    return ls_file_drop_rows_ident(b->t, &o, cols, npk, id_has, &b->ids_pk, cow, err,
+                                   (size_t)errlen);
 }
 
 ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen)
@@ -1348,6 +1571,7 @@ void ls_mat_free(ls_mat_batch_t *b)
     ls_free(b->retired);
     ls_free(b->ids);
     up_clear(&b->up);
+    id_clear(&b->ids_pk);
     side_t *sides[] = {b->cl, b->dlq};
     for (size_t i = 0; i < 2; i++) {
         if (sides[i]) ls_mat_free(sides[i]->b);

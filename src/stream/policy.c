@@ -286,6 +286,61 @@ static int p_key_strategy(const char *v, ls_policy_t *p, char *why, size_t cap)
     return i < 0 ? -1 : 0;
 }
 
+/* "" | name[,name...]: Avro field names ([A-Za-z_][A-Za-z0-9_]*), distinct,
+ * at most LS_POLICY_MAX_PK; spaces around names are allowed. */
+static int pk_split(const char *v, char names[][LS_POLICY_MAX_PK_NAME], char *why, size_t cap)
+{
+    int n = 0;
+    const char *s = v;
+    while (*s == ' ')
+        s++;
+    if (!*s) return 0;
+    for (;;) {
+        while (*s == ' ')
+            s++;
+        size_t len = strcspn(s, ","), tl = len;
+        while (tl && s[tl - 1] == ' ')
+            tl--;
+        bool ok = tl > 0 && tl < LS_POLICY_MAX_PK_NAME && !(s[0] >= '0' && s[0] <= '9');
+        for (size_t i = 0; i < tl && ok; i++)
+            ok = (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                 (s[i] >= '0' && s[i] <= '9') || s[i] == '_';
+        if (!ok) {
+            put(why, cap, "'%.*s' is not a field name", (int)(tl < 64 ? tl : 64), s);
+            return -1;
+        }
+        if (n == LS_POLICY_MAX_PK) {
+            put(why, cap, "more than %d fields", LS_POLICY_MAX_PK);
+            return -1;
+        }
+        memcpy(names[n], s, tl);
+        names[n][tl] = 0;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(names[i], names[n])) {
+                put(why, cap, "field %s is named twice", names[n]);
+                return -1;
+            }
+        n++;
+        if (!s[len]) return n;
+        s += len + 1;
+    }
+}
+
+static int p_primary_key(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    char names[LS_POLICY_MAX_PK][LS_POLICY_MAX_PK_NAME];
+    int n = pk_split(v, names, why, cap);
+    p->npk = n < 0 ? 0 : n;
+    return n < 0 ? -1 : 0;
+}
+
+void ls_policy_primary_key(const ls_policy_t *p, char names[][LS_POLICY_MAX_PK_NAME])
+{
+    char why[8];
+    pk_split(p->value[LS_POLICY_PRIMARY_KEY] ? p->value[LS_POLICY_PRIMARY_KEY] : "", names, why,
+             sizeof why);
+}
+
 static int p_rewrite_min(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     if (strcmp(v, "0") == 0) {
@@ -442,6 +497,16 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
          "TopicNameStrategy, RecordNameStrategy, "
          "TopicRecordNameStrategy (or Confluent's class names " STRATEGY_CLASS_PREFIX "*)",
          "The same for typed keys (<topic>-key).", p_key_strategy, NULL},
+    [LS_POLICY_PRIMARY_KEY] = {"lakestream.table.primary.key", "",
+                               "empty (none), or a comma-separated list of 1 to 16 top-level "
+                               "fields of the typed key",
+                               "The upsert identity when the key is typed: rows are one per "
+                               "value of these key fields (required, not float/double), "
+                               "whatever version of the key schema wrote them; the table "
+                               "schema's identifier-field-ids. Needs key.format=schema-registry "
+                               "(or -latest) and write.mode=upsert, and is set when the table "
+                               "is created. Empty: the key's bytes are the identity.",
+                               p_primary_key, NULL},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }
@@ -583,6 +648,20 @@ ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char 
                  "bytes name no schema, so the subject must be known without the record's "
                  "name: use TopicNameStrategy, or schema-registry (the Confluent header)",
                  out->value[sf], fields[sf].key, ls_policy_source_name(out->source[sf]),
+                 fields[ff].key, out->value[ff], ls_policy_source_name(out->source[ff]));
+        st = LS_EINVAL;
+    }
+    /* a primary key names fields of a typed key, and only upsert tables have one */
+    if (st == LS_OK && out->npk && (!out->key_typed || !out->upsert)) {
+        ls_policy_field ff = !out->key_typed ? LS_POLICY_KEY_FORMAT : LS_POLICY_WRITE_MODE;
+        snprintf(err, errlen,
+                 "Invalid value '%s' for configuration %s (%s layer): a primary key %s, but %s "
+                 "is %s (%s layer)",
+                 out->value[LS_POLICY_PRIMARY_KEY], fields[LS_POLICY_PRIMARY_KEY].key,
+                 ls_policy_source_name(out->source[LS_POLICY_PRIMARY_KEY]),
+                 !out->key_typed ? "names fields of a typed key (key.format=schema-registry or "
+                                   "schema-registry-latest)"
+                                 : "is an upsert table's identity (write.mode=upsert)",
                  fields[ff].key, out->value[ff], ls_policy_source_name(out->source[ff]));
         st = LS_EINVAL;
     }

@@ -48,6 +48,10 @@
  *                                                        version of; with -latest the subject
  *                                                        whose latest version decodes (only
  *                                                        TopicNameStrategy: a cross-field rule)
+ *   primary.key          empty | key fields a,b,...      applied (compact/materialize.c: the
+ *                                                        upsert identity; the table's
+ *                                                        identifier-field-ids); needs a typed
+ *                                                        key and write.mode=upsert (cross-field)
  *
  * `lakestream.table.enabled.since` (wall-clock ms) is kept by the broker, not
  * set by users: the moment the stream's table last became enabled. With
@@ -69,6 +73,8 @@
 #define LS_POLICY_BUILTIN_CATALOG "builtin"
 #define LS_POLICY_MAX_PART 4
 #define LS_POLICY_MIN_COMMIT_INTERVAL_MS 1000
+#define LS_POLICY_MAX_PK 16       /* fields in a primary key */
+#define LS_POLICY_MAX_PK_NAME 128 /* bytes of one field name */
 
 typedef enum ls_policy_field {
     LS_POLICY_ENABLED,
@@ -91,6 +97,7 @@ typedef enum ls_policy_field {
     LS_POLICY_KEY_FORMAT,
     LS_POLICY_VALUE_SUBJECT_STRATEGY,
     LS_POLICY_KEY_SUBJECT_STRATEGY,
+    LS_POLICY_PRIMARY_KEY,
     LS_POLICY_NFIELDS
 } ls_policy_field;
 
@@ -147,12 +154,13 @@ typedef struct ls_policy {
     bool key_latest;   /* key.format=schema-registry-latest */
     ls_policy_strategy value_strategy; /* value.subject.name.strategy */
     ls_policy_strategy key_strategy;   /* key.subject.name.strategy */
-    bool error_skip;                   /* error.handling=skip */
-    bool error_dlq;                    /* error.handling=dead-letter: into <name>__dlq */
-    bool evolution_dlq;                /* evolution=dead-letter: into <name>__dlq */
-    bool upsert;                       /* write.mode=upsert: one row per key */
-    bool changelog;                    /* also the append-only table <name>__changelog */
-    int64_t enabled_since_ms;          /* -1: not recorded */
+    int npk;            /* primary.key: how many key fields (0: none; ls_policy_primary_key) */
+    bool error_skip;    /* error.handling=skip */
+    bool error_dlq;     /* error.handling=dead-letter: into <name>__dlq */
+    bool evolution_dlq; /* evolution=dead-letter: into <name>__dlq */
+    bool upsert;        /* write.mode=upsert: one row per key */
+    bool changelog;     /* also the append-only table <name>__changelog */
+    int64_t enabled_since_ms; /* -1: not recorded */
 } ls_policy_t;
 
 /* Field metadata. */
@@ -186,6 +194,9 @@ ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char 
 ls_status ls_policy_for_stream(ls_catalog_t *cat, const ls_stream_t *s, const ls_prop_t *cluster,
                                int ncluster, ls_policy_t *out, ls_namespace_t **ns, char *err,
                                size_t errlen);
+
+/* The fields of p's primary key (p->npk of them) into names. */
+void ls_policy_primary_key(const ls_policy_t *p, char names[][LS_POLICY_MAX_PK_NAME]);
 
 /* Expands the name template. LS_EINVAL when the result is not a valid table
  * name (1..249 of [a-zA-Z0-9._-], not "." or ".."). */

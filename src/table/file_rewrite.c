@@ -272,39 +272,107 @@ ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, in
     return st;
 }
 
-/* The rows of the file in raw whose key column value drop() accepts:
- * flags (one per row, ls_malloc'd) and their count; -1 with err when the
- * file cannot be read or has no such column. */
-static int64_t rows_to_drop(const ls_buf_t *raw, const char *path, const char *key_column,
-                            ls_file_drop_fn drop, void *arg, uint8_t **flags, char *err,
-                            size_t errlen)
+void ls_file_ident_long(ls_buf_t *b, int64_t v)
+{
+    ls_buf_append_u8(b, 'i');
+    for (int i = 0; i < 8; i++)
+        ls_buf_append_u8(b, (uint8_t)((uint64_t)v >> (8 * i)));
+}
+
+void ls_file_ident_bool(ls_buf_t *b, bool v)
+{
+    ls_buf_append_u8(b, 'b');
+    ls_buf_append_u8(b, v ? 1 : 0);
+}
+
+void ls_file_ident_bytes(ls_buf_t *b, const uint8_t *p, size_t n)
+{
+    ls_buf_append_u8(b, 's');
+    for (int i = 0; i < 4; i++)
+        ls_buf_append_u8(b, (uint8_t)((uint32_t)n >> (8 * i)));
+    if (n) ls_buf_append(b, p, n);
+}
+
+void ls_file_ident_null(ls_buf_t *b) { ls_buf_append_u8(b, 'n'); }
+
+/* The identity of a stored value t of a column of physical type type. */
+static void ident_of(ls_buf_t *b, int type, const ls_pqr_triple_t *t, int max_def)
+{
+    if (t->def < max_def)
+        ls_file_ident_null(b);
+    else if (type == LS_PQ_INT32)
+        ls_file_ident_long(b, t->v.i32);
+    else if (type == LS_PQ_INT64)
+        ls_file_ident_long(b, t->v.i64);
+    else if (type == LS_PQ_BOOLEAN)
+        ls_file_ident_bool(b, t->v.boolean != 0);
+    else
+        ls_file_ident_bytes(b, t->bytes, t->len);
+}
+
+/* The rows of the file in raw whose key drop() accepts: flags (one per
+ * row, ls_malloc'd) and their count; -1 with err when the file cannot be
+ * read or lacks a key column. The key is the one column's bytes (ident
+ * false: a BYTE_ARRAY column, null keys never dropped), or the identity of
+ * the columns' values (ident true). */
+static int64_t rows_to_drop(const ls_buf_t *raw, const char *path, const char *const *columns,
+                            size_t ncols, bool ident, ls_file_drop_fn drop, void *arg,
+                            uint8_t **flags, char *err, size_t errlen)
 {
     ls_status st;
     char why[256] = "";
     *flags = NULL;
     ls_pqr_t *r = ls_pqr_open(raw->data, raw->len, &st, why, sizeof why);
-    int col = r ? ls_pqr_column_index(r, key_column) : -1;
-    if (!r || col < 0) {
-        snprintf(err, errlen, "%s: %s", path, r ? "no key column" : why);
-        ls_pqr_free(r);
+    int cols[16];
+    for (size_t k = 0; k < ncols && r; k++)
+        if ((cols[k] = ls_pqr_column_index(r, columns[k])) < 0 || k >= 16) {
+            snprintf(err, errlen, "%s: no key column %s", path, columns[k]);
+            ls_pqr_free(r);
+            return -1;
+        }
+    if (!r) {
+        snprintf(err, errlen, "%s: %s", path, why);
         return -1;
     }
     int64_t nrows = ls_pqr_num_rows(r), row = 0, hits = 0;
     *flags = ls_calloc(nrows ? (size_t)nrows : 1, 1);
+    ls_pqr_flat_t fl[16];
+    ls_buf_t id;
+    ls_buf_init(&id);
     for (int g = 0; g < ls_pqr_num_row_groups(r) && hits >= 0; g++) {
-        ls_pqr_flat_t fl;
-        if (ls_pqr_read_flat(r, g, col, &fl, why, sizeof why) != LS_OK) {
-            snprintf(err, errlen, "%s: reading %s: %s", path, key_column, why);
-            hits = -1;
-            break;
-        }
-        for (int64_t i = 0; i < fl.n && row < nrows; i++, row++)
-            if (fl.v[i].def == fl.max_def && drop(arg, fl.v[i].bytes, fl.v[i].len)) {
+        size_t got = 0;
+        for (; got < ncols; got++)
+            if (ls_pqr_read_flat(r, g, cols[got], &fl[got], why, sizeof why) != LS_OK) {
+                snprintf(err, errlen, "%s: reading %s: %s", path, columns[got], why);
+                hits = -1;
+                break;
+            }
+        for (size_t k = 1; k < got && hits >= 0; k++)
+            if (fl[k].n != fl[0].n) {
+                snprintf(err, errlen, "%s: row group %d: key columns %s and %s disagree on rows",
+                         path, g, columns[0], columns[k]);
+                hits = -1;
+            }
+        for (int64_t i = 0; hits >= 0 && i < fl[0].n && row < nrows; i++, row++) {
+            bool match;
+            if (!ident) {
+                match =
+                    fl[0].v[i].def == fl[0].max_def && drop(arg, fl[0].v[i].bytes, fl[0].v[i].len);
+            } else {
+                id.len = 0;
+                for (size_t k = 0; k < ncols; k++)
+                    ident_of(&id, ls_pqr_column(r, cols[k])->type, &fl[k].v[i], fl[k].max_def);
+                match = drop(arg, id.data, id.len);
+            }
+            if (match) {
                 (*flags)[row] = 1;
                 hits++;
             }
-        ls_pqr_flat_free(&fl);
+        }
+        for (size_t k = 0; k < got; k++)
+            ls_pqr_flat_free(&fl[k]);
     }
+    ls_buf_free(&id);
     ls_pqr_free(r);
     if (hits < 0) {
         ls_free(*flags);
@@ -313,9 +381,10 @@ static int64_t rows_to_drop(const ls_buf_t *raw, const char *path, const char *k
     return hits;
 }
 
-ls_status ls_file_drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
-                            const char *key_column, ls_file_drop_fn drop, void *arg,
-                            ls_file_cow_t *out, char *err, size_t errlen)
+static ls_status drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
+                           const char *const *columns, size_t ncols, bool ident,
+                           ls_file_drop_fn drop, void *arg, ls_file_cow_t *out, char *err,
+                           size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (ls_ice_table_current_snapshot(t) < 0) return LS_OK;
@@ -335,7 +404,8 @@ ls_status ls_file_drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
         }
         out->bytes_read += raw.len;
         uint8_t *flags;
-        int64_t hits = rows_to_drop(&raw, path, key_column, drop, arg, &flags, err, errlen);
+        int64_t hits =
+            rows_to_drop(&raw, path, columns, ncols, ident, drop, arg, &flags, err, errlen);
         if (hits < 0) st = LS_ECORRUPT;
         if (hits > 0) {
             ls_buf_t *raws[1] = {&raw};
@@ -356,6 +426,24 @@ ls_status ls_file_drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
     ls_ice_mentries_free(live, n);
     if (st != LS_OK) ls_file_cow_clear(out);
     return st;
+}
+
+ls_status ls_file_drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
+                            const char *key_column, ls_file_drop_fn drop, void *arg,
+                            ls_file_cow_t *out, char *err, size_t errlen)
+{
+    return drop_rows(t, o, &key_column, 1, false, drop, arg, out, err, errlen);
+}
+
+ls_status ls_file_drop_rows_ident(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
+                                  const char *const *columns, size_t n, ls_file_drop_fn drop,
+                                  void *arg, ls_file_cow_t *out, char *err, size_t errlen)
+{
+    if (n == 0 || n > 16) {
+        snprintf(err, errlen, "a primary key of %zu columns", n);
+        return LS_EINVAL;
+    }
+    return drop_rows(t, o, columns, n, true, drop, arg, out, err, errlen);
 }
 
 void ls_file_cow_clear(ls_file_cow_t *c)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "base/status.h"
 #include "table/iceberg_manifest.h"
 #include "table/iceberg_table.h"
@@ -75,4 +76,20 @@ ls_status ls_file_drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
                             const char *key_column, ls_file_drop_fn drop, void *arg,
                             ls_file_cow_t *out, char *err, size_t errlen);
 void ls_file_cow_clear(ls_file_cow_t *c);
+
+/* Copy-on-write deletes by a primary key (upsert tables with typed keys):
+ * a row's identity is the concatenation, over columns[0..n) (leaf paths
+ * without repetition, e.g. "_kafka_key_typed.id"), of each value's identity
+ * below; drop() gets it. Otherwise as ls_file_drop_rows. Identities (in
+ * memory only, never stored): 'i' + int64 little-endian (INT32 and INT64
+ * alike, so a column widened from int to long keeps its rows' identities),
+ * 'b' + one byte (BOOLEAN), 's' + uint32 little-endian length + the bytes
+ * (BYTE_ARRAY), 'n' for a null. */
+ls_status ls_file_drop_rows_ident(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
+                                  const char *const *columns, size_t n, ls_file_drop_fn drop,
+                                  void *arg, ls_file_cow_t *out, char *err, size_t errlen);
+void ls_file_ident_long(ls_buf_t *b, int64_t v);
+void ls_file_ident_bool(ls_buf_t *b, bool v);
+void ls_file_ident_bytes(ls_buf_t *b, const uint8_t *p, size_t n);
+void ls_file_ident_null(ls_buf_t *b);
 #endif

@@ -47,6 +47,7 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "table/file_rewrite.h"
 
 /* Iceberg types of columns; the primitive ones in one table. */
 typedef enum {
@@ -92,6 +93,8 @@ typedef struct col {
     size_t nkids;
     int def, rep, lo, hi; /* Parquet facts (file comment), set by layout() */
     int leaf;             /* primitive: its leaf column */
+    int pk;               /* a primary key field: its 1-based place; -1: the key column of
+                           * a primary key (both must stay required); 0: neither */
 } col_t;
 
 struct ls_typed_shape {
@@ -99,6 +102,8 @@ struct ls_typed_shape {
     col_t *key;     /* the decoded key (LS_TYPED_KEY_COLUMN); NULL: none (yet) */
     bool raw_value; /* the value as bytes in _kafka_value (a raw value, a typed key) */
     int last_id;    /* last-column-id */
+    const col_t *pk[LS_TYPED_MAX_PK]; /* the primary key's fields, in order */
+    size_t npk;
     ls_pq_field_t *fields;
     size_t nfields, capfields;
     int ncols; /* leaf columns, the metadata's included */
@@ -176,6 +181,7 @@ static void col_free(col_t *c)
 static col_t *col_copy(const col_t *c)
 {
     col_t *n = col_new(c->type, c->id, c->name, c->required);
+    n->pk = c->pk;
     for (size_t i = 0; i < c->nkids; i++)
         col_add(n, col_copy(c->kids[i]));
     return n;
@@ -552,7 +558,15 @@ static ls_typed_shape_t *shape_of(col_t *root, col_t *key, bool raw_value, int l
     root->lo = s->ncols;
     layout_fields(s, root, &json, false);
     root->hi = s->ncols;
-    ls_buf_printf(&json, "]}");
+    ls_buf_printf(&json, "]");
+    for (size_t i = 0; key && i < key->nkids; i++)
+        if (key->kids[i]->pk > 0 && key->kids[i]->pk <= LS_TYPED_MAX_PK) {
+            s->pk[key->kids[i]->pk - 1] = key->kids[i];
+            s->npk++;
+        }
+    for (size_t i = 0; i < s->npk; i++) /* Iceberg: the identity of a row (spec, "Schemas") */
+        ls_buf_printf(&json, "%s%d", i ? "," : ",\"identifier-field-ids\":[", s->pk[i]->id);
+    ls_buf_printf(&json, "%s}", s->npk ? "]" : "");
     ls_buf_append_u8(&json, 0);
     s->schema_json = (char *)ls_buf_steal(&json, NULL);
     return s;
@@ -587,8 +601,54 @@ static col_t *key_from_avro(const ls_avro_node_t *key, int *next_id, char *err, 
     return from_avro(key, LS_TYPED_KEY_COLUMN, id, true, next_id, KEY_PATH, err, errlen);
 }
 
+/* Makes key (the key column of a new table) that of a primary key of the
+ * fields names[0..n): the column and the fields required, each a
+ * top-level field of a record key, of a primitive type other than float and
+ * double (Iceberg's identifier fields). -1 with err naming the field. */
+static int set_primary_key(col_t *key, const char *const *names, size_t n, char *err, size_t errlen)
+{
+    char sub[300];
+    if (!key || key->type != C_STRUCT) {
+        put_err(err, errlen, KEY_PATH,
+                key ? "a primary key names fields of a record key; this key is not a record"
+                    : "a primary key needs a keyed record to create the table");
+        return -1;
+    }
+    if (n > LS_TYPED_MAX_PK) {
+        put_err(err, errlen, KEY_PATH, "too many primary key fields");
+        return -1;
+    }
+    key->required = true;
+    key->pk = -1;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(sub, sizeof sub, "%s/%.200s", KEY_PATH, names[i]);
+        col_t *f = NULL;
+        for (size_t k = 0; k < key->nkids && !f; k++)
+            if (!strcmp(key->kids[k]->name, names[i])) f = key->kids[k];
+        const char *why = !f                   ? "no such field in the key schema"
+                          : !f->required       ? "a primary key field must be required (the key "
+                                                 "schema makes it nullable)"
+                          : f->type >= C_NPRIM ? "a primary key field must be a primitive"
+                          : f->type == C_FLOAT || f->type == C_DOUBLE
+                              ? "a primary key field cannot be float or double (Iceberg)"
+                              : NULL;
+        if (why) {
+            put_err(err, errlen, sub, why);
+            return -1;
+        }
+        f->pk = (int)i + 1;
+    }
+    return 0;
+}
+
 ls_typed_shape_t *ls_typed_shape_new_kv(const ls_avro_node_t *value, const ls_avro_node_t *key,
                                         char *err, size_t errlen)
+{
+    return ls_typed_shape_new_pk(value, key, NULL, 0, err, errlen);
+}
+
+ls_typed_shape_t *ls_typed_shape_new_pk(const ls_avro_node_t *value, const ls_avro_node_t *key,
+                                        const char *const *pk, size_t npk, char *err, size_t errlen)
 {
     if (value && value->kind != LS_AVRO_RECORD) {
         snprintf(err, errlen, "/: the value schema must be a record to become columns (it is %s)",
@@ -598,8 +658,10 @@ ls_typed_shape_t *ls_typed_shape_new_kv(const ls_avro_node_t *value, const ls_av
     col_t *r = col_new(C_STRUCT, 0, "", true), *k = NULL;
     int next = LS_TYPED_FIRST_VALUE_ID;
     if ((value && struct_from_avro(r, value, &next, "", err, errlen) != 0) ||
-        (key && !(k = key_from_avro(key, &next, err, errlen)))) {
+        (key && !(k = key_from_avro(key, &next, err, errlen))) ||
+        (npk && set_primary_key(k, pk, npk, err, errlen) != 0)) {
         col_free(r);
+        col_free(k);
         return NULL;
     }
     return shape_of(r, k, value == NULL, next - 1);
@@ -635,6 +697,24 @@ ls_typed_shape_t *ls_typed_shape_parse(const char *schema_json, int last_column_
             json_decref(schema);
             return NULL;
         }
+    }
+    json_t *ident = json_object_get(schema, "identifier-field-ids"), *idv;
+    col_t *kc = key->nkids ? key->kids[0] : NULL;
+    json_array_foreach(ident, i, idv)
+    {
+        col_t *f = NULL;
+        for (size_t k = 0; kc && k < kc->nkids && !f; k++)
+            if (kc->kids[k]->id == (int)json_integer_value(idv)) f = kc->kids[k];
+        if (!f || i >= LS_TYPED_MAX_PK) {
+            snprintf(err, errlen, "schema: identifier field id %d is not a field of %s",
+                     (int)json_integer_value(idv), LS_TYPED_KEY_COLUMN);
+            col_free(r);
+            col_free(key);
+            json_decref(schema);
+            return NULL;
+        }
+        f->pk = (int)i + 1;
+        kc->pk = -1;
     }
     json_decref(schema);
     if (!r->nkids && !raw_value) {
@@ -711,6 +791,11 @@ static bool walk_value(walk_t *w, col_t *c, const ls_avro_node_t *type, const ch
     if (!t)
         return incompatible(w, path, "a union other than [\"null\", T] is not mapped to a column");
     if (n->null_branch >= 0 && c->required) {
+        if (c->pk)
+            return incompatible(w, path,
+                                c->pk > 0 ? "a primary key field cannot become optional"
+                                          : "the key column of a primary key cannot become "
+                                            "optional");
         if (!change(w, path, "the column becomes optional")) return false;
         c->required = false;
     }
@@ -756,6 +841,10 @@ static bool walk_struct(walk_t *w, col_t *c, const ls_avro_node_t *t, const char
     for (size_t k = 0; k < c->nkids && ok; k++) {
         if (seen[k]) continue;
         snprintf(sub, sizeof sub, "%s/%s", path, c->kids[k]->name);
+        if (c->kids[k]->required && c->kids[k]->pk > 0) {
+            ok = incompatible(w, sub, "the writer lacks this primary key field");
+            break;
+        }
         if (c->kids[k]->required) {
             if (!(ok = change(w, sub, "the writer lacks it: the column becomes optional"))) break;
             c->kids[k]->required = false;
@@ -910,6 +999,8 @@ ls_status ls_typed_evolve_key(const ls_typed_shape_t *s, const ls_avro_node_t *w
 }
 
 bool ls_typed_has_key(const ls_typed_shape_t *s) { return s->key != NULL; }
+size_t ls_typed_pk_count(const ls_typed_shape_t *s) { return s->npk; }
+const char *ls_typed_pk_name(const ls_typed_shape_t *s, size_t i) { return s->pk[i]->name; }
 bool ls_typed_key_required(const ls_typed_shape_t *s) { return s->key && s->key->required; }
 bool ls_typed_raw_value(const ls_typed_shape_t *s) { return s->raw_value; }
 
@@ -929,6 +1020,7 @@ int ls_typed_unframe(const uint8_t *value, int64_t len, int32_t *schema_id, cons
 typedef struct rd {
     ls_avro_rd_t in;   /* registry/avro.h: the datum's bytes */
     ls_pq_writer_t *w; /* NULL: decode only */
+    ls_buf_t *ident;   /* per primary key field: its identity bytes (NULL: not wanted) */
 } rd_t;
 
 /* Null entries for every leaf under c at definition level def. */
@@ -961,6 +1053,19 @@ static bool shred_value(rd_t *r, const rnode_t *n, int rep)
 
 /* A primitive value of kind n->dec into its column (widened to the
  * column's type when the writer's is narrower). */
+/* The identity bytes of a primary key field's value (file_rewrite.h). */
+static void capture(rd_t *r, const rnode_t *n, int64_t l, const uint8_t *p, size_t len)
+{
+    if (!r->ident || n->col->pk <= 0) return;
+    ls_buf_t *b = &r->ident[n->col->pk - 1];
+    b->len = 0;
+    switch (prims[n->col->type].pq) {
+    case LS_PQ_BOOLEAN: ls_file_ident_bool(b, l != 0); return;
+    case LS_PQ_BYTE_ARRAY: ls_file_ident_bytes(b, p, len); return;
+    default: ls_file_ident_long(b, l); return;
+    }
+}
+
 static bool shred_prim(rd_t *r, const rnode_t *n, int rep)
 {
     ls_pq_writer_t *w = r->w;
@@ -978,6 +1083,7 @@ static bool shred_prim(rd_t *r, const rnode_t *n, int rep)
             return false;
         }
         if (w) ls_pq_put_bool(w, col, rep, b);
+        capture(r, n, b, NULL, 0);
         return true;
     }
     case D_INT:
@@ -990,11 +1096,13 @@ static bool shred_prim(rd_t *r, const rnode_t *n, int rep)
             ls_pq_put_i64(w, col, rep, l);
         else if (w)
             ls_pq_put_i32(w, col, rep, (int32_t)l);
+        capture(r, n, l, NULL, 0);
         return true;
     case D_LONG:
     case D_MILLIS:
         if (!ls_avro_rd_long(&r->in, &l)) return false;
         if (w) ls_pq_put_i64(w, col, rep, n->dec == D_LONG ? l : l * 1000);
+        capture(r, n, n->dec == D_LONG ? l : l * 1000, NULL, 0);
         return true;
     case D_FLOAT: {
         float f;
@@ -1015,6 +1123,7 @@ static bool shred_prim(rd_t *r, const rnode_t *n, int rep)
     case D_BYTES:
         if (!ls_avro_rd_bytes(&r->in, &p, &len)) return false;
         if (w) ls_pq_put_bytes(w, col, rep, p, len);
+        capture(r, n, 0, p, len);
         return true;
     case D_ENUM:
         if (!ls_avro_rd_long(&r->in, &l)) return false;
@@ -1023,6 +1132,7 @@ static bool shred_prim(rd_t *r, const rnode_t *n, int rep)
             return false;
         }
         if (w) ls_pq_put_bytes(w, col, rep, n->avro->symbols[l], strlen(n->avro->symbols[l]));
+        capture(r, n, 0, (const uint8_t *)n->avro->symbols[l], strlen(n->avro->symbols[l]));
         return true;
     }
     return false;
@@ -1075,7 +1185,7 @@ ls_status ls_typed_write(const ls_typed_reader_t *rd, ls_pq_writer_t *w, const l
 /* Decodes d without writing: false with err saying where it stopped. */
 static bool dry_run(const ls_typed_datum_t *d, const char *what, char *err, size_t errlen)
 {
-    rd_t dry = {{d->datum, d->datum + d->len, NULL}, NULL};
+    rd_t dry = {{d->datum, d->datum + d->len, NULL}, NULL, NULL};
     bool ok = d->rd->key ? shred_value(&dry, d->rd->root, 0) : shred(&dry, d->rd->root, 0);
     if (ok && dry.in.p == dry.in.end) return true;
     snprintf(err, errlen, "Avro %s datum does not match its schema: %s at byte %zu of %zu", what,
@@ -1113,15 +1223,45 @@ ls_status ls_typed_write_kv(const ls_typed_shape_t *s, const ls_typed_datum_t *v
     else if (s->raw_value)
         ls_pq_put_bytes(w, M_VALUE, 0, r->value, (size_t)r->value_len);
     if (s->key && key) {
-        rd_t wet = {{key->datum, key->datum + key->len, NULL}, w};
+        rd_t wet = {{key->datum, key->datum + key->len, NULL}, w, NULL};
         shred_value(&wet, key->rd->root, 0);
     } else if (s->key) { /* no key, or one not decoded: a null key column */
-        rd_t wet = {{NULL, NULL, NULL}, w};
+        rd_t wet = {{NULL, NULL, NULL}, w, NULL};
         put_nulls(&wet, s->key, 0, 0);
     }
     if (value) {
-        rd_t wet = {{value->datum, value->datum + value->len, NULL}, w};
+        rd_t wet = {{value->datum, value->datum + value->len, NULL}, w, NULL};
         shred(&wet, value->rd->root, 0);
     }
     return ls_pq_end_row(w);
+}
+
+ls_status ls_typed_key_identity(const ls_typed_reader_t *krd, const uint8_t *datum, size_t len,
+                                ls_buf_t *out, char *err, size_t errlen)
+{
+    const ls_typed_shape_t *s = krd->shape;
+    if (!krd->key || !s->npk) {
+        snprintf(err, errlen, "not a key reader of a table with a primary key");
+        return LS_EINVAL;
+    }
+    ls_buf_t ids[LS_TYPED_MAX_PK];
+    for (size_t i = 0; i < s->npk; i++)
+        ls_buf_init(&ids[i]);
+    rd_t r = {{datum, datum + len, NULL}, NULL, ids};
+    ls_status st = LS_OK;
+    if (!shred_value(&r, krd->root, 0) || r.in.p != r.in.end) {
+        snprintf(err, errlen, "Avro key datum does not match its schema: %s at byte %zu of %zu",
+                 r.in.why ? r.in.why : "bytes left over", (size_t)(r.in.p - datum), len);
+        st = LS_ECORRUPT;
+    }
+    out->len = 0;
+    for (size_t i = 0; i < s->npk; i++) {
+        if (st == LS_OK && !ids[i].len) { /* the writer lacks it: cannot be (walk), but be sure */
+            snprintf(err, errlen, "the key has no value for primary key field %s", s->pk[i]->name);
+            st = LS_ECORRUPT;
+        }
+        if (st == LS_OK) ls_buf_append(out, ids[i].data, ids[i].len);
+        ls_buf_free(&ids[i]);
+    }
+    return st;
 }

@@ -47,6 +47,12 @@
  * -> optional, every existing field id kept; what Iceberg cannot express is
  * refused with the path and the reason.
  *
+ * Primary keys (upsert tables, ls_typed_shape_new_pk): named top-level
+ * fields of a record key, required and primitive (not float/double), are
+ * the schema's identifier-field-ids; the key column is then required, and a
+ * key version that drops a key field or makes it (or the key) nullable is
+ * incompatible. ls_typed_key_identity gives a key datum's identity.
+ *
  * Shapes and readers are immutable once built and may be shared between
  * threads; a reader must not outlive its shape. */
 #ifndef LS_ICEBERG_TYPED_H
@@ -62,6 +68,7 @@
 
 #define LS_TYPED_FIRST_VALUE_ID 10
 #define LS_TYPED_KEY_COLUMN "_kafka_key_typed"
+#define LS_TYPED_MAX_PK 16
 
 typedef struct ls_typed_shape ls_typed_shape_t;
 
@@ -76,6 +83,16 @@ ls_typed_shape_t *ls_typed_shape_new(const ls_avro_node_t *root, char *err, size
  * adds it). */
 ls_typed_shape_t *ls_typed_shape_new_kv(const ls_avro_node_t *value, const ls_avro_node_t *key,
                                         char *err, size_t errlen);
+/* The same with a primary key: the fields pk[0..npk) of a record key
+ * (top-level, required, primitive but not float/double) are the schema's
+ * identifier-field-ids, and the key column is required. They stay so: a key
+ * version that would make one optional, or lacks one, is incompatible. */
+ls_typed_shape_t *ls_typed_shape_new_pk(const ls_avro_node_t *value, const ls_avro_node_t *key,
+                                        const char *const *pk, size_t npk, char *err,
+                                        size_t errlen);
+/* The primary key's fields (from the schema's identifier-field-ids), in order. */
+size_t ls_typed_pk_count(const ls_typed_shape_t *s);
+const char *ls_typed_pk_name(const ls_typed_shape_t *s, size_t i);
 /* The shape of an existing typed table: its current Iceberg schema JSON and
  * last-column-id (ls_ice_table_schema). NULL with err when the schema holds
  * what typed tables do not write. */
@@ -136,4 +153,10 @@ typedef struct ls_typed_datum {
 ls_status ls_typed_write_kv(const ls_typed_shape_t *s, const ls_typed_datum_t *value,
                             const ls_typed_datum_t *key, ls_pq_writer_t *w,
                             const ls_raw_record_t *r, char *err, size_t errlen);
+/* The upsert identity of a key datum, decoded by its key reader: the values
+ * of the shape's primary key fields, encoded as file_rewrite.h's identities
+ * (what ls_file_drop_rows_ident computes from the stored columns), into out.
+ * LS_ECORRUPT with err when the datum does not decode. */
+ls_status ls_typed_key_identity(const ls_typed_reader_t *krd, const uint8_t *datum, size_t len,
+                                ls_buf_t *out, char *err, size_t errlen);
 #endif

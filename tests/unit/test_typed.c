@@ -439,6 +439,107 @@ TEST(typed_keys)
     ls_avro_free(ks);
 }
 
+TEST(primary_keys)
+{
+    ls_avro_schema_t *v = parse(ORDER), *k = parse(KEY), *k2 = parse(KEY2);
+    char err[512] = "";
+    const char *pk[] = {"region", "id"};
+    ls_typed_shape_t *s =
+        ls_typed_shape_new_pk(ls_avro_root(v), ls_avro_root(k), pk, 2, err, sizeof err);
+    CHECK(s != NULL);
+    if (!s) printf("# %s\n", err);
+    int last = ls_typed_last_column_id(s); /* key struct last-2, id last-1, region last */
+    char want[160];
+    snprintf(want, sizeof want, "\"identifier-field-ids\":[%d,%d]}", last, last - 1);
+    CHECK(has(s, want));
+    snprintf(want, sizeof want, "{\"id\":%d,\"name\":\"_kafka_key_typed\",\"required\":true",
+             last - 2);
+    CHECK(has(s, want) && ls_typed_key_required(s));
+    CHECK(ls_typed_pk_count(s) == 2 && !strcmp(ls_typed_pk_name(s, 0), "region"));
+    /* the metadata's schema parses back with its primary key */
+    ls_typed_shape_t *back =
+        ls_typed_shape_parse(ls_typed_iceberg_schema_json(s), last, err, sizeof err);
+    CHECK(back && ls_typed_pk_count(back) == 2 && !strcmp(ls_typed_pk_name(back, 1), "id"));
+    CHECK(back && !strcmp(ls_typed_iceberg_schema_json(back), ls_typed_iceberg_schema_json(s)));
+    /* a key version adding an optional field evolves the table and keeps the key */
+    ls_typed_shape_t *s2 = NULL;
+    CHECK_EQ_INT(ls_typed_evolve_key(s, ls_avro_root(k2), &s2, err, sizeof err), LS_OK);
+    if (s2) CHECK(has(s2, want) && ls_typed_pk_count(s2) == 2);
+    /* identities: the same fields written by v1 and v2 of the key are one identity */
+    ls_typed_reader_t *r1 = NULL, *r2 = NULL;
+    CHECK_EQ_INT(ls_typed_key_reader_new(s2, ls_avro_root(k), &r1, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_typed_key_reader_new(s2, ls_avro_root(k2), &r2, err, sizeof err), LS_OK);
+    static const uint8_t D1[] = {0x0a, 0x04, 'e', 'u'};             /* {5, "eu"} */
+    static const uint8_t D2[] = {0x0a, 0x04, 'e', 'u', 0x02, 0x0e}; /* {5, "eu", 7} */
+    static const uint8_t D3[] = {0x0c, 0x04, 'e', 'u'};             /* {6, "eu"} */
+    ls_buf_t a, b, c;
+    ls_buf_init(&a);
+    ls_buf_init(&b);
+    ls_buf_init(&c);
+    CHECK_EQ_INT(ls_typed_key_identity(r1, D1, sizeof D1, &a, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_typed_key_identity(r2, D2, sizeof D2, &b, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_typed_key_identity(r1, D3, sizeof D3, &c, err, sizeof err), LS_OK);
+    CHECK(a.len == b.len && !memcmp(a.data, b.data, a.len));
+    CHECK(a.len != c.len || memcmp(a.data, c.data, a.len) != 0);
+    /* region first: 's' len "eu", then 'i' 5 */
+    CHECK(a.len == 1 + 4 + 2 + 1 + 8 && a.data[0] == 's' && a.data[7] == 'i' && a.data[8] == 5);
+    CHECK_EQ_INT(ls_typed_key_identity(r1, D1, 3, &c, err, sizeof err), LS_ECORRUPT);
+    ls_buf_free(&a);
+    ls_buf_free(&b);
+    ls_buf_free(&c);
+    ls_typed_reader_free(r1);
+    ls_typed_reader_free(r2);
+    /* key versions that would break the primary key are incompatible */
+    static const char *const bad[][2] = {
+        {"{\"type\":\"record\",\"name\":\"K\",\"fields\":[{\"name\":\"id\",\"type\":[\"null\","
+         "\"long\"]},{\"name\":\"region\",\"type\":\"string\"}]}",
+         "(key)/id: a primary key field cannot become optional"},
+        {"{\"type\":\"record\",\"name\":\"K\",\"fields\":[{\"name\":\"region\",\"type\":"
+         "\"string\"}]}",
+         "(key)/id: the writer lacks this primary key field"},
+        {"[\"null\",{\"type\":\"record\",\"name\":\"K\",\"fields\":[{\"name\":\"id\",\"type\":"
+         "\"long\"},{\"name\":\"region\",\"type\":\"string\"}]}]",
+         "(key): the key column of a primary key cannot become optional"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ls_avro_schema_t *x = parse(bad[i][0]);
+        ls_typed_shape_t *xs = NULL;
+        ls_typed_reader_t *xr = NULL;
+        err[0] = 0;
+        ls_status st = ls_typed_key_reader_new(s, ls_avro_root(x), &xr, err, sizeof err);
+        if (st == LS_ECONFLICT) st = ls_typed_evolve_key(s, ls_avro_root(x), &xs, err, sizeof err);
+        CHECK_EQ_INT(st, LS_EINVAL);
+        if (!strstr(err, bad[i][1])) printf("# case %zu: %s\n", i, err);
+        CHECK(strstr(err, bad[i][1]) != NULL);
+        ls_typed_shape_free(xs);
+        ls_avro_free(x);
+    }
+    /* refusals at creation name the field */
+    static const char *const f1[] = {"nope"};
+    ls_typed_shape_t *x =
+        ls_typed_shape_new_pk(ls_avro_root(v), ls_avro_root(k), f1, 1, err, sizeof err);
+    CHECK(!x && strstr(err, "(key)/nope: no such field in the key schema"));
+    ls_avro_schema_t *fk =
+        parse("{\"type\":\"record\",\"name\":\"F\",\"fields\":[{\"name\":\"x\","
+              "\"type\":\"double\"},{\"name\":\"n\",\"type\":[\"null\",\"int\"]}]}");
+    static const char *const f2[] = {"x"}, *const f3[] = {"n"};
+    x = ls_typed_shape_new_pk(ls_avro_root(v), ls_avro_root(fk), f2, 1, err, sizeof err);
+    CHECK(!x && strstr(err, "cannot be float or double"));
+    x = ls_typed_shape_new_pk(ls_avro_root(v), ls_avro_root(fk), f3, 1, err, sizeof err);
+    CHECK(!x && strstr(err, "must be required"));
+    ls_avro_schema_t *sk = parse("\"string\"");
+    x = ls_typed_shape_new_pk(ls_avro_root(v), ls_avro_root(sk), f2, 1, err, sizeof err);
+    CHECK(!x && strstr(err, "this key is not a record"));
+    ls_avro_free(sk);
+    ls_avro_free(fk);
+    ls_typed_shape_free(back);
+    ls_typed_shape_free(s2);
+    ls_typed_shape_free(s);
+    ls_avro_free(v);
+    ls_avro_free(k);
+    ls_avro_free(k2);
+}
+
 TEST(unframe)
 {
     const uint8_t ok[] = {0, 0, 0, 1, 2, 9, 9};
@@ -461,6 +562,7 @@ int main(void)
     RUN(evolution_keeps_ids_and_adds_fresh_ones);
     RUN(incompatible_changes_name_the_path);
     RUN(typed_keys);
+    RUN(primary_keys);
     RUN(unframe);
     UNIT_DONE();
 }

@@ -303,7 +303,8 @@ public class IcebergRead {
     }
 
     /** "records:" + a metadata file: a typed table's schemas (ids and structs, in id
-     * order), its current schema id and every row as {column: value}, read with
+     * order), its current schema id, its identifier fields (dotted names, in the
+     * schema's order) and every row as {column: value}, read with
      * the current schema (older data files projected by field id). */
     private static void records(StringBuilder sb, String arg) throws Exception {
         Table table = load(arg.substring(8));
@@ -322,6 +323,15 @@ public class IcebergRead {
         }
         sb.append("],\"current_schema_id\":");
         num(sb, table.schema().schemaId());
+        sb.append(",\"identifier_field_names\":[");
+        List<String> idn = new ArrayList<>();
+        for (Integer fid : table.schema().identifierFieldIds())
+            idn.add(table.schema().findColumnName(fid));
+        for (int i = 0; i < idn.size(); i++) {
+            if (i > 0) sb.append(',');
+            str(sb, idn.get(i));
+        }
+        sb.append(']');
         sb.append(",\"records\":[");
         boolean first = true;
         try (CloseableIterable<Record> it = IcebergGenerics.read(table).build()) {
