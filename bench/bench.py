@@ -23,6 +23,9 @@ Scenarios (see bench/README.md):
   table-freshness     (8) produce ack -> visible in the table's current snapshot
   upsert-freshness    (8b) the same into an upsert table (compacted topic, keyed
                       records, write.mode=upsert), beside scenario 8's append table
+  key-compaction      (8c) key compaction throughput (compact/keycompact.c): a loaded
+                      topic's compacted objects, once cleanup.policy=compact is set,
+                      cleaned to the latest record per key; records/s
   txn-produce         (9) transactional produce throughput, transactions of 100
                       records (bench/txn_produce.py), beside the same producers
                       without transactions
@@ -37,6 +40,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import socket
@@ -63,17 +67,18 @@ RESULTS = os.path.join(ROOT, "bench", "results")
 SCENARIOS = ["produce-latency", "e2e-latency", "produce-throughput", "txn-produce",
              "consume-catchup",
              "s3-latency", "consume-catchup-compacted", "s3-radosgw", "materialization",
-             "zero-etl", "table-freshness", "upsert-freshness"]
+             "zero-etl", "table-freshness", "upsert-freshness", "key-compaction"]
 # Scenarios on brokers of their own (a fresh broker with its own configuration per
 # repetition, see solo_plan()); the others share one start of each main target.
 SOLO = ["s3-latency", "consume-catchup-compacted", "s3-radosgw", "materialization",
-        "zero-etl", "table-freshness", "upsert-freshness"]
+        "zero-etl", "table-freshness", "upsert-freshness", "key-compaction"]
 # Scenarios that need features still being built elsewhere; they slot in here
 # (a function per scenario below, plus an entry in METRICS) when those land.
 PENDING = {}
 # The peer a scenario's ratios are taken against (default: kafka).
 PEER = {"materialization": "duckdb", "zero-etl": "kafka+pyiceberg",
-        "table-freshness": "kafka+pyiceberg", "upsert-freshness": "lakestream append (#8)"}
+        "table-freshness": "kafka+pyiceberg", "upsert-freshness": "lakestream append (#8)",
+        "key-compaction": "lakestream"}
 # Rows a scenario borrows from another one of the same run (same measurement, so not
 # repeated): scenario -> (source scenario, {source target: row name}).
 BORROW = {
@@ -148,6 +153,13 @@ METRICS = {
     },
 }
 METRICS["upsert-freshness"] = METRICS["table-freshness"]
+METRICS["key-compaction"] = {
+    "records_per_sec": (("keycompact", "records_per_sec"), "rec/s", True),
+    "mb_per_sec": (("keycompact", "mb_per_sec"), "MiB/s", True),
+    "e2e_records_per_sec": (("keycompact", "e2e_records_per_sec"), "rec/s", True),
+    "clean_s": (("keycompact", "clean_s"), "s", False),
+    "wall_s": (("keycompact", "wall_s"), "s", False),
+}
 METRICS["txn-produce"] = {
     "txn_msgs_per_sec": (("produce", "msgs_per_sec"), "msg/s", True),
     "txn_mb_per_sec": (("produce", "mb_per_sec"), "MiB/s", True),
@@ -364,7 +376,61 @@ def run_scenario(sc, broker, a, rep):
         return table_freshness(broker, topic, a, upsert=True)
     if sc == "txn-produce":
         return txn_produce(broker, topic, a)
+    if sc == "key-compaction":
+        return key_compaction(broker, topic, a)
     raise ValueError(sc)
+
+
+KC_LINE = re.compile(r"log ([0-9a-f]{16}): key compaction read (\d+) records \((\d+) bytes\), "
+                     r"kept (\d+), dropped (\d+) superseded and (\d+) tombstones, wrote (\d+) "
+                     r"bytes in ([0-9.]+) s")
+
+
+def kc_lines(broker):
+    with open(os.path.join(broker.dir, "broker.log"), errors="replace") as f:
+        return KC_LINE.findall(f.read())
+
+
+def key_compaction(broker, topic, a):
+    """8c: load --kc-count keyed records (--kc-keys keys, --kc-size bytes) into a topic
+    with cleanup.policy=delete, wait until they are all in compacted objects, then set
+    cleanup.policy=compact and time the key compaction of every partition: each clean
+    logs what it read and its own duration (compactor.c). records_per_sec = records read
+    / the cleans' own seconds (the cleaner's speed, one thread); e2e_records_per_sec =
+    records / wall time from the config change to the last clean (scheduling included)."""
+    from confluent_kafka.admin import AdminClient, ConfigResource
+    parts = a.kc_partitions
+    load = driver("produce", broker, topic,
+                  ["--partitions", str(parts), "--size", str(a.kc_size), "--acks", a.acks,
+                   "--linger-ms", str(a.linger_ms), "--compression", a.compression,
+                   "--keys", f"uniform:{a.kc_keys}", "--warmup", "0", "--create",
+                   "--count", str(a.kc_count), "--duration", "0"], 900)
+    wait_for("WAL objects to be compacted away",
+             lambda: not object_files(broker, "wal") and object_files(broker, "co"), 900, 0.2)
+    before = len(kc_lines(broker))
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry
+    res = ConfigResource("TOPIC", topic, incremental_configs=[
+        ConfigEntry("cleanup.policy", "compact",
+                    incremental_operation=AlterConfigOpType.SET)])
+    t0 = time.monotonic()
+    admin.incremental_alter_configs([res])[res].result(30)
+    lines = wait_for("every partition key-compacted",
+                     lambda: (lambda ls: ls[before:] if len(ls) - before >= parts else None)(
+                         kc_lines(broker)), 900, 0.05)
+    wall = time.monotonic() - t0
+    read = sum(int(l[1]) for l in lines)
+    nbytes = sum(int(l[2]) for l in lines)
+    kept = sum(int(l[3]) for l in lines)
+    clean_s = sum(float(l[7]) for l in lines)
+    return {"load": {"msgs_per_sec": load["produce"]["msgs_per_sec"],
+                     "acked": load["produce"]["acked"], "cmd": load["cmd"]},
+            "keycompact": {"cleans": len(lines), "records_read": read, "bytes_read": nbytes,
+                           "records_kept": kept, "keys": a.kc_keys,
+                           "clean_s": round(clean_s, 3), "wall_s": round(wall, 3),
+                           "records_per_sec": read / clean_s if clean_s else None,
+                           "mb_per_sec": nbytes / clean_s / 2**20 if clean_s else None,
+                           "e2e_records_per_sec": read / wall if wall else None}}
 
 
 def txn_produce(broker, topic, a):
@@ -847,6 +913,11 @@ def solo_plan(scenarios, a, rgw_env):
             groups.append([(Broker("lakestream", "lakestream", table, rest=True), [sc], False)])
         elif sc == "upsert-freshness":
             groups.append([(Broker("lakestream", "lakestream", table, rest=True), [sc], True)])
+        elif sc == "key-compaction":
+            groups.append([(Broker("lakestream", "lakestream",
+                                   {**durable, "compaction.min.age.ms": "0",
+                                    "compaction.interval.ms": "200", "wal.gc.grace.ms": "0"}),
+                            [sc], False)])
         elif sc in ("zero-etl", "table-freshness"):
             g = [(Broker("lakestream", "lakestream", table, rest=True), [sc], True)]
             if with_kafka:
@@ -896,6 +967,13 @@ def main():
                     help="table-freshness: how often the table's current snapshot is read")
     ap.add_argument("--upsert-keys", type=int, default=1000,
                     help="upsert-freshness: distinct record keys (the upsert table's rows)")
+    ap.add_argument("--kc-count", type=int, default=1000000,
+                    help="key-compaction: keyed records loaded, then key-compacted")
+    ap.add_argument("--kc-keys", type=int, default=10000,
+                    help="key-compaction: distinct keys (uniform random)")
+    ap.add_argument("--kc-size", type=int, default=100, help="key-compaction: value bytes")
+    ap.add_argument("--kc-partitions", type=int, default=4,
+                    help="key-compaction: partitions (one clean each)")
     ap.add_argument("--txn-records", type=int, default=100,
                     help="txn-produce: records per transaction")
     ap.add_argument("--txn-producers", type=int, default=4,
@@ -1211,6 +1289,18 @@ def scenario_note(sc, a):
                             "holding the keys it changes (copy-on-write). Beside it, "
                             "scenario 8's rows of the same run (append table; Kafka + "
                             "PyIceberg consumer).",
+        "key-compaction": f"Load {a.kc_count:,} records ({a.kc_size} B values, keys uniform "
+                          f"over {a.kc_keys:,}, {a.kc_partitions} partitions) into a topic with "
+                          "cleanup.policy=delete on a broker with a zero hot window, wait until "
+                          "every WAL object is compacted away, then set cleanup.policy=compact "
+                          "and time the key compaction of every partition (one clean each, "
+                          "compact/keycompact.c: map the keys, rewrite the log to the latest "
+                          "record per key, swap). records_per_sec and mb_per_sec = what the "
+                          "cleans read / their own seconds (each logs its figures, "
+                          "compactor.c); e2e_records_per_sec = records / wall time from the "
+                          "config change to the last clean (the pass schedule included). "
+                          "Lakestream only: Kafka's log cleaner works on closed segments on "
+                          "its own schedule, not comparable by this measure.",
         "txn-produce": f"{a.txn_producers} transactional producers (bench/txn_produce.py: "
                        "confluent-kafka, one transactional.id each, in threads of one process) "
                        f"run transactions of {a.txn_records} × {a.size} B records round-robin "
@@ -1238,6 +1328,8 @@ def plots(summary, out, stamp):
             ms = ["cpu_s_per_gib", "written_gib_per_gib"]
         elif sc == "txn-produce":
             ms = ["txn_msgs_per_sec", "plain_msgs_per_sec"]
+        elif sc == "key-compaction":
+            ms = ["records_per_sec", "e2e_records_per_sec"]
         else:
             ms = [m for m in ("p50_ms", "p99_ms", "p999_ms") if m in ms]
         dat = os.path.join(out, f".{stamp}-{sc}.dat")
