@@ -458,6 +458,21 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
             goto out;
         }
     }
+    if (pa.npk && pa.key_strategy == LS_POLICY_TOPIC_NAME && b->check_primary_key) {
+        /* the fields must be in the key schema (when it is registered yet) */
+        char names[LS_POLICY_MAX_PK][LS_POLICY_MAX_PK_NAME], subject[300], why[512];
+        const char *f[LS_POLICY_MAX_PK];
+        ls_policy_primary_key(&pa, names);
+        for (int i = 0; i < pa.npk; i++)
+            f[i] = names[i];
+        snprintf(subject, sizeof subject, "%s-key", name);
+        int c = b->check_primary_key(b->root, subject, f, (size_t)pa.npk, why, sizeof why);
+        if (c != 0) {
+            snprintf(err, (size_t)errlen, "Invalid value '%s' for configuration %s: %s",
+                     pa.value[LS_POLICY_PRIMARY_KEY], ls_policy_key(LS_POLICY_PRIMARY_KEY), why);
+            goto out;
+        }
+    }
     if (pa.enabled) {
         if (ls_policy_table_name(&pa, ns, name, table, sizeof table, err, (size_t)errlen) != LS_OK)
             goto out;

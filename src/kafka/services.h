@@ -57,6 +57,13 @@ typedef struct ls_kafka_services {
      * Blocks on the metadata store the first time a schema id is seen (then
      * cached). */
     int (*check_payload)(void *root, const uint8_t *p, size_t len, char *why, size_t whylen);
+    /* Whether fields[0..n) can be the primary key of keys of subject's
+     * latest version (table/iceberg_typed.h's rules): 0 yes, or nothing to
+     * check yet (no such subject, a schema that is not mapped); -1 no, with
+     * the field and the reason in why; -2 the registry's store failed.
+     * Blocking: call it from offloaded work. */
+    int (*check_primary_key)(void *root, const char *subject, const char *const *fields, size_t n,
+                             char *why, size_t whylen);
     /* Finishes tid's decision in the background if it has one (writes its
      * markers, then completes it): after EndTxn, or when a request met a
      * decided record. */

@@ -22,7 +22,10 @@
 #include "http/http_server.h"
 #include "http/iceberg_rest.h"
 #include "http/registry_rest.h"
+#include "registry/avro_view.h"
 #include "registry/framing.h"
+#include "registry/registry.h"
+#include "table/iceberg_typed.h"
 #include "kafka/conn.h"
 #include "records/records_time.h"
 #include "objstore/objstore_s3.h"
@@ -117,6 +120,38 @@ static int svc_check_payload(void *root, const uint8_t *p, size_t len, char *why
     }
 }
 
+static int svc_check_primary_key(void *root, const char *subject, const char *const *fields,
+                                 size_t n, char *why, size_t whylen)
+{
+    ls_broker_t *b = root;
+    ls_sr_version_t v;
+    ls_sr_schema_t *sc;
+    ls_sr_err_t e;
+    ls_sr_code code = ls_registry_latest(b->registry, subject, &v, &sc, &e);
+    if (code == LS_SR_SUBJECT_NOT_FOUND || code == LS_SR_VERSION_NOT_FOUND) return 0;
+    if (code != LS_SR_OK) {
+        snprintf(why, whylen, "reading subject %s: %s", subject, e.message);
+        return -2;
+    }
+    const ls_avro_node_t *root_node = sc->type == LS_SR_AVRO ? ls_avro_root(sc->avro)
+                                      : sc->view             ? ls_avro_view_root(sc->view)
+                                                             : NULL;
+    int rc = 0;
+    char err[400];
+    /* the shape a table of these keys would get decides, by the same rules */
+    ls_typed_shape_t *s =
+        root_node ? ls_typed_shape_new_pk(NULL, root_node, fields, n, err, sizeof err) : NULL;
+    if (root_node && !s) {
+        snprintf(why, whylen, "the latest version of subject %s (schema id %d): %s", subject,
+                 (int)v.id, err);
+        rc = -1;
+    }
+    ls_typed_shape_free(s);
+    ls_free(v.subject);
+    ls_sr_schema_release(sc);
+    return rc;
+}
+
 static void svc_txn_finish(void *root, const char *tid)
 {
     ls_broker_t *b = root;
@@ -145,6 +180,7 @@ static void services_init(ls_broker_t *b)
         .offload = svc_offload,
         .new_producer_id = svc_new_producer_id,
         .check_payload = svc_check_payload,
+        .check_primary_key = svc_check_primary_key,
         .txn_finish = svc_txn_finish,
     };
 }

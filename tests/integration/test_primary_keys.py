@@ -151,3 +151,22 @@ def test_primary_key_refusals(broker_factory):
     wait_until(lambda: "(key)/account: no such field in the key schema" in b.log_text(), 20,
                what="the missing primary key field named in the log")
     assert iceberg_util.current_metadata(tdir) is None
+    # once <topic>-key is registered, a field it lacks is refused at the config edge
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+    for fields, want in [("region,nope", "(key)/nope: no such field in the key schema"),
+                         ("region,id", None)]:
+        res = ConfigResource("TOPIC", topic, incremental_configs=[ConfigEntry(
+            "lakestream.table.primary.key", fields, incremental_operation=AlterConfigOpType.SET)])
+        fut = a.incremental_alter_configs([res])[res]
+        if want is None:
+            fut.result(30)
+            continue
+        with pytest.raises(KafkaException) as ei:
+            fut.result(30)
+        msg = str(ei.value)
+        assert "lakestream.table.primary.key" in msg and want in msg, msg
+    # with the fields fixed the table is created with its primary key and catches up
+    t = wait_caught_up(tdir, {0: 0})
+    assert [schema_name for schema_name in (
+        t.schema().find_column_name(i) for i in t.schema().identifier_field_ids)] == [
+        "_kafka_key_typed.region", "_kafka_key_typed.id"]
