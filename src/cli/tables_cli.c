@@ -238,6 +238,15 @@ static int cmd_namespace(int argc, char **argv)
                 fprintf(stderr, PROG ": %s\n", err);
                 return 1;
             }
+            if (is_set && ls_policy_field_of(key) == LS_POLICY_PRIMARY_KEY && *v) {
+                /* field names of one topic's key: as a default it would make every
+                 * topic of the namespace without such a key unresolvable */
+                fprintf(stderr,
+                        PROG ": %s names fields of one topic's key: set it on the topic "
+                             "(CreateTopics, AlterConfigs), not as a namespace default\n",
+                        key);
+                return 1;
+            }
             if (is_unset && ls_policy_field_of(key) < 0) {
                 fprintf(stderr, PROG ": %s is not a table policy key\n", key);
                 return 1;

@@ -170,3 +170,62 @@ def test_primary_key_refusals(broker_factory):
     assert [schema_name for schema_name in (
         t.schema().find_column_name(i) for i in t.schema().identifier_field_ids)] == [
         "_kafka_key_typed.region", "_kafka_key_typed.id"]
+
+
+def test_cli_shows_key_policy_and_refuses_a_namespace_primary_key(broker):
+    """`lakestream tables show` lists key.format, the subject strategies and
+    primary.key with their layers; a primary key names one topic's key
+    fields, so `tables namespace --set primary.key=...` is refused."""
+    from test_table_policy import _cli
+    topic, _ = pk_topic(broker, "pkcli", parts=1)
+    rc, out, err = _cli("--bootstrap", broker.bootstrap, "show", topic)
+    assert rc == 0, err
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.strip()}
+    assert rows["lakestream.table.key.format"][:2] == ["schema-registry", "stream"], out
+    assert rows["lakestream.table.primary.key"][:2] == ["region,id", "stream"], out
+    assert rows["lakestream.table.key.subject.name.strategy"][:2] == [
+        "TopicNameStrategy", "default"], out
+    rc, out, err = _cli("namespace", "default", "--set", "primary.key=id",
+                        "--data.dir=" + broker.data_dir)
+    assert rc != 0 and "lakestream.table.primary.key names fields of one topic's key" in err, err
+
+
+def test_primary_key_with_headerless_keys(broker_factory):
+    """schema-registry-latest keys and values (no Confluent header) with a
+    primary key: updates and a tombstone by key fields, the table = the model."""
+    import io
+    import fastavro
+    from confluent_kafka import Producer
+    from confluent_kafka.schema_registry import Schema
+
+    def bare(schema, datum):
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, fastavro.parse_schema(schema), datum)
+        return out.getvalue()
+    iceberg_util.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic, tdir = pk_topic(b, "pklatest", parts=1, **{
+        "lakestream.table.key.format": "schema-registry-latest",
+        "lakestream.table.value.format": "schema-registry-latest",
+        "lakestream.table.primary.key": "id"})
+    sr = SchemaRegistryClient({"url": b.registry_url})
+    sr.register_schema(topic + "-key", Schema(json.dumps(KEY_V1), "AVRO"))
+    sr.register_schema(topic + "-value", Schema(json.dumps(VALUE), "AVRO"))
+    p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 5})
+    model, last = {}, {}
+    ops = [(1, "a"), (2, "b"), (1, "c"), (3, None), (2, None), (4, "d"), (1, "e")]
+    for n, (i, owner) in enumerate(ops):
+        # the region differs between writes of one id: the key is the id alone
+        key = bare(KEY_V1, {"id": i, "region": "r%d" % n})
+        value = None if owner is None else bare(VALUE, {"owner": owner, "balance": n})
+        if owner is None:
+            model.pop(i, None)
+        else:
+            model[i] = owner
+        p.produce(topic, key=key, value=value, partition=0,
+                  on_delivery=lambda err, msg: last.__setitem__(0, msg.offset()))
+    assert p.flush(30) == 0
+    t = wait_caught_up(tdir, last)
+    rows = t.scan().to_arrow().to_pylist()
+    got = {r["_kafka_key_typed"]["id"]: r["owner"] for r in rows}
+    assert len(got) == len(rows) and got == model, (got, model)
