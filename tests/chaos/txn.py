@@ -37,6 +37,25 @@ to its end and the checker counts:
   offset_mismatch       read_committed and read_uncommitted disagree on the
                         record at an offset
   strangers             records no producer wrote
+
+Beside them a consume-transform-produce loop (KIP-447, librdkafka's
+send_offsets_to_transaction) runs through the same nemesis: one consumer in
+a group reads an input topic (read_committed; filled beforehand, and fed
+at about CTP_FEED_RATE records a second during the run, whatever of that
+the nemesis lets through: only input offsets matter),
+and per batch one transaction writes `ctp|<partition>|<offset>` for each
+input record to the same partition of an output topic and commits the
+group's offsets with it; a share of them abort (the consumer then rewinds to
+the group's committed offsets), a failed one too. Output and offsets must
+move together, whatever the client saw: after fencing, for every input
+partition the read_committed output holds exactly the input offsets below
+the group's committed offset, each once:
+
+  ctp_lost              an input offset below the committed one with no output
+  ctp_ahead             an output of an input offset at or past the committed
+                        one (records committed without their offsets)
+  ctp_duplicated        an input offset output twice
+  ctp_misplaced         an output on another partition than its input
 """
 
 import os
@@ -188,6 +207,237 @@ class Worker(threading.Thread):
                 return None
 
 
+CTP_INPUT = 2000          # records of the consume-transform-produce input, beforehand
+CTP_FEED_RATE = 100       # and a second during the run
+CTP_ABORT_SHARE = 0.2      # its transactions meant to abort
+CTP_MAX_BATCH = 25         # input records per transaction: 1..CTP_MAX_BATCH
+
+
+class Transformer(threading.Thread):
+    """The consume-transform-produce loop of the module's docstring."""
+
+    def __init__(self, bootstrap, topics, seed, stop):
+        super().__init__(daemon=True)
+        self.bootstrap = bootstrap
+        self.input, self.output = topics
+        self.tid = "chaos-ctp-%d" % seed
+        self.group = "chaos-ctp-%d" % seed
+        self.rnd = random.Random(seed * 7919)
+        self.stop = stop
+        self.instances = 0
+        self.outcomes = Counter()
+        self.errors = Counter()
+        self.crashed = None
+
+    def run(self):
+        try:
+            self.loop()
+        except Exception as e:   # reported (ctp_crashed), and the run fails
+            self.crashed = repr(e)
+
+    def loop(self):
+        c = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group,
+                      "isolation.level": "read_committed", "enable.auto.commit": False,
+                      "auto.offset.reset": "earliest", "session.timeout.ms": 10000,
+                      "socket.timeout.ms": 10000, "fetch.wait.max.ms": 100})
+        c.subscribe([self.input])
+        p = None
+        try:
+            while not self.stop.is_set():
+                if p is None:
+                    p = init_producer(self.bootstrap, self.tid, time.monotonic() + 120)
+                    self.instances += 1
+                    if p is None:
+                        self.errors["init gave up"] += 1
+                        continue
+                    self.rewind(c)
+                msgs = [m for m in c.consume(num_messages=self.rnd.randint(1, CTP_MAX_BATCH),
+                                             timeout=0.5) if m.error() is None]
+                if msgs:
+                    p = self.one(c, p, msgs)
+        finally:
+            c.close()
+
+    def rewind(self, c):
+        """Back to the group's committed offsets: what a failed or aborted
+        transaction consumed is read again."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not self.stop.is_set():
+            try:
+                parts = c.assignment()
+                if not parts:
+                    return
+                for tp in c.committed(parts, timeout=10):
+                    c.seek(TopicPartition(tp.topic, tp.partition,
+                                          tp.offset if tp.offset >= 0 else OFFSET_BEGINNING))
+                return
+            except KafkaException as e:
+                self.errors["rewind: %s" % e.args[0].name()] += 1
+                time.sleep(0.2)
+
+    def one(self, c, p, msgs):
+        """One transaction over msgs; the producer to go on with (None: a
+        new instance is needed)."""
+        commit = self.rnd.random() >= CTP_ABORT_SHARE
+        try:
+            p.begin_transaction()
+            nxt = {}
+            for m in msgs:
+                while True:
+                    try:
+                        p.produce(self.output, b"ctp|%d|%d" % (m.partition(), m.offset()),
+                                  partition=m.partition())
+                        break
+                    except BufferError:
+                        p.poll(0.01)
+                nxt[m.partition()] = m.offset() + 1
+            p.send_offsets_to_transaction(
+                [TopicPartition(self.input, part, off) for part, off in sorted(nxt.items())],
+                c.consumer_group_metadata(), 20)
+        except KafkaException as e:
+            err = e.args[0]
+            self.errors["send: %s" % err.name()] += 1
+            if err.fatal():
+                self.outcomes["failed"] += 1
+                return None
+            commit = False
+        deadline = time.monotonic() + END_TIMEOUT_S
+        while True:
+            try:
+                (p.commit_transaction if commit else p.abort_transaction)(20)
+                self.outcomes["committed" if commit else "aborted"] += 1
+                if not commit:
+                    self.rewind(c)
+                return p
+            except KafkaException as e:
+                err = e.args[0]
+                self.errors["%s: %s" % ("commit" if commit else "abort", err.name())] += 1
+                if err.fatal():
+                    self.outcomes["failed"] += 1
+                    return None
+                if err.txn_requires_abort():
+                    commit = False
+                    continue
+                if err.retriable() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                self.outcomes["failed"] += 1
+                return None
+
+
+def ctp_fill(bootstrap, topic, partitions):
+    """The input of the loop, written before the nemesis starts."""
+    p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5})
+    failed = []
+    for i in range(CTP_INPUT):
+        p.produce(topic, b"in|%d" % i, partition=i % partitions,
+                  on_delivery=lambda err, _m: err and failed.append(err))
+        p.poll(0)
+    assert p.flush(60) == 0 and not failed, "filling %s: %s" % (topic, failed[:3])
+
+
+class Feeder(threading.Thread):
+    """More input for the loop while the nemesis runs; delivery failures
+    are counted, not retried, and a producer that failed fatally (an
+    idempotent producer can, under the faulty stores) is replaced."""
+
+    def __init__(self, bootstrap, topic, partitions, stop):
+        super().__init__(daemon=True)
+        self.bootstrap, self.topic, self.partitions, self.stop = bootstrap, topic, partitions, stop
+        self.sent = self.failed = self.producers = 0
+
+    def delivered(self, err, _m):
+        if err:
+            self.failed += 1
+
+    def new_producer(self):
+        self.producers += 1
+        return Producer({"bootstrap.servers": self.bootstrap, "enable.idempotence": True,
+                         "linger.ms": 5, "message.timeout.ms": 30000,
+                         "socket.timeout.ms": 10000})
+
+    def run(self):
+        p = self.new_producer()
+        while not self.stop.is_set():
+            try:
+                for _ in range(CTP_FEED_RATE // 10):
+                    p.produce(self.topic, b"in|f%d" % self.sent,
+                              partition=self.sent % self.partitions, on_delivery=self.delivered)
+                    self.sent += 1
+                p.poll(0)
+            except BufferError:
+                p.poll(0.1)
+            except KafkaException:
+                p = self.new_producer()
+            time.sleep(0.1)
+        try:
+            p.flush(30)
+        except KafkaException:
+            pass
+
+
+def ctp_committed(bootstrap, topic, partitions, group):
+    """{partition: the group's committed offset (0: none)}."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                  "isolation.level": "read_committed", "enable.auto.commit": False})
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                got = c.committed([TopicPartition(topic, p) for p in range(partitions)],
+                                  timeout=10)
+                return {tp.partition: max(tp.offset, 0) for tp in got}
+            except KafkaException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+    finally:
+        c.close()
+
+
+def ctp_check(output, committed):
+    """The ctp_* counts of the module's docstring (output: read_committed
+    of the output topic), plus examples."""
+    r = Counter()
+    ex = defaultdict(list)
+
+    def bad(kind, what):
+        r[kind] += 1
+        if len(ex[kind]) < 5:
+            ex[kind].append(what)
+
+    seen = defaultdict(Counter)   # input partition -> offset -> times output
+    for part, msgs in output.items():
+        for off, v in msgs:
+            try:
+                tag, ip, io = v.split(b"|")
+                assert tag == b"ctp"
+                ip, io = int(ip), int(io)
+            except (ValueError, AssertionError):
+                bad("ctp_strangers", v.decode(errors="replace"))
+                continue
+            r["ctp_output"] += 1
+            if ip != part:
+                bad("ctp_misplaced", "%s on p%d" % (v.decode(), part))
+            seen[ip][io] += 1
+    for part, upto in committed.items():
+        r["ctp_committed_offsets"] += upto
+        for off in range(upto):
+            if not seen[part][off]:
+                bad("ctp_lost", "p%d@%d" % (part, off))
+        for off, n in seen[part].items():
+            if n > 1:
+                bad("ctp_duplicated", "p%d@%d x%d" % (part, off, n))
+            if off >= upto:
+                bad("ctp_ahead", "p%d@%d (committed %d)" % (part, off, upto))
+    for kind in CTP_FAILURES + ("ctp_output", "ctp_committed_offsets"):
+        r.setdefault(kind, 0)
+    return dict(r), {k: v for k, v in ex.items() if v}
+
+
+CTP_FAILURES = ("ctp_lost", "ctp_ahead", "ctp_duplicated", "ctp_misplaced", "ctp_strangers")
+
+
 def read_to_end(bootstrap, topic, partitions, isolation, timeout=300):
     """{partition: [(offset, value)]} from the log start to the end (the LSO
     for read_committed), with partition EOF seen on every partition twice
@@ -325,36 +575,50 @@ FAILURES = ("lost", "lost_uncommitted", "aborted_visible", "partial_txns", "dupl
 
 
 def run(cycles, partitions, faults, seed, work, log=print, cluster=3, producers=4,
-        keep_logs=None, tail_s=2):
+        keep_logs=None, tail_s=2, ctp=True):
     """tail_s: seconds of load after the last cycle (with cycles=0, a run
-    with no nemesis). keep_logs: where to copy the brokers' logs when the check fails."""
+    with no nemesis). keep_logs: where to copy the brokers' logs when the check fails.
+    ctp: run the consume-transform-produce loop too."""
     rnd = random.Random(seed)
     etcd = chaos.Etcd(work) if cluster else None
     try:
         return _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, producers,
-                    keep_logs, tail_s)
+                    keep_logs, tail_s, ctp)
     finally:
         if etcd:
             etcd.stop()
 
 
 def _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, producers, keep_logs,
-         tail_s):
+         tail_s, ctp):
     started = time.monotonic()
     nodes = chaos.start_nodes(work, faults, cluster, etcd, extra_args=[
         "--transaction.abort.timed.out.transaction.cleanup.interval.ms=1000"])
     bootstrap = ",".join(b.bootstrap for b in nodes)
     topic = "chaos-txn-%d" % seed
     create_topic(bootstrap, topic, partitions=partitions)
+    ctp_topics = ("chaos-ctp-in-%d" % seed, "chaos-ctp-out-%d" % seed)
     stop = threading.Event()
     workers = [Worker(i, bootstrap, topic, partitions, seed, stop) for i in range(producers)]
-    for w in workers:
+    transformer = feeder = None
+    loop = []   # the consume-transform-produce loop's threads
+    if ctp:
+        for t in ctp_topics:
+            create_topic(bootstrap, t, partitions=partitions)
+        ctp_fill(bootstrap, ctp_topics[0], partitions)
+        transformer = Transformer(bootstrap, ctp_topics, seed, stop)
+        feeder = Feeder(bootstrap, ctp_topics[0], partitions, stop)
+        loop = [transformer, feeder]
+    for w in workers + loop:
         w.start()
     nemesis = chaos.Nemesis(nodes, etcd, rnd, cluster)
 
     def progress():
         c = Counter(t.outcome for w in workers for t in list(w.txns.values()))
-        return ", ".join("%s %d" % kv for kv in sorted(c.items()))
+        out = ", ".join("%s %d" % kv for kv in sorted(c.items()))
+        if transformer:
+            out += "; ctp %s" % ", ".join("%s %d" % kv for kv in sorted(transformer.outcomes.items()))
+        return out
 
     for cycle in range(cycles):
         time.sleep(rnd.uniform(1.0, 3.0))
@@ -362,13 +626,14 @@ def _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, produc
         log("cycle %d/%d (%s): %s" % (cycle + 1, cycles, kind, progress()))
     time.sleep(tail_s)
     stop.set()
-    for w in workers:
+    for w in workers + loop:
         w.join(3 * END_TIMEOUT_S)
-    hung = [w.tid for w in workers if w.is_alive()]
+    tids = workers + loop[:1]
+    hung = [w.tid for w in tids if w.is_alive()]
     load_s = time.monotonic() - started
     # Fence every transactional id: what is left open is aborted, what was
     # decided is finished, before the LSO can reach the end of every log.
-    unfenced = [w.tid for w in workers
+    unfenced = [w.tid for w in tids
                 if init_producer(bootstrap, w.tid, time.monotonic() + 120) is None]
     txns = {}
     for w in workers:
@@ -379,6 +644,18 @@ def _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, produc
     committed = read_to_end(bootstrap, topic, partitions, "read_committed")
     uncommitted = read_to_end(bootstrap, topic, partitions, "read_uncommitted")
     counts, examples = check(txns, committed, uncommitted)
+    ctp_report = {"ctp": ctp}
+    if ctp:
+        ctp_counts, ctp_examples = ctp_check(
+            read_to_end(bootstrap, ctp_topics[1], partitions, "read_committed"),
+            ctp_committed(bootstrap, ctp_topics[0], partitions, transformer.group))
+        examples.update(ctp_examples)
+        ctp_report.update(ctp_counts)
+        ctp_report.update({
+            "ctp_txns": dict(transformer.outcomes), "ctp_instances": transformer.instances,
+            "ctp_fed": feeder.sent, "ctp_feed_failed": feeder.failed,
+            "ctp_feed_producers": feeder.producers, "ctp_crashed": transformer.crashed,
+            "ctp_client_errors": dict(transformer.errors.most_common(8))})
     rcs = [b.stop() for b in nodes]
     for b in nodes:
         if getattr(b, "etcd_proxy", None):
@@ -397,7 +674,8 @@ def _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, produc
               "producer_instances": sum(w.instances for w in workers),
               "hung_producers": hung, "unfenced": unfenced, "exit_codes": exits,
               "broker_problems": problems,
-              "client_errors": dict(errors.most_common(12)), **counts, "examples": examples}
+              "client_errors": dict(errors.most_common(12)),
+              **ctp_report, **counts, "examples": examples}
     if keep_logs and (not passed(report) or os.environ.get("CHAOS_KEEP_LOGS")):
         shutil.rmtree(keep_logs, ignore_errors=True)
         shutil.copytree(os.path.join(work, "logs"), keep_logs)
@@ -406,5 +684,9 @@ def _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, produc
 
 
 def passed(r):
-    return (r["broker_exit"] in (0, None) and not r["hung_producers"] and not r["unfenced"]
-            and r["txns_committed"] > 0 and all(r[k] == 0 for k in FAILURES))
+    ok = (r["broker_exit"] in (0, None) and not r["hung_producers"] and not r["unfenced"]
+          and r["txns_committed"] > 0 and all(r[k] == 0 for k in FAILURES))
+    if r["ctp"]:
+        ok = (ok and all(r[k] == 0 for k in CTP_FAILURES) and r["ctp_output"] > 0
+              and not r["ctp_crashed"])
+    return ok

@@ -45,12 +45,28 @@ def test_chaos_short_txn(tmp_path):
     """Transactional producers on three brokers over etcd while one cycle
     kill -9s a broker, one pauses one and one cuts one from etcd: no aborted
     record visible to read_committed, no committed transaction lost or
-    partly visible, nothing twice (tests/chaos/txn.py)."""
+    partly visible, nothing twice; the consume-transform-produce loop's
+    output and group offsets moved together (tests/chaos/txn.py)."""
     import txn
     r = txn.run(cycles=3, partitions=3, faults=False, seed=1604, work=str(tmp_path),
                 log=lambda *_: None, cluster=3, producers=3)
     assert r["txns_committed"] > 0 and r["txns_aborted"] > 0, r
+    assert r["ctp_txns"].get("committed", 0) > 0 and r["ctp_txns"].get("aborted", 0) > 0, r
     assert txn.passed(r), r
+
+
+def test_ctp_checker_finds_each_anomaly():
+    """The consume-transform-produce check itself: output and committed
+    offsets that disagree are counted as what they are."""
+    import txn
+    ok = {0: [(0, b"ctp|0|0"), (1, b"ctp|0|1")], 1: [(0, b"ctp|1|0")]}
+    r, _ = txn.ctp_check(ok, {0: 2, 1: 1})
+    assert all(r[k] == 0 for k in txn.CTP_FAILURES) and r["ctp_output"] == 3, r
+    bad = {0: [(0, b"ctp|0|0"), (1, b"ctp|0|0"), (2, b"ctp|0|3"), (3, b"ctp|1|1"),
+               (4, b"junk")]}
+    r, ex = txn.ctp_check(bad, {0: 3, 1: 2})
+    assert r["ctp_duplicated"] == 1 and r["ctp_ahead"] == 1 and r["ctp_misplaced"] == 1, r
+    assert r["ctp_lost"] == 3 and r["ctp_strangers"] == 1, (r, ex)  # p0@1, p0@2, p1@0
 
 
 @pytest.mark.heavy
@@ -61,7 +77,8 @@ def test_txn_commits_on_a_healthy_cluster(tmp_path):
     batches with INVALID_TXN_STATE (1.6 % of transactions failed their commit)."""
     import txn
     r = txn.run(cycles=0, partitions=4, faults=False, seed=1605, work=str(tmp_path),
-                log=lambda *_: None, cluster=3, producers=4, tail_s=10)
+                log=lambda *_: None, cluster=3, producers=4, tail_s=10,
+                ctp=False)  # the producers alone: their commits are counted
     assert txn.passed(r), r
     assert r["txns_committed"] > 200, r
     assert not [e for e in r["client_errors"] if e.startswith("commit")], r

@@ -49,12 +49,16 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.message.EndTxnRequestData;
+import org.apache.kafka.common.message.EndTxnResponseData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.requests.EndTxnRequest;
+import org.apache.kafka.common.requests.EndTxnResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestHeader;
@@ -109,21 +113,11 @@ public class LakestreamClientTest {
         return pp;
     }
 
-    // One transactional batch sent by hand (the Java producer never sends a
-    // stale pair by itself): Produce `version` to partition 0 of topic on
-    // the first bootstrap broker; the partition's answer.
-    static ProduceResponseData.PartitionProduceResponse rawTxnProduce(
-            String topic, String tid, long pid, short epoch, int seq, short version, String value)
-            throws Exception {
-        MemoryRecords recs = MemoryRecords.withTransactionalRecords(
-            Compression.NONE, pid, epoch, seq, new SimpleRecord(value.getBytes(StandardCharsets.UTF_8)));
-        ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(30000)
-            .setTransactionalId(tid)
-            .setTopicData(new ProduceRequestData.TopicProduceDataCollection(List.of(
-                new ProduceRequestData.TopicProduceData().setName(topic).setPartitionData(List.of(
-                    new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(recs)))).iterator()));
-        ProduceRequest req = ProduceRequest.builder(data, true).build(version);
-        ByteBuffer out = req.serializeWithHeader(new RequestHeader(ApiKeys.PRODUCE, version, "zombie", 7));
+    // One request sent by hand to the first bootstrap broker (the Java clients
+    // never send a stale pair by themselves); the response body after its header.
+    static ByteBuffer rawRequest(org.apache.kafka.common.requests.AbstractRequest req, ApiKeys key,
+                                 short version) throws Exception {
+        ByteBuffer out = req.serializeWithHeader(new RequestHeader(key, version, "raw", 7));
         String[] hp = BOOTSTRAP.split(",")[0].split(":");
         try (Socket sock = new Socket(hp[0], Integer.parseInt(hp[1]))) {
             sock.setSoTimeout(30000);
@@ -137,10 +131,34 @@ public class LakestreamClientTest {
             byte[] rb = new byte[in.readInt()];
             in.readFully(rb);
             ByteBuffer bb = ByteBuffer.wrap(rb);
-            ResponseHeader.parse(bb, ApiKeys.PRODUCE.responseHeaderVersion(version));
-            ProduceResponse resp = ProduceResponse.parse(new ByteBufferAccessor(bb), version);
-            return resp.data().responses().iterator().next().partitionResponses().get(0);
+            ResponseHeader.parse(bb, key.responseHeaderVersion(version));
+            return bb;
         }
+    }
+
+    // One transactional batch to partition 0 of topic with Produce `version`.
+    static ProduceResponseData.PartitionProduceResponse rawTxnProduce(
+            String topic, String tid, long pid, short epoch, int seq, short version, String value)
+            throws Exception {
+        MemoryRecords recs = MemoryRecords.withTransactionalRecords(
+            Compression.NONE, pid, epoch, seq, new SimpleRecord(value.getBytes(StandardCharsets.UTF_8)));
+        ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(30000)
+            .setTransactionalId(tid)
+            .setTopicData(new ProduceRequestData.TopicProduceDataCollection(List.of(
+                new ProduceRequestData.TopicProduceData().setName(topic).setPartitionData(List.of(
+                    new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(recs)))).iterator()));
+        ByteBuffer bb = rawRequest(ProduceRequest.builder(data, true).build(version), ApiKeys.PRODUCE, version);
+        ProduceResponse resp = ProduceResponse.parse(new ByteBufferAccessor(bb), version);
+        return resp.data().responses().iterator().next().partitionResponses().get(0);
+    }
+
+    // EndTxn v5 (transaction version 2) by hand.
+    static EndTxnResponseData rawEndTxnV5(String tid, long pid, short epoch, boolean commit)
+            throws Exception {
+        EndTxnRequestData d = new EndTxnRequestData().setTransactionalId(tid).setProducerId(pid)
+            .setProducerEpoch(epoch).setCommitted(commit);
+        ByteBuffer bb = rawRequest(new EndTxnRequest.Builder(d, true).build((short) 5), ApiKeys.END_TXN, (short) 5);
+        return EndTxnResponse.parse(new ByteBufferAccessor(bb), (short) 5).data();
     }
 
     // Every value of the topic's partitions from the start at one isolation
@@ -389,7 +407,8 @@ public class LakestreamClientTest {
                 // KIP-890 part 2: EndTxn bumps the epoch, so a batch of the previous epoch
                 // arriving after the commit (a retry stuck in the network) is fenced, with
                 // Produce v12 (which would add the partition to a new transaction) and v11
-                // alike; it does not open a hanging transaction nor reach any reader
+                // alike; it does not open a hanging transaction nor reach any reader. A
+                // retried EndTxn of the previous epoch is answered as the first one was.
                 String topic = uniq("java-zombie");
                 admin.createTopics(List.of(new NewTopic(topic, 1, RF))).all().get();
                 String tid = "java-zombie-" + UUID.randomUUID();
@@ -418,6 +437,15 @@ public class LakestreamClientTest {
                               "Produce v" + v + " of the previous epoch answered " + r.errorCode()
                               + " " + r.errorMessage());
                     }
+                    // the client's EndTxn of the second commit retried (lost answer): answered
+                    // again with the pair it moved to, nothing changes; the other outcome refused
+                    EndTxnResponseData again = rawEndTxnV5(tid, td.producerId(), stale, true);
+                    check(again.errorCode() == 0 && again.producerId() == td.producerId()
+                          && again.producerEpoch() == td.producerEpoch(),
+                          "retried EndTxn v5 answered " + again);
+                    EndTxnResponseData other = rawEndTxnV5(tid, td.producerId(), stale, false);
+                    check(other.errorCode() == org.apache.kafka.common.protocol.Errors.INVALID_TXN_STATE.code(),
+                          "retried EndTxn v5 with the other outcome answered " + other);
                     TransactionDescription after = admin.describeTransactions(List.of(tid)).description(tid).get();
                     check(after.state() == TransactionState.COMPLETE_COMMIT && after.producerEpoch() == 2
                           && after.topicPartitions().isEmpty(),
