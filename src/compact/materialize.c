@@ -16,8 +16,10 @@
  * Rows: the raw table (partition, offset, timestamp, key, value, headers),
  * or with value.format=schema-registry a typed table (table/iceberg_typed.h):
  * each value names its Avro schema by id (Confluent wire format), or a JSON
- * schema whose values are transcoded to Avro datums of its view first
- * (registry/avro_view.h: one path for shape, evolution and shredding); the table
+ * schema or a Protobuf message (picked by the payload's message-index array)
+ * whose values are transcoded to Avro datums of its view first
+ * (registry/avro_view.h: one path for shape, evolution and shredding; a
+ * batch's readers are per schema id and message); the table
  * is created from the first record's schema, and a record that does not
  * fit — not framed, an unknown id, a datum that does not decode — fails the
  * range with the offset and the reason (error.handling=fail: the table
@@ -358,6 +360,7 @@ typedef struct typed_reader {
     bool key;
     bool wrong_subject; /* rd NULL: the id is not a version of the strategy's subject */
     ls_sr_schema_t *schema;
+    const ls_avro_view_t *pv; /* Protobuf: the message's view (schema's), else NULL */
     ls_typed_reader_t *rd;
     char *why;
 } typed_reader_t;
@@ -619,14 +622,9 @@ static ls_status value_schema(ls_mat_batch_t *b, int32_t id, ls_sr_schema_t **ou
         snprintf(err, errlen, "schema id %d: %.400s", (int)id, e.message);
         return code == LS_SR_SCHEMA_NOT_FOUND ? LS_ECORRUPT : LS_EAGAIN;
     }
-    if ((*out)->type == LS_SR_PROTOBUF || ((*out)->type == LS_SR_JSON && !(*out)->view)) {
-        if ((*out)->type == LS_SR_JSON)
-            snprintf(err, errlen, "schema id %d (JSON) is not mapped to columns: %.400s", (int)id,
-                     (*out)->view_why);
-        else
-            snprintf(err, errlen,
-                     "schema id %d is %s: only AVRO and JSON schemas become columns yet", (int)id,
-                     ls_sr_type_name((*out)->type));
+    if ((*out)->type == LS_SR_JSON && !(*out)->view) {
+        snprintf(err, errlen, "schema id %d (JSON) is not mapped to columns: %.400s", (int)id,
+                 (*out)->view_why);
         ls_sr_schema_release(*out);
         *out = NULL;
         return LS_ECORRUPT;
@@ -634,20 +632,24 @@ static ls_status value_schema(ls_mat_batch_t *b, int32_t id, ls_sr_schema_t **ou
     return LS_OK;
 }
 
-/* The Avro schema a schema's datums follow: an Avro schema's root, or a
- * JSON Schema's Avro view (registry/avro_view.h). */
-static const ls_avro_node_t *schema_root(const ls_sr_schema_t *sc)
+/* The Avro schema a schema's datums follow: an Avro schema's root, a JSON
+ * Schema's Avro view, or the view pv of a Protobuf message
+ * (registry/avro_view.h). */
+static const ls_avro_node_t *schema_root(const ls_sr_schema_t *sc, const ls_avro_view_t *pv)
 {
-    return sc->type == LS_SR_AVRO ? ls_avro_root(sc->avro) : ls_avro_view_root(sc->view);
+    return pv                       ? ls_avro_view_root(pv)
+           : sc->type == LS_SR_AVRO ? ls_avro_root(sc->avro)
+                                    : ls_avro_view_root(sc->view);
 }
 
 /* The Avro datum of d's payload of schema sc: the payload itself (Avro), or
- * the JSON instance transcoded into *tmp. -1 with the reason in why. */
-static int payload_datum(const ls_sr_schema_t *sc, ls_typed_datum_t *d, ls_buf_t *tmp, char *why,
-                         size_t whylen)
+ * the JSON instance (the Protobuf message of view pv) transcoded into
+ * *tmp. -1 with the reason in why. */
+static int payload_datum(const ls_sr_schema_t *sc, const ls_avro_view_t *pv, ls_typed_datum_t *d,
+                         ls_buf_t *tmp, char *why, size_t whylen)
 {
     if (sc->type == LS_SR_AVRO) return 0;
-    if (ls_avro_view_encode(sc->view, d->datum, d->len, tmp, why, whylen) != 0) return -1;
+    if (ls_avro_view_encode(pv ? pv : sc->view, d->datum, d->len, tmp, why, whylen) != 0) return -1;
     d->datum = tmp->data;
     d->len = tmp->len;
     return 0;
@@ -905,15 +907,16 @@ static ls_status latest_id(ls_mat_batch_t *b, bool key, int32_t *id, char *err, 
  * when the schema is a compatible change it needs); *rdp NULL with the
  * reason in *why when the schema is incompatible. Other failures as
  * value_schema, or the evolution's. */
-static ls_status reader_for(ls_mat_batch_t *b, int32_t id, bool key, typed_reader_t **rdp,
-                            char *err, size_t errlen)
+static ls_status reader_for(ls_mat_batch_t *b, int32_t id, bool key, const ls_avro_view_t *pv,
+                            typed_reader_t **rdp, char *err, size_t errlen)
 {
     for (size_t i = 0; i < b->nreaders; i++)
-        if (b->readers[i].id == id && b->readers[i].key == key) return *rdp = &b->readers[i], LS_OK;
+        if (b->readers[i].id == id && b->readers[i].key == key && b->readers[i].pv == pv)
+            return *rdp = &b->readers[i], LS_OK;
     ls_sr_schema_t *sc;
     ls_status st = value_schema(b, id, &sc, err, errlen);
     if (st != LS_OK) return st;
-    const ls_avro_node_t *root = schema_root(sc);
+    const ls_avro_node_t *root = schema_root(sc, pv);
     char why[512] = "";
     ls_typed_reader_t *rd = NULL;
     bool in_subject = true; /* a -latest id is its subject's by construction */
@@ -940,7 +943,7 @@ static ls_status reader_for(ls_mat_batch_t *b, int32_t id, bool key, typed_reade
     }
     b->readers = ls_realloc(b->readers, (b->nreaders + 1) * sizeof *b->readers);
     typed_reader_t *tr = &b->readers[b->nreaders++];
-    *tr = (typed_reader_t){id, key, !in_subject, sc, rd, st == LS_OK ? NULL : ls_strdup(why)};
+    *tr = (typed_reader_t){id, key, !in_subject, sc, pv, rd, st == LS_OK ? NULL : ls_strdup(why)};
     *rdp = tr;
     return LS_OK;
 }
@@ -959,7 +962,8 @@ static const char *table_schema_id(ls_mat_batch_t *b, bool key, char *buf, size_
 
 /* The table's first record: the table is created with the shape of its
  * value schema vid (value.format typed) and key schema kid (-1: none). */
-static ls_status create_typed(row_ctx_t *c, const ls_raw_record_t *r, int32_t vid, int32_t kid)
+static ls_status create_typed(row_ctx_t *c, const ls_raw_record_t *r, int32_t vid, int32_t kid,
+                              const ls_avro_view_t *vpv, const ls_avro_view_t *kpv)
 {
     ls_mat_batch_t *b = c->b;
     ls_sr_schema_t *vs = NULL, *ks = NULL;
@@ -972,8 +976,9 @@ static ls_status create_typed(row_ctx_t *c, const ls_raw_record_t *r, int32_t vi
         ls_policy_primary_key(b->tt->policy, names);
         for (int i = 0; i < b->tt->policy->npk; i++)
             pk[i] = names[i];
-        b->shape = ls_typed_shape_new_pk(vs ? schema_root(vs) : NULL, ks ? schema_root(ks) : NULL,
-                                         pk, (size_t)b->tt->policy->npk, why, sizeof why);
+        b->shape = ls_typed_shape_new_pk(vs ? schema_root(vs, vpv) : NULL,
+                                         ks ? schema_root(ks, kpv) : NULL, pk,
+                                         (size_t)b->tt->policy->npk, why, sizeof why);
         if (!b->shape) {
             if (vid >= 0 && kid >= 0)
                 snprintf(e, sizeof e, "value schema id %d, key schema id %d: %s", (int)vid,
@@ -1012,12 +1017,13 @@ static ls_status create_typed(row_ctx_t *c, const ls_raw_record_t *r, int32_t vi
  * record's reason (c->err, c->incompatible) when the table cannot evolve
  * to it. */
 static ls_status typed_reader(row_ctx_t *c, const ls_raw_record_t *r, int32_t id, bool key,
-                              const ls_typed_reader_t **out, const ls_sr_schema_t **schema)
+                              const ls_avro_view_t *pv, const ls_typed_reader_t **out,
+                              const ls_sr_schema_t **schema)
 {
     ls_mat_batch_t *b = c->b;
     typed_reader_t *tr;
     char e[512];
-    ls_status st = reader_for(b, id, key, &tr, e, sizeof e);
+    ls_status st = reader_for(b, id, key, pv, &tr, e, sizeof e);
     if (st != LS_OK) {
         snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
         return st;
@@ -1038,6 +1044,52 @@ static ls_status typed_reader(row_ctx_t *c, const ls_raw_record_t *r, int32_t id
     }
     *out = tr->rd;
     *schema = tr->schema;
+    return LS_OK;
+}
+
+/* A Protobuf payload (value, or key when key) of schema id: *pv the view
+ * of the message its index array names (none with latest: the first
+ * message), d advanced past the array, *hold the schema keeping the view
+ * alive (release it). Other schemas: nothing. A bad array or a message not
+ * mapped is the record's reason (LS_ECORRUPT). */
+static ls_status proto_message(row_ctx_t *c, const ls_raw_record_t *r, int32_t id, bool key,
+                               bool latest, ls_typed_datum_t *d, const ls_avro_view_t **pv,
+                               ls_sr_schema_t **hold)
+{
+    for (size_t i = 0; i < c->b->nreaders; i++) /* known not Protobuf: no lookup */
+        if (c->b->readers[i].id == id && c->b->readers[i].key == key &&
+            c->b->readers[i].schema->type != LS_SR_PROTOBUF)
+            return LS_OK;
+    ls_sr_schema_t *sc;
+    char e[512];
+    ls_status st = value_schema(c->b, id, &sc, e, sizeof e);
+    if (st != LS_OK) {
+        snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
+        return st;
+    }
+    if (sc->type != LS_SR_PROTOBUF) {
+        ls_sr_schema_release(sc);
+        return LS_OK;
+    }
+    int64_t idx[32];
+    size_t n = 0, used = 0;
+    if (!latest && ls_avro_view_proto_indexes(d->datum, d->len, idx, 32, &n, &used) != 0) {
+        snprintf(c->err, sizeof c->err,
+                 "record at offset %lld: the %s's Protobuf message-index array is malformed",
+                 (long long)r->offset, key ? "key" : "value");
+        ls_sr_schema_release(sc);
+        return LS_ECORRUPT;
+    }
+    *pv = ls_avro_views_find(sc->pviews, idx, n, e, sizeof e);
+    if (!*pv) {
+        snprintf(c->err, sizeof c->err, "record at offset %lld: the %s's schema id %d: %s",
+                 (long long)r->offset, key ? "key" : "value", (int)id, e);
+        ls_sr_schema_release(sc);
+        return LS_ECORRUPT;
+    }
+    d->datum += used;
+    d->len -= used;
+    *hold = sc;
     return LS_OK;
 }
 
@@ -1083,25 +1135,37 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
                  p->value[LS_POLICY_KEY_FORMAT]);
         return LS_ECORRUPT;
     }
-    if (!b->t && (st = create_typed(c, r, vid, kid)) != LS_OK) return st;
+    /* Protobuf: the message the payload's index array names, and its bytes */
+    const ls_avro_view_t *vpv = NULL, *kpv = NULL;
+    ls_sr_schema_t *vhold = NULL, *khold = NULL; /* keep the views alive */
+    if ((p->value_typed &&
+         (st = proto_message(c, r, vid, false, p->value_latest, &v, &vpv, &vhold)) != LS_OK) ||
+        (keyed && (st = proto_message(c, r, kid, true, p->key_latest, &k, &kpv, &khold)) != LS_OK))
+        goto out;
+    if (!b->t && (st = create_typed(c, r, vid, kid, vpv, kpv)) != LS_OK) goto out;
     /* a key schema may evolve the table, which rebuilds every reader: the
      * value's is taken after it */
     const ls_sr_schema_t *vsc = NULL, *ksc = NULL;
-    if (keyed && (st = typed_reader(c, r, kid, true, &k.rd, &ksc)) != LS_OK) return st;
+    if (keyed && (st = typed_reader(c, r, kid, true, kpv, &k.rd, &ksc)) != LS_OK) goto out;
     const ls_typed_shape_t *before = b->shape;
-    if (p->value_typed && (st = typed_reader(c, r, vid, false, &v.rd, &vsc)) != LS_OK) return st;
-    if (keyed && b->shape != before && (st = typed_reader(c, r, kid, true, &k.rd, &ksc)) != LS_OK)
-        return st;
+    if (p->value_typed && (st = typed_reader(c, r, vid, false, vpv, &v.rd, &vsc)) != LS_OK)
+        goto out;
+    if (keyed && b->shape != before &&
+        (st = typed_reader(c, r, kid, true, kpv, &k.rd, &ksc)) != LS_OK)
+        goto out;
     ls_pq_writer_t *w = ls_data_files_writer(b->files, r);
-    if (!w) return LS_EINVAL;
+    if (!w) {
+        st = LS_EINVAL;
+        goto out;
+    }
     char e[512], je[400];
-    ls_buf_t vt, kt; /* JSON values and keys transcoded to Avro datums */
+    ls_buf_t vt, kt; /* JSON and Protobuf values and keys transcoded to Avro datums */
     ls_buf_init(&vt);
     ls_buf_init(&kt);
-    if (p->value_typed && payload_datum(vsc, &v, &vt, je, sizeof je) != 0) {
+    if (p->value_typed && payload_datum(vsc, vpv, &v, &vt, je, sizeof je) != 0) {
         snprintf(e, sizeof e, "the value: %s", je);
         st = LS_ECORRUPT;
-    } else if (keyed && payload_datum(ksc, &k, &kt, je, sizeof je) != 0) {
+    } else if (keyed && payload_datum(ksc, kpv, &k, &kt, je, sizeof je) != 0) {
         snprintf(e, sizeof e, "the key: %s", je);
         st = LS_ECORRUPT;
     } else {
@@ -1112,10 +1176,14 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
     ls_buf_free(&kt);
     if (st == LS_ECORRUPT) { /* nothing of the row was written */
         snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
-        return st;
+        goto out;
     }
     if (p->value_typed) note_id(b, vid);
-    return ls_data_files_row_done(b->files, st);
+    st = ls_data_files_row_done(b->files, st);
+out:
+    ls_sr_schema_release(vhold);
+    ls_sr_schema_release(khold);
+    return st;
 }
 
 /* A row of r in the batch's data files (raw or typed). */
@@ -1312,14 +1380,23 @@ static ls_status pk_identity(row_ctx_t *c, const ls_raw_record_t *r, ls_buf_t *o
                      (long long)r->offset);
             return LS_ECORRUPT;
         }
-        if ((st = create_typed(c, r, vid, kid)) != LS_OK) return st;
+    }
+    /* Protobuf: the messages the index arrays name (views kept alive by hold) */
+    const ls_avro_view_t *vpv = NULL, *kpv = NULL;
+    ls_sr_schema_t *vhold = NULL, *khold = NULL;
+    if ((st = proto_message(c, r, kid, true, p->key_latest, &k, &kpv, &khold)) != LS_OK) goto out;
+    if (!b->t) {
+        if (vid >= 0 &&
+            (st = proto_message(c, r, vid, false, p->value_latest, &v, &vpv, &vhold)) != LS_OK)
+            goto out;
+        if ((st = create_typed(c, r, vid, kid, vpv, kpv)) != LS_OK) goto out;
     }
     const ls_sr_schema_t *ksc = NULL;
-    if ((st = typed_reader(c, r, kid, true, &k.rd, &ksc)) != LS_OK) return st;
-    ls_buf_t kt; /* a JSON key transcoded to an Avro datum */
+    if ((st = typed_reader(c, r, kid, true, kpv, &k.rd, &ksc)) != LS_OK) goto out;
+    ls_buf_t kt; /* a JSON or Protobuf key transcoded to an Avro datum */
     ls_buf_init(&kt);
     char je[400];
-    if (payload_datum(ksc, &k, &kt, je, sizeof je) != 0) {
+    if (payload_datum(ksc, kpv, &k, &kt, je, sizeof je) != 0) {
         snprintf(e, sizeof e, "the key: %s", je);
         st = LS_ECORRUPT;
     } else {
@@ -1328,6 +1405,9 @@ static ls_status pk_identity(row_ctx_t *c, const ls_raw_record_t *r, ls_buf_t *o
     ls_buf_free(&kt);
     if (st != LS_OK)
         snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
+out:
+    ls_sr_schema_release(vhold);
+    ls_sr_schema_release(khold);
     return st;
 }
 

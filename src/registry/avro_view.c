@@ -19,7 +19,9 @@
 
 #include "base/alloc.h"
 #include "base/base64.h"
+#include "base/utf8.h"
 #include "registry/json_schema_int.h"
+#include "registry/protobuf_int.h"
 
 #define VIEW_MAX_DEPTH 64
 
@@ -38,7 +40,32 @@ typedef enum vkind {
     V_JSON_TEXT,
     V_ENUM_STRING,
     V_ENUM_INT,
+    /* Protobuf (the wire type each is read from in pb_value) */
+    P_MESSAGE, /* record */
+    P_REPEATED,
+    P_MAP,     /* string keys: Avro map of kids[0] */
+    P_INT32,   /* varint -> int */
+    P_INT64,   /* varint -> long */
+    P_UINT32,  /* varint -> long */
+    P_UINT64,  /* varint -> long, < 2^63 */
+    P_SINT32,  /* zig-zag varint -> int */
+    P_SINT64,  /* zig-zag varint -> long */
+    P_FIXED32, /* -> long */
+    P_FIXED64, /* -> long, < 2^63 */
+    P_SFIXED32,
+    P_SFIXED64,
+    P_FLOAT,
+    P_DOUBLE,
+    P_BOOL,
+    P_STRING,
+    P_BYTES,
+    P_ENUM,      /* varint -> the value's name (string) */
+    P_TIMESTAMP, /* google.protobuf.Timestamp -> long timestamp-micros */
+    P_WRAPPER,   /* google.protobuf.*Value: kids[0] is the value's */
 } vkind;
+
+/* How a Protobuf field's absence reads (pres[] of a message's fields). */
+enum { PRES_IMPLICIT, PRES_OPTIONAL, PRES_REQUIRED, PRES_MANY };
 
 typedef struct vnode vnode_t;
 struct vnode {
@@ -50,10 +77,15 @@ struct vnode {
     size_t nkids;
     json_t *values; /* enums: the members (an array), or the const value */
     bool one;       /* values is the const value */
+    /* Protobuf messages: per field its number, presence, oneof (-1: none) */
+    int *numbers, *oneofs;
+    unsigned char *pres;
+    const penum_t *en; /* P_ENUM */
 };
 
 struct ls_avro_view {
     vnode_t *root;
+    bool proto; /* a Protobuf message's view (else a JSON Schema's) */
     void **allocs;
     size_t nallocs, capallocs;
 };
@@ -87,7 +119,7 @@ typedef struct mapper {
     size_t errlen;
     bool failed;
     char path[512];
-    const jnode_t *stack[VIEW_MAX_DEPTH]; /* the positions being mapped (recursion) */
+    const void *stack[VIEW_MAX_DEPTH]; /* the positions being mapped (recursion) */
     int depth;
     int nrecords; /* for unique record names */
 } mapper_t;
@@ -659,13 +691,18 @@ static int enc_value(enc_t *e, const vnode_t *v, json_t *j)
             put_long(e->out, json_integer_value(j));
         return 0;
     }
+    default: break;
     }
     return efail(e, "unmapped value");
 }
 
+static int pb_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, ls_buf_t *out,
+                     char *why, size_t whylen);
+
 int ls_avro_view_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, ls_buf_t *out,
                         char *why, size_t whylen)
 {
+    if (v->proto) return pb_encode(v, p, len, out, why, whylen);
     json_error_t je;
     json_t *j = json_loadb((const char *)p, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
     if (!j) {
@@ -676,4 +713,689 @@ int ls_avro_view_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, l
     int rc = enc_value(&e, v->root, j);
     json_decref(j);
     return rc;
+}
+
+/* ---- Protobuf ---------------------------------------------------------------------- */
+
+static vnode_t *pb_map_message(mapper_t *m, const pmsg_t *msg);
+
+static bool is_full(const pmsg_t *msg, const char *name)
+{
+    return msg->full && !strcmp(msg->full, name);
+}
+
+/* The column of one value of a scalar type (proto name). */
+static vnode_t *pb_scalar(mapper_t *m, const char *t)
+{
+    static const struct {
+        const char *name;
+        vkind k;
+        ls_avro_kind a;
+    } S[] = {
+        {"int32", P_INT32, LS_AVRO_INT},       {"int64", P_INT64, LS_AVRO_LONG},
+        {"uint32", P_UINT32, LS_AVRO_LONG},    {"uint64", P_UINT64, LS_AVRO_LONG},
+        {"sint32", P_SINT32, LS_AVRO_INT},     {"sint64", P_SINT64, LS_AVRO_LONG},
+        {"fixed32", P_FIXED32, LS_AVRO_LONG},  {"fixed64", P_FIXED64, LS_AVRO_LONG},
+        {"sfixed32", P_SFIXED32, LS_AVRO_INT}, {"sfixed64", P_SFIXED64, LS_AVRO_LONG},
+        {"float", P_FLOAT, LS_AVRO_FLOAT},     {"double", P_DOUBLE, LS_AVRO_DOUBLE},
+        {"bool", P_BOOL, LS_AVRO_BOOLEAN},     {"string", P_STRING, LS_AVRO_STRING},
+        {"bytes", P_BYTES, LS_AVRO_BYTES},
+    };
+    for (size_t i = 0; t && i < sizeof S / sizeof S[0]; i++)
+        if (!strcmp(S[i].name, t)) return vnew(m, S[i].k, S[i].a, NULL);
+    fail(m, "scalar type '%s' is not mapped", t ? t : "?");
+    return NULL;
+}
+
+/* The column of one value of a field's type (not its label). */
+static vnode_t *pb_type(mapper_t *m, const ptype_t *t)
+{
+    switch (t->kind) {
+    case T_SCALAR: return pb_scalar(m, t->scalar);
+    case T_ENUM: {
+        vnode_t *v = vnew(m, P_ENUM, LS_AVRO_STRING, NULL);
+        v->en = t->en;
+        return v;
+    }
+    case T_MESSAGE: return pb_map_message(m, t->msg);
+    case T_MAP: break;
+    }
+    fail(m, "a map type inside a map is not mapped");
+    return NULL;
+}
+
+static vnode_t *pb_field(mapper_t *m, const pmsg_t *msg, const pfield_t *f, unsigned char *pres)
+{
+    if (f->group) {
+        fail(m, "proto2 groups are not mapped to columns");
+        return NULL;
+    }
+    vnode_t *v, *k;
+    bool proto3 = msg->file && msg->file->proto3;
+    if (f->type.kind == T_MAP) {
+        *pres = PRES_MANY;
+        const pmsg_t *entry = f->entry;
+        if (!entry || entry->nfields != 2) {
+            fail(m, "map field without its entry message");
+            return NULL;
+        }
+        if (f->type.scalar && !strcmp(f->type.scalar, "string")) {
+            v = vnew(m, P_MAP, LS_AVRO_MAP, NULL);
+            if (!(k = pb_type(m, &entry->fields[1].type))) return NULL;
+        } else { /* other keys: a list of key/value structs (Iceberg's Avro appendix) */
+            v = vnew(m, P_REPEATED, LS_AVRO_ARRAY, NULL);
+            if (!(k = pb_map_message(m, entry))) return NULL;
+        }
+        v->kids = own(m->v, LS_NEWN(vnode_t *, 1));
+        v->kids[0] = k;
+        v->nkids = 1;
+        v->avro->items = k->avro;
+        return v;
+    }
+    if (!(k = pb_type(m, &f->type))) return NULL;
+    if (f->label == L_REPEATED) {
+        *pres = PRES_MANY;
+        v = vnew(m, P_REPEATED, LS_AVRO_ARRAY, NULL);
+        v->kids = own(m->v, LS_NEWN(vnode_t *, 1));
+        v->kids[0] = k;
+        v->nkids = 1;
+        v->avro->items = k->avro;
+        return v;
+    }
+    if (f->label == L_REQUIRED)
+        *pres = PRES_REQUIRED;
+    else if (f->type.kind == T_MESSAGE || f->oneof >= 0 || f->label == L_OPTIONAL || !proto3)
+        *pres = PRES_OPTIONAL;
+    else
+        *pres = PRES_IMPLICIT; /* proto3 without presence: absent reads as its default */
+    set_nullable(m, k, *pres == PRES_OPTIONAL);
+    return k;
+}
+
+static vnode_t *pb_map_message(mapper_t *m, const pmsg_t *msg)
+{
+    if (m->failed) return NULL;
+    if (is_full(msg, "google.protobuf.Timestamp"))
+        return vnew(m, P_TIMESTAMP, LS_AVRO_LONG, "timestamp-micros");
+    static const char *const WRAPPERS[] = {
+        "google.protobuf.DoubleValue", "google.protobuf.FloatValue",  "google.protobuf.Int64Value",
+        "google.protobuf.UInt64Value", "google.protobuf.Int32Value",  "google.protobuf.UInt32Value",
+        "google.protobuf.BoolValue",   "google.protobuf.StringValue", "google.protobuf.BytesValue"};
+    for (size_t i = 0; i < sizeof WRAPPERS / sizeof WRAPPERS[0]; i++)
+        if (is_full(msg, WRAPPERS[i]) && msg->nfields == 1) {
+            vnode_t *k = pb_type(m, &msg->fields[0].type);
+            if (!k) return NULL;
+            vnode_t *v = own(m->v, LS_NEW(vnode_t));
+            *v = *k; /* the wrapped value's column; read from the wrapper message */
+            v->kind = P_WRAPPER;
+            v->kids = own(m->v, LS_NEWN(vnode_t *, 1));
+            v->kids[0] = k;
+            v->nkids = 1;
+            return v;
+        }
+    for (int i = 0; i < m->depth; i++)
+        if (m->stack[i] == msg) {
+            fail(m, "a recursive message (%s) is not mapped: Iceberg has no recursive types",
+                 msg->full ? msg->full : msg->name);
+            return NULL;
+        }
+    if (m->depth == VIEW_MAX_DEPTH) {
+        fail(m, "nested deeper than %d levels", VIEW_MAX_DEPTH);
+        return NULL;
+    }
+    if (!msg->nfields) {
+        fail(m, "a message without fields (%s) has no column", msg->full ? msg->full : msg->name);
+        return NULL;
+    }
+    m->stack[m->depth++] = msg;
+    vnode_t *v = vnew(m, P_MESSAGE, LS_AVRO_RECORD, NULL);
+    v->avro->name = v->avro->fullname = (char *)(msg->full ? msg->full : msg->name);
+    size_t n = msg->nfields;
+    v->nkids = n;
+    v->kids = own(m->v, LS_NEWN(vnode_t *, n));
+    v->names = own(m->v, LS_NEWN(const char *, n));
+    v->numbers = own(m->v, LS_NEWN(int, n));
+    v->oneofs = own(m->v, LS_NEWN(int, n));
+    v->pres = own(m->v, LS_NEWN(unsigned char, n));
+    v->avro->nfields = n;
+    v->avro->fields = own(m->v, LS_NEWN(ls_avro_field_t, n));
+    for (size_t i = 0; i < n && !m->failed; i++) {
+        const pfield_t *f = &msg->fields[i];
+        size_t old = strlen(m->path);
+        snprintf(m->path + old, sizeof m->path - old, "/%s", f->name);
+        vnode_t *k = pb_field(m, msg, f, &v->pres[i]);
+        if (k) {
+            v->kids[i] = k;
+            v->names[i] = f->name;
+            v->numbers[i] = f->number;
+            v->oneofs[i] = f->oneof;
+            v->avro->fields[i].name = (char *)f->name;
+            v->avro->fields[i].type = k->avro;
+            m->path[old] = 0;
+        }
+    }
+    m->depth--;
+    return m->failed ? NULL : v;
+}
+
+ls_avro_view_t *ls_avro_view_proto(const ls_proto_t *p, const int64_t *idx, size_t n, char *err,
+                                   size_t errlen)
+{
+    const pfile_t *f = ls_proto_file(p);
+    int64_t zero = 0;
+    if (!n) idx = &zero, n = 1; /* Confluent: an empty index array is [0] */
+    const pmsg_t *msg = NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t cnt = msg ? msg->nmsgs : f->nmsgs;
+        if (idx[i] < 0 || (uint64_t)idx[i] >= cnt) {
+            snprintf(err, errlen, "message index %lld at level %zu names no message",
+                     (long long)idx[i], i);
+            return NULL;
+        }
+        msg = msg ? msg->msgs[idx[i]] : f->msgs[idx[i]];
+    }
+    ls_avro_view_t *v = LS_NEW(ls_avro_view_t);
+    v->proto = true;
+    mapper_t m = {.v = v, .err = err, .errlen = errlen};
+    vnode_t *root = pb_map_message(&m, msg);
+    if (root && root->kind != P_MESSAGE) /* a well-known type at the top: its fields */
+        fail(&m, "a well-known type (%s) at the top level is not mapped", msg->full);
+    if (m.failed) {
+        ls_avro_view_free(v);
+        return NULL;
+    }
+    v->root = root;
+    return v;
+}
+
+int ls_avro_view_proto_indexes(const uint8_t *p, size_t len, int64_t *idx, size_t cap, size_t *n,
+                               size_t *used)
+{
+    ls_avro_rd_t r = {p, p + len, NULL};
+    int64_t cnt;
+    if (!ls_avro_rd_long(&r, &cnt) || cnt < 0 || (uint64_t)cnt > cap) return -1;
+    for (int64_t i = 0; i < cnt; i++)
+        if (!ls_avro_rd_long(&r, &idx[i]) || idx[i] < 0) return -1;
+    *n = (size_t)cnt;
+    *used = (size_t)(r.p - p);
+    return 0;
+}
+
+/* One field of the wire format (encoding guide): number, wire type, and
+ * the varint value or the bytes (length-delimited, fixed32/64). */
+typedef struct pbf {
+    uint32_t num;
+    int wt;
+    uint64_t v;
+    const uint8_t *d;
+    size_t n;
+} pbf_t;
+
+static bool pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int sh = 0; sh < 64 && *p < end; sh += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << sh;
+        if (!(b & 0x80)) return *out = v, true;
+    }
+    return false;
+}
+
+/* The next field at *p; groups (wire types 3/4) are skipped whole. 1: a
+ * field; 0: the end; -1: malformed. */
+static int pb_next(const uint8_t **p, const uint8_t *end, pbf_t *f)
+{
+    for (;;) {
+        if (*p >= end) return 0;
+        uint64_t tag;
+        if (!pb_varint(p, end, &tag) || tag >> 3 == 0 || tag >> 3 > 0x1fffffff) return -1;
+        f->num = (uint32_t)(tag >> 3);
+        f->wt = (int)(tag & 7);
+        f->d = NULL;
+        f->n = 0;
+        switch (f->wt) {
+        case 0:
+            if (!pb_varint(p, end, &f->v)) return -1;
+            return 1;
+        case 1:
+        case 5: {
+            size_t w = f->wt == 1 ? 8 : 4;
+            if ((size_t)(end - *p) < w) return -1;
+            f->d = *p;
+            f->n = w;
+            f->v = 0;
+            for (size_t i = 0; i < w; i++)
+                f->v |= (uint64_t)(*p)[i] << (8 * i);
+            *p += w;
+            return 1;
+        }
+        case 2:
+            if (!pb_varint(p, end, &f->v) || f->v > (uint64_t)(end - *p)) return -1;
+            f->d = *p;
+            f->n = (size_t)f->v;
+            *p += f->n;
+            return 1;
+        case 3: { /* a group: skip to its end, nested ones included */
+            int depth = 1;
+            pbf_t g;
+            while (depth) {
+                if (*p >= end) return -1;
+                uint64_t t2;
+                const uint8_t *at = *p;
+                if (!pb_varint(p, end, &t2)) return -1;
+                if ((t2 & 7) == 3) {
+                    if (++depth > 64) return -1;
+                    continue;
+                }
+                if ((t2 & 7) == 4) {
+                    depth--;
+                    continue;
+                }
+                *p = at;
+                if (pb_next(p, end, &g) != 1) return -1;
+            }
+            continue;
+        }
+        default: return -1;
+        }
+    }
+}
+
+static int pb_message(enc_t *e, const vnode_t *v, const uint8_t *p, size_t len, int depth);
+
+/* A scalar's value from one wire field (or one element of a packed run:
+ * wt as the element's). */
+static int pb_scalar_out(enc_t *e, const vnode_t *v, int wt, uint64_t x, const uint8_t *d, size_t n)
+{
+    static const int WANT[] = {
+        [P_INT32] = 0,  [P_INT64] = 0,   [P_UINT32] = 0,    [P_UINT64] = 0,   [P_SINT32] = 0,
+        [P_SINT64] = 0, [P_FIXED32] = 5, [P_FIXED64] = 1,   [P_SFIXED32] = 5, [P_SFIXED64] = 1,
+        [P_FLOAT] = 5,  [P_DOUBLE] = 1,  [P_BOOL] = 0,      [P_STRING] = 2,   [P_BYTES] = 2,
+        [P_ENUM] = 0,   [P_MESSAGE] = 2, [P_TIMESTAMP] = 2, [P_WRAPPER] = 2,
+    };
+    if (wt != WANT[v->kind])
+        return efail(e, "wire type %d where the field's type has %d", wt, WANT[v->kind]);
+    switch (v->kind) {
+    case P_INT32:
+    case P_SFIXED32: put_long(e->out, (int32_t)(uint32_t)x); return 0;
+    case P_INT64:
+    case P_SFIXED64: put_long(e->out, (int64_t)x); return 0;
+    case P_UINT32:
+    case P_FIXED32: put_long(e->out, (int64_t)(uint32_t)x); return 0;
+    case P_UINT64:
+    case P_FIXED64:
+        if (x > (uint64_t)INT64_MAX)
+            return efail(e, "%llu is out of the long column's range", (unsigned long long)x);
+        put_long(e->out, (int64_t)x);
+        return 0;
+    case P_SINT32: put_long(e->out, (int32_t)((uint32_t)x >> 1) ^ -(int32_t)(x & 1)); return 0;
+    case P_SINT64: put_long(e->out, (int64_t)(x >> 1) ^ -(int64_t)(x & 1)); return 0;
+    case P_FLOAT:
+    case P_DOUBLE: ls_buf_append(e->out, d, n); return 0;
+    case P_BOOL: ls_buf_append_u8(e->out, x != 0); return 0;
+    case P_STRING:
+        if (!ls_utf8_valid(d, n)) return efail(e, "a string that is not UTF-8");
+        put_bytes(e->out, d, n);
+        return 0;
+    case P_BYTES: put_bytes(e->out, d, n); return 0;
+    case P_ENUM: {
+        int32_t num = (int32_t)(uint32_t)x;
+        for (size_t i = 0; v->en && i < v->en->nvalues; i++)
+            if (v->en->numbers[i] == num) {
+                put_bytes(e->out, v->en->values[i], strlen(v->en->values[i]));
+                return 0;
+            }
+        char t[16]; /* an open enum's unknown value: kept as its number */
+        snprintf(t, sizeof t, "%d", (int)num);
+        put_bytes(e->out, t, strlen(t));
+        return 0;
+    }
+    case P_MESSAGE:
+    case P_TIMESTAMP:
+    case P_WRAPPER: return pb_message(e, v, d, n, 0);
+    default: return efail(e, "unmapped value");
+    }
+}
+
+/* The default of an absent proto3 field without presence. */
+static int pb_default(enc_t *e, const vnode_t *v)
+{
+    static const uint8_t zeros[8];
+    switch (v->kind) {
+    case P_FLOAT: ls_buf_append(e->out, zeros, 4); return 0;
+    case P_DOUBLE: ls_buf_append(e->out, zeros, 8); return 0;
+    case P_BOOL: ls_buf_append_u8(e->out, 0); return 0;
+    case P_ENUM: return pb_scalar_out(e, v, 0, 0, NULL, 0);
+    case P_STRING:
+    case P_BYTES:
+    default: put_long(e->out, 0); return 0; /* 0, or an empty string */
+    }
+}
+
+static bool packable(vkind k) { return k >= P_INT32 && k <= P_BOOL; }
+static bool packable_enum(vkind k) { return packable(k) || k == P_ENUM; }
+
+/* Elements of a repeated field (all its occurrences, packed runs
+ * included), as one Avro block. */
+static int pb_repeated(enc_t *e, const vnode_t *v, int num, const uint8_t *p, size_t len)
+{
+    const vnode_t *el = v->kids[0];
+    ls_buf_t items, *saved = e->out;
+    ls_buf_init(&items);
+    e->out = &items;
+    int64_t count = 0;
+    const uint8_t *q = p, *end = p + len;
+    pbf_t f;
+    int rc = 0, r;
+    while (rc == 0 && (r = pb_next(&q, end, &f)) == 1) {
+        if (f.num != (uint32_t)num) continue;
+        if (f.wt == 2 && packable_enum(el->kind)) { /* a packed run */
+            const uint8_t *a = f.d, *ae = f.d + f.n;
+            while (rc == 0 && a < ae) {
+                uint64_t x = 0;
+                const uint8_t *d = a;
+                size_t w =
+                    el->kind == P_FIXED32 || el->kind == P_SFIXED32 || el->kind == P_FLOAT    ? 4
+                    : el->kind == P_FIXED64 || el->kind == P_SFIXED64 || el->kind == P_DOUBLE ? 8
+                                                                                              : 0;
+                if (w) {
+                    if ((size_t)(ae - a) < w) {
+                        rc = efail(e, "a packed run cut short");
+                        break;
+                    }
+                    for (size_t i = 0; i < w; i++)
+                        x |= (uint64_t)a[i] << (8 * i);
+                    a += w;
+                } else if (!pb_varint(&a, ae, &x)) {
+                    rc = efail(e, "a packed run cut short");
+                    break;
+                }
+                rc = pb_scalar_out(e, el, w == 4 ? 5 : w == 8 ? 1 : 0, x, d, w);
+                count++;
+            }
+        } else {
+            rc = pb_scalar_out(e, el, f.wt, f.v, f.d, f.n);
+            count++;
+        }
+    }
+    e->out = saved;
+    if (rc == 0 && r < 0) rc = efail(e, "malformed wire bytes");
+    if (rc == 0) {
+        if (count) put_long(e->out, count);
+        ls_buf_append(e->out, items.data, items.len);
+        put_long(e->out, 0);
+    }
+    ls_buf_free(&items);
+    return rc;
+}
+
+typedef struct mapent {
+    const uint8_t *key, *entry; /* the key's bytes; the whole entry */
+    size_t klen, elen, order;
+} mapent_t;
+
+static int mapent_cmp(const void *a, const void *b)
+{
+    const mapent_t *x = a, *y = b;
+    size_t n = x->klen < y->klen ? x->klen : y->klen;
+    int c = n ? memcmp(x->key, y->key, n) : 0;
+    if (c) return c;
+    if (x->klen != y->klen) return x->klen < y->klen ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static bool same_key(const mapent_t *x, const mapent_t *y)
+{
+    return x->klen == y->klen && (!x->klen || !memcmp(x->key, y->key, x->klen));
+}
+
+static bool message_like(vkind k) { return k == P_MESSAGE || k == P_TIMESTAMP || k == P_WRAPPER; }
+
+/* The value of field num in p[0..len) (the last occurrence; a message's
+ * occurrences merged, as a parser does by concatenating them): absent ->
+ * *found 0. */
+static int pb_single(enc_t *e, const vnode_t *v, int num, const uint8_t *p, size_t len, bool write,
+                     int *found)
+{
+    const uint8_t *q = p, *end = p + len;
+    pbf_t f, last = {0};
+    int r, n = 0;
+    ls_buf_t merged;
+    ls_buf_init(&merged);
+    while ((r = pb_next(&q, end, &f)) == 1) {
+        if (f.num != (uint32_t)num) continue;
+        if (message_like(v->kind) && f.wt == 2) ls_buf_append(&merged, f.d, f.n);
+        last = f;
+        n++;
+    }
+    int rc = 0;
+    if (r < 0)
+        rc = efail(e, "malformed wire bytes");
+    else if (n && write && message_like(v->kind) && last.wt == 2)
+        rc = pb_message(e, v, merged.data, merged.len, 0);
+    else if (n && write)
+        rc = pb_scalar_out(e, v, last.wt, last.v, last.d, last.n);
+    ls_buf_free(&merged);
+    *found = n;
+    return rc;
+}
+
+/* A map<string, V> field: its entries (the last of a key wins, as
+ * Protobuf parsers do) as one Avro map block. */
+static int pb_string_map(enc_t *e, const vnode_t *v, int num, const uint8_t *p, size_t len)
+{
+    mapent_t *ents = NULL;
+    size_t n = 0, cap = 0;
+    const uint8_t *q = p, *end = p + len;
+    pbf_t f;
+    int r, rc = 0;
+    while ((r = pb_next(&q, end, &f)) == 1) {
+        if (f.num != (uint32_t)num) continue;
+        if (f.wt != 2) {
+            rc = efail(e, "a map entry that is not length-delimited");
+            break;
+        }
+        mapent_t me = {(const uint8_t *)"", f.d, 0, f.n, n};
+        const uint8_t *a = f.d, *ae = f.d + f.n;
+        pbf_t g;
+        int r2;
+        while ((r2 = pb_next(&a, ae, &g)) == 1)
+            if (g.num == 1 && g.wt == 2) me.key = g.d, me.klen = g.n;
+        if (r2 < 0) {
+            rc = efail(e, "a malformed map entry");
+            break;
+        }
+        if (n == cap) ents = ls_realloc(ents, (cap = cap ? 2 * cap : 8) * sizeof *ents);
+        ents[n++] = me;
+    }
+    if (rc == 0 && r < 0) rc = efail(e, "malformed wire bytes");
+    if (rc == 0) {
+        if (n) qsort(ents, n, sizeof *ents, mapent_cmp);
+        size_t live = 0;
+        for (size_t i = 0; i < n; i++)
+            live += i + 1 == n || !same_key(&ents[i], &ents[i + 1]);
+        if (live) put_long(e->out, (int64_t)live);
+        const vnode_t *vk = v->kids[0];
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            if (i + 1 < n && same_key(&ents[i], &ents[i + 1])) continue; /* a later one wins */
+            if (!ls_utf8_valid(ents[i].key, ents[i].klen)) {
+                rc = efail(e, "a map key that is not UTF-8");
+                break;
+            }
+            put_bytes(e->out, ents[i].key, ents[i].klen);
+            int found;
+            rc = pb_single(e, vk, 2, ents[i].entry, ents[i].elen, true, &found);
+            if (rc == 0 && !found)
+                rc = message_like(vk->kind) ? pb_message(e, vk, NULL, 0, 0) : pb_default(e, vk);
+        }
+        if (rc == 0) put_long(e->out, 0);
+    }
+    ls_free(ents);
+    return rc;
+}
+
+/* The offset of the last occurrence of field num, -1 when absent. */
+static long pb_last_pos(const uint8_t *p, size_t len, int num)
+{
+    const uint8_t *q = p, *end = p + len;
+    long pos = -1;
+    pbf_t f;
+    for (const uint8_t *at = q; pb_next(&q, end, &f) == 1; at = q)
+        if (f.num == (uint32_t)num) pos = (long)(at - p);
+    return pos;
+}
+
+static int pb_message(enc_t *e, const vnode_t *v, const uint8_t *p, size_t len, int depth)
+{
+    if (depth > VIEW_MAX_DEPTH) return efail(e, "nested too deep");
+    if (!p) p = (const uint8_t *)"";
+    int found, rc;
+    if (v->kind == P_TIMESTAMP) {
+        /* google.protobuf.Timestamp: seconds (1, int64), nanos (2, int32) */
+        const uint8_t *q = p, *end = p + len;
+        pbf_t f;
+        int64_t sec = 0, nanos = 0;
+        int r;
+        while ((r = pb_next(&q, end, &f)) == 1) {
+            if (f.num == 1 && f.wt == 0) sec = (int64_t)f.v;
+            if (f.num == 2 && f.wt == 0) nanos = (int32_t)(uint32_t)f.v;
+        }
+        if (r < 0) return efail(e, "malformed wire bytes");
+        if (sec < -9223372036854LL || sec > 9223372036853LL || nanos < 0 || nanos > 999999999)
+            return efail(e, "a Timestamp out of range (seconds %lld, nanos %lld)", (long long)sec,
+                         (long long)nanos);
+        put_long(e->out, sec * 1000000 + nanos / 1000);
+        return 0;
+    }
+    if (v->kind == P_WRAPPER) {
+        if ((rc = pb_single(e, v->kids[0], 1, p, len, true, &found)) != 0) return rc;
+        return found ? 0 : pb_default(e, v->kids[0]);
+    }
+    for (size_t i = 0; i < v->nkids; i++) {
+        const vnode_t *k = v->kids[i];
+        size_t old = strlen(e->path);
+        snprintf(e->path + old, sizeof e->path - old, "/%s", v->names[i]);
+        if (v->pres[i] == PRES_MANY) {
+            rc = k->kind == P_MAP ? pb_string_map(e, k, v->numbers[i], p, len)
+                                  : pb_repeated(e, k, v->numbers[i], p, len);
+            if (rc) return rc;
+            e->path[old] = 0;
+            continue;
+        }
+        /* a oneof member counts only when it was set last among its oneof */
+        bool present = true;
+        if (v->oneofs[i] >= 0) {
+            long mine = pb_last_pos(p, len, v->numbers[i]), best = -1;
+            for (size_t j = 0; j < v->nkids; j++)
+                if (v->oneofs[j] == v->oneofs[i] && v->pres[j] != PRES_MANY) {
+                    long pj = pb_last_pos(p, len, v->numbers[j]);
+                    if (pj > best) best = pj;
+                }
+            present = mine >= 0 && mine == best;
+        }
+        const vnode_t *val = k;
+        if (present && (rc = pb_single(e, val, v->numbers[i], p, len, false, &found)) != 0)
+            return rc;
+        if (!present) found = 0;
+        if (v->pres[i] == PRES_OPTIONAL) {
+            put_long(e->out, found ? 1 : 0);
+        } else if (!found && v->pres[i] == PRES_REQUIRED) {
+            return efail(e, "the required field is missing");
+        } else if (!found) {
+            if ((rc = pb_default(e, val)) != 0) return rc;
+        }
+        if (found && (rc = pb_single(e, val, v->numbers[i], p, len, true, &found)) != 0) return rc;
+        e->path[old] = 0;
+    }
+    return 0;
+}
+
+static int pb_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, ls_buf_t *out,
+                     char *why, size_t whylen)
+{
+    enc_t e = {.out = out, .why = why, .whylen = whylen};
+    return pb_message(&e, v->root, p, len, 0);
+}
+
+/* ---- the views of every message of a Protobuf schema ------------------------------ */
+
+typedef struct pview {
+    const pmsg_t *msg;
+    ls_avro_view_t *view; /* NULL: why */
+    char *why;
+} pview_t;
+
+struct ls_avro_views {
+    const ls_proto_t *p;
+    pview_t *v;
+    size_t n, cap;
+};
+
+static void views_add(ls_avro_views_t *vs, const pmsg_t *msg, int64_t *path, size_t depth)
+{
+    if (depth >= 32 || vs->n >= 4096) return;
+    if (!msg->map_entry) {
+        char err[400];
+        if (vs->n == vs->cap)
+            vs->v = ls_realloc(vs->v, (vs->cap = vs->cap ? 2 * vs->cap : 8) * sizeof *vs->v);
+        ls_avro_view_t *view = ls_avro_view_proto(vs->p, path, depth + 1, err, sizeof err);
+        vs->v[vs->n++] = (pview_t){msg, view, view ? NULL : ls_strdup(err)};
+    }
+    for (size_t i = 0; i < msg->nmsgs; i++) {
+        path[depth + 1] = (int64_t)i;
+        views_add(vs, msg->msgs[i], path, depth + 1);
+    }
+}
+
+ls_avro_views_t *ls_avro_views_proto(const ls_proto_t *p)
+{
+    ls_avro_views_t *vs = LS_NEW(ls_avro_views_t);
+    vs->p = p;
+    const pfile_t *f = ls_proto_file(p);
+    int64_t path[33];
+    for (size_t i = 0; i < f->nmsgs; i++) {
+        path[0] = (int64_t)i;
+        views_add(vs, f->msgs[i], path, 0);
+    }
+    return vs;
+}
+
+void ls_avro_views_free(ls_avro_views_t *vs)
+{
+    if (!vs) return;
+    for (size_t i = 0; i < vs->n; i++) {
+        ls_avro_view_free(vs->v[i].view);
+        ls_free(vs->v[i].why);
+    }
+    ls_free(vs->v);
+    ls_free(vs);
+}
+
+const ls_avro_view_t *ls_avro_views_find(const ls_avro_views_t *vs, const int64_t *idx, size_t n,
+                                         char *why, size_t whylen)
+{
+    const pfile_t *f = ls_proto_file(vs->p);
+    int64_t zero = 0;
+    if (!n) idx = &zero, n = 1;
+    const pmsg_t *msg = NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t cnt = msg ? msg->nmsgs : f->nmsgs;
+        if (idx[i] < 0 || (uint64_t)idx[i] >= cnt) {
+            snprintf(why, whylen, "message index %lld at level %zu names no message",
+                     (long long)idx[i], i);
+            return NULL;
+        }
+        msg = msg ? msg->msgs[idx[i]] : f->msgs[idx[i]];
+    }
+    for (size_t i = 0; i < vs->n; i++)
+        if (vs->v[i].msg == msg) {
+            if (!vs->v[i].view)
+                snprintf(why, whylen, "message %s is not mapped to columns: %s",
+                         msg->full ? msg->full : msg->name, vs->v[i].why);
+            return vs->v[i].view;
+        }
+    snprintf(why, whylen, "message %s is not mapped to columns (a map entry, or nested too deep)",
+             msg->full ? msg->full : msg->name);
+    return NULL;
 }

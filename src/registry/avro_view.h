@@ -1,7 +1,7 @@
-/* The Avro view of a registered JSON Schema: an Avro schema whose datums
- * carry the same values, and a transcoder from JSON instances to those
- * datums, so the typed-table machinery built on Avro (table/iceberg_typed.h:
- * shape, evolution, shredding) writes JSON values too (issue 14 §2).
+/* The Avro view of a registered JSON Schema or Protobuf message: an Avro
+ * schema whose datums carry the same values, and a transcoder from JSON
+ * instances (Protobuf wire bytes) to those datums, so the typed-table machinery built on Avro
+ * (table/iceberg_typed.h: shape, evolution, shredding) writes JSON values too (issue 14 §2).
  *
  * Mapping (JSON Schema -> Avro -> Iceberg, docs/FORMATS.md "Typed values"):
  *   object with properties       -> record  -> struct (declaration order)
@@ -49,6 +49,7 @@
 #include "base/buf.h"
 #include "registry/avro.h"
 #include "registry/json_schema.h"
+#include "registry/protobuf.h"
 
 typedef struct ls_avro_view ls_avro_view_t;
 
@@ -59,8 +60,45 @@ void ls_avro_view_free(ls_avro_view_t *v);
 /* The Avro schema (a record) datums of v follow. */
 const ls_avro_node_t *ls_avro_view_root(const ls_avro_view_t *v);
 /* Appends to out the Avro binary datum of the payload p[0..len) (for JSON:
- * one JSON text). 0, or -1 with the path and the reason in why (out then
+ * one JSON text; for Protobuf: the message's wire bytes, after the index
+ * array). 0, or -1 with the path and the reason in why (out then
  * holds a partial datum: discard it). */
 int ls_avro_view_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, ls_buf_t *out,
                         char *why, size_t whylen);
+
+/* ---- Protobuf ---- */
+/* The view of the message the Confluent message-index path idx[0..n)
+ * names in the schema's own file ([i]: its i-th top-level message, then
+ * nested messages in declaration order; n == 0 means [0]). Mapping:
+ * message -> record (named by its full name) -> struct; repeated ->
+ * list; map<string, V> -> map; map with other keys -> list of key/value
+ * structs; enum -> string (the value's name; an unknown number as its
+ * decimal text); int32, sint32, sfixed32 -> int; int64, sint64, sfixed64,
+ * uint32, fixed32 -> long; uint64, fixed64 -> long (values >= 2^63 do not
+ * fit: the record fails); float, double, bool, string (UTF-8 checked),
+ * bytes as themselves; google.protobuf.Timestamp -> timestamptz (micros);
+ * google.protobuf.*Value wrappers -> their value, optional. Presence:
+ * message fields, oneof members, proto2 optional and proto3 "optional"
+ * fields are optional columns (null when absent; of a oneof only the
+ * member set last is non-null); proto3 fields without presence are
+ * required and read their default when absent; proto2 required fields are
+ * required (absent: the record fails); repeated and map fields are
+ * required (empty when absent). Refused: recursive messages, groups,
+ * messages without fields, a well-known type as the top level. */
+ls_avro_view_t *ls_avro_view_proto(const ls_proto_t *p, const int64_t *idx, size_t n, char *err,
+                                   size_t errlen);
+/* Reads the message-index array at the start of a Confluent Protobuf
+ * payload (zig-zag varints: a count, then the indexes): 0 with idx[0..*n)
+ * and the bytes it took in *used; -1 when malformed or longer than cap. */
+int ls_avro_view_proto_indexes(const uint8_t *p, size_t len, int64_t *idx, size_t cap, size_t *n,
+                               size_t *used);
+
+/* The views of every message of a Protobuf schema (built once, with the
+ * schema; immutable). */
+typedef struct ls_avro_views ls_avro_views_t;
+ls_avro_views_t *ls_avro_views_proto(const ls_proto_t *p);
+void ls_avro_views_free(ls_avro_views_t *vs);
+/* The view of the message idx[0..n) names; NULL with the reason. */
+const ls_avro_view_t *ls_avro_views_find(const ls_avro_views_t *vs, const int64_t *idx, size_t n,
+                                         char *why, size_t whylen);
 #endif

@@ -150,6 +150,7 @@ void ls_sr_schema_release(ls_sr_schema_t *s)
     ls_jsonschema_free(s->json);
     ls_proto_free(s->proto);
     ls_avro_view_free(s->view);
+    ls_avro_views_free(s->pviews);
     ls_free(s->view_why);
     ls_free(s);
 }
@@ -212,6 +213,7 @@ static ls_sr_code parse_schema(ls_sr_type type, const char *text, const ls_sr_re
     s->json = json;
     s->proto = proto;
     if (json && !(s->view = ls_avro_view_json(json, why, sizeof why))) s->view_why = ls_strdup(why);
+    if (proto) s->pviews = ls_avro_views_proto(proto);
     s->nrefs = nrefs;
     s->refs = LS_NEWN(ls_sr_ref_t, nrefs ? nrefs : 1);
     for (size_t i = 0; i < nrefs; i++) {

@@ -142,7 +142,8 @@ typedef struct ls_sr_schema {
      * NULL with the reason in view_why when the schema is not mapped */
     struct ls_avro_view *view;
     char *view_why;
-    int refcount; /* atomic */
+    struct ls_avro_views *pviews; /* PROTOBUF: the view of each message (avro_view.h) */
+    int refcount;                 /* atomic */
 } ls_sr_schema_t;
 
 /* One version of a subject. */

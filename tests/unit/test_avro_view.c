@@ -255,11 +255,224 @@ TEST(evolution_between_json_versions)
     ls_jsonschema_free(j3);
 }
 
+static const char PROTO[] =
+    "syntax = \"proto3\"; package shop;\n"
+    "import \"google/protobuf/timestamp.proto\";\n"
+    "import \"google/protobuf/wrappers.proto\";\n"
+    "message Order {\n"
+    "  int64 id = 1; string customer = 2; double amount = 3; int32 qty = 4; bool paid = 5;\n"
+    "  Status status = 6; google.protobuf.Timestamp created = 7; repeated string tags = 8;\n"
+    "  map<string, int64> attrs = 9; Address address = 10; repeated Line lines = 11;\n"
+    "  optional string note = 12; uint64 big = 13; sint32 delta = 14;\n"
+    "  oneof pay { string card = 15; string iban = 16; }\n"
+    "  google.protobuf.Int32Value maybe = 17; map<int32, string> codes = 18;\n"
+    "  repeated int32 nums = 19;\n"
+    "  message Line { string sku = 1; int32 n = 2; }\n"
+    "}\n"
+    "message Address { string street = 1; optional int32 zip = 2; }\n"
+    "enum Status { NEW = 0; PAID = 1; }\n"
+    "message Node { string name = 1; repeated Node kids = 2; }\n";
+
+static void pb_varint(ls_buf_t *b, uint64_t v)
+{
+    while (v >= 0x80) {
+        ls_buf_append_u8(b, (uint8_t)(v | 0x80));
+        v >>= 7;
+    }
+    ls_buf_append_u8(b, (uint8_t)v);
+}
+
+static void pb_tag(ls_buf_t *b, int num, int wt)
+{
+    pb_varint(b, (uint64_t)num << 3 | (uint64_t)wt);
+}
+
+static void pb_str(ls_buf_t *b, int num, const char *s)
+{
+    pb_tag(b, num, 2);
+    pb_varint(b, strlen(s));
+    ls_buf_append(b, s, strlen(s));
+}
+
+static void pb_sub(ls_buf_t *b, int num, const ls_buf_t *sub)
+{
+    pb_tag(b, num, 2);
+    pb_varint(b, sub->len);
+    ls_buf_append(b, sub->data, sub->len);
+}
+
+static int pb_encode_check(const ls_avro_view_t *v, const ls_buf_t *in, ls_buf_t *out, char *why,
+                           size_t n)
+{
+    ls_buf_init(out);
+    int rc = ls_avro_view_encode(v, in->data, in->len, out, why, n);
+    if (rc == 0) {
+        char e[256];
+        if (ls_avro_datum_check(ls_avro_view_root(v), out->data, out->len, e, sizeof e) != 0) {
+            printf("# datum check: %s\n", e);
+            return -2;
+        }
+    }
+    return rc;
+}
+
+TEST(protobuf_messages_become_columns)
+{
+    char err[256] = "";
+    ls_proto_t *p = ls_proto_parse(NULL, NULL, 0, PROTO, err, sizeof err);
+    if (!p) printf("# %s\n", err);
+    CHECK(p != NULL);
+    ls_avro_views_t *vs = ls_avro_views_proto(p);
+    /* nested messages count map entries (AttrsEntry, CodesEntry, Line), as protoc does */
+    int64_t idx0[] = {0}, idx_line[] = {0, 2}, idx_node[] = {2}, idx_bad[] = {7};
+    const ls_avro_view_t *v = ls_avro_views_find(vs, idx0, 1, err, sizeof err);
+    if (!v) printf("# %s\n", err);
+    CHECK(v != NULL);
+    CHECK(ls_avro_views_find(vs, NULL, 0, err, sizeof err) == v); /* [] is [0] */
+    const ls_avro_view_t *line = ls_avro_views_find(vs, idx_line, 2, err, sizeof err);
+    CHECK(line && !strcmp(ls_avro_view_root(line)->fullname, "shop.Order.Line"));
+    CHECK(ls_avro_views_find(vs, idx_node, 1, err, sizeof err) == NULL);
+    CHECK(strstr(err, "recursive") != NULL);
+    CHECK(ls_avro_views_find(vs, idx_bad, 1, err, sizeof err) == NULL);
+    CHECK(strstr(err, "names no message") != NULL);
+    CHECK(!strcmp(ls_avro_view_root(v)->fullname, "shop.Order"));
+    ls_typed_shape_t *s = ls_typed_shape_new(ls_avro_view_root(v), err, sizeof err);
+    if (!s) printf("# %s\n", err);
+    CHECK(s != NULL);
+    const char *j = ls_typed_iceberg_schema_json(s);
+    CHECK(strstr(j, "{\"id\":10,\"name\":\"id\",\"required\":true,\"type\":\"long\"}") != NULL);
+    CHECK(strstr(j, "\"name\":\"qty\",\"required\":true,\"type\":\"int\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"status\",\"required\":true,\"type\":\"string\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"created\",\"required\":false,\"type\":\"timestamptz\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"note\",\"required\":false,\"type\":\"string\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"big\",\"required\":true,\"type\":\"long\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"card\",\"required\":false,\"type\":\"string\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"maybe\",\"required\":false,\"type\":\"int\"") != NULL);
+    CHECK(strstr(j, "\"name\":\"zip\",\"required\":false,\"type\":\"int\"") != NULL);
+    CHECK(strstr(j, "\"type\":\"map\",\"key-id\":") != NULL);
+    ls_typed_shape_free(s);
+
+    /* a message with every kind, fields out of order, repeated ones split */
+    ls_buf_t m, sub, out;
+    ls_buf_init(&m);
+    pb_tag(&m, 4, 0), pb_varint(&m, (uint64_t)(int64_t)-5); /* qty -5: 10-byte varint */
+    pb_tag(&m, 1, 0), pb_varint(&m, 42);
+    pb_str(&m, 2, "c1");
+    pb_tag(&m, 3, 1), ls_buf_append(&m, "\0\0\0\0\0\0\xf8\x3f", 8); /* 1.5 */
+    pb_tag(&m, 6, 0), pb_varint(&m, 1);
+    ls_buf_init(&sub);
+    pb_tag(&sub, 1, 0), pb_varint(&sub, 1700000000), pb_tag(&sub, 2, 0), pb_varint(&sub, 5000);
+    pb_sub(&m, 7, &sub);
+    ls_buf_free(&sub);
+    pb_str(&m, 8, "a"), pb_str(&m, 8, "b");
+    ls_buf_init(&sub);
+    pb_str(&sub, 1, "k"), pb_tag(&sub, 2, 0), pb_varint(&sub, 1);
+    pb_sub(&m, 9, &sub), pb_sub(&m, 9, &sub); /* the same key twice: one entry */
+    ls_buf_free(&sub);
+    pb_str(&m, 15, "card"), pb_str(&m, 16, "iban"); /* the oneof: iban set last */
+    ls_buf_init(&sub);
+    pb_tag(&sub, 1, 0), pb_varint(&sub, 7);
+    pb_sub(&m, 17, &sub);
+    ls_buf_free(&sub);
+    ls_buf_init(&sub);
+    pb_tag(&sub, 1, 0), pb_varint(&sub, 3), pb_str(&sub, 2, "three");
+    pb_sub(&m, 18, &sub);
+    ls_buf_free(&sub);
+    ls_buf_init(&sub); /* packed, then one unpacked */
+    pb_varint(&sub, 1), pb_varint(&sub, 300);
+    pb_sub(&m, 19, &sub);
+    ls_buf_free(&sub);
+    pb_tag(&m, 19, 0), pb_varint(&m, 2);
+    pb_tag(&m, 99, 0), pb_varint(&m, 1); /* an unknown field: skipped */
+    CHECK_EQ_INT(pb_encode_check(v, &m, &out, err, sizeof err), 0);
+    CHECK(memmem(out.data, out.len, "\x08iban", 5) != NULL);
+    CHECK(memmem(out.data, out.len,
+                 "\x08"
+                 "card",
+                 5) == NULL);
+    CHECK(memmem(out.data, out.len,
+                 "\x08"
+                 "PAID",
+                 5) != NULL);
+    ls_buf_free(&out);
+    /* an empty message: proto3 defaults, nulls, empty lists */
+    ls_buf_t empty;
+    ls_buf_init(&empty);
+    CHECK_EQ_INT(pb_encode_check(v, &empty, &out, err, sizeof err), 0);
+    CHECK(memmem(out.data, out.len,
+                 "\x06"
+                 "NEW",
+                 4) != NULL); /* the enum's default */
+    ls_buf_free(&out);
+    /* what does not fit */
+    ls_buf_t bad;
+    ls_buf_init(&bad);
+    pb_tag(&bad, 13, 0), pb_varint(&bad, (uint64_t)1 << 63);
+    CHECK_EQ_INT(pb_encode_check(v, &bad, &out, err, sizeof err), -1);
+    CHECK(strstr(err, "/big:") && strstr(err, "out of the long column"));
+    ls_buf_free(&out);
+    bad.len = 0;
+    pb_str(&bad, 1, "x"); /* a string where id is a varint */
+    CHECK_EQ_INT(pb_encode_check(v, &bad, &out, err, sizeof err), -1);
+    CHECK(strstr(err, "/id: wire type 2") != NULL);
+    ls_buf_free(&out);
+    bad.len = 0;
+    pb_tag(&bad, 2, 2), pb_varint(&bad, 50); /* runs past the end */
+    CHECK_EQ_INT(pb_encode_check(v, &bad, &out, err, sizeof err), -1);
+    ls_buf_free(&out);
+    bad.len = 0;
+    pb_str(&bad, 2, "\xff\xfe");
+    CHECK_EQ_INT(pb_encode_check(v, &bad, &out, err, sizeof err), -1);
+    CHECK(strstr(err, "UTF-8") != NULL);
+    ls_buf_free(&out);
+    ls_buf_free(&bad);
+    ls_buf_free(&empty);
+    ls_buf_free(&m);
+    /* the index array */
+    int64_t idx[8];
+    size_t n, used;
+    const uint8_t zero[] = {0}, two[] = {4, 0, 2}, neg[] = {2, 1};
+    CHECK(ls_avro_view_proto_indexes(zero, 1, idx, 8, &n, &used) == 0 && n == 0 && used == 1);
+    CHECK(ls_avro_view_proto_indexes(two, 3, idx, 8, &n, &used) == 0 && n == 2 && idx[1] == 1);
+    CHECK(ls_avro_view_proto_indexes(neg, 2, idx, 8, &n, &used) == -1);
+    ls_avro_views_free(vs);
+    ls_proto_free(p);
+}
+
+TEST(protobuf_proto2_required_and_groups)
+{
+    char err[256] = "";
+    ls_proto_t *p = ls_proto_parse(NULL, NULL, 0,
+                                   "syntax = \"proto2\"; message R { required int32 a = 1; "
+                                   "optional string b = 2; } message G { optional group X = 1 { "
+                                   "optional int32 y = 2; } }",
+                                   err, sizeof err);
+    if (!p) printf("# %s\n", err);
+    CHECK(p != NULL);
+    ls_avro_views_t *vs = ls_avro_views_proto(p);
+    int64_t r0[] = {0}, g0[] = {1};
+    const ls_avro_view_t *v = ls_avro_views_find(vs, r0, 1, err, sizeof err);
+    CHECK(v != NULL);
+    ls_buf_t in, out;
+    ls_buf_init(&in);
+    pb_str(&in, 2, "b");
+    CHECK_EQ_INT(pb_encode_check(v, &in, &out, err, sizeof err), -1);
+    CHECK(strstr(err, "/a: the required field is missing") != NULL);
+    ls_buf_free(&out);
+    ls_buf_free(&in);
+    CHECK(ls_avro_views_find(vs, g0, 1, err, sizeof err) == NULL);
+    CHECK(strstr(err, "groups") != NULL);
+    ls_avro_views_free(vs);
+    ls_proto_free(p);
+}
+
 int main(void)
 {
     RUN(columns_of_a_json_schema);
     RUN(instances_become_datums);
     RUN(unmapped_schemas_name_the_path);
     RUN(evolution_between_json_versions);
+    RUN(protobuf_messages_become_columns);
+    RUN(protobuf_proto2_required_and_groups);
     UNIT_DONE();
 }
