@@ -761,6 +761,68 @@ TEST(store_runs_a_transaction_from_init_to_commit)
     ls_txn_store_free(s);
 }
 
+/* A step that moves the stored epoch to the last one a client may hold. */
+static ls_txn_result_t exhaust_epoch(void *arg, const ls_txn_record_t *cur, int64_t fresh,
+                                     int64_t now_ms, ls_txn_record_t *next)
+{
+    ls_txn_record_copy(next, cur);
+    next->producer_epoch = LS_TXN_MAX_EPOCH - 1;
+    return (ls_txn_result_t){.write = true, .producer_id = -1, .producer_epoch = -1};
+}
+
+/* Transaction version 2 through the store: each end bumps the stored pair,
+ * the markers carry the epoch that fences the old one, a lost answer's retry
+ * is answered from the record, and the exhausted epoch takes a new producer
+ * id from the embedder. */
+TEST(store_transaction_version_2_bumps_and_rolls_the_pair)
+{
+    fake_logs_t f = {0};
+    ls_txn_store_t *s = store(&f);
+    char tid[64];
+    snprintf(tid, sizeof tid, "%s", new_tid("tv2"));
+    ls_txn_result_t r;
+    CHECK_EQ_INT(ls_txn_run_init(s, tid, 60000, -1, -1, &r), LS_OK);
+    int64_t pid = r.producer_id;
+    int16_t epoch = 0;
+    ls_txn_partition_t part = P("t", 3, 0);
+    for (int i = 1; i <= 3; i++) {
+        CHECK_EQ_INT(ls_txn_run_add(s, tid, pid, epoch, &part, 1, NULL, 0, &r), LS_OK);
+        CHECK_EQ_INT(r.err, LS_TXERR_NONE);
+        CHECK_EQ_INT(ls_txn_run_end(s, tid, pid, epoch, true, true, &r), LS_OK);
+        CHECK_EQ_INT(r.err, LS_TXERR_NONE);
+        CHECK(r.finish && r.producer_id == pid && r.producer_epoch == epoch + 1);
+        CHECK_EQ_INT(ls_txn_finish(s, tid), LS_OK);
+        CHECK_EQ_INT(f.nw, i);
+        CHECK(f.w[i - 1].pid == pid && f.w[i - 1].seq == i && f.w[i - 1].epoch == epoch + 1);
+        /* the retry of the end, its answer lost */
+        CHECK_EQ_INT(ls_txn_run_end(s, tid, pid, epoch, true, true, &r), LS_OK);
+        CHECK(r.err == LS_TXERR_NONE && r.producer_epoch == epoch + 1);
+        epoch++;
+    }
+    /* a zombie of the previous epoch cannot open a transaction */
+    CHECK_EQ_INT(ls_txn_run_add(s, tid, pid, epoch - 1, &part, 1, NULL, 0, &r), LS_OK);
+    CHECK_EQ_INT(r.err, LS_TXERR_PRODUCER_FENCED);
+    CHECK_EQ_INT(stored_state(s, tid), LS_TXN_COMPLETE_COMMIT);
+    /* exhausted: the end takes a new producer id */
+    CHECK_EQ_INT(ls_txn_run(s, tid, exhaust_epoch, NULL, &r), LS_OK);
+    epoch = LS_TXN_MAX_EPOCH - 1;
+    CHECK_EQ_INT(ls_txn_run_add(s, tid, pid, epoch, &part, 1, NULL, 0, &r), LS_OK);
+    int64_t fresh = next_pid;
+    CHECK_EQ_INT(ls_txn_run_end(s, tid, pid, epoch, false, true, &r), LS_OK);
+    CHECK_EQ_INT(r.err, LS_TXERR_NONE);
+    CHECK(r.producer_id == fresh && r.producer_epoch == 0);
+    CHECK_EQ_INT(ls_txn_finish(s, tid), LS_OK);
+    CHECK(f.w[f.nw - 1].pid == pid && !f.w[f.nw - 1].commit &&
+          f.w[f.nw - 1].epoch == LS_TXN_MAX_EPOCH);
+    CHECK_EQ_INT(ls_txn_run_end(s, tid, pid, epoch, false, true, &r), LS_OK);
+    CHECK(r.err == LS_TXERR_NONE && r.producer_id == fresh && r.producer_epoch == 0);
+    /* and the new pair carries on */
+    CHECK_EQ_INT(ls_txn_run_add(s, tid, fresh, 0, &part, 1, NULL, 0, &r), LS_OK);
+    CHECK_EQ_INT(r.err, LS_TXERR_NONE);
+    CHECK_EQ_INT(stored_state(s, tid), LS_TXN_ONGOING);
+    ls_txn_store_free(s);
+}
+
 /* A step that lets another broker write first, once: the compare of the
  * outer run must lose, and its rerun must see the other broker's result. */
 typedef struct race_arg {
@@ -986,6 +1048,7 @@ TEST(store_list_visits_every_record_once_in_key_order)
 static void run_store_suite(void)
 {
     RUN(store_runs_a_transaction_from_init_to_commit);
+    RUN(store_transaction_version_2_bumps_and_rolls_the_pair);
     RUN(store_serializes_two_brokers_on_the_record_revision);
     RUN(store_another_broker_finishes_a_decision_left_half_done);
     RUN(store_sweep_aborts_timed_out_and_removes_expired_ids);
