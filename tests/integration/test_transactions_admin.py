@@ -238,3 +238,17 @@ def test_every_coordinator_answers_for_its_own_ids(cluster):
     assert sorted(int(p["CurrentTransactionStartOffset"]) for p in prods) == list(range(6))
     for p in producers:
         p.commit_transaction(30)
+
+
+def test_kafka_features_describes_transaction_version_2(broker):
+    """`kafka-features.sh describe` (Kafka's FeatureCommand, Admin.describeFeatures
+    over ApiVersions) shows transaction.version finalized at 2."""
+    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "org.apache.kafka.tools.FeatureCommand",
+                 "--bootstrap-server", broker.bootstrap, "describe"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("Feature:")]
+    assert [row[1] for row in rows] == ["transaction.version"], r.stdout
+    fields = dict(zip(rows[0][2::2], rows[0][3::2]))
+    assert fields == {"SupportedMinVersion:": "0", "SupportedMaxVersion:": "2",
+                      "FinalizedVersionLevel:": "2", "Epoch:": "1"}, r.stdout
