@@ -140,6 +140,7 @@
 #define TYPED_SCHEMA_ID_KEY "lakestream.value.schema-id"
 #define TYPED_SCHEMA_IDS_KEY "lakestream.value.schema-ids"
 #define KEY_SCHEMA_ID_KEY "lakestream.key.schema-id"
+#define KEY_SCHEMA_IDS_KEY "lakestream.key.schema-ids"
 #define SKIPPED_KEY "lakestream.skipped-records"
 #define MAX_DECOMPRESSED ((size_t)256 << 20)
 
@@ -419,6 +420,9 @@ struct ls_mat_batch {
     int32_t *ids; /* typed: value schema ids with rows in the table, ascending */
     size_t nids;
     bool ids_changed;
+    int32_t *kids; /* typed keys: the same for key schema ids */
+    size_t nkids;
+    bool kids_changed;
     int32_t evolved_to;     /* typed: the schema id this batch evolved the table to; -1: none */
     int32_t key_evolved_to; /* the same for the key column */
     int32_t latest_vid, latest_kid; /* -latest formats: the version this batch decodes by */
@@ -655,31 +659,43 @@ static int payload_datum(const ls_sr_schema_t *sc, const ls_avro_view_t *pv, ls_
     return 0;
 }
 
-/* The value schema ids of a typed table's property (ascending, comma
- * separated) into b->ids. */
-static void parse_ids(ls_mat_batch_t *b, const char *list)
+/* The schema ids of a typed table's property (ascending, comma separated)
+ * into ids[0..*n). */
+static void parse_ids(int32_t **ids, size_t *n, const char *list)
 {
     for (const char *p = list; p && *p;) {
         char *end;
         long v = strtol(p, &end, 10);
         if (end == p) break;
-        b->ids = ls_realloc(b->ids, (b->nids + 1) * sizeof *b->ids);
-        b->ids[b->nids++] = (int32_t)v;
+        *ids = ls_realloc(*ids, (*n + 1) * sizeof **ids);
+        (*ids)[(*n)++] = (int32_t)v;
         p = *end == ',' ? end + 1 : end;
     }
 }
 
-static void note_id(ls_mat_batch_t *b, int32_t id)
+/* id into the ascending ids[0..*n) (*changed when it was not there). */
+static void note_id(int32_t **ids, size_t *n, bool *changed, int32_t id)
 {
     size_t i = 0;
-    while (i < b->nids && b->ids[i] < id)
+    while (i < *n && (*ids)[i] < id)
         i++;
-    if (i < b->nids && b->ids[i] == id) return;
-    b->ids = ls_realloc(b->ids, (b->nids + 1) * sizeof *b->ids);
-    memmove(b->ids + i + 1, b->ids + i, (b->nids - i) * sizeof *b->ids);
-    b->ids[i] = id;
-    b->nids++;
-    b->ids_changed = true;
+    if (i < *n && (*ids)[i] == id) return;
+    *ids = ls_realloc(*ids, (*n + 1) * sizeof **ids);
+    memmove(*ids + i + 1, *ids + i, (*n - i) * sizeof **ids);
+    (*ids)[i] = id;
+    (*n)++;
+    *changed = true;
+}
+
+/* The property text of ids[0..n) (ls_free it). */
+static char *ids_text(const int32_t *ids, size_t n)
+{
+    ls_buf_t ib;
+    ls_buf_init(&ib);
+    for (size_t i = 0; i < n; i++)
+        ls_buf_printf(&ib, "%s%d", i ? "," : "", (int)ids[i]);
+    ls_buf_append_u8(&ib, 0);
+    return (char *)ls_buf_steal(&ib, NULL);
 }
 
 static void clear_readers(ls_mat_batch_t *b)
@@ -790,8 +806,10 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
                 st = LS_EINVAL;
             }
             if (st == LS_OK) st = pk_check(b, err, (size_t)errlen);
-            parse_ids(b, ls_ice_table_summary(b->t, TYPED_SCHEMA_IDS_KEY));
-            if (!b->nids && id) parse_ids(b, id); /* a table from before the list */
+            parse_ids(&b->ids, &b->nids, ls_ice_table_summary(b->t, TYPED_SCHEMA_IDS_KEY));
+            if (!b->nids && id) /* a table from before the list */
+                parse_ids(&b->ids, &b->nids, id);
+            parse_ids(&b->kids, &b->nkids, ls_ice_table_summary(b->t, KEY_SCHEMA_IDS_KEY));
         }
     }
     if (st == LS_OK) st = open_files(b, err, errlen);
@@ -1178,7 +1196,8 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
         snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
         goto out;
     }
-    if (p->value_typed) note_id(b, vid);
+    if (p->value_typed) note_id(&b->ids, &b->nids, &b->ids_changed, vid);
+    if (keyed) note_id(&b->kids, &b->nkids, &b->kids_changed, kid);
     st = ls_data_files_row_done(b->files, st);
 out:
     ls_sr_schema_release(vhold);
@@ -1564,8 +1583,8 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         if (ndf) memcpy(added + nadded, dfs, ndf * sizeof *added);
         nadded += ndf;
     }
-    char evolved[16], key_evolved[16], *ids = NULL;
-    const char **kv = LS_NEWN(const char *, 2 * nkv + 9);
+    char evolved[16], key_evolved[16], *ids = NULL, *kids = NULL;
+    const char **kv = LS_NEWN(const char *, 2 * nkv + 11);
     char(*keys)[80] = ls_calloc(nkv, sizeof *keys);
     char(*vals)[24] = ls_calloc(nkv, sizeof *vals);
     size_t k = 0;
@@ -1595,14 +1614,14 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         k++;
     }
     if (b->ids_changed) {
-        ls_buf_t ib;
-        ls_buf_init(&ib);
-        for (size_t i = 0; i < b->nids; i++)
-            ls_buf_printf(&ib, "%s%d", i ? "," : "", (int)b->ids[i]);
-        ls_buf_append_u8(&ib, 0);
-        ids = (char *)ls_buf_steal(&ib, NULL);
         kv[2 * k] = TYPED_SCHEMA_IDS_KEY;
-        kv[2 * k + 1] = ids;
+        kv[2 * k + 1] = ids = ids_text(b->ids, b->nids);
+        k++;
+    }
+    if (b->kids_changed) {
+        kv[2 * k] = KEY_SCHEMA_IDS_KEY;
+        kv[2 * k + 1] = kids = ids_text(b->kids, b->nkids);
+        k++;
     }
     ls_crashpoint("table.data_written");
     int64_t snap;
@@ -1616,6 +1635,7 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
     ls_file_cow_clear(&cow);
     ls_free(kv);
     ls_free(ids);
+    ls_free(kids);
     ls_free(keys);
     ls_free(vals);
     return st;
@@ -1650,6 +1670,7 @@ void ls_mat_free(ls_mat_batch_t *b)
     }
     ls_free(b->retired);
     ls_free(b->ids);
+    ls_free(b->kids);
     up_clear(&b->up);
     id_clear(&b->ids_pk);
     side_t *sides[] = {b->cl, b->dlq};

@@ -89,7 +89,10 @@ def test_record_keys_become_a_struct_column(broker):
     assert [r["_kafka_key_typed"] for r in rows] == [
         dict(k, shard=None) if k else None for k in want] + [
         {"id": 200, "region": "eu", "shard": 7}, {"id": 201, "region": "us", "shard": None}]
-    assert t.properties.get("lakestream.key.schema-id") is not None
+    sr = SchemaRegistryClient({"url": broker.registry_url})
+    key_ids = [sr.get_version(topic + "-key", v).schema_id for v in (1, 2)]
+    assert t.properties.get("lakestream.key.schema-id") == str(key_ids[1])
+    assert t.properties.get("lakestream.key.schema-ids") == ",".join(map(str, sorted(key_ids)))
     d, drows, _ = iu.wait_rows(iu.table_dir(broker, topic + "__dlq"), 1)
     dead = drows.to_pylist()[0]
     assert dead["offset"] == 8 and dead["key"] == b"plain key"
