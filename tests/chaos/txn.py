@@ -569,28 +569,32 @@ def check(txns, committed, uncommitted):
     return dict(r), {k: v for k, v in ex.items() if v}
 
 
+MIN_COMMITTED_WAIT_S = 120
+
 FAILURES = ("lost", "lost_uncommitted", "aborted_visible", "partial_txns", "duplicated",
             "duplicated_in_log", "misplaced", "non_monotonic", "reordered", "offset_mismatch",
             "strangers", "txns_open")
 
 
 def run(cycles, partitions, faults, seed, work, log=print, cluster=3, producers=4,
-        keep_logs=None, tail_s=2, ctp=True):
+        keep_logs=None, tail_s=2, ctp=True, min_committed=0):
     """tail_s: seconds of load after the last cycle (with cycles=0, a run
-    with no nemesis). keep_logs: where to copy the brokers' logs when the check fails.
+    with no nemesis); the load goes on past them until min_committed
+    transactions have committed (at most MIN_COMMITTED_WAIT_S more), so a
+    count-based check does not depend on the machine's speed. keep_logs: where to copy the brokers' logs when the check fails.
     ctp: run the consume-transform-produce loop too."""
     rnd = random.Random(seed)
     etcd = chaos.Etcd(work) if cluster else None
     try:
         return _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, producers,
-                    keep_logs, tail_s, ctp)
+                    keep_logs, tail_s, ctp, min_committed)
     finally:
         if etcd:
             etcd.stop()
 
 
 def _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, producers, keep_logs,
-         tail_s, ctp):
+         tail_s, ctp, min_committed):
     started = time.monotonic()
     nodes = chaos.start_nodes(work, faults, cluster, etcd, extra_args=[
         "--transaction.abort.timed.out.transaction.cleanup.interval.ms=1000"])
@@ -625,6 +629,11 @@ def _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, produc
         kind = nemesis.strike(cycle)
         log("cycle %d/%d (%s): %s" % (cycle + 1, cycles, kind, progress()))
     time.sleep(tail_s)
+    deadline = time.monotonic() + MIN_COMMITTED_WAIT_S
+    while (time.monotonic() < deadline and
+           sum(t.outcome == "committed" for w in workers for t in list(w.txns.values()))
+           < min_committed):
+        time.sleep(0.2)
     stop.set()
     for w in workers + loop:
         w.join(3 * END_TIMEOUT_S)
