@@ -37,7 +37,9 @@
  * unchanged, so materialization never re-adds or skips a row.
  *
  * Copy-on-write deletes (ls_file_drop_rows, upsert tables): the same copy,
- * file by file, leaving out the rows whose key the caller drops; the caller
+ * file by file, leaving out the rows whose key the caller drops; a file of
+ * 256 KiB or more is scanned through ranged reads of its footer and key
+ * columns only (key_image_load) and read whole only when a row goes; the caller
  * commits removed and new files with its new rows as one overwrite snapshot
  * (ls_ice_table_overwrite), so a reader sees a key's old row or its new
  * one, never both or neither. */
@@ -46,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -315,14 +318,15 @@ static void ident_of(ls_buf_t *b, int type, const ls_pqr_triple_t *t, int max_de
  * read or lacks a key column. The key is the one column's bytes (ident
  * false: a BYTE_ARRAY column, null keys never dropped), or the identity of
  * the columns' values (ident true). */
-static int64_t rows_to_drop(const ls_buf_t *raw, const char *path, const char *const *columns,
-                            size_t ncols, bool ident, ls_file_drop_fn drop, void *arg,
-                            uint8_t **flags, char *err, size_t errlen)
+static int64_t rows_to_drop(const uint8_t *data, size_t len, const char *path,
+                            const char *const *columns, size_t ncols, bool ident,
+                            ls_file_drop_fn drop, void *arg, uint8_t **flags, char *err,
+                            size_t errlen)
 {
     ls_status st;
     char why[256] = "";
     *flags = NULL;
-    ls_pqr_t *r = ls_pqr_open(raw->data, raw->len, &st, why, sizeof why);
+    ls_pqr_t *r = ls_pqr_open(data, len, &st, why, sizeof why);
     int cols[16];
     for (size_t k = 0; k < ncols && r; k++)
         if ((cols[k] = ls_pqr_column_index(r, columns[k])) < 0 || k >= 16) {
@@ -381,6 +385,83 @@ static int64_t rows_to_drop(const ls_buf_t *raw, const char *path, const char *c
     return hits;
 }
 
+/* A live data file as far as its key columns go (copy-on-write scans read
+ * only those): an anonymous mapping of the file's size, so pages never
+ * written are zero and never resident, holding the footer (ranged read of
+ * the tail) and the key columns' chunks (a ranged read each). The reader
+ * opens it like the whole file: it checks the footer, and decodes only the
+ * pages of the columns asked for. The leading magic is not fetched (the
+ * trailing one is checked). Any failure leaves the caller to read the
+ * whole file, so a wrong size in a manifest costs a read, not a commit. */
+typedef struct key_image {
+    uint8_t *data;
+    size_t len;
+    uint64_t bytes_read;
+} key_image_t;
+
+#define KEY_IMAGE_MIN_FILE (256 * 1024) /* smaller files are read whole */
+#define KEY_IMAGE_TAIL (8 * 1024)       /* first guess at footer + 8 */
+
+static void key_image_free(key_image_t *im)
+{
+    if (im->data) munmap(im->data, im->len);
+    memset(im, 0, sizeof *im);
+}
+
+static bool key_image_put(ls_ice_table_t *t, const char *path, key_image_t *im, uint64_t off,
+                          uint64_t len, ls_buf_t *tmp)
+{
+    if (off > im->len || len > im->len - off) return false;
+    if (ls_ice_table_get_range(t, path, off, len, tmp) != LS_OK || tmp->len != len) return false;
+    memcpy(im->data + off, tmp->data, (size_t)len);
+    im->bytes_read += len;
+    return true;
+}
+
+static bool key_image_load(ls_ice_table_t *t, const char *path, int64_t size,
+                           const char *const *columns, size_t ncols, key_image_t *im)
+{
+    memset(im, 0, sizeof *im);
+    if (size < KEY_IMAGE_MIN_FILE) return false;
+    void *m = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return false;
+    im->data = m;
+    im->len = (size_t)size;
+    ls_buf_t tmp;
+    ls_buf_init(&tmp);
+    uint64_t tail = im->len < KEY_IMAGE_TAIL ? im->len : KEY_IMAGE_TAIL;
+    bool ok = key_image_put(t, path, im, im->len - tail, tail, &tmp) &&
+              !memcmp(im->data + im->len - 4, "PAR1", 4);
+    if (ok) {
+        const uint8_t *f = im->data + im->len - 8;
+        uint64_t flen =
+            (uint64_t)f[0] | (uint64_t)f[1] << 8 | (uint64_t)f[2] << 16 | (uint64_t)f[3] << 24;
+        ok = flen + 12 <= im->len &&
+             (flen + 8 <= tail || key_image_put(t, path, im, im->len - 8 - flen, flen, &tmp));
+    }
+    ls_pqr_t *r = NULL;
+    if (ok) {
+        memcpy(im->data, "PAR1", 4);
+        ls_status st;
+        char why[256];
+        ok = (r = ls_pqr_open(im->data, im->len, &st, why, sizeof why)) != NULL;
+    }
+    for (size_t k = 0; ok && k < ncols; k++) {
+        int col = ls_pqr_column_index(r, columns[k]);
+        ok = col >= 0;
+        for (int g = 0; ok && g < ls_pqr_num_row_groups(r); g++) {
+            const ls_pqr_chunk_t *c = ls_pqr_chunk(r, g, col);
+            ok =
+                c->start >= 0 && c->compressed_bytes >= 0 &&
+                key_image_put(t, path, im, (uint64_t)c->start, (uint64_t)c->compressed_bytes, &tmp);
+        }
+    }
+    ls_pqr_free(r);
+    ls_buf_free(&tmp);
+    if (!ok) key_image_free(im);
+    return ok;
+}
+
 static ls_status drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
                            const char *const *columns, size_t ncols, bool ident,
                            ls_file_drop_fn drop, void *arg, ls_file_cow_t *out, char *err,
@@ -398,16 +479,23 @@ static ls_status drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
     ls_buf_init(&raw);
     for (size_t i = 0; i < n && st == LS_OK; i++) {
         const char *path = live[i].df.path;
-        if ((st = ls_ice_table_get_file(t, path, &raw)) != LS_OK) {
+        key_image_t im;
+        bool whole = !key_image_load(t, path, live[i].df.file_size, columns, ncols, &im);
+        if (whole && (st = ls_ice_table_get_file(t, path, &raw)) != LS_OK) {
             snprintf(err, errlen, "reading %s: %s", path, ls_ice_table_error(t));
             break;
         }
-        out->bytes_read += raw.len;
+        out->bytes_read += whole ? raw.len : im.bytes_read;
         uint8_t *flags;
-        int64_t hits =
-            rows_to_drop(&raw, path, columns, ncols, ident, drop, arg, &flags, err, errlen);
+        int64_t hits = rows_to_drop(whole ? raw.data : im.data, whole ? raw.len : im.len, path,
+                                    columns, ncols, ident, drop, arg, &flags, err, errlen);
+        key_image_free(&im);
         if (hits < 0) st = LS_ECORRUPT;
-        if (hits > 0) {
+        if (hits > 0 && !whole && (st = ls_ice_table_get_file(t, path, &raw)) != LS_OK)
+            snprintf(err, errlen, "reading %s: %s", path, ls_ice_table_error(t));
+        else if (hits > 0 && !whole)
+            out->bytes_read += raw.len;
+        if (hits > 0 && st == LS_OK) {
             ls_buf_t *raws[1] = {&raw};
             ls_ice_datafile_t *df = &out->added[out->nadded];
             st = copy_files(t, &path, 1, &flags, live[i].df.partition, o, df, raws, err, errlen);

@@ -172,6 +172,9 @@ ls_status ls_ice_table_put_data(ls_ice_table_t *t, const ls_buf_t *bytes, const 
  * for a location elsewhere, the store's status otherwise (with
  * ls_ice_table_error). */
 ls_status ls_ice_table_get_file(ls_ice_table_t *t, const char *loc, ls_buf_t *out);
+/* The same for bytes [off, off + len) of it (len UINT64_MAX: to the end). */
+ls_status ls_ice_table_get_range(ls_ice_table_t *t, const char *loc, uint64_t off, uint64_t len,
+                                 ls_buf_t *out);
 
 /* Fast append of n data files as one new snapshot (n may be 0: a snapshot
  * that only moves summary properties, e.g. a log's offset past records that
