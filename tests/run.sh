@@ -136,9 +136,9 @@ run_units() {
 # ---------------------------------------------------------------- lint
 
 # The layer check (tools/lint/layers.txt): includes between src/ folders.
-run_counted lint 60 tools/lint/run.sh
+run_counted lint 300 tools/lint/run.sh
 # The generated Kafka codecs are up to date (tools/kgen).
-run_counted codegen 60 tools/kgen/check.sh "$BUILD"
+run_counted codegen 300 tools/kgen/check.sh "$BUILD"
 
 # ---------------------------------------------------------------- unit
 
