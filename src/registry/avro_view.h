@@ -46,6 +46,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "base/buf.h"
 #include "registry/avro.h"
 #include "registry/json_schema.h"
@@ -101,4 +103,22 @@ void ls_avro_views_free(ls_avro_views_t *vs);
 /* The view of the message idx[0..n) names; NULL with the reason. */
 const ls_avro_view_t *ls_avro_views_find(const ls_avro_views_t *vs, const int64_t *idx, size_t n,
                                          char *why, size_t whylen);
+
+/* ---- schemaless JSON (value.format=json) ---- */
+/* Merges the types of the JSON object text p[0..len) into the inferred
+ * JSON Schema *schema (NULL: none yet; created as an object schema whose
+ * properties are the first value's, then "_raw": string, the fallback
+ * column): an integer
+ * is "integer" (long), a fraction "number" (double), strings, booleans,
+ * objects with their properties, arrays with their items' merged schema;
+ * null, {} and [] say nothing yet. Widening: an integer fits a number
+ * column. 1: *schema changed (or was created); 0: the value fits it as is;
+ * -1: a value the columns cannot take (another type; a number where the
+ * column is integer: long cannot become double; a property named _raw or
+ * _kafka_*) — why says which, *schema may hold a partial merge (callers
+ * merge into a copy); -2: not a JSON object. */
+int ls_json_infer(json_t **schema, const uint8_t *p, size_t len, char *why, size_t whylen);
+/* The inferred schema of a json table from its Iceberg schema JSON (the
+ * value columns; _kafka_* left out). */
+json_t *ls_json_infer_from_iceberg(const char *iceberg_schema_json);
 #endif

@@ -244,10 +244,12 @@ static int p_errors(const char *v, ls_policy_t *p, char *why, size_t cap)
 
 static int p_value_format(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    static const char *const opts[] = {"raw", "schema-registry", "schema-registry-latest", NULL};
+    static const char *const opts[] = {"raw", "schema-registry", "schema-registry-latest", "json",
+                                       NULL};
     int i = one_of(v, opts);
     p->value_typed = i >= 1;
     p->value_latest = i == 2;
+    p->value_json = i == 3;
     return i < 0 ? -1 : 0;
 }
 
@@ -439,14 +441,17 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                           "their age.",
                                           p_snapshot_min, NULL},
     [LS_POLICY_VALUE_FORMAT] = {"lakestream.table.value.format", "raw",
-                                "raw, schema-registry, schema-registry-latest",
+                                "raw, schema-registry, schema-registry-latest, json",
                                 "raw: the value as bytes; schema-registry: each value in the "
                                 "Confluent wire format (schema id from the built-in registry) "
                                 "becomes typed columns (Avro records; the table's schema is the "
                                 "first record's, set when the table is created); "
                                 "schema-registry-latest: values without the header (plain Avro "
                                 "binary), decoded by the latest version of the subject "
-                                "<topic>-value when a pass materializes them.",
+                                "<topic>-value when a pass materializes them; json: schemaless "
+                                "JSON objects, columns inferred from the values (new properties "
+                                "add columns), a value that does not fit them kept whole in the "
+                                "column _raw.",
                                 p_value_format, NULL},
     [LS_POLICY_REWRITE_MIN_FILES] = {"lakestream.table.rewrite.min.files", "16",
                                      "0 (never rewrite), or an integer from 4 to 1000",
@@ -649,6 +654,17 @@ ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char 
                  "name: use TopicNameStrategy, or schema-registry (the Confluent header)",
                  out->value[sf], fields[sf].key, ls_policy_source_name(out->source[sf]),
                  fields[ff].key, out->value[ff], ls_policy_source_name(out->source[ff]));
+        st = LS_EINVAL;
+    }
+    /* value.format=json infers the value's columns only */
+    if (st == LS_OK && out->value_json && out->key_typed) {
+        snprintf(err, errlen,
+                 "Invalid value '%s' for configuration %s (%s layer): with %s=json (%s layer) "
+                 "keys stay bytes (use key.format=raw)",
+                 out->value[LS_POLICY_KEY_FORMAT], fields[LS_POLICY_KEY_FORMAT].key,
+                 ls_policy_source_name(out->source[LS_POLICY_KEY_FORMAT]),
+                 fields[LS_POLICY_VALUE_FORMAT].key,
+                 ls_policy_source_name(out->source[LS_POLICY_VALUE_FORMAT]));
         st = LS_EINVAL;
     }
     /* a primary key names fields of a typed key, and only upsert tables have one */

@@ -40,7 +40,9 @@
  *   key.format           raw | schema-registry            applied (table/iceberg_typed.h: the
  *                        | schema-registry-latest        decoded key in _kafka_key_typed)
  *   value.format also takes schema-registry-latest: bytes without the
- *                        Confluent header, decoded by the subject's latest version
+ *                        Confluent header, decoded by the subject's latest version;
+ *                        and json: schemaless JSON objects, columns inferred
+ *                        (compact/materialize.c; key.format must stay raw)
  *   value.subject.name.strategy, key.subject.name.strategy
  *                        TopicNameStrategy | RecordNameStrategy | TopicRecordNameStrategy
  *                                                        applied (compact/materialize.c): the
@@ -151,6 +153,7 @@ typedef struct ls_policy {
     bool value_typed;  /* value.format=schema-registry: typed columns */
     bool key_typed;    /* key.format=schema-registry(-latest): a typed key column */
     bool value_latest; /* value.format=schema-registry-latest: no header, latest version */
+    bool value_json;   /* value.format=json: schemaless JSON, inferred columns (value_typed too) */
     bool key_latest;   /* key.format=schema-registry-latest */
     ls_policy_strategy value_strategy; /* value.subject.name.strategy */
     ls_policy_strategy key_strategy;   /* key.subject.name.strategy */

@@ -466,6 +466,57 @@ TEST(protobuf_proto2_required_and_groups)
     ls_proto_free(p);
 }
 
+static int infer(json_t **s, const char *text)
+{
+    char why[256] = "";
+    int rc = ls_json_infer(s, (const uint8_t *)text, strlen(text), why, sizeof why);
+    if (rc < 0) printf("# infer %s: %d %s\n", text, rc, why);
+    return rc;
+}
+
+TEST(schemaless_json_inference)
+{
+    json_t *s = NULL;
+    CHECK_EQ_INT(infer(&s, "{\"a\":1,\"b\":null,\"c\":[],\"d\":{\"x\":\"s\"},\"e\":1.5}"), 1);
+    char *t = json_dumps(s, JSON_COMPACT);
+    CHECK(!strcmp(t, "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},"
+                     "\"d\":{\"type\":\"object\",\"properties\":{\"x\":{\"type\":"
+                     "\"string\"}}},\"e\":{\"type\":\"number\"},\"_raw\":{\"type\":"
+                     "\"string\"}}}"));
+    free(t);
+    CHECK_EQ_INT(infer(&s, "{\"a\":2,\"e\":3}"), 0);                /* an integer into a number */
+    CHECK_EQ_INT(infer(&s, "{\"c\":[true],\"d\":{\"y\":[1]}}"), 1); /* new columns */
+    json_t *copy = json_deep_copy(s);
+    CHECK_EQ_INT(infer(&copy, "{\"a\":1.5}"), -1); /* long cannot become double */
+    json_decref(copy);
+    copy = json_deep_copy(s);
+    CHECK_EQ_INT(infer(&copy, "{\"d\":{\"x\":1}}"), -1);
+    json_decref(copy);
+    copy = json_deep_copy(s);
+    CHECK_EQ_INT(infer(&copy, "{\"_raw\":\"x\"}"), -1);
+    json_decref(copy);
+    char why[128];
+    CHECK_EQ_INT(ls_json_infer(&s, (const uint8_t *)"[1]", 3, why, sizeof why), -2);
+    CHECK_EQ_INT(ls_json_infer(&s, (const uint8_t *)"{", 1, why, sizeof why), -2);
+    /* the view of the inferred schema, and the same schema back from the table's columns */
+    t = json_dumps(s, JSON_COMPACT);
+    ls_jsonschema_t *js = load(t);
+    free(t);
+    CHECK(js != NULL);
+    ls_avro_view_t *v = ls_avro_view_json(js, why, sizeof why);
+    CHECK(v != NULL);
+    ls_typed_shape_t *sh = ls_typed_shape_new(ls_avro_view_root(v), why, sizeof why);
+    CHECK(sh != NULL);
+    json_t *back = ls_json_infer_from_iceberg(ls_typed_iceberg_schema_json(sh));
+    CHECK(back != NULL);
+    CHECK(json_equal(back, s));
+    json_decref(back);
+    ls_typed_shape_free(sh);
+    ls_avro_view_free(v);
+    ls_jsonschema_free(js);
+    json_decref(s);
+}
+
 int main(void)
 {
     RUN(columns_of_a_json_schema);
@@ -474,5 +525,6 @@ int main(void)
     RUN(evolution_between_json_versions);
     RUN(protobuf_messages_become_columns);
     RUN(protobuf_proto2_required_and_groups);
+    RUN(schemaless_json_inference);
     UNIT_DONE();
 }

@@ -2,10 +2,13 @@
  * JSON Schema texts mapped to an Avro view, JSON instances and Protobuf
  * messages transcoded to Avro datums and shredded into a typed table's Parquet writer.
  *
- * Input: byte 0 picks the case (mod 3): 0 an instance of a fixed schema with
+ * Input: byte 0 picks the case (mod 4): 0 an instance of a fixed schema with
  * every mapped kind (the rest of the input); 1 a schema text up to the first
  * '\n', then an instance; 2 a Confluent Protobuf payload (message-index
- * array, wire bytes) of a fixed .proto with every mapped kind. Oracles besides the sanitizers: a
+ * array, wire bytes) of a fixed .proto with every mapped kind; 3 two
+ * schemaless JSON values split at the first '\n' (value.format=json): the
+ * first's inferred schema, the second merged into it, and the values that
+ * fit transcoded by the view of the result. Oracles besides the sanitizers: a
  * transcoded datum is exactly one datum of the view's schema (ls_avro_datum_check) and a typed
  * table made from the view writes it as a row (ls_typed_write). Build and run: `make fuzz`. */
 #include <stdint.h>
@@ -108,14 +111,46 @@ out_schema:
     ls_jsonschema_free(js);
 }
 
+static void schemaless(const uint8_t *p, size_t n)
+{
+    const uint8_t *nl = memchr(p, '\n', n);
+    size_t n1 = nl ? (size_t)(nl - p) : n;
+    char why[400];
+    json_t *s = NULL;
+    int rc1 = ls_json_infer(&s, p, n1, why, sizeof why);
+    int rc2 = nl && s ? ls_json_infer(&s, nl + 1, n - n1 - 1, why, sizeof why) : -2;
+    if (s) {
+        char *text = json_dumps(s, JSON_COMPACT);
+        ls_jsonschema_t *js = ls_jsonschema_parse(NULL, NULL, 0, text, why, sizeof why);
+        if (!js) abort(); /* an inferred schema always loads */
+        ls_avro_view_t *v = ls_avro_view_json(js, why, sizeof why);
+        if (!v) abort(); /* and always maps */
+        ls_buf_t d;
+        ls_buf_init(&d);
+        /* a value whose merge succeeded fits the merged columns */
+        if (rc1 >= 0 && ls_avro_view_encode(v, p, n1, &d, why, sizeof why) != 0 && rc2 != -1)
+            abort();
+        if (d.len && rc1 >= 0 && rc2 != -1) write_row(v, &d);
+        ls_buf_free(&d);
+        ls_avro_view_free(v);
+        ls_jsonschema_free(js);
+        free(text);
+    }
+    json_decref(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
-    if (data[0] % 3 == 0) {
+    if (data[0] % 4 == 3) {
+        schemaless(data + 1, size - 1);
+        return 0;
+    }
+    if (data[0] % 4 == 0) {
         one(FIXED, data + 1, size - 1);
         return 0;
     }
-    if (data[0] % 3 == 2) {
+    if (data[0] % 4 == 2) {
         proto(data + 1, size - 1);
         return 0;
     }
