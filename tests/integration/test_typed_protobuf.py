@@ -8,7 +8,8 @@ list of key/value structs, enum -> string, oneof -> optional members,
 Timestamp -> timestamptz, wrappers -> optional values, uint64 -> long), read
 back value by value by PyIceberg and DuckDB's Parquet reader. A nested
 message named by its index path makes its own columns; a value that does not
-fit goes to the dead-letter table with the reason."""
+fit goes to the dead-letter table with the reason; Protobuf keys and a
+primitive JSON key fill _kafka_key_typed."""
 
 import datetime
 
@@ -258,3 +259,40 @@ def test_protobuf_evolution_widened_and_added_fields(broker):
     got = sorted((r["_kafka_offset"], r["name"], r["n"], r["score"]) for r in rows.to_pylist())
     assert got == [(0, "a0", 0, None), (1, "a1", 1, None), (2, "b", 2**40, 0.5),
                    (3, "c", -1, None)]
+
+
+def test_protobuf_keys_and_a_primitive_json_key(broker):
+    """key.format=schema-registry with ProtobufSerializer keys (a message key
+    is the struct _kafka_key_typed), and on another topic JSONSerializer keys
+    whose schema is a plain string (the key column is that string)."""
+    iu.local_store_only()
+    cfg = dict(TYPED, **{"lakestream.table.key.format": "schema-registry"})
+    sr = SchemaRegistryClient({"url": broker.registry_url})
+    topic = create_topic(broker.bootstrap, unique_topic("typed-proto-key"), config=cfg)
+    p = SerializingProducer({"bootstrap.servers": broker.bootstrap,
+                             "key.serializer": ProtobufSerializer(
+                                 Line, sr, {"use.deprecated.format": False}),
+                             "value.serializer": ProtobufSerializer(
+                                 Order, sr, {"use.deprecated.format": False})})
+    for i in range(3):
+        p.produce(topic, key=Line(sku="key%d" % i, n=i), value=order(i), partition=0)
+    assert p.flush(30) == 0
+    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), 3)
+    got = sorted(rows.to_pylist(), key=lambda r: r["_kafka_offset"])
+    assert [r["_kafka_key_typed"] for r in got] == [{"sku": "key%d" % i, "n": i} for i in range(3)]
+    assert [r["id"] for r in got] == [0, 1, 2]
+
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    import json
+    topic2 = create_topic(broker.bootstrap, unique_topic("typed-json-strkey"), config=cfg)
+    p = SerializingProducer({"bootstrap.servers": broker.bootstrap,
+                             "key.serializer": JSONSerializer(json.dumps({"type": "string"}), sr),
+                             "value.serializer": ProtobufSerializer(
+                                 Line, sr, {"use.deprecated.format": False})})
+    for i in range(3):
+        p.produce(topic2, key="user-%d" % i, value=Line(sku="s", n=i), partition=0)
+    assert p.flush(30) == 0
+    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic2), 3)
+    assert str(t.schema().find_field("_kafka_key_typed").field_type) == "string"
+    got = sorted(rows.to_pylist(), key=lambda r: r["_kafka_offset"])
+    assert [(r["_kafka_key_typed"], r["n"]) for r in got] == [("user-%d" % i, i) for i in range(3)]
