@@ -341,6 +341,8 @@ free_ds:
     return st;
 }
 
+#define ZSTD_RAW_BLOCK ((size_t)128 << 10)
+
 static ls_status zstd_compress(const uint8_t *in, size_t len, ls_buf_t *out)
 {
     size_t bound = ZSTD_compressBound(len);
@@ -352,6 +354,45 @@ static ls_status zstd_compress(const uint8_t *in, size_t len, ls_buf_t *out)
     if (ZSTD_isError(got)) return LS_EIO;
     out->len += got;
     return LS_OK;
+}
+
+/* A zstd frame of raw blocks (RFC 8878 §3.1.1): the frame zstd itself
+ * writes for input it cannot shrink, made without its match search. Single
+ * segment, so the content size is in the header (its smallest encoding) and
+ * the window is the content; blocks of at most 128 KiB (Block_Maximum_Size);
+ * no checksum. */
+void ls_zstd_raw_frame(const uint8_t *in, size_t len, ls_buf_t *out)
+{
+    size_t nblocks = len ? (len + ZSTD_RAW_BLOCK - 1) / ZSTD_RAW_BLOCK : 1;
+    ls_buf_reserve(out, 4 + 1 + 8 + nblocks * 3 + len);
+    uint8_t *p = out->data + out->len;
+    p[0] = 0x28, p[1] = 0xb5, p[2] = 0x2f, p[3] = 0xfd; /* magic 0xFD2FB528 */
+    p += 4;
+    uint64_t fcs = len;
+    int fcs_bytes, flag;
+    if (len < 256)
+        flag = 0, fcs_bytes = 1;
+    else if (len < 65536 + 256)
+        flag = 1, fcs_bytes = 2, fcs -= 256;
+    else if (len <= UINT32_MAX)
+        flag = 2, fcs_bytes = 4;
+    else
+        flag = 3, fcs_bytes = 8;
+    *p++ = (uint8_t)(flag << 6 | 1 << 5); /* FCS flag, Single_Segment */
+    for (int i = 0; i < fcs_bytes; i++)
+        *p++ = (uint8_t)(fcs >> (8 * i));
+    size_t at = 0;
+    do {
+        size_t n = len - at < ZSTD_RAW_BLOCK ? len - at : ZSTD_RAW_BLOCK;
+        uint32_t last = at + n == len;
+        uint32_t h = (uint32_t)n << 3 | 0 << 1 | last; /* Block_Type 0: Raw */
+        p[0] = (uint8_t)h, p[1] = (uint8_t)(h >> 8), p[2] = (uint8_t)(h >> 16);
+        p += 3;
+        if (n) memcpy(p, in + at, n);
+        p += n;
+        at += n;
+    } while (at < len);
+    out->len = (size_t)(p - out->data);
 }
 
 /* ---- dispatch ----------------------------------------------------------- */

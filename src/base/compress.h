@@ -22,5 +22,8 @@ enum {
 ls_status ls_decompress(int codec, const uint8_t *in, size_t len, size_t max_out, ls_buf_t *out);
 /* Appends compressed bytes (snappy: raw block; lz4: frame). */
 ls_status ls_compress(int codec, const uint8_t *in, size_t len, ls_buf_t *out);
+/* Appends in[0..len) as one zstd frame of raw (stored) blocks: what zstd
+ * writes for incompressible input, without the cost of trying. */
+void ls_zstd_raw_frame(const uint8_t *in, size_t len, ls_buf_t *out);
 const char *ls_codec_name(int codec);
 #endif

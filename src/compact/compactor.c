@@ -85,6 +85,7 @@
 #include "base/crashpoint.h"
 #include "base/diag.h"
 #include "base/i64map.h"
+#include "base/thread.h"
 #include "base/uuid.h"
 #include "compact/keycompact.h"
 #include "compact/log_lease.h"
@@ -100,6 +101,45 @@
 #include "stream/broker_config.h"
 
 #define SWAP_ATTEMPTS 4
+
+/* The PUT of a table log's CO runs on its own thread (ls-co-put) while the
+ * pass turns the same bytes into table rows: the write's copy into the
+ * store and its fsync overlap the Parquet encoding, on the other core. The
+ * pass joins it before the range may be swapped (every path out of
+ * compact_log joins), so the swap order is unchanged: CO durable, table
+ * commit, index swap. Rows added while the PUT fails stay in the batch:
+ * the table commit records their offsets, and the retry (the range still
+ * in WAL entries) writes the CO again and skips them (materialize.c). */
+typedef struct co_put {
+    ls_objstore_t *os;
+    const char *key;
+    struct iovec iov;
+    ls_status st;
+    pthread_t th;
+    bool started; /* on a thread, not joined yet */
+} co_put_t;
+
+static void *co_put_main(void *arg)
+{
+    co_put_t *p = arg;
+    p->st = ls_objstore_put(p->os, p->key, &p->iov, 1, LS_OBJSTORE_PUT_CREATE_ONLY);
+    return NULL;
+}
+
+/* Starts the PUT on a thread when overlap is asked for (and a thread
+ * starts), else runs it here. */
+static void co_put_start(co_put_t *p, bool overlap)
+{
+    p->started = overlap && ls_thread_start(&p->th, "ls-co-put", co_put_main, p) == 0;
+    if (!p->started) co_put_main(p);
+}
+
+static ls_status co_put_join(co_put_t *p)
+{
+    if (p->started) pthread_join(p->th, NULL);
+    p->started = false;
+    return p->st;
+}
 
 typedef struct done_cb {
     void (*fn)(void *);
@@ -474,6 +514,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     uint32_t nents = 0, capents = 0;
     ls_walrefs_t refs = {0};
     ls_aborted_list_t aborted = {0};
+    co_put_t put = {0};
     if (n == 0) goto out;
     if (table && !table_claimed(c, ts)) goto out;
     if (!c->claim.held) {
@@ -528,15 +569,19 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     ls_co_footer_encode(&obj, log_id, first, last, ents, nents);
     char co_key[128];
     ls_co_key(co_key, sizeof co_key, log_id, first, last);
-    struct iovec iov = {obj.data, obj.len};
-    ls_status st = ls_objstore_put(c->os, co_key, &iov, 1, LS_OBJSTORE_PUT_CREATE_ONLY);
-    if (st != LS_OK && st != LS_EEXISTS) {
-        LS_WARN_RL("compact", "log %016llx: writing %s failed: %s", (unsigned long long)log_id,
-                   co_key, ls_status_str(st));
-        c->stats.failures++;
-        goto out;
+    put = (co_put_t){.os = c->os, .key = co_key, .iov = {obj.data, obj.len}};
+    co_put_start(&put, table && !c->batch_failed);
+    ls_status st = LS_OK;
+    if (!table) {
+        st = co_put_join(&put);
+        if (st != LS_OK && st != LS_EEXISTS) {
+            LS_WARN_RL("compact", "log %016llx: writing %s failed: %s", (unsigned long long)log_id,
+                       co_key, ls_status_str(st));
+            c->stats.failures++;
+            goto out;
+        }
+        ls_crashpoint("compact.co_written");
     }
-    ls_crashpoint("compact.co_written");
     /* the swap to make: the CO entry under the key of the last replaced one */
     swap_t *sw = LS_NEW(swap_t);
     sw->log_id = log_id;
@@ -618,6 +663,15 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
             swap_free(sw);
             goto out;
         }
+        st = co_put_join(&put);
+        if (st != LS_OK && st != LS_EEXISTS) {
+            LS_WARN_RL("compact", "log %016llx: writing %s failed: %s", (unsigned long long)log_id,
+                       co_key, ls_status_str(st));
+            c->stats.failures++;
+            swap_free(sw);
+            goto out;
+        }
+        ls_crashpoint("compact.co_written");
         if (c->npending == c->cappending) {
             c->cappending = c->cappending ? c->cappending * 2 : 16;
             c->pending = ls_realloc(c->pending, c->cappending * sizeof *c->pending);
@@ -628,6 +682,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         swapped = 1;
     }
 out:
+    co_put_join(&put); /* before obj (its bytes) is freed */
     for (int i = 0; i < n; i++)
         ls_idx_clear(&sel[i]);
     ls_free(sel);

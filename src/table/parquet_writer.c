@@ -31,6 +31,7 @@ typedef struct chunk_meta {
     int64_t data_page_offset, dict_page_offset; /* dict: -1 if none */
     int64_t null_count;
     int dict;
+    int zprobe; /* zstd: the chunk's last page did not shrink (see write_page) */
     int has_bounds;
     ls_buf_t min, max;
 } chunk_meta_t;
@@ -80,6 +81,10 @@ struct ls_pq_writer {
     size_t buffered;
     char **kv; /* key, value, key, value ... */
     int nkv;
+    /* scratch reused page after page (no fresh allocation per page) */
+    ls_buf_t comp, hdr, body, probe;
+    uint32_t *scratch;
+    size_t scratch_cap;
     int finished;
     ls_status st; /* sticky misuse error */
     char err[256];
@@ -280,6 +285,11 @@ void ls_pq_writer_free(ls_pq_writer_t *w)
     for (int i = 0; i < w->nkv; i++)
         ls_free(w->kv[i]);
     ls_free(w->kv);
+    ls_buf_free(&w->comp);
+    ls_buf_free(&w->hdr);
+    ls_buf_free(&w->body);
+    ls_buf_free(&w->probe);
+    ls_free(w->scratch);
     ls_free(w->fields);
     ls_free(w->max_def_of);
     ls_free(w->max_rep_of);
@@ -655,25 +665,67 @@ int ls_pq_codec_to_base(int pq)
     }
 }
 
+/* zstd pages that do not shrink. A page at least PROBE_MIN long, after a
+ * page of the same column chunk that zstd shrank by less than 1/32, is
+ * first tried on a sample (PROBE_SLICES slices of PROBE_SLICE bytes spread
+ * over it): when the sample does not shrink by 1/32 either, the page is
+ * stored as a zstd frame of raw blocks (ls_zstd_raw_frame) — the frame zstd
+ * writes for such data itself, at the cost of a copy instead of a futile
+ * match search (random or already-compressed values: zstd level 3 spends
+ * most of a materialization pass there). A sample that shrinks sends the
+ * page, and the chunk, back to full compression. What it may miss: repeats
+ * farther apart than a slice in a page whose sample looks random (the
+ * dictionary catches repeated whole values). Every reader sees an ordinary
+ * zstd page; the level stays 3 (zstd's default, Kafka's
+ * compression.zstd.level and parquet-mr's default). */
+#define PROBE_MIN ((size_t)64 << 10)
+#define PROBE_SLICE ((size_t)16 << 10)
+#define PROBE_SLICES 3
+
+static int shrinks(size_t in, size_t out) { return out < in - in / 32; }
+
+static ls_status compress_page(ls_pq_writer_t *w, chunk_meta_t *cm, const ls_buf_t *body,
+                               ls_buf_t *comp)
+{
+    int codec = ls_pq_codec_to_base(w->o.codec);
+    comp->len = 0;
+    if (codec == LS_CODEC_ZSTD && cm->zprobe && body->len >= PROBE_MIN) {
+        ls_buf_t *pr = &w->probe;
+        pr->len = 0;
+        size_t step = (body->len - PROBE_SLICE) / (PROBE_SLICES - 1);
+        for (int i = 0; i < PROBE_SLICES; i++)
+            ls_buf_append(pr, body->data + (size_t)i * step, PROBE_SLICE);
+        ls_status st = ls_compress(codec, pr->data, pr->len, comp);
+        if (st != LS_OK) return st;
+        int raw = !shrinks(pr->len, comp->len);
+        comp->len = 0;
+        if (raw) {
+            ls_zstd_raw_frame(body->data, body->len, comp);
+            return LS_OK;
+        }
+    }
+    ls_status st = ls_compress(codec, body->data, body->len, comp);
+    if (st == LS_OK && codec == LS_CODEC_ZSTD) cm->zprobe = !shrinks(body->len, comp->len);
+    return st;
+}
+
 /* Writes one page (header + compressed body) to w->out. */
 static ls_status write_page(ls_pq_writer_t *w, chunk_meta_t *cm, int page_type,
                             const ls_buf_t *body, int32_t num_values, int encoding)
 {
-    ls_buf_t comp, hdr;
-    ls_buf_init(&comp);
-    ls_buf_init(&hdr);
+    ls_buf_t *comp = &w->comp, *hdr = &w->hdr;
+    hdr->len = 0;
     const ls_buf_t *payload = body;
     if (w->o.codec != LS_PQ_UNCOMPRESSED) {
-        ls_status st = ls_compress(ls_pq_codec_to_base(w->o.codec), body->data, body->len, &comp);
+        ls_status st = compress_page(w, cm, body, comp);
         if (st != LS_OK) {
             snprintf(w->err, sizeof w->err, "page compression failed: %s", ls_status_str(st));
-            ls_buf_free(&comp);
             return st;
         }
-        payload = &comp;
+        payload = comp;
     }
     ls_tc_t t;
-    ls_tc_init(&t, &hdr);
+    ls_tc_init(&t, hdr);
     ls_tc_i32(&t, 1, page_type);
     ls_tc_i32(&t, 2, (int32_t)body->len);
     ls_tc_i32(&t, 3, (int32_t)payload->len);
@@ -691,12 +743,11 @@ static ls_status write_page(ls_pq_writer_t *w, chunk_meta_t *cm, int page_type,
         ls_tc_struct_end(&t);
     }
     ls_tc_end(&t);
-    ls_buf_append(w->out, hdr.data, hdr.len);
+    ls_buf_reserve(w->out, hdr->len + payload->len);
+    ls_buf_append(w->out, hdr->data, hdr->len);
     ls_buf_append(w->out, payload->data, payload->len);
-    cm->uncompressed += (int64_t)(hdr.len + body->len);
-    cm->compressed += (int64_t)(hdr.len + payload->len);
-    ls_buf_free(&hdr);
-    ls_buf_free(&comp);
+    cm->uncompressed += (int64_t)(hdr->len + body->len);
+    cm->compressed += (int64_t)(hdr->len + payload->len);
     return LS_OK;
 }
 
@@ -726,6 +777,7 @@ static ls_status flush_column(ls_pq_writer_t *w, pq_col_t *c, chunk_meta_t *cm)
     cm->num_values = (int64_t)c->nlevels;
     cm->null_count = c->nulls;
     cm->dict_page_offset = -1;
+    cm->zprobe = 0;
     cm->dict = c->dict_on && c->nvals > 0;
     cm->has_bounds = c->has_bounds;
     ls_buf_init(&cm->min);
@@ -743,9 +795,13 @@ static ls_status flush_column(ls_pq_writer_t *w, pq_col_t *c, chunk_meta_t *cm)
     cm->data_page_offset = (int64_t)w->out->len;
     int bw = cm->dict ? bit_width(c->ndict - 1) : 0;
     if (bw == 0) bw = 1;
-    uint32_t *scratch = ls_malloc((c->nlevels + 1) * sizeof *scratch);
-    ls_buf_t body;
-    ls_buf_init(&body);
+    if (w->scratch_cap < c->nlevels + 1) {
+        ls_free(w->scratch);
+        w->scratch_cap = c->nlevels + 1;
+        w->scratch = ls_malloc(w->scratch_cap * sizeof *w->scratch);
+    }
+    uint32_t *scratch = w->scratch;
+    ls_buf_t body = w->body; /* handed back below */
     size_t l = 0, v = 0, voff = 0;
     int32_t page_count = 0;
     do {
@@ -784,8 +840,7 @@ static ls_status flush_column(ls_pq_writer_t *w, pq_col_t *c, chunk_meta_t *cm)
                         cm->dict ? ENC_RLE_DICTIONARY : ENC_PLAIN);
         page_count++;
     } while (st == LS_OK && l < c->nlevels);
-    ls_buf_free(&body);
-    ls_free(scratch);
+    w->body = body;
     return st;
 }
 

@@ -146,6 +146,35 @@ def test_parquet_duckdb_reads_all_files(parquet_dir):
         assert [dict(h) for h in got[4]] == want["headers"]
 
 
+def mixed_value(i):
+    """Value i of raw_incompressible.parquet (tests/unit/test_parquet.c mixed_value)."""
+    if (i // 600) % 2:
+        return bytes(b"lakestream table page "[k % 22] for k in range(1024))
+    x, out = i + 1, bytearray(1024)
+    for k in range(1024):
+        x ^= (x << 13) & 0xFFFFFFFF
+        x ^= x >> 17
+        x ^= (x << 5) & 0xFFFFFFFF
+        out[k] = x & 0xFF
+    return bytes(out)
+
+
+def test_parquet_incompressible_zstd_pages(parquet_dir):
+    """zstd pages stored as raw-block frames (random values) beside compressed
+    ones (text values) in one column chunk: pyarrow and DuckDB read every value."""
+    path = os.path.join(parquet_dir, "raw_incompressible.parquet")
+    f = pq.ParquetFile(path)
+    assert f.metadata.row_group(0).column(4).compression == "ZSTD"
+    want = [mixed_value(i) for i in range(3000)]
+    got = f.read(columns=["offset", "value"]).to_pydict()
+    assert got["offset"] == list(range(3000))
+    assert got["value"] == want
+    con = duckdb.connect()
+    rows = con.execute("SELECT \"offset\", value FROM read_parquet(?) ORDER BY 1",
+                       [path]).fetchall()
+    assert [bytes(v) for _, v in rows] == want
+
+
 def test_parquet_typed_columns(parquet_dir):
     """BOOLEAN / FLOAT / DOUBLE / DATE columns (tests/unit/test_parquet.c write_typed)."""
     import math

@@ -311,6 +311,34 @@ TEST(snappy_empty_block_into_unallocated_buffer)
     ls_buf_free(&d);
 }
 
+/* ls_zstd_raw_frame: libzstd reads it back for every content-size field
+ * width and block count (sizes at the edges of each). */
+TEST(zstd_raw_frame_roundtrip)
+{
+    static const size_t sizes[] = {0,      1,      255,    256,    65791,  65792,
+                                   131072, 131073, 262144, 300001, 1 << 20};
+    uint8_t *in = malloc(1 << 20);
+    uint32_t x = 2463534242u;
+    for (size_t i = 0; i < (1 << 20); i++)
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5, in[i] = (uint8_t)x;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        ls_buf_t c, d;
+        ls_buf_init(&c);
+        ls_buf_init(&d);
+        ls_buf_append(&c, "xy", 2); /* appends after what is there */
+        ls_zstd_raw_frame(in, n, &c);
+        size_t blocks = n ? (n + (128 << 10) - 1) / (128 << 10) : 1;
+        CHECK(c.len - 2 <= n + 4 + 1 + 4 + 3 * blocks);
+        CHECK(ls_decompress(LS_CODEC_ZSTD, c.data + 2, c.len - 2, n, &d) == LS_OK);
+        CHECK_EQ_INT(d.len, n);
+        CHECK(n == 0 || memcmp(d.data, in, n) == 0);
+        ls_buf_free(&c);
+        ls_buf_free(&d);
+    }
+    free(in);
+}
+
 TEST(unknown_codec)
 {
     ls_buf_t d;
@@ -335,6 +363,7 @@ int main(void)
     RUN(bound_is_exact);
     RUN(decompression_bomb_stops_at_bound);
     RUN(snappy_empty_block_into_unallocated_buffer);
+    RUN(zstd_raw_frame_roundtrip);
     RUN(unknown_codec);
     UNIT_DONE();
 }

@@ -288,6 +288,63 @@ TEST(raw_files_for_readers)
     }
 }
 
+/* Value i of raw_incompressible.parquet: 1 KiB; rows with (i / 600) even
+ * xorshift32 bytes seeded by i+1 (incompressible), the rest one repeated
+ * text (mirrored in test_tables.py). */
+static void mixed_value(int64_t i, uint8_t *v)
+{
+    if ((i / 600) % 2 == 0) {
+        uint32_t x = (uint32_t)i + 1;
+        for (int k = 0; k < 1024; k++)
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5, v[k] = (uint8_t)x;
+    } else {
+        for (int k = 0; k < 1024; k++)
+            v[k] = (uint8_t) "lakestream table page "[k % 22];
+    }
+}
+
+/* zstd pages of values that do not shrink are raw-block frames (the probe
+ * in parquet_writer.c), compressible stretches of the same chunk are
+ * compressed again: the file is about as big as the random half, far
+ * smaller than all values, and every reader reads it (test_tables.py). */
+TEST(incompressible_zstd_pages)
+{
+    ls_pq_opts_t o;
+    ls_pq_opts_init(&o);
+    o.codec = LS_PQ_ZSTD;
+    o.dict_max_bytes = 0;
+    o.page_bytes = 64 << 10;
+    ls_buf_t out;
+    ls_buf_init(&out);
+    char err[128];
+    ls_pq_writer_t *w = ls_raw_writer_new(&o, &out, err, sizeof err);
+    CHECK(w != NULL);
+    uint8_t v[1024];
+    for (int64_t i = 0; i < 3000; i++) {
+        mixed_value(i, v);
+        ls_raw_record_t r = {.partition = 0,
+                             .offset = i,
+                             .timestamp_ms = 1700000000000LL + i,
+                             .key_len = -1,
+                             .value = v,
+                             .value_len = 1024};
+        CHECK(ls_raw_write(w, &r) == LS_OK);
+    }
+    CHECK(ls_pq_writer_finish(w) == LS_OK);
+    ls_pq_writer_free(w);
+    CHECK(out.len > 1800 * 1024);           /* the random rows, stored */
+    CHECK(out.len < 1800 * 1024 * 21 / 20); /* the text rows, compressed */
+    const char *dir = getenv("LS_TABLE_OUT");
+    if (dir) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/raw_incompressible.parquet", dir);
+        FILE *fp = fopen(path, "wb");
+        CHECK(fp && fwrite(out.data, 1, out.len, fp) == out.len);
+        if (fp) fclose(fp);
+    }
+    ls_buf_free(&out);
+}
+
 /* Typed columns (bool/float/double + a required int) for the readers:
  * row i: b = null if i%7==0 else i%3==0; f = i*0.5 (NaN at 500, -0.0 at 0);
  * d = null if i%4==0 else -i/3.0; n = i. */
@@ -348,5 +405,6 @@ int main(void)
     RUN(misuse_is_reported);
     RUN(raw_files_for_readers);
     RUN(typed_file_for_readers);
+    RUN(incompressible_zstd_pages);
     UNIT_DONE();
 }
