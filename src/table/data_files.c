@@ -1,10 +1,31 @@
-/* Partitioned data files of an Iceberg table (see data_files.h). */
+/* Partitioned data files of an Iceberg table (see data_files.h).
+ *
+ * A finished file's PUT (the copy into the store and its fsync) runs on an
+ * ls-file-put thread while the rows of the next file are encoded; at most
+ * one is in flight. The thread touches only its own bytes, key and data
+ * file, and the store; the file joins `files` when the next file finishes,
+ * at ls_data_files_finish (which waits for it) or is dropped by
+ * ls_data_files_free. So the files handed to a commit are all durable, and
+ * a failed PUT fails the batch as before. */
 #include "table/data_files.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/thread.h"
+
+typedef struct file_put {
+    ls_objstore_t *os;
+    char *key;
+    ls_buf_t bytes;
+    ls_ice_datafile_t df;
+    ls_status st;
+    pthread_t th;
+    bool busy; /* a file is in flight (df, bytes and key are its) */
+    bool on_thread;
+} file_put_t;
 
 typedef struct files_bucket {
     int64_t key[LS_ICE_MAX_PART];
@@ -24,8 +45,40 @@ struct ls_data_files {
     size_t nb;
     ls_ice_datafile_t *files;
     size_t nfiles;
+    file_put_t put;
     char err[256];
 };
+
+static void *put_main(void *arg)
+{
+    file_put_t *p = arg;
+    struct iovec iov = {p->bytes.data, p->bytes.len};
+    p->st = ls_objstore_put(p->os, p->key, &iov, 1, LS_OBJSTORE_PUT_CREATE_ONLY);
+    return NULL;
+}
+
+/* Waits for the file in flight; a stored file joins f->files. */
+static ls_status put_join(ls_data_files_t *f)
+{
+    file_put_t *p = &f->put;
+    if (!p->busy) return LS_OK;
+    if (p->on_thread) pthread_join(p->th, NULL);
+    p->busy = p->on_thread = false;
+    ls_status st = p->st;
+    if (st == LS_OK) {
+        p->df.file_size = (int64_t)p->bytes.len;
+        f->files = ls_realloc(f->files, (f->nfiles + 1) * sizeof *f->files);
+        f->files[f->nfiles++] = p->df;
+    } else {
+        snprintf(f->err, sizeof f->err, "put %s: %s", p->key, ls_status_str(st));
+        ls_ice_datafile_clear(&p->df);
+    }
+    memset(&p->df, 0, sizeof p->df);
+    ls_free(p->key);
+    p->key = NULL;
+    ls_buf_free(&p->bytes);
+    return st;
+}
 
 ls_data_files_t *ls_data_files_new(ls_ice_table_t *t, const ls_pq_field_t *fields, size_t nfields,
                                    const ls_pq_opts_t *opts, size_t target_file_bytes, char *err,
@@ -53,7 +106,8 @@ ls_data_files_t *ls_data_files_new(ls_ice_table_t *t, const ls_pq_field_t *field
     return f;
 }
 
-/* Finishes a bucket's file, uploads it, records its data file. */
+/* Finishes a bucket's file and starts its upload (after the previous
+ * one's: put_join). */
 static ls_status close_bucket(ls_data_files_t *f, files_bucket_t *b)
 {
     if (!b->w) return LS_OK;
@@ -62,21 +116,21 @@ static ls_status close_bucket(ls_data_files_t *f, files_bucket_t *b)
         snprintf(f->err, sizeof f->err, "parquet: %s", ls_pq_error(b->w));
         return st;
     }
-    f->files = ls_realloc(f->files, (f->nfiles + 1) * sizeof *f->files);
-    ls_ice_datafile_t *df = &f->files[f->nfiles];
-    memset(df, 0, sizeof *df);
-    memcpy(df->partition, b->key, sizeof df->partition);
-    ls_ice_datafile_metrics(df, b->w);
-    st = ls_ice_table_put_data(f->t, &b->out, "parquet", df);
-    if (st != LS_OK) {
-        snprintf(f->err, sizeof f->err, "%s", ls_ice_table_error(f->t));
-        ls_ice_datafile_clear(df);
-        return st;
-    }
-    f->nfiles++;
+    st = put_join(f);
+    if (st != LS_OK) return st;
+    file_put_t *p = &f->put;
+    memset(&p->df, 0, sizeof p->df);
+    memcpy(p->df.partition, b->key, sizeof p->df.partition);
+    ls_ice_datafile_metrics(&p->df, b->w);
+    p->key = ls_ice_table_data_key(f->t, "parquet", &p->df);
+    p->os = ls_ice_table_objstore(f->t);
+    p->bytes = b->out; /* taken: the bucket's next file starts a new buffer */
+    ls_buf_init(&b->out);
     ls_pq_writer_free(b->w);
     b->w = NULL;
-    ls_buf_free(&b->out);
+    p->busy = true;
+    p->on_thread = ls_thread_start(&p->th, "ls-file-put", put_main, p) == 0;
+    if (!p->on_thread) put_main(p);
     return LS_OK;
 }
 
@@ -131,6 +185,8 @@ ls_status ls_data_files_finish(ls_data_files_t *f, const ls_ice_datafile_t **fil
         ls_status st = close_bucket(f, f->b[i]);
         if (st != LS_OK) return st;
     }
+    ls_status st = put_join(f);
+    if (st != LS_OK) return st;
     *files = f->files;
     *n = f->nfiles;
     return LS_OK;
@@ -141,6 +197,7 @@ const char *ls_data_files_error(const ls_data_files_t *f) { return f->err; }
 void ls_data_files_free(ls_data_files_t *f)
 {
     if (!f) return;
+    put_join(f); /* a file in flight is an orphan now, like a failed commit's */
     for (size_t i = 0; i < f->nb; i++) {
         ls_pq_writer_free(f->b[i]->w);
         ls_buf_free(&f->b[i]->out);

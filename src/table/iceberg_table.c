@@ -585,6 +585,25 @@ const char *ls_ice_table_summary(const ls_ice_table_t *t, const char *key)
 ls_status ls_ice_table_put_data(ls_ice_table_t *t, const ls_buf_t *bytes, const char *ext,
                                 ls_ice_datafile_t *df)
 {
+    char *old = df->path;
+    df->path = NULL;
+    char *key = ls_ice_table_data_key(t, ext, df);
+    ls_status st = put_bytes(t, key, bytes->data, bytes->len, LS_OBJSTORE_PUT_CREATE_ONLY);
+    if (st == LS_OK) {
+        ls_free(old);
+        df->file_size = (int64_t)bytes->len;
+    } else {
+        ls_free(df->path);
+        df->path = old;
+    }
+    ls_free(key);
+    return st;
+}
+
+ls_objstore_t *ls_ice_table_objstore(const ls_ice_table_t *t) { return t->os; }
+
+char *ls_ice_table_data_key(ls_ice_table_t *t, const char *ext, ls_ice_datafile_t *df)
+{
     ls_buf_t rel;
     ls_buf_init(&rel);
     ls_buf_printf(&rel, "data/");
@@ -597,15 +616,10 @@ ls_status ls_ice_table_put_data(ls_ice_table_t *t, const ls_buf_t *bytes, const 
     ls_buf_append_u8(&rel, 0);
     ls_free(u);
     char *key = key_of(t, (char *)rel.data);
-    ls_status st = put_bytes(t, key, bytes->data, bytes->len, LS_OBJSTORE_PUT_CREATE_ONLY);
-    if (st == LS_OK) {
-        ls_free(df->path);
-        df->path = ls_asprintf("%s/%s", t->location, (char *)rel.data);
-        df->file_size = (int64_t)bytes->len;
-    }
-    ls_free(key);
+    ls_free(df->path);
+    df->path = ls_asprintf("%s/%s", t->location, (char *)rel.data);
     ls_buf_free(&rel);
-    return st;
+    return key;
 }
 
 /* ---- append --------------------------------------------------------------- */

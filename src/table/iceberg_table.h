@@ -167,6 +167,12 @@ void ls_ice_table_free(ls_ice_table_t *t);
 ls_status ls_ice_table_put_data(ls_ice_table_t *t, const ls_buf_t *bytes, const char *ext,
                                 ls_ice_datafile_t *df);
 
+/* The first half of ls_ice_table_put_data, for a caller that PUTs the bytes
+ * itself (on another thread: data_files.c): the new file's object key
+ * (caller frees), with df->path set; df->file_size is the caller's. */
+char *ls_ice_table_data_key(ls_ice_table_t *t, const char *ext, ls_ice_datafile_t *df);
+ls_objstore_t *ls_ice_table_objstore(const ls_ice_table_t *t);
+
 /* Reads the file at location loc (a full location under the table's, e.g.
  * a live data file's path) into out (its old contents replaced); LS_EINVAL
  * for a location elsewhere, the store's status otherwise (with
