@@ -887,8 +887,12 @@ static ls_status evolve_table(ls_mat_batch_t *b, ls_typed_shape_t *ns, int32_t i
     else
         b->evolved_to = id;
     clear_readers(b); /* they fill the old shape's columns */
-    LS_INFO("table", "table %s.%s: schema evolved to Iceberg schema %d for %s schema id %d",
-            b->tt->stream->ns, b->tt->name, sid, key ? "key" : "value", (int)id);
+    if (id < 0)       /* value.format=json: new inferred columns */
+        LS_INFO("table", "table %s.%s: schema evolved to Iceberg schema %d for new JSON properties",
+                b->tt->stream->ns, b->tt->name, sid);
+    else
+        LS_INFO("table", "table %s.%s: schema evolved to Iceberg schema %d for %s schema id %d",
+                b->tt->stream->ns, b->tt->name, sid, key ? "key" : "value", (int)id);
     return open_files(b, err, (int)errlen);
 }
 
