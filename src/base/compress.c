@@ -361,6 +361,17 @@ static ls_status zstd_compress(const uint8_t *in, size_t len, ls_buf_t *out)
  * segment, so the content size is in the header (its smallest encoding) and
  * the window is the content; blocks of at most 128 KiB (Block_Maximum_Size);
  * no checksum. */
+static int raw_fcs_bytes(size_t len)
+{
+    return len < 256 ? 1 : len < 65536 + 256 ? 2 : len <= UINT32_MAX ? 4 : 8;
+}
+
+size_t ls_zstd_raw_frame_size(size_t len)
+{
+    size_t nblocks = len ? (len + ZSTD_RAW_BLOCK - 1) / ZSTD_RAW_BLOCK : 1;
+    return 4 + 1 + (size_t)raw_fcs_bytes(len) + nblocks * 3 + len;
+}
+
 void ls_zstd_raw_frame(const uint8_t *in, size_t len, ls_buf_t *out)
 {
     size_t nblocks = len ? (len + ZSTD_RAW_BLOCK - 1) / ZSTD_RAW_BLOCK : 1;
@@ -369,15 +380,9 @@ void ls_zstd_raw_frame(const uint8_t *in, size_t len, ls_buf_t *out)
     p[0] = 0x28, p[1] = 0xb5, p[2] = 0x2f, p[3] = 0xfd; /* magic 0xFD2FB528 */
     p += 4;
     uint64_t fcs = len;
-    int fcs_bytes, flag;
-    if (len < 256)
-        flag = 0, fcs_bytes = 1;
-    else if (len < 65536 + 256)
-        flag = 1, fcs_bytes = 2, fcs -= 256;
-    else if (len <= UINT32_MAX)
-        flag = 2, fcs_bytes = 4;
-    else
-        flag = 3, fcs_bytes = 8;
+    int fcs_bytes = raw_fcs_bytes(len);
+    int flag = fcs_bytes == 1 ? 0 : fcs_bytes == 2 ? 1 : fcs_bytes == 4 ? 2 : 3;
+    if (fcs_bytes == 2) fcs -= 256;
     *p++ = (uint8_t)(flag << 6 | 1 << 5); /* FCS flag, Single_Segment */
     for (int i = 0; i < fcs_bytes; i++)
         *p++ = (uint8_t)(fcs >> (8 * i));

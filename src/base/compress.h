@@ -25,5 +25,7 @@ ls_status ls_compress(int codec, const uint8_t *in, size_t len, ls_buf_t *out);
 /* Appends in[0..len) as one zstd frame of raw (stored) blocks: what zstd
  * writes for incompressible input, without the cost of trying. */
 void ls_zstd_raw_frame(const uint8_t *in, size_t len, ls_buf_t *out);
+/* The bytes ls_zstd_raw_frame appends for len bytes of input. */
+size_t ls_zstd_raw_frame_size(size_t len);
 const char *ls_codec_name(int codec);
 #endif

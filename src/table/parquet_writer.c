@@ -525,6 +525,16 @@ void ls_pq_put_bytes(ls_pq_writer_t *w, int col, int rep, const void *p, size_t 
     pq_col_t *c = level(w, col, rep, col >= 0 && (size_t)col < w->ncols ? w->cols[col].max_def : 0,
                         LS_PQ_BYTE_ARRAY);
     if (!c) return;
+    if (!c->dict_on) { /* no dictionary probe: straight into the plain values */
+        uint8_t len[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
+        ls_buf_reserve(&c->vals, n + 4);
+        ls_buf_append(&c->vals, len, 4);
+        if (n) ls_buf_append(&c->vals, p, n);
+        w->buffered += n + 4;
+        update_bounds(c, LS_PQ_BYTE_ARRAY, p, n);
+        c->nvals++;
+        return;
+    }
     /* plain = u32le length + bytes; build it in place at the end of vals is
      * not possible for the dictionary probe, so use a scratch copy */
     uint8_t small[256];
@@ -684,9 +694,12 @@ int ls_pq_codec_to_base(int pq)
 
 static int shrinks(size_t in, size_t out) { return out < in - in / 32; }
 
+/* Compresses body into comp, or sets *raw: the page is to be a raw-block
+ * frame (written by write_page straight into the file). */
 static ls_status compress_page(ls_pq_writer_t *w, chunk_meta_t *cm, const ls_buf_t *body,
-                               ls_buf_t *comp)
+                               ls_buf_t *comp, int *raw)
 {
+    *raw = 0;
     int codec = ls_pq_codec_to_base(w->o.codec);
     comp->len = 0;
     if (codec == LS_CODEC_ZSTD && cm->zprobe && body->len >= PROBE_MIN) {
@@ -697,12 +710,9 @@ static ls_status compress_page(ls_pq_writer_t *w, chunk_meta_t *cm, const ls_buf
             ls_buf_append(pr, body->data + (size_t)i * step, PROBE_SLICE);
         ls_status st = ls_compress(codec, pr->data, pr->len, comp);
         if (st != LS_OK) return st;
-        int raw = !shrinks(pr->len, comp->len);
+        *raw = !shrinks(pr->len, comp->len);
         comp->len = 0;
-        if (raw) {
-            ls_zstd_raw_frame(body->data, body->len, comp);
-            return LS_OK;
-        }
+        if (*raw) return LS_OK;
     }
     ls_status st = ls_compress(codec, body->data, body->len, comp);
     if (st == LS_OK && codec == LS_CODEC_ZSTD) cm->zprobe = !shrinks(body->len, comp->len);
@@ -716,8 +726,9 @@ static ls_status write_page(ls_pq_writer_t *w, chunk_meta_t *cm, int page_type,
     ls_buf_t *comp = &w->comp, *hdr = &w->hdr;
     hdr->len = 0;
     const ls_buf_t *payload = body;
+    int raw = 0;
     if (w->o.codec != LS_PQ_UNCOMPRESSED) {
-        ls_status st = compress_page(w, cm, body, comp);
+        ls_status st = compress_page(w, cm, body, comp, &raw);
         if (st != LS_OK) {
             snprintf(w->err, sizeof w->err, "page compression failed: %s", ls_status_str(st));
             return st;
@@ -728,7 +739,8 @@ static ls_status write_page(ls_pq_writer_t *w, chunk_meta_t *cm, int page_type,
     ls_tc_init(&t, hdr);
     ls_tc_i32(&t, 1, page_type);
     ls_tc_i32(&t, 2, (int32_t)body->len);
-    ls_tc_i32(&t, 3, (int32_t)payload->len);
+    size_t payload_len = raw ? ls_zstd_raw_frame_size(body->len) : payload->len;
+    ls_tc_i32(&t, 3, (int32_t)payload_len);
     if (page_type == PAGE_DATA) {
         ls_tc_struct_begin(&t, 5); /* DataPageHeader */
         ls_tc_i32(&t, 1, num_values);
@@ -743,11 +755,14 @@ static ls_status write_page(ls_pq_writer_t *w, chunk_meta_t *cm, int page_type,
         ls_tc_struct_end(&t);
     }
     ls_tc_end(&t);
-    ls_buf_reserve(w->out, hdr->len + payload->len);
+    ls_buf_reserve(w->out, hdr->len + payload_len);
     ls_buf_append(w->out, hdr->data, hdr->len);
-    ls_buf_append(w->out, payload->data, payload->len);
+    if (raw)
+        ls_zstd_raw_frame(body->data, body->len, w->out);
+    else
+        ls_buf_append(w->out, payload->data, payload->len);
     cm->uncompressed += (int64_t)(hdr->len + body->len);
-    cm->compressed += (int64_t)(hdr->len + payload->len);
+    cm->compressed += (int64_t)(hdr->len + payload_len);
     return LS_OK;
 }
 

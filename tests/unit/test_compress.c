@@ -330,6 +330,7 @@ TEST(zstd_raw_frame_roundtrip)
         ls_zstd_raw_frame(in, n, &c);
         size_t blocks = n ? (n + (128 << 10) - 1) / (128 << 10) : 1;
         CHECK(c.len - 2 <= n + 4 + 1 + 4 + 3 * blocks);
+        CHECK_EQ_INT(c.len - 2, ls_zstd_raw_frame_size(n));
         CHECK(ls_decompress(LS_CODEC_ZSTD, c.data + 2, c.len - 2, n, &d) == LS_OK);
         CHECK_EQ_INT(d.len, n);
         CHECK(n == 0 || memcmp(d.data, in, n) == 0);
