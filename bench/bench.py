@@ -125,6 +125,8 @@ METRICS = {
         "msgs_per_sec": (("consume", "msgs_per_sec"), "msg/s", True),
         "seconds": (("consume", "seconds"), "s", False),
         "compact_s": (("compact", "seconds"), "s", False),
+        "rss_peak_mib": (("broker_mem", "rss_peak_mib"), "MiB", False),
+        "store_read_mib": (("broker_mem", "read_mib"), "MiB", False),
     },
     "s3-radosgw": {
         "p50_ms": (("produce", "latency", "p50_ms"), "ms", False),
@@ -297,6 +299,22 @@ rootLogger.appenderRef.stdout.ref = STDOUT
         """utime + stime of the broker process so far (all its threads)."""
         f = open(f"/proc/{self.proc.pid}/stat").read().rsplit(")", 1)[1].split()
         return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+    def mem_io(self):
+        """Peak and current resident memory (MiB) of the broker process since it
+        started (/proc/PID/status VmHWM, VmRSS), and the bytes it read through
+        read(2)/pread(2) (/proc/PID/io rchar: the file store's GETs, SQLite)."""
+        st = {}
+        for line in open(f"/proc/{self.proc.pid}/status"):
+            k, _, v = line.partition(":")
+            if k in ("VmHWM", "VmRSS"):
+                st[k] = int(v.split()[0]) / 1024
+        rchar = 0
+        for line in open(f"/proc/{self.proc.pid}/io"):
+            if line.startswith("rchar:"):
+                rchar = int(line.split()[1])
+        return {"rss_peak_mib": round(st.get("VmHWM", 0), 1),
+                "rss_mib": round(st.get("VmRSS", 0), 1), "read_mib": round(rchar / 2**20, 1)}
 
     def write_bytes(self):
         """Bytes the broker process caused to be written to storage (/proc/PID/io)."""
@@ -488,6 +506,8 @@ def catchup_compacted(broker, topic, base, a):
     cos = object_files(broker, "co")
     broker.restart()
     out = driver("consume", broker, topic, ["--timeout", "600"], 900)
+    # the read cache's footprint: the restarted process did nothing but this read
+    out["broker_mem"] = broker.mem_io()
     out["load"] = {"msgs_per_sec": load["produce"]["msgs_per_sec"],
                    "acked": load["produce"]["acked"]}
     out["compact"] = {"seconds": round(compact_s, 3), "after_load_s": round(compact_s, 3),

@@ -365,9 +365,8 @@ static const cfg_key_t cfg_keys[] = {
      .def = "8MiB",
      .min = 1,
      .max = 1 * GiB,
-     .help = "Target size of a compacted object. A read of an uncached compacted object "
-             "fetches it whole, so catch-up consumers of P partitions need about P times "
-             "this in read.cache.max.bytes."},
+     .help = "Target size of a compacted object. A cold read fetches its footer and the "
+             "read.ahead.bytes block it needs, never the whole object."},
     {.name = "compaction.keymap.max.bytes",
      .type = CT_SIZE,
      FIELD(compaction_keymap_max_bytes),
@@ -459,6 +458,18 @@ static const cfg_key_t cfg_keys[] = {
      .min = 0,
      .max = 1 * TiB,
      .help = "Bytes of object data cached for fetches (0 disables the cache)."},
+    {.name = "read.ahead.bytes",
+     .section = "read path",
+     .type = CT_SIZE,
+     FIELD(read_ahead_bytes),
+     .def = "4MiB",
+     .min = 4096,
+     .max = 1 * GiB,
+     .help = "A cold read inside a compacted object fetches the block of whole batches "
+             "(about this many bytes) holding the offset: the rest is read-ahead for the "
+             "consumer's next fetches. Smaller: less read per random fetch; larger: fewer "
+             "store requests per catch-up. Keep read.cache.max.bytes above partitions "
+             "read at once x this."},
 
     {.name = "message.max.bytes",
      .section = "Kafka protocol",

@@ -87,6 +87,7 @@ typedef struct ls_config {
     int64_t table_orphan_grace_ms;      /* table.orphan.grace.ms, default 3600000 */
     /* read path */
     int64_t read_cache_max_bytes; /* read.cache.max.bytes, default 256 MiB */
+    int64_t read_ahead_bytes;     /* read.ahead.bytes, default 4 MiB */
     /* Kafka protocol */
     int64_t message_max_bytes;        /* message.max.bytes, default 1048588 (as Kafka) */
     int64_t socket_request_max_bytes; /* socket.request.max.bytes, default 100 MiB */

@@ -699,6 +699,8 @@ static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, bool 
          "Object store (may carry credentials)."},
         {"offsets.topic.replication.factor", "1", NULL, LS_KAFKA_CONFIG_TYPE_SHORT, false,
          "Accepted for compatibility."},
+        {"read.ahead.bytes", ls_arena_printf(a, "%" PRId64, c->read_ahead_bytes), NULL,
+         LS_KAFKA_CONFIG_TYPE_LONG, false, "Block of a cold compacted-object read."},
         {"read.cache.max.bytes", ls_arena_printf(a, "%" PRId64, c->read_cache_max_bytes), NULL,
          LS_KAFKA_CONFIG_TYPE_LONG, false, "Read cache bound."},
         {"socket.request.max.bytes", ls_arena_printf(a, "%" PRId64, c->socket_request_max_bytes),

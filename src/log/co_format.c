@@ -67,6 +67,55 @@ void ls_co_footer_encode(ls_buf_t *obj, int64_t log_id, int64_t first, int64_t l
     obj->len += 8;
 }
 
+ls_status ls_co_footer_parse(const uint8_t *f, size_t len, uint64_t at, int64_t *log_id,
+                             int64_t *first, int64_t *last, ls_co_entry_t **e, uint32_t *n,
+                             char *why, int whylen)
+{
+    *e = NULL;
+    *n = 0;
+    if (len < TRAILER || memcmp(f + len - 8, LS_CO_END_MAGIC, 8) != 0) {
+        snprintf(why, (size_t)whylen,
+                 "no compacted-object end magic in the %zu footer bytes at byte %llu (object "
+                 "truncated or not a compacted object)",
+                 len, (unsigned long long)at);
+        return LS_ECORRUPT;
+    }
+    const uint8_t *t = f + len - TRAILER;
+    uint32_t count = ls_be32_get(t + 24);
+    if ((size_t)count * 12 != len - TRAILER) {
+        snprintf(why, (size_t)whylen,
+                 "compacted-object footer at byte %llu counts %u entries, %zu bytes hold %zu",
+                 (unsigned long long)at, count, len, (len - TRAILER) / 12);
+        return LS_ECORRUPT;
+    }
+    if (ls_crc32c(0, f, (size_t)count * 12 + 28) != ls_be32_get(t + 28)) {
+        snprintf(why, (size_t)whylen, "compacted-object footer CRC mismatch at byte %llu",
+                 (unsigned long long)at);
+        return LS_ECORRUPT;
+    }
+    *log_id = (int64_t)ls_be64_get(t);
+    *first = (int64_t)ls_be64_get(t + 8);
+    *last = (int64_t)ls_be64_get(t + 16);
+    ls_co_entry_t *v = LS_NEWN(ls_co_entry_t, count ? count : 1);
+    for (uint32_t i = 0; i < count; i++) {
+        v[i].base_offset = (int64_t)ls_be64_get(f + (size_t)i * 12);
+        v[i].pos = ls_be32_get(f + (size_t)i * 12 + 8);
+        if (v[i].pos < LS_CO_HEADER_SIZE || v[i].pos >= at ||
+            (i && (v[i].pos <= v[i - 1].pos || v[i].base_offset <= v[i - 1].base_offset))) {
+            snprintf(why, (size_t)whylen,
+                     "compacted-object entry %u (offset %lld, position %u) outside the body "
+                     "[8, %llu) or not after entry %u",
+                     i, (long long)v[i].base_offset, v[i].pos, (unsigned long long)at,
+                     i ? i - 1 : 0);
+            ls_free(v);
+            return LS_ECORRUPT;
+        }
+    }
+    *e = v;
+    *n = count;
+    return LS_OK;
+}
+
 ls_status ls_co_footer_decode(const uint8_t *obj, size_t len, int64_t *log_id, int64_t *first,
                               int64_t *last, ls_co_entry_t **e, uint32_t *n, char *why, int whylen)
 {
@@ -85,25 +134,6 @@ ls_status ls_co_footer_decode(const uint8_t *obj, size_t len, int64_t *log_id, i
         return LS_ECORRUPT;
     }
     size_t fstart = len - TRAILER - (size_t)count * 12;
-    if (ls_crc32c(0, obj + fstart, (size_t)count * 12 + 28) != ls_be32_get(t + 28)) {
-        snprintf(why, (size_t)whylen, "compacted-object footer CRC mismatch at byte %zu", fstart);
-        return LS_ECORRUPT;
-    }
-    *log_id = (int64_t)ls_be64_get(t);
-    *first = (int64_t)ls_be64_get(t + 8);
-    *last = (int64_t)ls_be64_get(t + 16);
-    ls_co_entry_t *v = LS_NEWN(ls_co_entry_t, count ? count : 1);
-    for (uint32_t i = 0; i < count; i++) {
-        v[i].base_offset = (int64_t)ls_be64_get(obj + fstart + (size_t)i * 12);
-        v[i].pos = ls_be32_get(obj + fstart + (size_t)i * 12 + 8);
-        if (v[i].pos < LS_CO_HEADER_SIZE || v[i].pos >= fstart) {
-            snprintf(why, (size_t)whylen, "compacted-object entry %u position %u outside body", i,
-                     v[i].pos);
-            ls_free(v);
-            return LS_ECORRUPT;
-        }
-    }
-    *e = v;
-    *n = count;
-    return LS_OK;
+    return ls_co_footer_parse(obj + fstart, len - fstart, fstart, log_id, first, last, e, n, why,
+                              whylen);
 }

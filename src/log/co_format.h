@@ -28,6 +28,10 @@
 #define LS_CO_MAGIC "LSCO0001"
 #define LS_CO_END_MAGIC "LSCOEND1"
 #define LS_CO_HEADER_SIZE 8
+#define LS_CO_TRAILER_SIZE 40 /* log_id, first, last, n, crc, end magic */
+/* Bytes of the footer (entry table + trailer) of an object holding n entries:
+ * it starts right after the entries, at index pos + len. */
+#define LS_CO_FOOTER_SIZE(n) ((size_t)(n)*12 + LS_CO_TRAILER_SIZE)
 
 typedef struct ls_co_entry {
     int64_t base_offset;
@@ -42,6 +46,14 @@ bool ls_co_key_parse(const char *key, int64_t *log_id, int64_t *first, int64_t *
 /* Appends the footer for entries to obj (which already holds header + entries). */
 void ls_co_footer_encode(ls_buf_t *obj, int64_t log_id, int64_t first, int64_t last,
                          const ls_co_entry_t *e, uint32_t n);
+/* Validates a footer read on its own: f[0, len) are the object's bytes from
+ * position `at` (where the entries end) to its end. Checks the end magic, that
+ * the count matches len, the CRC, and that positions lie in [8, at) and both
+ * positions and base offsets ascend. Returns the entry table (ls_malloc'd) or
+ * LS_ECORRUPT with why naming the byte position. */
+ls_status ls_co_footer_parse(const uint8_t *f, size_t len, uint64_t at, int64_t *log_id,
+                             int64_t *first, int64_t *last, ls_co_entry_t **e, uint32_t *n,
+                             char *why, int whylen);
 /* Validates a whole CO and returns its entry table (ls_malloc'd). */
 ls_status ls_co_footer_decode(const uint8_t *obj, size_t len, int64_t *log_id, int64_t *first,
                               int64_t *last, ls_co_entry_t **e, uint32_t *n, char *why, int whylen);

@@ -1,23 +1,39 @@
 /* Read path: offset index, cached reads, offset-for-time, commit waiters.
  *
  * A read of offset x is a ceiling lookup in the log's index (first entry
- * whose last offset >= x), then the entry's bytes from the read cache or a
- * ranged GET of its object. The index of a log is loaded from metadata on
- * first use and kept current by this broker's commits; a load that overlaps
- * a commit is redone so no committed entry is missed.
+ * whose last offset >= x), then bytes from the read cache or a ranged GET of
+ * the entry's object. The index of a log is loaded from metadata on first use
+ * and kept current by this broker's commits; a load that overlaps a commit is
+ * redone so no committed entry is missed.
+ *
+ * What a miss reads:
+ *  - a WAL entry (one log's section of a WAL object, at most a flush): the
+ *    entry's bytes, cached as one run;
+ *  - a compacted entry (CO/KCO, up to compaction.max.bytes): never the whole
+ *    object. First its footer (the entry table, GET of the LS_CO_FOOTER_SIZE
+ *    bytes at index pos + len, validated against the index entry, cached),
+ *    then only the block holding x (read_cache.h: whole batches, about
+ *    read.ahead.bytes; the rest of the block is the read-ahead a sequential
+ *    consumer's next fetches use), cached as one run. A footer or block that
+ *    does not match its index entry is LS_ECORRUPT, logged with the object
+ *    and byte position; the fetch answers an error for that partition.
  *
  * A read op walks entries until it has max_bytes (the first entry is always
  * returned whole: progress guarantee) or reaches the high watermark. Misses
- * suspend the op on a worker GET and resume it on the loop.
+ * suspend the op on a worker GET and resume it on the loop; the bytes a GET
+ * brought are served to the op before anything else is looked up, so a cache
+ * smaller than a block (or 0) still makes progress.
  * Loop thread only, except get_work / load_work (stores only). */
 #include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "log/co_format.h"
 #include "log/logstore_int.h"
 
 enum { OP_READ, OP_TIME };
+enum { GET_ENTRY, GET_FOOTER, GET_BLOCK }; /* what a GET in flight reads */
 
 struct ls_read_op {
     ls_logstore_t *ls;
@@ -38,6 +54,11 @@ struct ls_read_op {
     uint32_t get_len;
     int64_t get_first, get_last;
     bool get_real_offsets; /* a key-compacted object (LS_IDX_KCO) */
+    int get_kind;
+    /* GET_FOOTER: the index entry the footer must match */
+    int64_t ent_first, ent_last;
+    uint32_t ent_entries;
+    uint64_t ent_pos, ent_end;
     ls_buf_t got;
     ls_status get_st;
     char get_err[200]; /* the store's detail of a failed GET (worker thread) */
@@ -350,10 +371,251 @@ static void get_work(uv_work_t *w)
 {
     ls_read_op_t *op = w->data;
     op->get_st = ls_objstore_get(op->ls->os, op->get_object, op->get_pos, op->get_len, &op->got);
-    if (op->get_st == LS_OK && op->got.len != op->get_len)
+    if (op->get_st == LS_OK && op->got.len != op->get_len) {
         op->get_st = LS_ECORRUPT;
-    else if (op->get_st != LS_OK)
+        snprintf(op->get_err, sizeof op->get_err,
+                 "the store returned %zu bytes: object shorter than its index entry", op->got.len);
+    } else if (op->get_st != LS_OK)
         snprintf(op->get_err, sizeof op->get_err, "%s", ls_objstore_error(op->ls->os));
+}
+
+static bool take_from_run(ls_read_op_t *op, const ls_cache_run_t *run);
+
+/* What a compacted object's footer must match: its index entry. */
+typedef struct co_ent {
+    int64_t first, last;
+    uint32_t entries;
+    uint64_t pos, end; /* where the entries start and end (the footer's position) */
+} co_ent_t;
+
+static co_ent_t co_ent_of(const ls_idx_entry_t *e)
+{
+    return (co_ent_t){e->first_offset, e->last_offset, e->entries, e->pos, e->pos + e->len};
+}
+
+/* Checks the footer bytes f[0, len) of `object` (read at ent->end) against
+ * its index entry and caches it; false with why. */
+static bool footer_accept(ls_logstore_t *ls, int64_t want_log, const char *object,
+                          const uint8_t *fb, size_t flen, const co_ent_t *ent, char *why,
+                          int whylen)
+{
+    int64_t log_id, first, last;
+    ls_co_entry_t *v;
+    uint32_t n;
+    if (ls_co_footer_parse(fb, flen, ent->end, &log_id, &first, &last, &v, &n, why, whylen) !=
+        LS_OK)
+        return false;
+    bool ok = false;
+    if (log_id != want_log || first != ent->first || last != ent->last || n != ent->entries) {
+        snprintf(why, (size_t)whylen,
+                 "footer at byte %llu says log %016llx [%lld, %lld] with %u entries, the index "
+                 "entry log %016llx [%lld, %lld] with %u",
+                 (unsigned long long)ent->end, (unsigned long long)log_id, (long long)first,
+                 (long long)last, n, (unsigned long long)want_log, (long long)ent->first,
+                 (long long)ent->last, ent->entries);
+    } else if (n == 0 || v[0].pos != ent->pos || v[0].base_offset < first ||
+               v[n - 1].base_offset > last) {
+        snprintf(why, (size_t)whylen,
+                 "footer at byte %llu: entries do not start at byte %llu inside [%lld, %lld]",
+                 (unsigned long long)ent->end, (unsigned long long)ent->pos, (long long)first,
+                 (long long)last);
+    } else {
+        int64_t *base = LS_NEWN(int64_t, n);
+        uint32_t *pos = LS_NEWN(uint32_t, n);
+        for (uint32_t i = 0; i < n; i++) {
+            base[i] = v[i].base_offset;
+            pos[i] = v[i].pos;
+        }
+        ls_read_cache_footer_insert(ls->cache, want_log, first, last, object, base, pos, n,
+                                    ent->end, (size_t)ls->cfg.read_ahead_bytes);
+        ls_free(base);
+        ls_free(pos);
+        ok = true;
+    }
+    ls_free(v);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- read-ahead
+ *
+ * A read served from block g of a compacted object (past its middle) starts a
+ * GET of the block after it — g + 1, or the first block of the next index
+ * entry when that is a compacted object too (its footer first, then the
+ * block) — so a sequential consumer finds it cached instead of waiting for
+ * the store at every block. At most PREFETCH_MAX in flight per store, one per
+ * block; only when the cache holds 4 blocks or more (so read-ahead does not
+ * evict what is being read). A read that misses a block (or footer) being
+ * prefetched parks on it and resumes when it lands. A prefetch that fails is
+ * dropped silently: the read that wants the bytes GETs them itself and reports
+ * what it finds. Shutdown waits for the GETs in flight. */
+
+#define PREFETCH_MAX 8
+
+struct ls_prefetch {
+    ls_logstore_t *ls;
+    ls_prefetch_t *next;
+    int64_t log_id;
+    char *object;
+    bool footer; /* reading the footer (then the entry's first block) */
+    bool real_offsets;
+    co_ent_t ent;
+    uint64_t pos;
+    uint32_t len;
+    int64_t first, last; /* the block (the entry's range while reading the footer) */
+    ls_buf_t got;
+    ls_status st;
+    ls_read_op_t *waiting;
+    uv_work_t work;
+};
+
+static ls_prefetch_t *prefetch_find(ls_logstore_t *ls, int64_t log_id, int64_t last,
+                                    const char *object, bool footer)
+{
+    for (ls_prefetch_t *p = ls->prefetches; p; p = p->next)
+        if (p->log_id == log_id && p->last == last && p->footer == footer &&
+            !strcmp(p->object, object))
+            return p;
+    return NULL;
+}
+
+static void prefetch_work(uv_work_t *w)
+{
+    ls_prefetch_t *p = w->data;
+    p->st = ls_objstore_get(p->ls->os, p->object, p->pos, p->len, &p->got);
+    if (p->st == LS_OK && p->got.len != p->len) p->st = LS_ECORRUPT;
+}
+
+static void prefetch_after(uv_work_t *w, int status);
+
+static void prefetch_queue(ls_prefetch_t *p)
+{
+    ls_buf_init(&p->got);
+    p->work.data = p;
+    uv_queue_work(p->ls->loop, &p->work, prefetch_work, prefetch_after);
+}
+
+static void prefetch_after(uv_work_t *w, int status)
+{
+    ls_prefetch_t *p = w->data;
+    ls_logstore_t *ls = p->ls;
+    ls->stats.store_gets++;
+    if (status == UV_ECANCELED) p->st = LS_ESHUTDOWN;
+    if (p->st == LS_OK) ls->stats.store_get_bytes += p->got.len;
+    char why[320];
+    if (p->footer) {
+        ls->stats.footer_gets++;
+        ls_cache_run_t *f = NULL;
+        if (p->st == LS_OK && footer_accept(ls, p->log_id, p->object, p->got.data, p->got.len,
+                                            &p->ent, why, sizeof why))
+            f = ls_read_cache_footer_get(ls->cache, p->log_id, p->ent.last, p->object);
+        ls_buf_free(&p->got);
+        if (f && !ls->shutting_down) {
+            /* on to the entry's first block; reads parked on the footer go on */
+            ls_co_block_t b;
+            ls_co_footer_block(f, p->ent.first, &b);
+            ls_read_op_t *waiting = p->waiting;
+            p->waiting = NULL;
+            p->footer = false;
+            p->pos = b.pos;
+            p->len = b.len;
+            p->first = b.first;
+            p->last = b.last;
+            if (ls_read_cache_get(ls->cache, p->log_id, b.last) ||
+                prefetch_find(ls, p->log_id, b.last, p->object, false)) {
+                p->waiting = waiting; /* nothing more to read: finish below */
+            } else {
+                prefetch_queue(p);
+                while (waiting) {
+                    ls_read_op_t *op = waiting;
+                    waiting = op->next_waiting;
+                    op_step(op);
+                }
+                return;
+            }
+        }
+    } else if (p->st == LS_OK) {
+        size_t len;
+        uint8_t *data = ls_buf_steal(&p->got, &len);
+        ls_chunk_t *c = ls_chunk_adopt(data, len);
+        ls_read_cache_insert(ls->cache, p->log_id, p->first, p->last, p->real_offsets, c, 0, len,
+                             p->object, why, sizeof why);
+        ls_chunk_release(c);
+    }
+    ls_prefetch_t **pp = &ls->prefetches;
+    while (*pp != p)
+        pp = &(*pp)->next;
+    *pp = p->next;
+    ls->nprefetches--;
+    ls_read_op_t *waiting = p->waiting;
+    ls_buf_free(&p->got);
+    ls_free(p->object);
+    ls_free(p);
+    while (waiting) {
+        ls_read_op_t *op = waiting;
+        waiting = op->next_waiting;
+        op_step(op);
+    }
+    if (ls->shutting_down) ls_logstore_check_shutdown(ls);
+}
+
+static void prefetch_start(ls_logstore_t *ls, int64_t log_id, const ls_idx_entry_t *e, bool footer,
+                           const ls_co_block_t *b)
+{
+    ls_prefetch_t *p = LS_NEW(ls_prefetch_t);
+    p->ls = ls;
+    p->log_id = log_id;
+    p->object = ls_strdup(e->object);
+    p->footer = footer;
+    p->real_offsets = e->kind == LS_IDX_KCO;
+    p->ent = co_ent_of(e);
+    if (footer) {
+        p->pos = p->ent.end;
+        p->len = (uint32_t)LS_CO_FOOTER_SIZE(e->entries);
+        p->first = e->first_offset;
+        p->last = e->last_offset;
+    } else {
+        p->pos = b->pos;
+        p->len = b->len;
+        p->first = b->first;
+        p->last = b->last;
+    }
+    p->next = ls->prefetches;
+    ls->prefetches = p;
+    ls->nprefetches++;
+    prefetch_queue(p);
+}
+
+/* After a read used block blk of index entry i of lg: read the next block
+ * ahead (see above). */
+static void maybe_prefetch(ls_logstore_t *ls, ls_logstate_t *lg, int i, const ls_co_block_t *blk)
+{
+    if (ls->shutting_down || ls->nprefetches >= PREFETCH_MAX ||
+        ls_read_cache_max_bytes(ls->cache) < 4 * (size_t)ls->cfg.read_ahead_bytes)
+        return;
+    const ls_idx_entry_t *e = &lg->idx[i];
+    ls_co_block_t nb;
+    if (blk->last < e->last_offset) {
+        ls_cache_run_t *f =
+            ls_read_cache_footer_get(ls->cache, lg->log_id, e->last_offset, e->object);
+        if (!f) return;
+        ls_co_footer_block(f, blk->last + 1, &nb);
+    } else {
+        if (i + 1 >= lg->nidx) return;
+        e = &lg->idx[i + 1];
+        if (e->kind == LS_IDX_WAL || e->entries == 0) return;
+        ls_cache_run_t *f =
+            ls_read_cache_footer_get(ls->cache, lg->log_id, e->last_offset, e->object);
+        if (!f) {
+            if (!prefetch_find(ls, lg->log_id, e->last_offset, e->object, true))
+                prefetch_start(ls, lg->log_id, e, true, NULL);
+            return;
+        }
+        ls_co_footer_block(f, e->first_offset, &nb);
+    }
+    ls_cache_run_t *r = ls_read_cache_peek(ls->cache, lg->log_id, nb.last);
+    if (r && r->first_offset == nb.first && !strcmp(r->object, e->object)) return;
+    if (prefetch_find(ls, lg->log_id, nb.last, e->object, false)) return;
+    prefetch_start(ls, lg->log_id, e, false, &nb);
 }
 
 static void get_after(uv_work_t *w, int status)
@@ -361,6 +623,7 @@ static void get_after(uv_work_t *w, int status)
     ls_read_op_t *op = w->data;
     ls_logstore_t *ls = op->ls;
     ls->stats.store_gets++;
+    if (op->get_kind == GET_FOOTER) ls->stats.footer_gets++;
     if (status == UV_ECANCELED) op->get_st = LS_ESHUTDOWN;
     if (op->get_st == LS_ENOTFOUND && op->retries++ < 3) {
         /* the object was compacted away after we looked the entry up: the
@@ -368,21 +631,24 @@ static void get_after(uv_work_t *w, int status)
         op_step(op);
         return;
     }
+    const char *part = op->get_kind == GET_FOOTER  ? "footer"
+                       : op->get_kind == GET_BLOCK ? "block"
+                                                   : "entry";
     if (op->get_st != LS_OK) {
         /* A store that is unreachable or failing (transient: the fetch
          * answers KAFKA_STORAGE_ERROR for this partition and the client
          * retries) is a rate-limited warning; data that does not match its
          * index is an error. */
         if (op->get_st == LS_ECORRUPT || op->get_st == LS_ENOTFOUND)
-            LS_ERROR("log", "reading %u bytes at %llu of %s for log %016llx: %s%s", op->get_len,
-                     (unsigned long long)op->get_pos, op->get_object,
+            LS_ERROR("log", "reading %u bytes at %llu (%s) of %s for log %016llx: %s (%s)",
+                     op->get_len, (unsigned long long)op->get_pos, part, op->get_object,
                      (unsigned long long)op->log_id, ls_status_str(op->get_st),
-                     op->get_st == LS_ECORRUPT ? " (object shorter than its index entry)" : "");
+                     op->get_st == LS_ECORRUPT ? op->get_err : "object missing");
         else if (op->get_st != LS_ESHUTDOWN)
             LS_WARN_RL("log",
-                       "reading %u bytes at %llu of %s for log %016llx failed: %s (%s); "
+                       "reading %u bytes at %llu (%s) of %s for log %016llx failed: %s (%s); "
                        "the fetch answers KAFKA_STORAGE_ERROR and the client retries",
-                       op->get_len, (unsigned long long)op->get_pos, op->get_object,
+                       op->get_len, (unsigned long long)op->get_pos, part, op->get_object,
                        (unsigned long long)op->log_id, ls_status_str(op->get_st), op->get_err);
         if (op->res.nslices == 0)
             op->res.st = op->get_st == LS_ENOTFOUND ? LS_ECORRUPT : op->get_st;
@@ -390,32 +656,79 @@ static void get_after(uv_work_t *w, int status)
         op_step(op);
         return;
     }
+    ls->stats.store_get_bytes += op->got.len;
+    char why[320];
+    if (op->get_kind == GET_FOOTER) {
+        co_ent_t ent = {op->ent_first, op->ent_last, op->ent_entries, op->ent_pos, op->ent_end};
+        if (!footer_accept(ls, op->log_id, op->get_object, op->got.data, op->got.len, &ent, why,
+                           sizeof why)) {
+            LS_ERROR("log", "compacted object %s of log %016llx is corrupt: %s", op->get_object,
+                     (unsigned long long)op->log_id, why);
+            if (op->res.nslices == 0) op->res.st = LS_ECORRUPT;
+            op->next = INT64_MAX;
+        }
+        ls_buf_free(&op->got);
+        op_step(op);
+        return;
+    }
     size_t len;
     uint8_t *data = ls_buf_steal(&op->got, &len);
     ls_chunk_t *c = ls_chunk_adopt(data, len);
-    char why[256];
     ls_cache_run_t *run =
         ls_read_cache_insert(ls->cache, op->log_id, op->get_first, op->get_last,
                              op->get_real_offsets, c, 0, len, op->get_object, why, sizeof why);
     ls_chunk_release(c);
     if (!run) {
-        LS_ERROR("log", "log %016llx: %s", (unsigned long long)op->log_id, why);
+        LS_ERROR("log",
+                 "log %016llx: %s (byte positions relative to the %s read at byte %llu of %s)",
+                 (unsigned long long)op->log_id, why, part, (unsigned long long)op->get_pos,
+                 op->get_object);
         if (op->res.nslices == 0) op->res.st = LS_ECORRUPT;
         op->next = INT64_MAX;
+        op_step(op);
+        return;
+    }
+    /* Serve what was just read before any other lookup: with a cache smaller
+     * than what one read needs (footer + block), looking it up again could
+     * find it evicted. Same checks op_step makes before serving a run. */
+    ls_logstate_t *lg = ls_logstate_get(ls, op->log_id, false);
+    if (lg && op->get_kind == GET_BLOCK && lg->idx_state == 2) {
+        /* read the next block ahead while this one is served */
+        int i = idx_ceiling(lg, op->get_last);
+        if (i < lg->nidx && !strcmp(lg->idx[i].object, op->get_object)) {
+            ls_co_block_t blk = {.first = op->get_first, .last = op->get_last};
+            maybe_prefetch(ls, lg, i, &blk);
+        }
+    }
+    if (lg && op->res.st == LS_OK && op->next >= run->first_offset &&
+        op->next <= run->last_offset && op->next < lg->head.next_offset &&
+        !(op->mode == OP_READ && op->res.nslices == 0 && op->next < lg->log_start) &&
+        !(op->committed && op->next >= ls_log_txn_lso(&lg->head))) {
+        if (!take_from_run(op, run)) {
+            op_finish(op);
+            return;
+        }
     }
     op_step(op);
 }
 
-static void start_get(ls_read_op_t *op, const ls_idx_entry_t *e)
+static void start_get(ls_read_op_t *op, int kind, const ls_idx_entry_t *e, uint64_t pos,
+                      uint32_t len, int64_t first, int64_t last)
 {
     op->ls->stats.cache_misses++;
     ls_free(op->get_object);
     op->get_object = ls_strdup(e->object);
-    op->get_pos = e->pos;
-    op->get_len = e->len;
-    op->get_first = e->first_offset;
-    op->get_last = e->last_offset;
+    op->get_kind = kind;
+    op->get_pos = pos;
+    op->get_len = len;
+    op->get_first = first;
+    op->get_last = last;
     op->get_real_offsets = e->kind == LS_IDX_KCO;
+    op->ent_first = e->first_offset;
+    op->ent_last = e->last_offset;
+    op->ent_entries = e->entries;
+    op->ent_pos = e->pos;
+    op->ent_end = e->pos + e->len;
     ls_buf_init(&op->got);
     op->work.data = op;
     uv_queue_work(op->ls->loop, &op->work, get_work, get_after);
@@ -517,19 +830,56 @@ static void op_step(ls_read_op_t *op)
             op->next = e->last_offset + 1;
             continue;
         }
-        ls_cache_run_t *run = ls_read_cache_get(ls->cache, op->log_id, e->last_offset);
-        if (run && (run->first_offset != e->first_offset || strcmp(run->object, e->object))) {
+        /* the run to serve from: the entry's (WAL), or the block of the
+         * compacted object holding op->next (read_cache.h) */
+        int64_t rfirst = e->first_offset, rlast = e->last_offset;
+        ls_co_block_t blk = {0};
+        if (e->kind != LS_IDX_WAL) {
+            ls_cache_run_t *f =
+                ls_read_cache_footer_get(ls->cache, op->log_id, e->last_offset, e->object);
+            if (!f) {
+                ls_prefetch_t *p = prefetch_find(ls, op->log_id, e->last_offset, e->object, true);
+                if (p) { /* being read ahead: wait for it */
+                    op->next_waiting = p->waiting;
+                    p->waiting = op;
+                    return;
+                }
+                uint32_t flen = (uint32_t)LS_CO_FOOTER_SIZE(e->entries);
+                start_get(op, GET_FOOTER, e, e->pos + e->len, flen, e->first_offset,
+                          e->last_offset);
+                return;
+            }
+            ls_co_footer_block(f, op->next, &blk);
+            rfirst = blk.first;
+            rlast = blk.last;
+        }
+        ls_cache_run_t *run = ls_read_cache_get(ls->cache, op->log_id, rlast);
+        if (run && (run->first_offset != rfirst || strcmp(run->object, e->object))) {
             /* cached for an entry that compaction has since replaced (a GET
-             * that completed after the swap caches the old object's bytes) */
+             * that completed after the swap caches the old object's bytes),
+             * or the entry run a compacted object's last block replaces */
             ls_read_cache_remove(ls->cache, run);
             run = NULL;
         }
         if (!run) {
-            start_get(op, e);
+            if (e->kind == LS_IDX_WAL) {
+                start_get(op, GET_ENTRY, e, e->pos, e->len, e->first_offset, e->last_offset);
+                return;
+            }
+            ls_prefetch_t *p = prefetch_find(ls, op->log_id, blk.last, e->object, false);
+            if (p) { /* being read ahead: wait for it */
+                op->next_waiting = p->waiting;
+                p->waiting = op;
+                return;
+            }
+            start_get(op, GET_BLOCK, e, blk.pos, blk.len, blk.first, blk.last);
             return;
         }
         ls->stats.cache_hits++;
-        if (!take_from_run(op, run)) {
+        bool more = take_from_run(op, run);
+        if (e->kind != LS_IDX_WAL && op->next > blk.first + (blk.last - blk.first) / 2)
+            maybe_prefetch(ls, lg, i, &blk);
+        if (!more) {
             op_finish(op);
             return;
         }

@@ -236,6 +236,7 @@ ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t 
     ls->os = os;
     ls->cfg = *cfg;
     if (ls->cfg.max_inflight_flushes < 1) ls->cfg.max_inflight_flushes = 1;
+    if (ls->cfg.read_ahead_bytes <= 0) ls->cfg.read_ahead_bytes = LS_READ_AHEAD_DEFAULT;
     ls_random_bytes(&ls->boot_nonce, sizeof ls->boot_nonce);
     ls_i64map_init(&ls->logs);
     ls->cache = ls_read_cache_new((size_t)cfg->read_cache_max_bytes);
@@ -273,6 +274,7 @@ void ls_logstore_check_shutdown(ls_logstore_t *ls)
 {
     if (!ls->shutting_down || !ls_wal_idle(ls) || ls->gc_running) return;
     if (ls->watch_resyncing) return;
+    if (ls->nprefetches) return; /* read-ahead GETs in flight call back here */
     if (!uv_is_closing((uv_handle_t *)&ls->seal_timer)) {
         uv_close((uv_handle_t *)&ls->seal_timer, handle_closed);
         uv_close((uv_handle_t *)&ls->gc_timer, handle_closed);
@@ -290,6 +292,14 @@ void ls_logstore_check_shutdown(ls_logstore_t *ls)
 void ls_logstore_shutdown(ls_logstore_t *ls, void (*done)(void *arg), void *arg)
 {
     ls->shutting_down = true;
+    if (ls->stats.store_gets)
+        LS_INFO("log",
+                "read path: %llu cache hits, %llu store GETs (%llu compacted-object footers) "
+                "returning %llu bytes; read cache peak %zu of %zu bytes",
+                (unsigned long long)ls->stats.cache_hits, (unsigned long long)ls->stats.store_gets,
+                (unsigned long long)ls->stats.footer_gets,
+                (unsigned long long)ls->stats.store_get_bytes, ls_read_cache_peak_bytes(ls->cache),
+                ls_read_cache_max_bytes(ls->cache));
     ls->shutdown_done = done;
     ls->shutdown_arg = arg;
     /* wake every long-poll so it answers now rather than at its deadline */

@@ -23,6 +23,8 @@
 
 typedef struct ls_logstore ls_logstore_t;
 
+#define LS_READ_AHEAD_DEFAULT (4 << 20)
+
 typedef struct ls_logstore_config {
     int64_t flush_max_bytes;       /* flush when the open WAL buffer reaches this */
     int64_t flush_linger_ms;       /* ... or when its oldest entry is this old */
@@ -30,8 +32,9 @@ typedef struct ls_logstore_config {
     int max_inflight_flushes;      /* PUTs in flight at once; commits stay in order */
     int64_t buffer_max_bytes;      /* open + in-flight bytes before backpressure */
     int64_t read_cache_max_bytes;
-    int64_t gc_grace_ms; /* uncommitted WAL objects older than this are garbage */
-    int32_t broker_id;   /* part of WAL object names */
+    int64_t read_ahead_bytes; /* block size of cold compacted-object reads (<= 0: 4 MiB) */
+    int64_t gc_grace_ms;      /* uncommitted WAL objects older than this are garbage */
+    int32_t broker_id;        /* part of WAL object names */
 } ls_logstore_config_t;
 
 ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t *os,
@@ -201,6 +204,8 @@ void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const struc
 typedef struct ls_logstore_stats {
     uint64_t flushes, flush_failures, committed_entries, committed_bytes;
     uint64_t cache_hits, cache_misses, store_gets;
+    uint64_t store_get_bytes; /* bytes those GETs returned */
+    uint64_t footer_gets;     /* of them, compacted-object footers */
     int64_t buffered_bytes, inflight_bytes, cache_bytes;
 } ls_logstore_stats_t;
 void ls_logstore_stats(const ls_logstore_t *ls, ls_logstore_stats_t *out);

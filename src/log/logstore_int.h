@@ -16,6 +16,7 @@ typedef struct ls_section ls_section_t;
 typedef struct ls_read_op ls_read_op_t;
 typedef struct ls_idx_replay ls_idx_replay_t;
 typedef struct ls_watch_ev ls_watch_ev_t;
+typedef struct ls_prefetch ls_prefetch_t;
 
 /* A retry of an idempotent batch that is still in flight: answered with the
  * original's outcome. */
@@ -143,6 +144,8 @@ struct ls_logstore {
     /* read path */
     ls_read_cache_t *cache;
     ls_entry_time_fn entry_time;
+    ls_prefetch_t *prefetches; /* read-ahead GETs in flight (log_reader.c) */
+    int nprefetches;
     /* other brokers' commits (log_watch.c) */
     bool watch_started;
     ls_meta_watch_t *watch;

@@ -18,6 +18,7 @@
 struct ls_read_cache {
     size_t max_bytes;
     size_t bytes;
+    size_t peak;
     ls_cache_run_t **table;
     size_t nbuckets;
     ls_cache_run_t lru; /* sentinel: lru.lru_next = most recent */
@@ -56,6 +57,7 @@ static void lru_push_front(ls_read_cache_t *c, ls_cache_run_t *r)
 
 static void run_free(ls_cache_run_t *r)
 {
+    ls_free(r->group_first);
     ls_chunk_release(r->chunk);
     ls_free(r->batch_base);
     ls_free(r->batch_pos);
@@ -71,8 +73,22 @@ static void remove_run(ls_read_cache_t *c, ls_cache_run_t *r)
         pp = &(*pp)->hnext;
     *pp = r->hnext;
     lru_unlink(r);
-    c->bytes -= r->len;
+    c->bytes -= r->cost;
     run_free(r);
+}
+
+/* Hashes and accounts a new item, then evicts least recently used items,
+ * never the one just inserted. */
+static void link_item(ls_read_cache_t *c, ls_cache_run_t *r)
+{
+    size_t b = bucket_of(c, r->log_id, r->last_offset);
+    r->hnext = c->table[b];
+    c->table[b] = r;
+    lru_push_front(c, r);
+    c->bytes += r->cost;
+    while (c->bytes > c->max_bytes && c->lru.lru_prev != r)
+        remove_run(c, c->lru.lru_prev);
+    if (c->bytes > c->peak) c->peak = c->bytes;
 }
 
 void ls_read_cache_free(ls_read_cache_t *c)
@@ -171,17 +187,84 @@ ls_cache_run_t *ls_read_cache_insert(ls_read_cache_t *c, int64_t log_id, int64_t
     r->batch_pos = pos;
     r->batch_max_ts = max_ts;
     r->object = ls_strdup(what);
+    r->cost = len + (size_t)n * (sizeof *pos + sizeof *base + sizeof *max_ts) + sizeof *r +
+              strlen(what) + 1;
     ls_cache_run_t *old = ls_read_cache_get(c, log_id, last_offset);
     if (old) remove_run(c, old);
-    size_t b = bucket_of(c, log_id, last_offset);
-    r->hnext = c->table[b];
-    c->table[b] = r;
-    lru_push_front(c, r);
-    c->bytes += len;
-    /* Evict least recently used runs, never the one just inserted. */
-    while (c->bytes > c->max_bytes && c->lru.lru_prev != r)
-        remove_run(c, c->lru.lru_prev);
+    link_item(c, r);
     return r;
+}
+
+ls_cache_run_t *ls_read_cache_footer_insert(ls_read_cache_t *c, int64_t log_id, int64_t first,
+                                            int64_t last, const char *object, const int64_t *base,
+                                            const uint32_t *pos, uint32_t n, uint64_t body_end,
+                                            size_t block_bytes)
+{
+    ls_cache_run_t *old = ls_read_cache_footer_get(c, log_id, last, object);
+    if (old) remove_run(c, old);
+    ls_cache_run_t *r = LS_NEW(ls_cache_run_t);
+    r->is_footer = true;
+    r->log_id = log_id;
+    r->first_offset = first;
+    r->last_offset = last;
+    r->nbatches = (int)n;
+    r->batch_base = LS_NEWN(int64_t, n ? n : 1);
+    r->batch_pos = LS_NEWN(uint32_t, n ? n : 1);
+    r->group_first = LS_NEWN(int, n ? n : 1);
+    r->body_end = body_end;
+    if (block_bytes == 0) block_bytes = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        r->batch_base[i] = base[i];
+        r->batch_pos[i] = pos[i];
+        /* a block closes at the first batch block_bytes or more past its start */
+        if (i == 0 || pos[i] - r->batch_pos[r->group_first[r->ngroups - 1]] >= block_bytes)
+            r->group_first[r->ngroups++] = (int)i;
+    }
+    r->object = ls_strdup(object);
+    r->cost = (size_t)n * (sizeof *base + sizeof *pos) + (size_t)r->ngroups * sizeof(int) +
+              sizeof *r + strlen(object) + 1;
+    link_item(c, r);
+    return r;
+}
+
+ls_cache_run_t *ls_read_cache_footer_get(ls_read_cache_t *c, int64_t log_id, int64_t last,
+                                         const char *object)
+{
+    for (ls_cache_run_t *r = c->table[bucket_of(c, log_id, last)]; r; r = r->hnext)
+        if (r->is_footer && r->log_id == log_id && r->last_offset == last &&
+            !strcmp(r->object, object)) {
+            lru_unlink(r);
+            lru_push_front(c, r);
+            return r;
+        }
+    return NULL;
+}
+
+void ls_co_footer_block(const ls_cache_run_t *f, int64_t offset, ls_co_block_t *b)
+{
+    int lo = 0, hi = f->nbatches - 1;
+    while (lo < hi) { /* last batch whose base <= offset (0 if none) */
+        int mid = (lo + hi + 1) / 2;
+        if (f->batch_base[mid] <= offset)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    int g = 0, gh = f->ngroups - 1;
+    while (g < gh) { /* last block starting at or before that batch */
+        int mid = (g + gh + 1) / 2;
+        if (f->group_first[mid] <= lo)
+            g = mid;
+        else
+            gh = mid - 1;
+    }
+    int fb = f->group_first[g];
+    int nb = g + 1 < f->ngroups ? f->group_first[g + 1] : f->nbatches;
+    b->first = g == 0 ? f->first_offset : f->batch_base[fb];
+    b->last = nb < f->nbatches ? f->batch_base[nb] - 1 : f->last_offset;
+    b->pos = f->batch_pos[fb];
+    b->len = (uint32_t)((nb < f->nbatches ? f->batch_pos[nb] : f->body_end) - b->pos);
+    b->batches = nb - fb;
 }
 
 void ls_read_cache_remove(ls_read_cache_t *c, ls_cache_run_t *r) { remove_run(c, r); }
@@ -189,11 +272,18 @@ void ls_read_cache_remove(ls_read_cache_t *c, ls_cache_run_t *r) { remove_run(c,
 ls_cache_run_t *ls_read_cache_get(ls_read_cache_t *c, int64_t log_id, int64_t last_offset)
 {
     for (ls_cache_run_t *r = c->table[bucket_of(c, log_id, last_offset)]; r; r = r->hnext)
-        if (r->log_id == log_id && r->last_offset == last_offset) {
+        if (!r->is_footer && r->log_id == log_id && r->last_offset == last_offset) {
             lru_unlink(r);
             lru_push_front(c, r);
             return r;
         }
+    return NULL;
+}
+
+ls_cache_run_t *ls_read_cache_peek(ls_read_cache_t *c, int64_t log_id, int64_t last_offset)
+{
+    for (ls_cache_run_t *r = c->table[bucket_of(c, log_id, last_offset)]; r; r = r->hnext)
+        if (!r->is_footer && r->log_id == log_id && r->last_offset == last_offset) return r;
     return NULL;
 }
 
@@ -229,3 +319,7 @@ void ls_read_cache_drop_log(ls_read_cache_t *c, int64_t log_id)
 }
 
 size_t ls_read_cache_bytes(const ls_read_cache_t *c) { return c->bytes; }
+
+size_t ls_read_cache_max_bytes(const ls_read_cache_t *c) { return c->max_bytes; }
+
+size_t ls_read_cache_peak_bytes(const ls_read_cache_t *c) { return c->peak; }

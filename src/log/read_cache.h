@@ -1,11 +1,37 @@
-/* Read cache: index-entry-sized runs of a log's entries, with base offsets
- * already rewritten to their committed offsets, so consumers are served by
- * reference (zero copies) and the bytes never change after insertion.
+/* Read cache: runs of a log's entries, with base offsets already rewritten to
+ * their committed offsets, so consumers are served by reference (zero copies)
+ * and the bytes never change after insertion; plus the footers (entry tables)
+ * of compacted objects.
  *
- * Filled two ways: write-through at commit (the flush's own section bytes:
- * tailing consumers never touch the store) and on a miss (ranged GET).
- * Bounded by bytes with LRU eviction; evicted runs stay alive while a
- * response still references their chunk. Loop thread only. */
+ * Filled three ways: write-through at commit (the flush's own section bytes:
+ * tailing consumers never touch the store; a run = one index entry), on a
+ * miss of a WAL entry (ranged GET of the entry; a run = one index entry), and
+ * on a miss inside a compacted object (a run = one *block* of it).
+ *
+ * Blocks. A compacted object (CO/KCO, often MiBs) is not read whole: its
+ * footer is read once (ranged GET of its last 12n+40 bytes, cached as a
+ * footer item), then the footer's entry table is cut greedily into blocks of
+ * whole batches of about `block_bytes` (read.ahead.bytes): a block closes at
+ * the first batch starting block_bytes or more after the block's start. The
+ * cut depends only on the footer and block_bytes, so a block is a fixed,
+ * non-overlapping sub-range [first, last] of the entry and is keyed like an
+ * entry run, by (log_id, last): a lookup computes the block holding an
+ * offset from the footer and asks for its key. Block g covers offsets from
+ * its first batch's base (the entry's first offset for g = 0) to the next
+ * block's first base - 1 (the entry's last offset for the last block), so the
+ * gaps key compaction leaves belong to the block before them. The last
+ * block's key equals the entry's: a run is valid for a lookup only when its
+ * first offset and object match too (callers check; a stale one is removed).
+ *
+ * Keys: runs hash by (log_id, last offset); a footer hashes by (log_id, last
+ * offset of its index entry) and matches on its object name. Eviction: one
+ * LRU over runs and footers, by cost = the bytes each holds including its
+ * per-batch tables, so ls_read_cache_bytes() (<= max_bytes, except that the
+ * item just inserted is never evicted) bounds the memory the cache owns.
+ * Evicted runs stay alive while a response still references their chunk; a
+ * chunk holds exactly one run's bytes (a GET fills one block), so a chunk
+ * never outlives its accounting by more than those in-flight responses.
+ * Loop thread only. */
 #ifndef LS_READ_CACHE_H
 #define LS_READ_CACHE_H
 #include <stdbool.h>
@@ -28,7 +54,15 @@ typedef struct ls_cache_run {
     char *object;          /* the object the bytes came from: a run is valid only for an
                             * index entry naming it (a key-compacted rewrite keeps the
                             * range but not the bytes) */
+    /* footer items (is_footer): chunk NULL, len 0; nbatches entries with
+     * batch_base = base offsets, batch_pos = positions from the object start;
+     * first/last_offset = the index entry's range */
+    bool is_footer;
+    uint64_t body_end; /* where the entries end (the footer's position) */
+    int ngroups;
+    int *group_first; /* first batch of each block */
     /* internal */
+    size_t cost;
     struct ls_cache_run *hnext, *lru_prev, *lru_next;
 } ls_cache_run_t;
 
@@ -59,6 +93,8 @@ int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last
                       int64_t **base, int64_t **max_ts, char *why, int whylen);
 void ls_read_cache_remove(ls_read_cache_t *c, ls_cache_run_t *r);
 ls_cache_run_t *ls_read_cache_get(ls_read_cache_t *c, int64_t log_id, int64_t last_offset);
+/* Like get, without counting as a use (LRU order unchanged). */
+ls_cache_run_t *ls_read_cache_peek(ls_read_cache_t *c, int64_t log_id, int64_t last_offset);
 /* Index of the first entry whose last offset >= offset (the one holding
  * it, or the next one after a gap key compaction left); nbatches when none. */
 int ls_cache_run_find(const ls_cache_run_t *r, int64_t offset);
@@ -66,5 +102,33 @@ int ls_cache_run_find(const ls_cache_run_t *r, int64_t offset);
 void ls_read_cache_drop_range(ls_read_cache_t *c, int64_t log_id, int64_t first, int64_t last);
 /* Drops every run of a log (fenced / deleted). */
 void ls_read_cache_drop_log(ls_read_cache_t *c, int64_t log_id);
+/* Bytes the cache accounts for (runs' bytes and tables, footers). */
 size_t ls_read_cache_bytes(const ls_read_cache_t *c);
+size_t ls_read_cache_max_bytes(const ls_read_cache_t *c);
+size_t ls_read_cache_peak_bytes(const ls_read_cache_t *c); /* highest bytes after an insert */
+
+/* ---- compacted-object footers and blocks ---- */
+
+/* One block of a compacted object: offsets [first, last], object bytes
+ * [pos, pos + len), `batches` whole batches. */
+typedef struct ls_co_block {
+    int64_t first, last;
+    uint64_t pos;
+    uint32_t len;
+    int batches;
+} ls_co_block_t;
+
+/* Caches the footer of the compacted object `object`, the index entry
+ * [first, last] of log_id, entries e[0, n) (validated by the caller), entries
+ * ending at body_end, cut into blocks of about block_bytes. Returns the item
+ * (owned by the cache, valid until the next insert). */
+ls_cache_run_t *ls_read_cache_footer_insert(ls_read_cache_t *c, int64_t log_id, int64_t first,
+                                            int64_t last, const char *object, const int64_t *base,
+                                            const uint32_t *pos, uint32_t n, uint64_t body_end,
+                                            size_t block_bytes);
+ls_cache_run_t *ls_read_cache_footer_get(ls_read_cache_t *c, int64_t log_id, int64_t last,
+                                         const char *object);
+/* The block of footer f holding offset (first..last of the entry; an offset in
+ * a key-compaction gap gives the block before the gap). f has >= 1 batch. */
+void ls_co_footer_block(const ls_cache_run_t *f, int64_t offset, ls_co_block_t *b);
 #endif

@@ -465,6 +465,7 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         .max_inflight_flushes = (int)cfg->wal_max_inflight_flushes,
         .buffer_max_bytes = cfg->wal_buffer_max_bytes,
         .read_cache_max_bytes = cfg->read_cache_max_bytes,
+        .read_ahead_bytes = cfg->read_ahead_bytes,
         .gc_grace_ms = cfg->wal_gc_grace_ms,
         .broker_id = cfg->broker_id,
     };

@@ -77,8 +77,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int64_t id, first, last;
         ls_co_entry_t *e;
         uint32_t ne;
-        if (ls_co_footer_decode(p, n, &id, &first, &last, &e, &ne, why, sizeof why) == LS_OK)
-            ls_free(e);
+        if (ls_co_footer_decode(p, n, &id, &first, &last, &e, &ne, why, sizeof why) != LS_OK) break;
+        if (ne > 0 && e[0].base_offset >= first && e[ne - 1].base_offset <= last) {
+            /* the blocks a reader cuts from it (as log_reader.c, after its checks
+             * against the index entry) stay inside the body and the range */
+            uint64_t end = n - LS_CO_FOOTER_SIZE(ne);
+            int64_t *base = ls_malloc(ne * sizeof *base);
+            uint32_t *pos = ls_malloc(ne * sizeof *pos);
+            for (uint32_t i = 0; i < ne; i++) {
+                base[i] = e[i].base_offset;
+                pos[i] = e[i].pos;
+            }
+            ls_read_cache_t *rc = ls_read_cache_new(1 << 20);
+            ls_cache_run_t *f = ls_read_cache_footer_insert(rc, id, first, last, "fuzz", base, pos,
+                                                            ne, end, 1 + (p[0] & 63));
+            for (int k = 0; k < 64; k++) {
+                int64_t o = (int64_t)((uint64_t)first +
+                                      ((uint64_t)last - (uint64_t)first) / 64 * (uint64_t)k);
+                ls_co_block_t b;
+                ls_co_footer_block(f, o, &b);
+                if (b.first > b.last || b.first < first || b.last > last || b.pos < 8 ||
+                    b.pos + b.len > end || b.batches < 1 || b.len == 0)
+                    abort();
+            }
+            ls_read_cache_free(rc);
+            ls_free(base);
+            ls_free(pos);
+        }
+        ls_free(e);
         break;
     }
     }
