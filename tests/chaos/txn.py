@@ -598,6 +598,20 @@ def _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, produc
     started = time.monotonic()
     nodes = chaos.start_nodes(work, faults, cluster, etcd, extra_args=[
         "--transaction.abort.timed.out.transaction.cleanup.interval.ms=1000"])
+    try:
+        return _load_and_check(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd,
+                               producers, keep_logs, tail_s, ctp, min_committed, started, nodes)
+    except BaseException:
+        for b in nodes:   # a harness error must not leave brokers running
+            if b.alive():
+                b.kill9()
+            if getattr(b, "etcd_proxy", None):
+                b.etcd_proxy.stop()
+        raise
+
+
+def _load_and_check(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, producers,
+                    keep_logs, tail_s, ctp, min_committed, started, nodes):
     bootstrap = ",".join(b.bootstrap for b in nodes)
     topic = "chaos-txn-%d" % seed
     create_topic(bootstrap, topic, partitions=partitions)
