@@ -878,12 +878,13 @@ static vnode_t *pb_map_message(mapper_t *m, const pmsg_t *msg)
     return m->failed ? NULL : v;
 }
 
-ls_avro_view_t *ls_avro_view_proto(const ls_proto_t *p, const int64_t *idx, size_t n, char *err,
-                                   size_t errlen)
+/* The message a Confluent message-index path names in f (an empty path is
+ * [0]); NULL with the reason in err when an index names none. */
+static const pmsg_t *message_at(const pfile_t *f, const int64_t *idx, size_t n, char *err,
+                                size_t errlen)
 {
-    const pfile_t *f = ls_proto_file(p);
     int64_t zero = 0;
-    if (!n) idx = &zero, n = 1; /* Confluent: an empty index array is [0] */
+    if (!n) idx = &zero, n = 1;
     const pmsg_t *msg = NULL;
     for (size_t i = 0; i < n; i++) {
         size_t cnt = msg ? msg->nmsgs : f->nmsgs;
@@ -894,6 +895,14 @@ ls_avro_view_t *ls_avro_view_proto(const ls_proto_t *p, const int64_t *idx, size
         }
         msg = msg ? msg->msgs[idx[i]] : f->msgs[idx[i]];
     }
+    return msg;
+}
+
+ls_avro_view_t *ls_avro_view_proto(const ls_proto_t *p, const int64_t *idx, size_t n, char *err,
+                                   size_t errlen)
+{
+    const pmsg_t *msg = message_at(ls_proto_file(p), idx, n, err, errlen);
+    if (!msg) return NULL;
     ls_avro_view_t *v = LS_NEW(ls_avro_view_t);
     v->proto = true;
     mapper_t m = {.v = v, .err = err, .errlen = errlen};
@@ -1375,19 +1384,8 @@ void ls_avro_views_free(ls_avro_views_t *vs)
 const ls_avro_view_t *ls_avro_views_find(const ls_avro_views_t *vs, const int64_t *idx, size_t n,
                                          char *why, size_t whylen)
 {
-    const pfile_t *f = ls_proto_file(vs->p);
-    int64_t zero = 0;
-    if (!n) idx = &zero, n = 1;
-    const pmsg_t *msg = NULL;
-    for (size_t i = 0; i < n; i++) {
-        size_t cnt = msg ? msg->nmsgs : f->nmsgs;
-        if (idx[i] < 0 || (uint64_t)idx[i] >= cnt) {
-            snprintf(why, whylen, "message index %lld at level %zu names no message",
-                     (long long)idx[i], i);
-            return NULL;
-        }
-        msg = msg ? msg->msgs[idx[i]] : f->msgs[idx[i]];
-    }
+    const pmsg_t *msg = message_at(ls_proto_file(vs->p), idx, n, why, whylen);
+    if (!msg) return NULL;
     for (size_t i = 0; i < vs->n; i++)
         if (vs->v[i].msg == msg) {
             if (!vs->v[i].view)
