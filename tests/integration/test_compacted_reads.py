@@ -8,6 +8,7 @@ applied and reported."""
 
 import os
 import random
+import re
 import sqlite3
 import time
 
@@ -83,6 +84,16 @@ def test_cold_catch_up_and_seeks_read_blocks_of_compacted_objects(broker_factory
 
     # random seeks (a fresh broker again: every seek starts cold or evicted)
     b.restart()
+    # the catch-up read blocks of read.ahead.bytes, not whole objects, and the
+    # cache stayed within its limit (the read path's figures at shutdown)
+    stats = re.findall(r"read path: (\d+) cache hits, (\d+) store GETs \((\d+) compacted-object "
+                       r"footers\) returning (\d+) bytes; read cache peak (\d+) of (\d+) bytes",
+                       b.log_text())
+    assert stats, "no read-path figures logged at shutdown"
+    _hits, gets, footers, returned, peak, limit = map(int, stats[-1])
+    assert returned >= sum(len(v) for vs in expected.values() for v in vs)
+    assert gets - footers >= returned // (80 << 10), stats[-1]  # blocks of ~64 KiB
+    assert peak <= limit == 1 << 20, stats[-1]
     rnd = random.Random(13)
     for _ in range(25):
         part = rnd.randrange(PARTS)
