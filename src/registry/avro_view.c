@@ -547,19 +547,21 @@ static int enc_at(enc_t *e, const vnode_t *v, json_t *j, const char *seg)
     return rc;
 }
 
-static const char *type_of(json_t *j)
+/* The JSON Schema type name of j's value ("integer" for integers; NULL for
+ * null), or with article the phrase error messages use ("an integer",
+ * "null"). */
+static const char *json_kind(json_t *j, bool article)
 {
-    switch (json_typeof(j)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    default: return "null";
-    }
+    static const char *const names[][2] = {
+        [JSON_OBJECT] = {"object", "an object"}, [JSON_ARRAY] = {"array", "an array"},
+        [JSON_STRING] = {"string", "a string"},  [JSON_INTEGER] = {"integer", "an integer"},
+        [JSON_REAL] = {"number", "a number"},    [JSON_TRUE] = {"boolean", "a boolean"},
+        [JSON_FALSE] = {"boolean", "a boolean"}, [JSON_NULL] = {NULL, "null"},
+    };
+    return names[json_typeof(j)][article];
 }
+
+static const char *type_of(json_t *j) { return json_kind(j, true); }
 
 /* An integer value (integers, and numbers with no fraction, as JSON Schema
  * counts 1.0 an integer). */
@@ -1402,19 +1404,7 @@ const ls_avro_view_t *ls_avro_views_find(const ls_avro_views_t *vs, const int64_
 
 #define INFER_MAX_DEPTH 32
 
-static const char *infer_type(json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "object";
-    case JSON_ARRAY: return "array";
-    case JSON_STRING: return "string";
-    case JSON_INTEGER: return "integer";
-    case JSON_REAL: return "number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "boolean";
-    default: return NULL;
-    }
-}
+static const char *infer_type(json_t *v) { return json_kind(v, false); }
 
 /* Merges value v into the schema at *slot (NULL: none yet): 1 changed, 0
  * fits, -1 a type the column cannot take (why). */
