@@ -54,11 +54,14 @@ def make_topic(b, configs):
     return topic
 
 
-def send(b, topic, records, linger_ms=50):
+def send(b, topic, records):
     """Produces (key, value) pairs to partition 0 in one batch; returns the
-    delivery errors in order (None for delivered)."""
-    p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": linger_ms, "retries": 0,
+    delivery errors in order (None for delivered). The metadata is fetched
+    first and linger.ms is long, so nothing leaves before flush() (which sends
+    at once): a loaded machine cannot split the records into two batches."""
+    p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 10000, "retries": 0,
                   "acks": "all"})
+    p.list_topics(topic, timeout=10)
     out = [None] * len(records)
 
     def cb(i):
