@@ -73,6 +73,24 @@ static char *cstr(ls_arena_t *a, ls_kstr_t s, bool *ok)
     return c;
 }
 
+int16_t ls_kafka_commit_item(ls_arena_t *a, ls_group_commit_item_t *it, const ls_stream_t *s,
+                             char *topic, int32_t partition, int64_t offset, int32_t leader_epoch,
+                             ls_kstr_t metadata, int32_t max_metadata, int64_t commit_ms)
+{
+    if (!s || partition < 0 || partition >= s->partitions)
+        return LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    if (metadata.len > max_metadata) return LS_KERR_OFFSET_METADATA_TOO_LARGE;
+    it->topic = topic;
+    it->partition = partition;
+    it->o.offset = offset;
+    it->o.leader_epoch = leader_epoch;
+    it->o.metadata = cstr(a, metadata, NULL); /* may hold NULs */
+    it->o.metadata_len = it->o.metadata ? metadata.len : 0;
+    it->o.commit_ms = commit_ms;
+    it->o.stream_no = s->stream_no;
+    return LS_KERR_NONE;
+}
+
 static ls_kstr_t kstr_or_null(const char *s) { return s ? ls_kstr_c(s) : ls_kstr_null(); }
 
 /* A committed offset's metadata as a wire string ("" when null, as Kafka),
@@ -591,25 +609,11 @@ static void commit_ready(void *arg, ls_group_t *g)
         for (int32_t j = 0; j < qt->NumPartitions; j++) {
             const ls_kafka_OffsetCommitRequest_Partition *qp = &qt->Partitions[j];
             int16_t *code = &ctx->resp.Topics[i].Partitions[j].ErrorCode;
-            if (!s || qp->PartitionIndex < 0 || qp->PartitionIndex >= s->partitions) {
-                *code = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-                continue;
-            }
-            char *meta = cstr(a, qp->CommittedMetadata, NULL); /* may hold NULs */
-            if (qp->CommittedMetadata.len > maxmeta) {
-                *code = LS_KERR_OFFSET_METADATA_TOO_LARGE;
-                continue;
-            }
-            ls_group_commit_item_t *it = &ctx->items[ctx->nitems];
-            ctx->codes[ctx->nitems++] = code;
-            it->topic = topic;
-            it->partition = qp->PartitionIndex;
-            it->o.offset = qp->CommittedOffset;
-            it->o.leader_epoch = qp->CommittedLeaderEpoch;
-            it->o.metadata = meta;
-            it->o.metadata_len = meta ? qp->CommittedMetadata.len : 0;
-            it->o.commit_ms = qp->CommitTimestamp >= 0 ? qp->CommitTimestamp : now;
-            it->o.stream_no = s->stream_no;
+            *code = ls_kafka_commit_item(a, &ctx->items[ctx->nitems], s, topic, qp->PartitionIndex,
+                                         qp->CommittedOffset, qp->CommittedLeaderEpoch,
+                                         qp->CommittedMetadata, maxmeta,
+                                         qp->CommitTimestamp >= 0 ? qp->CommitTimestamp : now);
+            if (*code == LS_KERR_NONE) ctx->codes[ctx->nitems++] = code;
         }
         ls_stream_release(s);
     }

@@ -220,24 +220,10 @@ static void group_ready(void *arg, ls_group_t *g)
         for (int32_t j = 0; j < qt->NumPartitions; j++) {
             const ls_kafka_TxnOffsetCommitRequest_Partition *qp = &qt->Partitions[j];
             int16_t *code = &t->resp.Topics[i].Partitions[j].ErrorCode;
-            if (!s || qp->PartitionIndex < 0 || qp->PartitionIndex >= s->partitions) {
-                *code = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-                continue;
-            }
-            if (qp->CommittedMetadata.len > maxmeta) {
-                *code = LS_KERR_OFFSET_METADATA_TOO_LARGE;
-                continue;
-            }
-            ls_group_commit_item_t *it = &t->items[t->nitems];
-            t->codes[t->nitems++] = code;
-            it->topic = topic;
-            it->partition = qp->PartitionIndex;
-            it->o.offset = qp->CommittedOffset;
-            it->o.leader_epoch = qp->CommittedLeaderEpoch;
-            it->o.metadata = ls_kafka_id_name(a, qp->CommittedMetadata, &ok); /* may hold NULs */
-            it->o.metadata_len = it->o.metadata ? qp->CommittedMetadata.len : 0;
-            it->o.commit_ms = now;
-            it->o.stream_no = s->stream_no;
+            *code = ls_kafka_commit_item(a, &t->items[t->nitems], s, topic, qp->PartitionIndex,
+                                         qp->CommittedOffset, qp->CommittedLeaderEpoch,
+                                         qp->CommittedMetadata, maxmeta, now);
+            if (*code == LS_KERR_NONE) t->codes[t->nitems++] = code;
         }
         ls_stream_release(s);
     }

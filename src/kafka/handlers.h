@@ -4,6 +4,8 @@
 #define LS_KAFKA_HANDLERS_H
 #include "kafka/api.h"
 #include "group/group.h"
+#include "group/group_service.h"
+#include "stream/catalog.h"
 #include "txn/txn.h"
 
 void ls_kafka_handle_produce(ls_kreq_t *req);                   /* h_produce.c, key 0 */
@@ -49,6 +51,14 @@ int16_t ls_kafka_group_error(ls_group_err e);
  * another broker's owner record fenced it, else COORDINATOR_NOT_AVAILABLE;
  * both retriable. */
 int16_t ls_kafka_group_write_error(ls_status st);
+
+/* h_group.c: fills an offset-commit item (OffsetCommit, TxnOffsetCommit)
+ * from one request partition; UNKNOWN_TOPIC_OR_PARTITION for a stream that
+ * does not hold it, OFFSET_METADATA_TOO_LARGE over max_metadata, else NONE
+ * (the item filled, its strings in a). */
+int16_t ls_kafka_commit_item(ls_arena_t *a, ls_group_commit_item_t *it, const ls_stream_t *s,
+                             char *topic, int32_t partition, int64_t offset, int32_t leader_epoch,
+                             ls_kstr_t metadata, int32_t max_metadata, int64_t commit_ms);
 
 /* h_txn.c: InitProducerId with a TransactionalId (h_producer.c hands it over). */
 void ls_kafka_init_transactional_producer(ls_kreq_t *req);
