@@ -54,11 +54,14 @@ trap cleanup EXIT
 
 note() { SUMMARY+=("$1"); }
 
-# add SUITE PASSED FAILED
+# add SUITE PASSED FAILED: counts a suite; its summary line also shows the
+# seconds since the previous suite was counted (where make test's time goes).
+LAST_ADD=$SECONDS
 add() {
     PASSED=$((PASSED + $2))
     FAILED=$((FAILED + $3))
-    note "$(printf '%-28s pass %-5d fail %d' "$1:" "$2" "$3")"
+    note "$(printf '%-28s pass %-5d fail %-4d %5ds' "$1:" "$2" "$3" $((SECONDS - LAST_ADD)))"
+    LAST_ADD=$SECONDS
 }
 
 # run_counted SUITE TIMEOUT CMD...: runs CMD, echoing its output, and counts
