@@ -148,6 +148,27 @@ static size_t utf8_cut(const uint8_t *p, size_t n, size_t max)
     return k;
 }
 
+/* A DECIMAL bound (Iceberg spec, "Binary single-value serialization"): the
+ * unscaled value as two's-complement big-endian bytes, the fewest that
+ * hold it, from a Parquet plain value (INT32/INT64 little-endian, fixed
+ * bytes big-endian). Its length, 0 when it does not fit a bound. */
+static size_t decimal_bound(ls_pq_type type, const uint8_t *v, size_t n, uint8_t *out)
+{
+    uint8_t be[LS_ICE_BOUND_MAX];
+    if (n > sizeof be || n == 0) return 0;
+    if (type == LS_PQ_FIXED_LEN_BYTE_ARRAY)
+        memcpy(be, v, n);
+    else
+        for (size_t i = 0; i < n; i++)
+            be[i] = v[n - 1 - i];
+    size_t k = 0; /* drop a leading byte that only repeats the next one's sign */
+    while (k + 1 < n &&
+           ((be[k] == 0 && !(be[k + 1] & 0x80)) || (be[k] == 0xff && (be[k + 1] & 0x80))))
+        k++;
+    memcpy(out, be + k, n - k);
+    return n - k;
+}
+
 void ls_ice_datafile_metrics(ls_ice_datafile_t *df, const ls_pq_writer_t *w)
 {
     size_t nc = ls_pq_ncolumns(w);
@@ -164,6 +185,22 @@ void ls_ice_datafile_metrics(ls_ice_datafile_t *df, const ls_pq_writer_t *w)
         m->value_count = s->num_values;
         m->null_count = s->null_count;
         if (!s->has_bounds || s->max_rep > 0) continue;
+        if (s->logical ==
+            LS_PQ_LT_DECIMAL) { /* spec: the unscaled value, big-endian, fewest bytes */
+            m->lower_len = decimal_bound(s->type, s->min.data, s->min.len, m->lower);
+            m->upper_len = decimal_bound(s->type, s->max.data, s->max.len, m->upper);
+            m->has_lower = m->has_upper = m->lower_len > 0 && m->upper_len > 0;
+            continue;
+        }
+        if (s->type == LS_PQ_FIXED_LEN_BYTE_ARRAY) { /* uuid, fixed[L]: whole values or none */
+            if (s->min.len > LS_ICE_BOUND_MAX) continue;
+            memcpy(m->lower, s->min.data, s->min.len);
+            memcpy(m->upper, s->max.data, s->max.len);
+            m->lower_len = s->min.len;
+            m->upper_len = s->max.len;
+            m->has_lower = m->has_upper = 1;
+            continue;
+        }
         if (s->type != LS_PQ_BYTE_ARRAY) {
             /* INT32 / INT64 plain values are already little-endian */
             memcpy(m->lower, s->min.data, s->min.len);

@@ -24,8 +24,9 @@
  * column it fills and how its value converts); in "evolve" mode it changes
  * a copy of the columns the ways Iceberg's schema evolution allows (spec,
  * "Schema Evolution"): a new field becomes an optional column with fresh ids
- * (from last-column-id + 1, numbered as a new table's are); int -> long and
- * float -> double widen the column; a nullable writer field or a table
+ * (from last-column-id + 1, numbered as a new table's are); int -> long,
+ * float -> double and decimal(P,S) -> decimal(P',S), P' > P, widen the
+ * column (a decimal's scale and a fixed's size never change); a nullable writer field or a table
  * column the writer lacks makes the column optional. Anything else (a
  * string where the column is int, a record where it is a list, a type
  * Iceberg cannot promote, an Avro type not mapped) is incompatible, named by
@@ -61,6 +62,10 @@ typedef enum {
     C_TIMESTAMPTZ,
     C_STRING,
     C_BINARY,
+    C_TIME,    /* micros since midnight */
+    C_UUID,    /* 16 bytes */
+    C_DECIMAL, /* decimal(prec, scale): the unscaled value */
+    C_FIXED,   /* fixed[len] */
     C_NPRIM,
     C_STRUCT = C_NPRIM,
     C_LIST,
@@ -82,13 +87,23 @@ static const struct {
     [C_TIMESTAMPTZ] = {"timestamptz", LS_PQ_INT64, LS_PQ_LT_TIMESTAMP_US_UTC},
     [C_STRING] = {"string", LS_PQ_BYTE_ARRAY, LS_PQ_LT_STRING},
     [C_BINARY] = {"binary", LS_PQ_BYTE_ARRAY, LS_PQ_LT_NONE},
+    [C_TIME] = {"time", LS_PQ_INT64, LS_PQ_LT_TIME_US},
+    [C_UUID] = {"uuid", LS_PQ_FIXED_LEN_BYTE_ARRAY, LS_PQ_LT_UUID},
+    /* parameterized: the Iceberg name and the Parquet type come from col_pq */
+    [C_DECIMAL] = {"decimal", LS_PQ_INT64, LS_PQ_LT_DECIMAL},
+    [C_FIXED] = {"fixed", LS_PQ_FIXED_LEN_BYTE_ARRAY, LS_PQ_LT_NONE},
 };
+
+/* Iceberg's widest decimal (spec, "Primitive Types") */
+#define MAX_DECIMAL_DIGITS 38
 
 typedef struct col {
     ctype type;
     int id;
     char *name; /* struct fields: the field's; list/map members: element, key, value */
     bool required;
+    int prec, scale;   /* C_DECIMAL */
+    int len;           /* C_FIXED: bytes */
     struct col **kids; /* struct: fields; list: [element]; map: [key, value] */
     size_t nkids;
     int def, rep, lo, hi; /* Parquet facts (file comment), set by layout() */
@@ -112,7 +127,20 @@ struct ls_typed_shape {
 };
 
 /* How the writer's Avro value of a primitive is read. */
-typedef enum { D_BOOLEAN, D_INT, D_LONG, D_MILLIS, D_FLOAT, D_DOUBLE, D_BYTES, D_ENUM } dkind;
+typedef enum {
+    D_BOOLEAN,
+    D_INT,
+    D_LONG,
+    D_MILLIS, /* long millis -> micros */
+    D_FLOAT,
+    D_DOUBLE,
+    D_BYTES,
+    D_ENUM,
+    D_TIME_MILLIS, /* int millis -> long micros */
+    D_DECIMAL,     /* bytes or fixed: a two's-complement big-endian unscaled value */
+    D_FIXED,       /* fixed: its size in bytes */
+    D_UUID_TEXT,   /* string: the 36-character text form -> 16 bytes */
+} dkind;
 
 /* A writer schema node and the column it fills (file comment). */
 typedef struct rnode {
@@ -182,6 +210,7 @@ static col_t *col_copy(const col_t *c)
 {
     col_t *n = col_new(c->type, c->id, c->name, c->required);
     n->pk = c->pk;
+    n->prec = c->prec, n->scale = c->scale, n->len = c->len;
     for (size_t i = 0; i < c->nkids; i++)
         col_add(n, col_copy(c->kids[i]));
     return n;
@@ -204,39 +233,111 @@ static const ls_avro_node_t *unwrap(const ls_avro_node_t *t, int *null_branch)
     return *null_branch >= 0 && others == 1 ? other : NULL;
 }
 
+/* The Parquet physical type of primitive column c (*len: a fixed length). */
+static ls_pq_type col_pq(const col_t *c, int *len)
+{
+    *len = 0;
+    switch (c->type) {
+    case C_DECIMAL: /* as Iceberg's writers store them (spec, Parquet appendix) */
+        if (c->prec <= 9) return LS_PQ_INT32;
+        if (c->prec <= 18) return LS_PQ_INT64;
+        *len = ls_pq_decimal_length(c->prec);
+        return LS_PQ_FIXED_LEN_BYTE_ARRAY;
+    case C_FIXED: *len = c->len; return LS_PQ_FIXED_LEN_BYTE_ARRAY;
+    case C_UUID: *len = 16; return LS_PQ_FIXED_LEN_BYTE_ARRAY;
+    default: return prims[c->type].pq;
+    }
+}
+
+/* The Iceberg type of c as the schema JSON spells it, into buf. */
+static const char *type_str(const col_t *c, char *buf, size_t n)
+{
+    if (c->type == C_DECIMAL)
+        snprintf(buf, n, "decimal(%d, %d)", c->prec, c->scale);
+    else if (c->type == C_FIXED)
+        snprintf(buf, n, "fixed[%d]", c->len);
+    else
+        snprintf(buf, n, "%s",
+                 c->type == C_STRUCT ? "struct"
+                 : c->type == C_LIST ? "list"
+                 : c->type == C_MAP  ? "map"
+                                     : prims[c->type].name);
+    return buf;
+}
+
+/* Why Avro primitive t has no column (NULL: it has one, see avro_prim). */
+static const char *prim_refusal(const ls_avro_node_t *t)
+{
+    const char *lg = t->logical ? t->logical : "";
+    if (!strcmp(lg, "timestamp-nanos") || !strcmp(lg, "local-timestamp-nanos"))
+        return "nanosecond timestamps need Iceberg format version 3; this table is version 2";
+    if (!strcmp(lg, "decimal") && t->precision > MAX_DECIMAL_DIGITS)
+        return "Iceberg decimals hold at most 38 digits";
+    if (!strcmp(lg, "duration")) return "Iceberg has no type for an Avro duration";
+    return NULL;
+}
+
 /* The column type of an Avro primitive (logical types included) and how
- * its value is read; -1 when it is not mapped. */
+ * its value is read; -1 when it is not mapped (prim_refusal says why). The
+ * Iceberg spec's Avro appendix: decimal on bytes or fixed -> decimal(P,S),
+ * fixed -> fixed[L], uuid (string or fixed(16)) -> uuid, time-millis and
+ * time-micros -> time (micros). */
 static int avro_prim(const ls_avro_node_t *t, ctype *ct, dkind *dk)
 {
     const char *lg = t->logical ? t->logical : "";
+    if (prim_refusal(t)) return -1;
     switch (t->kind) {
     case LS_AVRO_BOOLEAN: *ct = C_BOOLEAN, *dk = D_BOOLEAN; return 0;
     case LS_AVRO_INT:
-        *dk = D_INT;
-        *ct = !strcmp(lg, "date") ? C_DATE : C_INT;
-        return strcmp(lg, "time-millis") ? 0 : -1;
+        *dk = !strcmp(lg, "time-millis") ? D_TIME_MILLIS : D_INT;
+        *ct = !strcmp(lg, "date") ? C_DATE : !strcmp(lg, "time-millis") ? C_TIME : C_INT;
+        return 0;
     case LS_AVRO_LONG:
         *dk = !strcmp(lg, "timestamp-millis") || !strcmp(lg, "local-timestamp-millis") ? D_MILLIS
                                                                                        : D_LONG;
         *ct = !strncmp(lg, "timestamp-", 10)         ? C_TIMESTAMPTZ
               : !strncmp(lg, "local-timestamp-", 16) ? C_TIMESTAMP
+              : !strcmp(lg, "time-micros")           ? C_TIME
                                                      : C_LONG;
-        return strcmp(lg, "time-micros") ? 0 : -1;
+        return 0;
     case LS_AVRO_FLOAT: *ct = C_FLOAT, *dk = D_FLOAT; return 0;
     case LS_AVRO_DOUBLE: *ct = C_DOUBLE, *dk = D_DOUBLE; return 0;
-    case LS_AVRO_BYTES: *ct = C_BINARY, *dk = D_BYTES; return strcmp(lg, "decimal") ? 0 : -1;
-    case LS_AVRO_STRING: *ct = C_STRING, *dk = D_BYTES; return 0;
+    case LS_AVRO_BYTES:
+    case LS_AVRO_FIXED:
+        if (!strcmp(lg, "decimal")) {
+            *ct = C_DECIMAL, *dk = D_DECIMAL;
+        } else if (t->kind == LS_AVRO_BYTES) {
+            *ct = C_BINARY, *dk = D_BYTES;
+        } else {
+            *ct = !strcmp(lg, "uuid") ? C_UUID : C_FIXED, *dk = D_FIXED;
+            if (t->size <= 0 || t->size > INT32_MAX) return -1;
+        }
+        return 0;
+    case LS_AVRO_STRING:
+        *ct = !strcmp(lg, "uuid") ? C_UUID : C_STRING;
+        *dk = !strcmp(lg, "uuid") ? D_UUID_TEXT : D_BYTES;
+        return 0;
     case LS_AVRO_ENUM: *ct = C_STRING, *dk = D_ENUM; return 0;
     default: return -1;
     }
 }
 
+/* A new column of the primitive type ct for Avro type t. */
+static col_t *prim_col(ctype ct, const ls_avro_node_t *t, int id, const char *name, bool required)
+{
+    col_t *c = col_new(ct, id, name, required);
+    if (ct == C_DECIMAL) c->prec = t->precision, c->scale = t->scale;
+    if (ct == C_FIXED) c->len = (int)t->size;
+    return c;
+}
+
 static void unmapped(const ls_avro_node_t *t, const char *path, char *err, size_t errlen)
 {
-    char why[160];
-    snprintf(why, sizeof why, "Avro %s%s%s is not mapped to a column yet",
-             ls_avro_kind_name(t->kind), t->logical ? " with logical type " : "",
-             t->logical ? t->logical : "");
+    char why[200];
+    const char *refusal = prim_refusal(t);
+    snprintf(why, sizeof why, "Avro %s%s%s %s", ls_avro_kind_name(t->kind),
+             t->logical ? " with logical type " : "", t->logical ? t->logical : "",
+             refusal ? refusal : "is not mapped to a column");
     put_err(err, errlen, path, why);
 }
 
@@ -309,7 +410,7 @@ static col_t *from_avro(const ls_avro_node_t *type, const char *name, int id, bo
             unmapped(t, path, err, errlen);
             return NULL;
         }
-        return col_new(ct, id, name, required);
+        return prim_col(ct, t, id, name, required);
     }
     }
 fail:
@@ -340,8 +441,21 @@ static col_t *from_json(json_t *type, const char *name, int id, bool required, c
                         size_t errlen)
 {
     if (json_is_string(type)) {
+        const char *ts = json_string_value(type);
+        int a, b, end = 0;
+        if (sscanf(ts, "decimal(%d,%d)%n", &a, &b, &end) == 2 && !ts[end] && a >= 1 &&
+            a <= MAX_DECIMAL_DIGITS && b >= 0 && b <= a) {
+            col_t *c = col_new(C_DECIMAL, id, name, required);
+            c->prec = a, c->scale = b;
+            return c;
+        }
+        if (sscanf(ts, "fixed[%d]%n", &a, &end) == 1 && !ts[end] && a > 0) {
+            col_t *c = col_new(C_FIXED, id, name, required);
+            c->len = a;
+            return c;
+        }
         for (int i = 0; i < C_NPRIM; i++)
-            if (!strcmp(json_string_value(type), prims[i].name))
+            if (i != C_DECIMAL && i != C_FIXED && !strcmp(ts, prims[i].name))
                 return col_new((ctype)i, id, name, required);
         snprintf(err, errlen, "schema: column %s has type %s, which typed tables do not write",
                  name, json_string_value(type));
@@ -409,14 +523,25 @@ static void json_str(ls_buf_t *b, const char *s)
     ls_buf_append_u8(b, '"');
 }
 
-static void add_field(ls_typed_shape_t *s, const char *name, ls_pq_type type, ls_pq_repetition rep,
-                      ls_pq_logical lt, int id, int nchildren)
+/* add_field with the decimal and fixed facts of primitive column c */
+static void add_field_x(ls_typed_shape_t *s, const char *name, ls_pq_type type,
+                        ls_pq_repetition rep, ls_pq_logical lt, int id, int nchildren,
+                        const col_t *c)
 {
     if (s->nfields == s->capfields) {
         s->capfields = s->capfields ? s->capfields * 2 : 32;
         s->fields = ls_realloc(s->fields, s->capfields * sizeof *s->fields);
     }
-    s->fields[s->nfields++] = (ls_pq_field_t){name, type, rep, lt, id, nchildren};
+    int len = 0;
+    if (c) col_pq(c, &len);
+    s->fields[s->nfields++] =
+        (ls_pq_field_t){name, type, rep, lt, id, nchildren, len, c ? c->prec : 0, c ? c->scale : 0};
+}
+
+static void add_field(ls_typed_shape_t *s, const char *name, ls_pq_type type, ls_pq_repetition rep,
+                      ls_pq_logical lt, int id, int nchildren)
+{
+    add_field_x(s, name, type, rep, lt, id, nchildren, NULL);
 }
 
 static void layout_type(ls_typed_shape_t *s, col_t *c, ls_buf_t *json);
@@ -443,7 +568,8 @@ static void layout(ls_typed_shape_t *s, col_t *c, int def, int rep, ls_buf_t *js
     }
     default:
         c->leaf = s->ncols++;
-        add_field(s, c->name, prims[c->type].pq, pr, prims[c->type].lt, c->id, 0);
+        int len;
+        add_field_x(s, c->name, col_pq(c, &len), pr, prims[c->type].lt, c->id, 0, c);
         break;
     }
     layout_type(s, c, json);
@@ -496,7 +622,11 @@ static void layout_type(ls_typed_shape_t *s, col_t *c, ls_buf_t *json)
         ls_buf_printf(json, "}");
         return;
     }
-    default: ls_buf_printf(json, "\"%s\"", prims[c->type].name); return;
+    default: {
+        char tn[64];
+        ls_buf_printf(json, "\"%s\"", type_str(c, tn, sizeof tn));
+        return;
+    }
     }
 }
 
@@ -856,17 +986,9 @@ static bool walk_struct(walk_t *w, col_t *c, const ls_avro_node_t *t, const char
     return ok;
 }
 
-static const char *type_name(const col_t *c)
-{
-    return c->type == C_STRUCT ? "struct"
-           : c->type == C_LIST ? "list"
-           : c->type == C_MAP  ? "map"
-                               : prims[c->type].name;
-}
-
 static bool walk_type(walk_t *w, col_t *c, const ls_avro_node_t *t, const char *path, rnode_t *n)
 {
-    char why[200], sub[1024];
+    char why[300], sub[1024], tn[64], tn2[64];
     ls_avro_kind want = c->type == C_STRUCT ? LS_AVRO_RECORD
                         : c->type == C_LIST ? LS_AVRO_ARRAY
                         : c->type == C_MAP  ? LS_AVRO_MAP
@@ -874,8 +996,8 @@ static bool walk_type(walk_t *w, col_t *c, const ls_avro_node_t *t, const char *
     if (want != LS_AVRO_NULL || t->kind == LS_AVRO_RECORD || t->kind == LS_AVRO_ARRAY ||
         t->kind == LS_AVRO_MAP) {
         if (t->kind != want) {
-            snprintf(why, sizeof why, "the %s column cannot take Avro %s", type_name(c),
-                     ls_avro_kind_name(t->kind));
+            snprintf(why, sizeof why, "the %s column cannot take Avro %s",
+                     type_str(c, tn, sizeof tn), ls_avro_kind_name(t->kind));
             return incompatible(w, path, why);
         }
         if (c->type == C_STRUCT) return walk_struct(w, c, t, path, n);
@@ -889,15 +1011,52 @@ static bool walk_type(walk_t *w, col_t *c, const ls_avro_node_t *t, const char *
         unmapped(t, path, w->err, w->errlen);
         return false;
     }
+    col_t *wc = prim_col(ct, t, 0, "", true); /* the writer's type, as a column */
+    type_str(wc, tn2, sizeof tn2);
+    ls_free(wc->name);
+    ls_free(wc);
+    if (ct == C_UUID && c->type == C_STRING && t->kind == LS_AVRO_STRING) { /* an older table's */
+        n->dec = D_BYTES;
+        return true;
+    }
+    if (ct == C_DECIMAL && c->type == C_DECIMAL) {
+        int len0, len1;
+        col_t wider = *c;
+        wider.prec = t->precision;
+        if (t->scale != c->scale) {
+            snprintf(why, sizeof why,
+                     "Iceberg cannot change a decimal's scale (the %s column, the writer's %s)",
+                     type_str(c, tn, sizeof tn), tn2);
+            return incompatible(w, path, why);
+        }
+        if (t->precision <= c->prec) return true;
+        if (c->pk && col_pq(c, &len0) != col_pq(&wider, &len1)) {
+            snprintf(why, sizeof why,
+                     "a primary key field's %s cannot widen to %s (its stored form changes)",
+                     type_str(c, tn, sizeof tn), tn2);
+            return incompatible(w, path, why);
+        }
+        snprintf(why, sizeof why, "the column widens from %s to %s", type_str(c, tn, sizeof tn),
+                 tn2);
+        if (!change(w, path, why)) return false;
+        c->prec = t->precision;
+        return true;
+    }
+    if (ct == C_FIXED && c->type == C_FIXED && t->size != c->len) {
+        snprintf(why, sizeof why, "Iceberg cannot change the %s column to %s",
+                 type_str(c, tn, sizeof tn), tn2);
+        return incompatible(w, path, why);
+    }
     if (ct == c->type || promotes(ct, c->type)) return true;
     if (promotes(c->type, ct)) {
-        snprintf(why, sizeof why, "the column widens from %s to %s", type_name(c), prims[ct].name);
+        snprintf(why, sizeof why, "the column widens from %s to %s", type_str(c, tn, sizeof tn),
+                 tn2);
         if (!change(w, path, why)) return false;
         c->type = ct;
         return true;
     }
-    snprintf(why, sizeof why, "Iceberg cannot promote the %s column to %s", type_name(c),
-             prims[ct].name);
+    snprintf(why, sizeof why, "Iceberg cannot promote the %s column to %s",
+             type_str(c, tn, sizeof tn), tn2);
     return incompatible(w, path, why);
 }
 
@@ -1059,18 +1218,73 @@ static void capture(rd_t *r, const rnode_t *n, int64_t l, const uint8_t *p, size
     if (!r->ident || n->col->pk <= 0) return;
     ls_buf_t *b = &r->ident[n->col->pk - 1];
     b->len = 0;
-    switch (prims[n->col->type].pq) {
+    int flen;
+    switch (col_pq(n->col, &flen)) {
     case LS_PQ_BOOLEAN: ls_file_ident_bool(b, l != 0); return;
     case LS_PQ_BYTE_ARRAY: ls_file_ident_bytes(b, p, len); return;
     default: ls_file_ident_long(b, l); return;
     }
 }
 
+/* A decimal's unscaled value from its two's-complement big-endian bytes
+ * p[0..len) (empty: 0), checked to have at most prec digits (Avro
+ * specification: a value beyond the precision is invalid, never rounded). */
+static bool decimal_value(rd_t *r, const uint8_t *p, size_t len, int prec, __int128 *out)
+{
+    bool neg = len && (p[0] & 0x80);
+    size_t k = 0; /* sign-extension bytes beyond 16 carry nothing */
+    while (len - k > 16 && p[k] == (neg ? 0xff : 0x00))
+        k++;
+    if (len - k > 16 || (len - k == 16 && ((p[k] & 0x80) != 0) != neg)) {
+        r->in.why = "a decimal wider than 128 bits";
+        return false;
+    }
+    unsigned __int128 u = neg ? ~(unsigned __int128)0 : 0;
+    for (; k < len; k++)
+        u = u << 8 | p[k];
+    __int128 v = (__int128)u;
+    unsigned __int128 mag = v < 0 ? -(unsigned __int128)u : u, limit = 1;
+    for (int i = 0; i < prec; i++)
+        limit *= 10;
+    if (mag >= limit) {
+        r->in.why = "a decimal with more digits than its precision";
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static int hexval(uint8_t ch)
+{
+    return ch >= '0' && ch <= '9'   ? ch - '0'
+           : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+           : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                    : -1;
+}
+
+/* The 16 bytes of a UUID's text form (RFC 9562: 8-4-4-4-12 hex digits). */
+static bool uuid_parse(const uint8_t *p, size_t len, uint8_t out[16])
+{
+    if (len != 36) return false;
+    int o = 0;
+    for (size_t i = 0; i < 36;) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (p[i++] != '-') return false;
+            continue;
+        }
+        int hi = hexval(p[i]), lo = hexval(p[i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        out[o++] = (uint8_t)(hi << 4 | lo);
+        i += 2;
+    }
+    return true;
+}
+
 static bool shred_prim(rd_t *r, const rnode_t *n, int rep)
 {
     ls_pq_writer_t *w = r->w;
-    int col = n->col->leaf;
-    ls_pq_type pt = prims[n->col->type].pq;
+    int col = n->col->leaf, flen;
+    ls_pq_type pt = col_pq(n->col, &flen);
     int64_t l;
     const uint8_t *p;
     size_t len;
@@ -1134,6 +1348,52 @@ static bool shred_prim(rd_t *r, const rnode_t *n, int rep)
         if (w) ls_pq_put_bytes(w, col, rep, n->avro->symbols[l], strlen(n->avro->symbols[l]));
         capture(r, n, 0, (const uint8_t *)n->avro->symbols[l], strlen(n->avro->symbols[l]));
         return true;
+    case D_TIME_MILLIS:
+        if (!ls_avro_rd_long(&r->in, &l)) return false;
+        if (l < INT32_MIN || l > INT32_MAX) {
+            r->in.why = "int out of range";
+            return false;
+        }
+        if (w) ls_pq_put_i64(w, col, rep, l * 1000);
+        capture(r, n, l * 1000, NULL, 0);
+        return true;
+    case D_DECIMAL: {
+        __int128 v;
+        if (n->avro->kind == LS_AVRO_FIXED) {
+            p = r->in.p;
+            len = (size_t)n->avro->size;
+            if (!ls_avro_rd_fixed(&r->in, NULL, len)) return false;
+        } else if (!ls_avro_rd_bytes(&r->in, &p, &len)) {
+            return false;
+        }
+        if (!decimal_value(r, p, len, n->avro->precision, &v)) return false;
+        if (w) ls_pq_put_decimal(w, col, rep, v);
+        if (r->ident && n->col->pk > 0) {
+            uint8_t be[16];
+            for (int i = 0; i < flen; i++) /* as stored (ls_pq_put_decimal) */
+                be[flen - 1 - i] = (uint8_t)(v >> (8 * i));
+            capture(r, n, (int64_t)v, be, (size_t)flen);
+        }
+        return true;
+    }
+    case D_FIXED:
+        p = r->in.p;
+        len = (size_t)n->avro->size;
+        if (!ls_avro_rd_fixed(&r->in, NULL, len)) return false;
+        if (w) ls_pq_put_bytes(w, col, rep, p, len);
+        capture(r, n, 0, p, len);
+        return true;
+    case D_UUID_TEXT: {
+        uint8_t u[16];
+        if (!ls_avro_rd_bytes(&r->in, &p, &len)) return false;
+        if (!uuid_parse(p, len, u)) {
+            r->in.why = "a uuid string that is not a UUID's text form";
+            return false;
+        }
+        if (w) ls_pq_put_bytes(w, col, rep, u, 16);
+        capture(r, n, 0, u, 16);
+        return true;
+    }
     }
     return false;
 }

@@ -32,19 +32,25 @@
  * string (its symbol), record -> struct, array -> list, map -> map<string,
  * ...>, a union of null and one type -> that type, optional; logical date ->
  * date, timestamp-millis/-micros -> timestamptz, local-timestamp-millis/
- * -micros -> timestamp (millis scaled to micros). Not yet (the shape is
- * refused with the path and the reason, so the table does not start rather
- * than dropping data): fixed, decimal, time-millis/-micros, unions of
- * several non-null types, a value whose top level is not a record, fields
- * named _kafka_*.
+ * -micros -> timestamp (millis scaled to micros); fixed(L) -> fixed[L];
+ * decimal(P,S) on bytes or fixed -> decimal(P,S) (P <= 38; Parquet INT32 for
+ * P <= 9, INT64 for P <= 18, else the fewest fixed bytes; a value with more
+ * than P digits does not decode: never rounded); uuid on string (its text
+ * form, parsed) or fixed(16) -> uuid (a table's older string column keeps
+ * taking uuid text); time-millis/-micros -> time (micros). Refused (the shape
+ * with the path and the reason, so the table does not start rather than
+ * dropping data): unions of several non-null types, timestamp-nanos and
+ * local-timestamp-nanos (Iceberg format v3; tables are v2), duration, a
+ * value whose top level is not a record, fields named _kafka_*.
  *
  * Schema evolution (issue 14 §4, design note in iceberg_typed.c): a shape is
  * the table's current Iceberg schema; a reader turns datums of one writer
  * schema into rows of a shape, resolving by field name (missing optional
  * columns null, int into long, float into double). A writer schema that does
  * not fit asks for ls_typed_evolve: a new shape with added optional columns
- * (fresh ids above last-column-id), int -> long, float -> double, required
- * -> optional, every existing field id kept; what Iceberg cannot express is
+ * (fresh ids above last-column-id), int -> long, float -> double, a
+ * decimal's precision widened at the same scale, required -> optional,
+ * every existing field id kept; what Iceberg cannot express is
  * refused with the path and the reason.
  *
  * Primary keys (upsert tables, ls_typed_shape_new_pk): named top-level

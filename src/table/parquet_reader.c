@@ -1442,11 +1442,11 @@ static void put_triple(ls_pq_writer_t *w, int col, int type, int max_def, const 
 /* Copying projects the file onto the writer's schema by Iceberg field id
  * (what a reader of an evolved table does): a writer leaf takes the file
  * leaf of its field id, along the same path of ids; INT32 values widen to
- * INT64 and FLOAT to DOUBLE; definition levels are re-counted where a
- * field became optional. A writer leaf the file lacks (a column added
- * since) is null wherever its deepest ancestor the file has is present: it
- * follows the levels of the file leaf sharing the longest path with it,
- * keeping only the entries at or above that ancestor's repetition level. */
+ * INT64 and FLOAT to DOUBLE (and a decimal's INT32 or INT64 to fixed bytes); definition levels are
+ * re-counted where a field became optional. A writer leaf the file lacks (a column added since) is
+ * null wherever its deepest ancestor the file has is present: it follows the levels of the file
+ * leaf sharing the longest path with it, keeping only the entries at or above that ancestor's
+ * repetition level. */
 #define PROJ_MAX_DEPTH 32
 
 typedef struct pnode {
@@ -1508,10 +1508,14 @@ static int levels(const pnode_t *nodes, const chain_t *c, int j, bool repeated)
     return n;
 }
 
-static bool widens(int from, int to)
+/* to_logical: a decimal widened past 18 digits stores fixed bytes where
+ * older files hold INT32 or INT64 */
+static bool widens(int from, int to, int to_logical)
 {
     return from == to || (from == LS_PQ_INT32 && to == LS_PQ_INT64) ||
-           (from == LS_PQ_FLOAT && to == LS_PQ_DOUBLE);
+           (from == LS_PQ_FLOAT && to == LS_PQ_DOUBLE) ||
+           (to_logical == LS_PQ_LT_DECIMAL && to == LS_PQ_FIXED_LEN_BYTE_ARRAY &&
+            (from == LS_PQ_INT32 || from == LS_PQ_INT64));
 }
 
 /* proj[k] for every writer column k; LS_EINVAL with err when the file
@@ -1557,7 +1561,7 @@ static ls_status plan_projection(ls_pqr_t *r, ls_pq_writer_t *w, proj_t *proj, c
         p->present = shared == W->len && shared == F->len;
         p->keep_rep = levels(wn, W, shared, true);
         const ls_pqr_elem_t *e = &r->elems[F->at[F->len - 1]];
-        if (p->present && !widens(e->type, (int)c->type)) {
+        if (p->present && !widens(e->type, (int)c->type, (int)c->logical)) {
             snprintf(err, errlen, "parquet copy: column %s is %s in the file, %s in the writer",
                      c->path, type_name(e->type), type_name(c->type));
             st = LS_EINVAL;
@@ -1595,7 +1599,11 @@ static void put_projected(ls_pq_writer_t *w, int col, int ftype, const ls_pq_col
         ls_pq_put_null(w, col, t->rep, def);
         return;
     }
-    if (ftype == LS_PQ_INT32 && c->type == LS_PQ_INT64)
+    if (ftype == LS_PQ_INT32 && c->type == LS_PQ_FIXED_LEN_BYTE_ARRAY)
+        ls_pq_put_decimal(w, col, t->rep, t->v.i32);
+    else if (ftype == LS_PQ_INT64 && c->type == LS_PQ_FIXED_LEN_BYTE_ARRAY)
+        ls_pq_put_decimal(w, col, t->rep, t->v.i64);
+    else if (ftype == LS_PQ_INT32 && c->type == LS_PQ_INT64)
         ls_pq_put_i64(w, col, t->rep, t->v.i32);
     else if (ftype == LS_PQ_FLOAT && c->type == LS_PQ_DOUBLE)
         ls_pq_put_double(w, col, t->rep, t->v.f32);

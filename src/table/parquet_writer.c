@@ -24,7 +24,14 @@
 /* parquet.thrift enums */
 enum { ENC_PLAIN = 0, ENC_RLE = 3, ENC_RLE_DICTIONARY = 8 };
 enum { PAGE_DATA = 0, PAGE_DICTIONARY = 2 };
-enum { CT_UTF8 = 0, CT_MAP = 1, CT_LIST = 3, CT_DATE = 6, CT_TIMESTAMP_MICROS = 10 };
+enum {
+    CT_UTF8 = 0,
+    CT_MAP = 1,
+    CT_LIST = 3,
+    CT_DECIMAL = 5,
+    CT_DATE = 6,
+    CT_TIMESTAMP_MICROS = 10
+};
 
 typedef struct chunk_meta {
     int64_t num_values, uncompressed, compressed;
@@ -47,6 +54,8 @@ typedef struct pq_col {
     char **parts; /* path components */
     int nparts;
     int max_def, max_rep;
+    int width;         /* FIXED_LEN_BYTE_ARRAY: bytes per value */
+    int sbytes;        /* byte values compare as signed big-endian numbers (DECIMAL) */
     ls_buf_t rep, def; /* one byte per level entry */
     size_t nlevels, rows_started;
     ls_buf_t vals; /* PLAIN values (non-null entries) */
@@ -153,8 +162,26 @@ static long walk(ls_pq_writer_t *w, size_t i, int def, int rep, const char *pref
         return next;
     }
     if (f->type != LS_PQ_BOOLEAN && f->type != LS_PQ_INT32 && f->type != LS_PQ_INT64 &&
-        f->type != LS_PQ_FLOAT && f->type != LS_PQ_DOUBLE && f->type != LS_PQ_BYTE_ARRAY) {
+        f->type != LS_PQ_FLOAT && f->type != LS_PQ_DOUBLE && f->type != LS_PQ_BYTE_ARRAY &&
+        f->type != LS_PQ_FIXED_LEN_BYTE_ARRAY) {
         snprintf(err, errlen, "schema: column %s has an unsupported type", path);
+        ls_free(path);
+        return -1;
+    }
+    const char *bad = NULL;
+    if (f->type == LS_PQ_FIXED_LEN_BYTE_ARRAY && f->type_length <= 0)
+        bad = "a FIXED_LEN_BYTE_ARRAY needs a type_length > 0";
+    else if (f->logical == LS_PQ_LT_UUID &&
+             (f->type != LS_PQ_FIXED_LEN_BYTE_ARRAY || f->type_length != 16))
+        bad = "UUID is a FIXED_LEN_BYTE_ARRAY(16)";
+    else if (f->logical == LS_PQ_LT_TIME_US && f->type != LS_PQ_INT64)
+        bad = "TIME(MICROS) is an INT64";
+    else if (f->logical == LS_PQ_LT_DECIMAL &&
+             (f->precision < 1 || f->scale < 0 || f->scale > f->precision ||
+              f->precision > ls_pq_decimal_digits(f->type, f->type_length)))
+        bad = "DECIMAL precision and scale do not fit the physical type";
+    if (bad) {
+        snprintf(err, errlen, "schema: column %s: %s", path, bad);
         ls_free(path);
         return -1;
     }
@@ -165,6 +192,8 @@ static long walk(ls_pq_writer_t *w, size_t i, int def, int rep, const char *pref
     c->path = path;
     c->max_def = def;
     c->max_rep = rep;
+    c->width = f->type == LS_PQ_FIXED_LEN_BYTE_ARRAY ? f->type_length : 0;
+    c->sbytes = f->logical == LS_PQ_LT_DECIMAL && f->type == LS_PQ_FIXED_LEN_BYTE_ARRAY;
     /* components */
     for (const char *p = path;; p++) {
         const char *dot = strchr(p, '.');
@@ -359,7 +388,7 @@ static pq_col_t *level(ls_pq_writer_t *w, int col, int rep, int def, int type)
 
 static size_t plain_len_at(const pq_col_t *c, int type, const uint8_t *p)
 {
-    (void)c;
+    if (type == LS_PQ_FIXED_LEN_BYTE_ARRAY) return (size_t)c->width;
     if (type == LS_PQ_BOOLEAN) return 1; /* one byte per value until the page bit-packs it */
     if (type == LS_PQ_INT32 || type == LS_PQ_FLOAT) return 4;
     if (type == LS_PQ_INT64 || type == LS_PQ_DOUBLE) return 8;
@@ -367,9 +396,11 @@ static size_t plain_len_at(const pq_col_t *c, int type, const uint8_t *p)
 }
 
 /* Compares two plain values in the column's sort order (signed ints,
- * unsigned lexicographic bytes). */
-static int cmp_plain(int type, const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+ * unsigned lexicographic bytes; sbytes: bytes as signed big-endian
+ * numbers of one width, a DECIMAL's). */
+static int cmp_plain(int type, int sbytes, const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 {
+    if (sbytes && an && bn && (a[0] ^ b[0]) & 0x80) return a[0] & 0x80 ? -1 : 1;
     if (type == LS_PQ_INT32) {
         int32_t x, y;
         memcpy(&x, a, 4), memcpy(&y, b, 4);
@@ -426,8 +457,8 @@ static void update_bounds(pq_col_t *c, int type, const uint8_t *v, size_t n)
         c->has_bounds = 1;
         return;
     }
-    if (cmp_plain(type, v, n, c->min.data, c->min.len) < 0) set_buf(&c->min, v, n);
-    if (cmp_plain(type, v, n, c->max.data, c->max.len) > 0) set_buf(&c->max, v, n);
+    if (cmp_plain(type, c->sbytes, v, n, c->min.data, c->min.len) < 0) set_buf(&c->min, v, n);
+    if (cmp_plain(type, c->sbytes, v, n, c->max.data, c->max.len) > 0) set_buf(&c->max, v, n);
 }
 
 static void dict_grow(pq_col_t *c)
@@ -522,9 +553,19 @@ void ls_pq_put_bytes(ls_pq_writer_t *w, int col, int rep, const void *p, size_t 
         fail(w, "value of %zu bytes is too large", n);
         return;
     }
+    int fixed = col >= 0 && (size_t)col < w->ncols && w->cols[col].width;
+    if (fixed && n != (size_t)w->cols[col].width) {
+        fail(w, "column %s: a value of %zu bytes, the column's are %d", w->cols[col].path, n,
+             w->cols[col].width);
+        return;
+    }
     pq_col_t *c = level(w, col, rep, col >= 0 && (size_t)col < w->ncols ? w->cols[col].max_def : 0,
-                        LS_PQ_BYTE_ARRAY);
+                        fixed ? LS_PQ_FIXED_LEN_BYTE_ARRAY : LS_PQ_BYTE_ARRAY);
     if (!c) return;
+    if (fixed) { /* PLAIN: the bytes alone */
+        add_value(w, c, p, n, p, n);
+        return;
+    }
     if (!c->dict_on) { /* no dictionary probe: straight into the plain values */
         uint8_t len[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
         ls_buf_reserve(&c->vals, n + 4);
@@ -544,6 +585,49 @@ void ls_pq_put_bytes(ls_pq_writer_t *w, int col, int rep, const void *p, size_t 
     if (n) memcpy(plain + 4, p, n);
     add_value(w, c, plain, n + 4, plain + 4, n);
     if (plain != small) ls_free(plain);
+}
+
+int ls_pq_decimal_digits(ls_pq_type type, int type_length)
+{
+    if (type == LS_PQ_INT32) return 9;
+    if (type == LS_PQ_INT64) return 18;
+    if (type != LS_PQ_FIXED_LEN_BYTE_ARRAY || type_length <= 0) return 0;
+    if (type_length >= 16) return 38; /* what 128 bits hold (and Iceberg's maximum) */
+    /* the digits of 2^(8 * type_length - 1) - 1, less one */
+    unsigned __int128 max = ((unsigned __int128)1 << (8 * type_length - 1)) - 1;
+    int d = 0;
+    while (max >= 10)
+        max /= 10, d++;
+    return d;
+}
+
+int ls_pq_decimal_length(int precision)
+{
+    for (int n = 1; n < 16; n++)
+        if (ls_pq_decimal_digits(LS_PQ_FIXED_LEN_BYTE_ARRAY, n) >= precision) return n;
+    return 16;
+}
+
+void ls_pq_put_decimal(ls_pq_writer_t *w, int col, int rep, __int128 v)
+{
+    if (col < 0 || (size_t)col >= w->ncols) {
+        fail(w, "column %d out of range", col);
+        return;
+    }
+    const pq_col_t *c = &w->cols[col];
+    ls_pq_type type = w->fields[c->field].type;
+    if (type == LS_PQ_INT32) {
+        ls_pq_put_i32(w, col, rep, (int32_t)v);
+    } else if (type == LS_PQ_INT64) {
+        ls_pq_put_i64(w, col, rep, (int64_t)v);
+    } else if (type == LS_PQ_FIXED_LEN_BYTE_ARRAY && c->width <= 16) {
+        uint8_t b[16];
+        for (int i = 0; i < c->width; i++) /* big-endian, sign-extended to the width */
+            b[c->width - 1 - i] = (uint8_t)(v >> (8 * i));
+        ls_pq_put_bytes(w, col, rep, b, (size_t)c->width);
+    } else {
+        fail(w, "column %s: not a DECIMAL of at most 16 bytes", c->path);
+    }
 }
 
 void ls_pq_put_bool(ls_pq_writer_t *w, int col, int rep, int v)
@@ -873,9 +957,9 @@ static void merge_file_stats(ls_pq_writer_t *w, pq_col_t *c, const chunk_meta_t 
         f->has_bounds = 1;
         return;
     }
-    if (cmp_plain(type, cm->min.data, cm->min.len, f->min.data, f->min.len) < 0)
+    if (cmp_plain(type, c->sbytes, cm->min.data, cm->min.len, f->min.data, f->min.len) < 0)
         set_buf(&f->min, cm->min.data, cm->min.len);
-    if (cmp_plain(type, cm->max.data, cm->max.len, f->max.data, f->max.len) > 0)
+    if (cmp_plain(type, c->sbytes, cm->max.data, cm->max.len, f->max.data, f->max.len) > 0)
         set_buf(&f->max, cm->max.data, cm->max.len);
 }
 
@@ -922,15 +1006,30 @@ ls_status ls_pq_end_row(ls_pq_writer_t *w)
 
 /* ---- footer ---------------------------------------------------------- */
 
-static void write_logical(ls_tc_t *t, ls_pq_logical lt)
+static void write_logical(ls_tc_t *t, const ls_pq_field_t *f)
 {
+    ls_pq_logical lt = f->logical;
     if (lt == LS_PQ_LT_NONE) return;
     ls_tc_struct_begin(t, 10); /* LogicalType union */
     switch (lt) {
+    case LS_PQ_LT_DECIMAL:
+        ls_tc_struct_begin(t, 5); /* DecimalType */
+        ls_tc_i32(t, 1, f->scale);
+        ls_tc_i32(t, 2, f->precision);
+        break;
     case LS_PQ_LT_STRING: ls_tc_struct_begin(t, 1); break;
     case LS_PQ_LT_MAP: ls_tc_struct_begin(t, 2); break;
     case LS_PQ_LT_LIST: ls_tc_struct_begin(t, 3); break;
     case LS_PQ_LT_DATE: ls_tc_struct_begin(t, 6); break;
+    case LS_PQ_LT_UUID: ls_tc_struct_begin(t, 14); break;
+    case LS_PQ_LT_TIME_US:
+        ls_tc_struct_begin(t, 7); /* TimeType */
+        ls_tc_bool(t, 1, 0);      /* isAdjustedToUTC: Iceberg's time is local */
+        ls_tc_struct_begin(t, 2); /* TimeUnit union */
+        ls_tc_struct_begin(t, 2); /* MICROS */
+        ls_tc_struct_end(t);
+        ls_tc_struct_end(t);
+        break;
     default: /* TIMESTAMP */
         ls_tc_struct_begin(t, 8);
         ls_tc_bool(t, 1, lt == LS_PQ_LT_TIMESTAMP_US_UTC);
@@ -951,6 +1050,7 @@ static int converted_of(ls_pq_logical lt)
     case LS_PQ_LT_MAP: return CT_MAP;
     case LS_PQ_LT_LIST: return CT_LIST;
     case LS_PQ_LT_DATE: return CT_DATE;
+    case LS_PQ_LT_DECIMAL: return CT_DECIMAL;
     case LS_PQ_LT_TIMESTAMP_US_UTC: return CT_TIMESTAMP_MICROS;
     default: return -1;
     }
@@ -993,13 +1093,18 @@ ls_status ls_pq_writer_finish(ls_pq_writer_t *w)
         const ls_pq_field_t *f = &w->fields[i];
         ls_tc_elem_struct_begin(&t);
         if (f->type != LS_PQ_GROUP) ls_tc_i32(&t, 1, f->type);
+        if (f->type == LS_PQ_FIXED_LEN_BYTE_ARRAY) ls_tc_i32(&t, 2, f->type_length);
         if (i > 0) ls_tc_i32(&t, 3, f->repetition);
         ls_tc_string(&t, 4, f->name);
         if (f->type == LS_PQ_GROUP) ls_tc_i32(&t, 5, f->nchildren);
         int ct = converted_of(f->logical);
         if (ct >= 0) ls_tc_i32(&t, 6, ct);
+        if (f->logical == LS_PQ_LT_DECIMAL) { /* the legacy form beside the LogicalType */
+            ls_tc_i32(&t, 7, f->scale);
+            ls_tc_i32(&t, 8, f->precision);
+        }
         if (i > 0 && f->field_id >= 0) ls_tc_i32(&t, 9, f->field_id);
-        write_logical(&t, f->logical);
+        write_logical(&t, f);
         ls_tc_struct_end(&t);
     }
     ls_tc_i64(&t, 3, w->rows);

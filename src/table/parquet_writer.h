@@ -24,7 +24,12 @@
  *  - footer (FileMetaData, Thrift compact) + length + "PAR1".
  * Supported physical types: BOOLEAN (PLAIN, bit-packed; never a
  * dictionary), INT32, INT64, FLOAT, DOUBLE (bounds skip NaN; a zero min is
- * written as -0.0 and a zero max as +0.0, per parquet.thrift), BYTE_ARRAY.
+ * written as -0.0 and a zero max as +0.0, per parquet.thrift), BYTE_ARRAY,
+ * FIXED_LEN_BYTE_ARRAY (PLAIN: the bytes, no length). DECIMAL columns
+ * (LogicalTypes.md) are checked at creation (INT32 for precision <= 9,
+ * INT64 <= 18, a fixed length that holds the precision) and their bounds
+ * compare as signed numbers, also when stored as fixed bytes (their sort
+ * order is SIGNED); other byte columns compare unsigned.
  *
  * A writer is used by one thread. Memory: one row group of plain values plus
  * its dictionaries is buffered per writer. */
@@ -43,6 +48,7 @@ typedef enum ls_pq_type {
     LS_PQ_FLOAT = 4,
     LS_PQ_DOUBLE = 5,
     LS_PQ_BYTE_ARRAY = 6,
+    LS_PQ_FIXED_LEN_BYTE_ARRAY = 7, /* type_length bytes per value */
 } ls_pq_type;
 
 typedef enum ls_pq_repetition {
@@ -60,6 +66,10 @@ typedef enum ls_pq_logical {
     LS_PQ_LT_TIMESTAMP_US_UTC, /* INT64 TIMESTAMP(MICROS, isAdjustedToUTC=true): Iceberg timestamptz
                                 */
     LS_PQ_LT_TIMESTAMP_US,     /* INT64 TIMESTAMP(MICROS, false): Iceberg timestamp */
+    LS_PQ_LT_DECIMAL, /* DECIMAL(precision, scale): the unscaled value as INT32 (precision <= 9),
+                       * INT64 (<= 18) or FIXED_LEN_BYTE_ARRAY (two's complement, big-endian) */
+    LS_PQ_LT_UUID,    /* FIXED_LEN_BYTE_ARRAY(16), the 16 bytes big-endian */
+    LS_PQ_LT_TIME_US, /* INT64 TIME(MICROS, isAdjustedToUTC=false): Iceberg time */
 } ls_pq_logical;
 
 typedef enum ls_pq_codec {
@@ -74,8 +84,10 @@ typedef struct ls_pq_field {
     ls_pq_type type; /* LS_PQ_GROUP for groups */
     ls_pq_repetition repetition;
     ls_pq_logical logical;
-    int field_id;  /* Iceberg field id; < 0 for none */
-    int nchildren; /* groups: direct children following in pre-order */
+    int field_id;         /* Iceberg field id; < 0 for none */
+    int nchildren;        /* groups: direct children following in pre-order */
+    int type_length;      /* FIXED_LEN_BYTE_ARRAY: bytes per value */
+    int precision, scale; /* LS_PQ_LT_DECIMAL */
 } ls_pq_field_t;
 
 typedef struct ls_pq_opts {
@@ -127,7 +139,15 @@ int ls_pq_column_index(const ls_pq_writer_t *w, const char *path);
 
 void ls_pq_put_i32(ls_pq_writer_t *w, int col, int rep, int32_t v);
 void ls_pq_put_i64(ls_pq_writer_t *w, int col, int rep, int64_t v);
+/* BYTE_ARRAY, or FIXED_LEN_BYTE_ARRAY when n is its type_length. */
 void ls_pq_put_bytes(ls_pq_writer_t *w, int col, int rep, const void *p, size_t n);
+/* The most decimal digits a DECIMAL of that physical type holds (0: none);
+ * the fewest FIXED_LEN_BYTE_ARRAY bytes that hold precision digits. */
+int ls_pq_decimal_digits(ls_pq_type type, int type_length);
+int ls_pq_decimal_length(int precision);
+/* A DECIMAL column's unscaled value v, in the column's physical type (the
+ * caller checked that v has at most the column's precision digits). */
+void ls_pq_put_decimal(ls_pq_writer_t *w, int col, int rep, __int128 v);
 void ls_pq_put_bool(ls_pq_writer_t *w, int col, int rep, int v);
 void ls_pq_put_float(ls_pq_writer_t *w, int col, int rep, float v);
 void ls_pq_put_double(ls_pq_writer_t *w, int col, int rep, double v);

@@ -314,8 +314,8 @@ TEST(schema_evolves_with_the_next_commit)
 
 TEST(bounds_truncation)
 {
-    ls_pq_field_t fl[] = {{"b", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 1, 0},
-                          {"s", LS_PQ_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_STRING, 2, 0}};
+    ls_pq_field_t fl[] = {{"b", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 1, 0, 0, 0, 0},
+                          {"s", LS_PQ_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_STRING, 2, 0, 0, 0, 0}};
     ls_buf_t out;
     ls_buf_init(&out);
     char err[100];

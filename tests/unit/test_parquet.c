@@ -9,6 +9,7 @@
 
 #include "base/alloc.h"
 #include "table/iceberg_raw.h"
+#include "table/parquet_reader.h"
 #include "table/parquet_writer.h"
 #include "table/thrift_compact.h"
 #include "unit.h"
@@ -49,7 +50,7 @@ TEST(thrift_compact_bytes)
  * header + three little-endian values, right after "PAR1". */
 TEST(plain_page_layout)
 {
-    ls_pq_field_t f[] = {{"x", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 1, 0}};
+    ls_pq_field_t f[] = {{"x", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 1, 0, 0, 0, 0}};
     ls_pq_opts_t o;
     ls_pq_opts_init(&o);
     o.codec = LS_PQ_UNCOMPRESSED;
@@ -84,7 +85,7 @@ TEST(plain_page_layout)
  * bit-packed run of 2 groups: 01 (width) 05 (2 groups << 1 | 1) 02 00. */
 TEST(dictionary_page_layout)
 {
-    ls_pq_field_t f[] = {{"x", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 1, 0}};
+    ls_pq_field_t f[] = {{"x", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 1, 0, 0, 0, 0}};
     ls_pq_opts_t o;
     ls_pq_opts_init(&o);
     o.codec = LS_PQ_UNCOMPRESSED;
@@ -115,7 +116,7 @@ TEST(dictionary_page_layout)
  * (0x03 = 1 << 1 | 1, 0x00): 4-byte length 4. */
 TEST(definition_levels_hybrid)
 {
-    ls_pq_field_t f[] = {{"k", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_STRING, 4, 0}};
+    ls_pq_field_t f[] = {{"k", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_STRING, 4, 0, 0, 0, 0}};
     ls_pq_opts_t o;
     ls_pq_opts_init(&o);
     o.codec = LS_PQ_UNCOMPRESSED;
@@ -145,7 +146,7 @@ TEST(definition_levels_hybrid)
  * dictionary page even with dictionaries enabled. */
 TEST(boolean_page_layout)
 {
-    ls_pq_field_t f[] = {{"b", LS_PQ_BOOLEAN, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 1, 0}};
+    ls_pq_field_t f[] = {{"b", LS_PQ_BOOLEAN, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 1, 0, 0, 0, 0}};
     ls_pq_opts_t o;
     ls_pq_opts_init(&o);
     o.codec = LS_PQ_UNCOMPRESSED;
@@ -169,6 +170,90 @@ TEST(boolean_page_layout)
     ls_buf_free(&out);
 }
 
+/* FIXED_LEN_BYTE_ARRAY: PLAIN values are the bytes alone; a DECIMAL's
+ * bounds compare as signed numbers (sort order SIGNED), a UUID's unsigned;
+ * a value of another length and a DECIMAL that its physical type cannot
+ * hold are refused. */
+TEST(fixed_and_decimal_columns)
+{
+    ls_pq_field_t f[] = {
+        {"d", LS_PQ_FIXED_LEN_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_DECIMAL, 1, 0, 2, 4, 1},
+        {"u", LS_PQ_FIXED_LEN_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_UUID, 2, 0, 16, 0, 0},
+        {"i", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_DECIMAL, 3, 0, 0, 9, 2},
+        {"t", LS_PQ_INT64, LS_PQ_REQUIRED, LS_PQ_LT_TIME_US, 4, 0, 0, 0, 0}};
+    ls_pq_opts_t o;
+    ls_pq_opts_init(&o);
+    o.codec = LS_PQ_UNCOMPRESSED;
+    o.dict_max_bytes = 0;
+    ls_buf_t out;
+    ls_buf_init(&out);
+    char err[160] = "";
+    ls_pq_writer_t *w = ls_pq_writer_new(f, 4, &o, &out, err, sizeof err);
+    CHECK(w != NULL);
+    const int vals[] = {1, -2, 3, -1};
+    for (int i = 0; i < 4; i++) {
+        ls_pq_put_decimal(w, 0, 0, vals[i]);
+        uint8_t u[16];
+        memset(u, i == 1 ? 0xf0 : 0x10 + i, sizeof u);
+        if (i == 3)
+            ls_pq_put_null(w, 1, 0, 0);
+        else
+            ls_pq_put_bytes(w, 1, 0, u, 16);
+        ls_pq_put_decimal(w, 2, 0, -vals[i] * 100000);
+        ls_pq_put_i64(w, 3, 0, 1000000);
+        CHECK_EQ_INT(ls_pq_end_row(w), LS_OK);
+    }
+    CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
+    const ls_pq_colstats_t *s = ls_pq_column_stats(w, 0);
+    /* -2 .. 3 as 2 big-endian bytes (unsigned order would say 0x0001 .. 0xfffe) */
+    CHECK(s->has_bounds && s->min.len == 2 && s->min.data[0] == 0xff && s->min.data[1] == 0xfe);
+    CHECK(s->max.len == 2 && s->max.data[0] == 0x00 && s->max.data[1] == 0x03);
+    s = ls_pq_column_stats(w, 1);
+    CHECK(s->min.data[0] == 0x10 && s->max.data[0] == 0xf0 && s->null_count == 1);
+    s = ls_pq_column_stats(w, 2);
+    int32_t lo, hi;
+    memcpy(&lo, s->min.data, 4), memcpy(&hi, s->max.data, 4);
+    CHECK(lo == -300000 && hi == 200000);
+    ls_pq_writer_free(w);
+    /* the footer says what a reader needs: type_length, DECIMAL(4, 1), UUID, TIME */
+    ls_status st;
+    ls_pqr_t *r = ls_pqr_open(out.data, out.len, &st, err, sizeof err);
+    CHECK(r != NULL);
+    if (r) {
+        const ls_pqr_elem_t *e = ls_pqr_column(r, 0);
+        CHECK(e->type == LS_PQR_FIXED_LEN_BYTE_ARRAY && e->type_length == 2);
+        CHECK(e->logical_id == 5 && e->converted_type == 5);
+        e = ls_pqr_column(r, 1);
+        CHECK(e->type_length == 16 && e->logical_id == 14);
+        e = ls_pqr_column(r, 3);
+        CHECK(e->logical_id == 7 && e->time_unit == 2 && !e->utc);
+        ls_pqr_flat_t fl;
+        CHECK_EQ_INT(ls_pqr_read_flat(r, 0, 0, &fl, err, sizeof err), LS_OK);
+        CHECK(fl.n == 4 && fl.v[1].len == 2 && fl.v[1].bytes[0] == 0xff &&
+              fl.v[1].bytes[1] == 0xfe);
+        ls_pqr_flat_free(&fl);
+        ls_pqr_free(r);
+    }
+    /* misuse: another length; a precision the physical type cannot hold */
+    out.len = 0;
+    w = ls_pq_writer_new(f, 4, &o, &out, err, sizeof err);
+    ls_pq_put_bytes(w, 0, 0, "abc", 3);
+    CHECK_EQ_INT(ls_pq_end_row(w), LS_EINVAL);
+    CHECK(strstr(ls_pq_error(w), "3 bytes, the column's are 2") != NULL);
+    ls_pq_writer_free(w);
+    ls_pq_field_t bad[] = {
+        {"d", LS_PQ_FIXED_LEN_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_DECIMAL, 1, 0, 2, 5, 0}};
+    CHECK(ls_pq_writer_new(bad, 1, &o, &out, err, sizeof err) == NULL);
+    CHECK(strstr(err, "DECIMAL precision") != NULL);
+    bad[0] = (ls_pq_field_t){"d", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_DECIMAL, 1, 0, 0, 10, 0};
+    CHECK(ls_pq_writer_new(bad, 1, &o, &out, err, sizeof err) == NULL);
+    CHECK_EQ_INT(ls_pq_decimal_length(9), 4);
+    CHECK_EQ_INT(ls_pq_decimal_length(18), 8);
+    CHECK_EQ_INT(ls_pq_decimal_length(19), 9);
+    CHECK_EQ_INT(ls_pq_decimal_length(38), 16);
+    ls_buf_free(&out);
+}
+
 TEST(misuse_is_reported)
 {
     size_t n;
@@ -189,8 +274,8 @@ TEST(misuse_is_reported)
     CHECK_EQ_INT(ls_pq_end_row(w), LS_EINVAL);
     ls_pq_writer_free(w);
     /* bad schema: group whose children run past the list */
-    ls_pq_field_t bad[] = {{"g", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 1, 2},
-                           {"a", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 2, 0}};
+    ls_pq_field_t bad[] = {{"g", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 1, 2, 0, 0, 0},
+                           {"a", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 2, 0, 0, 0, 0}};
     err[0] = 0;
     CHECK(ls_pq_writer_new(bad, 2, NULL, &out, err, sizeof err) == NULL);
     CHECK(err[0] != 0);
@@ -350,10 +435,10 @@ TEST(incompressible_zstd_pages)
  * d = null if i%4==0 else -i/3.0; n = i. */
 static int write_typed(const char *dir)
 {
-    ls_pq_field_t f[] = {{"b", LS_PQ_BOOLEAN, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 1, 0},
-                         {"f", LS_PQ_FLOAT, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 2, 0},
-                         {"d", LS_PQ_DOUBLE, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 3, 0},
-                         {"n", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_DATE, 4, 0}};
+    ls_pq_field_t f[] = {{"b", LS_PQ_BOOLEAN, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 1, 0, 0, 0, 0},
+                         {"f", LS_PQ_FLOAT, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 2, 0, 0, 0, 0},
+                         {"d", LS_PQ_DOUBLE, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 3, 0, 0, 0, 0},
+                         {"n", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_DATE, 4, 0, 0, 0, 0}};
     ls_pq_opts_t o;
     ls_pq_opts_init(&o);
     o.row_group_bytes = 4096;
@@ -402,6 +487,7 @@ int main(void)
     RUN(dictionary_page_layout);
     RUN(definition_levels_hybrid);
     RUN(boolean_page_layout);
+    RUN(fixed_and_decimal_columns);
     RUN(misuse_is_reported);
     RUN(raw_files_for_readers);
     RUN(typed_file_for_readers);

@@ -25,20 +25,20 @@
 /* ---- a file with every shape ------------------------------------------ */
 
 static const ls_pq_field_t g_fields[] = {
-    {"b", LS_PQ_BOOLEAN, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 1, 0},
-    {"i32", LS_PQ_INT32, LS_PQ_OPTIONAL, LS_PQ_LT_DATE, 2, 0},
-    {"i64", LS_PQ_INT64, LS_PQ_REQUIRED, LS_PQ_LT_TIMESTAMP_US_UTC, 3, 0},
-    {"f", LS_PQ_FLOAT, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 4, 0},
-    {"d", LS_PQ_DOUBLE, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 5, 0},
-    {"s", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_STRING, 6, 0},
-    {"bin", LS_PQ_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 7, 0},
-    {"l", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_LIST, 8, 1},
-    {"list", LS_PQ_GROUP, LS_PQ_REPEATED, LS_PQ_LT_NONE, -1, 1},
-    {"element", LS_PQ_INT64, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 9, 0},
-    {"m", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_MAP, 10, 1},
-    {"key_value", LS_PQ_GROUP, LS_PQ_REPEATED, LS_PQ_LT_NONE, -1, 2},
-    {"key", LS_PQ_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_STRING, 11, 0},
-    {"value", LS_PQ_INT32, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 12, 0},
+    {"b", LS_PQ_BOOLEAN, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 1, 0, 0, 0, 0},
+    {"i32", LS_PQ_INT32, LS_PQ_OPTIONAL, LS_PQ_LT_DATE, 2, 0, 0, 0, 0},
+    {"i64", LS_PQ_INT64, LS_PQ_REQUIRED, LS_PQ_LT_TIMESTAMP_US_UTC, 3, 0, 0, 0, 0},
+    {"f", LS_PQ_FLOAT, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 4, 0, 0, 0, 0},
+    {"d", LS_PQ_DOUBLE, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 5, 0, 0, 0, 0},
+    {"s", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_STRING, 6, 0, 0, 0, 0},
+    {"bin", LS_PQ_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 7, 0, 0, 0, 0},
+    {"l", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_LIST, 8, 1, 0, 0, 0},
+    {"list", LS_PQ_GROUP, LS_PQ_REPEATED, LS_PQ_LT_NONE, -1, 1, 0, 0, 0},
+    {"element", LS_PQ_INT64, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 9, 0, 0, 0, 0},
+    {"m", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_MAP, 10, 1, 0, 0, 0},
+    {"key_value", LS_PQ_GROUP, LS_PQ_REPEATED, LS_PQ_LT_NONE, -1, 2, 0, 0, 0},
+    {"key", LS_PQ_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_STRING, 11, 0, 0, 0, 0},
+    {"value", LS_PQ_INT32, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 12, 0, 0, 0, 0},
 };
 #define NCOLS 10
 
@@ -483,27 +483,27 @@ TEST(copy_rows_rewrites_small_files_exactly)
 TEST(copy_rows_projects_by_field_id)
 {
     static const ls_pq_field_t old_f[] = {
-        {"a", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 1, 0},
-        {"s", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 2, 1},
-        {"x", LS_PQ_FLOAT, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 3, 0},
-        {"l", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_LIST, 4, 1},
-        {"list", LS_PQ_GROUP, LS_PQ_REPEATED, LS_PQ_LT_NONE, -1, 1},
-        {"element", LS_PQ_GROUP, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 5, 1},
-        {"p", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 6, 0},
-        {"n", LS_PQ_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_STRING, 7, 0},
+        {"a", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 1, 0, 0, 0, 0},
+        {"s", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 2, 1, 0, 0, 0},
+        {"x", LS_PQ_FLOAT, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 3, 0, 0, 0, 0},
+        {"l", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_LIST, 4, 1, 0, 0, 0},
+        {"list", LS_PQ_GROUP, LS_PQ_REPEATED, LS_PQ_LT_NONE, -1, 1, 0, 0, 0},
+        {"element", LS_PQ_GROUP, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 5, 1, 0, 0, 0},
+        {"p", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 6, 0, 0, 0, 0},
+        {"n", LS_PQ_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_STRING, 7, 0, 0, 0, 0},
     };
     static const ls_pq_field_t new_f[] = {
-        {"a", LS_PQ_INT64, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 1, 0},
-        {"s", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 2, 2},
-        {"x", LS_PQ_DOUBLE, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 3, 0},
-        {"y", LS_PQ_INT64, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 8, 0},
-        {"l", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_LIST, 4, 1},
-        {"list", LS_PQ_GROUP, LS_PQ_REPEATED, LS_PQ_LT_NONE, -1, 1},
-        {"element", LS_PQ_GROUP, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 5, 2},
-        {"p", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 6, 0},
-        {"q", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_STRING, 9, 0},
-        {"n", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_STRING, 7, 0},
-        {"z", LS_PQ_INT32, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 10, 0},
+        {"a", LS_PQ_INT64, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 1, 0, 0, 0, 0},
+        {"s", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 2, 2, 0, 0, 0},
+        {"x", LS_PQ_DOUBLE, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 3, 0, 0, 0, 0},
+        {"y", LS_PQ_INT64, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 8, 0, 0, 0, 0},
+        {"l", LS_PQ_GROUP, LS_PQ_OPTIONAL, LS_PQ_LT_LIST, 4, 1, 0, 0, 0},
+        {"list", LS_PQ_GROUP, LS_PQ_REPEATED, LS_PQ_LT_NONE, -1, 1, 0, 0, 0},
+        {"element", LS_PQ_GROUP, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 5, 2, 0, 0, 0},
+        {"p", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 6, 0, 0, 0, 0},
+        {"q", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_STRING, 9, 0, 0, 0, 0},
+        {"n", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_STRING, 7, 0, 0, 0, 0},
+        {"z", LS_PQ_INT32, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 10, 0, 0, 0, 0},
     };
     char err[256] = "";
     ls_buf_t f, o;
@@ -955,11 +955,11 @@ TEST(corrupt_and_truncated_files_fail_cleanly)
 TEST(read_speed)
 {
     const ls_pq_field_t fields[] = {
-        {"partition", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 1, 0},
-        {"offset", LS_PQ_INT64, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 2, 0},
-        {"timestamp", LS_PQ_INT64, LS_PQ_REQUIRED, LS_PQ_LT_TIMESTAMP_US_UTC, 3, 0},
-        {"key", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 4, 0},
-        {"value", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 5, 0},
+        {"partition", LS_PQ_INT32, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 1, 0, 0, 0, 0},
+        {"offset", LS_PQ_INT64, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 2, 0, 0, 0, 0},
+        {"timestamp", LS_PQ_INT64, LS_PQ_REQUIRED, LS_PQ_LT_TIMESTAMP_US_UTC, 3, 0, 0, 0, 0},
+        {"key", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 4, 0, 0, 0, 0},
+        {"value", LS_PQ_BYTE_ARRAY, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, 5, 0, 0, 0, 0},
     };
     ls_pq_opts_t o;
     ls_pq_opts_init(&o);

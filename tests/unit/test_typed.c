@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "registry/avro.h"
+#include "table/iceberg_table.h"
 #include "table/iceberg_typed.h"
 #include "table/parquet_reader.h"
 #include "unit.h"
@@ -76,11 +77,18 @@ TEST(refusals_name_the_path)
          "\"string\"]}]}",
          "/u: a union other than"},
         {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"d\",\"type\":{\"type\":"
-         "\"bytes\",\"logicalType\":\"decimal\",\"precision\":9,\"scale\":2}}]}",
-         "/d: Avro bytes with logical type decimal is not mapped"},
+         "\"bytes\",\"logicalType\":\"decimal\",\"precision\":40,\"scale\":2}}]}",
+         "/d: Avro bytes with logical type decimal Iceberg decimals hold at most 38 digits"},
+        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"t\",\"type\":{\"type\":"
+         "\"long\",\"logicalType\":\"timestamp-nanos\"}}]}",
+         "/t: Avro long with logical type timestamp-nanos nanosecond timestamps need Iceberg "
+         "format version 3"},
         {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"l\",\"type\":{\"type\":"
-         "\"array\",\"items\":{\"type\":\"fixed\",\"name\":\"F\",\"size\":4}}}]}",
-         "/l/items: Avro fixed is not mapped"},
+         "\"array\",\"items\":{\"type\":\"long\",\"logicalType\":\"local-timestamp-nanos\"}}}]}",
+         "/l/items: Avro long with logical type local-timestamp-nanos nanosecond"},
+        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"d\",\"type\":{\"type\":"
+         "\"fixed\",\"name\":\"D\",\"size\":12,\"logicalType\":\"duration\"}}]}",
+         "/d: Avro fixed with logical type duration Iceberg has no type"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ls_avro_schema_t *a = parse(cases[i].schema);
@@ -322,6 +330,309 @@ static void column_text(const ls_buf_t *file, const char *path, char *out, size_
     ls_pqr_free(r);
 }
 
+/* ---- decimal, fixed, uuid, time (the Iceberg spec's Avro appendix) ---- */
+
+static const char
+    WIDE[] =
+        REC(
+            F("d9", "{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":9,\"scale\":2}") "," F(
+                "d18",
+                "{\"type\":\"fixed\",\"name\":\"F8\",\"size\":8,\"logicalType\":\"decimal\","
+                "\"precision\":18}") "," F("d30",
+                                           "{\"type\":\"bytes\",\"logicalType\":\"decimal\","
+                                           "\"precision\":30,\"scale\":5}") "," F("fx",
+                                                                                  "{\"type\":"
+                                                                                  "\"fixed\","
+                                                                                  "\"name\":\"F3\","
+                                                                                  "\"size\":3}") "," F("u", "{\""
+                                                                                                            "typ"
+                                                                                                            "e\""
+                                                                                                            ":\""
+                                                                                                            "str"
+                                                                                                            "ing"
+                                                                                                            "\","
+                                                                                                            "\"l"
+                                                                                                            "ogi"
+                                                                                                            "cal"
+                                                                                                            "Typ"
+                                                                                                            "e\""
+                                                                                                            ":\""
+                                                                                                            "uui"
+                                                                                                            "d\""
+                                                                                                            "}") "," F("uf", "{\"type\":\"fixed\",\"name\":\"U\",\"size\":16,\"logicalType\":\"uuid\"}") "," F("tm", "{\"type\":\"int\",\"logicalType\":\"time-millis\"}") "," F("tu", "{\"type\":\"long\",\"logicalType\":\"time-micros\"}") "," F("od", "[\"null\",{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":4,\"scale\":1}]"));
+
+static void zz(ls_buf_t *b, int64_t v)
+{
+    uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    while (u >= 0x80) {
+        ls_buf_append_u8(b, (uint8_t)(u | 0x80));
+        u >>= 7;
+    }
+    ls_buf_append_u8(b, (uint8_t)u);
+}
+
+/* Avro bytes of a decimal: the fewest two's-complement big-endian bytes */
+static void dec_bytes(ls_buf_t *b, __int128 v)
+{
+    uint8_t be[16];
+    for (int i = 0; i < 16; i++)
+        be[15 - i] = (uint8_t)(v >> (8 * i));
+    int k = 0;
+    while (k < 15 && ((be[k] == 0 && !(be[k + 1] & 0x80)) || (be[k] == 0xff && be[k + 1] & 0x80)))
+        k++;
+    zz(b, 16 - k);
+    ls_buf_append(b, be + k, (size_t)(16 - k));
+}
+
+static __int128 pow10i(int n)
+{
+    __int128 v = 1;
+    while (n-- > 0)
+        v *= 10;
+    return v;
+}
+
+/* A datum of WIDE: d9 and d30 given, the rest fixed values; uuid text u. */
+static void wide_datum(ls_buf_t *b, __int128 d9, __int128 d30, const char *u, bool od_null)
+{
+    b->len = 0;
+    dec_bytes(b, d9);
+    const uint8_t d18[8] = {0x01, 0xb6, 0x9b, 0x4b,
+                            0xa6, 0x30, 0xf3, 0x4e}; /* 123456789012345678 */
+    ls_buf_append(b, d18, 8);
+    dec_bytes(b, d30);
+    ls_buf_append(b, "abc", 3);
+    zz(b, (int64_t)strlen(u));
+    ls_buf_append(b, u, strlen(u));
+    for (int i = 0; i < 16; i++)
+        ls_buf_append_u8(b, (uint8_t)(0xf0 + i));
+    zz(b, 3723004);         /* 01:02:03.004 */
+    zz(b, 3723004005LL);    /* 01:02:03.004005 */
+    zz(b, od_null ? 0 : 1); /* od: null or -12.5 */
+    if (!od_null) dec_bytes(b, -125);
+}
+
+TEST(decimal_fixed_uuid_time)
+{
+    ls_avro_schema_t *a = parse(WIDE);
+    CHECK(a != NULL);
+    char err[512] = "";
+    ls_typed_shape_t *s = ls_typed_shape_new(ls_avro_root(a), err, sizeof err);
+    CHECK(s != NULL);
+    if (!s) {
+        printf("# %s\n", err);
+        ls_avro_free(a);
+        return;
+    }
+    CHECK(has(s, "\"name\":\"d9\",\"required\":true,\"type\":\"decimal(9, 2)\""));
+    CHECK(has(s, "\"name\":\"d18\",\"required\":true,\"type\":\"decimal(18, 0)\""));
+    CHECK(has(s, "\"name\":\"d30\",\"required\":true,\"type\":\"decimal(30, 5)\""));
+    CHECK(has(s, "\"name\":\"fx\",\"required\":true,\"type\":\"fixed[3]\""));
+    CHECK(has(s, "\"name\":\"u\",\"required\":true,\"type\":\"uuid\""));
+    CHECK(has(s, "\"name\":\"uf\",\"required\":true,\"type\":\"uuid\""));
+    CHECK(has(s, "\"name\":\"tm\",\"required\":true,\"type\":\"time\""));
+    CHECK(has(s, "\"name\":\"od\",\"required\":false,\"type\":\"decimal(4, 1)\""));
+    /* the metadata's JSON parses back to the same shape */
+    ls_typed_shape_t *back = ls_typed_shape_parse(ls_typed_iceberg_schema_json(s),
+                                                  ls_typed_last_column_id(s), err, sizeof err);
+    CHECK(back != NULL);
+    if (back) CHECK(!strcmp(ls_typed_iceberg_schema_json(back), ls_typed_iceberg_schema_json(s)));
+    ls_typed_shape_free(back);
+    /* Parquet: decimals by precision (INT32, INT64, fixed of the fewest bytes) */
+    size_t nf;
+    const ls_pq_field_t *f = ls_typed_parquet_fields(s, &nf);
+    int seen = 0;
+    for (size_t i = 0; i < nf; i++) {
+        if (!strcmp(f[i].name, "d9")) {
+            seen++;
+            CHECK(f[i].type == LS_PQ_INT32 && f[i].logical == LS_PQ_LT_DECIMAL &&
+                  f[i].precision == 9 && f[i].scale == 2);
+        }
+        if (!strcmp(f[i].name, "d18")) {
+            seen++;
+            CHECK(f[i].type == LS_PQ_INT64);
+        }
+        if (!strcmp(f[i].name, "d30")) {
+            seen++;
+            CHECK(f[i].type == LS_PQ_FIXED_LEN_BYTE_ARRAY && f[i].type_length == 13);
+        }
+        if (!strcmp(f[i].name, "fx")) {
+            seen++;
+            CHECK(f[i].type == LS_PQ_FIXED_LEN_BYTE_ARRAY && f[i].type_length == 3);
+        }
+        if (!strcmp(f[i].name, "u")) {
+            seen++;
+            CHECK(f[i].type_length == 16 && f[i].logical == LS_PQ_LT_UUID);
+        }
+        if (!strcmp(f[i].name, "tm")) {
+            seen++;
+            CHECK(f[i].type == LS_PQ_INT64 && f[i].logical == LS_PQ_LT_TIME_US);
+        }
+    }
+    CHECK_EQ_INT(seen, 6);
+
+    ls_typed_reader_t *rd = NULL;
+    CHECK_EQ_INT(ls_typed_reader_new(s, ls_avro_root(a), &rd, err, sizeof err), LS_OK);
+    ls_buf_t out, d;
+    ls_buf_init(&out);
+    ls_buf_init(&d);
+    ls_pq_writer_t *w = ls_pq_writer_new(f, nf, NULL, &out, err, sizeof err);
+    CHECK(w != NULL);
+    ls_raw_record_t r = {.key_len = -1, .value_len = -1};
+    const char *U = "123e4567-E89B-12d3-a456-426614174000";
+    __int128 big = pow10i(30) - 1; /* 30 nines */
+    wide_datum(&d, -12345, big, U, true);
+    CHECK_EQ_INT(ls_typed_write(rd, w, &r, d.data, d.len, err, sizeof err), LS_OK);
+    r.offset = 1;
+    wide_datum(&d, 999999999, -big, U, false);
+    CHECK_EQ_INT(ls_typed_write(rd, w, &r, d.data, d.len, err, sizeof err), LS_OK);
+    /* beyond the precision, a malformed uuid: refused whole, never rounded */
+    wide_datum(&d, 1000000000, 0, U, true);
+    CHECK_EQ_INT(ls_typed_write(rd, w, &r, d.data, d.len, err, sizeof err), LS_ECORRUPT);
+    CHECK(strstr(err, "more digits than its precision") != NULL);
+    wide_datum(&d, 0, pow10i(30), U, true);
+    CHECK_EQ_INT(ls_typed_write(rd, w, &r, d.data, d.len, err, sizeof err), LS_ECORRUPT);
+    wide_datum(&d, 0, 0, "123e4567-e89b-12d3-a456-42661417400g", true);
+    CHECK_EQ_INT(ls_typed_write(rd, w, &r, d.data, d.len, err, sizeof err), LS_ECORRUPT);
+    CHECK(strstr(err, "uuid") != NULL);
+    wide_datum(&d, 0, 0, "123e4567e89b12d3a456426614174000", true);
+    CHECK_EQ_INT(ls_typed_write(rd, w, &r, d.data, d.len, err, sizeof err), LS_ECORRUPT);
+    /* every truncation refused */
+    wide_datum(&d, -12345, big, U, false);
+    for (size_t cut = 0; cut < d.len; cut++)
+        CHECK_EQ_INT(ls_typed_write(rd, w, &r, d.data, cut, err, sizeof err), LS_ECORRUPT);
+    CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
+    /* Iceberg bounds of decimals: the unscaled value, big-endian, fewest bytes */
+    ls_ice_datafile_t df = {0};
+    ls_ice_datafile_metrics(&df, w);
+    int bounds = 0;
+    for (size_t i = 0; i < df.nmetrics; i++) {
+        const ls_ice_colmetric_t *m = &df.metrics[i];
+        if (m->field_id == 10) { /* d9: -12345 .. 999999999 */
+            bounds++;
+            CHECK(m->has_lower && m->lower_len == 2 && m->lower[0] == 0xcf && m->lower[1] == 0xc7);
+            CHECK(m->has_upper && m->upper_len == 4 && m->upper[0] == 0x3b);
+        }
+        if (m->field_id == 12) { /* d30: -(10^30-1) .. 10^30-1, 13 bytes each */
+            bounds++;
+            CHECK(m->lower_len == 13 && m->lower[0] == 0xf3 && m->upper_len == 13 &&
+                  m->upper[0] == 0x0c);
+        }
+        if (m->field_id == 14) { /* u: 16 bytes */
+            bounds++;
+            CHECK(m->lower_len == 16 && m->lower[0] == 0x12 && m->lower[15] == 0x00);
+        }
+    }
+    CHECK_EQ_INT(bounds, 3);
+    ls_ice_datafile_clear(&df);
+    ls_pq_writer_free(w);
+    /* the values read back (the project's Parquet reader) */
+    char txt[512];
+    column_text(&out, "d9", txt, sizeof txt);
+    CHECK(!strcmp(txt, "-12345,999999999"));
+    column_text(&out, "d18", txt, sizeof txt);
+    CHECK(!strcmp(txt, "123456789012345678,123456789012345678"));
+    column_text(&out, "tm", txt, sizeof txt);
+    CHECK(!strcmp(txt, "3723004000,3723004000"));
+    column_text(&out, "tu", txt, sizeof txt);
+    CHECK(!strcmp(txt, "3723004005,3723004005"));
+    column_text(&out, "fx", txt, sizeof txt);
+    CHECK(!strcmp(txt, "abc,abc"));
+    column_text(&out, "od", txt, sizeof txt);
+    CHECK(!strcmp(txt, "null,-125"));
+    ls_status st;
+    ls_pqr_t *pr = ls_pqr_open(out.data, out.len, &st, err, sizeof err);
+    CHECK(pr != NULL);
+    int col = pr ? ls_pqr_column_index(pr, "d30") : -1;
+    CHECK(col >= 0);
+    if (col >= 0) {
+        const ls_pqr_elem_t *e = ls_pqr_column(pr, col);
+        CHECK(e->type == LS_PQR_FIXED_LEN_BYTE_ARRAY && e->type_length == 13);
+        CHECK_EQ_INT(e->logical_id, 5); /* DECIMAL */
+        ls_pqr_flat_t fl;
+        CHECK_EQ_INT(ls_pqr_read_flat(pr, 0, col, &fl, err, sizeof err), LS_OK);
+        CHECK(fl.n == 2 && fl.v[0].len == 13 && fl.v[1].len == 13);
+        __int128 v0 = 0, v1 = 0;
+        for (int i = 0; i < 13; i++) { /* sign-extended big-endian */
+            v0 = (__int128)((unsigned __int128)v0 << 8 | fl.v[0].bytes[i]);
+            v1 = (__int128)((unsigned __int128)v1 << 8 | fl.v[1].bytes[i]);
+        }
+        v1 -= (__int128)1 << 104; /* negative: 13 bytes of two's complement */
+        CHECK(v0 == big && v1 == -big);
+        ls_pqr_flat_free(&fl);
+    }
+    col = pr ? ls_pqr_column_index(pr, "u") : -1;
+    if (col >= 0) {
+        CHECK_EQ_INT(ls_pqr_column(pr, col)->logical_id, 14); /* UUID */
+        ls_pqr_flat_t fl;
+        CHECK_EQ_INT(ls_pqr_read_flat(pr, 0, col, &fl, err, sizeof err), LS_OK);
+        CHECK(fl.n == 2 && fl.v[0].len == 16 && fl.v[0].bytes[0] == 0x12 &&
+              fl.v[0].bytes[4] == 0xe8 && fl.v[0].bytes[15] == 0x00);
+        ls_pqr_flat_free(&fl);
+    }
+    ls_pqr_free(pr);
+    ls_buf_free(&d);
+    ls_buf_free(&out);
+    ls_typed_reader_free(rd);
+    ls_typed_shape_free(s);
+    ls_avro_free(a);
+}
+
+TEST(decimal_widening_and_uuid_strings)
+{
+    ls_avro_schema_t *a = parse(REC(
+        F("d",
+          "{\"type\":\"bytes\",\"logicalType\":\"decimal\","
+          "\"precision\":9,\"scale\":2}") "," F("s",
+                                                "\"string\"") "," F("f",
+                                                                    "{\"type\":\"fixed\",\"name\":"
+                                                                    "\"F\",\"size\":4}")));
+    char err[512] = "";
+    ls_typed_shape_t *s = ls_typed_shape_new(ls_avro_root(a), err, sizeof err), *x, *w2, *w3;
+    ls_avro_free(a);
+    CHECK(s != NULL);
+#define F4 "{\"type\":\"fixed\",\"name\":\"F\",\"size\":4}"
+#define ALL(d, s_, f_) REC(F("d", d) "," F("s", s_) "," F("f", f_))
+#define DEC(p, sc)                                                                                 \
+    "{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":" #p ",\"scale\":" #sc "}"
+    /* a narrower precision fits; a wider one evolves the column, id kept */
+    CHECK_EQ_INT(fit(s, ALL(DEC(5, 2), "\"string\"", F4), &x, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(fit(s, ALL(DEC(12, 2), "\"string\"", F4), &w2, err, sizeof err), LS_ECONFLICT);
+    CHECK(w2 != NULL && has(w2, "{\"id\":10,\"name\":\"d\",\"required\":true,"
+                                "\"type\":\"decimal(12, 2)\"}"));
+    CHECK_EQ_INT(fit(w2, ALL(DEC(25, 2), "\"string\"", F4), &w3, err, sizeof err), LS_ECONFLICT);
+    CHECK(w3 != NULL && has(w3, "\"type\":\"decimal(25, 2)\""));
+    /* a scale change, another fixed size, a decimal where the column is not: refused */
+    CHECK_EQ_INT(fit(s, ALL(DEC(9, 3), "\"string\"", F4), &x, err, sizeof err), LS_EINVAL);
+    CHECK(strstr(err, "/d: Iceberg cannot change a decimal's scale") != NULL);
+    CHECK_EQ_INT(fit(s, ALL(DEC(12, 3), "\"string\"", F4), &x, err, sizeof err), LS_EINVAL);
+    CHECK_EQ_INT(fit(s,
+                     ALL(DEC(9, 2), "\"string\"", "{\"type\":\"fixed\",\"name\":\"F\",\"size\":5}"),
+                     &x, err, sizeof err),
+                 LS_EINVAL);
+    CHECK(strstr(err, "/f: Iceberg cannot change the fixed[4] column to fixed[5]") != NULL);
+    CHECK_EQ_INT(fit(s, ALL("\"long\"", "\"string\"", F4), &x, err, sizeof err), LS_EINVAL);
+    CHECK(strstr(err, "cannot promote the decimal(9, 2) column to long") != NULL);
+    /* a string column (a table made before uuid columns) keeps taking uuid text */
+    CHECK_EQ_INT(fit(s, ALL(DEC(9, 2), "{\"type\":\"string\",\"logicalType\":\"uuid\"}", F4), &x,
+                     err, sizeof err),
+                 LS_OK);
+    /* a new uuid field becomes a uuid column */
+    CHECK_EQ_INT(fit(s,
+                     REC(F("d", DEC(9, 2)) "," F("s", "\"string\"") "," F("f", F4) "," F(
+                         "n", "{\"type\":\"string\",\"logicalType\":\"uuid\"}")),
+                     &x, err, sizeof err),
+                 LS_ECONFLICT);
+    CHECK(x != NULL && has(x, "\"name\":\"n\",\"required\":false,\"type\":\"uuid\""));
+    ls_typed_shape_free(x);
+#undef DEC
+#undef ALL
+#undef F4
+    ls_typed_shape_free(s);
+    ls_typed_shape_free(w2);
+    ls_typed_shape_free(w3);
+}
+
 static const char KEY[] = "{\"type\":\"record\",\"name\":\"K\",\"fields\":["
                           "{\"name\":\"id\",\"type\":\"long\"},"
                           "{\"name\":\"region\",\"type\":\"string\"}]}";
@@ -561,6 +872,8 @@ int main(void)
     RUN(datums_whole_or_refused);
     RUN(evolution_keeps_ids_and_adds_fresh_ones);
     RUN(incompatible_changes_name_the_path);
+    RUN(decimal_fixed_uuid_time);
+    RUN(decimal_widening_and_uuid_strings);
     RUN(typed_keys);
     RUN(primary_keys);
     RUN(unframe);
