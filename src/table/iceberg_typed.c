@@ -144,8 +144,10 @@ typedef enum {
 
 /* A writer schema node and the column it fills (file comment). */
 typedef struct rnode {
-    const ls_avro_node_t *avro; /* the non-null type */
+    const ls_avro_node_t *avro; /* the non-null type; a union of several: the union */
     int null_branch;            /* in a union with null: its index, else -1 */
+    int *member;                /* a union of several: per branch, its member (field<k>: k;
+                                 * -1 for null); kids[branch] reads it */
     dkind dec;                  /* primitives */
     const col_t *col;
     struct rnode **kids; /* record: per writer field; array: [items]; map: [values] */
@@ -216,8 +218,24 @@ static col_t *col_copy(const col_t *c)
     return n;
 }
 
+/* A union of several non-null types (Iceberg's Avro appendix: a struct of
+ * optional members; named as Iceberg Java's AvroSchemaUtil names them: a
+ * required int "tag", the chosen member's number, then "field0",
+ * "field1", ... per non-null branch in the union's order). */
+#define UNION_TAG "tag"
+#define UNION_MEMBER "field"
+
+static size_t non_null_branches(const ls_avro_node_t *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; t->kind == LS_AVRO_UNION && i < t->nbranches; i++)
+        n += t->branches[i]->kind != LS_AVRO_NULL;
+    return n;
+}
+
 /* The non-null type of t; *null_branch is the null's index in a union with
- * null (-1 otherwise); NULL for a union this mapping does not take. */
+ * null (-1 otherwise); NULL for a union of several non-null types (or of
+ * null alone). */
 static const ls_avro_node_t *unwrap(const ls_avro_node_t *t, int *null_branch)
 {
     *null_branch = -1;
@@ -343,6 +361,8 @@ static void unmapped(const ls_avro_node_t *t, const char *path, char *err, size_
 
 static col_t *from_avro(const ls_avro_node_t *type, const char *name, int id, bool optional,
                         int *next_id, const char *path, char *err, size_t errlen);
+static col_t *union_from_avro(const ls_avro_node_t *u, const char *name, int id, bool optional,
+                              int *next_id, const char *path, char *err, size_t errlen);
 
 /* The fields of record t as c's kids: a struct's field ids come first, then
  * their children's (as Iceberg numbers a new schema). */
@@ -370,6 +390,34 @@ static int struct_from_avro(col_t *c, const ls_avro_node_t *t, int *next_id, con
     return 0;
 }
 
+/* The column of union u of several non-null types: a struct of the tag and
+ * one optional member per non-null branch, optional when u has a null
+ * branch (or optional says so); ids as a record's. */
+static col_t *union_from_avro(const ls_avro_node_t *u, const char *name, int id, bool optional,
+                              int *next_id, const char *path, char *err, size_t errlen)
+{
+    bool has_null = non_null_branches(u) < u->nbranches;
+    col_t *c = col_new(C_STRUCT, id, name, !has_null && !optional);
+    int ids = *next_id;
+    *next_id += 1 + (int)non_null_branches(u);
+    col_add(c, col_new(C_INT, ids, UNION_TAG, true));
+    char sub[1024], fname[32];
+    int k = 0;
+    for (size_t i = 0; i < u->nbranches; i++) {
+        if (u->branches[i]->kind == LS_AVRO_NULL) continue;
+        snprintf(fname, sizeof fname, UNION_MEMBER "%d", k);
+        snprintf(sub, sizeof sub, "%s/%s", path, fname);
+        col_t *m = from_avro(u->branches[i], fname, ids + 1 + k, true, next_id, sub, err, errlen);
+        if (!m) {
+            col_free(c);
+            return NULL;
+        }
+        col_add(c, m);
+        k++;
+    }
+    return c;
+}
+
 /* A column for Avro type (a union with null makes it optional; optional
  * forces it). NULL with err naming the path when the type is not mapped. */
 static col_t *from_avro(const ls_avro_node_t *type, const char *name, int id, bool optional,
@@ -377,9 +425,10 @@ static col_t *from_avro(const ls_avro_node_t *type, const char *name, int id, bo
 {
     int nb;
     const ls_avro_node_t *t = unwrap(type, &nb);
+    if (!t && non_null_branches(type) > 1)
+        return union_from_avro(type, name, id, optional, next_id, path, err, errlen);
     if (!t) {
-        put_err(err, errlen, path,
-                "a union other than [\"null\", T] is not mapped to a column yet");
+        put_err(err, errlen, path, "a union of null alone has no column");
         return NULL;
     }
     bool required = nb < 0 && !optional;
@@ -886,6 +935,7 @@ static void rnode_free(rnode_t *n)
         rnode_free(n->kids[i]);
     ls_free(n->kids);
     ls_free(n->absent);
+    ls_free(n->member);
     ls_free(n);
 }
 
@@ -911,6 +961,76 @@ static bool promotes(ctype from, ctype to)
 }
 
 static bool walk_type(walk_t *w, col_t *c, const ls_avro_node_t *t, const char *path, rnode_t *n);
+static bool walk_value(walk_t *w, col_t *c, const ls_avro_node_t *type, const char *path,
+                       rnode_t **out);
+
+/* Whether c is the column of a union of several types (union_from_avro). */
+static bool union_col(const col_t *c)
+{
+    char want[32];
+    if (c->type != C_STRUCT || c->nkids < 2 || strcmp(c->kids[0]->name, UNION_TAG) != 0 ||
+        c->kids[0]->type != C_INT)
+        return false;
+    for (size_t k = 1; k < c->nkids; k++) {
+        snprintf(want, sizeof want, UNION_MEMBER "%zu", k - 1);
+        if (strcmp(c->kids[k]->name, want) != 0 || c->kids[k]->required) return false;
+    }
+    return true;
+}
+
+/* Writer union u of several non-null types into union column c: its
+ * non-null branches are the members field0, field1, ... in order (each by
+ * the usual rules: int into long, widening, ...); a branch past the
+ * column's members is a new member (evolve: an optional column with fresh
+ * ids); a null branch makes the column optional. Reordered branches meet
+ * members of other types and are refused by them. */
+static bool walk_union(walk_t *w, col_t *c, const ls_avro_node_t *u, const char *path, rnode_t *n)
+{
+    char why[200], sub[1024], fname[32];
+    n->avro = u;
+    n->col = c;
+    if (!union_col(c)) {
+        snprintf(why, sizeof why,
+                 "a union of several types cannot fill a %s column (it makes a struct of %s and "
+                 "%s0, %s1, ...)",
+                 c->type == C_STRUCT ? "struct" : "non-struct", UNION_TAG, UNION_MEMBER,
+                 UNION_MEMBER);
+        return incompatible(w, path, why);
+    }
+    n->kids = LS_NEWN(rnode_t *, u->nbranches);
+    n->member = LS_NEWN(int, u->nbranches);
+    n->nkids = u->nbranches;
+    int k = 0;
+    for (size_t i = 0; i < u->nbranches; i++) {
+        if (u->branches[i]->kind == LS_AVRO_NULL) {
+            n->null_branch = (int)i;
+            n->member[i] = -1;
+            continue;
+        }
+        snprintf(fname, sizeof fname, UNION_MEMBER "%d", k);
+        snprintf(sub, sizeof sub, "%s/%s", path, fname);
+        if ((size_t)k + 1 >= c->nkids) {
+            if (!change(w, sub, "a new union member column")) return false;
+            int id = w->next_id++;
+            col_t *m =
+                from_avro(u->branches[i], fname, id, true, &w->next_id, sub, w->err, w->errlen);
+            if (!m) return false;
+            col_add(c, m);
+        }
+        n->member[i] = k;
+        if (!walk_value(w, c->kids[k + 1], u->branches[i], sub, &n->kids[i])) return false;
+        k++;
+    }
+    if (n->null_branch >= 0 && c->required) {
+        if (c->pk)
+            return incompatible(w, path,
+                                "the key column of a primary key cannot become "
+                                "optional");
+        if (!change(w, path, "the column becomes optional")) return false;
+        c->required = false;
+    }
+    return true;
+}
 
 /* Writer type (maybe a union with null) into column c. */
 static bool walk_value(walk_t *w, col_t *c, const ls_avro_node_t *type, const char *path,
@@ -918,8 +1038,8 @@ static bool walk_value(walk_t *w, col_t *c, const ls_avro_node_t *type, const ch
 {
     rnode_t *n = *out = LS_NEW(rnode_t);
     const ls_avro_node_t *t = unwrap(type, &n->null_branch);
-    if (!t)
-        return incompatible(w, path, "a union other than [\"null\", T] is not mapped to a column");
+    if (!t && non_null_branches(type) > 1) return walk_union(w, c, type, path, n);
+    if (!t) return incompatible(w, path, "a union of null alone has no column");
     if (n->null_branch >= 0 && c->required) {
         if (c->pk)
             return incompatible(w, path,
@@ -1195,6 +1315,24 @@ static bool shred(rd_t *r, const rnode_t *n, int rep);
 /* A value that may be a union with null: reads the branch, then the value. */
 static bool shred_value(rd_t *r, const rnode_t *n, int rep)
 {
+    if (n->member) { /* a union of several types: the tag, the chosen member, nulls */
+        int64_t br;
+        if (!ls_avro_rd_long(&r->in, &br)) return false;
+        if (br < 0 || (size_t)br >= n->nkids) {
+            r->in.why = "union branch index out of range";
+            return false;
+        }
+        const col_t *c = n->col;
+        if (br == n->null_branch) {
+            put_nulls(r, c, rep, c->def - 1);
+            return true;
+        }
+        int m = n->member[br];
+        if (r->w) ls_pq_put_i32(r->w, c->kids[0]->leaf, rep, m);
+        for (size_t k = 1; k < c->nkids; k++)
+            if ((int)k != m + 1) put_nulls(r, c->kids[k], rep, c->def);
+        return shred(r, n->kids[br], rep);
+    }
     if (n->null_branch >= 0) {
         int64_t br;
         if (!ls_avro_rd_long(&r->in, &br)) return false;

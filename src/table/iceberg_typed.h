@@ -37,9 +37,12 @@
  * P <= 9, INT64 for P <= 18, else the fewest fixed bytes; a value with more
  * than P digits does not decode: never rounded); uuid on string (its text
  * form, parsed) or fixed(16) -> uuid (a table's older string column keeps
- * taking uuid text); time-millis/-micros -> time (micros). Refused (the shape
- * with the path and the reason, so the table does not start rather than
- * dropping data): unions of several non-null types, timestamp-nanos and
+ * taking uuid text); time-millis/-micros -> time (micros); a union of
+ * several non-null types -> struct<tag: int required, field0, field1, ...
+ * optional> (Iceberg Java's names; tag counts the non-null branches from
+ * 0; optional when the union has null). Refused (the shape with the path
+ * and the reason, so the table does not start rather than dropping data):
+ * timestamp-nanos and
  * local-timestamp-nanos (Iceberg format v3; tables are v2), duration, a
  * value whose top level is not a record, fields named _kafka_*.
  *

@@ -73,9 +73,11 @@ TEST(refusals_name_the_path)
         {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"_kafka_x\",\"type\":\"int\"}]"
          "}",
          "/_kafka_x: field names starting with _kafka_"},
+        {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"u\",\"type\":[\"null\"]}]}",
+         "/u: a union of null alone has no column"},
         {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"u\",\"type\":[\"int\","
-         "\"string\"]}]}",
-         "/u: a union other than"},
+         "{\"type\":\"long\",\"logicalType\":\"timestamp-nanos\"}]}]}",
+         "/u/field1: Avro long with logical type timestamp-nanos"},
         {"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"d\",\"type\":{\"type\":"
          "\"bytes\",\"logicalType\":\"decimal\",\"precision\":40,\"scale\":2}}]}",
          "/d: Avro bytes with logical type decimal Iceberg decimals hold at most 38 digits"},
@@ -272,9 +274,10 @@ TEST(incompatible_changes_name_the_path)
         {REC(F("p", "\"long\"")), "/p: the struct column cannot take Avro long"},
         {REC(F("id", "{\"type\":\"array\",\"items\":\"int\"}")),
          "/id: the int column cannot take Avro array"},
-        {REC(F("id", "\"int\"") "," F("d", "{\"type\":\"int\",\"logicalType\":\"date\"}") "," F(
-             "u", "[\"int\",\"string\"]")),
-         "/u: a union other than"},
+        {REC(F("id", "[\"int\",\"string\"]")),
+         "/id: a union of several types cannot fill a non-struct column"},
+        {REC(F("p", "[\"int\",\"string\"]")),
+         "/p: a union of several types cannot fill a struct column"},
         {REC(F("id", "{\"type\":\"int\",\"logicalType\":\"date\"}")),
          "/id: Iceberg cannot promote the int column to date"},
         {REC(F("_kafka_x", "\"int\"")), "/_kafka_x: field names starting with _kafka_"},
@@ -633,6 +636,105 @@ TEST(decimal_widening_and_uuid_strings)
     ls_typed_shape_free(w3);
 }
 
+/* ---- unions of several types: a struct of tag, field0, field1, ... ---- */
+
+static const char UNI[] = REC(F("id", "\"int\"") "," F(
+    "u", "[\"null\",\"long\",\"string\",{\"type\":\"record\",\"name\":\"Pt\",\"fields\":[{\"name\":"
+         "\"x\",\"type\":\"int\"}]}]") "," F("v", "[\"int\",\"boolean\"]"));
+
+TEST(unions_of_several_types)
+{
+    ls_avro_schema_t *a = parse(UNI);
+    char err[512] = "";
+    ls_typed_shape_t *s = ls_typed_shape_new(ls_avro_root(a), err, sizeof err), *x, *w2;
+    CHECK(s != NULL);
+    if (!s) {
+        printf("# %s\n", err);
+        ls_avro_free(a);
+        return;
+    }
+    /* ids: id 10, u 11, v 12; u's tag 13, field0-2 14-16, Pt.x 17; v's tag 18, 19, 20 */
+    CHECK(has(s,
+              "{\"id\":11,\"name\":\"u\",\"required\":false,\"type\":{\"type\":\"struct\","
+              "\"fields\":[{\"id\":13,\"name\":\"tag\",\"required\":true,\"type\":\"int\"},"
+              "{\"id\":14,\"name\":\"field0\",\"required\":false,\"type\":\"long\"},"
+              "{\"id\":15,\"name\":\"field1\",\"required\":false,\"type\":\"string\"},"
+              "{\"id\":16,\"name\":\"field2\",\"required\":false,\"type\":{\"type\":\"struct\","
+              "\"fields\":[{\"id\":17,\"name\":\"x\",\"required\":true,\"type\":\"int\"}]}}]}}"));
+    CHECK(has(s, "{\"id\":12,\"name\":\"v\",\"required\":true,\"type\":{\"type\":\"struct\","
+                 "\"fields\":[{\"id\":18,\"name\":\"tag\""));
+    CHECK_EQ_INT(ls_typed_last_column_id(s), 20);
+    ls_typed_reader_t *rd = NULL;
+    CHECK_EQ_INT(ls_typed_reader_new(s, ls_avro_root(a), &rd, err, sizeof err), LS_OK);
+    size_t nf;
+    const ls_pq_field_t *f = ls_typed_parquet_fields(s, &nf);
+    ls_buf_t out;
+    ls_buf_init(&out);
+    ls_pq_writer_t *w = ls_pq_writer_new(f, nf, NULL, &out, err, sizeof err);
+    ls_raw_record_t r = {.key_len = -1, .value_len = -1};
+    /* u: null, 7 (long), "hi" (string), {x: -1}; v: 5 (int), true (boolean), 5, true */
+    const uint8_t rows[][8] = {{0x02, 0x00, 0x00, 0x0a},
+                               {0x04, 0x02, 0x0e, 0x02, 0x01},
+                               {0x06, 0x04, 0x04, 'h', 'i', 0x00, 0x0a},
+                               {0x08, 0x06, 0x01, 0x02, 0x01}};
+    const size_t lens[] = {4, 5, 7, 5};
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(ls_typed_write(rd, w, &r, rows[i], lens[i], err, sizeof err), LS_OK);
+    const uint8_t bad[] = {0x02, 0x08, 0x00, 0x00}; /* u: branch 4 of 4 */
+    CHECK_EQ_INT(ls_typed_write(rd, w, &r, bad, sizeof bad, err, sizeof err), LS_ECORRUPT);
+    CHECK(strstr(err, "union branch index out of range") != NULL);
+    CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
+    ls_pq_writer_free(w);
+    char txt[256];
+    column_text(&out, "u.tag", txt, sizeof txt);
+    CHECK(!strcmp(txt, "null,0,1,2"));
+    column_text(&out, "u.field0", txt, sizeof txt);
+    CHECK(!strcmp(txt, "null,7,null,null"));
+    column_text(&out, "u.field1", txt, sizeof txt);
+    CHECK(!strcmp(txt, "null,null,hi,null"));
+    column_text(&out, "u.field2.x", txt, sizeof txt);
+    CHECK(!strcmp(txt, "null,null,null,-1"));
+    column_text(&out, "v.tag", txt, sizeof txt);
+    CHECK(!strcmp(txt, "0,1,0,1"));
+    column_text(&out, "v.field0", txt, sizeof txt);
+    CHECK(!strcmp(txt, "5,null,5,null"));
+    ls_buf_free(&out);
+    ls_typed_reader_free(rd);
+    ls_avro_free(a);
+    /* evolution: a member widens (int -> long), a branch appended is a new member
+     * (fresh id), reordered branches are refused by the members' types */
+    CHECK_EQ_INT(fit(s, UNI, &x, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(
+        fit(s,
+            REC(F("id", "\"int\"") "," F(
+                "u",
+                "[\"null\",\"long\",\"string\",{\"type\":\"record\",\"name\":\"Pt\","
+                "\"fields\":[{\"name\":\"x\",\"type\":\"int\"}]}]") "," F("v",
+                                                                          "[\"long\",\"boolean\","
+                                                                          "\"double\"]")),
+            &w2, err, sizeof err),
+        LS_ECONFLICT);
+    CHECK(w2 != NULL && has(w2, "{\"id\":19,\"name\":\"field0\",\"required\":false,\"type\":"
+                                "\"long\"},{\"id\":20,\"name\":\"field1\",\"required\":false,"
+                                "\"type\":\"boolean\"},{\"id\":21,\"name\":\"field2\","
+                                "\"required\":false,\"type\":\"double\"}"));
+    /* the older version still fits the evolved table; the parsed-back shape too */
+    CHECK_EQ_INT(fit(w2, UNI, &x, err, sizeof err), LS_OK);
+    ls_typed_shape_t *back =
+        w2 ? ls_typed_shape_parse(ls_typed_iceberg_schema_json(w2), 21, err, sizeof err) : NULL;
+    CHECK(back != NULL);
+    if (back) CHECK_EQ_INT(fit(back, UNI, &x, err, sizeof err), LS_OK);
+    ls_typed_shape_free(back);
+    CHECK_EQ_INT(fit(s,
+                     REC(F("id", "\"int\"") "," F("u", "[\"null\",\"string\",\"long\"]") "," F(
+                         "v", "[\"int\",\"boolean\"]")),
+                     &x, err, sizeof err),
+                 LS_EINVAL);
+    CHECK(strstr(err, "/u/field0: Iceberg cannot promote the long column to string") != NULL);
+    ls_typed_shape_free(w2);
+    ls_typed_shape_free(s);
+}
+
 static const char KEY[] = "{\"type\":\"record\",\"name\":\"K\",\"fields\":["
                           "{\"name\":\"id\",\"type\":\"long\"},"
                           "{\"name\":\"region\",\"type\":\"string\"}]}";
@@ -874,6 +976,7 @@ int main(void)
     RUN(incompatible_changes_name_the_path);
     RUN(decimal_fixed_uuid_time);
     RUN(decimal_widening_and_uuid_strings);
+    RUN(unions_of_several_types);
     RUN(typed_keys);
     RUN(primary_keys);
     RUN(unframe);

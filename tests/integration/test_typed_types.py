@@ -207,3 +207,69 @@ def test_decimal_precision_widens_scale_does_not(broker):
         "SELECT id, CAST(v AS DECIMAL(20, 2)) FROM read_parquet(?, union_by_name=true) ORDER BY id",
         [files]).fetchall()
     assert dict(q) == got
+
+
+EVENT = {
+    "type": "record", "name": "Event", "fields": [
+        {"name": "id", "type": "int"},
+        {"name": "payload", "type": ["null", "long", "string", {
+            "type": "record", "name": "Point",
+            "fields": [{"name": "x", "type": "int"}, {"name": "y", "type": "int"}]}],
+         "default": None},
+        {"name": "either", "type": ["boolean", {"type": "array", "items": "string"}]},
+    ],
+}
+
+
+def event(i):
+    payload = [None, i * 1000, "s%d" % i, {"x": i, "y": -i}][i % 4]
+    return {"id": i, "payload": payload, "either": i % 2 == 0 if i % 3 else ["a"] * (i % 5)}
+
+
+def test_unions_of_several_types(broker):
+    """A union of several non-null types becomes a struct of a required int
+    "tag" (which member the value took) and one optional member per non-null
+    branch, "field0", "field1", ... (Iceberg Java's AvroSchemaUtil names);
+    the union's null makes the whole struct null."""
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("typed-union"), config=TYPED)
+    n = 24
+    produce(broker, topic, EVENT, [event(i) for i in range(n)])
+    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), n)
+    p = t.schema().find_field("payload")
+    assert not p.required
+    assert [(f.name, str(f.field_type), f.required) for f in p.field_type.fields] == [
+        ("tag", "int", True), ("field0", "long", False), ("field1", "string", False),
+        ("field2", "struct<%d: x: required int, %d: y: required int>" % (
+            t.schema().find_field("payload.field2.x").field_id,
+            t.schema().find_field("payload.field2.y").field_id), False)]
+    assert t.schema().find_field("either").required
+
+    def want_struct(v, kinds):
+        if v is None:
+            return None
+        tag = next(k for k, ok in enumerate(kinds) if ok(v))
+        s = {"tag": tag}
+        for k in range(len(kinds)):
+            s["field%d" % k] = v if k == tag else None
+        return s
+    pk = [lambda v: isinstance(v, int), lambda v: isinstance(v, str), lambda v: isinstance(v, dict)]
+    ek = [lambda v: isinstance(v, bool), lambda v: isinstance(v, list)]
+    got = sorted(rows.to_pylist(), key=lambda r: r["id"])
+    assert len(got) == n
+    for i, r in enumerate(got):
+        e = event(i)
+        assert r["payload"] == want_struct(e["payload"], pk), (i, r["payload"])
+        assert r["either"] == want_struct(e["either"], ek), (i, r["either"])
+    duckdb = pytest.importorskip("duckdb")
+    files = [f.file.file_path.replace("file://", "") for f in t.scan().plan_files()]
+    q = duckdb.connect().execute(
+        "SELECT id, payload.tag, payload.field0, payload.field1, payload.field2.x, either.tag, "
+        "either.field0, either.field1 FROM read_parquet(?) ORDER BY id", [files]).fetchall()
+    assert len(q) == n
+    for i, row in enumerate(q):
+        e = event(i)
+        ps = want_struct(e["payload"], pk) or {}
+        es = want_struct(e["either"], ek)
+        assert row == (i, ps.get("tag"), ps.get("field0"), ps.get("field1"),
+                       (ps.get("field2") or {}).get("x"), es["tag"], es["field0"], es["field1"]), i
