@@ -19,7 +19,12 @@
  *
  * Readers and evolution are one walk of the writer's Avro schema against
  * the table's columns, matching record fields by name (Avro schema
- * resolution; aliases are not followed). In "fit" mode nothing may change
+ * resolution), else by one of the writer field's aliases (a field renamed
+ * in a later version, listing its old name, keeps filling its column). The
+ * column keeps its name: renaming it would break every query that names
+ * it whenever a producer renames a field, and records of older versions,
+ * still carrying the old name, must keep landing in the same column (the
+ * walk sees only the current schema, not the names a column had). In "fit" mode nothing may change
  * and the walk yields the reader (a tree of rnode_t: per writer node, the
  * column it fills and how its value converts); in "evolve" mode it changes
  * a copy of the columns the ways Iceberg's schema evolution allows (spec,
@@ -1060,13 +1065,25 @@ static bool walk_struct(walk_t *w, col_t *c, const ls_avro_node_t *t, const char
     n->kids = LS_NEWN(rnode_t *, t->nfields);
     size_t had = c->nkids;
     bool *seen = ls_calloc(had + t->nfields + 1, sizeof *seen);
+    size_t *match = ls_calloc(t->nfields + 1, sizeof *match);
+    /* the column of each writer field: its name's; else one an alias names
+     * (a renamed field keeps its column and the column its name: file
+     * comment), of those no other field took */
+    for (size_t i = 0; i < t->nfields; i++) {
+        match[i] = had;
+        for (size_t k = 0; k < had && match[i] == had; k++)
+            if (!strcmp(c->kids[k]->name, t->fields[i].name)) match[i] = k, seen[k] = true;
+    }
+    for (size_t i = 0; i < t->nfields; i++)
+        for (size_t a = 0; a < t->fields[i].naliases && match[i] == had; a++)
+            for (size_t k = 0; k < had && match[i] == had; k++)
+                if (!seen[k] && !strcmp(c->kids[k]->name, t->fields[i].aliases[a]))
+                    match[i] = k, seen[k] = true;
     bool ok = true;
     for (size_t i = 0; i < t->nfields && ok; i++) {
         const ls_avro_field_t *f = &t->fields[i];
         snprintf(sub, sizeof sub, "%s/%s", path, f->name);
-        size_t k = 0;
-        while (k < c->nkids && strcmp(c->kids[k]->name, f->name) != 0)
-            k++;
+        size_t k = match[i] < had ? match[i] : c->nkids;
         if (k == c->nkids) { /* a new field: an optional column with fresh ids */
             if (!strncmp(f->name, META_PREFIX, strlen(META_PREFIX))) {
                 ok = incompatible(w, sub, "field names starting with _kafka_ are the table's own");
@@ -1103,6 +1120,7 @@ static bool walk_struct(walk_t *w, col_t *c, const ls_avro_node_t *t, const char
         n->absent[n->nabsent++] = c->kids[k];
     }
     ls_free(seen);
+    ls_free(match);
     return ok;
 }
 

@@ -48,8 +48,9 @@
  *
  * Schema evolution (issue 14 §4, design note in iceberg_typed.c): a shape is
  * the table's current Iceberg schema; a reader turns datums of one writer
- * schema into rows of a shape, resolving by field name (missing optional
- * columns null, int into long, float into double). A writer schema that does
+ * schema into rows of a shape, resolving by field name, else by one of the
+ * field's aliases (a renamed field fills its old column, which keeps its
+ * name; missing optional columns null, int into long, float into double). A writer schema that does
  * not fit asks for ls_typed_evolve: a new shape with added optional columns
  * (fresh ids above last-column-id), int -> long, float -> double, a
  * decimal's precision widened at the same scale, required -> optional,

@@ -273,3 +273,27 @@ def test_unions_of_several_types(broker):
         es = want_struct(e["either"], ek)
         assert row == (i, ps.get("tag"), ps.get("field0"), ps.get("field1"),
                        (ps.get("field2") or {}).get("x"), es["tag"], es["field0"], es["field1"]), i
+
+
+def test_a_renamed_field_keeps_its_column_through_its_alias(broker):
+    """v2 renames `name` to `title` and lists `name` in its aliases (Avro's way
+    to declare a rename; the registry's BACKWARD check accepts it): v2's
+    values fill the column `name` (same field id; the column keeps its name,
+    so queries naming it keep working), and v1 records produced after v2 land
+    there too."""
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("typed-alias"), config=TYPED)
+    v1 = {"type": "record", "name": "U", "fields": [{"name": "id", "type": "int"},
+                                                  {"name": "name", "type": "string"}]}
+    v2 = {"type": "record", "name": "U", "fields": [
+        {"name": "id", "type": "int"},
+        {"name": "title", "type": "string", "aliases": ["name"]}]}
+    produce(broker, topic, v1, [{"id": 0, "name": "a"}])
+    t, _, _ = iu.wait_rows(iu.table_dir(broker, topic), 1)
+    fid = t.schema().find_field("name").field_id
+    produce(broker, topic, v2, [{"id": 1, "title": "b"}])
+    produce(broker, topic, v1, [{"id": 2, "name": "c"}])
+    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), 3)
+    names = [f.name for f in t.schema().fields]
+    assert "title" not in names and t.schema().find_field("name").field_id == fid
+    assert sorted((r["id"], r["name"]) for r in rows.to_pylist()) == [(0, "a"), (1, "b"), (2, "c")]

@@ -636,6 +636,71 @@ TEST(decimal_widening_and_uuid_strings)
     ls_typed_shape_free(w3);
 }
 
+/* Avro aliases: a renamed field listing its old name keeps its column
+ * (same id, the column's name kept); older versions still fit. */
+TEST(renamed_fields_follow_their_aliases)
+{
+    ls_avro_schema_t *a = parse(V1);
+    char err[512] = "";
+    ls_typed_shape_t *s = ls_typed_shape_new(ls_avro_root(a), err, sizeof err), *x = NULL;
+    ls_avro_free(a);
+    /* name -> title, p.x -> p.width (nested), both with the old name as an alias */
+    const char *renamed =
+        REC(F("id", "\"int\"") ",{\"name\":\"title\",\"type\":\"string\",\"aliases\":[\"name\"]},"
+                               "{\"name\":\"p\",\"type\":{\"type\":\"record\",\"name\":\"P\","
+                               "\"fields\":[{\"name\":\"width\",\"type\":\"float\",\"aliases\":["
+                               "\"w\",\"x\"]}]}}");
+    CHECK_EQ_INT(fit(s, renamed, &x, err, sizeof err), LS_OK);
+    CHECK(x == NULL);
+    /* its datums land in the old columns */
+    ls_avro_schema_t *ra = parse(renamed);
+    ls_typed_reader_t *rd = NULL;
+    CHECK_EQ_INT(ls_typed_reader_new(s, ls_avro_root(ra), &rd, err, sizeof err), LS_OK);
+    size_t nf;
+    const ls_pq_field_t *f = ls_typed_parquet_fields(s, &nf);
+    ls_buf_t out;
+    ls_buf_init(&out);
+    ls_pq_writer_t *w = ls_pq_writer_new(f, nf, NULL, &out, err, sizeof err);
+    ls_raw_record_t r = {.key_len = -1, .value_len = -1};
+    const uint8_t d[] = {0x0e, 0x04, 'h', 'i', 0, 0, 0xc0, 0x3f}; /* 7, "hi", 1.5f */
+    CHECK_EQ_INT(ls_typed_write(rd, w, &r, d, sizeof d, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
+    ls_pq_writer_free(w);
+    char txt[128];
+    column_text(&out, "name", txt, sizeof txt);
+    CHECK(!strcmp(txt, "hi"));
+    column_text(&out, "title", txt, sizeof txt);
+    CHECK(strstr(txt, "no column") != NULL);
+    ls_buf_free(&out);
+    ls_typed_reader_free(rd);
+    ls_avro_free(ra);
+    /* a field named as the column takes it first: the alias then makes a new column */
+    CHECK_EQ_INT(fit(s,
+                     REC(F("id", "\"int\"") "," F(
+                         "name", "\"string\"") ","
+                                               "{\"name\":\"title\",\"type\":\"string\","
+                                               "\"aliases\":[\"name\"]}," F(
+                                                   "p", "{\"type\":\"record\",\"name\":\"P\","
+                                                        "\"fields\":[" F("x", "\"float\"") "]}")),
+                     &x, err, sizeof err),
+                 LS_ECONFLICT);
+    CHECK(x != NULL && has(x, "{\"id\":14,\"name\":\"title\",\"required\":false"));
+    ls_typed_shape_free(x);
+    /* a rename without an alias is a new column, the old one made optional */
+    CHECK_EQ_INT(
+        fit(s,
+            REC(F("id", "\"int\"") "," F("title", "\"string\"") "," F(
+                "p", "{\"type\":\"record\",\"name\":\"P\",\"fields\":[" F("x", "\"float\"") "]}")),
+            &x, err, sizeof err),
+        LS_ECONFLICT);
+    CHECK(x != NULL && has(x, "{\"id\":11,\"name\":\"name\",\"required\":false") &&
+          has(x, "\"name\":\"title\""));
+    ls_typed_shape_free(x);
+    /* the older version still fits */
+    CHECK_EQ_INT(fit(s, V1, &x, err, sizeof err), LS_OK);
+    ls_typed_shape_free(s);
+}
+
 /* ---- unions of several types: a struct of tag, field0, field1, ... ---- */
 
 static const char UNI[] = REC(F("id", "\"int\"") "," F(
@@ -977,6 +1042,7 @@ int main(void)
     RUN(decimal_fixed_uuid_time);
     RUN(decimal_widening_and_uuid_strings);
     RUN(unions_of_several_types);
+    RUN(renamed_fields_follow_their_aliases);
     RUN(typed_keys);
     RUN(primary_keys);
     RUN(unframe);
