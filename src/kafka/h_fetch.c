@@ -6,11 +6,26 @@
  *                     otherwise --> WAITING (commit waiters on every log +
  *                     a MaxWaitMs timer) --first commit--> READING again
  *                                                 --timer--> RESPOND
- * Partitions are read in request order so the response byte budget
- * (MaxBytes) is spent in order; each read is also bounded by
- * PartitionMaxBytes; the first batch of the response is returned whole even
- * if larger (KIP-74 progress guarantee). A fetch offset inside a batch gets
- * the whole batch; clients skip the records before their offset.
+ * Each read is bounded by PartitionMaxBytes, and the response by MaxBytes;
+ * only the first partition with records may exceed its limit (its first
+ * entry is returned whole: KIP-74 progress guarantee). A later partition
+ * whose first entry alone exceeds what it was allowed returns no records in
+ * this response (only its offsets), as Kafka does for a batch that does not
+ * fit; clients rotate their partitions, so it comes first in a later fetch.
+ * (The log reader's unit is an entry: one flush's or block's whole batches,
+ * so such a partition may lose its turn where Kafka would return the
+ * batches that fit.) A fetch offset inside a batch gets the whole batch;
+ * clients skip the records before their offset. Two ways to read a round:
+ *   - parallel, when the partitions' PartitionMaxBytes add up to no more
+ *     than MaxBytes (librdkafka's and the Java client's defaults: 1 MiB per
+ *     partition, 50 MiB per response): every partition's read is issued at
+ *     once, so reads that go to the object store overlap instead of queueing
+ *     behind each other (a catch-up of 16 partitions waited for 16 store
+ *     reads in turn); the budget cannot bind, so nothing is lost by reading
+ *     out of order. outstanding counts the reads not finished; the round
+ *     ends when it drops to zero.
+ *   - serial otherwise: partitions in request order, so the byte budget is
+ *     spent in order (next = the partition being read).
  *
  * Records are referenced, not copied, from the read cache into the response
  * (ls_kw_ref), with base offsets already rewritten.
@@ -44,6 +59,7 @@ typedef struct fetch_part {
     int64_t log_id; /* -1: partition has a fixed error */
     int64_t offset;
     int32_t max_bytes;
+    size_t read_max; /* the limit its last read was given */
     ls_read_result_t res;
     bool have_res;
     ls_log_waiter_t *waiter;
@@ -55,8 +71,10 @@ struct fetch_ctx {
     ls_kafka_FetchResponse resp;
     fetch_part_t *parts;
     int nparts;
-    int next;       /* next partition to read */
-    int64_t budget; /* remaining response bytes */
+    int next;        /* serial: next partition to read */
+    bool parallel;   /* this round reads every partition at once */
+    int outstanding; /* parallel: reads issued and not finished (+1 while issuing) */
+    int64_t budget;  /* remaining response bytes */
     size_t total;
     bool any_error;
     bool waiting;
@@ -67,12 +85,36 @@ struct fetch_ctx {
 };
 
 static void fetch_read_next(fetch_ctx_t *ctx);
+static void fetch_start_round(fetch_ctx_t *ctx);
 
 static void ctx_free_cb(uv_handle_t *h) { ls_free(h->data); }
+
+/* KIP-74 in request order: the first partition with records keeps them
+ * whole; a later one that got more than its limit (an entry larger than
+ * what it was allowed) is left without records. */
+static void drop_oversized(fetch_ctx_t *ctx)
+{
+    bool any = false;
+    for (int i = 0; i < ctx->nparts; i++) {
+        fetch_part_t *fp = &ctx->parts[i];
+        if (!fp->have_res || fp->res.bytes == 0) continue;
+        if (!any) {
+            any = true;
+            continue;
+        }
+        if (fp->res.bytes <= fp->read_max) continue;
+        ls_read_result_free(&fp->res);
+        memset(&fp->res, 0, sizeof fp->res);
+        fp->have_res = false;
+        fp->pd->NumAbortedTransactions = 0;
+        fp->pd->AbortedTransactions = NULL;
+    }
+}
 
 static void fetch_respond(fetch_ctx_t *ctx)
 {
     ls_kreq_t *req = ctx->req;
+    drop_oversized(ctx);
     for (int i = 0; i < ctx->nparts; i++) {
         fetch_part_t *fp = &ctx->parts[i];
         if (fp->waiter) {
@@ -153,10 +195,7 @@ static void on_wake(void *arg)
         }
     }
     /* read everything again: offsets did not move, new data is at the tail */
-    ctx->next = 0;
-    ctx->total = 0;
-    ctx->budget = ctx->m.MaxBytes > 0 ? ctx->m.MaxBytes : INT32_MAX;
-    fetch_read_next(ctx);
+    fetch_start_round(ctx);
 }
 
 static void fetch_done_reading(fetch_ctx_t *ctx)
@@ -170,12 +209,16 @@ static void fetch_done_reading(fetch_ctx_t *ctx)
     start_wait(ctx, ctx->deadline_ms - now);
 }
 
-/* The current partition is complete: account for it and go on. */
-static void part_done(fetch_ctx_t *ctx)
+/* A partition's read is complete: account for it and go on. */
+static void part_done(fetch_part_t *fp)
 {
-    fetch_part_t *fp = &ctx->parts[ctx->next];
+    fetch_ctx_t *ctx = fp->ctx;
     ctx->total += fp->res.bytes;
     ctx->budget -= (int64_t)fp->res.bytes;
+    if (ctx->parallel) {
+        if (--ctx->outstanding == 0) fetch_done_reading(ctx);
+        return;
+    }
     ctx->next++;
     if (!ctx->reading) fetch_read_next(ctx);
 }
@@ -184,8 +227,8 @@ static void part_done(fetch_ctx_t *ctx)
  * the LSO), so the client drops their records (KIP-98). */
 static void on_aborted(void *arg, ls_status st, const ls_aborted_t *v, int n)
 {
-    fetch_ctx_t *ctx = arg;
-    fetch_part_t *fp = &ctx->parts[ctx->next];
+    fetch_part_t *fp = arg;
+    fetch_ctx_t *ctx = fp->ctx;
     ls_kafka_FetchResponse_PartitionData *pd = fp->pd;
     if (st != LS_OK) {
         /* records without their aborted list would show aborted data */
@@ -202,13 +245,13 @@ static void on_aborted(void *arg, ls_status st, const ls_aborted_t *v, int n)
         }
         pd->NumAbortedTransactions = n;
     }
-    part_done(ctx);
+    part_done(fp);
 }
 
 static void on_read(void *arg, ls_read_result_t *res)
 {
-    fetch_ctx_t *ctx = arg;
-    fetch_part_t *fp = &ctx->parts[ctx->next];
+    fetch_part_t *fp = arg;
+    fetch_ctx_t *ctx = fp->ctx;
     fp->res = *res;
     fp->have_res = true;
     ls_kafka_FetchResponse_PartitionData *pd = fp->pd;
@@ -223,10 +266,58 @@ static void on_read(void *arg, ls_read_result_t *res)
         ctx->any_error = true;
     } else if (ctx->m.IsolationLevel == 1 && res->bytes > 0) {
         ls_logstore_aborted(ctx->req->svc->logs, fp->log_id, fp->offset,
-                            res->last_stable_offset - 1, on_aborted, ctx);
+                            res->last_stable_offset - 1, on_aborted, fp);
         return;
     }
-    part_done(ctx);
+    part_done(fp);
+}
+
+static void part_read(fetch_part_t *fp, size_t max)
+{
+    ls_kafka_services_t *b = fp->ctx->req->svc;
+    fp->read_max = max;
+    if (fp->ctx->m.IsolationLevel == 1)
+        ls_logstore_read_committed(b->logs, fp->log_id, fp->offset, max, on_read, fp);
+    else
+        ls_logstore_read(b->logs, fp->log_id, fp->offset, max, on_read, fp);
+}
+
+/* Whether this round reads every partition at once: their limits add up to
+ * no more than the response's, so the order of reading cannot matter. */
+static bool fits_budget(const fetch_ctx_t *ctx)
+{
+    int64_t sum = 0, live = 0;
+    for (int i = 0; i < ctx->nparts; i++) {
+        if (ctx->parts[i].log_id < 0) continue;
+        sum += ctx->parts[i].max_bytes;
+        live++;
+    }
+    return live > 1 && sum <= ctx->budget;
+}
+
+static void fetch_read_all(fetch_ctx_t *ctx)
+{
+    ctx->outstanding = 1; /* held while issuing: a read may finish inline */
+    for (int i = 0; i < ctx->nparts; i++) {
+        fetch_part_t *fp = &ctx->parts[i];
+        if (fp->log_id < 0) continue;
+        ctx->outstanding++;
+        part_read(fp, (size_t)fp->max_bytes);
+    }
+    if (--ctx->outstanding == 0) fetch_done_reading(ctx);
+}
+
+/* Starts a round of reads (a new fetch, or a wake-up after new data). */
+static void fetch_start_round(fetch_ctx_t *ctx)
+{
+    ctx->next = 0;
+    ctx->total = 0;
+    ctx->budget = ctx->m.MaxBytes > 0 ? ctx->m.MaxBytes : INT32_MAX;
+    ctx->parallel = fits_budget(ctx);
+    if (ctx->parallel)
+        fetch_read_all(ctx);
+    else
+        fetch_read_next(ctx);
 }
 
 static void fetch_read_next(fetch_ctx_t *ctx)
@@ -253,10 +344,7 @@ static void fetch_read_next(fetch_ctx_t *ctx)
         size_t max = (size_t)(fp->max_bytes < budget ? fp->max_bytes : budget);
         if (max == 0) max = 1;
         int before = ctx->next;
-        if (ctx->m.IsolationLevel == 1)
-            ls_logstore_read_committed(b->logs, fp->log_id, fp->offset, max, on_read, ctx);
-        else
-            ls_logstore_read(b->logs, fp->log_id, fp->offset, max, on_read, ctx);
+        part_read(fp, max);
         if (ctx->next == before) {
             /* the read went to the store; on_read resumes us */
             ctx->reading = false;
@@ -339,7 +427,6 @@ void ls_kafka_handle_fetch(ls_kreq_t *req)
         }
         if (s) ls_stream_release(s);
     }
-    ctx->budget = m->MaxBytes > 0 ? m->MaxBytes : INT32_MAX;
     ctx->deadline_ms = ls_clock_mono_ms() + (m->MaxWaitMs > 0 ? m->MaxWaitMs : 0);
-    fetch_read_next(ctx);
+    fetch_start_round(ctx);
 }
