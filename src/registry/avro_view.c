@@ -10,6 +10,7 @@
  * arrays and maps, union branch index first). */
 #include "registry/avro_view.h"
 
+#include <ctype.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -37,6 +38,7 @@ typedef enum vkind {
     V_BOOLEAN,
     V_TIMESTAMP,
     V_DATE,
+    V_UUID, /* string: a UUID's text form (the table parses it into 16 bytes) */
     V_JSON_TEXT,
     V_ENUM_STRING,
     V_ENUM_INT,
@@ -219,6 +221,7 @@ static vnode_t *map_string(mapper_t *m, const jnode_t *n)
     if (fmt && !strcmp(fmt, "date-time"))
         return vnew(m, V_TIMESTAMP, LS_AVRO_LONG, "timestamp-micros");
     if (fmt && !strcmp(fmt, "date")) return vnew(m, V_DATE, LS_AVRO_INT, "date");
+    if (fmt && !strcmp(fmt, "uuid")) return vnew(m, V_UUID, LS_AVRO_STRING, "uuid");
     return vnew(m, V_STRING, LS_AVRO_STRING, NULL);
 }
 
@@ -622,6 +625,18 @@ static int enc_value(enc_t *e, const vnode_t *v, json_t *j)
         if (!json_is_string(j)) return efail(e, "%s where the schema has a string", type_of(j));
         put_bytes(e->out, json_string_value(j), json_string_length(j));
         return 0;
+    case V_UUID: { /* RFC 9562 text form: 8-4-4-4-12 hex digits */
+        const char *s = json_string_value(j);
+        bool ok = s && json_string_length(j) == 36;
+        for (size_t k = 0; ok && k < 36; k++)
+            ok = k == 8 || k == 13 || k == 18 || k == 23 ? s[k] == '-'
+                                                         : isxdigit((unsigned char)s[k]);
+        if (!ok)
+            return efail(e, "%s where the schema has a uuid",
+                         s ? "a string that is not a UUID's text form" : type_of(j));
+        put_bytes(e->out, s, 36);
+        return 0;
+    }
     case V_BASE64: {
         uint8_t *raw;
         size_t n;

@@ -11,6 +11,8 @@
  *   string                       -> string  -> string
  *     format date-time           -> long timestamp-micros -> timestamptz
  *     format date                -> int date              -> date
+ *     format uuid                -> string uuid           -> uuid (checked:
+ *                                   8-4-4-4-12 hex digits)
  *     contentEncoding base64     -> bytes                 -> binary
  *   integer                      -> int when minimum/maximum keep it in
  *                                   32 bits, else long

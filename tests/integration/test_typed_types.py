@@ -6,7 +6,8 @@ and read back value by value by PyIceberg/pyarrow and by DuckDB's own
 Parquet reader on the data files. A decimal beyond its precision or a uuid
 string that is not one makes no row (error.handling), never a rounded or
 garbled one; decimal precision widening evolves the table, a scale change
-does not."""
+does not. Also: unions of several types (struct of tag and members), a
+renamed field following its Avro alias, and JSON Schema's `format: uuid`."""
 
 import datetime
 import decimal
@@ -297,3 +298,24 @@ def test_a_renamed_field_keeps_its_column_through_its_alias(broker):
     names = [f.name for f in t.schema().fields]
     assert "title" not in names and t.schema().find_field("name").field_id == fid
     assert sorted((r["id"], r["name"]) for r in rows.to_pylist()) == [(0, "a"), (1, "b"), (2, "c")]
+
+
+def test_json_schema_uuid_format_is_a_uuid_column(broker):
+    """JSON Schema's equivalent: a string with `format: uuid` (JSONSerializer)
+    becomes a uuid column; a value that is not a UUID's text form makes no row
+    (error.handling=dead-letter keeps it with the reason)."""
+    from test_typed_json import produce_json
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("typed-json-uuid"),
+                         config=dict(TYPED, **{"lakestream.table.error.handling": "dead-letter"}))
+    schema = {"type": "object", "title": "Ref", "required": ["id", "ref"], "properties": {
+        "id": {"type": "integer"}, "ref": {"type": "string", "format": "uuid"}}}
+    refs = [uuid.UUID(int=i * 7919 + 1) for i in range(5)]
+    produce_json(broker, topic, schema, [{"id": i, "ref": str(u)} for i, u in enumerate(refs)]
+                 + [{"id": 5, "ref": "not-a-uuid"}])
+    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), 5)
+    assert str(t.schema().find_field("ref").field_type) == "uuid"
+    assert sorted((r["id"], as_uuid(r["ref"])) for r in rows.to_pylist()) == list(enumerate(refs))
+    d, drows, _ = iu.wait_rows(iu.table_dir(broker, topic + "__dlq"), 1)
+    reason = {h["key"]: h["value"] for h in drows.to_pylist()[0]["headers"]}["lakestream.dlq.error"]
+    assert b"/ref: a string that is not a UUID's text form" in reason, reason

@@ -517,6 +517,55 @@ TEST(schemaless_json_inference)
     json_decref(s);
 }
 
+/* format: uuid -> a uuid column; the text form is checked when transcoding */
+TEST(json_uuid_format)
+{
+    ls_jsonschema_t *js = load("{\"type\":\"object\",\"required\":[\"u\"],\"properties\":{"
+                               "\"u\":{\"type\":\"string\",\"format\":\"uuid\"}}}");
+    char err[256] = "";
+    ls_avro_view_t *v = js ? ls_avro_view_json(js, err, sizeof err) : NULL;
+    CHECK(v != NULL);
+    if (!v) {
+        ls_jsonschema_free(js);
+        return;
+    }
+    ls_typed_shape_t *s = ls_typed_shape_new(ls_avro_view_root(v), err, sizeof err);
+    CHECK(s && strstr(ls_typed_iceberg_schema_json(s),
+                      "\"name\":\"u\",\"required\":true,\"type\":\"uuid\"") != NULL);
+    ls_typed_reader_t *rd = NULL;
+    CHECK(s && ls_typed_reader_new(s, ls_avro_view_root(v), &rd, err, sizeof err) == LS_OK);
+    ls_buf_t b;
+    ls_buf_init(&b);
+    const char *good = "{\"u\":\"123E4567-e89b-12d3-a456-426614174000\"}";
+    CHECK_EQ_INT(ls_avro_view_encode(v, (const uint8_t *)good, strlen(good), &b, err, sizeof err),
+                 0);
+    /* the datum becomes a row (the table parses the text into 16 bytes) */
+    size_t nf;
+    const ls_pq_field_t *f = s ? ls_typed_parquet_fields(s, &nf) : NULL;
+    ls_buf_t out;
+    ls_buf_init(&out);
+    ls_pq_writer_t *w = f ? ls_pq_writer_new(f, nf, NULL, &out, err, sizeof err) : NULL;
+    ls_raw_record_t r = {.key_len = -1, .value_len = -1};
+    if (w && rd) CHECK_EQ_INT(ls_typed_write(rd, w, &r, b.data, b.len, err, sizeof err), LS_OK);
+    ls_pq_writer_free(w);
+    ls_buf_free(&out);
+    const char *bad[] = {"{\"u\":\"123e4567e89b12d3a456426614174000\"}",
+                         "{\"u\":\"123e4567-e89b-12d3-a456-42661417400z\"}", "{\"u\":5}"};
+    for (size_t i = 0; i < 3; i++) {
+        b.len = 0;
+        err[0] = 0;
+        CHECK_EQ_INT(
+            ls_avro_view_encode(v, (const uint8_t *)bad[i], strlen(bad[i]), &b, err, sizeof err),
+            -1);
+        CHECK(!strncmp(err, "/u: ", 4) && strstr(err, "where the schema has a uuid") != NULL);
+    }
+    ls_buf_free(&b);
+    ls_typed_reader_free(rd);
+    ls_typed_shape_free(s);
+    ls_avro_view_free(v);
+    ls_jsonschema_free(js);
+}
+
 int main(void)
 {
     RUN(columns_of_a_json_schema);
@@ -526,5 +575,6 @@ int main(void)
     RUN(protobuf_messages_become_columns);
     RUN(protobuf_proto2_required_and_groups);
     RUN(schemaless_json_inference);
+    RUN(json_uuid_format);
     UNIT_DONE();
 }
