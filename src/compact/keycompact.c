@@ -294,8 +294,10 @@ static kc_plan_t plan(const kc_index_t *ix, const ls_kc_policy_t *p, int64_t now
     size_t m = 0;
     for (; m < ix->n; m++) {
         const ls_idx_entry_t *e = &ix->e[m];
-        if (e->kind == LS_IDX_WAL || (m > 0 && e->first_offset != ix->e[m - 1].last_offset + 1) ||
-            e->last_offset >= lso)
+        /* in-table ranges (cold_source.h) are never rewritten here: only
+         * raw append logs, never key-compacted, have them */
+        if (e->kind == LS_IDX_WAL || e->kind == LS_IDX_TABLE ||
+            (m > 0 && e->first_offset != ix->e[m - 1].last_offset + 1) || e->last_offset >= lso)
             break;
         if (p->min_lag_ms > 0 && e->max_timestamp > now - p->min_lag_ms) break;
     }

@@ -228,6 +228,18 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
         return -1;
     }
     if (!found) return 0;
+    if (e.kind == LS_IDX_TABLE) {
+        /* rows said to be in the table, past what the table holds: only a
+         * table replaced under an in-table range gets here (cold_source.h;
+         * such a range must be turned back into a CO first) */
+        LS_WARN_RL("table",
+                   "log %016llx: offsets [%lld, %lld] are marked in table %s.%s, which holds "
+                   "rows only up to %lld; not backfilling",
+                   (unsigned long long)log_id, (long long)e.first_offset, (long long)e.last_offset,
+                   ts->stream->ns, tt->name, (long long)done);
+        ls_idx_clear(&e);
+        return -1;
+    }
     if (e.kind == LS_IDX_WAL) {
         ls_idx_clear(&e);
         return 0;

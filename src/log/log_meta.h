@@ -56,8 +56,13 @@ typedef struct ls_head {
  * offsets. KCO: a key-compacted object (compact/keycompact.c): real base
  * offsets, batches in offset order inside [first, last], with gaps where key
  * compaction removed records (possibly no batch at all: entries == 0, len 0).
- * Only WAL entries are "not yet compacted"; CO and KCO are both compacted. */
-typedef enum { LS_IDX_WAL = 0, LS_IDX_CO = 1, LS_IDX_KCO = 2 } ls_idx_kind;
+ * TABLE: [first, last] are rows of the log's table (log/cold_source.h): no
+ * object (object is LS_COLD_TABLE_OBJECT, entries and pos 0; len: the bytes
+ * of the batches the range held, so retention.bytes and the trimmed-bytes
+ * count treat it like the CO it replaces); the log reader asks its
+ * cold-range source for the records.
+ * Only WAL entries are "not yet compacted"; CO, KCO and TABLE are compacted. */
+typedef enum { LS_IDX_WAL = 0, LS_IDX_CO = 1, LS_IDX_KCO = 2, LS_IDX_TABLE = 3 } ls_idx_kind;
 
 typedef struct ls_idx_entry {
     ls_idx_kind kind;

@@ -18,6 +18,14 @@
  *    does not match its index entry is LS_ECORRUPT, logged with the object
  *    and byte position; the fetch answers an error for that partition.
  *
+ *  - an entry in the table (LS_IDX_TABLE, cold_source.h): the cold-range
+ *    source, on a worker, from the wanted offset to the entry's end, about
+ *    the bytes the op still wants; its batches are checked (framing, magic,
+ *    offsets ascending inside the asked range, starting at the asked
+ *    offset) and served from that one buffer, not cached (the source has
+ *    its own cache of what it reads). A stale plan (LS_ENOTFOUND) is
+ *    retried like a replaced object.
+ *
  * A read op walks entries until it has max_bytes (the first entry is always
  * returned whole: progress guarantee) or reaches the high watermark. Misses
  * suspend the op on a worker GET and resume it on the loop; the bytes a GET
@@ -31,9 +39,12 @@
 #include "base/diag.h"
 #include "log/co_format.h"
 #include "log/logstore_int.h"
+#include "records/records.h"
+
+#define LS_RB_HDR LS_RB_HEADER_SIZE
 
 enum { OP_READ, OP_TIME };
-enum { GET_ENTRY, GET_FOOTER, GET_BLOCK }; /* what a GET in flight reads */
+enum { GET_ENTRY, GET_FOOTER, GET_BLOCK, GET_TABLE }; /* what a GET in flight reads */
 
 struct ls_read_op {
     ls_logstore_t *ls;
@@ -53,6 +64,7 @@ struct ls_read_op {
     uint64_t get_pos;
     uint32_t get_len;
     int64_t get_first, get_last;
+    int64_t cold_next;     /* GET_TABLE: one past the last record the source returned */
     bool get_real_offsets; /* a key-compacted object (LS_IDX_KCO) */
     int get_kind;
     /* GET_FOOTER: the index entry the footer must match */
@@ -602,7 +614,7 @@ static void maybe_prefetch(ls_logstore_t *ls, ls_logstate_t *lg, int i, const ls
     } else {
         if (i + 1 >= lg->nidx) return;
         e = &lg->idx[i + 1];
-        if (e->kind == LS_IDX_WAL || e->entries == 0) return;
+        if (e->kind == LS_IDX_WAL || e->kind == LS_IDX_TABLE || e->entries == 0) return;
         ls_cache_run_t *f =
             ls_read_cache_footer_get(ls->cache, lg->log_id, e->last_offset, e->object);
         if (!f) {
@@ -734,6 +746,168 @@ static void start_get(ls_read_op_t *op, int kind, const ls_idx_entry_t *e, uint6
     uv_queue_work(op->ls->loop, &op->work, get_work, get_after);
 }
 
+/* ------------------------------------------------------- in-table ranges */
+
+void ls_logstore_set_cold_source(ls_logstore_t *ls, const ls_cold_source_t *src)
+{
+    if (src)
+        ls->cold = *src;
+    else
+        memset(&ls->cold, 0, sizeof ls->cold);
+}
+
+static void cold_work(uv_work_t *w)
+{
+    ls_read_op_t *op = w->data;
+    ls_logstore_t *ls = op->ls;
+    op->cold_next = op->get_first;
+    if (!ls->cold.read) {
+        op->get_st = LS_EIO;
+        snprintf(op->get_err, sizeof op->get_err,
+                 "the range is in the log's table and this broker has no cold-range source");
+        return;
+    }
+    op->get_st = ls->cold.read(ls->cold.ctx, op->log_id, op->get_first, op->get_last, op->get_len,
+                               &op->got, &op->cold_next, op->get_err, sizeof op->get_err);
+    if (op->get_st != LS_OK) return;
+    /* What the source returned must be batches of [from, to] that start at
+     * from and end at *next - 1, in offset order. */
+    const uint8_t *p = op->got.data;
+    size_t pos = 0, len = op->got.len;
+    int64_t expect = op->get_first;
+    while (pos < len) {
+        if (len - pos < LS_RB_HDR || p[pos + 16] != 2) goto bad;
+        uint32_t blen = ls_be32_get(p + pos + 8);
+        if (blen < LS_RB_HDR - 12 || blen > len - pos - 12) goto bad;
+        int64_t base = (int64_t)ls_be64_get(p + pos);
+        int64_t end = base + (int32_t)ls_be32_get(p + pos + 23) + 1;
+        if ((pos == 0 && base != op->get_first) || base < expect || end <= base ||
+            end - 1 > op->get_last)
+            goto bad;
+        expect = end;
+        pos += 12 + (size_t)blen;
+    }
+    if (expect != op->cold_next || op->cold_next == op->get_first) {
+        if (op->cold_next == op->get_first && len == 0)
+            snprintf(op->get_err, sizeof op->get_err, "the table holds no row at offset %lld",
+                     (long long)op->get_first);
+        else
+            snprintf(op->get_err, sizeof op->get_err,
+                     "the batches end at %lld, the source says %lld", (long long)expect,
+                     (long long)op->cold_next);
+        op->get_st = LS_ECORRUPT;
+    }
+    return;
+bad:
+    op->get_st = LS_ECORRUPT;
+    snprintf(op->get_err, sizeof op->get_err,
+             "bad batch at byte %zu of %zu rebuilt for [%lld, %lld]", pos, len,
+             (long long)op->get_first, (long long)op->get_last);
+}
+
+static void cold_after(uv_work_t *w, int status)
+{
+    ls_read_op_t *op = w->data;
+    ls_logstore_t *ls = op->ls;
+    ls->stats.store_gets++;
+    ls->stats.cold_reads++;
+    if (status == UV_ECANCELED) op->get_st = LS_ESHUTDOWN;
+    if (op->get_st == LS_ENOTFOUND && op->retries++ < 3) {
+        /* a data file replaced after the source planned the read: re-plan */
+        ls_buf_free(&op->got);
+        op_step(op);
+        return;
+    }
+    if (op->get_st != LS_OK) {
+        if (op->get_st == LS_ECORRUPT || op->get_st == LS_ENOTFOUND)
+            LS_ERROR("log", "log %016llx: reading [%lld, %lld] from its table: %s (%s)",
+                     (unsigned long long)op->log_id, (long long)op->get_first,
+                     (long long)op->get_last, ls_status_str(op->get_st), op->get_err);
+        else if (op->get_st != LS_ESHUTDOWN)
+            LS_WARN_RL("log",
+                       "log %016llx: reading [%lld, %lld] from its table failed: %s (%s); the "
+                       "fetch answers KAFKA_STORAGE_ERROR and the client retries",
+                       (unsigned long long)op->log_id, (long long)op->get_first,
+                       (long long)op->get_last, ls_status_str(op->get_st), op->get_err);
+        ls_buf_free(&op->got);
+        if (op->res.nslices == 0)
+            op->res.st = op->get_st == LS_ENOTFOUND ? LS_ECORRUPT : op->get_st;
+        op->next = INT64_MAX;
+        op_step(op);
+        return;
+    }
+    ls->stats.store_get_bytes += op->got.len;
+    size_t len;
+    uint8_t *data = ls_buf_steal(&op->got, &len);
+    ls_chunk_t *c = ls_chunk_adopt(data, len);
+    ls_logstate_t *lg = ls_logstate_get(ls, op->log_id, false);
+    /* Same checks op_step makes before serving (a trim may have passed the
+     * offset while the source read): when they fail, op_step decides. */
+    if (!lg || op->res.st != LS_OK || op->next != op->get_first ||
+        op->next >= lg->head.next_offset ||
+        (op->mode == OP_READ && op->res.nslices == 0 && op->next < lg->log_start)) {
+        ls_chunk_release(c);
+        op_step(op);
+        return;
+    }
+    int64_t lso = op->committed ? ls_log_txn_lso(&lg->head) : INT64_MAX;
+    bool more = true;
+    size_t pos = 0;
+    while (pos < len) {
+        const uint8_t *b = c->data + pos;
+        size_t size = 12 + (size_t)ls_be32_get(b + 8);
+        int64_t base = (int64_t)ls_be64_get(b);
+        int64_t end = base + (int32_t)ls_be32_get(b + 23) + 1;
+        if (op->mode == OP_TIME) {
+            int64_t max_ts = (int64_t)ls_be64_get(b + 35);
+            if (max_ts >= op->ts) {
+                int64_t found_ts = max_ts;
+                int64_t delta = ls->entry_time ? ls->entry_time(b, size, op->ts, &found_ts) : 0;
+                op->next = base + (delta > 0 ? delta : 0);
+                op->ts = found_ts;
+                more = false;
+                break;
+            }
+        } else {
+            if (base >= lso || (op->res.nslices && op->res.bytes + size > op->max_bytes)) {
+                more = false;
+                break;
+            }
+            add_slice(op, c, pos, size);
+        }
+        op->next = end;
+        pos += size;
+        if (op->mode == OP_READ && op->res.bytes >= op->max_bytes) {
+            more = false;
+            break;
+        }
+    }
+    if (more) op->next = op->cold_next;
+    ls_chunk_release(c);
+    if (more)
+        op_step(op);
+    else
+        op_finish(op);
+}
+
+static void start_cold(ls_read_op_t *op, const ls_idx_entry_t *e)
+{
+    ls_logstore_t *ls = op->ls;
+    ls->stats.cache_misses++;
+    ls_free(op->get_object);
+    op->get_object = ls_strdup(e->object);
+    op->get_kind = GET_TABLE;
+    op->get_first = op->next;
+    op->get_last = e->last_offset;
+    size_t want = op->mode == OP_TIME             ? (size_t)ls->cfg.read_ahead_bytes
+                  : op->max_bytes > op->res.bytes ? op->max_bytes - op->res.bytes
+                                                  : 1;
+    op->get_len = want > UINT32_MAX ? UINT32_MAX : (uint32_t)(want ? want : 1);
+    ls_buf_init(&op->got);
+    op->work.data = op;
+    uv_queue_work(ls->loop, &op->work, cold_work, cold_after);
+}
+
 /* Serves what the run holds for op; returns false when op is complete. */
 static bool take_from_run(ls_read_op_t *op, const ls_cache_run_t *run)
 {
@@ -824,6 +998,10 @@ static void op_step(ls_read_op_t *op)
         if (e->first_offset > op->next) {
             /* a gap below the entry (trimmed range): continue at the entry */
             op->next = e->first_offset;
+        }
+        if (e->kind == LS_IDX_TABLE) {
+            start_cold(op, e);
+            return;
         }
         if (e->kind == LS_IDX_KCO && e->entries == 0) {
             /* key compaction removed every record of the range */

@@ -8,6 +8,7 @@
 #include "base/buf.h"
 #include "base/i64map.h"
 #include "log/log_meta.h"
+#include "log/cold_source.h"
 #include "log/logstore.h"
 #include "log/read_cache.h"
 
@@ -144,6 +145,7 @@ struct ls_logstore {
     /* read path */
     ls_read_cache_t *cache;
     ls_entry_time_fn entry_time;
+    ls_cold_source_t cold;     /* in-table ranges (cold_source.h); read NULL: none */
     ls_prefetch_t *prefetches; /* read-ahead GETs in flight (log_reader.c) */
     int nprefetches;
     /* other brokers' commits (log_watch.c) */
