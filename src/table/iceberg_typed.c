@@ -1377,7 +1377,8 @@ static void capture(rd_t *r, const rnode_t *n, int64_t l, const uint8_t *p, size
     int flen;
     switch (col_pq(n->col, &flen)) {
     case LS_PQ_BOOLEAN: ls_file_ident_bool(b, l != 0); return;
-    case LS_PQ_BYTE_ARRAY: ls_file_ident_bytes(b, p, len); return;
+    case LS_PQ_BYTE_ARRAY:
+    case LS_PQ_FIXED_LEN_BYTE_ARRAY: ls_file_ident_bytes(b, p, len); return;
     default: ls_file_ident_long(b, l); return;
     }
 }

@@ -319,3 +319,45 @@ def test_json_schema_uuid_format_is_a_uuid_column(broker):
     d, drows, _ = iu.wait_rows(iu.table_dir(broker, topic + "__dlq"), 1)
     reason = {h["key"]: h["value"] for h in drows.to_pylist()[0]["headers"]}["lakestream.dlq.error"]
     assert b"/ref: a string that is not a UUID's text form" in reason, reason
+
+
+def test_uuid_and_decimal_primary_key_fields(broker):
+    """Upsert by a primary key of a uuid and a decimal(20, 2) field (both
+    stored as fixed bytes): a later record of the same key replaces its row
+    in another commit — the identity taken from a key datum equals the one
+    read back from the stored columns."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+    from kafka_util import wait_topic
+    iu.local_store_only()
+    topic = unique_topic("typed-pk-uuid")
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(
+        topic, 1, 1, config=dict(TYPED, **{
+            "cleanup.policy": "compact", "lakestream.table.key.format": "schema-registry",
+            "lakestream.table.primary.key": "ref,amt"}))])[topic].result(30)
+    wait_topic(broker.bootstrap, topic, 1)
+    key = {"type": "record", "name": "K", "fields": [
+        {"name": "ref", "type": {"type": "string", "logicalType": "uuid"}},
+        {"name": "amt", "type": dec(20, 2)}]}
+    value = {"type": "record", "name": "V", "fields": [{"name": "owner", "type": "string"}]}
+    sr = SchemaRegistryClient({"url": broker.registry_url})
+    p = SerializingProducer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5,
+                             "key.serializer": AvroSerializer(sr, json.dumps(key)),
+                             "value.serializer": AvroSerializer(sr, json.dumps(value))})
+    u1, u2 = uuid.UUID(int=1), uuid.UUID(int=2)
+    k1, k2 = {"ref": u1, "amt": D("-1.50")}, {"ref": u2, "amt": D("123456789012345678.00")}
+    for k, v in ((k1, "a"), (k2, "b")):
+        p.produce(topic, key=k, value={"owner": v}, partition=0)
+    assert p.flush(30) == 0
+    iu.wait_rows(iu.table_dir(broker, topic), 2)
+    p.produce(topic, key=k1, value={"owner": "c"}, partition=0)
+    assert p.flush(30) == 0
+
+    def rows():
+        md = iu.current_metadata(iu.table_dir(broker, topic))
+        t = iu.pyiceberg_table.StaticTable.from_metadata("file://" + md)
+        return sorted((as_uuid(r["_kafka_key_typed"]["ref"]), r["_kafka_key_typed"]["amt"],
+                       r["owner"]) for r in t.scan().to_arrow().to_pylist())
+    want = [(u1, D("-1.50"), "c"), (u2, D("123456789012345678.00"), "b")]
+    wait_until(lambda: rows() == want, 30, what="the upsert replacing key 1's row")
+    assert rows() == want

@@ -11,6 +11,7 @@
 
 #include "registry/avro.h"
 #include "table/iceberg_table.h"
+#include "table/file_rewrite.h"
 #include "table/iceberg_typed.h"
 #include "table/parquet_reader.h"
 #include "unit.h"
@@ -701,6 +702,52 @@ TEST(renamed_fields_follow_their_aliases)
     ls_typed_shape_free(s);
 }
 
+/* Regression: a primary key field stored as fixed bytes (uuid, a wide
+ * decimal) had the identity of a long taken from its datum, never equal to
+ * the identity of its stored bytes, so upserts by it duplicated rows. */
+TEST(fixed_byte_key_fields_have_byte_identities)
+{
+    ls_avro_schema_t
+        *v = parse(REC(F("o", "\"string\""))),
+        *k = parse(
+            "{\"type\":\"record\",\"name\":\"K\",\"fields\":[{\"name\":\"ref\",\"type\":{\"type\":"
+            "\"string\",\"logicalType\":\"uuid\"}},{\"name\":\"amt\",\"type\":{\"type\":\"bytes\","
+            "\"logicalType\":\"decimal\",\"precision\":20,\"scale\":2}},{\"name\":\"n\",\"type\":{"
+            "\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":9,\"scale\":0}}]}");
+    const char *pk[] = {"ref", "amt", "n"};
+    char err[512] = "";
+    ls_typed_shape_t *s =
+        ls_typed_shape_new_pk(ls_avro_root(v), ls_avro_root(k), pk, 3, err, sizeof err);
+    CHECK(s != NULL);
+    ls_typed_reader_t *kr = NULL;
+    CHECK(s && ls_typed_key_reader_new(s, ls_avro_root(k), &kr, err, sizeof err) == LS_OK);
+    ls_buf_t d, got, want;
+    ls_buf_init(&d);
+    ls_buf_init(&got);
+    ls_buf_init(&want);
+    const char *u = "00000000-0000-0000-0000-0000000000ff";
+    zz(&d, 36);
+    ls_buf_append(&d, u, 36);
+    dec_bytes(&d, -150); /* amt -1.50: 9 fixed bytes */
+    dec_bytes(&d, 7);    /* n 7: INT32 */
+    if (kr) CHECK_EQ_INT(ls_typed_key_identity(kr, d.data, d.len, &got, err, sizeof err), LS_OK);
+    uint8_t uuid[16] = {0}, amt[9];
+    uuid[15] = 0xff;
+    memset(amt, 0xff, sizeof amt);
+    amt[8] = (uint8_t)-150;
+    ls_file_ident_bytes(&want, uuid, 16);
+    ls_file_ident_bytes(&want, amt, 9);
+    ls_file_ident_long(&want, 7);
+    CHECK(got.len == want.len && !memcmp(got.data, want.data, want.len));
+    ls_buf_free(&d);
+    ls_buf_free(&got);
+    ls_buf_free(&want);
+    ls_typed_reader_free(kr);
+    ls_typed_shape_free(s);
+    ls_avro_free(v);
+    ls_avro_free(k);
+}
+
 /* ---- unions of several types: a struct of tag, field0, field1, ... ---- */
 
 static const char UNI[] = REC(F("id", "\"int\"") "," F(
@@ -1043,6 +1090,7 @@ int main(void)
     RUN(decimal_widening_and_uuid_strings);
     RUN(unions_of_several_types);
     RUN(renamed_fields_follow_their_aliases);
+    RUN(fixed_byte_key_fields_have_byte_identities);
     RUN(typed_keys);
     RUN(primary_keys);
     RUN(unframe);
