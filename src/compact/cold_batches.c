@@ -281,6 +281,7 @@ ls_status ls_cold_scan_rows(ls_pqr_t *r, int32_t partition, int64_t from, int64_
 typedef struct read_ctx {
     ls_cold_batcher_t b;
     size_t max_bytes;
+    bool stop_at_gap;
     ls_cold_read_t *out;
     ls_status st;
     bool unsorted; /* a row came below the previous one: redo sorted */
@@ -308,6 +309,10 @@ static size_t record_bound(const ls_raw_record_t *r)
  * than the header bound for incompressible bytes). */
 static int emit(read_ctx_t *c, const ls_raw_record_t *row)
 {
+    if (c->stop_at_gap && c->b.prev_offset >= 0 && row->offset != c->b.prev_offset + 1) {
+        c->out->gap = true;
+        return 1;
+    }
     if (c->b.records > 0 &&
         ls_cold_batcher_bytes(&c->b) + LS_RB_HEADER_SIZE + record_bound(row) > c->max_bytes) {
         c->out->full = true;
@@ -408,7 +413,8 @@ static ls_status read_sorted(ls_pqr_t *r, int32_t partition, int64_t from, int64
 
 ls_status ls_cold_read_parquet(const uint8_t *data, size_t len, int32_t partition, int64_t from,
                                int64_t to, int codec, bool log_append_time, size_t batch_bytes,
-                               size_t max_bytes, ls_cold_read_t *out, char *err, size_t errlen)
+                               size_t max_bytes, bool stop_at_gap, ls_cold_read_t *out, char *err,
+                               size_t errlen)
 {
     memset(out, 0, sizeof *out);
     ls_buf_init(&out->batches);
@@ -416,14 +422,14 @@ ls_status ls_cold_read_parquet(const uint8_t *data, size_t len, int32_t partitio
     ls_status st;
     ls_pqr_t *r = ls_pqr_open(data, len, &st, err, errlen);
     if (!r) return st;
-    read_ctx_t c = {.max_bytes = max_bytes, .out = out, .st = LS_OK};
+    read_ctx_t c = {.max_bytes = max_bytes, .stop_at_gap = stop_at_gap, .out = out, .st = LS_OK};
     ls_cold_batcher_init(&c.b, codec, log_append_time, batch_bytes);
     st = ls_cold_scan_rows(r, partition, from, to, on_row, &c, err, errlen);
     if (st == LS_OK && c.unsorted) {
         ls_cold_batcher_free(&c.b);
         ls_cold_batcher_init(&c.b, codec, log_append_time, batch_bytes);
         out->next_offset = from;
-        out->full = false;
+        out->full = out->gap = false;
         st = read_sorted(r, partition, from, to, &c, err, errlen);
     }
     if (st == LS_OK && c.st != LS_OK) {

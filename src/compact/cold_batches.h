@@ -90,13 +90,18 @@ typedef struct ls_cold_read {
     int64_t next_offset; /* one past the last record returned; from when none */
     int64_t records;
     bool full; /* stopped at max_bytes (rows past next_offset remain) */
+    bool gap;  /* stop_at_gap: stopped before a row that does not follow */
 } ls_cold_read_t;
 
 /* Rebuilds the records of `partition` in [from, to] of the raw data file
  * data[0..len) as batches of about batch_bytes, stopping once max_bytes are
- * returned (the first batch always whole). out->batches is initialized here
- * and owned by the caller (ls_buf_free) on every return. */
+ * returned (the first batch always whole), and with stop_at_gap before the
+ * first row whose offset does not follow the previous one (a range in the
+ * table has no gaps: the missing rows are in another file, so a reader
+ * must not skip them). out->batches is initialized here and owned by the
+ * caller (ls_buf_free) on every return. */
 ls_status ls_cold_read_parquet(const uint8_t *data, size_t len, int32_t partition, int64_t from,
                                int64_t to, int codec, bool log_append_time, size_t batch_bytes,
-                               size_t max_bytes, ls_cold_read_t *out, char *err, size_t errlen);
+                               size_t max_bytes, bool stop_at_gap, ls_cold_read_t *out, char *err,
+                               size_t errlen);
 #endif

@@ -221,7 +221,7 @@ TEST(parquet_round_trip_is_byte_exact)
     ls_pq_writer_free(w);
     ls_cold_read_t rd;
     CHECK(ls_cold_read_parquet(file.data, file.len, 0, 0, 1000, LS_CODEC_NONE, false, 1 << 20,
-                               1 << 20, &rd, err, sizeof err) == LS_OK);
+                               1 << 20, false, &rd, err, sizeof err) == LS_OK);
     CHECK_EQ_INT(rd.records, 4);
     CHECK_EQ_INT(rd.next_offset, 45);
     CHECK(!rd.full);
@@ -230,7 +230,7 @@ TEST(parquet_round_trip_is_byte_exact)
     ls_buf_free(&rd.batches);
     /* a sub-range: offsets 42..43 only */
     CHECK(ls_cold_read_parquet(file.data, file.len, 0, 42, 43, LS_CODEC_NONE, false, 1 << 20,
-                               1 << 20, &rd, err, sizeof err) == LS_OK);
+                               1 << 20, false, &rd, err, sizeof err) == LS_OK);
     g_b.n = 0;
     CHECK(decode_all(rd.batches.data, rd.batches.len, &g_b, NULL) == 0);
     CHECK_EQ_INT(g_b.n, 2);
@@ -239,7 +239,7 @@ TEST(parquet_round_trip_is_byte_exact)
     ls_buf_free(&rd.batches);
     /* another partition: nothing */
     CHECK(ls_cold_read_parquet(file.data, file.len, 1, 0, 1000, LS_CODEC_NONE, false, 1 << 20,
-                               1 << 20, &rd, err, sizeof err) == LS_OK);
+                               1 << 20, false, &rd, err, sizeof err) == LS_OK);
     CHECK_EQ_INT(rd.records, 0);
     CHECK_EQ_INT(rd.batches.len, 0);
     CHECK_EQ_INT(rd.next_offset, 0);
@@ -305,7 +305,7 @@ static int read_range(const ls_buf_t *file, int codec, int64_t from, int64_t to,
         ls_cold_read_t rd;
         char err[256];
         if (ls_cold_read_parquet(file->data, file->len, 1, at, to, codec, false, 16 << 10,
-                                 max_bytes, &rd, err, sizeof err) != LS_OK) {
+                                 max_bytes, false, &rd, err, sizeof err) != LS_OK) {
             printf("  read: %s\n", err);
             return -1;
         }
@@ -365,6 +365,14 @@ TEST(scan_partition_range_every_codec)
     CHECK_EQ_INT(fetches, 1);
     CHECK_EQ_INT(read_range(&file, LS_CODEC_NONE, 10999, 11100, 1, &fetches), 0);
     CHECK(fetches > 40);
+    /* stop_at_gap: offsets 10002, 10004: one record, then the gap */
+    ls_cold_read_t rd;
+    CHECK(ls_cold_read_parquet(file.data, file.len, 1, 10002, 20000, LS_CODEC_NONE, false, 1 << 20,
+                               1 << 20, true, &rd, err, sizeof err) == LS_OK);
+    CHECK_EQ_INT(rd.records, 1);
+    CHECK(rd.gap && !rd.full);
+    CHECK_EQ_INT(rd.next_offset, 10003);
+    ls_buf_free(&rd.batches);
     ls_buf_free(&file);
 }
 
@@ -477,12 +485,12 @@ TEST(not_a_raw_file_refused)
     ls_pq_writer_free(w);
     ls_cold_read_t rd;
     CHECK(ls_cold_read_parquet(file.data, file.len, 0, 0, 10, LS_CODEC_NONE, false, 1 << 20,
-                               1 << 20, &rd, err, sizeof err) == LS_EINVAL);
+                               1 << 20, false, &rd, err, sizeof err) == LS_EINVAL);
     CHECK(strstr(err, "field id 1") != NULL);
     ls_buf_free(&rd.batches);
     /* a truncated file */
     CHECK(ls_cold_read_parquet(file.data, file.len - 3, 0, 0, 10, LS_CODEC_NONE, false, 1 << 20,
-                               1 << 20, &rd, err, sizeof err) == LS_ECORRUPT);
+                               1 << 20, false, &rd, err, sizeof err) == LS_ECORRUPT);
     ls_buf_free(&rd.batches);
     ls_buf_free(&file);
 }

@@ -1,0 +1,55 @@
+/* Cold reads of a raw table log from its table (docs/ARCHITECTURE.md "The
+ * third copy of a table log"): the planning half of the table-backed
+ * cold-range source (log/cold_source.h).
+ *
+ * ls_cold_table_read() serves one read of a Kafka partition's offsets
+ * [from, to] from the table object's current snapshot: among the live data
+ * files, those whose column bounds (Iceberg lower/upper bounds of the raw
+ * `partition` and `offset` columns) admit the partition and `from` are read,
+ * lowest offset bound first, until one holds the row at `from`; its rows
+ * from there (up to `to`, or where the file's rows of the partition stop)
+ * are rebuilt as batches (cold_batches.h).
+ *
+ * Invariants:
+ *  - the snapshot is the only record of where rows are: nothing here is
+ *    kept between calls, so a data-file rewrite never leaves a stale
+ *    pointer behind; a file the plan named but the store no longer has
+ *    (expired, orphan-swept) or a `from` no live file holds answers
+ *    LS_ENOTFOUND: the caller reloads the table and asks again (the log
+ *    reader retries; a range that stays missing becomes LS_ECORRUPT there);
+ *  - a read never returns a row of another partition, a row outside
+ *    [from, to], or a row twice; the first row returned is `from` (a range
+ *    in the table has no gaps), so *next - from records come back;
+ *  - files without bounds for the two columns are candidates (bounds are
+ *    optional in Iceberg), never skipped on a guess.
+ * Not yet: ranged reads (a candidate file is read whole, then its footer's
+ * offset statistics skip row groups in memory) and a cache of plans. */
+#ifndef LS_COLD_TABLE_H
+#define LS_COLD_TABLE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "base/buf.h"
+#include "base/status.h"
+#include "table/iceberg_table.h"
+
+typedef struct ls_cold_table_req {
+    int32_t partition;
+    int64_t from, to;
+    int codec;            /* the topic's compression.type as LS_CODEC_* */
+    bool log_append_time; /* message.timestamp.type=LogAppendTime */
+    size_t batch_bytes;   /* about this per batch */
+    size_t max_bytes;     /* stop at about this (the first batch whole) */
+} ls_cold_table_req_t;
+
+typedef struct ls_cold_table_stats {
+    int files_planned; /* live files whose bounds admitted the read */
+    int files_read;
+    uint64_t bytes_read;
+} ls_cold_table_stats_t;
+
+/* Appends the batches to out and sets *next (one past the last record).
+ * stats may be NULL. */
+ls_status ls_cold_table_read(ls_ice_table_t *t, const ls_cold_table_req_t *q, ls_buf_t *out,
+                             int64_t *next, ls_cold_table_stats_t *stats, char *err, size_t errlen);
+#endif
