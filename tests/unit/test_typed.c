@@ -702,6 +702,90 @@ TEST(renamed_fields_follow_their_aliases)
     ls_typed_shape_free(s);
 }
 
+/* A decimal widened past 9 and 18 digits: files of the narrower forms
+ * (INT32, INT64) copied into the widened shape (small-file rewrite,
+ * copy-on-write) hold the same values in its form (fixed bytes). */
+TEST(widened_decimals_copy_into_the_new_form)
+{
+#define DCOL(p)                                                                                    \
+    REC(F("d", "{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":" #p ",\"scale\":"   \
+               "2}"))
+    const char *texts[] = {DCOL(9), DCOL(18), DCOL(25)};
+#undef DCOL
+    ls_avro_schema_t *a[3];
+    ls_typed_shape_t *s[3];
+    char err[512] = "";
+    for (int i = 0; i < 3; i++)
+        a[i] = parse(texts[i]);
+    s[0] = ls_typed_shape_new(ls_avro_root(a[0]), err, sizeof err);
+    CHECK(s[0] && ls_typed_evolve(s[0], ls_avro_root(a[1]), &s[1], err, sizeof err) == LS_OK);
+    CHECK(s[1] && ls_typed_evolve(s[1], ls_avro_root(a[2]), &s[2], err, sizeof err) == LS_OK);
+    if (!s[0] || !s[1] || !s[2]) return;
+    const __int128 vals[] = {-99999999, 123456789, 99999999999999999, -5};
+    ls_buf_t files[2], d, out;
+    ls_buf_init(&d);
+    ls_buf_init(&out);
+    size_t nf;
+    ls_raw_record_t r = {.key_len = -1, .value_len = -1};
+    for (int i = 0; i < 2; i++) { /* a file in each narrower form */
+        ls_buf_init(&files[i]);
+        const ls_pq_field_t *f = ls_typed_parquet_fields(s[i], &nf);
+        ls_pq_writer_t *w = ls_pq_writer_new(f, nf, NULL, &files[i], err, sizeof err);
+        ls_typed_reader_t *rd = NULL;
+        CHECK_EQ_INT(ls_typed_reader_new(s[i], ls_avro_root(a[i]), &rd, err, sizeof err), LS_OK);
+        for (int k = 0; k < 4; k++) {
+            if (i == 0 && k == 2) continue; /* 17 digits: not a decimal(9, 2) */
+            d.len = 0;
+            dec_bytes(&d, vals[k]);
+            CHECK_EQ_INT(ls_typed_write(rd, w, &r, d.data, d.len, err, sizeof err), LS_OK);
+        }
+        CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
+        ls_pq_writer_free(w);
+        ls_typed_reader_free(rd);
+    }
+    /* both copied into one file of the widest shape */
+    const ls_pq_field_t *f = ls_typed_parquet_fields(s[2], &nf);
+    ls_pq_writer_t *w = ls_pq_writer_new(f, nf, NULL, &out, err, sizeof err);
+    for (int i = 0; i < 2; i++) {
+        ls_status st;
+        ls_pqr_t *pr = ls_pqr_open(files[i].data, files[i].len, &st, err, sizeof err);
+        CHECK(pr != NULL);
+        if (pr) CHECK_EQ_INT(ls_pqr_copy_rows(pr, w, err, sizeof err), LS_OK);
+        if (pr && *err) printf("# copy: %s\n", err);
+        ls_pqr_free(pr);
+    }
+    CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
+    ls_pq_writer_free(w);
+    ls_status st;
+    ls_pqr_t *pr = ls_pqr_open(out.data, out.len, &st, err, sizeof err);
+    int col = pr ? ls_pqr_column_index(pr, "d") : -1;
+    CHECK(col >= 0);
+    if (col >= 0) {
+        const ls_pqr_elem_t *e = ls_pqr_column(pr, col);
+        CHECK(e->type == LS_PQR_FIXED_LEN_BYTE_ARRAY && e->type_length == 11);
+        ls_pqr_flat_t fl;
+        CHECK_EQ_INT(ls_pqr_read_flat(pr, 0, col, &fl, err, sizeof err), LS_OK);
+        const __int128 want[] = {vals[0], vals[1], vals[3], vals[0], vals[1], vals[2], vals[3]};
+        CHECK(fl.n == 7);
+        for (int64_t i = 0; i < fl.n && i < 7; i++) {
+            __int128 v = (fl.v[i].bytes[0] & 0x80) ? -1 : 0;
+            for (size_t b = 0; b < fl.v[i].len; b++)
+                v = (__int128)((unsigned __int128)v << 8 | fl.v[i].bytes[b]);
+            CHECK(v == want[i]);
+        }
+        ls_pqr_flat_free(&fl);
+    }
+    ls_pqr_free(pr);
+    for (int i = 0; i < 2; i++)
+        ls_buf_free(&files[i]);
+    ls_buf_free(&d);
+    ls_buf_free(&out);
+    for (int i = 0; i < 3; i++) {
+        ls_typed_shape_free(s[i]);
+        ls_avro_free(a[i]);
+    }
+}
+
 /* Regression: a primary key field stored as fixed bytes (uuid, a wide
  * decimal) had the identity of a long taken from its datum, never equal to
  * the identity of its stored bytes, so upserts by it duplicated rows. */
@@ -1091,6 +1175,7 @@ int main(void)
     RUN(unions_of_several_types);
     RUN(renamed_fields_follow_their_aliases);
     RUN(fixed_byte_key_fields_have_byte_identities);
+    RUN(widened_decimals_copy_into_the_new_form);
     RUN(typed_keys);
     RUN(primary_keys);
     RUN(unframe);
