@@ -51,6 +51,11 @@ $(BUILD)/tools/kgen: tools/kgen/kgen.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) -o $@ $<
 
+# Cold-read rebuild throughput (bench/cold/cold_read_bench.c; not part of all).
+$(BUILD)/bench/cold_read_bench: bench/cold/cold_read_bench.c $(BUILD)/liblakestream.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 gen: $(BUILD)/tools/kgen
 	$(BUILD)/tools/kgen src/kafka/messages $(KGEN_OUT)
 

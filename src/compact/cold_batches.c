@@ -185,6 +185,163 @@ static bool stat_i64(const uint8_t *p, size_t len, int64_t *v)
     return true;
 }
 
+/* Scratch kept across row groups: the current row's headers and their
+ * key / value triples. */
+typedef struct scan_bufs {
+    ls_raw_header_t *hs;
+    ls_pqr_triple_t *tk, *tv;
+    size_t cap;
+} scan_bufs_t;
+
+/* A repeated column read row by row: the triple that starts the next row
+ * (rep 0) is held back when the previous row's end is found. */
+typedef struct rep_col {
+    ls_pqr_iter_t *it;
+    ls_pqr_triple_t pending;
+    bool has_pending;
+} rep_col_t;
+
+enum { KEEP_NONE, KEEP_KEYS, KEEP_VALUES };
+/* Reads the next row's triples of c (*n of them), kept in sb->tk or sb->tv
+ * (keep; the arrays grow together); -1 on a read error or a chunk that
+ * ends early. */
+static int rep_row(rep_col_t *c, int keep, size_t *n, scan_bufs_t *sb)
+{
+    *n = 0;
+    ls_pqr_triple_t t;
+    if (c->has_pending) {
+        t = c->pending;
+        c->has_pending = false;
+    } else if (ls_pqr_next(c->it, &t) != 1) {
+        return -1;
+    }
+    for (;;) {
+        if (keep != KEEP_NONE) {
+            if (*n == sb->cap) {
+                sb->cap = sb->cap ? 2 * sb->cap : 16;
+                sb->hs = ls_realloc(sb->hs, sb->cap * sizeof *sb->hs);
+                sb->tk = ls_realloc(sb->tk, sb->cap * sizeof *sb->tk);
+                sb->tv = ls_realloc(sb->tv, sb->cap * sizeof *sb->tv);
+            }
+            (keep == KEEP_KEYS ? sb->tk : sb->tv)[*n] = t;
+        }
+        (*n)++;
+        int rc = ls_pqr_next(c->it, &t);
+        if (rc == 0) return 0;
+        if (rc < 0) return -1;
+        if (t.rep == 0) {
+            c->pending = t;
+            c->has_pending = true;
+            return 0;
+        }
+    }
+}
+
+/* One row group. The offset and partition columns are read first (12 bytes
+ * a row); the other columns then skip, page by page where they can
+ * (ls_pqr_skip: pages wholly skipped are not even decompressed), over the
+ * rows before the first wanted one, so a read in the middle of a large row
+ * group decodes only what it returns. */
+static ls_status scan_rg(ls_pqr_t *r, int rg, const int *cols, const ls_pqr_elem_t **el,
+                         int32_t partition, int64_t from, int64_t to, ls_cold_row_cb cb, void *arg,
+                         bool *stop, scan_bufs_t *sb, char *err, size_t errlen)
+{
+    ls_pqr_flat_t fo = {0}, fp = {0};
+    ls_pqr_iter_t *it[C_VAL + 1] = {0};
+    rep_col_t hk = {0}, hv = {0};
+    ls_status st = ls_pqr_read_flat(r, rg, cols[C_OFF], &fo, err, errlen);
+    if (st == LS_OK) st = ls_pqr_read_flat(r, rg, cols[C_PART], &fp, err, errlen);
+    if (st != LS_OK) goto out;
+    int64_t nrows = fo.n;
+    if (fp.n != nrows) {
+        snprintf(err, errlen, "row group %d: %lld offsets, %lld partitions", rg, (long long)nrows,
+                 (long long)fp.n);
+        st = LS_ECORRUPT;
+        goto out;
+    }
+    for (int k = C_TS; k <= C_VAL && st == LS_OK; k++)
+        if (!(it[k] = ls_pqr_iter_new(r, rg, cols[k], &st, err, errlen))) goto out;
+    if (!(hk.it = ls_pqr_iter_new(r, rg, cols[C_HKEY], &st, err, errlen))) goto out;
+    if (!(hv.it = ls_pqr_iter_new(r, rg, cols[C_HVAL], &st, err, errlen))) goto out;
+    int64_t pos = 0; /* rows consumed from the value iterators */
+    for (int64_t i = 0; i < nrows && !*stop; i++) {
+        int64_t off = fo.v[i].v.i64;
+        if (fp.v[i].v.i32 != partition || off < from || off > to) continue;
+        /* bring every iterator to row i */
+        int64_t gap = i - pos;
+        if (gap > 0) {
+            for (int k = C_TS; k <= C_VAL; k++)
+                if (ls_pqr_skip(it[k], gap) < 0) goto read_error;
+            for (int64_t g = 0; g < gap; g++) {
+                size_t n;
+                if (rep_row(&hk, KEEP_NONE, &n, sb) < 0 || rep_row(&hv, KEEP_NONE, &n, sb) < 0)
+                    goto read_error;
+            }
+        }
+        ls_pqr_triple_t t[C_VAL + 1];
+        for (int k = C_TS; k <= C_VAL; k++)
+            if (ls_pqr_next(it[k], &t[k]) != 1) goto read_error;
+        size_t nk, nv;
+        if (rep_row(&hk, KEEP_KEYS, &nk, sb) < 0 || rep_row(&hv, KEEP_VALUES, &nv, sb) < 0)
+            goto read_error;
+        const ls_pqr_triple_t *vv = sb->tv;
+        pos = i + 1;
+        if (nk != nv) {
+            snprintf(err, errlen, "row group %d, offset %lld: %zu header keys, %zu values", rg,
+                     (long long)off, nk, nv);
+            st = LS_ECORRUPT;
+            goto out;
+        }
+        size_t nh = 0;
+        for (size_t h = 0; h < nk; h++) {
+            if (sb->tk[h].def < el[C_HKEY]->max_def) continue; /* null or empty list */
+            bool v = vv[h].def == el[C_HVAL]->max_def;
+            sb->hs[nh++] = (ls_raw_header_t){(const char *)sb->tk[h].bytes, sb->tk[h].len,
+                                             v ? vv[h].bytes : NULL, v ? (int64_t)vv[h].len : -1};
+        }
+        bool kp = t[C_KEY].def == el[C_KEY]->max_def;
+        bool vp = t[C_VAL].def == el[C_VAL]->max_def;
+        int64_t us = t[C_TS].v.i64;
+        /* Kafka ms * 1000 (iceberg_raw.h); floor for negative ones */
+        int64_t ms = us >= 0 ? us / 1000 : -((-us + 999) / 1000);
+        ls_raw_record_t row = {.partition = partition,
+                               .offset = off,
+                               .timestamp_ms = ms,
+                               .key = kp ? t[C_KEY].bytes : NULL,
+                               .key_len = kp ? (int64_t)t[C_KEY].len : -1,
+                               .value = vp ? t[C_VAL].bytes : NULL,
+                               .value_len = vp ? (int64_t)t[C_VAL].len : -1,
+                               .headers = sb->hs,
+                               .nheaders = nh};
+        if (cb(arg, &row)) *stop = true;
+    }
+    goto out;
+read_error:
+    /* the first iterator with an error names it; else a column ended early */
+    st = LS_ECORRUPT;
+    snprintf(err, errlen, "row group %d: a column ends before its %lld rows", rg, (long long)nrows);
+    for (int k = C_TS; k <= C_VAL + 2; k++) {
+        ls_pqr_iter_t *x = k <= C_VAL ? it[k] : k == C_VAL + 1 ? hk.it : hv.it;
+        if (x && ls_pqr_iter_status(x) != LS_OK) {
+            st = ls_pqr_iter_status(x);
+            snprintf(err, errlen, "row group %d, column %s: %s", rg,
+                     k <= C_VAL       ? el[k]->path
+                     : k == C_VAL + 1 ? "headers key"
+                                      : "headers value",
+                     ls_pqr_iter_error(x));
+            break;
+        }
+    }
+out:
+    for (int k = C_TS; k <= C_VAL; k++)
+        if (it[k]) ls_pqr_iter_free(it[k]);
+    if (hk.it) ls_pqr_iter_free(hk.it);
+    if (hv.it) ls_pqr_iter_free(hv.it);
+    ls_pqr_flat_free(&fo);
+    ls_pqr_flat_free(&fp);
+    return st;
+}
+
 ls_status ls_cold_scan_rows(ls_pqr_t *r, int32_t partition, int64_t from, int64_t to,
                             ls_cold_row_cb cb, void *arg, char *err, size_t errlen)
 {
@@ -207,72 +364,22 @@ ls_status ls_cold_scan_rows(ls_pqr_t *r, int32_t partition, int64_t from, int64_
             return LS_EINVAL;
         }
     }
-    ls_raw_header_t *hs = NULL;
-    size_t caphs = 0;
     ls_status st = LS_OK;
     bool stop = false;
+    scan_bufs_t sb = {0};
     for (int rg = 0; rg < ls_pqr_num_row_groups(r) && !stop && st == LS_OK; rg++) {
-        /* Skip row groups whose offsets (or partitions) miss the range. */
+        /* Skip row groups whose offsets miss the range. */
         const ls_pqr_chunk_t *oc = ls_pqr_chunk(r, rg, cols[C_OFF]);
         int64_t lo, hi;
         if (oc->stats.has_min && oc->stats.has_max &&
             stat_i64(oc->stats.min, oc->stats.min_len, &lo) &&
             stat_i64(oc->stats.max, oc->stats.max_len, &hi) && (hi < from || lo > to))
             continue;
-        ls_pqr_rows_t *rs = ls_pqr_rows_new(r, rg, cols, NCOLS, &st, err, errlen);
-        if (!rs) break;
-        int rc;
-        while ((rc = ls_pqr_rows_next(rs)) == 1) {
-            const ls_pqr_triple_t *t[NCOLS];
-            size_t n[NCOLS];
-            for (int k = 0; k < NCOLS; k++)
-                n[k] = ls_pqr_rows_col(rs, (size_t)k, &t[k]);
-            int64_t off = t[C_OFF][0].v.i64;
-            if (t[C_PART][0].v.i32 != partition || off < from || off > to) continue;
-            if (n[C_HKEY] != n[C_HVAL]) {
-                snprintf(err, errlen, "row group %d, offset %lld: %zu header keys, %zu values", rg,
-                         (long long)off, n[C_HKEY], n[C_HVAL]);
-                st = LS_ECORRUPT;
-                break;
-            }
-            size_t nh = 0;
-            if (n[C_HKEY] > caphs) {
-                caphs = n[C_HKEY];
-                hs = ls_realloc(hs, caphs * sizeof *hs);
-            }
-            for (size_t i = 0; i < n[C_HKEY]; i++) {
-                if (t[C_HKEY][i].def < el[C_HKEY]->max_def) continue; /* null or empty list */
-                bool v = t[C_HVAL][i].def == el[C_HVAL]->max_def;
-                hs[nh++] = (ls_raw_header_t){(const char *)t[C_HKEY][i].bytes, t[C_HKEY][i].len,
-                                             v ? t[C_HVAL][i].bytes : NULL,
-                                             v ? (int64_t)t[C_HVAL][i].len : -1};
-            }
-            bool k = t[C_KEY][0].def == el[C_KEY]->max_def;
-            bool v = t[C_VAL][0].def == el[C_VAL]->max_def;
-            int64_t us = t[C_TS][0].v.i64;
-            /* Kafka ms * 1000 (iceberg_raw.h); floor for negative ones */
-            int64_t ms = us >= 0 ? us / 1000 : -((-us + 999) / 1000);
-            ls_raw_record_t row = {.partition = partition,
-                                   .offset = off,
-                                   .timestamp_ms = ms,
-                                   .key = k ? t[C_KEY][0].bytes : NULL,
-                                   .key_len = k ? (int64_t)t[C_KEY][0].len : -1,
-                                   .value = v ? t[C_VAL][0].bytes : NULL,
-                                   .value_len = v ? (int64_t)t[C_VAL][0].len : -1,
-                                   .headers = hs,
-                                   .nheaders = nh};
-            if (cb(arg, &row)) {
-                stop = true;
-                break;
-            }
-        }
-        if (rc < 0) {
-            st = ls_pqr_rows_status(rs);
-            snprintf(err, errlen, "row group %d: %s", rg, ls_pqr_rows_error(rs));
-        }
-        ls_pqr_rows_free(rs);
+        st = scan_rg(r, rg, cols, el, partition, from, to, cb, arg, &stop, &sb, err, errlen);
     }
-    ls_free(hs);
+    ls_free(sb.hs);
+    ls_free(sb.tk);
+    ls_free(sb.tv);
     return st;
 }
 

@@ -32,7 +32,11 @@
  *  - the first batch of a read is returned whole even past max_bytes
  *    (Kafka's progress guarantee); a record never spans two batches;
  *  - only whole Parquet files held in memory are read (parquet_reader.h);
- *    a row of another partition, or outside [from, to], is never emitted.
+ *    a row of another partition, or outside [from, to], is never emitted;
+ *  - cost: per row group, the offset and partition columns are decoded
+ *    whole (12 bytes a row); the other columns skip page by page to the
+ *    first wanted row and decode only rows returned (plus the rest of the
+ *    page they start in). bench/cold/cold_read_bench.c measures it.
  * Thread: any; no shared state. */
 #ifndef LS_COLD_BATCHES_H
 #define LS_COLD_BATCHES_H
