@@ -141,7 +141,8 @@ typedef enum {
     D_DOUBLE,
     D_BYTES,
     D_ENUM,
-    D_TIME_MILLIS, /* int millis -> long micros */
+    D_TIME_MILLIS, /* int millis -> long micros; within a day */
+    D_TIME_MICROS, /* long micros; within a day */
     D_DECIMAL,     /* bytes or fixed: a two's-complement big-endian unscaled value */
     D_FIXED,       /* fixed: its size in bytes */
     D_UUID_TEXT,   /* string: the 36-character text form -> 16 bytes */
@@ -317,7 +318,8 @@ static int avro_prim(const ls_avro_node_t *t, ctype *ct, dkind *dk)
         return 0;
     case LS_AVRO_LONG:
         *dk = !strcmp(lg, "timestamp-millis") || !strcmp(lg, "local-timestamp-millis") ? D_MILLIS
-                                                                                       : D_LONG;
+              : !strcmp(lg, "time-micros") ? D_TIME_MICROS
+                                           : D_LONG;
         *ct = !strncmp(lg, "timestamp-", 10)         ? C_TIMESTAMPTZ
               : !strncmp(lg, "local-timestamp-", 16) ? C_TIMESTAMP
               : !strcmp(lg, "time-micros")           ? C_TIME
@@ -1506,14 +1508,18 @@ static bool shred_prim(rd_t *r, const rnode_t *n, int rep)
         capture(r, n, 0, (const uint8_t *)n->avro->symbols[l], strlen(n->avro->symbols[l]));
         return true;
     case D_TIME_MILLIS:
+    case D_TIME_MICROS: { /* a time of day (Avro spec): [0, 24 h), what readers can show */
+        int64_t per_day = n->dec == D_TIME_MILLIS ? 86400000LL : 86400000000LL;
         if (!ls_avro_rd_long(&r->in, &l)) return false;
-        if (l < INT32_MIN || l > INT32_MAX) {
-            r->in.why = "int out of range";
+        if (l < 0 || l >= per_day) {
+            r->in.why = "a time of day outside [00:00, 24:00)";
             return false;
         }
-        if (w) ls_pq_put_i64(w, col, rep, l * 1000);
-        capture(r, n, l * 1000, NULL, 0);
+        if (n->dec == D_TIME_MILLIS) l *= 1000;
+        if (w) ls_pq_put_i64(w, col, rep, l);
+        capture(r, n, l, NULL, 0);
         return true;
+    }
     case D_DECIMAL: {
         __int128 v;
         if (n->avro->kind == LS_AVRO_FIXED) {

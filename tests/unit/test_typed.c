@@ -501,6 +501,21 @@ TEST(decimal_fixed_uuid_time)
     CHECK(strstr(err, "uuid") != NULL);
     wide_datum(&d, 0, 0, "123e4567e89b12d3a456426614174000", true);
     CHECK_EQ_INT(ls_typed_write(rd, w, &r, d.data, d.len, err, sizeof err), LS_ECORRUPT);
+    /* a time of day outside [0, 24 h) (tm, then tu): refused */
+    wide_datum(&d, 0, 0, U, true);
+    const size_t tm_at = d.len - 10; /* tm: 4 bytes, tu: 5 bytes, od: 1 */
+    ls_buf_t t2;
+    ls_buf_init(&t2);
+    for (int k = 0; k < 2; k++) {
+        t2.len = 0;
+        ls_buf_append(&t2, d.data, tm_at);
+        zz(&t2, k == 0 ? 86400000 : 3723004);
+        zz(&t2, k == 0 ? 0 : -1);
+        zz(&t2, 0);
+        CHECK_EQ_INT(ls_typed_write(rd, w, &r, t2.data, t2.len, err, sizeof err), LS_ECORRUPT);
+        CHECK(strstr(err, "a time of day outside") != NULL);
+    }
+    ls_buf_free(&t2);
     /* every truncation refused */
     wide_datum(&d, -12345, big, U, false);
     for (size_t cut = 0; cut < d.len; cut++)
