@@ -516,7 +516,8 @@ TEST(decimal_fixed_uuid_time)
         CHECK(strstr(err, "a time of day outside") != NULL);
     }
     ls_buf_free(&t2);
-    /* every truncation refused */
+    /* every truncation refused; corruptions make a row or a refusal, never a
+     * crash or a half-written row (the file stays whole: ASan build) */
     wide_datum(&d, -12345, big, U, false);
     for (size_t cut = 0; cut < d.len; cut++)
         CHECK_EQ_INT(ls_typed_write(rd, w, &r, d.data, cut, err, sizeof err), LS_ECORRUPT);
@@ -590,6 +591,23 @@ TEST(decimal_fixed_uuid_time)
         ls_pqr_flat_free(&fl);
     }
     ls_pqr_free(pr);
+    /* corruptions: a row or a refusal, never a crash or a half-written row */
+    out.len = 0;
+    w = ls_pq_writer_new(f, nf, NULL, &out, err, sizeof err);
+    wide_datum(&d, -12345, big, U, false);
+    srand(11);
+    int rows_ok = 0;
+    for (int k = 0; k < 3000; k++) {
+        uint8_t c[128];
+        memcpy(c, d.data, d.len);
+        c[rand() % d.len] ^= (uint8_t)(1 + rand() % 255);
+        ls_status st = ls_typed_write(rd, w, &r, c, d.len, err, sizeof err);
+        CHECK(st == LS_OK || st == LS_ECORRUPT);
+        rows_ok += st == LS_OK;
+    }
+    CHECK_EQ_INT((int)ls_pq_num_rows(w), rows_ok);
+    CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
+    ls_pq_writer_free(w);
     ls_buf_free(&d);
     ls_buf_free(&out);
     ls_typed_reader_free(rd);
@@ -909,6 +927,20 @@ TEST(unions_of_several_types)
     CHECK(!strcmp(txt, "0,1,0,1"));
     column_text(&out, "v.field0", txt, sizeof txt);
     CHECK(!strcmp(txt, "5,null,5,null"));
+    /* corruptions of each row: a row or a refusal, never a crash (ASan build) */
+    out.len = 0;
+    w = ls_pq_writer_new(f, nf, NULL, &out, err, sizeof err);
+    srand(13);
+    for (int k = 0; k < 2000; k++) {
+        uint8_t c[8];
+        int i = k % 4;
+        memcpy(c, rows[i], lens[i]);
+        c[rand() % lens[i]] ^= (uint8_t)(1 + rand() % 255);
+        ls_status st = ls_typed_write(rd, w, &r, c, lens[i], err, sizeof err);
+        CHECK(st == LS_OK || st == LS_ECORRUPT);
+    }
+    CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
+    ls_pq_writer_free(w);
     ls_buf_free(&out);
     ls_typed_reader_free(rd);
     ls_avro_free(a);
