@@ -1,5 +1,8 @@
 #include "base/chunk.h"
 
+#include <pthread.h>
+#include <stdbool.h>
+
 #include "base/alloc.h"
 
 ls_chunk_t *ls_chunk_new(size_t len)
@@ -8,17 +11,16 @@ ls_chunk_t *ls_chunk_new(size_t len)
     c->refcnt = 1;
     c->len = len;
     c->data = (uint8_t *)(c + 1);
-    c->on_free = NULL;
+    c->pool = NULL;
+    c->cap = 0;
     return c;
 }
 
 ls_chunk_t *ls_chunk_adopt(uint8_t *data, size_t len)
 {
-    ls_chunk_t *c = ls_malloc(sizeof(*c));
-    c->refcnt = 1;
+    ls_chunk_t *c = ls_chunk_new(0);
     c->len = len;
     c->data = data;
-    c->on_free = NULL;
     return c;
 }
 
@@ -28,10 +30,118 @@ ls_chunk_t *ls_chunk_keep(ls_chunk_t *c)
     return c;
 }
 
+static void pool_give(ls_bufpool_t *p, uint8_t *data, size_t cap);
+
 void ls_chunk_release(ls_chunk_t *c)
 {
     if (!c || __atomic_sub_fetch(&c->refcnt, 1, __ATOMIC_ACQ_REL) != 0) return;
-    if (c->on_free) c->on_free(c);
-    if (c->data != (uint8_t *)(c + 1)) ls_free(c->data);
+    if (c->pool)
+        pool_give(c->pool, c->data, c->cap);
+    else if (c->data != (uint8_t *)(c + 1))
+        ls_free(c->data);
     ls_free(c);
+}
+
+/* ------------------------------------------------------------ buffer pool */
+
+enum { POOL_SLOTS = 64 };
+
+struct ls_bufpool {
+    pthread_mutex_t mu;
+    int refs; /* the owner + one per chunk not yet released */
+    size_t max_bytes, kept_bytes;
+    int nkept;
+    struct {
+        uint8_t *data;
+        size_t cap;
+    } kept[POOL_SLOTS];
+    uint64_t reused, allocated;
+};
+
+ls_bufpool_t *ls_bufpool_new(size_t max_bytes)
+{
+    ls_bufpool_t *p = LS_NEW(ls_bufpool_t);
+    pthread_mutex_init(&p->mu, NULL);
+    p->refs = 1;
+    p->max_bytes = max_bytes;
+    return p;
+}
+
+static void pool_unref_locked_and_unlock(ls_bufpool_t *p)
+{
+    bool last = --p->refs == 0;
+    pthread_mutex_unlock(&p->mu);
+    if (!last) return;
+    for (int i = 0; i < p->nkept; i++)
+        ls_free(p->kept[i].data);
+    pthread_mutex_destroy(&p->mu);
+    ls_free(p);
+}
+
+void ls_bufpool_release(ls_bufpool_t *p)
+{
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    pool_unref_locked_and_unlock(p);
+}
+
+void ls_bufpool_take(ls_bufpool_t *p, ls_buf_t *b, size_t n)
+{
+    ls_buf_init(b);
+    if (n == 0) n = 1;
+    pthread_mutex_lock(&p->mu);
+    int best = -1;
+    for (int i = 0; i < p->nkept; i++)
+        if (p->kept[i].cap >= n && p->kept[i].cap - n <= n / 2 &&
+            (best < 0 || p->kept[i].cap < p->kept[best].cap))
+            best = i;
+    if (best >= 0) {
+        b->data = p->kept[best].data;
+        b->cap = p->kept[best].cap;
+        p->kept_bytes -= b->cap;
+        p->kept[best] = p->kept[--p->nkept];
+        p->reused++;
+    } else {
+        p->allocated++;
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (!b->data) {
+        b->data = ls_malloc(n);
+        b->cap = n;
+    }
+}
+
+ls_chunk_t *ls_bufpool_chunk(ls_bufpool_t *p, ls_buf_t *b)
+{
+    size_t len = b->len, cap = b->cap;
+    uint8_t *data = ls_buf_steal(b, NULL);
+    ls_chunk_t *c = ls_chunk_adopt(data, len);
+    c->pool = p;
+    c->cap = cap;
+    pthread_mutex_lock(&p->mu);
+    p->refs++;
+    pthread_mutex_unlock(&p->mu);
+    return c;
+}
+
+static void pool_give(ls_bufpool_t *p, uint8_t *data, size_t cap)
+{
+    pthread_mutex_lock(&p->mu);
+    if (p->refs > 1 && p->nkept < POOL_SLOTS && p->kept_bytes + cap <= p->max_bytes) {
+        p->kept[p->nkept].data = data;
+        p->kept[p->nkept].cap = cap;
+        p->nkept++;
+        p->kept_bytes += cap;
+        data = NULL;
+    }
+    pool_unref_locked_and_unlock(p);
+    ls_free(data);
+}
+
+void ls_bufpool_counts(ls_bufpool_t *p, uint64_t *reused, uint64_t *allocated)
+{
+    pthread_mutex_lock(&p->mu);
+    *reused = p->reused;
+    *allocated = p->allocated;
+    pthread_mutex_unlock(&p->mu);
 }

@@ -501,7 +501,10 @@ static void prefetch_after(uv_work_t *w, int status);
 
 static void prefetch_queue(ls_prefetch_t *p)
 {
-    ls_buf_init(&p->got);
+    if (p->footer)
+        ls_buf_init(&p->got);
+    else
+        ls_bufpool_take(p->ls->bufpool, &p->got, p->len);
     p->work.data = p;
     uv_queue_work(p->ls->loop, &p->work, prefetch_work, prefetch_after);
 }
@@ -546,9 +549,8 @@ static void prefetch_after(uv_work_t *w, int status)
             }
         }
     } else if (p->st == LS_OK) {
-        size_t len;
-        uint8_t *data = ls_buf_steal(&p->got, &len);
-        ls_chunk_t *c = ls_chunk_adopt(data, len);
+        size_t len = p->got.len;
+        ls_chunk_t *c = ls_bufpool_chunk(ls->bufpool, &p->got);
         ls_read_cache_insert(ls->cache, p->log_id, p->first, p->last, p->real_offsets, c, 0, len,
                              p->object, why, sizeof why);
         ls_chunk_release(c);
@@ -683,9 +685,8 @@ static void get_after(uv_work_t *w, int status)
         op_step(op);
         return;
     }
-    size_t len;
-    uint8_t *data = ls_buf_steal(&op->got, &len);
-    ls_chunk_t *c = ls_chunk_adopt(data, len);
+    size_t len = op->got.len;
+    ls_chunk_t *c = ls_bufpool_chunk(ls->bufpool, &op->got);
     ls_cache_run_t *run =
         ls_read_cache_insert(ls->cache, op->log_id, op->get_first, op->get_last,
                              op->get_real_offsets, c, 0, len, op->get_object, why, sizeof why);
@@ -741,7 +742,10 @@ static void start_get(ls_read_op_t *op, int kind, const ls_idx_entry_t *e, uint6
     op->ent_entries = e->entries;
     op->ent_pos = e->pos;
     op->ent_end = e->pos + e->len;
-    ls_buf_init(&op->got);
+    if (kind == GET_FOOTER)
+        ls_buf_init(&op->got);
+    else
+        ls_bufpool_take(op->ls->bufpool, &op->got, len);
     op->work.data = op;
     uv_queue_work(op->ls->loop, &op->work, get_work, get_after);
 }

@@ -240,6 +240,10 @@ ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t 
     ls_random_bytes(&ls->boot_nonce, sizeof ls->boot_nonce);
     ls_i64map_init(&ls->logs);
     ls->cache = ls_read_cache_new((size_t)cfg->read_cache_max_bytes);
+    /* keeps up to a quarter of the cache (at most 64 MiB) of released read
+     * buffers for the next reads, outside the cache's own bound */
+    size_t pool_max = (size_t)cfg->read_cache_max_bytes / 4;
+    ls->bufpool = ls_bufpool_new(pool_max < ((size_t)64 << 20) ? pool_max : (size_t)64 << 20);
     int64_t rev = 0;
     if (load_heads(ls, &rev, err, errlen) != LS_OK ||
         ls_log_watch_start(ls, rev, err, errlen) != LS_OK) {
@@ -292,14 +296,19 @@ void ls_logstore_check_shutdown(ls_logstore_t *ls)
 void ls_logstore_shutdown(ls_logstore_t *ls, void (*done)(void *arg), void *arg)
 {
     ls->shutting_down = true;
-    if (ls->stats.store_gets)
+    if (ls->stats.store_gets) {
+        uint64_t reused, allocated;
+        ls_bufpool_counts(ls->bufpool, &reused, &allocated);
         LS_INFO("log",
                 "read path: %llu cache hits, %llu store GETs (%llu compacted-object footers) "
-                "returning %llu bytes; read cache peak %zu of %zu bytes",
+                "returning %llu bytes; read cache peak %zu of %zu bytes; read buffers: %llu "
+                "reused, %llu allocated",
                 (unsigned long long)ls->stats.cache_hits, (unsigned long long)ls->stats.store_gets,
                 (unsigned long long)ls->stats.footer_gets,
                 (unsigned long long)ls->stats.store_get_bytes, ls_read_cache_peak_bytes(ls->cache),
-                ls_read_cache_max_bytes(ls->cache));
+                ls_read_cache_max_bytes(ls->cache), (unsigned long long)reused,
+                (unsigned long long)allocated);
+    }
     ls->shutdown_done = done;
     ls->shutdown_arg = arg;
     /* wake every long-poll so it answers now rather than at its deadline */
@@ -331,6 +340,7 @@ void ls_logstore_free(ls_logstore_t *ls)
     }
     ls_i64map_free(&ls->logs);
     ls_read_cache_free(ls->cache);
+    ls_bufpool_release(ls->bufpool);
     ls_free(ls);
 }
 
@@ -378,6 +388,7 @@ void ls_logstore_stats(const ls_logstore_t *ls, ls_logstore_stats_t *out)
     *out = ls->stats;
     out->buffered_bytes = ls->buffered_bytes;
     out->cache_bytes = (int64_t)ls_read_cache_bytes(ls->cache);
+    ls_bufpool_counts(ls->bufpool, &out->read_buffers_reused, &out->read_buffers_allocated);
 }
 
 /* ------------------------------------------------------------------- fence */

@@ -207,6 +207,7 @@ typedef struct ls_logstore_stats {
     uint64_t store_get_bytes; /* bytes those GETs returned */
     uint64_t footer_gets;     /* of them, compacted-object footers */
     uint64_t cold_reads;      /* of them, reads of in-table ranges (cold_source.h) */
+    uint64_t read_buffers_reused, read_buffers_allocated; /* GET buffers (base/chunk.h pool) */
     int64_t buffered_bytes, inflight_bytes, cache_bytes;
 } ls_logstore_stats_t;
 void ls_logstore_stats(const ls_logstore_t *ls, ls_logstore_stats_t *out);

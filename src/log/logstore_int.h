@@ -10,6 +10,7 @@
 #include "log/log_meta.h"
 #include "log/cold_source.h"
 #include "log/logstore.h"
+#include "base/chunk.h"
 #include "log/read_cache.h"
 
 typedef struct ls_flush ls_flush_t;
@@ -144,6 +145,7 @@ struct ls_logstore {
     int64_t seal_timer_due;
     /* read path */
     ls_read_cache_t *cache;
+    ls_bufpool_t *bufpool; /* buffers of store reads the cache keeps (base/chunk.h) */
     ls_entry_time_fn entry_time;
     ls_cold_source_t cold;     /* in-table ranges (cold_source.h); read NULL: none */
     ls_prefetch_t *prefetches; /* read-ahead GETs in flight (log_reader.c) */
