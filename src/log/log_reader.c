@@ -20,11 +20,15 @@
  *
  *  - an entry in the table (LS_IDX_TABLE, cold_source.h): the cold-range
  *    source, on a worker, from the wanted offset to the entry's end, about
- *    the bytes the op still wants; its batches are checked (framing, magic,
- *    offsets ascending inside the asked range, starting at the asked
- *    offset) and served from that one buffer, not cached (the source has
- *    its own cache of what it reads). A stale plan (LS_ENOTFOUND) is
- *    retried like a replaced object.
+ *    read.ahead.bytes (or what the op still wants, if more); its batches
+ *    are checked (framing, magic, offsets ascending inside the asked
+ *    range, starting at the asked offset, then as any run) and cached as
+ *    one run (object "table"), remembered in a few per-log slots since runs
+ *    are keyed by their last offset: a consumer's following fetches are
+ *    served from the cache, as from a CO block. A stale plan (LS_ENOTFOUND)
+ *    is retried like a replaced object. Cached blocks stay right when the
+ *    table rewrites files (the records do not change); trims and
+ *    compaction swaps drop them like any run.
  *
  * A read op walks entries until it has max_bytes (the first entry is always
  * returned whole: progress guarantee) or reaches the high watermark. Misses
@@ -845,53 +849,55 @@ static void cold_after(uv_work_t *w, int status)
     uint8_t *data = ls_buf_steal(&op->got, &len);
     ls_chunk_t *c = ls_chunk_adopt(data, len);
     ls_logstate_t *lg = ls_logstate_get(ls, op->log_id, false);
+    char why[320];
+    ls_cache_run_t *run =
+        ls_read_cache_insert(ls->cache, op->log_id, op->get_first, op->cold_next - 1, true, c, 0,
+                             len, LS_COLD_TABLE_OBJECT, why, sizeof why);
+    ls_chunk_release(c);
+    if (!run) {
+        LS_ERROR("log", "log %016llx: batches rebuilt from the table for [%lld, %lld]: %s",
+                 (unsigned long long)op->log_id, (long long)op->get_first,
+                 (long long)op->cold_next - 1, why);
+        if (op->res.nslices == 0) op->res.st = LS_ECORRUPT;
+        op->next = INT64_MAX;
+        op_step(op);
+        return;
+    }
+    if (lg) { /* remember the block for the following fetches */
+        int k = lg->cold_slot++ % LS_COLD_BLOCK_SLOTS;
+        lg->cold_blocks[k].first = op->get_first;
+        lg->cold_blocks[k].last = op->cold_next - 1;
+    }
     /* Same checks op_step makes before serving (a trim may have passed the
      * offset while the source read): when they fail, op_step decides. */
     if (!lg || op->res.st != LS_OK || op->next != op->get_first ||
         op->next >= lg->head.next_offset ||
-        (op->mode == OP_READ && op->res.nslices == 0 && op->next < lg->log_start)) {
-        ls_chunk_release(c);
+        (op->mode == OP_READ && op->res.nslices == 0 && op->next < lg->log_start) ||
+        (op->committed && op->next >= ls_log_txn_lso(&lg->head))) {
         op_step(op);
         return;
     }
-    int64_t lso = op->committed ? ls_log_txn_lso(&lg->head) : INT64_MAX;
-    bool more = true;
-    size_t pos = 0;
-    while (pos < len) {
-        const uint8_t *b = c->data + pos;
-        size_t size = 12 + (size_t)ls_be32_get(b + 8);
-        int64_t base = (int64_t)ls_be64_get(b);
-        int64_t end = base + (int32_t)ls_be32_get(b + 23) + 1;
-        if (op->mode == OP_TIME) {
-            int64_t max_ts = (int64_t)ls_be64_get(b + 35);
-            if (max_ts >= op->ts) {
-                int64_t found_ts = max_ts;
-                int64_t delta = ls->entry_time ? ls->entry_time(b, size, op->ts, &found_ts) : 0;
-                op->next = base + (delta > 0 ? delta : 0);
-                op->ts = found_ts;
-                more = false;
-                break;
-            }
-        } else {
-            if (base >= lso || (op->res.nslices && op->res.bytes + size > op->max_bytes)) {
-                more = false;
-                break;
-            }
-            add_slice(op, c, pos, size);
-        }
-        op->next = end;
-        pos += size;
-        if (op->mode == OP_READ && op->res.bytes >= op->max_bytes) {
-            more = false;
-            break;
-        }
-    }
-    if (more) op->next = op->cold_next;
-    ls_chunk_release(c);
-    if (more)
+    if (take_from_run(op, run))
         op_step(op);
     else
         op_finish(op);
+}
+
+/* A block rebuilt from the table that holds offset x of entry e and is
+ * still in the read cache, or NULL. */
+static ls_cache_run_t *cold_cached(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e,
+                                   int64_t x)
+{
+    for (int k = 0; k < LS_COLD_BLOCK_SLOTS; k++) {
+        int64_t first = lg->cold_blocks[k].first, last = lg->cold_blocks[k].last;
+        if (last < first || x < first || x > last || first < e->first_offset ||
+            last > e->last_offset)
+            continue;
+        ls_cache_run_t *run = ls_read_cache_get(ls->cache, lg->log_id, last);
+        if (run && run->first_offset == first && !strcmp(run->object, LS_COLD_TABLE_OBJECT))
+            return run;
+    }
+    return NULL;
 }
 
 static void start_cold(ls_read_op_t *op, const ls_idx_entry_t *e)
@@ -903,9 +909,12 @@ static void start_cold(ls_read_op_t *op, const ls_idx_entry_t *e)
     op->get_kind = GET_TABLE;
     op->get_first = op->next;
     op->get_last = e->last_offset;
-    size_t want = op->mode == OP_TIME             ? (size_t)ls->cfg.read_ahead_bytes
-                  : op->max_bytes > op->res.bytes ? op->max_bytes - op->res.bytes
-                                                  : 1;
+    /* a read-ahead block (cached for the fetches that follow), or more
+     * when the fetch wants more */
+    size_t want = (size_t)ls->cfg.read_ahead_bytes;
+    if (op->mode == OP_READ && op->max_bytes > op->res.bytes &&
+        op->max_bytes - op->res.bytes > want)
+        want = op->max_bytes - op->res.bytes;
     op->get_len = want > UINT32_MAX ? UINT32_MAX : (uint32_t)(want ? want : 1);
     ls_buf_init(&op->got);
     op->work.data = op;
@@ -1004,8 +1013,17 @@ static void op_step(ls_read_op_t *op)
             op->next = e->first_offset;
         }
         if (e->kind == LS_IDX_TABLE) {
-            start_cold(op, e);
-            return;
+            ls_cache_run_t *run = cold_cached(ls, lg, e, op->next);
+            if (!run) {
+                start_cold(op, e);
+                return;
+            }
+            ls->stats.cache_hits++;
+            if (!take_from_run(op, run)) {
+                op_finish(op);
+                return;
+            }
+            continue;
         }
         if (e->kind == LS_IDX_KCO && e->entries == 0) {
             /* key compaction removed every record of the range */

@@ -9,6 +9,7 @@
 #include "base/i64map.h"
 #include "log/log_meta.h"
 #include "log/cold_source.h"
+#define LS_COLD_BLOCK_SLOTS 4
 #include "log/logstore.h"
 #include "base/chunk.h"
 #include "log/read_cache.h"
@@ -65,7 +66,13 @@ typedef struct ls_logstate {
     ls_idx_entry_t *idx; /* sorted by last_offset */
     int nidx, capidx;
     ls_read_op_t *idx_waiting; /* reads parked until the index loads */
-    ls_idx_replay_t *replay;   /* watched index changes during a load */
+    /* blocks rebuilt from the table lately (log_reader.c): where to look in
+     * the read cache, whose runs are keyed by their last offset */
+    struct {
+        int64_t first, last; /* last < first: empty */
+    } cold_blocks[LS_COLD_BLOCK_SLOTS];
+    unsigned cold_slot;      /* next slot to reuse */
+    ls_idx_replay_t *replay; /* watched index changes during a load */
     /* aborted-transactions index (log_aborted.c, loaded lazily) */
     int aborted_state;         /* 0 unloaded, 1 loading, 2 loaded, 3 loading but dropped */
     ls_aborted_list_t aborted; /* valid in states 1-2; commits and the watch add to it */
