@@ -188,10 +188,15 @@ static int on_record(void *arg, const ls_record_view_t *rec)
     row_ctx_t *c = arg;
     int64_t offset = c->base_offset + rec->offset_delta;
     if (offset <= c->above || offset > c->last_offset) return 0;
-    ls_raw_header_t hs[MAX_HEADERS];
+    /* every header, however many (a raw row is the record: cold reads
+     * rebuild batches from it, compact/cold_batches.h) */
+    ls_raw_header_t stack_hs[MAX_HEADERS];
+    ls_raw_header_t *hs = rec->header_count <= MAX_HEADERS
+                              ? stack_hs
+                              : ls_malloc((size_t)rec->header_count * sizeof *hs);
     size_t nh = 0;
     const uint8_t *hp = rec->headers, *he = rec->headers + rec->headers_len;
-    for (int32_t i = 0; i < rec->header_count && nh < MAX_HEADERS; i++) {
+    for (int32_t i = 0; i < rec->header_count; i++) {
         ls_record_header_t h;
         if (ls_record_header_next(&hp, he, &h) != 0) break;
         hs[nh++] = (ls_raw_header_t){h.key, (size_t)h.key_len, h.value, h.value_len};
@@ -206,6 +211,7 @@ static int on_record(void *arg, const ls_record_view_t *rec)
                          .headers = hs,
                          .nheaders = nh};
     c->st = add_row(c, &r);
+    if (hs != stack_hs) ls_free(hs);
     c->rows++;
     return c->st != LS_OK;
 }
@@ -1262,8 +1268,8 @@ static ls_status dead_letter(row_ctx_t *c, const ls_raw_record_t *r)
     ls_mat_batch_t *d = c->b->dlq->b;
     mat_log_t *l = batch_log(d, c->log_id);
     if (r->offset <= l->done) return LS_OK;
-    ls_raw_header_t hs[MAX_HEADERS + 1];
-    size_t nh = r->nheaders < MAX_HEADERS ? r->nheaders : MAX_HEADERS;
+    ls_raw_header_t *hs = LS_NEWN(ls_raw_header_t, r->nheaders + 1);
+    size_t nh = r->nheaders;
     if (nh) memcpy(hs, r->headers, nh * sizeof *hs);
     hs[nh++] = (ls_raw_header_t){DLQ_ERROR_HEADER, strlen(DLQ_ERROR_HEADER),
                                  (const uint8_t *)c->err, (int64_t)strlen(c->err)};
@@ -1271,6 +1277,7 @@ static ls_status dead_letter(row_ctx_t *c, const ls_raw_record_t *r)
     dr.headers = hs;
     dr.nheaders = nh;
     ls_status st = ls_data_files_add_raw(d->files, &dr);
+    ls_free(hs);
     if (st != LS_OK) {
         snprintf(c->err, sizeof c->err, "writing the dead-letter table: %s",
                  ls_data_files_error(d->files));
