@@ -1061,7 +1061,7 @@ static void write_stats(ls_pq_writer_t *w, ls_tc_t *t, const chunk_meta_t *cm, i
     ls_tc_struct_begin(t, 12);
     ls_tc_i64(t, 3, cm->null_count);
     int bounds = cm->has_bounds;
-    if (bounds && type == LS_PQ_BYTE_ARRAY &&
+    if (bounds && (type == LS_PQ_BYTE_ARRAY || type == LS_PQ_FIXED_LEN_BYTE_ARRAY) &&
         (cm->min.len > w->o.stats_max_bytes || cm->max.len > w->o.stats_max_bytes))
         bounds = 0;
     if (bounds) {

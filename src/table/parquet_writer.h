@@ -95,7 +95,8 @@ typedef struct ls_pq_opts {
     size_t row_group_bytes; /* default 128 MiB */
     size_t page_bytes;      /* default 1 MiB */
     size_t dict_max_bytes;  /* default 1 MiB; 0 = never use dictionaries */
-    size_t stats_max_bytes; /* byte-array min/max longer than this are omitted; default 64 */
+    size_t stats_max_bytes; /* byte-array (also fixed) min/max longer than this are omitted;
+                             * default 64 */
     const char *created_by; /* default "lakestream-c" */
 } ls_pq_opts_t;
 

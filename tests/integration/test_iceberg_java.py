@@ -542,14 +542,14 @@ def test_java_reads_decimal_fixed_uuid_time_and_union_columns(broker, java_reade
     import uuid
     iceberg_util.local_store_only()
     from kafka_util import create_topic, unique_topic
-    from test_typed_types import EVENT, PAY, TYPED, event, payment, produce
+    from test_typed_types import EVENT, PAY, TYPED, event, payment, produce, wait_rows
 
     out = {}
     for name, schema, make, n in (("pay", PAY, payment, 12), ("ev", EVENT, event, 8)):
         topic = create_topic(broker.bootstrap, unique_topic("java-" + name), config=TYPED)
         produce(broker, topic, schema, [make(i) for i in range(n)])
         tdir = iceberg_util.table_dir(broker, topic)
-        iceberg_util.wait_rows(tdir, n)
+        wait_rows(tdir, n)
         res = java_reader("records:" + iceberg_util.current_metadata(tdir), check=False)
         assert res.returncode == 0, res.stderr[-4000:]
         (jt,) = json.loads(res.stdout, parse_float=decimal.Decimal)["tables"]

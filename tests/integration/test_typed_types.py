@@ -75,6 +75,18 @@ def produce(broker, topic, schema, rows):
     assert p.flush(30) == 0 and not failed, failed
 
 
+def wait_rows(tdir, want, timeout=60):
+    """iceberg_util.wait_rows, once the table has a snapshot: PyIceberg scans a
+    table without one into an empty arrow table, which pyarrow cannot make
+    for a uuid column (ArrowNotImplementedError: extension)."""
+    def has_snapshot():
+        md = iu.current_metadata(tdir)
+        return md and iu.pyiceberg_table.StaticTable.from_metadata(
+            "file://" + md).current_snapshot() is not None
+    wait_until(has_snapshot, timeout, what="the table's first snapshot")
+    return iu.wait_rows(tdir, want, timeout)
+
+
 def as_uuid(v):
     return v if isinstance(v, uuid.UUID) else uuid.UUID(bytes=bytes(v))
 
@@ -84,7 +96,7 @@ def test_decimal_fixed_uuid_time_columns(broker):
     topic = create_topic(broker.bootstrap, unique_topic("typed-dec"), config=TYPED)
     n = 25
     produce(broker, topic, PAY, [payment(i) for i in range(n)])
-    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), n)
+    t, rows, _ = wait_rows(iu.table_dir(broker, topic), n)
     types = {f.name: str(f.field_type) for f in t.schema().fields}
     assert (types["amount"], types["big"], types["mid"], types["ref"], types["code"],
             types["at_ms"], types["at_us"], types["fee"]) == (
@@ -162,9 +174,9 @@ def test_out_of_precision_and_malformed_uuid_make_no_row(broker):
         p.produce(topic, value=v, partition=0)
     assert p.flush(10) == 0
     produce(broker, topic, SMALL, [dict(good, amount=D("-9999999.99"))])
-    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), 2)
+    t, rows, _ = wait_rows(iu.table_dir(broker, topic), 2)
     assert sorted(r["amount"] for r in rows.to_pylist()) == [D("-9999999.99"), D("1.25")]
-    d, drows, _ = iu.wait_rows(iu.table_dir(broker, topic + "__dlq"), 2)
+    d, drows, _ = wait_rows(iu.table_dir(broker, topic + "__dlq"), 2)
     got = sorted(drows.to_pylist(), key=lambda r: r["offset"])
     assert [r["value"] for r in got] == bad
     reasons = [{h["key"]: h["value"] for h in r["headers"]}["lakestream.dlq.error"] for r in got]
@@ -187,18 +199,18 @@ def test_decimal_precision_widens_scale_does_not(broker):
         return {"type": "record", "name": "P", "fields": [{"name": "id", "type": "int"},
                                                           {"name": "v", "type": dec(p, s)}]}
     produce(broker, topic, schema(9, 2), [{"id": i, "v": D(i * 101).scaleb(-2)} for i in range(3)])
-    t, _, _ = iu.wait_rows(iu.table_dir(broker, topic), 3)
+    t, _, _ = wait_rows(iu.table_dir(broker, topic), 3)
     fid = t.schema().find_field("v").field_id
     wide = D("123456789012345678.91")
     produce(broker, topic, schema(20, 2), [{"id": 3, "v": wide}, {"id": 4, "v": -wide}])
     produce(broker, topic, schema(9, 2), [{"id": 5, "v": D("-0.01")}])
     produce(broker, topic, schema(20, 4), [{"id": 6, "v": D("1.0001")}])
-    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), 6)
+    t, rows, _ = wait_rows(iu.table_dir(broker, topic), 6)
     f = t.schema().find_field("v")
     assert (str(f.field_type), f.field_id) == ("decimal(20, 2)", fid)
     got = {r["id"]: r["v"] for r in rows.to_pylist()}
     assert got == {0: D("0.00"), 1: D("1.01"), 2: D("2.02"), 3: wide, 4: -wide, 5: D("-0.01")}
-    d, drows, _ = iu.wait_rows(iu.table_dir(broker, topic + "__dlq"), 1)
+    d, drows, _ = wait_rows(iu.table_dir(broker, topic + "__dlq"), 1)
     r = drows.to_pylist()[0]
     reason = {h["key"]: h["value"] for h in r["headers"]}["lakestream.dlq.error"]
     assert b"scale" in reason, reason
@@ -236,7 +248,7 @@ def test_unions_of_several_types(broker):
     topic = create_topic(broker.bootstrap, unique_topic("typed-union"), config=TYPED)
     n = 24
     produce(broker, topic, EVENT, [event(i) for i in range(n)])
-    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), n)
+    t, rows, _ = wait_rows(iu.table_dir(broker, topic), n)
     p = t.schema().find_field("payload")
     assert not p.required
     assert [(f.name, str(f.field_type), f.required) for f in p.field_type.fields] == [
@@ -290,11 +302,11 @@ def test_a_renamed_field_keeps_its_column_through_its_alias(broker):
         {"name": "id", "type": "int"},
         {"name": "title", "type": "string", "aliases": ["name"]}]}
     produce(broker, topic, v1, [{"id": 0, "name": "a"}])
-    t, _, _ = iu.wait_rows(iu.table_dir(broker, topic), 1)
+    t, _, _ = wait_rows(iu.table_dir(broker, topic), 1)
     fid = t.schema().find_field("name").field_id
     produce(broker, topic, v2, [{"id": 1, "title": "b"}])
     produce(broker, topic, v1, [{"id": 2, "name": "c"}])
-    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), 3)
+    t, rows, _ = wait_rows(iu.table_dir(broker, topic), 3)
     names = [f.name for f in t.schema().fields]
     assert "title" not in names and t.schema().find_field("name").field_id == fid
     assert sorted((r["id"], r["name"]) for r in rows.to_pylist()) == [(0, "a"), (1, "b"), (2, "c")]
@@ -313,10 +325,10 @@ def test_json_schema_uuid_format_is_a_uuid_column(broker):
     refs = [uuid.UUID(int=i * 7919 + 1) for i in range(5)]
     produce_json(broker, topic, schema, [{"id": i, "ref": str(u)} for i, u in enumerate(refs)]
                  + [{"id": 5, "ref": "not-a-uuid"}])
-    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), 5)
+    t, rows, _ = wait_rows(iu.table_dir(broker, topic), 5)
     assert str(t.schema().find_field("ref").field_type) == "uuid"
     assert sorted((r["id"], as_uuid(r["ref"])) for r in rows.to_pylist()) == list(enumerate(refs))
-    d, drows, _ = iu.wait_rows(iu.table_dir(broker, topic + "__dlq"), 1)
+    d, drows, _ = wait_rows(iu.table_dir(broker, topic + "__dlq"), 1)
     reason = {h["key"]: h["value"] for h in drows.to_pylist()[0]["headers"]}["lakestream.dlq.error"]
     assert b"/ref: a string that is not a UUID's text form" in reason, reason
 
@@ -349,7 +361,7 @@ def test_uuid_and_decimal_primary_key_fields(broker):
     for k, v in ((k1, "a"), (k2, "b")):
         p.produce(topic, key=k, value={"owner": v}, partition=0)
     assert p.flush(30) == 0
-    iu.wait_rows(iu.table_dir(broker, topic), 2)
+    wait_rows(iu.table_dir(broker, topic), 2)
     p.produce(topic, key=k1, value={"owner": "c"}, partition=0)
     assert p.flush(30) == 0
 

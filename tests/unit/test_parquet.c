@@ -227,6 +227,9 @@ TEST(fixed_and_decimal_columns)
         CHECK(e->type_length == 16 && e->logical_id == 14);
         e = ls_pqr_column(r, 3);
         CHECK(e->logical_id == 7 && e->time_unit == 2 && !e->utc);
+        const ls_pqr_stats_t *st0 = &ls_pqr_chunk(r, 0, 0)->stats; /* the footer's, signed */
+        CHECK(st0->has_min && st0->min_len == 2 && st0->min[0] == 0xff && st0->min[1] == 0xfe);
+        CHECK(st0->has_max && st0->max_len == 2 && st0->max[0] == 0x00 && st0->max[1] == 0x03);
         ls_pqr_flat_t fl;
         CHECK_EQ_INT(ls_pqr_read_flat(r, 0, 0, &fl, err, sizeof err), LS_OK);
         CHECK(fl.n == 4 && fl.v[1].len == 2 && fl.v[1].bytes[0] == 0xff &&
@@ -251,6 +254,20 @@ TEST(fixed_and_decimal_columns)
     CHECK_EQ_INT(ls_pq_decimal_length(18), 8);
     CHECK_EQ_INT(ls_pq_decimal_length(19), 9);
     CHECK_EQ_INT(ls_pq_decimal_length(38), 16);
+    /* fixed values longer than stats_max_bytes: no footer bounds (as byte arrays) */
+    ls_pq_field_t big[] = {
+        {"f", LS_PQ_FIXED_LEN_BYTE_ARRAY, LS_PQ_REQUIRED, LS_PQ_LT_NONE, 1, 0, 100, 0, 0}};
+    out.len = 0;
+    w = ls_pq_writer_new(big, 1, &o, &out, err, sizeof err);
+    uint8_t v100[100] = {1};
+    ls_pq_put_bytes(w, 0, 0, v100, 100);
+    CHECK_EQ_INT(ls_pq_end_row(w), LS_OK);
+    CHECK_EQ_INT(ls_pq_writer_finish(w), LS_OK);
+    ls_pq_writer_free(w);
+    r = ls_pqr_open(out.data, out.len, &st, err, sizeof err);
+    CHECK(r != NULL);
+    if (r) CHECK(!ls_pqr_chunk(r, 0, 0)->stats.has_min && !ls_pqr_chunk(r, 0, 0)->stats.has_max);
+    ls_pqr_free(r);
     ls_buf_free(&out);
 }
 
