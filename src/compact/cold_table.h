@@ -22,8 +22,11 @@
  *    in the table has no gaps), so *next - from records come back;
  *  - files without bounds for the two columns are candidates (bounds are
  *    optional in Iceberg), never skipped on a guess.
- * Not yet: ranged reads (a candidate file is read whole, then its footer's
- * offset statistics skip row groups in memory) and a cache of plans. */
+ * Ranged reads: a file of 256 KiB or more is read as its footer plus the
+ * row groups the read needs (cold_table.c "ranged reads"); smaller ones
+ * whole. Not yet: a cache of plans and footers (each read lists the live
+ * files and GETs the footer again; the log reader caches the rebuilt
+ * blocks, so a catching-up consumer pays this once per read-ahead block). */
 #ifndef LS_COLD_TABLE_H
 #define LS_COLD_TABLE_H
 #include <stdbool.h>
@@ -45,7 +48,8 @@ typedef struct ls_cold_table_req {
 typedef struct ls_cold_table_stats {
     int files_planned; /* live files whose bounds admitted the read */
     int files_read;
-    uint64_t bytes_read;
+    int ranged;          /* of them, read through ranged GETs (footer, row groups) */
+    uint64_t bytes_read; /* bytes GET returned */
 } ls_cold_table_stats_t;
 
 /* Appends the batches to out and sets *next (one past the last record).
