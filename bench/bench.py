@@ -67,16 +67,19 @@ RESULTS = os.path.join(ROOT, "bench", "results")
 SCENARIOS = ["produce-latency", "e2e-latency", "produce-throughput", "txn-produce",
              "consume-catchup",
              "s3-latency", "consume-catchup-compacted", "s3-radosgw", "materialization",
+             "typed-materialization",
              "zero-etl", "table-freshness", "upsert-freshness", "key-compaction"]
 # Scenarios on brokers of their own (a fresh broker with its own configuration per
 # repetition, see solo_plan()); the others share one start of each main target.
 SOLO = ["s3-latency", "consume-catchup-compacted", "s3-radosgw", "materialization",
+        "typed-materialization",
         "zero-etl", "table-freshness", "upsert-freshness", "key-compaction"]
 # Scenarios that need features still being built elsewhere; they slot in here
 # (a function per scenario below, plus an entry in METRICS) when those land.
 PENDING = {}
 # The peer a scenario's ratios are taken against (default: kafka).
-PEER = {"materialization": "duckdb", "zero-etl": "kafka+pyiceberg",
+PEER = {"materialization": "duckdb", "typed-materialization": "kafka+fastavro",
+        "zero-etl": "kafka+pyiceberg",
         "table-freshness": "kafka+pyiceberg", "upsert-freshness": "lakestream append (#8)",
         "key-compaction": "lakestream"}
 # Rows a scenario borrows from another one of the same run (same measurement, so not
@@ -155,6 +158,12 @@ METRICS = {
     },
 }
 METRICS["upsert-freshness"] = METRICS["table-freshness"]
+METRICS["typed-materialization"] = {
+    "records_per_sec": (("materialize", "records_per_sec"), "rec/s", True),
+    "mb_per_sec": (("materialize", "mb_per_sec"), "MiB/s", True),
+    "seconds": (("materialize", "seconds"), "s", False),
+    "cpu_s": (("materialize", "cpu_s"), "CPU s", False),
+}
 METRICS["key-compaction"] = {
     "records_per_sec": (("keycompact", "records_per_sec"), "rec/s", True),
     "mb_per_sec": (("keycompact", "mb_per_sec"), "MiB/s", True),
@@ -200,9 +209,11 @@ def wait_port(port, proc, timeout):
 class Broker:
     """One broker process this script started (and only this one is ever killed)."""
 
-    def __init__(self, name, kind, extra=None, rest=False, env=None):
+    def __init__(self, name, kind, extra=None, rest=False, env=None, registry=False):
         self.name, self.kind, self.extra = name, kind, extra or {}
         self.rest = rest      # lakestream: serve the Iceberg REST catalog (tables)
+        self.registry = registry  # lakestream: serve the schema registry (typed tables)
+        self.registry_port = None
         self.env = env or {}  # extra environment (S3 credentials)
         self.proc = None
         self.dir = None
@@ -227,9 +238,12 @@ class Broker:
             self.http_port = free_port()
         # The Iceberg REST catalog only where a scenario reads tables through it.
         http = f"127.0.0.1:{self.http_port}" if self.rest else ""
+        if self.registry and not self.registry_port:
+            self.registry_port = free_port()
+        reg = f"127.0.0.1:{self.registry_port}" if self.registry else ""
         args = [LAKESTREAM, "serve", f"--data.dir={self.dir}/data",
                 f"--listeners=127.0.0.1:{self.port}", f"--http.listen={http}",
-                "--schema.registry.listen="]
+                f"--schema.registry.listen={reg}"]
         args += [f"--{k}={v.format(dir=self.dir, name=os.path.basename(self.dir))}"
                  for k, v in self.extra.items()]
         out = open(os.path.join(self.dir, "broker.log"), "a")
@@ -386,6 +400,8 @@ def run_scenario(sc, broker, a, rep):
         return catchup_compacted(broker, topic, base, a)
     if sc == "materialization":
         return materialization(broker, topic, base, a)
+    if sc == "typed-materialization":
+        return typed_materialization(broker, topic, a)
     if sc == "zero-etl":
         return zero_etl(broker, topic, base, a)
     if sc == "table-freshness":
@@ -598,19 +614,105 @@ def duckdb_copy(broker, topic, n, a):
             "cmd": "COPY t TO 'duckdb.parquet' (FORMAT parquet, COMPRESSION zstd)"}
 
 
+def create_topics(broker, configs):
+    """{topic: config}: creates them, 4 partitions each."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+    adm = AdminClient({"bootstrap.servers": broker.bootstrap})
+    for f in adm.create_topics([NewTopic(t, 4, 1, config=c) for t, c in configs.items()]).values():
+        f.result(30)
+
+
+def load_values(broker, topic, values):
+    """Produces values with an idempotent acks=all producer."""
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all",
+                  "enable.idempotence": True, "linger.ms": 20, "batch.size": 1 << 20})
+    failed = []
+    for i, v in enumerate(values):
+        while True:
+            try:
+                p.produce(topic, value=v, key=b"%d" % i,
+                          on_delivery=lambda err, m: err and failed.append(err))
+                break
+            except BufferError:
+                p.poll(0.05)
+    if p.flush(300) or failed:
+        raise RuntimeError(f"loading {topic}: {failed[:3]}")
+
+
+def materialize_now(broker, topic, n, value_bytes):
+    """Scenario 6's measurement: shorten the commit interval, time until the
+    table covers n records."""
+    time.sleep(1.5)
+    before = table_rows(table_marks(broker, topic))
+    if before:
+        raise RuntimeError(f"table {topic} holds {before} rows before its interval was shortened")
+    cpu0, t0 = broker.cpu_s(), time.time()
+    alter_topic(broker, topic, {"lakestream.table.commit.interval.ms": "1000"})
+    wait_for(f"table {topic} to hold every record",
+             lambda: table_rows(table_marks(broker, topic)) >= n, 900, 0.05)
+    secs = time.time() - t0
+    return {"materialize": {"records": n, "seconds": round(secs, 3), "records_per_sec": n / secs,
+                            "mb_per_sec": value_bytes / secs / 2**20,
+                            "cpu_s": broker.cpu_s() - cpu0}}
+
+
+def typed_materialization(broker, topic, a):
+    """6t: the same Avro records materialized typed and raw (lakestream), or
+    decoded by a Kafka consumer with fastavro into a typed PyIceberg table."""
+    import typed_record
+    n = a.typed_count
+    if broker.kind == "kafka":
+        values = typed_record.values(1, n)
+        create_topics(broker, {topic: {}})
+        load_values(broker, topic, values)
+        vb = sum(len(v) for v in values)
+        schema_file = os.path.join(broker.dir, "typed.avsc")
+        with open(schema_file, "w") as f:
+            json.dump(typed_record.SCHEMA, f)
+        cons, _ = start_consumer(broker, topic, n, 10000, ["--avro-schema", schema_file])
+        try:
+            c = finish_consumer(cons, 900)
+        finally:
+            kill_consumer(cons)
+        return {"materialize": {"records": n, "seconds": c["seconds"],
+                                "records_per_sec": n / c["seconds"],
+                                "mb_per_sec": vb / c["seconds"] / 2**20, "cpu_s": c["cpu_s"]},
+                "consumer": c}
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{broker.registry_port}/subjects/{topic}-value/versions",
+        data=json.dumps({"schema": json.dumps(typed_record.SCHEMA)}).encode(), method="POST",
+        headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        sid = json.load(r)["id"]
+    values = typed_record.values(sid, n)
+    vb = sum(len(v) for v in values)
+    config = {"lakestream.table.enabled": "true",
+              "lakestream.table.commit.interval.ms": "86400000"}
+    # typed and raw on brokers of their own: any pass (a policy change starts
+    # one) makes a table's first commit, whatever its interval
+    if broker.name != "lakestream-raw":
+        config["lakestream.table.value.format"] = "schema-registry"
+    create_topics(broker, {topic: config})
+    load_values(broker, topic, values)
+    out = materialize_now(broker, topic, n, vb)
+    out["value_bytes"] = vb
+    return out
+
+
 def resource_self():
     import resource
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
 
 
-def start_consumer(broker, topic, expect, commit_ms):
+def start_consumer(broker, topic, expect, commit_ms, extra=()):
     """Kafka's side of 7 and 8: the PyIceberg consumer (bench/iceberg_consumer.py)
     over a SQL catalog in the broker's temp dir; returns once it is ready."""
     d = os.path.join(broker.dir, "iceberg")
     p = subprocess.Popen([sys.executable, CONSUMER, "--brokers", broker.bootstrap, "--topic", topic,
                           "--dir", d, "--expect", str(expect),
-                          "--commit-interval-ms", str(commit_ms)],
+                          "--commit-interval-ms", str(commit_ms)] + list(extra),
                          stdout=subprocess.PIPE, stderr=open(os.path.join(broker.dir, "consumer.log"), "a"),
                          stdin=subprocess.DEVNULL, text=True)
     p.log_path = os.path.join(broker.dir, "consumer.log")
@@ -931,6 +1033,13 @@ def solo_plan(scenarios, a, rgw_env):
                             [sc], False)])
         elif sc == "materialization":
             groups.append([(Broker("lakestream", "lakestream", table, rest=True), [sc], False)])
+        elif sc == "typed-materialization":
+            g = [(Broker("lakestream", "lakestream", table, rest=True, registry=True), [sc], False),
+                 (Broker("lakestream-raw", "lakestream", table, rest=True, registry=True), [sc],
+                  False)]
+            if with_kafka:
+                g.append((Broker("kafka+fastavro", "kafka"), [sc], False))
+            groups.append(g)
         elif sc == "upsert-freshness":
             groups.append([(Broker("lakestream", "lakestream", table, rest=True), [sc], True)])
         elif sc == "key-compaction":
@@ -975,6 +1084,8 @@ def main():
     ap.add_argument("--s3-p99-ms", type=float, default=100)
     ap.add_argument("--table-count", type=int, default=int(os.environ.get("BENCH_TABLE_COUNT", 300000)),
                     help="materialization: records loaded, then materialized")
+    ap.add_argument("--typed-count", type=int, default=int(os.environ.get("BENCH_TYPED_COUNT", 300000)),
+                    help="typed-materialization: Avro records loaded, then materialized")
     ap.add_argument("--zero-etl-count", type=int, default=int(os.environ.get("BENCH_ZERO_ETL_COUNT", 262144)),
                     help="zero-etl: records ingested into a table (262144 x 1 KiB = 256 MiB)")
     ap.add_argument("--zero-etl-commit-ms", type=int, default=10000,
@@ -1286,6 +1397,18 @@ def scenario_note(sc, a):
                            f"first), `COPY t TO … (FORMAT parquet, COMPRESSION zstd)` on "
                            f"{os.cpu_count()} threads, no fsync; MiB/s counts record values "
                            f"({a.size} B each) for both.",
+        "typed-materialization": f"Load {a.typed_count:,} Avro records (bench/typed_record.py: "
+                                 "10 fields, a nested struct, an array, a timestamp, a decimal; "
+                                 "~100 B each, Confluent-framed) into a topic with a 1-day "
+                                 "commit interval, typed (value.format=schema-registry; target "
+                                 "lakestream) or raw (the same bytes as a binary column; target "
+                                 "lakestream-raw, a broker of its own), then set the "
+                                 "interval to 1 s and time until each table covers every record "
+                                 "(as scenario 6). kafka+fastavro = the same bytes loaded into "
+                                 "Kafka, then bench/iceberg_consumer.py --avro-schema: consume, "
+                                 "decode with fastavro, append typed columns with PyIceberg + "
+                                 "pyarrow (one append per 10 s), ready → every row committed. "
+                                 "MiB/s counts record value bytes.",
         "zero-etl": f"Ingest {a.zero_etl_count:,} × {a.size} B records at max rate and get them "
                     f"into an Iceberg table committed every {a.zero_etl_commit_ms} ms: lakestream "
                     "with the topic's table enabled, vs Kafka + bench/iceberg_consumer.py (PyIceberg "
@@ -1350,6 +1473,8 @@ def plots(summary, out, stamp):
             ms = ["txn_msgs_per_sec", "plain_msgs_per_sec"]
         elif sc == "key-compaction":
             ms = ["records_per_sec", "e2e_records_per_sec"]
+        elif sc == "typed-materialization":
+            ms = ["records_per_sec"]
         else:
             ms = [m for m in ("p50_ms", "p99_ms", "p999_ms") if m in ms]
         dat = os.path.join(out, f".{stamp}-{sc}.dat")

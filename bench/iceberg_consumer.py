@@ -15,12 +15,18 @@ What it does, and nothing more:
     --commit-interval-ms (and at the end) appends the buffer as one pyarrow table:
     one Iceberg snapshot whose summary records each partition's last offset
     (`bench.p.<partition>`), which is how such a sink restarts exactly once;
+  - with --avro-schema FILE (the typed-materialization scenario): each value is a
+    Confluent-framed Avro datum of that schema; the 5-byte header is skipped, the
+    datum decoded with fastavro and the table holds partition, offset, timestamp
+    and the record's fields as typed columns (int, long, string, boolean, double,
+    decimal, timestamp, optional, list, struct: what the scenario's record uses);
   - exits after --expect records are committed, printing one JSON line: rows,
     commits, seconds and CPU seconds from ready (imports done, table open; printed
     as {"ready": true} before it waits for the topic) to exit, and its /proc/self/io
     write_bytes over that window.
 """
 import argparse
+import io
 import json
 import os
 import resource
@@ -40,6 +46,27 @@ def cpu_s():
     return r.ru_utime + r.ru_stime
 
 
+def arrow_field(pa, name, t):
+    """The pyarrow field of an Avro field (the types the scenario's record uses)."""
+    nullable = False
+    if isinstance(t, list):
+        nullable, t = True, next(x for x in t if x != "null")
+    if isinstance(t, dict) and t.get("logicalType") == "decimal":
+        typ = pa.decimal128(t["precision"], t.get("scale", 0))
+    elif isinstance(t, dict) and t.get("logicalType") == "timestamp-micros":
+        typ = pa.timestamp("us", tz="UTC")
+    elif isinstance(t, dict) and t["type"] == "array":
+        typ = pa.list_(arrow_field(pa, "element", t["items"]))
+    elif isinstance(t, dict) and t["type"] == "record":
+        typ = pa.struct([arrow_field(pa, f["name"], f["type"]) for f in t["fields"]])
+    else:
+        t = t["type"] if isinstance(t, dict) else t
+        typ = {"long": pa.int64(), "int": pa.int32(), "string": pa.string(),
+               "boolean": pa.bool_(), "double": pa.float64(), "float": pa.float32(),
+               "bytes": pa.binary()}[t]
+    return pa.field(name, typ, nullable=nullable)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--brokers", required=True)
@@ -48,6 +75,7 @@ def main():
     ap.add_argument("--expect", type=int, required=True)
     ap.add_argument("--commit-interval-ms", type=int, default=10000)
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--avro-schema", help="decode values as this Avro record (JSON file)")
     a = ap.parse_args()
 
     import pyarrow as pa
@@ -88,6 +116,22 @@ def main():
             pa.field("value", pa.binary())]), nullable=False))),
     ])
 
+    decode = None
+    if a.avro_schema:
+        import fastavro
+        avro = json.load(open(a.avro_schema))
+        parsed = fastavro.parse_schema(avro)
+        arrow_schema = pa.schema([
+            pa.field("partition", pa.int32(), nullable=False),
+            pa.field("offset", pa.int64(), nullable=False),
+            pa.field("timestamp", pa.timestamp("us", tz="UTC"), nullable=False)]
+            + [arrow_field(pa, f["name"], f["type"]) for f in avro["fields"]])
+        table = cat.create_table_if_not_exists(f"default.{a.topic}_typed", schema=arrow_schema)
+        reader = fastavro.schemaless_reader
+
+        def decode(v):
+            return reader(io.BytesIO(memoryview(v)[5:]), parsed)
+
     cpu0, io0, t0 = cpu_s(), io_write_bytes(), time.monotonic()
     print(json.dumps({"ready": True}), flush=True)
     c = Consumer({"bootstrap.servers": a.brokers, "group.id": "unused-assign-only",
@@ -105,7 +149,12 @@ def main():
             time.sleep(0.1)
     c.assign([TopicPartition(a.topic, p, 0) for p in range(nparts)])
 
-    cols = {f.name: [] for f in arrow_schema}
+    def new_cols():
+        c = {f.name: [] for f in arrow_schema}
+        if decode:
+            c["rows"] = []
+        return c
+    cols = new_cols()
     last = {}
     committed = commits = 0
     last_commit = time.monotonic()
@@ -113,13 +162,16 @@ def main():
     def commit():
         nonlocal committed, commits, cols, last_commit
         n = len(cols["offset"])
-        if n:
+        if n and decode:
+            batch = pa.Table.from_pylist(cols["rows"], schema=arrow_schema)
+        elif n:
             batch = pa.Table.from_pydict(cols, schema=arrow_schema)
+        if n:
             table.append(batch, snapshot_properties={f"bench.p.{p}": str(o)
                                                      for p, o in last.items()})
             committed += n
             commits += 1
-            cols = {f.name: [] for f in arrow_schema}
+            cols = new_cols()
         last_commit = time.monotonic()
 
     while committed < a.expect:
@@ -127,6 +179,14 @@ def main():
             sys.exit(f"iceberg_consumer: {committed} of {a.expect} rows after {a.timeout}s")
         for m in c.consume(10000, 0.05):
             if m.error():
+                continue
+            if decode:
+                r = decode(m.value())
+                r["partition"], r["offset"] = m.partition(), m.offset()
+                r["timestamp"] = m.timestamp()[1] * 1000
+                cols["rows"].append(r)
+                cols["offset"].append(m.offset())
+                last[m.partition()] = m.offset()
                 continue
             cols["partition"].append(m.partition())
             cols["offset"].append(m.offset())
