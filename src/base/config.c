@@ -403,8 +403,9 @@ static const cfg_key_t cfg_keys[] = {
     {.name = "lakestream.table.partition",
      .type = CT_STRING,
      FIELD(table_partition),
-     .help = "Partition spec: none or a list of day(timestamp), hour(timestamp), "
-             "identity(partition) (built-in default day)."},
+     .help = "Partition spec: none or a list of Iceberg transforms of the Kafka columns "
+             "(identity, bucket(N, c), truncate(W, c), year/month/day/hour(timestamp)) "
+             "(built-in default day)."},
     {.name = "lakestream.table.target.file.bytes",
      .type = CT_STRING,
      FIELD(table_target_file_bytes),

@@ -223,12 +223,20 @@ static ls_status policy_spec(const ls_policy_t *p, ls_ice_spec_t *spec)
     ls_status st = LS_OK;
     for (int i = 0; i < p->npart && st == LS_OK; i++) {
         const ls_policy_part_t *f = &p->part[i];
+        static const ls_ice_transform tr[] = {
+            [LS_POLICY_IDENTITY] = LS_ICE_IDENTITY, [LS_POLICY_HOUR] = LS_ICE_HOUR,
+            [LS_POLICY_DAY] = LS_ICE_DAY,           [LS_POLICY_MONTH] = LS_ICE_MONTH,
+            [LS_POLICY_YEAR] = LS_ICE_YEAR,         [LS_POLICY_BUCKET] = LS_ICE_BUCKET,
+            [LS_POLICY_TRUNCATE] = LS_ICE_TRUNCATE};
         if (f->column == LS_POLICY_COL_PARTITION)
-            st = ls_ice_spec_add(spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT,
-                                 LS_ICE_IDENTITY);
+            st = ls_ice_spec_add_param(spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT,
+                                       tr[f->transform], f->param);
+        else if (f->column == LS_POLICY_COL_OFFSET)
+            st = ls_ice_spec_add_param(spec, LS_RAW_FID_OFFSET, "offset", LS_ICE_LONG,
+                                       tr[f->transform], f->param);
         else
-            st = ls_ice_spec_add(spec, LS_RAW_FID_TIMESTAMP, "timestamp", LS_ICE_TIMESTAMPTZ,
-                                 f->transform == LS_POLICY_HOUR ? LS_ICE_HOUR : LS_ICE_DAY);
+            st = ls_ice_spec_add_param(spec, LS_RAW_FID_TIMESTAMP, "timestamp", LS_ICE_TIMESTAMPTZ,
+                                       tr[f->transform], f->param);
     }
     return st;
 }

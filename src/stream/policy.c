@@ -120,45 +120,128 @@ static int p_name(const char *v, ls_policy_t *p, char *why, size_t cap)
     return 0;
 }
 
-/* "none" | item[,item...]; item: day | hour | day(timestamp) |
- * hour(timestamp) | identity(partition); at most one field per column. */
+/* "none" | item[,item...]; item: day | hour (of timestamp) | T(col) for T in
+ * identity, year, month, day, hour | bucket(N, col) | truncate(W, col);
+ * col one of the Kafka columns partition (int), offset (long), timestamp
+ * (timestamptz), with the types the Iceberg spec allows per transform. No
+ * column twice with one transform, nor with two time transforms (Iceberg
+ * refuses such redundant partitions). */
+static const char *const part_cols[] = {"partition", "timestamp", "offset"};
+static const char *const part_tr[] = {"identity", "hour",   "day",     "month",
+                                      "year",     "bucket", "truncate"};
+
+static bool part_is_time(ls_policy_transform t)
+{
+    return t >= LS_POLICY_HOUR && t <= LS_POLICY_YEAR;
+}
+
+/* One item s[0..n): 0 with *out, or -1 with why. */
+static int part_item(const char *s, size_t n, ls_policy_part_t *out, char *why, size_t cap)
+{
+    char buf[160];
+    if (n >= sizeof buf) {
+        put(why, cap, "'%.40s...' is not a partition field", s);
+        return -1;
+    }
+    /* copy without spaces: "bucket( 16 , partition )" reads as bucket(16,partition) */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ') buf[k++] = s[i];
+    buf[k] = 0;
+    memset(out, 0, sizeof *out);
+    if (!strcmp(buf, "day") || !strcmp(buf, "hour")) {
+        out->column = LS_POLICY_COL_TIMESTAMP;
+        out->transform = buf[0] == 'd' ? LS_POLICY_DAY : LS_POLICY_HOUR;
+        return 0;
+    }
+    char *lp = strchr(buf, '(');
+    size_t bl = strlen(buf);
+    if (!lp || buf[bl - 1] != ')') {
+        put(why, cap, "'%.*s' is not a partition field (expected transform(column))", (int)n, s);
+        return -1;
+    }
+    *lp = 0;
+    buf[bl - 1] = 0;
+    char *arg = lp + 1;
+    int t = -1;
+    for (int i = 0; i < (int)(sizeof part_tr / sizeof part_tr[0]); i++)
+        if (!strcmp(buf, part_tr[i])) t = i;
+    if (t < 0) {
+        put(why, cap, "'%s' is not a partition transform", buf);
+        return -1;
+    }
+    out->transform = (ls_policy_transform)t;
+    if (t == LS_POLICY_BUCKET || t == LS_POLICY_TRUNCATE) {
+        char *comma = strchr(arg, ',');
+        int64_t v;
+        if (!comma) {
+            put(why, cap, "%s needs a parameter: %s(%s, column)", buf, buf,
+                t == LS_POLICY_BUCKET ? "N" : "W");
+            return -1;
+        }
+        *comma = 0;
+        if (parse_int(arg, 1, 0x7fffffff, &v) != 0) {
+            put(why, cap, "%s(%s, ...): %s must be an integer from 1 to 2147483647", buf, arg,
+                t == LS_POLICY_BUCKET ? "the bucket count" : "the width");
+            return -1;
+        }
+        out->param = (int)v;
+        arg = comma + 1;
+    }
+    int c = -1;
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(arg, part_cols[i])) c = i;
+    if (c < 0) {
+        put(why, cap,
+            "%s(%s): '%s' is not a Kafka column (partition, offset, timestamp); partitions on "
+            "value or key fields are not built yet",
+            buf, arg, arg);
+        return -1;
+    }
+    out->column = (ls_policy_column)c;
+    bool ts = c == LS_POLICY_COL_TIMESTAMP;
+    bool ok =
+        ts ? t != LS_POLICY_IDENTITY && t != LS_POLICY_TRUNCATE : !part_is_time(out->transform);
+    if (!ok) {
+        put(why, cap, "%s does not apply to %s (type %s)", buf, arg,
+            ts                          ? "timestamptz"
+            : c == LS_POLICY_COL_OFFSET ? "long"
+                                        : "int");
+        return -1;
+    }
+    return 0;
+}
+
 static int p_partition(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     p->npart = 0;
     if (strcmp(v, "none") == 0) return 0;
-    static const struct {
-        const char *text;
-        ls_policy_part_t part;
-    } items[] = {
-        {"day", {LS_POLICY_COL_TIMESTAMP, LS_POLICY_DAY}},
-        {"hour", {LS_POLICY_COL_TIMESTAMP, LS_POLICY_HOUR}},
-        {"day(timestamp)", {LS_POLICY_COL_TIMESTAMP, LS_POLICY_DAY}},
-        {"hour(timestamp)", {LS_POLICY_COL_TIMESTAMP, LS_POLICY_HOUR}},
-        {"identity(partition)", {LS_POLICY_COL_PARTITION, LS_POLICY_IDENTITY}},
-    };
     const char *s = v;
     for (;;) {
-        while (*s == ' ')
-            s++;
-        size_t len = strcspn(s, ",");
-        size_t tl = len;
-        while (tl && s[tl - 1] == ' ')
-            tl--;
-        size_t k;
-        for (k = 0; k < sizeof items / sizeof items[0]; k++)
-            if (strlen(items[k].text) == tl && strncmp(items[k].text, s, tl) == 0) break;
-        if (k == sizeof items / sizeof items[0]) {
-            put(why, cap, "'%.*s' is not a partition field", (int)tl, s);
-            return -1;
+        /* items split at commas outside parentheses */
+        size_t len = 0;
+        int depth = 0;
+        while (s[len] && (s[len] != ',' || depth > 0)) {
+            depth += s[len] == '(' ? 1 : s[len] == ')' ? -1 : 0;
+            len++;
         }
-        for (int i = 0; i < p->npart; i++)
-            if (p->part[i].column == items[k].part.column) {
-                put(why, cap, "column %s is partitioned twice",
-                    items[k].part.column == LS_POLICY_COL_TIMESTAMP ? "timestamp" : "partition");
+        ls_policy_part_t it;
+        if (part_item(s, len, &it, why, cap) != 0) return -1;
+        for (int i = 0; i < p->npart; i++) {
+            const ls_policy_part_t *o = &p->part[i];
+            if (o->column != it.column) continue;
+            if (o->transform == it.transform ||
+                (part_is_time(o->transform) && part_is_time(it.transform))) {
+                put(why, cap, "column %s is partitioned twice by %s", part_cols[it.column],
+                    part_is_time(it.transform) ? "time transforms" : part_tr[it.transform]);
                 return -1;
             }
-        if (p->npart == LS_POLICY_MAX_PART) return -1;
-        p->part[p->npart++] = items[k].part;
+        }
+        if (p->npart == LS_POLICY_MAX_PART) {
+            put(why, cap, "at most %d partition fields", LS_POLICY_MAX_PART);
+            return -1;
+        }
+        p->part[p->npart++] = it;
         if (!s[len]) return 0;
         s += len + 1;
     }
@@ -389,8 +472,10 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                         "table.",
                         p_name, NULL},
     [LS_POLICY_PARTITION] = {"lakestream.table.partition", "day",
-                             "none, or a comma-separated list of day, hour (of timestamp), "
-                             "identity(partition)",
+                             "none, or a comma-separated list of Iceberg transforms of the "
+                             "Kafka columns: identity(partition|offset), bucket(N, "
+                             "partition|offset|timestamp), truncate(W, partition|offset), "
+                             "year|month|day|hour(timestamp) (day, hour alone: of timestamp)",
                              "Partition spec of the table, applied when the table is created.",
                              p_partition, NULL},
     [LS_POLICY_TARGET_FILE_BYTES] = {"lakestream.table.target.file.bytes", "134217728",

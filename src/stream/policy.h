@@ -16,8 +16,12 @@
  *   enabled              true|false                      applied
  *   catalog              builtin | <name>                applied for builtin
  *   name                 template: {namespace} {topic}   applied
- *   partition            none | list of day(timestamp), hour(timestamp),
- *                        identity(partition) (day, hour = on timestamp)
+ *   partition            none | list of Iceberg transforms of the Kafka
+ *                        columns: identity(c), bucket(N, c), truncate(W, c)
+ *                        for c = partition (int) or offset (long);
+ *                        year/month/day/hour(timestamp), bucket(N,
+ *                        timestamp); bare day, hour = of timestamp; value
+ *                        and key fields are refused (not built yet)
  *                                                        applied at table creation
  *   target.file.bytes    1024..1 GiB                     applied
  *   compression          zstd|snappy|gzip|none           applied
@@ -111,8 +115,20 @@ typedef enum ls_policy_source {
 } ls_policy_source;
 
 /* Raw-table columns a partition field may use, and transforms. */
-typedef enum { LS_POLICY_COL_PARTITION, LS_POLICY_COL_TIMESTAMP } ls_policy_column;
-typedef enum { LS_POLICY_IDENTITY, LS_POLICY_HOUR, LS_POLICY_DAY } ls_policy_transform;
+typedef enum {
+    LS_POLICY_COL_PARTITION,
+    LS_POLICY_COL_TIMESTAMP,
+    LS_POLICY_COL_OFFSET
+} ls_policy_column;
+typedef enum {
+    LS_POLICY_IDENTITY,
+    LS_POLICY_HOUR,
+    LS_POLICY_DAY,
+    LS_POLICY_MONTH,
+    LS_POLICY_YEAR,
+    LS_POLICY_BUCKET,   /* param: N buckets */
+    LS_POLICY_TRUNCATE, /* param: width W */
+} ls_policy_transform;
 /* Subject name strategies (Confluent's names), for typed keys and values. */
 typedef enum {
     LS_POLICY_TOPIC_NAME,        /* <topic>-key, <topic>-value */
@@ -123,6 +139,7 @@ typedef enum {
 typedef struct ls_policy_part {
     ls_policy_column column;
     ls_policy_transform transform;
+    int param; /* bucket N, truncate W (>= 1); else 0 */
 } ls_policy_part_t;
 
 /* The three stored layers; any may be empty (n = 0). */

@@ -142,7 +142,7 @@ ls_pq_writer_t *ls_data_files_writer(ls_data_files_t *f, const ls_raw_record_t *
         int64_t v = pf->source_id == LS_RAW_FID_PARTITION ? r->partition
                     : pf->source_id == LS_RAW_FID_OFFSET  ? r->offset
                                                           : r->timestamp_ms * 1000;
-        key[i] = ls_ice_transform_apply(pf->transform, pf->source_type, v);
+        key[i] = ls_ice_field_apply(pf, v);
     }
     files_bucket_t *b = NULL;
     for (size_t i = 0; i < f->nb && !b; i++)

@@ -10,9 +10,14 @@
 
 ls_ice_type ls_ice_result_type(const ls_ice_part_field_t *f)
 {
-    if (f->transform == LS_ICE_HOUR) return LS_ICE_INT;
-    if (f->transform == LS_ICE_DAY) return LS_ICE_DATE;
-    return f->source_type;
+    switch (f->transform) {
+    case LS_ICE_HOUR:
+    case LS_ICE_MONTH:
+    case LS_ICE_YEAR:
+    case LS_ICE_BUCKET: return LS_ICE_INT;
+    case LS_ICE_DAY: return LS_ICE_DATE;
+    default: return f->source_type; /* identity, truncate */
+    }
 }
 
 /* Single-value serialization (spec Appendix D) of a partition value. */

@@ -46,33 +46,71 @@ struct ls_ice_table {
 
 static const char *transform_name(ls_ice_transform t)
 {
-    return t == LS_ICE_HOUR ? "hour" : t == LS_ICE_DAY ? "day" : "identity";
+    switch (t) {
+    case LS_ICE_HOUR: return "hour";
+    case LS_ICE_DAY: return "day";
+    case LS_ICE_MONTH: return "month";
+    case LS_ICE_YEAR: return "year";
+    case LS_ICE_BUCKET: return "bucket";
+    case LS_ICE_TRUNCATE: return "truncate";
+    default: return "identity";
+    }
+}
+
+/* The spec's transform string: "bucket[16]", "truncate[4]", "day", ... */
+static void transform_text(const ls_ice_part_field_t *f, char *out, size_t cap)
+{
+    if (f->transform == LS_ICE_BUCKET || f->transform == LS_ICE_TRUNCATE)
+        snprintf(out, cap, "%s[%d]", transform_name(f->transform), f->param);
+    else
+        snprintf(out, cap, "%s", transform_name(f->transform));
+}
+
+int ls_ice_transform_parse2(const char *s, int *param)
+{
+    *param = 0;
+    if (!s) return -1;
+    if (!strcmp(s, "identity")) return LS_ICE_IDENTITY;
+    if (!strcmp(s, "hour") || !strcmp(s, "hours")) return LS_ICE_HOUR;
+    if (!strcmp(s, "day") || !strcmp(s, "days")) return LS_ICE_DAY;
+    if (!strcmp(s, "month") || !strcmp(s, "months")) return LS_ICE_MONTH;
+    if (!strcmp(s, "year") || !strcmp(s, "years")) return LS_ICE_YEAR;
+    int t = !strncmp(s, "bucket[", 7)     ? LS_ICE_BUCKET
+            : !strncmp(s, "truncate[", 9) ? LS_ICE_TRUNCATE
+                                          : -1;
+    if (t < 0) return -1;
+    const char *p = strchr(s, '[') + 1;
+    char *e;
+    long v = strtol(p, &e, 10);
+    if (e == p || *p == '-' || *p == '+' || strcmp(e, "]") || v < 1 || v > 0x7fffffff) return -1;
+    *param = (int)v;
+    return t;
 }
 
 int ls_ice_transform_parse(const char *s)
 {
-    if (!strcmp(s, "identity")) return LS_ICE_IDENTITY;
-    if (!strcmp(s, "hour") || !strcmp(s, "hours")) return LS_ICE_HOUR;
-    if (!strcmp(s, "day") || !strcmp(s, "days")) return LS_ICE_DAY;
-    return -1;
+    int param;
+    int t = ls_ice_transform_parse2(s, &param);
+    return param ? -1 : t;
 }
 
-ls_status ls_ice_spec_add(ls_ice_spec_t *s, int source_id, const char *source_name,
-                          ls_ice_type source_type, ls_ice_transform t)
+ls_status ls_ice_spec_add_param(ls_ice_spec_t *s, int source_id, const char *source_name,
+                                ls_ice_type source_type, ls_ice_transform t, int param)
 {
     if (s->nfields >= LS_ICE_MAX_PART) return LS_ELIMIT;
+    bool ts = source_type == LS_ICE_TIMESTAMP || source_type == LS_ICE_TIMESTAMPTZ;
+    bool integral = source_type == LS_ICE_INT || source_type == LS_ICE_LONG;
     int ok = 0;
     switch (t) {
-    case LS_ICE_IDENTITY:
-        ok = source_type == LS_ICE_INT || source_type == LS_ICE_LONG || source_type == LS_ICE_DATE;
-        break;
-    case LS_ICE_HOUR:
-        ok = source_type == LS_ICE_TIMESTAMP || source_type == LS_ICE_TIMESTAMPTZ;
-        break;
+    case LS_ICE_IDENTITY: ok = integral || source_type == LS_ICE_DATE; break;
+    case LS_ICE_HOUR: ok = ts; break;
     case LS_ICE_DAY:
-        ok = source_type == LS_ICE_TIMESTAMP || source_type == LS_ICE_TIMESTAMPTZ ||
-             source_type == LS_ICE_DATE;
-        break;
+    case LS_ICE_MONTH:
+    case LS_ICE_YEAR: ok = ts || source_type == LS_ICE_DATE; break;
+    /* bucket takes strings and binary too (spec), but partition values of
+     * this writer come from int-like sources only (ls_ice_field_apply) */
+    case LS_ICE_BUCKET: ok = (integral || ts || source_type == LS_ICE_DATE) && param >= 1; break;
+    case LS_ICE_TRUNCATE: ok = integral && param >= 1; break;
     }
     if (!ok) return LS_EINVAL;
     ls_ice_part_field_t *f = &s->fields[s->nfields];
@@ -81,12 +119,20 @@ ls_status ls_ice_spec_add(ls_ice_spec_t *s, int source_id, const char *source_na
     f->source_type = source_type;
     f->field_id = 1000 + s->nfields;
     f->transform = t;
+    f->param = t == LS_ICE_BUCKET || t == LS_ICE_TRUNCATE ? param : 0;
     if (t == LS_ICE_IDENTITY)
         snprintf(f->name, sizeof f->name, "%s", source_name);
     else
-        snprintf(f->name, sizeof f->name, "%s_%s", source_name, transform_name(t));
+        snprintf(f->name, sizeof f->name, "%s_%s", source_name,
+                 t == LS_ICE_TRUNCATE ? "trunc" : transform_name(t));
     s->nfields++;
     return LS_OK;
+}
+
+ls_status ls_ice_spec_add(ls_ice_spec_t *s, int source_id, const char *source_name,
+                          ls_ice_type source_type, ls_ice_transform t)
+{
+    return ls_ice_spec_add_param(s, source_id, source_name, source_type, t, 0);
 }
 
 static int64_t floor_div(int64_t a, int64_t b)
@@ -94,11 +140,86 @@ static int64_t floor_div(int64_t a, int64_t b)
     return a / b - (a % b != 0 && (a < 0) != (b < 0));
 }
 
+static void civil(int64_t z, int64_t *y, unsigned *m, unsigned *d);
+
 int64_t ls_ice_transform_apply(ls_ice_transform t, ls_ice_type source_type, int64_t v)
 {
     if (t == LS_ICE_HOUR) return floor_div(v, 3600LL * 1000000);
-    if (t == LS_ICE_DAY) return source_type == LS_ICE_DATE ? v : floor_div(v, 86400LL * 1000000);
+    int64_t days = source_type == LS_ICE_DATE ? v : floor_div(v, 86400LL * 1000000);
+    if (t == LS_ICE_DAY) return days;
+    if (t == LS_ICE_MONTH || t == LS_ICE_YEAR) {
+        int64_t y;
+        unsigned m, d;
+        civil(days, &y, &m, &d);
+        return t == LS_ICE_YEAR ? y - 1970 : (y - 1970) * 12 + (int64_t)m - 1;
+    }
     return v;
+}
+
+/* Murmur3 x86 32-bit, seed 0 (Austin Appleby's public-domain algorithm; the
+ * spec's Appendix B names it), blocks read little-endian. */
+static uint32_t rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+uint32_t ls_ice_murmur3(const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    const uint32_t c1 = 0xcc9e2d51u, c2 = 0x1b873593u;
+    uint32_t h = 0;
+    size_t nb = n / 4;
+    for (size_t i = 0; i < nb; i++) {
+        uint32_t k = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
+                     (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
+        k *= c1;
+        k = rotl32(k, 15);
+        k *= c2;
+        h ^= k;
+        h = rotl32(h, 13);
+        h = h * 5 + 0xe6546b64u;
+    }
+    const uint8_t *tail = p + nb * 4;
+    uint32_t k = 0;
+    switch (n & 3) {
+    case 3: k ^= (uint32_t)tail[2] << 16; /* fall through */
+    case 2: k ^= (uint32_t)tail[1] << 8;  /* fall through */
+    case 1:
+        k ^= tail[0];
+        k *= c1;
+        k = rotl32(k, 15);
+        k *= c2;
+        h ^= k;
+    }
+    h ^= (uint32_t)n;
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
+}
+
+/* spec: (hash & Integer.MAX_VALUE) % N */
+int32_t ls_ice_bucket_bytes(const void *p, size_t len, int n)
+{
+    return (int32_t)((ls_ice_murmur3(p, len) & 0x7fffffffu) % (uint32_t)n);
+}
+
+int32_t ls_ice_bucket_long(int64_t v, int n)
+{
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)((uint64_t)v >> (8 * i));
+    return ls_ice_bucket_bytes(b, 8, n);
+}
+
+int64_t ls_ice_field_apply(const ls_ice_part_field_t *f, int64_t v)
+{
+    if (f->transform == LS_ICE_BUCKET) return ls_ice_bucket_long(v, f->param);
+    if (f->transform == LS_ICE_TRUNCATE) {
+        /* spec: v - (((v % W) + W) % W); int sources stay in int range */
+        int64_t w = f->param;
+        return v - (((v % w) + w) % w);
+    }
+    return ls_ice_transform_apply(f->transform, f->source_type, v);
 }
 
 /* Days since 1970-01-01 -> civil date (H. Hinnant's days_from_civil inverse). */
@@ -124,7 +245,13 @@ void ls_ice_partition_path(const ls_ice_spec_t *s, const int64_t *values, ls_buf
         if (i) ls_buf_append_u8(out, '/');
         int64_t y;
         unsigned m, d;
-        if (f->transform == LS_ICE_HOUR) {
+        if (f->transform == LS_ICE_YEAR) {
+            ls_buf_printf(out, "%s-%04lld", f->name, (long long)(values[i] + 1970));
+        } else if (f->transform == LS_ICE_MONTH) {
+            int64_t yy = floor_div(values[i], 12);
+            ls_buf_printf(out, "%s-%04lld-%02lld", f->name, (long long)(yy + 1970),
+                          (long long)(values[i] - yy * 12 + 1));
+        } else if (f->transform == LS_ICE_HOUR) {
             civil(floor_div(values[i], 24), &y, &m, &d);
             ls_buf_printf(out, "%s-%04lld-%02u-%02u-%02lld", f->name, (long long)y, m, d,
                           (long long)(values[i] - floor_div(values[i], 24) * 24));
@@ -251,10 +378,11 @@ static json_t *spec_json(const ls_ice_spec_t *s)
     json_t *fields = json_array();
     for (int i = 0; i < s->nfields; i++) {
         const ls_ice_part_field_t *f = &s->fields[i];
+        char tr[32];
+        transform_text(f, tr, sizeof tr);
         json_array_append_new(fields,
-                              json_pack("{s:s, s:s, s:i, s:i}", "name", f->name, "transform",
-                                        transform_name(f->transform), "source-id", f->source_id,
-                                        "field-id", f->field_id));
+                              json_pack("{s:s, s:s, s:i, s:i}", "name", f->name, "transform", tr,
+                                        "source-id", f->source_id, "field-id", f->field_id));
     }
     return fields;
 }
@@ -305,7 +433,8 @@ static ls_status load_spec(ls_ice_table_t *t)
         f->source_id = (int)json_integer_value(json_object_get(pf, "source-id"));
         f->field_id = (int)json_integer_value(json_object_get(pf, "field-id"));
         snprintf(f->name, sizeof f->name, "%s", json_string_value(json_object_get(pf, "name")));
-        int tr = ls_ice_transform_parse(json_string_value(json_object_get(pf, "transform")));
+        int tr =
+            ls_ice_transform_parse2(json_string_value(json_object_get(pf, "transform")), &f->param);
         json_t *sf, *src = NULL;
         size_t k;
         json_array_foreach(json_object_get(schema, "fields"), k,

@@ -40,8 +40,10 @@
  *
  * Supported: format v2, schemas given as Iceberg JSON (evolved by
  * ls_ice_table_set_schema in the next commit), one partition
- * spec with identity (int/long/date sources), hour and day (timestamp /
- * timestamptz sources) transforms, unsorted order, merging append. A table
+ * spec with identity (int/long/date sources), bucket[N] (int/long/date/
+ * timestamp sources), truncate[W] (int/long), year, month, day (date /
+ * timestamp sources) and hour (timestamp / timestamptz) transforms, whose
+ * partition values are all int or long; unsorted order, merging append. A table
  * object is used by one thread; it is not refreshed behind the caller. */
 #ifndef LS_ICEBERG_TABLE_H
 #define LS_ICEBERG_TABLE_H
@@ -60,6 +62,10 @@ typedef enum ls_ice_transform {
     LS_ICE_IDENTITY = 0,
     LS_ICE_HOUR,
     LS_ICE_DAY,
+    LS_ICE_MONTH,
+    LS_ICE_YEAR,
+    LS_ICE_BUCKET,   /* bucket[N]: param N */
+    LS_ICE_TRUNCATE, /* truncate[W]: param W */
 } ls_ice_transform;
 
 /* Source column types, for partition values and bounds. */
@@ -79,6 +85,7 @@ typedef struct ls_ice_part_field {
     int field_id;  /* 1000, 1001, ... */
     char name[64]; /* e.g. "timestamp_day" */
     ls_ice_transform transform;
+    int param; /* bucket: N >= 1; truncate: W >= 1; else 0 */
 } ls_ice_part_field_t;
 
 typedef struct ls_ice_spec {
@@ -88,14 +95,31 @@ typedef struct ls_ice_spec {
 } ls_ice_spec_t;
 
 /* Adds a field (field id 1000 + index, name "<column>" for identity else
- * "<column>_<transform>"). LS_EINVAL for an unsupported transform/type pair
- * or too many fields. */
+ * "<column>_<transform>", Iceberg Java's names: _bucket, _trunc, _year,
+ * _month, _day, _hour). LS_EINVAL for an unsupported transform/type pair
+ * (spec "Partition Transforms"), a bucket/truncate parameter < 1, or too
+ * many fields. */
 ls_status ls_ice_spec_add(ls_ice_spec_t *s, int source_id, const char *source_name,
                           ls_ice_type source_type, ls_ice_transform t);
-/* Parses "identity", "hour", "day" (and "hours", "days"); -1 if unknown. */
-int ls_ice_transform_parse(const char *s);
-/* Transform of a source value (int/long/date as is; timestamps in micros). */
+ls_status ls_ice_spec_add_param(ls_ice_spec_t *s, int source_id, const char *source_name,
+                                ls_ice_type source_type, ls_ice_transform t, int param);
+/* Parses "identity", "hour", "day", "month", "year" (and the plurals),
+ * "bucket[N]", "truncate[W]" (*param set); -1 if unknown. */
+int ls_ice_transform_parse2(const char *s, int *param);
+int ls_ice_transform_parse(const char *s); /* the same without parameter: -1 for bucket/truncate */
+/* Transform of a source value (int/long/date as is; timestamps in micros);
+ * not for bucket/truncate (they need the field's parameter). */
 int64_t ls_ice_transform_apply(ls_ice_transform t, ls_ice_type source_type, int64_t v);
+/* Transform of an int-like source value (int, long, date, timestamp(tz)
+ * in micros) by field f, bucket and truncate included. */
+int64_t ls_ice_field_apply(const ls_ice_part_field_t *f, int64_t v);
+/* Iceberg's 32-bit Murmur3 (x86 variant, seed 0; spec Appendix B) of n bytes. */
+uint32_t ls_ice_murmur3(const void *p, size_t n);
+/* bucket[N] of the int/long/date/timestamp value v: spec Appendix B hashes
+ * int and date as long, 8 bytes little-endian. */
+int32_t ls_ice_bucket_long(int64_t v, int n);
+/* bucket[N] of a string/binary value (its bytes, UTF-8 for strings). */
+int32_t ls_ice_bucket_bytes(const void *p, size_t len, int n);
 /* Hive-style partition path "a=1/ts_day=2023-11-14" (human-readable values). */
 void ls_ice_partition_path(const ls_ice_spec_t *s, const int64_t *values, ls_buf_t *out);
 

@@ -281,6 +281,74 @@ TEST(thousand_commits_stay_bounded)
     ls_objstore_close(os);
 }
 
+/* The rewrite bins within a partition of any transform: bucket[4] of the
+ * offset. 40 commits of 6 rows give ~4 files per bucket per 4 commits; after
+ * the rewrites every live file's rows still fall in its file's bucket (the
+ * values PyIceberg computes: test_partition_transforms.py), each row once. */
+TEST(rewrite_keeps_bucket_partitions)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    CHECK_EQ_INT(
+        ls_ice_spec_add_param(&spec, LS_RAW_FID_OFFSET, "offset", LS_ICE_LONG, LS_ICE_BUCKET, 4),
+        LS_OK);
+    ls_ice_table_t *t = NULL;
+    char err[512] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/fb", "mem://wh/ns/fb", ls_raw_iceberg_schema_json(),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    size_t nf;
+    const ls_pq_field_t *f = ls_raw_parquet_fields(&nf);
+    ls_pq_opts_t pq;
+    ls_pq_opts_init(&pq);
+    ls_file_rewrite_opts_t o = {
+        .fields = f, .nfields = nf, .pq = &pq, .target_bytes = 1 << 20, .min_files = 4};
+    ls_file_rewrite_stats_t rs = {0};
+    uint64_t appended = 0, smallest = 0;
+    const int commits = 40, per = 6;
+    for (int i = 0; i < commits; i++)
+        CHECK_EQ_INT(append_rows(t, (int64_t)i * per, (int64_t)(i + 1) * per, &appended, &smallest),
+                     LS_OK);
+    size_t before = live_count(t);
+    for (int k = 0; k < 4; k++)
+        CHECK_EQ_INT(ls_file_rewrite(t, &o, ls_clock_wall_ms(), &rs, err, sizeof err), LS_OK);
+    size_t after = live_count(t);
+    printf("# bucket[4]: %zu live files -> %zu\n", before, after);
+    CHECK(rs.commits > 0 && after < before && after >= 4);
+    ls_ice_mentry_t *live;
+    size_t n;
+    CHECK_EQ_INT(ls_ice_table_live_files(t, &live, &n), LS_OK);
+    int64_t total = commits * per;
+    uint8_t *seen = ls_calloc((size_t)total, 1);
+    ls_buf_t raw;
+    ls_buf_init(&raw);
+    for (size_t i = 0; i < n; i++) {
+        ls_status st;
+        CHECK_EQ_INT(ls_ice_table_get_file(t, live[i].df.path, &raw), LS_OK);
+        ls_pqr_t *r = ls_pqr_open(raw.data, raw.len, &st, err, sizeof err);
+        CHECK(r != NULL);
+        int col = ls_pqr_column_index(r, "offset");
+        for (int rg = 0; rg < ls_pqr_num_row_groups(r); rg++) {
+            ls_pqr_flat_t fl;
+            CHECK_EQ_INT(ls_pqr_read_flat(r, rg, col, &fl, err, sizeof err), LS_OK);
+            for (int64_t k = 0; k < fl.n; k++) {
+                int64_t off = fl.v[k].v.i64;
+                CHECK(off >= 0 && off < total && !seen[off]++);
+                CHECK_EQ_INT(ls_ice_bucket_long(off, 4), live[i].df.partition[0]);
+            }
+            ls_pqr_flat_free(&fl);
+        }
+        ls_pqr_free(r);
+    }
+    for (int64_t k = 0; k < total; k++)
+        CHECK(seen[k] == 1);
+    ls_free(seen);
+    ls_buf_free(&raw);
+    ls_ice_mentries_free(live, n);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
 /* ls_file_drop_rows: drop offsets divisible by 5 (keys are offsets here: the
  * "value" column stands in for a key column), commit as an overwrite;
  * everything else stays once, the dropped rows are gone, a file left empty
@@ -447,5 +515,6 @@ int main(void)
     RUN(plan_budget_leaves_more);
     RUN(tier_rule_growth);
     RUN(thousand_commits_stay_bounded);
+    RUN(rewrite_keeps_bucket_partitions);
     UNIT_DONE();
 }

@@ -50,6 +50,80 @@ TEST(transforms_and_paths)
     CHECK_EQ_INT(ls_ice_transform_parse("bucket[4]"), -1);
 }
 
+/* The Iceberg spec's Appendix B hash examples, and its truncate examples. */
+TEST(transform_spec_examples)
+{
+    CHECK_EQ_INT((int32_t)ls_ice_murmur3("iceberg", 7), 1210000089);
+    static const uint8_t bin[] = {0, 1, 2, 3};
+    CHECK_EQ_INT((int32_t)ls_ice_murmur3(bin, 4), -188683207);
+    static const uint8_t dec[] = {0x05, 0x8c}; /* 14.20: unscaled 1420, big-endian */
+    CHECK_EQ_INT((int32_t)ls_ice_murmur3(dec, 2), -500754589);
+    static const uint8_t uuid[] = {0xf7, 0x9c, 0x3e, 0x09, 0x67, 0x7c, 0x4b, 0xbd,
+                                   0xa4, 0x79, 0x3f, 0x34, 0x9c, 0xb7, 0x85, 0xe7};
+    CHECK_EQ_INT((int32_t)ls_ice_murmur3(uuid, 16), 1488055340);
+    /* int and long 34 hash alike (ints as longs); date 2017-11-16 = day 17486;
+     * time 22:31:08 in micros; timestamp 2017-11-16T22:31:08 in micros */
+    uint8_t b8[8];
+    int64_t longs[] = {34, 17486, 81068000000LL, 1510871468000000LL};
+    int32_t want[] = {2017239379, -653330422, -662762989, -2047944441};
+    for (int i = 0; i < 4; i++) {
+        for (int k = 0; k < 8; k++)
+            b8[k] = (uint8_t)((uint64_t)longs[i] >> (8 * k));
+        CHECK_EQ_INT((int32_t)ls_ice_murmur3(b8, 8), want[i]);
+        CHECK_EQ_INT(ls_ice_bucket_long(longs[i], 16), (want[i] & 0x7fffffff) % 16);
+    }
+    CHECK_EQ_INT(ls_ice_bucket_bytes("iceberg", 7, 16), (1210000089 & 0x7fffffff) % 16);
+    /* every tail length of the hash (0..3 trailing bytes) against the
+     * reference values of Murmur3 x86_32 seed 0 */
+    CHECK_EQ_INT(ls_ice_murmur3("", 0), 0);
+    CHECK_EQ_INT(ls_ice_murmur3("a", 1), 0x3c2569b2u);
+    CHECK_EQ_INT(ls_ice_murmur3("ab", 2), 0x9bbfd75fu);
+    CHECK_EQ_INT(ls_ice_murmur3("abc", 3), 0xb3dd93fau);
+
+    ls_ice_spec_t s = {0};
+    CHECK_EQ_INT(ls_ice_spec_add_param(&s, 1, "partition", LS_ICE_INT, LS_ICE_TRUNCATE, 10), LS_OK);
+    CHECK_EQ_INT(ls_ice_spec_add_param(&s, 2, "offset", LS_ICE_LONG, LS_ICE_BUCKET, 16), LS_OK);
+    CHECK_EQ_INT(ls_ice_spec_add_param(&s, 3, "timestamp", LS_ICE_TIMESTAMPTZ, LS_ICE_MONTH, 0),
+                 LS_OK);
+    CHECK_EQ_INT(ls_ice_spec_add_param(&s, 3, "timestamp", LS_ICE_TIMESTAMPTZ, LS_ICE_YEAR, 0),
+                 LS_OK);
+    CHECK(!strcmp(s.fields[0].name, "partition_trunc") &&
+          !strcmp(s.fields[1].name, "offset_bucket"));
+    /* truncate examples: W=10, 1 -> 0, -1 -> -10 */
+    CHECK_EQ_INT(ls_ice_field_apply(&s.fields[0], 1), 0);
+    CHECK_EQ_INT(ls_ice_field_apply(&s.fields[0], -1), -10);
+    CHECK_EQ_INT(ls_ice_field_apply(&s.fields[0], 19), 10);
+    CHECK_EQ_INT(ls_ice_field_apply(&s.fields[1], 34), (2017239379 & 0x7fffffff) % 16);
+    int64_t ts = 1700000000000000LL; /* 2023-11-14T22:13:20Z */
+    CHECK_EQ_INT(ls_ice_field_apply(&s.fields[2], ts), (2023 - 1970) * 12 + 10);
+    CHECK_EQ_INT(ls_ice_field_apply(&s.fields[3], ts), 53);
+    CHECK_EQ_INT(ls_ice_field_apply(&s.fields[2], -1), -1);                      /* 1969-12 */
+    CHECK_EQ_INT(ls_ice_field_apply(&s.fields[3], -1), -1);                      /* 1969 */
+    CHECK_EQ_INT(ls_ice_transform_apply(LS_ICE_MONTH, LS_ICE_DATE, 17486), 574); /* 2017-11 */
+    int64_t v[] = {10, 3, 646, 53};
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_ice_partition_path(&s, v, &b);
+    ls_buf_append_u8(&b, 0);
+    CHECK(strcmp((char *)b.data, "partition_trunc-10/offset_bucket-3/timestamp_month-2023-11/"
+                                 "timestamp_year-2023") == 0);
+    ls_buf_free(&b);
+    /* types the spec does not allow, and bad parameters */
+    CHECK_EQ_INT(ls_ice_spec_add_param(&s, 3, "timestamp", LS_ICE_TIMESTAMPTZ, LS_ICE_TRUNCATE, 4),
+                 LS_EINVAL);
+    CHECK_EQ_INT(ls_ice_spec_add_param(&s, 1, "partition", LS_ICE_INT, LS_ICE_YEAR, 0), LS_EINVAL);
+    CHECK_EQ_INT(ls_ice_spec_add_param(&s, 1, "partition", LS_ICE_INT, LS_ICE_BUCKET, 0),
+                 LS_EINVAL);
+    int param;
+    CHECK_EQ_INT(ls_ice_transform_parse2("bucket[16]", &param), LS_ICE_BUCKET);
+    CHECK_EQ_INT(param, 16);
+    CHECK_EQ_INT(ls_ice_transform_parse2("truncate[4]", &param), LS_ICE_TRUNCATE);
+    CHECK_EQ_INT(param, 4);
+    CHECK_EQ_INT(ls_ice_transform_parse2("bucket[0]", &param), -1);
+    CHECK_EQ_INT(ls_ice_transform_parse2("bucket[4", &param), -1);
+    CHECK_EQ_INT(ls_ice_transform_parse2("months", &param), LS_ICE_MONTH);
+}
+
 static json_t *get_json(ls_objstore_t *os, const char *key)
 {
     ls_buf_t b;
@@ -911,6 +985,7 @@ TEST(warehouse_for_readers)
 int main(void)
 {
     RUN(transforms_and_paths);
+    RUN(transform_spec_examples);
     RUN(table_lifecycle_mem);
     RUN(schema_evolves_with_the_next_commit);
     RUN(bounds_truncation);
