@@ -17,9 +17,10 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
                                    NewTopic)
 
 import iceberg_util
-from kafka_util import unique_topic, wait_topic
+from kafka_util import create_topic, unique_topic, wait_topic
 
 pyiceberg_table = pytest.importorskip("pyiceberg.table")
+duckdb = pytest.importorskip("duckdb")
 from pyiceberg.expressions import EqualTo, GreaterThanOrEqual  # noqa: E402
 from pyiceberg.transforms import (BucketTransform, MonthTransform, TruncateTransform,  # noqa: E402
                                   YearTransform)
@@ -94,6 +95,12 @@ def test_bucket_truncate_month_partitions_agree_with_pyiceberg_and_prune(broker_
     assert {tuple(task.file.partition[i] for i in range(3)) for task in late} == late_tuples
     got = t.scan(row_filter=GreaterThanOrEqual("timestamp", "2024-01-01T00:00:00+00:00")).to_arrow()
     assert got.num_rows == n // 3
+    # an engine reading the planned files' Parquet directly finds exactly those rows
+    con = duckdb.connect()
+    paths = [task.file.file_path.replace("file://", "") for task in late]
+    cnt, lo = con.execute("select count(*), min(epoch_ms(timestamp)) from read_parquet(?)",
+                          [paths]).fetchone()
+    assert (cnt, lo) == (n // 3, months[2])
     assert YearTransform().transform(TimestamptzType())(months[2] * 1000) == 54
 
 
@@ -126,3 +133,27 @@ def test_bad_specs_refused_at_create_and_alter(broker_factory, spec, why):
     err = _invalid(a.incremental_alter_configs([res])[res])
     assert err.name() == "INVALID_CONFIG", err
     assert "lakestream.table.partition" in err.str() and why in err.str(), err.str()
+
+
+def test_typed_avro_table_partitioned_by_bucket_of_offset(broker):
+    """A typed table (Avro values via the built-in registry) takes the same
+    transforms over its _kafka_* columns (same field ids as the raw table)."""
+    import test_typed_tables as tt
+    topic = create_topic(broker.bootstrap, unique_topic("typedx"), partitions=2, config=dict(
+        tt.TYPED, **{"lakestream.table.partition": "bucket(8, offset), truncate(2, partition)"}))
+    n = 60
+    tt.produce_orders(broker, topic, n, partitions=2)
+    t, rows, _ = iceberg_util.wait_rows(iceberg_util.table_dir(broker, topic), n)
+    assert rows.num_rows == n
+    assert [str(f.transform) for f in t.spec().fields] == ["bucket[8]", "truncate[2]"]
+    bucket = BucketTransform(8).transform(LongType())
+    tasks = list(t.scan().plan_files())
+    for task in tasks:
+        data = pq.read_table(task.file.file_path.replace("file://", ""))
+        assert {(bucket(o), p - p % 2) for o, p in zip(data.column("_kafka_offset").to_pylist(),
+                                                      data.column("_kafka_partition").to_pylist())
+                } == {(task.file.partition[0], task.file.partition[1])}
+    one = list(t.scan(row_filter=EqualTo("_kafka_offset", 3)).plan_files())
+    assert 0 < len(one) < len(tasks)
+    got = t.scan(row_filter=EqualTo("_kafka_offset", 3)).to_arrow()
+    assert sorted(got.column("id").to_pylist()) == [6, 7]  # offset 3 of both partitions
