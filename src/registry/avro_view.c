@@ -87,7 +87,8 @@ struct vnode {
 
 struct ls_avro_view {
     vnode_t *root;
-    bool proto; /* a Protobuf message's view (else a JSON Schema's) */
+    bool proto;                    /* a Protobuf message's view (else a JSON Schema's) */
+    const ls_jsonschema_t *schema; /* JSON: values are validated by it first */
     void **allocs;
     size_t nallocs, capallocs;
 };
@@ -421,6 +422,7 @@ ls_avro_view_t *ls_avro_view_json(const ls_jsonschema_t *s, char *err, size_t er
     /* a nullable top level is not made a union: a null value has no row (it
      * fails like a tombstone in a typed append table) */
     v->root = root;
+    v->schema = s;
     return v;
 }
 
@@ -726,8 +728,11 @@ int ls_avro_view_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, l
         snprintf(why, whylen, "not one JSON text: %s (at byte %d)", je.text, je.position);
         return -1;
     }
+    /* the schema's own constraints, as produce-time validation checks them
+     * (json_validate.c); then the columns' types */
+    int rc = ls_jsonschema_validate(v->schema, j, why, whylen);
     enc_t e = {.out = out, .why = why, .whylen = whylen};
-    int rc = enc_value(&e, v->root, j);
+    if (rc == 0) rc = enc_value(&e, v->root, j);
     json_decref(j);
     return rc;
 }

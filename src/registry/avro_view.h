@@ -58,7 +58,9 @@
 typedef struct ls_avro_view ls_avro_view_t;
 
 /* The view of a JSON Schema; NULL with the path and the reason in err when
- * the schema is not mapped (header comment). */
+ * the schema is not mapped (header comment). s must outlive the view: its
+ * values are validated against s (ls_jsonschema_validate) before they are
+ * encoded, so a value a table takes is one produce-time validation takes. */
 ls_avro_view_t *ls_avro_view_json(const ls_jsonschema_t *s, char *err, size_t errlen);
 void ls_avro_view_free(ls_avro_view_t *v);
 /* The Avro schema (a record) datums of v follow. */

@@ -1,6 +1,8 @@
 /* Confluent wire-format checks; the rules are in framing.h. */
 #include "registry/framing.h"
 
+#include "registry/json_schema.h"
+
 #include <jansson.h>
 #include <stdio.h>
 
@@ -124,7 +126,7 @@ ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t
     }
     const uint8_t *body = p + 5;
     size_t n = len - 5;
-    char what[200] = "";
+    char what[400] = "";
     int rc = 0;
     switch (s->type) {
     case LS_SR_AVRO:
@@ -136,6 +138,8 @@ ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t
         if (!j) {
             snprintf(what, sizeof what, "not JSON: %s at byte %d", je.text, je.position);
             rc = -1;
+        } else {
+            rc = ls_jsonschema_validate(s->json, j, what, sizeof what);
         }
         json_decref(j);
         break;

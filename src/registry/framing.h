@@ -20,7 +20,8 @@ typedef enum ls_frame_check {
 
 /* Checks p[0..len): framed, the id names a registered schema, and the
  * payload decodes by it — Avro: exactly one datum of the schema (every
- * union, enum, int range, string checked); JSON: one JSON text; Protobuf:
+ * union, enum, int range, string checked); JSON: one JSON text valid
+ * under the schema (ls_jsonschema_validate, json_schema.h); Protobuf:
  * a well-formed message-index array and well-formed wire bytes (tags,
  * varints, lengths; fields are not matched to the descriptor). Otherwise
  * the reason in why. */

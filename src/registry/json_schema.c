@@ -319,6 +319,15 @@ static jnode_t *load_typed(loader_t *l, json_t *o, const char *type)
         json_t *p = json_object_get(o, "pattern");
         if (p && !json_is_string(p)) fail(l, "\"pattern\" must be a string");
         n->pattern = json_string_value(p);
+        regex_t *re = own(l->s, LS_NEW(regex_t));
+        if (n->pattern && regcomp(re, n->pattern, REG_EXTENDED | REG_NOSUB) == 0) {
+            if (l->s->nregexes == l->s->capregexes) {
+                l->s->capregexes = l->s->capregexes ? 2 * l->s->capregexes : 8;
+                l->s->regexes = ls_realloc(l->s->regexes, l->s->capregexes * sizeof *l->s->regexes);
+            }
+            l->s->regexes[l->s->nregexes++] = re;
+            n->pattern_re = re;
+        }
     } else if (!strcmp(type, "number") || !strcmp(type, "integer")) {
         n = new_node(l, J_NUMBER, o);
         n->integer = type[0] == 'i';

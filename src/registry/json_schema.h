@@ -35,6 +35,8 @@
 #define LS_REGISTRY_JSON_SCHEMA_H
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "base/buf.h"
 
 typedef struct ls_jsonschema ls_jsonschema_t;
@@ -49,4 +51,20 @@ void ls_jsonschema_free(ls_jsonschema_t *s);
  * above); 0 with the incompatible differences appended to why. */
 int ls_jsonschema_can_read(const ls_jsonschema_t *reader, const ls_jsonschema_t *writer,
                            ls_buf_t *why);
+
+/* Validation of one JSON document against a loaded schema (json_validate.c):
+ * 0 when doc is valid, else -1 with "<JSON pointer>: <reason>" in why.
+ * Enforced: type, properties, required, additionalProperties,
+ * patternProperties, min/maxProperties, items (list and tuple forms),
+ * additionalItems/prefixItems, min/maxItems, uniqueItems, enum, const,
+ * minimum/maximum and the exclusive forms (draft 4 booleans and draft 6+
+ * numbers), multipleOf, minLength/maxLength (in Unicode code points),
+ * pattern (a search, compiled as a POSIX extended regular expression: a
+ * pattern POSIX cannot compile is not enforced), allOf/anyOf/oneOf/not and
+ * $ref (in the document and into referenced schemas). Keywords that only
+ * name a type ("minLength" without "type") constrain values of that type
+ * and let others pass. Not enforced: "format", "contentEncoding" and the
+ * annotations. Numbers compare by value (1 equals 1.0 for enum, const and
+ * uniqueItems). */
+int ls_jsonschema_validate(const ls_jsonschema_t *s, json_t *doc, char *why, size_t whylen);
 #endif

@@ -152,6 +152,69 @@ def test_json_and_protobuf_values(broker):
     assert values_in(b, topic) == ok
 
 
+ORDER = {"type": "object", "title": "Order",
+         "properties": {
+             "id": {"type": "integer", "minimum": 1},
+             "sku": {"type": "string", "pattern": "^[A-Z]{3}-[0-9]+$", "maxLength": 12},
+             "qty": {"type": "integer", "exclusiveMinimum": 0, "multipleOf": 2},
+             "tags": {"type": "array", "items": {"enum": ["a", "b", "c"]},
+                      "uniqueItems": True, "maxItems": 3},
+             "ship": {"$ref": "#/definitions/addr"},
+             "note": {"oneOf": [{"type": "string"}, {"type": "null"}]}},
+         "required": ["id", "sku"],
+         "additionalProperties": False,
+         "definitions": {"addr": {"type": "object", "required": ["zip"],
+                                  "properties": {"zip": {"type": "string", "minLength": 5}}}}}
+
+
+def test_json_schema_content_validated(broker):
+    """JSON values are validated against their schema's keywords, not only
+    parsed: confluent-kafka's JSONSerializer writes the good ones, hand-framed
+    payloads the bad ones; the verdicts are cross-checked against the Python
+    jsonschema package (Draft 7)."""
+    import jsonschema
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    b = broker
+    topic = make_topic(b, {VALUE: "true"})
+    sr = SchemaRegistryClient({"url": b.registry_url})
+    ser = JSONSerializer(json.dumps(ORDER), sr)
+    p = SerializingProducer({"bootstrap.servers": b.bootstrap, "value.serializer": ser})
+    errs = []
+    goods = [{"id": 1, "sku": "ABC-1"},
+             {"id": 2, "sku": "XYZ-22", "qty": 4, "tags": ["a", "c"], "ship": {"zip": "12345"},
+              "note": None},
+             {"id": 3, "sku": "QQQ-9", "note": "fragile"}]
+    for v in goods:
+        p.produce(topic, value=v, partition=0, on_delivery=lambda err, msg: errs.append(err))
+    assert p.flush(30) == 0
+    assert errs == [None] * len(goods)
+    written = values_in(b, topic)
+    assert len(written) == len(goods)
+    sid = struct.unpack(">I", written[0][1:5])[0]
+
+    bads = [({"sku": "ABC-1"}, "/id: the property is required"),
+             ({"id": 0, "sku": "ABC-1"}, "/id: 0 is less than minimum 1"),
+             ({"id": 1, "sku": "abc-1"}, "/sku: the string does not match"),
+             ({"id": 1, "sku": "ABC-123456789"}, "/sku: a string of 13 characters"),
+             ({"id": 1, "sku": "ABC-1", "qty": 3}, "/qty: 3 is not a multiple of 2"),
+             ({"id": 1, "sku": "ABC-1", "qty": 0}, "/qty: 0 is not greater than exclusiveMinimum"),
+             ({"id": 1, "sku": "ABC-1", "tags": ["a", "a"]}, "/tags: items 0 and 1 are equal"),
+             ({"id": 1, "sku": "ABC-1", "tags": ["d"]}, "/tags/0: the value is not one of"),
+             ({"id": 1, "sku": "ABC-1", "ship": {"zip": "123"}}, "/ship/zip: a string of 3"),
+             ({"id": 1, "sku": "ABC-1", "note": 5}, "/note: the value matches none"),
+             ({"id": 1, "sku": "ABC-1", "extra": 1}, "\"extra\" is not allowed")]
+    validator = jsonschema.Draft7Validator(ORDER)
+    for v in goods:
+        assert validator.is_valid(v)
+    for bad, why in bads:
+        assert not validator.is_valid(bad), bad
+        # one bad record spoils its batch: nothing of the batch is written
+        errs = send(b, topic, [(None, written[0]), (None, framed(sid, json.dumps(bad).encode()))])
+        assert all(e is not None and e.code() == KafkaError.INVALID_RECORD for e in errs), errs
+        assert wait_log(b, "record 1 of %s-0: its value" % topic, why), why
+    assert values_in(b, topic) == written, "a refused batch left records behind"
+
+
 def test_keys_validated(broker):
     b = broker
     topic = make_topic(b, {KEY: "true"})

@@ -10,13 +10,17 @@
  * first's inferred schema, the second merged into it, and the values that
  * fit transcoded by the view of the result. Oracles besides the sanitizers: a
  * transcoded datum is exactly one datum of the view's schema (ls_avro_datum_check) and a typed
- * table made from the view writes it as a row (ls_typed_write). Build and run: `make fuzz`. */
+ * table made from the view writes it as a row (ls_typed_write); in case 1
+ * the instance also goes through ls_jsonschema_validate, which must accept
+ * whatever the view transcodes. Build and run: `make fuzz`. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include <jansson.h>
+
 #include "registry/avro_view.h"
 #include "table/iceberg_typed.h"
 
@@ -100,11 +104,18 @@ static void one(const char *schema, const uint8_t *inst, size_t n)
     char err[512];
     ls_jsonschema_t *js = ls_jsonschema_parse(NULL, NULL, 0, schema, err, sizeof err);
     if (!js) return;
+    /* the validator on any schema that loads, mapped to columns or not */
+    json_t *doc = json_loadb((const char *)inst, n, JSON_DECODE_ANY, NULL);
+    int valid = doc ? ls_jsonschema_validate(js, doc, err, sizeof err) : -1;
+    json_decref(doc);
     ls_avro_view_t *v = ls_avro_view_json(js, err, sizeof err);
     if (!v) goto out_schema;
     ls_buf_t d;
     ls_buf_init(&d);
-    if (ls_avro_view_encode(v, inst, n, &d, err, sizeof err) == 0) write_row(v, &d);
+    if (ls_avro_view_encode(v, inst, n, &d, err, sizeof err) == 0) {
+        if (valid != 0) abort(); /* a value a table takes is one validation takes */
+        write_row(v, &d);
+    }
     ls_buf_free(&d);
     ls_avro_view_free(v);
 out_schema:
