@@ -81,16 +81,18 @@ static int proto_wire_check(const uint8_t *p, const uint8_t *end, char *why, siz
 
 /* The Confluent message-index array (zig-zag varints: a count, then that
  * many indexes; a single 0 stands for [0]) and then the wire bytes. */
-static int proto_check(const uint8_t *p, size_t len, char *why, size_t whylen)
+static int proto_check(const ls_proto_t *proto, const uint8_t *p, size_t len, char *why,
+                       size_t whylen)
 {
     const uint8_t *end = p + len;
     uint64_t n, idx;
+    int64_t path[64];
     if (!rd_varint(&p, end, &n)) {
         snprintf(why, whylen, "truncated Protobuf message-index array");
         return -1;
     }
     n = (n >> 1) ^ -(n & 1);
-    if ((int64_t)n < 0 || n > (uint64_t)(end - p)) {
+    if ((int64_t)n < 0 || n > (uint64_t)(end - p) || n > 64) {
         snprintf(why, whylen, "bad Protobuf message-index count");
         return -1;
     }
@@ -98,8 +100,11 @@ static int proto_check(const uint8_t *p, size_t len, char *why, size_t whylen)
         if (!rd_varint(&p, end, &idx) || (int64_t)((idx >> 1) ^ -(idx & 1)) < 0) {
             snprintf(why, whylen, "bad Protobuf message index %llu", (unsigned long long)i);
             return -1;
+        } else {
+            path[i] = (int64_t)((idx >> 1) ^ -(idx & 1));
         }
-    return proto_wire_check(p, end, why, whylen);
+    if (proto_wire_check(p, end, why, whylen)) return -1;
+    return ls_proto_check_payload(proto, path, (size_t)n, p, (size_t)(end - p), why, whylen);
 }
 
 ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t len, char *why,
@@ -144,7 +149,7 @@ ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t
         json_decref(j);
         break;
     }
-    case LS_SR_PROTOBUF: rc = proto_check(body, n, what, sizeof what); break;
+    case LS_SR_PROTOBUF: rc = proto_check(s->proto, body, n, what, sizeof what); break;
     }
     if (rc != 0)
         snprintf(why, whylen, "does not decode as schema id %d (%s): %s", (int)id,

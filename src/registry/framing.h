@@ -22,8 +22,8 @@ typedef enum ls_frame_check {
  * payload decodes by it — Avro: exactly one datum of the schema (every
  * union, enum, int range, string checked); JSON: one JSON text valid
  * under the schema (ls_jsonschema_validate, json_schema.h); Protobuf:
- * a well-formed message-index array and well-formed wire bytes (tags,
- * varints, lengths; fields are not matched to the descriptor). Otherwise
+ * a message-index array naming a message of the schema and wire bytes
+ * that decode as it (ls_proto_check_payload, protobuf.h). Otherwise
  * the reason in why. */
 ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t len, char *why,
                                       size_t whylen);

@@ -8,6 +8,7 @@
 #include "registry/protobuf.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include "base/alloc.h"
 #include "base/base64.h"
+#include "base/utf8.h"
 #include "registry/protobuf_int.h"
 
 #define MAX_DEPTH 64
@@ -1653,4 +1655,152 @@ char *ls_proto_text_from_descriptor(const char *b64, char *err, size_t errlen)
     }
     ls_buf_append_u8(&out, 0);
     return (char *)ls_buf_steal(&out, NULL);
+}
+
+/* ---- payload check against the descriptor ---------------------------------------- */
+
+static bool ck_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int sh = 0; sh < 64 && *p < end; sh += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << sh;
+        if (!(b & 0x80)) return *out = v, true;
+    }
+    return false;
+}
+
+/* The wire type a field's values take (packed runs aside): 0 varint, 1
+ * fixed64, 2 length-delimited, 3 group, 5 fixed32. */
+static int wire_type_of(const pfield_t *f)
+{
+    if (f->group) return 3;
+    if (f->type.kind == T_ENUM) return 0;
+    if (f->type.kind != T_SCALAR) return 2;
+    const char *s = f->type.scalar;
+    if (!strcmp(s, "string") || !strcmp(s, "bytes")) return 2;
+    if (!strcmp(s, "fixed64") || !strcmp(s, "sfixed64") || !strcmp(s, "double")) return 1;
+    if (!strcmp(s, "fixed32") || !strcmp(s, "sfixed32") || !strcmp(s, "float")) return 5;
+    return 0;
+}
+
+/* The bytes of a packed run of wire type wt: whole elements only. */
+static bool ck_packed(int wt, const uint8_t *p, const uint8_t *end)
+{
+    if (wt == 1 || wt == 5) return (size_t)(end - p) % (wt == 1 ? 8 : 4) == 0;
+    uint64_t v;
+    while (p < end)
+        if (!ck_varint(&p, end, &v)) return false;
+    return true;
+}
+
+/* Fields of message m in p[0..end); endgroup > 0: a group's fields, ended
+ * by that field number's end-group tag (*used set by the caller's walk).
+ * Unknown field numbers are kept by Protobuf parsers and pass; a known
+ * field must come in its type's wire type, a proto3 string must be UTF-8,
+ * and embedded messages are checked the same way. */
+static int ck_fields(const pmsg_t *m, const uint8_t **pp, const uint8_t *end, int endgroup,
+                     int depth, char *why, size_t whylen)
+{
+    const uint8_t *p = *pp;
+    if (depth > 64) {
+        snprintf(why, whylen, "messages nested deeper than 64 in %s", m ? m->full : "?");
+        return -1;
+    }
+    while (p < end) {
+        uint64_t tag, v;
+        if (!ck_varint(&p, end, &tag) || tag >> 3 == 0 || tag >> 3 > 0x1fffffff) {
+            snprintf(why, whylen, "bad Protobuf tag in %s", m ? m->full : "a group");
+            return -1;
+        }
+        int num = (int)(tag >> 3), wt = (int)(tag & 7);
+        if (wt == 4) {
+            if (endgroup != num) {
+                snprintf(why, whylen, "unmatched end-group of field %d", num);
+                return -1;
+            }
+            *pp = p;
+            return 0;
+        }
+        const pfield_t *f = NULL;
+        for (size_t i = 0; m && i < m->nfields; i++)
+            if (m->fields[i].number == num) f = &m->fields[i];
+        int want = f ? wire_type_of(f) : wt;
+        bool packed = f && wt == 2 && want != 2 && want != 3 && f->label == L_REPEATED;
+        if (f && wt != want && !packed) {
+            snprintf(why, whylen, "field %s (%d) of %s has wire type %d, not its type's %d",
+                     f->name, num, m->full, wt, want);
+            return -1;
+        }
+        const uint8_t *d = p;
+        switch (wt) {
+        case 0:
+            if (!ck_varint(&p, end, &v)) goto truncated;
+            break;
+        case 1:
+        case 5:
+            if ((size_t)(end - p) < (wt == 1 ? 8u : 4u)) goto truncated;
+            p += wt == 1 ? 8 : 4;
+            break;
+        case 2:
+            if (!ck_varint(&p, end, &v) || v > (uint64_t)(end - p)) goto truncated;
+            d = p;
+            p += v;
+            if (!f) break;
+            if (packed && !ck_packed(want, d, p)) {
+                snprintf(why, whylen, "packed field %s (%d) of %s is cut inside an element",
+                         f->name, num, m->full);
+                return -1;
+            }
+            if (packed) break;
+            if (f->type.kind == T_SCALAR && !strcmp(f->type.scalar, "string") && m->file->proto3 &&
+                !ls_utf8_valid(d, (size_t)v)) {
+                snprintf(why, whylen, "string field %s (%d) of %s is not UTF-8 (proto3)", f->name,
+                         num, m->full);
+                return -1;
+            }
+            if (f->type.kind == T_MESSAGE || f->type.kind == T_MAP) {
+                const pmsg_t *sub = f->type.kind == T_MAP ? f->entry : f->type.msg;
+                const uint8_t *q = d;
+                if (ck_fields(sub, &q, p, 0, depth + 1, why, whylen)) return -1;
+            }
+            break;
+        case 3:
+            if (ck_fields(f ? f->type.msg : NULL, &p, end, num, depth + 1, why, whylen)) return -1;
+            break;
+        default:
+            snprintf(why, whylen, "Protobuf wire type %d in %s", wt, m ? m->full : "a group");
+            return -1;
+        }
+        continue;
+    truncated:
+        snprintf(why, whylen, "field %d of %s runs past the end", num, m ? m->full : "a group");
+        return -1;
+    }
+    if (endgroup) {
+        snprintf(why, whylen, "group field %d is not closed", endgroup);
+        return -1;
+    }
+    *pp = p;
+    return 0;
+}
+
+int ls_proto_check_payload(const ls_proto_t *p, const int64_t *idx, size_t n, const uint8_t *wire,
+                           size_t len, char *why, size_t whylen)
+{
+    const pfile_t *f = ls_proto_file(p);
+    int64_t zero = 0;
+    if (!n) idx = &zero, n = 1;
+    const pmsg_t *msg = NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t cnt = msg ? msg->nmsgs : f->nmsgs;
+        if (idx[i] < 0 || (uint64_t)idx[i] >= cnt) {
+            snprintf(why, whylen, "message index %lld at level %zu names no message of the schema",
+                     (long long)idx[i], i);
+            return -1;
+        }
+        msg = msg ? msg->msgs[idx[i]] : f->msgs[idx[i]];
+    }
+    const uint8_t *q = wire;
+    return ck_fields(msg, &q, wire + len, 0, 0, why, whylen);
 }

@@ -31,6 +31,7 @@
 #ifndef LS_REGISTRY_PROTOBUF_H
 #define LS_REGISTRY_PROTOBUF_H
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/buf.h"
 
@@ -60,4 +61,14 @@ char *ls_proto_text_from_descriptor(const char *b64, char *err, size_t errlen);
 /* 1 when data written with writer is read with reader (the rules above);
  * 0 with the incompatible differences appended to why. */
 int ls_proto_can_read(const ls_proto_t *reader, const ls_proto_t *writer, ls_buf_t *why);
+
+/* Checks a Confluent Protobuf payload's message against the schema: the
+ * message-index path idx[0..n) (n == 0: [0]) names a message of the schema,
+ * and wire[0..len) decodes as it - each known field in its type's wire type
+ * (repeated scalars packed or not), lengths in bounds, proto3 strings UTF-8,
+ * embedded messages, map entries and groups checked the same way; unknown
+ * field numbers pass, as Protobuf parsers keep them. 0, or -1 with the
+ * reason in why. */
+int ls_proto_check_payload(const ls_proto_t *p, const int64_t *idx, size_t n, const uint8_t *wire,
+                           size_t len, char *why, size_t whylen);
 #endif

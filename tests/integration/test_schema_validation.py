@@ -145,7 +145,14 @@ def test_json_and_protobuf_values(broker):
     assert send(b, topic, [(None, v) for v in ok]) == [None, None, None]
     for bad, why in [(framed(jid, b'{"a": 1'), "not JSON"),
                      (framed(pid, b"\x00" + b"\x12\x05hi"), "runs past the end"),
-                     (framed(pid, b"\x00" + b"\x0f"), "wire type 7")]:
+                     (framed(pid, b"\x00" + b"\x0f"), "wire type 7"),
+                     # the descriptor: index [1] names no message; a = 1 sent as bytes;
+                     # a proto3 string that is not UTF-8
+                     (framed(pid, b"\x02\x02" + b"\x08\x01"),
+                      "message index 1 at level 0 names no message"),
+                     (framed(pid, b"\x00" + b"\x0a\x01x"), "field a (1) of M has wire type 2"),
+                     (framed(pid, b"\x00" + b"\x12\x02\xc3\x28"),
+                      "string field s (2) of M is not UTF-8")]:
         errs = send(b, topic, [(None, bad)])
         assert errs[0] is not None and errs[0].code() == KafkaError.INVALID_RECORD
         assert wait_log(b, "record 0 of %s-0: its value" % topic, why), why

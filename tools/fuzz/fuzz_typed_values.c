@@ -12,7 +12,8 @@
  * transcoded datum is exactly one datum of the view's schema (ls_avro_datum_check) and a typed
  * table made from the view writes it as a row (ls_typed_write); in case 1
  * the instance also goes through ls_jsonschema_validate, which must accept
- * whatever the view transcodes. Build and run: `make fuzz`. */
+ * whatever the view transcodes, and in case 2 the payload through
+ * ls_proto_check_payload (produce-time validation). Build and run: `make fuzz`. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,8 @@ static void proto(const uint8_t *p, size_t n)
     int64_t idx[8];
     size_t ni, used;
     if (ls_avro_view_proto_indexes(p, n, idx, 8, &ni, &used) != 0) return;
+    /* produce-time validation of the payload against the descriptor */
+    (void)ls_proto_check_payload(pr, idx, ni, p + used, n - used, err, sizeof err);
     const ls_avro_view_t *v = ls_avro_views_find(vs, idx, ni, err, sizeof err);
     if (!v) return;
     ls_buf_t d;
