@@ -17,6 +17,7 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
                                    NewTopic)
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import StringSerializer
 
 from kafka_util import consume, unique_topic, wait_topic
@@ -220,6 +221,63 @@ def test_json_schema_content_validated(broker):
         assert all(e is not None and e.code() == KafkaError.INVALID_RECORD for e in errs), errs
         assert wait_log(b, "record 1 of %s-0: its value" % topic, why), why
     assert values_in(b, topic) == written, "a refused batch left records behind"
+
+
+def _proto_classes():
+    """Message classes of a proto3 file built in memory (no protoc here):
+    shop.Order (with nested Order.Line) and shop.Other."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    F = descriptor_pb2.FieldDescriptorProto
+    fdp = descriptor_pb2.FileDescriptorProto(name="sv_order.proto", package="shop",
+                                             syntax="proto3")
+    m = fdp.message_type.add(name="Order")
+    m.field.add(name="id", number=1, type=F.TYPE_INT64, label=F.LABEL_OPTIONAL)
+    m.field.add(name="sku", number=2, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    m.field.add(name="qty", number=3, type=F.TYPE_INT32, label=F.LABEL_REPEATED)
+    m.nested_type.add(name="Line").field.add(name="n", number=1, type=F.TYPE_DOUBLE,
+                                             label=F.LABEL_OPTIONAL)
+    m.field.add(name="line", number=4, type=F.TYPE_MESSAGE, type_name=".shop.Order.Line",
+                label=F.LABEL_OPTIONAL)
+    fdp.message_type.add(name="Other").field.add(name="b", number=1, type=F.TYPE_BYTES,
+                                                 label=F.LABEL_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    f = pool.FindFileByName("sv_order.proto")
+    order = f.message_types_by_name["Order"]
+    return (message_factory.GetMessageClass(order),
+            message_factory.GetMessageClass(order.nested_types_by_name["Line"]),
+            message_factory.GetMessageClass(f.message_types_by_name["Other"]))
+
+
+def test_protobuf_serializer_values(broker):
+    """confluent-kafka's ProtobufSerializer (message indexes [0], [0, 0], [1])
+    passes the descriptor check; the same bytes under another message's
+    index do not."""
+    b = broker
+    Order, Line, Other = _proto_classes()
+    topic = make_topic(b, {VALUE: "true"})
+    sr = SchemaRegistryClient({"url": b.registry_url})
+    sent = []
+    for cls, v in [(Order, Order(id=5, sku="\u00e9t\u00e9", qty=[1, 2, 300],
+                                 line=Line(n=2.5))),
+                   (Line, Line(n=-1.0)), (Other, Other(b=b"\xff\x00"))]:
+        ser = ProtobufSerializer(cls, sr, {"use.deprecated.format": False})
+        p = SerializingProducer({"bootstrap.servers": b.bootstrap, "value.serializer": ser})
+        errs = []
+        p.produce(topic, value=v, partition=0, on_delivery=lambda err, msg: errs.append(err))
+        assert p.flush(30) == 0
+        assert errs == [None], errs
+    written = values_in(b, topic)
+    assert len(written) == 3
+    # Order's bytes (index [0] is the single byte 0) framed as Other ([1]):
+    # Other.b (1) is bytes, Order.id (1) a varint
+    sid = struct.unpack(">I", written[0][1:5])[0]
+    bad = framed(sid, b"\x02\x02" + written[0][6:])
+    errs = send(b, topic, [(None, bad)])
+    assert errs[0] is not None and errs[0].code() == KafkaError.INVALID_RECORD
+    assert wait_log(b, "record 0 of %s-0: its value" % topic,
+                    "field b (1) of shop.Other has wire type 0"), "refusal not logged"
+    assert values_in(b, topic) == written
 
 
 def test_keys_validated(broker):
