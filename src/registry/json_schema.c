@@ -12,6 +12,7 @@
 #include <math.h>
 #include <regex.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -302,6 +303,80 @@ static void load_array(loader_t *l, jnode_t *n, json_t *o)
     n->unique = json_is_true(json_object_get(o, "uniqueItems"));
 }
 
+/* An ECMA-262 "pattern" as a POSIX extended regular expression with the
+ * same matches, for a search without captures; NULL when it has syntax
+ * whose meaning differs and is not translated (then it is not enforced):
+ * the class escapes \d \D \s \S \w \W become bracket expressions (in
+ * brackets \d \s \w only), an escaped punctuation character outside
+ * brackets stays as it is, lazy quantifiers drop their '?' (laziness does
+ * not change whether a match exists); any other escape, a backslash in
+ * brackets otherwise, and "(?" groups are not translated. */
+static char *ecma_to_posix(const char *p)
+{
+    ls_buf_t b;
+    ls_buf_init(&b);
+    bool in_br = false;
+    for (const char *c = p; *c; c++) {
+        const char *add = NULL;
+        char one[3] = {0};
+        if (*c == '\\') {
+            char e = c[1];
+            if (!e) goto no;
+            c++;
+            if (in_br) {
+                if (e == 'd')
+                    add = "0-9";
+                else if (e == 's')
+                    add = "[:space:]";
+                else if (e == 'w')
+                    add = "A-Za-z0-9_";
+                else
+                    goto no;
+            } else if (e == 'd')
+                add = "[0-9]";
+            else if (e == 'D')
+                add = "[^0-9]";
+            else if (e == 's')
+                add = "[[:space:]]";
+            else if (e == 'S')
+                add = "[^[:space:]]";
+            else if (e == 'w')
+                add = "[A-Za-z0-9_]";
+            else if (e == 'W')
+                add = "[^A-Za-z0-9_]";
+            else if (strchr(".^$|?*+()[]{}\\/-", e)) {
+                one[0] = '\\';
+                one[1] = e;
+                add = one;
+            } else
+                goto no;
+        } else if (in_br) {
+            if (*c == ']') in_br = false;
+            one[0] = *c;
+            add = one;
+        } else if (*c == '[') {
+            in_br = true;
+            ls_buf_append_u8(&b, '[');
+            if (c[1] == '^') ls_buf_append_u8(&b, (uint8_t) * ++c);
+            if (c[1] == ']') ls_buf_append_u8(&b, (uint8_t) * ++c); /* a leading ] is literal */
+            continue;
+        } else if (*c == '(' && c[1] == '?') {
+            goto no;
+        } else if (*c == '?' && c > p && strchr("*+?}", c[-1]) && (c - 1 == p || c[-2] != '\\')) {
+            continue; /* lazy quantifier */
+        } else {
+            one[0] = *c;
+            add = one;
+        }
+        ls_buf_append(&b, add, strlen(add));
+    }
+    ls_buf_append_u8(&b, 0);
+    return (char *)b.data;
+no:
+    ls_buf_free(&b);
+    return NULL;
+}
+
 /* One typed schema (kind from a type name) with that type's keywords. */
 static jnode_t *load_typed(loader_t *l, json_t *o, const char *type)
 {
@@ -320,7 +395,10 @@ static jnode_t *load_typed(loader_t *l, json_t *o, const char *type)
         if (p && !json_is_string(p)) fail(l, "\"pattern\" must be a string");
         n->pattern = json_string_value(p);
         regex_t *re = own(l->s, LS_NEW(regex_t));
-        if (n->pattern && regcomp(re, n->pattern, REG_EXTENDED | REG_NOSUB) == 0) {
+        char *posix = n->pattern ? ecma_to_posix(n->pattern) : NULL;
+        int bad = !posix || regcomp(re, posix, REG_EXTENDED | REG_NOSUB) != 0;
+        ls_free(posix);
+        if (!bad) {
             if (l->s->nregexes == l->s->capregexes) {
                 l->s->capregexes = l->s->capregexes ? 2 * l->s->capregexes : 8;
                 l->s->regexes = ls_realloc(l->s->regexes, l->s->capregexes * sizeof *l->s->regexes);

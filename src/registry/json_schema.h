@@ -59,8 +59,9 @@ int ls_jsonschema_can_read(const ls_jsonschema_t *reader, const ls_jsonschema_t 
  * additionalItems/prefixItems, min/maxItems, uniqueItems, enum, const,
  * minimum/maximum and the exclusive forms (draft 4 booleans and draft 6+
  * numbers), multipleOf, minLength/maxLength (in Unicode code points),
- * pattern (a search, compiled as a POSIX extended regular expression: a
- * pattern POSIX cannot compile is not enforced), allOf/anyOf/oneOf/not and
+ * pattern (a search; ECMA-262 translated to a POSIX extended regular
+ * expression - class escapes, escaped punctuation, lazy quantifiers - and a
+ * pattern with other ECMA-only syntax is not enforced), allOf/anyOf/oneOf/not and
  * $ref (in the document and into referenced schemas). Keywords that only
  * name a type ("minLength" without "type") constrain values of that type
  * and let others pass. Not enforced: "format", "contentEncoding" and the

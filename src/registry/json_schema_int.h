@@ -70,7 +70,7 @@ struct jnode {
     /* string */
     limit_t min_len, max_len;
     const char *pattern;
-    regex_t *pattern_re; /* compiled (POSIX ERE), NULL when POSIX cannot: not enforced */
+    regex_t *pattern_re; /* compiled (translated to POSIX ERE), NULL: not enforced */
     /* number */
     int integer;
     limit_t min, max, exmin, exmax, multiple;

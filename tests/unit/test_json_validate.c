@@ -81,6 +81,13 @@ static const vcase_t CASES[] = {
     {"{\"type\":\"string\",\"pattern\":\"[0-9]{3}\"}", "\"ab123\"", 1, NULL},
     {"{\"type\":\"string\",\"pattern\":\"^[0-9]{3}$\"}", "\"ab123\"", 0, "does not match"},
     {"{\"maxLength\":1}", "12345", 1, NULL}, /* no "type": only strings are measured */
+    /* ECMA-262 syntax translated to POSIX, or else not enforced */
+    {"{\"type\":\"string\",\"pattern\":\"^\\\\d+$\"}", "\"123\"", 1, NULL},
+    {"{\"type\":\"string\",\"pattern\":\"^\\\\d+$\"}", "\"12a\"", 0, "does not match"},
+    {"{\"type\":\"string\",\"pattern\":\"^[\\\\w.]+@\\\\S+?$\"}", "\"a.b@c\"", 1, NULL},
+    {"{\"type\":\"string\",\"pattern\":\"^[\\\\w.]+@\\\\S+?$\"}", "\"a b@c\"", 0, "does not match"},
+    {"{\"type\":\"string\",\"pattern\":\"^a\\\\.b$\"}", "\"axb\"", 0, "does not match"},
+    {"{\"type\":\"string\",\"pattern\":\"^(?=x)\"}", "\"y\"", 1, NULL}, /* not enforced */
     /* combinations */
     {"{\"allOf\":[{\"type\":\"integer\"},{\"minimum\":3}]}", "2", 0, "less than minimum 3"},
     {"{\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"string\"}]}", "\"x\"", 1, NULL},
