@@ -900,30 +900,10 @@ static vnode_t *pb_map_message(mapper_t *m, const pmsg_t *msg)
     return m->failed ? NULL : v;
 }
 
-/* The message a Confluent message-index path names in f (an empty path is
- * [0]); NULL with the reason in err when an index names none. */
-static const pmsg_t *message_at(const pfile_t *f, const int64_t *idx, size_t n, char *err,
-                                size_t errlen)
-{
-    int64_t zero = 0;
-    if (!n) idx = &zero, n = 1;
-    const pmsg_t *msg = NULL;
-    for (size_t i = 0; i < n; i++) {
-        size_t cnt = msg ? msg->nmsgs : f->nmsgs;
-        if (idx[i] < 0 || (uint64_t)idx[i] >= cnt) {
-            snprintf(err, errlen, "message index %lld at level %zu names no message",
-                     (long long)idx[i], i);
-            return NULL;
-        }
-        msg = msg ? msg->msgs[idx[i]] : f->msgs[idx[i]];
-    }
-    return msg;
-}
-
 ls_avro_view_t *ls_avro_view_proto(const ls_proto_t *p, const int64_t *idx, size_t n, char *err,
                                    size_t errlen)
 {
-    const pmsg_t *msg = message_at(ls_proto_file(p), idx, n, err, errlen);
+    const pmsg_t *msg = ls_proto_message_at(ls_proto_file(p), idx, n, err, errlen);
     if (!msg) return NULL;
     ls_avro_view_t *v = LS_NEW(ls_avro_view_t);
     v->proto = true;
@@ -962,17 +942,6 @@ typedef struct pbf {
     size_t n;
 } pbf_t;
 
-static bool pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (int sh = 0; sh < 64 && *p < end; sh += 7) {
-        uint8_t b = *(*p)++;
-        v |= (uint64_t)(b & 0x7f) << sh;
-        if (!(b & 0x80)) return *out = v, true;
-    }
-    return false;
-}
-
 /* The next field at *p; groups (wire types 3/4) are skipped whole. 1: a
  * field; 0: the end; -1: malformed. */
 static int pb_next(const uint8_t **p, const uint8_t *end, pbf_t *f)
@@ -980,14 +949,14 @@ static int pb_next(const uint8_t **p, const uint8_t *end, pbf_t *f)
     for (;;) {
         if (*p >= end) return 0;
         uint64_t tag;
-        if (!pb_varint(p, end, &tag) || tag >> 3 == 0 || tag >> 3 > 0x1fffffff) return -1;
+        if (!ls_proto_varint(p, end, &tag) || tag >> 3 == 0 || tag >> 3 > 0x1fffffff) return -1;
         f->num = (uint32_t)(tag >> 3);
         f->wt = (int)(tag & 7);
         f->d = NULL;
         f->n = 0;
         switch (f->wt) {
         case 0:
-            if (!pb_varint(p, end, &f->v)) return -1;
+            if (!ls_proto_varint(p, end, &f->v)) return -1;
             return 1;
         case 1:
         case 5: {
@@ -1002,7 +971,7 @@ static int pb_next(const uint8_t **p, const uint8_t *end, pbf_t *f)
             return 1;
         }
         case 2:
-            if (!pb_varint(p, end, &f->v) || f->v > (uint64_t)(end - *p)) return -1;
+            if (!ls_proto_varint(p, end, &f->v) || f->v > (uint64_t)(end - *p)) return -1;
             f->d = *p;
             f->n = (size_t)f->v;
             *p += f->n;
@@ -1014,7 +983,7 @@ static int pb_next(const uint8_t **p, const uint8_t *end, pbf_t *f)
                 if (*p >= end) return -1;
                 uint64_t t2;
                 const uint8_t *at = *p;
-                if (!pb_varint(p, end, &t2)) return -1;
+                if (!ls_proto_varint(p, end, &t2)) return -1;
                 if ((t2 & 7) == 3) {
                     if (++depth > 64) return -1;
                     continue;
@@ -1138,7 +1107,7 @@ static int pb_repeated(enc_t *e, const vnode_t *v, int num, const uint8_t *p, si
                     for (size_t i = 0; i < w; i++)
                         x |= (uint64_t)a[i] << (8 * i);
                     a += w;
-                } else if (!pb_varint(&a, ae, &x)) {
+                } else if (!ls_proto_varint(&a, ae, &x)) {
                     rc = efail(e, "a packed run cut short");
                     break;
                 }
@@ -1406,7 +1375,7 @@ void ls_avro_views_free(ls_avro_views_t *vs)
 const ls_avro_view_t *ls_avro_views_find(const ls_avro_views_t *vs, const int64_t *idx, size_t n,
                                          char *why, size_t whylen)
 {
-    const pmsg_t *msg = message_at(ls_proto_file(vs->p), idx, n, why, whylen);
+    const pmsg_t *msg = ls_proto_message_at(ls_proto_file(vs->p), idx, n, why, whylen);
     if (!msg) return NULL;
     for (size_t i = 0; i < vs->n; i++)
         if (vs->v[i].msg == msg) {

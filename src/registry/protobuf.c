@@ -95,6 +95,35 @@ const char *ls_proto_canonical(const ls_proto_t *p) { return p->canon; }
 
 const pfile_t *ls_proto_file(const ls_proto_t *p) { return p->files[0]; }
 
+const pmsg_t *ls_proto_message_at(const pfile_t *f, const int64_t *idx, size_t n, char *err,
+                                  size_t errlen)
+{
+    int64_t zero = 0;
+    if (!n) idx = &zero, n = 1;
+    const pmsg_t *msg = NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t cnt = msg ? msg->nmsgs : f->nmsgs;
+        if (idx[i] < 0 || (uint64_t)idx[i] >= cnt) {
+            snprintf(err, errlen, "message index %lld at level %zu names no message of the schema",
+                     (long long)idx[i], i);
+            return NULL;
+        }
+        msg = msg ? msg->msgs[idx[i]] : f->msgs[idx[i]];
+    }
+    return msg;
+}
+
+bool ls_proto_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int sh = 0; sh < 64 && *p < end; sh += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << sh;
+        if (!(b & 0x80)) return *out = v, true;
+    }
+    return false;
+}
+
 /* ---- tokens ------------------------------------------------------------------------ */
 
 typedef enum { K_IDENT, K_NUM, K_STR, K_SYM, K_END } tokkind;
@@ -1659,17 +1688,6 @@ char *ls_proto_text_from_descriptor(const char *b64, char *err, size_t errlen)
 
 /* ---- payload check against the descriptor ---------------------------------------- */
 
-static bool ck_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (int sh = 0; sh < 64 && *p < end; sh += 7) {
-        uint8_t b = *(*p)++;
-        v |= (uint64_t)(b & 0x7f) << sh;
-        if (!(b & 0x80)) return *out = v, true;
-    }
-    return false;
-}
-
 /* The wire type a field's values take (packed runs aside): 0 varint, 1
  * fixed64, 2 length-delimited, 3 group, 5 fixed32. */
 static int wire_type_of(const pfield_t *f)
@@ -1690,7 +1708,7 @@ static bool ck_packed(int wt, const uint8_t *p, const uint8_t *end)
     if (wt == 1 || wt == 5) return (size_t)(end - p) % (wt == 1 ? 8 : 4) == 0;
     uint64_t v;
     while (p < end)
-        if (!ck_varint(&p, end, &v)) return false;
+        if (!ls_proto_varint(&p, end, &v)) return false;
     return true;
 }
 
@@ -1709,7 +1727,7 @@ static int ck_fields(const pmsg_t *m, const uint8_t **pp, const uint8_t *end, in
     }
     while (p < end) {
         uint64_t tag, v;
-        if (!ck_varint(&p, end, &tag) || tag >> 3 == 0 || tag >> 3 > 0x1fffffff) {
+        if (!ls_proto_varint(&p, end, &tag) || tag >> 3 == 0 || tag >> 3 > 0x1fffffff) {
             snprintf(why, whylen, "bad Protobuf tag in %s", m ? m->full : "a group");
             return -1;
         }
@@ -1735,7 +1753,7 @@ static int ck_fields(const pmsg_t *m, const uint8_t **pp, const uint8_t *end, in
         const uint8_t *d = p;
         switch (wt) {
         case 0:
-            if (!ck_varint(&p, end, &v)) goto truncated;
+            if (!ls_proto_varint(&p, end, &v)) goto truncated;
             break;
         case 1:
         case 5:
@@ -1743,7 +1761,7 @@ static int ck_fields(const pmsg_t *m, const uint8_t **pp, const uint8_t *end, in
             p += wt == 1 ? 8 : 4;
             break;
         case 2:
-            if (!ck_varint(&p, end, &v) || v > (uint64_t)(end - p)) goto truncated;
+            if (!ls_proto_varint(&p, end, &v) || v > (uint64_t)(end - p)) goto truncated;
             d = p;
             p += v;
             if (!f) break;
@@ -1788,19 +1806,8 @@ static int ck_fields(const pmsg_t *m, const uint8_t **pp, const uint8_t *end, in
 int ls_proto_check_payload(const ls_proto_t *p, const int64_t *idx, size_t n, const uint8_t *wire,
                            size_t len, char *why, size_t whylen)
 {
-    const pfile_t *f = ls_proto_file(p);
-    int64_t zero = 0;
-    if (!n) idx = &zero, n = 1;
-    const pmsg_t *msg = NULL;
-    for (size_t i = 0; i < n; i++) {
-        size_t cnt = msg ? msg->nmsgs : f->nmsgs;
-        if (idx[i] < 0 || (uint64_t)idx[i] >= cnt) {
-            snprintf(why, whylen, "message index %lld at level %zu names no message of the schema",
-                     (long long)idx[i], i);
-            return -1;
-        }
-        msg = msg ? msg->msgs[idx[i]] : f->msgs[idx[i]];
-    }
+    const pmsg_t *msg = ls_proto_message_at(ls_proto_file(p), idx, n, why, whylen);
+    if (!msg) return -1;
     const uint8_t *q = wire;
     return ck_fields(msg, &q, wire + len, 0, 0, why, whylen);
 }
