@@ -32,10 +32,12 @@ COMPACTION_POINTS = ["compact.co_written", "table.data_written", "table.metadata
 
 
 class Sender:
-    """An idempotent producer that outlives broker restarts."""
+    """An idempotent producer that outlives broker restarts; acked: value ->
+    (partition, offset). Record i goes to partition i % parts."""
 
-    def __init__(self, bootstrap, topic):
+    def __init__(self, bootstrap, topic, parts=PARTS):
         self.topic = topic
+        self.parts = parts
         self.acked = {}
         self.failed = []
         self.p = Producer({"bootstrap.servers": bootstrap, "acks": "all",
@@ -50,9 +52,12 @@ class Sender:
             self.acked[msg.value()] = (msg.partition(), msg.offset())
 
     def send(self, start, n):
-        for i in range(start, start + n):
-            self.p.produce(self.topic, key=b"k%d" % i, value=b"v-%06d" % i,
-                           partition=i % PARTS, on_delivery=self._cb)
+        self.send_values([b"v-%06d" % i for i in range(start, start + n)], first=start)
+
+    def send_values(self, values, first=0):
+        for i, v in enumerate(values, start=first):
+            self.p.produce(self.topic, key=b"k%d" % i, value=v, partition=i % self.parts,
+                           on_delivery=self._cb)
         self.p.poll(0)
 
     def flush(self):

@@ -21,11 +21,11 @@ import struct
 import time
 
 import pytest
-from confluent_kafka import Producer
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
 import iceberg_util as iu
 from kafka_util import create_topic, unique_topic
+from test_crash_points import COMPACTION_POINTS, Sender
 
 fastavro = pytest.importorskip("fastavro")
 pb = pytest.importorskip("google.protobuf")
@@ -36,41 +36,8 @@ FLAGS = ("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
 TYPED = {"lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000",
          "lakestream.table.value.format": "schema-registry",
          "lakestream.table.error.handling": "dead-letter"}
-# the steps of one compaction task with a table, in order (test_crash_points.py)
-COMPACTION_POINTS = ["compact.co_written", "table.data_written", "table.metadata_written",
-                     "table.pointer_swapped", "compact.table_committed", "compact.index_swapped"]
 # where one of the two commits (dead letters, then the table) is half done
 HALF_DONE = ["table.metadata_written", "compact.table_committed"]
-
-
-class Sender:
-    """An idempotent producer of ready-made values that outlives restarts;
-    acked: value -> (partition, offset)."""
-
-    def __init__(self, bootstrap, topic):
-        self.topic = topic
-        self.acked = {}
-        self.failed = []
-        self.p = Producer({"bootstrap.servers": bootstrap, "acks": "all",
-                           "enable.idempotence": True, "linger.ms": 5,
-                           "message.timeout.ms": 120000, "retry.backoff.ms": 50,
-                           "reconnect.backoff.ms": 20, "reconnect.backoff.max.ms": 300})
-
-    def _cb(self, err, msg):
-        if err is not None:
-            self.failed.append(str(err))
-        else:
-            self.acked[msg.value()] = (msg.partition(), msg.offset())
-
-    def send(self, values, first=0):
-        for i, v in enumerate(values, start=first):
-            self.p.produce(self.topic, key=b"k%d" % i, value=v, partition=i % PARTS,
-                           on_delivery=self._cb)
-        self.p.poll(0)
-
-    def flush(self):
-        assert self.p.flush(120) == 0
-        assert not self.failed, self.failed[:3]
 
 
 def frame(sid, payload):
@@ -89,16 +56,16 @@ def crash_run(broker_factory, prefix, setup, batch, row_id, point):
     b.stop()
     b.env_extra = {"LS_CRASH_AT": point}
     b.start()
-    s = Sender(b.bootstrap, topic)
+    s = Sender(b.bootstrap, topic, parts=PARTS)
     first = [make(i) for i in range(batch)]
-    s.send([v for v, _ in first])
+    s.send_values([v for v, _ in first])
     s.flush()
     b.wait_crashed()                # the first compaction task dies at `point`
     assert ("crash point %s reached" % point) in b.log_text()
     b.env_extra = {}
     b.start()
     second = [make(i) for i in range(batch, batch + batch // 2)]
-    s.send([v for v, _ in second], first=batch)
+    s.send_values([v for v, _ in second], first=batch)
     s.flush()
     made = first + second
     assert len(s.acked) == len(made)
