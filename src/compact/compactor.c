@@ -92,6 +92,7 @@
 #include "compact/materialize.h"
 #include "compact/retention.h"
 #include "compact/table_plan.h"
+#include "compact/unfold.h"
 #include "log/co_format.h"
 #include "log/log_meta.h"
 #include "log/log_trim.h"
@@ -150,6 +151,7 @@ typedef struct done_cb {
 typedef struct result {
     int64_t log_id;
     ls_idx_entry_t co;
+    bool put; /* a put under co's key alone (unfold.c), not a range replaced */
     struct result *next;
 } result_t;
 
@@ -209,8 +211,6 @@ struct ls_compactor {
     ls_i64map_t log_lags;      /* worker: log_id -> int64_t * lag of the last pass */
     ls_i64map_t lags_next;     /* worker: stream_no -> int64_t * table lag, this pass */
     ls_i64map_t lags;          /* loop: the same, of the last finished pass */
-    ls_i64map_t vers_next;     /* worker: stream_no -> char * table (version) begun, this pass */
-    ls_i64map_t vers;          /* loop: stream_no -> char * the last one begun */
     int64_t next_full_ms;      /* wall clock of the next full pass */
     int64_t next_due_ms;       /* earliest WAL entry of a table log to become due; 0: none */
     int64_t table_period_ms;   /* smallest commit interval of an enabled table; 0: none */
@@ -240,10 +240,14 @@ struct ls_compactor {
     size_t npending, cappending;
     int64_t pend_log, pend_next; /* the log being worked: scan from pend_next */
     int handles_open;
+    /* worker: cold references (unfold.h) by log id, ls_unfold_ref_t *; read
+     * at full passes, kept current by this compactor's own changes */
+    ls_i64map_t refs;
+    bool refs_loaded;
 };
 
 /* Queues an index swap for the loop (pass_after applies them in order). */
-static void push_result(ls_compactor_t *c, int64_t log_id, const ls_idx_entry_t *e)
+static result_t *push_result(ls_compactor_t *c, int64_t log_id, const ls_idx_entry_t *e)
 {
     result_t *res = LS_NEW(result_t);
     res->log_id = log_id;
@@ -252,6 +256,7 @@ static void push_result(ls_compactor_t *c, int64_t log_id, const ls_idx_entry_t 
     if (!c->results_tail) c->results_tail = &c->results;
     *c->results_tail = res;
     c->results_tail = &res->next;
+    return res;
 }
 
 /* First offset of the selection written at or after since_ms (start.position
@@ -623,10 +628,6 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
                        ts->stream->ns, ts->target.name, ls_status_str(st), berr);
             c->stats.table_failures++;
             c->batch_failed = true;
-        } else { /* the version it writes (evolution=new-table), for DescribeConfigs */
-            ls_free(ls_i64map_get(&c->vers_next, ts->stream->stream_no));
-            ls_i64map_put(&c->vers_next, ts->stream->stream_no,
-                          ls_strdup(ls_mat_table_name(c->batch)));
         }
     }
     if (!c->batch) {
@@ -666,14 +667,6 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
                        (unsigned long long)log_id, (long long)first, (long long)last,
                        ts->stream->ns, ts->target.name, ls_status_str(st), terr);
             c->stats.table_failures++;
-            swap_free(sw);
-            goto out;
-        }
-        if (ls_mat_stopped(c->batch, log_id)) {
-            /* evolution=new-table: the table holds this range only up to
-             * the record where its next version takes over (or not at all):
-             * the range stays in the WAL and a later pass writes the rest
-             * into that version (materialize.c "Table versions") */
             swap_free(sw);
             goto out;
         }
@@ -780,11 +773,6 @@ static void free_i64_values(ls_i64map_t *m)
     for (size_t it = 0; ls_i64map_next(m, &it, &k, &v);)
         ls_free(v);
     ls_i64map_free(m);
-}
-
-const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_no)
-{
-    return ls_i64map_get(&c->vers, stream_no);
 }
 
 bool ls_compactor_table_lag(const ls_compactor_t *c, int64_t stream_no, int64_t *lag_ms)
@@ -964,11 +952,163 @@ static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
     ls_log_release(c->owner, &c->claim);
 }
 
+/* ------------------------------------------------------------- unfolding
+ *
+ * In-table ranges (log/cold_source.h) turned back into compacted objects
+ * when their table stops being a valid source (unfold.c has the state
+ * machine). The pass keeps every log's cold reference (/ls/coldref/) in
+ * c->refs: loaded at full passes, then updated by its own writes and
+ * releases (another broker's are seen at the next full pass; a log whose
+ * table is valid gets its reference written again then). */
+
+static void refs_clear(ls_compactor_t *c)
+{
+    free_i64_values(&c->refs);
+    ls_i64map_init(&c->refs);
+}
+
+static void refs_load(ls_compactor_t *c)
+{
+    ls_unfold_ref_t *v;
+    size_t n;
+    ls_status st = ls_unfold_refs_list(c->meta, &v, &n);
+    if (st != LS_OK) {
+        LS_WARN_RL("compact", "reading cold references failed: %s; using the last copy",
+                   ls_status_str(st));
+        return;
+    }
+    refs_clear(c);
+    for (size_t i = 0; i < n; i++) {
+        ls_unfold_ref_t *r = LS_NEW(ls_unfold_ref_t);
+        *r = v[i];
+        ls_i64map_put(&c->refs, r->log_id, r);
+    }
+    ls_free(v);
+    c->refs_loaded = true;
+}
+
+static void unfold_put(void *arg, int64_t log_id, const ls_idx_entry_t *e)
+{
+    push_result(arg, log_id, e)->put = true;
+}
+
+/* Whether ts's table is a valid source for its logs' in-table ranges now;
+ * why says why not. */
+static bool source_valid(const ls_table_plan_stream_t *ts, char *why, size_t whylen)
+{
+    return ls_unfold_source_valid(ts->stream, &ts->policy, why, whylen) && ts->table;
+}
+
+/* Unfolds log id's in-table ranges when its reference names a table that is
+ * no longer their valid source (disabled, renamed, typed, upsert, compacted
+ * topic). True while some are left: the log's table must wait. */
+static bool unfold_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
+{
+    ls_unfold_ref_t *ref = ls_i64map_get(&c->refs, id);
+    if (!ref || !ts || ts->blocked) return false;
+    char why[600] = "";
+    bool valid = source_valid(ts, why, sizeof why);
+    if (valid && !strcmp(ref->ns, ts->stream->ns) && !strcmp(ref->table, ts->target.name))
+        return false; /* the table is still their source */
+    if (valid)        /* the table name changed */
+        snprintf(why, sizeof why, "the topic's table is now %s.%s", ts->stream->ns,
+                 ts->target.name);
+    if (!c->claim.held && !claim_log(c, id)) return true;
+    const char *tst = ls_stream_config_get(ts->stream, "message.timestamp.type");
+    ls_cold_source_t *src =
+        ls_unfold_table_source_new(c->meta, c->os, ref, tst && !strcmp(tst, "LogAppendTime"));
+    ls_meta_cmp_t fence = ls_log_claim_cmp(&c->claim);
+    ls_unfold_limits_t lim = {.chunk_bytes = c->cfg.max_bytes > 0 ? (size_t)c->cfg.max_bytes : 0,
+                              .max_chunks = 64};
+    ls_unfold_stats_t was = c->stats.unfold;
+    int64_t left = 0;
+    ls_status st = ls_unfold_log(c->meta, c->os, id, src, &lim, &fence, unfold_put, c,
+                                 &c->stats.unfold, &left);
+    ls_unfold_table_source_free(src);
+    const ls_unfold_stats_t *now = &c->stats.unfold;
+    if (now->objects_written > was.objects_written)
+        LS_INFO("compact",
+                "log %016llx: %llu records read from table %s.%s became %llu compacted objects "
+                "(%llu bytes): %s; %lld in-table ranges left",
+                (unsigned long long)id, (unsigned long long)(now->records - was.records), ref->ns,
+                ref->table, (unsigned long long)(now->objects_written - was.objects_written),
+                (unsigned long long)(now->bytes_written - was.bytes_written), why, (long long)left);
+    if (st != LS_OK)
+        LS_WARN_RL("compact",
+                   "log %016llx: turning in-table ranges back into compacted objects "
+                   "failed: %s (will retry)",
+                   (unsigned long long)id, ls_status_str(st));
+    if (st == LS_OK && left == 0) {
+        ls_free(ls_i64map_del(&c->refs, id));
+        return false;
+    }
+    return true;
+}
+
+/* The logs of a table stream, before its table task: those whose in-table
+ * ranges must become compacted objects again are unfolded (true while any
+ * is left: the table's commits and maintenance wait, so it neither changes
+ * nor loses files under a log that still reads them); where the table is a
+ * valid source, each log's reference is written before its first in-table
+ * range can be. */
+static bool unfold_stream(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
+{
+    bool hold = false, valid = source_valid(ts, NULL, 0);
+    int64_t pending = 0;
+    for (int32_t p = 0; p < ts->stream->partitions; p++) {
+        int64_t id = ls_stream_log_id(ts->stream, p);
+        if (unfold_log(c, id, ts)) {
+            hold = true;
+            int64_t n = 0, recs = 0;
+            if (ls_unfold_pending(c->meta, id, &n, &recs) == LS_OK) pending += n;
+        } else if (valid && !ls_i64map_get(&c->refs, id)) {
+            char held[600] = "";
+            ls_status st = ls_unfold_ref_ensure(c->meta, id, ts->stream->ns, ts->target.name,
+                                                ts->target.prefix, held, sizeof held);
+            if (st == LS_OK) {
+                ls_unfold_ref_t *r = LS_NEW(ls_unfold_ref_t);
+                r->log_id = id;
+                snprintf(r->ns, sizeof r->ns, "%s", ts->stream->ns);
+                snprintf(r->table, sizeof r->table, "%s", ts->target.name);
+                snprintf(r->prefix, sizeof r->prefix, "%s", ts->target.prefix);
+                ls_i64map_put(&c->refs, id, r);
+            } else {
+                /* unknown reference state: no in-table range may be added */
+                hold = true;
+                LS_WARN_RL("compact", "log %016llx: recording its table %s.%s failed: %s%s%s",
+                           (unsigned long long)id, ts->stream->ns, ts->target.name,
+                           ls_status_str(st), *held ? "; it still references " : "", held);
+            }
+        }
+        ls_log_release(c->owner, &c->claim);
+    }
+    if (hold)
+        LS_WARN_RL("compact",
+                   "table %s.%s waits: %lld ranges of its topic %s are still read from a table "
+                   "that is no longer their source and are being turned back into compacted "
+                   "objects; no commit, rewrite or file removal until they are",
+                   ts->stream->ns, ts->target.name, (long long)pending, ts->stream->name);
+    return hold;
+}
+
+/* A deleted topic's log: once its storage is reclaimed (no index entry
+ * left), its reference goes too, so its table is free. */
+static void unfold_forget(ls_compactor_t *c, int64_t id)
+{
+    if (!ls_i64map_get(&c->refs, id)) return;
+    int64_t n = 0, recs = 0;
+    if (ls_unfold_pending(c->meta, id, &n, &recs) != LS_OK || n) return;
+    char key[64];
+    ls_unfold_ref_key(key, sizeof key, id);
+    if (ls_meta_del(c->meta, key) == LS_OK) ls_free(ls_i64map_del(&c->refs, id));
+}
+
 /* One log's task: compaction rounds, key compaction, then retention when a
  * check is due; a claim taken on the way (only once work was found) ends
  * with the task. */
 static void log_task(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
+    if (c->pass_compact && !(ts && ts->blocked)) unfold_log(c, id, ts);
     if (c->pass_compact && !(ts && ts->blocked)) compact_rounds(c, id, ts);
     if (c->pass_compact && ts && !ts->blocked) key_compact(c, id, ts);
     if (c->pass_retention && !(ts && ts->blocked)) retain_log(c, id, ts);
@@ -1063,7 +1203,9 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
     bool due = !last || now >= *last + interval;
     if (!due && (!c->next_due_ms || *last + interval < c->next_due_ms))
         c->next_due_ms = *last + interval; /* come back when the interval is up */
-    if (c->pass_compact && !ts->blocked && due) {
+    /* in-table ranges first: the table waits while any is left (unfold.c) */
+    bool hold = c->pass_compact && !ts->blocked && unfold_stream(c, ts);
+    if (c->pass_compact && !ts->blocked && due && !hold) {
         c->table_ts = ts;
         c->table_tried = c->batch_failed = false;
         memset(&c->table_claim, 0, sizeof c->table_claim);
@@ -1116,7 +1258,7 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
         ls_log_release(c->owner, &c->table_claim);
         c->table_ts = NULL;
     }
-    if (c->pass_retention && !ts->blocked) sweep_orphans(c, ts);
+    if (c->pass_retention && !ts->blocked && !hold) sweep_orphans(c, ts);
     for (int32_t p = 0; p < np; p++) {
         int64_t id = ls_stream_log_id(ts->stream, p);
         c->claim = claims[p];
@@ -1143,6 +1285,7 @@ static void pass_work(uv_work_t *w)
                             c->cfg.registry);
     c->table_period_ms = plan.min_interval_ms;
     c->next_due_ms = 0;
+    if (c->pass_full || !c->refs_loaded) refs_load(c);
     if (!c->pass_full) {
         /* between full passes: only the logs of streams with a table */
         for (int i = 0; i < plan.n; i++)
@@ -1165,6 +1308,7 @@ static void pass_work(uv_work_t *w)
         ls_head_clear(&h);
         if (fenced) {
             if (c->pass_retention) reclaim_log(c, id, next_offset);
+            if (c->pass_retention) unfold_forget(c, id);
             continue;
         }
         const ls_table_plan_stream_t *ts = ls_table_plan_find(&plan, id);
@@ -1192,20 +1336,14 @@ static void pass_after(uv_work_t *w, int status)
         c->lags_next = done;
         free_i64_values(&c->lags_next);
         ls_i64map_init(&c->lags_next);
-        /* and the table versions begun (a stream not begun keeps its last) */
-        int64_t k;
-        void *v;
-        for (size_t it = 0; ls_i64map_next(&c->vers_next, &it, &k, &v);) {
-            ls_free(ls_i64map_get(&c->vers, k));
-            ls_i64map_put(&c->vers, k, v);
-        }
-        ls_i64map_free(&c->vers_next);
-        ls_i64map_init(&c->vers_next);
     }
     uv_timer_stop(&c->lease_timer);
     for (result_t *r = c->results, *next; r; r = next) {
         next = r->next;
-        ls_logstore_apply_compaction(c->logs, r->log_id, &r->co);
+        if (r->put)
+            ls_logstore_apply_index_put(c->logs, r->log_id, &r->co);
+        else
+            ls_logstore_apply_compaction(c->logs, r->log_id, &r->co);
         ls_idx_clear(&r->co);
         ls_free(r);
     }
@@ -1320,12 +1458,11 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     ls_i64map_init(&c->table_commits);
     ls_i64map_init(&c->orphan_sweeps);
     ls_i64map_init(&c->rewrite_waits);
+    ls_i64map_init(&c->refs);
     c->pend_log = -1;
     ls_i64map_init(&c->log_lags);
     ls_i64map_init(&c->lags_next);
     ls_i64map_init(&c->lags);
-    ls_i64map_init(&c->vers_next);
-    ls_i64map_init(&c->vers);
     c->next_full_ms = ls_clock_wall_ms() + c->cfg.interval_ms;
     /* until the first pass has read the table policies, assume the shortest
      * commit interval, so tables are fresh right after a restart too */
@@ -1386,11 +1523,10 @@ void ls_compactor_free(ls_compactor_t *c)
     free_i64_values(&c->log_lags);
     free_i64_values(&c->lags_next);
     free_i64_values(&c->lags);
-    free_i64_values(&c->vers_next);
-    free_i64_values(&c->vers);
     free_i64_values(&c->table_commits);
     free_i64_values(&c->orphan_sweeps);
     free_i64_values(&c->rewrite_waits);
+    free_i64_values(&c->refs);
     ls_free(c->pending);
     ls_free(c);
 }

@@ -7,6 +7,7 @@
 #include <uv.h>
 
 #include "compact/keycompact.h"
+#include "compact/unfold.h"
 #include "log/logstore.h"
 #include "meta/meta.h"
 #include "objstore/objstore.h"
@@ -54,6 +55,7 @@ typedef struct ls_compactor_stats {
     uint64_t index_pages_skipped;          /* full pages of compacted entries a scan walked past */
     ls_kc_stats_t keycompact;              /* key compaction of compacted topics */
     ls_file_rewrite_stats_t rewrite;       /* small data files of tables rewritten */
+    ls_unfold_stats_t unfold;              /* in-table ranges turned back into objects */
 } ls_compactor_stats_t;
 
 ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta_t *meta,
@@ -70,7 +72,4 @@ void ls_compactor_stats(const ls_compactor_t *c, ls_compactor_stats_t *out);
  * oldest record not yet in the table has been due (0: up to date). False when
  * the stream has no table or no pass has looked at it yet. */
 bool ls_compactor_table_lag(const ls_compactor_t *c, int64_t stream_no, int64_t *lag_ms);
-/* Loop thread: the table (version: evolution=new-table) the stream's last
- * table commit attempt wrote, or NULL when none yet. */
-const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_no);
 #endif

@@ -1182,3 +1182,12 @@ void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const ls_id
      * (write-through runs tailing consumers read) stays cached */
     ls_read_cache_drop_range(ls->cache, log_id, co->first_offset, co->last_offset);
 }
+
+void ls_logstore_apply_index_put(ls_logstore_t *ls, int64_t log_id, const ls_idx_entry_t *e)
+{
+    ls_logstate_t *lg = ls_logstate_get(ls, log_id, false);
+    if (!lg) return;
+    ls_reader_index_put(ls, lg, e);
+    /* a put of an entry this broker has not loaded yet replays after the
+     * load; runs cached under the replaced key's range were dropped there */
+}
