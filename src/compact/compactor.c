@@ -211,6 +211,8 @@ struct ls_compactor {
     ls_i64map_t log_lags;      /* worker: log_id -> int64_t * lag of the last pass */
     ls_i64map_t lags_next;     /* worker: stream_no -> int64_t * table lag, this pass */
     ls_i64map_t lags;          /* loop: the same, of the last finished pass */
+    ls_i64map_t vers_next;     /* worker: stream_no -> char * table (version) begun, this pass */
+    ls_i64map_t vers;          /* loop: stream_no -> char * the last one begun */
     int64_t next_full_ms;      /* wall clock of the next full pass */
     int64_t next_due_ms;       /* earliest WAL entry of a table log to become due; 0: none */
     int64_t table_period_ms;   /* smallest commit interval of an enabled table; 0: none */
@@ -628,6 +630,10 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
                        ts->stream->ns, ts->target.name, ls_status_str(st), berr);
             c->stats.table_failures++;
             c->batch_failed = true;
+        } else { /* the version it writes (evolution=new-table), for DescribeConfigs */
+            ls_free(ls_i64map_get(&c->vers_next, ts->stream->stream_no));
+            ls_i64map_put(&c->vers_next, ts->stream->stream_no,
+                          ls_strdup(ls_mat_table_name(c->batch)));
         }
     }
     if (!c->batch) {
@@ -667,6 +673,14 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
                        (unsigned long long)log_id, (long long)first, (long long)last,
                        ts->stream->ns, ts->target.name, ls_status_str(st), terr);
             c->stats.table_failures++;
+            swap_free(sw);
+            goto out;
+        }
+        if (ls_mat_stopped(c->batch, log_id)) {
+            /* evolution=new-table: the table holds this range only up to
+             * the record where its next version takes over (or not at all):
+             * the range stays in the WAL and a later pass writes the rest
+             * into that version (materialize.c "Table versions") */
             swap_free(sw);
             goto out;
         }
@@ -773,6 +787,11 @@ static void free_i64_values(ls_i64map_t *m)
     for (size_t it = 0; ls_i64map_next(m, &it, &k, &v);)
         ls_free(v);
     ls_i64map_free(m);
+}
+
+const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_no)
+{
+    return ls_i64map_get(&c->vers, stream_no);
 }
 
 bool ls_compactor_table_lag(const ls_compactor_t *c, int64_t stream_no, int64_t *lag_ms)
@@ -1336,6 +1355,15 @@ static void pass_after(uv_work_t *w, int status)
         c->lags_next = done;
         free_i64_values(&c->lags_next);
         ls_i64map_init(&c->lags_next);
+        /* and the table versions begun (a stream not begun keeps its last) */
+        int64_t k;
+        void *v;
+        for (size_t it = 0; ls_i64map_next(&c->vers_next, &it, &k, &v);) {
+            ls_free(ls_i64map_get(&c->vers, k));
+            ls_i64map_put(&c->vers, k, v);
+        }
+        ls_i64map_free(&c->vers_next);
+        ls_i64map_init(&c->vers_next);
     }
     uv_timer_stop(&c->lease_timer);
     for (result_t *r = c->results, *next; r; r = next) {
@@ -1463,6 +1491,8 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     ls_i64map_init(&c->log_lags);
     ls_i64map_init(&c->lags_next);
     ls_i64map_init(&c->lags);
+    ls_i64map_init(&c->vers_next);
+    ls_i64map_init(&c->vers);
     c->next_full_ms = ls_clock_wall_ms() + c->cfg.interval_ms;
     /* until the first pass has read the table policies, assume the shortest
      * commit interval, so tables are fresh right after a restart too */
@@ -1523,6 +1553,8 @@ void ls_compactor_free(ls_compactor_t *c)
     free_i64_values(&c->log_lags);
     free_i64_values(&c->lags_next);
     free_i64_values(&c->lags);
+    free_i64_values(&c->vers_next);
+    free_i64_values(&c->vers);
     free_i64_values(&c->table_commits);
     free_i64_values(&c->orphan_sweeps);
     free_i64_values(&c->rewrite_waits);

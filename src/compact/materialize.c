@@ -56,8 +56,9 @@
  * last id evolved to and lakestream.value.schema-ids to every id with rows.
  * An id the table cannot evolve to (a type Iceberg cannot promote, an
  * unmapped type) follows evolution=fail (the range waits, the reason names
- * the offset, both schema ids and the path) or dead-letter (into
- * <name>__dlq, as error.handling's dead letters). Files written under an
+ * the offset, both schema ids and the path), dead-letter (into
+ * <name>__dlq, as error.handling's dead letters) or new-table (below).
+ * Files written under an
  * older schema are copied into the current one by field id wherever rows
  * are copied (upsert copy-on-write, small-file rewrite: ls_pqr_copy_rows).
  * The stream's resolved policy (stream/policy.h) names the table (template),
@@ -118,6 +119,46 @@
  * are the table's identifier-field-ids, fixed when the table is created: a
  * table whose key differs from the policy's holds back (pk_check).
  *
+ * Table versions (evolution=new-table, typed tables): a table that meets
+ * a record whose schema it cannot evolve to is continued by a new table,
+ * <base>__v2, then __v3, ... (base: the policy's name), created with that
+ * record's columns. State, all in the tables themselves:
+ *   - a version V is live until its last commit sets continued-as=<next>
+ *     (with .reason, .partition, .offset, .schema = the next version's
+ *     Iceberg schema, .last-column-id, .value-/.key-schema-id); then V is
+ *     frozen for good: nothing writes rows into it again.
+ *   - the next version N is created (by the first begin that resolves to
+ *     it) from what V recorded, with properties version=<n>, continues=<V>,
+ *     version.reason and version.value-/key-schema-id (the ids it started
+ *     with). N may not exist yet while V says continued-as=N.
+ *   - the version that takes rows is found from the base along continued-as
+ *     (resolve_version, every begin and offset lookup; whatever the policy's
+ *     evolution is now: a frozen version stays frozen).
+ *   - offsets: a log's last offset a version holds is its own record of it,
+ *     else that of the version before it (frozen, so this never moves), and
+ *     so on back to the base (version_done). So N takes every record of a
+ *     log above what V held, whichever partition met the switch.
+ * The switch, in a batch writing V: the first record whose value (or key)
+ * schema V cannot evolve to, of a schema id not older than the one V
+ * started with (new_version), stops its log there: V holds the log's rows
+ * below it, the batch records the switch, and the log takes no more rows
+ * in this batch (ls_mat_stopped). Other logs go on into V; one of them that
+ * meets a record V cannot take stops there too. The commit (forced even
+ * with no rows) is V's last: rows, offsets and continued-as in one
+ * compare-and-set. The compactor swaps no range of a stopped log (it stays
+ * in the WAL) and the next pass writes it into N; a backfill range
+ * (ls_materialize_range) is finished in N at once. Exactly-once: before the
+ * commit nothing changed (the retry meets the same record); after it V is
+ * frozen and N starts above V's offsets, created or not; N's own commits
+ * record its offsets as any table's. A record whose schema id is older
+ * than the one the current version started with and that the version
+ * cannot take (a producer not yet upgraded) starts no version: it follows
+ * error.handling, the reason saying so. Upsert tables are refused
+ * (stream/policy.c): a new version would lack the keys last written before
+ * the switch. Side tables (__dlq, __changelog) are one per base, whatever
+ * the version. Maintenance: orphan removal walks every version; only the
+ * current version commits, so only it rewrites files and expires snapshots.
+ *
  * Changelog tables (lakestream.table.changelog=true): a batch carries a
  * second batch for the append-only table <name>__changelog, always in the
  * raw shape (so a tombstone is a row with a null value, whatever the main
@@ -155,6 +196,23 @@
 #define JSON_SCHEMA_ID "json" /* TYPED_SCHEMA_ID_KEY of a value.format=json table */
 #define SKIPPED_KEY "lakestream.skipped-records"
 #define MAX_DECOMPRESSED ((size_t)256 << 20)
+/* Table versions (evolution=new-table, file comment): on the version that
+ * was continued (its last commit) ... */
+#define CONT_AS_KEY "lakestream.table.continued-as"
+#define CONT_REASON_KEY "lakestream.table.continued-as.reason"
+#define CONT_PARTITION_KEY "lakestream.table.continued-as.partition"
+#define CONT_OFFSET_KEY "lakestream.table.continued-as.offset"
+#define CONT_SCHEMA_KEY "lakestream.table.continued-as.schema"
+#define CONT_LAST_COLUMN_KEY "lakestream.table.continued-as.last-column-id"
+#define CONT_VID_KEY "lakestream.table.continued-as.value-schema-id"
+#define CONT_KID_KEY "lakestream.table.continued-as.key-schema-id"
+/* ... and on the version that continues it (set when it is created) */
+#define VERSION_KEY "lakestream.table.version"
+#define CONTINUES_KEY "lakestream.table.continues"
+#define VERSION_REASON_KEY "lakestream.table.version.reason"
+#define VERSION_VID_KEY "lakestream.table.version.value-schema-id"
+#define VERSION_KID_KEY "lakestream.table.version.key-schema-id"
+#define MAX_VERSIONS 1000
 
 ls_status ls_table_target_init(ls_table_target_t *t, const ls_stream_t *s, const ls_policy_t *p,
                                struct ls_registry *registry, char *err, int errlen)
@@ -165,6 +223,9 @@ ls_status ls_table_target_init(ls_table_target_t *t, const ls_stream_t *s, const
     ls_status st =
         ls_policy_table_name(p, s->ns, s->name, t->name, sizeof t->name, err, (size_t)errlen);
     if (st == LS_OK) snprintf(t->prefix, sizeof t->prefix, "warehouse/%s/%s", s->ns, t->name);
+    snprintf(t->base, sizeof t->base, "%s", t->name);
+    t->version = 1;
+    t->prev[0] = 0;
     return st;
 }
 
@@ -180,6 +241,9 @@ typedef struct row_ctx {
     uint64_t rows;
     ls_status st;
     bool incompatible; /* the bad record's schema is one the table cannot evolve to */
+    int32_t bad_id;    /* ... that schema's id */
+    bool bad_key;      /* ... a key schema */
+    int64_t stop_at;   /* the offset of the record that stopped the range (LS_ELIMIT) */
     char err[1024];
 } row_ctx_t;
 
@@ -250,6 +314,7 @@ typedef struct table_shape {
     int last_column_id;
     const char *schema_id;     /* typed value: decimal id; NULL: raw */
     const char *key_schema_id; /* typed key: decimal id; NULL: none */
+    const char *const *extra;  /* NULL, or more properties: key, value, ..., NULL */
 } table_shape_t;
 
 static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
@@ -283,10 +348,25 @@ static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
                            NULL,
                            NULL,
                            NULL,
+                           NULL,
+                           NULL,
+                           NULL,
+                           NULL,
+                           NULL,
+                           NULL,
+                           NULL,
+                           NULL,
+                           NULL,
+                           NULL,
+                           NULL,
+                           NULL,
                            NULL};
     size_t np = 8;
     if (shape->schema_id) props[np++] = TYPED_SCHEMA_ID_KEY, props[np++] = shape->schema_id;
     if (shape->key_schema_id) props[np++] = KEY_SCHEMA_ID_KEY, props[np++] = shape->key_schema_id;
+    for (size_t i = 0; shape->extra && shape->extra[i] && np + 2 < sizeof props / sizeof *props;
+         i += 2)
+        props[np++] = shape->extra[i], props[np++] = shape->extra[i + 1];
     st = ls_tcat_create(meta, os, s->ns, tt->name, tt->prefix, location, shape->schema_json,
                         shape->last_column_id, &spec, props, t, err, (size_t)errlen);
     if (st == LS_EEXISTS) /* created concurrently: load it */
@@ -324,13 +404,17 @@ static ls_status side_target(const ls_table_target_t *tt, const char *suffix, si
     sd->tt = *tt;
     sd->tt.policy = &sd->policy;
     sd->tt.registry = NULL;
-    int n = snprintf(sd->tt.name, sizeof sd->tt.name, "%s%s", tt->name, suffix);
+    /* one side table for every version of the table (named after its base) */
+    int n = snprintf(sd->tt.name, sizeof sd->tt.name, "%s%s", tt->base, suffix);
     if (n < 0 || n > 249) {
         snprintf(err, (size_t)errlen, "table %s: its side table %s%s is longer than 249 characters",
-                 tt->name, tt->name, suffix);
+                 tt->base, tt->base, suffix);
         return LS_EINVAL;
     }
     snprintf(sd->tt.prefix, sizeof sd->tt.prefix, "warehouse/%s/%s", tt->stream->ns, sd->tt.name);
+    snprintf(sd->tt.base, sizeof sd->tt.base, "%s", sd->tt.name);
+    sd->tt.version = 1;
+    sd->tt.prev[0] = 0;
     return LS_OK;
 }
 
@@ -356,11 +440,151 @@ static ls_status table_last_offset(ls_meta_t *meta, ls_objstore_t *os, const ls_
     return LS_OK;
 }
 
+/* ------------------------------------------------------- table versions */
+
+/* Whether tt's table may have versions: a typed one (a raw table has no
+ * schema to switch on). The chain is followed whatever the policy's
+ * evolution says now: a version once continued is frozen for good. */
+static bool versioned(const ls_table_target_t *tt)
+{
+    return tt->policy->value_typed || tt->policy->key_typed;
+}
+
+static void target_rename(ls_table_target_t *tt, const char *name)
+{
+    snprintf(tt->name, sizeof tt->name, "%s", name);
+    snprintf(tt->prefix, sizeof tt->prefix, "warehouse/%s/%s", tt->stream->ns, tt->name);
+}
+
+/* The version of tt's table that takes rows now, into *out (a copy of tt):
+ * the continued-as chain from the base table followed to its end (design
+ * note). *cur: that version opened, NULL when it is not created yet (cur
+ * may be NULL). */
+static ls_status resolve_version(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
+                                 ls_table_target_t *out, ls_ice_table_t **cur, char *err,
+                                 int errlen)
+{
+    *out = *tt;
+    if (cur) *cur = NULL;
+    for (int i = 0;; i++) {
+        ls_ice_table_t *t = NULL;
+        ls_status st = open_table(meta, os, NULL, out, NULL, &t, err, errlen);
+        if (st == LS_ENOTFOUND) {
+            err[0] = 0;
+            return LS_OK;
+        }
+        if (st != LS_OK) return st;
+        const char *next = versioned(tt) ? ls_ice_table_summary(t, CONT_AS_KEY) : NULL;
+        if (!next) {
+            if (cur)
+                *cur = t;
+            else
+                ls_ice_table_free(t);
+            return LS_OK;
+        }
+        if (i >= MAX_VERSIONS || strlen(next) >= sizeof out->name ||
+            !ls_tcat_name_ok(next, strlen(next))) {
+            snprintf(err, (size_t)errlen,
+                     "table %s.%s: %s is '%.100s', not a table name, or its versions go on past "
+                     "%d",
+                     tt->stream->ns, out->name, CONT_AS_KEY, next, MAX_VERSIONS);
+            ls_ice_table_free(t);
+            return LS_ECORRUPT;
+        }
+        snprintf(out->prev, sizeof out->prev, "%s", out->name);
+        target_rename(out, next);
+        out->version++;
+        ls_ice_table_free(t);
+    }
+}
+
+/* The versions before vt's (cur: vt's table, NULL when not created yet),
+ * nearest first, opened: the offsets a version does not record yet are
+ * those of the versions before it (they are frozen). */
+typedef struct preds {
+    ls_ice_table_t **v;
+    size_t n;
+} preds_t;
+
+static void preds_free(preds_t *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        ls_ice_table_free(p->v[i]);
+    ls_free(p->v);
+    memset(p, 0, sizeof *p);
+}
+
+static ls_status load_preds(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *vt,
+                            ls_ice_table_t *cur, preds_t *p, char *err, int errlen)
+{
+    memset(p, 0, sizeof *p);
+    if (!versioned(vt)) return LS_OK;
+    const char *prev = cur ? ls_ice_table_summary(cur, CONTINUES_KEY) : vt->prev;
+    ls_table_target_t t = *vt;
+    while (prev && prev[0]) {
+        if (p->n >= MAX_VERSIONS || strlen(prev) >= sizeof t.name) {
+            snprintf(err, (size_t)errlen, "table %s.%s: its versions go on past %d", vt->stream->ns,
+                     vt->name, MAX_VERSIONS);
+            preds_free(p);
+            return LS_ECORRUPT;
+        }
+        char was[sizeof t.name];
+        snprintf(was, sizeof was, "%s", t.name);
+        target_rename(&t, prev);
+        ls_ice_table_t *pt = NULL;
+        ls_status st = open_table(meta, os, NULL, &t, NULL, &pt, err, errlen);
+        if (st == LS_ENOTFOUND) {
+            snprintf(err, (size_t)errlen,
+                     "table %s.%s continues table %s, which does not exist: the offsets it "
+                     "holds are unknown",
+                     vt->stream->ns, was, t.name);
+            st = LS_ECORRUPT;
+        }
+        if (st != LS_OK) {
+            preds_free(p);
+            return st;
+        }
+        p->v = ls_realloc(p->v, (p->n + 1) * sizeof *p->v);
+        p->v[p->n++] = pt;
+        prev = ls_ice_table_summary(pt, CONTINUES_KEY);
+    }
+    return LS_OK;
+}
+
+/* The last offset of log_id the version cur (NULL: not created) holds,
+ * counting what the versions before it hold; -1: none. */
+static int64_t version_done(const preds_t *p, const ls_ice_table_t *cur, int64_t log_id)
+{
+    char key[80];
+    last_offset_key(key, sizeof key, log_id);
+    const char *v = cur ? ls_ice_table_summary(cur, key) : NULL;
+    for (size_t i = 0; !v && i < p->n; i++)
+        v = ls_ice_table_summary(p->v[i], key);
+    return v ? strtoll(v, NULL, 10) : -1;
+}
+
+/* table_last_offset for the table's current version. */
+static ls_status version_last_offset(ls_meta_t *meta, ls_objstore_t *os,
+                                     const ls_table_target_t *tt, int64_t log_id, int64_t *out,
+                                     char *err, int errlen)
+{
+    *out = -1;
+    ls_table_target_t vt;
+    ls_ice_table_t *cur = NULL;
+    preds_t p = {0};
+    ls_status st = resolve_version(meta, os, tt, &vt, &cur, err, errlen);
+    if (st == LS_OK) st = load_preds(meta, os, &vt, cur, &p, err, errlen);
+    if (st == LS_OK) *out = version_done(&p, cur, log_id);
+    preds_free(&p);
+    ls_ice_table_free(cur);
+    return st;
+}
+
 ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
                                      const ls_table_target_t *tt, int64_t log_id, int64_t *out,
                                      char *err, int errlen)
 {
-    ls_status st = table_last_offset(meta, os, tt, log_id, out, err, errlen);
+    ls_status st = version_last_offset(meta, os, tt, log_id, out, err, errlen);
     if (st != LS_OK || !tt->policy->changelog) return st;
     /* a range is in only once the changelog table holds it too */
     side_t cl;
@@ -378,6 +602,7 @@ typedef struct mat_log {
     int64_t log_id;
     int64_t done; /* recorded at begin; -1: none */
     int64_t last; /* to record at commit; -1: no range added */
+    bool stopped; /* evolution=new-table: a record the table cannot take stopped it */
 } mat_log_t;
 
 /* A typed batch's reader of one value (or key) schema id: rd NULL when
@@ -462,11 +687,23 @@ struct ls_mat_batch {
     mat_log_t *logs;
     size_t nlogs, caplogs;
     uint64_t rows;
-    ls_status failed; /* a failed add may have left part of its rows: never commit */
-    up_map_t up;      /* write.mode=upsert */
-    id_map_t ids_pk;  /* primary.key: up's records by identity, at commit */
-    side_t *cl;       /* changelog=true: the changelog table's batch */
-    side_t *dlq;      /* error.handling=dead-letter: the dead-letter table's batch */
+    ls_status failed;     /* a failed add may have left part of its rows: never commit */
+    up_map_t up;          /* write.mode=upsert */
+    id_map_t ids_pk;      /* primary.key: up's records by identity, at commit */
+    side_t *cl;           /* changelog=true: the changelog table's batch */
+    side_t *dlq;          /* error.handling=dead-letter: the dead-letter table's batch */
+    ls_table_target_t vt; /* the caller's target, at the version that takes rows now */
+    preds_t preds;        /* the versions before it (their offsets) */
+    struct {              /* evolution=new-table: the record that starts the next version */
+        bool set;
+        int32_t partition;
+        int64_t log_id, offset;
+        int32_t vid, kid; /* its schema ids (-1: none) */
+        char *schema;     /* the next version's Iceberg schema */
+        int last_column_id;
+        char *reason;
+        char next[256]; /* its name */
+    } sw;
 };
 
 static up_rec_t **up_slot(up_map_t *m, uint64_t h, const uint8_t *key, size_t len)
@@ -617,10 +854,7 @@ static mat_log_t *batch_log(ls_mat_batch_t *b, int64_t log_id)
         b->logs = ls_realloc(b->logs, b->caplogs * sizeof *b->logs);
     }
     mat_log_t *l = &b->logs[b->nlogs++];
-    char key[80];
-    last_offset_key(key, sizeof key, log_id);
-    const char *done = b->t ? ls_ice_table_summary(b->t, key) : NULL;
-    *l = (mat_log_t){.log_id = log_id, .done = done ? strtoll(done, NULL, 10) : -1, .last = -1};
+    *l = (mat_log_t){.log_id = log_id, .done = version_done(&b->preds, b->t, log_id), .last = -1};
     return l;
 }
 
@@ -777,6 +1011,39 @@ static ls_status side_begin(ls_mat_batch_t *b, const char *suffix, side_t **out,
     return st;
 }
 
+/* Creates b's version (not there yet) from what the version before it
+ * recorded when it was continued: the Iceberg schema, the schema ids that
+ * started it, and why (file comment). */
+static ls_status create_version(ls_mat_batch_t *b, char *err, int errlen)
+{
+    const ls_ice_table_t *pt = b->preds.v[0];
+    const char *schema = ls_ice_table_summary(pt, CONT_SCHEMA_KEY);
+    const char *last = ls_ice_table_summary(pt, CONT_LAST_COLUMN_KEY);
+    const char *vid = ls_ice_table_summary(pt, CONT_VID_KEY);
+    const char *kid = ls_ice_table_summary(pt, CONT_KID_KEY);
+    const char *why = ls_ice_table_summary(pt, CONT_REASON_KEY);
+    if (!schema || !last) {
+        snprintf(err, (size_t)errlen,
+                 "table %s.%s continues as %s but records no schema for it (%s)", b->tt->stream->ns,
+                 b->vt.prev, b->vt.name, CONT_SCHEMA_KEY);
+        return LS_ECORRUPT;
+    }
+    char ver[16];
+    snprintf(ver, sizeof ver, "%d", b->vt.version);
+    const char *extra[13] = {VERSION_KEY,        ver,           CONTINUES_KEY, b->vt.prev,
+                             VERSION_REASON_KEY, why ? why : ""};
+    size_t n = 6;
+    if (vid) extra[n++] = VERSION_VID_KEY, extra[n++] = vid;
+    if (kid) extra[n++] = VERSION_KID_KEY, extra[n++] = kid;
+    table_shape_t ts = {schema, atoi(last), vid, kid, extra};
+    ls_status st = open_table(b->meta, b->os, b->warehouse_uri, b->tt, &ts, &b->t, err, errlen);
+    if (st == LS_OK)
+        LS_INFO("table", "table %s.%s is version %d of table %s, continuing %s: %s",
+                b->tt->stream->ns, b->vt.name, b->vt.version, b->vt.base, b->vt.prev,
+                why ? why : "?");
+    return st;
+}
+
 ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
                        const ls_table_target_t *tt, ls_mat_batch_t **out, char *err, int errlen)
 {
@@ -789,7 +1056,9 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
         return LS_EINVAL;
     }
     ls_mat_batch_t *b = LS_NEW(ls_mat_batch_t);
-    b->tt = tt;
+    b->vt = *tt;
+    b->tt = &b->vt;
+    b->sw.vid = b->sw.kid = -1;
     b->evolved_to = b->key_evolved_to = -1;
     b->meta = meta;
     b->os = os;
@@ -797,7 +1066,7 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
     ls_pq_opts_init(&b->opts);
     b->opts.codec = (ls_pq_codec)c;
     bool typed = tt->policy->value_typed || tt->policy->key_typed;
-    table_shape_t raw = {ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, NULL, NULL};
+    table_shape_t raw = {ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, NULL, NULL, NULL};
     ls_status st =
         tt->policy->changelog ? side_begin(b, CHANGELOG_SUFFIX, &b->cl, err, errlen) : LS_OK;
     if (st == LS_OK && (tt->policy->error_dlq || (typed && tt->policy->evolution_dlq)))
@@ -806,11 +1075,29 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
         ls_mat_free(b);
         return st;
     }
-    /* a typed table is created by its first record (its schema is the record's) */
-    st = open_table(meta, os, warehouse_uri, tt, typed ? NULL : &raw, &b->t, err, errlen);
-    if (typed && st == LS_ENOTFOUND) {
-        *out = b;
-        return LS_OK;
+    /* the version that takes rows now (the table itself unless it was
+     * continued), and the offsets of those before it */
+    ls_ice_table_t *cur = NULL;
+    st = resolve_version(meta, os, tt, &b->vt, &cur, err, errlen);
+    if (st == LS_OK) st = load_preds(meta, os, &b->vt, cur, &b->preds, err, errlen);
+    if (st != LS_OK) {
+        ls_ice_table_free(cur);
+        ls_mat_free(b);
+        return st;
+    }
+    tt = b->tt;
+    /* a typed table is created by its first record (its schema is the
+     * record's); a new version of one by what the version before recorded */
+    if (cur) {
+        b->t = cur;
+    } else if (typed && b->preds.n) {
+        st = create_version(b, err, errlen);
+    } else {
+        st = open_table(meta, os, warehouse_uri, tt, typed ? NULL : &raw, &b->t, err, errlen);
+        if (typed && st == LS_ENOTFOUND) {
+            *out = b;
+            return LS_OK;
+        }
     }
     if (st == LS_OK && typed) {
         const char *id = ls_ice_table_summary(b->t, TYPED_SCHEMA_ID_KEY);
@@ -1041,35 +1328,46 @@ static const char *table_schema_id(ls_mat_batch_t *b, bool key, char *buf, size_
 
 /* The table's first record: the table is created with the shape of its
  * value schema vid (value.format typed) and key schema kid (-1: none). */
-static ls_status create_typed(row_ctx_t *c, const ls_raw_record_t *r, int32_t vid, int32_t kid,
-                              const ls_avro_view_t *vpv, const ls_avro_view_t *kpv)
+/* The columns a table made from value schema vid and key schema kid (-1:
+ * none) has; LS_ECORRUPT (reason in e) when they do not map. */
+static ls_status shape_from(ls_mat_batch_t *b, int32_t vid, int32_t kid, const ls_avro_view_t *vpv,
+                            const ls_avro_view_t *kpv, ls_typed_shape_t **out, char *e, size_t elen)
 {
-    ls_mat_batch_t *b = c->b;
     ls_sr_schema_t *vs = NULL, *ks = NULL;
-    char e[512], why[400];
-    ls_status st = vid >= 0 ? value_schema(b, vid, &vs, e, sizeof e) : LS_OK;
-    if (st == LS_OK && kid >= 0) st = value_schema(b, kid, &ks, e, sizeof e);
+    char why[400];
+    *out = NULL;
+    ls_status st = vid >= 0 ? value_schema(b, vid, &vs, e, elen) : LS_OK;
+    if (st == LS_OK && kid >= 0) st = value_schema(b, kid, &ks, e, elen);
     if (st == LS_OK) {
         char names[LS_POLICY_MAX_PK][LS_POLICY_MAX_PK_NAME];
         const char *pk[LS_POLICY_MAX_PK];
         ls_policy_primary_key(b->tt->policy, names);
         for (int i = 0; i < b->tt->policy->npk; i++)
             pk[i] = names[i];
-        b->shape = ls_typed_shape_new_pk(vs ? schema_root(vs, vpv) : NULL,
-                                         ks ? schema_root(ks, kpv) : NULL, pk,
-                                         (size_t)b->tt->policy->npk, why, sizeof why);
-        if (!b->shape) {
+        *out = ls_typed_shape_new_pk(vs ? schema_root(vs, vpv) : NULL,
+                                     ks ? schema_root(ks, kpv) : NULL, pk,
+                                     (size_t)b->tt->policy->npk, why, sizeof why);
+        if (!*out) {
             if (vid >= 0 && kid >= 0)
-                snprintf(e, sizeof e, "value schema id %d, key schema id %d: %s", (int)vid,
-                         (int)kid, why);
+                snprintf(e, elen, "value schema id %d, key schema id %d: %s", (int)vid, (int)kid,
+                         why);
             else
-                snprintf(e, sizeof e, "%s schema id %d: %s", vid >= 0 ? "value" : "key",
+                snprintf(e, elen, "%s schema id %d: %s", vid >= 0 ? "value" : "key",
                          (int)(vid >= 0 ? vid : kid), why);
             st = LS_ECORRUPT;
         }
     }
     ls_sr_schema_release(vs);
     ls_sr_schema_release(ks);
+    return st;
+}
+
+static ls_status create_typed(row_ctx_t *c, const ls_raw_record_t *r, int32_t vid, int32_t kid,
+                              const ls_avro_view_t *vpv, const ls_avro_view_t *kpv)
+{
+    ls_mat_batch_t *b = c->b;
+    char e[512];
+    ls_status st = shape_from(b, vid, kid, vpv, kpv, &b->shape, e, sizeof e);
     if (st != LS_OK) {
         snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
         return st;
@@ -1078,7 +1376,7 @@ static ls_status create_typed(row_ctx_t *c, const ls_raw_record_t *r, int32_t vi
     snprintf(sid, sizeof sid, "%d", (int)vid);
     snprintf(skid, sizeof skid, "%d", (int)kid);
     table_shape_t ts = {ls_typed_iceberg_schema_json(b->shape), ls_typed_last_column_id(b->shape),
-                        vid >= 0 ? sid : NULL, kid >= 0 ? skid : NULL};
+                        vid >= 0 ? sid : NULL, kid >= 0 ? skid : NULL, NULL};
     st =
         open_table(b->meta, b->os, b->warehouse_uri, b->tt, &ts, &b->t, c->err, (int)sizeof c->err);
     const char *prop = vid >= 0 ? TYPED_SCHEMA_ID_KEY : KEY_SCHEMA_ID_KEY;
@@ -1119,6 +1417,8 @@ static ls_status typed_reader(row_ctx_t *c, const ls_raw_record_t *r, int32_t id
                  (long long)r->offset, key ? "key" : "value", (int)id, b->tt->name,
                  key ? "key" : "value", table_schema_id(b, key, tid, sizeof tid), tr->why);
         c->incompatible = true;
+        c->bad_id = id;
+        c->bad_key = key;
         return LS_ECORRUPT;
     }
     *out = tr->rd;
@@ -1170,6 +1470,60 @@ static ls_status proto_message(row_ctx_t *c, const ls_raw_record_t *r, int32_t i
     d->len -= used;
     *hold = sc;
     return LS_OK;
+}
+
+/* evolution=new-table: r's schema (c->bad_id) is one the table cannot
+ * evolve to. A schema older than the one that started this version
+ * follows error.handling (LS_ECORRUPT, c->incompatible cleared);
+ * otherwise r starts the next version: its columns are made from r's
+ * schemas and kept in b->sw for the commit, and LS_ELIMIT stops the batch
+ * at r (file comment). Columns that do not map follow error.handling too. */
+static ls_status new_version(row_ctx_t *c, const ls_raw_record_t *r, int32_t vid, int32_t kid,
+                             const ls_avro_view_t *vpv, const ls_avro_view_t *kpv)
+{
+    ls_mat_batch_t *b = c->b;
+    c->incompatible = false;
+    size_t n = strlen(c->err);
+    const char *start = ls_ice_table_summary(b->t, c->bad_key ? VERSION_KID_KEY : VERSION_VID_KEY);
+    if (start && c->bad_id < atoi(start)) {
+        snprintf(c->err + n, sizeof c->err - n,
+                 "; it is older than %s schema id %s, which started table version %s, so it "
+                 "starts no new version (%s=new-table)",
+                 c->bad_key ? "key" : "value", start, b->tt->name,
+                 ls_policy_key(LS_POLICY_EVOLUTION));
+        return LS_ECORRUPT;
+    }
+    c->stop_at = r->offset;
+    if (b->sw.set) return LS_ELIMIT; /* the next version is known: this log stops too */
+    char next[300], e[512];
+    int len = snprintf(next, sizeof next, "%s__v%d", b->vt.base, b->vt.version + 1);
+    if (len < 0 || len > 249) {
+        snprintf(c->err + n, sizeof c->err - n,
+                 "; its new table version %s would be longer than 249 characters", next);
+        return LS_EINVAL;
+    }
+    ls_typed_shape_t *ns = NULL;
+    ls_status st = shape_from(b, vid, kid, vpv, kpv, &ns, e, sizeof e);
+    if (st == LS_ECORRUPT) {
+        snprintf(c->err + n, sizeof c->err - n, "; nor can it start a new table version: %s", e);
+        return st;
+    }
+    if (st != LS_OK) {
+        snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
+        return st;
+    }
+    b->sw.set = true;
+    b->sw.partition = c->partition;
+    b->sw.log_id = c->log_id;
+    b->sw.offset = r->offset;
+    b->sw.vid = vid;
+    b->sw.kid = kid;
+    b->sw.schema = ls_strdup(ls_typed_iceberg_schema_json(ns));
+    b->sw.last_column_id = ls_typed_last_column_id(ns);
+    b->sw.reason = ls_strdup(c->err);
+    memcpy(b->sw.next, next, (size_t)len + 1); /* len <= 249 */
+    ls_typed_shape_free(ns);
+    return LS_ELIMIT;
 }
 
 /* A typed row: the value (value.format=schema-registry) and the key
@@ -1261,6 +1615,8 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
     if (keyed) note_id(&b->kids, &b->nkids, &b->kids_changed, kid);
     st = ls_data_files_row_done(b->files, st);
 out:
+    if (st == LS_ECORRUPT && c->incompatible && p->evolution_new_table)
+        st = new_version(c, r, p->value_typed ? vid : -1, keyed ? kid : -1, vpv, kpv);
     ls_sr_schema_release(vhold);
     ls_sr_schema_release(khold);
     return st;
@@ -1380,7 +1736,7 @@ static ls_status json_row(row_ctx_t *c, const ls_raw_record_t *r)
             return LS_ECORRUPT;
         }
         table_shape_t ts = {ls_typed_iceberg_schema_json(b->shape),
-                            ls_typed_last_column_id(b->shape), JSON_SCHEMA_ID, NULL};
+                            ls_typed_last_column_id(b->shape), JSON_SCHEMA_ID, NULL, NULL};
         st = open_table(b->meta, b->os, b->warehouse_uri, b->tt, &ts, &b->t, c->err,
                         (int)sizeof c->err);
         if (st == LS_OK) {
@@ -1503,7 +1859,8 @@ ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_
                      int errlen)
 {
     *rows_out = 0;
-    if (b->cl) { /* the changelog first: each table skips what it holds */
+    if (errlen > 0) err[0] = 0; /* not a message of an earlier call (begin's lookups) */
+    if (b->cl) {                /* the changelog first: each table skips what it holds */
         uint64_t crows;
         ls_status st = ls_mat_add(b->cl->b, r, &crows, err, errlen);
         if (st != LS_OK) {
@@ -1512,6 +1869,7 @@ ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_
         }
     }
     mat_log_t *l = batch_log(b, r->log_id);
+    if (l->stopped) return LS_OK; /* its rows from here on go to the next version */
     int64_t above = l->last > l->done ? l->last : l->done;
     if (r->from_offset > r->last_offset || above >= r->last_offset)
         return LS_OK; /* start.position=latest, or the table holds the range already */
@@ -1541,6 +1899,17 @@ ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_
                      (long long)rc.base_offset, (int)rr);
             rc.st = LS_ECORRUPT;
         }
+    }
+    if (rc.st == LS_ELIMIT && b->sw.set) {
+        /* a new table version takes this log from stop_at: this one holds
+         * the rows below it (file comment) */
+        rc.st = LS_OK;
+        rc.rows--; /* the record that stopped it made no row here */
+        l->stopped = true;
+        if (rc.stop_at - 1 > above) l->last = rc.stop_at - 1;
+        b->rows += rc.rows;
+        *rows_out = rc.rows;
+        return LS_OK;
     }
     if (rc.st != LS_OK && !err[0]) {
         if (rc.err[0])
@@ -1752,7 +2121,7 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
     size_t nkv = 0;
     for (size_t i = 0; i < b->nlogs; i++)
         nkv += b->logs[i].last >= 0;
-    if (!nkv) return LS_OK; /* nothing added */
+    if (!nkv && !b->sw.set) return LS_OK; /* nothing added */
     bool upsert = b->tt->policy->upsert;
     uint64_t made = b->rows;
     ls_status st = upsert ? upsert_rows(b, &made, err, errlen) : LS_OK;
@@ -1786,7 +2155,7 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         nadded += ndf;
     }
     char evolved[16], key_evolved[16], *ids = NULL, *kids = NULL;
-    const char **kv = LS_NEWN(const char *, 2 * nkv + 11);
+    const char **kv = LS_NEWN(const char *, 2 * nkv + 11 + 16);
     char(*keys)[80] = ls_calloc(nkv, sizeof *keys);
     char(*vals)[24] = ls_calloc(nkv, sizeof *vals);
     size_t k = 0;
@@ -1825,6 +2194,25 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         kv[2 * k + 1] = kids = ids_text(b->kids, b->nkids);
         k++;
     }
+    char swp[16], swo[24], swl[16], swv[16], swk[16];
+    if (b->sw.set) { /* the last commit of this version: what continues it */
+        snprintf(swp, sizeof swp, "%d", (int)b->sw.partition);
+        snprintf(swo, sizeof swo, "%lld", (long long)b->sw.offset);
+        snprintf(swl, sizeof swl, "%d", b->sw.last_column_id);
+        const char *sk[] = {CONT_AS_KEY,        b->sw.next,   CONT_REASON_KEY,      b->sw.reason,
+                            CONT_PARTITION_KEY, swp,          CONT_OFFSET_KEY,      swo,
+                            CONT_SCHEMA_KEY,    b->sw.schema, CONT_LAST_COLUMN_KEY, swl};
+        for (size_t i = 0; i < sizeof sk / sizeof *sk; i += 2, k++)
+            kv[2 * k] = sk[i], kv[2 * k + 1] = sk[i + 1];
+        if (b->sw.vid >= 0) {
+            snprintf(swv, sizeof swv, "%d", (int)b->sw.vid);
+            kv[2 * k] = CONT_VID_KEY, kv[2 * k + 1] = swv, k++;
+        }
+        if (b->sw.kid >= 0) {
+            snprintf(swk, sizeof swk, "%d", (int)b->sw.kid);
+            kv[2 * k] = CONT_KID_KEY, kv[2 * k + 1] = swk, k++;
+        }
+    }
     ls_crashpoint("table.data_written");
     int64_t snap;
     st = ls_ice_table_overwrite(b->t, (const char *const *)cow.removed, cow.nremoved, added, nadded,
@@ -1833,6 +2221,12 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         snprintf(err, (size_t)errlen, "committing snapshot: %s", ls_ice_table_error(b->t));
     else
         *rows = made;
+    if (st == LS_OK && b->sw.set)
+        LS_WARN("table",
+                "table %s.%s continues as table %s.%s from partition %d offset %lld "
+                "(lakestream.table.evolution=new-table): %s",
+                b->tt->stream->ns, b->tt->name, b->tt->stream->ns, b->sw.next, (int)b->sw.partition,
+                (long long)b->sw.offset, b->sw.reason);
     ls_free(added);
     ls_file_cow_clear(&cow);
     ls_free(kv);
@@ -1883,8 +2277,17 @@ void ls_mat_free(ls_mat_batch_t *b)
         ls_free(sides[i]);
     }
     ls_free(b->logs);
+    preds_free(&b->preds);
+    ls_free(b->sw.schema);
+    ls_free(b->sw.reason);
     ls_free(b);
 }
+
+bool ls_mat_switched(const ls_mat_batch_t *b) { return b->sw.set; }
+
+bool ls_mat_stopped(ls_mat_batch_t *b, int64_t log_id) { return batch_log(b, log_id)->stopped; }
+
+const char *ls_mat_table_name(const ls_mat_batch_t *b) { return b->tt->name; }
 
 ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
                                const ls_table_target_t *tt, const ls_mat_range_t *r,
@@ -1893,13 +2296,25 @@ ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *w
     *rows_out = 0;
     if (r->from_offset > r->last_offset)
         return LS_OK; /* start.position=latest: nothing of this range belongs to the table */
-    ls_mat_batch_t *b;
-    ls_status st = ls_mat_begin(meta, os, warehouse_uri, tt, &b, err, errlen);
-    if (st != LS_OK) return st;
-    uint64_t added;
-    st = ls_mat_add(b, r, &added, err, errlen);
-    if (st == LS_OK) st = ls_mat_commit(b, rows_out, err, errlen);
-    ls_mat_free(b);
+    /* a range that starts a new table version is finished in that version:
+     * begin again (it resolves to the new version), which holds the rest */
+    ls_status st = LS_OK;
+    bool switched = true;
+    for (int i = 0; i < 8 && switched && st == LS_OK; i++) {
+        ls_mat_batch_t *b;
+        st = ls_mat_begin(meta, os, warehouse_uri, tt, &b, err, errlen);
+        if (st != LS_OK) return st;
+        uint64_t added, rows = 0;
+        st = ls_mat_add(b, r, &added, err, errlen);
+        if (st == LS_OK) st = ls_mat_commit(b, &rows, err, errlen);
+        *rows_out += rows;
+        switched = ls_mat_switched(b);
+        ls_mat_free(b);
+    }
+    if (st == LS_OK && switched) {
+        snprintf(err, (size_t)errlen, "the range started new table versions 8 times; will retry");
+        st = LS_EAGAIN;
+    }
     return st;
 }
 
@@ -1922,14 +2337,25 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
         if (st != LS_OK) return st;
         *deleted += sn;
     }
-    uint64_t n = 0;
-    ls_ice_table_t *t = NULL;
-    ls_status st = open_table(meta, os, NULL, tt, NULL, &t, err, errlen);
-    if (st == LS_ENOTFOUND) return LS_OK;
-    if (st != LS_OK) return st;
-    st = ls_ice_table_remove_orphans(t, older_than_ms, &n);
-    *deleted += n;
-    if (st != LS_OK) snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
-    ls_ice_table_free(t);
-    return st;
+    /* every version of the table, from the base along continued-as */
+    ls_table_target_t vt = *tt;
+    for (int i = 0; i < MAX_VERSIONS; i++) {
+        uint64_t n = 0;
+        ls_ice_table_t *t = NULL;
+        ls_status st = open_table(meta, os, NULL, &vt, NULL, &t, err, errlen);
+        if (st == LS_ENOTFOUND) return LS_OK;
+        if (st != LS_OK) return st;
+        st = ls_ice_table_remove_orphans(t, older_than_ms, &n);
+        *deleted += n;
+        if (st != LS_OK) snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
+        const char *next = versioned(tt) ? ls_ice_table_summary(t, CONT_AS_KEY) : NULL;
+        if (st == LS_OK && next && strlen(next) < sizeof vt.name &&
+            ls_tcat_name_ok(next, strlen(next)))
+            target_rename(&vt, next);
+        else
+            next = NULL;
+        ls_ice_table_free(t);
+        if (st != LS_OK || !next) return st;
+    }
+    return LS_OK;
 }

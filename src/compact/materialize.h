@@ -4,6 +4,7 @@
  * enables one. Design note in materialize.c. */
 #ifndef LS_MATERIALIZE_H
 #define LS_MATERIALIZE_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,12 @@ typedef struct ls_table_target {
     struct ls_registry *registry; /* value schemas (value.format=schema-registry) */
     char name[256];               /* table name: the policy's template expanded */
     char prefix[600];             /* object-store prefix "warehouse/<ns>/<name>" */
+    /* evolution=new-table (materialize.c "Table versions"): name is the
+     * policy's (base) unless the materializer resolved a later version
+     * <base>__vN; side tables are always named after base */
+    char base[256];
+    int version;    /* 1: the base table; N >= 2: <base>__vN */
+    char prev[256]; /* the version before (""): offsets it lacks are the previous one's */
 } ls_table_target_t;
 
 /* LS_EINVAL (message naming the key) when the name template does not give a
@@ -70,6 +77,19 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
                        const ls_table_target_t *tt, ls_mat_batch_t **out, char *err, int errlen);
 /* Last offset of log_id the table holds, counting ranges added to b. */
 int64_t ls_mat_done(ls_mat_batch_t *b, int64_t log_id);
+/* evolution=new-table: true once an added range met a record that starts
+ * a new table version (the commit records it; a later begin writes into
+ * that version). */
+bool ls_mat_switched(const ls_mat_batch_t *b);
+/* ... and true for a log whose range met such a record (the first, or one
+ * of another log after it that b's table cannot take either): b holds that
+ * log only below that record and takes no more of it, so that range and
+ * every later one of the log must stay in the WAL (not be swapped) even
+ * when the commit lands; a later pass writes them into the new version.
+ * Other logs' ranges go on into b's table as usual. */
+bool ls_mat_stopped(ls_mat_batch_t *b, int64_t log_id);
+/* The name of the table (version) b writes. */
+const char *ls_mat_table_name(const ls_mat_batch_t *b);
 /* Rows of a range (ls_mat_range_t) into b (nothing is visible before
  * commit); the table then holds r->log_id up to r->last_offset. */
 ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_out, char *err,

@@ -416,6 +416,33 @@ static void add_table_lag(ls_arena_t *a, ls_kafka_services_t *b, const ls_stream
     r->NumConfigs++;
 }
 
+/* lakestream.table.current (read-only status): the table the stream's rows
+ * go to now — the policy's table name, or with evolution=new-table the
+ * version that continues it (<name>__v2, ...), as the last compaction pass
+ * found it; absent before a pass has opened the table. */
+#define TABLE_VERSION_KEY "lakestream.table.current"
+static void add_table_version(ls_arena_t *a, ls_kafka_services_t *b, const ls_stream_t *s,
+                              const ls_kstr_t *keys, int32_t nkeys,
+                              ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *r)
+{
+    const char *name = b->table_version ? b->table_version(b->root, s->stream_no) : NULL;
+    if (!key_wanted(keys, nkeys, TABLE_VERSION_KEY) || !name) return;
+    cfg_entry_t *v = ls_arena_alloc(a, (size_t)(r->NumConfigs + 1) * sizeof *v);
+    if (r->NumConfigs) memcpy(v, r->Configs, (size_t)r->NumConfigs * sizeof *v);
+    cfg_entry_t *e = &v[r->NumConfigs];
+    memset(e, 0, sizeof *e);
+    e->Name = ls_kstr_c(TABLE_VERSION_KEY);
+    e->Value = ls_kstr_c(ls_arena_printf(a, "%s", name));
+    e->ReadOnly = true;
+    e->ConfigSource = LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
+    e->ConfigType = LS_KAFKA_CONFIG_TYPE_STRING;
+    e->Documentation = ls_kstr_c("Status, not a setting: the table the topic's rows go to now "
+                                 "(lakestream.table.evolution=new-table continues a table as "
+                                 "<name>__v2, ...), at the last compaction pass.");
+    r->Configs = v;
+    r->NumConfigs++;
+}
+
 /* The table name a stream's policy gives, or NULL when its table is off or
  * the policy does not resolve. */
 static const char *table_name_of(ls_kafka_services_t *b, const ls_stream_t *s, char *buf,
@@ -804,6 +831,7 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
                 a, b, s->ns, s->config, s->nconfig, q->ConfigurationKeys, q->NumConfigurationKeys,
                 m->IncludeSynonyms, m->IncludeDocumentation, &r->Configs);
             add_table_lag(a, b, s, q->ConfigurationKeys, q->NumConfigurationKeys, r);
+            add_table_version(a, b, s, q->ConfigurationKeys, q->NumConfigurationKeys, r);
             break;
         }
         case LS_KAFKA_RESOURCE_BROKER:

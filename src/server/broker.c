@@ -94,6 +94,12 @@ static bool svc_table_lag(void *root, int64_t stream_no, int64_t *lag_ms)
     return b->compactor && ls_compactor_table_lag(b->compactor, stream_no, lag_ms);
 }
 
+static const char *svc_table_version(void *root, int64_t stream_no)
+{
+    ls_broker_t *b = root;
+    return b->compactor ? ls_compactor_table_version(b->compactor, stream_no) : NULL;
+}
+
 static const char *svc_advertised_host(void *root) { return ls_broker_advertised_host(root); }
 static int32_t svc_advertised_port(void *root) { return ls_broker_advertised_port(root); }
 static void svc_tables_changed(void *root) { ls_broker_tables_changed(root); }
@@ -176,6 +182,7 @@ static void services_init(ls_broker_t *b)
         .advertised_port = svc_advertised_port,
         .members = svc_members,
         .table_lag = svc_table_lag,
+        .table_version = svc_table_version,
         .tables_changed = svc_tables_changed,
         .offload = svc_offload,
         .new_producer_id = svc_new_producer_id,

@@ -445,13 +445,10 @@ static int p_changelog(const char *v, ls_policy_t *p, char *why, size_t cap)
 
 static int p_evolution(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    if (strcmp(v, "new-table") == 0) {
-        put(why, cap, "new-table, a new table version for an incompatible schema, is not built");
-        return -1;
-    }
-    static const char *const opts[] = {"fail", "dead-letter", NULL};
+    static const char *const opts[] = {"fail", "dead-letter", "new-table", NULL};
     int i = one_of(v, opts);
     p->evolution_dlq = i == 1;
+    p->evolution_new_table = i == 2;
     return i < 0 ? -1 : 0;
 }
 
@@ -551,12 +548,16 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                              "null value), committed in the same pass: the change history of an "
                              "upsert table for CDC consumers.",
                              p_changelog, NULL},
-    [LS_POLICY_EVOLUTION] = {"lakestream.table.evolution", "fail", "fail, dead-letter",
+    [LS_POLICY_EVOLUTION] = {"lakestream.table.evolution", "fail", "fail, dead-letter, new-table",
                              "What a typed table does with a record whose schema it cannot "
                              "evolve to (a type Iceberg cannot promote, e.g. string to int): "
                              "fail holds the table back, naming the offset, the schema ids and "
                              "the reason; dead-letter writes the record as it is into "
-                             "<name>__dlq with the reason. Compatible versions (added fields, "
+                             "<name>__dlq with the reason; new-table continues the table as a "
+                             "new table version <name>__v2 (__v3, ...) created with the new "
+                             "schema, which takes that record and everything after it (the old "
+                             "version stays readable; not with write.mode=upsert). Compatible "
+                             "versions (added fields, "
                              "int to long, float to double, required to optional) evolve the "
                              "table's schema in the commit that first writes them.",
                              p_evolution, NULL},
@@ -764,6 +765,20 @@ ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char 
                                    "schema-registry-latest)"
                                  : "is an upsert table's identity (write.mode=upsert)",
                  fields[ff].key, out->value[ff], ls_policy_source_name(out->source[ff]));
+        st = LS_EINVAL;
+    }
+    /* a new table version of an upsert table would lack the rows of keys
+     * last written before the switch: refused rather than half applied */
+    if (st == LS_OK && out->evolution_new_table && out->upsert &&
+        (out->value_typed || out->key_typed)) {
+        snprintf(err, errlen,
+                 "Invalid value 'new-table' for configuration %s (%s layer): an upsert table "
+                 "(%s=upsert, %s layer) holds the latest row of every key, which a new table "
+                 "version started at an incompatible schema would not; use fail or dead-letter",
+                 fields[LS_POLICY_EVOLUTION].key,
+                 ls_policy_source_name(out->source[LS_POLICY_EVOLUTION]),
+                 fields[LS_POLICY_WRITE_MODE].key,
+                 ls_policy_source_name(out->source[LS_POLICY_WRITE_MODE]));
         st = LS_EINVAL;
     }
     const char *since = layer_get(l->stream, l->nstream, LS_POLICY_SINCE_KEY);

@@ -37,10 +37,11 @@
  *   value.format         raw | schema-registry            applied (table/iceberg_typed.h)
  *   rewrite.min.files    0 (never) | 4..1000             applied (table/file_rewrite.h)
  *   changelog            true|false                      applied (compact/materialize.c)
- *   evolution            fail|dead-letter                applied (compact/materialize.c: what
+ *   evolution            fail|dead-letter|new-table      applied (compact/materialize.c: what
  *                                                        a record whose schema the typed table
  *                                                        cannot evolve to does; new-table is
- *                                                        refused as not built)
+ *                                                        refused with write.mode=upsert on a
+ *                                                        typed table)
  *   key.format           raw | schema-registry            applied (table/iceberg_typed.h: the
  *                        | schema-registry-latest        decoded key in _kafka_key_typed)
  *   value.format also takes schema-registry-latest: bytes without the
@@ -178,8 +179,9 @@ typedef struct ls_policy {
     bool error_skip;    /* error.handling=skip */
     bool error_dlq;     /* error.handling=dead-letter: into <name>__dlq */
     bool evolution_dlq; /* evolution=dead-letter: into <name>__dlq */
-    bool upsert;        /* write.mode=upsert: one row per key */
-    bool changelog;     /* also the append-only table <name>__changelog */
+    bool evolution_new_table; /* evolution=new-table: a new table version <name>__vN */
+    bool upsert;              /* write.mode=upsert: one row per key */
+    bool changelog;           /* also the append-only table <name>__changelog */
     int64_t enabled_since_ms; /* -1: not recorded */
 } ls_policy_t;
 

@@ -8,7 +8,8 @@ the right values, null for the column an old row lacks. A version the table
 cannot evolve to (a string field turned int) follows
 lakestream.table.evolution: fail holds the table back naming the offset,
 the schema ids and the reason (the topic keeps taking writes); dead-letter
-puts the record into <name>__dlq with the reason. new-table is refused."""
+puts the record into <name>__dlq with the reason (new-table:
+test_table_versions.py)."""
 
 import io
 import json
@@ -196,17 +197,6 @@ def test_an_incompatible_version_is_dead_lettered(broker):
     reason = {h["key"]: h["value"] for h in r["headers"]}["lakestream.dlq.error"]
     assert b"cannot evolve to: /name: Iceberg cannot promote the string column to int" in reason
     assert re.search(r"dead-lettering a record \(evolution=dead-letter\)", broker.log_text())
-
-
-def test_new_table_is_refused_by_name(broker):
-    a = admin(broker.bootstrap)
-    name = unique_topic("evolve-new")
-    fs = a.create_topics([NewTopic(name, 1, 1, config=dict(
-        TYPED, **{"lakestream.table.evolution": "new-table"}))])
-    with pytest.raises(KafkaException) as e:
-        fs[name].result(30)
-    msg = e.value.args[0].str()
-    assert "lakestream.table.evolution" in msg and "new-table" in msg and "not built" in msg, msg
 
 
 # the steps of the commit that evolves the schema: rows written, metadata

@@ -57,6 +57,7 @@ TEST(valid_values_accepted)
     CHECK(check_ok("lakestream.table.error.handling", "dead-letter"));
     CHECK(check_ok("lakestream.table.evolution", "fail"));
     CHECK(check_ok("lakestream.table.evolution", "dead-letter"));
+    CHECK(check_ok("lakestream.table.evolution", "new-table"));
 }
 
 TEST(bad_values_name_key_and_accepted)
@@ -104,12 +105,8 @@ TEST(bad_values_name_key_and_accepted)
     e = check_err("lakestream.table.frobnicate", "1");
     CHECK(strstr(e, "Unknown configuration lakestream.table.frobnicate") &&
           strstr(e, "commit.interval.ms"));
-    /* a value not built is refused by name, never stored and ignored */
-    e = check_err("lakestream.table.evolution", "new-table");
-    CHECK(strstr(e, "lakestream.table.evolution") && strstr(e, "'new-table'") &&
-          strstr(e, "not built") && strstr(e, "fail, dead-letter"));
     e = check_err("lakestream.table.evolution", "skip");
-    CHECK(strstr(e, "fail, dead-letter"));
+    CHECK(strstr(e, "lakestream.table.evolution") && strstr(e, "fail, dead-letter, new-table"));
     e = check_err(LS_POLICY_SINCE_KEY, "1");
     CHECK(strstr(e, "maintained by the broker"));
 }
@@ -340,6 +337,28 @@ TEST(typed_key_formats_and_subject_strategies)
     CHECK(strstr(err, "TopicNameStrategy, RecordNameStrategy") != NULL);
 }
 
+/* evolution=new-table: a typed upsert table is refused naming both keys
+ * (a new version would lack the keys last written before the switch);
+ * a raw upsert table has no schema to switch on, so it resolves. */
+TEST(new_table_evolution_refused_for_typed_upsert)
+{
+    ls_policy_t p;
+    char err[512];
+    ls_prop_t stream[] = {P("lakestream.table.evolution", "new-table"),
+                          P("lakestream.table.value.format", "schema-registry")};
+    ls_policy_layers_t l = {stream, 2, NULL, 0, NULL, 0};
+    CHECK_EQ_INT(ls_policy_resolve(&l, &p, err, sizeof err), LS_OK);
+    CHECK(p.evolution_new_table && !p.evolution_dlq);
+    ls_prop_t ns[] = {P("lakestream.table.write.mode", "upsert")};
+    ls_policy_layers_t lu = {stream, 2, ns, 1, NULL, 0};
+    CHECK_EQ_INT(ls_policy_resolve(&lu, &p, err, sizeof err), LS_EINVAL);
+    CHECK(strstr(err, "lakestream.table.evolution (stream layer)") &&
+          strstr(err, "lakestream.table.write.mode=upsert, namespace layer"));
+    ls_prop_t raw[] = {P("lakestream.table.evolution", "new-table")};
+    ls_policy_layers_t lr = {raw, 1, ns, 1, NULL, 0};
+    CHECK_EQ_INT(ls_policy_resolve(&lr, &p, err, sizeof err), LS_OK);
+}
+
 TEST(compacted_topics_default_to_upsert)
 {
     static const struct {
@@ -383,6 +402,7 @@ int main(void)
     RUN(bad_stored_value_reported_with_layer);
     RUN(applied_versus_stored_only);
     RUN(table_name_template);
+    RUN(new_table_evolution_refused_for_typed_upsert);
     RUN(enabled_since_bookkeeping);
     RUN(namespace_layer_from_catalog);
     UNIT_DONE();
