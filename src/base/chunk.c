@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <sys/mman.h>
 
 #include "base/alloc.h"
 
@@ -13,6 +14,8 @@ ls_chunk_t *ls_chunk_new(size_t len)
     c->data = (uint8_t *)(c + 1);
     c->pool = NULL;
     c->cap = 0;
+    c->map = NULL;
+    c->maplen = 0;
     return c;
 }
 
@@ -21,6 +24,16 @@ ls_chunk_t *ls_chunk_adopt(uint8_t *data, size_t len)
     ls_chunk_t *c = ls_chunk_new(0);
     c->len = len;
     c->data = data;
+    return c;
+}
+
+ls_chunk_t *ls_chunk_mapped(void *map, size_t maplen, uint8_t *data, size_t len)
+{
+    ls_chunk_t *c = ls_chunk_new(0);
+    c->len = len;
+    c->data = data;
+    c->map = map;
+    c->maplen = maplen;
     return c;
 }
 
@@ -35,7 +48,9 @@ static void pool_give(ls_bufpool_t *p, uint8_t *data, size_t cap);
 void ls_chunk_release(ls_chunk_t *c)
 {
     if (!c || __atomic_sub_fetch(&c->refcnt, 1, __ATOMIC_ACQ_REL) != 0) return;
-    if (c->pool)
+    if (c->map)
+        munmap(c->map, c->maplen);
+    else if (c->pool)
         pool_give(c->pool, c->data, c->cap);
     else if (c->data != (uint8_t *)(c + 1))
         ls_free(c->data);

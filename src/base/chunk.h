@@ -30,10 +30,15 @@ typedef struct ls_chunk {
     uint8_t *data;      /* points into the same allocation unless adopted */
     ls_bufpool_t *pool; /* adopted from a pool: data goes back to it */
     size_t cap;         /* with pool: data's capacity */
+    void *map;          /* a private file mapping data points into (munmap'd last) */
+    size_t maplen;
 } ls_chunk_t;
 
 ls_chunk_t *ls_chunk_new(size_t len);                  /* refcnt 1, data uninitialised */
 ls_chunk_t *ls_chunk_adopt(uint8_t *data, size_t len); /* takes ownership of ls_malloc'd data */
+/* Takes ownership of a mapping (mmap'd, maplen bytes); the chunk's bytes are
+ * [data, data + len) inside it, and the last release unmaps it. */
+ls_chunk_t *ls_chunk_mapped(void *map, size_t maplen, uint8_t *data, size_t len);
 ls_chunk_t *ls_chunk_keep(ls_chunk_t *c);
 void ls_chunk_release(ls_chunk_t *c);
 

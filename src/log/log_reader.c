@@ -75,7 +75,8 @@ struct ls_read_op {
     int64_t ent_first, ent_last;
     uint32_t ent_entries;
     uint64_t ent_pos, ent_end;
-    ls_buf_t got;
+    ls_buf_t got;          /* GET_FOOTER, GET_TABLE */
+    ls_chunk_t *got_chunk; /* GET_BLOCK, GET_ENTRY (ls_objstore_get_chunk) */
     ls_status get_st;
     char get_err[200]; /* the store's detail of a failed GET (worker thread) */
     int retries;
@@ -364,6 +365,7 @@ static void op_finish(ls_read_op_t *op)
     }
     ls_free(op->get_object);
     ls_buf_free(&op->got);
+    ls_chunk_release(op->got_chunk);
     ls_free(op);
 }
 
@@ -386,11 +388,20 @@ static void add_slice(ls_read_op_t *op, ls_chunk_t *chunk, size_t off, size_t le
 static void get_work(uv_work_t *w)
 {
     ls_read_op_t *op = w->data;
-    op->get_st = ls_objstore_get(op->ls->os, op->get_object, op->get_pos, op->get_len, &op->got);
-    if (op->get_st == LS_OK && op->got.len != op->get_len) {
+    size_t n = 0;
+    if (op->get_kind == GET_FOOTER) {
+        op->get_st =
+            ls_objstore_get(op->ls->os, op->get_object, op->get_pos, op->get_len, &op->got);
+        n = op->got.len;
+    } else {
+        op->get_st = ls_objstore_get_chunk(op->ls->os, op->get_object, op->get_pos, op->get_len,
+                                           op->ls->bufpool, &op->got_chunk);
+        if (op->got_chunk) n = op->got_chunk->len;
+    }
+    if (op->get_st == LS_OK && n != op->get_len) {
         op->get_st = LS_ECORRUPT;
         snprintf(op->get_err, sizeof op->get_err,
-                 "the store returned %zu bytes: object shorter than its index entry", op->got.len);
+                 "the store returned %zu bytes: object shorter than its index entry", n);
     } else if (op->get_st != LS_OK)
         snprintf(op->get_err, sizeof op->get_err, "%s", ls_objstore_error(op->ls->os));
 }
@@ -477,8 +488,9 @@ struct ls_prefetch {
     co_ent_t ent;
     uint64_t pos;
     uint32_t len;
-    int64_t first, last; /* the block (the entry's range while reading the footer) */
-    ls_buf_t got;
+    int64_t first, last;   /* the block (the entry's range while reading the footer) */
+    ls_buf_t got;          /* the footer */
+    ls_chunk_t *got_chunk; /* a block */
     ls_status st;
     ls_read_op_t *waiting;
     uv_work_t work;
@@ -497,18 +509,21 @@ static ls_prefetch_t *prefetch_find(ls_logstore_t *ls, int64_t log_id, int64_t l
 static void prefetch_work(uv_work_t *w)
 {
     ls_prefetch_t *p = w->data;
-    p->st = ls_objstore_get(p->ls->os, p->object, p->pos, p->len, &p->got);
-    if (p->st == LS_OK && p->got.len != p->len) p->st = LS_ECORRUPT;
+    if (p->footer) {
+        p->st = ls_objstore_get(p->ls->os, p->object, p->pos, p->len, &p->got);
+        if (p->st == LS_OK && p->got.len != p->len) p->st = LS_ECORRUPT;
+    } else {
+        p->st = ls_objstore_get_chunk(p->ls->os, p->object, p->pos, p->len, p->ls->bufpool,
+                                      &p->got_chunk);
+        if (p->st == LS_OK && p->got_chunk->len != p->len) p->st = LS_ECORRUPT;
+    }
 }
 
 static void prefetch_after(uv_work_t *w, int status);
 
 static void prefetch_queue(ls_prefetch_t *p)
 {
-    if (p->footer)
-        ls_buf_init(&p->got);
-    else
-        ls_bufpool_take(p->ls->bufpool, &p->got, p->len);
+    ls_buf_init(&p->got);
     p->work.data = p;
     uv_queue_work(p->ls->loop, &p->work, prefetch_work, prefetch_after);
 }
@@ -519,7 +534,7 @@ static void prefetch_after(uv_work_t *w, int status)
     ls_logstore_t *ls = p->ls;
     ls->stats.store_gets++;
     if (status == UV_ECANCELED) p->st = LS_ESHUTDOWN;
-    if (p->st == LS_OK) ls->stats.store_get_bytes += p->got.len;
+    if (p->st == LS_OK) ls->stats.store_get_bytes += p->footer ? p->got.len : p->got_chunk->len;
     char why[320];
     if (p->footer) {
         ls->stats.footer_gets++;
@@ -553,9 +568,9 @@ static void prefetch_after(uv_work_t *w, int status)
             }
         }
     } else if (p->st == LS_OK) {
-        size_t len = p->got.len;
-        ls_chunk_t *c = ls_bufpool_chunk(ls->bufpool, &p->got);
-        ls_read_cache_insert(ls->cache, p->log_id, p->first, p->last, p->real_offsets, c, 0, len,
+        ls_chunk_t *c = p->got_chunk;
+        p->got_chunk = NULL;
+        ls_read_cache_insert(ls->cache, p->log_id, p->first, p->last, p->real_offsets, c, 0, c->len,
                              p->object, why, sizeof why);
         ls_chunk_release(c);
     }
@@ -566,6 +581,7 @@ static void prefetch_after(uv_work_t *w, int status)
     ls->nprefetches--;
     ls_read_op_t *waiting = p->waiting;
     ls_buf_free(&p->got);
+    ls_chunk_release(p->got_chunk);
     ls_free(p->object);
     ls_free(p);
     while (waiting) {
@@ -674,7 +690,7 @@ static void get_after(uv_work_t *w, int status)
         op_step(op);
         return;
     }
-    ls->stats.store_get_bytes += op->got.len;
+    ls->stats.store_get_bytes += op->get_kind == GET_FOOTER ? op->got.len : op->got_chunk->len;
     char why[320];
     if (op->get_kind == GET_FOOTER) {
         co_ent_t ent = {op->ent_first, op->ent_last, op->ent_entries, op->ent_pos, op->ent_end};
@@ -689,8 +705,9 @@ static void get_after(uv_work_t *w, int status)
         op_step(op);
         return;
     }
-    size_t len = op->got.len;
-    ls_chunk_t *c = ls_bufpool_chunk(ls->bufpool, &op->got);
+    ls_chunk_t *c = op->got_chunk;
+    size_t len = c->len;
+    op->got_chunk = NULL;
     ls_cache_run_t *run =
         ls_read_cache_insert(ls->cache, op->log_id, op->get_first, op->get_last,
                              op->get_real_offsets, c, 0, len, op->get_object, why, sizeof why);
@@ -746,10 +763,9 @@ static void start_get(ls_read_op_t *op, int kind, const ls_idx_entry_t *e, uint6
     op->ent_entries = e->entries;
     op->ent_pos = e->pos;
     op->ent_end = e->pos + e->len;
-    if (kind == GET_FOOTER)
-        ls_buf_init(&op->got);
-    else
-        ls_bufpool_take(op->ls->bufpool, &op->got, len);
+    ls_buf_init(&op->got);
+    ls_chunk_release(op->got_chunk);
+    op->got_chunk = NULL;
     op->work.data = op;
     uv_queue_work(op->ls->loop, &op->work, get_work, get_after);
 }

@@ -148,11 +148,15 @@ int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last
     size_t q = 0;
     for (int i = 0; i < n; i++) {
         uint8_t *e = p + q;
+        /* Rewritten only where they differ: the bytes may be a copy-on-write
+         * mapping of the object's file (objstore get_chunk), where a write
+         * copies the page. */
         if (real_offsets)
             cur = (int64_t)ls_be64_get(e);
-        else
-            ls_be64_put(e, (uint64_t)cur);  /* outside the CRC: safe to rewrite */
-        ls_be32_put(e + ENTRY_EPOCH_AT, 0); /* our single leader epoch */
+        else if ((int64_t)ls_be64_get(e) != cur)
+            ls_be64_put(e, (uint64_t)cur); /* outside the CRC: safe to rewrite */
+        if (ls_be32_get(e + ENTRY_EPOCH_AT) != 0)
+            ls_be32_put(e + ENTRY_EPOCH_AT, 0); /* our single leader epoch */
         if (pos) pos[i] = (uint32_t)q;
         if (base) base[i] = cur;
         if (max_ts) max_ts[i] = (int64_t)ls_be64_get(e + ENTRY_MAX_TS_AT);

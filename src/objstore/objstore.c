@@ -85,6 +85,30 @@ ls_objstore_t *ls_objstore_open_opts(const char *url, const ls_objstore_opts_t *
     return NULL;
 }
 
+ls_status ls_objstore_get_chunk(ls_objstore_t *os, const char *key, uint64_t off, uint64_t len,
+                                ls_bufpool_t *pool, ls_chunk_t **out)
+{
+    *out = NULL;
+    if (os->ops->get_chunk) return os->ops->get_chunk(os, key, off, len, out);
+    ls_buf_t b;
+    if (pool && len != UINT64_MAX)
+        ls_bufpool_take(pool, &b, (size_t)len);
+    else
+        ls_buf_init(&b);
+    ls_status st = os->ops->get(os, key, off, len, &b);
+    if (st != LS_OK) {
+        ls_buf_free(&b);
+        return st;
+    }
+    if (pool) {
+        *out = ls_bufpool_chunk(pool, &b);
+    } else {
+        size_t n = b.len;
+        *out = ls_chunk_adopt(ls_buf_steal(&b, NULL), n);
+    }
+    return LS_OK;
+}
+
 void ls_objinfo_free(ls_objinfo_t *v, size_t n)
 {
     if (!v) return;

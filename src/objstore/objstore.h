@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 #include "base/buf.h"
+#include "base/chunk.h"
 #include "base/status.h"
 
 enum { LS_OBJSTORE_PUT_CREATE_ONLY = 1 };
@@ -48,6 +49,13 @@ typedef struct ls_objstore_ops {
     /* Optional (NULL: ls_objstore_del_many loops over del). Deletes n keys,
      * missing ones included, in as few requests as the store allows. */
     ls_status (*del_many)(ls_objstore_t *os, const char *const *keys, size_t n);
+    /* Optional (NULL: ls_objstore_get_chunk reads through get). Like get,
+     * but the bytes come as a chunk that may be a private (copy-on-write)
+     * mapping of the object's file (fs): a reader that keeps them (the read
+     * cache) then holds page-cache pages rather than a private copy, and
+     * nothing is copied to get them. A range past the end is clamped. */
+    ls_status (*get_chunk)(ls_objstore_t *os, const char *key, uint64_t off, uint64_t len,
+                           ls_chunk_t **out);
 } ls_objstore_ops_t;
 
 struct ls_objstore {
@@ -114,6 +122,10 @@ static inline ls_status ls_objstore_get(ls_objstore_t *os, const char *key, uint
 {
     return os->ops->get(os, key, off, len, out);
 }
+/* A range as a chunk (refcnt 1 in *out on LS_OK): the backend's get_chunk
+ * when it has one, else get into a buffer from pool (NULL: a new one). */
+ls_status ls_objstore_get_chunk(ls_objstore_t *os, const char *key, uint64_t off, uint64_t len,
+                                ls_bufpool_t *pool, ls_chunk_t **out);
 static inline ls_status ls_objstore_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
 {
     return os->ops->head(os, key, info);
