@@ -287,3 +287,66 @@ def rows_by_partition_offset(broker, table):
             (r["partition"], r["offset"])
         out[po] = r
     return out
+
+
+def test_a_json_schema_change_starts_a_version_too(broker_factory):
+    """The same with confluent-kafka's JSONSerializer: `qty` integer ->
+    string cannot evolve the table (long column), so __v2 starts there; a
+    record of the first version after it is dead-lettered."""
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    iu.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic = create_topic(b.bootstrap, unique_topic("versions-json"), config=TYPED)
+    sr = SchemaRegistryClient({"url": b.registry_url})
+    sr.set_compatibility(subject_name=topic + "-value", level="NONE")
+    def schema(qty):
+        return json.dumps({"type": "object", "additionalProperties": False,
+                           "required": ["id", "qty"],
+                           "properties": {"id": {"type": "integer"}, "qty": {"type": qty}}})
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    s1 = JSONSerializer(schema("integer"), sr, to_dict=lambda o, c: o)
+    s2 = JSONSerializer(schema("string"), sr, to_dict=lambda o, c: o)
+    vals = [s1({"id": 0, "qty": 5}, ctx), s1({"id": 1, "qty": 6}, ctx),
+            s2({"id": 2, "qty": "seven"}, ctx), s1({"id": 3, "qty": 8}, ctx),
+            s2({"id": 4, "qty": "nine"}, ctx)]
+    produce(b, topic, vals)
+    iu.wait_rows(iu.table_dir(b, topic + "__v2"), 2)
+    iu.wait_rows(iu.table_dir(b, topic + "__dlq"), 1)
+    time.sleep(1.5)
+    base, r2, dlq = (rows_by_offset(b, t) for t in (topic, topic + "__v2", topic + "__dlq"))
+    assert {o: r["qty"] for o, r in base.items()} == {0: 5, 1: 6}
+    assert {o: r["qty"] for o, r in r2.items()} == {2: "seven", 4: "nine"}
+    assert sorted(dlq) == [3] and dlq[3]["value"] == vals[3]
+
+
+def test_an_incompatible_key_schema_starts_a_version(broker_factory):
+    """Typed keys (raw values): a key schema string -> int starts __v2 with
+    an int key column; a string key after it is dead-lettered."""
+    iu.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    cfg = dict(TYPED, **{"lakestream.table.value.format": "raw",
+                         "lakestream.table.key.format": "schema-registry"})
+    topic = create_topic(b.bootstrap, unique_topic("versions-key"), config=cfg)
+    sr = SchemaRegistryClient({"url": b.registry_url})
+    sr.set_compatibility(subject_name=topic + "-key", level="NONE")
+    ctx = SerializationContext(topic, MessageField.KEY)
+    ks = AvroSerializer(sr, json.dumps("string"))
+    ki = AvroSerializer(sr, json.dumps("int"))
+    keys = [ks("a", ctx), ks("b", ctx), ki(7, ctx), ks("c", ctx), ki(9, ctx)]
+    p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 5})
+    for i, k in enumerate(keys):
+        p.produce(topic, key=k, value=b"v%d" % i, partition=0)
+    assert p.flush(30) == 0
+    iu.wait_rows(iu.table_dir(b, topic + "__v2"), 2)
+    iu.wait_rows(iu.table_dir(b, topic + "__dlq"), 1)
+    time.sleep(1.5)
+    base, r2, dlq = (rows_by_offset(b, t) for t in (topic, topic + "__v2", topic + "__dlq"))
+    assert {o: r["_kafka_key_typed"] for o, r in base.items()} == {0: "a", 1: "b"}
+    assert {o: r["_kafka_key_typed"] for o, r in r2.items()} == {2: 7, 4: 9}
+    assert {o: r["_kafka_value"] for o, r in r2.items()} == {2: b"v2", 4: b"v4"}
+    assert sorted(dlq) == [3] and dlq[3]["key"] == keys[3]
+    md = json.load(open(iu.current_metadata(iu.table_dir(b, topic))))
+    assert md["properties"]["lakestream.table.continued-as.key-schema-id"] == \
+        str(int.from_bytes(keys[2][1:5], "big"))
+    reason = {h["key"]: h["value"] for h in dlq[3]["headers"]}["lakestream.dlq.error"]
+    assert b"older than key schema id" in reason, reason
