@@ -421,6 +421,49 @@ ls_status ls_decompress(int codec, const uint8_t *in, size_t len, size_t max_out
     return st;
 }
 
+ls_status ls_decompress_exact(int codec, const uint8_t *in, size_t len, uint8_t *out,
+                              size_t out_len)
+{
+    switch (codec) {
+    case LS_CODEC_NONE:
+        if (len != out_len) return LS_ECORRUPT;
+        if (len) memcpy(out, in, len);
+        return LS_OK;
+    case LS_CODEC_ZSTD: {
+        /* one pass straight into out: no window buffer, no growing output */
+        if (!len) return LS_ECORRUPT;
+        ZSTD_DStream *ds = dstream_get();
+        if (!ds) return LS_EIO;
+        size_t got = ZSTD_decompressDCtx(ds, out, out_len, in, len);
+        dstream_put(ds);
+        return !ZSTD_isError(got) && got == out_len ? LS_OK : LS_ECORRUPT;
+    }
+    case LS_CODEC_SNAPPY:
+        if (len && !(len >= XERIAL_HEADER_LEN && !memcmp(in, xerial_magic, sizeof xerial_magic))) {
+            size_t ulen, got = out_len;
+            if (snappy_uncompressed_length((const char *)in, len, &ulen) != SNAPPY_OK ||
+                ulen != out_len)
+                return LS_ECORRUPT;
+            if (!ulen) return LS_OK;
+            return snappy_uncompress((const char *)in, len, (char *)out, &got) == SNAPPY_OK &&
+                           got == out_len
+                       ? LS_OK
+                       : LS_ECORRUPT;
+        }
+        break;
+    default: break;
+    }
+    /* the others through the streaming decoders, then copied */
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_status st = ls_decompress(codec, in, len, out_len, &b);
+    if (st == LS_OK && b.len != out_len) st = LS_ECORRUPT;
+    if (st == LS_ELIMIT) st = LS_ECORRUPT;
+    if (st == LS_OK && out_len) memcpy(out, b.data, out_len);
+    ls_buf_free(&b);
+    return st;
+}
+
 ls_status ls_compress(int codec, const uint8_t *in, size_t len, ls_buf_t *out)
 {
     size_t start = out->len;

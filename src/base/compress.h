@@ -20,6 +20,12 @@ enum {
  * Snappy accepts both raw blocks and the xerial framing the Java client sends.
  * LZ4 is the LZ4 frame format. */
 ls_status ls_decompress(int codec, const uint8_t *in, size_t len, size_t max_out, ls_buf_t *out);
+/* Decompresses in[0..len) into out[0..out_len) in one pass, for callers that
+ * know the exact decompressed size (Parquet pages): LS_OK only when the input
+ * yields exactly out_len bytes, LS_ECORRUPT otherwise, LS_EINVAL for an
+ * unknown codec. zstd and raw snappy write straight into out. */
+ls_status ls_decompress_exact(int codec, const uint8_t *in, size_t len, uint8_t *out,
+                              size_t out_len);
 /* Appends compressed bytes (snappy: raw block; lz4: frame). */
 ls_status ls_compress(int codec, const uint8_t *in, size_t len, ls_buf_t *out);
 /* Appends in[0..len) as one zstd frame of raw (stored) blocks: what zstd

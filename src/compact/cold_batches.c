@@ -18,34 +18,52 @@
 #include "base/crc32c.h"
 #include "records/records.h"
 
-/* ----------------------------------------------------------------- records */
+/* ----------------------------------------------------------------- records
+ *
+ * Records are written once, straight where they end up: an uncompressed
+ * batch's records go into `out` behind a reserved header (filled and
+ * CRC'd in one pass when the batch closes); a compressed batch's records
+ * go into the reused scratch `recs`, compressed into `out` behind its
+ * header. Each record's length is computed before it is written (varint
+ * widths are known), so a value is copied once, from the Parquet page to
+ * the batch. */
 
-static size_t uvarint_put(uint8_t *p, uint64_t v)
+static inline uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+
+static inline size_t uvarint_len(uint64_t v)
 {
-    size_t n = 0;
+    size_t n = 1;
     while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
         v >>= 7;
+        n++;
     }
-    p[n++] = (uint8_t)v;
     return n;
 }
 
-static size_t varlong_put(uint8_t *p, int64_t v)
+static inline uint8_t *uvarint_put(uint8_t *p, uint64_t v)
 {
-    return uvarint_put(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
 }
 
-static void buf_varlong(ls_buf_t *b, int64_t v)
+/* a length-prefixed byte string (-1: null) */
+static inline size_t bytes_len(int64_t len)
 {
-    uint8_t tmp[10];
-    ls_buf_append(b, tmp, varlong_put(tmp, v));
+    return len < 0 ? 1 : uvarint_len(zigzag(len)) + (size_t)len;
 }
 
-static void buf_bytes(ls_buf_t *b, const uint8_t *p, int64_t len)
+static inline uint8_t *bytes_put(uint8_t *p, const uint8_t *src, int64_t len)
 {
-    buf_varlong(b, len < 0 ? -1 : len);
-    if (len > 0) ls_buf_append(b, p, (size_t)len);
+    p = uvarint_put(p, zigzag(len < 0 ? -1 : len));
+    if (len > 0) {
+        memcpy(p, src, (size_t)len);
+        p += len;
+    }
+    return p;
 }
 
 void ls_cold_batcher_init(ls_cold_batcher_t *b, int codec, bool log_append_time,
@@ -66,29 +84,35 @@ void ls_cold_batcher_free(ls_cold_batcher_t *b)
     ls_buf_free(&b->recs);
 }
 
+/* The open batch's records, uncompressed. */
+static size_t open_len(const ls_cold_batcher_t *b)
+{
+    if (!b->count) return 0;
+    return b->codec == LS_CODEC_NONE ? b->out.len - b->open_at - LS_RB_HEADER_SIZE : b->recs.len;
+}
+
 size_t ls_cold_batcher_bytes(const ls_cold_batcher_t *b)
 {
+    if (b->codec == LS_CODEC_NONE) return b->out.len; /* the open batch is in out */
     return b->out.len + (b->count ? LS_RB_HEADER_SIZE + b->recs.len : 0);
 }
 
 ls_status ls_cold_batcher_flush(ls_cold_batcher_t *b)
 {
     if (b->count == 0) return LS_OK;
-    ls_buf_t z;
-    ls_buf_init(&z);
-    const uint8_t *body = b->recs.data;
-    size_t body_len = b->recs.len;
+    size_t at = b->open_at;
     if (b->codec != LS_CODEC_NONE) {
-        ls_status st = ls_compress(b->codec, b->recs.data, b->recs.len, &z);
-        if (st != LS_OK) {
-            ls_buf_free(&z);
+        at = b->out.len;
+        ls_buf_reserve(&b->out, LS_RB_HEADER_SIZE);
+        b->out.len += LS_RB_HEADER_SIZE;
+        if (ls_compress(b->codec, b->recs.data, b->recs.len, &b->out) != LS_OK) {
+            b->out.len = at;
             return LS_EIO;
         }
-        body = z.data;
-        body_len = z.len;
     }
-    uint8_t h[LS_RB_HEADER_SIZE];
-    memset(h, 0, sizeof h);
+    uint8_t *h = b->out.data + at;
+    size_t body_len = b->out.len - at - LS_RB_HEADER_SIZE;
+    memset(h, 0, LS_RB_HEADER_SIZE);
     ls_be64_put(h + LS_RB_OFF_BASE_OFFSET, (uint64_t)b->base_offset);
     ls_be32_put(h + LS_RB_OFF_LENGTH, (uint32_t)(LS_RB_HEADER_SIZE - 12 + body_len));
     ls_be32_put(h + LS_RB_OFF_LEADER_EPOCH, 0);
@@ -102,12 +126,11 @@ ls_status ls_cold_batcher_flush(ls_cold_batcher_t *b)
     ls_be16_put(h + LS_RB_OFF_PRODUCER_EPOCH, (uint16_t)-1);
     ls_be32_put(h + LS_RB_OFF_BASE_SEQUENCE, (uint32_t)-1);
     ls_be32_put(h + LS_RB_OFF_RECORD_COUNT, (uint32_t)b->count);
-    uint32_t crc = ls_crc32c(0, h + LS_RB_OFF_ATTRIBUTES, LS_RB_HEADER_SIZE - LS_RB_OFF_ATTRIBUTES);
-    crc = ls_crc32c(crc, body, body_len);
+    /* one pass over attributes..end (the header's tail and the body are
+     * contiguous here) */
+    uint32_t crc =
+        ls_crc32c(0, h + LS_RB_OFF_ATTRIBUTES, LS_RB_HEADER_SIZE - LS_RB_OFF_ATTRIBUTES + body_len);
     ls_be32_put(h + LS_RB_OFF_CRC, crc);
-    ls_buf_append(&b->out, h, sizeof h);
-    ls_buf_append(&b->out, body, body_len);
-    ls_buf_free(&z);
     b->nbatches++;
     b->count = 0;
     b->recs.len = 0;
@@ -122,7 +145,7 @@ ls_status ls_cold_batcher_add(ls_cold_batcher_t *b, const ls_raw_record_t *r)
     /* Cut before this record when the open batch is full, when its offset
      * delta would leave int32, or (LogAppendTime) when its append time
      * differs: such a batch has one timestamp for all its records. */
-    if (b->count > 0 && (b->recs.len >= b->target_bytes || b->count >= LS_COLD_MAX_BATCH_RECORDS ||
+    if (b->count > 0 && (open_len(b) >= b->target_bytes || b->count >= LS_COLD_MAX_BATCH_RECORDS ||
                          r->offset - b->base_offset > INT32_MAX ||
                          (b->log_append_time && r->timestamp_ms != b->base_ts))) {
         ls_status st = ls_cold_batcher_flush(b);
@@ -131,24 +154,34 @@ ls_status ls_cold_batcher_add(ls_cold_batcher_t *b, const ls_raw_record_t *r)
     if (b->count == 0) {
         b->base_offset = r->offset;
         b->base_ts = b->max_ts = r->timestamp_ms;
+        if (b->codec == LS_CODEC_NONE) { /* the header's place, filled at flush */
+            b->open_at = b->out.len;
+            ls_buf_reserve(&b->out, LS_RB_HEADER_SIZE);
+            b->out.len += LS_RB_HEADER_SIZE;
+        }
     }
-    /* The body first, then its length in front of it. */
-    ls_buf_t body;
-    ls_buf_init(&body);
-    ls_buf_append_u8(&body, 0); /* record attributes: unused */
-    buf_varlong(&body, b->log_append_time ? 0 : r->timestamp_ms - b->base_ts);
-    buf_varlong(&body, r->offset - b->base_offset);
-    buf_bytes(&body, r->key, r->key_len);
-    buf_bytes(&body, r->value, r->value_len);
-    buf_varlong(&body, (int64_t)r->nheaders);
+    uint64_t ts_delta = zigzag(b->log_append_time ? 0 : r->timestamp_ms - b->base_ts);
+    uint64_t off_delta = zigzag(r->offset - b->base_offset);
+    size_t body = 1 + uvarint_len(ts_delta) + uvarint_len(off_delta) + bytes_len(r->key_len) +
+                  bytes_len(r->value_len) + uvarint_len(zigzag((int64_t)r->nheaders));
+    for (size_t i = 0; i < r->nheaders; i++)
+        body += bytes_len((int64_t)r->headers[i].key_len) + bytes_len(r->headers[i].value_len);
+    ls_buf_t *dst = b->codec == LS_CODEC_NONE ? &b->out : &b->recs;
+    ls_buf_reserve(dst, 10 + body);
+    uint8_t *p = dst->data + dst->len;
+    p = uvarint_put(p, zigzag((int64_t)body));
+    *p++ = 0; /* record attributes: unused */
+    p = uvarint_put(p, ts_delta);
+    p = uvarint_put(p, off_delta);
+    p = bytes_put(p, r->key, r->key_len);
+    p = bytes_put(p, r->value, r->value_len);
+    p = uvarint_put(p, zigzag((int64_t)r->nheaders));
     for (size_t i = 0; i < r->nheaders; i++) {
         const ls_raw_header_t *h = &r->headers[i];
-        buf_bytes(&body, (const uint8_t *)h->key, (int64_t)h->key_len);
-        buf_bytes(&body, h->value, h->value_len);
+        p = bytes_put(p, (const uint8_t *)h->key, (int64_t)h->key_len);
+        p = bytes_put(p, h->value, h->value_len);
     }
-    buf_varlong(&b->recs, (int64_t)body.len);
-    ls_buf_append(&b->recs, body.data, body.len);
-    ls_buf_free(&body);
+    dst->len = (size_t)(p - dst->data);
     if (r->timestamp_ms > b->max_ts) b->max_ts = r->timestamp_ms;
     b->last_offset = b->prev_offset = r->offset;
     b->count++;
@@ -237,74 +270,205 @@ static int rep_row(rep_col_t *c, int keep, size_t *n, scan_bufs_t *sb)
     }
 }
 
-/* One row group. The offset and partition columns are read first (12 bytes
- * a row); the other columns then skip, page by page where they can
- * (ls_pqr_skip: pages wholly skipped are not even decompressed), over the
- * rows before the first wanted one, so a read in the middle of a large row
- * group decodes only what it returns. */
-static ls_status scan_rg(ls_pqr_t *r, int rg, const int *cols, const ls_pqr_elem_t **el,
-                         int32_t partition, int64_t from, int64_t to, ls_cold_row_cb cb, void *arg,
-                         bool *stop, scan_bufs_t *sb, char *err, size_t errlen)
+/* The scan cursor: one row group open at a time. Its offset and
+ * partition columns are decoded whole when it opens (12 bytes a row); the
+ * other columns' iterators (recycle mode: two page buffers each) then
+ * skip, page by page where they can (ls_pqr_skip: pages wholly skipped are
+ * not even decompressed), over rows before the first wanted one, so a read
+ * in the middle of a large row group decodes only what it returns. The
+ * cursor survives between reads of a ls_cold_file_t: a read continuing
+ * where the last stopped decodes nothing twice. */
+typedef struct scan {
+    ls_pqr_t *r;
+    int cols[NCOLS];
+    const ls_pqr_elem_t *el[NCOLS];
+    int32_t part; /* the partition the open row group was opened for */
+    int rg;       /* the open row group, or the next to look at when none is open */
+    bool open;
+    int64_t nrows;
+    int64_t *off;
+    int32_t *pt;
+    bool asc; /* the rows of `part` in this row group have ascending offsets */
+    ls_pqr_iter_t *it[C_VAL + 1];
+    rep_col_t hk, hv;
+    int64_t pos; /* rows consumed from the value iterators */
+    int64_t i;   /* the next row to look at */
+    bool held;   /* `row` (row i - 1) was read but not used: return it again */
+    bool above;  /* a row of `part` was passed over for lying above `to` */
+    ls_raw_record_t row;
+    scan_bufs_t sb;
+    uint64_t opened; /* row groups opened */
+} scan_t;
+
+static void scan_close_rg(scan_t *s)
 {
-    ls_pqr_flat_t fo = {0}, fp = {0};
-    ls_pqr_iter_t *it[C_VAL + 1] = {0};
-    rep_col_t hk = {0}, hv = {0};
-    ls_status st = ls_pqr_read_flat(r, rg, cols[C_OFF], &fo, err, errlen);
-    if (st == LS_OK) st = ls_pqr_read_flat(r, rg, cols[C_PART], &fp, err, errlen);
-    if (st != LS_OK) goto out;
-    int64_t nrows = fo.n;
-    if (fp.n != nrows) {
-        snprintf(err, errlen, "row group %d: %lld offsets, %lld partitions", rg, (long long)nrows,
-                 (long long)fp.n);
-        st = LS_ECORRUPT;
-        goto out;
+    for (int k = C_TS; k <= C_VAL; k++) {
+        ls_pqr_iter_free(s->it[k]);
+        s->it[k] = NULL;
     }
-    for (int k = C_TS; k <= C_VAL && st == LS_OK; k++)
-        if (!(it[k] = ls_pqr_iter_new(r, rg, cols[k], &st, err, errlen))) goto out;
-    if (!(hk.it = ls_pqr_iter_new(r, rg, cols[C_HKEY], &st, err, errlen))) goto out;
-    if (!(hv.it = ls_pqr_iter_new(r, rg, cols[C_HVAL], &st, err, errlen))) goto out;
-    int64_t pos = 0; /* rows consumed from the value iterators */
-    for (int64_t i = 0; i < nrows && !*stop; i++) {
-        int64_t off = fo.v[i].v.i64;
-        if (fp.v[i].v.i32 != partition || off < from || off > to) continue;
-        /* bring every iterator to row i */
-        int64_t gap = i - pos;
-        if (gap > 0) {
-            for (int k = C_TS; k <= C_VAL; k++)
-                if (ls_pqr_skip(it[k], gap) < 0) goto read_error;
-            for (int64_t g = 0; g < gap; g++) {
-                size_t n;
-                if (rep_row(&hk, KEEP_NONE, &n, sb) < 0 || rep_row(&hv, KEEP_NONE, &n, sb) < 0)
-                    goto read_error;
+    ls_pqr_iter_free(s->hk.it);
+    ls_pqr_iter_free(s->hv.it);
+    memset(&s->hk, 0, sizeof s->hk);
+    memset(&s->hv, 0, sizeof s->hv);
+    s->open = s->held = false;
+}
+
+/* Back to the file's first row group (for a read that cannot continue). */
+static void scan_rewind(scan_t *s)
+{
+    scan_close_rg(s);
+    s->rg = 0;
+    s->above = false;
+}
+
+static void scan_free(scan_t *s)
+{
+    scan_close_rg(s);
+    ls_free(s->off);
+    ls_free(s->pt);
+    ls_free(s->sb.hs);
+    ls_free(s->sb.tk);
+    ls_free(s->sb.tv);
+}
+
+/* Finds the raw columns by field id: LS_EINVAL when the file is not raw. */
+static ls_status scan_init(scan_t *s, ls_pqr_t *r, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->r = r;
+    for (int k = 0; k < NCOLS; k++) {
+        s->cols[k] = -1;
+        for (size_t c = 0; c < ls_pqr_num_columns(r); c++)
+            if (ls_pqr_column(r, (int)c)->field_id == want[k].field_id) s->cols[k] = (int)c;
+        if (s->cols[k] < 0) {
+            snprintf(err, errlen, "not a raw table data file: no column with field id %d (%s)",
+                     want[k].field_id, want[k].name);
+            return LS_EINVAL;
+        }
+        const ls_pqr_elem_t *e = s->el[k] = ls_pqr_column(r, s->cols[k]);
+        if (e->type != want[k].type || (k < C_HKEY && e->max_rep != 0) ||
+            (k >= C_HKEY && e->max_rep != 1)) {
+            snprintf(err, errlen, "raw column %s (field id %d) has type %d, repetition %d",
+                     want[k].name, want[k].field_id, e->type, e->max_rep);
+            return LS_EINVAL;
+        }
+    }
+    return LS_OK;
+}
+
+/* Decodes column k (C_OFF or C_PART: required, no repetition) of row
+ * group rg into n values at dst, in bulk. */
+static ls_status read_ints(scan_t *s, int rg, int k, void *dst, int64_t n, char *err, size_t errlen)
+{
+    ls_status st;
+    ls_pqr_iter_t *it = ls_pqr_iter_new(s->r, rg, s->cols[k], &st, err, errlen);
+    if (!it) return st;
+    ls_pqr_iter_recycle(it);
+    int64_t got = 0;
+    if (!s->el[k]->max_def) {
+        got = ls_pqr_read_fixed(it, dst, n);
+    } else { /* an optional column (another writer): a null is no row of ours */
+        ls_pqr_triple_t t;
+        while (got < n && ls_pqr_next(it, &t) == 1) {
+            if (t.def < s->el[k]->max_def) {
+                snprintf(err, errlen, "row group %d: column %s is null in row %lld", rg,
+                         s->el[k]->path, (long long)got);
+                ls_pqr_iter_free(it);
+                return LS_ECORRUPT;
             }
+            if (k == C_OFF)
+                ((int64_t *)dst)[got++] = t.v.i64;
+            else
+                ((int32_t *)dst)[got++] = t.v.i32;
         }
-        ls_pqr_triple_t t[C_VAL + 1];
+        if (ls_pqr_iter_status(it) != LS_OK) got = -1;
+    }
+    st = LS_OK;
+    if (got < 0) {
+        st = ls_pqr_iter_status(it);
+        snprintf(err, errlen, "%s", ls_pqr_iter_error(it));
+    } else if (got != n) {
+        st = LS_ECORRUPT;
+        snprintf(err, errlen, "row group %d: column %s has %lld of its %lld values", rg,
+                 s->el[k]->path, (long long)got, (long long)n);
+    }
+    ls_pqr_iter_free(it);
+    return st;
+}
+
+static ls_status scan_open_rg(scan_t *s, int rg, int32_t part, char *err, size_t errlen)
+{
+    int64_t n = ls_pqr_rg_num_rows(s->r, rg);
+    s->off = ls_realloc(s->off, (size_t)(n ? n : 1) * sizeof *s->off);
+    s->pt = ls_realloc(s->pt, (size_t)(n ? n : 1) * sizeof *s->pt);
+    ls_status st = read_ints(s, rg, C_OFF, s->off, n, err, errlen);
+    if (st == LS_OK) st = read_ints(s, rg, C_PART, s->pt, n, err, errlen);
+    for (int k = C_TS; k <= C_VAL && st == LS_OK; k++)
+        if ((s->it[k] = ls_pqr_iter_new(s->r, rg, s->cols[k], &st, err, errlen)))
+            ls_pqr_iter_recycle(s->it[k]);
+    if (st == LS_OK && (s->hk.it = ls_pqr_iter_new(s->r, rg, s->cols[C_HKEY], &st, err, errlen)))
+        ls_pqr_iter_recycle(s->hk.it);
+    if (st == LS_OK && (s->hv.it = ls_pqr_iter_new(s->r, rg, s->cols[C_HVAL], &st, err, errlen)))
+        ls_pqr_iter_recycle(s->hv.it);
+    s->opened++;
+    s->open = true; /* (closed by the caller on error) */
+    s->rg = rg;
+    s->part = part;
+    s->nrows = n;
+    s->pos = s->i = 0;
+    s->held = false;
+    s->asc = true;
+    int64_t prev = INT64_MIN;
+    for (int64_t i = 0; i < n && s->asc; i++)
+        if (s->pt[i] == part) {
+            if (s->off[i] <= prev) s->asc = false;
+            prev = s->off[i];
+        }
+    return st;
+}
+
+/* Reads row i (the iterators at row s->pos <= i) into s->row. */
+static ls_status scan_read_row(scan_t *s, int64_t i, char *err, size_t errlen)
+{
+    scan_bufs_t *sb = &s->sb;
+    const ls_pqr_elem_t **el = s->el;
+    int64_t gap = i - s->pos;
+    if (gap > 0) {
         for (int k = C_TS; k <= C_VAL; k++)
-            if (ls_pqr_next(it[k], &t[k]) != 1) goto read_error;
-        size_t nk, nv;
-        if (rep_row(&hk, KEEP_KEYS, &nk, sb) < 0 || rep_row(&hv, KEEP_VALUES, &nv, sb) < 0)
-            goto read_error;
-        const ls_pqr_triple_t *vv = sb->tv;
-        pos = i + 1;
-        if (nk != nv) {
-            snprintf(err, errlen, "row group %d, offset %lld: %zu header keys, %zu values", rg,
-                     (long long)off, nk, nv);
-            st = LS_ECORRUPT;
-            goto out;
+            if (ls_pqr_skip(s->it[k], gap) < 0) goto read_error;
+        for (int64_t g = 0; g < gap; g++) {
+            size_t n;
+            if (rep_row(&s->hk, KEEP_NONE, &n, sb) < 0 || rep_row(&s->hv, KEEP_NONE, &n, sb) < 0)
+                goto read_error;
         }
-        size_t nh = 0;
-        for (size_t h = 0; h < nk; h++) {
-            if (sb->tk[h].def < el[C_HKEY]->max_def) continue; /* null or empty list */
-            bool v = vv[h].def == el[C_HVAL]->max_def;
-            sb->hs[nh++] = (ls_raw_header_t){(const char *)sb->tk[h].bytes, sb->tk[h].len,
-                                             v ? vv[h].bytes : NULL, v ? (int64_t)vv[h].len : -1};
-        }
-        bool kp = t[C_KEY].def == el[C_KEY]->max_def;
-        bool vp = t[C_VAL].def == el[C_VAL]->max_def;
-        int64_t us = t[C_TS].v.i64;
-        /* Kafka ms * 1000 (iceberg_raw.h); floor for negative ones */
-        int64_t ms = us >= 0 ? us / 1000 : -((-us + 999) / 1000);
-        ls_raw_record_t row = {.partition = partition,
+    }
+    ls_pqr_triple_t t[C_VAL + 1];
+    for (int k = C_TS; k <= C_VAL; k++)
+        if (ls_pqr_next(s->it[k], &t[k]) != 1) goto read_error;
+    size_t nk, nv;
+    if (rep_row(&s->hk, KEEP_KEYS, &nk, sb) < 0 || rep_row(&s->hv, KEEP_VALUES, &nv, sb) < 0)
+        goto read_error;
+    s->pos = i + 1;
+    int64_t off = s->off[i];
+    if (nk != nv) {
+        snprintf(err, errlen, "row group %d, offset %lld: %zu header keys, %zu values", s->rg,
+                 (long long)off, nk, nv);
+        return LS_ECORRUPT;
+    }
+    size_t nh = 0;
+    for (size_t h = 0; h < nk; h++) {
+        if (sb->tk[h].def < el[C_HKEY]->max_def) continue; /* null or empty list */
+        bool v = sb->tv[h].def == el[C_HVAL]->max_def;
+        sb->hs[nh++] =
+            (ls_raw_header_t){(const char *)sb->tk[h].bytes, sb->tk[h].len,
+                              v ? sb->tv[h].bytes : NULL, v ? (int64_t)sb->tv[h].len : -1};
+    }
+    bool kp = t[C_KEY].def == el[C_KEY]->max_def;
+    bool vp = t[C_VAL].def == el[C_VAL]->max_def;
+    int64_t us = t[C_TS].v.i64;
+    /* Kafka ms * 1000 (iceberg_raw.h); floor for negative ones */
+    int64_t ms = us >= 0 ? us / 1000 : -((-us + 999) / 1000);
+    s->row = (ls_raw_record_t){.partition = s->pt[i],
                                .offset = off,
                                .timestamp_ms = ms,
                                .key = kp ? t[C_KEY].bytes : NULL,
@@ -313,73 +477,86 @@ static ls_status scan_rg(ls_pqr_t *r, int rg, const int *cols, const ls_pqr_elem
                                .value_len = vp ? (int64_t)t[C_VAL].len : -1,
                                .headers = sb->hs,
                                .nheaders = nh};
-        if (cb(arg, &row)) *stop = true;
-    }
-    goto out;
+    return LS_OK;
 read_error:
     /* the first iterator with an error names it; else a column ended early */
-    st = LS_ECORRUPT;
-    snprintf(err, errlen, "row group %d: a column ends before its %lld rows", rg, (long long)nrows);
+    snprintf(err, errlen, "row group %d: a column ends before its %lld rows", s->rg,
+             (long long)s->nrows);
     for (int k = C_TS; k <= C_VAL + 2; k++) {
-        ls_pqr_iter_t *x = k <= C_VAL ? it[k] : k == C_VAL + 1 ? hk.it : hv.it;
+        ls_pqr_iter_t *x = k <= C_VAL ? s->it[k] : k == C_VAL + 1 ? s->hk.it : s->hv.it;
         if (x && ls_pqr_iter_status(x) != LS_OK) {
-            st = ls_pqr_iter_status(x);
-            snprintf(err, errlen, "row group %d, column %s: %s", rg,
+            snprintf(err, errlen, "row group %d, column %s: %s", s->rg,
                      k <= C_VAL       ? el[k]->path
                      : k == C_VAL + 1 ? "headers key"
                                       : "headers value",
                      ls_pqr_iter_error(x));
-            break;
+            return ls_pqr_iter_status(x);
         }
     }
-out:
-    for (int k = C_TS; k <= C_VAL; k++)
-        if (it[k]) ls_pqr_iter_free(it[k]);
-    if (hk.it) ls_pqr_iter_free(hk.it);
-    if (hv.it) ls_pqr_iter_free(hv.it);
-    ls_pqr_flat_free(&fo);
-    ls_pqr_flat_free(&fp);
-    return st;
+    return LS_ECORRUPT;
+}
+
+/* The next row of `part` with offset in [from, to], in file order: 1 with
+ * s->row set (views valid until the next call), 0 at the end, -1 on error
+ * (st, err). Row groups whose offset statistics miss the range are passed
+ * unread. */
+static int scan_next(scan_t *s, int32_t part, int64_t from, int64_t to, ls_status *st, char *err,
+                     size_t errlen)
+{
+    if (s->held) {
+        s->held = false;
+        if (s->row.partition == part && s->row.offset >= from && s->row.offset <= to) return 1;
+        if (s->row.offset > to) s->above = true;
+    }
+    for (;;) {
+        if (!s->open) {
+            if (s->rg >= ls_pqr_num_row_groups(s->r)) return 0;
+            const ls_pqr_chunk_t *oc = ls_pqr_chunk(s->r, s->rg, s->cols[C_OFF]);
+            int64_t lo, hi;
+            if (oc->stats.has_min && oc->stats.has_max &&
+                stat_i64(oc->stats.min, oc->stats.min_len, &lo) &&
+                stat_i64(oc->stats.max, oc->stats.max_len, &hi) && (hi < from || lo > to)) {
+                if (lo > to) s->above = true;
+                s->rg++;
+                continue;
+            }
+            *st = scan_open_rg(s, s->rg, part, err, errlen);
+            if (*st != LS_OK) {
+                scan_close_rg(s);
+                return -1;
+            }
+        }
+        while (s->i < s->nrows) {
+            int64_t i = s->i++;
+            if (s->pt[i] != part) continue;
+            int64_t off = s->off[i];
+            if (off > to) {
+                s->above = true;
+                if (s->asc) s->i = s->nrows; /* the rest lie above too */
+                continue;
+            }
+            if (off < from) continue;
+            *st = scan_read_row(s, i, err, errlen);
+            if (*st != LS_OK) {
+                scan_close_rg(s);
+                return -1;
+            }
+            return 1;
+        }
+        scan_close_rg(s);
+        s->rg++;
+    }
 }
 
 ls_status ls_cold_scan_rows(ls_pqr_t *r, int32_t partition, int64_t from, int64_t to,
                             ls_cold_row_cb cb, void *arg, char *err, size_t errlen)
 {
-    int cols[NCOLS];
-    const ls_pqr_elem_t *el[NCOLS];
-    for (int k = 0; k < NCOLS; k++) {
-        cols[k] = -1;
-        for (size_t c = 0; c < ls_pqr_num_columns(r); c++)
-            if (ls_pqr_column(r, (int)c)->field_id == want[k].field_id) cols[k] = (int)c;
-        if (cols[k] < 0) {
-            snprintf(err, errlen, "not a raw table data file: no column with field id %d (%s)",
-                     want[k].field_id, want[k].name);
-            return LS_EINVAL;
-        }
-        el[k] = ls_pqr_column(r, cols[k]);
-        if (el[k]->type != want[k].type || (k < C_HKEY && el[k]->max_rep != 0) ||
-            (k >= C_HKEY && el[k]->max_rep != 1)) {
-            snprintf(err, errlen, "raw column %s (field id %d) has type %d, repetition %d",
-                     want[k].name, want[k].field_id, el[k]->type, el[k]->max_rep);
-            return LS_EINVAL;
-        }
-    }
-    ls_status st = LS_OK;
-    bool stop = false;
-    scan_bufs_t sb = {0};
-    for (int rg = 0; rg < ls_pqr_num_row_groups(r) && !stop && st == LS_OK; rg++) {
-        /* Skip row groups whose offsets miss the range. */
-        const ls_pqr_chunk_t *oc = ls_pqr_chunk(r, rg, cols[C_OFF]);
-        int64_t lo, hi;
-        if (oc->stats.has_min && oc->stats.has_max &&
-            stat_i64(oc->stats.min, oc->stats.min_len, &lo) &&
-            stat_i64(oc->stats.max, oc->stats.max_len, &hi) && (hi < from || lo > to))
-            continue;
-        st = scan_rg(r, rg, cols, el, partition, from, to, cb, arg, &stop, &sb, err, errlen);
-    }
-    ls_free(sb.hs);
-    ls_free(sb.tk);
-    ls_free(sb.tv);
+    scan_t s;
+    ls_status st = scan_init(&s, r, err, errlen);
+    int rc;
+    while (st == LS_OK && (rc = scan_next(&s, partition, from, to, &st, err, errlen)) == 1)
+        if (cb(arg, &s.row)) break;
+    scan_free(&s);
     return st;
 }
 
@@ -391,7 +568,6 @@ typedef struct read_ctx {
     bool stop_at_gap;
     ls_cold_read_t *out;
     ls_status st;
-    bool unsorted; /* a row came below the previous one: redo sorted */
     /* the sorted pass: copies of every row in range */
     ls_raw_record_t *rows;
     size_t nrows, caprows;
@@ -410,10 +586,11 @@ static size_t record_bound(const ls_raw_record_t *r)
     return n;
 }
 
-/* Adds one row unless max_bytes is reached: 1 to stop. Past the first
- * record it stops before max_bytes would be exceeded (the open batch
- * counted uncompressed: compression only shrinks it, or grows it by less
- * than the header bound for incompressible bytes). */
+/* Adds one row unless max_bytes is reached: 1 to stop (the row not
+ * taken). Past the first record it stops before max_bytes would be
+ * exceeded (the open batch counted uncompressed: compression only shrinks
+ * it, or grows it by less than the header bound for incompressible
+ * bytes). */
 static int emit(read_ctx_t *c, const ls_raw_record_t *row)
 {
     if (c->stop_at_gap && c->b.prev_offset >= 0 && row->offset != c->b.prev_offset + 1) {
@@ -429,16 +606,6 @@ static int emit(read_ctx_t *c, const ls_raw_record_t *row)
     if (c->st != LS_OK) return 1;
     c->out->next_offset = row->offset + 1;
     return 0;
-}
-
-static int on_row(void *arg, const ls_raw_record_t *row)
-{
-    read_ctx_t *c = arg;
-    if (c->b.prev_offset >= 0 && row->offset <= c->b.prev_offset) {
-        c->unsorted = true;
-        return 1;
-    }
-    return emit(c, row);
 }
 
 /* The sorted pass keeps each row's bytes in the arena as positions
@@ -518,26 +685,96 @@ static ls_status read_sorted(ls_pqr_t *r, int32_t partition, int64_t from, int64
     return st;
 }
 
-ls_status ls_cold_read_parquet(const uint8_t *data, size_t len, int32_t partition, int64_t from,
-                               int64_t to, int codec, bool log_append_time, size_t batch_bytes,
-                               size_t max_bytes, bool stop_at_gap, ls_cold_read_t *out, char *err,
-                               size_t errlen)
+/* ------------------------------------------------------------ file handle */
+
+struct ls_cold_file {
+    ls_pqr_t *r;
+    scan_t s;
+    /* where the last read stopped: a read of `part` from `resume` goes on
+     * from the cursor; every other read rewinds it */
+    bool can_resume;
+    int32_t part;
+    int64_t resume;
+    ls_cold_file_stats_t stats;
+};
+
+void ls_cold_file_stats(const ls_cold_file_t *f, ls_cold_file_stats_t *out)
+{
+    *out = f->stats;
+    out->row_groups_opened = f->s.opened;
+}
+
+ls_cold_file_t *ls_cold_file_open(const uint8_t *data, size_t len, ls_status *st, char *err,
+                                  size_t errlen)
+{
+    ls_pqr_t *r = ls_pqr_open(data, len, st, err, errlen);
+    if (!r) return NULL;
+    ls_cold_file_t *f = LS_NEW(ls_cold_file_t);
+    f->r = r;
+    *st = scan_init(&f->s, r, err, errlen);
+    if (*st != LS_OK) {
+        ls_cold_file_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+void ls_cold_file_free(ls_cold_file_t *f)
+{
+    if (!f) return;
+    scan_free(&f->s);
+    ls_pqr_free(f->r);
+    ls_free(f);
+}
+
+const ls_pqr_t *ls_cold_file_reader(const ls_cold_file_t *f) { return f->r; }
+
+ls_status ls_cold_file_read(ls_cold_file_t *f, int32_t partition, int64_t from, int64_t to,
+                            int codec, bool log_append_time, size_t batch_bytes, size_t max_bytes,
+                            bool stop_at_gap, ls_cold_read_t *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     ls_buf_init(&out->batches);
     out->next_offset = from;
-    ls_status st;
-    ls_pqr_t *r = ls_pqr_open(data, len, &st, err, errlen);
-    if (!r) return st;
+    if (errlen) err[0] = 0;
+    scan_t *s = &f->s;
+    /* Going on from the cursor returns what a scan from the file's start
+     * would: every row before it was below `from` (they were returned or
+     * passed over by an earlier read of this partition ending at `from`,
+     * in ascending order), and none was passed over for lying above. */
+    f->stats.reads++;
+    if (f->can_resume && partition == f->part && from == f->resume && !s->above)
+        f->stats.resumed++;
+    else
+        scan_rewind(s);
+    f->can_resume = false;
     read_ctx_t c = {.max_bytes = max_bytes, .stop_at_gap = stop_at_gap, .out = out, .st = LS_OK};
     ls_cold_batcher_init(&c.b, codec, log_append_time, batch_bytes);
-    st = ls_cold_scan_rows(r, partition, from, to, on_row, &c, err, errlen);
-    if (st == LS_OK && c.unsorted) {
+    if (max_bytes < SIZE_MAX / 2) /* about what the read returns, reserved once */
+        ls_buf_reserve(&c.b.out, max_bytes + LS_RB_HEADER_SIZE + 1024 < (64u << 20)
+                                     ? max_bytes + LS_RB_HEADER_SIZE + 1024
+                                     : (64u << 20));
+    ls_status st = LS_OK;
+    bool unsorted = false;
+    int rc;
+    while ((rc = scan_next(s, partition, from, to, &st, err, errlen)) == 1) {
+        if (c.b.prev_offset >= 0 && s->row.offset <= c.b.prev_offset) {
+            unsorted = true;
+            break;
+        }
+        if (emit(&c, &s->row)) {
+            s->held = true; /* not taken: the next read starts with it */
+            break;
+        }
+    }
+    if (rc < 0) scan_rewind(s);
+    if (st == LS_OK && unsorted) {
+        scan_rewind(s);
         ls_cold_batcher_free(&c.b);
         ls_cold_batcher_init(&c.b, codec, log_append_time, batch_bytes);
         out->next_offset = from;
         out->full = out->gap = false;
-        st = read_sorted(r, partition, from, to, &c, err, errlen);
+        st = read_sorted(f->r, partition, from, to, &c, err, errlen);
     }
     if (st == LS_OK && c.st != LS_OK) {
         st = c.st;
@@ -547,9 +784,35 @@ ls_status ls_cold_read_parquet(const uint8_t *data, size_t len, int32_t partitio
     if (st == LS_OK) st = ls_cold_batcher_flush(&c.b);
     if (st == LS_OK) {
         out->records = c.b.records;
-        ls_buf_append(&out->batches, c.b.out.data, c.b.out.len);
+        out->batches = c.b.out; /* handed over, not copied */
+        ls_buf_init(&c.b.out);
+        if (!unsorted) {
+            f->can_resume = true;
+            f->part = partition;
+            f->resume = out->next_offset;
+        }
+    } else {
+        scan_rewind(s);
     }
     ls_cold_batcher_free(&c.b);
-    ls_pqr_free(r);
+    return st;
+}
+
+ls_status ls_cold_read_parquet(const uint8_t *data, size_t len, int32_t partition, int64_t from,
+                               int64_t to, int codec, bool log_append_time, size_t batch_bytes,
+                               size_t max_bytes, bool stop_at_gap, ls_cold_read_t *out, char *err,
+                               size_t errlen)
+{
+    ls_status st;
+    ls_cold_file_t *f = ls_cold_file_open(data, len, &st, err, errlen);
+    if (!f) {
+        memset(out, 0, sizeof *out);
+        ls_buf_init(&out->batches);
+        out->next_offset = from;
+        return st;
+    }
+    st = ls_cold_file_read(f, partition, from, to, codec, log_append_time, batch_bytes, max_bytes,
+                           stop_at_gap, out, err, errlen);
+    ls_cold_file_free(f);
     return st;
 }

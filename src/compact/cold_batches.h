@@ -36,7 +36,13 @@
  *  - cost: per row group, the offset and partition columns are decoded
  *    whole (12 bytes a row); the other columns skip page by page to the
  *    first wanted row and decode only rows returned (plus the rest of the
- *    page they start in). bench/cold/cold_read_bench.c measures it.
+ *    page they start in); each Parquet page is decompressed once, straight
+ *    into one of two reused buffers, and each value is copied once, from
+ *    the page into the batch being built; a row group whose rows of the
+ *    partition ascend is left once past `to`. With a ls_cold_file_t kept
+ *    between reads, a read continuing where the last stopped pays no
+ *    footer parse and decodes nothing twice. bench/cold/cold_read_bench.c
+ *    measures it.
  * Thread: any; no shared state. */
 #ifndef LS_COLD_BATCHES_H
 #define LS_COLD_BATCHES_H
@@ -56,11 +62,13 @@ typedef struct ls_cold_batcher {
     int codec;            /* LS_CODEC_* (base/compress.h) */
     bool log_append_time; /* message.timestamp.type=LogAppendTime */
     size_t target_bytes;  /* cut a batch when its records reach about this */
-    ls_buf_t out;         /* finished batches, concatenated */
+    ls_buf_t out;         /* finished batches, concatenated (after a flush;
+                             uncompressed, the open batch is written there too) */
     int nbatches;
     int64_t records;
     /* the open batch */
-    ls_buf_t recs; /* its records, uncompressed */
+    size_t open_at; /* LS_CODEC_NONE: where its header is reserved in out */
+    ls_buf_t recs;  /* compressed codecs: its records, uncompressed */
     int32_t count;
     int64_t base_offset, last_offset;
     int64_t base_ts, max_ts;
@@ -108,4 +116,39 @@ ls_status ls_cold_read_parquet(const uint8_t *data, size_t len, int32_t partitio
                                int64_t to, int codec, bool log_append_time, size_t batch_bytes,
                                size_t max_bytes, bool stop_at_gap, ls_cold_read_t *out, char *err,
                                size_t errlen);
+
+/* A raw data file kept open between reads (the cold source's cache of
+ * footers and cursors): its footer parsed once, and a row cursor (the open
+ * row group's decoded offset/partition columns, the other columns'
+ * iterators and current pages) left where the last read stopped.
+ *
+ * Lifetime: data[0..len) must stay alive and unchanged until
+ * ls_cold_file_free, except that bytes of row groups no read has touched
+ * may be filled in later (a ranged image: cold_table.c fetches row groups
+ * as reads need them; a read never touches a row group whose offset
+ * statistics miss its [from, to]). One thread at a time.
+ *
+ * ls_cold_file_read() returns exactly what ls_cold_read_parquet() returns
+ * for the same arguments. A read of the partition the last read was for,
+ * whose `from` is that read's next_offset, goes on from the cursor (no
+ * footer parse, no decode of what came before); any other read rewinds to
+ * the first row group (cost as a fresh open minus the footer). A read that
+ * fails rewinds too. */
+typedef struct ls_cold_file ls_cold_file_t;
+/* NULL with *st and err as ls_cold_read_parquet reports a bad or non-raw
+ * file. */
+ls_cold_file_t *ls_cold_file_open(const uint8_t *data, size_t len, ls_status *st, char *err,
+                                  size_t errlen);
+ls_status ls_cold_file_read(ls_cold_file_t *f, int32_t partition, int64_t from, int64_t to,
+                            int codec, bool log_append_time, size_t batch_bytes, size_t max_bytes,
+                            bool stop_at_gap, ls_cold_read_t *out, char *err, size_t errlen);
+typedef struct ls_cold_file_stats {
+    uint64_t reads;             /* ls_cold_file_read calls */
+    uint64_t resumed;           /* of them, gone on from the cursor */
+    uint64_t row_groups_opened; /* offset/partition columns decoded */
+} ls_cold_file_stats_t;
+void ls_cold_file_stats(const ls_cold_file_t *f, ls_cold_file_stats_t *out);
+/* The parsed footer (row groups, statistics), owned by f. */
+const ls_pqr_t *ls_cold_file_reader(const ls_cold_file_t *f);
+void ls_cold_file_free(ls_cold_file_t *f);
 #endif

@@ -770,6 +770,10 @@ struct ls_pqr_iter {
     hyb_t vals;   /* dictionary indices or RLE booleans */
     uint8_t **bufs;
     size_t nbufs;
+    /* ls_pqr_iter_recycle: data pages decompress into two buffers in turn */
+    int recycle, ring_at;
+    uint8_t *ring[2];
+    size_t ring_cap[2];
     ls_status st;
     char err[256];
 };
@@ -844,6 +848,8 @@ void ls_pqr_iter_free(ls_pqr_iter_t *it)
     for (size_t i = 0; i < it->nbufs; i++)
         ls_free(it->bufs[i]);
     ls_free(it->bufs);
+    ls_free(it->ring[0]);
+    ls_free(it->ring[1]);
     ls_free(it->dict_ptr);
     ls_free(it->dict_len);
     ls_free(it);
@@ -852,10 +858,14 @@ void ls_pqr_iter_free(ls_pqr_iter_t *it)
 ls_status ls_pqr_iter_status(const ls_pqr_iter_t *it) { return it->st; }
 const char *ls_pqr_iter_error(const ls_pqr_iter_t *it) { return it->err; }
 
+void ls_pqr_iter_recycle(ls_pqr_iter_t *it) { it->recycle = 1; }
+
 /* Decompresses in[0..n) to exactly usize bytes; *out is a view of in when
- * uncompressed, else a buffer the iterator keeps. */
+ * uncompressed, else a buffer the iterator keeps (keep: a dictionary page),
+ * or in recycle mode the older of the two ring buffers. One pass straight
+ * into the buffer (ls_decompress_exact): no growing, no second copy. */
 static int inflate_page(ls_pqr_iter_t *it, int codec, const uint8_t *in, size_t n, int64_t usize,
-                        const uint8_t **out, size_t at)
+                        const uint8_t **out, size_t at, bool keep)
 {
     if (usize < 0 || usize > MAX_PAGE_BYTES)
         return ifail(it, LS_ECORRUPT, "page at byte %zu: uncompressed size %lld out of range", at,
@@ -868,20 +878,24 @@ static int inflate_page(ls_pqr_iter_t *it, int codec, const uint8_t *in, size_t 
         *out = in;
         return 0;
     }
-    ls_buf_t b;
-    ls_buf_init(&b);
-    ls_status st = ls_decompress(codec, in, n, (size_t)usize, &b);
-    if (st != LS_OK || b.len != (size_t)usize) {
-        ls_buf_free(&b);
+    uint8_t *p;
+    if (it->recycle && !keep) {
+        int k = it->ring_at ^= 1;
+        if (it->ring_cap[k] < (size_t)usize || !it->ring[k]) {
+            ls_free(it->ring[k]); /* contents need not survive: no realloc copy */
+            it->ring_cap[k] = (size_t)usize;
+            it->ring[k] = ls_malloc(usize ? (size_t)usize : 1);
+        }
+        p = it->ring[k];
+    } else {
+        p = ls_malloc(usize ? (size_t)usize : 1); /* an empty page: a distinct pointer */
+        it->bufs = ls_realloc(it->bufs, (it->nbufs + 1) * sizeof *it->bufs);
+        it->bufs[it->nbufs++] = p;
+    }
+    if (ls_decompress_exact(codec, in, n, p, (size_t)usize) != LS_OK)
         return ifail(it, LS_ECORRUPT,
                      "page at byte %zu: %s data does not decompress to the %lld bytes announced",
                      at, ls_codec_name(codec), (long long)usize);
-    }
-    size_t len;
-    uint8_t *p = ls_buf_steal(&b, &len);
-    if (!p) p = ls_malloc(1); /* an empty page still needs a distinct pointer */
-    it->bufs = ls_realloc(it->bufs, (it->nbufs + 1) * sizeof *it->bufs);
-    it->bufs[it->nbufs++] = p;
     *out = p;
     return 0;
 }
@@ -1102,7 +1116,7 @@ static int next_page(ls_pqr_iter_t *it)
                          h.type);
         const uint8_t *p;
         if (h.type == PAGE_DICTIONARY) {
-            if (inflate_page(it, it->codec, body, n, h.usize, &p, at) < 0) return -1;
+            if (inflate_page(it, it->codec, body, n, h.usize, &p, at, true) < 0) return -1;
             if (load_dict(it, p, (size_t)h.usize, h.num_values, h.encoding, at) < 0) return -1;
             continue;
         }
@@ -1114,7 +1128,7 @@ static int next_page(ls_pqr_iter_t *it)
                          at, (long long)h.num_values, (long long)it->left);
         it->page_left = h.num_values;
         if (h.type == PAGE_DATA) {
-            if (inflate_page(it, it->codec, body, n, h.usize, &p, at) < 0) return -1;
+            if (inflate_page(it, it->codec, body, n, h.usize, &p, at, false) < 0) return -1;
             const uint8_t *end = p + h.usize;
             if (it->max_rep &&
                 levels_v1(it, &it->rep, &p, end, it->max_rep, h.rep_enc, "repetition", at) < 0)
@@ -1137,7 +1151,7 @@ static int next_page(ls_pqr_iter_t *it)
                  (uint32_t)it->max_def);
         size_t lv = (size_t)(h.rep_len + h.def_len);
         int codec = h.is_compressed ? it->codec : LS_CODEC_NONE;
-        if (inflate_page(it, codec, body + lv, n - lv, h.usize - (int64_t)lv, &p, at) < 0)
+        if (inflate_page(it, codec, body + lv, n - lv, h.usize - (int64_t)lv, &p, at, false) < 0)
             return -1;
         if (start_values(it, h.encoding, p, p + (h.usize - (int64_t)lv), at) < 0) return -1;
         return 0;
@@ -1234,6 +1248,62 @@ int ls_pqr_next(ls_pqr_iter_t *it, ls_pqr_triple_t *t)
     it->page_left--;
     it->left--;
     return 1;
+}
+
+int64_t ls_pqr_read_fixed(ls_pqr_iter_t *it, void *dst, int64_t n)
+{
+    if (it->st != LS_OK) return -1;
+    int w = it->width;
+    if (it->max_rep || it->max_def || (w != 4 && w != 8) || it->as_bytes)
+        return ifail(it, LS_EINVAL, "a bulk read needs a required INT32/INT64/FLOAT/DOUBLE column");
+    uint8_t *d = dst;
+    int64_t got = 0;
+    while (got < n && it->left > 0) {
+        while (it->page_left == 0)
+            if (next_page(it) < 0) return -1;
+        int64_t k = n - got < it->page_left ? n - got : it->page_left;
+        uint8_t *o = d + (size_t)got * (size_t)w;
+        if (it->enc == ENC_PLAIN) {
+            if ((uint64_t)(it->vend - it->vp) < (uint64_t)k * (uint64_t)w)
+                return ifail(it, LS_ECORRUPT, "page ending at byte %zu: values run short",
+                             (size_t)(it->pos - it->r->data));
+            memcpy(o, it->vp, (size_t)k * (size_t)w);
+            it->vp += (size_t)k * (size_t)w;
+        } else if (it->enc == ENC_RLE_DICTIONARY && it->ndict) {
+            hyb_t *h = &it->vals;
+            for (int64_t i = 0; i < k;) {
+                if (h->rle_left) { /* a run: one value, many times */
+                    if (h->rle_val > h->max)
+                        return ifail(it, LS_ECORRUPT,
+                                     "page ending at byte %zu: dictionary index out of range",
+                                     (size_t)(it->pos - it->r->data));
+                    int64_t m = (uint64_t)(k - i) < h->rle_left ? k - i : (int64_t)h->rle_left;
+                    const uint8_t *v = it->dict_fixed + (size_t)h->rle_val * (size_t)w;
+                    for (int64_t j = 0; j < m; j++)
+                        memcpy(o + (size_t)(i + j) * (size_t)w, v, (size_t)w);
+                    h->rle_left -= (uint64_t)m;
+                    i += m;
+                    continue;
+                }
+                uint32_t x;
+                if (hyb_next(h, &x) < 0)
+                    return ifail(it, LS_ECORRUPT,
+                                 "page ending at byte %zu: values run short or out of range",
+                                 (size_t)(it->pos - it->r->data));
+                memcpy(o + (size_t)i * (size_t)w, it->dict_fixed + (size_t)x * (size_t)w,
+                       (size_t)w);
+                i++;
+            }
+        } else {
+            return ifail(it, LS_ECORRUPT, "page ending at byte %zu: values run short",
+                         (size_t)(it->pos - it->r->data));
+        }
+        it->page_left -= k;
+        it->left -= k;
+        it->started = 1;
+        got += k;
+    }
+    return got;
 }
 
 int ls_pqr_skip(ls_pqr_iter_t *it, int64_t n)

@@ -43,7 +43,9 @@
  *    column, row group and byte offset; it never reads outside the buffer;
  *  - memory: an iterator holds its chunk's decoded pages (decompressed
  *    bytes, levels, dictionary), about the chunk's uncompressed size, until
- *    it is freed; byte-array values are views valid until then;
+ *    it is freed; byte-array values are views valid until then (in recycle
+ *    mode, ls_pqr_iter_recycle: two data pages at a time, views valid for
+ *    the current and the previous page);
  *  - a reader and its iterators are used by one thread at a time; several
  *    iterators (one per column) may be open at once to assemble rows.
  * State of an iterator: pages are decoded one at a time as the triples of
@@ -140,9 +142,23 @@ typedef struct ls_pqr_triple {
  * a refused codec. */
 ls_pqr_iter_t *ls_pqr_iter_new(ls_pqr_t *r, int rg, int col, ls_status *st, char *err,
                                size_t errlen);
+/* Recycle mode, for readers that use each row's values before moving on
+ * (cold_batches.c): data pages decompress into two buffers used in turn,
+ * so a byte-array view stays valid only until the iterator has decoded two
+ * more data pages (one page of lookahead is always safe), instead of until
+ * ls_pqr_iter_free. Saves an allocation (and its page faults) per page.
+ * Dictionary pages are kept as always. Call before the first ls_pqr_next. */
+void ls_pqr_iter_recycle(ls_pqr_iter_t *it);
 /* 1: *t holds the next triple; 0: end of the chunk; -1: error (see
  * ls_pqr_iter_status / ls_pqr_iter_error). */
 int ls_pqr_next(ls_pqr_iter_t *it, ls_pqr_triple_t *t);
+/* Bulk read of a required, non-repeated INT32/INT64/FLOAT/DOUBLE column:
+ * the next values (up to n) as stored, little-endian, 4 or 8 bytes each,
+ * into dst; plain pages are copied, dictionary runs filled, with no
+ * per-value triple. Returns how many (fewer than n at the chunk's end),
+ * -1 on error (LS_EINVAL for another kind of column). Mixes with
+ * ls_pqr_next / ls_pqr_skip on the same iterator. */
+int64_t ls_pqr_read_fixed(ls_pqr_iter_t *it, void *dst, int64_t n);
 /* Skips the next n triples (for a column without repetition, n rows):
  * data pages wholly inside the skip are passed over without being
  * decompressed or decoded (their CRCs unchecked, as they are not read).

@@ -269,12 +269,14 @@ static ls_raw_record_t synth(int p, int i)
     return r;
 }
 
-static int g_rows; /* records per partition in the current file */
+static int g_rows;          /* records per partition in the current file */
+static int g_pq_codec = -1; /* the file's page codec, -1: the writer's default */
 static void synth_file(ls_buf_t *file, int n, bool reverse)
 {
     g_rows = n;
     ls_pq_opts_t o;
     ls_pq_opts_init(&o);
+    if (g_pq_codec >= 0) o.codec = (ls_pq_codec)g_pq_codec;
     o.row_group_bytes = 32 << 10;
     o.page_bytes = 8 << 10;
     char err[256];
@@ -291,6 +293,9 @@ static void synth_file(ls_buf_t *file, int n, bool reverse)
     ls_pq_writer_free(w);
 }
 
+/* Set: read_range reads through this file handle, kept between fetches. */
+static ls_cold_file_t *g_kept;
+
 /* Reads partition 1's [from, to] in fetches of max_bytes until done,
  * checking every record in order against synth(). */
 static int read_range(const ls_buf_t *file, int codec, int64_t from, int64_t to, size_t max_bytes,
@@ -304,8 +309,12 @@ static int read_range(const ls_buf_t *file, int codec, int64_t from, int64_t to,
     for (;;) {
         ls_cold_read_t rd;
         char err[256];
-        if (ls_cold_read_parquet(file->data, file->len, 1, at, to, codec, false, 16 << 10,
-                                 max_bytes, false, &rd, err, sizeof err) != LS_OK) {
+        ls_status st = g_kept
+                           ? ls_cold_file_read(g_kept, 1, at, to, codec, false, 16 << 10, max_bytes,
+                                               false, &rd, err, sizeof err)
+                           : ls_cold_read_parquet(file->data, file->len, 1, at, to, codec, false,
+                                                  16 << 10, max_bytes, false, &rd, err, sizeof err);
+        if (st != LS_OK) {
             printf("  read: %s\n", err);
             return -1;
         }
@@ -373,6 +382,116 @@ TEST(scan_partition_range_every_codec)
     CHECK(rd.gap && !rd.full);
     CHECK_EQ_INT(rd.next_offset, 10003);
     ls_buf_free(&rd.batches);
+    ls_buf_free(&file);
+}
+
+/* Through a ls_cold_file_t kept between reads (the cold source's cache):
+ * catching up in fetches returns every record in order, and every read
+ * returns the very bytes a fresh ls_cold_read_parquet returns for the same
+ * arguments — reads that go on from the cursor across page boundaries
+ * (8 KiB pages), row groups (32 KiB) and dictionary pages, and reads that
+ * must rewind it: another partition, backwards, after a read whose `to`
+ * cut it short, after a gap, after max_bytes below one record; under every
+ * page codec the writer has. */
+static int same_read(ls_cold_file_t *f, const ls_buf_t *file, int32_t part, int64_t from,
+                     int64_t to, int codec, size_t max_bytes, bool gap, int64_t *next)
+{
+    ls_cold_read_t a, b;
+    char ea[256], eb[256];
+    ls_status sa = ls_cold_file_read(f, part, from, to, codec, false, 4 << 10, max_bytes, gap, &a,
+                                     ea, sizeof ea);
+    ls_status sb = ls_cold_read_parquet(file->data, file->len, part, from, to, codec, false,
+                                        4 << 10, max_bytes, gap, &b, eb, sizeof eb);
+    int ok = sa == LS_OK && sb == LS_OK && a.records == b.records &&
+             a.next_offset == b.next_offset && a.full == b.full && a.gap == b.gap &&
+             a.batches.len == b.batches.len &&
+             (!a.batches.len || !memcmp(a.batches.data, b.batches.data, a.batches.len));
+    if (!ok)
+        printf("  read p%d [%lld, %lld] max %zu: kept %d %lld records next %lld, fresh %d %lld "
+               "next %lld (%s)\n",
+               part, (long long)from, (long long)to, max_bytes, sa, (long long)a.records,
+               (long long)a.next_offset, sb, (long long)b.records, (long long)b.next_offset, ea);
+    *next = a.next_offset;
+    ls_buf_free(&a.batches);
+    ls_buf_free(&b.batches);
+    return ok;
+}
+
+TEST(kept_file_matches_fresh_reads)
+{
+    for (size_t i = 0; i < sizeof g_payload; i++)
+        g_payload[i] = (uint8_t)(i * 7 + (i >> 5));
+    int pq_codecs[] = {LS_PQ_UNCOMPRESSED, LS_PQ_SNAPPY, LS_PQ_GZIP, LS_PQ_ZSTD};
+    for (size_t pc = 0; pc < sizeof pq_codecs / sizeof *pq_codecs; pc++) {
+        g_pq_codec = pq_codecs[pc];
+        ls_buf_t file;
+        synth_file(&file, 3000, false);
+        char err[256];
+        ls_status st;
+        ls_cold_file_t *f = ls_cold_file_open(file.data, file.len, &st, err, sizeof err);
+        CHECK(f);
+        CHECK(ls_pqr_num_row_groups(ls_cold_file_reader(f)) > 4);
+        /* catching up, content checked against synth() */
+        g_kept = f;
+        int fetches;
+        CHECK_EQ_INT(read_range(&file, LS_CODEC_NONE, 10000, 20000, 24 << 10, &fetches), 0);
+        CHECK(fetches > 20);
+        CHECK_EQ_INT(read_range(&file, LS_CODEC_ZSTD, 10500, 14000, 64 << 10, &fetches), 0);
+        CHECK_EQ_INT(read_range(&file, LS_CODEC_LZ4, 10999, 11100, 1, &fetches), 0);
+        CHECK(fetches > 40);
+        g_kept = NULL;
+        /* read for read against fresh reads; going on from the cursor
+         * opens each row group once */
+        ls_cold_file_stats_t s0, s1;
+        int64_t at = 10000, next;
+        CHECK(same_read(f, &file, 1, at, 20000, LS_CODEC_NONE, 3 << 10, false, &at));
+        ls_cold_file_stats(f, &s0);
+        for (int k = 0; k < 40 && at < 20000; k++, at = next)
+            CHECK(same_read(f, &file, 1, at, 20000, LS_CODEC_NONE, (size_t)(3 + k % 5) << 10, false,
+                            &next));
+        ls_cold_file_stats(f, &s1);
+        CHECK_EQ_INT(s1.resumed - s0.resumed, 40);
+        CHECK(s1.row_groups_opened - s0.row_groups_opened < 20);
+        CHECK(same_read(f, &file, 0, 700, 5000, LS_CODEC_SNAPPY, 16 << 10, false, &next));
+        CHECK(same_read(f, &file, 1, 10050, 20000, LS_CODEC_NONE, 16 << 10, false, &next));
+        /* a read cut by `to`, then one going on with a larger `to`: the
+         * cursor passed rows above the first `to`, so it rewinds */
+        CHECK(same_read(f, &file, 1, 11000, 11100, LS_CODEC_NONE, 1 << 20, false, &next));
+        ls_cold_file_stats(f, &s0);
+        CHECK(same_read(f, &file, 1, next, 20000, LS_CODEC_NONE, 16 << 10, false, &next));
+        ls_cold_file_stats(f, &s1);
+        CHECK_EQ_INT(s1.resumed, s0.resumed);
+        /* with stop_at_gap: 10002, then the gap before 10004 */
+        CHECK(same_read(f, &file, 1, 10002, 20000, LS_CODEC_NONE, 1 << 20, true, &next));
+        CHECK_EQ_INT(next, 10003);
+        for (int k = 0; k < 5; k++)
+            CHECK(same_read(f, &file, 1, next, 20000, LS_CODEC_NONE, 1 << 20, true, &next));
+        /* one record a read, across a row group's end */
+        at = 10000 + 2 * 395;
+        for (int k = 0; k < 30; k++, at = next)
+            CHECK(same_read(f, &file, 1, at, 20000, LS_CODEC_NONE, 1, false, &next));
+        /* past the end, and before the start */
+        CHECK(same_read(f, &file, 1, 16000, 20000, LS_CODEC_NONE, 1 << 20, false, &next));
+        CHECK(same_read(f, &file, 1, next, 20000, LS_CODEC_NONE, 1 << 20, false, &next));
+        CHECK(same_read(f, &file, 1, 0, 9000, LS_CODEC_NONE, 1 << 20, false, &next));
+        ls_cold_file_free(f);
+        ls_buf_free(&file);
+    }
+    g_pq_codec = -1;
+    /* a descending file through a handle: served sorted, every read */
+    ls_buf_t file;
+    synth_file(&file, 800, true);
+    char err[256];
+    ls_status st;
+    ls_cold_file_t *f = ls_cold_file_open(file.data, file.len, &st, err, sizeof err);
+    CHECK(f);
+    int64_t at = 10100, next;
+    for (int k = 0; k < 10; k++, at = next)
+        CHECK(same_read(f, &file, 1, at, 11000, LS_CODEC_NONE, 8 << 10, false, &next));
+    ls_cold_file_free(f);
+    /* not raw: refused at open */
+    CHECK(!ls_cold_file_open(file.data, 20, &st, err, sizeof err));
+    CHECK_EQ_INT(st, LS_ECORRUPT);
     ls_buf_free(&file);
 }
 
@@ -501,6 +620,7 @@ int main(void)
     RUN(parquet_round_trip_is_byte_exact);
     RUN(scan_partition_range_every_codec);
     RUN(scan_unsorted_file_served_in_order);
+    RUN(kept_file_matches_fresh_reads);
     RUN(log_append_time_one_timestamp_per_batch);
     RUN(batches_cut_at_target_with_gaps);
     RUN(not_a_raw_file_refused);

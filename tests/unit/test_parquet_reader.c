@@ -627,6 +627,82 @@ TEST(skip)
     expected_free(&x);
 }
 
+/* Recycle mode (two page buffers in turn): every triple still right, and
+ * a byte-array view of the previous triple still intact after the next
+ * triple was decoded (one page of lookahead is safe), across small pages,
+ * every codec, with and without dictionaries. Bulk reads of a required
+ * fixed-width column return its values as ls_pqr_next does. */
+TEST(recycle_mode_and_bulk_reads)
+{
+    const ls_pq_codec codecs[] = {LS_PQ_UNCOMPRESSED, LS_PQ_SNAPPY, LS_PQ_GZIP, LS_PQ_ZSTD};
+    for (int ci = 0; ci < 4; ci++)
+        for (int dict = 0; dict < 2; dict++) {
+            expected_t x;
+            memset(&x, 0, sizeof x);
+            ls_buf_t out;
+            ls_buf_init(&out);
+            CHECK_EQ_INT(write_file(&out, &x, 1500, codecs[ci], dict, 1), LS_OK);
+            ls_status st;
+            char err[256];
+            ls_pqr_t *r = ls_pqr_open(out.data, out.len, &st, err, sizeof err);
+            CHECK(r);
+            for (size_t c = 0; c < ls_pqr_num_columns(r); c++) {
+                const ls_pqr_elem_t *e = ls_pqr_column(r, (int)c);
+                ls_pqr_iter_t *it = ls_pqr_iter_new(r, 0, (int)c, &st, err, sizeof err);
+                CHECK(it);
+                ls_pqr_iter_recycle(it);
+                ls_pqr_triple_t t, prev = {0};
+                int64_t k = 0;
+                int rc;
+                while ((rc = ls_pqr_next(it, &t)) == 1) {
+                    const exp_t *want = &x.e[c][k];
+                    CHECK(want->rep == t.rep && want->def == t.def);
+                    CHECK(t.def < e->max_def || same_value(e->type, want, &t));
+                    if (k > 0 && prev.def == e->max_def)
+                        CHECK(same_value(e->type, &x.e[c][k - 1], &prev));
+                    prev = t;
+                    k++;
+                }
+                CHECK_EQ_INT(rc, 0);
+                CHECK_EQ_INT(k, ls_pqr_chunk(r, 0, (int)c)->num_values);
+                ls_pqr_iter_free(it);
+            }
+            /* bulk reads of the required INT64 column (2), in pieces of
+             * several sizes mixed with next and skip; refused for an
+             * optional one (1) */
+            ls_pqr_iter_t *it = ls_pqr_iter_new(r, 0, 2, &st, err, sizeof err);
+            CHECK(it);
+            int64_t v[700], k = 0, piece = 1, nv = ls_pqr_chunk(r, 0, 2)->num_values;
+            CHECK(nv > 16);
+            while (k < nv) {
+                int64_t got = ls_pqr_read_fixed(it, v, piece);
+                CHECK(got == (nv - k < piece ? nv - k : piece));
+                for (int64_t i = 0; i < got; i++)
+                    CHECK(v[i] == x.e[2][k + i].i);
+                k += got;
+                ls_pqr_triple_t t;
+                if (k < nv && piece % 3 == 0) {
+                    CHECK_EQ_INT(ls_pqr_next(it, &t), 1);
+                    CHECK(t.v.i64 == x.e[2][k].i);
+                    k++;
+                } else if (k + 5 < nv && piece % 3 == 1) {
+                    CHECK_EQ_INT(ls_pqr_skip(it, 5), 0);
+                    k += 5;
+                }
+                piece = piece * 3 + 1 > 700 ? 7 : piece * 3 + 1;
+            }
+            CHECK_EQ_INT(ls_pqr_read_fixed(it, v, 10), 0);
+            ls_pqr_iter_free(it);
+            it = ls_pqr_iter_new(r, 0, 1, &st, err, sizeof err);
+            CHECK_EQ_INT(ls_pqr_read_fixed(it, v, 10), -1);
+            CHECK_EQ_INT(ls_pqr_iter_status(it), LS_EINVAL);
+            ls_pqr_iter_free(it);
+            ls_pqr_free(r);
+            ls_buf_free(&out);
+            expected_free(&x);
+        }
+}
+
 TEST(thrift_decoder)
 {
     ls_buf_t b;
@@ -1191,6 +1267,7 @@ int main(void)
     RUN(flat_columns);
     RUN(row_cursor);
     RUN(skip);
+    RUN(recycle_mode_and_bulk_reads);
     RUN(copy_rows_rewrites_small_files_exactly);
     RUN(copy_rows_projects_by_field_id);
     RUN(data_page_v2_and_refusals);
