@@ -280,28 +280,59 @@ static int on_record(void *arg, const ls_record_view_t *rec)
     return c->st != LS_OK;
 }
 
-/* The policy's partition spec over the raw columns. */
-static ls_status policy_spec(const ls_policy_t *p, ls_ice_spec_t *spec)
+/* The policy's partition spec over the Kafka columns and, in a typed
+ * table (typed_schema: its Iceberg schema; NULL for a raw one), value and
+ * key fields, each checked against its transform as the Iceberg spec's
+ * "Partition Transforms" table says; why names what is refused. */
+static ls_status policy_spec(const ls_policy_t *p, const char *typed_schema, int last_column_id,
+                             ls_ice_spec_t *spec, char *why, size_t whylen)
 {
     memset(spec, 0, sizeof *spec);
     ls_status st = LS_OK;
+    ls_typed_shape_t *shape = NULL;
+    static const ls_ice_transform tr[] = {
+        [LS_POLICY_IDENTITY] = LS_ICE_IDENTITY, [LS_POLICY_HOUR] = LS_ICE_HOUR,
+        [LS_POLICY_DAY] = LS_ICE_DAY,           [LS_POLICY_MONTH] = LS_ICE_MONTH,
+        [LS_POLICY_YEAR] = LS_ICE_YEAR,         [LS_POLICY_BUCKET] = LS_ICE_BUCKET,
+        [LS_POLICY_TRUNCATE] = LS_ICE_TRUNCATE, [LS_POLICY_VOID] = LS_ICE_VOID};
     for (int i = 0; i < p->npart && st == LS_OK; i++) {
         const ls_policy_part_t *f = &p->part[i];
-        static const ls_ice_transform tr[] = {
-            [LS_POLICY_IDENTITY] = LS_ICE_IDENTITY, [LS_POLICY_HOUR] = LS_ICE_HOUR,
-            [LS_POLICY_DAY] = LS_ICE_DAY,           [LS_POLICY_MONTH] = LS_ICE_MONTH,
-            [LS_POLICY_YEAR] = LS_ICE_YEAR,         [LS_POLICY_BUCKET] = LS_ICE_BUCKET,
-            [LS_POLICY_TRUNCATE] = LS_ICE_TRUNCATE};
-        if (f->column == LS_POLICY_COL_PARTITION)
+        if (f->column == LS_POLICY_COL_FIELD) {
+            if (!typed_schema) {
+                snprintf(why, whylen,
+                         "%s(%s): a value or key field, but the table is raw (value.format and "
+                         "key.format raw); only partition, offset and timestamp can be used",
+                         ls_ice_transform_name(tr[f->transform]), f->field);
+                st = LS_EINVAL;
+                break;
+            }
+            if (!shape) shape = ls_typed_shape_parse(typed_schema, last_column_id, why, whylen);
+            if (!shape) {
+                st = LS_EINVAL;
+                break;
+            }
+            int id;
+            char type[48];
+            if (ls_typed_column_find(shape, f->field, &id, type, sizeof type, why, whylen) != 0) {
+                st = LS_EINVAL;
+                break;
+            }
+            st = ls_ice_spec_add_typed(spec, id, f->field, type, tr[f->transform], f->param, why,
+                                       whylen);
+        } else if (f->column == LS_POLICY_COL_PARTITION) {
             st = ls_ice_spec_add_param(spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT,
                                        tr[f->transform], f->param);
-        else if (f->column == LS_POLICY_COL_OFFSET)
+        } else if (f->column == LS_POLICY_COL_OFFSET) {
             st = ls_ice_spec_add_param(spec, LS_RAW_FID_OFFSET, "offset", LS_ICE_LONG,
                                        tr[f->transform], f->param);
-        else
+        } else {
             st = ls_ice_spec_add_param(spec, LS_RAW_FID_TIMESTAMP, "timestamp", LS_ICE_TIMESTAMPTZ,
                                        tr[f->transform], f->param);
+        }
+        if (st != LS_OK && f->column != LS_POLICY_COL_FIELD)
+            snprintf(why, whylen, "unsupported partition field %d", i + 1);
     }
+    ls_typed_shape_free(shape);
     return st;
 }
 
@@ -328,10 +359,15 @@ static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
     if (st != LS_ENOTFOUND || !create) return st;
     snprintf(location, sizeof location, "%s/%s", warehouse_uri, tt->prefix);
     ls_ice_spec_t spec;
-    st = policy_spec(tt->policy, &spec);
+    char why[400];
+    st = policy_spec(tt->policy,
+                     shape->schema_id || shape->key_schema_id ? shape->schema_json : NULL,
+                     shape->last_column_id, &spec, why, sizeof why);
     if (st != LS_OK) {
-        snprintf(err, (size_t)errlen, "%s: unsupported partition spec '%s'",
-                 ls_policy_key(LS_POLICY_PARTITION), tt->policy->value[LS_POLICY_PARTITION]);
+        snprintf(err, (size_t)errlen, "%s '%s' cannot be applied to table %s.%s: %s",
+                 ls_policy_key(LS_POLICY_PARTITION), tt->policy->value[LS_POLICY_PARTITION], s->ns,
+                 tt->name, why);
+        LS_WARN("table", "%s", err);
         return st;
     }
     /* old metadata files are deleted after each commit (Iceberg's properties,
@@ -401,6 +437,11 @@ static ls_status side_target(const ls_table_target_t *tt, const char *suffix, si
     sd->policy.value[LS_POLICY_VALUE_FORMAT] = "raw";
     sd->policy.value[LS_POLICY_KEY_FORMAT] = "raw";
     sd->policy.value[LS_POLICY_ERROR_HANDLING] = "fail";
+    int np = 0; /* a side table is raw: it keeps the Kafka-column partitions only */
+    for (int i = 0; i < sd->policy.npart; i++)
+        if (sd->policy.part[i].column != LS_POLICY_COL_FIELD)
+            sd->policy.part[np++] = sd->policy.part[i];
+    sd->policy.npart = np;
     sd->tt = *tt;
     sd->tt.policy = &sd->policy;
     sd->tt.registry = NULL;
@@ -1526,6 +1567,40 @@ static ls_status new_version(row_ctx_t *c, const ls_raw_record_t *r, int32_t vid
     return LS_ELIMIT;
 }
 
+/* The data file writer of a typed row: by the Kafka columns, and when the
+ * spec partitions by value or key fields, by their values in the datums.
+ * LS_ECORRUPT (a bad record, err says why) when a datum does not decode or
+ * a partition value is too long to hold; LS_EINVAL when no file opens
+ * (ls_data_files_error). */
+static ls_status row_writer(ls_mat_batch_t *b, const ls_raw_record_t *r, const ls_typed_datum_t *v,
+                            const ls_typed_datum_t *k, ls_pq_writer_t **w, char *err, size_t errlen)
+{
+    *w = NULL;
+    if (!ls_data_files_needs_values(b->files)) {
+        *w = ls_data_files_writer(b->files, r);
+        return *w ? LS_OK : LS_EINVAL;
+    }
+    const ls_ice_spec_t *spec = ls_ice_table_spec(b->t);
+    int ids[LS_ICE_MAX_PART];
+    ls_ice_sval_t vals[LS_ICE_MAX_PART];
+    for (int i = 0; i < spec->nfields; i++)
+        ids[i] = spec->fields[i].source_id;
+    ls_status st = ls_typed_values(v, k, ids, spec->nfields, vals, err, errlen);
+    if (st != LS_OK) return st;
+    for (int i = 0; i < spec->nfields; i++) {
+        ls_ice_pval_t pv;
+        if (ls_ice_field_apply_sval(&spec->fields[i], &vals[i], &pv) != LS_OK) {
+            snprintf(err, errlen,
+                     "partition field %s: the value is longer than %d bytes, the most a "
+                     "partition value may have here",
+                     spec->fields[i].name, LS_ICE_PVAL_MAX);
+            return LS_ECORRUPT;
+        }
+    }
+    *w = ls_data_files_writer_sv(b->files, r, vals);
+    return *w ? LS_OK : LS_EINVAL;
+}
+
 /* A typed row: the value (value.format=schema-registry) and the key
  * (key.format=schema-registry, when the record has one), each decoded by
  * its own schema, into the table's current columns — after evolving them
@@ -1586,24 +1661,26 @@ static ls_status typed_row(row_ctx_t *c, const ls_raw_record_t *r)
     if (keyed && b->shape != before &&
         (st = typed_reader(c, r, kid, true, kpv, &k.rd, &ksc)) != LS_OK)
         goto out;
-    ls_pq_writer_t *w = ls_data_files_writer(b->files, r);
-    if (!w) {
-        st = LS_EINVAL;
-        goto out;
-    }
     char e[512], je[400];
     ls_buf_t vt, kt; /* JSON and Protobuf values and keys transcoded to Avro datums */
     ls_buf_init(&vt);
     ls_buf_init(&kt);
+    ls_pq_writer_t *w = NULL;
     if (p->value_typed && payload_datum(vsc, vpv, &v, &vt, je, sizeof je) != 0) {
         snprintf(e, sizeof e, "the value: %s", je);
         st = LS_ECORRUPT;
     } else if (keyed && payload_datum(ksc, kpv, &k, &kt, je, sizeof je) != 0) {
         snprintf(e, sizeof e, "the key: %s", je);
         st = LS_ECORRUPT;
-    } else {
+    } else if ((st = row_writer(b, r, p->value_typed ? &v : NULL, keyed ? &k : NULL, &w, e,
+                                sizeof e)) == LS_OK) {
         st = ls_typed_write_kv(b->shape, p->value_typed ? &v : NULL, keyed ? &k : NULL, w, r, e,
                                sizeof e);
+    }
+    if (st == LS_EINVAL) { /* no writer: data_files' reason */
+        ls_buf_free(&vt);
+        ls_buf_free(&kt);
+        goto out;
     }
     ls_buf_free(&vt);
     ls_buf_free(&kt);
@@ -1801,15 +1878,14 @@ static ls_status json_row(row_ctx_t *c, const ls_raw_record_t *r)
     ls_buf_init(&d);
     char e[512];
     ls_typed_datum_t v = {b->jrd, NULL, 0};
-    ls_pq_writer_t *w = ls_data_files_writer(b->files, r);
-    if (!w)
-        st = LS_EINVAL;
-    else if (ls_avro_view_encode(b->jview, text, tlen, &d, e, sizeof e) != 0)
+    ls_pq_writer_t *w = NULL;
+    if (ls_avro_view_encode(b->jview, text, tlen, &d, e, sizeof e) != 0) {
         st = LS_ECORRUPT;
-    else {
+    } else {
         v.datum = d.data;
         v.len = d.len;
-        st = ls_typed_write_kv(b->shape, &v, NULL, w, r, e, sizeof e);
+        st = row_writer(b, r, &v, NULL, &w, e, sizeof e);
+        if (st == LS_OK) st = ls_typed_write_kv(b->shape, &v, NULL, w, r, e, sizeof e);
     }
     ls_buf_free(&d);
     free(fallback);

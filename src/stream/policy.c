@@ -121,14 +121,29 @@ static int p_name(const char *v, ls_policy_t *p, char *why, size_t cap)
 }
 
 /* "none" | item[,item...]; item: day | hour (of timestamp) | T(col) for T in
- * identity, year, month, day, hour | bucket(N, col) | truncate(W, col);
+ * identity, year, month, day, hour, void | bucket(N, col) | truncate(W, col);
  * col one of the Kafka columns partition (int), offset (long), timestamp
- * (timestamptz), with the types the Iceberg spec allows per transform. No
- * column twice with one transform, nor with two time transforms (Iceberg
+ * (timestamptz), with the types the Iceberg spec allows per transform, or
+ * a typed table's value field (its column name, a dotted path through
+ * structs) or key field (_kafka_key_typed[.path]), whose type is checked
+ * against the transform when the table's schema is known (materialize.c).
+ * No column twice with one transform, nor with two time transforms (Iceberg
  * refuses such redundant partitions). */
 static const char *const part_cols[] = {"partition", "timestamp", "offset"};
-static const char *const part_tr[] = {"identity", "hour",   "day",     "month",
-                                      "year",     "bucket", "truncate"};
+static const char *const part_tr[] = {"identity", "hour",   "day",      "month",
+                                      "year",     "bucket", "truncate", "void"};
+
+/* A field path: segments of [A-Za-z0-9_$-] joined by '.'. */
+static bool field_path_ok(const char *s)
+{
+    if (!*s || *s == '.') return false;
+    for (const char *c = s; *c; c++) {
+        bool word = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                    (*c >= '0' && *c <= '9') || *c == '_' || *c == '$' || *c == '-';
+        if (!word && !(*c == '.' && c[1] && c[1] != '.')) return false;
+    }
+    return true;
+}
 
 static bool part_is_time(ls_policy_transform t)
 {
@@ -192,16 +207,21 @@ static int part_item(const char *s, size_t n, ls_policy_part_t *out, char *why, 
     for (int i = 0; i < 3; i++)
         if (!strcmp(arg, part_cols[i])) c = i;
     if (c < 0) {
-        put(why, cap,
-            "%s(%s): '%s' is not a Kafka column (partition, offset, timestamp); partitions on "
-            "value or key fields are not built yet",
-            buf, arg, arg);
-        return -1;
+        if (!field_path_ok(arg) || strlen(arg) >= sizeof out->field) {
+            put(why, cap,
+                "%s(%s): '%s' is neither a Kafka column (partition, offset, timestamp) nor a "
+                "field path (names of [A-Za-z0-9_$-] joined by '.', under %zu characters)",
+                buf, arg, arg, sizeof out->field);
+            return -1;
+        }
+        out->column = LS_POLICY_COL_FIELD;
+        snprintf(out->field, sizeof out->field, "%s", arg);
+        return 0;
     }
     out->column = (ls_policy_column)c;
     bool ts = c == LS_POLICY_COL_TIMESTAMP;
-    bool ok =
-        ts ? t != LS_POLICY_IDENTITY && t != LS_POLICY_TRUNCATE : !part_is_time(out->transform);
+    bool ok = t == LS_POLICY_VOID || (ts ? t != LS_POLICY_IDENTITY && t != LS_POLICY_TRUNCATE
+                                         : !part_is_time(out->transform));
     if (!ok) {
         put(why, cap, "%s does not apply to %s (type %s)", buf, arg,
             ts                          ? "timestamptz"
@@ -229,10 +249,11 @@ static int p_partition(const char *v, ls_policy_t *p, char *why, size_t cap)
         if (part_item(s, len, &it, why, cap) != 0) return -1;
         for (int i = 0; i < p->npart; i++) {
             const ls_policy_part_t *o = &p->part[i];
-            if (o->column != it.column) continue;
+            if (o->column != it.column || strcmp(o->field, it.field)) continue;
             if (o->transform == it.transform ||
                 (part_is_time(o->transform) && part_is_time(it.transform))) {
-                put(why, cap, "column %s is partitioned twice by %s", part_cols[it.column],
+                put(why, cap, "column %s is partitioned twice by %s",
+                    it.column == LS_POLICY_COL_FIELD ? it.field : part_cols[it.column],
                     part_is_time(it.transform) ? "time transforms" : part_tr[it.transform]);
                 return -1;
             }
@@ -472,7 +493,12 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                              "none, or a comma-separated list of Iceberg transforms of the "
                              "Kafka columns: identity(partition|offset), bucket(N, "
                              "partition|offset|timestamp), truncate(W, partition|offset), "
-                             "year|month|day|hour(timestamp) (day, hour alone: of timestamp)",
+                             "year|month|day|hour(timestamp) (day, hour alone: of timestamp); "
+                             "or of a typed table's value field (column name, nested by "
+                             "dotted path: customer.country) or key field "
+                             "(_kafka_key_typed[.path]): identity, bucket(N, f), truncate(W, "
+                             "f), year|month|day|hour(f), void(f), as the Iceberg spec allows "
+                             "for the field's type",
                              "Partition spec of the table, applied when the table is created.",
                              p_partition, NULL},
     [LS_POLICY_TARGET_FILE_BYTES] = {"lakestream.table.target.file.bytes", "134217728",

@@ -78,7 +78,7 @@
 #define LS_POLICY_PREFIX "lakestream.table."
 #define LS_POLICY_SINCE_KEY "lakestream.table.enabled.since"
 #define LS_POLICY_BUILTIN_CATALOG "builtin"
-#define LS_POLICY_MAX_PART 4
+#define LS_POLICY_MAX_PART 8
 #define LS_POLICY_MIN_COMMIT_INTERVAL_MS 1000
 #define LS_POLICY_MAX_PK 16       /* fields in a primary key */
 #define LS_POLICY_MAX_PK_NAME 128 /* bytes of one field name */
@@ -119,7 +119,8 @@ typedef enum ls_policy_source {
 typedef enum {
     LS_POLICY_COL_PARTITION,
     LS_POLICY_COL_TIMESTAMP,
-    LS_POLICY_COL_OFFSET
+    LS_POLICY_COL_OFFSET,
+    LS_POLICY_COL_FIELD, /* a typed table's value or key field: ls_policy_part_t.field */
 } ls_policy_column;
 typedef enum {
     LS_POLICY_IDENTITY,
@@ -129,6 +130,7 @@ typedef enum {
     LS_POLICY_YEAR,
     LS_POLICY_BUCKET,   /* param: N buckets */
     LS_POLICY_TRUNCATE, /* param: width W */
+    LS_POLICY_VOID,     /* always null */
 } ls_policy_transform;
 /* Subject name strategies (Confluent's names), for typed keys and values. */
 typedef enum {
@@ -140,7 +142,10 @@ typedef enum {
 typedef struct ls_policy_part {
     ls_policy_column column;
     ls_policy_transform transform;
-    int param; /* bucket N, truncate W (>= 1); else 0 */
+    int param;       /* bucket N, truncate W (>= 1); else 0 */
+    char field[128]; /* LS_POLICY_COL_FIELD: the column path ("customer.country",
+                      * "_kafka_key_typed.id"); its type is checked when the
+                      * table's schema is known */
 } ls_policy_part_t;
 
 /* The three stored layers; any may be empty (n = 0). */

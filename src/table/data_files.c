@@ -28,7 +28,7 @@ typedef struct file_put {
 } file_put_t;
 
 typedef struct files_bucket {
-    int64_t key[LS_ICE_MAX_PART];
+    ls_ice_pval_t key[LS_ICE_MAX_PART];
     ls_pq_writer_t *w;
     ls_buf_t out;
 } files_bucket_t;
@@ -85,14 +85,7 @@ ls_data_files_t *ls_data_files_new(ls_ice_table_t *t, const ls_pq_field_t *field
                                    size_t errlen)
 {
     const ls_ice_spec_t *spec = ls_ice_table_spec(t);
-    for (int i = 0; i < spec->nfields; i++) {
-        int s = spec->fields[i].source_id;
-        if (s != LS_RAW_FID_PARTITION && s != LS_RAW_FID_OFFSET && s != LS_RAW_FID_TIMESTAMP) {
-            snprintf(err, errlen, "partition field %s: source %d is not a Kafka metadata column",
-                     spec->fields[i].name, s);
-            return NULL;
-        }
-    }
+    (void)err, (void)errlen; /* sources beyond the Kafka columns: the caller's values */
     ls_data_files_t *f = LS_NEW(ls_data_files_t);
     f->t = t;
     f->fields = fields;
@@ -134,15 +127,53 @@ static ls_status close_bucket(ls_data_files_t *f, files_bucket_t *b)
     return LS_OK;
 }
 
+static bool kafka_column(int source_id)
+{
+    return source_id == LS_RAW_FID_PARTITION || source_id == LS_RAW_FID_OFFSET ||
+           source_id == LS_RAW_FID_TIMESTAMP;
+}
+
+bool ls_data_files_needs_values(const ls_data_files_t *f)
+{
+    for (int i = 0; i < f->spec->nfields; i++)
+        if (!kafka_column(f->spec->fields[i].source_id)) return true;
+    return false;
+}
+
 ls_pq_writer_t *ls_data_files_writer(ls_data_files_t *f, const ls_raw_record_t *r)
 {
-    int64_t key[LS_ICE_MAX_PART] = {0};
+    return ls_data_files_writer_sv(f, r, NULL);
+}
+
+ls_pq_writer_t *ls_data_files_writer_sv(ls_data_files_t *f, const ls_raw_record_t *r,
+                                        const ls_ice_sval_t *src)
+{
+    ls_ice_pval_t key[LS_ICE_MAX_PART];
+    memset(key, 0, sizeof key);
     for (int i = 0; i < f->spec->nfields; i++) {
         const ls_ice_part_field_t *pf = &f->spec->fields[i];
-        int64_t v = pf->source_id == LS_RAW_FID_PARTITION ? r->partition
-                    : pf->source_id == LS_RAW_FID_OFFSET  ? r->offset
-                                                          : r->timestamp_ms * 1000;
-        key[i] = ls_ice_field_apply(pf, v);
+        if (kafka_column(pf->source_id)) {
+            int64_t v = pf->source_id == LS_RAW_FID_PARTITION ? r->partition
+                        : pf->source_id == LS_RAW_FID_OFFSET  ? r->offset
+                                                              : r->timestamp_ms * 1000;
+            ls_ice_pval_long(&key[i], ls_ice_field_apply(pf, v));
+            if (pf->transform == LS_ICE_VOID) key[i].null = 1, key[i].l = 0;
+            continue;
+        }
+        if (!src) {
+            snprintf(f->err, sizeof f->err,
+                     "partition field %s: source %d is not a Kafka column and the row has no "
+                     "values for it",
+                     pf->name, pf->source_id);
+            return NULL;
+        }
+        if (ls_ice_field_apply_sval(pf, &src[i], &key[i]) != LS_OK) {
+            snprintf(f->err, sizeof f->err,
+                     "partition field %s: the value is longer than %d bytes, the most a "
+                     "partition value holds here",
+                     pf->name, LS_ICE_PVAL_MAX);
+            return NULL;
+        }
     }
     files_bucket_t *b = NULL;
     for (size_t i = 0; i < f->nb && !b; i++)

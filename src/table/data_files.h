@@ -1,7 +1,8 @@
 /* Routes rows into Parquet data files of an Iceberg table: one open file
- * per partition tuple of the table's spec (its sources are the Kafka
- * metadata columns partition, offset, timestamp, field ids 1-3 in every
- * table shape), each file rolled when it reaches target_file_bytes. The row
+ * per partition tuple of the table's spec (its sources: the Kafka metadata
+ * columns partition, offset, timestamp, field ids 1-3 in every table shape,
+ * taken from the record; any other column's value comes from the caller,
+ * ls_data_files_writer_sv), each file rolled when it reaches target_file_bytes. The row
  * shape is the caller's (the Parquet fields it writes rows of: the raw
  * table's, iceberg_raw.h, or a typed one, iceberg_typed.h). Rolled and
  * finished files are uploaded with ls_ice_table_put_data; the caller then
@@ -9,6 +10,7 @@
  * (a retried task writes new files, never reuses these). One thread. */
 #ifndef LS_DATA_FILES_H
 #define LS_DATA_FILES_H
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/status.h"
@@ -26,6 +28,14 @@ ls_data_files_t *ls_data_files_new(ls_ice_table_t *t, const ls_pq_field_t *field
  * ls_data_files_error): write one row into it, then call
  * ls_data_files_row_done with the row's status. */
 ls_pq_writer_t *ls_data_files_writer(ls_data_files_t *f, const ls_raw_record_t *r);
+/* The same when the spec has sources beyond the Kafka columns: src[i] is
+ * the row's value of spec field i's source (read for those fields only).
+ * NULL also when a string/binary partition value is too long to hold
+ * (LS_ICE_PVAL_MAX; the error names the field). */
+ls_pq_writer_t *ls_data_files_writer_sv(ls_data_files_t *f, const ls_raw_record_t *r,
+                                        const ls_ice_sval_t *src);
+/* Whether the spec has sources beyond the Kafka columns. */
+bool ls_data_files_needs_values(const ls_data_files_t *f);
 ls_status ls_data_files_row_done(ls_data_files_t *f, ls_status st);
 /* A raw-table row (ls_raw_write) in one call. */
 ls_status ls_data_files_add_raw(ls_data_files_t *f, const ls_raw_record_t *r);

@@ -74,9 +74,9 @@ static int by_partition_then_seq(const void *a, const void *b, void *arg)
 {
     const sort_ctx_t *c = arg;
     const ls_ice_mentry_t *x = &c->live[*(const size_t *)a], *y = &c->live[*(const size_t *)b];
-    for (int i = 0; i < c->nspec; i++)
-        if (x->df.partition[i] != y->df.partition[i])
-            return x->df.partition[i] < y->df.partition[i] ? -1 : 1;
+    /* any total order groups a partition's files: the values' bytes */
+    int d = memcmp(x->df.partition, y->df.partition, (size_t)c->nspec * sizeof x->df.partition[0]);
+    if (d) return d < 0 ? -1 : 1;
     if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
@@ -156,7 +156,7 @@ size_t ls_file_rewrite_plan(const ls_ice_mentry_t *live, size_t n, int nspec_fie
  * file's rows flagged in drops[k], when given, left out), in partition part,
  * uploaded into *df; *wrote: rows written (0: no file). */
 static ls_status copy_files(ls_ice_table_t *t, const char *const *paths, size_t n,
-                            uint8_t *const *drops, const int64_t *part,
+                            uint8_t *const *drops, const ls_ice_pval_t *part,
                             const ls_file_rewrite_opts_t *o, ls_ice_datafile_t *df,
                             ls_buf_t *const *raws, char *err, size_t errlen)
 {

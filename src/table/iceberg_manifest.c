@@ -16,28 +16,109 @@ ls_ice_type ls_ice_result_type(const ls_ice_part_field_t *f)
     case LS_ICE_YEAR:
     case LS_ICE_BUCKET: return LS_ICE_INT;
     case LS_ICE_DAY: return LS_ICE_DATE;
-    default: return f->source_type; /* identity, truncate */
+    default: return f->source_type; /* identity, truncate, void */
     }
 }
 
-/* Single-value serialization (spec Appendix D) of a partition value. */
-static size_t part_bytes(ls_ice_type rt, int64_t v, uint8_t out[8])
+static bool bytes_type(ls_ice_type t)
 {
-    size_t n = rt == LS_ICE_LONG ? 8 : 4;
+    return t == LS_ICE_STRING || t == LS_ICE_BINARY || t == LS_ICE_FIXED || t == LS_ICE_UUID ||
+           t == LS_ICE_DECIMAL;
+}
+
+static bool long_type(ls_ice_type t)
+{
+    return t == LS_ICE_LONG || t == LS_ICE_TIME || t == LS_ICE_TIMESTAMP || t == LS_ICE_TIMESTAMPTZ;
+}
+
+/* The Avro fixed size of a partition value of f (uuid, fixed, decimal), else 0. */
+static size_t part_fixed_size(const ls_ice_part_field_t *f, ls_ice_type rt)
+{
+    if (rt == LS_ICE_UUID) return 16;
+    if (rt == LS_ICE_FIXED) return (size_t)f->flen;
+    if (rt == LS_ICE_DECIMAL) return (size_t)ls_pq_decimal_length(f->prec);
+    return 0;
+}
+
+/* Single-value serialization (spec Appendix D) of a partition value: ints
+ * and dates 4 bytes, longs, times and timestamps 8, little-endian; the
+ * other types' bytes as the value holds them. */
+static size_t part_bytes(ls_ice_type rt, const ls_ice_pval_t *v, const uint8_t **p, uint8_t out[8])
+{
+    if (bytes_type(rt)) {
+        *p = v->b;
+        return v->n;
+    }
+    size_t n = long_type(rt) ? 8 : 4;
     for (size_t i = 0; i < n; i++)
-        out[i] = (uint8_t)((uint64_t)v >> (8 * i));
+        out[i] = (uint8_t)((uint64_t)v->l >> (8 * i));
+    *p = out;
     return n;
+}
+
+/* Order of two non-null partition values of result type rt (the spec's
+ * orders: numbers and dates by value, strings by code point = UTF-8 bytes
+ * unsigned, binary/fixed/uuid bytes unsigned, decimals numerically). */
+static int part_cmp(ls_ice_type rt, const ls_ice_pval_t *x, const ls_ice_pval_t *y)
+{
+    if (!bytes_type(rt)) return x->l < y->l ? -1 : x->l > y->l;
+    if (rt == LS_ICE_DECIMAL) {
+        bool nx = x->n && (x->b[0] & 0x80), ny = y->n && (y->b[0] & 0x80);
+        if (nx != ny) return nx ? -1 : 1;
+        /* same sign, fewest bytes: a longer one is farther from zero */
+        if (x->n != y->n) return (x->n < y->n) != nx ? -1 : 1;
+        return memcmp(x->b, y->b, x->n) < 0 ? -1 : memcmp(x->b, y->b, x->n) > 0;
+    }
+    size_t n = x->n < y->n ? x->n : y->n;
+    int c = n ? memcmp(x->b, y->b, n) : 0;
+    if (c) return c < 0 ? -1 : 1;
+    return x->n < y->n ? -1 : x->n > y->n;
+}
+
+int ls_ice_pval_cmp(const ls_ice_part_field_t *f, const ls_ice_pval_t *x, const ls_ice_pval_t *y)
+{
+    if (x->null || y->null) return x->null == y->null ? 0 : x->null ? -1 : 1;
+    return part_cmp(ls_ice_result_type(f), x, y);
 }
 
 /* ---- Avro schemas -------------------------------------------------------- */
 
+/* Iceberg's Avro mapping (spec Appendix A) of a partition field's result. */
 static void part_avro_type(const ls_ice_part_field_t *f, ls_buf_t *b)
 {
     ls_ice_type rt = ls_ice_result_type(f);
-    if (rt == LS_ICE_DATE)
-        ls_buf_printf(b, "{\"type\":\"int\",\"logicalType\":\"date\"}");
-    else
-        ls_buf_printf(b, "\"%s\"", rt == LS_ICE_LONG ? "long" : "int");
+    switch (rt) {
+    case LS_ICE_DATE: ls_buf_printf(b, "{\"type\":\"int\",\"logicalType\":\"date\"}"); return;
+    case LS_ICE_TIME:
+        ls_buf_printf(b, "{\"type\":\"long\",\"logicalType\":\"time-micros\"}");
+        return;
+    case LS_ICE_TIMESTAMP:
+    case LS_ICE_TIMESTAMPTZ:
+        ls_buf_printf(b,
+                      "{\"type\":\"long\",\"logicalType\":\"timestamp-micros\","
+                      "\"adjust-to-utc\":%s}",
+                      rt == LS_ICE_TIMESTAMPTZ ? "true" : "false");
+        return;
+    case LS_ICE_STRING: ls_buf_printf(b, "\"string\""); return;
+    case LS_ICE_BINARY: ls_buf_printf(b, "\"bytes\""); return;
+    case LS_ICE_UUID:
+        ls_buf_printf(b,
+                      "{\"type\":\"fixed\",\"name\":\"uuid_fixed_%d\",\"size\":16,"
+                      "\"logicalType\":\"uuid\"}",
+                      f->field_id);
+        return;
+    case LS_ICE_FIXED:
+        ls_buf_printf(b, "{\"type\":\"fixed\",\"name\":\"fixed_%d\",\"size\":%d}", f->field_id,
+                      f->flen);
+        return;
+    case LS_ICE_DECIMAL:
+        ls_buf_printf(b,
+                      "{\"type\":\"fixed\",\"name\":\"decimal_%d\",\"size\":%d,"
+                      "\"logicalType\":\"decimal\",\"precision\":%d,\"scale\":%d}",
+                      f->field_id, ls_pq_decimal_length(f->prec), f->prec, f->scale);
+        return;
+    default: ls_buf_printf(b, "\"%s\"", rt == LS_ICE_LONG ? "long" : "int");
+    }
 }
 
 static void map_field(ls_buf_t *b, const char *name, int fid, int kid, int vid, const char *vtype)
@@ -163,6 +244,29 @@ static void enc_opt_long(ls_buf_t *b, int64_t v)
     }
 }
 
+/* A partition value as the manifest's partition struct field: null, or
+ * the value in its Avro type (fixed: a decimal sign-extended to its size). */
+static void enc_part(ls_buf_t *b, const ls_ice_part_field_t *f, const ls_ice_pval_t *v)
+{
+    if (v->null) {
+        ls_avro_union(b, 0);
+        return;
+    }
+    ls_avro_union(b, 1);
+    ls_ice_type rt = ls_ice_result_type(f);
+    size_t fs = part_fixed_size(f, rt);
+    if (!bytes_type(rt)) {
+        ls_avro_long(b, v->l);
+    } else if (!fs) {
+        ls_avro_bytes(b, v->b, v->n); /* string and bytes: length, then the bytes */
+    } else {
+        uint8_t pad = rt == LS_ICE_DECIMAL && v->n && (v->b[0] & 0x80) ? 0xff : 0x00;
+        for (size_t i = v->n; i < fs; i++)
+            ls_buf_append_u8(b, pad);
+        ls_buf_append(b, v->b, v->n < fs ? v->n : fs);
+    }
+}
+
 ls_status ls_ice_manifest_encode(const ls_ice_spec_t *s, const char *schema_json, int schema_id,
                                  const char *spec_json, const ls_ice_mentry_t *e, size_t n,
                                  ls_buf_t *out)
@@ -189,10 +293,8 @@ ls_status ls_ice_manifest_encode(const ls_ice_spec_t *s, const char *schema_json
         ls_avro_long(b, 0); /* content DATA */
         ls_avro_string(b, df->path);
         ls_avro_string(b, "PARQUET");
-        for (int p = 0; p < s->nfields; p++) {
-            ls_avro_union(b, 1);
-            ls_avro_long(b, df->partition[p]);
-        }
+        for (int p = 0; p < s->nfields; p++)
+            enc_part(b, &s->fields[p], &df->partition[p]);
         ls_avro_long(b, df->record_count);
         ls_avro_long(b, df->file_size);
         enc_int_long_map(b, df, 0);
@@ -283,6 +385,32 @@ static bool absent(const ls_av_t *rec, const char *name)
     return !v || v->kind == LS_AV_NULL;
 }
 
+/* A partition struct field back into a value (enc_part's inverse; a
+ * decimal's fixed bytes reduced to the fewest). -1 when it does not fit. */
+static int dec_part(const ls_ice_part_field_t *f, const ls_av_t *a, ls_ice_pval_t *v)
+{
+    memset(v, 0, sizeof *v);
+    ls_ice_type rt = ls_ice_result_type(f);
+    if (a->kind == LS_AV_NULL) {
+        v->null = 1;
+        return 0;
+    }
+    if (!bytes_type(rt)) {
+        if (a->kind != LS_AV_LONG) return -1;
+        v->l = a->l;
+        return 0;
+    }
+    if (a->kind != LS_AV_BYTES || a->n > LS_ICE_PVAL_MAX) return -1;
+    size_t k = 0;
+    if (rt == LS_ICE_DECIMAL)
+        while (k + 1 < a->n && ((a->p[k] == 0 && !(a->p[k + 1] & 0x80)) ||
+                                (a->p[k] == 0xff && (a->p[k + 1] & 0x80))))
+            k++;
+    if (a->n - k) memcpy(v->b, a->p + k, a->n - k);
+    v->n = (uint8_t)(a->n - k);
+    return 0;
+}
+
 static int dec_entry(const ls_av_t *r, const ls_ice_spec_t *s, ls_ice_mentry_t *e)
 {
     memset(e, 0, sizeof *e);
@@ -299,10 +427,8 @@ static int dec_entry(const ls_av_t *r, const ls_ice_spec_t *s, ls_ice_mentry_t *
     e->snapshot_id = opt_long(r, "snapshot_id");
     e->seq = opt_long(r, "sequence_number");
     e->file_seq = opt_long(r, "file_sequence_number");
-    for (int p = 0; p < s->nfields; p++) {
-        if (part->items[p].kind != LS_AV_LONG) return -1;
-        e->df.partition[p] = part->items[p].l;
-    }
+    for (int p = 0; p < s->nfields; p++)
+        if (dec_part(&s->fields[p], &part->items[p], &e->df.partition[p])) return -1;
     e->df.path = ls_strdup(path);
     e->df.record_count = ls_ice_av_long(d, "record_count", NULL, 0);
     e->df.file_size = ls_ice_av_long(d, "file_size_in_bytes", NULL, 0);
@@ -384,19 +510,28 @@ void ls_ice_mlist_add(ls_avro_ocf_t *w, const ls_ice_mfile_t *m, const ls_ice_sp
     ls_avro_union(b, 1);
     ls_avro_block(b, s->nfields);
     for (int p = 0; p < s->nfields; p++) {
-        int64_t lo = 0, hi = 0;
+        const ls_ice_part_field_t *f = &s->fields[p];
+        ls_ice_type rt = ls_ice_result_type(f);
+        const ls_ice_pval_t *lo = NULL, *hi = NULL;
+        bool nulls = false;
         for (size_t k = 0; k < n; k++) {
-            int64_t v = e[k].df.partition[p];
-            if (k == 0 || v < lo) lo = v;
-            if (k == 0 || v > hi) hi = v;
+            const ls_ice_pval_t *v = &e[k].df.partition[p];
+            if (v->null) {
+                nulls = true;
+                continue;
+            }
+            if (!lo || part_cmp(rt, v, lo) < 0) lo = v;
+            if (!hi || part_cmp(rt, v, hi) > 0) hi = v;
         }
-        ls_avro_bool(b, 0);  /* contains_null: transforms of required values */
+        ls_avro_bool(b, nulls);
         ls_avro_union(b, 0); /* contains_nan: not a float */
         uint8_t x[8];
-        ls_ice_type rt = ls_ice_result_type(&s->fields[p]);
-        if (n) {
-            ls_avro_union(b, 1), ls_avro_bytes(b, x, part_bytes(rt, lo, x));
-            ls_avro_union(b, 1), ls_avro_bytes(b, x, part_bytes(rt, hi, x));
+        const uint8_t *q;
+        if (lo) { /* bounds: the spec's single-value serialization, whole values */
+            size_t len = part_bytes(rt, lo, &q, x);
+            ls_avro_union(b, 1), ls_avro_bytes(b, q, len);
+            len = part_bytes(rt, hi, &q, x);
+            ls_avro_union(b, 1), ls_avro_bytes(b, q, len);
         } else {
             ls_avro_union(b, 0), ls_avro_union(b, 0);
         }

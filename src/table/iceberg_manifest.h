@@ -35,6 +35,9 @@ typedef struct ls_ice_mentry {
 
 /* Result type of a partition field (spec "Partition Transforms"). */
 ls_ice_type ls_ice_result_type(const ls_ice_part_field_t *f);
+/* Order of two partition values of field f (nulls first; the spec's order
+ * of the result type otherwise). */
+int ls_ice_pval_cmp(const ls_ice_part_field_t *f, const ls_ice_pval_t *x, const ls_ice_pval_t *y);
 
 /* A manifest file (OCF, deflate) of n entries in spec s, whose header names
  * the table schema (JSON text, schema_id) and the spec (JSON text). */

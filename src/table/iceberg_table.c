@@ -44,7 +44,7 @@ struct ls_ice_table {
 
 /* ---- partition specs and transforms ----------------------------------- */
 
-static const char *transform_name(ls_ice_transform t)
+const char *ls_ice_transform_name(ls_ice_transform t)
 {
     switch (t) {
     case LS_ICE_HOUR: return "hour";
@@ -53,6 +53,7 @@ static const char *transform_name(ls_ice_transform t)
     case LS_ICE_YEAR: return "year";
     case LS_ICE_BUCKET: return "bucket";
     case LS_ICE_TRUNCATE: return "truncate";
+    case LS_ICE_VOID: return "void";
     default: return "identity";
     }
 }
@@ -61,9 +62,9 @@ static const char *transform_name(ls_ice_transform t)
 static void transform_text(const ls_ice_part_field_t *f, char *out, size_t cap)
 {
     if (f->transform == LS_ICE_BUCKET || f->transform == LS_ICE_TRUNCATE)
-        snprintf(out, cap, "%s[%d]", transform_name(f->transform), f->param);
+        snprintf(out, cap, "%s[%d]", ls_ice_transform_name(f->transform), f->param);
     else
-        snprintf(out, cap, "%s", transform_name(f->transform));
+        snprintf(out, cap, "%s", ls_ice_transform_name(f->transform));
 }
 
 int ls_ice_transform_parse2(const char *s, int *param)
@@ -71,6 +72,7 @@ int ls_ice_transform_parse2(const char *s, int *param)
     *param = 0;
     if (!s) return -1;
     if (!strcmp(s, "identity")) return LS_ICE_IDENTITY;
+    if (!strcmp(s, "void")) return LS_ICE_VOID;
     if (!strcmp(s, "hour") || !strcmp(s, "hours")) return LS_ICE_HOUR;
     if (!strcmp(s, "day") || !strcmp(s, "days")) return LS_ICE_DAY;
     if (!strcmp(s, "month") || !strcmp(s, "months")) return LS_ICE_MONTH;
@@ -94,38 +96,109 @@ int ls_ice_transform_parse(const char *s)
     return param ? -1 : t;
 }
 
+bool ls_ice_transform_accepts(ls_ice_transform t, ls_ice_type ty)
+{
+    bool ts = ty == LS_ICE_TIMESTAMP || ty == LS_ICE_TIMESTAMPTZ;
+    switch (t) {
+    case LS_ICE_IDENTITY:
+    case LS_ICE_VOID: return true;
+    case LS_ICE_HOUR: return ts;
+    case LS_ICE_DAY:
+    case LS_ICE_MONTH:
+    case LS_ICE_YEAR: return ts || ty == LS_ICE_DATE;
+    case LS_ICE_BUCKET: return true; /* every type this writer partitions by */
+    case LS_ICE_TRUNCATE:
+        return ty == LS_ICE_INT || ty == LS_ICE_LONG || ty == LS_ICE_DECIMAL ||
+               ty == LS_ICE_STRING || ty == LS_ICE_BINARY;
+    }
+    return false;
+}
+
 ls_status ls_ice_spec_add_param(ls_ice_spec_t *s, int source_id, const char *source_name,
                                 ls_ice_type source_type, ls_ice_transform t, int param)
 {
     if (s->nfields >= LS_ICE_MAX_PART) return LS_ELIMIT;
-    bool ts = source_type == LS_ICE_TIMESTAMP || source_type == LS_ICE_TIMESTAMPTZ;
-    bool integral = source_type == LS_ICE_INT || source_type == LS_ICE_LONG;
-    int ok = 0;
-    switch (t) {
-    case LS_ICE_IDENTITY: ok = integral || source_type == LS_ICE_DATE; break;
-    case LS_ICE_HOUR: ok = ts; break;
-    case LS_ICE_DAY:
-    case LS_ICE_MONTH:
-    case LS_ICE_YEAR: ok = ts || source_type == LS_ICE_DATE; break;
-    /* bucket takes strings and binary too (spec), but partition values of
-     * this writer come from int-like sources only (ls_ice_field_apply) */
-    case LS_ICE_BUCKET: ok = (integral || ts || source_type == LS_ICE_DATE) && param >= 1; break;
-    case LS_ICE_TRUNCATE: ok = integral && param >= 1; break;
-    }
-    if (!ok) return LS_EINVAL;
+    bool sized = t == LS_ICE_BUCKET || t == LS_ICE_TRUNCATE;
+    if (!ls_ice_transform_accepts(t, source_type) || (sized && param < 1)) return LS_EINVAL;
     ls_ice_part_field_t *f = &s->fields[s->nfields];
     memset(f, 0, sizeof *f);
     f->source_id = source_id;
     f->source_type = source_type;
     f->field_id = 1000 + s->nfields;
     f->transform = t;
-    f->param = t == LS_ICE_BUCKET || t == LS_ICE_TRUNCATE ? param : 0;
+    f->param = sized ? param : 0;
     if (t == LS_ICE_IDENTITY)
         snprintf(f->name, sizeof f->name, "%s", source_name);
     else
         snprintf(f->name, sizeof f->name, "%s_%s", source_name,
-                 t == LS_ICE_TRUNCATE ? "trunc" : transform_name(t));
+                 t == LS_ICE_TRUNCATE ? "trunc"
+                 : t == LS_ICE_VOID   ? "null"
+                                      : ls_ice_transform_name(t));
     s->nfields++;
+    return LS_OK;
+}
+
+int ls_ice_type_parse(const char *s, ls_ice_type *t, int *prec, int *scale, int *flen)
+{
+    static const struct {
+        const char *n;
+        ls_ice_type t;
+    } map[] = {
+        {"int", LS_ICE_INT},
+        {"long", LS_ICE_LONG},
+        {"date", LS_ICE_DATE},
+        {"time", LS_ICE_TIME},
+        {"timestamp", LS_ICE_TIMESTAMP},
+        {"timestamptz", LS_ICE_TIMESTAMPTZ},
+        {"string", LS_ICE_STRING},
+        {"binary", LS_ICE_BINARY},
+        {"uuid", LS_ICE_UUID},
+    };
+    *prec = *scale = *flen = 0;
+    if (!s) return -1;
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(s, map[i].n)) return *t = map[i].t, 0;
+    int a, b, n = 0;
+    if (sscanf(s, "decimal(%d, %d)%n", &a, &b, &n) == 2 && n == (int)strlen(s) && a >= 1 &&
+        a <= 38 && b >= 0 && b <= a) {
+        *t = LS_ICE_DECIMAL;
+        *prec = a, *scale = b;
+        return 0;
+    }
+    n = 0;
+    if (sscanf(s, "fixed[%d]%n", &a, &n) == 1 && n == (int)strlen(s) && a >= 1) {
+        *t = LS_ICE_FIXED;
+        *flen = a;
+        return 0;
+    }
+    return -1;
+}
+
+ls_status ls_ice_spec_add_typed(ls_ice_spec_t *s, int source_id, const char *source_name,
+                                const char *iceberg_type, ls_ice_transform t, int param, char *why,
+                                size_t whylen)
+{
+    ls_ice_type ty;
+    int prec, scale, flen;
+    if (ls_ice_type_parse(iceberg_type, &ty, &prec, &scale, &flen) != 0) {
+        snprintf(why, whylen, "%s has type %s, which partitions are not built for", source_name,
+                 iceberg_type ? iceberg_type : "(nested)");
+        return LS_EINVAL;
+    }
+    if (!ls_ice_transform_accepts(t, ty)) {
+        snprintf(why, whylen,
+                 "%s does not apply to %s (type %s; Iceberg spec, Partition Transforms)",
+                 ls_ice_transform_name(t), source_name, iceberg_type);
+        return LS_EINVAL;
+    }
+    ls_status st = ls_ice_spec_add_param(s, source_id, source_name, ty, t, param);
+    if (st != LS_OK) {
+        snprintf(why, whylen, "%s(%s): %s", ls_ice_transform_name(t), source_name,
+                 st == LS_ELIMIT ? "too many partition fields" : "a parameter below 1");
+        return st;
+    }
+    ls_ice_part_field_t *f = &s->fields[s->nfields - 1];
+    f->prec = prec, f->scale = scale, f->flen = flen;
     return LS_OK;
 }
 
@@ -222,6 +295,78 @@ int64_t ls_ice_field_apply(const ls_ice_part_field_t *f, int64_t v)
     return ls_ice_transform_apply(f->transform, f->source_type, v);
 }
 
+size_t ls_ice_decimal_bytes(__int128 v, uint8_t out[16])
+{
+    uint8_t be[16];
+    for (int i = 0; i < 16; i++)
+        be[15 - i] = (uint8_t)((unsigned __int128)v >> (8 * i));
+    size_t k = 0; /* drop leading bytes that only repeat the next one's sign */
+    while (k < 15 && ((be[k] == 0 && !(be[k + 1] & 0x80)) || (be[k] == 0xff && (be[k + 1] & 0x80))))
+        k++;
+    memcpy(out, be + k, 16 - k);
+    return 16 - k;
+}
+
+void ls_ice_pval_long(ls_ice_pval_t *out, int64_t v)
+{
+    memset(out, 0, sizeof *out);
+    out->l = v;
+}
+
+static bool bytes_result(ls_ice_type t)
+{
+    return t == LS_ICE_STRING || t == LS_ICE_BINARY || t == LS_ICE_FIXED || t == LS_ICE_UUID ||
+           t == LS_ICE_DECIMAL;
+}
+
+static ls_status pval_bytes(ls_ice_pval_t *out, const uint8_t *p, size_t n)
+{
+    if (n > LS_ICE_PVAL_MAX) return LS_ELIMIT;
+    if (n) memcpy(out->b, p, n);
+    out->n = (uint8_t)n;
+    return LS_OK;
+}
+
+ls_status ls_ice_field_apply_sval(const ls_ice_part_field_t *f, const ls_ice_sval_t *v,
+                                  ls_ice_pval_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (v->null || f->transform == LS_ICE_VOID) {
+        out->null = 1;
+        return LS_OK;
+    }
+    ls_ice_type ty = f->source_type;
+    if (!bytes_result(ty)) {
+        out->l = ls_ice_field_apply(f, v->l);
+        return LS_OK;
+    }
+    uint8_t dec[16];
+    const uint8_t *p = v->p;
+    size_t n = v->n;
+    __int128 d = v->d;
+    if (ty == LS_ICE_UUID) p = v->u, n = 16;
+    if (ty == LS_ICE_DECIMAL && f->transform == LS_ICE_TRUNCATE) {
+        __int128 w = f->param; /* spec: unscaled - (((unscaled % W) + W) % W), same scale */
+        d = d - (((d % w) + w) % w);
+    }
+    if (ty == LS_ICE_DECIMAL) p = dec, n = ls_ice_decimal_bytes(d, dec);
+    switch (f->transform) {
+    case LS_ICE_BUCKET: out->l = ls_ice_bucket_bytes(p, n, f->param); return LS_OK;
+    case LS_ICE_TRUNCATE:
+        if (ty == LS_ICE_STRING) { /* the first W code points */
+            size_t k = 0;
+            for (int cp = 0; k < n && cp < f->param; cp++)
+                for (k++; k < n && (p[k] & 0xC0) == 0x80;)
+                    k++;
+            n = k;
+        } else if (ty == LS_ICE_BINARY && n > (size_t)f->param) {
+            n = (size_t)f->param;
+        }
+        return pval_bytes(out, p, n);
+    default: return pval_bytes(out, p, n); /* identity */
+    }
+}
+
 /* Days since 1970-01-01 -> civil date (H. Hinnant's days_from_civil inverse). */
 static void civil(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 {
@@ -236,30 +381,52 @@ static void civil(int64_t z, int64_t *y, unsigned *m, unsigned *d)
     *y = (int64_t)yoe + era * 400 + (*m <= 2);
 }
 
-/* Object keys allow [A-Za-z0-9._-] only, so the path uses name-value. */
-void ls_ice_partition_path(const ls_ice_spec_t *s, const int64_t *values, ls_buf_t *out)
+/* Object keys allow [A-Za-z0-9._-] only, so the path uses name-value;
+ * strings keep those characters (others become '_'), other byte values are
+ * hex, both cut to 32 characters: the file's uuid name makes it unique. */
+static void path_bytes(ls_buf_t *out, ls_ice_type t, const ls_ice_pval_t *v)
+{
+    for (size_t i = 0; i < v->n && i < 32; i++) {
+        uint8_t c = v->b[i];
+        if (t != LS_ICE_STRING)
+            ls_buf_printf(out, "%02x", c);
+        else
+            ls_buf_append_u8(out, (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                          (c >= '0' && c <= '9') || c == '.' || c == '-'
+                                      ? c
+                                      : '_');
+    }
+}
+
+void ls_ice_partition_path(const ls_ice_spec_t *s, const ls_ice_pval_t *vals, ls_buf_t *out)
 {
     for (int i = 0; i < s->nfields; i++) {
         const ls_ice_part_field_t *f = &s->fields[i];
         ls_ice_type rt = ls_ice_result_type(f);
+        int64_t v = vals[i].l;
         if (i) ls_buf_append_u8(out, '/');
         int64_t y;
         unsigned m, d;
-        if (f->transform == LS_ICE_YEAR) {
-            ls_buf_printf(out, "%s-%04lld", f->name, (long long)(values[i] + 1970));
+        if (vals[i].null) {
+            ls_buf_printf(out, "%s-null", f->name);
+        } else if (bytes_result(rt)) {
+            ls_buf_printf(out, "%s-", f->name);
+            path_bytes(out, rt, &vals[i]);
+        } else if (f->transform == LS_ICE_YEAR) {
+            ls_buf_printf(out, "%s-%04lld", f->name, (long long)(v + 1970));
         } else if (f->transform == LS_ICE_MONTH) {
-            int64_t yy = floor_div(values[i], 12);
+            int64_t yy = floor_div(v, 12);
             ls_buf_printf(out, "%s-%04lld-%02lld", f->name, (long long)(yy + 1970),
-                          (long long)(values[i] - yy * 12 + 1));
+                          (long long)(v - yy * 12 + 1));
         } else if (f->transform == LS_ICE_HOUR) {
-            civil(floor_div(values[i], 24), &y, &m, &d);
+            civil(floor_div(v, 24), &y, &m, &d);
             ls_buf_printf(out, "%s-%04lld-%02u-%02u-%02lld", f->name, (long long)y, m, d,
-                          (long long)(values[i] - floor_div(values[i], 24) * 24));
+                          (long long)(v - floor_div(v, 24) * 24));
         } else if (rt == LS_ICE_DATE) {
-            civil(values[i], &y, &m, &d);
+            civil(v, &y, &m, &d);
             ls_buf_printf(out, "%s-%04lld-%02u-%02u", f->name, (long long)y, m, d);
         } else {
-            ls_buf_printf(out, "%s-%lld", f->name, (long long)values[i]);
+            ls_buf_printf(out, "%s-%lld", f->name, (long long)v);
         }
     }
 }
@@ -387,23 +554,23 @@ static json_t *spec_json(const ls_ice_spec_t *s)
     return fields;
 }
 
-static int type_of(const char *s, ls_ice_type *t)
+/* The field with id `id` among fields, searched through struct types only
+ * (partition sources cannot be inside lists or maps: spec "Partitioning"). */
+static json_t *field_by_id(json_t *fields, json_int_t id)
 {
-    static const struct {
-        const char *n;
-        ls_ice_type t;
-    } map[] = {
-        {"int", LS_ICE_INT},
-        {"long", LS_ICE_LONG},
-        {"date", LS_ICE_DATE},
-        {"timestamp", LS_ICE_TIMESTAMP},
-        {"timestamptz", LS_ICE_TIMESTAMPTZ},
-        {"string", LS_ICE_STRING},
-        {"binary", LS_ICE_BINARY},
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (s && !strcmp(s, map[i].n)) return *t = map[i].t, 0;
-    return -1;
+    json_t *sf;
+    size_t k;
+    json_array_foreach(fields, k, sf)
+    {
+        if (json_integer_value(json_object_get(sf, "id")) == id) return sf;
+        json_t *ty = json_object_get(sf, "type");
+        if (json_is_object(ty) && json_is_string(json_object_get(ty, "type")) &&
+            !strcmp(json_string_value(json_object_get(ty, "type")), "struct")) {
+            json_t *hit = field_by_id(json_object_get(ty, "fields"), id);
+            if (hit) return hit;
+        }
+    }
+    return NULL;
 }
 
 /* Rebuilds t->spec from the metadata's default spec and current schema. */
@@ -435,13 +602,11 @@ static ls_status load_spec(ls_ice_table_t *t)
         snprintf(f->name, sizeof f->name, "%s", json_string_value(json_object_get(pf, "name")));
         int tr =
             ls_ice_transform_parse2(json_string_value(json_object_get(pf, "transform")), &f->param);
-        json_t *sf, *src = NULL;
-        size_t k;
-        json_array_foreach(json_object_get(schema, "fields"), k,
-                           sf) if (json_integer_value(json_object_get(sf, "id")) == f->source_id)
-            src = sf;
+        json_t *src = field_by_id(json_object_get(schema, "fields"), f->source_id);
         if (tr < 0 || !src ||
-            type_of(json_string_value(json_object_get(src, "type")), &f->source_type)) {
+            ls_ice_type_parse(json_string_value(json_object_get(src, "type")), &f->source_type,
+                              &f->prec, &f->scale, &f->flen) != 0 ||
+            !ls_ice_transform_accepts((ls_ice_transform)tr, f->source_type)) {
             snprintf(t->err, sizeof t->err, "metadata: unsupported partition field %s", f->name);
             return LS_EINVAL;
         }

@@ -39,11 +39,13 @@
  * files this leaves unreferenced are deleted after the commit lands.
  *
  * Supported: format v2, schemas given as Iceberg JSON (evolved by
- * ls_ice_table_set_schema in the next commit), one partition
- * spec with identity (int/long/date sources), bucket[N] (int/long/date/
- * timestamp sources), truncate[W] (int/long), year, month, day (date /
- * timestamp sources) and hour (timestamp / timestamptz) transforms, whose
- * partition values are all int or long; unsorted order, merging append. A table
+ * ls_ice_table_set_schema in the next commit), one partition spec whose
+ * sources are top-level or struct-nested columns of type int, long, date,
+ * time, timestamp(tz), string, binary, fixed, uuid or decimal, with the
+ * transforms the spec's "Partition Transforms" table allows for each:
+ * identity, bucket[N], truncate[W] (int, long, decimal, string, binary),
+ * year/month/day (date, timestamp), hour (timestamp), void; null source
+ * values give null partition values; unsorted order, merging append. A table
  * object is used by one thread; it is not refreshed behind the caller. */
 #ifndef LS_ICEBERG_TABLE_H
 #define LS_ICEBERG_TABLE_H
@@ -51,6 +53,7 @@
 #include "base/status.h"
 #include "objstore/objstore.h"
 #include "table/parquet_writer.h"
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +69,7 @@ typedef enum ls_ice_transform {
     LS_ICE_YEAR,
     LS_ICE_BUCKET,   /* bucket[N]: param N */
     LS_ICE_TRUNCATE, /* truncate[W]: param W */
+    LS_ICE_VOID,     /* always null */
 } ls_ice_transform;
 
 /* Source column types, for partition values and bounds. */
@@ -77,13 +81,19 @@ typedef enum ls_ice_type {
     LS_ICE_TIMESTAMPTZ,
     LS_ICE_STRING,
     LS_ICE_BINARY,
+    LS_ICE_TIME,    /* micros since midnight */
+    LS_ICE_UUID,    /* 16 bytes */
+    LS_ICE_DECIMAL, /* decimal(prec, scale) */
+    LS_ICE_FIXED,   /* fixed[len] */
 } ls_ice_type;
 
 typedef struct ls_ice_part_field {
     int source_id; /* schema field id */
     ls_ice_type source_type;
-    int field_id;  /* 1000, 1001, ... */
-    char name[64]; /* e.g. "timestamp_day" */
+    int prec, scale; /* LS_ICE_DECIMAL source */
+    int flen;        /* LS_ICE_FIXED source: bytes */
+    int field_id;    /* 1000, 1001, ... */
+    char name[64];   /* e.g. "timestamp_day" */
     ls_ice_transform transform;
     int param; /* bucket: N >= 1; truncate: W >= 1; else 0 */
 } ls_ice_part_field_t;
@@ -94,17 +104,61 @@ typedef struct ls_ice_spec {
     ls_ice_part_field_t fields[LS_ICE_MAX_PART];
 } ls_ice_spec_t;
 
+/* A partition value (a transform's result), held inline so data files copy
+ * by value. Results of type int, long, date, time, timestamp(tz) are in l;
+ * string, binary, fixed, uuid and decimal results are b[0..n) in the
+ * spec's single-value serialization (Appendix D: UTF-8; the bytes; a
+ * decimal's unscaled value as big-endian two's complement, fewest bytes).
+ * Unused bytes are zero, so tuples compare with memcmp. A string or binary
+ * result longer than LS_ICE_PVAL_MAX is not held (ls_ice_field_apply_sval
+ * refuses it). */
+#define LS_ICE_PVAL_MAX 128
+typedef struct ls_ice_pval {
+    uint8_t null; /* 1: null */
+    uint8_t n;
+    int64_t l;
+    uint8_t b[LS_ICE_PVAL_MAX];
+} ls_ice_pval_t;
+
+/* A source value of a row, for the partition transforms: null; an int-like
+ * value in l (int, long, date days, time and timestamps in micros); a
+ * decimal's unscaled value in d; string/binary/fixed bytes at p[0..n)
+ * (borrowed for the call); a uuid's 16 bytes in u. */
+typedef struct ls_ice_sval {
+    bool null;
+    int64_t l;
+    __int128 d;
+    const uint8_t *p;
+    size_t n;
+    uint8_t u[16];
+} ls_ice_sval_t;
+
 /* Adds a field (field id 1000 + index, name "<column>" for identity else
  * "<column>_<transform>", Iceberg Java's names: _bucket, _trunc, _year,
- * _month, _day, _hour). LS_EINVAL for an unsupported transform/type pair
- * (spec "Partition Transforms"), a bucket/truncate parameter < 1, or too
- * many fields. */
+ * _month, _day, _hour, _null for void). LS_EINVAL for a transform/type
+ * pair the spec's "Partition Transforms" table does not allow (or this
+ * writer does not build: boolean, float and double sources), a
+ * bucket/truncate parameter < 1, or too many fields. Decimal and fixed
+ * sources: set prec/scale/flen of the added field afterwards
+ * (ls_ice_spec_add_typed does it). */
 ls_status ls_ice_spec_add(ls_ice_spec_t *s, int source_id, const char *source_name,
                           ls_ice_type source_type, ls_ice_transform t);
 ls_status ls_ice_spec_add_param(ls_ice_spec_t *s, int source_id, const char *source_name,
                                 ls_ice_type source_type, ls_ice_transform t, int param);
+/* The same with the source's Iceberg type as the schema spells it ("int",
+ * "decimal(9,2)", "fixed[4]", ...); *why says what is refused. */
+ls_status ls_ice_spec_add_typed(ls_ice_spec_t *s, int source_id, const char *source_name,
+                                const char *iceberg_type, ls_ice_transform t, int param, char *why,
+                                size_t whylen);
+/* "identity", "bucket", ... (the spec's names, without parameter). */
+const char *ls_ice_transform_name(ls_ice_transform t);
+/* Whether transform t applies to source type ty (the spec's table). */
+bool ls_ice_transform_accepts(ls_ice_transform t, ls_ice_type ty);
+/* The Iceberg type named by s (a primitive this writer partitions by):
+ * 0 with *t (and prec/scale, flen for decimal/fixed), -1 otherwise. */
+int ls_ice_type_parse(const char *s, ls_ice_type *t, int *prec, int *scale, int *flen);
 /* Parses "identity", "hour", "day", "month", "year" (and the plurals),
- * "bucket[N]", "truncate[W]" (*param set); -1 if unknown. */
+ * "void", "bucket[N]", "truncate[W]" (*param set); -1 if unknown. */
 int ls_ice_transform_parse2(const char *s, int *param);
 int ls_ice_transform_parse(const char *s); /* the same without parameter: -1 for bucket/truncate */
 /* Transform of a source value (int/long/date as is; timestamps in micros);
@@ -113,6 +167,13 @@ int64_t ls_ice_transform_apply(ls_ice_transform t, ls_ice_type source_type, int6
 /* Transform of an int-like source value (int, long, date, timestamp(tz)
  * in micros) by field f, bucket and truncate included. */
 int64_t ls_ice_field_apply(const ls_ice_part_field_t *f, int64_t v);
+/* Transform of a source value of any type f accepts into *out (zeroed
+ * first; a null source or void gives null). LS_ELIMIT when the result is a
+ * string or binary longer than LS_ICE_PVAL_MAX bytes. */
+ls_status ls_ice_field_apply_sval(const ls_ice_part_field_t *f, const ls_ice_sval_t *v,
+                                  ls_ice_pval_t *out);
+/* An int-like partition value (zeroed, not null). */
+void ls_ice_pval_long(ls_ice_pval_t *out, int64_t v);
 /* Iceberg's 32-bit Murmur3 (x86 variant, seed 0; spec Appendix B) of n bytes. */
 uint32_t ls_ice_murmur3(const void *p, size_t n);
 /* bucket[N] of the int/long/date/timestamp value v: spec Appendix B hashes
@@ -120,8 +181,14 @@ uint32_t ls_ice_murmur3(const void *p, size_t n);
 int32_t ls_ice_bucket_long(int64_t v, int n);
 /* bucket[N] of a string/binary value (its bytes, UTF-8 for strings). */
 int32_t ls_ice_bucket_bytes(const void *p, size_t len, int n);
-/* Hive-style partition path "a=1/ts_day=2023-11-14" (human-readable values). */
-void ls_ice_partition_path(const ls_ice_spec_t *s, const int64_t *values, ls_buf_t *out);
+/* A decimal's unscaled value as the spec's single-value serialization
+ * (big-endian two's complement, fewest bytes; what bucket hashes): its
+ * length (1..16). */
+size_t ls_ice_decimal_bytes(__int128 v, uint8_t out[16]);
+/* Hive-style partition path "a=1/ts_day=2023-11-14" (human-readable values;
+ * string and binary values reduced to object-key characters: the path is
+ * for people, the manifest holds the values). */
+void ls_ice_partition_path(const ls_ice_spec_t *s, const ls_ice_pval_t *values, ls_buf_t *out);
 
 typedef struct ls_ice_colmetric {
     int field_id;
@@ -136,7 +203,7 @@ typedef struct ls_ice_datafile {
     char *path;
     int64_t record_count;
     int64_t file_size;
-    int64_t partition[LS_ICE_MAX_PART]; /* transformed values, in spec order */
+    ls_ice_pval_t partition[LS_ICE_MAX_PART]; /* transformed values, in spec order */
     ls_ice_colmetric_t *metrics;
     size_t nmetrics;
 } ls_ice_datafile_t;

@@ -1320,6 +1320,9 @@ typedef struct rd {
     ls_avro_rd_t in;   /* registry/avro.h: the datum's bytes */
     ls_pq_writer_t *w; /* NULL: decode only */
     ls_buf_t *ident;   /* per primary key field: its identity bytes (NULL: not wanted) */
+    const int *pids;   /* columns whose values are wanted (partition sources) */
+    int npids;
+    ls_ice_sval_t *pvals; /* their values, per pids[i] */
 } rd_t;
 
 /* Null entries for every leaf under c at definition level def. */
@@ -1373,6 +1376,15 @@ static bool shred_value(rd_t *r, const rnode_t *n, int rep)
 /* The identity bytes of a primary key field's value (file_rewrite.h). */
 static void capture(rd_t *r, const rnode_t *n, int64_t l, const uint8_t *p, size_t len)
 {
+    for (int i = 0; i < r->npids; i++) {
+        if (r->pids[i] != n->col->id) continue;
+        ls_ice_sval_t *v = &r->pvals[i];
+        v->null = false;
+        v->l = l;
+        v->p = p;
+        v->n = len;
+        if (n->col->type == C_UUID && len == 16) memcpy(v->u, p, 16); /* p may be a local */
+    }
     if (!r->ident || n->col->pk <= 0) return;
     ls_buf_t *b = &r->ident[n->col->pk - 1];
     b->len = 0;
@@ -1531,6 +1543,8 @@ static bool shred_prim(rd_t *r, const rnode_t *n, int rep)
         }
         if (!decimal_value(r, p, len, n->avro->precision, &v)) return false;
         if (w) ls_pq_put_decimal(w, col, rep, v);
+        for (int i = 0; i < r->npids; i++)
+            if (r->pids[i] == n->col->id) r->pvals[i].null = false, r->pvals[i].d = v;
         if (r->ident && n->col->pk > 0) {
             uint8_t be[16];
             for (int i = 0; i < flen; i++) /* as stored (ls_pq_put_decimal) */
@@ -1608,7 +1622,7 @@ ls_status ls_typed_write(const ls_typed_reader_t *rd, ls_pq_writer_t *w, const l
 /* Decodes d without writing: false with err saying where it stopped. */
 static bool dry_run(const ls_typed_datum_t *d, const char *what, char *err, size_t errlen)
 {
-    rd_t dry = {{d->datum, d->datum + d->len, NULL}, NULL, NULL};
+    rd_t dry = {{d->datum, d->datum + d->len, NULL}, NULL, NULL, NULL, 0, NULL};
     bool ok = d->rd->key ? shred_value(&dry, d->rd->root, 0) : shred(&dry, d->rd->root, 0);
     if (ok && dry.in.p == dry.in.end) return true;
     snprintf(err, errlen, "Avro %s datum does not match its schema: %s at byte %zu of %zu", what,
@@ -1646,14 +1660,14 @@ ls_status ls_typed_write_kv(const ls_typed_shape_t *s, const ls_typed_datum_t *v
     else if (s->raw_value)
         ls_pq_put_bytes(w, M_VALUE, 0, r->value, (size_t)r->value_len);
     if (s->key && key) {
-        rd_t wet = {{key->datum, key->datum + key->len, NULL}, w, NULL};
+        rd_t wet = {{key->datum, key->datum + key->len, NULL}, w, NULL, NULL, 0, NULL};
         shred_value(&wet, key->rd->root, 0);
     } else if (s->key) { /* no key, or one not decoded: a null key column */
-        rd_t wet = {{NULL, NULL, NULL}, w, NULL};
+        rd_t wet = {{NULL, NULL, NULL}, w, NULL, NULL, 0, NULL};
         put_nulls(&wet, s->key, 0, 0);
     }
     if (value) {
-        rd_t wet = {{value->datum, value->datum + value->len, NULL}, w, NULL};
+        rd_t wet = {{value->datum, value->datum + value->len, NULL}, w, NULL, NULL, 0, NULL};
         shred(&wet, value->rd->root, 0);
     }
     return ls_pq_end_row(w);
@@ -1670,7 +1684,7 @@ ls_status ls_typed_key_identity(const ls_typed_reader_t *krd, const uint8_t *dat
     ls_buf_t ids[LS_TYPED_MAX_PK];
     for (size_t i = 0; i < s->npk; i++)
         ls_buf_init(&ids[i]);
-    rd_t r = {{datum, datum + len, NULL}, NULL, ids};
+    rd_t r = {{datum, datum + len, NULL}, NULL, ids, NULL, 0, NULL};
     ls_status st = LS_OK;
     if (!shred_value(&r, krd->root, 0) || r.in.p != r.in.end) {
         snprintf(err, errlen, "Avro key datum does not match its schema: %s at byte %zu of %zu",
@@ -1687,4 +1701,81 @@ ls_status ls_typed_key_identity(const ls_typed_reader_t *krd, const uint8_t *dat
         ls_buf_free(&ids[i]);
     }
     return st;
+}
+
+/* ------------------------------------------------- partition source values */
+
+int ls_typed_column_find(const ls_typed_shape_t *s, const char *path, int *id, char *type,
+                         size_t typelen, char *why, size_t whylen)
+{
+    const col_t *c = s->root;
+    const char *p = path;
+    size_t kl = strlen(LS_TYPED_KEY_COLUMN);
+    if (!strncmp(path, LS_TYPED_KEY_COLUMN, kl) && (!path[kl] || path[kl] == '.')) {
+        if (!s->key) {
+            snprintf(why, whylen, "%s: the table has no typed key column (key.format)", path);
+            return -1;
+        }
+        c = s->key;
+        p = path[kl] ? path + kl + 1 : path + kl;
+    } else if (s->raw_value) {
+        snprintf(why, whylen, "%s: the table's value is raw (value.format), it has no value fields",
+                 path);
+        return -1;
+    }
+    while (*p) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (c->type != C_STRUCT) {
+            snprintf(why, whylen,
+                     "%s: %.*s is inside a %s (partition sources are top-level or in "
+                     "structs only)",
+                     path, (int)n, p,
+                     c->type == C_LIST  ? "list"
+                     : c->type == C_MAP ? "map"
+                                        : "primitive");
+            return -1;
+        }
+        const col_t *hit = NULL;
+        for (size_t k = 0; k < c->nkids && !hit; k++)
+            if (strlen(c->kids[k]->name) == n && !strncmp(c->kids[k]->name, p, n)) hit = c->kids[k];
+        if (!hit) {
+            snprintf(why, whylen, "%s: no field %.*s in the table's schema", path, (int)n, p);
+            return -1;
+        }
+        c = hit;
+        p = dot ? dot + 1 : p + n;
+    }
+    if (c->type >= C_NPRIM) {
+        snprintf(why, whylen, "%s is a %s, not a primitive column", path,
+                 c->type == C_STRUCT ? "struct"
+                 : c->type == C_LIST ? "list"
+                                     : "map");
+        return -1;
+    }
+    *id = c->id;
+    type_str(c, type, typelen);
+    return 0;
+}
+
+ls_status ls_typed_values(const ls_typed_datum_t *value, const ls_typed_datum_t *key,
+                          const int *ids, int n, ls_ice_sval_t *out, char *err, size_t errlen)
+{
+    for (int i = 0; i < n; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].null = true;
+    }
+    const ls_typed_datum_t *d[2] = {value, key};
+    for (int k = 0; k < 2; k++) {
+        if (!d[k]) continue;
+        rd_t r = {{d[k]->datum, d[k]->datum + d[k]->len, NULL}, NULL, NULL, ids, n, out};
+        bool ok = d[k]->rd->key ? shred_value(&r, d[k]->rd->root, 0) : shred(&r, d[k]->rd->root, 0);
+        if (!ok || r.in.p != r.in.end) {
+            snprintf(err, errlen, "Avro %s datum does not match its schema: %s at byte %zu of %zu",
+                     k ? "key" : "value", r.in.why ? r.in.why : "bytes left over",
+                     (size_t)(r.in.p - d[k]->datum), d[k]->len);
+            return LS_ECORRUPT;
+        }
+    }
+    return LS_OK;
 }

@@ -74,6 +74,7 @@
 #include "base/status.h"
 #include "registry/avro.h"
 #include "table/iceberg_raw.h"
+#include "table/iceberg_table.h"
 #include "table/parquet_writer.h"
 
 #define LS_TYPED_FIRST_VALUE_ID 10
@@ -167,6 +168,21 @@ ls_status ls_typed_write_kv(const ls_typed_shape_t *s, const ls_typed_datum_t *v
  * of the shape's primary key fields, encoded as file_rewrite.h's identities
  * (what ls_file_drop_rows_ident computes from the stored columns), into out.
  * LS_ECORRUPT with err when the datum does not decode. */
+/* Partition sources (issue 14): the column at path — a value field by its
+ * column name, a nested one by a dotted path through structs
+ * ("customer.country"), a key field as LS_TYPED_KEY_COLUMN[.path] — as its
+ * field id and Iceberg type ("string", "decimal(9, 2)", ...). -1 with why
+ * when there is none, it is not primitive, or it is inside a list or map
+ * (the spec allows neither as a partition source). */
+int ls_typed_column_find(const ls_typed_shape_t *s, const char *path, int *id, char *type,
+                         size_t typelen, char *why, size_t whylen);
+/* The values of the columns ids[0..n) in a row's value and key datums
+ * (either NULL), decoded by their readers: LS_OK with out[i] (null when the
+ * column is null or the datum lacks it; bytes borrowed from the datums and
+ * the readers' schemas, for as long as they live), LS_ECORRUPT with err
+ * when a datum does not decode. */
+ls_status ls_typed_values(const ls_typed_datum_t *value, const ls_typed_datum_t *key,
+                          const int *ids, int n, ls_ice_sval_t *out, char *err, size_t errlen);
 ls_status ls_typed_key_identity(const ls_typed_reader_t *krd, const uint8_t *datum, size_t len,
                                 ls_buf_t *out, char *err, size_t errlen);
 #endif

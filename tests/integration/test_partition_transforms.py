@@ -114,7 +114,7 @@ def _invalid(fut):
     ("year(offset)", "year does not apply to offset (type long)"),
     ("truncate(4, timestamp)", "truncate does not apply to timestamp (type timestamptz)"),
     ("bucket(0, partition)", "the bucket count must be an integer from 1"),
-    ("identity(user.country)", "'user.country' is not a Kafka column"),
+    ("identity(user..country)", "'user..country' is neither a Kafka column"),
     ("month(timestamp), day(timestamp)", "partitioned twice by time transforms"),
 ])
 def test_bad_specs_refused_at_create_and_alter(broker_factory, spec, why):

@@ -25,7 +25,7 @@ static ls_ice_mentry_t *files(size_t n, const int *part, const int64_t *size)
     ls_ice_mentry_t *e = ls_calloc(n, sizeof *e);
     for (size_t i = 0; i < n; i++) {
         e[i].seq = (int64_t)i + 1;
-        e[i].df.partition[0] = part ? part[i] : 0;
+        ls_ice_pval_long(&e[i].df.partition[0], part ? part[i] : 0);
         e[i].df.file_size = size[i];
         e[i].df.record_count = 1;
     }
@@ -58,7 +58,7 @@ TEST(plan_takes_runs_per_partition)
     CHECK_EQ_INT(runs[0].n, 31);
     CHECK_EQ_INT(runs[0].bytes, 31000);
     for (size_t k = 0; k < runs[0].n; k++) {
-        CHECK_EQ_INT(e[runs[0].idx[k]].df.partition[0], 0);
+        CHECK_EQ_INT(e[runs[0].idx[k]].df.partition[0].l, 0);
         if (k) CHECK(runs[0].idx[k] > runs[0].idx[k - 1]);
     }
     ls_file_runs_free(runs, n);
@@ -195,7 +195,7 @@ static int check_rows(ls_ice_table_t *t, int64_t total)
             }
             for (int64_t k = 0; k < fl.n; k++) {
                 int64_t off = fl.v[k].v.i64;
-                if (off < 0 || off >= total || seen[off]++ || off % 3 != live[i].df.partition[0])
+                if (off < 0 || off >= total || seen[off]++ || off % 3 != live[i].df.partition[0].l)
                     rc = -5;
             }
             ls_pqr_flat_free(&fl);
@@ -334,7 +334,7 @@ TEST(rewrite_keeps_bucket_partitions)
             for (int64_t k = 0; k < fl.n; k++) {
                 int64_t off = fl.v[k].v.i64;
                 CHECK(off >= 0 && off < total && !seen[off]++);
-                CHECK_EQ_INT(ls_ice_bucket_long(off, 4), live[i].df.partition[0]);
+                CHECK_EQ_INT(ls_ice_bucket_long(off, 4), live[i].df.partition[0].l);
             }
             ls_pqr_flat_free(&fl);
         }

@@ -35,10 +35,13 @@ TEST(transforms_and_paths)
     CHECK_EQ_INT(ls_ice_spec_add(&s, 3, "timestamp", LS_ICE_TIMESTAMPTZ, LS_ICE_HOUR), LS_OK);
     CHECK_EQ_INT(ls_ice_spec_add(&s, 3, "timestamp", LS_ICE_TIMESTAMPTZ, LS_ICE_DAY), LS_OK);
     CHECK_EQ_INT(ls_ice_spec_add(&s, 1, "partition", LS_ICE_INT, LS_ICE_IDENTITY), LS_OK);
-    CHECK_EQ_INT(ls_ice_spec_add(&s, 4, "key", LS_ICE_BINARY, LS_ICE_IDENTITY), LS_EINVAL);
+    CHECK_EQ_INT(ls_ice_spec_add(&s, 4, "key", LS_ICE_BINARY, LS_ICE_DAY), LS_EINVAL);
     CHECK_EQ_INT(ls_ice_spec_add(&s, 1, "partition", LS_ICE_INT, LS_ICE_DAY), LS_EINVAL);
     CHECK(strcmp(s.fields[1].name, "timestamp_day") == 0 && s.fields[2].field_id == 1002);
-    int64_t v[] = {472222, 19675, 2};
+    ls_ice_pval_t v[3];
+    ls_ice_pval_long(&v[0], 472222);
+    ls_ice_pval_long(&v[1], 19675);
+    ls_ice_pval_long(&v[2], 2);
     ls_buf_t b;
     ls_buf_init(&b);
     ls_ice_partition_path(&s, v, &b);
@@ -100,7 +103,10 @@ TEST(transform_spec_examples)
     CHECK_EQ_INT(ls_ice_field_apply(&s.fields[2], -1), -1);                      /* 1969-12 */
     CHECK_EQ_INT(ls_ice_field_apply(&s.fields[3], -1), -1);                      /* 1969 */
     CHECK_EQ_INT(ls_ice_transform_apply(LS_ICE_MONTH, LS_ICE_DATE, 17486), 574); /* 2017-11 */
-    int64_t v[] = {10, 3, 646, 53};
+    ls_ice_pval_t v[4];
+    const int64_t vl[] = {10, 3, 646, 53};
+    for (int i = 0; i < 4; i++)
+        ls_ice_pval_long(&v[i], vl[i]);
     ls_buf_t b;
     ls_buf_init(&b);
     ls_ice_partition_path(&s, v, &b);
@@ -218,6 +224,235 @@ static ls_status commit_rows(ls_ice_table_t *t, int64_t from, int64_t to, int pa
     if (st == LS_OK) st = ls_ice_table_append(t, files, n, kv, ls_clock_wall_ms() + to, NULL);
     ls_data_files_free(rf);
     return st;
+}
+
+/* Transforms of value fields (issue 14): the spec's Appendix B hash vectors
+ * through the whole path (source value -> bucket), the "Truncate Transform
+ * Details" examples, null and void, and the type table. */
+/* Spec field f of the source type and transform (field_id 0 when refused). */
+static ls_ice_part_field_t field_of(const char *type, ls_ice_transform t, int param)
+{
+    ls_ice_spec_t s = {0};
+    char why[200];
+    if (ls_ice_spec_add_typed(&s, 20, "f", type, t, param, why, sizeof why) != LS_OK)
+        memset(&s.fields[0], 0, sizeof s.fields[0]);
+    return s.fields[0];
+}
+
+/* bucket[INT32_MAX] of v: the spec's hash & Integer.MAX_VALUE; -1 if refused. */
+static int32_t hash_of(const char *type, const ls_ice_sval_t *v)
+{
+    ls_ice_part_field_t f = field_of(type, LS_ICE_BUCKET, INT32_MAX);
+    ls_ice_pval_t pv;
+    if (!f.field_id || ls_ice_field_apply_sval(&f, v, &pv) != LS_OK) return -1;
+    return (int32_t)pv.l;
+}
+
+TEST(value_field_transforms)
+{
+    ls_ice_sval_t v = {0};
+    v.l = 34;
+    CHECK_EQ_INT(hash_of("int", &v), 2017239379 & 0x7fffffff);
+    CHECK_EQ_INT(hash_of("long", &v), 2017239379 & 0x7fffffff);
+    v.l = 17486; /* 2017-11-16 */
+    CHECK_EQ_INT(hash_of("date", &v), -653330422 & 0x7fffffff);
+    v.l = 81068000000LL; /* 22:31:08 */
+    CHECK_EQ_INT(hash_of("time", &v), -662762989 & 0x7fffffff);
+    v.l = 1510871468000000LL; /* 2017-11-16T22:31:08 */
+    CHECK_EQ_INT(hash_of("timestamp", &v), -2047944441 & 0x7fffffff);
+    CHECK_EQ_INT(hash_of("timestamptz", &v), -2047944441 & 0x7fffffff);
+    memset(&v, 0, sizeof v);
+    v.d = 1420; /* 14.20 */
+    CHECK_EQ_INT(hash_of("decimal(9, 2)", &v), -500754589 & 0x7fffffff);
+    v.p = (const uint8_t *)"iceberg", v.n = 7;
+    CHECK_EQ_INT(hash_of("string", &v), 1210000089 & 0x7fffffff);
+    static const uint8_t bin[] = {0, 1, 2, 3};
+    v.p = bin, v.n = 4;
+    CHECK_EQ_INT(hash_of("binary", &v), -188683207 & 0x7fffffff);
+    CHECK_EQ_INT(hash_of("fixed[4]", &v), -188683207 & 0x7fffffff);
+    static const uint8_t uuid[16] = {0xf7, 0x9c, 0x3e, 0x09, 0x67, 0x7c, 0x4b, 0xbd,
+                                     0xa4, 0x79, 0x3f, 0x34, 0x9c, 0xb7, 0x85, 0xe7};
+    memcpy(v.u, uuid, 16);
+    v.p = NULL, v.n = 0;
+    CHECK_EQ_INT(hash_of("uuid", &v), 1488055340);
+
+    /* truncate (spec "Truncate Transform Details") */
+    ls_ice_pval_t pv;
+    ls_ice_part_field_t f = field_of("decimal(9, 2)", LS_ICE_TRUNCATE, 50);
+    memset(&v, 0, sizeof v);
+    v.d = 1065; /* 10.65 -> 10.50 */
+    CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_OK);
+    CHECK(pv.n == 2 && pv.b[0] == 0x04 && pv.b[1] == 0x1a); /* 1050 */
+    v.d = -1;                                               /* -0.01 -> -0.50: the spec's floor */
+    CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_OK);
+    CHECK(pv.n == 1 && pv.b[0] == (uint8_t)-50);
+    f = field_of("string", LS_ICE_TRUNCATE, 3);
+    v.p = (const uint8_t *)"iceberg", v.n = 7;
+    CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_OK);
+    CHECK(pv.n == 3 && !memcmp(pv.b, "ice", 3) && !pv.null);
+    v.p = (const uint8_t *)"\xc3\x9c"
+                           "n\xc3\xaf"
+                           "code",
+    v.n = 9; /* code points, not bytes */
+    CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_OK);
+    CHECK(pv.n == 5 && !memcmp(pv.b,
+                               "\xc3\x9c"
+                               "n\xc3\xaf",
+                               5));
+    f = field_of("binary", LS_ICE_TRUNCATE, 3);
+    static const uint8_t five[] = {1, 2, 3, 4, 5};
+    v.p = five, v.n = 5;
+    CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_OK);
+    CHECK(pv.n == 3 && !memcmp(pv.b, five, 3));
+    f = field_of("int", LS_ICE_TRUNCATE, 10);
+    memset(&v, 0, sizeof v);
+    v.l = -1;
+    CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_OK);
+    CHECK_EQ_INT(pv.l, -10);
+
+    /* identity of a string; null; void; too long to hold */
+    f = field_of("string", LS_ICE_IDENTITY, 0);
+    v.p = (const uint8_t *)"DE", v.n = 2;
+    CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_OK);
+    CHECK(pv.n == 2 && !memcmp(pv.b, "DE", 2) && pv.b[2] == 0);
+    v.null = true;
+    CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_OK);
+    CHECK(pv.null && pv.n == 0);
+    v.null = false;
+    uint8_t big[LS_ICE_PVAL_MAX + 1];
+    memset(big, 'x', sizeof big);
+    v.p = big, v.n = sizeof big;
+    CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_ELIMIT);
+    f = field_of("string", LS_ICE_VOID, 0);
+    CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_OK);
+    CHECK(pv.null);
+    CHECK(strcmp(f.name, "f_null") == 0);
+
+    /* the type table: what each transform takes */
+    ls_ice_spec_t s = {0};
+    char why[200];
+    CHECK_EQ_INT(ls_ice_spec_add_typed(&s, 1, "sku", "string", LS_ICE_HOUR, 0, why, sizeof why),
+                 LS_EINVAL);
+    CHECK(strstr(why, "hour does not apply to sku (type string"));
+    CHECK_EQ_INT(
+        ls_ice_spec_add_typed(&s, 1, "t", "timestamp", LS_ICE_TRUNCATE, 2, why, sizeof why),
+        LS_EINVAL);
+    CHECK_EQ_INT(ls_ice_spec_add_typed(&s, 1, "u", "uuid", LS_ICE_TRUNCATE, 2, why, sizeof why),
+                 LS_EINVAL);
+    CHECK_EQ_INT(ls_ice_spec_add_typed(&s, 1, "d", "date", LS_ICE_HOUR, 0, why, sizeof why),
+                 LS_EINVAL);
+    CHECK_EQ_INT(ls_ice_spec_add_typed(&s, 1, "x", "double", LS_ICE_IDENTITY, 0, why, sizeof why),
+                 LS_EINVAL);
+    CHECK(strstr(why, "not built"));
+    CHECK_EQ_INT(ls_ice_spec_add_typed(&s, 1, "d", "date", LS_ICE_MONTH, 0, why, sizeof why),
+                 LS_OK);
+    CHECK_EQ_INT(
+        ls_ice_spec_add_typed(&s, 2, "m", "decimal(38, 10)", LS_ICE_BUCKET, 4, why, sizeof why),
+        LS_OK);
+    CHECK(s.fields[1].prec == 38 && s.fields[1].scale == 10);
+    CHECK_EQ_INT(ls_ice_transform_parse("void"), LS_ICE_VOID);
+
+    /* decimal bytes: fewest, two's complement */
+    uint8_t d[16];
+    CHECK_EQ_INT(ls_ice_decimal_bytes(0, d), 1);
+    CHECK_EQ_INT(ls_ice_decimal_bytes(127, d), 1);
+    CHECK_EQ_INT(ls_ice_decimal_bytes(128, d), 2);
+    CHECK_EQ_INT(ls_ice_decimal_bytes(-128, d), 1);
+    CHECK_EQ_INT(ls_ice_decimal_bytes(-129, d), 2);
+    CHECK(d[0] == 0xff && d[1] == 0x7f);
+}
+
+/* Partition values of string, decimal, uuid and null in a manifest and its
+ * manifest-list summary: the Avro types of spec Appendix A, the values read
+ * back, bounds in the single-value serialization, contains_null. */
+TEST(value_partitions_in_manifests)
+{
+    ls_ice_spec_t s = {0};
+    char why[200];
+    CHECK_EQ_INT(
+        ls_ice_spec_add_typed(&s, 10, "country", "string", LS_ICE_IDENTITY, 0, why, sizeof why),
+        LS_OK);
+    CHECK_EQ_INT(ls_ice_spec_add_typed(&s, 11, "price", "decimal(9, 2)", LS_ICE_IDENTITY, 0, why,
+                                       sizeof why),
+                 LS_OK);
+    CHECK_EQ_INT(ls_ice_spec_add_typed(&s, 12, "id", "uuid", LS_ICE_IDENTITY, 0, why, sizeof why),
+                 LS_OK);
+    CHECK_EQ_INT(
+        ls_ice_spec_add_typed(&s, 13, "ts", "timestamptz", LS_ICE_IDENTITY, 0, why, sizeof why),
+        LS_OK);
+    static const char *countries[] = {"FR", "DE", NULL};
+    static const int64_t prices[] = {-300, 12345, 5};
+    ls_ice_mentry_t e[3];
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < 3; i++) {
+        ls_ice_sval_t v = {0};
+        e[i].status = 1;
+        e[i].snapshot_id = 7;
+        e[i].seq = e[i].file_seq = -1;
+        e[i].df.path = ls_asprintf("file:///t/data/%d.parquet", i);
+        e[i].df.record_count = 1;
+        e[i].df.file_size = 100;
+        v.null = !countries[i];
+        v.p = (const uint8_t *)countries[i], v.n = countries[i] ? 2 : 0;
+        CHECK_EQ_INT(ls_ice_field_apply_sval(&s.fields[0], &v, &e[i].df.partition[0]), LS_OK);
+        memset(&v, 0, sizeof v);
+        v.d = prices[i];
+        CHECK_EQ_INT(ls_ice_field_apply_sval(&s.fields[1], &v, &e[i].df.partition[1]), LS_OK);
+        memset(v.u, i + 1, 16);
+        CHECK_EQ_INT(ls_ice_field_apply_sval(&s.fields[2], &v, &e[i].df.partition[2]), LS_OK);
+        v.l = 1000 * i - 1000;
+        CHECK_EQ_INT(ls_ice_field_apply_sval(&s.fields[3], &v, &e[i].df.partition[3]), LS_OK);
+    }
+    ls_buf_t m;
+    ls_buf_init(&m);
+    CHECK_EQ_INT(ls_ice_manifest_encode(&s, "{}", 0, "[]", e, 3, &m), LS_OK);
+    ls_avro_file_t af;
+    char err[256];
+    CHECK_EQ_INT(ls_avro_file_read(m.data, m.len, &af, err, sizeof err), LS_OK);
+    const char *schema = ls_avro_file_meta(&af, "avro.schema");
+    CHECK(schema && strstr(schema, "\"name\":\"country\",\"type\":[\"null\",\"string\"]"));
+    CHECK(strstr(schema, "\"size\":4,\"logicalType\":\"decimal\",\"precision\":9,\"scale\":2"));
+    CHECK(strstr(schema, "\"size\":16,\"logicalType\":\"uuid\""));
+    CHECK(strstr(schema, "\"logicalType\":\"timestamp-micros\",\"adjust-to-utc\":true"));
+    const ls_av_t *p0 = ls_av_field(ls_av_field(&af.records[0], "data_file"), "partition");
+    CHECK(p0 && p0->items[1].kind == LS_AV_BYTES && p0->items[1].n == 4); /* fixed[4] */
+    CHECK(p0->items[1].p[0] == 0xff && p0->items[1].p[2] == 0xfe && p0->items[1].p[3] == 0xd4);
+    ls_avro_file_free(&af);
+    ls_ice_mentry_t *back;
+    size_t nb;
+    CHECK_EQ_INT(ls_ice_manifest_decode(m.data, m.len, &s, &back, &nb, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(nb, 3);
+    for (size_t i = 0; i < nb; i++)
+        CHECK(!memcmp(back[i].df.partition, e[i].df.partition, 4 * sizeof e[i].df.partition[0]));
+    ls_ice_mentries_free(back, nb);
+
+    ls_avro_ocf_t *w = ls_ice_mlist_new(7, NULL, 1);
+    ls_ice_mfile_t mf = {0};
+    mf.path = "file:///t/metadata/m.avro";
+    ls_ice_mlist_add(w, &mf, &s, e, 3);
+    ls_buf_t l;
+    ls_buf_init(&l);
+    CHECK_EQ_INT(ls_avro_ocf_finish(w, &l), LS_OK);
+    ls_avro_ocf_free(w);
+    CHECK_EQ_INT(ls_avro_file_read(l.data, l.len, &af, err, sizeof err), LS_OK);
+    const ls_av_t *parts = ls_av_field(&af.records[0], "partitions");
+    CHECK(parts && parts->nitems == 4);
+    const ls_av_t *c = &parts->items[0], *pr = &parts->items[1], *ts = &parts->items[3];
+    CHECK_EQ_INT(ls_ice_av_long(c, "contains_null", NULL, 0), 1);
+    CHECK(ls_av_field(c, "lower_bound")->n == 2 &&
+          !memcmp(ls_av_field(c, "lower_bound")->p, "DE", 2));
+    CHECK(!memcmp(ls_av_field(c, "upper_bound")->p, "FR", 2));
+    CHECK_EQ_INT(ls_ice_av_long(pr, "contains_null", NULL, 0), 0);
+    const ls_av_t *lo = ls_av_field(pr, "lower_bound"), *hi = ls_av_field(pr, "upper_bound");
+    CHECK(lo->n == 2 && lo->p[0] == 0xfe && lo->p[1] == 0xd4); /* -300, fewest bytes */
+    CHECK(hi->n == 2 && hi->p[0] == 0x30 && hi->p[1] == 0x39); /* 12345 */
+    lo = ls_av_field(ts, "lower_bound");
+    CHECK(lo->n == 8 && lo->p[0] == 0x18 && lo->p[1] == 0xfc && lo->p[7] == 0xff); /* -1000 LE */
+    ls_avro_file_free(&af);
+    ls_buf_free(&l);
+    ls_buf_free(&m);
+    for (int i = 0; i < 3; i++)
+        ls_ice_datafile_clear(&e[i].df);
 }
 
 TEST(table_lifecycle_mem)
@@ -585,7 +820,7 @@ TEST(maintenance_thousands_of_appends)
                                 .file_size = 100,
                                 .metrics = &m,
                                 .nmetrics = 1};
-        df.partition[0] = i % 4;
+        ls_ice_pval_long(&df.partition[0], i % 4);
         char off[32];
         snprintf(off, sizeof off, "%d", i);
         const char *kv[] = {"lakestream.log.0.last-offset", off, NULL};
@@ -638,7 +873,7 @@ TEST(maintenance_thousands_of_appends)
             int64_t seq = e[k].seq >= 0 ? e[k].seq : mseq;
             CHECK_EQ_INT(seq, f + 1);
             CHECK_EQ_INT(e[k].df.record_count, f % 7 + 1);
-            CHECK_EQ_INT(e[k].df.partition[0], f % 4);
+            CHECK_EQ_INT(e[k].df.partition[0].l, f % 4);
             CHECK(e[k].df.nmetrics == 1 && e[k].df.metrics[0].value_count == f % 7 + 1);
             planned_rows += e[k].df.record_count;
         }
@@ -784,7 +1019,7 @@ static ls_status copy_partition(ls_ice_table_t *t, ls_objstore_t *os, const char
     ls_status st = w ? LS_OK : LS_EINVAL;
     *nr = 0;
     for (size_t k = 0; k < n && st == LS_OK; k++) {
-        if (live[k].df.partition[0] != part) continue;
+        if (live[k].df.partition[0].l != part) continue;
         removed[(*nr)++] = live[k].df.path;
         ls_buf_t raw;
         ls_buf_init(&raw);
@@ -800,7 +1035,7 @@ static ls_status copy_partition(ls_ice_table_t *t, ls_objstore_t *os, const char
     memset(df, 0, sizeof *df);
     if (st == LS_OK) {
         ls_ice_datafile_metrics(df, w);
-        df->partition[0] = part;
+        ls_ice_pval_long(&df->partition[0], part);
         st = ls_ice_table_put_data(t, &out, "parquet", df);
     }
     if (w) ls_pq_writer_free(w);
@@ -862,7 +1097,7 @@ TEST(rewrite_small_files)
     int64_t total = 0, p0 = 0;
     for (size_t k = 0; k < na; k++) {
         total += after[k].df.record_count;
-        if (after[k].df.partition[0] == 0) {
+        if (after[k].df.partition[0].l == 0) {
             p0++;
             CHECK_EQ_INT(after[k].seq, 21); /* the rewrite's sequence number */
         }
@@ -986,6 +1221,8 @@ int main(void)
 {
     RUN(transforms_and_paths);
     RUN(transform_spec_examples);
+    RUN(value_field_transforms);
+    RUN(value_partitions_in_manifests);
     RUN(table_lifecycle_mem);
     RUN(schema_evolves_with_the_next_commit);
     RUN(bounds_truncation);

@@ -86,10 +86,19 @@ TEST(bad_values_name_key_and_accepted)
     CHECK(strstr(e, "the bucket count must be an integer from 1"));
     e = check_err("lakestream.table.partition", "bucket(offset)");
     CHECK(strstr(e, "bucket needs a parameter"));
-    e = check_err("lakestream.table.partition", "identity(user.country)");
-    CHECK(strstr(e, "'user.country' is not a Kafka column") && strstr(e, "not built yet"));
-    e = check_err("lakestream.table.partition", "void(partition)");
-    CHECK(strstr(e, "'void' is not a partition transform"));
+    /* value and key fields: the path's syntax here, its type once the schema is known */
+    CHECK(check_ok("lakestream.table.partition",
+                   "identity(customer.country), bucket(8, customer.id), day(created_at), "
+                   "truncate(3, sku), void(note), bucket(4, _kafka_key_typed.id)"));
+    CHECK(check_ok("lakestream.table.partition", "void(partition)"));
+    e = check_err("lakestream.table.partition", "identity(user..country)");
+    CHECK(strstr(e, "'user..country' is neither a Kafka column") && strstr(e, "field path"));
+    e = check_err("lakestream.table.partition", "identity(a/b)");
+    CHECK(strstr(e, "is neither a Kafka column"));
+    e = check_err("lakestream.table.partition", "day(created_at), hour(created_at)");
+    CHECK(strstr(e, "column created_at is partitioned twice by time transforms"));
+    e = check_err("lakestream.table.partition", "void2(x)");
+    CHECK(strstr(e, "'void2' is not a partition transform"));
     e = check_err("lakestream.table.compression", "lz4");
     CHECK(strstr(e, "zstd, snappy, gzip, none"));
     e = check_err("lakestream.table.name", "{topik}");

@@ -1,0 +1,226 @@
+"""Partition transforms on value and key fields of typed tables (issue 14 §2):
+lakestream.table.partition = identity(country), bucket(8, customer.id),
+day(created_at), truncate(3, sku) over Avro values (confluent-kafka's
+AvroSerializer against the built-in registry), with null values in some
+records (a null country, a null customer struct, a null timestamp). PyIceberg
+reads every row; each data file's partition tuple equals PyIceberg's own
+transforms of the rows it holds (identity of a string, Murmur3 bucket of a
+nested long, day of a timestamp, truncate of a string, null for null); the
+manifest list's partition summaries carry contains_null and the spec's
+single-value bound bytes (UTF-8 strings), so filtered scans plan fewer files;
+DuckDB's Parquet reader reads the same rows. A JSON Schema topic partitions
+by a string and a key field; a field whose type the transform does not take,
+or that the schema lacks, holds the table back with the reason."""
+
+import datetime
+import json
+import re
+import struct
+
+import pyarrow.parquet as pq
+import pytest
+from confluent_kafka import SerializingProducer
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.schema_registry.json_schema import JSONSerializer
+from confluent_kafka.serialization import StringSerializer
+
+import iceberg_util as iu
+from kafka_util import create_topic, unique_topic
+from lsbroker import wait_until
+
+pytest.importorskip("pyiceberg.table")
+fastavro = pytest.importorskip("fastavro")
+from pyiceberg.expressions import EqualTo, IsNull  # noqa: E402
+from pyiceberg.transforms import (BucketTransform, DayTransform,  # noqa: E402
+                                  TruncateTransform)
+from pyiceberg.types import LongType, StringType, TimestamptzType  # noqa: E402
+
+TYPED = {"lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000",
+         "lakestream.table.value.format": "schema-registry"}
+
+SALE = {
+    "type": "record", "name": "Sale", "namespace": "shop",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "sku", "type": "string"},
+        {"name": "country", "type": ["null", "string"], "default": None},
+        {"name": "customer", "type": ["null", {
+            "type": "record", "name": "Customer",
+            "fields": [{"name": "id", "type": "long"}, {"name": "tier", "type": "string"}]}],
+         "default": None},
+        {"name": "created_at", "type": ["null", {"type": "long",
+                                                 "logicalType": "timestamp-millis"}],
+         "default": None},
+        {"name": "items", "type": {"type": "array", "items": "string"}},
+    ],
+}
+
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+COUNTRIES = ["US", "DE", "FR", None, "Ünï"]  # a non-ASCII string partition value too
+DAYS = [datetime.datetime(2026, 3, d, 10, tzinfo=datetime.timezone.utc) for d in (1, 2, 5)]
+
+
+def sale(i):
+    return {
+        "id": i, "sku": ["apple-%d" % i, "apricot", "banana", "ba", "cherry"][i % 5],
+        "country": COUNTRIES[i % 5],
+        "customer": None if i % 6 == 0 else {"id": i % 11, "tier": "gold"},
+        "created_at": None if i % 7 == 0 else DAYS[i % 3] + datetime.timedelta(minutes=i),
+        "items": ["x"] * (i % 3),
+    }
+
+
+def produce(broker, topic, n, partitions=2):
+    sr = SchemaRegistryClient({"url": broker.registry_url})
+    p = SerializingProducer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5,
+                             "key.serializer": StringSerializer(),
+                             "value.serializer": AvroSerializer(sr, json.dumps(SALE))})
+    failed = []
+    for i in range(n):
+        p.produce(topic, key="k%d" % i, value=sale(i), partition=i % partitions,
+                  on_delivery=lambda err, m: err and failed.append(err))
+    assert p.flush(30) == 0 and not failed, failed
+
+
+def micros(ts):
+    return None if ts is None else int((ts - EPOCH).total_seconds() * 1_000_000)
+
+
+def test_avro_value_fields_partition_prune_and_read_back(broker):
+    iu.local_store_only()
+    spec = "identity(country), bucket(8, customer.id), day(created_at), truncate(3, sku)"
+    topic = create_topic(broker.bootstrap, unique_topic("fparts"), partitions=2,
+                         config=dict(TYPED, **{"lakestream.table.partition": spec}))
+    n = 70
+    produce(broker, topic, n)
+    t, rows, md = iu.wait_rows(iu.table_dir(broker, topic), n)
+    assert rows.num_rows == n
+    assert sorted(rows.column("id").to_pylist()) == list(range(n))
+
+    schema = t.schema()
+    fields = t.spec().fields
+    assert [f.name for f in fields] == ["country", "customer.id_bucket", "created_at_day",
+                                        "sku_trunc"]
+    assert [str(f.transform) for f in fields] == ["identity", "bucket[8]", "day", "truncate[3]"]
+    # source ids are the schema's field ids, the nested one included
+    assert [f.source_id for f in fields] == [schema.find_field(c).field_id for c in
+                                             ("country", "customer.id", "created_at", "sku")]
+
+    bucket = BucketTransform(8).transform(LongType())
+    day = DayTransform().transform(TimestamptzType())
+    trunc = TruncateTransform(3).transform(StringType())
+
+    def expect(s):
+        cid = s["customer"]["id"] if s["customer"] else None
+        return (s["country"], bucket(cid) if cid is not None else None,
+                day(micros(s["created_at"])) if s["created_at"] else None, trunc(s["sku"]))
+
+    tasks = list(t.scan().plan_files())
+    want = {expect(sale(i)) for i in range(n)}
+    seen = set()
+    for task in tasks:
+        pv = tuple(task.file.partition[i] for i in range(4))
+        data = pq.read_table(task.file.file_path.replace("file://", "")).to_pylist()
+        for r in data:
+            got = expect({"country": r["country"], "customer": r["customer"],
+                          "created_at": r["created_at"], "sku": r["sku"]})
+            assert got == pv, (r["id"], got, pv)
+        seen.add(pv)
+    assert seen == want
+    assert any(pv[0] is None for pv in seen) and any(pv[1] is None for pv in seen)
+    assert any(pv[2] is None for pv in seen)
+
+    # manifest list summaries: contains_null and UTF-8 bounds for the string field
+    snap = t.current_snapshot()
+    with open(snap.manifest_list.replace("file://", ""), "rb") as f:
+        mfiles = list(fastavro.reader(f))
+    summaries = [m["partitions"] for m in mfiles]
+    assert any(s[0]["contains_null"] for s in summaries)
+    lows = [s[0]["lower_bound"] for s in summaries if s[0]["lower_bound"] is not None]
+    highs = [s[0]["upper_bound"] for s in summaries if s[0]["upper_bound"] is not None]
+    assert min(lows) == b"DE" and max(highs) == "Ünï".encode()
+    lows = [s[3]["lower_bound"] for s in summaries if s[3]["lower_bound"] is not None]
+    assert min(lows) == b"app"
+    lows = [s[2]["lower_bound"] for s in summaries if s[2]["lower_bound"] is not None]
+    assert min(lows) == struct.pack("<i", day(micros(DAYS[0])))  # a date: 4 bytes little-endian
+
+    # pruning: an equality on each source names fewer files; the rows are exact
+    for flt, keep in [(EqualTo("country", "DE"), lambda s: s["country"] == "DE"),
+                      (IsNull("country"), lambda s: s["country"] is None),
+                      (EqualTo("customer.id", 5),
+                       lambda s: s["customer"] is not None and s["customer"]["id"] == 5),
+                      (EqualTo("sku", "banana"), lambda s: s["sku"] == "banana")]:
+        planned = list(t.scan(row_filter=flt).plan_files())
+        assert 0 < len(planned) < len(tasks), (flt, len(planned), len(tasks))
+        got = sorted(t.scan(row_filter=flt).to_arrow().column("id").to_pylist())
+        assert got == [i for i in range(n) if keep(sale(i))], flt
+
+    # an independent Parquet reader on the data files
+    duckdb = pytest.importorskip("duckdb")
+    files = [task.file.file_path.replace("file://", "") for task in tasks]
+    q = duckdb.connect().execute(
+        "SELECT id, country, customer.id, sku FROM read_parquet(?) ORDER BY id", [files]).fetchall()
+    assert [(i, sale(i)["country"], (sale(i)["customer"] or {}).get("id"), sale(i)["sku"])
+            for i in range(n)] == q
+
+
+JSON_SCHEMA = {
+    "$schema": "http://json-schema.org/draft-07/schema#", "title": "Click", "type": "object",
+    "properties": {"user": {"type": "string"}, "page": {"type": ["string", "null"]},
+                   "n": {"type": "integer"}},
+    "required": ["user", "n"],
+}
+
+
+def test_json_schema_value_and_key_fields(broker):
+    """A JSON Schema topic: truncate of a string value field and bucket of
+    a string key (the typed key column _kafka_key_typed)."""
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("fparts-json"), config={
+        "lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000",
+        "lakestream.table.value.format": "schema-registry",
+        "lakestream.table.key.format": "schema-registry",
+        "lakestream.table.partition": "identity(page), bucket(4, _kafka_key_typed)"})
+    sr = SchemaRegistryClient({"url": broker.registry_url})
+    key_schema = json.dumps({"$schema": "http://json-schema.org/draft-07/schema#",
+                             "type": "string"})
+    p = SerializingProducer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5,
+                             "key.serializer": JSONSerializer(key_schema, sr),
+                             "value.serializer": JSONSerializer(json.dumps(JSON_SCHEMA), sr)})
+    n = 40
+    pages = ["/home", "/cart", None]
+    for i in range(n):
+        p.produce(topic, key="user-%d" % (i % 9),
+                  value={"user": "u%d" % i, "page": pages[i % 3], "n": i}, partition=0)
+    assert p.flush(30) == 0
+    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), n)
+    assert rows.num_rows == n
+    assert [str(f.transform) for f in t.spec().fields] == ["identity", "bucket[4]"]
+    bucket = BucketTransform(4).transform(StringType())
+    tasks = list(t.scan().plan_files())
+    for task in tasks:
+        data = pq.read_table(task.file.file_path.replace("file://", "")).to_pylist()
+        assert {(r["page"], bucket(r["_kafka_key_typed"])) for r in data} == {
+            (task.file.partition[0], task.file.partition[1])}
+    planned = list(t.scan(row_filter=EqualTo("page", "/cart")).plan_files())
+    assert 0 < len(planned) < len(tasks)
+    got = t.scan(row_filter=EqualTo("page", "/cart")).to_arrow().column("n").to_pylist()
+    assert sorted(got) == [i for i in range(n) if i % 3 == 1]
+
+
+@pytest.mark.parametrize("spec,why", [
+    ("hour(sku)", "hour does not apply to sku (type string"),
+    ("truncate(2, created_at)", "truncate does not apply to created_at (type timestamptz"),
+    ("identity(customer.email)", "customer.email: no field email in the table's schema"),
+    ("bucket(4, items)", "items is a list, not a primitive column"),
+])
+def test_a_field_the_transform_does_not_take_holds_the_table_back(broker, spec, why):
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("fparts-bad"),
+                         config=dict(TYPED, **{"lakestream.table.partition": spec}))
+    produce(broker, topic, 3, partitions=1)
+    wait_until(lambda: re.search(re.escape(why), broker.log_text()), 30,
+               what="the partition refusal in the broker log")
+    assert "lakestream.table.partition" in broker.log_text()
+    assert iu.current_metadata(iu.table_dir(broker, topic)) is None  # never unpartitioned
