@@ -6,6 +6,10 @@
 //
 // TABLE is a metadata JSON file (StaticTableOperations + HadoopFileIO) or
 // "records:" + a metadata file: a typed table's schemas and rows as {column: value};
+// "parts:" + [COLUMN=VALUE]@ + a metadata file: the spec, every planned file's
+// partition tuple, and the files and rows a filter COLUMN = 'VALUE' (a string
+// column; none: every row) plans and reads, so that wrong partition values or summaries would
+// make Java prune files holding matching rows;
 // "dir:" + a table directory (HadoopTables: version-hint.text, v<N>.metadata.json);
 // "hint:" + a table directory reports only the metadata location HadoopTables loads.
 // Per table: snapshots, every row of the current snapshot, the planned data files
@@ -344,9 +348,49 @@ public class IcebergRead {
         sb.append("]}");
     }
 
+    /** "parts:" + COLUMN=VALUE@ + a metadata file (see the file comment). */
+    private static void parts(StringBuilder sb, String arg) throws Exception {
+        String rest = arg.substring(6);
+        int at = rest.indexOf('@'), eq = rest.indexOf('=');
+        Table table = load(rest.substring(at + 1));
+        Expression filter = eq < 0 || eq > at ? Expressions.alwaysTrue()
+                                              : Expressions.equal(rest.substring(0, eq),
+                                                                  rest.substring(eq + 1, at));
+        sb.append("{\"arg\":");
+        str(sb, arg);
+        sb.append(",\"spec\":");
+        str(sb, table.spec().toString());
+        sb.append(",\"planned\":[");
+        boolean first = true;
+        try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+            for (FileScanTask t : tasks) {
+                if (!first) sb.append(',');
+                first = false;
+                value(sb, t.file().partition(), table.specs().get(t.file().specId()).partitionType());
+            }
+        }
+        sb.append("],\"filtered_files\":");
+        int n = 0;
+        try (CloseableIterable<FileScanTask> tasks = table.newScan().filter(filter).planFiles()) {
+            for (FileScanTask t : tasks) n++;
+        }
+        num(sb, n);
+        sb.append(",\"filtered_rows\":");
+        n = 0;
+        try (CloseableIterable<Record> it = IcebergGenerics.read(table).where(filter).build()) {
+            for (Record r : it) n++;
+        }
+        num(sb, n);
+        sb.append('}');
+    }
+
     private static void table(StringBuilder sb, String arg) throws Exception {
         if (arg.startsWith("records:")) {
             records(sb, arg);
+            return;
+        }
+        if (arg.startsWith("parts:")) {
+            parts(sb, arg);
             return;
         }
         Table table = load(arg);
