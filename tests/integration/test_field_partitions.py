@@ -16,6 +16,7 @@ import datetime
 import json
 import re
 import struct
+import time
 
 import pyarrow.parquet as pq
 import pytest
@@ -224,3 +225,98 @@ def test_a_field_the_transform_does_not_take_holds_the_table_back(broker, spec, 
                what="the partition refusal in the broker log")
     assert "lakestream.table.partition" in broker.log_text()
     assert iu.current_metadata(iu.table_dir(broker, topic)) is None  # never unpartitioned
+
+
+V1 = {"type": "record", "name": "Item", "namespace": "shop", "fields": [
+    {"name": "id", "type": "long"},
+    {"name": "country", "type": ["null", "string"], "default": None},
+    {"name": "qty", "type": "int"}]}
+V2 = {"type": "record", "name": "Item", "namespace": "shop", "fields": [
+    {"name": "id", "type": "long"},
+    {"name": "qty", "type": "long"}]}  # drops country, widens qty
+
+
+def test_evolution_keeps_partitioning_by_field_id(broker):
+    """A later schema version that drops a partition source (country) and
+    widens another (qty int -> long): the columns keep their field ids, the
+    spec keeps naming them, the dropped field's rows get null partitions,
+    the widened one's values keep their meaning (identity of the long), and
+    records of both versions, interleaved, read back and prune."""
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("fparts-evolve"), config=dict(
+        TYPED, **{"lakestream.table.partition": "identity(country), identity(qty)"}))
+    sr = SchemaRegistryClient({"url": broker.registry_url})
+    tdir = iu.table_dir(broker, topic)
+    sent = []
+
+    def send(schema, rows):
+        p = SerializingProducer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5,
+                                 "value.serializer": AvroSerializer(sr, json.dumps(schema))})
+        for r in rows:
+            p.produce(topic, value=r, partition=0)
+        assert p.flush(30) == 0
+        sent.extend(rows)
+        return iu.wait_rows(tdir, len(sent))
+
+    send(V1, [{"id": i, "country": ["US", "DE"][i % 2], "qty": i % 3} for i in range(6)])
+    send(V2, [{"id": i, "qty": (i % 3) + (1 << 40) * (i % 2)} for i in range(6, 12)])
+    t, rows, _ = send(V1, [{"id": i, "country": "FR", "qty": i % 3} for i in range(12, 15)])
+    assert rows.num_rows == 15
+    schema = t.schema()
+    assert str(schema.find_field("qty").field_type) == "long"
+    assert not schema.find_field("country").required
+    assert [f.source_id for f in t.spec().fields] == [schema.find_field("country").field_id,
+                                                      schema.find_field("qty").field_id]
+    got = {r["id"]: (r["country"], r["qty"]) for r in rows.to_pylist()}
+    for r in sent:
+        assert got[r["id"]] == (r.get("country"), r["qty"]), r
+    tasks = list(t.scan().plan_files())
+    for task in tasks:
+        data = pq.read_table(task.file.file_path.replace("file://", "")).to_pylist()
+        assert {(d["country"], d["qty"]) for d in data} == {
+            (task.file.partition[0], task.file.partition[1])}
+    assert any(task.file.partition[0] is None for task in tasks)
+    big = list(t.scan(row_filter=EqualTo("qty", (1 << 40) + 1)).plan_files())
+    assert 0 < len(big) < len(tasks)
+    assert sorted(t.scan(row_filter=EqualTo("qty", 1)).to_arrow().column("id").to_pylist()) == \
+        sorted(r["id"] for r in sent if r["qty"] == 1)
+    assert sorted(t.scan(row_filter=IsNull("country")).to_arrow().column("id").to_pylist()) == \
+        list(range(6, 12))
+
+
+def test_small_file_rewrite_keeps_value_partitions(broker_factory):
+    """Small files of a value-field partitioned table are rewritten per
+    partition tuple: after "replace" snapshots every live file still holds
+    one country (null included) and every row is there once."""
+    iu.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic = create_topic(b.bootstrap, unique_topic("fparts-rewrite"), config=dict(
+        TYPED, **{"lakestream.table.partition": "identity(country)",
+                  "lakestream.table.rewrite.min.files": "4"}))
+    sr = SchemaRegistryClient({"url": b.registry_url})
+    p = SerializingProducer({"bootstrap.servers": b.bootstrap, "linger.ms": 2,
+                             "value.serializer": AvroSerializer(sr, json.dumps(V1))})
+    tdir = iu.table_dir(b, topic)
+    n = 0
+    countries = ["US", None, "Ünï"]
+    for _ in range(14):  # about one commit per round
+        for _ in range(6):
+            p.produce(topic, value={"id": n, "country": countries[n % 3], "qty": n}, partition=0)
+            n += 1
+        assert p.flush(30) == 0
+        time.sleep(0.5)
+
+    def replaced():
+        md = iu.current_metadata(tdir)
+        t = iu.pyiceberg_table.StaticTable.from_metadata("file://" + md)
+        ops = [s.summary.operation.value for s in t.metadata.snapshots]
+        return ops.count("replace") >= 1 and t.scan().to_arrow().num_rows == n
+    wait_until(replaced, 60, what="a rewrite of the small files")
+    t = iu.pyiceberg_table.StaticTable.from_metadata("file://" + iu.current_metadata(tdir))
+    ids = sorted(t.scan().to_arrow().column("id").to_pylist())
+    assert ids == list(range(n))
+    tasks = list(t.scan().plan_files())
+    for task in tasks:
+        data = pq.read_table(task.file.file_path.replace("file://", "")).to_pylist()
+        assert {d["country"] for d in data} == {task.file.partition[0]}
+    assert {task.file.partition[0] for task in tasks} == set(countries)
