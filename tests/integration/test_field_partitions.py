@@ -320,3 +320,33 @@ def test_small_file_rewrite_keeps_value_partitions(broker_factory):
         data = pq.read_table(task.file.file_path.replace("file://", "")).to_pylist()
         assert {d["country"] for d in data} == {task.file.partition[0]}
     assert {task.file.partition[0] for task in tasks} == set(countries)
+
+
+def test_schemaless_json_values_partition_by_inferred_columns(broker):
+    """value.format=json: the partition source is an inferred column (the
+    first record must carry it: the table is created from that record)."""
+    iu.local_store_only()
+    from confluent_kafka import Producer
+    topic = create_topic(broker.bootstrap, unique_topic("fparts-sjson"), config={
+        "lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000",
+        "lakestream.table.value.format": "json",
+        "lakestream.table.partition": "identity(user.region), bucket(4, n)"})
+    p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    n = 30
+    regions = ["eu", "us", None]
+    for i in range(n):
+        user = {"name": "u%d" % i} if regions[i % 3] is None else {"name": "u%d" % i,
+                                                                  "region": regions[i % 3]}
+        p.produce(topic, value=json.dumps({"n": i, "user": user}).encode(), partition=0)
+    assert p.flush(30) == 0
+    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), n)
+    assert sorted(rows.column("n").to_pylist()) == list(range(n))
+    bucket = BucketTransform(4).transform(LongType())
+    tasks = list(t.scan().plan_files())
+    for task in tasks:
+        data = pq.read_table(task.file.file_path.replace("file://", "")).to_pylist()
+        assert {((d["user"] or {}).get("region"), bucket(d["n"])) for d in data} == {
+            (task.file.partition[0], task.file.partition[1])}
+    assert {task.file.partition[0] for task in tasks} == {"eu", "us", None}
+    eu = t.scan(row_filter=EqualTo("user.region", "eu")).to_arrow().column("n").to_pylist()
+    assert sorted(eu) == [i for i in range(n) if i % 3 == 0]
