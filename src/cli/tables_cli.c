@@ -126,9 +126,13 @@ static int cmd_show(ls_cli_conn_t *c, const char *topic)
     printf("\ntable lag: %s\n", lag);
     /* the table the rows go to now (evolution=new-table: a later version) */
     for (int32_t i = 0; i < d->NumConfigs; i++)
-        if (ls_kstr_eq(d->Configs[i].Name, "lakestream.table.current")) {
+        if (ls_kstr_eq(d->Configs[i].Name, "lakestream.table.current") ||
+            ls_kstr_eq(d->Configs[i].Name, "lakestream.table.current.reason")) {
             char *v = kdup(d->Configs[i].Value);
-            printf("current table: %s\n", v);
+            printf("%s: %s\n",
+                   ls_kstr_eq(d->Configs[i].Name, "lakestream.table.current") ? "current table"
+                                                                              : "  started by",
+                   v);
             ls_free(v);
         }
     return 0;

@@ -631,9 +631,14 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
             c->stats.table_failures++;
             c->batch_failed = true;
         } else { /* the version it writes (evolution=new-table), for DescribeConfigs */
+            /* one allocation: "<name>\0<reason>\0" (reason "" for a base table) */
+            const char *name = ls_mat_table_name(c->batch), *why = ls_mat_version_reason(c->batch);
+            size_t nl = strlen(name) + 1, wl = why ? strlen(why) + 1 : 1;
+            char *v = ls_malloc(nl + wl);
+            memcpy(v, name, nl);
+            memcpy(v + nl, why ? why : "", wl);
             ls_free(ls_i64map_get(&c->vers_next, ts->stream->stream_no));
-            ls_i64map_put(&c->vers_next, ts->stream->stream_no,
-                          ls_strdup(ls_mat_table_name(c->batch)));
+            ls_i64map_put(&c->vers_next, ts->stream->stream_no, v);
         }
     }
     if (!c->batch) {
@@ -789,9 +794,12 @@ static void free_i64_values(ls_i64map_t *m)
     ls_i64map_free(m);
 }
 
-const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_no)
+const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_no,
+                                       const char **reason)
 {
-    return ls_i64map_get(&c->vers, stream_no);
+    const char *v = ls_i64map_get(&c->vers, stream_no);
+    if (reason) *reason = v && v[strlen(v) + 1] ? v + strlen(v) + 1 : NULL;
+    return v;
 }
 
 bool ls_compactor_table_lag(const ls_compactor_t *c, int64_t stream_no, int64_t *lag_ms)

@@ -73,6 +73,8 @@ void ls_compactor_stats(const ls_compactor_t *c, ls_compactor_stats_t *out);
  * the stream has no table or no pass has looked at it yet. */
 bool ls_compactor_table_lag(const ls_compactor_t *c, int64_t stream_no, int64_t *lag_ms);
 /* Loop thread: the table (version: evolution=new-table) the stream's last
- * table commit attempt wrote, or NULL when none yet. */
-const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_no);
+ * table commit attempt wrote, or NULL when none yet; *reason (reason may be
+ * NULL): why that version exists, NULL for a base table. */
+const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_no,
+                                       const char **reason);
 #endif

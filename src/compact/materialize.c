@@ -2365,6 +2365,11 @@ bool ls_mat_stopped(ls_mat_batch_t *b, int64_t log_id) { return batch_log(b, log
 
 const char *ls_mat_table_name(const ls_mat_batch_t *b) { return b->tt->name; }
 
+const char *ls_mat_version_reason(const ls_mat_batch_t *b)
+{
+    return b->t && b->tt->version > 1 ? ls_ice_table_summary(b->t, VERSION_REASON_KEY) : NULL;
+}
+
 ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
                                const ls_table_target_t *tt, const ls_mat_range_t *r,
                                uint64_t *rows_out, char *err, int errlen)

@@ -90,6 +90,10 @@ bool ls_mat_switched(const ls_mat_batch_t *b);
 bool ls_mat_stopped(ls_mat_batch_t *b, int64_t log_id);
 /* The name of the table (version) b writes. */
 const char *ls_mat_table_name(const ls_mat_batch_t *b);
+/* Why b's table version exists (the reason the version before it was
+ * continued, with offset and schema ids), or NULL for a base table (or a
+ * version no record has created yet). */
+const char *ls_mat_version_reason(const ls_mat_batch_t *b);
 /* Rows of a range (ls_mat_range_t) into b (nothing is visible before
  * commit); the table then holds r->log_id up to r->last_offset. */
 ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_out, char *err,

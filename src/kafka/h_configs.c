@@ -419,28 +419,46 @@ static void add_table_lag(ls_arena_t *a, ls_kafka_services_t *b, const ls_stream
 /* lakestream.table.current (read-only status): the table the stream's rows
  * go to now — the policy's table name, or with evolution=new-table the
  * version that continues it (<name>__v2, ...), as the last compaction pass
- * found it; absent before a pass has opened the table. */
+ * found it; absent before a pass has opened the table. With a version,
+ * lakestream.table.current.reason says why it exists. */
 #define TABLE_VERSION_KEY "lakestream.table.current"
+#define TABLE_VERSION_REASON_KEY "lakestream.table.current.reason"
 static void add_table_version(ls_arena_t *a, ls_kafka_services_t *b, const ls_stream_t *s,
                               const ls_kstr_t *keys, int32_t nkeys,
                               ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *r)
 {
-    const char *name = b->table_version ? b->table_version(b->root, s->stream_no) : NULL;
-    if (!key_wanted(keys, nkeys, TABLE_VERSION_KEY) || !name) return;
-    cfg_entry_t *v = ls_arena_alloc(a, (size_t)(r->NumConfigs + 1) * sizeof *v);
-    if (r->NumConfigs) memcpy(v, r->Configs, (size_t)r->NumConfigs * sizeof *v);
-    cfg_entry_t *e = &v[r->NumConfigs];
-    memset(e, 0, sizeof *e);
-    e->Name = ls_kstr_c(TABLE_VERSION_KEY);
-    e->Value = ls_kstr_c(ls_arena_printf(a, "%s", name));
-    e->ReadOnly = true;
-    e->ConfigSource = LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
-    e->ConfigType = LS_KAFKA_CONFIG_TYPE_STRING;
-    e->Documentation = ls_kstr_c("Status, not a setting: the table the topic's rows go to now "
-                                 "(lakestream.table.evolution=new-table continues a table as "
-                                 "<name>__v2, ...), at the last compaction pass.");
+    const char *why = NULL;
+    const char *name = b->table_version ? b->table_version(b->root, s->stream_no, &why) : NULL;
+    if (!name) return;
+    bool want_name = key_wanted(keys, nkeys, TABLE_VERSION_KEY);
+    bool want_why = why && key_wanted(keys, nkeys, TABLE_VERSION_REASON_KEY);
+    if (!want_name && !want_why) return;
+    int32_t n = r->NumConfigs;
+    cfg_entry_t *v = ls_arena_alloc(a, (size_t)(n + 2) * sizeof *v);
+    if (n) memcpy(v, r->Configs, (size_t)n * sizeof *v);
+    const struct {
+        bool want;
+        const char *key, *value, *doc;
+    } add[] = {{want_name, TABLE_VERSION_KEY, name,
+                "Status, not a setting: the table the topic's rows go to now "
+                "(lakestream.table.evolution=new-table continues a table as <name>__v2, ...), "
+                "at the last compaction pass."},
+               {want_why, TABLE_VERSION_REASON_KEY, why,
+                "Status, not a setting: why the current table version exists (the record, "
+                "its schema ids and the incompatibility that continued the version before)."}};
+    for (size_t i = 0; i < 2; i++) {
+        if (!add[i].want) continue;
+        cfg_entry_t *e = &v[n++];
+        memset(e, 0, sizeof *e);
+        e->Name = ls_kstr_c(add[i].key);
+        e->Value = ls_kstr_c(ls_arena_printf(a, "%s", add[i].value));
+        e->ReadOnly = true;
+        e->ConfigSource = LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
+        e->ConfigType = LS_KAFKA_CONFIG_TYPE_STRING;
+        e->Documentation = ls_kstr_c(add[i].doc);
+    }
     r->Configs = v;
-    r->NumConfigs++;
+    r->NumConfigs = n;
 }
 
 /* The table name a stream's policy gives, or NULL when its table is off or

@@ -43,8 +43,9 @@ typedef struct ls_kafka_services {
     int (*members)(void *root, ls_member_t **out);
     /* The table lag of a stream at the last compaction pass. */
     bool (*table_lag)(void *root, int64_t stream_no, int64_t *lag_ms);
-    /* the table (version) the stream's rows go to now, NULL: unknown yet */
-    const char *(*table_version)(void *root, int64_t stream_no);
+    /* the table (version) the stream's rows go to now, NULL: unknown yet;
+     * *reason: why that version exists (NULL: the base table) */
+    const char *(*table_version)(void *root, int64_t stream_no, const char **reason);
     /* A stream's table policy changed: compaction re-reads the policies now. */
     void (*tables_changed)(void *root);
     /* Runs fn(arg) on a worker thread, then after(arg) on the loop thread. */

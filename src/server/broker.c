@@ -94,10 +94,11 @@ static bool svc_table_lag(void *root, int64_t stream_no, int64_t *lag_ms)
     return b->compactor && ls_compactor_table_lag(b->compactor, stream_no, lag_ms);
 }
 
-static const char *svc_table_version(void *root, int64_t stream_no)
+static const char *svc_table_version(void *root, int64_t stream_no, const char **reason)
 {
     ls_broker_t *b = root;
-    return b->compactor ? ls_compactor_table_version(b->compactor, stream_no) : NULL;
+    *reason = NULL;
+    return b->compactor ? ls_compactor_table_version(b->compactor, stream_no, reason) : NULL;
 }
 
 static const char *svc_advertised_host(void *root) { return ls_broker_advertised_host(root); }

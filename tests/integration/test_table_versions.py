@@ -182,6 +182,9 @@ def test_an_incompatible_version_continues_as_a_new_table_version(broker_factory
     out = subprocess.run([binary_path(), "tables", "--bootstrap", b.bootstrap, "show", topic],
                          capture_output=True, text=True, timeout=30, env=env).stdout
     assert "current table: %s\n" % v3 in out, out
+    assert re.search(r"  started by: record at offset 8 has value schema id %d, which table %s "
+                     r"\(value schema id %d\) cannot evolve to: /name"
+                     % (ids["V3"], re.escape(v2), ids["V1B"]), out), out   # V1B evolved __v2
     assert re.search(r"lakestream.table.evolution\s+new-table\s+stream", out), out
     # each version's columns are its starting schema's (evolved as usual)
     assert str(t2.schema().find_field("amount").field_type) == "double"
