@@ -54,6 +54,10 @@
  *      else PUT key(l) = the CO entry [f, l]. Keys are last offsets and the
  *      reader's lookup is a ceiling, so every offset is covered by exactly
  *      one entry before and after (no hole, no overlap at any instant).
+ * A txn whose answer is lost is resolved by reading the entry's key back:
+ * it holds our value only if the txn was applied (the rest or the CO entry,
+ * whose object name holds the revision R), so the puts reach the caller's
+ * in-memory index exactly when the store has them.
  * Crash points: "unfold.object_written" (after 2: the index is unchanged,
  * the retry reuses or orphans the object) and "unfold.swapped" (after 3:
  * the next call continues at a + 1). An object no entry names (a crash
@@ -482,6 +486,18 @@ static int unfold_chunk(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id,
                                    .vlen = vco.len};
     }
     st = ls_meta_txn(meta, cmps, nc, ops, no, NULL);
+    if (st != LS_OK && st != LS_ECONFLICT) {
+        /* the answer may be lost while the txn was applied: the entry's key
+         * holds exactly our value only if it was (values name the object,
+         * unique to this attempt's entry revision), so the index this
+         * broker serves from is updated either way */
+        const ls_buf_t *mine = split ? &vrest : &vco;
+        ls_kv_t kv;
+        if (ls_meta_get(meta, ekey, &kv) == LS_OK) {
+            if (kv.vlen == mine->len && !memcmp(kv.val, mine->data, kv.vlen)) st = LS_OK;
+            ls_kv_free(&kv);
+        }
+    }
     int done = 0;
     if (st == LS_OK) {
         ls_crashpoint("unfold.swapped");
