@@ -10,7 +10,6 @@
 
 #include <jansson.h>
 #include <math.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -36,7 +35,7 @@ struct ls_jsonschema {
     size_t nallocs, capallocs;
     memo_t *memo;
     size_t nmemo, capmemo;
-    regex_t **regexes; /* compiled patternProperties, to free */
+    ls_ecma_re_t **regexes; /* compiled patterns, to free */
     size_t nregexes, capregexes;
 };
 
@@ -68,7 +67,7 @@ void ls_jsonschema_free(ls_jsonschema_t *s)
 {
     if (!s) return;
     for (size_t i = 0; i < s->nregexes; i++)
-        regfree(s->regexes[i]);
+        ls_ecma_re_free(s->regexes[i]);
     ls_free(s->regexes);
     for (size_t i = 0; i < s->nallocs; i++)
         ls_free(s->allocs[i]);
@@ -213,6 +212,25 @@ static int has_any(json_t *o, const char *const *keys)
     return 0;
 }
 
+/* Compiles an ECMA-262 pattern (ecma_regex.h), owned by the schema; a
+ * pattern that does not compile makes the schema invalid. */
+static ls_ecma_re_t *own_regex(loader_t *l, const char *pattern, const char *keyword)
+{
+    char why[200];
+    ls_ecma_re_t *re = ls_ecma_re_compile(pattern, why, sizeof why);
+    if (!re) {
+        fail(l, "the %s pattern \"%s\" is not a valid regular expression: %s", keyword, pattern,
+             why);
+        return NULL;
+    }
+    if (l->s->nregexes == l->s->capregexes) {
+        l->s->capregexes = l->s->capregexes ? 2 * l->s->capregexes : 8;
+        l->s->regexes = ls_realloc(l->s->regexes, l->s->capregexes * sizeof *l->s->regexes);
+    }
+    l->s->regexes[l->s->nregexes++] = re;
+    return re;
+}
+
 static void load_object(loader_t *l, jnode_t *n, json_t *o)
 {
     json_t *props = json_object_get(o, "properties");
@@ -256,15 +274,8 @@ static void load_object(loader_t *l, jnode_t *n, json_t *o)
     i = 0;
     if (pp) json_object_foreach(pp, k, v)
         {
-            if (regcomp(&n->patterns[i].re, k, REG_EXTENDED | REG_NOSUB)) {
-                fail(l, "the patternProperties pattern '%s' is not supported", k);
-                return;
-            }
-            if (l->s->nregexes == l->s->capregexes) {
-                l->s->capregexes = l->s->capregexes ? 2 * l->s->capregexes : 8;
-                l->s->regexes = ls_realloc(l->s->regexes, l->s->capregexes * sizeof *l->s->regexes);
-            }
-            l->s->regexes[l->s->nregexes++] = &n->patterns[i].re;
+            n->patterns[i].re = own_regex(l, k, "patternProperties");
+            if (!n->patterns[i].re) return;
             n->patterns[i].schema = load_at(l, v, "/patternProperties/%s", k);
             i++;
             if (l->failed) return;
@@ -303,80 +314,6 @@ static void load_array(loader_t *l, jnode_t *n, json_t *o)
     n->unique = json_is_true(json_object_get(o, "uniqueItems"));
 }
 
-/* An ECMA-262 "pattern" as a POSIX extended regular expression with the
- * same matches, for a search without captures; NULL when it has syntax
- * whose meaning differs and is not translated (then it is not enforced):
- * the class escapes \d \D \s \S \w \W become bracket expressions (in
- * brackets \d \s \w only), an escaped punctuation character outside
- * brackets stays as it is, lazy quantifiers drop their '?' (laziness does
- * not change whether a match exists); any other escape, a backslash in
- * brackets otherwise, and "(?" groups are not translated. */
-static char *ecma_to_posix(const char *p)
-{
-    ls_buf_t b;
-    ls_buf_init(&b);
-    bool in_br = false;
-    for (const char *c = p; *c; c++) {
-        const char *add = NULL;
-        char one[3] = {0};
-        if (*c == '\\') {
-            char e = c[1];
-            if (!e) goto no;
-            c++;
-            if (in_br) {
-                if (e == 'd')
-                    add = "0-9";
-                else if (e == 's')
-                    add = "[:space:]";
-                else if (e == 'w')
-                    add = "A-Za-z0-9_";
-                else
-                    goto no;
-            } else if (e == 'd')
-                add = "[0-9]";
-            else if (e == 'D')
-                add = "[^0-9]";
-            else if (e == 's')
-                add = "[[:space:]]";
-            else if (e == 'S')
-                add = "[^[:space:]]";
-            else if (e == 'w')
-                add = "[A-Za-z0-9_]";
-            else if (e == 'W')
-                add = "[^A-Za-z0-9_]";
-            else if (strchr(".^$|?*+()[]{}\\/-", e)) {
-                one[0] = '\\';
-                one[1] = e;
-                add = one;
-            } else
-                goto no;
-        } else if (in_br) {
-            if (*c == ']') in_br = false;
-            one[0] = *c;
-            add = one;
-        } else if (*c == '[') {
-            in_br = true;
-            ls_buf_append_u8(&b, '[');
-            if (c[1] == '^') ls_buf_append_u8(&b, (uint8_t) * ++c);
-            if (c[1] == ']') ls_buf_append_u8(&b, (uint8_t) * ++c); /* a leading ] is literal */
-            continue;
-        } else if (*c == '(' && c[1] == '?') {
-            goto no;
-        } else if (*c == '?' && c > p && strchr("*+?}", c[-1]) && (c - 1 == p || c[-2] != '\\')) {
-            continue; /* lazy quantifier */
-        } else {
-            one[0] = *c;
-            add = one;
-        }
-        ls_buf_append(&b, add, strlen(add));
-    }
-    ls_buf_append_u8(&b, 0);
-    return (char *)b.data;
-no:
-    ls_buf_free(&b);
-    return NULL;
-}
-
 /* One typed schema (kind from a type name) with that type's keywords. */
 static jnode_t *load_typed(loader_t *l, json_t *o, const char *type)
 {
@@ -394,18 +331,7 @@ static jnode_t *load_typed(loader_t *l, json_t *o, const char *type)
         json_t *p = json_object_get(o, "pattern");
         if (p && !json_is_string(p)) fail(l, "\"pattern\" must be a string");
         n->pattern = json_string_value(p);
-        regex_t *re = own(l->s, LS_NEW(regex_t));
-        char *posix = n->pattern ? ecma_to_posix(n->pattern) : NULL;
-        int bad = !posix || regcomp(re, posix, REG_EXTENDED | REG_NOSUB) != 0;
-        ls_free(posix);
-        if (!bad) {
-            if (l->s->nregexes == l->s->capregexes) {
-                l->s->capregexes = l->s->capregexes ? 2 * l->s->capregexes : 8;
-                l->s->regexes = ls_realloc(l->s->regexes, l->s->capregexes * sizeof *l->s->regexes);
-            }
-            l->s->regexes[l->s->nregexes++] = re;
-            n->pattern_re = re;
-        }
+        if (n->pattern) n->pattern_re = own_regex(l, n->pattern, "pattern");
     } else if (!strcmp(type, "number") || !strcmp(type, "integer")) {
         n = new_node(l, J_NUMBER, o);
         n->integer = type[0] == 'i';
@@ -695,7 +621,8 @@ static int open_object(const jnode_t *n)
 static const jnode_t *partial_schema(const jnode_t *n, const char *name)
 {
     for (size_t i = 0; i < n->npatterns; i++)
-        if (regexec(&n->patterns[i].re, name, 0, NULL, 0) == 0) return n->patterns[i].schema;
+        if (ls_ecma_re_search(n->patterns[i].re, name, strlen(name)) == LS_RE_MATCH)
+            return n->patterns[i].schema;
     return n->additional_schema;
 }
 

@@ -4,10 +4,10 @@
 #ifndef LS_REGISTRY_JSON_SCHEMA_INT_H
 #define LS_REGISTRY_JSON_SCHEMA_INT_H
 #include <jansson.h>
-#include <regex.h>
 #include <stddef.h>
 
 #include "registry/json_schema.h"
+#include "registry/ecma_regex.h"
 
 typedef enum jkind {
     J_EMPTY,
@@ -35,7 +35,7 @@ typedef struct prop {
 } prop_t;
 
 typedef struct pattern {
-    regex_t re;
+    ls_ecma_re_t *re;
     jnode_t *schema;
 } pattern_t;
 
@@ -70,7 +70,7 @@ struct jnode {
     /* string */
     limit_t min_len, max_len;
     const char *pattern;
-    regex_t *pattern_re; /* compiled (translated to POSIX ERE), NULL: not enforced */
+    ls_ecma_re_t *pattern_re; /* compiled (ecma_regex.h), NULL: no pattern */
     /* number */
     int integer;
     limit_t min, max, exmin, exmax, multiple;

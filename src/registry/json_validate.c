@@ -176,11 +176,18 @@ static int check_object(vcx_t *c, const jnode_t *n, json_t *j)
                 if (check_at(c, n->props[i].schema, v, k)) return -1;
                 break;
             }
-        for (size_t i = 0; i < n->npatterns; i++)
-            if (regexec(&n->patterns[i].re, k, 0, NULL, 0) == 0) {
+        for (size_t i = 0; i < n->npatterns; i++) {
+            int m = ls_ecma_re_search(n->patterns[i].re, k, strlen(k));
+            if (m == LS_RE_LIMIT)
+                return vfail(c,
+                             "matching the property \"%s\" against a patternProperties "
+                             "pattern exceeded the match limit",
+                             k);
+            if (m == LS_RE_MATCH) {
                 matched = true;
                 if (check_at(c, n->patterns[i].schema, v, k)) return -1;
             }
+        }
         if (matched) continue;
         if (!n->additional)
             return vfail(c, "the property \"%s\" is not allowed (additionalProperties is false)",
@@ -229,10 +236,16 @@ static int check_string(vcx_t *c, const jnode_t *n, json_t *j)
         return vfail(c, "a string of %zu characters, shorter than minLength %g", len, n->min_len.v);
     if (n->max_len.has && (double)len > n->max_len.v)
         return vfail(c, "a string of %zu characters, longer than maxLength %g", len, n->max_len.v);
-    /* regexec stops at a NUL: a string with one cannot be matched whole */
-    if (n->pattern_re && (strlen(json_string_value(j)) != json_string_length(j) ||
-                          regexec(n->pattern_re, json_string_value(j), 0, NULL, 0) != 0))
-        return vfail(c, "the string does not match the pattern \"%s\"", n->pattern);
+    if (n->pattern_re) {
+        int m = ls_ecma_re_search(n->pattern_re, json_string_value(j), json_string_length(j));
+        if (m == LS_RE_LIMIT)
+            return vfail(c,
+                         "matching the string against the pattern \"%s\" exceeded the match "
+                         "limit",
+                         n->pattern);
+        if (m != LS_RE_MATCH)
+            return vfail(c, "the string does not match the pattern \"%s\"", n->pattern);
+    }
     return 0;
 }
 

@@ -87,7 +87,26 @@ static const vcase_t CASES[] = {
     {"{\"type\":\"string\",\"pattern\":\"^[\\\\w.]+@\\\\S+?$\"}", "\"a.b@c\"", 1, NULL},
     {"{\"type\":\"string\",\"pattern\":\"^[\\\\w.]+@\\\\S+?$\"}", "\"a b@c\"", 0, "does not match"},
     {"{\"type\":\"string\",\"pattern\":\"^a\\\\.b$\"}", "\"axb\"", 0, "does not match"},
-    {"{\"type\":\"string\",\"pattern\":\"^(?=x)\"}", "\"y\"", 1, NULL}, /* not enforced */
+    /* ECMA-262 syntax (PCRE2, ecma_regex.h): lookarounds, \b, \u escapes, '$'
+     * only at the very end, backreferences, whole code points */
+    {"{\"type\":\"string\",\"pattern\":\"^(?=x)\"}", "\"y\"", 0, "does not match"},
+    {"{\"type\":\"string\",\"pattern\":\"^(?=x)\"}", "\"xy\"", 1, NULL},
+    {"{\"type\":\"string\",\"pattern\":\"^(?!tmp_)\"}", "\"tmp_a\"", 0, "does not match"},
+    {"{\"type\":\"string\",\"pattern\":\"(?<=\\\\$)\\\\d+\"}", "\"cost $12\"", 1, NULL},
+    {"{\"type\":\"string\",\"pattern\":\"\\\\bcat\\\\b\"}", "\"concat\"", 0, "does not match"},
+    {"{\"type\":\"string\",\"pattern\":\"\\\\bcat\\\\b\"}", "\"a cat!\"", 1, NULL},
+    {"{\"type\":\"string\",\"pattern\":\"^\\\\u00e9$\"}", "\"\u00e9\"", 1, NULL},
+    {"{\"type\":\"string\",\"pattern\":\"^.$\"}", "\"\u00e9\"", 1, NULL},
+    {"{\"type\":\"string\",\"pattern\":\"^ab$\"}", "\"ab\\n\"", 0, "does not match"},
+    {"{\"type\":\"string\",\"pattern\":\"^(a)\\\\1$\"}", "\"aa\"", 1, NULL},
+    {"{\"type\":\"string\",\"pattern\":\"^a.c$\"}", "\"a\\nc\"", 0, "does not match"},
+    /* a catastrophically backtracking pattern ends at the match limit */
+    {"{\"type\":\"string\",\"pattern\":\"^(a+)+$\"}",
+     "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\"", 0, "match limit"},
+    {"{\"patternProperties\":{\"^(?!_)\":{\"type\":\"integer\"}}}", "{\"a\":1,\"_b\":\"x\"}", 1,
+     NULL},
+    {"{\"patternProperties\":{\"^(?!_)\":{\"type\":\"integer\"}}}", "{\"a\":\"x\"}", 0,
+     "/a: a string"},
     /* combinations */
     {"{\"allOf\":[{\"type\":\"integer\"},{\"minimum\":3}]}", "2", 0, "less than minimum 3"},
     {"{\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"string\"}]}", "\"x\"", 1, NULL},
@@ -169,10 +188,25 @@ TEST(self_reference_is_bounded)
     ls_jsonschema_free(s);
 }
 
+/* a pattern that is no regular expression makes the schema invalid, named */
+TEST(invalid_patterns_refused_at_load)
+{
+    const char *schemas[] = {"{\"type\":\"string\",\"pattern\":\"^(ab\"}",
+                             "{\"patternProperties\":{\"[a-\":{}}}"};
+    for (size_t i = 0; i < 2; i++) {
+        char err[256] = "";
+        ls_jsonschema_t *s = ls_jsonschema_parse(NULL, NULL, 0, schemas[i], err, sizeof err);
+        if (s) printf("# %s was accepted\n", schemas[i]);
+        CHECK(s == NULL);
+        CHECK(strstr(err, "is not a valid regular expression") != NULL);
+    }
+}
+
 int main(void)
 {
     RUN(keyword_table);
     RUN(references_to_other_subjects);
     RUN(self_reference_is_bounded);
+    RUN(invalid_patterns_refused_at_load);
     UNIT_DONE();
 }
