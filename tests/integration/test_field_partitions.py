@@ -350,3 +350,46 @@ def test_schemaless_json_values_partition_by_inferred_columns(broker):
     assert {task.file.partition[0] for task in tasks} == {"eu", "us", None}
     eu = t.scan(row_filter=EqualTo("user.region", "eu")).to_arrow().column("n").to_pylist()
     assert sorted(eu) == [i for i in range(n) if i % 3 == 0]
+
+
+def test_upsert_table_partitioned_by_a_value_field(broker_factory):
+    """An upsert table (compacted topic) partitioned by identity(region): a
+    key whose latest value moved to another region has one row, in the
+    file of its new region; a tombstone deletes it wherever it is."""
+    iu.local_store_only()
+    from test_upsert_tables import wait_caught_up
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic = create_topic(b.bootstrap, unique_topic("fparts-upsert"), config={
+        "cleanup.policy": "compact", "lakestream.table.enabled": "true",
+        "lakestream.table.commit.interval.ms": "1000",
+        "lakestream.table.value.format": "schema-registry",
+        "lakestream.table.partition": "identity(region)"})
+    schema = {"type": "record", "name": "Acct", "fields": [
+        {"name": "region", "type": ["null", "string"], "default": None},
+        {"name": "balance", "type": "long"}]}
+    sr = SchemaRegistryClient({"url": b.registry_url})
+    p = SerializingProducer({"bootstrap.servers": b.bootstrap,
+                             "key.serializer": StringSerializer(),
+                             "value.serializer": AvroSerializer(sr, json.dumps(schema))})
+    last, model = {}, {}
+    regions = ["eu", "us", None, "apac"]
+    for rnd in range(3):
+        for i in range(30):
+            k = "acct-%d" % (i % 8)
+            if (i + rnd) % 11 == 10:
+                v = None
+                model.pop(k, None)
+            else:
+                v = {"region": regions[(i + rnd) % 4], "balance": rnd * 100 + i}
+                model[k] = v
+            p.produce(topic, key=k, value=v, partition=0,
+                      on_delivery=lambda err, msg: last.__setitem__(0, msg.offset()))
+        assert p.flush(30) == 0
+        t = wait_caught_up(iu.table_dir(b, topic), dict(last))
+        rows = t.scan().to_arrow().to_pylist()
+        got = {r["_kafka_key"].decode(): {"region": r["region"], "balance": r["balance"]}
+               for r in rows}
+        assert len(got) == len(rows) and got == model, (rnd, got, model)
+        for task in t.scan().plan_files():
+            data = pq.read_table(task.file.file_path.replace("file://", "")).to_pylist()
+            assert {d["region"] for d in data} <= {task.file.partition[0]}

@@ -1196,6 +1196,63 @@ TEST(primary_keys)
     ls_avro_free(k2);
 }
 
+/* Partition sources (issue 14): columns by dotted path through structs only,
+ * and their values decoded from a datum without writing a row. */
+TEST(partition_source_columns_and_values)
+{
+    ls_avro_schema_t *a = parse(ORDER);
+    char err[256] = "", type[48];
+    ls_typed_shape_t *s = ls_typed_shape_new(ls_avro_root(a), err, sizeof err);
+    CHECK(s != NULL);
+    int id_id, note_id, e_id, ok_id, x_id, id;
+    CHECK_EQ_INT(ls_typed_column_find(s, "id", &id_id, type, sizeof type, err, sizeof err), 0);
+    CHECK(id_id == 10 && !strcmp(type, "long"));
+    CHECK_EQ_INT(ls_typed_column_find(s, "note", &note_id, type, sizeof type, err, sizeof err), 0);
+    CHECK(!strcmp(type, "string"));
+    CHECK_EQ_INT(ls_typed_column_find(s, "e", &e_id, type, sizeof type, err, sizeof err), 0);
+    CHECK_EQ_INT(ls_typed_column_find(s, "s.ok", &ok_id, type, sizeof type, err, sizeof err), 0);
+    CHECK(!strcmp(type, "boolean"));
+    CHECK_EQ_INT(ls_typed_column_find(s, "s.x", &x_id, type, sizeof type, err, sizeof err), 0);
+    CHECK(!strcmp(type, "double"));
+    CHECK_EQ_INT(ls_typed_column_find(s, "tags", &id, type, sizeof type, err, sizeof err), -1);
+    CHECK(strstr(err, "tags is a list, not a primitive column"));
+    CHECK_EQ_INT(ls_typed_column_find(s, "tags.element", &id, type, sizeof type, err, sizeof err),
+                 -1);
+    CHECK(strstr(err, "inside a list"));
+    CHECK_EQ_INT(ls_typed_column_find(s, "s", &id, type, sizeof type, err, sizeof err), -1);
+    CHECK(strstr(err, "s is a struct"));
+    CHECK_EQ_INT(ls_typed_column_find(s, "s.y", &id, type, sizeof type, err, sizeof err), -1);
+    CHECK(strstr(err, "s.y: no field y in the table's schema"));
+    CHECK_EQ_INT(ls_typed_column_find(s, "id.x", &id, type, sizeof type, err, sizeof err), -1);
+    CHECK_EQ_INT(
+        ls_typed_column_find(s, LS_TYPED_KEY_COLUMN, &id, type, sizeof type, err, sizeof err), -1);
+    CHECK(strstr(err, "no typed key column"));
+
+    ls_typed_reader_t *rd = NULL;
+    CHECK_EQ_INT(ls_typed_reader_new(s, ls_avro_root(a), &rd, err, sizeof err), LS_OK);
+    ls_typed_datum_t d = {rd, DATUM, sizeof DATUM};
+    int ids[4] = {id_id, note_id, e_id, ok_id};
+    ls_ice_sval_t v[4];
+    CHECK_EQ_INT(ls_typed_values(&d, NULL, ids, 4, v, err, sizeof err), LS_OK);
+    CHECK(!v[0].null && v[0].l == -3);
+    CHECK(!v[1].null && v[1].n == 2 && !memcmp(v[1].p, "hi", 2));
+    CHECK(!v[2].null && v[2].n == 1 && v[2].p[0] == 'B');
+    CHECK(!v[3].null && v[3].l == 1);
+    uint8_t nulled[sizeof DATUM]; /* note: the null branch */
+    nulled[0] = DATUM[0];
+    nulled[1] = 0x00;
+    memcpy(nulled + 2, DATUM + 5, sizeof DATUM - 5);
+    d.datum = nulled, d.len = sizeof DATUM - 3;
+    CHECK_EQ_INT(ls_typed_values(&d, NULL, ids, 4, v, err, sizeof err), LS_OK);
+    CHECK(v[1].null && !v[0].null && v[2].p[0] == 'B');
+    d.len = sizeof DATUM - 4; /* truncated */
+    CHECK_EQ_INT(ls_typed_values(&d, NULL, ids, 4, v, err, sizeof err), LS_ECORRUPT);
+    CHECK(strstr(err, "does not match its schema"));
+    ls_typed_reader_free(rd);
+    ls_typed_shape_free(s);
+    ls_avro_free(a);
+}
+
 TEST(unframe)
 {
     const uint8_t ok[] = {0, 0, 0, 1, 2, 9, 9};
@@ -1225,6 +1282,7 @@ int main(void)
     RUN(widened_decimals_copy_into_the_new_form);
     RUN(typed_keys);
     RUN(primary_keys);
+    RUN(partition_source_columns_and_values);
     RUN(unframe);
     UNIT_DONE();
 }
