@@ -122,7 +122,9 @@
  * Table versions (evolution=new-table, typed tables): a table that meets
  * a record whose schema it cannot evolve to is continued by a new table,
  * <base>__v2, then __v3, ... (base: the policy's name), created with that
- * record's columns. State, all in the tables themselves:
+ * record's columns (the policy's partition spec applied to them: a spec
+ * they cannot take holds the table back at the record, nothing frozen).
+ * State, all in the tables themselves:
  *   - a version V is live until its last commit sets continued-as=<next>
  *     (with .reason, .partition, .offset, .schema = the next version's
  *     Iceberg schema, .last-column-id, .value-/.key-schema-id); then V is
@@ -1552,6 +1554,22 @@ static ls_status new_version(row_ctx_t *c, const ls_raw_record_t *r, int32_t vid
     if (st != LS_OK) {
         snprintf(c->err, sizeof c->err, "record at offset %lld: %s", (long long)r->offset, e);
         return st;
+    }
+    /* the partition policy is applied to the new version's columns: one
+     * it cannot be applied to (a source field the new schema lacks, or whose
+     * new type the transform does not take) holds the table back here,
+     * before anything is frozen */
+    ls_ice_spec_t spec;
+    char why[400];
+    st = policy_spec(b->tt->policy, ls_typed_iceberg_schema_json(ns), ls_typed_last_column_id(ns),
+                     &spec, why, sizeof why);
+    if (st != LS_OK) {
+        snprintf(c->err + n, sizeof c->err - n,
+                 "; its new table version %s cannot be created: %s '%s': %s", next,
+                 ls_policy_key(LS_POLICY_PARTITION), b->tt->policy->value[LS_POLICY_PARTITION],
+                 why);
+        ls_typed_shape_free(ns);
+        return LS_EINVAL;
     }
     b->sw.set = true;
     b->sw.partition = c->partition;

@@ -340,10 +340,46 @@ TEST(an_older_schema_follows_error_handling)
     fixture_close(&f);
 }
 
+/* The partition policy applies to each new version's own columns; one it
+ * cannot be applied to (bucket of a boolean) holds the table back at the
+ * record, naming the policy, and freezes nothing. */
+TEST(a_partition_policy_the_new_version_cannot_take_holds_back)
+{
+    fixture_t f;
+    CHECK_EQ_INT(fixture_open(&f), 0);
+    f.props[4] = P("lakestream.table.partition", "bucket(4, s)");
+    ls_policy_layers_t l = {f.props, 5, NULL, 0, NULL, 0};
+    char err[512], v[512];
+    CHECK_EQ_INT(ls_policy_resolve(&l, &f.policy, err, sizeof err), LS_OK);
+    uint64_t rows;
+    range_t a, b;
+    static const int vs[] = {1, 2}, vb[] = {3};
+    CHECK_EQ_INT(range_make(&a, &f, 0, 0, vs, 2), 0);
+    CHECK_EQ_INT(range_make(&b, &f, 0, 2, vb, 1), 0);
+    /* string -> int: bucket takes both, __v2 partitioned by the int column */
+    CHECK_EQ_INT(ls_materialize_range(f.meta, f.os, "mem://w", &f.tt, &a.r, &rows, err, sizeof err),
+                 LS_OK);
+    CHECK_EQ_INT(total_records(&f, "t__v2"), 1);
+    /* int -> boolean: no bucket of a boolean, so no __v3 and __v2 stays live */
+    CHECK_EQ_INT(ls_materialize_range(f.meta, f.os, "mem://w", &f.tt, &b.r, &rows, err, sizeof err),
+                 LS_EINVAL);
+    CHECK(strstr(err, "record at offset 2") &&
+          strstr(err, "its new table version t__v3 cannot be created") &&
+          strstr(err, "lakestream.table.partition 'bucket(4, s)'"));
+    prop_of(&f, "t__v2", "lakestream.table.continued-as", v, sizeof v);
+    CHECK(v[0] == 0);
+    CHECK(!exists(&f, "t__v3"));
+    CHECK_EQ_INT(last_offset(&f, 0), 1);
+    ls_cold_batcher_free(&a.bt);
+    ls_cold_batcher_free(&b.bt);
+    fixture_close(&f);
+}
+
 int main(void)
 {
     ls_diag_set_level(getenv("LS_TEST_VERBOSE") ? LS_DIAG_DEBUG : LS_DIAG_ERROR);
     RUN(a_switch_freezes_the_table_and_the_next_version_takes_over);
     RUN(an_older_schema_follows_error_handling);
+    RUN(a_partition_policy_the_new_version_cannot_take_holds_back);
     UNIT_DONE();
 }
