@@ -1243,17 +1243,17 @@ static ls_status evolve_table(ls_mat_batch_t *b, ls_typed_shape_t *ns, int32_t i
 /* The subject of b's keys (key) or values whose schema root is root, by
  * the policy's subject name strategy (Confluent's rules; a schema that is
  * not a named type is named by its type). */
+_Static_assert(LS_POLICY_TOPIC_NAME == (int)LS_SR_TOPIC_NAME &&
+                   LS_POLICY_RECORD_NAME == (int)LS_SR_RECORD_NAME &&
+                   LS_POLICY_TOPIC_RECORD_NAME == (int)LS_SR_TOPIC_RECORD_NAME,
+               "policy strategies follow registry.h's order");
+
 static void subject_of(const ls_mat_batch_t *b, bool key, const ls_avro_node_t *root, char *out,
                        size_t cap)
 {
     const ls_policy_t *p = b->tt->policy;
-    const char *topic = b->tt->stream->name;
-    const char *rec = !root ? "" : root->fullname ? root->fullname : ls_avro_kind_name(root->kind);
-    switch (key ? p->key_strategy : p->value_strategy) {
-    case LS_POLICY_TOPIC_NAME: snprintf(out, cap, "%s-%s", topic, key ? "key" : "value"); return;
-    case LS_POLICY_RECORD_NAME: snprintf(out, cap, "%s", rec); return;
-    case LS_POLICY_TOPIC_RECORD_NAME: snprintf(out, cap, "%s-%s", topic, rec); return;
-    }
+    ls_sr_subject_name((ls_sr_strategy)(key ? p->key_strategy : p->value_strategy),
+                       b->tt->stream->name, key, ls_sr_record_name(root), out, cap);
 }
 
 /* Whether schema id (root its Avro root) is a version — live or soft-deleted

@@ -239,8 +239,10 @@ static size_t max_batch_bytes(const produce_defaults_t *d, const ls_stream_t *s)
 typedef struct schema_scan {
     ls_kafka_services_t *svc;
     bool key, value;
-    int32_t index; /* of the record being checked, among the partition's records */
-    int rc;        /* 0, or check_payload's -1 / -2 */
+    const char *topic;
+    const ls_policy_t *pol; /* the subject name strategies */
+    int32_t index;          /* of the record being checked, among the partition's records */
+    int rc;                 /* 0, or check_payload's -1 / -2 */
     const char *what;
     char why[512];
 } schema_scan_t;
@@ -249,13 +251,13 @@ static int schema_scan_record(void *arg, const ls_record_view_t *rec)
 {
     schema_scan_t *sc = arg;
     if (sc->value && rec->value_len >= 0) {
-        sc->rc = sc->svc->check_payload(sc->svc->root, rec->value, (size_t)rec->value_len, sc->why,
-                                        sizeof sc->why);
+        sc->rc = sc->svc->check_payload(sc->svc->root, rec->value, (size_t)rec->value_len,
+                                        sc->topic, false, sc->pol, sc->why, sizeof sc->why);
         sc->what = "value";
     }
     if (!sc->rc && sc->key && rec->key_len >= 0) {
-        sc->rc = sc->svc->check_payload(sc->svc->root, rec->key, (size_t)rec->key_len, sc->why,
-                                        sizeof sc->why);
+        sc->rc = sc->svc->check_payload(sc->svc->root, rec->key, (size_t)rec->key_len, sc->topic,
+                                        true, sc->pol, sc->why, sizeof sc->why);
         sc->what = "key";
     }
     if (sc->rc) return 1;
@@ -279,9 +281,19 @@ static bool schema_refused(ls_kreq_t *req, const ls_stream_t *s,
                         .key = stream_flag(s, LS_KAFKA_KEY_VALIDATION_KEY),
                         .value = stream_flag(s, LS_KAFKA_VALUE_VALIDATION_KEY)};
     if (!sc.key && !sc.value) return false;
+    /* The subject name strategies are the table policy's (a stored value
+     * that no longer parses resolves to the default and is logged there). */
+    ls_policy_t pol;
+    ls_namespace_t *ns = NULL;
+    char perr[256];
+    (void)ls_policy_for_stream(req->svc->catalog, s, req->svc->table_defaults,
+                               req->svc->ntable_defaults, &pol, &ns, perr, sizeof perr);
+    sc.topic = s->name;
+    sc.pol = &pol;
     for (int i = 0; i < n && !sc.rc; i++)
         ls_records_foreach(pd->Records.ptr + infos[i].pos, infos[i].size, LS_RB_MAX_DECOMPRESSED,
                            schema_scan_record, &sc);
+    ls_namespace_release(ns);
     if (!sc.rc) return false;
     char *msg = ls_arena_printf(req->arena, "record %d of %s-%d: its %s %s (%s)", (int)sc.index,
                                 s->name, (int)pd->Index, sc.what, sc.why,

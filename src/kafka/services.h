@@ -19,6 +19,7 @@
 #include "cluster/placement.h"
 #include "log/logstore.h"
 #include "stream/catalog.h"
+#include "stream/policy.h"
 
 struct ls_group_service;
 
@@ -53,13 +54,15 @@ typedef struct ls_kafka_services {
     /* A new producer id, unique across brokers and restarts (blocking: call
      * it from offloaded work). */
     ls_status (*new_producer_id)(void *root, int64_t *id);
-    /* Produce-time schema validation of one key or value (registry/framing.h):
-     * 0 when p[0..len) is in the schema registry's wire format with a
-     * registered schema id and bytes that decode; -1 (refuse the record) or
+    /* Produce-time schema validation of one key (key) or value of topic
+     * (registry/framing.h): 0 when p[0..len) is in the schema registry's
+     * wire format with a registered schema id of the subject pol's subject
+     * name strategy names, and bytes that decode; -1 (refuse the record) or
      * -2 (the registry's store failed: retriable) with the reason in why.
      * Blocks on the metadata store the first time a schema id is seen (then
      * cached). */
-    int (*check_payload)(void *root, const uint8_t *p, size_t len, char *why, size_t whylen);
+    int (*check_payload)(void *root, const uint8_t *p, size_t len, const char *topic, bool key,
+                         const struct ls_policy *pol, char *why, size_t whylen);
     /* Whether fields[0..n) can be the primary key of keys of subject's
      * latest version (table/iceberg_typed.h's rules): 0 yes, or nothing to
      * check yet (no such subject, a schema that is not mapped); -1 no, with

@@ -1,10 +1,12 @@
 /* Confluent wire-format checks; the rules are in framing.h. */
 #include "registry/framing.h"
 
+#include "registry/avro_view.h"
 #include "registry/json_schema.h"
 
 #include <jansson.h>
 #include <stdio.h>
+#include <string.h>
 
 static bool rd_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
 {
@@ -81,12 +83,11 @@ static int proto_wire_check(const uint8_t *p, const uint8_t *end, char *why, siz
 
 /* The Confluent message-index array (zig-zag varints: a count, then that
  * many indexes; a single 0 stands for [0]) and then the wire bytes. */
-static int proto_check(const ls_proto_t *proto, const uint8_t *p, size_t len, char *why,
-                       size_t whylen)
+static int proto_check(const ls_proto_t *proto, const uint8_t *p, size_t len, int64_t path[64],
+                       size_t *npath, char *why, size_t whylen)
 {
     const uint8_t *end = p + len;
     uint64_t n, idx;
-    int64_t path[64];
     if (!rd_varint(&p, end, &n)) {
         snprintf(why, whylen, "truncated Protobuf message-index array");
         return -1;
@@ -104,11 +105,55 @@ static int proto_check(const ls_proto_t *proto, const uint8_t *p, size_t len, ch
             path[i] = (int64_t)((idx >> 1) ^ -(idx & 1));
         }
     if (proto_wire_check(p, end, why, whylen)) return -1;
+    *npath = (size_t)n;
     return ls_proto_check_payload(proto, path, (size_t)n, p, (size_t)(end - p), why, whylen);
 }
 
-ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t len, char *why,
-                                      size_t whylen)
+/* Whether id is a version of the subject want names for schema s (the
+ * record name of Protobuf message path[0..npath)): LS_FRAME_OK, or why. */
+static ls_frame_check subject_check(ls_registry_t *r, int32_t id, const ls_sr_schema_t *s,
+                                    const int64_t *path, size_t npath,
+                                    const ls_frame_subject_t *want, char *why, size_t whylen)
+{
+    const ls_avro_node_t *root = NULL;
+    char e[200];
+    if (s->type == LS_SR_AVRO)
+        root = ls_avro_root(s->avro);
+    else if (s->type == LS_SR_JSON)
+        root = s->view ? ls_avro_view_root(s->view) : NULL;
+    else if (s->pviews) {
+        const ls_avro_view_t *v = ls_avro_views_find(s->pviews, path, npath, e, sizeof e);
+        root = v ? ls_avro_view_root(v) : NULL;
+    }
+    if (!root && want->strategy != LS_SR_TOPIC_NAME) {
+        snprintf(why, whylen,
+                 "names schema id %d, which has no record name for %s=%s (%s schemas of this "
+                 "shape are not named types)",
+                 (int)id, want->strategy_key, want->strategy_value, ls_sr_type_name(s->type));
+        return LS_FRAME_INVALID;
+    }
+    char subject[512];
+    ls_sr_subject_name(want->strategy, want->topic, want->key, ls_sr_record_name(root), subject,
+                       sizeof subject);
+    ls_sr_version_t *vs = NULL;
+    size_t n = 0;
+    ls_sr_err_t err;
+    if (ls_registry_id_versions(r, id, true, &vs, &n, &err) != LS_SR_OK) {
+        snprintf(why, whylen, "looking up the subjects of schema id %d: %s", (int)id, err.message);
+        return LS_FRAME_STORE_ERROR;
+    }
+    bool ok = false;
+    for (size_t i = 0; i < n && !ok; i++)
+        ok = !strcmp(vs[i].subject, subject);
+    ls_sr_versions_free(vs, n);
+    if (ok) return LS_FRAME_OK;
+    snprintf(why, whylen, "names schema id %d, which is not a version of subject %.250s (%s=%s)",
+             (int)id, subject, want->strategy_key, want->strategy_value);
+    return LS_FRAME_INVALID;
+}
+
+ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t len,
+                                      const ls_frame_subject_t *want, char *why, size_t whylen)
 {
     if (!p || len < 5 || p[0] != 0) {
         snprintf(
@@ -133,6 +178,8 @@ ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t
     size_t n = len - 5;
     char what[400] = "";
     int rc = 0;
+    int64_t path[64];
+    size_t npath = 0;
     switch (s->type) {
     case LS_SR_AVRO:
         rc = ls_avro_datum_check(ls_avro_root(s->avro), body, n, what, sizeof what);
@@ -149,11 +196,18 @@ ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t
         json_decref(j);
         break;
     }
-    case LS_SR_PROTOBUF: rc = proto_check(s->proto, body, n, what, sizeof what); break;
+    case LS_SR_PROTOBUF:
+        rc = proto_check(s->proto, body, n, path, &npath, what, sizeof what);
+        break;
     }
-    if (rc != 0)
+    ls_frame_check out = LS_FRAME_OK;
+    if (rc != 0) {
         snprintf(why, whylen, "does not decode as schema id %d (%s): %s", (int)id,
                  ls_sr_type_name(s->type), what);
+        out = LS_FRAME_INVALID;
+    } else if (want) {
+        out = subject_check(r, id, s, path, npath, want, why, whylen);
+    }
     ls_sr_schema_release(s);
-    return rc ? LS_FRAME_INVALID : LS_FRAME_OK;
+    return out;
 }

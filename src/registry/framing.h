@@ -23,8 +23,21 @@ typedef enum ls_frame_check {
  * union, enum, int range, string checked); JSON: one JSON text valid
  * under the schema (ls_jsonschema_validate, json_schema.h); Protobuf:
  * a message-index array naming a message of the schema and wire bytes
- * that decode as it (ls_proto_check_payload, protobuf.h). Otherwise
- * the reason in why. */
-ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t len, char *why,
-                                      size_t whylen);
+ * that decode as it (ls_proto_check_payload, protobuf.h); and, with want,
+ * an id of the subject it names. Otherwise the reason in why. */
+/* The subject a record's schema must belong to (Confluent's broker-side
+ * validation does the same): the topic's subject name strategy applied to
+ * the topic and the schema's record name; the schema id must be a version
+ * (live or soft-deleted) of that subject. */
+typedef struct ls_frame_subject {
+    ls_sr_strategy strategy;
+    const char *topic;
+    bool key;
+    const char *strategy_key; /* the config key that chose it, for messages */
+    const char *strategy_value;
+} ls_frame_subject_t;
+
+/* want NULL: any subject. */
+ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t len,
+                                      const ls_frame_subject_t *want, char *why, size_t whylen);
 #endif

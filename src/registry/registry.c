@@ -72,6 +72,21 @@ static const char *const COMPAT_NAMES[] = {
 static const char *const MODE_NAMES[] = {"READWRITE", "READONLY"};
 
 const char *ls_sr_type_name(ls_sr_type t) { return TYPE_NAMES[t]; }
+
+void ls_sr_subject_name(ls_sr_strategy st, const char *topic, bool key, const char *record,
+                        char *out, size_t cap)
+{
+    switch (st) {
+    case LS_SR_TOPIC_NAME: snprintf(out, cap, "%s-%s", topic, key ? "key" : "value"); return;
+    case LS_SR_RECORD_NAME: snprintf(out, cap, "%s", record); return;
+    case LS_SR_TOPIC_RECORD_NAME: snprintf(out, cap, "%s-%s", topic, record); return;
+    }
+}
+
+const char *ls_sr_record_name(const ls_avro_node_t *root)
+{
+    return !root ? "" : root->fullname ? root->fullname : ls_avro_kind_name(root->kind);
+}
 const char *ls_sr_compat_name(ls_sr_compat c) { return COMPAT_NAMES[c]; }
 const char *ls_sr_mode_name(ls_sr_mode m) { return MODE_NAMES[m]; }
 

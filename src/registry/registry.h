@@ -163,6 +163,22 @@ ls_sr_schema_t *ls_sr_schema_keep(ls_sr_schema_t *s);
 void ls_sr_schema_release(ls_sr_schema_t *s);
 void ls_sr_versions_free(ls_sr_version_t *v, size_t n);
 
+/* Subject name strategies (Confluent's): which subject a record's schema
+ * must belong to. The table policy's lakestream.table.*.subject.name.strategy
+ * (stream/policy.h, same order) chooses one per topic. */
+typedef enum {
+    LS_SR_TOPIC_NAME,        /* <topic>-key, <topic>-value */
+    LS_SR_RECORD_NAME,       /* the record's full name */
+    LS_SR_TOPIC_RECORD_NAME, /* <topic>-<record full name> */
+} ls_sr_strategy;
+/* The subject by strategy st of topic's keys (key) or values whose schema's
+ * record is named record (ls_sr_record_name). */
+void ls_sr_subject_name(ls_sr_strategy st, const char *topic, bool key, const char *record,
+                        char *out, size_t cap);
+/* The full name a schema root gives its records (a schema that is not a
+ * named type is named by its type); "" for NULL. */
+const char *ls_sr_record_name(const ls_avro_node_t *root);
+
 const char *ls_sr_type_name(ls_sr_type t);
 int ls_sr_type_parse(const char *s, ls_sr_type *out); /* 0: known name */
 const char *ls_sr_compat_name(ls_sr_compat c);

@@ -117,10 +117,19 @@ static ls_status svc_new_producer_id(void *root, int64_t *id)
     return ls_meta_counter_add(b->meta, "/ls/counter/producer_id", 1, id);
 }
 
-static int svc_check_payload(void *root, const uint8_t *p, size_t len, char *why, size_t whylen)
+static int svc_check_payload(void *root, const uint8_t *p, size_t len, const char *topic, bool key,
+                             const ls_policy_t *pol, char *why, size_t whylen)
 {
     ls_broker_t *b = root;
-    switch (ls_frame_check_payload(b->registry, p, len, why, whylen)) {
+    ls_policy_field f = key ? LS_POLICY_KEY_SUBJECT_STRATEGY : LS_POLICY_VALUE_SUBJECT_STRATEGY;
+    ls_frame_subject_t want = {
+        .strategy = (ls_sr_strategy)(key ? pol->key_strategy : pol->value_strategy),
+        .topic = topic,
+        .key = key,
+        .strategy_key = ls_policy_key(f),
+        .strategy_value = pol->value[f],
+    };
+    switch (ls_frame_check_payload(b->registry, p, len, &want, why, whylen)) {
     case LS_FRAME_OK: return 0;
     case LS_FRAME_INVALID: return -1;
     default: return -2;

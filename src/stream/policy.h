@@ -132,7 +132,8 @@ typedef enum {
     LS_POLICY_TRUNCATE, /* param: width W */
     LS_POLICY_VOID,     /* always null */
 } ls_policy_transform;
-/* Subject name strategies (Confluent's names), for typed keys and values. */
+/* Subject name strategies (Confluent's names), for typed keys and values;
+ * the same order as registry.h's ls_sr_strategy, which names subjects. */
 typedef enum {
     LS_POLICY_TOPIC_NAME,        /* <topic>-key, <topic>-value */
     LS_POLICY_RECORD_NAME,       /* the record's full name */

@@ -135,29 +135,35 @@ def test_avro_values_validated(broker):
 
 def test_json_and_protobuf_values(broker):
     b = broker
-    topic = make_topic(b, {VALUE: "true"})
-    jid = register(b.registry_url, topic + "-value",
+    jtopic = make_topic(b, {VALUE: "true"})
+    ptopic = make_topic(b, {VALUE: "true"})
+    jid = register(b.registry_url, jtopic + "-value",
                    {"type": "object", "properties": {"a": {"type": "integer"}}}, "JSON")
-    pid = register(b.registry_url, "other-value",
+    pid = register(b.registry_url, ptopic + "-value",
                    'syntax = "proto3"; message M { int64 a = 1; string s = 2; }', "PROTOBUF")
-    ok = [framed(jid, b'{"a": 1}'),
-          framed(pid, b"\x00" + b"\x08\x96\x01" + b"\x12\x02hi"),  # [0]; a=150, s="hi"
-          framed(pid, b"\x02\x00" + b"\x08\x01")]                    # explicit [0]
-    assert send(b, topic, [(None, v) for v in ok]) == [None, None, None]
-    for bad, why in [(framed(jid, b'{"a": 1'), "not JSON"),
-                     (framed(pid, b"\x00" + b"\x12\x05hi"), "runs past the end"),
-                     (framed(pid, b"\x00" + b"\x0f"), "wire type 7"),
-                     # the descriptor: index [1] names no message; a = 1 sent as bytes;
-                     # a proto3 string that is not UTF-8
-                     (framed(pid, b"\x02\x02" + b"\x08\x01"),
-                      "message index 1 at level 0 names no message"),
-                     (framed(pid, b"\x00" + b"\x0a\x01x"), "field a (1) of M has wire type 2"),
-                     (framed(pid, b"\x00" + b"\x12\x02\xc3\x28"),
-                      "string field s (2) of M is not UTF-8")]:
+    jok = [framed(jid, b'{"a": 1}')]
+    pok = [framed(pid, b"\x00" + b"\x08\x96\x01" + b"\x12\x02hi"),  # [0]; a=150, s="hi"
+           framed(pid, b"\x02\x00" + b"\x08\x01")]                    # explicit [0]
+    assert send(b, jtopic, [(None, v) for v in jok]) == [None]
+    assert send(b, ptopic, [(None, v) for v in pok]) == [None, None]
+    for topic, bad, why in [
+            (jtopic, framed(jid, b'{"a": 1'), "not JSON"),
+            (ptopic, framed(pid, b"\x00" + b"\x12\x05hi"), "runs past the end"),
+            (ptopic, framed(pid, b"\x00" + b"\x0f"), "wire type 7"),
+            # the descriptor: index [1] names no message; a = 1 sent as bytes;
+            # a proto3 string that is not UTF-8
+            (ptopic, framed(pid, b"\x02\x02" + b"\x08\x01"),
+             "message index 1 at level 0 names no message"),
+            (ptopic, framed(pid, b"\x00" + b"\x0a\x01x"), "field a (1) of M has wire type 2"),
+            (ptopic, framed(pid, b"\x00" + b"\x12\x02\xc3\x28"),
+             "string field s (2) of M is not UTF-8"),
+            # each topic's subject (TopicNameStrategy): the other's id is refused
+            (jtopic, pok[0], "is not a version of subject %s-value" % jtopic)]:
         errs = send(b, topic, [(None, bad)])
         assert errs[0] is not None and errs[0].code() == KafkaError.INVALID_RECORD
         assert wait_log(b, "record 0 of %s-0: its value" % topic, why), why
-    assert values_in(b, topic) == ok
+    assert values_in(b, jtopic) == jok
+    assert values_in(b, ptopic) == pok
 
 
 ORDER = {"type": "object", "title": "Order",
@@ -278,6 +284,37 @@ def test_protobuf_serializer_values(broker):
     assert wait_log(b, "record 0 of %s-0: its value" % topic,
                     "field b (1) of shop.Other has wire type 0"), "refusal not logged"
     assert values_in(b, topic) == written
+
+
+def test_subject_name_strategy_checked(broker):
+    """As Confluent's broker-side validation: the id must be a version of the
+    subject the topic's subject name strategy names (TopicNameStrategy by
+    default; lakestream.table.value.subject.name.strategy chooses another)."""
+    b = broker
+    topic = make_topic(b, {VALUE: "true"})
+    own = register(b.registry_url, topic + "-value", USER)
+    other_schema = {"type": "record", "name": "Other", "namespace": "t.sv",
+                    "fields": [{"name": "n", "type": "long"}]}
+    other = register(b.registry_url, "unrelated-%s-value" % topic, other_schema)
+    user = framed(own, b"\x02\x02a\x00\x00")            # id 1, "a", FREE, null
+    stranger = framed(other, b"\x04")                      # n = 2
+    assert send(b, topic, [(b"k", user)]) == [None]
+    errs = send(b, topic, [(b"k", user), (b"k", stranger)])
+    assert all(e is not None and e.code() == KafkaError.INVALID_RECORD for e in errs), errs
+    assert wait_log(b, "record 1 of %s-0: its value" % topic,
+                    "is not a version of subject %s-value" % topic)
+    # RecordNameStrategy: the subject is the record's full name
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    strategy = "lakestream.table.value.subject.name.strategy"
+    res = ConfigResource("topic", topic, incremental_configs=[
+        ConfigEntry(strategy, "RecordNameStrategy", incremental_operation=AlterConfigOpType.SET)])
+    a.incremental_alter_configs([res])[res].result(30)
+    register(b.registry_url, "t.sv.Other", other_schema)
+    assert send(b, topic, [(b"k", stranger)]) == [None]
+    errs = send(b, topic, [(b"k", user)])
+    assert errs[0] is not None and errs[0].code() == KafkaError.INVALID_RECORD
+    assert wait_log(b, "record 0 of %s-0: its value" % topic, strategy + "=RecordNameStrategy")
+    assert len(values_in(b, topic)) == 2
 
 
 def test_keys_validated(broker):
