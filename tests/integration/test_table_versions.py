@@ -353,3 +353,50 @@ def test_an_incompatible_key_schema_starts_a_version(broker_factory):
         str(int.from_bytes(keys[2][1:5], "big"))
     reason = {h["key"]: h["value"] for h in dlq[3]["headers"]}["lakestream.dlq.error"]
     assert b"older than key schema id" in reason, reason
+
+
+def _proto_event(score_type, fname):
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    F = descriptor_pb2.FieldDescriptorProto
+    fd = descriptor_pb2.FileDescriptorProto(name=fname, package="shop", syntax="proto3")
+    m = fd.message_type.add(name="Event")
+    m.field.add(name="name", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    m.field.add(name="id", number=2, type=F.TYPE_INT64, label=F.LABEL_OPTIONAL)
+    m.field.add(name="score", number=3, type=score_type, label=F.LABEL_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fd)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("shop.Event"))
+
+
+def test_a_protobuf_change_starts_a_version_too(broker_factory):
+    """Protobuf values (framed as ProtobufSerializer frames them: id, then
+    the message-index array [0]): `score` string -> double starts __v2; a
+    string-score record after it is dead-lettered."""
+    pytest.importorskip("google.protobuf")
+    from google.protobuf import descriptor_pb2
+    from confluent_kafka.schema_registry import Schema
+    F = descriptor_pb2.FieldDescriptorProto
+    iu.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic = create_topic(b.bootstrap, unique_topic("versions-proto"), config=TYPED)
+    sr = SchemaRegistryClient({"url": b.registry_url})
+    sr.set_compatibility(subject_name=topic + "-value", level="NONE")
+    text = ('syntax = "proto3";\npackage shop;\n\nmessage Event {\n  string name = 1;\n'
+            '  int64 id = 2;\n  %s score = 3;\n}\n')
+    i1 = sr.register_schema(topic + "-value", Schema(text % "string", "PROTOBUF"))
+    i2 = sr.register_schema(topic + "-value", Schema(text % "double", "PROTOBUF"))
+    E1 = _proto_event(F.TYPE_STRING, "shop/v1.proto")
+    E2 = _proto_event(F.TYPE_DOUBLE, "shop/v2.proto")
+    def frame(sid, msg):
+        return b"\x00" + sid.to_bytes(4, "big") + b"\x00" + msg.SerializeToString()
+    vals = [frame(i1, E1(name="a", id=1, score="s1")), frame(i1, E1(name="b", id=2, score="s2")),
+            frame(i2, E2(name="c", id=3, score=3.5)), frame(i1, E1(name="d", id=4, score="s4")),
+            frame(i2, E2(name="e", id=5, score=5.5))]
+    produce(b, topic, vals)
+    iu.wait_rows(iu.table_dir(b, topic + "__v2"), 2)
+    iu.wait_rows(iu.table_dir(b, topic + "__dlq"), 1)
+    time.sleep(1.5)
+    base, r2, dlq = (rows_by_offset(b, t) for t in (topic, topic + "__v2", topic + "__dlq"))
+    assert {o: (r["name"], r["score"]) for o, r in base.items()} == {0: ("a", "s1"), 1: ("b", "s2")}
+    assert {o: (r["name"], r["score"]) for o, r in r2.items()} == {2: ("c", 3.5), 4: ("e", 5.5)}
+    assert sorted(dlq) == [3] and dlq[3]["value"] == vals[3]
