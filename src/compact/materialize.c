@@ -338,6 +338,13 @@ static ls_status policy_spec(const ls_policy_t *p, const char *typed_schema, int
     return st;
 }
 
+ls_status ls_mat_partition_check(const ls_policy_t *p, const char *typed_schema, int last_column_id,
+                                 char *why, size_t whylen)
+{
+    ls_ice_spec_t spec;
+    return policy_spec(p, typed_schema, last_column_id, &spec, why, whylen);
+}
+
 /* Through the table catalog: commits swap the table's pointer in ls_meta.
  * create: make the table when it does not exist (else LS_ENOTFOUND). */
 /* The shape a table is created with: the raw one, or a typed one (with

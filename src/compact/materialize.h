@@ -35,6 +35,14 @@ typedef struct ls_table_target {
     char prev[256]; /* the version before (""): offsets it lacks are the previous one's */
 } ls_table_target_t;
 
+/* Whether the policy's partition spec applies to a typed table of the
+ * Iceberg schema typed_schema (ls_typed_iceberg_schema_json; NULL: a raw
+ * table): LS_OK, or LS_EINVAL with why naming the field, the transform and
+ * the reason (the Iceberg spec's "Partition Transforms" table, sources in
+ * structs only). What a table is created with (materialize.c). */
+ls_status ls_mat_partition_check(const ls_policy_t *p, const char *typed_schema, int last_column_id,
+                                 char *why, size_t whylen);
+
 /* LS_EINVAL (message naming the key) when the name template does not give a
  * valid table name for this stream. */
 ls_status ls_table_target_init(ls_table_target_t *t, const ls_stream_t *s, const ls_policy_t *p,

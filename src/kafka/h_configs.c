@@ -518,6 +518,22 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
             goto out;
         }
     }
+    bool field_parts = false;
+    for (int i = 0; i < pa.npart; i++)
+        field_parts |= pa.part[i].column == LS_POLICY_COL_FIELD;
+    const char *kp = ls_policy_key(LS_POLICY_PARTITION);
+    const char *vb = prop_get(before, nbefore, kp), *va = prop_get(after, *nafter, kp);
+    bool part_set = !before || (!vb != !va) || (vb && va && strcmp(vb, va) != 0);
+    if (field_parts && part_set && b->check_partition) {
+        /* value and key fields, when the spec is set: against the latest schemas
+         * registered (the table checks it again when it is created) */
+        char why[512];
+        if (b->check_partition(b->root, name, &pa, why, sizeof why) != 0) {
+            snprintf(err, (size_t)errlen, "Invalid value '%s' for configuration %s: %s",
+                     pa.value[LS_POLICY_PARTITION], ls_policy_key(LS_POLICY_PARTITION), why);
+            goto out;
+        }
+    }
     if (pa.enabled) {
         if (ls_policy_table_name(&pa, ns, name, table, sizeof table, err, (size_t)errlen) != LS_OK)
             goto out;

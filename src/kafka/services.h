@@ -21,6 +21,8 @@
 #include "stream/catalog.h"
 #include "stream/policy.h"
 
+struct ls_policy; /* stream/policy.h */
+
 struct ls_group_service;
 
 typedef struct ls_kafka_services {
@@ -70,6 +72,14 @@ typedef struct ls_kafka_services {
      * Blocking: call it from offloaded work. */
     int (*check_primary_key)(void *root, const char *subject, const char *const *fields, size_t n,
                              char *why, size_t whylen);
+    /* Whether the partition spec of policy p (stream/policy.h) applies to
+     * the table topic's latest value (and key) schemas would make
+     * (TopicNameStrategy subjects): 0 yes, or nothing to check yet (a
+     * subject not registered, schemaless JSON); -1 no, with the field, the
+     * transform and the reason in why; -2 the registry's store failed.
+     * Blocking, as check_primary_key. */
+    int (*check_partition)(void *root, const char *topic, const struct ls_policy *p, char *why,
+                           size_t whylen);
     /* Finishes tid's decision in the background if it has one (writes its
      * markers, then completes it): after EndTxn, or when a request met a
      * decided record. */

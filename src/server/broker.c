@@ -26,6 +26,8 @@
 #include "registry/framing.h"
 #include "registry/registry.h"
 #include "table/iceberg_typed.h"
+#include "stream/policy.h"
+#include "compact/materialize.h"
 #include "kafka/conn.h"
 #include "records/records_time.h"
 #include "objstore/objstore_s3.h"
@@ -168,6 +170,69 @@ static int svc_check_primary_key(void *root, const char *subject, const char *co
     return rc;
 }
 
+/* The latest version of subject as an Avro root (a JSON or Protobuf
+ * schema by its view): 1 with *sc held (release it), 0 when there is none
+ * (not registered, not mapped), -2 when the store failed (why). */
+static int latest_root(ls_broker_t *b, const char *subject, ls_sr_schema_t **sc,
+                       const ls_avro_node_t **root, char *why, size_t whylen)
+{
+    ls_sr_version_t v;
+    ls_sr_err_t e;
+    *sc = NULL;
+    *root = NULL;
+    ls_sr_code code = ls_registry_latest(b->registry, subject, &v, sc, &e);
+    if (code == LS_SR_SUBJECT_NOT_FOUND || code == LS_SR_VERSION_NOT_FOUND) return 0;
+    if (code != LS_SR_OK) {
+        snprintf(why, whylen, "reading subject %s: %s", subject, e.message);
+        return -2;
+    }
+    ls_free(v.subject);
+    *root = (*sc)->type == LS_SR_AVRO ? ls_avro_root((*sc)->avro)
+            : (*sc)->view             ? ls_avro_view_root((*sc)->view)
+                                      : NULL;
+    return *root ? 1 : 0;
+}
+
+static int svc_check_partition(void *root, const char *topic, const struct ls_policy *p, char *why,
+                               size_t whylen)
+{
+    ls_broker_t *b = root;
+    if (p->value_json || (!p->value_typed && !p->key_typed) ||
+        (p->value_typed && p->value_strategy != LS_POLICY_TOPIC_NAME) ||
+        (p->key_typed && p->key_strategy != LS_POLICY_TOPIC_NAME))
+        return 0; /* the schema is known only from the records */
+    char subject[300];
+    ls_sr_schema_t *vsc = NULL, *ksc = NULL;
+    const ls_avro_node_t *vroot = NULL, *kroot = NULL;
+    int rc = 0;
+    if (p->value_typed) {
+        snprintf(subject, sizeof subject, "%s-value", topic);
+        rc = latest_root(b, subject, &vsc, &vroot, why, whylen);
+    }
+    if (rc >= 0 && p->key_typed) {
+        snprintf(subject, sizeof subject, "%s-key", topic);
+        int k = latest_root(b, subject, &ksc, &kroot, why, whylen);
+        rc = k < 0 ? k : rc;
+    }
+    if (rc >= 0 && (!p->value_typed || vroot) && (!p->key_typed || kroot)) {
+        char err[400];
+        ls_typed_shape_t *s = ls_typed_shape_new_kv(vroot, kroot, err, sizeof err);
+        rc = 0; /* a schema that makes no table is refused when records come */
+        if (s && ls_mat_partition_check(p, ls_typed_iceberg_schema_json(s),
+                                        ls_typed_last_column_id(s), err, sizeof err) != LS_OK) {
+            snprintf(why, whylen, "%s (by the latest schema of subject %s-%s)", err, topic,
+                     p->value_typed ? "value" : "key");
+            rc = -1;
+        }
+        ls_typed_shape_free(s);
+    } else if (rc > 0) {
+        rc = 0; /* a subject not registered yet: checked when the table is created */
+    }
+    ls_sr_schema_release(vsc);
+    ls_sr_schema_release(ksc);
+    return rc;
+}
+
 static void svc_txn_finish(void *root, const char *tid)
 {
     ls_broker_t *b = root;
@@ -198,6 +263,7 @@ static void services_init(ls_broker_t *b)
         .new_producer_id = svc_new_producer_id,
         .check_payload = svc_check_payload,
         .check_primary_key = svc_check_primary_key,
+        .check_partition = svc_check_partition,
         .txn_finish = svc_txn_finish,
     };
 }

@@ -393,3 +393,43 @@ def test_upsert_table_partitioned_by_a_value_field(broker_factory):
         for task in t.scan().plan_files():
             data = pq.read_table(task.file.file_path.replace("file://", "")).to_pylist()
             assert {d["region"] for d in data} <= {task.file.partition[0]}
+
+
+def test_refused_at_create_and_alter_when_the_subject_is_registered(broker):
+    """With <topic>-value registered, a field the latest version lacks or
+    whose type the transform does not take is refused at CreateTopics and
+    IncrementalAlterConfigs (INVALID_CONFIG naming the key, the field and
+    the transform); a fitting spec is accepted."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry,
+                                       ConfigResource, NewTopic)
+    from confluent_kafka.schema_registry import Schema
+    topic = unique_topic("fparts-cfg")
+    sr = SchemaRegistryClient({"url": broker.registry_url})
+    sr.register_schema(topic + "-value", Schema(json.dumps(SALE), "AVRO"))
+    a = AdminClient({"bootstrap.servers": broker.bootstrap})
+
+    def refused(fut, *why):
+        with pytest.raises(KafkaException) as ei:
+            fut.result(30)
+        err = ei.value.args[0]
+        assert err.name() == "INVALID_CONFIG", err
+        assert "lakestream.table.partition" in err.str(), err.str()
+        for w in why:
+            assert w in err.str(), err.str()
+
+    refused(a.create_topics([NewTopic(topic, 1, 1, config=dict(
+        TYPED, **{"lakestream.table.partition": "hour(sku)"}))])[topic],
+        "hour does not apply to sku (type string", "subject %s-value" % topic)
+    refused(a.create_topics([NewTopic(topic, 1, 1, config=dict(
+        TYPED, **{"lakestream.table.partition": "identity(customer.email)"}))])[topic],
+        "no field email")
+    a.create_topics([NewTopic(topic, 1, 1, config=dict(
+        TYPED, **{"lakestream.table.partition": "day(created_at)"}))])[topic].result(30)
+
+    def alter(spec):
+        res = ConfigResource("topic", topic, incremental_configs=[ConfigEntry(
+            "lakestream.table.partition", spec, incremental_operation=AlterConfigOpType.SET)])
+        return a.incremental_alter_configs([res])[res]
+    refused(alter("bucket(4, items)"), "items is a list")
+    alter("truncate(2, sku), bucket(4, customer.id)").result(30)
