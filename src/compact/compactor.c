@@ -151,7 +151,7 @@ typedef struct done_cb {
 typedef struct result {
     int64_t log_id;
     ls_idx_entry_t co;
-    bool put; /* a put under co's key alone (unfold.c), not a range replaced */
+    bool put; /* an unfold swap (unfold.c): the log's index is reloaded */
     struct result *next;
 } result_t;
 
@@ -1377,7 +1377,7 @@ static void pass_after(uv_work_t *w, int status)
     for (result_t *r = c->results, *next; r; r = next) {
         next = r->next;
         if (r->put)
-            ls_logstore_apply_index_put(c->logs, r->log_id, &r->co);
+            ls_logstore_reload_index(c->logs, r->log_id);
         else
             ls_logstore_apply_compaction(c->logs, r->log_id, &r->co);
         ls_idx_clear(&r->co);

@@ -56,8 +56,8 @@
  *      one entry before and after (no hole, no overlap at any instant).
  * A txn whose answer is lost is resolved by reading the entry's key back:
  * it holds our value only if the txn was applied (the rest or the CO entry,
- * whose object name holds the revision R), so the puts reach the caller's
- * in-memory index exactly when the store has them.
+ * whose object name holds the revision R), so the caller learns of the
+ * change exactly when the store has it.
  * Crash points: "unfold.object_written" (after 2: the index is unchanged,
  * the retry reuses or orphans the object) and "unfold.swapped" (after 3:
  * the next call continues at a + 1). An object no entry names (a crash

@@ -54,8 +54,9 @@ typedef struct ls_unfold_stats {
     uint64_t refs_released; /* references deleted: no in-table entry left */
 } ls_unfold_stats_t;
 
-/* One swapped index entry (a put under its last offset's key), for the
- * caller to apply to its in-memory index, in order. */
+/* One swapped index entry (a put under its last offset's key), in order:
+ * the caller's in-memory index of the log is stale after it (the compactor
+ * has the log's index reloaded, ls_logstore_reload_index). */
 typedef void (*ls_unfold_put_fn)(void *arg, int64_t log_id, const ls_idx_entry_t *e);
 
 /* Unfolds log_id's in-table entries, oldest first, through src (which reads

@@ -90,6 +90,7 @@ static void op_step(ls_read_op_t *op);
  * loaded: applied after the load (see ls_reader_index_put). */
 struct ls_idx_replay {
     struct ls_idx_replay *next;
+    int64_t rev; /* the watch event's revision; 0: this broker's own change */
     bool del;
     ls_idx_entry_t e; /* del: only last_offset */
 };
@@ -101,6 +102,7 @@ typedef struct load_job {
     int64_t log_id;
     ls_idx_entry_t *idx;
     int nidx;
+    int64_t rev; /* the store revision the scan observed */
     ls_status st;
     uv_work_t work;
 } load_job_t;
@@ -113,6 +115,7 @@ static void load_work(uv_work_t *w)
     ls_kvlist_t l;
     j->st = ls_meta_scan_prefix(j->ls->meta, prefix, 0, &l);
     if (j->st != LS_OK) return;
+    j->rev = l.revision;
     j->idx = LS_NEWN(ls_idx_entry_t, l.n ? l.n : 1);
     for (size_t i = 0; i < l.n; i++) {
         if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &j->idx[j->nidx]) != LS_OK) {
@@ -156,10 +159,13 @@ static void load_after(uv_work_t *w, int status)
         lg->idx = j->idx;
         lg->nidx = lg->capidx = j->nidx;
         lg->idx_state = 2;
-        /* changes other brokers made while we scanned */
+        lg->idx_rev = j->rev;
+        /* changes other brokers made while we scanned (those the scan
+         * already saw are skipped: applied again they would undo later ones) */
         ls_idx_replay_t *list = lg->replay;
         lg->replay = NULL;
         for (ls_idx_replay_t *r = list; r; r = r->next) {
+            if (r->rev > 0 && j->rev > 0 && r->rev <= j->rev) continue;
             if (r->del)
                 ls_reader_index_del(j->ls, lg, r->e.last_offset);
             else
@@ -200,9 +206,10 @@ static void start_load(ls_logstore_t *ls, ls_logstate_t *lg)
 
 static int idx_ceiling(const ls_logstate_t *lg, int64_t offset);
 
-static void replay_push(ls_logstate_t *lg, const ls_idx_entry_t *e, bool del)
+static void replay_push(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e, bool del)
 {
     ls_idx_replay_t *r = LS_NEW(ls_idx_replay_t), **pp = &lg->replay;
+    r->rev = ls->watch_ev_rev;
     r->del = del;
     r->e = *e;
     r->e.object = e->object ? ls_strdup(e->object) : NULL;
@@ -227,7 +234,7 @@ void ls_reader_replay_clear(ls_logstate_t *lg)
 void ls_reader_index_put(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e)
 {
     if (lg->idx_state == 1 || lg->idx_state == 3) {
-        replay_push(lg, e, false); /* applied once the load lands */
+        replay_push(ls, lg, e, false); /* applied once the load lands */
         return;
     }
     if (lg->idx_state != 2) return;
@@ -255,7 +262,7 @@ void ls_reader_index_del(ls_logstore_t *ls, ls_logstate_t *lg, int64_t last_offs
 {
     if (lg->idx_state == 1 || lg->idx_state == 3) {
         ls_idx_entry_t e = {.last_offset = last_offset};
-        replay_push(lg, &e, true);
+        replay_push(ls, lg, &e, true);
         return;
     }
     if (lg->idx_state != 2) return;
@@ -1199,11 +1206,10 @@ void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const ls_id
     ls_read_cache_drop_range(ls->cache, log_id, co->first_offset, co->last_offset);
 }
 
-void ls_logstore_apply_index_put(ls_logstore_t *ls, int64_t log_id, const ls_idx_entry_t *e)
+void ls_logstore_reload_index(ls_logstore_t *ls, int64_t log_id)
 {
     ls_logstate_t *lg = ls_logstate_get(ls, log_id, false);
     if (!lg) return;
-    ls_reader_index_put(ls, lg, e);
-    /* a put of an entry this broker has not loaded yet replays after the
-     * load; runs cached under the replaced key's range were dropped there */
+    /* loaded: dropped, the next read loads it; loading: scanned again */
+    ls_reader_drop_log(ls, lg);
 }

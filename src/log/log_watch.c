@@ -24,6 +24,11 @@
  *      events) triggers a resync: heads and log starts reread, every loaded
  *      index dropped (reloaded on the next read), watch restarted from the
  *      reread's revision. Until then the broker serves what it knows.
+ *  W4  An index event at or below the revision a loaded index's scan
+ *      observed (lg->idx_rev; a load's replays likewise) is not applied: the
+ *      index already holds that key's state or a newer one, and a late old
+ *      event would undo it until the next event of the key (seen after this
+ *      broker's own unfold swaps, which reload the index, compact/unfold.c).
  * Threads: the callback runs on the store's watch thread and only copies
  * the relevant events into a queue (mutex) and signals an async handle;
  * the rest runs on the loop, except the resync's store calls (a worker). */
@@ -134,8 +139,14 @@ static void apply_event(ls_logstore_t *ls, const ls_watch_ev_t *e, ls_logstate_t
     if (ls_log_idx_key_parse(e->key, e->klen, &id, &last) != 0) return;
     ls_logstate_t *lg = ls_logstate_get(ls, id, false);
     if (!lg) return;
+    /* a loaded index already reflects every change up to the revision its
+     * scan observed: an older event arriving late would undo a newer state
+     * (e.g. one this broker applied itself and then reloaded) */
+    if (lg->idx_state == 2 && lg->idx_rev > 0 && e->mod_rev <= lg->idx_rev) return;
+    ls->watch_ev_rev = e->mod_rev; /* for the replay of a load in flight */
     if (e->kind == LS_META_EV_DEL) {
         ls_reader_index_del(ls, lg, last);
+        ls->watch_ev_rev = 0;
         return;
     }
     ls_idx_entry_t ie;
@@ -148,6 +159,7 @@ static void apply_event(ls_logstore_t *ls, const ls_watch_ev_t *e, ls_logstate_t
         return;
     }
     ls_reader_index_put(ls, lg, &ie);
+    ls->watch_ev_rev = 0;
     ls_idx_clear(&ie);
 }
 

@@ -199,11 +199,11 @@ ls_status ls_logstore_gc_now(ls_logstore_t *ls, int *deleted);
  * in-memory index and cache. Loop thread. */
 struct ls_idx_entry;
 void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const struct ls_idx_entry *co);
-/* An index entry `e` was put (already committed) under the key of its last
- * offset, replacing the entry of that key if any and nothing else (the
- * key-value view, as a metadata watch delivers it): a split of one entry
- * into two (compact/unfold.c) is two such puts. Loop thread. */
-void ls_logstore_apply_index_put(ls_logstore_t *ls, int64_t log_id, const struct ls_idx_entry *e);
+/* The log's index changed in the store in a way this broker did not apply
+ * (compact/unfold.c splits entries): forget the in-memory index and the
+ * log's cached runs; the next read loads the index again (a load in flight
+ * scans again). Loop thread. */
+void ls_logstore_reload_index(ls_logstore_t *ls, int64_t log_id);
 
 /* Test/metrics counters. */
 typedef struct ls_logstore_stats {

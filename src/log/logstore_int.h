@@ -73,6 +73,7 @@ typedef struct ls_logstate {
     } cold_blocks[LS_COLD_BLOCK_SLOTS];
     unsigned cold_slot;      /* next slot to reuse */
     ls_idx_replay_t *replay; /* watched index changes during a load */
+    int64_t idx_rev;         /* store revision the loaded index reflects (0: unknown) */
     /* aborted-transactions index (log_aborted.c, loaded lazily) */
     int aborted_state;         /* 0 unloaded, 1 loading, 2 loaded, 3 loading but dropped */
     ls_aborted_list_t aborted; /* valid in states 1-2; commits and the watch add to it */
@@ -166,6 +167,7 @@ struct ls_logstore {
     ls_watch_ev_t *watch_head, **watch_tail;
     bool watch_lost;
     bool watch_resyncing;
+    int64_t watch_ev_rev; /* loop: revision of the watch event being applied (0: none) */
     /* lifecycle */
     uv_timer_t gc_timer;
     bool gc_running;
