@@ -1306,6 +1306,88 @@ int64_t ls_pqr_read_fixed(ls_pqr_iter_t *it, void *dst, int64_t n)
     return got;
 }
 
+/* Passes over the next n entries of a hybrid stream without returning
+ * them (runs consumed whole; bit-packed values not unpacked). */
+static int hyb_skip(hyb_t *h, int64_t n)
+{
+    while (n > 0) {
+        if (!h->rle_left && !h->bp_left && hyb_run(h) < 0) return -1;
+        if (h->rle_left) {
+            if (h->rle_val > h->max) return -1;
+            uint64_t m = (uint64_t)n < h->rle_left ? (uint64_t)n : h->rle_left;
+            h->rle_left -= m;
+            n -= (int64_t)m;
+        } else {
+            uint64_t m = (uint64_t)n < h->bp_left ? (uint64_t)n : h->bp_left;
+            h->bp_i += m;
+            h->bp_left -= m;
+            n -= (int64_t)m;
+        }
+    }
+    return 0;
+}
+
+/* Skips k <= page_left triples of the current page of a column without
+ * repetition without building them: definition levels counted run by run,
+ * the present values passed over (plain byte arrays by their lengths,
+ * dictionary indices and RLE booleans by runs). */
+static int skip_in_page(ls_pqr_iter_t *it, int64_t k)
+{
+    size_t at = (size_t)(it->pos - it->r->data);
+    int64_t present = k;
+    if (it->max_def) {
+        hyb_t *h = &it->def;
+        present = 0;
+        for (int64_t i = 0; i < k;) {
+            if (!h->rle_left && !h->bp_left && hyb_run(h) < 0) goto bad_levels;
+            if (h->rle_left) {
+                if (h->rle_val > h->max) goto bad_levels;
+                int64_t m = (uint64_t)(k - i) < h->rle_left ? k - i : (int64_t)h->rle_left;
+                if ((int)h->rle_val == it->max_def) present += m;
+                h->rle_left -= (uint64_t)m;
+                i += m;
+            } else {
+                uint32_t d;
+                if (hyb_next(h, &d) < 0) goto bad_levels;
+                present += (int)d == it->max_def;
+                i++;
+            }
+        }
+    }
+    if (present > 0) {
+        bool ok = true;
+        if (it->enc != ENC_PLAIN) {
+            ok = (it->enc != ENC_RLE_DICTIONARY || it->ndict) && hyb_skip(&it->vals, present) == 0;
+        } else if (it->type == LS_PQ_BOOLEAN) {
+            it->bit += (uint64_t)present; /* checked when a value is read */
+        } else if (it->type == LS_PQ_BYTE_ARRAY) {
+            for (int64_t i = 0; i < present && ok; i++) {
+                const uint8_t *q = it->vp;
+                if (it->vend - q < 4) {
+                    ok = false;
+                    break;
+                }
+                uint32_t len = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 |
+                               (uint32_t)q[3] << 24;
+                ok = len <= (size_t)(it->vend - q - 4);
+                it->vp = q + 4 + (ok ? len : 0);
+            }
+        } else {
+            ok = (uint64_t)(it->vend - it->vp) >= (uint64_t)present * (uint64_t)it->width;
+            if (ok) it->vp += (size_t)present * (size_t)it->width;
+        }
+        if (!ok)
+            return ifail(it, LS_ECORRUPT,
+                         "page ending at byte %zu: values run short or out of range", at);
+    }
+    it->page_left -= k;
+    it->left -= k;
+    it->started = 1;
+    return 0;
+bad_levels:
+    return ifail(it, LS_ECORRUPT, "page ending at byte %zu: bad definition levels", at);
+}
+
 int ls_pqr_skip(ls_pqr_iter_t *it, int64_t n)
 {
     if (it->st != LS_OK) return -1;
@@ -1323,6 +1405,16 @@ int ls_pqr_skip(ls_pqr_iter_t *it, int64_t n)
                 it->seen_data = it->started = 1;
                 continue;
             }
+            if (!it->max_rep) { /* decode it, then skip inside it */
+                if (next_page(it) < 0) return -1;
+                continue;
+            }
+        }
+        if (!it->max_rep) {
+            int64_t k = n < it->page_left ? n : it->page_left;
+            if (skip_in_page(it, k) < 0) return -1;
+            n -= k;
+            continue;
         }
         ls_pqr_triple_t t;
         int rc = ls_pqr_next(it, &t);
