@@ -480,6 +480,8 @@ static void dict_grow(pq_col_t *c)
     c->nslots = n;
 }
 
+enum { DICT_PROBE = 1024 };
+
 /* Adds one plain-encoded value; `raw`/`rawn` is the value without the
  * BYTE_ARRAY length prefix (for bounds). */
 static void add_value(ls_pq_writer_t *w, pq_col_t *c, const uint8_t *plain, size_t n,
@@ -513,6 +515,12 @@ static void add_value(ls_pq_writer_t *w, pq_col_t *c, const uint8_t *plain, size
                 ls_buf_append(&c->dict, plain, n);
                 e = ++c->ndict;
                 c->slots[j] = e;
+                /* A dictionary pays only where values repeat: once DICT_PROBE
+                 * values are in and most were new (offsets, timestamps, ids),
+                 * the chunk goes PLAIN — no per-value hashing, and no
+                 * dictionary as big as the values plus indexes on top. */
+                if (c->nvals + 1 >= DICT_PROBE && (uint64_t)c->ndict * 4 > (c->nvals + 1) * 3)
+                    c->dict_on = 0;
             }
         }
         if (c->dict_on) {

@@ -16,7 +16,9 @@
  *    RLE/bit-packed hybrid runs (only when the max level > 0), then values;
  *    a page never splits a record (pages start at repetition level 0);
  *  - per column chunk, RLE_DICTIONARY (a PLAIN dictionary page first) while
- *    the dictionary stays under dict_max_bytes, else PLAIN for the chunk;
+ *    the dictionary stays under dict_max_bytes and, from the 1 024th value
+ *    on, holds at most three quarters of the chunk's values; else PLAIN for
+ *    the chunk;
  *  - whole page bodies compressed with the chosen codec;
  *  - row groups closed when the buffered plain bytes reach row_group_bytes;
  *  - chunk statistics (min_value/max_value in plain form, null_count) with
