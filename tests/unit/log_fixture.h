@@ -1,5 +1,6 @@
 /* Shared fixture of the unit tests that drive log storage on a libuv loop
- * with the in-memory stores (test_compactor.c, test_retention.c): one loop,
+ * with the in-memory stores (test_compactor.c, test_retention.c, the cold-read,
+ * unfold and key-compaction tests): one loop, reads collected whole,
  * synthetic entries, append acknowledgements, and a small logstore config. */
 #ifndef LS_TEST_LOG_FIXTURE_H
 #define LS_TEST_LOG_FIXTURE_H
@@ -24,6 +25,28 @@ static inline size_t make_entry(uint8_t *out, int records, uint8_t fill, int64_t
     ls_be32_put(out + LS_RB_OFF_LAST_OFFSET_DELTA, (uint32_t)(records - 1));
     ls_be64_put(out + LS_RB_OFF_MAX_TIMESTAMP, (uint64_t)ts);
     return len;
+}
+
+/* What one read returned: its status, the log start it saw, and the bytes
+ * of its slices joined (free with ls_buf_free). */
+typedef struct {
+    int done;
+    ls_status st;
+    int64_t log_start;
+    ls_buf_t bytes;
+} read_got_t;
+
+static inline void on_read_got(void *arg, ls_read_result_t *res)
+{
+    read_got_t *r = arg;
+    r->st = res->st;
+    r->log_start = res->log_start;
+    ls_buf_init(&r->bytes);
+    for (int i = 0; i < res->nslices; i++)
+        ls_buf_append(&r->bytes, res->slices[i].chunk->data + res->slices[i].off,
+                      res->slices[i].len);
+    ls_read_result_free(res);
+    r->done = 1;
 }
 
 typedef struct {

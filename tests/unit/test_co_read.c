@@ -23,28 +23,10 @@
 #define CACHE_MAX (192 << 10)
 #define BLOCK (16 << 10)
 
-typedef struct {
-    int done;
-    ls_buf_t bytes;
-    ls_status st;
-} rd_t;
-
-static void on_read(void *arg, ls_read_result_t *res)
+static read_got_t read_at(ls_logstore_t *ls, int64_t off, size_t max)
 {
-    rd_t *r = arg;
-    r->st = res->st;
-    ls_buf_init(&r->bytes);
-    for (int i = 0; i < res->nslices; i++)
-        ls_buf_append(&r->bytes, res->slices[i].chunk->data + res->slices[i].off,
-                      res->slices[i].len);
-    ls_read_result_free(res);
-    r->done = 1;
-}
-
-static rd_t read_at(ls_logstore_t *ls, int64_t off, size_t max)
-{
-    rd_t r = {0};
-    ls_logstore_read(ls, LOG, off, max, on_read, &r);
+    read_got_t r = {0};
+    ls_logstore_read(ls, LOG, off, max, on_read_got, &r);
     run_until(&r.done);
     return r;
 }
@@ -122,7 +104,7 @@ static int build_log(void)
             if (a[i].st != LS_OK) return 0;
         }
     }
-    rd_t all = read_at(ls, 0, 1 << 30);
+    read_got_t all = read_at(ls, 0, 1 << 30);
     if (all.st != LS_OK) return 0;
     truth.bytes = all.bytes;
     for (size_t q = 0; q < truth.bytes.len;) {
@@ -172,7 +154,7 @@ static int batch_of(int64_t off)
 
 /* A read at off with max bytes must return whole batches from the one holding
  * off, exactly as committed, at least one, and no more than max unless one. */
-static int read_is_exact(const rd_t *r, int64_t off, size_t max)
+static int read_is_exact(const read_got_t *r, int64_t off, size_t max)
 {
     if (r->st != LS_OK || r->bytes.len == 0) return 0;
     int b = batch_of(off);
@@ -192,7 +174,7 @@ TEST(cold_read_fetches_footer_and_block_not_object)
     ls_logstore_t *ls = open_store(CACHE_MAX);
     /* the third object's first batch (mid-batch): a block starts there */
     int64_t off = truth.base[2 * 6 * PER_FLUSH] + 1;
-    rd_t r = read_at(ls, off, 1);
+    read_got_t r = read_at(ls, off, 1);
     CHECK(read_is_exact(&r, off, 1));
     ls_buf_free(&r.bytes);
     ls_logstore_stats_t s;
@@ -213,7 +195,7 @@ TEST(cold_read_fetches_footer_and_block_not_object)
     /* the rest of the block is read-ahead: the next batches (a block holds at
      * least BLOCK / 4 KiB of them) come from the cache */
     int b = batch_of(off);
-    rd_t r2 = read_at(ls, truth.base[b + 1], 1);
+    read_got_t r2 = read_at(ls, truth.base[b + 1], 1);
     CHECK(read_is_exact(&r2, truth.base[b + 1], 1));
     ls_buf_free(&r2.bytes);
     ls_logstore_stats(ls, &s);
@@ -225,7 +207,7 @@ TEST(cold_read_fetches_footer_and_block_not_object)
     ls = open_store(64 << 20);
     size_t got = 0;
     for (int64_t o = 0; o < truth.next;) {
-        rd_t q = read_at(ls, o, 64 << 10);
+        read_got_t q = read_at(ls, o, 64 << 10);
         CHECK(read_is_exact(&q, o, 64 << 10));
         got += q.bytes.len;
         size_t end = truth.pos[batch_of(o)] + q.bytes.len;
@@ -255,7 +237,7 @@ TEST(random_ranged_reads_stay_bounded_and_exact)
     for (int i = 0; i < 3000; i++) {
         int64_t off = rand() % truth.next;
         size_t max = 1 + (size_t)(rand() % (48 << 10));
-        rd_t r = read_at(ls, off, max);
+        read_got_t r = read_at(ls, off, max);
         CHECK(read_is_exact(&r, off, max));
         ls_buf_free(&r.bytes);
         ls_logstore_stats_t s;
@@ -276,7 +258,7 @@ TEST(random_ranged_reads_stay_bounded_and_exact)
     ls = open_store(0);
     for (int i = 0; i < 200; i++) {
         int64_t off = rand() % truth.next;
-        rd_t r = read_at(ls, off, 32 << 10);
+        read_got_t r = read_at(ls, off, 32 << 10);
         CHECK(read_is_exact(&r, off, 32 << 10));
         ls_buf_free(&r.bytes);
     }
@@ -344,7 +326,7 @@ TEST(corrupt_objects_fail_precisely_without_crash)
 
     ls_logstore_t *ls = open_store(CACHE_MAX);
     for (int k = 1; k < 5; k++) {
-        rd_t r = read_at(ls, first[k] + 2, 1 << 20);
+        read_got_t r = read_at(ls, first[k] + 2, 1 << 20);
         CHECK_EQ_INT(r.st, LS_ECORRUPT);
         CHECK_EQ_INT(r.bytes.len, 0);
         ls_buf_free(&r.bytes);
@@ -355,11 +337,11 @@ TEST(corrupt_objects_fail_precisely_without_crash)
     }
     /* the intact object reads exactly; a read running from it into a corrupt
      * one returns what it had, the next read there gets the error */
-    rd_t ok = read_at(ls, 1, 1 << 20);
+    read_got_t ok = read_at(ls, 1, 1 << 20);
     CHECK(read_is_exact(&ok, 1, 1 << 20));
     ls_buf_free(&ok.bytes);
     int tail = batch_of(first[1] - 1);
-    rd_t partial = read_at(ls, truth.base[tail], 1 << 20);
+    read_got_t partial = read_at(ls, truth.base[tail], 1 << 20);
     CHECK_EQ_INT(partial.st, LS_OK);
     CHECK_EQ_INT(partial.bytes.len, truth.pos[tail + 1] - truth.pos[tail]);
     CHECK(memcmp(partial.bytes.data, truth.bytes.data + truth.pos[tail], partial.bytes.len) == 0);

@@ -207,26 +207,6 @@ static int64_t entry_start(int64_t x)
 }
 
 typedef struct {
-    int done;
-    ls_status st;
-    ls_buf_t bytes;
-    int64_t log_start;
-} rd_t;
-
-static void on_read(void *arg, ls_read_result_t *res)
-{
-    rd_t *r = arg;
-    r->st = res->st;
-    r->log_start = res->log_start;
-    ls_buf_init(&r->bytes);
-    for (int i = 0; i < res->nslices; i++)
-        ls_buf_append(&r->bytes, res->slices[i].chunk->data + res->slices[i].off,
-                      res->slices[i].len);
-    ls_read_result_free(res);
-    r->done = 1;
-}
-
-typedef struct {
     int64_t want; /* next offset expected */
     int bad;
 } chk_t;
@@ -253,8 +233,8 @@ static int consume(ls_logstore_t *ls, int64_t from, size_t max)
 {
     chk_t c = {from, 0};
     for (int guard = 0; c.want < N && guard < 10 * N; guard++) {
-        rd_t r = {0};
-        ls_logstore_read(ls, LOG, c.want, max, on_read, &r);
+        read_got_t r = {0};
+        ls_logstore_read(ls, LOG, c.want, max, on_read_got, &r);
         run_until(&r.done);
         if (r.st != LS_OK || r.bytes.len == 0) {
             printf("  read at %lld: %s, %zu bytes\n", (long long)c.want, ls_status_str(r.st),
@@ -278,10 +258,10 @@ static int consume(ls_logstore_t *ls, int64_t from, size_t max)
     return c.want == N;
 }
 
-static rd_t read_once(ls_logstore_t *ls, int64_t off, size_t max)
+static read_got_t read_once(ls_logstore_t *ls, int64_t off, size_t max)
 {
-    rd_t r = {0};
-    ls_logstore_read(ls, LOG, off, max, on_read, &r);
+    read_got_t r = {0};
+    ls_logstore_read(ls, LOG, off, max, on_read_got, &r);
     run_until(&r.done);
     return r;
 }
@@ -332,7 +312,7 @@ TEST(reads_across_wal_and_table_ranges)
     CHECK(g_fake.asked_below >= g_lo);
     /* a fetch of max 1 byte in the range: the one batch holding the offset
      * (from the cached block: it may start before it, as Kafka's do) */
-    rd_t r = read_once(ls, g_lo + 3, 1);
+    read_got_t r = read_once(ls, g_lo + 3, 1);
     CHECK(r.st == LS_OK && r.bytes.len > 0);
     int64_t base = (int64_t)ls_be64_get(r.bytes.data);
     CHECK(base <= g_lo + 3 &&
@@ -360,7 +340,7 @@ TEST(stale_plan_retried_errors_precise)
     /* (before any read of the range: a rebuilt block is cached after) */
     /* a plan that stays stale: corrupt (logged), never a wrong answer */
     g_fake.notfound_first = 100;
-    rd_t r = read_once(ls, g_lo, 4096);
+    read_got_t r = read_once(ls, g_lo, 4096);
     CHECK(r.st == LS_ECORRUPT && r.bytes.len == 0);
     ls_buf_free(&r.bytes);
     g_fake.notfound_first = 0;
@@ -438,7 +418,7 @@ TEST(delete_records_inside_table_range)
     run_until(&t.done);
     CHECK(t.st == LS_OK);
     CHECK_EQ_INT(t.start, cut);
-    rd_t r = read_once(ls, cut - 1, 4096);
+    read_got_t r = read_once(ls, cut - 1, 4096);
     CHECK(r.st == LS_ERANGE);
     ls_buf_free(&r.bytes);
     g_fake.asked_below = INT64_MAX;

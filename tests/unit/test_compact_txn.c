@@ -700,31 +700,13 @@ static int on_item(void *arg, const ls_record_view_t *r)
     return 0;
 }
 
-typedef struct rd_res {
-    int done;
-    ls_status st;
-    ls_buf_t bytes;
-} rd_res_t;
-
-static void on_read_all(void *arg, ls_read_result_t *res)
-{
-    rd_res_t *r = arg;
-    r->st = res->st;
-    ls_buf_init(&r->bytes);
-    for (int i = 0; i < res->nslices; i++)
-        ls_buf_append(&r->bytes, res->slices[i].chunk->data + res->slices[i].off,
-                      res->slices[i].len);
-    ls_read_result_free(res);
-    r->done = 1;
-}
-
 /* The whole log as a read_uncommitted reader sees it; LS_OK or the read's
  * error. */
 static ls_status read_log(world_t *w, items_t *l)
 {
     memset(l, 0, sizeof *l);
-    rd_res_t r = {0};
-    ls_logstore_read(w->ls, w->log, 0, 1 << 26, on_read_all, &r);
+    read_got_t r = {0};
+    ls_logstore_read(w->ls, w->log, 0, 1 << 26, on_read_got, &r);
     run_until(&r.done);
     for (size_t q = 0; r.st == LS_OK && q + LS_RB_HEADER_SIZE <= r.bytes.len; q += l->h.size) {
         ls_batch_header_parse(r.bytes.data + q, &l->h);

@@ -11,26 +11,10 @@
 #include "log_fixture.h"
 #include "unit.h"
 
-typedef struct {
-    int done;
-    ls_buf_t bytes;
-    ls_status st;
-} rd_t;
-static void on_read(void *arg, ls_read_result_t *res)
+static read_got_t read_all(ls_logstore_t *ls, int64_t log, int64_t off)
 {
-    rd_t *r = arg;
-    r->st = res->st;
-    ls_buf_init(&r->bytes);
-    for (int i = 0; i < res->nslices; i++)
-        ls_buf_append(&r->bytes, res->slices[i].chunk->data + res->slices[i].off,
-                      res->slices[i].len);
-    ls_read_result_free(res);
-    r->done = 1;
-}
-static rd_t read_all(ls_logstore_t *ls, int64_t log, int64_t off)
-{
-    rd_t r = {0};
-    ls_logstore_read(ls, log, off, 1 << 24, on_read, &r);
+    read_got_t r = {0};
+    ls_logstore_read(ls, log, off, 1 << 24, on_read_got, &r);
     run_until(&r.done);
     return r;
 }
@@ -62,7 +46,7 @@ TEST(compaction_preserves_bytes_and_releases_wal)
         CHECK_EQ_INT(a[0].st, LS_OK);
     }
     CHECK_EQ_INT(count_objects(os, "wal/"), 12);
-    rd_t before40 = read_all(ls, 40, 0), before41 = read_all(ls, 41, 5);
+    read_got_t before40 = read_all(ls, 40, 0), before41 = read_all(ls, 41, 5);
     CHECK_EQ_INT(before40.bytes.len, 12 * 77);
 
     ls_compactor_config_t cc = {.enabled = false,
@@ -95,7 +79,7 @@ TEST(compaction_preserves_bytes_and_releases_wal)
     CHECK_EQ_INT(l.n, 0); /* every WAL object released */
     ls_kvlist_free(&l);
     /* same bytes after the swap, from the live store ... */
-    rd_t after40 = read_all(ls, 40, 0), after41 = read_all(ls, 41, 5);
+    read_got_t after40 = read_all(ls, 40, 0), after41 = read_all(ls, 41, 5);
     CHECK(after40.bytes.len == before40.bytes.len &&
           memcmp(after40.bytes.data, before40.bytes.data, after40.bytes.len) == 0);
     CHECK(after41.bytes.len == before41.bytes.len &&
@@ -127,11 +111,11 @@ TEST(compaction_preserves_bytes_and_releases_wal)
     ls_logstore_free(ls);
     /* a fresh store (cold cache) reads from the COs */
     ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
-    rd_t cold = read_all(ls, 40, 0);
+    read_got_t cold = read_all(ls, 40, 0);
     CHECK_EQ_INT(cold.st, LS_OK);
     CHECK_EQ_INT(cold.bytes.len, before40.bytes.len + len);
     CHECK(memcmp(cold.bytes.data, before40.bytes.data, before40.bytes.len) == 0);
-    rd_t mid = read_all(ls, 41, 13); /* offset inside a CO, mid-entry */
+    read_got_t mid = read_all(ls, 41, 13); /* offset inside a CO, mid-entry */
     CHECK_EQ_INT(mid.st, LS_OK);
     CHECK_EQ_INT(ls_be64_get(mid.bytes.data), 12);
     shut = 0;
@@ -255,7 +239,7 @@ TEST(thousands_of_passes_keep_compacting)
     /* output = input: the log reads back byte for byte, once the expected
      * bytes carry what a read rewrites (base offset = the entry's index,
      * partitionLeaderEpoch = 0) */
-    rd_t r = read_all(ls, 5, 0);
+    read_got_t r = read_all(ls, 5, 0);
     CHECK_EQ_INT(r.st, LS_OK);
     CHECK_EQ_INT(r.bytes.len, all.len);
     for (size_t off = 0, k = 0; off < all.len; k++) {

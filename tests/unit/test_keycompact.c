@@ -308,30 +308,12 @@ static int on_rec(void *arg, const ls_record_view_t *r)
     return 0;
 }
 
-typedef struct rd_done {
-    int done;
-    ls_status st;
-    ls_buf_t bytes;
-} rd_done_t;
-
-static void on_read(void *arg, ls_read_result_t *res)
-{
-    rd_done_t *r = arg;
-    r->st = res->st;
-    ls_buf_init(&r->bytes);
-    for (int i = 0; i < res->nslices; i++)
-        ls_buf_append(&r->bytes, res->slices[i].chunk->data + res->slices[i].off,
-                      res->slices[i].len);
-    ls_read_result_free(res);
-    r->done = 1;
-}
-
 /* Records of the read starting at offset, max_bytes per response. */
 static int read_from(world_t *w, int64_t offset, size_t max_bytes, reader_t *rd)
 {
     memset(rd, 0, sizeof *rd);
-    rd_done_t r = {0};
-    ls_logstore_read(w->ls, LOG, offset, max_bytes, on_read, &r);
+    read_got_t r = {0};
+    ls_logstore_read(w->ls, LOG, offset, max_bytes, on_read_got, &r);
     run_until(&r.done);
     if (r.st != LS_OK) return -1;
     for (size_t q = 0; q < r.bytes.len;) {

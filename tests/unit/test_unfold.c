@@ -212,24 +212,6 @@ static int64_t entry_start(int64_t x)
 }
 
 typedef struct {
-    int done;
-    ls_status st;
-    ls_buf_t bytes;
-} rd_t;
-
-static void on_read(void *arg, ls_read_result_t *res)
-{
-    rd_t *r = arg;
-    r->st = res->st;
-    ls_buf_init(&r->bytes);
-    for (int i = 0; i < res->nslices; i++)
-        ls_buf_append(&r->bytes, res->slices[i].chunk->data + res->slices[i].off,
-                      res->slices[i].len);
-    ls_read_result_free(res);
-    r->done = 1;
-}
-
-typedef struct {
     int64_t want, base;
     int bad;
 } chk_t;
@@ -253,8 +235,8 @@ static int consume(ls_logstore_t *ls, int64_t from, size_t max)
 {
     chk_t c = {.want = from};
     for (int guard = 0; c.want < N && guard < 10 * N; guard++) {
-        rd_t r = {0};
-        ls_logstore_read(ls, LOG, c.want, max, on_read, &r);
+        read_got_t r = {0};
+        ls_logstore_read(ls, LOG, c.want, max, on_read_got, &r);
         run_until(&r.done);
         if (r.st != LS_OK || r.bytes.len == 0) {
             printf("  read at %lld: %s\n", (long long)c.want, ls_status_str(r.st));
