@@ -450,6 +450,15 @@ static const cfg_key_t cfg_keys[] = {
      .help = "Files under a table's location that no snapshot references (failed commits, "
              "engines' refused writes) are deleted once older than this; each table is "
              "swept at most once per this period, with the retention checks."},
+    {.name = "table.cold.reads",
+     .type = CT_STRING,
+     FIELD(table_cold_reads),
+     .def = "compacted-object",
+     .help = "Where the compaction pass leaves the data of a raw append-mode table's topic "
+             "(value.format=raw, key.format=raw, write.mode=append, no transactional "
+             "batches in the range): table (only in the table's Parquet files; Kafka reads "
+             "of it are rebuilt from the rows: one copy fewer) or compacted-object (a "
+             "compacted object as well, as for every other topic)."},
 
     {.name = "read.cache.max.bytes",
      .section = "read path",
@@ -1427,6 +1436,11 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen)
         fmt_size(c->wal_flush_max_bytes, b, sizeof b);
         errf(err, errlen, "wal.buffer.max.bytes: %s is smaller than wal.flush.max.bytes (%s)", a,
              b);
+        return -1;
+    }
+    const char *tcr = c->table_cold_reads ? c->table_cold_reads : "";
+    if (strcmp(tcr, "table") != 0 && strcmp(tcr, "compacted-object") != 0) {
+        errf(err, errlen, "table.cold.reads: '%s' is neither table nor compacted-object", tcr);
         return -1;
     }
     const char *tst = c->log_message_timestamp_type ? c->log_message_timestamp_type : "";

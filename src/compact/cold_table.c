@@ -175,10 +175,8 @@ static int cand_cmp(const void *a, const void *b)
 ls_status ls_cold_table_read(ls_ice_table_t *t, const ls_cold_table_req_t *q, ls_buf_t *out,
                              int64_t *next, ls_cold_table_stats_t *stats, char *err, size_t errlen)
 {
-    ls_cold_table_stats_t dummy;
-    if (!stats) stats = &dummy;
-    memset(stats, 0, sizeof *stats);
     *next = q->from;
+    if (stats) memset(stats, 0, sizeof *stats);
     if (q->from > q->to) return LS_EINVAL;
     ls_ice_mentry_t *live = NULL;
     size_t n = 0;
@@ -187,6 +185,21 @@ ls_status ls_cold_table_read(ls_ice_table_t *t, const ls_cold_table_req_t *q, ls
         snprintf(err, errlen, "listing the table's live files: %s", ls_ice_table_error(t));
         return st;
     }
+    st = ls_cold_table_read_live(t, live, n, q, out, next, stats, err, errlen);
+    ls_ice_mentries_free(live, n);
+    return st;
+}
+
+ls_status ls_cold_table_read_live(ls_ice_table_t *t, const ls_ice_mentry_t *live, size_t n,
+                                  const ls_cold_table_req_t *q, ls_buf_t *out, int64_t *next,
+                                  ls_cold_table_stats_t *stats, char *err, size_t errlen)
+{
+    ls_cold_table_stats_t dummy;
+    if (!stats) stats = &dummy;
+    memset(stats, 0, sizeof *stats);
+    *next = q->from;
+    if (q->from > q->to) return LS_EINVAL;
+    ls_status st = LS_OK;
     cand_t *c = LS_NEWN(cand_t, n ? n : 1);
     size_t nc = 0;
     for (size_t i = 0; i < n; i++) {
@@ -251,6 +264,5 @@ ls_status ls_cold_table_read(ls_ice_table_t *t, const ls_cold_table_req_t *q, ls
     }
     ls_buf_free(&file);
     ls_free(c);
-    ls_ice_mentries_free(live, n);
     return st;
 }

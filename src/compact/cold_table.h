@@ -24,9 +24,11 @@
  *    optional in Iceberg), never skipped on a guess.
  * Ranged reads: a file of 256 KiB or more is read as its footer plus the
  * row groups the read needs (cold_table.c "ranged reads"); smaller ones
- * whole. Not yet: a cache of plans and footers (each read lists the live
- * files and GETs the footer again; the log reader caches the rebuilt
- * blocks, so a catching-up consumer pays this once per read-ahead block). */
+ * whole. The broker's source (cold_tables.c) keeps each table's live-file
+ * list between reads and calls ls_cold_table_read_live; footers are not
+ * cached (one ranged GET of the footer per read; the log reader caches the
+ * rebuilt blocks, so a catching-up consumer pays it once per read-ahead
+ * block). */
 #ifndef LS_COLD_TABLE_H
 #define LS_COLD_TABLE_H
 #include <stdbool.h>
@@ -56,4 +58,13 @@ typedef struct ls_cold_table_stats {
  * stats may be NULL. */
 ls_status ls_cold_table_read(ls_ice_table_t *t, const ls_cold_table_req_t *q, ls_buf_t *out,
                              int64_t *next, ls_cold_table_stats_t *stats, char *err, size_t errlen);
+
+/* The same read planned on a list of t's live files the caller keeps
+ * (ls_ice_table_live_files of one snapshot, read-only here, so several
+ * threads may share it): what a cache of plans calls (cold_tables.h). A
+ * file the list names but the store lost answers LS_ENOTFOUND as above. */
+struct ls_ice_mentry;
+ls_status ls_cold_table_read_live(ls_ice_table_t *t, const struct ls_ice_mentry *live, size_t n,
+                                  const ls_cold_table_req_t *q, ls_buf_t *out, int64_t *next,
+                                  ls_cold_table_stats_t *stats, char *err, size_t errlen);
 #endif

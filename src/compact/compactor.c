@@ -36,6 +36,16 @@
  * that goes with it) never passes the LSO and the aborted records of every
  * range are known when its rows are made (materialize.c).
  *
+ * In the table instead of a CO (table.cold.reads=table, docs/ARCHITECTURE.md
+ * "The third copy of a table log"): a range of a raw append-mode table log
+ * without transactional or control batches (table_holds_records,
+ * range_plain) is not PUT as a CO; its table commit is followed by a swap of
+ * its WAL entries for ONE kind-3 entry (log/cold_source.h), so the order is
+ * table commit durable, then index swap. A crash between them
+ * (compact.table_committed) leaves the WAL entries: the next pass rebuilds
+ * the range, ls_mat_add finds its rows in the table (nothing added) and only
+ * the swap is made.
+ *
  * Freshness (table_plan.c resolves each stream's policy per pass): the logs
  * of a stream with a table have no hot window; their table task (one table
  * commit per pass) runs at most once per commit interval and then takes every
@@ -94,6 +104,7 @@
 #include "compact/table_plan.h"
 #include "compact/unfold.h"
 #include "log/co_format.h"
+#include "log/cold_source.h"
 #include "log/log_meta.h"
 #include "log/log_trim.h"
 #include "log/read_cache.h"
@@ -393,9 +404,14 @@ static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t 
     } else if (st == LS_OK) {
         ls_crashpoint("compact.index_swapped");
         push_result(c, log_id, &sw->co);
-        c->stats.objects_written++;
+        if (sw->co.kind == LS_IDX_TABLE) {
+            c->stats.ranges_in_table++;
+            c->stats.bytes_in_table += sw->co.len;
+        } else {
+            c->stats.objects_written++;
+            c->stats.bytes_written += sw->bytes;
+        }
         c->stats.entries_replaced += (uint64_t)n;
-        c->stats.bytes_written += sw->bytes;
         c->stats.wal_objects_released += (uint64_t)released;
         cursor_set(c, log_id, sw->co.last_offset + 1);
         int64_t *due = ls_i64map_get(&c->merge_due, log_id);
@@ -441,6 +457,36 @@ static bool table_claimed(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
         c->stats.failures++;
     }
     return c->table_claim.held;
+}
+
+/* Whether a range of log_id may be left only in ts's table (an index entry
+ * of kind 3, docs/ARCHITECTURE.md "The third copy of a table log"): the
+ * table holds the records byte for byte and nothing rewrites its rows
+ * (ls_unfold_source_valid, the predicate unfolding uses the other way), it
+ * has no changelog side table, is in the built-in catalog, and the log's
+ * cold reference (written by unfold_stream before the table task) names
+ * this table, so readers find the rows and a later policy change unfolds
+ * them. */
+static bool table_holds_records(ls_compactor_t *c, const ls_table_plan_stream_t *ts, int64_t log_id)
+{
+    if (!ts || !ts->table || !ts->policy.builtin_catalog || ts->policy.changelog) return false;
+    if (!ls_unfold_source_valid(ts->stream, &ts->policy, NULL, 0)) return false;
+    const ls_unfold_ref_t *r = ls_i64map_get(&c->refs, log_id);
+    return r && !strcmp(r->prefix, ts->target.prefix) && !strcmp(r->ns, ts->stream->ns) &&
+           !strcmp(r->table, ts->target.name);
+}
+
+/* Whether a range's batches (CO body obj, batch positions ents) hold no
+ * transactional or control batch: aborted data and markers are not rows,
+ * and read_uncommitted readers must see them, so such a range keeps a CO. */
+static bool range_plain(const uint8_t *obj, const ls_co_entry_t *ents, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *b = obj + ents[i].pos;
+        uint16_t attrs = (uint16_t)(b[21] << 8 | b[22]); /* RecordBatch v2 attributes */
+        if (attrs & 0x30) return false;                  /* bit 4 transactional, 5 control */
+    }
+    return true;
 }
 
 /* Compacts the oldest eligible run of one log (ts: its stream's table plan,
@@ -578,8 +624,15 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     ls_co_footer_encode(&obj, log_id, first, last, ents, nents);
     char co_key[128];
     ls_co_key(co_key, sizeof co_key, log_id, first, last);
+    /* table.cold.reads=table: a range the table will hold whole, as the
+     * records themselves, gets no CO; after its table commit its WAL
+     * entries are swapped for one kind-3 entry (table_task) */
+    bool in_table =
+        table && c->cfg.cold_reads_table && table_holds_records(c, ts, log_id) &&
+        (!ts->policy.start_latest || first_since(sel, n, ts->policy.enabled_since_ms) <= first) &&
+        range_plain(obj.data, ents, nents);
     put = (co_put_t){.os = c->os, .key = co_key, .iov = {obj.data, obj.len}};
-    co_put_start(&put, table && !c->batch_failed);
+    if (!in_table) co_put_start(&put, table && !c->batch_failed);
     ls_status st = LS_OK;
     if (!table) {
         st = co_put_join(&put);
@@ -611,9 +664,16 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
                               .pos = LS_CO_HEADER_SIZE,
                               .len = (uint32_t)body_len,
                               .object = ls_strdup(co_key)};
+    if (in_table) { /* docs/FORMATS.md, index entry kind 3 */
+        ls_free(sw->co.object);
+        sw->co.kind = LS_IDX_TABLE;
+        sw->co.entries = 0;
+        sw->co.pos = 0;
+        sw->co.object = ls_strdup(LS_COLD_TABLE_OBJECT);
+    }
     sw->refs = refs;
     memset(&refs, 0, sizeof refs);
-    sw->bytes = obj.len;
+    sw->bytes = in_table ? 0 : obj.len;
     if (!table) {
         swapped = swap_index(c, sw, &c->claim);
         swap_free(sw);
@@ -689,15 +749,17 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
             swap_free(sw);
             goto out;
         }
-        st = co_put_join(&put);
-        if (st != LS_OK && st != LS_EEXISTS) {
-            LS_WARN_RL("compact", "log %016llx: writing %s failed: %s", (unsigned long long)log_id,
-                       co_key, ls_status_str(st));
-            c->stats.failures++;
-            swap_free(sw);
-            goto out;
+        if (!in_table) {
+            st = co_put_join(&put);
+            if (st != LS_OK && st != LS_EEXISTS) {
+                LS_WARN_RL("compact", "log %016llx: writing %s failed: %s",
+                           (unsigned long long)log_id, co_key, ls_status_str(st));
+                c->stats.failures++;
+                swap_free(sw);
+                goto out;
+            }
+            ls_crashpoint("compact.co_written");
         }
-        ls_crashpoint("compact.co_written");
         if (c->npending == c->cappending) {
             c->cappending = c->cappending ? c->cappending * 2 : 16;
             c->pending = ls_realloc(c->pending, c->cappending * sizeof *c->pending);

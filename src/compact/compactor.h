@@ -44,6 +44,9 @@ typedef struct ls_compactor_config {
     /* tables: unreferenced files older than this are deleted, each table
      * swept at most once per this period (with the retention checks); 0: never */
     int64_t orphan_grace_ms;
+    /* table.cold.reads=table: a raw append-mode table log's ranges are left
+     * only in its table (an index entry of kind LS_IDX_TABLE), no CO */
+    bool cold_reads_table;
 } ls_compactor_config_t;
 
 typedef struct ls_compactor_stats {
@@ -53,6 +56,8 @@ typedef struct ls_compactor_stats {
     uint64_t entries_trimmed, cos_deleted; /* retention */
     uint64_t orphans_deleted;              /* table files no snapshot references */
     uint64_t index_pages_skipped;          /* full pages of compacted entries a scan walked past */
+    uint64_t ranges_in_table;              /* ranges swapped for a kind-3 entry (no CO written) */
+    uint64_t bytes_in_table;               /* their bytes of batches */
     ls_kc_stats_t keycompact;              /* key compaction of compacted topics */
     ls_file_rewrite_stats_t rewrite;       /* small data files of tables rewritten */
     ls_unfold_stats_t unfold;              /* in-table ranges turned back into objects */

@@ -149,6 +149,18 @@ ls_status ls_unfold_refs_list(ls_meta_t *meta, ls_unfold_ref_t **out, size_t *n)
     return LS_OK;
 }
 
+ls_status ls_unfold_ref_read(ls_meta_t *meta, int64_t log_id, ls_unfold_ref_t *out)
+{
+    char key[64];
+    ls_unfold_ref_key(key, sizeof key, log_id);
+    ls_kv_t kv;
+    ls_status st = ls_meta_get(meta, key, &kv);
+    if (st != LS_OK) return st;
+    st = ref_decode(&kv, out);
+    ls_kv_free(&kv);
+    return st;
+}
+
 ls_status ls_unfold_ref_ensure(ls_meta_t *meta, int64_t log_id, const char *ns, const char *table,
                                const char *prefix, char *held, size_t heldlen)
 {

@@ -31,6 +31,9 @@ typedef struct ls_unfold_ref {
 /* Every reference (one prefix scan); undecodable ones are skipped with a
  * warning naming the key. */
 ls_status ls_unfold_refs_list(ls_meta_t *meta, ls_unfold_ref_t **out, size_t *n);
+/* log_id's reference: LS_ENOTFOUND when it has none, LS_ECORRUPT when the
+ * stored one does not decode (the broker's cold source, cold_tables.c). */
+ls_status ls_unfold_ref_read(ls_meta_t *meta, int64_t log_id, ls_unfold_ref_t *out);
 /* Records that log_id's in-table ranges are rows of ns.table at prefix:
  * LS_OK when the reference now names that table (written, or already so),
  * LS_ECONFLICT when it names another table (its ranges must be unfolded

@@ -16,6 +16,7 @@
 #include "base/diag.h"
 #include "base/uuid.h"
 #include "cluster/membership.h"
+#include "compact/cold_tables.h"
 #include "compact/compactor.h"
 #include "group/group_service.h"
 #include "group/group_txn.h"
@@ -32,6 +33,7 @@
 #include "records/records_time.h"
 #include "objstore/objstore_s3.h"
 #include "server/txn_coord.h"
+#include "stream/broker_config.h"
 
 #define CLUSTER_ID_KEY "/ls/cluster/id"
 
@@ -586,8 +588,23 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         .retention_bytes = cfg->log_retention_bytes,
         .retention_check_interval_ms = cfg->log_retention_check_interval_ms,
         .orphan_grace_ms = cfg->table_orphan_grace_ms,
+        .cold_reads_table = cfg->table_cold_reads && strcmp(cfg->table_cold_reads, "table") == 0,
     };
     b->compactor = ls_compactor_start(loop, b->logs, b->meta, b->os, &cc);
+    /* reads of ranges the compaction pass left only in a table (kind-3 index
+     * entries): always served, whatever table.cold.reads says now, since an
+     * earlier run may have written such entries */
+    ls_cold_tables_config_t ctc = {.meta = b->meta,
+                                   .os = b->os,
+                                   .catalog = b->catalog,
+                                   .table_defaults = b->table_defaults,
+                                   .ntable_defaults = b->ntable_defaults,
+                                   .registry = b->registry,
+                                   .static_ts_type = ls_bcfg_static(cfg, LS_BCFG_TIMESTAMP_TYPE)};
+    b->cold = ls_cold_tables_new(&ctc);
+    ls_cold_source_t src;
+    ls_cold_tables_source(b->cold, &src);
+    ls_logstore_set_cold_source(b->logs, &src);
     ls_group_config_t gc = {
         .min_session_timeout_ms = cfg->group_min_session_timeout_ms,
         .max_session_timeout_ms = cfg->group_max_session_timeout_ms,
@@ -702,6 +719,20 @@ void ls_broker_free(ls_broker_t *b)
     ls_registry_free(b->registry); /* after the compactor, which reads it */
     ls_free(b->warehouse_uri);
     ls_logstore_free(b->logs);
+    if (b->cold) { /* after the log store: no cold read runs any more */
+        ls_cold_tables_stats_t cs;
+        ls_cold_tables_stats(b->cold, &cs);
+        LS_INFO("broker",
+                "cold reads from tables: %llu reads (%llu failed), %llu records rebuilt, "
+                "%llu bytes of data files read (%llu ranged), plans: %llu loads, %llu hits, "
+                "%llu stale, %llu evicted",
+                (unsigned long long)cs.reads, (unsigned long long)cs.failures,
+                (unsigned long long)cs.records_out, (unsigned long long)cs.bytes_read,
+                (unsigned long long)cs.ranged, (unsigned long long)cs.plan_loads,
+                (unsigned long long)cs.plan_hits, (unsigned long long)cs.stale,
+                (unsigned long long)cs.evictions);
+        ls_cold_tables_free(b->cold);
+    }
     if (b->catalog) ls_catalog_close(b->catalog);
     ls_objstore_close(b->os);
     ls_meta_close(b->meta);

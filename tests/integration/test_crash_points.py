@@ -130,6 +130,60 @@ def test_crash_in_a_compaction_task(broker_factory, point):
     check_log(b, topic, s.acked)
 
 
+# the same task for a raw table topic whose ranges stay only in the table
+# (table.cold.reads=table): no compacted object is written, so the steps are
+# the table commit's, then "table committed, index swap pending"
+# (compact.table_committed: the next pass finds the rows in the table and
+# only swaps), then the swap to kind-3 entries
+IN_TABLE_POINTS = ["table.data_written", "table.metadata_written", "table.pointer_swapped",
+                   "compact.table_committed", "compact.index_swapped"]
+
+
+@pytest.mark.parametrize("point", IN_TABLE_POINTS)
+def test_crash_in_a_compaction_task_into_the_table(broker_factory, point):
+    import sqlite3
+    iceberg_util.local_store_only()
+    flags = ("--compaction.min.age.ms=0", "--compaction.interval.ms=200",
+             "--table.cold.reads=table")
+    b = broker_factory(*flags)
+    topic = create_topic(b.bootstrap, unique_topic("crasht"), partitions=PARTS,
+                         config={"lakestream.table.enabled": "true",
+                                 "lakestream.table.commit.interval.ms": "1000"})
+    b.stop()
+    b.env_extra = {"LS_CRASH_AT": point}
+    b.start()
+    s = Sender(b.bootstrap, topic)
+    s.send(0, 300)
+    s.flush()
+    b.wait_crashed()
+    assert ("crash point %s reached" % point) in b.log_text()
+    b.env_extra = {}
+    b.start()
+    s.send(300, 150)
+    s.flush()
+    assert len(s.acked) == 450
+    table_dir = iceberg_util.table_dir(b, topic)
+    _, rows, _ = iceberg_util.wait_rows(table_dir, 450, timeout=90)
+    values = rows.column("value").to_pylist()
+    assert len(values) == len(set(values)) == 450, "table rows are not exactly once"
+
+    def kinds():
+        db = sqlite3.connect("file:%s?mode=ro" % os.path.join(b.data_dir, "meta.db"), uri=True,
+                             timeout=30)
+        try:
+            rs = db.execute("SELECT key, val FROM kv WHERE key >= CAST('/ls/log/' AS BLOB)"
+                            " AND key < CAST('/ls/log0' AS BLOB)").fetchall()
+        finally:
+            db.close()
+        return {bytes(v)[1] for k, v in rs if b"/idx/" in bytes(k)}
+
+    wait_until(lambda: kinds() == {3}, 60, what="every range in the table")
+    assert not os.path.isdir(os.path.join(b.data_dir, "objects", "co")) or not any(
+        fs for _d, _s, fs in os.walk(os.path.join(b.data_dir, "objects", "co")))
+    b.restart()  # a cold read cache: every record rebuilt from the rows
+    check_log(b, topic, s.acked)
+
+
 # the table-maintenance steps (iceberg_table.c, file_rewrite.c): after a
 # commit that expired snapshots, before their files are deleted; after
 # orphans were found, before they are deleted; after a rewrite of small data
