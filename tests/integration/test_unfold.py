@@ -213,3 +213,31 @@ def test_kill9_while_unfolding(broker_factory, point):
     _unfolded(b, topic)
     b.restart()
     _check_all(b, topic, recs)
+
+
+@pytest.mark.parametrize("change", [
+    {"lakestream.table.enabled": "false"},
+    {"lakestream.table.write.mode": "upsert"},
+])
+def test_cold_read_topic_unfolds_when_its_table_stops_being_the_source(broker_factory, change):
+    """table.cold.reads=table: the pass itself leaves the topic's ranges only
+    in the table (kind 3). Then the table is disabled or made upsert: every
+    range becomes compacted objects again, no reference is left, and after a
+    restart every record reads back byte-exact."""
+    b = broker_factory("--table.cold.reads=table", "--compaction.min.age.ms=0",
+                       "--compaction.interval.ms=200", "--wal.gc.grace.ms=0")
+    _local_only(b)
+    topic = ku.create_topic(b.bootstrap, ku.unique_topic("unfoldcold"), partitions=PARTS, config={
+        "lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000"})
+    recs = []
+    for r in range(3):
+        recs += _produce(b, topic, r * (N // 3), N // 3)
+        time.sleep(1.2)
+    _wait(lambda: set(_kinds(b)) == {3}, "every range in the table")
+    assert not glob.glob(os.path.join(b.data_dir, "objects", "co", "*", "*.co"))
+    _check_all(b, topic, recs)  # served from the table's rows
+    _alter(b, topic, change)
+    _unfolded(b, topic)
+    recs += _produce(b, topic, N, 200)
+    b.restart()
+    _check_all(b, topic, recs)
