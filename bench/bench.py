@@ -1066,6 +1066,10 @@ def solo_plan(scenarios, a, rgw_env):
                             [sc], False)])
         elif sc in ("zero-etl", "table-freshness"):
             g = [(Broker("lakestream", "lakestream", table, rest=True), [sc], True)]
+            if sc == "zero-etl":
+                # the same with cold reads served from the table: no compacted object
+                g.append((Broker("lakestream-coldtable", "lakestream",
+                                 {**table, "table.cold.reads": "table"}, rest=True), [sc], True))
             if with_kafka:
                 g.append((Broker("kafka+pyiceberg", "kafka"), [sc], True))
             groups.append(g)
