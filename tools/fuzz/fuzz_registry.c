@@ -142,7 +142,14 @@ static void framed_value(const uint8_t *data, size_t size)
     v[4] = (uint8_t)(1 + data[0] % 4);
     memcpy(v + 5, data + 1, size - 1);
     char why[512];
-    ls_frame_check r = ls_frame_check_payload(fr, v, size + 4, why, sizeof why);
+    /* the subject check too, by each strategy (schema i is a version of s<i-1>) */
+    const ls_frame_subject_t want = {.strategy = (ls_sr_strategy)(data[0] / 4 % 4),
+                                     .topic = "s0",
+                                     .key = data[0] & 0x80,
+                                     .strategy_key = "strategy",
+                                     .strategy_value = "fuzzed"};
+    ls_frame_check r =
+        ls_frame_check_payload(fr, v, size + 4, want.strategy <= 2 ? &want : NULL, why, sizeof why);
     if (r != LS_FRAME_OK && r != LS_FRAME_INVALID) abort();
     if (v[4] == 4 && r == LS_FRAME_OK) abort(); /* id 4 is not registered */
     ls_free(v);
