@@ -20,8 +20,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 KAFKA_PYTHON_API_VERSION = (2, 5, 0)
 
 # Errors a consumer may see while a broker restarts; anything else fails a test.
+# _DESTROY_BROKER: librdkafka dropped its handle of a broker that left the
+# cluster's metadata (killed, session expired) while a request waited on it.
 _TRANSIENT = {KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE,
-              KafkaError._TIMED_OUT}
+              KafkaError._TIMED_OUT, KafkaError._DESTROY_BROKER}
 
 
 def short(v, n=40):
