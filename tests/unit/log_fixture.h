@@ -71,6 +71,15 @@ static void run_until(int *flag)
 
 static void flag_cb(void *arg) { *(int *)arg = 1; }
 
+/* Shuts ls down (flushing what it buffers) and frees it. */
+static inline void close_store(ls_logstore_t *ls)
+{
+    int shut = 0;
+    ls_logstore_shutdown(ls, flag_cb, &shut);
+    run_until(&shut);
+    ls_logstore_free(ls);
+}
+
 static ls_logstore_config_t lcfg(void)
 {
     ls_logstore_config_t c = {.flush_max_bytes = 1 << 20,

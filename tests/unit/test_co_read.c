@@ -66,14 +66,6 @@ static ls_logstore_t *open_store(int64_t cache_max)
     return ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
 }
 
-static void close_store(ls_logstore_t *ls)
-{
-    int shut = 0;
-    ls_logstore_shutdown(ls, flag_cb, &shut);
-    run_until(&shut);
-    ls_logstore_free(ls);
-}
-
 /* Writes FLUSHES flushes of PER_FLUSH batches (200 B .. 4 KiB, 1..5 records),
  * records the truth from the WAL path, then compacts into COs of 6 WAL
  * entries (~144 batches, ~300 KiB: many blocks each). */

@@ -88,14 +88,6 @@ static ls_logstore_t *open_store(void)
     return ls;
 }
 
-static void close_store(ls_logstore_t *ls)
-{
-    int shut = 0;
-    ls_logstore_shutdown(ls, flag_cb, &shut);
-    run_until(&shut);
-    ls_logstore_free(ls);
-}
-
 /* Appends the N records (several flushes), real batches of 1..3 records. */
 static int build(ls_logstore_t *ls)
 {

@@ -113,14 +113,6 @@ static void compact_once(ls_logstore_t *ls, ls_meta_t *meta, ls_objstore_t *os,
     ls_compactor_free(comp);
 }
 
-static void close_store(ls_logstore_t *ls)
-{
-    int shut = 0;
-    ls_logstore_shutdown(ls, flag_cb, &shut);
-    run_until(&shut);
-    ls_logstore_free(ls);
-}
-
 static int64_t walobj_count(ls_meta_t *meta, const char *object)
 {
     char key[200];

@@ -96,14 +96,6 @@ static ls_logstore_t *open_store(void)
     return ls;
 }
 
-static void close_store(ls_logstore_t *ls)
-{
-    int shut = 0;
-    ls_logstore_shutdown(ls, flag_cb, &shut);
-    run_until(&shut);
-    ls_logstore_free(ls);
-}
-
 /* The N records as producer batches of 1..4 records, one flush each. */
 static int build(ls_logstore_t *ls)
 {
