@@ -1,6 +1,7 @@
 /* Iceberg v2 manifests and manifest lists; see iceberg_manifest.h. */
 #include "table/iceberg_manifest.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +27,12 @@ static bool bytes_type(ls_ice_type t)
            t == LS_ICE_DECIMAL;
 }
 
+static bool float_type(ls_ice_type t) { return t == LS_ICE_FLOAT || t == LS_ICE_DOUBLE; }
+
 static bool long_type(ls_ice_type t)
 {
-    return t == LS_ICE_LONG || t == LS_ICE_TIME || t == LS_ICE_TIMESTAMP || t == LS_ICE_TIMESTAMPTZ;
+    return t == LS_ICE_LONG || t == LS_ICE_TIME || t == LS_ICE_TIMESTAMP ||
+           t == LS_ICE_TIMESTAMPTZ || t == LS_ICE_DOUBLE; /* a double: its bits */
 }
 
 /* The Avro fixed size of a partition value of f (uuid, fixed, decimal), else 0. */
@@ -40,14 +44,38 @@ static size_t part_fixed_size(const ls_ice_part_field_t *f, ls_ice_type rt)
     return 0;
 }
 
-/* Single-value serialization (spec Appendix D) of a partition value: ints
- * and dates 4 bytes, longs, times and timestamps 8, little-endian; the
+/* A float partition value's IEEE bits (canonical NaN, as Java's
+ * floatToIntBits). */
+static uint32_t float_bits(int64_t l)
+{
+    float f = (float)ls_ice_bits_double(l);
+    uint32_t u;
+    if (f != f) return 0x7fc00000u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* Single-value serialization (spec Appendix D) of a partition value: a
+ * boolean 1 byte (0 or 1); ints, dates and floats 4 bytes, longs, times,
+ * timestamps and doubles 8, little-endian (floats as IEEE 754 bits); the
  * other types' bytes as the value holds them. */
 static size_t part_bytes(ls_ice_type rt, const ls_ice_pval_t *v, const uint8_t **p, uint8_t out[8])
 {
     if (bytes_type(rt)) {
         *p = v->b;
         return v->n;
+    }
+    if (rt == LS_ICE_BOOLEAN) {
+        out[0] = v->l != 0;
+        *p = out;
+        return 1;
+    }
+    if (rt == LS_ICE_FLOAT) {
+        uint32_t u = float_bits(v->l);
+        for (size_t i = 0; i < 4; i++)
+            out[i] = (uint8_t)(u >> (8 * i));
+        *p = out;
+        return 4;
     }
     size_t n = long_type(rt) ? 8 : 4;
     for (size_t i = 0; i < n; i++)
@@ -61,6 +89,12 @@ static size_t part_bytes(ls_ice_type rt, const ls_ice_pval_t *v, const uint8_t *
  * unsigned, binary/fixed/uuid bytes unsigned, decimals numerically). */
 static int part_cmp(ls_ice_type rt, const ls_ice_pval_t *x, const ls_ice_pval_t *y)
 {
+    if (float_type(rt)) { /* by value, -0.0 before 0.0 (Java's Double.compare); no NaN here */
+        double a = ls_ice_bits_double(x->l), b = ls_ice_bits_double(y->l);
+        if (a != b) return a < b ? -1 : 1;
+        bool na = signbit(a), nb = signbit(b);
+        return na == nb ? 0 : na ? -1 : 1;
+    }
     if (!bytes_type(rt)) return x->l < y->l ? -1 : x->l > y->l;
     if (rt == LS_ICE_DECIMAL) {
         bool nx = x->n && (x->b[0] & 0x80), ny = y->n && (y->b[0] & 0x80);
@@ -101,6 +135,9 @@ static void part_avro_type(const ls_ice_part_field_t *f, ls_buf_t *b)
         return;
     case LS_ICE_STRING: ls_buf_printf(b, "\"string\""); return;
     case LS_ICE_BINARY: ls_buf_printf(b, "\"bytes\""); return;
+    case LS_ICE_BOOLEAN: ls_buf_printf(b, "\"boolean\""); return;
+    case LS_ICE_FLOAT: ls_buf_printf(b, "\"float\""); return;
+    case LS_ICE_DOUBLE: ls_buf_printf(b, "\"double\""); return;
     case LS_ICE_UUID:
         ls_buf_printf(b,
                       "{\"type\":\"fixed\",\"name\":\"uuid_fixed_%d\",\"size\":16,"
@@ -255,7 +292,14 @@ static void enc_part(ls_buf_t *b, const ls_ice_part_field_t *f, const ls_ice_pva
     ls_avro_union(b, 1);
     ls_ice_type rt = ls_ice_result_type(f);
     size_t fs = part_fixed_size(f, rt);
-    if (!bytes_type(rt)) {
+    uint8_t x[8];
+    const uint8_t *q;
+    if (rt == LS_ICE_BOOLEAN) {
+        ls_avro_bool(b, v->l != 0);
+    } else if (float_type(rt)) { /* Avro float/double: IEEE bits, little-endian */
+        size_t len = part_bytes(rt, v, &q, x);
+        ls_buf_append(b, q, len);
+    } else if (!bytes_type(rt)) {
         ls_avro_long(b, v->l);
     } else if (!fs) {
         ls_avro_bytes(b, v->b, v->n); /* string and bytes: length, then the bytes */
@@ -395,6 +439,16 @@ static int dec_part(const ls_ice_part_field_t *f, const ls_av_t *a, ls_ice_pval_
         v->null = 1;
         return 0;
     }
+    if (rt == LS_ICE_BOOLEAN) {
+        if (a->kind != LS_AV_BOOL) return -1;
+        v->l = a->l != 0;
+        return 0;
+    }
+    if (float_type(rt)) { /* a float reads widened: the same value as a double */
+        if (a->kind != LS_AV_DOUBLE) return -1;
+        v->l = ls_ice_double_bits(a->d);
+        return 0;
+    }
     if (!bytes_type(rt)) {
         if (a->kind != LS_AV_LONG) return -1;
         v->l = a->l;
@@ -513,18 +567,25 @@ void ls_ice_mlist_add(ls_avro_ocf_t *w, const ls_ice_mfile_t *m, const ls_ice_sp
         const ls_ice_part_field_t *f = &s->fields[p];
         ls_ice_type rt = ls_ice_result_type(f);
         const ls_ice_pval_t *lo = NULL, *hi = NULL;
-        bool nulls = false;
+        bool nulls = false, nans = false;
         for (size_t k = 0; k < n; k++) {
             const ls_ice_pval_t *v = &e[k].df.partition[p];
             if (v->null) {
                 nulls = true;
                 continue;
             }
+            if (float_type(rt) && isnan(ls_ice_bits_double(v->l))) {
+                nans = true; /* spec: NaN is in no bound, contains_nan says it is there */
+                continue;
+            }
             if (!lo || part_cmp(rt, v, lo) < 0) lo = v;
             if (!hi || part_cmp(rt, v, hi) > 0) hi = v;
         }
         ls_avro_bool(b, nulls);
-        ls_avro_union(b, 0); /* contains_nan: not a float */
+        if (float_type(rt))
+            ls_avro_union(b, 1), ls_avro_bool(b, nans);
+        else
+            ls_avro_union(b, 0); /* contains_nan: not a float */
         uint8_t x[8];
         const uint8_t *q;
         if (lo) { /* bounds: the spec's single-value serialization, whole values */

@@ -106,7 +106,8 @@ bool ls_ice_transform_accepts(ls_ice_transform t, ls_ice_type ty)
     case LS_ICE_DAY:
     case LS_ICE_MONTH:
     case LS_ICE_YEAR: return ts || ty == LS_ICE_DATE;
-    case LS_ICE_BUCKET: return true; /* every type this writer partitions by */
+    case LS_ICE_BUCKET: /* the spec hashes no boolean, float or double */
+        return ty != LS_ICE_BOOLEAN && ty != LS_ICE_FLOAT && ty != LS_ICE_DOUBLE;
     case LS_ICE_TRUNCATE:
         return ty == LS_ICE_INT || ty == LS_ICE_LONG || ty == LS_ICE_DECIMAL ||
                ty == LS_ICE_STRING || ty == LS_ICE_BINARY;
@@ -153,6 +154,9 @@ int ls_ice_type_parse(const char *s, ls_ice_type *t, int *prec, int *scale, int 
         {"string", LS_ICE_STRING},
         {"binary", LS_ICE_BINARY},
         {"uuid", LS_ICE_UUID},
+        {"boolean", LS_ICE_BOOLEAN},
+        {"float", LS_ICE_FLOAT},
+        {"double", LS_ICE_DOUBLE},
     };
     *prec = *scale = *flen = 0;
     if (!s) return -1;
@@ -307,6 +311,21 @@ size_t ls_ice_decimal_bytes(__int128 v, uint8_t out[16])
     return 16 - k;
 }
 
+int64_t ls_ice_double_bits(double d)
+{
+    if (d != d) return 0x7ff8000000000000LL; /* Java's canonical NaN */
+    int64_t l;
+    memcpy(&l, &d, 8);
+    return l;
+}
+
+double ls_ice_bits_double(int64_t l)
+{
+    double d;
+    memcpy(&d, &l, 8);
+    return d;
+}
+
 void ls_ice_pval_long(ls_ice_pval_t *out, int64_t v)
 {
     memset(out, 0, sizeof *out);
@@ -336,6 +355,10 @@ ls_status ls_ice_field_apply_sval(const ls_ice_part_field_t *f, const ls_ice_sva
         return LS_OK;
     }
     ls_ice_type ty = f->source_type;
+    if (ty == LS_ICE_FLOAT || ty == LS_ICE_DOUBLE) { /* identity: the value's bits */
+        out->l = ls_ice_double_bits(v->f);
+        return LS_OK;
+    }
     if (!bytes_result(ty)) {
         out->l = ls_ice_field_apply(f, v->l);
         return LS_OK;
@@ -412,6 +435,19 @@ void ls_ice_partition_path(const ls_ice_spec_t *s, const ls_ice_pval_t *vals, ls
         } else if (bytes_result(rt)) {
             ls_buf_printf(out, "%s-", f->name);
             path_bytes(out, rt, &vals[i]);
+        } else if (rt == LS_ICE_BOOLEAN) {
+            ls_buf_printf(out, "%s-%s", f->name, v ? "true" : "false");
+        } else if (rt == LS_ICE_FLOAT || rt == LS_ICE_DOUBLE) {
+            char num[40];
+            double x = ls_ice_bits_double(v);
+            for (int prec = 1; prec <= 17; prec++) { /* the shortest text that reads back */
+                snprintf(num, sizeof num, "%.*g", prec, x);
+                double y = strtod(num, NULL);
+                if (x != x || (rt == LS_ICE_FLOAT ? (float)y == (float)x : y == x)) break;
+            }
+            for (char *c = num; *c; c++) /* object-key characters: 1e+20 -> 1e_20 */
+                if (*c == '+') *c = '_';
+            ls_buf_printf(out, "%s-%s", f->name, num);
         } else if (f->transform == LS_ICE_YEAR) {
             ls_buf_printf(out, "%s-%04lld", f->name, (long long)(v + 1970));
         } else if (f->transform == LS_ICE_MONTH) {

@@ -40,11 +40,12 @@
  *
  * Supported: format v2, schemas given as Iceberg JSON (evolved by
  * ls_ice_table_set_schema in the next commit), one partition spec whose
- * sources are top-level or struct-nested columns of type int, long, date,
- * time, timestamp(tz), string, binary, fixed, uuid or decimal, with the
- * transforms the spec's "Partition Transforms" table allows for each:
- * identity, bucket[N], truncate[W] (int, long, decimal, string, binary),
- * year/month/day (date, timestamp), hour (timestamp), void; null source
+ * sources are top-level or struct-nested columns of type boolean, int,
+ * long, float, double, date, time, timestamp(tz), string, binary, fixed,
+ * uuid or decimal, with the transforms the spec's "Partition Transforms"
+ * table allows for each: identity, bucket[N] (not boolean, float, double),
+ * truncate[W] (int, long, decimal, string, binary), year/month/day (date,
+ * timestamp), hour (timestamp), void; null source
  * values give null partition values; unsorted order, merging append. A table
  * object is used by one thread; it is not refreshed behind the caller. */
 #ifndef LS_ICEBERG_TABLE_H
@@ -85,6 +86,9 @@ typedef enum ls_ice_type {
     LS_ICE_UUID,    /* 16 bytes */
     LS_ICE_DECIMAL, /* decimal(prec, scale) */
     LS_ICE_FIXED,   /* fixed[len] */
+    LS_ICE_BOOLEAN, /* identity and void only (spec "Partition Transforms") */
+    LS_ICE_FLOAT,   /* the same */
+    LS_ICE_DOUBLE,  /* the same */
 } ls_ice_type;
 
 typedef struct ls_ice_part_field {
@@ -105,7 +109,11 @@ typedef struct ls_ice_spec {
 } ls_ice_spec_t;
 
 /* A partition value (a transform's result), held inline so data files copy
- * by value. Results of type int, long, date, time, timestamp(tz) are in l;
+ * by value. Results of type int, long, date, time, timestamp(tz) are in l,
+ * booleans as 0/1; float and double results as the bits of the value as a
+ * double (a float widens exactly, so a float -> double promotion of the
+ * source keeps every value; NaN canonical, -0.0 and 0.0 distinct, as
+ * Java's Float.equals tells identity partitions apart);
  * string, binary, fixed, uuid and decimal results are b[0..n) in the
  * spec's single-value serialization (Appendix D: UTF-8; the bytes; a
  * decimal's unscaled value as big-endian two's complement, fewest bytes).
@@ -121,12 +129,14 @@ typedef struct ls_ice_pval {
 } ls_ice_pval_t;
 
 /* A source value of a row, for the partition transforms: null; an int-like
- * value in l (int, long, date days, time and timestamps in micros); a
- * decimal's unscaled value in d; string/binary/fixed bytes at p[0..n)
- * (borrowed for the call); a uuid's 16 bytes in u. */
+ * value in l (int, long, date days, time and timestamps in micros; a
+ * boolean 0/1); a float or double in f; a decimal's unscaled value in d;
+ * string/binary/fixed bytes at p[0..n) (borrowed for the call); a uuid's
+ * 16 bytes in u. */
 typedef struct ls_ice_sval {
     bool null;
     int64_t l;
+    double f;
     __int128 d;
     const uint8_t *p;
     size_t n;
@@ -136,8 +146,8 @@ typedef struct ls_ice_sval {
 /* Adds a field (field id 1000 + index, name "<column>" for identity else
  * "<column>_<transform>", Iceberg Java's names: _bucket, _trunc, _year,
  * _month, _day, _hour, _null for void). LS_EINVAL for a transform/type
- * pair the spec's "Partition Transforms" table does not allow (or this
- * writer does not build: boolean, float and double sources), a
+ * pair the spec's "Partition Transforms" table does not allow (boolean,
+ * float and double sources take identity and void only), a
  * bucket/truncate parameter < 1, or too many fields. Decimal and fixed
  * sources: set prec/scale/flen of the added field afterwards
  * (ls_ice_spec_add_typed does it). */
@@ -172,6 +182,9 @@ int64_t ls_ice_field_apply(const ls_ice_part_field_t *f, int64_t v);
  * string or binary longer than LS_ICE_PVAL_MAX bytes. */
 ls_status ls_ice_field_apply_sval(const ls_ice_part_field_t *f, const ls_ice_sval_t *v,
                                   ls_ice_pval_t *out);
+/* A float or double partition value's bits (ls_ice_pval_t) and back. */
+int64_t ls_ice_double_bits(double d);
+double ls_ice_bits_double(int64_t l);
 /* An int-like partition value (zeroed, not null). */
 void ls_ice_pval_long(ls_ice_pval_t *out, int64_t v);
 /* Iceberg's 32-bit Murmur3 (x86 variant, seed 0; spec Appendix B) of n bytes. */

@@ -1397,6 +1397,13 @@ static void capture(rd_t *r, const rnode_t *n, int64_t l, const uint8_t *p, size
     }
 }
 
+/* A float or double partition source's value (widened: exact). */
+static void capture_float(rd_t *r, const rnode_t *n, double d)
+{
+    for (int i = 0; i < r->npids; i++)
+        if (r->pids[i] == n->col->id) r->pvals[i].null = false, r->pvals[i].f = d;
+}
+
 /* A decimal's unscaled value from its two's-complement big-endian bytes
  * p[0..len) (empty: 0), checked to have at most prec digits (Avro
  * specification: a value beyond the precision is invalid, never rounded). */
@@ -1497,12 +1504,14 @@ static bool shred_prim(rd_t *r, const rnode_t *n, int rep)
             ls_pq_put_double(w, col, rep, (double)f);
         else if (w)
             ls_pq_put_float(w, col, rep, f);
+        capture_float(r, n, (double)f);
         return true;
     }
     case D_DOUBLE: {
         double d;
         if (!ls_avro_rd_fixed(&r->in, &d, 8)) return false;
         if (w) ls_pq_put_double(w, col, rep, d);
+        capture_float(r, n, d);
         return true;
     }
     case D_BYTES:

@@ -6,6 +6,7 @@
  * PyIceberg / DuckDB / fastavro in tests/integration/test_tables.py. */
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -341,9 +342,26 @@ TEST(value_field_transforms)
                  LS_EINVAL);
     CHECK_EQ_INT(ls_ice_spec_add_typed(&s, 1, "d", "date", LS_ICE_HOUR, 0, why, sizeof why),
                  LS_EINVAL);
-    CHECK_EQ_INT(ls_ice_spec_add_typed(&s, 1, "x", "double", LS_ICE_IDENTITY, 0, why, sizeof why),
-                 LS_EINVAL);
-    CHECK(strstr(why, "not built"));
+    /* boolean, float, double: identity and void only (the spec's table) */
+    static const char *const floaty[] = {"boolean", "float", "double"};
+    for (int i = 0; i < 3; i++) {
+        ls_ice_spec_t one = {0};
+        CHECK_EQ_INT(
+            ls_ice_spec_add_typed(&one, 1, "x", floaty[i], LS_ICE_IDENTITY, 0, why, sizeof why),
+            LS_OK);
+        CHECK_EQ_INT(
+            ls_ice_spec_add_typed(&one, 1, "x", floaty[i], LS_ICE_VOID, 0, why, sizeof why), LS_OK);
+        static const ls_ice_transform no[] = {LS_ICE_BUCKET, LS_ICE_TRUNCATE, LS_ICE_DAY,
+                                              LS_ICE_HOUR};
+        for (size_t k = 0; k < sizeof no / sizeof no[0]; k++) {
+            CHECK_EQ_INT(ls_ice_spec_add_typed(&one, 1, "x", floaty[i], no[k], 4, why, sizeof why),
+                         LS_EINVAL);
+            char want[80];
+            snprintf(want, sizeof want, "%s does not apply to x (type %s",
+                     ls_ice_transform_name(no[k]), floaty[i]);
+            CHECK(strstr(why, want));
+        }
+    }
     CHECK_EQ_INT(ls_ice_spec_add_typed(&s, 1, "d", "date", LS_ICE_MONTH, 0, why, sizeof why),
                  LS_OK);
     CHECK_EQ_INT(
@@ -452,6 +470,106 @@ TEST(value_partitions_in_manifests)
     ls_buf_free(&l);
     ls_buf_free(&m);
     for (int i = 0; i < 3; i++)
+        ls_ice_datafile_clear(&e[i].df);
+}
+
+/* Identity partitions of boolean, float and double sources: Avro boolean,
+ * float, double in the manifest, read back; the summary's bounds in the
+ * single-value serialization (1 byte; 4 and 8 bytes IEEE little-endian),
+ * NaN in no bound but in contains_nan, -0.0 below 0.0; the path. */
+TEST(float_and_boolean_partitions)
+{
+    ls_ice_spec_t s = {0};
+    char why[200];
+    CHECK_EQ_INT(
+        ls_ice_spec_add_typed(&s, 10, "ok", "boolean", LS_ICE_IDENTITY, 0, why, sizeof why), LS_OK);
+    CHECK_EQ_INT(ls_ice_spec_add_typed(&s, 11, "f", "float", LS_ICE_IDENTITY, 0, why, sizeof why),
+                 LS_OK);
+    CHECK_EQ_INT(ls_ice_spec_add_typed(&s, 12, "d", "double", LS_ICE_IDENTITY, 0, why, sizeof why),
+                 LS_OK);
+    static const double fs[] = {1.5, -0.0, 0.0, NAN};
+    static const double ds[] = {-2.25, 1e300, NAN, 0.0};
+    ls_ice_mentry_t e[4];
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < 4; i++) {
+        ls_ice_sval_t v = {0};
+        e[i].status = 1;
+        e[i].snapshot_id = 7;
+        e[i].seq = e[i].file_seq = -1;
+        e[i].df.path = ls_asprintf("file:///t/data/%d.parquet", i);
+        e[i].df.record_count = 1;
+        e[i].df.file_size = 100;
+        v.l = i & 1;
+        v.null = i == 3;
+        CHECK_EQ_INT(ls_ice_field_apply_sval(&s.fields[0], &v, &e[i].df.partition[0]), LS_OK);
+        v.null = false;
+        v.f = fs[i];
+        CHECK_EQ_INT(ls_ice_field_apply_sval(&s.fields[1], &v, &e[i].df.partition[1]), LS_OK);
+        v.f = ds[i];
+        CHECK_EQ_INT(ls_ice_field_apply_sval(&s.fields[2], &v, &e[i].df.partition[2]), LS_OK);
+    }
+    /* -0.0 and 0.0 are two partitions (Java's Float.equals) */
+    CHECK(memcmp(&e[1].df.partition[1], &e[2].df.partition[1], sizeof e[1].df.partition[1]));
+    ls_buf_t path;
+    ls_buf_init(&path);
+    ls_ice_partition_path(&s, e[1].df.partition, &path);
+    ls_buf_append_u8(&path, 0);
+    CHECK(!strcmp((const char *)path.data, "ok-true/f--0/d-1e_300"));
+    ls_buf_free(&path);
+
+    ls_buf_t m;
+    ls_buf_init(&m);
+    CHECK_EQ_INT(ls_ice_manifest_encode(&s, "{}", 0, "[]", e, 4, &m), LS_OK);
+    ls_avro_file_t af;
+    char err[256];
+    CHECK_EQ_INT(ls_avro_file_read(m.data, m.len, &af, err, sizeof err), LS_OK);
+    const char *schema = ls_avro_file_meta(&af, "avro.schema");
+    CHECK(schema && strstr(schema, "\"name\":\"ok\",\"type\":[\"null\",\"boolean\"]"));
+    CHECK(strstr(schema, "\"name\":\"f\",\"type\":[\"null\",\"float\"]"));
+    CHECK(strstr(schema, "\"name\":\"d\",\"type\":[\"null\",\"double\"]"));
+    const ls_av_t *p0 = ls_av_field(ls_av_field(&af.records[0], "data_file"), "partition");
+    CHECK(p0 && p0->items[0].kind == LS_AV_BOOL && p0->items[0].l == 0);
+    CHECK(p0->items[1].kind == LS_AV_DOUBLE && p0->items[1].d == 1.5);
+    CHECK(p0->items[2].kind == LS_AV_DOUBLE && p0->items[2].d == -2.25);
+    ls_avro_file_free(&af);
+    ls_ice_mentry_t *back;
+    size_t nb;
+    CHECK_EQ_INT(ls_ice_manifest_decode(m.data, m.len, &s, &back, &nb, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(nb, 4);
+    for (size_t i = 0; i < nb; i++)
+        CHECK(!memcmp(back[i].df.partition, e[i].df.partition, 3 * sizeof e[i].df.partition[0]));
+    ls_ice_mentries_free(back, nb);
+
+    ls_avro_ocf_t *w = ls_ice_mlist_new(7, NULL, 1);
+    ls_ice_mfile_t mf = {0};
+    mf.path = "file:///t/metadata/m.avro";
+    ls_ice_mlist_add(w, &mf, &s, e, 4);
+    ls_buf_t l;
+    ls_buf_init(&l);
+    CHECK_EQ_INT(ls_avro_ocf_finish(w, &l), LS_OK);
+    ls_avro_ocf_free(w);
+    CHECK_EQ_INT(ls_avro_file_read(l.data, l.len, &af, err, sizeof err), LS_OK);
+    const ls_av_t *parts = ls_av_field(&af.records[0], "partitions");
+    CHECK(parts && parts->nitems == 3);
+    const ls_av_t *b = &parts->items[0], *f = &parts->items[1], *d = &parts->items[2];
+    CHECK_EQ_INT(ls_ice_av_long(b, "contains_null", NULL, 0), 1);
+    CHECK(ls_av_field(b, "contains_nan")->kind == LS_AV_NULL); /* not a float */
+    CHECK(ls_av_field(b, "lower_bound")->n == 1 && ls_av_field(b, "lower_bound")->p[0] == 0);
+    CHECK(ls_av_field(b, "upper_bound")->n == 1 && ls_av_field(b, "upper_bound")->p[0] == 1);
+    CHECK_EQ_INT(ls_ice_av_long(f, "contains_nan", NULL, 0), 1);
+    const ls_av_t *lo = ls_av_field(f, "lower_bound"), *hi = ls_av_field(f, "upper_bound");
+    static const uint8_t negzero[4] = {0, 0, 0, 0x80}, onehalf[4] = {0, 0, 0xc0, 0x3f};
+    CHECK(lo->n == 4 && !memcmp(lo->p, negzero, 4)); /* -0.0 below 0.0 */
+    CHECK(hi->n == 4 && !memcmp(hi->p, onehalf, 4));
+    CHECK_EQ_INT(ls_ice_av_long(d, "contains_nan", NULL, 0), 1);
+    lo = ls_av_field(d, "lower_bound"), hi = ls_av_field(d, "upper_bound");
+    double x;
+    CHECK(lo->n == 8 && (memcpy(&x, lo->p, 8), x == -2.25));
+    CHECK(hi->n == 8 && (memcpy(&x, hi->p, 8), x == 1e300));
+    ls_avro_file_free(&af);
+    ls_buf_free(&l);
+    ls_buf_free(&m);
+    for (int i = 0; i < 4; i++)
         ls_ice_datafile_clear(&e[i].df);
 }
 
@@ -1223,6 +1341,7 @@ int main(void)
     RUN(transform_spec_examples);
     RUN(value_field_transforms);
     RUN(value_partitions_in_manifests);
+    RUN(float_and_boolean_partitions);
     RUN(table_lifecycle_mem);
     RUN(schema_evolves_with_the_next_commit);
     RUN(bounds_truncation);

@@ -7,8 +7,9 @@
 // TABLE is a metadata JSON file (StaticTableOperations + HadoopFileIO) or
 // "records:" + a metadata file: a typed table's schemas and rows as {column: value};
 // "parts:" + [COLUMN=VALUE]@ + a metadata file: the spec, every planned file's
-// partition tuple, and the files and rows a filter COLUMN = 'VALUE' (a string
-// column; none: every row) plans and reads, so that wrong partition values or summaries would
+// partition tuple, and the files and rows a filter COLUMN = VALUE (VALUE read as the
+// column's type: string, boolean, int, long, float, double; none: every row) plans and
+// reads, so that wrong partition values or summaries would
 // make Java prune files holding matching rows;
 // "dir:" + a table directory (HadoopTables: version-hint.text, v<N>.metadata.json);
 // "hint:" + a table directory reports only the metadata location HadoopTables loads.
@@ -353,9 +354,21 @@ public class IcebergRead {
         String rest = arg.substring(6);
         int at = rest.indexOf('@'), eq = rest.indexOf('=');
         Table table = load(rest.substring(at + 1));
-        Expression filter = eq < 0 || eq > at ? Expressions.alwaysTrue()
-                                              : Expressions.equal(rest.substring(0, eq),
-                                                                  rest.substring(eq + 1, at));
+        Expression filter = Expressions.alwaysTrue();
+        if (eq >= 0 && eq < at) { // the value as the column's type (strings bind as strings only)
+            String col = rest.substring(0, eq), text = rest.substring(eq + 1, at);
+            Type ct = table.schema().findType(col);
+            Object lit = text;
+            switch (ct == null ? Type.TypeID.STRING : ct.typeId()) {
+                case BOOLEAN: lit = Boolean.parseBoolean(text); break;
+                case INTEGER: lit = Integer.parseInt(text); break;
+                case LONG: lit = Long.parseLong(text); break;
+                case FLOAT: lit = Float.parseFloat(text); break;
+                case DOUBLE: lit = Double.parseDouble(text); break;
+                default: break;
+            }
+            filter = Expressions.equal(col, lit);
+        }
         sb.append("{\"arg\":");
         str(sb, arg);
         sb.append(",\"spec\":");
