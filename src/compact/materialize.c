@@ -63,7 +63,8 @@
  * are copied (upsert copy-on-write, small-file rewrite: ls_pqr_copy_rows).
  * The stream's resolved policy (stream/policy.h) names the table (template),
  * its partition spec (used when the table is created; an existing table
- * keeps its spec), the data-file size target and the codec; the caller
+ * keeps its spec, and a policy that gives another one holds the table back:
+ * spec_check), the data-file size target and the codec; the caller
  * passes from_offset for start.position=latest.
  *
  * Schemaless JSON (value.format=json): the batch keeps the inferred JSON
@@ -1051,6 +1052,76 @@ static ls_status pk_check(ls_mat_batch_t *b, char *err, size_t errlen)
     return LS_EINVAL;
 }
 
+/* The spec of table t as text for people: "country: identity,
+ * customer.id_bucket: bucket[8]" (Iceberg's field names and transforms), or
+ * "unpartitioned". */
+static void spec_text(const ls_ice_spec_t *s, char *out, size_t cap)
+{
+    size_t k = 0;
+    out[0] = 0;
+    if (!s->nfields) snprintf(out, cap, "unpartitioned");
+    for (int i = 0; i < s->nfields && k < cap; i++) {
+        const ls_ice_part_field_t *f = &s->fields[i];
+        if (f->transform == LS_ICE_BUCKET || f->transform == LS_ICE_TRUNCATE)
+            k += (size_t)snprintf(out + k, cap - k, "%s%s: %s[%d]", i ? ", " : "", f->name,
+                                  ls_ice_transform_name(f->transform), f->param);
+        else
+            k += (size_t)snprintf(out + k, cap - k, "%s%s: %s", i ? ", " : "", f->name,
+                                  ls_ice_transform_name(f->transform));
+    }
+}
+
+/* Whether the policy's partition spec, resolved against table t's current
+ * schema (typed: its columns; else the Kafka columns), is the spec t has:
+ * the same source field ids, transforms and parameters, in order. A table
+ * keeps the spec it was created with — Iceberg's partition spec evolution
+ * (a second spec, manifests per spec) is not built — so a policy that asks
+ * for another one holds the table back with the reason (never applied to a
+ * new table only while the old one goes on under the old spec unnoticed).
+ * LS_OK or LS_EINVAL with err naming the key, both specs and the ways out. */
+static ls_status spec_check(const ls_table_target_t *tt, ls_ice_table_t *t, bool typed, char *err,
+                            size_t errlen)
+{
+    const ls_ice_spec_t *have = ls_ice_table_spec(t);
+    ls_ice_spec_t want;
+    char why[400] = "";
+    int last = 0;
+    char *schema = typed ? ls_ice_table_schema(t, &last) : NULL;
+    ls_status st = policy_spec(tt->policy, schema, last, &want, why, sizeof why);
+    ls_free(schema);
+    bool same = st == LS_OK && want.nfields == have->nfields;
+    for (int i = 0; same && i < want.nfields; i++) {
+        const ls_ice_part_field_t *x = &want.fields[i], *y = &have->fields[i];
+        same = x->source_id == y->source_id && x->transform == y->transform && x->param == y->param;
+    }
+    if (same) return LS_OK;
+    char has[400];
+    spec_text(have, has, sizeof has);
+    snprintf(err, errlen,
+             "%s '%s' is not the partition spec of table %s.%s (%s)%s%s: a table keeps the spec "
+             "it was created with (changing it would need Iceberg partition spec evolution, "
+             "which is not built); set the spec back, or set %s to a new table name to start a "
+             "table with the new spec",
+             ls_policy_key(LS_POLICY_PARTITION), tt->policy->value[LS_POLICY_PARTITION],
+             tt->stream->ns, tt->name, has, st == LS_OK ? "" : "; and ", why,
+             ls_policy_key(LS_POLICY_NAME));
+    return LS_EINVAL;
+}
+
+ls_status ls_mat_spec_check(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
+                            char *err, int errlen)
+{
+    ls_table_target_t vt;
+    ls_ice_table_t *cur = NULL;
+    ls_status st = resolve_version(meta, os, tt, &vt, &cur, err, errlen);
+    if (st != LS_OK || !cur) return st; /* no table yet: created with the policy's spec */
+    vt.policy = tt->policy;
+    st =
+        spec_check(&vt, cur, tt->policy->value_typed || tt->policy->key_typed, err, (size_t)errlen);
+    ls_ice_table_free(cur);
+    return st;
+}
+
 static ls_status side_begin(ls_mat_batch_t *b, const char *suffix, side_t **out, char *err,
                             int errlen)
 {
@@ -1195,6 +1266,7 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
             parse_ids(&b->kids, &b->nkids, ls_ice_table_summary(b->t, KEY_SCHEMA_IDS_KEY));
         }
     }
+    if (st == LS_OK) st = spec_check(tt, b->t, typed, err, (size_t)errlen);
     if (st == LS_OK) st = open_files(b, err, errlen);
     if (st != LS_OK) {
         ls_mat_free(b);

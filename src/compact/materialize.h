@@ -43,6 +43,14 @@ typedef struct ls_table_target {
 ls_status ls_mat_partition_check(const ls_policy_t *p, const char *typed_schema, int last_column_id,
                                  char *why, size_t whylen);
 
+/* Whether the stream's table, when it exists (its current version), has
+ * the partition spec tt's policy gives for it: LS_OK (or no table yet),
+ * LS_EINVAL with err naming lakestream.table.partition and both specs (a
+ * table keeps its spec: partition spec evolution is not built), or the
+ * store's status. Blocking (reads the table's metadata). */
+ls_status ls_mat_spec_check(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
+                            char *err, int errlen);
+
 /* LS_EINVAL (message naming the key) when the name template does not give a
  * valid table name for this stream. */
 ls_status ls_table_target_init(ls_table_target_t *t, const ls_stream_t *s, const ls_policy_t *p,

@@ -534,6 +534,18 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
             goto out;
         }
     }
+    if (part_set && pa.enabled && b->check_table_spec) {
+        /* a table with data keeps its spec: refused here rather than taken
+         * and held back at the next pass (materialize.c spec_check) */
+        char why[1024];
+        int c = b->check_table_spec(b->root, ns, name, &pa, why, sizeof why);
+        if (c != 0) {
+            snprintf(err, (size_t)errlen, "Invalid value '%s' for configuration %s: %s%s",
+                     pa.value[LS_POLICY_PARTITION], ls_policy_key(LS_POLICY_PARTITION),
+                     c == -2 ? "reading the table's metadata: " : "", why);
+            goto out;
+        }
+    }
     if (pa.enabled) {
         if (ls_policy_table_name(&pa, ns, name, table, sizeof table, err, (size_t)errlen) != LS_OK)
             goto out;

@@ -80,6 +80,12 @@ typedef struct ls_kafka_services {
      * Blocking, as check_primary_key. */
     int (*check_partition)(void *root, const char *topic, const struct ls_policy *p, char *why,
                            size_t whylen);
+    /* Whether the table of topic ns/topic under policy p, when it exists,
+     * has the partition spec p gives it (a table keeps the spec it was
+     * created with): 0 yes or no table yet; -1 no, with both specs in why;
+     * -2 its metadata could not be read. Blocking, as check_primary_key. */
+    int (*check_table_spec)(void *root, const char *ns, const char *topic,
+                            const struct ls_policy *p, char *why, size_t whylen);
     /* Finishes tid's decision in the background if it has one (writes its
      * markers, then completes it): after EndTxn, or when a request met a
      * decided record. */

@@ -235,6 +235,22 @@ static int svc_check_partition(void *root, const char *topic, const struct ls_po
     return rc;
 }
 
+static int svc_check_table_spec(void *root, const char *ns, const char *topic,
+                                const struct ls_policy *p, char *why, size_t whylen)
+{
+    ls_broker_t *b = root;
+    ls_stream_t *s = ls_catalog_lookup(b->catalog, ns, topic);
+    if (!s) return 0; /* a new topic: its table is created with the spec */
+    ls_table_target_t tt;
+    char err[1024];
+    ls_status st = ls_table_target_init(&tt, s, p, b->registry, err, (int)sizeof err);
+    if (st == LS_OK) st = ls_mat_spec_check(b->meta, b->os, &tt, err, (int)sizeof err);
+    ls_stream_release(s);
+    if (st == LS_OK) return 0;
+    snprintf(why, whylen, "%s", err);
+    return st == LS_EINVAL ? -1 : -2;
+}
+
 static void svc_txn_finish(void *root, const char *tid)
 {
     ls_broker_t *b = root;
@@ -266,6 +282,7 @@ static void services_init(ls_broker_t *b)
         .check_payload = svc_check_payload,
         .check_primary_key = svc_check_primary_key,
         .check_partition = svc_check_partition,
+        .check_table_spec = svc_check_table_spec,
         .txn_finish = svc_txn_finish,
     };
 }

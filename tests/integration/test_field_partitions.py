@@ -545,3 +545,84 @@ def test_boolean_float_double_identity_partitions(broker):
         got = sorted(t.scan(row_filter=flt).to_arrow().column("id").to_pylist())
         assert got == [i for i in range(n) if keep(reading(i))], flt
 
+
+def test_changing_the_spec_of_a_table_with_data_is_refused(broker):
+    """A table keeps the partition spec it was created with (partition spec
+    evolution is not built): with the table there, IncrementalAlterConfigs
+    of lakestream.table.partition to another spec is refused with
+    INVALID_CONFIG naming the key and the table's spec; the same spec
+    written another way is accepted. A namespace default that would change
+    it (written behind the broker's back, where no request can be refused)
+    holds the table back with that reason in the log; nothing is written
+    under a spec the table does not have; setting it back lets the rows
+    in, every one once, each file still one country."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry,
+                                       ConfigResource)
+    from test_table_policy import _cli
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("fparts-change"), partitions=1,
+                         config=dict(TYPED, **{"lakestream.table.partition": "identity(country)"}))
+    tdir = iu.table_dir(broker, topic)
+    produce(broker, topic, 10, partitions=1)
+    iu.wait_rows(tdir, 10)
+    a = AdminClient({"bootstrap.servers": broker.bootstrap})
+
+    def alter(op, spec=None):
+        res = ConfigResource("topic", topic, incremental_configs=[ConfigEntry(
+            "lakestream.table.partition", spec, incremental_operation=op)])
+        return a.incremental_alter_configs([res])[res]
+
+    for fut in (alter(AlterConfigOpType.SET, "identity(country), bucket(4, id)"),
+                alter(AlterConfigOpType.SET, "bucket(4, country)"),
+                alter(AlterConfigOpType.DELETE)):  # back to the cluster default, day
+        with pytest.raises(KafkaException) as ei:
+            fut.result(30)
+        err = ei.value.args[0]
+        assert err.name() == "INVALID_CONFIG", err
+        for w in ("lakestream.table.partition", "is not the partition spec of table default.%s "
+                  "(country: identity)" % topic, "lakestream.table.name"):
+            assert w in err.str(), err.str()
+    alter(AlterConfigOpType.SET, "identity( country )").result(30)  # the same spec
+
+
+def test_a_namespace_default_that_changes_the_spec_holds_the_table_back(broker):
+    """The spec comes from a namespace default (lakestream tables namespace,
+    written to the metadata store where no request can refuse it): changing
+    it under a table with data holds the table back with the reason in the
+    log (key, both specs); no row is written under a spec the table does
+    not have; setting it back lets the rows in, every one once, each file
+    still one country."""
+    from test_table_policy import _cli
+    iu.local_store_only()
+
+    def ns_spec(spec):
+        rc, _, err = _cli("namespace", "default", "--set", "lakestream.table.partition=" + spec,
+                          "--data.dir=" + broker.data_dir)
+        assert rc == 0, err
+    ns_spec("identity(country)")
+    topic = create_topic(broker.bootstrap, unique_topic("fparts-ns"), partitions=1, config=TYPED)
+    tdir = iu.table_dir(broker, topic)
+    produce(broker, topic, 10, partitions=1)
+    t, _, _ = iu.wait_rows(tdir, 10)
+    assert [f.name for f in t.spec().fields] == ["country"]
+    snap = t.current_snapshot().snapshot_id
+    ns_spec("bucket(2, id)")
+    sr = SchemaRegistryClient({"url": broker.registry_url})
+    p = SerializingProducer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5,
+                             "key.serializer": StringSerializer(),
+                             "value.serializer": AvroSerializer(sr, json.dumps(SALE))})
+    for i in range(10, 20):
+        p.produce(topic, key="k%d" % i, value=sale(i), partition=0)
+    assert p.flush(30) == 0
+    why = "is not the partition spec of table default.%s (country: identity)" % topic
+    wait_until(lambda: why in broker.log_text(), 30, what="the hold-back reason in the log")
+    assert "lakestream.table.partition 'bucket(2, id)'" in broker.log_text()
+    t = iu.pyiceberg_table.StaticTable.from_metadata("file://" + iu.current_metadata(tdir))
+    assert t.current_snapshot().snapshot_id == snap  # held back: no commit
+    ns_spec("identity(country)")
+    t, rows, _ = iu.wait_rows(tdir, 20)
+    assert sorted(rows.column("id").to_pylist()) == list(range(20))
+    for task in t.scan().plan_files():
+        data = pq.read_table(task.file.file_path.replace("file://", "")).to_pylist()
+        assert {d["country"] for d in data} == {task.file.partition[0]}
