@@ -1666,9 +1666,8 @@ static ls_status new_version(row_ctx_t *c, const ls_raw_record_t *r, int32_t vid
 
 /* The data file writer of a typed row: by the Kafka columns, and when the
  * spec partitions by value or key fields, by their values in the datums.
- * LS_ECORRUPT (a bad record, err says why) when a datum does not decode or
- * a partition value is too long to hold; LS_EINVAL when no file opens
- * (ls_data_files_error). */
+ * LS_ECORRUPT (a bad record, err says why) when a datum does not decode;
+ * LS_EINVAL when no file opens (ls_data_files_error). */
 static ls_status row_writer(ls_mat_batch_t *b, const ls_raw_record_t *r, const ls_typed_datum_t *v,
                             const ls_typed_datum_t *k, ls_pq_writer_t **w, char *err, size_t errlen)
 {
@@ -1684,16 +1683,6 @@ static ls_status row_writer(ls_mat_batch_t *b, const ls_raw_record_t *r, const l
         ids[i] = spec->fields[i].source_id;
     ls_status st = ls_typed_values(v, k, ids, spec->nfields, vals, err, errlen);
     if (st != LS_OK) return st;
-    for (int i = 0; i < spec->nfields; i++) {
-        ls_ice_pval_t pv;
-        if (ls_ice_field_apply_sval(&spec->fields[i], &vals[i], &pv) != LS_OK) {
-            snprintf(err, errlen,
-                     "partition field %s: the value is longer than %d bytes, the most a "
-                     "partition value may have here",
-                     spec->fields[i].name, LS_ICE_PVAL_MAX);
-            return LS_ECORRUPT;
-        }
-    }
     *w = ls_data_files_writer_sv(b->files, r, vals);
     return *w ? LS_OK : LS_EINVAL;
 }

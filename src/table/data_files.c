@@ -113,7 +113,8 @@ static ls_status close_bucket(ls_data_files_t *f, files_bucket_t *b)
     if (st != LS_OK) return st;
     file_put_t *p = &f->put;
     memset(&p->df, 0, sizeof p->df);
-    memcpy(p->df.partition, b->key, sizeof p->df.partition);
+    for (int i = 0; i < f->spec->nfields; i++) /* the file owns its values */
+        ls_ice_pval_copy(&p->df.partition[i], &b->key[i]);
     ls_ice_datafile_metrics(&p->df, b->w);
     p->key = ls_ice_table_data_key(f->t, "parquet", &p->df);
     p->os = ls_ice_table_objstore(f->t);
@@ -167,21 +168,20 @@ ls_pq_writer_t *ls_data_files_writer_sv(ls_data_files_t *f, const ls_raw_record_
                      pf->name, pf->source_id);
             return NULL;
         }
-        if (ls_ice_field_apply_sval(pf, &src[i], &key[i]) != LS_OK) {
-            snprintf(f->err, sizeof f->err,
-                     "partition field %s: the value is longer than %d bytes, the most a "
-                     "partition value holds here",
-                     pf->name, LS_ICE_PVAL_MAX);
+        if (ls_ice_field_apply_sval(pf, &src[i], &key[i]) != LS_OK) { /* borrows src's bytes */
+            snprintf(f->err, sizeof f->err, "partition field %s: a value of 4 GiB or more",
+                     pf->name);
             return NULL;
         }
     }
     files_bucket_t *b = NULL;
     for (size_t i = 0; i < f->nb && !b; i++)
-        if (!memcmp(f->b[i]->key, key, sizeof key)) b = f->b[i];
+        if (!ls_ice_pvals_cmp(f->b[i]->key, key, f->spec->nfields)) b = f->b[i];
     if (!b) {
         f->b = ls_realloc(f->b, (f->nb + 1) * sizeof *f->b);
         b = f->b[f->nb++] = LS_NEW(files_bucket_t);
-        memcpy(b->key, key, sizeof key);
+        for (int i = 0; i < f->spec->nfields; i++) /* the bucket owns its key */
+            ls_ice_pval_copy(&b->key[i], &key[i]);
     }
     if (!b->w) {
         ls_buf_init(&b->out);
@@ -232,6 +232,8 @@ void ls_data_files_free(ls_data_files_t *f)
     for (size_t i = 0; i < f->nb; i++) {
         ls_pq_writer_free(f->b[i]->w);
         ls_buf_free(&f->b[i]->out);
+        for (int k = 0; k < LS_ICE_MAX_PART; k++)
+            ls_ice_pval_clear(&f->b[i]->key[k]);
         ls_free(f->b[i]);
     }
     ls_free(f->b);

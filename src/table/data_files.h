@@ -29,9 +29,9 @@ ls_data_files_t *ls_data_files_new(ls_ice_table_t *t, const ls_pq_field_t *field
  * ls_data_files_row_done with the row's status. */
 ls_pq_writer_t *ls_data_files_writer(ls_data_files_t *f, const ls_raw_record_t *r);
 /* The same when the spec has sources beyond the Kafka columns: src[i] is
- * the row's value of spec field i's source (read for those fields only).
- * NULL also when a string/binary partition value is too long to hold
- * (LS_ICE_PVAL_MAX; the error names the field). */
+ * the row's value of spec field i's source (read for those fields only;
+ * its bytes borrowed for the call: a new partition keeps a copy of its
+ * values, however long). */
 ls_pq_writer_t *ls_data_files_writer_sv(ls_data_files_t *f, const ls_raw_record_t *r,
                                         const ls_ice_sval_t *src);
 /* Whether the spec has sources beyond the Kafka columns. */

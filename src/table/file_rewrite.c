@@ -74,16 +74,16 @@ static int by_partition_then_seq(const void *a, const void *b, void *arg)
 {
     const sort_ctx_t *c = arg;
     const ls_ice_mentry_t *x = &c->live[*(const size_t *)a], *y = &c->live[*(const size_t *)b];
-    /* any total order groups a partition's files: the values' bytes */
-    int d = memcmp(x->df.partition, y->df.partition, (size_t)c->nspec * sizeof x->df.partition[0]);
-    if (d) return d < 0 ? -1 : 1;
+    /* any total order groups a partition's files */
+    int d = ls_ice_pvals_cmp(x->df.partition, y->df.partition, c->nspec);
+    if (d) return d;
     if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
 static bool same_partition(const ls_ice_mentry_t *x, const ls_ice_mentry_t *y, int nspec)
 {
-    return !memcmp(x->df.partition, y->df.partition, (size_t)nspec * sizeof x->df.partition[0]);
+    return !ls_ice_pvals_cmp(x->df.partition, y->df.partition, nspec);
 }
 
 static bool small_file(void *arg, size_t first, size_t next, uint64_t *bytes)
@@ -176,7 +176,8 @@ static ls_status copy_files(ls_ice_table_t *t, const char *const *paths, size_t 
     memset(df, 0, sizeof *df);
     if (st == LS_OK && ls_pq_num_rows(w) > 0) {
         ls_ice_datafile_metrics(df, w);
-        memcpy(df->partition, part, sizeof df->partition);
+        for (int i = 0; i < LS_ICE_MAX_PART; i++) /* df owns its values */
+            ls_ice_pval_copy(&df->partition[i], &part[i]);
         st = ls_ice_table_put_data(t, &out, "parquet", df);
         if (st != LS_OK)
             snprintf(err, errlen, "writing a rewritten file: %s", ls_ice_table_error(t));

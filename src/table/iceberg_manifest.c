@@ -62,7 +62,7 @@ static uint32_t float_bits(int64_t l)
 static size_t part_bytes(ls_ice_type rt, const ls_ice_pval_t *v, const uint8_t **p, uint8_t out[8])
 {
     if (bytes_type(rt)) {
-        *p = v->b;
+        *p = ls_ice_pval_data(v);
         return v->n;
     }
     if (rt == LS_ICE_BOOLEAN) {
@@ -102,9 +102,9 @@ static int part_cmp(ls_ice_type rt, const ls_ice_pval_t *x, const ls_ice_pval_t 
         /* same sign, fewest bytes: a longer one is farther from zero */
         if (x->n != y->n) return (x->n < y->n) != nx ? -1 : 1;
         return memcmp(x->b, y->b, x->n) < 0 ? -1 : memcmp(x->b, y->b, x->n) > 0;
-    }
+    } /* (a decimal has at most 16 bytes: inline) */
     size_t n = x->n < y->n ? x->n : y->n;
-    int c = n ? memcmp(x->b, y->b, n) : 0;
+    int c = n ? memcmp(ls_ice_pval_data(x), ls_ice_pval_data(y), n) : 0;
     if (c) return c < 0 ? -1 : 1;
     return x->n < y->n ? -1 : x->n > y->n;
 }
@@ -302,12 +302,12 @@ static void enc_part(ls_buf_t *b, const ls_ice_part_field_t *f, const ls_ice_pva
     } else if (!bytes_type(rt)) {
         ls_avro_long(b, v->l);
     } else if (!fs) {
-        ls_avro_bytes(b, v->b, v->n); /* string and bytes: length, then the bytes */
+        ls_avro_bytes(b, ls_ice_pval_data(v), v->n); /* string and bytes: length, bytes */
     } else {
         uint8_t pad = rt == LS_ICE_DECIMAL && v->n && (v->b[0] & 0x80) ? 0xff : 0x00;
         for (size_t i = v->n; i < fs; i++)
             ls_buf_append_u8(b, pad);
-        ls_buf_append(b, v->b, v->n < fs ? v->n : fs);
+        ls_buf_append(b, ls_ice_pval_data(v), v->n < fs ? v->n : fs);
     }
 }
 
@@ -454,14 +454,18 @@ static int dec_part(const ls_ice_part_field_t *f, const ls_av_t *a, ls_ice_pval_
         v->l = a->l;
         return 0;
     }
-    if (a->kind != LS_AV_BYTES || a->n > LS_ICE_PVAL_MAX) return -1;
+    if (a->kind != LS_AV_BYTES || a->n > UINT32_MAX) return -1;
     size_t k = 0;
     if (rt == LS_ICE_DECIMAL)
         while (k + 1 < a->n && ((a->p[k] == 0 && !(a->p[k + 1] & 0x80)) ||
                                 (a->p[k] == 0xff && (a->p[k + 1] & 0x80))))
             k++;
-    if (a->n - k) memcpy(v->b, a->p + k, a->n - k);
-    v->n = (uint8_t)(a->n - k);
+    size_t n = a->n - k;
+    if (rt == LS_ICE_DECIMAL && n > 16) return -1; /* beyond decimal(38) */
+    uint8_t *to = v->b;
+    if (n > LS_ICE_PVAL_INLINE) to = v->ext = ls_malloc(n); /* the entry's data file owns it */
+    if (n) memcpy(to, a->p + k, n);
+    v->n = (uint32_t)n;
     return 0;
 }
 

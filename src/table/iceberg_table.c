@@ -338,12 +338,44 @@ static bool bytes_result(ls_ice_type t)
            t == LS_ICE_DECIMAL;
 }
 
+/* Bytes p[0..n) as *out's value: inline, or borrowed when longer. */
 static ls_status pval_bytes(ls_ice_pval_t *out, const uint8_t *p, size_t n)
 {
-    if (n > LS_ICE_PVAL_MAX) return LS_ELIMIT;
-    if (n) memcpy(out->b, p, n);
-    out->n = (uint8_t)n;
+    if (n > UINT32_MAX) return LS_ELIMIT; /* a source value holds no 4 GiB */
+    if (n > LS_ICE_PVAL_INLINE)
+        out->ext = (uint8_t *)p; /* borrowed (header: ownership) */
+    else if (n)
+        memcpy(out->b, p, n);
+    out->n = (uint32_t)n;
     return LS_OK;
+}
+
+void ls_ice_pval_copy(ls_ice_pval_t *dst, const ls_ice_pval_t *src)
+{
+    *dst = *src;
+    if (src->n > LS_ICE_PVAL_INLINE) {
+        dst->ext = ls_malloc(src->n);
+        memcpy(dst->ext, src->ext, src->n);
+    }
+}
+
+void ls_ice_pval_clear(ls_ice_pval_t *v)
+{
+    if (v->n > LS_ICE_PVAL_INLINE) ls_free(v->ext);
+    memset(v, 0, sizeof *v);
+}
+
+int ls_ice_pvals_cmp(const ls_ice_pval_t *x, const ls_ice_pval_t *y, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const ls_ice_pval_t *a = &x[i], *b = &y[i];
+        if (a->null != b->null) return a->null ? -1 : 1;
+        if (a->l != b->l) return a->l < b->l ? -1 : 1;
+        if (a->n != b->n) return a->n < b->n ? -1 : 1;
+        int c = a->n ? memcmp(ls_ice_pval_data(a), ls_ice_pval_data(b), a->n) : 0;
+        if (c) return c < 0 ? -1 : 1;
+    }
+    return 0;
 }
 
 ls_status ls_ice_field_apply_sval(const ls_ice_part_field_t *f, const ls_ice_sval_t *v,
@@ -409,8 +441,9 @@ static void civil(int64_t z, int64_t *y, unsigned *m, unsigned *d)
  * hex, both cut to 32 characters: the file's uuid name makes it unique. */
 static void path_bytes(ls_buf_t *out, ls_ice_type t, const ls_ice_pval_t *v)
 {
+    const uint8_t *p = ls_ice_pval_data(v);
     for (size_t i = 0; i < v->n && i < 32; i++) {
-        uint8_t c = v->b[i];
+        uint8_t c = p[i];
         if (t != LS_ICE_STRING)
             ls_buf_printf(out, "%02x", c);
         else
@@ -569,6 +602,8 @@ void ls_ice_datafile_metrics(ls_ice_datafile_t *df, const ls_pq_writer_t *w)
 
 void ls_ice_datafile_clear(ls_ice_datafile_t *df)
 {
+    for (int i = 0; i < LS_ICE_MAX_PART; i++)
+        if (df->partition[i].n > LS_ICE_PVAL_INLINE) ls_free(df->partition[i].ext);
     ls_free(df->path);
     ls_free(df->metrics);
     memset(df, 0, sizeof *df);

@@ -108,25 +108,41 @@ typedef struct ls_ice_spec {
     ls_ice_part_field_t fields[LS_ICE_MAX_PART];
 } ls_ice_spec_t;
 
-/* A partition value (a transform's result), held inline so data files copy
- * by value. Results of type int, long, date, time, timestamp(tz) are in l,
- * booleans as 0/1; float and double results as the bits of the value as a
- * double (a float widens exactly, so a float -> double promotion of the
- * source keeps every value; NaN canonical, -0.0 and 0.0 distinct, as
- * Java's Float.equals tells identity partitions apart);
- * string, binary, fixed, uuid and decimal results are b[0..n) in the
- * spec's single-value serialization (Appendix D: UTF-8; the bytes; a
- * decimal's unscaled value as big-endian two's complement, fewest bytes).
- * Unused bytes are zero, so tuples compare with memcmp. A string or binary
- * result longer than LS_ICE_PVAL_MAX is not held (ls_ice_field_apply_sval
- * refuses it). */
-#define LS_ICE_PVAL_MAX 128
+/* A partition value (a transform's result). Results of type int, long,
+ * date, time, timestamp(tz) are in l, booleans as 0/1; float and double
+ * results as the bits of the value as a double (a float widens exactly, so
+ * a float -> double promotion of the source keeps every value; NaN
+ * canonical, -0.0 and 0.0 distinct, as Java's Float.equals tells identity
+ * partitions apart); string, binary, fixed, uuid and decimal results are n
+ * bytes in the spec's single-value serialization (Appendix D: UTF-8; the
+ * bytes; a decimal's unscaled value as big-endian two's complement, fewest
+ * bytes): inline in b up to LS_ICE_PVAL_INLINE, else at ext (b unused).
+ * Ownership of ext: a data file owns its partition values' ext
+ * (ls_ice_datafile_clear frees them; dec_part and ls_ice_pval_copy
+ * allocate); the result of ls_ice_field_apply_sval borrows the source's
+ * bytes. So a value that outlives its source is copied with
+ * ls_ice_pval_copy, and values are compared with ls_ice_pvals_cmp, never
+ * memcmp. Unused inline bytes are zero. */
+#define LS_ICE_PVAL_INLINE 128
 typedef struct ls_ice_pval {
     uint8_t null; /* 1: null */
-    uint8_t n;
+    uint32_t n;
     int64_t l;
-    uint8_t b[LS_ICE_PVAL_MAX];
+    uint8_t *ext;
+    uint8_t b[LS_ICE_PVAL_INLINE];
 } ls_ice_pval_t;
+
+/* The bytes of a string/binary/fixed/uuid/decimal value (v->n of them). */
+static inline const uint8_t *ls_ice_pval_data(const ls_ice_pval_t *v)
+{
+    return v->n > LS_ICE_PVAL_INLINE ? v->ext : v->b;
+}
+/* *dst = a copy of src that owns its bytes (free with ls_ice_pval_clear). */
+void ls_ice_pval_copy(ls_ice_pval_t *dst, const ls_ice_pval_t *src);
+void ls_ice_pval_clear(ls_ice_pval_t *v);
+/* A total order of tuples of n values (equal iff every value is: null,
+ * number and bytes), for grouping files by partition. */
+int ls_ice_pvals_cmp(const ls_ice_pval_t *x, const ls_ice_pval_t *y, int n);
 
 /* A source value of a row, for the partition transforms: null; an int-like
  * value in l (int, long, date days, time and timestamps in micros; a
@@ -178,8 +194,9 @@ int64_t ls_ice_transform_apply(ls_ice_transform t, ls_ice_type source_type, int6
  * in micros) by field f, bucket and truncate included. */
 int64_t ls_ice_field_apply(const ls_ice_part_field_t *f, int64_t v);
 /* Transform of a source value of any type f accepts into *out (zeroed
- * first; a null source or void gives null). LS_ELIMIT when the result is a
- * string or binary longer than LS_ICE_PVAL_MAX bytes. */
+ * first; a null source or void gives null). A result longer than
+ * LS_ICE_PVAL_INLINE bytes borrows v's bytes (ext): ls_ice_pval_copy it to
+ * keep it. LS_OK. */
 ls_status ls_ice_field_apply_sval(const ls_ice_part_field_t *f, const ls_ice_sval_t *v,
                                   ls_ice_pval_t *out);
 /* A float or double partition value's bits (ls_ice_pval_t) and back. */

@@ -626,3 +626,61 @@ def test_a_namespace_default_that_changes_the_spec_holds_the_table_back(broker):
     for task in t.scan().plan_files():
         data = pq.read_table(task.file.file_path.replace("file://", "")).to_pylist()
         assert {d["country"] for d in data} == {task.file.partition[0]}
+
+
+PAGE = {"type": "record", "name": "Page", "namespace": "web", "fields": [
+    {"name": "id", "type": "long"},
+    {"name": "url", "type": ["null", "string"], "default": None},
+    {"name": "body", "type": "bytes"}]}
+
+
+def page(i):
+    # URLs of 40 to ~1000 bytes, two differing only past byte 128; non-ASCII too
+    urls = ["https://example.com/" + "a" * 980, "https://example.com/" + "a" * 979 + "b",
+            "https://ex.com/short", "https://example.com/ü/" + "é" * 200, None]
+    return {"id": i, "url": urls[i % 5], "body": bytes([i % 7]) * (150 + i % 3 * 100)}
+
+
+def produce_pages(broker, topic, n):
+    sr = SchemaRegistryClient({"url": broker.registry_url})
+    p = SerializingProducer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5,
+                             "value.serializer": AvroSerializer(sr, json.dumps(PAGE))})
+    for i in range(n):
+        p.produce(topic, value=page(i), partition=0)
+    assert p.flush(30) == 0
+
+
+def test_partition_values_longer_than_128_bytes(broker):
+    """identity of strings up to ~1000 bytes and truncate(200) of bytes
+    values up to 350 bytes: every record becomes a row (none is refused or
+    cut), each file's partition tuple is the whole value (two URLs that
+    differ only at their last byte are two partitions), the summaries'
+    bounds are whole values, and an equality on a long URL prunes."""
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("fparts-long"), partitions=1,
+                         config=dict(TYPED, **{"lakestream.table.partition":
+                                               "identity(url), truncate(200, body)"}))
+    n = 30
+    produce_pages(broker, topic, n)
+    t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), n)
+    assert sorted(rows.column("id").to_pylist()) == list(range(n))
+    tasks = list(t.scan().plan_files())
+    want = {(page(i)["url"], page(i)["body"][:200]) for i in range(n)}
+    seen = set()
+    for task in tasks:
+        pv = (task.file.partition[0], task.file.partition[1])
+        data = pq.read_table(task.file.file_path.replace("file://", "")).to_pylist()
+        assert {(d["url"], d["body"][:200]) for d in data} == {pv}
+        seen.add(pv)
+    assert seen == want and len(tasks) == len(want)
+    assert max(len(u.encode()) for u, _ in seen if u) > 900
+    snap = t.current_snapshot()
+    with open(snap.manifest_list.replace("file://", ""), "rb") as f:
+        summaries = [m["partitions"] for m in fastavro.reader(f)]
+    highs = [s[0]["upper_bound"] for s in summaries if s[0]["upper_bound"] is not None]
+    assert max(highs) == page(3)["url"].encode()  # whole, not cut
+    long_url = page(1)["url"]
+    planned = list(t.scan(row_filter=EqualTo("url", long_url)).plan_files())
+    assert 0 < len(planned) < len(tasks)
+    got = sorted(t.scan(row_filter=EqualTo("url", long_url)).to_arrow().column("id").to_pylist())
+    assert got == [i for i in range(n) if page(i)["url"] == long_url]

@@ -675,3 +675,26 @@ def test_java_reads_boolean_float_double_partitions(broker, java_reader):
         assert jt["filtered_rows"] == sum(1 for i in range(n) if keep(fp.reading(i))), flt
     (rt,) = java_reader("records:" + md)
     assert sorted(r["id"] for r in rt["records"]) == list(range(n))
+
+
+def test_java_reads_partition_values_longer_than_128_bytes(broker, java_reader):
+    """identity of URLs up to ~1000 bytes and truncate(200) of bytes values:
+    the Iceberg Java library reads the whole partition values, prunes an
+    equality on a long URL by them, and reads every row."""
+    iceberg_util.local_store_only()
+    from kafka_util import create_topic, unique_topic
+    import test_field_partitions as fp
+
+    topic = create_topic(broker.bootstrap, unique_topic("fparts-java-long"), config=dict(
+        fp.TYPED, **{"lakestream.table.partition": "identity(url), truncate(200, body)"}))
+    n = 20
+    fp.produce_pages(broker, topic, n)
+    _, _, md = iceberg_util.wait_rows(iceberg_util.table_dir(broker, topic), n)
+    long_url = fp.page(1)["url"]
+    (jt,) = java_reader("parts:url=%s@%s" % (long_url, md))
+    got = {(p["url"], p["body_trunc"]) for p in jt["planned"]}
+    assert got == {(fp.page(i)["url"], fp.page(i)["body"][:200].hex()) for i in range(n)}
+    assert 0 < jt["filtered_files"] < len(got)
+    assert jt["filtered_rows"] == sum(1 for i in range(n) if fp.page(i)["url"] == long_url)
+    (rt,) = java_reader("records:" + md)
+    assert sorted(r["id"] for r in rt["records"]) == list(range(n))

@@ -320,10 +320,20 @@ TEST(value_field_transforms)
     CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_OK);
     CHECK(pv.null && pv.n == 0);
     v.null = false;
-    uint8_t big[LS_ICE_PVAL_MAX + 1];
+    uint8_t big[LS_ICE_PVAL_INLINE + 1]; /* longer than inline: borrowed, then copied */
     memset(big, 'x', sizeof big);
     v.p = big, v.n = sizeof big;
-    CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_ELIMIT);
+    CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_OK);
+    CHECK(pv.n == sizeof big && pv.ext == big && ls_ice_pval_data(&pv) == big);
+    ls_ice_pval_t kept;
+    ls_ice_pval_copy(&kept, &pv);
+    CHECK(kept.ext != big && !ls_ice_pvals_cmp(&kept, &pv, 1));
+    big[sizeof big - 1] = 'y'; /* the source changes, the copy does not */
+    CHECK(ls_ice_pvals_cmp(&kept, &pv, 1) < 0);
+    ls_ice_pval_clear(&kept);
+    f = field_of("binary", LS_ICE_TRUNCATE, 200);
+    CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_OK);
+    CHECK(pv.n == sizeof big); /* shorter than W: whole */
     f = field_of("string", LS_ICE_VOID, 0);
     CHECK_EQ_INT(ls_ice_field_apply_sval(&f, &v, &pv), LS_OK);
     CHECK(pv.null);
@@ -571,6 +581,145 @@ TEST(float_and_boolean_partitions)
     ls_buf_free(&m);
     for (int i = 0; i < 4; i++)
         ls_ice_datafile_clear(&e[i].df);
+}
+
+/* String and binary partition values longer than the inline bytes (a
+ * 300-byte identity, a truncate(200) of a binary): whole in the manifest,
+ * read back whole (owned by the entries), whole in the summary's bounds,
+ * and data_files routes rows by them: equal long values share a file,
+ * values differing only past byte 128 do not. */
+TEST(long_partition_values)
+{
+    ls_ice_spec_t s = {0};
+    char why[200];
+    CHECK_EQ_INT(
+        ls_ice_spec_add_typed(&s, 10, "url", "string", LS_ICE_IDENTITY, 0, why, sizeof why), LS_OK);
+    CHECK_EQ_INT(
+        ls_ice_spec_add_typed(&s, 11, "blob", "binary", LS_ICE_TRUNCATE, 200, why, sizeof why),
+        LS_OK);
+    char urls[3][301];
+    uint8_t blob[260];
+    for (int i = 0; i < 3; i++) {
+        memset(urls[i], 'a', 300);
+        urls[i][300] = 0;
+    }
+    urls[1][299] = 'b'; /* differs from urls[0] at its last byte only */
+    urls[2][0] = 'z';
+    for (size_t i = 0; i < sizeof blob; i++)
+        blob[i] = (uint8_t)i;
+    ls_ice_mentry_t e[3];
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < 3; i++) {
+        ls_ice_sval_t v = {0};
+        ls_ice_pval_t pv;
+        e[i].status = 1;
+        e[i].snapshot_id = 7;
+        e[i].seq = e[i].file_seq = -1;
+        e[i].df.path = ls_asprintf("file:///t/data/%d.parquet", i);
+        e[i].df.record_count = 1;
+        e[i].df.file_size = 100;
+        v.p = (const uint8_t *)urls[i], v.n = 300;
+        CHECK_EQ_INT(ls_ice_field_apply_sval(&s.fields[0], &v, &pv), LS_OK);
+        ls_ice_pval_copy(&e[i].df.partition[0], &pv); /* the file owns it */
+        v.p = blob, v.n = sizeof blob;
+        CHECK_EQ_INT(ls_ice_field_apply_sval(&s.fields[1], &v, &pv), LS_OK);
+        CHECK_EQ_INT(pv.n, 200);
+        ls_ice_pval_copy(&e[i].df.partition[1], &pv);
+    }
+    CHECK(ls_ice_pvals_cmp(e[0].df.partition, e[1].df.partition, 2) < 0);
+    ls_buf_t m;
+    ls_buf_init(&m);
+    CHECK_EQ_INT(ls_ice_manifest_encode(&s, "{}", 0, "[]", e, 3, &m), LS_OK);
+    ls_avro_file_t af;
+    char err[256];
+    CHECK_EQ_INT(ls_avro_file_read(m.data, m.len, &af, err, sizeof err), LS_OK);
+    const ls_av_t *p1 = ls_av_field(ls_av_field(&af.records[1], "data_file"), "partition");
+    CHECK(p1 && p1->items[0].n == 300 && !memcmp(p1->items[0].p, urls[1], 300));
+    CHECK(p1->items[1].n == 200 && !memcmp(p1->items[1].p, blob, 200));
+    ls_avro_file_free(&af);
+    ls_ice_mentry_t *back;
+    size_t nb;
+    CHECK_EQ_INT(ls_ice_manifest_decode(m.data, m.len, &s, &back, &nb, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(nb, 3);
+    for (size_t i = 0; i < nb; i++) {
+        CHECK(!ls_ice_pvals_cmp(back[i].df.partition, e[i].df.partition, 2));
+        CHECK(back[i].df.partition[0].ext != e[i].df.partition[0].ext);
+    }
+    ls_ice_mentries_free(back, nb);
+
+    ls_avro_ocf_t *w = ls_ice_mlist_new(7, NULL, 1);
+    ls_ice_mfile_t mf = {0};
+    mf.path = "file:///t/metadata/m.avro";
+    ls_ice_mlist_add(w, &mf, &s, e, 3);
+    ls_buf_t l;
+    ls_buf_init(&l);
+    CHECK_EQ_INT(ls_avro_ocf_finish(w, &l), LS_OK);
+    ls_avro_ocf_free(w);
+    CHECK_EQ_INT(ls_avro_file_read(l.data, l.len, &af, err, sizeof err), LS_OK);
+    const ls_av_t *u = &ls_av_field(&af.records[0], "partitions")->items[0];
+    const ls_av_t *lo = ls_av_field(u, "lower_bound"), *hi = ls_av_field(u, "upper_bound");
+    CHECK(lo->n == 300 && !memcmp(lo->p, urls[0], 300));
+    CHECK(hi->n == 300 && !memcmp(hi->p, urls[2], 300));
+    ls_avro_file_free(&af);
+    ls_buf_free(&l);
+    ls_buf_free(&m);
+    for (int i = 0; i < 3; i++)
+        ls_ice_datafile_clear(&e[i].df);
+
+    /* routing rows by long values (data_files.c) */
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t one = {0};
+    CHECK_EQ_INT(ls_ice_spec_add_typed(&one, LS_RAW_FID_KEY, "_kafka_key", "binary",
+                                       LS_ICE_IDENTITY, 0, why, sizeof why),
+                 LS_OK);
+    ls_ice_table_t *t = NULL;
+    CHECK_EQ_INT(ls_ice_table_create(os, "w/long", "mem://w/long", ls_raw_iceberg_schema_json(),
+                                     LS_RAW_LAST_COLUMN_ID, &one, NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    size_t nrf;
+    const ls_pq_field_t *rawf = ls_raw_parquet_fields(&nrf);
+    ls_data_files_t *df = ls_data_files_new(t, rawf, nrf, NULL, 0, err, sizeof err);
+    CHECK(ls_data_files_needs_values(df));
+    for (int i = 0; i < 6; i++) {
+        char key[301];
+        memcpy(key, urls[i % 3], sizeof key); /* a fresh copy per row: keys are copied */
+        ls_raw_record_t r = {.partition = 0,
+                             .offset = i,
+                             .timestamp_ms = 1,
+                             .key = (const uint8_t *)key,
+                             .key_len = 300};
+        ls_ice_sval_t sv = {0};
+        sv.p = r.key, sv.n = 300;
+        ls_pq_writer_t *pw = ls_data_files_writer_sv(df, &r, &sv);
+        CHECK(pw != NULL);
+        memset(key, 0, sizeof key);
+        r.key = (const uint8_t *)urls[i % 3];
+        CHECK_EQ_INT(ls_data_files_row_done(df, ls_raw_write(pw, &r)), LS_OK);
+    }
+    const ls_ice_datafile_t *files;
+    size_t nfiles;
+    CHECK_EQ_INT(ls_data_files_finish(df, &files, &nfiles), LS_OK);
+    CHECK_EQ_INT(nfiles, 3);
+    for (size_t i = 0; i < nfiles; i++) {
+        CHECK_EQ_INT(files[i].record_count, 2);
+        CHECK_EQ_INT(files[i].partition[0].n, 300);
+    }
+    CHECK_EQ_INT(ls_ice_table_append(t, files, nfiles, NULL, 1000, NULL), LS_OK);
+    ls_data_files_free(df);
+    ls_ice_mentry_t *live;
+    size_t nl;
+    CHECK_EQ_INT(ls_ice_table_live_files(t, &live, &nl), LS_OK);
+    CHECK_EQ_INT(nl, 3);
+    int seen = 0;
+    for (size_t i = 0; i < nl; i++)
+        for (int k = 0; k < 3; k++)
+            if (live[i].df.partition[0].n == 300 &&
+                !memcmp(ls_ice_pval_data(&live[i].df.partition[0]), urls[k], 300))
+                seen |= 1 << k;
+    CHECK_EQ_INT(seen, 7);
+    ls_ice_mentries_free(live, nl);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
 }
 
 TEST(table_lifecycle_mem)
@@ -1342,6 +1491,7 @@ int main(void)
     RUN(value_field_transforms);
     RUN(value_partitions_in_manifests);
     RUN(float_and_boolean_partitions);
+    RUN(long_partition_values);
     RUN(table_lifecycle_mem);
     RUN(schema_evolves_with_the_next_commit);
     RUN(bounds_truncation);
