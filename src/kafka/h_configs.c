@@ -16,7 +16,9 @@
  * Storage-engine settings that mean nothing on diskless storage (segment.*,
  * flush.*, index.*) are still described with Kafka's defaults so tools that
  * read them keep working. min.insync.replicas is 1: durability comes from the
- * object store, not replicas.
+ * object store, not replicas. Every numeric value is checked against Kafka 4's
+ * own bounds (LogConfig's atLeast validators, kafka_mins below) even where it
+ * has no effect here, so a value Kafka refuses is never stored.
  *
  * Table policy (lakestream.table.*, stream/policy.h): every field is
  * described with its resolved value and the layer it came from, mapped onto
@@ -610,6 +612,43 @@ static bool in_list(const char *allowed, const char *v, size_t n)
     return false;
 }
 
+/* Kafka 4's lower bounds of the numeric topic configs (LogConfig's atLeast
+ * validators; retention.bytes has none), whether the config is applied here
+ * or has no effect: a value Kafka refuses is refused the same way. */
+static const struct {
+    const char *name;
+    int64_t min;
+} kafka_mins[] = {
+    {"delete.retention.ms", 0},
+    {"file.delete.delay.ms", 0},
+    {"flush.messages", 1},
+    {"flush.ms", 0},
+    {"index.interval.bytes", 0},
+    {"local.retention.bytes", -2},
+    {"local.retention.ms", -2},
+    {"max.compaction.lag.ms", 1},
+    {"max.message.bytes", 0},
+    {"message.timestamp.after.max.ms", 0},
+    {"message.timestamp.before.max.ms", 0},
+    {"min.compaction.lag.ms", 0},
+    {"min.insync.replicas", 1},
+    {"retention.ms", -1},
+    {"segment.bytes", 1048576},
+    {"segment.index.bytes", 4},
+    {"segment.jitter.ms", 0},
+    {"segment.ms", 1},
+};
+
+static bool kafka_min_of(const char *name, int64_t *min)
+{
+    for (size_t i = 0; i < sizeof kafka_mins / sizeof kafka_mins[0]; i++)
+        if (strcmp(kafka_mins[i].name, name) == 0) {
+            *min = kafka_mins[i].min;
+            return true;
+        }
+    return false;
+}
+
 int ls_kafka_topic_config_check(const char *name, const char *value, char *err, int errlen)
 {
     if (ls_policy_is_key(name))
@@ -671,14 +710,15 @@ int ls_kafka_topic_config_check(const char *name, const char *value, char *err, 
         ok = iv >= 1 && iv <= 17;
     else if (ok && strcmp(name, "compression.zstd.level") == 0)
         ok = iv >= -131072 && iv <= 22;
-    /* Kafka's ranges of the compaction settings (applied: compact/keycompact.c) */
-    else if (ok && (strcmp(name, "delete.retention.ms") == 0 ||
-                    strcmp(name, "min.compaction.lag.ms") == 0))
-        ok = iv >= 0;
-    else if (ok && strcmp(name, "max.compaction.lag.ms") == 0)
-        ok = iv >= 1;
     else if (ok && strcmp(name, "min.cleanable.dirty.ratio") == 0)
         ok = strtod(value, NULL) <= 1.0;
+    int64_t min;
+    if (ok && kafka_min_of(name, &min) && iv < min) {
+        snprintf(err, (size_t)errlen,
+                 "Invalid value %s for configuration %s: Value must be at least %" PRId64, value,
+                 name, min);
+        return -1;
+    }
     if (!ok && strcmp(name, "compression.type") == 0) {
         snprintf(
             err, (size_t)errlen,

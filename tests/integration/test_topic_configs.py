@@ -89,6 +89,32 @@ def test_compaction_settings_out_of_kafkas_range_are_refused(module_broker, key,
     assert key in msg and value in msg, msg
 
 
+# Kafka 4's lower bounds (LogConfig's atLeast validators), checked against
+# kafka-topics.sh 4.3's own client-side validation: each value just below is refused
+# with Kafka's wording, the bound itself is accepted.
+KAFKA_MINS = {"min.insync.replicas": 1, "max.message.bytes": 0, "segment.bytes": 1048576,
+              "segment.ms": 1, "segment.jitter.ms": 0, "segment.index.bytes": 4,
+              "flush.messages": 1, "flush.ms": 0, "retention.ms": -1,
+              "index.interval.bytes": 0, "file.delete.delay.ms": 0,
+              "message.timestamp.before.max.ms": 0, "message.timestamp.after.max.ms": 0,
+              "local.retention.ms": -2, "local.retention.bytes": -2}
+
+
+@pytest.mark.parametrize("key", sorted(KAFKA_MINS))
+def test_values_below_kafkas_bound_are_refused(module_broker, key):
+    a = admin(module_broker.bootstrap)
+    low = KAFKA_MINS[key]
+    name = unique_topic("cfgmin")
+    fs = a.create_topics([NewTopic(name, 1, 1, config={key: str(low - 1)})], validate_only=True)
+    with pytest.raises(KafkaException) as ei:
+        fs[name].result(30)
+    msg = ei.value.args[0].str()
+    assert msg == "Invalid value %d for configuration %s: Value must be at least %d" % (
+        low - 1, key, low), msg
+    fs = a.create_topics([NewTopic(name, 1, 1, config={key: str(low)})], validate_only=True)
+    fs[name].result(30)
+
+
 def test_min_compaction_lag_above_max_is_refused(module_broker):
     a = admin(module_broker.bootstrap)
     name = unique_topic("cfglag")
