@@ -32,6 +32,9 @@
 
 #define PROG "lakestream tables"
 #define MAX_ARGS 64
+/* width of the KEY column: the longest policy key,
+ * lakestream.table.value.subject.name.strategy */
+#define KEY_W 44
 
 static void usage(FILE *f)
 {
@@ -42,7 +45,7 @@ static void usage(FILE *f)
                "                         [--config FILE] [--metadata.url=URL]\n"
                "KEY: lakestream.table.<field> or just <field>. Fields:\n");
     for (int f0 = 0; f0 < LS_POLICY_NFIELDS; f0++)
-        fprintf(f, "  %-36s %s (default %s)\n", ls_policy_key((ls_policy_field)f0),
+        fprintf(f, "  %-*s %s (default %s)\n", KEY_W, ls_policy_key((ls_policy_field)f0),
                 ls_policy_accepted((ls_policy_field)f0), ls_policy_default((ls_policy_field)f0));
     fprintf(f, "Default bootstrap: 127.0.0.1:9092.\n");
 }
@@ -81,7 +84,7 @@ static void print_row(const char *key, const char *value, const char *source)
                          : ls_policy_applied((ls_policy_field)f, value)
                              ? "applied"
                              : "stored, NOT APPLIED (not implemented yet)";
-    printf("%-36s %-24s %-10s %s\n", key, value, source, status);
+    printf("%-*s %-24s %-10s %s\n", KEY_W, key, value, source, status);
 }
 
 static int cmd_show(ls_cli_conn_t *c, const char *topic)
@@ -103,7 +106,7 @@ static int cmd_show(ls_cli_conn_t *c, const char *topic)
         return 1;
     }
     printf("table policy of topic %s\n", topic);
-    printf("%-36s %-24s %-10s %s\n", "KEY", "VALUE", "SOURCE", "STATUS");
+    printf("%-*s %-24s %-10s %s\n", KEY_W, "KEY", "VALUE", "SOURCE", "STATUS");
     for (int32_t i = 0; i < d->NumConfigs; i++) {
         const ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult *e = &d->Configs[i];
         char *key = kdup(e->Name), *value = kdup(e->Value);
@@ -295,7 +298,7 @@ static int cmd_namespace(int argc, char **argv)
     }
     ls_namespace_t *rec = ls_catalog_namespace(cat, ns);
     printf("table policy defaults of namespace %s%s\n", ns, rec ? "" : " (no record yet)");
-    printf("%-36s %-24s %-10s %s\n", "KEY", "VALUE", "SOURCE", "STATUS");
+    printf("%-*s %-24s %-10s %s\n", KEY_W, "KEY", "VALUE", "SOURCE", "STATUS");
     for (int i = 0; rec && i < rec->nprops; i++)
         if (ls_policy_field_of(rec->props[i].key) >= 0)
             print_row(rec->props[i].key, rec->props[i].value, "namespace");

@@ -733,10 +733,11 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         st = ls_mat_add(c->batch, &r, &rows, terr, sizeof terr);
         if (st != LS_OK) {
             LS_WARN_RL("compact",
-                       "log %016llx: materializing [%lld, %lld] into table %s.%s failed: "
-                       "%s (%s); will retry",
-                       (unsigned long long)log_id, (long long)first, (long long)last,
-                       ts->stream->ns, ts->target.name, ls_status_str(st), terr);
+                       "log %016llx (%s-%d): materializing [%lld, %lld] into table %s.%s "
+                       "failed: %s (%s); will retry",
+                       (unsigned long long)log_id, ts->stream->name, (int)r.partition,
+                       (long long)first, (long long)last, ts->stream->ns, ts->target.name,
+                       ls_status_str(st), terr);
             c->stats.table_failures++;
             swap_free(sw);
             goto out;
