@@ -366,6 +366,9 @@ static ls_status open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
     const ls_stream_t *s = tt->stream;
     char location[1200];
     ls_status st = ls_tcat_open(meta, os, s->ns, tt->name, tt->prefix, t, err, (size_t)errlen);
+    if (st == LS_OK && ls_ice_table_publish(*t) != LS_OK) /* a commit left unpublished */
+        LS_WARN_RL("table", "table %s.%s: publishing its current metadata for path readers: %s",
+                   s->ns, tt->name, ls_ice_table_error(*t));
     if (st != LS_ENOTFOUND || !create) return st;
     snprintf(location, sizeof location, "%s/%s", warehouse_uri, tt->prefix);
     ls_ice_spec_t spec;

@@ -941,6 +941,36 @@ ls_status ls_ice_table_load_file(ls_objstore_t *os, const char *prefix, const ch
     return load_done(t, load_metadata(t, key + n + 1, version, &b), &b, out, err, errlen);
 }
 
+ls_status ls_ice_table_publish(ls_ice_table_t *t)
+{
+    if (!t->committer.commit || t->version < 1 || !t->meta_location) return LS_OK;
+    char vrel[64];
+    snprintf(vrel, sizeof vrel, "metadata/v%d.metadata.json", t->version);
+    char *vkey = key_of(t, vrel);
+    ls_objinfo_t info;
+    ls_status st = ls_objstore_head(t->os, vkey, &info);
+    if (st != LS_ENOTFOUND) {
+        if (st != LS_OK) snprintf(t->err, sizeof t->err, "head %s: %s", vkey, ls_status_str(st));
+        ls_free(vkey);
+        return st;
+    }
+    ls_buf_t b;
+    ls_buf_init(&b);
+    st = ls_ice_table_get_file(t, t->meta_location, &b);
+    if (st == LS_OK && (st = put_bytes(t, vkey, b.data, b.len, 0)) != LS_OK)
+        snprintf(t->err, sizeof t->err, "publishing %s: %s", vkey, ls_status_str(st));
+    ls_free(vkey);
+    if (st == LS_OK) {
+        char *hkey = key_of(t, "metadata/version-hint.text");
+        ls_status hs = get_text(t->os, hkey, &b);
+        ls_free(hkey);
+        if (hs == LS_ENOTFOUND || (hs == LS_OK && atoi((char *)b.data) < t->version))
+            write_version_hint(t, t->version);
+    }
+    ls_buf_free(&b);
+    return st;
+}
+
 void ls_ice_table_free(ls_ice_table_t *t)
 {
     if (!t) return;

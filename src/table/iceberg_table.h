@@ -19,6 +19,10 @@
  *    published for path readers as v<N>.metadata.json + version-hint.text,
  *    so the v<N> names only ever hold committed metadata. A commit whose
  *    outcome is unknown (lost answer) publishes nothing; the catalog decides.
+ *    A commit that landed but was not published (the process died between
+ *    the swap and the copy, or the copy failed) is published by the next
+ *    writer that opens the table (ls_ice_table_publish), so a table that
+ *    commits rarely (a dead-letter table) is not left stale for path readers.
  *  - without one (the plain filesystem layout): v<N+1>.metadata.json written
  *    create-only is the commit point, then version-hint.text.
  * A concurrent committer that got there first makes an append fail with
@@ -282,6 +286,14 @@ ls_status ls_ice_table_load_file(ls_objstore_t *os, const char *prefix, const ch
                                  int version, const ls_ice_committer_t *committer,
                                  ls_ice_table_t **out, char *err, size_t errlen);
 void ls_ice_table_free(ls_ice_table_t *t);
+
+/* A table loaded from its catalog pointer (ls_ice_table_load_file with a
+ * committer) whose v<N>.metadata.json copy is missing: writes it (the
+ * committed metadata file's bytes) and raises version-hint.text to N if it
+ * is lower. One HEAD when the copy exists; nothing for other tables.
+ * LS_OK, or the store's status (with ls_ice_table_error): best-effort for
+ * the caller, path readers only lag until a later call or commit. */
+ls_status ls_ice_table_publish(ls_ice_table_t *t);
 
 /* Uploads a data file (create-only) as <prefix>/data/<partition path>/<uuid>.<ext>
  * and sets df->path and df->file_size. */

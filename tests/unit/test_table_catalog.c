@@ -1,6 +1,7 @@
 /* Table catalog: the per-table pointer in ls_meta as the commit point of
  * Iceberg commits (compare-and-set, conflicts, lost answers, tables from
  * before pointers), on the mem backends and the faulty metadata wrapper. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,60 @@ TEST(uncommitted_metadata_is_never_loaded)
     ls_meta_close(m);
 }
 
+/* A commit that landed but whose v<N> copy was never written (the process
+ * died between the pointer swap and the copy: crash point
+ * table.pointer_swapped) is published by the next writer's open: the
+ * committed file's bytes as v<N>, the hint raised (never lowered). */
+TEST(unpublished_commit_is_published_on_open)
+{
+    ls_meta_t *m = ls_meta_mem_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_table_t *t = NULL;
+    char err[256];
+    CHECK_EQ_INT(create(m, os, &t), LS_OK);
+    CHECK_EQ_INT(mark(t, 5), LS_OK);
+    CHECK_EQ_INT(mark(t, 9), LS_OK);
+    ls_ice_table_free(t);
+    const char *v3 = PREFIX "/metadata/v3.metadata.json",
+               *hint = PREFIX "/metadata/version-hint.text";
+    CHECK_EQ_INT(ls_objstore_del(os, v3), LS_OK);
+    struct iovec two = {(void *)"2", 1};
+    CHECK_EQ_INT(ls_objstore_put(os, hint, &two, 1, 0), LS_OK);
+    CHECK_EQ_INT(ls_tcat_open(m, os, "ns", "t", PREFIX, &t, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_version(t), 3);
+    CHECK_EQ_INT(ls_ice_table_publish(t), LS_OK);
+    ls_tcat_pointer_t p;
+    CHECK_EQ_INT(ls_tcat_get(m, "ns", "t", &p, err, sizeof err), LS_OK);
+    ls_buf_t a, b;
+    ls_buf_init(&a);
+    ls_buf_init(&b);
+    CHECK_EQ_INT(ls_objstore_get(os, p.metadata_key, 0, UINT64_MAX, &a), LS_OK);
+    CHECK_EQ_INT(ls_objstore_get(os, v3, 0, UINT64_MAX, &b), LS_OK);
+    CHECK(a.len > 0 && a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
+    b.len = 0;
+    CHECK_EQ_INT(ls_objstore_get(os, hint, 0, UINT64_MAX, &b), LS_OK);
+    CHECK(b.len == 1 && b.data[0] == '3');
+    /* published already: nothing written; a hint ahead stays ahead */
+    struct iovec seven = {(void *)"7", 1};
+    CHECK_EQ_INT(ls_objstore_put(os, hint, &seven, 1, 0), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_publish(t), LS_OK);
+    b.len = 0;
+    CHECK_EQ_INT(ls_objstore_get(os, hint, 0, UINT64_MAX, &b), LS_OK);
+    CHECK(b.len == 1 && b.data[0] == '7');
+    CHECK_EQ_INT(ls_objstore_del(os, v3), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_publish(t), LS_OK);
+    CHECK(exists(os, v3));
+    b.len = 0;
+    CHECK_EQ_INT(ls_objstore_get(os, hint, 0, UINT64_MAX, &b), LS_OK);
+    CHECK(b.len == 1 && b.data[0] == '7');
+    ls_buf_free(&a);
+    ls_buf_free(&b);
+    ls_tcat_pointer_clear(&p);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+    ls_meta_close(m);
+}
+
 /* A swap applied whose answer was lost is recognized by reading the
  * pointer back; one that never reached the store is reported as failed and
  * a retry from a fresh load lands exactly once. */
@@ -240,6 +295,7 @@ int main(void)
     RUN(create_publishes_pointer_and_layout);
     RUN(concurrent_commit_loses_compare_and_set);
     RUN(uncommitted_metadata_is_never_loaded);
+    RUN(unpublished_commit_is_published_on_open);
     RUN(lost_answer_and_failed_swap);
     RUN(layout_table_is_adopted_on_next_commit);
     RUN(pointer_decode_and_list);
