@@ -383,6 +383,12 @@ static jnode_t *load_object_schema(loader_t *l, json_t *o)
             fail(l, "the keyword \"%s\" is not supported by this registry", *k);
             return NULL;
         }
+    /* an annotation here (json_schema.h), but one the meta-schemas type */
+    json_t *format = json_object_get(o, "format");
+    if (format && !json_is_string(format)) {
+        fail(l, "\"format\" must be a string");
+        return NULL;
+    }
     json_t *ref = json_object_get(o, "$ref");
     if (ref) {
         if (!json_is_string(ref)) {

@@ -59,13 +59,24 @@ int ls_jsonschema_can_read(const ls_jsonschema_t *reader, const ls_jsonschema_t 
  * additionalItems/prefixItems, min/maxItems, uniqueItems, enum, const,
  * minimum/maximum and the exclusive forms (draft 4 booleans and draft 6+
  * numbers), multipleOf, minLength/maxLength (in Unicode code points),
- * pattern (a search; ECMA-262 translated to a POSIX extended regular
- * expression - class escapes, escaped punctuation, lazy quantifiers - and a
- * pattern with other ECMA-only syntax is not enforced), allOf/anyOf/oneOf/not and
- * $ref (in the document and into referenced schemas). Keywords that only
- * name a type ("minLength" without "type") constrain values of that type
- * and let others pass. Not enforced: "format", "contentEncoding" and the
- * annotations. Numbers compare by value (1 equals 1.0 for enum, const and
- * uniqueItems). */
+ * pattern (an unanchored search of the ECMA-262 pattern, ecma_regex.h),
+ * allOf/anyOf/oneOf/not and $ref (in the document and into referenced
+ * schemas). Keywords that only name a type ("minLength" without "type")
+ * constrain values of that type and let others pass. Numbers compare by
+ * value (1 equals 1.0 for enum, const and uniqueItems).
+ *
+ * "format" is an annotation, never an assertion, in every draft (a
+ * non-string "format" makes the schema invalid at load): JSON Schema
+ * 2019-09 and 2020-12 make format annotation-only unless a meta-schema
+ * requires the format-assertion vocabulary, drafts 4-7 let a validator
+ * choose, and the clients that write these records disagree - Python's
+ * JSONSerializer (confluent-kafka) never asserts it, Java's asserts the
+ * draft's formats for drafts 4-7 (everit) but not for 2019-09/2020-12
+ * (json-sKema's default), kafkajs's ajv refuses the schema unless the
+ * producer brings its own formats. Asserting here would refuse records a
+ * standard producer validated; docs/ARCHITECTURE.md has the decision. A
+ * typed table still checks the formats it maps to a column type
+ * (date-time, date, uuid: avro_view.h). "contentEncoding", "title",
+ * "description", "default", "examples" and the like are annotations too. */
 int ls_jsonschema_validate(const ls_jsonschema_t *s, json_t *doc, char *why, size_t whylen);
 #endif

@@ -229,6 +229,51 @@ def test_json_schema_content_validated(broker):
     assert values_in(b, topic) == written, "a refused batch left records behind"
 
 
+EVENT = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+         "properties": {"at": {"type": "string", "format": "date-time"},
+                        "mail": {"type": "string", "format": "email", "maxLength": 20},
+                        "host": {"type": "string", "format": "ipv4"},
+                        "ref": {"type": "string", "format": "uuid"}},
+         "required": ["at", "mail"]}
+
+
+def test_json_schema_format_is_an_annotation(broker):
+    """"format" is not asserted at produce time (json_schema.h, ARCHITECTURE):
+    confluent-kafka's JSONSerializer validates with the jsonschema package
+    and no format checker, so values outside their formats are what a
+    standard producer sends; the broker takes them, and still enforces the
+    other keywords beside a format. A non-string "format" is an invalid
+    schema (42201), as the meta-schemas type it."""
+    from confluent_kafka.schema_registry import Schema
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    b = broker
+    topic = make_topic(b, {VALUE: "true"})
+    sr = SchemaRegistryClient({"url": b.registry_url})
+    ser = JSONSerializer(json.dumps(EVENT), sr)
+    p = SerializingProducer({"bootstrap.servers": b.bootstrap, "value.serializer": ser})
+    vals = [{"at": "2024-05-01T10:00:00Z", "mail": "a@b.example", "host": "10.0.0.1",
+             "ref": "0b7f4bde-3c47-4c1e-9d2c-53a1d0e7f0a1"},
+            {"at": "yesterday", "mail": "no address", "host": "999.1.1.1", "ref": "nope"}]
+    errs = []
+    for v in vals:
+        p.produce(topic, value=v, partition=0, on_delivery=lambda err, msg: errs.append(err))
+    assert p.flush(30) == 0
+    assert errs == [None, None]
+    written = values_in(b, topic)
+    assert [json.loads(w[5:]) for w in written] == vals
+    sid = struct.unpack(">I", written[0][1:5])[0]
+    long_mail = {"at": "x", "mail": "m" * 21}
+    errs = send(b, topic, [(None, framed(sid, json.dumps(long_mail).encode()))])
+    assert errs[0] is not None and errs[0].code() == KafkaError.INVALID_RECORD, errs
+    assert wait_log(b, "record 0 of %s-0: its value" % topic, "/mail: a string of 21")
+    with pytest.raises(SchemaRegistryError) as e:
+        sr.register_schema(topic + "-bad", Schema(json.dumps({"type": "string", "format": 5}),
+                                                  "JSON"))
+    assert e.value.error_code == 42201
+    assert '"format" must be a string' in e.value.error_message
+
+
 def _proto_classes():
     """Message classes of a proto3 file built in memory (no protoc here):
     shop.Order (with nested Order.Line) and shop.Other."""

@@ -107,6 +107,28 @@ static const vcase_t CASES[] = {
      NULL},
     {"{\"patternProperties\":{\"^(?!_)\":{\"type\":\"integer\"}}}", "{\"a\":\"x\"}", 0,
      "/a: a string"},
+    /* "format" is an annotation (json_schema.h): no draft's formats are
+     * asserted, as confluent-kafka's JSONSerializer (jsonschema without a
+     * format checker) and 2019-09+ by default; the other keywords still are */
+    {"{\"type\":\"string\",\"format\":\"email\"}", "\"not an address\"", 1, NULL},
+    {"{\"type\":\"string\",\"format\":\"date-time\"}", "\"yesterday at noon\"", 1, NULL},
+    {"{\"type\":\"string\",\"format\":\"date\"}", "\"2024-13-45\"", 1, NULL},
+    {"{\"type\":\"string\",\"format\":\"time\"}", "\"25:61\"", 1, NULL},
+    {"{\"type\":\"string\",\"format\":\"ipv4\"}", "\"999.1.1.1\"", 1, NULL},
+    {"{\"type\":\"string\",\"format\":\"ipv6\"}", "\"::g\"", 1, NULL},
+    {"{\"type\":\"string\",\"format\":\"hostname\"}", "\"-no-.-\"", 1, NULL},
+    {"{\"type\":\"string\",\"format\":\"uuid\"}", "\"not-a-uuid\"", 1, NULL},
+    {"{\"type\":\"string\",\"format\":\"uri\"}", "\"no scheme here\"", 1, NULL},
+    {"{\"type\":\"string\",\"format\":\"regex\"}", "\"(\"", 1, NULL},
+    {"{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"string\","
+     "\"format\":\"email\"}",
+     "\"x\"", 1, NULL},
+    {"{\"format\":\"a-format-nobody-defines\"}", "\"x\"", 1, NULL},
+    {"{\"type\":\"string\",\"format\":\"email\"}", "5", 0, "an integer where the schema has"},
+    {"{\"type\":\"string\",\"format\":\"email\",\"maxLength\":3}", "\"a@bc\"", 0,
+     "longer than maxLength 3"},
+    {"{\"properties\":{\"format\":{\"type\":\"string\"}}}", "{\"format\":1}", 0,
+     "/format: an integer"},
     /* combinations */
     {"{\"allOf\":[{\"type\":\"integer\"},{\"minimum\":3}]}", "2", 0, "less than minimum 3"},
     {"{\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"string\"}]}", "\"x\"", 1, NULL},
@@ -202,11 +224,26 @@ TEST(invalid_patterns_refused_at_load)
     }
 }
 
+/* a non-string "format" makes the schema invalid, as the meta-schemas say */
+TEST(non_string_format_refused_at_load)
+{
+    const char *schemas[] = {"{\"type\":\"string\",\"format\":5}",
+                             "{\"properties\":{\"a\":{\"format\":[\"email\"]}}}"};
+    for (size_t i = 0; i < 2; i++) {
+        char err[256] = "";
+        ls_jsonschema_t *s = ls_jsonschema_parse(NULL, NULL, 0, schemas[i], err, sizeof err);
+        if (s) printf("# %s was accepted\n", schemas[i]);
+        CHECK(s == NULL);
+        CHECK(strstr(err, "\"format\" must be a string") != NULL);
+    }
+}
+
 int main(void)
 {
     RUN(keyword_table);
     RUN(references_to_other_subjects);
     RUN(self_reference_is_bounded);
     RUN(invalid_patterns_refused_at_load);
+    RUN(non_string_format_refused_at_load);
     UNIT_DONE();
 }
