@@ -395,7 +395,7 @@ static const cfg_key_t cfg_keys[] = {
     {.name = "lakestream.table.catalog",
      .type = CT_STRING,
      FIELD(table_catalog),
-     .help = "Table catalog (built-in default builtin; other names are stored, not applied)."},
+     .help = "Table catalog: builtin, the broker's own (external catalogs are refused)."},
     {.name = "lakestream.table.name",
      .type = CT_STRING,
      FIELD(table_name),

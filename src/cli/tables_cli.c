@@ -10,8 +10,9 @@
  * (enabled). show, set and unset talk to a running broker over the Kafka
  * protocol — DescribeConfigs and IncrementalAlterConfigs SET / DELETE, the
  * requests any Kafka admin tool sends — and print every field with its
- * resolved value, the layer it came from (stream, namespace, cluster,
- * default) and whether the broker applies that value or only stores it.
+ * resolved value and the layer it came from (stream, namespace, cluster,
+ * default). Every value the broker accepts it applies (stream/policy.c
+ * refuses the others), so there is no status column.
  *
  * Namespace defaults are not a Kafka resource, so `tables namespace` writes
  * the namespace record in the metadata store directly (the broker's
@@ -77,14 +78,12 @@ static char *kdup(ls_kstr_t s)
     return p;
 }
 
+/* A policy field's row: key, value, layer. Keys that are no field
+ * (enabled.since, the statuses) are kept by the broker: SOURCE "broker". */
 static void print_row(const char *key, const char *value, const char *source)
 {
-    int f = ls_policy_field_of(key);
-    const char *status = f < 0 ? "kept by the broker"
-                         : ls_policy_applied((ls_policy_field)f, value)
-                             ? "applied"
-                             : "stored, NOT APPLIED (not implemented yet)";
-    printf("%-*s %-24s %-10s %s\n", KEY_W, key, value, source, status);
+    bool field = ls_policy_field_of(key) >= 0;
+    printf("%-*s %-24s %s\n", KEY_W, key, value, field ? source : "broker");
 }
 
 static int cmd_show(ls_cli_conn_t *c, const char *topic)
@@ -106,7 +105,7 @@ static int cmd_show(ls_cli_conn_t *c, const char *topic)
         return 1;
     }
     printf("table policy of topic %s\n", topic);
-    printf("%-*s %-24s %-10s %s\n", KEY_W, "KEY", "VALUE", "SOURCE", "STATUS");
+    printf("%-*s %-24s %s\n", KEY_W, "KEY", "VALUE", "SOURCE");
     for (int32_t i = 0; i < d->NumConfigs; i++) {
         const ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult *e = &d->Configs[i];
         char *key = kdup(e->Name), *value = kdup(e->Value);
@@ -298,7 +297,7 @@ static int cmd_namespace(int argc, char **argv)
     }
     ls_namespace_t *rec = ls_catalog_namespace(cat, ns);
     printf("table policy defaults of namespace %s%s\n", ns, rec ? "" : " (no record yet)");
-    printf("%-*s %-24s %-10s %s\n", KEY_W, "KEY", "VALUE", "SOURCE", "STATUS");
+    printf("%-*s %-24s %s\n", KEY_W, "KEY", "VALUE", "SOURCE");
     for (int i = 0; rec && i < rec->nprops; i++)
         if (ls_policy_field_of(rec->props[i].key) >= 0)
             print_row(rec->props[i].key, rec->props[i].value, "namespace");

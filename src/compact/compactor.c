@@ -463,13 +463,13 @@ static bool table_claimed(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
  * of kind 3, docs/ARCHITECTURE.md "The third copy of a table log"): the
  * table holds the records byte for byte and nothing rewrites its rows
  * (ls_unfold_source_valid, the predicate unfolding uses the other way), it
- * has no changelog side table, is in the built-in catalog, and the log's
+ * has no changelog side table, and the log's
  * cold reference (written by unfold_stream before the table task) names
  * this table, so readers find the rows and a later policy change unfolds
  * them. */
 static bool table_holds_records(ls_compactor_t *c, const ls_table_plan_stream_t *ts, int64_t log_id)
 {
-    if (!ts || !ts->table || !ts->policy.builtin_catalog || ts->policy.changelog) return false;
+    if (!ts || !ts->table || ts->policy.changelog) return false;
     if (!ls_unfold_source_valid(ts->stream, &ts->policy, NULL, 0)) return false;
     const ls_unfold_ref_t *r = ls_i64map_get(&c->refs, log_id);
     return r && !strcmp(r->prefix, ts->target.prefix) && !strcmp(r->ns, ts->stream->ns) &&

@@ -605,8 +605,6 @@ bool ls_unfold_source_valid(const ls_stream_t *s, const ls_policy_t *p, char *wh
         no = "lakestream.table.write.mode is upsert";
     else if (p->changelog)
         no = "lakestream.table.changelog is true";
-    else if (!p->builtin_catalog)
-        no = "lakestream.table.catalog is not builtin";
     else if (s && ls_stream_cleanup_policy(s).compact)
         no = "cleanup.policy has compact (key compaction needs the batches)";
     if (no && why) snprintf(why, whylen, "%s", no);

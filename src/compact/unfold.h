@@ -76,8 +76,8 @@ ls_status ls_unfold_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id,
 
 /* Whether a stream's table (policy p, enabled or not) holds its records byte
  * for byte and nothing rewrites its rows: enabled, value.format=raw,
- * key.format=raw, write.mode=append, no changelog table, the built-in
- * catalog, cleanup.policy without compact. Only then may a log of it have
+ * key.format=raw, write.mode=append, no changelog table, cleanup.policy
+ * without compact. Only then may a log of it have
  * in-table entries (the one predicate for adding and for unfolding them).
  * false with why naming the first setting that rules it out. */
 bool ls_unfold_source_valid(const ls_stream_t *s, const ls_policy_t *p, char *why, size_t whylen);

@@ -314,12 +314,9 @@ static int32_t policy_entries(ls_arena_t *a, const ls_policy_layers_t *l, const 
         e->Value = ls_kstr_c(ls_arena_printf(a, "%s", pol.value[f]));
         e->ConfigSource = policy_source(pol.source[f]);
         e->ConfigType = policy_type((ls_policy_field)f);
-        e->Documentation = docs ? ls_kstr_c(ls_arena_printf(
-                                      a, "%s %s. Accepted: %s.", ls_policy_doc((ls_policy_field)f),
-                                      ls_policy_applied((ls_policy_field)f, pol.value[f])
-                                          ? "Applied"
-                                          : "Stored only: this value is not applied yet",
-                                      ls_policy_accepted((ls_policy_field)f)))
+        e->Documentation = docs ? ls_kstr_c(ls_arena_printf(a, "%s Accepted: %s.",
+                                                            ls_policy_doc((ls_policy_field)f),
+                                                            ls_policy_accepted((ls_policy_field)f)))
                                 : ls_kstr_null();
         if (!synonyms) continue;
         const struct {

@@ -1,11 +1,17 @@
 /* Materialization policy: field table, validation, resolution.
  *
  * One table (fields[]) declares every field: key, built-in default, accepted
- * values (the text error messages and the CLI show), documentation, a parser
- * that validates a value (and fills the typed member of ls_policy_t), and
- * which values are applied. Validation at the edges (Kafka configs, broker
- * configuration, namespace properties) and resolution of stored values use
- * the same parser, so a value that was accepted always resolves. */
+ * values (the text error messages and the CLI show), documentation and a
+ * parser that validates a value (and fills the typed member of ls_policy_t).
+ * A parser accepts exactly the values the broker acts on: one it does not act
+ * on (an external catalog, a sort order) is refused, naming the key, the value
+ * and what is supported, never stored and ignored. Validation at the edges
+ * (Kafka configs, broker configuration, namespace properties) and resolution
+ * of stored values use the same parser, so a value that was accepted always
+ * resolves, and one stored before the parser refused it (catalog and
+ * sort.order values other than builtin and none, accepted but not applied
+ * until s28) fails resolution with that same message: the table is held
+ * back and the log names the stream, key, layer and value. */
 #include "stream/policy.h"
 
 #include <errno.h>
@@ -20,7 +26,6 @@
 #define MAX_COMMIT_INTERVAL_MS ((int64_t)86400000)
 #define MIN_SNAPSHOT_RETENTION_MS ((int64_t)1000)
 #define MAX_SNAPSHOT_RETENTION_MS ((int64_t)31536000000)
-#define MAX_CATALOG_NAME 64
 #define MAX_TABLE_NAME 249
 
 /* Parses v into p (p may be a scratch policy); 0 or -1 with why filled. */
@@ -32,8 +37,6 @@ typedef struct field_def {
     const char *accepted;
     const char *doc;
     parse_fn parse;
-    const char
-        *applied_only; /* applied only for these values, comma-separated (NULL: every value) */
 } field_def_t;
 
 static void put(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -80,12 +83,11 @@ static int p_enabled(const char *v, ls_policy_t *p, char *why, size_t cap)
 
 static int p_catalog(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    size_t n = strlen(v);
-    if (n < 1 || n > MAX_CATALOG_NAME) return -1;
-    for (const char *c = v; *c; c++)
-        if (!name_char(*c)) return -1;
-    p->builtin_catalog = strcmp(v, LS_POLICY_BUILTIN_CATALOG) == 0;
-    return 0;
+    if (strcmp(v, LS_POLICY_BUILTIN_CATALOG) == 0) return 0;
+    put(why, cap,
+        "tables are registered only in the broker's own catalog; external catalogs are "
+        "not supported");
+    return -1;
 }
 
 static int p_name(const char *v, ls_policy_t *p, char *why, size_t cap)
@@ -305,21 +307,8 @@ static int p_write_mode(const char *v, ls_policy_t *p, char *why, size_t cap)
 static int p_sort(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     if (strcmp(v, "none") == 0) return 0;
-    static const char *const cols[] = {"partition", "offset", "timestamp", "key", "value", NULL};
-    const char *s = v;
-    for (;;) {
-        size_t len = strcspn(s, ",");
-        char col[16];
-        if (len == 0 || len >= sizeof col) return -1;
-        memcpy(col, s, len);
-        col[len] = 0;
-        if (one_of(col, cols) < 0) {
-            put(why, cap, "'%s' is not a raw-table column", col);
-            return -1;
-        }
-        if (!s[len]) return 0;
-        s += len + 1;
-    }
+    put(why, cap, "rows are written in arrival order; sorting data files is not supported");
+    return -1;
 }
 
 static int p_snapshot_retention(const char *v, ls_policy_t *p, char *why, size_t cap)
@@ -476,19 +465,17 @@ static int p_evolution(const char *v, ls_policy_t *p, char *why, size_t cap)
 static const field_def_t fields[LS_POLICY_NFIELDS] = {
     [LS_POLICY_ENABLED] = {"lakestream.table.enabled", "false", "true, false",
                            "Materialize the topic as an Iceberg table in the compaction pass.",
-                           p_enabled, NULL},
-    [LS_POLICY_CATALOG] = {"lakestream.table.catalog", LS_POLICY_BUILTIN_CATALOG,
-                           "builtin, or a catalog name of 1 to 64 [a-zA-Z0-9._-] (only builtin "
-                           "is applied)",
+                           p_enabled},
+    [LS_POLICY_CATALOG] = {"lakestream.table.catalog", LS_POLICY_BUILTIN_CATALOG, "builtin",
                            "Catalog the table is registered in; builtin = the broker's own "
                            "(filesystem layout in the object store, served by its REST catalog).",
-                           p_catalog, LS_POLICY_BUILTIN_CATALOG},
+                           p_catalog},
     [LS_POLICY_NAME] = {"lakestream.table.name", "{topic}",
                         "a template of [a-zA-Z0-9._-] and the placeholders {topic} and "
                         "{namespace}, expanding to 1 to 249 characters",
                         "Table name inside the stream's namespace. A new name starts a new "
                         "table.",
-                        p_name, NULL},
+                        p_name},
     [LS_POLICY_PARTITION] = {"lakestream.table.partition", "day",
                              "none, or a comma-separated list of Iceberg transforms of the "
                              "Kafka columns: identity(partition|offset), bucket(N, "
@@ -500,33 +487,31 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                              "f), year|month|day|hour(f), void(f), as the Iceberg spec allows "
                              "for the field's type",
                              "Partition spec of the table, applied when the table is created.",
-                             p_partition, NULL},
+                             p_partition},
     [LS_POLICY_TARGET_FILE_BYTES] = {"lakestream.table.target.file.bytes", "134217728",
                                      "an integer from 1024 to 1073741824",
-                                     "Data files are rolled when they reach this size.", p_target,
-                                     NULL},
+                                     "Data files are rolled when they reach this size.", p_target},
     [LS_POLICY_COMPRESSION] = {"lakestream.table.compression", "zstd", "zstd, snappy, gzip, none",
-                               "Parquet compression codec of the data files.", p_compression, NULL},
+                               "Parquet compression codec of the data files.", p_compression},
     [LS_POLICY_COMMIT_INTERVAL_MS] = {"lakestream.table.commit.interval.ms", "10000",
                                       "an integer from 1000 to 86400000",
                                       "Freshness: a record is in the table about this long after "
                                       "it was acknowledged.",
-                                      p_interval, NULL},
+                                      p_interval},
     [LS_POLICY_START_POSITION] = {"lakestream.table.start.position", "earliest", "earliest, latest",
                                   "earliest: materialize from the log start; latest: only "
                                   "records written after the table was enabled.",
-                                  p_start, NULL},
+                                  p_start},
     [LS_POLICY_WRITE_MODE] = {"lakestream.table.write.mode", "append", "append, upsert",
                               "append: one row per record; upsert: one row per record key, "
                               "its latest value (a null value deletes the row), kept by "
                               "copy-on-write overwrite commits. Default: upsert for a topic "
                               "whose cleanup.policy has compact, else append.",
-                              p_write_mode, NULL},
-    [LS_POLICY_SORT_ORDER] = {"lakestream.table.sort.order", "none",
-                              "none, or a comma-separated list of partition, offset, "
-                              "timestamp, key, value",
-                              "Sort order of rows inside data files (only none is applied yet).",
-                              p_sort, "none"},
+                              p_write_mode},
+    [LS_POLICY_SORT_ORDER] = {"lakestream.table.sort.order", "none", "none",
+                              "Sort order of rows inside data files: none, rows are written in "
+                              "arrival order.",
+                              p_sort},
     [LS_POLICY_ERROR_HANDLING] = {"lakestream.table.error.handling", "fail",
                                   "fail, skip, dead-letter",
                                   "What a record that cannot be turned into a row (typed "
@@ -535,19 +520,19 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                   "lakestream.skipped-records); dead-letter writes it as it is "
                                   "into the raw table <name>__dlq, the reason in its header "
                                   "lakestream.dlq.error, committed in the same pass.",
-                                  p_errors, NULL},
+                                  p_errors},
     [LS_POLICY_SNAPSHOT_RETENTION_MS] = {"lakestream.table.snapshot.retention.ms", "900000",
                                          "0 (never expire), or an integer from 1000 to "
                                          "31536000000",
                                          "Snapshots older than this expire at the next commit (the "
                                          "current one always stays), with the files only they "
                                          "referenced: time travel reaches this far back.",
-                                         p_snapshot_retention, NULL},
+                                         p_snapshot_retention},
     [LS_POLICY_SNAPSHOT_RETENTION_MIN] = {"lakestream.table.snapshot.retention.min", "1",
                                           "an integer from 1 to 100000",
                                           "The newest this many snapshots never expire, whatever "
                                           "their age.",
-                                          p_snapshot_min, NULL},
+                                          p_snapshot_min},
     [LS_POLICY_VALUE_FORMAT] = {"lakestream.table.value.format", "raw",
                                 "raw, schema-registry, schema-registry-latest, json",
                                 "raw: the value as bytes; schema-registry: each value in the "
@@ -560,20 +545,20 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                 "JSON objects, columns inferred from the values (new properties "
                                 "add columns), a value that does not fit them kept whole in the "
                                 "column _raw.",
-                                p_value_format, NULL},
+                                p_value_format},
     [LS_POLICY_REWRITE_MIN_FILES] = {"lakestream.table.rewrite.min.files", "16",
                                      "0 (never rewrite), or an integer from 4 to 1000",
                                      "Small data files (below target.file.bytes) of one table "
                                      "partition are rewritten into one file, as an Iceberg "
                                      "replace commit, once at least this many line up and the "
                                      "new file is at least 4x the largest of them.",
-                                     p_rewrite_min, NULL},
+                                     p_rewrite_min},
     [LS_POLICY_CHANGELOG] = {"lakestream.table.changelog", "false", "true, false",
                              "true: beside the table, the append-only table <name>__changelog "
                              "holds every record in the raw shape (tombstones as rows with a "
                              "null value), committed in the same pass: the change history of an "
                              "upsert table for CDC consumers.",
-                             p_changelog, NULL},
+                             p_changelog},
     [LS_POLICY_EVOLUTION] = {"lakestream.table.evolution", "fail", "fail, dead-letter, new-table",
                              "What a typed table does with a record whose schema it cannot "
                              "evolve to (a type Iceberg cannot promote, e.g. string to int): "
@@ -586,7 +571,7 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                              "versions (added fields, "
                              "int to long, float to double, required to optional) evolve the "
                              "table's schema in the commit that first writes them.",
-                             p_evolution, NULL},
+                             p_evolution},
     [LS_POLICY_KEY_FORMAT] = {"lakestream.table.key.format", "raw",
                               "raw, schema-registry, schema-registry-latest",
                               "raw: the key as bytes only (_kafka_key); schema-registry: each "
@@ -596,7 +581,7 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                               "mapping, error handling and evolution rules; "
                               "schema-registry-latest: keys without the header, decoded by the "
                               "latest version of the subject <topic>-key.",
-                              p_key_format, NULL},
+                              p_key_format},
     [LS_POLICY_VALUE_SUBJECT_STRATEGY] =
         {"lakestream.table.value.subject.name.strategy", "TopicNameStrategy",
          "TopicNameStrategy, RecordNameStrategy, "
@@ -608,12 +593,12 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
          "error.handling); with schema-registry-latest its "
          "latest version decodes (TopicNameStrategy only: the "
          "others need a record name the bytes do not carry).",
-         p_value_strategy, NULL},
+         p_value_strategy},
     [LS_POLICY_KEY_SUBJECT_STRATEGY] =
         {"lakestream.table.key.subject.name.strategy", "TopicNameStrategy",
          "TopicNameStrategy, RecordNameStrategy, "
          "TopicRecordNameStrategy (or Confluent's class names " STRATEGY_CLASS_PREFIX "*)",
-         "The same for typed keys (<topic>-key).", p_key_strategy, NULL},
+         "The same for typed keys (<topic>-key).", p_key_strategy},
     [LS_POLICY_PRIMARY_KEY] = {"lakestream.table.primary.key", "",
                                "empty (none), or a comma-separated list of 1 to 16 top-level "
                                "fields of the typed key",
@@ -623,7 +608,7 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                "schema's identifier-field-ids. Needs key.format=schema-registry "
                                "(or -latest) and write.mode=upsert, and is set when the table "
                                "is created. Empty: the key's bytes are the identity.",
-                               p_primary_key, NULL},
+                               p_primary_key},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }
@@ -688,19 +673,6 @@ ls_status ls_policy_check(const char *key, const char *value, char *err, size_t 
     ls_policy_t scratch;
     memset(&scratch, 0, sizeof scratch);
     return check_field(f, key, value ? value : "", &scratch, "", err, errlen);
-}
-
-bool ls_policy_applied(ls_policy_field f, const char *value)
-{
-    const char *list = fields[f].applied_only;
-    if (!list) return true;
-    size_t n = value ? strlen(value) : 0;
-    for (const char *p = list; value && *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, value, n) == 0) return true;
-        p += len + (p[len] == ',');
-    }
-    return false;
 }
 
 static const char *layer_get(const ls_prop_t *v, int n, const char *key)

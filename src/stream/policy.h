@@ -8,20 +8,26 @@
  *   cluster    the broker configuration key of the same name;
  *   default    the built-in default below.
  * Every layer holds only values this module accepted (ls_policy_check), so
- * resolution of stored values fails only on records written by hand.
+ * resolution of stored values fails only on records written by hand, or
+ * written by a broker older than s28, which accepted (and did not apply)
+ * catalog values other than builtin and sort.order values other than none:
+ * such a stream's policy fails to resolve, naming key, layer and value, and
+ * its table is held back (compact/table_plan.c logs it) until the value is
+ * removed or set to a supported one.
  *
- * Fields and what is applied today (a field is "applied" when the broker
- * acts on its value; other values are stored and reported as not applied,
- * never silently ignored):
+ * Fields and their accepted values. Every accepted value is applied (the
+ * broker acts on it); a value it would not act on is refused by
+ * ls_policy_check, never stored and ignored:
  *   enabled              true|false                      applied
- *   catalog              builtin | <name>                applied for builtin
+ *   catalog              builtin (no external catalogs)  applied
  *   name                 template: {namespace} {topic}   applied
  *   partition            none | list of Iceberg transforms of the Kafka
  *                        columns: identity(c), bucket(N, c), truncate(W, c)
  *                        for c = partition (int) or offset (long);
  *                        year/month/day/hour(timestamp), bucket(N,
- *                        timestamp); bare day, hour = of timestamp; value
- *                        and key fields are refused (not built yet)
+ *                        timestamp); bare day, hour = of timestamp; and a
+ *                        typed table's value and key fields (their type
+ *                        checked when the table's schema is known)
  *                                                        applied at table creation
  *   target.file.bytes    1024..1 GiB                     applied
  *   compression          zstd|snappy|gzip|none           applied
@@ -30,7 +36,7 @@
  *   write.mode           append|upsert                   applied (upsert: compact/materialize.c;
  *                                                        the default for a topic whose own
  *                                                        cleanup.policy has compact)
- *   sort.order           none | raw column list          applied for none
+ *   sort.order           none (no sorted files)          applied
  *   error.handling       fail|skip|dead-letter           applied
  *   snapshot.retention.ms  0 (never) | 1000..1 year      applied
  *   snapshot.retention.min 1..100000 (newest kept)        applied
@@ -165,7 +171,6 @@ typedef struct ls_policy {
     ls_policy_source source[LS_POLICY_NFIELDS];
     /* typed values of the applied fields */
     bool enabled;
-    bool builtin_catalog;
     ls_policy_part_t part[LS_POLICY_MAX_PART];
     int npart;
     int64_t target_file_bytes;
@@ -205,8 +210,6 @@ bool ls_policy_is_key(const char *key); /* starts with LS_POLICY_PREFIX */
  * message naming the key and the accepted values (an unknown key lists the
  * known ones; LS_POLICY_SINCE_KEY is refused as broker-maintained). */
 ls_status ls_policy_check(const char *key, const char *value, char *err, size_t errlen);
-/* Whether the broker acts on this value of field f today. */
-bool ls_policy_applied(ls_policy_field f, const char *value);
 
 /* Resolves every field stream -> namespace -> cluster -> default. LS_EINVAL
  * (message names key, layer and value) when a stored value is invalid, or

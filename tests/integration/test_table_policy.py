@@ -4,9 +4,10 @@ file: policy keys set at CreateTopics, changed with IncrementalAlterConfigs,
 validated with INVALID_CONFIG naming the key; a table enabled later with
 start position latest (only later records) or earliest (backfilled from
 compacted objects); a name template; a target file size that rolls data
-files; freshness with a 1 s commit interval (measured delay printed); the
-`lakestream tables` CLI showing every field's value, source and whether it is
-applied, and namespace defaults written with `lakestream tables namespace`."""
+files; freshness with a 1 s commit interval (measured delay printed); values
+the broker would not act on (an external catalog, a sort order) refused at
+every entry point; the `lakestream tables` CLI showing every field's value
+and source, and namespace defaults written with `lakestream tables namespace`."""
 
 import glob
 import os
@@ -193,6 +194,59 @@ def test_bad_values_rejected_with_invalid_config_naming_the_key(broker):
     assert d["lakestream.table.partition"].value == "day"
 
 
+def test_unapplied_values_refused_at_every_entry_point(broker):
+    """No value is stored and ignored: lakestream.table.sort.order other than
+    none and lakestream.table.catalog other than builtin are refused by
+    CreateTopics, IncrementalAlterConfigs and AlterConfigs (INVALID_CONFIG
+    naming key, value and what is supported), by `lakestream tables set` and
+    `tables namespace --set`, and as a broker flag (the broker does not start;
+    sort.order has no broker key)."""
+    a = AdminClient({"bootstrap.servers": broker.bootstrap})
+    topic = unique_topic("unapplied")
+    refused = (("lakestream.table.sort.order", "offset", "accepted values are none"),
+               ("lakestream.table.catalog", "glue-prod", "accepted values are builtin"))
+    for key, value, supported in refused:
+        fut = a.create_topics([NewTopic(topic, 1, 1, config={key: value})])[topic]
+        with pytest.raises(KafkaException) as e:
+            fut.result(30)
+        err = e.value.args[0]
+        assert err.code() == 40, err   # INVALID_CONFIG
+        assert key in err.str() and "'%s'" % value in err.str() and supported in err.str(), err
+    _create(a, topic, **{"lakestream.table.enabled": "true"})
+    for key, value, supported in refused:
+        with pytest.raises(KafkaException) as e:
+            _incremental(a, topic, {key: value})
+        err = e.value.args[0]
+        assert err.code() == 40 and key in err.str() and supported in err.str(), err
+        res = ConfigResource("topic", topic, set_config={"lakestream.table.enabled": "true",
+                                                         key: value})
+        with pytest.raises(KafkaException) as e:
+            a.alter_configs([res])[res].result(30)
+        err = e.value.args[0]
+        assert err.code() == 40 and key in err.str() and supported in err.str(), err
+    d = _describe(a, topic)
+    assert d["lakestream.table.sort.order"].value == "none"
+    assert d["lakestream.table.catalog"].value == "builtin"
+    assert d["lakestream.table.enabled"].value == "true"
+    # the supported values are accepted (and applied: there is no other kind)
+    _incremental(a, topic, {"lakestream.table.sort.order": "none",
+                            "lakestream.table.catalog": "builtin"})
+
+    rc, out, err = _cli("--bootstrap", broker.bootstrap, "set", topic, "sort.order=key")
+    assert rc != 0 and "lakestream.table.sort.order" in err and "'key'" in err, err
+    rc, out, err = _cli("namespace", "default", "--set", "catalog=glue-prod",
+                        "--data.dir=" + broker.data_dir)
+    assert rc != 0 and "lakestream.table.catalog" in err and "builtin" in err, err
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
+    p = subprocess.run([lsbroker.binary_path(), "serve", "--data.dir=" + broker.data_dir + "-flag",
+                        "--listeners=127.0.0.1:0", "--lakestream.table.catalog=glue-prod"],
+                       capture_output=True, text=True, timeout=30, env=env)
+    assert p.returncode != 0, p.stderr
+    assert "cannot start: Invalid value 'glue-prod' for configuration lakestream.table.catalog" \
+        in p.stderr and "accepted values are builtin" in p.stderr, p.stderr
+
+
 def test_two_topics_cannot_share_one_table(broker):
     a = AdminClient({"bootstrap.servers": broker.bootstrap})
     t1, t2 = unique_topic("one"), unique_topic("two")
@@ -227,26 +281,29 @@ def test_freshness_with_one_second_commit_interval(broker_factory):
     assert max(delays) < 10, delays   # generous: 1 s interval + scheduling + commit
 
 
-def test_cli_shows_sources_applied_and_namespace_defaults(broker_factory):
+def test_cli_shows_sources_and_namespace_defaults(broker_factory):
     b = broker_factory(*FAST, "--lakestream.table.compression=gzip")
     a = AdminClient({"bootstrap.servers": b.bootstrap})
     topic = unique_topic("cli")
     _create(a, topic, **{"lakestream.table.enabled": "true"})
     rc, out, err = _cli("--bootstrap", b.bootstrap, "set", topic, "write.mode=upsert",
-                        "error.handling=dead-letter", "catalog=glue-prod", "commit.interval.ms=1500")
+                        "error.handling=dead-letter", "catalog=builtin", "commit.interval.ms=1500")
     assert rc == 0, err
 
     def row(text, key):
         line = next(ln for ln in text.splitlines() if ln.startswith(key + " "))
-        return line.split(None, 3)
+        return line.split()
 
-    assert row(out, "lakestream.table.enabled")[1:] == ["true", "stream", "applied"]
-    assert row(out, "lakestream.table.compression")[1:] == ["gzip", "cluster", "applied"]
-    assert row(out, "lakestream.table.partition")[1:] == ["day", "default", "applied"]
-    assert row(out, "lakestream.table.commit.interval.ms")[1:3] == ["1500", "stream"]
-    assert row(out, "lakestream.table.write.mode")[1:] == ["upsert", "stream", "applied"]
-    assert row(out, "lakestream.table.error.handling")[1:] == ["dead-letter", "stream", "applied"]
-    assert "NOT APPLIED" in row(out, "lakestream.table.catalog")[3]
+    assert row(out, "KEY") == ["KEY", "VALUE", "SOURCE"], out
+    assert row(out, "lakestream.table.enabled")[1:] == ["true", "stream"]
+    assert row(out, "lakestream.table.compression")[1:] == ["gzip", "cluster"]
+    assert row(out, "lakestream.table.partition")[1:] == ["day", "default"]
+    assert row(out, "lakestream.table.commit.interval.ms")[1:] == ["1500", "stream"]
+    assert row(out, "lakestream.table.write.mode")[1:] == ["upsert", "stream"]
+    assert row(out, "lakestream.table.error.handling")[1:] == ["dead-letter", "stream"]
+    assert row(out, "lakestream.table.catalog")[1:] == ["builtin", "stream"]
+    assert row(out, "lakestream.table.sort.order")[1:] == ["none", "default"]
+    assert row(out, "lakestream.table.enabled.since")[2:] == ["broker"]
 
     rc, out, err = _cli("--bootstrap", b.bootstrap, "set", topic, "start.position=sideways")
     assert rc != 0 and "lakestream.table.start.position" in err and "earliest, latest" in err
@@ -255,7 +312,7 @@ def test_cli_shows_sources_applied_and_namespace_defaults(broker_factory):
     rc, out, err = _cli("--bootstrap", b.bootstrap, "unset", topic, "commit.interval.ms")
     assert rc == 0, err
     rc, out, err = _cli("namespace", "default", "--set", "commit.interval.ms=2500",
-                        "--set", "lakestream.table.sort.order=key", "--data.dir=" + b.data_dir)
+                        "--set", "lakestream.table.compression=snappy", "--data.dir=" + b.data_dir)
     assert rc == 0, err
     assert row(out, "lakestream.table.commit.interval.ms")[1:3] == ["2500", "namespace"]
 
@@ -264,8 +321,7 @@ def test_cli_shows_sources_applied_and_namespace_defaults(broker_factory):
         return rc == 0 and row(out, "lakestream.table.commit.interval.ms")[1:3] == \
             ["2500", "namespace"] and out
     out = lsbroker.wait_until(shows_namespace, 30, what="namespace default in the broker")
-    so = row(out, "lakestream.table.sort.order")
-    assert so[1:3] == ["key", "namespace"] and "NOT APPLIED" in so[3]
+    assert row(out, "lakestream.table.compression")[1:] == ["snappy", "namespace"]
     rc, out, err = _cli("namespace", "default", "--set", "commit.interval.ms=10",
                         "--data.dir=" + b.data_dir)
     assert rc != 0 and "lakestream.table.commit.interval.ms" in err

@@ -1,7 +1,8 @@
 /* Materialization policy (stream/policy.c): validation of every field with
  * messages naming the key and the accepted values, resolution stream ->
- * namespace -> cluster -> default with sources, applied vs stored-only
- * values, table-name templates, enabled.since bookkeeping; and the catalog's
+ * namespace -> cluster -> default with sources, refusal of values the
+ * broker would not act on (and of such values stored by older brokers),
+ * table-name templates, enabled.since bookkeeping; and the catalog's
  * namespace records that hold the namespace layer (mem backend). */
 #include <stdio.h>
 #include <string.h>
@@ -37,7 +38,6 @@ TEST(valid_values_accepted)
     CHECK(check_ok("lakestream.table.enabled", "true"));
     CHECK(check_ok("lakestream.table.enabled", "false"));
     CHECK(check_ok("lakestream.table.catalog", "builtin"));
-    CHECK(check_ok("lakestream.table.catalog", "glue-prod"));
     CHECK(check_ok("lakestream.table.name", "{topic}"));
     CHECK(check_ok("lakestream.table.name", "{namespace}_{topic}.raw"));
     CHECK(check_ok("lakestream.table.name", "orders"));
@@ -53,7 +53,7 @@ TEST(valid_values_accepted)
     CHECK(check_ok("lakestream.table.commit.interval.ms", "1000"));
     CHECK(check_ok("lakestream.table.start.position", "latest"));
     CHECK(check_ok("lakestream.table.write.mode", "upsert"));
-    CHECK(check_ok("lakestream.table.sort.order", "timestamp,key"));
+    CHECK(check_ok("lakestream.table.sort.order", "none"));
     CHECK(check_ok("lakestream.table.error.handling", "dead-letter"));
     CHECK(check_ok("lakestream.table.evolution", "fail"));
     CHECK(check_ok("lakestream.table.evolution", "dead-letter"));
@@ -171,7 +171,7 @@ TEST(resolution_layers_and_sources)
     CHECK(p.start_latest);
     CHECK_EQ_INT(p.source[LS_POLICY_NAME], LS_POLICY_SRC_DEFAULT);
     CHECK(!strcmp(p.value[LS_POLICY_NAME], "{topic}"));
-    CHECK(p.builtin_catalog);
+    CHECK(!strcmp(p.value[LS_POLICY_CATALOG], "builtin"));
     CHECK_EQ_INT(p.enabled_since_ms, -1);
 
     /* nothing set anywhere: built-in defaults */
@@ -201,19 +201,62 @@ TEST(bad_stored_value_reported_with_layer)
     CHECK(!strcmp(p.value[LS_POLICY_START_POSITION], "earliest"));
 }
 
-TEST(applied_versus_stored_only)
+/* Every accepted value is applied: a value the broker would not act on
+ * (an external catalog, a sort order) is refused, naming key, value and
+ * what is supported; the same value stored by a broker before s28 (which
+ * accepted it as "not applied") fails resolution, naming its layer. */
+TEST(unapplied_values_refused)
 {
-    CHECK(ls_policy_applied(LS_POLICY_CATALOG, "builtin"));
-    CHECK(!ls_policy_applied(LS_POLICY_CATALOG, "glue-prod"));
-    CHECK(ls_policy_applied(LS_POLICY_WRITE_MODE, "append"));
-    CHECK(ls_policy_applied(LS_POLICY_WRITE_MODE, "upsert"));
-    CHECK(ls_policy_applied(LS_POLICY_SORT_ORDER, "none"));
-    CHECK(!ls_policy_applied(LS_POLICY_SORT_ORDER, "key"));
-    CHECK(ls_policy_applied(LS_POLICY_ERROR_HANDLING, "skip"));
-    CHECK(ls_policy_applied(LS_POLICY_ERROR_HANDLING, "fail"));
-    CHECK(ls_policy_applied(LS_POLICY_ERROR_HANDLING, "dead-letter"));
-    CHECK(ls_policy_applied(LS_POLICY_COMMIT_INTERVAL_MS, "1000"));
-    CHECK(ls_policy_applied(LS_POLICY_START_POSITION, "latest"));
+    static const struct {
+        const char *key, *value, *supported;
+    } no[] = {
+        {"lakestream.table.catalog", "glue-prod", "accepted values are builtin"},
+        {"lakestream.table.catalog", "Builtin", "accepted values are builtin"},
+        {"lakestream.table.catalog", "", "accepted values are builtin"},
+        {"lakestream.table.sort.order", "offset", "accepted values are none"},
+        {"lakestream.table.sort.order", "timestamp,key", "accepted values are none"},
+        {"lakestream.table.sort.order", "frobnicate", "accepted values are none"},
+    };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        const char *e = check_err(no[i].key, no[i].value);
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "Invalid value '%s'", no[i].value);
+        CHECK(strstr(e, no[i].key) && strstr(e, quoted) && strstr(e, no[i].supported));
+    }
+    CHECK(strstr(check_err("lakestream.table.catalog", "glue-prod"),
+                 "external catalogs are not supported"));
+    CHECK(strstr(check_err("lakestream.table.sort.order", "offset"),
+                 "sorting data files is not supported"));
+    CHECK(check_ok("lakestream.table.catalog", "builtin"));
+    CHECK(check_ok("lakestream.table.sort.order", "none"));
+
+    /* stored before this rule, in each layer: resolution fails, naming it */
+    ls_prop_t st[] = {P("lakestream.table.enabled", "true"),
+                      P("lakestream.table.catalog", "glue-prod")};
+    ls_prop_t ns[] = {P("lakestream.table.sort.order", "key")};
+    ls_prop_t cl[] = {P("lakestream.table.sort.order", "timestamp")};
+    ls_policy_t p;
+    char err[512] = "";
+    ls_policy_layers_t l1 = {st, 2, NULL, 0, NULL, 0};
+    CHECK_EQ_INT(ls_policy_resolve(&l1, &p, err, sizeof err), LS_EINVAL);
+    CHECK(strstr(err, "Invalid value 'glue-prod' for configuration lakestream.table.catalog "
+                      "(stream layer)"));
+    CHECK(!strcmp(p.value[LS_POLICY_CATALOG], "glue-prod"));
+    CHECK_EQ_INT(p.source[LS_POLICY_CATALOG], LS_POLICY_SRC_STREAM);
+    ls_policy_layers_t l2 = {NULL, 0, ns, 1, cl, 1};
+    CHECK_EQ_INT(ls_policy_resolve(&l2, &p, err, sizeof err), LS_EINVAL);
+    CHECK(strstr(err, "Invalid value 'key' for configuration lakestream.table.sort.order "
+                      "(namespace layer)") &&
+          strstr(err, "accepted values are none"));
+    ls_policy_layers_t l3 = {NULL, 0, NULL, 0, cl, 1};
+    CHECK_EQ_INT(ls_policy_resolve(&l3, &p, err, sizeof err), LS_EINVAL);
+    CHECK(strstr(err, "'timestamp'") && strstr(err, "(cluster layer)"));
+    /* removing the stored value (or setting a supported one) resolves again */
+    ls_prop_t fixed[] = {P("lakestream.table.enabled", "true"),
+                         P("lakestream.table.catalog", "builtin")};
+    ls_policy_layers_t l4 = {fixed, 2, NULL, 0, NULL, 0};
+    CHECK_EQ_INT(ls_policy_resolve(&l4, &p, err, sizeof err), LS_OK);
+    CHECK(p.enabled);
 }
 
 TEST(table_name_template)
@@ -409,7 +452,7 @@ int main(void)
     RUN(partition_transforms_parsed);
     RUN(resolution_layers_and_sources);
     RUN(bad_stored_value_reported_with_layer);
-    RUN(applied_versus_stored_only);
+    RUN(unapplied_values_refused);
     RUN(table_name_template);
     RUN(new_table_evolution_refused_for_typed_upsert);
     RUN(enabled_since_bookkeeping);
