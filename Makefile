@@ -69,11 +69,14 @@ unit: all
 	@tests/run.sh --unit-only $(BUILD)
 
 # Second command of the README: every test, ending "N passed, N failed".
+# The three trees build with 2 jobs unless make was given -j itself (a plain
+# `make test` used to build them one file at a time: ~2.5 min of its time).
+TEST_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j2)
 test: deps
 	@tools/install-deps.sh test
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory SANITIZE=1 all
-	@$(MAKE) --no-print-directory tsan
+	@$(MAKE) --no-print-directory $(TEST_JOBS) all
+	@$(MAKE) --no-print-directory $(TEST_JOBS) SANITIZE=1 all
+	@$(MAKE) --no-print-directory $(TEST_JOBS) tsan
 	@LS_TEST_ASAN_BUILD=build-asan LS_TEST_TSAN_BUILD=build-tsan tests/run.sh $(BUILD)
 
 # ThreadSanitizer build of the unit tests whose modules use threads (libuv

@@ -29,6 +29,17 @@
 # The S3 and ASan stages leave out the tests marked `heavy`
 # (tests/integration/pytest.ini): multi-process runs that the file stage runs.
 #
+# Lanes: the integration tests mostly wait (on brokers, polls, commit
+# intervals): one pytest session keeps about a quarter of one core busy
+# (measured: 41 CPU s in its first 156 s). So two background lanes run beside
+# the foreground's stages 2 (without the heavy tests), 3 and 6:
+#   lane s3:   stage 2's heavy tests (suite pytest.heavy), then 4, then 5;
+#   lane asan: stage 7.
+# Every broker, etcd and radosgw takes its own free ports and its own
+# directory under $WORK, so the lanes cannot collide. A lane's output is
+# printed, whole, when it ends; its suites are counted like the others (their
+# times are the lane's own). LS_TEST_LANES=0 runs them one after another.
+#
 # The integration suites start $LAKESTREAM_BIN (= BUILD_DIR/lakestream), so the
 # sanitizer build is tested the same way. Dependencies come from
 # `tools/install-deps.sh test`; nothing is downloaded here.
@@ -49,7 +60,13 @@ SKIPPED=0
 SUMMARY=()
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/lakestream-tests.XXXXXX")
 KEEP_WORK=0
-cleanup() { [ "$KEEP_WORK" = 1 ] || rm -rf "$WORK"; }
+declare -A LANE_PIDS=()
+cleanup() {
+    local pid
+    # an interrupted run: stop the lanes still running (their own processes only)
+    for pid in "${LANE_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+    [ "$KEEP_WORK" = 1 ] || rm -rf "$WORK"
+}
 trap cleanup EXIT
 
 note() { SUMMARY+=("$1"); }
@@ -87,6 +104,50 @@ run_counted() {
         f=1
     fi
     add "$suite" "$p" "$f"
+}
+
+# start_lane NAME CMD...: runs CMD (a function of this script that counts its
+# suites with add/run_counted/run_pytest) in the background, in a subshell
+# with counts of its own; its output goes to $WORK/lane-NAME.out. With
+# LS_TEST_LANES=0, CMD runs here, in the foreground.
+start_lane() {
+    local name=$1
+    shift
+    if [ "${LS_TEST_LANES:-1}" = 0 ]; then
+        "$@"
+        return
+    fi
+    (
+        PASSED=0 FAILED=0 SKIPPED=0 SUMMARY=() LAST_ADD=$SECONDS
+        "$@"
+        printf '%s\n' "${SUMMARY[@]}" >"$WORK/lane-$name.summary"
+        echo "$PASSED $FAILED $SKIPPED" >"$WORK/lane-$name.counts"
+    ) >"$WORK/lane-$name.out" 2>&1 &
+    LANE_PIDS[$name]=$!
+    echo "=== lane $name started in the background (pid $!)"
+}
+
+# finish_lane NAME: waits for the lane, prints its output and adds its counts
+# and summary lines to this run's.
+finish_lane() {
+    local name=$1 p f s line
+    [ -n "${LANE_PIDS[$name]:-}" ] || return 0
+    wait "${LANE_PIDS[$name]}"
+    unset "LANE_PIDS[$name]"
+    echo "=== lane $name (ran in the background; its output follows)"
+    cat "$WORK/lane-$name.out"
+    if read -r p f s 2>/dev/null <"$WORK/lane-$name.counts"; then
+        PASSED=$((PASSED + p))
+        FAILED=$((FAILED + f))
+        SKIPPED=$((SKIPPED + s))
+        while IFS= read -r line; do
+            [ -n "$line" ] && note "$line"
+        done <"$WORK/lane-$name.summary"
+    else
+        echo "FAIL lane $name: ended without its counts (killed?)"
+        add "lane $name" 0 1
+    fi
+    LAST_ADD=$SECONDS
 }
 
 # run_pytest SUITE [PYTEST_ARGS...]: the Python integration suite against
@@ -191,6 +252,43 @@ if [ "$UNIT_ONLY" = 0 ]; then
     export LAKESTREAM_BIN="$BUILD/lakestream"
     PY="$ROOT/.venv/bin/python"
     LSB=("$PY" "$ROOT/tests/integration/lsbroker.py")
+
+    # Lane "s3": the file-store pytest's tests marked heavy (stage 2's other
+    # half: Java apps, chaos runs), then the object-store stage, then fuzzing.
+    s3_lane() {
+        run_pytest pytest.heavy -m heavy
+
+        # -- S3: radosgw started, S3 unit tests, then all the suites above again
+        #    with S3 as the object store (LS_TEST_S3=0 skips this stage)
+        if [ "${LS_TEST_S3:-1}" = 0 ]; then
+            note "s3: skipped (LS_TEST_S3=0)"
+        else
+            run_counted s3 2400 tests/s3/run.sh "$BUILD" "$WORK/s3"
+        fi
+
+        # -- fuzzing: every libFuzzer harness for a short time (make fuzz runs long)
+        if command -v clang >/dev/null 2>&1; then
+            run_counted fuzz 900 make --no-print-directory fuzz FUZZ_TIME="${LS_TEST_FUZZ_TIME:-15}"
+        else
+            echo "FAIL fuzz: clang missing; run tools/install-deps.sh test"
+            add fuzz 0 1
+        fi
+    }
+
+    # Lane "asan" (stage 7).
+    asan_lane() {
+        # -- sanitizers: the unit tests and the Python suite once more against
+        #    the ASan+UBSan build when LS_TEST_ASAN_BUILD names it (make test does)
+        if [ -x "$LS_TEST_ASAN_BUILD/lakestream" ]; then
+            ASAN_DIR=$(cd "$LS_TEST_ASAN_BUILD" && pwd)
+            run_units asan.unit/ "$ASAN_DIR"
+            LAKESTREAM_BIN="$ASAN_DIR/lakestream" run_pytest asan.pytest -m "not heavy"
+        else
+            echo "FAIL asan: $LS_TEST_ASAN_BUILD/lakestream missing (make asan failed?)"
+            add asan 0 1
+        fi
+    }
+
     if [ ! -x "$LAKESTREAM_BIN" ]; then
         echo "FAIL integration: broker binary $LAKESTREAM_BIN missing (build failed?)"
         add integration 0 1
@@ -198,7 +296,11 @@ if [ "$UNIT_ONLY" = 0 ]; then
         echo "FAIL integration: .venv missing; run tools/install-deps.sh test"
         add integration 0 1
     else
-        run_pytest pytest
+        # the background lanes (see the top of this file)
+        start_lane s3 s3_lane
+        [ -n "${LS_TEST_ASAN_BUILD:-}" ] && start_lane asan asan_lane
+
+        run_pytest pytest -m "not heavy"
 
         # -- kafkajs
         if [ -d tests/integration/js/node_modules/kafkajs ]; then
@@ -233,22 +335,6 @@ if [ "$UNIT_ONLY" = 0 ]; then
         # -- kcat
         run_counted kcat 600 "${LSB[@]}" --name kcat -- bash tests/integration/test_kcat.sh
 
-        # -- S3: radosgw started, S3 unit tests, then all the suites above again
-        #    with S3 as the object store (LS_TEST_S3=0 skips this stage)
-        if [ "${LS_TEST_S3:-1}" = 0 ]; then
-            note "s3: skipped (LS_TEST_S3=0)"
-        else
-            run_counted s3 2400 tests/s3/run.sh "$BUILD" "$WORK/s3"
-        fi
-
-        # -- fuzzing: every libFuzzer harness for a short time (make fuzz runs long)
-        if command -v clang >/dev/null 2>&1; then
-            run_counted fuzz 900 make --no-print-directory fuzz FUZZ_TIME="${LS_TEST_FUZZ_TIME:-15}"
-        else
-            echo "FAIL fuzz: clang missing; run tools/install-deps.sh test"
-            add fuzz 0 1
-        fi
-
         # -- ThreadSanitizer: the threaded modules' unit tests (make tsan builds them)
         if [ -n "${LS_TEST_TSAN_BUILD:-}" ]; then
             if [ -d "$LS_TEST_TSAN_BUILD/tests" ]; then
@@ -260,18 +346,9 @@ if [ "$UNIT_ONLY" = 0 ]; then
             fi
         fi
 
-        # -- sanitizers: the unit tests and the Python suite once more against
-        #    the ASan+UBSan build when LS_TEST_ASAN_BUILD names it (make test does)
-        if [ -n "${LS_TEST_ASAN_BUILD:-}" ]; then
-            if [ -x "$LS_TEST_ASAN_BUILD/lakestream" ]; then
-                ASAN_DIR=$(cd "$LS_TEST_ASAN_BUILD" && pwd)
-                run_units asan.unit/ "$ASAN_DIR"
-                LAKESTREAM_BIN="$ASAN_DIR/lakestream" run_pytest asan.pytest -m "not heavy"
-            else
-                echo "FAIL asan: $LS_TEST_ASAN_BUILD/lakestream missing (make asan failed?)"
-                add asan 0 1
-            fi
-        fi
+        # the background lanes, counted after the foreground stages
+        finish_lane s3
+        finish_lane asan
     fi
 fi
 
