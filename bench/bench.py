@@ -525,11 +525,19 @@ def wait_for(what, cond, timeout, every=0.1):
 def catchup_compacted(broker, topic, base, a):
     """4b: load on a broker with a zero hot window, wait until no WAL object is left
     (everything in compacted objects), restart (cold read cache), read it all back."""
+    # lakestream-table: the topic is a raw table with table.cold.reads=table, so the
+    # pass leaves its ranges only in the table's Parquet files and the read back is
+    # rebuilt from those rows (no compacted object is written)
+    tabled = broker.name == "lakestream-table"
+    cfg = (["--topic-config", "lakestream.table.enabled=true",
+            "--topic-config", "lakestream.table.commit.interval.ms=1000"] if tabled else [])
     load = driver("produce", broker, topic,
-                  base + ["--count", str(a.catchup_count), "--duration", "0", "--warmup", "0"], 900)
+                  base + cfg + ["--count", str(a.catchup_count), "--duration", "0",
+                                "--warmup", "0"], 900)
     t = time.time()
     wait_for("WAL objects to be compacted away",
-             lambda: not object_files(broker, "wal") and object_files(broker, "co"), 900, 0.2)
+             lambda: not object_files(broker, "wal") and (tabled or object_files(broker, "co")),
+             900, 0.2)
     compact_s = time.time() - t
     cos = object_files(broker, "co")
     broker.restart()
@@ -1044,10 +1052,13 @@ def solo_plan(scenarios, a, rgw_env):
             groups.append([(Broker("lakestream-s3", "lakestream", {"object.store.url": url, **durable},
                                    env=env), [sc], True)])
         elif sc == "consume-catchup-compacted":
+            zero_hot = {**durable, "compaction.min.age.ms": "0",
+                        "compaction.interval.ms": "200", "wal.gc.grace.ms": "0"}
             groups.append([(Broker("lakestream-co", "lakestream",
-                                   {**durable, "compaction.min.age.ms": "0",
-                                    "compaction.interval.ms": "200", "wal.gc.grace.ms": "0"}),
-                            [sc], False)])
+                                   {**zero_hot, "table.cold.reads": "compacted-object"}),
+                            [sc], False),
+                           (Broker("lakestream-table", "lakestream",
+                                   {**zero_hot, "table.cold.reads": "table"}), [sc], False)])
         elif sc == "materialization":
             groups.append([(Broker("lakestream", "lakestream", table, rest=True), [sc], False)])
         elif sc == "typed-materialization":
@@ -1362,8 +1373,12 @@ def markdown(summary, facts, cmdline, a, stamp, loads, failures):
         L.append("")
         wal = res["targets"].get("lakestream-wal (#4)", {}).get("median", {}).get("mb_per_sec")
         co = res["targets"].get("lakestream-co", {}).get("median", {}).get("mb_per_sec")
+        tb = res["targets"].get("lakestream-table", {}).get("median", {}).get("mb_per_sec")
         if sc == "consume-catchup-compacted" and wal and co:
             L += [f"From compacted objects / from WAL objects (#4): **{co / wal:.2f}×**.", ""]
+        if sc == "consume-catchup-compacted" and co and tb:
+            L += [f"From the table's Parquet rows / from compacted objects: **{tb / co:.2f}×**.",
+                  ""]
         L.append(f"![{sc}]({stamp}-{sc}.png)")
         if sc in ("produce-latency", "e2e-latency", "s3-latency", "s3-radosgw"):
             L.append(f"![{sc} percentiles]({stamp}-{sc}-cdf.png)")
@@ -1401,7 +1416,11 @@ def scenario_note(sc, a):
                                      "wal.gc.grace.ms=0), wait until no WAL object is left "
                                      "(compact_s, from the end of the load), restart it (cold read "
                                      "cache) and read everything back: every byte from compacted "
-                                     "objects. The kafka and lakestream-wal rows are scenario 4's "
+                                     "objects. lakestream-table: the same into a raw table topic "
+                                     "(commit interval 1 s) on a broker with "
+                                     "table.cold.reads=table, so every byte read back is rebuilt "
+                                     "from the table's Parquet rows. The kafka and lakestream-wal "
+                                     "rows are scenario 4's "
                                      "runs of this invocation (same load; Kafka has no compaction).",
         "s3-radosgw": f"produce-latency ({a.rate:g} msg/s, {a.duration:g} s; {common}) against "
                       "durable lakestream on the S3 backend, a throwaway Ceph radosgw on "

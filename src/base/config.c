@@ -459,6 +459,17 @@ static const cfg_key_t cfg_keys[] = {
              "batches in the range): table (only in the table's Parquet files; Kafka reads "
              "of it are rebuilt from the rows: one copy fewer) or compacted-object (a "
              "compacted object as well, as for every other topic)."},
+    {.name = "table.cold.cache.max.bytes",
+     .type = CT_SIZE,
+     FIELD(table_cold_cache_max_bytes),
+     .def = "256MiB",
+     .min = 0,
+     .max = 1 * TiB,
+     .help = "Cold reads served from a table's Parquet files keep the files they open "
+             "open between reads (footer parsed, row groups fetched, where the last read "
+             "stopped), up to this many fetched bytes, least recently used closed first; "
+             "a catching-up consumer's next block then costs no store request. 0: every "
+             "read opens its files again."},
 
     {.name = "read.cache.max.bytes",
      .section = "read path",

@@ -86,6 +86,7 @@ typedef struct ls_config {
     char *table_changelog;              /* lakestream.table.changelog */
     int64_t table_orphan_grace_ms;      /* table.orphan.grace.ms, default 3600000 */
     char *table_cold_reads;             /* table.cold.reads: table | compacted-object */
+    int64_t table_cold_cache_max_bytes; /* table.cold.cache.max.bytes */
     /* read path */
     int64_t read_cache_max_bytes; /* read.cache.max.bytes, default 256 MiB */
     int64_t read_ahead_bytes;     /* read.ahead.bytes, default 4 MiB */

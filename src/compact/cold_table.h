@@ -23,12 +23,14 @@
  *  - files without bounds for the two columns are candidates (bounds are
  *    optional in Iceberg), never skipped on a guess.
  * Ranged reads: a file of 256 KiB or more is read as its footer plus the
- * row groups the read needs (cold_table.c "ranged reads"); smaller ones
- * whole. The broker's source (cold_tables.c) keeps each table's live-file
- * list between reads and calls ls_cold_table_read_live; footers are not
- * cached (one ranged GET of the footer per read; the log reader caches the
- * rebuilt blocks, so a catching-up consumer pays it once per read-ahead
- * block). */
+ * row groups the read needs (cold_table.c "open files"); smaller ones
+ * whole. With a file cache (ls_cold_files_t, the broker's source keeps one)
+ * an opened file stays open between reads: its footer parsed, the row
+ * groups fetched so far, and the scan cursor, so a catching-up consumer's
+ * next read-ahead block fetches only the row groups it has not fetched yet
+ * and decodes nothing twice. Data files are immutable, so an entry never
+ * goes stale; which files a read uses is still the plan's (the snapshot's)
+ * decision, never the cache's. */
 #ifndef LS_COLD_TABLE_H
 #define LS_COLD_TABLE_H
 #include <stdbool.h>
@@ -50,6 +52,7 @@ typedef struct ls_cold_table_req {
 typedef struct ls_cold_table_stats {
     int files_planned; /* live files whose bounds admitted the read */
     int files_read;
+    int files_cached;    /* of them, taken open from the file cache */
     int ranged;          /* of them, read through ranged GETs (footer, row groups) */
     uint64_t bytes_read; /* bytes GET returned */
 } ls_cold_table_stats_t;
@@ -59,12 +62,29 @@ typedef struct ls_cold_table_stats {
 ls_status ls_cold_table_read(ls_ice_table_t *t, const ls_cold_table_req_t *q, ls_buf_t *out,
                              int64_t *next, ls_cold_table_stats_t *stats, char *err, size_t errlen);
 
+/* Open data files kept between reads, bounded by max_bytes of fetched file
+ * bytes (least recently used closed first; a file larger than the bound is
+ * not kept) and by 256 entries. Thread-safe: a read takes an entry out
+ * while it uses it (a concurrent read of the same file opens its own). */
+typedef struct ls_cold_files ls_cold_files_t;
+typedef struct ls_cold_files_stats {
+    uint64_t hits, misses; /* reads that found their file open / did not */
+    uint64_t evictions;    /* entries closed for the bounds */
+    uint64_t bytes;        /* fetched bytes held now */
+    int files;             /* entries now */
+} ls_cold_files_stats_t;
+ls_cold_files_t *ls_cold_files_new(uint64_t max_bytes);
+void ls_cold_files_stats(ls_cold_files_t *c, ls_cold_files_stats_t *out);
+void ls_cold_files_free(ls_cold_files_t *c);
+
 /* The same read planned on a list of t's live files the caller keeps
  * (ls_ice_table_live_files of one snapshot, read-only here, so several
- * threads may share it): what a cache of plans calls (cold_tables.h). A
- * file the list names but the store lost answers LS_ENOTFOUND as above. */
+ * threads may share it and t): what a cache of plans calls (cold_tables.h).
+ * files: NULL, or the cache to take open files from and give them back to.
+ * A file the list names but the store lost answers LS_ENOTFOUND as above. */
 struct ls_ice_mentry;
-ls_status ls_cold_table_read_live(ls_ice_table_t *t, const struct ls_ice_mentry *live, size_t n,
-                                  const ls_cold_table_req_t *q, ls_buf_t *out, int64_t *next,
-                                  ls_cold_table_stats_t *stats, char *err, size_t errlen);
+ls_status ls_cold_table_read_live(const ls_ice_table_t *t, const struct ls_ice_mentry *live,
+                                  size_t n, ls_cold_files_t *files, const ls_cold_table_req_t *q,
+                                  ls_buf_t *out, int64_t *next, ls_cold_table_stats_t *stats,
+                                  char *err, size_t errlen);
 #endif

@@ -38,9 +38,12 @@
  * whose message.timestamp.type changed after its records were written is
  * read back with the type it has now.
  *
- * Footers of large data files are not kept: each read GETs the footer
- * (64 KiB) and the row groups it needs; the log reader keeps the rebuilt
- * blocks, so a catching-up consumer pays that once per read-ahead block. */
+ * Open data files (cold_table.h, ls_cold_files_t): one cache for all
+ * tables, bounded by file_cache_bytes of fetched bytes, keeps each file a
+ * read opened — footer parsed, row groups fetched, scan cursor — so a
+ * catching-up consumer's next read-ahead block goes on from where the last
+ * stopped. A plan made again (stale, too old) keeps using the open files
+ * its live list still names; files no plan names age out by LRU. */
 #include "compact/cold_tables.h"
 
 #include <pthread.h>
@@ -82,6 +85,7 @@ struct ls_cold_tables {
     int n;
     uint64_t clock;
     ls_cold_tables_stats_t stats;
+    ls_cold_files_t *files; /* open data files, shared by every table's reads */
 };
 
 static void plan_release(plan_t *p)
@@ -243,7 +247,8 @@ static ls_status cold_read(void *ctx, int64_t log_id, int64_t from, int64_t to, 
         if (!p) break;
         q.log_append_time = p->log_append_time;
         size_t at = out->len;
-        st = ls_cold_table_read_live(p->table, p->live, p->nlive, &q, out, next, &cs, err, errlen);
+        st = ls_cold_table_read_live(p->table, p->live, p->nlive, t->files, &q, out, next, &cs, err,
+                                     errlen);
         if (st == LS_ENOTFOUND) {
             out->len = at;
             stale = true;
@@ -259,6 +264,7 @@ static ls_status cold_read(void *ctx, int64_t log_id, int64_t from, int64_t to, 
     t->stats.stale += stale;
     t->stats.bytes_read += cs.bytes_read;
     t->stats.ranged += (uint64_t)cs.ranged;
+    t->stats.files_kept_open += (uint64_t)cs.files_cached;
     if (st == LS_OK)
         t->stats.records_out += (uint64_t)(*next - from);
     else
@@ -275,6 +281,7 @@ ls_cold_tables_t *ls_cold_tables_new(const ls_cold_tables_config_t *cfg)
     if (t->cfg.max_tables <= 0) t->cfg.max_tables = 64;
     if (t->cfg.max_age_ms <= 0) t->cfg.max_age_ms = 30000;
     t->v = LS_NEWN(plan_t *, (size_t)t->cfg.max_tables);
+    if (t->cfg.file_cache_bytes > 0) t->files = ls_cold_files_new(t->cfg.file_cache_bytes);
     pthread_mutex_init(&t->mu, NULL);
     return t;
 }
@@ -290,6 +297,12 @@ void ls_cold_tables_stats(ls_cold_tables_t *t, ls_cold_tables_stats_t *out)
     *out = t->stats;
     out->tables_kept = t->n;
     pthread_mutex_unlock(&t->mu);
+    if (t->files) {
+        ls_cold_files_stats_t fs;
+        ls_cold_files_stats(t->files, &fs);
+        out->file_cache_bytes = fs.bytes;
+        out->file_cache_evictions = fs.evictions;
+    }
 }
 
 void ls_cold_tables_free(ls_cold_tables_t *t)
@@ -297,6 +310,7 @@ void ls_cold_tables_free(ls_cold_tables_t *t)
     if (!t) return;
     for (int i = 0; i < t->n; i++)
         plan_release(t->v[i]);
+    ls_cold_files_free(t->files);
     pthread_mutex_destroy(&t->mu);
     ls_free(t->v);
     ls_free(t);

@@ -617,7 +617,8 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
                                    .table_defaults = b->table_defaults,
                                    .ntable_defaults = b->ntable_defaults,
                                    .registry = b->registry,
-                                   .static_ts_type = ls_bcfg_static(cfg, LS_BCFG_TIMESTAMP_TYPE)};
+                                   .static_ts_type = ls_bcfg_static(cfg, LS_BCFG_TIMESTAMP_TYPE),
+                                   .file_cache_bytes = (uint64_t)cfg->table_cold_cache_max_bytes};
     b->cold = ls_cold_tables_new(&ctc);
     ls_cold_source_t src;
     ls_cold_tables_source(b->cold, &src);
@@ -741,11 +742,13 @@ void ls_broker_free(ls_broker_t *b)
         ls_cold_tables_stats(b->cold, &cs);
         LS_INFO("broker",
                 "cold reads from tables: %llu reads (%llu failed), %llu records rebuilt, "
-                "%llu bytes of data files read (%llu ranged), plans: %llu loads, %llu hits, "
-                "%llu stale, %llu evicted",
+                "%llu bytes of data files read (%llu ranged), %llu file reads from open files "
+                "(%llu closed for the bound), plans: %llu loads, %llu hits, %llu stale, %llu "
+                "evicted",
                 (unsigned long long)cs.reads, (unsigned long long)cs.failures,
                 (unsigned long long)cs.records_out, (unsigned long long)cs.bytes_read,
-                (unsigned long long)cs.ranged, (unsigned long long)cs.plan_loads,
+                (unsigned long long)cs.ranged, (unsigned long long)cs.files_kept_open,
+                (unsigned long long)cs.file_cache_evictions, (unsigned long long)cs.plan_loads,
                 (unsigned long long)cs.plan_hits, (unsigned long long)cs.stale,
                 (unsigned long long)cs.evictions);
         ls_cold_tables_free(b->cold);

@@ -1065,19 +1065,25 @@ static char *key_for_location(const ls_ice_table_t *t, const char *loc)
 }
 
 /* GETs a file of this table by location (declared in the header). */
-ls_status ls_ice_table_get_range(ls_ice_table_t *t, const char *loc, uint64_t off, uint64_t len,
-                                 ls_buf_t *out)
+ls_status ls_ice_table_read_range(const ls_ice_table_t *t, const char *loc, uint64_t off,
+                                  uint64_t len, ls_buf_t *out, char *err, size_t errlen)
 {
     char *key = key_for_location(t, loc);
     if (!key) {
-        snprintf(t->err, sizeof t->err, "%s is outside the table location", loc);
+        snprintf(err, errlen, "%s is outside the table location", loc);
         return LS_EINVAL;
     }
     out->len = 0;
     ls_status st = ls_objstore_get(t->os, key, off, len, out);
-    if (st != LS_OK) snprintf(t->err, sizeof t->err, "get %s: %s", key, ls_status_str(st));
+    if (st != LS_OK) snprintf(err, errlen, "get %s: %s", key, ls_status_str(st));
     ls_free(key);
     return st;
+}
+
+ls_status ls_ice_table_get_range(ls_ice_table_t *t, const char *loc, uint64_t off, uint64_t len,
+                                 ls_buf_t *out)
+{
+    return ls_ice_table_read_range(t, loc, off, len, out, t->err, sizeof t->err);
 }
 
 ls_status ls_ice_table_get_file(ls_ice_table_t *t, const char *loc, ls_buf_t *out)

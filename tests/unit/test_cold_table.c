@@ -4,6 +4,7 @@
  * data-file rewrites; a file gone from the store or a range no live file
  * holds is LS_ENOTFOUND (re-plan), and a reload on the newer snapshot
  * serves it. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,10 +94,14 @@ static int chk_rec(void *arg, const ls_record_view_t *v)
 }
 
 /* Reads partition p's [from, to] as the log reader does (each read at the
- * next offset); 0 when every record came exactly once, in order. */
-static int read_all(ls_ice_table_t *t, int p, int64_t from, int64_t to, size_t max,
-                    ls_cold_table_stats_t *tot)
+ * next offset); 0 when every record came exactly once, in order. With
+ * files, as the broker's source does: planned on one live-file list, open
+ * files kept in that cache. */
+static int read_live(ls_ice_table_t *t, ls_cold_files_t *files, const ls_ice_mentry_t *live,
+                     size_t nlive, int p, int64_t from, int64_t to, size_t max,
+                     ls_cold_table_stats_t *tot)
 {
+    int rc = 0;
     chk_t c = {.p = p, .want = from};
     while (c.want <= to) {
         ls_cold_table_req_t q = {.partition = p,
@@ -110,16 +115,21 @@ static int read_all(ls_ice_table_t *t, int p, int64_t from, int64_t to, size_t m
         int64_t next;
         char err[512];
         ls_cold_table_stats_t s;
-        ls_status st = ls_cold_table_read(t, &q, &out, &next, &s, err, sizeof err);
+        ls_status st = files ? ls_cold_table_read_live(t, live, nlive, files, &q, &out, &next, &s,
+                                                       err, sizeof err)
+                             : ls_cold_table_read(t, &q, &out, &next, &s, err, sizeof err);
         if (st != LS_OK) {
             printf("  read %d at %lld: %s (%s)\n", p, (long long)c.want, ls_status_str(st), err);
             ls_buf_free(&out);
-            return -1;
+            rc = -1;
+            break;
         }
         if (tot) {
             tot->files_planned += s.files_planned;
             tot->files_read += s.files_read;
+            tot->files_cached += s.files_cached;
             tot->ranged += s.ranged;
+            tot->bytes_read += s.bytes_read;
         }
         int64_t at = c.want;
         for (size_t pos = 0; pos < out.len;) {
@@ -130,9 +140,30 @@ static int read_all(ls_ice_table_t *t, int p, int64_t from, int64_t to, size_t m
             pos += size;
         }
         ls_buf_free(&out);
-        if (c.bad || next != c.want || next <= at) return -2;
+        if (c.bad || next != c.want || next <= at) {
+            rc = -2;
+            break;
+        }
     }
-    return c.want == to + 1 ? 0 : -3;
+    if (rc == 0 && c.want != to + 1) rc = -3;
+    return rc;
+}
+
+static int read_all_cached(ls_ice_table_t *t, ls_cold_files_t *files, int p, int64_t from,
+                           int64_t to, size_t max, ls_cold_table_stats_t *tot)
+{
+    ls_ice_mentry_t *live = NULL;
+    size_t nlive = 0;
+    if (files && ls_ice_table_live_files(t, &live, &nlive) != LS_OK) return -4;
+    int rc = read_live(t, files, live, nlive, p, from, to, max, tot);
+    ls_ice_mentries_free(live, nlive);
+    return rc;
+}
+
+static int read_all(ls_ice_table_t *t, int p, int64_t from, int64_t to, size_t max,
+                    ls_cold_table_stats_t *tot)
+{
+    return read_all_cached(t, NULL, p, from, to, max, tot);
 }
 
 static ls_ice_table_t *make_table(ls_objstore_t *os, const char *name, bool partitioned)
@@ -318,10 +349,91 @@ TEST(large_files_read_by_ranges)
     ls_objstore_close(os);
 }
 
+/* With a file cache a catching-up reader opens a large file once: the
+ * footer and each row group are fetched once for all its blocks, where
+ * every block without the cache GETs the footer again. Same records either
+ * way; a bound smaller than a file keeps nothing open; readers on two
+ * threads share the cache. */
+typedef struct par {
+    ls_ice_table_t *t; /* shared, as the broker's plans share theirs */
+    ls_cold_files_t *files;
+    const ls_ice_mentry_t *live;
+    size_t nlive;
+    int p, rc;
+} par_t;
+
+static void *par_read(void *arg)
+{
+    par_t *a = arg;
+    for (int k = 0; k < 3 && a->rc == 0; k++)
+        a->rc =
+            read_live(a->t, a->files, a->live, a->nlive, a->p, 0, g_next[a->p] - 1, 32 << 10, NULL);
+    return NULL;
+}
+
+TEST(open_files_kept_between_reads)
+{
+    memset(g_next, 0, sizeof g_next);
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_table_t *t = make_table(os, "keep", false);
+    CHECK(t);
+    g_rg_bytes = 64 << 10;
+    CHECK(commit_rows(t, 12000) == LS_OK);
+    CHECK(commit_rows(t, 500) == LS_OK); /* a small file, read whole */
+    g_rg_bytes = 0;
+    ls_ice_mentry_t *live;
+    size_t n;
+    CHECK(ls_ice_table_live_files(t, &live, &n) == LS_OK);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += (uint64_t)live[i].df.file_size;
+    ls_ice_mentries_free(live, n);
+    ls_cold_files_t *files = ls_cold_files_new(64 << 20);
+    ls_cold_table_stats_t plain = {0}, kept = {0};
+    for (int p = 0; p < PARTS; p++) {
+        CHECK_EQ_INT(read_all(t, p, 0, g_next[p] - 1, 32 << 10, &plain), 0);
+        CHECK_EQ_INT(read_all_cached(t, files, p, 0, g_next[p] - 1, 32 << 10, &kept), 0);
+    }
+    CHECK_EQ_INT(kept.files_read, plain.files_read);
+    CHECK(kept.files_cached >= kept.files_read - 2 * PARTS);
+    /* each byte at most once (footer guess and row groups), against a
+     * footer GET per block */
+    CHECK(kept.bytes_read <= total + (64 << 10));
+    CHECK(plain.bytes_read > 2 * kept.bytes_read);
+    ls_cold_files_stats_t fs;
+    ls_cold_files_stats(files, &fs);
+    CHECK(fs.files == 2 && fs.bytes > 0 && fs.bytes <= total + (64 << 10));
+    CHECK(fs.hits == (uint64_t)kept.files_cached);
+    /* reading from the middle again (a rewind) through the open file */
+    CHECK_EQ_INT(read_all_cached(t, files, 1, 3999, 5000, 1, NULL), 0);
+    /* two threads at once, different partitions and the same one */
+    CHECK(ls_ice_table_live_files(t, &live, &n) == LS_OK);
+    par_t a[3] = {{t, files, live, n, 0, 0}, {t, files, live, n, 2, 0}, {t, files, live, n, 2, 0}};
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++)
+        pthread_create(&th[i], NULL, par_read, &a[i]);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_EQ_INT(a[i].rc, 0);
+    }
+    ls_ice_mentries_free(live, n);
+    ls_cold_files_free(files);
+    /* a bound below a file's fetched bytes: nothing kept, still exact */
+    files = ls_cold_files_new(16 << 10);
+    ls_cold_table_stats_t tiny = {0};
+    CHECK_EQ_INT(read_all_cached(t, files, 0, 0, g_next[0] - 1, 32 << 10, &tiny), 0);
+    ls_cold_files_stats(files, &fs);
+    CHECK(tiny.files_cached == 0 && fs.files == 0 && fs.bytes == 0);
+    ls_cold_files_free(files);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
 int main(void)
 {
     RUN(reads_partition_ranges_across_commits);
     RUN(rewrite_and_removed_files_replan);
     RUN(large_files_read_by_ranges);
+    RUN(open_files_kept_between_reads);
     UNIT_DONE();
 }
