@@ -218,6 +218,27 @@ static bool stat_i64(const uint8_t *p, size_t len, int64_t *v)
     return true;
 }
 
+static bool stat_i32(const uint8_t *p, size_t len, int64_t *v)
+{
+    if (!p || len != 4) return false;
+    *v = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                   (uint32_t)p[3] << 24);
+    return true;
+}
+
+void ls_cold_rg_bounds(const ls_pqr_t *r, int rg, int ocol, int pcol, ls_cold_rg_bounds_t *b)
+{
+    memset(b, 0, sizeof *b);
+    const ls_pqr_chunk_t *oc = ls_pqr_chunk(r, rg, ocol);
+    b->has_off = oc->stats.has_min && oc->stats.has_max &&
+                 stat_i64(oc->stats.min, oc->stats.min_len, &b->off_lo) &&
+                 stat_i64(oc->stats.max, oc->stats.max_len, &b->off_hi);
+    const ls_pqr_chunk_t *pc = ls_pqr_chunk(r, rg, pcol);
+    b->has_part = pc->stats.has_min && pc->stats.has_max &&
+                  stat_i32(pc->stats.min, pc->stats.min_len, &b->part_lo) &&
+                  stat_i32(pc->stats.max, pc->stats.max_len, &b->part_hi);
+}
+
 /* Scratch kept across row groups: the current row's headers and their
  * key / value triples. */
 typedef struct scan_bufs {
@@ -511,12 +532,11 @@ static int scan_next(scan_t *s, int32_t part, int64_t from, int64_t to, ls_statu
     for (;;) {
         if (!s->open) {
             if (s->rg >= ls_pqr_num_row_groups(s->r)) return 0;
-            const ls_pqr_chunk_t *oc = ls_pqr_chunk(s->r, s->rg, s->cols[C_OFF]);
-            int64_t lo, hi;
-            if (oc->stats.has_min && oc->stats.has_max &&
-                stat_i64(oc->stats.min, oc->stats.min_len, &lo) &&
-                stat_i64(oc->stats.max, oc->stats.max_len, &hi) && (hi < from || lo > to)) {
-                if (lo > to) s->above = true;
+            ls_cold_rg_bounds_t b;
+            ls_cold_rg_bounds(s->r, s->rg, s->cols[C_OFF], s->cols[C_PART], &b);
+            if (!ls_cold_rg_admits(&b, part, from, to)) {
+                if (b.has_off && b.off_lo > to && ls_cold_rg_admits(&b, part, from, INT64_MAX))
+                    s->above = true; /* rows of part may lie above */
                 s->rg++;
                 continue;
             }

@@ -96,6 +96,24 @@ typedef int (*ls_cold_row_cb)(void *arg, const ls_raw_record_t *row);
 ls_status ls_cold_scan_rows(ls_pqr_t *r, int32_t partition, int64_t from, int64_t to,
                             ls_cold_row_cb cb, void *arg, char *err, size_t errlen);
 
+/* A row group's bounds from its column statistics (ocol, pcol: the raw
+ * offset and partition columns of r), and whether it may hold a row of
+ * `partition` with offset in [from, to] (no statistics: it may). The scans
+ * here open exactly the row groups ls_cold_rg_admits admits, so a reader
+ * of a ranged image fetches those (cold_table.c) and nothing else. */
+typedef struct ls_cold_rg_bounds {
+    bool has_off, has_part;
+    int64_t off_lo, off_hi, part_lo, part_hi;
+} ls_cold_rg_bounds_t;
+void ls_cold_rg_bounds(const ls_pqr_t *r, int rg, int ocol, int pcol, ls_cold_rg_bounds_t *b);
+static inline bool ls_cold_rg_admits(const ls_cold_rg_bounds_t *b, int32_t partition, int64_t from,
+                                     int64_t to)
+{
+    if (b->has_off && (b->off_hi < from || b->off_lo > to)) return false;
+    if (b->has_part && (b->part_hi < partition || b->part_lo > partition)) return false;
+    return true;
+}
+
 /* What one cold read of a data file produced. */
 typedef struct ls_cold_read {
     ls_buf_t batches;    /* RecordBatches v2, concatenated */

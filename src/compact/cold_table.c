@@ -2,6 +2,7 @@
 #include "compact/cold_table.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,223 +46,299 @@ static int64_t lower_offset(const ls_ice_datafile_t *df)
 
 /* ------------------------------------------------------------ open files
  *
- * A data file is opened once per cache entry: the footer parsed and the
- * scan cursor (ls_cold_file_t) kept, so a catching-up consumer's next
- * read-ahead block goes on where the last stopped, with no footer GET or
- * parse and no row group fetched twice.
+ * A data file is held as an image: its bytes as far as reads have needed
+ * them, and its footer parsed. On a store of local files (ls_objstore_map)
+ * the image is the file mapped whole: the kernel reads the pages the scan
+ * touches, nothing is fetched or copied, and the bytes are page cache, not
+ * counted against the cache's bound. Elsewhere (S3) a file of
+ * RANGED_MIN_FILE bytes or more is not read whole: its image (anonymous memory of the file's size,
+ * pages untouched stay unallocated) receives the footer when opened, then, per read, the column
+ * chunks of the row groups the read needs and the image lacks — those ls_cold_rg_admits admits for
+ * the read's partition and [from, to], in file order, until about max_bytes of them are in (at
+ * least one) — and the read's upper bound is cut to the last such row
+ * group's largest offset, so the scan (which opens exactly the row groups
+ * ls_cold_rg_admits admits) never touches a byte that was not fetched. A
+ * row group without offset statistics stops the cut: everything from it on
+ * is fetched. A manifest size that does not match the file, or a footer
+ * that does not parse, falls back to the whole file.
  *
- * A file of RANGED_MIN_FILE bytes or more is not read whole: an image of
- * the file's size (anonymous memory, pages untouched stay unallocated)
- * receives its footer when opened, then, per read, the column chunks of the
- * row groups the read needs that are not in yet — those whose `offset`
- * statistics admit [from, to], in file order, until about max_bytes of
- * them are in (at least one) — and the read's upper bound is cut to the
- * last such row group's largest offset, so the scan (which skips row groups
- * by the same statistics) never touches a byte that was not fetched. A row
- * group without statistics stops the cut: everything from it on is
- * fetched. A manifest size that does not match the file, or a footer that
- * does not parse, falls back to the whole file. Data files are immutable
- * (Iceberg never rewrites one in place), so bytes once fetched stay true
- * for as long as the entry lives. */
+ * With a cache (ls_cold_files_t) images and cursors outlive a read:
+ *  - an image is shared by every reader of its file (reference-counted);
+ *    its row groups are fetched once: a reader marks the ones it fetches
+ *    `loading` under the image's mutex, fetches them without it, then marks
+ *    them loaded; a reader needing a group another is fetching waits for it.
+ *    Bytes of a loaded group never change (data files are immutable), so
+ *    reading them needs no lock once the flag was seen under the mutex;
+ *  - a cursor (ls_cold_file_t over an image: its own footer parse, the scan
+ *    position) serves one partition of one file and one reader at a time:
+ *    a read takes it out of the cache and gives it back, so a catching-up
+ *    consumer's next block goes on from where the last stopped;
+ *  - bounds: images by fetched bytes (max_bytes) and count, cursors by
+ *    count, least recently used first; a cursor whose image was evicted is
+ *    dropped when it comes back. */
 #define RANGED_MIN_FILE (256 * 1024)
 #define RANGED_TAIL (64 * 1024) /* first guess at footer + 8 */
-#define FILES_MAX_ENTRIES 256
+#define FILES_MAX_IMAGES 256
+#define FILES_MAX_CURSORS 1024
 
-typedef struct cfile {
+enum { RG_ABSENT, RG_LOADING, RG_LOADED };
+
+typedef struct image {
+    atomic_int refs;
     char *path;
     uint8_t *data; /* the image (mapped) or the whole file (whole.data) */
     size_t len;
     bool mapped;
     ls_buf_t whole;
-    uint8_t *loaded; /* mapped: per row group, its chunks are in */
-    int ocol;        /* mapped: the offset column */
-    uint64_t resident;
+    ls_chunk_t *map; /* the file mapped whole (a store of local files) */
+    ls_pqr_t *r;     /* the footer (row group selection) */
+    int ocol, pcol;
+    pthread_mutex_t mu; /* rg[] */
+    pthread_cond_t cv;
+    uint8_t *rg; /* mapped: per row group, RG_* */
+    _Atomic uint64_t resident;
+    uint64_t used; /* the cache's LRU clock (under the cache's mutex) */
+} image_t;
+
+typedef struct cursor {
+    image_t *im; /* a reference */
+    int32_t partition;
     ls_cold_file_t *f;
     uint64_t used;
-} cfile_t;
+} cursor_t;
 
 struct ls_cold_files {
     pthread_mutex_t mu;
     uint64_t max_bytes;
-    cfile_t **v;
-    int n;
-    uint64_t bytes, clock;
+    image_t **im;
+    int nim;
+    cursor_t **cur;
+    int ncur;
+    uint64_t clock;
     ls_cold_files_stats_t stats;
 };
 
-static void cfile_free(cfile_t *cf)
+static void image_release(image_t *im)
 {
-    if (!cf) return;
-    ls_cold_file_free(cf->f);
-    if (cf->mapped && cf->data) munmap(cf->data, cf->len);
-    ls_buf_free(&cf->whole);
-    ls_free(cf->loaded);
-    ls_free(cf->path);
-    ls_free(cf);
+    if (!im || atomic_fetch_sub(&im->refs, 1) != 1) return;
+    ls_pqr_free(im->r);
+    if (im->mapped && im->data) munmap(im->data, im->len);
+    ls_buf_free(&im->whole);
+    if (im->map) ls_chunk_release(im->map);
+    ls_free(im->rg);
+    ls_free(im->path);
+    pthread_mutex_destroy(&im->mu);
+    pthread_cond_destroy(&im->cv);
+    ls_free(im);
 }
 
-static ls_status image_put(const ls_ice_table_t *t, cfile_t *cf, uint64_t off, uint64_t len,
-                           ls_buf_t *tmp, char *err, size_t errlen)
+static void cursor_free(cursor_t *c)
 {
-    if (off > cf->len || len > cf->len - off) {
+    if (!c) return;
+    ls_cold_file_free(c->f);
+    image_release(c->im);
+    ls_free(c);
+}
+
+/* Copies bytes [off, off + len) of the file into the image (no lock: the
+ * range belongs to the caller, see above). */
+static ls_status image_fetch(const ls_ice_table_t *t, image_t *im, uint64_t off, uint64_t len,
+                             ls_buf_t *tmp, uint64_t *fetched, char *err, size_t errlen)
+{
+    if (off > im->len || len > im->len - off) {
         snprintf(err, errlen, "range %llu+%llu past the file's %zu bytes", (unsigned long long)off,
-                 (unsigned long long)len, cf->len);
+                 (unsigned long long)len, im->len);
         return LS_ECORRUPT;
     }
-    ls_status st = ls_ice_table_read_range(t, cf->path, off, len, tmp, err, errlen);
+    ls_status st = ls_ice_table_read_range(t, im->path, off, len, tmp, err, errlen);
     if (st != LS_OK) return st;
     if (tmp->len != len) {
         snprintf(err, errlen, "ranged GET of %llu bytes returned %zu", (unsigned long long)len,
                  tmp->len);
         return LS_ECORRUPT;
     }
-    memcpy(cf->data + off, tmp->data, (size_t)len);
-    cf->resident += len;
+    memcpy(im->data + off, tmp->data, (size_t)len);
+    atomic_fetch_add(&im->resident, len);
+    *fetched += len;
     return LS_OK;
+}
+
+static int column_of(const ls_pqr_t *r, int fid)
+{
+    for (size_t c = 0; c < ls_pqr_num_columns(r); c++)
+        if (ls_pqr_column(r, (int)c)->field_id == fid) return (int)c;
+    return -1;
 }
 
 /* The ranged image of df with its footer in: LS_OK; LS_EINVAL: read the
  * file whole instead; other: the store's status (LS_ENOTFOUND: the file is
  * gone) with err. */
-static ls_status open_ranged(const ls_ice_table_t *t, const ls_ice_datafile_t *df, cfile_t *cf,
+static ls_status open_ranged(const ls_ice_table_t *t, const ls_ice_datafile_t *df, image_t *im,
                              uint64_t *fetched, char *err, size_t errlen)
 {
     if (df->file_size < RANGED_MIN_FILE) return LS_EINVAL;
     void *m = mmap(NULL, (size_t)df->file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                    -1, 0);
     if (m == MAP_FAILED) return LS_EINVAL;
-    cf->data = m;
-    cf->len = (size_t)df->file_size;
-    cf->mapped = true;
+    im->data = m;
+    im->len = (size_t)df->file_size;
+    im->mapped = true;
     ls_buf_t tmp;
     ls_buf_init(&tmp);
-    uint64_t tail = cf->len < RANGED_TAIL ? cf->len : RANGED_TAIL;
-    ls_status st = image_put(t, cf, cf->len - tail, tail, &tmp, err, errlen);
-    if (st == LS_OK && memcmp(cf->data + cf->len - 4, "PAR1", 4)) st = LS_EINVAL;
+    uint64_t tail = im->len < RANGED_TAIL ? im->len : RANGED_TAIL;
+    ls_status st = image_fetch(t, im, im->len - tail, tail, &tmp, fetched, err, errlen);
+    if (st == LS_OK && memcmp(im->data + im->len - 4, "PAR1", 4)) st = LS_EINVAL;
     if (st == LS_OK) {
-        const uint8_t *f = cf->data + cf->len - 8;
+        const uint8_t *f = im->data + im->len - 8;
         uint64_t flen =
             (uint64_t)f[0] | (uint64_t)f[1] << 8 | (uint64_t)f[2] << 16 | (uint64_t)f[3] << 24;
-        if (flen + 12 > cf->len)
+        if (flen + 12 > im->len)
             st = LS_EINVAL;
         else if (flen + 8 > tail)
-            st = image_put(t, cf, cf->len - 8 - flen, flen, &tmp, err, errlen);
+            st = image_fetch(t, im, im->len - 8 - flen, flen, &tmp, fetched, err, errlen);
     }
     ls_buf_free(&tmp);
-    *fetched += cf->resident;
     if (st == LS_OK) {
-        memcpy(cf->data, "PAR1", 4);
+        memcpy(im->data, "PAR1", 4);
         ls_status ost;
         char why[256];
-        if (!(cf->f = ls_cold_file_open(cf->data, cf->len, &ost, why, sizeof why))) st = LS_EINVAL;
+        if (!(im->r = ls_pqr_open(im->data, im->len, &ost, why, sizeof why))) st = LS_EINVAL;
     }
     if (st == LS_OK) {
-        const ls_pqr_t *r = ls_cold_file_reader(cf->f);
-        cf->ocol = -1;
-        for (size_t c = 0; c < ls_pqr_num_columns(r); c++)
-            if (ls_pqr_column(r, (int)c)->field_id == LS_RAW_FID_OFFSET) cf->ocol = (int)c;
-        if (cf->ocol < 0) st = LS_EINVAL;
-        int nrg = ls_pqr_num_row_groups(r);
-        cf->loaded = ls_calloc((size_t)(nrg ? nrg : 1), 1);
+        im->ocol = column_of(im->r, LS_RAW_FID_OFFSET);
+        im->pcol = column_of(im->r, LS_RAW_FID_PARTITION);
+        if (im->ocol < 0 || im->pcol < 0) st = LS_EINVAL;
+        int nrg = ls_pqr_num_row_groups(im->r);
+        im->rg = ls_calloc((size_t)(nrg ? nrg : 1), 1);
     }
-    if (st != LS_OK) { /* back to an empty entry */
-        ls_cold_file_free(cf->f);
-        cf->f = NULL;
-        munmap(cf->data, cf->len);
-        cf->data = NULL;
-        cf->len = 0;
-        cf->mapped = false;
-        cf->resident = 0;
+    if (st != LS_OK) { /* back to an empty image */
+        ls_pqr_free(im->r);
+        im->r = NULL;
+        munmap(im->data, im->len);
+        im->data = NULL;
+        im->len = 0;
+        im->mapped = false;
+        atomic_store(&im->resident, 0);
     }
     return st;
 }
 
-/* Opens df: ranged when large enough, else (or when the image cannot be
- * made) whole. NULL with *st and err on failure. */
-static cfile_t *cfile_open(const ls_ice_table_t *t, const ls_ice_datafile_t *df, ls_status *st,
-                           uint64_t *fetched, bool *ranged, char *err, size_t errlen)
+/* Opens df's image: ranged when large enough, else (or when the image
+ * cannot be made) whole. NULL with *st and err on failure. */
+static image_t *image_open(const ls_ice_table_t *t, const ls_ice_datafile_t *df, ls_status *st,
+                           bool *ranged, uint64_t *fetched, char *err, size_t errlen)
 {
-    cfile_t *cf = LS_NEW(cfile_t);
-    cf->path = ls_strdup(df->path);
-    ls_buf_init(&cf->whole);
+    image_t *im = LS_NEW(image_t);
+    atomic_init(&im->refs, 1);
+    im->path = ls_strdup(df->path);
+    ls_buf_init(&im->whole);
+    pthread_mutex_init(&im->mu, NULL);
+    pthread_cond_init(&im->cv, NULL);
     *ranged = false;
-    *st = open_ranged(t, df, cf, fetched, err, errlen);
+    /* a local file: mapped, its pages read as the scan touches them (no
+     * fetch, no copy; page cache, not the cache's bytes) */
+    *st = ls_ice_table_map_file(t, df->path, &im->map, err, errlen);
+    if (*st == LS_OK) {
+        im->data = im->map->data;
+        im->len = im->map->len;
+        return im;
+    }
+    if (*st != LS_EINVAL) {
+        image_release(im);
+        return NULL;
+    }
+    *st = open_ranged(t, df, im, fetched, err, errlen);
     if (*st == LS_OK) {
         *ranged = true;
-        return cf;
+        return im;
     }
     if (*st == LS_EINVAL) {
-        *st = ls_ice_table_read_range(t, df->path, 0, UINT64_MAX, &cf->whole, err, errlen);
+        *st = ls_ice_table_read_range(t, df->path, 0, UINT64_MAX, &im->whole, err, errlen);
         if (*st == LS_OK) {
-            *fetched += cf->whole.len;
-            cf->data = cf->whole.data;
-            cf->len = cf->whole.len;
-            cf->resident = cf->whole.len;
-            char why[256] = "";
-            if (!(cf->f = ls_cold_file_open(cf->data, cf->len, st, why, sizeof why))) {
-                snprintf(err, errlen, "%s", why);
-                if (*st == LS_EINVAL) *st = LS_ECORRUPT; /* a table file that is not raw */
-            }
+            im->data = im->whole.data;
+            im->len = im->whole.len;
+            atomic_store(&im->resident, im->whole.len);
+            *fetched += im->whole.len;
         }
     }
     if (*st != LS_OK) {
-        cfile_free(cf);
+        image_release(im);
         return NULL;
     }
-    return cf;
+    return im;
 }
 
-/* Fetches the row groups a read of [from, *to] needs into a ranged image
- * and cuts *to (above). A whole file needs nothing. */
-static ls_status cfile_need(const ls_ice_table_t *t, cfile_t *cf, int64_t from, int64_t *to,
-                            size_t max_bytes, uint64_t *fetched, char *err, size_t errlen)
+/* Makes sure the row groups a read of partition's [from, *to] needs are in
+ * a ranged image and cuts *to (above). A whole file needs nothing. */
+static ls_status image_need(const ls_ice_table_t *t, image_t *im, int32_t partition, int64_t from,
+                            int64_t *to, size_t max_bytes, uint64_t *fetched, char *err,
+                            size_t errlen)
 {
-    if (!cf->mapped) return LS_OK;
-    const ls_pqr_t *r = ls_cold_file_reader(cf->f);
-    ls_buf_t tmp;
-    ls_buf_init(&tmp);
+    if (!im->mapped) return LS_OK;
+    int nrg = ls_pqr_num_row_groups(im->r);
+    int *mine = LS_NEWN(int, (size_t)(nrg ? nrg : 1)), nmine = 0;
+    uint64_t *start = LS_NEWN(uint64_t, (size_t)(nrg ? nrg : 1) * 2), *end = start + nrg;
     ls_status st = LS_OK;
-    uint64_t got = 0, before = cf->resident;
+    uint64_t got = 0;
     bool cut = false;
-    for (int g = 0; st == LS_OK && g < ls_pqr_num_row_groups(r); g++) {
-        const ls_pqr_chunk_t *oc = ls_pqr_chunk(r, g, cf->ocol);
-        int64_t lo = 0, hi = 0;
-        bool stats = oc->stats.has_min && oc->stats.has_max && oc->stats.min_len == 8 &&
-                     oc->stats.max_len == 8;
-        if (stats) {
-            lo = le_int(oc->stats.min, 8);
-            hi = le_int(oc->stats.max, 8);
-            if (hi < from || lo > *to) continue; /* the scan skips it too */
-        }
+    pthread_mutex_lock(&im->mu);
+    for (int g = 0; g < nrg; g++) {
+        ls_cold_rg_bounds_t b;
+        ls_cold_rg_bounds(im->r, g, im->ocol, im->pcol, &b);
+        if (!ls_cold_rg_admits(&b, partition, from, *to)) continue; /* the scan skips it too */
         /* a row group's chunks: one ranged GET over all of them */
-        uint64_t start = UINT64_MAX, end = 0;
-        for (size_t c = 0; c < ls_pqr_num_columns(r); c++) {
-            const ls_pqr_chunk_t *ch = ls_pqr_chunk(r, g, (int)c);
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (size_t c = 0; c < ls_pqr_num_columns(im->r); c++) {
+            const ls_pqr_chunk_t *ch = ls_pqr_chunk(im->r, g, (int)c);
             if (ch->start < 0 || ch->compressed_bytes < 0) {
                 snprintf(err, errlen, "row group %d: column chunk %zu has no position", g, c);
                 st = LS_ECORRUPT;
                 break;
             }
-            if ((uint64_t)ch->start < start) start = (uint64_t)ch->start;
-            if ((uint64_t)(ch->start + ch->compressed_bytes) > end)
-                end = (uint64_t)(ch->start + ch->compressed_bytes);
+            if ((uint64_t)ch->start < lo) lo = (uint64_t)ch->start;
+            if ((uint64_t)(ch->start + ch->compressed_bytes) > hi)
+                hi = (uint64_t)(ch->start + ch->compressed_bytes);
         }
-        if (st != LS_OK || end <= start) break;
-        if (!cf->loaded[g]) {
-            st = image_put(t, cf, start, end - start, &tmp, err, errlen);
-            if (st != LS_OK) break;
-            cf->loaded[g] = 1;
+        if (st != LS_OK || hi <= lo) break;
+        start[g] = lo;
+        end[g] = hi;
+        if (im->rg[g] == RG_ABSENT) {
+            im->rg[g] = RG_LOADING;
+            mine[nmine++] = g;
         }
-        got += end - start;
-        if (stats && got >= max_bytes && !cut) {
+        got += hi - lo;
+        if (b.has_off && got >= max_bytes && !cut) {
             /* enough for this read: later row groups only if they hold
              * offsets at or below this one's largest (the scan's bound) */
-            if (hi < *to) *to = hi;
+            if (b.off_hi < *to) *to = b.off_hi;
             cut = true;
         }
     }
+    pthread_mutex_unlock(&im->mu);
+    ls_buf_t tmp;
+    ls_buf_init(&tmp);
+    int done = 0;
+    for (; done < nmine && st == LS_OK; done++)
+        st = image_fetch(t, im, start[mine[done]], end[mine[done]] - start[mine[done]], &tmp,
+                         fetched, err, errlen);
     ls_buf_free(&tmp);
-    *fetched += cf->resident - before;
+    pthread_mutex_lock(&im->mu);
+    for (int i = 0; i < nmine; i++) /* fetched, or back to absent for a retry */
+        im->rg[mine[i]] = (st == LS_OK || i < done - 1) ? RG_LOADED : RG_ABSENT;
+    if (nmine) pthread_cond_broadcast(&im->cv);
+    /* wait for the groups other readers are fetching (the same selection) */
+    for (int g = 0; st == LS_OK && g < nrg; g++) {
+        if (end[g] <= start[g]) continue;
+        while (im->rg[g] == RG_LOADING)
+            pthread_cond_wait(&im->cv, &im->mu);
+        if (im->rg[g] != RG_LOADED) {
+            snprintf(err, errlen, "row group %d: another reader's fetch failed", g);
+            st = LS_EAGAIN;
+        }
+    }
+    pthread_mutex_unlock(&im->mu);
+    ls_free(mine);
+    ls_free(start);
     return st;
 }
 
@@ -270,85 +347,189 @@ ls_cold_files_t *ls_cold_files_new(uint64_t max_bytes)
     ls_cold_files_t *c = LS_NEW(ls_cold_files_t);
     pthread_mutex_init(&c->mu, NULL);
     c->max_bytes = max_bytes;
-    c->v = LS_NEWN(cfile_t *, FILES_MAX_ENTRIES);
+    c->im = LS_NEWN(image_t *, FILES_MAX_IMAGES + 1);
+    c->cur = LS_NEWN(cursor_t *, FILES_MAX_CURSORS + 1);
     return c;
 }
 
 void ls_cold_files_free(ls_cold_files_t *c)
 {
     if (!c) return;
-    for (int i = 0; i < c->n; i++)
-        cfile_free(c->v[i]);
+    for (int i = 0; i < c->ncur; i++)
+        cursor_free(c->cur[i]);
+    for (int i = 0; i < c->nim; i++)
+        image_release(c->im[i]);
     pthread_mutex_destroy(&c->mu);
-    ls_free(c->v);
+    ls_free(c->im);
+    ls_free(c->cur);
     ls_free(c);
+}
+
+static uint64_t images_bytes_locked(const ls_cold_files_t *c)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < c->nim; i++)
+        n += atomic_load(&c->im[i]->resident);
+    return n;
 }
 
 void ls_cold_files_stats(ls_cold_files_t *c, ls_cold_files_stats_t *out)
 {
     pthread_mutex_lock(&c->mu);
     *out = c->stats;
-    out->files = c->n;
-    out->bytes = c->bytes;
+    out->files = c->nim;
+    out->cursors = c->ncur;
+    out->bytes = images_bytes_locked(c);
     pthread_mutex_unlock(&c->mu);
 }
 
-/* Takes path's entry out of the cache (a reader has it alone: ls_cold_file_t
- * is one thread at a time), or NULL. */
-static cfile_t *files_take(ls_cold_files_t *c, const char *path)
+static bool image_cached_locked(const ls_cold_files_t *c, const image_t *im)
 {
-    if (!c) return NULL;
-    cfile_t *cf = NULL;
-    pthread_mutex_lock(&c->mu);
-    for (int i = 0; i < c->n; i++)
-        if (!strcmp(c->v[i]->path, path)) {
-            cf = c->v[i];
-            c->v[i] = c->v[--c->n];
-            c->bytes -= cf->resident;
-            break;
+    for (int i = 0; i < c->nim; i++)
+        if (c->im[i] == im) return true;
+    return false;
+}
+
+/* Drops least recently used images (and the cursors on them) and cursors
+ * down to the bounds; what is dropped goes to gone[] to be freed outside the
+ * lock. */
+static void files_trim_locked(ls_cold_files_t *c, void **gone, int *ngone, bool *gone_is_image)
+{
+    while (c->nim > 0 && (c->nim > FILES_MAX_IMAGES || images_bytes_locked(c) > c->max_bytes)) {
+        int lru = 0;
+        for (int i = 1; i < c->nim; i++)
+            if (c->im[i]->used < c->im[lru]->used) lru = i;
+        image_t *x = c->im[lru];
+        c->im[lru] = c->im[--c->nim];
+        c->stats.evictions++;
+        for (int i = 0; i < c->ncur;)
+            if (c->cur[i]->im == x) {
+                gone_is_image[*ngone] = false;
+                gone[(*ngone)++] = c->cur[i];
+                c->cur[i] = c->cur[--c->ncur];
+            } else {
+                i++;
+            }
+        gone_is_image[*ngone] = true;
+        gone[(*ngone)++] = x;
+    }
+    while (c->ncur > FILES_MAX_CURSORS) {
+        int lru = 0;
+        for (int i = 1; i < c->ncur; i++)
+            if (c->cur[i]->used < c->cur[lru]->used) lru = i;
+        gone_is_image[*ngone] = false;
+        gone[(*ngone)++] = c->cur[lru];
+        c->cur[lru] = c->cur[--c->ncur];
+    }
+}
+
+static void free_gone(void **gone, int ngone, const bool *gone_is_image)
+{
+    for (int i = 0; i < ngone; i++)
+        if (gone_is_image[i])
+            image_release(gone[i]);
+        else
+            cursor_free(gone[i]);
+}
+
+/* The cursor of (path, partition): taken out of the cache, or made on the
+ * cached image, or on an image opened now (and cached). NULL with *st. */
+static cursor_t *cursor_get(ls_cold_files_t *c, const ls_ice_table_t *t,
+                            const ls_ice_datafile_t *df, int32_t partition, ls_status *st,
+                            ls_cold_table_stats_t *stats, char *err, size_t errlen)
+{
+    image_t *im = NULL;
+    if (c) {
+        pthread_mutex_lock(&c->mu);
+        for (int i = 0; i < c->ncur; i++)
+            if (c->cur[i]->partition == partition && !strcmp(c->cur[i]->im->path, df->path)) {
+                cursor_t *cur = c->cur[i];
+                c->cur[i] = c->cur[--c->ncur];
+                cur->im->used = ++c->clock;
+                c->stats.hits++;
+                pthread_mutex_unlock(&c->mu);
+                stats->files_cached++;
+                return cur;
+            }
+        for (int i = 0; i < c->nim && !im; i++)
+            if (!strcmp(c->im[i]->path, df->path)) {
+                im = c->im[i];
+                atomic_fetch_add(&im->refs, 1);
+                im->used = ++c->clock;
+            }
+        if (im)
+            c->stats.image_hits++;
+        else
+            c->stats.misses++;
+        pthread_mutex_unlock(&c->mu);
+    }
+    if (im) {
+        stats->files_cached++;
+    } else {
+        bool ranged;
+        if (!(im = image_open(t, df, st, &ranged, &stats->bytes_read, err, errlen))) return NULL;
+        stats->ranged += ranged;
+        if (c) { /* shared from now on (a concurrent open of the same file: the first stays) */
+            void *gone[FILES_MAX_IMAGES + FILES_MAX_CURSORS + 2];
+            bool gone_img[FILES_MAX_IMAGES + FILES_MAX_CURSORS + 2];
+            int ngone = 0;
+            pthread_mutex_lock(&c->mu);
+            image_t *other = NULL;
+            for (int i = 0; i < c->nim && !other; i++)
+                if (!strcmp(c->im[i]->path, df->path)) other = c->im[i];
+            if (other) {
+                atomic_fetch_add(&other->refs, 1);
+                gone_img[ngone] = true;
+                gone[ngone++] = im;
+                im = other;
+            } else {
+                atomic_fetch_add(&im->refs, 1); /* the cache's */
+                c->im[c->nim++] = im;
+            }
+            im->used = ++c->clock;
+            files_trim_locked(c, gone, &ngone, gone_img);
+            pthread_mutex_unlock(&c->mu);
+            free_gone(gone, ngone, gone_img);
         }
-    if (cf)
-        c->stats.hits++;
-    else
-        c->stats.misses++;
-    pthread_mutex_unlock(&c->mu);
-    return cf;
+    }
+    cursor_t *cur = LS_NEW(cursor_t);
+    cur->im = im;
+    cur->partition = partition;
+    char why[256] = "";
+    if (!(cur->f = ls_cold_file_open(im->data, im->len, st, why, sizeof why))) {
+        snprintf(err, errlen, "%s", why);
+        if (*st == LS_EINVAL) *st = LS_ECORRUPT; /* a table file that is not raw */
+        cursor_free(cur);
+        return NULL;
+    }
+    return cur;
 }
 
-/* Gives cf back (or frees it: no cache, a copy already back, too large),
- * then drops least recently used entries down to the bounds. */
-static void files_put(ls_cold_files_t *c, cfile_t *cf)
+/* Gives cur back to the cache (or frees it: no cache, its image evicted,
+ * or the read failed). */
+static void cursor_put(ls_cold_files_t *c, cursor_t *cur, bool ok)
 {
-    if (!c || cf->resident > c->max_bytes) {
-        cfile_free(cf);
+    if (!c || !ok) {
+        cursor_free(cur);
         return;
     }
-    cfile_t *gone[FILES_MAX_ENTRIES + 1];
+    void *gone[FILES_MAX_IMAGES + FILES_MAX_CURSORS + 2];
+    bool gone_img[FILES_MAX_IMAGES + FILES_MAX_CURSORS + 2];
     int ngone = 0;
     pthread_mutex_lock(&c->mu);
-    for (int i = 0; i < c->n && cf; i++)
-        if (!strcmp(c->v[i]->path, cf->path)) { /* another reader's copy came back first */
-            gone[ngone++] = cf;
-            cf = NULL;
-        }
-    if (cf) {
-        cf->used = ++c->clock;
-        c->v[c->n++] = cf;
-        c->bytes += cf->resident;
+    bool dup = false;
+    for (int i = 0; i < c->ncur && !dup; i++)
+        dup = c->cur[i]->partition == cur->partition && c->cur[i]->im == cur->im;
+    if (dup || !image_cached_locked(c, cur->im)) {
+        gone_img[ngone] = false;
+        gone[ngone++] = cur;
+    } else {
+        cur->used = ++c->clock;
+        c->cur[c->ncur++] = cur;
     }
-    while (c->n > 0 && (c->bytes > c->max_bytes || c->n >= FILES_MAX_ENTRIES)) {
-        int lru = 0;
-        for (int i = 1; i < c->n; i++)
-            if (c->v[i]->used < c->v[lru]->used) lru = i;
-        cfile_t *x = c->v[lru];
-        c->v[lru] = c->v[--c->n];
-        c->bytes -= x->resident;
-        c->stats.evictions++;
-        gone[ngone++] = x;
-    }
+    files_trim_locked(c, gone, &ngone, gone_img);
     pthread_mutex_unlock(&c->mu);
-    for (int i = 0; i < ngone; i++)
-        cfile_free(gone[i]);
+    free_gone(gone, ngone, gone_img);
 }
 
 typedef struct cand {
@@ -404,38 +585,29 @@ ls_status ls_cold_table_read_live(const ls_ice_table_t *t, const ls_ice_mentry_t
     bool found = false;
     for (size_t i = 0; i < nc && !found && st == LS_OK; i++) {
         char why[512] = "";
-        cfile_t *cf = files_take(files, c[i].df->path);
-        if (cf) {
-            stats->files_cached++;
-        } else {
-            bool ranged;
-            cf = cfile_open(t, c[i].df, &st, &stats->bytes_read, &ranged, why, sizeof why);
-            stats->ranged += ranged;
-        }
+        cursor_t *cur = cursor_get(files, t, c[i].df, q->partition, &st, stats, why, sizeof why);
         int64_t to = q->to;
-        if (st == LS_OK)
-            st = cfile_need(t, cf, q->from, &to, q->max_bytes, &stats->bytes_read, why, sizeof why);
+        if (cur)
+            st = image_need(t, cur->im, q->partition, q->from, &to, q->max_bytes,
+                            &stats->bytes_read, why, sizeof why);
         if (st != LS_OK) {
             snprintf(err, errlen, "data file %s: %s (%s)", c[i].df->path, ls_status_str(st), why);
-            cfile_free(cf);
+            cursor_free(cur);
             break; /* LS_ENOTFOUND: removed since the snapshot was loaded */
         }
         stats->files_read++;
         ls_cold_read_t rd;
-        st = ls_cold_file_read(cf->f, q->partition, q->from, to, q->codec, q->log_append_time,
+        st = ls_cold_file_read(cur->f, q->partition, q->from, to, q->codec, q->log_append_time,
                                q->batch_bytes, q->max_bytes, true, &rd, why, sizeof why);
         if (st != LS_OK) {
             snprintf(err, errlen, "data file %s: %s", c[i].df->path, why);
             if (st == LS_EINVAL) st = LS_ECORRUPT; /* a table file that is not raw */
-            cfile_free(cf);
-        } else {
-            if (rd.records > 0 && (int64_t)ls_be64_get(rd.batches.data) == q->from) {
-                ls_buf_append(out, rd.batches.data, rd.batches.len);
-                *next = rd.next_offset;
-                found = true;
-            }
-            files_put(files, cf);
+        } else if (rd.records > 0 && (int64_t)ls_be64_get(rd.batches.data) == q->from) {
+            ls_buf_append(out, rd.batches.data, rd.batches.len);
+            *next = rd.next_offset;
+            found = true;
         }
+        cursor_put(files, cur, st == LS_OK);
         ls_buf_free(&rd.batches);
     }
     if (st == LS_OK && !found) {

@@ -62,16 +62,18 @@ typedef struct ls_cold_table_stats {
 ls_status ls_cold_table_read(ls_ice_table_t *t, const ls_cold_table_req_t *q, ls_buf_t *out,
                              int64_t *next, ls_cold_table_stats_t *stats, char *err, size_t errlen);
 
-/* Open data files kept between reads, bounded by max_bytes of fetched file
- * bytes (least recently used closed first; a file larger than the bound is
- * not kept) and by 256 entries. Thread-safe: a read takes an entry out
- * while it uses it (a concurrent read of the same file opens its own). */
+/* Open data files kept between reads (cold_table.c "open files"): each
+ * file's bytes fetched so far, shared by its readers, and a cursor per
+ * partition read; bounded by max_bytes of fetched file bytes and 256 files
+ * (least recently used closed first) and 1024 cursors. Thread-safe. */
 typedef struct ls_cold_files ls_cold_files_t;
 typedef struct ls_cold_files_stats {
-    uint64_t hits, misses; /* reads that found their file open / did not */
-    uint64_t evictions;    /* entries closed for the bounds */
-    uint64_t bytes;        /* fetched bytes held now */
-    int files;             /* entries now */
+    uint64_t hits;       /* file reads that found their cursor open */
+    uint64_t image_hits; /* ... that found the file open (a new cursor on it) */
+    uint64_t misses;     /* ... that opened the file */
+    uint64_t evictions;  /* files closed for the bounds */
+    uint64_t bytes;      /* fetched bytes of open files now */
+    int files, cursors;  /* open now */
 } ls_cold_files_stats_t;
 ls_cold_files_t *ls_cold_files_new(uint64_t max_bytes);
 void ls_cold_files_stats(ls_cold_files_t *c, ls_cold_files_stats_t *out);

@@ -1190,6 +1190,7 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
     ls_pq_opts_init(&b->opts);
     b->opts.codec = (ls_pq_codec)c;
     bool typed = tt->policy->value_typed || tt->policy->key_typed;
+    if (!typed) b->opts.row_group_bytes = LS_RAW_ROW_GROUP_BYTES; /* iceberg_raw.h: why */
     table_shape_t raw = {ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, NULL, NULL, NULL};
     ls_status st =
         tt->policy->changelog ? side_begin(b, CHANGELOG_SUFFIX, &b->cl, err, errlen) : LS_OK;

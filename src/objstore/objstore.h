@@ -56,6 +56,12 @@ typedef struct ls_objstore_ops {
      * nothing is copied to get them. A range past the end is clamped. */
     ls_status (*get_chunk)(ls_objstore_t *os, const char *key, uint64_t off, uint64_t len,
                            ls_chunk_t **out);
+    /* Optional (NULL: not offered). The whole object as a read-only private
+     * mapping of its file whose pages the kernel reads when first touched
+     * (fs): for a reader that touches a small part of a large object it
+     * keeps open. Objects are never rewritten in place, so the bytes stay
+     * those of the object (a deleted object's file lives on while mapped). */
+    ls_status (*map)(ls_objstore_t *os, const char *key, ls_chunk_t **out);
 } ls_objstore_ops_t;
 
 struct ls_objstore {
@@ -126,6 +132,13 @@ static inline ls_status ls_objstore_get(ls_objstore_t *os, const char *key, uint
  * when it has one, else get into a buffer from pool (NULL: a new one). */
 ls_status ls_objstore_get_chunk(ls_objstore_t *os, const char *key, uint64_t off, uint64_t len,
                                 ls_bufpool_t *pool, ls_chunk_t **out);
+/* The whole object mapped (ops->map); LS_EINVAL when the store offers no
+ * mapping (read it with get or get_chunk instead). */
+static inline ls_status ls_objstore_map(ls_objstore_t *os, const char *key, ls_chunk_t **out)
+{
+    *out = NULL;
+    return os->ops->map ? os->ops->map(os, key, out) : LS_EINVAL;
+}
 static inline ls_status ls_objstore_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
 {
     return os->ops->head(os, key, info);

@@ -379,6 +379,27 @@ static ls_status fs_get_chunk(ls_objstore_t *os, const char *key, uint64_t off, 
     return LS_OK;
 }
 
+static ls_status fs_map(ls_objstore_t *os, const char *key, ls_chunk_t **out)
+{
+    fs_store_t *fs = (fs_store_t *)os;
+    *out = NULL;
+    int fd;
+    uint64_t n;
+    ls_status st = fs_open_range(fs, key, 0, UINT64_MAX, &fd, &n);
+    if (st != LS_OK) return st;
+    if (n == 0) {
+        close(fd);
+        *out = ls_chunk_new(0);
+        return LS_OK;
+    }
+    void *map = mmap(NULL, (size_t)n, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (map == MAP_FAILED) return fs_fail(fs, e, "mmap", key);
+    *out = ls_chunk_mapped(map, (size_t)n, map, (size_t)n);
+    return LS_OK;
+}
+
 static ls_status fs_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
 {
     fs_store_t *fs = (fs_store_t *)os;
@@ -519,6 +540,7 @@ static const ls_objstore_ops_t fs_ops = {
     .put = fs_put,
     .get = fs_get,
     .get_chunk = fs_get_chunk,
+    .map = fs_map,
     .head = fs_head,
     .del = fs_del,
     .list = fs_list,

@@ -51,6 +51,14 @@ enum {
     LS_RAW_LAST_COLUMN_ID = 9,
 };
 
+/* Row groups of raw tables' data files close at this many buffered bytes
+ * (not Parquet's usual 128 MiB): a Kafka reader of one partition's cold
+ * range fetches the row groups whose partition and offset statistics admit
+ * it (compact/cold_table.c), and a file holds every partition's rows of a
+ * pass one partition after the other, so small row groups keep what such a
+ * read fetches close to what it returns. */
+#define LS_RAW_ROW_GROUP_BYTES ((size_t)8 << 20)
+
 /* Parquet schema of the raw table (pre-order, see parquet_writer.h). */
 const ls_pq_field_t *ls_raw_parquet_fields(size_t *n);
 /* Iceberg schema JSON object (a "struct" with "schema-id": 0). Static string. */

@@ -1080,6 +1080,21 @@ ls_status ls_ice_table_read_range(const ls_ice_table_t *t, const char *loc, uint
     return st;
 }
 
+ls_status ls_ice_table_map_file(const ls_ice_table_t *t, const char *loc, ls_chunk_t **out,
+                                char *err, size_t errlen)
+{
+    *out = NULL;
+    char *key = key_for_location(t, loc);
+    if (!key) {
+        snprintf(err, errlen, "%s is outside the table location", loc);
+        return LS_EINVAL;
+    }
+    ls_status st = ls_objstore_map(t->os, key, out);
+    if (st != LS_OK && st != LS_EINVAL) snprintf(err, errlen, "map %s: %s", key, ls_status_str(st));
+    ls_free(key);
+    return st;
+}
+
 ls_status ls_ice_table_get_range(ls_ice_table_t *t, const char *loc, uint64_t off, uint64_t len,
                                  ls_buf_t *out)
 {

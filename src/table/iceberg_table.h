@@ -314,6 +314,11 @@ ls_status ls_ice_table_get_file(ls_ice_table_t *t, const char *loc, ls_buf_t *ou
 /* The same for bytes [off, off + len) of it (len UINT64_MAX: to the end). */
 ls_status ls_ice_table_get_range(ls_ice_table_t *t, const char *loc, uint64_t off, uint64_t len,
                                  ls_buf_t *out);
+/* The file at location loc mapped whole (ls_objstore_map: a store of
+ * local files); LS_EINVAL when the store maps nothing (or loc is not the
+ * table's), else the store's status with err. t is not written. */
+ls_status ls_ice_table_map_file(const ls_ice_table_t *t, const char *loc, ls_chunk_t **out,
+                                char *err, size_t errlen);
 /* ls_ice_table_get_range for readers sharing t between threads: the error
  * goes to err, t is not written (ls_ice_table_error stays as it was). */
 ls_status ls_ice_table_read_range(const ls_ice_table_t *t, const char *loc, uint64_t off,
