@@ -1078,9 +1078,11 @@ def solo_plan(scenarios, a, rgw_env):
         elif sc in ("zero-etl", "table-freshness"):
             g = [(Broker("lakestream", "lakestream", table, rest=True), [sc], True)]
             if sc == "zero-etl":
-                # the same with cold reads served from the table: no compacted object
-                g.append((Broker("lakestream-coldtable", "lakestream",
-                                 {**table, "table.cold.reads": "table"}, rest=True), [sc], True))
+                # the same keeping a compacted object as well (the default serves
+                # cold reads from the table's rows and writes none)
+                g.append((Broker("lakestream-co", "lakestream",
+                                 {**table, "table.cold.reads": "compacted-object"}, rest=True),
+                          [sc], True))
             if with_kafka:
                 g.append((Broker("kafka+pyiceberg", "kafka"), [sc], True))
             groups.append(g)
@@ -1457,7 +1459,10 @@ def scenario_note(sc, a):
                     "snapshot). CPU = broker utime+stime (/proc/PID/stat) + the consumer's own "
                     "from ready to done; written = /proc/PID/io write_bytes of the same "
                     "processes; both over load start → every record in the table, per GiB of "
-                    "record values. The load driver's CPU is not counted for either.",
+                    "record values. The load driver's CPU is not counted for either. "
+                    "lakestream-co: the same with table.cold.reads=compacted-object (a "
+                    "compacted object is written as well; the default serves cold Kafka reads "
+                    "from the table's rows).",
         "table-freshness": f"Produce {a.freshness_rate:g} msg/s for {a.duration:g} s (Python "
                            f"producer, acks={a.acks}, linger {a.linger_ms} ms, {a.partitions} "
                            "partitions round-robin) into a table with a "

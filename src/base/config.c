@@ -453,7 +453,7 @@ static const cfg_key_t cfg_keys[] = {
     {.name = "table.cold.reads",
      .type = CT_STRING,
      FIELD(table_cold_reads),
-     .def = "compacted-object",
+     .def = "table",
      .help = "Where the compaction pass leaves the data of a raw append-mode table's topic "
              "(value.format=raw, key.format=raw, write.mode=append, no transactional "
              "batches in the range): table (only in the table's Parquet files; Kafka reads "

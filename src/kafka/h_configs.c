@@ -819,8 +819,7 @@ static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, bool 
          ls_arena_printf(a, "%" PRId64, c->table_cold_cache_max_bytes), "268435456",
          LS_KAFKA_CONFIG_TYPE_LONG, false,
          "Fetched bytes of table data files kept open for cold reads."},
-        {"table.cold.reads", c->table_cold_reads, "compacted-object", LS_KAFKA_CONFIG_TYPE_STRING,
-         false,
+        {"table.cold.reads", c->table_cold_reads, "table", LS_KAFKA_CONFIG_TYPE_STRING, false,
          "Where the old data of a raw append-mode table's topic stays: table (only its "
          "Parquet rows) or compacted-object."},
         {"transaction.state.log.min.isr", "1", NULL, LS_KAFKA_CONFIG_TYPE_INT, false,
