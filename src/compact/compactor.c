@@ -175,10 +175,14 @@ typedef struct swap {
     ls_idx_entry_t co; /* object owned */
     ls_walrefs_t refs;
     uint64_t bytes; /* size of the CO */
+    ls_kv_t prev;   /* an in-table entry co extends (prev.key NULL: none) */
+    uint32_t prev_len;
+    int64_t extend_max_bytes, extend_span_ms; /* in-table: bounds of an extension */
 } swap_t;
 
 static void swap_free(swap_t *s)
 {
+    ls_free(s->prev.key);
     for (int i = 0; i < s->n; i++)
         ls_free(s->kvs[i].key);
     ls_free(s->kvs);
@@ -354,13 +358,76 @@ static ls_status scan_uncompacted(ls_compactor_t *c, int64_t log_id, size_t page
     }
 }
 
+/* The retention policy of ts's logs (ts NULL: the broker defaults), with the
+ * broker defaults as the cluster's dynamic broker configs set them now. */
+static void retention_policy(ls_compactor_t *c, const ls_table_plan_stream_t *ts,
+                             ls_retention_policy_t *p)
+{
+    int64_t def_ms = c->cfg.catalog ? ls_bcfg_effective(c->cfg.catalog, LS_BCFG_LOG_RETENTION_MS,
+                                                        c->cfg.retention_ms, NULL)
+                                    : c->cfg.retention_ms;
+    int64_t def_bytes = c->cfg.catalog
+                            ? ls_bcfg_effective(c->cfg.catalog, LS_BCFG_LOG_RETENTION_BYTES,
+                                                c->cfg.retention_bytes, NULL)
+                            : c->cfg.retention_bytes;
+    ls_retention_policy_resolve(ts ? ts->stream : NULL, def_ms, def_bytes, ts && ts->table, p);
+}
+
+/* In-table entries of one log are not merged like COs (keycompact.c): no
+ * byte needs rewriting, so a new in-table range extends the log's in-table
+ * entry just before it instead of adding one per pass (at a 1 s commit
+ * interval, 600,000 entries a partition-week otherwise). The swap deletes
+ * that entry (compare its revision) and puts one covering both. Bounds, so
+ * retention (which trims whole entries) stays as precise as with COs: an
+ * entry's record bytes stay within a tenth of retention.bytes and
+ * LS_TABLE_ENTRY_MAX_BYTES, and its newest record within a tenth of
+ * retention.ms of the entry's previous newest. */
+#define LS_TABLE_ENTRY_MAX_BYTES ((int64_t)1 << 30)
+static void extend_bounds(ls_compactor_t *c, const ls_table_plan_stream_t *ts, swap_t *sw)
+{
+    ls_retention_policy_t rp;
+    retention_policy(c, ts, &rp);
+    sw->extend_max_bytes = LS_TABLE_ENTRY_MAX_BYTES;
+    if (rp.retention_bytes > 0 && rp.retention_bytes / 10 < sw->extend_max_bytes)
+        sw->extend_max_bytes = rp.retention_bytes / 10;
+    sw->extend_span_ms = rp.retention_ms > 0 ? rp.retention_ms / 10 : INT64_MAX;
+}
+
+/* Called by swap_index right before its txn, when the ranges swapped
+ * before this one (earlier in the same pass too) are in the index. */
+static void extend_in_table(ls_compactor_t *c, swap_t *sw)
+{
+    if (sw->co.first_offset <= 0 || sw->prev.key) return;
+    char key[96];
+    int klen = ls_log_idx_key(key, sizeof key, sw->log_id, sw->co.first_offset - 1);
+    ls_kv_t kv = {0};
+    if (klen <= 0 || ls_meta_get(c->meta, key, &kv) != LS_OK) return; /* none, or later */
+    ls_idx_entry_t e;
+    if (ls_idx_decode(kv.val, kv.vlen, &e) == LS_OK) {
+        if (e.kind == LS_IDX_TABLE && e.last_offset + 1 == sw->co.first_offset &&
+            (int64_t)e.len + sw->co.len <= sw->extend_max_bytes &&
+            sw->co.max_timestamp - e.max_timestamp <= sw->extend_span_ms) {
+            sw->co.first_offset = e.first_offset;
+            sw->co.len += e.len;
+            if (e.max_timestamp > sw->co.max_timestamp) sw->co.max_timestamp = e.max_timestamp;
+            sw->prev.key = ls_malloc((size_t)klen + 1);
+            memcpy(sw->prev.key, key, (size_t)klen + 1);
+            sw->prev.klen = (size_t)klen;
+            sw->prev.mod_rev = kv.mod_rev;
+            sw->prev_len = e.len;
+        }
+        ls_idx_clear(&e);
+    }
+    ls_kv_free(&kv);
+}
+
 /* Step 2: swaps the index in one txn, fenced by the claim. 1 if it did. */
-static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t *claim)
+static int swap_index(ls_compactor_t *c, swap_t *sw, const ls_log_claim_t *claim)
 {
     int n = sw->n, swapped = 0;
     int64_t log_id = sw->log_id;
     ls_walrefs_t *refs = (ls_walrefs_t *)&sw->refs;
-    size_t cap = (size_t)n + LS_WALREFS_TXN_SLOTS(refs) + 2;
+    size_t cap = (size_t)n + LS_WALREFS_TXN_SLOTS(refs) + 3;
     ls_meta_cmp_t *cmps = LS_NEWN(ls_meta_cmp_t, cap);
     ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, cap);
     size_t ncmp = 0, nops = 0;
@@ -372,6 +439,15 @@ static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t 
             .kind = LS_META_CMP_MOD_REV, .key = kv->key, .klen = kv->klen, .rev = kv->mod_rev};
         if (i < n - 1)
             ops[nops++] = (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = kv->key, .klen = kv->klen};
+    }
+    if (sw->co.kind == LS_IDX_TABLE) extend_in_table(c, sw);
+    if (sw->prev.key) { /* the in-table entry this one extends goes */
+        cmps[ncmp++] = (ls_meta_cmp_t){.kind = LS_META_CMP_MOD_REV,
+                                       .key = sw->prev.key,
+                                       .klen = sw->prev.klen,
+                                       .rev = sw->prev.mod_rev};
+        ops[nops++] =
+            (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = sw->prev.key, .klen = sw->prev.klen};
     }
     ls_buf_t coval;
     ls_buf_init(&coval);
@@ -406,7 +482,8 @@ static int swap_index(ls_compactor_t *c, const swap_t *sw, const ls_log_claim_t 
         push_result(c, log_id, &sw->co);
         if (sw->co.kind == LS_IDX_TABLE) {
             c->stats.ranges_in_table++;
-            c->stats.bytes_in_table += sw->co.len;
+            c->stats.bytes_in_table += sw->co.len - sw->prev_len;
+            c->stats.table_entries_extended += sw->prev.key != NULL;
         } else {
             c->stats.objects_written++;
             c->stats.bytes_written += sw->bytes;
@@ -670,6 +747,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         sw->co.entries = 0;
         sw->co.pos = 0;
         sw->co.object = ls_strdup(LS_COLD_TABLE_OBJECT);
+        extend_bounds(c, ts, sw);
     }
     sw->refs = refs;
     memset(&refs, 0, sizeof refs);
@@ -885,21 +963,6 @@ static trim_done_t *run_trim(ls_compactor_t *c, const ls_trim_req_t *req, ls_sta
     t->next = c->trims;
     c->trims = t;
     return t;
-}
-
-/* The retention policy of ts's logs (ts NULL: the broker defaults), with the
- * broker defaults as the cluster's dynamic broker configs set them now. */
-static void retention_policy(ls_compactor_t *c, const ls_table_plan_stream_t *ts,
-                             ls_retention_policy_t *p)
-{
-    int64_t def_ms = c->cfg.catalog ? ls_bcfg_effective(c->cfg.catalog, LS_BCFG_LOG_RETENTION_MS,
-                                                        c->cfg.retention_ms, NULL)
-                                    : c->cfg.retention_ms;
-    int64_t def_bytes = c->cfg.catalog
-                            ? ls_bcfg_effective(c->cfg.catalog, LS_BCFG_LOG_RETENTION_BYTES,
-                                                c->cfg.retention_bytes, NULL)
-                            : c->cfg.retention_bytes;
-    ls_retention_policy_resolve(ts ? ts->stream : NULL, def_ms, def_bytes, ts && ts->table, p);
 }
 
 /* Retention of one log: trims to what retention.ms / retention.bytes allow. */
@@ -1326,7 +1389,7 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
                 ls_crashpoint("compact.table_committed");
                 c->stats.rows_materialized += rows;
                 for (size_t i = 0; i < c->npending; i++) {
-                    const swap_t *sw = c->pending[i];
+                    swap_t *sw = c->pending[i];
                     swap_index(c, sw, &claims[sw->log_id & (LS_MAX_PARTITIONS - 1)]);
                     ls_table_marks_set(&c->marks, sw->log_id, &ts->target,
                                        ls_mat_done(c->batch, sw->log_id));

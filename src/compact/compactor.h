@@ -57,6 +57,7 @@ typedef struct ls_compactor_stats {
     uint64_t orphans_deleted;              /* table files no snapshot references */
     uint64_t index_pages_skipped;          /* full pages of compacted entries a scan walked past */
     uint64_t ranges_in_table;              /* ranges swapped for a kind-3 entry (no CO written) */
+    uint64_t table_entries_extended;       /* of them, by extending the in-table entry before */
     uint64_t bytes_in_table;               /* their bytes of batches */
     ls_kc_stats_t keycompact;              /* key compaction of compacted topics */
     ls_file_rewrite_stats_t rewrite;       /* small data files of tables rewritten */

@@ -98,8 +98,11 @@ def test_crash_in_a_flush(broker_factory, point):
 
 @pytest.mark.parametrize("point", COMPACTION_POINTS)
 def test_crash_in_a_compaction_task(broker_factory, point):
+    """A table topic whose ranges also get a compacted object
+    (table.cold.reads=compacted-object): every step of that task."""
     iceberg_util.local_store_only()
-    flags = ("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    flags = ("--compaction.min.age.ms=0", "--compaction.interval.ms=200",
+             "--table.cold.reads=compacted-object")
     b = broker_factory(*flags)
     topic = create_topic(b.bootstrap, unique_topic("crashc"), partitions=PARTS,
                          config={"lakestream.table.enabled": "true",
@@ -131,7 +134,7 @@ def test_crash_in_a_compaction_task(broker_factory, point):
 
 
 # the same task for a raw table topic whose ranges stay only in the table
-# (table.cold.reads=table): no compacted object is written, so the steps are
+# (table.cold.reads=table, the default): no compacted object is written, so the steps are
 # the table commit's, then "table committed, index swap pending"
 # (compact.table_committed: the next pass finds the rows in the table and
 # only swaps), then the swap to kind-3 entries
