@@ -138,6 +138,12 @@ def _check_all(b, topic, recs):
             assert m.timestamp()[1] == r["timestamp"], (p, m.offset())
 
 
+# _in_table_topic makes the in-table entries by hand from compacted objects,
+# so its brokers write compacted objects (the default, table, writes kind-3
+# entries itself: test_cold_read_topic_unfolds_... below)
+CO_FIRST = ("--table.cold.reads=compacted-object",)
+
+
 def _in_table_topic(b):
     """A raw table topic, produced to and compacted, then (broker stopped)
     every compacted range made an in-table one with its object deleted."""
@@ -184,7 +190,7 @@ def _unfolded(b, topic):
 def test_in_table_ranges_become_objects_when_the_table_stops_being_their_source(
         broker_factory, change):
     b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200",
-                       "--wal.gc.grace.ms=0")
+                       "--wal.gc.grace.ms=0", *CO_FIRST)
     topic, recs = _in_table_topic(b)
     b.start()
     _alter(b, topic, change)
@@ -201,7 +207,7 @@ def test_kill9_while_unfolding(broker_factory, point):
     rest of the range still in the table): the restarted broker finishes,
     nothing lost or doubled."""
     b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200",
-                       "--wal.gc.grace.ms=0", "--compaction.max.bytes=8KiB")
+                       "--wal.gc.grace.ms=0", "--compaction.max.bytes=8KiB", *CO_FIRST)
     topic, recs = _in_table_topic(b)
     b.env_extra = {"LS_CRASH_AT": point}
     b.start()
