@@ -603,7 +603,13 @@ ls_status ls_cold_table_read_live(const ls_ice_table_t *t, const ls_ice_mentry_t
             snprintf(err, errlen, "data file %s: %s", c[i].df->path, why);
             if (st == LS_EINVAL) st = LS_ECORRUPT; /* a table file that is not raw */
         } else if (rd.records > 0 && (int64_t)ls_be64_get(rd.batches.data) == q->from) {
-            ls_buf_append(out, rd.batches.data, rd.batches.len);
+            if (out->len == 0) { /* handed over, not copied (the log reader's case) */
+                ls_buf_free(out);
+                *out = rd.batches;
+                ls_buf_init(&rd.batches);
+            } else {
+                ls_buf_append(out, rd.batches.data, rd.batches.len);
+            }
             *next = rd.next_offset;
             found = true;
         }
