@@ -187,6 +187,7 @@ static ls_status open_ranged(const ls_ice_table_t *t, const ls_ice_datafile_t *d
     ls_buf_init(&tmp);
     uint64_t tail = im->len < RANGED_TAIL ? im->len : RANGED_TAIL;
     ls_status st = image_fetch(t, im, im->len - tail, tail, &tmp, fetched, err, errlen);
+    if (st == LS_ECORRUPT) st = LS_EINVAL; /* a short tail: the size is not the file's */
     if (st == LS_OK && memcmp(im->data + im->len - 4, "PAR1", 4)) st = LS_EINVAL;
     if (st == LS_OK) {
         const uint8_t *f = im->data + im->len - 8;
@@ -299,7 +300,11 @@ static ls_status image_need(const ls_ice_table_t *t, image_t *im, int32_t partit
             if ((uint64_t)(ch->start + ch->compressed_bytes) > hi)
                 hi = (uint64_t)(ch->start + ch->compressed_bytes);
         }
-        if (st != LS_OK || hi <= lo) break;
+        if (st == LS_OK && hi <= lo) {
+            snprintf(err, errlen, "row group %d: its column chunks span no bytes", g);
+            st = LS_ECORRUPT;
+        }
+        if (st != LS_OK) break;
         start[g] = lo;
         end[g] = hi;
         if (im->rg[g] == RG_ABSENT) {
@@ -603,7 +608,9 @@ ls_status ls_cold_table_read_live(const ls_ice_table_t *t, const ls_ice_mentry_t
             snprintf(err, errlen, "data file %s: %s", c[i].df->path, why);
             if (st == LS_EINVAL) st = LS_ECORRUPT; /* a table file that is not raw */
         } else if (rd.records > 0 && (int64_t)ls_be64_get(rd.batches.data) == q->from) {
-            if (out->len == 0) { /* handed over, not copied (the log reader's case) */
+            if (out->len == 0 && rd.batches.cap - rd.batches.len <= rd.batches.len / 4 + 65536) {
+                /* handed over, not copied (the log reader's case), unless
+                 * most of its reserve went unused (the cache counts len) */
                 ls_buf_free(out);
                 *out = rd.batches;
                 ls_buf_init(&rd.batches);

@@ -162,7 +162,8 @@ typedef struct done_cb {
 typedef struct result {
     int64_t log_id;
     ls_idx_entry_t co;
-    bool put; /* an unfold swap (unfold.c): the log's index is reloaded */
+    int64_t changed_from; /* offsets below it kept their records' source (an extension) */
+    bool put;             /* an unfold swap (unfold.c): the log's index is reloaded */
     struct result *next;
 } result_t;
 
@@ -177,6 +178,7 @@ typedef struct swap {
     uint64_t bytes; /* size of the CO */
     ls_kv_t prev;   /* an in-table entry co extends (prev.key NULL: none) */
     uint32_t prev_len;
+    int64_t prev_last;                        /* its last offset */
     int64_t extend_max_bytes, extend_span_ms; /* in-table: bounds of an extension */
 } swap_t;
 
@@ -268,6 +270,7 @@ static result_t *push_result(ls_compactor_t *c, int64_t log_id, const ls_idx_ent
 {
     result_t *res = LS_NEW(result_t);
     res->log_id = log_id;
+    res->changed_from = e->first_offset;
     res->co = *e;
     res->co.object = ls_strdup(e->object);
     if (!c->results_tail) c->results_tail = &c->results;
@@ -380,8 +383,10 @@ static void retention_policy(ls_compactor_t *c, const ls_table_plan_stream_t *ts
  * that entry (compare its revision) and puts one covering both. Bounds, so
  * retention (which trims whole entries) stays as precise as with COs: an
  * entry's record bytes stay within a tenth of retention.bytes and
- * LS_TABLE_ENTRY_MAX_BYTES, and its newest record within a tenth of
- * retention.ms of the entry's previous newest. */
+ * LS_TABLE_ENTRY_MAX_BYTES, and its records' timestamps within a tenth of
+ * retention.ms: the entry's pos keeps the max timestamp of its oldest range
+ * (docs/FORMATS.md, kind 3), and a range whose newest record is further
+ * from it starts a new entry. */
 #define LS_TABLE_ENTRY_MAX_BYTES ((int64_t)1 << 30)
 static void extend_bounds(ls_compactor_t *c, const ls_table_plan_stream_t *ts, swap_t *sw)
 {
@@ -404,9 +409,13 @@ static void extend_in_table(ls_compactor_t *c, swap_t *sw)
     if (klen <= 0 || ls_meta_get(c->meta, key, &kv) != LS_OK) return; /* none, or later */
     ls_idx_entry_t e;
     if (ls_idx_decode(kv.val, kv.vlen, &e) == LS_OK) {
-        if (e.kind == LS_IDX_TABLE && e.last_offset + 1 == sw->co.first_offset &&
+        /* pos of a kind-3 entry: the max timestamp of its oldest range (0:
+         * unknown, e.g. written before pos was kept: never extended) */
+        int64_t base = (int64_t)e.pos;
+        if (e.kind == LS_IDX_TABLE && e.last_offset + 1 == sw->co.first_offset && base > 0 &&
             (int64_t)e.len + sw->co.len <= sw->extend_max_bytes &&
-            sw->co.max_timestamp - e.max_timestamp <= sw->extend_span_ms) {
+            sw->co.max_timestamp - base <= sw->extend_span_ms) {
+            sw->co.pos = e.pos;
             sw->co.first_offset = e.first_offset;
             sw->co.len += e.len;
             if (e.max_timestamp > sw->co.max_timestamp) sw->co.max_timestamp = e.max_timestamp;
@@ -415,6 +424,7 @@ static void extend_in_table(ls_compactor_t *c, swap_t *sw)
             sw->prev.klen = (size_t)klen;
             sw->prev.mod_rev = kv.mod_rev;
             sw->prev_len = e.len;
+            sw->prev_last = e.last_offset;
         }
         ls_idx_clear(&e);
     }
@@ -479,7 +489,9 @@ static int swap_index(ls_compactor_t *c, swap_t *sw, const ls_log_claim_t *claim
         c->stats.failures++;
     } else if (st == LS_OK) {
         ls_crashpoint("compact.index_swapped");
-        push_result(c, log_id, &sw->co);
+        result_t *res = push_result(c, log_id, &sw->co);
+        if (sw->prev.key) /* the extended entry's rows are where they were */
+            res->changed_from = sw->prev_last + 1;
         if (sw->co.kind == LS_IDX_TABLE) {
             c->stats.ranges_in_table++;
             c->stats.bytes_in_table += sw->co.len - sw->prev_len;
@@ -745,7 +757,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         ls_free(sw->co.object);
         sw->co.kind = LS_IDX_TABLE;
         sw->co.entries = 0;
-        sw->co.pos = 0;
+        sw->co.pos = max_ts > 0 ? (uint64_t)max_ts : 0; /* the base of extensions */
         sw->co.object = ls_strdup(LS_COLD_TABLE_OBJECT);
         extend_bounds(c, ts, sw);
     }
@@ -1505,7 +1517,7 @@ static void pass_after(uv_work_t *w, int status)
         if (r->put)
             ls_logstore_reload_index(c->logs, r->log_id);
         else
-            ls_logstore_apply_compaction(c->logs, r->log_id, &r->co);
+            ls_logstore_apply_compaction_from(c->logs, r->log_id, &r->co, r->changed_from);
         ls_idx_clear(&r->co);
         ls_free(r);
     }

@@ -263,7 +263,7 @@ ls_status ls_idx_decode(const uint8_t *p, size_t len, ls_idx_entry_t *e)
     if (c.bad || klen == 0 || klen != (size_t)(c.end - c.p) || e->last_offset < e->first_offset ||
         (e->kind != LS_IDX_WAL && e->kind != LS_IDX_CO && e->kind != LS_IDX_KCO &&
          e->kind != LS_IDX_TABLE) ||
-        (e->kind == LS_IDX_TABLE && (e->entries != 0 || e->pos != 0)) ||
+        (e->kind == LS_IDX_TABLE && e->entries != 0) ||
         (version == IDX_VERSION_HORIZON && (e->kind != LS_IDX_KCO || e->delete_horizon_ms <= 0)) ||
         memchr(c.p, 0, klen))
         return LS_ECORRUPT;

@@ -1170,6 +1170,12 @@ void ls_read_result_free(ls_read_result_t *res)
 
 void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const ls_idx_entry_t *co)
 {
+    ls_logstore_apply_compaction_from(ls, log_id, co, co->first_offset);
+}
+
+void ls_logstore_apply_compaction_from(ls_logstore_t *ls, int64_t log_id, const ls_idx_entry_t *co,
+                                       int64_t changed_from)
+{
     ls_logstate_t *lg = ls_logstate_get(ls, log_id, false);
     if (!lg) return;
     if (lg->idx_state == 2) {
@@ -1203,7 +1209,7 @@ void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const ls_id
     }
     /* runs of the replaced entries no longer match an index entry; the tail
      * (write-through runs tailing consumers read) stays cached */
-    ls_read_cache_drop_range(ls->cache, log_id, co->first_offset, co->last_offset);
+    ls_read_cache_drop_range(ls->cache, log_id, changed_from, co->last_offset);
 }
 
 void ls_logstore_reload_index(ls_logstore_t *ls, int64_t log_id)

@@ -199,6 +199,11 @@ ls_status ls_logstore_gc_now(ls_logstore_t *ls, int *deleted);
  * in-memory index and cache. Loop thread. */
 struct ls_idx_entry;
 void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const struct ls_idx_entry *co);
+/* The same when the records below changed_from kept their source (an
+ * in-table entry extended over a new range: the cached runs of its old part
+ * still hold those records) and only [changed_from, last] changed. */
+void ls_logstore_apply_compaction_from(ls_logstore_t *ls, int64_t log_id,
+                                       const struct ls_idx_entry *co, int64_t changed_from);
 /* The log's index changed in the store in a way this broker did not apply
  * (compact/unfold.c splits entries): forget the in-memory index and the
  * log's cached runs; the next read loads the index again (a load in flight

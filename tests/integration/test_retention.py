@@ -196,6 +196,41 @@ def test_trimming_a_table_topic_keeps_its_rows(broker_factory):
     _wait(lambda: not _objects(b.data_dir, "co"), 30, "the trimmed compacted objects to go")
 
 
+def test_in_table_entries_stop_growing_at_a_tenth_of_retention(broker_factory):
+    """table.cold.reads=table (the default): a range of a raw table topic
+    extends the in-table index entry before it instead of adding one per
+    pass, but only while the entry's records stay within a tenth of
+    retention.ms, since retention trims whole entries. One batch per commit
+    interval (about 1.2 s apart), each stamped 27 s before it is sent,
+    retention 30 s (span 3 s): each batch expires about 3 s after it was
+    sent, so while batches keep coming the log start moves up a few batches
+    at a time. An entry that absorbed
+    every range would carry the newest timestamp and expire only as a whole,
+    3 s after the last batch."""
+    _local_store_only()
+    b = broker_factory(*FAST, "--compaction.min.age.ms=0")
+    topic = unique_topic("ret-span")
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    fs = a.create_topics([NewTopic(topic, 1, 1, config={
+        "lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000",
+        "retention.ms": "30000"})])
+    fs[topic].result(30)
+    wait_topic(b.bootstrap, topic, 1)
+    lows = []
+    for i in range(10):
+        _produce_batches(b.bootstrap, topic, i * 10, 1, 10, ts=int(time.time() * 1000) - 27000)
+        time.sleep(1.1)  # one pass (one table commit) per batch
+        lows.append(_low(b.bootstrap, topic))
+    # trimmed whole entries at a time, while later batches were still kept
+    assert any(0 < low < 90 for low in lows), lows
+    assert all(low % 10 == 0 for low in lows), lows
+    low = _low(b.bootstrap, topic)
+    if low < 100:
+        got = _read_from(b.bootstrap, topic, low)
+        assert got[:1] == [(low, b"v%d" % low)] and got == [(k, b"v%d" % k)
+                                                              for k in range(low, low + len(got))]
+
+
 def test_kill9_during_retention(broker_factory):
     _local_store_only()
     common = ["--wal.gc.grace.ms=0", "--compaction.lease.ttl.ms=2000"]

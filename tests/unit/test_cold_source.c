@@ -497,7 +497,13 @@ TEST(index_entry_format)
     CHECK(d.kind == LS_IDX_TABLE && d.first_offset == 5 && d.last_offset == 9 && d.len == 1234 &&
           d.entries == 0 && d.pos == 0 && !strcmp(d.object, LS_COLD_TABLE_OBJECT));
     ls_idx_clear(&d);
-    /* an in-table entry with an entry count or position is corrupt */
+    /* pos (the max timestamp of the entry's oldest range) round-trips */
+    t.pos = 1700000000000ULL;
+    b.len = 0;
+    ls_idx_encode(&t, &b);
+    CHECK(ls_idx_decode(b.data, b.len, &d) == LS_OK && d.pos == 1700000000000ULL);
+    ls_idx_clear(&d);
+    /* an in-table entry with an entry count is corrupt */
     t.entries = 3;
     b.len = 0;
     ls_idx_encode(&t, &b);
