@@ -49,8 +49,9 @@ static int64_t lower_offset(const ls_ice_datafile_t *df)
  * A data file is held as an image: its bytes as far as reads have needed
  * them, and its footer parsed. On a store of local files (ls_objstore_map)
  * the image is the file mapped whole: the kernel reads the pages the scan
- * touches, nothing is fetched or copied, and the bytes are page cache, not
- * counted against the cache's bound. Elsewhere (S3) a file of
+ * touches and nothing is fetched or copied; the file's size counts against
+ * the cache's bound (touched pages are page cache, but they count in the
+ * broker's resident set while the file is open). Elsewhere (S3) a file of
  * RANGED_MIN_FILE bytes or more is not read whole: its image (anonymous memory of the file's size,
  * pages untouched stay unallocated) receives the footer when opened, then, per read, the column
  * chunks of the row groups the read needs and the image lacks — those ls_cold_rg_admits admits for
@@ -242,6 +243,9 @@ static image_t *image_open(const ls_ice_table_t *t, const ls_ice_datafile_t *df,
     if (*st == LS_OK) {
         im->data = im->map->data;
         im->len = im->map->len;
+        /* counted whole against the bound: pages a scan touched stay in the
+         * process's resident set until the file is closed */
+        atomic_store(&im->resident, im->len);
         return im;
     }
     if (*st != LS_EINVAL) {
