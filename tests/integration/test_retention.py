@@ -170,19 +170,25 @@ def test_delete_records(broker_factory):
     assert watermarks(b.bootstrap, topic, [0])[0] == (40, 45)
 
 
+def _table_topic(b, prefix, retention_ms):
+    """A one-partition raw table topic, 1 s commits, the given retention.ms."""
+    topic = unique_topic(prefix)
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    fs = a.create_topics([NewTopic(topic, 1, 1, config={
+        "lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000",
+        "retention.ms": str(retention_ms)})])
+    fs[topic].result(30)
+    wait_topic(b.bootstrap, topic, 1)
+    return topic
+
+
 def test_trimming_a_table_topic_keeps_its_rows(broker_factory):
     _local_store_only()
     pyiceberg_table = pytest.importorskip("pyiceberg.table")
     import glob
     import re
     b = broker_factory(*FAST, "--compaction.min.age.ms=0")
-    topic = unique_topic("ret-table")
-    a = AdminClient({"bootstrap.servers": b.bootstrap})
-    fs = a.create_topics([NewTopic(topic, 1, 1, config={
-        "lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000",
-        "retention.ms": "60000"})])
-    fs[topic].result(30)
-    wait_topic(b.bootstrap, topic, 1)
+    topic = _table_topic(b, "ret-table", 60000)
     # records from 2023: expired the moment they arrive
     _produce_batches(b.bootstrap, topic, 0, 6, 50, ts=1_700_000_000_000)
     _wait(lambda: _low(b.bootstrap, topic) == 300, 60, "the log to be trimmed to 300")
@@ -209,13 +215,7 @@ def test_in_table_entries_stop_growing_at_a_tenth_of_retention(broker_factory):
     3 s after the last batch."""
     _local_store_only()
     b = broker_factory(*FAST, "--compaction.min.age.ms=0")
-    topic = unique_topic("ret-span")
-    a = AdminClient({"bootstrap.servers": b.bootstrap})
-    fs = a.create_topics([NewTopic(topic, 1, 1, config={
-        "lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000",
-        "retention.ms": "30000"})])
-    fs[topic].result(30)
-    wait_topic(b.bootstrap, topic, 1)
+    topic = _table_topic(b, "ret-span", 30000)
     lows = []
     for i in range(10):
         _produce_batches(b.bootstrap, topic, i * 10, 1, 10, ts=int(time.time() * 1000) - 27000)
