@@ -467,8 +467,9 @@ static const cfg_key_t cfg_keys[] = {
      .max = 1 * TiB,
      .help = "Cold reads served from a table's Parquet files keep the files they open "
              "open between reads (footer parsed, row groups fetched, where the last read "
-             "stopped), up to this many fetched bytes, least recently used closed first; "
-             "a catching-up consumer's next block then costs no store request. 0: every "
+             "stopped), up to this many bytes (fetched from S3; a local file mapped counts "
+             "whole), least recently used closed first; a catching-up consumer's next block then "
+             "costs no store request. 0: every "
              "read opens its files again."},
 
     {.name = "read.cache.max.bytes",

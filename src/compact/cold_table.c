@@ -87,16 +87,16 @@ enum { RG_ABSENT, RG_LOADING, RG_LOADED };
 typedef struct image {
     atomic_int refs;
     char *path;
-    uint8_t *data; /* the image (mapped) or the whole file (whole.data) */
+    uint8_t *data; /* the partial image, the mapped file or the whole file */
     size_t len;
-    bool mapped;
+    bool partial; /* an anonymous image filled row group by row group (ranged GETs) */
     ls_buf_t whole;
     ls_chunk_t *map; /* the file mapped whole (a store of local files) */
     ls_pqr_t *r;     /* the footer (row group selection) */
     int ocol, pcol;
     pthread_mutex_t mu; /* rg[] */
     pthread_cond_t cv;
-    uint8_t *rg; /* mapped: per row group, RG_* */
+    uint8_t *rg; /* partial: per row group, RG_* */
     _Atomic uint64_t resident;
     uint64_t used; /* the cache's LRU clock (under the cache's mutex) */
 } image_t;
@@ -123,7 +123,7 @@ static void image_release(image_t *im)
 {
     if (!im || atomic_fetch_sub(&im->refs, 1) != 1) return;
     ls_pqr_free(im->r);
-    if (im->mapped && im->data) munmap(im->data, im->len);
+    if (im->partial && im->data) munmap(im->data, im->len);
     ls_buf_free(&im->whole);
     if (im->map) ls_chunk_release(im->map);
     ls_free(im->rg);
@@ -183,7 +183,7 @@ static ls_status open_ranged(const ls_ice_table_t *t, const ls_ice_datafile_t *d
     if (m == MAP_FAILED) return LS_EINVAL;
     im->data = m;
     im->len = (size_t)df->file_size;
-    im->mapped = true;
+    im->partial = true;
     ls_buf_t tmp;
     ls_buf_init(&tmp);
     uint64_t tail = im->len < RANGED_TAIL ? im->len : RANGED_TAIL;
@@ -219,7 +219,7 @@ static ls_status open_ranged(const ls_ice_table_t *t, const ls_ice_datafile_t *d
         munmap(im->data, im->len);
         im->data = NULL;
         im->len = 0;
-        im->mapped = false;
+        im->partial = false;
         atomic_store(&im->resident, 0);
     }
     return st;
@@ -238,7 +238,7 @@ static image_t *image_open(const ls_ice_table_t *t, const ls_ice_datafile_t *df,
     pthread_cond_init(&im->cv, NULL);
     *ranged = false;
     /* a local file: mapped, its pages read as the scan touches them (no
-     * fetch, no copy; page cache, not the cache's bytes) */
+     * fetch, no copy) */
     *st = ls_ice_table_map_file(t, df->path, &im->map, err, errlen);
     if (*st == LS_OK) {
         im->data = im->map->data;
@@ -274,12 +274,13 @@ static image_t *image_open(const ls_ice_table_t *t, const ls_ice_datafile_t *df,
 }
 
 /* Makes sure the row groups a read of partition's [from, *to] needs are in
- * a ranged image and cuts *to (above). A whole file needs nothing. */
+ * a partial image and cuts *to (above). A mapped or whole file needs
+ * nothing. */
 static ls_status image_need(const ls_ice_table_t *t, image_t *im, int32_t partition, int64_t from,
                             int64_t *to, size_t max_bytes, uint64_t *fetched, char *err,
                             size_t errlen)
 {
-    if (!im->mapped) return LS_OK;
+    if (!im->partial) return LS_OK;
     int nrg = ls_pqr_num_row_groups(im->r);
     int *mine = LS_NEWN(int, (size_t)(nrg ? nrg : 1)), nmine = 0;
     uint64_t *start = LS_NEWN(uint64_t, (size_t)(nrg ? nrg : 1) * 2), *end = start + nrg;

@@ -64,7 +64,7 @@ ls_status ls_cold_table_read(ls_ice_table_t *t, const ls_cold_table_req_t *q, ls
 
 /* Open data files kept between reads (cold_table.c "open files"): each
  * file's bytes fetched so far, shared by its readers, and a cursor per
- * partition read; bounded by max_bytes of fetched file bytes and 256 files
+ * partition read; bounded by max_bytes of file bytes (fetched; a mapped file whole) and 256 files
  * (least recently used closed first) and 1024 cursors. Thread-safe. */
 typedef struct ls_cold_files ls_cold_files_t;
 typedef struct ls_cold_files_stats {
@@ -72,7 +72,7 @@ typedef struct ls_cold_files_stats {
     uint64_t image_hits; /* ... that found the file open (a new cursor on it) */
     uint64_t misses;     /* ... that opened the file */
     uint64_t evictions;  /* files closed for the bounds */
-    uint64_t bytes;      /* fetched bytes of open files now */
+    uint64_t bytes;      /* bytes of open files now (fetched; mapped: whole) */
     int files, cursors;  /* open now */
 } ls_cold_files_stats_t;
 ls_cold_files_t *ls_cold_files_new(uint64_t max_bytes);

@@ -39,7 +39,7 @@
  * read back with the type it has now.
  *
  * Open data files (cold_table.h, ls_cold_files_t): one cache for all
- * tables, bounded by file_cache_bytes of fetched bytes, keeps each file a
+ * tables, bounded by file_cache_bytes (fetched bytes; a mapped file whole), keeps each file a
  * read opened — footer parsed, row groups fetched, scan cursor — so a
  * catching-up consumer's next read-ahead block goes on from where the last
  * stopped. A plan made again (stale, too old) keeps using the open files

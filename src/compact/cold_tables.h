@@ -21,11 +21,12 @@ typedef struct ls_cold_tables_config {
     const ls_prop_t *table_defaults; /* the cluster layer of table policies */
     int ntable_defaults;
     struct ls_registry *registry;
-    int64_t static_ts_type;    /* log.message.timestamp.type of the broker (LS_BCFG_TS_*) */
-    size_t batch_bytes;        /* rebuilt batches of about this (0: 256 KiB) */
-    int max_tables;            /* tables whose plans are kept (0: 64) */
-    int64_t max_age_ms;        /* a kept plan is reloaded after this (0: 30 s) */
-    uint64_t file_cache_bytes; /* data files kept open, in fetched bytes (0: none) */
+    int64_t static_ts_type; /* log.message.timestamp.type of the broker (LS_BCFG_TS_*) */
+    size_t batch_bytes;     /* rebuilt batches of about this (0: 256 KiB) */
+    int max_tables;         /* tables whose plans are kept (0: 64) */
+    int64_t max_age_ms;     /* a kept plan is reloaded after this (0: 30 s) */
+    uint64_t
+        file_cache_bytes; /* data files kept open: fetched bytes, mapped files whole (0: none) */
 } ls_cold_tables_config_t;
 
 typedef struct ls_cold_tables_stats {
@@ -39,7 +40,7 @@ typedef struct ls_cold_tables_stats {
     uint64_t ranged;               /* files read by ranged GETs */
     uint64_t records_out;          /* records rebuilt */
     uint64_t files_kept_open;      /* file reads that found the file open */
-    uint64_t file_cache_bytes;     /* fetched bytes of open files now */
+    uint64_t file_cache_bytes;     /* bytes of open files now (fetched; mapped: whole) */
     uint64_t file_cache_evictions; /* open files closed for the bound */
     int tables_kept;               /* plans kept now */
 } ls_cold_tables_stats_t;
