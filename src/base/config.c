@@ -468,9 +468,8 @@ static const cfg_key_t cfg_keys[] = {
      .help = "Cold reads served from a table's Parquet files keep the files they open "
              "open between reads (footer parsed, row groups fetched, where the last read "
              "stopped), up to this many bytes (fetched from S3; a local file mapped counts "
-             "whole), least recently used closed first; a catching-up consumer's next block then "
-             "costs no store request. 0: every "
-             "read opens its files again."},
+             "whole), least recently used closed first; a catching-up consumer's next "
+             "block then costs no store request. 0: every read opens its files again."},
 
     {.name = "read.cache.max.bytes",
      .section = "read path",
