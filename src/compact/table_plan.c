@@ -109,10 +109,11 @@ void ls_table_plan_build(ls_table_plan_t *p, ls_catalog_t *cat, const ls_prop_t 
         if (st != LS_OK) {
             /* cannot tell whether a table is wanted: keep the WAL for it */
             ts->blocked = true;
-            LS_WARN("table",
-                    "stream %s/%s: policy does not resolve: %s; its logs are not "
-                    "compacted until this is fixed",
-                    ts->stream->ns, ts->stream->name, err);
+            /* every pass plans again: rate-limited (the line counts the rest) */
+            LS_WARN_RL("table",
+                       "stream %s/%s: policy does not resolve: %s; its logs are not "
+                       "compacted until this is fixed",
+                       ts->stream->ns, ts->stream->name, err);
             continue;
         }
         bool on = ts->policy.enabled;
