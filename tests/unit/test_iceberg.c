@@ -390,6 +390,38 @@ TEST(value_field_transforms)
     CHECK(d[0] == 0xff && d[1] == 0x7f);
 }
 
+/* The manifest m decodes back to the n entries e with their first nparts
+ * partition values. */
+static void check_decodes_back(const ls_buf_t *m, const ls_ice_spec_t *s, const ls_ice_mentry_t *e,
+                               size_t n, size_t nparts)
+{
+    ls_ice_mentry_t *back;
+    size_t nb;
+    char err[256];
+    CHECK_EQ_INT(ls_ice_manifest_decode(m->data, m->len, s, &back, &nb, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(nb, n);
+    for (size_t i = 0; i < nb && i < n; i++)
+        CHECK(
+            !memcmp(back[i].df.partition, e[i].df.partition, nparts * sizeof e[i].df.partition[0]));
+    ls_ice_mentries_free(back, nb);
+}
+
+/* A manifest list naming one manifest of the n entries e, in l (caller
+ * frees), read into af. */
+static void read_mlist(const ls_ice_spec_t *s, ls_ice_mentry_t *e, size_t n, ls_buf_t *l,
+                       ls_avro_file_t *af)
+{
+    ls_avro_ocf_t *w = ls_ice_mlist_new(7, NULL, 1);
+    ls_ice_mfile_t mf = {0};
+    mf.path = "file:///t/metadata/m.avro";
+    ls_ice_mlist_add(w, &mf, s, e, n);
+    ls_buf_init(l);
+    CHECK_EQ_INT(ls_avro_ocf_finish(w, l), LS_OK);
+    ls_avro_ocf_free(w);
+    char err[256];
+    CHECK_EQ_INT(ls_avro_file_read(l->data, l->len, af, err, sizeof err), LS_OK);
+}
+
 /* Partition values of string, decimal, uuid and null in a manifest and its
  * manifest-list summary: the Avro types of spec Appendix A, the values read
  * back, bounds in the single-value serialization, contains_null. */
@@ -446,23 +478,9 @@ TEST(value_partitions_in_manifests)
     CHECK(p0 && p0->items[1].kind == LS_AV_BYTES && p0->items[1].n == 4); /* fixed[4] */
     CHECK(p0->items[1].p[0] == 0xff && p0->items[1].p[2] == 0xfe && p0->items[1].p[3] == 0xd4);
     ls_avro_file_free(&af);
-    ls_ice_mentry_t *back;
-    size_t nb;
-    CHECK_EQ_INT(ls_ice_manifest_decode(m.data, m.len, &s, &back, &nb, err, sizeof err), LS_OK);
-    CHECK_EQ_INT(nb, 3);
-    for (size_t i = 0; i < nb; i++)
-        CHECK(!memcmp(back[i].df.partition, e[i].df.partition, 4 * sizeof e[i].df.partition[0]));
-    ls_ice_mentries_free(back, nb);
-
-    ls_avro_ocf_t *w = ls_ice_mlist_new(7, NULL, 1);
-    ls_ice_mfile_t mf = {0};
-    mf.path = "file:///t/metadata/m.avro";
-    ls_ice_mlist_add(w, &mf, &s, e, 3);
+    check_decodes_back(&m, &s, e, 3, 4);
     ls_buf_t l;
-    ls_buf_init(&l);
-    CHECK_EQ_INT(ls_avro_ocf_finish(w, &l), LS_OK);
-    ls_avro_ocf_free(w);
-    CHECK_EQ_INT(ls_avro_file_read(l.data, l.len, &af, err, sizeof err), LS_OK);
+    read_mlist(&s, e, 3, &l, &af);
     const ls_av_t *parts = ls_av_field(&af.records[0], "partitions");
     CHECK(parts && parts->nitems == 4);
     const ls_av_t *c = &parts->items[0], *pr = &parts->items[1], *ts = &parts->items[3];
@@ -542,23 +560,9 @@ TEST(float_and_boolean_partitions)
     CHECK(p0->items[1].kind == LS_AV_DOUBLE && p0->items[1].d == 1.5);
     CHECK(p0->items[2].kind == LS_AV_DOUBLE && p0->items[2].d == -2.25);
     ls_avro_file_free(&af);
-    ls_ice_mentry_t *back;
-    size_t nb;
-    CHECK_EQ_INT(ls_ice_manifest_decode(m.data, m.len, &s, &back, &nb, err, sizeof err), LS_OK);
-    CHECK_EQ_INT(nb, 4);
-    for (size_t i = 0; i < nb; i++)
-        CHECK(!memcmp(back[i].df.partition, e[i].df.partition, 3 * sizeof e[i].df.partition[0]));
-    ls_ice_mentries_free(back, nb);
-
-    ls_avro_ocf_t *w = ls_ice_mlist_new(7, NULL, 1);
-    ls_ice_mfile_t mf = {0};
-    mf.path = "file:///t/metadata/m.avro";
-    ls_ice_mlist_add(w, &mf, &s, e, 4);
+    check_decodes_back(&m, &s, e, 4, 3);
     ls_buf_t l;
-    ls_buf_init(&l);
-    CHECK_EQ_INT(ls_avro_ocf_finish(w, &l), LS_OK);
-    ls_avro_ocf_free(w);
-    CHECK_EQ_INT(ls_avro_file_read(l.data, l.len, &af, err, sizeof err), LS_OK);
+    read_mlist(&s, e, 4, &l, &af);
     const ls_av_t *parts = ls_av_field(&af.records[0], "partitions");
     CHECK(parts && parts->nitems == 3);
     const ls_av_t *b = &parts->items[0], *f = &parts->items[1], *d = &parts->items[2];
