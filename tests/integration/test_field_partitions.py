@@ -448,12 +448,14 @@ def reading(i):
             "score": SCORES[i % 5]}
 
 
-def produce_readings(broker, topic, n):
+def produce_values(broker, topic, schema, value_of, n):
+    """n Avro values value_of(0..n-1) of schema (registered by the
+    serializer) into partition 0."""
     sr = SchemaRegistryClient({"url": broker.registry_url})
     p = SerializingProducer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5,
-                             "value.serializer": AvroSerializer(sr, json.dumps(READING))})
+                             "value.serializer": AvroSerializer(sr, json.dumps(schema))})
     for i in range(n):
-        p.produce(topic, value=reading(i), partition=0)
+        p.produce(topic, value=value_of(i), partition=0)
     assert p.flush(30) == 0
 
 
@@ -492,7 +494,7 @@ def test_boolean_float_double_identity_partitions(broker):
     create_topic(broker.bootstrap, topic, partitions=1, config=dict(
         TYPED, **{"lakestream.table.partition": "identity(ok), identity(ratio), identity(score)"}))
     n = 60
-    produce_readings(broker, topic, n)
+    produce_values(broker, topic, READING, reading, n)
     t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), n)
     assert sorted(rows.column("id").to_pylist()) == list(range(n))
     assert [(f.name, str(f.transform)) for f in t.spec().fields] == [
@@ -641,13 +643,6 @@ def page(i):
     return {"id": i, "url": urls[i % 5], "body": bytes([i % 7]) * (150 + i % 3 * 100)}
 
 
-def produce_pages(broker, topic, n):
-    sr = SchemaRegistryClient({"url": broker.registry_url})
-    p = SerializingProducer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5,
-                             "value.serializer": AvroSerializer(sr, json.dumps(PAGE))})
-    for i in range(n):
-        p.produce(topic, value=page(i), partition=0)
-    assert p.flush(30) == 0
 
 
 def test_partition_values_longer_than_128_bytes(broker):
@@ -661,7 +656,7 @@ def test_partition_values_longer_than_128_bytes(broker):
                          config=dict(TYPED, **{"lakestream.table.partition":
                                                "identity(url), truncate(200, body)"}))
     n = 30
-    produce_pages(broker, topic, n)
+    produce_values(broker, topic, PAGE, page, n)
     t, rows, _ = iu.wait_rows(iu.table_dir(broker, topic), n)
     assert sorted(rows.column("id").to_pylist()) == list(range(n))
     tasks = list(t.scan().plan_files())

@@ -198,8 +198,13 @@ def test_trimming_a_table_topic_keeps_its_rows(broker_factory):
     rows = pyiceberg_table.StaticTable.from_metadata("file://" + md).scan().to_arrow().to_pylist()
     assert sorted(r["offset"] for r in rows) == list(range(300))
     assert sorted(r["value"] for r in rows) == sorted(b"v%d" % i for i in range(300))
-    # the log holds nothing any more: its compacted objects are gone too
-    _wait(lambda: not _objects(b.data_dir, "co"), 30, "the trimmed compacted objects to go")
+    # the log holds nothing any more: no index entry is left (its ranges were
+    # in-table entries by default, compacted objects otherwise) and no
+    # compacted object
+    from test_compaction import _index_entries_per_log
+    _wait(lambda: not any(_index_entries_per_log(b.data_dir).values()), 30,
+          "the trimmed index entries to go")
+    assert not _objects(b.data_dir, "co")
 
 
 def test_in_table_entries_stop_growing_at_a_tenth_of_retention(broker_factory):
