@@ -659,7 +659,7 @@ def test_java_reads_boolean_float_double_partitions(broker, java_reader):
         fp.TYPED, **{"lakestream.table.partition":
                      "identity(ok), identity(ratio), identity(score)"}))
     n = 60
-    fp.produce_readings(broker, topic, n)
+    fp.produce_values(broker, topic, fp.READING, fp.reading, n)
     _, _, md = iceberg_util.wait_rows(iceberg_util.table_dir(broker, topic), n)
     want = {(r["ok"], r["ratio"], "NaN" if r["score"] is not None and math.isnan(r["score"])
              else r["score"]) for r in map(fp.reading, range(n))}
@@ -688,7 +688,7 @@ def test_java_reads_partition_values_longer_than_128_bytes(broker, java_reader):
     topic = create_topic(broker.bootstrap, unique_topic("fparts-java-long"), config=dict(
         fp.TYPED, **{"lakestream.table.partition": "identity(url), truncate(200, body)"}))
     n = 20
-    fp.produce_pages(broker, topic, n)
+    fp.produce_values(broker, topic, fp.PAGE, fp.page, n)
     _, _, md = iceberg_util.wait_rows(iceberg_util.table_dir(broker, topic), n)
     long_url = fp.page(1)["url"]
     (jt,) = java_reader("parts:url=%s@%s" % (long_url, md))

@@ -2,7 +2,9 @@
 # The lint stage of `make test`: the layer check on src/, and the same check
 # on a copy of src/ with a deliberately wrong include (log/ including kafka/),
 # which must fail; the format check (.clang-format), and the same check on a
-# copy with one misformatted line, which must fail. One PASS/FAIL line each.
+# copy with one misformatted line, which must fail; the check that Python test
+# modules only use helpers other modules define, and the same check on a copy
+# with a missing helper, which must fail. One PASS/FAIL line each.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 "$ROOT/tools/lint/check-layers.sh"
@@ -36,6 +38,29 @@ elif grep -q 'not formatted: src/base/url.c' <<<"$out"; then
 else
     printf '%s\n' "$out"
     echo "FAIL lint.format_catches_misformatted_line: failed without naming src/base/url.c"
+    rc=1
+fi
+# Python test modules that use each other's helpers: every name resolves
+PYDIRS=(tests/integration tests/soak tests/chaos bench)
+if out=$(cd "$ROOT" && python3 tools/lint/check-test-refs.py "${PYDIRS[@]}" 2>&1); then
+    echo "PASS lint.test_refs_resolve"
+else
+    printf '%s\n' "$out"
+    echo "FAIL lint.test_refs_resolve: a test module uses a name its source module does not define"
+    rc=1
+fi
+mkdir -p "$tmp/refs"
+for d in "${PYDIRS[@]}"; do mkdir -p "$tmp/refs/$d" && cp "$ROOT/$d"/*.py "$tmp/refs/$d/"; done
+printf '\ndef _lint_probe():\n    import iceberg_util as iu\n    return iu.no_such_helper_for_lint\n' \
+    >>"$tmp/refs/tests/integration/test_tables.py"
+if out=$(cd "$tmp/refs" && python3 "$ROOT/tools/lint/check-test-refs.py" "${PYDIRS[@]}" 2>&1); then
+    echo "FAIL lint.test_refs_catches_missing_helper: a missing helper passed the check"
+    rc=1
+elif grep -q 'test_tables.py:[0-9]*: iceberg_util does not define no_such_helper_for_lint' <<<"$out"; then
+    echo "PASS lint.test_refs_catches_missing_helper"
+else
+    printf '%s\n' "$out"
+    echo "FAIL lint.test_refs_catches_missing_helper: failed without naming test_tables.py"
     rc=1
 fi
 exit $rc
