@@ -751,10 +751,18 @@ const ls_pqr_t *ls_cold_file_reader(const ls_cold_file_t *f) { return f->r; }
 
 ls_status ls_cold_file_read(ls_cold_file_t *f, int32_t partition, int64_t from, int64_t to,
                             int codec, bool log_append_time, size_t batch_bytes, size_t max_bytes,
-                            bool stop_at_gap, ls_cold_read_t *out, char *err, size_t errlen)
+                            bool stop_at_gap, ls_buf_t *into, ls_cold_read_t *out, char *err,
+                            size_t errlen)
 {
     memset(out, 0, sizeof *out);
     ls_buf_init(&out->batches);
+    ls_buf_t room; /* the capacity the batches go into */
+    ls_buf_init(&room);
+    if (into) {
+        room = *into;
+        room.len = 0;
+        ls_buf_init(into);
+    }
     out->next_offset = from;
     if (errlen) err[0] = 0;
     scan_t *s = &f->s;
@@ -770,6 +778,7 @@ ls_status ls_cold_file_read(ls_cold_file_t *f, int32_t partition, int64_t from, 
     f->can_resume = false;
     read_ctx_t c = {.max_bytes = max_bytes, .stop_at_gap = stop_at_gap, .out = out, .st = LS_OK};
     ls_cold_batcher_init(&c.b, codec, log_append_time, batch_bytes);
+    c.b.out = room;
     if (max_bytes < SIZE_MAX / 2) /* about what the read returns, reserved once */
         ls_buf_reserve(&c.b.out, max_bytes + LS_RB_HEADER_SIZE + 1024 < (64u << 20)
                                      ? max_bytes + LS_RB_HEADER_SIZE + 1024
@@ -790,8 +799,12 @@ ls_status ls_cold_file_read(ls_cold_file_t *f, int32_t partition, int64_t from, 
     if (rc < 0) scan_rewind(s);
     if (st == LS_OK && unsorted) {
         scan_rewind(s);
+        room = c.b.out;
+        room.len = 0;
+        ls_buf_init(&c.b.out);
         ls_cold_batcher_free(&c.b);
         ls_cold_batcher_init(&c.b, codec, log_append_time, batch_bytes);
+        c.b.out = room;
         out->next_offset = from;
         out->full = out->gap = false;
         st = read_sorted(f->r, partition, from, to, &c, err, errlen);
@@ -832,7 +845,7 @@ ls_status ls_cold_read_parquet(const uint8_t *data, size_t len, int32_t partitio
         return st;
     }
     st = ls_cold_file_read(f, partition, from, to, codec, log_append_time, batch_bytes, max_bytes,
-                           stop_at_gap, out, err, errlen);
+                           stop_at_gap, NULL, out, err, errlen);
     ls_cold_file_free(f);
     return st;
 }

@@ -151,7 +151,12 @@ ls_status ls_cold_read_parquet(const uint8_t *data, size_t len, int32_t partitio
  * whose `from` is that read's next_offset, goes on from the cursor (no
  * footer parse, no decode of what came before); any other read rewinds to
  * the first row group (cost as a fresh open minus the footer). A read that
- * fails rewinds too. */
+ * fails rewinds too.
+ *
+ * into: NULL, or an empty buffer whose capacity the batches are written
+ * into (the log reader's pooled read buffer: no fresh pages to fault in);
+ * its storage becomes out->batches (freed when the read fails) and it is
+ * left empty. */
 typedef struct ls_cold_file ls_cold_file_t;
 /* NULL with *st and err as ls_cold_read_parquet reports a bad or non-raw
  * file. */
@@ -159,7 +164,8 @@ ls_cold_file_t *ls_cold_file_open(const uint8_t *data, size_t len, ls_status *st
                                   size_t errlen);
 ls_status ls_cold_file_read(ls_cold_file_t *f, int32_t partition, int64_t from, int64_t to,
                             int codec, bool log_append_time, size_t batch_bytes, size_t max_bytes,
-                            bool stop_at_gap, ls_cold_read_t *out, char *err, size_t errlen);
+                            bool stop_at_gap, ls_buf_t *into, ls_cold_read_t *out, char *err,
+                            size_t errlen);
 typedef struct ls_cold_file_stats {
     uint64_t reads;             /* ls_cold_file_read calls */
     uint64_t resumed;           /* of them, gone on from the cursor */

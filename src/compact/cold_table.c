@@ -607,16 +607,17 @@ ls_status ls_cold_table_read_live(const ls_ice_table_t *t, const ls_ice_mentry_t
         }
         stats->files_read++;
         ls_cold_read_t rd;
+        /* an empty out's capacity is what the batches are written into
+         * (the log reader's pooled buffer), and is handed back as out */
+        bool direct = out->len == 0;
         st = ls_cold_file_read(cur->f, q->partition, q->from, to, q->codec, q->log_append_time,
-                               q->batch_bytes, q->max_bytes, true, &rd, why, sizeof why);
+                               q->batch_bytes, q->max_bytes, true, direct ? out : NULL, &rd, why,
+                               sizeof why);
         if (st != LS_OK) {
             snprintf(err, errlen, "data file %s: %s", c[i].df->path, why);
             if (st == LS_EINVAL) st = LS_ECORRUPT; /* a table file that is not raw */
         } else if (rd.records > 0 && (int64_t)ls_be64_get(rd.batches.data) == q->from) {
-            if (out->len == 0 && rd.batches.cap - rd.batches.len <= rd.batches.len / 4 + 65536) {
-                /* handed over, not copied (the log reader's case), unless
-                 * most of its reserve went unused (the cache counts len) */
-                ls_buf_free(out);
+            if (direct) {
                 *out = rd.batches;
                 ls_buf_init(&rd.batches);
             } else {
@@ -626,7 +627,12 @@ ls_status ls_cold_table_read_live(const ls_ice_table_t *t, const ls_ice_mentry_t
             found = true;
         }
         cursor_put(files, cur, st == LS_OK);
-        ls_buf_free(&rd.batches);
+        if (direct && !found && rd.batches.data) { /* the capacity, for the next file */
+            *out = rd.batches;
+            out->len = 0;
+        } else {
+            ls_buf_free(&rd.batches);
+        }
     }
     if (st == LS_OK && !found) {
         snprintf(err, errlen,

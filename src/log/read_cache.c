@@ -191,7 +191,9 @@ ls_cache_run_t *ls_read_cache_insert(ls_read_cache_t *c, int64_t log_id, int64_t
     r->batch_pos = pos;
     r->batch_max_ts = max_ts;
     r->object = ls_strdup(what);
-    r->cost = len + (size_t)n * (sizeof *pos + sizeof *base + sizeof *max_ts) + sizeof *r +
+    /* a pooled chunk holding just this run costs its capacity */
+    size_t held = chunk->pool && off == 0 && len == chunk->len ? chunk->cap : len;
+    r->cost = held + (size_t)n * (sizeof *pos + sizeof *base + sizeof *max_ts) + sizeof *r +
               strlen(what) + 1;
     ls_cache_run_t *old = ls_read_cache_get(c, log_id, last_offset);
     if (old) remove_run(c, old);

@@ -25,7 +25,8 @@
  *
  * Keys: runs hash by (log_id, last offset); a footer hashes by (log_id, last
  * offset of its index entry) and matches on its object name. Eviction: one
- * LRU over runs and footers, by cost = the bytes each holds including its
+ * LRU over runs and footers, by cost = the bytes each holds (a pooled
+ * buffer holding one run: its whole capacity) including its
  * per-batch tables, so ls_read_cache_bytes() (<= max_bytes, except that the
  * item just inserted is never evicted) bounds the memory the cache owns.
  * Evicted runs stay alive while a response still references their chunk; a

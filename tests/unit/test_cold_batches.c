@@ -311,7 +311,7 @@ static int read_range(const ls_buf_t *file, int codec, int64_t from, int64_t to,
         char err[256];
         ls_status st = g_kept
                            ? ls_cold_file_read(g_kept, 1, at, to, codec, false, 16 << 10, max_bytes,
-                                               false, &rd, err, sizeof err)
+                                               false, NULL, &rd, err, sizeof err)
                            : ls_cold_read_parquet(file->data, file->len, 1, at, to, codec, false,
                                                   16 << 10, max_bytes, false, &rd, err, sizeof err);
         if (st != LS_OK) {
@@ -398,8 +398,8 @@ static int same_read(ls_cold_file_t *f, const ls_buf_t *file, int32_t part, int6
 {
     ls_cold_read_t a, b;
     char ea[256], eb[256];
-    ls_status sa = ls_cold_file_read(f, part, from, to, codec, false, 4 << 10, max_bytes, gap, &a,
-                                     ea, sizeof ea);
+    ls_status sa = ls_cold_file_read(f, part, from, to, codec, false, 4 << 10, max_bytes, gap, NULL,
+                                     &a, ea, sizeof ea);
     ls_status sb = ls_cold_read_parquet(file->data, file->len, part, from, to, codec, false,
                                         4 << 10, max_bytes, gap, &b, eb, sizeof eb);
     int ok = sa == LS_OK && sb == LS_OK && a.records == b.records &&

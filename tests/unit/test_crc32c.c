@@ -93,6 +93,37 @@ TEST(engines_agree_on_all_alignments)
     CHECK_EQ_INT(bad, 0);
 }
 
+/* Inputs long enough for the three-stream blocks (3 KiB each): every length
+ * around one, two and several block multiples, at every alignment, and a
+ * long input split at odd points, agree with the table engine. */
+TEST(engines_agree_on_three_stream_blocks)
+{
+    enum { N = 40000 };
+    uint8_t *buf = malloc(N + 16);
+    CHECK(buf);
+    uint32_t x = 777;
+    for (int i = 0; i < N + 16; i++) {
+        x = x * 1103515245u + 12345u;
+        buf[i] = (uint8_t)(x >> 16);
+    }
+    int bad = 0;
+    static const size_t around[] = {3072, 6144, 9216, 30720};
+    for (size_t a = 0; a < sizeof around / sizeof *around; a++)
+        for (size_t off = 0; off < 16; off += 3)
+            for (size_t len = around[a] - 20; len < around[a] + 20; len++)
+                if (ls_crc32c(0xdeadbeef, buf + off, len) !=
+                    ls_crc32c_sw(0xdeadbeef, buf + off, len))
+                    bad++;
+    uint32_t whole = ls_crc32c_sw(0, buf, N);
+    if (ls_crc32c(0, buf, N) != whole) bad++;
+    uint32_t parts = ls_crc32c(0, buf, 5000);
+    parts = ls_crc32c(parts, buf + 5000, 3071);
+    parts = ls_crc32c(parts, buf + 8071, N - 8071);
+    if (parts != whole) bad++;
+    free(buf);
+    CHECK_EQ_INT(bad, 0);
+}
+
 int main(void)
 {
     RUN(check_value_123456789);
@@ -101,5 +132,6 @@ int main(void)
     RUN(real_kafka_batch);
     RUN(incremental_equals_one_shot);
     RUN(engines_agree_on_all_alignments);
+    RUN(engines_agree_on_three_stream_blocks);
     UNIT_DONE();
 }
