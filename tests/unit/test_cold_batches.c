@@ -255,6 +255,7 @@ static uint8_t g_payload[4096];
 static ls_raw_header_t g_hs[3] = {{"a", 1, (const uint8_t *)"1", 1},
                                   {"a", 1, NULL, -1},
                                   {"content-type", 12, (const uint8_t *)"", 0}};
+static int g_headerless_from = 1 << 30; /* records from this i on have no headers */
 static ls_raw_record_t synth(int p, int i)
 {
     ls_raw_record_t r = {.partition = p,
@@ -265,7 +266,7 @@ static ls_raw_record_t synth(int p, int i)
                          .value = g_payload + (i % 31),
                          .value_len = i % 17 == 0 ? -1 : (i * 37) % 900,
                          .headers = g_hs,
-                         .nheaders = (size_t)(i % 4)};
+                         .nheaders = i >= g_headerless_from ? 0 : (size_t)(i % 4)};
     return r;
 }
 
@@ -497,6 +498,49 @@ TEST(kept_file_matches_fresh_reads)
 
 /* A file whose offsets descend (not what the materializer writes, but a
  * valid table file) is served in offset order. */
+/* Row groups whose records have no headers (their header columns, by
+ * their statistics, one null per row) skip those columns: records read
+ * across mixed and headerless row groups, from the start and from the
+ * middle of each, are the produced ones. */
+TEST(headerless_row_groups_read_back)
+{
+    g_headerless_from = 1000;
+    ls_buf_t file;
+    synth_file(&file, 3000, false);
+    char err[256];
+    ls_status st;
+    ls_pqr_t *r = ls_pqr_open(file.data, file.len, &st, err, sizeof err);
+    CHECK(r);
+    int headerless = 0, mixed = 0;
+    for (int rg = 0; rg < ls_pqr_num_row_groups(r); rg++) {
+        int64_t n = ls_pqr_rg_num_rows(r, rg);
+        int all_null = 1;
+        for (size_t c = 0; c < ls_pqr_num_columns(r); c++) {
+            const ls_pqr_elem_t *e = ls_pqr_column(r, (int)c);
+            if (e->max_rep != 1) continue; /* the header key and value columns */
+            const ls_pqr_chunk_t *ch = ls_pqr_chunk(r, rg, (int)c);
+            all_null &=
+                ch->num_values == n && ch->stats.has_null_count && ch->stats.null_count == n;
+        }
+        headerless += all_null;
+        mixed += !all_null;
+    }
+    ls_pqr_free(r);
+    CHECK(headerless > 2 && mixed > 2);
+    int fetches;
+    for (int kept = 0; kept < 2; kept++) {
+        g_kept = kept ? ls_cold_file_open(file.data, file.len, &st, err, sizeof err) : NULL;
+        CHECK(!kept || g_kept);
+        CHECK_EQ_INT(read_range(&file, LS_CODEC_NONE, 10000, 20000, 24 << 10, &fetches), 0);
+        CHECK_EQ_INT(read_range(&file, LS_CODEC_NONE, 11990, 13000, 4 << 10, &fetches), 0);
+        CHECK_EQ_INT(read_range(&file, LS_CODEC_ZSTD, 14001, 14500, 64 << 10, &fetches), 0);
+        ls_cold_file_free(g_kept);
+        g_kept = NULL;
+    }
+    g_headerless_from = 1 << 30;
+    ls_buf_free(&file);
+}
+
 TEST(scan_unsorted_file_served_in_order)
 {
     ls_buf_t file;
@@ -619,6 +663,7 @@ int main(void)
     RUN(batcher_matches_produced_batch);
     RUN(parquet_round_trip_is_byte_exact);
     RUN(scan_partition_range_every_codec);
+    RUN(headerless_row_groups_read_back);
     RUN(scan_unsorted_file_served_in_order);
     RUN(kept_file_matches_fresh_reads);
     RUN(log_append_time_one_timestamp_per_batch);
