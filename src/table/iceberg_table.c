@@ -1645,12 +1645,34 @@ static ls_status list_manifests(ls_ice_table_t *t, const char *loc, json_t *set)
         (st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) == LS_OK) {
         for (size_t i = 0; i < f.nrecords; i++) {
             const char *p = ls_ice_av_str(&f.records[i], "manifest_path");
-            if (p) json_object_set_new(set, p, json_true());
+            if (p)
+                json_object_set_new(
+                    set, p,
+                    json_integer(ls_ice_av_long(&f.records[i], "added_snapshot_id", NULL, -1)));
         }
         ls_avro_file_free(&f);
     }
     ls_buf_free(&raw);
     return st;
+}
+
+/* A manifest entry that keeps its data file: live (ADDED, EXISTING), or
+ * DELETED by a snapshot still retained (its changes, read incrementally,
+ * include the file's rows). Once the deleting snapshot has expired, every
+ * retained snapshot is newer (expiry takes the oldest first) and none has
+ * the file live, though the entry may stay in a manifest until the next
+ * merge rewrites it: a rewrite's replaced files then go with the next
+ * sweep, not 100 commits later. A DELETED entry without a snapshot id
+ * inherits the manifest's added_snapshot_id (spec: "Snapshot ID
+ * inheritance"). */
+static bool entry_keeps_file(const ls_av_t *rec, int64_t manifest_snapshot, json_t *retained)
+{
+    if (ls_ice_av_long(rec, "status", NULL, -1) != LS_ICE_DELETED) return true;
+    const ls_av_t *sid = ls_av_field(rec, "snapshot_id");
+    int64_t by = sid && sid->kind == LS_AV_LONG ? sid->l : manifest_snapshot;
+    char key[32];
+    snprintf(key, sizeof key, "%lld", (long long)by);
+    return json_object_get(retained, key) != NULL;
 }
 
 /* The v<N> copy of a committed metadata file ("<N %05d>-<uuid>..." or
@@ -1962,8 +1984,9 @@ ls_status ls_ice_table_live_files(ls_ice_table_t *t, ls_ice_mentry_t **out, size
  * broker's — writes its files first and commits within it). Referenced: the
  * current metadata file and the metadata log (with their v<N> copies and the
  * version hint), every retained snapshot's manifest list, every manifest
- * those lists name and every data file those manifests name, whatever the
- * entry status. Any read failure deletes nothing. */
+ * those lists name and every data file those manifests name live, or name
+ * DELETED by a retained snapshot (entry_keeps_file). Any read failure
+ * deletes nothing. */
 ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, uint64_t *deleted)
 {
     *deleted = 0;
@@ -1986,8 +2009,13 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, 
     json_object_set_new(refs, hint, json_true());
     ls_free(hint);
     ls_status st = LS_OK;
+    json_t *retained = json_object(); /* snapshot ids, as decimal keys */
     json_array_foreach(json_object_get(t->meta, "snapshots"), i, s)
     {
+        char key[32];
+        snprintf(key, sizeof key, "%lld",
+                 (long long)json_integer_value(json_object_get(s, "snapshot-id")));
+        json_object_set_new(retained, key, json_true());
         const char *l = json_string_value(json_object_get(s, "manifest-list"));
         if (!l) continue;
         json_object_set_new(refs, l, json_true());
@@ -2007,11 +2035,13 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, 
         for (size_t r = 0; r < f.nrecords; r++) {
             const ls_av_t *d = ls_av_field(&f.records[r], "data_file");
             const char *p = d ? ls_ice_av_str(d, "file_path") : NULL;
-            if (p) json_object_set_new(refs, p, json_true());
+            if (p && entry_keeps_file(&f.records[r], json_integer_value(v), retained))
+                json_object_set_new(refs, p, json_true());
         }
         ls_avro_file_free(&f);
     }
     ls_buf_free(&raw);
+    json_decref(retained);
     bool announced = false;
     for (int dir = 0; st == LS_OK && dir < 2; dir++) {
         char *prefix = ls_asprintf("%s/%s/", t->prefix, dir ? "metadata" : "data");

@@ -1391,6 +1391,110 @@ TEST(rewrite_small_files)
     ls_objstore_close(os);
 }
 
+/* DELETED entries in the manifests of table `prefix`'s current snapshot
+ * (read through its version hint), -1 when they cannot be read. */
+static int deleted_entries(ls_objstore_t *os, const char *prefix)
+{
+    char key[256];
+    ls_buf_t hint;
+    ls_buf_init(&hint);
+    snprintf(key, sizeof key, "%s/metadata/version-hint.text", prefix);
+    if (ls_objstore_get(os, key, 0, UINT64_MAX, &hint) != LS_OK) return -1;
+    snprintf(key, sizeof key, "%s/metadata/v%.*s.metadata.json", prefix, (int)hint.len,
+             (const char *)hint.data);
+    ls_buf_free(&hint);
+    json_t *meta = get_json(os, key);
+    if (!meta) return -1;
+    json_int_t cur = json_integer_value(json_object_get(meta, "current-snapshot-id"));
+    const char *list = NULL;
+    size_t i;
+    json_t *s;
+    json_array_foreach(json_object_get(meta, "snapshots"), i,
+                       s) if (json_integer_value(json_object_get(s, "snapshot-id")) == cur) list =
+        json_string_value(json_object_get(s, "manifest-list"));
+    int deleted = -1;
+    ls_avro_file_t lf;
+    if (list && get_avro(os, list + strlen("mem://"), &lf) == LS_OK) {
+        deleted = 0;
+        for (size_t m = 0; m < lf.nrecords && deleted >= 0; m++) {
+            ls_avro_file_t mf;
+            const char *mp = (const char *)ls_av_field(&lf.records[m], "manifest_path")->p;
+            if (get_avro(os, mp + strlen("mem://"), &mf) != LS_OK) {
+                deleted = -1;
+                break;
+            }
+            for (size_t k = 0; k < mf.nrecords; k++)
+                deleted += ls_av_field(&mf.records[k], "status")->l == LS_ICE_DELETED;
+            ls_avro_file_free(&mf);
+        }
+        ls_avro_file_free(&lf);
+    }
+    json_decref(meta);
+    return deleted;
+}
+
+/* A rewrite's replaced files: kept while a retained snapshot has them live
+ * or is the one that deleted them; deleted by the next sweep once the
+ * deleting snapshot has expired, although the manifest holding their
+ * DELETED entries is still carried (no merge yet). */
+TEST(rewritten_files_go_when_their_deleting_snapshot_expires)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
+    ls_ice_table_t *t = NULL;
+    char err[256] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/x", "mem://wh/ns/x", ls_raw_iceberg_schema_json(),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    for (int64_t i = 0; i < 10; i++)
+        CHECK_EQ_INT(commit_rows(t, i * 30, (i + 1) * 30, 3, 0, LS_PQ_ZSTD), LS_OK);
+    ls_ice_mentry_t *live;
+    size_t n;
+    CHECK_EQ_INT(ls_ice_table_live_files(t, &live, &n), LS_OK);
+    const char *removed[20];
+    size_t nr = 0;
+    ls_ice_datafile_t df;
+    CHECK_EQ_INT(copy_partition(t, os, "wh/ns/x", "mem://wh/ns/x", live, n, 0, removed, &nr, &df),
+                 LS_OK);
+    CHECK_EQ_INT(nr, 10);
+    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, ls_clock_wall_ms() + 1000, NULL),
+                 LS_OK);
+    CHECK_EQ_INT(commit_rows(t, 300, 330, 3, 0, LS_PQ_ZSTD), LS_OK);
+    int files = count_keys(os, "wh/ns/x/data/");
+    uint64_t gone = 0;
+    /* every snapshot retained: the replaced files stay */
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &gone), LS_OK);
+    CHECK_EQ_INT(gone, 0);
+    /* everything before the last append expires with the next one (the
+     * rewrite among them); the rewrite's manifest, DELETED entries and all,
+     * is carried into the new snapshot */
+    ls_ice_table_set_snapshot_retention(t, 100, 1);
+    CHECK_EQ_INT(commit_rows(t, 5000, 5030, 3, 0, LS_PQ_ZSTD), LS_OK);
+    CHECK_EQ_INT(deleted_entries(os, "wh/ns/x"), (int)nr);
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &gone), LS_OK);
+    CHECK_EQ_INT(gone, nr);
+    CHECK_EQ_INT(count_keys(os, "wh/ns/x/data/"), files + 3 - (int)nr);
+    ls_objinfo_t info;
+    for (size_t i = 0; i < nr; i++)
+        CHECK_EQ_INT(ls_objstore_head(os, removed[i] + strlen("mem://"), &info), LS_ENOTFOUND);
+    /* what the current snapshot plans all exists, every row */
+    ls_ice_mentry_t *after;
+    size_t na;
+    CHECK_EQ_INT(ls_ice_table_live_files(t, &after, &na), LS_OK);
+    int64_t rows = 0;
+    for (size_t k = 0; k < na; k++) {
+        CHECK_EQ_INT(ls_objstore_head(os, after[k].df.path + strlen("mem://"), &info), LS_OK);
+        rows += after[k].df.record_count;
+    }
+    CHECK_EQ_INT(rows, 360);
+    ls_ice_mentries_free(after, na);
+    ls_ice_datafile_clear(&df);
+    ls_ice_mentries_free(live, n);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
 static int write_warehouse(const char *dir)
 {
     char root[PATH_MAX], store[PATH_MAX + 16];
@@ -1505,6 +1609,7 @@ int main(void)
     RUN(orphan_files_removed);
     RUN(snapshot_retention_min_keep);
     RUN(rewrite_small_files);
+    RUN(rewritten_files_go_when_their_deleting_snapshot_expires);
     RUN(warehouse_for_readers);
     UNIT_DONE();
 }
