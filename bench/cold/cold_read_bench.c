@@ -133,7 +133,7 @@ int main(int argc, char **argv)
                              ? ls_cold_file_read(f, 0, at, n - 1, codecs[c], false, BATCH_BYTES,
                                                  fetch, true, NULL, &rd, err, sizeof err)
                              : ls_cold_read_parquet(file.data, file.len, 0, at, n - 1, codecs[c],
-                                                    false, BATCH_BYTES, fetch, true, NULL, &rd, err,
+                                                    false, BATCH_BYTES, fetch, true, &rd, err,
                                                     sizeof err);
                     if (st != LS_OK || rd.next_offset <= at) return 3;
                     at = rd.next_offset;
