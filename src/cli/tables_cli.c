@@ -126,6 +126,13 @@ static int cmd_show(ls_cli_conn_t *c, const char *topic)
             ls_free(v);
         }
     printf("\ntable lag: %s\n", lag);
+    /* why the table is held back, if it is */
+    for (int32_t i = 0; i < d->NumConfigs; i++)
+        if (ls_kstr_eq(d->Configs[i].Name, "lakestream.table.held.reason")) {
+            char *v = kdup(d->Configs[i].Value);
+            printf("table held back: %s\n", v);
+            ls_free(v);
+        }
     /* the table the rows go to now (evolution=new-table: a later version) */
     for (int32_t i = 0; i < d->NumConfigs; i++)
         if (ls_kstr_eq(d->Configs[i].Name, "lakestream.table.current") ||

@@ -230,6 +230,9 @@ struct ls_compactor {
     ls_i64map_t lags;          /* loop: the same, of the last finished pass */
     ls_i64map_t vers_next;     /* worker: stream_no -> char * table (version) begun, this pass */
     ls_i64map_t vers;          /* loop: stream_no -> char * the last one begun */
+    ls_i64map_t held_next;     /* worker: stream_no -> char * why its table is held back
+                                * this pass ("": it committed, nothing held) */
+    ls_i64map_t held;          /* loop: stream_no -> char * why it is held, until a commit */
     int64_t next_full_ms;      /* wall clock of the next full pass */
     int64_t next_due_ms;       /* earliest WAL entry of a table log to become due; 0: none */
     int64_t table_period_ms;   /* smallest commit interval of an enabled table; 0: none */
@@ -578,6 +581,19 @@ static bool range_plain(const uint8_t *obj, const ls_co_entry_t *ents, uint32_t 
     return true;
 }
 
+/* Why a stream's table is held back this pass (the first reason of the
+ * pass is kept: it names the range that stops the table), or, with why
+ * NULL, that it committed: the status clears unless a range failed earlier
+ * in the same pass (the table is then still held at that range). Published
+ * by pass_after for DescribeConfigs (lakestream.table.held.reason). */
+static void table_held(ls_compactor_t *c, const ls_table_plan_stream_t *ts, const char *why)
+{
+    char *old = ls_i64map_get(&c->held_next, ts->stream->stream_no);
+    if (old && (old[0] || !why)) return;
+    ls_free(old);
+    ls_i64map_put(&c->held_next, ts->stream->stream_no, ls_strdup(why ? why : ""));
+}
+
 /* Compacts the oldest eligible run of one log (ts: its stream's table plan,
  * NULL when unknown). Returns 1 if the log may have more work now: it
  * swapped, or it just claimed the log (the next call looks again under the
@@ -778,6 +794,9 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         if (st != LS_OK) {
             LS_WARN_RL("compact", "table %s.%s: opening it failed: %s (%s); will retry",
                        ts->stream->ns, ts->target.name, ls_status_str(st), berr);
+            char why[700];
+            snprintf(why, sizeof why, "opening the table failed: %s (%s)", ls_status_str(st), berr);
+            table_held(c, ts, why);
             c->stats.table_failures++;
             c->batch_failed = true;
         } else { /* the version it writes (evolution=new-table), for DescribeConfigs */
@@ -805,6 +824,13 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
                        "%s; its table waits",
                        (unsigned long long)log_id, (long long)first, (long long)last,
                        ls_status_str(st));
+            char why[200];
+            snprintf(why, sizeof why,
+                     "partition %d, offsets [%lld, %lld]: reading their aborted transactions "
+                     "failed: %s",
+                     (int)(log_id & (LS_MAX_PARTITIONS - 1)), (long long)first, (long long)last,
+                     ls_status_str(st));
+            table_held(c, ts, why);
             c->stats.table_failures++;
             swap_free(sw);
             goto out;
@@ -828,6 +854,10 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
                        (unsigned long long)log_id, ts->stream->name, (int)r.partition,
                        (long long)first, (long long)last, ts->stream->ns, ts->target.name,
                        ls_status_str(st), terr);
+            char why[700];
+            snprintf(why, sizeof why, "partition %d, offsets [%lld, %lld]: %s (%s)",
+                     (int)r.partition, (long long)first, (long long)last, ls_status_str(st), terr);
+            table_held(c, ts, why);
             c->stats.table_failures++;
             swap_free(sw);
             goto out;
@@ -918,7 +948,10 @@ static void table_lags(ls_compactor_t *c, const ls_table_plan_t *plan)
 {
     for (int i = 0; i < plan->n; i++) {
         const ls_table_plan_stream_t *ts = &plan->v[i];
-        if (!ts->table) continue;
+        if (!ts->table) { /* a table turned off is held by nothing */
+            table_held(c, ts, ts->blocked ? ts->blocked_why : NULL);
+            continue;
+        }
         int64_t worst = 0;
         for (int32_t p = 0; p < ts->stream->partitions; p++) {
             int64_t *lag = ls_i64map_get(&c->log_lags, ls_stream_log_id(ts->stream, p));
@@ -953,6 +986,11 @@ const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_n
     const char *v = ls_i64map_get(&c->vers, stream_no);
     if (reason) *reason = v && v[strlen(v) + 1] ? v + strlen(v) + 1 : NULL;
     return v;
+}
+
+const char *ls_compactor_table_held(const ls_compactor_t *c, int64_t stream_no)
+{
+    return ls_i64map_get(&c->held, stream_no);
 }
 
 bool ls_compactor_table_lag(const ls_compactor_t *c, int64_t stream_no, int64_t *lag_ms)
@@ -1399,6 +1437,7 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
             }
             if (st == LS_OK && c->npending) {
                 ls_crashpoint("compact.table_committed");
+                table_held(c, ts, NULL);
                 c->stats.rows_materialized += rows;
                 for (size_t i = 0; i < c->npending; i++) {
                     swap_t *sw = c->pending[i];
@@ -1412,6 +1451,10 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
                            "table %s.%s: committing %zu ranges failed: %s (%s); they "
                            "stay in the WAL and are retried",
                            ts->stream->ns, ts->target.name, c->npending, ls_status_str(st), err);
+                char why[700];
+                snprintf(why, sizeof why, "committing %zu ranges failed: %s (%s)", c->npending,
+                         ls_status_str(st), err);
+                table_held(c, ts, why);
                 c->stats.table_failures++;
             }
             ls_mat_free(c->batch);
@@ -1510,6 +1553,18 @@ static void pass_after(uv_work_t *w, int status)
         }
         ls_i64map_free(&c->vers_next);
         ls_i64map_init(&c->vers_next);
+        /* and why tables are held ("": a commit cleared it) */
+        for (size_t it = 0; ls_i64map_next(&c->held_next, &it, &k, &v);) {
+            ls_free(ls_i64map_get(&c->held, k));
+            if (((char *)v)[0]) {
+                ls_i64map_put(&c->held, k, v);
+            } else {
+                ls_i64map_del(&c->held, k);
+                ls_free(v);
+            }
+        }
+        ls_i64map_free(&c->held_next);
+        ls_i64map_init(&c->held_next);
     }
     uv_timer_stop(&c->lease_timer);
     for (result_t *r = c->results, *next; r; r = next) {
@@ -1639,6 +1694,8 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     ls_i64map_init(&c->lags);
     ls_i64map_init(&c->vers_next);
     ls_i64map_init(&c->vers);
+    ls_i64map_init(&c->held_next);
+    ls_i64map_init(&c->held);
     c->next_full_ms = ls_clock_wall_ms() + c->cfg.interval_ms;
     /* until the first pass has read the table policies, assume the shortest
      * commit interval, so tables are fresh right after a restart too */
@@ -1701,6 +1758,8 @@ void ls_compactor_free(ls_compactor_t *c)
     free_i64_values(&c->lags);
     free_i64_values(&c->vers_next);
     free_i64_values(&c->vers);
+    free_i64_values(&c->held_next);
+    free_i64_values(&c->held);
     free_i64_values(&c->table_commits);
     free_i64_values(&c->orphan_sweeps);
     free_i64_values(&c->rewrite_waits);

@@ -83,4 +83,10 @@ bool ls_compactor_table_lag(const ls_compactor_t *c, int64_t stream_no, int64_t 
  * NULL): why that version exists, NULL for a base table. */
 const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_no,
                                        const char **reason);
+/* Loop thread: why the stream's table is held back — the first range of
+ * the last pass that tried it and could not go into the table (a record
+ * error.handling=fail refuses, a schema evolution=fail refuses, a spec the
+ * table does not have, a store failure), with its partition and offsets —
+ * or NULL when its last commit went through (or nothing failed yet). */
+const char *ls_compactor_table_held(const ls_compactor_t *c, int64_t stream_no);
 #endif

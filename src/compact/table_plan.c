@@ -109,6 +109,8 @@ void ls_table_plan_build(ls_table_plan_t *p, ls_catalog_t *cat, const ls_prop_t 
         if (st != LS_OK) {
             /* cannot tell whether a table is wanted: keep the WAL for it */
             ts->blocked = true;
+            snprintf(ts->blocked_why, sizeof ts->blocked_why,
+                     "the table policy does not resolve: %s", err);
             /* every pass plans again: rate-limited (the line counts the rest) */
             LS_WARN_RL("table",
                        "stream %s/%s: policy does not resolve: %s; its logs are not "

@@ -19,8 +19,9 @@ typedef struct ls_table_plan_stream {
     ls_namespace_t *ns;  /* kept, may be NULL: the policy's namespace layer */
     ls_policy_t policy;
     ls_table_target_t target;
-    bool table;   /* enabled and resolved: materialize this stream's logs */
-    bool blocked; /* the policy does not resolve: do not compact its logs */
+    bool table;            /* enabled and resolved: materialize this stream's logs */
+    bool blocked;          /* the policy does not resolve: do not compact its logs */
+    char blocked_why[600]; /* blocked: why, for the table's status */
 } ls_table_plan_stream_t;
 
 typedef struct ls_table_plan {

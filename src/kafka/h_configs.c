@@ -389,75 +389,70 @@ int32_t ls_kafka_topic_configs(ls_arena_t *a, struct ls_kafka_services *b, const
     return n;
 }
 
-/* lakestream.table.lag.ms (read-only status, not a setting): how long the
- * oldest record not yet in the stream's table has been due, as the last
- * compaction pass saw it; absent when the stream has no table or no pass has
- * looked at it yet. `lakestream tables show` prints it. */
-#define TABLE_LAG_KEY "lakestream.table.lag.ms"
-static void add_table_lag(ls_arena_t *a, ls_kafka_services_t *b, const ls_stream_t *s,
-                          const ls_kstr_t *keys, int32_t nkeys,
-                          ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *r)
+/* A read-only status entry (not a setting) appended to r. */
+static void add_status(ls_arena_t *a, ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *r,
+                       const char *key, const char *value, int8_t type, const char *doc)
 {
-    int64_t lag;
-    if (!key_wanted(keys, nkeys, TABLE_LAG_KEY) || !b->table_lag(b->root, s->stream_no, &lag))
-        return;
     cfg_entry_t *v = ls_arena_alloc(a, (size_t)(r->NumConfigs + 1) * sizeof *v);
     if (r->NumConfigs) memcpy(v, r->Configs, (size_t)r->NumConfigs * sizeof *v);
     cfg_entry_t *e = &v[r->NumConfigs];
-    e->Name = ls_kstr_c(TABLE_LAG_KEY);
-    e->Value = ls_kstr_c(ls_arena_printf(a, "%lld", (long long)lag));
+    memset(e, 0, sizeof *e);
+    e->Name = ls_kstr_c(key);
+    e->Value = ls_kstr_c(ls_arena_printf(a, "%s", value));
     e->ReadOnly = true;
     e->ConfigSource = LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
-    e->ConfigType = LS_KAFKA_CONFIG_TYPE_LONG;
-    e->Documentation = ls_kstr_c("Status, not a setting: how long the oldest record not yet in "
-                                 "the table has been due (ms), at the last compaction pass.");
+    e->ConfigType = type;
+    e->Documentation = ls_kstr_c(doc);
     r->Configs = v;
     r->NumConfigs++;
 }
 
-/* lakestream.table.current (read-only status): the table the stream's rows
- * go to now — the policy's table name, or with evolution=new-table the
- * version that continues it (<name>__v2, ...), as the last compaction pass
- * found it; absent before a pass has opened the table. With a version,
- * lakestream.table.current.reason says why it exists. */
+/* The statuses of a stream's table, as this broker's last compaction pass
+ * saw them; `lakestream tables show` prints them:
+ *  - lakestream.table.lag.ms: how long the oldest record not yet in the
+ *    table has been due; absent when the stream has no table or no pass has
+ *    looked at it yet;
+ *  - lakestream.table.current: the table the rows go to now (the policy's
+ *    name, or with evolution=new-table the version that continues it,
+ *    <name>__v2, ...), absent before a pass opened the table; with a version,
+ *    lakestream.table.current.reason says why it exists;
+ *  - lakestream.table.held.reason: why the table is held back (the range
+ *    that cannot go in, with its partition, offsets and reason: a record
+ *    error.handling=fail refuses, a schema evolution=fail refuses, a
+ *    partition spec the table does not have, a policy that does not
+ *    resolve, a store failure); absent while it goes on. */
+#define TABLE_LAG_KEY "lakestream.table.lag.ms"
 #define TABLE_VERSION_KEY "lakestream.table.current"
 #define TABLE_VERSION_REASON_KEY "lakestream.table.current.reason"
-static void add_table_version(ls_arena_t *a, ls_kafka_services_t *b, const ls_stream_t *s,
-                              const ls_kstr_t *keys, int32_t nkeys,
-                              ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *r)
+#define TABLE_HELD_KEY "lakestream.table.held.reason"
+static void add_table_statuses(ls_arena_t *a, ls_kafka_services_t *b, const ls_stream_t *s,
+                               const ls_kstr_t *keys, int32_t nkeys,
+                               ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *r)
 {
+    int64_t lag;
+    if (key_wanted(keys, nkeys, TABLE_LAG_KEY) && b->table_lag(b->root, s->stream_no, &lag))
+        add_status(a, r, TABLE_LAG_KEY, ls_arena_printf(a, "%lld", (long long)lag),
+                   LS_KAFKA_CONFIG_TYPE_LONG,
+                   "Status, not a setting: how long the oldest record not yet in the table has "
+                   "been due (ms), at the last compaction pass.");
     const char *why = NULL;
     const char *name = b->table_version ? b->table_version(b->root, s->stream_no, &why) : NULL;
-    if (!name) return;
-    bool want_name = key_wanted(keys, nkeys, TABLE_VERSION_KEY);
-    bool want_why = why && key_wanted(keys, nkeys, TABLE_VERSION_REASON_KEY);
-    if (!want_name && !want_why) return;
-    int32_t n = r->NumConfigs;
-    cfg_entry_t *v = ls_arena_alloc(a, (size_t)(n + 2) * sizeof *v);
-    if (n) memcpy(v, r->Configs, (size_t)n * sizeof *v);
-    const struct {
-        bool want;
-        const char *key, *value, *doc;
-    } add[] = {{want_name, TABLE_VERSION_KEY, name,
-                "Status, not a setting: the table the topic's rows go to now "
-                "(lakestream.table.evolution=new-table continues a table as <name>__v2, ...), "
-                "at the last compaction pass."},
-               {want_why, TABLE_VERSION_REASON_KEY, why,
-                "Status, not a setting: why the current table version exists (the record, "
-                "its schema ids and the incompatibility that continued the version before)."}};
-    for (size_t i = 0; i < 2; i++) {
-        if (!add[i].want) continue;
-        cfg_entry_t *e = &v[n++];
-        memset(e, 0, sizeof *e);
-        e->Name = ls_kstr_c(add[i].key);
-        e->Value = ls_kstr_c(ls_arena_printf(a, "%s", add[i].value));
-        e->ReadOnly = true;
-        e->ConfigSource = LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
-        e->ConfigType = LS_KAFKA_CONFIG_TYPE_STRING;
-        e->Documentation = ls_kstr_c(add[i].doc);
-    }
-    r->Configs = v;
-    r->NumConfigs = n;
+    if (name && key_wanted(keys, nkeys, TABLE_VERSION_KEY))
+        add_status(a, r, TABLE_VERSION_KEY, name, LS_KAFKA_CONFIG_TYPE_STRING,
+                   "Status, not a setting: the table the topic's rows go to now "
+                   "(lakestream.table.evolution=new-table continues a table as <name>__v2, ...), "
+                   "at the last compaction pass.");
+    if (name && why && key_wanted(keys, nkeys, TABLE_VERSION_REASON_KEY))
+        add_status(a, r, TABLE_VERSION_REASON_KEY, why, LS_KAFKA_CONFIG_TYPE_STRING,
+                   "Status, not a setting: why the current table version exists (the record, "
+                   "its schema ids and the incompatibility that continued the version before).");
+    const char *held = b->table_held ? b->table_held(b->root, s->stream_no) : NULL;
+    if (held && key_wanted(keys, nkeys, TABLE_HELD_KEY))
+        add_status(a, r, TABLE_HELD_KEY, held, LS_KAFKA_CONFIG_TYPE_STRING,
+                   "Status, not a setting: why the table is held back at the last compaction "
+                   "pass (the range that cannot go in and the reason); absent while it goes on. "
+                   "The topic keeps accepting writes; the table resumes once the cause is fixed "
+                   "(for a record, e.g. by lakestream.table.error.handling=skip or dead-letter).");
 }
 
 /* The table name a stream's policy gives, or NULL when its table is off or
@@ -920,8 +915,7 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
             r->NumConfigs = ls_kafka_topic_configs(
                 a, b, s->ns, s->config, s->nconfig, q->ConfigurationKeys, q->NumConfigurationKeys,
                 m->IncludeSynonyms, m->IncludeDocumentation, &r->Configs);
-            add_table_lag(a, b, s, q->ConfigurationKeys, q->NumConfigurationKeys, r);
-            add_table_version(a, b, s, q->ConfigurationKeys, q->NumConfigurationKeys, r);
+            add_table_statuses(a, b, s, q->ConfigurationKeys, q->NumConfigurationKeys, r);
             break;
         }
         case LS_KAFKA_RESOURCE_BROKER:

@@ -49,6 +49,8 @@ typedef struct ls_kafka_services {
     /* the table (version) the stream's rows go to now, NULL: unknown yet;
      * *reason: why that version exists (NULL: the base table) */
     const char *(*table_version)(void *root, int64_t stream_no, const char **reason);
+    /* why the stream's table is held back at the last pass, NULL: it is not */
+    const char *(*table_held)(void *root, int64_t stream_no);
     /* A stream's table policy changed: compaction re-reads the policies now. */
     void (*tables_changed)(void *root);
     /* Runs fn(arg) on a worker thread, then after(arg) on the loop thread. */

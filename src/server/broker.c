@@ -105,6 +105,12 @@ static const char *svc_table_version(void *root, int64_t stream_no, const char *
     return b->compactor ? ls_compactor_table_version(b->compactor, stream_no, reason) : NULL;
 }
 
+static const char *svc_table_held(void *root, int64_t stream_no)
+{
+    ls_broker_t *b = root;
+    return b->compactor ? ls_compactor_table_held(b->compactor, stream_no) : NULL;
+}
+
 static const char *svc_advertised_host(void *root) { return ls_broker_advertised_host(root); }
 static int32_t svc_advertised_port(void *root) { return ls_broker_advertised_port(root); }
 static void svc_tables_changed(void *root) { ls_broker_tables_changed(root); }
@@ -276,6 +282,7 @@ static void services_init(ls_broker_t *b)
         .members = svc_members,
         .table_lag = svc_table_lag,
         .table_version = svc_table_version,
+        .table_held = svc_table_held,
         .tables_changed = svc_tables_changed,
         .offload = svc_offload,
         .new_producer_id = svc_new_producer_id,

@@ -9,18 +9,21 @@ and the reason in the log; the topic keeps taking writes."""
 
 import datetime
 import json
+import os
 import re
+import subprocess
 import time
 
 import pytest
 from confluent_kafka import Producer, SerializingProducer
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import StringSerializer
 
 import iceberg_util as iu
 from kafka_util import create_topic, unique_topic
-from lsbroker import wait_until
+from lsbroker import binary_path, wait_until
 
 TYPED = {"lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000",
          "lakestream.table.value.format": "schema-registry"}
@@ -130,11 +133,32 @@ def test_avro_values_become_typed_columns(broker):
         assert street == (want["address"] or {}).get("street")
 
 
+def _held_reason(broker, topic):
+    """The topic's read-only status lakestream.table.held.reason, or None."""
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    a = AdminClient({"bootstrap.servers": broker.bootstrap})  # alive until the answer
+    cfg = a.describe_configs([res])[res].result(30)
+    e = cfg.get("lakestream.table.held.reason")
+    return e.value if e is not None else None
+
+
+def _tables_show(broker, topic):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
+    return subprocess.run([binary_path(), "tables", "--bootstrap", broker.bootstrap, "show", topic],
+                          capture_output=True, text=True, timeout=30, env=env).stdout
+
+
 def test_a_value_that_does_not_fit_holds_the_table_back(broker):
+    """error.handling=fail (the default): the table stops at the record and
+    says why — the broker log, DescribeConfigs' status
+    lakestream.table.held.reason and `lakestream tables show` name the
+    partition, the offsets and the reason — while the topic keeps taking
+    writes; with error.handling=skip it goes on and the status clears."""
     iu.local_store_only()
     topic = create_topic(broker.bootstrap, unique_topic("typed-bad"), config=TYPED)
     produce_orders(broker, topic, 5)
     iu.wait_rows(iu.table_dir(broker, topic), 5)
+    assert _held_reason(broker, topic) is None
     p = Producer({"bootstrap.servers": broker.bootstrap})
     p.produce(topic, value=b"plain bytes, no schema id", partition=0)
     assert p.flush(10) == 0
@@ -146,6 +170,18 @@ def test_a_value_that_does_not_fit_holds_the_table_back(broker):
     md = iu.current_metadata(iu.table_dir(broker, topic))
     rows = iu.pyiceberg_table.StaticTable.from_metadata("file://" + md).scan().to_arrow()
     assert rows.num_rows == 5
+    why = _held_reason(broker, topic)
+    assert why and re.search(r"^partition 0, offsets \[5, \d+\]: .*offset 5: the value is not in "
+                             r"the Confluent wire format", why), why
+    assert "table held back: " + why + "\n" in _tables_show(broker, topic)
+    # skip: the table goes on past the record, and is no longer held
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[ConfigEntry(
+        "lakestream.table.error.handling", "skip", incremental_operation=AlterConfigOpType.SET)])
+    a = AdminClient({"bootstrap.servers": broker.bootstrap})
+    a.incremental_alter_configs([res])[res].result(30)
+    iu.wait_rows(iu.table_dir(broker, topic), 8)
+    wait_until(lambda: _held_reason(broker, topic) is None, 20, what="the held status to clear")
+    assert "table held back" not in _tables_show(broker, topic)
 
 
 def test_dead_letter_keeps_what_does_not_fit(broker):
