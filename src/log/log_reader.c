@@ -46,6 +46,9 @@
 #include "records/records.h"
 
 #define LS_RB_HDR LS_RB_HEADER_SIZE
+/* The most a read from a table takes up front for its batches (what the
+ * rebuild itself reserves at most, compact/cold_batches.c). */
+#define COLD_BUF_MAX ((size_t)64 << 20)
 
 enum { OP_READ, OP_TIME };
 enum { GET_ENTRY, GET_FOOTER, GET_BLOCK, GET_TABLE }; /* what a GET in flight reads */
@@ -947,8 +950,11 @@ static void start_cold(ls_read_op_t *op, const ls_idx_entry_t *e)
     op->get_len = want > UINT32_MAX ? UINT32_MAX : (uint32_t)(want ? want : 1);
     /* the batches are written into a pooled buffer (no fresh pages to
      * fault in: a third of a catch-up's CPU when every block was new
-     * memory), with room for the block's last batch header */
-    ls_bufpool_take(ls->bufpool, &op->got, (size_t)op->get_len + LS_RB_HDR + 1024);
+     * memory), with room for the block's last batch header; at most
+     * COLD_BUF_MAX up front (a fetch may ask for 2 GiB a partition: a read
+     * returning more grows the buffer as its batches come) */
+    size_t room = (size_t)op->get_len + LS_RB_HDR + 1024;
+    ls_bufpool_take(ls->bufpool, &op->got, room < COLD_BUF_MAX ? room : COLD_BUF_MAX);
     op->work.data = op;
     uv_queue_work(ls->loop, &op->work, cold_work, cold_after);
 }

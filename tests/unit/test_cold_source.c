@@ -44,6 +44,7 @@ typedef struct fake {
     ls_status fail;      /* answer this (not LS_OK) */
     bool skew;           /* start one record late */
     int64_t asked_below; /* lowest `from` asked */
+    size_t cap_seen;     /* the largest capacity `out` came with */
 } fake_t;
 static fake_t g_fake;
 
@@ -53,6 +54,7 @@ static ls_status fake_read(void *ctx, int64_t log_id, int64_t from, int64_t to, 
     fake_t *f = ctx;
     __atomic_add_fetch(&f->calls, 1, __ATOMIC_SEQ_CST);
     if (from < f->asked_below) f->asked_below = from;
+    if (out->cap > f->cap_seen) f->cap_seen = out->cap;
     if (log_id != LOG || from > to) return LS_EINVAL;
     if (f->notfound_first > 0) {
         f->notfound_first--;
@@ -387,6 +389,23 @@ TEST(rebuilt_blocks_cached_for_following_fetches)
     teardown(ls);
 }
 
+/* A fetch that allows far more than a read-ahead block (a client may ask
+ * for 2 GiB a partition) is served without reserving that much: the buffer
+ * the source writes into comes with at most 64 MiB (what the rebuild
+ * itself reserves at most), and grows only with what the source returns. */
+TEST(huge_fetch_reserves_bounded_buffer)
+{
+    ls_logstore_t *ls = setup();
+    CHECK(ls);
+    g_fake.calls = 0;
+    g_fake.cap_seen = 0;
+    CHECK(consume(ls, g_lo, INT32_MAX));
+    CHECK(g_fake.calls > 0);
+    CHECK(g_fake.cap_seen > 0);
+    CHECK(g_fake.cap_seen <= ((size_t)64 << 20) + 4096);
+    teardown(ls);
+}
+
 typedef struct {
     int done;
     ls_status st;
@@ -525,6 +544,7 @@ int main(void)
     RUN(restart_loads_in_table_entries);
     RUN(stale_plan_retried_errors_precise);
     RUN(rebuilt_blocks_cached_for_following_fetches);
+    RUN(huge_fetch_reserves_bounded_buffer);
     RUN(delete_records_inside_table_range);
     RUN(offset_for_time_in_table_range);
     uv_loop_close(&loop);
