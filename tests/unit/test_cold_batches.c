@@ -496,8 +496,6 @@ TEST(kept_file_matches_fresh_reads)
     ls_buf_free(&file);
 }
 
-/* A file whose offsets descend (not what the materializer writes, but a
- * valid table file) is served in offset order. */
 /* Row groups whose records have no headers (their header columns, by
  * their statistics, one null per row) skip those columns: records read
  * across mixed and headerless row groups, from the start and from the
@@ -541,6 +539,8 @@ TEST(headerless_row_groups_read_back)
     ls_buf_free(&file);
 }
 
+/* A file whose offsets descend (not what the materializer writes, but a
+ * valid table file) is served in offset order. */
 TEST(scan_unsorted_file_served_in_order)
 {
     ls_buf_t file;
@@ -548,6 +548,69 @@ TEST(scan_unsorted_file_served_in_order)
     int fetches;
     CHECK_EQ_INT(read_range(&file, LS_CODEC_NONE, 10100, 11000, 32 << 10, &fetches), 0);
     CHECK(fetches > 1);
+    ls_buf_free(&file);
+}
+
+/* A read given a buffer (the log reader's pooled one) writes its batches
+ * into that storage and returns it as out->batches, the buffer left empty;
+ * the bytes are those of a read given none, for a file in offset order and
+ * one whose offsets descend (the sorted second pass). A read that fails
+ * (two rows for one offset) frees the storage (ASan: no leak). */
+TEST(read_into_given_buffer)
+{
+    size_t max = 32 << 10;
+    for (int rev = 0; rev < 2; rev++) {
+        ls_buf_t file;
+        synth_file(&file, 800, rev);
+        char err[256];
+        ls_status st;
+        ls_cold_file_t *f = ls_cold_file_open(file.data, file.len, &st, err, sizeof err);
+        CHECK(f);
+        ls_buf_t into;
+        ls_buf_init(&into);
+        ls_buf_reserve(&into, max + LS_RB_HEADER_SIZE + 1024);
+        memset(into.data, 0xab, into.cap); /* bytes of an earlier use */
+        const uint8_t *room = into.data;
+        ls_cold_read_t a, b;
+        CHECK(ls_cold_file_read(f, 1, 10100, 11000, LS_CODEC_NONE, false, 4 << 10, max, false,
+                                &into, &a, err, sizeof err) == LS_OK);
+        CHECK(!into.data && into.len == 0 && into.cap == 0);
+        CHECK(a.batches.data == room); /* written in place, not reallocated */
+        CHECK(ls_cold_read_parquet(file.data, file.len, 1, 10100, 11000, LS_CODEC_NONE, false,
+                                   4 << 10, max, false, &b, err, sizeof err) == LS_OK);
+        CHECK(a.records > 10 && a.records == b.records && a.next_offset == b.next_offset &&
+              a.full == b.full && a.batches.len == b.batches.len &&
+              !memcmp(a.batches.data, b.batches.data, a.batches.len));
+        ls_buf_free(&a.batches);
+        ls_buf_free(&b.batches);
+        ls_cold_file_free(f);
+        ls_buf_free(&file);
+    }
+    ls_pq_opts_t o;
+    ls_pq_opts_init(&o);
+    char err[256];
+    ls_buf_t file;
+    ls_buf_init(&file);
+    ls_pq_writer_t *w = ls_raw_writer_new(&o, &file, err, sizeof err);
+    CHECK(w);
+    int64_t offs[] = {5, 4, 4};
+    for (int i = 0; i < 3; i++) {
+        ls_raw_record_t r = {.partition = 1, .offset = offs[i], .key_len = -1, .value_len = -1};
+        CHECK(ls_raw_write(w, &r) == LS_OK);
+    }
+    CHECK(ls_pq_writer_finish(w) == LS_OK);
+    ls_pq_writer_free(w);
+    ls_status st;
+    ls_cold_file_t *f = ls_cold_file_open(file.data, file.len, &st, err, sizeof err);
+    CHECK(f);
+    ls_buf_t into;
+    ls_buf_init(&into);
+    ls_buf_reserve(&into, max);
+    ls_cold_read_t a;
+    CHECK(ls_cold_file_read(f, 1, 0, 10, LS_CODEC_NONE, false, 4 << 10, max, false, &into, &a, err,
+                            sizeof err) == LS_ECORRUPT);
+    CHECK(!into.data && into.cap == 0 && !a.batches.data && a.batches.cap == 0);
+    ls_cold_file_free(f);
     ls_buf_free(&file);
 }
 
@@ -665,6 +728,7 @@ int main(void)
     RUN(scan_partition_range_every_codec);
     RUN(headerless_row_groups_read_back);
     RUN(scan_unsorted_file_served_in_order);
+    RUN(read_into_given_buffer);
     RUN(kept_file_matches_fresh_reads);
     RUN(log_append_time_one_timestamp_per_batch);
     RUN(batches_cut_at_target_with_gaps);
