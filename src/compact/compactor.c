@@ -86,6 +86,7 @@
  * trims); legacy values ("1") are never decremented, so such objects stay. */
 #include "compact/compactor.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,13 +231,16 @@ struct ls_compactor {
     ls_i64map_t lags;          /* loop: the same, of the last finished pass */
     ls_i64map_t vers_next;     /* worker: stream_no -> char * table (version) begun, this pass */
     ls_i64map_t vers;          /* loop: stream_no -> char * the last one begun */
-    ls_i64map_t held_next;     /* worker: stream_no -> char * why its table is held back
-                                * this pass ("": it committed, nothing held) */
-    ls_i64map_t held;          /* loop: stream_no -> char * why it is held, until a commit */
-    int64_t next_full_ms;      /* wall clock of the next full pass */
-    int64_t next_due_ms;       /* earliest WAL entry of a table log to become due; 0: none */
-    int64_t table_period_ms;   /* smallest commit interval of an enabled table; 0: none */
-    bool pass_full;            /* set by the loop before queueing a pass */
+    /* why tables are held back: values "<why>\0<ns>\x1f<table>\0" */
+    ls_i64map_t held_next; /* worker: stream_no -> why this pass ("": it committed) */
+    ls_i64map_t held;      /* stream_no -> why it is held, until a commit; written by the
+                            * loop under held_mu, read by the loop and (locked) by the
+                            * REST catalog's threads */
+    pthread_mutex_t held_mu;
+    int64_t next_full_ms;    /* wall clock of the next full pass */
+    int64_t next_due_ms;     /* earliest WAL entry of a table log to become due; 0: none */
+    int64_t table_period_ms; /* smallest commit interval of an enabled table; 0: none */
+    bool pass_full;          /* set by the loop before queueing a pass */
     /* ownership (log_lease.c) and retention */
     ls_lease_owner_t *owner;
     char owner_prefix[64];  /* this broker's part of owner names */
@@ -591,7 +595,15 @@ static void table_held(ls_compactor_t *c, const ls_table_plan_stream_t *ts, cons
     char *old = ls_i64map_get(&c->held_next, ts->stream->stream_no);
     if (old && (old[0] || !why)) return;
     ls_free(old);
-    ls_i64map_put(&c->held_next, ts->stream->stream_no, ls_strdup(why ? why : ""));
+    if (!why) why = "";
+    const char *table = ts->table ? ts->target.name : "";
+    size_t wl = strlen(why) + 1, nl = strlen(ts->stream->ns), tl = strlen(table) + 1;
+    char *v = ls_malloc(wl + nl + 1 + tl);
+    memcpy(v, why, wl);
+    memcpy(v + wl, ts->stream->ns, nl);
+    v[wl + nl] = 0x1f;
+    memcpy(v + wl + nl + 1, table, tl);
+    ls_i64map_put(&c->held_next, ts->stream->stream_no, v);
 }
 
 /* Compacts the oldest eligible run of one log (ts: its stream's table plan,
@@ -991,6 +1003,22 @@ const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_n
 const char *ls_compactor_table_held(const ls_compactor_t *c, int64_t stream_no)
 {
     return ls_i64map_get(&c->held, stream_no);
+}
+
+char *ls_compactor_table_held_copy(ls_compactor_t *c, const char *ns, const char *table)
+{
+    char *out = NULL;
+    size_t nl = strlen(ns);
+    int64_t k;
+    void *v;
+    pthread_mutex_lock(&c->held_mu);
+    for (size_t it = 0; !out && ls_i64map_next(&c->held, &it, &k, &v);) {
+        const char *why = v, *name = why + strlen(why) + 1;
+        if (!strncmp(name, ns, nl) && name[nl] == 0x1f && !strcmp(name + nl + 1, table))
+            out = ls_strdup(why);
+    }
+    pthread_mutex_unlock(&c->held_mu);
+    return out;
 }
 
 bool ls_compactor_table_lag(const ls_compactor_t *c, int64_t stream_no, int64_t *lag_ms)
@@ -1554,6 +1582,7 @@ static void pass_after(uv_work_t *w, int status)
         ls_i64map_free(&c->vers_next);
         ls_i64map_init(&c->vers_next);
         /* and why tables are held ("": a commit cleared it) */
+        pthread_mutex_lock(&c->held_mu);
         for (size_t it = 0; ls_i64map_next(&c->held_next, &it, &k, &v);) {
             ls_free(ls_i64map_get(&c->held, k));
             if (((char *)v)[0]) {
@@ -1563,6 +1592,7 @@ static void pass_after(uv_work_t *w, int status)
                 ls_free(v);
             }
         }
+        pthread_mutex_unlock(&c->held_mu);
         ls_i64map_free(&c->held_next);
         ls_i64map_init(&c->held_next);
     }
@@ -1696,6 +1726,7 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     ls_i64map_init(&c->vers);
     ls_i64map_init(&c->held_next);
     ls_i64map_init(&c->held);
+    pthread_mutex_init(&c->held_mu, NULL);
     c->next_full_ms = ls_clock_wall_ms() + c->cfg.interval_ms;
     /* until the first pass has read the table policies, assume the shortest
      * commit interval, so tables are fresh right after a restart too */
@@ -1760,6 +1791,7 @@ void ls_compactor_free(ls_compactor_t *c)
     free_i64_values(&c->vers);
     free_i64_values(&c->held_next);
     free_i64_values(&c->held);
+    pthread_mutex_destroy(&c->held_mu);
     free_i64_values(&c->table_commits);
     free_i64_values(&c->orphan_sweeps);
     free_i64_values(&c->rewrite_waits);

@@ -89,4 +89,7 @@ const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_n
  * table does not have, a store failure), with its partition and offsets —
  * or NULL when its last commit went through (or nothing failed yet). */
 const char *ls_compactor_table_held(const ls_compactor_t *c, int64_t stream_no);
+/* Any thread: the same for table ns.table (the policy's table name), as a
+ * copy to ls_free, or NULL (the REST catalog's lakestream.held-reason). */
+char *ls_compactor_table_held_copy(ls_compactor_t *c, const char *ns, const char *table);
 #endif

@@ -22,6 +22,8 @@ struct ls_rest {
     ls_meta_t *meta;
     ls_objstore_t *os;
     char **props; /* key, value, ..., NULL */
+    char *(*held_reason)(void *ctx, const char *ns, const char *table);
+    void *held_ctx;
 };
 
 /* Endpoints we serve, for /v1/config (spec: CatalogConfig.endpoints). */
@@ -464,10 +466,21 @@ static void load_table(const ls_rest_t *r, const ls_rest_route_t *rt, int head,
     else if (!json_is_object(meta))
         ls_http_error(resp, 500, "InternalServerError", "metadata %s is not a JSON object: %s",
                       p.metadata_key, meta ? "wrong type" : je.text);
-    else
+    else {
+        char *held = r->held_reason ? r->held_reason(r->held_ctx, rt->ns, rt->name) : NULL;
+        if (held) {
+            json_t *props = json_object_get(meta, "properties");
+            if (!json_is_object(props)) {
+                props = json_object();
+                json_object_set_new(meta, "properties", props);
+            }
+            json_object_set_new(props, "lakestream.held-reason", json_string(held));
+            ls_free(held);
+        }
         send_json(resp, 200,
                   json_pack("{s:s, s:O, s:o}", "metadata-location", p.metadata_location, "metadata",
                             meta, "config", props_json(r)));
+    }
     json_decref(meta);
     ls_buf_free(&b);
     ls_tcat_pointer_clear(&p);
@@ -557,6 +570,8 @@ ls_rest_t *ls_rest_new(const ls_rest_config_t *cfg)
     ls_rest_t *r = LS_NEW(ls_rest_t);
     r->meta = cfg->meta;
     r->os = cfg->os;
+    r->held_reason = cfg->held_reason;
+    r->held_ctx = cfg->held_ctx;
     size_t n = 0;
     while (cfg->client_props && cfg->client_props[n] && cfg->client_props[n + 1])
         n += 2;

@@ -29,7 +29,10 @@
  * s3:// URI readers open directly), the metadata file's JSON and, in
  * "config" (and /v1/config "defaults"), the object store's non-secret client
  * properties (s3.endpoint, s3.region, s3.path-style-access): never
- * credentials.
+ * credentials. While the broker holds the table back (a range that cannot
+ * go in: ls_compactor_table_held), the served metadata carries the reason
+ * as the property lakestream.held-reason (not in the metadata file: it is
+ * this broker's view, from its last compaction pass).
  *
  * Threads: requests run on HTTP server threads, concurrently; the catalog
  * object is immutable after ls_rest_new and uses only ls_meta / ls_objstore
@@ -81,6 +84,11 @@ typedef struct ls_rest_config {
     ls_meta_t *meta;
     ls_objstore_t *os;
     const char *const *client_props; /* NULL or NULL-terminated key, value, ... (copied) */
+    /* NULL, or why table ns.table is held back (a copy to ls_free) or NULL:
+     * LoadTableResult then shows it as the table property
+     * lakestream.held-reason. Called on the HTTP threads. */
+    char *(*held_reason)(void *ctx, const char *ns, const char *table);
+    void *held_ctx;
 } ls_rest_config_t;
 
 typedef struct ls_rest ls_rest_t;

@@ -111,6 +111,15 @@ static const char *svc_table_held(void *root, int64_t stream_no)
     return b->compactor ? ls_compactor_table_held(b->compactor, stream_no) : NULL;
 }
 
+/* The REST catalog's view of a held table (HTTP threads): the compactor
+ * exists from startup until after the HTTP threads are joined. */
+static char *rest_held_reason(void *ctx, const char *ns, const char *table)
+{
+    ls_broker_t *b = ctx;
+    ls_compactor_t *c = __atomic_load_n(&b->compactor, __ATOMIC_ACQUIRE);
+    return c ? ls_compactor_table_held_copy(c, ns, table) : NULL;
+}
+
 static const char *svc_advertised_host(void *root) { return ls_broker_advertised_host(root); }
 static int32_t svc_advertised_port(void *root) { return ls_broker_advertised_port(root); }
 static void svc_tables_changed(void *root) { ls_broker_tables_changed(root); }
@@ -467,7 +476,11 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
                             NULL};
         memcpy(props, kv, sizeof kv);
     }
-    b->rest = ls_rest_new(&(ls_rest_config_t){.meta = b->meta, .os = b->os, .client_props = props});
+    b->rest = ls_rest_new(&(ls_rest_config_t){.meta = b->meta,
+                                              .os = b->os,
+                                              .client_props = props,
+                                              .held_reason = rest_held_reason,
+                                              .held_ctx = b});
     ls_free(endpoint);
     ls_free(region);
     ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest, 0}};
@@ -614,7 +627,10 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         .orphan_grace_ms = cfg->table_orphan_grace_ms,
         .cold_reads_table = cfg->table_cold_reads && strcmp(cfg->table_cold_reads, "table") == 0,
     };
-    b->compactor = ls_compactor_start(loop, b->logs, b->meta, b->os, &cc);
+    /* published for the REST catalog's threads (rest_held_reason), which
+     * serve from before this point */
+    __atomic_store_n(&b->compactor, ls_compactor_start(loop, b->logs, b->meta, b->os, &cc),
+                     __ATOMIC_RELEASE);
     /* reads of ranges the compaction pass left only in a table (kind-3 index
      * entries): always served, whatever table.cold.reads says now, since an
      * earlier run may have written such entries */

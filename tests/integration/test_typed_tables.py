@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import time
+import urllib.request
 
 import pytest
 from confluent_kafka import Producer, SerializingProducer
@@ -142,6 +143,13 @@ def _held_reason(broker, topic):
     return e.value if e is not None else None
 
 
+def _rest_held_reason(broker, topic):
+    """The table property lakestream.held-reason as the REST catalog serves it."""
+    url = "%s/v1/namespaces/default/tables/%s" % (broker.http_url, topic)
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.load(r)["metadata"].get("properties", {}).get("lakestream.held-reason")
+
+
 def _tables_show(broker, topic):
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
     return subprocess.run([binary_path(), "tables", "--bootstrap", broker.bootstrap, "show", topic],
@@ -151,14 +159,15 @@ def _tables_show(broker, topic):
 def test_a_value_that_does_not_fit_holds_the_table_back(broker):
     """error.handling=fail (the default): the table stops at the record and
     says why — the broker log, DescribeConfigs' status
-    lakestream.table.held.reason and `lakestream tables show` name the
+    lakestream.table.held.reason, `lakestream tables show` and the REST
+    catalog's table property lakestream.held-reason name the
     partition, the offsets and the reason — while the topic keeps taking
     writes; with error.handling=skip it goes on and the status clears."""
     iu.local_store_only()
     topic = create_topic(broker.bootstrap, unique_topic("typed-bad"), config=TYPED)
     produce_orders(broker, topic, 5)
     iu.wait_rows(iu.table_dir(broker, topic), 5)
-    assert _held_reason(broker, topic) is None
+    assert _held_reason(broker, topic) is None and _rest_held_reason(broker, topic) is None
     p = Producer({"bootstrap.servers": broker.bootstrap})
     p.produce(topic, value=b"plain bytes, no schema id", partition=0)
     assert p.flush(10) == 0
@@ -174,6 +183,7 @@ def test_a_value_that_does_not_fit_holds_the_table_back(broker):
     assert why and re.search(r"^partition 0, offsets \[5, \d+\]: .*offset 5: the value is not in "
                              r"the Confluent wire format", why), why
     assert "table held back: " + why + "\n" in _tables_show(broker, topic)
+    assert _rest_held_reason(broker, topic) == why
     # skip: the table goes on past the record, and is no longer held
     res = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[ConfigEntry(
         "lakestream.table.error.handling", "skip", incremental_operation=AlterConfigOpType.SET)])
@@ -182,6 +192,7 @@ def test_a_value_that_does_not_fit_holds_the_table_back(broker):
     iu.wait_rows(iu.table_dir(broker, topic), 8)
     wait_until(lambda: _held_reason(broker, topic) is None, 20, what="the held status to clear")
     assert "table held back" not in _tables_show(broker, topic)
+    assert _rest_held_reason(broker, topic) is None
 
 
 def test_dead_letter_keeps_what_does_not_fit(broker):
