@@ -52,14 +52,6 @@ void ls_buf_printf(ls_buf_t *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-void ls_buf_shrink(ls_buf_t *b)
-{
-    if (!b->data || b->cap == b->len) return;
-    size_t cap = b->len ? b->len : 1;
-    b->data = ls_realloc(b->data, cap);
-    b->cap = cap;
-}
-
 uint8_t *ls_buf_steal(ls_buf_t *b, size_t *len)
 {
     uint8_t *p = b->data;

@@ -20,9 +20,6 @@ void ls_buf_printf(ls_buf_t *b, const char *fmt, ...) __attribute__((format(prin
  * as they are, every other byte as %XX (upper-case hex), so the segment
  * never holds '/' and distinct strings stay distinct (docs/FORMATS.md). */
 void ls_buf_append_keypart(ls_buf_t *b, const char *s);
-/* Gives back the capacity past len (realloc in place: glibc shrinks a heap
- * chunk where it is and a mapped one by mremap, copying nothing). */
-void ls_buf_shrink(ls_buf_t *b);
 /* Detach the storage; the buffer becomes empty. Caller frees with ls_free. */
 uint8_t *ls_buf_steal(ls_buf_t *b, size_t *len);
 

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "base/alloc.h"
@@ -114,7 +115,9 @@ void ls_bufpool_take(ls_bufpool_t *p, ls_buf_t *b, size_t n)
         b->data = p->kept[best].data;
         b->cap = p->kept[best].cap;
         p->kept_bytes -= b->cap;
-        p->kept[best] = p->kept[--p->nkept];
+        memmove(p->kept + best, p->kept + best + 1,
+                (size_t)(p->nkept - best - 1) * sizeof *p->kept); /* keeps their order */
+        p->nkept--;
         p->reused++;
     } else {
         p->allocated++;
@@ -141,16 +144,29 @@ ls_chunk_t *ls_bufpool_chunk(ls_bufpool_t *p, ls_buf_t *b)
 
 static void pool_give(ls_bufpool_t *p, uint8_t *data, size_t cap)
 {
+    uint8_t *evicted[POOL_SLOTS];
+    int nev = 0;
     pthread_mutex_lock(&p->mu);
-    if (p->refs > 1 && p->nkept < POOL_SLOTS && p->kept_bytes + cap <= p->max_bytes) {
+    if (p->refs > 1 && cap <= p->max_bytes) {
+        /* kept[] is in the order buffers came back: the oldest go first */
+        int drop = 0;
+        size_t bytes = p->kept_bytes;
+        while (drop < p->nkept && (p->nkept - drop >= POOL_SLOTS || bytes + cap > p->max_bytes))
+            bytes -= p->kept[drop++].cap;
+        for (int i = 0; i < drop; i++)
+            evicted[nev++] = p->kept[i].data;
+        memmove(p->kept, p->kept + drop, (size_t)(p->nkept - drop) * sizeof *p->kept);
+        p->nkept -= drop;
         p->kept[p->nkept].data = data;
         p->kept[p->nkept].cap = cap;
         p->nkept++;
-        p->kept_bytes += cap;
+        p->kept_bytes = bytes + cap;
         data = NULL;
     }
     pool_unref_locked_and_unlock(p);
     ls_free(data);
+    for (int i = 0; i < nev; i++)
+        ls_free(evicted[i]);
 }
 
 void ls_bufpool_counts(ls_bufpool_t *p, uint64_t *reused, uint64_t *allocated)

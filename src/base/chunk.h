@@ -10,9 +10,11 @@
  * released buffers for the next read instead: ls_bufpool_take hands out a
  * buffer of capacity >= n (the smallest kept one within n..1.5n when there is one),
  * ls_bufpool_chunk wraps the filled buffer in a chunk whose last release
- * gives it back. At most max_bytes of capacity are kept (the rest is freed,
- * largest-first eviction is not needed: buffers are of one size class in
- * practice, about read.ahead.bytes). The pool is reference-counted by its
+ * gives it back. At most max_bytes of capacity (and POOL_SLOTS buffers) are
+ * kept: a buffer given back to a full pool makes room by freeing the kept
+ * ones given back longest ago, so buffers of a size no take asks for any
+ * more (a grown one, another read.ahead.bytes) age out instead of holding
+ * the pool; one larger than max_bytes is freed. The pool is reference-counted by its
  * owner and by every chunk of it, so chunks may outlive the owner. Thread-
  * safe: takes happen on the loop, releases on any thread. */
 #ifndef LS_CHUNK_H
