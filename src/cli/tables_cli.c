@@ -126,6 +126,13 @@ static int cmd_show(ls_cli_conn_t *c, const char *topic)
             ls_free(v);
         }
     printf("\ntable lag: %s\n", lag);
+    /* records error.handling=skip left out, if any */
+    for (int32_t i = 0; i < d->NumConfigs; i++)
+        if (ls_kstr_eq(d->Configs[i].Name, "lakestream.table.skipped.records")) {
+            char *v = kdup(d->Configs[i].Value);
+            printf("records skipped: %s (lakestream.table.error.handling=skip)\n", v);
+            ls_free(v);
+        }
     /* why the table is held back, if it is */
     for (int32_t i = 0; i < d->NumConfigs; i++)
         if (ls_kstr_eq(d->Configs[i].Name, "lakestream.table.held.reason")) {

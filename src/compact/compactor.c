@@ -237,6 +237,8 @@ struct ls_compactor {
                             * loop under held_mu, read by the loop and (locked) by the
                             * REST catalog's threads */
     pthread_mutex_t held_mu;
+    ls_i64map_t skips_next;  /* worker: stream_no -> int64_t * records skipped, at a commit */
+    ls_i64map_t skips;       /* loop: the same, as of the last commit seen */
     int64_t next_full_ms;    /* wall clock of the next full pass */
     int64_t next_due_ms;     /* earliest WAL entry of a table log to become due; 0: none */
     int64_t table_period_ms; /* smallest commit interval of an enabled table; 0: none */
@@ -1005,6 +1007,13 @@ const char *ls_compactor_table_held(const ls_compactor_t *c, int64_t stream_no)
     return ls_i64map_get(&c->held, stream_no);
 }
 
+bool ls_compactor_table_skipped(const ls_compactor_t *c, int64_t stream_no, int64_t *records)
+{
+    const int64_t *v = ls_i64map_get(&c->skips, stream_no);
+    if (v) *records = *v;
+    return v != NULL;
+}
+
 char *ls_compactor_table_held_copy(ls_compactor_t *c, const char *ns, const char *table)
 {
     char *out = NULL;
@@ -1466,6 +1475,15 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
             if (st == LS_OK && c->npending) {
                 ls_crashpoint("compact.table_committed");
                 table_held(c, ts, NULL);
+                int64_t skipped = ls_mat_skipped_records(c->batch);
+                if (skipped >= 0) {
+                    int64_t *v = ls_i64map_get(&c->skips_next, ts->stream->stream_no);
+                    if (!v) {
+                        v = LS_NEW(int64_t);
+                        ls_i64map_put(&c->skips_next, ts->stream->stream_no, v);
+                    }
+                    *v = skipped;
+                }
                 c->stats.rows_materialized += rows;
                 for (size_t i = 0; i < c->npending; i++) {
                     swap_t *sw = c->pending[i];
@@ -1595,6 +1613,13 @@ static void pass_after(uv_work_t *w, int status)
         pthread_mutex_unlock(&c->held_mu);
         ls_i64map_free(&c->held_next);
         ls_i64map_init(&c->held_next);
+        /* and the skipped-record counts committed */
+        for (size_t it = 0; ls_i64map_next(&c->skips_next, &it, &k, &v);) {
+            ls_free(ls_i64map_get(&c->skips, k));
+            ls_i64map_put(&c->skips, k, v);
+        }
+        ls_i64map_free(&c->skips_next);
+        ls_i64map_init(&c->skips_next);
     }
     uv_timer_stop(&c->lease_timer);
     for (result_t *r = c->results, *next; r; r = next) {
@@ -1727,6 +1752,8 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     ls_i64map_init(&c->held_next);
     ls_i64map_init(&c->held);
     pthread_mutex_init(&c->held_mu, NULL);
+    ls_i64map_init(&c->skips_next);
+    ls_i64map_init(&c->skips);
     c->next_full_ms = ls_clock_wall_ms() + c->cfg.interval_ms;
     /* until the first pass has read the table policies, assume the shortest
      * commit interval, so tables are fresh right after a restart too */
@@ -1792,6 +1819,8 @@ void ls_compactor_free(ls_compactor_t *c)
     free_i64_values(&c->held_next);
     free_i64_values(&c->held);
     pthread_mutex_destroy(&c->held_mu);
+    free_i64_values(&c->skips_next);
+    free_i64_values(&c->skips);
     free_i64_values(&c->table_commits);
     free_i64_values(&c->orphan_sweeps);
     free_i64_values(&c->rewrite_waits);

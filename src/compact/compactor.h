@@ -92,4 +92,9 @@ const char *ls_compactor_table_held(const ls_compactor_t *c, int64_t stream_no);
 /* Any thread: the same for table ns.table (the policy's table name), as a
  * copy to ls_free, or NULL (the REST catalog's lakestream.held-reason). */
 char *ls_compactor_table_held_copy(ls_compactor_t *c, const char *ns, const char *table);
+/* Loop thread: the records lakestream.table.error.handling=skip has left
+ * out of the stream's table (its property lakestream.skipped-records) as of
+ * this broker's last commit of it; false when none was ever skipped or this
+ * broker has not committed it yet. */
+bool ls_compactor_table_skipped(const ls_compactor_t *c, int64_t stream_no, int64_t *records);
 #endif

@@ -2460,6 +2460,12 @@ const char *ls_mat_version_reason(const ls_mat_batch_t *b)
     return b->t && b->tt->version > 1 ? ls_ice_table_summary(b->t, VERSION_REASON_KEY) : NULL;
 }
 
+int64_t ls_mat_skipped_records(const ls_mat_batch_t *b)
+{
+    const char *v = b->t ? ls_ice_table_summary(b->t, SKIPPED_KEY) : NULL;
+    return v ? (int64_t)strtoll(v, NULL, 10) : -1;
+}
+
 ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
                                const ls_table_target_t *tt, const ls_mat_range_t *r,
                                uint64_t *rows_out, char *err, int errlen)

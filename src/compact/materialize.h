@@ -110,6 +110,10 @@ const char *ls_mat_table_name(const ls_mat_batch_t *b);
  * continued, with offset and schema ids), or NULL for a base table (or a
  * version no record has created yet). */
 const char *ls_mat_version_reason(const ls_mat_batch_t *b);
+/* After a commit: the table's running count of records error.handling=skip
+ * left out (its property lakestream.skipped-records), or -1 when none ever
+ * was. */
+int64_t ls_mat_skipped_records(const ls_mat_batch_t *b);
 /* Rows of a range (ls_mat_range_t) into b (nothing is visible before
  * commit); the table then holds r->log_id up to r->last_offset. */
 ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_out, char *err,

@@ -420,11 +420,15 @@ static void add_status(ls_arena_t *a, ls_kafka_DescribeConfigsResponse_DescribeC
  *    that cannot go in, with its partition, offsets and reason: a record
  *    error.handling=fail refuses, a schema evolution=fail refuses, a
  *    partition spec the table does not have, a policy that does not
- *    resolve, a store failure); absent while it goes on. */
+ *    resolve, a store failure); absent while it goes on;
+ *  - lakestream.table.skipped.records: the records error.handling=skip has
+ *    left out (the table property lakestream.skipped-records) as of this
+ *    broker's last commit; absent when none was. */
 #define TABLE_LAG_KEY "lakestream.table.lag.ms"
 #define TABLE_VERSION_KEY "lakestream.table.current"
 #define TABLE_VERSION_REASON_KEY "lakestream.table.current.reason"
 #define TABLE_HELD_KEY "lakestream.table.held.reason"
+#define TABLE_SKIPPED_KEY "lakestream.table.skipped.records"
 static void add_table_statuses(ls_arena_t *a, ls_kafka_services_t *b, const ls_stream_t *s,
                                const ls_kstr_t *keys, int32_t nkeys,
                                ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *r)
@@ -453,6 +457,14 @@ static void add_table_statuses(ls_arena_t *a, ls_kafka_services_t *b, const ls_s
                    "pass (the range that cannot go in and the reason); absent while it goes on. "
                    "The topic keeps accepting writes; the table resumes once the cause is fixed "
                    "(for a record, e.g. by lakestream.table.error.handling=skip or dead-letter).");
+    int64_t skipped;
+    if (b->table_skipped && key_wanted(keys, nkeys, TABLE_SKIPPED_KEY) &&
+        b->table_skipped(b->root, s->stream_no, &skipped))
+        add_status(a, r, TABLE_SKIPPED_KEY, ls_arena_printf(a, "%lld", (long long)skipped),
+                   LS_KAFKA_CONFIG_TYPE_LONG,
+                   "Status, not a setting: records lakestream.table.error.handling=skip has left "
+                   "out of the table (its property lakestream.skipped-records), at this broker's "
+                   "last commit of it.");
 }
 
 /* The table name a stream's policy gives, or NULL when its table is off or

@@ -105,6 +105,12 @@ static const char *svc_table_version(void *root, int64_t stream_no, const char *
     return b->compactor ? ls_compactor_table_version(b->compactor, stream_no, reason) : NULL;
 }
 
+static bool svc_table_skipped(void *root, int64_t stream_no, int64_t *records)
+{
+    ls_broker_t *b = root;
+    return b->compactor && ls_compactor_table_skipped(b->compactor, stream_no, records);
+}
+
 static const char *svc_table_held(void *root, int64_t stream_no)
 {
     ls_broker_t *b = root;
@@ -292,6 +298,7 @@ static void services_init(ls_broker_t *b)
         .table_lag = svc_table_lag,
         .table_version = svc_table_version,
         .table_held = svc_table_held,
+        .table_skipped = svc_table_skipped,
         .tables_changed = svc_tables_changed,
         .offload = svc_offload,
         .new_producer_id = svc_new_producer_id,

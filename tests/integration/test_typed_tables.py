@@ -248,4 +248,7 @@ def test_skip_leaves_out_what_does_not_fit_and_counts_it(broker):
             "lakestream.skipped-records")
 
     wait_until(lambda: skipped() == "2", 20, what="the table to count 2 skipped records")
+    # the same count is a status of the topic (DescribeConfigs, tables show)
+    wait_until(lambda: "records skipped: 2 " in _tables_show(broker, topic), 20,
+               what="tables show to count 2 skipped records")
     assert re.search(r"skipping a record \(error.handling=skip\): record at offset 4", broker.log_text())
