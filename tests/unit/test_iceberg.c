@@ -1320,6 +1320,26 @@ static bool summary_is(const ls_ice_table_t *t, const char *key, const char *wan
     return v && !strcmp(v, want);
 }
 
+/* A table at mem://<prefix> partitioned by Kafka partition (identity),
+ * with `commits` appends of 30 rows over 3 partitions; NULL on failure. */
+static ls_ice_table_t *partitioned_table(ls_objstore_t *os, const char *prefix, int commits)
+{
+    ls_ice_spec_t spec = {0};
+    ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
+    ls_ice_table_t *t = NULL;
+    char err[256] = "", loc[128];
+    snprintf(loc, sizeof loc, "mem://%s", prefix);
+    if (ls_ice_table_create(os, prefix, loc, ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID,
+                            &spec, NULL, NULL, &t, err, sizeof err) != LS_OK)
+        return NULL;
+    for (int64_t i = 0; i < commits; i++)
+        if (commit_rows(t, i * 30, (i + 1) * 30, 3, 0, LS_PQ_ZSTD) != LS_OK) {
+            ls_ice_table_free(t);
+            return NULL;
+        }
+    return t;
+}
+
 /* A replace commit (Iceberg's RewriteFiles): partition 0's twenty small
  * files, copied row for row into one, replace them; every row stays, once;
  * the old snapshot still reads the old files; a second rewrite of the same
@@ -1327,15 +1347,8 @@ static bool summary_is(const ls_ice_table_t *t, const char *key, const char *wan
 TEST(rewrite_small_files)
 {
     ls_objstore_t *os = ls_objstore_mem_open();
-    ls_ice_spec_t spec = {0};
-    ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
-    ls_ice_table_t *t = NULL;
-    char err[256] = "";
-    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/r", "mem://wh/ns/r", ls_raw_iceberg_schema_json(),
-                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
-                 LS_OK);
-    for (int64_t i = 0; i < 20; i++)
-        CHECK_EQ_INT(commit_rows(t, i * 30, (i + 1) * 30, 3, 0, LS_PQ_ZSTD), LS_OK);
+    ls_ice_table_t *t = partitioned_table(os, "wh/ns/r", 20);
+    CHECK(t);
     int64_t before = ls_ice_table_current_snapshot(t);
     ls_ice_mentry_t *live;
     size_t n;
@@ -1440,15 +1453,8 @@ static int deleted_entries(ls_objstore_t *os, const char *prefix)
 TEST(rewritten_files_go_when_their_deleting_snapshot_expires)
 {
     ls_objstore_t *os = ls_objstore_mem_open();
-    ls_ice_spec_t spec = {0};
-    ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
-    ls_ice_table_t *t = NULL;
-    char err[256] = "";
-    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/x", "mem://wh/ns/x", ls_raw_iceberg_schema_json(),
-                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
-                 LS_OK);
-    for (int64_t i = 0; i < 10; i++)
-        CHECK_EQ_INT(commit_rows(t, i * 30, (i + 1) * 30, 3, 0, LS_PQ_ZSTD), LS_OK);
+    ls_ice_table_t *t = partitioned_table(os, "wh/ns/x", 10);
+    CHECK(t);
     ls_ice_mentry_t *live;
     size_t n;
     CHECK_EQ_INT(ls_ice_table_live_files(t, &live, &n), LS_OK);
