@@ -231,10 +231,12 @@ static void on_aborted(void *arg, ls_status st, const ls_aborted_t *v, int n)
     fetch_ctx_t *ctx = fp->ctx;
     ls_kafka_FetchResponse_PartitionData *pd = fp->pd;
     if (st != LS_OK) {
-        /* records without their aborted list would show aborted data */
+        /* records without their aborted list would show aborted data: none
+         * are returned; a trim that passed them while they were read is
+         * OFFSET_OUT_OF_RANGE (the client resets as after any trim) */
         ls_read_result_free(&fp->res);
         memset(&fp->res, 0, sizeof fp->res);
-        pd->ErrorCode = LS_KERR_KAFKA_STORAGE_ERROR;
+        pd->ErrorCode = st == LS_ERANGE ? LS_KERR_OFFSET_OUT_OF_RANGE : LS_KERR_KAFKA_STORAGE_ERROR;
         ctx->any_error = true;
     } else if (n > 0) {
         pd->AbortedTransactions =

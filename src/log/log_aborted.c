@@ -105,6 +105,12 @@ static void start_aload(ls_logstore_t *ls, ls_logstate_t *lg);
 
 static void answer(ls_logstate_t *lg, ls_aborted_wait_t *w, ls_status st)
 {
+    /* Records read from below the log start: a trim passed them after the
+     * read took them, and took with it the index records of transactions
+     * aborted there (marker below the start), so the list would be short
+     * and a read_committed reader would see aborted records. The records
+     * are gone: the fetch answers as it would have a moment later. */
+    if (st == LS_OK && w->from < lg->log_start) st = LS_ERANGE;
     if (st != LS_OK) {
         w->cb(w->arg, st, NULL, 0);
         return;
@@ -167,6 +173,10 @@ void ls_logstore_aborted(ls_logstore_t *ls, int64_t log_id, int64_t from, int64_
     ls_logstate_t *lg = ls_logstate_get(ls, log_id, false);
     if (!lg || lg->head.max_aborted_span == 0 || from > to) {
         cb(arg, LS_OK, NULL, 0);
+        return;
+    }
+    if (from < lg->log_start) { /* see answer() */
+        cb(arg, LS_ERANGE, NULL, 0);
         return;
     }
     ls_aborted_wait_t w = {.from = from, .to = to, .cb = cb, .arg = arg};

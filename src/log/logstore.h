@@ -153,8 +153,11 @@ void ls_logstore_read_committed(ls_logstore_t *ls, int64_t log_id, int64_t offse
 /* Aborted transactions whose range overlaps [from, to] (a read_committed
  * fetch returns them beside the records), from the log's aborted index: in
  * memory, loaded on first use, kept current by commits, the watch and
- * trims. A log that never aborted a transaction answers at once. st: LS_OK,
- * or the store's error of the load. cb may run before the call returns; v
+ * trims. A log that never aborted a transaction answers at once. st: LS_OK;
+ * LS_ERANGE when from is below the log start (a trim passed records the
+ * caller has read and dropped the index records of what was aborted there:
+ * the caller answers OFFSET_OUT_OF_RANGE rather than records without their
+ * aborted list); or the store's error of the load. cb may run before the call returns; v
  * is valid during the call only. */
 typedef void (*ls_aborted_cb)(void *arg, ls_status st, const ls_aborted_t *v, int n);
 void ls_logstore_aborted(ls_logstore_t *ls, int64_t log_id, int64_t from, int64_t to,
