@@ -4,7 +4,9 @@
 #   tests/run.sh [--unit-only] BUILD_DIR      (BUILD_DIR: build or build-asan)
 #
 # 0. lint:   tools/lint/run.sh: the include matrix of src/ against the layer
-#            table tools/lint/layers.txt (and that a wrong include is caught);
+#            table tools/lint/layers.txt (and that a wrong include is caught),
+#            the clang-format check, and that Python test modules only use
+#            helpers the modules they import define (each with its negative case);
 #            codegen: tools/kgen/check.sh: the committed Kafka codecs are what
 #            BUILD_DIR/tools/kgen makes of src/kafka/messages/.
 # 1. unit:   every executable BUILD_DIR/tests/test_*; each prints "PASS name" /
@@ -199,7 +201,8 @@ run_units() {
 
 # ---------------------------------------------------------------- lint
 
-# The layer check (tools/lint/layers.txt): includes between src/ folders.
+# The layer check (tools/lint/layers.txt): includes between src/ folders; the
+# format check; cross-module references of the Python tests.
 run_counted lint 300 tools/lint/run.sh
 # The generated Kafka codecs are up to date (tools/kgen).
 run_counted codegen 300 tools/kgen/check.sh "$BUILD"
