@@ -175,10 +175,6 @@ void ls_logstore_aborted(ls_logstore_t *ls, int64_t log_id, int64_t from, int64_
         cb(arg, LS_OK, NULL, 0);
         return;
     }
-    if (from < lg->log_start) { /* see answer() */
-        cb(arg, LS_ERANGE, NULL, 0);
-        return;
-    }
     ls_aborted_wait_t w = {.from = from, .to = to, .cb = cb, .arg = arg};
     if (lg->aborted_state == 2) {
         answer(lg, &w, LS_OK);
