@@ -26,6 +26,7 @@ typedef struct ls_kreq {
     ls_kafka_services_t *svc; /* the broker's services (kafka/services.h) */
     ls_kconn_t *conn;         /* owning connection (internal to kafka/conn.c) */
     void *slot;               /* response slot (internal to kafka/conn.c) */
+    void *turn;               /* append-order turn (internal to kafka/conn.c) */
     int16_t api_key;
     int16_t api_version;
     int32_t correlation_id;
@@ -80,6 +81,12 @@ void ls_kreq_respond_keep(ls_kreq_t *req, ls_kw_t *w);
 void ls_kreq_release(ls_kreq_t *req);
 /* Malformed request: log "api vN: <why> at byte <pos>", close the connection, free req. */
 void ls_kreq_fail(ls_kreq_t *req, const char *why);
+/* Append order (conn.c, "Append order"): a handler that may wait before it
+ * appends takes a turn as it is dispatched, then appends inside
+ * ls_kreq_turn_run's fn, which runs once every earlier turn of the
+ * connection has run (at once when none waits; fn may finish req). */
+void ls_kreq_turn_take(ls_kreq_t *req);
+void ls_kreq_turn_run(ls_kreq_t *req, void (*fn)(void *arg), void *arg);
 /* True if the connection is gone (handlers finishing late may skip work). */
 bool ls_kreq_conn_closed(const ls_kreq_t *req);
 /* The peer's "ip:port" ("?" when unknown), for diagnostics and DescribeGroups. */

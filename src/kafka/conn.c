@@ -14,6 +14,18 @@
  * handlers finish slots in any order; the writer sends finished slots from
  * the head only.
  *
+ * Append order: Kafka appends a connection's Produce requests in the order
+ * they were sent, and idempotent producers rely on it (up to 5 requests in
+ * flight per connection, each batch's sequence following the one before:
+ * a batch reaching the log before an earlier one is a gap, answered
+ * OUT_OF_ORDER_SEQUENCE_NUMBER, which a transactional producer treats as
+ * fatal). A handler whose request may wait before it appends (a store read
+ * on a worker: the transactional id's record, a topic auto-creation) takes a
+ * turn when it is dispatched (ls_kreq_turn_take, in request order) and runs
+ * its append through ls_kreq_turn_run, which runs it once every earlier
+ * turn of the connection has run. A request freed with its turn untaken-up
+ * gives the turn back, so one failed request never holds the others.
+ *
  * Lifetime: a connection is freed when its handle is closed and no request
  * still references it (refs). A handler that finishes after the peer left
  * finds conn->closed and its response is dropped.
@@ -86,6 +98,14 @@ typedef struct slot {
     ls_kw_t w;
 } slot_t;
 
+/* A request's place in its connection's append order (file comment). */
+typedef struct turn {
+    struct turn *next;
+    void (*fn)(void *arg); /* NULL: given back without running anything */
+    void *arg;
+    bool ready;
+} turn_t;
+
 typedef struct write_req {
     uv_write_t req;
     ls_kw_t w;
@@ -109,6 +129,9 @@ struct ls_kconn {
     uint64_t frames; /* requests seen (for diagnostics) */
     /* responses */
     slot_t *head, *tail;
+    /* append order (ls_kreq_turn_*) */
+    turn_t *turn_head, *turn_tail;
+    bool turns_running;
     int inflight;
     /* limits */
     int64_t ip_key;         /* per-address count key (listener's per_ip map) */
@@ -280,8 +303,16 @@ static void conn_flush(ls_kconn_t *c)
 
 /* ------------------------------------------------- request finish (api.h) */
 
+static void turns_run(ls_kconn_t *c);
+
 static void req_free(ls_kreq_t *req)
 {
+    if (req->turn) { /* never run: give the turn back */
+        turn_t *t = req->turn;
+        req->turn = NULL;
+        t->ready = true;
+        turns_run(req->conn);
+    }
     ls_arena_free(req->arena);
     ls_free(req->frame);
     ls_kconn_t *c = req->conn;
@@ -356,6 +387,53 @@ void ls_kreq_fail(ls_kreq_t *req, const char *why)
     ls_kconn_t *c = req->conn;
     conn_close(c, msg);
     ls_kreq_no_response(req);
+}
+
+/* ---------------------------------------------- append order (api.h) */
+
+void ls_kreq_turn_take(ls_kreq_t *req)
+{
+    ls_kconn_t *c = req->conn;
+    turn_t *t = LS_NEW(turn_t);
+    if (c->turn_tail)
+        c->turn_tail->next = t;
+    else
+        c->turn_head = t;
+    c->turn_tail = t;
+    req->turn = t;
+}
+
+/* Runs the ready turns at the head, in order. A turn's function may finish
+ * its request (freeing it) or give back another turn: the connection is kept
+ * alive meanwhile, and a nested call leaves the work to this loop. */
+static void turns_run(ls_kconn_t *c)
+{
+    if (c->turns_running) return;
+    c->turns_running = true;
+    c->refs++;
+    while (c->turn_head && c->turn_head->ready) {
+        turn_t *t = c->turn_head;
+        c->turn_head = t->next;
+        if (!c->turn_head) c->turn_tail = NULL;
+        if (t->fn) t->fn(t->arg);
+        ls_free(t);
+    }
+    c->turns_running = false;
+    conn_unref(c);
+}
+
+void ls_kreq_turn_run(ls_kreq_t *req, void (*fn)(void *arg), void *arg)
+{
+    turn_t *t = req->turn;
+    if (!t) { /* took no turn */
+        fn(arg);
+        return;
+    }
+    req->turn = NULL;
+    t->fn = fn;
+    t->arg = arg;
+    t->ready = true;
+    turns_run(req->conn);
 }
 
 bool ls_kreq_conn_closed(const ls_kreq_t *req) { return req->conn->closed; }

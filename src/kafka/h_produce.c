@@ -510,6 +510,22 @@ typedef struct produce_job {
 
 static void produce_process(produce_job_t *job);
 
+/* Runs produce_process in the request's append turn (conn.c "Append order":
+ * a connection's requests append in the order they were sent, whichever
+ * waited on a worker). */
+static void produce_turn(void *arg)
+{
+    produce_job_t *job = arg;
+    /* produce_process answers at once when every partition is refused, and
+     * that frees the request's arena, job included: keep the record here */
+    bool has_rec = job->tid && job->txn.st == LS_OK;
+    produce_txn_t txn = job->txn;
+    produce_process(job);
+    if (has_rec) ls_txn_record_free(&txn.rec);
+}
+
+static void produce_in_turn(produce_job_t *job) { ls_kreq_turn_run(job->req, produce_turn, job); }
+
 /* Worker thread: create the missing topics (as Kafka's auto.create.topics). */
 static void autocreate_work(void *arg)
 {
@@ -534,7 +550,7 @@ static void autocreate_after(void *arg)
     produce_job_t *job = arg;
     for (int t = 0; t < job->m.NumTopicData; t++)
         if (!job->streams[t]) job->streams[t] = lookup_topic(job->req->svc, job->names[t]);
-    produce_process(job);
+    produce_in_turn(job);
 }
 
 /* Loop: the partitions a Produce v12+ adds to its transaction (file
@@ -660,11 +676,7 @@ static void txn_read_after(void *arg)
         uv_timer_start(t, join_retry, JOIN_RETRY_MS, 0);
         return;
     }
-    /* produce_process answers at once when every partition is refused, and
-     * that frees the request's arena, job included: keep the record here */
-    produce_txn_t txn = job->txn;
-    produce_process(job);
-    if (txn.st == LS_OK) ls_txn_record_free(&txn.rec);
+    produce_in_turn(job);
 }
 
 void ls_kafka_handle_produce(ls_kreq_t *req)
@@ -673,6 +685,7 @@ void ls_kafka_handle_produce(ls_kreq_t *req)
     job->req = req;
     job->m = *(const ls_kafka_ProduceRequest *)req->msg;
     ls_kafka_services_t *b = req->svc;
+    ls_kreq_turn_take(req);
     int n = job->m.NumTopicData;
     job->streams = ls_arena_alloc(req->arena, sizeof(ls_stream_t *) * (size_t)(n > 0 ? n : 1));
     job->names = ls_arena_alloc(req->arena, sizeof(char *) * (size_t)(n > 0 ? n : 1));
@@ -700,7 +713,7 @@ void ls_kafka_handle_produce(ls_kreq_t *req)
         ls_ksvc_offload(b, autocreate_work, autocreate_after, job);
         return;
     }
-    produce_process(job);
+    produce_in_turn(job);
 }
 
 static void produce_process(produce_job_t *job)

@@ -253,7 +253,17 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
             dup->dups = w;
             return;
         }
-        case IDEM_OUT_OF_ORDER: cb(arg, LS_ERANGE, -1, -1); return;
+        case IDEM_OUT_OF_ORDER:
+            /* a producer sees this as fatal (transactional) or resets its
+             * sequences: the operator gets a line naming the batch */
+            LS_WARN_RL("log",
+                       "log %lld: batch of producer %lld epoch %d with sequences %d..%d refused "
+                       "as out of order (a gap after the producer's last appended batch)",
+                       (long long)a->log_id, (long long)a->producer.producer_id,
+                       a->producer.producer_epoch, a->producer.base_sequence,
+                       a->producer.last_sequence);
+            cb(arg, LS_ERANGE, -1, -1);
+            return;
         case IDEM_FENCED: cb(arg, LS_EFENCED, -1, -1); return;
         }
     }

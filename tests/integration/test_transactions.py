@@ -74,6 +74,38 @@ def test_committed_visible_aborted_not(broker):
     assert offs[-1] == 6 * 3 + 6 - 1 - 1
 
 
+@pytest.mark.parametrize("conf", [{}, {"batch.num.messages": 1, "linger.ms": 0}],
+                         ids=["defaults", "one-message-batches"])
+def test_pipelined_transactional_batches_append_in_order(broker, conf):
+    """librdkafka pipelines up to 5 Produce requests per connection (its
+    0103_transactions sends six one-message batches); a transactional
+    request waits on a worker for the id's record, so without the
+    connection's append order a later batch reached the log first and the
+    producer died with OUT_OF_ORDER_SEQUENCE_NUMBER (issue 29 item 1)."""
+    t = create_topic(broker.bootstrap, unique_topic("txn-pipe"), partitions=2)
+    p = txn_producer(broker.bootstrap, "tx-pipe-" + uuid.uuid4().hex, **conf)
+    errors, expected = [], []
+
+    def on_delivery(err, msg):
+        if err is not None:
+            errors.append(err)
+
+    for round_ in range(12):
+        p.begin_transaction()
+        vals = [b"p%d-%d" % (round_, i) for i in range(300)]
+        for i, v in enumerate(vals):
+            p.produce(t, v, partition=i % 2, on_delivery=on_delivery)
+        if round_ % 4 == 3:
+            p.abort_transaction(30)
+        else:
+            p.commit_transaction(30)
+            expected += vals
+    p.flush(30)
+    assert not [e for e in errors if e.code() != KafkaError._PURGE_QUEUE], errors[:3]
+    committed = read_all(broker.bootstrap, t, 2, "read_committed")
+    assert sorted(v for _, _, v in committed) == sorted(expected)
+
+
 def test_open_transaction_holds_read_committed(broker):
     t = create_topic(broker.bootstrap, unique_topic("txn-open"), partitions=1)
     p = txn_producer(broker.bootstrap, "tx-" + uuid.uuid4().hex)

@@ -403,6 +403,50 @@ public class LakestreamClientTest {
                 List<String> ru = readAll(topic, 2, "read_uncommitted", 6 * 20);
                 check(ru.size() == 6 * 20, "read_uncommitted read " + ru.size());
             });
+            test("transactions_pipelined_with_default_settings", () -> {
+                // The Java producer's defaults (idempotent, 5 requests in flight per
+                // connection, linger 5 ms) pipeline transactional batches; the broker must
+                // append a connection's requests in the order they were sent, or a later
+                // batch reaches the log first and the producer dies with
+                // OutOfOrderSequenceException (issue 29 item 1: 2 of 2 ProducerPerformance
+                // runs with --transactional-id). Many small records, commits and aborts.
+                String topic = uniq("java-txn-pipe");
+                admin.createTopics(List.of(new NewTopic(topic, 4, RF))).all().get();
+                List<String> committed = new ArrayList<>();
+                int rounds = 40, perRound = 1000;
+                byte[] pad = new byte[90];
+                Arrays.fill(pad, (byte) 'x');
+                try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(txnProducerProps("java-pipe-" + UUID.randomUUID()))) {
+                    p.initTransactions();
+                    for (int round = 0; round < rounds; round++) {
+                        p.beginTransaction();
+                        List<String> vals = new ArrayList<>();
+                        List<Future<RecordMetadata>> fs = new ArrayList<>();
+                        for (int i = 0; i < perRound; i++) {
+                            String v = "p" + round + "-" + i + "-";
+                            vals.add(v);
+                            byte[] b = Arrays.copyOf(v.getBytes(StandardCharsets.UTF_8), v.length() + pad.length);
+                            System.arraycopy(pad, 0, b, v.length(), pad.length);
+                            fs.add(p.send(new ProducerRecord<>(topic, null, null, b)));
+                        }
+                        if (round % 5 == 4) {
+                            p.abortTransaction();
+                        } else {
+                            p.commitTransaction();
+                            for (Future<RecordMetadata> f : fs) f.get(); // all acknowledged
+                            committed.addAll(vals);
+                        }
+                    }
+                }
+                List<String> rc = readAll(topic, 4, "read_committed", committed.size());
+                List<String> got = new ArrayList<>();
+                for (String v : rc) got.add(v.substring(0, v.lastIndexOf('-') + 1));
+                Collections.sort(got);
+                List<String> want = new ArrayList<>(committed);
+                Collections.sort(want);
+                check(got.equals(want), "read_committed read " + got.size() + " records, want "
+                      + want.size() + " (each committed record once, no aborted one)");
+            });
             test("transactions_v2_zombie_produce_after_commit_refused", () -> {
                 // KIP-890 part 2: EndTxn bumps the epoch, so a batch of the previous epoch
                 // arriving after the commit (a retry stuck in the network) is fenced, with
