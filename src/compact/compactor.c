@@ -165,6 +165,8 @@ typedef struct result {
     ls_idx_entry_t co;
     int64_t changed_from; /* offsets below it kept their records' source (an extension) */
     bool put;             /* an unfold swap (unfold.c): the log's index is reloaded */
+    int64_t *aborts_gone; /* aborted records a key compaction deleted (first offsets) */
+    size_t naborts_gone;
     struct result *next;
 } result_t;
 
@@ -1100,9 +1102,14 @@ static ls_status kc_claim(void *arg, int64_t log_id, ls_meta_cmp_t *fence)
     return LS_OK;
 }
 
-static void kc_swapped(void *arg, int64_t log_id, const ls_idx_entry_t *e)
+static void kc_swapped(void *arg, int64_t log_id, const ls_idx_entry_t *e,
+                       const int64_t *aborts_gone, size_t n)
 {
-    push_result(arg, log_id, e);
+    result_t *res = push_result(arg, log_id, e);
+    if (n) {
+        res->aborts_gone = ls_memdup(aborts_gone, n * sizeof *aborts_gone);
+        res->naborts_gone = n;
+    }
 }
 
 /* Key compaction of a cleanup.policy=compact log (keycompact.c), after its
@@ -1138,12 +1145,15 @@ static void key_compact(ls_compactor_t *c, int64_t id, const ls_table_plan_strea
     if (now->cleans > was.cleans) /* what a clean did and how fast (operators, make bench) */
         LS_INFO("compact",
                 "log %016llx: key compaction read %llu records (%llu bytes), kept %llu, dropped "
-                "%llu superseded and %llu tombstones, wrote %llu bytes in %.3f s",
+                "%llu superseded, %llu aborted, %llu tombstones and %llu transaction markers, "
+                "wrote %llu bytes in %.3f s",
                 (unsigned long long)id, (unsigned long long)(now->records_read - was.records_read),
                 (unsigned long long)(now->bytes_read - was.bytes_read),
                 (unsigned long long)(now->records_kept - was.records_kept),
                 (unsigned long long)(now->superseded_dropped - was.superseded_dropped),
+                (unsigned long long)(now->aborted_dropped - was.aborted_dropped),
                 (unsigned long long)(now->tombstones_dropped - was.tombstones_dropped),
+                (unsigned long long)(now->markers_dropped - was.markers_dropped),
                 (unsigned long long)(now->bytes_written - was.bytes_written),
                 (double)(ls_clock_mono_us() - t0) / 1e6);
     if (st != LS_OK)
@@ -1628,6 +1638,8 @@ static void pass_after(uv_work_t *w, int status)
             ls_logstore_reload_index(c->logs, r->log_id);
         else
             ls_logstore_apply_compaction_from(c->logs, r->log_id, &r->co, r->changed_from);
+        ls_logstore_aborted_forget(c->logs, r->log_id, r->aborts_gone, r->naborts_gone);
+        ls_free(r->aborts_gone);
         ls_idx_clear(&r->co);
         ls_free(r);
     }

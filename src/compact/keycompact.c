@@ -61,7 +61,21 @@
  * group to group); once none was, it gets a delete horizon like a
  * tombstone's (counted in the entry's horizon, so the log comes due) and
  * goes at the first rewrite after it. Records at or past the LSO, markers
- * included, are left for a later call.
+ * included, are left for a later call. An abort marker goes together with its
+ * aborted-index record (deleted in the swap's txn, and from the loop's copy
+ * with the new entry, ls_kc_swapped_fn): as Kafka's cleaner keeps a txn-index
+ * entry only beside its retained marker. A record without its marker would
+ * make read_committed consumers skip every later batch of that producer, its
+ * committed transactions included, waiting for an abort that never comes.
+ *
+ * The log's last batch (holding the last offset the index covers) never
+ * goes: were it dropped (a marker or a tombstone past its horizon, all else
+ * superseded), the high watermark would lie past every batch and a consumer
+ * in the gap would fetch nothing forever, never reaching the end (Kafka never
+ * cleans its active segment). When every record of it would go, it is kept
+ * as it is (a marker with its aborted record), and goes at the first clean
+ * after the log has grown past it. Its last record is never superseded
+ * (nothing follows it), so keeping it resurrects nothing.
  *
  * Invariants: (I1) every offset of [log start, high watermark) is covered by
  * an index entry at every instant (swaps are single txns replacing entries in
@@ -130,6 +144,7 @@
 
 #define KC_PREFIX "/ls/kcgc/"
 #define GROUP_MAX_ENTRIES 31     /* 1 + 31 compares, 62 ops: within etcd's 128 */
+#define GROUP_MAX_ABORTS 32      /* aborted records deleted per swap: 94 ops */
 #define MERGE_MIN_ENTRIES 16     /* entries a merge takes at least */
 #define MERGE_GROWTH 4           /* a merged object is at least this x its largest input */
 #define ATTR_DELETE_HORIZON 0x40 /* KIP-534: baseTimestamp holds the delete horizon */
@@ -490,7 +505,11 @@ typedef struct group_out {
     const keymap_t *m;
     const ls_aborted_list_t *aborted; /* the log's aborted transactions in the range */
     int64_t now, delete_retention_ms;
+    int64_t log_last; /* the last offset the index covers: its batch never goes */
     ls_kc_stats_t *st;
+    /* first offsets of the aborted records whose markers this group drops */
+    int64_t aborts_gone[GROUP_MAX_ABORTS];
+    size_t naborts_gone;
     /* producers whose transaction has data kept since their last marker,
      * carried from group to group of one call (the walk is in offset
      * order from the index start, so a marker comes after all of it) */
@@ -606,9 +625,19 @@ static int marker_batch(group_out_t *g, const uint8_t *b, size_t len, int64_t ba
     }
     bool horizon_set = (h->attributes & ATTR_DELETE_HORIZON) != 0;
     if (horizon_set && h->base_timestamp <= g->now) {
-        g->changed = true;
-        g->st->markers_dropped++;
-        return 0;
+        if (base >= g->log_last) { /* the log's last batch stays (file comment) */
+            out_batch(g, b, len, base, h->max_timestamp);
+            return 0;
+        }
+        /* an abort marker goes with its aborted record (file comment); past
+         * GROUP_MAX_ABORTS of them the rest wait for the next swap */
+        const ls_aborted_t *a = ls_aborted_list_of_marker(g->aborted, h->producer_id, base);
+        if (!a || g->naborts_gone < GROUP_MAX_ABORTS) {
+            if (a) g->aborts_gone[g->naborts_gone++] = a->first_offset;
+            g->changed = true;
+            g->st->markers_dropped++;
+            return 0;
+        }
     }
     int64_t horizon = horizon_set ? h->base_timestamp : new_horizon(g);
     if (!g->min_horizon || horizon < g->min_horizon)
@@ -648,8 +677,13 @@ static int rewrite_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
     g->st->records_read += (uint64_t)(f.kept + f.dropped);
     g->st->records_kept += (uint64_t)f.kept;
     bool set_horizon = !f.horizon_set && f.tombstone_kept && f.all_tombstones_latest;
-    if (f.kept == 0) {
+    if (f.kept == 0 && base + h.last_offset_delta < g->log_last) {
         g->changed = true;
+        return 0;
+    }
+    if (f.kept == 0) { /* the log's last batch stays as it is (file comment) */
+        if (h.transactional) txn_data_note(g, h.producer_id);
+        out_batch(g, b, len, base, h.max_timestamp);
         return 0;
     }
     if (h.transactional) txn_data_note(g, h.producer_id); /* its marker stays */
@@ -739,6 +773,7 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, con
     g->max_ts = -1;
     g->min_horizon = 0;
     g->changed = false;
+    g->naborts_gone = 0;
     for (size_t i = gs; i <= ge; i++) {
         const ls_idx_entry_t *e = &ix->e[i];
         if (e->kind != LS_IDX_KCO || g->merge) g->changed = true; /* dirty become clean */
@@ -785,8 +820,9 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, con
                          .delete_horizon_ms = g->min_horizon};
     size_t n = ge - gs + 1;
     ls_meta_cmp_t cmps[1 + GROUP_MAX_ENTRIES];
-    ls_meta_op_t ops[2 * GROUP_MAX_ENTRIES];
+    ls_meta_op_t ops[2 * GROUP_MAX_ENTRIES + GROUP_MAX_ABORTS];
     char mkeys[GROUP_MAX_ENTRIES][256];
+    char akeys[GROUP_MAX_ABORTS][96];
     char at[24];
     snprintf(at, sizeof at, "%" PRId64, g->now);
     size_t nc = 0, no = 0;
@@ -813,6 +849,10 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, con
                                    .val = at,
                                    .vlen = strlen(at)};
     }
+    for (size_t i = 0; i < g->naborts_gone; i++) {
+        int al = ls_log_abort_key(akeys[i], sizeof akeys[i], log_id, g->aborts_gone[i]);
+        ops[no++] = (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = akeys[i], .klen = (size_t)al};
+    }
     s = ls_meta_txn(meta, cmps, nc, ops, no, NULL);
     ls_buf_free(&val);
     if (s != LS_OK) {
@@ -836,7 +876,7 @@ static int rewrite_group(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, con
     } else {
         st->swaps++;
     }
-    if (swapped) swapped(arg, log_id, &ne);
+    if (swapped) swapped(arg, log_id, &ne, g->aborts_gone, g->naborts_gone);
     LS_DEBUG("compact", "log %016llx: [%lld, %lld] %s into %s (%zu entries, %u batches)",
              (unsigned long long)log_id, (long long)first, (long long)last,
              g->merge ? "merged" : "key-compacted", key, n, g->n);
@@ -996,6 +1036,7 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
                      .aborted = &aborted,
                      .now = now_ms,
                      .delete_retention_ms = p->delete_retention_ms,
+                     .log_last = ix.e[ix.n - 1].last_offset,
                      .st = st};
     int swaps = 0;
     bool any = false;

@@ -55,8 +55,11 @@ typedef struct ls_kc_stats {
 /* Called once work is found: claims the log and fills *fence with the
  * compare every swap carries; any status but LS_OK skips the log. */
 typedef ls_status (*ls_kc_claim_fn)(void *arg, int64_t log_id, ls_meta_cmp_t *fence);
-/* Called after each index swap with the new entry (for the loop's index). */
-typedef void (*ls_kc_swapped_fn)(void *arg, int64_t log_id, const ls_idx_entry_t *e);
+/* Called after each index swap with the new entry (for the loop's index)
+ * and the first offsets of the aborted-transaction records the swap deleted
+ * with their markers (for the loop's aborted index; n may be 0). */
+typedef void (*ls_kc_swapped_fn)(void *arg, int64_t log_id, const ls_idx_entry_t *e,
+                                 const int64_t *aborts_gone, size_t n);
 
 /* One call per log and pass: deletes replaced objects whose grace is over,
  * then, when p->compact and the log is due (dirty ratio or max lag), cleans

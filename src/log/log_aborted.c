@@ -6,7 +6,9 @@
  *   1 ──drop──▶ 3 (the scan's result is discarded; parked lookups restart it)
  *   2 ──drop (resync, corrupt index)──▶ 0
  * In states 1 and 2 commits of this broker and watched records of other
- * brokers are added as they come (adding is idempotent: keyed by first
+ * brokers are added as they come (and records key compaction deleted with
+ * their markers are removed: from a loaded list at once, while loading by
+ * discarding the scan) (adding is idempotent: keyed by first
  * offset), so records committed while the scan ran are not missed; the scan's
  * records are merged in when it ends, then everything below the log start is
  * dropped. A log whose head never recorded an aborted transaction
@@ -192,6 +194,20 @@ void ls_aborted_add(ls_logstate_t *lg, const ls_aborted_t *v, int n)
         return; /* not loaded: the scan will find them */
     for (int i = 0; i < n; i++)
         if (v[i].marker_offset >= lg->log_start) ls_aborted_list_put(&lg->aborted, &v[i]);
+}
+
+void ls_aborted_forget(ls_logstate_t *lg, int64_t first_offset)
+{
+    if (lg->aborted_state == 2)
+        ls_aborted_list_remove(&lg->aborted, first_offset);
+    else if (lg->aborted_state == 1)
+        lg->aborted_state = 3; /* the scan may have read it: discard, rescan */
+}
+
+void ls_logstore_aborted_forget(ls_logstore_t *ls, int64_t log_id, const int64_t *firsts, size_t n)
+{
+    ls_logstate_t *lg = ls_logstate_get(ls, log_id, false);
+    for (size_t i = 0; lg && i < n; i++) ls_aborted_forget(lg, firsts[i]);
 }
 
 void ls_aborted_learn_start(ls_logstate_t *lg)

@@ -202,6 +202,35 @@ bool ls_aborted_list_find(const ls_aborted_list_t *l, int64_t pid, int64_t offse
     return false;
 }
 
+const ls_aborted_t *ls_aborted_list_of_marker(const ls_aborted_list_t *l, int64_t pid,
+                                              int64_t marker_offset)
+{
+    for (int i = lower_bound(l, marker_offset) - 1; i >= 0; i--)
+        if (l->v[i].producer_id == pid && l->v[i].marker_offset == marker_offset) return &l->v[i];
+    return NULL;
+}
+
+void ls_aborted_list_remove(ls_aborted_list_t *l, int64_t first_offset)
+{
+    int i = lower_bound(l, first_offset);
+    if (i >= l->n || l->v[i].first_offset != first_offset) return;
+    memmove(&l->v[i], &l->v[i + 1], (size_t)(l->n - i - 1) * sizeof l->v[0]);
+    l->n--;
+}
+
+int ls_log_abort_key_first(const char *key, size_t klen, int64_t *first_offset)
+{
+    int64_t id;
+    if (ls_log_abort_key_parse(key, klen, &id) != 0) return -1;
+    int64_t v = 0;
+    for (size_t i = klen - 20; i < klen; i++) {
+        if (v > (INT64_MAX - 9) / 10) return -1;
+        v = v * 10 + (key[i] - '0');
+    }
+    *first_offset = v;
+    return 0;
+}
+
 void ls_aborted_list_free(ls_aborted_list_t *l)
 {
     ls_free(l->v);

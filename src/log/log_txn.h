@@ -91,7 +91,9 @@ int64_t ls_log_txn_lso(const ls_head_t *h);
  * entries with first <= b and marker >= a: those with first in
  * [a - max_aborted_span, b], filtered, found by binary search. */
 int ls_log_abort_key(char *out, size_t cap, int64_t log_id, int64_t first_offset);
-/* Log id of an aborted-record key: 0, or -1 if key is not one. */
+/* Log id of an aborted-record key: 0, or -1 if key is not one. Records are
+ * deleted by trims (below the log start) and by key compaction (with the
+ * abort marker they belong to, keycompact.c). */
 int ls_log_abort_key_parse(const char *key, size_t klen, int64_t *log_id);
 void ls_aborted_encode(const ls_aborted_t *a, ls_buf_t *out);
 ls_status ls_aborted_decode(const uint8_t *p, size_t len, ls_aborted_t *out);
@@ -110,6 +112,14 @@ void ls_aborted_list_trim(ls_aborted_list_t *l, int64_t log_start);
 int ls_aborted_list_range(const ls_aborted_list_t *l, int64_t a, int64_t b,
                           int64_t max_aborted_span, ls_aborted_list_t *out);
 void ls_aborted_list_free(ls_aborted_list_t *l);
+/* The aborted transaction of producer pid whose marker is at
+ * marker_offset, or NULL (a commit marker has none). */
+const ls_aborted_t *ls_aborted_list_of_marker(const ls_aborted_list_t *l, int64_t pid,
+                                              int64_t marker_offset);
+/* Removes the entry with that first offset, if there is one. */
+void ls_aborted_list_remove(ls_aborted_list_t *l, int64_t first_offset);
+/* The first offset an aborted-record key names: 0, or -1 if key is not one. */
+int ls_log_abort_key_first(const char *key, size_t klen, int64_t *first_offset);
 /* Whether a transactional batch of producer pid at offset lies in one of
  * l's aborted transactions (first_offset <= offset < marker_offset): its
  * records were aborted. Only batches of transactions that ended may be

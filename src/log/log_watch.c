@@ -128,12 +128,17 @@ static void apply_event(ls_logstore_t *ls, const ls_watch_ev_t *e, ls_logstate_t
         return;
     }
     if (ls_log_abort_key_parse(e->key, e->klen, &id) == 0) {
-        /* another broker's abort marker; deletions come with trims, which
-         * the start record's event applies */
+        /* another broker's abort marker; deletions below the log start come
+         * with trims, which the start record's event applies, and key
+         * compaction's (with the marker) are applied here */
         ls_aborted_t a;
+        int64_t first;
         ls_logstate_t *alg = ls_logstate_get(ls, id, false);
         if (alg && e->kind == LS_META_EV_PUT && ls_aborted_decode(e->val, e->vlen, &a) == LS_OK)
             ls_aborted_add(alg, &a, 1);
+        else if (alg && e->kind == LS_META_EV_DEL &&
+                 ls_log_abort_key_first(e->key, e->klen, &first) == 0)
+            ls_aborted_forget(alg, first);
         return;
     }
     if (ls_log_idx_key_parse(e->key, e->klen, &id, &last) != 0) return;

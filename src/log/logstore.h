@@ -162,6 +162,10 @@ void ls_logstore_read_committed(ls_logstore_t *ls, int64_t log_id, int64_t offse
 typedef void (*ls_aborted_cb)(void *arg, ls_status st, const ls_aborted_t *v, int n);
 void ls_logstore_aborted(ls_logstore_t *ls, int64_t log_id, int64_t from, int64_t to,
                          ls_aborted_cb cb, void *arg);
+/* Key compaction deleted these aborted records of log_id (first offsets)
+ * with their markers: the loop's copy forgets them, in the same loop turn as
+ * the swap's index entry is applied. */
+void ls_logstore_aborted_forget(ls_logstore_t *ls, int64_t log_id, const int64_t *firsts, size_t n);
 void ls_read_result_free(ls_read_result_t *res); /* releases chunks; not the struct itself */
 
 /* ---- commit notifications (fetch long-poll) ---- */

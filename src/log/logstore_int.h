@@ -211,6 +211,7 @@ void ls_reader_replay_clear(ls_logstate_t *lg);
  * free a log's list and fail its parked lookups. */
 void ls_aborted_add(ls_logstate_t *lg, const ls_aborted_t *v, int n);
 void ls_aborted_learn_start(ls_logstate_t *lg);
+void ls_aborted_forget(ls_logstate_t *lg, int64_t first_offset);
 void ls_aborted_drop(ls_logstate_t *lg);
 void ls_aborted_free(ls_logstate_t *lg);
 #endif

@@ -241,3 +241,76 @@ def test_table_enabled_after_key_compaction_backfills_what_is_left(broker_factor
                                         rows.column("key").to_pylist(),
                                         rows.column("value").to_pylist())}
     assert got == want
+
+
+def _read_committed_latest(bootstrap, topic):
+    """Partition 0 read read_committed from the beginning to the LSO, latest
+    value per key."""
+    from confluent_kafka import Consumer
+    import uuid
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "g-" + uuid.uuid4().hex,
+                  "isolation.level": "read_committed", "enable.auto.commit": False,
+                  "enable.partition.eof": True})
+    try:
+        c.assign([TopicPartition(topic, 0, 0)])
+        out, deadline = {}, time.monotonic() + 30
+        while time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                assert m.error().code() == KafkaError._PARTITION_EOF, m.error()
+                return out
+            if m.value() is None:
+                out.pop(m.key(), None)
+            else:
+                out[m.key()] = m.value()
+        raise AssertionError("read_committed consumer never reached the end")
+    finally:
+        c.close()
+
+
+def test_read_committed_after_aborted_markers_are_compacted_away(broker_factory):
+    """Issue 29 item 2: once key compaction dropped an aborted transaction's
+    marker (after delete.retention.ms, its data already gone), the aborted
+    index still named the transaction, so read_committed consumers skipped
+    every later batch of that producer, committed ones included (51 of 100
+    keys). Kafka's cleaner drops the aborted-index entry with the marker."""
+    import uuid
+    b = broker_factory(*KC)
+    t = create_topic(b.bootstrap, unique_topic("kctxn"),
+                     config={"cleanup.policy": "compact", "delete.retention.ms": "500",
+                             "min.compaction.lag.ms": "0", "max.compaction.lag.ms": "1000",
+                             "min.cleanable.dirty.ratio": "0.01"})
+    p = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "kt-" + uuid.uuid4().hex})
+    p.init_transactions(30)
+
+    def txn(records, commit):
+        p.begin_transaction()
+        for k, v in records:
+            p.produce(t, key=k, value=v, partition=0)
+        p.flush(30)
+        (p.commit_transaction if commit else p.abort_transaction)(30)
+
+    keys = [b"k%d" % i for i in range(100)]
+    txn([(k, b"c1") for k in keys], True)
+    txn([(k, b"a2") for k in keys], False)
+    txn([(k, b"c3") for k in keys[:50]], True)
+    txn([(k, None) for k in keys[50:]], False)
+    want = {k: (b"c3" if i < 50 else b"c1") for i, k in enumerate(keys)}
+    assert _read_committed_latest(b.bootstrap, t) == want
+    # key compaction drops the aborted data at once and, after
+    # delete.retention.ms, the markers; read_committed stays exact throughout
+    def markers_gone():
+        assert _read_committed_latest(b.bootstrap, t) == want
+        # the first abort's marker goes; the last one is the log's last batch: kept
+        return _markers_dropped(b.log_text()) >= 1
+    wait_until(markers_gone, 60, interval=0.5, what="the aborted markers compacted away")
+    assert _read_committed_latest(b.bootstrap, t) == want
+    b.restart()   # the stored aborted index agrees (no in-memory leftover)
+    assert _read_committed_latest(b.bootstrap, t) == want
+
+
+def _markers_dropped(log):
+    import re
+    return sum(int(n) for n in re.findall(r"and (\d+) transaction markers", log))
