@@ -207,7 +207,8 @@ void ls_aborted_forget(ls_logstate_t *lg, int64_t first_offset)
 void ls_logstore_aborted_forget(ls_logstore_t *ls, int64_t log_id, const int64_t *firsts, size_t n)
 {
     ls_logstate_t *lg = ls_logstate_get(ls, log_id, false);
-    for (size_t i = 0; lg && i < n; i++) ls_aborted_forget(lg, firsts[i]);
+    for (size_t i = 0; lg && i < n; i++)
+        ls_aborted_forget(lg, firsts[i]);
 }
 
 void ls_aborted_learn_start(ls_logstate_t *lg)
