@@ -103,13 +103,24 @@ def sanitized_build(path):
     return "asan" in path
 
 
-def free_port(host="127.0.0.1"):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def free_ports(n, host="127.0.0.1"):
+    """n distinct free ports. The sockets are held until all are bound: with
+    many ports in TIME_WAIT the kernel hands the same free port to each
+    bind of a closed socket, and a broker's three listeners then collide."""
+    socks = []
     try:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            socks.append(s)
+            s.bind((host, 0))
+        return [s.getsockname()[1] for s in socks]
     finally:
-        s.close()
+        for s in socks:
+            s.close()
+
+
+def free_port(host="127.0.0.1"):
+    return free_ports(1, host)[0]
 
 
 def wait_until(cond, timeout, interval=0.01, what="condition"):
@@ -213,9 +224,7 @@ class Broker:
         fixed_port = self.port is not None
         for attempt in range(5):
             if not fixed_port:
-                self.port = free_port(self.host)
-                self.http_port = free_port(self.host)
-                self.registry_port = free_port(self.host)
+                self.port, self.http_port, self.registry_port = free_ports(3, self.host)
             self._spawn()
             try:
                 self._wait_ready()
