@@ -15,6 +15,12 @@ each fed by an idempotent acks=all producer at --rate records/s over all of
 them; plus a topic written only in transactions (--txn-rate transactions/s of
 1-8 records over its partitions, every fourth aborted after its records reached
 the log; retention.ms 60 s so trims run against its aborted index) with a table;
+Kafka's own ProducerPerformance (Java client defaults: idempotent, 5 requests
+in flight, linger 5 ms) writing in 100 ms transactions to a topic of its own;
+a transactional compacted topic (delete.retention.ms 2 s, so aborted data and
+then markers are compacted away during the run) fed by a librdkafka
+transactional producer with its defaults, commits and aborts of values and
+tombstones over 50 keys;
 while a consumer group reads everything and commits (auto-commit) and a
 sampler records WAL object count, metadata size and each table's lag
 (`lakestream tables show`) every few seconds.
@@ -33,7 +39,12 @@ At the end it checks, and reports in JSON (--json):
   transactions        a read_committed reader sees every committed record still
                       in the log once and no aborted one; the transactional
                       topic's table holds exactly the committed records (none
-                      aborted, none twice); no transaction failed
+                      aborted, none twice); no transaction failed;
+                      ProducerPerformance exits 0 having sent every record, and
+                      read_committed reads exactly that many; on the
+                      transactional compacted topic read_committed ends with
+                      the latest committed value of every key (a committed
+                      tombstone: none), read_uncommitted reaches the end
   bounded             WAL objects stay below a limit that does not grow with the
                       run's length; table metadata stays within 10 x table data
                       and, once snapshots expire (runs of 150 s and more), grows
@@ -299,6 +310,77 @@ def txn_loop(bootstrap, topic, rate, stop, out):
             time.sleep(ahead)
 
 
+def java_txn_perf(bootstrap, topic, seconds, rate):
+    """Kafka's ProducerPerformance in 100 ms transactions with the Java
+    client's defaults (5 requests in flight: pipelined transactional batches);
+    returns (Popen, number of records)."""
+    jars = os.path.join(HERE, "..", "..", ".cache", "java", "tools", "*")
+    n = max(1, int(seconds * rate))
+    cmd = ["java", "-cp", jars, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
+           "--num-records", str(n), "--record-size", "100", "--throughput", str(rate),
+           "--transactional-id", "soak-java-txn", "--transaction-duration-ms", "100",
+           "--producer-props", "bootstrap.servers=" + bootstrap]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), n
+
+
+def txn_compacted_loop(bootstrap, topic, rate, stop, out):
+    """Transactions of 1-8 updates (every fifth a tombstone) over 50 keys on a
+    compacted topic's partition 0, every fourth aborted after a flush, with
+    librdkafka's defaults; out["latest"]: key -> last committed value (None: a
+    tombstone), out["errors"]."""
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": "soak-txn-compacted"})
+    p.init_transactions(60)
+    n = 0
+    start = time.monotonic()
+    while not stop.is_set():
+        commit = n % 4 != 3
+        ups = [(b"k%02d" % ((n * 7 + i) % 50),
+                None if (n + i) % 5 == 0 else b"v%07d-%d-%s" % (n, i, b"c" if commit else b"a"))
+               for i in range(1 + n % 8)]
+        try:
+            p.begin_transaction()
+            for k, v in ups:
+                p.produce(topic, key=k, value=v, partition=0)
+            if commit:
+                p.commit_transaction(60)
+                out["latest"].update(ups)
+            else:
+                p.flush(60)
+                p.abort_transaction(60)
+        except Exception as e:  # noqa: BLE001 - every failure is reported
+            out["errors"].append("transaction %d: %s" % (n, e))
+            return
+        n += 1
+        out["transactions"] = n
+        ahead = n / rate - (time.monotonic() - start)
+        if ahead > 0:
+            time.sleep(ahead)
+
+
+def read_latest(bootstrap, topic, isolation):
+    """Partition 0 from the start to its end at an isolation level: (key ->
+    latest value, tombstones removing the key; whether the end was reached)."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "soak-latest-" + isolation,
+                  "isolation.level": isolation, "enable.partition.eof": True,
+                  "enable.auto.commit": False})
+    c.assign([TopicPartition(topic, 0, -2)])
+    out, deadline = {}, time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                return out, True
+            if m.value() is None:
+                out.pop(m.key(), None)
+            else:
+                out[m.key()] = m.value()
+        return out, False
+    finally:
+        c.close()
+
+
 def read_values(bootstrap, topic, isolation):
     """Every value of the topic's partitions, start to end, at an isolation level."""
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "soak-read-" + isolation,
@@ -389,6 +471,17 @@ def main(argv=None):
                                          "lakestream.table.enabled": "true",
                                          "lakestream.table.commit.interval.ms": str(COMMIT_MS)})
 
+        java_topic = create_topic(b.bootstrap, "soak-txn-java", partitions=PARTS)
+        java_perf, java_n = java_txn_perf(b.bootstrap, java_topic, args.seconds,
+                                          max(1, args.rate // 5))
+        kc_topic = create_topic(b.bootstrap, "soak-txn-compacted", partitions=1,
+                                config={"cleanup.policy": "compact",
+                                        "delete.retention.ms": "2000",
+                                        "min.compaction.lag.ms": "0",
+                                        "max.compaction.lag.ms": "5000",
+                                        "min.cleanable.dirty.ratio": "0.1"})
+        kc_txns = {"latest": {}, "errors": [], "transactions": 0}
+
         acked = {t: {} for t in topics}          # topic -> {(partition, offset): value}
         failed = []
         lock = threading.Lock()
@@ -449,6 +542,9 @@ def main(argv=None):
         txn_stop = threading.Event()
         txn_thread = threading.Thread(target=txn_loop, args=(b.bootstrap, txn_topic, args.txn_rate,
                                                              txn_stop, txns))
+        kc_thread = threading.Thread(target=txn_compacted_loop,
+                                     args=(b.bootstrap, kc_topic, args.txn_rate, txn_stop, kc_txns))
+        kc_thread.start()
         threads = [threading.Thread(target=consumer_loop), threading.Thread(target=sampler_loop),
                    threading.Thread(target=reader_loop, args=(b.data_dir, tables[0], stop, reader))]
         txn_thread.start()
@@ -486,6 +582,12 @@ def main(argv=None):
         produced = i
         txn_stop.set()
         txn_thread.join()
+        kc_thread.join()
+        try:
+            java_out = java_perf.communicate(timeout=max(120, args.seconds))[0]
+        except subprocess.TimeoutExpired:
+            java_perf.kill()
+            java_out = java_perf.communicate()[0] + "\n(killed: still running)"
 
         # let the group and the tables catch up
         total_acked = sum(len(v) for v in acked.values())
@@ -549,6 +651,31 @@ def main(argv=None):
         trows = [r[2] for r in table_rows(b.data_dir, txn_topic)]
         checks["txn_table_rows"] = len(trows)
         checks["txn_table_equals_committed"] = sorted(trows) == sorted(txns["committed"])
+        # Kafka's ProducerPerformance, transactional with the Java defaults
+        sent = re.findall(r"^(\d+) records sent", java_out, re.M)  # the last: the total
+        checks["java_txn_exit"] = java_perf.returncode
+        checks["java_txn_records_sent"] = int(sent[-1]) if sent else None
+        checks["java_txn_errors"] = [l for l in java_out.splitlines()
+                                     if "Exception" in l and not l.startswith("\tat")][:5]
+        jrc, _low = read_values(b.bootstrap, java_topic, "read_committed")
+        checks["java_txn_read_committed"] = len(jrc)
+        java_ok = (java_perf.returncode == 0 and checks["java_txn_records_sent"] == java_n
+                   and len(jrc) == java_n)
+        checks["java_txn_ok"] = java_ok
+        # the transactional compacted topic, read across compactions
+        want = {k: v for k, v in kc_txns["latest"].items() if v is not None}
+        got, rc_end = read_latest(b.bootstrap, kc_topic, "read_committed")
+        _ru, ru_end = read_latest(b.bootstrap, kc_topic, "read_uncommitted")
+        checks["txn_compacted_transactions"] = kc_txns["transactions"]
+        checks["txn_compacted_errors"] = kc_txns["errors"][:5]
+        checks["txn_compacted_keys_wrong"] = sorted(
+            k.decode() for k in set(want) | set(got) if want.get(k) != got.get(k))[:20]
+        checks["txn_compacted_reached_end"] = rc_end and ru_end
+        markers = [int(x) for x in re.findall(r"and (\d+) transaction markers", b.log_text())]
+        checks["txn_compacted_markers_dropped"] = sum(markers)
+        kc_ok = (not kc_txns["errors"] and rc_end and ru_end and kc_txns["transactions"] > 0
+                 and not checks["txn_compacted_keys_wrong"])
+        checks["txn_compacted_ok"] = kc_ok
         txn_ok = (not txns["errors"] and checks["txn_aborted_visible"] == 0
                   and checks["txn_committed_missing"] == 0 and checks["txn_duplicated"] == 0
                   and checks["txn_uncommitted_missing"] == 0
@@ -636,7 +763,7 @@ def main(argv=None):
               and checks.get("upsert_table_equals_latest", False)
               and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
               and checks["max_wal_objects"] < 20000 and meta_ok and live_ok and maint_ok
-              and reader_ok and txn_ok)
+              and reader_ok and txn_ok and java_ok and kc_ok)
         checks["ok"] = ok
     finally:
         b.stop()
