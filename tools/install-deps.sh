@@ -2,6 +2,9 @@
 # Installs what Lakestream needs, and nothing twice.
 #
 #   tools/install-deps.sh build   Debian packages to compile the broker
+#   tools/install-deps.sh run     + kcat (make run: the README's first examples)
+#   tools/install-deps.sh client  kcat and .venv (make client-tools: the
+#                                 Python clients of the README's examples)
 #   tools/install-deps.sh test    + client tools and test dependencies:
 #                                 kcat, librdkafka-dev, JDK 17, maven, node/npm,
 #                                 Ceph radosgw/mon/osd (S3 server for tests),
@@ -58,10 +61,13 @@ apt_ensure() {
     fi
     say "apt-get install ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    if ! apt-get install -y --no-install-recommends "${missing[@]}"; then
+    # Another apt (unattended-upgrades on a fresh box) may hold the dpkg
+    # lock for minutes: wait for it rather than fail.
+    local lock=(-o DPkg::Lock::Timeout=600)
+    if ! apt-get "${lock[@]}" install -y --no-install-recommends "${missing[@]}"; then
         say "install failed; apt-get update and retry"
-        apt-get update
-        apt-get install -y --no-install-recommends "${missing[@]}"
+        apt-get "${lock[@]}" update
+        apt-get "${lock[@]}" install -y --no-install-recommends "${missing[@]}"
     fi
 }
 
@@ -173,6 +179,14 @@ case "$MODE" in
 build)
     install_build
     ;;
+run)
+    install_build
+    apt_ensure kcat
+    ;;
+client)
+    apt_ensure kcat
+    install_venv
+    ;;
 test)
     install_build
     install_test_system
@@ -184,6 +198,6 @@ test)
     install_java_iceberg
     ;;
 *)
-    die "usage: $0 build|test"
+    die "usage: $0 build|run|client|test"
     ;;
 esac

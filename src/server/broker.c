@@ -767,7 +767,10 @@ void ls_broker_free(ls_broker_t *b)
     ls_registry_free(b->registry); /* after the compactor, which reads it */
     ls_free(b->warehouse_uri);
     ls_logstore_free(b->logs);
-    if (b->cold) { /* after the log store: no cold read runs any more */
+    /* after the log store: no cold read runs any more. A broker that never
+     * served (its open failed) has no figures to tell: its last line stays
+     * the error that stopped it. */
+    if (b->cold && b->stopping) {
         ls_cold_tables_stats_t cs;
         ls_cold_tables_stats(b->cold, &cs);
         LS_INFO("broker",
@@ -781,8 +784,8 @@ void ls_broker_free(ls_broker_t *b)
                 (unsigned long long)cs.file_cache_evictions, (unsigned long long)cs.plan_loads,
                 (unsigned long long)cs.plan_hits, (unsigned long long)cs.stale,
                 (unsigned long long)cs.evictions);
-        ls_cold_tables_free(b->cold);
     }
+    if (b->cold) ls_cold_tables_free(b->cold);
     if (b->catalog) ls_catalog_close(b->catalog);
     ls_objstore_close(b->os);
     ls_meta_close(b->meta);
