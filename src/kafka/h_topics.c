@@ -264,6 +264,7 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
         r->ErrorMessage = ls_kstr_null();
         const char *why = NULL;
         int16_t err = LS_KERR_NONE;
+        char other[256]; /* a colliding topic's name */
         if (dup[i]) {
             err = LS_KERR_INVALID_REQUEST;
             why = ls_arena_printf(
@@ -274,6 +275,10 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
                                   "Topic name '%s' is illegal: use 1 to 249 characters of "
                                   "[a-zA-Z0-9._-], not '.' or '..'.",
                                   t->name);
+        } else if (ls_catalog_collision(b->catalog, LS_DEFAULT_NAMESPACE, t->name, other,
+                                        sizeof other)) {
+            err = LS_KERR_INVALID_TOPIC_EXCEPTION;
+            why = ls_arena_printf(a, "Topic '%s' collides with existing topic: %s", t->name, other);
         } else if (q->NumAssignments > 0 &&
                    (q->NumPartitions != -1 || q->ReplicationFactor != -1)) {
             err = LS_KERR_INVALID_REQUEST;
