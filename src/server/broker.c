@@ -130,6 +130,12 @@ static const char *svc_advertised_host(void *root) { return ls_broker_advertised
 static int32_t svc_advertised_port(void *root) { return ls_broker_advertised_port(root); }
 static void svc_tables_changed(void *root) { ls_broker_tables_changed(root); }
 
+static void svc_topics_deleted(void *root, int64_t delay_ms)
+{
+    ls_broker_t *b = root;
+    if (b->compactor) ls_compactor_reclaim_after(b->compactor, delay_ms);
+}
+
 static void svc_offload(void *root, void (*fn)(void *arg), void (*after)(void *arg), void *arg)
 {
     ls_broker_offload(root, fn, after, arg);
@@ -300,6 +306,7 @@ static void services_init(ls_broker_t *b)
         .table_held = svc_table_held,
         .table_skipped = svc_table_skipped,
         .tables_changed = svc_tables_changed,
+        .topics_deleted = svc_topics_deleted,
         .offload = svc_offload,
         .new_producer_id = svc_new_producer_id,
         .check_payload = svc_check_payload,
