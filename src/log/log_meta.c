@@ -7,7 +7,9 @@
 #include "base/alloc.h"
 
 /* A head is written as version 2 only when it holds transaction state, so
- * logs never written transactionally keep the version 1 bytes. */
+ * logs never written transactionally keep the version 1 bytes; as version 3
+ * (version 2 plus each producer's last batch timestamp) once a producer has
+ * such a timestamp, which idempotent appends set. */
 enum {
     HEAD_VERSION = 1,
     HEAD_VERSION_TXN = 2,
