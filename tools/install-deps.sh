@@ -83,10 +83,6 @@ install_build() {
 
 install_test_system() {
     apt_ensure "${TEST_PKGS[@]}"
-    # python3 -m venv: pyenv's interpreter has it built in; Debian's needs python3-venv.
-    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-        apt_ensure python3-venv
-    fi
     # Node: any node >= 14 with npm will do (nodesource's nodejs ships npm;
     # Debian splits it into nodejs + npm).
     if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
@@ -104,6 +100,10 @@ install_venv() {
     key="$(hash_of "$req") python$pyver"
     if stamp_ok venv "$key" && [ -x .venv/bin/python ]; then
         return 0
+    fi
+    # python3 -m venv: pyenv's interpreter has it built in; Debian's needs python3-venv.
+    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+        apt_ensure python3-venv
     fi
     say "creating .venv (python $pyver) from $req"
     rm -rf .venv
