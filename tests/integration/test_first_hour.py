@@ -17,10 +17,13 @@ import pytest
 import lsbroker
 
 BIN = lsbroker.binary_path()
+# LAKESTREAM_* variables are configuration to the binary (LAKESTREAM_BIN is the test's)
+ENV = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
 
 
 def _run(*args, **kw):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=60, **kw)
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=60, env=ENV,
+                          **kw)
 
 
 @pytest.mark.parametrize("cmd", [["serve", "--help"], ["serve", "-h"], ["check", "--help"],
@@ -123,7 +126,7 @@ def test_unwritable_data_dir_says_permission_denied(tmp_path):
         r = subprocess.run((prefix or []) + [BIN, "serve", "--data.dir=" + data,
                                              "--listeners=127.0.0.1:0", "--http.listen=",
                                              "--schema.registry.listen="],
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=60, env=ENV)
     finally:
         os.chmod(data, 0o755)
         if prefix:

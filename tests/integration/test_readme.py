@@ -157,7 +157,7 @@ def _session_program(blocks):
 def _run_examples(base, blocks, env):
     d = _workdir(base, "single")
     log = open(os.path.join(base, "broker.log"), "w")
-    broker = subprocess.Popen(["build/lakestream", "serve"], cwd=d, stdout=log,
+    broker = subprocess.Popen(["build/lakestream", "serve"], cwd=d, env=env, stdout=log,
                               stderr=subprocess.STDOUT)
     try:
         _wait_port(9092, broker, "the broker make run starts")
@@ -175,7 +175,8 @@ def _run_examples(base, blocks, env):
         rc = _stop(broker, "the broker")
         log.close()
     text = open(os.path.join(base, "broker.log")).read()
-    errors = [ln for ln in text.splitlines() if lsbroker.DIAG_ERROR_RE.match(ln)]
+    errors = [ln for ln in text.splitlines() if lsbroker.DIAG_ERROR_RE.match(ln) or
+              any(r.search(ln) for r in lsbroker.SANITIZER_RES)]
     if rc != 0 or errors:
         raise AssertionError("broker exit %s, ERROR lines: %s\n%s" % (rc, errors, text[-3000:]))
 
@@ -233,7 +234,8 @@ def _run_cluster(base, line, code, env):
             _stop(etcd, "etcd")
             out.close()
     text = open(out.name).read()
-    errors = [ln for ln in text.splitlines() if lsbroker.DIAG_ERROR_RE.match(ln)]
+    errors = [ln for ln in text.splitlines() if lsbroker.DIAG_ERROR_RE.match(ln) or
+              any(r.search(ln) for r in lsbroker.SANITIZER_RES)]
     if errors:
         raise AssertionError("README.md:%d: ERROR lines: %s" % (line, errors))
 
@@ -241,7 +243,9 @@ def _run_cluster(base, line, code, env):
 def main(base):
     _bring_loopback_up()
     blocks = readme_blocks()
-    env = dict(os.environ)
+    # LAKESTREAM_* variables are configuration to the binary (LAKESTREAM_BIN
+    # is the test's): a newcomer's shell has none
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
     # the Python of the examples is this interpreter (.venv/bin/python)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     _run_examples(base, blocks, env)
