@@ -112,6 +112,9 @@ def test_list_describe_and_producers_of_open_and_finished_transactions(broker):
     assert cli(b, "describe", "no-such-id").returncode == 2
     r = cli(b, "producers", "--topic", t, "--partition", "0")
     assert r.returncode == 0 and str(pid) in r.stdout
+    row = [ln for ln in r.stdout.splitlines() if ln.startswith(str(pid))][0]
+    assert row.split()[-1] == time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime((ts0 + 2) // 1000)) \
+        + ".%03dZ" % ((ts0 + 2) % 1000), row
 
     # an abort of a transaction its coordinator still runs is refused
     r = cli(b, "abort", "--topic", t, "--partition", "0", "--producer-id", str(pid))
