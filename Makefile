@@ -21,7 +21,7 @@ MAIN_OBJ := $(BUILD)/src/main.o
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps run test unit asan asan-test tsan clean format gen
+.PHONY: all deps run client-tools test unit asan asan-test tsan clean format gen
 all: $(BUILD)/lakestream $(UNIT_BINS) $(BUILD)/tools/kgen $(BUILD)/bench/cold_read_bench
 
 deps:
@@ -60,10 +60,19 @@ $(BUILD)/bench/cold_read_bench: bench/cold/cold_read_bench.c $(BUILD)/liblakestr
 gen: $(BUILD)/tools/kgen
 	$(BUILD)/tools/kgen src/kafka/messages $(KGEN_OUT)
 
-# First command of the README: install what is missing, build, serve.
-run: deps
-	@$(MAKE) --no-print-directory all
+# First command of the README: install what is missing (and kcat, which the
+# README's first examples use), build the broker alone, one job per core, serve.
+# The unit tests, the generator and the bench tool are `make all`'s.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+run:
+	@tools/install-deps.sh run
+	@$(MAKE) --no-print-directory -j$(NPROC) $(BUILD)/lakestream
 	./$(BUILD)/lakestream serve $(ARGS)
+
+# The clients the README's examples use: kcat and the Python venv .venv
+# (confluent-kafka, pyiceberg; pinned in tests/integration/requirements.txt).
+client-tools:
+	@tools/install-deps.sh client
 
 # Unit tests only (fast, in-memory backends).
 unit: all

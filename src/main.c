@@ -1,7 +1,7 @@
 /* lakestream: one binary.
  *   lakestream serve [--config FILE] [--key=value ...]
  *   lakestream check [--config FILE] [--key=value ...]   store connectivity
- *   lakestream help | --help     configuration keys and defaults
+ *   lakestream help | --help     configuration keys and defaults (also serve/check --help)
  *   lakestream groups ...        consumer-group admin over the Kafka protocol (cli/groups_cli.c)
  *   lakestream tables ...        table materialization policy (cli/tables_cli.c)
  *   lakestream transactions ...  transaction admin over the Kafka protocol (cli/transactions_cli.c)
@@ -9,8 +9,10 @@
  * Configuration precedence: defaults < properties file (--config or
  * LAKESTREAM_CONFIG) < LAKESTREAM_* environment < command-line flags. */
 #include <errno.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,17 +34,32 @@ static uv_signal_t sigterm, sigint;
 static uv_timer_t deadline;
 static int exit_code;
 
-static int mkdir_p(const char *path)
+/* Creates path and its missing parents. created (cap bytes) gets the
+ * outermost folder this call made, empty when path existed, so that a
+ * start-up that fails can take back what it created. */
+static int mkdir_p(const char *path, char *created, size_t cap)
 {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
+    created[0] = 0;
+    for (char *p = tmp + 1;; p++) {
+        if (*p && *p != '/') continue;
+        char c = *p;
         *p = 0;
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-        *p = '/';
+        if (mkdir(tmp, 0755) == 0) {
+            if (!created[0]) snprintf(created, cap, "%s", tmp);
+        } else if (errno != EEXIST) {
+            return -1;
+        }
+        if (!c) return 0;
+        *p = c;
     }
-    return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    remove(path);
+    return 0;
 }
 
 static void close_walk(uv_handle_t *h, void *arg)
@@ -84,6 +101,24 @@ static void usage(FILE *f)
             "       lakestream version\n");
 }
 
+/* The full help: the commands, then every configuration key. */
+static int help(void)
+{
+    usage(stdout);
+    printf("\nconfiguration keys (file key=value, env LAKESTREAM_KEY_NAME, flag --key=value):\n");
+    ls_config_print_help();
+    return 0;
+}
+
+/* serve and check take only configuration flags, so -h and --help anywhere
+ * among them ask for the help rather than name a key. */
+static bool asks_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return true;
+    return false;
+}
+
 static int serve(int argc, char **argv)
 {
     char err[512];
@@ -96,7 +131,8 @@ static int serve(int argc, char **argv)
     }
     ls_diag_level lvl;
     if (cfg.log_level && ls_diag_parse_level(cfg.log_level, &lvl) == 0) ls_diag_set_level(lvl);
-    if (mkdir_p(cfg.data_dir) != 0) {
+    char created[4096];
+    if (mkdir_p(cfg.data_dir, created, sizeof created) != 0) {
         fprintf(stderr, "lakestream: data.dir: cannot create '%s': %s\n", cfg.data_dir,
                 strerror(errno));
         ls_config_free(&cfg);
@@ -121,6 +157,9 @@ static int serve(int argc, char **argv)
         uv_walk(loop, close_walk, NULL);
         uv_run(loop, UV_RUN_DEFAULT);
         ls_broker_free(&broker);
+        /* a data dir this start made holds nothing but what the failed
+         * start wrote: leave the disk as it was */
+        if (created[0]) nftw(created, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
         ls_config_free(&cfg);
         return 1;
     }
@@ -157,6 +196,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if ((strcmp(argv[1], "serve") == 0 || strcmp(argv[1], "check") == 0) &&
+        asks_help(argc - 2, argv + 2))
+        return help();
     if (strcmp(argv[1], "serve") == 0) return serve(argc - 2, argv + 2);
     if (strcmp(argv[1], "check") == 0) return ls_check_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "groups") == 0) return ls_cli_groups(argc - 2, argv + 2);
@@ -167,13 +209,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
-        strcmp(argv[1], "-h") == 0) {
-        usage(stdout);
-        printf(
-            "\nconfiguration keys (file key=value, env LAKESTREAM_KEY_NAME, flag --key=value):\n");
-        ls_config_print_help();
-        return 0;
-    }
+        strcmp(argv[1], "-h") == 0)
+        return help();
+    fprintf(stderr, "lakestream: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;
 }

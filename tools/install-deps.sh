@@ -2,6 +2,9 @@
 # Installs what Lakestream needs, and nothing twice.
 #
 #   tools/install-deps.sh build   Debian packages to compile the broker
+#   tools/install-deps.sh run     + kcat (make run: the README's first examples)
+#   tools/install-deps.sh client  kcat and .venv (make client-tools: the
+#                                 Python clients of the README's examples)
 #   tools/install-deps.sh test    + client tools and test dependencies:
 #                                 kcat, librdkafka-dev, JDK 17, maven, node/npm,
 #                                 Ceph radosgw/mon/osd (S3 server for tests),
@@ -58,10 +61,13 @@ apt_ensure() {
     fi
     say "apt-get install ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    if ! apt-get install -y --no-install-recommends "${missing[@]}"; then
+    # Another apt (unattended-upgrades on a fresh box) may hold the dpkg
+    # lock for minutes: wait for it rather than fail.
+    local lock=(-o DPkg::Lock::Timeout=600)
+    if ! apt-get "${lock[@]}" install -y --no-install-recommends "${missing[@]}"; then
         say "install failed; apt-get update and retry"
-        apt-get update
-        apt-get install -y --no-install-recommends "${missing[@]}"
+        apt-get "${lock[@]}" update
+        apt-get "${lock[@]}" install -y --no-install-recommends "${missing[@]}"
     fi
 }
 
@@ -77,10 +83,6 @@ install_build() {
 
 install_test_system() {
     apt_ensure "${TEST_PKGS[@]}"
-    # python3 -m venv: pyenv's interpreter has it built in; Debian's needs python3-venv.
-    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-        apt_ensure python3-venv
-    fi
     # Node: any node >= 14 with npm will do (nodesource's nodejs ships npm;
     # Debian splits it into nodejs + npm).
     if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
@@ -98,6 +100,10 @@ install_venv() {
     key="$(hash_of "$req") python$pyver"
     if stamp_ok venv "$key" && [ -x .venv/bin/python ]; then
         return 0
+    fi
+    # python3 -m venv: pyenv's interpreter has it built in; Debian's needs python3-venv.
+    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+        apt_ensure python3-venv
     fi
     say "creating .venv (python $pyver) from $req"
     rm -rf .venv
@@ -173,6 +179,20 @@ case "$MODE" in
 build)
     install_build
     ;;
+run)
+    install_build
+    # kcat is for the README's first examples, not for serving: without root
+    # a missing one is named, and the broker still starts
+    if [ "$(id -u)" = 0 ]; then
+        apt_ensure kcat
+    elif [ -n "$(missing_pkgs kcat)" ]; then
+        say "the README's examples use kcat: sudo apt-get install -y kcat"
+    fi
+    ;;
+client)
+    apt_ensure kcat
+    install_venv
+    ;;
 test)
     install_build
     install_test_system
@@ -184,6 +204,6 @@ test)
     install_java_iceberg
     ;;
 *)
-    die "usage: $0 build|test"
+    die "usage: $0 build|run|client|test"
     ;;
 esac

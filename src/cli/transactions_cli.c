@@ -195,14 +195,17 @@ static int cmd_producers(ls_cli_conn_t *c, const char *topic, int32_t part)
 {
     ls_kafka_DescribeProducersResponse_PartitionResponse *p = describe_producers(c, topic, part);
     if (!p) return 1;
-    printf("%-20s %6s %14s %20s\n", "PRODUCER-ID", "EPOCH", "LAST-SEQUENCE", "OPEN-TXN-START");
+    printf("%-20s %6s %14s %20s  %s\n", "PRODUCER-ID", "EPOCH", "LAST-SEQUENCE", "OPEN-TXN-START",
+           "LAST-TIMESTAMP");
     for (int32_t i = 0; i < p->NumActiveProducers; i++) {
         ls_kafka_DescribeProducersResponse_ProducerState *s = &p->ActiveProducers[i];
         char start[24] = "-";
         if (s->CurrentTxnStartOffset >= 0)
             snprintf(start, sizeof start, "%lld", (long long)s->CurrentTxnStartOffset);
-        printf("%-20lld %6d %14d %20s\n", (long long)s->ProducerId, s->ProducerEpoch,
+        printf("%-20lld %6d %14d %20s  ", (long long)s->ProducerId, s->ProducerEpoch,
                s->LastSequence, start);
+        print_time(s->LastTimestamp); /* of its last batch */
+        printf("\n");
     }
     return 0;
 }

@@ -60,7 +60,10 @@
  * interval of data (e.g. 1 s), so there are more, smaller COs and index
  * entries (merged later, see key_compact), and one metadata scan per table
  * log per commit interval. Left: table-only passes do not reload the log
- * heads, so a log's fence is seen at the next full pass.
+ * heads, so a log's fence is seen at the next full pass. A deleted topic's
+ * storage goes at a pass of its own (reclaim_timer) file.delete.delay.ms
+ * after the broker that deleted it fenced its logs, or at the next retention
+ * check when that broker died first.
  *
  * Ownership (log_lease.c): a pass works on one log at a time as a task that
  * claims the log (an owner key attached to the compactor's lease) as soon as
@@ -254,10 +257,13 @@ struct ls_compactor {
     uv_work_t keepalive_work;
     bool keepalive_running;
     uv_timer_t retention_timer;
-    bool retention_due;  /* loop: a retention check is owed */
-    bool pass_retention; /* set by the loop before queueing a pass */
-    bool pass_compact;   /* idem: compaction enabled, or a kick */
-    trim_done_t *trims;  /* filled by the worker */
+    bool retention_due;       /* loop: a retention check is owed */
+    bool pass_retention;      /* set by the loop before queueing a pass */
+    uv_timer_t reclaim_timer; /* ls_compactor_reclaim_after: deleted topics' storage */
+    bool reclaim_due;         /* loop: a reclaim of deleted logs is owed */
+    bool pass_reclaim;        /* set by the loop before queueing a pass */
+    bool pass_compact;        /* idem: compaction enabled, or a kick */
+    trim_done_t *trims;       /* filled by the worker */
     /* worker: the table task in progress (table_task); the claim and the
      * batch are taken lazily, when a partition first has work, so an idle
      * table costs no write and no table load */
@@ -1167,7 +1173,8 @@ static void key_compact(ls_compactor_t *c, int64_t id, const ls_table_plan_strea
  * deletes them at zero), through the same crash-safe trim as retention, under
  * the same claim. What stays is the head and the start record (a few bytes
  * each): the fence itself, so the log id is never used again. Runs with the
- * retention checks. */
+ * retention checks, and file.delete.delay.ms after a deletion on this broker
+ * (ls_compactor_reclaim_after). */
 static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
 {
     ls_start_t start;
@@ -1571,8 +1578,8 @@ static void pass_work(uv_work_t *w)
         int64_t next_offset = h.next_offset;
         ls_head_clear(&h);
         if (fenced) {
-            if (c->pass_retention) reclaim_log(c, id, next_offset);
-            if (c->pass_retention) unfold_forget(c, id);
+            if (c->pass_retention || c->pass_reclaim) reclaim_log(c, id, next_offset);
+            if (c->pass_retention || c->pass_reclaim) unfold_forget(c, id);
             continue;
         }
         const ls_table_plan_stream_t *ts = ls_table_plan_find(&plan, id);
@@ -1661,7 +1668,7 @@ static void pass_after(uv_work_t *w, int status)
     }
     if (c->stopping)
         maybe_stopped(c);
-    else if (c->retention_due)
+    else if (c->retention_due || c->reclaim_due)
         start_pass(c, false); /* a check came due during the pass */
     else if (c->cfg.enabled)
         arm(c);
@@ -1695,8 +1702,10 @@ static void start_pass(ls_compactor_t *c, bool full)
     int64_t now = ls_clock_wall_ms();
     c->pass_retention = c->retention_due; /* retention visits every log */
     c->retention_due = false;
+    c->pass_reclaim = c->reclaim_due; /* and reclaiming, every deleted one */
+    c->reclaim_due = false;
     c->pass_compact = c->cfg.enabled || full;
-    c->pass_full = full || c->pass_retention || now >= c->next_full_ms;
+    c->pass_full = full || c->pass_retention || c->pass_reclaim || now >= c->next_full_ms;
     if (c->pass_full) c->next_full_ms = now + c->cfg.interval_ms;
     c->running = true;
     uint64_t renew = (uint64_t)(c->cfg.lease_ttl_ms / 3);
@@ -1712,6 +1721,25 @@ static void on_retention_timer(uv_timer_t *t)
     ls_compactor_t *c = t->data;
     c->retention_due = c->cfg.retention;
     start_pass(c, false);
+}
+
+static void on_reclaim_timer(uv_timer_t *t)
+{
+    ls_compactor_t *c = t->data;
+    c->reclaim_due = true;
+    start_pass(c, false);
+}
+
+void ls_compactor_reclaim_after(ls_compactor_t *c, int64_t delay_ms)
+{
+    if (c->stopping || !c->cfg.retention) return;
+    if (delay_ms < 0) delay_ms = 0;
+    /* several deletions: the earliest due one wins (a reclaim pass takes
+     * every deleted log, also those whose delay has not passed yet) */
+    if (uv_is_active((uv_handle_t *)&c->reclaim_timer) &&
+        uv_timer_get_due_in(&c->reclaim_timer) <= (uint64_t)delay_ms)
+        return;
+    uv_timer_start(&c->reclaim_timer, on_reclaim_timer, (uint64_t)delay_ms, 0);
 }
 
 /* One-shot: the next full pass, a table's commit interval from now (so each
@@ -1746,8 +1774,9 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     uv_timer_init(loop, &c->timer);
     uv_timer_init(loop, &c->lease_timer);
     uv_timer_init(loop, &c->retention_timer);
-    c->timer.data = c->lease_timer.data = c->retention_timer.data = c;
-    c->handles_open = 3;
+    uv_timer_init(loop, &c->reclaim_timer);
+    c->timer.data = c->lease_timer.data = c->retention_timer.data = c->reclaim_timer.data = c;
+    c->handles_open = 4;
     ls_table_marks_init(&c->marks);
     ls_i64map_init(&c->cursors);
     ls_i64map_init(&c->merge_due);
@@ -1815,6 +1844,7 @@ void ls_compactor_stop(ls_compactor_t *c, void (*done)(void *arg), void *arg)
     uv_close((uv_handle_t *)&c->timer, timer_closed);
     uv_close((uv_handle_t *)&c->lease_timer, timer_closed);
     uv_close((uv_handle_t *)&c->retention_timer, timer_closed);
+    uv_close((uv_handle_t *)&c->reclaim_timer, timer_closed);
 }
 
 void ls_compactor_free(ls_compactor_t *c)

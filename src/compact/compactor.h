@@ -70,6 +70,10 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
  * unless one is running; done (may be NULL) runs on the loop when that pass
  * (or the running one) finishes. */
 void ls_compactor_kick(ls_compactor_t *c, void (*done)(void *arg), void *arg);
+/* Topics were deleted (their logs fenced): their storage is reclaimed by a
+ * pass delay_ms from now (Kafka's file.delete.delay.ms), rather than at the
+ * next retention check. Keeps an earlier pending one. Loop thread. */
+void ls_compactor_reclaim_after(ls_compactor_t *c, int64_t delay_ms);
 /* Stops the timer and waits for a running pass; then calls done. */
 void ls_compactor_stop(ls_compactor_t *c, void (*done)(void *arg), void *arg);
 void ls_compactor_free(ls_compactor_t *c);

@@ -319,10 +319,21 @@ static int namespace_exists(const ls_rest_t *r, const char *ns, ls_http_response
     return n > 0;
 }
 
+/* A namespace as people write it, its levels joined by '.' (the 0x1F that
+ * separates them in a route would show raw in a message). */
+static const char *ns_text(const ls_rest_route_t *rt, char *buf)
+{
+    snprintf(buf, LS_REST_SEGMENT_MAX + 1, "%s", rt->ns);
+    for (char *p = buf; (p = strchr(p, UNIT_SEP)) != NULL;)
+        *p = '.';
+    return buf;
+}
+
 static void no_namespace(ls_http_response_t *resp, const ls_rest_route_t *rt)
 {
-    ls_http_error(resp, 404, "NoSuchNamespaceException", "namespace does not exist: %s%s", rt->ns,
-                  rt->ns_levels > 1 ? " (namespaces here have one level)" : "");
+    char nb[LS_REST_SEGMENT_MAX + 1];
+    ls_http_error(resp, 404, "NoSuchNamespaceException", "namespace does not exist: %s%s",
+                  ns_text(rt, nb), rt->ns_levels > 1 ? " (namespaces here have one level)" : "");
 }
 
 static json_t *make_namespace(const char *name, const void *ctx) { return namespace_json(name); }
@@ -437,6 +448,18 @@ static void load_table(const ls_rest_t *r, const ls_rest_route_t *rt, int head,
          * ns.t.snapshots needs exactly this answer. */
         int ns = rt->ns_levels == 1 ? namespace_exists(r, rt->ns, resp) : 0;
         if (ns < 0) return;
+        char nb[LS_REST_SEGMENT_MAX + 1];
+        if (rt->ns_levels > 1) {
+            /* "default.a.b" split at every dot: the topic a.b is the table
+             * ("default", "a.b") */
+            size_t first = strcspn(rt->ns, "\x1f");
+            ls_http_error(resp, 404, "NoSuchTableException",
+                          "table does not exist: namespace %s, table %s (namespaces here have one "
+                          "level: a table whose name has dots is named by the identifier "
+                          "(\"%.*s\", \"%s.%s\"))",
+                          ns_text(rt, nb), rt->name, (int)first, rt->ns, nb + first + 1, rt->name);
+            return;
+        }
         ls_http_error(resp, 404, "NoSuchTableException", "table does not exist: %s.%s%s", rt->ns,
                       rt->name, ns ? "" : " (no such namespace)");
         return;
@@ -538,12 +561,14 @@ void ls_rest_handle(void *arg, const ls_http_request_t *req, ls_http_response_t 
     case LS_REST_REPORT_METRICS:
         resp->status = 204; /* scan reports are accepted and dropped */
         return;
-    case LS_REST_LOAD_VIEW:
+    case LS_REST_LOAD_VIEW: {
+        char nb[LS_REST_SEGMENT_MAX + 1];
         ls_http_error(resp, 404, "NoSuchViewException",
                       "view does not exist: %s.%s "
                       "(this catalog has no views)",
-                      rt.ns, rt.name);
+                      ns_text(&rt, nb), rt.name);
         return;
+    }
     case LS_REST_UNSUPPORTED:
         ls_http_error(resp, 406, "UnsupportedOperationException",
                       "%s is not supported: this catalog is read-only; the broker creates and "

@@ -645,10 +645,18 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     ls_kconn_t *c = s->data;
     if (nread < 0) {
-        if (c->frame || c->size_got)
+        /* between requests, an end or a reset is how clients and health
+         * probes hang up: not worth a warning */
+        bool mid = c->frame || c->size_got;
+        if (c->frame)
             LS_WARN("kafka", "connection from %s ended mid-request (%zu of %zu bytes read)",
                     c->peer, c->frame_got, c->frame_len);
-        conn_close(c, nread == UV_EOF ? NULL : uv_strerror((int)nread));
+        else if (c->size_got)
+            LS_WARN("kafka", "connection from %s ended mid-request (%d of the 4 size bytes read)",
+                    c->peer, c->size_got);
+        conn_close(c, nread == UV_EOF || (nread == UV_ECONNRESET && !mid)
+                          ? NULL
+                          : uv_strerror((int)nread));
         return;
     }
     if (nread == 0) return;

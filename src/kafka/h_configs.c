@@ -99,7 +99,9 @@ static const topic_config_def_t topic_defs[] = {
      "compaction that first kept it (its batch's delete horizon, KIP-534), then goes at the "
      "next key compaction of the partition."},
     {"file.delete.delay.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "60000",
-     "log.segment.delete.delay.ms", NULL, "Delay before deleting a file (no effect: diskless)."},
+     "log.segment.delete.delay.ms", NULL,
+     "How long after the topic is deleted its storage (index entries, compacted objects, WAL "
+     "objects it alone holds) is deleted."},
     {"flush.messages", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, LONG_MAX_S,
      "log.flush.interval.messages", NULL, "No effect: data is durable in the object store."},
     {"flush.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, LONG_MAX_S, "log.flush.interval.ms", NULL,
@@ -179,6 +181,13 @@ static const topic_config_def_t *topic_def_find(const char *name)
     for (int i = 0; i < NTOPIC_DEFS; i++)
         if (strcmp(topic_defs[i].name, name) == 0) return &topic_defs[i];
     return NULL;
+}
+
+const char *ls_kafka_topic_config_value(const ls_stream_t *s, const char *name)
+{
+    const char *v = ls_stream_config_get(s, name);
+    const topic_config_def_t *d = v ? NULL : topic_def_find(name);
+    return v ? v : d && d->kind == VAL_FIXED ? d->def : NULL;
 }
 
 static const char *prop_get(const ls_prop_t *v, int n, const char *key)

@@ -264,6 +264,7 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
         r->ErrorMessage = ls_kstr_null();
         const char *why = NULL;
         int16_t err = LS_KERR_NONE;
+        char other[256]; /* a colliding topic's name */
         if (dup[i]) {
             err = LS_KERR_INVALID_REQUEST;
             why = ls_arena_printf(
@@ -274,6 +275,10 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
                                   "Topic name '%s' is illegal: use 1 to 249 characters of "
                                   "[a-zA-Z0-9._-], not '.' or '..'.",
                                   t->name);
+        } else if (ls_catalog_collision(b->catalog, LS_DEFAULT_NAMESPACE, t->name, other,
+                                        sizeof other)) {
+            err = LS_KERR_INVALID_TOPIC_EXCEPTION;
+            why = ls_arena_printf(a, "Topic '%s' collides with existing topic: %s", t->name, other);
         } else if (q->NumAssignments > 0 &&
                    (q->NumPartitions != -1 || q->ReplicationFactor != -1)) {
             err = LS_KERR_INVALID_REQUEST;
@@ -414,9 +419,27 @@ static void dt_work(void *arg)
     }
 }
 
+/* Every dropped topic's logs are fenced: their storage goes after the
+ * earliest of their file.delete.delay.ms, as Kafka deletes a deleted
+ * topic's files (not at the next retention check, minutes later). */
+static void dt_schedule_reclaim(dt_ctx_t *ctx)
+{
+    ls_kafka_services_t *b = ctx->req->svc;
+    int64_t delay = -1;
+    for (int32_t i = 0; i < ctx->n; i++) {
+        const ls_stream_t *s = ctx->t[i].dropped;
+        if (!s || ctx->t[i].st != LS_OK) continue;
+        const char *v = ls_kafka_topic_config_value(s, "file.delete.delay.ms");
+        int64_t d = v ? strtoll(v, NULL, 10) : 0; /* checked at create/alter: >= 0 */
+        if (delay < 0 || d < delay) delay = d;
+    }
+    if (delay >= 0 && b->topics_deleted) b->topics_deleted(b->root, delay);
+}
+
 static void dt_respond(dt_ctx_t *ctx)
 {
     ls_kreq_t *req = ctx->req;
+    dt_schedule_reclaim(ctx);
     bool answered = deadline_stop(&ctx->deadline);
     for (int32_t i = 0; i < ctx->n; i++)
         ls_stream_release(ctx->t[i].dropped);

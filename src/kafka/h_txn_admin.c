@@ -315,7 +315,7 @@ void ls_kafka_handle_describe_producers(ls_kreq_t *req)
                 o->ProducerId = ps[i].producer_id;
                 o->ProducerEpoch = ps[i].epoch;
                 o->LastSequence = ps[i].last_sequence;
-                o->LastTimestamp = -1; /* not kept in the head */
+                o->LastTimestamp = ps[i].last_timestamp;
                 o->CoordinatorEpoch = -1;
                 o->CurrentTxnStartOffset = ps[i].txn_first_offset;
             }

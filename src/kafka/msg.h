@@ -97,5 +97,9 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
 /* Validates one topic config for CreateTopics: known name (or "lakestream."
  * prefix) and a value of the right type. 0, or -1 with a message in err. */
 int ls_kafka_topic_config_check(const char *name, const char *value, char *err, int errlen);
+/* A Kafka topic config of stream s: its stored override, else the default
+ * of a config no broker setting supplies; NULL for others. */
+struct ls_stream;
+const char *ls_kafka_topic_config_value(const struct ls_stream *s, const char *name);
 
 #endif

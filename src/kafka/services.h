@@ -56,6 +56,9 @@ typedef struct ls_kafka_services {
     bool (*table_skipped)(void *root, int64_t stream_no, int64_t *records);
     /* A stream's table policy changed: compaction re-reads the policies now. */
     void (*tables_changed)(void *root);
+    /* Topics were deleted and their logs fenced: their storage is reclaimed
+     * delay_ms from now (file.delete.delay.ms). */
+    void (*topics_deleted)(void *root, int64_t delay_ms);
     /* Runs fn(arg) on a worker thread, then after(arg) on the loop thread. */
     void (*offload)(void *root, void (*fn)(void *arg), void (*after)(void *arg), void *arg);
     /* A new producer id, unique across brokers and restarts (blocking: call

@@ -7,8 +7,16 @@
 #include "base/alloc.h"
 
 /* A head is written as version 2 only when it holds transaction state, so
- * logs never written transactionally keep the version 1 bytes. */
-enum { HEAD_VERSION = 1, HEAD_VERSION_TXN = 2, IDX_VERSION = 1, START_VERSION = 1 };
+ * logs never written transactionally keep the version 1 bytes; as version 3
+ * (version 2 plus each producer's last batch timestamp) once a producer has
+ * such a timestamp, which idempotent appends set. */
+enum {
+    HEAD_VERSION = 1,
+    HEAD_VERSION_TXN = 2,
+    HEAD_VERSION_TS = 3,
+    IDX_VERSION = 1,
+    START_VERSION = 1
+};
 /* An index entry with a delete horizon (key-compacted objects holding
  * tombstones) is written as version 2: the horizon follows len. */
 enum { IDX_VERSION_HORIZON = 2 };
@@ -20,6 +28,15 @@ static bool head_has_txn_state(const ls_head_t *h)
         if (h->producers[i].txn_seq || h->producers[i].txn_first_offset ||
             h->producers[i].ended_seq)
             return true;
+    return false;
+}
+
+/* Version 3 carries producers' last batch timestamps: written only when one
+ * is known, so heads without them keep their older bytes. */
+static bool head_has_timestamps(const ls_head_t *h)
+{
+    for (int i = 0; i < h->nproducers; i++)
+        if (h->producers[i].last_timestamp) return true;
     return false;
 }
 
@@ -116,8 +133,9 @@ static void put_be(ls_buf_t *b, uint64_t v, int n)
 
 void ls_head_encode(const ls_head_t *h, ls_buf_t *out)
 {
-    bool txn = head_has_txn_state(h);
-    put_be(out, txn ? HEAD_VERSION_TXN : HEAD_VERSION, 1);
+    bool ts = head_has_timestamps(h);
+    bool txn = ts || head_has_txn_state(h); /* version 3 has version 2's fields */
+    put_be(out, ts ? HEAD_VERSION_TS : txn ? HEAD_VERSION_TXN : HEAD_VERSION, 1);
     put_be(out, h->fenced ? 1 : 0, 1);
     put_be(out, (uint64_t)h->next_offset, 8);
     put_be(out, (uint64_t)h->log_start, 8);
@@ -140,6 +158,7 @@ void ls_head_encode(const ls_head_t *h, ls_buf_t *out)
             put_be(out, (uint64_t)ps->txn_first_offset, 8);
             put_be(out, (uint64_t)ps->ended_seq, 8);
         }
+        if (ts) put_be(out, (uint64_t)ps->last_timestamp, 8);
     }
     if (txn) put_be(out, (uint64_t)h->max_aborted_span, 8);
 }
@@ -149,8 +168,10 @@ ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h)
     memset(h, 0, sizeof *h);
     cur_t c = {p, p + len, 0};
     uint64_t version = cur_be(&c, 1);
-    if (version != HEAD_VERSION && version != HEAD_VERSION_TXN) return LS_ECORRUPT;
-    bool txn = version == HEAD_VERSION_TXN;
+    if (version != HEAD_VERSION && version != HEAD_VERSION_TXN && version != HEAD_VERSION_TS)
+        return LS_ECORRUPT;
+    bool ts = version == HEAD_VERSION_TS;
+    bool txn = version != HEAD_VERSION;
     uint64_t flags = cur_be(&c, 1);
     if (flags & ~(uint64_t)1)
         return LS_ECORRUPT; /* unknown flag bits: written by a newer version or damaged */
@@ -186,11 +207,15 @@ ls_status ls_head_decode(const uint8_t *p, size_t len, ls_head_t *h)
                                      ps->txn_first_offset >= h->next_offset)))
                 c.bad = 1;
         }
+        if (ts) ps->last_timestamp = (int64_t)cur_be(&c, 8);
     }
     if (txn) {
         h->max_aborted_span = (int64_t)cur_be(&c, 8);
-        /* canonical: version 2 only with transaction state */
-        if (h->max_aborted_span < 0 || (!c.bad && !head_has_txn_state(h))) c.bad = 1;
+        /* canonical: version 2 only with transaction state, 3 only with a
+         * producer's timestamp */
+        if (h->max_aborted_span < 0 ||
+            (!c.bad && (ts ? !head_has_timestamps(h) : !head_has_txn_state(h))))
+            c.bad = 1;
     }
     if (c.bad || c.p != c.end || h->next_offset < h->log_start || h->log_start < 0) {
         ls_head_clear(h);

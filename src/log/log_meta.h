@@ -37,6 +37,10 @@ typedef struct ls_pstate {
     int64_t txn_seq;
     int64_t txn_first_offset;
     int64_t ended_seq;
+    /* The max timestamp of its last batch, as Kafka's producer state keeps
+     * it (DescribeProducers' LastTimestamp); 0: not known (a head written
+     * before version 3). */
+    int64_t last_timestamp;
 } ls_pstate_t;
 
 typedef struct ls_head {

@@ -375,6 +375,7 @@ int ls_logstore_producers(ls_logstore_t *ls, int64_t log_id, ls_log_producer_t *
         p->producer_id = ps->producer_id;
         p->epoch = ps->epoch;
         p->last_sequence = ps->nbatches > 0 ? ps->batches[ps->nbatches - 1].last_seq : -1;
+        p->last_timestamp = ps->last_timestamp ? ps->last_timestamp : -1;
         p->txn_seq = ps->txn_seq;
         p->txn_first_offset = ps->txn_seq > 0 ? ps->txn_first_offset : -1;
     }

@@ -110,6 +110,7 @@ typedef struct ls_log_producer {
     int64_t producer_id;
     int16_t epoch;
     int32_t last_sequence;    /* of its last batch the head remembers; -1: none */
+    int64_t last_timestamp;   /* the max timestamp of its last batch; -1: not known */
     int64_t txn_seq;          /* its transaction open on this log (log_txn.h); 0: none */
     int64_t txn_first_offset; /* that transaction's first offset; -1: none */
 } ls_log_producer_t;

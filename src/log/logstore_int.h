@@ -38,6 +38,7 @@ typedef struct ls_pending {
     void *arg;
     int64_t rel_offset; /* offsets before this entry within its section */
     int32_t offset_count;
+    int64_t max_timestamp; /* of the batch: its producer's last timestamp once committed */
     ls_producer_ref_t producer;
     int64_t txn_seq; /* transactional batch (0: none) */
     bool is_marker;

@@ -163,7 +163,8 @@ static void idem_unlink(ls_logstate_t *lg, ls_pending_t *p)
 }
 
 /* Records a committed idempotent batch in a head's producer state. */
-static void pstate_push(ls_head_t *h, const ls_producer_ref_t *pr, int64_t base_offset)
+static void pstate_push(ls_head_t *h, const ls_producer_ref_t *pr, int64_t base_offset,
+                        int64_t max_timestamp)
 {
     ls_pstate_t *ps = pstate_find(h, pr->producer_id);
     if (!ps) {
@@ -206,6 +207,7 @@ static void pstate_push(ls_head_t *h, const ls_producer_ref_t *pr, int64_t base_
     ps->batches[ps->nbatches].last_seq = pr->last_sequence;
     ps->batches[ps->nbatches].base_offset = base_offset;
     ps->nbatches++;
+    ps->last_timestamp = max_timestamp;
 }
 
 static void head_copy(ls_head_t *dst, const ls_head_t *src)
@@ -315,6 +317,7 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
     p->arg = arg;
     p->rel_offset = sec->offsets;
     p->offset_count = a->offset_count;
+    p->max_timestamp = a->max_timestamp;
     p->producer = a->producer;
     p->txn_seq = a->txn_seq;
     if (a->marker) {
@@ -569,7 +572,7 @@ static ls_status build_head_after(ls_section_t *s)
         if (ls_log_txn_check_batch(h, p->producer.producer_id, p->producer.producer_epoch,
                                    p->txn_seq) != LS_TXB_OK)
             return LS_EAGAIN;
-        pstate_push(h, &p->producer, offset);
+        pstate_push(h, &p->producer, offset, p->max_timestamp);
         ls_log_txn_apply_batch(h, p->producer.producer_id, p->txn_seq, offset);
     }
     return LS_OK;

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/clock.h"
@@ -659,6 +660,21 @@ static void sq_mkdirs(const char *path)
     ls_free(p);
 }
 
+/* Why the OS refuses to open or create the database file, 0 when it does
+ * not: SQLite's own text ("unable to open database file") hides it, and its
+ * last system errno may come from a probe of another file. */
+static int sq_open_errno(const char *path)
+{
+    if (access(path, R_OK | W_OK) == 0) return 0;
+    if (errno != ENOENT) return errno;
+    char *dir = ls_strdup(path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    int e = access(slash ? (*dir ? dir : "/") : ".", W_OK | X_OK) == 0 ? 0 : errno;
+    ls_free(dir);
+    return e;
+}
+
 ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen)
 {
     char eb[128];
@@ -678,8 +694,10 @@ ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen)
     int rc = sqlite3_open_v2(
         path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
-        snprintf(err, (size_t)errlen, "sqlite %s: open: %s", path,
-                 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+        int oserr = sq_open_errno(path);
+        snprintf(err, (size_t)errlen, "sqlite %s: open: %s%s%s", path,
+                 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc), oserr ? ": " : "",
+                 oserr ? strerror(oserr) : "");
         goto fail;
     }
     sqlite3_busy_timeout(s->db, SQ_BUSY_TIMEOUT_MS);

@@ -130,6 +130,12 @@ static const char *svc_advertised_host(void *root) { return ls_broker_advertised
 static int32_t svc_advertised_port(void *root) { return ls_broker_advertised_port(root); }
 static void svc_tables_changed(void *root) { ls_broker_tables_changed(root); }
 
+static void svc_topics_deleted(void *root, int64_t delay_ms)
+{
+    ls_broker_t *b = root;
+    if (b->compactor) ls_compactor_reclaim_after(b->compactor, delay_ms);
+}
+
 static void svc_offload(void *root, void (*fn)(void *arg), void (*after)(void *arg), void *arg)
 {
     ls_broker_offload(root, fn, after, arg);
@@ -300,6 +306,7 @@ static void services_init(ls_broker_t *b)
         .table_held = svc_table_held,
         .table_skipped = svc_table_skipped,
         .tables_changed = svc_tables_changed,
+        .topics_deleted = svc_topics_deleted,
         .offload = svc_offload,
         .new_producer_id = svc_new_producer_id,
         .check_payload = svc_check_payload,
@@ -767,7 +774,10 @@ void ls_broker_free(ls_broker_t *b)
     ls_registry_free(b->registry); /* after the compactor, which reads it */
     ls_free(b->warehouse_uri);
     ls_logstore_free(b->logs);
-    if (b->cold) { /* after the log store: no cold read runs any more */
+    /* after the log store: no cold read runs any more. A broker that never
+     * served (its open failed) has no figures to tell: its last line stays
+     * the error that stopped it. */
+    if (b->cold && b->stopping) {
         ls_cold_tables_stats_t cs;
         ls_cold_tables_stats(b->cold, &cs);
         LS_INFO("broker",
@@ -781,8 +791,8 @@ void ls_broker_free(ls_broker_t *b)
                 (unsigned long long)cs.file_cache_evictions, (unsigned long long)cs.plan_loads,
                 (unsigned long long)cs.plan_hits, (unsigned long long)cs.stale,
                 (unsigned long long)cs.evictions);
-        ls_cold_tables_free(b->cold);
     }
+    if (b->cold) ls_cold_tables_free(b->cold);
     if (b->catalog) ls_catalog_close(b->catalog);
     ls_objstore_close(b->os);
     ls_meta_close(b->meta);

@@ -762,6 +762,31 @@ static ls_status cat_cas_put(ls_catalog_t *c, const char *key, int64_t mod_rev, 
     return ls_meta_txn(c->meta, &cmp, 1, &op, 1, rev);
 }
 
+/* Equal once every '.' is read as '_'. */
+static bool cat_names_collide(const char *x, const char *y)
+{
+    for (; *x && *y; x++, y++)
+        if (*x != *y && !((*x == '.' || *x == '_') && (*y == '.' || *y == '_'))) return false;
+    return !*x && !*y;
+}
+
+bool ls_catalog_collision(ls_catalog_t *c, const char *ns, const char *name, char *other,
+                          size_t cap)
+{
+    if (!strpbrk(name, "._")) return false;
+    bool found = false;
+    pthread_mutex_lock(&c->mu);
+    for (size_t b = 0; b < c->map.nbuckets && !found; b++)
+        for (cat_node_t *node = c->map.by_name[b]; node && !found; node = node->name_next)
+            if (strcmp(node->s->ns, ns) == 0 && strcmp(node->s->name, name) != 0 &&
+                cat_names_collide(node->s->name, name)) {
+                snprintf(other, cap, "%s", node->s->name);
+                found = true;
+            }
+    pthread_mutex_unlock(&c->mu);
+    return found;
+}
+
 ls_status ls_catalog_create(ls_catalog_t *c, const char *ns, const char *name, int32_t partitions,
                             const ls_prop_t *config, int nconfig, int validate_only,
                             ls_stream_t **out, char *err, int errlen)
@@ -802,6 +827,12 @@ ls_status ls_catalog_create(ls_catalog_t *c, const char *ns, const char *name, i
         goto unlock;
     }
     if (st != LS_ENOTFOUND) goto meta_error;
+    char other[256]; /* a stream name: at most 249 bytes */
+    if (ls_catalog_collision(c, ns, name, other, sizeof other)) {
+        cat_err(err, errlen, "Topic '%s' collides with existing topic: %s", name, other);
+        st = LS_EINVAL;
+        goto unlock;
+    }
     if (validate_only) {
         st = LS_OK;
         goto unlock;

@@ -66,6 +66,13 @@ ls_status ls_catalog_reload(ls_catalog_t *c);
 /* Validation shared with the Kafka edge: [a-zA-Z0-9._-], 1..249, not "." or "..". */
 int ls_stream_name_valid(const char *name);
 
+/* Kafka's rule for metric names, where '.' and '_' read alike: true when
+ * another stream of ns (as this catalog knows them) has a name equal to name
+ * once every '.' is read as '_' ("a.b" and "a_b"); its name goes into other
+ * (cap bytes). Creating such a stream is refused. Does not block. */
+bool ls_catalog_collision(ls_catalog_t *c, const char *ns, const char *name, char *other,
+                          size_t cap);
+
 /* Mutations (blocking: call from a worker thread). */
 ls_status ls_catalog_create(ls_catalog_t *c, const char *ns, const char *name, int32_t partitions,
                             const ls_prop_t *config, int nconfig, int validate_only,

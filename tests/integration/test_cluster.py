@@ -84,9 +84,20 @@ def test_zone_hint_steers_leaders(cluster):
         cluster.add("--broker.rack=" + rack, *FAST)
     topic = unique_topic("zones")
     create_topic(cluster.bootstrap, topic, partitions=8)
-    for zone, node in (("a", 1), ("b", 2), ("c", 3)):
-        ls = leaders(cluster.bootstrap, topic, **{"client.id": "app,ls_az=" + zone})
-        assert set(ls.values()) == {node}, "zone %s: %s" % (zone, ls)
+    # every broker answers for itself once it lists all three brokers and has
+    # seen the topic (through the catalog watch: not at once on the others);
+    # a session lapsing for a moment on a loaded machine drops a broker from
+    # the answers until it renews, so the steering is awaited too
+    for b in cluster.brokers:
+        wait_until(lambda b=b: broker_ids(b.bootstrap) == [1, 2, 3], 30,
+                   what="3 brokers listed by broker %s" % b.bootstrap)
+        wait_until(lambda b=b: len(leaders(b.bootstrap, topic)) == 8, 30,
+                   what="topic on broker %s" % b.bootstrap)
+        for zone, node in (("a", 1), ("b", 2), ("c", 3)):
+            wait_until(lambda b=b, zone=zone, node=node: set(leaders(
+                b.bootstrap, topic, **{"client.id": "app,ls_az=" + zone}).values()) == {node},
+                30, what="zone %s's partitions led by node %d, asked of %s" % (zone, node,
+                                                                             b.bootstrap))
     # without a hint the leaders spread; a broker whose session lapsed for a moment
     # (a loaded machine, the ASan build) is left out until it renews
     wait_until(lambda: len(set(leaders(cluster.bootstrap, topic).values())) > 1, 15,

@@ -359,3 +359,27 @@ def test_delete_topics_gives_its_storage_back(broker_factory):
         n += sum(1 for m in c.consume(100, timeout=0.5) if m.error() is None)
     c.close()
     assert n == 30
+
+
+def test_deleted_topic_storage_goes_after_file_delete_delay_not_the_retention_check(
+        broker_factory):
+    """A deleted topic's storage used to come back only at the next retention
+    check (log.retention.check.interval.ms, 5 minutes by default). As Kafka
+    deletes a deleted topic's files file.delete.delay.ms after the deletion
+    (default 60000), the broker that deleted it reclaims it then: here the
+    topic's delay is 0 and the retention check keeps its 5-minute default."""
+    _local_store_only()
+    b = broker_factory("--compaction.interval.ms=200", "--wal.gc.grace.ms=0",
+                       "--compaction.lease.ttl.ms=2000", "--compaction.min.age.ms=0")
+    gone = create_topic(b.bootstrap, unique_topic("gone"), partitions=2,
+                        config={"file.delete.delay.ms": "0"})
+    _produce_batches(b.bootstrap, gone, 0, 20, 50)
+    _wait(lambda: _objects(b.data_dir, "co") and not _objects(b.data_dir, "wal"), 60,
+          "the topic compacted")
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    for f in a.delete_topics([gone]).values():
+        f.result(30)
+    # well inside the 5-minute retention check
+    _wait(lambda: not (_objects(b.data_dir, "co") | _objects(b.data_dir, "wal")), 120,
+          "the deleted topic's objects removed")
+    assert "storage reclaimed" in b.log_text()

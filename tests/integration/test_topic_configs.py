@@ -23,7 +23,7 @@ ROWS = {
     "compression.zstd.level": ("3", "no effect (documented)"),
     "delete.retention.ms": ("86400000", "applied"),
     "errors.deadletterqueue.group.enable": ("false", "Unknown topic config"),
-    "file.delete.delay.ms": ("60000", "no effect (documented)"),
+    "file.delete.delay.ms": ("60000", "applied"),  # test_retention.py: storage of a deleted topic
     "flush.messages": ("1000", "no effect (documented)"),
     "flush.ms": ("1000", "no effect (documented)"),
     "index.interval.bytes": ("4096", "no effect (documented)"),

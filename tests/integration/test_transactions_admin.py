@@ -67,8 +67,9 @@ def test_list_describe_and_producers_of_open_and_finished_transactions(broker):
     pd.produce(t, b"c", partition=1)
     pd.commit_transaction(30)
     po.begin_transaction()
+    ts0 = int(time.time() * 1000) - 60000
     for i in range(3):
-        po.produce(t, b"o%d" % i, partition=0)
+        po.produce(t, b"o%d" % i, partition=0, timestamp=ts0 + i)
     po.flush(30)
 
     rows = {r["TransactionalId"]: r for r in table(kafka_transactions(b, "list").stdout)}
@@ -93,6 +94,8 @@ def test_list_describe_and_producers_of_open_and_finished_transactions(broker):
     assert len(mine) == 1
     assert mine[0]["CurrentTransactionStartOffset"] == "0"
     assert mine[0]["LastSequence"] == "2"
+    # the max timestamp of its last batch, as Kafka keeps it (was -1)
+    assert mine[0]["LastTimestamp"] == str(ts0 + 2), mine
     assert mine[0]["LatestCoordinatorEpoch"] == "-1"
 
     # our CLI shows the same, and filters by state and age (ListTransactions v1)
@@ -109,6 +112,9 @@ def test_list_describe_and_producers_of_open_and_finished_transactions(broker):
     assert cli(b, "describe", "no-such-id").returncode == 2
     r = cli(b, "producers", "--topic", t, "--partition", "0")
     assert r.returncode == 0 and str(pid) in r.stdout
+    row = [ln for ln in r.stdout.splitlines() if ln.startswith(str(pid))][0]
+    assert row.split()[-1] == time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime((ts0 + 2) // 1000)) \
+        + ".%03dZ" % ((ts0 + 2) % 1000), row
 
     # an abort of a transaction its coordinator still runs is refused
     r = cli(b, "abort", "--topic", t, "--partition", "0", "--producer-id", str(pid))
@@ -135,9 +141,13 @@ def test_abort_a_hanging_transaction(broker):
     tid = "hang-" + uuid.uuid4().hex[:8]
     p = txn_producer(b, tid)
     p.begin_transaction()
+    # written 20 minutes ago: Kafka's find-hanging takes a transaction whose
+    # producer's last batch (DescribeProducers' LastTimestamp) is older than
+    # transaction.max.timeout.ms (15 min) as a candidate
+    old = int(time.time() * 1000) - 20 * 60000
     for part in (0, 1):
         for i in range(2):
-            p.produce(t, b"h%d" % i, partition=part)
+            p.produce(t, b"h%d" % i, partition=part, timestamp=old + i)
     p.flush(30)
     pid = int(table(kafka_transactions(b, "describe", "--transactional-id", tid).stdout)[0][
         "ProducerId"])

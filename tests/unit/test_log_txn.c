@@ -95,6 +95,40 @@ TEST(head_with_transactions_is_version_2_and_checked)
     ls_head_clear(&h);
 }
 
+TEST(head_with_producer_timestamps_is_version_3_and_canonical)
+{
+    ls_head_t h;
+    head2(&h);
+    h.producers[0].last_timestamp = 1700000000123LL; /* DescribeProducers' LastTimestamp */
+    CHECK(round_trips(&h, 3));
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_head_encode(&h, &b);
+    ls_head_t d;
+    CHECK_EQ_INT(ls_head_decode(b.data, b.len, &d), LS_OK);
+    CHECK_EQ_INT(d.producers[0].last_timestamp, 1700000000123LL);
+    CHECK_EQ_INT(d.producers[1].last_timestamp, 0);
+    ls_head_clear(&d);
+    ls_buf_free(&b);
+    /* with transaction state too */
+    h.producers[0].txn_seq = 3;
+    h.producers[0].txn_first_offset = 95;
+    h.producers[0].ended_seq = 2;
+    CHECK(round_trips(&h, 3));
+    /* version 3 without a timestamp is not canonical */
+    h.producers[0].txn_seq = h.producers[0].txn_first_offset = h.producers[0].ended_seq = 0;
+    ls_buf_init(&b);
+    ls_head_encode(&h, &b);
+    CHECK_EQ_INT(b.data[0], 3);
+    /* producer 0's timestamp: after its batch and its three transaction fields */
+    size_t at = 1 + 1 + 5 * 8 + 2 + 8 + 2 + 1 + 16 + 24;
+    CHECK_EQ_INT((int64_t)ls_be64_get(b.data + at), 1700000000123LL);
+    memset(b.data + at, 0, 8);
+    CHECK_EQ_INT(ls_head_decode(b.data, b.len, &d), LS_ECORRUPT);
+    ls_buf_free(&b);
+    ls_head_clear(&h);
+}
+
 TEST(batches_of_fenced_ended_or_mixed_producers_are_refused)
 {
     ls_head_t h;
@@ -249,6 +283,7 @@ int main(void)
 {
     RUN(head_without_transactions_keeps_version_1);
     RUN(head_with_transactions_is_version_2_and_checked);
+    RUN(head_with_producer_timestamps_is_version_3_and_canonical);
     RUN(batches_of_fenced_ended_or_mixed_producers_are_refused);
     RUN(markers_are_planned_once_and_abort_ranges_are_recorded);
     RUN(aborted_records_and_keys);
