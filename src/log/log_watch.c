@@ -37,6 +37,7 @@
 
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "base/loop_lag.h"
 #include "log/logstore_int.h"
 
 #define WATCH_PREFIX "/ls/"
@@ -256,6 +257,7 @@ static void on_async(uv_async_t *a)
     pthread_mutex_unlock(&ls->watch_mu);
     ls_logstate_t *woken[64];
     int nwoken = 0;
+    ls_loop_work_begin("metadata watch events");
     for (ls_watch_ev_t *e = list, *n; e; e = n) {
         n = e->next;
         if (nwoken == 64) { /* flush wakes in a long batch */
@@ -268,6 +270,7 @@ static void on_async(uv_async_t *a)
     }
     for (int i = 0; i < nwoken; i++)
         ls_reader_wake(ls, woken[i]);
+    ls_loop_work_end();
     ls_log_watch_resync_if_lost(ls);
 }
 
