@@ -29,6 +29,12 @@
  *      index already holds that key's state or a newer one, and a late old
  *      event would undo it until the next event of the key (seen after this
  *      broker's own unfold swaps, which reload the index, compact/unfold.c).
+ *  W5  One loop step applies at most WATCH_STEP_EVENTS events, cut only
+ *      between revisions (a txn's events, at most LS_META_MAX_TXN_OPS, go
+ *      together, so W1 holds), and signals itself for the rest: a burst
+ *      (another broker's compaction of thousands of entries, a resumed
+ *      watch) is spread over loop iterations instead of holding the loop
+ *      (issue 29 §8), and requests are served between them.
  * Threads: the callback runs on the store's watch thread and only copies
  * the relevant events into a queue (mutex) and signals an async handle;
  * the rest runs on the loop, except the resync's store calls (a worker). */
@@ -41,6 +47,7 @@
 #include "log/logstore_int.h"
 
 #define WATCH_PREFIX "/ls/"
+#define WATCH_STEP_EVENTS 512
 
 struct ls_watch_ev {
     struct ls_watch_ev *next;
@@ -251,10 +258,21 @@ static void on_async(uv_async_t *a)
 {
     ls_logstore_t *ls = a->data;
     pthread_mutex_lock(&ls->watch_mu);
-    ls_watch_ev_t *list = ls->watch_head;
-    ls->watch_head = NULL;
-    ls->watch_tail = &ls->watch_head;
+    ls_watch_ev_t *list = ls->watch_head, **cut = &list;
+    uint64_t n = 0;
+    int64_t rev = 0;
+    while (*cut && (n < WATCH_STEP_EVENTS || (*cut)->mod_rev == rev)) { /* W5 */
+        rev = (*cut)->mod_rev;
+        cut = &(*cut)->next;
+        n++;
+    }
+    ls->watch_head = *cut;
+    *cut = NULL;
+    if (!ls->watch_head) ls->watch_tail = &ls->watch_head;
+    bool more = ls->watch_head != NULL;
     pthread_mutex_unlock(&ls->watch_mu);
+    ls->stats.watch_events += n;
+    if (n > ls->stats.watch_step_max) ls->stats.watch_step_max = n;
     ls_logstate_t *woken[64];
     int nwoken = 0;
     ls_loop_work_begin("metadata watch events");
@@ -271,6 +289,8 @@ static void on_async(uv_async_t *a)
     for (int i = 0; i < nwoken; i++)
         ls_reader_wake(ls, woken[i]);
     ls_loop_work_end();
+    if (more && !uv_is_closing((uv_handle_t *)&ls->watch_async))
+        uv_async_send(&ls->watch_async); /* the rest in the next loop iteration */
     ls_log_watch_resync_if_lost(ls);
 }
 
