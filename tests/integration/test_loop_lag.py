@@ -113,3 +113,15 @@ def test_round_trips_answered_while_compaction_drops_many_small_entries(broker_f
         len(probes), max(probes), time.monotonic() - t0, h))
     # generous: the old code spent seconds per watch batch here
     assert h["loop"]["max_lag_ms"] < 2000, h
+
+
+def test_health_reports_the_loop_lag(broker_factory):
+    """GET /health carries the loop's lag (docs/OPERATIONS.md), answered by the
+    HTTP threads whatever the loop is doing."""
+    b = broker_factory()
+    h = _health(b)
+    assert h["status"] == "ok"
+    loop = h["loop"]
+    assert set(loop) == {"lag_ms", "max_lag_ms", "current_ms", "slow_iterations"}, h
+    assert all(isinstance(v, int) and v >= 0 for v in loop.values()), h
+    assert loop["lag_ms"] <= loop["max_lag_ms"]
