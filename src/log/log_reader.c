@@ -285,7 +285,32 @@ void ls_reader_index_del(ls_logstore_t *ls, ls_logstate_t *lg, int64_t last_offs
     ls_read_cache_drop_range(ls->cache, lg->log_id, lg->idx[i].first_offset, last_offset);
     ls_idx_clear(&lg->idx[i]);
     memmove(&lg->idx[i], &lg->idx[i + 1], (size_t)(lg->nidx - i - 1) * sizeof *lg->idx);
+    ls->stats.index_moves += (uint64_t)(lg->nidx - i - 1);
     lg->nidx--;
+}
+
+void ls_reader_index_del_many(ls_logstore_t *ls, ls_logstate_t *lg, const int64_t *lasts, int n)
+{
+    if (lg->idx_state != 2) {
+        for (int k = 0; k < n; k++)
+            ls_reader_index_del(ls, lg, lasts[k]);
+        return;
+    }
+    /* cleared entries (object NULL; objects are never NULL otherwise) keep
+     * their keys, so the searches stay valid; one sweep removes them all */
+    int lo = lg->nidx;
+    for (int k = 0; k < n; k++) {
+        int i = idx_ceiling(lg, lasts[k]);
+        if (i >= lg->nidx || lg->idx[i].last_offset != lasts[k] || !lg->idx[i].object) continue;
+        ls_read_cache_drop_range(ls->cache, lg->log_id, lg->idx[i].first_offset, lasts[k]);
+        ls_idx_clear(&lg->idx[i]);
+        if (i < lo) lo = i;
+    }
+    int w = lo;
+    for (int i = lo; i < lg->nidx; i++)
+        if (lg->idx[i].object) lg->idx[w++] = lg->idx[i];
+    ls->stats.index_moves += (uint64_t)(lg->nidx - lo);
+    lg->nidx = w;
 }
 
 void ls_reader_on_commit(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e,
