@@ -23,6 +23,7 @@
 
 #include "base/config.h"
 #include "base/diag.h"
+#include "base/loop_lag.h"
 #include "cli/cli.h"
 #include "server/broker.h"
 #include "server/check.h"
@@ -163,6 +164,8 @@ static int serve(int argc, char **argv)
         ls_config_free(&cfg);
         return 1;
     }
+    int lrc = ls_loop_lag_start(loop);
+    if (lrc != 0) LS_WARN("broker", "event loop lag is not measured: %s", uv_strerror(lrc));
     uv_signal_init(loop, &sigterm);
     uv_signal_start(&sigterm, on_signal, SIGTERM);
     uv_signal_init(loop, &sigint);

@@ -71,7 +71,8 @@
  * skips the log; every commit of the task (the index swap, a retention trim)
  * carries a compare on the owner key, so a task whose lease expired (a stall
  * longer than compaction.lease.ttl.ms) cannot commit. The lease is renewed
- * from the loop every ttl/3 while a pass runs. Logs without work are never
+ * every ttl/3 by the lease owner's own thread (log_lease.c), never from the
+ * loop, so a slow loop step cannot expire it. Logs without work are never
  * claimed: an idle pass writes nothing.
  *
  * Key compaction (keycompact.c, its own design note): a cleanup.policy=compact
@@ -99,6 +100,7 @@
 #include "base/crashpoint.h"
 #include "base/diag.h"
 #include "base/i64map.h"
+#include "base/loop_lag.h"
 #include "base/thread.h"
 #include "base/uuid.h"
 #include "compact/keycompact.h"
@@ -250,12 +252,9 @@ struct ls_compactor {
     bool pass_full;          /* set by the loop before queueing a pass */
     /* ownership (log_lease.c) and retention */
     ls_lease_owner_t *owner;
-    char owner_prefix[64];  /* this broker's part of owner names */
-    bool reclaimed;         /* a previous run's claims were freed */
-    ls_log_claim_t claim;   /* worker: the claim of the log being worked on */
-    uv_timer_t lease_timer; /* renews the lease while a pass runs */
-    uv_work_t keepalive_work;
-    bool keepalive_running;
+    char owner_prefix[64]; /* this broker's part of owner names */
+    bool reclaimed;        /* a previous run's claims were freed */
+    ls_log_claim_t claim;  /* worker: the claim of the log being worked on */
     uv_timer_t retention_timer;
     bool retention_due;       /* loop: a retention check is owed */
     bool pass_retention;      /* set by the loop before queueing a pass */
@@ -1599,6 +1598,7 @@ static void maybe_stopped(ls_compactor_t *c);
 static void pass_after(uv_work_t *w, int status)
 {
     ls_compactor_t *c = w->data;
+    ls_loop_work_begin("compaction results");
     c->running = false;
     c->stats.passes++;
     { /* publish this pass's table lags */
@@ -1638,7 +1638,6 @@ static void pass_after(uv_work_t *w, int status)
         ls_i64map_free(&c->skips_next);
         ls_i64map_init(&c->skips_next);
     }
-    uv_timer_stop(&c->lease_timer);
     for (result_t *r = c->results, *next; r; r = next) {
         next = r->next;
         if (r->put)
@@ -1666,34 +1665,13 @@ static void pass_after(uv_work_t *w, int status)
         d->fn(d->arg);
         ls_free(d);
     }
+    ls_loop_work_end();
     if (c->stopping)
         maybe_stopped(c);
     else if (c->retention_due || c->reclaim_due)
         start_pass(c, false); /* a check came due during the pass */
     else if (c->cfg.enabled)
         arm(c);
-}
-
-static void keepalive_work(uv_work_t *w)
-{
-    ls_compactor_t *c = w->data;
-    ls_lease_owner_keepalive(c->owner);
-}
-
-static void keepalive_after(uv_work_t *w, int status)
-{
-    ls_compactor_t *c = w->data;
-    c->keepalive_running = false;
-    if (c->stopping) maybe_stopped(c);
-}
-
-static void on_lease_timer(uv_timer_t *t)
-{
-    ls_compactor_t *c = t->data;
-    if (c->keepalive_running || c->stopping) return;
-    c->keepalive_running = true;
-    c->keepalive_work.data = c;
-    uv_queue_work(c->loop, &c->keepalive_work, keepalive_work, keepalive_after);
 }
 
 static void start_pass(ls_compactor_t *c, bool full)
@@ -1708,8 +1686,6 @@ static void start_pass(ls_compactor_t *c, bool full)
     c->pass_full = full || c->pass_retention || c->pass_reclaim || now >= c->next_full_ms;
     if (c->pass_full) c->next_full_ms = now + c->cfg.interval_ms;
     c->running = true;
-    uint64_t renew = (uint64_t)(c->cfg.lease_ttl_ms / 3);
-    uv_timer_start(&c->lease_timer, on_lease_timer, renew, renew);
     c->work.data = c;
     uv_queue_work(c->loop, &c->work, pass_work, pass_after);
 }
@@ -1772,11 +1748,10 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     snprintf(name, sizeof name, "%s/%08x", c->owner_prefix, nonce);
     c->owner = ls_lease_owner_new(meta, name, c->cfg.lease_ttl_ms);
     uv_timer_init(loop, &c->timer);
-    uv_timer_init(loop, &c->lease_timer);
     uv_timer_init(loop, &c->retention_timer);
     uv_timer_init(loop, &c->reclaim_timer);
-    c->timer.data = c->lease_timer.data = c->retention_timer.data = c->reclaim_timer.data = c;
-    c->handles_open = 4;
+    c->timer.data = c->retention_timer.data = c->reclaim_timer.data = c;
+    c->handles_open = 3;
     ls_table_marks_init(&c->marks);
     ls_i64map_init(&c->cursors);
     ls_i64map_init(&c->merge_due);
@@ -1820,10 +1795,10 @@ void ls_compactor_kick(ls_compactor_t *c, void (*done)(void *arg), void *arg)
     start_pass(c, true);
 }
 
-/* Stopped once the timers are closed and no pass or renewal is running. */
+/* Stopped once the timers are closed and no pass is running. */
 static void maybe_stopped(ls_compactor_t *c)
 {
-    if (c->handles_open || c->running || c->keepalive_running || !c->stop_done) return;
+    if (c->handles_open || c->running || !c->stop_done) return;
     void (*done)(void *) = c->stop_done;
     c->stop_done = NULL;
     done(c->stop_arg);
@@ -1842,7 +1817,6 @@ void ls_compactor_stop(ls_compactor_t *c, void (*done)(void *arg), void *arg)
     c->stop_done = done;
     c->stop_arg = arg;
     uv_close((uv_handle_t *)&c->timer, timer_closed);
-    uv_close((uv_handle_t *)&c->lease_timer, timer_closed);
     uv_close((uv_handle_t *)&c->retention_timer, timer_closed);
     uv_close((uv_handle_t *)&c->reclaim_timer, timer_closed);
 }

@@ -24,8 +24,16 @@
  *
  * One lease per owner (not per task) keeps grants out of the per-log path;
  * claims happen only for logs that have work, so an idle pass costs no
- * writes. The compactor renews the lease from a timer while a pass runs
- * (ttl/3). Threads: any; the lease id is guarded by a mutex. */
+ * writes. The owner's own thread renews the lease every ttl/3 while one is
+ * held (one keepalive per ttl/3 per broker, idle or not): never the event
+ * loop or the worker pool, so neither a slow loop step nor a pool busy with
+ * store reads can let a lease expire under a running task (issue 29 §8: a
+ * loop frozen for a minute lost the lease and the finished work with it),
+ * and a lease granted by one pass stays valid for the next (renewing only
+ * while a pass ran let a lease granted 29 s earlier expire under a task that
+ * had just claimed a log with it). A lease ends only when the process stops
+ * (free revokes it), dies (TTL), or cannot reach the store for a TTL.
+ * Threads: any; the lease id is guarded by a mutex; one renewal thread. */
 #include "compact/log_lease.h"
 
 #include <pthread.h>
@@ -33,15 +41,37 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "base/diag.h"
+#include "base/thread.h"
 
 struct ls_lease_owner {
     ls_meta_t *meta;
     char name[96];
     int64_t ttl_ms;
     pthread_mutex_t mu;
-    int64_t lease; /* 0: none */
+    int64_t lease;       /* 0: none */
+    pthread_cond_t cond; /* wakes the renewal thread to stop */
+    bool stop;
+    bool renewing; /* the renewal thread runs */
+    pthread_t thread;
 };
+
+static void *renew_thread(void *arg)
+{
+    ls_lease_owner_t *o = arg;
+    int64_t every = o->ttl_ms / 3 > 0 ? o->ttl_ms / 3 : 1;
+    pthread_mutex_lock(&o->mu);
+    while (!o->stop) {
+        ls_cond_wait_until(&o->cond, &o->mu, ls_clock_mono_ms() + every);
+        if (o->stop) break;
+        pthread_mutex_unlock(&o->mu);
+        ls_lease_owner_keepalive(o); /* says so itself when the lease is gone */
+        pthread_mutex_lock(&o->mu);
+    }
+    pthread_mutex_unlock(&o->mu);
+    return NULL;
+}
 
 ls_lease_owner_t *ls_lease_owner_new(ls_meta_t *meta, const char *name, int64_t ttl_ms)
 {
@@ -50,6 +80,14 @@ ls_lease_owner_t *ls_lease_owner_new(ls_meta_t *meta, const char *name, int64_t 
     snprintf(o->name, sizeof o->name, "%s", name);
     o->ttl_ms = ttl_ms;
     pthread_mutex_init(&o->mu, NULL);
+    ls_cond_init_mono(&o->cond);
+    int rc = ls_thread_start(&o->thread, "ls-lease", renew_thread, o);
+    o->renewing = rc == 0;
+    if (rc != 0)
+        LS_ERROR("compact",
+                 "starting the compaction lease renewal thread: %s; a lease lasts %lld ms from "
+                 "its grant, so passes longer than that will not commit",
+                 strerror(rc), (long long)ttl_ms);
     return o;
 }
 
@@ -81,7 +119,15 @@ int ls_lease_owner_reclaim(ls_lease_owner_t *o, const char *prefix)
 void ls_lease_owner_free(ls_lease_owner_t *o)
 {
     if (!o) return;
+    if (o->renewing) {
+        pthread_mutex_lock(&o->mu);
+        o->stop = true;
+        pthread_cond_signal(&o->cond);
+        pthread_mutex_unlock(&o->mu);
+        pthread_join(o->thread, NULL);
+    }
     if (o->lease) ls_meta_lease_revoke(o->meta, o->lease);
+    pthread_cond_destroy(&o->cond);
     pthread_mutex_destroy(&o->mu);
     ls_free(o);
 }

@@ -22,9 +22,11 @@ typedef struct ls_log_claim {
     char key[64];
 } ls_log_claim_t;
 
-/* name identifies the owner in the key's value (diagnostics). No I/O. */
+/* name identifies the owner in the key's value (diagnostics). No I/O; starts
+ * the thread that renews the lease every ttl_ms/3 while one is held. */
 ls_lease_owner_t *ls_lease_owner_new(ls_meta_t *meta, const char *name, int64_t ttl_ms);
-/* Revokes the lease if one is held (blocking): owner keys left go at once. */
+/* Stops the renewal thread and revokes the lease if one is held (blocking):
+ * owner keys left go at once. */
 void ls_lease_owner_free(ls_lease_owner_t *o);
 /* Frees the claims a previous run of this owner left (owner keys whose value
  * is "<prefix>/..." but not this owner's name): revokes their leases, so the
@@ -32,7 +34,8 @@ void ls_lease_owner_free(ls_lease_owner_t *o);
  * no live process uses (the broker's id, once its registration took over).
  * Returns the number of leases revoked. Blocking. */
 int ls_lease_owner_reclaim(ls_lease_owner_t *o, const char *prefix);
-/* Renews the lease, if one is held. LS_ENOTFOUND: it had expired (the owner
+/* Renews the lease, if one is held (the renewal thread does, every ttl/3).
+ * LS_ENOTFOUND: it had expired (the owner
  * keys attached to it are gone; claims made under it can no longer commit);
  * the owner forgets it and the next claim grants a new one. Blocking. */
 ls_status ls_lease_owner_keepalive(ls_lease_owner_t *o);

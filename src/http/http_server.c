@@ -28,6 +28,7 @@
 
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "base/loop_lag.h"
 #include "base/utf8.h"
 
 struct ls_http_server {
@@ -145,7 +146,16 @@ static void dispatch(ls_http_server_t *s, const ls_http_request_t *req, ls_http_
             return;
         }
         resp->status = 200;
-        ls_buf_printf(&resp->body, "{\"status\":\"ok\"}");
+        ls_buf_printf(&resp->body, "{\"status\":\"ok\"");
+        ls_loop_lag_status_t lag;
+        ls_loop_lag_get(&lag);
+        if (lag.started) /* served off the loop: a stall in progress shows in current_ms */
+            ls_buf_printf(&resp->body,
+                          ",\"loop\":{\"lag_ms\":%lld,\"max_lag_ms\":%lld,\"current_ms\":%lld,"
+                          "\"slow_iterations\":%llu}",
+                          (long long)lag.recent_ms, (long long)lag.max_ms,
+                          (long long)lag.current_ms, (unsigned long long)lag.slow);
+        ls_buf_append_u8(&resp->body, '}');
         return;
     }
     const ls_http_mount_t *m = find_mount(s, req->path);

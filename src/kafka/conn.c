@@ -77,6 +77,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/loop_lag.h"
 #include "base/clock.h"
 #include "base/diag.h"
 #include "base/hash.h"
@@ -505,7 +506,9 @@ static void dispatch_frame(ls_kconn_t *c, uint8_t *frame, size_t len)
             return;
         }
     }
+    ls_loop_work_begin(api->name);
     api->handler(req);
+    ls_loop_work_end();
     return;
 bad:
     ls_free(frame);

@@ -41,6 +41,7 @@
 
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "base/loop_lag.h"
 #include "log/co_format.h"
 #include "log/logstore_int.h"
 #include "records/records.h"
@@ -142,6 +143,16 @@ static void idx_clear(ls_logstate_t *lg)
 
 static void start_load(ls_logstore_t *ls, ls_logstate_t *lg);
 
+static void load_after(uv_work_t *w, int status);
+
+/* load_after, named for the loop-lag report (base/loop_lag.h) */
+static void load_after_marked(uv_work_t *w, int status)
+{
+    ls_loop_work_begin("index load completion");
+    load_after(w, status);
+    ls_loop_work_end();
+}
+
 static void load_after(uv_work_t *w, int status)
 {
     load_job_t *j = w->data;
@@ -204,7 +215,7 @@ static void start_load(ls_logstore_t *ls, ls_logstate_t *lg)
     j->log_id = lg->log_id;
     j->work.data = j;
     lg->idx_state = 1;
-    uv_queue_work(ls->loop, &j->work, load_work, load_after);
+    uv_queue_work(ls->loop, &j->work, load_work, load_after_marked);
 }
 
 static int idx_ceiling(const ls_logstate_t *lg, int64_t offset);
@@ -274,7 +285,32 @@ void ls_reader_index_del(ls_logstore_t *ls, ls_logstate_t *lg, int64_t last_offs
     ls_read_cache_drop_range(ls->cache, lg->log_id, lg->idx[i].first_offset, last_offset);
     ls_idx_clear(&lg->idx[i]);
     memmove(&lg->idx[i], &lg->idx[i + 1], (size_t)(lg->nidx - i - 1) * sizeof *lg->idx);
+    ls->stats.index_moves += (uint64_t)(lg->nidx - i - 1);
     lg->nidx--;
+}
+
+void ls_reader_index_del_many(ls_logstore_t *ls, ls_logstate_t *lg, const int64_t *lasts, int n)
+{
+    if (lg->idx_state != 2) {
+        for (int k = 0; k < n; k++)
+            ls_reader_index_del(ls, lg, lasts[k]);
+        return;
+    }
+    /* cleared entries (object NULL; objects are never NULL otherwise) keep
+     * their keys, so the searches stay valid; one sweep removes them all */
+    int lo = lg->nidx;
+    for (int k = 0; k < n; k++) {
+        int i = idx_ceiling(lg, lasts[k]);
+        if (i >= lg->nidx || lg->idx[i].last_offset != lasts[k] || !lg->idx[i].object) continue;
+        ls_read_cache_drop_range(ls->cache, lg->log_id, lg->idx[i].first_offset, lasts[k]);
+        ls_idx_clear(&lg->idx[i]);
+        if (i < lo) lo = i;
+    }
+    int w = lo;
+    for (int i = lo; i < lg->nidx; i++)
+        if (lg->idx[i].object) lg->idx[w++] = lg->idx[i];
+    ls->stats.index_moves += (uint64_t)(lg->nidx - lo);
+    lg->nidx = w;
 }
 
 void ls_reader_on_commit(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e,
@@ -662,6 +698,16 @@ static void maybe_prefetch(ls_logstore_t *ls, ls_logstate_t *lg, int i, const ls
     prefetch_start(ls, lg->log_id, e, false, &nb);
 }
 
+static void get_after(uv_work_t *w, int status);
+
+/* get_after, named for the loop-lag report (base/loop_lag.h) */
+static void get_after_marked(uv_work_t *w, int status)
+{
+    ls_loop_work_begin("store read completion");
+    get_after(w, status);
+    ls_loop_work_end();
+}
+
 static void get_after(uv_work_t *w, int status)
 {
     ls_read_op_t *op = w->data;
@@ -777,7 +823,7 @@ static void start_get(ls_read_op_t *op, int kind, const ls_idx_entry_t *e, uint6
     ls_chunk_release(op->got_chunk);
     op->got_chunk = NULL;
     op->work.data = op;
-    uv_queue_work(op->ls->loop, &op->work, get_work, get_after);
+    uv_queue_work(op->ls->loop, &op->work, get_work, get_after_marked);
 }
 
 /* ------------------------------------------------------- in-table ranges */

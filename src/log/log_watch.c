@@ -8,7 +8,9 @@
  *   head PUT          -> the log's head, when newer than ours (mod_rev);
  *                        state is created for logs this broker never saw
  *   index PUT / DEL   -> ls_reader_index_put / _del (the key-value view of
- *                        the stored index; buffered while a load runs)
+ *                        the stored index; buffered while a load runs);
+ *                        consecutive DELs of one loaded index (a swap's
+ *                        txn) -> ls_reader_index_del_many, one pass
  *   log start PUT     -> ls_trim_learn (start and trimmed bytes only grow)
  * then wakes the long-polls of every log whose head moved.
  *
@@ -29,6 +31,12 @@
  *      index already holds that key's state or a newer one, and a late old
  *      event would undo it until the next event of the key (seen after this
  *      broker's own unfold swaps, which reload the index, compact/unfold.c).
+ *  W5  One loop step applies at most WATCH_STEP_EVENTS events, cut only
+ *      between revisions (a txn's events, at most LS_META_MAX_TXN_OPS, go
+ *      together, so W1 holds), and signals itself for the rest: a burst
+ *      (another broker's compaction of thousands of entries, a resumed
+ *      watch) is spread over loop iterations instead of holding the loop
+ *      (issue 29 §8), and requests are served between them.
  * Threads: the callback runs on the store's watch thread and only copies
  * the relevant events into a queue (mutex) and signals an async handle;
  * the rest runs on the loop, except the resync's store calls (a worker). */
@@ -37,9 +45,11 @@
 
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "base/loop_lag.h"
 #include "log/logstore_int.h"
 
 #define WATCH_PREFIX "/ls/"
+#define WATCH_STEP_EVENTS 512
 
 struct ls_watch_ev {
     struct ls_watch_ev *next;
@@ -168,6 +178,45 @@ static void apply_event(ls_logstore_t *ls, const ls_watch_ev_t *e, ls_logstate_t
     ls_idx_clear(&ie);
 }
 
+/* The deletion of a loaded index's key, as apply_event would apply it: its
+ * log and last offset. */
+static ls_logstate_t *loaded_idx_del(ls_logstore_t *ls, const ls_watch_ev_t *e, int64_t *last)
+{
+    int64_t id;
+    if (e->kind != LS_META_EV_DEL || ls_log_idx_key_parse(e->key, e->klen, &id, last) != 0)
+        return NULL;
+    ls_logstate_t *lg = ls_logstate_get(ls, id, false);
+    return lg && lg->idx_state == 2 ? lg : NULL;
+}
+
+/* Applies e and the deletions of the same loaded index right after it (a
+ * compaction swap's txn) in one pass over that index; returns the next event
+ * to apply, or e itself when e is no such deletion. Frees what it applied. */
+static ls_watch_ev_t *apply_idx_dels(ls_logstore_t *ls, ls_watch_ev_t *e)
+{
+    int64_t last;
+    ls_logstate_t *lg = loaded_idx_del(ls, e, &last), *next_lg;
+    if (!lg) return e;
+    int64_t *lasts = NULL;
+    int n = 0, cap = 0;
+    do {
+        if (!(lg->idx_rev > 0 && e->mod_rev <= lg->idx_rev)) { /* W4 */
+            if (n == cap) {
+                cap = cap ? 2 * cap : 32;
+                lasts = ls_realloc(lasts, (size_t)cap * sizeof *lasts);
+            }
+            lasts[n++] = last;
+        }
+        ls_watch_ev_t *next = e->next;
+        ls_free(e);
+        e = next;
+        next_lg = e ? loaded_idx_del(ls, e, &last) : NULL;
+    } while (e && next_lg == lg);
+    ls_reader_index_del_many(ls, lg, lasts, n);
+    ls_free(lasts);
+    return e;
+}
+
 /* ------------------------------------------------------------------ resync */
 
 typedef struct resync_job {
@@ -255,24 +304,41 @@ static void on_async(uv_async_t *a)
 {
     ls_logstore_t *ls = a->data;
     pthread_mutex_lock(&ls->watch_mu);
-    ls_watch_ev_t *list = ls->watch_head;
-    ls->watch_head = NULL;
-    ls->watch_tail = &ls->watch_head;
+    ls_watch_ev_t *list = ls->watch_head, **cut = &list;
+    uint64_t n = 0;
+    int64_t rev = 0;
+    while (*cut && (n < WATCH_STEP_EVENTS || (*cut)->mod_rev == rev)) { /* W5 */
+        rev = (*cut)->mod_rev;
+        cut = &(*cut)->next;
+        n++;
+    }
+    ls->watch_head = *cut;
+    *cut = NULL;
+    if (!ls->watch_head) ls->watch_tail = &ls->watch_head;
+    bool more = ls->watch_head != NULL;
     pthread_mutex_unlock(&ls->watch_mu);
+    ls->stats.watch_events += n;
+    if (n > ls->stats.watch_step_max) ls->stats.watch_step_max = n;
     ls_logstate_t *woken[64];
     int nwoken = 0;
+    ls_loop_work_begin("metadata watch events");
     for (ls_watch_ev_t *e = list, *n; e; e = n) {
-        n = e->next;
         if (nwoken == 64) { /* flush wakes in a long batch */
             for (int i = 0; i < nwoken; i++)
                 ls_reader_wake(ls, woken[i]);
             nwoken = 0;
         }
+        n = apply_idx_dels(ls, e);
+        if (n != e) continue;
+        n = e->next;
         apply_event(ls, e, woken, &nwoken, 64);
         ls_free(e);
     }
     for (int i = 0; i < nwoken; i++)
         ls_reader_wake(ls, woken[i]);
+    ls_loop_work_end();
+    if (more && !uv_is_closing((uv_handle_t *)&ls->watch_async))
+        uv_async_send(&ls->watch_async); /* the rest in the next loop iteration */
     ls_log_watch_resync_if_lost(ls);
 }
 

@@ -227,6 +227,9 @@ typedef struct ls_logstore_stats {
     uint64_t cold_reads;      /* of them, reads of in-table ranges (cold_source.h) */
     uint64_t read_buffers_reused, read_buffers_allocated; /* GET buffers (base/chunk.h pool) */
     int64_t buffered_bytes, inflight_bytes, cache_bytes;
+    uint64_t watch_events;   /* metadata watch events applied (log_watch.c) */
+    uint64_t watch_step_max; /* most of them applied in one loop step */
+    uint64_t index_moves;    /* index entries shifted by deletes (the work they cost) */
 } ls_logstore_stats_t;
 void ls_logstore_stats(const ls_logstore_t *ls, ls_logstore_stats_t *out);
 #endif

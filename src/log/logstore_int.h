@@ -206,6 +206,10 @@ void ls_reader_drop_log(ls_logstore_t *ls, ls_logstate_t *lg);
  * broker's commits and from the metadata watch (log_watch.c). */
 void ls_reader_index_put(ls_logstore_t *ls, ls_logstate_t *lg, const ls_idx_entry_t *e);
 void ls_reader_index_del(ls_logstore_t *ls, ls_logstate_t *lg, int64_t last_offset);
+/* Deletes n keys at once: one pass over the index from the first deleted
+ * entry instead of one move of the index's tail per key (a compaction swap
+ * deletes up to compaction.max.entries consecutive keys in one txn). */
+void ls_reader_index_del_many(ls_logstore_t *ls, ls_logstate_t *lg, const int64_t *lasts, int n);
 void ls_reader_replay_clear(ls_logstate_t *lg);
 /* log_aborted.c: aborted ranges committed (here or, via the watch,
  * elsewhere); the log start moved; forget the list (reload on next use);

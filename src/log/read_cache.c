@@ -5,6 +5,7 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/i64map.h"
 #include "records/records.h"
 
 /* Entry framing: an entry is a RecordBatch v2 (records/records.h has the one
@@ -15,31 +16,168 @@
 #define ENTRY_LAST_DELTA_AT LS_RB_OFF_LAST_OFFSET_DELTA
 #define ENTRY_MAX_TS_AT LS_RB_OFF_MAX_TIMESTAMP
 
+/* Index: per log (i64map log_id -> cache_log_t), a treap of the log's items
+ * ordered by (last_offset, seq) -- seq breaks ties, since a footer shares its
+ * key with its last block and stale runs may overlap fresh ones -- where each
+ * node also holds the smallest first_offset of its subtree (min_first). A
+ * lookup of (log, last) and a drop of the items overlapping [first, last]
+ * then skip every subtree that ends before `first` (order) or starts after
+ * `last` (min_first): O(log n + items found), whatever the cache holds.
+ * `visits` counts the nodes examined, the test hook that bounds that work. */
+typedef struct cache_log {
+    ls_cache_run_t *root;
+    size_t n;
+} cache_log_t;
+
 struct ls_read_cache {
     size_t max_bytes;
     size_t bytes;
     size_t peak;
-    ls_cache_run_t **table;
-    size_t nbuckets;
+    ls_i64map_t logs;   /* log_id -> cache_log_t */
+    uint64_t seq;       /* next item's tie-break */
+    uint64_t rng;       /* treap priorities (xorshift) */
+    uint64_t visits;    /* index nodes examined (ls_read_cache_visits) */
     ls_cache_run_t lru; /* sentinel: lru.lru_next = most recent */
 };
-
-static size_t bucket_of(const ls_read_cache_t *c, int64_t log_id, int64_t last)
-{
-    uint64_t h =
-        ((uint64_t)log_id * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)last * 0xC2B2AE3D27D4EB4Full);
-    return (size_t)(h >> 20) % c->nbuckets;
-}
 
 ls_read_cache_t *ls_read_cache_new(size_t max_bytes)
 {
     ls_read_cache_t *c = LS_NEW(ls_read_cache_t);
     c->max_bytes = max_bytes;
-    c->nbuckets = 4096;
-    c->table = LS_NEWN(ls_cache_run_t *, c->nbuckets);
+    ls_i64map_init(&c->logs);
+    c->rng = 0x2545F4914F6CDD1Dull;
     c->lru.lru_next = c->lru.lru_prev = &c->lru;
     return c;
 }
+
+/* ------------------------------------------------------------------ treap */
+
+static bool key_less(const ls_cache_run_t *a, const ls_cache_run_t *b)
+{
+    return a->last_offset < b->last_offset || (a->last_offset == b->last_offset && a->seq < b->seq);
+}
+
+static void t_fix(ls_cache_run_t *n)
+{
+    int64_t m = n->first_offset;
+    if (n->tl && n->tl->min_first < m) m = n->tl->min_first;
+    if (n->tr && n->tr->min_first < m) m = n->tr->min_first;
+    n->min_first = m;
+}
+
+static ls_cache_run_t *t_insert(ls_cache_run_t *root, ls_cache_run_t *r)
+{
+    if (!root) {
+        r->tl = r->tr = NULL;
+        r->min_first = r->first_offset;
+        return r;
+    }
+    if (key_less(r, root)) {
+        root->tl = t_insert(root->tl, r);
+        if (root->tl->prio > root->prio) { /* rotate right */
+            ls_cache_run_t *l = root->tl;
+            root->tl = l->tr;
+            l->tr = root;
+            t_fix(root);
+            root = l;
+        }
+    } else {
+        root->tr = t_insert(root->tr, r);
+        if (root->tr->prio > root->prio) { /* rotate left */
+            ls_cache_run_t *rr = root->tr;
+            root->tr = rr->tl;
+            rr->tl = root;
+            t_fix(root);
+            root = rr;
+        }
+    }
+    t_fix(root);
+    return root;
+}
+
+static ls_cache_run_t *t_merge(ls_cache_run_t *a, ls_cache_run_t *b)
+{
+    if (!a) return b;
+    if (!b) return a;
+    if (a->prio > b->prio) {
+        a->tr = t_merge(a->tr, b);
+        t_fix(a);
+        return a;
+    }
+    b->tl = t_merge(a, b->tl);
+    t_fix(b);
+    return b;
+}
+
+static ls_cache_run_t *t_remove(ls_cache_run_t *root, ls_cache_run_t *r)
+{
+    if (root == r) return t_merge(r->tl, r->tr);
+    if (key_less(r, root))
+        root->tl = t_remove(root->tl, r);
+    else
+        root->tr = t_remove(root->tr, r);
+    t_fix(root);
+    return root;
+}
+
+/* The item of key `last` that is a run (footer false) or the footer of
+ * `object`, in the subtree n. */
+static ls_cache_run_t *t_find(ls_read_cache_t *c, ls_cache_run_t *n, int64_t last, bool footer,
+                              const char *object)
+{
+    while (n) {
+        c->visits++;
+        if (n->last_offset < last) {
+            n = n->tr;
+        } else if (n->last_offset > last) {
+            n = n->tl;
+        } else {
+            if (n->is_footer == footer && (!footer || !strcmp(n->object, object))) return n;
+            ls_cache_run_t *f = t_find(c, n->tl, last, footer, object); /* equal keys both sides */
+            if (f) return f;
+            n = n->tr;
+        }
+    }
+    return NULL;
+}
+
+typedef struct run_vec {
+    ls_cache_run_t **v;
+    size_t n, cap;
+} run_vec_t;
+
+/* Appends the items of subtree n that overlap [first, last]. */
+static void t_overlapping(ls_read_cache_t *c, ls_cache_run_t *n, int64_t first, int64_t last,
+                          run_vec_t *out)
+{
+    while (n) {
+        c->visits++;
+        if (n->min_first > last) return; /* everything here starts after the range */
+        if (n->last_offset < first) {    /* n and its left subtree end before it */
+            n = n->tr;
+            continue;
+        }
+        t_overlapping(c, n->tl, first, last, out);
+        if (n->first_offset <= last) {
+            if (out->n == out->cap) {
+                out->cap = out->cap ? out->cap * 2 : 16;
+                out->v = ls_realloc(out->v, out->cap * sizeof *out->v);
+            }
+            out->v[out->n++] = n;
+        }
+        n = n->tr;
+    }
+}
+
+static uint32_t next_prio(ls_read_cache_t *c)
+{
+    c->rng ^= c->rng << 13;
+    c->rng ^= c->rng >> 7;
+    c->rng ^= c->rng << 17;
+    return (uint32_t)(c->rng >> 32);
+}
+
+/* ------------------------------------------------------------------- items */
 
 static void lru_unlink(ls_cache_run_t *r)
 {
@@ -68,22 +206,27 @@ static void run_free(ls_cache_run_t *r)
 
 static void remove_run(ls_read_cache_t *c, ls_cache_run_t *r)
 {
-    ls_cache_run_t **pp = &c->table[bucket_of(c, r->log_id, r->last_offset)];
-    while (*pp != r)
-        pp = &(*pp)->hnext;
-    *pp = r->hnext;
+    cache_log_t *lg = ls_i64map_get(&c->logs, r->log_id);
+    lg->root = t_remove(lg->root, r);
+    if (--lg->n == 0) ls_free(ls_i64map_del(&c->logs, r->log_id));
     lru_unlink(r);
     c->bytes -= r->cost;
     run_free(r);
 }
 
-/* Hashes and accounts a new item, then evicts least recently used items,
+/* Indexes and accounts a new item, then evicts least recently used items,
  * never the one just inserted. */
 static void link_item(ls_read_cache_t *c, ls_cache_run_t *r)
 {
-    size_t b = bucket_of(c, r->log_id, r->last_offset);
-    r->hnext = c->table[b];
-    c->table[b] = r;
+    cache_log_t *lg = ls_i64map_get(&c->logs, r->log_id);
+    if (!lg) {
+        lg = LS_NEW(cache_log_t);
+        ls_i64map_put(&c->logs, r->log_id, lg);
+    }
+    r->seq = c->seq++;
+    r->prio = next_prio(c);
+    lg->root = t_insert(lg->root, r);
+    lg->n++;
     lru_push_front(c, r);
     c->bytes += r->cost;
     while (c->bytes > c->max_bytes && c->lru.lru_prev != r)
@@ -91,12 +234,19 @@ static void link_item(ls_read_cache_t *c, ls_cache_run_t *r)
     if (c->bytes > c->peak) c->peak = c->bytes;
 }
 
+static ls_cache_run_t *find_item(ls_read_cache_t *c, int64_t log_id, int64_t last, bool footer,
+                                 const char *object)
+{
+    cache_log_t *lg = ls_i64map_get(&c->logs, log_id);
+    return lg ? t_find(c, lg->root, last, footer, object) : NULL;
+}
+
 void ls_read_cache_free(ls_read_cache_t *c)
 {
     if (!c) return;
     while (c->lru.lru_next != &c->lru)
         remove_run(c, c->lru.lru_next);
-    ls_free(c->table);
+    ls_i64map_free(&c->logs);
     ls_free(c);
 }
 
@@ -236,14 +386,12 @@ ls_cache_run_t *ls_read_cache_footer_insert(ls_read_cache_t *c, int64_t log_id, 
 ls_cache_run_t *ls_read_cache_footer_get(ls_read_cache_t *c, int64_t log_id, int64_t last,
                                          const char *object)
 {
-    for (ls_cache_run_t *r = c->table[bucket_of(c, log_id, last)]; r; r = r->hnext)
-        if (r->is_footer && r->log_id == log_id && r->last_offset == last &&
-            !strcmp(r->object, object)) {
-            lru_unlink(r);
-            lru_push_front(c, r);
-            return r;
-        }
-    return NULL;
+    ls_cache_run_t *r = find_item(c, log_id, last, true, object);
+    if (r) {
+        lru_unlink(r);
+        lru_push_front(c, r);
+    }
+    return r;
 }
 
 void ls_co_footer_block(const ls_cache_run_t *f, int64_t offset, ls_co_block_t *b)
@@ -277,20 +425,17 @@ void ls_read_cache_remove(ls_read_cache_t *c, ls_cache_run_t *r) { remove_run(c,
 
 ls_cache_run_t *ls_read_cache_get(ls_read_cache_t *c, int64_t log_id, int64_t last_offset)
 {
-    for (ls_cache_run_t *r = c->table[bucket_of(c, log_id, last_offset)]; r; r = r->hnext)
-        if (!r->is_footer && r->log_id == log_id && r->last_offset == last_offset) {
-            lru_unlink(r);
-            lru_push_front(c, r);
-            return r;
-        }
-    return NULL;
+    ls_cache_run_t *r = find_item(c, log_id, last_offset, false, NULL);
+    if (r) {
+        lru_unlink(r);
+        lru_push_front(c, r);
+    }
+    return r;
 }
 
 ls_cache_run_t *ls_read_cache_peek(ls_read_cache_t *c, int64_t log_id, int64_t last_offset)
 {
-    for (ls_cache_run_t *r = c->table[bucket_of(c, log_id, last_offset)]; r; r = r->hnext)
-        if (!r->is_footer && r->log_id == log_id && r->last_offset == last_offset) return r;
-    return NULL;
+    return find_item(c, log_id, last_offset, false, NULL);
 }
 
 int ls_cache_run_find(const ls_cache_run_t *r, int64_t offset)
@@ -312,17 +457,21 @@ int ls_cache_run_find(const ls_cache_run_t *r, int64_t offset)
 
 void ls_read_cache_drop_range(ls_read_cache_t *c, int64_t log_id, int64_t first, int64_t last)
 {
-    for (ls_cache_run_t *r = c->lru.lru_next, *next; r != &c->lru; r = next) {
-        next = r->lru_next;
-        if (r->log_id == log_id && r->last_offset >= first && r->first_offset <= last)
-            remove_run(c, r);
-    }
+    cache_log_t *lg = ls_i64map_get(&c->logs, log_id);
+    if (!lg) return;
+    run_vec_t v = {0};
+    t_overlapping(c, lg->root, first, last, &v);
+    for (size_t i = 0; i < v.n; i++) /* the last removal may free lg */
+        remove_run(c, v.v[i]);
+    ls_free(v.v);
 }
 
 void ls_read_cache_drop_log(ls_read_cache_t *c, int64_t log_id)
 {
     ls_read_cache_drop_range(c, log_id, INT64_MIN, INT64_MAX);
 }
+
+uint64_t ls_read_cache_visits(const ls_read_cache_t *c) { return c->visits; }
 
 size_t ls_read_cache_bytes(const ls_read_cache_t *c) { return c->bytes; }
 

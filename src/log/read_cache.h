@@ -23,8 +23,11 @@
  * block's key equals the entry's: a run is valid for a lookup only when its
  * first offset and object match too (callers check; a stale one is removed).
  *
- * Keys: runs hash by (log_id, last offset); a footer hashes by (log_id, last
- * offset of its index entry) and matches on its object name. Eviction: one
+ * Keys: runs by (log_id, last offset); a footer by (log_id, last offset of
+ * its index entry) and its object name. The index is per log, ordered by
+ * last offset (read_cache.c), so a lookup and a drop of a log's range cost
+ * O(log n + items dropped) on the loop whatever else the cache holds (a
+ * compaction drops one range per index entry it replaces). Eviction: one
  * LRU over runs and footers, by cost = the bytes each holds (a pooled
  * buffer holding one run: its whole capacity) including its
  * per-batch tables, so ls_read_cache_bytes() (<= max_bytes, except that the
@@ -64,7 +67,10 @@ typedef struct ls_cache_run {
     int *group_first; /* first batch of each block */
     /* internal */
     size_t cost;
-    struct ls_cache_run *hnext, *lru_prev, *lru_next;
+    uint64_t seq; /* index order among items of one key */
+    uint32_t prio;
+    int64_t min_first; /* smallest first_offset in this index subtree */
+    struct ls_cache_run *tl, *tr, *lru_prev, *lru_next;
 } ls_cache_run_t;
 
 typedef struct ls_read_cache ls_read_cache_t;
@@ -107,6 +113,10 @@ void ls_read_cache_drop_log(ls_read_cache_t *c, int64_t log_id);
 size_t ls_read_cache_bytes(const ls_read_cache_t *c);
 size_t ls_read_cache_max_bytes(const ls_read_cache_t *c);
 size_t ls_read_cache_peak_bytes(const ls_read_cache_t *c); /* highest bytes after an insert */
+/* Index nodes examined by lookups, inserts' replacement checks and drops so
+ * far: the work those do, which tests bound (it must not grow with what
+ * the cache holds for other logs or other ranges). */
+uint64_t ls_read_cache_visits(const ls_read_cache_t *c);
 
 /* ---- compacted-object footers and blocks ---- */
 

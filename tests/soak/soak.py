@@ -53,7 +53,10 @@ At the end it checks, and reports in JSON (--json):
                       entries, /ls/walobj/, /ls/group/, ...: read from the
                       SQLite store), plus 64 KB of slack;
                       table lag stayed below max(3 commit intervals, 10 s) after
-                      the first minute
+                      the first minute; the event loop's lag (GET /health:
+                      the longest iteration, iterations of 50 ms or more, and
+                      the worst 10-20 s window after the first minute) is
+                      reported, not judged
   table maintenance   each table's live data files (small files rewritten into
                       bigger ones) and retained snapshots stay flat over the second
                       half of the run (at most 25 % more, plus one rewrite run's
@@ -76,6 +79,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
@@ -404,6 +408,15 @@ def read_values(bootstrap, topic, isolation):
     return out, low
 
 
+def loop_lag(http_url):
+    """The broker's event-loop lag from GET /health (docs/OPERATIONS.md), or None."""
+    try:
+        with urllib.request.urlopen(http_url + "/health", timeout=10) as r:
+            return json.load(r).get("loop")
+    except (OSError, ValueError):
+        return None
+
+
 def table_lag_ms(bootstrap, topic):
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
     out = subprocess.run([lsbroker.binary_path(), "tables", "--bootstrap", bootstrap, "show", topic],
@@ -534,6 +547,7 @@ def main(argv=None):
                          b.data_dir, "objects", "warehouse", "default", t, "data"))
                          for t in tables),
                      "table_lag_ms": {t: table_lag_ms(b.bootstrap, t) for t in tables},
+                     "loop": loop_lag(b.http_url),
                      "table_shape": {t: table_shape(b.data_dir, t) for t in tables}}
                 report["samples"].append(s)
 
@@ -691,6 +705,13 @@ def main(argv=None):
         lags = [lag for s in late for lag in s["table_lag_ms"].values() if lag is not None]
         checks["max_table_lag_ms_after_60s"] = max(lags) if lags else None
         checks["max_wal_objects"] = max((s["wal_objects"] for s in report["samples"]), default=0)
+        # reported, not judged (yet): the longest event-loop iteration of the run
+        # and the worst per sampling window after the first minute
+        end_loop = loop_lag(b.http_url) or {}
+        checks["max_loop_lag_ms"] = end_loop.get("max_lag_ms")
+        checks["loop_slow_iterations"] = end_loop.get("slow_iterations")
+        checks["max_loop_lag_ms_after_60s"] = max(
+            (s["loop"]["lag_ms"] for s in late if s.get("loop")), default=None)
         checks["max_meta_bytes"] = max((s["meta_bytes"] for s in report["samples"]), default=0)
         last = report["samples"][-1] if report["samples"] else {}
         checks["table_metadata_bytes"] = last.get("table_metadata_bytes")

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "base/alloc.h"
@@ -854,6 +855,94 @@ TEST(read_committed_stops_at_lso_and_finds_aborted)
     ls_meta_close(meta);
 }
 
+/* A burst of another broker's index changes (here 40 txns of 100 entries,
+ * queued while the loop was not running) is applied over several loop steps
+ * of at most 512 events plus one txn's (log_watch.c W5), never in one step
+ * that grows with the burst (issue 29 §8); every change still lands, and a
+ * txn's deletions cost one pass over the index. */
+TEST(watch_bursts_are_applied_in_bounded_steps)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    uint8_t buf[512];
+    size_t len = make_entry(buf, 1, 1000, 1, 20);
+    ls_append_t a = app(6, buf, len, 1, 1000);
+    ack_t ack = {0};
+    ls_logstore_append(ls, &a, on_ack, &ack);
+    run_until(&ack.done, 1);
+    CHECK_EQ_INT(ack.st, LS_OK);
+    ls_logstore_t *ls2 = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    readres_t r = read_sync(ls2, 6, 0, 1 << 20); /* loads log 6's index there */
+    CHECK_EQ_INT(r.res.st, LS_OK);
+    ls_read_result_free(&r.res);
+    ls_logstore_stats_t before;
+    ls_logstore_stats(ls2, &before);
+    for (int t = 0; t < 40; t++) {
+        ls_meta_op_t ops[100];
+        char keys[100][64];
+        ls_buf_t vals[100];
+        for (int i = 0; i < 100; i++) {
+            int64_t off = 1000 + t * 100 + i;
+            ls_idx_entry_t e = {.kind = LS_IDX_WAL,
+                                .first_offset = off,
+                                .last_offset = off,
+                                .max_timestamp = 1,
+                                .entries = 1,
+                                .len = 10,
+                                .object = "wal/elsewhere"};
+            ls_log_idx_key(keys[i], sizeof keys[i], 6, off);
+            ls_buf_init(&vals[i]);
+            ls_idx_encode(&e, &vals[i]);
+            ops[i] = (ls_meta_op_t){.kind = LS_META_OP_PUT,
+                                    .key = keys[i],
+                                    .klen = strlen(keys[i]),
+                                    .val = vals[i].data,
+                                    .vlen = vals[i].len};
+        }
+        CHECK_EQ_INT(ls_meta_txn(meta, NULL, 0, ops, 100, NULL), LS_OK);
+        for (int i = 0; i < 100; i++)
+            ls_buf_free(&vals[i]);
+    }
+    usleep(300 * 1000); /* let the watch queue the burst before the loop runs */
+    ls_logstore_stats_t st = before;
+    for (int i = 0; i < 100000 && st.watch_events < before.watch_events + 4000; i++) {
+        uv_run(&loop, UV_RUN_ONCE);
+        ls_logstore_stats(ls2, &st);
+    }
+    CHECK(st.watch_events >= before.watch_events + 4000);
+    CHECK(st.watch_step_max <= 512 + LS_META_MAX_TXN_OPS);
+    CHECK_EQ_INT(ls_logstate_get(ls2, 6, false)->nidx, 4001);
+    /* a compaction-like burst of deletions, oldest first (each txn deletes
+     * 100 consecutive keys): one pass over the index per txn, not one move
+     * of its tail per key (that moved ~8 million entries here) */
+    for (int t = 0; t < 40; t++) {
+        ls_meta_op_t ops[100];
+        char keys[100][64];
+        for (int i = 0; i < 100; i++) {
+            ls_log_idx_key(keys[i], sizeof keys[i], 6, 1000 + t * 100 + i);
+            ops[i] =
+                (ls_meta_op_t){.kind = LS_META_OP_DEL, .key = keys[i], .klen = strlen(keys[i])};
+        }
+        CHECK_EQ_INT(ls_meta_txn(meta, NULL, 0, ops, 100, NULL), LS_OK);
+    }
+    usleep(300 * 1000);
+    before = st;
+    for (int i = 0; i < 100000 && st.watch_events < before.watch_events + 4000; i++) {
+        uv_run(&loop, UV_RUN_ONCE);
+        ls_logstore_stats(ls2, &st);
+    }
+    CHECK(st.watch_events >= before.watch_events + 4000);
+    CHECK_EQ_INT(ls_logstate_get(ls2, 6, false)->nidx, 1);
+    CHECK(st.index_moves - before.index_moves <= 40 * 4001);
+    close_ls(ls2);
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
 int main(void)
 {
     uv_loop_init(&loop);
@@ -869,6 +958,7 @@ int main(void)
     RUN(wal_invariant_checker_catches_broken_state);
     RUN(transactions_markers_lso_and_aborted_index);
     RUN(read_committed_stops_at_lso_and_finds_aborted);
+    RUN(watch_bursts_are_applied_in_bounded_steps);
     uv_loop_close(&loop);
     UNIT_DONE();
 }

@@ -557,6 +557,30 @@ TEST(claims_are_exclusive_and_fence_commits)
     ls_meta_close(meta);
 }
 
+/* The lease lives as long as its owner, whatever the event loop does: here
+ * no loop runs at all for 2.5 TTLs (as during a frozen loop step, issue 29
+ * §8), and a claim made under the lease still fences commits (before: the
+ * lease was renewed only from a loop timer, so it expired and the task's
+ * finished work could not commit). */
+TEST(lease_is_renewed_without_the_loop)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    ls_lease_owner_t *a = ls_lease_owner_new(meta, "a", 2000);
+    ls_log_claim_t ca;
+    CHECK_EQ_INT(ls_log_claim(a, 7, &ca), LS_OK);
+    sleep(5);
+    ls_meta_cmp_t fence = ls_log_claim_cmp(&ca);
+    ls_meta_op_t put = {.kind = LS_META_OP_PUT, .key = "/x", .klen = 2, .val = "1", .vlen = 1};
+    CHECK_EQ_INT(ls_meta_txn(meta, &fence, 1, &put, 1, NULL), LS_OK);
+    ls_lease_owner_t *b = ls_lease_owner_new(meta, "b", 2000);
+    ls_log_claim_t cb;
+    CHECK_EQ_INT(ls_log_claim(b, 7, &cb), LS_EEXISTS);
+    ls_log_release(a, &ca);
+    ls_lease_owner_free(a);
+    ls_lease_owner_free(b);
+    ls_meta_close(meta);
+}
+
 TEST(a_restarted_owner_frees_its_previous_runs_claims)
 {
     ls_meta_t *meta = ls_meta_mem_open();
@@ -595,6 +619,7 @@ int main(void)
     RUN(co_sweep_owed_after_a_failed_listing_is_paid_by_retention);
     RUN(start_record_round_trips_and_rejects_damage);
     RUN(claims_are_exclusive_and_fence_commits);
+    RUN(lease_is_renewed_without_the_loop);
     RUN(two_compactors_never_compact_one_range_twice);
     RUN(compactor_whose_lease_expired_cannot_commit);
     uv_loop_close(&loop);
