@@ -47,10 +47,12 @@
  *
  * Accepting (issue 17 §1): the listening socket is ours (accept4 from a
  * uv_poll callback), so the broker decides when to accept:
- *  - at most max.connections, and never more than the descriptor limit less
- *    a reserve (fd_connection_budget: the stores, the HTTP server and files
- *    must keep descriptors): at the limit polling stops, and new connections
- *    wait in the listen backlog until one closes (as Kafka's acceptor);
+ *  - at most max.connections, and only with a descriptor from the process's
+ *    client budget (base/fd_budget.h, shared with the HTTP servers: the
+ *    stores and files keep a reserve no client can take): at either limit
+ *    polling stops, and new connections wait in the listen backlog until one
+ *    closes (as Kafka's acceptor); the sweep timer polls again once the HTTP
+ *    side gave descriptors back;
  *  - at most max.connections.per.ip from one address: a new one beyond it is
  *    closed at once (Kafka's per-IP quota); by default half of
  *    max.connections, so one address never takes every slot;
@@ -81,6 +83,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/diag.h"
+#include "base/fd_budget.h"
 #include "base/hash.h"
 #include "base/i64map.h"
 #include "kafka/api.h"
@@ -88,7 +91,6 @@
 
 #define LS_CONN_MAX_INFLIGHT 256
 #define SCRATCH_SIZE 65536
-#define LS_CONN_FD_RESERVE 256 /* descriptors kept for stores, HTTP, files */
 #define ACCEPT_BATCH 64
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 2000
@@ -155,7 +157,7 @@ struct ls_kafka_listener {
     ls_kconn_t conns; /* sentinel */
     int nconns;
     int64_t max_conns, max_per_ip, idle_ms; /* limits in force (listener_refresh_limits) */
-    int64_t fd_budget;                      /* fd_connection_budget() at start */
+    int64_t fd_budget;                      /* ls_fd_budget_total() */
     ls_i64map_t per_ip;                     /* ip_key -> count, stored as (void *)(intptr_t)count */
     int64_t recv_bytes;                     /* reserved by frames being received */
     int64_t recv_max;                       /* queued.max.request.bytes */
@@ -227,6 +229,7 @@ static void on_conn_closed(uv_handle_t *h)
     c->prev->next = c->next;
     c->next->prev = c->prev;
     l->nconns--;
+    ls_fd_budget_give();
     per_ip_add(l, c->ip_key, -1);
     if (c->mem_wait) { /* leave the memory queue */
         ls_kconn_t **pp = &l->wait_head, *prev = NULL;
@@ -652,6 +655,7 @@ static void conn_open(ls_kafka_listener_t *l, int fd, const struct sockaddr_stor
     c->tcp.data = c;
     if (uv_tcp_open(&c->tcp, fd) != 0) {
         close(fd);
+        ls_fd_budget_give();
         uv_close((uv_handle_t *)&c->tcp, (uv_close_cb)ls_free);
         return;
     }
@@ -706,7 +710,8 @@ static void listener_refresh_limits(ls_kafka_listener_t *l)
 
 static void listener_update_polling(ls_kafka_listener_t *l)
 {
-    bool want = l->accepting && !l->backoff_ms && l->nconns < l->max_conns;
+    bool want = l->accepting && !l->backoff_ms && l->nconns < l->max_conns &&
+                ls_fd_budget_used() < l->fd_budget;
     if (want && !l->polling) {
         if (uv_poll_start(&l->poll, UV_READABLE, on_accept_ready) == 0) l->polling = true;
     } else if (!want && l->polling) {
@@ -755,10 +760,11 @@ static void on_accept_ready(uv_poll_t *p, int status, int events)
         return;
     }
     listener_refresh_limits(l);
-    for (int i = 0; i < ACCEPT_BATCH && l->nconns < l->max_conns; i++) {
+    for (int i = 0; i < ACCEPT_BATCH && l->nconns < l->max_conns && ls_fd_budget_take(); i++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) ls_fd_budget_give();
         if (fd < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) break;
             if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
@@ -772,6 +778,7 @@ static void on_accept_ready(uv_poll_t *p, int status, int events)
         int64_t key = ip_key_of(&ss);
         if (per_ip_get(l, key) >= l->max_per_ip) {
             close(fd);
+            ls_fd_budget_give();
             LS_WARN_RL("kafka",
                        "refused a connection: its address already has %lld "
                        "connections (max.connections.per.ip)",
@@ -822,19 +829,6 @@ static void on_idle_sweep(uv_timer_t *t)
 
 /* --------------------------------------------------------------- listener */
 
-/* What the descriptor limit allows Kafka connections: the limit less a
- * reserve for the stores, the HTTP server and files (a quarter of the limit,
- * at most LS_CONN_FD_RESERVE), so a full Kafka listener never leaves the rest
- * of the broker without descriptors. */
-static int64_t fd_connection_budget(void)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 1000000;
-    int64_t lim = (int64_t)rl.rlim_cur;
-    int64_t reserve = lim / 4 < LS_CONN_FD_RESERVE ? lim / 4 : LS_CONN_FD_RESERVE;
-    return lim - reserve < 8 ? 8 : lim - reserve;
-}
-
 static int listen_socket(const char *host, int port, int *port_out, char *err, int errlen)
 {
     struct sockaddr_storage addr;
@@ -879,7 +873,7 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char 
         return l; /* caller sees port -1 and frees */
     }
     const ls_config_t *cfg = b->cfg;
-    l->fd_budget = fd_connection_budget();
+    l->fd_budget = ls_fd_budget_total();
     listener_refresh_limits(l);
     l->idle_ms = cfg->connections_max_idle_ms;
     l->receive_ms = cfg->request_receive_timeout_ms;
