@@ -18,7 +18,7 @@ import threading
 import time
 
 import pytest
-from confluent_kafka import TopicPartition
+from confluent_kafka import KafkaError, TopicPartition
 
 from kafka_util import consumer, create_topic, producer, unique_topic
 from lsbroker import Broker, wait_until
@@ -340,3 +340,65 @@ def test_http_flood_under_descriptor_limit_leaves_stores_working(own_broker):
         c.close()
     wait_until(lambda: _http_get(b, _http_urls(b)[0]) == 200, 20, interval=0.2,
                what="/health after the flood")
+
+
+# ------------------------------------------------- refusals a client is told
+
+@pytest.mark.parametrize("conf", [{}, {"topic.metadata.propagation.max.ms": 1000}],
+                         ids=["client-defaults", "short-propagation"])
+def test_auto_create_refused_by_max_partitions_is_reported(own_broker, conf):
+    # a producer to a new topic refused at max.partitions used to be told
+    # LEADER_NOT_AVAILABLE (retriable) and see only a timeout after
+    # message.timeout.ms (5 minutes); the reason was in the broker log alone.
+    # Metadata now says the topic does not exist (librdkafka fails the record
+    # once topic.metadata.propagation.max.ms, 30 s, has passed), a Produce
+    # says POLICY_VIOLATION with the reason.
+    from test_malformed import (Conn, Reader, array, header, i16, i32, kbytes, frame,
+                                record_batch, string)
+    b = own_broker("--max.partitions=1")
+    create_topic(b.bootstrap, unique_topic("full"))
+    p = producer(b.bootstrap, **conf)
+    got = []
+    p.produce(unique_topic("refused"), b"v", on_delivery=lambda err, m: got.append(err))
+    wait_until(lambda: p.poll(0.1) is not None and got, 60, what="a delivery report")
+    assert got[0] is not None and got[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART, got[0]
+    assert "max.partitions" in b.log_text()
+
+    # a Produce (v8: with ErrorMessage) straight to a new topic
+    c = Conn(b)
+    body = string(None) + i16(-1) + i32(10000)
+    body += array([unique_topic("refused")],
+                  lambda t: string(t) + array([0], lambda q: i32(q) + kbytes(record_batch([b"v"]))))
+    c.send(frame(header(0, 8, 7) + body))
+    r = Reader(c.recv_frame())
+    assert r.i32() == 7
+    assert r.i32() == 1
+    r.string()
+    assert r.i32() == 1
+    r.i32()
+    code = r.i16()
+    r.i64(), r.i64(), r.i64()
+    for _ in range(r.i32()):
+        r.i32(), r.string()
+    msg = r.string()
+    assert code == KafkaError.POLICY_VIOLATION and "max.partitions" in msg, (code, msg)
+
+
+def test_topic_name_with_nul_is_reported_printably(own_broker):
+    # the name was reported cut at its NUL: 'victim' for victim\x00anything
+    from test_malformed import Conn, Reader, array, header, i8, i16, i32, frame
+    b = own_broker()
+    c = Conn(b)
+    name = b"victim\x00anything"
+    topic = struct.pack(">h", len(name)) + name + i32(1) + i16(1) + array([], None) \
+        + array([], None)
+    c.send(frame(header(19, 4, 3) + array([topic], lambda t: t) + i32(10000) + i8(0)))
+    r = Reader(c.recv_frame())
+    assert r.i32() == 3
+    r.i32()                                        # throttle
+    assert r.i32() == 1
+    r.take(struct.unpack(">h", r.take(2))[0])      # the name as sent
+    code = r.i16()
+    msg = r.string()
+    assert code == KafkaError.TOPIC_EXCEPTION, code
+    assert "victim\\x00anything" in msg, msg
