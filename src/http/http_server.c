@@ -59,6 +59,7 @@
 #include "base/clock.h"
 #include "base/diag.h"
 #include "base/fd_budget.h"
+#include "base/thread.h"
 #include "base/utf8.h"
 
 #define ACCEPT_BATCH 64
@@ -560,7 +561,7 @@ ls_http_server_t *ls_http_server_start(const char *key, const char *host, int po
         server_free(s);
         return NULL;
     }
-    if (pthread_create(&s->accept_thread, NULL, accept_main, s) != 0) {
+    if (ls_thread_start(&s->accept_thread, "ls-http-accept", accept_main, s) != 0) {
         snprintf(err, errlen, "%s: cannot start the accept thread", key);
         server_free(s);
         return NULL;

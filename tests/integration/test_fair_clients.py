@@ -402,3 +402,26 @@ def test_topic_name_with_nul_is_reported_printably(own_broker):
     msg = r.string()
     assert code == KafkaError.TOPIC_EXCEPTION, code
     assert "victim\\x00anything" in msg, msg
+
+
+def test_large_frames_under_a_small_request_budget_all_complete(own_broker):
+    # the budget is taken as bytes arrive; frames waiting on each other's
+    # partial reservations must not deadlock (one may complete beyond it)
+    b = own_broker("--queued.max.request.bytes=300000")
+    topic = create_topic(b.bootstrap, unique_topic("budget"), partitions=8)
+    producers = [producer(b.bootstrap, linger_ms=50) for _ in range(8)]
+    errors, delivered = [], []
+
+    def cb(err, m):
+        (errors if err else delivered).append(err or m.offset())
+    value = os.urandom(600 * 1024)
+    for i in range(12):
+        for k, p in enumerate(producers):
+            p.produce(topic, value, partition=k, on_delivery=cb)
+    threads = [threading.Thread(target=p.flush, args=(60,)) for p in producers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(delivered) == 96, (errors[:3], len(delivered))
+    assert "queued.max.request.bytes (300000) reached" in b.log_text()   # frames did wait
