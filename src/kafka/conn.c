@@ -808,8 +808,8 @@ static void on_idle_sweep(uv_timer_t *t)
         if ((c->frame || c->size_got) && now - c->frame_start_ms >= l->receive_ms) {
             snprintf(why, sizeof why,
                      "a request frame did not arrive within request.receive.timeout.ms "
-                     "(%lld ms; %zu of %zu bytes came)",
-                     (long long)l->receive_ms, c->frame_got, c->frame_len);
+                     "(%lld ms; %zu bytes of it came)",
+                     (long long)l->receive_ms, c->frame ? 4 + c->frame_got : (size_t)c->size_got);
             conn_close(c, why);
         } else if (c->frames == 0 && now - c->opened_ms >= l->first_ms) {
             snprintf(why, sizeof why,
