@@ -282,6 +282,31 @@ static const cfg_key_t cfg_keys[] = {
      .empty_disables = true,
      .help = "Address of the built-in schema registry (the Confluent Schema Registry REST "
              "API): host:port; port 0 picks a free port; empty disables it."},
+    {.name = "http.header.timeout.ms",
+     .type = CT_INT,
+     FIELD(http_header_timeout_ms),
+     .def = "10000",
+     .min = 100,
+     .max = INT64_MAX,
+     .help = "An HTTP connection (catalog, schema registry) must send a request's line and "
+             "headers within this long of its connection or of its previous response; else "
+             "it is closed."},
+    {.name = "http.body.timeout.ms",
+     .type = CT_INT,
+     FIELD(http_body_timeout_ms),
+     .def = "30000",
+     .min = 100,
+     .max = INT64_MAX,
+     .help = "An HTTP request's body must arrive whole within this long of its headers; "
+             "else the connection is closed."},
+    {.name = "http.max.connections.per.ip",
+     .type = CT_INT,
+     FIELD(http_max_connections_per_ip),
+     .def = "16",
+     .min = 1,
+     .max = 1000000,
+     .help = "HTTP connections from one IP address, per HTTP listener; a new one beyond it "
+             "is closed at once."},
 
     {.name = "wal.flush.max.bytes",
      .section = "WAL writer",
@@ -528,10 +553,11 @@ static const cfg_key_t cfg_keys[] = {
     {.name = "max.connections.per.ip",
      .type = CT_INT,
      FIELD(max_connections_per_ip),
-     .def = "1000",
-     .min = 1,
+     .def = "0",
+     .min = 0,
      .max = 1000000,
-     .help = "Kafka connections from one IP address; a new one beyond it is closed at once."},
+     .help = "Kafka connections from one IP address; a new one beyond it is closed at once. "
+             "0: half of the max.connections in force, so one address never takes them all."},
     {.name = "connections.max.idle.ms",
      .type = CT_INT,
      FIELD(connections_max_idle_ms),
@@ -540,6 +566,23 @@ static const cfg_key_t cfg_keys[] = {
      .max = INT64_MAX,
      .help = "A Kafka connection with no request in flight and no traffic for this long is "
              "closed (clients reconnect)."},
+    {.name = "request.receive.timeout.ms",
+     .type = CT_INT,
+     FIELD(request_receive_timeout_ms),
+     .def = "30000",
+     .min = 100,
+     .max = INT64_MAX,
+     .help = "A Kafka request frame must arrive whole within this long of its first byte "
+             "(time spent waiting for queued.max.request.bytes not counted); else its "
+             "connection is closed, so a client dripping bytes holds nothing for long."},
+    {.name = "connections.first.request.timeout.ms",
+     .type = CT_INT,
+     FIELD(connections_first_request_ms),
+     .def = "10000",
+     .min = 100,
+     .max = INT64_MAX,
+     .help = "A new Kafka connection that has not sent a complete request within this long "
+             "is closed (clients send ApiVersions at once)."},
     {.name = "auto.create.topics.enable",
      .type = CT_BOOL,
      FIELD(auto_create_topics_enable),

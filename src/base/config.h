@@ -91,16 +91,21 @@ typedef struct ls_config {
     int64_t read_cache_max_bytes; /* read.cache.max.bytes, default 256 MiB */
     int64_t read_ahead_bytes;     /* read.ahead.bytes, default 4 MiB */
     /* Kafka protocol */
-    int64_t message_max_bytes;        /* message.max.bytes, default 1048588 (as Kafka) */
-    int64_t socket_request_max_bytes; /* socket.request.max.bytes, default 100 MiB */
-    int64_t queued_max_request_bytes; /* queued.max.request.bytes: frames being received */
-    int64_t max_connections;          /* max.connections (0: from the descriptor limit) */
-    int64_t max_connections_per_ip;   /* max.connections.per.ip */
-    int64_t connections_max_idle_ms;  /* connections.max.idle.ms */
-    bool auto_create_topics_enable;   /* auto.create.topics.enable, default true */
-    int32_t num_partitions;           /* num.partitions, default 1 */
-    int32_t max_partitions_per_topic; /* max.partitions.per.topic */
-    int64_t max_partitions;           /* max.partitions: all topics of the cluster */
+    int64_t message_max_bytes;            /* message.max.bytes, default 1048588 (as Kafka) */
+    int64_t socket_request_max_bytes;     /* socket.request.max.bytes, default 100 MiB */
+    int64_t queued_max_request_bytes;     /* queued.max.request.bytes: frames being received */
+    int64_t max_connections;              /* max.connections (0: from the descriptor limit) */
+    int64_t max_connections_per_ip;       /* max.connections.per.ip (0: half of max.connections) */
+    int64_t connections_max_idle_ms;      /* connections.max.idle.ms */
+    int64_t request_receive_timeout_ms;   /* request.receive.timeout.ms: one frame, whole */
+    int64_t connections_first_request_ms; /* connections.first.request.timeout.ms */
+    int64_t http_header_timeout_ms;       /* http.header.timeout.ms */
+    int64_t http_body_timeout_ms;         /* http.body.timeout.ms */
+    int64_t http_max_connections_per_ip;  /* http.max.connections.per.ip */
+    bool auto_create_topics_enable;       /* auto.create.topics.enable, default true */
+    int32_t num_partitions;               /* num.partitions, default 1 */
+    int32_t max_partitions_per_topic;     /* max.partitions.per.topic */
+    int64_t max_partitions;               /* max.partitions: all topics of the cluster */
     int64_t log_retention_ms;    /* log.retention.ms, default 604800000 (stored as topic default) */
     int64_t log_retention_bytes; /* log.retention.bytes, default -1 (no limit) */
     char *log_message_timestamp_type;            /* log.message.timestamp.type, CreateTime */

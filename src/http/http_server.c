@@ -1,24 +1,53 @@
 /* HTTP server on libmicrohttpd; contract and threads in http_server.h.
  *
  * Per request: libmicrohttpd calls on_request once with the headers (we
- * allocate the request state; a Content-Length over LS_HTTP_MAX_BODY is
- * answered 413 right there, before any body is read), then once per chunk of
- * body (buffered when the path's mount takes bodies, else counted and
- * dropped; a chunked body that outgrows the bound closes the connection),
- * then once more with no data: the request is complete and is dispatched to
- * /health or a mount. The state
- * is freed by the completion callback, whatever happened to the request.
+ * allocate the request state), then once per chunk of body (buffered when
+ * the path's mount takes bodies, else counted and dropped), then once more
+ * with no data: the request is complete and is dispatched to /health or a
+ * mount. The state is freed by the completion callback, whatever happened to
+ * the request. A body over LS_HTTP_MAX_BODY (by Content-Length or as a
+ * chunked body grows) is read and dropped, and answered 413 once it is all
+ * in: answering before the body was read made the close reset the
+ * connection, and clients saw a reset, not the 413 (issue 29). A client that
+ * sent "Expect: 100-continue" is answered 413 at once (it sends no body).
  *
- * The listening socket is bound here rather than by libmicrohttpd so that
- * bind errors carry errno's text and port 0 reveals its port. The unescape
- * callback is the identity: paths and query strings stay raw until a handler
- * decodes the parts it has split out. */
+ * Accepting (issue 29): libmicrohttpd's own accept loop spun on EMFILE,
+ * logging each attempt, and took descriptors the stores needed. So the
+ * listening socket is ours (bound here also so that bind errors carry
+ * errno's text and port 0 reveals its port): one thread per server
+ * (accept_main) accepts only with a descriptor from the process's client
+ * budget (base/fd_budget.h, shared with the Kafka listeners; at the budget
+ * new connections wait in the backlog), hands each socket to libmicrohttpd
+ * (MHD_add_connection), and on EMFILE/ENFILE sheds the pending connection
+ * with a spare descriptor and pauses 100 ms doubling to 2 s, as the Kafka
+ * listener does. Descriptor accounting: the accept thread takes a unit
+ * before accept; the unit passes to the connection at libmicrohttpd's
+ * STARTED notification (handoff, under mu) and is given back at CLOSED; a
+ * socket libmicrohttpd refused (per-address limit) never starts, and its
+ * unit is given back at once.
+ *
+ * Deadlines (issue 29): libmicrohttpd's timeout is an idle one, so a client
+ * sending a header byte now and then kept its connection forever. Each
+ * connection (hconn_t, registered from STARTED to CLOSED) has a phase and a
+ * deadline: HEADERS until on_request's first call (http.header.timeout.ms
+ * from the connection, LS_HTTP_IDLE_TIMEOUT_S from the previous response on
+ * a kept-alive one), BODY until its last call (http.body.timeout.ms), none
+ * while a handler runs or the response is sent (libmicrohttpd's idle timeout
+ * covers a client that does not read). The same accept thread sweeps them
+ * and shuts an overdue socket down (libmicrohttpd then sees EOF and closes
+ * it). This is safe against descriptor reuse because libmicrohttpd notifies
+ * CLOSED before it closes the socket, and both the sweep and CLOSED hold mu.
+ *
+ * The unescape callback is the identity: paths and query strings stay raw
+ * until a handler decodes the parts it has split out. */
 #include "http/http_server.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,20 +56,50 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "base/diag.h"
+#include "base/fd_budget.h"
 #include "base/loop_lag.h"
+#include "base/thread.h"
 #include "base/utf8.h"
+
+#define ACCEPT_BATCH 64
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 2000
+#define BUDGET_RETRY_MS 100 /* at the descriptor budget: look again this often */
+
+typedef enum { PHASE_HEADERS, PHASE_BODY, PHASE_BUSY } hphase_t;
+
+typedef struct hconn {
+    struct hconn *next, *prev;
+    int fd;
+    char peer[64];
+    hphase_t phase;
+    int64_t deadline_ms; /* monotonic, for HEADERS and BODY */
+    bool counted;        /* holds a unit of the descriptor budget */
+    bool cut;            /* shut down by the sweep */
+} hconn_t;
 
 struct ls_http_server {
     struct MHD_Daemon *d;
     ls_http_mount_t *mounts;
     size_t nmounts;
     int port;
+    const char *key; /* the listen setting, for log lines */
+    ls_http_limits_t limits;
+    int listen_fd;
+    int spare_fd; /* kept for shedding a connection on EMFILE (-1: none) */
+    int wake[2];  /* pipe: stop the accept thread */
+    pthread_t accept_thread;
+    bool thread_started;
+    pthread_mutex_t mu; /* conns, handoff, hconn phases */
+    hconn_t conns;      /* sentinel of the registered connections */
+    int handoff;        /* budget units of accepted sockets not yet STARTED */
 };
 
 typedef struct req_state {
     size_t body_len;
-    int rejected; /* a 413 is queued: ignore the rest */
+    int rejected; /* over LS_HTTP_MAX_BODY: drop the body, answer 413 */
     int keep;     /* the path's mount takes bodies: body holds them */
     ls_buf_t body;
 } req_state_t;
@@ -94,8 +153,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     size_t n = strlen(line);
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         line[--n] = 0;
-    /* libmicrohttpd repeats some lines in a loop (a full descriptor table
-     * makes it busy-wait, logging each attempt): at most one per interval */
+    /* at most one line per interval, whatever libmicrohttpd repeats */
     LS_WARN_RL("http", "%s", line);
 }
 
@@ -166,16 +224,44 @@ static void dispatch(ls_http_server_t *s, const ls_http_request_t *req, ls_http_
     ls_http_error(resp, 404, "NotFoundException", "no resource at %.200s", req->path);
 }
 
+/* The registered connection of c (NULL if it never STARTED). */
+static hconn_t *hconn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static void hconn_phase(ls_http_server_t *s, struct MHD_Connection *c, hphase_t phase,
+                        int64_t within_ms)
+{
+    hconn_t *h = hconn_of(c);
+    if (!h) return;
+    pthread_mutex_lock(&s->mu);
+    h->phase = phase;
+    h->deadline_ms = ls_clock_mono_ms() + within_ms;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static enum MHD_Result send_413(struct MHD_Connection *c)
+{
+    ls_http_response_t resp = {.status = 200};
+    ls_buf_init(&resp.body);
+    ls_http_error(&resp, 413, "BadRequestException", "request body over %d bytes",
+                  LS_HTTP_MAX_BODY);
+    enum MHD_Result rc = send_response(c, &resp);
+    ls_buf_free(&resp.body);
+    return rc;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
 {
     ls_http_server_t *s = cls;
     req_state_t *st = *con_cls;
-    ls_http_response_t resp = {.status = 200};
-    ls_buf_init(&resp.body);
-    enum MHD_Result rc = MHD_YES;
     if (!st) {
+        hconn_phase(s, c, PHASE_BODY, s->limits.body_timeout_ms);
         *con_cls = st = LS_NEW(req_state_t);
         ls_buf_init(&st->body);
         const ls_http_mount_t *m = strlen(url) <= LS_HTTP_MAX_PATH ? find_mount(s, url) : NULL;
@@ -183,28 +269,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         const char *cl =
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > LS_HTTP_MAX_BODY) {
-            /* refused before any of it is read (no 100 Continue is sent) */
             st->rejected = 1;
-            ls_http_error(&resp, 413, "BadRequestException", "request body over %d bytes",
-                          LS_HTTP_MAX_BODY);
-            rc = send_response(c, &resp);
+            /* a client waiting for 100 Continue sends no body: answer now */
+            if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT))
+                return send_413(c);
         }
-        ls_buf_free(&resp.body);
-        return rc;
+        return MHD_YES;
     }
     if (*upload_data_size) {
         st->body_len += *upload_data_size;
-        if (st->keep && st->body_len <= LS_HTTP_MAX_BODY)
-            ls_buf_append(&st->body, upload_data, *upload_data_size);
+        if (st->body_len > LS_HTTP_MAX_BODY) st->rejected = 1;
+        if (st->keep && !st->rejected) ls_buf_append(&st->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
-        ls_buf_free(&resp.body);
-        /* a chunked body that outgrows the bound: drop the connection */
-        return st->body_len > LS_HTTP_MAX_BODY ? MHD_NO : MHD_YES;
-    }
-    if (st->rejected) {
-        ls_buf_free(&resp.body);
         return MHD_YES;
     }
+    hconn_phase(s, c, PHASE_BUSY, 0);
+    if (st->rejected) return send_413(c);
+    ls_http_response_t resp = {.status = 200};
+    ls_buf_init(&resp.body);
     ls_buf_t query;
     ls_buf_init(&query);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_arg, &query);
@@ -222,7 +304,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (resp.status >= 500)
         LS_WARN("http", "%s %.200s -> %d %.*s", method, url, resp.status,
                 (int)(resp.body.len > 300 ? 300 : resp.body.len), (const char *)resp.body.data);
-    rc = send_response(c, &resp);
+    enum MHD_Result rc = send_response(c, &resp);
     ls_buf_free(&query);
     ls_buf_free(&resp.body);
     return rc;
@@ -231,10 +313,167 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+    ls_http_server_t *s = cls;
     req_state_t *st = *con_cls;
     if (st) ls_buf_free(&st->body);
     ls_free(st);
     *con_cls = NULL;
+    /* a kept-alive connection: the next request's headers */
+    hconn_phase(s, c, PHASE_HEADERS, (int64_t)LS_HTTP_IDLE_TIMEOUT_S * 1000);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    ls_http_server_t *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        hconn_t *h = LS_NEW(hconn_t);
+        const union MHD_ConnectionInfo *fi =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        h->fd = fi ? fi->connect_fd : -1;
+        const union MHD_ConnectionInfo *ai =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        char host[48] = "?";
+        if (ai && ai->client_addr)
+            getnameinfo(ai->client_addr,
+                        ai->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                               : sizeof(struct sockaddr_in),
+                        host, sizeof host, NULL, 0, NI_NUMERICHOST);
+        snprintf(h->peer, sizeof h->peer, "%s", host);
+        h->phase = PHASE_HEADERS;
+        h->deadline_ms = ls_clock_mono_ms() + s->limits.header_timeout_ms;
+        pthread_mutex_lock(&s->mu);
+        if (s->handoff > 0) {
+            s->handoff--;
+            h->counted = true;
+        }
+        h->next = s->conns.next;
+        h->prev = &s->conns;
+        s->conns.next->prev = h;
+        s->conns.next = h;
+        pthread_mutex_unlock(&s->mu);
+        *socket_context = h;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        hconn_t *h = *socket_context;
+        if (!h) return;
+        pthread_mutex_lock(&s->mu);
+        h->prev->next = h->next;
+        h->next->prev = h->prev;
+        pthread_mutex_unlock(&s->mu);
+        if (h->counted) ls_fd_budget_give();
+        ls_free(h);
+        *socket_context = NULL;
+    }
+}
+
+/* ---- accepting and deadlines (the accept thread) ---------------------------- */
+
+/* Shuts down connections past their phase's deadline. */
+static void sweep_deadlines(ls_http_server_t *s)
+{
+    int64_t now = ls_clock_mono_ms();
+    pthread_mutex_lock(&s->mu);
+    for (hconn_t *h = s->conns.next; h != &s->conns; h = h->next) {
+        if (h->cut || h->phase == PHASE_BUSY || now < h->deadline_ms || h->fd < 0) continue;
+        h->cut = true;
+        shutdown(h->fd, SHUT_RDWR);
+        LS_WARN_RL("http",
+                   "%s: closing a connection from %s: its request's %s did not arrive in "
+                   "time (%s=%lld)",
+                   s->key, h->peer, h->phase == PHASE_HEADERS ? "headers" : "body",
+                   h->phase == PHASE_HEADERS ? "http.header.timeout.ms" : "http.body.timeout.ms",
+                   (long long)(h->phase == PHASE_HEADERS ? s->limits.header_timeout_ms
+                                                         : s->limits.body_timeout_ms));
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* The descriptor table is full: shed the pending connection with the spare
+ * descriptor (the client sees a reset, not a hang); the caller pauses. */
+static void accept_exhausted(ls_http_server_t *s, int err, int64_t pause_ms)
+{
+    if (s->spare_fd >= 0) {
+        close(s->spare_fd);
+        s->spare_fd = -1;
+        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) close(fd);
+        s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    LS_WARN_RL("http",
+               "%s: accept: %s (%lld client connections open): refusing new connections for "
+               "%lld ms; raise the descriptor limit (ulimit -n)",
+               s->key, strerror(err), (long long)ls_fd_budget_used(), (long long)pause_ms);
+}
+
+/* Accepts what the budget allows; returns a pause in ms (0: none). */
+static int64_t accept_some(ls_http_server_t *s, int64_t *last_backoff)
+{
+    for (int i = 0; i < ACCEPT_BATCH; i++) {
+        if (!ls_fd_budget_take()) return BUDGET_RETRY_MS;
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            int err = errno;
+            ls_fd_budget_give();
+            if (err == EINTR || err == ECONNABORTED || err == EPROTO) continue;
+            if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+                int64_t next = *last_backoff ? *last_backoff * 2 : BACKOFF_MIN_MS;
+                *last_backoff = next > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : next;
+                accept_exhausted(s, err, *last_backoff);
+                return *last_backoff;
+            }
+            if (err != EAGAIN && err != EWOULDBLOCK)
+                LS_WARN_RL("http", "%s: accept failed: %s", s->key, strerror(err));
+            return 0;
+        }
+        *last_backoff = 0;
+        pthread_mutex_lock(&s->mu);
+        s->handoff++;
+        pthread_mutex_unlock(&s->mu);
+        if (MHD_add_connection(s->d, fd, (struct sockaddr *)&ss, sl) != MHD_YES) {
+            /* refused (e.g. the per-address limit) and closed: it never starts */
+            pthread_mutex_lock(&s->mu);
+            bool give = s->handoff > 0;
+            if (give) s->handoff--;
+            pthread_mutex_unlock(&s->mu);
+            if (give) ls_fd_budget_give();
+        }
+    }
+    return 0;
+}
+
+static void *accept_main(void *arg)
+{
+    ls_http_server_t *s = arg;
+    int64_t sweep_ms = s->limits.header_timeout_ms < s->limits.body_timeout_ms
+                           ? s->limits.header_timeout_ms
+                           : s->limits.body_timeout_ms;
+    sweep_ms = sweep_ms / 10 < 50 ? 50 : sweep_ms / 10 > 1000 ? 1000 : sweep_ms / 10;
+    int64_t last_backoff = 0, paused_until = 0, next_sweep = 0;
+    for (;;) {
+        int64_t now = ls_clock_mono_ms();
+        if (now >= next_sweep) {
+            sweep_deadlines(s);
+            next_sweep = now + sweep_ms;
+        }
+        bool listen = now >= paused_until;
+        int64_t wait = next_sweep - now;
+        if (!listen && paused_until - now < wait) wait = paused_until - now;
+        struct pollfd pf[2] = {{.fd = s->wake[0], .events = POLLIN},
+                               {.fd = s->listen_fd, .events = POLLIN}};
+        int n = poll(pf, listen ? 2 : 1, (int)(wait > 0 ? wait : 0));
+        if (n < 0 && errno != EINTR) {
+            LS_WARN_RL("http", "%s: poll failed: %s", s->key, strerror(errno));
+            continue;
+        }
+        if (pf[0].revents) break; /* stopping */
+        if (listen && (pf[1].revents & POLLIN)) {
+            int64_t pause = accept_some(s, &last_backoff);
+            if (pause) paused_until = ls_clock_mono_ms() + pause;
+        }
+    }
+    return NULL;
 }
 
 /* ---- lifecycle ------------------------------------------------------------- */
@@ -271,35 +510,73 @@ static int bind_listener(const char *key, const char *host, int port, int *bound
     return fd;
 }
 
+static void server_free(ls_http_server_t *s)
+{
+    if (s->thread_started) {
+        ssize_t w = write(s->wake[1], "x", 1);
+        (void)w; /* a full pipe is already a wake-up */
+        pthread_join(s->accept_thread, NULL);
+    }
+    if (s->d) MHD_stop_daemon(s->d); /* CLOSED for every connection: units given back */
+    if (s->handoff > 0)
+        for (; s->handoff > 0; s->handoff--)
+            ls_fd_budget_give();
+    if (s->listen_fd >= 0) close(s->listen_fd);
+    if (s->spare_fd >= 0) close(s->spare_fd);
+    if (s->wake[0] >= 0) close(s->wake[0]);
+    if (s->wake[1] >= 0) close(s->wake[1]);
+    pthread_mutex_destroy(&s->mu);
+    ls_free(s->mounts);
+    ls_free(s);
+}
+
 ls_http_server_t *ls_http_server_start(const char *key, const char *host, int port,
-                                       const ls_http_mount_t *mounts, size_t nmounts, char *err,
-                                       size_t errlen)
+                                       const ls_http_mount_t *mounts, size_t nmounts,
+                                       const ls_http_limits_t *limits, char *err, size_t errlen)
 {
     ls_http_server_t *s = LS_NEW(ls_http_server_t);
-    int fd = bind_listener(key, host, port, &s->port, err, errlen);
-    if (fd < 0) {
-        ls_free(s);
-        return NULL;
-    }
+    s->key = key;
+    s->limits = *limits;
+    s->spare_fd = s->wake[0] = s->wake[1] = -1;
+    s->conns.next = s->conns.prev = &s->conns;
+    pthread_mutex_init(&s->mu, NULL);
     s->mounts = LS_NEWN(ls_http_mount_t, nmounts ? nmounts : 1);
     memcpy(s->mounts, mounts, nmounts * sizeof *mounts);
     s->nmounts = nmounts;
-    s->d = MHD_start_daemon(
-        MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-        on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)LS_HTTP_THREADS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)LS_HTTP_MAX_HEADER_BYTES, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)LS_HTTP_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        (unsigned)LS_HTTP_MAX_CONNECTIONS_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)LS_HTTP_IDLE_TIMEOUT_S, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
-    if (!s->d) {
-        snprintf(err, errlen, "%s: libmicrohttpd did not start on %s:%d", key, host, s->port);
-        close(fd);
-        ls_free(s->mounts);
-        ls_free(s);
+    s->listen_fd = bind_listener(key, host, port, &s->port, err, errlen);
+    if (s->listen_fd < 0) {
+        server_free(s);
         return NULL;
     }
+    if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+        snprintf(err, errlen, "%s: pipe: %s", key, strerror(errno));
+        server_free(s);
+        return NULL;
+    }
+    s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    /* the descriptor budget bounds connections, all listeners together */
+    s->d = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+                                MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET,
+                            0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)LS_HTTP_THREADS,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)LS_HTTP_MAX_HEADER_BYTES,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)ls_fd_budget_total(),
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                            (unsigned)limits->max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
+                            (unsigned)LS_HTTP_IDLE_TIMEOUT_S, MHD_OPTION_UNESCAPE_CALLBACK,
+                            keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+    if (!s->d) {
+        snprintf(err, errlen, "%s: libmicrohttpd did not start on %s:%d", key, host, s->port);
+        server_free(s);
+        return NULL;
+    }
+    if (ls_thread_start(&s->accept_thread, "ls-http-accept", accept_main, s) != 0) {
+        snprintf(err, errlen, "%s: cannot start the accept thread", key);
+        server_free(s);
+        return NULL;
+    }
+    s->thread_started = true;
     return s;
 }
 
@@ -307,8 +584,5 @@ int ls_http_server_port(const ls_http_server_t *s) { return s->port; }
 
 void ls_http_server_stop(ls_http_server_t *s)
 {
-    if (!s) return;
-    MHD_stop_daemon(s->d);
-    ls_free(s->mounts);
-    ls_free(s);
+    if (s) server_free(s);
 }

@@ -8,18 +8,24 @@
  * things (ls_meta, ls_objstore, immutable data). Stop joins every thread:
  * after ls_http_server_stop returns, no handler runs.
  *
+ * Threads also: one accept thread per server (accepting and deadlines).
+ *
  * Bounds: request line + headers within LS_HTTP_MAX_HEADER_BYTES (larger:
  * 414/431 from libmicrohttpd), path within LS_HTTP_MAX_PATH, bodies within
- * LS_HTTP_MAX_BODY (a larger Content-Length: 413; a chunked body growing past
- * it: the connection is closed; bodies are buffered only for mounts that
- * take them, counted and dropped otherwise), at most LS_HTTP_MAX_CONNECTIONS connections
- * and LS_HTTP_MAX_CONNECTIONS_PER_IP from one client address (beyond either,
- * new connections are closed at once), idle connections closed after
- * LS_HTTP_IDLE_TIMEOUT_S. The per-address bound is what keeps a slowloris
- * (many connections each sending a byte now and then, which the idle timeout
- * never catches) from taking every slot: /health and the catalog stay
- * reachable from any other address. libmicrohttpd 0.9.75 has no deadline for
- * a whole request, so one address can still hold its own slots.
+ * LS_HTTP_MAX_BODY (larger: read, dropped and answered 413; bodies are
+ * buffered only for mounts that take them, counted and dropped otherwise).
+ * Connections: only with a descriptor from the process's client budget
+ * (base/fd_budget.h, shared with the Kafka listeners; beyond it new ones
+ * wait in the listen backlog), at most limits->max_connections_per_ip from
+ * one client address (beyond it a new one is closed at once); a request's
+ * headers must arrive within limits->header_timeout_ms of the connection
+ * (LS_HTTP_IDLE_TIMEOUT_S of the previous response on a kept-alive one) and
+ * its body within limits->body_timeout_ms of the headers, else the
+ * connection is closed; idle connections (a response the client does not
+ * read) are closed after LS_HTTP_IDLE_TIMEOUT_S. Together they keep a
+ * slowloris (connections sending a byte now and then, which an idle timeout
+ * never catches) from holding slots: /health and the catalog stay reachable
+ * from any other address.
  *
  * Paths reach handlers undecoded (percent escapes intact), so an escaped
  * '/' (%2F) inside a segment never splits it; handlers decode each segment
@@ -28,14 +34,13 @@
 #ifndef LS_HTTP_SERVER_H
 #define LS_HTTP_SERVER_H
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/buf.h"
 
 #define LS_HTTP_MAX_HEADER_BYTES (32 * 1024)
 #define LS_HTTP_MAX_PATH 8192
 #define LS_HTTP_MAX_BODY (1024 * 1024)
-#define LS_HTTP_MAX_CONNECTIONS 256
-#define LS_HTTP_MAX_CONNECTIONS_PER_IP 16
 #define LS_HTTP_IDLE_TIMEOUT_S 60
 #define LS_HTTP_THREADS 4
 
@@ -65,12 +70,19 @@ typedef struct ls_http_mount {
 
 typedef struct ls_http_server ls_http_server_t;
 
+/* From the broker's configuration (http.* keys). */
+typedef struct ls_http_limits {
+    int64_t header_timeout_ms;      /* http.header.timeout.ms */
+    int64_t body_timeout_ms;        /* http.body.timeout.ms */
+    int64_t max_connections_per_ip; /* http.max.connections.per.ip */
+} ls_http_limits_t;
+
 /* Binds host:port (port 0: a free port) and starts serving. mounts[] is
  * copied. NULL with a reason in err naming the setting `key` (e.g.
  * "http.listen: cannot listen on ...: Address already in use"). */
 ls_http_server_t *ls_http_server_start(const char *key, const char *host, int port,
-                                       const ls_http_mount_t *mounts, size_t nmounts, char *err,
-                                       size_t errlen);
+                                       const ls_http_mount_t *mounts, size_t nmounts,
+                                       const ls_http_limits_t *limits, char *err, size_t errlen);
 int ls_http_server_port(const ls_http_server_t *s);
 /* Stops accepting, waits for running handlers, closes every connection. */
 void ls_http_server_stop(ls_http_server_t *s);

@@ -34,23 +34,40 @@
  * a connection has LS_CONN_MAX_INFLIGHT unanswered requests, and resumes
  * when the condition clears.
  *
- * Memory of frames being received (queued.max.request.bytes): a frame's
- * declared size is reserved against one budget for all connections when its
- * size prefix arrives, and released when the frame is dispatched or the
- * connection closes. A frame that does not fit waits — its connection is not
- * read, the bytes already read past the prefix are held — until reservations
- * free; one frame always fits when nothing else is reserved. So memory of
- * incoming requests stays within the budget plus one frame, whatever clients
- * declare or how slowly they send.
+ * Memory of frames being received (queued.max.request.bytes, issue 29): one
+ * budget for all connections, taken as a frame's bytes arrive (GRANT_BYTES
+ * at a time, never more than the frame still lacks), not for its declared
+ * size, and released when the frame is dispatched or the connection closes.
+ * Reserving the declared size let four clients announcing 64 MiB and sending
+ * a byte every few seconds hold the whole budget, so every other client's
+ * produce waited: now a frame holds what it has sent. A connection whose next
+ * grant does not fit waits (it is not read; bytes read past its grant are
+ * held) in a FIFO. So that waiting frames cannot deadlock on each other's
+ * partial reservations, one frame at a time (the overdraft: the queue's head,
+ * or anyone while the queue is empty) may take the rest of its size beyond
+ * the budget; when it completes or closes, the queue resumes. Memory of
+ * incoming requests stays within the budget plus one frame.
+ *
+ * Deadlines (issue 29), so a slow client loses its own connection and never
+ * holds what others need: a frame must arrive whole within
+ * request.receive.timeout.ms of its first byte (time spent waiting for the
+ * budget is not counted: that is not the client's doing), and a new
+ * connection must send a complete request within
+ * connections.first.request.timeout.ms (a connection that never sends a byte
+ * would otherwise hold its slot for connections.max.idle.ms). Both bound the
+ * overdraft too: a slow frame holding it is closed at its deadline.
  *
  * Accepting (issue 17 §1): the listening socket is ours (accept4 from a
  * uv_poll callback), so the broker decides when to accept:
- *  - at most max.connections, and never more than the descriptor limit less
- *    a reserve (fd_connection_budget: the stores, the HTTP server and files
- *    must keep descriptors): at the limit polling stops, and new connections
- *    wait in the listen backlog until one closes (as Kafka's acceptor);
+ *  - at most max.connections, and only with a descriptor from the process's
+ *    client budget (base/fd_budget.h, shared with the HTTP servers: the
+ *    stores and files keep a reserve no client can take): at either limit
+ *    polling stops, and new connections wait in the listen backlog until one
+ *    closes (as Kafka's acceptor); the sweep timer polls again once the HTTP
+ *    side gave descriptors back;
  *  - at most max.connections.per.ip from one address: a new one beyond it is
- *    closed at once (Kafka's per-IP quota);
+ *    closed at once (Kafka's per-IP quota); by default half of
+ *    max.connections, so one address never takes every slot;
  *  - both limits are dynamic broker configs (stream/broker_config.h): read
  *    again before each accept batch and by the sweep timer (at least once a
  *    second), so a limit changed anywhere in the cluster applies here within
@@ -61,9 +78,8 @@
  *    a hang), the spare reopened, and accepting pauses with a back-off (100 ms
  *    doubling to 2 s) instead of spinning; one rate-limited line says so.
  *  - connections.max.idle.ms: a connection with nothing in flight and no
- *    traffic for that long is closed by a sweep timer; one whose request frame
- *    stops arriving mid-way (holding its memory reservation) after
- *    min(that, 30 s) without a byte.
+ *    traffic for that long is closed by a sweep timer, which also applies the
+ *    deadlines above.
  * Loop thread only. */
 #include "kafka/conn.h"
 
@@ -80,6 +96,7 @@
 #include "base/loop_lag.h"
 #include "base/clock.h"
 #include "base/diag.h"
+#include "base/fd_budget.h"
 #include "base/hash.h"
 #include "base/i64map.h"
 #include "kafka/api.h"
@@ -87,10 +104,10 @@
 
 #define LS_CONN_MAX_INFLIGHT 256
 #define SCRATCH_SIZE 65536
-#define LS_CONN_FD_RESERVE 256 /* descriptors kept for stores, HTTP, files */
 #define ACCEPT_BATCH 64
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 2000
+#define GRANT_BYTES (256 * 1024) /* queued.max.request.bytes taken per step */
 
 typedef struct slot {
     struct slot *next;
@@ -127,7 +144,9 @@ struct ls_kconn {
     uint8_t *frame;
     size_t frame_len, frame_got;
     uint8_t *scratch;
-    uint64_t frames; /* requests seen (for diagnostics) */
+    uint64_t frames;        /* requests seen (for diagnostics) */
+    int64_t opened_ms;      /* monotonic: accepted */
+    int64_t frame_start_ms; /* monotonic: the frame's first byte (less budget waits) */
     /* responses */
     slot_t *head, *tail;
     /* append order (ls_kreq_turn_*) */
@@ -138,9 +157,9 @@ struct ls_kconn {
     int64_t ip_key;         /* per-address count key (listener's per_ip map) */
     int64_t last_active_ms; /* monotonic: last bytes read or written */
     bool mem_wait;          /* a frame waits for queued.max.request.bytes */
+    int64_t wait_since_ms;  /* monotonic: mem_wait began */
     int64_t reserved;       /* bytes of the frame being received, reserved */
-    ls_buf_t held;          /* bytes read past the waiting frame's size prefix */
-    int32_t want_size;      /* the waiting frame's size */
+    ls_buf_t held;          /* bytes read past the waiting frame's grant */
     struct ls_kconn *wait_next;
 };
 
@@ -162,11 +181,13 @@ struct ls_kafka_listener {
     ls_kconn_t conns; /* sentinel */
     int nconns;
     int64_t max_conns, max_per_ip, idle_ms; /* limits in force (listener_refresh_limits) */
-    int64_t fd_budget;                      /* fd_connection_budget() at start */
+    int64_t fd_budget;                      /* ls_fd_budget_total() */
     ls_i64map_t per_ip;                     /* ip_key -> count, stored as (void *)(intptr_t)count */
     int64_t recv_bytes;                     /* reserved by frames being received */
     int64_t recv_max;                       /* queued.max.request.bytes */
     ls_kconn_t *wait_head, *wait_tail;      /* frames waiting for memory, FIFO */
+    ls_kconn_t *overdraft;                  /* the one frame reserved beyond recv_max */
+    int64_t receive_ms, first_ms;           /* the two request deadlines */
     int port;
     void (*close_done)(void *arg);
     void *close_arg;
@@ -232,6 +253,7 @@ static void on_conn_closed(uv_handle_t *h)
     c->prev->next = c->next;
     c->next->prev = c->prev;
     l->nconns--;
+    ls_fd_budget_give();
     per_ip_add(l, c->ip_key, -1);
     if (c->mem_wait) { /* leave the memory queue */
         ls_kconn_t **pp = &l->wait_head, *prev = NULL;
@@ -520,10 +542,10 @@ bad:
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     ls_kconn_t *c = h->data;
-    if (c->frame && c->frame_got < c->frame_len) {
-        /* mid-frame: read straight into the frame */
+    if (c->frame && c->frame_got < (size_t)c->reserved) {
+        /* mid-frame: read straight into the frame, up to its grant */
         buf->base = (char *)c->frame + c->frame_got;
-        buf->len = c->frame_len - c->frame_got;
+        buf->len = (size_t)c->reserved - c->frame_got;
         return;
     }
     if (!c->scratch) c->scratch = ls_malloc(SCRATCH_SIZE);
@@ -533,17 +555,20 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 /* ------------------------------------------- queued.max.request.bytes */
 
-/* Reserves a frame of size bytes and allocates it; false when it must wait
- * (one frame always fits when nothing else is reserved). */
-static bool frame_reserve(ls_kconn_t *c, int32_t size)
+/* Grants c's frame more of the budget: the next step, or (the overdraft)
+ * all it still lacks beyond the budget. false: it must wait. */
+static bool frame_grant(ls_kconn_t *c)
 {
     ls_kafka_listener_t *l = c->l;
-    if (l->recv_bytes > 0 && l->recv_bytes + size > l->recv_max) return false;
-    l->recv_bytes += size;
-    c->reserved = size;
-    c->frame = ls_malloc((size_t)size);
-    c->frame_len = (size_t)size;
-    c->frame_got = 0;
+    int64_t rest = (int64_t)c->frame_len - c->reserved;
+    int64_t step = rest < GRANT_BYTES ? rest : GRANT_BYTES;
+    if (l->recv_bytes + step > l->recv_max) {
+        if (l->overdraft || (l->wait_head && l->wait_head != c)) return false;
+        l->overdraft = c;
+        step = rest;
+    }
+    l->recv_bytes += step;
+    c->reserved += step;
     return true;
 }
 
@@ -552,16 +577,21 @@ static void on_resume(uv_timer_t *t);
 static void frame_release(ls_kconn_t *c)
 {
     ls_kafka_listener_t *l = c->l;
+    if (l->overdraft == c) l->overdraft = NULL;
     if (!c->reserved) return;
     l->recv_bytes -= c->reserved;
     c->reserved = 0;
     if (l->wait_head && !l->quiesced) uv_timer_start(&l->resume_timer, on_resume, 0, 0);
 }
 
-static void mem_wait_enqueue(ls_kconn_t *c)
+/* True when c's frame may take more bytes now; else c is queued for the
+ * budget (and must not be read until on_resume takes it). */
+static bool frame_has_room(ls_kconn_t *c)
 {
+    if ((size_t)c->reserved > c->frame_got || frame_grant(c)) return true;
     ls_kafka_listener_t *l = c->l;
     c->mem_wait = true;
+    c->wait_since_ms = ls_clock_mono_ms();
     c->wait_next = NULL;
     if (l->wait_tail)
         l->wait_tail->wait_next = c;
@@ -570,8 +600,19 @@ static void mem_wait_enqueue(ls_kconn_t *c)
     l->wait_tail = c;
     LS_WARN_RL("kafka",
                "queued.max.request.bytes (%lld) reached by frames being received: "
-               "connection from %s waits with a %d-byte request",
-               (long long)l->recv_max, c->peer, (int)c->want_size);
+               "connection from %s waits with %zu of a %zu-byte request",
+               (long long)l->recv_max, c->peer, c->frame_got, c->frame_len);
+    return false;
+}
+
+/* The frame is whole: hand it to its handler. */
+static void frame_complete(ls_kconn_t *c)
+{
+    uint8_t *frame = c->frame;
+    size_t len = c->frame_len;
+    c->frame = NULL;
+    frame_release(c);
+    dispatch_frame(c, frame, len);
 }
 
 /* Consumes bytes from the scratch buffer into size prefix / frame. */
@@ -580,6 +621,7 @@ static void consume(ls_kconn_t *c, const uint8_t *p, size_t n)
     int64_t max = c->l->b->cfg->socket_request_max_bytes;
     while (n > 0 && !c->closed) {
         if (!c->frame) {
+            if (c->size_got == 0) c->frame_start_ms = ls_clock_mono_ms();
             size_t take = 4 - (size_t)c->size_got < n ? 4 - (size_t)c->size_got : n;
             memcpy(c->size_buf + c->size_got, p, take);
             c->size_got += (int)take;
@@ -597,43 +639,39 @@ static void consume(ls_kconn_t *c, const uint8_t *p, size_t n)
                 conn_close(c, why);
                 return;
             }
-            if (!frame_reserve(c, size)) {
-                /* no memory for it yet: stop reading, keep what was read */
-                c->want_size = size;
-                ls_buf_append(&c->held, p, n);
-                mem_wait_enqueue(c);
-                return;
-            }
+            /* pages are touched (take memory) only as bytes arrive */
+            c->frame = ls_malloc((size_t)size);
+            c->frame_len = (size_t)size;
+            c->frame_got = 0;
         }
-        size_t take = c->frame_len - c->frame_got < n ? c->frame_len - c->frame_got : n;
+        if (!frame_has_room(c)) {
+            /* no budget for more yet: stop reading, keep what was read */
+            ls_buf_append(&c->held, p, n);
+            return;
+        }
+        size_t room = (size_t)c->reserved - c->frame_got;
+        size_t take = room < n ? room : n;
         memcpy(c->frame + c->frame_got, p, take);
         c->frame_got += take;
         p += take;
         n -= take;
-        if (c->frame_got == c->frame_len) {
-            uint8_t *frame = c->frame;
-            size_t len = c->frame_len;
-            c->frame = NULL;
-            frame_release(c);
-            dispatch_frame(c, frame, len);
-        }
+        if (c->frame_got == c->frame_len) frame_complete(c);
     }
 }
 
-/* Zero timer: hands reservations to waiting frames in arrival order; each
- * then takes the bytes it held (which may complete it, or start the next
- * frame, which may wait again). */
+/* Zero timer: grants waiting frames in arrival order; each then takes the
+ * bytes it held (which may complete it, start the next frame, or use up the
+ * grant and queue it again at the tail). */
 static void on_resume(uv_timer_t *t)
 {
     ls_kafka_listener_t *l = t->data;
     while (l->wait_head && !l->quiesced) {
         ls_kconn_t *c = l->wait_head;
-        if (l->recv_bytes > 0 && l->recv_bytes + c->want_size > l->recv_max) break;
+        if (!frame_grant(c)) break;
         l->wait_head = c->wait_next;
         if (!l->wait_head) l->wait_tail = NULL;
         c->mem_wait = false;
-        bool ok = frame_reserve(c, c->want_size);
-        (void)ok; /* fits: checked above */
+        c->frame_start_ms += ls_clock_mono_ms() - c->wait_since_ms;
         ls_buf_t held = c->held;
         ls_buf_init(&c->held);
         c->refs++;
@@ -667,13 +705,10 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     c->refs++; /* dispatching may close the connection */
     if (c->frame && buf->base == (char *)c->frame + c->frame_got) {
         c->frame_got += (size_t)nread;
-        if (c->frame_got == c->frame_len) {
-            uint8_t *frame = c->frame;
-            size_t len = c->frame_len;
-            c->frame = NULL;
-            frame_release(c);
-            dispatch_frame(c, frame, len);
-        }
+        if (c->frame_got == c->frame_len)
+            frame_complete(c);
+        else
+            frame_has_room(c);
     } else {
         consume(c, (const uint8_t *)buf->base, (size_t)nread);
     }
@@ -703,12 +738,13 @@ static void conn_open(ls_kafka_listener_t *l, int fd, const struct sockaddr_stor
     c->l = l;
     c->refs = 1;
     c->ip_key = ip_key;
-    c->last_active_ms = ls_clock_mono_ms();
+    c->last_active_ms = c->opened_ms = ls_clock_mono_ms();
     ls_buf_init(&c->held);
     uv_tcp_init(l->b->loop, &c->tcp);
     c->tcp.data = c;
     if (uv_tcp_open(&c->tcp, fd) != 0) {
         close(fd);
+        ls_fd_budget_give();
         uv_close((uv_handle_t *)&c->tcp, (uv_close_cb)ls_free);
         return;
     }
@@ -752,6 +788,7 @@ static void listener_refresh_limits(ls_kafka_listener_t *l)
     int64_t per_ip =
         ls_bcfg_effective(b->catalog, LS_BCFG_MAX_CONNECTIONS_PER_IP,
                           ls_bcfg_static(b->cfg, LS_BCFG_MAX_CONNECTIONS_PER_IP), NULL);
+    if (per_ip <= 0) per_ip = max_conns / 2 > 0 ? max_conns / 2 : 1;
     if (l->max_conns && (max_conns != l->max_conns || per_ip != l->max_per_ip))
         LS_INFO("kafka", "connection limits now %lld (%lld per address), were %lld (%lld)",
                 (long long)max_conns, (long long)per_ip, (long long)l->max_conns,
@@ -762,7 +799,8 @@ static void listener_refresh_limits(ls_kafka_listener_t *l)
 
 static void listener_update_polling(ls_kafka_listener_t *l)
 {
-    bool want = l->accepting && !l->backoff_ms && l->nconns < l->max_conns;
+    bool want = l->accepting && !l->backoff_ms && l->nconns < l->max_conns &&
+                ls_fd_budget_used() < l->fd_budget;
     if (want && !l->polling) {
         if (uv_poll_start(&l->poll, UV_READABLE, on_accept_ready) == 0) l->polling = true;
     } else if (!want && l->polling) {
@@ -811,10 +849,11 @@ static void on_accept_ready(uv_poll_t *p, int status, int events)
         return;
     }
     listener_refresh_limits(l);
-    for (int i = 0; i < ACCEPT_BATCH && l->nconns < l->max_conns; i++) {
+    for (int i = 0; i < ACCEPT_BATCH && l->nconns < l->max_conns && ls_fd_budget_take(); i++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) ls_fd_budget_give();
         if (fd < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) break;
             if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
@@ -828,6 +867,7 @@ static void on_accept_ready(uv_poll_t *p, int status, int events)
         int64_t key = ip_key_of(&ss);
         if (per_ip_get(l, key) >= l->max_per_ip) {
             close(fd);
+            ls_fd_budget_give();
             LS_WARN_RL("kafka",
                        "refused a connection: its address already has %lld "
                        "connections (max.connections.per.ip)",
@@ -841,7 +881,7 @@ static void on_accept_ready(uv_poll_t *p, int status, int events)
 }
 
 /* connections.max.idle.ms: close connections with nothing in flight and no
- * traffic for that long. */
+ * traffic for that long; and those past a request deadline. */
 static void on_idle_sweep(uv_timer_t *t)
 {
     ls_kafka_listener_t *l = t->data;
@@ -849,17 +889,22 @@ static void on_idle_sweep(uv_timer_t *t)
     listener_refresh_limits(l);
     listener_update_polling(l);
     int64_t now = ls_clock_mono_ms();
-    /* a frame that stops arriving holds its reservation of
-     * queued.max.request.bytes: it gets at most 30 s without a byte */
-    int64_t stall_ms = l->idle_ms < 30000 ? l->idle_ms : 30000;
     for (ls_kconn_t *c = l->conns.next, *next; c != &l->conns; c = next) {
         next = c->next;
         if (c->closed || c->mem_wait) continue;
         int64_t quiet = now - c->last_active_ms;
-        if (c->frame && quiet >= stall_ms) {
-            char why[96];
-            snprintf(why, sizeof why, "a request frame stalled mid-way (no byte for %lld ms)",
-                     (long long)quiet);
+        char why[192];
+        if ((c->frame || c->size_got) && now - c->frame_start_ms >= l->receive_ms) {
+            snprintf(why, sizeof why,
+                     "a request frame did not arrive within request.receive.timeout.ms "
+                     "(%lld ms; %zu bytes of it came)",
+                     (long long)l->receive_ms, c->frame ? 4 + c->frame_got : (size_t)c->size_got);
+            conn_close(c, why);
+        } else if (c->frames == 0 && now - c->opened_ms >= l->first_ms) {
+            snprintf(why, sizeof why,
+                     "no complete request within connections.first.request.timeout.ms "
+                     "(%lld ms)",
+                     (long long)l->first_ms);
             conn_close(c, why);
         } else if (c->inflight == 0 && !c->frame && quiet >= l->idle_ms) {
             LS_DEBUG("kafka",
@@ -872,19 +917,6 @@ static void on_idle_sweep(uv_timer_t *t)
 }
 
 /* --------------------------------------------------------------- listener */
-
-/* What the descriptor limit allows Kafka connections: the limit less a
- * reserve for the stores, the HTTP server and files (a quarter of the limit,
- * at most LS_CONN_FD_RESERVE), so a full Kafka listener never leaves the rest
- * of the broker without descriptors. */
-static int64_t fd_connection_budget(void)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 1000000;
-    int64_t lim = (int64_t)rl.rlim_cur;
-    int64_t reserve = lim / 4 < LS_CONN_FD_RESERVE ? lim / 4 : LS_CONN_FD_RESERVE;
-    return lim - reserve < 8 ? 8 : lim - reserve;
-}
 
 static int listen_socket(const char *host, int port, int *port_out, char *err, int errlen)
 {
@@ -930,9 +962,11 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char 
         return l; /* caller sees port -1 and frees */
     }
     const ls_config_t *cfg = b->cfg;
-    l->fd_budget = fd_connection_budget();
+    l->fd_budget = ls_fd_budget_total();
     listener_refresh_limits(l);
     l->idle_ms = cfg->connections_max_idle_ms;
+    l->receive_ms = cfg->request_receive_timeout_ms;
+    l->first_ms = cfg->connections_first_request_ms;
     l->recv_max = cfg->queued_max_request_bytes;
     ls_i64map_init(&l->per_ip);
     l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -946,16 +980,17 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char 
     l->resume_timer.data = l;
     l->handles_open = 4;
     /* at most a second: the sweep also applies changed connection limits */
-    int64_t sweep = l->idle_ms / 10;
+    int64_t sweep = l->idle_ms < l->receive_ms ? l->idle_ms : l->receive_ms;
+    sweep = (sweep < l->first_ms ? sweep : l->first_ms) / 10;
     sweep = sweep < 100 ? 100 : sweep > 1000 ? 1000 : sweep;
     uv_timer_start(&l->idle_timer, on_idle_sweep, (uint64_t)sweep, (uint64_t)sweep);
     l->accepting = true;
     listener_update_polling(l);
     LS_INFO("kafka",
             "accepting up to %lld connections (%lld per address), idle timeout %lld ms, "
-            "%lld bytes of requests in flight",
+            "%lld bytes of requests in flight, request deadlines %lld ms (first %lld ms)",
             (long long)l->max_conns, (long long)l->max_per_ip, (long long)l->idle_ms,
-            (long long)l->recv_max);
+            (long long)l->recv_max, (long long)l->receive_ms, (long long)l->first_ms);
     return l;
 }
 

@@ -158,12 +158,21 @@ static void md_respond(md_ctx_t *ctx)
             ls_kafka_MetadataResponse_MetadataResponseTopic *t = &r->Topics[i];
             if (mt->create) {
                 /* Created, or another creator won the race: either way it
-                 * exists now. A failed create is retriable for the client. */
+                 * exists now. A create refused by max.partitions answers
+                 * UNKNOWN_TOPIC_OR_PARTITION, as with auto-creation off: the
+                 * topic will not exist, and producers (librdkafka after
+                 * topic.metadata.propagation.max.ms) fail their records with
+                 * it. LEADER_NOT_AVAILABLE kept them retrying until their
+                 * delivery timeout (5 minutes) with the reason only in the
+                 * broker log (issue 29); POLICY_VIOLATION, though closer,
+                 * is ignored in Metadata by librdkafka and the Java client.
+                 * Other failures are retriable for the client. */
                 if (mt->create_st == LS_OK || mt->create_st == LS_EEXISTS)
                     mt->s = ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, mt->name);
                 if (!mt->s)
-                    mt->err = mt->create_st == LS_EINVAL ? LS_KERR_INVALID_TOPIC_EXCEPTION
-                                                         : LS_KERR_LEADER_NOT_AVAILABLE;
+                    mt->err = mt->create_st == LS_EINVAL   ? LS_KERR_INVALID_TOPIC_EXCEPTION
+                              : mt->create_st == LS_ELIMIT ? LS_KERR_UNKNOWN_TOPIC_OR_PARTITION
+                                                           : LS_KERR_LEADER_NOT_AVAILABLE;
             }
             if (mt->s) {
                 md_fill_topic(ctx, t, mt->s);

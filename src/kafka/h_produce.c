@@ -503,6 +503,7 @@ typedef struct produce_job {
     ls_kafka_ProduceRequest m;
     char **names;          /* arena */
     ls_stream_t **streams; /* arena */
+    char **refused;        /* arena, NULL until set: why auto-creating topic t was refused */
     char *tid;             /* arena; NULL without a TransactionalId */
     produce_txn_t txn;     /* read when tid is set */
     int64_t join_start_ms; /* monotonic: the first add attempt */
@@ -542,6 +543,12 @@ static void autocreate_work(void *arg)
                     b->cfg->num_partitions);
         else if (st != LS_EEXISTS)
             LS_WARN("kafka", "auto-creating topic %s failed: %s", name, err);
+        if (st == LS_ELIMIT) { /* the producer is told why (POLICY_VIOLATION) */
+            if (!job->refused)
+                job->refused =
+                    ls_arena_alloc(job->req->arena, sizeof(char *) * (size_t)job->m.NumTopicData);
+            job->refused[t] = ls_arena_printf(job->req->arena, "%s", err);
+        }
     }
 }
 
@@ -742,10 +749,14 @@ static void produce_process(produce_job_t *job)
                             (size_t)(td->NumPartitionData > 0 ? td->NumPartitionData : 1));
         ls_stream_t *s = job->streams[t];
         int16_t topic_error = all_error;
+        const char *why = NULL;
         if (topic_error == LS_KERR_NONE && !job->names[t]) {
             topic_error = LS_KERR_INVALID_TOPIC_EXCEPTION;
             LS_INFO("kafka", "produce to an invalid topic name %s refused",
                     ls_kafka_printable(req->arena, td->Name));
+        } else if (topic_error == LS_KERR_NONE && !s && job->refused && job->refused[t]) {
+            topic_error = LS_KERR_POLICY_VIOLATION;
+            why = job->refused[t];
         }
         for (int p = 0; p < td->NumPartitionData; p++) {
             ls_kafka_ProduceResponse_PartitionProduceResponse *pr = &tr->PartitionResponses[p];
@@ -755,7 +766,7 @@ static void produce_process(produce_job_t *job)
                 pr->BaseOffset = -1;
                 pr->LogAppendTimeMs = -1;
                 pr->LogStartOffset = -1;
-                pr->ErrorMessage = ls_kstr_null();
+                pr->ErrorMessage = why ? ls_kstr_c(why) : ls_kstr_null();
                 continue;
             }
             produce_partition(ctx, s, &td->PartitionData[p], pr, acks0);

@@ -23,6 +23,7 @@
 #include "base/alloc.h"
 #include "base/diag.h"
 #include "kafka/handlers.h"
+#include "kafka/names.h"
 #include "kafka/msg.h"
 #include "kafka/services.h"
 
@@ -271,10 +272,11 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
                 a, "Create topics request contains multiple entries for topic '%s'.", t->name);
         } else if (!exact[i] || !ls_stream_name_valid(t->name)) {
             err = LS_KERR_INVALID_TOPIC_EXCEPTION;
+            /* printable: a name with a NUL would show cut at the NUL */
             why = ls_arena_printf(a,
-                                  "Topic name '%s' is illegal: use 1 to 249 characters of "
+                                  "Topic name %s is illegal: use 1 to 249 characters of "
                                   "[a-zA-Z0-9._-], not '.' or '..'.",
-                                  t->name);
+                                  ls_kafka_printable(a, q->Name));
         } else if (ls_catalog_collision(b->catalog, LS_DEFAULT_NAMESPACE, t->name, other,
                                         sizeof other)) {
             err = LS_KERR_INVALID_TOPIC_EXCEPTION;
@@ -578,8 +580,8 @@ void ls_kafka_handle_delete_topics(ls_kreq_t *req)
             char *cname = ls_arena_kstr(a, name, &exact);
             if (!exact || !ls_stream_name_valid(cname)) {
                 r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-                r->ErrorMessage =
-                    ls_kstr_c(ls_arena_printf(a, "Topic '%s' does not exist.", cname));
+                r->ErrorMessage = ls_kstr_c(
+                    ls_arena_printf(a, "Topic %s does not exist.", ls_kafka_printable(a, name)));
                 continue;
             }
             ctx->t[i].name = cname;
@@ -713,8 +715,8 @@ void ls_kafka_handle_create_partitions(ls_kreq_t *req)
         }
         if (!exact[i] || !ls_stream_name_valid(names[i])) {
             r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-            r->ErrorMessage =
-                ls_kstr_c(ls_arena_printf(a, "The topic '%s' does not exist.", names[i]));
+            r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "The topic %s does not exist.",
+                                                        ls_kafka_printable(a, m->Topics[i].Name)));
             continue;
         }
         /* Kafka's own wording for the usual mistakes, when the (possibly

@@ -471,6 +471,14 @@ static int load_table_defaults(ls_broker_t *b, char *err, int errlen)
     return 0;
 }
 
+/* The http.* limits both HTTP servers apply. */
+static ls_http_limits_t http_limits(const ls_config_t *cfg)
+{
+    return (ls_http_limits_t){.header_timeout_ms = cfg->http_header_timeout_ms,
+                              .body_timeout_ms = cfg->http_body_timeout_ms,
+                              .max_connections_per_ip = cfg->http_max_connections_per_ip};
+}
+
 /* The Iceberg REST catalog on http.listen (unset: no HTTP server). Readers
  * of an S3 store get its non-secret client settings, never credentials. */
 static int start_http(ls_broker_t *b, char *err, int errlen)
@@ -498,8 +506,9 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
     ls_free(endpoint);
     ls_free(region);
     ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest, 0}};
-    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts, 1, err,
-                                   (size_t)errlen);
+    ls_http_limits_t limits = http_limits(cfg);
+    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts, 1,
+                                   &limits, err, (size_t)errlen);
     if (!b->http) return -1;
     int v6 = strchr(cfg->http_host, ':') != NULL;
     LS_INFO("broker", "serving the Iceberg REST catalog on http://%s%s%s:%d/v1 (health: /health)",
@@ -515,8 +524,10 @@ static int start_registry(ls_broker_t *b, char *err, int errlen)
     const ls_config_t *cfg = b->cfg;
     if (!cfg->registry_host) return 0;
     ls_http_mount_t mounts[] = {{"", ls_registry_rest_handle, b->registry, 1}};
-    b->registry_http = ls_http_server_start("schema.registry.listen", cfg->registry_host,
-                                            cfg->registry_port, mounts, 1, err, (size_t)errlen);
+    ls_http_limits_t limits = http_limits(cfg);
+    b->registry_http =
+        ls_http_server_start("schema.registry.listen", cfg->registry_host, cfg->registry_port,
+                             mounts, 1, &limits, err, (size_t)errlen);
     if (!b->registry_http) return -1;
     int v6 = strchr(cfg->registry_host, ':') != NULL;
     LS_INFO("broker", "serving the schema registry on http://%s%s%s:%d", v6 ? "[" : "",
