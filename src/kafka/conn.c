@@ -23,8 +23,8 @@
  * on a worker: the transactional id's record, a topic auto-creation) takes a
  * turn when it is dispatched (ls_kreq_turn_take, in request order) and runs
  * its append through ls_kreq_turn_run, which runs it once every earlier
- * turn of the connection has run. A request freed with its turn untaken-up
- * gives the turn back, so one failed request never holds the others.
+ * turn of the connection has run. A request freed before its turn ran gives
+ * the turn back, so one failed request never holds the others.
  *
  * Lifetime: a connection is freed when its handle is closed and no request
  * still references it (refs). A handler that finishes after the peer left
