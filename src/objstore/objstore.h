@@ -15,7 +15,8 @@
  *    *out (an initialized ls_buf_t; its capacity is reused).
  *  - list returns keys under a prefix in lexicographic order.
  *  - del of a missing key is LS_OK (idempotent).
- * Keys are '/'-separated relative paths of [A-Za-z0-9._/-]. */
+ * Keys written are '/'-separated relative paths of [A-Za-z0-9._/-]; keys
+ * read, listed and deleted may also be other writers' (ls_objstore_key_readable). */
 #ifndef LS_OBJSTORE_H
 #define LS_OBJSTORE_H
 #include <stddef.h>
@@ -174,6 +175,12 @@ void ls_objinfo_free(ls_objinfo_t *v, size_t n);
  * [A-Za-z0-9._-], none empty, "." or "..", at most LS_OBJSTORE_KEY_MAX bytes.
  * Every backend rejects other keys with LS_EINVAL. */
 int ls_objstore_key_valid(const char *key);
+/* 1 if key may be read, listed, stat'ed or deleted: a valid key, or one
+ * another writer made (an engine writing data/<col>=<value>/... into a
+ * table's location): the same components of any bytes but '/' and control
+ * characters. Listings return such keys, so a sweep of a prefix sees
+ * everything under it; put accepts only valid keys. */
+int ls_objstore_key_readable(const char *key);
 /* 1 if prefix may be passed to list: "" or the start of a valid key (what
  * precedes its last '/' is a valid key). Backends reject others with LS_EINVAL. */
 int ls_objstore_prefix_valid(const char *prefix);

@@ -438,9 +438,10 @@ static ls_status s3_fail(s3_store_t *s, s3_req_t *r)
 
 static void s3_req_done(s3_req_t *r) { ls_buf_free(&r->errbody); }
 
-static ls_status check_key(s3_store_t *s, const char *key)
+/* write: a key the broker writes; else any a listing may return. */
+static ls_status check_key(s3_store_t *s, const char *key, int write)
 {
-    if (!ls_objstore_key_valid(key)) {
+    if (!(write ? ls_objstore_key_valid(key) : ls_objstore_key_readable(key))) {
         s3_set_err(s, "invalid object key '%s'", key ? key : "(null)");
         return LS_EINVAL;
     }
@@ -452,7 +453,7 @@ static ls_status check_key(s3_store_t *s, const char *key)
 static ls_status s3_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
 {
     s3_store_t *s = (s3_store_t *)os;
-    ls_status st = check_key(s, key);
+    ls_status st = check_key(s, key, 0);
     if (st != LS_OK) return st;
     s3_req_t r = {.method = "HEAD", .key = key};
     st = s3_request(s, &r);
@@ -473,7 +474,7 @@ static ls_status s3_get(ls_objstore_t *os, const char *key, uint64_t off, uint64
                         ls_buf_t *out)
 {
     s3_store_t *s = (s3_store_t *)os;
-    ls_status st = check_key(s, key);
+    ls_status st = check_key(s, key, 0);
     if (st != LS_OK) return st;
     out->len = 0;
     if (len == 0) {
@@ -750,7 +751,7 @@ static ls_status s3_put(ls_objstore_t *os, const char *key, const struct iovec *
                         int flags)
 {
     s3_store_t *s = (s3_store_t *)os;
-    ls_status st = check_key(s, key);
+    ls_status st = check_key(s, key, 1);
     if (st != LS_OK) return st;
     if (iovcnt < 0 || (iovcnt > 0 && !iov) || (flags & ~LS_OBJSTORE_PUT_CREATE_ONLY)) {
         s3_set_err(s, "put %s: invalid arguments", key);
@@ -815,7 +816,7 @@ static void s3_probe_create_only(s3_store_t *s)
 static ls_status s3_del(ls_objstore_t *os, const char *key)
 {
     s3_store_t *s = (s3_store_t *)os;
-    ls_status st = check_key(s, key);
+    ls_status st = check_key(s, key, 0);
     if (st != LS_OK) return st;
     s3_req_t r = {.method = "DELETE", .key = key};
     st = s3_request(s, &r);
@@ -828,7 +829,7 @@ static ls_status s3_del_many(ls_objstore_t *os, const char *const *keys, size_t 
 {
     s3_store_t *s = (s3_store_t *)os;
     for (size_t i = 0; i < n; i++)
-        if (check_key(s, keys[i]) != LS_OK) return LS_EINVAL;
+        if (check_key(s, keys[i], 0) != LS_OK) return LS_EINVAL;
     ls_status st = LS_OK;
     for (size_t at = 0; at < n && st == LS_OK; at += S3_DELETE_BATCH) {
         size_t m = n - at < S3_DELETE_BATCH ? n - at : S3_DELETE_BATCH;
@@ -837,8 +838,20 @@ static ls_status s3_del_many(ls_objstore_t *os, const char *const *keys, size_t 
         ls_buf_init(&resp);
         ls_buf_printf(&body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
                              "<Delete><Quiet>true</Quiet>");
-        for (size_t i = 0; i < m; i++) /* valid keys need no XML escaping */
-            ls_buf_printf(&body, "<Object><Key>%s%s</Key></Object>", s->c.prefix, keys[at + i]);
+        for (size_t i = 0; i < m; i++) { /* other writers' keys may need XML escaping */
+            ls_buf_printf(&body, "<Object><Key>%s", s->c.prefix);
+            for (const char *c = keys[at + i]; *c; c++) {
+                const char *ent = *c == '&'   ? "&amp;"
+                                  : *c == '<' ? "&lt;"
+                                  : *c == '>' ? "&gt;"
+                                              : NULL;
+                if (ent)
+                    ls_buf_printf(&body, "%s", ent);
+                else
+                    ls_buf_append_u8(&body, (uint8_t)*c);
+            }
+            ls_buf_printf(&body, "</Key></Object>");
+        }
         ls_buf_printf(&body, "</Delete>");
         struct iovec bv = {body.data, body.len};
         char md5[25];
@@ -930,7 +943,7 @@ static ls_status s3_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **o
             ls_s3_xml_first(x + vs, vl, "Key", k, sizeof k);
             ls_s3_xml_first(x + vs, vl, "Size", sz, sizeof sz);
             ls_s3_xml_first(x + vs, vl, "LastModified", lm, sizeof lm);
-            if (strncmp(k, s->c.prefix, plen) != 0 || !ls_objstore_key_valid(k + plen))
+            if (strncmp(k, s->c.prefix, plen) != 0 || !ls_objstore_key_readable(k + plen))
                 continue; /* not one of ours (foreign or unrepresentable key) */
             if (n == cap) {
                 cap = cap ? cap * 2 : 64;

@@ -1770,6 +1770,64 @@ TEST(idle_table_expires_without_appends)
     ls_objstore_close(os);
 }
 
+/* Issue 29 item 5: an engine's refused write left files under
+ * data/<col>=<value>/ (and a name with a space) in the table's location on
+ * the fs store; the sweep lists every key there and deletes them, while
+ * every file the table references stays. The old listing skipped keys
+ * outside [A-Za-z0-9._-], so they were never swept. */
+TEST(orphans_in_foreign_folders_are_swept)
+{
+    char tmpl[] = "/tmp/ls_ice_foreignXXXXXX";
+    CHECK(mkdtemp(tmpl));
+    char err[256];
+    ls_objstore_t *os = ls_objstore_fs_open(tmpl, 0, err, sizeof err);
+    CHECK(os);
+    ls_ice_spec_t spec = {0};
+    ls_ice_table_t *t = NULL;
+    char loc[300];
+    snprintf(loc, sizeof loc, "file://%s/wh/ns/f", tmpl);
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/f", loc, ls_raw_iceberg_schema_json(),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    CHECK_EQ_INT(commit_rows(t, 0, 30, 3, 0, LS_PQ_ZSTD), LS_OK);
+    int before = count_keys(os, "wh/ns/f/");
+    const char *foreign[] = {"wh/ns/f/data/timestamp_day=2026-12-05/00000-0-x.parquet",
+                             "wh/ns/f/data/k=a b/00001-1-y.parquet",
+                             "wh/ns/f/metadata/snap-1-1-z@.avro"};
+    char path[600];
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmpl, foreign[i]);
+        for (char *sl = strchr(path + strlen(tmpl) + 1, '/'); sl; sl = strchr(sl + 1, '/')) {
+            *sl = 0;
+            mkdir(path, 0755);
+            *sl = '/';
+        }
+        FILE *f = fopen(path, "w");
+        CHECK(f);
+        fputs("PAR1", f);
+        fclose(f);
+    }
+    CHECK_EQ_INT(count_keys(os, "wh/ns/f/"), before + 3);
+    uint64_t gone = 0;
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &gone), LS_OK);
+    CHECK_EQ_INT(gone, 3);
+    CHECK_EQ_INT(count_keys(os, "wh/ns/f/"), before);
+    ls_ice_mentry_t *live;
+    size_t n;
+    CHECK_EQ_INT(ls_ice_table_live_files(t, &live, &n), LS_OK);
+    ls_buf_t b;
+    ls_buf_init(&b);
+    for (size_t k = 0; k < n; k++)
+        CHECK_EQ_INT(ls_ice_table_get_file(t, live[k].df.path, &b), LS_OK);
+    ls_buf_free(&b);
+    ls_ice_mentries_free(live, n);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
 int main(void)
 {
     RUN(transforms_and_paths);
@@ -1790,6 +1848,7 @@ int main(void)
     RUN(rewritten_files_go_when_their_deleting_snapshot_expires);
     RUN(unreferenced_files_stay_for_the_delay_then_go);
     RUN(idle_table_expires_without_appends);
+    RUN(orphans_in_foreign_folders_are_swept);
     RUN(warehouse_for_readers);
     UNIT_DONE();
 }
