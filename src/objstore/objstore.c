@@ -109,6 +109,20 @@ ls_status ls_objstore_get_chunk(ls_objstore_t *os, const char *key, uint64_t off
     return LS_OK;
 }
 
+ls_status ls_objstore_copy(ls_objstore_t *os, const char *src, const char *dst)
+{
+    if (os->ops->copy) return os->ops->copy(os, src, dst);
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_status st = ls_objstore_get(os, src, 0, UINT64_MAX, &b);
+    if (st == LS_OK) {
+        struct iovec iov = {b.data, b.len};
+        st = ls_objstore_put(os, dst, &iov, 1, 0);
+    }
+    ls_buf_free(&b);
+    return st;
+}
+
 void ls_objinfo_free(ls_objinfo_t *v, size_t n)
 {
     if (!v) return;

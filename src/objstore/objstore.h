@@ -63,6 +63,10 @@ typedef struct ls_objstore_ops {
      * keeps open. Objects are never rewritten in place, so the bytes stay
      * those of the object (a deleted object's file lives on while mapped). */
     ls_status (*map)(ls_objstore_t *os, const char *key, ls_chunk_t **out);
+    /* Optional (NULL: ls_objstore_copy reads and puts). Makes dst hold the
+     * bytes of src, as put without flags would, without them passing
+     * through the caller: a hard link (fs). */
+    ls_status (*copy)(ls_objstore_t *os, const char *src, const char *dst);
 } ls_objstore_ops_t;
 
 struct ls_objstore {
@@ -168,6 +172,10 @@ static inline ls_status ls_objstore_del_many(ls_objstore_t *os, const char *cons
 }
 
 void ls_objinfo_free(ls_objinfo_t *v, size_t n);
+/* dst (replaced if it exists) gets src's bytes: ops->copy when the store
+ * has one (no bytes written), else a get and a put. LS_ENOTFOUND when src
+ * is missing. */
+ls_status ls_objstore_copy(ls_objstore_t *os, const char *src, const char *dst);
 
 /* Longest key any backend accepts (S3's limit). */
 #define LS_OBJSTORE_KEY_MAX 1024

@@ -537,6 +537,30 @@ static void fs_close(ls_objstore_t *os)
     ls_free(fs);
 }
 
+/* A hard link published like a put (a temp name renamed over dst): the
+ * bytes are written once, and deleting either name leaves the other. */
+static ls_status fs_copy(ls_objstore_t *os, const char *src, const char *dst)
+{
+    fs_store_t *fs = (fs_store_t *)os;
+    ls_status st = fs_check_key(fs, src, 0);
+    if (st == LS_OK) st = fs_check_key(fs, dst, 1);
+    if (st != LS_OK) return st;
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, FS_TMP_DIR "/%ld-%lu.part", (long)getpid(),
+             __atomic_add_fetch(&fs_tmp_seq, 1, __ATOMIC_RELAXED));
+    if (linkat(fs->rootfd, src, fs->rootfd, tmp, 0) != 0) {
+        int e = errno;
+        if (e == ENOENT || e == ENOTDIR) {
+            fs_set_err(fs, "copy %s: no such object", src);
+            return LS_ENOTFOUND;
+        }
+        return fs_fail(fs, e, "link", src);
+    }
+    st = fs_publish(fs, tmp, dst, 0);
+    if (st != LS_OK) unlinkat(fs->rootfd, tmp, 0);
+    return st;
+}
+
 static const ls_objstore_ops_t fs_ops = {
     .name = "fs",
     .put = fs_put,
@@ -547,6 +571,7 @@ static const ls_objstore_ops_t fs_ops = {
     .del = fs_del,
     .list = fs_list,
     .close = fs_close,
+    .copy = fs_copy,
 };
 
 static int fs_pid_alive(long pid)

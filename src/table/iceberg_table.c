@@ -693,6 +693,14 @@ static char *key_of(const ls_ice_table_t *t, const char *rel)
     return ls_asprintf("%s/%s", t->prefix, rel);
 }
 
+/* Key of a location under this table, or NULL when it lies elsewhere. */
+static char *key_for_location(const ls_ice_table_t *t, const char *loc)
+{
+    size_t n = strlen(t->location);
+    if (strncmp(loc, t->location, n) || loc[n] != '/') return NULL;
+    return key_of(t, loc + n + 1);
+}
+
 static ls_status put_bytes(ls_ice_table_t *t, const char *key, const void *p, size_t n, int flags)
 {
     struct iovec iov = {(void *)p, n};
@@ -756,15 +764,17 @@ static ls_status write_metadata(ls_ice_table_t *t, json_t *meta, int version, ch
             else if (st != LS_OK && !t->err[0])
                 snprintf(t->err, sizeof t->err, "commit of %s: %s", key, ls_status_str(st));
         }
-        ls_free(key);
         if (st == LS_OK) {
             ls_crashpoint("table.pointer_swapped");
-            /* publish for path readers; only committed metadata gets a v<N> name */
+            /* publish for path readers; only committed metadata gets a v<N>
+             * name, the same bytes without writing them again (a hard link
+             * on a local store: ls_objstore_copy) */
             char *vkey = key_of(t, vrel);
-            ls_status ps = put_bytes(t, vkey, text, len, 0);
+            ls_status ps = ls_objstore_copy(t->os, key, vkey);
             ls_free(vkey);
             if (ps != LS_OK) version = 0; /* no hint pointing at a missing file */
         }
+        ls_free(key);
     }
     free(text);
     if (st != LS_OK) {
@@ -957,9 +967,10 @@ ls_status ls_ice_table_publish(ls_ice_table_t *t)
     }
     ls_buf_t b;
     ls_buf_init(&b);
-    st = ls_ice_table_get_file(t, t->meta_location, &b);
-    if (st == LS_OK && (st = put_bytes(t, vkey, b.data, b.len, 0)) != LS_OK)
-        snprintf(t->err, sizeof t->err, "publishing %s: %s", vkey, ls_status_str(st));
+    char *key = key_for_location(t, t->meta_location);
+    st = key ? ls_objstore_copy(t->os, key, vkey) : LS_EINVAL;
+    if (st != LS_OK) snprintf(t->err, sizeof t->err, "publishing %s: %s", vkey, ls_status_str(st));
+    ls_free(key);
     ls_free(vkey);
     if (st == LS_OK) {
         char *hkey = key_of(t, "metadata/version-hint.text");
@@ -1056,14 +1067,6 @@ char *ls_ice_table_data_key(ls_ice_table_t *t, const char *ext, ls_ice_datafile_
 }
 
 /* ---- append --------------------------------------------------------------- */
-
-/* Key of a location under this table, or NULL when it lies elsewhere. */
-static char *key_for_location(const ls_ice_table_t *t, const char *loc)
-{
-    size_t n = strlen(t->location);
-    if (strncmp(loc, t->location, n) || loc[n] != '/') return NULL;
-    return key_of(t, loc + n + 1);
-}
 
 /* GETs a file of this table by location (declared in the header). */
 ls_status ls_ice_table_read_range(const ls_ice_table_t *t, const char *loc, uint64_t off,
