@@ -176,6 +176,8 @@ void ls_objinfo_free(ls_objinfo_t *v, size_t n);
  * has one (no bytes written), else a get and a put. LS_ENOTFOUND when src
  * is missing. */
 ls_status ls_objstore_copy(ls_objstore_t *os, const char *src, const char *dst);
+/* Whether the store copies without the bytes passing through (ops->copy). */
+static inline int ls_objstore_copies(const ls_objstore_t *os) { return os->ops->copy != NULL; }
 
 /* Longest key any backend accepts (S3's limit). */
 #define LS_OBJSTORE_KEY_MAX 1024
