@@ -1390,11 +1390,14 @@ static void sweep_orphans(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
 /* Idle maintenance: a table's commits expire its snapshots and delete the
  * files whose delay is over, but a table that gets no records makes no
  * commits, so without this its expired snapshots and their files would stay
- * until it does. Runs when the table is due (IDLE_CHECK_MAX_MS after its last
- * commit by this broker or check, or earlier when the last check said
- * something becomes due sooner), under the table claim, and wakes the
- * compactor for it: expiry of an idle table lags at most IDLE_CHECK_MAX_MS
- * plus a commit interval behind its retention and delay. */
+ * until it does. Runs in a pass where the table made no commit, a commit
+ * interval after its last commit or check by this broker, then when the
+ * check said something becomes due, at most IDLE_CHECK_MAX_MS later (another
+ * broker may have committed meanwhile), under the table claim, and wakes the
+ * compactor for it: an idle table's expiry and deletions lag their due time
+ * by a commit interval at most (IDLE_CHECK_MAX_MS when another broker
+ * committed the table last). A busy table commits every interval, which
+ * postpones the check each time. */
 #define IDLE_CHECK_MAX_MS 60000
 
 static void idle_postpone(ls_compactor_t *c, const ls_table_plan_stream_t *ts, int64_t at)
@@ -1526,7 +1529,7 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
             }
             if (st == LS_OK && c->npending) {
                 ls_crashpoint("compact.table_committed");
-                idle_postpone(c, ts, now + IDLE_CHECK_MAX_MS); /* the commit maintained it */
+                idle_postpone(c, ts, now + interval); /* the commit maintained it */
                 table_held(c, ts, NULL);
                 int64_t skipped = ls_mat_skipped_records(c->batch);
                 if (skipped >= 0) {
