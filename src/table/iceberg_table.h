@@ -346,8 +346,8 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
  * sequence number, so a table with delete files is refused (LS_EINVAL: a
  * delete would stop applying to rows it deleted). LS_ECONFLICT when a
  * removed file is no longer live (reload) or another commit won. The removed
- * files stay in storage while older snapshots name them; once those expire
- * they are orphans (ls_ice_table_remove_orphans). */
+ * files stay in storage while older snapshots name them; once this snapshot
+ * has expired, a commit after the file grace deletes them. */
 ls_status ls_ice_table_rewrite(ls_ice_table_t *t, const char *const *removed, size_t nremoved,
                                const ls_ice_datafile_t *added, size_t nadded, int64_t now_ms,
                                int64_t *snapshot_id);
