@@ -517,7 +517,7 @@ def table_metadata_bytes(broker, table):
     lists, manifests) in the file store, each file once however many names it has
     (v<N>.metadata.json is a hard link of the catalog's file): what was written,
     as long as nothing was deleted yet (files stay lakestream.table.file.delete.delay.ms,
-    10 min by default, after they stop being referenced)."""
+    5 min by default, after they stop being referenced)."""
     seen, total = set(), 0
     for f in object_files(broker, f"warehouse/default/{table}/metadata"):
         st = os.stat(f)

@@ -435,7 +435,7 @@ static const cfg_key_t cfg_keys[] = {
      .type = CT_STRING,
      FIELD(table_file_delete_delay_ms),
      .help = "Unreferenced table files (expired snapshots', old metadata) stay readable this "
-             "long before they are deleted: 0..86400000 ms (built-in default 600000)."},
+             "long before they are deleted: 0..86400000 ms (built-in default 300000)."},
     {.name = "lakestream.table.rewrite.min.files",
      .type = CT_STRING,
      FIELD(table_rewrite_min_files),

@@ -616,7 +616,7 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                "is created. Empty: the key's bytes are the identity.",
                                p_primary_key},
     [LS_POLICY_FILE_DELETE_DELAY_MS] =
-        {"lakestream.table.file.delete.delay.ms", "600000", "an integer from 0 to 86400000",
+        {"lakestream.table.file.delete.delay.ms", "300000", "an integer from 0 to 86400000",
          "How long a table file stays after no retained snapshot or current metadata references "
          "it (an expired snapshot's manifest list, manifests and removed data files; an old "
          "metadata file), so engines that loaded the table earlier (Spark caches a table for "

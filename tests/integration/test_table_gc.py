@@ -13,7 +13,6 @@ import time
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from pyiceberg import table as pyiceberg_table
-from pyiceberg.manifest import ManifestEntryStatus
 
 import iceberg_util
 from kafka_util import unique_topic, wait_topic
@@ -23,30 +22,6 @@ DELAY_MS = 15000  # the file delay under test; commits every second
 # the old code deleted an expired snapshot's manifest list at the next commit
 # and a metadata file once 10 newer versions existed (about 10 s here)
 HOLD_S = 12
-
-
-def _local(uri):
-    assert uri.startswith("file://"), uri
-    return uri[len("file://"):]
-
-
-def loaded_files(t):
-    """Every file a reader of StaticTable t may open: its metadata file, every
-    snapshot's manifest list, their manifests and every data file those name
-    live, or name deleted by one of its snapshots (an incremental read of that
-    snapshot's changes opens it; a file deleted by a snapshot expired since is
-    no snapshot's file any more, though a carried manifest may still list it)."""
-    io = t.io
-    ids = {s.snapshot_id for s in t.metadata.snapshots}
-    files = {_local(t.metadata_location)}
-    for snap in t.metadata.snapshots:
-        files.add(_local(snap.manifest_list))
-        for m in snap.manifests(io):
-            files.add(_local(m.manifest_path))
-            for e in m.fetch_manifest_entry(io, discard_deleted=False):
-                if e.status != ManifestEntryStatus.DELETED or e.snapshot_id in ids:
-                    files.add(_local(e.data_file.file_path))
-    return files
 
 
 def _produce(bootstrap, topic, stop, sent):
@@ -96,7 +71,7 @@ def test_loaded_files_stay_for_the_delay_then_go(broker_factory):
         iceberg_util.wait_rows(tdir, 600, timeout=60)
         md = iceberg_util.current_metadata(tdir)
         t = pyiceberg_table.StaticTable.from_metadata("file://" + md)
-        loaded = loaded_files(t)
+        loaded = iceberg_util.referenced_files(t)
         loaded_at = time.monotonic()
         # commits go on for longer than the old code kept any of it
         while time.monotonic() < loaded_at + HOLD_S:
@@ -123,7 +98,7 @@ def test_loaded_files_stay_for_the_delay_then_go(broker_factory):
         pending = json.loads(cur.metadata.properties.get("lakestream.pending-deletes", "[]"))
         if len(cur.metadata.snapshots) != 1 or any("snapshot-id" in e for e in pending):
             return None
-        live = loaded_files(cur)
+        live = iceberg_util.referenced_files(cur)
         left = [f for f in loaded if f not in live and os.path.exists(f)]
         return (cur, live) if not left else None
 
@@ -140,9 +115,9 @@ def test_loaded_files_stay_for_the_delay_then_go(broker_factory):
     # nothing under the table's location is garbage: every file is one of the
     # current metadata's (its catalog name and v<N> are one file, hard-linked),
     # a metadata file of its log or one pending deletion, or the version hint
-    log = {_local(e.metadata_file) for e in cur.metadata.metadata_log}
+    log = {iceberg_util.local_path(e.metadata_file) for e in cur.metadata.metadata_log}
     pending = json.loads(cur.metadata.properties.get("lakestream.pending-deletes", "[]"))
-    log |= {_local(e["metadata-file"]) for e in pending if "metadata-file" in e}
+    log |= {iceberg_util.local_path(e["metadata-file"]) for e in pending if "metadata-file" in e}
     kept = {os.stat(f).st_ino for f in (live | log) if os.path.exists(f)}
     extra = []
     for d, _, fs in os.walk(tdir):
