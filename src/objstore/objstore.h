@@ -65,7 +65,7 @@ typedef struct ls_objstore_ops {
     ls_status (*map)(ls_objstore_t *os, const char *key, ls_chunk_t **out);
     /* Optional (NULL: ls_objstore_copy reads and puts). Makes dst hold the
      * bytes of src, as put without flags would, without them passing
-     * through the caller: a hard link (fs). */
+     * through the caller: a hard link (fs), a server-side CopyObject (s3). */
     ls_status (*copy)(ls_objstore_t *os, const char *src, const char *dst);
 } ls_objstore_ops_t;
 

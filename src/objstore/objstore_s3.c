@@ -811,6 +811,41 @@ static void s3_probe_create_only(s3_store_t *s)
     pthread_mutex_unlock(&s->probe_mu);
 }
 
+/* ---------------------------------------------------------------- copy */
+
+/* CopyObject: the server copies, the bytes never pass through us. A copy
+ * can fail after its 200 status line (the error in the body), as S3
+ * documents for long copies. */
+static ls_status s3_copy(ls_objstore_t *os, const char *src, const char *dst)
+{
+    s3_store_t *s = (s3_store_t *)os;
+    ls_status st = check_key(s, src, 0);
+    if (st == LS_OK) st = check_key(s, dst, 1);
+    if (st != LS_OK) return st;
+    char *from = ls_asprintf("/%s/%s%s", s->c.bucket, s->c.prefix, src);
+    ls_buf_t source, out;
+    ls_buf_init(&source);
+    ls_buf_init(&out);
+    ls_sigv4_uri_encode(&source, from, strlen(from), 0);
+    ls_buf_append_u8(&source, 0);
+    ls_free(from);
+    s3_req_t r = {.method = "PUT", .key = dst, .out = &out, .out_max = S3_XML_MAX};
+    r.extra[r.nextra++] = (ls_sigv4_hdr_t){"x-amz-copy-source", (const char *)source.data};
+    st = s3_request(s, &r);
+    if (st == LS_OK && r.status != 200) {
+        st = s3_fail(s, &r);
+    } else if (st == LS_OK && out.len && memmem(out.data, out.len, "<Error>", 7)) {
+        char code[64];
+        ls_s3_xml_first((const char *)out.data, out.len, "Code", code, sizeof code);
+        s3_set_err(s, "copy %s to %s: %s", src, dst, code);
+        st = !strcmp(code, "NoSuchKey") ? LS_ENOTFOUND : LS_EIO;
+    }
+    s3_req_done(&r);
+    ls_buf_free(&source);
+    ls_buf_free(&out);
+    return st;
+}
+
 /* ---------------------------------------------------------------- delete */
 
 static ls_status s3_del(ls_objstore_t *os, const char *key)
@@ -1052,6 +1087,7 @@ static const ls_objstore_ops_t s3_ops = {
     .list = s3_list,
     .close = s3_close,
     .del_many = s3_del_many,
+    .copy = s3_copy,
 };
 
 /* ---------------------------------------------------------------- open */

@@ -768,8 +768,8 @@ static ls_status write_metadata(ls_ice_table_t *t, json_t *meta, int version, ch
             ls_crashpoint("table.pointer_swapped");
             /* publish for path readers; only committed metadata gets a v<N>
              * name: the same file without writing it again where the store
-             * copies (a hard link on a local store), else the bytes again
-             * (S3: CopyObject is not used yet) */
+             * copies (a hard link on a local store, CopyObject on S3), else
+             * the bytes again */
             char *vkey = key_of(t, vrel);
             ls_status ps = ls_objstore_copies(t->os) ? ls_objstore_copy(t->os, key, vkey)
                                                      : put_bytes(t, vkey, text, len, 0);
