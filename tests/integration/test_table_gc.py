@@ -10,6 +10,7 @@ import os
 import threading
 import time
 
+import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from pyiceberg import table as pyiceberg_table
@@ -48,6 +49,9 @@ def _wait(what, cond, timeout):
     raise AssertionError("timed out waiting for " + what)
 
 
+# heavy: about 35 s of a reader holding a table (the unit tests cover the same
+# paths under ASan in seconds)
+@pytest.mark.heavy
 def test_loaded_files_stay_for_the_delay_then_go(broker_factory):
     iceberg_util.local_store_only()
     b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
