@@ -146,6 +146,7 @@ METRICS = {
     "zero-etl": {
         "cpu_s_per_gib": (("zero_etl", "cpu_s_per_gib"), "CPU s/GiB", False),
         "written_gib_per_gib": (("zero_etl", "written_gib_per_gib"), "GiB/GiB", False),
+        "metadata_bytes_per_gib": (("zero_etl", "metadata_bytes_per_gib"), "B/GiB", False),
         "broker_cpu_s": (("zero_etl", "broker_cpu_s"), "CPU s", False),
         "consumer_cpu_s": (("zero_etl", "consumer_cpu_s"), "CPU s", False),
         "seconds": (("zero_etl", "seconds"), "s", False),
@@ -511,6 +512,21 @@ def object_files(broker, prefix):
     return [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs]
 
 
+def table_metadata_bytes(broker, table):
+    """Lakestream: bytes of the table's metadata files (metadata.json, manifest
+    lists, manifests) in the file store, each file once however many names it has
+    (v<N>.metadata.json is a hard link of the catalog's file): what was written,
+    as long as nothing was deleted yet (files stay lakestream.table.file.delete.delay.ms,
+    5 min by default, after they stop being referenced)."""
+    seen, total = set(), 0
+    for f in object_files(broker, f"warehouse/default/{table}/metadata"):
+        st = os.stat(f)
+        if (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            total += st.st_size
+    return total
+
+
 def wait_for(what, cond, timeout, every=0.1):
     deadline = time.time() + timeout
     while True:
@@ -796,13 +812,17 @@ def zero_etl(broker, topic, base, a):
     secs = time.time() - t0
     bcpu, bio = broker.cpu_s() - cpu0, broker.write_bytes() - io0
     gib = n * a.size / 2**30
-    return {"load": {"msgs_per_sec": load["produce"]["msgs_per_sec"]},
-            "consumer": c,
-            "zero_etl": {"records": n, "gib_ingested": gib, "seconds": round(secs, 3),
-                         "broker_cpu_s": bcpu, "consumer_cpu_s": c["cpu_s"],
-                         "cpu_s_per_gib": (bcpu + c["cpu_s"]) / gib,
-                         "broker_write_bytes": bio, "consumer_write_bytes": c["write_bytes"],
-                         "written_gib_per_gib": (bio + c["write_bytes"]) / 2**30 / gib}}
+    meta = table_metadata_bytes(broker, topic) if broker.kind != "kafka" else None
+    out = {"load": {"msgs_per_sec": load["produce"]["msgs_per_sec"]},
+           "consumer": c,
+           "zero_etl": {"records": n, "gib_ingested": gib, "seconds": round(secs, 3),
+                        "broker_cpu_s": bcpu, "consumer_cpu_s": c["cpu_s"],
+                        "cpu_s_per_gib": (bcpu + c["cpu_s"]) / gib,
+                        "broker_write_bytes": bio, "consumer_write_bytes": c["write_bytes"],
+                        "written_gib_per_gib": (bio + c["write_bytes"]) / 2**30 / gib}}
+    if meta is not None:  # the peer's consumer writes its own layout: not measured
+        out["zero_etl"]["metadata_bytes_per_gib"] = meta / gib
+    return out
 
 
 def pctl(sorted_vals, q):

@@ -456,6 +456,11 @@ static const cfg_key_t cfg_keys[] = {
      .type = CT_STRING,
      FIELD(table_snapshot_retention_min),
      .help = "The newest this many snapshots never expire: 1..100000 (built-in default 1)."},
+    {.name = "lakestream.table.file.delete.delay.ms",
+     .type = CT_STRING,
+     FIELD(table_file_delete_delay_ms),
+     .help = "Unreferenced table files (expired snapshots', old metadata) stay readable this "
+             "long before they are deleted: 0..86400000 ms (built-in default 300000)."},
     {.name = "lakestream.table.rewrite.min.files",
      .type = CT_STRING,
      FIELD(table_rewrite_min_files),

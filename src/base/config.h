@@ -82,6 +82,7 @@ typedef struct ls_config {
     char *table_start_position;         /* lakestream.table.start.position */
     char *table_snapshot_retention_ms;  /* lakestream.table.snapshot.retention.ms */
     char *table_snapshot_retention_min; /* lakestream.table.snapshot.retention.min */
+    char *table_file_delete_delay_ms;   /* lakestream.table.file.delete.delay.ms */
     char *table_rewrite_min_files;      /* lakestream.table.rewrite.min.files */
     char *table_changelog;              /* lakestream.table.changelog */
     int64_t table_orphan_grace_ms;      /* table.orphan.grace.ms, default 3600000 */

@@ -231,6 +231,8 @@ struct ls_compactor {
                                 * its last merge check (key_compact) */
     ls_i64map_t table_commits; /* worker only: stream_no -> int64_t * time of its last commit */
     ls_i64map_t orphan_sweeps; /* worker only: stream_no -> int64_t * time of its last sweep */
+    ls_i64map_t idle_checks;   /* worker only: stream_no -> int64_t * time of its next
+                                * idle maintenance (idle_maintain) */
     ls_i64map_t rewrite_waits; /* worker only: stream_no -> int64_t * commits since its check */
     int64_t cur_lag_ms;        /* worker: lag seen by the last compact_log scan */
     ls_i64map_t log_lags;      /* worker: log_id -> int64_t * lag of the last pass */
@@ -1401,6 +1403,59 @@ static void sweep_orphans(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
     c->stats.orphans_deleted += deleted;
 }
 
+/* Idle maintenance: a table's commits expire its snapshots and delete the
+ * files whose delay is over, but a table that gets no records makes no
+ * commits, so without this its expired snapshots and their files would stay
+ * until it does. Runs in a pass where the table made no commit, a commit
+ * interval after its last commit or check by this broker, then when the
+ * check said something becomes due, at most IDLE_CHECK_MAX_MS later (another
+ * broker may have committed meanwhile), under the table claim, and wakes the
+ * compactor for it: an idle table's expiry and deletions lag their due time
+ * by a commit interval at most (IDLE_CHECK_MAX_MS when another broker
+ * committed the table last). A busy table commits every interval, which
+ * postpones the check each time. */
+#define IDLE_CHECK_MAX_MS 60000
+
+static void idle_postpone(ls_compactor_t *c, const ls_table_plan_stream_t *ts, int64_t at)
+{
+    int64_t *next = ls_i64map_get(&c->idle_checks, ts->stream->stream_no);
+    if (!next) {
+        next = LS_NEW(int64_t);
+        ls_i64map_put(&c->idle_checks, ts->stream->stream_no, next);
+    }
+    *next = at;
+    if (!c->next_due_ms || at < c->next_due_ms) c->next_due_ms = at;
+}
+
+static void idle_maintain(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
+{
+    int64_t now = ls_clock_wall_ms(), interval = ts->policy.commit_interval_ms;
+    int64_t *next = ls_i64map_get(&c->idle_checks, ts->stream->stream_no);
+    if (next && now < *next) {
+        if (!c->next_due_ms || *next < c->next_due_ms) c->next_due_ms = *next;
+        return;
+    }
+    ls_log_claim_t claim;
+    memset(&claim, 0, sizeof claim);
+    if (ls_table_claim(c->owner, ts->stream->stream_no, &claim) != LS_OK) {
+        idle_postpone(c, ts, now + interval); /* another broker commits it */
+        return;
+    }
+    int64_t due = INT64_MAX;
+    char err[512] = "";
+    ls_status st = ls_materialize_expire(c->meta, c->os, &ts->target, now, &due, err, sizeof err);
+    ls_log_release(c->owner, &claim);
+    if (st != LS_OK)
+        LS_WARN_RL("table",
+                   "table %s.%s: expiring snapshots of the idle table failed: %s (%s); "
+                   "will retry",
+                   ts->stream->ns, ts->target.name, ls_status_str(st), err);
+    int64_t at = now + IDLE_CHECK_MAX_MS;
+    if (due < at) at = due;
+    if (at < now + interval) at = now + interval;
+    idle_postpone(c, ts, at);
+}
+
 /* Small data files of the table c->batch just committed (ls_mat_rewrite),
  * under the table claim: checked once every rewrite.min.files commits of
  * this broker (fewer cannot have lined up a new run of that many files) and
@@ -1490,6 +1545,7 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
             }
             if (st == LS_OK && c->npending) {
                 ls_crashpoint("compact.table_committed");
+                idle_postpone(c, ts, now + interval); /* the commit maintained it */
                 table_held(c, ts, NULL);
                 int64_t skipped = ls_mat_skipped_records(c->batch);
                 if (skipped >= 0) {
@@ -1528,6 +1584,7 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
         ls_log_release(c->owner, &c->table_claim);
         c->table_ts = NULL;
     }
+    if (c->pass_compact && !ts->blocked && !hold) idle_maintain(c, ts);
     if (c->pass_retention && !ts->blocked && !hold) sweep_orphans(c, ts);
     for (int32_t p = 0; p < np; p++) {
         int64_t id = ls_stream_log_id(ts->stream, p);
@@ -1757,6 +1814,7 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     ls_i64map_init(&c->merge_due);
     ls_i64map_init(&c->table_commits);
     ls_i64map_init(&c->orphan_sweeps);
+    ls_i64map_init(&c->idle_checks);
     ls_i64map_init(&c->rewrite_waits);
     ls_i64map_init(&c->refs);
     c->pend_log = -1;
@@ -1839,6 +1897,7 @@ void ls_compactor_free(ls_compactor_t *c)
     free_i64_values(&c->skips);
     free_i64_values(&c->table_commits);
     free_i64_values(&c->orphan_sweeps);
+    free_i64_values(&c->idle_checks);
     free_i64_values(&c->rewrite_waits);
     free_i64_values(&c->refs);
     ls_free(c->pending);

@@ -927,6 +927,7 @@ static ls_status open_files(ls_mat_batch_t *b, char *err, int errlen)
     }
     ls_ice_table_set_snapshot_retention(b->t, b->tt->policy->snapshot_retention_ms,
                                         (int)b->tt->policy->snapshot_retention_min);
+    ls_ice_table_set_file_grace(b->t, b->tt->policy->file_delete_delay_ms);
     return LS_OK;
 }
 
@@ -2492,6 +2493,50 @@ ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *w
         snprintf(err, (size_t)errlen, "the range started new table versions 8 times; will retry");
         st = LS_EAGAIN;
     }
+    return st;
+}
+
+/* ls_ice_table_expire of one table with its policy's retention and delay. */
+static ls_status expire_one(ls_ice_table_t *t, const ls_policy_t *p, int64_t now_ms,
+                            int64_t *next_ms, char *err, int errlen)
+{
+    ls_ice_table_set_snapshot_retention(t, p->snapshot_retention_ms,
+                                        (int)p->snapshot_retention_min);
+    ls_ice_table_set_file_grace(t, p->file_delete_delay_ms);
+    bool committed;
+    int64_t next;
+    ls_status st = ls_ice_table_expire(t, now_ms, &committed, &next);
+    if (st != LS_OK)
+        snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
+    else if (next < *next_ms)
+        *next_ms = next;
+    return st;
+}
+
+ls_status ls_materialize_expire(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
+                                int64_t now_ms, int64_t *next_ms, char *err, int errlen)
+{
+    *next_ms = INT64_MAX;
+    static const char *const suffixes[] = {CHANGELOG_SUFFIX, DLQ_SUFFIX};
+    bool has[] = {tt->policy->changelog,
+                  tt->policy->error_dlq || ((tt->policy->value_typed || tt->policy->key_typed) &&
+                                            tt->policy->evolution_dlq)};
+    ls_status st = LS_OK;
+    for (size_t i = 0; i < 2 && st == LS_OK; i++) {
+        if (!has[i]) continue;
+        side_t sd;
+        ls_ice_table_t *t = NULL;
+        if ((st = side_target(tt, suffixes[i], &sd, err, errlen)) == LS_OK &&
+            (st = open_table(meta, os, NULL, &sd.tt, NULL, &t, err, errlen)) == LS_OK)
+            st = expire_one(t, &sd.policy, now_ms, next_ms, err, errlen);
+        ls_ice_table_free(t);
+        if (st == LS_ENOTFOUND) st = LS_OK;
+    }
+    ls_table_target_t vt;
+    ls_ice_table_t *cur = NULL;
+    if (st == LS_OK && (st = resolve_version(meta, os, tt, &vt, &cur, err, errlen)) == LS_OK && cur)
+        st = expire_one(cur, tt->policy, now_ms, next_ms, err, errlen);
+    ls_ice_table_free(cur);
     return st;
 }
 

@@ -136,6 +136,14 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
                                         const ls_table_target_t *tt, int64_t older_than_ms,
                                         uint64_t *deleted, char *err, int errlen);
 
+/* Maintenance of tt's table (the version taking rows) and its side tables
+ * when no commit of theirs did it (ls_ice_table_expire: snapshots past
+ * retention expire, files past lakestream.table.file.delete.delay.ms are
+ * deleted). Under the table claim. *next_ms: when something next becomes
+ * due (INT64_MAX: nothing pending); tables that do not exist are skipped. */
+ls_status ls_materialize_expire(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
+                                int64_t now_ms, int64_t *next_ms, char *err, int errlen);
+
 /* One range as one snapshot (ls_mat_begin, ls_mat_add, ls_mat_commit),
  * with the policy's partition spec (at table creation), target file size
  * and codec, committed through the table catalog's pointer in meta

@@ -26,16 +26,38 @@ struct ls_rest {
     void *held_ctx;
 };
 
-/* Endpoints we serve, for /v1/config (spec: CatalogConfig.endpoints). */
+/* Endpoints we serve, for /v1/config (spec: ConfigResponse.endpoints,
+ * "<verb> <path>" as the spec's paths spell them; a client calls only
+ * these). The writes are served with 406 and the reason (the catalog is
+ * read-only: the broker writes the tables): listed, so a client sends them
+ * and shows that answer instead of refusing on its own side with no reason
+ * (Iceberg's Java client checks the list before it calls; for a commit,
+ * only after an engine wrote its data files). Every entry routes to a
+ * handler (test_iceberg_rest.c endpoints_are_routed). */
 static const char *const ENDPOINTS[] = {
     "GET /v1/{prefix}/namespaces",
+    "POST /v1/{prefix}/namespaces",
     "GET /v1/{prefix}/namespaces/{namespace}",
     "HEAD /v1/{prefix}/namespaces/{namespace}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}",
+    "POST /v1/{prefix}/namespaces/{namespace}/properties",
     "GET /v1/{prefix}/namespaces/{namespace}/tables",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables",
     "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/register",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "POST /v1/{prefix}/tables/rename",
+    "POST /v1/{prefix}/transactions/commit",
     "GET /v1/{prefix}/namespaces/{namespace}/views",
+    "POST /v1/{prefix}/namespaces/{namespace}/views",
+    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/views/rename",
 };
 
 /* ---- routing ---------------------------------------------------------------- */

@@ -109,6 +109,20 @@ ls_status ls_objstore_get_chunk(ls_objstore_t *os, const char *key, uint64_t off
     return LS_OK;
 }
 
+ls_status ls_objstore_copy(ls_objstore_t *os, const char *src, const char *dst)
+{
+    if (os->ops->copy) return os->ops->copy(os, src, dst);
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_status st = ls_objstore_get(os, src, 0, UINT64_MAX, &b);
+    if (st == LS_OK) {
+        struct iovec iov = {b.data, b.len};
+        st = ls_objstore_put(os, dst, &iov, 1, 0);
+    }
+    ls_buf_free(&b);
+    return st;
+}
+
 void ls_objinfo_free(ls_objinfo_t *v, size_t n)
 {
     if (!v) return;
@@ -123,10 +137,17 @@ static int objstore_key_char(char ch)
            ch == '.' || ch == '_' || ch == '-';
 }
 
-/* A key is a relative path of non-empty components of [A-Za-z0-9._-], none of
- * them "." or "..", at most LS_OBJSTORE_KEY_MAX bytes: it maps 1:1 onto a file
- * path under the fs root and onto an S3 key without escaping. */
-int ls_objstore_key_valid(const char *key)
+/* Any byte of a name but the separator and control characters: what other
+ * writers (engines writing into a table's location) may put in a key. */
+static int foreign_key_char(char ch)
+{
+    unsigned char c = (unsigned char)ch;
+    return c >= 0x20 && c != 0x7f;
+}
+
+/* A relative path of non-empty components of chars allowed by ok, none of
+ * them "." or "..", at most LS_OBJSTORE_KEY_MAX bytes. */
+static int key_of_chars(const char *key, int (*ok)(char))
 {
     if (!key || !*key) return 0;
     size_t len = strlen(key);
@@ -143,9 +164,15 @@ int ls_objstore_key_valid(const char *key)
             comp = p + 1;
             continue;
         }
-        if (!objstore_key_char(ch)) return 0;
+        if (!ok(ch)) return 0;
     }
 }
+
+/* The keys the broker writes: [A-Za-z0-9._-] components map 1:1 onto a file
+ * path under the fs root and onto an S3 key without escaping. */
+int ls_objstore_key_valid(const char *key) { return key_of_chars(key, objstore_key_char); }
+
+int ls_objstore_key_readable(const char *key) { return key_of_chars(key, foreign_key_char); }
 
 int ls_objstore_prefix_valid(const char *prefix)
 {

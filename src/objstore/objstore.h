@@ -15,7 +15,8 @@
  *    *out (an initialized ls_buf_t; its capacity is reused).
  *  - list returns keys under a prefix in lexicographic order.
  *  - del of a missing key is LS_OK (idempotent).
- * Keys are '/'-separated relative paths of [A-Za-z0-9._/-]. */
+ * Keys written are '/'-separated relative paths of [A-Za-z0-9._/-]; keys
+ * read, listed and deleted may also be other writers' (ls_objstore_key_readable). */
 #ifndef LS_OBJSTORE_H
 #define LS_OBJSTORE_H
 #include <stddef.h>
@@ -62,6 +63,10 @@ typedef struct ls_objstore_ops {
      * keeps open. Objects are never rewritten in place, so the bytes stay
      * those of the object (a deleted object's file lives on while mapped). */
     ls_status (*map)(ls_objstore_t *os, const char *key, ls_chunk_t **out);
+    /* Optional (NULL: ls_objstore_copy reads and puts). Makes dst hold the
+     * bytes of src, as put without flags would, without them passing
+     * through the caller: a hard link (fs), a server-side CopyObject (s3). */
+    ls_status (*copy)(ls_objstore_t *os, const char *src, const char *dst);
 } ls_objstore_ops_t;
 
 struct ls_objstore {
@@ -167,6 +172,12 @@ static inline ls_status ls_objstore_del_many(ls_objstore_t *os, const char *cons
 }
 
 void ls_objinfo_free(ls_objinfo_t *v, size_t n);
+/* dst (replaced if it exists) gets src's bytes: ops->copy when the store
+ * has one (no bytes written), else a get and a put. LS_ENOTFOUND when src
+ * is missing. */
+ls_status ls_objstore_copy(ls_objstore_t *os, const char *src, const char *dst);
+/* Whether the store copies without the bytes passing through (ops->copy). */
+static inline int ls_objstore_copies(const ls_objstore_t *os) { return os->ops->copy != NULL; }
 
 /* Longest key any backend accepts (S3's limit). */
 #define LS_OBJSTORE_KEY_MAX 1024
@@ -174,6 +185,12 @@ void ls_objinfo_free(ls_objinfo_t *v, size_t n);
  * [A-Za-z0-9._-], none empty, "." or "..", at most LS_OBJSTORE_KEY_MAX bytes.
  * Every backend rejects other keys with LS_EINVAL. */
 int ls_objstore_key_valid(const char *key);
+/* 1 if key may be read, listed, stat'ed or deleted: a valid key, or one
+ * another writer made (an engine writing data/<col>=<value>/... into a
+ * table's location): the same components of any bytes but '/' and control
+ * characters. Listings return such keys, so a sweep of a prefix sees
+ * everything under it; put accepts only valid keys. */
+int ls_objstore_key_readable(const char *key);
 /* 1 if prefix may be passed to list: "" or the start of a valid key (what
  * precedes its last '/' is a valid key). Backends reject others with LS_EINVAL. */
 int ls_objstore_prefix_valid(const char *prefix);

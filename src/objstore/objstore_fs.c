@@ -86,9 +86,11 @@ static uint64_t fs_path_hash(const char *p)
     return ls_hash_str(LS_HASH_INIT, p) | 1; /* 0 marks an empty slot */
 }
 
-static ls_status fs_check_key(fs_store_t *fs, const char *key)
+/* write: a key the broker writes (ls_objstore_key_valid); else any key a
+ * listing may return (ls_objstore_key_readable). */
+static ls_status fs_check_key(fs_store_t *fs, const char *key, int write)
 {
-    if (!ls_objstore_key_valid(key)) {
+    if (!(write ? ls_objstore_key_valid(key) : ls_objstore_key_readable(key))) {
         fs_set_err(fs, "invalid object key '%s'", key ? key : "(null)");
         return LS_EINVAL;
     }
@@ -220,7 +222,7 @@ static ls_status fs_put(ls_objstore_t *os, const char *key, const struct iovec *
                         int flags)
 {
     fs_store_t *fs = (fs_store_t *)os;
-    ls_status st = fs_check_key(fs, key);
+    ls_status st = fs_check_key(fs, key, 1);
     if (st != LS_OK) return st;
     if (iovcnt < 0 || (iovcnt > 0 && !iov) || (flags & ~LS_OBJSTORE_PUT_CREATE_ONLY)) {
         fs_set_err(fs, "put %s: invalid arguments", key);
@@ -261,7 +263,7 @@ static ls_status fs_open_range(fs_store_t *fs, const char *key, uint64_t off, ui
 {
     *fd = -1;
     *n = 0;
-    ls_status st = fs_check_key(fs, key);
+    ls_status st = fs_check_key(fs, key, 0);
     if (st != LS_OK) return st;
     int f = openat(fs->rootfd, key, O_RDONLY | O_CLOEXEC);
     if (f < 0) {
@@ -403,7 +405,7 @@ static ls_status fs_map(ls_objstore_t *os, const char *key, ls_chunk_t **out)
 static ls_status fs_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
 {
     fs_store_t *fs = (fs_store_t *)os;
-    ls_status st = fs_check_key(fs, key);
+    ls_status st = fs_check_key(fs, key, 0);
     if (st != LS_OK) return st;
     struct stat sb;
     if (fstatat(fs->rootfd, key, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -420,7 +422,7 @@ static ls_status fs_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
 static ls_status fs_del(ls_objstore_t *os, const char *key)
 {
     fs_store_t *fs = (fs_store_t *)os;
-    ls_status st = fs_check_key(fs, key);
+    ls_status st = fs_check_key(fs, key, 0);
     if (st != LS_OK) return st;
     if (unlinkat(fs->rootfd, key, 0) != 0) {
         if (errno == ENOENT || errno == ENOTDIR || errno == EISDIR) return LS_OK;
@@ -468,7 +470,7 @@ static ls_status fs_walk(fs_store_t *fs, const char *dir, const char *prefix, si
         char *key = dir[0] ? ls_asprintf("%s/%s", dir, name) : ls_strdup(name);
         size_t klen = strlen(key);
         /* keep only keys on the way to, or under, the prefix */
-        if (!ls_objstore_key_valid(key) || memcmp(key, prefix, klen < plen ? klen : plen) != 0)
+        if (!ls_objstore_key_readable(key) || memcmp(key, prefix, klen < plen ? klen : plen) != 0)
             goto skip;
         struct stat sb;
         if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -535,6 +537,30 @@ static void fs_close(ls_objstore_t *os)
     ls_free(fs);
 }
 
+/* A hard link published like a put (a temp name renamed over dst): the
+ * bytes are written once, and deleting either name leaves the other. */
+static ls_status fs_copy(ls_objstore_t *os, const char *src, const char *dst)
+{
+    fs_store_t *fs = (fs_store_t *)os;
+    ls_status st = fs_check_key(fs, src, 0);
+    if (st == LS_OK) st = fs_check_key(fs, dst, 1);
+    if (st != LS_OK) return st;
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, FS_TMP_DIR "/%ld-%lu.part", (long)getpid(),
+             __atomic_add_fetch(&fs_tmp_seq, 1, __ATOMIC_RELAXED));
+    if (linkat(fs->rootfd, src, fs->rootfd, tmp, 0) != 0) {
+        int e = errno;
+        if (e == ENOENT || e == ENOTDIR) {
+            fs_set_err(fs, "copy %s: no such object", src);
+            return LS_ENOTFOUND;
+        }
+        return fs_fail(fs, e, "link", src);
+    }
+    st = fs_publish(fs, tmp, dst, 0);
+    if (st != LS_OK) unlinkat(fs->rootfd, tmp, 0);
+    return st;
+}
+
 static const ls_objstore_ops_t fs_ops = {
     .name = "fs",
     .put = fs_put,
@@ -545,6 +571,7 @@ static const ls_objstore_ops_t fs_ops = {
     .del = fs_del,
     .list = fs_list,
     .close = fs_close,
+    .copy = fs_copy,
 };
 
 static int fs_pid_alive(long pid)

@@ -107,7 +107,7 @@ static ls_status mem_get(ls_objstore_t *os, const char *key, uint64_t off, uint6
                          ls_buf_t *out)
 {
     mem_store_t *ms = (mem_store_t *)os;
-    if (!ls_objstore_key_valid(key)) return mem_invalid(ms, "object key", key);
+    if (!ls_objstore_key_readable(key)) return mem_invalid(ms, "object key", key);
     out->len = 0;
     pthread_mutex_lock(&ms->mu);
     mem_obj_t *o = mem_find(ms, key);
@@ -126,7 +126,7 @@ static ls_status mem_get(ls_objstore_t *os, const char *key, uint64_t off, uint6
 static ls_status mem_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
 {
     mem_store_t *ms = (mem_store_t *)os;
-    if (!ls_objstore_key_valid(key)) return mem_invalid(ms, "object key", key);
+    if (!ls_objstore_key_readable(key)) return mem_invalid(ms, "object key", key);
     pthread_mutex_lock(&ms->mu);
     mem_obj_t *o = mem_find(ms, key);
     if (o) {
@@ -141,7 +141,7 @@ static ls_status mem_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info
 static ls_status mem_del(ls_objstore_t *os, const char *key)
 {
     mem_store_t *ms = (mem_store_t *)os;
-    if (!ls_objstore_key_valid(key)) return mem_invalid(ms, "object key", key);
+    if (!ls_objstore_key_readable(key)) return mem_invalid(ms, "object key", key);
     pthread_mutex_lock(&ms->mu);
     size_t i = mem_lower_bound(ms, key);
     if (i < ms->n && strcmp(ms->objs[i].key, key) == 0) {

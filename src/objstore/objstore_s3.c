@@ -438,9 +438,10 @@ static ls_status s3_fail(s3_store_t *s, s3_req_t *r)
 
 static void s3_req_done(s3_req_t *r) { ls_buf_free(&r->errbody); }
 
-static ls_status check_key(s3_store_t *s, const char *key)
+/* write: a key the broker writes; else any a listing may return. */
+static ls_status check_key(s3_store_t *s, const char *key, int write)
 {
-    if (!ls_objstore_key_valid(key)) {
+    if (!(write ? ls_objstore_key_valid(key) : ls_objstore_key_readable(key))) {
         s3_set_err(s, "invalid object key '%s'", key ? key : "(null)");
         return LS_EINVAL;
     }
@@ -452,7 +453,7 @@ static ls_status check_key(s3_store_t *s, const char *key)
 static ls_status s3_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
 {
     s3_store_t *s = (s3_store_t *)os;
-    ls_status st = check_key(s, key);
+    ls_status st = check_key(s, key, 0);
     if (st != LS_OK) return st;
     s3_req_t r = {.method = "HEAD", .key = key};
     st = s3_request(s, &r);
@@ -473,7 +474,7 @@ static ls_status s3_get(ls_objstore_t *os, const char *key, uint64_t off, uint64
                         ls_buf_t *out)
 {
     s3_store_t *s = (s3_store_t *)os;
-    ls_status st = check_key(s, key);
+    ls_status st = check_key(s, key, 0);
     if (st != LS_OK) return st;
     out->len = 0;
     if (len == 0) {
@@ -750,7 +751,7 @@ static ls_status s3_put(ls_objstore_t *os, const char *key, const struct iovec *
                         int flags)
 {
     s3_store_t *s = (s3_store_t *)os;
-    ls_status st = check_key(s, key);
+    ls_status st = check_key(s, key, 1);
     if (st != LS_OK) return st;
     if (iovcnt < 0 || (iovcnt > 0 && !iov) || (flags & ~LS_OBJSTORE_PUT_CREATE_ONLY)) {
         s3_set_err(s, "put %s: invalid arguments", key);
@@ -810,12 +811,47 @@ static void s3_probe_create_only(s3_store_t *s)
     pthread_mutex_unlock(&s->probe_mu);
 }
 
+/* ---------------------------------------------------------------- copy */
+
+/* CopyObject: the server copies, the bytes never pass through us. A copy
+ * can fail after its 200 status line (the error in the body), as S3
+ * documents for long copies. */
+static ls_status s3_copy(ls_objstore_t *os, const char *src, const char *dst)
+{
+    s3_store_t *s = (s3_store_t *)os;
+    ls_status st = check_key(s, src, 0);
+    if (st == LS_OK) st = check_key(s, dst, 1);
+    if (st != LS_OK) return st;
+    char *from = ls_asprintf("/%s/%s%s", s->c.bucket, s->c.prefix, src);
+    ls_buf_t source, out;
+    ls_buf_init(&source);
+    ls_buf_init(&out);
+    ls_sigv4_uri_encode(&source, from, strlen(from), 0);
+    ls_buf_append_u8(&source, 0);
+    ls_free(from);
+    s3_req_t r = {.method = "PUT", .key = dst, .out = &out, .out_max = S3_XML_MAX};
+    r.extra[r.nextra++] = (ls_sigv4_hdr_t){"x-amz-copy-source", (const char *)source.data};
+    st = s3_request(s, &r);
+    if (st == LS_OK && r.status != 200) {
+        st = s3_fail(s, &r);
+    } else if (st == LS_OK && out.len && memmem(out.data, out.len, "<Error>", 7)) {
+        char code[64];
+        ls_s3_xml_first((const char *)out.data, out.len, "Code", code, sizeof code);
+        s3_set_err(s, "copy %s to %s: %s", src, dst, code);
+        st = !strcmp(code, "NoSuchKey") ? LS_ENOTFOUND : LS_EIO;
+    }
+    s3_req_done(&r);
+    ls_buf_free(&source);
+    ls_buf_free(&out);
+    return st;
+}
+
 /* ---------------------------------------------------------------- delete */
 
 static ls_status s3_del(ls_objstore_t *os, const char *key)
 {
     s3_store_t *s = (s3_store_t *)os;
-    ls_status st = check_key(s, key);
+    ls_status st = check_key(s, key, 0);
     if (st != LS_OK) return st;
     s3_req_t r = {.method = "DELETE", .key = key};
     st = s3_request(s, &r);
@@ -828,7 +864,7 @@ static ls_status s3_del_many(ls_objstore_t *os, const char *const *keys, size_t 
 {
     s3_store_t *s = (s3_store_t *)os;
     for (size_t i = 0; i < n; i++)
-        if (check_key(s, keys[i]) != LS_OK) return LS_EINVAL;
+        if (check_key(s, keys[i], 0) != LS_OK) return LS_EINVAL;
     ls_status st = LS_OK;
     for (size_t at = 0; at < n && st == LS_OK; at += S3_DELETE_BATCH) {
         size_t m = n - at < S3_DELETE_BATCH ? n - at : S3_DELETE_BATCH;
@@ -837,8 +873,20 @@ static ls_status s3_del_many(ls_objstore_t *os, const char *const *keys, size_t 
         ls_buf_init(&resp);
         ls_buf_printf(&body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
                              "<Delete><Quiet>true</Quiet>");
-        for (size_t i = 0; i < m; i++) /* valid keys need no XML escaping */
-            ls_buf_printf(&body, "<Object><Key>%s%s</Key></Object>", s->c.prefix, keys[at + i]);
+        for (size_t i = 0; i < m; i++) { /* other writers' keys may need XML escaping */
+            ls_buf_printf(&body, "<Object><Key>%s", s->c.prefix);
+            for (const char *c = keys[at + i]; *c; c++) {
+                const char *ent = *c == '&'   ? "&amp;"
+                                  : *c == '<' ? "&lt;"
+                                  : *c == '>' ? "&gt;"
+                                              : NULL;
+                if (ent)
+                    ls_buf_printf(&body, "%s", ent);
+                else
+                    ls_buf_append_u8(&body, (uint8_t)*c);
+            }
+            ls_buf_printf(&body, "</Key></Object>");
+        }
         ls_buf_printf(&body, "</Delete>");
         struct iovec bv = {body.data, body.len};
         char md5[25];
@@ -930,7 +978,7 @@ static ls_status s3_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **o
             ls_s3_xml_first(x + vs, vl, "Key", k, sizeof k);
             ls_s3_xml_first(x + vs, vl, "Size", sz, sizeof sz);
             ls_s3_xml_first(x + vs, vl, "LastModified", lm, sizeof lm);
-            if (strncmp(k, s->c.prefix, plen) != 0 || !ls_objstore_key_valid(k + plen))
+            if (strncmp(k, s->c.prefix, plen) != 0 || !ls_objstore_key_readable(k + plen))
                 continue; /* not one of ours (foreign or unrepresentable key) */
             if (n == cap) {
                 cap = cap ? cap * 2 : 64;
@@ -1039,6 +1087,7 @@ static const ls_objstore_ops_t s3_ops = {
     .list = s3_list,
     .close = s3_close,
     .del_many = s3_del_many,
+    .copy = s3_copy,
 };
 
 /* ---------------------------------------------------------------- open */

@@ -459,6 +459,7 @@ static int load_table_defaults(ls_broker_t *b, char *err, int errlen)
         {LS_POLICY_START_POSITION, c->table_start_position},
         {LS_POLICY_SNAPSHOT_RETENTION_MS, c->table_snapshot_retention_ms},
         {LS_POLICY_SNAPSHOT_RETENTION_MIN, c->table_snapshot_retention_min},
+        {LS_POLICY_FILE_DELETE_DELAY_MS, c->table_file_delete_delay_ms},
         {LS_POLICY_REWRITE_MIN_FILES, c->table_rewrite_min_files},
         {LS_POLICY_CHANGELOG, c->table_changelog},
     };

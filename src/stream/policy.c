@@ -26,6 +26,7 @@
 #define MAX_COMMIT_INTERVAL_MS ((int64_t)86400000)
 #define MIN_SNAPSHOT_RETENTION_MS ((int64_t)1000)
 #define MAX_SNAPSHOT_RETENTION_MS ((int64_t)31536000000)
+#define MAX_FILE_DELETE_DELAY_MS ((int64_t)86400000)
 #define MAX_TABLE_NAME 249
 
 /* Parses v into p (p may be a scratch policy); 0 or -1 with why filled. */
@@ -326,6 +327,11 @@ static int p_snapshot_min(const char *v, ls_policy_t *p, char *why, size_t cap)
     return parse_int(v, 1, 100000, &p->snapshot_retention_min);
 }
 
+static int p_file_delay(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    return parse_int(v, 0, MAX_FILE_DELETE_DELAY_MS, &p->file_delete_delay_ms);
+}
+
 static int p_errors(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"fail", "skip", "dead-letter", NULL};
@@ -609,6 +615,14 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                "(or -latest) and write.mode=upsert, and is set when the table "
                                "is created. Empty: the key's bytes are the identity.",
                                p_primary_key},
+    [LS_POLICY_FILE_DELETE_DELAY_MS] =
+        {"lakestream.table.file.delete.delay.ms", "300000", "an integer from 0 to 86400000",
+         "How long a table file stays after no retained snapshot or current metadata references "
+         "it (an expired snapshot's manifest list, manifests and removed data files; an old "
+         "metadata file), so engines that loaded the table earlier (Spark caches a table for "
+         "30 s, a query reads what it planned for minutes) can still read it; then a commit or "
+         "the idle check deletes it. 0: deleted at once, as Iceberg's expireSnapshots does.",
+         p_file_delay},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }

@@ -40,6 +40,8 @@
  *   error.handling       fail|skip|dead-letter           applied
  *   snapshot.retention.ms  0 (never) | 1000..1 year      applied
  *   snapshot.retention.min 1..100000 (newest kept)        applied
+ *   file.delete.delay.ms 0..86400000 (unreferenced table  applied (table/iceberg_table.h
+ *                        files stay readable this long)  ls_ice_table_set_file_grace)
  *   value.format         raw | schema-registry            applied (table/iceberg_typed.h)
  *   rewrite.min.files    0 (never) | 4..1000             applied (table/file_rewrite.h)
  *   changelog            true|false                      applied (compact/materialize.c)
@@ -111,6 +113,7 @@ typedef enum ls_policy_field {
     LS_POLICY_VALUE_SUBJECT_STRATEGY,
     LS_POLICY_KEY_SUBJECT_STRATEGY,
     LS_POLICY_PRIMARY_KEY,
+    LS_POLICY_FILE_DELETE_DELAY_MS,
     LS_POLICY_NFIELDS
 } ls_policy_field;
 
@@ -177,6 +180,7 @@ typedef struct ls_policy {
     int64_t commit_interval_ms;
     int64_t snapshot_retention_ms;  /* 0: snapshots never expire */
     int64_t snapshot_retention_min; /* the newest this many never expire */
+    int64_t file_delete_delay_ms;   /* unreferenced files stay readable this long */
     int64_t rewrite_min_files;      /* small files a rewrite takes at least; 0: never */
     bool start_latest;
     bool value_typed;  /* value.format=schema-registry: typed columns */

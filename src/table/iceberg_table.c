@@ -38,6 +38,7 @@ struct ls_ice_table {
     ls_ice_spec_t spec;
     int64_t snapshot_retention_ms; /* 0: snapshots never expire */
     int snapshot_min_keep;         /* the newest this many never expire (>= 1) */
+    int64_t file_grace_ms;         /* unreferenced files stay readable this long */
     ls_ice_maint_stats_t maint;
     char err[256];
 };
@@ -692,6 +693,14 @@ static char *key_of(const ls_ice_table_t *t, const char *rel)
     return ls_asprintf("%s/%s", t->prefix, rel);
 }
 
+/* Key of a location under this table, or NULL when it lies elsewhere. */
+static char *key_for_location(const ls_ice_table_t *t, const char *loc)
+{
+    size_t n = strlen(t->location);
+    if (strncmp(loc, t->location, n) || loc[n] != '/') return NULL;
+    return key_of(t, loc + n + 1);
+}
+
 static ls_status put_bytes(ls_ice_table_t *t, const char *key, const void *p, size_t n, int flags)
 {
     struct iovec iov = {(void *)p, n};
@@ -755,15 +764,19 @@ static ls_status write_metadata(ls_ice_table_t *t, json_t *meta, int version, ch
             else if (st != LS_OK && !t->err[0])
                 snprintf(t->err, sizeof t->err, "commit of %s: %s", key, ls_status_str(st));
         }
-        ls_free(key);
         if (st == LS_OK) {
             ls_crashpoint("table.pointer_swapped");
-            /* publish for path readers; only committed metadata gets a v<N> name */
+            /* publish for path readers; only committed metadata gets a v<N>
+             * name: the same file without writing it again where the store
+             * copies (a hard link on a local store, CopyObject on S3), else
+             * the bytes again */
             char *vkey = key_of(t, vrel);
-            ls_status ps = put_bytes(t, vkey, text, len, 0);
+            ls_status ps = ls_objstore_copies(t->os) ? ls_objstore_copy(t->os, key, vkey)
+                                                     : put_bytes(t, vkey, text, len, 0);
             ls_free(vkey);
             if (ps != LS_OK) version = 0; /* no hint pointing at a missing file */
         }
+        ls_free(key);
     }
     free(text);
     if (st != LS_OK) {
@@ -956,9 +969,10 @@ ls_status ls_ice_table_publish(ls_ice_table_t *t)
     }
     ls_buf_t b;
     ls_buf_init(&b);
-    st = ls_ice_table_get_file(t, t->meta_location, &b);
-    if (st == LS_OK && (st = put_bytes(t, vkey, b.data, b.len, 0)) != LS_OK)
-        snprintf(t->err, sizeof t->err, "publishing %s: %s", vkey, ls_status_str(st));
+    char *key = key_for_location(t, t->meta_location);
+    st = key ? ls_objstore_copy(t->os, key, vkey) : LS_EINVAL;
+    if (st != LS_OK) snprintf(t->err, sizeof t->err, "publishing %s: %s", vkey, ls_status_str(st));
+    ls_free(key);
     ls_free(vkey);
     if (st == LS_OK) {
         char *hkey = key_of(t, "metadata/version-hint.text");
@@ -1055,14 +1069,6 @@ char *ls_ice_table_data_key(ls_ice_table_t *t, const char *ext, ls_ice_datafile_
 }
 
 /* ---- append --------------------------------------------------------------- */
-
-/* Key of a location under this table, or NULL when it lies elsewhere. */
-static char *key_for_location(const ls_ice_table_t *t, const char *loc)
-{
-    size_t n = strlen(t->location);
-    if (strncmp(loc, t->location, n) || loc[n] != '/') return NULL;
-    return key_of(t, loc + n + 1);
-}
 
 /* GETs a file of this table by location (declared in the header). */
 ls_status ls_ice_table_read_range(const ls_ice_table_t *t, const char *loc, uint64_t off,
@@ -1540,31 +1546,56 @@ static ls_status write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_bu
     return st;
 }
 
-/* ---- snapshot expiry and old metadata --------------------------------------
+/* ---- snapshot expiry, old metadata and the reader grace --------------------
  *
  * A table committed every second gains 86,400 snapshots a day, and its
- * metadata file lists them all. Each append therefore also expires, in the
+ * metadata file lists them all. Each commit therefore also expires, in the
  * same commit, the oldest snapshots older than the table's snapshot retention
  * (ls_ice_table_set_snapshot_retention; the newest min_keep, the current
- * snapshot and any snapshot a
- * ref names always stay; at most EXPIRE_MAX_PER_COMMIT per commit, so a
- * table with a long history is trimmed over several commits), and trims the
- * metadata log to write.metadata.previous-versions-max entries (Iceberg's
- * property and default). Only once the commit has landed are files deleted
- * (expire_done): the expired snapshots' manifest lists; the manifests only
- * they named (those a merge replaced: history is linear, so a manifest absent
- * from the oldest retained list is in no retained list); and, when
- * write.metadata.delete-after-commit.enabled, the metadata files that left
- * the log with their v<N> copies. A crash in between leaves orphan files,
- * never a broken table. Data files are never deleted here: appends never
- * remove one, and the files a rewrite removed go with the orphan sweep once
- * no retained snapshot names them. */
+ * snapshot and any snapshot a ref names always stay; at most
+ * EXPIRE_MAX_PER_COMMIT per commit, so a table with a long history is
+ * trimmed over several commits), and trims the metadata log to
+ * write.metadata.previous-versions-max entries (Iceberg's property and
+ * default); ls_ice_table_expire does the same for a table nobody appends to.
+ *
+ * Reader grace: an engine that loaded the table keeps reading what it loaded
+ * (Spark caches a loaded table for 30 s; a query plans once and reads for
+ * minutes), so a file is deleted only once it has been unreferenced for the
+ * table's file grace (ls_ice_table_set_file_grace). What stopped being
+ * referenced is recorded durably in the table itself, the table property
+ * PENDING_KEY: a JSON array, oldest first, of
+ *   {"at": ms, "snapshot-id": id, "manifest-list": loc, "removed-files": bool}
+ *       a snapshot this table expired at `at`;
+ *   {"at": ms, "metadata-file": loc}
+ *       a metadata file that left the log (delete-after-commit only),
+ *       no longer current since `at` (its successor's timestamp).
+ * A commit moves the entries whose grace is over (at + grace <= now) out of
+ * the list, and only once that commit has landed (expire_done) deletes their
+ * files: a due snapshot's manifest list; the manifests it named that the
+ * oldest snapshot still readable (the oldest pending one, else the oldest
+ * retained) does not name (history is linear: a manifest absent from that
+ * list is in no later list); the data files it removed (entries DELETED by
+ * it in the manifests it wrote: every later snapshot lacks them, and every
+ * snapshot still readable is later); and due metadata files with their v<N>
+ * copies. Grace 0 deletes at the commit that expires, as Iceberg's
+ * expireSnapshots does. A crash in between leaves orphans (the sweep below
+ * takes them), never a broken table or a file deleted early: a file leaves
+ * the pending list only in the commit that precedes its deletion. */
 #define EXPIRE_MAX_PER_COMMIT 100
+#define PENDING_KEY LS_ICE_CARRY_PREFIX "pending-deletes"
+
+static int64_t summary_long(json_t *summary, const char *key)
+{
+    const char *s = json_string_value(json_object_get(summary, key));
+    return s ? strtoll(s, NULL, 10) : 0;
+}
 
 typedef struct expiry {
-    json_t *expired;      /* snapshots removed by this commit */
-    json_t *old_metadata; /* metadata-log entries removed, to delete */
-    bool check_manifests; /* a merge lies in the range: diff the lists */
+    size_t expired;  /* snapshots removed by this commit */
+    size_t trimmed;  /* metadata-log entries removed */
+    json_t *due;     /* pending entries to delete once the commit landed */
+    char *keep_list; /* manifest list whose manifests stay (NULL: keep all) */
+    bool due_snapshots;
 } expiry_t;
 
 static bool ref_names(json_t *refs, json_int_t id)
@@ -1576,62 +1607,109 @@ static bool ref_names(json_t *refs, json_int_t id)
     return false;
 }
 
-static bool merged_in(json_t *snap)
+/* The pending list of metadata meta (a new array when there is none). */
+static json_t *pending_of(json_t *meta)
 {
-    const char *r =
-        json_string_value(json_object_get(json_object_get(snap, "summary"), "manifests-replaced"));
-    return r && strcmp(r, "0");
+    const char *v =
+        json_string_value(json_object_get(json_object_get(meta, "properties"), PENDING_KEY));
+    json_t *p = v ? json_loads(v, 0, NULL) : NULL;
+    if (json_is_array(p)) return p;
+    json_decref(p);
+    return json_array();
 }
 
 static void expire_plan(ls_ice_table_t *t, json_t *next, int64_t now_ms, expiry_t *x)
 {
-    x->expired = json_array();
-    x->old_metadata = json_array();
-    x->check_manifests = false;
+    memset(x, 0, sizeof *x);
+    x->due = json_array();
+    json_t *pending = pending_of(next);
     json_t *snaps = json_object_get(next, "snapshots");
     json_t *refs = json_object_get(next, "refs");
     json_int_t cur = json_integer_value(json_object_get(next, "current-snapshot-id"));
     size_t keep = t->snapshot_min_keep > 1 ? (size_t)t->snapshot_min_keep : 1;
+    json_t *gone = json_object(); /* expired ids, as decimal keys */
     while (t->snapshot_retention_ms > 0 && json_array_size(snaps) > keep &&
-           json_array_size(x->expired) < EXPIRE_MAX_PER_COMMIT) {
+           x->expired < EXPIRE_MAX_PER_COMMIT) {
         json_t *s = json_array_get(snaps, 0);
         json_int_t id = json_integer_value(json_object_get(s, "snapshot-id"));
         if (id == cur || ref_names(refs, id) ||
             json_integer_value(json_object_get(s, "timestamp-ms")) >=
                 now_ms - t->snapshot_retention_ms)
             break;
-        if (merged_in(s)) x->check_manifests = true;
-        json_array_append(x->expired, s);
+        json_t *sum = json_object_get(s, "summary");
+        json_t *e = json_pack("{s:I, s:I, s:b}", "at", (json_int_t)now_ms, "snapshot-id", id,
+                              "removed-files", summary_long(sum, "deleted-data-files") > 0);
+        json_t *list = json_object_get(s, "manifest-list");
+        if (json_is_string(list)) json_object_set(e, "manifest-list", list);
+        json_array_append_new(pending, e);
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)id);
+        json_object_set_new(gone, key, json_true());
+        x->expired++;
         json_array_remove(snaps, 0);
     }
-    if (json_array_size(x->expired)) {
-        if (merged_in(json_array_get(snaps, 0))) x->check_manifests = true;
-        json_t *log = json_object_get(next, "snapshot-log"), *keep = json_array(), *e, *s;
-        size_t i, k;
+    if (x->expired) {
+        json_t *log = json_object_get(next, "snapshot-log"), *kept = json_array(), *e;
+        size_t i;
         json_array_foreach(log, i, e)
         {
-            bool gone = false;
-            json_array_foreach(x->expired, k,
-                               s) if (json_integer_value(json_object_get(s, "snapshot-id")) ==
-                                      json_integer_value(json_object_get(e, "snapshot-id"))) gone =
-                true;
-            if (!gone) json_array_append(keep, e);
+            char key[32];
+            snprintf(key, sizeof key, "%lld",
+                     (long long)json_integer_value(json_object_get(e, "snapshot-id")));
+            if (!json_object_get(gone, key)) json_array_append(kept, e);
         }
-        json_object_set_new(next, "snapshot-log", keep);
+        json_object_set_new(next, "snapshot-log", kept);
     }
+    json_decref(gone);
     json_t *mlog = json_object_get(next, "metadata-log");
     size_t max = (size_t)prop_long(t, "write.metadata.previous-versions-max", 100);
     if (max < 1) max = 1;
+    bool delete_old = prop_bool(t, "write.metadata.delete-after-commit.enabled", false);
     while (json_array_size(mlog) > max) {
-        json_array_append(x->old_metadata, json_array_get(mlog, 0));
+        const char *m =
+            json_string_value(json_object_get(json_array_get(mlog, 0), "metadata-file"));
+        /* current until its successor was written: the next entry's time */
+        json_t *succ = json_object_get(json_array_get(mlog, 1), "timestamp-ms");
+        if (delete_old && m)
+            json_array_append_new(pending, json_pack("{s:O, s:s}", "at", succ, "metadata-file", m));
         json_array_remove(mlog, 0);
+        x->trimmed++;
     }
+    /* entries whose grace is over leave the list (due); the rest stay */
+    json_t *rest = json_array(), *e;
+    size_t i;
+    json_array_foreach(pending, i, e)
+    {
+        bool is_due =
+            (int64_t)json_integer_value(json_object_get(e, "at")) + t->file_grace_ms <= now_ms;
+        json_array_append(is_due ? x->due : rest, e);
+        bool snap = json_object_get(e, "snapshot-id") != NULL;
+        if (is_due && snap) x->due_snapshots = true;
+        const char *l = json_string_value(json_object_get(e, "manifest-list"));
+        if (!is_due && snap && !x->keep_list && l) x->keep_list = ls_strdup(l);
+    }
+    if (!x->keep_list) {
+        const char *l =
+            json_string_value(json_object_get(json_array_get(snaps, 0), "manifest-list"));
+        if (l) x->keep_list = ls_strdup(l);
+    }
+    json_t *props = json_object_get(next, "properties");
+    if (!props) json_object_set_new(next, "properties", props = json_object());
+    if (json_array_size(rest)) {
+        char *text = json_dumps(rest, JSON_COMPACT);
+        json_object_set_new(props, PENDING_KEY, json_string(text));
+        free(text);
+    } else {
+        json_object_del(props, PENDING_KEY);
+    }
+    json_decref(rest);
+    json_decref(pending);
 }
 
 static void expiry_clear(expiry_t *x)
 {
-    json_decref(x->expired);
-    json_decref(x->old_metadata);
+    json_decref(x->due);
+    ls_free(x->keep_list);
 }
 
 /* Adds the manifest paths of the list at loc to set (keys: locations). */
@@ -1661,15 +1739,19 @@ static ls_status list_manifests(ls_ice_table_t *t, const char *loc, json_t *set)
  * include the file's rows). Once the deleting snapshot has expired, every
  * retained snapshot is newer (expiry takes the oldest first) and none has
  * the file live, though the entry may stay in a manifest until the next
- * merge rewrites it: a rewrite's replaced files then go with the next
- * sweep, not 100 commits later. A DELETED entry without a snapshot id
- * inherits the manifest's added_snapshot_id (spec: "Snapshot ID
- * inheritance"). */
+ * merge rewrites it. A DELETED entry without a snapshot id inherits the
+ * manifest's added_snapshot_id (spec: "Snapshot ID inheritance"). */
+static int64_t entry_deleted_by(const ls_av_t *rec, int64_t manifest_snapshot)
+{
+    if (ls_ice_av_long(rec, "status", NULL, -1) != LS_ICE_DELETED) return -1;
+    const ls_av_t *sid = ls_av_field(rec, "snapshot_id");
+    return sid && sid->kind == LS_AV_LONG ? sid->l : manifest_snapshot;
+}
+
 static bool entry_keeps_file(const ls_av_t *rec, int64_t manifest_snapshot, json_t *retained)
 {
-    if (ls_ice_av_long(rec, "status", NULL, -1) != LS_ICE_DELETED) return true;
-    const ls_av_t *sid = ls_av_field(rec, "snapshot_id");
-    int64_t by = sid && sid->kind == LS_AV_LONG ? sid->l : manifest_snapshot;
+    int64_t by = entry_deleted_by(rec, manifest_snapshot);
+    if (by < 0) return true;
     char key[32];
     snprintf(key, sizeof key, "%lld", (long long)by);
     return json_object_get(retained, key) != NULL;
@@ -1688,23 +1770,51 @@ static char *published_copy(const char *loc)
     return ls_asprintf("%.*s/v%ld.metadata.json", (int)(base - 1 - loc), loc, v);
 }
 
-static void expire_done(ls_ice_table_t *t, const expiry_t *x, json_t *next)
+/* Deletes the data files snapshot id removed: the entries DELETED by it in
+ * the manifests it wrote (those its list names with its id as adder). */
+static void delete_removed_files(ls_ice_table_t *t, const char *list, int64_t id)
 {
-    json_t *s, *e;
-    size_t i;
-    if (json_array_size(x->expired) || json_array_size(x->old_metadata))
-        ls_crashpoint("table.expiry_committed");
-    if (x->check_manifests) {
-        json_t *gone = json_object(), *live = json_object();
-        bool ok = true;
-        json_array_foreach(x->expired, i, s)
+    json_t *mans = json_object();
+    if (list_manifests(t, list, mans) == LS_OK) {
+        const char *k;
+        json_t *v;
+        ls_buf_t raw;
+        ls_buf_init(&raw);
+        json_object_foreach(mans, k, v)
         {
-            const char *l = json_string_value(json_object_get(s, "manifest-list"));
-            if (l && list_manifests(t, l, gone) != LS_OK) ok = false;
+            ls_avro_file_t f;
+            if (json_integer_value(v) != id || ls_ice_table_get_file(t, k, &raw) != LS_OK ||
+                ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err) != LS_OK)
+                continue; /* unreadable: its files stay (orphans, not losses) */
+            for (size_t r = 0; r < f.nrecords; r++) {
+                const ls_av_t *d = ls_av_field(&f.records[r], "data_file");
+                const char *p = d ? ls_ice_av_str(d, "file_path") : NULL;
+                if (p && entry_deleted_by(&f.records[r], id) == id) delete_location(t, p);
+            }
+            ls_avro_file_free(&f);
         }
-        const char *oldest = json_string_value(json_object_get(
-            json_array_get(json_object_get(next, "snapshots"), 0), "manifest-list"));
-        if (!oldest || list_manifests(t, oldest, live) != LS_OK) ok = false;
+        ls_buf_free(&raw);
+    }
+    json_decref(mans);
+}
+
+static void expire_done(ls_ice_table_t *t, const expiry_t *x)
+{
+    json_t *e;
+    size_t i;
+    if (x->expired || json_array_size(x->due)) ls_crashpoint("table.expiry_committed");
+    if (x->due_snapshots) {
+        json_t *gone = json_object(), *live = json_object();
+        bool ok = x->keep_list && list_manifests(t, x->keep_list, live) == LS_OK;
+        json_array_foreach(x->due, i, e)
+        {
+            const char *l = json_string_value(json_object_get(e, "manifest-list"));
+            if (!l) continue;
+            if (list_manifests(t, l, gone) != LS_OK) ok = false;
+            if (json_is_true(json_object_get(e, "removed-files")))
+                delete_removed_files(
+                    t, l, (int64_t)json_integer_value(json_object_get(e, "snapshot-id")));
+        }
         const char *k;
         json_t *v;
         if (ok) /* an unreadable list: keep every manifest (orphans, not losses) */
@@ -1712,15 +1822,10 @@ static void expire_done(ls_ice_table_t *t, const expiry_t *x, json_t *next)
         json_decref(gone);
         json_decref(live);
     }
-    json_array_foreach(x->expired, i, s)
+    json_array_foreach(x->due, i, e)
     {
-        const char *l = json_string_value(json_object_get(s, "manifest-list"));
+        const char *l = json_string_value(json_object_get(e, "manifest-list"));
         if (l) delete_location(t, l);
-    }
-    t->maint.snapshots_expired += json_array_size(x->expired);
-    if (!prop_bool(t, "write.metadata.delete-after-commit.enabled", false)) return;
-    json_array_foreach(x->old_metadata, i, e)
-    {
         const char *m = json_string_value(json_object_get(e, "metadata-file"));
         if (!m) continue;
         char *copy = published_copy(m);
@@ -1728,6 +1833,12 @@ static void expire_done(ls_ice_table_t *t, const expiry_t *x, json_t *next)
         if (copy && strcmp(copy, m)) delete_location(t, copy);
         ls_free(copy);
     }
+    t->maint.snapshots_expired += x->expired;
+}
+
+void ls_ice_table_set_file_grace(ls_ice_table_t *t, int64_t grace_ms)
+{
+    t->file_grace_ms = grace_ms > 0 ? grace_ms : 0;
 }
 
 void ls_ice_table_set_snapshot_retention(ls_ice_table_t *t, int64_t retention_ms, int min_keep)
@@ -1743,12 +1854,6 @@ void ls_ice_table_maint_stats(const ls_ice_table_t *t, ls_ice_maint_stats_t *out
 
 /* ---- append --------------------------------------------------------------- */
 
-static int64_t summary_long(json_t *summary, const char *key)
-{
-    const char *s = json_string_value(json_object_get(summary, key));
-    return s ? strtoll(s, NULL, 10) : 0;
-}
-
 static void summary_set(json_t *summary, const char *key, int64_t v)
 {
     char num[32];
@@ -1759,6 +1864,36 @@ static void summary_set(json_t *summary, const char *key, int64_t v)
 static bool carried(const char *key)
 {
     return !strncmp(key, LS_ICE_CARRY_PREFIX, strlen(LS_ICE_CARRY_PREFIX));
+}
+
+/* Commits next (built from t->meta, which it replaces on LS_OK) as the
+ * table's next version at now_ms: the current metadata goes into the
+ * metadata log, expiry is planned into it, and its deletions follow once
+ * the commit landed. next is consumed. */
+static ls_status land(ls_ice_table_t *t, json_t *next, int64_t now_ms)
+{
+    json_array_append_new(json_object_get(next, "metadata-log"),
+                          json_pack("{s:O, s:s}", "timestamp-ms",
+                                    json_object_get(t->meta, "last-updated-ms"), "metadata-file",
+                                    t->meta_location));
+    json_object_set_new(next, "last-updated-ms", json_integer(now_ms));
+    expiry_t x;
+    expire_plan(t, next, now_ms, &x);
+    char *rel = NULL;
+    ls_status st = write_metadata(t, next, t->version + 1, &rel);
+    if (st != LS_OK) {
+        expiry_clear(&x);
+        json_decref(next);
+        return st;
+    }
+    json_decref(t->meta);
+    t->meta = next;
+    t->version++;
+    set_meta_location(t, rel);
+    ls_free(rel);
+    expire_done(t, &x);
+    expiry_clear(&x);
+    return LS_OK;
 }
 
 /* One new snapshot adding files[0..n) and, for a rewrite (rm), removing
@@ -1871,35 +2006,15 @@ static ls_status commit_files(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     json_array_append_new(json_object_get(next, "snapshots"), snap);
     json_object_set_new(next, "current-snapshot-id", json_integer(mb.snap_id));
     json_object_set_new(next, "last-sequence-number", json_integer(mb.seq));
-    json_t *prev_updated = json_object_get(t->meta, "last-updated-ms");
-    json_object_set_new(next, "last-updated-ms", json_integer(now_ms));
     json_array_append_new(json_object_get(next, "snapshot-log"),
                           json_pack("{s:I, s:I}", "timestamp-ms", (json_int_t)now_ms, "snapshot-id",
                                     (json_int_t)mb.snap_id));
-    json_array_append_new(
-        json_object_get(next, "metadata-log"),
-        json_pack("{s:O, s:s}", "timestamp-ms", prev_updated, "metadata-file", t->meta_location));
     json_t *refs = json_object_get(next, "refs");
     if (!refs) json_object_set_new(next, "refs", refs = json_object());
     json_object_set_new(
         refs, "main",
         json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)mb.snap_id, "type", "branch"));
-    expiry_t x;
-    expire_plan(t, next, now_ms, &x);
-    char *rel = NULL;
-    st = write_metadata(t, next, t->version + 1, &rel);
-    if (st != LS_OK) {
-        expiry_clear(&x);
-        json_decref(next);
-        return st;
-    }
-    json_decref(t->meta);
-    t->meta = next;
-    t->version++;
-    set_meta_location(t, rel);
-    ls_free(rel);
-    expire_done(t, &x, next);
-    expiry_clear(&x);
+    if ((st = land(t, next, now_ms)) != LS_OK) return st;
     t->maint.manifests_replaced += (uint64_t)mb.replaced;
     if (snapshot_id) *snapshot_id = mb.snap_id;
     return LS_OK;
@@ -1935,6 +2050,53 @@ ls_status ls_ice_table_overwrite(ls_ice_table_t *t, const char *const *removed, 
         .paths = removed, .n = nremoved, .found = LS_NEWN(bool, nremoved), .overwrite = true};
     ls_status st = commit_files(t, added, nadded, &rm, summary_kv, now_ms, snapshot_id);
     ls_free(rm.found);
+    return st;
+}
+
+ls_status ls_ice_table_expire(ls_ice_table_t *t, int64_t now_ms, bool *committed, int64_t *next_ms)
+{
+    t->err[0] = 0;
+    *committed = false;
+    int64_t last_updated = (int64_t)json_integer_value(json_object_get(t->meta, "last-updated-ms"));
+    if (now_ms < last_updated) now_ms = last_updated;
+    json_t *next = json_deep_copy(t->meta);
+    expiry_t x;
+    expire_plan(t, next, now_ms, &x);
+    ls_status st = LS_OK;
+    if (x.expired || x.due_snapshots || x.trimmed) {
+        /* a commit of its own, as Iceberg's expireSnapshots: the snapshots
+         * leave the metadata and their files become pending */
+        json_decref(next);
+        st = land(t, json_deep_copy(t->meta), now_ms);
+        if (st == LS_OK) *committed = true;
+    } else {
+        /* only metadata files are due: they are nobody's reference, so they
+         * go without a commit (their entries leave the list at the next one;
+         * deleting again is harmless); no commit also means no new pending
+         * metadata file, so an idle table settles */
+        json_decref(next);
+        expire_done(t, &x);
+    }
+    expiry_clear(&x);
+    /* when something can next be due: a pending entry's grace, or the
+     * oldest snapshot's retention */
+    int64_t when = INT64_MAX;
+    json_t *pending = pending_of(t->meta), *e;
+    size_t i;
+    json_array_foreach(pending, i, e)
+    {
+        int64_t at = (int64_t)json_integer_value(json_object_get(e, "at")) + t->file_grace_ms;
+        if (at < when) when = at;
+    }
+    json_decref(pending);
+    json_t *snaps = json_object_get(t->meta, "snapshots");
+    if (t->snapshot_retention_ms > 0 && json_array_size(snaps) > 1) {
+        int64_t at =
+            (int64_t)json_integer_value(json_object_get(json_array_get(snaps, 0), "timestamp-ms")) +
+            t->snapshot_retention_ms + 1;
+        if (at < when) when = at;
+    }
+    *next_ms = when;
     return st;
 }
 
@@ -2010,7 +2172,22 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, 
     ls_free(hint);
     ls_status st = LS_OK;
     json_t *retained = json_object(); /* snapshot ids, as decimal keys */
-    json_array_foreach(json_object_get(t->meta, "snapshots"), i, s)
+    /* what is pending deletion is still readable: protected like the rest */
+    json_t *pending = pending_of(t->meta),
+           *readable = json_copy(json_object_get(t->meta, "snapshots"));
+    json_array_foreach(pending, i, e)
+    {
+        const char *m = json_string_value(json_object_get(e, "metadata-file"));
+        if (m) {
+            json_object_set_new(refs, m, json_true());
+            if ((copy = published_copy(m))) json_object_set_new(refs, copy, json_true());
+            ls_free(copy);
+        } else {
+            json_array_append(readable, e);
+        }
+    }
+    json_decref(pending);
+    json_array_foreach(readable, i, s)
     {
         char key[32];
         snprintf(key, sizeof key, "%lld",
@@ -2021,6 +2198,7 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, 
         json_object_set_new(refs, l, json_true());
         if ((st = list_manifests(t, l, manifests)) != LS_OK) break;
     }
+    json_decref(readable);
     const char *k;
     json_t *v;
     ls_buf_t raw;
@@ -2043,8 +2221,10 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, 
     ls_buf_free(&raw);
     json_decref(retained);
     bool announced = false;
-    for (int dir = 0; st == LS_OK && dir < 2; dir++) {
-        char *prefix = ls_asprintf("%s/%s/", t->prefix, dir ? "metadata" : "data");
+    /* every key under the table's location: engines write where they like
+     * (Spark's data/<col>=<value>/...) */
+    if (st == LS_OK) {
+        char *prefix = ls_asprintf("%s/", t->prefix);
         ls_objinfo_t *objs = NULL;
         size_t n = 0;
         st = ls_objstore_list(t->os, prefix, &objs, &n);

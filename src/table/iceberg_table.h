@@ -40,7 +40,11 @@
  * are merged as Iceberg's merging append does (commit.manifest-merge.*
  * table properties), snapshots older than the table's snapshot retention expire, the
  * metadata log is trimmed to write.metadata.previous-versions-max, and the
- * files this leaves unreferenced are deleted after the commit lands.
+ * files this leaves unreferenced (manifest lists, manifests, data files a
+ * rewrite or overwrite removed, metadata files) are deleted by the first
+ * commit after they have been unreferenced for the table's file grace
+ * (readers that loaded the table earlier keep reading them until then); the
+ * table property lakestream.pending-deletes records them meanwhile.
  *
  * Supported: format v2, schemas given as Iceberg JSON (evolved by
  * ls_ice_table_set_schema in the next commit), one partition spec whose
@@ -342,8 +346,8 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
  * sequence number, so a table with delete files is refused (LS_EINVAL: a
  * delete would stop applying to rows it deleted). LS_ECONFLICT when a
  * removed file is no longer live (reload) or another commit won. The removed
- * files stay in storage while older snapshots name them; once those expire
- * they are orphans (ls_ice_table_remove_orphans). */
+ * files stay in storage while older snapshots name them; once this snapshot
+ * has expired, a commit after the file grace deletes them. */
 ls_status ls_ice_table_rewrite(ls_ice_table_t *t, const char *const *removed, size_t nremoved,
                                const ls_ice_datafile_t *added, size_t nadded, int64_t now_ms,
                                int64_t *snapshot_id);
@@ -364,16 +368,33 @@ ls_status ls_ice_table_overwrite(ls_ice_table_t *t, const char *const *removed, 
  * default): snapshots never expire. The current one always stays. */
 void ls_ice_table_set_snapshot_retention(ls_ice_table_t *t, int64_t retention_ms, int min_keep);
 
-/* Deletes the files under the table's data/ and metadata/ that nothing the
- * table still holds references (failed or crashed commits, engines' refused
- * writes), last written before older_than_ms; *deleted counts them. A read
- * failure deletes nothing and is returned. Design note in iceberg_table.c. */
+/* Files that stop being referenced (expired snapshots' manifest lists,
+ * manifests and removed data files; metadata files that left the log) stay
+ * readable grace_ms (default 0: deleted by the commit that unreferences
+ * them, as Iceberg's expireSnapshots) before a later commit or
+ * ls_ice_table_expire deletes them. */
+void ls_ice_table_set_file_grace(ls_ice_table_t *t, int64_t grace_ms);
+
+/* Maintenance of a table nobody appends to: expires what the retention and
+ * the metadata-log limit expire (a commit of its own, without a snapshot, as
+ * Iceberg's expireSnapshots) and deletes the files whose grace is over (with
+ * that commit, or without one when only metadata files are due). *committed
+ * tells whether it committed; *next_ms is when something next becomes due
+ * (INT64_MAX: nothing pending). LS_ECONFLICT when another commit won. */
+ls_status ls_ice_table_expire(ls_ice_table_t *t, int64_t now_ms, bool *committed, int64_t *next_ms);
+
+/* Deletes the files under the table's location that nothing the table
+ * still holds references (failed or crashed commits, engines' refused
+ * writes, wherever they put them), last written before older_than_ms;
+ * *deleted counts them. Files pending deletion (within their grace) count
+ * as referenced. A read failure deletes nothing and is returned. Design
+ * note in iceberg_table.c. */
 ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, uint64_t *deleted);
 
 typedef struct ls_ice_maint_stats {
     uint64_t snapshots_expired;  /* by this table object's appends */
     uint64_t manifests_replaced; /* merged into new manifests */
-    uint64_t files_deleted;      /* manifest lists, manifests, metadata files */
+    uint64_t files_deleted;      /* manifest lists, manifests, data and metadata files */
 } ls_ice_maint_stats_t;
 void ls_ice_table_maint_stats(const ls_ice_table_t *t, ls_ice_maint_stats_t *out);
 

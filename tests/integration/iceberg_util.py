@@ -9,6 +9,7 @@ import time
 import pytest
 
 pyiceberg_table = pytest.importorskip("pyiceberg.table")
+ManifestEntryStatus = pytest.importorskip("pyiceberg.manifest").ManifestEntryStatus
 
 
 def local_store_only():
@@ -44,3 +45,28 @@ def wait_rows(tdir, want, timeout=60):
         time.sleep(0.2)
     raise AssertionError("table %s has %s rows after %ss, want %d"
                          % (tdir, rows.num_rows if rows is not None else "no", timeout, want))
+
+
+def local_path(uri):
+    """The path of a file:// location."""
+    assert uri.startswith("file://"), uri
+    return uri[len("file://"):]
+
+
+def referenced_files(t):
+    """Local paths of every file a reader of StaticTable t may open: its metadata file, every
+    snapshot's manifest list, their manifests and every data file those name
+    live, or name deleted by one of its snapshots (an incremental read of that
+    snapshot's changes opens it; a file deleted by a snapshot expired since is
+    no snapshot's file any more, though a carried manifest may still list it)."""
+    io = t.io
+    ids = {s.snapshot_id for s in t.metadata.snapshots}
+    files = {local_path(t.metadata_location)}
+    for snap in t.metadata.snapshots:
+        files.add(local_path(snap.manifest_list))
+        for m in snap.manifests(io):
+            files.add(local_path(m.manifest_path))
+            for e in m.fetch_manifest_entry(io, discard_deleted=False):
+                if e.status != ManifestEntryStatus.DELETED or e.snapshot_id in ids:
+                    files.add(local_path(e.data_file.file_path))
+    return files

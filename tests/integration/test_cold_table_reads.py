@@ -207,14 +207,20 @@ def test_cold_reads_come_from_the_table(broker_factory, tstype):
 
 
 def test_cold_reads_survive_rewrites_and_snapshot_expiry(broker_factory):
-    # replaced files go when their snapshots expired (1 s) and the orphan
-    # sweep (grace 1 s, with the retention checks) finds them
-    b = broker_factory(*COLD, "--table.orphan.grace.ms=1000")
+    # replaced files go when their snapshots expired (1 s) and their delay
+    # (1 s) is over, deleted by the next commit
+    b = broker_factory(*COLD)
     topic = ku.create_topic(b.bootstrap, ku.unique_topic("coldrw"), partitions=PARTS,
                             config=dict(TABLE, **{
                                 "lakestream.table.rewrite.min.files": "4",
                                 "lakestream.table.snapshot.retention.ms": "1000",
-                                "lakestream.table.snapshot.retention.min": "1"}))
+                                "lakestream.table.snapshot.retention.min": "1",
+                                "lakestream.table.file.delete.delay.ms": "1000"}))
+    tdir = os.path.join(b.data_dir, "objects", "warehouse", "default", topic)
+
+    def parquet_files():
+        return {os.path.join(d, f) for d, _, fs in os.walk(tdir) for f in fs
+                if f.endswith(".parquet")}
     rnd = random.Random(11)
     expected = {q: [] for q in range(PARTS)}
     n = 0
@@ -227,12 +233,13 @@ def test_cold_reads_survive_rewrites_and_snapshot_expiry(broker_factory):
     # more commits: small files rewritten, the replaced ones deleted while
     # the broker holds plans naming them
     deadline = time.monotonic() + 120
-    while not re.search(r"rewrote \d+ small data files", b.log_text()) or \
-            not re.search(r"deleted \d+ orphan files", b.log_text()):
+    before, gone = parquet_files(), False
+    while not re.search(r"rewrote \d+ small data files", b.log_text()) or not gone:
         assert time.monotonic() < deadline, "no rewrite and removal of the replaced files seen"
         _produce(b, topic, n, 100, rnd, expected)
         n += 100
         _wait_all_in_table(b)
+        gone = bool(before - parquet_files())
     _read_all(b, topic, expected, False)  # stale plans re-made
     b.restart()
     _read_all(b, topic, expected, False)

@@ -307,6 +307,7 @@ def test_java_loads_metadata_log_going_back(warehouse, java_reader):
 PARTS = 3
 BURSTS = 6
 PER_BURST = 500
+KEEP = 3  # snapshots the live table keeps once idle (snapshot.retention.min)
 TS0_MS = 1_700_000_000_000
 
 
@@ -343,7 +344,8 @@ def test_java_reads_live_broker_table(broker_factory, java_reader):
     a.create_topics([NewTopic(topic, PARTS, 1, config={
         "lakestream.table.enabled": "true",
         "lakestream.table.commit.interval.ms": "1000",
-        "lakestream.table.snapshot.retention.ms": "4000"})])[topic].result(30)
+        "lakestream.table.snapshot.retention.ms": "4000",
+        "lakestream.table.snapshot.retention.min": str(KEEP)})])[topic].result(30)
     wait_topic(b.bootstrap, topic, PARTS)
     tdir = iceberg_util.table_dir(b, topic)
 
@@ -375,10 +377,18 @@ def test_java_reads_live_broker_table(broker_factory, java_reader):
     assert not errors and len(produced) == n
 
     t, _, md = iceberg_util.wait_rows(tdir, n, timeout=40)
-    # let a late pass land, then read the newest metadata with both readers
-    time.sleep(1.5)
-    md = iceberg_util.current_metadata(tdir)
-    t = pyiceberg_table.StaticTable.from_metadata("file://" + md)
+    # the table goes on without records: its snapshots past retention expire
+    # in a commit of its own (the newest KEEP stay); once that landed nothing
+    # commits, and both readers read the newest metadata
+    deadline = time.monotonic() + 60
+    while True:
+        md = iceberg_util.current_metadata(tdir)
+        t = pyiceberg_table.StaticTable.from_metadata("file://" + md)
+        if len(t.metadata.snapshots) == KEEP:
+            break
+        assert time.monotonic() < deadline, "the idle table kept %d snapshots" % len(
+            t.metadata.snapshots)
+        time.sleep(0.5)
     jt, hinted = java_reader(md, "hint:" + tdir)
     assert jt["metadata_location"] == md
     # HadoopTables finds the same metadata through version-hint.text

@@ -46,9 +46,12 @@ At the end it checks, and reports in JSON (--json):
                       the latest committed value of every key (a committed
                       tombstone: none), read_uncommitted reaches the end
   bounded             WAL objects stay below a limit that does not grow with the
-                      run's length; table metadata stays within 10 x table data
-                      and, once snapshots expire (runs of 150 s and more), grows
-                      less than 25 % over the second half of the run; so do the
+                      run's length; table manifests and lists stay within 10 x
+                      table data and, once expired snapshots' files are deleted
+                      (runs of 300 s and more: 60 s retention + 90 s delay,
+                      twice), grow less than 25 % over the second half of the
+                      run; each table keeps at most 10 + 90 + 20 metadata.json
+                      files (the log's, a delay's worth of commits'); so do the
                       live bytes of each metadata key family (/ls/log/ index
                       entries, /ls/walobj/, /ls/group/, ...: read from the
                       SQLite store), plus 64 KB of slack;
@@ -60,11 +63,19 @@ At the end it checks, and reports in JSON (--json):
   table maintenance   each table's live data files (small files rewritten into
                       bigger ones) and retained snapshots stay flat over the second
                       half of the run (at most 25 % more, plus one rewrite run's
-                      worth of files); its data directory holds at most 3 x its
+                      worth of files; runs of 300 s and more); its data
+                      directory holds at most 3 x its
                       live data once replaced files have had time to expire and
                       be swept (runs of 600 s and more); a PyIceberg reader scans
                       a table over and over during the run and never fails, never
-                      sees a duplicate row and never sees rows go away
+                      sees a duplicate row and never sees rows go away;
+                      another loads a table, holds it 60 s and then reads every
+                      file it references (all must be there: unreferenced files
+                      stay lakestream.table.file.delete.delay.ms, 90 s here);
+                      the data files under each table's location stay within
+                      4 x those its retained snapshots reference (runs of 150 s
+                      and more); the JSON reports the location's bytes, data
+                      and metadata apart, against the live ones
 
   soak.py [--seconds S] [--rate R] [--txn-rate T] [--json OUT] [--plot OUT.svg]
 `make soak SOAK_SECONDS=S` runs it. Exit status 1 on any failed check."""
@@ -87,6 +98,7 @@ sys.path.insert(0, HERE)
 
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 
+import iceberg_util  # noqa: E402
 import lsbroker  # noqa: E402
 from svgplot import write_plot  # noqa: E402
 from kafka_util import consume, create_topic  # noqa: E402
@@ -94,6 +106,9 @@ from kafka_util import consume, create_topic  # noqa: E402
 PARTS = 3
 COMMIT_MS = 1000
 SNAPSHOT_AGE_MS = 60000
+HOLD_S = 60            # the holding reader keeps a loaded table this long
+FILE_DELAY_MS = 90000  # lakestream.table.file.delete.delay.ms of the tables: above HOLD_S
+LOCATION_FACTOR = 4    # bytes under a table's location <= this x its live bytes
 
 
 def _latest_per_key(acked):
@@ -188,15 +203,36 @@ def table_rows(data_dir, table, encode=None):
                       rows.column("_kafka_offset").to_pylist(), values))
 
 
-def dir_bytes(path):
-    total = 0
+def dir_bytes(path, metadata_json=None):
+    """Bytes of the files under path, a file with several names (hard links:
+    v<N>.metadata.json) once; metadata_json True/False: only / all but the
+    *.metadata.json files."""
+    total, seen = 0, set()
     for d, _, files in os.walk(path):
         for f in files:
+            if metadata_json is not None and f.endswith(".metadata.json") != metadata_json:
+                continue
             try:
-                total += os.path.getsize(os.path.join(d, f))
+                st = os.stat(os.path.join(d, f))
             except OSError:
-                pass
+                continue
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_size
     return total
+
+
+def metadata_json_files(data_dir, table):
+    """How many metadata.json files the table's location holds (each once)."""
+    mdir = os.path.join(data_dir, "objects", "warehouse", "default", table, "metadata")
+    seen = set()
+    for f in glob.glob(os.path.join(mdir, "*.metadata.json")):
+        try:
+            st = os.stat(f)
+        except OSError:
+            continue
+        seen.add((st.st_dev, st.st_ino))
+    return len(seen)
 
 
 def meta_live_bytes(data_dir):
@@ -273,6 +309,67 @@ def reader_loop(data_dir, table, stop, out):
             out["errors"].append("%s: %d rows after %d" % (os.path.basename(md), n, last))
         last = max(last, n)
         out["scans"] += 1
+
+
+def holding_reader_loop(data_dir, table, stop, out):
+    """An engine that caches a loaded table (Spark: 30 s): loads the newest
+    version, holds it HOLD_S, then opens and reads every file it references
+    (metadata, manifest lists, manifests, data files) and scans it; again
+    until stopped. Every file must still be there: the broker keeps what it
+    unreferences for lakestream.table.file.delete.delay.ms."""
+    from pyiceberg.table import StaticTable
+    while not stop.wait(1):
+        md = newest_metadata(data_dir, table)
+        if md is None:
+            continue
+        try:
+            t = StaticTable.from_metadata("file://" + md)
+            files = iceberg_util.referenced_files(t)
+        except FileNotFoundError:
+            continue   # superseded and deleted between listing and loading: next
+        if stop.wait(HOLD_S):
+            return
+        for f in sorted(files):
+            try:
+                with open(f, "rb") as fh:
+                    while fh.read(1 << 20):
+                        pass
+                out["files_read"] += 1
+            except OSError as e:
+                out["missing"].append("%s: %s" % (os.path.relpath(f, data_dir), e.strerror))
+        try:
+            t.scan(selected_fields=("partition", "offset")).to_arrow()
+        except Exception as e:  # noqa: BLE001 - any failure is the finding
+            out["missing"].append("scan of %s: %r" % (os.path.basename(md), e))
+        out["holds"] += 1
+
+
+def location_bytes(data_dir, table):
+    """{"data": (on disk, live), "metadata": (on disk, live)}: the bytes of
+    every file under the table's location (a file with two names once),
+    Parquet data files apart from the rest, against those its newest metadata
+    references (data files of retained snapshots; their manifests and lists,
+    the metadata file and those of its log)."""
+    from pyiceberg.table import StaticTable
+    tdir = os.path.join(data_dir, "objects", "warehouse", "default", table)
+    t = StaticTable.from_metadata("file://" + newest_metadata(data_dir, table))
+    live = iceberg_util.referenced_files(t)
+    live |= {iceberg_util.local_path(e.metadata_file) for e in t.metadata.metadata_log}
+
+    def total(paths):
+        seen, out = set(), {"data": 0, "metadata": 0}
+        for f in paths:
+            try:
+                st = os.stat(f)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                out["data" if f.endswith(".parquet") else "metadata"] += st.st_size
+        return out
+    on_disk = total(os.path.join(d, f) for d, _, fs in os.walk(tdir) for f in fs)
+    held = total(live)
+    return {k: (on_disk[k], held[k]) for k in on_disk}
 
 
 def txn_loop(bootstrap, topic, rate, stop, out):
@@ -448,7 +545,9 @@ def main(argv=None):
                                config={"lakestream.table.enabled": "true",
                                        "lakestream.table.commit.interval.ms": str(COMMIT_MS),
                                        "lakestream.table.snapshot.retention.ms":
-                                           str(SNAPSHOT_AGE_MS)})
+                                           str(SNAPSHOT_AGE_MS),
+                                       "lakestream.table.file.delete.delay.ms":
+                                           str(FILE_DELAY_MS)})
                   for i in range(2)]
         # typed topics: name -> encode(seq, text) giving the value produced,
         # which the check rebuilds from the table's columns seq and text
@@ -464,6 +563,7 @@ def main(argv=None):
                              config={"lakestream.table.enabled": "true",
                                      "lakestream.table.commit.interval.ms": str(COMMIT_MS),
                                      "lakestream.table.snapshot.retention.ms": str(SNAPSHOT_AGE_MS),
+                                     "lakestream.table.file.delete.delay.ms": str(FILE_DELAY_MS),
                                      "lakestream.table.value.format": fmt})
             if schema is None:
                 typed[t] = json_value
@@ -540,9 +640,16 @@ def main(argv=None):
                                        glob.glob(os.path.join(b.data_dir, "meta.db*"))),
                      "meta_live": live,
                      "max_index_entries_per_log": idx_max,
+                     # manifest lists and manifests; metadata.json files are
+                     # counted apart (a file delay's worth of them is kept)
                      "table_metadata_bytes": sum(dir_bytes(os.path.join(
-                         b.data_dir, "objects", "warehouse", "default", t, "metadata"))
+                         b.data_dir, "objects", "warehouse", "default", t, "metadata"), False)
                          for t in tables),
+                     "table_metadata_json_bytes": sum(dir_bytes(os.path.join(
+                         b.data_dir, "objects", "warehouse", "default", t, "metadata"), True)
+                         for t in tables),
+                     "table_metadata_json_files": {t: metadata_json_files(b.data_dir, t)
+                                                   for t in tables},
                      "table_data_bytes": sum(dir_bytes(os.path.join(
                          b.data_dir, "objects", "warehouse", "default", t, "data"))
                          for t in tables),
@@ -552,6 +659,7 @@ def main(argv=None):
                 report["samples"].append(s)
 
         reader = {"scans": 0, "retries": 0, "errors": []}
+        holder = {"holds": 0, "files_read": 0, "missing": []}
         txns = {"committed": {}, "aborted": set(), "errors": []}
         txn_stop = threading.Event()
         txn_thread = threading.Thread(target=txn_loop, args=(b.bootstrap, txn_topic, args.txn_rate,
@@ -560,7 +668,9 @@ def main(argv=None):
                                      args=(b.bootstrap, kc_topic, args.txn_rate, txn_stop, kc_txns))
         kc_thread.start()
         threads = [threading.Thread(target=consumer_loop), threading.Thread(target=sampler_loop),
-                   threading.Thread(target=reader_loop, args=(b.data_dir, tables[0], stop, reader))]
+                   threading.Thread(target=reader_loop, args=(b.data_dir, tables[0], stop, reader)),
+                   threading.Thread(target=holding_reader_loop,
+                                    args=(b.data_dir, tables[0], stop, holder))]
         txn_thread.start()
         for t in threads:
             t.start()
@@ -718,15 +828,25 @@ def main(argv=None):
         checks["table_data_bytes"] = last.get("table_data_bytes")
         # bounded: table metadata at most 10 x its data (issue 13 asks for 10 %)
         meta_ok = not last or last["table_metadata_bytes"] <= 10 * max(last["table_data_bytes"], 1)
-        # flat: with snapshots expiring after 60 s, metadata stops growing.
-        # Expiry makes it saw-tooth (every table expires in the same pass), so
-        # the end is held against the highest sample between the first expiry
-        # and the half of the run, not against one sample that may sit in a
-        # trough; growth that goes on still doubles it by the end.
+        # metadata.json files: the metadata log's 10 plus those current within
+        # the file delay (one per commit), plus slack for commits of idle checks
+        keep_json = 10 + FILE_DELAY_MS // COMMIT_MS + 20
+        checks["table_metadata_json_bytes"] = last.get("table_metadata_json_bytes")
+        checks["max_table_metadata_json_files"] = max(
+            (n for s in report["samples"] for n in s["table_metadata_json_files"].values()),
+            default=0)
+        meta_ok = meta_ok and checks["max_table_metadata_json_files"] <= keep_json
+        # flat: with snapshots expiring after 60 s and their files deleted
+        # FILE_DELAY_MS later, metadata stops growing. Expiry makes it
+        # saw-tooth (every table expires in the same pass), so the end is held
+        # against the highest sample between the first deletions and the half
+        # of the run, not against one sample that may sit in a trough; growth
+        # that goes on still doubles it by the end.
+        steady = (SNAPSHOT_AGE_MS + FILE_DELAY_MS) / 1000
         mid = [s for s in report["samples"] if s["t"] >= args.seconds / 2]
         settled = [s for s in report["samples"]
-                   if SNAPSHOT_AGE_MS / 1000 <= s["t"] <= args.seconds / 2] or mid[:1]
-        if args.seconds >= 150 and mid and last:
+                   if steady <= s["t"] <= args.seconds / 2] or mid[:1]
+        if args.seconds >= 2 * steady and mid and last:
             checks["table_metadata_bytes_at_half"] = mid[0]["table_metadata_bytes"]
             ref = max(s["table_metadata_bytes"] for s in settled)
             checks["table_metadata_bytes_first_half_max"] = ref
@@ -748,7 +868,7 @@ def main(argv=None):
         maint_ok = True
         shaped = [s for s in report["samples"] if all(v for v in s["table_shape"].values())]
         mid_s = [s for s in shaped if s["t"] >= args.seconds / 2]
-        if args.seconds >= 150 and mid_s:
+        if args.seconds >= 2 * steady and mid_s:
             half, end = mid_s[0]["table_shape"], shaped[-1]["table_shape"]
             checks["table_files_snapshots_at_half"] = {t: half[t][::2] for t in tables}
             checks["table_files_snapshots_at_end"] = {t: end[t][::2] for t in tables}
@@ -757,7 +877,7 @@ def main(argv=None):
             # retained snapshots saw-tooth with expiry: against the first
             # half's highest count once expiry runs (as the metadata above)
             snaps = {t: max([s["table_shape"][t][2] for s in shaped
-                             if SNAPSHOT_AGE_MS / 1000 <= s["t"] <= args.seconds / 2]
+                             if steady <= s["t"] <= args.seconds / 2]
                             or [half[t][2]]) for t in tables}
             checks["table_snapshots_first_half_max"] = snaps
             # a run of small files is 2 x 16 - 1 at most: one may be waiting
@@ -777,6 +897,26 @@ def main(argv=None):
         checks["table_reader_retries"] = reader["retries"]
         checks["table_reader_errors"] = reader["errors"][:5]
         reader_ok = not reader["errors"] and reader["scans"] >= min(10, args.seconds // 20)
+        # a reader that held a loaded table for HOLD_S found every file it referenced
+        checks["holding_reader_holds"] = holder["holds"]
+        checks["holding_reader_files_read"] = holder["files_read"]
+        checks["holding_reader_missing"] = holder["missing"][:5]
+        holder_ok = not holder["missing"] and (holder["holds"] > 0 or args.seconds < 2 * HOLD_S)
+        # bytes under each table's location within a small factor of its live
+        # bytes: expired snapshots' files and replaced data files go once their
+        # delay is over (runs long enough for deletions to start)
+        loc = {t: location_bytes(b.data_dir, t) for t in tables}
+        checks["table_location_bytes"] = loc
+        checks["table_location_vs_live"] = {
+            t: {k: round(v[0] / max(v[1], 1), 2) for k, v in d.items()} for t, d in loc.items()}
+        location_ok = True
+        if args.seconds >= (SNAPSHOT_AGE_MS + FILE_DELAY_MS) / 1000:
+            # data files: live ones plus those replaced within the delay;
+            # metadata: live plus a delay's worth of commits' (metadata.json
+            # files are counted above)
+            location_ok = all(v[0] <= LOCATION_FACTOR * max(v[1], 1)
+                              for d in loc.values() for k, v in d.items() if k == "data")
+        checks["table_location_bounded"] = location_ok
         ok = (not failed and lost == 0 and dup == 0 and checks["group_missing"] == 0
               and checks.get("compacted_unexpected", 0) == 0
               and not commits_backwards
@@ -784,7 +924,7 @@ def main(argv=None):
               and checks.get("upsert_table_equals_latest", False)
               and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
               and checks["max_wal_objects"] < 20000 and meta_ok and live_ok and maint_ok
-              and reader_ok and txn_ok and java_ok and kc_ok)
+              and reader_ok and txn_ok and java_ok and kc_ok and holder_ok and location_ok)
         checks["ok"] = ok
     finally:
         b.stop()

@@ -1322,7 +1322,8 @@ static bool summary_is(const ls_ice_table_t *t, const char *key, const char *wan
 
 /* A table at mem://<prefix> partitioned by Kafka partition (identity),
  * with `commits` appends of 30 rows over 3 partitions; NULL on failure. */
-static ls_ice_table_t *partitioned_table(ls_objstore_t *os, const char *prefix, int commits)
+static ls_ice_table_t *partitioned_table_props(ls_objstore_t *os, const char *prefix, int commits,
+                                               const char *const *props)
 {
     ls_ice_spec_t spec = {0};
     ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
@@ -1330,7 +1331,7 @@ static ls_ice_table_t *partitioned_table(ls_objstore_t *os, const char *prefix, 
     char err[256] = "", loc[128];
     snprintf(loc, sizeof loc, "mem://%s", prefix);
     if (ls_ice_table_create(os, prefix, loc, ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID,
-                            &spec, NULL, NULL, &t, err, sizeof err) != LS_OK)
+                            &spec, props, NULL, &t, err, sizeof err) != LS_OK)
         return NULL;
     for (int64_t i = 0; i < commits; i++)
         if (commit_rows(t, i * 30, (i + 1) * 30, 3, 0, LS_PQ_ZSTD) != LS_OK) {
@@ -1338,6 +1339,11 @@ static ls_ice_table_t *partitioned_table(ls_objstore_t *os, const char *prefix, 
             return NULL;
         }
     return t;
+}
+
+static ls_ice_table_t *partitioned_table(ls_objstore_t *os, const char *prefix, int commits)
+{
+    return partitioned_table_props(os, prefix, commits, NULL);
 }
 
 /* A replace commit (Iceberg's RewriteFiles): partition 0's twenty small
@@ -1447,9 +1453,10 @@ static int deleted_entries(ls_objstore_t *os, const char *prefix)
 }
 
 /* A rewrite's replaced files: kept while a retained snapshot has them live
- * or is the one that deleted them; deleted by the next sweep once the
- * deleting snapshot has expired, although the manifest holding their
- * DELETED entries is still carried (no merge yet). */
+ * or is the one that deleted them; deleted by the commit that expires the
+ * deleting snapshot (no file delay), although the manifest holding their
+ * DELETED entries is still carried (no merge yet): the sweep finds nothing
+ * left. */
 TEST(rewritten_files_go_when_their_deleting_snapshot_expires)
 {
     ls_objstore_t *os = ls_objstore_mem_open();
@@ -1478,12 +1485,12 @@ TEST(rewritten_files_go_when_their_deleting_snapshot_expires)
     ls_ice_table_set_snapshot_retention(t, 100, 1);
     CHECK_EQ_INT(commit_rows(t, 5000, 5030, 3, 0, LS_PQ_ZSTD), LS_OK);
     CHECK_EQ_INT(deleted_entries(os, "wh/ns/x"), (int)nr);
-    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &gone), LS_OK);
-    CHECK_EQ_INT(gone, nr);
     CHECK_EQ_INT(count_keys(os, "wh/ns/x/data/"), files + 3 - (int)nr);
     ls_objinfo_t info;
     for (size_t i = 0; i < nr; i++)
         CHECK_EQ_INT(ls_objstore_head(os, removed[i] + strlen("mem://"), &info), LS_ENOTFOUND);
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &gone), LS_OK);
+    CHECK_EQ_INT(gone, 0);
     /* what the current snapshot plans all exists, every row */
     ls_ice_mentry_t *after;
     size_t na;
@@ -1598,6 +1605,229 @@ TEST(warehouse_for_readers)
     CHECK_EQ_INT(write_warehouse(dir), 0);
 }
 
+/* The keys (under the mem store) of every file table t's current metadata
+ * references: itself, its snapshots' manifest lists, their manifests and
+ * those manifests' data files — what a reader that loads t now may read.
+ * NULL-terminated, ls_free each and the array. */
+static char **loaded_files(ls_ice_table_t *t, ls_objstore_t *os)
+{
+    size_t skip = strlen("mem://"), n = 0;
+    char **out = LS_NEWN(char *, 4096);
+    const char *ml = ls_ice_table_metadata_location(t);
+    out[n++] = ls_strdup(ml + skip);
+    json_t *meta = get_json(os, ml + skip), *s;
+    size_t i;
+    json_array_foreach(json_object_get(meta, "snapshots"), i, s)
+    {
+        const char *list = json_string_value(json_object_get(s, "manifest-list"));
+        out[n++] = ls_strdup(list + skip);
+        ls_avro_file_t lf;
+        if (get_avro(os, list + skip, &lf) != LS_OK) continue;
+        for (size_t m = 0; m < lf.nrecords; m++) {
+            const char *mp = (const char *)ls_av_field(&lf.records[m], "manifest_path")->p;
+            out[n++] = ls_strdup(mp + skip);
+            ls_avro_file_t mf;
+            if (get_avro(os, mp + skip, &mf) != LS_OK) continue;
+            for (size_t k = 0; k < mf.nrecords && n < 4000; k++) {
+                const ls_av_t *d = ls_av_field(&mf.records[k], "data_file");
+                out[n++] = ls_strdup((const char *)ls_av_field(d, "file_path")->p + skip);
+            }
+            ls_avro_file_free(&mf);
+        }
+        ls_avro_file_free(&lf);
+    }
+    json_decref(meta);
+    out[n] = NULL;
+    return out;
+}
+
+static int missing_files(ls_objstore_t *os, char **keys)
+{
+    int gone = 0;
+    ls_objinfo_t info;
+    for (size_t i = 0; keys[i]; i++)
+        gone += ls_objstore_head(os, keys[i], &info) == LS_ENOTFOUND;
+    return gone;
+}
+
+static void free_keys(char **keys)
+{
+    for (size_t i = 0; keys[i]; i++)
+        ls_free(keys[i]);
+    ls_free(keys);
+}
+
+/* Issue 29 items 3 and 4: what a reader loaded (metadata file, manifest
+ * lists, manifests, data files, those a rewrite removed included) stays
+ * readable for the file delay after it stops being referenced, however
+ * many commits come meanwhile (the old code deleted an expired snapshot's
+ * manifest list at once, and a metadata file once previous-versions-max
+ * newer ones existed); then the commits delete it all, data files too
+ * (before, the hourly orphan sweep did), leaving the sweep nothing. A table
+ * nobody appends to gets the same from ls_ice_table_expire. */
+TEST(unreferenced_files_stay_for_the_delay_then_go)
+{
+    enum { DELAY = 5000 };
+    ls_objstore_t *os = ls_objstore_mem_open();
+    const char *props[] = {"write.metadata.delete-after-commit.enabled",
+                           "true",
+                           "write.metadata.previous-versions-max",
+                           "2",
+                           NULL,
+                           NULL};
+    ls_ice_table_t *t = partitioned_table_props(os, "wh/ns/g", 10, props);
+    CHECK(t);
+    ls_ice_mentry_t *live;
+    size_t n;
+    CHECK_EQ_INT(ls_ice_table_live_files(t, &live, &n), LS_OK);
+    const char *removed[20];
+    size_t nr = 0;
+    ls_ice_datafile_t df;
+    CHECK_EQ_INT(copy_partition(t, os, "wh/ns/g", "mem://wh/ns/g", live, n, 0, removed, &nr, &df),
+                 LS_OK);
+    int64_t t0 = ls_clock_wall_ms() + 100000;
+    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, t0, NULL), LS_OK);
+    char **loaded = loaded_files(t, os);
+    CHECK(loaded[0] && loaded[40]);
+    ls_ice_table_set_snapshot_retention(t, 100, 1);
+    ls_ice_table_set_file_grace(t, DELAY);
+    /* each commit expires everything but itself; the loaded snapshot's
+     * metadata leaves the log two commits later */
+    for (int i = 1; i <= 5; i++) {
+        CHECK_EQ_INT(ls_ice_table_append(t, NULL, 0, NULL, t0 + i * 1000, NULL), LS_OK);
+        CHECK_EQ_INT(missing_files(os, loaded), 0);
+    }
+    /* the loaded snapshots expired at t0 + 1000: due with the first commit
+     * from t0 + 6000 on */
+    CHECK_EQ_INT(ls_ice_table_append(t, NULL, 0, NULL, t0 + 6000, NULL), LS_OK);
+    ls_objinfo_t info;
+    for (size_t i = 0; i < nr; i++)
+        CHECK_EQ_INT(ls_objstore_head(os, removed[i] + strlen("mem://"), &info), LS_ENOTFOUND);
+    CHECK(missing_files(os, loaded) > (int)nr);
+    /* the loaded metadata file left the log at t0 + 3000 but was current
+     * until t0 + 1000: gone as well */
+    CHECK_EQ_INT(ls_objstore_head(os, loaded[0], &info), LS_ENOTFOUND);
+    /* idle: nothing appends; the last append's expired snapshot and the
+     * metadata files pending go once their delay is over, with no append */
+    bool committed;
+    int64_t next;
+    CHECK_EQ_INT(ls_ice_table_expire(t, t0 + 6500, &committed, &next), LS_OK);
+    CHECK(!committed);
+    /* the oldest pending: the metadata file superseded at t0 + 2000 */
+    CHECK_EQ_INT(next, t0 + 2000 + DELAY);
+    CHECK(ls_ice_table_summary(t, "lakestream.pending-deletes") != NULL);
+    CHECK_EQ_INT(ls_ice_table_expire(t, t0 + 6000 + DELAY, &committed, &next), LS_OK);
+    CHECK(committed);
+    uint64_t gone = 0;
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &gone), LS_OK);
+    CHECK_EQ_INT(gone, 0); /* maintenance left no garbage behind */
+    /* every row is still there, in files that exist */
+    ls_ice_mentry_t *after;
+    size_t na;
+    CHECK_EQ_INT(ls_ice_table_live_files(t, &after, &na), LS_OK);
+    int64_t rows = 0;
+    for (size_t k = 0; k < na; k++) {
+        CHECK_EQ_INT(ls_objstore_head(os, after[k].df.path + strlen("mem://"), &info), LS_OK);
+        rows += after[k].df.record_count;
+    }
+    CHECK_EQ_INT(rows, 300);
+    ls_ice_mentries_free(after, na);
+    free_keys(loaded);
+    ls_ice_datafile_clear(&df);
+    ls_ice_mentries_free(live, n);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
+/* An idle table's snapshots expire without an append (issue 29 item 7). */
+TEST(idle_table_expires_without_appends)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_table_t *t = partitioned_table(os, "wh/ns/i", 5);
+    CHECK(t);
+    int before = count_keys(os, "wh/ns/i/metadata/");
+    bool committed;
+    int64_t next;
+    /* retention never: nothing to do, no commit */
+    CHECK_EQ_INT(ls_ice_table_expire(t, ls_clock_wall_ms() + 100000, &committed, &next), LS_OK);
+    CHECK(!committed);
+    CHECK_EQ_INT(next, INT64_MAX);
+    CHECK_EQ_INT(count_keys(os, "wh/ns/i/metadata/"), before);
+    ls_ice_table_set_snapshot_retention(t, 1000, 1);
+    int version = ls_ice_table_version(t);
+    CHECK_EQ_INT(ls_ice_table_expire(t, ls_clock_wall_ms() + 100000, &committed, &next), LS_OK);
+    CHECK(committed);
+    CHECK_EQ_INT(ls_ice_table_version(t), version + 1);
+    ls_ice_maint_stats_t ms;
+    ls_ice_table_maint_stats(t, &ms);
+    CHECK_EQ_INT(ms.snapshots_expired, 4);
+    /* the four expired manifest lists are gone (no delay) */
+    json_t *meta = get_json(os, ls_ice_table_metadata_location(t) + strlen("mem://"));
+    CHECK_EQ_INT(json_array_size(json_object_get(meta, "snapshots")), 1);
+    json_decref(meta);
+    CHECK_EQ_INT(count_keys(os, "wh/ns/i/metadata/"), before + 1 - 4);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
+/* Issue 29 item 5: an engine's refused write left files under
+ * data/<col>=<value>/ (and a name with a space) in the table's location on
+ * the fs store; the sweep lists every key there and deletes them, while
+ * every file the table references stays. The old listing skipped keys
+ * outside [A-Za-z0-9._-], so they were never swept. */
+TEST(orphans_in_foreign_folders_are_swept)
+{
+    char tmpl[] = "/tmp/ls_ice_foreignXXXXXX";
+    CHECK(mkdtemp(tmpl));
+    char err[256];
+    ls_objstore_t *os = ls_objstore_fs_open(tmpl, 0, err, sizeof err);
+    CHECK(os);
+    ls_ice_spec_t spec = {0};
+    ls_ice_table_t *t = NULL;
+    char loc[300];
+    snprintf(loc, sizeof loc, "file://%s/wh/ns/f", tmpl);
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/f", loc, ls_raw_iceberg_schema_json(),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    CHECK_EQ_INT(commit_rows(t, 0, 30, 3, 0, LS_PQ_ZSTD), LS_OK);
+    int before = count_keys(os, "wh/ns/f/");
+    const char *foreign[] = {"wh/ns/f/data/timestamp_day=2026-12-05/00000-0-x.parquet",
+                             "wh/ns/f/data/k=a b/00001-1-y.parquet",
+                             "wh/ns/f/metadata/snap-1-1-z@.avro"};
+    char path[600];
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmpl, foreign[i]);
+        for (char *sl = strchr(path + strlen(tmpl) + 1, '/'); sl; sl = strchr(sl + 1, '/')) {
+            *sl = 0;
+            mkdir(path, 0755);
+            *sl = '/';
+        }
+        FILE *f = fopen(path, "w");
+        CHECK(f);
+        fputs("PAR1", f);
+        fclose(f);
+    }
+    CHECK_EQ_INT(count_keys(os, "wh/ns/f/"), before + 3);
+    uint64_t gone = 0;
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &gone), LS_OK);
+    CHECK_EQ_INT(gone, 3);
+    CHECK_EQ_INT(count_keys(os, "wh/ns/f/"), before);
+    ls_ice_mentry_t *live;
+    size_t n;
+    CHECK_EQ_INT(ls_ice_table_live_files(t, &live, &n), LS_OK);
+    ls_buf_t b;
+    ls_buf_init(&b);
+    for (size_t k = 0; k < n; k++)
+        CHECK_EQ_INT(ls_ice_table_get_file(t, live[k].df.path, &b), LS_OK);
+    ls_buf_free(&b);
+    ls_ice_mentries_free(live, n);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
 int main(void)
 {
     RUN(transforms_and_paths);
@@ -1616,6 +1846,9 @@ int main(void)
     RUN(snapshot_retention_min_keep);
     RUN(rewrite_small_files);
     RUN(rewritten_files_go_when_their_deleting_snapshot_expires);
+    RUN(unreferenced_files_stay_for_the_delay_then_go);
+    RUN(idle_table_expires_without_appends);
+    RUN(orphans_in_foreign_folders_are_swept);
     RUN(warehouse_for_readers);
     UNIT_DONE();
 }

@@ -59,6 +59,25 @@ TEST(put_get_roundtrip)
     CHECK(strcmp(get_str("empty", 0, UINT64_MAX), "") == 0);
 }
 
+/* ls_objstore_copy: dst gets src's bytes (replacing what it held), the two
+ * stay independent objects, a missing src is LS_ENOTFOUND (fs: a hard
+ * link; s3: CopyObject; mem and faulty: get and put). */
+TEST(copy_makes_an_independent_object)
+{
+    CHECK_EQ_INT(put_str("cp/src", "metadata bytes", 0), LS_OK);
+    CHECK_EQ_INT(put_str("cp/v1/dst", "old", 0), LS_OK);
+    CHECK_EQ_INT(ls_objstore_copy(os, "cp/src", "cp/v1/dst"), LS_OK);
+    CHECK(strcmp(get_str("cp/v1/dst", 0, UINT64_MAX), "metadata bytes") == 0);
+    CHECK_EQ_INT(ls_objstore_copy(os, "cp/src", "cp/new/dst2"), LS_OK);
+    CHECK_EQ_INT(ls_objstore_del(os, "cp/src"), LS_OK);
+    CHECK(strcmp(get_str("cp/v1/dst", 0, UINT64_MAX), "metadata bytes") == 0);
+    CHECK(strcmp(get_str("cp/new/dst2", 0, UINT64_MAX), "metadata bytes") == 0);
+    CHECK_EQ_INT(ls_objstore_copy(os, "cp/src", "cp/v2/dst"), LS_ENOTFOUND);
+    ls_objinfo_t info;
+    CHECK_EQ_INT(ls_objstore_head(os, "cp/v2/dst", &info), LS_ENOTFOUND);
+    CHECK_EQ_INT(ls_objstore_copy(os, "cp/v1/dst", "cp/bad=key"), LS_EINVAL);
+}
+
 TEST(get_ranges_clamp)
 {
     CHECK_EQ_INT(put_str("r/x", "0123456789", 0), LS_OK);
@@ -327,6 +346,7 @@ TEST(concurrent_put_del)
 static void run_suite(void)
 {
     RUN(put_get_roundtrip);
+    RUN(copy_makes_an_independent_object);
     RUN(get_ranges_clamp);
     RUN(get_chunk_matches_get);
     RUN(missing_is_notfound);

@@ -58,6 +58,8 @@ TEST(valid_values_accepted)
     CHECK(check_ok("lakestream.table.evolution", "fail"));
     CHECK(check_ok("lakestream.table.evolution", "dead-letter"));
     CHECK(check_ok("lakestream.table.evolution", "new-table"));
+    CHECK(check_ok("lakestream.table.file.delete.delay.ms", "0"));
+    CHECK(check_ok("lakestream.table.file.delete.delay.ms", "86400000"));
 }
 
 TEST(bad_values_name_key_and_accepted)
@@ -116,6 +118,10 @@ TEST(bad_values_name_key_and_accepted)
           strstr(e, "commit.interval.ms"));
     e = check_err("lakestream.table.evolution", "skip");
     CHECK(strstr(e, "lakestream.table.evolution") && strstr(e, "fail, dead-letter, new-table"));
+    e = check_err("lakestream.table.file.delete.delay.ms", "86400001");
+    CHECK(strstr(e, "lakestream.table.file.delete.delay.ms") && strstr(e, "0 to 86400000"));
+    CHECK(check_err("lakestream.table.file.delete.delay.ms", "-1")[0]);
+    CHECK(check_err("lakestream.table.file.delete.delay.ms", "5m")[0]);
     e = check_err(LS_POLICY_SINCE_KEY, "1");
     CHECK(strstr(e, "maintained by the broker"));
 }
@@ -179,6 +185,7 @@ TEST(resolution_layers_and_sources)
     CHECK_EQ_INT(ls_policy_resolve(&none, &p, err, sizeof err), LS_OK);
     CHECK(!p.enabled);
     CHECK_EQ_INT(p.commit_interval_ms, 10000);
+    CHECK_EQ_INT(p.file_delete_delay_ms, 300000);
     CHECK_EQ_INT(p.target_file_bytes, 134217728);
     CHECK_EQ_INT(p.npart, 1);
     CHECK_EQ_INT(p.part[0].transform, LS_POLICY_DAY);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/alloc.h"
 #include "meta/meta_faulty.h"
@@ -290,6 +291,59 @@ TEST(pointer_decode_and_list)
     ls_meta_close(m);
 }
 
+/* Issue 29 item 6: a commit wrote its metadata twice (the catalog's
+ * <N>-<uuid> file, then the same bytes again as v<N> for path readers).
+ * On a local store the v<N> name is now a second name of the one file
+ * written (a hard link), published before the hint names it, and it stays
+ * when the uuid name is deleted. */
+TEST(metadata_is_written_once)
+{
+    char root[] = "/tmp/ls_tcat_onceXXXXXX";
+    CHECK(mkdtemp(root));
+    char err[256] = "";
+    ls_objstore_t *os = ls_objstore_fs_open(root, 0, err, sizeof err);
+    CHECK(os);
+    ls_meta_t *m = ls_meta_mem_open();
+    ls_ice_spec_t spec = {0};
+    ls_ice_table_t *t = NULL;
+    char loc[300];
+    snprintf(loc, sizeof loc, "file://%s/%s", root, PREFIX);
+    CHECK_EQ_INT(ls_tcat_create(m, os, "ns", "t", PREFIX, loc, ls_raw_iceberg_schema_json(),
+                                LS_RAW_LAST_COLUMN_ID, &spec, NULL, &t, err, sizeof err),
+                 LS_OK);
+    for (int i = 1; i <= 3; i++)
+        CHECK_EQ_INT(mark(t, i), LS_OK);
+    for (int v = 1; v <= 4; v++) {
+        char key[128], path[512], vpath[512];
+        snprintf(key, sizeof key, "%05d-", v);
+        ls_objinfo_t *objs;
+        size_t n;
+        CHECK_EQ_INT(ls_objstore_list(os, PREFIX "/metadata/", &objs, &n), LS_OK);
+        const char *uuid_key = NULL;
+        for (size_t k = 0; k < n; k++)
+            if (strstr(objs[k].key, key)) uuid_key = objs[k].key;
+        CHECK(uuid_key);
+        snprintf(path, sizeof path, "%s/%s", root, uuid_key);
+        snprintf(vpath, sizeof vpath, "%s/" PREFIX "/metadata/v%d.metadata.json", root, v);
+        struct stat a, b;
+        CHECK_EQ_INT(stat(path, &a), 0);
+        CHECK_EQ_INT(stat(vpath, &b), 0);
+        CHECK(a.st_ino == b.st_ino && a.st_dev == b.st_dev); /* one file, two names */
+        if (v == 1) { /* deleting the catalog's name keeps the path readers' */
+            CHECK_EQ_INT(ls_objstore_del(os, uuid_key), LS_OK);
+            CHECK_EQ_INT(stat(vpath, &b), 0);
+            CHECK(b.st_size == a.st_size && b.st_nlink == 1);
+        }
+        ls_objinfo_free(objs, n);
+    }
+    ls_ice_table_free(t);
+    ls_meta_close(m);
+    ls_objstore_close(os);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
 int main(void)
 {
     RUN(create_publishes_pointer_and_layout);
@@ -299,5 +353,6 @@ int main(void)
     RUN(lost_answer_and_failed_swap);
     RUN(layout_table_is_adopted_on_next_commit);
     RUN(pointer_decode_and_list);
+    RUN(metadata_is_written_once);
     UNIT_DONE();
 }
