@@ -6,7 +6,9 @@
  * that starts at the log's cursor (cursor_get below: past every compacted
  * entry seen so far), so its cost does not grow with the compacted entries
  * before the work — and:
- *   1. GETs their byte ranges, rewrites base offsets to the committed ones
+ *   1. reads their byte ranges (wal_blocks.c: one GET per WAL object and
+ *      pass, whatever the number of logs with a section in it), rewrites
+ *      base offsets to the committed ones
  *      (the same rebase the read cache does), and PUTs one CO create-only
  *      under a deterministic key (a retried pass writes identical bytes);
  *   2. swaps the index in ONE metadata txn: the CO entry is PUT under the key
@@ -104,6 +106,7 @@
 #include "compact/retention.h"
 #include "compact/table_plan.h"
 #include "compact/unfold.h"
+#include "compact/wal_blocks.h"
 #include "log/co_format.h"
 #include "log/cold_source.h"
 #include "log/log_meta.h"
@@ -114,6 +117,9 @@
 #include "stream/broker_config.h"
 
 #define SWAP_ATTEMPTS 4
+/* Memory a pass may hold of WAL objects it reads whole (wal_blocks.h): at
+ * 4 KB to 4 MiB per object, 16 to 16,000 objects of backlog read once each. */
+#define WAL_READ_BUDGET ((size_t)64 << 20)
 
 /* The PUT of a table log's CO runs on its own thread (ls-co-put) while the
  * pass turns the same bytes into table rows: the write's copy into the
@@ -272,6 +278,7 @@ struct ls_compactor {
      * at full passes, kept current by this compactor's own changes */
     ls_i64map_t refs;
     bool refs_loaded;
+    ls_wal_blocks_t wal_reads; /* worker: the pass's WAL object reads (one GET each) */
 };
 
 /* Queues an index swap for the loop (pass_after applies them in order). */
@@ -701,7 +708,8 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     for (int i = 0; i < n; i++) {
         ls_buf_t part;
         ls_buf_init(&part);
-        ls_status st = ls_objstore_get(c->os, sel[i].object, sel[i].pos, sel[i].len, &part);
+        ls_status st =
+            ls_wal_blocks_read(&c->wal_reads, sel[i].object, sel[i].pos, sel[i].len, &part);
         if (st != LS_OK || part.len != sel[i].len) {
             LS_WARN_RL("compact", "log %016llx: reading %s [%llu,+%u) failed: %s",
                        (unsigned long long)log_id, sel[i].object, (unsigned long long)sel[i].pos,
@@ -1546,6 +1554,7 @@ static void pass_work(uv_work_t *w)
             if (plan.v[i].table) table_task(c, &plan.v[i]);
         table_lags(c, &plan);
         ls_table_plan_clear(&plan);
+        ls_wal_blocks_clear(&c->wal_reads);
         return;
     }
     ls_kvlist_t heads;
@@ -1573,6 +1582,7 @@ static void pass_work(uv_work_t *w)
     table_lags(c, &plan);
     ls_table_plan_clear(&plan);
     ls_kvlist_free(&heads);
+    ls_wal_blocks_clear(&c->wal_reads);
 }
 
 static void arm(ls_compactor_t *c);
@@ -1743,6 +1753,10 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     ls_i64map_init(&c->orphan_sweeps);
     ls_i64map_init(&c->rewrite_waits);
     ls_i64map_init(&c->refs);
+    /* a pass holds at most wal_read_budget of WAL objects (wal_blocks.c B2) */
+    if (c->cfg.wal_read_budget <= 0) c->cfg.wal_read_budget = WAL_READ_BUDGET;
+    ls_wal_blocks_init(&c->wal_reads, os, (size_t)c->cfg.wal_object_bytes,
+                       (size_t)c->cfg.wal_read_budget);
     c->pend_log = -1;
     ls_i64map_init(&c->log_lags);
     ls_i64map_init(&c->lags_next);
@@ -1825,8 +1839,13 @@ void ls_compactor_free(ls_compactor_t *c)
     free_i64_values(&c->orphan_sweeps);
     free_i64_values(&c->rewrite_waits);
     free_i64_values(&c->refs);
+    ls_wal_blocks_free(&c->wal_reads);
     ls_free(c->pending);
     ls_free(c);
 }
 
-void ls_compactor_stats(const ls_compactor_t *c, ls_compactor_stats_t *out) { *out = c->stats; }
+void ls_compactor_stats(const ls_compactor_t *c, ls_compactor_stats_t *out)
+{
+    *out = c->stats;
+    out->wal_reads = c->wal_reads.stats;
+}
