@@ -80,8 +80,9 @@ void ls_compactor_stop(ls_compactor_t *c, void (*done)(void *arg), void *arg);
 void ls_compactor_free(ls_compactor_t *c);
 void ls_compactor_stats(const ls_compactor_t *c, ls_compactor_stats_t *out);
 /* Loop thread: the table lag of a stream at the last pass — how long its
- * oldest record not yet in the table has been due (0: up to date). False when
- * the stream has no table or no pass has looked at it yet. */
+ * oldest record not yet in the table has waited (0: up to date), measured
+ * from the table's recorded commit (table_plan.h), the same on every broker.
+ * False when the stream has no table or no commit was recorded yet. */
 bool ls_compactor_table_lag(const ls_compactor_t *c, int64_t stream_no, int64_t *lag_ms);
 /* Loop thread: the table (version: evolution=new-table) the stream's last
  * table commit attempt wrote, or NULL when none yet; *reason (reason may be

@@ -23,6 +23,7 @@
 #include "base/crc32c.h"
 #include "compact/compactor.h"
 #include "compact/keycompact.h"
+#include "compact/table_plan.h"
 #include "log/log_meta.h"
 #include "log/log_trim.h"
 #include "log/logstore.h"
@@ -282,10 +283,17 @@ static int64_t lso(world_t *w)
     return info.last_stable_offset;
 }
 
-/* One full pass of a fresh compactor (so a table's commit interval never
- * holds it back), then the loop applies its swaps. */
+/* One full pass of a fresh compactor, without the record of the last
+ * table commit (table_plan.h status), so a table's commit interval never
+ * holds it back; then the loop applies its swaps. */
 static ls_compactor_stats_t pass(world_t *w)
 {
+    ls_kvlist_t recorded;
+    if (ls_meta_scan_prefix(w->meta, LS_TABLE_STATUS_PREFIX, 0, &recorded) == LS_OK) {
+        for (size_t i = 0; i < recorded.n; i++)
+            ls_meta_del(w->meta, (const char *)recorded.v[i].key);
+        ls_kvlist_free(&recorded);
+    }
     ls_compactor_config_t cc = {.enabled = false,
                                 .interval_ms = 1000,
                                 .min_age_ms = 3600000, /* tables have no hot window */
