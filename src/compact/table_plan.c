@@ -226,27 +226,35 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
     const ls_table_target_t *tt = &ts->target;
     char err[512] = "";
     mark_t *mk = ls_i64map_get(&m->map, log_id);
-    int64_t done;
-    if (mk && mk->table == prefix_hash(tt)) {
-        done = mk->done;
-    } else {
-        ls_status st = ls_materialize_last_offset(meta, os, tt, log_id, &done, err, sizeof err);
-        if (st != LS_OK) {
-            LS_WARN("table", "log %016llx: reading table %s.%s failed: %s (%s); will retry",
-                    (unsigned long long)log_id, ts->stream->ns, tt->name, ls_status_str(st), err);
-            return -1;
-        }
-        ls_table_marks_set(m, log_id, tt, done);
-    }
+    bool hint = mk && mk->table == prefix_hash(tt);
+    int64_t done = hint ? mk->done : -1;
     ls_idx_entry_t e;
     bool found = false;
-    ls_status st = ceiling_entry(meta, log_id, done + 1, &e, &found);
-    if (st != LS_OK) {
-        LS_WARN("table", "log %016llx: index lookup for backfill failed: %s",
-                (unsigned long long)log_id, ls_status_str(st));
-        return -1;
+    for (;;) {
+        if (!hint) {
+            ls_status st = ls_materialize_last_offset(meta, os, tt, log_id, &done, err, sizeof err);
+            if (st != LS_OK) {
+                LS_WARN("table", "log %016llx: reading table %s.%s failed: %s (%s); will retry",
+                        (unsigned long long)log_id, ts->stream->ns, tt->name, ls_status_str(st),
+                        err);
+                return -1;
+            }
+            ls_table_marks_set(m, log_id, tt, done);
+        }
+        ls_status st = ceiling_entry(meta, log_id, done + 1, &e, &found);
+        if (st != LS_OK) {
+            LS_WARN("table", "log %016llx: index lookup for backfill failed: %s",
+                    (unsigned long long)log_id, ls_status_str(st));
+            return -1;
+        }
+        if (!found) return 0;
+        /* in-table rows past the mark: the mark is behind the table (a
+         * commit recorded late, or a status a crash left one commit
+         * behind: compactor.c); the table's own summary decides */
+        if (!hint || e.kind != LS_IDX_TABLE) break;
+        ls_idx_clear(&e);
+        hint = false;
     }
-    if (!found) return 0;
     if (e.kind == LS_IDX_TABLE) {
         /* rows said to be in the table, past what the table holds: only a
          * table replaced under an in-table range gets here (cold_source.h;
@@ -266,7 +274,7 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
     /* rows only below the last stable offset (read before the aborted
      * records, ls_log_aborted_read) */
     int64_t lso, span;
-    st = ls_log_stable_read(meta, log_id, &lso, &span);
+    ls_status st = ls_log_stable_read(meta, log_id, &lso, &span);
     if (st != LS_OK) {
         LS_WARN("table", "log %016llx: reading its head for backfill failed: %s",
                 (unsigned long long)log_id, ls_status_str(st));
