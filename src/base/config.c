@@ -42,6 +42,8 @@ extern char **environ;
 #define GiB ((int64_t)1 << 30)
 #define TiB ((int64_t)1 << 40)
 #define DAY_MS ((int64_t)86400000)
+#define STR_(x) #x
+#define STR(x) STR_(x) /* a macro's value as a string literal */
 
 #define CONFIG_FILE_MAX (1 << 20) /* a properties file larger than this is a mistake */
 #define ENV_PREFIX "LAKESTREAM_"
@@ -327,11 +329,15 @@ static const cfg_key_t cfg_keys[] = {
     {.name = "wal.flush.min.interval.ms",
      .type = CT_INT,
      FIELD(wal_flush_min_interval_ms),
-     .def = "0",
-     .min = 0,
+     .def = "-1",
+     .min = -1,
      .max = 60000,
-     .help = "Minimum time between WAL flushes. Raise it on stores that bill per request "
-             "(S3): fewer PUTs, higher produce latency."},
+     .help = "Minimum time between WAL flushes: fewer, larger WAL objects (fewer PUTs, and "
+             "fewer GETs and DELETEs after them) for some produce latency. -1: by store, "
+             "0 on a local directory, " STR(
+                 LS_WAL_FLUSH_MIN_INTERVAL_S3_MS) " on s3:// "
+                                                  "(docs/OBJECT_STORES.md says why); an explicit "
+                                                  "value always wins."},
     {.name = "wal.max.inflight.flushes",
      .type = CT_INT,
      FIELD(wal_max_inflight_flushes),
@@ -1486,6 +1492,16 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen)
     }
     if (c->advertised_port == 0)
         c->advertised_port = c->listen_port; /* 0 still when listening on a free port */
+    if (c->wal_flush_min_interval_ms < 0) {
+        /* per store: a local directory has no per-request price, so flush as
+         * soon as data arrives; S3 bills every PUT and every GET/DELETE that
+         * follows an object, so batch (the value is the one DescribeConfigs
+         * reports from here on) */
+        const char *u = c->object_store_url;
+        if (strncmp(u, "faulty+", 7) == 0) u += 7;
+        c->wal_flush_min_interval_ms =
+            strncmp(u, "s3://", 5) == 0 ? LS_WAL_FLUSH_MIN_INTERVAL_S3_MS : 0;
+    }
 
     /* Limits that involve two keys: a batch or a flush larger than the whole
      * produce buffer could never be admitted, and the broker would stall. */

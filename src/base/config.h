@@ -13,6 +13,9 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+/* wal.flush.min.interval.ms on s3:// unless set (docs/OBJECT_STORES.md). */
+#define LS_WAL_FLUSH_MIN_INTERVAL_S3_MS 200
+
 typedef struct ls_config {
     /* paths and stores */
     char *data_dir;          /* data.dir, default "./data" */
@@ -55,7 +58,9 @@ typedef struct ls_config {
     /* WAL writer */
     int64_t wal_flush_max_bytes; /* wal.flush.max.bytes, default 4 MiB */
     int64_t wal_flush_linger_ms; /* wal.flush.linger.ms, default 250 (upper bound on batching) */
-    int64_t wal_flush_min_interval_ms; /* wal.flush.min.interval.ms, default 0 (local store) */
+    int64_t wal_flush_min_interval_ms; /* wal.flush.min.interval.ms; -1 (default) until
+                                          ls_config_finish picks the store's: 0 for file://,
+                                          LS_WAL_FLUSH_MIN_INTERVAL_S3_MS for s3:// */
     int64_t wal_max_inflight_flushes;  /* wal.max.inflight.flushes, default 4 */
     int64_t
         wal_buffer_max_bytes; /* wal.buffer.max.bytes: produce backpressure bound, default 64 MiB */

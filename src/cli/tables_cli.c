@@ -114,7 +114,7 @@ static int cmd_show(ls_cli_conn_t *c, const char *topic)
         ls_free(value);
     }
     /* the table's lag (a status the broker reports beside the policy) */
-    const char *lag = "unknown (no table, or no compaction pass yet)";
+    const char *lag = "unknown (no table, or no table commit yet)";
     char lagbuf[96];
     for (int32_t i = 0; i < d->NumConfigs; i++)
         if (ls_kstr_eq(d->Configs[i].Name, "lakestream.table.lag.ms")) {

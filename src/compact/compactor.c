@@ -6,7 +6,9 @@
  * that starts at the log's cursor (cursor_get below: past every compacted
  * entry seen so far), so its cost does not grow with the compacted entries
  * before the work — and:
- *   1. GETs their byte ranges, rewrites base offsets to the committed ones
+ *   1. reads their byte ranges (wal_blocks.c: one GET per WAL object and
+ *      pass, whatever the number of logs with a section in it), rewrites
+ *      base offsets to the committed ones
  *      (the same rebase the read cache does), and PUTs one CO create-only
  *      under a deterministic key (a retried pass writes identical bytes);
  *   2. swaps the index in ONE metadata txn: the CO entry is PUT under the key
@@ -63,7 +65,11 @@
  * heads, so a log's fence is seen at the next full pass. A deleted topic's
  * storage goes at a pass of its own (reclaim_timer) file.delete.delay.ms
  * after the broker that deleted it fenced its logs, or at the next retention
- * check when that broker died first.
+ * check when that broker died first. With several brokers the commit
+ * interval runs from the table's last commit by ANY broker (its recorded
+ * status, table_plan.c "Status"), so a broker that has not committed lately
+ * does not commit at once; the table lag every broker reports is measured
+ * from that status too (table_lag).
  *
  * Ownership (log_lease.c): a pass works on one log at a time as a task that
  * claims the log (an owner key attached to the compactor's lease) as soon as
@@ -109,6 +115,7 @@
 #include "compact/retention.h"
 #include "compact/table_plan.h"
 #include "compact/unfold.h"
+#include "compact/wal_blocks.h"
 #include "log/co_format.h"
 #include "log/cold_source.h"
 #include "log/log_meta.h"
@@ -119,6 +126,9 @@
 #include "stream/broker_config.h"
 
 #define SWAP_ATTEMPTS 4
+/* Memory a pass may hold of WAL objects it reads whole (wal_blocks.h): at
+ * 4 KB to 4 MiB per object, 16 to 16,000 objects of backlog read once each. */
+#define WAL_READ_BUDGET ((size_t)64 << 20)
 
 /* The PUT of a table log's CO runs on its own thread (ls-co-put) while the
  * pass turns the same bytes into table rows: the write's copy into the
@@ -235,7 +245,6 @@ struct ls_compactor {
                                 * idle maintenance (idle_maintain) */
     ls_i64map_t rewrite_waits; /* worker only: stream_no -> int64_t * commits since its check */
     int64_t cur_lag_ms;        /* worker: lag seen by the last compact_log scan */
-    ls_i64map_t log_lags;      /* worker: log_id -> int64_t * lag of the last pass */
     ls_i64map_t lags_next;     /* worker: stream_no -> int64_t * table lag, this pass */
     ls_i64map_t lags;          /* loop: the same, of the last finished pass */
     ls_i64map_t vers_next;     /* worker: stream_no -> char * table (version) begun, this pass */
@@ -281,6 +290,7 @@ struct ls_compactor {
      * at full passes, kept current by this compactor's own changes */
     ls_i64map_t refs;
     bool refs_loaded;
+    ls_wal_blocks_t wal_reads; /* worker: the pass's WAL object reads (one GET each) */
 };
 
 /* Queues an index swap for the loop (pass_after applies them in order). */
@@ -710,7 +720,8 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     for (int i = 0; i < n; i++) {
         ls_buf_t part;
         ls_buf_init(&part);
-        ls_status st = ls_objstore_get(c->os, sel[i].object, sel[i].pos, sel[i].len, &part);
+        ls_status st =
+            ls_wal_blocks_read(&c->wal_reads, sel[i].object, sel[i].pos, sel[i].len, &part);
         if (st != LS_OK || part.len != sel[i].len) {
             LS_WARN_RL("compact", "log %016llx: reading %s [%llu,+%u) failed: %s",
                        (unsigned long long)log_id, sel[i].object, (unsigned long long)sel[i].pos,
@@ -949,12 +960,6 @@ static void compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_st
     c->cur_lag_ms = 0;
     for (int rounds = 0; rounds < 64 && compact_log(c, id, ts); rounds++)
         ;
-    int64_t *lag = ls_i64map_get(&c->log_lags, id);
-    if (!lag) {
-        lag = LS_NEW(int64_t);
-        ls_i64map_put(&c->log_lags, id, lag);
-    }
-    *lag = c->cur_lag_ms;
     bool table = ts && ts->table;
     int64_t period = c->cfg.interval_ms > 0 ? c->cfg.interval_ms : 1000;
     if (!table && c->cur_lag_ms > (3 * period > 60000 ? 3 * period : 60000))
@@ -964,34 +969,73 @@ static void compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_st
                    (unsigned long long)id, (long long)c->cur_lag_ms);
 }
 
-/* Table lag of a pass: per table stream, the largest lag of its logs; a
- * stream beyond a few commit intervals is reported (rate-limited), and the
- * figures go to the loop for DescribeConfigs (lakestream.table.lag.ms). */
-static void table_lags(ls_compactor_t *c, const ls_table_plan_t *plan)
+/* Streams whose table was turned off are held by nothing. */
+static void tables_turned_off(ls_compactor_t *c, const ls_table_plan_t *plan)
 {
-    for (int i = 0; i < plan->n; i++) {
-        const ls_table_plan_stream_t *ts = &plan->v[i];
-        if (!ts->table) { /* a table turned off is held by nothing */
-            table_held(c, ts, ts->blocked ? ts->blocked_why : NULL);
-            continue;
-        }
-        int64_t worst = 0;
-        for (int32_t p = 0; p < ts->stream->partitions; p++) {
-            int64_t *lag = ls_i64map_get(&c->log_lags, ls_stream_log_id(ts->stream, p));
-            if (lag && *lag > worst) worst = *lag;
-        }
-        int64_t *v = LS_NEW(int64_t);
-        *v = worst;
-        int64_t *old = ls_i64map_get(&c->lags_next, ts->stream->stream_no);
-        ls_free(old);
-        ls_i64map_put(&c->lags_next, ts->stream->stream_no, v);
-        int64_t interval = ts->policy.commit_interval_ms;
-        if (worst > (3 * interval > 10000 ? 3 * interval : 10000))
-            LS_WARN_RL("compact",
-                       "table %s.%s is falling behind: its oldest record not yet in the "
-                       "table was written %lld ms ago (commit interval %lld ms)",
-                       ts->stream->ns, ts->target.name, (long long)worst, (long long)interval);
+    for (int i = 0; i < plan->n; i++)
+        if (!plan->v[i].table)
+            table_held(c, &plan->v[i], plan->v[i].blocked ? plan->v[i].blocked_why : NULL);
+}
+
+/* The table lag of ts (table_plan.h: from its recorded commit, the same on
+ * every broker) for the loop (DescribeConfigs lakestream.table.lag.ms);
+ * none before its first recorded commit. Beyond a few commit intervals it
+ * is reported (rate-limited) by the broker that commits the table, or by
+ * every broker once no commit has been recorded for that long (the
+ * committer is gone or stuck). */
+static void table_lag(ls_compactor_t *c, const ls_table_plan_stream_t *ts,
+                      const ls_table_status_t *status)
+{
+    int64_t now = ls_clock_wall_ms(), lag;
+    ls_status st = ls_table_status_lag(c->meta, ts, status, now, &lag);
+    if (st != LS_OK) {
+        LS_WARN_RL("compact", "table %s.%s: measuring its lag failed: %s (will retry)",
+                   ts->stream->ns, ts->target.name, ls_status_str(st));
+        return;
     }
+    int64_t *v = ls_i64map_get(&c->lags_next, ts->stream->stream_no);
+    if (!v) {
+        v = LS_NEW(int64_t);
+        ls_i64map_put(&c->lags_next, ts->stream->stream_no, v);
+    }
+    *v = lag;
+    int64_t interval = ts->policy.commit_interval_ms;
+    int64_t limit = 3 * interval > 10000 ? 3 * interval : 10000;
+    int64_t *mine = ls_i64map_get(&c->table_commits, ts->stream->stream_no);
+    bool committer = mine && now - *mine < limit;
+    if (lag > limit && (committer || now - status->commit_ms > limit))
+        LS_WARN_RL("compact",
+                   "table %s.%s is falling behind: its oldest record not yet in the "
+                   "table was written %lld ms ago (commit interval %lld ms, last commit "
+                   "%lld ms ago)",
+                   ts->stream->ns, ts->target.name, (long long)lag, (long long)interval,
+                   (long long)(now - status->commit_ms));
+}
+
+/* After c->batch committed: the status every broker reads (table_plan.h),
+ * under the table claim. A failure only leaves the lag reading high. */
+static void table_status_record(ls_compactor_t *c, const ls_table_plan_stream_t *ts,
+                                ls_table_status_t *status)
+{
+    int32_t np = ts->stream->partitions;
+    int64_t *covered = LS_NEWN(int64_t, (size_t)np);
+    for (int32_t p = 0; p < np; p++) {
+        covered[p] = p < status->n ? status->covered[p] : -1;
+        int64_t done = ls_mat_done(c->batch, ls_stream_log_id(ts->stream, p));
+        if (done > covered[p]) covered[p] = done;
+    }
+    for (size_t i = 0; i < c->npending; i++) {
+        int32_t p = (int32_t)(c->pending[i]->log_id & (LS_MAX_PARTITIONS - 1));
+        if (p < np && c->pending[i]->co.last_offset > covered[p])
+            covered[p] = c->pending[i]->co.last_offset;
+    }
+    ls_table_status_clear(status);
+    *status = (ls_table_status_t){.commit_ms = ls_clock_wall_ms(), .n = np, .covered = covered};
+    ls_meta_cmp_t fence = ls_log_claim_cmp(&c->table_claim);
+    ls_status st = ls_table_status_write(c->meta, ts, status, &fence);
+    if (st != LS_OK)
+        LS_WARN_RL("compact", "table %s.%s: recording its commit for the lag failed: %s",
+                   ts->stream->ns, ts->target.name, ls_status_str(st));
 }
 
 static void free_i64_values(ls_i64map_t *m)
@@ -1510,10 +1554,21 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
     int32_t np = ts->stream->partitions;
     ls_log_claim_t *claims = LS_NEWN(ls_log_claim_t, (size_t)np);
     int64_t now = ls_clock_wall_ms(), interval = ts->policy.commit_interval_ms;
+    /* the table as its committer recorded it: this broker's marks follow
+     * it, whoever committed (table_plan.c "Status") */
+    ls_table_status_t status = {0};
+    bool recorded = !ts->blocked && ls_table_status_read(c->meta, ts, &status) == LS_OK;
+    for (int32_t p = 0; recorded && p < np && p < status.n; p++)
+        ls_table_marks_set(&c->marks, ls_stream_log_id(ts->stream, p), &ts->target,
+                           status.covered[p]);
+    /* the commit interval runs from the last commit of any broker (else a
+     * broker that has not committed lately would commit at once) */
     int64_t *last = ls_i64map_get(&c->table_commits, ts->stream->stream_no);
-    bool due = !last || now >= *last + interval;
-    if (!due && (!c->next_due_ms || *last + interval < c->next_due_ms))
-        c->next_due_ms = *last + interval; /* come back when the interval is up */
+    int64_t last_ms = last ? *last : -1;
+    if (recorded && status.commit_ms > last_ms) last_ms = status.commit_ms;
+    bool due = last_ms < 0 || now >= last_ms + interval;
+    if (!due && (!c->next_due_ms || last_ms + interval < c->next_due_ms))
+        c->next_due_ms = last_ms + interval; /* come back when the interval is up */
     /* in-table ranges first: the table waits while any is left (unfold.c) */
     bool hold = c->pass_compact && !ts->blocked && unfold_stream(c, ts);
     if (c->pass_compact && !ts->blocked && due && !hold) {
@@ -1563,6 +1618,8 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
                     ls_table_marks_set(&c->marks, sw->log_id, &ts->target,
                                        ls_mat_done(c->batch, sw->log_id));
                 }
+                table_status_record(c, ts, &status);
+                recorded = true;
                 rewrite_files(c, ts);
             } else if (c->npending) {
                 LS_WARN_RL("compact",
@@ -1584,6 +1641,8 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
         ls_log_release(c->owner, &c->table_claim);
         c->table_ts = NULL;
     }
+    if (recorded) table_lag(c, ts, &status);
+    ls_table_status_clear(&status);
     if (c->pass_compact && !ts->blocked && !hold) idle_maintain(c, ts);
     if (c->pass_retention && !ts->blocked && !hold) sweep_orphans(c, ts);
     for (int32_t p = 0; p < np; p++) {
@@ -1617,8 +1676,9 @@ static void pass_work(uv_work_t *w)
         /* between full passes: only the logs of streams with a table */
         for (int i = 0; i < plan.n; i++)
             if (plan.v[i].table) table_task(c, &plan.v[i]);
-        table_lags(c, &plan);
+        tables_turned_off(c, &plan);
         ls_table_plan_clear(&plan);
+        ls_wal_blocks_clear(&c->wal_reads);
         return;
     }
     ls_kvlist_t heads;
@@ -1643,9 +1703,10 @@ static void pass_work(uv_work_t *w)
     }
     for (int i = 0; i < plan.n; i++)
         if (plan.v[i].table) table_task(c, &plan.v[i]);
-    table_lags(c, &plan);
+    tables_turned_off(c, &plan);
     ls_table_plan_clear(&plan);
     ls_kvlist_free(&heads);
+    ls_wal_blocks_clear(&c->wal_reads);
 }
 
 static void arm(ls_compactor_t *c);
@@ -1817,8 +1878,11 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     ls_i64map_init(&c->idle_checks);
     ls_i64map_init(&c->rewrite_waits);
     ls_i64map_init(&c->refs);
+    /* a pass holds at most wal_read_budget of WAL objects (wal_blocks.c B2) */
+    if (c->cfg.wal_read_budget <= 0) c->cfg.wal_read_budget = WAL_READ_BUDGET;
+    ls_wal_blocks_init(&c->wal_reads, os, (size_t)c->cfg.wal_object_bytes,
+                       (size_t)c->cfg.wal_read_budget);
     c->pend_log = -1;
-    ls_i64map_init(&c->log_lags);
     ls_i64map_init(&c->lags_next);
     ls_i64map_init(&c->lags);
     ls_i64map_init(&c->vers_next);
@@ -1885,7 +1949,6 @@ void ls_compactor_free(ls_compactor_t *c)
     ls_table_marks_free(&c->marks);
     free_i64_values(&c->cursors);
     free_i64_values(&c->merge_due);
-    free_i64_values(&c->log_lags);
     free_i64_values(&c->lags_next);
     free_i64_values(&c->lags);
     free_i64_values(&c->vers_next);
@@ -1900,8 +1963,13 @@ void ls_compactor_free(ls_compactor_t *c)
     free_i64_values(&c->idle_checks);
     free_i64_values(&c->rewrite_waits);
     free_i64_values(&c->refs);
+    ls_wal_blocks_free(&c->wal_reads);
     ls_free(c->pending);
     ls_free(c);
 }
 
-void ls_compactor_stats(const ls_compactor_t *c, ls_compactor_stats_t *out) { *out = c->stats; }
+void ls_compactor_stats(const ls_compactor_t *c, ls_compactor_stats_t *out)
+{
+    *out = c->stats;
+    out->wal_reads = c->wal_reads.stats;
+}

@@ -8,6 +8,7 @@
 
 #include "compact/keycompact.h"
 #include "compact/unfold.h"
+#include "compact/wal_blocks.h"
 #include "log/logstore.h"
 #include "meta/meta.h"
 #include "objstore/objstore.h"
@@ -18,10 +19,13 @@ typedef struct ls_compactor ls_compactor_t;
 
 typedef struct ls_compactor_config {
     bool enabled;
-    int64_t interval_ms; /* pass period */
-    int64_t min_age_ms;  /* hot window: younger WAL entries stay */
-    int max_entries;     /* WAL index entries per CO (txn-size bound) */
-    int64_t max_bytes;   /* CO size target */
+    int64_t interval_ms;      /* pass period */
+    int64_t min_age_ms;       /* hot window: younger WAL entries stay */
+    int max_entries;          /* WAL index entries per CO (txn-size bound) */
+    int64_t max_bytes;        /* CO size target */
+    int64_t wal_object_bytes; /* size bound of a WAL object (wal.flush.max.bytes): a pass
+                               * reads each whole, once (wal_blocks.h); 0: 4 MiB */
+    int64_t wal_read_budget;  /* memory a pass holds of such objects (0: 64 MiB) */
     /* key compaction (keycompact.h) of cleanup.policy=compact logs */
     size_t keymap_max_bytes;         /* key map bound per log and pass (0: 16 MiB) */
     int64_t replaced_grace_ms;       /* objects it replaced are deleted this long after the swap */
@@ -62,6 +66,7 @@ typedef struct ls_compactor_stats {
     ls_kc_stats_t keycompact;              /* key compaction of compacted topics */
     ls_file_rewrite_stats_t rewrite;       /* small data files of tables rewritten */
     ls_unfold_stats_t unfold;              /* in-table ranges turned back into objects */
+    ls_wal_blocks_stats_t wal_reads;       /* GETs of WAL objects by compaction passes */
 } ls_compactor_stats_t;
 
 ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta_t *meta,
@@ -79,8 +84,9 @@ void ls_compactor_stop(ls_compactor_t *c, void (*done)(void *arg), void *arg);
 void ls_compactor_free(ls_compactor_t *c);
 void ls_compactor_stats(const ls_compactor_t *c, ls_compactor_stats_t *out);
 /* Loop thread: the table lag of a stream at the last pass — how long its
- * oldest record not yet in the table has been due (0: up to date). False when
- * the stream has no table or no pass has looked at it yet. */
+ * oldest record not yet in the table has waited (0: up to date), measured
+ * from the table's recorded commit (table_plan.h), the same on every broker.
+ * False when the stream has no table or no commit was recorded yet. */
 bool ls_compactor_table_lag(const ls_compactor_t *c, int64_t stream_no, int64_t *lag_ms);
 /* Loop thread: the table (version: evolution=new-table) the stream's last
  * table commit attempt wrote, or NULL when none yet; *reason (reason may be

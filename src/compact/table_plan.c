@@ -25,7 +25,22 @@
  * holds, so a caught-up table is not loaded on every pass. A backfill stops
  * at the log's last stable offset, like the WAL ranges (compactor.c): an
  * object holding an open transaction is materialized up to it, and the rest
- * (and every WAL range) waits for a later pass. */
+ * (and every WAL range) waits for a later pass.
+ *
+ * Status: the broker that commits a table (under the table claim) records,
+ * right after each commit, per partition how far the table accounts for the
+ * log (the table's last offset of the log, or the last offset of the ranges
+ * the commit took, whichever is higher: a start.position=latest table takes
+ * ranges from before it was enabled without rows). Every broker reads that
+ * one key per pass: its marks follow the committer's (a broker that never
+ * commits the table no longer holds the marks of its last own look at the
+ * table, which made it warn "not backfilling" at every pass), and the table
+ * lag (lakestream.table.lag.ms) is measured from it against the log's last
+ * stable offset, the same on every broker: the age of the first record past
+ * the covered offset (its WAL object's seal time; a compacted range's
+ * newest record time). The key is written after the snapshot, not in its
+ * transaction: a crash between the two leaves it one commit behind, so the
+ * lag reads high for one commit interval, never low. */
 #include "compact/table_plan.h"
 
 #include <stdio.h>
@@ -38,6 +53,7 @@
 #include "base/hash.h"
 #include "log/log_meta.h"
 #include "log/log_trim.h"
+#include "log/wal_format.h"
 #include "log/read_cache.h"
 
 /* ------------------------------------------------------------------ plan */
@@ -210,27 +226,35 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
     const ls_table_target_t *tt = &ts->target;
     char err[512] = "";
     mark_t *mk = ls_i64map_get(&m->map, log_id);
-    int64_t done;
-    if (mk && mk->table == prefix_hash(tt)) {
-        done = mk->done;
-    } else {
-        ls_status st = ls_materialize_last_offset(meta, os, tt, log_id, &done, err, sizeof err);
-        if (st != LS_OK) {
-            LS_WARN("table", "log %016llx: reading table %s.%s failed: %s (%s); will retry",
-                    (unsigned long long)log_id, ts->stream->ns, tt->name, ls_status_str(st), err);
-            return -1;
-        }
-        ls_table_marks_set(m, log_id, tt, done);
-    }
+    bool hint = mk && mk->table == prefix_hash(tt);
+    int64_t done = hint ? mk->done : -1;
     ls_idx_entry_t e;
     bool found = false;
-    ls_status st = ceiling_entry(meta, log_id, done + 1, &e, &found);
-    if (st != LS_OK) {
-        LS_WARN("table", "log %016llx: index lookup for backfill failed: %s",
-                (unsigned long long)log_id, ls_status_str(st));
-        return -1;
+    for (;;) {
+        if (!hint) {
+            ls_status st = ls_materialize_last_offset(meta, os, tt, log_id, &done, err, sizeof err);
+            if (st != LS_OK) {
+                LS_WARN("table", "log %016llx: reading table %s.%s failed: %s (%s); will retry",
+                        (unsigned long long)log_id, ts->stream->ns, tt->name, ls_status_str(st),
+                        err);
+                return -1;
+            }
+            ls_table_marks_set(m, log_id, tt, done);
+        }
+        ls_status st = ceiling_entry(meta, log_id, done + 1, &e, &found);
+        if (st != LS_OK) {
+            LS_WARN("table", "log %016llx: index lookup for backfill failed: %s",
+                    (unsigned long long)log_id, ls_status_str(st));
+            return -1;
+        }
+        if (!found) return 0;
+        /* in-table rows past the mark: the mark is behind the table (a
+         * commit recorded late, or a status a crash left one commit
+         * behind: compactor.c); the table's own summary decides */
+        if (!hint || e.kind != LS_IDX_TABLE) break;
+        ls_idx_clear(&e);
+        hint = false;
     }
-    if (!found) return 0;
     if (e.kind == LS_IDX_TABLE) {
         /* rows said to be in the table, past what the table holds: only a
          * table replaced under an in-table range gets here (cold_source.h;
@@ -250,7 +274,7 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
     /* rows only below the last stable offset (read before the aborted
      * records, ls_log_aborted_read) */
     int64_t lso, span;
-    st = ls_log_stable_read(meta, log_id, &lso, &span);
+    ls_status st = ls_log_stable_read(meta, log_id, &lso, &span);
     if (st != LS_OK) {
         LS_WARN("table", "log %016llx: reading its head for backfill failed: %s",
                 (unsigned long long)log_id, ls_status_str(st));
@@ -330,4 +354,90 @@ out:
     ls_buf_free(&body);
     ls_idx_clear(&e);
     return rc;
+}
+
+/* ---------------------------------------------------------------- status */
+
+static void status_key(char *out, size_t cap, int64_t stream_no)
+{
+    snprintf(out, cap, LS_TABLE_STATUS_PREFIX "%016llx", (unsigned long long)stream_no);
+}
+
+void ls_table_status_clear(ls_table_status_t *s)
+{
+    ls_free(s->covered);
+    memset(s, 0, sizeof *s);
+}
+
+ls_status ls_table_status_read(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
+                               ls_table_status_t *out)
+{
+    memset(out, 0, sizeof *out);
+    char key[64];
+    status_key(key, sizeof key, ts->stream->stream_no);
+    ls_kv_t kv;
+    ls_status st = ls_meta_get(meta, key, &kv);
+    if (st != LS_OK) return st;
+    const char *v = (const char *)kv.val; /* NUL-terminated (meta.h) */
+    long long ms;
+    int n, used = 0;
+    st = LS_ENOTFOUND; /* malformed or of another table: as if none */
+    if (sscanf(v, "%lld %d\n%n", &ms, &n, &used) == 2 && n >= 0 && n <= LS_MAX_PARTITIONS) {
+        const char *prefix = v + used, *nl = strchr(prefix, '\n');
+        size_t plen = strlen(ts->target.prefix);
+        if (nl && (size_t)(nl - prefix) == plen && memcmp(prefix, ts->target.prefix, plen) == 0) {
+            out->commit_ms = ms;
+            out->n = n;
+            out->covered = LS_NEWN(int64_t, (size_t)n + 1);
+            const char *p = nl + 1;
+            st = LS_OK;
+            for (int i = 0; i < n && st == LS_OK; i++) {
+                char *end;
+                out->covered[i] = strtoll(p, &end, 10);
+                if (end == p) st = LS_ENOTFOUND;
+                p = end;
+            }
+            if (st != LS_OK) ls_table_status_clear(out);
+        }
+    }
+    ls_kv_free(&kv);
+    return st;
+}
+
+ls_status ls_table_status_write(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
+                                const ls_table_status_t *s, const ls_meta_cmp_t *fence)
+{
+    char key[64];
+    status_key(key, sizeof key, ts->stream->stream_no);
+    ls_buf_t v;
+    ls_buf_init(&v);
+    ls_buf_printf(&v, "%lld %d\n%s\n", (long long)s->commit_ms, (int)s->n, ts->target.prefix);
+    for (int32_t i = 0; i < s->n; i++)
+        ls_buf_printf(&v, "%s%lld", i ? " " : "", (long long)s->covered[i]);
+    ls_meta_op_t op = {
+        .kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = v.data, .vlen = v.len};
+    ls_status st = ls_meta_txn(meta, fence, fence ? 1 : 0, &op, 1, NULL);
+    ls_buf_free(&v);
+    return st;
+}
+
+ls_status ls_table_status_lag(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
+                              const ls_table_status_t *s, int64_t now_ms, int64_t *lag_ms)
+{
+    *lag_ms = 0;
+    for (int32_t p = 0; p < ts->stream->partitions; p++) {
+        int64_t id = ls_stream_log_id(ts->stream, p);
+        int64_t covered = p < s->n ? s->covered[p] : -1, lso, span;
+        ls_status st = ls_log_stable_read(meta, id, &lso, &span);
+        if (st != LS_OK) return st;
+        if (covered + 1 >= lso) continue; /* every stable record accounted for */
+        ls_idx_entry_t e;
+        bool found = false;
+        if ((st = ceiling_entry(meta, id, covered + 1, &e, &found)) != LS_OK) return st;
+        if (!found) continue; /* trimmed away meanwhile */
+        int64_t t = e.kind == LS_IDX_WAL ? ls_wal_key_time(e.object) : e.max_timestamp;
+        ls_idx_clear(&e);
+        if (t >= 0 && now_ms - t > *lag_ms) *lag_ms = now_ms - t;
+    }
+    return LS_OK;
 }

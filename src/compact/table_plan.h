@@ -63,4 +63,27 @@ void ls_table_marks_set(ls_table_marks_t *m, int64_t log_id, const ls_table_targ
 int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
                       const char *warehouse_uri, const ls_table_plan_stream_t *ts, int64_t log_id,
                       uint64_t *rows);
+
+/* The committed state of a stream's table as every broker sees it (design
+ * note, "Status"): /ls/tablestat/<stream_no> = "<commit_ms> <n>\n<table
+ * prefix>\n<covered of partition 0> ... <covered of partition n-1>". */
+#define LS_TABLE_STATUS_PREFIX "/ls/tablestat/"
+typedef struct ls_table_status {
+    int64_t commit_ms; /* wall clock of the commit that wrote it */
+    int32_t n;         /* partitions recorded */
+    int64_t *covered;  /* per partition: the table accounts for the log up to this offset
+                        * (its rows, or ranges it never takes: start.position=latest); -1: none */
+} ls_table_status_t;
+/* LS_ENOTFOUND: no commit recorded for ts's table (of this name) yet. */
+ls_status ls_table_status_read(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
+                               ls_table_status_t *out);
+/* Written after a table commit, under fence (the table claim's compare). */
+ls_status ls_table_status_write(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
+                                const ls_table_status_t *s, const ls_meta_cmp_t *fence);
+void ls_table_status_clear(ls_table_status_t *s);
+/* The table lag: how long the oldest record of ts's logs the table does
+ * not account for (s) and that is stable (below the last stable offset)
+ * has waited, in ms at now_ms; 0 when the table holds every such record. */
+ls_status ls_table_status_lag(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
+                              const ls_table_status_t *s, int64_t now_ms, int64_t *lag_ms);
 #endif

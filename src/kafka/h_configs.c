@@ -419,8 +419,9 @@ static void add_status(ls_arena_t *a, ls_kafka_DescribeConfigsResponse_DescribeC
 /* The statuses of a stream's table, as this broker's last compaction pass
  * saw them; `lakestream tables show` prints them:
  *  - lakestream.table.lag.ms: how long the oldest record not yet in the
- *    table has been due; absent when the stream has no table or no pass has
- *    looked at it yet;
+ *    table has waited, from the table's last recorded commit against the
+ *    log end (compact/table_plan.h), so every broker reports the same;
+ *    absent when the stream has no table or no commit was recorded yet;
  *  - lakestream.table.current: the table the rows go to now (the policy's
  *    name, or with evolution=new-table the version that continues it,
  *    <name>__v2, ...), absent before a pass opened the table; with a version,
@@ -447,7 +448,8 @@ static void add_table_statuses(ls_arena_t *a, ls_kafka_services_t *b, const ls_s
         add_status(a, r, TABLE_LAG_KEY, ls_arena_printf(a, "%lld", (long long)lag),
                    LS_KAFKA_CONFIG_TYPE_LONG,
                    "Status, not a setting: how long the oldest record not yet in the table has "
-                   "been due (ms), at the last compaction pass.");
+                   "waited (ms), from the table's last commit against the log end, as of "
+                   "this broker's last compaction pass (the same on every broker).");
     const char *why = NULL;
     const char *name = b->table_version ? b->table_version(b->root, s->stream_no, &why) : NULL;
     if (name && key_wanted(keys, nkeys, TABLE_VERSION_KEY))

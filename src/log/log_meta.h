@@ -92,6 +92,8 @@ typedef struct ls_start {
 #define LS_HEAD_PREFIX "/ls/head/"
 #define LS_START_PREFIX "/ls/start/"
 #define LS_WALOBJ_PREFIX "/ls/walobj/"
+/* The WAL GC turn: the broker collecting unreferenced WAL objects (logstore.c) */
+#define LS_WALGC_TURN_KEY "/ls/owner/walgc"
 
 int ls_log_head_key(char *out, size_t cap, int64_t log_id);
 int ls_log_idx_prefix(char *out, size_t cap, int64_t log_id);

@@ -14,9 +14,34 @@
  *  - GC: a WAL object is live iff /ls/walobj/<key> exists (written in the
  *    first txn of its commit). Objects under wal/ without that key and older
  *    than gc_grace_ms were never committed (crash between PUT and commit, or
- *    failed commit) and are deleted; they were never visible.
+ *    failed commit) or are fully compacted, and are deleted; they were never
+ *    visible, or no index entry names them any more.
+ *  - One collector per cluster: a round (every min(gc_grace_ms, 60 s)) lists
+ *    the whole wal/ prefix and deletes what it finds, so brokers sharing the
+ *    stores take turns instead of each listing and deleting the same objects.
+ *    The turn is the key LS_WALGC_TURN_KEY, attached to the collecting
+ *    broker's lease (TTL gc_turn_ttl: three rounds, at least 10 s):
+ *
+ *      no turn --round: txn{compare mod_rev == 0; PUT key (our lease)}--> ours
+ *      ours --each round: keepalive the lease, collect--> ours
+ *      ours --our lease expires (broker dead or stalled), or we stop--> no turn
+ *      a previous run of our broker id's --round: revoke its lease--> no turn
+ *      another's --round: skip (stats.gc_rounds_skipped)--> another's
+ *
+ *    Deleting an unreferenced object twice is harmless, so the turn is only
+ *    about cost (one LIST and one DELETE per object per round, not one per
+ *    broker): no commit is fenced by it. A long round renews the lease as
+ *    it goes. A round reads the references with one metadata scan (after
+ *    the listing) and deletes in batches (S3 DeleteObjects: 1000 keys per
+ *    request, where one DELETE per object cost 251,873 requests in the
+ *    issue-29 run).
+ *  - Start-up never waits for GC: the first round runs on a worker one
+ *    interval after open, like every other, so a large backlog of
+ *    unreferenced objects (a cluster restarted after falling behind) delays
+ *    nothing a client sees.
  * Threads: loop thread, except gc_work which runs on a worker and reads only
- * the stores plus a snapshot of in-flight object keys. */
+ * the stores plus a snapshot of in-flight object keys (and gc_lease, which
+ * only that worker touches: one round at a time, gc_running). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +54,8 @@
 #include "log/wal_format.h"
 
 #define GC_INTERVAL_MS 60000
+#define GC_TURN_TTL_MIN_MS 10000
+#define GC_DELETE_BATCH 1000 /* keys per batched delete (S3 DeleteObjects' limit) */
 
 static void logstate_init_head(ls_logstate_t *lg)
 {
@@ -115,17 +142,87 @@ typedef struct gc_job {
  * slop): they may have been sealed after the skip list was taken and be
  * committing right now, and an object must never be deleted between its PUT
  * and its commit (with wal.gc.grace.ms=0 nothing else protects it). */
+/* The lease of the GC turn (design note): renewed while it lives, else the
+ * turn taken anew with a fresh lease. LS_OK: this broker collects this
+ * round; LS_EEXISTS: another broker's turn; else a store error. Worker. */
+static ls_status gc_take_turn(ls_logstore_t *ls)
+{
+    if (ls->gc_lease) {
+        ls_status st = ls_meta_lease_keepalive(ls->meta, ls->gc_lease);
+        if (st == LS_OK) return LS_OK; /* the key lives with the lease */
+        if (st != LS_ENOTFOUND) return st;
+        ls->gc_lease = 0; /* expired: our turn ended; try again like anyone */
+    }
+    int64_t lease = 0;
+    ls_status st = ls_meta_lease_grant(ls->meta, ls->gc_turn_ttl_ms, &lease);
+    if (st != LS_OK) return st;
+    char owner[32];
+    snprintf(owner, sizeof owner, "broker-%d", (int)ls->cfg.broker_id);
+    size_t klen = strlen(LS_WALGC_TURN_KEY);
+    ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = LS_WALGC_TURN_KEY, .klen = klen};
+    ls_meta_op_t op = {.kind = LS_META_OP_PUT,
+                       .key = LS_WALGC_TURN_KEY,
+                       .klen = klen,
+                       .val = owner,
+                       .vlen = strlen(owner),
+                       .lease = lease};
+    for (int attempt = 0; attempt < 2; attempt++) {
+        st = ls_meta_txn(ls->meta, &cmp, 1, &op, 1, NULL);
+        if (st == LS_OK) {
+            ls->gc_lease = lease;
+            return LS_OK;
+        }
+        if (st != LS_ECONFLICT) break;
+        /* held under our broker id by a previous run of this broker (a
+         * restart; the registration makes ids unique among live brokers):
+         * end it rather than wait out its TTL, as compaction's claims do */
+        ls_kv_t kv;
+        st = ls_meta_get(ls->meta, LS_WALGC_TURN_KEY, &kv);
+        if (st == LS_ENOTFOUND) continue; /* expired meanwhile */
+        if (st != LS_OK) break;
+        bool previous_run = kv.vlen == strlen(owner) && memcmp(kv.val, owner, kv.vlen) == 0;
+        int64_t old = kv.lease;
+        ls_kv_free(&kv);
+        st = LS_ECONFLICT;
+        if (!previous_run || !old || attempt > 0) break;
+        ls_meta_lease_revoke(ls->meta, old);
+    }
+    ls_meta_lease_revoke(ls->meta, lease);
+    return st == LS_ECONFLICT ? LS_EEXISTS : st;
+}
+
+/* turn: take the GC turn first (a round of the timer); false for an
+ * explicit collection (ls_logstore_gc_now), which runs whoever holds it. */
 static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int64_t sealed_before_ms,
-                        int *deleted)
+                        bool turn, int *deleted)
 {
     *deleted = 0;
+    if (turn) {
+        ls_status st = gc_take_turn(ls);
+        if (st != LS_OK) return st;
+    }
     uint64_t freed = 0;
     ls_objinfo_t *objs = NULL;
     size_t n = 0;
     ls_status st = ls_objstore_list(ls->os, "wal/", &objs, &n);
     if (st != LS_OK) return st;
+    /* the references, read AFTER the listing (one scan, not a read per
+     * object): an object listed but committed later has its key by then,
+     * and one committed before is referenced unless fully compacted */
+    ls_kvlist_t refs;
+    if ((st = ls_meta_scan_prefix(ls->meta, LS_WALOBJ_PREFIX, 0, &refs)) != LS_OK) {
+        ls_objinfo_free(objs, n);
+        return st;
+    }
+    size_t plen = strlen(LS_WALOBJ_PREFIX), r = 0;
+    const char **garbage = LS_NEWN(const char *, n ? n : 1);
+    uint64_t *sizes = LS_NEWN(uint64_t, n ? n : 1);
+    size_t ngarbage = 0;
     int64_t now = ls_clock_wall_ms();
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) { /* both sorted: one merge walk */
+        while (r < refs.n && strcmp((const char *)refs.v[r].key + plen, objs[i].key) < 0)
+            r++;
+        if (r < refs.n && strcmp((const char *)refs.v[r].key + plen, objs[i].key) == 0) continue;
         if (now - objs[i].mtime_ms < ls->cfg.gc_grace_ms) continue;
         int64_t sealed = ls_wal_key_time(objs[i].key);
         if (sealed_before_ms != INT64_MAX && (sealed < 0 || sealed >= sealed_before_ms - 5000))
@@ -134,31 +231,31 @@ static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int64_t seale
         for (int j = 0; j < nskip && !busy; j++)
             busy = strcmp(skip[j], objs[i].key) == 0;
         if (busy) continue;
-        char *key = ls_asprintf(LS_WALOBJ_PREFIX "%s", objs[i].key);
-        ls_kv_t kv;
-        ls_status gst = ls_meta_get(ls->meta, key, &kv);
-        ls_free(key);
-        if (gst == LS_OK) {
-            ls_kv_free(&kv);
+        sizes[ngarbage] = objs[i].size;
+        garbage[ngarbage++] = objs[i].key;
+    }
+    /* batched deletes (S3: up to 1000 keys per request); a long round keeps
+     * its turn between batches (a lost one only costs requests) */
+    int64_t renewed = now;
+    for (size_t at = 0; at < ngarbage; at += GC_DELETE_BATCH) {
+        size_t m = ngarbage - at < GC_DELETE_BATCH ? ngarbage - at : GC_DELETE_BATCH;
+        if (turn && ls->gc_lease && ls_clock_wall_ms() - renewed > ls->gc_turn_ttl_ms / 3) {
+            renewed = ls_clock_wall_ms();
+            if (ls_meta_lease_keepalive(ls->meta, ls->gc_lease) == LS_ENOTFOUND) ls->gc_lease = 0;
+        }
+        ls_status dst = ls_objstore_del_many(ls->os, garbage + at, m);
+        if (dst != LS_OK) {
+            LS_WARN_RL("gc", "deleting %zu unreferenced WAL objects (from %s) failed: %s", m,
+                       garbage[at], ls_status_str(dst));
             continue;
         }
-        if (gst != LS_ENOTFOUND) {
-            st = gst;
-            break;
-        }
-        ls_status dst = ls_objstore_del(ls->os, objs[i].key);
-        if (dst == LS_OK) {
-            LS_DEBUG("gc",
-                     "deleted unreferenced WAL object %s (%llu bytes): never committed, or "
-                     "fully compacted",
-                     objs[i].key, (unsigned long long)objs[i].size);
-            (*deleted)++;
-            freed += objs[i].size;
-        } else {
-            LS_WARN_RL("gc", "deleting uncommitted WAL object %s failed: %s", objs[i].key,
-                       ls_status_str(dst));
-        }
+        *deleted += (int)m;
+        for (size_t i = at; i < at + m; i++)
+            freed += sizes[i];
     }
+    ls_free(garbage);
+    ls_free(sizes);
+    ls_kvlist_free(&refs);
     ls_objinfo_free(objs, n);
     /* one line per pass: at steady load every flush's object ends here */
     if (*deleted)
@@ -180,7 +277,7 @@ ls_status ls_logstore_gc_now(ls_logstore_t *ls, int *deleted)
     nskip = 0;
     for (ls_flush_t *f = ls->queue_head; f; f = f->next)
         skip[nskip++] = f->key;
-    ls_status st = gc_run(ls, skip, nskip, INT64_MAX, &d); /* on the loop: skip is exact */
+    ls_status st = gc_run(ls, skip, nskip, INT64_MAX, false, &d); /* on the loop: skip is exact */
     ls_free(skip);
     if (deleted) *deleted = d;
     return st;
@@ -189,14 +286,20 @@ ls_status ls_logstore_gc_now(ls_logstore_t *ls, int *deleted)
 static void gc_work(uv_work_t *w)
 {
     gc_job_t *j = w->data;
-    j->st = gc_run(j->ls, j->inflight_keys, j->ninflight, j->started_ms, &j->deleted);
+    j->st = gc_run(j->ls, j->inflight_keys, j->ninflight, j->started_ms, true, &j->deleted);
 }
 
 static void gc_after(uv_work_t *w, int status)
 {
     gc_job_t *j = w->data;
-    if (j->st != LS_OK)
-        LS_WARN_RL("gc", "WAL garbage collection pass failed: %s", ls_status_str(j->st));
+    if (j->st == LS_EEXISTS) {
+        j->ls->stats.gc_rounds_skipped++; /* another broker's turn */
+    } else {
+        if (j->st != LS_OK)
+            LS_WARN_RL("gc", "WAL garbage collection pass failed: %s", ls_status_str(j->st));
+        j->ls->stats.gc_rounds++;
+        j->ls->stats.gc_deleted += (uint64_t)j->deleted;
+    }
     j->ls->gc_running = false;
     for (int i = 0; i < j->ninflight; i++)
         ls_free(j->inflight_keys[i]);
@@ -210,6 +313,11 @@ static void gc_timer_cb(uv_timer_t *t)
 {
     ls_logstore_t *ls = t->data;
     ls_log_watch_resync_if_lost(ls);
+    ls_logstore_gc_start(ls);
+}
+
+void ls_logstore_gc_start(ls_logstore_t *ls)
+{
     if (ls->gc_running || ls->shutting_down) return;
     gc_job_t *j = LS_NEW(gc_job_t);
     j->ls = ls;
@@ -250,10 +358,6 @@ ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t 
         ls_logstore_free(ls);
         return NULL;
     }
-    int deleted = 0;
-    ls_status st = ls_logstore_gc_now(ls, &deleted);
-    if (st != LS_OK)
-        LS_WARN("gc", "initial WAL garbage collection failed: %s (will retry)", ls_status_str(st));
     ls_wal_init(ls);
     uv_timer_init(loop, &ls->gc_timer);
     ls->gc_timer.data = ls;
@@ -261,9 +365,12 @@ ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t 
     uint64_t every =
         (uint64_t)(cfg->gc_grace_ms < GC_INTERVAL_MS ? cfg->gc_grace_ms : GC_INTERVAL_MS);
     if (every < 100) every = 100;
+    ls->gc_turn_ttl_ms =
+        3 * (int64_t)every > GC_TURN_TTL_MIN_MS ? 3 * (int64_t)every : GC_TURN_TTL_MIN_MS;
+    /* no collection before serving (design note): the first round is a
+     * timer round like the others */
     uv_timer_start(&ls->gc_timer, gc_timer_cb, every, every);
-    LS_INFO("log", "log storage open: %zu logs, %d stale WAL objects removed", ls->logs.count,
-            deleted);
+    LS_INFO("log", "log storage open: %zu logs", ls->logs.count);
     return ls;
 }
 
@@ -324,6 +431,8 @@ void ls_logstore_shutdown(ls_logstore_t *ls, void (*done)(void *arg), void *arg)
 void ls_logstore_free(ls_logstore_t *ls)
 {
     if (!ls) return;
+    /* a broker that stops hands the GC turn on at once, not after its TTL */
+    if (ls->gc_lease) ls_meta_lease_revoke(ls->meta, ls->gc_lease);
     ls_log_watch_free(ls);
     size_t it = 0;
     int64_t id;

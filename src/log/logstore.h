@@ -199,8 +199,13 @@ struct ls_trim_result;
 void ls_logstore_apply_trim(ls_logstore_t *ls, int64_t log_id, const struct ls_trim_result *r);
 
 /* Deletes WAL objects no committed index entry references and older than
- * gc_grace_ms. Runs at open (synchronously, before serving) and periodically. */
+ * gc_grace_ms, now, on the calling (loop) thread, whichever broker holds the
+ * GC turn (tests). The broker collects in timer rounds on a worker, one
+ * broker of a cluster at a time (design note in logstore.c), never at open. */
 ls_status ls_logstore_gc_now(ls_logstore_t *ls, int *deleted);
+/* Starts a GC round on a worker now, as the timer does, unless one runs
+ * (stats: gc_rounds or gc_rounds_skipped counts it when it ends). Loop. */
+void ls_logstore_gc_start(ls_logstore_t *ls);
 
 /* Compaction replaced the index entries within [co->first_offset,
  * co->last_offset] by `co` (already committed to metadata): update the
@@ -227,9 +232,12 @@ typedef struct ls_logstore_stats {
     uint64_t cold_reads;      /* of them, reads of in-table ranges (cold_source.h) */
     uint64_t read_buffers_reused, read_buffers_allocated; /* GET buffers (base/chunk.h pool) */
     int64_t buffered_bytes, inflight_bytes, cache_bytes;
-    uint64_t watch_events;   /* metadata watch events applied (log_watch.c) */
-    uint64_t watch_step_max; /* most of them applied in one loop step */
-    uint64_t index_moves;    /* index entries shifted by deletes (the work they cost) */
+    uint64_t watch_events;      /* metadata watch events applied (log_watch.c) */
+    uint64_t watch_step_max;    /* most of them applied in one loop step */
+    uint64_t index_moves;       /* index entries shifted by deletes (the work they cost) */
+    uint64_t gc_rounds;         /* WAL GC rounds this broker ran (it held the turn) */
+    uint64_t gc_rounds_skipped; /* rounds left to the broker holding the GC turn */
+    uint64_t gc_deleted;        /* WAL objects its rounds deleted */
 } ls_logstore_stats_t;
 void ls_logstore_stats(const ls_logstore_t *ls, ls_logstore_stats_t *out);
 #endif

@@ -172,6 +172,8 @@ struct ls_logstore {
     /* lifecycle */
     uv_timer_t gc_timer;
     bool gc_running;
+    int64_t gc_turn_ttl_ms; /* TTL of the GC turn's lease (logstore.c) */
+    int64_t gc_lease;       /* GC worker: lease of our GC turn, 0 when not ours */
     bool shutting_down;
     void (*shutdown_done)(void *arg);
     void *shutdown_arg;

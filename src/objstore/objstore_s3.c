@@ -69,6 +69,12 @@
 #define S3_DELETE_BATCH 1000
 #define S3_PROBE_DIR "_lakestream"
 
+/* Request kinds as a bill counts them: a listing page is a GET of the
+ * bucket, priced as a LIST. */
+enum { REQ_PUT, REQ_GET, REQ_LIST, REQ_HEAD, REQ_DELETE, REQ_POST, REQ_KINDS };
+static const char *const req_kind_names[REQ_KINDS] = {"PUT",  "GET",    "LIST",
+                                                      "HEAD", "DELETE", "POST"};
+
 typedef struct s3_store {
     ls_objstore_t base;
     ls_s3_config_t c;      /* as resolved at open (s3_config.h) */
@@ -79,6 +85,7 @@ typedef struct s3_store {
     pthread_mutex_t probe_mu;
     uint64_t rng;                 /* atomic */
     uint64_t nrequests, nretries; /* atomic, for diagnostics */
+    uint64_t by_kind[REQ_KINDS];  /* atomic: requests sent (retries too), as S3 bills them */
 } s3_store_t;
 
 /* One logical request (retried as a unit). */
@@ -380,8 +387,15 @@ static ls_status s3_request(s3_store_t *s, s3_req_t *r)
     ls_buf_init(&r->errbody);
     CURL *c = ls_curl_pool_get(&s->pool);
     ls_status st = LS_OK;
+    int kind = strcmp(r->method, "PUT") == 0      ? REQ_PUT
+               : strcmp(r->method, "HEAD") == 0   ? REQ_HEAD
+               : strcmp(r->method, "DELETE") == 0 ? REQ_DELETE
+               : strcmp(r->method, "POST") == 0   ? REQ_POST
+               : r->key                           ? REQ_GET
+                                                  : REQ_LIST;
     for (r->attempts = 1;; r->attempts++) {
         __atomic_add_fetch(&s->nrequests, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&s->by_kind[kind], 1, __ATOMIC_RELAXED);
         s3_attempt(s, c, r, path, ph);
         /* every request is idempotent as sent: retry whatever may have failed in transit */
         int transient =
@@ -1071,8 +1085,15 @@ static void s3_close(ls_objstore_t *os)
 {
     s3_store_t *s = (s3_store_t *)os;
     ls_curl_pool_destroy(&s->pool);
-    LS_DEBUG("objstore", "s3: closing after %" PRIu64 " requests, %" PRIu64 " retries",
-             s->nrequests, s->nretries);
+    /* what this process asked of the store: the request bill (per kind,
+     * as S3 prices them) that tests/soak/cluster_soak.py sums per GB */
+    char kinds[256];
+    size_t n = 0;
+    for (int k = 0; k < REQ_KINDS; k++)
+        n += (size_t)snprintf(kinds + n, sizeof kinds - n, "%s%s %" PRIu64, k ? ", " : "",
+                              req_kind_names[k], s->by_kind[k]);
+    LS_INFO("objstore", "s3 requests of this run: %" PRIu64 " (%s), %" PRIu64 " of them retries",
+            s->nrequests, kinds, s->nretries);
     ls_s3_config_free(&s->c);
     pthread_mutex_destroy(&s->probe_mu);
     ls_free(s);

@@ -536,3 +536,103 @@ def test_replication_factor_asked_for_is_reported(cluster):
         for f in a.alter_configs([bad]).values():
             f.result(30)
     assert "maintained by the broker" in ei.value.args[0].str()
+
+
+def _table_lag(b, topic):
+    """lakestream.table.lag.ms of topic as broker b reports it (None: absent)."""
+    from confluent_kafka.admin import ConfigResource
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    a = admin(b.bootstrap)   # kept until the answer: a dropped client cancels it
+    cfg = a.describe_configs([res])[res].result(30)
+    e = cfg.get("lakestream.table.lag.ms")
+    return int(e.value) if e is not None else None
+
+
+def _tables_show_lag(b, topic):
+    """The lag `lakestream tables show` prints through broker b (None: unknown)."""
+    import re
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
+    out = subprocess.run([lsbroker.binary_path(), "tables", "--bootstrap", b.bootstrap, "show",
+                          topic], capture_output=True, text=True, timeout=30, env=env).stdout
+    m = re.search(r"table lag: (\d+) ms", out)
+    return int(m.group(1)) if m else None
+
+
+def _set_commit_interval(nodes, topic, ms):
+    from confluent_kafka.admin import ConfigResource
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic,
+                         set_config={"lakestream.table.enabled": "true",
+                                     "lakestream.table.commit.interval.ms": str(ms)})
+    a = admin(nodes[0].bootstrap)
+    for f in a.alter_configs([res]).values():
+        f.result(30)
+
+    def seen(b):
+        r = ConfigResource(ConfigResource.Type.TOPIC, topic)
+        ab = admin(b.bootstrap)
+        cfg = ab.describe_configs([r])[r].result(30)
+        return cfg["lakestream.table.commit.interval.ms"].value == str(ms)
+    for b in nodes:
+        wait_until(lambda b=b: seen(b), 30, interval=0.2, what="the new interval on every broker")
+
+
+def test_table_lag_is_the_same_on_every_broker(cluster):
+    """Issue 29 §11: on a cluster the compacting broker printed `table lag:
+    15 ms` while the table held 84k of 240k rows, the others a frozen value,
+    and the brokers that did not commit the table warned `not backfilling`
+    ten times a second. The lag is measured from the table's recorded
+    commit against the log end: while commits are held off (a commit
+    interval of a day), every broker reports the uncommitted records' wait,
+    in DescribeConfigs and in `tables show`; once the table catches up,
+    every broker reports 0; no broker warns about backfilling. (The old code
+    reported a lag frozen at the last pass that compacted the table.)"""
+    rest = __import__("pytest").importorskip("pyiceberg.catalog")
+    args = ["--broker.session.timeout.ms=%d" % SESSION_MS, "--compaction.min.age.ms=0",
+            "--compaction.interval.ms=300"]
+    nodes = [cluster.add(*args) for _ in range(2)]
+    for b in nodes:
+        b.allow_errors(r"lease|owner|conflict|watch")
+    topic = unique_topic("lag")
+    create_topic(cluster.bootstrap, topic, partitions=2,
+                 config={"lakestream.table.enabled": "true",
+                         "lakestream.table.commit.interval.ms": "1000"})
+    p = producer(cluster.bootstrap, acks="all")
+    props = {}
+    if os.environ.get("LS_TEST_OBJECT_STORE", "file") == "s3":
+        props = {"s3.access-key-id": os.environ["AWS_ACCESS_KEY_ID"],
+                 "s3.secret-access-key": os.environ["AWS_SECRET_ACCESS_KEY"]}
+    cat = rest.load_catalog("ls", type="rest", uri=nodes[0].http_url, **props)
+
+    def rows():
+        try:
+            return cat.load_table(("default", topic)).scan().to_arrow().num_rows
+        except Exception:   # not created yet
+            return 0
+
+    def produce(lo, hi):
+        for i in range(lo, hi):
+            p.produce(topic, value=b"r-%05d" % i, partition=i % 2)
+        assert p.flush(60) == 0
+
+    produce(0, 200)
+    wait_until(lambda: rows() == 200, 60, interval=0.5, what="200 rows in the table")
+    for b in nodes:
+        wait_until(lambda b=b: _table_lag(b, topic) == 0, 30, interval=0.2,
+                   what="lag 0 on broker %d once the table holds every record" % nodes.index(b))
+
+    _set_commit_interval(nodes, topic, 86400000)   # commits held off
+    produce(200, 300)
+    for b in nodes:
+        wait_until(lambda b=b: (_table_lag(b, topic) or 0) >= 3000, 60, interval=0.2,
+                   what="the uncommitted records' wait on broker %d" % nodes.index(b))
+        wait_until(lambda b=b: (_tables_show_lag(b, topic) or 0) >= 3000, 30, interval=0.2,
+                   what="`tables show` on broker %d saying the same" % nodes.index(b))
+    assert rows() < 300   # the lag is about records not in the table
+
+    _set_commit_interval(nodes, topic, 1000)
+    wait_until(lambda: rows() == 300, 60, interval=0.5, what="300 rows in the table")
+    for b in nodes:
+        wait_until(lambda b=b: _table_lag(b, topic) == 0, 30, interval=0.2,
+                   what="lag 0 on broker %d after the catch-up" % nodes.index(b))
+        assert _tables_show_lag(b, topic) == 0
+        assert "not backfilling" not in b.log_text()

@@ -49,7 +49,7 @@ TEST(defaults)
     CHECK(c.cluster_id == NULL);
     CHECK_EQ_INT(c.wal_flush_max_bytes, 4 << 20);
     CHECK_EQ_INT(c.wal_flush_linger_ms, 250);
-    CHECK_EQ_INT(c.wal_flush_min_interval_ms, 0);
+    CHECK_EQ_INT(c.wal_flush_min_interval_ms, -1); /* by store: resolved in finish */
     CHECK_EQ_INT(c.wal_max_inflight_flushes, 4);
     CHECK_EQ_INT(c.wal_buffer_max_bytes, 64 << 20);
     CHECK_EQ_INT(c.wal_gc_grace_ms, 60000);
@@ -70,7 +70,40 @@ TEST(defaults)
     CHECK(strcmp(c.metadata_url, want) == 0);
     CHECK(strcmp(c.advertised_host, "127.0.0.1") == 0);
     CHECK_EQ_INT(c.advertised_port, 9092);
+    CHECK_EQ_INT(c.wal_flush_min_interval_ms, 0); /* a local directory: flush at once */
     ls_config_free(&c);
+}
+
+/* wal.flush.min.interval.ms defaults by store: S3 bills each request, so
+ * its default batches (issue 29 §9: 4 KB WAL objects on s3:// with 0); an
+ * explicit value, 0 included, is kept whatever the store. */
+static int64_t flush_min_interval(const char *url, const char *explicit_value)
+{
+    ls_config_t c;
+    char err[256];
+    ls_config_init(&c);
+    int64_t v = -100; /* a failed set or finish */
+    if (ls_config_set(&c, "object.store.url", url, err, sizeof err) == 0 &&
+        (!explicit_value ||
+         ls_config_set(&c, "wal.flush.min.interval.ms", explicit_value, err, sizeof err) == 0) &&
+        ls_config_finish(&c, err, sizeof err) == 0)
+        v = c.wal_flush_min_interval_ms;
+    ls_config_free(&c);
+    return v;
+}
+
+TEST(wal_flush_min_interval_by_store)
+{
+    CHECK_EQ_INT(flush_min_interval("s3://bucket/pfx", NULL), LS_WAL_FLUSH_MIN_INTERVAL_S3_MS);
+    CHECK_EQ_INT(flush_min_interval("faulty+s3://bucket/pfx?error_rate=0", NULL),
+                 LS_WAL_FLUSH_MIN_INTERVAL_S3_MS);
+    CHECK_EQ_INT(flush_min_interval("file:///tmp/objs", NULL), 0);
+    CHECK_EQ_INT(flush_min_interval("mem://", NULL), 0);
+    CHECK_EQ_INT(flush_min_interval("s3://bucket/pfx", "0"), 0);
+    CHECK_EQ_INT(flush_min_interval("s3://bucket/pfx", "50"), 50);
+    CHECK_EQ_INT(flush_min_interval("file:///tmp/objs", "300"), 300);
+    CHECK_EQ_INT(flush_min_interval("s3://bucket/pfx", "-1"), LS_WAL_FLUSH_MIN_INTERVAL_S3_MS);
+    CHECK(LS_WAL_FLUSH_MIN_INTERVAL_S3_MS >= 100 && LS_WAL_FLUSH_MIN_INTERVAL_S3_MS <= 250);
 }
 
 TEST(absolute_data_dir_and_explicit_urls)
@@ -482,6 +515,7 @@ int main(void)
     if (!mkdtemp(tmpdir)) return 2;
     RUN(defaults);
     RUN(absolute_data_dir_and_explicit_urls);
+    RUN(wal_flush_min_interval_by_store);
     RUN(sizes);
     RUN(integers_booleans_levels);
     RUN(unknown_key_suggests);
