@@ -351,6 +351,148 @@ def error_lines(b):
     return out
 
 
+def stop_broker(b, log_dir, wait=60):
+    """SIGTERM; the exit code, or what went wrong. A broker still running
+    after `wait` seconds has its threads' stacks written next to its log
+    (gdb, when installed) before it is killed: a hung stop is a finding."""
+    if b.alive():
+        b.proc.send_signal(signal.SIGTERM)
+        try:
+            b.proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            path = os.path.join(log_dir, "%s-stacks-at-hung-stop.txt" % b.name)
+            try:
+                out = subprocess.run(["gdb", "-p", str(b.pid), "-batch", "-ex",
+                                      "thread apply all bt"], capture_output=True, text=True,
+                                     timeout=120).stdout
+                with open(path, "w") as f:
+                    f.write(out)
+            except (OSError, subprocess.TimeoutExpired):
+                path = None
+            b.kill9()
+            return "no exit within %d s of SIGTERM (killed; stacks: %s)" % (
+                wait, os.path.basename(path) if path else "gdb not available")
+    try:
+        return b.stop()
+    except lsbroker.BrokerError as e:
+        return str(e)
+
+
+def judge(report, a):
+    """The checks on the samples (table lag, loop lag, the brokers' own
+    lags) against report["faults"]; also run by --judge on a saved report."""
+    checks, m, samples = report["checks"], report["measured"], report["samples"]
+    t_end = m["produce_phase_s"]
+    names = sorted({n for s in samples for n in s["brokers"]})
+    # fault windows: strike .. end + recovery; the loop lag's 20 s look-back on top
+    warm = (-1.0, a.warmup_seconds)
+    windows = [warm] + [(f["start"], f["end"] + a.recovery_seconds) for f in report["faults"]]
+    loop_windows = [warm] + [(f["start"], f["end"] + a.recovery_seconds + LOOP_WINDOW_S)
+                             for f in report["faults"]]
+    report["fault_windows"] = {"table": windows, "loop": loop_windows}
+    clean = [s for s in samples if not in_windows(s["t"], windows) and s["t"] <= t_end]
+
+    def reported(s, name):
+        v = s["brokers"].get(name)
+        return v.get("reported_table_lag_ms") if isinstance(v, dict) else None
+
+    # table lag: the client's lower bound, or a broker's own figure if higher
+    # (one partition behind the others shows there, not in the row count)
+    over, lags, unanswered = [], [], 0
+    for s in clean:
+        if s.get("table_lag_ms") is None:
+            unanswered += 1
+            continue
+        lag = max([s["table_lag_ms"]] + [r for r in (reported(s, n) for n in names)
+                                         if r is not None])
+        lags.append(lag)
+        if lag > a.max_table_lag_ms:
+            over.append({"t": s["t"], "lag_ms": lag, "client_ms": s["table_lag_ms"],
+                         "load1": s["load1"]})
+    if not lags:
+        report["notes"].append("table lag: no sample outside the fault windows (a run shorter "
+                               "than ~240 s has none); not a pass")
+    checks["table_lag"] = {
+        "ok": bool(lags) and not over and unanswered == 0,
+        "max_ms_outside_faults": max(lags, default=None),
+        "client_max_ms_outside_faults": max((s["table_lag_ms"] for s in clean
+                                             if s.get("table_lag_ms") is not None), default=None),
+        "samples_outside_faults": len(lags), "unanswered_outside_faults": unanswered,
+        "over_limit": over[:20],
+        "client_max_ms_in_fault_windows": max((s["table_lag_ms"] for s in samples
+                                               if in_windows(s["t"], windows)
+                                               and s.get("table_lag_ms") is not None),
+                                              default=None)}
+    # each broker's own lag: reported at every clean sample, within the limit
+    # of the other brokers', never below the client's lower bound by more
+    agree, spread_over = {}, []
+    for name in names:
+        unreported, below = 0, []
+        for s in clean:
+            if not isinstance(s["brokers"].get(name), dict) or s.get("table_lag_ms") is None:
+                continue
+            r = reported(s, name)
+            if r is None:
+                unreported += 1
+            elif r < s["table_lag_ms"] - a.max_lag_disagreement_ms:
+                below.append({"t": s["t"], "reported_ms": r, "client_ms": s["table_lag_ms"]})
+        agree[name] = {"max_reported_ms_outside_faults": max(
+            (r for r in (reported(s, name) for s in clean) if r is not None), default=None),
+            "unreported_outside_faults": unreported, "below_client_measure": below[:10]}
+    for s in clean:
+        rs = [r for r in (reported(s, n) for n in names) if r is not None]
+        if len(rs) > 1 and max(rs) - min(rs) > a.max_lag_disagreement_ms:
+            spread_over.append({"t": s["t"], "reported_ms": {n: reported(s, n) for n in names}})
+    checks["reported_table_lag_agrees"] = {
+        "ok": not spread_over and all(v["unreported_outside_faults"] == 0
+                                      and not v["below_client_measure"]
+                                      for v in agree.values()),
+        "brokers": agree, "spread_over_limit": spread_over[:10]}
+    # loop lag from /health
+    loop, measured = {}, False
+    for name in names:
+        outside, inside, unreachable, over = [], [], 0, []
+        for s in samples:
+            v = s["brokers"].get(name)
+            if not isinstance(v, dict):
+                continue
+            lv, faulty = v.get("loop"), in_windows(s["t"], loop_windows) or s["t"] > t_end
+            if lv == "unreachable":
+                unreachable += 0 if faulty else 1
+                continue
+            if not isinstance(lv, dict) or "lag_ms" not in lv:
+                continue
+            measured = True
+            (inside if faulty else outside).append(lv["lag_ms"])
+            if not faulty and lv["lag_ms"] >= a.max_loop_lag_ms:
+                over.append({"t": s["t"], "lag_ms": lv["lag_ms"], "load1": s["load1"]})
+        loop[name] = {"max_lag_ms_outside_faults": max(outside, default=None),
+                      "max_lag_ms_in_fault_windows": max(inside, default=None),
+                      "samples_outside_faults": len(outside),
+                      "health_unreachable_outside_faults": unreachable, "over_limit": over[:10]}
+    if measured:
+        checks["loop_lag"] = {"ok": all(v["samples_outside_faults"] > 0 and not v["over_limit"]
+                                        and v["health_unreachable_outside_faults"] == 0
+                                        for v in loop.values()), "brokers": loop}
+    else:
+        checks["loop_lag"] = {"ok": None, "brokers": loop,
+                              "note": "not measured: GET /health of this broker build has no "
+                                      "\"loop\" object"}
+    rtt = {}
+    for name in names:
+        vals = {True: [], False: []}
+        for s in samples:
+            v = s["brokers"].get(name)
+            if isinstance(v, dict) and v.get("apiversions_rtt_ms") is not None:
+                vals[in_windows(s["t"], loop_windows)].append(v["apiversions_rtt_ms"])
+        rtt[name] = {"outside_faults": {"n": len(vals[False]),
+                                        "p50_ms": percentile(vals[False], 0.5),
+                                        "max_ms": max(vals[False], default=None)},
+                     "in_fault_windows_max_ms": max(vals[True], default=None)}
+    m["apiversions_round_trip"] = rtt
+    report["ok"] = all(c["ok"] is not False for c in checks.values())
+
+
 # ---- the run -------------------------------------------------------------------
 
 def run(a, work):
@@ -512,7 +654,7 @@ def _run(a, work, report, cleanup):
                 time.sleep(ahead)
         produced = i
         unflushed = p.flush(300)
-        t_end, wall_end = rel(), time.time()
+        t_end = rel()
         report["measured"]["produce_phase_s"] = round(t_end, 1)
 
         # the table and the group catch up (the samples go on meanwhile)
@@ -563,94 +705,12 @@ def _run(a, work, report, cleanup):
     checks["group"] = {"ok": all(v in consumed for v in acked),
                        "missing": sum(1 for v in acked if v not in consumed)}
 
-    # fault windows: strike .. end + recovery; the loop lag's 20 s look-back on top
-    warm = (-1.0, a.warmup_seconds)
-    windows = [warm] + [(f["start"], f["end"] + a.recovery_seconds) for f in faults]
-    loop_windows = [warm] + [(f["start"], f["end"] + a.recovery_seconds + LOOP_WINDOW_S)
-                             for f in faults]
-    report["fault_windows"] = {"table": windows, "loop": loop_windows}
+    for b in nodes:
+        m.setdefault("slow_iteration_warnings", {})[b.name] = len(
+            re.findall(r"event loop lag:", b.log_text()))
+    judge(report, a)
+    windows = [tuple(w) for w in report["fault_windows"]["table"]]
     samples = report["samples"]
-    clean = [s for s in samples if not in_windows(s["t"], windows) and s["t"] <= t_end]
-    lags = [s["table_lag_ms"] for s in clean if s.get("table_lag_ms") is not None]
-    unanswered = sum(1 for s in clean if s.get("table_lag_ms") is None)
-    if not lags:
-        report["notes"].append("table lag: no sample outside the fault windows (a run shorter "
-                               "than ~240 s has none); not a pass")
-    checks["table_lag"] = {
-        "ok": bool(lags) and max(lags) <= a.max_table_lag_ms and unanswered == 0,
-        "max_ms_outside_faults": max(lags, default=None), "samples_outside_faults": len(lags),
-        "unanswered_outside_faults": unanswered,
-        "max_ms_in_fault_windows": max((s["table_lag_ms"] for s in samples
-                                        if in_windows(s["t"], windows)
-                                        and s.get("table_lag_ms") is not None), default=None)}
-    loop = {}
-    reported = False
-    for b in nodes:
-        outside, inside, unreachable = [], [], 0
-        for s in samples:
-            v = s["brokers"].get(b.name)
-            if not isinstance(v, dict):
-                continue
-            lv = v.get("loop")
-            if lv == "unreachable":
-                unreachable += 0 if in_windows(s["t"], loop_windows) else 1
-                continue
-            if not isinstance(lv, dict) or "lag_ms" not in lv:
-                continue
-            reported = True
-            (inside if in_windows(s["t"], loop_windows) else outside).append(lv["lag_ms"])
-        last = next((s["brokers"][b.name]["loop"] for s in reversed(samples)
-                     if isinstance(s["brokers"].get(b.name), dict)
-                     and isinstance(s["brokers"][b.name].get("loop"), dict)), None)
-        loop[b.name] = {"max_lag_ms_outside_faults": max(outside, default=None),
-                        "max_lag_ms_in_fault_windows": max(inside, default=None),
-                        "samples_outside_faults": len(outside),
-                        "health_unreachable_outside_faults": unreachable,
-                        "last_health_loop": last,
-                        "slow_iteration_warnings": len(re.findall(r"event loop lag:",
-                                                                  b.log_text()))}
-    if reported:
-        checks["loop_lag"] = {"ok": all(v["max_lag_ms_outside_faults"] is not None
-                                        and v["max_lag_ms_outside_faults"] < a.max_loop_lag_ms
-                                        and v["health_unreachable_outside_faults"] == 0
-                                        for v in loop.values()), "brokers": loop}
-    else:
-        checks["loop_lag"] = {"ok": None, "brokers": loop,
-                              "note": "not measured: GET /health of this broker build has no "
-                                      "\"loop\" object"}
-    # each broker's own table lag (`tables show`) against the client's measure
-    agree = {}
-    for b in nodes:
-        diffs, unreported, top = [], 0, None
-        for s in clean:
-            v = s["brokers"].get(b.name)
-            if not isinstance(v, dict) or s.get("table_lag_ms") is None:
-                continue
-            r = v.get("reported_table_lag_ms")
-            if r is None:
-                unreported += 1
-                continue
-            top = max(top or 0, r)
-            diffs.append(abs(r - s["table_lag_ms"]))
-        agree[b.name] = {"max_reported_ms_outside_faults": top,
-                         "max_difference_ms": max(diffs, default=None),
-                         "unreported_outside_faults": unreported}
-    checks["reported_table_lag_agrees"] = {
-        "ok": all(v["unreported_outside_faults"] == 0 and v["max_difference_ms"] is not None
-                  and v["max_difference_ms"] <= a.max_lag_disagreement_ms
-                  for v in agree.values()), "brokers": agree}
-    rtt = {}
-    for b in nodes:
-        vals = {True: [], False: []}
-        for s in samples:
-            v = s["brokers"].get(b.name)
-            if isinstance(v, dict) and v.get("apiversions_rtt_ms") is not None:
-                vals[in_windows(s["t"], loop_windows)].append(v["apiversions_rtt_ms"])
-        rtt[b.name] = {"outside_faults": {"n": len(vals[False]),
-                                          "p50_ms": percentile(vals[False], 0.5),
-                                          "max_ms": max(vals[False], default=None)},
-                       "in_fault_windows_max_ms": max(vals[True], default=None)}
-    m["apiversions_round_trip"] = rtt
 
     def lat_summary(xs):
         return {"n": len(xs), "p50_ms": round(percentile(xs, 0.5) * 1000, 1) if xs else None,
@@ -693,10 +753,7 @@ def _run(a, work, report, cleanup):
 
     rcs = {}
     for b in nodes:
-        try:
-            rcs[b.name] = b.stop()
-        except lsbroker.BrokerError as e:
-            rcs[b.name] = str(e)
+        rcs[b.name] = stop_broker(b, os.path.join(work, "logs"))
     checks["brokers_exit_0"] = {"ok": all(rc == 0 for rc in rcs.values()), "exit_codes": rcs}
     for f in faults:
         if f.get("error"):
@@ -731,10 +788,21 @@ def main(argv=None):
     ap.add_argument("--keep-logs", default=os.path.join(lsbroker.ROOT, "build",
                                                          "soak-cluster-logs"),
                     help="where the brokers' logs go when a check fails")
+    ap.add_argument("--judge", metavar="REPORT",
+                    help="no run: the checks on the samples of a saved report (--json) "
+                         "again, with this run's limits")
     ap.add_argument("--proxy-to", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.proxy_to:
         return proxy_main(a.proxy_to)
+    if a.judge:
+        with open(a.judge) as f:
+            r = json.load(f)
+        r["notes"] = [n for n in r["notes"] if not n.startswith("table lag: no sample")]
+        judge(r, a)
+        print(json.dumps({k: v for k, v in r.items() if k != "samples"}, indent=2))
+        print("cluster soak (judged again): %s" % ("PASS" if r["ok"] else "FAIL"))
+        return 0 if r["ok"] else 1
     work = tempfile.mkdtemp(prefix="lakestream-soak-cluster.")
     try:
         r = run(a, work)
