@@ -149,12 +149,13 @@ class StoreProxy:
 # ---- radosgw ---------------------------------------------------------------
 
 def start_radosgw(work):
-    """A throwaway radosgw under work/radosgw; (dir, env). One more try when
-    the first start fails, as tests/s3/run.sh does: on a busy machine the
-    OSD has been seen to miss its start deadline."""
+    """A throwaway radosgw under work/radosgw; (dir, env). Up to three tries,
+    as tests/s3/run.sh retries: on a busy machine (another Ceph cluster
+    starting beside it) the OSD has been seen to miss its start deadline
+    twice in a row."""
     d = os.path.join(work, "radosgw")
     err = ""
-    for _attempt in range(2):
+    for _attempt in range(3):
         r = subprocess.run([RADOSGW, "start", d], capture_output=True, text=True)
         if r.returncode == 0:
             env = {}
@@ -807,9 +808,10 @@ def main(argv=None):
     try:
         r = run(a, work)
     except BaseException:
-        shutil.rmtree(a.keep_logs, ignore_errors=True)
-        shutil.copytree(os.path.join(work, "logs"), a.keep_logs, dirs_exist_ok=True)
-        print("cluster soak: broker logs in %s" % a.keep_logs, file=sys.stderr)
+        if os.path.isdir(os.path.join(work, "logs")):
+            shutil.rmtree(a.keep_logs, ignore_errors=True)
+            shutil.copytree(os.path.join(work, "logs"), a.keep_logs, dirs_exist_ok=True)
+            print("cluster soak: broker logs in %s" % a.keep_logs, file=sys.stderr)
         shutil.rmtree(work, ignore_errors=True)
         raise
     if not r["ok"]:
