@@ -85,6 +85,25 @@ def broker_factory(tmp_path, request):
 
 
 @pytest.fixture
+def own_broker(tmp_path, request):
+    """make(*args, nofile=None): a broker with these arguments, optionally
+    under a descriptor limit (RLIMIT_NOFILE), stopped after the test."""
+    made = []
+
+    def make(*args, nofile=None):
+        b = lsbroker.Broker(str(tmp_path / "data"), str(tmp_path / "logs"), list(args))
+        b.nofile = nofile
+        made.append(b)
+        request.node._ls_brokers = made
+        b.start()
+        return b
+    yield make
+    for b in made:
+        if b.alive():
+            b.stop()
+
+
+@pytest.fixture
 def broker(broker_factory):
     return broker_factory()
 

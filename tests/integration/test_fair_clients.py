@@ -21,26 +21,11 @@ import pytest
 from confluent_kafka import KafkaError, TopicPartition
 
 from kafka_util import consumer, create_topic, producer, unique_topic
-from lsbroker import Broker, wait_until
+from lsbroker import wait_until
 
 ROUND_TRIP_S = 5.0
 
 
-@pytest.fixture
-def own_broker(tmp_path, request):
-    made = []
-
-    def make(*args, nofile=None):
-        b = Broker(str(tmp_path / "data"), str(tmp_path / "logs"), list(args))
-        b.nofile = nofile
-        made.append(b)
-        request.node._ls_brokers = made
-        b.start()
-        return b
-    yield make
-    for b in made:
-        if b.alive():
-            b.stop()
 
 
 def round_trip(b, topic, value, timeout=ROUND_TRIP_S):

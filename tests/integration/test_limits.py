@@ -21,7 +21,7 @@ import urllib.request
 import pytest
 
 from kafka_util import create_topic, produce_all, producer, unique_topic
-from lsbroker import Broker, rss_mb, sanitized_build
+from lsbroker import rss_mb, sanitized_build
 
 
 def _cpu_seconds(pid):
@@ -44,21 +44,6 @@ def _health(b, timeout=5):
         return None
 
 
-@pytest.fixture
-def own_broker(tmp_path, request):
-    made = []
-
-    def make(*args, nofile=None):
-        b = Broker(str(tmp_path / "data"), str(tmp_path / "logs"), list(args))
-        b.nofile = nofile
-        made.append(b)
-        request.node._ls_brokers = made
-        b.start()
-        return b
-    yield make
-    for b in made:
-        if b.alive():
-            b.stop()
 
 
 @pytest.mark.parametrize("flags", [(), ("--max.connections=2000",)],
