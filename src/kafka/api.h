@@ -91,6 +91,13 @@ void ls_kreq_turn_run(ls_kreq_t *req, void (*fn)(void *arg), void *arg);
 bool ls_kreq_conn_closed(const ls_kreq_t *req);
 /* The peer's "ip:port" ("?" when unknown), for diagnostics and DescribeGroups. */
 const char *ls_kreq_peer(const ls_kreq_t *req);
+/* The peer's address alone ("127.0.0.1", "::1"; "?" when unknown). */
+const char *ls_kreq_peer_host(const ls_kreq_t *req);
+/* The principal the request acts as, Kafka's "User:<name>" form
+ * (LS_KAFKA_ANONYMOUS on an unauthenticated connection). */
+#define LS_KAFKA_ANONYMOUS "User:ANONYMOUS"
+const char *ls_kreq_principal(const ls_kreq_t *req);
+void ls_kconn_set_principal(ls_kconn_t *c, const char *principal);
 
 /* Kafka error codes used at the edge (protocol guide "Error Codes"). */
 enum {

@@ -135,6 +135,11 @@ struct ls_kconn {
     ls_kafka_listener_t *l;
     struct ls_kconn *next, *prev;
     char peer[64];
+    char peer_host[48]; /* the peer's address alone (ACL host filters) */
+    /* Who the connection acts as (Kafka's KafkaPrincipal "User:name"):
+     * User:ANONYMOUS until an authentication (TLS client certificate, SASL)
+     * sets it with ls_kconn_set_principal. */
+    char principal[256];
     int refs; /* handle (1 while open) + outstanding requests */
     bool closed;
     bool reading;
@@ -462,6 +467,13 @@ void ls_kreq_turn_run(ls_kreq_t *req, void (*fn)(void *arg), void *arg)
 bool ls_kreq_conn_closed(const ls_kreq_t *req) { return req->conn->closed; }
 
 const char *ls_kreq_peer(const ls_kreq_t *req) { return req->conn->peer; }
+const char *ls_kreq_peer_host(const ls_kreq_t *req) { return req->conn->peer_host; }
+const char *ls_kreq_principal(const ls_kreq_t *req) { return req->conn->principal; }
+
+void ls_kconn_set_principal(ls_kconn_t *c, const char *principal)
+{
+    snprintf(c->principal, sizeof c->principal, "%s", principal);
+}
 
 /* ----------------------------------------------------------- dispatching */
 
@@ -759,6 +771,8 @@ static void conn_open(ls_kafka_listener_t *l, int fd, const struct sockaddr_stor
         port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
     }
     snprintf(c->peer, sizeof c->peer, "%s:%d", ip, port);
+    snprintf(c->peer_host, sizeof c->peer_host, "%s", ip);
+    snprintf(c->principal, sizeof c->principal, "%s", LS_KAFKA_ANONYMOUS);
     c->next = l->conns.next;
     c->prev = &l->conns;
     l->conns.next->prev = c;
