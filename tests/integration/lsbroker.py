@@ -362,6 +362,34 @@ class Broker:
         """Tells the teardown check that ERROR lines matching pattern are expected."""
         self.allowed_error_res.append(re.compile(pattern))
 
+    def object_keys(self, sub):
+        """The keys under `sub` (e.g. "warehouse/default/t") of this broker's
+        object store, relative to `sub`: the directory under data.dir for
+        the file store, a listing of the bucket prefix for S3."""
+        url = None
+        for a in self.extra_args:
+            if a.startswith("--object.store.url="):
+                url = a.split("=", 1)[1]
+        if url is None or url.startswith("file://"):
+            root = os.path.join(url[len("file://"):] if url else
+                                os.path.join(self.data_dir, "objects"), sub)
+            return {os.path.relpath(os.path.join(d, f), root)
+                    for d, _, fs in os.walk(root) for f in fs}
+        import urllib.parse
+        from pyarrow import fs
+        u = urllib.parse.urlparse(url)
+        q = dict(urllib.parse.parse_qsl(u.query))
+        ep = urllib.parse.urlparse(q["endpoint"])
+        s3 = fs.S3FileSystem(access_key=os.environ["AWS_ACCESS_KEY_ID"],
+                             secret_key=os.environ["AWS_SECRET_ACCESS_KEY"],
+                             endpoint_override=ep.netloc, scheme=ep.scheme,
+                             region=q.get("region", "us-east-1"))
+        base = "%s/%s/%s" % (u.netloc, u.path.strip("/"), sub.strip("/"))
+        base = base.replace("//", "/")
+        sel = fs.FileSelector(base, recursive=True, allow_not_found=True)
+        return {os.path.relpath(i.path, base) for i in s3.get_file_info(sel)
+                if i.type == fs.FileType.File}
+
     def log_text(self):
         out = []
         for p in self.log_paths:
