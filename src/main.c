@@ -173,9 +173,17 @@ static int serve(int argc, char **argv)
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     uv_timer_init(loop, &deadline);
     uv_run(loop, UV_RUN_DEFAULT);
+    if (exit_code != 0) {
+        /* the stop's deadline passed or a second signal came: a worker may
+         * still be in a store request retrying through an outage, and the
+         * loop would wait for it. Everything acknowledged is in the stores
+         * already (a produce is answered after its WAL commit), so leave. */
+        fflush(stderr);
+        _exit(exit_code);
+    }
     uv_walk(loop, close_walk, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
-    if (exit_code == 0) ls_broker_free(&broker);
+    ls_broker_free(&broker);
     uv_loop_close(loop);
     ls_config_free(&cfg);
     return exit_code;

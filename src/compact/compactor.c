@@ -958,7 +958,11 @@ static int backfill_log(ls_compactor_t *c, int64_t id, const ls_table_plan_strea
 static void compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
     c->cur_lag_ms = 0;
-    for (int rounds = 0; rounds < 64 && compact_log(c, id, ts); rounds++)
+    /* each round is whole (its swap commits or changes nothing), so a stop
+     * asked for meanwhile ends the backlog here, not 64 rounds later */
+    for (int rounds = 0; rounds < 64 && !__atomic_load_n(&c->stopping, __ATOMIC_RELAXED) &&
+                         compact_log(c, id, ts);
+         rounds++)
         ;
     bool table = ts && ts->table;
     int64_t period = c->cfg.interval_ms > 0 ? c->cfg.interval_ms : 1000;
@@ -1935,7 +1939,7 @@ static void timer_closed(uv_handle_t *h)
 
 void ls_compactor_stop(ls_compactor_t *c, void (*done)(void *arg), void *arg)
 {
-    c->stopping = true;
+    __atomic_store_n(&c->stopping, true, __ATOMIC_RELAXED); /* a pass's rounds read it */
     c->stop_done = done;
     c->stop_arg = arg;
     uv_close((uv_handle_t *)&c->timer, timer_closed);
