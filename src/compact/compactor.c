@@ -960,8 +960,8 @@ static void compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_st
     c->cur_lag_ms = 0;
     /* each round is whole (its swap commits or changes nothing), so a stop
      * asked for meanwhile ends the backlog here, not 64 rounds later */
-    for (int rounds = 0; rounds < 64 && !__atomic_load_n(&c->stopping, __ATOMIC_RELAXED) &&
-                         compact_log(c, id, ts);
+    for (int rounds = 0;
+         rounds < 64 && !__atomic_load_n(&c->stopping, __ATOMIC_RELAXED) && compact_log(c, id, ts);
          rounds++)
         ;
     bool table = ts && ts->table;
