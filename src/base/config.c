@@ -92,7 +92,9 @@ static const cfg_key_t cfg_keys[] = {
     {.name = "metadata.url",
      .type = CT_URL,
      FIELD(metadata_url),
-     .help = "Metadata store: sqlite:///path/meta.db or etcd://host:port. "
+     .help = "Metadata store: sqlite:///path/meta.db or "
+             "etcd://host:port[/prefix][?tls=true&cacert=&cert=&key=&user=&password-file=] "
+             "(docs/OPERATIONS.md). "
              "Default sqlite://<data.dir>/meta.db."},
     {.name = "object.store.fsync",
      .type = CT_BOOL,

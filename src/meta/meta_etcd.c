@@ -7,6 +7,18 @@
  * "succeeded", a PUT event no "type", an empty value no "value"); errors come
  * as {"error","message","code"} with the gRPC code.
  *
+ * Security (URL query, docs/OPERATIONS.md): `tls=true` (implied by any of
+ * the files) speaks https to every endpoint with certificate and host checks
+ * on, `cacert=` the CA bundle that signed etcd's certificate (else the
+ * system's), `cert=`/`key=` a client certificate for etcd's
+ * --client-cert-auth; `user=` with `password-file=` authenticates against
+ * etcd's auth (POST /v3/auth/authenticate) and sends the token as the
+ * Authorization header of every call and watch. The password never enters
+ * the URL or a log line. The token is taken at open and again whenever etcd
+ * answers a call "invalid auth token" (its TTL ran out or etcd restarted);
+ * that call is then sent once more. A watch stream carries the token it was
+ * opened with; a stream etcd refuses is reopened with the current one.
+ *
  * Key mapping: the URL's prefix P ("name/") is prepended to every key and
  * range bound and stripped from every key returned. An unbounded range end
  * becomes prefix_end(P) (or etcd's "\0" = "to the end" when P is empty).
@@ -65,7 +77,8 @@ enum {
     GRPC_NOT_FOUND = 5,
     GRPC_EXHAUSTED = 8,
     GRPC_OUT_OF_RANGE = 11,
-    GRPC_UNAVAILABLE = 14
+    GRPC_UNAVAILABLE = 14,
+    GRPC_UNAUTHENTICATED = 16
 };
 
 typedef struct etcd_meta {
@@ -77,6 +90,12 @@ typedef struct etcd_meta {
     pthread_mutex_t mu;
     ls_curl_pool_t pool;
     size_t cur;
+    /* security (file comment) */
+    bool tls;
+    char *cacert, *cert, *key; /* NULL: not set */
+    char *user, *password;     /* NULL: etcd auth off */
+    char *token;               /* under mu; NULL before the first authenticate */
+    uint64_t token_gen;        /* under mu: bumped by every authenticate */
 } etcd_meta_t;
 
 /* ---- key mapping (base/base64.h) ---- */
@@ -211,9 +230,16 @@ static ls_status grpc_status(int code)
     }
 }
 
-static void curl_common(CURL *c, const char *url, struct curl_slist *hl)
+static void curl_common(const etcd_meta_t *em, CURL *c, const char *url, struct curl_slist *hl)
 {
     curl_easy_setopt(c, CURLOPT_URL, url);
+    if (em->tls) {
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+        if (em->cacert) curl_easy_setopt(c, CURLOPT_CAINFO, em->cacert);
+        if (em->cert) curl_easy_setopt(c, CURLOPT_SSLCERT, em->cert);
+        if (em->key) curl_easy_setopt(c, CURLOPT_SSLKEY, em->key);
+    }
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, ETCD_CONNECT_TIMEOUT_MS);
@@ -223,16 +249,39 @@ static void curl_common(CURL *c, const char *url, struct curl_slist *hl)
     curl_easy_setopt(c, CURLOPT_USERAGENT, "lakestream");
 }
 
-/* POSTs req (consumed) to path. read_only: the call changes nothing, so an
- * unknown outcome may be retried on another endpoint. On LS_OK *resp is the
- * parsed reply; otherwise ls_meta_errbuf() names the endpoint and the cause. */
-static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int read_only,
-                           json_t **resp)
+/* The request headers: JSON, and the auth token when there is one; *gen is
+ * the token's generation (for etcd_reauth). */
+static struct curl_slist *etcd_headers(etcd_meta_t *em, uint64_t *gen)
 {
-    char *body = json_dumps(req, JSON_COMPACT);
-    json_decref(req);
     struct curl_slist *hl = curl_slist_append(NULL, "Content-Type: application/json");
     hl = curl_slist_append(hl, "Expect:");
+    pthread_mutex_lock(&em->mu);
+    if (em->token) {
+        char h[1024];
+        snprintf(h, sizeof h, "Authorization: %s", em->token);
+        hl = curl_slist_append(hl, h);
+    }
+    if (gen) *gen = em->token_gen;
+    pthread_mutex_unlock(&em->mu);
+    return hl;
+}
+
+/* etcd's answers to a call whose token is missing, expired or stale. */
+static bool etcd_auth_refused(int code, const char *why)
+{
+    return code == GRPC_UNAUTHENTICATED || strstr(why, "auth token") ||
+           strstr(why, "revision of auth store is old") || strstr(why, "user name is empty");
+}
+
+/* POSTs body to path once. read_only: the call changes nothing, so an
+ * unknown outcome may be retried on another endpoint. On LS_OK *resp is the
+ * parsed reply; otherwise ls_meta_errbuf() names the endpoint and the cause,
+ * and *unauth says etcd refused the token (etcd_auth_refused). */
+static ls_status etcd_post(etcd_meta_t *em, const char *path, const char *body, int read_only,
+                           json_t **resp, bool *unauth, uint64_t *gen)
+{
+    struct curl_slist *hl = etcd_headers(em, gen);
+    *unauth = false;
     size_t start = cur_ep(em);
     ls_status st = LS_EAGAIN;
     int code = 0;
@@ -244,9 +293,9 @@ static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int r
         size_t i = (start + t) % em->neps;
         ep = em->eps[i];
         char url[512];
-        snprintf(url, sizeof url, "http://%s%s", ep, path);
+        snprintf(url, sizeof url, "%s://%s%s", em->tls ? "https" : "http", ep, path);
         etcd_buf_t b = {0};
-        curl_common(c, url, hl);
+        curl_common(em, c, url, hl);
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ETCD_TIMEOUT_MS);
         curl_easy_setopt(c, CURLOPT_POST, 1L);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
@@ -285,6 +334,7 @@ static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int r
         ls_free(b.p);
         json_decref(j);
         st = code ? grpc_status(code) : LS_EIO;
+        if (em->user && etcd_auth_refused(code, why)) *unauth = true;
         /* no leader / shutting down: another member may serve a read */
         if (code == GRPC_UNAVAILABLE && read_only) continue;
         /* a write that timed out inside etcd may still commit */
@@ -301,8 +351,69 @@ static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int r
 out:
     ls_curl_pool_put(&em->pool, c);
     curl_slist_free_all(hl);
-    free(body);
     if (st != LS_OK && st != LS_ENOTFOUND) LS_DEBUG("meta", "%s", ls_meta_errbuf());
+    return st;
+}
+
+/* A new auth token from user/password, unless another thread already took
+ * one since generation seen. */
+static ls_status etcd_reauth(etcd_meta_t *em, uint64_t seen)
+{
+    pthread_mutex_lock(&em->mu);
+    bool fresh = em->token_gen != seen;
+    pthread_mutex_unlock(&em->mu);
+    if (fresh) return LS_OK;
+    json_t *req = json_object();
+    json_object_set_new(req, "name", json_string(em->user));
+    json_object_set_new(req, "password", json_string(em->password));
+    char *body = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    json_t *resp = NULL;
+    bool unauth;
+    pthread_mutex_lock(&em->mu);
+    char *old = em->token; /* authenticate goes without a token */
+    em->token = NULL;
+    pthread_mutex_unlock(&em->mu);
+    ls_status st = etcd_post(em, "/v3/auth/authenticate", body, 1, &resp, &unauth, NULL);
+    memset(body, 0, strlen(body)); /* it held the password */
+    free(body);
+    const char *tok = json_string_value(json_object_get(resp, "token"));
+    pthread_mutex_lock(&em->mu);
+    if (em->token) { /* another thread's authenticate won meanwhile */
+        ls_free(old);
+    } else if (st == LS_OK && tok) {
+        em->token = ls_strdup(tok);
+        em->token_gen++;
+        ls_free(old);
+    } else {
+        em->token = old;
+    }
+    pthread_mutex_unlock(&em->mu);
+    if (st == LS_OK && !tok) {
+        snprintf(ls_meta_errbuf(), LS_META_ERRMSG_CAP,
+                 "etcd: authenticate as '%s' returned no token", em->user);
+        st = LS_EIO;
+    } else if (st != LS_OK) {
+        /* the message names the endpoint and etcd's reason, never the password */
+        LS_WARN_RL("meta", "etcd: authenticating as '%s' failed: %s", em->user, ls_meta_errbuf());
+    }
+    json_decref(resp);
+    return st;
+}
+
+/* POSTs req (consumed) to path (etcd_post), authenticating again once when
+ * etcd refuses the token. */
+static ls_status etcd_call(etcd_meta_t *em, const char *path, json_t *req, int read_only,
+                           json_t **resp)
+{
+    char *body = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    bool unauth;
+    uint64_t gen;
+    ls_status st = etcd_post(em, path, body, read_only, resp, &unauth, &gen);
+    if (unauth && etcd_reauth(em, gen) == LS_OK)
+        st = etcd_post(em, path, body, read_only, resp, &unauth, NULL);
+    free(body);
     return st;
 }
 
@@ -635,12 +746,11 @@ static void watch_stream(ls_meta_watch_t *w, const char *ep)
     json_object_set_new(req, "create_request", cr);
     char *body = json_dumps(req, JSON_COMPACT);
     json_decref(req);
-    struct curl_slist *hl = curl_slist_append(NULL, "Content-Type: application/json");
-    hl = curl_slist_append(hl, "Expect:");
+    struct curl_slist *hl = etcd_headers(w->em, NULL);
     char url[512];
-    snprintf(url, sizeof url, "http://%s/v3/watch", ep);
+    snprintf(url, sizeof url, "%s://%s/v3/watch", w->em->tls ? "https" : "http", ep);
     CURL *c = curl_easy_init();
-    curl_common(c, url, hl);
+    curl_common(w->em, c, url, hl);
     curl_easy_setopt(c, CURLOPT_POST, 1L);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
@@ -793,6 +903,13 @@ static void etcd_close(ls_meta_t *m)
         ls_free(em->eps[i]);
     ls_free(em->eps);
     ls_free(em->pfx);
+    ls_free(em->cacert);
+    ls_free(em->cert);
+    ls_free(em->key);
+    ls_free(em->user);
+    if (em->password) memset(em->password, 0, strlen(em->password));
+    ls_free(em->password);
+    ls_free(em->token);
     pthread_mutex_destroy(&em->mu);
     ls_free(em);
 }
@@ -811,6 +928,83 @@ static const ls_meta_ops_t etcd_ops = {
     .close = etcd_close,
 };
 
+/* The password in file path, its first line (no newline); NULL if the
+ * file cannot be read or is empty. */
+static char *read_password(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    char line[1024];
+    char *pw = NULL;
+    if (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = 0;
+        if (line[0]) pw = ls_strdup(line);
+    }
+    memset(line, 0, sizeof line);
+    fclose(f);
+    return pw;
+}
+
+/* The URL's query (file comment, "Security"): unknown names are refused, a
+ * password file that cannot be read too; then the first authenticate. */
+static int etcd_security(etcd_meta_t *em, const char *query, char *err, int errlen)
+{
+    char *q = ls_strdup(query), *save = NULL, *pwfile = NULL;
+    int rc = 0;
+    for (char *kv = strtok_r(q, "&", &save); kv && rc == 0; kv = strtok_r(NULL, "&", &save)) {
+        char *eq = strchr(kv, '=');
+        const char *v = eq ? eq + 1 : "";
+        if (eq) *eq = 0;
+        char **dst = !strcmp(kv, "cacert")          ? &em->cacert
+                     : !strcmp(kv, "cert")          ? &em->cert
+                     : !strcmp(kv, "key")           ? &em->key
+                     : !strcmp(kv, "user")          ? &em->user
+                     : !strcmp(kv, "password-file") ? &pwfile
+                                                    : NULL;
+        if (!strcmp(kv, "tls") && (!strcmp(v, "true") || !strcmp(v, "false"))) {
+            em->tls = !strcmp(v, "true");
+        } else if (!strcmp(kv, "password")) {
+            snprintf(err, (size_t)errlen,
+                     "etcd URL: a password is not taken in the URL (it would be logged); "
+                     "name a file holding it with password-file=");
+            rc = -1;
+        } else if (!dst || !*v) {
+            snprintf(err, (size_t)errlen,
+                     "etcd URL: unknown or empty parameter '%s' (known: tls=true|false, cacert, "
+                     "cert, key, user, password-file)",
+                     kv);
+            rc = -1;
+        } else {
+            ls_free(*dst);
+            *dst = ls_strdup(v);
+        }
+    }
+    ls_free(q);
+    if (rc == 0 && (em->cacert || em->cert || em->key)) em->tls = true;
+    if (rc == 0 && !em->cert != !em->key) {
+        snprintf(err, (size_t)errlen,
+                 "etcd URL: cert= and key= go together (a client certificate "
+                 "and its private key)");
+        rc = -1;
+    }
+    if (rc == 0 && !em->user != !pwfile) {
+        snprintf(err, (size_t)errlen, "etcd URL: user= and password-file= go together");
+        rc = -1;
+    }
+    if (rc == 0 && pwfile && !(em->password = read_password(pwfile))) {
+        snprintf(err, (size_t)errlen, "etcd URL: password-file '%s' cannot be read or is empty",
+                 pwfile);
+        rc = -1;
+    }
+    ls_free(pwfile);
+    if (rc == 0 && em->user && etcd_reauth(em, 0) != LS_OK) {
+        snprintf(err, (size_t)errlen, "etcd: authenticating as '%s' failed: %s", em->user,
+                 ls_meta_errbuf());
+        rc = -1;
+    }
+    return rc;
+}
+
 ls_meta_t *ls_meta_etcd_open(const char *url, char *err, int errlen)
 {
     char eb[128];
@@ -819,8 +1013,10 @@ ls_meta_t *ls_meta_etcd_open(const char *url, char *err, int errlen)
         snprintf(err, (size_t)errlen, "etcd URL '%s' does not start with etcd://", url ? url : "");
         return NULL;
     }
-    const char *hosts = url + 7, *slash = strchr(hosts, '/');
-    size_t hlen = slash ? (size_t)(slash - hosts) : strlen(hosts);
+    const char *hosts = url + 7, *qmark = strchr(hosts, '?');
+    size_t ulen = qmark ? (size_t)(qmark - hosts) : strlen(hosts);
+    const char *slash = memchr(hosts, '/', ulen);
+    size_t hlen = slash ? (size_t)(slash - hosts) : ulen;
     if (hlen == 0) {
         snprintf(err, (size_t)errlen, "etcd URL '%s' names no endpoint (etcd://host:port/prefix)",
                  url);
@@ -846,11 +1042,15 @@ ls_meta_t *ls_meta_etcd_open(const char *url, char *err, int errlen)
         p += n + (comma ? 1 : 0);
     }
     const char *pfx = slash ? slash + 1 : "";
-    em->plen = strlen(pfx);
+    em->plen = slash ? (size_t)(hosts + ulen - pfx) : 0;
     int add_slash = em->plen && pfx[em->plen - 1] != '/';
     em->pfx = ls_malloc(em->plen + 2);
     memcpy(em->pfx, pfx, em->plen);
     if (add_slash) em->pfx[em->plen++] = '/';
     em->pfx[em->plen] = 0;
+    if (qmark && etcd_security(em, qmark + 1, err, errlen) != 0) {
+        etcd_close(&em->base);
+        return NULL;
+    }
     return &em->base;
 }
