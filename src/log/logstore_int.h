@@ -126,6 +126,7 @@ struct ls_flush {
     ls_buf_t footer;
     uint8_t header[8];
     ls_status put_st;
+    char *put_err; /* the store's message when put_st failed (NULL: none) */
     ls_status commit_st;
     char err[256];
     uv_work_t work;

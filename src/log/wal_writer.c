@@ -385,6 +385,7 @@ static void flush_free(ls_flush_t *f)
         section_free(s);
     }
     ls_buf_free(&f->footer);
+    ls_free(f->put_err);
     ls_free(f);
 }
 
@@ -440,9 +441,14 @@ static void put_work(uv_work_t *w)
     }
     iov[n].iov_base = f->footer.data;
     iov[n++].iov_len = f->footer.len;
+    ls_free(f->put_err);
+    f->put_err = NULL;
     f->put_st = ls_objstore_put(ls->os, f->key, iov, n, LS_OBJSTORE_PUT_CREATE_ONLY);
     ls_free(iov);
-    if (f->put_st == LS_OK) ls_crashpoint("wal.object_written");
+    if (f->put_st == LS_OK)
+        ls_crashpoint("wal.object_written");
+    else /* the store's message is this thread's: keep it for the loop's log line */
+        f->put_err = ls_strdup(ls_objstore_errbuf());
 }
 
 static void put_after(uv_work_t *w, int status)
@@ -450,8 +456,9 @@ static void put_after(uv_work_t *w, int status)
     ls_flush_t *f = w->data;
     if (status == UV_ECANCELED) f->put_st = LS_ESHUTDOWN;
     if (f->put_st != LS_OK)
-        LS_WARN_RL("wal", "PUT of WAL object %s (%zu bytes, %u logs) failed: %s", f->key, f->bytes,
-                   f->nsections, ls_status_str(f->put_st));
+        LS_WARN_RL("wal", "PUT of WAL object %s (%zu bytes, %u logs) failed: %s%s%s", f->key,
+                   f->bytes, f->nsections, ls_status_str(f->put_st), f->put_err ? ": " : "",
+                   f->put_err ? f->put_err : "");
     f->state = FLUSH_PUT_DONE;
     pump_commits(f->ls);
 }

@@ -402,8 +402,9 @@ static ls_status s3_request(s3_store_t *s, s3_req_t *r)
             r->cc != CURLE_OK ? ls_curl_classify(r->cc) != LS_CURL_PERMANENT : http_transient(r);
         if (r->cc == CURLE_OK && !transient) break;
         if (!transient) {
-            s3_set_err(s, "%s %s: %s%s", r->method, r->key ? r->key : "(bucket)",
-                       curl_easy_strerror(r->cc),
+            /* the endpoint too: a certificate or name the operator must fix */
+            s3_set_err(s, "%s %s at %s: %s%s", r->method, r->key ? r->key : "(bucket)",
+                       s->c.scheme_host, curl_easy_strerror(r->cc),
                        r->overflow ? " (response larger than expected)" : "");
             st = LS_EIO;
             break;
@@ -800,8 +801,13 @@ static void s3_probe_create_only(s3_store_t *s)
              s3_rand(s));
     struct iovec v = {"probe", 5};
     int state = -1;
-    ls_status st1 = s3_put_single(s, key, &v, 1, 5, 1, 1);
-    if (st1 == LS_OK) {
+    s3_req_t r1 = {.method = "PUT", .key = key, .iov = &v, .iovcnt = 1, .body_len = 5};
+    r1.extra[r1.nextra++] = (ls_sigv4_hdr_t){"if-none-match", "*"};
+    ls_status st1 = s3_request(s, &r1);
+    long status1 = st1 == LS_OK ? r1.status : 0; /* 0: no answer (transport failure) */
+    bool landed = status1 == 200 || (status1 == 412 && r1.attempts > 1);
+    s3_req_done(&r1);
+    if (landed) {
         ls_status st2 = s3_put_single(s, key, &v, 1, 5, 1, 1);
         if (st2 == LS_EEXISTS)
             state = 1;
@@ -810,8 +816,9 @@ static void s3_probe_create_only(s3_store_t *s)
         s3_req_t r = {.method = "DELETE", .key = key};
         s3_request(s, &r);
         s3_req_done(&r);
-    } else if (st1 == LS_EIO) {
-        state = 0; /* the header itself is refused (400/501) */
+    } else if (status1 == 400 || status1 == 501) {
+        state = 0; /* the header itself is refused; a transport failure (an
+                    * untrusted certificate) tells nothing: asked again later */
     }
     if (state != -1) {
         if (state == 0)
