@@ -107,13 +107,13 @@ inflate_end:
     return st;
 }
 
-static ls_status gzip_compress(const uint8_t *in, size_t len, ls_buf_t *out)
+static ls_status gzip_compress(const uint8_t *in, size_t len, int level, ls_buf_t *out)
 {
     if (len > UINT_MAX) return LS_EINVAL;
     z_stream zs;
     memset(&zs, 0, sizeof zs);
-    if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
-                     Z_DEFAULT_STRATEGY) != Z_OK)
+    if (deflateInit2(&zs, level == LS_COMPRESS_LEVEL_DEFAULT ? Z_DEFAULT_COMPRESSION : level,
+                     Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return LS_EIO;
     /* deflateBound() does not count the gzip wrapper; add room for it. */
     size_t bound = deflateBound(&zs, (uLong)len) + 32;
@@ -237,11 +237,12 @@ free_dctx:
     return st;
 }
 
-static ls_status lz4_compress(const uint8_t *in, size_t len, ls_buf_t *out)
+static ls_status lz4_compress(const uint8_t *in, size_t len, int level, ls_buf_t *out)
 {
     LZ4F_preferences_t prefs;
     memset(&prefs, 0, sizeof prefs);
     prefs.frameInfo.contentSize = len;
+    if (level != LS_COMPRESS_LEVEL_DEFAULT) prefs.compressionLevel = level;
     size_t bound = LZ4F_compressFrameBound(len, &prefs);
     ls_buf_reserve(out, bound);
     size_t got = LZ4F_compressFrame(out->data + out->len, bound, in, len, &prefs);
@@ -343,13 +344,14 @@ free_ds:
 
 #define ZSTD_RAW_BLOCK ((size_t)128 << 10)
 
-static ls_status zstd_compress(const uint8_t *in, size_t len, ls_buf_t *out)
+static ls_status zstd_compress(const uint8_t *in, size_t len, int level, ls_buf_t *out)
 {
     size_t bound = ZSTD_compressBound(len);
     ls_buf_reserve(out, bound);
     ZSTD_CCtx *c = cctx_get();
     if (!c) return LS_EIO;
-    size_t got = ZSTD_compressCCtx(c, out->data + out->len, bound, in, len, 3);
+    size_t got = ZSTD_compressCCtx(c, out->data + out->len, bound, in, len,
+                                   level == LS_COMPRESS_LEVEL_DEFAULT ? 3 : level);
     cctx_put(c);
     if (ZSTD_isError(got)) return LS_EIO;
     out->len += got;
@@ -466,14 +468,19 @@ ls_status ls_decompress_exact(int codec, const uint8_t *in, size_t len, uint8_t 
 
 ls_status ls_compress(int codec, const uint8_t *in, size_t len, ls_buf_t *out)
 {
+    return ls_compress_level(codec, LS_COMPRESS_LEVEL_DEFAULT, in, len, out);
+}
+
+ls_status ls_compress_level(int codec, int level, const uint8_t *in, size_t len, ls_buf_t *out)
+{
     size_t start = out->len;
     ls_status st;
     switch (codec) {
     case LS_CODEC_NONE: ls_buf_append(out, in, len); return LS_OK;
-    case LS_CODEC_GZIP: st = gzip_compress(in, len, out); break;
+    case LS_CODEC_GZIP: st = gzip_compress(in, len, level, out); break;
     case LS_CODEC_SNAPPY: st = snappy_compress_raw(in, len, out); break;
-    case LS_CODEC_LZ4: st = lz4_compress(in, len, out); break;
-    case LS_CODEC_ZSTD: st = zstd_compress(in, len, out); break;
+    case LS_CODEC_LZ4: st = lz4_compress(in, len, level, out); break;
+    case LS_CODEC_ZSTD: st = zstd_compress(in, len, level, out); break;
     default: return LS_EINVAL;
     }
     if (st != LS_OK) out->len = start;

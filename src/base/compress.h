@@ -28,6 +28,12 @@ ls_status ls_decompress_exact(int codec, const uint8_t *in, size_t len, uint8_t 
                               size_t out_len);
 /* Appends compressed bytes (snappy: raw block; lz4: frame). */
 ls_status ls_compress(int codec, const uint8_t *in, size_t len, ls_buf_t *out);
+/* ls_compress at a level: gzip 1..9, lz4 1..17 (3 and up: high compression),
+ * zstd -131072..22 (Kafka's compression.<codec>.level ranges); snappy has
+ * none. LS_COMPRESS_LEVEL_DEFAULT: the codec's own default (gzip 6, lz4 fast,
+ * zstd 3). */
+#define LS_COMPRESS_LEVEL_DEFAULT INT32_MIN
+ls_status ls_compress_level(int codec, int level, const uint8_t *in, size_t len, ls_buf_t *out);
 /* Appends in[0..len) as one zstd frame of raw (stored) blocks: what zstd
  * writes for incompressible input, without the cost of trying. */
 void ls_zstd_raw_frame(const uint8_t *in, size_t len, ls_buf_t *out);

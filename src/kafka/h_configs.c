@@ -83,16 +83,15 @@ static const topic_config_def_t topic_defs[] = {
     {"cleanup.policy", LS_KAFKA_CONFIG_TYPE_LIST, VAL_FIXED, "delete", "log.cleanup.policy",
      "delete,compact", "Retention policy for old log segments: delete and/or compact."},
     {"compression.gzip.level", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "-1", NULL, NULL,
-     "Level the broker would use to compress with gzip. The broker never recompresses "
-     "(compression.type is always producer), exactly as Kafka with that type: no effect."},
+     "Level the broker compresses with when compression.type is gzip (-1: zlib's default)."},
     {"compression.lz4.level", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "9", NULL, NULL,
-     "Level the broker would use to compress with lz4; no effect (see compression.gzip.level)."},
+     "Level the broker compresses with when compression.type is lz4."},
     {"compression.type", LS_KAFKA_CONFIG_TYPE_STRING, VAL_FIXED, "producer", "compression.type",
-     "producer",
-     "Batches are stored as the producer compressed them ('producer'); the broker does not "
-     "recompress, so other values are refused."},
+     "uncompressed,zstd,lz4,snappy,gzip,producer",
+     "Codec the topic's batches are stored in: 'producer' keeps them as sent; a codec (or "
+     "'uncompressed') makes the broker recompress batches sent in another one, as Kafka does."},
     {"compression.zstd.level", LS_KAFKA_CONFIG_TYPE_INT, VAL_FIXED, "3", NULL, NULL,
-     "Level the broker would use to compress with zstd; no effect (see compression.gzip.level)."},
+     "Level the broker compresses with when compression.type is zstd."},
     {"delete.retention.ms", LS_KAFKA_CONFIG_TYPE_LONG, VAL_FIXED, "86400000",
      "log.cleaner.delete.retention.ms", NULL,
      "Applied (compacted topics): a tombstone stays at least this long after the key "
@@ -732,15 +731,6 @@ int ls_kafka_topic_config_check(const char *name, const char *value, char *err, 
         snprintf(err, (size_t)errlen,
                  "Invalid value %s for configuration %s: Value must be at least %" PRId64, value,
                  name, min);
-        return -1;
-    }
-    if (!ok && strcmp(name, "compression.type") == 0) {
-        snprintf(
-            err, (size_t)errlen,
-            "Invalid value %s for configuration compression.type: Lakestream stores batches as "
-            "the producer compressed them and never recompresses; only 'producer' is "
-            "accepted (set the codec in the producer)",
-            value);
         return -1;
     }
     if (!ok) {

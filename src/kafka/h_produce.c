@@ -61,6 +61,7 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/compress.h"
 #include "base/crc32c.h"
 #include "base/diag.h"
 #include "kafka/handlers.h"
@@ -207,6 +208,38 @@ static void stamp_log_append_time(uint8_t *batch, ls_batch_info_t *bi, int64_t n
     bi->attributes = (int16_t)attrs;
     bi->timestamp_log_append = true;
     bi->max_timestamp = now;
+}
+
+/* The codec a topic stores its batches in (compression.type, as Kafka's
+ * LogValidator): false for 'producer' (batches kept as sent); else the codec
+ * ('uncompressed' = none) and its level from compression.<codec>.level. */
+static bool topic_codec(const ls_stream_t *s, int *codec, int *level)
+{
+    static const struct {
+        const char *name;
+        int codec;
+        const char *level_key;
+        int64_t level_def;
+    } codecs[] = {
+        {"uncompressed", LS_CODEC_NONE, NULL, 0},
+        {"gzip", LS_CODEC_GZIP, "compression.gzip.level", -1},
+        {"snappy", LS_CODEC_SNAPPY, NULL, 0},
+        {"lz4", LS_CODEC_LZ4, "compression.lz4.level", 9},
+        {"zstd", LS_CODEC_ZSTD, "compression.zstd.level", 3},
+    };
+    const char *v = ls_stream_config_get(s, "compression.type");
+    if (!v) return false;
+    for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++) {
+        if (strcmp(v, codecs[i].name) != 0) continue;
+        *codec = codecs[i].codec;
+        int64_t lv =
+            codecs[i].level_key ? stream_i64(s, codecs[i].level_key, codecs[i].level_def) : -1;
+        /* gzip's -1 is zlib's default; the ranges were checked when the config was set */
+        *level = lv == -1 && *codec == LS_CODEC_GZIP ? LS_COMPRESS_LEVEL_DEFAULT : (int)lv;
+        if (!codecs[i].level_key) *level = LS_COMPRESS_LEVEL_DEFAULT;
+        return true;
+    }
+    return false; /* 'producer' */
 }
 
 static produce_defaults_t produce_defaults(const ls_kafka_services_t *b)
@@ -454,6 +487,41 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
             return;
         }
     }
+    /* compression.type naming a codec: batches in another codec are stored
+     * recompressed (Kafka's LogValidator; header fields stay, the CRC is new)
+     * and must still fit max.message.bytes afterwards */
+    const uint8_t *data[MAX_BATCHES_PER_PARTITION];
+    size_t size[MAX_BATCHES_PER_PARTITION];
+    int codec, level;
+    bool recompress = topic_codec(s, &codec, &level);
+    for (int i = 0; i < n; i++) {
+        data[i] = pd->Records.ptr + infos[i].pos;
+        size[i] = infos[i].size;
+        if (!recompress || infos[i].codec == codec) continue;
+        ls_buf_t nb;
+        ls_buf_init(&nb);
+        size_t max = max_batch_bytes(&ctx->def, s);
+        rr = ls_records_recompress(data[i], &infos[i], max, codec, level, &nb, why, sizeof why);
+        if (rr == LS_RB_OK && nb.len > max) {
+            rr = LS_RB_TOO_LARGE;
+            snprintf(why, sizeof why,
+                     "batch %d is %zu bytes once compressed with %s (compression.type), over "
+                     "max.message.bytes %zu",
+                     i, nb.len, ls_codec_name(codec), max);
+        }
+        if (rr != LS_RB_OK) {
+            ls_buf_free(&nb);
+            pr->ErrorCode = rb_error(rr);
+            pr->ErrorMessage = ls_kstr_c(ls_arena_printf(req->arena, "%s", why));
+            LS_INFO("kafka", "produce to %s-%d refused: %s", s->name, (int)pd->Index, why);
+            return;
+        }
+        uint8_t *copy = ls_arena_alloc(req->arena, nb.len);
+        memcpy(copy, nb.data, nb.len);
+        data[i] = copy;
+        size[i] = nb.len;
+        ls_buf_free(&nb);
+    }
     int64_t txn_seq[MAX_BATCHES_PER_PARTITION] = {0};
     for (int i = 0; i < n; i++)
         if (infos[i].transactional &&
@@ -464,8 +532,8 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
         const ls_batch_info_t *bi = &infos[i];
         ls_append_t a = {
             .log_id = log_id,
-            .data = pd->Records.ptr + bi->pos,
-            .len = bi->size,
+            .data = data[i],
+            .len = size[i],
             .offset_count = bi->last_offset_delta + 1,
             .max_timestamp = bi->max_timestamp,
             .producer = {.producer_id = bi->producer_id,

@@ -411,6 +411,40 @@ report:
     return res;
 }
 
+ls_rb_result ls_records_recompress(const uint8_t *batch, const ls_batch_info_t *bi,
+                                   size_t max_batch_bytes, int codec, int level, ls_buf_t *out,
+                                   char *reason, size_t rlen)
+{
+    ls_buf_t tmp;
+    ls_buf_init(&tmp);
+    const uint8_t *recs;
+    size_t nrecs;
+    ls_rb_result r = records_section(batch, bi, rb_decompress_cap(max_batch_bytes), &tmp, &recs,
+                                     &nrecs, reason, rlen);
+    if (r != LS_RB_OK) {
+        ls_buf_free(&tmp);
+        return r;
+    }
+    size_t start = out->len;
+    ls_buf_append(out, batch, LS_RB_HEADER_SIZE);
+    ls_status st = ls_compress_level(codec, level, recs, nrecs, out);
+    ls_buf_free(&tmp);
+    if (st != LS_OK) {
+        out->len = start;
+        snprintf(reason, rlen, "compressing with %s failed (%s)", ls_codec_name(codec),
+                 ls_status_str(st));
+        return LS_RB_CORRUPT;
+    }
+    uint8_t *nb = out->data + start;
+    size_t size = out->len - start;
+    uint16_t attrs = (uint16_t)((ls_be16_get(nb + LS_RB_OFF_ATTRIBUTES) & ~7u) | (unsigned)codec);
+    ls_be16_put(nb + LS_RB_OFF_ATTRIBUTES, attrs);
+    ls_be32_put(nb + LS_RB_OFF_LENGTH, (uint32_t)(size - 12));
+    ls_be32_put(nb + LS_RB_OFF_CRC,
+                ls_crc32c(0, nb + LS_RB_OFF_ATTRIBUTES, size - LS_RB_OFF_ATTRIBUTES));
+    return LS_RB_OK;
+}
+
 ls_rb_result ls_records_foreach(const uint8_t *batch, size_t len, size_t max_decompressed,
                                 int (*cb)(void *arg, const ls_record_view_t *rec), void *arg)
 {

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/buf.h"
+
 #define LS_RB_HEADER_SIZE 61 /* bytes up to and including the record count */
 #define LS_RB_OFF_BASE_OFFSET 0
 #define LS_RB_OFF_LENGTH 8
@@ -103,6 +105,15 @@ typedef struct ls_record_view {
     size_t headers_len;
 } ls_record_view_t;
 
+/* Appends to out the batch at `batch` (validated: bi from
+ * ls_records_validate with the same max_batch_bytes) with its records
+ * compressed by codec at level (ls_compress_level): what Kafka's broker does
+ * for a topic whose compression.type names a codec other than the batch's.
+ * Header fields stay (offsets, timestamps, producer id, sequence); the codec
+ * bits, length and CRC are rewritten. */
+ls_rb_result ls_records_recompress(const uint8_t *batch, const ls_batch_info_t *bi,
+                                   size_t max_batch_bytes, int codec, int level, ls_buf_t *out,
+                                   char *reason, size_t rlen);
 /* Calls cb for each record of one batch (decompressing if needed, output
  * bounded by max_decompressed). cb returns non-zero to stop early.
  * Returns LS_RB_OK or the failure class. Only the first batch at `batch` is

@@ -234,6 +234,44 @@ TEST(every_codec_validates_and_iterates)
     }
 }
 
+TEST(recompress_between_every_pair_of_codecs)
+{
+    /* the broker's compression.type: records and header fields survive, the
+     * codec bits, length and CRC are the new ones */
+    for (int from = LS_CODEC_NONE; from <= LS_CODEC_ZSTD; from++) {
+        for (int to = LS_CODEC_NONE; to <= LS_CODEC_ZSTD; to++) {
+            ls_buf_t b, out;
+            ls_buf_init(&b);
+            ls_buf_init(&out);
+            std_batch(&b, from, 40);
+            ls_batch_info_t infos[2];
+            int n = 0;
+            char why[256] = "";
+            CHECK_EQ_INT(ls_records_validate(b.data, b.len, MAXB, infos, 2, &n, why, sizeof why),
+                         LS_RB_OK);
+            int level = to == LS_CODEC_ZSTD ? 19 : LS_COMPRESS_LEVEL_DEFAULT;
+            CHECK_EQ_INT(
+                ls_records_recompress(b.data, &infos[0], MAXB, to, level, &out, why, sizeof why),
+                LS_RB_OK);
+            ls_batch_info_t again[2];
+            CHECK_EQ_INT(
+                ls_records_validate(out.data, out.len, MAXB, again, 2, &n, why, sizeof why),
+                LS_RB_OK);
+            CHECK_EQ_INT(again[0].codec, to);
+            CHECK_EQ_INT(again[0].record_count, 40);
+            CHECK(memcmp(out.data + LS_RB_OFF_LAST_OFFSET_DELTA,
+                         b.data + LS_RB_OFF_LAST_OFFSET_DELTA,
+                         LS_RB_HEADER_SIZE - LS_RB_OFF_LAST_OFFSET_DELTA) == 0);
+            seen_t s = {0};
+            CHECK_EQ_INT(ls_records_foreach(out.data, out.len, MAXB, check_rec, &s), LS_RB_OK);
+            CHECK_EQ_INT(s.n, 40);
+            CHECK_EQ_INT(s.bad, 0);
+            ls_buf_free(&b);
+            ls_buf_free(&out);
+        }
+    }
+}
+
 TEST(java_style_xerial_snappy_batch)
 {
     ls_buf_t recs, x, b;
@@ -731,6 +769,7 @@ int main(void)
 {
     RUN(uncompressed_batch_validates_and_iterates);
     RUN(every_codec_validates_and_iterates);
+    RUN(recompress_between_every_pair_of_codecs);
     RUN(java_style_xerial_snappy_batch);
     RUN(several_batches_fill_infos);
     RUN(real_kafka_batch_validates);
