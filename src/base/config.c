@@ -322,6 +322,73 @@ static const cfg_key_t cfg_keys[] = {
      .help = "HTTP connections from one IP address, per HTTP listener; a new one beyond it "
              "is closed at once."},
 
+    {.name = "ssl.keystore.type",
+     .section = "TLS (SSL and SASL_SSL listeners; Kafka's ssl.* settings)",
+     .type = CT_STRING,
+     FIELD(ssl_keystore_type),
+     .def = "PEM",
+     .help = "Format of the keystore: PEM (JKS and PKCS12 are refused: convert them)."},
+    {.name = "ssl.keystore.location",
+     .type = CT_STRING,
+     FIELD(ssl_keystore_location),
+     .help = "PEM file with the private key and the certificate chain (leaf first). Read "
+             "again on SIGHUP."},
+    {.name = "ssl.keystore.certificate.chain",
+     .type = CT_STRING,
+     FIELD(ssl_keystore_certificate_chain),
+     .help = "The certificate chain as inline PEM text (instead of ssl.keystore.location)."},
+    {.name = "ssl.keystore.key",
+     .type = CT_STRING,
+     FIELD(ssl_keystore_key),
+     .secret = true,
+     .help = "The private key as inline PEM text (PKCS#8; with ssl.keystore.certificate.chain)."},
+    {.name = "ssl.key.password",
+     .type = CT_STRING,
+     FIELD(ssl_key_password),
+     .secret = true,
+     .help = "Password of an encrypted private key."},
+    {.name = "ssl.truststore.type",
+     .type = CT_STRING,
+     FIELD(ssl_truststore_type),
+     .def = "PEM",
+     .help = "Format of the truststore: PEM."},
+    {.name = "ssl.truststore.location",
+     .type = CT_STRING,
+     FIELD(ssl_truststore_location),
+     .help = "PEM file of the CA certificates client certificates are verified against."},
+    {.name = "ssl.truststore.certificates",
+     .type = CT_STRING,
+     FIELD(ssl_truststore_certificates),
+     .help = "The trusted CA certificates as inline PEM text."},
+    {.name = "ssl.enabled.protocols",
+     .type = CT_STRING,
+     FIELD(ssl_enabled_protocols),
+     .def = "TLSv1.2,TLSv1.3",
+     .help = "TLS versions accepted: TLSv1.2 and/or TLSv1.3."},
+    {.name = "ssl.protocol",
+     .type = CT_STRING,
+     FIELD(ssl_protocol),
+     .def = "TLSv1.3",
+     .help = "The TLS context's protocol: the highest version negotiated (TLSv1.3, TLSv1.2 "
+             "or TLS)."},
+    {.name = "ssl.cipher.suites",
+     .type = CT_STRING,
+     FIELD(ssl_cipher_suites),
+     .help = "Cipher suites allowed, by IANA (Kafka's) or OpenSSL names, comma-separated. "
+             "Default: OpenSSL's."},
+    {.name = "ssl.client.auth",
+     .type = CT_STRING,
+     FIELD(ssl_client_auth),
+     .def = "none",
+     .help = "Client certificates: required, requested (verified when sent) or none. The "
+             "principal is the certificate's subject (ssl.principal.mapping.rules)."},
+    {.name = "ssl.principal.mapping.rules",
+     .type = CT_STRING,
+     FIELD(ssl_principal_mapping_rules),
+     .def = "DEFAULT",
+     .help = "Rules mapping a client certificate's subject (RFC 2253) to a user name: "
+             "RULE:pattern/replacement/[LU],...,DEFAULT, as Kafka's."},
+
     {.name = "wal.flush.max.bytes",
      .section = "WAL writer",
      .type = CT_SIZE,
@@ -1636,11 +1703,6 @@ static int listeners_finish(ls_config_t *c, char *err, int errlen)
         if (l->adv_port == 0) l->adv_port = l->port; /* 0 still when picking a free port */
         /* SASL is not built yet: a SASL listener would accept clients it
          * cannot authenticate */
-        if (ls_secproto_tls(l->protocol) && !ls_secproto_sasl(l->protocol)) {
-            errf(err, errlen,
-                 "listeners: listener %s uses SSL, which this build does not serve yet", l->name);
-            return -1;
-        }
         if (ls_secproto_sasl(l->protocol)) {
             errf(err, errlen,
                  "listeners: listener %s uses %s, but this build has no SASL "

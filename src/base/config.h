@@ -86,8 +86,22 @@ typedef struct ls_config {
     int nlisteners;
     ls_listener_cfg_t advertised[LS_MAX_LISTENERS]; /* advertised.listeners as given */
     int nadvertised;
-    char *listener_protocol_map;       /* listener.security.protocol.map; NULL: Kafka's default */
-    int32_t broker_id;                 /* broker.id, default 0 */
+    char *listener_protocol_map; /* listener.security.protocol.map; NULL: Kafka's default */
+    /* TLS of SSL/SASL_SSL listeners (Kafka's ssl.* names; base/tls.h applies them) */
+    char *ssl_keystore_type;              /* ssl.keystore.type: PEM */
+    char *ssl_keystore_location;          /* ssl.keystore.location */
+    char *ssl_keystore_certificate_chain; /* ssl.keystore.certificate.chain (inline PEM) */
+    char *ssl_keystore_key;               /* ssl.keystore.key (inline PEM; secret) */
+    char *ssl_key_password;               /* ssl.key.password (secret) */
+    char *ssl_truststore_type;            /* ssl.truststore.type: PEM */
+    char *ssl_truststore_location;        /* ssl.truststore.location */
+    char *ssl_truststore_certificates;    /* ssl.truststore.certificates (inline PEM) */
+    char *ssl_enabled_protocols;          /* ssl.enabled.protocols */
+    char *ssl_protocol;                   /* ssl.protocol */
+    char *ssl_cipher_suites;              /* ssl.cipher.suites; NULL: OpenSSL's defaults */
+    char *ssl_client_auth;                /* ssl.client.auth: required|requested|none */
+    char *ssl_principal_mapping_rules;    /* ssl.principal.mapping.rules */
+    int32_t broker_id;                    /* broker.id, default 0 */
     char *cluster_id;                  /* cluster.id, default: generated and stored in metadata */
     char *broker_rack;                 /* broker.rack: zone for zone-aware placement, default "" */
     char *http_host;                   /* http.listen host; NULL: HTTP disabled */

@@ -100,6 +100,7 @@
 #include "base/fd_budget.h"
 #include "base/hash.h"
 #include "base/i64map.h"
+#include "base/tls.h"
 #include "kafka/api.h"
 #include "stream/broker_config.h"
 
@@ -129,6 +130,7 @@ typedef struct write_req {
     uv_write_t req;
     ls_kw_t w;
     struct iovec *iov;
+    void *cipher; /* TLS: the encrypted bytes being written (w is then empty) */
 } write_req_t;
 
 struct ls_kconn {
@@ -167,11 +169,17 @@ struct ls_kconn {
     int64_t reserved;       /* bytes of the frame being received, reserved */
     ls_buf_t held;          /* bytes read past the waiting frame's grant */
     struct ls_kconn *wait_next;
+    /* TLS (SSL and SASL_SSL listeners): the session, plaintext decrypted
+     * from it, and whether the handshake's outcome was applied */
+    ls_tls_conn_t *tls;
+    uint8_t *plain;
+    bool tls_done;
 };
 
 struct ls_kafka_listener {
     ls_kafka_services_t *b;
     ls_listener_cfg_t cfg; /* name, address, security protocol */
+    ls_tls_server_t *tls;  /* SSL, SASL_SSL: the certificate and settings; else NULL */
     int fd;                /* listening socket */
     uv_poll_t poll;
     bool polling;
@@ -249,6 +257,8 @@ static void conn_unref(ls_kconn_t *c)
     frame_release(c);
     ls_free(c->scratch);
     ls_buf_free(&c->held);
+    ls_tls_conn_free(c->tls);
+    ls_free(c->plain);
     ls_free(c);
     listener_maybe_done(l);
 }
@@ -295,20 +305,65 @@ static void on_written(uv_write_t *req, int status)
     ls_kconn_t *c = req->data;
     ls_kw_free(&wr->w);
     ls_free(wr->iov);
+    ls_free(wr->cipher);
     ls_free(wr);
     c->last_active_ms = ls_clock_mono_ms();
     if (status < 0 && status != UV_ECANCELED) conn_close(c, uv_strerror(status));
     conn_unref(c);
 }
 
+/* TLS: sends the ciphertext the session has produced (handshake messages,
+ * encrypted responses) in one write. */
+static void tls_send(ls_kconn_t *c)
+{
+    size_t n;
+    void *cipher = ls_tls_conn_take_output(c->tls, &n);
+    if (!cipher) return;
+    if (c->closed) {
+        ls_free(cipher);
+        return;
+    }
+    write_req_t *wr = LS_NEW(write_req_t);
+    ls_kw_init(&wr->w);
+    wr->cipher = cipher;
+    wr->req.data = c;
+    c->refs++;
+    uv_buf_t buf = uv_buf_init(cipher, (unsigned)n);
+    int rc = uv_write(&wr->req, (uv_stream_t *)&c->tcp, &buf, 1, on_written);
+    if (rc < 0) {
+        c->refs--;
+        ls_kw_free(&wr->w);
+        ls_free(cipher);
+        ls_free(wr);
+        conn_close(c, uv_strerror(rc));
+    }
+}
+
+/* TLS: a response is encrypted whole into the session's output. */
+static void tls_send_response(ls_kconn_t *c, ls_kw_t *w)
+{
+    struct iovec *iov;
+    int n = ls_kw_iovecs(w, &iov);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = ls_tls_conn_write(c->tls, iov[i].iov_base, iov[i].iov_len);
+    ls_free(iov);
+    ls_kw_free(w);
+    if (rc != 0) conn_close(c, "TLS: could not encrypt a response");
+}
+
 static void conn_flush(ls_kconn_t *c)
 {
+    bool sealed = false; /* TLS: responses were encrypted, to be sent */
     while (c->head && c->head->done) {
         slot_t *s = c->head;
         c->head = s->next;
         if (!c->head) c->tail = NULL;
         c->inflight--;
-        if (s->has_response && !c->closed) {
+        if (s->has_response && !c->closed && c->tls) {
+            tls_send_response(c, &s->w);
+            sealed = true;
+        } else if (s->has_response && !c->closed) {
             write_req_t *wr = LS_NEW(write_req_t);
             wr->w = s->w;
             int n = ls_kw_iovecs(&wr->w, &wr->iov);
@@ -329,6 +384,7 @@ static void conn_flush(ls_kconn_t *c)
         }
         ls_free(s);
     }
+    if (sealed) tls_send(c);
     conn_update_reading(c);
 }
 
@@ -561,7 +617,7 @@ bad:
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     ls_kconn_t *c = h->data;
-    if (c->frame && c->frame_got < (size_t)c->reserved) {
+    if (!c->tls && c->frame && c->frame_got < (size_t)c->reserved) {
         /* mid-frame: read straight into the frame, up to its grant */
         buf->base = (char *)c->frame + c->frame_got;
         buf->len = (size_t)c->reserved - c->frame_got;
@@ -701,6 +757,47 @@ static void on_resume(uv_timer_t *t)
     }
 }
 
+/* TLS: the handshake just completed. With a client certificate the
+ * connection acts as its principal (ssl.principal.mapping.rules); a
+ * certificate no rule maps fails the authentication, as in Kafka. */
+static void tls_established(ls_kconn_t *c)
+{
+    c->tls_done = true;
+    char principal[sizeof c->principal], why[512];
+    int rc = ls_tls_conn_principal(c->tls, principal, sizeof principal, why, sizeof why);
+    if (rc > 0) {
+        LS_DEBUG("kafka", "TLS connection from %s authenticated as %s", c->peer, principal);
+        ls_kconn_set_principal(c, principal);
+    }
+    if (rc < 0) conn_close(c, why);
+}
+
+/* TLS: ciphertext arrived. Everything the session can decrypt now is taken
+ * (so nothing waits inside it once reading stops): into the framing, or,
+ * while a frame waits for queued.max.request.bytes, held with the bytes
+ * read past its grant. Handshake replies go out at once. */
+static void tls_on_read(ls_kconn_t *c, const uint8_t *p, size_t n)
+{
+    ls_tls_conn_feed(c->tls, p, n);
+    if (!c->plain) c->plain = ls_malloc(SCRATCH_SIZE);
+    char why[512];
+    while (!c->closed) {
+        ssize_t got = ls_tls_conn_read(c->tls, c->plain, SCRATCH_SIZE, why, sizeof why);
+        if (!c->tls_done && ls_tls_conn_established(c->tls)) tls_established(c);
+        if (got == 0 || c->closed) break;
+        if (got < 0) {
+            tls_send(c); /* the alert, if any */
+            conn_close(c, *why ? why : NULL);
+            return;
+        }
+        if (c->mem_wait)
+            ls_buf_append(&c->held, c->plain, (size_t)got);
+        else
+            consume(c, c->plain, (size_t)got);
+    }
+    tls_send(c);
+}
+
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     ls_kconn_t *c = s->data;
@@ -722,7 +819,9 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread == 0) return;
     c->last_active_ms = ls_clock_mono_ms();
     c->refs++; /* dispatching may close the connection */
-    if (c->frame && buf->base == (char *)c->frame + c->frame_got) {
+    if (c->tls) {
+        tls_on_read(c, (const uint8_t *)buf->base, (size_t)nread);
+    } else if (c->frame && buf->base == (char *)c->frame + c->frame_got) {
         c->frame_got += (size_t)nread;
         if (c->frame_got == c->frame_len)
             frame_complete(c);
@@ -780,6 +879,7 @@ static void conn_open(ls_kafka_listener_t *l, int fd, const struct sockaddr_stor
     snprintf(c->peer, sizeof c->peer, "%s:%d", ip, port);
     snprintf(c->peer_host, sizeof c->peer_host, "%s", ip);
     snprintf(c->principal, sizeof c->principal, "%s", LS_KAFKA_ANONYMOUS);
+    if (l->tls) c->tls = ls_tls_conn_new(l->tls);
     c->next = l->conns.next;
     c->prev = &l->conns;
     l->conns.next->prev = c;
@@ -980,6 +1080,20 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const ls_li
     l->cfg = *lc;
     l->conns.next = l->conns.prev = &l->conns;
     l->reserve_fd = -1;
+    if (ls_secproto_tls(lc->protocol)) {
+        ls_tls_settings_t ts;
+        ls_tls_settings_from_config(&ts, b->cfg);
+        char what[96], why[400];
+        snprintf(what, sizeof what, "listener %s", lc->name);
+        l->tls = ls_tls_server_new(&ts, what, why, sizeof why);
+        if (!l->tls) {
+            snprintf(err, (size_t)errlen, "%s (for the %s listener %s)", why,
+                     ls_secproto_name(lc->protocol), lc->name);
+            l->fd = -1;
+            l->server_closed = true;
+            return l;
+        }
+    }
     l->fd = listen_socket(lc->host, lc->port, &l->port, err, errlen);
     if (l->fd < 0) {
         l->server_closed = true;
@@ -1072,8 +1186,14 @@ void ls_kafka_listener_close(ls_kafka_listener_t *l, void (*done)(void *arg), vo
     listener_maybe_done(l);
 }
 
+int ls_kafka_listener_reload_tls(ls_kafka_listener_t *l, char *err, int errlen)
+{
+    return l->tls ? ls_tls_server_reload(l->tls, err, errlen) : 0;
+}
+
 void ls_kafka_listener_free(ls_kafka_listener_t *l)
 {
+    ls_tls_server_free(l->tls);
     ls_i64map_free(&l->per_ip); /* a zeroed map (listen failed) frees nothing */
     ls_free(l);
 }

@@ -31,6 +31,10 @@ void ls_kafka_listener_quiesce(ls_kafka_listener_t *l);
  * calls done. */
 void ls_kafka_listener_close(ls_kafka_listener_t *l, void (*done)(void *arg), void *arg);
 void ls_kafka_listener_free(ls_kafka_listener_t *l);
+/* Reads the listener's certificate, key and trust material again (SIGHUP):
+ * new connections use them; on failure (err) the old ones stay. 0 for a
+ * listener without TLS. */
+int ls_kafka_listener_reload_tls(ls_kafka_listener_t *l, char *err, int errlen);
 /* Pauses / resumes reading on every connection (produce backpressure). */
 void ls_kafka_listener_set_paused(ls_kafka_listener_t *l, bool paused);
 #endif

@@ -57,6 +57,11 @@ void ls_broker_free(ls_broker_t *b);
 const char *ls_broker_advertised_host(const ls_broker_t *b);
 int32_t ls_broker_advertised_port(const ls_broker_t *b);
 
+/* Reads every TLS listener's certificate, key and trust material again
+ * (SIGHUP; loop thread): new connections use them; a listener whose new
+ * material is bad keeps the old and the log says why. */
+void ls_broker_reload_tls(ls_broker_t *b);
+
 /* A stream's table policy changed (loop thread): compaction re-reads the
  * policies now instead of at its next scheduled pass. */
 void ls_broker_tables_changed(ls_broker_t *b);

@@ -146,3 +146,199 @@ def test_default_listener_unchanged(broker):
 def test_bad_listener_settings_refused_at_start(tmp_path, args, want):
     rc, out = start_failure(tmp_path, *args)
     assert rc != 0 and want in out, out
+
+
+# ---------------------------------------------------------------- certificates
+
+def openssl(*args, cwd):
+    p = subprocess.run(["openssl"] + list(args), cwd=cwd, capture_output=True)
+    assert p.returncode == 0, p.stderr.decode()
+
+
+class Pki:
+    """A throwaway CA and certificates signed by it, in directory d."""
+
+    def __init__(self, d, name="ca"):
+        self.d = str(d)
+        os.makedirs(self.d, exist_ok=True)
+        self.name = name
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                "-nodes", "-keyout", name + ".key", "-out", name + ".pem", "-days", "2",
+                "-subj", "/CN=Test CA %s" % name, cwd=self.d)
+        self.ca = self.path(name + ".pem")
+
+    def path(self, f):
+        return os.path.join(self.d, f)
+
+    def cert(self, name, subj, san=None, days=2):
+        """(certificate, key) files of a certificate for subj signed by this CA."""
+        openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", name + ".key", "-out", name + ".csr", "-subj", subj, cwd=self.d)
+        ext = []
+        if san:
+            with open(self.path(name + ".ext"), "w") as f:
+                f.write("subjectAltName=%s\n" % san)
+            ext = ["-extfile", name + ".ext"]
+        openssl("x509", "-req", "-in", name + ".csr", "-CA", self.name + ".pem", "-CAkey",
+                self.name + ".key", "-CAcreateserial", "-out", name + ".pem", "-days", str(days),
+                *ext, cwd=self.d)
+        return self.path(name + ".pem"), self.path(name + ".key")
+
+    def server(self, name="server"):
+        """A keystore PEM file (key, then the chain) for 127.0.0.1 and localhost."""
+        cert, key = self.cert(name, "/O=Lakestream Test/CN=localhost",
+                              san="IP:127.0.0.1,DNS:localhost")
+        keystore = self.path(name + "-keystore.pem")
+        with open(keystore, "w") as out:
+            for f in (key, cert, self.ca):
+                out.write(open(f).read())
+        return keystore
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    return Pki(tmp_path_factory.mktemp("pki"))
+
+
+def ssl_conf(port, ca, **extra):
+    c = {"bootstrap.servers": "127.0.0.1:%d" % port, "security.protocol": "SSL",
+         "ssl.ca.location": ca}
+    c.update(extra)
+    return c
+
+
+def connect_fails(conf, timeout=10):
+    """True when a client with conf cannot get Metadata (the connection is
+    refused by TLS, not hung: librdkafka gives up within its timeout)."""
+    try:
+        AdminClient(dict(conf, **{"socket.timeout.ms": 5000})).list_topics(timeout=timeout)
+    except Exception:
+        return True
+    return False
+
+
+# ---------------------------------------------------------------- TLS
+
+def test_ssl_and_plaintext_listeners_together(listeners, pki):
+    """PLAINTEXT and SSL listeners at once: a TLS client with librdkafka's
+    defaults (ssl.ca.location only, hostname verified) produces and consumes
+    over SSL, and each listener's Metadata advertises its own port."""
+    keystore = pki.server()
+    b, ports = listeners.start([("PLAINTEXT", "127.0.0.1"), ("SSL", "127.0.0.1")],
+                               "--ssl.keystore.location=" + keystore)
+    tls = ssl_conf(ports["SSL"], pki.ca)
+    assert metadata_brokers(tls) == [("127.0.0.1", ports["SSL"])]
+    assert metadata_brokers({"bootstrap.servers": "127.0.0.1:%d" % ports["PLAINTEXT"]}) == \
+        [("127.0.0.1", ports["PLAINTEXT"])]
+    produce_consume(tls, n=200)
+
+
+def test_plaintext_client_to_ssl_port_fails_fast(listeners, pki):
+    """A plaintext Kafka client on the SSL port: the broker closes the
+    connection at the first bytes, logs it once, and keeps serving."""
+    b, ports = listeners.start([("PLAINTEXT", "127.0.0.1"), ("SSL", "127.0.0.1")],
+                               "--ssl.keystore.location=" + pki.server())
+    assert connect_fails({"bootstrap.servers": "127.0.0.1:%d" % ports["SSL"]})
+    lsbroker.wait_until(lambda: "speaking plaintext to a TLS listener" in b.log_text(), 10,
+                        what="the broker's line about the plaintext client")
+    # raw garbage too: closed, no crash
+    import socket
+    with socket.create_connection(("127.0.0.1", ports["SSL"]), timeout=5) as s:
+        s.sendall(b"\x00\x00\x00\x10" + os.urandom(64))
+        s.settimeout(10)
+        assert s.recv(100) is not None  # the alert or the close, never a hang
+    produce_consume(ssl_conf(ports["SSL"], pki.ca))
+
+
+def test_wrong_ca_fails_fast(listeners, pki, tmp_path):
+    """A client trusting another CA refuses the broker's certificate."""
+    b, ports = listeners.start([("PLAINTEXT", "127.0.0.1"), ("SSL", "127.0.0.1")],
+                               "--ssl.keystore.location=" + pki.server())
+    other = Pki(tmp_path / "other", "other")
+    assert connect_fails(ssl_conf(ports["SSL"], other.ca))
+    assert not connect_fails(ssl_conf(ports["SSL"], pki.ca))
+
+
+def test_mtls_required(listeners, pki):
+    """ssl.client.auth=required: a client with a certificate of the trusted CA
+    is served (and acts as User:<its subject>, Kafka's DEFAULT rule); one
+    without a certificate, or with an expired one, is refused."""
+    cert, key = pki.cert("alice", "/O=Acme/CN=alice")
+    old_cert, old_key = pki.cert("old", "/O=Acme/CN=old", days=-1)
+    b, ports = listeners.start([("PLAINTEXT", "127.0.0.1"), ("SSL", "127.0.0.1")],
+                               "--ssl.keystore.location=" + pki.server(),
+                               "--ssl.truststore.location=" + pki.ca,
+                               "--ssl.client.auth=required", "--diag.level=debug")
+    mtls = ssl_conf(ports["SSL"], pki.ca, **{"ssl.certificate.location": cert,
+                                             "ssl.key.location": key})
+    produce_consume(mtls)
+    assert "as User:CN=alice,O=Acme" in b.log_text()
+    assert connect_fails(ssl_conf(ports["SSL"], pki.ca))
+    assert connect_fails(ssl_conf(ports["SSL"], pki.ca, **{"ssl.certificate.location": old_cert,
+                                                            "ssl.key.location": old_key}))
+    lsbroker.wait_until(lambda: "certificate has expired" in b.log_text(), 10,
+                        what="the broker's line about the expired certificate")
+
+
+def test_mtls_principal_mapping_rules(listeners, pki):
+    """ssl.principal.mapping.rules as Kafka's: the first matching rule maps
+    the subject (here to the lower-cased CN); a certificate no rule maps is
+    refused."""
+    cert, key = pki.cert("bob", "/O=Acme/CN=BOB")
+    other_cert, other_key = pki.cert("carol", "/O=Elsewhere/CN=carol")
+    b, ports = listeners.start(
+        [("PLAINTEXT", "127.0.0.1"), ("SSL", "127.0.0.1")],
+        "--ssl.keystore.location=" + pki.server(), "--ssl.truststore.location=" + pki.ca,
+        "--ssl.client.auth=required", "--diag.level=debug",
+        "--ssl.principal.mapping.rules=RULE:^CN=(.*?),O=Acme$/$1/L")
+    produce_consume(ssl_conf(ports["SSL"], pki.ca, **{"ssl.certificate.location": cert,
+                                                      "ssl.key.location": key}))
+    assert "as User:bob" in b.log_text()
+    assert connect_fails(ssl_conf(ports["SSL"], pki.ca, **{
+        "ssl.certificate.location": other_cert, "ssl.key.location": other_key}))
+    lsbroker.wait_until(lambda: "no rule of ssl.principal.mapping.rules applies to "
+                                "'CN=carol,O=Elsewhere'" in b.log_text(), 10,
+                        what="the broker's line about the unmapped certificate")
+
+
+def test_sighup_reloads_certificate(listeners, pki, tmp_path):
+    """SIGHUP: new connections get the new certificate (here from a new CA,
+    so only clients trusting it connect); a broken file keeps the current
+    one and the log says why."""
+    import shutil
+    import signal
+    keystore = str(tmp_path / "keystore.pem")
+    shutil.copy(pki.server(), keystore)
+    b, ports = listeners.start([("PLAINTEXT", "127.0.0.1"), ("SSL", "127.0.0.1")],
+                               "--ssl.keystore.location=" + keystore)
+    assert not connect_fails(ssl_conf(ports["SSL"], pki.ca))
+    new = Pki(tmp_path / "new", "newca")
+    shutil.copy(new.server(), keystore)
+    b.proc.send_signal(signal.SIGHUP)
+    lsbroker.wait_until(lambda: "listener SSL: certificate and key reloaded" in b.log_text(), 10,
+                        what="the reload line")
+    assert connect_fails(ssl_conf(ports["SSL"], pki.ca))
+    produce_consume(ssl_conf(ports["SSL"], new.ca))
+    with open(keystore, "w") as f:
+        f.write("not a certificate\n")
+    b.proc.send_signal(signal.SIGHUP)
+    lsbroker.wait_until(lambda: "listener SSL keeps its current certificate: "
+                                "ssl.keystore.location" in b.log_text(), 10,
+                        what="the failed reload line")
+    produce_consume(ssl_conf(ports["SSL"], new.ca))
+
+
+@pytest.mark.parametrize("args,want", [
+    (["--ssl.keystore.type=JKS"], "ssl.keystore.type: 'JKS' is not supported"),
+    (["--ssl.keystore.type=PKCS12"], "ssl.keystore.type: 'PKCS12' is not supported"),
+    ([], "ssl.keystore.location: required by a TLS listener"),
+    (["--ssl.enabled.protocols=TLSv1.1"], "ssl.enabled.protocols: 'TLSv1.1' is not supported"),
+    (["--ssl.cipher.suites=TLS_NOPE"], "ssl.cipher.suites: unknown suite 'TLS_NOPE'"),
+    (["--ssl.client.auth=required"], "ssl.client.auth=required needs the CA"),
+    (["--ssl.principal.mapping.rules=RULE:x"], "ssl.principal.mapping.rules: invalid rule"),
+])
+def test_bad_tls_settings_refused_at_start(tmp_path, pki, args, want):
+    keystore = [] if not args or "JKS" in args[0] or "PKCS12" in args[0] else \
+        ["--ssl.keystore.location=" + pki.server("srv-" + uuid.uuid4().hex[:6])]
+    rc, out = start_failure(tmp_path, "--listeners=SSL://127.0.0.1:0", *(keystore + args))
+    assert rc != 0 and want in out, out
