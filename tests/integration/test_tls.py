@@ -342,3 +342,55 @@ def test_bad_tls_settings_refused_at_start(tmp_path, pki, args, want):
         ["--ssl.keystore.location=" + pki.server("srv-" + uuid.uuid4().hex[:6])]
     rc, out = start_failure(tmp_path, "--listeners=SSL://127.0.0.1:0", *(keystore + args))
     assert rc != 0 and want in out, out
+
+
+# ---------------------------------------------------------------- other clients
+
+JLIB = os.path.join(lsbroker.ROOT, ".cache", "java", "lib")
+JAVA_SRC = os.path.join(lsbroker.ROOT, "tests", "integration", "java", "tls", "TlsClient.java")
+JS_TEST = os.path.join(lsbroker.ROOT, "tests", "integration", "js", "test_kafkajs_tls.js")
+
+
+def run_client(argv, env, timeout=240):
+    p = subprocess.run(argv, env=dict(os.environ, **env), capture_output=True, timeout=timeout)
+    out = (p.stdout + p.stderr).decode(errors="replace")
+    return p.returncode, out
+
+
+@pytest.mark.skipif(not os.path.isdir(JLIB), reason="Java client jars not installed")
+@pytest.mark.parametrize("mtls", [False, True], ids=["ssl", "mtls"])
+def test_java_client_over_ssl_with_pem_truststore(listeners, pki, tmp_path, mtls):
+    """Kafka's Java client with ssl.truststore.type=PEM (and, for mTLS,
+    ssl.keystore.type=PEM) produces and consumes over SSL."""
+    out = str(tmp_path / "classes")
+    r = subprocess.run(["javac", "-nowarn", "-cp", JLIB + "/*", "-d", out, JAVA_SRC],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    args = ["--ssl.keystore.location=" + pki.server()]
+    env = {"LS_TEST_CA": pki.ca}
+    if mtls:
+        cert, key = pki.cert("java-client", "/O=Acme/CN=java")
+        ks = str(tmp_path / "java-client-keystore.pem")
+        with open(ks, "w") as f:
+            f.write(open(key).read() + open(cert).read())
+        env["LS_TEST_KEYSTORE"] = ks
+        args += ["--ssl.truststore.location=" + pki.ca, "--ssl.client.auth=required",
+                 "--diag.level=debug"]
+    b, ports = listeners.start([("PLAINTEXT", "127.0.0.1"), ("SSL", "127.0.0.1")], *args)
+    env["LS_TEST_BOOTSTRAP"] = "127.0.0.1:%d" % ports["SSL"]
+    rc, text = run_client(["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp",
+                           out + ":" + JLIB + "/*", "TlsClient"], env)
+    assert rc == 0 and "PASS tls" in text, text[-3000:]
+    if mtls:
+        assert "as User:CN=java,O=Acme" in b.log_text()
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(lsbroker.ROOT, "tests", "integration", "js",
+                                                   "node_modules", "kafkajs")),
+                    reason="kafkajs not installed")
+def test_kafkajs_over_ssl(listeners, pki):
+    b, ports = listeners.start([("PLAINTEXT", "127.0.0.1"), ("SSL", "127.0.0.1")],
+                               "--ssl.keystore.location=" + pki.server())
+    rc, text = run_client(["node", JS_TEST], {"LS_TEST_BOOTSTRAP": "127.0.0.1:%d" % ports["SSL"],
+                                              "LS_TEST_CA": pki.ca})
+    assert rc == 0 and "PASS kafkajs_tls" in text, text[-3000:]
