@@ -31,7 +31,7 @@
 #define LS_VERSION "0.1.0"
 
 static ls_broker_t broker;
-static uv_signal_t sigterm, sigint;
+static uv_signal_t sigterm, sigint, sighup;
 static uv_timer_t deadline;
 static int exit_code;
 
@@ -88,6 +88,14 @@ static void on_signal(uv_signal_t *s, int signum)
     LS_INFO("broker", "received %s", signum == SIGTERM ? "SIGTERM" : "SIGINT");
     uv_timer_start(&deadline, on_deadline, 30000, 0);
     ls_broker_stop(&broker, on_stopped, NULL);
+}
+
+/* SIGHUP: TLS certificates and keys are read again (new connections use
+ * them; a bad file keeps the old ones, and the log says why). */
+static void on_sighup(uv_signal_t *s, int signum)
+{
+    LS_INFO("broker", "received SIGHUP: reloading TLS certificates");
+    ls_broker_reload_tls(&broker);
 }
 
 static void usage(FILE *f)
@@ -147,11 +155,13 @@ static int serve(int argc, char **argv)
     uv_loop_t *loop = uv_default_loop();
     /* The listener accepts before open returns (cluster registration comes
      * after it): hold SIGTERM/SIGINT until their handlers are in place, so
-     * a signal that early still means a graceful stop. */
+     * a signal that early still means a graceful stop (and SIGHUP, whose
+     * default action would end the process, a reload). */
     sigset_t stop_signals, old_mask;
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGTERM);
     sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &stop_signals, &old_mask);
     if (ls_broker_open(&broker, loop, &cfg, err, sizeof err) != 0) {
         LS_ERROR("broker", "cannot start: %s", err);
@@ -170,6 +180,8 @@ static int serve(int argc, char **argv)
     uv_signal_start(&sigterm, on_signal, SIGTERM);
     uv_signal_init(loop, &sigint);
     uv_signal_start(&sigint, on_signal, SIGINT);
+    uv_signal_init(loop, &sighup);
+    uv_signal_start(&sighup, on_sighup, SIGHUP);
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     uv_timer_init(loop, &deadline);
     uv_run(loop, UV_RUN_DEFAULT);

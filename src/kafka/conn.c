@@ -59,12 +59,13 @@
  *
  * Accepting (issue 17 §1): the listening socket is ours (accept4 from a
  * uv_poll callback), so the broker decides when to accept:
- *  - at most max.connections, and only with a descriptor from the process's
- *    client budget (base/fd_budget.h, shared with the HTTP servers: the
- *    stores and files keep a reserve no client can take): at either limit
- *    polling stops, and new connections wait in the listen backlog until one
- *    closes (as Kafka's acceptor); the sweep timer polls again once the HTTP
- *    side gave descriptors back;
+ *  - at most max.connections (counted over all of the broker's listeners,
+ *    as Kafka's; a listener held at the limit polls again from its sweep
+ *    timer once another listener's connection closed), and only with a descriptor from the
+ * process's client budget (base/fd_budget.h, shared with the HTTP servers: the stores and files
+ * keep a reserve no client can take): at either limit polling stops, and new connections wait in
+ * the listen backlog until one closes (as Kafka's acceptor); the sweep timer polls again once the
+ * HTTP side gave descriptors back;
  *  - at most max.connections.per.ip from one address: a new one beyond it is
  *    closed at once (Kafka's per-IP quota); by default half of
  *    max.connections, so one address never takes every slot;
@@ -99,6 +100,7 @@
 #include "base/fd_budget.h"
 #include "base/hash.h"
 #include "base/i64map.h"
+#include "base/tls.h"
 #include "kafka/api.h"
 #include "stream/broker_config.h"
 
@@ -128,6 +130,7 @@ typedef struct write_req {
     uv_write_t req;
     ls_kw_t w;
     struct iovec *iov;
+    void *cipher; /* TLS: the encrypted bytes being written (w is then empty) */
 } write_req_t;
 
 struct ls_kconn {
@@ -166,11 +169,18 @@ struct ls_kconn {
     int64_t reserved;       /* bytes of the frame being received, reserved */
     ls_buf_t held;          /* bytes read past the waiting frame's grant */
     struct ls_kconn *wait_next;
+    /* TLS (SSL and SASL_SSL listeners): the session, plaintext decrypted
+     * from it, and whether the handshake's outcome was applied */
+    ls_tls_conn_t *tls;
+    uint8_t *plain;
+    bool tls_done;
 };
 
 struct ls_kafka_listener {
     ls_kafka_services_t *b;
-    int fd; /* listening socket */
+    ls_listener_cfg_t cfg; /* name, address, security protocol */
+    ls_tls_server_t *tls;  /* SSL, SASL_SSL: the certificate and settings; else NULL */
+    int fd;                /* listening socket */
     uv_poll_t poll;
     bool polling;
     uv_timer_t backoff;      /* resumes accepting after EMFILE/ENFILE */
@@ -247,6 +257,8 @@ static void conn_unref(ls_kconn_t *c)
     frame_release(c);
     ls_free(c->scratch);
     ls_buf_free(&c->held);
+    ls_tls_conn_free(c->tls);
+    ls_free(c->plain);
     ls_free(c);
     listener_maybe_done(l);
 }
@@ -258,6 +270,7 @@ static void on_conn_closed(uv_handle_t *h)
     c->prev->next = c->next;
     c->next->prev = c->prev;
     l->nconns--;
+    l->b->kafka_conns--;
     ls_fd_budget_give();
     per_ip_add(l, c->ip_key, -1);
     if (c->mem_wait) { /* leave the memory queue */
@@ -292,20 +305,65 @@ static void on_written(uv_write_t *req, int status)
     ls_kconn_t *c = req->data;
     ls_kw_free(&wr->w);
     ls_free(wr->iov);
+    ls_free(wr->cipher);
     ls_free(wr);
     c->last_active_ms = ls_clock_mono_ms();
     if (status < 0 && status != UV_ECANCELED) conn_close(c, uv_strerror(status));
     conn_unref(c);
 }
 
+/* TLS: sends the ciphertext the session has produced (handshake messages,
+ * encrypted responses) in one write. */
+static void tls_send(ls_kconn_t *c)
+{
+    size_t n;
+    void *cipher = ls_tls_conn_take_output(c->tls, &n);
+    if (!cipher) return;
+    if (c->closed) {
+        ls_free(cipher);
+        return;
+    }
+    write_req_t *wr = LS_NEW(write_req_t);
+    ls_kw_init(&wr->w);
+    wr->cipher = cipher;
+    wr->req.data = c;
+    c->refs++;
+    uv_buf_t buf = uv_buf_init(cipher, (unsigned)n);
+    int rc = uv_write(&wr->req, (uv_stream_t *)&c->tcp, &buf, 1, on_written);
+    if (rc < 0) {
+        c->refs--;
+        ls_kw_free(&wr->w);
+        ls_free(cipher);
+        ls_free(wr);
+        conn_close(c, uv_strerror(rc));
+    }
+}
+
+/* TLS: a response is encrypted whole into the session's output. */
+static void tls_send_response(ls_kconn_t *c, ls_kw_t *w)
+{
+    struct iovec *iov;
+    int n = ls_kw_iovecs(w, &iov);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = ls_tls_conn_write(c->tls, iov[i].iov_base, iov[i].iov_len);
+    ls_free(iov);
+    ls_kw_free(w);
+    if (rc != 0) conn_close(c, "TLS: could not encrypt a response");
+}
+
 static void conn_flush(ls_kconn_t *c)
 {
+    bool sealed = false; /* TLS: responses were encrypted, to be sent */
     while (c->head && c->head->done) {
         slot_t *s = c->head;
         c->head = s->next;
         if (!c->head) c->tail = NULL;
         c->inflight--;
-        if (s->has_response && !c->closed) {
+        if (s->has_response && !c->closed && c->tls) {
+            tls_send_response(c, &s->w);
+            sealed = true;
+        } else if (s->has_response && !c->closed) {
             write_req_t *wr = LS_NEW(write_req_t);
             wr->w = s->w;
             int n = ls_kw_iovecs(&wr->w, &wr->iov);
@@ -326,6 +384,7 @@ static void conn_flush(ls_kconn_t *c)
         }
         ls_free(s);
     }
+    if (sealed) tls_send(c);
     conn_update_reading(c);
 }
 
@@ -469,6 +528,10 @@ bool ls_kreq_conn_closed(const ls_kreq_t *req) { return req->conn->closed; }
 const char *ls_kreq_peer(const ls_kreq_t *req) { return req->conn->peer; }
 const char *ls_kreq_peer_host(const ls_kreq_t *req) { return req->conn->peer_host; }
 const char *ls_kreq_principal(const ls_kreq_t *req) { return req->conn->principal; }
+const char *ls_kreq_listener_name(const ls_kreq_t *req) { return req->conn->l->cfg.name; }
+const char *ls_kconn_listener_name(const ls_kconn_t *c) { return c->l->cfg.name; }
+ls_secproto ls_kconn_protocol(const ls_kconn_t *c) { return c->l->cfg.protocol; }
+bool ls_kconn_needs_sasl(const ls_kconn_t *c) { return ls_secproto_sasl(c->l->cfg.protocol); }
 
 void ls_kconn_set_principal(ls_kconn_t *c, const char *principal)
 {
@@ -554,7 +617,7 @@ bad:
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     ls_kconn_t *c = h->data;
-    if (c->frame && c->frame_got < (size_t)c->reserved) {
+    if (!c->tls && c->frame && c->frame_got < (size_t)c->reserved) {
         /* mid-frame: read straight into the frame, up to its grant */
         buf->base = (char *)c->frame + c->frame_got;
         buf->len = (size_t)c->reserved - c->frame_got;
@@ -694,6 +757,47 @@ static void on_resume(uv_timer_t *t)
     }
 }
 
+/* TLS: the handshake just completed. With a client certificate the
+ * connection acts as its principal (ssl.principal.mapping.rules); a
+ * certificate no rule maps fails the authentication, as in Kafka. */
+static void tls_established(ls_kconn_t *c)
+{
+    c->tls_done = true;
+    char principal[sizeof c->principal], why[512];
+    int rc = ls_tls_conn_principal(c->tls, principal, sizeof principal, why, sizeof why);
+    if (rc > 0) {
+        LS_DEBUG("kafka", "TLS connection from %s authenticated as %s", c->peer, principal);
+        ls_kconn_set_principal(c, principal);
+    }
+    if (rc < 0) conn_close(c, why);
+}
+
+/* TLS: ciphertext arrived. Everything the session can decrypt now is taken
+ * (so nothing waits inside it once reading stops): into the framing, or,
+ * while a frame waits for queued.max.request.bytes, held with the bytes
+ * read past its grant. Handshake replies go out at once. */
+static void tls_on_read(ls_kconn_t *c, const uint8_t *p, size_t n)
+{
+    ls_tls_conn_feed(c->tls, p, n);
+    if (!c->plain) c->plain = ls_malloc(SCRATCH_SIZE);
+    char why[512];
+    while (!c->closed) {
+        ssize_t got = ls_tls_conn_read(c->tls, c->plain, SCRATCH_SIZE, why, sizeof why);
+        if (!c->tls_done && ls_tls_conn_established(c->tls)) tls_established(c);
+        if (got == 0 || c->closed) break;
+        if (got < 0) {
+            tls_send(c); /* the alert, if any */
+            conn_close(c, *why ? why : NULL);
+            return;
+        }
+        if (c->mem_wait)
+            ls_buf_append(&c->held, c->plain, (size_t)got);
+        else
+            consume(c, c->plain, (size_t)got);
+    }
+    tls_send(c);
+}
+
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     ls_kconn_t *c = s->data;
@@ -715,7 +819,9 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread == 0) return;
     c->last_active_ms = ls_clock_mono_ms();
     c->refs++; /* dispatching may close the connection */
-    if (c->frame && buf->base == (char *)c->frame + c->frame_got) {
+    if (c->tls) {
+        tls_on_read(c, (const uint8_t *)buf->base, (size_t)nread);
+    } else if (c->frame && buf->base == (char *)c->frame + c->frame_got) {
         c->frame_got += (size_t)nread;
         if (c->frame_got == c->frame_len)
             frame_complete(c);
@@ -773,11 +879,13 @@ static void conn_open(ls_kafka_listener_t *l, int fd, const struct sockaddr_stor
     snprintf(c->peer, sizeof c->peer, "%s:%d", ip, port);
     snprintf(c->peer_host, sizeof c->peer_host, "%s", ip);
     snprintf(c->principal, sizeof c->principal, "%s", LS_KAFKA_ANONYMOUS);
+    if (l->tls) c->tls = ls_tls_conn_new(l->tls);
     c->next = l->conns.next;
     c->prev = &l->conns;
     l->conns.next->prev = c;
     l->conns.next = c;
     l->nconns++;
+    l->b->kafka_conns++;
     per_ip_add(l, ip_key, 1);
     conn_update_reading(c);
 }
@@ -813,7 +921,7 @@ static void listener_refresh_limits(ls_kafka_listener_t *l)
 
 static void listener_update_polling(ls_kafka_listener_t *l)
 {
-    bool want = l->accepting && !l->backoff_ms && l->nconns < l->max_conns &&
+    bool want = l->accepting && !l->backoff_ms && l->b->kafka_conns < l->max_conns &&
                 ls_fd_budget_used() < l->fd_budget;
     if (want && !l->polling) {
         if (uv_poll_start(&l->poll, UV_READABLE, on_accept_ready) == 0) l->polling = true;
@@ -849,7 +957,7 @@ static void accept_exhausted(ls_kafka_listener_t *l, int err)
     LS_WARN_RL("kafka",
                "accept: %s (descriptor limit %llu, %d Kafka connections open): refusing new "
                "connections for %lld ms; raise the limit (ulimit -n) or lower max.connections",
-               strerror(err), (unsigned long long)rl.rlim_cur, l->nconns, (long long)next);
+               strerror(err), (unsigned long long)rl.rlim_cur, l->b->kafka_conns, (long long)next);
     l->backoff_ms = next;
     listener_update_polling(l);
     uv_timer_start(&l->backoff, on_backoff_done, (uint64_t)next, 0);
@@ -863,7 +971,8 @@ static void on_accept_ready(uv_poll_t *p, int status, int events)
         return;
     }
     listener_refresh_limits(l);
-    for (int i = 0; i < ACCEPT_BATCH && l->nconns < l->max_conns && ls_fd_budget_take(); i++) {
+    for (int i = 0; i < ACCEPT_BATCH && l->b->kafka_conns < l->max_conns && ls_fd_budget_take();
+         i++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -963,14 +1072,29 @@ static int listen_socket(const char *host, int port, int *port_out, char *err, i
     return fd;
 }
 
-ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char *host, int port,
+ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const ls_listener_cfg_t *lc,
                                              char *err, int errlen)
 {
     ls_kafka_listener_t *l = LS_NEW(ls_kafka_listener_t);
     l->b = b;
+    l->cfg = *lc;
     l->conns.next = l->conns.prev = &l->conns;
     l->reserve_fd = -1;
-    l->fd = listen_socket(host, port, &l->port, err, errlen);
+    if (ls_secproto_tls(lc->protocol)) {
+        ls_tls_settings_t ts;
+        ls_tls_settings_from_config(&ts, b->cfg);
+        char what[96], why[400];
+        snprintf(what, sizeof what, "listener %s", lc->name);
+        l->tls = ls_tls_server_new(&ts, what, why, sizeof why);
+        if (!l->tls) {
+            snprintf(err, (size_t)errlen, "%s (for the %s listener %s)", why,
+                     ls_secproto_name(lc->protocol), lc->name);
+            l->fd = -1;
+            l->server_closed = true;
+            return l;
+        }
+    }
+    l->fd = listen_socket(lc->host, lc->port, &l->port, err, errlen);
     if (l->fd < 0) {
         l->server_closed = true;
         return l; /* caller sees port -1 and frees */
@@ -1001,14 +1125,18 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char 
     l->accepting = true;
     listener_update_polling(l);
     LS_INFO("kafka",
-            "accepting up to %lld connections (%lld per address), idle timeout %lld ms, "
+            "listener %s (%s) on %s:%d: accepting up to %lld connections (%lld per address), idle "
+            "timeout %lld ms, "
             "%lld bytes of requests in flight, request deadlines %lld ms (first %lld ms)",
-            (long long)l->max_conns, (long long)l->max_per_ip, (long long)l->idle_ms,
-            (long long)l->recv_max, (long long)l->receive_ms, (long long)l->first_ms);
+            lc->name, ls_secproto_name(lc->protocol), lc->host, l->port, (long long)l->max_conns,
+            (long long)l->max_per_ip, (long long)l->idle_ms, (long long)l->recv_max,
+            (long long)l->receive_ms, (long long)l->first_ms);
     return l;
 }
 
 int ls_kafka_listener_port(const ls_kafka_listener_t *l) { return l->accepting ? l->port : -1; }
+const char *ls_kafka_listener_name(const ls_kafka_listener_t *l) { return l->cfg.name; }
+ls_secproto ls_kafka_listener_protocol(const ls_kafka_listener_t *l) { return l->cfg.protocol; }
 
 static void listener_maybe_done(ls_kafka_listener_t *l)
 {
@@ -1058,8 +1186,14 @@ void ls_kafka_listener_close(ls_kafka_listener_t *l, void (*done)(void *arg), vo
     listener_maybe_done(l);
 }
 
+int ls_kafka_listener_reload_tls(ls_kafka_listener_t *l, char *err, int errlen)
+{
+    return l->tls ? ls_tls_server_reload(l->tls, err, errlen) : 0;
+}
+
 void ls_kafka_listener_free(ls_kafka_listener_t *l)
 {
+    ls_tls_server_free(l->tls);
     ls_i64map_free(&l->per_ip); /* a zeroed map (listen failed) frees nothing */
     ls_free(l);
 }
