@@ -17,6 +17,9 @@ void ls_kafka_listener_quiesce(ls_kafka_listener_t *l);
  * calls done. */
 void ls_kafka_listener_close(ls_kafka_listener_t *l, void (*done)(void *arg), void *arg);
 void ls_kafka_listener_free(ls_kafka_listener_t *l);
+/* Clients must authenticate with SASL before anything but ApiVersions,
+ * SaslHandshake and SaslAuthenticate is served (SASL_PLAINTEXT, SASL_SSL). */
+void ls_kafka_listener_require_sasl(ls_kafka_listener_t *l, bool on);
 /* Pauses / resumes reading on every connection (produce backpressure). */
 void ls_kafka_listener_set_paused(ls_kafka_listener_t *l, bool paused);
 #endif
