@@ -56,7 +56,7 @@ typedef enum cfg_type {
     CT_SIZE,     /* byte count with optional binary suffix */
     CT_BOOL,     /* true/false, yes/no, on/off, 1/0 */
     CT_PORT,     /* TCP port within [min, max] */
-    CT_LISTENER, /* [PLAINTEXT://]host:port, fills a host and a port field */
+    CT_LISTENER, /* [NAME://]host:port[,...], fills a host and a port field */
     CT_LEVEL,    /* debug|info|warn|error */
 } cfg_type;
 
@@ -68,6 +68,7 @@ typedef struct cfg_key {
     size_t off, size;    /* the field (host field for listeners) */
     size_t port_off;     /* listeners: the port field */
     bool empty_disables; /* listeners: an empty value turns the feature off (host NULL) */
+    bool multi;          /* listeners: a Kafka list NAME://host:port,... */
     bool secret;         /* never a command-line flag; in a config file only if 0600 */
     const char *def;     /* default as text; NULL means unset until ls_config_finish */
     int64_t min, max;
@@ -217,28 +218,39 @@ static const cfg_key_t cfg_keys[] = {
      .def = "PLAINTEXT://127.0.0.1:9092",
      .min = 0,
      .max = 65535,
-     .help = "Address the Kafka listener binds: PLAINTEXT://host:port or host:port. An "
-             "empty host binds every interface; port 0 picks a free port."},
+     .multi = true,
+     .help = "Kafka listeners: NAME://host:port,... (a bare host:port is PLAINTEXT). Each "
+             "name's security protocol comes from listener.security.protocol.map. An empty "
+             "host binds every interface; port 0 picks a free port."},
     {.name = "advertised.listeners",
      .type = CT_LISTENER,
      FIELD(advertised_host),
      .port_off = offsetof(ls_config_t, advertised_port),
      .min = 1,
      .max = 65535,
-     .help = "Address given to clients in Metadata responses. Default: the listener "
-             "(the host name when the listener binds every interface)."},
+     .multi = true,
+     .help = "Addresses given to clients in Metadata responses, per listener name: "
+             "NAME://host:port,... A client is told the addresses of the listener it "
+             "connected through. Default: each listener's own (the host name when it binds "
+             "every interface)."},
+    {.name = "listener.security.protocol.map",
+     .type = CT_STRING,
+     FIELD(listener_protocol_map),
+     .help = "Security protocol of each listener name: NAME:PROTOCOL,... with PLAINTEXT, "
+             "SSL, SASL_PLAINTEXT or SASL_SSL. Default (Kafka's): PLAINTEXT:PLAINTEXT,SSL:SSL,"
+             "SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL."},
     {.name = "advertised.host",
      .type = CT_STRING,
      FIELD(advertised_host),
-     .help = "Host part of the advertised address alone (shares its value with "
-             "advertised.listeners; whichever is set later wins)."},
+     .help = "Host part of the first listener's advertised address alone (shares its "
+             "value with advertised.listeners; whichever is set later wins)."},
     {.name = "advertised.port",
      .type = CT_PORT,
      FIELD(advertised_port),
      .min = 1,
      .max = 65535,
-     .help = "Port part of the advertised address alone (shares its value with "
-             "advertised.listeners; whichever is set later wins)."},
+     .help = "Port part of the first listener's advertised address alone (shares its "
+             "value with advertised.listeners; whichever is set later wins)."},
     {.name = "broker.id",
      .alias = "node.id",
      .type = CT_INT,
@@ -983,21 +995,33 @@ static bool host_ok(const char *h)
     return true;
 }
 
-/* [PLAINTEXT://]host:port, host may be [v6]. Empty host only for listeners
- * (bind every interface, as Kafka). */
-static int set_listener(ls_config_t *c, const cfg_key_t *k, const char *name, const char *v,
-                        char *err, int errlen)
+/* One address: [NAME://]host:port, host may be [v6]. Empty host only for
+ * the Kafka listeners (bind every interface, as Kafka). A key that takes one
+ * address (http.listen) takes no name but PLAINTEXT; the Kafka lists take
+ * any listener name (letters, digits, '_'; upper-cased as Kafka does). */
+static int parse_listener(ls_listener_cfg_t *out, const cfg_key_t *k, const char *name,
+                          const char *v, char *err, int errlen)
 {
-    static const char expect[] = "expected PLAINTEXT://host:port or host:port";
-    if (strchr(v, ',')) {
-        errf(err, errlen, "%s: '%s' names several listeners; only one is supported", name, v);
-        return -1;
-    }
+    static const char expect[] = "expected NAME://host:port or host:port";
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "PLAINTEXT");
     const char *hp = v;
     const char *sep = strstr(v, "://");
     if (sep) {
-        if ((size_t)(sep - v) != strlen("PLAINTEXT") || strncasecmp(v, "PLAINTEXT", 9) != 0) {
-            errf(err, errlen, "%s: '%s': only PLAINTEXT listeners are supported", name, v);
+        size_t nl = (size_t)(sep - v);
+        bool ok = nl > 0 && nl < sizeof out->name;
+        for (size_t i = 0; ok && i < nl; i++)
+            ok = isalnum((unsigned char)v[i]) || v[i] == '_';
+        if (!ok) {
+            errf(err, errlen, "%s: '%s': '%.*s' is not a listener name (letters, digits, _)", name,
+                 v, (int)nl, v);
+            return -1;
+        }
+        for (size_t i = 0; i < nl; i++)
+            out->name[i] = (char)toupper((unsigned char)v[i]);
+        out->name[nl] = 0;
+        if (!k->multi && strcmp(out->name, "PLAINTEXT") != 0) {
+            errf(err, errlen, "%s: '%s': only PLAINTEXT is supported here", name, v);
             return -1;
         }
         hp = sep + 3;
@@ -1023,31 +1047,74 @@ static int set_listener(ls_config_t *c, const cfg_key_t *k, const char *name, co
             return -1;
         }
     }
-    char *host = ls_strndup(hs, (size_t)(he - hs));
     int64_t port;
     if (parse_i64(colon + 1, &port) != 0 || port < k->min || port > k->max) {
         errf(err, errlen, "%s: '%s': '%s' is not a port (expected %" PRId64 "..%" PRId64 ")", name,
              v, colon + 1, k->min, k->max);
-        goto free_host;
+        return -1;
     }
-    if (!host_ok(host)) {
-        errf(err, errlen, "%s: '%s': '%s' is not a host name or address", name, v, host);
-        goto free_host;
+    if ((size_t)(he - hs) >= sizeof out->host) {
+        errf(err, errlen, "%s: '%s': the host is too long", name, v);
+        return -1;
     }
-    if (!*host) {
+    memcpy(out->host, hs, (size_t)(he - hs));
+    if (!host_ok(out->host)) {
+        errf(err, errlen, "%s: '%s': '%s' is not a host name or address", name, v, out->host);
+        return -1;
+    }
+    if (!*out->host) {
         if (k->off != offsetof(ls_config_t, listen_host)) {
             errf(err, errlen, "%s: '%s': the host must not be empty", name, v);
-            goto free_host;
+            return -1;
         }
-        ls_free(host);
-        host = ls_strdup("0.0.0.0");
+        snprintf(out->host, sizeof out->host, "0.0.0.0");
     }
-    str_set(c, k->off, host);
-    int_set(c, k->port_off, sizeof(int), port);
+    out->port = (int)port;
     return 0;
-free_host:
-    ls_free(host);
-    return -1;
+}
+
+/* A listener key. The Kafka ones (listeners, advertised.listeners) take a
+ * comma-separated list with distinct names; their first entry also fills
+ * the single host and port fields (listen_host, advertised_host) that the
+ * older single-address keys share. */
+static int set_listener(ls_config_t *c, const cfg_key_t *k, const char *name, const char *v,
+                        char *err, int errlen)
+{
+    ls_listener_cfg_t list[LS_MAX_LISTENERS];
+    int n = 0;
+    if (!k->multi && strchr(v, ',')) {
+        errf(err, errlen, "%s: '%s' names several addresses; only one is supported", name, v);
+        return -1;
+    }
+    for (const char *p = v;;) {
+        size_t len = strcspn(p, ",");
+        if (n == LS_MAX_LISTENERS) {
+            errf(err, errlen, "%s: more than %d listeners", name, LS_MAX_LISTENERS);
+            return -1;
+        }
+        char *entry = ls_strndup(p, len);
+        char *t = trim_dup(entry);
+        ls_free(entry);
+        int rc = parse_listener(&list[n], k, name, t, err, errlen);
+        ls_free(t);
+        if (rc) return -1;
+        for (int i = 0; i < n; i++)
+            if (strcmp(list[i].name, list[n].name) == 0) {
+                errf(err, errlen, "%s: '%s' names listener %s twice", name, v, list[n].name);
+                return -1;
+            }
+        n++;
+        if (!p[len]) break;
+        p += len + 1;
+    }
+    str_set(c, k->off, ls_strdup(list[0].host));
+    int_set(c, k->port_off, sizeof(int), list[0].port);
+    if (k->multi) {
+        bool adv = k->off == offsetof(ls_config_t, advertised_host);
+        memcpy(adv ? c->advertised : c->listeners, list, (size_t)n * sizeof list[0]);
+        *(adv ? &c->nadvertised : &c->nlisteners) = n;
+    }
+    return 0;
 }
 
 /* Applies an already-trimmed value; name is the spelling the user wrote. */
@@ -1068,6 +1135,7 @@ static int key_apply(ls_config_t *c, const cfg_key_t *k, const char *name, const
         if ((!k->def || k->empty_disables) && k->type == CT_LISTENER) {
             str_set(c, k->off, NULL);
             int_set(c, k->port_off, sizeof(int), 0);
+            if (k->off == offsetof(ls_config_t, advertised_host)) c->nadvertised = 0;
             return 0;
         }
         errf(err, errlen, "%s: empty value (default %s)", name, k->def ? k->def : "none");
@@ -1499,6 +1567,126 @@ static bool host_is_wildcard(const char *h)
     return !h || !*h || strcmp(h, "0.0.0.0") == 0 || strcmp(h, "::") == 0;
 }
 
+static const char *const secproto_names[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
+
+const char *ls_secproto_name(ls_secproto p) { return secproto_names[p]; }
+
+/* The protocol listener name maps to in listener.security.protocol.map
+ * (Kafka's default map when unset): 0, or -1 with err set. */
+static int listener_protocol(const ls_config_t *c, const char *lname, ls_secproto *out, char *err,
+                             int errlen)
+{
+    const char *map = c->listener_protocol_map
+                          ? c->listener_protocol_map
+                          : "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,"
+                            "SASL_SSL:SASL_SSL";
+    for (const char *p = map; *p;) {
+        size_t len = strcspn(p, ",");
+        char *entry = ls_strndup(p, len);
+        char *e = trim_dup(entry);
+        ls_free(entry);
+        char *colon = strchr(e, ':');
+        int found = -1;
+        if (colon) {
+            *colon = 0;
+            char *proto = trim_dup(colon + 1);
+            for (int i = 0; i < 4; i++)
+                if (str_ieq(proto, secproto_names[i])) found = i;
+            ls_free(proto);
+        }
+        if (!colon || found < 0 || !*e) {
+            errf(err, errlen,
+                 "listener.security.protocol.map: '%.*s' is not NAME:PROTOCOL (PROTOCOL one of "
+                 "PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)",
+                 (int)len, p);
+            ls_free(e);
+            return -1;
+        }
+        bool match = str_ieq(e, lname);
+        ls_free(e);
+        if (match) {
+            *out = (ls_secproto)found;
+            return 0;
+        }
+        p += len;
+        if (*p) p++;
+    }
+    errf(err, errlen,
+         "listeners: listener %s has no security protocol in listener.security.protocol.map "
+         "(%s)",
+         lname, map);
+    return -1;
+}
+
+/* Resolves every Kafka listener: its protocol, and its advertised address
+ * (its advertised.listeners entry, else its own address; a listener binding
+ * every interface advertises this machine's name, as Kafka does). The first
+ * listener's advertised address is advertised.host/advertised.port, which
+ * advertised.listeners' first entry also sets. */
+static int listeners_finish(ls_config_t *c, char *err, int errlen)
+{
+    for (int i = 0; i < c->nadvertised; i++) {
+        int j = 0;
+        while (j < c->nlisteners && strcmp(c->listeners[j].name, c->advertised[i].name) != 0)
+            j++;
+        if (j == c->nlisteners) {
+            errf(err, errlen, "advertised.listeners: %s is not a listener name in listeners",
+                 c->advertised[i].name);
+            return -1;
+        }
+    }
+    char hn[256];
+    const char *own_name =
+        gethostname(hn, sizeof hn) == 0 && hn[0] && memchr(hn, 0, sizeof hn) ? hn : "127.0.0.1";
+    for (int i = 0; i < c->nlisteners; i++) {
+        ls_listener_cfg_t *l = &c->listeners[i];
+        if (listener_protocol(c, l->name, &l->protocol, err, errlen) != 0) return -1;
+        for (int j = 0; j < i; j++)
+            if (l->port != 0 && c->listeners[j].port == l->port) {
+                errf(err, errlen, "listeners: %s and %s both use port %d", c->listeners[j].name,
+                     l->name, l->port);
+                return -1;
+            }
+        const ls_listener_cfg_t *a = NULL;
+        for (int j = 0; j < c->nadvertised; j++)
+            if (strcmp(c->advertised[j].name, l->name) == 0) a = &c->advertised[j];
+        /* the first listener's address may come from the single-part keys */
+        if (i == 0 && (!c->nadvertised || a == &c->advertised[0])) {
+            snprintf(l->adv_host, sizeof l->adv_host, "%s",
+                     c->advertised_host ? c->advertised_host : "");
+            l->adv_port = c->advertised_port;
+        } else if (a) {
+            snprintf(l->adv_host, sizeof l->adv_host, "%s", a->host);
+            l->adv_port = a->port;
+        }
+        if (!*l->adv_host)
+            snprintf(l->adv_host, sizeof l->adv_host, "%s",
+                     host_is_wildcard(l->host) ? own_name : l->host);
+        if (host_is_wildcard(l->adv_host)) {
+            errf(err, errlen, "%s: '%s' is a wildcard address clients cannot reach",
+                 i == 0 && !a ? "advertised.host" : "advertised.listeners", l->adv_host);
+            return -1;
+        }
+        if (l->adv_port == 0) l->adv_port = l->port; /* 0 still when picking a free port */
+        /* TLS is not built yet (SASL is: PLAIN, SCRAM-SHA-256/512) */
+        if (ls_secproto_tls(l->protocol) && !ls_secproto_sasl(l->protocol)) {
+            errf(err, errlen,
+                 "listeners: listener %s uses SSL, which this build does not serve yet", l->name);
+            return -1;
+        }
+        if (ls_secproto_sasl(l->protocol) && ls_secproto_tls(l->protocol)) {
+            errf(err, errlen,
+                 "listeners: listener %s uses SASL_SSL, whose TLS this build does not serve yet; "
+                 "use SASL_PLAINTEXT",
+                 l->name);
+            return -1;
+        }
+    }
+    str_set(c, offsetof(ls_config_t, advertised_host), ls_strdup(c->listeners[0].adv_host));
+    c->advertised_port = c->listeners[0].adv_port;
+    return 0;
+}
+
 int ls_config_finish(ls_config_t *c, char *err, int errlen)
 {
     if (!c->object_store_url || !c->metadata_url) {
@@ -1508,24 +1696,7 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen)
         if (!c->metadata_url) c->metadata_url = ls_asprintf("sqlite://%s/meta.db", dir);
         ls_free(dir);
     }
-    if (!c->advertised_host) {
-        /* Clients cannot connect to 0.0.0.0; like Kafka, advertise this
-         * machine's name when the listener binds every interface. */
-        char hn[256];
-        if (!host_is_wildcard(c->listen_host))
-            c->advertised_host = ls_strdup(c->listen_host);
-        else if (gethostname(hn, sizeof hn) == 0 && hn[0] && memchr(hn, 0, sizeof hn))
-            c->advertised_host = ls_strdup(hn);
-        else
-            c->advertised_host = ls_strdup("127.0.0.1");
-    }
-    if (host_is_wildcard(c->advertised_host)) {
-        errf(err, errlen, "advertised.host: '%s' is a wildcard address clients cannot reach",
-             c->advertised_host);
-        return -1;
-    }
-    if (c->advertised_port == 0)
-        c->advertised_port = c->listen_port; /* 0 still when listening on a free port */
+    if (listeners_finish(c, err, errlen) != 0) return -1;
     if (c->wal_flush_min_interval_ms < 0) {
         /* per store: a local directory has no per-request price, so flush as
          * soon as data arrives; S3 bills every PUT and every GET/DELETE that

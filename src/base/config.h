@@ -16,6 +16,40 @@
 /* wal.flush.min.interval.ms on s3:// unless set (docs/OBJECT_STORES.md). */
 #define LS_WAL_FLUSH_MIN_INTERVAL_S3_MS 200
 
+/* Kafka's security protocols (listener.security.protocol.map values). */
+typedef enum ls_secproto {
+    LS_SECPROTO_PLAINTEXT,
+    LS_SECPROTO_SSL,
+    LS_SECPROTO_SASL_PLAINTEXT,
+    LS_SECPROTO_SASL_SSL,
+} ls_secproto;
+
+#define LS_MAX_LISTENERS 8
+
+/* One Kafka listener (an entry of listeners=NAME://host:port,...), resolved
+ * by ls_config_finish: its protocol from listener.security.protocol.map and
+ * its advertised address from advertised.listeners (or its own). */
+typedef struct ls_listener_cfg {
+    char name[64]; /* upper case, e.g. PLAINTEXT, SSL, INTERNAL */
+    char host[256];
+    int port; /* 0: pick a free port (the broker writes back the one it got) */
+    char adv_host[256];
+    int adv_port;
+    ls_secproto protocol;
+} ls_listener_cfg_t;
+
+/* "PLAINTEXT", "SSL", ... */
+const char *ls_secproto_name(ls_secproto p);
+/* Whether a listener of protocol p authenticates with SASL / runs TLS. */
+static inline bool ls_secproto_sasl(ls_secproto p)
+{
+    return p == LS_SECPROTO_SASL_PLAINTEXT || p == LS_SECPROTO_SASL_SSL;
+}
+static inline bool ls_secproto_tls(ls_secproto p)
+{
+    return p == LS_SECPROTO_SSL || p == LS_SECPROTO_SASL_SSL;
+}
+
 typedef struct ls_config {
     /* paths and stores */
     char *data_dir;          /* data.dir, default "./data" */
@@ -42,10 +76,17 @@ typedef struct ls_config {
     int64_t s3_multipart_threshold;  /* s3.multipart.threshold, default 32 MiB */
     int64_t s3_multipart_part_size;  /* s3.multipart.part.size, default 8 MiB */
     /* listener */
-    char *listen_host;                 /* listeners host part; default 127.0.0.1 */
-    int listen_port;                   /* default 9092 */
-    char *advertised_host;             /* advertised.host, default = listen host */
-    int advertised_port;               /* advertised.port, default = listen port */
+    char *listen_host;     /* the first listener's host; default 127.0.0.1 */
+    int listen_port;       /* the first listener's port; default 9092 */
+    char *advertised_host; /* advertised.host: the first listener's */
+    int advertised_port;   /* advertised.port: the first listener's */
+    /* Kafka listeners (listeners, advertised.listeners, listener.security.protocol.map),
+     * complete after ls_config_finish; [0] is the first (listen_host above) */
+    ls_listener_cfg_t listeners[LS_MAX_LISTENERS];
+    int nlisteners;
+    ls_listener_cfg_t advertised[LS_MAX_LISTENERS]; /* advertised.listeners as given */
+    int nadvertised;
+    char *listener_protocol_map;       /* listener.security.protocol.map; NULL: Kafka's default */
     int32_t broker_id;                 /* broker.id, default 0 */
     char *cluster_id;                  /* cluster.id, default: generated and stored in metadata */
     char *broker_rack;                 /* broker.rack: zone for zone-aware placement, default "" */

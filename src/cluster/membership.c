@@ -40,6 +40,12 @@ static void encode_self(const ls_member_t *m, char **out)
     json_t *j =
         json_pack("{s:i, s:s, s:i, s:s, s:I}", "id", (int)m->id, "host", m->host, "port",
                   (int)m->port, "rack", m->rack, "since_ms", (json_int_t)ls_clock_wall_ms());
+    json_t *eps = json_array();
+    for (int i = 0; i < m->nendpoints; i++)
+        json_array_append_new(eps,
+                              json_pack("{s:s, s:s, s:i}", "name", m->endpoints[i].name, "host",
+                                        m->endpoints[i].host, "port", (int)m->endpoints[i].port));
+    json_object_set_new(j, "endpoints", eps);
     *out = json_dumps(j, JSON_COMPACT);
     json_decref(j);
 }
@@ -59,6 +65,18 @@ int ls_member_decode(const uint8_t *val, size_t len, ls_member_t *out)
         snprintf(out->host, sizeof out->host, "%s", json_string_value(host));
         out->port = (int32_t)json_integer_value(port);
         if (rack) snprintf(out->rack, sizeof out->rack, "%s", json_string_value(rack));
+        json_t *eps = json_object_get(j, "endpoints");
+        for (size_t i = 0; json_is_array(eps) && i < json_array_size(eps) &&
+                           out->nendpoints < LS_MEMBER_MAX_ENDPOINTS;
+             i++) {
+            json_t *e = json_array_get(eps, i), *en = json_object_get(e, "name"),
+                   *eh = json_object_get(e, "host"), *ep = json_object_get(e, "port");
+            if (!json_is_string(en) || !json_is_string(eh) || !json_is_integer(ep)) continue;
+            ls_endpoint_t *d = &out->endpoints[out->nendpoints++];
+            snprintf(d->name, sizeof d->name, "%s", json_string_value(en));
+            snprintf(d->host, sizeof d->host, "%s", json_string_value(eh));
+            d->port = (int32_t)json_integer_value(ep);
+        }
     }
     json_decref(j);
     return ok ? 0 : -1;

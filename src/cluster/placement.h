@@ -15,13 +15,43 @@
 #define LS_PLACEMENT_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#define LS_MEMBER_MAX_ENDPOINTS 8
+
+/* The address a broker advertises on one of its Kafka listeners. */
+typedef struct ls_endpoint {
+    char name[64]; /* listener name, e.g. PLAINTEXT, SSL */
+    char host[256];
+    int32_t port;
+} ls_endpoint_t;
 
 typedef struct ls_member {
     int32_t id;
-    char host[256];
+    char host[256]; /* its first listener's advertised address */
     int32_t port;
     char rack[64]; /* "" = none (broker.rack) */
+    /* every listener's advertised address (a registration of an older
+     * broker has none: host and port stand for every listener) */
+    int nendpoints;
+    ls_endpoint_t endpoints[LS_MEMBER_MAX_ENDPOINTS];
 } ls_member_t;
+
+/* The address m advertises on listener name: its endpoint of that name;
+ * else (a broker without that listener, or registered before listeners had
+ * names) its first listener's. */
+static inline void ls_member_endpoint(const ls_member_t *m, const char *name, const char **host,
+                                      int32_t *port)
+{
+    *host = m->host;
+    *port = m->port;
+    for (int i = 0; name && i < m->nendpoints; i++)
+        if (strcmp(m->endpoints[i].name, name) == 0) {
+            *host = m->endpoints[i].host;
+            *port = m->endpoints[i].port;
+            return;
+        }
+}
 
 /* Index into m[0..n) of the broker that owns key, or -1 if n == 0.
  * zone: NULL or "" for no preference. */

@@ -103,6 +103,9 @@ const char *ls_kreq_peer_host(const ls_kreq_t *req);
  * (LS_KAFKA_ANONYMOUS on an unauthenticated connection). */
 #define LS_KAFKA_ANONYMOUS "User:ANONYMOUS"
 const char *ls_kreq_principal(const ls_kreq_t *req);
+/* The name of the listener the request came through (Metadata and
+ * FindCoordinator answer with the brokers' addresses on that listener). */
+const char *ls_kreq_listener_name(const ls_kreq_t *req);
 void ls_kconn_set_principal(ls_kconn_t *c, const char *principal);
 
 /* SASL state of a connection: h_sasl.c moves it, conn.c gates requests on it.

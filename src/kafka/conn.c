@@ -71,12 +71,13 @@
  *
  * Accepting (issue 17 §1): the listening socket is ours (accept4 from a
  * uv_poll callback), so the broker decides when to accept:
- *  - at most max.connections, and only with a descriptor from the process's
- *    client budget (base/fd_budget.h, shared with the HTTP servers: the
- *    stores and files keep a reserve no client can take): at either limit
- *    polling stops, and new connections wait in the listen backlog until one
- *    closes (as Kafka's acceptor); the sweep timer polls again once the HTTP
- *    side gave descriptors back;
+ *  - at most max.connections (counted over all of the broker's listeners,
+ *    as Kafka's; a listener held at the limit polls again from its sweep
+ *    timer once another listener's connection closed), and only with a descriptor from the
+ * process's client budget (base/fd_budget.h, shared with the HTTP servers: the stores and files
+ * keep a reserve no client can take): at either limit polling stops, and new connections wait in
+ * the listen backlog until one closes (as Kafka's acceptor); the sweep timer polls again once the
+ * HTTP side gave descriptors back;
  *  - at most max.connections.per.ip from one address: a new one beyond it is
  *    closed at once (Kafka's per-IP quota); by default half of
  *    max.connections, so one address never takes every slot;
@@ -188,8 +189,8 @@ struct ls_kconn {
 
 struct ls_kafka_listener {
     ls_kafka_services_t *b;
-    bool needs_sasl; /* SASL_PLAINTEXT / SASL_SSL: clients authenticate first */
-    int fd; /* listening socket */
+    ls_listener_cfg_t cfg; /* name, address, security protocol */
+    int fd;                /* listening socket */
     uv_poll_t poll;
     bool polling;
     uv_timer_t backoff;      /* resumes accepting after EMFILE/ENFILE */
@@ -278,6 +279,7 @@ static void on_conn_closed(uv_handle_t *h)
     c->prev->next = c->next;
     c->next->prev = c->prev;
     l->nconns--;
+    l->b->kafka_conns--;
     ls_fd_budget_give();
     per_ip_add(l, c->ip_key, -1);
     if (c->mem_wait) { /* leave the memory queue */
@@ -508,6 +510,10 @@ bool ls_kreq_conn_closed(const ls_kreq_t *req) { return req->conn->closed; }
 const char *ls_kreq_peer(const ls_kreq_t *req) { return req->conn->peer; }
 const char *ls_kreq_peer_host(const ls_kreq_t *req) { return req->conn->peer_host; }
 const char *ls_kreq_principal(const ls_kreq_t *req) { return req->conn->principal; }
+const char *ls_kreq_listener_name(const ls_kreq_t *req) { return req->conn->l->cfg.name; }
+const char *ls_kconn_listener_name(const ls_kconn_t *c) { return c->l->cfg.name; }
+ls_secproto ls_kconn_protocol(const ls_kconn_t *c) { return c->l->cfg.protocol; }
+bool ls_kconn_needs_sasl(const ls_kconn_t *c) { return ls_secproto_sasl(c->l->cfg.protocol); }
 
 void ls_kconn_set_principal(ls_kconn_t *c, const char *principal)
 {
@@ -515,7 +521,7 @@ void ls_kconn_set_principal(ls_kconn_t *c, const char *principal)
 }
 
 ls_ksasl_t *ls_kreq_sasl(ls_kreq_t *req) { return &req->conn->sasl; }
-bool ls_kreq_needs_sasl(const ls_kreq_t *req) { return req->conn->l->needs_sasl; }
+bool ls_kreq_needs_sasl(const ls_kreq_t *req) { return ls_kconn_needs_sasl(req->conn); }
 
 /* ----------------------------------------------------------- dispatching */
 
@@ -564,7 +570,7 @@ static void dispatch_raw_token(ls_kconn_t *c, uint8_t *frame, size_t len)
  * why the connection closes. */
 static const char *sasl_gate(ls_kconn_t *c, int16_t key, char *why, size_t cap)
 {
-    if (!c->l->needs_sasl) return NULL;
+    if (!ls_kconn_needs_sasl(c)) return NULL;
     bool sasl_api = key == LS_KAFKA_API_SASL_HANDSHAKE || key == LS_KAFKA_API_SASL_AUTHENTICATE;
     if (sasl_api || key == LS_KAFKA_API_API_VERSIONS) return NULL;
     if (!c->sasl.authenticated) {
@@ -878,6 +884,7 @@ static void conn_open(ls_kafka_listener_t *l, int fd, const struct sockaddr_stor
     l->conns.next->prev = c;
     l->conns.next = c;
     l->nconns++;
+    l->b->kafka_conns++;
     per_ip_add(l, ip_key, 1);
     conn_update_reading(c);
 }
@@ -913,7 +920,7 @@ static void listener_refresh_limits(ls_kafka_listener_t *l)
 
 static void listener_update_polling(ls_kafka_listener_t *l)
 {
-    bool want = l->accepting && !l->backoff_ms && l->nconns < l->max_conns &&
+    bool want = l->accepting && !l->backoff_ms && l->b->kafka_conns < l->max_conns &&
                 ls_fd_budget_used() < l->fd_budget;
     if (want && !l->polling) {
         if (uv_poll_start(&l->poll, UV_READABLE, on_accept_ready) == 0) l->polling = true;
@@ -949,7 +956,7 @@ static void accept_exhausted(ls_kafka_listener_t *l, int err)
     LS_WARN_RL("kafka",
                "accept: %s (descriptor limit %llu, %d Kafka connections open): refusing new "
                "connections for %lld ms; raise the limit (ulimit -n) or lower max.connections",
-               strerror(err), (unsigned long long)rl.rlim_cur, l->nconns, (long long)next);
+               strerror(err), (unsigned long long)rl.rlim_cur, l->b->kafka_conns, (long long)next);
     l->backoff_ms = next;
     listener_update_polling(l);
     uv_timer_start(&l->backoff, on_backoff_done, (uint64_t)next, 0);
@@ -963,7 +970,8 @@ static void on_accept_ready(uv_poll_t *p, int status, int events)
         return;
     }
     listener_refresh_limits(l);
-    for (int i = 0; i < ACCEPT_BATCH && l->nconns < l->max_conns && ls_fd_budget_take(); i++) {
+    for (int i = 0; i < ACCEPT_BATCH && l->b->kafka_conns < l->max_conns && ls_fd_budget_take();
+         i++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -1063,14 +1071,15 @@ static int listen_socket(const char *host, int port, int *port_out, char *err, i
     return fd;
 }
 
-ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char *host, int port,
+ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const ls_listener_cfg_t *lc,
                                              char *err, int errlen)
 {
     ls_kafka_listener_t *l = LS_NEW(ls_kafka_listener_t);
     l->b = b;
+    l->cfg = *lc;
     l->conns.next = l->conns.prev = &l->conns;
     l->reserve_fd = -1;
-    l->fd = listen_socket(host, port, &l->port, err, errlen);
+    l->fd = listen_socket(lc->host, lc->port, &l->port, err, errlen);
     if (l->fd < 0) {
         l->server_closed = true;
         return l; /* caller sees port -1 and frees */
@@ -1101,14 +1110,18 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char 
     l->accepting = true;
     listener_update_polling(l);
     LS_INFO("kafka",
-            "accepting up to %lld connections (%lld per address), idle timeout %lld ms, "
+            "listener %s (%s) on %s:%d: accepting up to %lld connections (%lld per address), idle "
+            "timeout %lld ms, "
             "%lld bytes of requests in flight, request deadlines %lld ms (first %lld ms)",
-            (long long)l->max_conns, (long long)l->max_per_ip, (long long)l->idle_ms,
-            (long long)l->recv_max, (long long)l->receive_ms, (long long)l->first_ms);
+            lc->name, ls_secproto_name(lc->protocol), lc->host, l->port, (long long)l->max_conns,
+            (long long)l->max_per_ip, (long long)l->idle_ms, (long long)l->recv_max,
+            (long long)l->receive_ms, (long long)l->first_ms);
     return l;
 }
 
 int ls_kafka_listener_port(const ls_kafka_listener_t *l) { return l->accepting ? l->port : -1; }
+const char *ls_kafka_listener_name(const ls_kafka_listener_t *l) { return l->cfg.name; }
+ls_secproto ls_kafka_listener_protocol(const ls_kafka_listener_t *l) { return l->cfg.protocol; }
 
 static void listener_maybe_done(ls_kafka_listener_t *l)
 {
@@ -1163,8 +1176,6 @@ void ls_kafka_listener_free(ls_kafka_listener_t *l)
     ls_i64map_free(&l->per_ip); /* a zeroed map (listen failed) frees nothing */
     ls_free(l);
 }
-
-void ls_kafka_listener_require_sasl(ls_kafka_listener_t *l, bool on) { l->needs_sasl = on; }
 
 void ls_kafka_listener_set_paused(ls_kafka_listener_t *l, bool paused)
 {

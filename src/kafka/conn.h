@@ -7,19 +7,30 @@
 #include "kafka/services.h"
 
 typedef struct ls_kafka_listener ls_kafka_listener_t;
+typedef struct ls_kconn ls_kconn_t;
 
-ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const char *host, int port,
+/* A Kafka listener: one of the broker's listeners (base/config.h
+ * ls_listener_cfg_t: its name, address and security protocol, an
+ * ls_secproto: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL). lc is copied. */
+ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const ls_listener_cfg_t *lc,
                                              char *err, int errlen);
 int ls_kafka_listener_port(const ls_kafka_listener_t *l);
+const char *ls_kafka_listener_name(const ls_kafka_listener_t *l);
+ls_secproto ls_kafka_listener_protocol(const ls_kafka_listener_t *l);
+
+/* The listener a connection came through: its name (the one Metadata
+ * advertises the brokers' addresses of), its protocol, and whether it
+ * authenticates with SASL (SASL_PLAINTEXT, SASL_SSL: requests other than
+ * ApiVersions/SaslHandshake/SaslAuthenticate wait for authentication). */
+const char *ls_kconn_listener_name(const ls_kconn_t *c);
+ls_secproto ls_kconn_protocol(const ls_kconn_t *c);
+bool ls_kconn_needs_sasl(const ls_kconn_t *c);
 /* Stops accepting connections and reading requests (in-flight ones finish). */
 void ls_kafka_listener_quiesce(ls_kafka_listener_t *l);
 /* Closes every connection once its in-flight requests are answered, then
  * calls done. */
 void ls_kafka_listener_close(ls_kafka_listener_t *l, void (*done)(void *arg), void *arg);
 void ls_kafka_listener_free(ls_kafka_listener_t *l);
-/* Clients must authenticate with SASL before anything but ApiVersions,
- * SaslHandshake and SaslAuthenticate is served (SASL_PLAINTEXT, SASL_SSL). */
-void ls_kafka_listener_require_sasl(ls_kafka_listener_t *l, bool on);
 /* Pauses / resumes reading on every connection (produce backpressure). */
 void ls_kafka_listener_set_paused(ls_kafka_listener_t *l, bool paused);
 #endif

@@ -775,12 +775,20 @@ static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, bool 
                               cfg_entry_t **out)
 {
     const ls_config_t *c = b->cfg;
-    /* the address Metadata advertises */
-    const char *host = b->advertised_host(b->root);
-    int port = b->advertised_port(b->root);
+    /* every listener's bound and advertised address, as Kafka lists them */
+    char *listeners = "", *advertised = "", *protocols = "";
+    for (int i = 0; i < c->nlisteners; i++) {
+        const ls_listener_cfg_t *l = &c->listeners[i];
+        const char *sep = i ? "," : "";
+        listeners = ls_arena_printf(a, "%s%s%s://%s:%d", listeners, sep, l->name, l->host, l->port);
+        advertised = ls_arena_printf(a, "%s%s%s://%s:%d", advertised, sep, l->name, l->adv_host,
+                                     l->adv_port);
+        protocols =
+            ls_arena_printf(a, "%s%s%s:%s", protocols, sep, l->name, ls_secproto_name(l->protocol));
+    }
     const broker_entry_t list[] = {
-        {"advertised.listeners", ls_arena_printf(a, "PLAINTEXT://%s:%d", host, port), NULL,
-         LS_KAFKA_CONFIG_TYPE_STRING, false, "Addresses clients are told to connect to."},
+        {"advertised.listeners", advertised, NULL, LS_KAFKA_CONFIG_TYPE_STRING, false,
+         "Addresses clients are told to connect to."},
         {"auto.create.topics.enable", c->auto_create_topics_enable ? "true" : "false", "true",
          LS_KAFKA_CONFIG_TYPE_BOOLEAN, false, "Create topics on first Metadata request."},
         {"broker.id", ls_arena_printf(a, "%d", (int)b->node_id), NULL, LS_KAFKA_CONFIG_TYPE_INT,
@@ -795,10 +803,9 @@ static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, bool 
          "Durability comes from the object store."},
         {"delete.topic.enable", "true", "true", LS_KAFKA_CONFIG_TYPE_BOOLEAN, false,
          "Topics may be deleted."},
-        {"listeners",
-         ls_arena_printf(a, "PLAINTEXT://%s:%d", c->listen_host ? c->listen_host : "",
-                         c->listen_port),
-         NULL, LS_KAFKA_CONFIG_TYPE_STRING, false, "Listening address."},
+        {"listener.security.protocol.map", protocols, NULL, LS_KAFKA_CONFIG_TYPE_STRING, false,
+         "Security protocol of each listener."},
+        {"listeners", listeners, NULL, LS_KAFKA_CONFIG_TYPE_STRING, false, "Listening addresses."},
         {"log.cleanup.policy", "delete", "delete", LS_KAFKA_CONFIG_TYPE_LIST, false,
          "Default topic cleanup policy."},
         {"log.retention.bytes", NULL, "-1", LS_KAFKA_CONFIG_TYPE_LONG, false, NULL},

@@ -199,9 +199,12 @@ void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
         if (!err) ls_ksvc_coordinator(b, m.Key.ptr, (size_t)(m.Key.len > 0 ? m.Key.len : 0), c);
         r.ErrorCode = err;
         r.ErrorMessage = kstr_or_null(msg);
+        const char *host = "";
+        int32_t port = -1;
+        if (!err) ls_member_endpoint(c, ls_kreq_listener_name(req), &host, &port);
         r.NodeId = err ? -1 : c->id;
-        r.Host = ls_kstr_c(err ? "" : c->host);
-        r.Port = err ? -1 : c->port;
+        r.Host = ls_kstr_c(host);
+        r.Port = port;
     } else {
         r.NumCoordinators = m.NumCoordinatorKeys;
         r.Coordinators = ls_kmsg_alloc(req->arena, m.NumCoordinatorKeys, sizeof *r.Coordinators);
@@ -214,9 +217,12 @@ void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
                                     owner);
             c->ErrorCode = err;
             c->ErrorMessage = kstr_or_null(msg);
+            const char *host = "";
+            int32_t port = -1;
+            if (!err) ls_member_endpoint(owner, ls_kreq_listener_name(req), &host, &port);
             c->NodeId = err ? -1 : owner->id;
-            c->Host = ls_kstr_c(err ? "" : owner->host);
-            c->Port = err ? -1 : owner->port;
+            c->Host = ls_kstr_c(host);
+            c->Port = port;
         }
     }
     RESPOND(FindCoordinatorResponse, r);

@@ -133,9 +133,10 @@ static void md_respond(md_ctx_t *ctx)
     r->Brokers = ls_arena_alloc(a, (size_t)ctx->nmembers * sizeof *r->Brokers);
     for (int i = 0; i < ctx->nmembers; i++) {
         const ls_member_t *m = &ctx->members[i];
+        const char *host;
+        ls_member_endpoint(m, ls_kreq_listener_name(req), &host, &r->Brokers[i].Port);
         r->Brokers[i].NodeId = m->id;
-        r->Brokers[i].Host = ls_kstr_c(m->host);
-        r->Brokers[i].Port = m->port;
+        r->Brokers[i].Host = ls_kstr_c(host);
         r->Brokers[i].Rack = *m->rack ? ls_kstr_c(m->rack) : ls_kstr_null();
     }
     r->ClusterId = ls_kstr_c(b->cluster_id);
@@ -287,9 +288,10 @@ void ls_kafka_handle_describe_cluster(ls_kreq_t *req)
         r.NumBrokers = n;
         r.Brokers = ls_arena_alloc(a, (size_t)n * sizeof *r.Brokers);
         for (int i = 0; i < n; i++) {
+            const char *host;
+            ls_member_endpoint(&live[i], ls_kreq_listener_name(req), &host, &r.Brokers[i].Port);
             r.Brokers[i].BrokerId = live[i].id;
-            r.Brokers[i].Host = ls_kstr_c(ls_arena_printf(a, "%s", live[i].host));
-            r.Brokers[i].Port = live[i].port;
+            r.Brokers[i].Host = ls_kstr_c(ls_arena_printf(a, "%s", host));
             r.Brokers[i].Rack =
                 *live[i].rack ? ls_kstr_c(ls_arena_printf(a, "%s", live[i].rack)) : ls_kstr_null();
         }

@@ -42,11 +42,9 @@ typedef struct ls_kafka_services {
      * (ls_sasl_mech bits). */
     struct ls_meta *users_meta;
     unsigned sasl_mechanisms;
+    int kafka_conns;     /* Kafka connections open on all listeners (kafka/conn.c) */
 
     void *root;
-    /* The host and port clients are told to connect to. */
-    const char *(*advertised_host)(void *root);
-    int32_t (*advertised_port)(void *root);
     /* The live brokers (sorted by id; at least this one): ls_free() the array. */
     int (*members)(void *root, ls_member_t **out);
     /* The table lag of a stream at the last compaction pass. */

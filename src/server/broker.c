@@ -1,10 +1,9 @@
 /* Broker wiring. Start order: metadata store, object store, cluster id,
  * catalog, log storage (loads heads, GCs uncommitted WAL objects), HTTP
  * servers (Iceberg REST catalog, schema registry; their own threads), Kafka
- * listener. Stop order (graceful, on SIGTERM/SIGINT): the HTTP servers first
- * (joining their threads),
- * then stop accepting and reading Kafka requests, flush and commit everything
- * buffered (producers waiting on it get their acknowledgements), close
+ * listeners (one per entry of listeners). Stop order (graceful, on SIGTERM/SIGINT): the HTTP
+ * servers first (joining their threads), then stop accepting and reading Kafka requests, flush and
+ * commit everything buffered (producers waiting on it get their acknowledgements), close
  * connections, close stores. */
 #include "server/broker.h"
 
@@ -80,6 +79,13 @@ static void self_member(const ls_broker_t *b, ls_member_t *m)
     snprintf(m->host, sizeof m->host, "%s", ls_broker_advertised_host(b));
     m->port = ls_broker_advertised_port(b);
     snprintf(m->rack, sizeof m->rack, "%s", b->cfg->broker_rack ? b->cfg->broker_rack : "");
+    for (int i = 0; i < b->cfg->nlisteners && i < LS_MEMBER_MAX_ENDPOINTS; i++) {
+        const ls_listener_cfg_t *l = &b->cfg->listeners[i];
+        ls_endpoint_t *e = &m->endpoints[m->nendpoints++];
+        snprintf(e->name, sizeof e->name, "%s", l->name);
+        snprintf(e->host, sizeof e->host, "%s", l->adv_host);
+        e->port = l->adv_port;
+    }
 }
 
 /* ---- the services handed to the Kafka listener (kafka/services.h) ---- */
@@ -127,8 +133,6 @@ static char *rest_held_reason(void *ctx, const char *ns, const char *table)
     return c ? ls_compactor_table_held_copy(c, ns, table) : NULL;
 }
 
-static const char *svc_advertised_host(void *root) { return ls_broker_advertised_host(root); }
-static int32_t svc_advertised_port(void *root) { return ls_broker_advertised_port(root); }
 static void svc_tables_changed(void *root) { ls_broker_tables_changed(root); }
 
 static void svc_topics_deleted(void *root, int64_t delay_ms)
@@ -301,8 +305,6 @@ static void services_init(ls_broker_t *b)
         .users_meta = b->meta,
         .sasl_mechanisms = b->sasl_mechanisms,
         .root = b,
-        .advertised_host = svc_advertised_host,
-        .advertised_port = svc_advertised_port,
         .members = svc_members,
         .table_lag = svc_table_lag,
         .table_version = svc_table_version,
@@ -440,7 +442,8 @@ static void on_pressure(void *arg, bool pressure)
         LS_WARN("broker", "produce buffer over wal.buffer.max.bytes: pausing reads");
     else
         LS_INFO("broker", "produce buffer drained: resuming reads");
-    if (b->kafka) ls_kafka_listener_set_paused(b->kafka, pressure);
+    for (int i = 0; i < b->nkafka; i++)
+        ls_kafka_listener_set_paused(b->kafka[i], pressure);
 }
 
 /* The cluster layer of the table policy: lakestream.table.* broker keys,
@@ -584,6 +587,26 @@ void ls_broker_tables_changed(ls_broker_t *b)
         ls_compactor_kick(b->compactor, NULL, NULL);
 }
 
+/* One Kafka listener per entry of listeners. A listener on port 0 ("pick a
+ * free port") advertises the port it got. */
+static int start_kafka(ls_broker_t *b, char *err, int errlen)
+{
+    ls_config_t *cfg = b->cfg;
+    for (int i = 0; i < cfg->nlisteners; i++) {
+        ls_listener_cfg_t *lc = &cfg->listeners[i];
+        ls_kafka_listener_t *l = ls_kafka_listener_start(&b->ksvc, lc, err, errlen);
+        b->kafka[b->nkafka++] = l;
+        if (ls_kafka_listener_port(l) < 0) return -1;
+        if (lc->port == 0) {
+            lc->port = ls_kafka_listener_port(l);
+            if (lc->adv_port <= 0) lc->adv_port = lc->port;
+        }
+    }
+    cfg->listen_port = cfg->listeners[0].port;
+    cfg->advertised_port = cfg->listeners[0].adv_port;
+    return 0;
+}
+
 /* A failed open after the transaction threads started: they stop first (the
  * caller then closes every handle of the loop, theirs included). */
 static int open_failed(ls_broker_t *b)
@@ -697,13 +720,7 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     services_init(b); /* before the transaction threads, which read it */
     if (start_txn(b, err, errlen) != 0) return -1;
     b->ksvc.txns = ls_txn_coord_store(b->txn);
-    b->kafka = ls_kafka_listener_start(&b->ksvc, cfg->listen_host, cfg->listen_port, err, errlen);
-    if (!b->kafka || ls_kafka_listener_port(b->kafka) < 0) return open_failed(b);
-    if (cfg->listen_port == 0) {
-        /* "pick a free port": advertise the one we got */
-        cfg->listen_port = ls_kafka_listener_port(b->kafka);
-        if (cfg->advertised_port <= 0) cfg->advertised_port = cfg->listen_port;
-    }
+    if (start_kafka(b, err, errlen) != 0) return open_failed(b);
     uv_async_init(loop, &b->members_changed, on_members_changed_loop);
     b->members_changed.data = b;
     ls_member_t self;
@@ -713,8 +730,8 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     if (!b->members) return open_failed(b);
     LS_INFO("broker",
             "lakestream broker %d of cluster %s serving Kafka on %s:%d (objects: %s, metadata: %s)",
-            b->node_id, b->cluster_id, cfg->listen_host, ls_kafka_listener_port(b->kafka),
-            cfg->object_store_url, cfg->metadata_url);
+            b->node_id, b->cluster_id, cfg->listen_host, cfg->listen_port, cfg->object_store_url,
+            cfg->metadata_url);
     return 0;
 }
 
@@ -722,6 +739,7 @@ typedef struct stop_ctx {
     ls_broker_t *b;
     void (*done)(void *);
     void *arg;
+    int listeners_open; /* Kafka listeners not closed yet */
 } stop_ctx_t;
 
 static void stop_listener_closed(void *arg)
@@ -734,11 +752,21 @@ static void stop_listener_closed(void *arg)
     done(darg);
 }
 
+/* Each listener closed: the last one ends the stop. */
+static void stop_one_listener_closed(void *arg)
+{
+    stop_ctx_t *s = arg;
+    if (--s->listeners_open == 0) stop_listener_closed(s);
+}
+
 static void stop_logs_flushed(void *arg)
 {
     stop_ctx_t *s = arg;
     LS_INFO("broker", "log storage flushed; closing connections");
-    ls_kafka_listener_close(s->b->kafka, stop_listener_closed, s);
+    ls_broker_t *b = s->b; /* the last close may free s */
+    s->listeners_open = b->nkafka;
+    for (int i = 0, n = b->nkafka; i < n; i++)
+        ls_kafka_listener_close(b->kafka[i], stop_one_listener_closed, s);
 }
 
 static void stop_compactor_idle(void *arg)
@@ -775,7 +803,8 @@ void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
     b->http = NULL;
     ls_http_server_stop(b->registry_http);
     b->registry_http = NULL;
-    ls_kafka_listener_quiesce(b->kafka);
+    for (int i = 0; i < b->nkafka; i++)
+        ls_kafka_listener_quiesce(b->kafka[i]);
     if (b->groups) ls_group_service_stop(b->groups); /* answers JoinGroup/SyncGroup waiters */
     /* deregister first: clients and the other brokers move on at once */
     ls_broker_offload(b, deregister_work, deregistered, s);
@@ -787,7 +816,8 @@ void ls_broker_free(ls_broker_t *b)
     ls_http_server_stop(b->http);
     ls_rest_free(b->rest);
     ls_http_server_stop(b->registry_http);
-    if (b->kafka) ls_kafka_listener_free(b->kafka);
+    for (int i = 0; i < b->nkafka; i++)
+        ls_kafka_listener_free(b->kafka[i]);
     ls_group_service_free(b->groups);
     /* after the loop ran dry: no marker of a stopped finisher is still being
      * appended, no request still reads its store */

@@ -26,7 +26,8 @@ typedef struct ls_broker {
     ls_objstore_t *os;
     ls_catalog_t *catalog;
     ls_logstore_t *logs;
-    ls_kafka_listener_t *kafka;
+    ls_kafka_listener_t *kafka[LS_MAX_LISTENERS]; /* one per entry of listeners */
+    int nkafka;
     struct ls_http_server *http; /* NULL when http.listen is empty (http/http_server.h) */
     struct ls_rest *rest;        /* the Iceberg REST catalog it serves (http/iceberg_rest.h) */
     struct ls_http_server *registry_http; /* NULL when schema.registry.listen is empty */
@@ -53,7 +54,7 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
 void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg);
 void ls_broker_free(ls_broker_t *b);
 
-/* The host and port clients are told to connect to (Metadata, FindCoordinator). */
+/* The host and port the first listener advertises (the broker's registration). */
 const char *ls_broker_advertised_host(const ls_broker_t *b);
 int32_t ls_broker_advertised_port(const ls_broker_t *b);
 

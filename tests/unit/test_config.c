@@ -204,14 +204,85 @@ TEST(listeners)
     CHECK_EQ_INT(c.listen_port, 0);
     ls_config_free(&c);
 
-    CHECK(strstr(set_err("listeners", "SSL://h:1"), "only PLAINTEXT"));
-    CHECK(strstr(set_err("listeners", "a:1,b:2"), "only one is supported"));
+    CHECK(strstr(set_err("http.listen", "SSL://h:1"), "only PLAINTEXT"));
+    CHECK(strstr(set_err("http.listen", "a:1,b:2"), "only one is supported"));
+    CHECK(strstr(set_err("listeners", "a:1,b:2"), "names listener PLAINTEXT twice"));
+    CHECK(strstr(set_err("listeners", "A B://h:1"), "'A B' is not a listener name"));
     CHECK(strstr(set_err("listeners", "justahost"), "listeners: 'justahost' is not a listener"));
     CHECK(strstr(set_err("listeners", "h:99999"), "'99999' is not a port"));
     CHECK(strstr(set_err("listeners", "::1:9092"), "brackets"));
     CHECK(strstr(set_err("advertised.listeners", ":9092"), "host must not be empty"));
     CHECK(strstr(set_err("advertised.listeners", "h:0"), "'0' is not a port"));
     CHECK(strstr(set_err("advertised.port", "0"), "advertised.port: '0' is not a port"));
+}
+
+/* Kafka's listener list: names, the protocol map (Kafka's default when
+ * unset), advertised addresses per name, and the first listener filling the
+ * single-address fields. */
+static int finish_with(ls_config_t *c, const char *const *kv, char *err, int errlen)
+{
+    ls_config_init(c);
+    for (; *kv; kv += 2)
+        if (ls_config_set(c, kv[0], kv[1], err, errlen) != 0) return -1;
+    return ls_config_finish(c, err, errlen);
+}
+
+TEST(listener_list)
+{
+    ls_config_t c;
+    char err[256];
+    const char *two[] = {"listeners",
+                         "INTERNAL://127.0.0.1:9092, external://0.0.0.0:9093",
+                         "listener.security.protocol.map",
+                         "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
+                         "advertised.listeners",
+                         "EXTERNAL://kafka.example.com:19093",
+                         NULL};
+    CHECK_EQ_INT(finish_with(&c, two, err, sizeof err), 0);
+    CHECK_EQ_INT(c.nlisteners, 2);
+    CHECK(strcmp(c.listeners[0].name, "INTERNAL") == 0);
+    CHECK(strcmp(c.listeners[0].adv_host, "127.0.0.1") == 0);
+    CHECK_EQ_INT(c.listeners[0].adv_port, 9092);
+    CHECK(strcmp(c.listeners[1].name, "EXTERNAL") == 0);
+    CHECK(strcmp(c.listeners[1].host, "0.0.0.0") == 0);
+    CHECK(strcmp(c.listeners[1].adv_host, "kafka.example.com") == 0);
+    CHECK_EQ_INT(c.listeners[1].adv_port, 19093);
+    CHECK(c.listeners[1].protocol == LS_SECPROTO_PLAINTEXT);
+    CHECK(strcmp(c.listen_host, "127.0.0.1") == 0 && strcmp(c.advertised_host, "127.0.0.1") == 0);
+    ls_config_free(&c);
+
+    const char *nomap[] = {"listeners", "CLIENT://127.0.0.1:9092", NULL};
+    CHECK_EQ_INT(finish_with(&c, nomap, err, sizeof err), -1);
+    CHECK(strstr(err, "listener CLIENT has no security protocol in "
+                      "listener.security.protocol.map"));
+    ls_config_free(&c);
+    const char *badmap[] = {"listener.security.protocol.map", "PLAINTEXT:TLS", NULL};
+    CHECK_EQ_INT(finish_with(&c, badmap, err, sizeof err), -1);
+    CHECK(strstr(err, "listener.security.protocol.map: 'PLAINTEXT:TLS' is not NAME:PROTOCOL"));
+    ls_config_free(&c);
+    const char *badadv[] = {"advertised.listeners", "SSL://h:1", NULL};
+    CHECK_EQ_INT(finish_with(&c, badadv, err, sizeof err), -1);
+    CHECK(strstr(err, "advertised.listeners: SSL is not a listener name in listeners"));
+    ls_config_free(&c);
+    const char *sameport[] = {"listeners", "A://127.0.0.1:9092,B://127.0.0.1:9092",
+                              "listener.security.protocol.map", "A:PLAINTEXT,B:PLAINTEXT", NULL};
+    CHECK_EQ_INT(finish_with(&c, sameport, err, sizeof err), -1);
+    CHECK(strstr(err, "listeners: A and B both use port 9092"));
+    ls_config_free(&c);
+    /* SASL_PLAINTEXT is served; SASL_SSL waits for TLS, refused naming it */
+    const char *sasl[] = {"listeners", "SASL_PLAINTEXT://127.0.0.1:9092", NULL};
+    CHECK_EQ_INT(finish_with(&c, sasl, err, sizeof err), 0);
+    CHECK(c.nlisteners == 1 && ls_secproto_sasl(c.listeners[0].protocol));
+    ls_config_free(&c);
+    const char *sasl_ssl[] = {"listeners", "SASL_SSL://127.0.0.1:9092", NULL};
+    CHECK_EQ_INT(finish_with(&c, sasl_ssl, err, sizeof err), -1);
+    CHECK(strstr(err, "listener SASL_SSL uses SASL_SSL") && strstr(err, "TLS"));
+    ls_config_free(&c);
+    /* Kafka's default mechanism is not ours; the inter-broker one is refused */
+    const char *inter[] = {"sasl.mechanism.inter.broker.protocol", "PLAIN", NULL};
+    CHECK_EQ_INT(finish_with(&c, inter, err, sizeof err), -1);
+    CHECK(strstr(err, "sasl.mechanism.inter.broker.protocol: not applicable"));
+    ls_config_free(&c);
 }
 
 TEST(advertised_address)
@@ -520,6 +591,7 @@ int main(void)
     RUN(integers_booleans_levels);
     RUN(unknown_key_suggests);
     RUN(listeners);
+    RUN(listener_list);
     RUN(advertised_address);
     RUN(file_parsing);
     RUN(empty_file_is_all_defaults);
