@@ -148,3 +148,194 @@ def test_wrong_password_fails_with_authentication_error(sasl_broker, mech):
     log = sb.b.log_text()
     assert "failed authentication from" in log
     assert right not in log and wrong not in log
+
+
+# ------------------------------------------------------- the wire, by hand
+
+def _str(s):
+    b = s.encode()
+    return struct.pack(">h", len(b)) + b
+
+
+class Wire:
+    """One raw connection: requests in non-flexible versions, replies parsed
+    just enough for these tests."""
+
+    def __init__(self, sb):
+        self.s = socket.create_connection(("127.0.0.1", sb.b.port), timeout=20)
+        self.corr = 0
+
+    def send(self, key, version, body):
+        self.corr += 1
+        payload = struct.pack(">hhi", key, version, self.corr) + _str("raw-sasl-test") + body
+        self.s.sendall(struct.pack(">i", len(payload)) + payload)
+
+    def send_raw(self, token):
+        self.s.sendall(struct.pack(">i", len(token)) + token)
+
+    def recv(self):
+        """The next frame, or None when the broker closed the connection."""
+        head = self._read(4)
+        if head is None:
+            return None
+        return self._read(struct.unpack(">i", head)[0])
+
+    def _read(self, n):
+        out = b""
+        while len(out) < n:
+            try:
+                chunk = self.s.recv(n - len(out))
+            except ConnectionResetError:
+                return None
+            if not chunk:
+                return None
+            out += chunk
+        return out
+
+    def handshake(self, mech, version=1):
+        self.send(17, version, _str(mech))
+        r = self.recv()
+        err, n = struct.unpack(">hi", r[4:10])
+        mechs, p = [], 10
+        for _ in range(n):
+            ln = struct.unpack(">h", r[p:p + 2])[0]
+            mechs.append(r[p + 2:p + 2 + ln].decode())
+            p += 2 + ln
+        return err, mechs
+
+    def authenticate(self, token, version=1):
+        """(error, message, token, session lifetime) of SaslAuthenticate v0/v1."""
+        self.send(36, version, struct.pack(">i", len(token)) + token)
+        r = self.recv()
+        if r is None:
+            return None
+        err, mlen = struct.unpack(">hh", r[4:8])
+        p = 8
+        msg = None
+        if mlen >= 0:
+            msg, p = r[p:p + mlen].decode(), p + mlen
+        tlen = struct.unpack(">i", r[p:p + 4])[0]
+        tok = r[p + 4:p + 4 + tlen]
+        p += 4 + tlen
+        life = struct.unpack(">q", r[p:p + 8])[0] if version >= 1 else None
+        return err, msg, tok, life
+
+    def metadata(self):
+        """Metadata v1 for all topics: the reply, or None if the connection closed."""
+        self.send(3, 1, struct.pack(">i", -1))
+        return self.recv()
+
+    def api_versions(self):
+        self.send(18, 0, b"")
+        r = self.recv()
+        return struct.unpack(">h", r[4:6])[0]
+
+    def close(self):
+        self.s.close()
+
+
+def plain(user, pw):
+    return b"\0" + user.encode() + b"\0" + pw.encode()
+
+
+def test_requests_before_authentication_are_refused(sasl_broker):
+    sb = sasl_broker("--sasl.enabled.mechanisms=" + MECHS)
+    sb.add_user("alice", "pw-a")
+    # ApiVersions is served; anything else closes the connection unanswered
+    w = Wire(sb)
+    assert w.api_versions() == 0
+    assert w.metadata() is None
+    # SaslAuthenticate before a handshake: ILLEGAL_SASL_STATE, then closed
+    w = Wire(sb)
+    err, msg, _, _ = w.authenticate(plain("alice", "pw-a"))
+    assert err == 34 and "SaslHandshake" in msg
+    assert w.recv() is None
+    # a mechanism we do not offer: UNSUPPORTED_SASL_MECHANISM listing ours, then closed
+    w = Wire(sb)
+    assert w.handshake("GSSAPI") == (33, ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+    assert w.recv() is None
+    # a failed authentication: SASL_AUTHENTICATION_FAILED with Kafka's message,
+    # then closed; a request sent behind it is never served
+    w = Wire(sb)
+    assert w.handshake("PLAIN") == (0, ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+    w.send(36, 1, struct.pack(">i", 11) + plain("alice", "nope!"))
+    w.send(3, 1, struct.pack(">i", -1))
+    r = w.recv()
+    assert struct.unpack(">h", r[4:6])[0] == 58
+    assert b"Invalid username or password" in r
+    assert w.recv() is None
+    # the right password: served, as User:alice
+    w = Wire(sb)
+    assert w.handshake("PLAIN")[0] == 0
+    assert w.authenticate(plain("alice", "pw-a"))[0] == 0
+    assert w.metadata() is not None
+    # a second SaslAuthenticate after success: ILLEGAL_SASL_STATE, connection kept
+    err, msg, _, _ = w.authenticate(plain("alice", "pw-a"))
+    assert err == 34 and "after successful authentication" in msg
+    assert w.metadata() is not None
+    w.close()
+
+
+def test_v0_handshake_then_bare_tokens(sasl_broker):
+    """SaslHandshake v0 (kafka-python before 2.1, Sarama, old clients): the
+    tokens follow as bare frames without request headers."""
+    sb = sasl_broker("--sasl.enabled.mechanisms=" + MECHS)
+    sb.add_user("alice", "pw-a")
+    w = Wire(sb)
+    assert w.handshake("PLAIN", version=0)[0] == 0
+    w.send_raw(plain("alice", "pw-a"))
+    assert w.recv() == b""  # PLAIN's empty server token
+    assert w.metadata() is not None
+    w = Wire(sb)
+    assert w.handshake("PLAIN", version=0)[0] == 0
+    w.send_raw(plain("alice", "bad"))
+    assert w.recv() is None  # v0 has no error to carry: closed
+
+
+def test_session_lifetime_and_reauthentication(sasl_broker):
+    """connections.max.reauth.ms: SaslAuthenticate v1 tells the lifetime; a
+    connection that did not re-authenticate in time is closed at its next
+    request; one that did keeps working, as the same principal only."""
+    life = 1500
+    sb = sasl_broker("--sasl.enabled.mechanisms=" + MECHS, "--connections.max.reauth.ms=%d" % life)
+    sb.add_user("alice", "pw-a")
+    sb.add_user("bob", "pw-b")
+    stale, fresh, other = Wire(sb), Wire(sb), Wire(sb)
+    for w, who in ((stale, "alice"), (fresh, "alice"), (other, "alice")):
+        assert w.handshake("PLAIN")[0] == 0
+        err, _, _, got_life = w.authenticate(plain(who, "pw-" + who[0]))
+        assert err == 0 and got_life == life
+        assert w.metadata() is not None
+    time.sleep(life / 1000.0 + 0.3)  # let the sessions expire (no timing asserted)
+    # re-authenticated: served again
+    assert fresh.handshake("PLAIN")[0] == 0
+    assert fresh.authenticate(plain("alice", "pw-a"))[0] == 0
+    assert fresh.metadata() is not None
+    # not re-authenticated: closed at the next request
+    assert stale.metadata() is None
+    # re-authentication as someone else: refused and closed
+    assert other.handshake("PLAIN")[0] == 0
+    err, msg, _, _ = other.authenticate(plain("bob", "pw-b"))
+    assert err == 58 and "Cannot change principals" in msg
+    assert other.recv() is None
+    assert "SASL session expired" in sb.b.log_text()
+
+
+def test_librdkafka_reauthenticates(sasl_broker):
+    """librdkafka at its defaults re-authenticates within the lifetime the
+    broker gives, so its connections are never closed for it."""
+    life = 2000
+    sb = sasl_broker("--connections.max.reauth.ms=%d" % life)
+    sb.add_user("alice", "pw-a")
+    conf = client_conf(sb, "SCRAM-SHA-256", "alice", "pw-a")
+    topic = "t-" + uuid.uuid4().hex[:8]
+    p = Producer(conf)
+    deadline = time.monotonic() + 3 * life / 1000.0
+    n = 0
+    while time.monotonic() < deadline:
+        p.produce(topic, value=b"x")
+        n += 1
+        assert p.flush(30) == 0
+        time.sleep(0.2)
+    assert n > 10
+    assert "SASL session expired" not in sb.b.log_text()
