@@ -5,6 +5,7 @@
  *   lakestream users list [--config FILE] [--key=value ...]
  *   lakestream users delete NAME [--mechanism M]... [--config FILE] [--key=value ...]
  *
+ * delete without --mechanism removes every credential of the user. *
  * Users live in the metadata store (security/users.h), so this writes there
  * directly: the broker's metadata.url, read from the same --config /
  * LAKESTREAM_* / flags as `serve`. That works before any user exists (the
@@ -103,9 +104,11 @@ static int cmd_list(ls_meta_t *meta)
     return 0;
 }
 
-/* add (password != NULL) or delete the credentials of mechs (bit per ls_scram_mech). */
-static int cmd_change(ls_meta_t *meta, const char *name, unsigned mechs, const char *password,
-                      int iterations)
+/* add (password != NULL) or delete the credentials of mechs (bit per
+ * ls_scram_mech; a delete of mechanisms not named on the command line skips
+ * those the user has not). */
+static int cmd_change(ls_meta_t *meta, const char *name, unsigned mechs, bool named,
+                      const char *password, int iterations)
 {
     for (int attempt = 0; attempt < 16; attempt++) {
         ls_user_t u;
@@ -125,6 +128,10 @@ static int cmd_change(ls_meta_t *meta, const char *name, unsigned mechs, const c
         for (int m = LS_SCRAM_SHA_256; m <= LS_SCRAM_SHA_512; m++) {
             if (!(mechs & (1u << m))) continue;
             if (!password) {
+                if (!u.has[m] && !named) {
+                    mechs &= ~(1u << m);
+                    continue;
+                }
                 if (!u.has[m]) {
                     fprintf(stderr, PROG ": user %s has no %s credential\n", name,
                             ls_scram_mech_name((ls_scram_mech)m));
@@ -236,6 +243,7 @@ int ls_cli_users(int argc, char **argv)
         fprintf(stderr, PROG " %s: which user? (NAME)\n", cmd);
         return 2;
     }
+    bool named = mechs != 0;
     if (!mechs) mechs = (1u << LS_SCRAM_SHA_256) | (1u << LS_SCRAM_SHA_512);
     char *password = NULL;
     if (add && !(password = read_password(password_file))) {
@@ -254,7 +262,7 @@ int ls_cli_users(int argc, char **argv)
     } else if (!(meta = ls_meta_open(cfg.metadata_url, err, sizeof err))) {
         fprintf(stderr, PROG ": %s\n", err);
     } else if (add || del) {
-        rc = cmd_change(meta, name, mechs, password, iterations);
+        rc = cmd_change(meta, name, mechs, named, password, iterations);
     } else {
         rc = cmd_list(meta);
     }

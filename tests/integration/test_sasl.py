@@ -339,3 +339,103 @@ def test_librdkafka_reauthenticates(sasl_broker):
         time.sleep(0.2)
     assert n > 10
     assert "SASL session expired" not in sb.b.log_text()
+
+
+# ------------------------------------------------------------- the users
+
+def alter(admin, changes):
+    """{user: None or the KafkaError of its result}."""
+    out = {}
+    for user, fut in admin.alter_user_scram_credentials(changes).items():
+        try:
+            fut.result(30)
+            out[user] = None
+        except KafkaException as e:
+            out[user] = e.args[0]
+    return out
+
+
+def logs_in(sb, mech, user, pw):
+    """Whether a client at its defaults gets authenticated (else the error)."""
+    errs = []
+    p = Producer(dict(client_conf(sb, mech, user, pw), error_cb=errs.append))
+    md = None
+    deadline = time.monotonic() + 30
+    while md is None and not errs and time.monotonic() < deadline:
+        try:
+            md = p.list_topics(timeout=1)
+        except KafkaException:
+            pass
+        p.poll(0)
+    return md is not None and not errs
+
+
+def test_alter_and_describe_user_scram_credentials(sasl_broker):
+    """The AdminClient (KIP-554) as Kafka answers it; users created this way
+    log in with every mechanism; every change is an audit line."""
+    sb = sasl_broker("--sasl.enabled.mechanisms=" + MECHS)
+    sb.add_user("admin", "admin-pw")
+    a = AdminClient(client_conf(sb, "SCRAM-SHA-512", "admin", "admin-pw"))
+    s256 = ScramMechanism.SCRAM_SHA_256
+    s512 = ScramMechanism.SCRAM_SHA_512
+    assert alter(a, [UserScramCredentialUpsertion("bob", ScramCredentialInfo(s256, 8192),
+                                                  b"Bob-pw-42", b"some-salt")]) == {"bob": None}
+    d = a.describe_user_scram_credentials(["bob"])["bob"].result(30)
+    assert [(c.mechanism, c.iterations) for c in d.scram_credential_infos] == [(s256, 8192)]
+    assert logs_in(sb, "SCRAM-SHA-256", "bob", "Bob-pw-42")
+    assert logs_in(sb, "PLAIN", "bob", "Bob-pw-42")  # PLAIN checks the SCRAM credential
+    assert not logs_in(sb, "SCRAM-SHA-512", "bob", "Bob-pw-42")  # none for -512
+    # Kafka's errors
+    res = alter(a, [UserScramCredentialUpsertion("carol", ScramCredentialInfo(s256, 1000), b"x"),
+                    UserScramCredentialUpsertion("dave", ScramCredentialInfo(s512, 20000), b"x"),
+                    UserScramCredentialDeletion("bob", s512)])
+    assert res["carol"].code() == KafkaError.UNACCEPTABLE_CREDENTIAL
+    assert res["dave"].code() == KafkaError.UNACCEPTABLE_CREDENTIAL
+    assert res["bob"].code() == KafkaError.RESOURCE_NOT_FOUND
+    with pytest.raises(KafkaException) as e:
+        a.describe_user_scram_credentials(["nobody"])["nobody"].result(30)
+    assert e.value.args[0].code() == KafkaError.RESOURCE_NOT_FOUND
+    everyone = a.describe_user_scram_credentials().result(30)
+    assert sorted(everyone) == ["admin", "bob"]
+    # a credential for each mechanism, then delete one: the other still works
+    assert alter(a, [UserScramCredentialUpsertion("bob", ScramCredentialInfo(s512, 4096),
+                                                  b"Bob-pw-43")]) == {"bob": None}
+    assert logs_in(sb, "SCRAM-SHA-512", "bob", "Bob-pw-43")
+    assert alter(a, [UserScramCredentialDeletion("bob", s256)]) == {"bob": None}
+    assert not logs_in(sb, "SCRAM-SHA-256", "bob", "Bob-pw-42")
+    assert logs_in(sb, "SCRAM-SHA-512", "bob", "Bob-pw-43")
+    # the CLI sees the same users
+    rc, out = sb.users("list")
+    assert rc == 0 and "bob" in out and "SCRAM-SHA-512(iterations=4096)" in out, out
+    log = sb.b.log_text()
+    assert "User:admin from 127.0.0.1: upsert SCRAM credential user=bob mechanism=SCRAM-SHA-256 " \
+           "iterations=8192: done" in log
+    assert "delete SCRAM credential user=bob mechanism=SCRAM-SHA-512: Attempt to delete" in log
+    assert "Bob-pw" not in log
+
+
+def test_users_cli(sasl_broker, tmp_path):
+    sb = sasl_broker("--sasl.enabled.mechanisms=" + MECHS)
+    # never a password argument
+    rc, out = sb.users("add", "eve", "--password=x")
+    assert rc == 2 and "--password-file" in out
+    pwfile = tmp_path / "pw"
+    pwfile.write_text("Eve-pw-1\n")
+    rc, out = sb.users("add", "eve", "--mechanism", "SCRAM-SHA-256", "--iterations", "5000",
+                       "--password-file", str(pwfile))
+    assert rc == 0, out
+    assert "upsert SCRAM credential user=eve mechanism=SCRAM-SHA-256 iterations=5000" in out
+    assert "Eve-pw-1" not in out
+    assert logs_in(sb, "SCRAM-SHA-256", "eve", "Eve-pw-1")
+    rc, out = sb.users("add", "eve", "--iterations", "100", password="x")
+    assert rc == 2 and "4096..16384" in out
+    rc, out = sb.users("delete", "eve", "--mechanism", "SCRAM-SHA-512")
+    assert rc == 1 and "no SCRAM-SHA-512 credential" in out
+    rc, out = sb.users("delete", "eve")  # every credential
+    assert rc == 0 and "delete SCRAM credential user=eve mechanism=SCRAM-SHA-256" in out, out
+    assert "mechanism=SCRAM-SHA-512" not in out
+    rc, out = sb.users("delete", "eve")
+    assert rc == 1 and "user eve has no credentials" in out
+    assert not logs_in(sb, "SCRAM-SHA-256", "eve", "Eve-pw-1")
+    rc, out = sb.users("list")
+    assert rc == 0 and "eve" not in out
