@@ -4,6 +4,7 @@
  *   lakestream help | --help     configuration keys and defaults (also serve/check --help)
  *   lakestream groups ...        consumer-group admin over the Kafka protocol (cli/groups_cli.c)
  *   lakestream tables ...        table materialization policy (cli/tables_cli.c)
+ *   lakestream users ...         SCRAM users of the cluster (cli/users_cli.c)
  *   lakestream transactions ...  transaction admin over the Kafka protocol (cli/transactions_cli.c)
  *   lakestream version
  * Configuration precedence: defaults < properties file (--config or
@@ -106,6 +107,7 @@ static void usage(FILE *f)
             "       lakestream groups    consumer groups: list, describe, delete, reset\n"
             "       lakestream tables    table policy of a topic or namespace: show, set, unset\n"
             "       lakestream transactions  transactions: list, describe, producers, abort\n"
+            "       lakestream users     SCRAM users (SASL): add, list, delete\n"
             "       lakestream help      list configuration keys\n"
             "       lakestream version\n");
 }
@@ -227,6 +229,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "groups") == 0) return ls_cli_groups(argc - 2, argv + 2);
     if (strcmp(argv[1], "tables") == 0) return ls_cli_tables(argc - 2, argv + 2);
     if (strcmp(argv[1], "transactions") == 0) return ls_cli_transactions(argc - 2, argv + 2);
+    if (strcmp(argv[1], "users") == 0) return ls_cli_users(argc - 2, argv + 2);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
         printf("lakestream %s\n", LS_VERSION);
         return 0;

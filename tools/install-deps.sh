@@ -161,10 +161,11 @@ install_java_apps() {
 }
 
 # Kafka's command-line tools (kafka-transactions.sh's TransactionsCommand) for
-# tests/integration/test_transactions_admin.py.
+# tests/integration/test_transactions_admin.py, and Kafka's core jar
+# (kafka-configs.sh's ConfigCommand) for tests/integration/test_sasl.py.
 install_java_tools() {
     maven_jars java-tools tests/integration/java/tools/pom.xml tools "Kafka command-line tools" \
-        kafka-tools
+        kafka-tools kafka_2.13
 }
 
 # The Apache Iceberg Java library (core, data, parquet) and the shaded Hadoop

@@ -835,6 +835,35 @@ static const cfg_key_t cfg_keys[] = {
      FIELD(log_level),
      .def = "info",
      .help = "Least severe diagnostic line printed: debug, info, warn or error."},
+
+    {.name = "sasl.enabled.mechanisms",
+     .section = "SASL (listeners with SASL_PLAINTEXT / SASL_SSL)",
+     .type = CT_STRING,
+     FIELD(sasl_enabled_mechanisms),
+     .def = "SCRAM-SHA-256,SCRAM-SHA-512",
+     .help = "Mechanisms SASL listeners offer: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (comma "
+             "separated). All check the SCRAM users of the metadata store (`lakestream users`); "
+             "PLAIN sends the password itself, so it is offered only when listed. GSSAPI and "
+             "OAUTHBEARER are refused."},
+    {.name = "connections.max.reauth.ms",
+     .type = CT_INT,
+     FIELD(connections_max_reauth_ms),
+     .def = "0",
+     .min = 0,
+     .max = INT64_MAX,
+     .help = "SASL session lifetime (KIP-368): clients that support it re-authenticate within "
+             "it; a connection that has not is closed at its next request. 0: sessions never "
+             "expire."},
+};
+
+/* Kafka settings refused by name: accepting them would leave an operator's
+ * line silently unapplied. */
+static const struct {
+    const char *name, *why;
+} refused_keys[] = {
+    {"sasl.mechanism.inter.broker.protocol",
+     "not applicable: brokers never connect to each other over Kafka (they share the metadata "
+     "store), so there is no inter-broker SASL mechanism; remove the line"},
 };
 
 #define NKEYS (sizeof cfg_keys / sizeof cfg_keys[0])
@@ -1288,6 +1317,11 @@ int ls_config_set(ls_config_t *c, const char *key, const char *value, char *err,
 {
     const cfg_key_t *k = key_find(key);
     if (!k) {
+        for (size_t i = 0; i < sizeof refused_keys / sizeof refused_keys[0]; i++)
+            if (strcmp(key, refused_keys[i].name) == 0) {
+                errf(err, errlen, "%s: %s", key, refused_keys[i].why);
+                return -1;
+            }
         unknown_key(key, err, errlen);
         return -1;
     }
@@ -1703,15 +1737,6 @@ static int listeners_finish(ls_config_t *c, char *err, int errlen)
             return -1;
         }
         if (l->adv_port == 0) l->adv_port = l->port; /* 0 still when picking a free port */
-        /* SASL is not built yet: a SASL listener would accept clients it
-         * cannot authenticate */
-        if (ls_secproto_sasl(l->protocol)) {
-            errf(err, errlen,
-                 "listeners: listener %s uses %s, but this build has no SASL "
-                 "(sasl.enabled.mechanisms); use PLAINTEXT or SSL",
-                 l->name, ls_secproto_name(l->protocol));
-            return -1;
-        }
     }
     str_set(c, offsetof(ls_config_t, advertised_host), ls_strdup(c->listeners[0].adv_host));
     c->advertised_port = c->listeners[0].adv_port;

@@ -189,6 +189,9 @@ typedef struct ls_config {
                                                 interval.ms, default 10000 */
     /* diagnostics */
     char *log_level; /* diag.level: debug|info|warn|error, default info */
+    /* SASL */
+    char *sasl_enabled_mechanisms;     /* sasl.enabled.mechanisms (security/sasl.h parses it) */
+    int64_t connections_max_reauth_ms; /* connections.max.reauth.ms, default 0 (never) */
 } ls_config_t;
 
 /* Fills defaults. */

@@ -7,4 +7,6 @@ int ls_cli_groups(int argc, char **argv);
 int ls_cli_transactions(int argc, char **argv);
 /* `lakestream tables ...` (tables_cli.c): a topic's table policy; namespace defaults. */
 int ls_cli_tables(int argc, char **argv);
+/* `lakestream users ...` (users_cli.c): SCRAM users in the metadata store: add, list, delete. */
+int ls_cli_users(int argc, char **argv);
 #endif

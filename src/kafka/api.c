@@ -65,6 +65,12 @@ const ls_kafka_api_t ls_kafka_apis[] = {
     API(DescribeProducers, DESCRIBE_PRODUCERS, ls_kafka_handle_describe_producers),
     API(DescribeTransactions, DESCRIBE_TRANSACTIONS, ls_kafka_handle_describe_transactions),
     API(ListTransactions, LIST_TRANSACTIONS, ls_kafka_handle_list_transactions),
+    API(SaslHandshake, SASL_HANDSHAKE, ls_kafka_handle_sasl_handshake),
+    API(SaslAuthenticate, SASL_AUTHENTICATE, ls_kafka_handle_sasl_authenticate),
+    API(DescribeUserScramCredentials, DESCRIBE_USER_SCRAM_CREDENTIALS,
+        ls_kafka_handle_describe_user_scram_credentials),
+    API(AlterUserScramCredentials, ALTER_USER_SCRAM_CREDENTIALS,
+        ls_kafka_handle_alter_user_scram_credentials),
 };
 const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);
 

@@ -32,6 +32,7 @@ typedef struct ls_kreq {
     int32_t correlation_id;
     ls_kstr_t client_id; /* view into frame */
     bool flex;           /* request uses a flexible version */
+    bool raw;            /* a bare SASL token after a v0 SaslHandshake (conn.c) */
     ls_kr_t body;        /* the body; past the decoded request */
     void *msg;           /* the decoded request (ls_kafka_<Api>Request) */
     ls_arena_t *arena;   /* dies with the request */
@@ -71,6 +72,11 @@ void ls_kreq_begin(ls_kreq_t *req, ls_kw_t *w);
 void ls_kreq_encode(ls_kreq_t *req, ls_kw_t *w, const void *resp);
 /* Sends the response built in w (takes ownership of w's contents) and frees req. */
 void ls_kreq_respond(ls_kreq_t *req, ls_kw_t *w);
+/* ls_kreq_respond, then the connection closes once that response is written;
+ * requests read after this one are dropped (a failed SASL authentication). */
+void ls_kreq_respond_close(ls_kreq_t *req, ls_kw_t *w);
+/* Closes the connection without answering req (logging why), and frees req. */
+void ls_kreq_close(ls_kreq_t *req, const char *why);
 /* Finishes req without a response (acks=0 Produce). */
 void ls_kreq_no_response(ls_kreq_t *req);
 /* Answers now but keeps req (its arena, decoded body) alive for work still
@@ -101,6 +107,27 @@ const char *ls_kreq_principal(const ls_kreq_t *req);
  * FindCoordinator answer with the brokers' addresses on that listener). */
 const char *ls_kreq_listener_name(const ls_kreq_t *req);
 void ls_kconn_set_principal(ls_kconn_t *c, const char *principal);
+
+/* SASL state of a connection: h_sasl.c moves it, conn.c gates requests on it.
+ *   INITIAL --SaslHandshake--> HANDSHAKEN --SaslAuthenticate...--> AUTHENTICATED
+ *   AUTHENTICATED --SaslHandshake (re-authentication, KIP-368)--> HANDSHAKEN
+ * `authenticated` stays true through a re-authentication: the connection
+ * keeps its principal until the new exchange succeeds or fails (closed). */
+enum { LS_KSASL_INITIAL, LS_KSASL_HANDSHAKEN, LS_KSASL_AUTHENTICATED };
+struct ls_sasl_session; /* security/sasl.h */
+typedef struct ls_ksasl {
+    int state;
+    bool authenticated;  /* has authenticated at least once */
+    bool raw;            /* v0 SaslHandshake: bare tokens follow */
+    bool reauth_ok;      /* authenticated with SaslAuthenticate v1+: may re-authenticate */
+    bool busy;           /* an exchange step runs on a worker */
+    int mech;            /* ls_sasl_mech of the handshake */
+    struct ls_sasl_session *session; /* the exchange in progress (freed by conn.c) */
+    int64_t expires_ms;  /* monotonic end of the session (connections.max.reauth.ms); 0: none */
+} ls_ksasl_t;
+ls_ksasl_t *ls_kreq_sasl(ls_kreq_t *req);
+/* Whether the request's listener needs SASL (SASL_PLAINTEXT, SASL_SSL). */
+bool ls_kreq_needs_sasl(const ls_kreq_t *req);
 
 /* Kafka error codes used at the edge (protocol guide "Error Codes"). */
 enum {
@@ -150,6 +177,12 @@ enum {
     LS_KERR_OPERATION_NOT_ATTEMPTED = 55,
     LS_KERR_TRANSACTIONAL_ID_NOT_FOUND = 105,
     LS_KERR_TRANSACTION_ABORTABLE = 120,
+    LS_KERR_UNSUPPORTED_SASL_MECHANISM = 33,
+    LS_KERR_ILLEGAL_SASL_STATE = 34,
+    LS_KERR_SASL_AUTHENTICATION_FAILED = 58,
+    LS_KERR_RESOURCE_NOT_FOUND = 91,
+    LS_KERR_DUPLICATE_RESOURCE = 92,
+    LS_KERR_UNACCEPTABLE_CREDENTIAL = 93,
 };
 /* Maps an internal status to the closest retriable/non-retriable Kafka error. */
 int16_t ls_kafka_error_from_status(int st);

@@ -57,6 +57,18 @@
  * would otherwise hold its slot for connections.max.idle.ms). Both bound the
  * overdraft too: a slow frame holding it is closed at its deadline.
  *
+ * SASL (issue 30, h_sasl.c drives the exchange): on a listener that needs
+ * SASL a connection is served only ApiVersions, SaslHandshake and
+ * SaslAuthenticate until it has authenticated; any other request closes it
+ * (Kafka's IllegalSaslStateException). After a v0 SaslHandshake the client
+ * sends bare tokens (a size prefix, no request header) until the exchange
+ * ends: such a frame becomes a SaslAuthenticate request marked raw, whose
+ * response is the bare token. A failed authentication is answered, then the
+ * connection closes once that answer is written (ls_kreq_respond_close);
+ * nothing read after it is served. connections.max.reauth.ms (KIP-368): a
+ * session past its lifetime is closed at its next request unless that
+ * request re-authenticates (SaslHandshake/SaslAuthenticate).
+ *
  * Accepting (issue 17 §1): the listening socket is ours (accept4 from a
  * uv_poll callback), so the broker decides when to accept:
  *  - at most max.connections (counted over all of the broker's listeners,
@@ -102,6 +114,8 @@
 #include "base/i64map.h"
 #include "base/tls.h"
 #include "kafka/api.h"
+#include "kafka/msg.h"
+#include "security/sasl.h"
 #include "stream/broker_config.h"
 
 #define LS_CONN_MAX_INFLIGHT 256
@@ -115,6 +129,7 @@ typedef struct slot {
     struct slot *next;
     bool done;
     bool has_response;
+    bool close_after; /* close the connection once this response is written */
     ls_kw_t w;
 } slot_t;
 
@@ -128,6 +143,7 @@ typedef struct turn {
 
 typedef struct write_req {
     uv_write_t req;
+    bool close_after;
     ls_kw_t w;
     struct iovec *iov;
     void *cipher; /* TLS: the encrypted bytes being written (w is then empty) */
@@ -143,6 +159,8 @@ struct ls_kconn {
      * User:ANONYMOUS until an authentication (TLS client certificate, SASL)
      * sets it with ls_kconn_set_principal. */
     char principal[256];
+    ls_ksasl_t sasl; /* SASL state (listeners that need SASL) */
+    bool draining;   /* closing after a response: read requests are dropped */
     int refs; /* handle (1 while open) + outstanding requests */
     bool closed;
     bool reading;
@@ -255,6 +273,7 @@ static void conn_unref(ls_kconn_t *c)
     }
     ls_free(c->frame);
     frame_release(c);
+    ls_sasl_session_free(c->sasl.session);
     ls_free(c->scratch);
     ls_buf_free(&c->held);
     ls_tls_conn_free(c->tls);
@@ -303,12 +322,14 @@ static void on_written(uv_write_t *req, int status)
 {
     write_req_t *wr = (write_req_t *)req;
     ls_kconn_t *c = req->data;
+    bool close_after = wr->close_after;
     ls_kw_free(&wr->w);
     ls_free(wr->iov);
     ls_free(wr->cipher);
     ls_free(wr);
     c->last_active_ms = ls_clock_mono_ms();
     if (status < 0 && status != UV_ECANCELED) conn_close(c, uv_strerror(status));
+    if (close_after) conn_close(c, NULL);
     conn_unref(c);
 }
 
@@ -370,6 +391,7 @@ static void conn_flush(ls_kconn_t *c)
             uv_buf_t *bufs =
                 (uv_buf_t *)wr->iov; /* uv_buf_t is layout-compatible with iovec on unix */
             wr->req.data = c;
+            wr->close_after = s->close_after;
             c->refs++;
             int rc = uv_write(&wr->req, (uv_stream_t *)&c->tcp, bufs, (unsigned)n, on_written);
             if (rc < 0) {
@@ -381,6 +403,7 @@ static void conn_flush(ls_kconn_t *c)
             }
         } else {
             ls_kw_free(&s->w);
+            if (s->close_after) conn_close(c, NULL);
         }
         ls_free(s);
     }
@@ -411,6 +434,7 @@ void ls_kreq_begin(ls_kreq_t *req, ls_kw_t *w)
 {
     ls_kw_init(w);
     ls_kw_reserve(w, 4);
+    if (req->raw) return; /* a bare SASL token (v0 SaslHandshake) */
     ls_kw_i32(w, req->correlation_id);
     /* response header v1 (tagged fields) for flexible versions, except
      * ApiVersions whose response header is always v0 (KIP-511) */
@@ -438,6 +462,20 @@ void ls_kreq_respond(ls_kreq_t *req, ls_kw_t *w)
     req_free(req);
     conn_flush(c);
     conn_unref(c);
+}
+
+void ls_kreq_respond_close(ls_kreq_t *req, ls_kw_t *w)
+{
+    ((slot_t *)req->slot)->close_after = true;
+    req->conn->draining = true;
+    ls_kreq_respond(req, w);
+}
+
+void ls_kreq_close(ls_kreq_t *req, const char *why)
+{
+    ls_kconn_t *c = req->conn;
+    conn_close(c, why);
+    ls_kreq_no_response(req);
 }
 
 void ls_kreq_respond_keep(ls_kreq_t *req, ls_kw_t *w)
@@ -538,11 +576,87 @@ void ls_kconn_set_principal(ls_kconn_t *c, const char *principal)
     snprintf(c->principal, sizeof c->principal, "%s", principal);
 }
 
+ls_ksasl_t *ls_kreq_sasl(ls_kreq_t *req) { return &req->conn->sasl; }
+bool ls_kreq_needs_sasl(const ls_kreq_t *req) { return ls_kconn_needs_sasl(req->conn); }
+
 /* ----------------------------------------------------------- dispatching */
+
+/* A request of c taking frame, with its response slot. */
+static ls_kreq_t *req_new(ls_kconn_t *c, int16_t key, int16_t version, int32_t corr,
+                          uint8_t *frame, size_t len)
+{
+    ls_kreq_t *req = LS_NEW(ls_kreq_t);
+    req->svc = c->l->b;
+    req->conn = c;
+    req->api_key = key;
+    req->api_version = version;
+    req->correlation_id = corr;
+    req->arena = ls_arena_new();
+    req->frame = frame;
+    req->frame_len = len;
+    slot_t *s = LS_NEW(slot_t);
+    if (c->tail)
+        c->tail->next = s;
+    else
+        c->head = s;
+    c->tail = s;
+    c->inflight++;
+    req->slot = s;
+    c->refs++;
+    c->frames++;
+    return req;
+}
+
+/* After a v0 SaslHandshake: the frame is a bare token, served as a raw
+ * SaslAuthenticate (file comment). */
+static void dispatch_raw_token(ls_kconn_t *c, uint8_t *frame, size_t len)
+{
+    const ls_kafka_api_t *api = ls_kafka_api_find(LS_KAFKA_API_SASL_AUTHENTICATE);
+    ls_kreq_t *req = req_new(c, api->key, 0, 0, frame, len);
+    req->raw = true;
+    ls_kafka_SaslAuthenticateRequest *m = ls_arena_alloc(req->arena, sizeof *m);
+    m->AuthBytes = (ls_kbytes_t){frame, (int32_t)len};
+    req->msg = m;
+    ls_loop_work_begin(api->name);
+    api->handler(req);
+    ls_loop_work_end();
+}
+
+/* The SASL gate (file comment): NULL when the request may be served, else
+ * why the connection closes. */
+static const char *sasl_gate(ls_kconn_t *c, int16_t key, char *why, size_t cap)
+{
+    if (!ls_kconn_needs_sasl(c)) return NULL;
+    bool sasl_api = key == LS_KAFKA_API_SASL_HANDSHAKE || key == LS_KAFKA_API_SASL_AUTHENTICATE;
+    if (sasl_api || key == LS_KAFKA_API_API_VERSIONS) return NULL;
+    if (!c->sasl.authenticated) {
+        snprintf(why, cap,
+                 "%s request before SASL authentication (only ApiVersions, SaslHandshake and "
+                 "SaslAuthenticate are served until then)",
+                 ls_kafka_api_name(key));
+        return why;
+    }
+    if (c->sasl.expires_ms && ls_clock_mono_ms() >= c->sasl.expires_ms) {
+        snprintf(why, cap,
+                 "%s request after the SASL session expired (connections.max.reauth.ms) "
+                 "without re-authentication",
+                 ls_kafka_api_name(key));
+        return why;
+    }
+    return NULL;
+}
 
 static void dispatch_frame(ls_kconn_t *c, uint8_t *frame, size_t len)
 {
     char why[256];
+    if (c->draining) { /* closing: nothing more is served */
+        ls_free(frame);
+        return;
+    }
+    if (c->sasl.raw && c->sasl.state == LS_KSASL_HANDSHAKEN) {
+        dispatch_raw_token(c, frame, len);
+        return;
+    }
     ls_kr_t r;
     ls_kr_init(&r, frame, len);
     int16_t key = ls_kr_i16(&r);
@@ -574,28 +688,11 @@ static void dispatch_frame(ls_kconn_t *c, uint8_t *frame, size_t len)
                  version, r.what ? r.what : "truncated", ls_kr_pos(&r));
         goto bad;
     }
-    ls_kreq_t *req = LS_NEW(ls_kreq_t);
-    req->svc = c->l->b;
-    req->conn = c;
-    req->api_key = key;
-    req->api_version = version;
-    req->correlation_id = corr;
+    if (sasl_gate(c, key, why, sizeof why)) goto bad;
+    ls_kreq_t *req = req_new(c, key, version, corr, frame, len);
     req->client_id = client_id;
     req->flex = flex;
     req->body = r;
-    req->arena = ls_arena_new();
-    req->frame = frame;
-    req->frame_len = len;
-    slot_t *s = LS_NEW(slot_t);
-    if (c->tail)
-        c->tail->next = s;
-    else
-        c->head = s;
-    c->tail = s;
-    c->inflight++;
-    req->slot = s;
-    c->refs++;
-    c->frames++;
     if (supported) {
         req->msg = ls_arena_alloc(req->arena, api->msg->request_size);
         if (api->msg->decode_request(&req->body, version, req->arena, req->msg) != 0) {
@@ -705,12 +802,14 @@ static void consume(ls_kconn_t *c, const uint8_t *p, size_t n)
             if (c->size_got < 4) return;
             int32_t size = (int32_t)ls_be32_get(c->size_buf);
             c->size_got = 0;
-            if (size < 8 || size > max) {
+            /* a bare SASL token may be short; a request has an 8-byte header */
+            int32_t min = c->sasl.raw && c->sasl.state == LS_KSASL_HANDSHAKEN ? 1 : 8;
+            if (size < min || size > max) {
                 char why[160];
                 snprintf(why, sizeof why,
-                         "invalid request size %d (must be 8..%lld, socket.request.max.bytes) "
+                         "invalid request size %d (must be %d..%lld, socket.request.max.bytes) "
                          "after %llu requests",
-                         size, (long long)max, (unsigned long long)c->frames);
+                         size, (int)min, (long long)max, (unsigned long long)c->frames);
                 conn_close(c, why);
                 return;
             }

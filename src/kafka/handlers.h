@@ -45,6 +45,11 @@ void ls_kafka_handle_describe_transactions(ls_kreq_t *req); /* key 65 */
 void ls_kafka_handle_list_transactions(ls_kreq_t *req);     /* key 66 */
 
 void ls_kafka_handle_txn_offset_commit(ls_kreq_t *req); /* h_txn_offsets.c, key 28 */
+/* SASL and its users */
+void ls_kafka_handle_sasl_handshake(ls_kreq_t *req);                   /* h_sasl.c, key 17 */
+void ls_kafka_handle_sasl_authenticate(ls_kreq_t *req);                /* h_sasl.c, key 36 */
+void ls_kafka_handle_describe_user_scram_credentials(ls_kreq_t *req); /* h_users.c, key 50 */
+void ls_kafka_handle_alter_user_scram_credentials(ls_kreq_t *req);    /* h_users.c, key 51 */
 /* h_group.c: a group outcome as its Kafka code. */
 int16_t ls_kafka_group_error(ls_group_err e);
 /* A failed group write (OffsetCommit, TxnOffsetCommit): NOT_COORDINATOR when

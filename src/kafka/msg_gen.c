@@ -3261,6 +3261,51 @@ static void e_ListGroupsResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- SaslHandshakeRequest */
+
+static void d_SaslHandshakeRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                   ls_kafka_SaslHandshakeRequest *m)
+{
+    (void)a;
+    (void)v;
+    m->Mechanism = ls_kmsg_str(r, f, "SaslHandshakeRequest.Mechanism");
+    ls_kr_tags(r, f);
+}
+
+static void e_SaslHandshakeRequest(ls_kw_t *w, int16_t v, bool f,
+                                   const ls_kafka_SaslHandshakeRequest *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Mechanism);
+    ls_kw_tags(w, f);
+}
+
+/* ---- SaslHandshakeResponse */
+
+static void d_SaslHandshakeResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                    ls_kafka_SaslHandshakeResponse *m)
+{
+    (void)v;
+    m->ErrorCode = ls_kr_i16(r);
+    m->NumMechanisms = ls_kmsg_arrlen(r, f, f ? 1 : 2, false, "SaslHandshakeResponse.Mechanisms");
+    m->Mechanisms = ls_kmsg_alloc(a, m->NumMechanisms, sizeof *m->Mechanisms);
+    for (int32_t i = 0; i < m->NumMechanisms && !r->err; i++) {
+        m->Mechanisms[i] = ls_kmsg_str(r, f, "SaslHandshakeResponse.Mechanisms");
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_SaslHandshakeResponse(ls_kw_t *w, int16_t v, bool f,
+                                    const ls_kafka_SaslHandshakeResponse *m)
+{
+    (void)v;
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_warrlen(w, f, m->NumMechanisms, false);
+    for (int32_t i = 0; i < m->NumMechanisms; i++)
+        ls_kmsg_wstr_nn(w, f, m->Mechanisms[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- ApiVersionsRequest */
 
 static void i_ApiVersionsRequest(ls_kafka_ApiVersionsRequest *m)
@@ -5649,6 +5694,57 @@ static void e_AlterConfigsResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- SaslAuthenticateRequest */
+
+static void d_SaslAuthenticateRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                      ls_kafka_SaslAuthenticateRequest *m)
+{
+    (void)a;
+    (void)v;
+    m->AuthBytes = ls_kmsg_bytes(r, f, "SaslAuthenticateRequest.AuthBytes");
+    ls_kr_tags(r, f);
+}
+
+static void e_SaslAuthenticateRequest(ls_kw_t *w, int16_t v, bool f,
+                                      const ls_kafka_SaslAuthenticateRequest *m)
+{
+    (void)v;
+    ls_kmsg_wbytes(w, f, m->AuthBytes, false);
+    ls_kw_tags(w, f);
+}
+
+/* ---- SaslAuthenticateResponse */
+
+static void i_SaslAuthenticateResponse(ls_kafka_SaslAuthenticateResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_SaslAuthenticateResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                       ls_kafka_SaslAuthenticateResponse *m)
+{
+    (void)a;
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->AuthBytes = ls_kmsg_bytes(r, f, "SaslAuthenticateResponse.AuthBytes");
+    if (v >= 1) {
+        m->SessionLifetimeMs = ls_kr_i64(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_SaslAuthenticateResponse(ls_kw_t *w, int16_t v, bool f,
+                                       const ls_kafka_SaslAuthenticateResponse *m)
+{
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_wbytes(w, f, m->AuthBytes, false);
+    if (v >= 1) {
+        ls_kw_i64(w, m->SessionLifetimeMs);
+    }
+    ls_kw_tags(w, f);
+}
+
 /* ---- CreatePartitionsRequest_CreatePartitionsAssignment */
 
 static size_t z_CreatePartitionsRequest_CreatePartitionsAssignment(int16_t v, bool f)
@@ -6168,6 +6264,366 @@ static void e_OffsetDeleteResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kmsg_warrlen(w, f, m->NumTopics, false);
     for (int32_t i = 0; i < m->NumTopics; i++)
         e_OffsetDeleteResponse_Topic(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeUserScramCredentialsRequest_UserName */
+
+static size_t z_DescribeUserScramCredentialsRequest_UserName(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeUserScramCredentialsRequest_UserName(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeUserScramCredentialsRequest_UserName *m)
+{
+    (void)a;
+    (void)v;
+    m->Name = ls_kmsg_str(r, f, "UserName.Name");
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeUserScramCredentialsRequest_UserName(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeUserScramCredentialsRequest_UserName *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeUserScramCredentialsRequest */
+
+static void d_DescribeUserScramCredentialsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                  ls_kafka_DescribeUserScramCredentialsRequest *m)
+{
+    m->NumUsers = ls_kmsg_arrlen(r, f, z_DescribeUserScramCredentialsRequest_UserName(v, f), true,
+                                 "DescribeUserScramCredentialsRequest.Users");
+    m->Users = ls_kmsg_alloc(a, m->NumUsers, sizeof *m->Users);
+    for (int32_t i = 0; i < m->NumUsers && !r->err; i++) {
+        d_DescribeUserScramCredentialsRequest_UserName(r, v, f, a, &m->Users[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeUserScramCredentialsRequest(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeUserScramCredentialsRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumUsers, true);
+    for (int32_t i = 0; i < m->NumUsers; i++)
+        e_DescribeUserScramCredentialsRequest_UserName(w, v, f, &m->Users[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeUserScramCredentialsResponse_CredentialInfo */
+
+static size_t z_DescribeUserScramCredentialsResponse_CredentialInfo(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 1;
+    n += 4;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeUserScramCredentialsResponse_CredentialInfo(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeUserScramCredentialsResponse_CredentialInfo *m)
+{
+    (void)a;
+    (void)v;
+    m->Mechanism = ls_kr_i8(r);
+    m->Iterations = ls_kr_i32(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeUserScramCredentialsResponse_CredentialInfo(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DescribeUserScramCredentialsResponse_CredentialInfo *m)
+{
+    (void)v;
+    ls_kw_i8(w, m->Mechanism);
+    ls_kw_i32(w, m->Iterations);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult */
+
+static size_t z_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult(int16_t v,
+                                                                                        bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 2;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult(
+    ls_kafka_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult *m)
+{
+    m->User = ls_kmsg_str(r, f, "DescribeUserScramCredentialsResult.User");
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->NumCredentialInfos = ls_kmsg_arrlen(
+        r, f, z_DescribeUserScramCredentialsResponse_CredentialInfo(v, f), false,
+        "DescribeUserScramCredentialsResult.CredentialInfos");
+    m->CredentialInfos = ls_kmsg_alloc(a, m->NumCredentialInfos, sizeof *m->CredentialInfos);
+    for (int32_t i = 0; i < m->NumCredentialInfos && !r->err; i++) {
+        d_DescribeUserScramCredentialsResponse_CredentialInfo(r, v, f, a, &m->CredentialInfos[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->User);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_warrlen(w, f, m->NumCredentialInfos, false);
+    for (int32_t i = 0; i < m->NumCredentialInfos; i++)
+        e_DescribeUserScramCredentialsResponse_CredentialInfo(w, v, f, &m->CredentialInfos[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeUserScramCredentialsResponse */
+
+static void i_DescribeUserScramCredentialsResponse(ls_kafka_DescribeUserScramCredentialsResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_DescribeUserScramCredentialsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                   ls_kafka_DescribeUserScramCredentialsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->NumResults = ls_kmsg_arrlen(
+        r, f, z_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult(v, f),
+        false, "DescribeUserScramCredentialsResponse.Results");
+    m->Results = ls_kmsg_alloc(a, m->NumResults, sizeof *m->Results);
+    for (int32_t i = 0; i < m->NumResults && !r->err; i++) {
+        i_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult(&m->Results[i]);
+        d_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult(r, v, f, a,
+                                                                                  &m->Results[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeUserScramCredentialsResponse(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeUserScramCredentialsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_warrlen(w, f, m->NumResults, false);
+    for (int32_t i = 0; i < m->NumResults; i++)
+        e_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult(w, v, f,
+                                                                                  &m->Results[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterUserScramCredentialsRequest_ScramCredentialDeletion */
+
+static size_t z_AlterUserScramCredentialsRequest_ScramCredentialDeletion(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 1;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterUserScramCredentialsRequest_ScramCredentialDeletion(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterUserScramCredentialsRequest_ScramCredentialDeletion *m)
+{
+    (void)a;
+    (void)v;
+    m->Name = ls_kmsg_str(r, f, "ScramCredentialDeletion.Name");
+    m->Mechanism = ls_kr_i8(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterUserScramCredentialsRequest_ScramCredentialDeletion(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterUserScramCredentialsRequest_ScramCredentialDeletion *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kw_i8(w, m->Mechanism);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterUserScramCredentialsRequest_ScramCredentialUpsertion */
+
+static size_t z_AlterUserScramCredentialsRequest_ScramCredentialUpsertion(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 1;
+    n += 4;
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterUserScramCredentialsRequest_ScramCredentialUpsertion(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterUserScramCredentialsRequest_ScramCredentialUpsertion *m)
+{
+    (void)a;
+    (void)v;
+    m->Name = ls_kmsg_str(r, f, "ScramCredentialUpsertion.Name");
+    m->Mechanism = ls_kr_i8(r);
+    m->Iterations = ls_kr_i32(r);
+    m->Salt = ls_kmsg_bytes(r, f, "ScramCredentialUpsertion.Salt");
+    m->SaltedPassword = ls_kmsg_bytes(r, f, "ScramCredentialUpsertion.SaltedPassword");
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterUserScramCredentialsRequest_ScramCredentialUpsertion(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterUserScramCredentialsRequest_ScramCredentialUpsertion *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kw_i8(w, m->Mechanism);
+    ls_kw_i32(w, m->Iterations);
+    ls_kmsg_wbytes(w, f, m->Salt, false);
+    ls_kmsg_wbytes(w, f, m->SaltedPassword, false);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterUserScramCredentialsRequest */
+
+static void d_AlterUserScramCredentialsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                               ls_kafka_AlterUserScramCredentialsRequest *m)
+{
+    m->NumDeletions = ls_kmsg_arrlen(
+        r, f, z_AlterUserScramCredentialsRequest_ScramCredentialDeletion(v, f), false,
+        "AlterUserScramCredentialsRequest.Deletions");
+    m->Deletions = ls_kmsg_alloc(a, m->NumDeletions, sizeof *m->Deletions);
+    for (int32_t i = 0; i < m->NumDeletions && !r->err; i++) {
+        d_AlterUserScramCredentialsRequest_ScramCredentialDeletion(r, v, f, a, &m->Deletions[i]);
+    }
+    m->NumUpsertions = ls_kmsg_arrlen(
+        r, f, z_AlterUserScramCredentialsRequest_ScramCredentialUpsertion(v, f), false,
+        "AlterUserScramCredentialsRequest.Upsertions");
+    m->Upsertions = ls_kmsg_alloc(a, m->NumUpsertions, sizeof *m->Upsertions);
+    for (int32_t i = 0; i < m->NumUpsertions && !r->err; i++) {
+        d_AlterUserScramCredentialsRequest_ScramCredentialUpsertion(r, v, f, a, &m->Upsertions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterUserScramCredentialsRequest(ls_kw_t *w, int16_t v, bool f,
+                                               const ls_kafka_AlterUserScramCredentialsRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumDeletions, false);
+    for (int32_t i = 0; i < m->NumDeletions; i++)
+        e_AlterUserScramCredentialsRequest_ScramCredentialDeletion(w, v, f, &m->Deletions[i]);
+    ls_kmsg_warrlen(w, f, m->NumUpsertions, false);
+    for (int32_t i = 0; i < m->NumUpsertions; i++)
+        e_AlterUserScramCredentialsRequest_ScramCredentialUpsertion(w, v, f, &m->Upsertions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult */
+
+static size_t z_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 2;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult(
+    ls_kafka_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult *m)
+{
+    (void)a;
+    (void)v;
+    m->User = ls_kmsg_str(r, f, "AlterUserScramCredentialsResult.User");
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->User);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterUserScramCredentialsResponse */
+
+static void d_AlterUserScramCredentialsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                ls_kafka_AlterUserScramCredentialsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumResults = ls_kmsg_arrlen(
+        r, f, z_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult(v, f), false,
+        "AlterUserScramCredentialsResponse.Results");
+    m->Results = ls_kmsg_alloc(a, m->NumResults, sizeof *m->Results);
+    for (int32_t i = 0; i < m->NumResults && !r->err; i++) {
+        i_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult(&m->Results[i]);
+        d_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult(r, v, f, a,
+                                                                            &m->Results[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterUserScramCredentialsResponse(ls_kw_t *w, int16_t v, bool f,
+                                                const ls_kafka_AlterUserScramCredentialsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumResults, false);
+    for (int32_t i = 0; i < m->NumResults; i++)
+        e_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult(w, v, f,
+                                                                            &m->Results[i]);
     ls_kw_tags(w, f);
 }
 
@@ -7660,6 +8116,74 @@ const ls_kmsg_api_t ls_kmsg_ListGroups = {
     .encode_response = g_ListGroupsResponse_encode,
 };
 
+/* ---- SaslHandshake (key 17) */
+
+int ls_kafka_SaslHandshakeRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                         ls_kafka_SaslHandshakeRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_SASL_HANDSHAKE_MIN, LS_KAFKA_SASL_HANDSHAKE_MAX))
+        return -1;
+    d_SaslHandshakeRequest(r, v, v >= LS_KAFKA_SASL_HANDSHAKE_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_SaslHandshakeRequest_encode(ls_kw_t *w, int16_t v,
+                                          const ls_kafka_SaslHandshakeRequest *m)
+{
+    e_SaslHandshakeRequest(w, v, v >= LS_KAFKA_SASL_HANDSHAKE_FLEX, m);
+}
+
+static int g_SaslHandshakeRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_SaslHandshakeRequest_decode(r, v, a, m);
+}
+
+static void g_SaslHandshakeRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_SaslHandshakeRequest_encode(w, v, m);
+}
+
+int ls_kafka_SaslHandshakeResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                          ls_kafka_SaslHandshakeResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_SASL_HANDSHAKE_MIN, LS_KAFKA_SASL_HANDSHAKE_MAX))
+        return -1;
+    d_SaslHandshakeResponse(r, v, v >= LS_KAFKA_SASL_HANDSHAKE_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_SaslHandshakeResponse_encode(ls_kw_t *w, int16_t v,
+                                           const ls_kafka_SaslHandshakeResponse *m)
+{
+    e_SaslHandshakeResponse(w, v, v >= LS_KAFKA_SASL_HANDSHAKE_FLEX, m);
+}
+
+static int g_SaslHandshakeResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_SaslHandshakeResponse_decode(r, v, a, m);
+}
+
+static void g_SaslHandshakeResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_SaslHandshakeResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_SaslHandshake = {
+    .key = 17,
+    .name = "SaslHandshake",
+    .min_version = LS_KAFKA_SASL_HANDSHAKE_MIN,
+    .max_version = LS_KAFKA_SASL_HANDSHAKE_MAX,
+    .first_flexible = LS_KAFKA_SASL_HANDSHAKE_FLEX,
+    .request_size = sizeof(ls_kafka_SaslHandshakeRequest),
+    .decode_request = g_SaslHandshakeRequest_decode,
+    .encode_request = g_SaslHandshakeRequest_encode,
+    .response_size = sizeof(ls_kafka_SaslHandshakeResponse),
+    .decode_response = g_SaslHandshakeResponse_decode,
+    .encode_response = g_SaslHandshakeResponse_encode,
+};
+
 /* ---- ApiVersions (key 18) */
 
 int ls_kafka_ApiVersionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -8550,6 +9074,75 @@ const ls_kmsg_api_t ls_kmsg_AlterConfigs = {
     .encode_response = g_AlterConfigsResponse_encode,
 };
 
+/* ---- SaslAuthenticate (key 36) */
+
+int ls_kafka_SaslAuthenticateRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                            ls_kafka_SaslAuthenticateRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_SASL_AUTHENTICATE_MIN, LS_KAFKA_SASL_AUTHENTICATE_MAX))
+        return -1;
+    d_SaslAuthenticateRequest(r, v, v >= LS_KAFKA_SASL_AUTHENTICATE_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_SaslAuthenticateRequest_encode(ls_kw_t *w, int16_t v,
+                                             const ls_kafka_SaslAuthenticateRequest *m)
+{
+    e_SaslAuthenticateRequest(w, v, v >= LS_KAFKA_SASL_AUTHENTICATE_FLEX, m);
+}
+
+static int g_SaslAuthenticateRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_SaslAuthenticateRequest_decode(r, v, a, m);
+}
+
+static void g_SaslAuthenticateRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_SaslAuthenticateRequest_encode(w, v, m);
+}
+
+int ls_kafka_SaslAuthenticateResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                             ls_kafka_SaslAuthenticateResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_SaslAuthenticateResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_SASL_AUTHENTICATE_MIN, LS_KAFKA_SASL_AUTHENTICATE_MAX))
+        return -1;
+    d_SaslAuthenticateResponse(r, v, v >= LS_KAFKA_SASL_AUTHENTICATE_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_SaslAuthenticateResponse_encode(ls_kw_t *w, int16_t v,
+                                              const ls_kafka_SaslAuthenticateResponse *m)
+{
+    e_SaslAuthenticateResponse(w, v, v >= LS_KAFKA_SASL_AUTHENTICATE_FLEX, m);
+}
+
+static int g_SaslAuthenticateResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_SaslAuthenticateResponse_decode(r, v, a, m);
+}
+
+static void g_SaslAuthenticateResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_SaslAuthenticateResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_SaslAuthenticate = {
+    .key = 36,
+    .name = "SaslAuthenticate",
+    .min_version = LS_KAFKA_SASL_AUTHENTICATE_MIN,
+    .max_version = LS_KAFKA_SASL_AUTHENTICATE_MAX,
+    .first_flexible = LS_KAFKA_SASL_AUTHENTICATE_FLEX,
+    .request_size = sizeof(ls_kafka_SaslAuthenticateRequest),
+    .decode_request = g_SaslAuthenticateRequest_decode,
+    .encode_request = g_SaslAuthenticateRequest_encode,
+    .response_size = sizeof(ls_kafka_SaslAuthenticateResponse),
+    .decode_response = g_SaslAuthenticateResponse_decode,
+    .encode_response = g_SaslAuthenticateResponse_encode,
+};
+
 /* ---- CreatePartitions (key 37) */
 
 int ls_kafka_CreatePartitionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -8822,6 +9415,154 @@ const ls_kmsg_api_t ls_kmsg_OffsetDelete = {
     .response_size = sizeof(ls_kafka_OffsetDeleteResponse),
     .decode_response = g_OffsetDeleteResponse_decode,
     .encode_response = g_OffsetDeleteResponse_encode,
+};
+
+/* ---- DescribeUserScramCredentials (key 50) */
+
+int ls_kafka_DescribeUserScramCredentialsRequest_decode(
+    ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_DescribeUserScramCredentialsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_MIN,
+                            LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_MAX))
+        return -1;
+    d_DescribeUserScramCredentialsRequest(r, v, v >= LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_FLEX,
+                                          a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeUserScramCredentialsRequest_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_DescribeUserScramCredentialsRequest *m)
+{
+    e_DescribeUserScramCredentialsRequest(w, v, v >= LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_FLEX,
+                                          m);
+}
+
+static int g_DescribeUserScramCredentialsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                        void *m)
+{
+    return ls_kafka_DescribeUserScramCredentialsRequest_decode(r, v, a, m);
+}
+
+static void g_DescribeUserScramCredentialsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeUserScramCredentialsRequest_encode(w, v, m);
+}
+
+int ls_kafka_DescribeUserScramCredentialsResponse_decode(
+    ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_DescribeUserScramCredentialsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_DescribeUserScramCredentialsResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_MIN,
+                            LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_MAX))
+        return -1;
+    d_DescribeUserScramCredentialsResponse(r, v, v >= LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_FLEX,
+                                           a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeUserScramCredentialsResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_DescribeUserScramCredentialsResponse *m)
+{
+    e_DescribeUserScramCredentialsResponse(w, v, v >= LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_FLEX,
+                                           m);
+}
+
+static int g_DescribeUserScramCredentialsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                         void *m)
+{
+    return ls_kafka_DescribeUserScramCredentialsResponse_decode(r, v, a, m);
+}
+
+static void g_DescribeUserScramCredentialsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeUserScramCredentialsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_DescribeUserScramCredentials = {
+    .key = 50,
+    .name = "DescribeUserScramCredentials",
+    .min_version = LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_MIN,
+    .max_version = LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_MAX,
+    .first_flexible = LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_FLEX,
+    .request_size = sizeof(ls_kafka_DescribeUserScramCredentialsRequest),
+    .decode_request = g_DescribeUserScramCredentialsRequest_decode,
+    .encode_request = g_DescribeUserScramCredentialsRequest_encode,
+    .response_size = sizeof(ls_kafka_DescribeUserScramCredentialsResponse),
+    .decode_response = g_DescribeUserScramCredentialsResponse_decode,
+    .encode_response = g_DescribeUserScramCredentialsResponse_encode,
+};
+
+/* ---- AlterUserScramCredentials (key 51) */
+
+int ls_kafka_AlterUserScramCredentialsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                     ls_kafka_AlterUserScramCredentialsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_MIN,
+                            LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_MAX))
+        return -1;
+    d_AlterUserScramCredentialsRequest(r, v, v >= LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AlterUserScramCredentialsRequest_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_AlterUserScramCredentialsRequest *m)
+{
+    e_AlterUserScramCredentialsRequest(w, v, v >= LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_FLEX, m);
+}
+
+static int g_AlterUserScramCredentialsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_AlterUserScramCredentialsRequest_decode(r, v, a, m);
+}
+
+static void g_AlterUserScramCredentialsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AlterUserScramCredentialsRequest_encode(w, v, m);
+}
+
+int ls_kafka_AlterUserScramCredentialsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                      ls_kafka_AlterUserScramCredentialsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_MIN,
+                            LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_MAX))
+        return -1;
+    d_AlterUserScramCredentialsResponse(r, v, v >= LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_FLEX, a,
+                                        m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AlterUserScramCredentialsResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_AlterUserScramCredentialsResponse *m)
+{
+    e_AlterUserScramCredentialsResponse(w, v, v >= LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_FLEX, m);
+}
+
+static int g_AlterUserScramCredentialsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_AlterUserScramCredentialsResponse_decode(r, v, a, m);
+}
+
+static void g_AlterUserScramCredentialsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AlterUserScramCredentialsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_AlterUserScramCredentials = {
+    .key = 51,
+    .name = "AlterUserScramCredentials",
+    .min_version = LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_MIN,
+    .max_version = LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_MAX,
+    .first_flexible = LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_FLEX,
+    .request_size = sizeof(ls_kafka_AlterUserScramCredentialsRequest),
+    .decode_request = g_AlterUserScramCredentialsRequest_decode,
+    .encode_request = g_AlterUserScramCredentialsRequest_encode,
+    .response_size = sizeof(ls_kafka_AlterUserScramCredentialsResponse),
+    .decode_response = g_AlterUserScramCredentialsResponse_decode,
+    .encode_response = g_AlterUserScramCredentialsResponse_encode,
 };
 
 /* ---- DescribeCluster (key 60) */
@@ -9115,6 +9856,7 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_SyncGroup,
     &ls_kmsg_DescribeGroups,
     &ls_kmsg_ListGroups,
+    &ls_kmsg_SaslHandshake,
     &ls_kmsg_ApiVersions,
     &ls_kmsg_CreateTopics,
     &ls_kmsg_DeleteTopics,
@@ -9128,13 +9870,16 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_TxnOffsetCommit,
     &ls_kmsg_DescribeConfigs,
     &ls_kmsg_AlterConfigs,
+    &ls_kmsg_SaslAuthenticate,
     &ls_kmsg_CreatePartitions,
     &ls_kmsg_DeleteGroups,
     &ls_kmsg_IncrementalAlterConfigs,
     &ls_kmsg_OffsetDelete,
+    &ls_kmsg_DescribeUserScramCredentials,
+    &ls_kmsg_AlterUserScramCredentials,
     &ls_kmsg_DescribeCluster,
     &ls_kmsg_DescribeProducers,
     &ls_kmsg_DescribeTransactions,
     &ls_kmsg_ListTransactions,
 };
-const int ls_kmsg_nall = 34;
+const int ls_kmsg_nall = 38;

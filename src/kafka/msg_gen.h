@@ -51,6 +51,7 @@ enum {
     LS_KAFKA_API_SYNC_GROUP = 14,
     LS_KAFKA_API_DESCRIBE_GROUPS = 15,
     LS_KAFKA_API_LIST_GROUPS = 16,
+    LS_KAFKA_API_SASL_HANDSHAKE = 17,
     LS_KAFKA_API_API_VERSIONS = 18,
     LS_KAFKA_API_CREATE_TOPICS = 19,
     LS_KAFKA_API_DELETE_TOPICS = 20,
@@ -64,10 +65,13 @@ enum {
     LS_KAFKA_API_TXN_OFFSET_COMMIT = 28,
     LS_KAFKA_API_DESCRIBE_CONFIGS = 32,
     LS_KAFKA_API_ALTER_CONFIGS = 33,
+    LS_KAFKA_API_SASL_AUTHENTICATE = 36,
     LS_KAFKA_API_CREATE_PARTITIONS = 37,
     LS_KAFKA_API_DELETE_GROUPS = 42,
     LS_KAFKA_API_INCREMENTAL_ALTER_CONFIGS = 44,
     LS_KAFKA_API_OFFSET_DELETE = 47,
+    LS_KAFKA_API_DESCRIBE_USER_SCRAM_CREDENTIALS = 50,
+    LS_KAFKA_API_ALTER_USER_SCRAM_CREDENTIALS = 51,
     LS_KAFKA_API_DESCRIBE_CLUSTER = 60,
     LS_KAFKA_API_DESCRIBE_PRODUCERS = 61,
     LS_KAFKA_API_DESCRIBE_TRANSACTIONS = 65,
@@ -113,6 +117,9 @@ enum {
 #define LS_KAFKA_LIST_GROUPS_MIN 0
 #define LS_KAFKA_LIST_GROUPS_MAX 5
 #define LS_KAFKA_LIST_GROUPS_FLEX 3
+#define LS_KAFKA_SASL_HANDSHAKE_MIN 0
+#define LS_KAFKA_SASL_HANDSHAKE_MAX 1
+#define LS_KAFKA_SASL_HANDSHAKE_FLEX INT16_MAX
 #define LS_KAFKA_API_VERSIONS_MIN 0
 #define LS_KAFKA_API_VERSIONS_MAX 4
 #define LS_KAFKA_API_VERSIONS_FLEX 3
@@ -152,6 +159,9 @@ enum {
 #define LS_KAFKA_ALTER_CONFIGS_MIN 0
 #define LS_KAFKA_ALTER_CONFIGS_MAX 2
 #define LS_KAFKA_ALTER_CONFIGS_FLEX 2
+#define LS_KAFKA_SASL_AUTHENTICATE_MIN 0
+#define LS_KAFKA_SASL_AUTHENTICATE_MAX 2
+#define LS_KAFKA_SASL_AUTHENTICATE_FLEX 2
 #define LS_KAFKA_CREATE_PARTITIONS_MIN 0
 #define LS_KAFKA_CREATE_PARTITIONS_MAX 3
 #define LS_KAFKA_CREATE_PARTITIONS_FLEX 2
@@ -164,6 +174,12 @@ enum {
 #define LS_KAFKA_OFFSET_DELETE_MIN 0
 #define LS_KAFKA_OFFSET_DELETE_MAX 0
 #define LS_KAFKA_OFFSET_DELETE_FLEX INT16_MAX
+#define LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_MIN 0
+#define LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_MAX 0
+#define LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_FLEX 0
+#define LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_MIN 0
+#define LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_MAX 0
+#define LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_FLEX 0
 #define LS_KAFKA_DESCRIBE_CLUSTER_MIN 0
 #define LS_KAFKA_DESCRIBE_CLUSTER_MAX 1
 #define LS_KAFKA_DESCRIBE_CLUSTER_FLEX 0
@@ -714,6 +730,16 @@ typedef struct ls_kafka_ListGroupsResponse {
     int32_t NumGroups;
 } ls_kafka_ListGroupsResponse;
 
+typedef struct ls_kafka_SaslHandshakeRequest {
+    ls_kstr_t Mechanism;
+} ls_kafka_SaslHandshakeRequest;
+
+typedef struct ls_kafka_SaslHandshakeResponse {
+    int16_t ErrorCode;
+    ls_kstr_t *Mechanisms;
+    int32_t NumMechanisms;
+} ls_kafka_SaslHandshakeResponse;
+
 typedef struct ls_kafka_ApiVersionsRequest {
     ls_kstr_t ClientSoftwareName; /* v3+ */
     ls_kstr_t ClientSoftwareVersion; /* v3+ */
@@ -1128,6 +1154,17 @@ typedef struct ls_kafka_AlterConfigsResponse {
     int32_t NumResponses;
 } ls_kafka_AlterConfigsResponse;
 
+typedef struct ls_kafka_SaslAuthenticateRequest {
+    ls_kbytes_t AuthBytes;
+} ls_kafka_SaslAuthenticateRequest;
+
+typedef struct ls_kafka_SaslAuthenticateResponse {
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+    ls_kbytes_t AuthBytes;
+    int64_t SessionLifetimeMs; /* v1+ */
+} ls_kafka_SaslAuthenticateResponse;
+
 typedef struct ls_kafka_CreatePartitionsRequest_CreatePartitionsAssignment {
     int32_t *BrokerIds;
     int32_t NumBrokerIds;
@@ -1225,6 +1262,68 @@ typedef struct ls_kafka_OffsetDeleteResponse {
     ls_kafka_OffsetDeleteResponse_Topic *Topics;
     int32_t NumTopics;
 } ls_kafka_OffsetDeleteResponse;
+
+typedef struct ls_kafka_DescribeUserScramCredentialsRequest_UserName {
+    ls_kstr_t Name;
+} ls_kafka_DescribeUserScramCredentialsRequest_UserName;
+
+typedef struct ls_kafka_DescribeUserScramCredentialsRequest {
+    ls_kafka_DescribeUserScramCredentialsRequest_UserName *Users; /* nullable */
+    int32_t NumUsers; /* -1 = null */
+} ls_kafka_DescribeUserScramCredentialsRequest;
+
+typedef struct ls_kafka_DescribeUserScramCredentialsResponse_CredentialInfo {
+    int8_t Mechanism;
+    int32_t Iterations;
+} ls_kafka_DescribeUserScramCredentialsResponse_CredentialInfo;
+
+typedef struct ls_kafka_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult {
+    ls_kstr_t User;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+    ls_kafka_DescribeUserScramCredentialsResponse_CredentialInfo *CredentialInfos;
+    int32_t NumCredentialInfos;
+} ls_kafka_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult;
+
+typedef struct ls_kafka_DescribeUserScramCredentialsResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+    ls_kafka_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult *Results;
+    int32_t NumResults;
+} ls_kafka_DescribeUserScramCredentialsResponse;
+
+typedef struct ls_kafka_AlterUserScramCredentialsRequest_ScramCredentialDeletion {
+    ls_kstr_t Name;
+    int8_t Mechanism;
+} ls_kafka_AlterUserScramCredentialsRequest_ScramCredentialDeletion;
+
+typedef struct ls_kafka_AlterUserScramCredentialsRequest_ScramCredentialUpsertion {
+    ls_kstr_t Name;
+    int8_t Mechanism;
+    int32_t Iterations;
+    ls_kbytes_t Salt;
+    ls_kbytes_t SaltedPassword;
+} ls_kafka_AlterUserScramCredentialsRequest_ScramCredentialUpsertion;
+
+typedef struct ls_kafka_AlterUserScramCredentialsRequest {
+    ls_kafka_AlterUserScramCredentialsRequest_ScramCredentialDeletion *Deletions;
+    int32_t NumDeletions;
+    ls_kafka_AlterUserScramCredentialsRequest_ScramCredentialUpsertion *Upsertions;
+    int32_t NumUpsertions;
+} ls_kafka_AlterUserScramCredentialsRequest;
+
+typedef struct ls_kafka_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult {
+    ls_kstr_t User;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+} ls_kafka_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult;
+
+typedef struct ls_kafka_AlterUserScramCredentialsResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult *Results;
+    int32_t NumResults;
+} ls_kafka_AlterUserScramCredentialsResponse;
 
 typedef struct ls_kafka_DescribeClusterRequest {
     bool IncludeClusterAuthorizedOperations;
@@ -1482,6 +1581,17 @@ void ls_kafka_ListGroupsResponse_encode(ls_kw_t *w, int16_t version,
                                         const ls_kafka_ListGroupsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_ListGroups;
 
+/* SaslHandshake (key 17), SaslHandshake.msg */
+int ls_kafka_SaslHandshakeRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_SaslHandshakeRequest *m);
+void ls_kafka_SaslHandshakeRequest_encode(ls_kw_t *w, int16_t version,
+                                          const ls_kafka_SaslHandshakeRequest *m);
+int ls_kafka_SaslHandshakeResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_SaslHandshakeResponse *m);
+void ls_kafka_SaslHandshakeResponse_encode(ls_kw_t *w, int16_t version,
+                                           const ls_kafka_SaslHandshakeResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_SaslHandshake;
+
 /* ApiVersions (key 18), ApiVersions.msg */
 int ls_kafka_ApiVersionsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_ApiVersionsRequest *m);
@@ -1623,6 +1733,17 @@ void ls_kafka_AlterConfigsResponse_encode(ls_kw_t *w, int16_t version,
                                           const ls_kafka_AlterConfigsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_AlterConfigs;
 
+/* SaslAuthenticate (key 36), SaslAuthenticate.msg */
+int ls_kafka_SaslAuthenticateRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_SaslAuthenticateRequest *m);
+void ls_kafka_SaslAuthenticateRequest_encode(ls_kw_t *w, int16_t version,
+                                             const ls_kafka_SaslAuthenticateRequest *m);
+int ls_kafka_SaslAuthenticateResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_SaslAuthenticateResponse *m);
+void ls_kafka_SaslAuthenticateResponse_encode(ls_kw_t *w, int16_t version,
+                                              const ls_kafka_SaslAuthenticateResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_SaslAuthenticate;
+
 /* CreatePartitions (key 37), CreatePartitions.msg */
 int ls_kafka_CreatePartitionsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_CreatePartitionsRequest *m);
@@ -1666,6 +1787,28 @@ int ls_kafka_OffsetDeleteResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t
 void ls_kafka_OffsetDeleteResponse_encode(ls_kw_t *w, int16_t version,
                                           const ls_kafka_OffsetDeleteResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_OffsetDelete;
+
+/* DescribeUserScramCredentials (key 50), DescribeUserScramCredentials.msg */
+int ls_kafka_DescribeUserScramCredentialsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeUserScramCredentialsRequest *m);
+void ls_kafka_DescribeUserScramCredentialsRequest_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_DescribeUserScramCredentialsRequest *m);
+int ls_kafka_DescribeUserScramCredentialsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeUserScramCredentialsResponse *m);
+void ls_kafka_DescribeUserScramCredentialsResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_DescribeUserScramCredentialsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_DescribeUserScramCredentials;
+
+/* AlterUserScramCredentials (key 51), AlterUserScramCredentials.msg */
+int ls_kafka_AlterUserScramCredentialsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AlterUserScramCredentialsRequest *m);
+void ls_kafka_AlterUserScramCredentialsRequest_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_AlterUserScramCredentialsRequest *m);
+int ls_kafka_AlterUserScramCredentialsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AlterUserScramCredentialsResponse *m);
+void ls_kafka_AlterUserScramCredentialsResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_AlterUserScramCredentialsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_AlterUserScramCredentials;
 
 /* DescribeCluster (key 60), DescribeCluster.msg */
 int ls_kafka_DescribeClusterRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,

@@ -37,6 +37,11 @@ typedef struct ls_kafka_services {
     const ls_prop_t *table_defaults; /* cluster layer of the table policy */
     int ntable_defaults;
     const int *stopping; /* non-zero once the broker is shutting down */
+    /* SASL (h_sasl.c, h_users.c): the store holding the SCRAM users
+     * (security/users.h) and the mechanisms sasl.enabled.mechanisms enables
+     * (ls_sasl_mech bits). */
+    struct ls_meta *users_meta;
+    unsigned sasl_mechanisms;
     int kafka_conns;     /* Kafka connections open on all listeners (kafka/conn.c) */
 
     void *root;

@@ -31,6 +31,7 @@
 #include "kafka/conn.h"
 #include "records/records_time.h"
 #include "objstore/objstore_s3.h"
+#include "security/sasl.h"
 #include "server/txn_coord.h"
 #include "stream/broker_config.h"
 
@@ -301,6 +302,8 @@ static void services_init(ls_broker_t *b)
         .table_defaults = b->table_defaults,
         .ntable_defaults = b->ntable_defaults,
         .stopping = &b->stopping,
+        .users_meta = b->meta,
+        .sasl_mechanisms = b->sasl_mechanisms,
         .root = b,
         .members = svc_members,
         .table_lag = svc_table_lag,
@@ -618,6 +621,12 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     b->loop = loop;
     b->cfg = cfg;
     b->node_id = cfg->broker_id;
+    char why[200];
+    if (ls_sasl_mechs_parse(cfg->sasl_enabled_mechanisms, &b->sasl_mechanisms, why, sizeof why) !=
+        0) {
+        snprintf(err, (size_t)errlen, "sasl.enabled.mechanisms: %s", why);
+        return -1;
+    }
     b->meta = ls_meta_open(cfg->metadata_url, err, errlen);
     if (!b->meta) return -1;
     ls_objstore_opts_t oo;

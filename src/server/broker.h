@@ -44,6 +44,7 @@ typedef struct ls_broker {
     char cluster_id[64];
     int32_t node_id;
     int stopping;
+    unsigned sasl_mechanisms; /* sasl.enabled.mechanisms (security/sasl.h bits) */
     ls_kafka_services_t ksvc; /* what the Kafka listener is handed */
 } ls_broker_t;
 

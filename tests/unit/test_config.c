@@ -269,11 +269,19 @@ TEST(listener_list)
     CHECK_EQ_INT(finish_with(&c, sameport, err, sizeof err), -1);
     CHECK(strstr(err, "listeners: A and B both use port 9092"));
     ls_config_free(&c);
-    /* SASL is not built: refused at start, naming the setting */
+    /* SASL_PLAINTEXT is served; SASL_SSL waits for TLS, refused naming it */
     const char *sasl[] = {"listeners", "SASL_PLAINTEXT://127.0.0.1:9092", NULL};
-    CHECK_EQ_INT(finish_with(&c, sasl, err, sizeof err), -1);
-    CHECK(strstr(err, "listener SASL_PLAINTEXT uses SASL_PLAINTEXT") &&
-          strstr(err, "sasl.enabled.mechanisms"));
+    CHECK_EQ_INT(finish_with(&c, sasl, err, sizeof err), 0);
+    CHECK(c.nlisteners == 1 && ls_secproto_sasl(c.listeners[0].protocol));
+    ls_config_free(&c);
+    const char *sasl_ssl[] = {"listeners", "SASL_SSL://127.0.0.1:9092", NULL};
+    CHECK_EQ_INT(finish_with(&c, sasl_ssl, err, sizeof err), -1);
+    CHECK(strstr(err, "listener SASL_SSL uses SASL_SSL") && strstr(err, "TLS"));
+    ls_config_free(&c);
+    /* Kafka's default mechanism is not ours; the inter-broker one is refused */
+    const char *inter[] = {"sasl.mechanism.inter.broker.protocol", "PLAIN", NULL};
+    CHECK_EQ_INT(finish_with(&c, inter, err, sizeof err), -1);
+    CHECK(strstr(err, "sasl.mechanism.inter.broker.protocol: not applicable"));
     ls_config_free(&c);
 }
 
