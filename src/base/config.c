@@ -829,6 +829,24 @@ static const cfg_key_t cfg_keys[] = {
              "transactions past their timeout, finishes decisions another broker left, "
              "forgets expired ids."},
 
+    {.name = "authorizer.class.name",
+     .section = "authorization",
+     .type = CT_STRING,
+     FIELD(authorizer_class_name),
+     .help = "Turns ACL authorization on: org.apache.kafka.metadata.authorizer.StandardAuthorizer "
+             "(or kafka.security.authorizer.AclAuthorizer); the built-in authorizer serves both. "
+             "Empty (default): off, every request is allowed."},
+    {.name = "super.users",
+     .type = CT_STRING,
+     FIELD(super_users),
+     .help = "Principals allowed everything whatever the ACLs, ';'-separated "
+             "(User:admin;User:ops)."},
+    {.name = "allow.everyone.if.no.acl.found",
+     .type = CT_BOOL,
+     FIELD(allow_everyone_if_no_acl_found),
+     .def = "false",
+     .help = "With the authorizer on, allow a request no ACL applies to (false: deny it)."},
+
     {.name = "diag.level",
      .section = "diagnostics",
      .type = CT_LEVEL,
@@ -1785,6 +1803,19 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen)
              "log.message.timestamp.type: '%s' is neither CreateTime nor "
              "LogAppendTime",
              tst);
+        return -1;
+    }
+    /* authorization: the built-in authorizer answers to Kafka's class
+     * names; another class (a plugin) cannot be loaded, so it is refused
+     * rather than silently serving without the checks it would make */
+    const char *acn = c->authorizer_class_name;
+    if (acn && strcmp(acn, "org.apache.kafka.metadata.authorizer.StandardAuthorizer") != 0 &&
+        strcmp(acn, "kafka.security.authorizer.AclAuthorizer") != 0) {
+        errf(err, errlen,
+             "authorizer.class.name: '%s' is not supported; use "
+             "org.apache.kafka.metadata.authorizer.StandardAuthorizer (the built-in ACL "
+             "authorizer) or leave it empty (authorization off)",
+             acn);
         return -1;
     }
     if (c->message_max_bytes > c->wal_buffer_max_bytes) {

@@ -187,6 +187,10 @@ typedef struct ls_config {
     int64_t transactional_id_expiration_ms;  /* transactional.id.expiration.ms, default 604800000 */
     int64_t transaction_cleanup_interval_ms; /* transaction.abort.timed.out.transaction.cleanup.
                                                 interval.ms, default 10000 */
+    /* authorization */
+    char *authorizer_class_name;         /* authorizer.class.name; NULL: authorization off */
+    char *super_users;                   /* super.users: ';'-separated principals */
+    bool allow_everyone_if_no_acl_found; /* allow.everyone.if.no.acl.found, default false */
     /* diagnostics */
     char *log_level; /* diag.level: debug|info|warn|error, default info */
     /* SASL */

@@ -269,7 +269,11 @@ static void ac_handle(ls_kreq_t *req, bool incremental)
         ac_res_t *r = &ctx->res[i];
         char *name = NULL;
         int16_t code = LS_KERR_NONE;
-        const char *why = ac_resource_check(a, type, rname, &name, &r->broker, &code);
+        /* as Kafka: ALTER_CONFIGS on the topic, or on the cluster for brokers */
+        code = ls_kreq_config_denied(req, type, rname, LS_ACL_OP_ALTER_CONFIGS);
+        const char *why = code != LS_KERR_NONE
+                              ? "Authorization failed."
+                              : ac_resource_check(a, type, rname, &name, &r->broker, &code);
         r->replace = !incremental;
         r->ops = ls_kmsg_alloc(a, nconf, sizeof *r->ops);
         for (int32_t k = 0; k < nconf && !why; k++) {

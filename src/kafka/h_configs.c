@@ -916,6 +916,13 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
         r->ResourceType = q->ResourceType;
         r->ResourceName = q->ResourceName;
         r->ErrorMessage = ls_kstr_null();
+        /* as Kafka: DESCRIBE_CONFIGS on the topic, or on the cluster for brokers */
+        r->ErrorCode = ls_kreq_config_denied(req, q->ResourceType, q->ResourceName,
+                                             LS_ACL_OP_DESCRIBE_CONFIGS);
+        if (r->ErrorCode != LS_KERR_NONE) {
+            r->ErrorMessage = ls_kstr_c("Authorization failed.");
+            continue;
+        }
         switch (q->ResourceType) {
         case LS_KAFKA_RESOURCE_TOPIC: {
             const char *name = ls_kafka_topic_name(a, q->ResourceName);

@@ -81,13 +81,20 @@ void ls_kafka_handle_delete_records(ls_kreq_t *req)
         rt->NumPartitions = qt->NumPartitions;
         rt->Partitions = ls_kmsg_alloc(a, qt->NumPartitions, sizeof *rt->Partitions);
         const char *name = ls_kafka_topic_name(a, qt->Name);
-        ls_stream_t *s = name ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
+        /* as Kafka: DELETE on the topic */
+        bool denied = !ls_kreq_allowed_k(req, LS_ACL_OP_DELETE, LS_ACL_RES_TOPIC, qt->Name);
+        ls_stream_t *s =
+            name && !denied ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
         bool keep_wal = s && keeps_wal(b, s);
         for (int32_t j = 0; j < qt->NumPartitions; j++) {
             const ls_kafka_DeleteRecordsRequest_DeleteRecordsPartition *qp = &qt->Partitions[j];
             ls_kafka_DeleteRecordsResponse_DeleteRecordsPartitionResult *r = &rt->Partitions[j];
             r->PartitionIndex = qp->PartitionIndex;
             r->LowWatermark = -1;
+            if (denied) {
+                r->ErrorCode = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             if (!s || qp->PartitionIndex < 0 || qp->PartitionIndex >= s->partitions) {
                 r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;

@@ -391,12 +391,16 @@ void ls_kafka_handle_fetch(ls_kreq_t *req)
             ls_arena_alloc(req->arena, sizeof(*tr->Partitions) *
                                            (size_t)(ft->NumPartitions ? ft->NumPartitions : 1));
         ls_stream_t *s = NULL;
+        const char *name = NULL;
         if (by_id) {
             s = ls_catalog_lookup_id(b->catalog, &ft->TopicId);
+            name = s ? s->name : NULL;
         } else {
-            const char *name = ls_kafka_topic_name(req->arena, ft->Topic);
+            name = ls_kafka_topic_name(req->arena, ft->Topic);
             s = name ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
         }
+        /* as Kafka: READ on the topic, checked before whether it exists */
+        bool denied = name && !ls_kreq_allowed(req, LS_ACL_OP_READ, LS_ACL_RES_TOPIC, name);
         for (int p = 0; p < ft->NumPartitions; p++) {
             const ls_kafka_FetchRequest_FetchPartition *fpq = &ft->Partitions[p];
             ls_kafka_FetchResponse_PartitionData *pd = &tr->Partitions[p];
@@ -412,6 +416,11 @@ void ls_kafka_handle_fetch(ls_kreq_t *req)
             pd->PreferredReadReplica = -1;
             pd->Records.ptr = NULL;
             pd->Records.len = 0;
+            if (denied) {
+                pd->ErrorCode = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+                ctx->any_error = true;
+                continue;
+            }
             if (!s || fpq->Partition < 0 || fpq->Partition >= s->partitions) {
                 pd->ErrorCode =
                     by_id && !s ? LS_KERR_UNKNOWN_TOPIC_ID : LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;

@@ -173,6 +173,19 @@ static void acquire_current(ls_kreq_t *req, const char *gid, current_cb cb, void
 
 /* ---------------------------------------------------------- FindCoordinator */
 
+/* As Kafka: DESCRIBE on the group (key type 0) or the transactional id
+ * (key type 1) whose coordinator is asked for. */
+static int16_t coordinator_denied(ls_kreq_t *req, int8_t key_type, ls_kstr_t key)
+{
+    if (key_type == 1)
+        return ls_kreq_allowed_k(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TRANSACTIONAL_ID, key)
+                   ? LS_KERR_NONE
+                   : LS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+    return ls_kreq_allowed_k(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_GROUP, key)
+               ? LS_KERR_NONE
+               : LS_KERR_GROUP_AUTHORIZATION_FAILED;
+}
+
 void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
 {
     ls_kafka_FindCoordinatorRequest m;
@@ -196,13 +209,14 @@ void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
     memset(&r, 0, sizeof r);
     if (v <= 3) {
         ls_member_t *c = ls_arena_alloc(req->arena, sizeof *c);
-        if (!err) ls_ksvc_coordinator(b, m.Key.ptr, (size_t)(m.Key.len > 0 ? m.Key.len : 0), c);
-        r.ErrorCode = err;
+        int16_t e = err ? err : coordinator_denied(req, m.KeyType, m.Key);
+        if (!e) ls_ksvc_coordinator(b, m.Key.ptr, (size_t)(m.Key.len > 0 ? m.Key.len : 0), c);
+        r.ErrorCode = e;
         r.ErrorMessage = kstr_or_null(msg);
         const char *host = "";
         int32_t port = -1;
-        if (!err) ls_member_endpoint(c, ls_kreq_listener_name(req), &host, &port);
-        r.NodeId = err ? -1 : c->id;
+        if (!e) ls_member_endpoint(c, ls_kreq_listener_name(req), &host, &port);
+        r.NodeId = e ? -1 : c->id;
         r.Host = ls_kstr_c(host);
         r.Port = port;
     } else {
@@ -212,15 +226,16 @@ void ls_kafka_handle_find_coordinator(ls_kreq_t *req)
             ls_kafka_FindCoordinatorResponse_Coordinator *c = &r.Coordinators[i];
             c->Key = m.CoordinatorKeys[i];
             ls_member_t *owner = ls_arena_alloc(req->arena, sizeof *owner);
-            if (!err)
+            int16_t e = err ? err : coordinator_denied(req, m.KeyType, c->Key);
+            if (!e)
                 ls_ksvc_coordinator(b, c->Key.ptr, (size_t)(c->Key.len > 0 ? c->Key.len : 0),
                                     owner);
-            c->ErrorCode = err;
+            c->ErrorCode = e;
             c->ErrorMessage = kstr_or_null(msg);
             const char *host = "";
             int32_t port = -1;
-            if (!err) ls_member_endpoint(owner, ls_kreq_listener_name(req), &host, &port);
-            c->NodeId = err ? -1 : owner->id;
+            if (!e) ls_member_endpoint(owner, ls_kreq_listener_name(req), &host, &port);
+            c->NodeId = e ? -1 : owner->id;
             c->Host = ls_kstr_c(host);
             c->Port = port;
         }
@@ -307,6 +322,10 @@ void ls_kafka_handle_join_group(ls_kreq_t *req)
     jr->member_id = cstr(a, m.MemberId, &ok2);
     jr->instance_id = cstr(a, m.GroupInstanceId, &ok3);
     jr->protocol_type = cstr(a, m.ProtocolType, &ok4);
+    if (!ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_GROUP, m.GroupId)) {
+        join_respond_err(req, LS_KERR_GROUP_AUTHORIZATION_FAILED, m.MemberId);
+        return;
+    }
     if (!ok1 || !*ctx->gid) {
         join_respond_err(req, LS_KERR_INVALID_GROUP_ID, m.MemberId);
         return;
@@ -383,6 +402,10 @@ void ls_kafka_handle_sync_group(ls_kreq_t *req)
     REQUEST(SyncGroupRequest, ctx->m);
     bool ok;
     char *gid = cstr(a, ctx->m.GroupId, &ok);
+    if (!ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_GROUP, ctx->m.GroupId)) {
+        sync_respond(req, LS_KERR_GROUP_AUTHORIZATION_FAILED, NULL, NULL, NULL, 0);
+        return;
+    }
     if (!ok || !*gid) {
         sync_respond(req, LS_KERR_INVALID_GROUP_ID, NULL, NULL, NULL, 0);
         return;
@@ -438,6 +461,10 @@ void ls_kafka_handle_heartbeat(ls_kreq_t *req)
     REQUEST(HeartbeatRequest, ctx->m);
     bool ok;
     char *gid = cstr(req->arena, ctx->m.GroupId, &ok);
+    if (!ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_GROUP, ctx->m.GroupId)) {
+        hb_respond(req, LS_KERR_GROUP_AUTHORIZATION_FAILED);
+        return;
+    }
     if (!ok || !*gid) {
         hb_respond(req, LS_KERR_INVALID_GROUP_ID);
         return;
@@ -499,6 +526,10 @@ void ls_kafka_handle_leave_group(ls_kreq_t *req)
     REQUEST(LeaveGroupRequest, ctx->m);
     bool ok;
     char *gid = cstr(req->arena, ctx->m.GroupId, &ok);
+    if (!ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_GROUP, ctx->m.GroupId)) {
+        leave_respond_top(req, &ctx->m, LS_KERR_GROUP_AUTHORIZATION_FAILED);
+        return;
+    }
     if (!ok || !*gid) {
         leave_respond_top(req, &ctx->m, LS_KERR_INVALID_GROUP_ID);
         return;
@@ -611,10 +642,16 @@ static void commit_ready(void *arg, ls_group_t *g)
     for (int32_t i = 0; i < ctx->m.NumTopics; i++) {
         const ls_kafka_OffsetCommitRequest_Topic *qt = &ctx->m.Topics[i];
         char *topic = ls_kafka_topic_name(a, qt->Name);
-        ls_stream_t *s = topic ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, topic) : NULL;
+        bool denied = !ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_TOPIC, qt->Name);
+        ls_stream_t *s =
+            topic && !denied ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, topic) : NULL;
         for (int32_t j = 0; j < qt->NumPartitions; j++) {
             const ls_kafka_OffsetCommitRequest_Partition *qp = &qt->Partitions[j];
             int16_t *code = &ctx->resp.Topics[i].Partitions[j].ErrorCode;
+            if (denied) {
+                *code = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             *code = ls_kafka_commit_item(a, &ctx->items[ctx->nitems], s, topic, qp->PartitionIndex,
                                          qp->CommittedOffset, qp->CommittedLeaderEpoch,
                                          qp->CommittedMetadata, maxmeta,
@@ -638,6 +675,12 @@ void ls_kafka_handle_offset_commit(ls_kreq_t *req)
     ctx->resp.ThrottleTimeMs = 0;
     bool ok;
     ctx->gid = cstr(req->arena, ctx->m.GroupId, &ok);
+    /* as Kafka: READ on the group, then READ on each topic (commit_ready) */
+    if (!ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_GROUP, ctx->m.GroupId)) {
+        commit_fill(ctx, LS_KERR_GROUP_AUTHORIZATION_FAILED);
+        commit_respond(ctx);
+        return;
+    }
     if (!ok) {
         commit_fill(ctx, LS_KERR_INVALID_GROUP_ID);
         commit_respond(ctx);
@@ -717,13 +760,17 @@ static void fetch_fill_requested(fetch_group_t *fg, ls_group_t *g, int16_t err, 
         t->Partitions = ls_kmsg_alloc(a, qt->NumPartitionIndexes, sizeof *t->Partitions);
         bool ok;
         char *topic = cstr(a, qt->Name, &ok);
+        /* as Kafka: DESCRIBE on each topic asked for */
+        bool denied =
+            g && !ls_kreq_allowed(fg->ctx->req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, topic);
         for (int32_t j = 0; j < qt->NumPartitionIndexes; j++) {
             ls_kafka_OffsetFetchResponse_Partition *p = &t->Partitions[j];
             p->PartitionIndex = qt->PartitionIndexes[j];
             p->CommittedOffset = -1;
             p->CommittedLeaderEpoch = -1;
             p->Metadata = ls_kstr_c("");
-            p->ErrorCode = err;
+            p->ErrorCode = denied ? LS_KERR_TOPIC_AUTHORIZATION_FAILED : err;
+            if (denied) continue;
             if (ok && is_unstable(u, topic, p->PartitionIndex)) {
                 p->ErrorCode = LS_KERR_UNSTABLE_OFFSET_COMMIT;
                 continue;
@@ -755,6 +802,10 @@ static void fetch_fill_all(fetch_group_t *fg, ls_group_t *g, const unstable_t *u
     out->NumTopics = 0;
     it = 0;
     while (ls_group_offset_next(g, &it, &topic, &part, &o)) {
+        /* all offsets: those of topics the principal may not DESCRIBE are
+         * left out, as Kafka does */
+        if (!ls_kreq_allowed_quiet(fg->ctx->req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, topic))
+            continue;
         ls_kafka_OffsetFetchResponse_Topic *t = NULL;
         for (int32_t i = 0; i < out->NumTopics; i++)
             if ((size_t)out->Topics[i].Name.len == strlen(topic) &&
@@ -846,6 +897,11 @@ void ls_kafka_handle_offset_fetch(ls_kreq_t *req)
         fg->ctx = ctx;
         fg->out = &ctx->resp.Groups[i];
         ctx->pending++;
+        /* as Kafka: DESCRIBE on the group */
+        if (!ls_kreq_allowed(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_GROUP, fg->gid)) {
+            fetch_ready(fg, NULL, LS_KERR_GROUP_AUTHORIZATION_FAILED, NULL, 0);
+            continue;
+        }
         if (!svc(req)) {
             fetch_ready(fg, NULL, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL, 0);
             continue;
@@ -883,10 +939,16 @@ static void list_done(void *arg, ls_status st, ls_group_listing_t *v, int n)
         r.ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
     } else {
         r.Groups = ls_kmsg_alloc(a, n, sizeof *r.Groups);
+        /* as Kafka: every group with DESCRIBE on the cluster, else the
+         * groups the principal may DESCRIBE */
+        bool all =
+            ls_kreq_allowed_quiet(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_CLUSTER, LS_ACL_CLUSTER_NAME);
         for (int i = 0; i < n; i++) {
             const char *state = ls_group_state_name(v[i].state);
             if (!filter_has(ctx->m.StatesFilter, ctx->m.NumStatesFilter, state) ||
-                !filter_has(ctx->m.TypesFilter, ctx->m.NumTypesFilter, "classic"))
+                !filter_has(ctx->m.TypesFilter, ctx->m.NumTypesFilter, "classic") ||
+                (!all &&
+                 !ls_kreq_allowed_quiet(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_GROUP, v[i].group_id)))
                 continue;
             ls_kafka_ListGroupsResponse_Group *g = &r.Groups[r.NumGroups++];
             g->GroupId = ls_kstr_c(cstr(a, ls_kstr_c(v[i].group_id), NULL));
@@ -942,7 +1004,10 @@ static void desc_ready(void *arg, ls_group_t *g)
     o->ErrorMessage = ls_kstr_null();
     o->ProtocolType = ls_kstr_c("");
     o->ProtocolData = ls_kstr_c("");
-    o->AuthorizedOperations = ctx->m.IncludeAuthorizedOperations ? GROUP_AUTHORIZED_OPS : INT32_MIN;
+    o->AuthorizedOperations =
+        ctx->m.IncludeAuthorizedOperations
+            ? ls_kreq_authorized_ops(req, LS_ACL_RES_GROUP, d->gid, GROUP_AUTHORIZED_OPS)
+            : INT32_MIN;
     if (!g) {
         o->ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
         o->GroupState = ls_kstr_c("");
@@ -1010,8 +1075,12 @@ void ls_kafka_handle_describe_groups(ls_kreq_t *req)
         bool ok;
         d->gid = cstr(a, ctx->m.Groups[i], &ok);
         ctx->pending++;
-        if (!ok || !svc(req)) {
-            d->out->ErrorCode = ok ? LS_KERR_COORDINATOR_NOT_AVAILABLE : LS_KERR_INVALID_GROUP_ID;
+        /* as Kafka: DESCRIBE on each group */
+        bool denied = !ls_kreq_allowed(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_GROUP, d->gid);
+        if (denied || !ok || !svc(req)) {
+            d->out->ErrorCode = denied ? LS_KERR_GROUP_AUTHORIZATION_FAILED
+                                : ok   ? LS_KERR_COORDINATOR_NOT_AVAILABLE
+                                       : LS_KERR_INVALID_GROUP_ID;
             d->out->GroupState = ls_kstr_c("");
             d->out->ProtocolType = ls_kstr_c("");
             d->out->ProtocolData = ls_kstr_c("");
@@ -1090,6 +1159,11 @@ void ls_kafka_handle_delete_groups(ls_kreq_t *req)
         d->out->GroupId = ctx->m.GroupsNames[i];
         bool ok;
         char *gid = cstr(a, ctx->m.GroupsNames[i], &ok);
+        /* as Kafka: DELETE on each group */
+        if (!ls_kreq_allowed(req, LS_ACL_OP_DELETE, LS_ACL_RES_GROUP, gid)) {
+            d->out->ErrorCode = LS_KERR_GROUP_AUTHORIZATION_FAILED;
+            continue;
+        }
         if (!ok || !svc(req)) {
             d->out->ErrorCode = ok ? LS_KERR_COORDINATOR_NOT_AVAILABLE : LS_KERR_INVALID_GROUP_ID;
             continue;
@@ -1148,6 +1222,13 @@ static void odel_ready(void *arg, ls_group_t *g, int16_t err, const ls_group_tp_
         t->NumPartitions = qt->NumPartitions;
         t->Partitions = ls_kmsg_alloc(a, qt->NumPartitions, sizeof *t->Partitions);
         char *topic = ls_kafka_topic_name(a, qt->Name);
+        if (!ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_TOPIC, qt->Name)) {
+            for (int32_t j = 0; j < qt->NumPartitions; j++) {
+                t->Partitions[j].PartitionIndex = qt->Partitions[j];
+                t->Partitions[j].ErrorCode = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+            }
+            continue;
+        }
         ls_stream_t *s =
             topic ? ls_catalog_lookup(req->svc->catalog, LS_DEFAULT_NAMESPACE, topic) : NULL;
         ls_group_err te = ls_group_offset_delete_check(g, topic ? topic : "");
@@ -1190,6 +1271,12 @@ void ls_kafka_handle_offset_delete(ls_kreq_t *req)
     REQUEST(OffsetDeleteRequest, ctx->m);
     bool ok;
     ctx->gid = cstr(req->arena, ctx->m.GroupId, &ok);
+    /* as Kafka: DELETE on the group, READ on each topic (odel_ready) */
+    if (!ls_kreq_allowed(req, LS_ACL_OP_DELETE, LS_ACL_RES_GROUP, ctx->gid)) {
+        ctx->resp.ErrorCode = LS_KERR_GROUP_AUTHORIZATION_FAILED;
+        odel_respond(ctx);
+        return;
+    }
     if (!ok || !svc(req)) {
         ctx->resp.ErrorCode = ok ? LS_KERR_COORDINATOR_NOT_AVAILABLE : LS_KERR_INVALID_GROUP_ID;
         odel_respond(ctx);

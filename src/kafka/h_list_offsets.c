@@ -107,7 +107,10 @@ void ls_kafka_handle_list_offsets(ls_kreq_t *req)
         rt->Partitions = ls_kmsg_alloc(a, qt->NumPartitions, sizeof *rt->Partitions);
         bool exact;
         char *name = cname(a, qt->Name, &exact);
-        ls_stream_t *s = exact ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
+        /* as Kafka: DESCRIBE on the topic */
+        bool denied = !ls_kreq_allowed(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, name);
+        ls_stream_t *s =
+            exact && !denied ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
         for (int32_t j = 0; j < qt->NumPartitions; j++) {
             const ls_kafka_ListOffsetsRequest_ListOffsetsPartition *qp = &qt->Partitions[j];
             ls_kafka_ListOffsetsResponse_ListOffsetsPartitionResponse *r = &rt->Partitions[j];
@@ -115,6 +118,10 @@ void ls_kafka_handle_list_offsets(ls_kreq_t *req)
             r->Timestamp = -1;
             r->Offset = -1;
             r->LeaderEpoch = -1;
+            if (denied) {
+                r->ErrorCode = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             if (!s || qp->PartitionIndex < 0 || qp->PartitionIndex >= s->partitions) {
                 r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;
@@ -178,7 +185,9 @@ void ls_kafka_handle_offset_for_leader_epoch(ls_kreq_t *req)
         rt->Partitions = ls_kmsg_alloc(a, qt->NumPartitions, sizeof *rt->Partitions);
         bool exact;
         char *name = cname(a, qt->Topic, &exact);
-        ls_stream_t *s = exact ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
+        bool denied = !ls_kreq_allowed(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, name);
+        ls_stream_t *s =
+            exact && !denied ? ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
         for (int32_t j = 0; j < qt->NumPartitions; j++) {
             const ls_kafka_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *qp =
                 &qt->Partitions[j];
@@ -186,6 +195,10 @@ void ls_kafka_handle_offset_for_leader_epoch(ls_kreq_t *req)
             r->Partition = qp->Partition;
             r->LeaderEpoch = -1;
             r->EndOffset = -1;
+            if (denied) {
+                r->ErrorCode = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             if (!s || qp->Partition < 0 || qp->Partition >= s->partitions) {
                 r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;

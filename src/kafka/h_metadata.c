@@ -29,7 +29,8 @@
 #include "kafka/msg.h"
 #include "kafka/services.h"
 
-/* AclOperation codes (KIP-430 bit fields): everything is allowed until ACLs exist. */
+/* AclOperation codes (KIP-430 bit fields): all of them without an
+ * authorizer, else those the principal is allowed (ls_kreq_authorized_ops). */
 #define ACL_OP_BIT(op) (1 << (op))
 #define TOPIC_AUTHORIZED_OPS                                                                       \
     (ACL_OP_BIT(3) | ACL_OP_BIT(4) | ACL_OP_BIT(5) | ACL_OP_BIT(6) | ACL_OP_BIT(7) |               \
@@ -82,7 +83,9 @@ static void md_fill_topic(md_ctx_t *ctx, ls_kafka_MetadataResponse_MetadataRespo
     t->TopicId = s->id;
     t->IsInternal = false;
     t->TopicAuthorizedOperations =
-        ctx->m.IncludeTopicAuthorizedOperations ? TOPIC_AUTHORIZED_OPS : INT32_MIN;
+        ctx->m.IncludeTopicAuthorizedOperations
+            ? ls_kreq_authorized_ops(ctx->req, LS_ACL_RES_TOPIC, s->name, TOPIC_AUTHORIZED_OPS)
+            : INT32_MIN;
     t->NumPartitions = s->partitions;
     t->Partitions = ls_kmsg_alloc(a, s->partitions, sizeof *t->Partitions);
     /* replicas: the leader, then the next live brokers (by id, wrapping), as
@@ -143,7 +146,10 @@ static void md_respond(md_ctx_t *ctx)
     /* admin requests go to any broker; name the lowest id so every broker agrees */
     r->ControllerId = ctx->members[0].id;
     r->ClusterAuthorizedOperations =
-        ctx->m.IncludeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPS : INT32_MIN;
+        ctx->m.IncludeClusterAuthorizedOperations
+            ? ls_kreq_authorized_ops(req, LS_ACL_RES_CLUSTER, LS_ACL_CLUSTER_NAME,
+                                     CLUSTER_AUTHORIZED_OPS)
+            : INT32_MIN;
 
     if (ctx->listing) {
         r->NumTopics = ctx->nall;
@@ -225,6 +231,16 @@ void ls_kafka_handle_metadata(ls_kreq_t *req)
         ctx->listing = true;
         ctx->all = ls_catalog_list(b->catalog, LS_DEFAULT_NAMESPACE, &ctx->nall);
         if (!ctx->all) ctx->nall = 0;
+        /* as Kafka: topics the principal may not DESCRIBE are left out of a
+         * listing (not audited: nothing was asked by name) */
+        int kept = 0;
+        for (int i = 0; i < ctx->nall; i++) {
+            if (ls_kreq_allowed_quiet(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, ctx->all[i]->name))
+                ctx->all[kept++] = ctx->all[i];
+            else
+                ls_stream_release(ctx->all[i]);
+        }
+        ctx->nall = kept;
         md_respond(ctx);
         return;
     }
@@ -243,6 +259,11 @@ void ls_kafka_handle_metadata(ls_kreq_t *req)
             if (!ls_uuid_is_zero(&q->TopicId))
                 mt->s = ls_catalog_lookup_id(b->catalog, &q->TopicId);
             mt->err = LS_KERR_UNKNOWN_TOPIC_ID;
+            if (mt->s && !ls_kreq_allowed(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, mt->s->name)) {
+                ls_stream_release(mt->s);
+                mt->s = NULL;
+                mt->err = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+            }
             continue;
         }
         bool exact;
@@ -253,8 +274,21 @@ void ls_kafka_handle_metadata(ls_kreq_t *req)
             mt->err = LS_KERR_INVALID_TOPIC_EXCEPTION;
             continue;
         }
+        /* as Kafka: DESCRIBE on a named topic; auto-creating it needs CREATE
+         * on the cluster or on the topic */
+        if (!ls_kreq_allowed(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, mt->name)) {
+            mt->err = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+            continue;
+        }
         mt->s = ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, mt->name);
         mt->err = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        if (!mt->s && may_create &&
+            !ls_kreq_allowed_quiet(req, LS_ACL_OP_CREATE, LS_ACL_RES_CLUSTER,
+                                   LS_ACL_CLUSTER_NAME) &&
+            !ls_kreq_allowed(req, LS_ACL_OP_CREATE, LS_ACL_RES_TOPIC, mt->name)) {
+            mt->err = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+            continue;
+        }
         if (!mt->s && may_create) {
             mt->create = true;
             any_create = true;
@@ -281,7 +315,10 @@ void ls_kafka_handle_describe_cluster(ls_kreq_t *req)
     r.ClusterId = ls_kstr_c(b->cluster_id);
     r.ControllerId = b->node_id;
     r.ClusterAuthorizedOperations =
-        m->IncludeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPS : INT32_MIN;
+        m->IncludeClusterAuthorizedOperations
+            ? ls_kreq_authorized_ops(req, LS_ACL_RES_CLUSTER, LS_ACL_CLUSTER_NAME,
+                                     CLUSTER_AUTHORIZED_OPS)
+            : INT32_MIN;
     if (m->EndpointType == 1) {
         ls_member_t *live;
         int n = ls_ksvc_members(b, &live);

@@ -573,6 +573,9 @@ typedef struct produce_job {
     ls_stream_t **streams; /* arena */
     char **refused;        /* arena, NULL until set: why auto-creating topic t was refused */
     char *tid;             /* arena; NULL without a TransactionalId */
+    bool *denied;          /* arena: topic t may not be written by the principal */
+    bool *creatable;       /* arena: topic t may be auto-created by the principal */
+    bool tid_denied;       /* the principal may not WRITE the transactional id */
     produce_txn_t txn;     /* read when tid is set */
     int64_t join_start_ms; /* monotonic: the first add attempt */
 } produce_job_t;
@@ -602,7 +605,7 @@ static void autocreate_work(void *arg)
     ls_kafka_services_t *b = job->req->svc;
     for (int t = 0; t < job->m.NumTopicData; t++) {
         const char *name = job->names[t];
-        if (job->streams[t] || !name) continue;
+        if (job->streams[t] || !name || job->denied[t] || !job->creatable[t]) continue;
         char err[256];
         ls_status st = ls_catalog_create(b->catalog, LS_DEFAULT_NAMESPACE, name,
                                          b->cfg->num_partitions, NULL, 0, 0, NULL, err, sizeof err);
@@ -624,7 +627,8 @@ static void autocreate_after(void *arg)
 {
     produce_job_t *job = arg;
     for (int t = 0; t < job->m.NumTopicData; t++)
-        if (!job->streams[t]) job->streams[t] = lookup_topic(job->req->svc, job->names[t]);
+        if (!job->streams[t] && !job->denied[t])
+            job->streams[t] = lookup_topic(job->req->svc, job->names[t]);
     produce_in_turn(job);
 }
 
@@ -764,20 +768,37 @@ void ls_kafka_handle_produce(ls_kreq_t *req)
     int n = job->m.NumTopicData;
     job->streams = ls_arena_alloc(req->arena, sizeof(ls_stream_t *) * (size_t)(n > 0 ? n : 1));
     job->names = ls_arena_alloc(req->arena, sizeof(char *) * (size_t)(n > 0 ? n : 1));
+    job->denied = ls_arena_alloc(req->arena, sizeof(bool) * (size_t)(n > 0 ? n : 1));
+    job->creatable = ls_arena_alloc(req->arena, sizeof(bool) * (size_t)(n > 0 ? n : 1));
     bool missing = false;
+    /* as Kafka: WRITE on each topic; creating a missing one needs CREATE on
+     * the cluster or the topic (what Metadata's auto-creation needs) */
+    bool may_create_all =
+        ls_kreq_allowed_quiet(req, LS_ACL_OP_CREATE, LS_ACL_RES_CLUSTER, LS_ACL_CLUSTER_NAME);
     for (int t = 0; t < n; t++) {
         job->names[t] = ls_kafka_topic_name(req->arena, job->m.TopicData[t].Name);
-        job->streams[t] = lookup_topic(b, job->names[t]);
-        missing |= job->names[t] && !job->streams[t];
+        job->denied[t] = job->names[t] &&
+                         !ls_kreq_allowed(req, LS_ACL_OP_WRITE, LS_ACL_RES_TOPIC, job->names[t]);
+        job->streams[t] = job->denied[t] ? NULL : lookup_topic(b, job->names[t]);
+        if (job->names[t] && !job->denied[t] && !job->streams[t] && !may_create_all &&
+            !ls_kreq_allowed(req, LS_ACL_OP_CREATE, LS_ACL_RES_TOPIC, job->names[t]))
+            continue; /* UNKNOWN_TOPIC_OR_PARTITION */
+        job->creatable[t] = true;
+        missing |= job->names[t] && !job->denied[t] && !job->streams[t];
     }
     if (job->m.TransactionalId.len >= 0) {
         /* no auto-creation: a transaction's partitions were added to it, so
          * they exist */
         bool ok;
         job->tid = ls_kafka_id_name(req->arena, job->m.TransactionalId, &ok);
-        if (!job->tid || !ok || !*job->tid)
-            job->tid = ls_arena_printf(req->arena, "%s", "");
-        else if (req->api_version >= 12) { /* transaction version 2 */
+        if (!job->tid || !ok || !*job->tid) job->tid = ls_arena_printf(req->arena, "%s", "");
+        job->tid_denied =
+            !ls_kreq_allowed(req, LS_ACL_OP_WRITE, LS_ACL_RES_TRANSACTIONAL_ID, job->tid);
+        if (job->tid_denied) { /* every partition answers the denial; nothing joins */
+            job->txn.st = LS_ENOTFOUND;
+            produce_in_turn(job);
+            return;
+        } else if (req->api_version >= 12) { /* transaction version 2 */
             join_collect(job);
             job->join_start_ms = ls_clock_mono_ms();
         }
@@ -807,6 +828,7 @@ static void produce_process(produce_job_t *job)
                                        (size_t)(m.NumTopicData > 0 ? m.NumTopicData : 1));
     int16_t all_error = LS_KERR_NONE;
     if (m.Acks != 0 && m.Acks != 1 && m.Acks != -1) all_error = LS_KERR_INVALID_REQUIRED_ACKS;
+    if (job->tid_denied) all_error = LS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
     for (int t = 0; t < m.NumTopicData; t++) {
         const ls_kafka_ProduceRequest_TopicProduceData *td = &m.TopicData[t];
         ls_kafka_ProduceResponse_TopicProduceResponse *tr = &ctx->resp.Responses[t];
@@ -818,7 +840,9 @@ static void produce_process(produce_job_t *job)
         ls_stream_t *s = job->streams[t];
         int16_t topic_error = all_error;
         const char *why = NULL;
-        if (topic_error == LS_KERR_NONE && !job->names[t]) {
+        if (topic_error == LS_KERR_NONE && job->denied[t]) {
+            topic_error = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+        } else if (topic_error == LS_KERR_NONE && !job->names[t]) {
             topic_error = LS_KERR_INVALID_TOPIC_EXCEPTION;
             LS_INFO("kafka", "produce to an invalid topic name %s refused",
                     ls_kafka_printable(req->arena, td->Name));

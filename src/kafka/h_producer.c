@@ -13,7 +13,10 @@
  *    Kafka does when an epoch is exhausted). Only one of the pair set is
  *    INVALID_REQUEST.
  *  - A non-null TransactionalId: the transaction coordinator's business
- *    (h_txn.c). */
+ *    (h_txn.c).
+ * Authorization as Kafka's: WRITE on the TransactionalId
+ * (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), else IDEMPOTENT_WRITE on the
+ * cluster or WRITE on any topic (CLUSTER_AUTHORIZATION_FAILED). */
 #include <string.h>
 
 #include "base/diag.h"
@@ -67,7 +70,21 @@ void ls_kafka_handle_init_producer_id(ls_kreq_t *req)
     ctx->resp.ProducerId = -1;
     ctx->resp.ProducerEpoch = -1;
     if (m->TransactionalId.len >= 0) {
+        /* as Kafka: WRITE on the transactional id */
+        if (!ls_kreq_allowed_k(req, LS_ACL_OP_WRITE, LS_ACL_RES_TRANSACTIONAL_ID,
+                               m->TransactionalId)) {
+            ctx->resp.ErrorCode = LS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+            ip_respond(ctx);
+            return;
+        }
         ls_kafka_init_transactional_producer(req);
+        return;
+    }
+    /* idempotent: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic */
+    if (!ls_kreq_allowed_cluster(req, LS_ACL_OP_IDEMPOTENT_WRITE) &&
+        !ls_kreq_allowed_any(req, LS_ACL_OP_WRITE, LS_ACL_RES_TOPIC)) {
+        ctx->resp.ErrorCode = LS_KERR_CLUSTER_AUTHORIZATION_FAILED;
+        ip_respond(ctx);
         return;
     }
     bool has_id = m->ProducerId >= 0, has_epoch = m->ProducerEpoch >= 0;

@@ -253,6 +253,9 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
         names[i] = ctx->t[i].name = ls_arena_kstr(a, ctx->m.Topics[i].Name, &exact[i]);
     mark_duplicates(a, names, n, dup);
 
+    /* as Kafka: CREATE on the cluster, or else on each topic */
+    bool cluster_create =
+        ls_kreq_allowed_quiet(req, LS_ACL_OP_CREATE, LS_ACL_RES_CLUSTER, LS_ACL_CLUSTER_NAME);
     bool any = false;
     for (int32_t i = 0; i < n; i++) {
         const ls_kafka_CreateTopicsRequest_CreatableTopic *q = &ctx->m.Topics[i];
@@ -270,6 +273,10 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
             err = LS_KERR_INVALID_REQUEST;
             why = ls_arena_printf(
                 a, "Create topics request contains multiple entries for topic '%s'.", t->name);
+        } else if (!cluster_create &&
+                   !ls_kreq_allowed(req, LS_ACL_OP_CREATE, LS_ACL_RES_TOPIC, t->name)) {
+            err = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+            why = "Authorization failed.";
         } else if (!exact[i] || !ls_stream_name_valid(t->name)) {
             err = LS_KERR_INVALID_TOPIC_EXCEPTION;
             /* printable: a name with a NUL would show cut at the NUL */
@@ -586,6 +593,13 @@ void ls_kafka_handle_delete_topics(ls_kreq_t *req)
             }
             ctx->t[i].name = cname;
         }
+        /* as Kafka: DELETE on the topic */
+        if (!ls_kreq_allowed(req, LS_ACL_OP_DELETE, LS_ACL_RES_TOPIC, ctx->t[i].name)) {
+            ctx->t[i].name = NULL;
+            r->ErrorCode = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+            r->ErrorMessage = ls_kstr_c("Authorization failed.");
+            continue;
+        }
         any = true;
     }
     if (!any) {
@@ -717,6 +731,12 @@ void ls_kafka_handle_create_partitions(ls_kreq_t *req)
             r->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
             r->ErrorMessage = ls_kstr_c(ls_arena_printf(a, "The topic %s does not exist.",
                                                         ls_kafka_printable(a, m->Topics[i].Name)));
+            continue;
+        }
+        /* as Kafka: ALTER on the topic */
+        if (!ls_kreq_allowed(req, LS_ACL_OP_ALTER, LS_ACL_RES_TOPIC, names[i])) {
+            r->ErrorCode = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+            r->ErrorMessage = ls_kstr_c("Authorization failed.");
             continue;
         }
         /* Kafka's own wording for the usual mistakes, when the (possibly

@@ -108,6 +108,18 @@ static int16_t txn_target(ls_kreq_t *req, ls_kstr_t wire, char **tid)
     return LS_KERR_NONE;
 }
 
+/* txn_target for a request acting in the transaction (AddPartitionsToTxn,
+ * AddOffsetsToTxn, EndTxn): first, as Kafka, WRITE on the transactional id
+ * (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). */
+static int16_t txn_target_write(ls_kreq_t *req, ls_kstr_t wire, char **tid)
+{
+    if (!ls_kreq_allowed_k(req, LS_ACL_OP_WRITE, LS_ACL_RES_TRANSACTIONAL_ID, wire)) {
+        *tid = NULL;
+        return LS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+    }
+    return txn_target(req, wire, tid);
+}
+
 static txn_call_t *call_new(ls_kreq_t *req, char *tid, int64_t producer_id, int16_t epoch)
 {
     txn_call_t *c = ls_arena_alloc(req->arena, sizeof *c);
@@ -222,7 +234,7 @@ void ls_kafka_handle_add_partitions_to_txn(ls_kreq_t *req)
         total += td->NumPartitions;
     }
     char *tid;
-    int16_t err = txn_target(req, m->TransactionalId, &tid);
+    int16_t err = txn_target_write(req, m->TransactionalId, &tid);
     if (err != LS_KERR_NONE) {
         add_parts_fill(r, err);
         respond(req, r);
@@ -231,12 +243,19 @@ void ls_kafka_handle_add_partitions_to_txn(ls_kreq_t *req)
     txn_call_t *c = call_new(req, tid, m->ProducerId, m->ProducerEpoch);
     a->c = c;
     c->parts = ls_arena_alloc(req->arena, sizeof *c->parts * (size_t)(total > 0 ? total : 1));
-    /* Kafka: when any partition is unknown, nothing is added; the unknown
-     * ones say why and the others OPERATION_NOT_ATTEMPTED */
+    /* Kafka: when any partition is unknown (or a topic the principal may
+     * not WRITE), nothing is added; those say why and the others
+     * OPERATION_NOT_ATTEMPTED */
     bool unknown = false;
     for (int t = 0; t < m->NumTopics; t++) {
         const ls_kafka_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic *td = &m->Topics[t];
         char *name = ls_kafka_topic_name(req->arena, td->Name);
+        if (!ls_kreq_allowed_k(req, LS_ACL_OP_WRITE, LS_ACL_RES_TOPIC, td->Name)) {
+            for (int p = 0; p < td->NumPartitions; p++)
+                r->Results[t].Results[p].ErrorCode = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+            unknown = td->NumPartitions > 0 || unknown;
+            continue;
+        }
         ls_stream_t *s = name ? ls_catalog_lookup(svc->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
         for (int p = 0; p < td->NumPartitions; p++) {
             int32_t idx = td->Partitions[p];
@@ -275,7 +294,10 @@ void ls_kafka_handle_add_offsets_to_txn(ls_kreq_t *req)
     const ls_kafka_AddOffsetsToTxnRequest *m = req->msg;
     ls_kafka_AddOffsetsToTxnResponse r = {0};
     char *tid;
-    r.ErrorCode = txn_target(req, m->TransactionalId, &tid);
+    r.ErrorCode = txn_target_write(req, m->TransactionalId, &tid);
+    /* as Kafka: READ on the group whose offsets join the transaction */
+    if (!r.ErrorCode && !ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_GROUP, m->GroupId))
+        r.ErrorCode = LS_KERR_GROUP_AUTHORIZATION_FAILED;
     bool ok = true;
     char *group = r.ErrorCode ? NULL : ls_kafka_id_name(req->arena, m->GroupId, &ok);
     if (!r.ErrorCode && (!group || !ok || !*group)) r.ErrorCode = LS_KERR_INVALID_GROUP_ID;
@@ -318,7 +340,7 @@ void ls_kafka_handle_end_txn(ls_kreq_t *req)
     const ls_kafka_EndTxnRequest *m = req->msg;
     ls_kafka_EndTxnResponse r = {0};
     char *tid;
-    r.ErrorCode = txn_target(req, m->TransactionalId, &tid);
+    r.ErrorCode = txn_target_write(req, m->TransactionalId, &tid);
     if (r.ErrorCode != LS_KERR_NONE) {
         respond(req, &r);
         return;

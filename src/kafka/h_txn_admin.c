@@ -87,12 +87,15 @@ static void describe_work(void *arg)
 }
 
 /* The record's partitions grouped by topic (their order of addition). */
-static void describe_topics(ls_arena_t *a, const ls_txn_record_t *rec,
+static void describe_topics(ls_kreq_t *req, const ls_txn_record_t *rec,
                             ls_kafka_DescribeTransactionsResponse_TransactionState *ts)
 {
+    ls_arena_t *a = req->arena;
     ts->Topics = ls_kmsg_alloc(a, rec->npartitions, sizeof *ts->Topics);
     for (int i = 0; i < rec->npartitions; i++) {
         const ls_txn_partition_t *p = &rec->partitions[i];
+        /* as Kafka: topics the principal may not DESCRIBE are left out */
+        if (!ls_kreq_allowed_quiet(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, p->topic)) continue;
         ls_kafka_DescribeTransactionsResponse_TopicData *td = NULL;
         for (int t = 0; t < ts->NumTopics && !td; t++)
             if (ls_kstr_eq(ts->Topics[t].Topic, p->topic)) td = &ts->Topics[t];
@@ -130,7 +133,7 @@ static void describe_done(void *arg)
         ts->TransactionStartTimeMs = start_ms(&d->rec);
         ts->ProducerId = d->rec.producer_id;
         ts->ProducerEpoch = d->rec.producer_epoch;
-        describe_topics(c->req->arena, &d->rec, ts);
+        describe_topics(c->req, &d->rec, ts);
         ls_txn_record_free(&d->rec);
     }
     respond(c->req, &c->r);
@@ -158,6 +161,8 @@ void ls_kafka_handle_describe_transactions(ls_kreq_t *req)
         if (!tid || !ok || !*tid) {
             ts->ErrorCode = LS_KERR_INVALID_REQUEST;
             if (ts->TransactionalId.len < 0) ts->TransactionalId = ls_kstr_c("");
+        } else if (!ls_kreq_allowed(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TRANSACTIONAL_ID, tid)) {
+            ts->ErrorCode = LS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED; /* as Kafka */
         } else if (!coordinated_here(req, tid)) {
             ts->ErrorCode = LS_KERR_NOT_COORDINATOR;
         } else {
@@ -244,7 +249,11 @@ static void list_done(void *arg)
     } else {
         c->r.TransactionStates = ls_kmsg_alloc(req->arena, c->n, sizeof *c->r.TransactionStates);
         for (int i = 0; i < c->n; i++) {
-            if (!coordinated_here(req, c->items[i].tid)) continue;
+            /* as Kafka: only the ids the principal may DESCRIBE */
+            if (!coordinated_here(req, c->items[i].tid) ||
+                !ls_kreq_allowed_quiet(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TRANSACTIONAL_ID,
+                                       c->items[i].tid))
+                continue;
             ls_kafka_ListTransactionsResponse_TransactionState *ts =
                 &c->r.TransactionStates[c->r.NumTransactionStates++];
             size_t len = strlen(c->items[i].tid);
@@ -296,12 +305,19 @@ void ls_kafka_handle_describe_producers(ls_kreq_t *req)
         rt->NumPartitions = qt->NumPartitionIndexes;
         rt->Partitions = ls_kmsg_alloc(req->arena, qt->NumPartitionIndexes, sizeof *rt->Partitions);
         char *name = ls_kafka_topic_name(req->arena, qt->Name);
-        ls_stream_t *s = name ? ls_catalog_lookup(svc->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
+        /* as Kafka: READ on the topic */
+        bool denied = !ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_TOPIC, qt->Name);
+        ls_stream_t *s =
+            name && !denied ? ls_catalog_lookup(svc->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
         for (int p = 0; p < qt->NumPartitionIndexes; p++) {
             ls_kafka_DescribeProducersResponse_PartitionResponse *rp = &rt->Partitions[p];
             int32_t idx = qt->PartitionIndexes[p];
             rp->PartitionIndex = idx;
             rp->ErrorMessage = ls_kstr_null();
+            if (denied) {
+                rp->ErrorCode = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             if (!s || idx < 0 || idx >= s->partitions) {
                 rp->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;
@@ -458,6 +474,8 @@ void ls_kafka_handle_write_txn_markers(ls_kreq_t *req)
             total += m->Markers[i].Topics[t].NumPartitionIndexes;
     c->parts = ls_kmsg_alloc(req->arena, total, sizeof *c->parts);
     c->running = ls_kmsg_alloc(req->arena, total, sizeof *c->running);
+    /* as Kafka: CLUSTER_ACTION on the cluster (a broker's own request) */
+    bool denied = !ls_kreq_allowed_cluster(req, LS_ACL_OP_CLUSTER_ACTION);
     for (int i = 0; i < m->NumMarkers; i++) {
         const ls_kafka_WriteTxnMarkersRequest_WritableTxnMarker *qm = &m->Markers[i];
         ls_kafka_WriteTxnMarkersResponse_WritableTxnMarkerResult *rm = &c->r.Markers[i];
@@ -485,6 +503,10 @@ void ls_kafka_handle_write_txn_markers(ls_kreq_t *req)
                     &rt->Partitions[p];
                 int32_t idx = qt->PartitionIndexes[p];
                 rp->PartitionIndex = idx;
+                if (denied) {
+                    rp->ErrorCode = LS_KERR_CLUSTER_AUTHORIZATION_FAILED;
+                    continue;
+                }
                 if (qm->TransactionResult) {
                     rp->ErrorCode = LS_KERR_INVALID_REQUEST;
                     continue;

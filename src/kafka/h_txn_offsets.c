@@ -215,11 +215,17 @@ static void group_ready(void *arg, ls_group_t *g)
     for (int32_t i = 0; i < t->m->NumTopics; i++) {
         const ls_kafka_TxnOffsetCommitRequest_Topic *qt = &t->m->Topics[i];
         char *topic = ls_kafka_topic_name(a, qt->Name);
-        ls_stream_t *s =
-            topic ? ls_catalog_lookup(req->svc->catalog, LS_DEFAULT_NAMESPACE, topic) : NULL;
+        bool denied = !ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_TOPIC, qt->Name);
+        ls_stream_t *s = topic && !denied
+                             ? ls_catalog_lookup(req->svc->catalog, LS_DEFAULT_NAMESPACE, topic)
+                             : NULL;
         for (int32_t j = 0; j < qt->NumPartitions; j++) {
             const ls_kafka_TxnOffsetCommitRequest_Partition *qp = &qt->Partitions[j];
             int16_t *code = &t->resp.Topics[i].Partitions[j].ErrorCode;
+            if (denied) {
+                *code = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             *code = ls_kafka_commit_item(a, &t->items[t->nitems], s, topic, qp->PartitionIndex,
                                          qp->CommittedOffset, qp->CommittedLeaderEpoch,
                                          qp->CommittedMetadata, maxmeta, now);
@@ -280,6 +286,17 @@ void ls_kafka_handle_txn_offset_commit(ls_kreq_t *req)
     bool gid_ok, tid_ok;
     t->gid = ls_kafka_id_name(req->arena, t->m->GroupId, &gid_ok);
     t->tid = ls_kafka_id_name(req->arena, t->m->TransactionalId, &tid_ok);
+    /* as Kafka: WRITE on the transactional id, READ on the group, READ on
+     * each topic (group_ready) */
+    if (!ls_kreq_allowed_k(req, LS_ACL_OP_WRITE, LS_ACL_RES_TRANSACTIONAL_ID,
+                           t->m->TransactionalId)) {
+        toc_fail(t, LS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+        return;
+    }
+    if (!ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_GROUP, t->m->GroupId)) {
+        toc_fail(t, LS_KERR_GROUP_AUTHORIZATION_FAILED);
+        return;
+    }
     if (!gid_ok || !t->gid || !*t->gid) {
         toc_fail(t, LS_KERR_INVALID_GROUP_ID);
         return;

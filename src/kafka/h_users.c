@@ -21,6 +21,7 @@
 #include "base/diag.h"
 #include "kafka/api.h"
 #include "kafka/handlers.h"
+#include "security/acl.h"
 #include "kafka/msg.h"
 #include "kafka/services.h"
 #include "security/users.h"
@@ -45,8 +46,8 @@ typedef struct alter_job {
 static int user_index(alter_job_t *j, ls_kstr_t name)
 {
     for (int i = 0; i < j->nusers; i++)
-        if (j->users[i].name.len == name.len && memcmp(j->users[i].name.ptr, name.ptr,
-                                                       (size_t)(name.len > 0 ? name.len : 0)) == 0)
+        if (j->users[i].name.len == name.len &&
+            memcmp(j->users[i].name.ptr, name.ptr, (size_t)(name.len > 0 ? name.len : 0)) == 0)
             return i;
     j->users[j->nusers].name = name;
     return j->nusers++;
@@ -72,7 +73,8 @@ static void alter_validate(alter_job_t *j, const ls_kafka_AlterUserScramCredenti
     for (int k = 0; k < total; k++) {
         bool del = k < m->NumDeletions;
         ls_kstr_t name = del ? m->Deletions[k].Name : m->Upsertions[k - m->NumDeletions].Name;
-        int8_t mech = del ? m->Deletions[k].Mechanism : m->Upsertions[k - m->NumDeletions].Mechanism;
+        int8_t mech =
+            del ? m->Deletions[k].Mechanism : m->Upsertions[k - m->NumDeletions].Mechanism;
         int ui = user_index(j, name);
         user_change_t *u = &j->users[ui];
         for (int e = 0; e < k; e++)
@@ -82,7 +84,8 @@ static void alter_validate(alter_job_t *j, const ls_kafka_AlterUserScramCredenti
         seen_user[k] = ui;
         seen_mech[k] = mech;
         ls_scram_mech sm;
-        if (name.len <= 0) set_err(u, LS_KERR_UNACCEPTABLE_CREDENTIAL, "Username must not be empty");
+        if (name.len <= 0)
+            set_err(u, LS_KERR_UNACCEPTABLE_CREDENTIAL, "Username must not be empty");
         if (!ls_scram_mech_from_code(mech, &sm))
             set_err(u, LS_KERR_UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism");
         if (del) continue;
@@ -161,7 +164,8 @@ static void alter_audit(ls_kreq_t *req, const alter_job_t *j)
     for (int k = 0; k < total; k++) {
         bool del = k < m->NumDeletions;
         ls_kstr_t name = del ? m->Deletions[k].Name : m->Upsertions[k - m->NumDeletions].Name;
-        int8_t mech = del ? m->Deletions[k].Mechanism : m->Upsertions[k - m->NumDeletions].Mechanism;
+        int8_t mech =
+            del ? m->Deletions[k].Mechanism : m->Upsertions[k - m->NumDeletions].Mechanism;
         const user_change_t *uc = NULL;
         for (int i = 0; i < j->nusers; i++)
             if (j->users[i].name.len == name.len &&
@@ -175,8 +179,8 @@ static void alter_audit(ls_kreq_t *req, const alter_job_t *j)
                      (int)m->Upsertions[k - m->NumDeletions].Iterations);
         LS_INFO("audit", "%s from %s: %s SCRAM credential user=%.*s mechanism=%s%s: %s",
                 ls_kreq_principal(req), ls_kreq_peer_host(req), del ? "delete" : "upsert",
-                name.len > 0 ? (int)(name.len > 200 ? 200 : name.len) : 0,
-                name.ptr ? name.ptr : "", mn, iters,
+                name.len > 0 ? (int)(name.len > 200 ? 200 : name.len) : 0, name.ptr ? name.ptr : "",
+                mn, iters,
                 uc && uc->err == LS_KERR_NONE ? "done" : (uc && uc->msg ? uc->msg : "refused"));
     }
 }
@@ -205,6 +209,10 @@ void ls_kafka_handle_alter_user_scram_credentials(ls_kreq_t *req)
     alter_job_t *j = LS_NEW(alter_job_t);
     j->req = req;
     alter_validate(j, req->msg);
+    if (!ls_kreq_allowed_cluster(req, LS_ACL_OP_ALTER)) /* Kafka: ALTER on the cluster */
+        for (int i = 0; i < j->nusers; i++)
+            set_err(&j->users[i], LS_KERR_CLUSTER_AUTHORIZATION_FAILED,
+                    "Cluster authorization failed.");
     ls_ksvc_offload(req->svc, alter_work, alter_done, j);
 }
 
@@ -265,11 +273,12 @@ static void describe_work(void *arg)
         bool dup = false;
         for (int k = 0; k < resp->NumResults; k++)
             if (resp->Results[k].User.len == name.len &&
-                memcmp(resp->Results[k].User.ptr, name.ptr, (size_t)(name.len > 0 ? name.len : 0)) ==
-                    0) {
+                memcmp(resp->Results[k].User.ptr, name.ptr,
+                       (size_t)(name.len > 0 ? name.len : 0)) == 0) {
                 resp->Results[k].ErrorCode = LS_KERR_DUPLICATE_RESOURCE;
-                resp->Results[k].ErrorMessage = ls_kstr_c(
-                    "Cannot describe SCRAM credentials for the same user twice in a single request");
+                resp->Results[k].ErrorMessage =
+                    ls_kstr_c("Cannot describe SCRAM credentials for the same user twice in a "
+                              "single request");
                 resp->Results[k].NumCredentialInfos = 0;
                 dup = true;
             }
@@ -281,7 +290,8 @@ static void describe_work(void *arg)
         ls_status st = ls_users_get(meta, ls_arena_kstr(req->arena, name, NULL), &u, NULL);
         if (st == LS_ENOTFOUND) {
             r->ErrorCode = LS_KERR_RESOURCE_NOT_FOUND;
-            r->ErrorMessage = ls_kstr_c("Attempt to describe a user credential that does not exist");
+            r->ErrorMessage =
+                ls_kstr_c("Attempt to describe a user credential that does not exist");
         } else if (st != LS_OK) {
             r->ErrorCode = ls_kafka_error_from_status(st);
             r->ErrorMessage = ls_kstr_c("the metadata store failed; try again");
@@ -307,5 +317,11 @@ void ls_kafka_handle_describe_user_scram_credentials(ls_kreq_t *req)
 {
     describe_job_t *j = LS_NEW(describe_job_t);
     j->req = req;
+    if (!ls_kreq_allowed_cluster(req, LS_ACL_OP_DESCRIBE)) { /* Kafka: DESCRIBE on the cluster */
+        j->resp.ErrorCode = LS_KERR_CLUSTER_AUTHORIZATION_FAILED;
+        j->resp.ErrorMessage = ls_kstr_c("Cluster authorization failed.");
+        describe_done(j);
+        return;
+    }
     ls_ksvc_offload(req->svc, describe_work, describe_done, j);
 }

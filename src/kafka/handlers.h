@@ -3,6 +3,7 @@
 #ifndef LS_KAFKA_HANDLERS_H
 #define LS_KAFKA_HANDLERS_H
 #include "kafka/api.h"
+#include "security/acl.h"
 #include "group/group.h"
 #include "group/group_service.h"
 #include "stream/catalog.h"
@@ -46,10 +47,34 @@ void ls_kafka_handle_list_transactions(ls_kreq_t *req);     /* key 66 */
 
 void ls_kafka_handle_txn_offset_commit(ls_kreq_t *req); /* h_txn_offsets.c, key 28 */
 /* SASL and its users */
-void ls_kafka_handle_sasl_handshake(ls_kreq_t *req);                   /* h_sasl.c, key 17 */
-void ls_kafka_handle_sasl_authenticate(ls_kreq_t *req);                /* h_sasl.c, key 36 */
+void ls_kafka_handle_sasl_handshake(ls_kreq_t *req);                  /* h_sasl.c, key 17 */
+void ls_kafka_handle_sasl_authenticate(ls_kreq_t *req);               /* h_sasl.c, key 36 */
 void ls_kafka_handle_describe_user_scram_credentials(ls_kreq_t *req); /* h_users.c, key 50 */
 void ls_kafka_handle_alter_user_scram_credentials(ls_kreq_t *req);    /* h_users.c, key 51 */
+/* ACL admin: h_acls.c */
+void ls_kafka_handle_describe_acls(ls_kreq_t *req); /* key 29 */
+void ls_kafka_handle_create_acls(ls_kreq_t *req);   /* key 30 */
+void ls_kafka_handle_delete_acls(ls_kreq_t *req);   /* key 31 */
+
+/* h_acls.c: authorization of a request (its principal and peer host)
+ * against the broker's authorizer; always true when there is none. Codes
+ * are security/acl.h's (LS_ACL_OP_*, LS_ACL_RES_*). ls_kreq_allowed audits
+ * a denial; the _quiet form does not (for what a listing leaves out, as
+ * Kafka's logIfDenied=false); _k takes a wire name; _cluster the CLUSTER
+ * resource; _any is Kafka's authorizeByResourceType (op on some resource of
+ * the type). ls_kreq_authorized_ops narrows an AuthorizedOperations bit
+ * field (KIP-430) to the operations allowed. */
+bool ls_kreq_allowed(ls_kreq_t *req, int8_t op, int8_t rtype, const char *name);
+bool ls_kreq_allowed_quiet(ls_kreq_t *req, int8_t op, int8_t rtype, const char *name);
+bool ls_kreq_allowed_k(ls_kreq_t *req, int8_t op, int8_t rtype, ls_kstr_t name);
+bool ls_kreq_allowed_cluster(ls_kreq_t *req, int8_t op);
+bool ls_kreq_allowed_any(ls_kreq_t *req, int8_t op, int8_t rtype);
+int32_t ls_kreq_authorized_ops(ls_kreq_t *req, int8_t rtype, const char *name, int32_t ops);
+/* A config resource (DescribeConfigs, AlterConfigs: type TOPIC, BROKER or
+ * BROKER_LOGGER, as LS_KAFKA_RESOURCE_*) checked for op (DESCRIBE_CONFIGS,
+ * ALTER_CONFIGS) on the topic or the cluster: 0, or the Kafka error
+ * (TOPIC_ / CLUSTER_AUTHORIZATION_FAILED). Other types pass. */
+int16_t ls_kreq_config_denied(ls_kreq_t *req, int8_t type, ls_kstr_t name, int8_t op);
 /* h_group.c: a group outcome as its Kafka code. */
 int16_t ls_kafka_group_error(ls_group_err e);
 /* A failed group write (OffsetCommit, TxnOffsetCommit): NOT_COORDINATOR when

@@ -5296,6 +5296,529 @@ static void e_TxnOffsetCommitResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- DescribeAclsRequest */
+
+static void i_DescribeAclsRequest(ls_kafka_DescribeAclsRequest *m)
+{
+    m->ResourceNameFilter = ls_kstr_null();
+    m->PatternTypeFilter = 3;
+    m->PrincipalFilter = ls_kstr_null();
+    m->HostFilter = ls_kstr_null();
+}
+
+static void d_DescribeAclsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                  ls_kafka_DescribeAclsRequest *m)
+{
+    (void)a;
+    m->ResourceTypeFilter = ls_kr_i8(r);
+    m->ResourceNameFilter = ls_kr_str(r, f);
+    if (v >= 1) {
+        m->PatternTypeFilter = ls_kr_i8(r);
+    }
+    m->PrincipalFilter = ls_kr_str(r, f);
+    m->HostFilter = ls_kr_str(r, f);
+    m->Operation = ls_kr_i8(r);
+    m->PermissionType = ls_kr_i8(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeAclsRequest(ls_kw_t *w, int16_t v, bool f,
+                                  const ls_kafka_DescribeAclsRequest *m)
+{
+    ls_kw_i8(w, m->ResourceTypeFilter);
+    ls_kmsg_wstr(w, f, m->ResourceNameFilter);
+    if (v >= 1) {
+        ls_kw_i8(w, m->PatternTypeFilter);
+    }
+    ls_kmsg_wstr(w, f, m->PrincipalFilter);
+    ls_kmsg_wstr(w, f, m->HostFilter);
+    ls_kw_i8(w, m->Operation);
+    ls_kw_i8(w, m->PermissionType);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeAclsResponse_AclDescription */
+
+static size_t z_DescribeAclsResponse_AclDescription(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += 1;
+    n += 1;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeAclsResponse_AclDescription(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                  ls_kafka_DescribeAclsResponse_AclDescription *m)
+{
+    (void)a;
+    (void)v;
+    m->Principal = ls_kmsg_str(r, f, "AclDescription.Principal");
+    m->Host = ls_kmsg_str(r, f, "AclDescription.Host");
+    m->Operation = ls_kr_i8(r);
+    m->PermissionType = ls_kr_i8(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeAclsResponse_AclDescription(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeAclsResponse_AclDescription *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Principal);
+    ls_kmsg_wstr_nn(w, f, m->Host);
+    ls_kw_i8(w, m->Operation);
+    ls_kw_i8(w, m->PermissionType);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeAclsResponse_DescribeAclsResource */
+
+static size_t z_DescribeAclsResponse_DescribeAclsResource(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 1;
+    n += (f ? 1 : 2);
+    if (v >= 1)
+        n += 1;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_DescribeAclsResponse_DescribeAclsResource(
+    ls_kafka_DescribeAclsResponse_DescribeAclsResource *m)
+{
+    m->PatternType = 3;
+}
+
+static void d_DescribeAclsResponse_DescribeAclsResource(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeAclsResponse_DescribeAclsResource *m)
+{
+    m->ResourceType = ls_kr_i8(r);
+    m->ResourceName = ls_kmsg_str(r, f, "DescribeAclsResource.ResourceName");
+    if (v >= 1) {
+        m->PatternType = ls_kr_i8(r);
+    }
+    m->NumAcls = ls_kmsg_arrlen(r, f, z_DescribeAclsResponse_AclDescription(v, f), false,
+                                "DescribeAclsResource.Acls");
+    m->Acls = ls_kmsg_alloc(a, m->NumAcls, sizeof *m->Acls);
+    for (int32_t i = 0; i < m->NumAcls && !r->err; i++) {
+        d_DescribeAclsResponse_AclDescription(r, v, f, a, &m->Acls[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeAclsResponse_DescribeAclsResource(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeAclsResponse_DescribeAclsResource *m)
+{
+    ls_kw_i8(w, m->ResourceType);
+    ls_kmsg_wstr_nn(w, f, m->ResourceName);
+    if (v >= 1) {
+        ls_kw_i8(w, m->PatternType);
+    }
+    ls_kmsg_warrlen(w, f, m->NumAcls, false);
+    for (int32_t i = 0; i < m->NumAcls; i++)
+        e_DescribeAclsResponse_AclDescription(w, v, f, &m->Acls[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeAclsResponse */
+
+static void i_DescribeAclsResponse(ls_kafka_DescribeAclsResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_DescribeAclsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                   ls_kafka_DescribeAclsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->NumResources = ls_kmsg_arrlen(r, f, z_DescribeAclsResponse_DescribeAclsResource(v, f), false,
+                                     "DescribeAclsResponse.Resources");
+    m->Resources = ls_kmsg_alloc(a, m->NumResources, sizeof *m->Resources);
+    for (int32_t i = 0; i < m->NumResources && !r->err; i++) {
+        i_DescribeAclsResponse_DescribeAclsResource(&m->Resources[i]);
+        d_DescribeAclsResponse_DescribeAclsResource(r, v, f, a, &m->Resources[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeAclsResponse(ls_kw_t *w, int16_t v, bool f,
+                                   const ls_kafka_DescribeAclsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_warrlen(w, f, m->NumResources, false);
+    for (int32_t i = 0; i < m->NumResources; i++)
+        e_DescribeAclsResponse_DescribeAclsResource(w, v, f, &m->Resources[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- CreateAclsRequest_AclCreation */
+
+static size_t z_CreateAclsRequest_AclCreation(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 1;
+    n += (f ? 1 : 2);
+    if (v >= 1)
+        n += 1;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += 1;
+    n += 1;
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_CreateAclsRequest_AclCreation(ls_kafka_CreateAclsRequest_AclCreation *m)
+{
+    m->ResourcePatternType = 3;
+}
+
+static void d_CreateAclsRequest_AclCreation(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                            ls_kafka_CreateAclsRequest_AclCreation *m)
+{
+    (void)a;
+    m->ResourceType = ls_kr_i8(r);
+    m->ResourceName = ls_kmsg_str(r, f, "AclCreation.ResourceName");
+    if (v >= 1) {
+        m->ResourcePatternType = ls_kr_i8(r);
+    }
+    m->Principal = ls_kmsg_str(r, f, "AclCreation.Principal");
+    m->Host = ls_kmsg_str(r, f, "AclCreation.Host");
+    m->Operation = ls_kr_i8(r);
+    m->PermissionType = ls_kr_i8(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_CreateAclsRequest_AclCreation(ls_kw_t *w, int16_t v, bool f,
+                                            const ls_kafka_CreateAclsRequest_AclCreation *m)
+{
+    ls_kw_i8(w, m->ResourceType);
+    ls_kmsg_wstr_nn(w, f, m->ResourceName);
+    if (v >= 1) {
+        ls_kw_i8(w, m->ResourcePatternType);
+    }
+    ls_kmsg_wstr_nn(w, f, m->Principal);
+    ls_kmsg_wstr_nn(w, f, m->Host);
+    ls_kw_i8(w, m->Operation);
+    ls_kw_i8(w, m->PermissionType);
+    ls_kw_tags(w, f);
+}
+
+/* ---- CreateAclsRequest */
+
+static void d_CreateAclsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                ls_kafka_CreateAclsRequest *m)
+{
+    m->NumCreations = ls_kmsg_arrlen(r, f, z_CreateAclsRequest_AclCreation(v, f), false,
+                                     "CreateAclsRequest.Creations");
+    m->Creations = ls_kmsg_alloc(a, m->NumCreations, sizeof *m->Creations);
+    for (int32_t i = 0; i < m->NumCreations && !r->err; i++) {
+        i_CreateAclsRequest_AclCreation(&m->Creations[i]);
+        d_CreateAclsRequest_AclCreation(r, v, f, a, &m->Creations[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_CreateAclsRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreateAclsRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumCreations, false);
+    for (int32_t i = 0; i < m->NumCreations; i++)
+        e_CreateAclsRequest_AclCreation(w, v, f, &m->Creations[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- CreateAclsResponse_AclCreationResult */
+
+static size_t z_CreateAclsResponse_AclCreationResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 2;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_CreateAclsResponse_AclCreationResult(ls_kafka_CreateAclsResponse_AclCreationResult *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_CreateAclsResponse_AclCreationResult(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                   ls_kafka_CreateAclsResponse_AclCreationResult *m)
+{
+    (void)a;
+    (void)v;
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_CreateAclsResponse_AclCreationResult(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_CreateAclsResponse_AclCreationResult *m)
+{
+    (void)v;
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kw_tags(w, f);
+}
+
+/* ---- CreateAclsResponse */
+
+static void d_CreateAclsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                 ls_kafka_CreateAclsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumResults = ls_kmsg_arrlen(r, f, z_CreateAclsResponse_AclCreationResult(v, f), false,
+                                   "CreateAclsResponse.Results");
+    m->Results = ls_kmsg_alloc(a, m->NumResults, sizeof *m->Results);
+    for (int32_t i = 0; i < m->NumResults && !r->err; i++) {
+        i_CreateAclsResponse_AclCreationResult(&m->Results[i]);
+        d_CreateAclsResponse_AclCreationResult(r, v, f, a, &m->Results[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_CreateAclsResponse(ls_kw_t *w, int16_t v, bool f,
+                                 const ls_kafka_CreateAclsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumResults, false);
+    for (int32_t i = 0; i < m->NumResults; i++)
+        e_CreateAclsResponse_AclCreationResult(w, v, f, &m->Results[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DeleteAclsRequest_DeleteAclsFilter */
+
+static size_t z_DeleteAclsRequest_DeleteAclsFilter(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 1;
+    n += (f ? 1 : 2);
+    if (v >= 1)
+        n += 1;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += 1;
+    n += 1;
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_DeleteAclsRequest_DeleteAclsFilter(ls_kafka_DeleteAclsRequest_DeleteAclsFilter *m)
+{
+    m->ResourceNameFilter = ls_kstr_null();
+    m->PatternTypeFilter = 3;
+    m->PrincipalFilter = ls_kstr_null();
+    m->HostFilter = ls_kstr_null();
+}
+
+static void d_DeleteAclsRequest_DeleteAclsFilter(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                 ls_kafka_DeleteAclsRequest_DeleteAclsFilter *m)
+{
+    (void)a;
+    m->ResourceTypeFilter = ls_kr_i8(r);
+    m->ResourceNameFilter = ls_kr_str(r, f);
+    if (v >= 1) {
+        m->PatternTypeFilter = ls_kr_i8(r);
+    }
+    m->PrincipalFilter = ls_kr_str(r, f);
+    m->HostFilter = ls_kr_str(r, f);
+    m->Operation = ls_kr_i8(r);
+    m->PermissionType = ls_kr_i8(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DeleteAclsRequest_DeleteAclsFilter(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteAclsRequest_DeleteAclsFilter *m)
+{
+    ls_kw_i8(w, m->ResourceTypeFilter);
+    ls_kmsg_wstr(w, f, m->ResourceNameFilter);
+    if (v >= 1) {
+        ls_kw_i8(w, m->PatternTypeFilter);
+    }
+    ls_kmsg_wstr(w, f, m->PrincipalFilter);
+    ls_kmsg_wstr(w, f, m->HostFilter);
+    ls_kw_i8(w, m->Operation);
+    ls_kw_i8(w, m->PermissionType);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DeleteAclsRequest */
+
+static void d_DeleteAclsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                ls_kafka_DeleteAclsRequest *m)
+{
+    m->NumFilters = ls_kmsg_arrlen(r, f, z_DeleteAclsRequest_DeleteAclsFilter(v, f), false,
+                                   "DeleteAclsRequest.Filters");
+    m->Filters = ls_kmsg_alloc(a, m->NumFilters, sizeof *m->Filters);
+    for (int32_t i = 0; i < m->NumFilters && !r->err; i++) {
+        i_DeleteAclsRequest_DeleteAclsFilter(&m->Filters[i]);
+        d_DeleteAclsRequest_DeleteAclsFilter(r, v, f, a, &m->Filters[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DeleteAclsRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteAclsRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumFilters, false);
+    for (int32_t i = 0; i < m->NumFilters; i++)
+        e_DeleteAclsRequest_DeleteAclsFilter(w, v, f, &m->Filters[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DeleteAclsResponse_DeleteAclsMatchingAcl */
+
+static size_t z_DeleteAclsResponse_DeleteAclsMatchingAcl(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 2;
+    n += (f ? 1 : 2);
+    n += 1;
+    n += (f ? 1 : 2);
+    if (v >= 1)
+        n += 1;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += 1;
+    n += 1;
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_DeleteAclsResponse_DeleteAclsMatchingAcl(
+    ls_kafka_DeleteAclsResponse_DeleteAclsMatchingAcl *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+    m->PatternType = 3;
+}
+
+static void d_DeleteAclsResponse_DeleteAclsMatchingAcl(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DeleteAclsResponse_DeleteAclsMatchingAcl *m)
+{
+    (void)a;
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->ResourceType = ls_kr_i8(r);
+    m->ResourceName = ls_kmsg_str(r, f, "DeleteAclsMatchingAcl.ResourceName");
+    if (v >= 1) {
+        m->PatternType = ls_kr_i8(r);
+    }
+    m->Principal = ls_kmsg_str(r, f, "DeleteAclsMatchingAcl.Principal");
+    m->Host = ls_kmsg_str(r, f, "DeleteAclsMatchingAcl.Host");
+    m->Operation = ls_kr_i8(r);
+    m->PermissionType = ls_kr_i8(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DeleteAclsResponse_DeleteAclsMatchingAcl(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteAclsResponse_DeleteAclsMatchingAcl *m)
+{
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kw_i8(w, m->ResourceType);
+    ls_kmsg_wstr_nn(w, f, m->ResourceName);
+    if (v >= 1) {
+        ls_kw_i8(w, m->PatternType);
+    }
+    ls_kmsg_wstr_nn(w, f, m->Principal);
+    ls_kmsg_wstr_nn(w, f, m->Host);
+    ls_kw_i8(w, m->Operation);
+    ls_kw_i8(w, m->PermissionType);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DeleteAclsResponse_DeleteAclsFilterResult */
+
+static size_t z_DeleteAclsResponse_DeleteAclsFilterResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 2;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_DeleteAclsResponse_DeleteAclsFilterResult(
+    ls_kafka_DeleteAclsResponse_DeleteAclsFilterResult *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_DeleteAclsResponse_DeleteAclsFilterResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DeleteAclsResponse_DeleteAclsFilterResult *m)
+{
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->NumMatchingAcls = ls_kmsg_arrlen(r, f, z_DeleteAclsResponse_DeleteAclsMatchingAcl(v, f),
+                                        false, "DeleteAclsFilterResult.MatchingAcls");
+    m->MatchingAcls = ls_kmsg_alloc(a, m->NumMatchingAcls, sizeof *m->MatchingAcls);
+    for (int32_t i = 0; i < m->NumMatchingAcls && !r->err; i++) {
+        i_DeleteAclsResponse_DeleteAclsMatchingAcl(&m->MatchingAcls[i]);
+        d_DeleteAclsResponse_DeleteAclsMatchingAcl(r, v, f, a, &m->MatchingAcls[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DeleteAclsResponse_DeleteAclsFilterResult(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DeleteAclsResponse_DeleteAclsFilterResult *m)
+{
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_warrlen(w, f, m->NumMatchingAcls, false);
+    for (int32_t i = 0; i < m->NumMatchingAcls; i++)
+        e_DeleteAclsResponse_DeleteAclsMatchingAcl(w, v, f, &m->MatchingAcls[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DeleteAclsResponse */
+
+static void d_DeleteAclsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                 ls_kafka_DeleteAclsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumFilterResults = ls_kmsg_arrlen(r, f, z_DeleteAclsResponse_DeleteAclsFilterResult(v, f),
+                                         false, "DeleteAclsResponse.FilterResults");
+    m->FilterResults = ls_kmsg_alloc(a, m->NumFilterResults, sizeof *m->FilterResults);
+    for (int32_t i = 0; i < m->NumFilterResults && !r->err; i++) {
+        i_DeleteAclsResponse_DeleteAclsFilterResult(&m->FilterResults[i]);
+        d_DeleteAclsResponse_DeleteAclsFilterResult(r, v, f, a, &m->FilterResults[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DeleteAclsResponse(ls_kw_t *w, int16_t v, bool f,
+                                 const ls_kafka_DeleteAclsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumFilterResults, false);
+    for (int32_t i = 0; i < m->NumFilterResults; i++)
+        e_DeleteAclsResponse_DeleteAclsFilterResult(w, v, f, &m->FilterResults[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- DescribeConfigsRequest_DescribeConfigsResource */
 
 static size_t z_DescribeConfigsRequest_DescribeConfigsResource(int16_t v, bool f)
@@ -8938,6 +9461,208 @@ const ls_kmsg_api_t ls_kmsg_TxnOffsetCommit = {
     .encode_response = g_TxnOffsetCommitResponse_encode,
 };
 
+/* ---- DescribeAcls (key 29) */
+
+int ls_kafka_DescribeAclsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                        ls_kafka_DescribeAclsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_DescribeAclsRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_ACLS_MIN, LS_KAFKA_DESCRIBE_ACLS_MAX))
+        return -1;
+    d_DescribeAclsRequest(r, v, v >= LS_KAFKA_DESCRIBE_ACLS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeAclsRequest_encode(ls_kw_t *w, int16_t v,
+                                         const ls_kafka_DescribeAclsRequest *m)
+{
+    e_DescribeAclsRequest(w, v, v >= LS_KAFKA_DESCRIBE_ACLS_FLEX, m);
+}
+
+static int g_DescribeAclsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeAclsRequest_decode(r, v, a, m);
+}
+
+static void g_DescribeAclsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeAclsRequest_encode(w, v, m);
+}
+
+int ls_kafka_DescribeAclsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                         ls_kafka_DescribeAclsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_DescribeAclsResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_ACLS_MIN, LS_KAFKA_DESCRIBE_ACLS_MAX))
+        return -1;
+    d_DescribeAclsResponse(r, v, v >= LS_KAFKA_DESCRIBE_ACLS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeAclsResponse_encode(ls_kw_t *w, int16_t v,
+                                          const ls_kafka_DescribeAclsResponse *m)
+{
+    e_DescribeAclsResponse(w, v, v >= LS_KAFKA_DESCRIBE_ACLS_FLEX, m);
+}
+
+static int g_DescribeAclsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeAclsResponse_decode(r, v, a, m);
+}
+
+static void g_DescribeAclsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeAclsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_DescribeAcls = {
+    .key = 29,
+    .name = "DescribeAcls",
+    .min_version = LS_KAFKA_DESCRIBE_ACLS_MIN,
+    .max_version = LS_KAFKA_DESCRIBE_ACLS_MAX,
+    .first_flexible = LS_KAFKA_DESCRIBE_ACLS_FLEX,
+    .request_size = sizeof(ls_kafka_DescribeAclsRequest),
+    .decode_request = g_DescribeAclsRequest_decode,
+    .encode_request = g_DescribeAclsRequest_encode,
+    .response_size = sizeof(ls_kafka_DescribeAclsResponse),
+    .decode_response = g_DescribeAclsResponse_decode,
+    .encode_response = g_DescribeAclsResponse_encode,
+};
+
+/* ---- CreateAcls (key 30) */
+
+int ls_kafka_CreateAclsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                      ls_kafka_CreateAclsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_CREATE_ACLS_MIN, LS_KAFKA_CREATE_ACLS_MAX))
+        return -1;
+    d_CreateAclsRequest(r, v, v >= LS_KAFKA_CREATE_ACLS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_CreateAclsRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_CreateAclsRequest *m)
+{
+    e_CreateAclsRequest(w, v, v >= LS_KAFKA_CREATE_ACLS_FLEX, m);
+}
+
+static int g_CreateAclsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_CreateAclsRequest_decode(r, v, a, m);
+}
+
+static void g_CreateAclsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_CreateAclsRequest_encode(w, v, m);
+}
+
+int ls_kafka_CreateAclsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                       ls_kafka_CreateAclsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_CREATE_ACLS_MIN, LS_KAFKA_CREATE_ACLS_MAX))
+        return -1;
+    d_CreateAclsResponse(r, v, v >= LS_KAFKA_CREATE_ACLS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_CreateAclsResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_CreateAclsResponse *m)
+{
+    e_CreateAclsResponse(w, v, v >= LS_KAFKA_CREATE_ACLS_FLEX, m);
+}
+
+static int g_CreateAclsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_CreateAclsResponse_decode(r, v, a, m);
+}
+
+static void g_CreateAclsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_CreateAclsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_CreateAcls = {
+    .key = 30,
+    .name = "CreateAcls",
+    .min_version = LS_KAFKA_CREATE_ACLS_MIN,
+    .max_version = LS_KAFKA_CREATE_ACLS_MAX,
+    .first_flexible = LS_KAFKA_CREATE_ACLS_FLEX,
+    .request_size = sizeof(ls_kafka_CreateAclsRequest),
+    .decode_request = g_CreateAclsRequest_decode,
+    .encode_request = g_CreateAclsRequest_encode,
+    .response_size = sizeof(ls_kafka_CreateAclsResponse),
+    .decode_response = g_CreateAclsResponse_decode,
+    .encode_response = g_CreateAclsResponse_encode,
+};
+
+/* ---- DeleteAcls (key 31) */
+
+int ls_kafka_DeleteAclsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                      ls_kafka_DeleteAclsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DELETE_ACLS_MIN, LS_KAFKA_DELETE_ACLS_MAX))
+        return -1;
+    d_DeleteAclsRequest(r, v, v >= LS_KAFKA_DELETE_ACLS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DeleteAclsRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_DeleteAclsRequest *m)
+{
+    e_DeleteAclsRequest(w, v, v >= LS_KAFKA_DELETE_ACLS_FLEX, m);
+}
+
+static int g_DeleteAclsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DeleteAclsRequest_decode(r, v, a, m);
+}
+
+static void g_DeleteAclsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DeleteAclsRequest_encode(w, v, m);
+}
+
+int ls_kafka_DeleteAclsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                       ls_kafka_DeleteAclsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DELETE_ACLS_MIN, LS_KAFKA_DELETE_ACLS_MAX))
+        return -1;
+    d_DeleteAclsResponse(r, v, v >= LS_KAFKA_DELETE_ACLS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DeleteAclsResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_DeleteAclsResponse *m)
+{
+    e_DeleteAclsResponse(w, v, v >= LS_KAFKA_DELETE_ACLS_FLEX, m);
+}
+
+static int g_DeleteAclsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DeleteAclsResponse_decode(r, v, a, m);
+}
+
+static void g_DeleteAclsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DeleteAclsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_DeleteAcls = {
+    .key = 31,
+    .name = "DeleteAcls",
+    .min_version = LS_KAFKA_DELETE_ACLS_MIN,
+    .max_version = LS_KAFKA_DELETE_ACLS_MAX,
+    .first_flexible = LS_KAFKA_DELETE_ACLS_FLEX,
+    .request_size = sizeof(ls_kafka_DeleteAclsRequest),
+    .decode_request = g_DeleteAclsRequest_decode,
+    .encode_request = g_DeleteAclsRequest_encode,
+    .response_size = sizeof(ls_kafka_DeleteAclsResponse),
+    .decode_response = g_DeleteAclsResponse_decode,
+    .encode_response = g_DeleteAclsResponse_encode,
+};
+
 /* ---- DescribeConfigs (key 32) */
 
 int ls_kafka_DescribeConfigsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -9868,6 +10593,9 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_EndTxn,
     &ls_kmsg_WriteTxnMarkers,
     &ls_kmsg_TxnOffsetCommit,
+    &ls_kmsg_DescribeAcls,
+    &ls_kmsg_CreateAcls,
+    &ls_kmsg_DeleteAcls,
     &ls_kmsg_DescribeConfigs,
     &ls_kmsg_AlterConfigs,
     &ls_kmsg_SaslAuthenticate,
@@ -9882,4 +10610,4 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_DescribeTransactions,
     &ls_kmsg_ListTransactions,
 };
-const int ls_kmsg_nall = 38;
+const int ls_kmsg_nall = 41;

@@ -63,6 +63,9 @@ enum {
     LS_KAFKA_API_END_TXN = 26,
     LS_KAFKA_API_WRITE_TXN_MARKERS = 27,
     LS_KAFKA_API_TXN_OFFSET_COMMIT = 28,
+    LS_KAFKA_API_DESCRIBE_ACLS = 29,
+    LS_KAFKA_API_CREATE_ACLS = 30,
+    LS_KAFKA_API_DELETE_ACLS = 31,
     LS_KAFKA_API_DESCRIBE_CONFIGS = 32,
     LS_KAFKA_API_ALTER_CONFIGS = 33,
     LS_KAFKA_API_SASL_AUTHENTICATE = 36,
@@ -153,6 +156,15 @@ enum {
 #define LS_KAFKA_TXN_OFFSET_COMMIT_MIN 0
 #define LS_KAFKA_TXN_OFFSET_COMMIT_MAX 5
 #define LS_KAFKA_TXN_OFFSET_COMMIT_FLEX 3
+#define LS_KAFKA_DESCRIBE_ACLS_MIN 0
+#define LS_KAFKA_DESCRIBE_ACLS_MAX 3
+#define LS_KAFKA_DESCRIBE_ACLS_FLEX 2
+#define LS_KAFKA_CREATE_ACLS_MIN 0
+#define LS_KAFKA_CREATE_ACLS_MAX 3
+#define LS_KAFKA_CREATE_ACLS_FLEX 2
+#define LS_KAFKA_DELETE_ACLS_MIN 0
+#define LS_KAFKA_DELETE_ACLS_MAX 3
+#define LS_KAFKA_DELETE_ACLS_FLEX 2
 #define LS_KAFKA_DESCRIBE_CONFIGS_MIN 1
 #define LS_KAFKA_DESCRIBE_CONFIGS_MAX 4
 #define LS_KAFKA_DESCRIBE_CONFIGS_FLEX 4
@@ -1083,6 +1095,105 @@ typedef struct ls_kafka_TxnOffsetCommitResponse {
     int32_t NumTopics;
 } ls_kafka_TxnOffsetCommitResponse;
 
+typedef struct ls_kafka_DescribeAclsRequest {
+    int8_t ResourceTypeFilter;
+    ls_kstr_t ResourceNameFilter; /* nullable */
+    int8_t PatternTypeFilter; /* v1+, default 3 */
+    ls_kstr_t PrincipalFilter; /* nullable */
+    ls_kstr_t HostFilter; /* nullable */
+    int8_t Operation;
+    int8_t PermissionType;
+} ls_kafka_DescribeAclsRequest;
+
+typedef struct ls_kafka_DescribeAclsResponse_AclDescription {
+    ls_kstr_t Principal;
+    ls_kstr_t Host;
+    int8_t Operation;
+    int8_t PermissionType;
+} ls_kafka_DescribeAclsResponse_AclDescription;
+
+typedef struct ls_kafka_DescribeAclsResponse_DescribeAclsResource {
+    int8_t ResourceType;
+    ls_kstr_t ResourceName;
+    int8_t PatternType; /* v1+, default 3 */
+    ls_kafka_DescribeAclsResponse_AclDescription *Acls;
+    int32_t NumAcls;
+} ls_kafka_DescribeAclsResponse_DescribeAclsResource;
+
+typedef struct ls_kafka_DescribeAclsResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+    ls_kafka_DescribeAclsResponse_DescribeAclsResource *Resources;
+    int32_t NumResources;
+} ls_kafka_DescribeAclsResponse;
+
+typedef struct ls_kafka_CreateAclsRequest_AclCreation {
+    int8_t ResourceType;
+    ls_kstr_t ResourceName;
+    int8_t ResourcePatternType; /* v1+, default 3 */
+    ls_kstr_t Principal;
+    ls_kstr_t Host;
+    int8_t Operation;
+    int8_t PermissionType;
+} ls_kafka_CreateAclsRequest_AclCreation;
+
+typedef struct ls_kafka_CreateAclsRequest {
+    ls_kafka_CreateAclsRequest_AclCreation *Creations;
+    int32_t NumCreations;
+} ls_kafka_CreateAclsRequest;
+
+typedef struct ls_kafka_CreateAclsResponse_AclCreationResult {
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+} ls_kafka_CreateAclsResponse_AclCreationResult;
+
+typedef struct ls_kafka_CreateAclsResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_CreateAclsResponse_AclCreationResult *Results;
+    int32_t NumResults;
+} ls_kafka_CreateAclsResponse;
+
+typedef struct ls_kafka_DeleteAclsRequest_DeleteAclsFilter {
+    int8_t ResourceTypeFilter;
+    ls_kstr_t ResourceNameFilter; /* nullable */
+    int8_t PatternTypeFilter; /* v1+, default 3 */
+    ls_kstr_t PrincipalFilter; /* nullable */
+    ls_kstr_t HostFilter; /* nullable */
+    int8_t Operation;
+    int8_t PermissionType;
+} ls_kafka_DeleteAclsRequest_DeleteAclsFilter;
+
+typedef struct ls_kafka_DeleteAclsRequest {
+    ls_kafka_DeleteAclsRequest_DeleteAclsFilter *Filters;
+    int32_t NumFilters;
+} ls_kafka_DeleteAclsRequest;
+
+typedef struct ls_kafka_DeleteAclsResponse_DeleteAclsMatchingAcl {
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+    int8_t ResourceType;
+    ls_kstr_t ResourceName;
+    int8_t PatternType; /* v1+, default 3 */
+    ls_kstr_t Principal;
+    ls_kstr_t Host;
+    int8_t Operation;
+    int8_t PermissionType;
+} ls_kafka_DeleteAclsResponse_DeleteAclsMatchingAcl;
+
+typedef struct ls_kafka_DeleteAclsResponse_DeleteAclsFilterResult {
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+    ls_kafka_DeleteAclsResponse_DeleteAclsMatchingAcl *MatchingAcls;
+    int32_t NumMatchingAcls;
+} ls_kafka_DeleteAclsResponse_DeleteAclsFilterResult;
+
+typedef struct ls_kafka_DeleteAclsResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_DeleteAclsResponse_DeleteAclsFilterResult *FilterResults;
+    int32_t NumFilterResults;
+} ls_kafka_DeleteAclsResponse;
+
 typedef struct ls_kafka_DescribeConfigsRequest_DescribeConfigsResource {
     int8_t ResourceType;
     ls_kstr_t ResourceName;
@@ -1710,6 +1821,39 @@ int ls_kafka_TxnOffsetCommitResponse_decode(ls_kr_t *r, int16_t version, ls_aren
 void ls_kafka_TxnOffsetCommitResponse_encode(ls_kw_t *w, int16_t version,
                                              const ls_kafka_TxnOffsetCommitResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_TxnOffsetCommit;
+
+/* DescribeAcls (key 29), DescribeAcls.msg */
+int ls_kafka_DescribeAclsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeAclsRequest *m);
+void ls_kafka_DescribeAclsRequest_encode(ls_kw_t *w, int16_t version,
+                                         const ls_kafka_DescribeAclsRequest *m);
+int ls_kafka_DescribeAclsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeAclsResponse *m);
+void ls_kafka_DescribeAclsResponse_encode(ls_kw_t *w, int16_t version,
+                                          const ls_kafka_DescribeAclsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_DescribeAcls;
+
+/* CreateAcls (key 30), CreateAcls.msg */
+int ls_kafka_CreateAclsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_CreateAclsRequest *m);
+void ls_kafka_CreateAclsRequest_encode(ls_kw_t *w, int16_t version,
+                                       const ls_kafka_CreateAclsRequest *m);
+int ls_kafka_CreateAclsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_CreateAclsResponse *m);
+void ls_kafka_CreateAclsResponse_encode(ls_kw_t *w, int16_t version,
+                                        const ls_kafka_CreateAclsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_CreateAcls;
+
+/* DeleteAcls (key 31), DeleteAcls.msg */
+int ls_kafka_DeleteAclsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DeleteAclsRequest *m);
+void ls_kafka_DeleteAclsRequest_encode(ls_kw_t *w, int16_t version,
+                                       const ls_kafka_DeleteAclsRequest *m);
+int ls_kafka_DeleteAclsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DeleteAclsResponse *m);
+void ls_kafka_DeleteAclsResponse_encode(ls_kw_t *w, int16_t version,
+                                        const ls_kafka_DeleteAclsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_DeleteAcls;
 
 /* DescribeConfigs (key 32), DescribeConfigs.msg */
 int ls_kafka_DescribeConfigsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,

@@ -34,6 +34,7 @@ typedef struct ls_kafka_services {
     ls_logstore_t *logs;
     struct ls_group_service *groups;
     struct ls_txn_store *txns;       /* transaction coordinator's records (txn/txn_store.h) */
+    struct ls_authz *authz;          /* ACL authorizer (security/authz.h); NULL: off */
     const ls_prop_t *table_defaults; /* cluster layer of the table policy */
     int ntable_defaults;
     const int *stopping; /* non-zero once the broker is shutting down */

@@ -32,6 +32,7 @@
 #include "records/records_time.h"
 #include "objstore/objstore_s3.h"
 #include "security/sasl.h"
+#include "security/authz.h"
 #include "server/txn_coord.h"
 #include "stream/broker_config.h"
 
@@ -299,6 +300,7 @@ static void services_init(ls_broker_t *b)
         .catalog = b->catalog,
         .logs = b->logs,
         .groups = b->groups,
+        .authz = b->authz,
         .table_defaults = b->table_defaults,
         .ntable_defaults = b->ntable_defaults,
         .stopping = &b->stopping,
@@ -638,6 +640,11 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     b->catalog = ls_catalog_open(b->meta, err, errlen);
     if (!b->catalog) return -1;
     ls_catalog_set_limits(b->catalog, cfg->max_partitions_per_topic, cfg->max_partitions);
+    if (cfg->authorizer_class_name) { /* authorizer.class.name (checked by the config) */
+        b->authz = ls_authz_open(b->meta, cfg->super_users, cfg->allow_everyone_if_no_acl_found,
+                                 err, errlen);
+        if (!b->authz) return -1;
+    }
     ls_logstore_config_t lc = {
         .flush_max_bytes = cfg->wal_flush_max_bytes,
         .flush_linger_ms = cfg->wal_flush_linger_ms,
@@ -858,6 +865,7 @@ void ls_broker_free(ls_broker_t *b)
     }
     if (b->cold) ls_cold_tables_free(b->cold);
     if (b->catalog) ls_catalog_close(b->catalog);
+    ls_authz_close(b->authz);
     ls_objstore_close(b->os);
     ls_meta_close(b->meta);
     memset(b, 0, sizeof *b);
