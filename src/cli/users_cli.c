@@ -40,16 +40,15 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: lakestream users add NAME [--mechanism M]... [--iterations N]\n"
-            "                        [--password-file FILE] [--config FILE] [--key=value ...]\n"
-            "       lakestream users list [--config FILE] [--key=value ...]\n"
-            "       lakestream users delete NAME [--mechanism M]... [--config FILE] "
-            "[--key=value ...]\n"
-            "M: SCRAM-SHA-256 or SCRAM-SHA-512 (default: both). The password is the first "
-            "line of\n--password-file, else of standard input; never an argument. The users "
-            "are written to the\nmetadata store of the configuration (metadata.url), which "
-            "every broker of the cluster reads.\n");
+    fprintf(f, "usage: lakestream users add NAME [--mechanism M]... [--iterations N]\n"
+               "                        [--password-file FILE] [--config FILE] [--key=value ...]\n"
+               "       lakestream users list [--config FILE] [--key=value ...]\n"
+               "       lakestream users delete NAME [--mechanism M]... [--config FILE] "
+               "[--key=value ...]\n"
+               "M: SCRAM-SHA-256 or SCRAM-SHA-512 (default: both). The password is the first "
+               "line of\n--password-file, else of standard input; never an argument. The users "
+               "are written to the\nmetadata store of the configuration (metadata.url), which "
+               "every broker of the cluster reads.\n");
 }
 
 /* The first line of f, without its line end; NULL if empty or unreadable. */
@@ -202,12 +201,11 @@ int ls_cli_users(int argc, char **argv)
         bool inline_v = strchr(a, '=') != NULL;
         if (is_opt(a, "--password")) {
             fprintf(stderr, PROG ": --password: a password on the command line is visible to "
-                            "other users of the machine; use --password-file FILE or standard "
-                            "input\n");
+                                 "other users of the machine; use --password-file FILE or standard "
+                                 "input\n");
             return 2;
         }
-        if (is_opt(a, "--mechanism") || is_opt(a, "--iterations") ||
-            is_opt(a, "--password-file")) {
+        if (is_opt(a, "--mechanism") || is_opt(a, "--iterations") || is_opt(a, "--password-file")) {
             if (!v) {
                 fprintf(stderr, PROG ": %s wants a value\n", a);
                 return 2;
@@ -216,8 +214,10 @@ int ls_cli_users(int argc, char **argv)
             if (a[2] == 'm') {
                 ls_scram_mech m;
                 if (!ls_scram_mech_from_name(v, strlen(v), &m)) {
-                    fprintf(stderr, PROG ": --mechanism: '%s' is not SCRAM-SHA-256 or "
-                                    "SCRAM-SHA-512\n", v);
+                    fprintf(stderr,
+                            PROG ": --mechanism: '%s' is not SCRAM-SHA-256 or "
+                                 "SCRAM-SHA-512\n",
+                            v);
                     return 2;
                 }
                 mechs |= 1u << m;

@@ -117,13 +117,13 @@ enum { LS_KSASL_INITIAL, LS_KSASL_HANDSHAKEN, LS_KSASL_AUTHENTICATED };
 struct ls_sasl_session; /* security/sasl.h */
 typedef struct ls_ksasl {
     int state;
-    bool authenticated;  /* has authenticated at least once */
-    bool raw;            /* v0 SaslHandshake: bare tokens follow */
-    bool reauth_ok;      /* authenticated with SaslAuthenticate v1+: may re-authenticate */
-    bool busy;           /* an exchange step runs on a worker */
-    int mech;            /* ls_sasl_mech of the handshake */
+    bool authenticated; /* has authenticated at least once */
+    bool raw;           /* v0 SaslHandshake: bare tokens follow */
+    bool reauth_ok;     /* authenticated with SaslAuthenticate v1+: may re-authenticate */
+    bool busy;          /* an exchange step runs on a worker */
+    int mech;           /* ls_sasl_mech of the handshake */
     struct ls_sasl_session *session; /* the exchange in progress (freed by conn.c) */
-    int64_t expires_ms;  /* monotonic end of the session (connections.max.reauth.ms); 0: none */
+    int64_t expires_ms; /* monotonic end of the session (connections.max.reauth.ms); 0: none */
 } ls_ksasl_t;
 ls_ksasl_t *ls_kreq_sasl(ls_kreq_t *req);
 /* Whether the request's listener needs SASL (SASL_PLAINTEXT, SASL_SSL). */

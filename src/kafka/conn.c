@@ -161,7 +161,7 @@ struct ls_kconn {
     char principal[256];
     ls_ksasl_t sasl; /* SASL state (listeners that need SASL) */
     bool draining;   /* closing after a response: read requests are dropped */
-    int refs; /* handle (1 while open) + outstanding requests */
+    int refs;        /* handle (1 while open) + outstanding requests */
     bool closed;
     bool reading;
     /* framing */
@@ -582,8 +582,8 @@ bool ls_kreq_needs_sasl(const ls_kreq_t *req) { return ls_kconn_needs_sasl(req->
 /* ----------------------------------------------------------- dispatching */
 
 /* A request of c taking frame, with its response slot. */
-static ls_kreq_t *req_new(ls_kconn_t *c, int16_t key, int16_t version, int32_t corr,
-                          uint8_t *frame, size_t len)
+static ls_kreq_t *req_new(ls_kconn_t *c, int16_t key, int16_t version, int32_t corr, uint8_t *frame,
+                          size_t len)
 {
     ls_kreq_t *req = LS_NEW(ls_kreq_t);
     req->svc = c->l->b;

@@ -59,11 +59,11 @@ void ls_kafka_handle_sasl_handshake(ls_kreq_t *req)
         return;
     }
     ls_sasl_mech mech;
-    if (!ls_sasl_mech_from_name(m->Mechanism.ptr, m->Mechanism.len > 0 ? (size_t)m->Mechanism.len : 0,
-                                &mech) ||
+    if (!ls_sasl_mech_from_name(m->Mechanism.ptr,
+                                m->Mechanism.len > 0 ? (size_t)m->Mechanism.len : 0, &mech) ||
         !(req->svc->sasl_mechanisms & (unsigned)mech) || (reauth && (int)mech != a->mech)) {
-        LS_WARN_RL("sasl", "%s: SASL mechanism '%.*s' is not enabled%s: closing",
-                   ls_kreq_peer(req), m->Mechanism.len > 64 ? 64 : (int)m->Mechanism.len,
+        LS_WARN_RL("sasl", "%s: SASL mechanism '%.*s' is not enabled%s: closing", ls_kreq_peer(req),
+                   m->Mechanism.len > 64 ? 64 : (int)m->Mechanism.len,
                    m->Mechanism.ptr ? m->Mechanism.ptr : "",
                    reauth ? " for this re-authentication (it must keep its mechanism)"
                           : " (sasl.enabled.mechanisms)");

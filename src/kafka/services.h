@@ -43,7 +43,7 @@ typedef struct ls_kafka_services {
      * (ls_sasl_mech bits). */
     struct ls_meta *users_meta;
     unsigned sasl_mechanisms;
-    int kafka_conns;     /* Kafka connections open on all listeners (kafka/conn.c) */
+    int kafka_conns; /* Kafka connections open on all listeners (kafka/conn.c) */
 
     void *root;
     /* The live brokers (sorted by id; at least this one): ls_free() the array. */

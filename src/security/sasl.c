@@ -85,8 +85,8 @@ ls_sasl_session_t *ls_sasl_session_new(ls_sasl_mech mech)
     ls_sasl_session_t *s = LS_NEW(ls_sasl_session_t);
     s->mech = mech;
     if (mech != LS_SASL_PLAIN)
-        ls_scram_server_init(&s->scram, mech == LS_SASL_SCRAM_SHA_512 ? LS_SCRAM_SHA_512
-                                                                       : LS_SCRAM_SHA_256);
+        ls_scram_server_init(&s->scram,
+                             mech == LS_SASL_SCRAM_SHA_512 ? LS_SCRAM_SHA_512 : LS_SCRAM_SHA_256);
     return s;
 }
 
@@ -122,8 +122,8 @@ static ls_sasl_result store_failure(ls_sasl_session_t *s, char *err, size_t errl
 }
 
 /* RFC 4616: [authzid] NUL authcid NUL passwd. */
-static ls_sasl_result plain_step(ls_sasl_session_t *s, ls_meta_t *meta, const uint8_t *in,
-                                 size_t n, char *err, size_t errlen)
+static ls_sasl_result plain_step(ls_sasl_session_t *s, ls_meta_t *meta, const uint8_t *in, size_t n,
+                                 char *err, size_t errlen)
 {
     const uint8_t *nul1 = memchr(in, 0, n);
     const uint8_t *nul2 = nul1 ? memchr(nul1 + 1, 0, n - (size_t)(nul1 + 1 - in)) : NULL;
@@ -162,14 +162,14 @@ static ls_sasl_result plain_step(ls_sasl_session_t *s, ls_meta_t *meta, const ui
                                LS_SCRAM_MIN_ITERATIONS, salted);
     }
     s->over = true;
-    if (!ok) return failure(s, err, errlen, "%s",
-                            "Authentication failed: Invalid username or password");
+    if (!ok)
+        return failure(s, err, errlen, "%s", "Authentication failed: Invalid username or password");
     memcpy(s->user, user, ulen + 1);
     return LS_SASL_SUCCESS;
 }
 
-static ls_sasl_result scram_step(ls_sasl_session_t *s, ls_meta_t *meta, const uint8_t *in,
-                                 size_t n, ls_buf_t *out, char *err, size_t errlen)
+static ls_sasl_result scram_step(ls_sasl_session_t *s, ls_meta_t *meta, const uint8_t *in, size_t n,
+                                 ls_buf_t *out, char *err, size_t errlen)
 {
     char why[200];
     if (s->scram.state == LS_SCRAM_ST_FIRST) {

@@ -102,13 +102,12 @@ bool ls_scram_cred_check_password(const ls_scram_cred_t *cred, const void *passw
 {
     uint8_t salted[LS_SCRAM_MAX_KEY];
     ls_scram_cred_t derived;
-    bool ok = ls_scram_salt_password(cred->mech, password, plen, cred->salt, cred->salt_len,
-                                     cred->iterations, salted) == LS_OK &&
-              ls_scram_cred_from_salted(cred->mech, salted, ls_scram_key_len(cred->mech),
-                                        cred->salt, cred->salt_len, cred->iterations,
-                                        &derived) == LS_OK &&
-              CRYPTO_memcmp(derived.stored_key, cred->stored_key,
-                            ls_scram_key_len(cred->mech)) == 0;
+    bool ok =
+        ls_scram_salt_password(cred->mech, password, plen, cred->salt, cred->salt_len,
+                               cred->iterations, salted) == LS_OK &&
+        ls_scram_cred_from_salted(cred->mech, salted, ls_scram_key_len(cred->mech), cred->salt,
+                                  cred->salt_len, cred->iterations, &derived) == LS_OK &&
+        CRYPTO_memcmp(derived.stored_key, cred->stored_key, ls_scram_key_len(cred->mech)) == 0;
     OPENSSL_cleanse(salted, sizeof salted);
     OPENSSL_cleanse(&derived, sizeof derived);
     return ok;

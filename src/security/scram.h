@@ -88,9 +88,9 @@ typedef enum {
 typedef struct ls_scram_server {
     ls_scram_mech mech;
     ls_scram_state state;
-    char user[256];        /* the decoded saslname of client-first */
-    bool user_known;       /* a stored credential was supplied */
-    ls_scram_cred_t cred;  /* the user's, or the made-up one */
+    char user[256];          /* the decoded saslname of client-first */
+    bool user_known;         /* a stored credential was supplied */
+    ls_scram_cred_t cred;    /* the user's, or the made-up one */
     char *client_first_bare; /* "n=...,r=...[,ext]" */
     char *server_first;      /* "r=...,s=...,i=..." */
     char *gs2_header;        /* "n,," or "n,a=...," */

@@ -93,10 +93,12 @@ TEST(rfc7677_vector)
     s.user_known = true;
     ls_free(s.nonce);
     s.nonce = ls_strdup("rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0");
-    s.server_first = ls_strdup("r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096");
+    s.server_first = ls_strdup(
+        "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096");
     s.state = LS_SCRAM_ST_FINAL;
-    const char *fin = "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+"
-                      "Ute9ytag9zjfMHgsqmmiz7AndVQ=";
+    const char *fin =
+        "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+"
+        "Ute9ytag9zjfMHgsqmmiz7AndVQ=";
     char *out = NULL;
     CHECK(ls_scram_server_client_final(&s, (const uint8_t *)fin, strlen(fin), &out, err,
                                        sizeof err) == LS_OK);
@@ -110,9 +112,8 @@ TEST(rfc7677_vector)
 
 /* A whole SCRAM exchange through ls_sasl_step; returns the result of the
  * final step, and the final client message in *final_out when asked. */
-static ls_sasl_result scram_login(ls_meta_t *m, ls_sasl_mech mech, const char *user,
-                                  const char *pw, const char *cnonce, char **final_out,
-                                  char *err, size_t errlen)
+static ls_sasl_result scram_login(ls_meta_t *m, ls_sasl_mech mech, const char *user, const char *pw,
+                                  const char *cnonce, char **final_out, char *err, size_t errlen)
 {
     ls_scram_mech sm = mech == LS_SASL_SCRAM_SHA_512 ? LS_SCRAM_SHA_512 : LS_SCRAM_SHA_256;
     ls_sasl_session_t *s = ls_sasl_session_new(mech);
@@ -129,9 +130,9 @@ static ls_sasl_result scram_login(ls_meta_t *m, ls_sasl_mech mech, const char *u
     }
     ls_buf_append_u8(&out, 0);
     char sig[200];
-    char *fin = final_out && *final_out ? ls_strdup(*final_out)
-                                        : client_final(sm, pw, bare, (char *)out.data, sig,
-                                                       sizeof sig);
+    char *fin = final_out && *final_out
+                    ? ls_strdup(*final_out)
+                    : client_final(sm, pw, bare, (char *)out.data, sig, sizeof sig);
     ls_buf_t out2;
     ls_buf_init(&out2);
     r = ls_sasl_step(s, m, (const uint8_t *)fin, strlen(fin), &out2, err, errlen);
@@ -263,8 +264,8 @@ TEST(scram_bad_client_final)
               LS_SASL_CONTINUE);
         ls_buf_append_u8(&out, 0);
         char nonce[200], msg[400];
-        snprintf(nonce, sizeof nonce, "%.*s", (int)(strchr((char *)out.data, ',') - (char *)out.data - 2),
-                 (char *)out.data + 2);
+        snprintf(nonce, sizeof nonce, "%.*s",
+                 (int)(strchr((char *)out.data, ',') - (char *)out.data - 2), (char *)out.data + 2);
         snprintf(msg, sizeof msg, bad[i], nonce);
         ls_buf_t out2;
         ls_buf_init(&out2);
@@ -346,7 +347,8 @@ TEST(credential_store)
     CHECK(l.n == 1);
     CHECK(!strstr((char *)l.v[0].val, "hunter2"));
     uint8_t salted[64];
-    ls_scram_salt_password(LS_SCRAM_SHA_512, "hunter2", 7, (const uint8_t *)"NaCl", 4, 4096, salted);
+    ls_scram_salt_password(LS_SCRAM_SHA_512, "hunter2", 7, (const uint8_t *)"NaCl", 4, 4096,
+                           salted);
     char *s64 = ls_base64_encode(salted, 64);
     CHECK(!strstr((char *)l.v[0].val, s64));
     ls_free(s64);
