@@ -16,14 +16,14 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "base/hash.h"
 
-const double ls_metrics_latency_bounds[17] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                              0.05,   0.1,   0.25,   0.5,   1,    2.5,
-                                              5,      10,    20,     30,    60};
+const double ls_metrics_latency_bounds[17] = {
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60};
 
 struct ls_metrics_row {
     ls_metrics_row_t *next;
@@ -198,6 +198,17 @@ void ls_metric_set(ls_metric_t *m, double v)
     __atomic_store_n(&m->bits, double_bits(v), __ATOMIC_RELAXED);
 }
 
+/* A double kept in m->bits, added to by compare-and-swap. */
+static void bits_add(uint64_t *bits, double d)
+{
+    uint64_t old = __atomic_load_n(bits, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(bits, &old, double_bits(bits_double(old) + d), true,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+void ls_metric_gauge_add(ls_metric_t *m, double d) { bits_add(&m->bits, d); }
+
 void ls_metric_observe(ls_metric_t *m, double v)
 {
     const ls_metric_family_t *f = m->fam;
@@ -205,10 +216,7 @@ void ls_metric_observe(ls_metric_t *m, double v)
     while (b < f->nbounds && v > f->bounds[b])
         b++; /* b == nbounds: the +Inf bucket */
     __atomic_add_fetch(&m->buckets[b], 1, __ATOMIC_RELAXED);
-    uint64_t old = __atomic_load_n(&m->bits, __ATOMIC_RELAXED);
-    while (!__atomic_compare_exchange_n(&m->bits, &old, double_bits(bits_double(old) + v), true,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
+    bits_add(&m->bits, v);
     __atomic_add_fetch(&m->count, 1, __ATOMIC_RELAXED);
 }
 
@@ -292,6 +300,17 @@ void ls_metrics_collector_remove(ls_metrics_collector_fn fn, void *arg)
 
 /* ---- exposition ---------------------------------------------------------- */
 
+/* The shortest %g form that reads back as v (0.0005, not 0.00050000000000000001). */
+static void put_shortest(ls_buf_t *b, double v)
+{
+    char s[40];
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(s, sizeof s, "%.*g", prec, v);
+        if (strtod(s, NULL) == v) break;
+    }
+    ls_buf_printf(b, "%s", s);
+}
+
 /* A number as both formats read it: integers without exponent, +Inf/-Inf/NaN
  * spelled as the formats spell them. */
 static void put_number(ls_buf_t *b, double v)
@@ -303,7 +322,7 @@ static void put_number(ls_buf_t *b, double v)
     else if (v == (double)(int64_t)v && fabs(v) < 1e15)
         ls_buf_printf(b, "%lld", (long long)v);
     else
-        ls_buf_printf(b, "%.17g", v);
+        put_shortest(b, v);
 }
 
 /* A histogram bound as a le value: OpenMetrics wants canonical floats
@@ -313,7 +332,7 @@ static void put_bound(ls_buf_t *b, double v)
     if (v == (double)(int64_t)v)
         ls_buf_printf(b, "%lld.0", (long long)v);
     else
-        ls_buf_printf(b, "%.17g", v);
+        put_shortest(b, v);
 }
 
 /* Label values escape backslash, double quote and line feed (both formats);

@@ -51,10 +51,10 @@ struct ls_metric_family;
 typedef struct ls_metric {
     const struct ls_metric_family *fam;
     uint64_t hash;
-    char *key;                             /* label values joined by \x1f */
-    char *values[LS_METRICS_MAX_LABELS];   /* into the same allocation as key */
-    uint64_t count;                        /* atomic: counter value, or observations */
-    uint64_t bits;                         /* atomic: gauge value or histogram sum (double) */
+    char *key;                                /* label values joined by \x1f */
+    char *values[LS_METRICS_MAX_LABELS];      /* into the same allocation as key */
+    uint64_t count;                           /* atomic: counter value, or observations */
+    uint64_t bits;                            /* atomic: gauge value or histogram sum (double) */
     uint64_t buckets[LS_METRICS_MAX_BUCKETS]; /* atomic: observations per bucket (not cumulative) */
 } ls_metric_t;
 
@@ -80,7 +80,8 @@ typedef struct ls_metric_family {
     ls_metric_family_t var = {                                                                     \
         .name = nm, .help = hp, .type = LS_METRIC_T_COUNTER, .labels = {__VA_ARGS__}}
 #define LS_METRIC_GAUGE(var, nm, hp, ...)                                                          \
-    ls_metric_family_t var = {.name = nm, .help = hp, .type = LS_METRIC_T_GAUGE, .labels = {__VA_ARGS__}}
+    ls_metric_family_t var = {                                                                     \
+        .name = nm, .help = hp, .type = LS_METRIC_T_GAUGE, .labels = {__VA_ARGS__}}
 #define LS_METRIC_HISTOGRAM(var, nm, hp, bnds, ...)                                                \
     ls_metric_family_t var = {.name = nm,                                                          \
                               .help = hp,                                                          \
@@ -105,6 +106,12 @@ static inline void ls_metric_add(ls_metric_t *m, uint64_t n)
     __atomic_add_fetch(&m->count, n, __ATOMIC_RELAXED);
 }
 void ls_metric_set(ls_metric_t *m, double v);
+/* A counter kept elsewhere (a module's own monotonic statistics): its value. */
+static inline void ls_metric_counter_store(ls_metric_t *m, uint64_t v)
+{
+    __atomic_store_n(&m->count, v, __ATOMIC_RELAXED);
+}
+void ls_metric_gauge_add(ls_metric_t *m, double d); /* a gauge up or down */
 void ls_metric_observe(ls_metric_t *m, double v);
 double ls_metric_value(const ls_metric_t *m); /* a counter's count or a gauge's value */
 

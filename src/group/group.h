@@ -36,6 +36,11 @@
 #include <stdint.h>
 #include "base/status.h"
 
+/* Group ids of the read-only groups that show each materialized table's
+ * progress as committed offsets: LS_TABLE_GROUP_PREFIX "<namespace>.<table>"
+ * (docs/OPERATIONS.md "Table lag as consumer-group lag"). */
+#define LS_TABLE_GROUP_PREFIX "lakestream.table."
+
 typedef enum ls_group_state {
     LS_GROUP_EMPTY,
     LS_GROUP_PREPARING_REBALANCE,

@@ -100,6 +100,7 @@
 #include "base/hash.h"
 #include "base/i64map.h"
 #include "kafka/api.h"
+#include "kafka/kmetrics.h"
 #include "stream/broker_config.h"
 
 #define LS_CONN_MAX_INFLIGHT 256
@@ -258,6 +259,7 @@ static void on_conn_closed(uv_handle_t *h)
     c->prev->next = c->next;
     c->next->prev = c->prev;
     l->nconns--;
+    ls_kmetrics_connection(-1);
     ls_fd_budget_give();
     per_ip_add(l, c->ip_key, -1);
     if (c->mem_wait) { /* leave the memory queue */
@@ -369,6 +371,7 @@ static void slot_fill(ls_kreq_t *req, ls_kw_t *w)
     s->has_response = true;
     s->done = true;
     req->slot = NULL;
+    ls_kmetrics_request_done(req->api_key, req->start_us);
 }
 
 void ls_kreq_respond(ls_kreq_t *req, ls_kw_t *w)
@@ -393,6 +396,7 @@ void ls_kreq_no_response(ls_kreq_t *req)
 {
     slot_t *s = req->slot;
     s->done = true;
+    ls_kmetrics_request_done(req->api_key, req->start_us);
     ls_kconn_t *c = req->conn;
     c->refs++;
     req_free(req);
@@ -523,6 +527,7 @@ static void dispatch_frame(ls_kconn_t *c, uint8_t *frame, size_t len)
     req->arena = ls_arena_new();
     req->frame = frame;
     req->frame_len = len;
+    req->start_us = ls_clock_mono_us();
     slot_t *s = LS_NEW(slot_t);
     if (c->tail)
         c->tail->next = s;
@@ -778,6 +783,7 @@ static void conn_open(ls_kafka_listener_t *l, int fd, const struct sockaddr_stor
     l->conns.next->prev = c;
     l->conns.next = c;
     l->nconns++;
+    ls_kmetrics_connection(1);
     per_ip_add(l, ip_key, 1);
     conn_update_reading(c);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/metrics.h"
 #include "base/buf.h"
 #include "base/i64map.h"
 #include "records/records.h"
@@ -52,6 +53,10 @@ ls_read_cache_t *ls_read_cache_new(size_t max_bytes)
 
 /* ------------------------------------------------------------------ treap */
 
+/* Metrics (docs/OPERATIONS.md "Metrics"): the bytes held, as the bound
+ * counts them (every cache of the process). */
+static LS_METRIC_GAUGE(m_bytes, "lakestream_read_cache_bytes",
+                       "Bytes the read cache holds (read.cache.max.bytes bounds it).", NULL);
 static bool key_less(const ls_cache_run_t *a, const ls_cache_run_t *b)
 {
     return a->last_offset < b->last_offset || (a->last_offset == b->last_offset && a->seq < b->seq);
@@ -211,6 +216,7 @@ static void remove_run(ls_read_cache_t *c, ls_cache_run_t *r)
     if (--lg->n == 0) ls_free(ls_i64map_del(&c->logs, r->log_id));
     lru_unlink(r);
     c->bytes -= r->cost;
+    ls_metric_gauge_add(ls_metrics_series0(&m_bytes), -(double)r->cost);
     run_free(r);
 }
 
@@ -229,6 +235,7 @@ static void link_item(ls_read_cache_t *c, ls_cache_run_t *r)
     lg->n++;
     lru_push_front(c, r);
     c->bytes += r->cost;
+    ls_metric_gauge_add(ls_metrics_series0(&m_bytes), (double)r->cost);
     while (c->bytes > c->max_bytes && c->lru.lru_prev != r)
         remove_run(c, c->lru.lru_prev);
     if (c->bytes > c->peak) c->peak = c->bytes;

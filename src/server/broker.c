@@ -32,6 +32,7 @@
 #include "kafka/conn.h"
 #include "records/records_time.h"
 #include "objstore/objstore_s3.h"
+#include "server/broker_metrics.h"
 #include "server/txn_coord.h"
 #include "stream/broker_config.h"
 
@@ -506,13 +507,17 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
                                               .held_ctx = b});
     ls_free(endpoint);
     ls_free(region);
-    ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest, 0}};
+    b->metrics = ls_broker_metrics_start(b->meta, b->catalog);
+    ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest, 0},
+                                {"/metrics", ls_broker_metrics_handle, b->metrics, 0}};
     ls_http_limits_t limits = http_limits(cfg);
-    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts, 1,
+    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts, 2,
                                    &limits, err, (size_t)errlen);
     if (!b->http) return -1;
     int v6 = strchr(cfg->http_host, ':') != NULL;
-    LS_INFO("broker", "serving the Iceberg REST catalog on http://%s%s%s:%d/v1 (health: /health)",
+    LS_INFO("broker",
+            "serving the Iceberg REST catalog on http://%s%s%s:%d/v1 (health: /health, metrics: "
+            "/metrics)",
             v6 ? "[" : "", cfg->http_host, v6 ? "]" : "", ls_http_server_port(b->http));
     return 0;
 }
@@ -777,6 +782,7 @@ void ls_broker_free(ls_broker_t *b)
     ls_membership_stop(b->members);
     ls_http_server_stop(b->http);
     ls_rest_free(b->rest);
+    ls_broker_metrics_stop(b->metrics);
     ls_http_server_stop(b->registry_http);
     if (b->kafka) ls_kafka_listener_free(b->kafka);
     ls_group_service_free(b->groups);

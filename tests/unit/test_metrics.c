@@ -64,14 +64,12 @@ TEST(histogram_buckets_cumulative)
     ls_metric_observe(m, 100); /* only +Inf */
     char *s = render(&t_hist, false);
     CHECK(strstr(s, "# TYPE t_latency_seconds histogram\n"));
-    CHECK(strstr(s, "t_latency_seconds_bucket{api=\"Produce\",le=\"0.10000000000000001\"} 2\n") ||
-          strstr(s, "t_latency_seconds_bucket{api=\"Produce\",le=\"0.1\"} 2\n"));
+    CHECK(strstr(s, "t_latency_seconds_bucket{api=\"Produce\",le=\"0.1\"} 2\n"));
     CHECK(strstr(s, "t_latency_seconds_bucket{api=\"Produce\",le=\"1.0\"} 2\n"));
     CHECK(strstr(s, "t_latency_seconds_bucket{api=\"Produce\",le=\"10.0\"} 3\n"));
     CHECK(strstr(s, "t_latency_seconds_bucket{api=\"Produce\",le=\"+Inf\"} 4\n"));
     CHECK(strstr(s, "t_latency_seconds_count{api=\"Produce\"} 4\n"));
-    CHECK(strstr(s, "t_latency_seconds_sum{api=\"Produce\"} 105.15000000000001\n") ||
-          strstr(s, "t_latency_seconds_sum{api=\"Produce\"} 105.15\n"));
+    CHECK(strstr(s, "t_latency_seconds_sum{api=\"Produce\"} 105.15\n"));
     free(s);
 }
 
