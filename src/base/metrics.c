@@ -235,10 +235,10 @@ void ls_metrics_rows_init(ls_metrics_rows_t *r)
     r->tail = &r->head;
 }
 
-void ls_metrics_rows_add(ls_metrics_rows_t *r, const char *const *values, double v)
+void ls_metrics_rows_add(ls_metrics_rows_t *r, const char *const *values, int n, double v)
 {
     ls_metrics_row_t *row = LS_NEW(ls_metrics_row_t);
-    for (int i = 0; i < LS_METRICS_MAX_LABELS && values && values[i]; i++)
+    for (int i = 0; i < n && i < LS_METRICS_MAX_LABELS; i++)
         row->values[i] = ls_strdup(values[i]);
     row->v = v;
     *r->tail = row;

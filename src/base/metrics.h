@@ -120,7 +120,8 @@ typedef struct ls_metrics_rows {
     ls_metrics_row_t *head, **tail;
 } ls_metrics_rows_t;
 void ls_metrics_rows_init(ls_metrics_rows_t *r);
-void ls_metrics_rows_add(ls_metrics_rows_t *r, const char *const *values, double v);
+/* values: n label values, in the order of the family's label names. */
+void ls_metrics_rows_add(ls_metrics_rows_t *r, const char *const *values, int n, double v);
 void ls_metrics_rows_free(ls_metrics_rows_t *r);
 /* Replaces f's exposed samples by rows (taken; r is left empty). f is then
  * only exposed through what is published (a gauge family). */

@@ -1044,16 +1044,16 @@ static void table_metrics_add(ls_compactor_t *c, const ls_table_plan_stream_t *t
 {
     table_metrics_t *m = &c->tm;
     const char *labels[2] = {ts->stream->ns, ts->target.name};
-    ls_metrics_rows_add(&m->lag_s, labels, (double)lag_ms / 1000);
-    ls_metrics_rows_add(&m->lag_rec, labels, (double)records);
-    ls_metrics_rows_add(&m->commit_ts, labels, (double)status->commit_ms / 1000);
+    ls_metrics_rows_add(&m->lag_s, labels, 2, (double)lag_ms / 1000);
+    ls_metrics_rows_add(&m->lag_rec, labels, 2, (double)records);
+    ls_metrics_rows_add(&m->commit_ts, labels, 2, (double)status->commit_ms / 1000);
     const table_totals_t *tt = ls_i64map_get(&c->table_totals, ts->stream->stream_no);
     if (!tt) return;
-    ls_metrics_rows_add(&m->snapshots, labels, (double)tt->t.snapshots);
-    ls_metrics_rows_add(&m->files, labels, (double)tt->t.data_files);
-    ls_metrics_rows_add(&m->bytes, labels, (double)tt->t.bytes);
-    ls_metrics_rows_add(&m->rows, labels, (double)tt->t.rows);
-    if (tt->skipped >= 0) ls_metrics_rows_add(&m->skipped, labels, (double)tt->skipped);
+    ls_metrics_rows_add(&m->snapshots, labels, 2, (double)tt->t.snapshots);
+    ls_metrics_rows_add(&m->files, labels, 2, (double)tt->t.data_files);
+    ls_metrics_rows_add(&m->bytes, labels, 2, (double)tt->t.bytes);
+    ls_metrics_rows_add(&m->rows, labels, 2, (double)tt->t.rows);
+    if (tt->skipped >= 0) ls_metrics_rows_add(&m->skipped, labels, 2, (double)tt->skipped);
 }
 
 /* At the end of a pass (worker): this pass's table rows replace the last. */

@@ -119,6 +119,16 @@ char *ls_group_id_decode(const char *enc, size_t len)
 
 /* ------------------------------------------------------------- store I/O */
 
+void ls_table_groups_free(ls_table_group_t *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ls_free(v[i].group_id);
+        ls_free(v[i].topic);
+        ls_free(v[i].offsets);
+    }
+    ls_free(v);
+}
+
 ls_status ls_group_store_offsets(ls_meta_t *meta, ls_group_offset_fn cb, void *arg)
 {
     ls_kvlist_t l;

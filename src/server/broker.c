@@ -33,6 +33,7 @@
 #include "records/records_time.h"
 #include "objstore/objstore_s3.h"
 #include "server/broker_metrics.h"
+#include "server/table_groups.h"
 #include "server/txn_coord.h"
 #include "stream/broker_config.h"
 
@@ -285,6 +286,12 @@ static void svc_txn_finish(void *root, const char *tid)
     ls_txn_coord_finish(b->txn, tid);
 }
 
+static ls_status svc_table_groups(void *root, ls_table_group_t **out, int *n)
+{
+    ls_broker_t *b = root;
+    return ls_table_groups_read(b->meta, b->catalog, out, n);
+}
+
 static void services_init(ls_broker_t *b)
 {
     b->ksvc = (ls_kafka_services_t){
@@ -315,6 +322,7 @@ static void services_init(ls_broker_t *b)
         .check_partition = svc_check_partition,
         .check_table_spec = svc_check_table_spec,
         .txn_finish = svc_txn_finish,
+        .table_groups = svc_table_groups,
     };
 }
 

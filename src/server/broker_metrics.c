@@ -12,10 +12,10 @@
 #include "base/i64map.h"
 #include "base/loop_lag.h"
 #include "base/metrics.h"
-#include "compact/table_plan.h"
 #include "group/group.h"
 #include "group/group_service.h"
 #include "log/log_meta.h"
+#include "server/table_groups.h"
 
 struct ls_broker_metrics {
     ls_meta_t *meta;
@@ -115,7 +115,7 @@ static void row_flush(lag_scan_t *s)
 {
     if (!s->open) return;
     const char *labels[2] = {s->group, s->topic};
-    ls_metrics_rows_add(&s->rows, labels, (double)s->lag);
+    ls_metrics_rows_add(&s->rows, labels, 2, (double)s->lag);
     s->open = false;
 }
 
@@ -151,27 +151,18 @@ static void collect_group_lag(void *arg)
     ls_metrics_rows_init(&s.rows);
     if (ls_group_store_offsets(s.m->meta, on_group_offset, &s) != LS_OK) s.failed = true;
     row_flush(&s);
-    /* the tables, as the groups Kafka clients see (kafka/h_group.c) */
-    ls_table_status_entry_t *tv;
-    size_t nt;
-    if (ls_table_status_list(s.m->meta, &tv, &nt) == LS_OK) {
-        int ns_n = 0;
-        ls_stream_t **streams = ls_catalog_list(s.m->catalog, NULL, &ns_n);
-        for (size_t i = 0; i < nt; i++) {
-            const ls_stream_t *st = NULL;
-            for (int k = 0; k < ns_n && !st; k++)
-                if (streams[k]->stream_no == tv[i].stream_no) st = streams[k];
-            char gid[600];
-            snprintf(gid, sizeof gid, LS_TABLE_GROUP_PREFIX "%s.%s", tv[i].ns, tv[i].table);
-            for (int32_t p = 0; st && p < st->partitions; p++)
-                add_offset(&s, gid, st, p,
-                           p < tv[i].status.n && tv[i].status.covered[p] >= 0
-                               ? tv[i].status.covered[p] + 1
-                               : -1);
+    /* the tables, as the groups Kafka clients see (server/table_groups.h) */
+    ls_table_group_t *tg;
+    int ntg;
+    if (ls_table_groups_read(s.m->meta, s.m->catalog, &tg, &ntg) == LS_OK) {
+        for (int i = 0; i < ntg; i++) {
+            ls_stream_t *st = ls_catalog_lookup(s.m->catalog, LS_DEFAULT_NAMESPACE, tg[i].topic);
+            for (int32_t p = 0; st && p < tg[i].partitions; p++)
+                add_offset(&s, tg[i].group_id, st, p, tg[i].offsets[p]);
             row_flush(&s);
+            if (st) ls_stream_release(st);
         }
-        ls_stream_list_release(streams, ns_n);
-        ls_table_status_list_free(tv, nt);
+        ls_table_groups_free(tg, ntg);
     } else {
         s.failed = true;
     }

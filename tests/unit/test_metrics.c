@@ -78,14 +78,14 @@ TEST(published_rows_replace_the_previous)
     ls_metrics_rows_t r;
     ls_metrics_rows_init(&r);
     const char *a[1] = {"default.a"}, *b[1] = {"default.b"};
-    ls_metrics_rows_add(&r, a, 1);
-    ls_metrics_rows_add(&r, b, 2);
+    ls_metrics_rows_add(&r, a, 1, 1);
+    ls_metrics_rows_add(&r, b, 1, 2);
     ls_metrics_publish(&t_pub, &r);
     char *s = render(&t_pub, false);
     CHECK(strstr(s, "t_published{table=\"default.a\"} 1\n"));
     CHECK(strstr(s, "t_published{table=\"default.b\"} 2\n"));
     free(s);
-    ls_metrics_rows_add(&r, b, 3);
+    ls_metrics_rows_add(&r, b, 1, 3);
     ls_metrics_publish(&t_pub, &r);
     s = render(&t_pub, false);
     CHECK(!strstr(s, "default.a"));
