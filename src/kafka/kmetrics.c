@@ -6,6 +6,7 @@
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "kafka/api.h"
+#include "records/records.h"
 
 static LS_METRIC_GAUGE(connections, "lakestream_kafka_connections",
                        "Open Kafka client connections of this broker.", NULL);
@@ -62,19 +63,18 @@ ls_kmetrics_fetch_topic_t ls_kmetrics_fetch_topic(const char *topic)
 void ls_kmetrics_fetched(const ls_kmetrics_fetch_topic_t *t, int64_t offset, const uint8_t *p,
                          size_t len)
 {
-    /* RecordBatch v2 header: baseOffset @0, batchLength @8, lastOffsetDelta
-     * @23, recordCount @57; the log holds whole batches */
+    /* the log holds whole RecordBatch v2 batches (records/records.h) */
     uint64_t records = 0;
-    for (size_t pos = 0; pos + 61 <= len;) {
+    for (size_t pos = 0; pos + LS_RB_HEADER_SIZE <= len;) {
         const uint8_t *b = p + pos;
-        int64_t base = (int64_t)ls_be64_get(b);
-        int64_t last = base + (int32_t)ls_be32_get(b + 23);
-        int64_t count = (int32_t)ls_be32_get(b + 57);
+        int64_t base = (int64_t)ls_be64_get(b + LS_RB_OFF_BASE_OFFSET);
+        int64_t last = base + (int32_t)ls_be32_get(b + LS_RB_OFF_LAST_OFFSET_DELTA);
+        int64_t count = (int32_t)ls_be32_get(b + LS_RB_OFF_RECORD_COUNT);
         if (base >= offset)
             records += (uint64_t)count;
         else if (last >= offset)
             records += (uint64_t)(last - offset + 1 < count ? last - offset + 1 : count);
-        pos += 12 + ls_be32_get(b + 8);
+        pos += LS_RB_OFF_LEADER_EPOCH + ls_be32_get(b + LS_RB_OFF_LENGTH);
     }
     ls_metric_add(t->records, records);
     ls_metric_add(t->bytes, len);

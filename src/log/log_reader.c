@@ -41,7 +41,6 @@
 
 #include "base/alloc.h"
 #include "base/diag.h"
-#include "base/metrics.h"
 #include "base/loop_lag.h"
 #include "log/co_format.h"
 #include "log/logstore_int.h"
@@ -88,13 +87,6 @@ struct ls_read_op {
     uv_work_t work;
     ls_read_op_t *next_waiting;
 };
-
-/* Metrics (docs/OPERATIONS.md "Metrics"): a read served from the cache, or
- * one that had to GET from the store (counted on the loop, atomic adds). */
-static LS_METRIC_COUNTER(m_hits, "lakestream_read_cache_hits",
-                         "Reads of a log range served from the read cache.", NULL);
-static LS_METRIC_COUNTER(m_misses, "lakestream_read_cache_misses",
-                         "Reads of a log range that had to read the object store.", NULL);
 static void op_step(ls_read_op_t *op);
 
 /* A change to a log's stored index that arrived while the index was being
@@ -813,7 +805,7 @@ static void start_get(ls_read_op_t *op, int kind, const ls_idx_entry_t *e, uint6
                       uint32_t len, int64_t first, int64_t last)
 {
     op->ls->stats.cache_misses++;
-    ls_metric_add(ls_metrics_series0(&m_misses), 1);
+    ls_read_cache_count(false);
     ls_free(op->get_object);
     op->get_object = ls_strdup(e->object);
     op->get_kind = kind;
@@ -990,7 +982,7 @@ static void start_cold(ls_read_op_t *op, const ls_idx_entry_t *e)
 {
     ls_logstore_t *ls = op->ls;
     ls->stats.cache_misses++;
-    ls_metric_add(ls_metrics_series0(&m_misses), 1);
+    ls_read_cache_count(false);
     ls_free(op->get_object);
     op->get_object = ls_strdup(e->object);
     op->get_kind = GET_TABLE;
@@ -1112,7 +1104,7 @@ static void op_step(ls_read_op_t *op)
                 return;
             }
             ls->stats.cache_hits++;
-            ls_metric_add(ls_metrics_series0(&m_hits), 1);
+            ls_read_cache_count(true);
             if (!take_from_run(op, run)) {
                 op_finish(op);
                 return;
@@ -1170,7 +1162,7 @@ static void op_step(ls_read_op_t *op)
             return;
         }
         ls->stats.cache_hits++;
-        ls_metric_add(ls_metrics_series0(&m_hits), 1);
+        ls_read_cache_count(true);
         bool more = take_from_run(op, run);
         if (e->kind != LS_IDX_WAL && op->next > blk.first + (blk.last - blk.first) / 2)
             maybe_prefetch(ls, lg, i, &blk);

@@ -9,6 +9,22 @@
 #include "base/i64map.h"
 #include "records/records.h"
 
+/* Metrics (docs/OPERATIONS.md "Metrics"): the bytes held, as the bound
+ * counts them (every cache of the process), and the reads it served or not
+ * (ls_read_cache_count); all three exist from the first cache on, so a hit
+ * ratio has both terms before the first miss. */
+static LS_METRIC_GAUGE(m_bytes, "lakestream_read_cache_bytes",
+                       "Bytes the read cache holds (read.cache.max.bytes bounds it).", NULL);
+static LS_METRIC_COUNTER(m_hits, "lakestream_read_cache_hits",
+                         "Reads of a log range served from the read cache.", NULL);
+static LS_METRIC_COUNTER(m_misses, "lakestream_read_cache_misses",
+                         "Reads of a log range that had to read the object store.", NULL);
+
+void ls_read_cache_count(bool hit)
+{
+    ls_metric_add(ls_metrics_series0(hit ? &m_hits : &m_misses), 1);
+}
+
 /* Entry framing: an entry is a RecordBatch v2 (records/records.h has the one
  * definition of the layout). */
 #define ENTRY_MIN LS_RB_HEADER_SIZE
@@ -43,6 +59,9 @@ struct ls_read_cache {
 
 ls_read_cache_t *ls_read_cache_new(size_t max_bytes)
 {
+    ls_metrics_series0(&m_bytes);
+    ls_metrics_series0(&m_hits);
+    ls_metrics_series0(&m_misses);
     ls_read_cache_t *c = LS_NEW(ls_read_cache_t);
     c->max_bytes = max_bytes;
     ls_i64map_init(&c->logs);
@@ -53,10 +72,6 @@ ls_read_cache_t *ls_read_cache_new(size_t max_bytes)
 
 /* ------------------------------------------------------------------ treap */
 
-/* Metrics (docs/OPERATIONS.md "Metrics"): the bytes held, as the bound
- * counts them (every cache of the process). */
-static LS_METRIC_GAUGE(m_bytes, "lakestream_read_cache_bytes",
-                       "Bytes the read cache holds (read.cache.max.bytes bounds it).", NULL);
 static bool key_less(const ls_cache_run_t *a, const ls_cache_run_t *b)
 {
     return a->last_offset < b->last_offset || (a->last_offset == b->last_offset && a->seq < b->seq);

@@ -240,3 +240,51 @@ def test_table_lag_as_consumer_group(broker_factory):
         assert err.name() == "GROUP_AUTHORIZATION_FAILED", err
     finally:
         c.close()
+
+
+# Families the broker writes only once such an event happened (a family is
+# exposed from its first series on), or only on S3.
+EVENT_ONLY = {"lakestream_object_store_errors", "lakestream_metadata_store_errors",
+              "lakestream_wal_flush_failures", "lakestream_table_commit_failures",
+              "lakestream_table_skipped_records", "lakestream_s3_requests"}
+
+
+def test_dashboard_uses_metrics_the_broker_exposes(broker_factory):
+    """tools/grafana/lakestream.json queries only names /metrics writes."""
+    import json
+    import re
+    b = broker_factory(*FAST)
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    topic = unique_topic("dash")
+    from confluent_kafka.admin import NewTopic
+    a.create_topics([NewTopic(topic, 1, 1, config={
+        "lakestream.table.enabled": "true",
+        "lakestream.table.commit.interval.ms": "1000"})])[topic].result(30)
+    wait_topic(b.bootstrap, topic, 1)
+    produce_all(producer(b.bootstrap), topic, [{"value": b"d%d" % i} for i in range(20)])
+    c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "dash-readers",
+                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    try:
+        c.subscribe([topic])
+        n = 0
+        while n < 20:
+            m = c.poll(1)
+            if m is not None and not m.error():
+                n += 1
+        c.commit(asynchronous=False)
+    finally:
+        c.close()
+    fams = wait_until(lambda: (lambda f: f if "lakestream_table_rows" in f and
+                               "lakestream_consumer_group_lag_records" in f else None)(
+        families(b)), "the table and group metrics")
+    dash = json.load(open(os.path.join(lsbroker.ROOT, "tools", "grafana", "lakestream.json")))
+    exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+    assert exprs
+    names = set()
+    for e in exprs:
+        for n in re.findall(r"\b((?:lakestream|process)_[a-z0-9_]+)", e):
+            names.add(re.sub(r"_(total|bucket|count|sum)$", "", n))
+    missing = sorted(n for n in names - EVENT_ONLY if n not in fams)
+    assert not missing, "the dashboard queries names /metrics does not write: %s" % missing
+    assert value(fams, "lakestream_consumer_group_lag_records",
+                 "lakestream_consumer_group_lag_records", group="dash-readers", topic=topic) == 0
