@@ -107,6 +107,7 @@
 #include "base/diag.h"
 #include "base/i64map.h"
 #include "base/loop_lag.h"
+#include "base/metrics.h"
 #include "base/thread.h"
 #include "base/uuid.h"
 #include "compact/keycompact.h"
@@ -217,6 +218,60 @@ typedef struct trim_done {
     struct trim_done *next;
 } trim_done_t;
 
+/* Metrics (docs/OPERATIONS.md "Metrics"): the compaction passes here, and
+ * each table's state as this pass saw it (published whole at the end of
+ * every pass, so a table turned off disappears). Lag and last commit come
+ * from the table's recorded status (the same on every broker); its size
+ * from this broker's last commit of it (absent on a broker that has not
+ * committed it since it started). */
+static LS_METRIC_HISTOGRAM(m_pass_seconds, "lakestream_compaction_pass_duration_seconds",
+                           "Compaction passes (full: every log; tables: table logs only).",
+                           ls_metrics_latency_bounds, "kind");
+static LS_METRIC_GAUGE(m_backlog, "lakestream_compaction_backlog_seconds",
+                       "After the last full pass: how long the oldest WAL entry still due for "
+                       "compaction has been due, over every log (0: none waits).",
+                       NULL);
+static LS_METRIC_COUNTER(m_objects, "lakestream_compaction_objects_written",
+                         "Compacted objects written.", NULL);
+static LS_METRIC_COUNTER(m_bytes, "lakestream_compaction_bytes_written",
+                         "Bytes of compacted objects written.", NULL);
+static LS_METRIC_COUNTER(m_rows, "lakestream_table_rows_materialized",
+                         "Rows this broker added to tables.", NULL);
+static LS_METRIC_COUNTER(m_table_failures, "lakestream_table_commit_failures",
+                         "Table commits or backfills that failed (retried).", NULL);
+static LS_METRIC_GAUGE(m_lag_s, "lakestream_table_lag_seconds",
+                       "How long the oldest stable record the table does not hold yet has waited.",
+                       "namespace", "table");
+static LS_METRIC_GAUGE(m_lag_rec, "lakestream_table_lag_records",
+                       "Stable records of the stream the table does not hold yet (its consumer "
+                       "group lag).",
+                       "namespace", "table");
+static LS_METRIC_GAUGE(m_commit_ts, "lakestream_table_last_commit_timestamp_seconds",
+                       "Wall-clock time of the table's last recorded commit.", "namespace",
+                       "table");
+static LS_METRIC_GAUGE(m_snapshots, "lakestream_table_snapshots", "Snapshots the table keeps.",
+                       "namespace", "table");
+static LS_METRIC_GAUGE(m_files, "lakestream_table_data_files",
+                       "Live data files of the table's current snapshot.", "namespace", "table");
+static LS_METRIC_GAUGE(m_tbytes, "lakestream_table_bytes",
+                       "Bytes of the live data files of the table's current snapshot.", "namespace",
+                       "table");
+static LS_METRIC_GAUGE(m_trows, "lakestream_table_rows", "Rows of the table's current snapshot.",
+                       "namespace", "table");
+static LS_METRIC_GAUGE(m_skipped, "lakestream_table_skipped_records",
+                       "Records the table skipped (lakestream.table.error.handling=skip or "
+                       "dead-letter), as of its last commit.",
+                       "namespace", "table");
+
+typedef struct table_metrics {
+    ls_metrics_rows_t lag_s, lag_rec, commit_ts, snapshots, files, bytes, rows, skipped;
+} table_metrics_t;
+
+typedef struct table_totals {
+    ls_mat_totals_t t;
+    int64_t skipped; /* -1: not known */
+} table_totals_t;
+
 struct ls_compactor {
     uv_loop_t *loop;
     ls_logstore_t *logs;
@@ -291,6 +346,11 @@ struct ls_compactor {
     ls_i64map_t refs;
     bool refs_loaded;
     ls_wal_blocks_t wal_reads; /* worker: the pass's WAL object reads (one GET each) */
+    /* worker: metrics (base/metrics.h) of the pass, published at its end */
+    int64_t pass_backlog_ms;  /* longest a due WAL entry of a log waited, after its rounds */
+    table_metrics_t tm;       /* per-table rows */
+    ls_i64map_t table_totals; /* stream_no -> table_totals_t * as of this broker's last
+                               * commit of the table */
 };
 
 /* Queues an index swap for the loop (pass_after applies them in order). */
@@ -964,6 +1024,7 @@ static void compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_st
          rounds < 64 && !__atomic_load_n(&c->stopping, __ATOMIC_RELAXED) && compact_log(c, id, ts);
          rounds++)
         ;
+    if (c->cur_lag_ms > c->pass_backlog_ms) c->pass_backlog_ms = c->cur_lag_ms;
     bool table = ts && ts->table;
     int64_t period = c->cfg.interval_ms > 0 ? c->cfg.interval_ms : 1000;
     if (!table && c->cur_lag_ms > (3 * period > 60000 ? 3 * period : 60000))
@@ -981,6 +1042,38 @@ static void tables_turned_off(ls_compactor_t *c, const ls_table_plan_t *plan)
             table_held(c, &plan->v[i], plan->v[i].blocked ? plan->v[i].blocked_why : NULL);
 }
 
+/* This pass's metrics rows of ts's table. */
+static void table_metrics_add(ls_compactor_t *c, const ls_table_plan_stream_t *ts,
+                              const ls_table_status_t *status, int64_t lag_ms, int64_t records)
+{
+    table_metrics_t *m = &c->tm;
+    const char *labels[2] = {ts->stream->ns, ts->target.name};
+    ls_metrics_rows_add(&m->lag_s, labels, 2, (double)lag_ms / 1000);
+    ls_metrics_rows_add(&m->lag_rec, labels, 2, (double)records);
+    ls_metrics_rows_add(&m->commit_ts, labels, 2, (double)status->commit_ms / 1000);
+    const table_totals_t *tt = ls_i64map_get(&c->table_totals, ts->stream->stream_no);
+    if (!tt) return;
+    ls_metrics_rows_add(&m->snapshots, labels, 2, (double)tt->t.snapshots);
+    ls_metrics_rows_add(&m->files, labels, 2, (double)tt->t.data_files);
+    ls_metrics_rows_add(&m->bytes, labels, 2, (double)tt->t.bytes);
+    ls_metrics_rows_add(&m->rows, labels, 2, (double)tt->t.rows);
+    if (tt->skipped >= 0) ls_metrics_rows_add(&m->skipped, labels, 2, (double)tt->skipped);
+}
+
+/* At the end of a pass (worker): this pass's table rows replace the last. */
+static void table_metrics_publish(ls_compactor_t *c)
+{
+    table_metrics_t *m = &c->tm;
+    ls_metrics_publish(&m_lag_s, &m->lag_s);
+    ls_metrics_publish(&m_lag_rec, &m->lag_rec);
+    ls_metrics_publish(&m_commit_ts, &m->commit_ts);
+    ls_metrics_publish(&m_snapshots, &m->snapshots);
+    ls_metrics_publish(&m_files, &m->files);
+    ls_metrics_publish(&m_tbytes, &m->bytes);
+    ls_metrics_publish(&m_trows, &m->rows);
+    ls_metrics_publish(&m_skipped, &m->skipped);
+}
+
 /* The table lag of ts (table_plan.h: from its recorded commit, the same on
  * every broker) for the loop (DescribeConfigs lakestream.table.lag.ms);
  * none before its first recorded commit. Beyond a few commit intervals it
@@ -990,8 +1083,8 @@ static void tables_turned_off(ls_compactor_t *c, const ls_table_plan_t *plan)
 static void table_lag(ls_compactor_t *c, const ls_table_plan_stream_t *ts,
                       const ls_table_status_t *status)
 {
-    int64_t now = ls_clock_wall_ms(), lag;
-    ls_status st = ls_table_status_lag(c->meta, ts, status, now, &lag);
+    int64_t now = ls_clock_wall_ms(), lag, records;
+    ls_status st = ls_table_status_lag(c->meta, ts, status, now, &lag, &records);
     if (st != LS_OK) {
         LS_WARN_RL("compact", "table %s.%s: measuring its lag failed: %s (will retry)",
                    ts->stream->ns, ts->target.name, ls_status_str(st));
@@ -1003,6 +1096,7 @@ static void table_lag(ls_compactor_t *c, const ls_table_plan_stream_t *ts,
         ls_i64map_put(&c->lags_next, ts->stream->stream_no, v);
     }
     *v = lag;
+    table_metrics_add(c, ts, status, lag, records);
     int64_t interval = ts->policy.commit_interval_ms;
     int64_t limit = 3 * interval > 10000 ? 3 * interval : 10000;
     int64_t *mine = ls_i64map_get(&c->table_commits, ts->stream->stream_no);
@@ -1604,6 +1698,13 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
             }
             if (st == LS_OK && c->npending) {
                 ls_crashpoint("compact.table_committed");
+                table_totals_t *tot = ls_i64map_get(&c->table_totals, ts->stream->stream_no);
+                if (!tot) {
+                    tot = LS_NEW(table_totals_t);
+                    ls_i64map_put(&c->table_totals, ts->stream->stream_no, tot);
+                }
+                if (!ls_mat_totals(c->batch, &tot->t)) memset(&tot->t, 0, sizeof tot->t);
+                tot->skipped = ls_mat_skipped_records(c->batch);
                 idle_postpone(c, ts, now + interval); /* the commit maintained it */
                 table_held(c, ts, NULL);
                 int64_t skipped = ls_mat_skipped_records(c->batch);
@@ -1659,9 +1760,24 @@ static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
     ls_free(claims);
 }
 
+/* End of a pass (worker; the stats are the worker's while it runs). */
+static void pass_metrics(ls_compactor_t *c, bool full, int64_t start_us)
+{
+    ls_metric_observe(ls_metrics_series1(&m_pass_seconds, full ? "full" : "tables"),
+                      (double)(ls_clock_mono_us() - start_us) / 1e6);
+    if (full) ls_metric_set(ls_metrics_series0(&m_backlog), (double)c->pass_backlog_ms / 1000);
+    ls_metric_counter_store(ls_metrics_series0(&m_objects), c->stats.objects_written);
+    ls_metric_counter_store(ls_metrics_series0(&m_bytes), c->stats.bytes_written);
+    ls_metric_counter_store(ls_metrics_series0(&m_rows), c->stats.rows_materialized);
+    ls_metric_counter_store(ls_metrics_series0(&m_table_failures), c->stats.table_failures);
+    table_metrics_publish(c);
+}
+
 static void pass_work(uv_work_t *w)
 {
     ls_compactor_t *c = w->data;
+    int64_t start_us = ls_clock_mono_us();
+    c->pass_backlog_ms = 0;
     if (!c->reclaimed) {
         /* the first pass runs after the broker's registration took over
          * its id, so a claim under this id from another run is a dead one */
@@ -1683,6 +1799,7 @@ static void pass_work(uv_work_t *w)
         tables_turned_off(c, &plan);
         ls_table_plan_clear(&plan);
         ls_wal_blocks_clear(&c->wal_reads);
+        pass_metrics(c, false, start_us);
         return;
     }
     ls_kvlist_t heads;
@@ -1711,6 +1828,7 @@ static void pass_work(uv_work_t *w)
     ls_table_plan_clear(&plan);
     ls_kvlist_free(&heads);
     ls_wal_blocks_clear(&c->wal_reads);
+    pass_metrics(c, true, start_us);
 }
 
 static void arm(ls_compactor_t *c);
@@ -1889,6 +2007,12 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     c->pend_log = -1;
     ls_i64map_init(&c->lags_next);
     ls_i64map_init(&c->lags);
+    ls_i64map_init(&c->table_totals);
+    table_metrics_t *tm = &c->tm;
+    ls_metrics_rows_t *rows[] = {&tm->lag_s, &tm->lag_rec, &tm->commit_ts, &tm->snapshots,
+                                 &tm->files, &tm->bytes,   &tm->rows,      &tm->skipped};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        ls_metrics_rows_init(rows[i]);
     ls_i64map_init(&c->vers_next);
     ls_i64map_init(&c->vers);
     ls_i64map_init(&c->held_next);
@@ -1955,6 +2079,7 @@ void ls_compactor_free(ls_compactor_t *c)
     free_i64_values(&c->merge_due);
     free_i64_values(&c->lags_next);
     free_i64_values(&c->lags);
+    free_i64_values(&c->table_totals);
     free_i64_values(&c->vers_next);
     free_i64_values(&c->vers);
     free_i64_values(&c->held_next);

@@ -2467,6 +2467,22 @@ int64_t ls_mat_skipped_records(const ls_mat_batch_t *b)
     return v ? (int64_t)strtoll(v, NULL, 10) : -1;
 }
 
+static int64_t summary_i64(const ls_ice_table_t *t, const char *key)
+{
+    const char *v = ls_ice_table_summary(t, key);
+    return v ? (int64_t)strtoll(v, NULL, 10) : 0;
+}
+
+bool ls_mat_totals(const ls_mat_batch_t *b, ls_mat_totals_t *out)
+{
+    if (!b->t) return false;
+    out->snapshots = (int64_t)ls_ice_table_snapshot_count(b->t);
+    out->data_files = summary_i64(b->t, "total-data-files");
+    out->bytes = summary_i64(b->t, "total-files-size");
+    out->rows = summary_i64(b->t, "total-records");
+    return true;
+}
+
 ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
                                const ls_table_target_t *tt, const ls_mat_range_t *r,
                                uint64_t *rows_out, char *err, int errlen)

@@ -114,6 +114,13 @@ const char *ls_mat_version_reason(const ls_mat_batch_t *b);
  * left out (its property lakestream.skipped-records), or -1 when none ever
  * was. */
 int64_t ls_mat_skipped_records(const ls_mat_batch_t *b);
+/* The table's size after the batch's commit (its current snapshot's
+ * summary): snapshots kept, live data files, their bytes and rows; false
+ * when the batch has no table. */
+typedef struct ls_mat_totals {
+    int64_t snapshots, data_files, bytes, rows;
+} ls_mat_totals_t;
+bool ls_mat_totals(const ls_mat_batch_t *b, ls_mat_totals_t *out);
 /* Rows of a range (ls_mat_range_t) into b (nothing is visible before
  * commit); the table then holds r->log_id up to r->last_offset. */
 ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_out, char *err,

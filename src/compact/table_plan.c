@@ -369,6 +369,36 @@ void ls_table_status_clear(ls_table_status_t *s)
     memset(s, 0, sizeof *s);
 }
 
+/* Parses a status value (NUL-terminated, meta.h); prefix and plen: the
+ * table prefix it names. LS_ENOTFOUND when malformed. */
+static ls_status status_parse(const char *v, ls_table_status_t *out, const char **prefix,
+                              size_t *plen)
+{
+    memset(out, 0, sizeof *out);
+    long long ms;
+    int n, used = 0;
+    if (sscanf(v, "%lld %d\n%n", &ms, &n, &used) != 2 || n < 0 || n > LS_MAX_PARTITIONS)
+        return LS_ENOTFOUND;
+    const char *p = v + used, *nl = strchr(p, '\n');
+    if (!nl) return LS_ENOTFOUND;
+    *prefix = p;
+    *plen = (size_t)(nl - p);
+    out->commit_ms = ms;
+    out->n = n;
+    out->covered = LS_NEWN(int64_t, (size_t)n + 1);
+    p = nl + 1;
+    for (int i = 0; i < n; i++) {
+        char *end;
+        out->covered[i] = strtoll(p, &end, 10);
+        if (end == p) {
+            ls_table_status_clear(out);
+            return LS_ENOTFOUND;
+        }
+        p = end;
+    }
+    return LS_OK;
+}
+
 ls_status ls_table_status_read(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
                                ls_table_status_t *out)
 {
@@ -378,30 +408,58 @@ ls_status ls_table_status_read(ls_meta_t *meta, const ls_table_plan_stream_t *ts
     ls_kv_t kv;
     ls_status st = ls_meta_get(meta, key, &kv);
     if (st != LS_OK) return st;
-    const char *v = (const char *)kv.val; /* NUL-terminated (meta.h) */
-    long long ms;
-    int n, used = 0;
-    st = LS_ENOTFOUND; /* malformed or of another table: as if none */
-    if (sscanf(v, "%lld %d\n%n", &ms, &n, &used) == 2 && n >= 0 && n <= LS_MAX_PARTITIONS) {
-        const char *prefix = v + used, *nl = strchr(prefix, '\n');
-        size_t plen = strlen(ts->target.prefix);
-        if (nl && (size_t)(nl - prefix) == plen && memcmp(prefix, ts->target.prefix, plen) == 0) {
-            out->commit_ms = ms;
-            out->n = n;
-            out->covered = LS_NEWN(int64_t, (size_t)n + 1);
-            const char *p = nl + 1;
-            st = LS_OK;
-            for (int i = 0; i < n && st == LS_OK; i++) {
-                char *end;
-                out->covered[i] = strtoll(p, &end, 10);
-                if (end == p) st = LS_ENOTFOUND;
-                p = end;
-            }
-            if (st != LS_OK) ls_table_status_clear(out);
-        }
+    const char *prefix;
+    size_t plen, want = strlen(ts->target.prefix);
+    /* malformed or of another table: as if none */
+    st = status_parse((const char *)kv.val, out, &prefix, &plen);
+    if (st == LS_OK && (plen != want || memcmp(prefix, ts->target.prefix, want) != 0)) {
+        ls_table_status_clear(out);
+        st = LS_ENOTFOUND;
     }
     ls_kv_free(&kv);
     return st;
+}
+
+ls_status ls_table_status_list(ls_meta_t *meta, ls_table_status_entry_t **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    ls_kvlist_t l;
+    ls_status st = ls_meta_scan_prefix(meta, LS_TABLE_STATUS_PREFIX, 0, &l);
+    if (st != LS_OK) return st;
+    ls_table_status_entry_t *v = LS_NEWN(ls_table_status_entry_t, l.n + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        ls_table_status_entry_t *e = &v[k];
+        const char *prefix, *key = (const char *)l.v[i].key;
+        size_t plen, pl = strlen(LS_TABLE_STATUS_PREFIX);
+        if (l.v[i].klen <= pl) continue;
+        e->stream_no = strtoll(key + pl, NULL, 16);
+        if (status_parse((const char *)l.v[i].val, &e->status, &prefix, &plen) != LS_OK) continue;
+        /* "warehouse/<ns>/<table>" (ls_table_target_init) */
+        const char *ns = memchr(prefix, '/', plen);
+        const char *tb = ns ? memchr(ns + 1, '/', plen - (size_t)(ns + 1 - prefix)) : NULL;
+        size_t nslen = tb ? (size_t)(tb - ns - 1) : 0,
+               tlen = tb ? plen - (size_t)(tb + 1 - prefix) : 0;
+        if (!tb || !nslen || !tlen || nslen >= sizeof e->ns || tlen >= sizeof e->table) {
+            ls_table_status_clear(&e->status);
+            continue;
+        }
+        memcpy(e->ns, ns + 1, nslen);
+        memcpy(e->table, tb + 1, tlen);
+        k++;
+    }
+    ls_kvlist_free(&l);
+    *out = v;
+    *n = k;
+    return LS_OK;
+}
+
+void ls_table_status_list_free(ls_table_status_entry_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ls_table_status_clear(&v[i].status);
+    ls_free(v);
 }
 
 ls_status ls_table_status_write(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
@@ -422,15 +480,18 @@ ls_status ls_table_status_write(ls_meta_t *meta, const ls_table_plan_stream_t *t
 }
 
 ls_status ls_table_status_lag(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
-                              const ls_table_status_t *s, int64_t now_ms, int64_t *lag_ms)
+                              const ls_table_status_t *s, int64_t now_ms, int64_t *lag_ms,
+                              int64_t *records)
 {
     *lag_ms = 0;
+    if (records) *records = 0;
     for (int32_t p = 0; p < ts->stream->partitions; p++) {
         int64_t id = ls_stream_log_id(ts->stream, p);
         int64_t covered = p < s->n ? s->covered[p] : -1, lso, span;
         ls_status st = ls_log_stable_read(meta, id, &lso, &span);
         if (st != LS_OK) return st;
         if (covered + 1 >= lso) continue; /* every stable record accounted for */
+        if (records) *records += lso - (covered + 1);
         ls_idx_entry_t e;
         bool found = false;
         if ((st = ceiling_entry(meta, id, covered + 1, &e, &found)) != LS_OK) return st;

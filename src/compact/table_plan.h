@@ -81,9 +81,23 @@ ls_status ls_table_status_read(ls_meta_t *meta, const ls_table_plan_stream_t *ts
 ls_status ls_table_status_write(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
                                 const ls_table_status_t *s, const ls_meta_cmp_t *fence);
 void ls_table_status_clear(ls_table_status_t *s);
+/* Every recorded table status, whoever committed it, with the table it
+ * names (from its prefix "warehouse/<ns>/<table>"): what a reader without
+ * the table plan (the consumer-group view of tables, metrics) sees. A
+ * status may outlive its table's policy (turned off: the last one stays). */
+typedef struct ls_table_status_entry {
+    int64_t stream_no;
+    char ns[256], table[256];
+    ls_table_status_t status;
+} ls_table_status_entry_t;
+ls_status ls_table_status_list(ls_meta_t *meta, ls_table_status_entry_t **out, size_t *n);
+void ls_table_status_list_free(ls_table_status_entry_t *v, size_t n);
 /* The table lag: how long the oldest record of ts's logs the table does
  * not account for (s) and that is stable (below the last stable offset)
- * has waited, in ms at now_ms; 0 when the table holds every such record. */
+ * has waited, in ms at now_ms; 0 when the table holds every such record.
+ * records (may be NULL): how many stable offsets of its logs it does not
+ * account for (the lag as a consumer group's). */
 ls_status ls_table_status_lag(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
-                              const ls_table_status_t *s, int64_t now_ms, int64_t *lag_ms);
+                              const ls_table_status_t *s, int64_t now_ms, int64_t *lag_ms,
+                              int64_t *records);
 #endif

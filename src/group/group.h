@@ -34,7 +34,27 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "base/status.h"
+
+/* Group ids of the read-only groups that show each materialized table's
+ * progress as committed offsets: LS_TABLE_GROUP_PREFIX "<namespace>.<table>"
+ * (docs/OPERATIONS.md "Table lag as consumer-group lag"). */
+#define LS_TABLE_GROUP_PREFIX "lakestream.table."
+
+/* One such group: the table's progress through its stream as committed
+ * offsets (the next offset it takes, per partition; -1 none yet). */
+typedef struct ls_table_group {
+    char *group_id;
+    char *topic; /* the stream it materializes */
+    int32_t partitions;
+    int64_t *offsets;
+} ls_table_group_t;
+void ls_table_groups_free(ls_table_group_t *v, int n);
+static inline bool ls_table_group_id(const char *group_id)
+{
+    return strncmp(group_id, LS_TABLE_GROUP_PREFIX, sizeof LS_TABLE_GROUP_PREFIX - 1) == 0;
+}
 
 typedef enum ls_group_state {
     LS_GROUP_EMPTY,

@@ -119,6 +119,41 @@ char *ls_group_id_decode(const char *enc, size_t len)
 
 /* ------------------------------------------------------------- store I/O */
 
+void ls_table_groups_free(ls_table_group_t *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ls_free(v[i].group_id);
+        ls_free(v[i].topic);
+        ls_free(v[i].offsets);
+    }
+    ls_free(v);
+}
+
+ls_status ls_group_store_offsets(ls_meta_t *meta, ls_group_offset_fn cb, void *arg)
+{
+    ls_kvlist_t l;
+    ls_status st = ls_meta_scan_prefix(meta, OFFSETS_PREFIX, 0, &l);
+    if (st != LS_OK) return st;
+    size_t plen = strlen(OFFSETS_PREFIX);
+    for (size_t i = 0; i < l.n; i++) {
+        /* "<group id, encoded>/<topic>/<partition>" */
+        const char *rest = (const char *)l.v[i].key + plen;
+        const char *gslash = strchr(rest, '/'), *pslash = strrchr(rest, '/');
+        ls_group_offset_t o;
+        if (!gslash || pslash == gslash ||
+            ls_group_offset_decode(l.v[i].val, l.v[i].vlen, &o) != LS_OK)
+            continue;
+        ls_free(o.metadata);
+        char *gid = ls_group_id_decode(rest, (size_t)(gslash - rest));
+        char *topic = ls_strndup(gslash + 1, (size_t)(pslash - gslash - 1));
+        if (gid) cb(arg, gid, topic, (int32_t)strtol(pslash + 1, NULL, 10), o.offset);
+        ls_free(gid);
+        ls_free(topic);
+    }
+    ls_kvlist_free(&l);
+    return LS_OK;
+}
+
 ls_status ls_group_store_load(ls_meta_t *meta, const char *group_id, ls_group_loaded_t *out)
 {
     memset(out, 0, sizeof *out);

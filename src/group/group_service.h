@@ -117,4 +117,9 @@ char *ls_group_id_decode(const char *enc, size_t len);
 /* Blocking: loads one group's record, offsets and the partitions with
  * pending transactional offsets (worker threads, CLI). */
 ls_status ls_group_store_load(ls_meta_t *meta, const char *group_id, ls_group_loaded_t *out);
+/* Every committed offset of every group, from the store (any thread,
+ * blocking), in key order (a group's offsets together): cb per offset. */
+typedef void (*ls_group_offset_fn)(void *arg, const char *group_id, const char *topic,
+                                   int32_t partition, int64_t offset);
+ls_status ls_group_store_offsets(ls_meta_t *meta, ls_group_offset_fn cb, void *arg);
 #endif

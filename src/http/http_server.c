@@ -295,11 +295,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         ls_buf_append_u8(&st->body, 0);
         st->body.len--;
     }
-    ls_http_request_t req = {.method = method,
-                             .path = url,
-                             .query = (const char *)query.data,
-                             .body_len = st->body_len,
-                             .body = st->keep ? (const char *)st->body.data : NULL};
+    ls_http_request_t req = {
+        .method = method,
+        .path = url,
+        .query = (const char *)query.data,
+        .body_len = st->body_len,
+        .body = st->keep ? (const char *)st->body.data : NULL,
+        .accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT)};
     dispatch(s, &req, &resp);
     if (resp.status >= 500)
         LS_WARN("http", "%s %.200s -> %d %.*s", method, url, resp.status,

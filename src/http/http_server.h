@@ -50,6 +50,7 @@ typedef struct ls_http_request {
     const char *query;  /* raw "k=v&k2=v2" (may be empty, never NULL) */
     size_t body_len;    /* bytes of request body received */
     const char *body;   /* the body, NUL-terminated, when the mount takes bodies; else NULL */
+    const char *accept; /* the Accept header, or NULL (content negotiation: /metrics) */
 } ls_http_request_t;
 
 typedef struct ls_http_response {

@@ -38,6 +38,7 @@ typedef struct ls_kreq {
     ls_arena_t *arena;   /* dies with the request */
     uint8_t *frame;      /* owned: the request bytes (without the size prefix) */
     size_t frame_len;
+    int64_t start_us; /* ls_clock_mono_us at dispatch (request latency metric) */
 } ls_kreq_t;
 
 typedef void (*ls_kafka_handler_fn)(ls_kreq_t *req);

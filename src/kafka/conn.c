@@ -116,6 +116,7 @@
 #include "kafka/api.h"
 #include "kafka/msg.h"
 #include "security/sasl.h"
+#include "kafka/kmetrics.h"
 #include "stream/broker_config.h"
 
 #define LS_CONN_MAX_INFLIGHT 256
@@ -290,6 +291,7 @@ static void on_conn_closed(uv_handle_t *h)
     c->next->prev = c->prev;
     l->nconns--;
     l->b->kafka_conns--;
+    ls_kmetrics_connection(-1);
     ls_fd_budget_give();
     per_ip_add(l, c->ip_key, -1);
     if (c->mem_wait) { /* leave the memory queue */
@@ -452,6 +454,7 @@ static void slot_fill(ls_kreq_t *req, ls_kw_t *w)
     s->has_response = true;
     s->done = true;
     req->slot = NULL;
+    ls_kmetrics_request_done(req->api_key, req->start_us);
 }
 
 void ls_kreq_respond(ls_kreq_t *req, ls_kw_t *w)
@@ -490,6 +493,7 @@ void ls_kreq_no_response(ls_kreq_t *req)
 {
     slot_t *s = req->slot;
     s->done = true;
+    ls_kmetrics_request_done(req->api_key, req->start_us);
     ls_kconn_t *c = req->conn;
     c->refs++;
     req_free(req);
@@ -594,6 +598,7 @@ static ls_kreq_t *req_new(ls_kconn_t *c, int16_t key, int16_t version, int32_t c
     req->arena = ls_arena_new();
     req->frame = frame;
     req->frame_len = len;
+    req->start_us = ls_clock_mono_us();
     slot_t *s = LS_NEW(slot_t);
     if (c->tail)
         c->tail->next = s;
@@ -985,6 +990,7 @@ static void conn_open(ls_kafka_listener_t *l, int fd, const struct sockaddr_stor
     l->conns.next = c;
     l->nconns++;
     l->b->kafka_conns++;
+    ls_kmetrics_connection(1);
     per_ip_add(l, ip_key, 1);
     conn_update_reading(c);
 }

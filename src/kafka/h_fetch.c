@@ -45,6 +45,7 @@
 #include "base/clock.h"
 #include "base/diag.h"
 #include "kafka/handlers.h"
+#include "kafka/kmetrics.h"
 #include "kafka/msg.h"
 #include "kafka/names.h"
 #include "kafka/services.h"
@@ -63,6 +64,7 @@ typedef struct fetch_part {
     ls_read_result_t res;
     bool have_res;
     ls_log_waiter_t *waiter;
+    ls_kmetrics_fetch_topic_t m;
 } fetch_part_t;
 
 struct fetch_ctx {
@@ -124,9 +126,11 @@ static void fetch_respond(fetch_ctx_t *ctx)
         if (fp->have_res && fp->res.nslices) {
             fp->pd->RecordRefs =
                 ls_arena_alloc(req->arena, sizeof(ls_kref_t) * (size_t)fp->res.nslices);
-            for (int s = 0; s < fp->res.nslices; s++)
-                fp->pd->RecordRefs[s] = (ls_kref_t){fp->res.slices[s].chunk, fp->res.slices[s].off,
-                                                    fp->res.slices[s].len};
+            for (int s = 0; s < fp->res.nslices; s++) {
+                const ls_read_slice_t *sl = &fp->res.slices[s];
+                fp->pd->RecordRefs[s] = (ls_kref_t){sl->chunk, sl->off, sl->len};
+                ls_kmetrics_fetched(&fp->m, fp->offset, sl->chunk->data + sl->off, sl->len);
+            }
             fp->pd->NumRecordRefs = fp->res.nslices;
         }
     }
@@ -434,6 +438,7 @@ void ls_kafka_handle_fetch(ls_kreq_t *req)
             }
             fp->log_id = ls_stream_log_id(s, fpq->Partition);
             fp->offset = fpq->FetchOffset;
+            fp->m = ls_kmetrics_fetch_topic(s->name);
             fp->max_bytes = fpq->PartitionMaxBytes > 0 ? fpq->PartitionMaxBytes : 1;
         }
         if (s) ls_stream_release(s);

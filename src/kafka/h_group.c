@@ -25,12 +25,24 @@
  * transaction's marker may have been written by another broker — and its
  * pending partitions answer UNSTABLE_OFFSET_COMMIT to RequireStable fetches.
  *
+ * Tables as groups (server/table_groups.h): a group id
+ * lakestream.table.<namespace>.<table> is a table's read-only view. Its
+ * offsets (OffsetFetch), listing (ListGroups: state Empty, protocol type
+ * "consumer", as a group whose consumers all left) and description
+ * (DescribeGroups: no members) come from the table's recorded status, read
+ * on a worker at each request; every write to such an id (JoinGroup,
+ * OffsetCommit, DeleteGroups, OffsetDelete, TxnOffsetCommit) is refused
+ * with GROUP_AUTHORIZATION_FAILED, which Kafka's clients and tools report
+ * as fatal and naming the group ("Not authorized to access group: ..."),
+ * rather than retrying or treating the id as malformed.
+ *
  * Threads: loop thread only. */
 #include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/diag.h"
 #include "group/group_service.h"
 #include "kafka/handlers.h"
 #include "kafka/msg_group.h"
@@ -117,6 +129,59 @@ static ls_group_service_t *svc(ls_kreq_t *req) { return req->svc->groups; }
         ls_kreq_encode(req, &w_, resp_);                                                           \
         ls_kreq_respond(req, &w_);                                                                 \
     } while (0)
+
+/* ---- the tables' read-only groups ---- */
+
+typedef void (*tgroups_cb)(void *arg, ls_status st, const ls_table_group_t *v, int n);
+typedef struct tgroups_job {
+    ls_kreq_t *req;
+    tgroups_cb cb;
+    void *arg;
+    ls_status st;
+    ls_table_group_t *v;
+    int n;
+} tgroups_job_t;
+
+static void tgroups_work(void *arg)
+{
+    tgroups_job_t *j = arg;
+    ls_kafka_services_t *b = j->req->svc;
+    j->st = b->table_groups ? b->table_groups(b->root, &j->v, &j->n) : LS_OK;
+}
+
+static void tgroups_after(void *arg)
+{
+    tgroups_job_t *j = arg;
+    j->cb(j->arg, j->st, j->v, j->n);
+    ls_table_groups_free(j->v, j->n);
+    ls_free(j);
+}
+
+/* cb(arg, ...) on the loop with every table group (v is freed after cb). */
+static void tgroups_read(ls_kreq_t *req, tgroups_cb cb, void *arg)
+{
+    tgroups_job_t *j = LS_NEW(tgroups_job_t);
+    j->req = req;
+    j->cb = cb;
+    j->arg = arg;
+    ls_ksvc_offload(req->svc, tgroups_work, tgroups_after, j);
+}
+
+static const ls_table_group_t *tgroups_find(const ls_table_group_t *v, int n, const char *gid)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i].group_id, gid)) return &v[i];
+    return NULL;
+}
+
+/* A write to a table's group: refused (file comment). */
+static bool table_group_refused(ls_kreq_t *req, const char *gid)
+{
+    if (!ls_table_group_id(gid)) return false;
+    LS_INFO("kafka", "%s to group %s refused: the lakestream.table.* groups are read-only",
+            ls_kafka_api_name(req->api_key), gid);
+    return true;
+}
 
 /* Acquires the group if this broker coordinates it; otherwise cb(arg, NULL):
  * the client is answered COORDINATOR_NOT_AVAILABLE and looks the
@@ -328,6 +393,10 @@ void ls_kafka_handle_join_group(ls_kreq_t *req)
     }
     if (!ok1 || !*ctx->gid) {
         join_respond_err(req, LS_KERR_INVALID_GROUP_ID, m.MemberId);
+        return;
+    }
+    if (table_group_refused(req, ctx->gid)) {
+        join_respond_err(req, LS_KERR_GROUP_AUTHORIZATION_FAILED, m.MemberId);
         return;
     }
     if (!ok2 || !ok3 || !ok4) {
@@ -681,8 +750,8 @@ void ls_kafka_handle_offset_commit(ls_kreq_t *req)
         commit_respond(ctx);
         return;
     }
-    if (!ok) {
-        commit_fill(ctx, LS_KERR_INVALID_GROUP_ID);
+    if (!ok || table_group_refused(req, ctx->gid)) {
+        commit_fill(ctx, ok ? LS_KERR_GROUP_AUTHORIZATION_FAILED : LS_KERR_INVALID_GROUP_ID);
         commit_respond(ctx);
         return;
     }
@@ -867,6 +936,58 @@ static void fetch_ready(void *arg, ls_group_t *g, int16_t err, const ls_group_tp
     fetch_answer(fg, g, err, &u);
 }
 
+static void fetch_table_partition(ls_kafka_OffsetFetchResponse_Partition *p, int32_t index,
+                                  int64_t offset)
+{
+    p->PartitionIndex = index;
+    p->CommittedOffset = offset;
+    p->CommittedLeaderEpoch = -1;
+    p->Metadata = ls_kstr_c("");
+    p->ErrorCode = LS_KERR_NONE;
+}
+
+/* A table's group (file comment): its offsets, as a group's committed ones. */
+static void fetch_table_group(void *arg, ls_status st, const ls_table_group_t *v, int n)
+{
+    fetch_group_t *fg = arg;
+    const ls_table_group_t *tg = st == LS_OK ? tgroups_find(v, n, fg->gid) : NULL;
+    if (!tg) { /* not a table (yet): an unknown group has no offsets */
+        fetch_answer(fg, NULL, st == LS_OK ? LS_KERR_NONE : LS_KERR_COORDINATOR_NOT_AVAILABLE,
+                     NULL);
+        return;
+    }
+    ls_arena_t *a = fg->ctx->req->arena;
+    ls_kafka_OffsetFetchResponse_Group *out = fg->out;
+    out->GroupId = ls_kstr_c(fg->gid);
+    size_t tlen = strlen(tg->topic);
+    char *topic = cstr(a, ls_kstr_c(tg->topic), NULL);
+    if (fg->ntopics >= 0) {
+        fetch_fill_requested(fg, NULL, LS_KERR_NONE, NULL);
+        for (int32_t i = 0; i < out->NumTopics; i++) {
+            ls_kafka_OffsetFetchResponse_Topic *t = &out->Topics[i];
+            if ((size_t)t->Name.len != tlen || memcmp(t->Name.ptr, topic, tlen)) continue;
+            for (int32_t j = 0; j < t->NumPartitions; j++) {
+                int32_t p = t->Partitions[j].PartitionIndex;
+                fetch_table_partition(&t->Partitions[j], p,
+                                      p >= 0 && p < tg->partitions ? tg->offsets[p] : -1);
+            }
+        }
+    } else {
+        int32_t np = 0;
+        for (int32_t p = 0; p < tg->partitions; p++)
+            np += tg->offsets[p] >= 0;
+        out->NumTopics = np ? 1 : 0;
+        out->Topics = ls_kmsg_alloc(a, 1, sizeof *out->Topics);
+        ls_kafka_OffsetFetchResponse_Topic *t = &out->Topics[0];
+        t->Name = ls_kstr_c(topic);
+        t->Partitions = ls_kmsg_alloc(a, np, sizeof *t->Partitions);
+        for (int32_t p = 0; p < tg->partitions; p++)
+            if (tg->offsets[p] >= 0)
+                fetch_table_partition(&t->Partitions[t->NumPartitions++], p, tg->offsets[p]);
+    }
+    if (--fg->ctx->pending == 0) fetch_finish(fg->ctx);
+}
+
 void ls_kafka_handle_offset_fetch(ls_kreq_t *req)
 {
     ls_arena_t *a = req->arena;
@@ -902,6 +1023,10 @@ void ls_kafka_handle_offset_fetch(ls_kreq_t *req)
             fetch_ready(fg, NULL, LS_KERR_GROUP_AUTHORIZATION_FAILED, NULL, 0);
             continue;
         }
+        if (ls_table_group_id(fg->gid)) {
+            tgroups_read(req, fetch_table_group, fg);
+            continue;
+        }
         if (!svc(req)) {
             fetch_ready(fg, NULL, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL, 0);
             continue;
@@ -918,6 +1043,9 @@ void ls_kafka_handle_offset_fetch(ls_kreq_t *req)
 typedef struct list_ctx {
     ls_kreq_t *req;
     ls_kafka_ListGroupsRequest m;
+    ls_table_group_t *tables; /* the tables' groups, listed after the others */
+    int ntables;
+    ls_status tables_st;
 } list_ctx_t;
 
 static bool filter_has(const ls_kstr_t *f, int32_t n, const char *s)
@@ -935,10 +1063,10 @@ static void list_done(void *arg, ls_status st, ls_group_listing_t *v, int n)
     ls_arena_t *a = req->arena;
     ls_kafka_ListGroupsResponse r;
     memset(&r, 0, sizeof r);
-    if (st != LS_OK) {
+    if (st != LS_OK || ctx->tables_st != LS_OK) {
         r.ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
     } else {
-        r.Groups = ls_kmsg_alloc(a, n, sizeof *r.Groups);
+        r.Groups = ls_kmsg_alloc(a, n + ctx->ntables, sizeof *r.Groups);
         /* as Kafka: every group with DESCRIBE on the cluster, else the
          * groups the principal may DESCRIBE */
         bool all =
@@ -957,8 +1085,40 @@ static void list_done(void *arg, ls_status st, ls_group_listing_t *v, int n)
             g->GroupState = ls_kstr_c(state);
             g->GroupType = ls_kstr_c("classic");
         }
+        for (int i = 0; i < ctx->ntables; i++) {
+            if (!filter_has(ctx->m.StatesFilter, ctx->m.NumStatesFilter, "Empty") ||
+                !filter_has(ctx->m.TypesFilter, ctx->m.NumTypesFilter, "classic") ||
+                (!all && !ls_kreq_allowed_quiet(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_GROUP,
+                                                ctx->tables[i].group_id)))
+                continue;
+            ls_kafka_ListGroupsResponse_Group *g = &r.Groups[r.NumGroups++];
+            g->GroupId = ls_kstr_c(cstr(a, ls_kstr_c(ctx->tables[i].group_id), NULL));
+            g->ProtocolType = ls_kstr_c("consumer");
+            g->GroupState = ls_kstr_c("Empty");
+            g->GroupType = ls_kstr_c("classic");
+        }
     }
+    ls_table_groups_free(ctx->tables, ctx->ntables);
     RESPOND(ListGroupsResponse, r);
+}
+
+/* The tables' groups are read first (kept until the answer), then the
+ * others listed. */
+static void list_tables_read(void *arg, ls_status st, const ls_table_group_t *v, int n)
+{
+    list_ctx_t *ctx = arg;
+    ctx->tables_st = st;
+    ctx->ntables = n;
+    ctx->tables = LS_NEWN(ls_table_group_t, (size_t)n + 1);
+    for (int i = 0; i < n; i++) {
+        ctx->tables[i].group_id = ls_strdup(v[i].group_id);
+        ctx->tables[i].topic = ls_strdup(v[i].topic);
+    }
+    if (!svc(ctx->req)) {
+        list_done(ctx, LS_EAGAIN, NULL, 0);
+        return;
+    }
+    ls_group_service_list(svc(ctx->req), list_done, ctx);
 }
 
 void ls_kafka_handle_list_groups(ls_kreq_t *req)
@@ -966,11 +1126,7 @@ void ls_kafka_handle_list_groups(ls_kreq_t *req)
     list_ctx_t *ctx = ls_arena_alloc(req->arena, sizeof *ctx);
     ctx->req = req;
     REQUEST(ListGroupsRequest, ctx->m);
-    if (!svc(req)) {
-        list_done(ctx, LS_EAGAIN, NULL, 0);
-        return;
-    }
-    ls_group_service_list(svc(req), list_done, ctx);
+    tgroups_read(req, list_tables_read, ctx);
 }
 
 /* ----------------------------------------------------------- DescribeGroups */
@@ -994,6 +1150,41 @@ static void desc_finish(desc_ctx_t *ctx)
     RESPOND(DescribeGroupsResponse, ctx->resp);
 }
 
+static void desc_dead(desc_one_t *d)
+{
+    ls_kreq_t *req = d->ctx->req;
+    ls_kafka_DescribeGroupsResponse_Group *o = d->out;
+    o->GroupState = ls_kstr_c("Dead");
+    if (req->api_version >= 6) {
+        o->ErrorCode = LS_KERR_GROUP_ID_NOT_FOUND;
+        char *msg = ls_arena_alloc(req->arena, strlen(d->gid) + 32);
+        sprintf(msg, "Group %s not found.", d->gid);
+        o->ErrorMessage = ls_kstr_c(msg);
+    }
+}
+
+/* A table's group (file comment): Empty, no members. */
+static void desc_table_group(void *arg, ls_status st, const ls_table_group_t *v, int n)
+{
+    desc_one_t *d = arg;
+    ls_kafka_DescribeGroupsResponse_Group *o = d->out;
+    o->ErrorMessage = ls_kstr_null();
+    o->ProtocolType = ls_kstr_c("");
+    o->ProtocolData = ls_kstr_c("");
+    o->GroupState = ls_kstr_c("");
+    o->AuthorizedOperations =
+        d->ctx->m.IncludeAuthorizedOperations ? GROUP_AUTHORIZED_OPS : INT32_MIN;
+    if (st != LS_OK) {
+        o->ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
+    } else if (!tgroups_find(v, n, d->gid)) {
+        desc_dead(d);
+    } else {
+        o->GroupState = ls_kstr_c("Empty");
+        o->ProtocolType = ls_kstr_c("consumer");
+    }
+    if (--d->ctx->pending == 0) desc_finish(d->ctx);
+}
+
 static void desc_ready(void *arg, ls_group_t *g)
 {
     desc_one_t *d = arg;
@@ -1012,13 +1203,7 @@ static void desc_ready(void *arg, ls_group_t *g)
         o->ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
         o->GroupState = ls_kstr_c("");
     } else if (ls_group_get_state(g) == LS_GROUP_DEAD) {
-        o->GroupState = ls_kstr_c("Dead");
-        if (req->api_version >= 6) {
-            o->ErrorCode = LS_KERR_GROUP_ID_NOT_FOUND;
-            char *msg = ls_arena_alloc(a, strlen(d->gid) + 32);
-            sprintf(msg, "Group %s not found.", d->gid);
-            o->ErrorMessage = ls_kstr_c(msg);
-        }
+        desc_dead(d);
     } else {
         ls_group_state st = ls_group_get_state(g);
         o->GroupState = ls_kstr_c(ls_group_state_name(st));
@@ -1087,6 +1272,10 @@ void ls_kafka_handle_describe_groups(ls_kreq_t *req)
             d->out->ErrorMessage = ls_kstr_null();
             d->out->AuthorizedOperations = INT32_MIN;
             ctx->pending--;
+            continue;
+        }
+        if (ls_table_group_id(d->gid)) {
+            tgroups_read(req, desc_table_group, d);
             continue;
         }
         acquire(req, d->gid, desc_ready, d);
@@ -1159,8 +1348,9 @@ void ls_kafka_handle_delete_groups(ls_kreq_t *req)
         d->out->GroupId = ctx->m.GroupsNames[i];
         bool ok;
         char *gid = cstr(a, ctx->m.GroupsNames[i], &ok);
-        /* as Kafka: DELETE on each group */
-        if (!ls_kreq_allowed(req, LS_ACL_OP_DELETE, LS_ACL_RES_GROUP, gid)) {
+        /* as Kafka: DELETE on each group; a table's group is read-only */
+        if (!ls_kreq_allowed(req, LS_ACL_OP_DELETE, LS_ACL_RES_GROUP, gid) ||
+            (ok && table_group_refused(req, gid))) {
             d->out->ErrorCode = LS_KERR_GROUP_AUTHORIZATION_FAILED;
             continue;
         }
@@ -1271,8 +1461,10 @@ void ls_kafka_handle_offset_delete(ls_kreq_t *req)
     REQUEST(OffsetDeleteRequest, ctx->m);
     bool ok;
     ctx->gid = cstr(req->arena, ctx->m.GroupId, &ok);
-    /* as Kafka: DELETE on the group, READ on each topic (odel_ready) */
-    if (!ls_kreq_allowed(req, LS_ACL_OP_DELETE, LS_ACL_RES_GROUP, ctx->gid)) {
+    /* as Kafka: DELETE on the group, READ on each topic (odel_ready); a
+     * table's group is read-only */
+    if (!ls_kreq_allowed(req, LS_ACL_OP_DELETE, LS_ACL_RES_GROUP, ctx->gid) ||
+        (ok && table_group_refused(req, ctx->gid))) {
         ctx->resp.ErrorCode = LS_KERR_GROUP_AUTHORIZATION_FAILED;
         odel_respond(ctx);
         return;

@@ -67,6 +67,7 @@
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
 #include "kafka/names.h"
+#include "kafka/kmetrics.h"
 #include "records/records.h"
 #include "kafka/services.h"
 #include "stream/broker_config.h"
@@ -115,9 +116,11 @@ typedef struct produce_ctx {
 } produce_ctx_t;
 
 typedef struct part_append {
-    produce_ctx_t *ctx;
+    produce_ctx_t *ctx; /* NULL: acks=0, nobody waits */
     ls_kafka_ProduceResponse_PartitionProduceResponse *pr;
     int batch; /* index of the batch within the partition */
+    ls_kmetrics_topic_t m;
+    uint32_t records, bytes; /* of the batch, counted once the log acknowledges it */
 } part_append_t;
 
 static int16_t append_error(ls_status st)
@@ -150,6 +153,7 @@ static void produce_finish(produce_ctx_t *ctx)
 static void on_appended(void *arg, ls_status st, int64_t base_offset, int64_t log_start)
 {
     part_append_t *pa = arg;
+    if (st == LS_OK) ls_kmetrics_produced(&pa->m, pa->records, pa->bytes);
     ls_kafka_ProduceResponse_PartitionProduceResponse *pr = pa->pr;
     if (st != LS_OK) {
         if (pr->ErrorCode == LS_KERR_NONE) {
@@ -167,6 +171,9 @@ static void on_appended(void *arg, ls_status st, int64_t base_offset, int64_t lo
 
 static void on_appended_acks0(void *arg, ls_status st, int64_t base_offset, int64_t log_start)
 {
+    part_append_t *pa = arg;
+    if (st == LS_OK) ls_kmetrics_produced(&pa->m, pa->records, pa->bytes);
+    ls_free(pa);
     if (st != LS_OK) LS_DEBUG("kafka", "acks=0 batch not appended: %s", ls_status_str(st));
 }
 
@@ -528,6 +535,7 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
             txn_refused(req, ctx->txn, s, pd->Index, &infos[i], &txn_seq[i], pr))
             return;
     int64_t log_id = ls_stream_log_id(s, pd->Index);
+    ls_kmetrics_topic_t m = ls_kmetrics_topic(s->name);
     for (int i = 0; i < n; i++) {
         const ls_batch_info_t *bi = &infos[i];
         ls_append_t a = {
@@ -545,11 +553,14 @@ static void produce_partition(produce_ctx_t *ctx, ls_stream_t *s,
         };
         if (bi->producer_id < 0) a.producer.producer_id = -1;
         a.txn_seq = txn_seq[i];
+        part_append_t *pa = LS_NEW(part_append_t);
+        pa->m = m;
+        pa->records = (uint32_t)bi->record_count;
+        pa->bytes = (uint32_t)bi->size;
         if (acks0) {
-            ls_logstore_append(b->logs, &a, on_appended_acks0, NULL);
+            ls_logstore_append(b->logs, &a, on_appended_acks0, pa);
             continue;
         }
-        part_append_t *pa = LS_NEW(part_append_t);
         pa->ctx = ctx;
         pa->pr = pr;
         pa->batch = i;

@@ -301,6 +301,14 @@ void ls_kafka_handle_txn_offset_commit(ls_kreq_t *req)
         toc_fail(t, LS_KERR_INVALID_GROUP_ID);
         return;
     }
+    if (ls_table_group_id(t->gid)) { /* read-only (h_group.c "Tables as groups") */
+        LS_INFO("kafka",
+                "TxnOffsetCommit to group %s refused: the lakestream.table.* groups are "
+                "read-only",
+                t->gid);
+        toc_fail(t, LS_KERR_GROUP_AUTHORIZATION_FAILED);
+        return;
+    }
     if (!tid_ok || !t->tid || !*t->tid) {
         toc_fail(t, LS_KERR_INVALID_REQUEST);
         return;

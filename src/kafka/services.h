@@ -17,6 +17,7 @@
 #include "base/config.h"
 #include "base/status.h"
 #include "cluster/placement.h"
+#include "group/group.h"
 #include "log/logstore.h"
 #include "stream/catalog.h"
 #include "stream/policy.h"
@@ -102,6 +103,10 @@ typedef struct ls_kafka_services {
      * markers, then completes it): after EndTxn, or when a request met a
      * decided record. */
     void (*txn_finish)(void *root, const char *tid);
+    /* Every table as its read-only consumer group (group/group.h), from
+     * the recorded table statuses: *out freed with ls_table_groups_free.
+     * Blocking, as check_primary_key. */
+    ls_status (*table_groups)(void *root, ls_table_group_t **out, int *n);
 } ls_kafka_services_t;
 
 static inline void ls_ksvc_offload(const ls_kafka_services_t *s, void (*fn)(void *arg),

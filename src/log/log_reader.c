@@ -87,7 +87,6 @@ struct ls_read_op {
     uv_work_t work;
     ls_read_op_t *next_waiting;
 };
-
 static void op_step(ls_read_op_t *op);
 
 /* A change to a log's stored index that arrived while the index was being
@@ -806,6 +805,7 @@ static void start_get(ls_read_op_t *op, int kind, const ls_idx_entry_t *e, uint6
                       uint32_t len, int64_t first, int64_t last)
 {
     op->ls->stats.cache_misses++;
+    ls_read_cache_count(false);
     ls_free(op->get_object);
     op->get_object = ls_strdup(e->object);
     op->get_kind = kind;
@@ -982,6 +982,7 @@ static void start_cold(ls_read_op_t *op, const ls_idx_entry_t *e)
 {
     ls_logstore_t *ls = op->ls;
     ls->stats.cache_misses++;
+    ls_read_cache_count(false);
     ls_free(op->get_object);
     op->get_object = ls_strdup(e->object);
     op->get_kind = GET_TABLE;
@@ -1103,6 +1104,7 @@ static void op_step(ls_read_op_t *op)
                 return;
             }
             ls->stats.cache_hits++;
+            ls_read_cache_count(true);
             if (!take_from_run(op, run)) {
                 op_finish(op);
                 return;
@@ -1160,6 +1162,7 @@ static void op_step(ls_read_op_t *op)
             return;
         }
         ls->stats.cache_hits++;
+        ls_read_cache_count(true);
         bool more = take_from_run(op, run);
         if (e->kind != LS_IDX_WAL && op->next > blk.first + (blk.last - blk.first) / 2)
             maybe_prefetch(ls, lg, i, &blk);

@@ -123,6 +123,7 @@ struct ls_flush {
     uint32_t nsections;
     size_t bytes;
     int64_t opened_ms;
+    int64_t opened_us, sealed_us; /* monotonic, for the linger and flush metrics */
     ls_buf_t footer;
     uint8_t header[8];
     ls_status put_st;

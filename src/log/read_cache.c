@@ -4,9 +4,26 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/metrics.h"
 #include "base/buf.h"
 #include "base/i64map.h"
 #include "records/records.h"
+
+/* Metrics (docs/OPERATIONS.md "Metrics"): the bytes held, as the bound
+ * counts them (every cache of the process), and the reads it served or not
+ * (ls_read_cache_count); all three exist from the first cache on, so a hit
+ * ratio has both terms before the first miss. */
+static LS_METRIC_GAUGE(m_bytes, "lakestream_read_cache_bytes",
+                       "Bytes the read cache holds (read.cache.max.bytes bounds it).", NULL);
+static LS_METRIC_COUNTER(m_hits, "lakestream_read_cache_hits",
+                         "Reads of a log range served from the read cache.", NULL);
+static LS_METRIC_COUNTER(m_misses, "lakestream_read_cache_misses",
+                         "Reads of a log range that had to read the object store.", NULL);
+
+void ls_read_cache_count(bool hit)
+{
+    ls_metric_add(ls_metrics_series0(hit ? &m_hits : &m_misses), 1);
+}
 
 /* Entry framing: an entry is a RecordBatch v2 (records/records.h has the one
  * definition of the layout). */
@@ -42,6 +59,9 @@ struct ls_read_cache {
 
 ls_read_cache_t *ls_read_cache_new(size_t max_bytes)
 {
+    ls_metrics_series0(&m_bytes);
+    ls_metrics_series0(&m_hits);
+    ls_metrics_series0(&m_misses);
     ls_read_cache_t *c = LS_NEW(ls_read_cache_t);
     c->max_bytes = max_bytes;
     ls_i64map_init(&c->logs);
@@ -211,6 +231,7 @@ static void remove_run(ls_read_cache_t *c, ls_cache_run_t *r)
     if (--lg->n == 0) ls_free(ls_i64map_del(&c->logs, r->log_id));
     lru_unlink(r);
     c->bytes -= r->cost;
+    ls_metric_gauge_add(ls_metrics_series0(&m_bytes), -(double)r->cost);
     run_free(r);
 }
 
@@ -229,6 +250,7 @@ static void link_item(ls_read_cache_t *c, ls_cache_run_t *r)
     lg->n++;
     lru_push_front(c, r);
     c->bytes += r->cost;
+    ls_metric_gauge_add(ls_metrics_series0(&m_bytes), (double)r->cost);
     while (c->bytes > c->max_bytes && c->lru.lru_prev != r)
         remove_run(c, c->lru.lru_prev);
     if (c->bytes > c->peak) c->peak = c->bytes;

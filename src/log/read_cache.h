@@ -142,4 +142,7 @@ ls_cache_run_t *ls_read_cache_footer_get(ls_read_cache_t *c, int64_t log_id, int
 /* The block of footer f holding offset (first..last of the entry; an offset in
  * a key-compaction gap gives the block before the gap). f has >= 1 batch. */
 void ls_co_footer_block(const ls_cache_run_t *f, int64_t offset, ls_co_block_t *b);
+/* Counts a read of a log range served from a cache (hit) or not
+ * (lakestream_read_cache_hits/misses_total); any thread. */
+void ls_read_cache_count(bool hit);
 #endif

@@ -60,8 +60,26 @@
 #include "base/crashpoint.h"
 #include "base/diag.h"
 #include "base/loop_lag.h"
+#include "base/metrics.h"
 #include "log/logstore_int.h"
 #include "log/wal_format.h"
+
+/* Metrics (docs/OPERATIONS.md "Metrics"), counted on the loop at commit. */
+static const double batch_bounds[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
+static LS_METRIC_COUNTER(m_objects, "lakestream_wal_objects",
+                         "WAL objects committed (one PUT and one metadata commit each).", NULL);
+static LS_METRIC_COUNTER(m_bytes, "lakestream_wal_bytes", "Bytes of WAL objects committed.", NULL);
+static LS_METRIC_COUNTER(m_failures, "lakestream_wal_flush_failures",
+                         "WAL flushes that failed (their batches are answered retriably).", NULL);
+static LS_METRIC_HISTOGRAM(m_linger, "lakestream_wal_linger_seconds",
+                           "Time a WAL object stayed open collecting batches before it was sealed.",
+                           ls_metrics_latency_bounds, NULL);
+static LS_METRIC_HISTOGRAM(m_flush, "lakestream_wal_flush_duration_seconds",
+                           "Time from sealing a WAL object to its commit (PUT, then metadata).",
+                           ls_metrics_latency_bounds, NULL);
+static LS_METRIC_HISTOGRAM(m_group, "lakestream_wal_group_commit_batches",
+                           "Record batches per committed WAL object (group commit size).",
+                           batch_bounds, NULL);
 
 #define MAX_PRODUCERS_PER_LOG 1024
 #define MAX_MARKERS_PER_SECTION 64 /* 3 + 64 ops per section < etcd's 128 per txn */
@@ -227,6 +245,7 @@ static ls_flush_t *flush_new(ls_logstore_t *ls)
     f->ls = ls;
     f->state = FLUSH_OPEN;
     f->opened_ms = ls_clock_mono_ms();
+    f->opened_us = ls_clock_mono_us();
     ls_buf_init(&f->footer);
     return f;
 }
@@ -468,6 +487,7 @@ static void seal(ls_logstore_t *ls)
     ls_flush_t *f = ls->open;
     ls->open = NULL;
     f->state = FLUSH_PUTTING;
+    f->sealed_us = ls_clock_mono_us();
     snprintf(f->key, sizeof f->key, "wal/%013lld-%d-%08x-%06u.wal", (long long)ls_clock_wall_ms(),
              ls->cfg.broker_id, ls->boot_nonce, ls->flush_seq++);
     memcpy(f->header, LS_WAL_MAGIC, 8);
@@ -828,6 +848,16 @@ static void commit_after_marked(uv_work_t *w, int status)
     ls_loop_work_end();
 }
 
+static void flush_metrics(const ls_flush_t *f, uint64_t batches)
+{
+    ls_metric_add(ls_metrics_series0(&m_objects), 1);
+    ls_metric_add(ls_metrics_series0(&m_bytes), f->bytes);
+    ls_metric_observe(ls_metrics_series0(&m_linger), (double)(f->sealed_us - f->opened_us) / 1e6);
+    ls_metric_observe(ls_metrics_series0(&m_flush),
+                      (double)(ls_clock_mono_us() - f->sealed_us) / 1e6);
+    ls_metric_observe(ls_metrics_series0(&m_group), (double)batches);
+}
+
 static void commit_after(uv_work_t *w, int status)
 {
     ls_flush_t *f = w->data;
@@ -885,10 +915,15 @@ static void commit_after(uv_work_t *w, int status)
         LS_WARN_RL("wal", "commit of WAL object %s partly failed; failing its uncommitted entries",
                    f->key);
         ls->stats.flush_failures++;
+        ls_metric_add(ls_metrics_series0(&m_failures), 1);
         if (flush_has_idempotent(f)) doom_later(ls, f);
         fail_sections(f, LS_OK);
     }
     ls->stats.flushes++;
+    uint64_t batches = 0; /* committed ones */
+    for (ls_section_t *s = f->sections; s; s = s->next)
+        if (s->st == LS_OK) batches += s->entries;
+    if (batches) flush_metrics(f, batches);
     ls->queue_head = f->next;
     if (!ls->queue_head) ls->queue_tail = NULL;
     ls->committing = false;
@@ -928,6 +963,7 @@ static void pump_commits(ls_logstore_t *ls)
         ls_status st = f->put_st != LS_OK ? f->put_st : LS_EAGAIN;
         if (st != LS_ENOSPC && st != LS_ESHUTDOWN) st = LS_EAGAIN;
         ls->stats.flush_failures++;
+        ls_metric_add(ls_metrics_series0(&m_failures), 1);
         if (flush_has_idempotent(f)) doom_later(ls, f);
         fail_sections(f, st);
         ls->queue_head = f->next;

@@ -35,7 +35,9 @@
 
 #include "base/alloc.h"
 #include "base/check.h"
+#include "base/clock.h"
 #include "base/diag.h"
+#include "base/metrics.h"
 #include "base/thread.h"
 
 ls_meta_t *ls_meta_open(const char *url, char *err, int errlen)
@@ -66,6 +68,64 @@ ls_meta_t *ls_meta_open(const char *url, char *err, int errlen)
     return NULL;
 }
 
+/* ---- metrics (docs/OPERATIONS.md "Metrics"): every call to the backend,
+ * timed, per operation; a missing key or a failed compare is an answer,
+ * not an error ---- */
+
+static LS_METRIC_HISTOGRAM(m_op_seconds, "lakestream_metadata_store_operation_duration_seconds",
+                           "Metadata-store calls by operation (its _count is the number of "
+                           "calls).",
+                           ls_metrics_latency_bounds, "operation");
+static LS_METRIC_COUNTER(m_op_errors, "lakestream_metadata_store_errors",
+                         "Metadata-store calls that failed, by operation.", "operation");
+
+static ls_status timed(const char *op, ls_status st, int64_t start)
+{
+    ls_metric_observe(ls_metrics_series1(&m_op_seconds, op),
+                      (double)(ls_clock_mono_us() - start) / 1e6);
+    if (st != LS_OK && st != LS_ENOTFOUND && st != LS_ECONFLICT)
+        ls_metric_add(ls_metrics_series1(&m_op_errors, op), 1);
+    return st;
+}
+
+static ls_status timed_get(ls_meta_t *m, const void *key, size_t klen, ls_kv_t *out)
+{
+    int64_t t = ls_clock_mono_us();
+    return timed("get", m->ops->get(m, key, klen, out), t);
+}
+
+static ls_status timed_scan(ls_meta_t *m, const void *start, size_t slen, const void *end,
+                            size_t elen, size_t limit, int reverse, ls_kvlist_t *out)
+{
+    int64_t t = ls_clock_mono_us();
+    return timed("scan", m->ops->scan(m, start, slen, end, elen, limit, reverse, out), t);
+}
+
+static ls_status timed_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp,
+                           const ls_meta_op_t *ops, size_t nops, int64_t *rev_out)
+{
+    int64_t t = ls_clock_mono_us();
+    return timed("txn", m->ops->txn(m, cmps, ncmp, ops, nops, rev_out), t);
+}
+
+static ls_status timed_lease_grant(ls_meta_t *m, int64_t ttl_ms, int64_t *lease_out)
+{
+    int64_t t = ls_clock_mono_us();
+    return timed("lease_grant", m->ops->lease_grant(m, ttl_ms, lease_out), t);
+}
+
+static ls_status timed_lease_keepalive(ls_meta_t *m, int64_t lease)
+{
+    int64_t t = ls_clock_mono_us();
+    return timed("lease_keepalive", m->ops->lease_keepalive(m, lease), t);
+}
+
+static ls_status timed_lease_revoke(ls_meta_t *m, int64_t lease)
+{
+    int64_t t = ls_clock_mono_us();
+    return timed("lease_revoke", m->ops->lease_revoke(m, lease), t);
+}
+
 /* ---- the interface: each call handed to the backend ---- */
 
 const char *ls_meta_backend_name(const ls_meta_t *m) { return m->ops->name; }
@@ -73,35 +133,32 @@ int ls_meta_max_txn_ops(const ls_meta_t *m) { return m->ops->max_txn_ops; }
 
 ls_status ls_meta_get_bytes(ls_meta_t *m, const void *key, size_t klen, ls_kv_t *out)
 {
-    return m->ops->get(m, key, klen, out);
+    return timed_get(m, key, klen, out);
 }
 
 ls_status ls_meta_scan(ls_meta_t *m, const void *start, size_t slen, const void *end, size_t elen,
                        size_t limit, int reverse, ls_kvlist_t *out)
 {
-    return m->ops->scan(m, start, slen, end, elen, limit, reverse, out);
+    return timed_scan(m, start, slen, end, elen, limit, reverse, out);
 }
 
 ls_status ls_meta_txn(ls_meta_t *m, const ls_meta_cmp_t *cmps, size_t ncmp, const ls_meta_op_t *ops,
                       size_t nops, int64_t *rev_out)
 {
-    return m->ops->txn(m, cmps, ncmp, ops, nops, rev_out);
+    return timed_txn(m, cmps, ncmp, ops, nops, rev_out);
 }
 
 ls_status ls_meta_lease_grant(ls_meta_t *m, int64_t ttl_ms, int64_t *lease_out)
 {
-    return m->ops->lease_grant(m, ttl_ms, lease_out);
+    return timed_lease_grant(m, ttl_ms, lease_out);
 }
 
 ls_status ls_meta_lease_keepalive(ls_meta_t *m, int64_t lease)
 {
-    return m->ops->lease_keepalive(m, lease);
+    return timed_lease_keepalive(m, lease);
 }
 
-ls_status ls_meta_lease_revoke(ls_meta_t *m, int64_t lease)
-{
-    return m->ops->lease_revoke(m, lease);
-}
+ls_status ls_meta_lease_revoke(ls_meta_t *m, int64_t lease) { return timed_lease_revoke(m, lease); }
 
 ls_status ls_meta_watch(ls_meta_t *m, const void *prefix, size_t plen, int64_t after_rev,
                         ls_meta_watch_cb cb, void *arg, ls_meta_watch_t **out)
@@ -120,14 +177,14 @@ void ls_meta_close(ls_meta_t *m)
 
 ls_status ls_meta_get(ls_meta_t *m, const char *key, ls_kv_t *out)
 {
-    return m->ops->get(m, key, strlen(key), out);
+    return timed_get(m, key, strlen(key), out);
 }
 
 static ls_status meta_first(ls_meta_t *m, const void *start, size_t slen, const void *end,
                             size_t elen, int reverse, ls_kv_t *out)
 {
     ls_kvlist_t l;
-    ls_status st = m->ops->scan(m, start, slen, end, elen, 1, reverse, &l);
+    ls_status st = timed_scan(m, start, slen, end, elen, 1, reverse, &l);
     if (st != LS_OK) return st;
     if (l.n == 0) {
         ls_kvlist_free(&l);
@@ -169,7 +226,7 @@ ls_status ls_meta_scan_from(ls_meta_t *m, const char *prefix, const char *from, 
     uint8_t stackbuf[256];
     uint8_t *end = plen <= sizeof stackbuf ? stackbuf : ls_malloc(plen);
     size_t elen = ls_meta_prefix_end(prefix, plen, end);
-    ls_status st = m->ops->scan(m, from, strlen(from), elen ? end : NULL, elen, limit, 0, out);
+    ls_status st = timed_scan(m, from, strlen(from), elen ? end : NULL, elen, limit, 0, out);
     if (end != stackbuf) ls_free(end);
     return st;
 }
@@ -178,13 +235,13 @@ ls_status ls_meta_put(ls_meta_t *m, const char *key, const void *val, size_t vle
 {
     ls_meta_op_t op = {
         .kind = LS_META_OP_PUT, .key = key, .klen = strlen(key), .val = val, .vlen = vlen};
-    return m->ops->txn(m, NULL, 0, &op, 1, NULL);
+    return timed_txn(m, NULL, 0, &op, 1, NULL);
 }
 
 ls_status ls_meta_del(ls_meta_t *m, const char *key)
 {
     ls_meta_op_t op = {.kind = LS_META_OP_DEL, .key = key, .klen = strlen(key)};
-    return m->ops->txn(m, NULL, 0, &op, 1, NULL);
+    return timed_txn(m, NULL, 0, &op, 1, NULL);
 }
 
 #define META_COUNTER_RETRIES 1000
@@ -195,7 +252,7 @@ ls_status ls_meta_counter_add(ls_meta_t *m, const char *key, int64_t delta, int6
     for (int attempt = 0; attempt < META_COUNTER_RETRIES; attempt++) {
         ls_kv_t kv;
         int64_t cur = 0, mod_rev = 0;
-        ls_status st = m->ops->get(m, key, klen, &kv);
+        ls_status st = timed_get(m, key, klen, &kv);
         if (st == LS_OK) {
             char *end;
             errno = 0;
@@ -223,7 +280,7 @@ ls_status ls_meta_counter_add(ls_meta_t *m, const char *key, int64_t delta, int6
         ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = key, .klen = klen, .rev = mod_rev};
         ls_meta_op_t op = {
             .kind = LS_META_OP_PUT, .key = key, .klen = klen, .val = val, .vlen = (size_t)vlen};
-        st = m->ops->txn(m, &cmp, 1, &op, 1, NULL);
+        st = timed_txn(m, &cmp, 1, &op, 1, NULL);
         if (st == LS_OK) {
             if (out) *out = next;
             return LS_OK;

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "base/config.h"
+#include "base/metrics.h"
 
 void ls_objstore_opts_init(ls_objstore_opts_t *o)
 {
@@ -85,17 +87,41 @@ ls_objstore_t *ls_objstore_open_opts(const char *url, const ls_objstore_opts_t *
     return NULL;
 }
 
+static const char *const op_names[LS_OBJSTORE_NOPS] = {"put",         "get",  "head", "delete",
+                                                       "delete_many", "list", "map",  "copy"};
+static LS_METRIC_HISTOGRAM(m_op_seconds, "lakestream_object_store_operation_duration_seconds",
+                           "Object-store calls by operation (its _count is the number of calls; "
+                           "an S3 call's retries are inside it).",
+                           ls_metrics_latency_bounds, "operation");
+static LS_METRIC_COUNTER(m_op_errors, "lakestream_object_store_errors",
+                         "Object-store calls that failed, by operation.", "operation");
+
+int64_t ls_objstore_op_begin(void) { return ls_clock_mono_us(); }
+
+ls_status ls_objstore_op_end(ls_objstore_op op, ls_status st, int64_t start)
+{
+    ls_metric_observe(ls_metrics_series1(&m_op_seconds, op_names[op]),
+                      (double)(ls_clock_mono_us() - start) / 1e6);
+    if (st != LS_OK && st != LS_ENOTFOUND && st != LS_EEXISTS)
+        ls_metric_add(ls_metrics_series1(&m_op_errors, op_names[op]), 1);
+    return st;
+}
+
 ls_status ls_objstore_get_chunk(ls_objstore_t *os, const char *key, uint64_t off, uint64_t len,
                                 ls_bufpool_t *pool, ls_chunk_t **out)
 {
     *out = NULL;
-    if (os->ops->get_chunk) return os->ops->get_chunk(os, key, off, len, out);
+    if (os->ops->get_chunk) {
+        int64_t t = ls_objstore_op_begin();
+        return ls_objstore_op_end(LS_OBJSTORE_OP_GET, os->ops->get_chunk(os, key, off, len, out),
+                                  t);
+    }
     ls_buf_t b;
     if (pool && len != UINT64_MAX)
         ls_bufpool_take(pool, &b, (size_t)len);
     else
         ls_buf_init(&b);
-    ls_status st = os->ops->get(os, key, off, len, &b);
+    ls_status st = ls_objstore_get(os, key, off, len, &b);
     if (st != LS_OK) {
         ls_buf_free(&b);
         return st;
@@ -111,7 +137,10 @@ ls_status ls_objstore_get_chunk(ls_objstore_t *os, const char *key, uint64_t off
 
 ls_status ls_objstore_copy(ls_objstore_t *os, const char *src, const char *dst)
 {
-    if (os->ops->copy) return os->ops->copy(os, src, dst);
+    if (os->ops->copy) {
+        int64_t t = ls_objstore_op_begin();
+        return ls_objstore_op_end(LS_OBJSTORE_OP_COPY, os->ops->copy(os, src, dst), t);
+    }
     ls_buf_t b;
     ls_buf_init(&b);
     ls_status st = ls_objstore_get(os, src, 0, UINT64_MAX, &b);

@@ -123,15 +123,35 @@ ls_objstore_t *ls_objstore_faulty_open(const char *url, const ls_objstore_opts_t
 ls_objstore_t *ls_objstore_fs_open(const char *dir, int fsync_enabled, char *err, int errlen);
 ls_objstore_t *ls_objstore_mem_open(void);
 
+/* Metrics (docs/OPERATIONS.md "Metrics"): every call below is counted per
+ * operation with its latency and, when it failed (a missing key or an
+ * existing one for a create-only put is an answer, not a failure), as an
+ * error; atomic adds, any thread. */
+typedef enum {
+    LS_OBJSTORE_OP_PUT,
+    LS_OBJSTORE_OP_GET,
+    LS_OBJSTORE_OP_HEAD,
+    LS_OBJSTORE_OP_DELETE,
+    LS_OBJSTORE_OP_DELETE_MANY,
+    LS_OBJSTORE_OP_LIST,
+    LS_OBJSTORE_OP_MAP,
+    LS_OBJSTORE_OP_COPY,
+    LS_OBJSTORE_NOPS
+} ls_objstore_op;
+int64_t ls_objstore_op_begin(void);
+ls_status ls_objstore_op_end(ls_objstore_op op, ls_status st, int64_t start);
+
 static inline ls_status ls_objstore_put(ls_objstore_t *os, const char *key, const struct iovec *iov,
                                         int iovcnt, int flags)
 {
-    return os->ops->put(os, key, iov, iovcnt, flags);
+    int64_t t = ls_objstore_op_begin();
+    return ls_objstore_op_end(LS_OBJSTORE_OP_PUT, os->ops->put(os, key, iov, iovcnt, flags), t);
 }
 static inline ls_status ls_objstore_get(ls_objstore_t *os, const char *key, uint64_t off,
                                         uint64_t len, ls_buf_t *out)
 {
-    return os->ops->get(os, key, off, len, out);
+    int64_t t = ls_objstore_op_begin();
+    return ls_objstore_op_end(LS_OBJSTORE_OP_GET, os->ops->get(os, key, off, len, out), t);
 }
 /* A range as a chunk (refcnt 1 in *out on LS_OK): the backend's get_chunk
  * when it has one, else get into a buffer from pool (NULL: a new one). */
@@ -142,20 +162,25 @@ ls_status ls_objstore_get_chunk(ls_objstore_t *os, const char *key, uint64_t off
 static inline ls_status ls_objstore_map(ls_objstore_t *os, const char *key, ls_chunk_t **out)
 {
     *out = NULL;
-    return os->ops->map ? os->ops->map(os, key, out) : LS_EINVAL;
+    if (!os->ops->map) return LS_EINVAL;
+    int64_t t = ls_objstore_op_begin();
+    return ls_objstore_op_end(LS_OBJSTORE_OP_MAP, os->ops->map(os, key, out), t);
 }
 static inline ls_status ls_objstore_head(ls_objstore_t *os, const char *key, ls_objinfo_t *info)
 {
-    return os->ops->head(os, key, info);
+    int64_t t = ls_objstore_op_begin();
+    return ls_objstore_op_end(LS_OBJSTORE_OP_HEAD, os->ops->head(os, key, info), t);
 }
 static inline ls_status ls_objstore_del(ls_objstore_t *os, const char *key)
 {
-    return os->ops->del(os, key);
+    int64_t t = ls_objstore_op_begin();
+    return ls_objstore_op_end(LS_OBJSTORE_OP_DELETE, os->ops->del(os, key), t);
 }
 static inline ls_status ls_objstore_list(ls_objstore_t *os, const char *prefix, ls_objinfo_t **out,
                                          size_t *n)
 {
-    return os->ops->list(os, prefix, out, n);
+    int64_t t = ls_objstore_op_begin();
+    return ls_objstore_op_end(LS_OBJSTORE_OP_LIST, os->ops->list(os, prefix, out, n), t);
 }
 static inline void ls_objstore_close(ls_objstore_t *os)
 {
@@ -163,9 +188,12 @@ static inline void ls_objstore_close(ls_objstore_t *os)
 }
 static inline ls_status ls_objstore_del_many(ls_objstore_t *os, const char *const *keys, size_t n)
 {
-    if (os->ops->del_many) return os->ops->del_many(os, keys, n);
+    if (os->ops->del_many) {
+        int64_t t = ls_objstore_op_begin();
+        return ls_objstore_op_end(LS_OBJSTORE_OP_DELETE_MANY, os->ops->del_many(os, keys, n), t);
+    }
     for (size_t i = 0; i < n; i++) {
-        ls_status st = os->ops->del(os, keys[i]);
+        ls_status st = ls_objstore_del(os, keys[i]);
         if (st != LS_OK) return st;
     }
     return LS_OK;

@@ -59,6 +59,7 @@
 #include "base/curl_pool.h"
 #include "base/url.h"
 #include "base/diag.h"
+#include "base/metrics.h"
 #include "objstore/objstore_s3.h"
 #include "objstore/s3_config.h"
 #include "objstore/s3_xml.h"
@@ -74,6 +75,10 @@
 enum { REQ_PUT, REQ_GET, REQ_LIST, REQ_HEAD, REQ_DELETE, REQ_POST, REQ_KINDS };
 static const char *const req_kind_names[REQ_KINDS] = {"PUT",  "GET",    "LIST",
                                                       "HEAD", "DELETE", "POST"};
+
+/* S3 requests sent, as S3 bills them (docs/OPERATIONS.md "Metrics"). */
+static LS_METRIC_COUNTER(m_requests, "lakestream_s3_requests",
+                         "S3 requests sent (retries included), by kind as S3 bills them.", "kind");
 
 typedef struct s3_store {
     ls_objstore_t base;
@@ -396,6 +401,7 @@ static ls_status s3_request(s3_store_t *s, s3_req_t *r)
     for (r->attempts = 1;; r->attempts++) {
         __atomic_add_fetch(&s->nrequests, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(&s->by_kind[kind], 1, __ATOMIC_RELAXED);
+        ls_metric_add(ls_metrics_series1(&m_requests, req_kind_names[kind]), 1);
         s3_attempt(s, c, r, path, ph);
         /* every request is idempotent as sent: retry whatever may have failed in transit */
         int transient =

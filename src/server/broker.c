@@ -33,6 +33,8 @@
 #include "objstore/objstore_s3.h"
 #include "security/sasl.h"
 #include "security/authz.h"
+#include "server/broker_metrics.h"
+#include "server/table_groups.h"
 #include "server/txn_coord.h"
 #include "stream/broker_config.h"
 
@@ -290,6 +292,12 @@ static void svc_txn_finish(void *root, const char *tid)
     ls_txn_coord_finish(b->txn, tid);
 }
 
+static ls_status svc_table_groups(void *root, ls_table_group_t **out, int *n)
+{
+    ls_broker_t *b = root;
+    return ls_table_groups_read(b->meta, b->catalog, out, n);
+}
+
 static void services_init(ls_broker_t *b)
 {
     b->ksvc = (ls_kafka_services_t){
@@ -321,6 +329,7 @@ static void services_init(ls_broker_t *b)
         .check_partition = svc_check_partition,
         .check_table_spec = svc_check_table_spec,
         .txn_finish = svc_txn_finish,
+        .table_groups = svc_table_groups,
     };
 }
 
@@ -514,13 +523,17 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
                                               .held_ctx = b});
     ls_free(endpoint);
     ls_free(region);
-    ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest, 0}};
+    b->metrics = ls_broker_metrics_start(b->meta, b->catalog);
+    ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest, 0},
+                                {"/metrics", ls_broker_metrics_handle, b->metrics, 0}};
     ls_http_limits_t limits = http_limits(cfg);
-    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts, 1,
+    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts, 2,
                                    &limits, err, (size_t)errlen);
     if (!b->http) return -1;
     int v6 = strchr(cfg->http_host, ':') != NULL;
-    LS_INFO("broker", "serving the Iceberg REST catalog on http://%s%s%s:%d/v1 (health: /health)",
+    LS_INFO("broker",
+            "serving the Iceberg REST catalog on http://%s%s%s:%d/v1 (health: /health, metrics: "
+            "/metrics)",
             v6 ? "[" : "", cfg->http_host, v6 ? "]" : "", ls_http_server_port(b->http));
     return 0;
 }
@@ -834,6 +847,7 @@ void ls_broker_free(ls_broker_t *b)
     ls_membership_stop(b->members);
     ls_http_server_stop(b->http);
     ls_rest_free(b->rest);
+    ls_broker_metrics_stop(b->metrics);
     ls_http_server_stop(b->registry_http);
     for (int i = 0; i < b->nkafka; i++)
         ls_kafka_listener_free(b->kafka[i]);

@@ -1018,6 +1018,11 @@ static json_t *current_snapshot(const ls_ice_table_t *t)
     return NULL;
 }
 
+size_t ls_ice_table_snapshot_count(const ls_ice_table_t *t)
+{
+    return json_array_size(json_object_get(t->meta, "snapshots"));
+}
+
 const char *ls_ice_table_summary(const ls_ice_table_t *t, const char *key)
 {
     if (!strncmp(key, LS_ICE_CARRY_PREFIX, strlen(LS_ICE_CARRY_PREFIX))) {

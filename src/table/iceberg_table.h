@@ -418,6 +418,7 @@ ls_status ls_ice_table_set_schema(ls_ice_table_t *t, const char *schema_json, in
 const ls_ice_spec_t *ls_ice_table_spec(const ls_ice_table_t *t);
 int ls_ice_table_version(const ls_ice_table_t *t);              /* N: layout version */
 int64_t ls_ice_table_current_snapshot(const ls_ice_table_t *t); /* -1: none */
+size_t ls_ice_table_snapshot_count(const ls_ice_table_t *t);    /* snapshots kept */
 /* Summary property of the current snapshot, or NULL; a carried key
  * (LS_ICE_CARRY_PREFIX) is read from the table properties first. */
 const char *ls_ice_table_summary(const ls_ice_table_t *t, const char *key);
