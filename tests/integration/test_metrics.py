@@ -230,6 +230,10 @@ def test_table_lag_as_consumer_group(broker_factory):
                               "--to-earliest", "--execute")
     assert "GroupAuthorizationException" in r.stdout + r.stderr, r.stdout + r.stderr
     assert admin_offsets(b.bootstrap, group) == {0: 50, 1: 25}
+    # kcat's balanced consumer under the table's group id stops with the reason
+    r = subprocess.run(["kcat", "-b", b.bootstrap, "-G", group, topic, "-e", "-c", "1"],
+                       capture_output=True, text=True, timeout=60)
+    assert "Group authorization failed" in r.stderr, r.stderr
     # a consumer subscribing under the table's group id is told so at once
     c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": group,
                   "auto.offset.reset": "earliest"})
