@@ -137,7 +137,8 @@ def test_default_listener_unchanged(broker):
 
 
 @pytest.mark.parametrize("args,want", [
-    (["--listeners=SASL_SSL://127.0.0.1:0"], "listener SASL_SSL uses SASL_SSL"),
+    (["--listeners=SASL_SSL://127.0.0.1:0"],
+     "ssl.keystore.location: required by a TLS listener"),
     (["--listeners=CLIENT://127.0.0.1:0"],
      "listener CLIENT has no security protocol in listener.security.protocol.map"),
     (["--listeners=PLAINTEXT://127.0.0.1:0", "--advertised.listeners=SSL://h:1"],
