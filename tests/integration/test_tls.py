@@ -395,3 +395,29 @@ def test_kafkajs_over_ssl(listeners, pki):
     rc, text = run_client(["node", JS_TEST], {"LS_TEST_BOOTSTRAP": "127.0.0.1:%d" % ports["SSL"],
                                               "LS_TEST_CA": pki.ca})
     assert rc == 0 and "PASS kafkajs_tls" in text, text[-3000:]
+
+
+# ---------------------------------------------------------------- SASL_SSL
+
+@pytest.mark.parametrize("mech", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_sasl_ssl_each_mechanism(listeners, pki, mech):
+    """SASL over TLS (SASL_SSL) with librdkafka's defaults besides the
+    credentials and the CA: each mechanism authenticates and the client
+    produces and consumes; a wrong password fails fast; a plaintext SASL
+    client to the TLS port fails fast."""
+    keystore = pki.server("sasl-server")
+    b, ports = listeners.start([("PLAINTEXT", "127.0.0.1"), ("SASL_SSL", "127.0.0.1")],
+                               "--ssl.keystore.location=" + keystore,
+                               "--sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512")
+    r = subprocess.run([b.binary, "users", "add", "alice", "--data.dir=" + b.data_dir],
+                       input=b"alice-secret\n", capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    conf = ssl_conf(ports["SASL_SSL"], pki.ca, **{"security.protocol": "SASL_SSL",
+                                                  "sasl.mechanism": mech,
+                                                  "sasl.username": "alice",
+                                                  "sasl.password": "alice-secret"})
+    assert metadata_brokers(conf) == [("127.0.0.1", ports["SASL_SSL"])]
+    produce_consume(conf, n=50)
+    assert connect_fails(dict(conf, **{"sasl.password": "wrong"}))
+    assert connect_fails(dict(conf, **{"security.protocol": "SASL_PLAINTEXT"}))
+    assert "alice-secret" not in b.log_text()
