@@ -280,6 +280,31 @@ def test_plain_client_denied_everything_then_acls_flip_each_api(one_dir):
         timeout=TIMEOUT)
     assert [(p.topic, p.offset) for p in got.topic_partitions] == [("orders", 1)]
 
+    # a subscribed consumer of g1 joins, reads and commits (group READ + topic READ)
+    c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "g1",
+                  "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    c.subscribe(["orders"])
+    m = None
+    for _ in range(150):
+        m = c.poll(0.2)
+        if m is not None and not m.error():
+            break
+    assert m is not None and not m.error() and m.value() == b"orders-1", m and m.error()
+    c.commit(message=m, asynchronous=False)
+    c.close()
+
+    # transactional id WRITE: a transactional producer starts and commits
+    tx = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "tx-1"})
+    with pytest.raises(KafkaException) as ei:
+        tx.init_transactions(TIMEOUT)
+    assert ei.value.args[0].code() == KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    create_acls(b, binding(ResourceType.TRANSACTIONAL_ID, "tx-1", AclOperation.WRITE))
+    tx = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "tx-1"})
+    tx.init_transactions(TIMEOUT)
+    tx.begin_transaction()
+    tx.produce("orders", b"in-tx")
+    tx.commit_transaction(TIMEOUT)
+
     # PREFIXED: every fin-* topic, and not "other"
     create_acls(b, binding(ResourceType.TOPIC, "fin-", AclOperation.READ,
                            pattern=ResourcePatternType.PREFIXED))
