@@ -193,7 +193,7 @@ static acl_job_t *acl_job_new(ls_kreq_t *req, int32_t n)
 
 static const char *store_message(ls_status st)
 {
-    return st == LS_ELIMIT ? "The cluster holds the most ACL bindings it may (5000)"
+    return st == LS_ELIMIT ? "The cluster holds the most ACL bindings it may"
                            : "The ACLs could not be changed in the metadata store; retry";
 }
 

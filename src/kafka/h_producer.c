@@ -81,8 +81,11 @@ void ls_kafka_handle_init_producer_id(ls_kreq_t *req)
         return;
     }
     /* idempotent: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic */
-    if (!ls_kreq_allowed_cluster(req, LS_ACL_OP_IDEMPOTENT_WRITE) &&
+    if (!ls_kreq_allowed_quiet(req, LS_ACL_OP_IDEMPOTENT_WRITE, LS_ACL_RES_CLUSTER,
+                               LS_ACL_CLUSTER_NAME) &&
         !ls_kreq_allowed_any(req, LS_ACL_OP_WRITE, LS_ACL_RES_TOPIC)) {
+        /* denied both ways: audited once, as the cluster operation */
+        ls_kreq_allowed_cluster(req, LS_ACL_OP_IDEMPOTENT_WRITE);
         ctx->resp.ErrorCode = LS_KERR_CLUSTER_AUTHORIZATION_FAILED;
         ip_respond(ctx);
         return;

@@ -133,13 +133,32 @@ def delete_acls(b, *filters):
     return [f.result(timeout=TIMEOUT) for f in fs.values()]
 
 
-def restricted(own_broker, *extra):
+@pytest.fixture
+def one_dir(tmp_path, request):
+    """make(*args): a broker over the test's one data dir (stop the previous
+    one first: brokers here take turns on it). Every broker made is checked
+    at teardown: exit code 0 on SIGTERM, no ERROR or sanitizer lines."""
+    made = []
+
+    def make(*args):
+        b = lsbroker.Broker(str(tmp_path / "data"), str(tmp_path / "logs"), list(args),
+                            name="broker%d" % (len(made) + 1))
+        made.append(b)
+        request.node._ls_brokers = made
+        return b.start()
+    yield make
+    failures = [f for b in made for f in b.final_check()]
+    if failures:
+        pytest.fail("\n".join(failures), pytrace=False)
+
+
+def restricted(make, *extra):
     """A broker with the authorizer on where the test's client is no super user."""
-    return own_broker(AUTHZ, "--super.users=User:admin", *extra)
+    return make(AUTHZ, "--super.users=User:admin", *extra)
 
 
-def superuser(own_broker, *extra):
-    return own_broker(AUTHZ, "--super.users=User:admin;" + ANON, *extra)
+def superuser(make, *extra):
+    return make(AUTHZ, "--super.users=User:admin;" + ANON, *extra)
 
 
 def seed(b):
@@ -161,13 +180,13 @@ def seed(b):
 # --------------------------------------------------------------- matrix
 
 
-def test_plain_client_denied_everything_then_acls_flip_each_api(own_broker):
-    su = superuser(own_broker)
+def test_plain_client_denied_everything_then_acls_flip_each_api(one_dir):
+    su = superuser(one_dir)
     seed(su)
     su.stop()
 
     # -- no ACLs: everything denied, nothing visible
-    b = restricted(own_broker)
+    b = restricted(one_dir)
     a = admin(b)
     assert topics_listed(b) == []
     assert topic_error(b, "orders") == KafkaError.TOPIC_AUTHORIZATION_FAILED
@@ -219,12 +238,12 @@ def test_plain_client_denied_everything_then_acls_flip_each_api(own_broker):
     b.stop()
 
     # -- let ANONYMOUS manage ACLs (ALTER on the cluster): nothing else yet
-    su = superuser(own_broker)
+    su = superuser(one_dir)
     create_acls(su, binding(ResourceType.BROKER, "kafka-cluster", AclOperation.ALTER))
     assert "ACL created by principal=User:ANONYMOUS" in su.log_text()
     su.stop()
 
-    b = restricted(own_broker)
+    b = restricted(one_dir)
     assert topics_listed(b) == []
 
     # topic DESCRIBE: listed, but Fetch is refused (the consumer sees it)
@@ -260,6 +279,31 @@ def test_plain_client_denied_everything_then_acls_flip_each_api(own_broker):
     got = a.list_consumer_group_offsets([ConsumerGroupTopicPartitions("g1")])["g1"].result(
         timeout=TIMEOUT)
     assert [(p.topic, p.offset) for p in got.topic_partitions] == [("orders", 1)]
+
+    # a subscribed consumer of g1 joins, reads and commits (group READ + topic READ)
+    c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "g1",
+                  "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    c.subscribe(["orders"])
+    m = None
+    for _ in range(150):
+        m = c.poll(0.2)
+        if m is not None and not m.error():
+            break
+    assert m is not None and not m.error() and m.value() == b"orders-1", m and m.error()
+    c.commit(message=m, asynchronous=False)
+    c.close()
+
+    # transactional id WRITE: a transactional producer starts and commits
+    tx = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "tx-1"})
+    with pytest.raises(KafkaException) as ei:
+        tx.init_transactions(TIMEOUT)
+    assert ei.value.args[0].code() == KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    create_acls(b, binding(ResourceType.TRANSACTIONAL_ID, "tx-1", AclOperation.WRITE))
+    tx = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "tx-1"})
+    tx.init_transactions(TIMEOUT)
+    tx.begin_transaction()
+    tx.produce("orders", b"in-tx")
+    tx.commit_transaction(TIMEOUT)
 
     # PREFIXED: every fin-* topic, and not "other"
     create_acls(b, binding(ResourceType.TOPIC, "fin-", AclOperation.READ,
@@ -302,9 +346,9 @@ def test_plain_client_denied_everything_then_acls_flip_each_api(own_broker):
                      r"operation=READ permission=ALLOW", b.log_text())
 
 
-def test_acl_requests_kafka_refuses(own_broker):
+def test_acl_requests_kafka_refuses(one_dir):
     """Kafka's validation: a bad binding is INVALID_REQUEST for that creation only."""
-    su = superuser(own_broker)
+    su = superuser(one_dir)
     a = admin(su)
     bad = binding(ResourceType.BROKER, "not-the-cluster", AclOperation.ALTER)
     good = binding(ResourceType.TOPIC, "t", AclOperation.READ)
@@ -325,16 +369,18 @@ def test_authorizer_off_acl_apis_answer_security_disabled(broker):
 
 
 def test_unknown_authorizer_class_refused_at_start(tmp_path):
-    r = subprocess.run([lsbroker.binary_path(), "serve", "--data.dir=%s" % tmp_path,
-                        "--authorizer.class.name=com.example.MyAuthorizer"],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode != 0
-    assert "authorizer.class.name" in r.stderr and "com.example.MyAuthorizer" in r.stderr
+    b = lsbroker.Broker(str(tmp_path / "data"), str(tmp_path / "logs"),
+                        ["--authorizer.class.name=com.example.MyAuthorizer"])
+    with pytest.raises(lsbroker.BrokerError) as ei:
+        b.start()
+    assert b.exit_codes and b.exit_codes[-1] != 0
+    assert re.search(r"authorizer\.class\.name: 'com\.example\.MyAuthorizer' is not supported",
+                     str(ei.value)), str(ei.value)
 
 
-def test_allow_everyone_if_no_acl_found(own_broker):
+def test_allow_everyone_if_no_acl_found(one_dir):
     """As Kafka: with no ACL applying, allowed; an ACL that applies decides."""
-    b = restricted(own_broker, "--allow.everyone.if.no.acl.found=true")
+    b = restricted(one_dir, "--allow.everyone.if.no.acl.found=true")
     assert produce_error(b, "open") == KafkaError.NO_ERROR
     assert fetch(b, "open", 1) == [b"v"]
     # CreateAcls itself is allowed: no ACL names the cluster yet
@@ -361,13 +407,13 @@ def acl_command(b, *args):
     return r.stdout
 
 
-def test_kafka_acl_command_adds_lists_removes(own_broker):
-    su = superuser(own_broker)
+def test_kafka_acl_command_adds_lists_removes(one_dir):
+    su = superuser(one_dir)
     a = admin(su)
     a.create_topics([NewTopic("cmd-t", 1)])["cmd-t"].result(timeout=TIMEOUT)
     create_acls(su, binding(ResourceType.BROKER, "kafka-cluster", AclOperation.ALTER))
     su.stop()
-    b = restricted(own_broker)
+    b = restricted(one_dir)
     assert topic_error(b, "cmd-t") == KafkaError.TOPIC_AUTHORIZATION_FAILED
     acl_command(b, "--add", "--allow-principal", ANON, "--operation", "Read", "--topic", "cmd-t")
     out = acl_command(b, "--list", "--topic", "cmd-t")

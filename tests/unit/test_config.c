@@ -496,6 +496,40 @@ TEST(precedence_file_env_flags)
     unsetenv("LAKESTREAM_WAL_FLUSH_MAX_BYTES");
 }
 
+/* authorizer.class.name: Kafka's two class names turn the built-in
+ * authorizer on, empty keeps it off, anything else is refused by name. */
+TEST(authorizer_settings)
+{
+    static const char *const on[] = {"org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                                     "kafka.security.authorizer.AclAuthorizer"};
+    ls_config_t c;
+    char err[512];
+    for (size_t i = 0; i < 2; i++) {
+        ls_config_init(&c);
+        CHECK_EQ_INT(ls_config_set(&c, "authorizer.class.name", on[i], err, sizeof err), 0);
+        CHECK_EQ_INT(ls_config_set(&c, "super.users", "User:a;User:b", err, sizeof err), 0);
+        CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), 0);
+        CHECK(c.authorizer_class_name && strcmp(c.authorizer_class_name, on[i]) == 0);
+        CHECK(!c.allow_everyone_if_no_acl_found); /* Kafka's default */
+        ls_config_free(&c);
+    }
+    ls_config_init(&c);
+    CHECK_EQ_INT(ls_config_set(&c, "authorizer.class.name", "", err, sizeof err), 0);
+    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), 0);
+    CHECK(c.authorizer_class_name == NULL);
+    ls_config_free(&c);
+    ls_config_init(&c);
+    CHECK_EQ_INT(ls_config_set(&c, "authorizer.class.name", "com.example.Mine", err, sizeof err),
+                 0);
+    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
+    CHECK(strstr(err, "authorizer.class.name: 'com.example.Mine' is not supported"));
+    ls_config_free(&c);
+    ls_config_init(&c);
+    CHECK(ls_config_set(&c, "allow.everyone.if.no.acl.found", "maybe", err, sizeof err) != 0);
+    CHECK(strstr(err, "allow.everyone.if.no.acl.found"));
+    ls_config_free(&c);
+}
+
 TEST(cross_key_limits)
 {
     ls_config_t c;
@@ -594,6 +628,7 @@ int main(void)
     RUN(listeners);
     RUN(listener_list);
     RUN(advertised_address);
+    RUN(authorizer_settings);
     RUN(file_parsing);
     RUN(empty_file_is_all_defaults);
     RUN(file_errors_name_path_and_line);
