@@ -258,18 +258,15 @@ static char *kstr_dup(ls_arena_t *a, ls_kstr_t s)
     return p;
 }
 
-/* The config key of keys[] a Kafka refusal names, into field as
- * "<prefix><key>"; else field = fallback. */
-static const char *field_of(const char *msg, const char *const *keys, int n, const char *prefix,
-                            const char *fallback, char *field, size_t cap)
+/* The index of the key of keys[0..n) a refusal's message names (the longest
+ * one: "a.b" before "a"), or -1. */
+static int key_named(const char *msg, const char *const *keys, int n)
 {
-    const char *best = NULL;
-    for (int i = 0; i < n; i++) /* the longest key named: "a.b" before "a" */
-        if (keys[i] && strstr(msg, keys[i]) && (!best || strlen(keys[i]) > strlen(best)))
-            best = keys[i];
-    if (!best) return fallback;
-    snprintf(field, cap, "%s%s", prefix, best);
-    return field;
+    int best = -1;
+    for (int i = 0; i < n; i++)
+        if (keys[i] && strstr(msg, keys[i]) && (best < 0 || strlen(keys[i]) > strlen(keys[best])))
+            best = i;
+    return best;
 }
 
 /* A Kafka error code as the HTTP answer. field: the body member a
@@ -427,11 +424,19 @@ static void get_stream(call_t *c)
  * policy member's keys become lakestream.table.* configs. NULL values are
  * kept (NULL) for PATCH's "unset". 0, or -1 (400 written). */
 typedef struct kv_list {
-    const char *key[LS_ADMIN_POLICY_MAX_EDITS * 2];
+    const char *key[LS_ADMIN_POLICY_MAX_EDITS * 2];   /* full keys */
+    const char *given[LS_ADMIN_POLICY_MAX_EDITS * 2]; /* as the body names them */
     const char *value[LS_ADMIN_POLICY_MAX_EDITS * 2];
     char full[LS_ADMIN_POLICY_MAX_EDITS * 2][LS_ADMIN_POLICY_KEY_MAX];
     int n;
 } kv_list_t;
+
+/* "<member>.<key as given>" of entry i into field. */
+static const char *kv_field(const kv_list_t *l, int i, const char *member, char *field, size_t cap)
+{
+    snprintf(field, cap, "%s.%.250s", member, l->given[i]);
+    return field;
+}
 
 static int kv_collect(call_t *c, json_t *obj, const char *member, bool policy, bool nulls,
                       kv_list_t *l)
@@ -459,6 +464,7 @@ static int kv_collect(call_t *c, json_t *obj, const char *member, bool policy, b
             BAD(c, field, "key too long");
             return -1;
         }
+        l->given[l->n] = k;
         l->key[l->n] = policy ? ls_admin_policy_key(k, l->full[l->n], sizeof l->full[0]) : k;
         l->value[l->n] = json_is_string(v) ? json_string_value(v) : NULL;
         l->n++;
@@ -500,8 +506,7 @@ static void create_stream(call_t *c)
         memset(&e, 0, sizeof e);
         if (ls_admin_policy_edit_set(&e, l->key[i], l->value[i], false, perr, sizeof perr) != 0) {
             char field[300];
-            snprintf(field, sizeof field, "policy.%s", l->key[i]);
-            BAD(c, field, "%s", perr);
+            BAD(c, kv_field(l, i, "policy", field, sizeof field), "%s", perr);
             goto out;
         }
     }
@@ -509,8 +514,8 @@ static void create_stream(call_t *c)
         for (int j = 0; j < nconfigs; j++)
             if (strcmp(l->key[i], l->key[j]) == 0) {
                 char field[300];
-                snprintf(field, sizeof field, "policy.%s", l->key[i]);
-                BAD(c, field, "%s is given both in configs and in policy", l->key[i]);
+                BAD(c, kv_field(l, i, "policy", field, sizeof field),
+                    "%s is given both in configs and in policy", l->key[i]);
                 goto out;
             }
     ls_admin_conn_t k;
@@ -536,16 +541,11 @@ static void create_stream(call_t *c)
     } else if (r.Topics[0].ErrorCode) {
         const char *msg = kstr_dup(k.arena, r.Topics[0].ErrorMessage);
         char field[300];
-        bool in_policy = false;
-        const char *f = field_of(msg, l->key, l->n, "configs.", NULL, field, sizeof field);
-        for (int i = nconfigs; f && i < l->n; i++)
-            in_policy |= strcmp(f + 8, l->key[i]) == 0;
-        if (in_policy) { /* name the member the key was given in */
-            char pf[300];
-            snprintf(pf, sizeof pf, "policy.%s", f + 8);
-            snprintf(field, sizeof field, "%s", pf);
-        }
-        kafka_refusal(c, r.Topics[0].ErrorCode, msg, f ? f : (nconfigs < l->n ? "policy" : NULL));
+        int i = key_named(msg, l->key, l->n); /* the member the key was given in */
+        kafka_refusal(c, r.Topics[0].ErrorCode, msg,
+                      i >= 0
+                          ? kv_field(l, i, i < nconfigs ? "configs" : "policy", field, sizeof field)
+                          : NULL);
     } else {
         /* the broker's catalog copy has it now (the create wrote through it) */
         ls_stream_t *s = ls_catalog_lookup(c->api->cfg.catalog, LS_DEFAULT_NAMESPACE, name);
@@ -583,10 +583,9 @@ static void delete_stream(call_t *c)
 }
 
 /* IncrementalAlterConfigs of stream name: SET of non-NULL values, DELETE of
- * NULL ones. field_prefix names the body member ("configs." / "policy.").
- * 0, or -1 with the answer written. */
+ * NULL ones (the body's "configs"). 0, or -1 with the answer written. */
 static int alter_configs(call_t *c, ls_admin_conn_t *k, const char *name, const kv_list_t *l,
-                         bool validate_only, const char *field_prefix, const char *fallback)
+                         bool validate_only)
 {
     ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig *ops =
         ls_arena_alloc(k->arena, (size_t)(l->n + 1) * sizeof *ops);
@@ -610,8 +609,9 @@ static int alter_configs(call_t *c, ls_admin_conn_t *k, const char *name, const 
     if (r.Responses[0].ErrorCode) {
         const char *msg = kstr_dup(k->arena, r.Responses[0].ErrorMessage);
         char field[300];
+        int i = key_named(msg, l->key, l->n);
         kafka_refusal(c, r.Responses[0].ErrorCode, msg,
-                      field_of(msg, l->key, l->n, field_prefix, fallback, field, sizeof field));
+                      i >= 0 ? kv_field(l, i, "configs", field, sizeof field) : "configs");
         return -1;
     }
     return 0;
@@ -663,8 +663,7 @@ static void patch_stream(call_t *c)
      * refused body changes nothing */
     bool grow = jparts && json_integer_value(jparts) != s->partitions;
     for (int validate = 1; validate >= 0; validate--) {
-        if (l->n > 0 && alter_configs(c, &k, s->name, l, validate, "configs.", "configs") != 0)
-            goto out;
+        if (l->n > 0 && alter_configs(c, &k, s->name, l, validate) != 0) goto out;
         if (grow &&
             add_partitions(c, &k, s->name, (int32_t)json_integer_value(jparts), validate) != 0)
             goto out;
@@ -729,8 +728,7 @@ static void stream_policy(call_t *c)
                                                             sizeof err)
                                  : ls_admin_policy_edit_unset(&e, l->key[i], err, sizeof err);
             if (rc != 0) {
-                snprintf(field, sizeof field, "policy.%s", l->key[i]);
-                BAD(c, field, "%s", err);
+                BAD(c, kv_field(l, i, "policy", field, sizeof field), "%s", err);
                 goto out;
             }
         }
@@ -754,15 +752,10 @@ static void stream_policy(call_t *c)
     if (kafka_open(c, &k) != 0) goto out;
     int16_t kerr = 0;
     if (!get && e.nset + e.nunset > 0 && ls_admin_policy_alter(&k, c->seg[1], &e, false, &kerr)) {
-        const char *keys[LS_ADMIN_POLICY_MAX_EDITS * 2];
-        int n = 0;
-        for (int i = 0; i < e.nset; i++)
-            keys[n++] = e.set_k[i];
-        for (int i = 0; i < e.nunset; i++)
-            keys[n++] = e.unset_k[i];
+        int i = key_named(k.err, l->key, l->n);
         if (kerr)
             kafka_refusal(c, kerr, k.err,
-                          field_of(k.err, keys, n, "policy.", "policy", field, sizeof field));
+                          i >= 0 ? kv_field(l, i, "policy", field, sizeof field) : "policy");
         else
             UNAVAILABLE(c, "IncrementalAlterConfigs: %s", k.err);
         goto out;
@@ -868,8 +861,7 @@ static int ns_apply(call_t *c, const char *ns, json_t *pol, bool replace, bool c
                     ? ls_admin_policy_edit_set(&e, l->key[i], l->value[i], true, err, sizeof err)
                     : ls_admin_policy_edit_unset(&e, l->key[i], err, sizeof err);
         if (r != 0) {
-            snprintf(field, sizeof field, "policy.%s", l->key[i]);
-            BAD(c, field, "%s", err);
+            BAD(c, kv_field(l, i, "policy", field, sizeof field), "%s", err);
             goto out;
         }
     }

@@ -215,8 +215,8 @@ def test_bad_bodies_are_400_naming_the_field_and_change_nothing(broker):
         ({"name": topic, "configs": {"retention.ms": 5}}, "configs.retention.ms"),
         ({"name": topic, "configs": {"retention.ms": "1000", "cleanup.policy": "shred"}},
          "configs.cleanup.policy"),
-        ({"name": topic, "policy": {"compression": "lzma"}}, "policy.lakestream.table.compression"),
-        ({"name": topic, "policy": {"no.such.field": "1"}}, "policy.lakestream.table.no.such.field"),
+        ({"name": topic, "policy": {"compression": "lzma"}}, "policy.compression"),
+        ({"name": topic, "policy": {"no.such.field": "1"}}, "policy.no.such.field"),
         ({"name": topic, "partitons": 3}, "partitons"),
         ({"partitions": 3}, "name"),
         ({"name": "bad/name"}, "name"),
@@ -253,9 +253,9 @@ def test_bad_bodies_are_400_naming_the_field_and_change_nothing(broker):
     # a refused policy change leaves the policy as it was
     _error(api.call("PATCH", "/api/v1/streams/%s/policy" % topic,
                     {"policy": {"enabled": "true", "commit.interval.ms": "5"}}), 400,
-           "policy.lakestream.table.commit.interval.ms")
+           "policy.commit.interval.ms")
     _error(api.call("PATCH", "/api/v1/streams/%s/policy" % topic,
-                    {"policy": {"primary.key": "id"}}), 400, "policy.lakestream.table.primary.key")
+                    {"policy": {"primary.key": "id"}}), 400, "policy.primary.key")
     _error(api.call("PATCH", "/api/v1/streams/%s/policy" % topic, {"enabled": "true"}), 400,
            "enabled")
     _error(api.call("PUT", "/api/v1/streams/%s/policy" % topic, {"policy": {"enabled": None}}),
@@ -265,10 +265,10 @@ def test_bad_bodies_are_400_naming_the_field_and_change_nothing(broker):
 
     # namespaces: a bad default, or a primary key as a default, is refused
     _error(api.call("PATCH", "/api/v1/namespaces/default/policy",
-                    {"policy": {"compression": "zip"}}), 400, "policy.lakestream.table.compression")
+                    {"policy": {"compression": "zip"}}), 400, "policy.compression")
     _error(api.call("POST", "/api/v1/namespaces", {"name": "ns_pk",
                                                    "policy": {"primary.key": "id"}}),
-           400, "policy.lakestream.table.primary.key")
+           400, "policy.primary.key")
     _error(api.call("GET", "/api/v1/namespaces/ns_pk"), 404)
     _error(api.call("POST", "/api/v1/namespaces", {"name": "../x"}), 400, "name")
     _error(api.call("GET", "/api/v1/streams?limit=0"), 400, "limit")
