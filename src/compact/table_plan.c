@@ -402,17 +402,23 @@ static ls_status status_parse(const char *v, ls_table_status_t *out, const char 
 ls_status ls_table_status_read(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
                                ls_table_status_t *out)
 {
+    return ls_table_status_get(meta, ts->stream->stream_no, ts->target.prefix, out);
+}
+
+ls_status ls_table_status_get(ls_meta_t *meta, int64_t stream_no, const char *table_prefix,
+                              ls_table_status_t *out)
+{
     memset(out, 0, sizeof *out);
     char key[64];
-    status_key(key, sizeof key, ts->stream->stream_no);
+    status_key(key, sizeof key, stream_no);
     ls_kv_t kv;
     ls_status st = ls_meta_get(meta, key, &kv);
     if (st != LS_OK) return st;
     const char *prefix;
-    size_t plen, want = strlen(ts->target.prefix);
+    size_t plen, want = strlen(table_prefix);
     /* malformed or of another table: as if none */
     st = status_parse((const char *)kv.val, out, &prefix, &plen);
-    if (st == LS_OK && (plen != want || memcmp(prefix, ts->target.prefix, want) != 0)) {
+    if (st == LS_OK && (plen != want || memcmp(prefix, table_prefix, want) != 0)) {
         ls_table_status_clear(out);
         st = LS_ENOTFOUND;
     }

@@ -19,6 +19,7 @@
 #include "compact/compactor.h"
 #include "group/group_service.h"
 #include "group/group_txn.h"
+#include "api/rest_api.h"
 #include "http/http_server.h"
 #include "http/iceberg_rest.h"
 #include "http/registry_rest.h"
@@ -497,6 +498,29 @@ static ls_http_limits_t http_limits(const ls_config_t *cfg)
                               .max_connections_per_ip = cfg->http_max_connections_per_ip};
 }
 
+/* The REST API reaches this broker's Kafka listener as a client (one code
+ * path for every front end, api/rest_api.h): its address, once listening
+ * (HTTP threads read it; listen_port is set on the loop before serving). */
+#define API_KAFKA_TIMEOUT_MS 30000
+static void api_kafka_addr(void *ctx, char *buf, size_t cap)
+{
+    /* the API's writes go through this broker's first PLAINTEXT listener, as
+     * User:ANONYMOUS from this host (so the authorizer, when on, decides);
+     * without one the API cannot write and says so */
+    const ls_config_t *cfg = ((ls_broker_t *)ctx)->cfg;
+    buf[0] = 0;
+    for (int i = 0; i < cfg->nlisteners; i++) {
+        const ls_listener_cfg_t *lc = &cfg->listeners[i];
+        int port = __atomic_load_n(&lc->port, __ATOMIC_ACQUIRE);
+        if (lc->protocol != LS_SECPROTO_PLAINTEXT || port <= 0) continue;
+        const char *h = lc->host;
+        if (!*h || strcmp(h, "0.0.0.0") == 0) h = "127.0.0.1";
+        if (strcmp(h, "::") == 0) h = "::1";
+        snprintf(buf, cap, strchr(h, ':') ? "[%s]:%d" : "%s:%d", h, port);
+        return;
+    }
+}
+
 /* The Iceberg REST catalog on http.listen (unset: no HTTP server). Readers
  * of an S3 store get its non-secret client settings, never credentials. */
 static int start_http(ls_broker_t *b, char *err, int errlen)
@@ -524,10 +548,19 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
     ls_free(endpoint);
     ls_free(region);
     b->metrics = ls_broker_metrics_start(b->meta, b->catalog);
+    b->api = ls_api_new(&(ls_api_config_t){.meta = b->meta,
+                                           .os = b->os,
+                                           .catalog = b->catalog,
+                                           .table_defaults = b->table_defaults,
+                                           .ntable_defaults = b->ntable_defaults,
+                                           .kafka_addr = api_kafka_addr,
+                                           .ctx = b,
+                                           .timeout_ms = API_KAFKA_TIMEOUT_MS});
     ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest, 0},
-                                {"/metrics", ls_broker_metrics_handle, b->metrics, 0}};
+                                {"/metrics", ls_broker_metrics_handle, b->metrics, 0},
+                                {LS_API_PREFIX, ls_api_handle, b->api, 1}};
     ls_http_limits_t limits = http_limits(cfg);
-    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts, 2,
+    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts, 3,
                                    &limits, err, (size_t)errlen);
     if (!b->http) return -1;
     int v6 = strchr(cfg->http_host, ':') != NULL;
@@ -613,7 +646,8 @@ static int start_kafka(ls_broker_t *b, char *err, int errlen)
         b->kafka[b->nkafka++] = l;
         if (ls_kafka_listener_port(l) < 0) return -1;
         if (lc->port == 0) {
-            lc->port = ls_kafka_listener_port(l);
+            /* the REST API reads it from its threads (api_kafka_addr) */
+            __atomic_store_n(&lc->port, ls_kafka_listener_port(l), __ATOMIC_RELEASE);
             if (lc->adv_port <= 0) lc->adv_port = lc->port;
         }
     }
@@ -831,6 +865,7 @@ void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
     s->b = b;
     s->done = done;
     s->arg = arg;
+    ls_api_quiesce(b->api);       /* its requests wait on the Kafka listener: answer them */
     ls_http_server_stop(b->http); /* joins the HTTP threads: no handler runs after */
     b->http = NULL;
     ls_http_server_stop(b->registry_http);
@@ -845,9 +880,11 @@ void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
 void ls_broker_free(ls_broker_t *b)
 {
     ls_membership_stop(b->members);
+    ls_api_quiesce(b->api);
     ls_http_server_stop(b->http);
     ls_rest_free(b->rest);
     ls_broker_metrics_stop(b->metrics);
+    ls_api_free(b->api);
     ls_http_server_stop(b->registry_http);
     for (int i = 0; i < b->nkafka; i++)
         ls_kafka_listener_free(b->kafka[i]);
