@@ -439,3 +439,136 @@ def test_users_cli(sasl_broker, tmp_path):
     assert not logs_in(sb, "SCRAM-SHA-256", "eve", "Eve-pw-1")
     rc, out = sb.users("list")
     assert rc == 0 and "eve" not in out
+
+
+# ------------------------------------------------- other clients and tools
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JAVA_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "lib")
+TOOLS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "tools")
+JVM = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+
+
+@pytest.fixture(scope="module")
+def java_client(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("sasl_java"))
+    cp = os.path.join(JAVA_LIB, "*")
+    r = subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", out,
+                        os.path.join(HERE, "java", "sasl", "SaslClient.java")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    def run(*args):
+        r = subprocess.run(JVM + ["-cp", out + os.pathsep + cp, "SaslClient"] + list(args),
+                           capture_output=True, text=True, timeout=180)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout.strip().splitlines()[-1]
+    return run
+
+
+@pytest.mark.parametrize("mech", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_java_client(sasl_broker, java_client, mech):
+    sb = sasl_broker()
+    sb.add_user("alice", "Alice-pw-1")
+    topic = "t-" + uuid.uuid4().hex[:8]
+    assert java_client(sb.bootstrap, mech, "alice", "Alice-pw-1", topic, "10") == "OK 10"
+    out = java_client(sb.bootstrap, mech, "alice", "nope", topic + "x", "1")
+    assert out.startswith("AUTH SaslAuthenticationException: Authentication failed"), out
+
+
+def kafkajs(*args):
+    r = subprocess.run(["node", os.path.join(HERE, "js", "sasl_client.js")] + list(args),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout.strip().splitlines()[-1]
+
+
+def test_kafkajs_scram_sha_256(sasl_broker):
+    sb = sasl_broker()
+    sb.add_user("alice", "Alice-pw-1")
+    topic = "t-" + uuid.uuid4().hex[:8]
+    assert kafkajs(sb.bootstrap, "scram-sha-256", "alice", "Alice-pw-1", topic, "10") == "OK 10"
+    out = kafkajs(sb.bootstrap, "scram-sha-256", "alice", "nope", topic, "1")
+    assert out.startswith("AUTH KafkaJSSASLAuthenticationError"), out
+
+
+def test_kafka_python(sasl_broker):
+    """kafka-python's own SCRAM and PLAIN at its defaults."""
+    from kafka import KafkaConsumer, KafkaProducer
+    sb = sasl_broker("--sasl.enabled.mechanisms=" + MECHS)
+    sb.add_user("alice", "Alice-pw-1")
+    for mech in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
+        topic = "t-" + uuid.uuid4().hex[:8]
+        conf = dict(bootstrap_servers=sb.bootstrap, security_protocol="SASL_PLAINTEXT",
+                    sasl_mechanism=mech, sasl_plain_username="alice",
+                    sasl_plain_password="Alice-pw-1")
+        p = KafkaProducer(**conf)
+        for i in range(5):
+            p.send(topic, b"v%d" % i)
+        p.flush(30)
+        p.close()
+        c = KafkaConsumer(topic, auto_offset_reset="earliest", consumer_timeout_ms=20000, **conf)
+        got = []
+        for m in c:
+            got.append(m.value)
+            if len(got) == 5:
+                break
+        c.close()
+        assert got == [b"v%d" % i for i in range(5)], mech
+
+
+def test_users_shared_by_the_brokers_of_a_cluster(sasl_broker, etcd, tmp_path):
+    """A user created through AlterUserScramCredentials on one broker logs in
+    on another broker of the cluster at once (one metadata store); a user
+    deleted there is refused everywhere."""
+    meta = "etcd://%s/sasl-%s" % (etcd, uuid.uuid4().hex[:8])
+    objects = lsbroker.shared_object_store_url("sasl", str(tmp_path / "objects"))
+    b1 = sasl_broker("--broker.id=1", name="node1", meta_url=meta, objects=objects)
+    b2 = sasl_broker("--broker.id=2", name="node2", meta_url=meta, objects=objects)
+    b1.add_user("admin", "Admin-pw-1")
+    a = AdminClient(client_conf(b1, "SCRAM-SHA-256", "admin", "Admin-pw-1",
+                                **{"bootstrap.servers": b1.bootstrap}))
+    assert alter(a, [UserScramCredentialUpsertion(
+        "carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), b"Carol-pw-1")]) == \
+        {"carol": None}
+    assert logs_in(b2, "SCRAM-SHA-512", "carol", "Carol-pw-1")
+    produce_consume(client_conf(b2, "SCRAM-SHA-512", "carol", "Carol-pw-1",
+                                **{"bootstrap.servers": b2.bootstrap}), n=5)
+    assert alter(a, [UserScramCredentialDeletion("carol", ScramMechanism.SCRAM_SHA_512)]) == \
+        {"carol": None}
+    assert not logs_in(b2, "SCRAM-SHA-512", "carol", "Carol-pw-1")
+
+
+def test_sasl_principals_meet_the_authorizer(sasl_broker):
+    """The principal a SASL login sets is the one ACLs name: with the
+    authorizer on and User:admin the only super user, alice sees no topic and
+    cannot produce until admin grants her WRITE and DESCRIBE on it."""
+    from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType,
+                                       NewTopic, ResourcePatternType, ResourceType)
+    sb = sasl_broker("--authorizer.class.name=org.apache.kafka.metadata.authorizer."
+                     "StandardAuthorizer", "--super.users=User:admin")
+    sb.b.allow_errors(r"audit")
+    sb.add_user("admin", "Admin-pw-1")
+    sb.add_user("alice", "Alice-pw-1")
+    admin = AdminClient(client_conf(sb, "SCRAM-SHA-256", "admin", "Admin-pw-1"))
+    topic = "t-" + uuid.uuid4().hex[:8]
+    admin.create_topics([NewTopic(topic, 1)])[topic].result(30)
+    alice = client_conf(sb, "SCRAM-SHA-256", "alice", "Alice-pw-1")
+    assert topic not in AdminClient(alice).list_topics(timeout=30).topics
+    p = Producer(dict(alice, **{"message.timeout.ms": 5000}))
+    errs = []
+    p.produce(topic, b"x", on_delivery=lambda e, m: errs.append(e))
+    p.flush(30)
+    assert errs and errs[0] is not None and \
+        errs[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED, errs
+    for op in (AclOperation.WRITE, AclOperation.DESCRIBE):
+        b = AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, "User:alice", "*",
+                       op, AclPermissionType.ALLOW)
+        admin.create_acls([b])[b].result(30)
+    assert topic in AdminClient(alice).list_topics(timeout=30).topics
+    p = Producer(alice)
+    errs = []
+    p.produce(topic, b"y", on_delivery=lambda e, m: errs.append(e))
+    p.flush(30)
+    assert errs == [None]
+    assert "audit" in sb.b.log_text() and "User:alice" in sb.b.log_text()
