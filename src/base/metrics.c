@@ -79,14 +79,14 @@ static ls_metric_t *series_new(const ls_metric_family_t *f, const char *const *v
         p[l] = i + 1 < n ? '\x1f' : 0;
         p += l + 1;
     }
-    /* values point into a second copy split at the separators */
-    char *v = ls_strdup(m->key);
+    /* values point into a second copy split at the separators (none
+     * without labels: series_free frees values[0], NULL then) */
+    char *v = n ? ls_strdup(m->key) : NULL;
     for (int i = 0; i < n; i++) {
         m->values[i] = v;
         v = strchr(v, '\x1f');
         if (v) *v++ = 0;
     }
-    if (n == 0) ls_free(m->values[0]);
     return m;
 }
 

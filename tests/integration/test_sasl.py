@@ -53,7 +53,7 @@ class SaslBroker:
         p = subprocess.run([self.b.binary, "users"] + list(args) +
                            ["--data.dir=" + self.b.data_dir] + self.store_args,
                            input=(password + "\n").encode() if password is not None else b"",
-                           capture_output=True, timeout=60)
+                           capture_output=True, timeout=60, env=self.b._env())
         return p.returncode, (p.stdout + p.stderr).decode(errors="replace")
 
     def add_user(self, name, password, *mechs):

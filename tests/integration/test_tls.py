@@ -68,7 +68,9 @@ def start_failure(tmp_path, *args):
     binary = lsbroker.binary_path()
     p = subprocess.run([binary, "serve", "--data.dir=%s" % (tmp_path / "fail"),
                         "--http.listen=", "--schema.registry.listen="] + list(args),
-                       stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
+                       env={k: v for k, v in os.environ.items()
+                            if not k.startswith("LAKESTREAM_")})  # the broker reads those
     return p.returncode, (p.stdout + p.stderr).decode(errors="replace")
 
 
@@ -410,7 +412,7 @@ def test_sasl_ssl_each_mechanism(listeners, pki, mech):
                                "--ssl.keystore.location=" + keystore,
                                "--sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512")
     r = subprocess.run([b.binary, "users", "add", "alice", "--data.dir=" + b.data_dir],
-                       input=b"alice-secret\n", capture_output=True, timeout=60)
+                       input=b"alice-secret\n", capture_output=True, timeout=60, env=b._env())
     assert r.returncode == 0, r.stderr
     conf = ssl_conf(ports["SASL_SSL"], pki.ca, **{"security.protocol": "SASL_SSL",
                                                   "sasl.mechanism": mech,
