@@ -60,7 +60,8 @@
  * SASL (issue 30, h_sasl.c drives the exchange): on a listener that needs
  * SASL a connection is served only ApiVersions, SaslHandshake and
  * SaslAuthenticate until it has authenticated; any other request closes it
- * (Kafka's IllegalSaslStateException). After a v0 SaslHandshake the client
+ * (Kafka's IllegalSaslStateException) once the responses before it are
+ * written. After a v0 SaslHandshake the client
  * sends bare tokens (a size prefix, no request header) until the exchange
  * ends: such a frame becomes a SaslAuthenticate request marked raw, whose
  * response is the bare token. A failed authentication is answered, then the
@@ -693,7 +694,23 @@ static void dispatch_frame(ls_kconn_t *c, uint8_t *frame, size_t len)
                  version, r.what ? r.what : "truncated", ls_kr_pos(&r));
         goto bad;
     }
-    if (sasl_gate(c, key, why, sizeof why)) goto bad;
+    if (sasl_gate(c, key, why, sizeof why)) {
+        /* closed once the responses before it are written (a pipelined
+         * request must not cut off the answer to the SaslAuthenticate ahead) */
+        LS_WARN_RL("kafka", "closing connection from %s: %s", c->peer, why);
+        ls_free(frame);
+        slot_t *s = LS_NEW(slot_t);
+        s->done = s->close_after = true;
+        if (c->tail)
+            c->tail->next = s;
+        else
+            c->head = s;
+        c->tail = s;
+        c->inflight++;
+        c->draining = true;
+        conn_flush(c);
+        return;
+    }
     ls_kreq_t *req = req_new(c, key, version, corr, frame, len);
     req->client_id = client_id;
     req->flex = flex;
