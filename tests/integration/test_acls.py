@@ -139,9 +139,12 @@ def one_dir(tmp_path, request):
     one first: brokers here take turns on it). Every broker made is checked
     at teardown: exit code 0 on SIGTERM, no ERROR or sanitizer lines."""
     made = []
+    # one object store too (on S3 every broker would otherwise get its own prefix)
+    store = lsbroker.shared_object_store_url("acls", str(tmp_path / "objects"))
 
     def make(*args):
-        b = lsbroker.Broker(str(tmp_path / "data"), str(tmp_path / "logs"), list(args),
+        b = lsbroker.Broker(str(tmp_path / "data"), str(tmp_path / "logs"),
+                            ["--object.store.url=" + store] + list(args),
                             name="broker%d" % (len(made) + 1))
         made.append(b)
         request.node._ls_brokers = made
