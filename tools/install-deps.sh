@@ -33,6 +33,7 @@ BUILD_PKGS=(build-essential pkg-config libuv1-dev libjansson-dev libsqlite3-dev 
 TEST_PKGS=(kcat librdkafka-dev openjdk-17-jdk-headless maven
            radosgw ceph-mon ceph-osd curl   # Ceph: the S3 server of tests/s3/run.sh
            etcd-server                      # etcd: tools/etcd/etcd.sh (tests/run.sh etcd stage)
+           openssl                          # throwaway CAs and certificates of the TLS tests
            clang libclang-rt-dev            # libFuzzer (+ its runtime): make fuzz (tests/run.sh fuzz stage)
            clang-format)                    # the format check (tools/lint/check-format.sh)
 

@@ -49,21 +49,6 @@ typedef struct call {
 
 /* ---------------------------------------------------------------- responses */
 
-static void send_json(ls_http_response_t *resp, int status, json_t *body)
-{
-    if (!body) { /* jansson refused a value (e.g. not UTF-8) */
-        ls_http_error(resp, 500, "InternalServerError", "response could not be encoded");
-        return;
-    }
-    char *text = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    resp->status = status;
-    resp->content_type = "application/json";
-    resp->body.len = 0;
-    ls_buf_append(&resp->body, text, strlen(text));
-    free(text);
-}
-
 /* The error body of every refusal: {"error": {code, type, message, field?}}. */
 static void api_error(ls_http_response_t *resp, int code, const char *type, const char *field,
                       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
@@ -79,7 +64,7 @@ static void api_error(ls_http_response_t *resp, int code, const char *type, cons
     if (!json_object_get(e, "message")) /* not UTF-8: the bytes as escapes */
         json_object_set_new(e, "message", json_string("(message not UTF-8)"));
     if (field) json_object_set_new(e, "field", json_string(field));
-    send_json(resp, code, json_pack("{s:o}", "error", e));
+    ls_http_send_json(resp, code, json_pack("{s:o}", "error", e));
 }
 
 #define BAD(c, field, ...) api_error((c)->resp, 400, "ValidationError", field, __VA_ARGS__)
@@ -352,7 +337,7 @@ static void list_streams(call_t *c)
             json_array_append_new(arr, stream_json(c->api, v[i]));
     ls_stream_list_release(v, n);
     json_object_set_new(out, "streams", arr);
-    send_json(c->resp, 200, out);
+    ls_http_send_json(c->resp, 200, out);
 }
 
 /* The stream named by segment 1 (kept), or NULL with a 404 written. */
@@ -417,7 +402,7 @@ static void get_stream(call_t *c)
         json_decref(o);
     } else {
         json_object_set_new(o, "partitionOffsets", offs);
-        send_json(c->resp, 200, o);
+        ls_http_send_json(c->resp, 200, o);
     }
     kafka_close(c, &k);
     ls_stream_release(s);
@@ -553,7 +538,7 @@ static void create_stream(call_t *c)
         /* the broker's catalog copy has it now (the create wrote through it) */
         ls_stream_t *s = ls_catalog_lookup(c->api->cfg.catalog, LS_DEFAULT_NAMESPACE, name);
         if (s) {
-            send_json(c->resp, 201, stream_json(c->api, s));
+            ls_http_send_json(c->resp, 201, stream_json(c->api, s));
             ls_stream_release(s);
         } else {
             CONFLICT(c, "name", "stream '%.300s' was deleted again before it could be read", name);
@@ -674,7 +659,7 @@ static void patch_stream(call_t *c)
     ls_stream_release(s);
     s = ls_catalog_lookup(c->api->cfg.catalog, LS_DEFAULT_NAMESPACE, c->seg[1]);
     if (s)
-        send_json(c->resp, 200, stream_json(c->api, s));
+        ls_http_send_json(c->resp, 200, stream_json(c->api, s));
     else
         NOT_FOUND(c, "stream '%.300s' was deleted meanwhile", c->seg[1]);
 out:
@@ -771,7 +756,7 @@ static void stream_policy(call_t *c)
             UNAVAILABLE(c, "DescribeConfigs: %s", k.err);
         goto out;
     }
-    send_json(c->resp, 200, policy_json(c->seg[1], &p));
+    ls_http_send_json(c->resp, 200, policy_json(c->seg[1], &p));
 out:
     kafka_close(c, &k);
     ls_admin_policy_edit_free(&e);
@@ -846,7 +831,7 @@ static void list_namespaces(call_t *c)
         ls_free(names[i]);
     ls_free(names);
     json_object_set_new(out, "namespaces", arr);
-    send_json(c->resp, 200, out);
+    ls_http_send_json(c->resp, 200, out);
 }
 
 /* Applies the body's {"policy": {...}} to namespace ns (PUT: replaces the
@@ -916,7 +901,7 @@ static void create_namespace(call_t *c)
         goto out;
     }
     if (ns_apply(c, ns, json_object_get(b, "policy"), false, true) == 0)
-        send_json(c->resp, 201, ns_json(c->api, ns));
+        ls_http_send_json(c->resp, 201, ns_json(c->api, ns));
 out:
     json_decref(b);
 }
@@ -943,8 +928,9 @@ static void ns_policy(call_t *c)
         if (rc != 0) return;
     }
     json_t *o = ns_json(c->api, ns);
-    send_json(c->resp, 200,
-              json_pack("{s:s, s:O}", "namespace", ns, "policy", json_object_get(o, "policy")));
+    ls_http_send_json(
+        c->resp, 200,
+        json_pack("{s:s, s:O}", "namespace", ns, "policy", json_object_get(o, "policy")));
     json_decref(o);
 }
 
@@ -1011,7 +997,7 @@ static void list_tables(call_t *c)
     }
     ls_tcat_list_free(v, n);
     json_object_set_new(out, "tables", arr);
-    send_json(c->resp, 200, out);
+    ls_http_send_json(c->resp, 200, out);
 }
 
 /* Snapshot figures of the table's current metadata (its current snapshot's
@@ -1101,7 +1087,7 @@ static void get_table(call_t *c)
         ls_stream_release(s);
     }
     ls_tcat_pointer_clear(&p);
-    send_json(c->resp, 200, o);
+    ls_http_send_json(c->resp, 200, o);
 }
 
 /* -------------------------------------------------------------- records */
@@ -1261,10 +1247,10 @@ static void get_records(call_t *c)
         }
         if (x.next == before) break; /* nothing readable: stop rather than spin */
     }
-    send_json(c->resp, 200,
-              json_pack("{s:s, s:i, s:I, s:I, s:I, s:o}", "stream", c->seg[1], "partition",
-                        (int)part, "earliestOffset", (json_int_t)lo, "latestOffset", (json_int_t)hi,
-                        "nextOffset", (json_int_t)x.next, "records", arr));
+    ls_http_send_json(c->resp, 200,
+                      json_pack("{s:s, s:i, s:I, s:I, s:I, s:o}", "stream", c->seg[1], "partition",
+                                (int)part, "earliestOffset", (json_int_t)lo, "latestOffset",
+                                (json_int_t)hi, "nextOffset", (json_int_t)x.next, "records", arr));
     arr = NULL;
 out:
     json_decref(arr);
@@ -1285,10 +1271,10 @@ static void serve_openapi(call_t *c)
 
 static void layouts(call_t *c)
 {
-    send_json(c->resp, 200,
-              json_pack("{s:[{s:s, s:s}]}", "layouts", "type", "indexed", "description",
-                        "partition i of stream number s is log s << 20 | i: one log per "
-                        "partition, never reused after the stream is dropped"));
+    ls_http_send_json(c->resp, 200,
+                      json_pack("{s:[{s:s, s:s}]}", "layouts", "type", "indexed", "description",
+                                "partition i of stream number s is log s << 20 | i: one log per "
+                                "partition, never reused after the stream is dropped"));
 }
 
 /* Splits the path after the prefix into decoded segments; -1 (400 written). */
@@ -1355,7 +1341,7 @@ void ls_api_handle(void *arg, const ls_http_request_t *req, ls_http_response_t *
             if (!ns_exists(c.api, c.seg[1]))
                 NOT_FOUND(&c, "namespace '%.300s' does not exist", c.seg[1]);
             else
-                send_json(resp, 200, ns_json(c.api, c.seg[1]));
+                ls_http_send_json(resp, 200, ns_json(c.api, c.seg[1]));
             return;
         }
         method_not_allowed(&c, "GET");

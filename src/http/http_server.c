@@ -44,6 +44,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <poll.h>
@@ -140,6 +141,21 @@ void ls_http_error(ls_http_response_t *resp, int code, const char *type, const c
     ls_buf_printf(&resp->body, "{\"error\":{\"message\":");
     json_str(&resp->body, msg);
     ls_buf_printf(&resp->body, ",\"type\":\"%s\",\"code\":%d}}", type, code);
+}
+
+void ls_http_send_json(ls_http_response_t *resp, int status, json_t *body)
+{
+    if (!body) { /* jansson refused a value (e.g. not UTF-8) */
+        ls_http_error(resp, 500, "InternalServerError", "response could not be encoded");
+        return;
+    }
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    resp->status = status;
+    resp->content_type = "application/json";
+    resp->body.len = 0;
+    ls_buf_append(&resp->body, text, strlen(text));
+    free(text);
 }
 
 /* ---- libmicrohttpd callbacks ----------------------------------------------- */

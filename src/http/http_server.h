@@ -92,4 +92,8 @@ void ls_http_server_stop(ls_http_server_t *s);
  * used for every error this server writes) and sets the status. */
 void ls_http_error(ls_http_response_t *resp, int code, const char *type, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Sets the status and body (compact JSON) from body, which it takes (a
+ * jansson json_t; NULL, a value jansson refused, answers 500). */
+struct json_t;
+void ls_http_send_json(ls_http_response_t *resp, int status, struct json_t *body);
 #endif

@@ -239,21 +239,6 @@ void ls_rest_route(const char *method, const char *path, ls_rest_route_t *r)
 
 /* ---- responses ---------------------------------------------------------------- */
 
-static void send_json(ls_http_response_t *resp, int status, json_t *body)
-{
-    if (!body) { /* jansson refused a value (e.g. not UTF-8) */
-        ls_http_error(resp, 500, "InternalServerError", "response could not be encoded");
-        return;
-    }
-    char *text = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    resp->status = status;
-    resp->content_type = "application/json";
-    resp->body.len = 0;
-    ls_buf_append(&resp->body, text, strlen(text));
-    free(text);
-}
-
 static void store_error(ls_http_response_t *resp, const char *what, ls_status st)
 {
     ls_http_error(resp, 503, "ServiceUnavailableException", "%s: %s (retry later)", what,
@@ -409,7 +394,7 @@ static void list_namespaces(const ls_rest_t *r, const ls_http_request_t *req,
         ls_free(names);
     }
     json_object_set_new(out, "namespaces", arr);
-    send_json(resp, 200, out);
+    ls_http_send_json(resp, 200, out);
 done:
     ls_buf_free(&parent);
     ls_tcat_list_free(v, n);
@@ -450,7 +435,7 @@ static void list_tables(const ls_rest_t *r, const ls_rest_route_t *rt, const ls_
     json_t *arr = json_array(), *out = json_object();
     page_fill(&pg, names, n, arr, out, make_identifier, rt->ns);
     json_object_set_new(out, "identifiers", arr);
-    send_json(resp, 200, out);
+    ls_http_send_json(resp, 200, out);
     ls_free(names);
     ls_tcat_list_free(v, n);
 }
@@ -522,9 +507,9 @@ static void load_table(const ls_rest_t *r, const ls_rest_route_t *rt, int head,
             json_object_set_new(props, "lakestream.held-reason", json_string(held));
             ls_free(held);
         }
-        send_json(resp, 200,
-                  json_pack("{s:s, s:O, s:o}", "metadata-location", p.metadata_location, "metadata",
-                            meta, "config", props_json(r)));
+        ls_http_send_json(resp, 200,
+                          json_pack("{s:s, s:O, s:o}", "metadata-location", p.metadata_location,
+                                    "metadata", meta, "config", props_json(r)));
     }
     json_decref(meta);
     ls_buf_free(&b);
@@ -548,9 +533,9 @@ static void get_config(const ls_rest_t *r, const ls_http_request_t *req, ls_http
     json_t *eps = json_array();
     for (size_t i = 0; i < sizeof ENDPOINTS / sizeof ENDPOINTS[0]; i++)
         json_array_append_new(eps, json_string(ENDPOINTS[i]));
-    send_json(resp, 200,
-              json_pack("{s:o, s:o, s:o}", "defaults", props_json(r), "overrides", overrides,
-                        "endpoints", eps));
+    ls_http_send_json(resp, 200,
+                      json_pack("{s:o, s:o, s:o}", "defaults", props_json(r), "overrides",
+                                overrides, "endpoints", eps));
 }
 
 void ls_rest_handle(void *arg, const ls_http_request_t *req, ls_http_response_t *resp)
@@ -572,10 +557,11 @@ void ls_rest_handle(void *arg, const ls_http_request_t *req, ls_http_response_t 
         else if (rt.op == LS_REST_NAMESPACE_EXISTS)
             resp->status = 204;
         else if (rt.op == LS_REST_LIST_VIEWS)
-            send_json(resp, 200, json_pack("{s:[]}", "identifiers"));
+            ls_http_send_json(resp, 200, json_pack("{s:[]}", "identifiers"));
         else
-            send_json(resp, 200,
-                      json_pack("{s:o, s:{}}", "namespace", namespace_json(rt.ns), "properties"));
+            ls_http_send_json(
+                resp, 200,
+                json_pack("{s:o, s:{}}", "namespace", namespace_json(rt.ns), "properties"));
         return;
     case LS_REST_LIST_TABLES: list_tables(r, &rt, req, resp); return;
     case LS_REST_LOAD_TABLE:

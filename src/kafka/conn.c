@@ -587,6 +587,19 @@ bool ls_kreq_needs_sasl(const ls_kreq_t *req) { return ls_kconn_needs_sasl(req->
 /* ----------------------------------------------------------- dispatching */
 
 /* A request of c taking frame, with its response slot. */
+/* A new slot at the tail of c's response FIFO (one more request in flight). */
+static slot_t *slot_push(ls_kconn_t *c)
+{
+    slot_t *s = LS_NEW(slot_t);
+    if (c->tail)
+        c->tail->next = s;
+    else
+        c->head = s;
+    c->tail = s;
+    c->inflight++;
+    return s;
+}
+
 static ls_kreq_t *req_new(ls_kconn_t *c, int16_t key, int16_t version, int32_t corr, uint8_t *frame,
                           size_t len)
 {
@@ -600,14 +613,7 @@ static ls_kreq_t *req_new(ls_kconn_t *c, int16_t key, int16_t version, int32_t c
     req->frame = frame;
     req->frame_len = len;
     req->start_us = ls_clock_mono_us();
-    slot_t *s = LS_NEW(slot_t);
-    if (c->tail)
-        c->tail->next = s;
-    else
-        c->head = s;
-    c->tail = s;
-    c->inflight++;
-    req->slot = s;
+    req->slot = slot_push(c);
     c->refs++;
     c->frames++;
     return req;
@@ -699,14 +705,8 @@ static void dispatch_frame(ls_kconn_t *c, uint8_t *frame, size_t len)
          * request must not cut off the answer to the SaslAuthenticate ahead) */
         LS_WARN_RL("kafka", "closing connection from %s: %s", c->peer, why);
         ls_free(frame);
-        slot_t *s = LS_NEW(slot_t);
+        slot_t *s = slot_push(c);
         s->done = s->close_after = true;
-        if (c->tail)
-            c->tail->next = s;
-        else
-            c->head = s;
-        c->tail = s;
-        c->inflight++;
         c->draining = true;
         conn_flush(c);
         return;

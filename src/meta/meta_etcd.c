@@ -951,6 +951,7 @@ static int etcd_security(etcd_meta_t *em, const char *query, char *err, int errl
 {
     char *q = ls_strdup(query), *save = NULL, *pwfile = NULL;
     int rc = 0;
+    bool tls_off = false; /* tls=false given */
     for (char *kv = strtok_r(q, "&", &save); kv && rc == 0; kv = strtok_r(NULL, "&", &save)) {
         char *eq = strchr(kv, '=');
         const char *v = eq ? eq + 1 : "";
@@ -963,6 +964,7 @@ static int etcd_security(etcd_meta_t *em, const char *query, char *err, int errl
                                                     : NULL;
         if (!strcmp(kv, "tls") && (!strcmp(v, "true") || !strcmp(v, "false"))) {
             em->tls = !strcmp(v, "true");
+            tls_off = !em->tls;
         } else if (!strcmp(kv, "password")) {
             snprintf(err, (size_t)errlen,
                      "etcd URL: a password is not taken in the URL (it would be logged); "
@@ -980,7 +982,15 @@ static int etcd_security(etcd_meta_t *em, const char *query, char *err, int errl
         }
     }
     ls_free(q);
-    if (rc == 0 && (em->cacert || em->cert || em->key)) em->tls = true;
+    if (rc == 0 && (em->cacert || em->cert || em->key)) {
+        if (tls_off) {
+            snprintf(err, (size_t)errlen,
+                     "etcd URL: tls=false with cacert/cert/key: the files "
+                     "mean TLS; drop one or the other");
+            rc = -1;
+        }
+        em->tls = true;
+    }
     if (rc == 0 && !em->cert != !em->key) {
         snprintf(err, (size_t)errlen,
                  "etcd URL: cert= and key= go together (a client certificate "

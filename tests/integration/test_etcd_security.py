@@ -211,5 +211,7 @@ def test_wrong_password_missing_ca_and_unknown_parameters_stop_the_start(tmp_pat
         assert "password-file" in log and PASSWORD not in log, log[-2000:]
         log = _start_fails(tmp_path, e.url(tsl="true"), "typo")
         assert "unknown or empty parameter 'tsl'" in log, log[-2000:]
+        log = _start_fails(tmp_path, e.url(tls="false"), "tlsoff")  # with cacert/cert/key
+        assert "tls=false with cacert/cert/key" in log, log[-2000:]
     finally:
         e.stop()
