@@ -31,6 +31,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+# The REST API's OpenAPI document is built into the binary (src/api/openapi.c
+# includes it with .incbin, which -MMD does not see).
+$(BUILD)/src/api/openapi.o: docs/api/openapi.json
+
 # Rebuilt from scratch: `ar r` would keep members of deleted sources.
 $(BUILD)/liblakestream.a: $(LIB_OBJS)
 	@rm -f $@

@@ -18,15 +18,19 @@
  * the namespace record in the metadata store directly (the broker's
  * metadata.url, read from the same --config / LAKESTREAM_* / flags as
  * `serve`); a running broker picks the change up at its next compaction
- * pass. Values are validated with the broker's own rules (stream/policy.c). */
+ * pass. Values are validated with the broker's own rules (stream/policy.c).
+ *
+ * Everything but the printing is admin/table_policy.c, which the REST API
+ * (/api/v1/.../policy) calls too: one code path for both front ends. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin/table_policy.h"
 #include "base/alloc.h"
 #include "base/config.h"
 #include "cli/cli.h"
-#include "cli/kafka_client.h"
+#include "cli/cli_args.h"
 #include "meta/meta.h"
 #include "stream/catalog.h"
 #include "stream/policy.h"
@@ -51,115 +55,56 @@ static void usage(FILE *f)
     fprintf(f, "Default bootstrap: 127.0.0.1:9092.\n");
 }
 
-/* "enabled" -> "lakestream.table.enabled" (static buffer per call site). */
-static const char *full_key(const char *k, char *buf, size_t cap)
-{
-    if (ls_policy_is_key(k)) return k;
-    snprintf(buf, cap, LS_POLICY_PREFIX "%s", k);
-    return buf;
-}
-
-static const char *source_name(int8_t src)
-{
-    switch (src) {
-    case LS_KAFKA_CONFIG_SOURCE_TOPIC_CONFIG: return "stream";
-    case LS_KAFKA_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG: return "namespace";
-    case LS_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG: return "cluster";
-    case LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG: return "default";
-    }
-    return "?";
-}
-
-static char *kdup(ls_kstr_t s)
-{
-    char *p = ls_malloc(s.len > 0 ? (size_t)s.len + 1 : 1);
-    if (s.len > 0) memcpy(p, s.ptr, (size_t)s.len);
-    p[s.len > 0 ? s.len : 0] = 0;
-    return p;
-}
-
-/* A policy field's row: key, value, layer. Keys that are no field
- * (enabled.since, the statuses) are kept by the broker: SOURCE "broker". */
+/* A policy row: key, value, layer. */
 static void print_row(const char *key, const char *value, const char *source)
 {
-    bool field = ls_policy_field_of(key) >= 0;
-    printf("%-*s %-24s %s\n", KEY_W, key, value, field ? source : "broker");
+    printf("%-*s %-24s %s\n", KEY_W, key, value, source);
+}
+
+/* A failed call: the broker's refusal with its Kafka code, or why the call failed. */
+static void print_error(const ls_cli_conn_t *c, int16_t kerr)
+{
+    if (kerr)
+        fprintf(stderr, PROG ": %s (error %d)\n", c->err, kerr);
+    else
+        fprintf(stderr, PROG ": %s\n", c->err);
 }
 
 static int cmd_show(ls_cli_conn_t *c, const char *topic)
 {
-    ls_kafka_DescribeConfigsRequest_DescribeConfigsResource res = {.ResourceType =
-                                                                       LS_KAFKA_RESOURCE_TOPIC,
-                                                                   .ResourceName = ls_kstr_c(topic),
-                                                                   .ConfigurationKeys = NULL,
-                                                                   .NumConfigurationKeys = -1};
-    ls_kafka_DescribeConfigsRequest q = {.Resources = &res, .NumResources = 1};
-    ls_kafka_DescribeConfigsResponse r;
-    if (LS_CLI_CALL(c, DescribeConfigs, DESCRIBE_CONFIGS, 4, &q, &r) != 0) return 1;
-    if (r.NumResults != 1) return 1;
-    const ls_kafka_DescribeConfigsResponse_DescribeConfigsResult *d = &r.Results[0];
-    if (d->ErrorCode) {
-        fprintf(stderr, PROG ": %.*s (error %d)\n",
-                d->ErrorMessage.len > 0 ? d->ErrorMessage.len : 0,
-                d->ErrorMessage.ptr ? d->ErrorMessage.ptr : "", d->ErrorCode);
+    ls_admin_policy_t p;
+    int16_t kerr;
+    if (ls_admin_policy_describe(c, topic, &p, &kerr) != 0) {
+        print_error(c, kerr);
         return 1;
     }
     printf("table policy of topic %s\n", topic);
     printf("%-*s %-24s %s\n", KEY_W, "KEY", "VALUE", "SOURCE");
-    for (int32_t i = 0; i < d->NumConfigs; i++) {
-        const ls_kafka_DescribeConfigsResponse_DescribeConfigsResourceResult *e = &d->Configs[i];
-        char *key = kdup(e->Name), *value = kdup(e->Value);
-        if (ls_policy_is_key(key)) print_row(key, value, source_name(e->ConfigSource));
-        ls_free(key);
-        ls_free(value);
-    }
+    for (int i = 0; i < p.nrows; i++)
+        print_row(p.rows[i].key, p.rows[i].value, p.rows[i].source);
     /* the table's lag (a status the broker reports beside the policy) */
-    const char *lag = "unknown (no table, or no table commit yet)";
-    char lagbuf[96];
-    for (int32_t i = 0; i < d->NumConfigs; i++)
-        if (ls_kstr_eq(d->Configs[i].Name, "lakestream.table.lag.ms")) {
-            char *v = kdup(d->Configs[i].Value);
-            long long ms = atoll(v);
-            snprintf(lagbuf, sizeof lagbuf, "%lld ms%s", ms,
-                     ms > 0 ? " (records due for the table and not in it yet)" : " (up to date)");
-            lag = lagbuf;
-            ls_free(v);
-        }
-    printf("\ntable lag: %s\n", lag);
-    /* records error.handling=skip left out, if any */
-    for (int32_t i = 0; i < d->NumConfigs; i++)
-        if (ls_kstr_eq(d->Configs[i].Name, "lakestream.table.skipped.records")) {
-            char *v = kdup(d->Configs[i].Value);
-            printf("records skipped: %s (lakestream.table.error.handling=skip)\n", v);
-            ls_free(v);
-        }
-    /* why the table is held back, if it is */
-    for (int32_t i = 0; i < d->NumConfigs; i++)
-        if (ls_kstr_eq(d->Configs[i].Name, "lakestream.table.held.reason")) {
-            char *v = kdup(d->Configs[i].Value);
-            printf("table held back: %s\n", v);
-            ls_free(v);
-        }
+    if (p.has_lag)
+        printf("\ntable lag: %lld ms%s\n", (long long)p.lag_ms,
+               p.lag_ms > 0 ? " (records due for the table and not in it yet)" : " (up to date)");
+    else
+        printf("\ntable lag: unknown (no table, or no table commit yet)\n");
+    if (p.has_skipped)
+        printf("records skipped: %lld (lakestream.table.error.handling=skip)\n",
+               (long long)p.skipped);
+    if (p.held) printf("table held back: %s\n", p.held);
     /* the table the rows go to now (evolution=new-table: a later version) */
-    for (int32_t i = 0; i < d->NumConfigs; i++)
-        if (ls_kstr_eq(d->Configs[i].Name, "lakestream.table.current") ||
-            ls_kstr_eq(d->Configs[i].Name, "lakestream.table.current.reason")) {
-            char *v = kdup(d->Configs[i].Value);
-            printf("%s: %s\n",
-                   ls_kstr_eq(d->Configs[i].Name, "lakestream.table.current") ? "current table"
-                                                                              : "  started by",
-                   v);
-            ls_free(v);
-        }
+    if (p.current) printf("current table: %s\n", p.current);
+    if (p.current_reason) printf("  started by: %s\n", p.current_reason);
     return 0;
 }
 
 static int cmd_alter(ls_cli_conn_t *c, const char *topic, bool set, int n, char **args)
 {
-    ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig *ops =
-        ls_arena_alloc(c->arena, (size_t)n * sizeof *ops);
+    ls_admin_policy_edit_t e;
+    memset(&e, 0, sizeof e);
+    char err[768];
     for (int i = 0; i < n; i++) {
-        char *kb = ls_arena_alloc(c->arena, 256), *k = args[i], *v = NULL;
+        char *k = args[i], *v = NULL;
         if (set) {
             char *eq = strchr(args[i], '=');
             if (!eq) {
@@ -169,70 +114,21 @@ static int cmd_alter(ls_cli_conn_t *c, const char *topic, bool set, int n, char 
             *eq = 0;
             v = eq + 1;
         }
-        const char *key = full_key(k, kb, 256);
-        char err[768];
-        if (set && ls_policy_check(key, v, err, sizeof err) != LS_OK) {
-            fprintf(stderr, PROG ": %s\n", err);
+        if ((set ? ls_admin_policy_edit_set(&e, k, v, false, err, sizeof err)
+                 : ls_admin_policy_edit_unset(&e, k, err, sizeof err)) != 0) {
+            fprintf(stderr, PROG ": %s%s\n", err, set ? "" : " (see lakestream tables help)");
             return 1;
         }
-        if (!set && ls_policy_field_of(key) < 0) {
-            fprintf(stderr, PROG ": %s is not a table policy key (see lakestream tables help)\n",
-                    key);
-            return 1;
-        }
-        ops[i] = (ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig){
-            ls_kstr_c(key), set ? LS_KAFKA_CONFIG_OP_SET : LS_KAFKA_CONFIG_OP_DELETE,
-            set ? ls_kstr_c(v) : ls_kstr_null()};
     }
-    ls_kafka_IncrementalAlterConfigsRequest_AlterConfigsResource res = {
-        .ResourceType = LS_KAFKA_RESOURCE_TOPIC,
-        .ResourceName = ls_kstr_c(topic),
-        .Configs = ops,
-        .NumConfigs = n};
-    ls_kafka_IncrementalAlterConfigsRequest q = {.Resources = &res, .NumResources = 1};
-    ls_kafka_IncrementalAlterConfigsResponse r;
-    if (LS_CLI_CALL(c, IncrementalAlterConfigs, INCREMENTAL_ALTER_CONFIGS, 1, &q, &r) != 0)
-        return 1;
-    if (r.NumResponses != 1) return 1;
-    if (r.Responses[0].ErrorCode) {
-        fprintf(stderr, PROG ": %.*s (error %d)\n",
-                r.Responses[0].ErrorMessage.len > 0 ? r.Responses[0].ErrorMessage.len : 0,
-                r.Responses[0].ErrorMessage.ptr ? r.Responses[0].ErrorMessage.ptr : "",
-                r.Responses[0].ErrorCode);
+    int16_t kerr;
+    if (ls_admin_policy_alter(c, topic, &e, false, &kerr) != 0) {
+        print_error(c, kerr);
         return 1;
     }
     return cmd_show(c, topic);
 }
 
 /* ------------------------------------------------------------ namespaces */
-
-typedef struct ns_edit {
-    const char *set_k[MAX_ARGS], *set_v[MAX_ARGS], *unset_k[MAX_ARGS];
-    int nset, nunset;
-    ls_prop_t *buf;
-} ns_edit_t;
-
-static ls_status ns_change(const ls_prop_t *cur, int ncur, void *arg, const ls_prop_t **out,
-                           int *nout, char *err, int errlen)
-{
-    ns_edit_t *e = arg;
-    ls_free(e->buf);
-    e->buf = LS_NEWN(ls_prop_t, (size_t)(ncur + e->nset) + 1);
-    int n = 0;
-    for (int i = 0; i < ncur; i++) {
-        bool drop = false;
-        for (int k = 0; k < e->nunset && !drop; k++)
-            drop = strcmp(cur[i].key, e->unset_k[k]) == 0;
-        for (int k = 0; k < e->nset && !drop; k++)
-            drop = strcmp(cur[i].key, e->set_k[k]) == 0;
-        if (!drop) e->buf[n++] = cur[i];
-    }
-    for (int k = 0; k < e->nset; k++)
-        e->buf[n++] = (ls_prop_t){(char *)e->set_k[k], (char *)e->set_v[k]};
-    *out = e->buf;
-    *nout = n;
-    return LS_OK;
-}
 
 static int cmd_namespace(int argc, char **argv)
 {
@@ -241,15 +137,15 @@ static int cmd_namespace(int argc, char **argv)
         return 2;
     }
     const char *ns = argv[0];
-    ns_edit_t e;
+    ls_admin_policy_edit_t e;
     memset(&e, 0, sizeof e);
     char *flags[MAX_ARGS];
     int nflags = 0;
-    static char keys[MAX_ARGS][256];
+    char err[768];
     for (int i = 1; i < argc; i++) {
         bool is_set = strcmp(argv[i], "--set") == 0, is_unset = strcmp(argv[i], "--unset") == 0;
-        if ((is_set || is_unset) && i + 1 < argc && e.nset + e.nunset < MAX_ARGS) {
-            char *arg = argv[++i], *v = NULL;
+        if ((is_set || is_unset) && i + 1 < argc) {
+            char *arg = argv[++i];
             if (is_set) {
                 char *eq = strchr(arg, '=');
                 if (!eq) {
@@ -257,38 +153,18 @@ static int cmd_namespace(int argc, char **argv)
                     return 2;
                 }
                 *eq = 0;
-                v = eq + 1;
-            }
-            const char *key = full_key(arg, keys[e.nset + e.nunset], sizeof keys[0]);
-            char err[768];
-            if (is_set && ls_policy_check(key, v, err, sizeof err) != LS_OK) {
+                if (ls_admin_policy_edit_set(&e, arg, eq + 1, true, err, sizeof err) != 0) {
+                    fprintf(stderr, PROG ": %s\n", err);
+                    return 1;
+                }
+            } else if (ls_admin_policy_edit_unset(&e, arg, err, sizeof err) != 0) {
                 fprintf(stderr, PROG ": %s\n", err);
                 return 1;
-            }
-            if (is_set && ls_policy_field_of(key) == LS_POLICY_PRIMARY_KEY && *v) {
-                /* field names of one topic's key: as a default it would make every
-                 * topic of the namespace without such a key unresolvable */
-                fprintf(stderr,
-                        PROG ": %s names fields of one topic's key: set it on the topic "
-                             "(CreateTopics, AlterConfigs), not as a namespace default\n",
-                        key);
-                return 1;
-            }
-            if (is_unset && ls_policy_field_of(key) < 0) {
-                fprintf(stderr, PROG ": %s is not a table policy key\n", key);
-                return 1;
-            }
-            if (is_set) {
-                e.set_k[e.nset] = key;
-                e.set_v[e.nset++] = v;
-            } else {
-                e.unset_k[e.nunset++] = key;
             }
         } else if (nflags < MAX_ARGS) {
             flags[nflags++] = argv[i];
         }
     }
-    char err[768];
     ls_config_t cfg;
     ls_config_init(&cfg);
     int rc = 1;
@@ -304,8 +180,7 @@ static int cmd_namespace(int argc, char **argv)
         fprintf(stderr, PROG ": %s\n", err);
         goto out;
     }
-    if (e.nset + e.nunset > 0 &&
-        ls_catalog_update_namespace(cat, ns, ns_change, &e, err, sizeof err) != LS_OK) {
+    if (ls_admin_ns_policy_update(cat, ns, &e, false, err, sizeof err) != LS_OK) {
         fprintf(stderr, PROG ": namespace %s: %s\n", ns, err);
         goto out;
     }
@@ -318,7 +193,7 @@ static int cmd_namespace(int argc, char **argv)
     ls_namespace_release(rec);
     rc = 0;
 out:
-    ls_free(e.buf);
+    ls_admin_policy_edit_free(&e);
     ls_catalog_close(cat);
     if (meta) ls_meta_close(meta);
     ls_config_free(&cfg);

@@ -24,7 +24,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "cli/cli.h"
-#include "cli/kafka_client.h"
+#include "cli/cli_args.h"
 #include "kafka/msg.h"
 
 #define PROG "lakestream transactions"

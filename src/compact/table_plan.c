@@ -372,9 +372,15 @@ void ls_table_status_clear(ls_table_status_t *s)
 ls_status ls_table_status_read(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
                                ls_table_status_t *out)
 {
+    return ls_table_status_get(meta, ts->stream->stream_no, ts->target.prefix, out);
+}
+
+ls_status ls_table_status_get(ls_meta_t *meta, int64_t stream_no, const char *table_prefix,
+                              ls_table_status_t *out)
+{
     memset(out, 0, sizeof *out);
     char key[64];
-    status_key(key, sizeof key, ts->stream->stream_no);
+    status_key(key, sizeof key, stream_no);
     ls_kv_t kv;
     ls_status st = ls_meta_get(meta, key, &kv);
     if (st != LS_OK) return st;
@@ -384,8 +390,8 @@ ls_status ls_table_status_read(ls_meta_t *meta, const ls_table_plan_stream_t *ts
     st = LS_ENOTFOUND; /* malformed or of another table: as if none */
     if (sscanf(v, "%lld %d\n%n", &ms, &n, &used) == 2 && n >= 0 && n <= LS_MAX_PARTITIONS) {
         const char *prefix = v + used, *nl = strchr(prefix, '\n');
-        size_t plen = strlen(ts->target.prefix);
-        if (nl && (size_t)(nl - prefix) == plen && memcmp(prefix, ts->target.prefix, plen) == 0) {
+        size_t plen = strlen(table_prefix);
+        if (nl && (size_t)(nl - prefix) == plen && memcmp(prefix, table_prefix, plen) == 0) {
             out->commit_ms = ms;
             out->n = n;
             out->covered = LS_NEWN(int64_t, (size_t)n + 1);

@@ -77,6 +77,10 @@ typedef struct ls_table_status {
 /* LS_ENOTFOUND: no commit recorded for ts's table (of this name) yet. */
 ls_status ls_table_status_read(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
                                ls_table_status_t *out);
+/* The same by the stream's number and the table's object-store prefix (its
+ * catalog pointer's "prefix"), for readers without a plan (the REST API). */
+ls_status ls_table_status_get(ls_meta_t *meta, int64_t stream_no, const char *table_prefix,
+                              ls_table_status_t *out);
 /* Written after a table commit, under fence (the table claim's compare). */
 ls_status ls_table_status_write(ls_meta_t *meta, const ls_table_plan_stream_t *ts,
                                 const ls_table_status_t *s, const ls_meta_cmp_t *fence);

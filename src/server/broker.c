@@ -20,6 +20,7 @@
 #include "compact/compactor.h"
 #include "group/group_service.h"
 #include "group/group_txn.h"
+#include "api/rest_api.h"
 #include "http/http_server.h"
 #include "http/iceberg_rest.h"
 #include "http/registry_rest.h"
@@ -480,6 +481,23 @@ static ls_http_limits_t http_limits(const ls_config_t *cfg)
                               .max_connections_per_ip = cfg->http_max_connections_per_ip};
 }
 
+/* The REST API reaches this broker's Kafka listener as a client (one code
+ * path for every front end, api/rest_api.h): its address, once listening
+ * (HTTP threads read it; listen_port is set on the loop before serving). */
+#define API_KAFKA_TIMEOUT_MS 30000
+static void api_kafka_addr(void *ctx, char *buf, size_t cap)
+{
+    const ls_config_t *cfg = ((ls_broker_t *)ctx)->cfg;
+    int port = __atomic_load_n(&cfg->listen_port, __ATOMIC_ACQUIRE);
+    const char *h = cfg->listen_host;
+    if (!h || !*h || strcmp(h, "0.0.0.0") == 0) h = "127.0.0.1";
+    if (strcmp(h, "::") == 0) h = "::1";
+    if (port <= 0)
+        snprintf(buf, cap, "%s", "");
+    else
+        snprintf(buf, cap, strchr(h, ':') ? "[%s]:%d" : "%s:%d", h, port);
+}
+
 /* The Iceberg REST catalog on http.listen (unset: no HTTP server). Readers
  * of an S3 store get its non-secret client settings, never credentials. */
 static int start_http(ls_broker_t *b, char *err, int errlen)
@@ -506,9 +524,18 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
                                               .held_ctx = b});
     ls_free(endpoint);
     ls_free(region);
-    ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest, 0}};
+    b->api = ls_api_new(&(ls_api_config_t){.meta = b->meta,
+                                           .os = b->os,
+                                           .catalog = b->catalog,
+                                           .table_defaults = b->table_defaults,
+                                           .ntable_defaults = b->ntable_defaults,
+                                           .kafka_addr = api_kafka_addr,
+                                           .ctx = b,
+                                           .timeout_ms = API_KAFKA_TIMEOUT_MS});
+    ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest, 0},
+                                {LS_API_PREFIX, ls_api_handle, b->api, 1}};
     ls_http_limits_t limits = http_limits(cfg);
-    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts, 1,
+    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts, 2,
                                    &limits, err, (size_t)errlen);
     if (!b->http) return -1;
     int v6 = strchr(cfg->http_host, ':') != NULL;
@@ -692,7 +719,7 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     if (!b->kafka || ls_kafka_listener_port(b->kafka) < 0) return open_failed(b);
     if (cfg->listen_port == 0) {
         /* "pick a free port": advertise the one we got */
-        cfg->listen_port = ls_kafka_listener_port(b->kafka);
+        __atomic_store_n(&cfg->listen_port, ls_kafka_listener_port(b->kafka), __ATOMIC_RELEASE);
         if (cfg->advertised_port <= 0) cfg->advertised_port = cfg->listen_port;
     }
     uv_async_init(loop, &b->members_changed, on_members_changed_loop);
@@ -762,6 +789,7 @@ void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
     s->b = b;
     s->done = done;
     s->arg = arg;
+    ls_api_quiesce(b->api);       /* its requests wait on the Kafka listener: answer them */
     ls_http_server_stop(b->http); /* joins the HTTP threads: no handler runs after */
     b->http = NULL;
     ls_http_server_stop(b->registry_http);
@@ -775,8 +803,10 @@ void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
 void ls_broker_free(ls_broker_t *b)
 {
     ls_membership_stop(b->members);
+    ls_api_quiesce(b->api);
     ls_http_server_stop(b->http);
     ls_rest_free(b->rest);
+    ls_api_free(b->api);
     ls_http_server_stop(b->registry_http);
     if (b->kafka) ls_kafka_listener_free(b->kafka);
     ls_group_service_free(b->groups);

@@ -29,6 +29,7 @@ typedef struct ls_broker {
     ls_kafka_listener_t *kafka;
     struct ls_http_server *http; /* NULL when http.listen is empty (http/http_server.h) */
     struct ls_rest *rest;        /* the Iceberg REST catalog it serves (http/iceberg_rest.h) */
+    struct ls_api *api;          /* the Lakestream REST API on /api/v1 (api/rest_api.h) */
     struct ls_http_server *registry_http; /* NULL when schema.registry.listen is empty */
     struct ls_registry *registry;         /* the schema registry it serves (registry/registry.h) */
     char *warehouse_uri;                  /* object store root URI: table locations */

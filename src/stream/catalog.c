@@ -1268,6 +1268,19 @@ ls_namespace_t *ls_catalog_namespace(ls_catalog_t *c, const char *ns)
     return found;
 }
 
+ls_namespace_t **ls_catalog_namespaces(ls_catalog_t *c, int *n)
+{
+    pthread_mutex_lock(&c->mu);
+    ls_namespace_t **v = LS_NEWN(ls_namespace_t *, (size_t)c->nns + 1);
+    for (int i = 0; i < c->nns; i++) {
+        v[i] = c->nss[i];
+        __atomic_add_fetch(&v[i]->refcnt, 1, __ATOMIC_RELAXED);
+    }
+    *n = c->nns;
+    pthread_mutex_unlock(&c->mu);
+    return v;
+}
+
 ls_namespace_t *ls_catalog_broker_config(ls_catalog_t *c)
 {
     pthread_mutex_lock(&c->mu);

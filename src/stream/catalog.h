@@ -108,6 +108,9 @@ ls_status ls_catalog_reload_namespaces(ls_catalog_t *c);
 /* Kept snapshot or NULL (namespace without a record). Any thread, non-blocking. */
 ls_namespace_t *ls_catalog_namespace(ls_catalog_t *c, const char *ns);
 void ls_namespace_release(ls_namespace_t *n);
+/* Every namespace record (kept snapshots, sorted by name); release each, then
+ * ls_free the array. Any thread, non-blocking. */
+ls_namespace_t **ls_catalog_namespaces(ls_catalog_t *c, int *n);
 /* Read-modify-CAS of a namespace's properties; creates the record if absent. Blocking. */
 ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_change_fn change,
                                       void *arg, char *err, int errlen);
