@@ -18,6 +18,7 @@
 #include "kafka/api.h" /* the Kafka error codes */
 #include "kafka/msg.h"
 #include "records/records.h"
+#include "api/console_api.h"
 #include "stream/policy.h"
 #include "table/table_catalog.h"
 
@@ -1332,6 +1333,24 @@ static int split(call_t *c)
         return;                                                                                    \
     }
 
+/* GET /api/v1/cluster and /api/v1/groups: a read-only view (api/console_api.h)
+ * over one Kafka connection. */
+static void kafka_view(call_t *c, json_t *(*view)(ls_admin_conn_t *k))
+{
+    ls_admin_conn_t k;
+    if (kafka_open(c, &k) != 0) return;
+    json_t *o = view(&k);
+    if (o)
+        send_json(c->resp, 200, o);
+    else
+        UNAVAILABLE(c, "%s", k.err);
+    kafka_close(c, &k);
+}
+
+static void get_cluster(call_t *c) { kafka_view(c, ls_api_cluster_json); }
+
+static void list_groups(call_t *c) { kafka_view(c, ls_api_groups_json); }
+
 void ls_api_handle(void *arg, const ls_http_request_t *req, ls_http_response_t *resp)
 {
     call_t c = {.api = arg, .req = req, .resp = resp};
@@ -1373,6 +1392,8 @@ void ls_api_handle(void *arg, const ls_http_request_t *req, ls_http_response_t *
           get_records);
     ROUTE(n == 1 && SEG(0, "tables"), "GET", list_tables);
     ROUTE(n == 3 && SEG(0, "tables"), "GET", get_table);
+    ROUTE(n == 1 && SEG(0, "cluster"), "GET", get_cluster);
+    ROUTE(n == 1 && SEG(0, "groups"), "GET", list_groups);
     NOT_FOUND(&c, "no resource at %.200s", req->path);
 }
 
