@@ -341,20 +341,24 @@ async function viewTable(ns, name) {
   ];
 }
 
-// Object-store request counters from /metrics: every *_total counter of an
-// object-store metric, split by its operation label into PUT-class (put,
-// post, copy, list, delete, create) and GET-class (get, head) requests, as
-// S3 prices them.
+// Object-store request counts from /metrics: the call counts of
+// lakestream_object_store_operation_duration_seconds (its _count series, one
+// per operation label), split as S3 prices requests: PUT, COPY, POST
+// (delete_many) and LIST are PUT-class, GET and HEAD GET-class; DELETE is
+// free and "map" (the file store's local reads) is no request.
+const PUT_CLASS = new Set(["put", "copy", "list", "delete_many"]);
+const GET_CLASS = new Set(["get", "head"]);
+
 function objstoreCounts(m) {
-  let put = 0, get = 0, found = false;
-  for (const [name, samples] of Object.entries(m)) {
-    if (!/objstore|object_store/.test(name) || !/_total$/.test(name) || /error|bytes|seconds/.test(name)) continue;
-    for (const s of samples) {
-      const op = (s.labels.op || s.labels.operation || s.labels.method || "").toLowerCase();
-      if (/^(get|head|read)/.test(op)) { get += s.value; found = true; } else if (op) { put += s.value; found = true; }
-    }
+  const samples = m["lakestream_object_store_operation_duration_seconds_count"];
+  if (!samples) return null;
+  let put = 0, get = 0;
+  for (const s of samples) {
+    const op = s.labels.operation || "";
+    if (PUT_CLASS.has(op)) put += s.value;
+    else if (GET_CLASS.has(op)) get += s.value;
   }
-  return found ? { put, get } : null;
+  return { put, get };
 }
 
 function price(kind) {

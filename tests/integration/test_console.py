@@ -224,6 +224,9 @@ def test_console_pages(broker_factory, browser, tmp_path):
     assert ui.cells("lakestream.table.enabled")[1:] == ["true", "stream"]
 
     ui.open("objectstore", samples=2)
+    if not ui.no_metrics:  # the request rate comes from /metrics' object-store counters
+        assert ui.texts("#monthly-cost")[0].startswith("$")
+        assert min(ui.plot_points()) >= 1
     # the price fields default to AWS S3 Standard's and persist in the browser
     assert browser.find_element(By.ID, "price-put").get_attribute("value") == "0.005"
     assert browser.find_element(By.ID, "price-get").get_attribute("value") == "0.0004"
