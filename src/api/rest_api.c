@@ -369,6 +369,8 @@ static json_t *partition_offsets(ls_admin_conn_t *k, const ls_stream_t *s)
     int32_t n = s->partitions;
     json_t *arr = json_array();
     int64_t *lo = ls_arena_alloc(k->arena, (size_t)n * sizeof *lo);
+    for (int32_t i = 0; i < n; i++)
+        lo[i] = -1; /* a partition the answer leaves out */
     for (int pass = 0; pass < 2; pass++) {
         ls_kafka_ListOffsetsRequest_ListOffsetsPartition *parts =
             ls_arena_alloc(k->arena, (size_t)n * sizeof *parts);
