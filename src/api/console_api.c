@@ -11,8 +11,9 @@ static json_t *kstr_json(ls_kstr_t s)
     return s.len < 0 || !s.ptr ? json_null() : json_stringn(s.ptr, (size_t)s.len);
 }
 
-json_t *ls_api_cluster_json(ls_admin_conn_t *k)
+json_t *ls_api_cluster_json(ls_admin_conn_t *k, const ls_api_dialer_t *d)
 {
+    (void)d;
     ls_kafka_MetadataRequest q = {.Topics = NULL, .NumTopics = 0};
     ls_kafka_MetadataResponse r;
     if (LS_ADMIN_CALL(k, Metadata, METADATA, 9, &q, &r) != 0) return NULL;
@@ -39,15 +40,64 @@ static int64_t log_end(const ls_kafka_ListOffsetsResponse *lr, ls_kstr_t topic, 
     return -1;
 }
 
-/* One group's committed offsets with their lag, or NULL (k->err). */
-static json_t *group_offsets(ls_admin_conn_t *k, ls_kstr_t gid, int64_t *total)
+/* The group's committed offsets, fetched from its coordinator over a
+ * connection of d, into *out (in co's arena; co stays open for the caller to
+ * hang up). 0, or -1 with k->err set. */
+static int fetch_offsets(ls_admin_conn_t *k, const ls_api_dialer_t *d, ls_kstr_t gid,
+                         ls_admin_conn_t *co, const ls_kafka_OffsetFetchResponse_Group **out)
 {
+    ls_kafka_FindCoordinatorRequest q = {.Key = gid, .KeyType = 0};
+    ls_kafka_FindCoordinatorResponse r;
+    if (LS_ADMIN_CALL(k, FindCoordinator, FIND_COORDINATOR, 3, &q, &r) != 0) return -1;
+    if (r.ErrorCode) {
+        snprintf(k->err, sizeof k->err, "FindCoordinator of group '%.*s': error code %d",
+                 gid.len > 200 ? 200 : (int)gid.len, gid.ptr, (int)r.ErrorCode);
+        return -1;
+    }
+    char addr[300];
+    bool v6 = r.Host.len > 0 && memchr(r.Host.ptr, ':', (size_t)r.Host.len);
+    snprintf(addr, sizeof addr, "%s%.*s%s:%d", v6 ? "[" : "", r.Host.len > 0 ? (int)r.Host.len : 0,
+             r.Host.len > 0 ? r.Host.ptr : "", v6 ? "]" : "", (int)r.Port);
+    if (d->dial(d->ctx, co, addr) != 0) {
+        snprintf(k->err, sizeof k->err, "%.500s", co->err);
+        return -1;
+    }
     ls_kafka_OffsetFetchRequest_Group fg = {gid, ls_kstr_null(), -1, NULL, -1};
     ls_kafka_OffsetFetchRequest fq = {.Groups = &fg, .NumGroups = 1};
     ls_kafka_OffsetFetchResponse fr;
-    if (LS_ADMIN_CALL(k, OffsetFetch, OFFSET_FETCH, 8, &fq, &fr) != 0 || fr.NumGroups != 1)
-        return NULL;
-    const ls_kafka_OffsetFetchResponse_Group *og = &fr.Groups[0];
+    int rc = LS_ADMIN_CALL(co, OffsetFetch, OFFSET_FETCH, 8, &fq, &fr);
+    if (rc == 0 && (fr.NumGroups != 1 || fr.Groups[0].ErrorCode))
+        snprintf(co->err, sizeof co->err, "error code %d",
+                 fr.NumGroups == 1 ? (int)fr.Groups[0].ErrorCode : -1);
+    if (rc != 0 || fr.NumGroups != 1 || fr.Groups[0].ErrorCode) {
+        snprintf(k->err, sizeof k->err, "OffsetFetch of group '%.*s' at %.100s: %.200s",
+                 gid.len > 150 ? 150 : (int)gid.len, gid.ptr, addr, co->err);
+        d->hangup(d->ctx, co);
+        return -1;
+    }
+    *out = &fr.Groups[0];
+    return 0;
+}
+
+static json_t *offsets_json(ls_admin_conn_t *k, const ls_kafka_OffsetFetchResponse_Group *og,
+                            int64_t *total);
+
+/* One group's committed offsets with their lag, or NULL (k->err). */
+static json_t *group_offsets(ls_admin_conn_t *k, const ls_api_dialer_t *d, ls_kstr_t gid,
+                             int64_t *total)
+{
+    ls_admin_conn_t co;
+    const ls_kafka_OffsetFetchResponse_Group *og;
+    if (fetch_offsets(k, d, gid, &co, &og) != 0) return NULL;
+    json_t *arr = offsets_json(k, og, total);
+    d->hangup(d->ctx, &co);
+    return arr;
+}
+
+/* og's offsets with the log end offsets (ListOffsets on k) and lag, or NULL. */
+static json_t *offsets_json(ls_admin_conn_t *k, const ls_kafka_OffsetFetchResponse_Group *og,
+                            int64_t *total)
+{
     ls_kafka_ListOffsetsRequest lq = {.ReplicaId = -1, .NumTopics = og->NumTopics};
     lq.Topics = ls_kmsg_alloc(k->arena, og->NumTopics, sizeof *lq.Topics);
     for (int32_t i = 0; i < og->NumTopics; i++) {
@@ -79,7 +129,7 @@ static json_t *group_offsets(ls_admin_conn_t *k, ls_kstr_t gid, int64_t *total)
     return arr;
 }
 
-json_t *ls_api_groups_json(ls_admin_conn_t *k)
+json_t *ls_api_groups_json(ls_admin_conn_t *k, const ls_api_dialer_t *d)
 {
     ls_kafka_ListGroupsRequest q = {0};
     ls_kafka_ListGroupsResponse r;
@@ -91,7 +141,7 @@ json_t *ls_api_groups_json(ls_admin_conn_t *k)
     json_t *groups = json_array();
     for (int32_t i = 0; i < r.NumGroups; i++) {
         int64_t total = 0;
-        json_t *offs = group_offsets(k, r.Groups[i].GroupId, &total);
+        json_t *offs = group_offsets(k, d, r.Groups[i].GroupId, &total);
         if (!offs) {
             json_decref(groups);
             return NULL;

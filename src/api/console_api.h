@@ -12,13 +12,22 @@
  *
  * Both go through the broker's own Kafka listener on the connection k the
  * caller opened (admin/kafka_client.h), so they show exactly what a Kafka
- * tool would. NULL with k->err set when an exchange fails. */
+ * tool would. A group's offsets are fetched from its coordinator (found
+ * with FindCoordinator; on a cluster it may be another broker), on a
+ * connection made with d. NULL with k->err set when an exchange fails. */
 #ifndef LS_API_CONSOLE_API_H
 #define LS_API_CONSOLE_API_H
 #include <jansson.h>
 
 #include "admin/kafka_client.h"
 
-json_t *ls_api_cluster_json(ls_admin_conn_t *k);
-json_t *ls_api_groups_json(ls_admin_conn_t *k);
+/* How the caller opens (0, or -1 with k->err set) and closes connections. */
+typedef struct ls_api_dialer {
+    int (*dial)(void *ctx, ls_admin_conn_t *k, const char *hostport);
+    void (*hangup)(void *ctx, ls_admin_conn_t *k);
+    void *ctx;
+} ls_api_dialer_t;
+
+json_t *ls_api_cluster_json(ls_admin_conn_t *k, const ls_api_dialer_t *d); /* d unused */
+json_t *ls_api_groups_json(ls_admin_conn_t *k, const ls_api_dialer_t *d);
 #endif

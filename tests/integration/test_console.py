@@ -249,6 +249,11 @@ def test_console_on_every_broker_of_a_cluster(cluster, browser, tmp_path):
     topic = unique_topic("console")
     api = Api(brokers[0])
     api.call("POST", "/api/v1/streams", {"name": topic, "partitions": 3}, expect=201)
+    wait_topic(brokers[0].bootstrap, topic, 3)
+    _produce(brokers[0], topic)
+    groups = [unique_topic("group") for _ in range(4)]  # likely spread over coordinators
+    for g in groups:
+        _commit(brokers[0], topic, g)
     shots = str(tmp_path / "screenshots")
     os.makedirs(shots)
     for b in brokers:
@@ -259,4 +264,7 @@ def test_console_on_every_broker_of_a_cluster(cluster, browser, tmp_path):
         ui.open("cluster")
         assert sorted(ui.texts("#main tbody td:nth-child(3)")) == sorted(str(x.port) for x in brokers)
         ui.open("topics")
-        assert ui.cells(topic)[1] == "3"
+        assert ui.cells(topic)[1:3] == ["3", "120"]
+        ui.open("groups")  # every group, whichever broker coordinates it
+        lags = dict(zip(ui.texts(".group-id"), ui.texts(".group-lag")))
+        assert {g: lags.get(g) for g in groups} == {g: "20" for g in groups}
