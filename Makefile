@@ -34,6 +34,8 @@ $(BUILD)/%.o: %.c
 # The REST API's OpenAPI document is built into the binary (src/api/openapi.c
 # includes it with .incbin, which -MMD does not see).
 $(BUILD)/src/api/openapi.o: docs/api/openapi.json
+# So are the web console's files (src/console/console.c).
+$(BUILD)/src/console/console.o: $(wildcard console/*)
 
 # Rebuilt from scratch: `ar r` would keep members of deleted sources.
 $(BUILD)/liblakestream.a: $(LIB_OBJS)

@@ -9,6 +9,7 @@
 #                                 kcat, librdkafka-dev, JDK 17, maven, node/npm,
 #                                 Ceph radosgw/mon/osd (S3 server for tests),
 #                                 etcd-server (metadata store for tests),
+#                                 chromium + chromium-driver (the console's test),
 #                                 .venv from tests/integration/requirements.txt,
 #                                 tests/integration/js/node_modules (npm ci),
 #                                 .cache/java/lib (kafka-clients and its deps),
@@ -35,7 +36,8 @@ TEST_PKGS=(kcat librdkafka-dev openjdk-17-jdk-headless maven
            etcd-server                      # etcd: tools/etcd/etcd.sh (tests/run.sh etcd stage)
            openssl                          # throwaway CAs and certificates of the TLS tests
            clang libclang-rt-dev            # libFuzzer (+ its runtime): make fuzz (tests/run.sh fuzz stage)
-           clang-format)                    # the format check (tools/lint/check-format.sh)
+           clang-format                     # the format check (tools/lint/check-format.sh)
+           chromium chromium-driver)        # headless browser: tests/integration/test_console.py
 
 STAMPS="$ROOT/.cache/stamps"
 

@@ -18,6 +18,7 @@
 #include "kafka/api.h" /* the Kafka error codes */
 #include "kafka/msg.h"
 #include "records/records.h"
+#include "api/console_api.h"
 #include "stream/policy.h"
 #include "table/table_catalog.h"
 
@@ -186,6 +187,28 @@ static bool page_take(page_t *pg, const char *name, const char *last, int *taken
 
 /* ----------------------------------------------------- the Kafka connection */
 
+/* Connects k to addr and registers it for ls_api_quiesce. 0, or -1 with
+ * k->err set (k closed). */
+static int kafka_dial(ls_api_t *a, ls_admin_conn_t *k, const char *addr)
+{
+    if (ls_admin_connect(k, "lakestream-rest-api", addr, a->cfg.timeout_ms) != 0) {
+        char why[sizeof k->err];
+        snprintf(why, sizeof why, "%s", k->err);
+        snprintf(k->err, sizeof k->err, "Kafka listener %.300s: %.180s", addr, why);
+        return -1;
+    }
+    pthread_mutex_lock(&a->mu);
+    bool ok = !a->quiesced && a->nfds < MAX_CONNS;
+    if (ok) a->fds[a->nfds++] = k->fd;
+    pthread_mutex_unlock(&a->mu);
+    if (!ok) {
+        ls_admin_close(k);
+        snprintf(k->err, sizeof k->err, "the broker is stopping");
+        return -1;
+    }
+    return 0;
+}
+
 static int kafka_open(call_t *c, ls_admin_conn_t *k)
 {
     char addr[300] = "";
@@ -195,18 +218,8 @@ static int kafka_open(call_t *c, ls_admin_conn_t *k)
                        "one on 127.0.0.1 to listeners)");
         return -1;
     }
-    if (ls_admin_connect(k, "lakestream-rest-api", addr, c->api->cfg.timeout_ms) != 0) {
-        UNAVAILABLE(c, "Kafka listener: %s", k->err);
-        return -1;
-    }
-    ls_api_t *a = c->api;
-    pthread_mutex_lock(&a->mu);
-    bool ok = !a->quiesced && a->nfds < MAX_CONNS;
-    if (ok) a->fds[a->nfds++] = k->fd;
-    pthread_mutex_unlock(&a->mu);
-    if (!ok) {
-        ls_admin_close(k);
-        UNAVAILABLE(c, "the broker is stopping");
+    if (kafka_dial(c->api, k, addr) != 0) {
+        UNAVAILABLE(c, "%s", k->err);
         return -1;
     }
     return 0;
@@ -1321,6 +1334,32 @@ static int split(call_t *c)
         return;                                                                                    \
     }
 
+/* GET /api/v1/cluster and /api/v1/groups: read-only views (api/console_api.h)
+ * over this broker's Kafka listener; groups also dial each coordinator. */
+static int view_dial(void *ctx, ls_admin_conn_t *k, const char *addr)
+{
+    return kafka_dial(((call_t *)ctx)->api, k, addr);
+}
+
+static void view_hangup(void *ctx, ls_admin_conn_t *k) { kafka_close(ctx, k); }
+
+static void kafka_view(call_t *c, json_t *(*view)(ls_admin_conn_t *k, const ls_api_dialer_t *d))
+{
+    ls_admin_conn_t k;
+    if (kafka_open(c, &k) != 0) return;
+    ls_api_dialer_t d = {view_dial, view_hangup, c};
+    json_t *o = view(&k, &d);
+    if (o)
+        ls_http_send_json(c->resp, 200, o);
+    else
+        UNAVAILABLE(c, "%s", k.err);
+    kafka_close(c, &k);
+}
+
+static void get_cluster(call_t *c) { kafka_view(c, ls_api_cluster_json); }
+
+static void list_groups(call_t *c) { kafka_view(c, ls_api_groups_json); }
+
 void ls_api_handle(void *arg, const ls_http_request_t *req, ls_http_response_t *resp)
 {
     call_t c = {.api = arg, .req = req, .resp = resp};
@@ -1362,6 +1401,8 @@ void ls_api_handle(void *arg, const ls_http_request_t *req, ls_http_response_t *
           get_records);
     ROUTE(n == 1 && SEG(0, "tables"), "GET", list_tables);
     ROUTE(n == 3 && SEG(0, "tables"), "GET", get_table);
+    ROUTE(n == 1 && SEG(0, "cluster"), "GET", get_cluster);
+    ROUTE(n == 1 && SEG(0, "groups"), "GET", list_groups);
     NOT_FOUND(&c, "no resource at %.200s", req->path);
 }
 

@@ -20,6 +20,7 @@
 #include "group/group_service.h"
 #include "group/group_txn.h"
 #include "api/rest_api.h"
+#include "console/console.h"
 #include "http/http_server.h"
 #include "http/iceberg_rest.h"
 #include "http/registry_rest.h"
@@ -558,15 +559,16 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
                                            .timeout_ms = API_KAFKA_TIMEOUT_MS});
     ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest, 0},
                                 {"/metrics", ls_broker_metrics_handle, b->metrics, 0},
-                                {LS_API_PREFIX, ls_api_handle, b->api, 1}};
+                                {LS_API_PREFIX, ls_api_handle, b->api, 1},
+                                {"", ls_console_handle, NULL, 0}}; /* last: the console at / */
     ls_http_limits_t limits = http_limits(cfg);
-    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts, 3,
-                                   &limits, err, (size_t)errlen);
+    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts,
+                                   sizeof mounts / sizeof mounts[0], &limits, err, (size_t)errlen);
     if (!b->http) return -1;
     int v6 = strchr(cfg->http_host, ':') != NULL;
     LS_INFO("broker",
-            "serving the Iceberg REST catalog on http://%s%s%s:%d/v1 (health: /health, metrics: "
-            "/metrics)",
+            "serving the Iceberg REST catalog on http://%s%s%s:%d/v1 (console: /, health: /health, "
+            "metrics: /metrics)",
             v6 ? "[" : "", cfg->http_host, v6 ? "]" : "", ls_http_server_port(b->http));
     return 0;
 }
