@@ -1,5 +1,5 @@
 /* Cold-read rebuild throughput (issue 13): how fast RecordBatches v2 are
- * rebuilt from a raw table data file (compact/cold_batches.c), against
+ * rebuilt from a raw table data file (lake/cold_batches.c), against
  * the bytes a compacted object would serve as they are.
  *
  *   make build/bench/cold_read_bench
@@ -25,7 +25,7 @@
 
 #include "base/buf.h"
 #include "base/compress.h"
-#include "compact/cold_batches.h"
+#include "lake/cold_batches.h"
 #include "table/iceberg_raw.h"
 
 #define BATCH_BYTES ((size_t)256 << 10) /* what the log reader asks for */

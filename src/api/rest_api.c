@@ -14,7 +14,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/url.h"
-#include "compact/table_plan.h"
+#include "lake/table_plan.h"
 #include "kafka/api.h" /* the Kafka error codes */
 #include "kafka/msg.h"
 #include "records/records.h"

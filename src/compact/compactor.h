@@ -7,7 +7,7 @@
 #include <uv.h>
 
 #include "compact/keycompact.h"
-#include "compact/unfold.h"
+#include "lake/unfold.h"
 #include "compact/wal_blocks.h"
 #include "log/logstore.h"
 #include "meta/meta.h"

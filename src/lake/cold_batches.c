@@ -6,7 +6,7 @@
  * per header: keyLength varint | key | valueLength varint (-1 null) | value.
  * Varints are zigzag, minimal length (the encoding every Kafka client
  * writes, so the record bytes match a producer's). */
-#include "compact/cold_batches.h"
+#include "lake/cold_batches.h"
 
 #include <stdint.h>
 #include <stdio.h>

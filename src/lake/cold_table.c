@@ -1,5 +1,5 @@
 /* Cold reads of a raw table log from its table: see cold_table.h. */
-#include "compact/cold_table.h"
+#include "lake/cold_table.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 
 #include "base/alloc.h"
-#include "compact/cold_batches.h"
+#include "lake/cold_batches.h"
 #include "table/iceberg_manifest.h"
 #include "table/iceberg_raw.h"
 

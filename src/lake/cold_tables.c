@@ -44,7 +44,7 @@
  * catching-up consumer's next read-ahead block goes on from where the last
  * stopped. A plan made again (stale, too old) keeps using the open files
  * its live list still names; files no plan names age out by LRU. */
-#include "compact/cold_tables.h"
+#include "lake/cold_tables.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -55,9 +55,9 @@
 #include "base/clock.h"
 #include "base/compress.h"
 #include "base/diag.h"
-#include "compact/cold_table.h"
-#include "compact/materialize.h"
-#include "compact/unfold.h"
+#include "lake/cold_table.h"
+#include "lake/materialize.h"
+#include "lake/unfold.h"
 #include "stream/broker_config.h"
 #include "stream/policy.h"
 #include "table/iceberg_manifest.h"

@@ -1,6 +1,6 @@
 /* The broker's cold-range source (log/cold_source.h) backed by the tables:
  * the glue between the log reader's in-table ranges (index entries of kind
- * LS_IDX_TABLE) and the reads of compact/cold_table.h. Design note in
+ * LS_IDX_TABLE) and the reads of lake/cold_table.h. Design note in
  * cold_tables.c. */
 #ifndef LS_COLD_TABLES_H
 #define LS_COLD_TABLES_H

@@ -170,7 +170,7 @@
  * a log's range counts as materialized (ls_mat_done, the index swap) only
  * once both hold it. A crash between the two commits leaves the changelog
  * ahead; the retry adds the range to the main table only. */
-#include "compact/materialize.h"
+#include "lake/materialize.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,7 +256,7 @@ static int on_record(void *arg, const ls_record_view_t *rec)
     int64_t offset = c->base_offset + rec->offset_delta;
     if (offset <= c->above || offset > c->last_offset) return 0;
     /* every header, however many (a raw row is the record: cold reads
-     * rebuild batches from it, compact/cold_batches.h) */
+     * rebuild batches from it, lake/cold_batches.h) */
     ls_raw_header_t stack_hs[MAX_HEADERS];
     ls_raw_header_t *hs = rec->header_count <= MAX_HEADERS
                               ? stack_hs

@@ -41,7 +41,7 @@
  * newest record time). The key is written after the snapshot, not in its
  * transaction: a crash between the two leaves it one commit behind, so the
  * lag reads high for one commit interval, never low. */
-#include "compact/table_plan.h"
+#include "lake/table_plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>

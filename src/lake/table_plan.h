@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "base/i64map.h"
-#include "compact/materialize.h"
+#include "lake/materialize.h"
 #include "meta/meta.h"
 #include "objstore/objstore.h"
 #include "stream/catalog.h"

@@ -70,7 +70,7 @@
  * writes at most max_chunks objects, so a large backlog spreads over
  * passes. Thread: the compaction worker (blocking calls), one log at a
  * time under its claim. */
-#include "compact/unfold.h"
+#include "lake/unfold.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -83,7 +83,7 @@
 #include "base/diag.h"
 #include "base/compress.h"
 #include "base/uuid.h"
-#include "compact/cold_table.h"
+#include "lake/cold_table.h"
 #include "log/co_format.h"
 #include "records/records.h"
 #include "table/table_catalog.h"

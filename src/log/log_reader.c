@@ -48,7 +48,7 @@
 
 #define LS_RB_HDR LS_RB_HEADER_SIZE
 /* The most a read from a table takes up front for its batches (what the
- * rebuild itself reserves at most, compact/cold_batches.c). */
+ * rebuild itself reserves at most, lake/cold_batches.c). */
 #define COLD_BUF_MAX ((size_t)64 << 20)
 
 enum { OP_READ, OP_TIME };

@@ -30,7 +30,7 @@
  *      observed (lg->idx_rev; a load's replays likewise) is not applied: the
  *      index already holds that key's state or a newer one, and a late old
  *      event would undo it until the next event of the key (seen after this
- *      broker's own unfold swaps, which reload the index, compact/unfold.c).
+ *      broker's own unfold swaps, which reload the index, lake/unfold.c).
  *  W5  One loop step applies at most WATCH_STEP_EVENTS events, cut only
  *      between revisions (a txn's events, at most LS_META_MAX_TXN_OPS, go
  *      together, so W1 holds), and signals itself for the rest: a burst

@@ -218,7 +218,7 @@ void ls_logstore_apply_compaction(ls_logstore_t *ls, int64_t log_id, const struc
 void ls_logstore_apply_compaction_from(ls_logstore_t *ls, int64_t log_id,
                                        const struct ls_idx_entry *co, int64_t changed_from);
 /* The log's index changed in the store in a way this broker did not apply
- * (compact/unfold.c splits entries): forget the in-memory index and the
+ * (lake/unfold.c splits entries): forget the in-memory index and the
  * log's cached runs; the next read loads the index again (a load in flight
  * scans again). Loop thread. */
 void ls_logstore_reload_index(ls_logstore_t *ls, int64_t log_id);

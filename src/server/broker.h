@@ -38,8 +38,8 @@ typedef struct ls_broker {
     char *warehouse_uri;                  /* object store root URI: table locations */
     ls_prop_t table_defaults[LS_POLICY_NFIELDS]; /* cluster layer of the table policy */
     int ntable_defaults;
-    struct ls_compactor *compactor; /* WAL -> compacted objects (compact/compactor.h) */
-    struct ls_cold_tables *cold; /* reads of ranges kept only in tables (compact/cold_tables.h) */
+    struct ls_compactor *compactor;  /* WAL -> compacted objects (compact/compactor.h) */
+    struct ls_cold_tables *cold;     /* reads of ranges kept only in tables (lake/cold_tables.h) */
     struct ls_group_service *groups; /* consumer-group coordinator (group/group_service.h) */
     struct ls_txn_coord *txn;        /* transaction coordinator (server/txn_coord.h) */
     struct ls_membership *members;   /* live brokers (cluster/membership.h) */

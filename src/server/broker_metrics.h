@@ -9,7 +9,7 @@
  * the metadata store: its committed offsets (group/group_service.h) against
  * each partition's log end (its head), so every broker reports the same.
  * The tables appear there as the read-only groups
- * lakestream.table.<namespace>.<table> (compact/table_plan.h statuses), as
+ * lakestream.table.<namespace>.<table> (lake/table_plan.h statuses), as
  * they do to Kafka clients. Labels are group and topic, never partition, so
  * the series stay bounded by groups x topics they consume.
  *

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "base/alloc.h"
-#include "compact/table_plan.h"
+#include "lake/table_plan.h"
 
 ls_status ls_table_groups_read(ls_meta_t *meta, ls_catalog_t *catalog, ls_table_group_t **out,
                                int *n)

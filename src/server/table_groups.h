@@ -1,6 +1,6 @@
 /* The tables as read-only consumer groups (group/group.h
  * LS_TABLE_GROUP_PREFIX "<namespace>.<table>"): each table's recorded
- * status (compact/table_plan.h "Status": what its last commit accounts for
+ * status (lake/table_plan.h "Status": what its last commit accounts for
  * per partition, written by whichever broker committed it) read as the
  * committed offsets of a group consuming its stream, so Kafka's tools show
  * a table's lag like any consumer's. The Kafka handlers serve them

@@ -12,7 +12,7 @@
  * written by a broker older than s28, which accepted (and did not apply)
  * catalog values other than builtin and sort.order values other than none:
  * such a stream's policy fails to resolve, naming key, layer and value, and
- * its table is held back (compact/table_plan.c logs it) until the value is
+ * its table is held back (lake/table_plan.c logs it) until the value is
  * removed or set to a supported one.
  *
  * Fields and their accepted values. Every accepted value is applied (the
@@ -33,7 +33,7 @@
  *   compression          zstd|snappy|gzip|none           applied
  *   commit.interval.ms   1000..86400000 (freshness)      applied
  *   start.position       earliest|latest                 applied
- *   write.mode           append|upsert                   applied (upsert: compact/materialize.c;
+ *   write.mode           append|upsert                   applied (upsert: lake/materialize.c;
  *                                                        the default for a topic whose own
  *                                                        cleanup.policy has compact)
  *   sort.order           none (no sorted files)          applied
@@ -44,8 +44,8 @@
  *                        files stay readable this long)  ls_ice_table_set_file_grace)
  *   value.format         raw | schema-registry            applied (table/iceberg_typed.h)
  *   rewrite.min.files    0 (never) | 4..1000             applied (table/file_rewrite.h)
- *   changelog            true|false                      applied (compact/materialize.c)
- *   evolution            fail|dead-letter|new-table      applied (compact/materialize.c: what
+ *   changelog            true|false                      applied (lake/materialize.c)
+ *   evolution            fail|dead-letter|new-table      applied (lake/materialize.c: what
  *                                                        a record whose schema the typed table
  *                                                        cannot evolve to does; new-table is
  *                                                        refused with write.mode=upsert on a
@@ -55,15 +55,15 @@
  *   value.format also takes schema-registry-latest: bytes without the
  *                        Confluent header, decoded by the subject's latest version;
  *                        and json: schemaless JSON objects, columns inferred
- *                        (compact/materialize.c; key.format must stay raw)
+ *                        (lake/materialize.c; key.format must stay raw)
  *   value.subject.name.strategy, key.subject.name.strategy
  *                        TopicNameStrategy | RecordNameStrategy | TopicRecordNameStrategy
- *                                                        applied (compact/materialize.c): the
+ *                                                        applied (lake/materialize.c): the
  *                                                        subject a header's schema id must be a
  *                                                        version of; with -latest the subject
  *                                                        whose latest version decodes (only
  *                                                        TopicNameStrategy: a cross-field rule)
- *   primary.key          empty | key fields a,b,...      applied (compact/materialize.c: the
+ *   primary.key          empty | key fields a,b,...      applied (lake/materialize.c: the
  *                                                        upsert identity; the table's
  *                                                        identifier-field-ids); needs a typed
  *                                                        key and write.mode=upsert (cross-field)

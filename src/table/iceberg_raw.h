@@ -54,7 +54,7 @@ enum {
 /* Row groups of raw tables' data files close at this many buffered bytes
  * (not Parquet's usual 128 MiB): a Kafka reader of one partition's cold
  * range fetches the row groups whose partition and offset statistics admit
- * it (compact/cold_table.c), and a file holds every partition's rows of a
+ * it (lake/cold_table.c), and a file holds every partition's rows of a
  * pass one partition after the other, so small row groups keep what such a
  * read fetches close to what it returns. */
 #define LS_RAW_ROW_GROUP_BYTES ((size_t)8 << 20)

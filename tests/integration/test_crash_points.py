@@ -284,7 +284,7 @@ def test_crash_in_a_key_compaction(broker_factory, point):
     wait_until(lambda: read_keyed(b.bootstrap, topic) == want, 60, what="key compaction")
 
 
-# the steps of an upsert table's copy-on-write commit (compact/materialize.c):
+# the steps of an upsert table's copy-on-write commit (lake/materialize.c):
 # files rewritten and new rows written but not committed; metadata written;
 # the pointer swapped but the index not; the table committed, swaps pending
 UPSERT_POINTS = ["table.data_written", "table.metadata_written", "table.pointer_swapped",

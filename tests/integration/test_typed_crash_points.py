@@ -4,7 +4,7 @@ table with dead letters (issue 14).
 The topic's values are framed with schema-registry ids; some are corrupt
 (their bytes do not decode), so with lakestream.table.error.handling=
 dead-letter they go to <name>__dlq, which a pass commits before the table
-(src/compact/materialize.c). Both tables first hold a commit, so the
+(src/lake/materialize.c). Both tables first hold a commit, so the
 table.* points die inside a snapshot commit, not a table's creation. The
 broker is started with LS_CRASH_AT=<point> and dies the first time it
 reaches it: for a table.* point, once inside the dead-letter table's commit

@@ -1,4 +1,4 @@
-"""In-table ranges turned back into compacted objects (issue 13, compact/unfold.c).
+"""In-table ranges turned back into compacted objects (issue 13, lake/unfold.c).
 
 A raw append table topic is produced to and compacted; then, with the broker
 stopped, every compacted index entry of its logs is rewritten as an

@@ -1,4 +1,4 @@
-/* Cold reads from a raw table (compact/cold_batches.h): RecordBatches v2
+/* Cold reads from a raw table (lake/cold_batches.h): RecordBatches v2
  * rebuilt from raw table rows are byte-exact with a producer's batch, keep
  * every record field (null vs empty keys/values, ordered and repeated
  * headers with null values, negative timestamp deltas), pass validation
@@ -10,7 +10,7 @@
 
 #include "base/alloc.h"
 #include "base/compress.h"
-#include "compact/cold_batches.h"
+#include "lake/cold_batches.h"
 #include "records/records.h"
 #include "table/iceberg_raw.h"
 #include "unit.h"

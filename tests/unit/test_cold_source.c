@@ -1,7 +1,7 @@
 /* In-table ranges of a log (log/cold_source.h): index entries of kind
  * LS_IDX_TABLE read through a cold-range source. The source here is a
  * stand-in for the table (the records kept as rows, rebuilt with the real
- * batcher of compact/cold_batches.h); the log side is the real logstore on
+ * batcher of lake/cold_batches.h); the log side is the real logstore on
  * the in-memory stores: reads across WAL / in-table boundaries return every
  * record exactly once in order, at any start and size; a stale plan is
  * retried; bad or failing sources give precise errors; trims, restarts and
@@ -12,7 +12,7 @@
 
 #include "base/alloc.h"
 #include "base/compress.h"
-#include "compact/cold_batches.h"
+#include "lake/cold_batches.h"
 #include "log/cold_source.h"
 #include "log/log_meta.h"
 #include "log/log_trim.h"

@@ -1,4 +1,4 @@
-/* Cold reads from a real raw Iceberg table (compact/cold_table.h): a
+/* Cold reads from a real raw Iceberg table (lake/cold_table.h): a
  * partition's offsets come back exactly, in order, once, from the current
  * snapshot's files chosen by their column bounds, across commits, through
  * data-file rewrites; a file gone from the store or a range no live file
@@ -12,7 +12,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/compress.h"
-#include "compact/cold_table.h"
+#include "lake/cold_table.h"
 #include "objstore/objstore.h"
 #include "records/records.h"
 #include "table/data_files.h"

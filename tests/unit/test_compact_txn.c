@@ -23,7 +23,7 @@
 #include "base/crc32c.h"
 #include "compact/compactor.h"
 #include "compact/keycompact.h"
-#include "compact/table_plan.h"
+#include "lake/table_plan.h"
 #include "log/log_meta.h"
 #include "log/log_trim.h"
 #include "log/logstore.h"

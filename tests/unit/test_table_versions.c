@@ -1,4 +1,4 @@
-/* Table versions (lakestream.table.evolution=new-table, compact/materialize.c
+/* Table versions (lakestream.table.evolution=new-table, lake/materialize.c
  * "Table versions"): the naming and the state machine on in-memory stores
  * and a real registry. A record whose schema the table cannot evolve to
  * stops its log in the batch (the others go on), the commit freezes the
@@ -12,8 +12,8 @@
 
 #include "base/buf.h"
 #include "base/diag.h"
-#include "compact/cold_batches.h"
-#include "compact/materialize.h"
+#include "lake/cold_batches.h"
+#include "lake/materialize.h"
 #include "meta/meta.h"
 #include "objstore/objstore.h"
 #include "registry/registry.h"

@@ -1,7 +1,7 @@
-/* Unfolding in-table ranges (compact/unfold.h): index entries of kind
+/* Unfolding in-table ranges (lake/unfold.h): index entries of kind
  * LS_IDX_TABLE turned back into compacted objects from a cold-range source.
  * The source is a stand-in for the table (rows rebuilt with the real batcher
- * of compact/cold_batches.h); the log side is the real logstore on the
+ * of lake/cold_batches.h); the log side is the real logstore on the
  * in-memory stores. Checked: every record reads back exact before and after
  * (and after a restart), the source is not asked any more, the index holds
  * only compacted entries, chunks bound each object, a crash between the
@@ -14,8 +14,8 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/compress.h"
-#include "compact/cold_batches.h"
-#include "compact/unfold.h"
+#include "lake/cold_batches.h"
+#include "lake/unfold.h"
 #include "log/cold_source.h"
 #include "log/co_format.h"
 #include "log/log_meta.h"
