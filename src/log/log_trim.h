@@ -1,5 +1,6 @@
 /* Log trim: advancing a log's start offset and removing what lies below it
- * (DESIGN.md §3 "soft trim (logical), hard trim (physical)"). Used by the
+ * (a trim is logical first, the start record moves, and physical after, the
+ * objects below it are deleted; a soft trim keeps WAL entries). Used by the
  * compactor's retention (worker thread, blocking call) and by DeleteRecords
  * (ls_logstore_trim in logstore.h, which runs this on a worker and then
  * tells the loop). Design note at the top of log_trim.c. */

@@ -5,7 +5,7 @@
  * Two consumers, two strictness levels, one parser:
  *  - ls_records_validate() runs on the produce path, on bytes straight off a
  *    client socket, and is strict because we store the producer's batch
- *    unchanged (DESIGN.md §3) and so can never repair it later. It enforces,
+ *    unchanged and so can never repair it later. It enforces,
  *    per batch, in this order:
  *      framing  at least 17 bytes left (to reach magic), magic == 2,
  *               batchLength >= 49 (a 61-byte header), 12 + batchLength <=

@@ -1,4 +1,4 @@
-/* The raw Kafka table (DESIGN.md §4.4 "raw mode"): one row per record with
+/* The raw Kafka table (value.format=raw, stream/policy.h): one row per record with
  * columns partition, offset, timestamp, key, value, headers.
  *
  * Iceberg schema (schema-id 0; field ids are fixed forever, readers map
