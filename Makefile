@@ -80,9 +80,14 @@ run:
 client-tools:
 	@tools/install-deps.sh client
 
-# Unit tests only (fast, in-memory backends).
+# Unit tests only (fast, in-memory backends). T=test_<binary> runs one binary,
+# T=test_<binary>:<name> one test of it (tests/unit/unit.h, LS_UNIT_TEST).
 unit: all
+ifeq ($(T),)
 	@tests/run.sh --unit-only $(BUILD)
+else
+	@env -u LAKESTREAM_BIN LS_UNIT_TEST=$(word 2,$(subst :, ,$(T))) $(BUILD)/tests/$(word 1,$(subst :, ,$(T)))
+endif
 
 # Second command of the README: every test, ending "N passed, N failed".
 # The three trees build with 2 jobs unless make was given -j itself (a plain

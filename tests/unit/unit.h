@@ -2,14 +2,26 @@
  * lists them in main via RUN(name), and ends with UNIT_DONE(). Output lines:
  *   PASS <binary>.<name>
  *   FAIL <binary>.<name>: <file>:<line>: <expr>
- * tests/run.sh counts them. */
+ * tests/run.sh counts them.
+ *
+ * One test alone: LS_UNIT_TEST=<name> build/tests/test_<binary> runs only the
+ * tests of that name (`make unit T=test_<binary>:<name>` does this). A name
+ * that matches no test fails the binary, so a typo is not a silent pass. */
 #ifndef LS_UNIT_H
 #define LS_UNIT_H
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int unit_failed_total, unit_passed_total, unit_cur_failed;
 static const char *unit_cur_name;
+
+/* Whether RUN(name) runs: always without LS_UNIT_TEST, else on an exact match. */
+static inline int unit_selected(const char *name)
+{
+    const char *only = getenv("LS_UNIT_TEST");
+    return !only || !*only || strcmp(only, name) == 0;
+}
 
 #define TEST(name) static void test_##name(void)
 #define CHECK(expr)                                                                                \
@@ -34,6 +46,7 @@ static const char *unit_cur_name;
     } while (0)
 #define RUN(name)                                                                                  \
     do {                                                                                           \
+        if (!unit_selected(#name)) break;                                                          \
         unit_cur_name = #name;                                                                     \
         unit_cur_failed = 0;                                                                       \
         test_##name();                                                                             \
@@ -45,5 +58,14 @@ static const char *unit_cur_name;
         }                                                                                          \
         fflush(stdout);                                                                            \
     } while (0)
-#define UNIT_DONE() return unit_failed_total ? 1 : 0
+#define UNIT_DONE() return unit_done()
+static inline int unit_done(void)
+{
+    const char *only = getenv("LS_UNIT_TEST");
+    if (only && *only && unit_failed_total + unit_passed_total == 0) {
+        printf("FAIL %s: no test of this name (LS_UNIT_TEST)\n", only);
+        return 1;
+    }
+    return unit_failed_total ? 1 : 0;
+}
 #endif
