@@ -1,99 +1,11 @@
-/* Compaction: WAL entries -> one compacted object (CO) per log range.
- *
- * A pass (worker thread) walks every log head; for each unfenced log it takes
- * the oldest run of consecutive WAL index entries whose objects are older than
- * the hot window (min_age_ms), up to max_entries / max_bytes — found by a scan
- * that starts at the log's cursor (cursor_get below: past every compacted
- * entry seen so far), so its cost does not grow with the compacted entries
- * before the work — and:
- *   1. reads their byte ranges (wal_blocks.c: one GET per WAL object and
- *      pass, whatever the number of logs with a section in it), rewrites
- *      base offsets to the committed ones
- *      (the same rebase the read cache does), and PUTs one CO create-only
- *      under a deterministic key (a retried pass writes identical bytes);
- *   2. swaps the index in ONE metadata txn: the CO entry is PUT under the key
- *      of the last replaced entry (keys are last offsets), the other replaced
- *      keys are deleted, and each WAL object's reference count
- *      (/ls/walobj/<key> = "n=<logs>") is decremented, the key deleted at 0.
- *      Compares on every touched key's mod_rev make a concurrent change (a
- *      second compactor) abort the swap; the pass retries next time.
- *   3. hands the CO entry to the loop, which updates the in-memory index.
- *
- * Invariants: every offset in [log start, high watermark) is covered by an
- * index entry at every instant (the swap is one atomic txn, and the CO key
- * replaces the last WAL key in place); a CO holds exactly the bytes the WAL
- * entries held, with real base offsets; a WAL object's key is deleted only
- * when no index entry references it, and GC deletes the object only after
- * that (plus its grace period), so readers holding a stale entry retry.
- *
- * Materialization: when the log's stream has a table enabled, the records of
- * the range are appended to its Iceberg table (materialize.c) after the CO is
- * written and BEFORE the index swap; a failed table commit leaves the range in
- * WAL objects for the next pass, so the table never misses a range that the
- * log has compacted, and its per-log offset summary keeps retries exactly-once.
- * A table log's ranges end before its last stable offset (read from its
- * head, then its aborted records for the range, both from the store: the
- * loop's copies are not the worker's): an open transaction leaves the rest
- * of the log in WAL entries until it ends, so the table (and the index swap
- * that goes with it) never passes the LSO and the aborted records of every
- * range are known when its rows are made (materialize.c).
- *
- * In the table instead of a CO (table.cold.reads=table, docs/ARCHITECTURE.md
- * "The third copy of a table log"): a range of a raw append-mode table log
- * without transactional or control batches (table_holds_records,
- * range_plain) is not PUT as a CO; its table commit is followed by a swap of
- * its WAL entries for ONE kind-3 entry (log/cold_source.h), so the order is
- * table commit durable, then index swap. A crash between them
- * (compact.table_committed) leaves the WAL entries: the next pass rebuilds
- * the range, ls_mat_add finds its rows in the table (nothing added) and only
- * the swap is made.
- *
- * Freshness (table_plan.c resolves each stream's policy per pass): the logs
- * of a stream with a table have no hot window; their table task (one table
- * commit per pass) runs at most once per commit interval and then takes every
- * entry committed so far, so a record acknowledged at t is in the table by
- * about t + commit interval, with one snapshot per interval — one read still
- * yields both outputs. Scheduling: the timer is one-shot, re-armed after each
- * pass for the earliest of (a) the compaction interval, (b) the smallest
- * commit interval of any enabled table (so every new WAL entry of a table log
- * is seen before it is due) and (c) the earliest due time of a WAL entry a
- * pass skipped as too young. Passes between full ones (every interval_ms, or
- * a kick) visit only table logs. Cost: a table log's COs hold one commit
- * interval of data (e.g. 1 s), so there are more, smaller COs and index
- * entries (merged later, see key_compact), and one metadata scan per table
- * log per commit interval. Left: table-only passes do not reload the log
- * heads, so a log's fence is seen at the next full pass. A deleted topic's
- * storage goes at a pass of its own (reclaim_timer) file.delete.delay.ms
- * after the broker that deleted it fenced its logs, or at the next retention
- * check when that broker died first. With several brokers the commit
- * interval runs from the table's last commit by ANY broker (its recorded
- * status, table_plan.c "Status"), so a broker that has not committed lately
- * does not commit at once; the table lag every broker reports is measured
- * from that status too (table_lag).
- *
- * Ownership (log_lease.c): a pass works on one log at a time as a task that
- * claims the log (an owner key attached to the compactor's lease) as soon as
- * it finds work, and releases it at the end. Another broker's compactor then
- * skips the log; every commit of the task (the index swap, a retention trim)
- * carries a compare on the owner key, so a task whose lease expired (a stall
- * longer than compaction.lease.ttl.ms) cannot commit. The lease is renewed
- * every ttl/3 by the lease owner's own thread (log_lease.c), never from the
- * loop, so a slow loop step cannot expire it. Logs without work are never
- * claimed: an idle pass writes nothing.
- *
- * Key compaction (keycompact.c, its own design note): a cleanup.policy=compact
- * log is key-compacted after its WAL rounds, under the same claim (taken by
- * ls_kc_log only when the log is due); its swaps reach the loop like CO
- * swaps (results). A compacted topic's max.compaction.lag.ms bounds its hot
- * window. Table logs are key-compacted on full passes, after their swaps.
- *
- * Retention (retention.c, log/log_trim.c): every retention check interval (and
- * on a kick) the pass also computes, per log after its compaction rounds, the
- * log start retention.ms / retention.bytes allow, and trims to it under the
- * same claim; the loop then learns the new start (ls_logstore_apply_trim).
- *
- * WAL reference counts are counted down with log/walobj_refs.h (shared with
- * trims); legacy values ("1") are never decremented, so such objects stay. */
+/* Compaction: WAL entries -> one compacted object (CO) per log range. A pass
+ * (worker thread) takes each unfenced log's oldest run of WAL entries older
+ * than the hot window, writes one CO create-only under a deterministic key,
+ * appends the range to the log's table when one is enabled (lake/, before the
+ * swap), and swaps the index in one metadata txn; the loop then applies the
+ * new entry. Invariant: every offset in [log start, high watermark) is
+ * covered by an index entry at every instant. The full design (steps,
+ * invariants, freshness, leases, deleted topics) is src/compact/README.md. */
 #include "compact/compactor.h"
 
 #include <pthread.h>
@@ -138,7 +50,7 @@
  * compact_log joins), so the swap order is unchanged: CO durable, table
  * commit, index swap. Rows added while the PUT fails stay in the batch:
  * the table commit records their offsets, and the retry (the range still
- * in WAL entries) writes the CO again and skips them (materialize.c). */
+ * in WAL entries) writes the CO again and skips them (lake/materialize.c). */
 typedef struct co_put {
     ls_objstore_t *os;
     const char *key;
@@ -960,7 +872,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
             /* evolution=new-table: the table holds this range only up to
              * the record where its next version takes over (or not at all):
              * the range stays in the WAL and a later pass writes the rest
-             * into that version (materialize.c "Table versions") */
+             * into that version (lake/README.md, table versions) */
             swap_free(sw);
             goto out;
         }
