@@ -6,59 +6,7 @@
  * new entry. Invariant: every offset in [log start, high watermark) is
  * covered by an index entry at every instant. The full design (steps,
  * invariants, freshness, leases, deleted topics) is src/compact/README.md. */
-#include "compact/compactor.h"
-
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "base/alloc.h"
-#include "base/clock.h"
-#include "base/crashpoint.h"
-#include "base/diag.h"
-#include "base/i64map.h"
-#include "base/loop_lag.h"
-#include "base/metrics.h"
-#include "base/thread.h"
-#include "base/uuid.h"
-#include "compact/keycompact.h"
-#include "compact/log_lease.h"
-#include "lake/materialize.h"
-#include "compact/retention.h"
-#include "lake/table_plan.h"
-#include "lake/unfold.h"
-#include "compact/wal_blocks.h"
-#include "log/co_format.h"
-#include "log/cold_source.h"
-#include "log/log_meta.h"
-#include "log/log_trim.h"
-#include "log/read_cache.h"
-#include "log/wal_format.h"
-#include "log/walobj_refs.h"
-#include "stream/broker_config.h"
-
-#define SWAP_ATTEMPTS 4
-/* Memory a pass may hold of WAL objects it reads whole (wal_blocks.h): at
- * 4 KB to 4 MiB per object, 16 to 16,000 objects of backlog read once each. */
-#define WAL_READ_BUDGET ((size_t)64 << 20)
-
-/* The PUT of a table log's CO runs on its own thread (ls-co-put) while the
- * pass turns the same bytes into table rows: the write's copy into the
- * store and its fsync overlap the Parquet encoding, on the other core. The
- * pass joins it before the range may be swapped (every path out of
- * compact_log joins), so the swap order is unchanged: CO durable, table
- * commit, index swap. Rows added while the PUT fails stay in the batch:
- * the table commit records their offsets, and the retry (the range still
- * in WAL entries) writes the CO again and skips them (lake/materialize.c). */
-typedef struct co_put {
-    ls_objstore_t *os;
-    const char *key;
-    struct iovec iov;
-    ls_status st;
-    pthread_t th;
-    bool started; /* on a thread, not joined yet */
-} co_put_t;
+#include "compact/compactor_int.h"
 
 static void *co_put_main(void *arg)
 {
@@ -82,38 +30,7 @@ static ls_status co_put_join(co_put_t *p)
     return p->st;
 }
 
-typedef struct done_cb {
-    void (*fn)(void *);
-    void *arg;
-    struct done_cb *next;
-} done_cb_t;
-
-typedef struct result {
-    int64_t log_id;
-    ls_idx_entry_t co;
-    int64_t changed_from; /* offsets below it kept their records' source (an extension) */
-    bool put;             /* an unfold swap (unfold.c): the log's index is reloaded */
-    int64_t *aborts_gone; /* aborted records a key compaction deleted (first offsets) */
-    size_t naborts_gone;
-    struct result *next;
-} result_t;
-
-/* An index swap: n WAL entries (their keys and mod revisions) replaced by
- * one CO entry, with the WAL object counts to decrement. */
-typedef struct swap {
-    int64_t log_id;
-    int n;
-    ls_kv_t *kvs;      /* key, klen, mod_rev of each replaced entry (keys owned) */
-    ls_idx_entry_t co; /* object owned */
-    ls_walrefs_t refs;
-    uint64_t bytes; /* size of the CO */
-    ls_kv_t prev;   /* an in-table entry co extends (prev.key NULL: none) */
-    uint32_t prev_len;
-    int64_t prev_last;                        /* its last offset */
-    int64_t extend_max_bytes, extend_span_ms; /* in-table: bounds of an extension */
-} swap_t;
-
-static void swap_free(swap_t *s)
+void ls_compactor_swap_free(swap_t *s)
 {
     ls_free(s->prev.key);
     for (int i = 0; i < s->n; i++)
@@ -124,12 +41,6 @@ static void swap_free(swap_t *s)
     ls_free(s);
 }
 
-typedef struct trim_done {
-    int64_t log_id;
-    ls_trim_result_t r;
-    struct trim_done *next;
-} trim_done_t;
-
 /* Metrics (docs/OPERATIONS.md "Metrics"): the compaction passes here, and
  * each table's state as this pass saw it (published whole at the end of
  * every pass, so a table turned off disappears). Lag and last commit come
@@ -139,134 +50,26 @@ typedef struct trim_done {
 static LS_METRIC_HISTOGRAM(m_pass_seconds, "lakestream_compaction_pass_duration_seconds",
                            "Compaction passes (full: every log; tables: table logs only).",
                            ls_metrics_latency_bounds, "kind");
+
 static LS_METRIC_GAUGE(m_backlog, "lakestream_compaction_backlog_seconds",
                        "After the last full pass: how long the oldest WAL entry still due for "
                        "compaction has been due, over every log (0: none waits).",
                        NULL);
+
 static LS_METRIC_COUNTER(m_objects, "lakestream_compaction_objects_written",
                          "Compacted objects written.", NULL);
+
 static LS_METRIC_COUNTER(m_bytes, "lakestream_compaction_bytes_written",
                          "Bytes of compacted objects written.", NULL);
+
 static LS_METRIC_COUNTER(m_rows, "lakestream_table_rows_materialized",
                          "Rows this broker added to tables.", NULL);
+
 static LS_METRIC_COUNTER(m_table_failures, "lakestream_table_commit_failures",
                          "Table commits or backfills that failed (retried).", NULL);
-static LS_METRIC_GAUGE(m_lag_s, "lakestream_table_lag_seconds",
-                       "How long the oldest stable record the table does not hold yet has waited.",
-                       "namespace", "table");
-static LS_METRIC_GAUGE(m_lag_rec, "lakestream_table_lag_records",
-                       "Stable records of the stream the table does not hold yet (its consumer "
-                       "group lag).",
-                       "namespace", "table");
-static LS_METRIC_GAUGE(m_commit_ts, "lakestream_table_last_commit_timestamp_seconds",
-                       "Wall-clock time of the table's last recorded commit.", "namespace",
-                       "table");
-static LS_METRIC_GAUGE(m_snapshots, "lakestream_table_snapshots", "Snapshots the table keeps.",
-                       "namespace", "table");
-static LS_METRIC_GAUGE(m_files, "lakestream_table_data_files",
-                       "Live data files of the table's current snapshot.", "namespace", "table");
-static LS_METRIC_GAUGE(m_tbytes, "lakestream_table_bytes",
-                       "Bytes of the live data files of the table's current snapshot.", "namespace",
-                       "table");
-static LS_METRIC_GAUGE(m_trows, "lakestream_table_rows", "Rows of the table's current snapshot.",
-                       "namespace", "table");
-static LS_METRIC_GAUGE(m_skipped, "lakestream_table_skipped_records",
-                       "Records the table skipped (lakestream.table.error.handling=skip or "
-                       "dead-letter), as of its last commit.",
-                       "namespace", "table");
-
-typedef struct table_metrics {
-    ls_metrics_rows_t lag_s, lag_rec, commit_ts, snapshots, files, bytes, rows, skipped;
-} table_metrics_t;
-
-typedef struct table_totals {
-    ls_mat_totals_t t;
-    int64_t skipped; /* -1: not known */
-} table_totals_t;
-
-struct ls_compactor {
-    uv_loop_t *loop;
-    ls_logstore_t *logs;
-    ls_meta_t *meta;
-    ls_objstore_t *os;
-    ls_compactor_config_t cfg;
-    uv_timer_t timer;
-    bool running;
-    bool stopping;
-    done_cb_t *waiters;
-    void (*stop_done)(void *);
-    void *stop_arg;
-    uv_work_t work;
-    result_t *results; /* filled by the worker, in swap order (a key compaction
-                        * may replace the CO an earlier swap of the pass made) */
-    result_t **results_tail;
-    ls_compactor_stats_t stats; /* worker writes during a pass, loop reads after */
-    /* freshness schedule: written by the worker during a pass, read by the loop after */
-    ls_table_marks_t marks;    /* worker only */
-    ls_i64map_t cursors;       /* worker only: log_id -> int64_t *, see compact_log */
-    ls_i64map_t merge_due;     /* worker only: log_id -> int64_t * COs swapped in since
-                                * its last merge check (key_compact) */
-    ls_i64map_t table_commits; /* worker only: stream_no -> int64_t * time of its last commit */
-    ls_i64map_t orphan_sweeps; /* worker only: stream_no -> int64_t * time of its last sweep */
-    ls_i64map_t idle_checks;   /* worker only: stream_no -> int64_t * time of its next
-                                * idle maintenance (idle_maintain) */
-    ls_i64map_t rewrite_waits; /* worker only: stream_no -> int64_t * commits since its check */
-    int64_t cur_lag_ms;        /* worker: lag seen by the last compact_log scan */
-    ls_i64map_t lags_next;     /* worker: stream_no -> int64_t * table lag, this pass */
-    ls_i64map_t lags;          /* loop: the same, of the last finished pass */
-    ls_i64map_t vers_next;     /* worker: stream_no -> char * table (version) begun, this pass */
-    ls_i64map_t vers;          /* loop: stream_no -> char * the last one begun */
-    /* why tables are held back: values "<why>\0<ns>\x1f<table>\0" */
-    ls_i64map_t held_next; /* worker: stream_no -> why this pass ("": it committed) */
-    ls_i64map_t held;      /* stream_no -> why it is held, until a commit; written by the
-                            * loop under held_mu, read by the loop and (locked) by the
-                            * REST catalog's threads */
-    pthread_mutex_t held_mu;
-    ls_i64map_t skips_next;  /* worker: stream_no -> int64_t * records skipped, at a commit */
-    ls_i64map_t skips;       /* loop: the same, as of the last commit seen */
-    int64_t next_full_ms;    /* wall clock of the next full pass */
-    int64_t next_due_ms;     /* earliest WAL entry of a table log to become due; 0: none */
-    int64_t table_period_ms; /* smallest commit interval of an enabled table; 0: none */
-    bool pass_full;          /* set by the loop before queueing a pass */
-    /* ownership (log_lease.c) and retention */
-    ls_lease_owner_t *owner;
-    char owner_prefix[64]; /* this broker's part of owner names */
-    bool reclaimed;        /* a previous run's claims were freed */
-    ls_log_claim_t claim;  /* worker: the claim of the log being worked on */
-    uv_timer_t retention_timer;
-    bool retention_due;       /* loop: a retention check is owed */
-    bool pass_retention;      /* set by the loop before queueing a pass */
-    uv_timer_t reclaim_timer; /* ls_compactor_reclaim_after: deleted topics' storage */
-    bool reclaim_due;         /* loop: a reclaim of deleted logs is owed */
-    bool pass_reclaim;        /* set by the loop before queueing a pass */
-    bool pass_compact;        /* idem: compaction enabled, or a kick */
-    trim_done_t *trims;       /* filled by the worker */
-    /* worker: the table task in progress (table_task); the claim and the
-     * batch are taken lazily, when a partition first has work, so an idle
-     * table costs no write and no table load */
-    const ls_table_plan_stream_t *table_ts;
-    ls_log_claim_t table_claim;
-    bool table_tried;      /* the claim was asked for in this task */
-    bool batch_failed;     /* opening the table failed in this task */
-    ls_mat_batch_t *batch; /* the table's one commit of this pass */
-    swap_t **pending;      /* index swaps waiting for that commit */
-    size_t npending, cappending;
-    int64_t pend_log, pend_next; /* the log being worked: scan from pend_next */
-    int handles_open;
-    /* worker: cold references (unfold.h) by log id, ls_unfold_ref_t *; read
-     * at full passes, kept current by this compactor's own changes */
-    ls_i64map_t refs;
-    bool refs_loaded;
-    ls_wal_blocks_t wal_reads; /* worker: the pass's WAL object reads (one GET each) */
-    /* worker: metrics (base/metrics.h) of the pass, published at its end */
-    int64_t pass_backlog_ms;  /* longest a due WAL entry of a log waited, after its rounds */
-    table_metrics_t tm;       /* per-table rows */
-    ls_i64map_t table_totals; /* stream_no -> table_totals_t * as of this broker's last
-                               * commit of the table */
-};
 
 /* Queues an index swap for the loop (pass_after applies them in order). */
-static result_t *push_result(ls_compactor_t *c, int64_t log_id, const ls_idx_entry_t *e)
+result_t *ls_compactor_push_result(ls_compactor_t *c, int64_t log_id, const ls_idx_entry_t *e)
 {
     result_t *res = LS_NEW(result_t);
     res->log_id = log_id;
@@ -289,7 +92,7 @@ static int64_t first_since(const ls_idx_entry_t *sel, int n, int64_t since_ms)
 }
 
 /* Claims log_id for the current task; 1 if the task may go on. */
-static int claim_log(ls_compactor_t *c, int64_t log_id)
+int ls_compactor_claim_log(ls_compactor_t *c, int64_t log_id)
 {
     ls_status st = ls_log_claim(c->owner, log_id, &c->claim);
     if (st == LS_EEXISTS) {
@@ -376,18 +179,6 @@ static void retention_policy(ls_compactor_t *c, const ls_table_plan_stream_t *ts
     ls_retention_policy_resolve(ts ? ts->stream : NULL, def_ms, def_bytes, ts && ts->table, p);
 }
 
-/* In-table entries of one log are not merged like COs (keycompact.c): no
- * byte needs rewriting, so a new in-table range extends the log's in-table
- * entry just before it instead of adding one per pass (at a 1 s commit
- * interval, 600,000 entries a partition-week otherwise). The swap deletes
- * that entry (compare its revision) and puts one covering both. Bounds, so
- * retention (which trims whole entries) stays as precise as with COs: an
- * entry's record bytes stay within a tenth of retention.bytes and
- * LS_TABLE_ENTRY_MAX_BYTES, and its records' timestamps within a tenth of
- * retention.ms: the entry's pos keeps the max timestamp of its oldest range
- * (docs/FORMATS.md, kind 3), and a range whose newest record is further
- * from it starts a new entry. */
-#define LS_TABLE_ENTRY_MAX_BYTES ((int64_t)1 << 30)
 static void extend_bounds(ls_compactor_t *c, const ls_table_plan_stream_t *ts, swap_t *sw)
 {
     ls_retention_policy_t rp;
@@ -398,7 +189,7 @@ static void extend_bounds(ls_compactor_t *c, const ls_table_plan_stream_t *ts, s
     sw->extend_span_ms = rp.retention_ms > 0 ? rp.retention_ms / 10 : INT64_MAX;
 }
 
-/* Called by swap_index right before its txn, when the ranges swapped
+/* Called by ls_compactor_swap_index right before its txn, when the ranges swapped
  * before this one (earlier in the same pass too) are in the index. */
 static void extend_in_table(ls_compactor_t *c, swap_t *sw)
 {
@@ -432,7 +223,7 @@ static void extend_in_table(ls_compactor_t *c, swap_t *sw)
 }
 
 /* Step 2: swaps the index in one txn, fenced by the claim. 1 if it did. */
-static int swap_index(ls_compactor_t *c, swap_t *sw, const ls_log_claim_t *claim)
+int ls_compactor_swap_index(ls_compactor_t *c, swap_t *sw, const ls_log_claim_t *claim)
 {
     int n = sw->n, swapped = 0;
     int64_t log_id = sw->log_id;
@@ -489,7 +280,7 @@ static int swap_index(ls_compactor_t *c, swap_t *sw, const ls_log_claim_t *claim
         c->stats.failures++;
     } else if (st == LS_OK) {
         ls_crashpoint("compact.index_swapped");
-        result_t *res = push_result(c, log_id, &sw->co);
+        result_t *res = ls_compactor_push_result(c, log_id, &sw->co);
         if (sw->prev.key) /* the extended entry's rows are where they were */
             res->changed_from = sw->prev_last + 1;
         if (sw->co.kind == LS_IDX_TABLE) {
@@ -553,7 +344,7 @@ static bool table_claimed(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
  * table holds the records byte for byte and nothing rewrites its rows
  * (ls_unfold_source_valid, the predicate unfolding uses the other way), it
  * has no changelog side table, and the log's
- * cold reference (written by unfold_stream before the table task) names
+ * cold reference (written by ls_compactor_unfold_stream before the table task) names
  * this table, so readers find the rows and a later policy change unfolds
  * them. */
 static bool table_holds_records(ls_compactor_t *c, const ls_table_plan_stream_t *ts, int64_t log_id)
@@ -583,7 +374,7 @@ static bool range_plain(const uint8_t *obj, const ls_co_entry_t *ents, uint32_t 
  * NULL, that it committed: the status clears unless a range failed earlier
  * in the same pass (the table is then still held at that range). Published
  * by pass_after for DescribeConfigs (lakestream.table.held.reason). */
-static void table_held(ls_compactor_t *c, const ls_table_plan_stream_t *ts, const char *why)
+void ls_compactor_mark_held(ls_compactor_t *c, const ls_table_plan_stream_t *ts, const char *why)
 {
     char *old = ls_i64map_get(&c->held_next, ts->stream->stream_no);
     if (old && (old[0] || !why)) return;
@@ -607,9 +398,9 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
 {
     bool table = ts && ts->table;
     if (table && c->table_ts != ts)
-        return 0; /* a table log compacts only into its table's commit (table_task) */
+        return 0; /* a table log compacts only into its table's commit (ls_compactor_table_task) */
     /* a table log has no hot window: its table task runs once per commit
-     * interval and takes everything committed by then (table_task) */
+     * interval and takes everything committed by then (ls_compactor_table_task) */
     int64_t hot = table ? 0 : c->cfg.min_age_ms;
     if (!table && ts) {
         /* a compacted topic's max.compaction.lag.ms bounds how long a record
@@ -683,7 +474,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     if (n == 0) goto out;
     if (table && !table_claimed(c, ts)) goto out;
     if (!c->claim.held) {
-        swapped = claim_log(c, log_id);
+        swapped = ls_compactor_claim_log(c, log_id);
         goto out;
     }
     /* 1. read and rebase */
@@ -737,7 +528,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     ls_co_key(co_key, sizeof co_key, log_id, first, last);
     /* table.cold.reads=table: a range the table will hold whole, as the
      * records themselves, gets no CO; after its table commit its WAL
-     * entries are swapped for one kind-3 entry (table_task) */
+     * entries are swapped for one kind-3 entry (ls_compactor_table_task) */
     bool in_table =
         table && c->cfg.cold_reads_table && table_holds_records(c, ts, log_id) &&
         (!ts->policy.start_latest || first_since(sel, n, ts->policy.enabled_since_ms) <= first) &&
@@ -787,12 +578,12 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     memset(&refs, 0, sizeof refs);
     sw->bytes = in_table ? 0 : obj.len;
     if (!table) {
-        swapped = swap_index(c, sw, &c->claim);
-        swap_free(sw);
+        swapped = ls_compactor_swap_index(c, sw, &c->claim);
+        ls_compactor_swap_free(sw);
         goto out;
     }
     /* 1b. the table: same bytes, second output, into the table's one commit
-     * of this pass; the swap waits for that commit (table_task) */
+     * of this pass; the swap waits for that commit (ls_compactor_table_task) */
     if (!c->batch && !c->batch_failed) {
         char berr[512] = "";
         st = ls_mat_begin(c->meta, c->os, c->cfg.warehouse_uri, &ts->target, &c->batch, berr,
@@ -802,7 +593,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
                        ts->stream->ns, ts->target.name, ls_status_str(st), berr);
             char why[700];
             snprintf(why, sizeof why, "opening the table failed: %s (%s)", ls_status_str(st), berr);
-            table_held(c, ts, why);
+            ls_compactor_mark_held(c, ts, why);
             c->stats.table_failures++;
             c->batch_failed = true;
         } else { /* the version it writes (evolution=new-table), for DescribeConfigs */
@@ -817,7 +608,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         }
     }
     if (!c->batch) {
-        swap_free(sw);
+        ls_compactor_swap_free(sw);
         goto out;
     }
     {
@@ -836,9 +627,9 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
                      "failed: %s",
                      (int)(log_id & (LS_MAX_PARTITIONS - 1)), (long long)first, (long long)last,
                      ls_status_str(st));
-            table_held(c, ts, why);
+            ls_compactor_mark_held(c, ts, why);
             c->stats.table_failures++;
-            swap_free(sw);
+            ls_compactor_swap_free(sw);
             goto out;
         }
         ls_mat_range_t r = {.partition = (int32_t)(log_id & (LS_MAX_PARTITIONS - 1)),
@@ -863,9 +654,9 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
             char why[700];
             snprintf(why, sizeof why, "partition %d, offsets [%lld, %lld]: %s (%s)",
                      (int)r.partition, (long long)first, (long long)last, ls_status_str(st), terr);
-            table_held(c, ts, why);
+            ls_compactor_mark_held(c, ts, why);
             c->stats.table_failures++;
-            swap_free(sw);
+            ls_compactor_swap_free(sw);
             goto out;
         }
         if (ls_mat_stopped(c->batch, log_id)) {
@@ -873,7 +664,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
              * the record where its next version takes over (or not at all):
              * the range stays in the WAL and a later pass writes the rest
              * into that version (lake/README.md, table versions) */
-            swap_free(sw);
+            ls_compactor_swap_free(sw);
             goto out;
         }
         if (!in_table) {
@@ -882,7 +673,7 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
                 LS_WARN_RL("compact", "log %016llx: writing %s failed: %s",
                            (unsigned long long)log_id, co_key, ls_status_str(st));
                 c->stats.failures++;
-                swap_free(sw);
+                ls_compactor_swap_free(sw);
                 goto out;
             }
             ls_crashpoint("compact.co_written");
@@ -912,7 +703,7 @@ out:
 
 /* The backfill a table log owes (start.position=earliest) before its WAL
  * ranges may follow: 0 when none is left (ls_table_backfill). */
-static int backfill_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
+int ls_compactor_backfill_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
     if (ts->policy.start_latest) return 0;
     int r = 0;
@@ -927,7 +718,7 @@ static int backfill_log(ls_compactor_t *c, int64_t id, const ls_table_plan_strea
 }
 
 /* One log: whole runs while they qualify (a backlog drains in one pass). */
-static void compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
+void ls_compactor_compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
     c->cur_lag_ms = 0;
     /* each round is whole (its swap commits or changes nothing), so a stop
@@ -946,160 +737,6 @@ static void compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_st
                    (unsigned long long)id, (long long)c->cur_lag_ms);
 }
 
-/* Streams whose table was turned off are held by nothing. */
-static void tables_turned_off(ls_compactor_t *c, const ls_table_plan_t *plan)
-{
-    for (int i = 0; i < plan->n; i++)
-        if (!plan->v[i].table)
-            table_held(c, &plan->v[i], plan->v[i].blocked ? plan->v[i].blocked_why : NULL);
-}
-
-/* This pass's metrics rows of ts's table. */
-static void table_metrics_add(ls_compactor_t *c, const ls_table_plan_stream_t *ts,
-                              const ls_table_status_t *status, int64_t lag_ms, int64_t records)
-{
-    table_metrics_t *m = &c->tm;
-    const char *labels[2] = {ts->stream->ns, ts->target.name};
-    ls_metrics_rows_add(&m->lag_s, labels, 2, (double)lag_ms / 1000);
-    ls_metrics_rows_add(&m->lag_rec, labels, 2, (double)records);
-    ls_metrics_rows_add(&m->commit_ts, labels, 2, (double)status->commit_ms / 1000);
-    const table_totals_t *tt = ls_i64map_get(&c->table_totals, ts->stream->stream_no);
-    if (!tt) return;
-    ls_metrics_rows_add(&m->snapshots, labels, 2, (double)tt->t.snapshots);
-    ls_metrics_rows_add(&m->files, labels, 2, (double)tt->t.data_files);
-    ls_metrics_rows_add(&m->bytes, labels, 2, (double)tt->t.bytes);
-    ls_metrics_rows_add(&m->rows, labels, 2, (double)tt->t.rows);
-    if (tt->skipped >= 0) ls_metrics_rows_add(&m->skipped, labels, 2, (double)tt->skipped);
-}
-
-/* At the end of a pass (worker): this pass's table rows replace the last. */
-static void table_metrics_publish(ls_compactor_t *c)
-{
-    table_metrics_t *m = &c->tm;
-    ls_metrics_publish(&m_lag_s, &m->lag_s);
-    ls_metrics_publish(&m_lag_rec, &m->lag_rec);
-    ls_metrics_publish(&m_commit_ts, &m->commit_ts);
-    ls_metrics_publish(&m_snapshots, &m->snapshots);
-    ls_metrics_publish(&m_files, &m->files);
-    ls_metrics_publish(&m_tbytes, &m->bytes);
-    ls_metrics_publish(&m_trows, &m->rows);
-    ls_metrics_publish(&m_skipped, &m->skipped);
-}
-
-/* The table lag of ts (table_plan.h: from its recorded commit, the same on
- * every broker) for the loop (DescribeConfigs lakestream.table.lag.ms);
- * none before its first recorded commit. Beyond a few commit intervals it
- * is reported (rate-limited) by the broker that commits the table, or by
- * every broker once no commit has been recorded for that long (the
- * committer is gone or stuck). */
-static void table_lag(ls_compactor_t *c, const ls_table_plan_stream_t *ts,
-                      const ls_table_status_t *status)
-{
-    int64_t now = ls_clock_wall_ms(), lag, records;
-    ls_status st = ls_table_status_lag(c->meta, ts, status, now, &lag, &records);
-    if (st != LS_OK) {
-        LS_WARN_RL("compact", "table %s.%s: measuring its lag failed: %s (will retry)",
-                   ts->stream->ns, ts->target.name, ls_status_str(st));
-        return;
-    }
-    int64_t *v = ls_i64map_get(&c->lags_next, ts->stream->stream_no);
-    if (!v) {
-        v = LS_NEW(int64_t);
-        ls_i64map_put(&c->lags_next, ts->stream->stream_no, v);
-    }
-    *v = lag;
-    table_metrics_add(c, ts, status, lag, records);
-    int64_t interval = ts->policy.commit_interval_ms;
-    int64_t limit = 3 * interval > 10000 ? 3 * interval : 10000;
-    int64_t *mine = ls_i64map_get(&c->table_commits, ts->stream->stream_no);
-    bool committer = mine && now - *mine < limit;
-    if (lag > limit && (committer || now - status->commit_ms > limit))
-        LS_WARN_RL("compact",
-                   "table %s.%s is falling behind: its oldest record not yet in the "
-                   "table was written %lld ms ago (commit interval %lld ms, last commit "
-                   "%lld ms ago)",
-                   ts->stream->ns, ts->target.name, (long long)lag, (long long)interval,
-                   (long long)(now - status->commit_ms));
-}
-
-/* After c->batch committed: the status every broker reads (table_plan.h),
- * under the table claim. A failure only leaves the lag reading high. */
-static void table_status_record(ls_compactor_t *c, const ls_table_plan_stream_t *ts,
-                                ls_table_status_t *status)
-{
-    int32_t np = ts->stream->partitions;
-    int64_t *covered = LS_NEWN(int64_t, (size_t)np);
-    for (int32_t p = 0; p < np; p++) {
-        covered[p] = p < status->n ? status->covered[p] : -1;
-        int64_t done = ls_mat_done(c->batch, ls_stream_log_id(ts->stream, p));
-        if (done > covered[p]) covered[p] = done;
-    }
-    for (size_t i = 0; i < c->npending; i++) {
-        int32_t p = (int32_t)(c->pending[i]->log_id & (LS_MAX_PARTITIONS - 1));
-        if (p < np && c->pending[i]->co.last_offset > covered[p])
-            covered[p] = c->pending[i]->co.last_offset;
-    }
-    ls_table_status_clear(status);
-    *status = (ls_table_status_t){.commit_ms = ls_clock_wall_ms(), .n = np, .covered = covered};
-    ls_meta_cmp_t fence = ls_log_claim_cmp(&c->table_claim);
-    ls_status st = ls_table_status_write(c->meta, ts, status, &fence);
-    if (st != LS_OK)
-        LS_WARN_RL("compact", "table %s.%s: recording its commit for the lag failed: %s",
-                   ts->stream->ns, ts->target.name, ls_status_str(st));
-}
-
-static void free_i64_values(ls_i64map_t *m)
-{
-    int64_t k;
-    void *v;
-    for (size_t it = 0; ls_i64map_next(m, &it, &k, &v);)
-        ls_free(v);
-    ls_i64map_free(m);
-}
-
-const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_no,
-                                       const char **reason)
-{
-    const char *v = ls_i64map_get(&c->vers, stream_no);
-    if (reason) *reason = v && v[strlen(v) + 1] ? v + strlen(v) + 1 : NULL;
-    return v;
-}
-
-const char *ls_compactor_table_held(const ls_compactor_t *c, int64_t stream_no)
-{
-    return ls_i64map_get(&c->held, stream_no);
-}
-
-bool ls_compactor_table_skipped(const ls_compactor_t *c, int64_t stream_no, int64_t *records)
-{
-    const int64_t *v = ls_i64map_get(&c->skips, stream_no);
-    if (v) *records = *v;
-    return v != NULL;
-}
-
-char *ls_compactor_table_held_copy(ls_compactor_t *c, const char *ns, const char *table)
-{
-    char *out = NULL;
-    size_t nl = strlen(ns);
-    int64_t k;
-    void *v;
-    pthread_mutex_lock(&c->held_mu);
-    for (size_t it = 0; !out && ls_i64map_next(&c->held, &it, &k, &v);) {
-        const char *why = v, *name = why + strlen(why) + 1;
-        if (!strncmp(name, ns, nl) && name[nl] == 0x1f && !strcmp(name + nl + 1, table))
-            out = ls_strdup(why);
-    }
-    pthread_mutex_unlock(&c->held_mu);
-    return out;
-}
-
-bool ls_compactor_table_lag(const ls_compactor_t *c, int64_t stream_no, int64_t *lag_ms)
-{
-    const int64_t *v = ls_i64map_get(&c->lags, stream_no);
-    if (v) *lag_ms = *v;
-    return v != NULL;
-}
-
 /* Runs one trim under the task's claim and queues its result for the loop
  * (partial progress counts too: the loop takes the max). */
 static trim_done_t *run_trim(ls_compactor_t *c, const ls_trim_req_t *req, ls_status *st)
@@ -1116,7 +753,7 @@ static trim_done_t *run_trim(ls_compactor_t *c, const ls_trim_req_t *req, ls_sta
 }
 
 /* Retention of one log: trims to what retention.ms / retention.bytes allow. */
-static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
+void ls_compactor_retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
     ls_retention_policy_t p;
     retention_policy(c, ts, &p);
@@ -1124,7 +761,7 @@ static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream
     bool work;
     ls_status st = ls_retention_target(c->meta, id, &p, ls_clock_wall_ms(), &target, &work);
     if (st == LS_OK && work && !c->claim.held) {
-        if (!claim_log(c, id)) return;
+        if (!ls_compactor_claim_log(c, id)) return;
         /* look again under the claim */
         st = ls_retention_target(c->meta, id, &p, ls_clock_wall_ms(), &target, &work);
     }
@@ -1158,7 +795,7 @@ static void retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream
 static ls_status kc_claim(void *arg, int64_t log_id, ls_meta_cmp_t *fence)
 {
     ls_compactor_t *c = arg;
-    if (!c->claim.held && !claim_log(c, log_id)) return LS_EEXISTS;
+    if (!c->claim.held && !ls_compactor_claim_log(c, log_id)) return LS_EEXISTS;
     *fence = ls_log_claim_cmp(&c->claim);
     return LS_OK;
 }
@@ -1166,7 +803,7 @@ static ls_status kc_claim(void *arg, int64_t log_id, ls_meta_cmp_t *fence)
 static void kc_swapped(void *arg, int64_t log_id, const ls_idx_entry_t *e,
                        const int64_t *aborts_gone, size_t n)
 {
-    result_t *res = push_result(arg, log_id, e);
+    result_t *res = ls_compactor_push_result(arg, log_id, e);
     if (n) {
         res->aborts_gone = ls_memdup(aborts_gone, n * sizeof *aborts_gone);
         res->naborts_gone = n;
@@ -1180,7 +817,7 @@ static void kc_swapped(void *arg, int64_t log_id, const ls_idx_entry_t *e,
  * objects to merge (keycompact.c, "Merging small objects"), each merged
  * object spanning at most a tenth of the log's retention (time and bytes).
  * After a restart a log is checked again at its next compaction. */
-static void key_compact(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
+void ls_compactor_key_compact(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
     ls_kc_policy_t p;
     ls_kc_policy_resolve(ts ? ts->stream : NULL, &p);
@@ -1238,11 +875,11 @@ static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
     if (st != LS_OK || (start.log_start >= next_offset && start.swept_below >= start.index_start)) {
         /* (a read failure is retried at the next check); objects key compaction
          * replaced before the topic went are deleted once their grace is over */
-        key_compact(c, id, NULL);
+        ls_compactor_key_compact(c, id, NULL);
         ls_log_release(c->owner, &c->claim);
         return;
     }
-    if (!claim_log(c, id)) return;
+    if (!ls_compactor_claim_log(c, id)) return;
     ls_meta_cmp_t fence = ls_log_claim_cmp(&c->claim);
     ls_trim_req_t req = {.log_id = id,
                          .new_start = next_offset,
@@ -1260,159 +897,9 @@ static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
                    "deleted log %016llx: reclaiming its storage failed: %s (will "
                    "retry)",
                    (unsigned long long)id, ls_status_str(st));
-    key_compact(c, id, NULL); /* not compacted any more: deletes what key compaction replaced */
+    ls_compactor_key_compact(
+        c, id, NULL); /* not compacted any more: deletes what key compaction replaced */
     ls_log_release(c->owner, &c->claim);
-}
-
-/* ------------------------------------------------------------- unfolding
- *
- * In-table ranges (log/cold_source.h) turned back into compacted objects
- * when their table stops being a valid source (unfold.c has the state
- * machine). The pass keeps every log's cold reference (/ls/coldref/) in
- * c->refs: loaded at full passes, then updated by its own writes and
- * releases (another broker's are seen at the next full pass; a log whose
- * table is valid gets its reference written again then). */
-
-static void refs_clear(ls_compactor_t *c)
-{
-    free_i64_values(&c->refs);
-    ls_i64map_init(&c->refs);
-}
-
-static void refs_load(ls_compactor_t *c)
-{
-    ls_unfold_ref_t *v;
-    size_t n;
-    ls_status st = ls_unfold_refs_list(c->meta, &v, &n);
-    if (st != LS_OK) {
-        LS_WARN_RL("compact", "reading cold references failed: %s; using the last copy",
-                   ls_status_str(st));
-        return;
-    }
-    refs_clear(c);
-    for (size_t i = 0; i < n; i++) {
-        ls_unfold_ref_t *r = LS_NEW(ls_unfold_ref_t);
-        *r = v[i];
-        ls_i64map_put(&c->refs, r->log_id, r);
-    }
-    ls_free(v);
-    c->refs_loaded = true;
-}
-
-static void unfold_put(void *arg, int64_t log_id, const ls_idx_entry_t *e)
-{
-    push_result(arg, log_id, e)->put = true;
-}
-
-/* Whether ts's table is a valid source for its logs' in-table ranges now;
- * why says why not. */
-static bool source_valid(const ls_table_plan_stream_t *ts, char *why, size_t whylen)
-{
-    return ls_unfold_source_valid(ts->stream, &ts->policy, why, whylen) && ts->table;
-}
-
-/* Unfolds log id's in-table ranges when its reference names a table that is
- * no longer their valid source (disabled, renamed, typed, upsert, compacted
- * topic). True while some are left: the log's table must wait. */
-static bool unfold_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
-{
-    ls_unfold_ref_t *ref = ls_i64map_get(&c->refs, id);
-    if (!ref || !ts || ts->blocked) return false;
-    char why[600] = "";
-    bool valid = source_valid(ts, why, sizeof why);
-    if (valid && !strcmp(ref->ns, ts->stream->ns) && !strcmp(ref->table, ts->target.name))
-        return false; /* the table is still their source */
-    if (valid)        /* the table name changed */
-        snprintf(why, sizeof why, "the topic's table is now %s.%s", ts->stream->ns,
-                 ts->target.name);
-    if (!c->claim.held && !claim_log(c, id)) return true;
-    const char *tst = ls_stream_config_get(ts->stream, "message.timestamp.type");
-    ls_cold_source_t *src =
-        ls_unfold_table_source_new(c->meta, c->os, ref, tst && !strcmp(tst, "LogAppendTime"));
-    ls_meta_cmp_t fence = ls_log_claim_cmp(&c->claim);
-    ls_unfold_limits_t lim = {.chunk_bytes = c->cfg.max_bytes > 0 ? (size_t)c->cfg.max_bytes : 0,
-                              .max_chunks = 64};
-    ls_unfold_stats_t was = c->stats.unfold;
-    int64_t left = 0;
-    ls_status st = ls_unfold_log(c->meta, c->os, id, src, &lim, &fence, unfold_put, c,
-                                 &c->stats.unfold, &left);
-    ls_unfold_table_source_free(src);
-    const ls_unfold_stats_t *now = &c->stats.unfold;
-    if (now->objects_written > was.objects_written)
-        LS_INFO("compact",
-                "log %016llx: %llu records read from table %s.%s became %llu compacted objects "
-                "(%llu bytes): %s; %lld in-table ranges left",
-                (unsigned long long)id, (unsigned long long)(now->records - was.records), ref->ns,
-                ref->table, (unsigned long long)(now->objects_written - was.objects_written),
-                (unsigned long long)(now->bytes_written - was.bytes_written), why, (long long)left);
-    if (st != LS_OK)
-        LS_WARN_RL("compact",
-                   "log %016llx: turning in-table ranges back into compacted objects "
-                   "failed: %s (will retry)",
-                   (unsigned long long)id, ls_status_str(st));
-    if (st == LS_OK && left == 0) {
-        ls_free(ls_i64map_del(&c->refs, id));
-        return false;
-    }
-    return true;
-}
-
-/* The logs of a table stream, before its table task: those whose in-table
- * ranges must become compacted objects again are unfolded (true while any
- * is left: the table's commits and maintenance wait, so it neither changes
- * nor loses files under a log that still reads them); where the table is a
- * valid source, each log's reference is written before its first in-table
- * range can be. */
-static bool unfold_stream(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
-{
-    bool hold = false, valid = source_valid(ts, NULL, 0);
-    int64_t pending = 0;
-    for (int32_t p = 0; p < ts->stream->partitions; p++) {
-        int64_t id = ls_stream_log_id(ts->stream, p);
-        if (unfold_log(c, id, ts)) {
-            hold = true;
-            int64_t n = 0, recs = 0;
-            if (ls_unfold_pending(c->meta, id, &n, &recs) == LS_OK) pending += n;
-        } else if (valid && !ls_i64map_get(&c->refs, id)) {
-            char held[600] = "";
-            ls_status st = ls_unfold_ref_ensure(c->meta, id, ts->stream->ns, ts->target.name,
-                                                ts->target.prefix, held, sizeof held);
-            if (st == LS_OK) {
-                ls_unfold_ref_t *r = LS_NEW(ls_unfold_ref_t);
-                r->log_id = id;
-                snprintf(r->ns, sizeof r->ns, "%s", ts->stream->ns);
-                snprintf(r->table, sizeof r->table, "%s", ts->target.name);
-                snprintf(r->prefix, sizeof r->prefix, "%s", ts->target.prefix);
-                ls_i64map_put(&c->refs, id, r);
-            } else {
-                /* unknown reference state: no in-table range may be added */
-                hold = true;
-                LS_WARN_RL("compact", "log %016llx: recording its table %s.%s failed: %s%s%s",
-                           (unsigned long long)id, ts->stream->ns, ts->target.name,
-                           ls_status_str(st), *held ? "; it still references " : "", held);
-            }
-        }
-        ls_log_release(c->owner, &c->claim);
-    }
-    if (hold)
-        LS_WARN_RL("compact",
-                   "table %s.%s waits: %lld ranges of its topic %s are still read from a table "
-                   "that is no longer their source and are being turned back into compacted "
-                   "objects; no commit, rewrite or file removal until they are",
-                   ts->stream->ns, ts->target.name, (long long)pending, ts->stream->name);
-    return hold;
-}
-
-/* A deleted topic's log: once its storage is reclaimed (no index entry
- * left), its reference goes too, so its table is free. */
-static void unfold_forget(ls_compactor_t *c, int64_t id)
-{
-    if (!ls_i64map_get(&c->refs, id)) return;
-    int64_t n = 0, recs = 0;
-    if (ls_unfold_pending(c->meta, id, &n, &recs) != LS_OK || n) return;
-    char key[64];
-    ls_unfold_ref_key(key, sizeof key, id);
-    if (ls_meta_del(c->meta, key) == LS_OK) ls_free(ls_i64map_del(&c->refs, id));
 }
 
 /* One log's task: compaction rounds, key compaction, then retention when a
@@ -1420,256 +907,11 @@ static void unfold_forget(ls_compactor_t *c, int64_t id)
  * with the task. */
 static void log_task(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
 {
-    if (c->pass_compact && !(ts && ts->blocked)) unfold_log(c, id, ts);
-    if (c->pass_compact && !(ts && ts->blocked)) compact_rounds(c, id, ts);
-    if (c->pass_compact && ts && !ts->blocked) key_compact(c, id, ts);
-    if (c->pass_retention && !(ts && ts->blocked)) retain_log(c, id, ts);
+    if (c->pass_compact && !(ts && ts->blocked)) ls_compactor_unfold_log(c, id, ts);
+    if (c->pass_compact && !(ts && ts->blocked)) ls_compactor_compact_rounds(c, id, ts);
+    if (c->pass_compact && ts && !ts->blocked) ls_compactor_key_compact(c, id, ts);
+    if (c->pass_retention && !(ts && ts->blocked)) ls_compactor_retain_log(c, id, ts);
     ls_log_release(c->owner, &c->claim);
-}
-
-/* Orphan files of a table (ls_ice_table_remove_orphans), at most once per
- * grace period per table and broker. Unfenced: an orphan is referenced by no
- * commit, so two brokers deleting it is harmless; the grace period protects
- * files of commits in flight. */
-static void sweep_orphans(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
-{
-    int64_t now = ls_clock_wall_ms(), grace = c->cfg.orphan_grace_ms;
-    if (grace <= 0) return;
-    int64_t *last = ls_i64map_get(&c->orphan_sweeps, ts->stream->stream_no);
-    if (last && now < *last + grace) return;
-    if (!last) {
-        last = LS_NEW(int64_t);
-        ls_i64map_put(&c->orphan_sweeps, ts->stream->stream_no, last);
-    }
-    *last = now;
-    uint64_t deleted = 0;
-    char err[512] = "";
-    ls_status st = ls_materialize_remove_orphans(c->meta, c->os, &ts->target, now - grace, &deleted,
-                                                 err, sizeof err);
-    if (st != LS_OK)
-        LS_WARN_RL("table", "table %s.%s: removing orphan files failed: %s (%s); will retry",
-                   ts->stream->ns, ts->target.name, ls_status_str(st), err);
-    else if (deleted)
-        LS_INFO("table",
-                "table %s.%s: deleted %llu orphan files (older than %lld ms, "
-                "referenced by no snapshot)",
-                ts->stream->ns, ts->target.name, (unsigned long long)deleted, (long long)grace);
-    c->stats.orphans_deleted += deleted;
-}
-
-/* Idle maintenance: a table's commits expire its snapshots and delete the
- * files whose delay is over, but a table that gets no records makes no
- * commits, so without this its expired snapshots and their files would stay
- * until it does. Runs in a pass where the table made no commit, a commit
- * interval after its last commit or check by this broker, then when the
- * check said something becomes due, at most IDLE_CHECK_MAX_MS later (another
- * broker may have committed meanwhile), under the table claim, and wakes the
- * compactor for it: an idle table's expiry and deletions lag their due time
- * by a commit interval at most (IDLE_CHECK_MAX_MS when another broker
- * committed the table last). A busy table commits every interval, which
- * postpones the check each time. */
-#define IDLE_CHECK_MAX_MS 60000
-
-static void idle_postpone(ls_compactor_t *c, const ls_table_plan_stream_t *ts, int64_t at)
-{
-    int64_t *next = ls_i64map_get(&c->idle_checks, ts->stream->stream_no);
-    if (!next) {
-        next = LS_NEW(int64_t);
-        ls_i64map_put(&c->idle_checks, ts->stream->stream_no, next);
-    }
-    *next = at;
-    if (!c->next_due_ms || at < c->next_due_ms) c->next_due_ms = at;
-}
-
-static void idle_maintain(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
-{
-    int64_t now = ls_clock_wall_ms(), interval = ts->policy.commit_interval_ms;
-    int64_t *next = ls_i64map_get(&c->idle_checks, ts->stream->stream_no);
-    if (next && now < *next) {
-        if (!c->next_due_ms || *next < c->next_due_ms) c->next_due_ms = *next;
-        return;
-    }
-    ls_log_claim_t claim;
-    memset(&claim, 0, sizeof claim);
-    if (ls_table_claim(c->owner, ts->stream->stream_no, &claim) != LS_OK) {
-        idle_postpone(c, ts, now + interval); /* another broker commits it */
-        return;
-    }
-    int64_t due = INT64_MAX;
-    char err[512] = "";
-    ls_status st = ls_materialize_expire(c->meta, c->os, &ts->target, now, &due, err, sizeof err);
-    ls_log_release(c->owner, &claim);
-    if (st != LS_OK)
-        LS_WARN_RL("table",
-                   "table %s.%s: expiring snapshots of the idle table failed: %s (%s); "
-                   "will retry",
-                   ts->stream->ns, ts->target.name, ls_status_str(st), err);
-    int64_t at = now + IDLE_CHECK_MAX_MS;
-    if (due < at) at = due;
-    if (at < now + interval) at = now + interval;
-    idle_postpone(c, ts, at);
-}
-
-/* Small data files of the table c->batch just committed (ls_mat_rewrite),
- * under the table claim: checked once every rewrite.min.files commits of
- * this broker (fewer cannot have lined up a new run of that many files) and
- * again at the next commit when a check left runs for later. A failure
- * only delays the rewrite: the files stay as they are. */
-static void rewrite_files(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
-{
-    int64_t min = ts->policy.rewrite_min_files;
-    if (min <= 0) return;
-    int64_t *waited = ls_i64map_get(&c->rewrite_waits, ts->stream->stream_no);
-    if (!waited) {
-        waited = LS_NEW(int64_t);
-        ls_i64map_put(&c->rewrite_waits, ts->stream->stream_no, waited);
-    }
-    if (++*waited < min) return;
-    ls_file_rewrite_stats_t *rs = &c->stats.rewrite;
-    uint64_t removed = rs->files_removed, added = rs->files_added, in = rs->bytes_read,
-             out = rs->bytes_written;
-    char err[512] = "";
-    ls_status st = ls_mat_rewrite(c->batch, rs, err, sizeof err);
-    *waited = rs->more ? min - 1 : 0;
-    if (st != LS_OK) {
-        LS_WARN_RL("table",
-                   "table %s.%s: rewriting small data files failed: %s (%s); they stay and "
-                   "are tried again after %lld commits",
-                   ts->stream->ns, ts->target.name, ls_status_str(st), err, (long long)min);
-        rs->failures++;
-    } else if (rs->files_removed > removed) {
-        LS_INFO("table",
-                "table %s.%s: rewrote %llu small data files (%llu bytes) into %llu (%llu bytes)%s",
-                ts->stream->ns, ts->target.name, (unsigned long long)(rs->files_removed - removed),
-                (unsigned long long)(rs->bytes_read - in),
-                (unsigned long long)(rs->files_added - added),
-                (unsigned long long)(rs->bytes_written - out),
-                rs->more ? "; more next commit" : "");
-    }
-}
-
-/* The logs of one stream with a table: their due WAL ranges become COs and
- * rows of ONE table commit (ls_mat_batch), and only after that commit are
- * their index swaps made, each under its log's claim; then retention. So a
- * pass makes one snapshot per table whatever the partition count and the
- * backlog (up to 64 rounds per log), and the table never misses a range the
- * log compacted. A failed commit leaves every range in WAL objects for the
- * next pass (its COs are rewritten identically, its data files are orphans).
- * The task runs at most once per commit interval, under a claim on the table
- * (ls_table_claim, taken when a partition first has work, as is the table
- * load): with several brokers one commits a table at a time and the others
- * skip it, instead of all racing on its pointer. */
-static void table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
-{
-    int32_t np = ts->stream->partitions;
-    ls_log_claim_t *claims = LS_NEWN(ls_log_claim_t, (size_t)np);
-    int64_t now = ls_clock_wall_ms(), interval = ts->policy.commit_interval_ms;
-    /* the table as its committer recorded it: this broker's marks follow
-     * it, whoever committed (table_plan.c "Status") */
-    ls_table_status_t status = {0};
-    bool recorded = !ts->blocked && ls_table_status_read(c->meta, ts, &status) == LS_OK;
-    for (int32_t p = 0; recorded && p < np && p < status.n; p++)
-        ls_table_marks_set(&c->marks, ls_stream_log_id(ts->stream, p), &ts->target,
-                           status.covered[p]);
-    /* the commit interval runs from the last commit of any broker (else a
-     * broker that has not committed lately would commit at once) */
-    int64_t *last = ls_i64map_get(&c->table_commits, ts->stream->stream_no);
-    int64_t last_ms = last ? *last : -1;
-    if (recorded && status.commit_ms > last_ms) last_ms = status.commit_ms;
-    bool due = last_ms < 0 || now >= last_ms + interval;
-    if (!due && (!c->next_due_ms || last_ms + interval < c->next_due_ms))
-        c->next_due_ms = last_ms + interval; /* come back when the interval is up */
-    /* in-table ranges first: the table waits while any is left (unfold.c) */
-    bool hold = c->pass_compact && !ts->blocked && unfold_stream(c, ts);
-    if (c->pass_compact && !ts->blocked && due && !hold) {
-        c->table_ts = ts;
-        c->table_tried = c->batch_failed = false;
-        memset(&c->table_claim, 0, sizeof c->table_claim);
-        char err[512] = "";
-        ls_status st;
-        for (int32_t p = 0; p < np; p++) {
-            int64_t id = ls_stream_log_id(ts->stream, p);
-            if (backfill_log(c, id, ts) != 0)
-                continue; /* the table is behind on this log: its WAL ranges wait */
-            c->pend_log = id;
-            c->pend_next = 0;
-            compact_rounds(c, id, ts);
-            claims[p] = c->claim; /* held until its swaps are made */
-            memset(&c->claim, 0, sizeof c->claim);
-        }
-        c->pend_log = -1;
-        if (c->batch) {
-            uint64_t rows = 0;
-            st = ls_mat_commit(c->batch, &rows, err, sizeof err);
-            if (c->npending) { /* the interval restarts with every commit attempt */
-                if (!last) {
-                    last = LS_NEW(int64_t);
-                    ls_i64map_put(&c->table_commits, ts->stream->stream_no, last);
-                }
-                *last = now;
-            }
-            if (st == LS_OK && c->npending) {
-                ls_crashpoint("compact.table_committed");
-                table_totals_t *tot = ls_i64map_get(&c->table_totals, ts->stream->stream_no);
-                if (!tot) {
-                    tot = LS_NEW(table_totals_t);
-                    ls_i64map_put(&c->table_totals, ts->stream->stream_no, tot);
-                }
-                if (!ls_mat_totals(c->batch, &tot->t)) memset(&tot->t, 0, sizeof tot->t);
-                tot->skipped = ls_mat_skipped_records(c->batch);
-                idle_postpone(c, ts, now + interval); /* the commit maintained it */
-                table_held(c, ts, NULL);
-                int64_t skipped = ls_mat_skipped_records(c->batch);
-                if (skipped >= 0) {
-                    int64_t *v = ls_i64map_get(&c->skips_next, ts->stream->stream_no);
-                    if (!v) {
-                        v = LS_NEW(int64_t);
-                        ls_i64map_put(&c->skips_next, ts->stream->stream_no, v);
-                    }
-                    *v = skipped;
-                }
-                c->stats.rows_materialized += rows;
-                for (size_t i = 0; i < c->npending; i++) {
-                    swap_t *sw = c->pending[i];
-                    swap_index(c, sw, &claims[sw->log_id & (LS_MAX_PARTITIONS - 1)]);
-                    ls_table_marks_set(&c->marks, sw->log_id, &ts->target,
-                                       ls_mat_done(c->batch, sw->log_id));
-                }
-                table_status_record(c, ts, &status);
-                recorded = true;
-                rewrite_files(c, ts);
-            } else if (c->npending) {
-                LS_WARN_RL("compact",
-                           "table %s.%s: committing %zu ranges failed: %s (%s); they "
-                           "stay in the WAL and are retried",
-                           ts->stream->ns, ts->target.name, c->npending, ls_status_str(st), err);
-                char why[700];
-                snprintf(why, sizeof why, "committing %zu ranges failed: %s (%s)", c->npending,
-                         ls_status_str(st), err);
-                table_held(c, ts, why);
-                c->stats.table_failures++;
-            }
-            ls_mat_free(c->batch);
-            c->batch = NULL;
-        }
-        for (size_t i = 0; i < c->npending; i++)
-            swap_free(c->pending[i]);
-        c->npending = 0;
-        ls_log_release(c->owner, &c->table_claim);
-        c->table_ts = NULL;
-    }
-    if (recorded) table_lag(c, ts, &status);
-    ls_table_status_clear(&status);
-    if (c->pass_compact && !ts->blocked && !hold) idle_maintain(c, ts);
-    if (c->pass_retention && !ts->blocked && !hold) sweep_orphans(c, ts);
-    for (int32_t p = 0; p < np; p++) {
-        int64_t id = ls_stream_log_id(ts->stream, p);
-        c->claim = claims[p];
-        if (c->pass_compact && c->pass_full && !ts->blocked) key_compact(c, id, ts);
-        if (c->pass_retention && !ts->blocked) retain_log(c, id, ts);
-        ls_log_release(c->owner, &c->claim);
-    }
-    ls_free(claims);
 }
 
 /* End of a pass (worker; the stats are the worker's while it runs). */
@@ -1682,7 +924,7 @@ static void pass_metrics(ls_compactor_t *c, bool full, int64_t start_us)
     ls_metric_counter_store(ls_metrics_series0(&m_bytes), c->stats.bytes_written);
     ls_metric_counter_store(ls_metrics_series0(&m_rows), c->stats.rows_materialized);
     ls_metric_counter_store(ls_metrics_series0(&m_table_failures), c->stats.table_failures);
-    table_metrics_publish(c);
+    ls_compactor_table_metrics_publish(c);
 }
 
 static void pass_work(uv_work_t *w)
@@ -1703,12 +945,12 @@ static void pass_work(uv_work_t *w)
                             c->cfg.registry);
     c->table_period_ms = plan.min_interval_ms;
     c->next_due_ms = 0;
-    if (c->pass_full || !c->refs_loaded) refs_load(c);
+    if (c->pass_full || !c->refs_loaded) ls_compactor_refs_load(c);
     if (!c->pass_full) {
         /* between full passes: only the logs of streams with a table */
         for (int i = 0; i < plan.n; i++)
-            if (plan.v[i].table) table_task(c, &plan.v[i]);
-        tables_turned_off(c, &plan);
+            if (plan.v[i].table) ls_compactor_table_task(c, &plan.v[i]);
+        ls_compactor_tables_turned_off(c, &plan);
         ls_table_plan_clear(&plan);
         ls_wal_blocks_clear(&c->wal_reads);
         pass_metrics(c, false, start_us);
@@ -1728,15 +970,15 @@ static void pass_work(uv_work_t *w)
         ls_head_clear(&h);
         if (fenced) {
             if (c->pass_retention || c->pass_reclaim) reclaim_log(c, id, next_offset);
-            if (c->pass_retention || c->pass_reclaim) unfold_forget(c, id);
+            if (c->pass_retention || c->pass_reclaim) ls_compactor_unfold_forget(c, id);
             continue;
         }
         const ls_table_plan_stream_t *ts = ls_table_plan_find(&plan, id);
         if (!(ts && ts->table)) log_task(c, id, ts);
     }
     for (int i = 0; i < plan.n; i++)
-        if (plan.v[i].table) table_task(c, &plan.v[i]);
-    tables_turned_off(c, &plan);
+        if (plan.v[i].table) ls_compactor_table_task(c, &plan.v[i]);
+    ls_compactor_tables_turned_off(c, &plan);
     ls_table_plan_clear(&plan);
     ls_kvlist_free(&heads);
     ls_wal_blocks_clear(&c->wal_reads);
@@ -1744,7 +986,9 @@ static void pass_work(uv_work_t *w)
 }
 
 static void arm(ls_compactor_t *c);
+
 static void start_pass(ls_compactor_t *c, bool full);
+
 static void maybe_stopped(ls_compactor_t *c);
 
 static void pass_after(uv_work_t *w, int status)
@@ -1757,7 +1001,7 @@ static void pass_after(uv_work_t *w, int status)
         ls_i64map_t done = c->lags;
         c->lags = c->lags_next;
         c->lags_next = done;
-        free_i64_values(&c->lags_next);
+        ls_compactor_free_i64_values(&c->lags_next);
         ls_i64map_init(&c->lags_next);
         /* and the table versions begun (a stream not begun keeps its last) */
         int64_t k;
@@ -1987,23 +1231,23 @@ void ls_compactor_free(ls_compactor_t *c)
 {
     ls_lease_owner_free(c->owner); /* revokes: owner keys left go at once */
     ls_table_marks_free(&c->marks);
-    free_i64_values(&c->cursors);
-    free_i64_values(&c->merge_due);
-    free_i64_values(&c->lags_next);
-    free_i64_values(&c->lags);
-    free_i64_values(&c->table_totals);
-    free_i64_values(&c->vers_next);
-    free_i64_values(&c->vers);
-    free_i64_values(&c->held_next);
-    free_i64_values(&c->held);
+    ls_compactor_free_i64_values(&c->cursors);
+    ls_compactor_free_i64_values(&c->merge_due);
+    ls_compactor_free_i64_values(&c->lags_next);
+    ls_compactor_free_i64_values(&c->lags);
+    ls_compactor_free_i64_values(&c->table_totals);
+    ls_compactor_free_i64_values(&c->vers_next);
+    ls_compactor_free_i64_values(&c->vers);
+    ls_compactor_free_i64_values(&c->held_next);
+    ls_compactor_free_i64_values(&c->held);
     pthread_mutex_destroy(&c->held_mu);
-    free_i64_values(&c->skips_next);
-    free_i64_values(&c->skips);
-    free_i64_values(&c->table_commits);
-    free_i64_values(&c->orphan_sweeps);
-    free_i64_values(&c->idle_checks);
-    free_i64_values(&c->rewrite_waits);
-    free_i64_values(&c->refs);
+    ls_compactor_free_i64_values(&c->skips_next);
+    ls_compactor_free_i64_values(&c->skips);
+    ls_compactor_free_i64_values(&c->table_commits);
+    ls_compactor_free_i64_values(&c->orphan_sweeps);
+    ls_compactor_free_i64_values(&c->idle_checks);
+    ls_compactor_free_i64_values(&c->rewrite_waits);
+    ls_compactor_free_i64_values(&c->refs);
     ls_wal_blocks_free(&c->wal_reads);
     ls_free(c->pending);
     ls_free(c);
