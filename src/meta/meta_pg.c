@@ -587,7 +587,10 @@ static void pg_prune(pg_meta_t *p)
     if (r) PQclear(r);
 }
 
-/* Delivers w's events after w->pos, up to the store revision head. */
+/* Delivers w's events after w->pos, up to the store revision head, in
+ * batches of about PG_WATCH_BATCH events (whole revisions). Runs inside the
+ * round's snapshot (pg_serve_watchers), so head, compacted and the events
+ * agree even while another broker prunes. */
 static void pg_deliver(pg_meta_t *p, ls_meta_watch_t *w, int64_t head, int64_t compacted)
 {
     if (w->dead) return;
@@ -601,18 +604,25 @@ static void pg_deliver(pg_meta_t *p, ls_meta_watch_t *w, int64_t head, int64_t c
         snprintf(from, sizeof from, "%lld", (long long)w->pos);
         snprintf(to, sizeof to, "%lld", (long long)head);
         snprintf(lim, sizeof lim, "%d", PG_WATCH_BATCH);
-        const void *v[] = {from, to, w->prefix, w->end, lim};
-        int l[] = {-1, -1, (int)w->plen, (int)w->elen, -1};
         ls_status st;
-        /* whole revisions only: the batch ends at the last complete revision */
-        PGresult *r =
-            pg_q(p, p->bg,
+        const void *bv[] = {from, to, lim};
+        int bl[] = {-1, -1, -1};
+        PGresult *r = pg_q(p, p->bg,
+                           "SELECT COALESCE(MAX(rev), $2::bigint) FROM (SELECT rev FROM ls_events "
+                           "WHERE rev > $1::bigint AND rev <= $2::bigint ORDER BY rev, seq "
+                           "LIMIT $3::int) b",
+                           3, bv, bl, &st);
+        if (!r) return; /* logged; the next round retries from w->pos */
+        int64_t bound = col_i64(r, 0, 0);
+        PQclear(r);
+        snprintf(to, sizeof to, "%lld", (long long)bound);
+        const void *v[] = {from, to, w->prefix, w->end};
+        int l[] = {-1, -1, (int)w->plen, (int)w->elen};
+        r = pg_q(p, p->bg,
                  "SELECT rev, kind, key, val, create_rev, lease FROM ls_events WHERE "
-                 "rev > $1::bigint AND rev <= LEAST($2::bigint, (SELECT COALESCE(MAX(rev), "
-                 "$2::bigint) FROM (SELECT rev FROM ls_events WHERE rev > $1::bigint "
-                 "ORDER BY rev, seq LIMIT $5::int) b)) AND key >= $3 AND "
+                 "rev > $1::bigint AND rev <= $2::bigint AND key >= $3 AND "
                  "($4 = ''::bytea OR key < $4) ORDER BY rev, seq",
-                 5, v, l, &st);
+                 4, v, l, &st);
         if (!r) return;
         int n = PQntuples(r);
         ls_meta_event_t *ev = n ? LS_NEWN(ls_meta_event_t, (size_t)n) : NULL;
@@ -637,9 +647,7 @@ static void pg_deliver(pg_meta_t *p, ls_meta_watch_t *w, int64_t head, int64_t c
         for (int k = 0; k < n; k++)
             ls_kv_free(&ev[k].kv);
         ls_free(ev);
-        if (w->cancelled) return;
-        /* a short batch reached head: nothing more below it for this prefix */
-        if (n < PG_WATCH_BATCH) w->pos = head;
+        if (!w->cancelled) w->pos = bound; /* every matching event up to bound is delivered */
     }
 }
 
@@ -655,11 +663,16 @@ static void pg_free_watch(ls_meta_watch_t *w)
 static void pg_serve_watchers(pg_meta_t *p)
 {
     ls_status st;
+    /* one snapshot for the round: see pg_deliver */
+    if (!pg_exec(p->bg, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")) return;
     PGresult *r = pg_q(p, p->bg,
                        "SELECT (SELECT ival FROM ls_meta WHERE name = 'revision'), "
                        "(SELECT ival FROM ls_meta WHERE name = 'compacted')",
                        0, NULL, NULL, &st);
-    if (!r) return;
+    if (!r) {
+        pg_rollback(p->bg);
+        return;
+    }
     int64_t head = col_i64(r, 0, 0), compacted = col_i64(r, 0, 1);
     PQclear(r);
     pthread_mutex_lock(&p->wmu);
@@ -679,6 +692,7 @@ static void pg_serve_watchers(pg_meta_t *p)
         pthread_cond_broadcast(&p->idle);
     }
     pthread_mutex_unlock(&p->wmu);
+    pg_rollback(p->bg); /* read only: ends the snapshot */
 }
 
 static void *pg_thread(void *arg)
@@ -811,6 +825,9 @@ static void pg_close(ls_meta_t *m)
     pg_meta_t *p = (pg_meta_t *)m;
     pthread_mutex_lock(&p->wmu);
     p->stop = 1;
+    pthread_mutex_unlock(&p->wmu);
+    pg_kick(p);
+    pthread_join(p->thread, NULL); /* no callback runs after this */
     int left = 0;
     while (p->watchers) {
         ls_meta_watch_t *w = p->watchers;
@@ -818,10 +835,7 @@ static void pg_close(ls_meta_t *m)
         pg_free_watch(w);
         left++;
     }
-    pthread_mutex_unlock(&p->wmu);
     if (left) LS_WARN("meta", "closing with %d watch(es) still registered", left);
-    pg_kick(p);
-    pthread_join(p->thread, NULL);
     pg_free(p);
 }
 
