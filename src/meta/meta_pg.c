@@ -45,7 +45,10 @@
  *
  * Errors: a lost connection is reset on the next call; a call that fails
  * before COMMIT was sent is LS_EAGAIN (not applied), a COMMIT whose answer was
- * lost is LS_EIO (maybe applied), as the etcd backend. Messages name host:port. */
+ * lost is LS_EIO (maybe applied), as the etcd backend. A statement without an
+ * answer within PG_REQUEST_TIMEOUT_MS drops the connection (same mapping); the
+ * server ends a session idle in a transaction for 10 s, so a broker stopped
+ * mid-txn does not hold the revision lock. Messages name host:port. */
 #include <errno.h>
 #include <libpq-fe.h>
 #include <poll.h>
@@ -53,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
@@ -64,6 +68,7 @@
 
 #define PG_SCHEMA_VERSION 1
 #define PG_TICK_MS 200
+#define PG_REQUEST_TIMEOUT_MS 5000
 #define PG_RETRY_MS 1000
 #define PG_EVENTS_KEEP 100000 /* revisions of watch history kept */
 #define PG_WATCH_BATCH 1000
@@ -127,6 +132,14 @@ static ls_status pg_err(pg_meta_t *p, PGconn *c, const char *what, ls_status st)
     return st;
 }
 
+/* Server notices (e.g. "terminating connection due to immediate shutdown")
+ * go to the broker's log instead of libpq's default, stderr. */
+static void pg_notice(void *arg, const char *msg)
+{
+    pg_meta_t *p = arg;
+    LS_WARN("meta", "%s: server says: %.*s", p->where, (int)strcspn(msg, "\n"), msg);
+}
+
 /* A live connection in *c (connects or resets as needed); LS_EAGAIN if the
  * server cannot be reached. */
 static ls_status pg_ready(pg_meta_t *p, PGconn **c)
@@ -136,6 +149,7 @@ static ls_status pg_ready(pg_meta_t *p, PGconn **c)
         PQreset(*c);
     } else {
         *c = PQconnectdbParams(p->kw, p->vals, 0);
+        if (*c) PQsetNoticeProcessor(*c, pg_notice, p);
     }
     if (!*c || PQstatus(*c) != CONNECTION_OK) return pg_err(p, *c, "connect", LS_EAGAIN);
     return LS_OK;
@@ -152,8 +166,39 @@ static ls_status pg_res_fail(pg_meta_t *p, PGconn *c, PGresult *r, const char *w
     return pg_err(p, c, what, transient ? LS_EAGAIN : LS_EIO);
 }
 
-/* Runs a parameterized statement (all parameters binary: bytea or int8 as
- * text when lens[i] < 0). Returns the result when it succeeded, else NULL
+/* Sends one statement and waits at most PG_REQUEST_TIMEOUT_MS for its
+ * answer (PQexecParams would wait forever on a server that stopped answering
+ * with the connection still open). On timeout the socket is shut down, so the
+ * connection reads as broken (reset on the next call) and the statement's
+ * fate is unknown: the caller's mapping makes that LS_EAGAIN, or LS_EIO for a
+ * COMMIT. Returns the last result (NULL only when sending failed). */
+static PGresult *pg_run(PGconn *c, const char *sql, int n, const char *const *vals, const int *lens,
+                        const int *fmts)
+{
+    if (!PQsendQueryParams(c, sql, n, NULL, vals, lens, fmts, 1)) return NULL;
+    int64_t deadline = ls_clock_mono_ms() + PG_REQUEST_TIMEOUT_MS;
+    while (PQisBusy(c)) {
+        int64_t left = deadline - ls_clock_mono_ms();
+        struct pollfd pf = {.fd = PQsocket(c), .events = POLLIN};
+        int rc = left > 0 ? poll(&pf, 1, (int)left) : 0;
+        if (rc < 0 && errno == EINTR) continue;
+        if (rc == 0) {
+            LS_WARN("meta", "postgresql: no answer within %d ms; dropping the connection",
+                    PG_REQUEST_TIMEOUT_MS);
+            shutdown(PQsocket(c), SHUT_RDWR);
+        }
+        if (!PQconsumeInput(c)) break;
+    }
+    PGresult *last = NULL, *r;
+    while ((r = PQgetResult(c)) != NULL) {
+        PQclear(last);
+        last = r;
+    }
+    return last;
+}
+
+/* Runs a parameterized statement (parameters binary when lens[i] >= 0, else
+ * text; results binary). Returns the result when it succeeded, else NULL
  * with *st set. */
 static PGresult *pg_q(pg_meta_t *p, PGconn *c, const char *sql, int n, const void *const *v,
                       const int *lens, ls_status *st)
@@ -165,9 +210,9 @@ static PGresult *pg_q(pg_meta_t *p, PGconn *c, const char *sql, int n, const voi
         fmts[i] = lens[i] >= 0;
         ls[i] = lens[i] >= 0 ? lens[i] : 0;
     }
-    PGresult *r = PQexecParams(c, sql, n, NULL, vals, ls, fmts, 1);
+    PGresult *r = pg_run(c, sql, n, vals, ls, fmts);
     ExecStatusType es = PQresultStatus(r);
-    if (es == PGRES_COMMAND_OK || es == PGRES_TUPLES_OK) return r;
+    if (r && (es == PGRES_COMMAND_OK || es == PGRES_TUPLES_OK)) return r;
     *st = pg_res_fail(p, c, r, sql);
     PQclear(r);
     return NULL;
@@ -175,7 +220,7 @@ static PGresult *pg_q(pg_meta_t *p, PGconn *c, const char *sql, int n, const voi
 
 static int pg_exec(PGconn *c, const char *sql)
 {
-    PGresult *r = PQexec(c, sql);
+    PGresult *r = pg_run(c, sql, 0, NULL, NULL, NULL);
     int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
     PQclear(r);
     return ok;
@@ -322,7 +367,7 @@ static ls_status pg_commit(pg_meta_t *p, PGconn *c, int64_t rev, int changed)
         }
         PQclear(r);
     }
-    PGresult *r = PQexec(c, "COMMIT");
+    PGresult *r = pg_run(c, "COMMIT", 0, NULL, NULL, NULL);
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
         st = pg_res_fail(p, c, r, "commit");
         if (st == LS_EAGAIN) st = LS_EIO; /* the commit may have happened */
@@ -955,8 +1000,12 @@ static int pg_parse_url(pg_meta_t *p, const char *url, char *err, int errlen)
     pg_param(p, &n, "keepalives_idle", "5", 1);
     pg_param(p, &n, "keepalives_interval", "2", 1);
     pg_param(p, &n, "keepalives_count", "3", 1);
-    /* CREATE ... IF NOT EXISTS notices would go to stderr */
-    pg_param(p, &n, "options", "-c client_min_messages=warning", 30);
+    /* CREATE ... IF NOT EXISTS notices would go to stderr; a broker that
+     * stops mid-txn (paused, cut off) must not hold the revision lock for
+     * long: the server ends its session after 10 s idle in a transaction */
+    static const char opts[] = "-c client_min_messages=warning "
+                               "-c idle_in_transaction_session_timeout=10000";
+    pg_param(p, &n, "options", opts, sizeof opts - 1);
     return 0;
 }
 
@@ -973,6 +1022,7 @@ ls_meta_t *ls_meta_pg_open(const char *url, char *err, int errlen)
     pthread_cond_init(&p->idle, NULL);
     if (pg_parse_url(p, url, err, errlen) != 0) goto fail;
     p->conn = PQconnectdbParams(p->kw, p->vals, 0);
+    PQsetNoticeProcessor(p->conn, pg_notice, p);
     if (PQstatus(p->conn) != CONNECTION_OK) {
         char msg[160];
         snprintf(msg, sizeof msg, "%s", PQerrorMessage(p->conn));

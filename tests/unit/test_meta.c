@@ -1069,6 +1069,29 @@ TEST(pg_server_restart)
     col_destroy(&col);
 }
 
+/* A server that stops answering with its connections open (paused) does not
+ * hang calls: they fail with LS_EAGAIN after the request timeout, and work
+ * again once it answers. */
+TEST(pg_paused_server_times_out)
+{
+    const char *d = getenv("LS_TEST_PG_DIR");
+    if (!d || access("tools/pg/pg.sh", X_OK) != 0) {
+        printf("# pg_paused_server_times_out: skipped (no LS_TEST_PG_DIR or script)\n");
+        return;
+    }
+    CHECK_EQ_INT(put("ps/1", "before"), LS_OK);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "tools/pg/pg.sh pause '%s'", d);
+    CHECK(system(cmd) == 0);
+    ls_status st = put("ps/2", "paused");
+    snprintf(cmd, sizeof cmd, "tools/pg/pg.sh resume '%s'", d);
+    CHECK(system(cmd) == 0);
+    CHECK(st == LS_EAGAIN || st == LS_EIO);
+    CHECK(strstr(ls_meta_error(M), "127.0.0.1:") != NULL);
+    CHECK_EQ_INT(put("ps/3", "after"), LS_OK);
+    CHECK(has("ps/3", "after"));
+}
+
 /* Runs the shared suite and the PostgreSQL-only tests on a fresh database of
  * the LS_TEST_PG_URL server. */
 static int run_pg(void)
@@ -1100,6 +1123,7 @@ static int run_pg(void)
     RUN(pg_compacted_watch_is_erange);
     RUN(pg_url_refusals);
     RUN(pg_server_restart);
+    RUN(pg_paused_server_times_out);
     ls_meta_close(M);
     M = NULL;
     return 0;

@@ -11,6 +11,8 @@
 #   tools/pg/pg.sh stop DIR       stop the server it started and remove DIR
 #   tools/pg/pg.sh kill DIR       stop it at once (immediate shutdown), keep the data
 #   tools/pg/pg.sh restart DIR    start it again on the same port and data
+#   tools/pg/pg.sh pause DIR      SIGSTOP the server and its backends (connections stay
+#                                 open but nothing answers); resume DIR: SIGCONT them
 #   tools/pg/pg.sh status DIR     exit 0 when the server answers
 #
 # PostgreSQL refuses to run as root, so as root the server runs as the
@@ -92,11 +94,21 @@ restart)
     [ -f "$DIR/data/postmaster.pid" ] && "${RUNAS[@]}" "$BIN/pg_ctl" -D "$DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
     launch
     ;;
+pause | resume)
+    [ -n "$DIR" ] && [ -f "$DIR/data/postmaster.pid" ] || die "usage: $0 $CMD DIR (a running DIR)"
+    PID=$(head -1 "$DIR/data/postmaster.pid")
+    SIG=$([ "$CMD" = pause ] && echo STOP || echo CONT)
+    # the postmaster first on pause (no new backends), last on resume
+    [ "$CMD" = pause ] && kill -"$SIG" "$PID"
+    for c in $(pgrep -P "$PID" || true); do kill -"$SIG" "$c" 2>/dev/null || true; done
+    [ "$CMD" = resume ] && kill -"$SIG" "$PID"
+    exit 0
+    ;;
 status)
     [ -n "$DIR" ] || die "usage: $0 status DIR"
     answers
     ;;
 *)
-    die "usage: $0 start [DIR] | stop DIR | kill DIR | restart DIR | status DIR"
+    die "usage: $0 start [DIR] | stop DIR | kill DIR | restart DIR | pause DIR | resume DIR | status DIR"
     ;;
 esac
