@@ -132,7 +132,7 @@ FUZZ_SRCS := $(sort $(wildcard tools/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:tools/fuzz/%.c=build-fuzz/%)
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=build-fuzz/%.o)
 FUZZ_CFLAGS = -g -O1 -std=c11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer-no-link,address,undefined \
-	-fno-sanitize-recover=undefined $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	-fno-sanitize-recover=undefined $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(PQ_CFLAGS)
 
 build-fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
