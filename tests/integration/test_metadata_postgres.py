@@ -13,7 +13,6 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka import KafkaException
 
 from kafka_util import admin, consume, create_topic, produce_all, producer, unique_topic
 import lsbroker
