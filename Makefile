@@ -11,8 +11,11 @@ ifeq ($(SANITIZE),1)
   SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
   CFLAGS := -O1 -DLS_CHECK_INVARIANTS_DEFAULT=1
 endif
-ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) $(SAN_FLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lsnappy -lpthread -lm
+# libpq (the PostgreSQL metadata backend, src/meta/meta_pg.c): its headers
+# live under pg_config's include dir, not on pkg-config's path everywhere.
+PQ_CFLAGS := -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
+ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) $(SAN_FLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(PQ_CFLAGS)
+LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpq -lsnappy -lpthread -lm
 LDFLAGS += $(SAN_FLAGS)
 
 LIB_SRCS := $(sort $(wildcard src/*/*.c))
@@ -134,7 +137,7 @@ FUZZ_SRCS := $(sort $(wildcard tools/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:tools/fuzz/%.c=build-fuzz/%)
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=build-fuzz/%.o)
 FUZZ_CFLAGS = -g -O1 -std=c11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer-no-link,address,undefined \
-	-fno-sanitize-recover=undefined $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	-fno-sanitize-recover=undefined $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(PQ_CFLAGS)
 
 build-fuzz/%.o: %.c
 	@mkdir -p $(dir $@)

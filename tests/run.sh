@@ -16,6 +16,10 @@
 #            runs again with LS_TEST_ETCD_URL, so the shared metadata KV suite
 #            (and the etcd-only tests) run against it, and so does the
 #            transaction coordinator's store suite (test_txn) (LS_TEST_ETCD=0 skips).
+# 1c. postgresql: tools/pg/pg.sh starts a throwaway PostgreSQL; test_meta runs
+#            again with LS_TEST_PG_URL (the shared suite and the PostgreSQL-only
+#            tests, in a fresh database), about 10 s (LS_TEST_PG=0 skips). Its
+#            integration tests (test_metadata_postgres.py) start their own server.
 # 2. pytest: tests/integration (confluent-kafka, kafka-python, raw sockets),
 #            counted from its junit xml.
 # 3. kafkajs, Java kafka-clients, kcat: each run against a fresh broker by
@@ -247,6 +251,30 @@ if [ "$UNIT_ONLY" = 0 ] && [ -x "$BUILD/tests/test_meta" ]; then
         note "etcd: skipped (LS_TEST_ETCD=0)"
     else
         run_etcd_meta "$BUILD"
+    fi
+fi
+
+# ---------------------------------------------------------------- postgresql
+
+# run_pg_meta BUILD_DIR: test_meta against a throwaway PostgreSQL.
+run_pg_meta() {
+    local dir
+    if ! dir=$(tools/pg/pg.sh start "$(mktemp -d "${TMPDIR:-/tmp}/lakestream-pg.XXXXXX")"); then
+        echo "FAIL postgresql: tools/pg/pg.sh start failed (run tools/install-deps.sh test)"
+        add postgresql 0 1
+        return
+    fi
+    local vars
+    mapfile -t vars <"$dir/env"   # LS_TEST_PG_URL=... LS_TEST_PG_DIR=...
+    run_counted postgresql/test_meta 120 env "${vars[@]}" LS_TEST_META_ONLY=pg "$1/tests/test_meta"
+    tools/pg/pg.sh stop "$dir"
+}
+
+if [ "$UNIT_ONLY" = 0 ] && [ -x "$BUILD/tests/test_meta" ]; then
+    if [ "${LS_TEST_PG:-1}" = 0 ]; then
+        note "postgresql: skipped (LS_TEST_PG=0)"
+    else
+        run_pg_meta "$BUILD"
     fi
 fi
 

@@ -9,6 +9,7 @@
 #                                 kcat, librdkafka-dev, JDK 17, maven, node/npm,
 #                                 Ceph radosgw/mon/osd (S3 server for tests),
 #                                 etcd-server (metadata store for tests),
+#                                 postgresql (metadata store for tests),
 #                                 chromium + chromium-driver (the console's test),
 #                                 .venv from tests/integration/requirements.txt,
 #                                 tests/integration/js/node_modules (npm ci),
@@ -30,10 +31,12 @@ cd "$ROOT"
 
 BUILD_PKGS=(build-essential pkg-config libuv1-dev libjansson-dev libsqlite3-dev libzstd-dev
             liblz4-dev libsnappy-dev zlib1g-dev libssl-dev libcurl4-openssl-dev
-            libmicrohttpd-dev libpcre2-dev)
+            libmicrohttpd-dev libpcre2-dev
+            libpq-dev)                       # libpq: the PostgreSQL metadata backend (src/meta/meta_pg.c)
 TEST_PKGS=(kcat librdkafka-dev openjdk-17-jdk-headless maven
            radosgw ceph-mon ceph-osd curl   # Ceph: the S3 server of tests/s3/run.sh
            etcd-server                      # etcd: tools/etcd/etcd.sh (tests/run.sh etcd stage)
+           postgresql                       # PostgreSQL: tools/pg/pg.sh (tests/run.sh postgresql stage)
            openssl                          # throwaway CAs and certificates of the TLS tests
            clang libclang-rt-dev            # libFuzzer (+ its runtime): make fuzz (tests/run.sh fuzz stage)
            clang-format                     # the format check (tools/lint/check-format.sh)

@@ -94,8 +94,9 @@ static const cfg_key_t cfg_keys[] = {
      .type = CT_URL,
      FIELD(metadata_url),
      .help = "Metadata store: sqlite:///path/meta.db or "
-             "etcd://host:port[/prefix][?tls=true&cacert=&cert=&key=&user=&password-file=] "
-             "(docs/OPERATIONS.md). "
+             "etcd://host:port[/prefix][?tls=true&cacert=&cert=&key=&user=&password-file=] or "
+             "postgresql://user@host:port/db[?sslmode=&sslrootcert=&sslcert=&sslkey=&"
+             "connect_timeout=&application_name=&password-file=] (docs/OPERATIONS.md). "
              "Default sqlite://<data.dir>/meta.db."},
     {.name = "object.store.fsync",
      .type = CT_BOOL,

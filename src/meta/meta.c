@@ -24,6 +24,7 @@
  * ls_meta_hub and ls_meta_watch (including batch refcounts). */
 #include "meta/meta_backend.h"
 #include "meta/meta_etcd.h"
+#include "meta/meta_pg.h"
 #include "meta/meta_faulty.h"
 
 #include <errno.h>
@@ -60,11 +61,13 @@ ls_meta_t *ls_meta_open(const char *url, char *err, int errlen)
         return ls_meta_sqlite_open(path, err, errlen);
     }
     if (strncmp(url, "etcd://", 7) == 0) return ls_meta_etcd_open(url, err, errlen);
-    snprintf(
-        err, (size_t)errlen,
-        "unsupported metadata URL '%s' (expected sqlite:///abs/path.db, "
-        "sqlite://rel/path.db, etcd://host:port[,host:port...]/prefix, faulty+<url> or mem://)",
-        url);
+    if (strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0)
+        return ls_meta_pg_open(url, err, errlen);
+    snprintf(err, (size_t)errlen,
+             "unsupported metadata URL '%s' (expected sqlite:///abs/path.db, "
+             "sqlite://rel/path.db, etcd://host:port[,host:port...]/prefix, "
+             "postgresql://user@host:port/database, faulty+<url> or mem://)",
+             url);
     return NULL;
 }
 

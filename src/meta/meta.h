@@ -48,7 +48,14 @@
  *    overtakes a reconnecting watch, is reported as cb(arg, NULL, 0). A write
  *    whose answer was lost is LS_EIO (maybe applied); LS_EAGAIN means no
  *    endpoint took it. Reverse scans (floor) are sorted by etcd before the
- *    limit applies: they cost O(keys in range). */
+ *    limit applies: they cost O(keys in range).
+ *  - postgresql (meta_pg.c): revisions are the database's (shared by every
+ *    broker on it). Lease expiry uses the server's clock and is noticed
+ *    within ~0.2 s by any broker's backend. Watch history is the newest
+ *    100 000 revisions (older after_rev: LS_ERANGE); events reach watchers
+ *    within ~0.2 s (NOTIFY, or the next poll). A statement without an answer
+ *    in 5 s drops the connection: LS_EAGAIN, or LS_EIO for a COMMIT (maybe
+ *    applied). */
 #ifndef LS_META_H
 #define LS_META_H
 #include <stddef.h>
@@ -119,7 +126,8 @@ typedef struct ls_meta_watch ls_meta_watch_t;
 const char *ls_meta_error(const ls_meta_t *m); /* the detail of this thread's last failed call */
 
 /* "sqlite:///abs/path.db", "sqlite://rel/path.db", "mem://",
- * "etcd://host:port[,host:port...]/prefix" (meta_etcd.h) */
+ * "etcd://host:port[,host:port...]/prefix" (meta_etcd.h),
+ * "postgresql://user@host:port/db" (meta_pg.h) */
 ls_meta_t *ls_meta_open(const char *url, char *err, int errlen);
 ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen);
 ls_meta_t *ls_meta_mem_open(void);

@@ -2,8 +2,11 @@
  * sqlite backend (a file in a mkdtemp directory), then sqlite-only reopen
  * tests and watch-hub history tests. With LS_TEST_ETCD_URL set (tests/run.sh
  * starts etcd via tools/etcd/etcd.sh) the suite also runs against etcd, under
- * a fresh random key prefix, followed by etcd-only tests. */
+ * a fresh random key prefix, followed by etcd-only tests. With LS_TEST_PG_URL
+ * set (tools/pg/pg.sh) it runs against PostgreSQL too, in a fresh database,
+ * followed by PostgreSQL-only tests. */
 #include <inttypes.h>
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -921,6 +924,211 @@ static int run_etcd(void)
     return 0;
 }
 
+/* ---- PostgreSQL only (LS_TEST_PG_URL, from tools/pg/pg.sh) ---- */
+
+static char pg_url[512]; /* this run's own database on the LS_TEST_PG_URL server */
+
+/* Runs one SQL statement on the run's database, outside the backend (to
+ * fake what another writer or an operator would do). 1 when it succeeded. */
+static int pg_sql(const char *url, const char *sql)
+{
+    char conninfo[600];
+    snprintf(conninfo, sizeof conninfo, "%s", url);
+    PGconn *c = PQconnectdb(conninfo);
+    int ok = PQstatus(c) == CONNECTION_OK;
+    if (ok) {
+        PGresult *r = PQexec(c, sql);
+        ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+        if (!ok) printf("# pg_sql %s: %s", sql, PQresultErrorMessage(r));
+        PQclear(r);
+    }
+    PQfinish(c);
+    return ok;
+}
+
+/* Two stores on one database are one cluster: a write through one is read
+ * and watched through the other, and a lease of a store that went away
+ * without revoking (a killed broker) is reaped by the other. */
+TEST(pg_two_stores_one_database)
+{
+    char err[256];
+    ls_meta_t *a = ls_meta_open(pg_url, err, sizeof err);
+    CHECK(a != NULL);
+    collector_t col;
+    col_init(&col);
+    ls_meta_watch_t *w = NULL;
+    CHECK_EQ_INT(ls_meta_watch(M, "two/", 4, 0, col_cb, &col, &w), LS_OK);
+    int64_t lease = 0;
+    CHECK_EQ_INT(ls_meta_lease_grant(a, 300, &lease), LS_OK);
+    ls_meta_op_t op = {
+        .kind = LS_META_OP_PUT, .key = "two/eph", .klen = 7, .val = "a", .vlen = 1, .lease = lease};
+    CHECK_EQ_INT(ls_meta_txn(a, NULL, 0, &op, 1, NULL), LS_OK);
+    CHECK(has("two/eph", "a"));
+    /* compare-and-set across stores: a stale mod_rev loses */
+    ls_kv_t kv;
+    CHECK_EQ_INT(ls_meta_get(M, "two/eph", &kv), LS_OK);
+    int64_t mr = kv.mod_rev;
+    ls_kv_free(&kv);
+    ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = "two/k", .klen = 5, .rev = 0};
+    ls_meta_op_t put1 = {.kind = LS_META_OP_PUT, .key = "two/k", .klen = 5, .val = "1", .vlen = 1};
+    CHECK_EQ_INT(ls_meta_txn(a, &cmp, 1, &put1, 1, NULL), LS_OK);
+    CHECK_EQ_INT(ls_meta_txn(M, &cmp, 1, &put1, 1, NULL), LS_ECONFLICT);
+    ls_meta_close(a); /* gone without revoking: the lease must still expire */
+    CHECK(col_wait(&col, 3, 10000));
+    CHECK(col.ev[0].kind == LS_META_EV_PUT && strcmp(col.ev[0].key, "two/eph") == 0);
+    CHECK(col.ev[0].mod_rev == mr);
+    CHECK(col.ev[2].kind == LS_META_EV_DEL && strcmp(col.ev[2].key, "two/eph") == 0);
+    CHECK(absent("two/eph"));
+    CHECK(has("two/k", "1"));
+    ls_meta_watch_cancel(M, w);
+    col_destroy(&col);
+}
+
+/* A watch from before the pruned history is LS_ERANGE, as etcd's compaction. */
+TEST(pg_compacted_watch_is_erange)
+{
+    CHECK_EQ_INT(put("cw/a", "1"), LS_OK);
+    int64_t r1 = cur_rev();
+    CHECK_EQ_INT(put("cw/a", "2"), LS_OK);
+    char sql[200];
+    snprintf(sql, sizeof sql,
+             "UPDATE ls_meta SET ival = %lld WHERE name = 'compacted';"
+             "DELETE FROM ls_events WHERE rev <= %lld",
+             (long long)r1, (long long)r1);
+    CHECK(pg_sql(pg_url, sql));
+    collector_t col;
+    col_init(&col);
+    ls_meta_watch_t *w = NULL;
+    CHECK_EQ_INT(ls_meta_watch(M, "cw/", 3, r1 - 1, col_cb, &col, &w), LS_ERANGE);
+    CHECK(strstr(ls_meta_error(M), "compacted") != NULL);
+    CHECK_EQ_INT(ls_meta_watch(M, "cw/", 3, r1, col_cb, &col, &w), LS_OK);
+    CHECK(col_wait(&col, 1, 5000));
+    CHECK(strcmp(col.ev[0].val, "2") == 0);
+    ls_meta_watch_cancel(M, w);
+    col_destroy(&col);
+}
+
+TEST(pg_url_refusals)
+{
+    char err[256], url[600];
+    const char *host = strstr(pg_url, "@") + 1;
+    snprintf(url, sizeof url, "postgresql://u:secret@%s", host);
+    CHECK(ls_meta_open(url, err, sizeof err) == NULL);
+    CHECK(strstr(err, "password-file") != NULL && strstr(err, "secret") == NULL);
+    snprintf(url, sizeof url, "%s?password=secret", pg_url);
+    CHECK(ls_meta_open(url, err, sizeof err) == NULL);
+    CHECK(strstr(err, "password-file") != NULL && strstr(err, "secret") == NULL);
+    snprintf(url, sizeof url, "%s?sslmode=disable&target_session_attrs=any", pg_url);
+    CHECK(ls_meta_open(url, err, sizeof err) == NULL);
+    CHECK(strstr(err, "target_session_attrs") != NULL);
+    snprintf(url, sizeof url, "%s?password-file=/nonexistent/pw", pg_url);
+    CHECK(ls_meta_open(url, err, sizeof err) == NULL);
+    CHECK(strstr(err, "/nonexistent/pw") != NULL);
+    CHECK(ls_meta_open("postgresql://u@hostonly/db", err, sizeof err) == NULL);
+    CHECK(strstr(err, "host:port") != NULL);
+    CHECK(ls_meta_open("postgres://u@127.0.0.1:1/db", err, sizeof err) == NULL);
+    CHECK(strstr(err, "127.0.0.1:1") != NULL);
+    /* accepted options are applied: application_name shows in the server's view */
+    snprintf(url, sizeof url, "%s?application_name=ls-probe&connect_timeout=3&sslmode=disable",
+             pg_url);
+    ls_meta_t *m = ls_meta_open(url, err, sizeof err);
+    CHECK(m != NULL);
+    CHECK(pg_sql(pg_url, "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE "
+                         "application_name = 'ls-probe') THEN RAISE 'not seen'; END IF; END $$"));
+    ls_meta_close(m);
+}
+
+/* The server goes away mid-run: calls fail cleanly (LS_EAGAIN, naming the
+ * server), and after it returns the store works again and a watch resumes
+ * without losing an event. Needs LS_TEST_PG_DIR and tools/pg/pg.sh. */
+TEST(pg_server_restart)
+{
+    const char *d = getenv("LS_TEST_PG_DIR");
+    if (!d || access("tools/pg/pg.sh", X_OK) != 0) {
+        printf("# pg_server_restart: skipped (no LS_TEST_PG_DIR or script)\n");
+        return;
+    }
+    collector_t col;
+    col_init(&col);
+    ls_meta_watch_t *w = NULL;
+    CHECK_EQ_INT(ls_meta_watch(M, "rs/", 3, 0, col_cb, &col, &w), LS_OK);
+    CHECK_EQ_INT(put("rs/1", "before"), LS_OK);
+    CHECK(col_wait(&col, 1, 5000));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "tools/pg/pg.sh kill '%s' >/dev/null", d);
+    CHECK(system(cmd) == 0);
+    ls_status st = put("rs/2", "down");
+    CHECK(st == LS_EAGAIN || st == LS_EIO);
+    CHECK(strncmp(ls_meta_error(M), "postgresql 127.0.0.1:", 21) == 0);
+    snprintf(cmd, sizeof cmd, "tools/pg/pg.sh restart '%s' >/dev/null", d);
+    CHECK(system(cmd) == 0);
+    CHECK_EQ_INT(put("rs/3", "after"), LS_OK);
+    CHECK(col_wait(&col, 2, 10000));
+    CHECK(strcmp(col.ev[col.n - 1].key, "rs/3") == 0);
+    ls_meta_watch_cancel(M, w);
+    col_destroy(&col);
+}
+
+/* A server that stops answering with its connections open (paused) does not
+ * hang calls: they fail with LS_EAGAIN after the request timeout, and work
+ * again once it answers. */
+TEST(pg_paused_server_times_out)
+{
+    const char *d = getenv("LS_TEST_PG_DIR");
+    if (!d || access("tools/pg/pg.sh", X_OK) != 0) {
+        printf("# pg_paused_server_times_out: skipped (no LS_TEST_PG_DIR or script)\n");
+        return;
+    }
+    CHECK_EQ_INT(put("ps/1", "before"), LS_OK);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "tools/pg/pg.sh pause '%s'", d);
+    CHECK(system(cmd) == 0);
+    ls_status st = put("ps/2", "paused");
+    snprintf(cmd, sizeof cmd, "tools/pg/pg.sh resume '%s'", d);
+    CHECK(system(cmd) == 0);
+    CHECK(st == LS_EAGAIN || st == LS_EIO);
+    CHECK(strstr(ls_meta_error(M), "127.0.0.1:") != NULL);
+    CHECK_EQ_INT(put("ps/3", "after"), LS_OK);
+    CHECK(has("ps/3", "after"));
+}
+
+/* Runs the shared suite and the PostgreSQL-only tests on a fresh database of
+ * the LS_TEST_PG_URL server. */
+static int run_pg(void)
+{
+    const char *base = getenv("LS_TEST_PG_URL");
+    if (!base || !*base) {
+        printf("# backend postgresql: skipped (LS_TEST_PG_URL not set)\n");
+        return 0;
+    }
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid() << 16;
+    char db[32], sql[80];
+    snprintf(db, sizeof db, "run_%08x", (unsigned)rand_r(&seed));
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s", db);
+    if (!pg_sql(base, sql)) {
+        printf("FAIL create database %s on %s\n", db, base);
+        return 1;
+    }
+    const char *slash = strchr(strstr(base, "://") + 3, '/');
+    snprintf(pg_url, sizeof pg_url, "%.*s/%s", (int)(slash - base), base, db);
+    char err[256];
+    printf("# backend postgresql (%s)\n", pg_url);
+    M = ls_meta_open(pg_url, err, sizeof err);
+    if (!M) {
+        printf("FAIL open postgresql: %s\n", err);
+        return 1;
+    }
+    run_suite();
+    RUN(pg_two_stores_one_database);
+    RUN(pg_compacted_watch_is_erange);
+    RUN(pg_url_refusals);
+    RUN(pg_server_restart);
+    RUN(pg_paused_server_times_out);
+    ls_meta_close(M);
+    M = NULL;
+    return 0;
+}
+
 /* Error detail is per thread: a failed call on one thread leaves another
  * thread's detail alone (issue 12 §4: one shared buffer let a thread report
  * another's error). */
@@ -955,10 +1163,10 @@ int main(void)
     }
     snprintf(dir, sizeof dir, "%s", tmpl);
 
-    /* LS_TEST_META_ONLY=etcd: just the etcd part (tests/run.sh's etcd stage,
-     * after the unit stage already ran the rest) */
+    /* LS_TEST_META_ONLY=etcd or =pg: just that backend's part (tests/run.sh's
+     * etcd and postgresql stages, after the unit stage already ran the rest) */
     const char *only = getenv("LS_TEST_META_ONLY");
-    if (!only || strcmp(only, "etcd") != 0) {
+    if (!only) {
         printf("# backend mem\n");
         M = ls_meta_mem_open();
         run_suite();
@@ -981,7 +1189,8 @@ int main(void)
         RUN(open_urls);
         RUN(hub_laggard_is_told);
     }
-    if (run_etcd() != 0) return 1;
+    if ((!only || !strcmp(only, "etcd")) && run_etcd() != 0) return 1;
+    if ((!only || !strcmp(only, "pg")) && run_pg() != 0) return 1;
 
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
