@@ -46,6 +46,7 @@
 #include "base/diag.h"
 #include "kafka/handlers.h"
 #include "kafka/kmetrics.h"
+#include "kafka/kquota.h"
 #include "kafka/msg.h"
 #include "kafka/names.h"
 #include "kafka/services.h"
@@ -117,13 +118,22 @@ static void fetch_respond(fetch_ctx_t *ctx)
 {
     ls_kreq_t *req = ctx->req;
     drop_oversized(ctx);
+    /* consumer_byte_rate: a fetch over it is answered with no records and
+     * not counted, as Kafka's (kafka/kquota.h) */
+    double bytes = 0;
+    for (int i = 0; i < ctx->nparts; i++)
+        for (int s = 0; ctx->parts[i].have_res && s < ctx->parts[i].res.nslices; s++)
+            bytes += (double)ctx->parts[i].res.slices[s].len;
+    bool throttled = ls_kreq_quota_record(req, LS_QUOTA_CONSUMER_BYTE_RATE, bytes) > 0;
+    if (throttled) ls_kreq_quota_unrecord(req, LS_QUOTA_CONSUMER_BYTE_RATE, bytes);
+    ctx->resp.ThrottleTimeMs = req->throttle_ms;
     for (int i = 0; i < ctx->nparts; i++) {
         fetch_part_t *fp = &ctx->parts[i];
         if (fp->waiter) {
             ls_logstore_wait_cancel(req->svc->logs, fp->waiter);
             fp->waiter = NULL;
         }
-        if (fp->have_res && fp->res.nslices) {
+        if (fp->have_res && fp->res.nslices && !throttled) {
             fp->pd->RecordRefs =
                 ls_arena_alloc(req->arena, sizeof(ls_kref_t) * (size_t)fp->res.nslices);
             for (int s = 0; s < fp->res.nslices; s++) {
