@@ -185,9 +185,10 @@ def test_what_is_not_applied_is_refused_by_name(broker):
     assert rc != 0 and "producer_byte_rate" in out, out
 
 
-def produce_timed(bootstrap, topic, client_id, nbytes, msg=10000, **conf):
-    """Produces nbytes in msg-byte records; (seconds, most throttle ms the
-    client's statistics reported)."""
+def produce_timed(bootstrap, topic, client_id, nbytes, msg=1000, round_bytes=30000, **conf):
+    """Produces nbytes in msg-byte records, waiting for each round_bytes to
+    be delivered (a steady client, not one burst); (seconds, most throttle ms
+    the client's statistics reported)."""
     throttle = [0]
 
     def stats(s):
@@ -195,17 +196,18 @@ def produce_timed(bootstrap, topic, client_id, nbytes, msg=10000, **conf):
             throttle[0] = max(throttle[0], br.get("throttle", {}).get("max", 0))
     p = Producer(dict({"bootstrap.servers": bootstrap, "client.id": client_id,
                        "statistics.interval.ms": 500, "stats_cb": stats}, **conf))
+    errors = []
+
+    def delivered(err, m):
+        if err:
+            errors.append(err)
     start = time.monotonic()
-    for _ in range(nbytes // msg):
-        while True:
-            try:
-                p.produce(topic, value=b"x" * msg)
-                break
-            except BufferError:
-                p.poll(0.1)
-        p.poll(0)
-    assert p.flush(120) == 0
+    for _ in range(nbytes // round_bytes):
+        for _ in range(round_bytes // msg):
+            p.produce(topic, value=b"x" * msg, on_delivery=delivered)
+        assert p.flush(120) == 0
     took = time.monotonic() - start
+    assert not errors, errors[:3]
     deadline = time.monotonic() + 3  # one more statistics round
     while time.monotonic() < deadline:
         p.poll(0.2)
@@ -215,7 +217,7 @@ def produce_timed(bootstrap, topic, client_id, nbytes, msg=10000, **conf):
 @pytest.mark.parametrize("conf", [{}, {"linger.ms": 0}], ids=["defaults", "linger0"])
 def test_producer_over_its_byte_rate_is_throttled(own_broker, conf):
     """quota.window.num=2 so the test does not wait for Kafka's ten-second
-    allowance: 'greedy' (100 kB/s) takes about its quota's time for 1.2 MB
+    allowance: 'greedy' (100 kB/s) takes about its quota's time for 600 kB
     and its client reports throttle time; 'free' on the same broker sends the
     same bytes far faster and is never throttled."""
     b = own_broker("--quota.window.num=2")
@@ -226,7 +228,7 @@ def test_producer_over_its_byte_rate_is_throttled(own_broker, conf):
     assert rc == 0, out
     topic = kafka_util.unique_topic()
     kafka_util.create_topic(b.bootstrap, topic)
-    nbytes = 1200000
+    nbytes = 600000
     took_free, thr_free = produce_timed(b.bootstrap, topic, "free", nbytes, **conf)
     took, thr = produce_timed(b.bootstrap, topic, "greedy", nbytes, **conf)
     # measured rate near the quota: at most twice it (generous), never the free rate
@@ -285,5 +287,5 @@ def test_quota_set_on_one_broker_applies_on_another(cluster):
                         what="broker 2 sees the quota")
     topic = kafka_util.unique_topic()
     kafka_util.create_topic(b2.bootstrap, topic)
-    took, thr = produce_timed(b2.bootstrap, topic, "any-client", 1200000)
-    assert thr > 0 and 1200000 / took < 200000, (took, thr)
+    took, thr = produce_timed(b2.bootstrap, topic, "any-client", 600000)
+    assert thr > 0 and 600000 / took < 200000, (took, thr)
