@@ -453,6 +453,11 @@ void ls_kafka_handle_fetch(ls_kreq_t *req)
         }
         if (s) ls_stream_release(s);
     }
+    /* a fetch under consumer_byte_rate asks for no more than its window
+     * allows, else it would be throttled (and answered empty) forever */
+    double quota_max = ls_kreq_quota_window_max(req, LS_QUOTA_CONSUMER_BYTE_RATE);
+    if (quota_max >= 0 && (m->MaxBytes <= 0 || (double)m->MaxBytes > quota_max))
+        m->MaxBytes = quota_max < 1 ? 1 : (int32_t)quota_max;
     ctx->deadline_ms = ls_clock_mono_ms() + (m->MaxWaitMs > 0 ? m->MaxWaitMs : 0);
     fetch_start_round(ctx);
 }

@@ -173,3 +173,17 @@ void ls_kreq_quota_unrecord(ls_kreq_t *req, ls_quota_key key, double amount)
     client_id_of(req, cid, sizeof cid);
     ls_kquota_unrecord(req->svc->kquota, ls_kreq_principal(req), cid, key, amount);
 }
+
+double ls_kreq_quota_window_max(ls_kreq_t *req, ls_quota_key key)
+{
+    ls_kquota_t *k = req->svc->kquota;
+    char cid[256], window[512];
+    const char *principal = ls_kreq_principal(req);
+    const char *user = strncmp(principal, "User:", 5) == 0 ? principal + 5 : principal;
+    double limit;
+    client_id_of(req, cid, sizeof cid);
+    if (!k || !ls_quotas_lookup(k->quotas, user, cid, key, &limit, window, sizeof window))
+        return -1;
+    int spans = k->samples > 1 ? k->samples - 1 : 1;
+    return limit * (double)spans * (double)k->sample_ms / 1000.0;
+}

@@ -13,7 +13,8 @@
  * response carries it in throttle_time_ms and the connection is muted (not
  * read) for that long after the response (kafka/conn.c), so the client
  * backs off even if it ignores the field. A throttled fetch is answered with
- * no records and its bytes are not counted (as Kafka's). Request time
+ * no records and its bytes are not counted, and a fetch asks for at most
+ * what its window allows (ls_kreq_quota_window_max), both as Kafka's. Request time
  * (request_percentage) is the time a request's handler runs on the event
  * loop, as a percentage of one thread over the window; it is known only
  * once the handler ran, so it mutes the connection without appearing in
@@ -42,6 +43,11 @@ int32_t ls_kquota_record(ls_kquota_t *k, const char *principal, const char *clie
  * (a throttled fetch that sends nothing). */
 void ls_kquota_unrecord(ls_kquota_t *k, const char *principal, const char *client_id,
                         ls_quota_key key, double amount);
+
+/* The most key's window lets req count before it is over its quota (the
+ * quota times the window's shortest span), as Kafka bounds a fetch by it;
+ * -1 when no quota applies. */
+double ls_kreq_quota_window_max(ls_kreq_t *req, ls_quota_key key);
 
 /* The same for a request (its principal and client id, now): raises
  * req->throttle_ms to the throttle and returns it. */
