@@ -18,6 +18,7 @@ from confluent_kafka import Consumer, Producer
 
 import kafka_util
 import lsbroker
+from test_sasl import sasl_broker  # noqa: F401 (fixture)
 
 TOOLS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "tools")
 JVM = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
@@ -292,3 +293,31 @@ def test_quota_set_on_one_broker_applies_on_another(cluster):
     kafka_util.create_topic(b2.bootstrap, topic)
     took, thr = produce_timed(b2.bootstrap, topic, "any-client", 600000)
     assert thr > 0 and 600000 / took < 200000, (took, thr)
+
+
+def test_user_quota_applies_to_the_sasl_user(sasl_broker, tmp_path):
+    """With SASL on, a users quota throttles the authenticated user (alice)
+    and not another user (bob) on the same broker, whatever their client ids."""
+    sb = sasl_broker("--sasl.enabled.mechanisms=SCRAM-SHA-256", "--quota.window.num=2")
+    sb.add_user("alice", "Alice-pw-1")
+    sb.add_user("bob", "Bob-pw-1")
+    props = tmp_path / "admin.properties"
+    props.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        "username=\"bob\" password=\"Bob-pw-1\";\n")
+    rc, out = kafka_configs(sb.bootstrap, "--command-config", str(props), "--alter",
+                            "--add-config", "producer_byte_rate=100000",
+                            "--entity-type", "users", "--entity-name", "alice")
+    assert rc == 0, out
+    topic = kafka_util.unique_topic()
+
+    def sasl(user, pw):
+        return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256",
+                "sasl.username": user, "sasl.password": pw}
+    took_bob, thr_bob = produce_timed(sb.bootstrap, topic, "same-id", 600000,
+                                      **sasl("bob", "Bob-pw-1"))
+    took, thr = produce_timed(sb.bootstrap, topic, "same-id", 600000,
+                              **sasl("alice", "Alice-pw-1"))
+    assert thr > 0 and 600000 / took < 200000, (took, took_bob)
+    assert thr_bob == 0, thr_bob
