@@ -321,3 +321,29 @@ def test_user_quota_applies_to_the_sasl_user(sasl_broker, tmp_path):
                               **sasl("alice", "Alice-pw-1"))
     assert thr > 0 and 600000 / took < 200000, (took, took_bob)
     assert thr_bob == 0, thr_bob
+
+
+def test_request_percentage_mutes_a_busy_client(own_broker):
+    """request_percentage: a client over its share of the broker's loop time
+    has its connection muted (its next answers wait), while a client without
+    the quota on the same broker is answered at once."""
+    b = own_broker("--quota.window.num=2")
+    rc, out = kafka_configs(b.bootstrap, "--alter", "--add-config", "request_percentage=0.0001",
+                            "--entity-type", "clients", "--entity-name", "busy")
+    assert rc == 0, out
+    host, port = b.bootstrap.rsplit(":", 1)
+
+    def ask(client_id, n=20):
+        """n Metadata requests one after another; seconds taken."""
+        with socket.create_connection((host, int(port)), timeout=60) as s:
+            start = time.monotonic()
+            for i in range(n):
+                req = struct.pack(">hhi", 3, 0, i) + _str(client_id) + struct.pack(">i", 0)
+                s.sendall(struct.pack(">i", len(req)) + req)
+                size = struct.unpack(">i", _recv(s, 4))[0]
+                assert struct.unpack(">i", _recv(s, size)[:4])[0] == i
+            return time.monotonic() - start
+    took_free = ask("calm")
+    took = ask("busy")
+    # muted at least once for a good part of the (two-second) window
+    assert took >= 0.5 and took > took_free, (took, took_free)
