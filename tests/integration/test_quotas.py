@@ -333,7 +333,7 @@ def test_request_percentage_mutes_a_busy_client(own_broker):
     assert rc == 0, out
     host, port = b.bootstrap.rsplit(":", 1)
 
-    def ask(client_id, n=20):
+    def ask(client_id, n=6):
         """n Metadata requests one after another; seconds taken."""
         with socket.create_connection((host, int(port)), timeout=60) as s:
             start = time.monotonic()
