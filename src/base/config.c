@@ -749,6 +749,22 @@ static const cfg_key_t cfg_keys[] = {
      .max = INT32_MAX,
      .help = "How often partitions are checked against retention.ms / retention.bytes."},
 
+    /* client quotas */
+    {.name = "quota.window.num",
+     .type = CT_INT,
+     FIELD(quota_window_num),
+     .def = "11",
+     .min = 1,
+     .max = 3600,
+     .help = "Samples of a client quota's rate window (as Kafka's): the rate is measured over "
+             "this many windows of quota.window.size.seconds."},
+    {.name = "quota.window.size.seconds",
+     .type = CT_INT,
+     FIELD(quota_window_size_seconds),
+     .def = "1",
+     .min = 1,
+     .max = 3600,
+     .help = "Length of one sample of a client quota's rate window, in seconds."},
     {.name = "group.min.session.timeout.ms",
      .section = "consumer groups",
      .type = CT_INT,

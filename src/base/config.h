@@ -173,6 +173,9 @@ typedef struct ls_config {
     int64_t log_message_timestamp_before_max_ms; /* default INT64_MAX */
     int64_t log_message_timestamp_after_max_ms;  /* default 3600000 (Kafka 4) */
     int64_t log_retention_check_interval_ms; /* log.retention.check.interval.ms, default 300000 */
+    /* client quotas (kafka/kquota.c) */
+    int32_t quota_window_num;          /* quota.window.num, default 11 */
+    int32_t quota_window_size_seconds; /* quota.window.size.seconds, default 1 */
     /* consumer groups */
     int32_t group_min_session_timeout_ms;     /* group.min.session.timeout.ms, default 6000 */
     int32_t group_max_session_timeout_ms;     /* group.max.session.timeout.ms, default 1800000 */

@@ -74,6 +74,8 @@ const ls_kafka_api_t ls_kafka_apis[] = {
         ls_kafka_handle_describe_user_scram_credentials),
     API(AlterUserScramCredentials, ALTER_USER_SCRAM_CREDENTIALS,
         ls_kafka_handle_alter_user_scram_credentials),
+    API(DescribeClientQuotas, DESCRIBE_CLIENT_QUOTAS, ls_kafka_handle_describe_client_quotas),
+    API(AlterClientQuotas, ALTER_CLIENT_QUOTAS, ls_kafka_handle_alter_client_quotas),
 };
 const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);
 

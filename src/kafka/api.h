@@ -39,6 +39,9 @@ typedef struct ls_kreq {
     uint8_t *frame;      /* owned: the request bytes (without the size prefix) */
     size_t frame_len;
     int64_t start_us; /* ls_clock_mono_us at dispatch (request latency metric) */
+    /* client quota throttle (kafka/kquota.h): set by the handler, put in
+     * its response; the connection is muted this long once answered */
+    int32_t throttle_ms;
 } ls_kreq_t;
 
 typedef void (*ls_kafka_handler_fn)(ls_kreq_t *req);

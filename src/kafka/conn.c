@@ -118,6 +118,7 @@
 #include "kafka/msg.h"
 #include "security/sasl.h"
 #include "kafka/kmetrics.h"
+#include "kafka/kquota.h"
 #include "stream/broker_config.h"
 
 #define LS_CONN_MAX_INFLIGHT 256
@@ -194,6 +195,8 @@ struct ls_kconn {
     ls_tls_conn_t *tls;
     uint8_t *plain;
     bool tls_done;
+    /* client quotas (kafka/kquota.h): not read until then (monotonic ms) */
+    int64_t muted_until_ms;
 };
 
 struct ls_kafka_listener {
@@ -209,6 +212,8 @@ struct ls_kafka_listener {
     int reserve_fd;          /* spare descriptor for the EMFILE trick (-1: none) */
     uv_timer_t idle_timer;   /* connections.max.idle.ms sweep */
     uv_timer_t resume_timer; /* zero timer: frames waiting for memory */
+    uv_timer_t mute_timer;   /* the next end of a quota mute */
+    int64_t mute_due_ms;     /* when mute_timer fires (0: not armed) */
     int handles_open;        /* poll + timers not yet closed */
     bool accepting;
     bool paused;
@@ -230,6 +235,7 @@ struct ls_kafka_listener {
 };
 
 static void conn_update_reading(ls_kconn_t *c);
+static void on_mute_due(uv_timer_t *t);
 static void conn_close(ls_kconn_t *c, const char *why);
 static void listener_update_polling(ls_kafka_listener_t *l);
 static void listener_maybe_done(ls_kafka_listener_t *l);
@@ -418,8 +424,11 @@ static void conn_flush(ls_kconn_t *c)
 
 static void turns_run(ls_kconn_t *c);
 
+static void conn_mute(ls_kconn_t *c, int32_t ms);
+
 static void req_free(ls_kreq_t *req)
 {
+    if (req->throttle_ms > 0) conn_mute(req->conn, req->throttle_ms);
     if (req->turn) { /* never run: give the turn back */
         turn_t *t = req->turn;
         req->turn = NULL;
@@ -722,9 +731,18 @@ static void dispatch_frame(ls_kconn_t *c, uint8_t *frame, size_t len)
             return;
         }
     }
+    /* request_percentage: the handler's time on the loop (kafka/kquota.h) */
+    char cid[256];
+    snprintf(cid, sizeof cid, "%.*s", client_id.len > 0 ? (int)client_id.len : 0,
+             client_id.len > 0 ? client_id.ptr : "");
+    int64_t t0 = ls_clock_mono_us();
     ls_loop_work_begin(api->name);
     api->handler(req);
     ls_loop_work_end();
+    int64_t t1 = ls_clock_mono_us();
+    int32_t ms = ls_kquota_record(c->l->b->kquota, c->principal, cid, LS_QUOTA_REQUEST_PERCENTAGE,
+                                  (double)(t1 - t0) / 1e4, t1 / 1000);
+    if (ms > 0) conn_mute(c, ms);
     return;
 bad:
     ls_free(frame);
@@ -958,14 +976,50 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 static void conn_update_reading(ls_kconn_t *c)
 {
     if (c->closed) return;
-    bool want =
-        !c->l->paused && !c->l->quiesced && !c->mem_wait && c->inflight < LS_CONN_MAX_INFLIGHT;
+    bool want = !c->l->paused && !c->l->quiesced && !c->mem_wait &&
+                c->inflight < LS_CONN_MAX_INFLIGHT && !c->muted_until_ms;
     if (want && !c->reading) {
         if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0) c->reading = true;
     } else if (!want && c->reading) {
         uv_read_stop((uv_stream_t *)&c->tcp);
         c->reading = false;
     }
+}
+
+/* Quota mutes (KIP-219): a throttled connection is not read until its
+ * throttle time has passed. One listener timer, armed for the earliest end,
+ * unmutes every connection due. */
+static void mute_arm(ls_kafka_listener_t *l, int64_t due, int64_t now)
+{
+    if (l->quiesced || (l->mute_due_ms && l->mute_due_ms <= due)) return;
+    l->mute_due_ms = due;
+    uv_timer_start(&l->mute_timer, on_mute_due, (uint64_t)(due > now ? due - now : 0), 0);
+}
+
+static void on_mute_due(uv_timer_t *t)
+{
+    ls_kafka_listener_t *l = t->data;
+    int64_t now = ls_clock_mono_ms(), next = 0;
+    l->mute_due_ms = 0;
+    for (ls_kconn_t *c = l->conns.next; c != &l->conns; c = c->next) {
+        if (!c->muted_until_ms) continue;
+        if (c->muted_until_ms <= now) {
+            c->muted_until_ms = 0;
+            conn_update_reading(c);
+        } else if (!next || c->muted_until_ms < next) {
+            next = c->muted_until_ms;
+        }
+    }
+    if (next) mute_arm(l, next, now);
+}
+
+static void conn_mute(ls_kconn_t *c, int32_t ms)
+{
+    if (c->closed) return;
+    int64_t now = ls_clock_mono_ms(), until = now + ms;
+    if (until > c->muted_until_ms) c->muted_until_ms = until;
+    conn_update_reading(c);
+    mute_arm(c->l, c->muted_until_ms, now);
 }
 
 /* --------------------------------------------------------------- accepting */
@@ -1238,7 +1292,9 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const ls_li
     l->idle_timer.data = l;
     uv_timer_init(b->loop, &l->resume_timer);
     l->resume_timer.data = l;
-    l->handles_open = 4;
+    uv_timer_init(b->loop, &l->mute_timer);
+    l->mute_timer.data = l;
+    l->handles_open = 5;
     /* at most a second: the sweep also applies changed connection limits */
     int64_t sweep = l->idle_ms < l->receive_ms ? l->idle_ms : l->receive_ms;
     sweep = (sweep < l->first_ms ? sweep : l->first_ms) / 10;
@@ -1291,6 +1347,7 @@ void ls_kafka_listener_quiesce(ls_kafka_listener_t *l)
         uv_close((uv_handle_t *)&l->backoff, on_listener_handle_closed);
         uv_close((uv_handle_t *)&l->idle_timer, on_listener_handle_closed);
         uv_close((uv_handle_t *)&l->resume_timer, on_listener_handle_closed);
+        uv_close((uv_handle_t *)&l->mute_timer, on_listener_handle_closed);
     }
     for (ls_kconn_t *c = l->conns.next; c != &l->conns; c = c->next)
         conn_update_reading(c);

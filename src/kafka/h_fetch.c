@@ -46,6 +46,7 @@
 #include "base/diag.h"
 #include "kafka/handlers.h"
 #include "kafka/kmetrics.h"
+#include "kafka/kquota.h"
 #include "kafka/msg.h"
 #include "kafka/names.h"
 #include "kafka/services.h"
@@ -117,13 +118,22 @@ static void fetch_respond(fetch_ctx_t *ctx)
 {
     ls_kreq_t *req = ctx->req;
     drop_oversized(ctx);
+    /* consumer_byte_rate: a fetch over it is answered with no records and
+     * not counted, as Kafka's (kafka/kquota.h) */
+    double bytes = 0;
+    for (int i = 0; i < ctx->nparts; i++)
+        for (int s = 0; ctx->parts[i].have_res && s < ctx->parts[i].res.nslices; s++)
+            bytes += (double)ctx->parts[i].res.slices[s].len;
+    bool throttled = ls_kreq_quota_record(req, LS_QUOTA_CONSUMER_BYTE_RATE, bytes) > 0;
+    if (throttled) ls_kreq_quota_unrecord(req, LS_QUOTA_CONSUMER_BYTE_RATE, bytes);
+    ctx->resp.ThrottleTimeMs = req->throttle_ms;
     for (int i = 0; i < ctx->nparts; i++) {
         fetch_part_t *fp = &ctx->parts[i];
         if (fp->waiter) {
             ls_logstore_wait_cancel(req->svc->logs, fp->waiter);
             fp->waiter = NULL;
         }
-        if (fp->have_res && fp->res.nslices) {
+        if (fp->have_res && fp->res.nslices && !throttled) {
             fp->pd->RecordRefs =
                 ls_arena_alloc(req->arena, sizeof(ls_kref_t) * (size_t)fp->res.nslices);
             for (int s = 0; s < fp->res.nslices; s++) {
@@ -443,6 +453,11 @@ void ls_kafka_handle_fetch(ls_kreq_t *req)
         }
         if (s) ls_stream_release(s);
     }
+    /* a fetch under consumer_byte_rate asks for no more than its window
+     * allows, else it would be throttled (and answered empty) forever */
+    double quota_max = ls_kreq_quota_window_max(req, LS_QUOTA_CONSUMER_BYTE_RATE);
+    if (quota_max >= 0 && (m->MaxBytes <= 0 || (double)m->MaxBytes > quota_max))
+        m->MaxBytes = quota_max < 1 ? 1 : (int32_t)quota_max;
     ctx->deadline_ms = ls_clock_mono_ms() + (m->MaxWaitMs > 0 ? m->MaxWaitMs : 0);
     fetch_start_round(ctx);
 }

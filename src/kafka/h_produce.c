@@ -68,6 +68,7 @@
 #include "kafka/msg.h"
 #include "kafka/names.h"
 #include "kafka/kmetrics.h"
+#include "kafka/kquota.h"
 #include "records/records.h"
 #include "kafka/services.h"
 #include "stream/broker_config.h"
@@ -144,6 +145,7 @@ static void produce_finish(produce_ctx_t *ctx)
             int16_t *ec = &ctx->resp.Responses[t].PartitionResponses[p].ErrorCode;
             *ec = ls_kafka_error_for_version(req->api_key, req->api_version, *ec);
         }
+    ctx->resp.ThrottleTimeMs = req->throttle_ms; /* the request's bytes, counted at dispatch */
     ls_kw_t w;
     ls_kreq_encode(req, &w, &ctx->resp);
     ls_free(ctx);
@@ -775,6 +777,8 @@ void ls_kafka_handle_produce(ls_kreq_t *req)
     job->req = req;
     job->m = *(const ls_kafka_ProduceRequest *)req->msg;
     ls_kafka_services_t *b = req->svc;
+    /* producer_byte_rate counts the request's size, as Kafka's */
+    ls_kreq_quota_record(req, LS_QUOTA_PRODUCER_BYTE_RATE, (double)req->frame_len);
     ls_kreq_turn_take(req);
     int n = job->m.NumTopicData;
     job->streams = ls_arena_alloc(req->arena, sizeof(ls_stream_t *) * (size_t)(n > 0 ? n : 1));

@@ -75,6 +75,8 @@ int32_t ls_kreq_authorized_ops(ls_kreq_t *req, int8_t rtype, const char *name, i
  * ALTER_CONFIGS) on the topic or the cluster: 0, or the Kafka error
  * (TOPIC_ / CLUSTER_AUTHORIZATION_FAILED). Other types pass. */
 int16_t ls_kreq_config_denied(ls_kreq_t *req, int8_t type, ls_kstr_t name, int8_t op);
+void ls_kafka_handle_describe_client_quotas(ls_kreq_t *req); /* h_quotas.c, key 48 */
+void ls_kafka_handle_alter_client_quotas(ls_kreq_t *req);    /* h_quotas.c, key 49 */
 /* h_group.c: a group outcome as its Kafka code. */
 int16_t ls_kafka_group_error(ls_group_err e);
 /* A failed group write (OffsetCommit, TxnOffsetCommit): NOT_COORDINATOR when

@@ -6790,6 +6790,474 @@ static void e_OffsetDeleteResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- DescribeClientQuotasRequest_ComponentData */
+
+static size_t z_DescribeClientQuotasRequest_ComponentData(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 1;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_DescribeClientQuotasRequest_ComponentData(
+    ls_kafka_DescribeClientQuotasRequest_ComponentData *m)
+{
+    m->Match = ls_kstr_null();
+}
+
+static void d_DescribeClientQuotasRequest_ComponentData(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeClientQuotasRequest_ComponentData *m)
+{
+    (void)a;
+    (void)v;
+    m->EntityType = ls_kmsg_str(r, f, "ComponentData.EntityType");
+    m->MatchType = ls_kr_i8(r);
+    m->Match = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeClientQuotasRequest_ComponentData(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeClientQuotasRequest_ComponentData *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->EntityType);
+    ls_kw_i8(w, m->MatchType);
+    ls_kmsg_wstr(w, f, m->Match);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeClientQuotasRequest */
+
+static void d_DescribeClientQuotasRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                          ls_kafka_DescribeClientQuotasRequest *m)
+{
+    m->NumComponents = ls_kmsg_arrlen(r, f, z_DescribeClientQuotasRequest_ComponentData(v, f),
+                                      false, "DescribeClientQuotasRequest.Components");
+    m->Components = ls_kmsg_alloc(a, m->NumComponents, sizeof *m->Components);
+    for (int32_t i = 0; i < m->NumComponents && !r->err; i++) {
+        i_DescribeClientQuotasRequest_ComponentData(&m->Components[i]);
+        d_DescribeClientQuotasRequest_ComponentData(r, v, f, a, &m->Components[i]);
+    }
+    m->Strict = ls_kr_bool(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeClientQuotasRequest(ls_kw_t *w, int16_t v, bool f,
+                                          const ls_kafka_DescribeClientQuotasRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumComponents, false);
+    for (int32_t i = 0; i < m->NumComponents; i++)
+        e_DescribeClientQuotasRequest_ComponentData(w, v, f, &m->Components[i]);
+    ls_kw_bool(w, m->Strict);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeClientQuotasResponse_EntityData */
+
+static size_t z_DescribeClientQuotasResponse_EntityData(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_DescribeClientQuotasResponse_EntityData(
+    ls_kafka_DescribeClientQuotasResponse_EntityData *m)
+{
+    m->EntityName = ls_kstr_null();
+}
+
+static void d_DescribeClientQuotasResponse_EntityData(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeClientQuotasResponse_EntityData *m)
+{
+    (void)a;
+    (void)v;
+    m->EntityType = ls_kmsg_str(r, f, "EntityData.EntityType");
+    m->EntityName = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeClientQuotasResponse_EntityData(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeClientQuotasResponse_EntityData *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->EntityType);
+    ls_kmsg_wstr(w, f, m->EntityName);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeClientQuotasResponse_ValueData */
+
+static size_t z_DescribeClientQuotasResponse_ValueData(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 8;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeClientQuotasResponse_ValueData(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeClientQuotasResponse_ValueData *m)
+{
+    (void)a;
+    (void)v;
+    m->Key = ls_kmsg_str(r, f, "ValueData.Key");
+    m->Value = ls_kr_f64(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeClientQuotasResponse_ValueData(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeClientQuotasResponse_ValueData *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Key);
+    ls_kw_f64(w, m->Value);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeClientQuotasResponse_EntryData */
+
+static size_t z_DescribeClientQuotasResponse_EntryData(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeClientQuotasResponse_EntryData(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeClientQuotasResponse_EntryData *m)
+{
+    m->NumEntity = ls_kmsg_arrlen(r, f, z_DescribeClientQuotasResponse_EntityData(v, f), false,
+                                  "EntryData.Entity");
+    m->Entity = ls_kmsg_alloc(a, m->NumEntity, sizeof *m->Entity);
+    for (int32_t i = 0; i < m->NumEntity && !r->err; i++) {
+        i_DescribeClientQuotasResponse_EntityData(&m->Entity[i]);
+        d_DescribeClientQuotasResponse_EntityData(r, v, f, a, &m->Entity[i]);
+    }
+    m->NumValues = ls_kmsg_arrlen(r, f, z_DescribeClientQuotasResponse_ValueData(v, f), false,
+                                  "EntryData.Values");
+    m->Values = ls_kmsg_alloc(a, m->NumValues, sizeof *m->Values);
+    for (int32_t i = 0; i < m->NumValues && !r->err; i++) {
+        d_DescribeClientQuotasResponse_ValueData(r, v, f, a, &m->Values[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeClientQuotasResponse_EntryData(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeClientQuotasResponse_EntryData *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumEntity, false);
+    for (int32_t i = 0; i < m->NumEntity; i++)
+        e_DescribeClientQuotasResponse_EntityData(w, v, f, &m->Entity[i]);
+    ls_kmsg_warrlen(w, f, m->NumValues, false);
+    for (int32_t i = 0; i < m->NumValues; i++)
+        e_DescribeClientQuotasResponse_ValueData(w, v, f, &m->Values[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeClientQuotasResponse */
+
+static void i_DescribeClientQuotasResponse(ls_kafka_DescribeClientQuotasResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_DescribeClientQuotasResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                           ls_kafka_DescribeClientQuotasResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->NumEntries = ls_kmsg_arrlen(r, f, z_DescribeClientQuotasResponse_EntryData(v, f), true,
+                                   "DescribeClientQuotasResponse.Entries");
+    m->Entries = ls_kmsg_alloc(a, m->NumEntries, sizeof *m->Entries);
+    for (int32_t i = 0; i < m->NumEntries && !r->err; i++) {
+        d_DescribeClientQuotasResponse_EntryData(r, v, f, a, &m->Entries[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeClientQuotasResponse(ls_kw_t *w, int16_t v, bool f,
+                                           const ls_kafka_DescribeClientQuotasResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_warrlen(w, f, m->NumEntries, true);
+    for (int32_t i = 0; i < m->NumEntries; i++)
+        e_DescribeClientQuotasResponse_EntryData(w, v, f, &m->Entries[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterClientQuotasRequest_EntityData */
+
+static size_t z_AlterClientQuotasRequest_EntityData(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_AlterClientQuotasRequest_EntityData(ls_kafka_AlterClientQuotasRequest_EntityData *m)
+{
+    m->EntityName = ls_kstr_null();
+}
+
+static void d_AlterClientQuotasRequest_EntityData(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                  ls_kafka_AlterClientQuotasRequest_EntityData *m)
+{
+    (void)a;
+    (void)v;
+    m->EntityType = ls_kmsg_str(r, f, "EntityData.EntityType");
+    m->EntityName = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterClientQuotasRequest_EntityData(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterClientQuotasRequest_EntityData *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->EntityType);
+    ls_kmsg_wstr(w, f, m->EntityName);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterClientQuotasRequest_OpData */
+
+static size_t z_AlterClientQuotasRequest_OpData(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 8;
+    n += 1;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterClientQuotasRequest_OpData(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                              ls_kafka_AlterClientQuotasRequest_OpData *m)
+{
+    (void)a;
+    (void)v;
+    m->Key = ls_kmsg_str(r, f, "OpData.Key");
+    m->Value = ls_kr_f64(r);
+    m->Remove = ls_kr_bool(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterClientQuotasRequest_OpData(ls_kw_t *w, int16_t v, bool f,
+                                              const ls_kafka_AlterClientQuotasRequest_OpData *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Key);
+    ls_kw_f64(w, m->Value);
+    ls_kw_bool(w, m->Remove);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterClientQuotasRequest_EntryData */
+
+static size_t z_AlterClientQuotasRequest_EntryData(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterClientQuotasRequest_EntryData(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                 ls_kafka_AlterClientQuotasRequest_EntryData *m)
+{
+    m->NumEntity = ls_kmsg_arrlen(r, f, z_AlterClientQuotasRequest_EntityData(v, f), false,
+                                  "EntryData.Entity");
+    m->Entity = ls_kmsg_alloc(a, m->NumEntity, sizeof *m->Entity);
+    for (int32_t i = 0; i < m->NumEntity && !r->err; i++) {
+        i_AlterClientQuotasRequest_EntityData(&m->Entity[i]);
+        d_AlterClientQuotasRequest_EntityData(r, v, f, a, &m->Entity[i]);
+    }
+    m->NumOps = ls_kmsg_arrlen(r, f, z_AlterClientQuotasRequest_OpData(v, f), false,
+                               "EntryData.Ops");
+    m->Ops = ls_kmsg_alloc(a, m->NumOps, sizeof *m->Ops);
+    for (int32_t i = 0; i < m->NumOps && !r->err; i++) {
+        d_AlterClientQuotasRequest_OpData(r, v, f, a, &m->Ops[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterClientQuotasRequest_EntryData(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterClientQuotasRequest_EntryData *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumEntity, false);
+    for (int32_t i = 0; i < m->NumEntity; i++)
+        e_AlterClientQuotasRequest_EntityData(w, v, f, &m->Entity[i]);
+    ls_kmsg_warrlen(w, f, m->NumOps, false);
+    for (int32_t i = 0; i < m->NumOps; i++)
+        e_AlterClientQuotasRequest_OpData(w, v, f, &m->Ops[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterClientQuotasRequest */
+
+static void d_AlterClientQuotasRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                       ls_kafka_AlterClientQuotasRequest *m)
+{
+    m->NumEntries = ls_kmsg_arrlen(r, f, z_AlterClientQuotasRequest_EntryData(v, f), false,
+                                   "AlterClientQuotasRequest.Entries");
+    m->Entries = ls_kmsg_alloc(a, m->NumEntries, sizeof *m->Entries);
+    for (int32_t i = 0; i < m->NumEntries && !r->err; i++) {
+        d_AlterClientQuotasRequest_EntryData(r, v, f, a, &m->Entries[i]);
+    }
+    m->ValidateOnly = ls_kr_bool(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterClientQuotasRequest(ls_kw_t *w, int16_t v, bool f,
+                                       const ls_kafka_AlterClientQuotasRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumEntries, false);
+    for (int32_t i = 0; i < m->NumEntries; i++)
+        e_AlterClientQuotasRequest_EntryData(w, v, f, &m->Entries[i]);
+    ls_kw_bool(w, m->ValidateOnly);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterClientQuotasResponse_EntityData */
+
+static size_t z_AlterClientQuotasResponse_EntityData(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_AlterClientQuotasResponse_EntityData(ls_kafka_AlterClientQuotasResponse_EntityData *m)
+{
+    m->EntityName = ls_kstr_null();
+}
+
+static void d_AlterClientQuotasResponse_EntityData(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                   ls_kafka_AlterClientQuotasResponse_EntityData *m)
+{
+    (void)a;
+    (void)v;
+    m->EntityType = ls_kmsg_str(r, f, "EntityData.EntityType");
+    m->EntityName = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterClientQuotasResponse_EntityData(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterClientQuotasResponse_EntityData *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->EntityType);
+    ls_kmsg_wstr(w, f, m->EntityName);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterClientQuotasResponse_EntryData */
+
+static size_t z_AlterClientQuotasResponse_EntryData(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 2;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_AlterClientQuotasResponse_EntryData(ls_kafka_AlterClientQuotasResponse_EntryData *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_AlterClientQuotasResponse_EntryData(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                  ls_kafka_AlterClientQuotasResponse_EntryData *m)
+{
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->NumEntity = ls_kmsg_arrlen(r, f, z_AlterClientQuotasResponse_EntityData(v, f), false,
+                                  "EntryData.Entity");
+    m->Entity = ls_kmsg_alloc(a, m->NumEntity, sizeof *m->Entity);
+    for (int32_t i = 0; i < m->NumEntity && !r->err; i++) {
+        i_AlterClientQuotasResponse_EntityData(&m->Entity[i]);
+        d_AlterClientQuotasResponse_EntityData(r, v, f, a, &m->Entity[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterClientQuotasResponse_EntryData(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterClientQuotasResponse_EntryData *m)
+{
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_warrlen(w, f, m->NumEntity, false);
+    for (int32_t i = 0; i < m->NumEntity; i++)
+        e_AlterClientQuotasResponse_EntityData(w, v, f, &m->Entity[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterClientQuotasResponse */
+
+static void d_AlterClientQuotasResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                        ls_kafka_AlterClientQuotasResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumEntries = ls_kmsg_arrlen(r, f, z_AlterClientQuotasResponse_EntryData(v, f), false,
+                                   "AlterClientQuotasResponse.Entries");
+    m->Entries = ls_kmsg_alloc(a, m->NumEntries, sizeof *m->Entries);
+    for (int32_t i = 0; i < m->NumEntries && !r->err; i++) {
+        i_AlterClientQuotasResponse_EntryData(&m->Entries[i]);
+        d_AlterClientQuotasResponse_EntryData(r, v, f, a, &m->Entries[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterClientQuotasResponse(ls_kw_t *w, int16_t v, bool f,
+                                        const ls_kafka_AlterClientQuotasResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumEntries, false);
+    for (int32_t i = 0; i < m->NumEntries; i++)
+        e_AlterClientQuotasResponse_EntryData(w, v, f, &m->Entries[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- DescribeUserScramCredentialsRequest_UserName */
 
 static size_t z_DescribeUserScramCredentialsRequest_UserName(int16_t v, bool f)
@@ -10142,6 +10610,147 @@ const ls_kmsg_api_t ls_kmsg_OffsetDelete = {
     .encode_response = g_OffsetDeleteResponse_encode,
 };
 
+/* ---- DescribeClientQuotas (key 48) */
+
+int ls_kafka_DescribeClientQuotasRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                ls_kafka_DescribeClientQuotasRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_CLIENT_QUOTAS_MIN,
+                            LS_KAFKA_DESCRIBE_CLIENT_QUOTAS_MAX))
+        return -1;
+    d_DescribeClientQuotasRequest(r, v, v >= LS_KAFKA_DESCRIBE_CLIENT_QUOTAS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeClientQuotasRequest_encode(ls_kw_t *w, int16_t v,
+                                                 const ls_kafka_DescribeClientQuotasRequest *m)
+{
+    e_DescribeClientQuotasRequest(w, v, v >= LS_KAFKA_DESCRIBE_CLIENT_QUOTAS_FLEX, m);
+}
+
+static int g_DescribeClientQuotasRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeClientQuotasRequest_decode(r, v, a, m);
+}
+
+static void g_DescribeClientQuotasRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeClientQuotasRequest_encode(w, v, m);
+}
+
+int ls_kafka_DescribeClientQuotasResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                 ls_kafka_DescribeClientQuotasResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_DescribeClientQuotasResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_CLIENT_QUOTAS_MIN,
+                            LS_KAFKA_DESCRIBE_CLIENT_QUOTAS_MAX))
+        return -1;
+    d_DescribeClientQuotasResponse(r, v, v >= LS_KAFKA_DESCRIBE_CLIENT_QUOTAS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeClientQuotasResponse_encode(ls_kw_t *w, int16_t v,
+                                                  const ls_kafka_DescribeClientQuotasResponse *m)
+{
+    e_DescribeClientQuotasResponse(w, v, v >= LS_KAFKA_DESCRIBE_CLIENT_QUOTAS_FLEX, m);
+}
+
+static int g_DescribeClientQuotasResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeClientQuotasResponse_decode(r, v, a, m);
+}
+
+static void g_DescribeClientQuotasResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeClientQuotasResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_DescribeClientQuotas = {
+    .key = 48,
+    .name = "DescribeClientQuotas",
+    .min_version = LS_KAFKA_DESCRIBE_CLIENT_QUOTAS_MIN,
+    .max_version = LS_KAFKA_DESCRIBE_CLIENT_QUOTAS_MAX,
+    .first_flexible = LS_KAFKA_DESCRIBE_CLIENT_QUOTAS_FLEX,
+    .request_size = sizeof(ls_kafka_DescribeClientQuotasRequest),
+    .decode_request = g_DescribeClientQuotasRequest_decode,
+    .encode_request = g_DescribeClientQuotasRequest_encode,
+    .response_size = sizeof(ls_kafka_DescribeClientQuotasResponse),
+    .decode_response = g_DescribeClientQuotasResponse_decode,
+    .encode_response = g_DescribeClientQuotasResponse_encode,
+};
+
+/* ---- AlterClientQuotas (key 49) */
+
+int ls_kafka_AlterClientQuotasRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                             ls_kafka_AlterClientQuotasRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_CLIENT_QUOTAS_MIN,
+                            LS_KAFKA_ALTER_CLIENT_QUOTAS_MAX))
+        return -1;
+    d_AlterClientQuotasRequest(r, v, v >= LS_KAFKA_ALTER_CLIENT_QUOTAS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AlterClientQuotasRequest_encode(ls_kw_t *w, int16_t v,
+                                              const ls_kafka_AlterClientQuotasRequest *m)
+{
+    e_AlterClientQuotasRequest(w, v, v >= LS_KAFKA_ALTER_CLIENT_QUOTAS_FLEX, m);
+}
+
+static int g_AlterClientQuotasRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_AlterClientQuotasRequest_decode(r, v, a, m);
+}
+
+static void g_AlterClientQuotasRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AlterClientQuotasRequest_encode(w, v, m);
+}
+
+int ls_kafka_AlterClientQuotasResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                              ls_kafka_AlterClientQuotasResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_CLIENT_QUOTAS_MIN,
+                            LS_KAFKA_ALTER_CLIENT_QUOTAS_MAX))
+        return -1;
+    d_AlterClientQuotasResponse(r, v, v >= LS_KAFKA_ALTER_CLIENT_QUOTAS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AlterClientQuotasResponse_encode(ls_kw_t *w, int16_t v,
+                                               const ls_kafka_AlterClientQuotasResponse *m)
+{
+    e_AlterClientQuotasResponse(w, v, v >= LS_KAFKA_ALTER_CLIENT_QUOTAS_FLEX, m);
+}
+
+static int g_AlterClientQuotasResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_AlterClientQuotasResponse_decode(r, v, a, m);
+}
+
+static void g_AlterClientQuotasResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AlterClientQuotasResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_AlterClientQuotas = {
+    .key = 49,
+    .name = "AlterClientQuotas",
+    .min_version = LS_KAFKA_ALTER_CLIENT_QUOTAS_MIN,
+    .max_version = LS_KAFKA_ALTER_CLIENT_QUOTAS_MAX,
+    .first_flexible = LS_KAFKA_ALTER_CLIENT_QUOTAS_FLEX,
+    .request_size = sizeof(ls_kafka_AlterClientQuotasRequest),
+    .decode_request = g_AlterClientQuotasRequest_decode,
+    .encode_request = g_AlterClientQuotasRequest_encode,
+    .response_size = sizeof(ls_kafka_AlterClientQuotasResponse),
+    .decode_response = g_AlterClientQuotasResponse_decode,
+    .encode_response = g_AlterClientQuotasResponse_encode,
+};
+
 /* ---- DescribeUserScramCredentials (key 50) */
 
 int ls_kafka_DescribeUserScramCredentialsRequest_decode(
@@ -10603,6 +11212,8 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_DeleteGroups,
     &ls_kmsg_IncrementalAlterConfigs,
     &ls_kmsg_OffsetDelete,
+    &ls_kmsg_DescribeClientQuotas,
+    &ls_kmsg_AlterClientQuotas,
     &ls_kmsg_DescribeUserScramCredentials,
     &ls_kmsg_AlterUserScramCredentials,
     &ls_kmsg_DescribeCluster,
@@ -10610,4 +11221,4 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_DescribeTransactions,
     &ls_kmsg_ListTransactions,
 };
-const int ls_kmsg_nall = 41;
+const int ls_kmsg_nall = 43;

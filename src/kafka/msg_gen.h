@@ -73,6 +73,8 @@ enum {
     LS_KAFKA_API_DELETE_GROUPS = 42,
     LS_KAFKA_API_INCREMENTAL_ALTER_CONFIGS = 44,
     LS_KAFKA_API_OFFSET_DELETE = 47,
+    LS_KAFKA_API_DESCRIBE_CLIENT_QUOTAS = 48,
+    LS_KAFKA_API_ALTER_CLIENT_QUOTAS = 49,
     LS_KAFKA_API_DESCRIBE_USER_SCRAM_CREDENTIALS = 50,
     LS_KAFKA_API_ALTER_USER_SCRAM_CREDENTIALS = 51,
     LS_KAFKA_API_DESCRIBE_CLUSTER = 60,
@@ -186,6 +188,12 @@ enum {
 #define LS_KAFKA_OFFSET_DELETE_MIN 0
 #define LS_KAFKA_OFFSET_DELETE_MAX 0
 #define LS_KAFKA_OFFSET_DELETE_FLEX INT16_MAX
+#define LS_KAFKA_DESCRIBE_CLIENT_QUOTAS_MIN 0
+#define LS_KAFKA_DESCRIBE_CLIENT_QUOTAS_MAX 1
+#define LS_KAFKA_DESCRIBE_CLIENT_QUOTAS_FLEX 1
+#define LS_KAFKA_ALTER_CLIENT_QUOTAS_MIN 0
+#define LS_KAFKA_ALTER_CLIENT_QUOTAS_MAX 1
+#define LS_KAFKA_ALTER_CLIENT_QUOTAS_FLEX 1
 #define LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_MIN 0
 #define LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_MAX 0
 #define LS_KAFKA_DESCRIBE_USER_SCRAM_CREDENTIALS_FLEX 0
@@ -1374,6 +1382,85 @@ typedef struct ls_kafka_OffsetDeleteResponse {
     int32_t NumTopics;
 } ls_kafka_OffsetDeleteResponse;
 
+typedef struct ls_kafka_DescribeClientQuotasRequest_ComponentData {
+    ls_kstr_t EntityType;
+    int8_t MatchType;
+    ls_kstr_t Match; /* nullable */
+} ls_kafka_DescribeClientQuotasRequest_ComponentData;
+
+typedef struct ls_kafka_DescribeClientQuotasRequest {
+    ls_kafka_DescribeClientQuotasRequest_ComponentData *Components;
+    int32_t NumComponents;
+    bool Strict;
+} ls_kafka_DescribeClientQuotasRequest;
+
+typedef struct ls_kafka_DescribeClientQuotasResponse_EntityData {
+    ls_kstr_t EntityType;
+    ls_kstr_t EntityName; /* nullable */
+} ls_kafka_DescribeClientQuotasResponse_EntityData;
+
+typedef struct ls_kafka_DescribeClientQuotasResponse_ValueData {
+    ls_kstr_t Key;
+    double Value;
+} ls_kafka_DescribeClientQuotasResponse_ValueData;
+
+typedef struct ls_kafka_DescribeClientQuotasResponse_EntryData {
+    ls_kafka_DescribeClientQuotasResponse_EntityData *Entity;
+    int32_t NumEntity;
+    ls_kafka_DescribeClientQuotasResponse_ValueData *Values;
+    int32_t NumValues;
+} ls_kafka_DescribeClientQuotasResponse_EntryData;
+
+typedef struct ls_kafka_DescribeClientQuotasResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+    ls_kafka_DescribeClientQuotasResponse_EntryData *Entries; /* nullable */
+    int32_t NumEntries; /* -1 = null */
+} ls_kafka_DescribeClientQuotasResponse;
+
+typedef struct ls_kafka_AlterClientQuotasRequest_EntityData {
+    ls_kstr_t EntityType;
+    ls_kstr_t EntityName; /* nullable */
+} ls_kafka_AlterClientQuotasRequest_EntityData;
+
+typedef struct ls_kafka_AlterClientQuotasRequest_OpData {
+    ls_kstr_t Key;
+    double Value;
+    bool Remove;
+} ls_kafka_AlterClientQuotasRequest_OpData;
+
+typedef struct ls_kafka_AlterClientQuotasRequest_EntryData {
+    ls_kafka_AlterClientQuotasRequest_EntityData *Entity;
+    int32_t NumEntity;
+    ls_kafka_AlterClientQuotasRequest_OpData *Ops;
+    int32_t NumOps;
+} ls_kafka_AlterClientQuotasRequest_EntryData;
+
+typedef struct ls_kafka_AlterClientQuotasRequest {
+    ls_kafka_AlterClientQuotasRequest_EntryData *Entries;
+    int32_t NumEntries;
+    bool ValidateOnly;
+} ls_kafka_AlterClientQuotasRequest;
+
+typedef struct ls_kafka_AlterClientQuotasResponse_EntityData {
+    ls_kstr_t EntityType;
+    ls_kstr_t EntityName; /* nullable */
+} ls_kafka_AlterClientQuotasResponse_EntityData;
+
+typedef struct ls_kafka_AlterClientQuotasResponse_EntryData {
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+    ls_kafka_AlterClientQuotasResponse_EntityData *Entity;
+    int32_t NumEntity;
+} ls_kafka_AlterClientQuotasResponse_EntryData;
+
+typedef struct ls_kafka_AlterClientQuotasResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_AlterClientQuotasResponse_EntryData *Entries;
+    int32_t NumEntries;
+} ls_kafka_AlterClientQuotasResponse;
+
 typedef struct ls_kafka_DescribeUserScramCredentialsRequest_UserName {
     ls_kstr_t Name;
 } ls_kafka_DescribeUserScramCredentialsRequest_UserName;
@@ -1931,6 +2018,28 @@ int ls_kafka_OffsetDeleteResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t
 void ls_kafka_OffsetDeleteResponse_encode(ls_kw_t *w, int16_t version,
                                           const ls_kafka_OffsetDeleteResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_OffsetDelete;
+
+/* DescribeClientQuotas (key 48), DescribeClientQuotas.msg */
+int ls_kafka_DescribeClientQuotasRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeClientQuotasRequest *m);
+void ls_kafka_DescribeClientQuotasRequest_encode(ls_kw_t *w, int16_t version,
+                                                 const ls_kafka_DescribeClientQuotasRequest *m);
+int ls_kafka_DescribeClientQuotasResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeClientQuotasResponse *m);
+void ls_kafka_DescribeClientQuotasResponse_encode(ls_kw_t *w, int16_t version,
+                                                  const ls_kafka_DescribeClientQuotasResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_DescribeClientQuotas;
+
+/* AlterClientQuotas (key 49), AlterClientQuotas.msg */
+int ls_kafka_AlterClientQuotasRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AlterClientQuotasRequest *m);
+void ls_kafka_AlterClientQuotasRequest_encode(ls_kw_t *w, int16_t version,
+                                              const ls_kafka_AlterClientQuotasRequest *m);
+int ls_kafka_AlterClientQuotasResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AlterClientQuotasResponse *m);
+void ls_kafka_AlterClientQuotasResponse_encode(ls_kw_t *w, int16_t version,
+                                               const ls_kafka_AlterClientQuotasResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_AlterClientQuotas;
 
 /* DescribeUserScramCredentials (key 50), DescribeUserScramCredentials.msg */
 int ls_kafka_DescribeUserScramCredentialsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,

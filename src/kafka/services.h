@@ -44,6 +44,10 @@ typedef struct ls_kafka_services {
      * (ls_sasl_mech bits). */
     struct ls_meta *users_meta;
     unsigned sasl_mechanisms;
+    /* Client quotas: the cluster's values (security/quotas.h) and this
+     * broker's rate windows (kafka/kquota.h). */
+    struct ls_quotas *quotas;
+    struct ls_kquota *kquota;
     int kafka_conns; /* Kafka connections open on all listeners (kafka/conn.c) */
 
     void *root;

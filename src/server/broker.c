@@ -35,6 +35,8 @@
 #include "objstore/objstore_s3.h"
 #include "security/sasl.h"
 #include "security/authz.h"
+#include "security/quotas.h"
+#include "kafka/kquota.h"
 #include "server/broker_metrics.h"
 #include "server/table_groups.h"
 #include "server/txn_coord.h"
@@ -311,6 +313,8 @@ static void services_init(ls_broker_t *b)
         .logs = b->logs,
         .groups = b->groups,
         .authz = b->authz,
+        .quotas = b->quotas,
+        .kquota = b->kquota,
         .table_defaults = b->table_defaults,
         .ntable_defaults = b->ntable_defaults,
         .stopping = &b->stopping,
@@ -694,6 +698,9 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
                                  err, errlen);
         if (!b->authz) return -1;
     }
+    b->quotas = ls_quotas_open(b->meta, err, errlen);
+    if (!b->quotas) return -1;
+    b->kquota = ls_kquota_new(b->quotas, cfg->quota_window_num, cfg->quota_window_size_seconds);
     ls_logstore_config_t lc = {
         .flush_max_bytes = cfg->wal_flush_max_bytes,
         .flush_linger_ms = cfg->wal_flush_linger_ms,
@@ -919,6 +926,8 @@ void ls_broker_free(ls_broker_t *b)
     if (b->cold) ls_cold_tables_free(b->cold);
     if (b->catalog) ls_catalog_close(b->catalog);
     ls_authz_close(b->authz);
+    ls_kquota_free(b->kquota);
+    ls_quotas_close(b->quotas);
     ls_objstore_close(b->os);
     ls_meta_close(b->meta);
     memset(b, 0, sizeof *b);

@@ -517,6 +517,51 @@ def test_kafka_python(sasl_broker):
         assert got == [b"v%d" % i for i in range(5)], mech
 
 
+def kafka_configs(sb, tmp_path, user, password, *args):
+    props = tmp_path / "admin.properties"
+    props.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        "username=\"%s\" password=\"%s\";\n" % (user, password))
+    r = subprocess.run(JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "kafka.admin.ConfigCommand",
+                              "--bootstrap-server", sb.bootstrap, "--command-config", str(props)]
+                       + list(args), capture_output=True, text=True, timeout=180)
+    return r.returncode, r.stdout + r.stderr
+
+
+def test_kafka_configs_manages_scram_users(sasl_broker, tmp_path):
+    """Kafka's own tool: kafka-configs --alter --add-config
+    'SCRAM-SHA-256=[password=...]' --entity-type users (ConfigCommand, which
+    sends AlterUserScramCredentials), then --describe and --delete-config."""
+    if not os.path.exists(TOOLS_LIB) or not any(f.startswith("kafka_2.13-")
+                                                for f in os.listdir(TOOLS_LIB)):
+        pytest.fail("kafka_2.13 (ConfigCommand) missing from .cache/java/tools: run "
+                    "tools/install-deps.sh test", pytrace=False)
+    sb = sasl_broker("--sasl.enabled.mechanisms=" + MECHS)
+    sb.add_user("admin", "Admin-pw-1")
+    rc, out = kafka_configs(sb, tmp_path, "admin", "Admin-pw-1", "--alter", "--add-config",
+                            "SCRAM-SHA-256=[iterations=8192,password=Alice-pw-1],"
+                            "SCRAM-SHA-512=[password=Alice-pw-1]",
+                            "--entity-type", "users", "--entity-name", "alice")
+    assert rc == 0, out
+    assert logs_in(sb, "SCRAM-SHA-256", "alice", "Alice-pw-1")
+    assert logs_in(sb, "SCRAM-SHA-512", "alice", "Alice-pw-1")
+    rc, out = kafka_configs(sb, tmp_path, "admin", "Admin-pw-1", "--describe",
+                            "--entity-type", "users", "--entity-name", "alice")
+    assert rc == 0, out
+    assert "SCRAM-SHA-256=iterations=8192" in out and "SCRAM-SHA-512=iterations=4096" in out, out
+    rc, out = kafka_configs(sb, tmp_path, "admin", "Admin-pw-1", "--alter", "--delete-config",
+                            "SCRAM-SHA-512", "--entity-type", "users", "--entity-name", "alice")
+    assert rc == 0, out
+    assert not logs_in(sb, "SCRAM-SHA-512", "alice", "Alice-pw-1")
+    assert logs_in(sb, "SCRAM-SHA-256", "alice", "Alice-pw-1")
+    # below Kafka's minimum: refused with its error
+    rc, out = kafka_configs(sb, tmp_path, "admin", "Admin-pw-1", "--alter", "--add-config",
+                            "SCRAM-SHA-256=[iterations=1024,password=x]",
+                            "--entity-type", "users", "--entity-name", "bob")
+    assert rc != 0 and "iterations" in out.lower(), out
+
+
 def test_users_shared_by_the_brokers_of_a_cluster(sasl_broker, etcd, tmp_path):
     """A user created through AlterUserScramCredentials on one broker logs in
     on another broker of the cluster at once (one metadata store); a user
