@@ -291,6 +291,60 @@ TEST(invalid_requests_name_the_field)
     ls_cgroup_free(g);
 }
 
+TEST(lost_response_previous_epoch_accepted)
+{
+    ls_cgroup_config_t c = cfg();
+    ls_cgroup_t *g = ls_cgroup_new("g", &c, 0);
+    client_t m1 = {.id = "m1", .epoch = 0}, m2 = {.id = "m2", .epoch = 0};
+    beat(g, &m1, AB, 2, 0);
+    client_t stale = m1; /* owns all 6 at its first epoch */
+    beat(g, &m2, AB, 2, 0);
+    beat(g, &m1, NULL, -1, 1); /* revoking: same epoch */
+    beat(g, &m1, NULL, -1, 2); /* acknowledged: epoch moves, keeps 3; this response is lost */
+    CHECK(m1.epoch > stale.epoch);
+    CHECK_EQ_INT(m1.nowned, 3);
+    /* the previous epoch claiming partitions it gave away is fenced */
+    client_t claims = stale;
+    CHECK_EQ_INT(beat(g, &claims, NULL, -1, 3).err, LS_CGERR_FENCED_MEMBER_EPOCH);
+    /* the previous epoch owning only what it still has is accepted */
+    stale.nowned = m1.nowned;
+    memcpy(stale.owned, m1.owned, sizeof m1.owned);
+    CHECK_EQ_INT(beat(g, &stale, NULL, -1, 3).err, LS_CGERR_NONE);
+    CHECK_EQ_INT(stale.epoch, m1.epoch);
+    ls_cgroup_free(g);
+}
+
+TEST(more_members_than_partitions)
+{
+    ls_cgroup_config_t c = cfg();
+    ls_cgroup_t *g = ls_cgroup_new("g", &c, 0);
+    const char *b[] = {"b"}; /* 2 partitions, 3 members */
+    client_t m[3] = {{.id = "m1"}, {.id = "m2"}, {.id = "m3"}};
+    for (int r = 0; r < 4; r++)
+        for (int i = 0; i < 3; i++)
+            beat(g, &m[i], r ? NULL : b, r ? -1 : 1, r);
+    CHECK_EQ_INT(m[0].nowned + m[1].nowned + m[2].nowned, 2);
+    CHECK(m[0].nowned <= 1 && m[1].nowned <= 1 && m[2].nowned <= 1);
+    CHECK_EQ_INT(overlaps(g), 0);
+    ls_cgroup_free(g);
+}
+
+TEST(deleted_topic_is_revoked)
+{
+    ls_cgroup_config_t c = cfg();
+    ls_cgroup_t *g = ls_cgroup_new("g", &c, 0);
+    client_t m1 = {.id = "m1"};
+    beat(g, &m1, AB, 2, 0);
+    CHECK_EQ_INT(m1.nowned, 6);
+    NMETA = 1; /* "b" is gone */
+    beat(g, &m1, NULL, -1, 1);
+    beat(g, &m1, NULL, -1, 2);
+    NMETA = 2;
+    CHECK_EQ_INT(m1.nowned, 4);
+    CHECK_EQ_INT(m1.epoch, ls_cgroup_epoch(g));
+    ls_cgroup_free(g);
+}
+
 int main(void)
 {
     RUN(two_share_then_third_joins_incrementally);
@@ -302,5 +356,8 @@ int main(void)
     RUN(new_partitions_bump_the_epoch);
     RUN(regex_subscription);
     RUN(invalid_requests_name_the_field);
+    RUN(lost_response_previous_epoch_accepted);
+    RUN(more_members_than_partitions);
+    RUN(deleted_topic_is_revoked);
     UNIT_DONE();
 }
