@@ -64,8 +64,9 @@ typedef struct member {
     pcre2_code *re;
     int assignor; /* -1: no preference */
     int32_t rebalance_timeout_ms;
-    int64_t deadline_ms; /* session expiry */
-    bool left_static;    /* epoch -2: keeps its assignment until the deadline */
+    int64_t deadline_ms;  /* session expiry */
+    int64_t revoke_by_ms; /* UnrevokedPartitions: fenced unless acknowledged by then */
+    bool left_static;     /* epoch -2: keeps its assignment until the deadline */
     tpset_t assigned, pending, target;
 } member_t;
 
@@ -378,6 +379,7 @@ static void reconcile(ls_cgroup_t *g, member_t *m, const ls_cgroup_hb_req_t *req
         tps_move(&m->assigned, &keep);
         tps_move(&m->pending, &revoke);
         m->state = M_UNREVOKED;
+        m->revoke_by_ms = req->now_ms + m->rebalance_timeout_ms;
         return;
     }
     bool all = true;
@@ -555,11 +557,15 @@ int64_t ls_cgroup_tick(ls_cgroup_t *g, int64_t now_ms)
     int64_t next = INT64_MAX;
     for (int i = 0; i < g->nmembers;) {
         member_t *m = g->members[i];
-        if (m->deadline_ms <= now_ms) {
+        /* a member that does not give up revoked partitions within its
+         * rebalance timeout is fenced, so their new owners are not blocked */
+        int64_t due = m->state == M_UNREVOKED && m->revoke_by_ms < m->deadline_ms ? m->revoke_by_ms
+                                                                                  : m->deadline_ms;
+        if (due <= now_ms) {
             remove_member(g, m); /* moves the last member into slot i */
             continue;
         }
-        if (m->deadline_ms < next) next = m->deadline_ms;
+        if (due < next) next = due;
         i++;
     }
     if (g->epoch > g->target_epoch) compute_target(g);

@@ -120,8 +120,9 @@ typedef struct ls_cgroup_hb_res {
 void ls_cgroup_heartbeat(ls_cgroup_t *g, const ls_cgroup_hb_req_t *req,
                          const ls_cgroup_topic_t *topics, int ntopics, ls_cgroup_hb_res_t *res);
 /* Removes members whose session expired by now_ms (and static members that
- * left temporarily and did not come back in time); returns the next deadline
- * (INT64_MAX: none). */
+ * left temporarily and did not come back in time), and members that did not
+ * acknowledge a revocation within their rebalance timeout; returns the next
+ * deadline (INT64_MAX: none). */
 int64_t ls_cgroup_tick(ls_cgroup_t *g, int64_t now_ms);
 
 /* Describe: a member's current state. i in [0, member_count). */

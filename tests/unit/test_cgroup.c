@@ -345,6 +345,23 @@ TEST(deleted_topic_is_revoked)
     ls_cgroup_free(g);
 }
 
+TEST(revocation_not_acknowledged_in_rebalance_timeout_fences)
+{
+    ls_cgroup_config_t c = cfg();
+    ls_cgroup_t *g = ls_cgroup_new("g", &c, 0);
+    client_t m1 = {.id = "m1"}, m2 = {.id = "m2"};
+    beat(g, &m1, AB, 2, 0); /* rebalance timeout 30000 (beat's join) */
+    beat(g, &m2, AB, 2, 100);
+    beat(g, &m1, NULL, -1, 200); /* told to revoke 3, never acknowledges */
+    CHECK_EQ_INT(ls_cgroup_tick(g, 200 + 30000 - 1), 200 + 30000);
+    CHECK_EQ_INT(ls_cgroup_member_count(g), 2);
+    ls_cgroup_tick(g, 200 + 30000);
+    CHECK_EQ_INT(ls_cgroup_member_count(g), 1);
+    beat(g, &m2, NULL, -1, 30300);
+    CHECK_EQ_INT(m2.nowned, 6);
+    ls_cgroup_free(g);
+}
+
 int main(void)
 {
     RUN(two_share_then_third_joins_incrementally);
@@ -359,5 +376,6 @@ int main(void)
     RUN(lost_response_previous_epoch_accepted);
     RUN(more_members_than_partitions);
     RUN(deleted_topic_is_revoked);
+    RUN(revocation_not_acknowledged_in_rebalance_timeout_fences);
     UNIT_DONE();
 }
