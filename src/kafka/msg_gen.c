@@ -8230,6 +8230,481 @@ static void e_ListTransactionsResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- ConsumerGroupHeartbeatRequest_TopicPartitions */
+
+static size_t z_ConsumerGroupHeartbeatRequest_TopicPartitions(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 16;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ConsumerGroupHeartbeatRequest_TopicPartitions(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ConsumerGroupHeartbeatRequest_TopicPartitions *m)
+{
+    (void)v;
+    ls_kr_uuid(r, &m->TopicId);
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "TopicPartitions.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ConsumerGroupHeartbeatRequest_TopicPartitions(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ConsumerGroupHeartbeatRequest_TopicPartitions *m)
+{
+    (void)v;
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ConsumerGroupHeartbeatRequest */
+
+static void i_ConsumerGroupHeartbeatRequest(ls_kafka_ConsumerGroupHeartbeatRequest *m)
+{
+    m->InstanceId = ls_kstr_null();
+    m->RackId = ls_kstr_null();
+    m->RebalanceTimeoutMs = -1;
+    m->NumSubscribedTopicNames = -1;
+    m->SubscribedTopicRegex = ls_kstr_null();
+    m->ServerAssignor = ls_kstr_null();
+    m->NumTopicPartitions = -1;
+}
+
+static void d_ConsumerGroupHeartbeatRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                            ls_kafka_ConsumerGroupHeartbeatRequest *m)
+{
+    m->GroupId = ls_kmsg_str(r, f, "ConsumerGroupHeartbeatRequest.GroupId");
+    m->MemberId = ls_kmsg_str(r, f, "ConsumerGroupHeartbeatRequest.MemberId");
+    m->MemberEpoch = ls_kr_i32(r);
+    m->InstanceId = ls_kr_str(r, f);
+    m->RackId = ls_kr_str(r, f);
+    m->RebalanceTimeoutMs = ls_kr_i32(r);
+    m->NumSubscribedTopicNames = ls_kmsg_arrlen(
+        r, f, f ? 1 : 2, true, "ConsumerGroupHeartbeatRequest.SubscribedTopicNames");
+    m->SubscribedTopicNames = ls_kmsg_alloc(a, m->NumSubscribedTopicNames,
+                                            sizeof *m->SubscribedTopicNames);
+    for (int32_t i = 0; i < m->NumSubscribedTopicNames && !r->err; i++) {
+        m->SubscribedTopicNames[i] = ls_kmsg_str(
+            r, f, "ConsumerGroupHeartbeatRequest.SubscribedTopicNames");
+    }
+    if (v >= 1) {
+        m->SubscribedTopicRegex = ls_kr_str(r, f);
+    }
+    m->ServerAssignor = ls_kr_str(r, f);
+    m->NumTopicPartitions = ls_kmsg_arrlen(r, f,
+                                           z_ConsumerGroupHeartbeatRequest_TopicPartitions(v, f),
+                                           true, "ConsumerGroupHeartbeatRequest.TopicPartitions");
+    m->TopicPartitions = ls_kmsg_alloc(a, m->NumTopicPartitions, sizeof *m->TopicPartitions);
+    for (int32_t i = 0; i < m->NumTopicPartitions && !r->err; i++) {
+        d_ConsumerGroupHeartbeatRequest_TopicPartitions(r, v, f, a, &m->TopicPartitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ConsumerGroupHeartbeatRequest(ls_kw_t *w, int16_t v, bool f,
+                                            const ls_kafka_ConsumerGroupHeartbeatRequest *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->GroupId);
+    ls_kmsg_wstr_nn(w, f, m->MemberId);
+    ls_kw_i32(w, m->MemberEpoch);
+    ls_kmsg_wstr(w, f, m->InstanceId);
+    ls_kmsg_wstr(w, f, m->RackId);
+    ls_kw_i32(w, m->RebalanceTimeoutMs);
+    ls_kmsg_warrlen(w, f, m->NumSubscribedTopicNames, true);
+    for (int32_t i = 0; i < m->NumSubscribedTopicNames; i++)
+        ls_kmsg_wstr_nn(w, f, m->SubscribedTopicNames[i]);
+    if (v >= 1) {
+        ls_kmsg_wstr(w, f, m->SubscribedTopicRegex);
+    }
+    ls_kmsg_wstr(w, f, m->ServerAssignor);
+    ls_kmsg_warrlen(w, f, m->NumTopicPartitions, true);
+    for (int32_t i = 0; i < m->NumTopicPartitions; i++)
+        e_ConsumerGroupHeartbeatRequest_TopicPartitions(w, v, f, &m->TopicPartitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ConsumerGroupHeartbeatResponse_TopicPartitions */
+
+static size_t z_ConsumerGroupHeartbeatResponse_TopicPartitions(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 16;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ConsumerGroupHeartbeatResponse_TopicPartitions(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ConsumerGroupHeartbeatResponse_TopicPartitions *m)
+{
+    (void)v;
+    ls_kr_uuid(r, &m->TopicId);
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "TopicPartitions.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ConsumerGroupHeartbeatResponse_TopicPartitions(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ConsumerGroupHeartbeatResponse_TopicPartitions *m)
+{
+    (void)v;
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ConsumerGroupHeartbeatResponse_Assignment */
+
+static void d_ConsumerGroupHeartbeatResponse_Assignment(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ConsumerGroupHeartbeatResponse_Assignment *m)
+{
+    m->NumTopicPartitions = ls_kmsg_arrlen(r, f,
+                                           z_ConsumerGroupHeartbeatResponse_TopicPartitions(v, f),
+                                           false, "Assignment.TopicPartitions");
+    m->TopicPartitions = ls_kmsg_alloc(a, m->NumTopicPartitions, sizeof *m->TopicPartitions);
+    for (int32_t i = 0; i < m->NumTopicPartitions && !r->err; i++) {
+        d_ConsumerGroupHeartbeatResponse_TopicPartitions(r, v, f, a, &m->TopicPartitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ConsumerGroupHeartbeatResponse_Assignment(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ConsumerGroupHeartbeatResponse_Assignment *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumTopicPartitions, false);
+    for (int32_t i = 0; i < m->NumTopicPartitions; i++)
+        e_ConsumerGroupHeartbeatResponse_TopicPartitions(w, v, f, &m->TopicPartitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ConsumerGroupHeartbeatResponse */
+
+static void i_ConsumerGroupHeartbeatResponse(ls_kafka_ConsumerGroupHeartbeatResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+    m->MemberId = ls_kstr_null();
+}
+
+static void d_ConsumerGroupHeartbeatResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                             ls_kafka_ConsumerGroupHeartbeatResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->MemberId = ls_kr_str(r, f);
+    m->MemberEpoch = ls_kr_i32(r);
+    m->HeartbeatIntervalMs = ls_kr_i32(r);
+    if ((m->HasAssignment = ls_kr_i8(r) >= 0))
+        d_ConsumerGroupHeartbeatResponse_Assignment(r, v, f, a, &m->Assignment);
+    ls_kr_tags(r, f);
+}
+
+static void e_ConsumerGroupHeartbeatResponse(ls_kw_t *w, int16_t v, bool f,
+                                             const ls_kafka_ConsumerGroupHeartbeatResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_wstr(w, f, m->MemberId);
+    ls_kw_i32(w, m->MemberEpoch);
+    ls_kw_i32(w, m->HeartbeatIntervalMs);
+    ls_kw_i8(w, m->HasAssignment ? 1 : -1);
+    if (m->HasAssignment)
+        e_ConsumerGroupHeartbeatResponse_Assignment(w, v, f, &m->Assignment);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ConsumerGroupDescribeRequest */
+
+static void d_ConsumerGroupDescribeRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                           ls_kafka_ConsumerGroupDescribeRequest *m)
+{
+    (void)v;
+    m->NumGroupIds = ls_kmsg_arrlen(r, f, f ? 1 : 2, false,
+                                    "ConsumerGroupDescribeRequest.GroupIds");
+    m->GroupIds = ls_kmsg_alloc(a, m->NumGroupIds, sizeof *m->GroupIds);
+    for (int32_t i = 0; i < m->NumGroupIds && !r->err; i++) {
+        m->GroupIds[i] = ls_kmsg_str(r, f, "ConsumerGroupDescribeRequest.GroupIds");
+    }
+    m->IncludeAuthorizedOperations = ls_kr_bool(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_ConsumerGroupDescribeRequest(ls_kw_t *w, int16_t v, bool f,
+                                           const ls_kafka_ConsumerGroupDescribeRequest *m)
+{
+    (void)v;
+    ls_kmsg_warrlen(w, f, m->NumGroupIds, false);
+    for (int32_t i = 0; i < m->NumGroupIds; i++)
+        ls_kmsg_wstr_nn(w, f, m->GroupIds[i]);
+    ls_kw_bool(w, m->IncludeAuthorizedOperations);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ConsumerGroupDescribeResponse_TopicPartitions */
+
+static size_t z_ConsumerGroupDescribeResponse_TopicPartitions(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 16;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ConsumerGroupDescribeResponse_TopicPartitions(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ConsumerGroupDescribeResponse_TopicPartitions *m)
+{
+    (void)v;
+    ls_kr_uuid(r, &m->TopicId);
+    m->TopicName = ls_kmsg_str(r, f, "TopicPartitions.TopicName");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "TopicPartitions.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ConsumerGroupDescribeResponse_TopicPartitions(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ConsumerGroupDescribeResponse_TopicPartitions *m)
+{
+    (void)v;
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kmsg_wstr_nn(w, f, m->TopicName);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ConsumerGroupDescribeResponse_Assignment */
+
+static size_t z_ConsumerGroupDescribeResponse_Assignment(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ConsumerGroupDescribeResponse_Assignment(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ConsumerGroupDescribeResponse_Assignment *m)
+{
+    m->NumTopicPartitions = ls_kmsg_arrlen(r, f,
+                                           z_ConsumerGroupDescribeResponse_TopicPartitions(v, f),
+                                           false, "Assignment.TopicPartitions");
+    m->TopicPartitions = ls_kmsg_alloc(a, m->NumTopicPartitions, sizeof *m->TopicPartitions);
+    for (int32_t i = 0; i < m->NumTopicPartitions && !r->err; i++) {
+        d_ConsumerGroupDescribeResponse_TopicPartitions(r, v, f, a, &m->TopicPartitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ConsumerGroupDescribeResponse_Assignment(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ConsumerGroupDescribeResponse_Assignment *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumTopicPartitions, false);
+    for (int32_t i = 0; i < m->NumTopicPartitions; i++)
+        e_ConsumerGroupDescribeResponse_TopicPartitions(w, v, f, &m->TopicPartitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ConsumerGroupDescribeResponse_Member */
+
+static size_t z_ConsumerGroupDescribeResponse_Member(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += 4;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 2);
+    n += z_ConsumerGroupDescribeResponse_Assignment(v, f);
+    n += z_ConsumerGroupDescribeResponse_Assignment(v, f);
+    if (v >= 1)
+        n += 1;
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_ConsumerGroupDescribeResponse_Member(ls_kafka_ConsumerGroupDescribeResponse_Member *m)
+{
+    m->InstanceId = ls_kstr_null();
+    m->RackId = ls_kstr_null();
+    m->SubscribedTopicRegex = ls_kstr_null();
+    m->MemberType = -1;
+}
+
+static void d_ConsumerGroupDescribeResponse_Member(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                   ls_kafka_ConsumerGroupDescribeResponse_Member *m)
+{
+    m->MemberId = ls_kmsg_str(r, f, "Member.MemberId");
+    m->InstanceId = ls_kr_str(r, f);
+    m->RackId = ls_kr_str(r, f);
+    m->MemberEpoch = ls_kr_i32(r);
+    m->ClientId = ls_kmsg_str(r, f, "Member.ClientId");
+    m->ClientHost = ls_kmsg_str(r, f, "Member.ClientHost");
+    m->NumSubscribedTopicNames = ls_kmsg_arrlen(r, f, f ? 1 : 2, false,
+                                                "Member.SubscribedTopicNames");
+    m->SubscribedTopicNames = ls_kmsg_alloc(a, m->NumSubscribedTopicNames,
+                                            sizeof *m->SubscribedTopicNames);
+    for (int32_t i = 0; i < m->NumSubscribedTopicNames && !r->err; i++) {
+        m->SubscribedTopicNames[i] = ls_kmsg_str(r, f, "Member.SubscribedTopicNames");
+    }
+    m->SubscribedTopicRegex = ls_kr_str(r, f);
+    d_ConsumerGroupDescribeResponse_Assignment(r, v, f, a, &m->Assignment);
+    d_ConsumerGroupDescribeResponse_Assignment(r, v, f, a, &m->TargetAssignment);
+    if (v >= 1) {
+        m->MemberType = ls_kr_i8(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ConsumerGroupDescribeResponse_Member(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ConsumerGroupDescribeResponse_Member *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->MemberId);
+    ls_kmsg_wstr(w, f, m->InstanceId);
+    ls_kmsg_wstr(w, f, m->RackId);
+    ls_kw_i32(w, m->MemberEpoch);
+    ls_kmsg_wstr_nn(w, f, m->ClientId);
+    ls_kmsg_wstr_nn(w, f, m->ClientHost);
+    ls_kmsg_warrlen(w, f, m->NumSubscribedTopicNames, false);
+    for (int32_t i = 0; i < m->NumSubscribedTopicNames; i++)
+        ls_kmsg_wstr_nn(w, f, m->SubscribedTopicNames[i]);
+    ls_kmsg_wstr(w, f, m->SubscribedTopicRegex);
+    e_ConsumerGroupDescribeResponse_Assignment(w, v, f, &m->Assignment);
+    e_ConsumerGroupDescribeResponse_Assignment(w, v, f, &m->TargetAssignment);
+    if (v >= 1) {
+        ls_kw_i8(w, m->MemberType);
+    }
+    ls_kw_tags(w, f);
+}
+
+/* ---- ConsumerGroupDescribeResponse_DescribedGroup */
+
+static size_t z_ConsumerGroupDescribeResponse_DescribedGroup(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 2;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += 4;
+    n += 4;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    n += 4;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_ConsumerGroupDescribeResponse_DescribedGroup(
+    ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+    m->AuthorizedOperations = INT32_MIN;
+}
+
+static void d_ConsumerGroupDescribeResponse_DescribedGroup(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup *m)
+{
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->GroupId = ls_kmsg_str(r, f, "DescribedGroup.GroupId");
+    m->GroupState = ls_kmsg_str(r, f, "DescribedGroup.GroupState");
+    m->GroupEpoch = ls_kr_i32(r);
+    m->AssignmentEpoch = ls_kr_i32(r);
+    m->AssignorName = ls_kmsg_str(r, f, "DescribedGroup.AssignorName");
+    m->NumMembers = ls_kmsg_arrlen(r, f, z_ConsumerGroupDescribeResponse_Member(v, f), false,
+                                   "DescribedGroup.Members");
+    m->Members = ls_kmsg_alloc(a, m->NumMembers, sizeof *m->Members);
+    for (int32_t i = 0; i < m->NumMembers && !r->err; i++) {
+        i_ConsumerGroupDescribeResponse_Member(&m->Members[i]);
+        d_ConsumerGroupDescribeResponse_Member(r, v, f, a, &m->Members[i]);
+    }
+    m->AuthorizedOperations = ls_kr_i32(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_ConsumerGroupDescribeResponse_DescribedGroup(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup *m)
+{
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_wstr_nn(w, f, m->GroupId);
+    ls_kmsg_wstr_nn(w, f, m->GroupState);
+    ls_kw_i32(w, m->GroupEpoch);
+    ls_kw_i32(w, m->AssignmentEpoch);
+    ls_kmsg_wstr_nn(w, f, m->AssignorName);
+    ls_kmsg_warrlen(w, f, m->NumMembers, false);
+    for (int32_t i = 0; i < m->NumMembers; i++)
+        e_ConsumerGroupDescribeResponse_Member(w, v, f, &m->Members[i]);
+    ls_kw_i32(w, m->AuthorizedOperations);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ConsumerGroupDescribeResponse */
+
+static void d_ConsumerGroupDescribeResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                            ls_kafka_ConsumerGroupDescribeResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumGroups = ls_kmsg_arrlen(r, f, z_ConsumerGroupDescribeResponse_DescribedGroup(v, f), false,
+                                  "ConsumerGroupDescribeResponse.Groups");
+    m->Groups = ls_kmsg_alloc(a, m->NumGroups, sizeof *m->Groups);
+    for (int32_t i = 0; i < m->NumGroups && !r->err; i++) {
+        i_ConsumerGroupDescribeResponse_DescribedGroup(&m->Groups[i]);
+        d_ConsumerGroupDescribeResponse_DescribedGroup(r, v, f, a, &m->Groups[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ConsumerGroupDescribeResponse(ls_kw_t *w, int16_t v, bool f,
+                                            const ls_kafka_ConsumerGroupDescribeResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumGroups, false);
+    for (int32_t i = 0; i < m->NumGroups; i++)
+        e_ConsumerGroupDescribeResponse_DescribedGroup(w, v, f, &m->Groups[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- Produce (key 0) */
 
 int ls_kafka_ProduceRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_ProduceRequest *m)
@@ -11176,6 +11651,148 @@ const ls_kmsg_api_t ls_kmsg_ListTransactions = {
     .encode_response = g_ListTransactionsResponse_encode,
 };
 
+/* ---- ConsumerGroupHeartbeat (key 68) */
+
+int ls_kafka_ConsumerGroupHeartbeatRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                  ls_kafka_ConsumerGroupHeartbeatRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ConsumerGroupHeartbeatRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_CONSUMER_GROUP_HEARTBEAT_MIN,
+                            LS_KAFKA_CONSUMER_GROUP_HEARTBEAT_MAX))
+        return -1;
+    d_ConsumerGroupHeartbeatRequest(r, v, v >= LS_KAFKA_CONSUMER_GROUP_HEARTBEAT_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ConsumerGroupHeartbeatRequest_encode(ls_kw_t *w, int16_t v,
+                                                   const ls_kafka_ConsumerGroupHeartbeatRequest *m)
+{
+    e_ConsumerGroupHeartbeatRequest(w, v, v >= LS_KAFKA_CONSUMER_GROUP_HEARTBEAT_FLEX, m);
+}
+
+static int g_ConsumerGroupHeartbeatRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ConsumerGroupHeartbeatRequest_decode(r, v, a, m);
+}
+
+static void g_ConsumerGroupHeartbeatRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ConsumerGroupHeartbeatRequest_encode(w, v, m);
+}
+
+int ls_kafka_ConsumerGroupHeartbeatResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                   ls_kafka_ConsumerGroupHeartbeatResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ConsumerGroupHeartbeatResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_CONSUMER_GROUP_HEARTBEAT_MIN,
+                            LS_KAFKA_CONSUMER_GROUP_HEARTBEAT_MAX))
+        return -1;
+    d_ConsumerGroupHeartbeatResponse(r, v, v >= LS_KAFKA_CONSUMER_GROUP_HEARTBEAT_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ConsumerGroupHeartbeatResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_ConsumerGroupHeartbeatResponse *m)
+{
+    e_ConsumerGroupHeartbeatResponse(w, v, v >= LS_KAFKA_CONSUMER_GROUP_HEARTBEAT_FLEX, m);
+}
+
+static int g_ConsumerGroupHeartbeatResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ConsumerGroupHeartbeatResponse_decode(r, v, a, m);
+}
+
+static void g_ConsumerGroupHeartbeatResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ConsumerGroupHeartbeatResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_ConsumerGroupHeartbeat = {
+    .key = 68,
+    .name = "ConsumerGroupHeartbeat",
+    .min_version = LS_KAFKA_CONSUMER_GROUP_HEARTBEAT_MIN,
+    .max_version = LS_KAFKA_CONSUMER_GROUP_HEARTBEAT_MAX,
+    .first_flexible = LS_KAFKA_CONSUMER_GROUP_HEARTBEAT_FLEX,
+    .request_size = sizeof(ls_kafka_ConsumerGroupHeartbeatRequest),
+    .decode_request = g_ConsumerGroupHeartbeatRequest_decode,
+    .encode_request = g_ConsumerGroupHeartbeatRequest_encode,
+    .response_size = sizeof(ls_kafka_ConsumerGroupHeartbeatResponse),
+    .decode_response = g_ConsumerGroupHeartbeatResponse_decode,
+    .encode_response = g_ConsumerGroupHeartbeatResponse_encode,
+};
+
+/* ---- ConsumerGroupDescribe (key 69) */
+
+int ls_kafka_ConsumerGroupDescribeRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                 ls_kafka_ConsumerGroupDescribeRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MIN,
+                            LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MAX))
+        return -1;
+    d_ConsumerGroupDescribeRequest(r, v, v >= LS_KAFKA_CONSUMER_GROUP_DESCRIBE_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ConsumerGroupDescribeRequest_encode(ls_kw_t *w, int16_t v,
+                                                  const ls_kafka_ConsumerGroupDescribeRequest *m)
+{
+    e_ConsumerGroupDescribeRequest(w, v, v >= LS_KAFKA_CONSUMER_GROUP_DESCRIBE_FLEX, m);
+}
+
+static int g_ConsumerGroupDescribeRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ConsumerGroupDescribeRequest_decode(r, v, a, m);
+}
+
+static void g_ConsumerGroupDescribeRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ConsumerGroupDescribeRequest_encode(w, v, m);
+}
+
+int ls_kafka_ConsumerGroupDescribeResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                  ls_kafka_ConsumerGroupDescribeResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MIN,
+                            LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MAX))
+        return -1;
+    d_ConsumerGroupDescribeResponse(r, v, v >= LS_KAFKA_CONSUMER_GROUP_DESCRIBE_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ConsumerGroupDescribeResponse_encode(ls_kw_t *w, int16_t v,
+                                                   const ls_kafka_ConsumerGroupDescribeResponse *m)
+{
+    e_ConsumerGroupDescribeResponse(w, v, v >= LS_KAFKA_CONSUMER_GROUP_DESCRIBE_FLEX, m);
+}
+
+static int g_ConsumerGroupDescribeResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ConsumerGroupDescribeResponse_decode(r, v, a, m);
+}
+
+static void g_ConsumerGroupDescribeResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ConsumerGroupDescribeResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_ConsumerGroupDescribe = {
+    .key = 69,
+    .name = "ConsumerGroupDescribe",
+    .min_version = LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MIN,
+    .max_version = LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MAX,
+    .first_flexible = LS_KAFKA_CONSUMER_GROUP_DESCRIBE_FLEX,
+    .request_size = sizeof(ls_kafka_ConsumerGroupDescribeRequest),
+    .decode_request = g_ConsumerGroupDescribeRequest_decode,
+    .encode_request = g_ConsumerGroupDescribeRequest_encode,
+    .response_size = sizeof(ls_kafka_ConsumerGroupDescribeResponse),
+    .decode_response = g_ConsumerGroupDescribeResponse_decode,
+    .encode_response = g_ConsumerGroupDescribeResponse_encode,
+};
+
 const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_Produce,
     &ls_kmsg_Fetch,
@@ -11220,5 +11837,7 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_DescribeProducers,
     &ls_kmsg_DescribeTransactions,
     &ls_kmsg_ListTransactions,
+    &ls_kmsg_ConsumerGroupHeartbeat,
+    &ls_kmsg_ConsumerGroupDescribe,
 };
 const int ls_kmsg_nall = 43;

@@ -81,6 +81,8 @@ enum {
     LS_KAFKA_API_DESCRIBE_PRODUCERS = 61,
     LS_KAFKA_API_DESCRIBE_TRANSACTIONS = 65,
     LS_KAFKA_API_LIST_TRANSACTIONS = 66,
+    LS_KAFKA_API_CONSUMER_GROUP_HEARTBEAT = 68,
+    LS_KAFKA_API_CONSUMER_GROUP_DESCRIBE = 69,
 };
 
 #define LS_KAFKA_PRODUCE_MIN 3
@@ -212,6 +214,12 @@ enum {
 #define LS_KAFKA_LIST_TRANSACTIONS_MIN 0
 #define LS_KAFKA_LIST_TRANSACTIONS_MAX 1
 #define LS_KAFKA_LIST_TRANSACTIONS_FLEX 0
+#define LS_KAFKA_CONSUMER_GROUP_HEARTBEAT_MIN 0
+#define LS_KAFKA_CONSUMER_GROUP_HEARTBEAT_MAX 1
+#define LS_KAFKA_CONSUMER_GROUP_HEARTBEAT_FLEX 0
+#define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MIN 0
+#define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MAX 1
+#define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_FLEX 0
 
 typedef struct ls_kafka_LeaderIdAndEpoch {
     int32_t LeaderId; /* default -1 */
@@ -1639,6 +1647,101 @@ typedef struct ls_kafka_ListTransactionsResponse {
     int32_t NumTransactionStates;
 } ls_kafka_ListTransactionsResponse;
 
+typedef struct ls_kafka_ConsumerGroupHeartbeatRequest_TopicPartitions {
+    ls_uuid_t TopicId;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_ConsumerGroupHeartbeatRequest_TopicPartitions;
+
+typedef struct ls_kafka_ConsumerGroupHeartbeatRequest {
+    ls_kstr_t GroupId;
+    ls_kstr_t MemberId;
+    int32_t MemberEpoch;
+    ls_kstr_t InstanceId; /* nullable, default null */
+    ls_kstr_t RackId; /* nullable, default null */
+    int32_t RebalanceTimeoutMs; /* default -1 */
+    ls_kstr_t *SubscribedTopicNames; /* nullable, default null */
+    int32_t NumSubscribedTopicNames; /* -1 = null */
+    ls_kstr_t SubscribedTopicRegex; /* v1+, nullable, default null */
+    ls_kstr_t ServerAssignor; /* nullable, default null */
+    ls_kafka_ConsumerGroupHeartbeatRequest_TopicPartitions *TopicPartitions; /* nullable, default null */
+    int32_t NumTopicPartitions; /* -1 = null */
+} ls_kafka_ConsumerGroupHeartbeatRequest;
+
+typedef struct ls_kafka_ConsumerGroupHeartbeatResponse_TopicPartitions {
+    ls_uuid_t TopicId;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_ConsumerGroupHeartbeatResponse_TopicPartitions;
+
+typedef struct ls_kafka_ConsumerGroupHeartbeatResponse_Assignment {
+    ls_kafka_ConsumerGroupHeartbeatResponse_TopicPartitions *TopicPartitions;
+    int32_t NumTopicPartitions;
+} ls_kafka_ConsumerGroupHeartbeatResponse_Assignment;
+
+typedef struct ls_kafka_ConsumerGroupHeartbeatResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+    ls_kstr_t MemberId; /* nullable, default null */
+    int32_t MemberEpoch;
+    int32_t HeartbeatIntervalMs;
+    bool HasAssignment; /* false = null */
+    ls_kafka_ConsumerGroupHeartbeatResponse_Assignment Assignment; /* nullable */
+} ls_kafka_ConsumerGroupHeartbeatResponse;
+
+typedef struct ls_kafka_ConsumerGroupDescribeRequest {
+    ls_kstr_t *GroupIds;
+    int32_t NumGroupIds;
+    bool IncludeAuthorizedOperations;
+} ls_kafka_ConsumerGroupDescribeRequest;
+
+typedef struct ls_kafka_ConsumerGroupDescribeResponse_TopicPartitions {
+    ls_uuid_t TopicId;
+    ls_kstr_t TopicName;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_ConsumerGroupDescribeResponse_TopicPartitions;
+
+typedef struct ls_kafka_ConsumerGroupDescribeResponse_Assignment {
+    ls_kafka_ConsumerGroupDescribeResponse_TopicPartitions *TopicPartitions;
+    int32_t NumTopicPartitions;
+} ls_kafka_ConsumerGroupDescribeResponse_Assignment;
+
+typedef struct ls_kafka_ConsumerGroupDescribeResponse_Member {
+    ls_kstr_t MemberId;
+    ls_kstr_t InstanceId; /* nullable, default null */
+    ls_kstr_t RackId; /* nullable, default null */
+    int32_t MemberEpoch;
+    ls_kstr_t ClientId;
+    ls_kstr_t ClientHost;
+    ls_kstr_t *SubscribedTopicNames;
+    int32_t NumSubscribedTopicNames;
+    ls_kstr_t SubscribedTopicRegex; /* nullable, default null */
+    ls_kafka_ConsumerGroupDescribeResponse_Assignment Assignment;
+    ls_kafka_ConsumerGroupDescribeResponse_Assignment TargetAssignment;
+    int8_t MemberType; /* v1+, default -1 */
+} ls_kafka_ConsumerGroupDescribeResponse_Member;
+
+typedef struct ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup {
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+    ls_kstr_t GroupId;
+    ls_kstr_t GroupState;
+    int32_t GroupEpoch;
+    int32_t AssignmentEpoch;
+    ls_kstr_t AssignorName;
+    ls_kafka_ConsumerGroupDescribeResponse_Member *Members;
+    int32_t NumMembers;
+    int32_t AuthorizedOperations; /* default INT32_MIN */
+} ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup;
+
+typedef struct ls_kafka_ConsumerGroupDescribeResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup *Groups;
+    int32_t NumGroups;
+} ls_kafka_ConsumerGroupDescribeResponse;
+
 /* Produce (key 0), Produce.msg */
 int ls_kafka_ProduceRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_ProduceRequest *m);
@@ -2106,6 +2209,28 @@ int ls_kafka_ListTransactionsResponse_decode(ls_kr_t *r, int16_t version, ls_are
 void ls_kafka_ListTransactionsResponse_encode(ls_kw_t *w, int16_t version,
                                               const ls_kafka_ListTransactionsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_ListTransactions;
+
+/* ConsumerGroupHeartbeat (key 68), ConsumerGroupHeartbeat.msg */
+int ls_kafka_ConsumerGroupHeartbeatRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ConsumerGroupHeartbeatRequest *m);
+void ls_kafka_ConsumerGroupHeartbeatRequest_encode(ls_kw_t *w, int16_t version,
+                                                   const ls_kafka_ConsumerGroupHeartbeatRequest *m);
+int ls_kafka_ConsumerGroupHeartbeatResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ConsumerGroupHeartbeatResponse *m);
+void ls_kafka_ConsumerGroupHeartbeatResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_ConsumerGroupHeartbeatResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_ConsumerGroupHeartbeat;
+
+/* ConsumerGroupDescribe (key 69), ConsumerGroupDescribe.msg */
+int ls_kafka_ConsumerGroupDescribeRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ConsumerGroupDescribeRequest *m);
+void ls_kafka_ConsumerGroupDescribeRequest_encode(ls_kw_t *w, int16_t version,
+                                                  const ls_kafka_ConsumerGroupDescribeRequest *m);
+int ls_kafka_ConsumerGroupDescribeResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ConsumerGroupDescribeResponse *m);
+void ls_kafka_ConsumerGroupDescribeResponse_encode(ls_kw_t *w, int16_t version,
+                                                   const ls_kafka_ConsumerGroupDescribeResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_ConsumerGroupDescribe;
 
 /* Every api above, in key order. */
 extern const ls_kmsg_api_t *const ls_kmsg_all[];

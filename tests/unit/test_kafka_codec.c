@@ -134,7 +134,8 @@ typedef void (*enc_fn)(ls_kw_t *, int16_t, const void *);
     X(CreatePartitionsRequest, CREATE_PARTITIONS)                                                  \
     X(CreatePartitionsResponse, CREATE_PARTITIONS)                                                 \
     X(DescribeClusterRequest, DESCRIBE_CLUSTER)                                                    \
-    X(DescribeClusterResponse, DESCRIBE_CLUSTER)
+    X(DescribeClusterResponse, DESCRIBE_CLUSTER)                                                   \
+    X(ConsumerGroupHeartbeatResponse, CONSUMER_GROUP_HEARTBEAT)
 #define WRAP_X(N, K) WRAP(N)
 MSGS(WRAP_X)
 
@@ -1199,6 +1200,33 @@ TEST(rt_delete_topics)
     }
 }
 
+/* ---- ConsumerGroupHeartbeat: Assignment is a nullable struct (int8 -1 / 1) ---- */
+TEST(rt_consumer_group_heartbeat_nullable_assignment)
+{
+    ls_kafka_ConsumerGroupHeartbeatResponse in = {0, 0, NUL, S("m"), 3, 5000, false, {0}}, out;
+    ls_arena_t *a = ls_arena_new();
+    ls_kw_t w;
+    CHECK(roundtrip(enc_ConsumerGroupHeartbeatResponse, dec_ConsumerGroupHeartbeatResponse, 1, &in,
+                    &out, a, &w));
+    static const uint8_t null_asg[] = {0, 0, 0, 0, 0, 0,    0,    2,    'm', 0,
+                                       0, 0, 3, 0, 0, 0x13, 0x88, 0xff, 0};
+    CHECK(kw_is(&w, null_asg, sizeof null_asg));
+    CHECK(!out.HasAssignment);
+    ls_kw_free(&w);
+    int32_t parts[] = {0, 2};
+    ls_kafka_ConsumerGroupHeartbeatResponse_TopicPartitions tp = {U(7), parts, 2};
+    in.HasAssignment = true;
+    in.Assignment = (ls_kafka_ConsumerGroupHeartbeatResponse_Assignment){&tp, 1};
+    CHECK(roundtrip(enc_ConsumerGroupHeartbeatResponse, dec_ConsumerGroupHeartbeatResponse, 1, &in,
+                    &out, a, &w));
+    CHECK(out.HasAssignment);
+    CHECK_EQ_INT(out.Assignment.NumTopicPartitions, 1);
+    CHECK(uuid_same(&out.Assignment.TopicPartitions[0].TopicId, &tp.TopicId));
+    CHECK_EQ_INT(out.Assignment.TopicPartitions[0].Partitions[1], 2);
+    ls_kw_free(&w);
+    ls_arena_free(a);
+}
+
 /* ---- DeleteRecords ---- */
 TEST(rt_delete_records)
 {
@@ -1919,6 +1947,7 @@ int main(void)
     RUN(rt_api_versions);
     RUN(rt_create_topics);
     RUN(rt_delete_topics);
+    RUN(rt_consumer_group_heartbeat_nullable_assignment);
     RUN(rt_delete_records);
     RUN(rt_init_producer_id);
     RUN(rt_txn_offset_commit);

@@ -55,7 +55,7 @@ bad() { # NAME LINE EXPECTED
 }
 bad unknown_type '  Extra int33' "unknown type 'int33'"
 bad bad_versions '  Extra int32 v7-3' "bad version range"
-bad nullable_int '  Extra int32 nullable' "only strings, bytes, records and arrays can be nullable"
+bad nullable_int '  Extra int32 nullable' "only strings, bytes, records, structs and arrays can be nullable"
 bad odd_indent '   Extra int32' "indent with an even number of spaces"
 bad duplicate_field '  ErrorCode int16' "field ErrorCode twice"
 exit $rc

@@ -97,6 +97,12 @@ typedef struct field {
     int line;
 } field_t;
 
+/* A single struct that may be null (Has<Name> false). */
+static bool nullable_struct(const field_t *f)
+{
+    return f->kind == K_STRUCT && !f->array && !vr_empty(f->nullable);
+}
+
 struct strct {
     char name[64]; /* short name (as written) */
     char id[192];  /* C name without the ls_kafka_ prefix */
@@ -251,8 +257,12 @@ static void parse_field(strct_t *s, char **tok, int n, int line)
         }
     }
     if (f->nullable.lo <= f->nullable.hi &&
-        !(f->kind == K_STRING || f->kind == K_BYTES || f->kind == K_RECORDS || f->array))
-        die(line, "only strings, bytes, records and arrays can be nullable");
+        !(f->kind == K_STRING || f->kind == K_BYTES || f->kind == K_RECORDS || f->array ||
+          f->kind == K_STRUCT))
+        die(line, "only strings, bytes, records, structs and arrays can be nullable");
+    /* A nullable struct is an int8 (-1 null, 1 present) before its fields. */
+    if (nullable_struct(f) && (f->tag >= 0 || f->nullable.lo != 0 || f->nullable.hi != VMAX))
+        die(line, "a nullable struct is nullable at every version and not tagged");
     if (f->array && !strcmp(f->dflt, "null")) {
         if (vr_empty(f->nullable)) die(line, "default=null needs a nullable array");
     } else if (f->dflt[0]) {
@@ -575,6 +585,7 @@ static void emit_struct_decl(out_t *o, const strct_t *s)
         const field_t *f = &s->f[i];
         if (f->kind == K_STRUCT && !f->array && f->tag >= 0)
             P("    bool Has%s; /* tag %d present */\n", f->name, f->tag);
+        if (nullable_struct(f)) P("    bool Has%s; /* false = null */\n", f->name);
         if (f->kind == K_RECORDS) {
             P("    ls_kref_t *RecordRefs; /* encode: zero-copy %s (see top) */\n", f->name);
             P("    int NumRecordRefs;\n");
@@ -607,6 +618,8 @@ static void emit_minsize(out_t *o, const strct_t *s, ctx_t c)
         if (cond[0]) usedv = true;
         if (f->array || f->kind == K_STRING || f->kind == K_BYTES || f->kind == K_RECORDS)
             snprintf(sz, sizeof sz, "(f ? 1 : %d)", f->array || f->kind != K_STRING ? 4 : 2);
+        else if (nullable_struct(f))
+            snprintf(sz, sizeof sz, "1");
         else if (f->kind == K_STRUCT) {
             snprintf(sz, sizeof sz, "z_%s(v, f)", f->st->id);
             usedv = true;
@@ -738,6 +751,12 @@ static void emit_read_field(out_t *o, int in, const strct_t *s, const field_t *f
         return;
     }
     snprintf(lhs, sizeof lhs, "m->%s", f->name);
+    if (nullable_struct(f)) {
+        ind(o, in);
+        P("if ((m->Has%s = ls_kr_i8(%s) >= 0))\n", f->name, R);
+        emit_read_one(o, in + 1, s, f, R, lhs, c);
+        return;
+    }
     if (f->kind == K_STRUCT && f->tag >= 0) {
         ind(o, in);
         P("m->Has%s = true;\n", f->name);
@@ -881,6 +900,14 @@ static void emit_write_field(out_t *o, int in, const field_t *f, const char *W, 
         return;
     }
     snprintf(val, sizeof val, "m->%s", f->name);
+    if (nullable_struct(f)) {
+        ind(o, in);
+        P("ls_kw_i8(%s, m->Has%s ? 1 : -1);\n", W, f->name);
+        ind(o, in);
+        P("if (m->Has%s)\n", f->name);
+        emit_write_one(o, in + 1, f, W, val, c);
+        return;
+    }
     emit_write_one(o, in, f, W, val, c);
 }
 
