@@ -35,6 +35,8 @@
 #include "objstore/objstore_s3.h"
 #include "security/sasl.h"
 #include "security/authz.h"
+#include "security/http_basic.h"
+#include "base/tls.h"
 #include "server/broker_metrics.h"
 #include "server/table_groups.h"
 #include "server/txn_coord.h"
@@ -491,6 +493,62 @@ static int load_table_defaults(ls_broker_t *b, char *err, int errlen)
     return 0;
 }
 
+/* ---- TLS and authentication of the HTTP listeners (issue 30) ---- */
+
+/* The security of HTTP listener i (LS_HTTP_SEC_*): its PEM material read
+ * and checked through base/tls.c (the Kafka listeners' loader, so the same
+ * files work for both), and the Basic hook. The PEM strings in *out are
+ * the caller's to free (http_security_free). */
+static int http_security(ls_broker_t *b, int i, ls_http_security_t *out, char *err, int errlen)
+{
+    const struct ls_http_sec_cfg *h = &b->cfg->http_sec[i];
+    const char *what = i == 0 ? "http.listen" : "schema.registry.listen";
+    *out = (ls_http_security_t){.realm = i == 0 ? "lakestream" : "lakestream schema registry",
+                                .registry_errors = i == 1};
+    const char *ca = h->client_auth ? h->client_auth : "none";
+    out->client_auth = !strcmp(ca, "required")    ? LS_HTTP_CLIENT_AUTH_REQUIRED
+                       : !strcmp(ca, "requested") ? LS_HTTP_CLIENT_AUTH_REQUESTED
+                                                  : LS_HTTP_CLIENT_AUTH_NONE;
+    if (h->authentication && !strcmp(h->authentication, "basic")) {
+        if (!b->http_basic && !(b->http_basic = ls_http_basic_new(b->meta))) {
+            snprintf(err, (size_t)errlen, "%s: no random source for the Basic cache", what);
+            return -1;
+        }
+        out->auth = ls_http_basic_check;
+        out->auth_arg = b->http_basic;
+    }
+    if (!h->keystore_location && !h->keystore_certificate_chain) return 0;
+    ls_tls_settings_t ts = {.keystore_location = h->keystore_location,
+                            .keystore_chain = h->keystore_certificate_chain,
+                            .keystore_key = h->keystore_key,
+                            .truststore_location = h->truststore_location,
+                            .client_auth = ca};
+    ls_tls_server_t *t = ls_tls_server_new(&ts, what, err, errlen);
+    char *chain, *key, *trust;
+    int rc = t ? ls_tls_server_pem(t, &chain, &key, &trust, err, errlen) : -1;
+    ls_tls_server_free(t);
+    if (rc != 0) {
+        /* base/tls.c names the Kafka listeners' ssl.X; here it is <prefix>.ssl.X */
+        const char *pfx = i == 0 ? "http." : "schema.registry.";
+        if (!strncmp(err, "ssl.", 4) && strlen(err) + strlen(pfx) < (size_t)errlen) {
+            memmove(err + strlen(pfx), err, strlen(err) + 1);
+            memcpy(err, pfx, strlen(pfx));
+        }
+        return -1;
+    }
+    out->cert_pem = chain;
+    out->key_pem = key;
+    out->truststore_pem = trust;
+    return 0;
+}
+
+static void http_security_free(ls_http_security_t *sec)
+{
+    ls_free((char *)sec->cert_pem);
+    ls_free((char *)sec->key_pem);
+    ls_free((char *)sec->truststore_pem);
+}
+
 /* The http.* limits both HTTP servers apply. */
 static ls_http_limits_t http_limits(const ls_config_t *cfg)
 {
@@ -562,13 +620,20 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
                                 {LS_API_PREFIX, ls_api_handle, b->api, 1},
                                 {"", ls_console_handle, NULL, 0}}; /* last: the console at / */
     ls_http_limits_t limits = http_limits(cfg);
-    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts,
-                                   sizeof mounts / sizeof mounts[0], &limits, err, (size_t)errlen);
+    ls_http_security_t sec;
+    if (http_security(b, 0, &sec, err, errlen) != 0) return -1;
+    b->http =
+        ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts,
+                             sizeof mounts / sizeof mounts[0], &limits, &sec, err, (size_t)errlen);
+    http_security_free(&sec);
     if (!b->http) return -1;
     int v6 = strchr(cfg->http_host, ':') != NULL;
     LS_INFO("broker",
-            "serving the Iceberg REST catalog on http://%s%s%s:%d/v1 (console: /, health: /health, "
+            "serving the Iceberg REST catalog on %s://%s%s%s:%d/v1 (console: /, health: /health, "
             "metrics: /metrics)",
+            cfg->http_sec[0].keystore_location || cfg->http_sec[0].keystore_certificate_chain
+                ? "https"
+                : "http",
             v6 ? "[" : "", cfg->http_host, v6 ? "]" : "", ls_http_server_port(b->http));
     return 0;
 }
@@ -582,13 +647,19 @@ static int start_registry(ls_broker_t *b, char *err, int errlen)
     if (!cfg->registry_host) return 0;
     ls_http_mount_t mounts[] = {{"", ls_registry_rest_handle, b->registry, 1}};
     ls_http_limits_t limits = http_limits(cfg);
+    ls_http_security_t sec;
+    if (http_security(b, 1, &sec, err, errlen) != 0) return -1;
     b->registry_http =
         ls_http_server_start("schema.registry.listen", cfg->registry_host, cfg->registry_port,
-                             mounts, 1, &limits, err, (size_t)errlen);
+                             mounts, 1, &limits, &sec, err, (size_t)errlen);
+    http_security_free(&sec);
     if (!b->registry_http) return -1;
     int v6 = strchr(cfg->registry_host, ':') != NULL;
-    LS_INFO("broker", "serving the schema registry on http://%s%s%s:%d", v6 ? "[" : "",
-            cfg->registry_host, v6 ? "]" : "", ls_http_server_port(b->registry_http));
+    LS_INFO(
+        "broker", "serving the schema registry on %s://%s%s%s:%d",
+        cfg->http_sec[1].keystore_location || cfg->http_sec[1].keystore_certificate_chain ? "https"
+                                                                                          : "http",
+        v6 ? "[" : "", cfg->registry_host, v6 ? "]" : "", ls_http_server_port(b->registry_http));
     return 0;
 }
 
@@ -872,6 +943,8 @@ void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
     b->http = NULL;
     ls_http_server_stop(b->registry_http);
     b->registry_http = NULL;
+    ls_http_basic_free(b->http_basic);
+    b->http_basic = NULL;
     for (int i = 0; i < b->nkafka; i++)
         ls_kafka_listener_quiesce(b->kafka[i]);
     if (b->groups) ls_group_service_stop(b->groups); /* answers JoinGroup/SyncGroup waiters */
