@@ -396,6 +396,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     char principal[300] = "";
     if (admit(s, c, url, &resp, principal, sizeof principal)) {
         req.principal = s->sec.auth ? principal : NULL;
+        const hconn_t *h = hconn_of(c);
+        req.peer = h ? h->peer : "";
         dispatch(s, &req, &resp);
     }
     if (resp.status >= 500)

@@ -52,6 +52,7 @@ typedef struct ls_http_request {
     size_t body_len;       /* bytes of request body received */
     const char *body;      /* the body, NUL-terminated, when the mount takes bodies; else NULL */
     const char *accept;    /* the Accept header, or NULL (content negotiation: /metrics) */
+    const char *peer;      /* the client's address (numeric), for ACL host matching */
     const char *principal; /* authenticated ("User:alice"), or NULL when the listener has no
                             * authentication */
 } ls_http_request_t;

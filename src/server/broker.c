@@ -549,6 +549,20 @@ static void http_security_free(ls_http_security_t *sec)
     ls_free((char *)sec->truststore_pem);
 }
 
+/* The catalog's view of the ACLs (issue 30): a table is its topic's, so
+ * loading it (its data) needs READ on the topic and seeing it (list, exists)
+ * DESCRIBE, as Kafka's Fetch and Metadata. Without HTTP authentication the
+ * principal is User:ANONYMOUS, as on a PLAINTEXT listener. */
+static bool rest_may_see(void *ctx, const ls_http_request_t *req, const char *table, bool read,
+                         bool log_denied)
+{
+    ls_broker_t *b = ctx;
+    return ls_authz_check(b->authz, read ? "IcebergLoadTable" : "IcebergListTables",
+                          req->principal ? req->principal : "User:ANONYMOUS", req->peer,
+                          read ? LS_ACL_OP_READ : LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, table,
+                          log_denied);
+}
+
 /* The http.* limits both HTTP servers apply. */
 static ls_http_limits_t http_limits(const ls_config_t *cfg)
 {
@@ -603,7 +617,9 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
                                               .os = b->os,
                                               .client_props = props,
                                               .held_reason = rest_held_reason,
-                                              .held_ctx = b});
+                                              .held_ctx = b,
+                                              .may_see = b->authz ? rest_may_see : NULL,
+                                              .may_ctx = b});
     ls_free(endpoint);
     ls_free(region);
     b->metrics = ls_broker_metrics_start(b->meta, b->catalog);

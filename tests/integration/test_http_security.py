@@ -201,3 +201,55 @@ def test_bad_http_security_settings_refused_at_start(tmp_path, args, want):
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
     out = (p.stdout + p.stderr).decode(errors="replace")
     assert p.returncode != 0 and want in out, out
+
+
+AUTHZ = "--authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+def _wait_tables(cat, topics):
+    deadline = time.monotonic() + TABLE_TIMEOUT
+    while time.monotonic() < deadline:
+        have = {t for _, t in cat.list_tables("default")}
+        if set(topics) <= have:
+            return
+        time.sleep(0.2)
+    raise AssertionError("tables %s not all in the catalog" % topics)
+
+
+def test_catalog_applies_topic_acls_to_the_authenticated_user(broker_factory, pki,
+                                                              monkeypatch):
+    from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType,
+                                       AdminClient, ResourcePatternType, ResourceType)
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    # the PLAINTEXT listener is the operator's (User:ANONYMOUS a super user); HTTP users are not
+    b = https_broker(broker_factory, pki, AUTHZ, "--super.users=User:ANONYMOUS;User:admin")
+    b.allow_errors(r"\[audit\]")
+    add_user(b, "admin", "admin-secret")
+    ta, tb = "acl-a-" + uuid.uuid4().hex[:6], "acl-b-" + uuid.uuid4().hex[:6]
+    for t in (ta, tb):
+        create_topic(b.bootstrap, t, 1, config={"lakestream.table.enabled": "true"})
+        wait_topic(b.bootstrap, t, 1)
+        _produce(b.bootstrap, t, 10)
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    acl = AclBinding(ResourceType.TOPIC, ta, ResourcePatternType.LITERAL, "User:" + USER, "*",
+                     AclOperation.READ, AclPermissionType.ALLOW)
+    for f in a.create_acls([acl], request_timeout=30).values():
+        f.result(timeout=30)
+
+    def catalog(user, pw):
+        return rest.load_catalog(user, type="rest", uri=url(b), ssl={"cabundle": pki.ca},
+                                 auth={"type": "basic",
+                                       "basic": {"username": user, "password": pw}})
+    admin = catalog("admin", "admin-secret")
+    _wait_tables(admin, [ta, tb])
+    alice = catalog(USER, PASSWORD)
+    seen = {t for _, t in alice.list_tables("default")}
+    assert ta in seen and tb not in seen, seen
+    assert alice.load_table(("default", ta)).scan().to_arrow().num_rows >= 0
+    with pytest.raises(pyiceberg_exc.ForbiddenError):
+        alice.load_table(("default", tb))
+    # the super user sees both
+    assert alice.table_exists(("default", ta))
+    assert admin.load_table(("default", tb)) is not None
+    assert "IcebergLoadTable" in b.log_text() and "User:" + USER in b.log_text()
