@@ -563,6 +563,34 @@ static bool rest_may_see(void *ctx, const ls_http_request_t *req, const char *ta
                           log_denied);
 }
 
+/* The registry's view of the ACLs (issue 30): subject <topic>-value or
+ * <topic>-key is its topic's, so reading needs DESCRIBE on the topic and
+ * changing WRITE (what a producer that registers its schema holds); either
+ * is also granted by the cluster's DESCRIBE / ALTER, which is what other
+ * subjects and the registry-wide config and mode need. */
+static bool registry_may(void *ctx, const ls_http_request_t *req, const char *subject, bool write,
+                         bool log_denied)
+{
+    ls_broker_t *b = ctx;
+    const char *who = req->principal ? req->principal : "User:ANONYMOUS";
+    const char *api = write ? "SchemaRegistryWrite" : "SchemaRegistryRead";
+    size_t n = subject ? strlen(subject) : 0;
+    size_t cut = n > 6 && !strcmp(subject + n - 6, "-value") ? 6
+                 : n > 4 && !strcmp(subject + n - 4, "-key") ? 4
+                                                             : 0;
+    if (cut) {
+        char *topic = ls_strndup(subject, n - cut);
+        bool ok = ls_authz_check(b->authz, api, who, req->peer,
+                                 write ? LS_ACL_OP_WRITE : LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC,
+                                 topic, false);
+        ls_free(topic);
+        if (ok) return true;
+    }
+    return ls_authz_check(b->authz, api, who, req->peer,
+                          write ? LS_ACL_OP_ALTER : LS_ACL_OP_DESCRIBE, LS_ACL_RES_CLUSTER,
+                          LS_ACL_CLUSTER_NAME, log_denied);
+}
+
 /* The http.* limits both HTTP servers apply. */
 static ls_http_limits_t http_limits(const ls_config_t *cfg)
 {
@@ -661,7 +689,10 @@ static int start_registry(ls_broker_t *b, char *err, int errlen)
 {
     const ls_config_t *cfg = b->cfg;
     if (!cfg->registry_host) return 0;
-    ls_http_mount_t mounts[] = {{"", ls_registry_rest_handle, b->registry, 1}};
+    b->registry_rest = LS_NEW(ls_registry_rest_t);
+    *b->registry_rest = (ls_registry_rest_t){
+        .registry = b->registry, .may = b->authz ? registry_may : NULL, .may_ctx = b};
+    ls_http_mount_t mounts[] = {{"", ls_registry_rest_handle, b->registry_rest, 1}};
     ls_http_limits_t limits = http_limits(cfg);
     ls_http_security_t sec;
     if (http_security(b, 1, &sec, err, errlen) != 0) return -1;
@@ -959,6 +990,8 @@ void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
     b->http = NULL;
     ls_http_server_stop(b->registry_http);
     b->registry_http = NULL;
+    ls_free(b->registry_rest);
+    b->registry_rest = NULL;
     ls_http_basic_free(b->http_basic);
     b->http_basic = NULL;
     for (int i = 0; i < b->nkafka; i++)

@@ -253,3 +253,44 @@ def test_catalog_applies_topic_acls_to_the_authenticated_user(broker_factory, pk
     assert alice.table_exists(("default", ta))
     assert admin.load_table(("default", tb)) is not None
     assert "IcebergLoadTable" in b.log_text() and "User:" + USER in b.log_text()
+
+
+def test_schema_registry_applies_topic_acls(broker_factory, pki):
+    sr = pytest.importorskip("confluent_kafka.schema_registry")
+    from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType,
+                                       AdminClient, ResourcePatternType, ResourceType)
+    b = https_broker(broker_factory, pki, AUTHZ, "--super.users=User:ANONYMOUS;User:admin")
+    b.allow_errors(r"\[audit\]")
+    add_user(b, "admin", "admin-secret")
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    acls = [AclBinding(ResourceType.TOPIC, "orders", ResourcePatternType.LITERAL,
+                       "User:" + USER, "*", op, AclPermissionType.ALLOW)
+            for op in (AclOperation.WRITE, AclOperation.READ)]
+    for f in a.create_acls(acls, request_timeout=30).values():
+        f.result(timeout=30)
+    schema = sr.Schema('{"type":"record","name":"R","fields":[{"name":"a","type":"int"}]}',
+                       "AVRO")
+
+    def client(user, pw):
+        return sr.SchemaRegistryClient({"url": reg_url(b), "ssl.ca.location": pki.ca,
+                                        "basic.auth.user.info": "%s:%s" % (user, pw)})
+    admin, alice = client("admin", "admin-secret"), client(USER, PASSWORD)
+    admin.register_schema("payments-value", schema)
+    # alice may write and read her topic's subject
+    alice.register_schema("orders-value", schema)
+    assert alice.get_latest_version("orders-value").version == 1
+    # and sees only it
+    assert alice.get_subjects() == ["orders-value"]
+    assert sorted(admin.get_subjects()) == ["orders-value", "payments-value"]
+    for call in (lambda: alice.get_latest_version("payments-value"),
+                 lambda: alice.register_schema("payments-value", schema)):
+        with pytest.raises(sr.error.SchemaRegistryError) as e:
+            call()
+        assert e.value.http_status_code == 403 and e.value.error_code == 40301, e.value
+    # the registry-wide config needs the cluster's ALTER
+    r = requests.put(reg_url(b) + "/config", json={"compatibility": "NONE"}, verify=pki.ca,
+                     auth=(USER, PASSWORD), timeout=30)
+    assert r.status_code == 403 and r.json()["error_code"] == 40301
+    r = requests.put(reg_url(b) + "/config", json={"compatibility": "NONE"}, verify=pki.ca,
+                     auth=("admin", "admin-secret"), timeout=30)
+    assert r.status_code == 200, r.text
