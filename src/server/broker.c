@@ -591,6 +591,26 @@ static bool registry_may(void *ctx, const ls_http_request_t *req, const char *su
                           LS_ACL_CLUSTER_NAME, log_denied);
 }
 
+/* The REST API's checks (api/rest_api.h ls_api_access) as Kafka's ACL
+ * operations, for the HTTP principal, before the API acts through its own
+ * User:ANONYMOUS Kafka client. */
+static bool api_may(void *ctx, const ls_http_request_t *req, ls_api_access what, const char *name)
+{
+    static const int8_t ops[] = {
+        [LS_API_DESCRIBE] = LS_ACL_OP_DESCRIBE,
+        [LS_API_DESCRIBE_CONFIGS] = LS_ACL_OP_DESCRIBE_CONFIGS,
+        [LS_API_ALTER_CONFIGS] = LS_ACL_OP_ALTER_CONFIGS,
+        [LS_API_ALTER] = LS_ACL_OP_ALTER,
+        [LS_API_CREATE] = LS_ACL_OP_CREATE,
+        [LS_API_DELETE] = LS_ACL_OP_DELETE,
+        [LS_API_READ] = LS_ACL_OP_READ,
+    };
+    ls_broker_t *b = ctx;
+    return ls_authz_check(b->authz, "RestApi", req->principal ? req->principal : "User:ANONYMOUS",
+                          req->peer, ops[what], name ? LS_ACL_RES_TOPIC : LS_ACL_RES_CLUSTER,
+                          name ? name : LS_ACL_CLUSTER_NAME, true);
+}
+
 /* The http.* limits both HTTP servers apply. */
 static ls_http_limits_t http_limits(const ls_config_t *cfg)
 {
@@ -658,7 +678,8 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
                                            .ntable_defaults = b->ntable_defaults,
                                            .kafka_addr = api_kafka_addr,
                                            .ctx = b,
-                                           .timeout_ms = API_KAFKA_TIMEOUT_MS});
+                                           .timeout_ms = API_KAFKA_TIMEOUT_MS,
+                                           .may = b->authz ? api_may : NULL});
     ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest, 0},
                                 {"/metrics", ls_broker_metrics_handle, b->metrics, 0},
                                 {LS_API_PREFIX, ls_api_handle, b->api, 1},

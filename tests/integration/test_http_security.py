@@ -294,3 +294,34 @@ def test_schema_registry_applies_topic_acls(broker_factory, pki):
     r = requests.put(reg_url(b) + "/config", json={"compatibility": "NONE"}, verify=pki.ca,
                      auth=("admin", "admin-secret"), timeout=30)
     assert r.status_code == 200, r.text
+
+
+def test_rest_api_checks_the_http_users_acls_before_acting(broker_factory, pki):
+    from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType,
+                                       AdminClient, ResourcePatternType, ResourceType)
+    b = https_broker(broker_factory, pki, AUTHZ, "--super.users=User:ANONYMOUS;User:admin")
+    b.allow_errors(r"\[audit\]")
+    add_user(b, "admin", "admin-secret")
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    acl = AclBinding(ResourceType.TOPIC, "alice-", ResourcePatternType.PREFIXED,
+                     "User:" + USER, "*", AclOperation.ALL, AclPermissionType.ALLOW)
+    for f in a.create_acls([acl], request_timeout=30).values():
+        f.result(timeout=30)
+    api = url(b, "/api/v1/streams")
+
+    def call(method, path="", user=USER, pw=PASSWORD, **kw):
+        return requests.request(method, api + path, verify=pki.ca, auth=(user, pw),
+                                timeout=60, **kw)
+    # alice may create and delete in her prefix, not elsewhere
+    r = call("POST", json={"name": "alice-s", "partitions": 1})
+    assert r.status_code in (200, 201), r.text
+    r = call("POST", json={"name": "other-s", "partitions": 1})
+    assert r.status_code == 403 and r.json()["error"]["code"] == 403, r.text
+    r = call("POST", json={"name": "other-s", "partitions": 1}, user="admin", pw="admin-secret")
+    assert r.status_code in (200, 201), r.text
+    assert call("GET", "/other-s").status_code == 403
+    assert call("DELETE", "/other-s").status_code == 403
+    assert call("GET", "/alice-s").status_code == 200
+    assert call("GET", "/other-s", user="admin", pw="admin-secret").status_code == 200
+    assert call("DELETE", "/alice-s").status_code in (200, 204)
+    assert "RestApi" in b.log_text()
