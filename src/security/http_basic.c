@@ -24,6 +24,7 @@ typedef struct slot {
 struct ls_http_basic {
     ls_meta_t *meta;
     uint8_t key[32];
+    ls_scram_cred_t decoy; /* checked for unknown users: they cost a PBKDF2 too */
     pthread_mutex_t mu;
     slot_t slots[LS_HTTP_BASIC_CACHE_SLOTS];
 };
@@ -32,7 +33,12 @@ ls_http_basic_t *ls_http_basic_new(ls_meta_t *meta)
 {
     ls_http_basic_t *b = LS_NEW(ls_http_basic_t);
     b->meta = meta;
-    if (ls_scram_random(b->key, sizeof b->key) != LS_OK) {
+    uint8_t salted[32], salt[16];
+    if (ls_scram_random(b->key, sizeof b->key) != LS_OK ||
+        ls_scram_random(salted, sizeof salted) != LS_OK ||
+        ls_scram_random(salt, sizeof salt) != LS_OK ||
+        ls_scram_cred_from_salted(LS_SCRAM_SHA_256, salted, sizeof salted, salt, sizeof salt,
+                                  LS_SCRAM_MIN_ITERATIONS, &b->decoy) != LS_OK) {
         ls_free(b);
         return NULL;
     }
@@ -139,6 +145,9 @@ bool ls_http_basic_check(void *arg, const char *authorization, char *principal, 
             OPENSSL_cleanse(mac, sizeof mac);
         }
         ls_user_free(&u);
+    } else {
+        /* no such user: pay the same PBKDF2, so timing does not tell who exists */
+        (void)ls_scram_cred_check_password(&b->decoy, pw, pwlen);
     }
     /* an unknown user and a wrong password read alike */
     if (ok)

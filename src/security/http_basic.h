@@ -10,7 +10,8 @@
  * random key, beside the StoredKey it was checked against. The user is still
  * read from the store on every request, so a deleted user or a changed
  * password applies at once (the StoredKey no longer matches); only the
- * PBKDF2 is skipped. Failed checks are never cached.
+ * PBKDF2 is skipped. Failed checks are never cached; an unknown user costs a
+ * PBKDF2 too (a decoy credential), so timing does not tell which users exist.
  *
  * Thread-safe (a mutex around the cache); blocks on the store: HTTP worker
  * threads only. */
