@@ -163,20 +163,10 @@ typedef struct ls_config {
     int64_t http_header_timeout_ms;       /* http.header.timeout.ms */
     int64_t http_body_timeout_ms;         /* http.body.timeout.ms */
     int64_t http_max_connections_per_ip;  /* http.max.connections.per.ip */
-    /* TLS and authentication of the HTTP listeners (issue 30): [0] http.*,
-     * [1] schema.registry.* (LS_HTTP_SEC_HTTP, LS_HTTP_SEC_REGISTRY) */
-    struct ls_http_sec_cfg {
-        char *keystore_location;          /* <p>.ssl.keystore.location */
-        char *keystore_certificate_chain; /* <p>.ssl.keystore.certificate.chain */
-        char *keystore_key;               /* <p>.ssl.keystore.key (secret) */
-        char *truststore_location;        /* <p>.ssl.truststore.location */
-        char *client_auth;                /* <p>.ssl.client.auth: none|requested|required */
-        char *authentication;             /* <p>.authentication: none|basic */
-    } http_sec[2];
-    bool auto_create_topics_enable;   /* auto.create.topics.enable, default true */
-    int32_t num_partitions;           /* num.partitions, default 1 */
-    int32_t max_partitions_per_topic; /* max.partitions.per.topic */
-    int64_t max_partitions;           /* max.partitions: all topics of the cluster */
+    bool auto_create_topics_enable;       /* auto.create.topics.enable, default true */
+    int32_t num_partitions;               /* num.partitions, default 1 */
+    int32_t max_partitions_per_topic;     /* max.partitions.per.topic */
+    int64_t max_partitions;               /* max.partitions: all topics of the cluster */
     int64_t log_retention_ms;    /* log.retention.ms, default 604800000 (stored as topic default) */
     int64_t log_retention_bytes; /* log.retention.bytes, default -1 (no limit) */
     char *log_message_timestamp_type;            /* log.message.timestamp.type, CreateTime */
@@ -206,6 +196,16 @@ typedef struct ls_config {
     /* SASL */
     char *sasl_enabled_mechanisms;     /* sasl.enabled.mechanisms (security/sasl.h parses it) */
     int64_t connections_max_reauth_ms; /* connections.max.reauth.ms, default 0 (never) */
+    /* TLS and authentication of the HTTP listeners (issue 30): [0] http.*,
+     * [1] schema.registry.* */
+    struct ls_http_sec_cfg {
+        char *keystore_location;          /* <p>.ssl.keystore.location */
+        char *keystore_certificate_chain; /* <p>.ssl.keystore.certificate.chain */
+        char *keystore_key;               /* <p>.ssl.keystore.key (secret) */
+        char *truststore_location;        /* <p>.ssl.truststore.location */
+        char *client_auth;                /* <p>.ssl.client.auth: none|requested|required */
+        char *authentication;             /* <p>.authentication: none|basic */
+    } http_sec[2];
 } ls_config_t;
 
 /* Fills defaults. */
