@@ -2,7 +2,7 @@
 # defaults; `make test` runs every test (installing what is missing first).
 CC ?= gcc
 BUILD ?= build
-PKGS := libuv jansson sqlite3 libzstd liblz4 zlib libcurl libssl libcrypto libmicrohttpd libpcre2-8
+PKGS := libuv jansson sqlite3 libzstd liblz4 zlib libcurl libssl libcrypto libmicrohttpd libpcre2-8 gnutls
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter -Isrc -g
 CFLAGS ?= -O2
 SAN_FLAGS :=

@@ -1360,10 +1360,58 @@ static void get_cluster(call_t *c) { kafka_view(c, ls_api_cluster_json); }
 
 static void list_groups(call_t *c) { kafka_view(c, ls_api_groups_json); }
 
+/* One check of the hook; false (403 sent) when denied. */
+static bool allowed(call_t *c, ls_api_access what, const char *name)
+{
+    if (c->api->cfg.may(c->api->cfg.ctx, c->req, what, name)) return true;
+    ls_http_error(c->resp, 403, "Forbidden", "not authorized to %s %s%s", c->req->method,
+                  name ? "stream " : "this resource", name ? name : "");
+    return false;
+}
+
+/* The request's checks in Kafka's terms (ls_api_access), before routing:
+ * false when one was denied (answered). Lists need the cluster's DESCRIBE
+ * (they are not filtered); a stream's creation CREATE on the cluster or on
+ * the name in the body, as Kafka's CreateTopics. */
+static bool authorize(call_t *c)
+{
+    int n = c->nseg;
+    const char *m = c->req->method;
+    bool get = !strcmp(m, "GET") || !strcmp(m, "HEAD");
+    if (n == 0 || !strcmp(c->seg[0], "openapi.json") || !strcmp(c->seg[0], "layouts")) return true;
+    if (!strcmp(c->seg[0], "namespaces"))
+        return allowed(c, get ? LS_API_DESCRIBE_CONFIGS : LS_API_ALTER_CONFIGS, NULL);
+    if (!strcmp(c->seg[0], "streams") && n == 1 && !get) {
+        json_t *body = c->req->body ? json_loads(c->req->body, 0, NULL) : NULL;
+        const char *name = json_string_value(json_object_get(body, "name"));
+        bool ok = (name && c->api->cfg.may(c->api->cfg.ctx, c->req, LS_API_CREATE, name)) ||
+                  allowed(c, LS_API_CREATE, NULL);
+        json_decref(body);
+        return ok;
+    }
+    if (!strcmp(c->seg[0], "streams") && n >= 2) {
+        const char *s = c->seg[1];
+        if (n == 2 && !strcmp(m, "DELETE")) return allowed(c, LS_API_DELETE, s);
+        if (n == 2 && !strcmp(m, "PATCH")) {
+            json_t *body = c->req->body ? json_loads(c->req->body, 0, NULL) : NULL;
+            bool parts = json_object_get(body, "partitions") != NULL;
+            json_decref(body);
+            return allowed(c, LS_API_ALTER_CONFIGS, s) && (!parts || allowed(c, LS_API_ALTER, s));
+        }
+        if (n == 3 && !strcmp(c->seg[2], "policy"))
+            return allowed(c, get ? LS_API_DESCRIBE_CONFIGS : LS_API_ALTER_CONFIGS, s);
+        if (n == 5 && !strcmp(c->seg[2], "partitions")) return allowed(c, LS_API_READ, s);
+        return allowed(c, LS_API_DESCRIBE, s);
+    }
+    if (!strcmp(c->seg[0], "tables") && n == 3) return allowed(c, LS_API_DESCRIBE, c->seg[2]);
+    return allowed(c, LS_API_DESCRIBE, NULL); /* lists, cluster, groups */
+}
+
 void ls_api_handle(void *arg, const ls_http_request_t *req, ls_http_response_t *resp)
 {
     call_t c = {.api = arg, .req = req, .resp = resp};
     if (split(&c) != 0) return;
+    if (c.api->cfg.may && !authorize(&c)) return;
     char method[24]; /* " GET " for the ROUTE match */
     snprintf(method, sizeof method, " %.16s ", req->method);
     bool head = strcmp(req->method, "HEAD") == 0;

@@ -57,6 +57,20 @@
 #define LS_API_PAGE_MAX 1000
 #define LS_API_RECORDS_MAX 500 /* records one records request returns at most */
 
+/* What a request of the API does, in Kafka's terms (the server maps it to
+ * an ACL operation on the topic `name`, or on the cluster when name is
+ * NULL): checked for the request's principal before the API acts, since its
+ * own Kafka client is User:ANONYMOUS (issue 30). */
+typedef enum ls_api_access {
+    LS_API_DESCRIBE,         /* see it (a stream, a table; NULL: lists, cluster, groups) */
+    LS_API_DESCRIBE_CONFIGS, /* read its policy or configs */
+    LS_API_ALTER_CONFIGS,    /* change its policy or configs */
+    LS_API_ALTER,            /* add partitions */
+    LS_API_CREATE,           /* create it */
+    LS_API_DELETE,           /* delete it */
+    LS_API_READ,             /* read its records */
+} ls_api_access;
+
 typedef struct ls_api_config {
     ls_meta_t *meta;
     ls_objstore_t *os;
@@ -68,6 +82,10 @@ typedef struct ls_api_config {
     void (*kafka_addr)(void *ctx, char *buf, size_t cap);
     void *ctx;
     int64_t timeout_ms; /* bound of one Kafka exchange */
+    /* NULL (everything allowed), or whether req's principal may do `what`
+     * to topic `name` (NULL: the cluster); a denial is answered 403 and is
+     * the hook's to audit. */
+    bool (*may)(void *ctx, const ls_http_request_t *req, ls_api_access what, const char *name);
 } ls_api_config_t;
 
 typedef struct ls_api ls_api_t;

@@ -325,6 +325,80 @@ static const cfg_key_t cfg_keys[] = {
      .help = "HTTP connections from one IP address, per HTTP listener; a new one beyond it "
              "is closed at once."},
 
+    {.name = "http.ssl.keystore.location",
+     .section = "TLS and authentication of the HTTP listeners",
+     .type = CT_STRING,
+     FIELD(http_sec[0].keystore_location),
+     .help = "PEM file with the private key and certificate chain of the HTTP listener "
+             "(http.listen): set, it serves "
+             "HTTPS only. Read at start (not on SIGHUP)."},
+    {.name = "http.ssl.keystore.certificate.chain",
+     .type = CT_STRING,
+     FIELD(http_sec[0].keystore_certificate_chain),
+     .help = "the HTTP listener (http.listen): the certificate chain as inline PEM (instead of "
+             "http.ssl.keystore.location; with http.ssl.keystore.key)."},
+    {.name = "http.ssl.keystore.key",
+     .type = CT_STRING,
+     FIELD(http_sec[0].keystore_key),
+     .secret = true,
+     .help = "the HTTP listener (http.listen): the unencrypted private key as inline PEM."},
+    {.name = "http.ssl.truststore.location",
+     .type = CT_STRING,
+     FIELD(http_sec[0].truststore_location),
+     .help = "the HTTP listener (http.listen): PEM file of the CA certificates client certificates "
+             "are verified "
+             "against (http.ssl.client.auth)."},
+    {.name = "http.ssl.client.auth",
+     .type = CT_STRING,
+     FIELD(http_sec[0].client_auth),
+     .def = "none",
+     .help = "the HTTP listener (http.listen): client certificates: required (a request without a "
+             "trusted one is "
+             "refused), requested (refused when one is sent but not trusted) or none."},
+    {.name = "http.authentication",
+     .type = CT_STRING,
+     FIELD(http_sec[0].authentication),
+     .def = "none",
+     .help = "the HTTP listener (http.listen): none, or basic (HTTP Basic checked against the "
+             "SCRAM users; "
+             "/health stays open)."},
+    {.name = "schema.registry.ssl.keystore.location",
+     .type = CT_STRING,
+     FIELD(http_sec[1].keystore_location),
+     .help = "PEM file with the private key and certificate chain of the schema registry listener: "
+             "set, it serves "
+             "HTTPS only. Read at start (not on SIGHUP)."},
+    {.name = "schema.registry.ssl.keystore.certificate.chain",
+     .type = CT_STRING,
+     FIELD(http_sec[1].keystore_certificate_chain),
+     .help = "the schema registry listener: the certificate chain as inline PEM (instead of "
+             "schema.registry.ssl.keystore.location; with schema.registry.ssl.keystore.key)."},
+    {.name = "schema.registry.ssl.keystore.key",
+     .type = CT_STRING,
+     FIELD(http_sec[1].keystore_key),
+     .secret = true,
+     .help = "the schema registry listener: the unencrypted private key as inline PEM."},
+    {.name = "schema.registry.ssl.truststore.location",
+     .type = CT_STRING,
+     FIELD(http_sec[1].truststore_location),
+     .help = "the schema registry listener: PEM file of the CA certificates client certificates "
+             "are verified "
+             "against (schema.registry.ssl.client.auth)."},
+    {.name = "schema.registry.ssl.client.auth",
+     .type = CT_STRING,
+     FIELD(http_sec[1].client_auth),
+     .def = "none",
+     .help = "the schema registry listener: client certificates: required (a request without a "
+             "trusted one is "
+             "refused), requested (refused when one is sent but not trusted) or none."},
+    {.name = "schema.registry.authentication",
+     .type = CT_STRING,
+     FIELD(http_sec[1].authentication),
+     .def = "none",
+     .help = "the schema registry listener: none, or basic (HTTP Basic checked against the SCRAM "
+             "users; "
+             "/health stays open)."},
+
     {.name = "ssl.keystore.type",
      .section = "TLS (SSL and SASL_SSL listeners; Kafka's ssl.* settings)",
      .type = CT_STRING,
@@ -1778,6 +1852,51 @@ static int listeners_finish(ls_config_t *c, char *err, int errlen)
     return 0;
 }
 
+/* The http.* / schema.registry.* TLS and authentication settings that
+ * involve each other: refused unless they can be applied as written. */
+static int http_sec_finish(ls_config_t *c, char *err, int errlen)
+{
+    static const char *const pfx[2] = {"http", "schema.registry"};
+    for (int i = 0; i < 2; i++) {
+        const char *p = pfx[i];
+        const struct ls_http_sec_cfg *h = &c->http_sec[i];
+        const char *ca = h->client_auth ? h->client_auth : "none";
+        const char *au = h->authentication ? h->authentication : "none";
+        bool tls = h->keystore_location || h->keystore_certificate_chain;
+        if (strcmp(ca, "none") && strcmp(ca, "requested") && strcmp(ca, "required")) {
+            errf(err, errlen, "%s.ssl.client.auth: '%s' is not none, requested or required", p, ca);
+            return -1;
+        }
+        if (strcmp(au, "none") && strcmp(au, "basic")) {
+            errf(err, errlen, "%s.authentication: '%s' is not none or basic", p, au);
+            return -1;
+        }
+        if (h->keystore_location && (h->keystore_certificate_chain || h->keystore_key)) {
+            errf(err, errlen,
+                 "%s.ssl.keystore.location: set with %s.ssl.keystore.certificate.chain/key; "
+                 "choose one",
+                 p, p);
+            return -1;
+        }
+        if (!h->keystore_certificate_chain != !h->keystore_key) {
+            errf(err, errlen, "%s.ssl.keystore.%s: needs %s.ssl.keystore.%s", p,
+                 h->keystore_key ? "key" : "certificate.chain", p,
+                 h->keystore_key ? "certificate.chain" : "key");
+            return -1;
+        }
+        if (!tls && (h->truststore_location || strcmp(ca, "none"))) {
+            errf(err, errlen, "%s.ssl.%s: applies to HTTPS only; set %s.ssl.keystore.location", p,
+                 h->truststore_location ? "truststore.location" : "client.auth", p);
+            return -1;
+        }
+        if (strcmp(ca, "none") && !h->truststore_location) {
+            errf(err, errlen, "%s.ssl.client.auth=%s: needs %s.ssl.truststore.location", p, ca, p);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int ls_config_finish(ls_config_t *c, char *err, int errlen)
 {
     if (!c->object_store_url || !c->metadata_url) {
@@ -1788,6 +1907,7 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen)
         ls_free(dir);
     }
     if (listeners_finish(c, err, errlen) != 0) return -1;
+    if (http_sec_finish(c, err, errlen) != 0) return -1;
     if (c->wal_flush_min_interval_ms < 0) {
         /* per store: a local directory has no per-request price, so flush as
          * soon as data arrives; S3 bills every PUT and every GET/DELETE that

@@ -199,6 +199,16 @@ typedef struct ls_config {
     /* SASL */
     char *sasl_enabled_mechanisms;     /* sasl.enabled.mechanisms (security/sasl.h parses it) */
     int64_t connections_max_reauth_ms; /* connections.max.reauth.ms, default 0 (never) */
+    /* TLS and authentication of the HTTP listeners (issue 30): [0] http.*,
+     * [1] schema.registry.* */
+    struct ls_http_sec_cfg {
+        char *keystore_location;          /* <p>.ssl.keystore.location */
+        char *keystore_certificate_chain; /* <p>.ssl.keystore.certificate.chain */
+        char *keystore_key;               /* <p>.ssl.keystore.key (secret) */
+        char *truststore_location;        /* <p>.ssl.truststore.location */
+        char *client_auth;                /* <p>.ssl.client.auth: none|requested|required */
+        char *authentication;             /* <p>.authentication: none|basic */
+    } http_sec[2];
 } ls_config_t;
 
 /* Fills defaults. */

@@ -38,12 +38,24 @@
  * it). This is safe against descriptor reuse because libmicrohttpd notifies
  * CLOSED before it closes the socket, and both the sweep and CLOSED hold mu.
  *
+ * Security (issue 30): with a keystore the daemon speaks TLS (GnuTLS inside
+ * libmicrohttpd; the handshake happens on the connections we hand over like
+ * any other). A complete request other than /health is then checked, before
+ * any mount sees it: the client certificate (when client auth is requested
+ * or required, verified against the truststore) and the authentication hook
+ * (sec.auth, given the Authorization header). A refusal is answered in the
+ * listener's error shape (Iceberg's ErrorModel, or the schema registry's)
+ * with WWW-Authenticate on a 401, so browsers prompt for credentials.
+ * /health stays open for load balancers. The PEM texts are copied: the
+ * daemon reads them for as long as it runs.
+ *
  * The unescape callback is the identity: paths and query strings stay raw
  * until a handler decodes the parts it has split out. */
 #include "http/http_server.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <gnutls/gnutls.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -93,9 +105,10 @@ struct ls_http_server {
     int wake[2];  /* pipe: stop the accept thread */
     pthread_t accept_thread;
     bool thread_started;
-    pthread_mutex_t mu; /* conns, handoff, hconn phases */
-    hconn_t conns;      /* sentinel of the registered connections */
-    int handoff;        /* budget units of accepted sockets not yet STARTED */
+    pthread_mutex_t mu;     /* conns, handoff, hconn phases */
+    hconn_t conns;          /* sentinel of the registered connections */
+    int handoff;            /* budget units of accepted sockets not yet STARTED */
+    ls_http_security_t sec; /* cert_pem, truststore_pem and realm are our copies */
 };
 
 typedef struct req_state {
@@ -183,7 +196,8 @@ static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *k
     return MHD_YES;
 }
 
-static enum MHD_Result send_response(struct MHD_Connection *c, ls_http_response_t *resp)
+static enum MHD_Result send_response(struct MHD_Connection *c, ls_http_response_t *resp,
+                                     const char *realm)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(resp->body.len, resp->body.data, MHD_RESPMEM_MUST_COPY);
@@ -191,6 +205,11 @@ static enum MHD_Result send_response(struct MHD_Connection *c, ls_http_response_
     if (resp->status != 204)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                                 resp->content_type ? resp->content_type : "application/json");
+    char challenge[200];
+    if (resp->status == 401 && realm) {
+        snprintf(challenge, sizeof challenge, "Basic realm=\"%s\", charset=\"UTF-8\"", realm);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge);
+    }
     enum MHD_Result rc = MHD_queue_response(c, (unsigned)resp->status, r);
     MHD_destroy_response(r);
     return rc;
@@ -265,9 +284,65 @@ static enum MHD_Result send_413(struct MHD_Connection *c)
     ls_buf_init(&resp.body);
     ls_http_error(&resp, 413, "BadRequestException", "request body over %d bytes",
                   LS_HTTP_MAX_BODY);
-    enum MHD_Result rc = send_response(c, &resp);
+    enum MHD_Result rc = send_response(c, &resp, NULL);
     ls_buf_free(&resp.body);
     return rc;
+}
+
+/* A refusal (401, 403) in the listener's error shape. */
+static void refuse(const ls_http_server_t *s, ls_http_response_t *resp, int code,
+                   const char *reason)
+{
+    if (s->sec.registry_errors) {
+        /* the Confluent registry's: 40101 unauthenticated, 40301 forbidden */
+        json_t *j = json_pack("{s:i, s:s}", "error_code", code * 100 + 1, "message", reason);
+        ls_http_send_json(resp, code, j);
+        return;
+    }
+    ls_http_error(resp, code, code == 401 ? "NotAuthorizedException" : "ForbiddenException", "%s",
+                  reason);
+}
+
+/* The client certificate the listener asks for: NULL when acceptable, else
+ * why not. */
+static const char *check_client_cert(const ls_http_server_t *s, struct MHD_Connection *c)
+{
+    if (!s->sec.cert_pem || s->sec.client_auth == LS_HTTP_CLIENT_AUTH_NONE) return NULL;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    gnutls_session_t tls = ci ? (gnutls_session_t)ci->tls_session : NULL;
+    unsigned n = 0;
+    if (!tls || !gnutls_certificate_get_peers(tls, &n) || n == 0)
+        return s->sec.client_auth == LS_HTTP_CLIENT_AUTH_REQUIRED
+                   ? "a client certificate is required"
+                   : NULL;
+    unsigned status = 0;
+    if (gnutls_certificate_verify_peers2(tls, &status) != GNUTLS_E_SUCCESS || status != 0)
+        return "the client certificate is not trusted";
+    return NULL;
+}
+
+/* Whether the request may reach its mount; if not, resp holds the refusal.
+ * principal receives the authenticated principal. */
+static bool admit(ls_http_server_t *s, struct MHD_Connection *c, const char *path,
+                  ls_http_response_t *resp, char *principal, size_t pcap)
+{
+    if (!strcmp(path, "/health")) return true;
+    const char *why = check_client_cert(s, c);
+    if (why) {
+        refuse(s, resp, 403, why);
+        return false;
+    }
+    if (!s->sec.auth) return true;
+    char reason[200] = "authentication failed";
+    const char *authz =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (s->sec.auth(s->sec.auth_arg, authz, principal, pcap, reason, sizeof reason)) return true;
+    const hconn_t *h = hconn_of(c);
+    LS_WARN_RL("http", "%s: unauthenticated request from %s refused: %s", s->key, h ? h->peer : "?",
+               reason);
+    refuse(s, resp, 401, reason);
+    return false;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -318,11 +393,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         .body_len = st->body_len,
         .body = st->keep ? (const char *)st->body.data : NULL,
         .accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT)};
-    dispatch(s, &req, &resp);
+    char principal[300] = "";
+    if (admit(s, c, url, &resp, principal, sizeof principal)) {
+        req.principal = s->sec.auth ? principal : NULL;
+        const hconn_t *h = hconn_of(c);
+        req.peer = h ? h->peer : "";
+        dispatch(s, &req, &resp);
+    }
     if (resp.status >= 500)
         LS_WARN("http", "%s %.200s -> %d %.*s", method, url, resp.status,
                 (int)(resp.body.len > 300 ? 300 : resp.body.len), (const char *)resp.body.data);
-    enum MHD_Result rc = send_response(c, &resp);
+    enum MHD_Result rc = send_response(c, &resp, s->sec.auth ? s->sec.realm : NULL);
     ls_buf_free(&query);
     ls_buf_free(&resp.body);
     return rc;
@@ -544,13 +625,18 @@ static void server_free(ls_http_server_t *s)
     if (s->wake[0] >= 0) close(s->wake[0]);
     if (s->wake[1] >= 0) close(s->wake[1]);
     pthread_mutex_destroy(&s->mu);
+    ls_free((char *)s->sec.cert_pem);
+    ls_free((char *)s->sec.key_pem);
+    ls_free((char *)s->sec.truststore_pem);
+    ls_free((char *)s->sec.realm);
     ls_free(s->mounts);
     ls_free(s);
 }
 
 ls_http_server_t *ls_http_server_start(const char *key, const char *host, int port,
                                        const ls_http_mount_t *mounts, size_t nmounts,
-                                       const ls_http_limits_t *limits, char *err, size_t errlen)
+                                       const ls_http_limits_t *limits,
+                                       const ls_http_security_t *sec, char *err, size_t errlen)
 {
     ls_http_server_t *s = LS_NEW(ls_http_server_t);
     s->key = key;
@@ -561,6 +647,18 @@ ls_http_server_t *ls_http_server_start(const char *key, const char *host, int po
     s->mounts = LS_NEWN(ls_http_mount_t, nmounts ? nmounts : 1);
     memcpy(s->mounts, mounts, nmounts * sizeof *mounts);
     s->nmounts = nmounts;
+    if (sec) {
+        s->sec = *sec;
+        s->sec.cert_pem = sec->cert_pem ? ls_strdup(sec->cert_pem) : NULL;
+        s->sec.key_pem = sec->key_pem ? ls_strdup(sec->key_pem) : NULL;
+        s->sec.truststore_pem = sec->truststore_pem ? ls_strdup(sec->truststore_pem) : NULL;
+        s->sec.realm = ls_strdup(sec->realm ? sec->realm : "lakestream");
+    }
+    if (s->sec.cert_pem && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        snprintf(err, errlen, "%s: this libmicrohttpd has no TLS support", key);
+        server_free(s);
+        return NULL;
+    }
     s->listen_fd = bind_listener(key, host, port, &s->port, err, errlen);
     if (s->listen_fd < 0) {
         server_free(s);
@@ -573,19 +671,27 @@ ls_http_server_t *ls_http_server_start(const char *key, const char *host, int po
     }
     s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     /* the descriptor budget bounds connections, all listeners together */
-    s->d = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
-                                MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET,
-                            0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)LS_HTTP_THREADS,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)LS_HTTP_MAX_HEADER_BYTES,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)ls_fd_budget_total(),
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                            (unsigned)limits->max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
-                            (unsigned)LS_HTTP_IDLE_TIMEOUT_S, MHD_OPTION_UNESCAPE_CALLBACK,
-                            keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+    struct MHD_OptionItem tls_opts[] = {
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)s->sec.key_pem},
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)s->sec.cert_pem},
+        {s->sec.truststore_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0,
+         (void *)s->sec.truststore_pem},
+        {MHD_OPTION_END, 0, NULL}};
+    if (!s->sec.cert_pem) tls_opts[0].option = MHD_OPTION_END;
+    s->d = MHD_start_daemon(
+        MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC |
+            MHD_USE_NO_LISTEN_SOCKET | (s->sec.cert_pem ? MHD_USE_TLS : 0),
+        0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)LS_HTTP_THREADS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)LS_HTTP_MAX_HEADER_BYTES, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)ls_fd_budget_total(), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)limits->max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)LS_HTTP_IDLE_TIMEOUT_S, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        s, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     if (!s->d) {
-        snprintf(err, errlen, "%s: libmicrohttpd did not start on %s:%d", key, host, s->port);
+        snprintf(err, errlen, "%s: libmicrohttpd did not start on %s:%d%s", key, host, s->port,
+                 s->sec.cert_pem ? " (is the keystore a PEM private key and certificate?)" : "");
         server_free(s);
         return NULL;
     }

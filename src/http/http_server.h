@@ -33,6 +33,7 @@
  * (ls_url_query_get). */
 #ifndef LS_HTTP_SERVER_H
 #define LS_HTTP_SERVER_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,12 +46,15 @@
 #define LS_HTTP_THREADS 4
 
 typedef struct ls_http_request {
-    const char *method; /* "GET", "HEAD", "POST", ... */
-    const char *path;   /* raw, starts with '/', no query */
-    const char *query;  /* raw "k=v&k2=v2" (may be empty, never NULL) */
-    size_t body_len;    /* bytes of request body received */
-    const char *body;   /* the body, NUL-terminated, when the mount takes bodies; else NULL */
-    const char *accept; /* the Accept header, or NULL (content negotiation: /metrics) */
+    const char *method;    /* "GET", "HEAD", "POST", ... */
+    const char *path;      /* raw, starts with '/', no query */
+    const char *query;     /* raw "k=v&k2=v2" (may be empty, never NULL) */
+    size_t body_len;       /* bytes of request body received */
+    const char *body;      /* the body, NUL-terminated, when the mount takes bodies; else NULL */
+    const char *accept;    /* the Accept header, or NULL (content negotiation: /metrics) */
+    const char *peer;      /* the client's address (numeric), for ACL host matching */
+    const char *principal; /* authenticated ("User:alice"), or NULL when the listener has no
+                            * authentication */
 } ls_http_request_t;
 
 typedef struct ls_http_response {
@@ -78,12 +82,41 @@ typedef struct ls_http_limits {
     int64_t max_connections_per_ip; /* http.max.connections.per.ip */
 } ls_http_limits_t;
 
+/* Client certificates on an HTTPS listener (<prefix>.ssl.client.auth). */
+typedef enum {
+    LS_HTTP_CLIENT_AUTH_NONE,
+    LS_HTTP_CLIENT_AUTH_REQUESTED, /* verified against the truststore when sent */
+    LS_HTTP_CLIENT_AUTH_REQUIRED,  /* a request without a verified one is refused (403) */
+} ls_http_client_auth;
+
+/* The authentication hook: the one place a request's credentials are judged.
+ * authorization is the request's Authorization header (NULL when absent).
+ * Returns true with the principal ("User:alice") in principal, or false with
+ * the reason (for the 401 body and the log) in reason. Called on the HTTP
+ * worker threads, concurrently: the function must be thread-safe. */
+typedef bool (*ls_http_auth_fn)(void *arg, const char *authorization, char *principal, size_t pcap,
+                                char *reason, size_t rcap);
+
+/* TLS and authentication of one listener (http.ssl.*, http.authentication;
+ * schema.registry.*). Zeroed: plain HTTP, no authentication. */
+typedef struct ls_http_security {
+    const char *cert_pem;       /* certificate chain, leaf first (PEM); NULL: plain HTTP */
+    const char *key_pem;        /* its private key (PEM) */
+    const char *truststore_pem; /* CA certificates for client certificates; NULL: none */
+    ls_http_client_auth client_auth;
+    ls_http_auth_fn auth; /* NULL: every request is anonymous */
+    void *auth_arg;
+    const char *realm;    /* WWW-Authenticate: Basic realm="..." */
+    bool registry_errors; /* 401/403 bodies in the schema registry's shape, not Iceberg's */
+} ls_http_security_t;
+
 /* Binds host:port (port 0: a free port) and starts serving. mounts[] is
  * copied. NULL with a reason in err naming the setting `key` (e.g.
  * "http.listen: cannot listen on ...: Address already in use"). */
 ls_http_server_t *ls_http_server_start(const char *key, const char *host, int port,
                                        const ls_http_mount_t *mounts, size_t nmounts,
-                                       const ls_http_limits_t *limits, char *err, size_t errlen);
+                                       const ls_http_limits_t *limits,
+                                       const ls_http_security_t *sec, char *err, size_t errlen);
 int ls_http_server_port(const ls_http_server_t *s);
 /* Stops accepting, waits for running handlers, closes every connection. */
 void ls_http_server_stop(ls_http_server_t *s);

@@ -24,6 +24,9 @@ struct ls_rest {
     char **props; /* key, value, ..., NULL */
     char *(*held_reason)(void *ctx, const char *ns, const char *table);
     void *held_ctx;
+    bool (*may_see)(void *ctx, const ls_http_request_t *req, const char *table, bool read,
+                    bool log_denied);
+    void *may_ctx;
 };
 
 /* Endpoints we serve, for /v1/config (spec: ConfigResponse.endpoints,
@@ -432,6 +435,12 @@ static void list_tables(const ls_rest_t *r, const ls_rest_route_t *rt, const ls_
     for (size_t i = 0; i < n; i++)
         names[i] = v[i].name;
     qsort(names, n, sizeof *names, cmp_str);
+    if (r->may_see) { /* what the principal may not see is left out, as Metadata does */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (r->may_see(r->may_ctx, req, names[i], false, false)) names[k++] = names[i];
+        n = k;
+    }
     json_t *arr = json_array(), *out = json_object();
     page_fill(&pg, names, n, arr, out, make_identifier, rt->ns);
     json_object_set_new(out, "identifiers", arr);
@@ -441,8 +450,13 @@ static void list_tables(const ls_rest_t *r, const ls_rest_route_t *rt, const ls_
 }
 
 static void load_table(const ls_rest_t *r, const ls_rest_route_t *rt, int head,
-                       ls_http_response_t *resp)
+                       const ls_http_request_t *req, ls_http_response_t *resp)
 {
+    if (r->may_see && rt->ns_levels == 1 && !r->may_see(r->may_ctx, req, rt->name, !head, true)) {
+        ls_http_error(resp, 403, "ForbiddenException", "not authorized to %s table %s.%s",
+                      head ? "describe" : "read", rt->ns, rt->name);
+        return;
+    }
     ls_tcat_pointer_t p;
     char err[512] = "";
     ls_status st = rt->ns_levels == 1 ? ls_tcat_get(r->meta, rt->ns, rt->name, &p, err, sizeof err)
@@ -565,7 +579,7 @@ void ls_rest_handle(void *arg, const ls_http_request_t *req, ls_http_response_t 
         return;
     case LS_REST_LIST_TABLES: list_tables(r, &rt, req, resp); return;
     case LS_REST_LOAD_TABLE:
-    case LS_REST_TABLE_EXISTS: load_table(r, &rt, rt.op == LS_REST_TABLE_EXISTS, resp); return;
+    case LS_REST_TABLE_EXISTS: load_table(r, &rt, rt.op == LS_REST_TABLE_EXISTS, req, resp); return;
     case LS_REST_REPORT_METRICS:
         resp->status = 204; /* scan reports are accepted and dropped */
         return;
@@ -605,6 +619,8 @@ ls_rest_t *ls_rest_new(const ls_rest_config_t *cfg)
     r->os = cfg->os;
     r->held_reason = cfg->held_reason;
     r->held_ctx = cfg->held_ctx;
+    r->may_see = cfg->may_see;
+    r->may_ctx = cfg->may_ctx;
     size_t n = 0;
     while (cfg->client_props && cfg->client_props[n] && cfg->client_props[n + 1])
         n += 2;

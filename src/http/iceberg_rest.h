@@ -89,6 +89,13 @@ typedef struct ls_rest_config {
      * lakestream.held-reason. Called on the HTTP threads. */
     char *(*held_reason)(void *ctx, const char *ns, const char *table);
     void *held_ctx;
+    /* NULL (everything visible), or whether the request's principal may
+     * `read` (load: the table's data) or else see (list, exists) the table
+     * of topic `table`; a denial is audited when log_denied. Called on the
+     * HTTP threads. */
+    bool (*may_see)(void *ctx, const ls_http_request_t *req, const char *table, bool read,
+                    bool log_denied);
+    void *may_ctx;
 } ls_rest_config_t;
 
 typedef struct ls_rest ls_rest_t;

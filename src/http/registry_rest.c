@@ -21,6 +21,7 @@
 
 typedef struct req {
     ls_registry_t *r;
+    const ls_registry_rest_t *rest;
     const ls_http_request_t *http;
     ls_http_response_t *resp;
     char *seg[MAX_SEGMENTS];
@@ -449,7 +450,9 @@ static void op_subjects(req_t *q)
     ls_free(prefix);
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
-        json_array_append_new(arr, json_string(subs[i]));
+        /* what the principal may not read is left out, as Kafka's Metadata does */
+        if (!q->rest->may || q->rest->may(q->rest->may_ctx, q->http, subs[i], false, false))
+            json_array_append_new(arr, json_string(subs[i]));
         ls_free(subs[i]);
     }
     ls_free(subs);
@@ -713,11 +716,49 @@ static void op_compatibility(req_t *q, const char *subject, const char *vtext)
 
 static int is(const char *a, const char *b) { return !strcmp(a, b); }
 
+/* The subject a request acts on (NULL: registry-wide) and whether it
+ * changes anything; false when it needs no check (schemas by id, types,
+ * the subject list, which is filtered, and unknown paths). */
+static bool access_of(const req_t *q, const char **subject, bool *write)
+{
+    const char *m = q->http->method;
+    char *const *s = q->seg;
+    size_t n = q->nseg;
+    *write = !is(m, "GET") && !is(m, "HEAD");
+    *subject = NULL;
+    if (n >= 2 && is(s[0], "subjects")) {
+        *subject = s[1];
+        /* POST /subjects/{s} looks a schema up: a read */
+        if (n == 2 && is(m, "POST")) *write = false;
+        return true;
+    }
+    if (n >= 3 && is(s[0], "compatibility") && is(s[1], "subjects")) {
+        *subject = s[2];
+        *write = false; /* a test, nothing is stored */
+        return true;
+    }
+    if (n >= 1 && (is(s[0], "config") || is(s[0], "mode"))) {
+        *subject = n == 2 ? s[1] : NULL;
+        return true;
+    }
+    return false;
+}
+
 static void route(req_t *q)
 {
     const char *m = q->http->method;
     char **s = q->seg;
     size_t n = q->nseg;
+    const char *subject;
+    bool write;
+    if (q->rest->may && access_of(q, &subject, &write) &&
+        !q->rest->may(q->rest->may_ctx, q->http, subject, write, true)) {
+        json_t *j = json_pack("{s:i, s:s+}", "error_code", 40301, "message",
+                              write ? "not authorized to change " : "not authorized to read ",
+                              subject ? subject : "the registry-wide settings");
+        reply_json(q, 403, j);
+        return;
+    }
     bool get = is(m, "GET"), post = is(m, "POST"), del = is(m, "DELETE");
 #define ALLOW(cond)                                                                                \
     if (!(cond)) {                                                                                 \
@@ -778,7 +819,8 @@ static void route(req_t *q)
 
 void ls_registry_rest_handle(void *arg, const ls_http_request_t *http, ls_http_response_t *resp)
 {
-    req_t q = {.r = arg, .http = http, .resp = resp};
+    const ls_registry_rest_t *rest = arg;
+    req_t q = {.r = rest->registry, .rest = rest, .http = http, .resp = resp};
     const char *p = http->path;
     bool bad = false;
     while (*p == '/')

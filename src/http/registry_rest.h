@@ -36,7 +36,22 @@
 
 #define LS_SR_CONTENT_TYPE "application/vnd.schemaregistry.v1+json"
 
-/* An ls_http_handler_fn; arg is the ls_registry_t. Mount it with prefix ""
- * and takes_body set. */
+/* Whether the request's principal may read (write false) or change (write
+ * true) subject (NULL: the registry-wide config and mode). Called on the HTTP
+ * threads before the operation; a denial is answered 403 (40301) and
+ * audited when log_denied (not when filtering the subject list). Reading a
+ * schema by id and the schema types stay open to every authenticated client
+ * (a consumer deserializing needs them, and an id names no subject). */
+typedef bool (*ls_registry_rest_may_fn)(void *ctx, const ls_http_request_t *req,
+                                        const char *subject, bool write, bool log_denied);
+
+typedef struct ls_registry_rest {
+    ls_registry_t *registry;
+    ls_registry_rest_may_fn may; /* NULL: every request is allowed */
+    void *may_ctx;
+} ls_registry_rest_t;
+
+/* An ls_http_handler_fn; arg is an ls_registry_rest_t (the caller's, alive
+ * while the server runs). Mount it with prefix "" and takes_body set. */
 void ls_registry_rest_handle(void *arg, const ls_http_request_t *req, ls_http_response_t *resp);
 #endif

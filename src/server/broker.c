@@ -37,6 +37,8 @@
 #include "security/authz.h"
 #include "security/quotas.h"
 #include "kafka/kquota.h"
+#include "security/http_basic.h"
+#include "base/tls.h"
 #include "server/broker_metrics.h"
 #include "server/table_groups.h"
 #include "server/txn_coord.h"
@@ -495,6 +497,124 @@ static int load_table_defaults(ls_broker_t *b, char *err, int errlen)
     return 0;
 }
 
+/* ---- TLS and authentication of the HTTP listeners (issue 30) ---- */
+
+/* The security of HTTP listener i (LS_HTTP_SEC_*): its PEM material read
+ * and checked through base/tls.c (the Kafka listeners' loader, so the same
+ * files work for both), and the Basic hook. The PEM strings in *out are
+ * the caller's to free (http_security_free). */
+static int http_security(ls_broker_t *b, int i, ls_http_security_t *out, char *err, int errlen)
+{
+    const struct ls_http_sec_cfg *h = &b->cfg->http_sec[i];
+    const char *what = i == 0 ? "http.listen" : "schema.registry.listen";
+    *out = (ls_http_security_t){.realm = i == 0 ? "lakestream" : "lakestream schema registry",
+                                .registry_errors = i == 1};
+    const char *ca = h->client_auth ? h->client_auth : "none";
+    out->client_auth = !strcmp(ca, "required")    ? LS_HTTP_CLIENT_AUTH_REQUIRED
+                       : !strcmp(ca, "requested") ? LS_HTTP_CLIENT_AUTH_REQUESTED
+                                                  : LS_HTTP_CLIENT_AUTH_NONE;
+    if (h->authentication && !strcmp(h->authentication, "basic")) {
+        if (!b->http_basic && !(b->http_basic = ls_http_basic_new(b->meta))) {
+            snprintf(err, (size_t)errlen, "%s: no random source for the Basic cache", what);
+            return -1;
+        }
+        out->auth = ls_http_basic_check;
+        out->auth_arg = b->http_basic;
+    }
+    if (!h->keystore_location && !h->keystore_certificate_chain) return 0;
+    ls_tls_settings_t ts = {.keystore_location = h->keystore_location,
+                            .keystore_chain = h->keystore_certificate_chain,
+                            .keystore_key = h->keystore_key,
+                            .truststore_location = h->truststore_location,
+                            .client_auth = ca};
+    ls_tls_server_t *t = ls_tls_server_new(&ts, what, err, errlen);
+    char *chain, *key, *trust;
+    int rc = t ? ls_tls_server_pem(t, &chain, &key, &trust, err, errlen) : -1;
+    ls_tls_server_free(t);
+    if (rc != 0) {
+        /* base/tls.c names the Kafka listeners' ssl.X; here it is <prefix>.ssl.X */
+        const char *pfx = i == 0 ? "http." : "schema.registry.";
+        if (!strncmp(err, "ssl.", 4) && strlen(err) + strlen(pfx) < (size_t)errlen) {
+            memmove(err + strlen(pfx), err, strlen(err) + 1);
+            memcpy(err, pfx, strlen(pfx));
+        }
+        return -1;
+    }
+    out->cert_pem = chain;
+    out->key_pem = key;
+    out->truststore_pem = trust;
+    return 0;
+}
+
+static void http_security_free(ls_http_security_t *sec)
+{
+    ls_free((char *)sec->cert_pem);
+    ls_free((char *)sec->key_pem);
+    ls_free((char *)sec->truststore_pem);
+}
+
+/* The catalog's view of the ACLs (issue 30): a table is its topic's, so
+ * loading it (its data) needs READ on the topic and seeing it (list, exists)
+ * DESCRIBE, as Kafka's Fetch and Metadata. Without HTTP authentication the
+ * principal is User:ANONYMOUS, as on a PLAINTEXT listener. */
+static bool rest_may_see(void *ctx, const ls_http_request_t *req, const char *table, bool read,
+                         bool log_denied)
+{
+    ls_broker_t *b = ctx;
+    return ls_authz_check(b->authz, read ? "IcebergLoadTable" : "IcebergListTables",
+                          req->principal ? req->principal : "User:ANONYMOUS", req->peer,
+                          read ? LS_ACL_OP_READ : LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, table,
+                          log_denied);
+}
+
+/* The registry's view of the ACLs (issue 30): subject <topic>-value or
+ * <topic>-key is its topic's, so reading needs DESCRIBE on the topic and
+ * changing WRITE (what a producer that registers its schema holds); either
+ * is also granted by the cluster's DESCRIBE / ALTER, which is what other
+ * subjects and the registry-wide config and mode need. */
+static bool registry_may(void *ctx, const ls_http_request_t *req, const char *subject, bool write,
+                         bool log_denied)
+{
+    ls_broker_t *b = ctx;
+    const char *who = req->principal ? req->principal : "User:ANONYMOUS";
+    const char *api = write ? "SchemaRegistryWrite" : "SchemaRegistryRead";
+    size_t n = subject ? strlen(subject) : 0;
+    size_t cut = n > 6 && !strcmp(subject + n - 6, "-value") ? 6
+                 : n > 4 && !strcmp(subject + n - 4, "-key") ? 4
+                                                             : 0;
+    if (cut) {
+        char *topic = ls_strndup(subject, n - cut);
+        bool ok = ls_authz_check(b->authz, api, who, req->peer,
+                                 write ? LS_ACL_OP_WRITE : LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC,
+                                 topic, false);
+        ls_free(topic);
+        if (ok) return true;
+    }
+    return ls_authz_check(b->authz, api, who, req->peer,
+                          write ? LS_ACL_OP_ALTER : LS_ACL_OP_DESCRIBE, LS_ACL_RES_CLUSTER,
+                          LS_ACL_CLUSTER_NAME, log_denied);
+}
+
+/* The REST API's checks (api/rest_api.h ls_api_access) as Kafka's ACL
+ * operations, for the HTTP principal, before the API acts through its own
+ * User:ANONYMOUS Kafka client. */
+static bool api_may(void *ctx, const ls_http_request_t *req, ls_api_access what, const char *name)
+{
+    static const int8_t ops[] = {
+        [LS_API_DESCRIBE] = LS_ACL_OP_DESCRIBE,
+        [LS_API_DESCRIBE_CONFIGS] = LS_ACL_OP_DESCRIBE_CONFIGS,
+        [LS_API_ALTER_CONFIGS] = LS_ACL_OP_ALTER_CONFIGS,
+        [LS_API_ALTER] = LS_ACL_OP_ALTER,
+        [LS_API_CREATE] = LS_ACL_OP_CREATE,
+        [LS_API_DELETE] = LS_ACL_OP_DELETE,
+        [LS_API_READ] = LS_ACL_OP_READ,
+    };
+    ls_broker_t *b = ctx;
+    return ls_authz_check(b->authz, "RestApi", req->principal ? req->principal : "User:ANONYMOUS",
+                          req->peer, ops[what], name ? LS_ACL_RES_TOPIC : LS_ACL_RES_CLUSTER,
+                          name ? name : LS_ACL_CLUSTER_NAME, true);
+}
+
 /* The http.* limits both HTTP servers apply. */
 static ls_http_limits_t http_limits(const ls_config_t *cfg)
 {
@@ -549,7 +669,9 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
                                               .os = b->os,
                                               .client_props = props,
                                               .held_reason = rest_held_reason,
-                                              .held_ctx = b});
+                                              .held_ctx = b,
+                                              .may_see = b->authz ? rest_may_see : NULL,
+                                              .may_ctx = b});
     ls_free(endpoint);
     ls_free(region);
     b->metrics = ls_broker_metrics_start(b->meta, b->catalog);
@@ -560,19 +682,27 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
                                            .ntable_defaults = b->ntable_defaults,
                                            .kafka_addr = api_kafka_addr,
                                            .ctx = b,
-                                           .timeout_ms = API_KAFKA_TIMEOUT_MS});
+                                           .timeout_ms = API_KAFKA_TIMEOUT_MS,
+                                           .may = b->authz ? api_may : NULL});
     ls_http_mount_t mounts[] = {{"/v1", ls_rest_handle, b->rest, 0},
                                 {"/metrics", ls_broker_metrics_handle, b->metrics, 0},
                                 {LS_API_PREFIX, ls_api_handle, b->api, 1},
                                 {"", ls_console_handle, NULL, 0}}; /* last: the console at / */
     ls_http_limits_t limits = http_limits(cfg);
-    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts,
-                                   sizeof mounts / sizeof mounts[0], &limits, err, (size_t)errlen);
+    ls_http_security_t sec;
+    if (http_security(b, 0, &sec, err, errlen) != 0) return -1;
+    b->http =
+        ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts,
+                             sizeof mounts / sizeof mounts[0], &limits, &sec, err, (size_t)errlen);
+    http_security_free(&sec);
     if (!b->http) return -1;
     int v6 = strchr(cfg->http_host, ':') != NULL;
     LS_INFO("broker",
-            "serving the Iceberg REST catalog on http://%s%s%s:%d/v1 (console: /, health: /health, "
+            "serving the Iceberg REST catalog on %s://%s%s%s:%d/v1 (console: /, health: /health, "
             "metrics: /metrics)",
+            cfg->http_sec[0].keystore_location || cfg->http_sec[0].keystore_certificate_chain
+                ? "https"
+                : "http",
             v6 ? "[" : "", cfg->http_host, v6 ? "]" : "", ls_http_server_port(b->http));
     return 0;
 }
@@ -584,15 +714,24 @@ static int start_registry(ls_broker_t *b, char *err, int errlen)
 {
     const ls_config_t *cfg = b->cfg;
     if (!cfg->registry_host) return 0;
-    ls_http_mount_t mounts[] = {{"", ls_registry_rest_handle, b->registry, 1}};
+    b->registry_rest = LS_NEW(ls_registry_rest_t);
+    *b->registry_rest = (ls_registry_rest_t){
+        .registry = b->registry, .may = b->authz ? registry_may : NULL, .may_ctx = b};
+    ls_http_mount_t mounts[] = {{"", ls_registry_rest_handle, b->registry_rest, 1}};
     ls_http_limits_t limits = http_limits(cfg);
+    ls_http_security_t sec;
+    if (http_security(b, 1, &sec, err, errlen) != 0) return -1;
     b->registry_http =
         ls_http_server_start("schema.registry.listen", cfg->registry_host, cfg->registry_port,
-                             mounts, 1, &limits, err, (size_t)errlen);
+                             mounts, 1, &limits, &sec, err, (size_t)errlen);
+    http_security_free(&sec);
     if (!b->registry_http) return -1;
     int v6 = strchr(cfg->registry_host, ':') != NULL;
-    LS_INFO("broker", "serving the schema registry on http://%s%s%s:%d", v6 ? "[" : "",
-            cfg->registry_host, v6 ? "]" : "", ls_http_server_port(b->registry_http));
+    LS_INFO(
+        "broker", "serving the schema registry on %s://%s%s%s:%d",
+        cfg->http_sec[1].keystore_location || cfg->http_sec[1].keystore_certificate_chain ? "https"
+                                                                                          : "http",
+        v6 ? "[" : "", cfg->registry_host, v6 ? "]" : "", ls_http_server_port(b->registry_http));
     return 0;
 }
 
@@ -879,6 +1018,10 @@ void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg)
     b->http = NULL;
     ls_http_server_stop(b->registry_http);
     b->registry_http = NULL;
+    ls_free(b->registry_rest);
+    b->registry_rest = NULL;
+    ls_http_basic_free(b->http_basic);
+    b->http_basic = NULL;
     for (int i = 0; i < b->nkafka; i++)
         ls_kafka_listener_quiesce(b->kafka[i]);
     if (b->groups) ls_group_service_stop(b->groups); /* answers JoinGroup/SyncGroup waiters */

@@ -37,7 +37,9 @@ typedef struct ls_broker {
     struct ls_api *api;                   /* the Lakestream REST API on /api/v1 (api/rest_api.h) */
     struct ls_http_server *registry_http; /* NULL when schema.registry.listen is empty */
     struct ls_registry *registry;         /* the schema registry it serves (registry/registry.h) */
-    char *warehouse_uri;                  /* object store root URI: table locations */
+    struct ls_registry_rest *registry_rest; /* the registry's HTTP handler state */
+    struct ls_http_basic *http_basic; /* Basic authentication of both HTTP listeners, when on */
+    char *warehouse_uri;              /* object store root URI: table locations */
     ls_prop_t table_defaults[LS_POLICY_NFIELDS]; /* cluster layer of the table policy */
     int ntable_defaults;
     struct ls_compactor *compactor;  /* WAL -> compacted objects (compact/compactor.h) */
