@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1) return 0;
     static const ls_sasl_mech mechs[] = {LS_SASL_PLAIN, LS_SASL_SCRAM_SHA_256,
                                          LS_SASL_SCRAM_SHA_512};
-    ls_sasl_session_t *s = ls_sasl_session_new(mechs[data[0] % 3]);
+    ls_sasl_session_t *s = ls_sasl_session_new(mechs[data[0] % 3], NULL);
     const uint8_t *p = data + 1, *end = data + size;
     ls_sasl_result last = LS_SASL_CONTINUE;
     for (int step = 0; step < 3 && p <= end; step++) {
