@@ -679,10 +679,14 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         snprintf(err, (size_t)errlen, "sasl.enabled.mechanisms: %s", why);
         return -1;
     }
-    if (!(b->sasl_mechanisms & LS_SASL_OAUTHBEARER) && cfg->oauth_jwks_url) {
+    if (!(b->sasl_mechanisms & LS_SASL_OAUTHBEARER) &&
+        (cfg->oauth_jwks_url || cfg->oauth_expected_audience || cfg->oauth_expected_issuer)) {
         snprintf(err, (size_t)errlen,
-                 "sasl.oauthbearer.jwks.endpoint.url is set but OAUTHBEARER is not in "
-                 "sasl.enabled.mechanisms: add it there or remove the setting");
+                 "%s is set but OAUTHBEARER is not in "
+                 "sasl.enabled.mechanisms: add it there or remove the setting",
+                 cfg->oauth_jwks_url            ? "sasl.oauthbearer.jwks.endpoint.url"
+                 : cfg->oauth_expected_audience ? "sasl.oauthbearer.expected.audience"
+                                                : "sasl.oauthbearer.expected.issuer");
         return -1;
     }
     if (b->sasl_mechanisms & LS_SASL_OAUTHBEARER) {

@@ -16,6 +16,7 @@
 #include "base/alloc.h"
 #include "base/base64.h"
 #include "base/buf.h"
+#include "base/config.h"
 #include "security/oauth.h"
 #include "security/sasl.h"
 #include "unit.h"
@@ -395,6 +396,28 @@ TEST(mechanism_list)
     CHECK(m == (LS_SASL_SCRAM_SHA_256 | LS_SASL_OAUTHBEARER));
 }
 
+/* Kafka's settings are applied; its unsecured/custom validator ones are
+ * refused by name, not stored and ignored. */
+TEST(settings)
+{
+    ls_config_t c;
+    ls_config_init(&c);
+    char err[512];
+    CHECK_EQ_INT(ls_config_set(&c, "sasl.oauthbearer.expected.audience", "kafka", err, sizeof err),
+                 0);
+    CHECK(strcmp(c.oauth_expected_audience, "kafka") == 0);
+    CHECK_EQ_INT(c.oauth_clock_skew_s, 30);
+    CHECK(strcmp(c.oauth_sub_claim, "sub") == 0);
+    const char *k = "listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class";
+    CHECK_EQ_INT(ls_config_set(&c, k,
+                               "org.apache.kafka.common.security.oauthbearer."
+                               "OAuthBearerValidatorCallbackHandler",
+                               err, sizeof err),
+                 -1);
+    CHECK(strstr(err, k) && strstr(err, "not supported"));
+    ls_config_free(&c);
+}
+
 int main(void)
 {
     rsa1 = EVP_RSA_gen(2048);
@@ -413,6 +436,7 @@ int main(void)
     RUN(client_first_message);
     RUN(sasl_exchange);
     RUN(mechanism_list);
+    RUN(settings);
     unlink(jwks_path);
     EVP_PKEY_free(rsa1);
     EVP_PKEY_free(rsa2);

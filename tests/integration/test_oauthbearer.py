@@ -1,0 +1,231 @@
+"""SASL/OAUTHBEARER on a SASL_PLAINTEXT listener: JWTs minted here (RS256
+with the cryptography package) checked against a JWKS file and a JWKS served
+over HTTP; librdkafka with its default token method and an oauth_cb;
+kafka-python with a token provider; the principal (sub) meeting the
+authorizer; an expired or foreign token failing cleanly with
+SASL_AUTHENTICATION_FAILED; the session lifetime capped by the token's exp
+and a re-authentication with a fresh token.
+"""
+
+import base64
+import http.server
+import json
+import threading
+import time
+import uuid
+
+import pytest
+from confluent_kafka import KafkaError, Producer
+from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType, AdminClient,
+                                   NewTopic, ResourcePatternType, ResourceType)
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+from test_sasl import SaslBroker, Wire, auth_error, produce_consume
+
+
+def b64u(b):
+    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+
+def int_b64u(n):
+    return b64u(n.to_bytes((n.bit_length() + 7) // 8, "big"))
+
+
+class Idp:
+    """An identity provider: an RSA key, its JWKS and tokens it signs."""
+
+    def __init__(self, kid="k1"):
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.kid = kid
+
+    def jwks(self):
+        pub = self.key.public_key().public_numbers()
+        return json.dumps({"keys": [{"kty": "RSA", "use": "sig", "alg": "RS256", "kid": self.kid,
+                                     "n": int_b64u(pub.n), "e": int_b64u(pub.e)}]})
+
+    def token(self, sub, lifetime=600, **claims):
+        now = int(time.time())
+        body = {"sub": sub, "iat": now, "exp": now + lifetime, "iss": "https://idp.test",
+                "aud": "kafka", "scope": "kafka"}
+        body.update(claims)
+        head = b64u(json.dumps({"alg": "RS256", "typ": "JWT", "kid": self.kid}).encode())
+        data = head + "." + b64u(json.dumps(body).encode())
+        sig = self.key.sign(data.encode(), padding.PKCS1v15(), hashes.SHA256())
+        return data + "." + b64u(sig)
+
+
+OAUTH_ARGS = ["--sasl.oauthbearer.expected.audience=kafka",
+              "--sasl.oauthbearer.expected.issuer=https://idp.test"]
+
+
+@pytest.fixture
+def oauth_broker(tmp_path, request):
+    made = []
+
+    def start(jwks_url, *args):
+        sb = SaslBroker(tmp_path, request, "--sasl.enabled.mechanisms=OAUTHBEARER,SCRAM-SHA-256",
+                        "--sasl.oauthbearer.jwks.endpoint.url=" + jwks_url, *(OAUTH_ARGS +
+                                                                               list(args)),
+                        name="oauth%d" % len(made))
+        sb.b.allow_errors(r"failed authentication|audit|JWKS")
+        made.append(sb)
+        return sb
+    yield start
+    problems = []
+    for sb in made:
+        problems += sb.b.final_check() or []
+    assert not problems, problems
+
+
+@pytest.fixture
+def idp(tmp_path):
+    i = Idp()
+    path = tmp_path / "jwks.json"
+    path.write_text(i.jwks())
+    i.url = "file://" + str(path)
+    return i
+
+
+def conf_for(sb, token_fn, **extra):
+    """librdkafka at its defaults (sasl.oauthbearer.method=default) with an
+    oauth_cb handing it the token."""
+    def cb(_config):
+        tok = token_fn()
+        return tok, time.time() + 600
+    conf = {"bootstrap.servers": sb.bootstrap, "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER", "oauth_cb": cb}
+    conf.update(extra)
+    return conf
+
+
+def test_confluent_kafka_with_jwks_file(oauth_broker, idp):
+    sb = oauth_broker(idp.url)
+    produce_consume(conf_for(sb, lambda: idp.token("alice")))
+
+
+def test_confluent_kafka_with_jwks_over_http(oauth_broker):
+    i = Idp(kid="http-key")
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = i.jwks().encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        sb = oauth_broker("http://127.0.0.1:%d/jwks" % srv.server_address[1])
+        produce_consume(conf_for(sb, lambda: i.token("bob")), n=5)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+@pytest.mark.parametrize("bad", ["expired", "foreign key", "wrong audience"])
+def test_bad_tokens_fail_authentication(oauth_broker, idp, bad):
+    sb = oauth_broker(idp.url)
+    other = Idp()
+    tok = {"expired": lambda: idp.token("alice", lifetime=-120),
+           "foreign key": lambda: other.token("alice"),
+           "wrong audience": lambda: idp.token("alice", aud="web")}[bad]
+    err = auth_error(conf_for(sb, tok))
+    assert err.code() == KafkaError._AUTHENTICATION, err.str()
+    # on the wire: Kafka's error challenge, then SASL_AUTHENTICATION_FAILED
+    w = Wire(sb)
+    assert w.handshake("OAUTHBEARER")[0] == 0
+    first = b"n,,\x01auth=Bearer " + tok().encode() + b"\x01\x01"
+    e, _, challenge, _ = w.authenticate(first)
+    assert e == 0 and json.loads(challenge) == {"status": "invalid_token"}
+    e, msg, _, _ = w.authenticate(b"\x01")
+    assert e == 58 and "Authentication failed" in msg, msg
+    assert w.recv() is None
+
+
+def test_session_lifetime_capped_by_exp_and_reauthentication(oauth_broker, idp):
+    sb = oauth_broker(idp.url, "--connections.max.reauth.ms=3600000")
+    w = Wire(sb)
+    assert w.handshake("OAUTHBEARER")[0] == 0
+    e, _, _, life = w.authenticate(b"n,,\x01auth=Bearer " + idp.token("alice", lifetime=120).encode()
+                                   + b"\x01\x01")
+    assert e == 0 and 0 < life <= 120 * 1000
+    assert w.metadata() is not None
+    # a fresh token re-authenticates the same principal
+    assert w.handshake("OAUTHBEARER")[0] == 0
+    e, _, _, life = w.authenticate(b"n,,\x01auth=Bearer " + idp.token("alice", lifetime=900).encode()
+                                   + b"\x01\x01")
+    assert e == 0 and 120 * 1000 < life <= 900 * 1000
+    assert w.metadata() is not None
+    w.close()
+
+
+def test_librdkafka_reauthenticates_before_the_token_expires(oauth_broker, idp):
+    """With connections.max.reauth.ms on, a token living a few seconds caps
+    the session; librdkafka refreshes its token and re-authenticates, so its
+    connection keeps producing."""
+    sb = oauth_broker(idp.url, "--connections.max.reauth.ms=3600000")
+    minted = []
+
+    def cb(_config):
+        minted.append(1)
+        return idp.token("alice", lifetime=12), time.time() + 12
+    p = Producer({"bootstrap.servers": sb.bootstrap, "security.protocol": "SASL_PLAINTEXT",
+                  "sasl.mechanism": "OAUTHBEARER", "oauth_cb": cb})
+    topic = "t-" + uuid.uuid4().hex[:8]
+    deadline = time.monotonic() + 60
+    while len(minted) < 2 and time.monotonic() < deadline:
+        p.produce(topic, value=b"x")
+        assert p.flush(30) == 0
+        p.poll(0.2)
+    assert len(minted) >= 2
+    # produce on past the first token's expiry
+    end = time.monotonic() + 5
+    while time.monotonic() < end:
+        p.produce(topic, value=b"x")
+        assert p.flush(30) == 0
+        p.poll(0.2)
+    assert "SASL session expired" not in sb.b.log_text()
+
+
+def test_oauth_principals_meet_the_authorizer(oauth_broker, idp):
+    """sub is the principal: alice may write one topic, not another."""
+    sb = oauth_broker(idp.url, "--authorizer.class.name=org.apache.kafka.metadata.authorizer."
+                      "StandardAuthorizer", "--super.users=User:admin")
+    admin = AdminClient(conf_for(sb, lambda: idp.token("admin")))
+    allowed, denied = "ok-" + uuid.uuid4().hex[:8], "no-" + uuid.uuid4().hex[:8]
+    for t in (allowed, denied):
+        admin.create_topics([NewTopic(t, 1)])[t].result(30)
+    for op in (AclOperation.WRITE, AclOperation.DESCRIBE):
+        b = AclBinding(ResourceType.TOPIC, allowed, ResourcePatternType.LITERAL, "User:alice", "*",
+                       op, AclPermissionType.ALLOW)
+        admin.create_acls([b])[b].result(30)
+    p = Producer(conf_for(sb, lambda: idp.token("alice"), **{"message.timeout.ms": 10000}))
+    errs = {}
+    for t in (allowed, denied):
+        p.produce(t, b"x", on_delivery=lambda e, m, t=t: errs.__setitem__(t, e))
+    p.flush(30)
+    assert errs[allowed] is None, errs
+    assert errs[denied] is not None and \
+        errs[denied].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED, errs
+
+
+def test_kafka_python_token_provider(oauth_broker, idp):
+    import kafka
+    from kafka.net.sasl.oauth import AbstractTokenProvider
+
+    class Provider(AbstractTokenProvider):
+        def token(self):
+            return idp.token("carol")
+    sb = oauth_broker(idp.url)
+    topic = "t-" + uuid.uuid4().hex[:8]
+    p = kafka.KafkaProducer(bootstrap_servers=sb.bootstrap, security_protocol="SASL_PLAINTEXT",
+                            sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=Provider())
+    p.send(topic, b"hello").get(timeout=30)
+    p.close()
