@@ -1,7 +1,8 @@
 """SASL/OAUTHBEARER on a SASL_PLAINTEXT listener: JWTs minted here (RS256
 with the cryptography package) checked against a JWKS file and a JWKS served
 over HTTP; librdkafka with its default token method and an oauth_cb;
-kafka-python with a token provider; the principal (sub) meeting the
+kafka-python with a token provider; Kafka's Java client with a login
+callback handler; the principal (sub) meeting the
 authorizer; an expired or foreign token failing cleanly with
 SASL_AUTHENTICATION_FAILED; the session lifetime capped by the token's exp
 and a re-authentication with a fresh token.
@@ -10,6 +11,8 @@ and a re-authentication with a fresh token.
 import base64
 import http.server
 import json
+import os
+import subprocess
 import threading
 import time
 import uuid
@@ -21,7 +24,7 @@ from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType, 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from test_sasl import SaslBroker, Wire, auth_error, produce_consume
+from test_sasl import HERE, JAVA_LIB, JVM, SaslBroker, Wire, auth_error, produce_consume
 
 
 def b64u(b):
@@ -229,3 +232,34 @@ def test_kafka_python_token_provider(oauth_broker, idp):
                             sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=Provider())
     p.send(topic, b"hello").get(timeout=30)
     p.close()
+
+
+@pytest.fixture(scope="module")
+def java_oauth(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("oauth_java"))
+    cp = os.path.join(JAVA_LIB, "*")
+    r = subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", out,
+                        os.path.join(HERE, "java", "oauth", "OAuthClient.java")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    def run(token_file, *args):
+        r = subprocess.run(JVM + ["-Doauth.token.file=" + str(token_file),
+                                  "-cp", out + os.pathsep + cp, "OAuthClient"] + list(args),
+                           capture_output=True, text=True, timeout=180)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout.strip().splitlines()[-1]
+    return run
+
+
+def test_java_client(oauth_broker, idp, java_oauth, tmp_path):
+    """Kafka's Java client with a login callback handing it our RS256 token;
+    an expired one fails with SaslAuthenticationException."""
+    sb = oauth_broker(idp.url)
+    tok = tmp_path / "token"
+    tok.write_text(idp.token("erin"))
+    topic = "t-" + uuid.uuid4().hex[:8]
+    assert java_oauth(tok, sb.bootstrap, topic, "5") == "OK 5"
+    tok.write_text(idp.token("erin", lifetime=-120))
+    out = java_oauth(tok, sb.bootstrap, topic, "1")
+    assert out.startswith("AUTH SaslAuthenticationException"), out
