@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
 #include <openssl/rsa.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@
 
 typedef struct jwk {
     char *kid;
+    char *alg; /* the JWK's "alg" when it names one: tokens must use it */
     EVP_PKEY *key;
     bool ec;
 } jwk_t;
@@ -65,6 +67,7 @@ static void keyset_unref(ls_oauth_t *a, keyset_t *ks)
     if (!last) return;
     for (int i = 0; i < ks->n; i++) {
         ls_free(ks->keys[i].kid);
+        ls_free(ks->keys[i].alg);
         EVP_PKEY_free(ks->keys[i].key);
     }
     ls_free(ks->keys);
@@ -92,8 +95,11 @@ static int b64url(const char *s, size_t n, uint8_t **out, size_t *outlen)
 static int b64url_field(json_t *o, const char *name, uint8_t **out, size_t *len)
 {
     const char *s = json_string_value(json_object_get(o, name));
-    if (!s || b64url(s, strlen(s), out, len) != 0 || *len == 0) {
-        if (s && *len == 0) ls_free(*out);
+    *len = 0;
+    if (!s || b64url(s, strlen(s), out, len) != 0) return -1;
+    if (*len == 0) {
+        ls_free(*out);
+        *out = NULL;
         return -1;
     }
     return 0;
@@ -186,7 +192,9 @@ static keyset_t *keyset_parse(const char *text, size_t n, char *err, size_t errl
         bool ec = strcmp(kty, "EC") == 0;
         EVP_PKEY *k = ec ? ec_key(j) : strcmp(kty, "RSA") == 0 ? rsa_key(j) : NULL;
         if (!k) continue;
-        ks->keys[ks->n++] = (jwk_t){.kid = ls_strdup(kid), .key = k, .ec = ec};
+        const char *alg = json_string_value(json_object_get(j, "alg"));
+        ks->keys[ks->n++] =
+            (jwk_t){.kid = ls_strdup(kid), .alg = alg ? ls_strdup(alg) : NULL, .key = k, .ec = ec};
     }
     json_decref(doc);
     return ks;
@@ -413,7 +421,7 @@ static bool verify(const jwk_t *k, const char *alg, const uint8_t *data, size_t 
         md = EVP_sha256(), ec = true, flen = 32;
     else if (strcmp(alg, "ES384") == 0)
         md = EVP_sha384(), ec = true, flen = 48;
-    if (!md || ec != k->ec) return false;
+    if (!md || ec != k->ec || (k->alg && strcmp(k->alg, alg) != 0)) return false;
     if (ec && EVP_PKEY_get_bits(k->key) != (int)flen * 8) return false;
     uint8_t *der = NULL;
     if (ec) {
@@ -439,7 +447,8 @@ static int numeric_date(json_t *claims, const char *name, int64_t *out)
 {
     json_t *v = json_object_get(claims, name);
     if (!v) return 0;
-    if (!json_is_number(v)) return -1;
+    /* beyond a few hundred million years: not a date (and no overflow) */
+    if (!json_is_number(v) || fabs(json_number_value(v)) > 1e13) return -1;
     *out = (int64_t)json_number_value(v);
     return 1;
 }

@@ -50,8 +50,9 @@ static void jwk(FILE *f, EVP_PKEY *k, const char *kid)
 {
     if (EVP_PKEY_is_a(k, "RSA")) {
         char *n = b64u_bn(k, OSSL_PKEY_PARAM_RSA_N), *e = b64u_bn(k, OSSL_PKEY_PARAM_RSA_E);
-        fprintf(f, "{\"kty\":\"RSA\",\"kid\":\"%s\",\"use\":\"sig\",\"n\":\"%s\",\"e\":\"%s\"}",
-                kid, n, e);
+        /* "r1a": the same key bound to RS256 by the JWK's alg */
+        fprintf(f, "{\"kty\":\"RSA\",\"kid\":\"%s\",\"use\":\"sig\",%s\"n\":\"%s\",\"e\":\"%s\"}",
+                kid, strcmp(kid, "r1a") == 0 ? "\"alg\":\"RS256\"," : "", n, e);
         ls_free(n);
         ls_free(e);
         return;
@@ -76,6 +77,8 @@ static void write_jwks(bool rotated)
     FILE *f = fopen(jwks_path, "w");
     fprintf(f, "{\"keys\":[");
     jwk(f, rsa1, "r1");
+    fprintf(f, ",");
+    jwk(f, rsa1, "r1a");
     fprintf(f, ",");
     jwk(f, ec256, "e1");
     fprintf(f, ",");
@@ -183,6 +186,9 @@ TEST(accepted_algorithms)
     /* an algorithm that does not fit the key */
     CHECK_EQ_INT(check(a, ec384, "ES256", "e2", GOOD, who, err), LS_EINVAL);
     CHECK_EQ_INT(check(a, rsa1, "RS256", "e1", GOOD, who, err), LS_EINVAL);
+    /* a JWK naming its alg accepts only that one */
+    CHECK_EQ_INT(check(a, rsa1, "RS256", "r1a", GOOD, who, err), LS_OK);
+    CHECK_EQ_INT(check(a, rsa1, "PS256", "r1a", GOOD, who, err), LS_EINVAL);
     ls_oauth_close(a);
 }
 
@@ -205,6 +211,7 @@ TEST(refused_tokens)
         {"{\"sub\":\"alice\",\"iss\":\"idp\",\"aud\":\"kafka\"}", "no exp"},
         {"{\"sub\":\"alice\",\"exp\":1899999960,\"iss\":\"idp\",\"aud\":\"kafka\"}", "expired"},
         {"{\"sub\":\"alice\",\"exp\":\"soon\",\"iss\":\"idp\",\"aud\":\"kafka\"}", "not a number"},
+        {"{\"sub\":\"alice\",\"exp\":1e300,\"iss\":\"idp\",\"aud\":\"kafka\"}", "not a number"},
         {"{\"sub\":\"alice\",\"exp\":1900000600,\"nbf\":1900000100,\"iss\":\"idp\",\"aud\":"
          "\"kafka\"}",
          "nbf"},
