@@ -12,6 +12,7 @@ import base64
 import http.server
 import json
 import os
+import socket
 import subprocess
 import threading
 import time
@@ -24,6 +25,7 @@ from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType, 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
+import lsbroker
 from test_sasl import HERE, JAVA_LIB, JVM, SaslBroker, Wire, auth_error, produce_consume
 
 
@@ -263,3 +265,60 @@ def test_java_client(oauth_broker, idp, java_oauth, tmp_path):
     tok.write_text(idp.token("erin", lifetime=-120))
     out = java_oauth(tok, sb.bootstrap, topic, "1")
     assert out.startswith("AUTH SaslAuthenticationException"), out
+
+
+def test_unreachable_jwks_fails_logins_not_the_broker(oauth_broker, idp):
+    """A JWKS nobody serves: the broker starts, logs the URL, and tokens fail
+    with SASL_AUTHENTICATION_FAILED (no hang, no crash)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    url = "http://127.0.0.1:%d/jwks" % s.getsockname()[1]  # bound, never listening
+    try:
+        sb = oauth_broker(url)
+        err = auth_error(conf_for(sb, lambda: idp.token("alice")))
+        assert err.code() == KafkaError._AUTHENTICATION, err.str()
+        assert "JWKS %s could not be loaded" % url in sb.b.log_text()
+    finally:
+        s.close()
+
+
+def serve_fails(tmp_path, *args):
+    """`lakestream serve` with args: its stderr, asserting it refused to start."""
+    b = lsbroker.Broker(str(tmp_path / "data-refused"), str(tmp_path / "logs"), [],
+                        name="refused")
+    r = subprocess.run([b.binary, "serve", "--data.dir=" + str(tmp_path / "data-refused"),
+                        "--listeners=SASL_PLAINTEXT://127.0.0.1:0", "--http.listen=",
+                        "--schema.registry.listen="] + list(args),
+                       capture_output=True, text=True, timeout=60, env=b._env())
+    assert r.returncode != 0, r.stdout + r.stderr
+    return r.stderr
+
+
+@pytest.mark.parametrize("args,named", [
+    (["--sasl.enabled.mechanisms=OAUTHBEARER"], "sasl.oauthbearer.jwks.endpoint.url"),
+    (["--sasl.oauthbearer.jwks.endpoint.url=file:///x.json"], "OAUTHBEARER is not in"),
+    (["--sasl.enabled.mechanisms=OAUTHBEARER", "--sasl.oauthbearer.jwks.endpoint.url=ldap://x"],
+     "sasl.oauthbearer.jwks.endpoint.url"),
+    (["--sasl.enabled.mechanisms=OAUTHBEARER", "--sasl.oauthbearer.jwks.endpoint.url=file:///x",
+      "--listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class="
+      "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"],
+     "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class"),
+])
+def test_settings_not_applied_are_refused(tmp_path, args, named):
+    err = serve_fails(tmp_path, *args)
+    assert named in err, err
+
+
+def test_readme_properties_block_is_accepted(idp, tmp_path, request):
+    """README's OAUTHBEARER properties block, with the JWKS URL pointed at the
+    test's file and the issuer at the test's, configures a broker that logs a
+    client in."""
+    text = open(os.path.join(lsbroker.ROOT, "README.md"), encoding="utf-8").read()
+    block = text.split("#### OAUTHBEARER")[1].split("```properties\n")[1].split("```")[0]
+    assert "sasl.oauthbearer.jwks.endpoint.url=https://idp.example.com" in block
+    block = block.replace("https://idp.example.com/.well-known/jwks.json", idp.url)
+    props = tmp_path / "broker.properties"
+    props.write_text(block.replace("https://idp.example.com", "https://idp.test"))
+    sb = SaslBroker(tmp_path, request, "--config", str(props), name="readme")
+    produce_consume(conf_for(sb, lambda: idp.token("alice")), n=3)
+    assert not sb.b.final_check()
