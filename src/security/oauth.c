@@ -574,11 +574,11 @@ int ls_oauth_client_first(const uint8_t *msg, size_t n, const char **token, size
 {
     /* gs2 header: "n," or "y," then an optional a=authzid, then ',' */
     if (n < 3 || (msg[0] != 'n' && msg[0] != 'y') || msg[1] != ',') return -1;
-    const uint8_t *p = memchr(msg + 2, ',', n - 2);
-    if (!p || *++p != 0x01) return -1;
     const uint8_t *end = msg + n;
+    const uint8_t *p = memchr(msg + 2, ',', n - 2);
+    if (!p || p + 1 >= end || p[1] != 0x01) return -1;
     *token = NULL;
-    p++;
+    p += 2;
     while (p < end && *p != 0x01) { /* key=value\x01 pairs, then a lone \x01 */
         const uint8_t *e = memchr(p, 0x01, (size_t)(end - p));
         if (!e) return -1;
