@@ -317,6 +317,32 @@ TEST(unknown_kid_and_rotation)
     ls_oauth_close(a);
 }
 
+/* sasl.oauthbearer.jwks.endpoint.refresh.ms: a key the provider retired
+ * stops verifying without any token asking for a refresh. */
+TEST(periodic_refresh)
+{
+    char url[128], err[256], who[256];
+    snprintf(url, sizeof url, "file://%s", jwks_path);
+    ls_oauth_opts_t o = {.jwks_url = url, .refresh_ms = 20};
+    ls_oauth_t *a = ls_oauth_open(&o, err, sizeof err);
+    const char *c = "{\"sub\":\"erin\",\"exp\":1900000600}";
+    CHECK_EQ_INT(check(a, ec256, "ES256", "e1", c, who, err), LS_OK);
+    FILE *f = fopen(jwks_path, "w");
+    fprintf(f, "{\"keys\":[");
+    jwk(f, rsa1, "r1");
+    fprintf(f, "]}");
+    fclose(f);
+    ls_status st = LS_OK;
+    for (int i = 0; i < 600 && st == LS_OK; i++) {
+        st = check(a, ec256, "ES256", "e1", c, who, err);
+        if (st == LS_OK) usleep(20000);
+    }
+    CHECK_EQ_INT(st, LS_EINVAL);
+    CHECK(strstr(err, "kid"));
+    write_jwks(false);
+    ls_oauth_close(a);
+}
+
 TEST(unreachable_jwks)
 {
     char err[256], who[256];
@@ -447,6 +473,7 @@ int main(void)
     RUN(sub_claim_name);
     RUN(malformed);
     RUN(unknown_kid_and_rotation);
+    RUN(periodic_refresh);
     RUN(unreachable_jwks);
     RUN(client_first_message);
     RUN(sasl_exchange);
