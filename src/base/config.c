@@ -950,10 +950,11 @@ static const cfg_key_t cfg_keys[] = {
      .type = CT_STRING,
      FIELD(sasl_enabled_mechanisms),
      .def = "SCRAM-SHA-256,SCRAM-SHA-512",
-     .help = "Mechanisms SASL listeners offer: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (comma "
-             "separated). All check the SCRAM users of the metadata store (`lakestream users`); "
-             "PLAIN sends the password itself, so it is offered only when listed. GSSAPI and "
-             "OAUTHBEARER are refused."},
+     .help = "Mechanisms SASL listeners offer: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, "
+             "OAUTHBEARER (comma separated). PLAIN and SCRAM check the SCRAM users of the "
+             "metadata store (`lakestream users`); PLAIN sends the password itself, so it is "
+             "offered only when listed. OAUTHBEARER checks JWTs against a JWKS "
+             "(sasl.oauthbearer.*). GSSAPI is refused."},
     {.name = "connections.max.reauth.ms",
      .type = CT_INT,
      FIELD(connections_max_reauth_ms),
@@ -963,6 +964,50 @@ static const cfg_key_t cfg_keys[] = {
      .help = "SASL session lifetime (KIP-368): clients that support it re-authenticate within "
              "it; a connection that has not is closed at its next request. 0: sessions never "
              "expire."},
+
+    {.name = "sasl.oauthbearer.jwks.endpoint.url",
+     .section = "SASL/OAUTHBEARER (OAUTHBEARER in sasl.enabled.mechanisms)",
+     .type = CT_STRING,
+     FIELD(oauth_jwks_url),
+     .help = "Where the identity provider's signing keys (a JWKS) are: file://, http:// or "
+             "https://. Required with OAUTHBEARER; tokens must be JWTs signed with RS256, RS384, "
+             "RS512, PS256, ES256 or ES384 by a key of this set."},
+    {.name = "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+     .type = CT_INT,
+     FIELD(oauth_jwks_refresh_ms),
+     .def = "3600000",
+     .min = 0,
+     .max = INT64_MAX,
+     .help = "How often the JWKS is fetched again (also, at most once a second, when a token "
+             "names an unknown kid). 0: only at start and on an unknown kid."},
+    {.name = "sasl.oauthbearer.expected.audience",
+     .type = CT_STRING,
+     FIELD(oauth_expected_audience),
+     .help = "Comma-separated audiences; a token's aud must name one. Empty: aud is not "
+             "checked."},
+    {.name = "sasl.oauthbearer.expected.issuer",
+     .type = CT_STRING,
+     FIELD(oauth_expected_issuer),
+     .help = "A token's iss must equal this. Empty: iss is not checked."},
+    {.name = "sasl.oauthbearer.clock.skew.seconds",
+     .type = CT_INT,
+     FIELD(oauth_clock_skew_s),
+     .def = "30",
+     .min = 0,
+     .max = 86400,
+     .help = "Leeway for exp, nbf and iat between the broker's clock and the identity "
+             "provider's."},
+    {.name = "sasl.oauthbearer.scope.claim.name",
+     .type = CT_STRING,
+     FIELD(oauth_scope_claim),
+     .def = "scope",
+     .help = "Claim holding the token's scopes (a string or a list; any other type is "
+             "refused)."},
+    {.name = "sasl.oauthbearer.sub.claim.name",
+     .type = CT_STRING,
+     FIELD(oauth_sub_claim),
+     .def = "sub",
+     .help = "Claim naming the principal: a token authenticates as User:<its value>."},
 };
 
 /* Kafka settings refused by name: accepting them would leave an operator's
@@ -973,9 +1018,24 @@ static const struct {
     {"sasl.mechanism.inter.broker.protocol",
      "not applicable: brokers never connect to each other over Kafka (they share the metadata "
      "store), so there is no inter-broker SASL mechanism; remove the line"},
+    /* a leading '*': any key ending with the rest (listener.name.<l>.oauthbearer...) */
+    {"*oauthbearer.sasl.server.callback.handler.class",
+     "not supported: OAUTHBEARER tokens are always checked by the built-in JWT validator "
+     "against sasl.oauthbearer.jwks.endpoint.url (no unsecured or custom callback); remove the "
+     "line"},
+    {"*oauthbearer.sasl.jaas.config",
+     "not supported: the broker needs no JAAS login for OAUTHBEARER (the built-in JWT validator "
+     "uses the sasl.oauthbearer.* settings); remove the line"},
 };
 
 #define NKEYS (sizeof cfg_keys / sizeof cfg_keys[0])
+
+static bool refused_match(const char *pat, const char *key)
+{
+    if (*pat != '*') return strcmp(key, pat) == 0;
+    size_t pl = strlen(pat + 1), kl = strlen(key);
+    return kl >= pl && strcmp(key + kl - pl, pat + 1) == 0;
+}
 
 _Static_assert(sizeof(int) == 4, "listen_port/advertised_port are stored as 32-bit ints");
 
@@ -1427,7 +1487,7 @@ int ls_config_set(ls_config_t *c, const char *key, const char *value, char *err,
     const cfg_key_t *k = key_find(key);
     if (!k) {
         for (size_t i = 0; i < sizeof refused_keys / sizeof refused_keys[0]; i++)
-            if (strcmp(key, refused_keys[i].name) == 0) {
+            if (refused_match(refused_keys[i].name, key)) {
                 errf(err, errlen, "%s: %s", key, refused_keys[i].why);
                 return -1;
             }

@@ -209,6 +209,14 @@ typedef struct ls_config {
         char *client_auth;                /* <p>.ssl.client.auth: none|requested|required */
         char *authentication;             /* <p>.authentication: none|basic */
     } http_sec[2];
+    /* SASL/OAUTHBEARER (security/oauth.h) */
+    char *oauth_jwks_url;          /* sasl.oauthbearer.jwks.endpoint.url */
+    int64_t oauth_jwks_refresh_ms; /* sasl.oauthbearer.jwks.endpoint.refresh.ms, default 3600000 */
+    char *oauth_expected_audience; /* sasl.oauthbearer.expected.audience: comma list */
+    char *oauth_expected_issuer;   /* sasl.oauthbearer.expected.issuer */
+    int64_t oauth_clock_skew_s;    /* sasl.oauthbearer.clock.skew.seconds, default 30 */
+    char *oauth_scope_claim;       /* sasl.oauthbearer.scope.claim.name, default scope */
+    char *oauth_sub_claim;         /* sasl.oauthbearer.sub.claim.name, default sub */
 } ls_config_t;
 
 /* Fills defaults. */

@@ -10,8 +10,10 @@
  * answered SASL_AUTHENTICATION_FAILED with Kafka's message, then closes. A
  * re-authentication (KIP-368: a handshake on an authenticated connection
  * whose client used SaslAuthenticate v1+) must keep the mechanism and the
- * principal. Exchange steps read the credential store and run PBKDF2, so
- * they run on a worker; one step at a time per connection. */
+ * principal; with connections.max.reauth.ms set, an OAUTHBEARER session's
+ * lifetime is capped by its token's exp. Exchange steps read the credential
+ * store and run PBKDF2 or a signature check, so they run on a worker; one
+ * step at a time per connection. */
 #include <stdio.h>
 #include <string.h>
 
@@ -27,7 +29,7 @@
 
 static void handshake_respond(ls_kreq_t *req, int16_t err, bool close)
 {
-    const char *names[3];
+    const char *names[LS_SASL_NMECHS];
     int n = ls_sasl_mech_names(req->svc->sasl_mechanisms, names);
     ls_kafka_SaslHandshakeResponse resp = {.ErrorCode = err, .NumMechanisms = n};
     resp.Mechanisms = ls_arena_alloc(req->arena, (size_t)n * sizeof *resp.Mechanisms + 1);
@@ -71,7 +73,7 @@ void ls_kafka_handle_sasl_handshake(ls_kreq_t *req)
         return;
     }
     ls_sasl_session_free(a->session);
-    a->session = ls_sasl_session_new(mech);
+    a->session = ls_sasl_session_new(mech, req->svc->oauth);
     a->mech = (int)mech;
     a->state = LS_KSASL_HANDSHAKEN;
     a->raw = req->api_version == 0;
@@ -149,6 +151,12 @@ static void auth_done(void *arg)
             auth_respond(req, LS_KERR_SASL_AUTHENTICATION_FAILED, j->err, NULL, 0, true);
         } else {
             int64_t reauth_ms = req->svc->cfg->connections_max_reauth_ms;
+            /* KIP-368 as Kafka: with re-authentication on, a session never
+             * outlives its credential (an OAUTHBEARER token's exp) */
+            if (reauth_ms > 0 && a->session->expires_ms) {
+                int64_t left = a->session->expires_ms - ls_clock_wall_ms();
+                if (left < reauth_ms) reauth_ms = left > 1 ? left : 1;
+            }
             if (!a->authenticated)
                 LS_DEBUG("sasl", "%s authenticated as %s with %s", ls_kreq_peer(req), principal,
                          mech);

@@ -41,9 +41,11 @@ typedef struct ls_kafka_services {
     const int *stopping; /* non-zero once the broker is shutting down */
     /* SASL (h_sasl.c, h_users.c): the store holding the SCRAM users
      * (security/users.h) and the mechanisms sasl.enabled.mechanisms enables
-     * (ls_sasl_mech bits). */
+     * (ls_sasl_mech bits); the OAUTHBEARER token validator when that
+     * mechanism is enabled (security/oauth.h), else NULL. */
     struct ls_meta *users_meta;
     unsigned sasl_mechanisms;
+    struct ls_oauth *oauth;
     /* Client quotas: the cluster's values (security/quotas.h) and this
      * broker's rate windows (kafka/kquota.h). */
     struct ls_quotas *quotas;

@@ -17,6 +17,7 @@ static const struct {
     {LS_SASL_PLAIN, "PLAIN"},
     {LS_SASL_SCRAM_SHA_256, "SCRAM-SHA-256"},
     {LS_SASL_SCRAM_SHA_512, "SCRAM-SHA-512"},
+    {LS_SASL_OAUTHBEARER, "OAUTHBEARER"},
 };
 #define NMECHS (sizeof mechs / sizeof mechs[0])
 
@@ -61,12 +62,12 @@ int ls_sasl_mechs_parse(const char *list, unsigned *out, char *err, size_t errle
         if (!ls_sasl_mech_from_name(p, n, &m)) {
             if (n == 6 && memcmp(p, "GSSAPI", 6) == 0)
                 snprintf(err, errlen,
-                         "GSSAPI (Kerberos) is not supported; use PLAIN, SCRAM-SHA-256 or "
-                         "SCRAM-SHA-512");
+                         "GSSAPI (Kerberos) is not supported; use PLAIN, SCRAM-SHA-256, "
+                         "SCRAM-SHA-512 or OAUTHBEARER");
             else
                 snprintf(err, errlen,
                          "'%.*s' is not a supported mechanism (PLAIN, SCRAM-SHA-256, "
-                         "SCRAM-SHA-512)",
+                         "SCRAM-SHA-512, OAUTHBEARER)",
                          (int)(n > 64 ? 64 : n), p);
             return -1;
         }
@@ -80,11 +81,17 @@ int ls_sasl_mechs_parse(const char *list, unsigned *out, char *err, size_t errle
     return 0;
 }
 
-ls_sasl_session_t *ls_sasl_session_new(ls_sasl_mech mech)
+static bool is_scram(ls_sasl_mech m)
+{
+    return m == LS_SASL_SCRAM_SHA_256 || m == LS_SASL_SCRAM_SHA_512;
+}
+
+ls_sasl_session_t *ls_sasl_session_new(ls_sasl_mech mech, ls_oauth_t *oauth)
 {
     ls_sasl_session_t *s = LS_NEW(ls_sasl_session_t);
     s->mech = mech;
-    if (mech != LS_SASL_PLAIN)
+    s->oauth = oauth;
+    if (is_scram(mech))
         ls_scram_server_init(&s->scram,
                              mech == LS_SASL_SCRAM_SHA_512 ? LS_SCRAM_SHA_512 : LS_SCRAM_SHA_256);
     return s;
@@ -93,7 +100,7 @@ ls_sasl_session_t *ls_sasl_session_new(ls_sasl_mech mech)
 void ls_sasl_session_free(ls_sasl_session_t *s)
 {
     if (!s) return;
-    if (s->mech != LS_SASL_PLAIN) ls_scram_server_free(&s->scram);
+    if (is_scram(s->mech)) ls_scram_server_free(&s->scram);
     OPENSSL_cleanse(s, sizeof *s);
     ls_free(s);
 }
@@ -198,11 +205,39 @@ static ls_sasl_result scram_step(ls_sasl_session_t *s, ls_meta_t *meta, const ui
     return LS_SASL_SUCCESS;
 }
 
+/* RFC 7628: a bad token is answered with an error challenge; the client
+ * acknowledges it with 0x01 and only then does the exchange fail (Kafka's
+ * OAuthBearerSaslServer does the same). */
+static ls_sasl_result oauth_step(ls_sasl_session_t *s, const uint8_t *in, size_t n, ls_buf_t *out,
+                                 char *err, size_t errlen)
+{
+    if (s->oauth_failed) return failure(s, err, errlen, "Authentication failed: %s", s->oauth_err);
+    const char *tok;
+    size_t tl;
+    if (ls_oauth_client_first(in, n, &tok, &tl) != 0)
+        return failure(s, err, errlen, "%s",
+                       "Authentication failed: Invalid OAUTHBEARER client first message");
+    int64_t exp_ms = 0;
+    if (!s->oauth || ls_oauth_validate(s->oauth, tok, tl, s->user, sizeof s->user, &exp_ms,
+                                       s->oauth_err, sizeof s->oauth_err) != LS_OK) {
+        if (!s->oauth) snprintf(s->oauth_err, sizeof s->oauth_err, "no token validator");
+        s->user[0] = '\0';
+        s->oauth_failed = true;
+        static const char answer[] = "{\"status\":\"invalid_token\"}";
+        ls_buf_append(out, answer, sizeof answer - 1);
+        return LS_SASL_CONTINUE;
+    }
+    s->over = true;
+    s->expires_ms = exp_ms;
+    return LS_SASL_SUCCESS;
+}
+
 ls_sasl_result ls_sasl_step(ls_sasl_session_t *s, ls_meta_t *meta, const uint8_t *in, size_t n,
                             ls_buf_t *out, char *err, size_t errlen)
 {
     if (s->over)
         return failure(s, err, errlen, "%s", "Authentication failed: exchange already over");
     if (s->mech == LS_SASL_PLAIN) return plain_step(s, meta, in, n, err, errlen);
+    if (s->mech == LS_SASL_OAUTHBEARER) return oauth_step(s, in, n, out, err, errlen);
     return scram_step(s, meta, in, n, out, err, errlen);
 }

@@ -322,6 +322,7 @@ static void services_init(ls_broker_t *b)
         .stopping = &b->stopping,
         .users_meta = b->meta,
         .sasl_mechanisms = b->sasl_mechanisms,
+        .oauth = b->oauth,
         .root = b,
         .members = svc_members,
         .table_lag = svc_table_lag,
@@ -821,6 +822,32 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         snprintf(err, (size_t)errlen, "sasl.enabled.mechanisms: %s", why);
         return -1;
     }
+    if (!(b->sasl_mechanisms & LS_SASL_OAUTHBEARER) &&
+        (cfg->oauth_jwks_url || cfg->oauth_expected_audience || cfg->oauth_expected_issuer)) {
+        snprintf(err, (size_t)errlen,
+                 "%s is set but OAUTHBEARER is not in "
+                 "sasl.enabled.mechanisms: add it there or remove the setting",
+                 cfg->oauth_jwks_url            ? "sasl.oauthbearer.jwks.endpoint.url"
+                 : cfg->oauth_expected_audience ? "sasl.oauthbearer.expected.audience"
+                                                : "sasl.oauthbearer.expected.issuer");
+        return -1;
+    }
+    if (b->sasl_mechanisms & LS_SASL_OAUTHBEARER) {
+        ls_oauth_opts_t oo = {
+            .jwks_url = cfg->oauth_jwks_url,
+            .audience = cfg->oauth_expected_audience,
+            .issuer = cfg->oauth_expected_issuer,
+            .clock_skew_s = cfg->oauth_clock_skew_s,
+            .scope_claim = cfg->oauth_scope_claim,
+            .sub_claim = cfg->oauth_sub_claim,
+            .refresh_ms = cfg->oauth_jwks_refresh_ms,
+        };
+        b->oauth = ls_oauth_open(&oo, why, sizeof why);
+        if (!b->oauth) {
+            snprintf(err, (size_t)errlen, "%s", why);
+            return -1;
+        }
+    }
     b->meta = ls_meta_open(cfg->metadata_url, err, errlen);
     if (!b->meta) return -1;
     ls_objstore_opts_t oo;
@@ -1071,6 +1098,7 @@ void ls_broker_free(ls_broker_t *b)
     ls_authz_close(b->authz);
     ls_kquota_free(b->kquota);
     ls_quotas_close(b->quotas);
+    ls_oauth_close(b->oauth);
     ls_objstore_close(b->os);
     ls_meta_close(b->meta);
     memset(b, 0, sizeof *b);

@@ -52,6 +52,7 @@ typedef struct ls_broker {
     int32_t node_id;
     int stopping;
     unsigned sasl_mechanisms; /* sasl.enabled.mechanisms (security/sasl.h bits) */
+    struct ls_oauth *oauth;   /* OAUTHBEARER validator (security/oauth.h); NULL if not enabled */
     ls_kafka_services_t ksvc; /* what the Kafka listener is handed */
 } ls_broker_t;
 

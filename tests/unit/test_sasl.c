@@ -116,7 +116,7 @@ static ls_sasl_result scram_login(ls_meta_t *m, ls_sasl_mech mech, const char *u
                                   const char *cnonce, char **final_out, char *err, size_t errlen)
 {
     ls_scram_mech sm = mech == LS_SASL_SCRAM_SHA_512 ? LS_SCRAM_SHA_512 : LS_SCRAM_SHA_256;
-    ls_sasl_session_t *s = ls_sasl_session_new(mech);
+    ls_sasl_session_t *s = ls_sasl_session_new(mech, NULL);
     char cf[320], bare[300];
     snprintf(bare, sizeof bare, "n=%s,r=%s", user, cnonce);
     snprintf(cf, sizeof cf, "n,,%s", bare);
@@ -255,7 +255,7 @@ TEST(scram_bad_client_final)
                          "c=biws,r=%s",
                          "c=biws,r=%s,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ls_sasl_session_t *s = ls_sasl_session_new(LS_SASL_SCRAM_SHA_256);
+        ls_sasl_session_t *s = ls_sasl_session_new(LS_SASL_SCRAM_SHA_256, NULL);
         ls_buf_t out;
         ls_buf_init(&out);
         char err[300];
@@ -284,7 +284,7 @@ TEST(scram_bad_client_final)
 
 static ls_sasl_result plain(ls_meta_t *m, const char *tok, size_t n, char *err, size_t errlen)
 {
-    ls_sasl_session_t *s = ls_sasl_session_new(LS_SASL_PLAIN);
+    ls_sasl_session_t *s = ls_sasl_session_new(LS_SASL_PLAIN, NULL);
     ls_buf_t out;
     ls_buf_init(&out);
     ls_sasl_result r = ls_sasl_step(s, m, (const uint8_t *)tok, n, &out, err, errlen);
@@ -383,10 +383,10 @@ TEST(mechanism_lists)
     CHECK(set == (LS_SASL_PLAIN | LS_SASL_SCRAM_SHA_512));
     CHECK(ls_sasl_mechs_parse("GSSAPI", &set, err, sizeof err) == -1);
     CHECK(strstr(err, "GSSAPI") && strstr(err, "not supported"));
-    CHECK(ls_sasl_mechs_parse("PLAIN,OAUTHBEARER", &set, err, sizeof err) == -1);
-    CHECK(strstr(err, "OAUTHBEARER"));
+    CHECK(ls_sasl_mechs_parse("PLAIN,XOAUTH2", &set, err, sizeof err) == -1);
+    CHECK(strstr(err, "XOAUTH2"));
     CHECK(ls_sasl_mechs_parse(" , ", &set, err, sizeof err) == -1);
-    const char *names[3];
+    const char *names[LS_SASL_NMECHS];
     CHECK_EQ_INT(ls_sasl_mech_names(LS_SASL_PLAIN | LS_SASL_SCRAM_SHA_256, names), 2);
     CHECK(strcmp(names[0], "PLAIN") == 0 && strcmp(names[1], "SCRAM-SHA-256") == 0);
 }

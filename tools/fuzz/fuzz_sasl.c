@@ -1,5 +1,7 @@
-/* libFuzzer harness for the server side of SASL (security/sasl.h): PLAIN
- * and SCRAM-SHA-256/512 exchanges with client messages that are anything.
+/* libFuzzer harness for the server side of SASL (security/sasl.h): PLAIN,
+ * SCRAM-SHA-256/512 and OAUTHBEARER exchanges with client messages that are
+ * anything (OAUTHBEARER: the RFC 7628 framing and the JWT's base64url and
+ * JSON, against a validator with an empty key set, so it never succeeds).
  *
  * Input byte 0 picks the mechanism; the rest is split at 0x00 0xff into up
  * to three client messages, each handed to ls_sasl_step in turn while the
@@ -22,6 +24,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static ls_meta_t *store;
+static ls_oauth_t *validator;
 
 static ls_scram_cred_t cred_of(ls_scram_mech m, const char *pw)
 {
@@ -55,8 +58,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
     static const ls_sasl_mech mechs[] = {LS_SASL_PLAIN, LS_SASL_SCRAM_SHA_256,
-                                         LS_SASL_SCRAM_SHA_512};
-    ls_sasl_session_t *s = ls_sasl_session_new(mechs[data[0] % 3]);
+                                         LS_SASL_SCRAM_SHA_512, LS_SASL_OAUTHBEARER};
+    if (!validator) {
+        char err[256];
+        ls_oauth_opts_t o = {.jwks_url = "file:///dev/null"};
+        validator = ls_oauth_open(&o, err, sizeof err);
+        if (!validator) abort();
+    }
+    ls_sasl_session_t *s = ls_sasl_session_new(mechs[data[0] % 4], validator);
     const uint8_t *p = data + 1, *end = data + size;
     ls_sasl_result last = LS_SASL_CONTINUE;
     for (int step = 0; step < 3 && p <= end; step++) {
