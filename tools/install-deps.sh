@@ -31,7 +31,7 @@ cd "$ROOT"
 
 BUILD_PKGS=(build-essential pkg-config libuv1-dev libjansson-dev libsqlite3-dev libzstd-dev
             liblz4-dev libsnappy-dev zlib1g-dev libssl-dev libcurl4-openssl-dev
-            libmicrohttpd-dev libpcre2-dev
+            libmicrohttpd-dev libgnutls28-dev libpcre2-dev  # GnuTLS: HTTPS of the HTTP listeners
             libpq-dev)                       # libpq: the PostgreSQL metadata backend (src/meta/meta_pg.c)
 TEST_PKGS=(kcat librdkafka-dev openjdk-17-jdk-headless maven
            radosgw ceph-mon ceph-osd curl   # Ceph: the S3 server of tests/s3/run.sh

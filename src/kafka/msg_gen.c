@@ -11840,4 +11840,4 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_ConsumerGroupHeartbeat,
     &ls_kmsg_ConsumerGroupDescribe,
 };
-const int ls_kmsg_nall = 43;
+const int ls_kmsg_nall = 45;
