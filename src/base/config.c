@@ -359,9 +359,9 @@ static const cfg_key_t cfg_keys[] = {
      .type = CT_STRING,
      FIELD(http_sec[0].authentication),
      .def = "none",
-     .help = "the HTTP listener (http.listen): none, or basic (HTTP Basic checked against the "
-             "SCRAM users; "
-             "/health stays open)."},
+     .help = "the HTTP listener (http.listen): none, basic (HTTP Basic checked against the "
+             "SCRAM users), bearer (a JWT checked against sasl.oauthbearer.jwks.endpoint.url) "
+             "or basic,bearer; /health stays open."},
     {.name = "schema.registry.ssl.keystore.location",
      .type = CT_STRING,
      FIELD(http_sec[1].keystore_location),
@@ -395,9 +395,9 @@ static const cfg_key_t cfg_keys[] = {
      .type = CT_STRING,
      FIELD(http_sec[1].authentication),
      .def = "none",
-     .help = "the schema registry listener: none, or basic (HTTP Basic checked against the SCRAM "
-             "users; "
-             "/health stays open)."},
+     .help = "the schema registry listener: none, basic (HTTP Basic checked against the SCRAM "
+             "users), bearer (a JWT checked against sasl.oauthbearer.jwks.endpoint.url) or "
+             "basic,bearer."},
 
     {.name = "ssl.keystore.type",
      .section = "TLS (SSL and SASL_SSL listeners; Kafka's ssl.* settings)",
@@ -1912,6 +1912,33 @@ static int listeners_finish(ls_config_t *c, char *err, int errlen)
     return 0;
 }
 
+int ls_config_http_auth(const char *s, unsigned *schemes, char *bad, size_t bcap)
+{
+    *schemes = 0;
+    if (!s || !strcmp(s, "none")) return 0;
+    const char *p = s;
+    while (*p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        size_t n = strcspn(p, ", ");
+        if (!n) break;
+        if (n == 5 && !strncmp(p, "basic", 5))
+            *schemes |= LS_HTTP_AUTH_BASIC;
+        else if (n == 6 && !strncmp(p, "bearer", 6))
+            *schemes |= LS_HTTP_AUTH_BEARER;
+        else {
+            snprintf(bad, bcap, "%.*s", (int)n, p);
+            return -1;
+        }
+        p += n;
+    }
+    if (!*schemes) {
+        snprintf(bad, bcap, "%s", s);
+        return -1;
+    }
+    return 0;
+}
+
 /* The http.* / schema.registry.* TLS and authentication settings that
  * involve each other: refused unless they can be applied as written. */
 static int http_sec_finish(ls_config_t *c, char *err, int errlen)
@@ -1927,8 +1954,11 @@ static int http_sec_finish(ls_config_t *c, char *err, int errlen)
             errf(err, errlen, "%s.ssl.client.auth: '%s' is not none, requested or required", p, ca);
             return -1;
         }
-        if (strcmp(au, "none") && strcmp(au, "basic")) {
-            errf(err, errlen, "%s.authentication: '%s' is not none or basic", p, au);
+        unsigned schemes;
+        char bad[64];
+        if (ls_config_http_auth(au, &schemes, bad, sizeof bad) != 0) {
+            errf(err, errlen, "%s.authentication: '%s' is not none, basic, bearer or basic,bearer",
+                 p, bad);
             return -1;
         }
         if (h->keystore_location && (h->keystore_certificate_chain || h->keystore_key)) {

@@ -12,6 +12,7 @@
 #define LS_CONFIG_H
 #include <stdint.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* wal.flush.min.interval.ms on s3:// unless set (docs/OBJECT_STORES.md). */
 #define LS_WAL_FLUSH_MIN_INTERVAL_S3_MS 200
@@ -245,4 +246,10 @@ bool ls_config_key_known(const char *name);
  * key); then LAKESTREAM_* variables; then the remaining --key flags; then
  * ls_config_finish. argv[0..argc) holds only flags. */
 int ls_config_load(ls_config_t *c, int argc, char **argv, char *err, int errlen);
+/* The schemes of http.authentication / schema.registry.authentication (a
+ * comma list): LS_HTTP_AUTH_* bits, 0 for "none" or unset. -1 with the
+ * offending word in bad (bcap bytes) for anything else. */
+enum { LS_HTTP_AUTH_BASIC = 1, LS_HTTP_AUTH_BEARER = 2 };
+int ls_config_http_auth(const char *s, unsigned *schemes, char *bad, size_t bcap);
+
 #endif

@@ -196,8 +196,9 @@ static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *k
     return MHD_YES;
 }
 
+/* sec NULL: no challenge on a 401 (the listener takes no credentials). */
 static enum MHD_Result send_response(struct MHD_Connection *c, ls_http_response_t *resp,
-                                     const char *realm)
+                                     const ls_http_security_t *sec)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(resp->body.len, resp->body.data, MHD_RESPMEM_MUST_COPY);
@@ -206,8 +207,12 @@ static enum MHD_Result send_response(struct MHD_Connection *c, ls_http_response_
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                                 resp->content_type ? resp->content_type : "application/json");
     char challenge[200];
-    if (resp->status == 401 && realm) {
-        snprintf(challenge, sizeof challenge, "Basic realm=\"%s\", charset=\"UTF-8\"", realm);
+    if (resp->status == 401 && sec && sec->challenge_basic) {
+        snprintf(challenge, sizeof challenge, "Basic realm=\"%s\", charset=\"UTF-8\"", sec->realm);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge);
+    }
+    if (resp->status == 401 && sec && sec->challenge_bearer) {
+        snprintf(challenge, sizeof challenge, "Bearer realm=\"%s\"", sec->realm);
         MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge);
     }
     enum MHD_Result rc = MHD_queue_response(c, (unsigned)resp->status, r);
@@ -403,7 +408,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (resp.status >= 500)
         LS_WARN("http", "%s %.200s -> %d %.*s", method, url, resp.status,
                 (int)(resp.body.len > 300 ? 300 : resp.body.len), (const char *)resp.body.data);
-    enum MHD_Result rc = send_response(c, &resp, s->sec.auth ? s->sec.realm : NULL);
+    enum MHD_Result rc = send_response(c, &resp, s->sec.auth ? &s->sec : NULL);
     ls_buf_free(&query);
     ls_buf_free(&resp.body);
     return rc;

@@ -106,8 +106,10 @@ typedef struct ls_http_security {
     ls_http_client_auth client_auth;
     ls_http_auth_fn auth; /* NULL: every request is anonymous */
     void *auth_arg;
-    const char *realm;    /* WWW-Authenticate: Basic realm="..." */
-    bool registry_errors; /* 401/403 bodies in the schema registry's shape, not Iceberg's */
+    const char *realm;     /* WWW-Authenticate: Basic realm="..." */
+    bool challenge_basic;  /* a 401 offers Basic (WWW-Authenticate) */
+    bool challenge_bearer; /* a 401 offers Bearer (RFC 6750) */
+    bool registry_errors;  /* 401/403 bodies in the schema registry's shape, not Iceberg's */
 } ls_http_security_t;
 
 /* Binds host:port (port 0: a free port) and starts serving. mounts[] is

@@ -37,7 +37,7 @@
 #include "security/authz.h"
 #include "security/quotas.h"
 #include "kafka/kquota.h"
-#include "security/http_basic.h"
+#include "security/http_auth.h"
 #include "base/tls.h"
 #include "server/broker_metrics.h"
 #include "server/table_groups.h"
@@ -514,13 +514,23 @@ static int http_security(ls_broker_t *b, int i, ls_http_security_t *out, char *e
     out->client_auth = !strcmp(ca, "required")    ? LS_HTTP_CLIENT_AUTH_REQUIRED
                        : !strcmp(ca, "requested") ? LS_HTTP_CLIENT_AUTH_REQUESTED
                                                   : LS_HTTP_CLIENT_AUTH_NONE;
-    if (h->authentication && !strcmp(h->authentication, "basic")) {
+    unsigned schemes = 0;
+    char bad[64];
+    (void)ls_config_http_auth(h->authentication, &schemes, bad, sizeof bad); /* config-checked */
+    ls_http_authn_t *an = &b->http_authn[i];
+    if (schemes & LS_HTTP_AUTH_BASIC) {
         if (!b->http_basic && !(b->http_basic = ls_http_basic_new(b->meta))) {
             snprintf(err, (size_t)errlen, "%s: no random source for the Basic cache", what);
             return -1;
         }
-        out->auth = ls_http_basic_check;
-        out->auth_arg = b->http_basic;
+        an->basic = b->http_basic;
+    }
+    if (schemes & LS_HTTP_AUTH_BEARER) an->bearer = b->oauth; /* opened for it (ls_broker_init) */
+    if (schemes) {
+        out->auth = ls_http_authn_check;
+        out->auth_arg = an;
+        out->challenge_basic = an->basic != NULL;
+        out->challenge_bearer = an->bearer != NULL;
     }
     if (!h->keystore_location && !h->keystore_certificate_chain) return 0;
     ls_tls_settings_t ts = {.keystore_location = h->keystore_location,
@@ -822,17 +832,35 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         snprintf(err, (size_t)errlen, "sasl.enabled.mechanisms: %s", why);
         return -1;
     }
-    if (!(b->sasl_mechanisms & LS_SASL_OAUTHBEARER) &&
+    /* The JWT validator serves SASL/OAUTHBEARER and HTTP Bearer alike. */
+    const char *bearer_user = NULL;
+    for (int i = 0; i < 2; i++) {
+        unsigned schemes = 0;
+        char bad[64];
+        if (ls_config_http_auth(cfg->http_sec[i].authentication, &schemes, bad, sizeof bad) == 0 &&
+            (schemes & LS_HTTP_AUTH_BEARER))
+            bearer_user =
+                i == 0 ? "http.authentication=bearer" : "schema.registry.authentication=bearer";
+    }
+    bool want_jwt = (b->sasl_mechanisms & LS_SASL_OAUTHBEARER) || bearer_user;
+    if (!want_jwt &&
         (cfg->oauth_jwks_url || cfg->oauth_expected_audience || cfg->oauth_expected_issuer)) {
         snprintf(err, (size_t)errlen,
-                 "%s is set but OAUTHBEARER is not in "
-                 "sasl.enabled.mechanisms: add it there or remove the setting",
+                 "%s is set but OAUTHBEARER is not in sasl.enabled.mechanisms and no HTTP "
+                 "listener takes bearer: add it there or remove the setting",
                  cfg->oauth_jwks_url            ? "sasl.oauthbearer.jwks.endpoint.url"
                  : cfg->oauth_expected_audience ? "sasl.oauthbearer.expected.audience"
                                                 : "sasl.oauthbearer.expected.issuer");
         return -1;
     }
-    if (b->sasl_mechanisms & LS_SASL_OAUTHBEARER) {
+    if (want_jwt) {
+        if (!cfg->oauth_jwks_url && bearer_user) {
+            snprintf(err, (size_t)errlen,
+                     "%s: needs sasl.oauthbearer.jwks.endpoint.url (the keys bearer tokens are "
+                     "checked against)",
+                     bearer_user);
+            return -1;
+        }
         ls_oauth_opts_t oo = {
             .jwks_url = cfg->oauth_jwks_url,
             .audience = cfg->oauth_expected_audience,

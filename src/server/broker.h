@@ -12,6 +12,7 @@
 #include "log/logstore.h"
 #include "meta/meta.h"
 #include "objstore/objstore.h"
+#include "security/http_auth.h"
 #include "stream/catalog.h"
 #include "stream/policy.h"
 
@@ -39,7 +40,9 @@ typedef struct ls_broker {
     struct ls_registry *registry;         /* the schema registry it serves (registry/registry.h) */
     struct ls_registry_rest *registry_rest; /* the registry's HTTP handler state */
     struct ls_http_basic *http_basic; /* Basic authentication of both HTTP listeners, when on */
-    char *warehouse_uri;              /* object store root URI: table locations */
+    /* what each HTTP listener takes ([0] http, [1] schema registry; security/http_auth.h) */
+    struct ls_http_authn http_authn[2];
+    char *warehouse_uri;                         /* object store root URI: table locations */
     ls_prop_t table_defaults[LS_POLICY_NFIELDS]; /* cluster layer of the table policy */
     int ntable_defaults;
     struct ls_compactor *compactor;  /* WAL -> compacted objects (compact/compactor.h) */
@@ -52,7 +55,8 @@ typedef struct ls_broker {
     int32_t node_id;
     int stopping;
     unsigned sasl_mechanisms; /* sasl.enabled.mechanisms (security/sasl.h bits) */
-    struct ls_oauth *oauth;   /* OAUTHBEARER validator (security/oauth.h); NULL if not enabled */
+    struct ls_oauth *oauth;   /* JWT validator (security/oauth.h) of SASL/OAUTHBEARER and of
+                               * HTTP Bearer; NULL if neither is enabled */
     ls_kafka_services_t ksvc; /* what the Kafka listener is handed */
 } ls_broker_t;
 

@@ -191,6 +191,11 @@ def test_mtls_required_refuses_requests_without_a_trusted_certificate(broker_fac
     (["--http.ssl.client.auth=required"], "http.ssl.client.auth"),
     (["--http.ssl.truststore.location=/nonexistent"], "http.ssl.truststore.location"),
     (["--http.ssl.keystore.location=/nonexistent/ks.pem"], "http.ssl.keystore.location: /nonexistent/ks.pem"),
+    (["--http.authentication=basic,token"], "http.authentication: 'token'"),
+    (["--schema.registry.authentication=bearer"],
+     "schema.registry.authentication=bearer: needs sasl.oauthbearer.jwks.endpoint.url"),
+    (["--sasl.oauthbearer.jwks.endpoint.url=file:///nonexistent"],
+     "no HTTP listener takes bearer"),
 ])
 def test_bad_http_security_settings_refused_at_start(tmp_path, args, want):
     binary = lsbroker.binary_path()
@@ -325,3 +330,89 @@ def test_rest_api_checks_the_http_users_acls_before_acting(broker_factory, pki):
     assert call("GET", "/other-s", user="admin", pw="admin-secret").status_code == 200
     assert call("DELETE", "/alice-s").status_code in (200, 204)
     assert "RestApi" in b.log_text()
+
+
+def test_bearer_tokens_on_the_http_listeners(broker_factory, pki, tmp_path, monkeypatch):
+    """http.authentication=basic,bearer: a JWT signed by the identity
+    provider's key (the SASL/OAUTHBEARER validator, here without SASL) is a
+    principal like a Basic user; the catalog applies its ACLs and pyiceberg's
+    `token` reaches it; a bad token is 401 offering both schemes."""
+    from test_oauthbearer import Idp
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    idp = Idp()
+    (tmp_path / "jwks.json").write_text(idp.jwks())
+    keystore = pki.server()
+    b = broker_factory("--http.ssl.keystore.location=" + keystore,
+                       "--http.authentication=basic,bearer",
+                       "--schema.registry.authentication=bearer",
+                       "--sasl.oauthbearer.jwks.endpoint.url=file://%s" % (tmp_path / "jwks.json"),
+                       "--sasl.oauthbearer.expected.audience=kafka",
+                       "--sasl.oauthbearer.expected.issuer=https://idp.test",
+                       AUTHZ, "--super.users=User:ANONYMOUS",
+                       "--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    b.allow_errors(r"unauthenticated request|\[audit\]")
+    add_user(b, USER, PASSWORD)
+    ta, tb = "bearer-a-" + uuid.uuid4().hex[:6], "bearer-b-" + uuid.uuid4().hex[:6]
+    for t in (ta, tb):
+        create_topic(b.bootstrap, t, 1, config={"lakestream.table.enabled": "true"})
+        wait_topic(b.bootstrap, t, 1)
+        _produce(b.bootstrap, t, 10)
+    from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType,
+                                       AdminClient, ResourcePatternType, ResourceType)
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    acls = [AclBinding(ResourceType.TOPIC, ta, ResourcePatternType.LITERAL, "User:svc-etl", "*",
+                       AclOperation.READ, AclPermissionType.ALLOW),
+            AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL,
+                       "User:svc-etl", "*", AclOperation.DESCRIBE, AclPermissionType.ALLOW)]
+    for f in a.create_acls(acls, request_timeout=30).values():
+        f.result(timeout=30)
+    good = idp.token("svc-etl")
+
+    def get(path, **kw):
+        return requests.get(url(b, path), verify=pki.ca, timeout=30, **kw)
+    # no credentials: 401 offering both schemes
+    r = get("/metrics")
+    assert r.status_code == 401, r.text
+    challenge = r.headers["WWW-Authenticate"]
+    assert 'Basic realm="lakestream"' in challenge and 'Bearer realm="lakestream"' in challenge
+    # a valid token is a principal; Basic still works beside it
+    assert get("/metrics", headers={"Authorization": "Bearer " + good}).status_code == 200
+    assert get("/metrics", auth=(USER, PASSWORD)).status_code == 200
+    # expired, wrong audience, signed by another key, garbage: refused
+    other = Idp()
+    for bad in (idp.token("svc-etl", lifetime=-3600), idp.token("svc-etl", aud="other"),
+                other.token("svc-etl"), "not.a.jwt"):
+        r = get("/metrics", headers={"Authorization": "Bearer " + bad})
+        assert r.status_code == 401, (bad[:20], r.status_code)
+        assert "invalid bearer token" in r.json()["error"]["message"]
+    # the catalog applies the token's principal's ACLs; pyiceberg sends `token`
+    admin = rest.load_catalog("admin", type="rest", uri=url(b), ssl={"cabundle": pki.ca},
+                              auth={"type": "basic",
+                                    "basic": {"username": USER, "password": PASSWORD}})
+    with pytest.raises(pyiceberg_exc.ForbiddenError):
+        admin.load_table(("default", ta))  # alice has no ACL: the Basic user is checked too
+    etl = rest.load_catalog("etl", type="rest", uri=url(b), ssl={"cabundle": pki.ca}, token=good)
+    deadline = time.time() + TABLE_TIMEOUT
+    while True:
+        seen = {t for _, t in etl.list_tables("default")}
+        if ta in seen or time.time() > deadline:
+            break
+        time.sleep(0.5)
+    assert ta in seen and tb not in seen, seen
+    assert etl.load_table(("default", ta)) is not None
+    with pytest.raises(pyiceberg_exc.ForbiddenError):
+        etl.load_table(("default", tb))
+    # the registry listener takes Bearer only: Basic is refused there
+    reg = "http://127.0.0.1:%d/subjects" % b.registry_port
+    assert requests.get(reg, auth=(USER, PASSWORD), timeout=30).status_code == 401
+    r = requests.get(reg, timeout=30)
+    assert r.status_code == 401 and r.headers["WWW-Authenticate"].startswith("Bearer ")
+    r = requests.get(reg, headers={"Authorization": "Bearer " + good}, timeout=30)
+    assert r.status_code == 200, r.text
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    src = SchemaRegistryClient({"url": "http://127.0.0.1:%d" % b.registry_port,
+                                "bearer.auth.credentials.source": "STATIC_TOKEN",
+                                "bearer.auth.token": good, "bearer.auth.logical.cluster": "any",
+                                "bearer.auth.identity.pool.id": "any"})
+    assert isinstance(src.get_subjects(), list)
