@@ -49,6 +49,17 @@
  * /health stays open for load balancers. The PEM texts are copied: the
  * daemon reads them for as long as it runs.
  *
+ * Certificate reload (SIGHUP, ls_http_server_reload_tls): libmicrohttpd
+ * cannot swap a running daemon's credentials, but the accept loop is ours,
+ * so a reload starts a second daemon with the new PEM texts (a "generation",
+ * gen_t) and makes it current under mu; new connections go to it, those of
+ * the old one finish where they are. Only the accept thread adds
+ * connections to a daemon and only it stops a retired one (gen_reap), so a
+ * daemon is never stopped while a connection is being handed to it. A
+ * retired daemon stops once it has had no connection for RETIRE_MIN_MS, or
+ * after RETIRE_MAX_MS whatever it holds (past every deadline a request
+ * has); ls_http_server_stop stops them all.
+ *
  * The unescape callback is the identity: paths and query strings stay raw
  * until a handler decodes the parts it has split out. */
 #include "http/http_server.h"
@@ -80,6 +91,8 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 2000
 #define BUDGET_RETRY_MS 100 /* at the descriptor budget: look again this often */
+#define RETIRE_MIN_MS 1000  /* a retired daemon idle this long is stopped */
+#define RETIRE_MAX_MS ((int64_t)LS_HTTP_IDLE_TIMEOUT_S * 2000) /* and any after this */
 
 typedef enum { PHASE_HEADERS, PHASE_BODY, PHASE_BUSY } hphase_t;
 
@@ -93,8 +106,18 @@ typedef struct hconn {
     bool cut;            /* shut down by the sweep */
 } hconn_t;
 
-struct ls_http_server {
+/* One libmicrohttpd daemon and the PEM texts it reads while it runs. */
+typedef struct gen {
     struct MHD_Daemon *d;
+    char *cert_pem, *key_pem, *trust_pem;
+    int64_t retired_ms; /* monotonic time it stopped being current */
+    int64_t idle_since; /* monotonic time it was first seen empty (0: not yet) */
+    struct gen *next;   /* the retired list */
+} gen_t;
+
+struct ls_http_server {
+    gen_t *cur;     /* the daemon new connections go to (mu) */
+    gen_t *retired; /* older daemons finishing their connections (mu) */
     ls_http_mount_t *mounts;
     size_t nmounts;
     int port;
@@ -534,8 +557,9 @@ static int64_t accept_some(ls_http_server_t *s, int64_t *last_backoff)
         *last_backoff = 0;
         pthread_mutex_lock(&s->mu);
         s->handoff++;
+        struct MHD_Daemon *d = s->cur->d;
         pthread_mutex_unlock(&s->mu);
-        if (MHD_add_connection(s->d, fd, (struct sockaddr *)&ss, sl) != MHD_YES) {
+        if (MHD_add_connection(d, fd, (struct sockaddr *)&ss, sl) != MHD_YES) {
             /* refused (e.g. the per-address limit) and closed: it never starts */
             pthread_mutex_lock(&s->mu);
             bool give = s->handoff > 0;
@@ -545,6 +569,47 @@ static int64_t accept_some(ls_http_server_t *s, int64_t *last_backoff)
         }
     }
     return 0;
+}
+
+static void gen_free(gen_t *g)
+{
+    if (!g) return;
+    if (g->d) MHD_stop_daemon(g->d); /* CLOSED for every connection: units given back */
+    ls_free(g->cert_pem);
+    ls_free(g->key_pem);
+    ls_free(g->trust_pem);
+    ls_free(g);
+}
+
+/* Stops the retired daemons that are done (accept thread only: see the
+ * design note). */
+static void gen_reap(ls_http_server_t *s)
+{
+    int64_t now = ls_clock_mono_ms();
+    gen_t *done = NULL;
+    pthread_mutex_lock(&s->mu);
+    for (gen_t **p = &s->retired; *p;) {
+        gen_t *g = *p;
+        const union MHD_DaemonInfo *di =
+            MHD_get_daemon_info(g->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+        bool empty = di && di->num_connections == 0;
+        if (!empty) g->idle_since = 0;
+        if (empty && !g->idle_since) g->idle_since = now;
+        if ((empty && now - g->idle_since >= RETIRE_MIN_MS) ||
+            now - g->retired_ms >= RETIRE_MAX_MS) {
+            *p = g->next;
+            g->next = done;
+            done = g;
+        } else {
+            p = &g->next;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    while (done) {
+        gen_t *next = done->next;
+        gen_free(done);
+        done = next;
+    }
 }
 
 static void *accept_main(void *arg)
@@ -559,6 +624,7 @@ static void *accept_main(void *arg)
         int64_t now = ls_clock_mono_ms();
         if (now >= next_sweep) {
             sweep_deadlines(s);
+            gen_reap(s);
             next_sweep = now + sweep_ms;
         }
         bool listen = now >= paused_until;
@@ -621,7 +687,12 @@ static void server_free(ls_http_server_t *s)
         (void)w; /* a full pipe is already a wake-up */
         pthread_join(s->accept_thread, NULL);
     }
-    if (s->d) MHD_stop_daemon(s->d); /* CLOSED for every connection: units given back */
+    gen_free(s->cur);
+    while (s->retired) {
+        gen_t *next = s->retired->next;
+        gen_free(s->retired);
+        s->retired = next;
+    }
     if (s->handoff > 0)
         for (; s->handoff > 0; s->handoff--)
             ls_fd_budget_give();
@@ -636,6 +707,39 @@ static void server_free(ls_http_server_t *s)
     ls_free((char *)s->sec.realm);
     ls_free(s->mounts);
     ls_free(s);
+}
+
+/* A daemon serving with these PEM texts (cert NULL: plain HTTP); NULL if
+ * libmicrohttpd refused them. */
+static gen_t *gen_start(ls_http_server_t *s, const char *cert, const char *key, const char *trust)
+{
+    gen_t *g = LS_NEW(gen_t);
+    g->cert_pem = cert ? ls_strdup(cert) : NULL;
+    g->key_pem = key ? ls_strdup(key) : NULL;
+    g->trust_pem = trust ? ls_strdup(trust) : NULL;
+    struct MHD_OptionItem tls_opts[] = {
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, g->key_pem},
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, g->cert_pem},
+        {g->trust_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, g->trust_pem},
+        {MHD_OPTION_END, 0, NULL}};
+    if (!g->cert_pem) tls_opts[0].option = MHD_OPTION_END;
+    /* the descriptor budget bounds connections, all listeners together */
+    g->d = MHD_start_daemon(
+        MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC |
+            MHD_USE_NO_LISTEN_SOCKET | (g->cert_pem ? MHD_USE_TLS : 0),
+        0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)LS_HTTP_THREADS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)LS_HTTP_MAX_HEADER_BYTES, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)ls_fd_budget_total(), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)s->limits.max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)LS_HTTP_IDLE_TIMEOUT_S, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        s, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+    if (!g->d) {
+        gen_free(g);
+        return NULL;
+    }
+    return g;
 }
 
 ls_http_server_t *ls_http_server_start(const char *key, const char *host, int port,
@@ -675,26 +779,8 @@ ls_http_server_t *ls_http_server_start(const char *key, const char *host, int po
         return NULL;
     }
     s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    /* the descriptor budget bounds connections, all listeners together */
-    struct MHD_OptionItem tls_opts[] = {
-        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)s->sec.key_pem},
-        {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)s->sec.cert_pem},
-        {s->sec.truststore_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0,
-         (void *)s->sec.truststore_pem},
-        {MHD_OPTION_END, 0, NULL}};
-    if (!s->sec.cert_pem) tls_opts[0].option = MHD_OPTION_END;
-    s->d = MHD_start_daemon(
-        MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC |
-            MHD_USE_NO_LISTEN_SOCKET | (s->sec.cert_pem ? MHD_USE_TLS : 0),
-        0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)LS_HTTP_THREADS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)LS_HTTP_MAX_HEADER_BYTES, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)ls_fd_budget_total(), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        (unsigned)limits->max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)LS_HTTP_IDLE_TIMEOUT_S, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
-        s, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
-    if (!s->d) {
+    s->cur = gen_start(s, s->sec.cert_pem, s->sec.key_pem, s->sec.truststore_pem);
+    if (!s->cur) {
         snprintf(err, errlen, "%s: libmicrohttpd did not start on %s:%d%s", key, host, s->port,
                  s->sec.cert_pem ? " (is the keystore a PEM private key and certificate?)" : "");
         server_free(s);
@@ -710,6 +796,25 @@ ls_http_server_t *ls_http_server_start(const char *key, const char *host, int po
 }
 
 int ls_http_server_port(const ls_http_server_t *s) { return s->port; }
+
+int ls_http_server_reload_tls(ls_http_server_t *s, const char *cert_pem, const char *key_pem,
+                              const char *truststore_pem, char *err, size_t errlen)
+{
+    if (!s->cur->cert_pem) return 0; /* plain HTTP: nothing to reload */
+    gen_t *g = gen_start(s, cert_pem, key_pem, truststore_pem);
+    if (!g) {
+        snprintf(err, errlen, "%s: libmicrohttpd refused the new certificate and key", s->key);
+        return -1;
+    }
+    pthread_mutex_lock(&s->mu);
+    gen_t *old = s->cur;
+    old->retired_ms = ls_clock_mono_ms();
+    old->next = s->retired;
+    s->retired = old;
+    s->cur = g;
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
 
 void ls_http_server_stop(ls_http_server_t *s)
 {

@@ -1002,6 +1002,21 @@ void ls_broker_reload_tls(ls_broker_t *b)
         else if (ls_secproto_tls(ls_kafka_listener_protocol(b->kafka[i])))
             LS_INFO("broker", "listener %s: certificate and key reloaded", name);
     }
+    ls_http_server_t *https[2] = {b->http, b->registry_http};
+    for (int i = 0; i < 2; i++) {
+        const char *name = i == 0 ? "http.listen" : "schema.registry.listen";
+        const struct ls_http_sec_cfg *h = &b->cfg->http_sec[i];
+        if (!https[i] || (!h->keystore_location && !h->keystore_certificate_chain)) continue;
+        char err[512];
+        ls_http_security_t sec;
+        if (http_security(b, i, &sec, err, (int)sizeof err) != 0 ||
+            ls_http_server_reload_tls(https[i], sec.cert_pem, sec.key_pem, sec.truststore_pem, err,
+                                      sizeof err) != 0)
+            LS_WARN("broker", "%s keeps its current certificate: %s", name, err);
+        else
+            LS_INFO("broker", "%s: certificate and key reloaded", name);
+        http_security_free(&sec);
+    }
 }
 
 typedef struct stop_ctx {

@@ -416,3 +416,46 @@ def test_bearer_tokens_on_the_http_listeners(broker_factory, pki, tmp_path, monk
                                 "bearer.auth.token": good, "bearer.auth.logical.cluster": "any",
                                 "bearer.auth.identity.pool.id": "any"})
     assert isinstance(src.get_subjects(), list)
+
+
+def test_sighup_reloads_the_http_certificates(broker_factory, pki, tmp_path):
+    """SIGHUP: new HTTPS connections to the catalog and the registry get the
+    new certificate (from a new CA here), a connection opened before keeps
+    being served, and a broken keystore keeps the current one with a log
+    line naming the setting."""
+    import shutil
+    import signal
+    keystore = str(tmp_path / "keystore.pem")
+    shutil.copy(pki.server(), keystore)
+    b = broker_factory("--http.ssl.keystore.location=" + keystore,
+                       "--schema.registry.ssl.keystore.location=" + keystore)
+    reg = "https://127.0.0.1:%d/subjects" % b.registry_port
+    kept = requests.Session()  # keep-alive: one connection across the reload
+    assert kept.get(url(b, "/health"), verify=pki.ca, timeout=30).status_code == 200
+    assert requests.get(reg, verify=pki.ca, timeout=30).status_code == 200
+    new = Pki(tmp_path / "new", "newca")
+    shutil.copy(new.server(), keystore)
+    b.proc.send_signal(signal.SIGHUP)
+    lsbroker.wait_until(lambda: "schema.registry.listen: certificate and key reloaded"
+                        in b.log_text() and "http.listen: certificate and key reloaded"
+                        in b.log_text(), 10, what="the reload lines")
+    for u in (url(b, "/v1/config"), reg):
+        with pytest.raises(requests.exceptions.SSLError):
+            requests.get(u, verify=pki.ca, timeout=30)
+        assert requests.get(u, verify=new.ca, timeout=30).status_code == 200
+    # the connection opened before the reload is still served (old certificate)
+    assert kept.get(url(b, "/v1/config"), verify=pki.ca, timeout=30).status_code == 200
+    with open(keystore, "w") as f:
+        f.write("not a certificate\n")
+    b.proc.send_signal(signal.SIGHUP)
+    lsbroker.wait_until(lambda: "http.listen keeps its current certificate: "
+                                "http.ssl.keystore.location" in b.log_text(), 10,
+                        what="the failed reload line")
+    b.allow_errors(r"keeps its current certificate")
+    for u in (url(b, "/v1/config"), reg):
+        assert requests.get(u, verify=new.ca, timeout=30).status_code == 200
+    # many reloads: retired daemons are stopped, the listener keeps serving
+    shutil.copy(new.server("again"), keystore)
+    for _ in range(20):
+        b.proc.send_signal(signal.SIGHUP)
+        assert requests.get(reg, verify=new.ca, timeout=30).status_code == 200
