@@ -33,8 +33,9 @@
  * only read), so several reads share it.
  *
  * Not preserved by a rebuild (docs/ARCHITECTURE.md): batch boundaries and
- * the producer's compression (compression.type is always `producer` here,
- * so batches are rebuilt uncompressed), producer id/epoch/sequence. A topic
+ * the batches' compression (rebuilt batches are uncompressed whatever the
+ * topic's compression.type: consumers read any codec), producer
+ * id/epoch/sequence. A topic
  * whose message.timestamp.type changed after its records were written is
  * read back with the type it has now.
  *

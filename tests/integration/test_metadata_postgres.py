@@ -147,3 +147,69 @@ def test_bad_postgres_urls_stop_the_broker_naming_the_cause(pg, tmp_path):
         # the broker's own words never repeat the password (the tail's first
         # line is the harness's echo of the command line)
         assert not any(":pw@" in ln for ln in errors)
+
+
+def _psql(pg, *sql, env=None):
+    host, port = pg["LS_TEST_PG_ENDPOINT"].split(":")
+    argv = [os.path.join(BIN, "psql"), "-h", host, "-p", port, "-U", pg["LS_TEST_PG_USER"],
+            "-d", "lakestream", "-v", "ON_ERROR_STOP=1", "-qAt"]
+    for s in sql:
+        argv += ["-c", s]  # one transaction each: ALTER SYSTEM refuses a block
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_postgres_over_tls_with_a_password_file(pg, broker_factory, tmp_path):
+    """The broker's own connection to PostgreSQL: TLS with the server's
+    certificate checked (sslmode=verify-full, a private CA), a SCRAM password
+    read from a file, never from the URL; an untrusted server certificate or a
+    plaintext attempt the server refuses stop the broker naming the cause."""
+    from test_tls import Pki
+    pki = Pki(tmp_path / "pki")
+    cert, key = pki.cert("pgserver", "/CN=localhost", san="IP:127.0.0.1,DNS:localhost")
+    data = os.path.join(pg["DIR"], "data")
+    for src, name in ((cert, "server.crt"), (key, "server.key")):
+        dst = os.path.join(data, name)
+        shutil.copy(src, dst)
+        os.chmod(dst, 0o600)
+        if os.getuid() == 0:
+            shutil.chown(dst, "postgres")
+    user, pw = "ls_tls", "tls-" + uuid.uuid4().hex[:8]
+    db = "tls_" + uuid.uuid4().hex[:8]
+    hba = os.path.join(data, "pg_hba.conf")
+    rules = open(hba).read()
+    with open(hba, "w") as f:  # this user: a password, and over TLS only
+        f.write("hostssl all %s 127.0.0.1/32 scram-sha-256\n"
+                "host all %s 127.0.0.1/32 reject\n" % (user, user) + rules)
+    r = _psql(pg, "CREATE ROLE %s LOGIN PASSWORD '%s'" % (user, pw),
+              "CREATE DATABASE %s OWNER %s" % (db, user),
+              "ALTER SYSTEM SET ssl = on", "SELECT pg_reload_conf()")
+    assert r.returncode == 0, r.stderr
+    lsbroker.wait_until(lambda: _psql(pg, "SHOW ssl").stdout.strip() == "on", 30,
+                        what="PostgreSQL serving TLS")
+    pwfile = tmp_path / "pg-password"
+    pwfile.write_text(pw + "\n")
+    os.chmod(pwfile, 0o600)
+    base = "postgresql://%s@%s/%s?password-file=%s" % (user, pg["LS_TEST_PG_ENDPOINT"], db,
+                                                      pwfile)
+    b = broker_factory("--metadata.url=%s&sslmode=verify-full&sslrootcert=%s" % (base, pki.ca))
+    t = unique_topic("pgtls")
+    create_topic(b.bootstrap, t, partitions=1)
+    produce_all(producer(b.bootstrap), t, _records(50, "tls"))
+    b.restart()
+    assert sorted(_values(consume(b.bootstrap, t, [0]))) == \
+        sorted(r["value"] for r in _records(50, "tls"))
+    assert pw not in b.log_text()
+    # the session really is TLS (pg_stat_ssl of the broker's connections)
+    r = _psql(pg, "SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) "
+                  "WHERE a.usename = '%s' AND s.ssl" % user)
+    assert r.returncode == 0 and int(r.stdout.strip()) >= 1, (r.stdout, r.stderr)
+    other = Pki(tmp_path / "other", "otherca")
+    for i, (extra, want) in enumerate([
+            ("&sslmode=verify-full&sslrootcert=%s" % other.ca, "certificate verify failed"),
+            ("&sslmode=disable", "pg_hba.conf rejects connection")]):
+        bad = lsbroker.Broker(str(tmp_path / ("bad%d" % i)), str(tmp_path / ("badlog%d" % i)),
+                              ["--metadata.url=" + base + extra])
+        with pytest.raises(lsbroker.BrokerError) as ei:
+            bad.start()
+        errors = [ln for ln in str(ei.value).splitlines() if " ERROR " in ln]
+        assert errors and want in errors[-1], str(ei.value)
