@@ -23,7 +23,10 @@ transactional producer with its defaults, commits and aborts of values and
 tombstones over 50 keys;
 while a consumer group reads everything and commits (auto-commit) and a
 sampler records WAL object count, metadata size and each table's lag
-(`lakestream tables show`) every few seconds.
+(`lakestream tables show`) every few seconds. The broker runs with SASL users
+and the authorizer on, a SCRAM reader, a prober of what must stay refused and
+a scraper of /metrics and the console beside the load (tests/soak/operate.py
+says how and what it checks).
 
 At the end it checks, and reports in JSON (--json):
   lost / duplicated   every acknowledged record is in its log exactly once (the
@@ -50,8 +53,10 @@ At the end it checks, and reports in JSON (--json):
                       table data and, once expired snapshots' files are deleted
                       (runs of 300 s and more: 60 s retention + 90 s delay,
                       twice), grow less than 25 % over the second half of the
-                      run; each table keeps at most 10 + 90 + 20 metadata.json
-                      files (the log's, a delay's worth of commits'); so do the
+                      run; no metadata.json outlives the log's 10 commits plus
+                      the 90 s delay (+30 s), and each table keeps at most
+                      10 + 2 x 90 of them (a delay's worth of commits, data
+                      and expiry/maintenance ones); so do the
                       live bytes of each metadata key family (/ls/log/ index
                       entries, /ls/walobj/, /ls/group/, ...: read from the
                       SQLite store), plus 64 KB of slack;
@@ -100,14 +105,18 @@ from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 
 import iceberg_util  # noqa: E402
 import lsbroker  # noqa: E402
+import operate  # noqa: E402
 from svgplot import write_plot  # noqa: E402
-from kafka_util import consume, create_topic  # noqa: E402
+from kafka_util import consume, create_topic, produce_all, producer  # noqa: E402
 
 PARTS = 3
 COMMIT_MS = 1000
 SNAPSHOT_AGE_MS = 60000
 HOLD_S = 60            # the holding reader keeps a loaded table this long
 FILE_DELAY_MS = 90000  # lakestream.table.file.delete.delay.ms of the tables: above HOLD_S
+# a metadata.json older than this and not in the metadata log should be gone:
+# 10 commits in the log, the delay, a pass and a sample's slack
+STALE_JSON_S = 10 * COMMIT_MS / 1000 + FILE_DELAY_MS / 1000 + 30
 LOCATION_FACTOR = 4    # bytes under a table's location <= this x its live bytes
 
 
@@ -223,16 +232,22 @@ def dir_bytes(path, metadata_json=None):
 
 
 def metadata_json_files(data_dir, table):
-    """How many metadata.json files the table's location holds (each once)."""
+    """(files, stale): how many metadata.json files the table's location
+    holds (each once), and how many of them outlived their keep: older than
+    STALE_JSON_S but not among the metadata log's newest 10 + 1. A metadata
+    file leaves the log 10 commits after it is written, is kept
+    lakestream.table.file.delete.delay.ms more, and goes at the next commit;
+    expiry and maintenance commit too, so the count alone is no measure."""
     mdir = os.path.join(data_dir, "objects", "warehouse", "default", table, "metadata")
-    seen = set()
+    seen = {}
     for f in glob.glob(os.path.join(mdir, "*.metadata.json")):
         try:
             st = os.stat(f)
         except OSError:
             continue
-        seen.add((st.st_dev, st.st_ino))
-    return len(seen)
+        seen[(st.st_dev, st.st_ino)] = st.st_mtime
+    ages = sorted((time.time() - m for m in seen.values()))
+    return len(seen), sum(1 for a in ages[11:] if a > STALE_JSON_S)
 
 
 def meta_live_bytes(data_dir):
@@ -538,9 +553,15 @@ def main(argv=None):
                         ["--compaction.min.age.ms=1000", "--compaction.interval.ms=1000",
                          "--log.retention.check.interval.ms=2000", "--wal.gc.grace.ms=0",
                          "--table.orphan.grace.ms=120000"])
+    # deployed as a team would: SASL users, the authorizer on (tests/soak/operate.py)
+    b.port, b.http_port, b.registry_port, sasl_port = lsbroker.free_ports(4)
+    b.extra_args += operate.broker_args(b.host, b.port, sasl_port)
+    sasl_bootstrap = "%s:%d" % (b.host, sasl_port)
+    operate.add_users(b)
     b.start()
     report = {"seconds": args.seconds, "rate": args.rate, "checks": {}, "samples": []}
     try:
+        operate.grant(sasl_bootstrap, "soak-plain-0", "soak-reader-group")
         tables = [create_topic(b.bootstrap, "soak-table-%d" % i, partitions=PARTS,
                                config={"lakestream.table.enabled": "true",
                                        "lakestream.table.commit.interval.ms": str(COMMIT_MS),
@@ -573,6 +594,8 @@ def main(argv=None):
             tables.append(t)
         plains = [create_topic(b.bootstrap, "soak-plain-%d" % i, partitions=PARTS)
                   for i in range(2)]
+        secret = create_topic(b.bootstrap, operate.SECRET_TOPIC, partitions=1)
+        produce_all(producer(b.bootstrap), secret, [{"value": b"kept from User:ANONYMOUS"}])
         compacted = create_topic(b.bootstrap, "soak-compacted", partitions=PARTS,
                                  config={"cleanup.policy": "compact", "retention.ms": "1000",
                                          "lakestream.table.enabled": "true",
@@ -671,6 +694,10 @@ def main(argv=None):
                    threading.Thread(target=reader_loop, args=(b.data_dir, tables[0], stop, reader)),
                    threading.Thread(target=holding_reader_loop,
                                     args=(b.data_dir, tables[0], stop, holder))]
+        sasl_reader = operate.SaslReader(sasl_bootstrap, plains[0], "soak-reader-group", stop)
+        prober = operate.Prober(b.bootstrap, sasl_bootstrap, stop)
+        scraper = operate.Scraper(b.http_url, b.pid, stop)
+        threads += [sasl_reader, prober, scraper]
         txn_thread.start()
         for t in threads:
             t.start()
@@ -719,7 +746,7 @@ def main(argv=None):
         while time.monotonic() < deadline:
             with lock:
                 n = sum(len(v) for v in consumed.values())
-            if n >= total_acked:
+            if n >= total_acked and set(acked[plains[0]].values()) <= sasl_reader.values:
                 break
             time.sleep(1)
         time.sleep(3 * COMMIT_MS / 1000 + 2)
@@ -758,6 +785,11 @@ def main(argv=None):
                 checks["table_rows_" + t] = len(rows)
         checks["lost"] = lost
         checks["duplicated"] = dup
+        # the secure and observed side (tests/soak/operate.py)
+        op, op_ok = operate.checks(args.seconds, sasl_reader, set(acked[plains[0]].values()),
+                                   prober, scraper, b.http_url,
+                                   {t: checks["table_rows_" + t] for t in tables})
+        checks.update(op)
         # transactions: read_committed sees the committed records still in the
         # log once, never an aborted one; the table holds every committed one
         rc, low = read_values(b.bootstrap, txn_topic, "read_committed")
@@ -828,14 +860,20 @@ def main(argv=None):
         checks["table_data_bytes"] = last.get("table_data_bytes")
         # bounded: table metadata at most 10 x its data (issue 13 asks for 10 %)
         meta_ok = not last or last["table_metadata_bytes"] <= 10 * max(last["table_data_bytes"], 1)
-        # metadata.json files: the metadata log's 10 plus those current within
-        # the file delay (one per commit), plus slack for commits of idle checks
-        keep_json = 10 + FILE_DELAY_MS // COMMIT_MS + 20
+        # metadata.json files: none outlives the metadata log plus the file
+        # delay (STALE_JSON_S), and their number stays within the log's 10
+        # plus a delay's worth of commits: one a COMMIT_MS, and as many again
+        # for the commits of snapshot expiry and table maintenance
+        keep_json = 10 + 2 * FILE_DELAY_MS // COMMIT_MS
         checks["table_metadata_json_bytes"] = last.get("table_metadata_json_bytes")
         checks["max_table_metadata_json_files"] = max(
-            (n for s in report["samples"] for n in s["table_metadata_json_files"].values()),
+            (n[0] for s in report["samples"] for n in s["table_metadata_json_files"].values()),
             default=0)
-        meta_ok = meta_ok and checks["max_table_metadata_json_files"] <= keep_json
+        checks["max_stale_metadata_json_files"] = max(
+            (n[1] for s in report["samples"] for n in s["table_metadata_json_files"].values()),
+            default=0)
+        meta_ok = (meta_ok and checks["max_table_metadata_json_files"] <= keep_json
+                   and checks["max_stale_metadata_json_files"] == 0)
         # flat: with snapshots expiring after 60 s and their files deleted
         # FILE_DELAY_MS later, metadata stops growing. Expiry makes it
         # saw-tooth (every table expires in the same pass), so the end is held
@@ -924,7 +962,8 @@ def main(argv=None):
               and checks.get("upsert_table_equals_latest", False)
               and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
               and checks["max_wal_objects"] < 20000 and meta_ok and live_ok and maint_ok
-              and reader_ok and txn_ok and java_ok and kc_ok and holder_ok and location_ok)
+              and reader_ok and txn_ok and java_ok and kc_ok and holder_ok and location_ok
+              and op_ok)
         checks["ok"] = ok
     finally:
         b.stop()
