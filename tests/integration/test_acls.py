@@ -8,8 +8,8 @@ super.users names someone else. The matrix: a plain client on the
 restricted broker is denied every API with Kafka's error and sees no topics;
 then ACLs are granted one by one (topic READ, WRITE, group READ, PREFIXED, a
 host filter, DENY beating ALLOW, the "*" wildcard) and each API flips.
-Kafka's own AclCommand adds, lists and removes bindings; two brokers over
-one etcd prefix enforce an ACL created through the other.
+Kafka's own AclCommand adds, lists and removes bindings; three brokers over
+one etcd prefix enforce an ACL created (and removed) through one of them.
 """
 
 import os
@@ -428,7 +428,7 @@ def test_kafka_acl_command_adds_lists_removes(one_dir):
     assert topic_error(b, "cmd-t") == KafkaError.TOPIC_AUTHORIZATION_FAILED
 
 
-# --------------------------------------------------------------- two brokers
+# ------------------------------------------------------------- three brokers
 
 
 def _str(s):
@@ -519,20 +519,22 @@ def raw_metadata_errors(host, port, topics):
     return out
 
 
-def test_two_brokers_over_etcd_enforce_an_acl_made_on_the_other(cluster):
+def test_three_brokers_over_etcd_enforce_an_acl_made_on_one(cluster):
     n1 = cluster.add(AUTHZ, "--super.users=" + ANON)     # where ACLs are made
-    n2 = cluster.add(AUTHZ, "--super.users=User:admin")  # where they are enforced
+    others = [cluster.add(AUTHZ, "--super.users=User:admin") for _ in range(2)]  # enforce them
     a = admin(n1)  # admin requests go to the lowest id: node 1
     a.create_topics([NewTopic("shared", 1)])["shared"].result(timeout=TIMEOUT)
     lsbroker.wait_until(lambda: raw_metadata_errors(n1.host, n1.port, ["shared"])["shared"] == 0,
                         TIMEOUT, what="topic on node 1")
-    assert raw_metadata_errors(n2.host, n2.port, ["shared"])["shared"] == \
-        KafkaError.TOPIC_AUTHORIZATION_FAILED
+
+    def errors_elsewhere():
+        return [raw_metadata_errors(n.host, n.port, ["shared"])["shared"] for n in others]
+    assert errors_elsewhere() == [KafkaError.TOPIC_AUTHORIZATION_FAILED] * 2
     create_acls(n1, binding(ResourceType.TOPIC, "shared", AclOperation.READ))
-    lsbroker.wait_until(lambda: raw_metadata_errors(n2.host, n2.port, ["shared"])["shared"] == 0,
-                        TIMEOUT, what="node 2 enforcing the ACL made on node 1")
+    lsbroker.wait_until(lambda: errors_elsewhere() == [0, 0], TIMEOUT,
+                        what="nodes 2 and 3 enforcing the ACL made on node 1")
     delete_acls(n1, AclBindingFilter(ResourceType.TOPIC, "shared", ResourcePatternType.LITERAL,
                                      None, None, AclOperation.ANY, AclPermissionType.ANY))
     lsbroker.wait_until(
-        lambda: raw_metadata_errors(n2.host, n2.port, ["shared"])["shared"] ==
-        KafkaError.TOPIC_AUTHORIZATION_FAILED, TIMEOUT, what="node 2 enforcing the removal")
+        lambda: errors_elsewhere() == [KafkaError.TOPIC_AUTHORIZATION_FAILED] * 2, TIMEOUT,
+        what="nodes 2 and 3 enforcing the removal")
