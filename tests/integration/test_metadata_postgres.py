@@ -1,7 +1,7 @@
 """The metadata store on PostgreSQL (metadata.url=postgresql://...): a broker
-produces and consumes with it and keeps everything over a restart; two
+produces and consumes with it and keeps everything over a restart; three
 brokers on one database act as one cluster, and a killed broker's session
-lease expires there; a PostgreSQL outage mid-run gives clean errors and loses
+lease expires there; a broker over TLS with a password file; a PostgreSQL outage mid-run gives clean errors and loses
 no acknowledged record; a bad URL stops the broker at start naming the cause.
 The server is a throwaway one from tools/pg/pg.sh (one per module; every test
 has its own database)."""
@@ -70,34 +70,38 @@ def test_broker_on_postgres_produces_consumes_and_restarts(pg, broker_factory):
     assert sorted(got) == sorted(r["value"] for r in _records(200, "one") + _records(100, "two"))
 
 
-def test_two_brokers_on_one_database_are_one_cluster(pg, broker_factory, tmp_path):
+def test_three_brokers_on_one_database_are_one_cluster(pg, broker_factory, tmp_path):
     url = _database(pg)
     store = lsbroker.shared_object_store_url("pgc", str(tmp_path / "objects"))
     common = ["--metadata.url=" + url, "--object.store.url=" + store,
               "--broker.session.timeout.ms=3000"]
-    b1 = broker_factory("--broker.id=1", *common, name="node1")
-    b2 = broker_factory("--broker.id=2", *common, name="node2")
+    nodes = [broker_factory("--broker.id=%d" % i, *common, name="node%d" % i)
+             for i in (1, 2, 3)]
+    b1, b2, b3 = nodes
     t = unique_topic("pgc")
     create_topic(b1.bootstrap, t, partitions=3)
     produce_all(producer(b1.bootstrap), t, _records(150, "b1"))
-    # the topic made on node1 is served by node2, with node1's records
-    got = _values(consume(b2.bootstrap, t, [0, 1, 2]))
-    assert sorted(got) == sorted(r["value"] for r in _records(150, "b1"))
+    produce_all(producer(b3.bootstrap), t, _records(90, "b3"))
+    # the topic made on node1 is served by node2, with node1's and node3's records
+    want = sorted(r["value"] for r in _records(150, "b1") + _records(90, "b3"))
+    assert sorted(_values(consume(b2.bootstrap, t, [0, 1, 2]))) == want
 
     def brokers_seen():
         a = admin(b2.bootstrap)
         return sorted(a.list_topics(timeout=10).brokers)
 
     deadline = time.monotonic() + 30
-    while brokers_seen() != [1, 2]:
+    while brokers_seen() != [1, 2, 3]:
         assert time.monotonic() < deadline, brokers_seen()
         time.sleep(0.2)
-    # node1 dies without revoking its session lease: node2's backend reaps it
+    # node1 dies without revoking its session lease: another backend reaps it
     b1.kill9()
     deadline = time.monotonic() + 60
-    while brokers_seen() != [2]:
+    while brokers_seen() != [2, 3]:
         assert time.monotonic() < deadline, "node1 still registered: %s" % brokers_seen()
         time.sleep(0.2)
+    # the survivors still serve everything acknowledged
+    assert sorted(_values(consume(b3.bootstrap, t, [0, 1, 2]))) == want
 
 
 def test_postgres_outage_loses_no_acknowledged_record(pg, broker_factory):
