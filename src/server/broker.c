@@ -1108,6 +1108,8 @@ void ls_broker_free(ls_broker_t *b)
     ls_broker_metrics_stop(b->metrics);
     ls_api_free(b->api);
     ls_http_server_stop(b->registry_http);
+    ls_free(b->registry_rest); /* a broker whose open failed never ran ls_broker_stop */
+    ls_http_basic_free(b->http_basic);
     for (int i = 0; i < b->nkafka; i++)
         ls_kafka_listener_free(b->kafka[i]);
     ls_group_service_free(b->groups);

@@ -136,12 +136,39 @@ def etcd(tmp_path_factory):
     subprocess.run([script, "stop", d], capture_output=True)
 
 
-class Cluster:
-    """Brokers sharing one metadata prefix in etcd and one object store."""
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory):
+    """A throwaway PostgreSQL on 127.0.0.1 (tools/pg/pg.sh) for the session's
+    clusters when LS_TEST_CLUSTER_META=postgresql. Yields a function giving a
+    fresh database's metadata URL."""
+    import tempfile
+    # not under pytest's tmp dir: as root the server runs as "postgres", which
+    # cannot enter root's 0700 pytest directories
+    d = tempfile.mkdtemp(prefix="lakestream-pg-")
+    script = os.path.join(lsbroker.ROOT, "tools", "pg", "pg.sh")
+    r = subprocess.run([script, "start", d], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.fail("starting PostgreSQL failed (run tools/install-deps.sh test): %s" % r.stderr,
+                    pytrace=False)
+    env = dict(line.split("=", 1) for line in open(os.path.join(d, "env")).read().split())
+    host, port = env["LS_TEST_PG_ENDPOINT"].split(":")
 
-    def __init__(self, factory, etcd_endpoint, base_dir, name):
+    def new_database(name):
+        db = "c_" + re.sub(r"[^a-z0-9]", "_", name.lower())[:30] + "_" + uuid.uuid4().hex[:8]
+        subprocess.run(["createdb", "-h", host, "-p", port, "-U", env["LS_TEST_PG_USER"], db],
+                       check=True, capture_output=True)
+        return "postgresql://%s@%s/%s" % (env["LS_TEST_PG_USER"], env["LS_TEST_PG_ENDPOINT"], db)
+    yield new_database
+    subprocess.run([script, "stop", d], capture_output=True)
+
+
+class Cluster:
+    """Brokers sharing one metadata store (an etcd prefix, or a PostgreSQL
+    database with LS_TEST_CLUSTER_META=postgresql) and one object store."""
+
+    def __init__(self, factory, meta_url, base_dir, name):
         self.factory = factory
-        self.meta_url = "etcd://%s/%s-%s" % (etcd_endpoint, name, uuid.uuid4().hex[:8])
+        self.meta_url = meta_url
         self.store_url = lsbroker.shared_object_store_url(name, os.path.join(base_dir, "objects"))
         self.brokers = []
 
@@ -159,7 +186,14 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster(broker_factory, etcd, tmp_path, request):
-    """cluster.add(*flags) starts one more broker of a fresh cluster."""
+def cluster(broker_factory, tmp_path, request):
+    """cluster.add(*flags) starts one more broker of a fresh cluster, over
+    etcd, or over PostgreSQL with LS_TEST_CLUSTER_META=postgresql (make
+    test-cluster-postgres)."""
     name = re.sub(r"[^A-Za-z0-9]", "-", request.node.name)[:40]
-    return Cluster(broker_factory, etcd, str(tmp_path), name)
+    if os.environ.get("LS_TEST_CLUSTER_META", "etcd") == "postgresql":
+        meta_url = request.getfixturevalue("postgres_server")(name)
+    else:
+        meta_url = "etcd://%s/%s-%s" % (request.getfixturevalue("etcd"), name,
+                                        uuid.uuid4().hex[:8])
+    return Cluster(broker_factory, meta_url, str(tmp_path), name)
