@@ -70,7 +70,6 @@ const char *ls_pqr_type_name(int t)
     return t >= 0 && t < (int)(sizeof names / sizeof *names) ? names[t] : "unknown";
 }
 
-
 /* ---- open ------------------------------------------------------------- */
 
 typedef struct open_ctx {
