@@ -1,5 +1,6 @@
 /* The model of a parsed Protobuf schema (protobuf.c), shared with the
- * modules that read it (avro_view.c: typed table columns). Private to
+ * files of that module (protobuf_compat.c, protobuf_descriptor.c) and the
+ * modules that read it (avro_view*.c: typed table columns). Private to
  * registry/. A parsed model is immutable. */
 #ifndef LS_REGISTRY_PROTOBUF_INT_H
 #define LS_REGISTRY_PROTOBUF_INT_H
@@ -8,6 +9,10 @@
 #include <stdint.h>
 
 #include "registry/protobuf.h"
+
+/* Nesting depth of messages the parser, the compatibility walk and the
+ * descriptor renderer follow before they refuse. */
+#define PROTO_MAX_DEPTH 64
 
 typedef enum { T_SCALAR, T_ENUM, T_MESSAGE, T_MAP } tkind;
 typedef enum { L_NONE, L_OPTIONAL, L_REQUIRED, L_REPEATED } tlabel;
