@@ -2,6 +2,7 @@
  * harness (kafka_fake.h): each asserts the exact Kafka error code a client
  * sees and that nothing was appended. */
 #include "kafka_fake.h"
+#include "security/authz.h"
 #include "unit.h"
 
 static kf_env_t E;
@@ -142,6 +143,24 @@ TEST(unsupported_version_closes)
     CHECK(kf_reconnect(&E) == 0);
 }
 
+TEST(topic_authorization_failed)
+{
+    CHECK(kf_topic(&E, "denied", 1) == 0);
+    char err[256];
+    /* no ACL and allow.everyone.if.no.acl.found=false: User:ANONYMOUS is denied */
+    ls_authz_t *az = ls_authz_open(E.meta, NULL, false, err, sizeof err);
+    CHECK(az != NULL);
+    E.svc.authz = az;
+    ls_buf_t b;
+    kf_batch(&b, -1, -1, -1, 10);
+    int code = produce(9, "denied", 0, &b, -1);
+    ls_buf_free(&b);
+    E.svc.authz = NULL;
+    ls_authz_close(az);
+    CHECK_EQ_INT(code, LS_KERR_TOPIC_AUTHORIZATION_FAILED);
+    CHECK_EQ_INT(kf_hwm(&E, "denied", 0), 0);
+}
+
 int main(void)
 {
     if (kf_open(&E) != 0) return 1;
@@ -153,6 +172,7 @@ int main(void)
     RUN(invalid_required_acks);
     RUN(out_of_order_sequence);
     RUN(fenced_producer_epoch);
+    RUN(topic_authorization_failed);
     RUN(unsupported_version_closes);
     kf_close(&E);
     UNIT_DONE();
