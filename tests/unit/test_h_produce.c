@@ -161,6 +161,30 @@ TEST(topic_authorization_failed)
     CHECK_EQ_INT(kf_hwm(&E, "denied", 0), 0);
 }
 
+TEST(throttled_over_quota)
+{ /* Kafka throttles, not refuses: the batch is appended and the response
+   * carries throttle_time_ms (the connection is then muted that long, so
+   * this test runs last) */
+    CHECK(kf_topic(&E, "quota", 1) == 0);
+    ls_quota_entity_t ent = {.user = LS_QPART_NONE, .client = LS_QPART_NAME, .client_name = "unit"};
+    ls_quota_op_t op = {.e = &ent, .key = LS_QUOTA_PRODUCER_BYTE_RATE, .value = 1000};
+    CHECK(ls_quotas_alter(E.quotas, &op, 1) == LS_OK);
+    ls_buf_t b;
+    kf_batch(&b, -1, -1, -1, 50000);
+    kf_produce_t p;
+    kf_produce_req(&p, "quota", 0, &b);
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_ProduceResponse r;
+    int rc = kf_call(&E, 0, 9, &p.m, &r, a);
+    int code = rc == 0 ? r.Responses[0].PartitionResponses[0].ErrorCode : -1000;
+    int32_t throttle = rc == 0 ? r.ThrottleTimeMs : -1;
+    ls_arena_free(a);
+    ls_buf_free(&b);
+    CHECK_EQ_INT(code, LS_KERR_NONE);
+    CHECK(throttle > 0);
+    CHECK_EQ_INT(kf_hwm(&E, "quota", 0), 1);
+}
+
 int main(void)
 {
     if (kf_open(&E) != 0) return 1;
@@ -174,6 +198,7 @@ int main(void)
     RUN(fenced_producer_epoch);
     RUN(topic_authorization_failed);
     RUN(unsupported_version_closes);
+    RUN(throttled_over_quota);
     kf_close(&E);
     UNIT_DONE();
 }
