@@ -220,7 +220,7 @@ static inline int kf_reconnect(kf_env_t *e)
 /* Reading the response: a poll on the client socket wakes the loop. */
 typedef struct {
     ls_buf_t got;
-    int done; /* 1: a whole frame; -1: the connection closed */
+    int done; /* 1: a whole frame; -1: the connection closed; -2: no answer */
 } kf_read_t;
 
 static void kf_on_readable(uv_poll_t *p, int status, int events)
@@ -241,11 +241,19 @@ static void kf_on_readable(uv_poll_t *p, int status, int events)
 
 static void kf_poll_closed(uv_handle_t *h) { (void)h; }
 
+#define KF_ANSWER_GUARD_MS 60000
+static void kf_guard_due(uv_timer_t *t)
+{
+    kf_read_t *r = t->data;
+    r->done = -2;
+}
+
 /* Sends request m (the api's ls_kafka_<Api>Request) at version, runs the
  * loop until its response is back and decodes it into resp (the api's
  * ls_kafka_<Api>Response; its strings and arrays in a). 0, or -1 when the
- * broker closed the connection (a request it refused to answer) or the
- * response did not decode. */
+ * broker closed the connection (a request it refused to answer), the
+ * response did not decode, or none came (an acks=0 Produce is not answered:
+ * not for kf_call). */
 static inline int kf_call(kf_env_t *e, int16_t key, int16_t version, const void *m, void *resp,
                           ls_arena_t *a);
 
@@ -282,8 +290,16 @@ static inline int kf_call_as(kf_env_t *e, int16_t key, int16_t version, int16_t 
     uv_poll_init(&e->loop, &p, e->fd);
     p.data = &r;
     uv_poll_start(&p, UV_READABLE, kf_on_readable);
+    /* a guard, not a timing assertion: a handler that never answers fails
+     * the test instead of hanging it */
+    uv_timer_t guard;
+    uv_timer_init(&e->loop, &guard);
+    guard.data = &r;
+    uv_timer_start(&guard, kf_guard_due, KF_ANSWER_GUARD_MS, 0);
     while (!r.done)
         uv_run(&e->loop, UV_RUN_ONCE);
+    if (r.done == -2) printf("# kf_call: no answer in %d ms\n", KF_ANSWER_GUARD_MS);
+    uv_close((uv_handle_t *)&guard, kf_poll_closed);
     uv_close((uv_handle_t *)&p, kf_poll_closed);
     uv_run(&e->loop, UV_RUN_NOWAIT);
     rc = -1;
