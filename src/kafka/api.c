@@ -76,6 +76,9 @@ const ls_kafka_api_t ls_kafka_apis[] = {
         ls_kafka_handle_alter_user_scram_credentials),
     API(DescribeClientQuotas, DESCRIBE_CLIENT_QUOTAS, ls_kafka_handle_describe_client_quotas),
     API(AlterClientQuotas, ALTER_CLIENT_QUOTAS, ls_kafka_handle_alter_client_quotas),
+    /* issue 34: admin APIs of Kafka 4's tools */
+    API(DescribeTopicPartitions, DESCRIBE_TOPIC_PARTITIONS,
+        ls_kafka_handle_describe_topic_partitions),
 };
 const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);
 

@@ -8705,6 +8705,310 @@ static void e_ConsumerGroupDescribeResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- DescribeTopicPartitionsRequest_TopicRequest */
+
+static size_t z_DescribeTopicPartitionsRequest_TopicRequest(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeTopicPartitionsRequest_TopicRequest(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeTopicPartitionsRequest_TopicRequest *m)
+{
+    (void)a;
+    (void)v;
+    m->Name = ls_kmsg_str(r, f, "TopicRequest.Name");
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTopicPartitionsRequest_TopicRequest(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeTopicPartitionsRequest_TopicRequest *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTopicPartitionsRequest_Cursor */
+
+static void d_DescribeTopicPartitionsRequest_Cursor(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeTopicPartitionsRequest_Cursor *m)
+{
+    (void)a;
+    (void)v;
+    m->TopicName = ls_kmsg_str(r, f, "Cursor.TopicName");
+    m->PartitionIndex = ls_kr_i32(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTopicPartitionsRequest_Cursor(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeTopicPartitionsRequest_Cursor *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->TopicName);
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTopicPartitionsRequest */
+
+static void i_DescribeTopicPartitionsRequest(ls_kafka_DescribeTopicPartitionsRequest *m)
+{
+    m->ResponsePartitionLimit = 2000;
+}
+
+static void d_DescribeTopicPartitionsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                             ls_kafka_DescribeTopicPartitionsRequest *m)
+{
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_DescribeTopicPartitionsRequest_TopicRequest(v, f), false,
+                                  "DescribeTopicPartitionsRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_DescribeTopicPartitionsRequest_TopicRequest(r, v, f, a, &m->Topics[i]);
+    }
+    m->ResponsePartitionLimit = ls_kr_i32(r);
+    if ((m->HasCursor = ls_kr_i8(r) >= 0))
+        d_DescribeTopicPartitionsRequest_Cursor(r, v, f, a, &m->Cursor);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTopicPartitionsRequest(ls_kw_t *w, int16_t v, bool f,
+                                             const ls_kafka_DescribeTopicPartitionsRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_DescribeTopicPartitionsRequest_TopicRequest(w, v, f, &m->Topics[i]);
+    ls_kw_i32(w, m->ResponsePartitionLimit);
+    ls_kw_i8(w, m->HasCursor ? 1 : -1);
+    if (m->HasCursor)
+        e_DescribeTopicPartitionsRequest_Cursor(w, v, f, &m->Cursor);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition */
+
+static size_t z_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(int16_t v,
+                                                                                         bool f)
+{
+    size_t n = 0;
+    n += 2;
+    n += 4;
+    n += 4;
+    n += 4;
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(
+    ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition *m)
+{
+    m->LeaderEpoch = -1;
+    m->NumEligibleLeaderReplicas = -1;
+    m->NumLastKnownElr = -1;
+}
+
+static void d_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition *m)
+{
+    (void)v;
+    m->ErrorCode = ls_kr_i16(r);
+    m->PartitionIndex = ls_kr_i32(r);
+    m->LeaderId = ls_kr_i32(r);
+    m->LeaderEpoch = ls_kr_i32(r);
+    m->NumReplicaNodes = ls_kmsg_arrlen(r, f, 4, false,
+                                        "DescribeTopicPartitionsResponsePartition.ReplicaNodes");
+    m->ReplicaNodes = ls_kmsg_alloc(a, m->NumReplicaNodes, sizeof *m->ReplicaNodes);
+    for (int32_t i = 0; i < m->NumReplicaNodes && !r->err; i++) {
+        m->ReplicaNodes[i] = ls_kr_i32(r);
+    }
+    m->NumIsrNodes = ls_kmsg_arrlen(r, f, 4, false,
+                                    "DescribeTopicPartitionsResponsePartition.IsrNodes");
+    m->IsrNodes = ls_kmsg_alloc(a, m->NumIsrNodes, sizeof *m->IsrNodes);
+    for (int32_t i = 0; i < m->NumIsrNodes && !r->err; i++) {
+        m->IsrNodes[i] = ls_kr_i32(r);
+    }
+    m->NumEligibleLeaderReplicas = ls_kmsg_arrlen(
+        r, f, 4, true, "DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas");
+    m->EligibleLeaderReplicas = ls_kmsg_alloc(a, m->NumEligibleLeaderReplicas,
+                                              sizeof *m->EligibleLeaderReplicas);
+    for (int32_t i = 0; i < m->NumEligibleLeaderReplicas && !r->err; i++) {
+        m->EligibleLeaderReplicas[i] = ls_kr_i32(r);
+    }
+    m->NumLastKnownElr = ls_kmsg_arrlen(r, f, 4, true,
+                                        "DescribeTopicPartitionsResponsePartition.LastKnownElr");
+    m->LastKnownElr = ls_kmsg_alloc(a, m->NumLastKnownElr, sizeof *m->LastKnownElr);
+    for (int32_t i = 0; i < m->NumLastKnownElr && !r->err; i++) {
+        m->LastKnownElr[i] = ls_kr_i32(r);
+    }
+    m->NumOfflineReplicas = ls_kmsg_arrlen(
+        r, f, 4, false, "DescribeTopicPartitionsResponsePartition.OfflineReplicas");
+    m->OfflineReplicas = ls_kmsg_alloc(a, m->NumOfflineReplicas, sizeof *m->OfflineReplicas);
+    for (int32_t i = 0; i < m->NumOfflineReplicas && !r->err; i++) {
+        m->OfflineReplicas[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition *m)
+{
+    (void)v;
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i32(w, m->LeaderId);
+    ls_kw_i32(w, m->LeaderEpoch);
+    ls_kmsg_warrlen(w, f, m->NumReplicaNodes, false);
+    for (int32_t i = 0; i < m->NumReplicaNodes; i++)
+        ls_kw_i32(w, m->ReplicaNodes[i]);
+    ls_kmsg_warrlen(w, f, m->NumIsrNodes, false);
+    for (int32_t i = 0; i < m->NumIsrNodes; i++)
+        ls_kw_i32(w, m->IsrNodes[i]);
+    ls_kmsg_warrlen(w, f, m->NumEligibleLeaderReplicas, true);
+    for (int32_t i = 0; i < m->NumEligibleLeaderReplicas; i++)
+        ls_kw_i32(w, m->EligibleLeaderReplicas[i]);
+    ls_kmsg_warrlen(w, f, m->NumLastKnownElr, true);
+    for (int32_t i = 0; i < m->NumLastKnownElr; i++)
+        ls_kw_i32(w, m->LastKnownElr[i]);
+    ls_kmsg_warrlen(w, f, m->NumOfflineReplicas, false);
+    for (int32_t i = 0; i < m->NumOfflineReplicas; i++)
+        ls_kw_i32(w, m->OfflineReplicas[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic */
+
+static size_t z_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(int16_t v,
+                                                                                     bool f)
+{
+    size_t n = 0;
+    n += 2;
+    n += (f ? 1 : 2);
+    n += 16;
+    n += 1;
+    n += (f ? 1 : 4);
+    n += 4;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(
+    ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic *m)
+{
+    m->Name = ls_kstr_null();
+    m->TopicAuthorizedOperations = INT32_MIN;
+}
+
+static void d_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic *m)
+{
+    m->ErrorCode = ls_kr_i16(r);
+    m->Name = ls_kr_str(r, f);
+    ls_kr_uuid(r, &m->TopicId);
+    m->IsInternal = ls_kr_bool(r);
+    m->NumPartitions = ls_kmsg_arrlen(
+        r, f, z_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(v, f),
+        false, "DescribeTopicPartitionsResponseTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        i_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(
+            &m->Partitions[i]);
+        d_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(
+            r, v, f, a, &m->Partitions[i]);
+    }
+    m->TopicAuthorizedOperations = ls_kr_i32(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic *m)
+{
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->Name);
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kw_bool(w, m->IsInternal);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(
+            w, v, f, &m->Partitions[i]);
+    ls_kw_i32(w, m->TopicAuthorizedOperations);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTopicPartitionsResponse_Cursor */
+
+static void d_DescribeTopicPartitionsResponse_Cursor(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeTopicPartitionsResponse_Cursor *m)
+{
+    (void)a;
+    (void)v;
+    m->TopicName = ls_kmsg_str(r, f, "Cursor.TopicName");
+    m->PartitionIndex = ls_kr_i32(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTopicPartitionsResponse_Cursor(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeTopicPartitionsResponse_Cursor *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->TopicName);
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTopicPartitionsResponse */
+
+static void d_DescribeTopicPartitionsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                              ls_kafka_DescribeTopicPartitionsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumTopics = ls_kmsg_arrlen(
+        r, f, z_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(v, f), false,
+        "DescribeTopicPartitionsResponse.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        i_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(&m->Topics[i]);
+        d_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(r, v, f, a,
+                                                                               &m->Topics[i]);
+    }
+    if ((m->HasNextCursor = ls_kr_i8(r) >= 0))
+        d_DescribeTopicPartitionsResponse_Cursor(r, v, f, a, &m->NextCursor);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTopicPartitionsResponse(ls_kw_t *w, int16_t v, bool f,
+                                              const ls_kafka_DescribeTopicPartitionsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(w, v, f,
+                                                                               &m->Topics[i]);
+    ls_kw_i8(w, m->HasNextCursor ? 1 : -1);
+    if (m->HasNextCursor)
+        e_DescribeTopicPartitionsResponse_Cursor(w, v, f, &m->NextCursor);
+    ls_kw_tags(w, f);
+}
+
 /* ---- Produce (key 0) */
 
 int ls_kafka_ProduceRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_ProduceRequest *m)
@@ -11793,6 +12097,77 @@ const ls_kmsg_api_t ls_kmsg_ConsumerGroupDescribe = {
     .encode_response = g_ConsumerGroupDescribeResponse_encode,
 };
 
+/* ---- DescribeTopicPartitions (key 75) */
+
+int ls_kafka_DescribeTopicPartitionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                   ls_kafka_DescribeTopicPartitionsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_DescribeTopicPartitionsRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MIN,
+                            LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MAX))
+        return -1;
+    d_DescribeTopicPartitionsRequest(r, v, v >= LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeTopicPartitionsRequest_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_DescribeTopicPartitionsRequest *m)
+{
+    e_DescribeTopicPartitionsRequest(w, v, v >= LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_FLEX, m);
+}
+
+static int g_DescribeTopicPartitionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeTopicPartitionsRequest_decode(r, v, a, m);
+}
+
+static void g_DescribeTopicPartitionsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeTopicPartitionsRequest_encode(w, v, m);
+}
+
+int ls_kafka_DescribeTopicPartitionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                    ls_kafka_DescribeTopicPartitionsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MIN,
+                            LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MAX))
+        return -1;
+    d_DescribeTopicPartitionsResponse(r, v, v >= LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeTopicPartitionsResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_DescribeTopicPartitionsResponse *m)
+{
+    e_DescribeTopicPartitionsResponse(w, v, v >= LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_FLEX, m);
+}
+
+static int g_DescribeTopicPartitionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeTopicPartitionsResponse_decode(r, v, a, m);
+}
+
+static void g_DescribeTopicPartitionsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeTopicPartitionsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_DescribeTopicPartitions = {
+    .key = 75,
+    .name = "DescribeTopicPartitions",
+    .min_version = LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MIN,
+    .max_version = LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MAX,
+    .first_flexible = LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_FLEX,
+    .request_size = sizeof(ls_kafka_DescribeTopicPartitionsRequest),
+    .decode_request = g_DescribeTopicPartitionsRequest_decode,
+    .encode_request = g_DescribeTopicPartitionsRequest_encode,
+    .response_size = sizeof(ls_kafka_DescribeTopicPartitionsResponse),
+    .decode_response = g_DescribeTopicPartitionsResponse_decode,
+    .encode_response = g_DescribeTopicPartitionsResponse_encode,
+};
+
 const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_Produce,
     &ls_kmsg_Fetch,
@@ -11839,5 +12214,6 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_ListTransactions,
     &ls_kmsg_ConsumerGroupHeartbeat,
     &ls_kmsg_ConsumerGroupDescribe,
+    &ls_kmsg_DescribeTopicPartitions,
 };
-const int ls_kmsg_nall = 45;
+const int ls_kmsg_nall = 46;

@@ -83,6 +83,7 @@ enum {
     LS_KAFKA_API_LIST_TRANSACTIONS = 66,
     LS_KAFKA_API_CONSUMER_GROUP_HEARTBEAT = 68,
     LS_KAFKA_API_CONSUMER_GROUP_DESCRIBE = 69,
+    LS_KAFKA_API_DESCRIBE_TOPIC_PARTITIONS = 75,
 };
 
 #define LS_KAFKA_PRODUCE_MIN 3
@@ -220,6 +221,9 @@ enum {
 #define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MIN 0
 #define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MAX 1
 #define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_FLEX 0
+#define LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MIN 0
+#define LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MAX 0
+#define LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_FLEX 0
 
 typedef struct ls_kafka_LeaderIdAndEpoch {
     int32_t LeaderId; /* default -1 */
@@ -1742,6 +1746,63 @@ typedef struct ls_kafka_ConsumerGroupDescribeResponse {
     int32_t NumGroups;
 } ls_kafka_ConsumerGroupDescribeResponse;
 
+typedef struct ls_kafka_DescribeTopicPartitionsRequest_TopicRequest {
+    ls_kstr_t Name;
+} ls_kafka_DescribeTopicPartitionsRequest_TopicRequest;
+
+typedef struct ls_kafka_DescribeTopicPartitionsRequest_Cursor {
+    ls_kstr_t TopicName;
+    int32_t PartitionIndex;
+} ls_kafka_DescribeTopicPartitionsRequest_Cursor;
+
+typedef struct ls_kafka_DescribeTopicPartitionsRequest {
+    ls_kafka_DescribeTopicPartitionsRequest_TopicRequest *Topics;
+    int32_t NumTopics;
+    int32_t ResponsePartitionLimit; /* default 2000 */
+    bool HasCursor; /* false = null */
+    ls_kafka_DescribeTopicPartitionsRequest_Cursor Cursor; /* nullable */
+} ls_kafka_DescribeTopicPartitionsRequest;
+
+typedef struct ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition {
+    int16_t ErrorCode;
+    int32_t PartitionIndex;
+    int32_t LeaderId;
+    int32_t LeaderEpoch; /* default -1 */
+    int32_t *ReplicaNodes;
+    int32_t NumReplicaNodes;
+    int32_t *IsrNodes;
+    int32_t NumIsrNodes;
+    int32_t *EligibleLeaderReplicas; /* nullable, default null */
+    int32_t NumEligibleLeaderReplicas; /* -1 = null */
+    int32_t *LastKnownElr; /* nullable, default null */
+    int32_t NumLastKnownElr; /* -1 = null */
+    int32_t *OfflineReplicas;
+    int32_t NumOfflineReplicas;
+} ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition;
+
+typedef struct ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic {
+    int16_t ErrorCode;
+    ls_kstr_t Name; /* nullable */
+    ls_uuid_t TopicId;
+    bool IsInternal;
+    ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition *Partitions;
+    int32_t NumPartitions;
+    int32_t TopicAuthorizedOperations; /* default INT32_MIN */
+} ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic;
+
+typedef struct ls_kafka_DescribeTopicPartitionsResponse_Cursor {
+    ls_kstr_t TopicName;
+    int32_t PartitionIndex;
+} ls_kafka_DescribeTopicPartitionsResponse_Cursor;
+
+typedef struct ls_kafka_DescribeTopicPartitionsResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic *Topics;
+    int32_t NumTopics;
+    bool HasNextCursor; /* false = null */
+    ls_kafka_DescribeTopicPartitionsResponse_Cursor NextCursor; /* nullable */
+} ls_kafka_DescribeTopicPartitionsResponse;
+
 /* Produce (key 0), Produce.msg */
 int ls_kafka_ProduceRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_ProduceRequest *m);
@@ -2231,6 +2292,17 @@ int ls_kafka_ConsumerGroupDescribeResponse_decode(ls_kr_t *r, int16_t version, l
 void ls_kafka_ConsumerGroupDescribeResponse_encode(ls_kw_t *w, int16_t version,
                                                    const ls_kafka_ConsumerGroupDescribeResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_ConsumerGroupDescribe;
+
+/* DescribeTopicPartitions (key 75), DescribeTopicPartitions.msg */
+int ls_kafka_DescribeTopicPartitionsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeTopicPartitionsRequest *m);
+void ls_kafka_DescribeTopicPartitionsRequest_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_DescribeTopicPartitionsRequest *m);
+int ls_kafka_DescribeTopicPartitionsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeTopicPartitionsResponse *m);
+void ls_kafka_DescribeTopicPartitionsResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_DescribeTopicPartitionsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_DescribeTopicPartitions;
 
 /* Every api above, in key order. */
 extern const ls_kmsg_api_t *const ls_kmsg_all[];

@@ -1,0 +1,194 @@
+"""Kafka 4's admin tools against a leaderless broker (issue 34): kafka-topics
+--describe goes through DescribeTopicPartitions (key 75), paged by the
+tool's --partition-size-limit-per-response (default 2000)."""
+
+import os
+import socket
+import struct
+import subprocess
+
+import pytest
+
+import lsbroker
+from kafka_util import create_topic, unique_topic
+
+TOOLS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "tools")
+JVM = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+
+
+def kafka_tool(main, bootstrap, *args, check=True):
+    """Run one of Kafka's tools (class `main`) against bootstrap."""
+    if not os.path.isdir(TOOLS_LIB) or not any(f.startswith("kafka-tools-")
+                                               for f in os.listdir(TOOLS_LIB)):
+        pytest.fail("no Kafka tools jars in %s; run tools/install-deps.sh test" % TOOLS_LIB,
+                    pytrace=False)
+    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), main,
+                 "--bootstrap-server", bootstrap] + list(args)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    if check:
+        assert r.returncode == 0, "%s %s: rc %d\n%s\n%s" % (
+            main, " ".join(args), r.returncode, r.stdout, r.stderr)
+    return r
+
+
+def describe_rows(out):
+    """kafka-topics --describe partition lines as {(topic, partition): fields}."""
+    rows = {}
+    for ln in out.splitlines():
+        f = dict(kv.split(": ", 1) for kv in ln.strip().split("\t") if ": " in kv)
+        if "Partition" in f:
+            rows[(f["Topic"], int(f["Partition"]))] = f
+    return rows
+
+
+@pytest.mark.parametrize("limit", [None, "3"])
+def test_kafka_topics_describe_pages_through_every_partition(broker, limit):
+    """Every partition of every topic is described once, whether the answer
+    fits one page (the tool's default limit) or needs many (a limit of 3 over
+    topics of 5 and 7 partitions cuts inside topics and at their ends)."""
+    topics_by_count = [create_topic(broker.bootstrap, unique_topic("desc"), partitions=n)
+                       for n in (5, 7, 1)]
+    extra = ["--partition-size-limit-per-response", limit] if limit else []
+    out = kafka_tool("org.apache.kafka.tools.TopicCommand", broker.bootstrap, "--describe",
+                     *extra).stdout
+    rows = describe_rows(out)
+    for t, n in zip(topics_by_count, (5, 7, 1)):
+        assert sorted(p for (tt, p) in rows if tt == t) == list(range(n)), out
+    for f in rows.values():
+        # leaderless: the broker Metadata names leads, and it is the whole ISR
+        assert f["Leader"] == f["Replicas"] == f["Isr"] and int(f["Leader"]) >= 0
+    # one topic asked by name pages the same way
+    one = kafka_tool("org.apache.kafka.tools.TopicCommand", broker.bootstrap, "--describe",
+                     "--topic", topics_by_count[1], *extra).stdout
+    assert "PartitionCount: 7" in one
+    assert {k: v for k, v in rows.items() if k[0] == topics_by_count[1]} == describe_rows(one)
+
+
+# --- DescribeTopicPartitions on the wire, with a small limit ------------------
+
+def _uvarint(n):
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def _cstr(s):
+    b = s.encode()
+    return _uvarint(len(b) + 1) + b
+
+
+class _Reader:
+    def __init__(self, b):
+        self.b, self.at = b, 0
+
+    def take(self, n):
+        v = self.b[self.at:self.at + n]
+        self.at += n
+        return v
+
+    def i(self, fmt):
+        return struct.unpack(">" + fmt, self.take(struct.calcsize(fmt)))[0]
+
+    def uvarint(self):
+        n, shift = 0, 0
+        while True:
+            b = self.take(1)[0]
+            n |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return n
+
+    def string(self):
+        n = self.uvarint() - 1
+        return None if n < 0 else self.take(n).decode()
+
+    def int_array(self):
+        n = self.uvarint() - 1
+        return None if n < 0 else [self.i("i") for _ in range(n)]
+
+    def tags(self):
+        for _ in range(self.uvarint()):
+            self.uvarint()
+            self.take(self.uvarint())
+
+    def cursor(self):
+        if self.i("b") < 0:
+            return None
+        c = (self.string(), self.i("i"))
+        self.tags()
+        return c
+
+
+def describe_topic_partitions(bootstrap, topics, limit, cursor=None):
+    """One DescribeTopicPartitions v0 round trip: ([(error, name, [partition])], next cursor)."""
+    body = _uvarint(len(topics) + 1) + b"".join(_cstr(t) + b"\0" for t in topics)
+    body += struct.pack(">i", limit)
+    body += b"\xff" if cursor is None else b"\x01" + _cstr(cursor[0]) + struct.pack(">i", cursor[1]) + b"\0"
+    body += b"\0"
+    req = struct.pack(">hhih", 75, 0, 7, 4) + b"test" + b"\0" + body
+    host, port = bootstrap.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(struct.pack(">i", len(req)) + req)
+        buf = b""
+        while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
+            chunk = s.recv(65536)
+            assert chunk, "connection closed"
+            buf += chunk
+    r = _Reader(buf[4:])
+    assert r.i("i") == 7
+    r.tags()
+    r.i("i")  # throttle
+    out = []
+    for _ in range(r.uvarint() - 1):
+        err, name = r.i("h"), r.string()
+        r.take(17)  # topic id, internal
+        parts = []
+        for _ in range(r.uvarint() - 1):
+            r.i("h")
+            idx = r.i("i")
+            r.take(8)  # leader, epoch
+            r.int_array(), r.int_array(), r.int_array(), r.int_array(), r.int_array()
+            r.tags()
+            parts.append(idx)
+        r.i("i")  # authorized operations
+        r.tags()
+        out.append((err, name, parts))
+    return out, r.cursor()
+
+
+def test_describe_topic_partitions_cursor_pages_as_kafka_defines(broker):
+    """A limit of 3 over topics of 5 and 2 partitions: cut inside the first
+    topic, then at the end of a page falling on a topic's end (the cursor
+    names partition 0 of the next topic), never a partition twice; a cursor
+    whose topic was not asked for is INVALID_REQUEST (42); an unknown topic is
+    UNKNOWN_TOPIC_OR_PARTITION (3)."""
+    t5 = create_topic(broker.bootstrap, unique_topic("dtp-a"), partitions=5)
+    t1 = create_topic(broker.bootstrap, unique_topic("dtp-b"), partitions=1)
+    t2 = create_topic(broker.bootstrap, unique_topic("dtp-c"), partitions=2)
+    names = sorted([t5, t1, t2])
+    counts = {t5: 5, t1: 1, t2: 2}
+    seen, cursor, pages = [], None, 0
+    while True:
+        topics, cursor = describe_topic_partitions(broker.bootstrap, [t2, t5, t1], 3, cursor)
+        pages += 1
+        assert sum(len(p) for _, _, p in topics) <= 3
+        for err, name, parts in topics:
+            assert err == 0
+            seen += [(name, p) for p in parts]
+        if cursor is None:
+            break
+    assert seen == [(t, p) for t in names for p in range(counts[t])]
+    assert pages == 3
+    # a page ending exactly at a topic's end points at the next topic's start
+    first = names[0]
+    topics, cursor = describe_topic_partitions(broker.bootstrap, names, counts[first])
+    assert [n for _, n, _ in topics] == [first] and cursor == (names[1], 0)
+    topics, cursor = describe_topic_partitions(broker.bootstrap, [t5], 3, ("nope", 0))
+    assert topics == [(42, t5, [])] and cursor is None
+    topics, cursor = describe_topic_partitions(broker.bootstrap, ["missing-" + t5], 10)
+    assert topics == [(3, "missing-" + t5, [])] and cursor is None
