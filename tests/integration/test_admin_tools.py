@@ -10,7 +10,10 @@ import subprocess
 import pytest
 
 import lsbroker
+from confluent_kafka.admin import AclOperation, ResourceType
+
 from kafka_util import create_topic, unique_topic
+from test_acls import binding, create_acls, one_dir, restricted, superuser  # noqa: F401 (fixture)
 
 TOOLS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "tools")
 JVM = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
@@ -192,3 +195,22 @@ def test_describe_topic_partitions_cursor_pages_as_kafka_defines(broker):
     assert topics == [(42, t5, [])] and cursor is None
     topics, cursor = describe_topic_partitions(broker.bootstrap, ["missing-" + t5], 10)
     assert topics == [(3, "missing-" + t5, [])] and cursor is None
+
+
+def test_describe_topic_partitions_hides_topics_not_allowed_describe(one_dir):
+    """As Metadata: a listing leaves out topics the principal may not
+    DESCRIBE; a named one answers TOPIC_AUTHORIZATION_FAILED (29), after the
+    allowed ones, and uses none of the partition limit."""
+    su = superuser(one_dir)
+    create_topic(su.bootstrap, "orders", partitions=2)
+    create_topic(su.bootstrap, "secret", partitions=2)
+    # the tool also reads the topic's configs
+    create_acls(su, binding(ResourceType.TOPIC, "orders", AclOperation.DESCRIBE),
+                binding(ResourceType.TOPIC, "orders", AclOperation.DESCRIBE_CONFIGS))
+    su.stop()
+    b = restricted(one_dir)
+    assert describe_topic_partitions(b.bootstrap, [], 10) == ([(0, "orders", [0, 1])], None)
+    assert describe_topic_partitions(b.bootstrap, ["secret", "orders"], 2) == (
+        [(0, "orders", [0, 1]), (29, "secret", [])], None)
+    out = kafka_tool("org.apache.kafka.tools.TopicCommand", b.bootstrap, "--describe").stdout
+    assert set(t for t, _ in describe_rows(out)) == {"orders"}
