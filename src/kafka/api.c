@@ -79,6 +79,7 @@ const ls_kafka_api_t ls_kafka_apis[] = {
     /* issue 34: admin APIs of Kafka 4's tools */
     API(DescribeTopicPartitions, DESCRIBE_TOPIC_PARTITIONS,
         ls_kafka_handle_describe_topic_partitions),
+    API(DescribeLogDirs, DESCRIBE_LOG_DIRS, ls_kafka_handle_describe_log_dirs),
 };
 const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);
 

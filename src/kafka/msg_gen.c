@@ -6217,6 +6217,239 @@ static void e_AlterConfigsResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- DescribeLogDirsRequest_DescribableLogDirTopic */
+
+static size_t z_DescribeLogDirsRequest_DescribableLogDirTopic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeLogDirsRequest_DescribableLogDirTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeLogDirsRequest_DescribableLogDirTopic *m)
+{
+    (void)v;
+    m->Topic = ls_kmsg_str(r, f, "DescribableLogDirTopic.Topic");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "DescribableLogDirTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeLogDirsRequest_DescribableLogDirTopic(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeLogDirsRequest_DescribableLogDirTopic *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Topic);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeLogDirsRequest */
+
+static void d_DescribeLogDirsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                     ls_kafka_DescribeLogDirsRequest *m)
+{
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_DescribeLogDirsRequest_DescribableLogDirTopic(v, f), true,
+                                  "DescribeLogDirsRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_DescribeLogDirsRequest_DescribableLogDirTopic(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeLogDirsRequest(ls_kw_t *w, int16_t v, bool f,
+                                     const ls_kafka_DescribeLogDirsRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumTopics, true);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_DescribeLogDirsRequest_DescribableLogDirTopic(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeLogDirsResponse_DescribeLogDirsPartition */
+
+static size_t z_DescribeLogDirsResponse_DescribeLogDirsPartition(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 8;
+    n += 8;
+    n += 1;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeLogDirsResponse_DescribeLogDirsPartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsPartition *m)
+{
+    (void)a;
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->PartitionSize = ls_kr_i64(r);
+    m->OffsetLag = ls_kr_i64(r);
+    m->IsFutureKey = ls_kr_bool(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeLogDirsResponse_DescribeLogDirsPartition(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DescribeLogDirsResponse_DescribeLogDirsPartition *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i64(w, m->PartitionSize);
+    ls_kw_i64(w, m->OffsetLag);
+    ls_kw_bool(w, m->IsFutureKey);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeLogDirsResponse_DescribeLogDirsTopic */
+
+static size_t z_DescribeLogDirsResponse_DescribeLogDirsTopic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeLogDirsResponse_DescribeLogDirsTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsTopic *m)
+{
+    m->Name = ls_kmsg_str(r, f, "DescribeLogDirsTopic.Name");
+    m->NumPartitions = ls_kmsg_arrlen(r, f,
+                                      z_DescribeLogDirsResponse_DescribeLogDirsPartition(v, f),
+                                      false, "DescribeLogDirsTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        d_DescribeLogDirsResponse_DescribeLogDirsPartition(r, v, f, a, &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeLogDirsResponse_DescribeLogDirsTopic(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeLogDirsResponse_DescribeLogDirsTopic *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_DescribeLogDirsResponse_DescribeLogDirsPartition(w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeLogDirsResponse_DescribeLogDirsResult */
+
+static size_t z_DescribeLogDirsResponse_DescribeLogDirsResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 2;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (v >= 4)
+        n += 8;
+    if (v >= 4)
+        n += 8;
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_DescribeLogDirsResponse_DescribeLogDirsResult(
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult *m)
+{
+    m->TotalBytes = -1;
+    m->UsableBytes = -1;
+}
+
+static void d_DescribeLogDirsResponse_DescribeLogDirsResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult *m)
+{
+    m->ErrorCode = ls_kr_i16(r);
+    m->LogDir = ls_kmsg_str(r, f, "DescribeLogDirsResult.LogDir");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_DescribeLogDirsResponse_DescribeLogDirsTopic(v, f), false,
+                                  "DescribeLogDirsResult.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_DescribeLogDirsResponse_DescribeLogDirsTopic(r, v, f, a, &m->Topics[i]);
+    }
+    if (v >= 4) {
+        m->TotalBytes = ls_kr_i64(r);
+    }
+    if (v >= 4) {
+        m->UsableBytes = ls_kr_i64(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeLogDirsResponse_DescribeLogDirsResult(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult *m)
+{
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr_nn(w, f, m->LogDir);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_DescribeLogDirsResponse_DescribeLogDirsTopic(w, v, f, &m->Topics[i]);
+    if (v >= 4) {
+        ls_kw_i64(w, m->TotalBytes);
+    }
+    if (v >= 4) {
+        ls_kw_i64(w, m->UsableBytes);
+    }
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeLogDirsResponse */
+
+static void d_DescribeLogDirsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                      ls_kafka_DescribeLogDirsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    if (v >= 3) {
+        m->ErrorCode = ls_kr_i16(r);
+    }
+    m->NumResults = ls_kmsg_arrlen(r, f, z_DescribeLogDirsResponse_DescribeLogDirsResult(v, f),
+                                   false, "DescribeLogDirsResponse.Results");
+    m->Results = ls_kmsg_alloc(a, m->NumResults, sizeof *m->Results);
+    for (int32_t i = 0; i < m->NumResults && !r->err; i++) {
+        i_DescribeLogDirsResponse_DescribeLogDirsResult(&m->Results[i]);
+        d_DescribeLogDirsResponse_DescribeLogDirsResult(r, v, f, a, &m->Results[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeLogDirsResponse(ls_kw_t *w, int16_t v, bool f,
+                                      const ls_kafka_DescribeLogDirsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    if (v >= 3) {
+        ls_kw_i16(w, m->ErrorCode);
+    }
+    ls_kmsg_warrlen(w, f, m->NumResults, false);
+    for (int32_t i = 0; i < m->NumResults; i++)
+        e_DescribeLogDirsResponse_DescribeLogDirsResult(w, v, f, &m->Results[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- SaslAuthenticateRequest */
 
 static void d_SaslAuthenticateRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
@@ -11046,6 +11279,74 @@ const ls_kmsg_api_t ls_kmsg_AlterConfigs = {
     .encode_response = g_AlterConfigsResponse_encode,
 };
 
+/* ---- DescribeLogDirs (key 35) */
+
+int ls_kafka_DescribeLogDirsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                           ls_kafka_DescribeLogDirsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_LOG_DIRS_MIN, LS_KAFKA_DESCRIBE_LOG_DIRS_MAX))
+        return -1;
+    d_DescribeLogDirsRequest(r, v, v >= LS_KAFKA_DESCRIBE_LOG_DIRS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeLogDirsRequest_encode(ls_kw_t *w, int16_t v,
+                                            const ls_kafka_DescribeLogDirsRequest *m)
+{
+    e_DescribeLogDirsRequest(w, v, v >= LS_KAFKA_DESCRIBE_LOG_DIRS_FLEX, m);
+}
+
+static int g_DescribeLogDirsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeLogDirsRequest_decode(r, v, a, m);
+}
+
+static void g_DescribeLogDirsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeLogDirsRequest_encode(w, v, m);
+}
+
+int ls_kafka_DescribeLogDirsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                            ls_kafka_DescribeLogDirsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_LOG_DIRS_MIN, LS_KAFKA_DESCRIBE_LOG_DIRS_MAX))
+        return -1;
+    d_DescribeLogDirsResponse(r, v, v >= LS_KAFKA_DESCRIBE_LOG_DIRS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeLogDirsResponse_encode(ls_kw_t *w, int16_t v,
+                                             const ls_kafka_DescribeLogDirsResponse *m)
+{
+    e_DescribeLogDirsResponse(w, v, v >= LS_KAFKA_DESCRIBE_LOG_DIRS_FLEX, m);
+}
+
+static int g_DescribeLogDirsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeLogDirsResponse_decode(r, v, a, m);
+}
+
+static void g_DescribeLogDirsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeLogDirsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_DescribeLogDirs = {
+    .key = 35,
+    .name = "DescribeLogDirs",
+    .min_version = LS_KAFKA_DESCRIBE_LOG_DIRS_MIN,
+    .max_version = LS_KAFKA_DESCRIBE_LOG_DIRS_MAX,
+    .first_flexible = LS_KAFKA_DESCRIBE_LOG_DIRS_FLEX,
+    .request_size = sizeof(ls_kafka_DescribeLogDirsRequest),
+    .decode_request = g_DescribeLogDirsRequest_decode,
+    .encode_request = g_DescribeLogDirsRequest_encode,
+    .response_size = sizeof(ls_kafka_DescribeLogDirsResponse),
+    .decode_response = g_DescribeLogDirsResponse_decode,
+    .encode_response = g_DescribeLogDirsResponse_encode,
+};
+
 /* ---- SaslAuthenticate (key 36) */
 
 int ls_kafka_SaslAuthenticateRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -12199,6 +12500,7 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_DeleteAcls,
     &ls_kmsg_DescribeConfigs,
     &ls_kmsg_AlterConfigs,
+    &ls_kmsg_DescribeLogDirs,
     &ls_kmsg_SaslAuthenticate,
     &ls_kmsg_CreatePartitions,
     &ls_kmsg_DeleteGroups,
@@ -12216,4 +12518,4 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_ConsumerGroupDescribe,
     &ls_kmsg_DescribeTopicPartitions,
 };
-const int ls_kmsg_nall = 46;
+const int ls_kmsg_nall = 47;

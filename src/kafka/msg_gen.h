@@ -68,6 +68,7 @@ enum {
     LS_KAFKA_API_DELETE_ACLS = 31,
     LS_KAFKA_API_DESCRIBE_CONFIGS = 32,
     LS_KAFKA_API_ALTER_CONFIGS = 33,
+    LS_KAFKA_API_DESCRIBE_LOG_DIRS = 35,
     LS_KAFKA_API_SASL_AUTHENTICATE = 36,
     LS_KAFKA_API_CREATE_PARTITIONS = 37,
     LS_KAFKA_API_DELETE_GROUPS = 42,
@@ -176,6 +177,9 @@ enum {
 #define LS_KAFKA_ALTER_CONFIGS_MIN 0
 #define LS_KAFKA_ALTER_CONFIGS_MAX 2
 #define LS_KAFKA_ALTER_CONFIGS_FLEX 2
+#define LS_KAFKA_DESCRIBE_LOG_DIRS_MIN 1
+#define LS_KAFKA_DESCRIBE_LOG_DIRS_MAX 4
+#define LS_KAFKA_DESCRIBE_LOG_DIRS_FLEX 2
 #define LS_KAFKA_SASL_AUTHENTICATE_MIN 0
 #define LS_KAFKA_SASL_AUTHENTICATE_MAX 2
 #define LS_KAFKA_SASL_AUTHENTICATE_FLEX 2
@@ -1285,6 +1289,46 @@ typedef struct ls_kafka_AlterConfigsResponse {
     int32_t NumResponses;
 } ls_kafka_AlterConfigsResponse;
 
+typedef struct ls_kafka_DescribeLogDirsRequest_DescribableLogDirTopic {
+    ls_kstr_t Topic;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_DescribeLogDirsRequest_DescribableLogDirTopic;
+
+typedef struct ls_kafka_DescribeLogDirsRequest {
+    ls_kafka_DescribeLogDirsRequest_DescribableLogDirTopic *Topics; /* nullable */
+    int32_t NumTopics; /* -1 = null */
+} ls_kafka_DescribeLogDirsRequest;
+
+typedef struct ls_kafka_DescribeLogDirsResponse_DescribeLogDirsPartition {
+    int32_t PartitionIndex;
+    int64_t PartitionSize;
+    int64_t OffsetLag;
+    bool IsFutureKey;
+} ls_kafka_DescribeLogDirsResponse_DescribeLogDirsPartition;
+
+typedef struct ls_kafka_DescribeLogDirsResponse_DescribeLogDirsTopic {
+    ls_kstr_t Name;
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsPartition *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_DescribeLogDirsResponse_DescribeLogDirsTopic;
+
+typedef struct ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult {
+    int16_t ErrorCode;
+    ls_kstr_t LogDir;
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsTopic *Topics;
+    int32_t NumTopics;
+    int64_t TotalBytes; /* v4+, default -1 */
+    int64_t UsableBytes; /* v4+, default -1 */
+} ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult;
+
+typedef struct ls_kafka_DescribeLogDirsResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode; /* v3+ */
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult *Results;
+    int32_t NumResults;
+} ls_kafka_DescribeLogDirsResponse;
+
 typedef struct ls_kafka_SaslAuthenticateRequest {
     ls_kbytes_t AuthBytes;
 } ls_kafka_SaslAuthenticateRequest;
@@ -2127,6 +2171,17 @@ int ls_kafka_AlterConfigsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t
 void ls_kafka_AlterConfigsResponse_encode(ls_kw_t *w, int16_t version,
                                           const ls_kafka_AlterConfigsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_AlterConfigs;
+
+/* DescribeLogDirs (key 35), DescribeLogDirs.msg */
+int ls_kafka_DescribeLogDirsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeLogDirsRequest *m);
+void ls_kafka_DescribeLogDirsRequest_encode(ls_kw_t *w, int16_t version,
+                                            const ls_kafka_DescribeLogDirsRequest *m);
+int ls_kafka_DescribeLogDirsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeLogDirsResponse *m);
+void ls_kafka_DescribeLogDirsResponse_encode(ls_kw_t *w, int16_t version,
+                                             const ls_kafka_DescribeLogDirsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_DescribeLogDirs;
 
 /* SaslAuthenticate (key 36), SaslAuthenticate.msg */
 int ls_kafka_SaslAuthenticateRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,

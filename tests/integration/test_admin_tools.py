@@ -2,6 +2,7 @@
 --describe goes through DescribeTopicPartitions (key 75), paged by the
 tool's --partition-size-limit-per-response (default 2000)."""
 
+import json
 import os
 import socket
 import struct
@@ -12,7 +13,7 @@ import pytest
 import lsbroker
 from confluent_kafka.admin import AclOperation, ResourceType
 
-from kafka_util import create_topic, unique_topic
+from kafka_util import create_topic, produce_all, producer, unique_topic
 from test_acls import binding, create_acls, one_dir, restricted, superuser  # noqa: F401 (fixture)
 
 TOOLS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "tools")
@@ -214,3 +215,46 @@ def test_describe_topic_partitions_hides_topics_not_allowed_describe(one_dir):
         [(0, "orders", [0, 1]), (29, "secret", [])], None)
     out = kafka_tool("org.apache.kafka.tools.TopicCommand", b.bootstrap, "--describe").stdout
     assert set(t for t, _ in describe_rows(out)) == {"orders"}
+
+
+def log_dirs(bootstrap, topics):
+    """kafka-log-dirs --describe: its JSON answer."""
+    out = kafka_tool("org.apache.kafka.tools.LogDirsCommand", bootstrap, "--describe",
+                     "--topic-list", ",".join(topics)).stdout
+    line = [ln for ln in out.splitlines() if ln.startswith("{")][-1]
+    return json.loads(line)
+
+
+def test_kafka_log_dirs_names_the_object_store_and_sizes_grow(broker):
+    """One virtual log dir per broker, named by the object store URL, with
+    each partition's retained bytes: > 0 after producing, larger after more."""
+    t = create_topic(broker.bootstrap, unique_topic("dirs"), partitions=2)
+    p = producer(broker.bootstrap)
+    produce_all(p, t, [{"value": b"x" * 100, "partition": 0} for _ in range(20)])
+
+    def sizes():
+        d = log_dirs(broker.bootstrap, [t])
+        [b] = d["brokers"]
+        [ld] = b["logDirs"]
+        assert ld["error"] is None and ld["logDir"].startswith("file://")
+        return {q["partition"]: q["size"] for q in ld["partitions"]}
+
+    first = sizes()
+    assert first[t + "-0"] > 0 and first[t + "-1"] == 0
+    produce_all(p, t, [{"value": b"y" * 100, "partition": 0} for _ in range(20)])
+    assert sizes()[t + "-0"] > first[t + "-0"]
+
+
+def test_kafka_log_dirs_needs_cluster_describe(one_dir):
+    """As Kafka: DescribeLogDirs needs DESCRIBE on the cluster; without it the
+    tool fails with the authorization error, with it it answers."""
+    b = restricted(one_dir)
+    r = kafka_tool("org.apache.kafka.tools.LogDirsCommand", b.bootstrap, "--describe",
+                   check=False)
+    assert r.returncode != 0 and "ClusterAuthorizationException" in r.stdout + r.stderr
+    b.stop()
+    su = superuser(one_dir)
+    create_acls(su, binding(ResourceType.BROKER, "kafka-cluster", AclOperation.DESCRIBE))
+    su.stop()
+    b = restricted(one_dir)
+    kafka_tool("org.apache.kafka.tools.LogDirsCommand", b.bootstrap, "--describe")
