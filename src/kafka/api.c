@@ -80,6 +80,9 @@ const ls_kafka_api_t ls_kafka_apis[] = {
     API(DescribeTopicPartitions, DESCRIBE_TOPIC_PARTITIONS,
         ls_kafka_handle_describe_topic_partitions),
     API(DescribeLogDirs, DESCRIBE_LOG_DIRS, ls_kafka_handle_describe_log_dirs),
+    API(ElectLeaders, ELECT_LEADERS, ls_kafka_handle_elect_leaders),
+    API(ListPartitionReassignments, LIST_PARTITION_REASSIGNMENTS,
+        ls_kafka_handle_list_partition_reassignments),
 };
 const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);
 

@@ -6756,6 +6756,190 @@ static void e_DeleteGroupsResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- ElectLeadersRequest_TopicPartitions */
+
+static size_t z_ElectLeadersRequest_TopicPartitions(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ElectLeadersRequest_TopicPartitions(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                  ls_kafka_ElectLeadersRequest_TopicPartitions *m)
+{
+    (void)v;
+    m->Topic = ls_kmsg_str(r, f, "TopicPartitions.Topic");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "TopicPartitions.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ElectLeadersRequest_TopicPartitions(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ElectLeadersRequest_TopicPartitions *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Topic);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ElectLeadersRequest */
+
+static void i_ElectLeadersRequest(ls_kafka_ElectLeadersRequest *m)
+{
+    m->TimeoutMs = 60000;
+}
+
+static void d_ElectLeadersRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                  ls_kafka_ElectLeadersRequest *m)
+{
+    if (v >= 1) {
+        m->ElectionType = ls_kr_i8(r);
+    }
+    m->NumTopicPartitions = ls_kmsg_arrlen(r, f, z_ElectLeadersRequest_TopicPartitions(v, f), true,
+                                           "ElectLeadersRequest.TopicPartitions");
+    m->TopicPartitions = ls_kmsg_alloc(a, m->NumTopicPartitions, sizeof *m->TopicPartitions);
+    for (int32_t i = 0; i < m->NumTopicPartitions && !r->err; i++) {
+        d_ElectLeadersRequest_TopicPartitions(r, v, f, a, &m->TopicPartitions[i]);
+    }
+    m->TimeoutMs = ls_kr_i32(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_ElectLeadersRequest(ls_kw_t *w, int16_t v, bool f,
+                                  const ls_kafka_ElectLeadersRequest *m)
+{
+    if (v >= 1) {
+        ls_kw_i8(w, m->ElectionType);
+    }
+    ls_kmsg_warrlen(w, f, m->NumTopicPartitions, true);
+    for (int32_t i = 0; i < m->NumTopicPartitions; i++)
+        e_ElectLeadersRequest_TopicPartitions(w, v, f, &m->TopicPartitions[i]);
+    ls_kw_i32(w, m->TimeoutMs);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ElectLeadersResponse_PartitionResult */
+
+static size_t z_ElectLeadersResponse_PartitionResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 2;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_ElectLeadersResponse_PartitionResult(ls_kafka_ElectLeadersResponse_PartitionResult *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_ElectLeadersResponse_PartitionResult(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                   ls_kafka_ElectLeadersResponse_PartitionResult *m)
+{
+    (void)a;
+    (void)v;
+    m->PartitionId = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_ElectLeadersResponse_PartitionResult(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ElectLeadersResponse_PartitionResult *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionId);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ElectLeadersResponse_ReplicaElectionResult */
+
+static size_t z_ElectLeadersResponse_ReplicaElectionResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ElectLeadersResponse_ReplicaElectionResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ElectLeadersResponse_ReplicaElectionResult *m)
+{
+    m->Topic = ls_kmsg_str(r, f, "ReplicaElectionResult.Topic");
+    m->NumPartitionResult = ls_kmsg_arrlen(r, f, z_ElectLeadersResponse_PartitionResult(v, f),
+                                           false, "ReplicaElectionResult.PartitionResult");
+    m->PartitionResult = ls_kmsg_alloc(a, m->NumPartitionResult, sizeof *m->PartitionResult);
+    for (int32_t i = 0; i < m->NumPartitionResult && !r->err; i++) {
+        i_ElectLeadersResponse_PartitionResult(&m->PartitionResult[i]);
+        d_ElectLeadersResponse_PartitionResult(r, v, f, a, &m->PartitionResult[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ElectLeadersResponse_ReplicaElectionResult(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ElectLeadersResponse_ReplicaElectionResult *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Topic);
+    ls_kmsg_warrlen(w, f, m->NumPartitionResult, false);
+    for (int32_t i = 0; i < m->NumPartitionResult; i++)
+        e_ElectLeadersResponse_PartitionResult(w, v, f, &m->PartitionResult[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ElectLeadersResponse */
+
+static void d_ElectLeadersResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                   ls_kafka_ElectLeadersResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    if (v >= 1) {
+        m->ErrorCode = ls_kr_i16(r);
+    }
+    m->NumReplicaElectionResults = ls_kmsg_arrlen(
+        r, f, z_ElectLeadersResponse_ReplicaElectionResult(v, f), false,
+        "ElectLeadersResponse.ReplicaElectionResults");
+    m->ReplicaElectionResults = ls_kmsg_alloc(a, m->NumReplicaElectionResults,
+                                              sizeof *m->ReplicaElectionResults);
+    for (int32_t i = 0; i < m->NumReplicaElectionResults && !r->err; i++) {
+        d_ElectLeadersResponse_ReplicaElectionResult(r, v, f, a, &m->ReplicaElectionResults[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ElectLeadersResponse(ls_kw_t *w, int16_t v, bool f,
+                                   const ls_kafka_ElectLeadersResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    if (v >= 1) {
+        ls_kw_i16(w, m->ErrorCode);
+    }
+    ls_kmsg_warrlen(w, f, m->NumReplicaElectionResults, false);
+    for (int32_t i = 0; i < m->NumReplicaElectionResults; i++)
+        e_ElectLeadersResponse_ReplicaElectionResult(w, v, f, &m->ReplicaElectionResults[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- IncrementalAlterConfigsRequest_AlterableConfig */
 
 static size_t z_IncrementalAlterConfigsRequest_AlterableConfig(int16_t v, bool f)
@@ -6863,6 +7047,216 @@ static void e_IncrementalAlterConfigsRequest(ls_kw_t *w, int16_t v, bool f,
     for (int32_t i = 0; i < m->NumResources; i++)
         e_IncrementalAlterConfigsRequest_AlterConfigsResource(w, v, f, &m->Resources[i]);
     ls_kw_bool(w, m->ValidateOnly);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics */
+
+static size_t z_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics(int16_t v,
+                                                                                   bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics *m)
+{
+    (void)v;
+    m->Name = ls_kmsg_str(r, f, "ListPartitionReassignmentsTopics.Name");
+    m->NumPartitionIndexes = ls_kmsg_arrlen(r, f, 4, false,
+                                            "ListPartitionReassignmentsTopics.PartitionIndexes");
+    m->PartitionIndexes = ls_kmsg_alloc(a, m->NumPartitionIndexes, sizeof *m->PartitionIndexes);
+    for (int32_t i = 0; i < m->NumPartitionIndexes && !r->err; i++) {
+        m->PartitionIndexes[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitionIndexes, false);
+    for (int32_t i = 0; i < m->NumPartitionIndexes; i++)
+        ls_kw_i32(w, m->PartitionIndexes[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListPartitionReassignmentsRequest */
+
+static void i_ListPartitionReassignmentsRequest(ls_kafka_ListPartitionReassignmentsRequest *m)
+{
+    m->TimeoutMs = 60000;
+    m->NumTopics = -1;
+}
+
+static void d_ListPartitionReassignmentsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                ls_kafka_ListPartitionReassignmentsRequest *m)
+{
+    m->TimeoutMs = ls_kr_i32(r);
+    m->NumTopics = ls_kmsg_arrlen(
+        r, f, z_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics(v, f), true,
+        "ListPartitionReassignmentsRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics(r, v, f, a,
+                                                                             &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListPartitionReassignmentsRequest(ls_kw_t *w, int16_t v, bool f,
+                                                const ls_kafka_ListPartitionReassignmentsRequest *m)
+{
+    ls_kw_i32(w, m->TimeoutMs);
+    ls_kmsg_warrlen(w, f, m->NumTopics, true);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics(w, v, f,
+                                                                             &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListPartitionReassignmentsResponse_OngoingPartitionReassignment */
+
+static size_t z_ListPartitionReassignmentsResponse_OngoingPartitionReassignment(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ListPartitionReassignmentsResponse_OngoingPartitionReassignment(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ListPartitionReassignmentsResponse_OngoingPartitionReassignment *m)
+{
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->NumReplicas = ls_kmsg_arrlen(r, f, 4, false, "OngoingPartitionReassignment.Replicas");
+    m->Replicas = ls_kmsg_alloc(a, m->NumReplicas, sizeof *m->Replicas);
+    for (int32_t i = 0; i < m->NumReplicas && !r->err; i++) {
+        m->Replicas[i] = ls_kr_i32(r);
+    }
+    m->NumAddingReplicas = ls_kmsg_arrlen(r, f, 4, false,
+                                          "OngoingPartitionReassignment.AddingReplicas");
+    m->AddingReplicas = ls_kmsg_alloc(a, m->NumAddingReplicas, sizeof *m->AddingReplicas);
+    for (int32_t i = 0; i < m->NumAddingReplicas && !r->err; i++) {
+        m->AddingReplicas[i] = ls_kr_i32(r);
+    }
+    m->NumRemovingReplicas = ls_kmsg_arrlen(r, f, 4, false,
+                                            "OngoingPartitionReassignment.RemovingReplicas");
+    m->RemovingReplicas = ls_kmsg_alloc(a, m->NumRemovingReplicas, sizeof *m->RemovingReplicas);
+    for (int32_t i = 0; i < m->NumRemovingReplicas && !r->err; i++) {
+        m->RemovingReplicas[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListPartitionReassignmentsResponse_OngoingPartitionReassignment(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_ListPartitionReassignmentsResponse_OngoingPartitionReassignment *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kmsg_warrlen(w, f, m->NumReplicas, false);
+    for (int32_t i = 0; i < m->NumReplicas; i++)
+        ls_kw_i32(w, m->Replicas[i]);
+    ls_kmsg_warrlen(w, f, m->NumAddingReplicas, false);
+    for (int32_t i = 0; i < m->NumAddingReplicas; i++)
+        ls_kw_i32(w, m->AddingReplicas[i]);
+    ls_kmsg_warrlen(w, f, m->NumRemovingReplicas, false);
+    for (int32_t i = 0; i < m->NumRemovingReplicas; i++)
+        ls_kw_i32(w, m->RemovingReplicas[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListPartitionReassignmentsResponse_OngoingTopicReassignment */
+
+static size_t z_ListPartitionReassignmentsResponse_OngoingTopicReassignment(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ListPartitionReassignmentsResponse_OngoingTopicReassignment(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ListPartitionReassignmentsResponse_OngoingTopicReassignment *m)
+{
+    m->Name = ls_kmsg_str(r, f, "OngoingTopicReassignment.Name");
+    m->NumPartitions = ls_kmsg_arrlen(
+        r, f, z_ListPartitionReassignmentsResponse_OngoingPartitionReassignment(v, f), false,
+        "OngoingTopicReassignment.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        d_ListPartitionReassignmentsResponse_OngoingPartitionReassignment(r, v, f, a,
+                                                                          &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListPartitionReassignmentsResponse_OngoingTopicReassignment(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_ListPartitionReassignmentsResponse_OngoingTopicReassignment *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_ListPartitionReassignmentsResponse_OngoingPartitionReassignment(w, v, f,
+                                                                          &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListPartitionReassignmentsResponse */
+
+static void i_ListPartitionReassignmentsResponse(ls_kafka_ListPartitionReassignmentsResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_ListPartitionReassignmentsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                 ls_kafka_ListPartitionReassignmentsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->NumTopics = ls_kmsg_arrlen(
+        r, f, z_ListPartitionReassignmentsResponse_OngoingTopicReassignment(v, f), false,
+        "ListPartitionReassignmentsResponse.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_ListPartitionReassignmentsResponse_OngoingTopicReassignment(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListPartitionReassignmentsResponse(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListPartitionReassignmentsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_ListPartitionReassignmentsResponse_OngoingTopicReassignment(w, v, f, &m->Topics[i]);
     ls_kw_tags(w, f);
 }
 
@@ -11552,6 +11946,75 @@ const ls_kmsg_api_t ls_kmsg_DeleteGroups = {
     .encode_response = g_DeleteGroupsResponse_encode,
 };
 
+/* ---- ElectLeaders (key 43) */
+
+int ls_kafka_ElectLeadersRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                        ls_kafka_ElectLeadersRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ElectLeadersRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ELECT_LEADERS_MIN, LS_KAFKA_ELECT_LEADERS_MAX))
+        return -1;
+    d_ElectLeadersRequest(r, v, v >= LS_KAFKA_ELECT_LEADERS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ElectLeadersRequest_encode(ls_kw_t *w, int16_t v,
+                                         const ls_kafka_ElectLeadersRequest *m)
+{
+    e_ElectLeadersRequest(w, v, v >= LS_KAFKA_ELECT_LEADERS_FLEX, m);
+}
+
+static int g_ElectLeadersRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ElectLeadersRequest_decode(r, v, a, m);
+}
+
+static void g_ElectLeadersRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ElectLeadersRequest_encode(w, v, m);
+}
+
+int ls_kafka_ElectLeadersResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                         ls_kafka_ElectLeadersResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ELECT_LEADERS_MIN, LS_KAFKA_ELECT_LEADERS_MAX))
+        return -1;
+    d_ElectLeadersResponse(r, v, v >= LS_KAFKA_ELECT_LEADERS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ElectLeadersResponse_encode(ls_kw_t *w, int16_t v,
+                                          const ls_kafka_ElectLeadersResponse *m)
+{
+    e_ElectLeadersResponse(w, v, v >= LS_KAFKA_ELECT_LEADERS_FLEX, m);
+}
+
+static int g_ElectLeadersResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ElectLeadersResponse_decode(r, v, a, m);
+}
+
+static void g_ElectLeadersResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ElectLeadersResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_ElectLeaders = {
+    .key = 43,
+    .name = "ElectLeaders",
+    .min_version = LS_KAFKA_ELECT_LEADERS_MIN,
+    .max_version = LS_KAFKA_ELECT_LEADERS_MAX,
+    .first_flexible = LS_KAFKA_ELECT_LEADERS_FLEX,
+    .request_size = sizeof(ls_kafka_ElectLeadersRequest),
+    .decode_request = g_ElectLeadersRequest_decode,
+    .encode_request = g_ElectLeadersRequest_encode,
+    .response_size = sizeof(ls_kafka_ElectLeadersResponse),
+    .decode_response = g_ElectLeadersResponse_decode,
+    .encode_response = g_ElectLeadersResponse_encode,
+};
+
 /* ---- IncrementalAlterConfigs (key 44) */
 
 int ls_kafka_IncrementalAlterConfigsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -11620,6 +12083,81 @@ const ls_kmsg_api_t ls_kmsg_IncrementalAlterConfigs = {
     .response_size = sizeof(ls_kafka_IncrementalAlterConfigsResponse),
     .decode_response = g_IncrementalAlterConfigsResponse_decode,
     .encode_response = g_IncrementalAlterConfigsResponse_encode,
+};
+
+/* ---- ListPartitionReassignments (key 46) */
+
+int ls_kafka_ListPartitionReassignmentsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                      ls_kafka_ListPartitionReassignmentsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ListPartitionReassignmentsRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MIN,
+                            LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MAX))
+        return -1;
+    d_ListPartitionReassignmentsRequest(r, v, v >= LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_FLEX, a,
+                                        m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ListPartitionReassignmentsRequest_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_ListPartitionReassignmentsRequest *m)
+{
+    e_ListPartitionReassignmentsRequest(w, v, v >= LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_FLEX, m);
+}
+
+static int g_ListPartitionReassignmentsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ListPartitionReassignmentsRequest_decode(r, v, a, m);
+}
+
+static void g_ListPartitionReassignmentsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ListPartitionReassignmentsRequest_encode(w, v, m);
+}
+
+int ls_kafka_ListPartitionReassignmentsResponse_decode(
+    ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_ListPartitionReassignmentsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ListPartitionReassignmentsResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MIN,
+                            LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MAX))
+        return -1;
+    d_ListPartitionReassignmentsResponse(r, v, v >= LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_FLEX, a,
+                                         m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ListPartitionReassignmentsResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_ListPartitionReassignmentsResponse *m)
+{
+    e_ListPartitionReassignmentsResponse(w, v, v >= LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_FLEX, m);
+}
+
+static int g_ListPartitionReassignmentsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                       void *m)
+{
+    return ls_kafka_ListPartitionReassignmentsResponse_decode(r, v, a, m);
+}
+
+static void g_ListPartitionReassignmentsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ListPartitionReassignmentsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_ListPartitionReassignments = {
+    .key = 46,
+    .name = "ListPartitionReassignments",
+    .min_version = LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MIN,
+    .max_version = LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MAX,
+    .first_flexible = LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_FLEX,
+    .request_size = sizeof(ls_kafka_ListPartitionReassignmentsRequest),
+    .decode_request = g_ListPartitionReassignmentsRequest_decode,
+    .encode_request = g_ListPartitionReassignmentsRequest_encode,
+    .response_size = sizeof(ls_kafka_ListPartitionReassignmentsResponse),
+    .decode_response = g_ListPartitionReassignmentsResponse_decode,
+    .encode_response = g_ListPartitionReassignmentsResponse_encode,
 };
 
 /* ---- OffsetDelete (key 47) */
@@ -12504,7 +13042,9 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_SaslAuthenticate,
     &ls_kmsg_CreatePartitions,
     &ls_kmsg_DeleteGroups,
+    &ls_kmsg_ElectLeaders,
     &ls_kmsg_IncrementalAlterConfigs,
+    &ls_kmsg_ListPartitionReassignments,
     &ls_kmsg_OffsetDelete,
     &ls_kmsg_DescribeClientQuotas,
     &ls_kmsg_AlterClientQuotas,
@@ -12518,4 +13058,4 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_ConsumerGroupDescribe,
     &ls_kmsg_DescribeTopicPartitions,
 };
-const int ls_kmsg_nall = 47;
+const int ls_kmsg_nall = 49;

@@ -72,7 +72,9 @@ enum {
     LS_KAFKA_API_SASL_AUTHENTICATE = 36,
     LS_KAFKA_API_CREATE_PARTITIONS = 37,
     LS_KAFKA_API_DELETE_GROUPS = 42,
+    LS_KAFKA_API_ELECT_LEADERS = 43,
     LS_KAFKA_API_INCREMENTAL_ALTER_CONFIGS = 44,
+    LS_KAFKA_API_LIST_PARTITION_REASSIGNMENTS = 46,
     LS_KAFKA_API_OFFSET_DELETE = 47,
     LS_KAFKA_API_DESCRIBE_CLIENT_QUOTAS = 48,
     LS_KAFKA_API_ALTER_CLIENT_QUOTAS = 49,
@@ -189,9 +191,15 @@ enum {
 #define LS_KAFKA_DELETE_GROUPS_MIN 0
 #define LS_KAFKA_DELETE_GROUPS_MAX 2
 #define LS_KAFKA_DELETE_GROUPS_FLEX 2
+#define LS_KAFKA_ELECT_LEADERS_MIN 0
+#define LS_KAFKA_ELECT_LEADERS_MAX 2
+#define LS_KAFKA_ELECT_LEADERS_FLEX 2
 #define LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MIN 0
 #define LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MAX 1
 #define LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_FLEX 1
+#define LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MIN 0
+#define LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MAX 0
+#define LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_FLEX 0
 #define LS_KAFKA_OFFSET_DELETE_MIN 0
 #define LS_KAFKA_OFFSET_DELETE_MAX 0
 #define LS_KAFKA_OFFSET_DELETE_FLEX INT16_MAX
@@ -1387,6 +1395,38 @@ typedef struct ls_kafka_DeleteGroupsResponse {
     int32_t NumResults;
 } ls_kafka_DeleteGroupsResponse;
 
+typedef struct ls_kafka_ElectLeadersRequest_TopicPartitions {
+    ls_kstr_t Topic;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_ElectLeadersRequest_TopicPartitions;
+
+typedef struct ls_kafka_ElectLeadersRequest {
+    int8_t ElectionType; /* v1+ */
+    ls_kafka_ElectLeadersRequest_TopicPartitions *TopicPartitions; /* nullable */
+    int32_t NumTopicPartitions; /* -1 = null */
+    int32_t TimeoutMs; /* default 60000 */
+} ls_kafka_ElectLeadersRequest;
+
+typedef struct ls_kafka_ElectLeadersResponse_PartitionResult {
+    int32_t PartitionId;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+} ls_kafka_ElectLeadersResponse_PartitionResult;
+
+typedef struct ls_kafka_ElectLeadersResponse_ReplicaElectionResult {
+    ls_kstr_t Topic;
+    ls_kafka_ElectLeadersResponse_PartitionResult *PartitionResult;
+    int32_t NumPartitionResult;
+} ls_kafka_ElectLeadersResponse_ReplicaElectionResult;
+
+typedef struct ls_kafka_ElectLeadersResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode; /* v1+ */
+    ls_kafka_ElectLeadersResponse_ReplicaElectionResult *ReplicaElectionResults;
+    int32_t NumReplicaElectionResults;
+} ls_kafka_ElectLeadersResponse;
+
 typedef struct ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig {
     ls_kstr_t Name;
     int8_t ConfigOperation;
@@ -1407,6 +1447,42 @@ typedef struct ls_kafka_IncrementalAlterConfigsRequest {
 } ls_kafka_IncrementalAlterConfigsRequest;
 
 typedef ls_kafka_AlterConfigsResponse ls_kafka_IncrementalAlterConfigsResponse;
+
+typedef struct ls_kafka_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics {
+    ls_kstr_t Name;
+    int32_t *PartitionIndexes;
+    int32_t NumPartitionIndexes;
+} ls_kafka_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics;
+
+typedef struct ls_kafka_ListPartitionReassignmentsRequest {
+    int32_t TimeoutMs; /* default 60000 */
+    ls_kafka_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics *Topics; /* nullable, default null */
+    int32_t NumTopics; /* -1 = null */
+} ls_kafka_ListPartitionReassignmentsRequest;
+
+typedef struct ls_kafka_ListPartitionReassignmentsResponse_OngoingPartitionReassignment {
+    int32_t PartitionIndex;
+    int32_t *Replicas;
+    int32_t NumReplicas;
+    int32_t *AddingReplicas;
+    int32_t NumAddingReplicas;
+    int32_t *RemovingReplicas;
+    int32_t NumRemovingReplicas;
+} ls_kafka_ListPartitionReassignmentsResponse_OngoingPartitionReassignment;
+
+typedef struct ls_kafka_ListPartitionReassignmentsResponse_OngoingTopicReassignment {
+    ls_kstr_t Name;
+    ls_kafka_ListPartitionReassignmentsResponse_OngoingPartitionReassignment *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_ListPartitionReassignmentsResponse_OngoingTopicReassignment;
+
+typedef struct ls_kafka_ListPartitionReassignmentsResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+    ls_kafka_ListPartitionReassignmentsResponse_OngoingTopicReassignment *Topics;
+    int32_t NumTopics;
+} ls_kafka_ListPartitionReassignmentsResponse;
 
 typedef struct ls_kafka_OffsetDeleteRequest_Topic {
     ls_kstr_t Name;
@@ -2216,6 +2292,17 @@ void ls_kafka_DeleteGroupsResponse_encode(ls_kw_t *w, int16_t version,
                                           const ls_kafka_DeleteGroupsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_DeleteGroups;
 
+/* ElectLeaders (key 43), ElectLeaders.msg */
+int ls_kafka_ElectLeadersRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ElectLeadersRequest *m);
+void ls_kafka_ElectLeadersRequest_encode(ls_kw_t *w, int16_t version,
+                                         const ls_kafka_ElectLeadersRequest *m);
+int ls_kafka_ElectLeadersResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ElectLeadersResponse *m);
+void ls_kafka_ElectLeadersResponse_encode(ls_kw_t *w, int16_t version,
+                                          const ls_kafka_ElectLeadersResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_ElectLeaders;
+
 /* IncrementalAlterConfigs (key 44), IncrementalAlterConfigs.msg */
 int ls_kafka_IncrementalAlterConfigsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_IncrementalAlterConfigsRequest *m);
@@ -2226,6 +2313,17 @@ int ls_kafka_IncrementalAlterConfigsResponse_decode(ls_kr_t *r, int16_t version,
 void ls_kafka_IncrementalAlterConfigsResponse_encode(
     ls_kw_t *w, int16_t version, const ls_kafka_IncrementalAlterConfigsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_IncrementalAlterConfigs;
+
+/* ListPartitionReassignments (key 46), ListPartitionReassignments.msg */
+int ls_kafka_ListPartitionReassignmentsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ListPartitionReassignmentsRequest *m);
+void ls_kafka_ListPartitionReassignmentsRequest_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_ListPartitionReassignmentsRequest *m);
+int ls_kafka_ListPartitionReassignmentsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ListPartitionReassignmentsResponse *m);
+void ls_kafka_ListPartitionReassignmentsResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_ListPartitionReassignmentsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_ListPartitionReassignments;
 
 /* OffsetDelete (key 47), OffsetDelete.msg */
 int ls_kafka_OffsetDeleteRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,

@@ -258,3 +258,31 @@ def test_kafka_log_dirs_needs_cluster_describe(one_dir):
     su.stop()
     b = restricted(one_dir)
     kafka_tool("org.apache.kafka.tools.LogDirsCommand", b.bootstrap, "--describe")
+
+
+def test_leader_election_and_reassignment_list_on_a_leaderless_cluster(broker):
+    """kafka-leader-election: the preferred leader already leads every
+    partition (ELECTION_NOT_NEEDED, Kafka's 'Valid replica already elected');
+    kafka-reassign-partitions --list: no reassignment ongoing."""
+    t = create_topic(broker.bootstrap, unique_topic("elect"), partitions=2)
+    r = kafka_tool("org.apache.kafka.tools.LeaderElectionCommand", broker.bootstrap,
+                   "--election-type", "preferred", "--all-topic-partitions")
+    assert "Error" not in r.stdout, r.stdout
+    r = kafka_tool("org.apache.kafka.tools.LeaderElectionCommand", broker.bootstrap,
+                   "--election-type", "preferred", "--topic", t, "--partition", "1")
+    assert "Valid replica already elected for partitions %s-1" % t in r.stdout, r.stdout
+    r = kafka_tool("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", broker.bootstrap,
+                   "--list")
+    assert "No partition reassignments found." in r.stdout, r.stdout
+
+
+def test_leader_election_and_reassignment_list_need_cluster_acls(one_dir):
+    """As Kafka: ElectLeaders needs CLUSTER ALTER, ListPartitionReassignments
+    CLUSTER DESCRIBE."""
+    b = restricted(one_dir)
+    r = kafka_tool("org.apache.kafka.tools.LeaderElectionCommand", b.bootstrap,
+                   "--election-type", "preferred", "--all-topic-partitions", check=False)
+    assert r.returncode != 0 and "Not authorized to perform leader election" in r.stdout
+    r = kafka_tool("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", b.bootstrap,
+                   "--list", check=False)
+    assert r.returncode != 0 and "ClusterAuthorization" in r.stdout + r.stderr
