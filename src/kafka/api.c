@@ -81,6 +81,8 @@ const ls_kafka_api_t ls_kafka_apis[] = {
         ls_kafka_handle_describe_topic_partitions),
     API(DescribeLogDirs, DESCRIBE_LOG_DIRS, ls_kafka_handle_describe_log_dirs),
     API(ElectLeaders, ELECT_LEADERS, ls_kafka_handle_elect_leaders),
+    API(AlterPartitionReassignments, ALTER_PARTITION_REASSIGNMENTS,
+        ls_kafka_handle_alter_partition_reassignments),
     API(ListPartitionReassignments, LIST_PARTITION_REASSIGNMENTS,
         ls_kafka_handle_list_partition_reassignments),
 };

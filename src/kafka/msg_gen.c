@@ -7050,6 +7050,243 @@ static void e_IncrementalAlterConfigsRequest(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- AlterPartitionReassignmentsRequest_ReassignablePartition */
+
+static size_t z_AlterPartitionReassignmentsRequest_ReassignablePartition(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_AlterPartitionReassignmentsRequest_ReassignablePartition(
+    ls_kafka_AlterPartitionReassignmentsRequest_ReassignablePartition *m)
+{
+    m->NumReplicas = -1;
+}
+
+static void d_AlterPartitionReassignmentsRequest_ReassignablePartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterPartitionReassignmentsRequest_ReassignablePartition *m)
+{
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->NumReplicas = ls_kmsg_arrlen(r, f, 4, true, "ReassignablePartition.Replicas");
+    m->Replicas = ls_kmsg_alloc(a, m->NumReplicas, sizeof *m->Replicas);
+    for (int32_t i = 0; i < m->NumReplicas && !r->err; i++) {
+        m->Replicas[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterPartitionReassignmentsRequest_ReassignablePartition(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterPartitionReassignmentsRequest_ReassignablePartition *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kmsg_warrlen(w, f, m->NumReplicas, true);
+    for (int32_t i = 0; i < m->NumReplicas; i++)
+        ls_kw_i32(w, m->Replicas[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterPartitionReassignmentsRequest_ReassignableTopic */
+
+static size_t z_AlterPartitionReassignmentsRequest_ReassignableTopic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterPartitionReassignmentsRequest_ReassignableTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterPartitionReassignmentsRequest_ReassignableTopic *m)
+{
+    m->Name = ls_kmsg_str(r, f, "ReassignableTopic.Name");
+    m->NumPartitions = ls_kmsg_arrlen(
+        r, f, z_AlterPartitionReassignmentsRequest_ReassignablePartition(v, f), false,
+        "ReassignableTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        i_AlterPartitionReassignmentsRequest_ReassignablePartition(&m->Partitions[i]);
+        d_AlterPartitionReassignmentsRequest_ReassignablePartition(r, v, f, a, &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterPartitionReassignmentsRequest_ReassignableTopic(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterPartitionReassignmentsRequest_ReassignableTopic *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_AlterPartitionReassignmentsRequest_ReassignablePartition(w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterPartitionReassignmentsRequest */
+
+static void i_AlterPartitionReassignmentsRequest(ls_kafka_AlterPartitionReassignmentsRequest *m)
+{
+    m->TimeoutMs = 60000;
+}
+
+static void d_AlterPartitionReassignmentsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                 ls_kafka_AlterPartitionReassignmentsRequest *m)
+{
+    m->TimeoutMs = ls_kr_i32(r);
+    m->NumTopics = ls_kmsg_arrlen(r, f,
+                                  z_AlterPartitionReassignmentsRequest_ReassignableTopic(v, f),
+                                  false, "AlterPartitionReassignmentsRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_AlterPartitionReassignmentsRequest_ReassignableTopic(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterPartitionReassignmentsRequest(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterPartitionReassignmentsRequest *m)
+{
+    ls_kw_i32(w, m->TimeoutMs);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_AlterPartitionReassignmentsRequest_ReassignableTopic(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterPartitionReassignmentsResponse_ReassignablePartitionResponse */
+
+static size_t z_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 2;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(
+    ls_kafka_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse *m)
+{
+    (void)a;
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterPartitionReassignmentsResponse_ReassignableTopicResponse */
+
+static size_t z_AlterPartitionReassignmentsResponse_ReassignableTopicResponse(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterPartitionReassignmentsResponse_ReassignableTopicResponse(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterPartitionReassignmentsResponse_ReassignableTopicResponse *m)
+{
+    m->Name = ls_kmsg_str(r, f, "ReassignableTopicResponse.Name");
+    m->NumPartitions = ls_kmsg_arrlen(
+        r, f, z_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(v, f), false,
+        "ReassignableTopicResponse.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        i_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(&m->Partitions[i]);
+        d_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(r, v, f, a,
+                                                                            &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterPartitionReassignmentsResponse_ReassignableTopicResponse(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterPartitionReassignmentsResponse_ReassignableTopicResponse *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(w, v, f,
+                                                                            &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterPartitionReassignmentsResponse */
+
+static void i_AlterPartitionReassignmentsResponse(ls_kafka_AlterPartitionReassignmentsResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_AlterPartitionReassignmentsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                  ls_kafka_AlterPartitionReassignmentsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->NumResponses = ls_kmsg_arrlen(
+        r, f, z_AlterPartitionReassignmentsResponse_ReassignableTopicResponse(v, f), false,
+        "AlterPartitionReassignmentsResponse.Responses");
+    m->Responses = ls_kmsg_alloc(a, m->NumResponses, sizeof *m->Responses);
+    for (int32_t i = 0; i < m->NumResponses && !r->err; i++) {
+        d_AlterPartitionReassignmentsResponse_ReassignableTopicResponse(r, v, f, a,
+                                                                        &m->Responses[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterPartitionReassignmentsResponse(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterPartitionReassignmentsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_warrlen(w, f, m->NumResponses, false);
+    for (int32_t i = 0; i < m->NumResponses; i++)
+        e_AlterPartitionReassignmentsResponse_ReassignableTopicResponse(w, v, f, &m->Responses[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics */
 
 static size_t z_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics(int16_t v,
@@ -12085,6 +12322,83 @@ const ls_kmsg_api_t ls_kmsg_IncrementalAlterConfigs = {
     .encode_response = g_IncrementalAlterConfigsResponse_encode,
 };
 
+/* ---- AlterPartitionReassignments (key 45) */
+
+int ls_kafka_AlterPartitionReassignmentsRequest_decode(
+    ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_AlterPartitionReassignmentsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_AlterPartitionReassignmentsRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MIN,
+                            LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MAX))
+        return -1;
+    d_AlterPartitionReassignmentsRequest(r, v, v >= LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_FLEX, a,
+                                         m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AlterPartitionReassignmentsRequest_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_AlterPartitionReassignmentsRequest *m)
+{
+    e_AlterPartitionReassignmentsRequest(w, v, v >= LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_FLEX, m);
+}
+
+static int g_AlterPartitionReassignmentsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                       void *m)
+{
+    return ls_kafka_AlterPartitionReassignmentsRequest_decode(r, v, a, m);
+}
+
+static void g_AlterPartitionReassignmentsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AlterPartitionReassignmentsRequest_encode(w, v, m);
+}
+
+int ls_kafka_AlterPartitionReassignmentsResponse_decode(
+    ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_AlterPartitionReassignmentsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_AlterPartitionReassignmentsResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MIN,
+                            LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MAX))
+        return -1;
+    d_AlterPartitionReassignmentsResponse(r, v, v >= LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_FLEX, a,
+                                          m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AlterPartitionReassignmentsResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_AlterPartitionReassignmentsResponse *m)
+{
+    e_AlterPartitionReassignmentsResponse(w, v, v >= LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_FLEX,
+                                          m);
+}
+
+static int g_AlterPartitionReassignmentsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                        void *m)
+{
+    return ls_kafka_AlterPartitionReassignmentsResponse_decode(r, v, a, m);
+}
+
+static void g_AlterPartitionReassignmentsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AlterPartitionReassignmentsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_AlterPartitionReassignments = {
+    .key = 45,
+    .name = "AlterPartitionReassignments",
+    .min_version = LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MIN,
+    .max_version = LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MAX,
+    .first_flexible = LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_FLEX,
+    .request_size = sizeof(ls_kafka_AlterPartitionReassignmentsRequest),
+    .decode_request = g_AlterPartitionReassignmentsRequest_decode,
+    .encode_request = g_AlterPartitionReassignmentsRequest_encode,
+    .response_size = sizeof(ls_kafka_AlterPartitionReassignmentsResponse),
+    .decode_response = g_AlterPartitionReassignmentsResponse_decode,
+    .encode_response = g_AlterPartitionReassignmentsResponse_encode,
+};
+
 /* ---- ListPartitionReassignments (key 46) */
 
 int ls_kafka_ListPartitionReassignmentsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -13044,6 +13358,7 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_DeleteGroups,
     &ls_kmsg_ElectLeaders,
     &ls_kmsg_IncrementalAlterConfigs,
+    &ls_kmsg_AlterPartitionReassignments,
     &ls_kmsg_ListPartitionReassignments,
     &ls_kmsg_OffsetDelete,
     &ls_kmsg_DescribeClientQuotas,
@@ -13058,4 +13373,4 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_ConsumerGroupDescribe,
     &ls_kmsg_DescribeTopicPartitions,
 };
-const int ls_kmsg_nall = 49;
+const int ls_kmsg_nall = 50;

@@ -74,6 +74,7 @@ enum {
     LS_KAFKA_API_DELETE_GROUPS = 42,
     LS_KAFKA_API_ELECT_LEADERS = 43,
     LS_KAFKA_API_INCREMENTAL_ALTER_CONFIGS = 44,
+    LS_KAFKA_API_ALTER_PARTITION_REASSIGNMENTS = 45,
     LS_KAFKA_API_LIST_PARTITION_REASSIGNMENTS = 46,
     LS_KAFKA_API_OFFSET_DELETE = 47,
     LS_KAFKA_API_DESCRIBE_CLIENT_QUOTAS = 48,
@@ -197,6 +198,9 @@ enum {
 #define LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MIN 0
 #define LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MAX 1
 #define LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_FLEX 1
+#define LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MIN 0
+#define LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MAX 0
+#define LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_FLEX 0
 #define LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MIN 0
 #define LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MAX 0
 #define LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_FLEX 0
@@ -1448,6 +1452,44 @@ typedef struct ls_kafka_IncrementalAlterConfigsRequest {
 
 typedef ls_kafka_AlterConfigsResponse ls_kafka_IncrementalAlterConfigsResponse;
 
+typedef struct ls_kafka_AlterPartitionReassignmentsRequest_ReassignablePartition {
+    int32_t PartitionIndex;
+    int32_t *Replicas; /* nullable, default null */
+    int32_t NumReplicas; /* -1 = null */
+} ls_kafka_AlterPartitionReassignmentsRequest_ReassignablePartition;
+
+typedef struct ls_kafka_AlterPartitionReassignmentsRequest_ReassignableTopic {
+    ls_kstr_t Name;
+    ls_kafka_AlterPartitionReassignmentsRequest_ReassignablePartition *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_AlterPartitionReassignmentsRequest_ReassignableTopic;
+
+typedef struct ls_kafka_AlterPartitionReassignmentsRequest {
+    int32_t TimeoutMs; /* default 60000 */
+    ls_kafka_AlterPartitionReassignmentsRequest_ReassignableTopic *Topics;
+    int32_t NumTopics;
+} ls_kafka_AlterPartitionReassignmentsRequest;
+
+typedef struct ls_kafka_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse {
+    int32_t PartitionIndex;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+} ls_kafka_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse;
+
+typedef struct ls_kafka_AlterPartitionReassignmentsResponse_ReassignableTopicResponse {
+    ls_kstr_t Name;
+    ls_kafka_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_AlterPartitionReassignmentsResponse_ReassignableTopicResponse;
+
+typedef struct ls_kafka_AlterPartitionReassignmentsResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+    ls_kafka_AlterPartitionReassignmentsResponse_ReassignableTopicResponse *Responses;
+    int32_t NumResponses;
+} ls_kafka_AlterPartitionReassignmentsResponse;
+
 typedef struct ls_kafka_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics {
     ls_kstr_t Name;
     int32_t *PartitionIndexes;
@@ -2313,6 +2355,17 @@ int ls_kafka_IncrementalAlterConfigsResponse_decode(ls_kr_t *r, int16_t version,
 void ls_kafka_IncrementalAlterConfigsResponse_encode(
     ls_kw_t *w, int16_t version, const ls_kafka_IncrementalAlterConfigsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_IncrementalAlterConfigs;
+
+/* AlterPartitionReassignments (key 45), AlterPartitionReassignments.msg */
+int ls_kafka_AlterPartitionReassignmentsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AlterPartitionReassignmentsRequest *m);
+void ls_kafka_AlterPartitionReassignmentsRequest_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_AlterPartitionReassignmentsRequest *m);
+int ls_kafka_AlterPartitionReassignmentsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AlterPartitionReassignmentsResponse *m);
+void ls_kafka_AlterPartitionReassignmentsResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_AlterPartitionReassignmentsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_AlterPartitionReassignments;
 
 /* ListPartitionReassignments (key 46), ListPartitionReassignments.msg */
 int ls_kafka_ListPartitionReassignmentsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,

@@ -286,3 +286,16 @@ def test_leader_election_and_reassignment_list_need_cluster_acls(one_dir):
     r = kafka_tool("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", b.bootstrap,
                    "--list", check=False)
     assert r.returncode != 0 and "ClusterAuthorization" in r.stdout + r.stderr
+
+
+def test_reassign_partitions_execute_refused_with_the_reason(broker, tmp_path):
+    """kafka-reassign-partitions --execute: each partition refused
+    (INVALID_REPLICA_ASSIGNMENT) with a message saying why."""
+    t = create_topic(broker.bootstrap, unique_topic("move"), partitions=1)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": t, "partition": 0, "replicas": [0]}]}))
+    r = kafka_tool("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", broker.bootstrap,
+                   "--execute", "--reassignment-json-file", str(plan), check=False)
+    assert r.returncode != 0
+    assert "every broker serves every partition" in r.stdout + r.stderr, r.stdout + r.stderr
