@@ -80,6 +80,7 @@ const ls_kafka_api_t ls_kafka_apis[] = {
     API(DescribeTopicPartitions, DESCRIBE_TOPIC_PARTITIONS,
         ls_kafka_handle_describe_topic_partitions),
     API(DescribeLogDirs, DESCRIBE_LOG_DIRS, ls_kafka_handle_describe_log_dirs),
+    API(AlterReplicaLogDirs, ALTER_REPLICA_LOG_DIRS, ls_kafka_handle_alter_replica_log_dirs),
     API(ElectLeaders, ELECT_LEADERS, ls_kafka_handle_elect_leaders),
     API(AlterPartitionReassignments, ALTER_PARTITION_REASSIGNMENTS,
         ls_kafka_handle_alter_partition_reassignments),

@@ -91,3 +91,41 @@ out:;
     ls_kreq_encode(req, &w, &r);
     ls_kreq_respond(req, &w);
 }
+
+/* AlterReplicaLogDirs (key 34): the only log dir is the virtual one, which
+ * every partition is already in; any path asked for is not a log dir of this
+ * broker, so each partition answers LOG_DIR_NOT_FOUND as Kafka does for an
+ * unknown dir (CLUSTER_AUTHORIZATION_FAILED without CLUSTER ALTER). */
+#define KERR_LOG_DIR_NOT_FOUND 57
+
+void ls_kafka_handle_alter_replica_log_dirs(ls_kreq_t *req)
+{
+    ls_arena_t *a = req->arena;
+    const ls_kafka_AlterReplicaLogDirsRequest *m = req->msg;
+    ls_kafka_AlterReplicaLogDirsResponse r;
+    memset(&r, 0, sizeof r);
+    int16_t err = ls_kreq_allowed(req, LS_ACL_OP_ALTER, LS_ACL_RES_CLUSTER, LS_ACL_CLUSTER_NAME)
+                      ? KERR_LOG_DIR_NOT_FOUND
+                      : LS_KERR_CLUSTER_AUTHORIZATION_FAILED;
+    int32_t n = 0;
+    for (int32_t i = 0; i < m->NumDirs; i++)
+        n += m->Dirs[i].NumTopics;
+    r.Results = ls_kmsg_alloc(a, n, sizeof *r.Results);
+    for (int32_t i = 0; i < m->NumDirs; i++)
+        for (int32_t k = 0; k < m->Dirs[i].NumTopics; k++) {
+            const ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic *q =
+                &m->Dirs[i].Topics[k];
+            ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult *o =
+                &r.Results[r.NumResults++];
+            o->TopicName = q->Name;
+            o->Partitions = ls_kmsg_alloc(a, q->NumPartitions, sizeof *o->Partitions);
+            o->NumPartitions = q->NumPartitions;
+            for (int32_t p = 0; p < q->NumPartitions; p++) {
+                o->Partitions[p].PartitionIndex = q->Partitions[p];
+                o->Partitions[p].ErrorCode = err;
+            }
+        }
+    ls_kw_t w;
+    ls_kreq_encode(req, &w, &r);
+    ls_kreq_respond(req, &w);
+}

@@ -29,6 +29,7 @@ void ls_kafka_handle_create_partitions(ls_kreq_t *req);         /* h_topics.c, k
 void ls_kafka_handle_describe_cluster(ls_kreq_t *req);          /* h_metadata.c, key 60 */
 /* issue 34: admin APIs of Kafka 4's tools */
 void ls_kafka_handle_describe_topic_partitions(ls_kreq_t *req);     /* h_metadata.c, key 75 */
+void ls_kafka_handle_alter_replica_log_dirs(ls_kreq_t *req);        /* h_log_dirs.c, key 34 */
 void ls_kafka_handle_describe_log_dirs(ls_kreq_t *req);             /* h_log_dirs.c, key 35 */
 void ls_kafka_handle_alter_partition_reassignments(ls_kreq_t *req); /* h_reassign.c, key 45 */
 void ls_kafka_handle_elect_leaders(ls_kreq_t *req);                 /* h_reassign.c, key 43 */

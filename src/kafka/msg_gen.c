@@ -6217,6 +6217,205 @@ static void e_AlterConfigsResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic */
+
+static size_t z_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic *m)
+{
+    (void)v;
+    m->Name = ls_kmsg_str(r, f, "AlterReplicaLogDirTopic.Name");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "AlterReplicaLogDirTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterReplicaLogDirsRequest_AlterReplicaLogDir */
+
+static size_t z_AlterReplicaLogDirsRequest_AlterReplicaLogDir(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterReplicaLogDirsRequest_AlterReplicaLogDir(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDir *m)
+{
+    m->Path = ls_kmsg_str(r, f, "AlterReplicaLogDir.Path");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic(v, f),
+                                  false, "AlterReplicaLogDir.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterReplicaLogDirsRequest_AlterReplicaLogDir(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDir *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Path);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterReplicaLogDirsRequest */
+
+static void d_AlterReplicaLogDirsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                         ls_kafka_AlterReplicaLogDirsRequest *m)
+{
+    m->NumDirs = ls_kmsg_arrlen(r, f, z_AlterReplicaLogDirsRequest_AlterReplicaLogDir(v, f), false,
+                                "AlterReplicaLogDirsRequest.Dirs");
+    m->Dirs = ls_kmsg_alloc(a, m->NumDirs, sizeof *m->Dirs);
+    for (int32_t i = 0; i < m->NumDirs && !r->err; i++) {
+        d_AlterReplicaLogDirsRequest_AlterReplicaLogDir(r, v, f, a, &m->Dirs[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterReplicaLogDirsRequest(ls_kw_t *w, int16_t v, bool f,
+                                         const ls_kafka_AlterReplicaLogDirsRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumDirs, false);
+    for (int32_t i = 0; i < m->NumDirs; i++)
+        e_AlterReplicaLogDirsRequest_AlterReplicaLogDir(w, v, f, &m->Dirs[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult */
+
+static size_t z_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 2;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult *m)
+{
+    (void)a;
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult */
+
+static size_t z_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult *m)
+{
+    m->TopicName = ls_kmsg_str(r, f, "AlterReplicaLogDirTopicResult.TopicName");
+    m->NumPartitions = ls_kmsg_arrlen(
+        r, f, z_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult(v, f), false,
+        "AlterReplicaLogDirTopicResult.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        d_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult(r, v, f, a,
+                                                                        &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->TopicName);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult(w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterReplicaLogDirsResponse */
+
+static void d_AlterReplicaLogDirsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                          ls_kafka_AlterReplicaLogDirsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumResults = ls_kmsg_arrlen(
+        r, f, z_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult(v, f), false,
+        "AlterReplicaLogDirsResponse.Results");
+    m->Results = ls_kmsg_alloc(a, m->NumResults, sizeof *m->Results);
+    for (int32_t i = 0; i < m->NumResults && !r->err; i++) {
+        d_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult(r, v, f, a, &m->Results[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterReplicaLogDirsResponse(ls_kw_t *w, int16_t v, bool f,
+                                          const ls_kafka_AlterReplicaLogDirsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumResults, false);
+    for (int32_t i = 0; i < m->NumResults; i++)
+        e_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult(w, v, f, &m->Results[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- DescribeLogDirsRequest_DescribableLogDirTopic */
 
 static size_t z_DescribeLogDirsRequest_DescribableLogDirTopic(int16_t v, bool f)
@@ -11910,6 +12109,76 @@ const ls_kmsg_api_t ls_kmsg_AlterConfigs = {
     .encode_response = g_AlterConfigsResponse_encode,
 };
 
+/* ---- AlterReplicaLogDirs (key 34) */
+
+int ls_kafka_AlterReplicaLogDirsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                               ls_kafka_AlterReplicaLogDirsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MIN,
+                            LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MAX))
+        return -1;
+    d_AlterReplicaLogDirsRequest(r, v, v >= LS_KAFKA_ALTER_REPLICA_LOG_DIRS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AlterReplicaLogDirsRequest_encode(ls_kw_t *w, int16_t v,
+                                                const ls_kafka_AlterReplicaLogDirsRequest *m)
+{
+    e_AlterReplicaLogDirsRequest(w, v, v >= LS_KAFKA_ALTER_REPLICA_LOG_DIRS_FLEX, m);
+}
+
+static int g_AlterReplicaLogDirsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_AlterReplicaLogDirsRequest_decode(r, v, a, m);
+}
+
+static void g_AlterReplicaLogDirsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AlterReplicaLogDirsRequest_encode(w, v, m);
+}
+
+int ls_kafka_AlterReplicaLogDirsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                ls_kafka_AlterReplicaLogDirsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MIN,
+                            LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MAX))
+        return -1;
+    d_AlterReplicaLogDirsResponse(r, v, v >= LS_KAFKA_ALTER_REPLICA_LOG_DIRS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AlterReplicaLogDirsResponse_encode(ls_kw_t *w, int16_t v,
+                                                 const ls_kafka_AlterReplicaLogDirsResponse *m)
+{
+    e_AlterReplicaLogDirsResponse(w, v, v >= LS_KAFKA_ALTER_REPLICA_LOG_DIRS_FLEX, m);
+}
+
+static int g_AlterReplicaLogDirsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_AlterReplicaLogDirsResponse_decode(r, v, a, m);
+}
+
+static void g_AlterReplicaLogDirsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AlterReplicaLogDirsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_AlterReplicaLogDirs = {
+    .key = 34,
+    .name = "AlterReplicaLogDirs",
+    .min_version = LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MIN,
+    .max_version = LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MAX,
+    .first_flexible = LS_KAFKA_ALTER_REPLICA_LOG_DIRS_FLEX,
+    .request_size = sizeof(ls_kafka_AlterReplicaLogDirsRequest),
+    .decode_request = g_AlterReplicaLogDirsRequest_decode,
+    .encode_request = g_AlterReplicaLogDirsRequest_encode,
+    .response_size = sizeof(ls_kafka_AlterReplicaLogDirsResponse),
+    .decode_response = g_AlterReplicaLogDirsResponse_decode,
+    .encode_response = g_AlterReplicaLogDirsResponse_encode,
+};
+
 /* ---- DescribeLogDirs (key 35) */
 
 int ls_kafka_DescribeLogDirsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -13352,6 +13621,7 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_DeleteAcls,
     &ls_kmsg_DescribeConfigs,
     &ls_kmsg_AlterConfigs,
+    &ls_kmsg_AlterReplicaLogDirs,
     &ls_kmsg_DescribeLogDirs,
     &ls_kmsg_SaslAuthenticate,
     &ls_kmsg_CreatePartitions,
@@ -13373,4 +13643,4 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_ConsumerGroupDescribe,
     &ls_kmsg_DescribeTopicPartitions,
 };
-const int ls_kmsg_nall = 50;
+const int ls_kmsg_nall = 51;

@@ -68,6 +68,7 @@ enum {
     LS_KAFKA_API_DELETE_ACLS = 31,
     LS_KAFKA_API_DESCRIBE_CONFIGS = 32,
     LS_KAFKA_API_ALTER_CONFIGS = 33,
+    LS_KAFKA_API_ALTER_REPLICA_LOG_DIRS = 34,
     LS_KAFKA_API_DESCRIBE_LOG_DIRS = 35,
     LS_KAFKA_API_SASL_AUTHENTICATE = 36,
     LS_KAFKA_API_CREATE_PARTITIONS = 37,
@@ -180,6 +181,9 @@ enum {
 #define LS_KAFKA_ALTER_CONFIGS_MIN 0
 #define LS_KAFKA_ALTER_CONFIGS_MAX 2
 #define LS_KAFKA_ALTER_CONFIGS_FLEX 2
+#define LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MIN 1
+#define LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MAX 2
+#define LS_KAFKA_ALTER_REPLICA_LOG_DIRS_FLEX 2
 #define LS_KAFKA_DESCRIBE_LOG_DIRS_MIN 1
 #define LS_KAFKA_DESCRIBE_LOG_DIRS_MAX 4
 #define LS_KAFKA_DESCRIBE_LOG_DIRS_FLEX 2
@@ -1301,6 +1305,40 @@ typedef struct ls_kafka_AlterConfigsResponse {
     int32_t NumResponses;
 } ls_kafka_AlterConfigsResponse;
 
+typedef struct ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic {
+    ls_kstr_t Name;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic;
+
+typedef struct ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDir {
+    ls_kstr_t Path;
+    ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic *Topics;
+    int32_t NumTopics;
+} ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDir;
+
+typedef struct ls_kafka_AlterReplicaLogDirsRequest {
+    ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDir *Dirs;
+    int32_t NumDirs;
+} ls_kafka_AlterReplicaLogDirsRequest;
+
+typedef struct ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult {
+    int32_t PartitionIndex;
+    int16_t ErrorCode;
+} ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult;
+
+typedef struct ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult {
+    ls_kstr_t TopicName;
+    ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult;
+
+typedef struct ls_kafka_AlterReplicaLogDirsResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult *Results;
+    int32_t NumResults;
+} ls_kafka_AlterReplicaLogDirsResponse;
+
 typedef struct ls_kafka_DescribeLogDirsRequest_DescribableLogDirTopic {
     ls_kstr_t Topic;
     int32_t *Partitions;
@@ -2289,6 +2327,17 @@ int ls_kafka_AlterConfigsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t
 void ls_kafka_AlterConfigsResponse_encode(ls_kw_t *w, int16_t version,
                                           const ls_kafka_AlterConfigsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_AlterConfigs;
+
+/* AlterReplicaLogDirs (key 34), AlterReplicaLogDirs.msg */
+int ls_kafka_AlterReplicaLogDirsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AlterReplicaLogDirsRequest *m);
+void ls_kafka_AlterReplicaLogDirsRequest_encode(ls_kw_t *w, int16_t version,
+                                                const ls_kafka_AlterReplicaLogDirsRequest *m);
+int ls_kafka_AlterReplicaLogDirsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AlterReplicaLogDirsResponse *m);
+void ls_kafka_AlterReplicaLogDirsResponse_encode(ls_kw_t *w, int16_t version,
+                                                 const ls_kafka_AlterReplicaLogDirsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_AlterReplicaLogDirs;
 
 /* DescribeLogDirs (key 35), DescribeLogDirs.msg */
 int ls_kafka_DescribeLogDirsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,

@@ -299,3 +299,29 @@ def test_reassign_partitions_execute_refused_with_the_reason(broker, tmp_path):
                    "--execute", "--reassignment-json-file", str(plan), check=False)
     assert r.returncode != 0
     assert "every broker serves every partition" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_alter_replica_log_dirs_answers_log_dir_not_found(broker):
+    """AlterReplicaLogDirs v1 to any path: LOG_DIR_NOT_FOUND (57) per
+    partition, as Kafka for a dir the broker does not have."""
+    t = create_topic(broker.bootstrap, unique_topic("mvdir"), partitions=2)
+
+    def s16(v):
+        return struct.pack(">h", len(v)) + v.encode()
+    body = struct.pack(">i", 1) + s16("/elsewhere") + struct.pack(">i", 1) + s16(t)
+    body += struct.pack(">iii", 2, 0, 1)
+    req = struct.pack(">hhi", 34, 1, 9) + s16("test") + body
+    host, port = broker.bootstrap.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(struct.pack(">i", len(req)) + req)
+        buf = b""
+        while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
+            chunk = s.recv(65536)
+            assert chunk, "connection closed"
+            buf += chunk
+    r = _Reader(buf[4:])
+    assert r.i("i") == 9
+    r.i("i")
+    assert r.i("i") == 1
+    assert r.take(r.i("h")).decode() == t
+    assert [(r.i("i"), r.i("h")) for _ in range(r.i("i"))] == [(0, 57), (1, 57)]
