@@ -76,6 +76,16 @@ const ls_kafka_api_t ls_kafka_apis[] = {
         ls_kafka_handle_alter_user_scram_credentials),
     API(DescribeClientQuotas, DESCRIBE_CLIENT_QUOTAS, ls_kafka_handle_describe_client_quotas),
     API(AlterClientQuotas, ALTER_CLIENT_QUOTAS, ls_kafka_handle_alter_client_quotas),
+    /* issue 34: admin APIs of Kafka 4's tools */
+    API(DescribeTopicPartitions, DESCRIBE_TOPIC_PARTITIONS,
+        ls_kafka_handle_describe_topic_partitions),
+    API(DescribeLogDirs, DESCRIBE_LOG_DIRS, ls_kafka_handle_describe_log_dirs),
+    API(AlterReplicaLogDirs, ALTER_REPLICA_LOG_DIRS, ls_kafka_handle_alter_replica_log_dirs),
+    API(ElectLeaders, ELECT_LEADERS, ls_kafka_handle_elect_leaders),
+    API(AlterPartitionReassignments, ALTER_PARTITION_REASSIGNMENTS,
+        ls_kafka_handle_alter_partition_reassignments),
+    API(ListPartitionReassignments, LIST_PARTITION_REASSIGNMENTS,
+        ls_kafka_handle_list_partition_reassignments),
 };
 const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);
 

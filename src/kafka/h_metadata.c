@@ -74,6 +74,45 @@ static int32_t partition_leader(const md_ctx_t *ctx, const ls_stream_t *s, int32
     return ls_place_id(ctx->members, ctx->nmembers, key, sizeof key, ctx->zone);
 }
 
+/* Replication factor shown for a topic: the factor it was created with
+ * (LS_KAFKA_RF_KEY), at most the live brokers; any of them serves any
+ * request, the object store holds the data. */
+static int topic_rf(const md_ctx_t *ctx, const ls_stream_t *s)
+{
+    const char *rfv = ls_stream_config_get(s, LS_KAFKA_RF_KEY);
+    int rf = rfv ? atoi(rfv) : 1;
+    if (rf > ctx->nmembers) rf = ctx->nmembers;
+    return rf < 1 ? 1 : rf;
+}
+
+/* Replicas of a partition (arena array of rf ids): the leader, then the next
+ * live brokers (by id, wrapping). */
+static int32_t *partition_replicas(const md_ctx_t *ctx, const ls_stream_t *s, int32_t partition,
+                                   int rf)
+{
+    int32_t *replicas = ls_kmsg_alloc(ctx->req->arena, rf, sizeof *replicas);
+    replicas[0] = partition_leader(ctx, s, partition);
+    int at = 0;
+    for (int k = 0; k < ctx->nmembers; k++)
+        if (ctx->members[k].id == replicas[0]) at = k;
+    for (int k = 1; k < rf; k++)
+        replicas[k] = ctx->members[(at + k) % ctx->nmembers].id;
+    return replicas;
+}
+
+/* The live brokers and the client's zone hint, which placement needs. */
+static void md_load_members(md_ctx_t *ctx)
+{
+    ls_kreq_t *req = ctx->req;
+    ls_member_t *live;
+    ctx->nmembers = ls_ksvc_members(req->svc, &live);
+    ctx->members = ls_arena_alloc(req->arena, (size_t)ctx->nmembers * sizeof *live);
+    memcpy(ctx->members, live, (size_t)ctx->nmembers * sizeof *live);
+    ls_free(live);
+    ls_client_zone(req->client_id.ptr, req->client_id.len > 0 ? (size_t)req->client_id.len : 0,
+                   ctx->zone, sizeof ctx->zone);
+}
+
 static void md_fill_topic(md_ctx_t *ctx, ls_kafka_MetadataResponse_MetadataResponseTopic *t,
                           const ls_stream_t *s)
 {
@@ -88,22 +127,10 @@ static void md_fill_topic(md_ctx_t *ctx, ls_kafka_MetadataResponse_MetadataRespo
             : INT32_MIN;
     t->NumPartitions = s->partitions;
     t->Partitions = ls_kmsg_alloc(a, s->partitions, sizeof *t->Partitions);
-    /* replicas: the leader, then the next live brokers (by id, wrapping), as
-     * many as the factor the topic was created with; any of them serves any
-     * request, the object store holds the data (LS_KAFKA_RF_KEY) */
-    const char *rfv = ls_stream_config_get(s, LS_KAFKA_RF_KEY);
-    int rf = rfv ? atoi(rfv) : 1;
-    if (rf > ctx->nmembers) rf = ctx->nmembers;
-    if (rf < 1) rf = 1;
+    int rf = topic_rf(ctx, s);
     for (int32_t i = 0; i < s->partitions; i++) {
         ls_kafka_MetadataResponse_MetadataResponsePartition *p = &t->Partitions[i];
-        int32_t *replicas = ls_kmsg_alloc(a, rf, sizeof *replicas);
-        replicas[0] = partition_leader(ctx, s, i);
-        int at = 0;
-        for (int k = 0; k < ctx->nmembers; k++)
-            if (ctx->members[k].id == replicas[0]) at = k;
-        for (int k = 1; k < rf; k++)
-            replicas[k] = ctx->members[(at + k) % ctx->nmembers].id;
+        int32_t *replicas = partition_replicas(ctx, s, i, rf);
         p->ErrorCode = LS_KERR_NONE;
         p->PartitionIndex = i;
         p->LeaderId = replicas[0];
@@ -123,13 +150,7 @@ static void md_respond(md_ctx_t *ctx)
     ls_kafka_services_t *b = req->svc;
     ls_arena_t *a = req->arena;
     ls_kafka_MetadataResponse *r = &ctx->resp;
-    ls_member_t *live;
-    ctx->nmembers = ls_ksvc_members(b, &live);
-    ctx->members = ls_arena_alloc(a, (size_t)ctx->nmembers * sizeof *live);
-    memcpy(ctx->members, live, (size_t)ctx->nmembers * sizeof *live);
-    ls_free(live);
-    ls_client_zone(req->client_id.ptr, req->client_id.len > 0 ? (size_t)req->client_id.len : 0,
-                   ctx->zone, sizeof ctx->zone);
+    md_load_members(ctx);
 
     r->ThrottleTimeMs = 0;
     r->NumBrokers = ctx->nmembers;
@@ -341,6 +362,165 @@ void ls_kafka_handle_describe_cluster(ls_kreq_t *req)
         r.ErrorMessage = ls_kstr_c("The endpoint type is not supported: brokers only");
         r.ControllerId = -1;
     }
+    ls_kw_t w;
+    ls_kreq_encode(req, &w, &r);
+    ls_kreq_respond(req, &w);
+}
+
+/* ---------------------------------------------- DescribeTopicPartitions */
+
+/* DescribeTopicPartitions (key 75, KIP-966): Metadata's partition answers,
+ * paged. Topics (the named ones, else all the principal may DESCRIBE) go in
+ * name order from the cursor's topic (its partitions from the cursor's
+ * index); at most ResponsePartitionLimit partitions (capped at
+ * DTP_MAX_PARTITIONS, at least 1) are answered, and when some are left
+ * NextCursor names the first one not sent: inside a topic cut short, or
+ * partition 0 of the next topic when the limit ran out at a topic's end.
+ * As Kafka: a cursor whose topic is not among the named ones (when topics
+ * are named; a listing just goes on from the name), or with a
+ * negative index, is INVALID_REQUEST; named topics not allowed DESCRIBE are
+ * TOPIC_AUTHORIZATION_FAILED after the others, unnamed ones are left out. */
+#define DTP_MAX_PARTITIONS 2000 /* Kafka's max.request.partition.size.limit default */
+
+typedef ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic dtp_topic_t;
+
+static int dtp_name_cmp(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+void ls_kafka_handle_describe_topic_partitions(ls_kreq_t *req)
+{
+    ls_kafka_services_t *b = req->svc;
+    ls_arena_t *a = req->arena;
+    const ls_kafka_DescribeTopicPartitionsRequest *m = req->msg;
+    ls_kafka_DescribeTopicPartitionsResponse r;
+    memset(&r, 0, sizeof r);
+    md_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
+    memset(ctx, 0, sizeof *ctx);
+    ctx->req = req;
+    md_load_members(ctx);
+
+    const char *cursor = "";
+    int32_t cursor_part = 0;
+    if (m->HasCursor) {
+        bool exact;
+        cursor = ls_arena_kstr(a, m->Cursor.TopicName, &exact);
+        cursor_part = m->Cursor.PartitionIndex;
+    }
+    /* names to answer, sorted; unnamed listing takes the catalog's */
+    int n = 0;
+    char **names;
+    bool listing = m->NumTopics == 0;
+    if (listing) {
+        int nall = 0;
+        ls_stream_t **all = ls_catalog_list(b->catalog, LS_DEFAULT_NAMESPACE, &nall);
+        names = ls_kmsg_alloc(a, nall, sizeof *names);
+        for (int i = 0; i < nall; i++)
+            names[n++] = ls_arena_printf(a, "%s", all[i]->name);
+        if (all) ls_stream_list_release(all, nall);
+    } else {
+        names = ls_kmsg_alloc(a, m->NumTopics, sizeof *names);
+        for (int i = 0; i < m->NumTopics; i++) {
+            bool exact;
+            char *nm = ls_arena_kstr(a, m->Topics[i].Name, &exact);
+            bool dup = false;
+            for (int k = 0; k < n; k++)
+                dup = dup || strcmp(names[k], nm) == 0;
+            if (!dup) names[n++] = nm;
+        }
+    }
+    qsort(names, (size_t)n, sizeof *names, dtp_name_cmp);
+    int first = 0;
+    while (first < n && strcmp(names[first], cursor) < 0)
+        first++;
+    bool cursor_ok =
+        !m->HasCursor ||
+        (cursor_part >= 0 && (listing || (first < n && strcmp(names[first], cursor) == 0)));
+    r.Topics = ls_kmsg_alloc(a, n > 0 ? n : 1, sizeof *r.Topics);
+    if (!cursor_ok) {
+        for (int i = 0; i < n; i++) {
+            dtp_topic_t *t = &r.Topics[r.NumTopics++];
+            t->ErrorCode = LS_KERR_INVALID_REQUEST;
+            t->Name = ls_kstr_c(names[i]);
+            t->TopicAuthorizedOperations = INT32_MIN;
+        }
+        goto out;
+    }
+
+    /* authorization first, so refused topics neither use the limit nor
+     * (listing) show at all */
+    char **denied = ls_kmsg_alloc(a, n, sizeof *denied);
+    int ndenied = 0, kept = first;
+    for (int i = first; i < n; i++) {
+        if (listing ? ls_kreq_allowed_quiet(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, names[i])
+                    : ls_kreq_allowed(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, names[i]))
+            names[kept++] = names[i];
+        else if (!listing)
+            denied[ndenied++] = names[i];
+    }
+    n = kept;
+
+    int32_t remaining = m->ResponsePartitionLimit;
+    if (remaining > DTP_MAX_PARTITIONS) remaining = DTP_MAX_PARTITIONS;
+    if (remaining < 1) remaining = 1;
+    for (int i = first; i < n; i++) {
+        if (remaining == 0) {
+            r.HasNextCursor = true;
+            r.NextCursor.TopicName = ls_kstr_c(names[i]);
+            r.NextCursor.PartitionIndex = 0;
+            break;
+        }
+        dtp_topic_t *t = &r.Topics[r.NumTopics++];
+        t->Name = ls_kstr_c(names[i]);
+        t->TopicAuthorizedOperations = INT32_MIN;
+        ls_stream_t *s = ls_catalog_lookup(b->catalog, LS_DEFAULT_NAMESPACE, names[i]);
+        if (!s) {
+            t->ErrorCode = ls_stream_name_valid(names[i]) ? LS_KERR_UNKNOWN_TOPIC_OR_PARTITION
+                                                          : LS_KERR_INVALID_TOPIC_EXCEPTION;
+            continue;
+        }
+        t->TopicId = s->id;
+        t->TopicAuthorizedOperations =
+            ls_kreq_authorized_ops(req, LS_ACL_RES_TOPIC, s->name, TOPIC_AUTHORIZED_OPS);
+        int32_t from = strcmp(names[i], cursor) == 0 ? cursor_part : 0;
+        int32_t upto = s->partitions;
+        if (from > upto) from = upto;
+        if (upto - from > remaining) upto = from + remaining;
+        int rf = topic_rf(ctx, s);
+        t->NumPartitions = upto - from;
+        t->Partitions = ls_kmsg_alloc(a, t->NumPartitions, sizeof *t->Partitions);
+        for (int32_t p = from; p < upto; p++) {
+            ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition *o =
+                &t->Partitions[p - from];
+            int32_t *replicas = partition_replicas(ctx, s, p, rf);
+            o->PartitionIndex = p;
+            o->LeaderId = replicas[0];
+            o->LeaderEpoch = 0;
+            o->ReplicaNodes = o->IsrNodes = replicas;
+            o->NumReplicaNodes = o->NumIsrNodes = rf;
+            /* no ELR (KIP-966) without leaders; empty, not null, as Kafka
+             * sends: Kafka 4.3's TopicCommand fails on null */
+            o->EligibleLeaderReplicas = o->LastKnownElr = replicas;
+            o->NumEligibleLeaderReplicas = o->NumLastKnownElr = 0;
+        }
+        bool cut = upto < s->partitions;
+        ls_stream_release(s);
+        if (cut) {
+            r.HasNextCursor = true;
+            r.NextCursor.TopicName = t->Name;
+            r.NextCursor.PartitionIndex = upto;
+            break;
+        }
+        remaining -= t->NumPartitions;
+    }
+    for (int i = 0; i < ndenied; i++) {
+        dtp_topic_t *t = &r.Topics[r.NumTopics++];
+        t->ErrorCode = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+        t->Name = ls_kstr_c(denied[i]);
+        t->TopicAuthorizedOperations = INT32_MIN;
+    }
+out:;
     ls_kw_t w;
     ls_kreq_encode(req, &w, &r);
     ls_kreq_respond(req, &w);

@@ -27,6 +27,13 @@ void ls_kafka_handle_alter_configs(ls_kreq_t *req);             /* h_alter_confi
 void ls_kafka_handle_incremental_alter_configs(ls_kreq_t *req); /* h_alter_configs.c, key 44 */
 void ls_kafka_handle_create_partitions(ls_kreq_t *req);         /* h_topics.c, key 37 */
 void ls_kafka_handle_describe_cluster(ls_kreq_t *req);          /* h_metadata.c, key 60 */
+/* issue 34: admin APIs of Kafka 4's tools */
+void ls_kafka_handle_describe_topic_partitions(ls_kreq_t *req);     /* h_metadata.c, key 75 */
+void ls_kafka_handle_alter_replica_log_dirs(ls_kreq_t *req);        /* h_log_dirs.c, key 34 */
+void ls_kafka_handle_describe_log_dirs(ls_kreq_t *req);             /* h_log_dirs.c, key 35 */
+void ls_kafka_handle_alter_partition_reassignments(ls_kreq_t *req); /* h_reassign.c, key 45 */
+void ls_kafka_handle_elect_leaders(ls_kreq_t *req);                 /* h_reassign.c, key 43 */
+void ls_kafka_handle_list_partition_reassignments(ls_kreq_t *req);  /* h_reassign.c, key 46 */
 /* consumer groups: h_group.c */
 void ls_kafka_handle_offset_commit(ls_kreq_t *req);    /* key 8 */
 void ls_kafka_handle_offset_fetch(ls_kreq_t *req);     /* key 9 */

@@ -6217,6 +6217,438 @@ static void e_AlterConfigsResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic */
+
+static size_t z_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic *m)
+{
+    (void)v;
+    m->Name = ls_kmsg_str(r, f, "AlterReplicaLogDirTopic.Name");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "AlterReplicaLogDirTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterReplicaLogDirsRequest_AlterReplicaLogDir */
+
+static size_t z_AlterReplicaLogDirsRequest_AlterReplicaLogDir(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterReplicaLogDirsRequest_AlterReplicaLogDir(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDir *m)
+{
+    m->Path = ls_kmsg_str(r, f, "AlterReplicaLogDir.Path");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic(v, f),
+                                  false, "AlterReplicaLogDir.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterReplicaLogDirsRequest_AlterReplicaLogDir(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDir *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Path);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterReplicaLogDirsRequest */
+
+static void d_AlterReplicaLogDirsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                         ls_kafka_AlterReplicaLogDirsRequest *m)
+{
+    m->NumDirs = ls_kmsg_arrlen(r, f, z_AlterReplicaLogDirsRequest_AlterReplicaLogDir(v, f), false,
+                                "AlterReplicaLogDirsRequest.Dirs");
+    m->Dirs = ls_kmsg_alloc(a, m->NumDirs, sizeof *m->Dirs);
+    for (int32_t i = 0; i < m->NumDirs && !r->err; i++) {
+        d_AlterReplicaLogDirsRequest_AlterReplicaLogDir(r, v, f, a, &m->Dirs[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterReplicaLogDirsRequest(ls_kw_t *w, int16_t v, bool f,
+                                         const ls_kafka_AlterReplicaLogDirsRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumDirs, false);
+    for (int32_t i = 0; i < m->NumDirs; i++)
+        e_AlterReplicaLogDirsRequest_AlterReplicaLogDir(w, v, f, &m->Dirs[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult */
+
+static size_t z_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 2;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult *m)
+{
+    (void)a;
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult */
+
+static size_t z_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult *m)
+{
+    m->TopicName = ls_kmsg_str(r, f, "AlterReplicaLogDirTopicResult.TopicName");
+    m->NumPartitions = ls_kmsg_arrlen(
+        r, f, z_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult(v, f), false,
+        "AlterReplicaLogDirTopicResult.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        d_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult(r, v, f, a,
+                                                                        &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->TopicName);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult(w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterReplicaLogDirsResponse */
+
+static void d_AlterReplicaLogDirsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                          ls_kafka_AlterReplicaLogDirsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumResults = ls_kmsg_arrlen(
+        r, f, z_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult(v, f), false,
+        "AlterReplicaLogDirsResponse.Results");
+    m->Results = ls_kmsg_alloc(a, m->NumResults, sizeof *m->Results);
+    for (int32_t i = 0; i < m->NumResults && !r->err; i++) {
+        d_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult(r, v, f, a, &m->Results[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterReplicaLogDirsResponse(ls_kw_t *w, int16_t v, bool f,
+                                          const ls_kafka_AlterReplicaLogDirsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumResults, false);
+    for (int32_t i = 0; i < m->NumResults; i++)
+        e_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult(w, v, f, &m->Results[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeLogDirsRequest_DescribableLogDirTopic */
+
+static size_t z_DescribeLogDirsRequest_DescribableLogDirTopic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeLogDirsRequest_DescribableLogDirTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeLogDirsRequest_DescribableLogDirTopic *m)
+{
+    (void)v;
+    m->Topic = ls_kmsg_str(r, f, "DescribableLogDirTopic.Topic");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "DescribableLogDirTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeLogDirsRequest_DescribableLogDirTopic(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeLogDirsRequest_DescribableLogDirTopic *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Topic);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeLogDirsRequest */
+
+static void d_DescribeLogDirsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                     ls_kafka_DescribeLogDirsRequest *m)
+{
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_DescribeLogDirsRequest_DescribableLogDirTopic(v, f), true,
+                                  "DescribeLogDirsRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_DescribeLogDirsRequest_DescribableLogDirTopic(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeLogDirsRequest(ls_kw_t *w, int16_t v, bool f,
+                                     const ls_kafka_DescribeLogDirsRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumTopics, true);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_DescribeLogDirsRequest_DescribableLogDirTopic(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeLogDirsResponse_DescribeLogDirsPartition */
+
+static size_t z_DescribeLogDirsResponse_DescribeLogDirsPartition(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 8;
+    n += 8;
+    n += 1;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeLogDirsResponse_DescribeLogDirsPartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsPartition *m)
+{
+    (void)a;
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->PartitionSize = ls_kr_i64(r);
+    m->OffsetLag = ls_kr_i64(r);
+    m->IsFutureKey = ls_kr_bool(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeLogDirsResponse_DescribeLogDirsPartition(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DescribeLogDirsResponse_DescribeLogDirsPartition *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i64(w, m->PartitionSize);
+    ls_kw_i64(w, m->OffsetLag);
+    ls_kw_bool(w, m->IsFutureKey);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeLogDirsResponse_DescribeLogDirsTopic */
+
+static size_t z_DescribeLogDirsResponse_DescribeLogDirsTopic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeLogDirsResponse_DescribeLogDirsTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsTopic *m)
+{
+    m->Name = ls_kmsg_str(r, f, "DescribeLogDirsTopic.Name");
+    m->NumPartitions = ls_kmsg_arrlen(r, f,
+                                      z_DescribeLogDirsResponse_DescribeLogDirsPartition(v, f),
+                                      false, "DescribeLogDirsTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        d_DescribeLogDirsResponse_DescribeLogDirsPartition(r, v, f, a, &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeLogDirsResponse_DescribeLogDirsTopic(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeLogDirsResponse_DescribeLogDirsTopic *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_DescribeLogDirsResponse_DescribeLogDirsPartition(w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeLogDirsResponse_DescribeLogDirsResult */
+
+static size_t z_DescribeLogDirsResponse_DescribeLogDirsResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 2;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (v >= 4)
+        n += 8;
+    if (v >= 4)
+        n += 8;
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_DescribeLogDirsResponse_DescribeLogDirsResult(
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult *m)
+{
+    m->TotalBytes = -1;
+    m->UsableBytes = -1;
+}
+
+static void d_DescribeLogDirsResponse_DescribeLogDirsResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult *m)
+{
+    m->ErrorCode = ls_kr_i16(r);
+    m->LogDir = ls_kmsg_str(r, f, "DescribeLogDirsResult.LogDir");
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_DescribeLogDirsResponse_DescribeLogDirsTopic(v, f), false,
+                                  "DescribeLogDirsResult.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_DescribeLogDirsResponse_DescribeLogDirsTopic(r, v, f, a, &m->Topics[i]);
+    }
+    if (v >= 4) {
+        m->TotalBytes = ls_kr_i64(r);
+    }
+    if (v >= 4) {
+        m->UsableBytes = ls_kr_i64(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeLogDirsResponse_DescribeLogDirsResult(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult *m)
+{
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr_nn(w, f, m->LogDir);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_DescribeLogDirsResponse_DescribeLogDirsTopic(w, v, f, &m->Topics[i]);
+    if (v >= 4) {
+        ls_kw_i64(w, m->TotalBytes);
+    }
+    if (v >= 4) {
+        ls_kw_i64(w, m->UsableBytes);
+    }
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeLogDirsResponse */
+
+static void d_DescribeLogDirsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                      ls_kafka_DescribeLogDirsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    if (v >= 3) {
+        m->ErrorCode = ls_kr_i16(r);
+    }
+    m->NumResults = ls_kmsg_arrlen(r, f, z_DescribeLogDirsResponse_DescribeLogDirsResult(v, f),
+                                   false, "DescribeLogDirsResponse.Results");
+    m->Results = ls_kmsg_alloc(a, m->NumResults, sizeof *m->Results);
+    for (int32_t i = 0; i < m->NumResults && !r->err; i++) {
+        i_DescribeLogDirsResponse_DescribeLogDirsResult(&m->Results[i]);
+        d_DescribeLogDirsResponse_DescribeLogDirsResult(r, v, f, a, &m->Results[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeLogDirsResponse(ls_kw_t *w, int16_t v, bool f,
+                                      const ls_kafka_DescribeLogDirsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    if (v >= 3) {
+        ls_kw_i16(w, m->ErrorCode);
+    }
+    ls_kmsg_warrlen(w, f, m->NumResults, false);
+    for (int32_t i = 0; i < m->NumResults; i++)
+        e_DescribeLogDirsResponse_DescribeLogDirsResult(w, v, f, &m->Results[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- SaslAuthenticateRequest */
 
 static void d_SaslAuthenticateRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
@@ -6523,6 +6955,190 @@ static void e_DeleteGroupsResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- ElectLeadersRequest_TopicPartitions */
+
+static size_t z_ElectLeadersRequest_TopicPartitions(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ElectLeadersRequest_TopicPartitions(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                  ls_kafka_ElectLeadersRequest_TopicPartitions *m)
+{
+    (void)v;
+    m->Topic = ls_kmsg_str(r, f, "TopicPartitions.Topic");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "TopicPartitions.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ElectLeadersRequest_TopicPartitions(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ElectLeadersRequest_TopicPartitions *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Topic);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ElectLeadersRequest */
+
+static void i_ElectLeadersRequest(ls_kafka_ElectLeadersRequest *m)
+{
+    m->TimeoutMs = 60000;
+}
+
+static void d_ElectLeadersRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                  ls_kafka_ElectLeadersRequest *m)
+{
+    if (v >= 1) {
+        m->ElectionType = ls_kr_i8(r);
+    }
+    m->NumTopicPartitions = ls_kmsg_arrlen(r, f, z_ElectLeadersRequest_TopicPartitions(v, f), true,
+                                           "ElectLeadersRequest.TopicPartitions");
+    m->TopicPartitions = ls_kmsg_alloc(a, m->NumTopicPartitions, sizeof *m->TopicPartitions);
+    for (int32_t i = 0; i < m->NumTopicPartitions && !r->err; i++) {
+        d_ElectLeadersRequest_TopicPartitions(r, v, f, a, &m->TopicPartitions[i]);
+    }
+    m->TimeoutMs = ls_kr_i32(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_ElectLeadersRequest(ls_kw_t *w, int16_t v, bool f,
+                                  const ls_kafka_ElectLeadersRequest *m)
+{
+    if (v >= 1) {
+        ls_kw_i8(w, m->ElectionType);
+    }
+    ls_kmsg_warrlen(w, f, m->NumTopicPartitions, true);
+    for (int32_t i = 0; i < m->NumTopicPartitions; i++)
+        e_ElectLeadersRequest_TopicPartitions(w, v, f, &m->TopicPartitions[i]);
+    ls_kw_i32(w, m->TimeoutMs);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ElectLeadersResponse_PartitionResult */
+
+static size_t z_ElectLeadersResponse_PartitionResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 2;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_ElectLeadersResponse_PartitionResult(ls_kafka_ElectLeadersResponse_PartitionResult *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_ElectLeadersResponse_PartitionResult(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                   ls_kafka_ElectLeadersResponse_PartitionResult *m)
+{
+    (void)a;
+    (void)v;
+    m->PartitionId = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_ElectLeadersResponse_PartitionResult(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ElectLeadersResponse_PartitionResult *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionId);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ElectLeadersResponse_ReplicaElectionResult */
+
+static size_t z_ElectLeadersResponse_ReplicaElectionResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ElectLeadersResponse_ReplicaElectionResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ElectLeadersResponse_ReplicaElectionResult *m)
+{
+    m->Topic = ls_kmsg_str(r, f, "ReplicaElectionResult.Topic");
+    m->NumPartitionResult = ls_kmsg_arrlen(r, f, z_ElectLeadersResponse_PartitionResult(v, f),
+                                           false, "ReplicaElectionResult.PartitionResult");
+    m->PartitionResult = ls_kmsg_alloc(a, m->NumPartitionResult, sizeof *m->PartitionResult);
+    for (int32_t i = 0; i < m->NumPartitionResult && !r->err; i++) {
+        i_ElectLeadersResponse_PartitionResult(&m->PartitionResult[i]);
+        d_ElectLeadersResponse_PartitionResult(r, v, f, a, &m->PartitionResult[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ElectLeadersResponse_ReplicaElectionResult(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ElectLeadersResponse_ReplicaElectionResult *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Topic);
+    ls_kmsg_warrlen(w, f, m->NumPartitionResult, false);
+    for (int32_t i = 0; i < m->NumPartitionResult; i++)
+        e_ElectLeadersResponse_PartitionResult(w, v, f, &m->PartitionResult[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ElectLeadersResponse */
+
+static void d_ElectLeadersResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                   ls_kafka_ElectLeadersResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    if (v >= 1) {
+        m->ErrorCode = ls_kr_i16(r);
+    }
+    m->NumReplicaElectionResults = ls_kmsg_arrlen(
+        r, f, z_ElectLeadersResponse_ReplicaElectionResult(v, f), false,
+        "ElectLeadersResponse.ReplicaElectionResults");
+    m->ReplicaElectionResults = ls_kmsg_alloc(a, m->NumReplicaElectionResults,
+                                              sizeof *m->ReplicaElectionResults);
+    for (int32_t i = 0; i < m->NumReplicaElectionResults && !r->err; i++) {
+        d_ElectLeadersResponse_ReplicaElectionResult(r, v, f, a, &m->ReplicaElectionResults[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ElectLeadersResponse(ls_kw_t *w, int16_t v, bool f,
+                                   const ls_kafka_ElectLeadersResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    if (v >= 1) {
+        ls_kw_i16(w, m->ErrorCode);
+    }
+    ls_kmsg_warrlen(w, f, m->NumReplicaElectionResults, false);
+    for (int32_t i = 0; i < m->NumReplicaElectionResults; i++)
+        e_ElectLeadersResponse_ReplicaElectionResult(w, v, f, &m->ReplicaElectionResults[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- IncrementalAlterConfigsRequest_AlterableConfig */
 
 static size_t z_IncrementalAlterConfigsRequest_AlterableConfig(int16_t v, bool f)
@@ -6630,6 +7246,453 @@ static void e_IncrementalAlterConfigsRequest(ls_kw_t *w, int16_t v, bool f,
     for (int32_t i = 0; i < m->NumResources; i++)
         e_IncrementalAlterConfigsRequest_AlterConfigsResource(w, v, f, &m->Resources[i]);
     ls_kw_bool(w, m->ValidateOnly);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterPartitionReassignmentsRequest_ReassignablePartition */
+
+static size_t z_AlterPartitionReassignmentsRequest_ReassignablePartition(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_AlterPartitionReassignmentsRequest_ReassignablePartition(
+    ls_kafka_AlterPartitionReassignmentsRequest_ReassignablePartition *m)
+{
+    m->NumReplicas = -1;
+}
+
+static void d_AlterPartitionReassignmentsRequest_ReassignablePartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterPartitionReassignmentsRequest_ReassignablePartition *m)
+{
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->NumReplicas = ls_kmsg_arrlen(r, f, 4, true, "ReassignablePartition.Replicas");
+    m->Replicas = ls_kmsg_alloc(a, m->NumReplicas, sizeof *m->Replicas);
+    for (int32_t i = 0; i < m->NumReplicas && !r->err; i++) {
+        m->Replicas[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterPartitionReassignmentsRequest_ReassignablePartition(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterPartitionReassignmentsRequest_ReassignablePartition *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kmsg_warrlen(w, f, m->NumReplicas, true);
+    for (int32_t i = 0; i < m->NumReplicas; i++)
+        ls_kw_i32(w, m->Replicas[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterPartitionReassignmentsRequest_ReassignableTopic */
+
+static size_t z_AlterPartitionReassignmentsRequest_ReassignableTopic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterPartitionReassignmentsRequest_ReassignableTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterPartitionReassignmentsRequest_ReassignableTopic *m)
+{
+    m->Name = ls_kmsg_str(r, f, "ReassignableTopic.Name");
+    m->NumPartitions = ls_kmsg_arrlen(
+        r, f, z_AlterPartitionReassignmentsRequest_ReassignablePartition(v, f), false,
+        "ReassignableTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        i_AlterPartitionReassignmentsRequest_ReassignablePartition(&m->Partitions[i]);
+        d_AlterPartitionReassignmentsRequest_ReassignablePartition(r, v, f, a, &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterPartitionReassignmentsRequest_ReassignableTopic(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterPartitionReassignmentsRequest_ReassignableTopic *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_AlterPartitionReassignmentsRequest_ReassignablePartition(w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterPartitionReassignmentsRequest */
+
+static void i_AlterPartitionReassignmentsRequest(ls_kafka_AlterPartitionReassignmentsRequest *m)
+{
+    m->TimeoutMs = 60000;
+}
+
+static void d_AlterPartitionReassignmentsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                 ls_kafka_AlterPartitionReassignmentsRequest *m)
+{
+    m->TimeoutMs = ls_kr_i32(r);
+    m->NumTopics = ls_kmsg_arrlen(r, f,
+                                  z_AlterPartitionReassignmentsRequest_ReassignableTopic(v, f),
+                                  false, "AlterPartitionReassignmentsRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_AlterPartitionReassignmentsRequest_ReassignableTopic(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterPartitionReassignmentsRequest(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterPartitionReassignmentsRequest *m)
+{
+    ls_kw_i32(w, m->TimeoutMs);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_AlterPartitionReassignmentsRequest_ReassignableTopic(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterPartitionReassignmentsResponse_ReassignablePartitionResponse */
+
+static size_t z_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 2;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(
+    ls_kafka_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse *m)
+{
+    (void)a;
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterPartitionReassignmentsResponse_ReassignableTopicResponse */
+
+static size_t z_AlterPartitionReassignmentsResponse_ReassignableTopicResponse(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterPartitionReassignmentsResponse_ReassignableTopicResponse(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterPartitionReassignmentsResponse_ReassignableTopicResponse *m)
+{
+    m->Name = ls_kmsg_str(r, f, "ReassignableTopicResponse.Name");
+    m->NumPartitions = ls_kmsg_arrlen(
+        r, f, z_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(v, f), false,
+        "ReassignableTopicResponse.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        i_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(&m->Partitions[i]);
+        d_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(r, v, f, a,
+                                                                            &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterPartitionReassignmentsResponse_ReassignableTopicResponse(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterPartitionReassignmentsResponse_ReassignableTopicResponse *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse(w, v, f,
+                                                                            &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterPartitionReassignmentsResponse */
+
+static void i_AlterPartitionReassignmentsResponse(ls_kafka_AlterPartitionReassignmentsResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_AlterPartitionReassignmentsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                  ls_kafka_AlterPartitionReassignmentsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->NumResponses = ls_kmsg_arrlen(
+        r, f, z_AlterPartitionReassignmentsResponse_ReassignableTopicResponse(v, f), false,
+        "AlterPartitionReassignmentsResponse.Responses");
+    m->Responses = ls_kmsg_alloc(a, m->NumResponses, sizeof *m->Responses);
+    for (int32_t i = 0; i < m->NumResponses && !r->err; i++) {
+        d_AlterPartitionReassignmentsResponse_ReassignableTopicResponse(r, v, f, a,
+                                                                        &m->Responses[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterPartitionReassignmentsResponse(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterPartitionReassignmentsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_warrlen(w, f, m->NumResponses, false);
+    for (int32_t i = 0; i < m->NumResponses; i++)
+        e_AlterPartitionReassignmentsResponse_ReassignableTopicResponse(w, v, f, &m->Responses[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics */
+
+static size_t z_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics(int16_t v,
+                                                                                   bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics *m)
+{
+    (void)v;
+    m->Name = ls_kmsg_str(r, f, "ListPartitionReassignmentsTopics.Name");
+    m->NumPartitionIndexes = ls_kmsg_arrlen(r, f, 4, false,
+                                            "ListPartitionReassignmentsTopics.PartitionIndexes");
+    m->PartitionIndexes = ls_kmsg_alloc(a, m->NumPartitionIndexes, sizeof *m->PartitionIndexes);
+    for (int32_t i = 0; i < m->NumPartitionIndexes && !r->err; i++) {
+        m->PartitionIndexes[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitionIndexes, false);
+    for (int32_t i = 0; i < m->NumPartitionIndexes; i++)
+        ls_kw_i32(w, m->PartitionIndexes[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListPartitionReassignmentsRequest */
+
+static void i_ListPartitionReassignmentsRequest(ls_kafka_ListPartitionReassignmentsRequest *m)
+{
+    m->TimeoutMs = 60000;
+    m->NumTopics = -1;
+}
+
+static void d_ListPartitionReassignmentsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                ls_kafka_ListPartitionReassignmentsRequest *m)
+{
+    m->TimeoutMs = ls_kr_i32(r);
+    m->NumTopics = ls_kmsg_arrlen(
+        r, f, z_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics(v, f), true,
+        "ListPartitionReassignmentsRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics(r, v, f, a,
+                                                                             &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListPartitionReassignmentsRequest(ls_kw_t *w, int16_t v, bool f,
+                                                const ls_kafka_ListPartitionReassignmentsRequest *m)
+{
+    ls_kw_i32(w, m->TimeoutMs);
+    ls_kmsg_warrlen(w, f, m->NumTopics, true);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics(w, v, f,
+                                                                             &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListPartitionReassignmentsResponse_OngoingPartitionReassignment */
+
+static size_t z_ListPartitionReassignmentsResponse_OngoingPartitionReassignment(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ListPartitionReassignmentsResponse_OngoingPartitionReassignment(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ListPartitionReassignmentsResponse_OngoingPartitionReassignment *m)
+{
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->NumReplicas = ls_kmsg_arrlen(r, f, 4, false, "OngoingPartitionReassignment.Replicas");
+    m->Replicas = ls_kmsg_alloc(a, m->NumReplicas, sizeof *m->Replicas);
+    for (int32_t i = 0; i < m->NumReplicas && !r->err; i++) {
+        m->Replicas[i] = ls_kr_i32(r);
+    }
+    m->NumAddingReplicas = ls_kmsg_arrlen(r, f, 4, false,
+                                          "OngoingPartitionReassignment.AddingReplicas");
+    m->AddingReplicas = ls_kmsg_alloc(a, m->NumAddingReplicas, sizeof *m->AddingReplicas);
+    for (int32_t i = 0; i < m->NumAddingReplicas && !r->err; i++) {
+        m->AddingReplicas[i] = ls_kr_i32(r);
+    }
+    m->NumRemovingReplicas = ls_kmsg_arrlen(r, f, 4, false,
+                                            "OngoingPartitionReassignment.RemovingReplicas");
+    m->RemovingReplicas = ls_kmsg_alloc(a, m->NumRemovingReplicas, sizeof *m->RemovingReplicas);
+    for (int32_t i = 0; i < m->NumRemovingReplicas && !r->err; i++) {
+        m->RemovingReplicas[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListPartitionReassignmentsResponse_OngoingPartitionReassignment(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_ListPartitionReassignmentsResponse_OngoingPartitionReassignment *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kmsg_warrlen(w, f, m->NumReplicas, false);
+    for (int32_t i = 0; i < m->NumReplicas; i++)
+        ls_kw_i32(w, m->Replicas[i]);
+    ls_kmsg_warrlen(w, f, m->NumAddingReplicas, false);
+    for (int32_t i = 0; i < m->NumAddingReplicas; i++)
+        ls_kw_i32(w, m->AddingReplicas[i]);
+    ls_kmsg_warrlen(w, f, m->NumRemovingReplicas, false);
+    for (int32_t i = 0; i < m->NumRemovingReplicas; i++)
+        ls_kw_i32(w, m->RemovingReplicas[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListPartitionReassignmentsResponse_OngoingTopicReassignment */
+
+static size_t z_ListPartitionReassignmentsResponse_OngoingTopicReassignment(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ListPartitionReassignmentsResponse_OngoingTopicReassignment(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ListPartitionReassignmentsResponse_OngoingTopicReassignment *m)
+{
+    m->Name = ls_kmsg_str(r, f, "OngoingTopicReassignment.Name");
+    m->NumPartitions = ls_kmsg_arrlen(
+        r, f, z_ListPartitionReassignmentsResponse_OngoingPartitionReassignment(v, f), false,
+        "OngoingTopicReassignment.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        d_ListPartitionReassignmentsResponse_OngoingPartitionReassignment(r, v, f, a,
+                                                                          &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListPartitionReassignmentsResponse_OngoingTopicReassignment(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_ListPartitionReassignmentsResponse_OngoingTopicReassignment *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_ListPartitionReassignmentsResponse_OngoingPartitionReassignment(w, v, f,
+                                                                          &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListPartitionReassignmentsResponse */
+
+static void i_ListPartitionReassignmentsResponse(ls_kafka_ListPartitionReassignmentsResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_ListPartitionReassignmentsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                 ls_kafka_ListPartitionReassignmentsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->NumTopics = ls_kmsg_arrlen(
+        r, f, z_ListPartitionReassignmentsResponse_OngoingTopicReassignment(v, f), false,
+        "ListPartitionReassignmentsResponse.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_ListPartitionReassignmentsResponse_OngoingTopicReassignment(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListPartitionReassignmentsResponse(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListPartitionReassignmentsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_ListPartitionReassignmentsResponse_OngoingTopicReassignment(w, v, f, &m->Topics[i]);
     ls_kw_tags(w, f);
 }
 
@@ -8705,6 +9768,310 @@ static void e_ConsumerGroupDescribeResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- DescribeTopicPartitionsRequest_TopicRequest */
+
+static size_t z_DescribeTopicPartitionsRequest_TopicRequest(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeTopicPartitionsRequest_TopicRequest(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeTopicPartitionsRequest_TopicRequest *m)
+{
+    (void)a;
+    (void)v;
+    m->Name = ls_kmsg_str(r, f, "TopicRequest.Name");
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTopicPartitionsRequest_TopicRequest(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeTopicPartitionsRequest_TopicRequest *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTopicPartitionsRequest_Cursor */
+
+static void d_DescribeTopicPartitionsRequest_Cursor(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_DescribeTopicPartitionsRequest_Cursor *m)
+{
+    (void)a;
+    (void)v;
+    m->TopicName = ls_kmsg_str(r, f, "Cursor.TopicName");
+    m->PartitionIndex = ls_kr_i32(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTopicPartitionsRequest_Cursor(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeTopicPartitionsRequest_Cursor *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->TopicName);
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTopicPartitionsRequest */
+
+static void i_DescribeTopicPartitionsRequest(ls_kafka_DescribeTopicPartitionsRequest *m)
+{
+    m->ResponsePartitionLimit = 2000;
+}
+
+static void d_DescribeTopicPartitionsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                             ls_kafka_DescribeTopicPartitionsRequest *m)
+{
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_DescribeTopicPartitionsRequest_TopicRequest(v, f), false,
+                                  "DescribeTopicPartitionsRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_DescribeTopicPartitionsRequest_TopicRequest(r, v, f, a, &m->Topics[i]);
+    }
+    m->ResponsePartitionLimit = ls_kr_i32(r);
+    if ((m->HasCursor = ls_kr_i8(r) >= 0))
+        d_DescribeTopicPartitionsRequest_Cursor(r, v, f, a, &m->Cursor);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTopicPartitionsRequest(ls_kw_t *w, int16_t v, bool f,
+                                             const ls_kafka_DescribeTopicPartitionsRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_DescribeTopicPartitionsRequest_TopicRequest(w, v, f, &m->Topics[i]);
+    ls_kw_i32(w, m->ResponsePartitionLimit);
+    ls_kw_i8(w, m->HasCursor ? 1 : -1);
+    if (m->HasCursor)
+        e_DescribeTopicPartitionsRequest_Cursor(w, v, f, &m->Cursor);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition */
+
+static size_t z_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(int16_t v,
+                                                                                         bool f)
+{
+    size_t n = 0;
+    n += 2;
+    n += 4;
+    n += 4;
+    n += 4;
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(
+    ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition *m)
+{
+    m->LeaderEpoch = -1;
+    m->NumEligibleLeaderReplicas = -1;
+    m->NumLastKnownElr = -1;
+}
+
+static void d_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition *m)
+{
+    (void)v;
+    m->ErrorCode = ls_kr_i16(r);
+    m->PartitionIndex = ls_kr_i32(r);
+    m->LeaderId = ls_kr_i32(r);
+    m->LeaderEpoch = ls_kr_i32(r);
+    m->NumReplicaNodes = ls_kmsg_arrlen(r, f, 4, false,
+                                        "DescribeTopicPartitionsResponsePartition.ReplicaNodes");
+    m->ReplicaNodes = ls_kmsg_alloc(a, m->NumReplicaNodes, sizeof *m->ReplicaNodes);
+    for (int32_t i = 0; i < m->NumReplicaNodes && !r->err; i++) {
+        m->ReplicaNodes[i] = ls_kr_i32(r);
+    }
+    m->NumIsrNodes = ls_kmsg_arrlen(r, f, 4, false,
+                                    "DescribeTopicPartitionsResponsePartition.IsrNodes");
+    m->IsrNodes = ls_kmsg_alloc(a, m->NumIsrNodes, sizeof *m->IsrNodes);
+    for (int32_t i = 0; i < m->NumIsrNodes && !r->err; i++) {
+        m->IsrNodes[i] = ls_kr_i32(r);
+    }
+    m->NumEligibleLeaderReplicas = ls_kmsg_arrlen(
+        r, f, 4, true, "DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas");
+    m->EligibleLeaderReplicas = ls_kmsg_alloc(a, m->NumEligibleLeaderReplicas,
+                                              sizeof *m->EligibleLeaderReplicas);
+    for (int32_t i = 0; i < m->NumEligibleLeaderReplicas && !r->err; i++) {
+        m->EligibleLeaderReplicas[i] = ls_kr_i32(r);
+    }
+    m->NumLastKnownElr = ls_kmsg_arrlen(r, f, 4, true,
+                                        "DescribeTopicPartitionsResponsePartition.LastKnownElr");
+    m->LastKnownElr = ls_kmsg_alloc(a, m->NumLastKnownElr, sizeof *m->LastKnownElr);
+    for (int32_t i = 0; i < m->NumLastKnownElr && !r->err; i++) {
+        m->LastKnownElr[i] = ls_kr_i32(r);
+    }
+    m->NumOfflineReplicas = ls_kmsg_arrlen(
+        r, f, 4, false, "DescribeTopicPartitionsResponsePartition.OfflineReplicas");
+    m->OfflineReplicas = ls_kmsg_alloc(a, m->NumOfflineReplicas, sizeof *m->OfflineReplicas);
+    for (int32_t i = 0; i < m->NumOfflineReplicas && !r->err; i++) {
+        m->OfflineReplicas[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition *m)
+{
+    (void)v;
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i32(w, m->LeaderId);
+    ls_kw_i32(w, m->LeaderEpoch);
+    ls_kmsg_warrlen(w, f, m->NumReplicaNodes, false);
+    for (int32_t i = 0; i < m->NumReplicaNodes; i++)
+        ls_kw_i32(w, m->ReplicaNodes[i]);
+    ls_kmsg_warrlen(w, f, m->NumIsrNodes, false);
+    for (int32_t i = 0; i < m->NumIsrNodes; i++)
+        ls_kw_i32(w, m->IsrNodes[i]);
+    ls_kmsg_warrlen(w, f, m->NumEligibleLeaderReplicas, true);
+    for (int32_t i = 0; i < m->NumEligibleLeaderReplicas; i++)
+        ls_kw_i32(w, m->EligibleLeaderReplicas[i]);
+    ls_kmsg_warrlen(w, f, m->NumLastKnownElr, true);
+    for (int32_t i = 0; i < m->NumLastKnownElr; i++)
+        ls_kw_i32(w, m->LastKnownElr[i]);
+    ls_kmsg_warrlen(w, f, m->NumOfflineReplicas, false);
+    for (int32_t i = 0; i < m->NumOfflineReplicas; i++)
+        ls_kw_i32(w, m->OfflineReplicas[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic */
+
+static size_t z_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(int16_t v,
+                                                                                     bool f)
+{
+    size_t n = 0;
+    n += 2;
+    n += (f ? 1 : 2);
+    n += 16;
+    n += 1;
+    n += (f ? 1 : 4);
+    n += 4;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(
+    ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic *m)
+{
+    m->Name = ls_kstr_null();
+    m->TopicAuthorizedOperations = INT32_MIN;
+}
+
+static void d_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic *m)
+{
+    m->ErrorCode = ls_kr_i16(r);
+    m->Name = ls_kr_str(r, f);
+    ls_kr_uuid(r, &m->TopicId);
+    m->IsInternal = ls_kr_bool(r);
+    m->NumPartitions = ls_kmsg_arrlen(
+        r, f, z_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(v, f),
+        false, "DescribeTopicPartitionsResponseTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        i_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(
+            &m->Partitions[i]);
+        d_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(
+            r, v, f, a, &m->Partitions[i]);
+    }
+    m->TopicAuthorizedOperations = ls_kr_i32(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic *m)
+{
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->Name);
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kw_bool(w, m->IsInternal);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition(
+            w, v, f, &m->Partitions[i]);
+    ls_kw_i32(w, m->TopicAuthorizedOperations);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTopicPartitionsResponse_Cursor */
+
+static void d_DescribeTopicPartitionsResponse_Cursor(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeTopicPartitionsResponse_Cursor *m)
+{
+    (void)a;
+    (void)v;
+    m->TopicName = ls_kmsg_str(r, f, "Cursor.TopicName");
+    m->PartitionIndex = ls_kr_i32(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTopicPartitionsResponse_Cursor(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_DescribeTopicPartitionsResponse_Cursor *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->TopicName);
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeTopicPartitionsResponse */
+
+static void d_DescribeTopicPartitionsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                              ls_kafka_DescribeTopicPartitionsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumTopics = ls_kmsg_arrlen(
+        r, f, z_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(v, f), false,
+        "DescribeTopicPartitionsResponse.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        i_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(&m->Topics[i]);
+        d_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(r, v, f, a,
+                                                                               &m->Topics[i]);
+    }
+    if ((m->HasNextCursor = ls_kr_i8(r) >= 0))
+        d_DescribeTopicPartitionsResponse_Cursor(r, v, f, a, &m->NextCursor);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeTopicPartitionsResponse(ls_kw_t *w, int16_t v, bool f,
+                                              const ls_kafka_DescribeTopicPartitionsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic(w, v, f,
+                                                                               &m->Topics[i]);
+    ls_kw_i8(w, m->HasNextCursor ? 1 : -1);
+    if (m->HasNextCursor)
+        e_DescribeTopicPartitionsResponse_Cursor(w, v, f, &m->NextCursor);
+    ls_kw_tags(w, f);
+}
+
 /* ---- Produce (key 0) */
 
 int ls_kafka_ProduceRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_ProduceRequest *m)
@@ -10742,6 +12109,144 @@ const ls_kmsg_api_t ls_kmsg_AlterConfigs = {
     .encode_response = g_AlterConfigsResponse_encode,
 };
 
+/* ---- AlterReplicaLogDirs (key 34) */
+
+int ls_kafka_AlterReplicaLogDirsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                               ls_kafka_AlterReplicaLogDirsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MIN,
+                            LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MAX))
+        return -1;
+    d_AlterReplicaLogDirsRequest(r, v, v >= LS_KAFKA_ALTER_REPLICA_LOG_DIRS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AlterReplicaLogDirsRequest_encode(ls_kw_t *w, int16_t v,
+                                                const ls_kafka_AlterReplicaLogDirsRequest *m)
+{
+    e_AlterReplicaLogDirsRequest(w, v, v >= LS_KAFKA_ALTER_REPLICA_LOG_DIRS_FLEX, m);
+}
+
+static int g_AlterReplicaLogDirsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_AlterReplicaLogDirsRequest_decode(r, v, a, m);
+}
+
+static void g_AlterReplicaLogDirsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AlterReplicaLogDirsRequest_encode(w, v, m);
+}
+
+int ls_kafka_AlterReplicaLogDirsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                ls_kafka_AlterReplicaLogDirsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MIN,
+                            LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MAX))
+        return -1;
+    d_AlterReplicaLogDirsResponse(r, v, v >= LS_KAFKA_ALTER_REPLICA_LOG_DIRS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AlterReplicaLogDirsResponse_encode(ls_kw_t *w, int16_t v,
+                                                 const ls_kafka_AlterReplicaLogDirsResponse *m)
+{
+    e_AlterReplicaLogDirsResponse(w, v, v >= LS_KAFKA_ALTER_REPLICA_LOG_DIRS_FLEX, m);
+}
+
+static int g_AlterReplicaLogDirsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_AlterReplicaLogDirsResponse_decode(r, v, a, m);
+}
+
+static void g_AlterReplicaLogDirsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AlterReplicaLogDirsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_AlterReplicaLogDirs = {
+    .key = 34,
+    .name = "AlterReplicaLogDirs",
+    .min_version = LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MIN,
+    .max_version = LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MAX,
+    .first_flexible = LS_KAFKA_ALTER_REPLICA_LOG_DIRS_FLEX,
+    .request_size = sizeof(ls_kafka_AlterReplicaLogDirsRequest),
+    .decode_request = g_AlterReplicaLogDirsRequest_decode,
+    .encode_request = g_AlterReplicaLogDirsRequest_encode,
+    .response_size = sizeof(ls_kafka_AlterReplicaLogDirsResponse),
+    .decode_response = g_AlterReplicaLogDirsResponse_decode,
+    .encode_response = g_AlterReplicaLogDirsResponse_encode,
+};
+
+/* ---- DescribeLogDirs (key 35) */
+
+int ls_kafka_DescribeLogDirsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                           ls_kafka_DescribeLogDirsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_LOG_DIRS_MIN, LS_KAFKA_DESCRIBE_LOG_DIRS_MAX))
+        return -1;
+    d_DescribeLogDirsRequest(r, v, v >= LS_KAFKA_DESCRIBE_LOG_DIRS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeLogDirsRequest_encode(ls_kw_t *w, int16_t v,
+                                            const ls_kafka_DescribeLogDirsRequest *m)
+{
+    e_DescribeLogDirsRequest(w, v, v >= LS_KAFKA_DESCRIBE_LOG_DIRS_FLEX, m);
+}
+
+static int g_DescribeLogDirsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeLogDirsRequest_decode(r, v, a, m);
+}
+
+static void g_DescribeLogDirsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeLogDirsRequest_encode(w, v, m);
+}
+
+int ls_kafka_DescribeLogDirsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                            ls_kafka_DescribeLogDirsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_LOG_DIRS_MIN, LS_KAFKA_DESCRIBE_LOG_DIRS_MAX))
+        return -1;
+    d_DescribeLogDirsResponse(r, v, v >= LS_KAFKA_DESCRIBE_LOG_DIRS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeLogDirsResponse_encode(ls_kw_t *w, int16_t v,
+                                             const ls_kafka_DescribeLogDirsResponse *m)
+{
+    e_DescribeLogDirsResponse(w, v, v >= LS_KAFKA_DESCRIBE_LOG_DIRS_FLEX, m);
+}
+
+static int g_DescribeLogDirsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeLogDirsResponse_decode(r, v, a, m);
+}
+
+static void g_DescribeLogDirsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeLogDirsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_DescribeLogDirs = {
+    .key = 35,
+    .name = "DescribeLogDirs",
+    .min_version = LS_KAFKA_DESCRIBE_LOG_DIRS_MIN,
+    .max_version = LS_KAFKA_DESCRIBE_LOG_DIRS_MAX,
+    .first_flexible = LS_KAFKA_DESCRIBE_LOG_DIRS_FLEX,
+    .request_size = sizeof(ls_kafka_DescribeLogDirsRequest),
+    .decode_request = g_DescribeLogDirsRequest_decode,
+    .encode_request = g_DescribeLogDirsRequest_encode,
+    .response_size = sizeof(ls_kafka_DescribeLogDirsResponse),
+    .decode_response = g_DescribeLogDirsResponse_decode,
+    .encode_response = g_DescribeLogDirsResponse_encode,
+};
+
 /* ---- SaslAuthenticate (key 36) */
 
 int ls_kafka_SaslAuthenticateRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -10947,6 +12452,75 @@ const ls_kmsg_api_t ls_kmsg_DeleteGroups = {
     .encode_response = g_DeleteGroupsResponse_encode,
 };
 
+/* ---- ElectLeaders (key 43) */
+
+int ls_kafka_ElectLeadersRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                        ls_kafka_ElectLeadersRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ElectLeadersRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ELECT_LEADERS_MIN, LS_KAFKA_ELECT_LEADERS_MAX))
+        return -1;
+    d_ElectLeadersRequest(r, v, v >= LS_KAFKA_ELECT_LEADERS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ElectLeadersRequest_encode(ls_kw_t *w, int16_t v,
+                                         const ls_kafka_ElectLeadersRequest *m)
+{
+    e_ElectLeadersRequest(w, v, v >= LS_KAFKA_ELECT_LEADERS_FLEX, m);
+}
+
+static int g_ElectLeadersRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ElectLeadersRequest_decode(r, v, a, m);
+}
+
+static void g_ElectLeadersRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ElectLeadersRequest_encode(w, v, m);
+}
+
+int ls_kafka_ElectLeadersResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                         ls_kafka_ElectLeadersResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ELECT_LEADERS_MIN, LS_KAFKA_ELECT_LEADERS_MAX))
+        return -1;
+    d_ElectLeadersResponse(r, v, v >= LS_KAFKA_ELECT_LEADERS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ElectLeadersResponse_encode(ls_kw_t *w, int16_t v,
+                                          const ls_kafka_ElectLeadersResponse *m)
+{
+    e_ElectLeadersResponse(w, v, v >= LS_KAFKA_ELECT_LEADERS_FLEX, m);
+}
+
+static int g_ElectLeadersResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ElectLeadersResponse_decode(r, v, a, m);
+}
+
+static void g_ElectLeadersResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ElectLeadersResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_ElectLeaders = {
+    .key = 43,
+    .name = "ElectLeaders",
+    .min_version = LS_KAFKA_ELECT_LEADERS_MIN,
+    .max_version = LS_KAFKA_ELECT_LEADERS_MAX,
+    .first_flexible = LS_KAFKA_ELECT_LEADERS_FLEX,
+    .request_size = sizeof(ls_kafka_ElectLeadersRequest),
+    .decode_request = g_ElectLeadersRequest_decode,
+    .encode_request = g_ElectLeadersRequest_encode,
+    .response_size = sizeof(ls_kafka_ElectLeadersResponse),
+    .decode_response = g_ElectLeadersResponse_decode,
+    .encode_response = g_ElectLeadersResponse_encode,
+};
+
 /* ---- IncrementalAlterConfigs (key 44) */
 
 int ls_kafka_IncrementalAlterConfigsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -11015,6 +12589,158 @@ const ls_kmsg_api_t ls_kmsg_IncrementalAlterConfigs = {
     .response_size = sizeof(ls_kafka_IncrementalAlterConfigsResponse),
     .decode_response = g_IncrementalAlterConfigsResponse_decode,
     .encode_response = g_IncrementalAlterConfigsResponse_encode,
+};
+
+/* ---- AlterPartitionReassignments (key 45) */
+
+int ls_kafka_AlterPartitionReassignmentsRequest_decode(
+    ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_AlterPartitionReassignmentsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_AlterPartitionReassignmentsRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MIN,
+                            LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MAX))
+        return -1;
+    d_AlterPartitionReassignmentsRequest(r, v, v >= LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_FLEX, a,
+                                         m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AlterPartitionReassignmentsRequest_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_AlterPartitionReassignmentsRequest *m)
+{
+    e_AlterPartitionReassignmentsRequest(w, v, v >= LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_FLEX, m);
+}
+
+static int g_AlterPartitionReassignmentsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                       void *m)
+{
+    return ls_kafka_AlterPartitionReassignmentsRequest_decode(r, v, a, m);
+}
+
+static void g_AlterPartitionReassignmentsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AlterPartitionReassignmentsRequest_encode(w, v, m);
+}
+
+int ls_kafka_AlterPartitionReassignmentsResponse_decode(
+    ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_AlterPartitionReassignmentsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_AlterPartitionReassignmentsResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MIN,
+                            LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MAX))
+        return -1;
+    d_AlterPartitionReassignmentsResponse(r, v, v >= LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_FLEX, a,
+                                          m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AlterPartitionReassignmentsResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_AlterPartitionReassignmentsResponse *m)
+{
+    e_AlterPartitionReassignmentsResponse(w, v, v >= LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_FLEX,
+                                          m);
+}
+
+static int g_AlterPartitionReassignmentsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                        void *m)
+{
+    return ls_kafka_AlterPartitionReassignmentsResponse_decode(r, v, a, m);
+}
+
+static void g_AlterPartitionReassignmentsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AlterPartitionReassignmentsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_AlterPartitionReassignments = {
+    .key = 45,
+    .name = "AlterPartitionReassignments",
+    .min_version = LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MIN,
+    .max_version = LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MAX,
+    .first_flexible = LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_FLEX,
+    .request_size = sizeof(ls_kafka_AlterPartitionReassignmentsRequest),
+    .decode_request = g_AlterPartitionReassignmentsRequest_decode,
+    .encode_request = g_AlterPartitionReassignmentsRequest_encode,
+    .response_size = sizeof(ls_kafka_AlterPartitionReassignmentsResponse),
+    .decode_response = g_AlterPartitionReassignmentsResponse_decode,
+    .encode_response = g_AlterPartitionReassignmentsResponse_encode,
+};
+
+/* ---- ListPartitionReassignments (key 46) */
+
+int ls_kafka_ListPartitionReassignmentsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                      ls_kafka_ListPartitionReassignmentsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ListPartitionReassignmentsRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MIN,
+                            LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MAX))
+        return -1;
+    d_ListPartitionReassignmentsRequest(r, v, v >= LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_FLEX, a,
+                                        m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ListPartitionReassignmentsRequest_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_ListPartitionReassignmentsRequest *m)
+{
+    e_ListPartitionReassignmentsRequest(w, v, v >= LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_FLEX, m);
+}
+
+static int g_ListPartitionReassignmentsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ListPartitionReassignmentsRequest_decode(r, v, a, m);
+}
+
+static void g_ListPartitionReassignmentsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ListPartitionReassignmentsRequest_encode(w, v, m);
+}
+
+int ls_kafka_ListPartitionReassignmentsResponse_decode(
+    ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_ListPartitionReassignmentsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ListPartitionReassignmentsResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MIN,
+                            LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MAX))
+        return -1;
+    d_ListPartitionReassignmentsResponse(r, v, v >= LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_FLEX, a,
+                                         m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ListPartitionReassignmentsResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_ListPartitionReassignmentsResponse *m)
+{
+    e_ListPartitionReassignmentsResponse(w, v, v >= LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_FLEX, m);
+}
+
+static int g_ListPartitionReassignmentsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                       void *m)
+{
+    return ls_kafka_ListPartitionReassignmentsResponse_decode(r, v, a, m);
+}
+
+static void g_ListPartitionReassignmentsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ListPartitionReassignmentsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_ListPartitionReassignments = {
+    .key = 46,
+    .name = "ListPartitionReassignments",
+    .min_version = LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MIN,
+    .max_version = LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MAX,
+    .first_flexible = LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_FLEX,
+    .request_size = sizeof(ls_kafka_ListPartitionReassignmentsRequest),
+    .decode_request = g_ListPartitionReassignmentsRequest_decode,
+    .encode_request = g_ListPartitionReassignmentsRequest_encode,
+    .response_size = sizeof(ls_kafka_ListPartitionReassignmentsResponse),
+    .decode_response = g_ListPartitionReassignmentsResponse_decode,
+    .encode_response = g_ListPartitionReassignmentsResponse_encode,
 };
 
 /* ---- OffsetDelete (key 47) */
@@ -11793,6 +13519,77 @@ const ls_kmsg_api_t ls_kmsg_ConsumerGroupDescribe = {
     .encode_response = g_ConsumerGroupDescribeResponse_encode,
 };
 
+/* ---- DescribeTopicPartitions (key 75) */
+
+int ls_kafka_DescribeTopicPartitionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                   ls_kafka_DescribeTopicPartitionsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_DescribeTopicPartitionsRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MIN,
+                            LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MAX))
+        return -1;
+    d_DescribeTopicPartitionsRequest(r, v, v >= LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeTopicPartitionsRequest_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_DescribeTopicPartitionsRequest *m)
+{
+    e_DescribeTopicPartitionsRequest(w, v, v >= LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_FLEX, m);
+}
+
+static int g_DescribeTopicPartitionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeTopicPartitionsRequest_decode(r, v, a, m);
+}
+
+static void g_DescribeTopicPartitionsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeTopicPartitionsRequest_encode(w, v, m);
+}
+
+int ls_kafka_DescribeTopicPartitionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                    ls_kafka_DescribeTopicPartitionsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MIN,
+                            LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MAX))
+        return -1;
+    d_DescribeTopicPartitionsResponse(r, v, v >= LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeTopicPartitionsResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_DescribeTopicPartitionsResponse *m)
+{
+    e_DescribeTopicPartitionsResponse(w, v, v >= LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_FLEX, m);
+}
+
+static int g_DescribeTopicPartitionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeTopicPartitionsResponse_decode(r, v, a, m);
+}
+
+static void g_DescribeTopicPartitionsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeTopicPartitionsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_DescribeTopicPartitions = {
+    .key = 75,
+    .name = "DescribeTopicPartitions",
+    .min_version = LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MIN,
+    .max_version = LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MAX,
+    .first_flexible = LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_FLEX,
+    .request_size = sizeof(ls_kafka_DescribeTopicPartitionsRequest),
+    .decode_request = g_DescribeTopicPartitionsRequest_decode,
+    .encode_request = g_DescribeTopicPartitionsRequest_encode,
+    .response_size = sizeof(ls_kafka_DescribeTopicPartitionsResponse),
+    .decode_response = g_DescribeTopicPartitionsResponse_decode,
+    .encode_response = g_DescribeTopicPartitionsResponse_encode,
+};
+
 const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_Produce,
     &ls_kmsg_Fetch,
@@ -11824,10 +13621,15 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_DeleteAcls,
     &ls_kmsg_DescribeConfigs,
     &ls_kmsg_AlterConfigs,
+    &ls_kmsg_AlterReplicaLogDirs,
+    &ls_kmsg_DescribeLogDirs,
     &ls_kmsg_SaslAuthenticate,
     &ls_kmsg_CreatePartitions,
     &ls_kmsg_DeleteGroups,
+    &ls_kmsg_ElectLeaders,
     &ls_kmsg_IncrementalAlterConfigs,
+    &ls_kmsg_AlterPartitionReassignments,
+    &ls_kmsg_ListPartitionReassignments,
     &ls_kmsg_OffsetDelete,
     &ls_kmsg_DescribeClientQuotas,
     &ls_kmsg_AlterClientQuotas,
@@ -11839,5 +13641,6 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_ListTransactions,
     &ls_kmsg_ConsumerGroupHeartbeat,
     &ls_kmsg_ConsumerGroupDescribe,
+    &ls_kmsg_DescribeTopicPartitions,
 };
-const int ls_kmsg_nall = 45;
+const int ls_kmsg_nall = 51;

@@ -68,10 +68,15 @@ enum {
     LS_KAFKA_API_DELETE_ACLS = 31,
     LS_KAFKA_API_DESCRIBE_CONFIGS = 32,
     LS_KAFKA_API_ALTER_CONFIGS = 33,
+    LS_KAFKA_API_ALTER_REPLICA_LOG_DIRS = 34,
+    LS_KAFKA_API_DESCRIBE_LOG_DIRS = 35,
     LS_KAFKA_API_SASL_AUTHENTICATE = 36,
     LS_KAFKA_API_CREATE_PARTITIONS = 37,
     LS_KAFKA_API_DELETE_GROUPS = 42,
+    LS_KAFKA_API_ELECT_LEADERS = 43,
     LS_KAFKA_API_INCREMENTAL_ALTER_CONFIGS = 44,
+    LS_KAFKA_API_ALTER_PARTITION_REASSIGNMENTS = 45,
+    LS_KAFKA_API_LIST_PARTITION_REASSIGNMENTS = 46,
     LS_KAFKA_API_OFFSET_DELETE = 47,
     LS_KAFKA_API_DESCRIBE_CLIENT_QUOTAS = 48,
     LS_KAFKA_API_ALTER_CLIENT_QUOTAS = 49,
@@ -83,6 +88,7 @@ enum {
     LS_KAFKA_API_LIST_TRANSACTIONS = 66,
     LS_KAFKA_API_CONSUMER_GROUP_HEARTBEAT = 68,
     LS_KAFKA_API_CONSUMER_GROUP_DESCRIBE = 69,
+    LS_KAFKA_API_DESCRIBE_TOPIC_PARTITIONS = 75,
 };
 
 #define LS_KAFKA_PRODUCE_MIN 3
@@ -175,6 +181,12 @@ enum {
 #define LS_KAFKA_ALTER_CONFIGS_MIN 0
 #define LS_KAFKA_ALTER_CONFIGS_MAX 2
 #define LS_KAFKA_ALTER_CONFIGS_FLEX 2
+#define LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MIN 1
+#define LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MAX 2
+#define LS_KAFKA_ALTER_REPLICA_LOG_DIRS_FLEX 2
+#define LS_KAFKA_DESCRIBE_LOG_DIRS_MIN 1
+#define LS_KAFKA_DESCRIBE_LOG_DIRS_MAX 4
+#define LS_KAFKA_DESCRIBE_LOG_DIRS_FLEX 2
 #define LS_KAFKA_SASL_AUTHENTICATE_MIN 0
 #define LS_KAFKA_SASL_AUTHENTICATE_MAX 2
 #define LS_KAFKA_SASL_AUTHENTICATE_FLEX 2
@@ -184,9 +196,18 @@ enum {
 #define LS_KAFKA_DELETE_GROUPS_MIN 0
 #define LS_KAFKA_DELETE_GROUPS_MAX 2
 #define LS_KAFKA_DELETE_GROUPS_FLEX 2
+#define LS_KAFKA_ELECT_LEADERS_MIN 0
+#define LS_KAFKA_ELECT_LEADERS_MAX 2
+#define LS_KAFKA_ELECT_LEADERS_FLEX 2
 #define LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MIN 0
 #define LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MAX 1
 #define LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_FLEX 1
+#define LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MIN 0
+#define LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MAX 0
+#define LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_FLEX 0
+#define LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MIN 0
+#define LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MAX 0
+#define LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_FLEX 0
 #define LS_KAFKA_OFFSET_DELETE_MIN 0
 #define LS_KAFKA_OFFSET_DELETE_MAX 0
 #define LS_KAFKA_OFFSET_DELETE_FLEX INT16_MAX
@@ -220,6 +241,9 @@ enum {
 #define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MIN 0
 #define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MAX 1
 #define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_FLEX 0
+#define LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MIN 0
+#define LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MAX 0
+#define LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_FLEX 0
 
 typedef struct ls_kafka_LeaderIdAndEpoch {
     int32_t LeaderId; /* default -1 */
@@ -1281,6 +1305,80 @@ typedef struct ls_kafka_AlterConfigsResponse {
     int32_t NumResponses;
 } ls_kafka_AlterConfigsResponse;
 
+typedef struct ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic {
+    ls_kstr_t Name;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic;
+
+typedef struct ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDir {
+    ls_kstr_t Path;
+    ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic *Topics;
+    int32_t NumTopics;
+} ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDir;
+
+typedef struct ls_kafka_AlterReplicaLogDirsRequest {
+    ls_kafka_AlterReplicaLogDirsRequest_AlterReplicaLogDir *Dirs;
+    int32_t NumDirs;
+} ls_kafka_AlterReplicaLogDirsRequest;
+
+typedef struct ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult {
+    int32_t PartitionIndex;
+    int16_t ErrorCode;
+} ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult;
+
+typedef struct ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult {
+    ls_kstr_t TopicName;
+    ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult;
+
+typedef struct ls_kafka_AlterReplicaLogDirsResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult *Results;
+    int32_t NumResults;
+} ls_kafka_AlterReplicaLogDirsResponse;
+
+typedef struct ls_kafka_DescribeLogDirsRequest_DescribableLogDirTopic {
+    ls_kstr_t Topic;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_DescribeLogDirsRequest_DescribableLogDirTopic;
+
+typedef struct ls_kafka_DescribeLogDirsRequest {
+    ls_kafka_DescribeLogDirsRequest_DescribableLogDirTopic *Topics; /* nullable */
+    int32_t NumTopics; /* -1 = null */
+} ls_kafka_DescribeLogDirsRequest;
+
+typedef struct ls_kafka_DescribeLogDirsResponse_DescribeLogDirsPartition {
+    int32_t PartitionIndex;
+    int64_t PartitionSize;
+    int64_t OffsetLag;
+    bool IsFutureKey;
+} ls_kafka_DescribeLogDirsResponse_DescribeLogDirsPartition;
+
+typedef struct ls_kafka_DescribeLogDirsResponse_DescribeLogDirsTopic {
+    ls_kstr_t Name;
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsPartition *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_DescribeLogDirsResponse_DescribeLogDirsTopic;
+
+typedef struct ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult {
+    int16_t ErrorCode;
+    ls_kstr_t LogDir;
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsTopic *Topics;
+    int32_t NumTopics;
+    int64_t TotalBytes; /* v4+, default -1 */
+    int64_t UsableBytes; /* v4+, default -1 */
+} ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult;
+
+typedef struct ls_kafka_DescribeLogDirsResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode; /* v3+ */
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult *Results;
+    int32_t NumResults;
+} ls_kafka_DescribeLogDirsResponse;
+
 typedef struct ls_kafka_SaslAuthenticateRequest {
     ls_kbytes_t AuthBytes;
 } ls_kafka_SaslAuthenticateRequest;
@@ -1339,6 +1437,38 @@ typedef struct ls_kafka_DeleteGroupsResponse {
     int32_t NumResults;
 } ls_kafka_DeleteGroupsResponse;
 
+typedef struct ls_kafka_ElectLeadersRequest_TopicPartitions {
+    ls_kstr_t Topic;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_ElectLeadersRequest_TopicPartitions;
+
+typedef struct ls_kafka_ElectLeadersRequest {
+    int8_t ElectionType; /* v1+ */
+    ls_kafka_ElectLeadersRequest_TopicPartitions *TopicPartitions; /* nullable */
+    int32_t NumTopicPartitions; /* -1 = null */
+    int32_t TimeoutMs; /* default 60000 */
+} ls_kafka_ElectLeadersRequest;
+
+typedef struct ls_kafka_ElectLeadersResponse_PartitionResult {
+    int32_t PartitionId;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+} ls_kafka_ElectLeadersResponse_PartitionResult;
+
+typedef struct ls_kafka_ElectLeadersResponse_ReplicaElectionResult {
+    ls_kstr_t Topic;
+    ls_kafka_ElectLeadersResponse_PartitionResult *PartitionResult;
+    int32_t NumPartitionResult;
+} ls_kafka_ElectLeadersResponse_ReplicaElectionResult;
+
+typedef struct ls_kafka_ElectLeadersResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode; /* v1+ */
+    ls_kafka_ElectLeadersResponse_ReplicaElectionResult *ReplicaElectionResults;
+    int32_t NumReplicaElectionResults;
+} ls_kafka_ElectLeadersResponse;
+
 typedef struct ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig {
     ls_kstr_t Name;
     int8_t ConfigOperation;
@@ -1359,6 +1489,80 @@ typedef struct ls_kafka_IncrementalAlterConfigsRequest {
 } ls_kafka_IncrementalAlterConfigsRequest;
 
 typedef ls_kafka_AlterConfigsResponse ls_kafka_IncrementalAlterConfigsResponse;
+
+typedef struct ls_kafka_AlterPartitionReassignmentsRequest_ReassignablePartition {
+    int32_t PartitionIndex;
+    int32_t *Replicas; /* nullable, default null */
+    int32_t NumReplicas; /* -1 = null */
+} ls_kafka_AlterPartitionReassignmentsRequest_ReassignablePartition;
+
+typedef struct ls_kafka_AlterPartitionReassignmentsRequest_ReassignableTopic {
+    ls_kstr_t Name;
+    ls_kafka_AlterPartitionReassignmentsRequest_ReassignablePartition *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_AlterPartitionReassignmentsRequest_ReassignableTopic;
+
+typedef struct ls_kafka_AlterPartitionReassignmentsRequest {
+    int32_t TimeoutMs; /* default 60000 */
+    ls_kafka_AlterPartitionReassignmentsRequest_ReassignableTopic *Topics;
+    int32_t NumTopics;
+} ls_kafka_AlterPartitionReassignmentsRequest;
+
+typedef struct ls_kafka_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse {
+    int32_t PartitionIndex;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+} ls_kafka_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse;
+
+typedef struct ls_kafka_AlterPartitionReassignmentsResponse_ReassignableTopicResponse {
+    ls_kstr_t Name;
+    ls_kafka_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_AlterPartitionReassignmentsResponse_ReassignableTopicResponse;
+
+typedef struct ls_kafka_AlterPartitionReassignmentsResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+    ls_kafka_AlterPartitionReassignmentsResponse_ReassignableTopicResponse *Responses;
+    int32_t NumResponses;
+} ls_kafka_AlterPartitionReassignmentsResponse;
+
+typedef struct ls_kafka_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics {
+    ls_kstr_t Name;
+    int32_t *PartitionIndexes;
+    int32_t NumPartitionIndexes;
+} ls_kafka_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics;
+
+typedef struct ls_kafka_ListPartitionReassignmentsRequest {
+    int32_t TimeoutMs; /* default 60000 */
+    ls_kafka_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics *Topics; /* nullable, default null */
+    int32_t NumTopics; /* -1 = null */
+} ls_kafka_ListPartitionReassignmentsRequest;
+
+typedef struct ls_kafka_ListPartitionReassignmentsResponse_OngoingPartitionReassignment {
+    int32_t PartitionIndex;
+    int32_t *Replicas;
+    int32_t NumReplicas;
+    int32_t *AddingReplicas;
+    int32_t NumAddingReplicas;
+    int32_t *RemovingReplicas;
+    int32_t NumRemovingReplicas;
+} ls_kafka_ListPartitionReassignmentsResponse_OngoingPartitionReassignment;
+
+typedef struct ls_kafka_ListPartitionReassignmentsResponse_OngoingTopicReassignment {
+    ls_kstr_t Name;
+    ls_kafka_ListPartitionReassignmentsResponse_OngoingPartitionReassignment *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_ListPartitionReassignmentsResponse_OngoingTopicReassignment;
+
+typedef struct ls_kafka_ListPartitionReassignmentsResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+    ls_kafka_ListPartitionReassignmentsResponse_OngoingTopicReassignment *Topics;
+    int32_t NumTopics;
+} ls_kafka_ListPartitionReassignmentsResponse;
 
 typedef struct ls_kafka_OffsetDeleteRequest_Topic {
     ls_kstr_t Name;
@@ -1742,6 +1946,63 @@ typedef struct ls_kafka_ConsumerGroupDescribeResponse {
     int32_t NumGroups;
 } ls_kafka_ConsumerGroupDescribeResponse;
 
+typedef struct ls_kafka_DescribeTopicPartitionsRequest_TopicRequest {
+    ls_kstr_t Name;
+} ls_kafka_DescribeTopicPartitionsRequest_TopicRequest;
+
+typedef struct ls_kafka_DescribeTopicPartitionsRequest_Cursor {
+    ls_kstr_t TopicName;
+    int32_t PartitionIndex;
+} ls_kafka_DescribeTopicPartitionsRequest_Cursor;
+
+typedef struct ls_kafka_DescribeTopicPartitionsRequest {
+    ls_kafka_DescribeTopicPartitionsRequest_TopicRequest *Topics;
+    int32_t NumTopics;
+    int32_t ResponsePartitionLimit; /* default 2000 */
+    bool HasCursor; /* false = null */
+    ls_kafka_DescribeTopicPartitionsRequest_Cursor Cursor; /* nullable */
+} ls_kafka_DescribeTopicPartitionsRequest;
+
+typedef struct ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition {
+    int16_t ErrorCode;
+    int32_t PartitionIndex;
+    int32_t LeaderId;
+    int32_t LeaderEpoch; /* default -1 */
+    int32_t *ReplicaNodes;
+    int32_t NumReplicaNodes;
+    int32_t *IsrNodes;
+    int32_t NumIsrNodes;
+    int32_t *EligibleLeaderReplicas; /* nullable, default null */
+    int32_t NumEligibleLeaderReplicas; /* -1 = null */
+    int32_t *LastKnownElr; /* nullable, default null */
+    int32_t NumLastKnownElr; /* -1 = null */
+    int32_t *OfflineReplicas;
+    int32_t NumOfflineReplicas;
+} ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition;
+
+typedef struct ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic {
+    int16_t ErrorCode;
+    ls_kstr_t Name; /* nullable */
+    ls_uuid_t TopicId;
+    bool IsInternal;
+    ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition *Partitions;
+    int32_t NumPartitions;
+    int32_t TopicAuthorizedOperations; /* default INT32_MIN */
+} ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic;
+
+typedef struct ls_kafka_DescribeTopicPartitionsResponse_Cursor {
+    ls_kstr_t TopicName;
+    int32_t PartitionIndex;
+} ls_kafka_DescribeTopicPartitionsResponse_Cursor;
+
+typedef struct ls_kafka_DescribeTopicPartitionsResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic *Topics;
+    int32_t NumTopics;
+    bool HasNextCursor; /* false = null */
+    ls_kafka_DescribeTopicPartitionsResponse_Cursor NextCursor; /* nullable */
+} ls_kafka_DescribeTopicPartitionsResponse;
+
 /* Produce (key 0), Produce.msg */
 int ls_kafka_ProduceRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_ProduceRequest *m);
@@ -2067,6 +2328,28 @@ void ls_kafka_AlterConfigsResponse_encode(ls_kw_t *w, int16_t version,
                                           const ls_kafka_AlterConfigsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_AlterConfigs;
 
+/* AlterReplicaLogDirs (key 34), AlterReplicaLogDirs.msg */
+int ls_kafka_AlterReplicaLogDirsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AlterReplicaLogDirsRequest *m);
+void ls_kafka_AlterReplicaLogDirsRequest_encode(ls_kw_t *w, int16_t version,
+                                                const ls_kafka_AlterReplicaLogDirsRequest *m);
+int ls_kafka_AlterReplicaLogDirsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AlterReplicaLogDirsResponse *m);
+void ls_kafka_AlterReplicaLogDirsResponse_encode(ls_kw_t *w, int16_t version,
+                                                 const ls_kafka_AlterReplicaLogDirsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_AlterReplicaLogDirs;
+
+/* DescribeLogDirs (key 35), DescribeLogDirs.msg */
+int ls_kafka_DescribeLogDirsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeLogDirsRequest *m);
+void ls_kafka_DescribeLogDirsRequest_encode(ls_kw_t *w, int16_t version,
+                                            const ls_kafka_DescribeLogDirsRequest *m);
+int ls_kafka_DescribeLogDirsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeLogDirsResponse *m);
+void ls_kafka_DescribeLogDirsResponse_encode(ls_kw_t *w, int16_t version,
+                                             const ls_kafka_DescribeLogDirsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_DescribeLogDirs;
+
 /* SaslAuthenticate (key 36), SaslAuthenticate.msg */
 int ls_kafka_SaslAuthenticateRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_SaslAuthenticateRequest *m);
@@ -2100,6 +2383,17 @@ void ls_kafka_DeleteGroupsResponse_encode(ls_kw_t *w, int16_t version,
                                           const ls_kafka_DeleteGroupsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_DeleteGroups;
 
+/* ElectLeaders (key 43), ElectLeaders.msg */
+int ls_kafka_ElectLeadersRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ElectLeadersRequest *m);
+void ls_kafka_ElectLeadersRequest_encode(ls_kw_t *w, int16_t version,
+                                         const ls_kafka_ElectLeadersRequest *m);
+int ls_kafka_ElectLeadersResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ElectLeadersResponse *m);
+void ls_kafka_ElectLeadersResponse_encode(ls_kw_t *w, int16_t version,
+                                          const ls_kafka_ElectLeadersResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_ElectLeaders;
+
 /* IncrementalAlterConfigs (key 44), IncrementalAlterConfigs.msg */
 int ls_kafka_IncrementalAlterConfigsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_IncrementalAlterConfigsRequest *m);
@@ -2110,6 +2404,28 @@ int ls_kafka_IncrementalAlterConfigsResponse_decode(ls_kr_t *r, int16_t version,
 void ls_kafka_IncrementalAlterConfigsResponse_encode(
     ls_kw_t *w, int16_t version, const ls_kafka_IncrementalAlterConfigsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_IncrementalAlterConfigs;
+
+/* AlterPartitionReassignments (key 45), AlterPartitionReassignments.msg */
+int ls_kafka_AlterPartitionReassignmentsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AlterPartitionReassignmentsRequest *m);
+void ls_kafka_AlterPartitionReassignmentsRequest_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_AlterPartitionReassignmentsRequest *m);
+int ls_kafka_AlterPartitionReassignmentsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AlterPartitionReassignmentsResponse *m);
+void ls_kafka_AlterPartitionReassignmentsResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_AlterPartitionReassignmentsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_AlterPartitionReassignments;
+
+/* ListPartitionReassignments (key 46), ListPartitionReassignments.msg */
+int ls_kafka_ListPartitionReassignmentsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ListPartitionReassignmentsRequest *m);
+void ls_kafka_ListPartitionReassignmentsRequest_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_ListPartitionReassignmentsRequest *m);
+int ls_kafka_ListPartitionReassignmentsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ListPartitionReassignmentsResponse *m);
+void ls_kafka_ListPartitionReassignmentsResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_ListPartitionReassignmentsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_ListPartitionReassignments;
 
 /* OffsetDelete (key 47), OffsetDelete.msg */
 int ls_kafka_OffsetDeleteRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
@@ -2231,6 +2547,17 @@ int ls_kafka_ConsumerGroupDescribeResponse_decode(ls_kr_t *r, int16_t version, l
 void ls_kafka_ConsumerGroupDescribeResponse_encode(ls_kw_t *w, int16_t version,
                                                    const ls_kafka_ConsumerGroupDescribeResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_ConsumerGroupDescribe;
+
+/* DescribeTopicPartitions (key 75), DescribeTopicPartitions.msg */
+int ls_kafka_DescribeTopicPartitionsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeTopicPartitionsRequest *m);
+void ls_kafka_DescribeTopicPartitionsRequest_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_DescribeTopicPartitionsRequest *m);
+int ls_kafka_DescribeTopicPartitionsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeTopicPartitionsResponse *m);
+void ls_kafka_DescribeTopicPartitionsResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_DescribeTopicPartitionsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_DescribeTopicPartitions;
 
 /* Every api above, in key order. */
 extern const ls_kmsg_api_t *const ls_kmsg_all[];

@@ -1,0 +1,327 @@
+"""Kafka 4's admin tools against a leaderless broker (issue 34): kafka-topics
+--describe goes through DescribeTopicPartitions (key 75), paged by the
+tool's --partition-size-limit-per-response (default 2000)."""
+
+import json
+import os
+import socket
+import struct
+import subprocess
+
+import pytest
+
+import lsbroker
+from confluent_kafka.admin import AclOperation, ResourceType
+
+from kafka_util import create_topic, produce_all, producer, unique_topic
+from test_acls import binding, create_acls, one_dir, restricted, superuser  # noqa: F401 (fixture)
+
+TOOLS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "tools")
+JVM = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+
+
+def kafka_tool(main, bootstrap, *args, check=True):
+    """Run one of Kafka's tools (class `main`) against bootstrap."""
+    if not os.path.isdir(TOOLS_LIB) or not any(f.startswith("kafka-tools-")
+                                               for f in os.listdir(TOOLS_LIB)):
+        pytest.fail("no Kafka tools jars in %s; run tools/install-deps.sh test" % TOOLS_LIB,
+                    pytrace=False)
+    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), main,
+                 "--bootstrap-server", bootstrap] + list(args)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    if check:
+        assert r.returncode == 0, "%s %s: rc %d\n%s\n%s" % (
+            main, " ".join(args), r.returncode, r.stdout, r.stderr)
+    return r
+
+
+def describe_rows(out):
+    """kafka-topics --describe partition lines as {(topic, partition): fields}."""
+    rows = {}
+    for ln in out.splitlines():
+        f = dict(kv.split(": ", 1) for kv in ln.strip().split("\t") if ": " in kv)
+        if "Partition" in f:
+            rows[(f["Topic"], int(f["Partition"]))] = f
+    return rows
+
+
+@pytest.mark.parametrize("limit", [None, "3"])
+def test_kafka_topics_describe_pages_through_every_partition(broker, limit):
+    """Every partition of every topic is described once, whether the answer
+    fits one page (the tool's default limit) or needs many (a limit of 3 over
+    topics of 5 and 7 partitions cuts inside topics and at their ends)."""
+    topics_by_count = [create_topic(broker.bootstrap, unique_topic("desc"), partitions=n)
+                       for n in (5, 7, 1)]
+    extra = ["--partition-size-limit-per-response", limit] if limit else []
+    out = kafka_tool("org.apache.kafka.tools.TopicCommand", broker.bootstrap, "--describe",
+                     *extra).stdout
+    rows = describe_rows(out)
+    for t, n in zip(topics_by_count, (5, 7, 1)):
+        assert sorted(p for (tt, p) in rows if tt == t) == list(range(n)), out
+    for f in rows.values():
+        # leaderless: the broker Metadata names leads, and it is the whole ISR
+        assert f["Leader"] == f["Replicas"] == f["Isr"] and int(f["Leader"]) >= 0
+    # one topic asked by name pages the same way
+    one = kafka_tool("org.apache.kafka.tools.TopicCommand", broker.bootstrap, "--describe",
+                     "--topic", topics_by_count[1], *extra).stdout
+    assert "PartitionCount: 7" in one
+    assert {k: v for k, v in rows.items() if k[0] == topics_by_count[1]} == describe_rows(one)
+
+
+# --- DescribeTopicPartitions on the wire, with a small limit ------------------
+
+def _uvarint(n):
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def _cstr(s):
+    b = s.encode()
+    return _uvarint(len(b) + 1) + b
+
+
+class _Reader:
+    def __init__(self, b):
+        self.b, self.at = b, 0
+
+    def take(self, n):
+        v = self.b[self.at:self.at + n]
+        self.at += n
+        return v
+
+    def i(self, fmt):
+        return struct.unpack(">" + fmt, self.take(struct.calcsize(fmt)))[0]
+
+    def uvarint(self):
+        n, shift = 0, 0
+        while True:
+            b = self.take(1)[0]
+            n |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return n
+
+    def string(self):
+        n = self.uvarint() - 1
+        return None if n < 0 else self.take(n).decode()
+
+    def int_array(self):
+        n = self.uvarint() - 1
+        return None if n < 0 else [self.i("i") for _ in range(n)]
+
+    def tags(self):
+        for _ in range(self.uvarint()):
+            self.uvarint()
+            self.take(self.uvarint())
+
+    def cursor(self):
+        if self.i("b") < 0:
+            return None
+        c = (self.string(), self.i("i"))
+        self.tags()
+        return c
+
+
+def describe_topic_partitions(bootstrap, topics, limit, cursor=None):
+    """One DescribeTopicPartitions v0 round trip: ([(error, name, [partition])], next cursor)."""
+    body = _uvarint(len(topics) + 1) + b"".join(_cstr(t) + b"\0" for t in topics)
+    body += struct.pack(">i", limit)
+    body += b"\xff" if cursor is None else b"\x01" + _cstr(cursor[0]) + struct.pack(">i", cursor[1]) + b"\0"
+    body += b"\0"
+    req = struct.pack(">hhih", 75, 0, 7, 4) + b"test" + b"\0" + body
+    host, port = bootstrap.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(struct.pack(">i", len(req)) + req)
+        buf = b""
+        while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
+            chunk = s.recv(65536)
+            assert chunk, "connection closed"
+            buf += chunk
+    r = _Reader(buf[4:])
+    assert r.i("i") == 7
+    r.tags()
+    r.i("i")  # throttle
+    out = []
+    for _ in range(r.uvarint() - 1):
+        err, name = r.i("h"), r.string()
+        r.take(17)  # topic id, internal
+        parts = []
+        for _ in range(r.uvarint() - 1):
+            r.i("h")
+            idx = r.i("i")
+            r.take(8)  # leader, epoch
+            r.int_array(), r.int_array(), r.int_array(), r.int_array(), r.int_array()
+            r.tags()
+            parts.append(idx)
+        r.i("i")  # authorized operations
+        r.tags()
+        out.append((err, name, parts))
+    return out, r.cursor()
+
+
+def test_describe_topic_partitions_cursor_pages_as_kafka_defines(broker):
+    """A limit of 3 over topics of 5 and 2 partitions: cut inside the first
+    topic, then at the end of a page falling on a topic's end (the cursor
+    names partition 0 of the next topic), never a partition twice; a cursor
+    whose topic was not asked for is INVALID_REQUEST (42); an unknown topic is
+    UNKNOWN_TOPIC_OR_PARTITION (3)."""
+    t5 = create_topic(broker.bootstrap, unique_topic("dtp-a"), partitions=5)
+    t1 = create_topic(broker.bootstrap, unique_topic("dtp-b"), partitions=1)
+    t2 = create_topic(broker.bootstrap, unique_topic("dtp-c"), partitions=2)
+    names = sorted([t5, t1, t2])
+    counts = {t5: 5, t1: 1, t2: 2}
+    seen, cursor, pages = [], None, 0
+    while True:
+        topics, cursor = describe_topic_partitions(broker.bootstrap, [t2, t5, t1], 3, cursor)
+        pages += 1
+        assert sum(len(p) for _, _, p in topics) <= 3
+        for err, name, parts in topics:
+            assert err == 0
+            seen += [(name, p) for p in parts]
+        if cursor is None:
+            break
+    assert seen == [(t, p) for t in names for p in range(counts[t])]
+    assert pages == 3
+    # a page ending exactly at a topic's end points at the next topic's start
+    first = names[0]
+    topics, cursor = describe_topic_partitions(broker.bootstrap, names, counts[first])
+    assert [n for _, n, _ in topics] == [first] and cursor == (names[1], 0)
+    topics, cursor = describe_topic_partitions(broker.bootstrap, [t5], 3, ("nope", 0))
+    assert topics == [(42, t5, [])] and cursor is None
+    topics, cursor = describe_topic_partitions(broker.bootstrap, ["missing-" + t5], 10)
+    assert topics == [(3, "missing-" + t5, [])] and cursor is None
+
+
+def test_describe_topic_partitions_hides_topics_not_allowed_describe(one_dir):
+    """As Metadata: a listing leaves out topics the principal may not
+    DESCRIBE; a named one answers TOPIC_AUTHORIZATION_FAILED (29), after the
+    allowed ones, and uses none of the partition limit."""
+    su = superuser(one_dir)
+    create_topic(su.bootstrap, "orders", partitions=2)
+    create_topic(su.bootstrap, "secret", partitions=2)
+    # the tool also reads the topic's configs
+    create_acls(su, binding(ResourceType.TOPIC, "orders", AclOperation.DESCRIBE),
+                binding(ResourceType.TOPIC, "orders", AclOperation.DESCRIBE_CONFIGS))
+    su.stop()
+    b = restricted(one_dir)
+    assert describe_topic_partitions(b.bootstrap, [], 10) == ([(0, "orders", [0, 1])], None)
+    assert describe_topic_partitions(b.bootstrap, ["secret", "orders"], 2) == (
+        [(0, "orders", [0, 1]), (29, "secret", [])], None)
+    out = kafka_tool("org.apache.kafka.tools.TopicCommand", b.bootstrap, "--describe").stdout
+    assert set(t for t, _ in describe_rows(out)) == {"orders"}
+
+
+def log_dirs(bootstrap, topics):
+    """kafka-log-dirs --describe: its JSON answer."""
+    out = kafka_tool("org.apache.kafka.tools.LogDirsCommand", bootstrap, "--describe",
+                     "--topic-list", ",".join(topics)).stdout
+    line = [ln for ln in out.splitlines() if ln.startswith("{")][-1]
+    return json.loads(line)
+
+
+def test_kafka_log_dirs_names_the_object_store_and_sizes_grow(broker):
+    """One virtual log dir per broker, named by the object store URL, with
+    each partition's retained bytes: > 0 after producing, larger after more."""
+    t = create_topic(broker.bootstrap, unique_topic("dirs"), partitions=2)
+    p = producer(broker.bootstrap)
+    produce_all(p, t, [{"value": b"x" * 100, "partition": 0} for _ in range(20)])
+
+    def sizes():
+        d = log_dirs(broker.bootstrap, [t])
+        [b] = d["brokers"]
+        [ld] = b["logDirs"]
+        assert ld["error"] is None and ld["logDir"].startswith("file://")
+        return {q["partition"]: q["size"] for q in ld["partitions"]}
+
+    first = sizes()
+    assert first[t + "-0"] > 0 and first[t + "-1"] == 0
+    produce_all(p, t, [{"value": b"y" * 100, "partition": 0} for _ in range(20)])
+    assert sizes()[t + "-0"] > first[t + "-0"]
+
+
+def test_kafka_log_dirs_needs_cluster_describe(one_dir):
+    """As Kafka: DescribeLogDirs needs DESCRIBE on the cluster; without it the
+    tool fails with the authorization error, with it it answers."""
+    b = restricted(one_dir)
+    r = kafka_tool("org.apache.kafka.tools.LogDirsCommand", b.bootstrap, "--describe",
+                   check=False)
+    assert r.returncode != 0 and "ClusterAuthorizationException" in r.stdout + r.stderr
+    b.stop()
+    su = superuser(one_dir)
+    create_acls(su, binding(ResourceType.BROKER, "kafka-cluster", AclOperation.DESCRIBE))
+    su.stop()
+    b = restricted(one_dir)
+    kafka_tool("org.apache.kafka.tools.LogDirsCommand", b.bootstrap, "--describe")
+
+
+def test_leader_election_and_reassignment_list_on_a_leaderless_cluster(broker):
+    """kafka-leader-election: the preferred leader already leads every
+    partition (ELECTION_NOT_NEEDED, Kafka's 'Valid replica already elected');
+    kafka-reassign-partitions --list: no reassignment ongoing."""
+    t = create_topic(broker.bootstrap, unique_topic("elect"), partitions=2)
+    r = kafka_tool("org.apache.kafka.tools.LeaderElectionCommand", broker.bootstrap,
+                   "--election-type", "preferred", "--all-topic-partitions")
+    assert "Error" not in r.stdout, r.stdout
+    r = kafka_tool("org.apache.kafka.tools.LeaderElectionCommand", broker.bootstrap,
+                   "--election-type", "preferred", "--topic", t, "--partition", "1")
+    assert "Valid replica already elected for partitions %s-1" % t in r.stdout, r.stdout
+    r = kafka_tool("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", broker.bootstrap,
+                   "--list")
+    assert "No partition reassignments found." in r.stdout, r.stdout
+
+
+def test_leader_election_and_reassignment_list_need_cluster_acls(one_dir):
+    """As Kafka: ElectLeaders needs CLUSTER ALTER, ListPartitionReassignments
+    CLUSTER DESCRIBE."""
+    b = restricted(one_dir)
+    r = kafka_tool("org.apache.kafka.tools.LeaderElectionCommand", b.bootstrap,
+                   "--election-type", "preferred", "--all-topic-partitions", check=False)
+    assert r.returncode != 0 and "Not authorized to perform leader election" in r.stdout
+    r = kafka_tool("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", b.bootstrap,
+                   "--list", check=False)
+    assert r.returncode != 0 and "ClusterAuthorization" in r.stdout + r.stderr
+
+
+def test_reassign_partitions_execute_refused_with_the_reason(broker, tmp_path):
+    """kafka-reassign-partitions --execute: each partition refused
+    (INVALID_REPLICA_ASSIGNMENT) with a message saying why."""
+    t = create_topic(broker.bootstrap, unique_topic("move"), partitions=1)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": t, "partition": 0, "replicas": [0]}]}))
+    r = kafka_tool("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", broker.bootstrap,
+                   "--execute", "--reassignment-json-file", str(plan), check=False)
+    assert r.returncode != 0
+    assert "every broker serves every partition" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_alter_replica_log_dirs_answers_log_dir_not_found(broker):
+    """AlterReplicaLogDirs v1 to any path: LOG_DIR_NOT_FOUND (57) per
+    partition, as Kafka for a dir the broker does not have."""
+    t = create_topic(broker.bootstrap, unique_topic("mvdir"), partitions=2)
+
+    def s16(v):
+        return struct.pack(">h", len(v)) + v.encode()
+    body = struct.pack(">i", 1) + s16("/elsewhere") + struct.pack(">i", 1) + s16(t)
+    body += struct.pack(">iii", 2, 0, 1)
+    req = struct.pack(">hhi", 34, 1, 9) + s16("test") + body
+    host, port = broker.bootstrap.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(struct.pack(">i", len(req)) + req)
+        buf = b""
+        while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
+            chunk = s.recv(65536)
+            assert chunk, "connection closed"
+            buf += chunk
+    r = _Reader(buf[4:])
+    assert r.i("i") == 9
+    r.i("i")
+    assert r.i("i") == 1
+    assert r.take(r.i("h")).decode() == t
+    assert [(r.i("i"), r.i("h")) for _ in range(r.i("i"))] == [(0, 57), (1, 57)]
