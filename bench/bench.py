@@ -1023,7 +1023,8 @@ def machine_facts():
     facts["librdkafka"] = subprocess.run(
         ["sh", "-c", "dpkg-query -W -f='${Version}' librdkafka-dev 2>/dev/null"],
         capture_output=True, text=True).stdout
-    jars = [j for j in os.listdir(KAFKA_LIBS) if j.startswith("kafka_2.13-")]
+    jars = [j for j in os.listdir(KAFKA_LIBS) if j.startswith("kafka_2.13-")] \
+        if os.path.isdir(KAFKA_LIBS) else []
     facts["kafka"] = jars[0][len("kafka_2.13-"):-4] if jars else "?"
     try:
         facts["lakestream_commit"] = subprocess.run(
@@ -1230,7 +1231,7 @@ def main():
         if s not in SCENARIOS:
             sys.exit(f"unknown scenario {s}" +
                      (f"; pending (not runnable yet): {', '.join(PENDING)}" if PENDING else ""))
-    for f in (DRIVER, LAKESTREAM):
+    for f in ([DRIVER] if scenarios else []) + [LAKESTREAM]:
         if not os.access(f, os.X_OK):
             sys.exit(f"{f} missing: run `make bench` (builds it)")
     if "kafka" in a.targets and not os.path.isdir(KAFKA_LIBS):
