@@ -215,8 +215,10 @@ class Broker:
 
     def __init__(self, name, kind, extra=None, rest=False, env=None, registry=False, ssl=None):
         self.name, self.kind, self.extra = name, kind, extra or {}
-        self.ssl = ssl  # make_pki(): also an SSL listener on ssl_port
-        self.ssl_port = None
+        # make_pki(): also an SSL listener on ssl_port, and with its "scram" set a
+        # SASL_SSL one (SCRAM-SHA-512, SCRAM_USER) on sasl_port
+        self.ssl = ssl
+        self.ssl_port = self.sasl_port = None
         self.rest = rest      # lakestream: serve the Iceberg REST catalog (tables)
         self.registry = registry  # lakestream: serve the schema registry (typed tables)
         self.registry_port = None
@@ -234,10 +236,15 @@ class Broker:
     def ssl_bootstrap(self):
         return f"127.0.0.1:{self.ssl_port}"
 
+    @property
+    def sasl_bootstrap(self):
+        return f"127.0.0.1:{self.sasl_port}"
+
     def start(self):
         self.dir = tempfile.mkdtemp(prefix=f"lsbench-{self.name}-")
         self.port = free_port()
         self.ssl_port = free_port() if self.ssl else None
+        self.sasl_port = free_port() if self.ssl and self.ssl.get("scram") else None
         if self.kind == "kafka":
             self._start_kafka()
         else:
@@ -255,6 +262,12 @@ class Broker:
         listeners = f"127.0.0.1:{self.port}"
         if self.ssl:
             listeners = f"PLAINTEXT://{listeners},SSL://127.0.0.1:{self.ssl_port}"
+        if self.sasl_port:
+            listeners += f",SASL_SSL://127.0.0.1:{self.sasl_port}"
+            subprocess.run([LAKESTREAM, "users", "add", SCRAM_USER[0], "--mechanism",
+                            "SCRAM-SHA-512", f"--data.dir={self.dir}/data"],
+                           input=SCRAM_USER[1] + "\n", text=True, check=True,
+                           capture_output=True)
         args = [LAKESTREAM, "serve", f"--data.dir={self.dir}/data",
                 f"--listeners={listeners}", f"--http.listen={http}",
                 f"--schema.registry.listen={reg}"]
@@ -282,6 +295,12 @@ class Broker:
             ssl_map = ",SSL:SSL"
             ssl_conf = (f"ssl.keystore.type=PEM\nssl.keystore.location={self.ssl['keystore']}\n"
                         f"ssl.truststore.type=PEM\nssl.truststore.location={self.ssl['ca']}\n")
+        if self.sasl_port:
+            ssl_l += f",SASL_SSL://127.0.0.1:{self.sasl_port}"
+            ssl_map += ",SASL_SSL:SASL_SSL"
+            ssl_conf += ("sasl.enabled.mechanisms=SCRAM-SHA-512\n"
+                         "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config="
+                         "org.apache.kafka.common.security.scram.ScramLoginModule required;\n")
         with open(props, "w") as f:
             f.write(f"""process.roles=broker,controller
 node.id=1
@@ -314,7 +333,10 @@ rootLogger.appenderRef.stdout.ref = STDOUT
         cp = os.path.join(KAFKA_LIBS, "*")
         cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode()[:22]
         java = ["java", f"-Dlog4j2.configurationFile={l4j}", "-cp", cp]
-        subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster, "-c", props],
+        scram = ["--add-scram", "SCRAM-SHA-512=[name={},password={}]".format(*SCRAM_USER)] \
+            if self.sasl_port else []
+        subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster, "-c", props]
+                       + scram,
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         # Heap and GC flags as bin/kafka-server-start.sh and kafka-run-class.sh set them.
         jvm = ["-Xms1G", "-Xmx1G", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
@@ -1038,6 +1060,10 @@ def machine_facts():
     return facts
 
 
+# perf-tools-sasl's SCRAM-SHA-512 user on both brokers (a throwaway broker's only user).
+SCRAM_USER = ("bench", "bench-secret")
+
+
 def make_pki():
     """A throwaway CA and a P-256 server certificate for 127.0.0.1/localhost, made with
     the openssl CLI: {"dir", "ca": CA PEM, "keystore": PEM of key + chain}."""
@@ -1161,7 +1187,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS),
                     help="comma-separated subset of: " + ", ".join(SCENARIOS) +
-                    ", perf-tools, perf-tools-tls (Kafka's own perf tools, bench/perftools.py)")
+                    ", perf-tools, perf-tools-tls, perf-tools-sasl (Kafka's own perf tools, bench/perftools.py)")
     ap.add_argument("--targets", default="kafka,lakestream,lakestream-relaxed",
                     help="kafka, lakestream (durable default), lakestream-relaxed "
                          "(object.store.fsync=false)")
@@ -1336,7 +1362,7 @@ def main():
     try:
         if perf:
             perf_failures = []
-            perf_md = perftools.run(perf, a, stamp, facts, cmdline, perf_failures)
+            perf_md = perftools.run(perf, a, stamp, facts, cmdline, perf_failures, loads)
             failures += perf_failures
     finally:
         shutil.rmtree(snap_dir, ignore_errors=True)

@@ -15,6 +15,7 @@ median of each case side by side with the ratio Lakestream / Kafka.
   perf-tools-tls  the 1 KiB cases again over an SSL listener of the same broker
                   start (a throwaway CA made with openssl), so the cost of TLS is a
                   ratio per broker.
+  perf-tools-sasl the same over a SASL_SSL listener, SCRAM-SHA-512 (bench.SCRAM_USER).
 
 Counts: --perf-records / BENCH_PERF_RECORDS (1 KiB records, default 200000) and
 --perf-small-records / BENCH_PERF_SMALL_RECORDS (100 B records, default 1000000).
@@ -29,7 +30,10 @@ import subprocess
 import bench
 
 TOOLS = os.path.join(bench.ROOT, ".cache", "java", "tools")
-FAMILY = ["perf-tools", "perf-tools-tls"]
+FAMILY = ["perf-tools", "perf-tools-tls", "perf-tools-sasl"]
+# Transports: case-name suffix, and the scenario that selects it.
+SUFFIX = {"plain": "", "tls": "-tls", "sasl": "-sasl_ssl"}
+SCENARIO = {"plain": "perf-tools", "tls": "perf-tools-tls", "sasl": "perf-tools-sasl"}
 PARTITIONS = 8
 # The Java producer's defaults: nothing but the bootstrap address.
 DEFAULT_PROPS = []
@@ -57,14 +61,23 @@ def java(cls, args, timeout):
     return p.stdout
 
 
-def client_config(broker, tls):
-    """A client properties file for the tools: SSL trusting the throwaway CA, or empty."""
-    path = os.path.join(broker.dir, "client-tls.properties" if tls else "client.properties")
+def client_config(broker, transport):
+    """The tools' client properties for a transport: TLS trusting the throwaway CA,
+    SASL_SSL adding the SCRAM user, plaintext empty. Returns (bootstrap, file)."""
+    path = os.path.join(broker.dir, f"client-{transport}.properties")
     with open(path, "w") as f:
-        if tls:
-            f.write(f"security.protocol=SSL\nssl.truststore.type=PEM\n"
-                    f"ssl.truststore.location={broker.ssl['ca']}\n")
-    return path
+        if transport != "plain":
+            f.write(f"ssl.truststore.type=PEM\nssl.truststore.location={broker.ssl['ca']}\n")
+        if transport == "tls":
+            f.write("security.protocol=SSL\n")
+        if transport == "sasl":
+            user, password = bench.SCRAM_USER
+            f.write("security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
+                    "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule "
+                    f'required username="{user}" password="{password}";\n')
+    bootstrap = {"plain": broker.bootstrap, "tls": broker.ssl_bootstrap,
+                 "sasl": broker.sasl_bootstrap}[transport]
+    return bootstrap, path
 
 
 def create_topic(bootstrap, cfg, topic):
@@ -109,38 +122,37 @@ def consume(bootstrap, cfg, topic, n):
 
 
 def cases(scenarios, a):
-    """(case name, scenario, tls, kind, size, count, props) in run order."""
+    """(case name, scenario, transport, kind, size, count, props) in run order."""
     big, small = a.perf_records, a.perf_small_records
     out = []
     if "perf-tools" in scenarios:
         for size, n in ((100, small), (1024, big)):
-            out += [(f"produce-default-{size}B", "perf-tools", False, "produce", size, n,
+            out += [(f"produce-default-{size}B", "perf-tools", "plain", "produce", size, n,
                      DEFAULT_PROPS),
-                    (f"produce-tuned-{size}B", "perf-tools", False, "produce", size, n,
+                    (f"produce-tuned-{size}B", "perf-tools", "plain", "produce", size, n,
                      TUNED_PROPS),
-                    (f"consume-{size}B", "perf-tools", False, "consume", size, n, None)]
-    if "perf-tools-tls" in scenarios:
-        out += [("produce-default-1024B-tls", "perf-tools-tls", True, "produce", 1024, big,
-                 DEFAULT_PROPS),
-                ("produce-tuned-1024B-tls", "perf-tools-tls", True, "produce", 1024, big,
-                 TUNED_PROPS),
-                ("consume-1024B-tls", "perf-tools-tls", True, "consume", 1024, big, None)]
+                    (f"consume-{size}B", "perf-tools", "plain", "consume", size, n, None)]
+    for tr in ("tls", "sasl"):
+        sc, sfx = SCENARIO[tr], SUFFIX[tr]
+        if sc in scenarios:
+            out += [(f"produce-default-1024B{sfx}", sc, tr, "produce", 1024, big, DEFAULT_PROPS),
+                    (f"produce-tuned-1024B{sfx}", sc, tr, "produce", 1024, big, TUNED_PROPS),
+                    (f"consume-1024B{sfx}", sc, tr, "consume", 1024, big, None)]
     return out
 
 
-def run_broker(broker, plan, rep, raw, failures):
+def run_broker(broker, plan, rep, raw, failures, loads):
     """Every case on one start of the broker; a consume case reads the topic the
     default-settings produce case of the same size and transport wrote."""
     broker.start()
     try:
-        for name, _, tls, kind, size, n, props in plan:
-            bootstrap = broker.ssl_bootstrap if tls else broker.bootstrap
-            cfg = client_config(broker, tls)
-            suffix = "-tls" if tls else ""
-            topic = f"perf-{size}B{suffix}-{rep}" if kind == "consume" or not props \
+        for name, _, transport, kind, size, n, props in plan:
+            bootstrap, cfg = client_config(broker, transport)
+            topic = f"perf-{size}B{SUFFIX[transport]}-{rep}" if kind == "consume" or not props \
                 else f"perf-{name}-{rep}"
             bench.settle()
             la = bench.loadavg()
+            loads.append(la)
             bench.log(f"rep {rep + 1} {broker.name} perf {name} (load {la:.2f})")
             try:
                 if kind == "produce":
@@ -166,9 +178,9 @@ def median(runs, key):
 
 def summarize(raw, plan):
     out = {}
-    for name, sc, tls, kind, size, n, props in plan:
+    for name, sc, transport, kind, size, n, props in plan:
         row = {"scenario": sc, "kind": kind, "record_bytes": size, "records": n,
-               "tls": tls, "producer_props": props, "targets": {}}
+               "transport": transport, "producer_props": props, "targets": {}}
         for target, runs in raw.get(name, {}).items():
             keys = ["mb_per_s", "records_per_s"] + (
                 ["p50_ms", "p99_ms"] if kind == "produce" else
@@ -180,15 +192,16 @@ def summarize(raw, plan):
             row["ratio_mb_per_s"] = round(t["lakestream"]["median"]["mb_per_s"] /
                                           t["kafka"]["median"]["mb_per_s"], 2)
         out[name] = row
-    # TLS cost: each broker's TLS median over its own plaintext median.
+    # TLS cost: each broker's TLS (SASL_SSL) median over its own plaintext median.
     for name, row in out.items():
-        plain = out.get(name.replace("-tls", "")) if row["tls"] else None
+        sfx = SUFFIX[row["transport"]]
+        plain = out.get(name[:-len(sfx)]) if sfx else None
         if not plain:
             continue
         for target, tr in row["targets"].items():
             p = plain["targets"].get(target, {}).get("median", {}).get("mb_per_s")
             if p and tr["median"]["mb_per_s"]:
-                tr["tls_over_plaintext"] = round(tr["median"]["mb_per_s"] / p, 2)
+                tr["secure_over_plaintext"] = round(tr["median"]["mb_per_s"] / p, 2)
     return out
 
 
@@ -203,7 +216,7 @@ def markdown(summary, repeat):
              f"{tools_version()}), median of {repeat}",
              "",
              "| case | records | Lakestream MB/s (rec/s) | Kafka MB/s (rec/s) | ratio MB/s "
-             "| TLS / plaintext (LS, Kafka) | p50 / p99 ms (LS; Kafka) |",
+             "| TLS or SASL_SSL / plaintext (LS, Kafka) | p50 / p99 ms (LS; Kafka) |",
              "|---|---|---|---|---|---|---|"]
     for name, row in summary.items():
         t = row["targets"]
@@ -212,8 +225,8 @@ def markdown(summary, repeat):
             m = t.get(target, {}).get("median")
             return f"{fmt(m[k])} ({fmt(m[rk])})" if m else "-"
         tls = ""
-        if row["tls"]:
-            tls = ", ".join(fmt(t.get(x, {}).get("tls_over_plaintext"))
+        if row["transport"] != "plain":
+            tls = ", ".join(fmt(t.get(x, {}).get("secure_over_plaintext"))
                             for x in ("lakestream", "kafka"))
         lat = ""
         if row["kind"] == "produce":
@@ -227,16 +240,19 @@ def markdown(summary, repeat):
               "Java producer's defaults (idempotent, acks=all, 5 in flight, linger 5 ms, "
               "batch 16 KiB), *tuned* = " + " ".join(TUNED_PROPS) + ". Consume: "
               "ConsumerPerformance reading the default-produced topic back (MB/s over the "
-              "whole run, including the group join). Ratio = Lakestream / Kafka."]
+              "whole run, including the group join). Ratio = Lakestream / Kafka. Each case is a "
+              "fresh tool JVM; the brokers get no warm-up here."]
     return "\n".join(lines) + "\n"
 
 
-def run(scenarios, a, stamp, facts, cmdline, failures):
+def run(scenarios, a, stamp, facts, cmdline, failures, loads):
     """Runs the family's selected scenarios; writes <stamp>-perf-tools.json and
-    returns its markdown section."""
+    returns its markdown section. Appends failed runs to failures and the load
+    average before each case to loads (the summary's header reports both)."""
     plan = cases(scenarios, a)
-    tls = any(c[2] for c in plan)
-    pki = bench.make_pki() if tls else None
+    secure = any(c[2] != "plain" for c in plan)
+    sasl = any(c[2] == "sasl" for c in plan)
+    pki = dict(bench.make_pki(), scram=sasl) if secure else None
     brokers = []
     for t in a.targets.split(","):
         if t == "lakestream":
@@ -249,7 +265,7 @@ def run(scenarios, a, stamp, facts, cmdline, failures):
     try:
         for rep in range(a.repeat):
             for b in brokers:
-                run_broker(b, plan, rep, raw, failures)
+                run_broker(b, plan, rep, raw, failures, loads)
     except KeyboardInterrupt:
         bench.log("interrupted: writing what was measured")
     finally:
