@@ -1444,10 +1444,11 @@ def fmt(v):
 def markdown(summary, facts, cmdline, a, stamp, loads, failures):
     L = [f"# Lakestream vs Apache Kafka — {stamp}", "",
          f"Command: `{cmdline}`  ",
-         f"Medians of {a.repeat} runs per target; each broker fresh per repetition, then "
-         f"warmed up unmeasured ({a.broker_warmup:g} s e2e at the fixed rate, "
-         f"{min(a.broker_warmup, 3):g} s max-rate produce); target order rotated. Ratio = lakestream / Kafka (for throughput higher is better, for "
-         f"latency lower is better).  ",
+         (f"Medians of {a.repeat} runs per target; each broker fresh per repetition, then "
+          f"warmed up unmeasured ({a.broker_warmup:g} s e2e at the fixed rate, "
+          f"{min(a.broker_warmup, 3):g} s max-rate produce); target order rotated. Ratio = lakestream / Kafka (for throughput higher is better, for "
+          f"latency lower is better).  " if summary else
+          "Kafka's perf tools only (see their section for how they run).  "),
          f"Machine: {facts.get('cpus')}× {facts.get('cpu', '?')}, {facts.get('mem_gib')} GiB, "
          f"kernel {facts.get('kernel')}, data dirs on {facts.get('tmp_fs')}; Kafka "
          f"{facts.get('kafka')} ({facts.get('java')}); librdkafka {facts.get('librdkafka')}; "
