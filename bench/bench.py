@@ -60,7 +60,10 @@ LAKESTREAM = os.environ.get("BENCH_LAKESTREAM_BIN") or os.path.join(ROOT, "build
 LAKESTREAM_BUILT = LAKESTREAM  # the build output (LAKESTREAM becomes a private copy)
 CONSUMER = os.path.join(ROOT, "bench", "iceberg_consumer.py")
 RADOSGW = os.path.join(ROOT, "tools", "s3", "radosgw.sh")
-KAFKA_LIBS = os.path.join(ROOT, ".cache", "bench", "kafka", "libs")
+# The Kafka peer: bench/setup.sh installs bench/kafka/pom.xml's version here;
+# BENCH_KAFKA_LIBS points at another install (e.g. .cache/java/tools, Kafka's tools jars).
+KAFKA_LIBS = os.environ.get("BENCH_KAFKA_LIBS") or os.path.join(ROOT, ".cache", "bench", "kafka",
+                                                                "libs")
 RESULTS = os.path.join(ROOT, "bench", "results")
 
 # Run order: latency first, then the scenarios that write the most.
@@ -210,8 +213,12 @@ def wait_port(port, proc, timeout):
 class Broker:
     """One broker process this script started (and only this one is ever killed)."""
 
-    def __init__(self, name, kind, extra=None, rest=False, env=None, registry=False):
+    def __init__(self, name, kind, extra=None, rest=False, env=None, registry=False, ssl=None):
         self.name, self.kind, self.extra = name, kind, extra or {}
+        # make_pki(): also an SSL listener on ssl_port, and with its "scram" set a
+        # SASL_SSL one (SCRAM-SHA-512, SCRAM_USER) on sasl_port
+        self.ssl = ssl
+        self.ssl_port = self.sasl_port = None
         self.rest = rest      # lakestream: serve the Iceberg REST catalog (tables)
         self.registry = registry  # lakestream: serve the schema registry (typed tables)
         self.registry_port = None
@@ -225,9 +232,19 @@ class Broker:
     def bootstrap(self):
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def ssl_bootstrap(self):
+        return f"127.0.0.1:{self.ssl_port}"
+
+    @property
+    def sasl_bootstrap(self):
+        return f"127.0.0.1:{self.sasl_port}"
+
     def start(self):
         self.dir = tempfile.mkdtemp(prefix=f"lsbench-{self.name}-")
         self.port = free_port()
+        self.ssl_port = free_port() if self.ssl else None
+        self.sasl_port = free_port() if self.ssl and self.ssl.get("scram") else None
         if self.kind == "kafka":
             self._start_kafka()
         else:
@@ -242,9 +259,20 @@ class Broker:
         if self.registry and not self.registry_port:
             self.registry_port = free_port()
         reg = f"127.0.0.1:{self.registry_port}" if self.registry else ""
+        listeners = f"127.0.0.1:{self.port}"
+        if self.ssl:
+            listeners = f"PLAINTEXT://{listeners},SSL://127.0.0.1:{self.ssl_port}"
+        if self.sasl_port:
+            listeners += f",SASL_SSL://127.0.0.1:{self.sasl_port}"
+            subprocess.run([LAKESTREAM, "users", "add", SCRAM_USER[0], "--mechanism",
+                            "SCRAM-SHA-512", f"--data.dir={self.dir}/data"],
+                           input=SCRAM_USER[1] + "\n", text=True, check=True,
+                           capture_output=True)
         args = [LAKESTREAM, "serve", f"--data.dir={self.dir}/data",
-                f"--listeners=127.0.0.1:{self.port}", f"--http.listen={http}",
+                f"--listeners={listeners}", f"--http.listen={http}",
                 f"--schema.registry.listen={reg}"]
+        if self.ssl:
+            args.append(f"--ssl.keystore.location={self.ssl['keystore']}")
         args += [f"--{k}={v.format(dir=self.dir, name=os.path.basename(self.dir))}"
                  for k, v in self.extra.items()]
         out = open(os.path.join(self.dir, "broker.log"), "a")
@@ -260,16 +288,29 @@ class Broker:
         ctl = free_port()
         logs = os.path.join(self.dir, "kafka-logs")
         props = os.path.join(self.dir, "server.properties")
+        ssl_l, ssl_map, ssl_conf = "", "", ""
+        if self.ssl:
+            # The same PEM keystore (key + chain) Lakestream reads.
+            ssl_l = f",SSL://127.0.0.1:{self.ssl_port}"
+            ssl_map = ",SSL:SSL"
+            ssl_conf = (f"ssl.keystore.type=PEM\nssl.keystore.location={self.ssl['keystore']}\n"
+                        f"ssl.truststore.type=PEM\nssl.truststore.location={self.ssl['ca']}\n")
+        if self.sasl_port:
+            ssl_l += f",SASL_SSL://127.0.0.1:{self.sasl_port}"
+            ssl_map += ",SASL_SSL:SASL_SSL"
+            ssl_conf += ("sasl.enabled.mechanisms=SCRAM-SHA-512\n"
+                         "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config="
+                         "org.apache.kafka.common.security.scram.ScramLoginModule required;\n")
         with open(props, "w") as f:
             f.write(f"""process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:{ctl}
-listeners=PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{ctl}
-advertised.listeners=PLAINTEXT://127.0.0.1:{self.port}
+listeners=PLAINTEXT://127.0.0.1:{self.port}{ssl_l},CONTROLLER://127.0.0.1:{ctl}
+advertised.listeners=PLAINTEXT://127.0.0.1:{self.port}{ssl_l}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-log.dirs={logs}
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT{ssl_map}
+{ssl_conf}log.dirs={logs}
 num.partitions=1
 offsets.topic.replication.factor=1
 transaction.state.log.replication.factor=1
@@ -292,7 +333,10 @@ rootLogger.appenderRef.stdout.ref = STDOUT
         cp = os.path.join(KAFKA_LIBS, "*")
         cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode()[:22]
         java = ["java", f"-Dlog4j2.configurationFile={l4j}", "-cp", cp]
-        subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster, "-c", props],
+        scram = ["--add-scram", "SCRAM-SHA-512=[name={},password={}]".format(*SCRAM_USER)] \
+            if self.sasl_port else []
+        subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster, "-c", props]
+                       + scram,
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         # Heap and GC flags as bin/kafka-server-start.sh and kafka-run-class.sh set them.
         jvm = ["-Xms1G", "-Xmx1G", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
@@ -1001,7 +1045,8 @@ def machine_facts():
     facts["librdkafka"] = subprocess.run(
         ["sh", "-c", "dpkg-query -W -f='${Version}' librdkafka-dev 2>/dev/null"],
         capture_output=True, text=True).stdout
-    jars = [j for j in os.listdir(KAFKA_LIBS) if j.startswith("kafka_2.13-")]
+    jars = [j for j in os.listdir(KAFKA_LIBS) if j.startswith("kafka_2.13-")] \
+        if os.path.isdir(KAFKA_LIBS) else []
     facts["kafka"] = jars[0][len("kafka_2.13-"):-4] if jars else "?"
     try:
         facts["lakestream_commit"] = subprocess.run(
@@ -1013,6 +1058,33 @@ def machine_facts():
     except OSError:
         pass
     return facts
+
+
+# perf-tools-sasl's SCRAM-SHA-512 user on both brokers (a throwaway broker's only user).
+SCRAM_USER = ("bench", "bench-secret")
+
+
+def make_pki():
+    """A throwaway CA and a P-256 server certificate for 127.0.0.1/localhost, made with
+    the openssl CLI: {"dir", "ca": CA PEM, "keystore": PEM of key + chain}."""
+    d = tempfile.mkdtemp(prefix="lsbench-pki-")
+
+    def ossl(*args):
+        subprocess.run(["openssl"] + list(args), cwd=d, check=True, capture_output=True)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    ossl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+         "-subj", "/CN=lsbench CA")
+    ossl("req", "-new", *ec, "-keyout", "server.key", "-out", "server.csr",
+         "-subj", "/CN=localhost")
+    with open(os.path.join(d, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    ossl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+         "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "san.ext")
+    ks = os.path.join(d, "keystore.pem")
+    with open(ks, "w") as f:
+        for part in ("server.key", "server.pem", "ca.pem"):
+            f.write(open(os.path.join(d, part)).read())
+    return {"dir": d, "ca": os.path.join(d, "ca.pem"), "keystore": ks}
 
 
 def settle():
@@ -1114,7 +1186,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS),
-                    help="comma-separated subset of: " + ", ".join(SCENARIOS))
+                    help="comma-separated subset of: " + ", ".join(SCENARIOS) +
+                    ", perf-tools, perf-tools-tls, perf-tools-sasl (Kafka's own perf tools, bench/perftools.py)")
     ap.add_argument("--targets", default="kafka,lakestream,lakestream-relaxed",
                     help="kafka, lakestream (durable default), lakestream-relaxed "
                          "(object.store.fsync=false)")
@@ -1163,16 +1236,28 @@ def main():
                     help="txn-produce: records per transaction")
     ap.add_argument("--txn-producers", type=int, default=4,
                     help="txn-produce: concurrent producers (one transactional.id each)")
+    ap.add_argument("--perf-records", type=int,
+                    default=int(os.environ.get("BENCH_PERF_RECORDS", 200000)),
+                    help="perf-tools: 1 KiB records per case")
+    ap.add_argument("--perf-small-records", type=int,
+                    default=int(os.environ.get("BENCH_PERF_SMALL_RECORDS", 1000000)),
+                    help="perf-tools: 100 B records per case")
     ap.add_argument("--tag", default="", help="suffix for result files (e.g. smoke)")
     ap.add_argument("--out", default=RESULTS)
     a = ap.parse_args()
 
     scenarios = [s for s in a.scenarios.split(",") if s]
+    # perftools imports this module as "bench": the same one, with main()'s globals.
+    sys.modules["bench"] = sys.modules[__name__]
+    import perftools
+    # Kafka's own perf tools (bench/perftools.py): after the driver's scenarios.
+    perf = [s for s in scenarios if s in perftools.FAMILY]
+    scenarios = [s for s in scenarios if s not in perftools.FAMILY]
     for s in scenarios:
         if s not in SCENARIOS:
             sys.exit(f"unknown scenario {s}" +
                      (f"; pending (not runnable yet): {', '.join(PENDING)}" if PENDING else ""))
-    for f in (DRIVER, LAKESTREAM):
+    for f in ([DRIVER] if scenarios else []) + [LAKESTREAM]:
         if not os.access(f, os.X_OK):
             sys.exit(f"{f} missing: run `make bench` (builds it)")
     if "kafka" in a.targets and not os.path.isdir(KAFKA_LIBS):
@@ -1219,9 +1304,9 @@ def main():
     raw = {s: {} for s in scenarios}
     loads, failures = [], []
     main_scen = [s for s in scenarios if s not in SOLO]
-    order = list(targets)
+    order = list(targets) if scenarios else []
     try:
-        for rep in range(a.repeat):
+        for rep in range(a.repeat if scenarios else 0):
             rot = order[rep % len(order):] + order[:rep % len(order)]
             plan = [(targets[t], main_scen, True) for t in rot if main_scen]
             for group in solo:  # a scenario's brokers, their order alternating per repetition
@@ -1271,10 +1356,17 @@ def main():
         if rgw_dir:
             subprocess.run([RADOSGW, "stop", rgw_dir], stdout=subprocess.DEVNULL)
             shutil.rmtree(os.path.dirname(rgw_dir), ignore_errors=True)
-        shutil.rmtree(snap_dir, ignore_errors=True)
 
-    facts["loadavg_after_run"] = loadavg()
     os.makedirs(a.out, exist_ok=True)
+    perf_md = ""
+    try:
+        if perf:
+            perf_failures = []
+            perf_md = perftools.run(perf, a, stamp, facts, cmdline, perf_failures, loads)
+            failures += perf_failures
+    finally:
+        shutil.rmtree(snap_dir, ignore_errors=True)
+    facts["loadavg_after_run"] = loadavg()
     summary = {}
     for sc in scenarios:
         runs = raw[sc]
@@ -1292,7 +1384,7 @@ def main():
         with open(os.path.join(a.out, f"{stamp}-{sc}.json"), "w") as f:
             json.dump(res, f, indent=1)
         summary[sc] = res
-    md = markdown(summary, facts, cmdline, a, stamp, loads, failures)
+    md = markdown(summary, facts, cmdline, a, stamp, loads, failures) + perf_md
     with open(os.path.join(a.out, f"{stamp}-summary.md"), "w") as f:
         f.write(md)
     plots(summary, a.out, stamp)
@@ -1352,10 +1444,11 @@ def fmt(v):
 def markdown(summary, facts, cmdline, a, stamp, loads, failures):
     L = [f"# Lakestream vs Apache Kafka — {stamp}", "",
          f"Command: `{cmdline}`  ",
-         f"Medians of {a.repeat} runs per target; each broker fresh per repetition, then "
-         f"warmed up unmeasured ({a.broker_warmup:g} s e2e at the fixed rate, "
-         f"{min(a.broker_warmup, 3):g} s max-rate produce); target order rotated. Ratio = lakestream / Kafka (for throughput higher is better, for "
-         f"latency lower is better).  ",
+         (f"Medians of {a.repeat} runs per target; each broker fresh per repetition, then "
+          f"warmed up unmeasured ({a.broker_warmup:g} s e2e at the fixed rate, "
+          f"{min(a.broker_warmup, 3):g} s max-rate produce); target order rotated. Ratio = lakestream / Kafka (for throughput higher is better, for "
+          f"latency lower is better).  " if summary else
+          "Kafka's perf tools only (see their section for how they run).  "),
          f"Machine: {facts.get('cpus')}× {facts.get('cpu', '?')}, {facts.get('mem_gib')} GiB, "
          f"kernel {facts.get('kernel')}, data dirs on {facts.get('tmp_fs')}; Kafka "
          f"{facts.get('kafka')} ({facts.get('java')}); librdkafka {facts.get('librdkafka')}; "
