@@ -76,7 +76,11 @@ static void descriptor(const uint8_t *p, size_t n)
 static void rest(const uint8_t *data, size_t size)
 {
     static const char *const methods[] = {"GET", "POST", "PUT", "DELETE", "HEAD"};
-    if (!reg) reg = ls_registry_new(ls_meta_mem_open());
+    static ls_registry_rest_t rr; /* the handler's argument, as the broker mounts it */
+    if (!reg) {
+        reg = ls_registry_new(ls_meta_mem_open());
+        rr = (ls_registry_rest_t){.registry = reg};
+    }
     if (size < 1) return;
     const uint8_t *p = data + 1, *end = data + size;
     char *raw = take_line(&p, end);
@@ -90,7 +94,7 @@ static void rest(const uint8_t *data, size_t size)
                              .body_len = strlen(body)};
     ls_http_response_t resp = {.status = 200};
     ls_buf_init(&resp.body);
-    ls_registry_rest_handle(reg, &req, &resp);
+    ls_registry_rest_handle(&rr, &req, &resp);
     if (resp.status < 200 || resp.status > 599) abort();
     size_t pl = strlen(path);
     int raw_schema = resp.status == 200 && pl >= 7 && !strcmp(path + pl - 7, "/schema");
