@@ -435,14 +435,14 @@ static void list_tables(const ls_rest_t *r, const ls_rest_route_t *rt, const ls_
     for (size_t i = 0; i < n; i++)
         names[i] = v[i].name;
     qsort(names, n, sizeof *names, cmp_str);
+    size_t shown = n;
     if (r->may_see) { /* what the principal may not see is left out, as Metadata does */
-        size_t k = 0;
+        shown = 0;
         for (size_t i = 0; i < n; i++)
-            if (r->may_see(r->may_ctx, req, names[i], false, false)) names[k++] = names[i];
-        n = k;
+            if (r->may_see(r->may_ctx, req, names[i], false, false)) names[shown++] = names[i];
     }
     json_t *arr = json_array(), *out = json_object();
-    page_fill(&pg, names, n, arr, out, make_identifier, rt->ns);
+    page_fill(&pg, names, shown, arr, out, make_identifier, rt->ns);
     json_object_set_new(out, "identifiers", arr);
     ls_http_send_json(resp, 200, out);
     ls_free(names);
