@@ -1001,6 +1001,63 @@ static int http_sec_finish(ls_config_t *c, char *err, int errlen)
     return 0;
 }
 
+/* group.consumer.assignors: a comma list of uniform / range (or Kafka's class
+ * names of the two), rewritten as the short names, each once. */
+static int consumer_assignors_finish(ls_config_t *c, char *err, int errlen)
+{
+    static const char *const known[][2] = {
+        {"uniform", "org.apache.kafka.coordinator.group.assignor.UniformAssignor"},
+        {"range", "org.apache.kafka.coordinator.group.assignor.RangeAssignor"},
+    };
+    const char *s = c->group_consumer_assignors ? c->group_consumer_assignors : "";
+    ls_buf_t out;
+    ls_buf_init(&out);
+    bool seen[2] = {false, false};
+    for (const char *p = s; *p;) {
+        size_t n = strcspn(p, ",");
+        const char *q = p;
+        size_t m = n;
+        while (m && (*q == ' ' || *q == '\t'))
+            q++, m--;
+        while (m && (q[m - 1] == ' ' || q[m - 1] == '\t'))
+            m--;
+        int k = -1;
+        for (int i = 0; i < 2 && k < 0; i++)
+            for (int j = 0; j < 2; j++)
+                if (strlen(known[i][j]) == m && !strncmp(q, known[i][j], m)) k = i;
+        if (k < 0) {
+            errf(err, errlen,
+                 "group.consumer.assignors: '%.*s' is not an assignor (uniform, range)", (int)m, q);
+            ls_buf_free(&out);
+            return -1;
+        }
+        if (!seen[k]) {
+            if (out.len) ls_buf_append(&out, ",", 1);
+            ls_buf_append(&out, known[k][0], strlen(known[k][0]));
+            seen[k] = true;
+        }
+        p += n;
+        if (*p) p++;
+    }
+    if (!out.len) {
+        errf(err, errlen, "group.consumer.assignors: empty; name uniform and/or range");
+        ls_buf_free(&out);
+        return -1;
+    }
+    ls_free(c->group_consumer_assignors);
+    c->group_consumer_assignors = ls_strndup((const char *)out.data, out.len);
+    ls_buf_free(&out);
+    const char *mp = c->group_consumer_migration_policy ? c->group_consumer_migration_policy : "";
+    if (strcmp(mp, "disabled") != 0) {
+        errf(err, errlen,
+             "group.consumer.migration.policy: '%s' is not supported; only disabled (a group "
+             "changes protocol only while it is empty)",
+             mp);
+        return -1;
+    }
+    return 0;
+}
+
 int ls_config_finish(ls_config_t *c, char *err, int errlen)
 {
     if (!c->object_store_url || !c->metadata_url) {
@@ -1012,6 +1069,7 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen)
     }
     if (listeners_finish(c, err, errlen) != 0) return -1;
     if (http_sec_finish(c, err, errlen) != 0) return -1;
+    if (consumer_assignors_finish(c, err, errlen) != 0) return -1;
     if (c->wal_flush_min_interval_ms < 0) {
         /* per store: a local directory has no per-request price, so flush as
          * soon as data arrives; S3 bills every PUT and every GET/DELETE that

@@ -178,12 +178,17 @@ typedef struct ls_config {
     int32_t quota_window_num;          /* quota.window.num, default 11 */
     int32_t quota_window_size_seconds; /* quota.window.size.seconds, default 1 */
     /* consumer groups */
-    int32_t group_min_session_timeout_ms;     /* group.min.session.timeout.ms, default 6000 */
-    int32_t group_max_session_timeout_ms;     /* group.max.session.timeout.ms, default 1800000 */
-    int32_t group_initial_rebalance_delay_ms; /* group.initial.rebalance.delay.ms, default 0 */
-    int32_t group_max_size;                   /* group.max.size, default 2147483647 */
-    int32_t offset_metadata_max_bytes;        /* offset.metadata.max.bytes, default 4096 */
-    int64_t offsets_retention_minutes; /* offsets.retention.minutes, default 10080 (7 days) */
+    int32_t group_min_session_timeout_ms;      /* group.min.session.timeout.ms, default 6000 */
+    int32_t group_max_session_timeout_ms;      /* group.max.session.timeout.ms, default 1800000 */
+    int32_t group_initial_rebalance_delay_ms;  /* group.initial.rebalance.delay.ms, default 0 */
+    int32_t group_max_size;                    /* group.max.size, default 2147483647 */
+    int32_t group_consumer_session_timeout_ms; /* group.consumer.session.timeout.ms */
+    int32_t group_consumer_heartbeat_interval_ms; /* group.consumer.heartbeat.interval.ms */
+    int32_t group_consumer_max_size;              /* group.consumer.max.size */
+    char *group_consumer_assignors;        /* group.consumer.assignors, default "uniform,range" */
+    char *group_consumer_migration_policy; /* group.consumer.migration.policy: "disabled" */
+    int32_t offset_metadata_max_bytes;     /* offset.metadata.max.bytes, default 4096 */
+    int64_t offsets_retention_minutes;     /* offsets.retention.minutes, default 10080 (7 days) */
     int64_t offsets_retention_check_interval_ms; /* offsets.retention.check.interval.ms, default
                                                     600000 */
     /* transactions */

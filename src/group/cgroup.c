@@ -62,7 +62,8 @@ typedef struct member {
     int ntopics;
     char *regex;
     pcre2_code *re;
-    int assignor; /* -1: no preference */
+    char *rack_id, *client_id, *client_host; /* described, never used for assignment */
+    int assignor;                            /* -1: no preference */
     int32_t rebalance_timeout_ms;
     int64_t deadline_ms;  /* session expiry */
     int64_t revoke_by_ms; /* UnrevokedPartitions: fenced unless acknowledged by then */
@@ -158,6 +159,9 @@ static void member_free(member_t *m)
     ls_free(m->instance_id);
     ls_free(m->regex);
     if (m->re) pcre2_code_free(m->re);
+    ls_free(m->rack_id);
+    ls_free(m->client_id);
+    ls_free(m->client_host);
     tps_free(&m->assigned);
     tps_free(&m->pending);
     tps_free(&m->target);
@@ -222,6 +226,13 @@ static bool subscribed(const member_t *m, const char *topic)
     return m->re && regex_matches(m->re, topic);
 }
 
+bool ls_cgroup_subscribed(const ls_cgroup_t *g, const char *topic)
+{
+    for (int i = 0; i < g->nmembers; i++)
+        if (subscribed(g->members[i], topic)) return true;
+    return false;
+}
+
 static int cmp_member(const void *a, const void *b)
 {
     return strcmp((*(member_t *const *)a)->id, (*(member_t *const *)b)->id);
@@ -252,7 +263,7 @@ static void subscribed_meta(const ls_cgroup_t *g, const ls_cgroup_topic_t *topic
 
 /* The assignor the members prefer most (ties: the configured order); the
  * default when nobody names one. */
-static ls_cgroup_assignor pick_assignor(const ls_cgroup_t *g)
+ls_cgroup_assignor ls_cgroup_assignor_in_use(const ls_cgroup_t *g)
 {
     int votes[2] = {0, 0};
     for (int i = 0; i < g->nmembers; i++)
@@ -328,7 +339,7 @@ static void compute_target(ls_cgroup_t *g)
     tpset_t *prev = nm ? LS_NEWN(tpset_t, nm) : NULL;
     for (int i = 0; i < nm; i++)
         tps_move(&prev[i], &ms[i]->target);
-    if (pick_assignor(g) == LS_CGROUP_RANGE)
+    if (ls_cgroup_assignor_in_use(g) == LS_CGROUP_RANGE)
         assign_range(ms, nm, g->meta, g->nmeta);
     else
         assign_uniform(ms, nm, g->meta, g->nmeta, prev);
@@ -413,6 +424,13 @@ static bool topics_equal(const member_t *m, const ls_cgroup_hb_req_t *req)
 }
 
 static bool str_eq(const char *a, const char *b) { return a && b ? !strcmp(a, b) : a == b; }
+
+static void replace_str(char **dst, const char *src)
+{
+    if (*dst && !strcmp(*dst, src)) return;
+    ls_free(*dst);
+    *dst = ls_strdup(src);
+}
 
 static void fail(ls_cgroup_hb_res_t *res, ls_cgroup_err e, const char *msg)
 {
@@ -515,6 +533,9 @@ void ls_cgroup_heartbeat(ls_cgroup_t *g, const ls_cgroup_hb_req_t *req,
         }
     }
     m->deadline_ms = req->now_ms + g->cfg.session_timeout_ms;
+    if (req->rack_id) replace_str(&m->rack_id, req->rack_id);
+    if (req->client_id) replace_str(&m->client_id, req->client_id);
+    if (req->client_host) replace_str(&m->client_host, req->client_host);
     if (req->rebalance_timeout_ms >= 0) m->rebalance_timeout_ms = req->rebalance_timeout_ms;
     if (req->topics && !topics_equal(m, req)) {
         member_set_topics(m, req->topics, req->ntopics);
@@ -575,8 +596,29 @@ int64_t ls_cgroup_tick(ls_cgroup_t *g, int64_t now_ms)
 void ls_cgroup_member(const ls_cgroup_t *g, int i, ls_cgroup_member_info_t *out)
 {
     const member_t *m = g->members[i];
-    *out = (ls_cgroup_member_info_t){m->id,         m->instance_id, m->epoch,   m->assigned.v,
-                                     m->assigned.n, m->target.v,    m->target.n};
+    *out = (ls_cgroup_member_info_t){.member_id = m->id,
+                                     .instance_id = m->instance_id,
+                                     .rack_id = m->rack_id,
+                                     .client_id = m->client_id ? m->client_id : "",
+                                     .client_host = m->client_host ? m->client_host : "",
+                                     .topics = (const char *const *)m->topics,
+                                     .ntopics = m->ntopics,
+                                     .regex = m->regex,
+                                     .member_epoch = m->epoch,
+                                     .assigned = m->assigned.v,
+                                     .nassigned = m->assigned.n,
+                                     .target = m->target.v,
+                                     .ntarget = m->target.n};
+}
+
+const char *ls_cgroup_state_name(const ls_cgroup_t *g)
+{
+    if (g->nmembers == 0) return "Empty";
+    if (g->target_epoch < g->epoch) return "Assigning";
+    for (int i = 0; i < g->nmembers; i++)
+        if (g->members[i]->epoch != g->target_epoch || g->members[i]->state != M_STABLE)
+            return "Reconciling";
+    return "Stable";
 }
 
 ls_cgroup_err ls_cgroup_commit_check(const ls_cgroup_t *g, const char *member_id,

@@ -102,6 +102,9 @@ typedef struct ls_cgroup_hb_req {
     const char *assignor;        /* ServerAssignor; NULL: unchanged */
     const ls_cgroup_tp_t *owned; /* TopicPartitions; NULL (nowned -1): unchanged */
     int nowned;
+    const char *rack_id;     /* RackId; NULL: unchanged */
+    const char *client_id;   /* of the connection (describe only) */
+    const char *client_host; /* of the connection (describe only) */
     int64_t now_ms;
 } ls_cgroup_hb_req_t;
 
@@ -125,10 +128,23 @@ void ls_cgroup_heartbeat(ls_cgroup_t *g, const ls_cgroup_hb_req_t *req,
  * deadline (INT64_MAX: none). */
 int64_t ls_cgroup_tick(ls_cgroup_t *g, int64_t now_ms);
 
+/* Kafka's names of a consumer group's state: "Empty" (no members),
+ * "Assigning" (the target is behind the group epoch), "Reconciling" (a member
+ * has not reached the target yet), "Stable". Static strings. */
+const char *ls_cgroup_state_name(const ls_cgroup_t *g);
+/* The assignor the next target assignment uses (the members' choice). */
+ls_cgroup_assignor ls_cgroup_assignor_in_use(const ls_cgroup_t *g);
+
 /* Describe: a member's current state. i in [0, member_count). */
 typedef struct ls_cgroup_member_info {
     const char *member_id;
     const char *instance_id;
+    const char *rack_id;       /* NULL none */
+    const char *client_id;     /* "" unknown */
+    const char *client_host;   /* "" unknown */
+    const char *const *topics; /* subscribed names */
+    int ntopics;
+    const char *regex; /* NULL none */
     int32_t member_epoch;
     const ls_cgroup_tp_t *assigned;
     int nassigned;
@@ -136,6 +152,8 @@ typedef struct ls_cgroup_member_info {
     int ntarget;
 } ls_cgroup_member_info_t;
 void ls_cgroup_member(const ls_cgroup_t *g, int i, ls_cgroup_member_info_t *out);
+/* Does a member subscribe to topic (by name or regex)? OffsetDelete's rule. */
+bool ls_cgroup_subscribed(const ls_cgroup_t *g, const char *topic);
 /* OffsetCommit v9+ rule: the member exists and commits with its epoch. */
 ls_cgroup_err ls_cgroup_commit_check(const ls_cgroup_t *g, const char *member_id,
                                      int32_t member_epoch);

@@ -73,6 +73,7 @@ struct ls_group {
     bool initial_delay;
     otopic_t *topics;
     int ntopics, captopics;
+    ls_cgroup_t *cg;  /* a consumer-type group's membership (group.h); NULL: classic */
     bool txn_pending; /* may hold pending transactional offsets (group.h) */
     uint64_t
         txn_adds; /* TxnOffsetCommits so far: a reread older than the last one keeps the flag */
@@ -119,6 +120,8 @@ const char *ls_group_err_name(ls_group_err e)
         "GROUP_ID_NOT_FOUND",
         "OFFSET_METADATA_TOO_LARGE",
         "GROUP_SUBSCRIBED_TO_TOPIC",
+        "STALE_MEMBER_EPOCH",
+        "FENCED_MEMBER_EPOCH",
     };
     return (size_t)e < sizeof n / sizeof n[0] ? n[e] : "?";
 }
@@ -131,6 +134,7 @@ void ls_group_config_defaults(ls_group_config_t *cfg)
     cfg->max_size = INT32_MAX;
     cfg->offset_metadata_max_bytes = 4096;
     cfg->offsets_retention_ms = 7LL * 24 * 3600 * 1000;
+    ls_cgroup_config_defaults(&cfg->consumer);
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -758,6 +762,18 @@ void ls_group_join(ls_group_t *g, const ls_group_join_req_t *req, ls_group_join_
         }
         revive(g);
     }
+    if (g->cg) {
+        /* a consumer group takes classic members only while it has none
+         * (group.consumer.migration.policy=disabled): it becomes classic */
+        if (ls_cgroup_member_count(g->cg) > 0 || *mid) {
+            join_error(cb, arg,
+                       *mid ? LS_GERR_UNKNOWN_MEMBER_ID : LS_GERR_INCONSISTENT_GROUP_PROTOCOL, mid);
+            return;
+        }
+        ls_cgroup_free(g->cg);
+        g->cg = NULL;
+        set_str(&g->protocol_type, NULL);
+    }
     if (!supports_protocols(g, req->protocol_type, req->protocols, req->nprotocols)) {
         join_error(cb, arg, LS_GERR_INCONSISTENT_GROUP_PROTOCOL, mid);
         return;
@@ -933,10 +949,30 @@ static void clear_offsets(ls_group_t *g)
 }
 
 /* OffsetCommit's and TxnOffsetCommit's membership rules (group.h). */
+/* A consumer group's rules (Kafka's): without membership (epoch < 0) only
+ * while it has no members; else the member must exist with this epoch. A
+ * transactional commit without membership is accepted as for classic groups;
+ * with it, a different epoch is ILLEGAL_GENERATION. */
+static ls_group_err consumer_commit_check(ls_group_t *g, int32_t epoch, const char *member_id,
+                                          bool txn)
+{
+    bool anonymous = epoch < 0 && (!member_id || !*member_id);
+    if (anonymous && (txn || ls_cgroup_member_count(g->cg) == 0)) return LS_GERR_NONE;
+    switch (ls_cgroup_commit_check(g->cg, member_id ? member_id : "", epoch)) {
+    case LS_CGERR_NONE: return LS_GERR_NONE;
+    case LS_CGERR_STALE_MEMBER_EPOCH:
+        return txn ? LS_GERR_ILLEGAL_GENERATION : LS_GERR_STALE_MEMBER_EPOCH;
+    case LS_CGERR_FENCED_MEMBER_EPOCH:
+        return txn ? LS_GERR_ILLEGAL_GENERATION : LS_GERR_FENCED_MEMBER_EPOCH;
+    default: return LS_GERR_UNKNOWN_MEMBER_ID;
+    }
+}
+
 static ls_group_err commit_check(ls_group_t *g, int32_t generation, const char *member_id,
                                  const char *instance_id, bool txn)
 {
     if (g->c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
+    if (g->cg) return consumer_commit_check(g, generation, member_id, txn);
     if (g->state == LS_GROUP_DEAD)
         return generation < 0 ? LS_GERR_NONE : LS_GERR_ILLEGAL_GENERATION;
     if (instance_fenced(g, member_id ? member_id : "", instance_id))
@@ -960,6 +996,16 @@ ls_group_err ls_group_commit_check(ls_group_t *g, int32_t generation, const char
                                    const char *instance_id)
 {
     return commit_check(g, generation, member_id, instance_id, false);
+}
+
+ls_group_err ls_group_fetch_check(ls_group_t *g, const char *member_id, int32_t member_epoch)
+{
+    if (!g->cg || (member_epoch < 0 && (!member_id || !*member_id))) return LS_GERR_NONE;
+    switch (ls_cgroup_commit_check(g->cg, member_id ? member_id : "", member_epoch)) {
+    case LS_CGERR_NONE: return LS_GERR_NONE;
+    case LS_CGERR_UNKNOWN_MEMBER_ID: return LS_GERR_UNKNOWN_MEMBER_ID;
+    default: return LS_GERR_STALE_MEMBER_EPOCH;
+    }
 }
 
 ls_group_err ls_group_txn_commit_check(ls_group_t *g, int32_t generation, const char *member_id,
@@ -1080,6 +1126,9 @@ static bool subscribed(const member_t *m, const char *protocol, const char *topi
 ls_group_err ls_group_offset_delete_check(ls_group_t *g, const char *topic)
 {
     if (g->state == LS_GROUP_DEAD) return LS_GERR_GROUP_ID_NOT_FOUND;
+    if (g->cg)
+        return ls_cgroup_subscribed(g->cg, topic) ? LS_GERR_GROUP_SUBSCRIBED_TO_TOPIC
+                                                  : LS_GERR_NONE;
     if (g->state == LS_GROUP_EMPTY) return LS_GERR_NONE;
     if (!str_eq(g->protocol_type, "consumer")) return LS_GERR_NON_EMPTY_GROUP;
     for (int i = 0; i < g->nmembers; i++)
@@ -1091,7 +1140,10 @@ ls_group_err ls_group_offset_delete_check(ls_group_t *g, const char *topic)
 ls_group_err ls_group_delete(ls_group_t *g)
 {
     if (g->state == LS_GROUP_DEAD) return LS_GERR_GROUP_ID_NOT_FOUND;
-    if (g->state != LS_GROUP_EMPTY) return LS_GERR_NON_EMPTY_GROUP;
+    if (g->state != LS_GROUP_EMPTY || (g->cg && ls_cgroup_member_count(g->cg) > 0))
+        return LS_GERR_NON_EMPTY_GROUP;
+    ls_cgroup_free(g->cg);
+    g->cg = NULL;
     for (int i = g->npending - 1; i >= 0; i--)
         remove_pending(g, i);
     clear_offsets(g);
@@ -1107,7 +1159,7 @@ int ls_group_expire(ls_group_t *g, void (*drop_cb)(void *arg, const char *topic,
     ls_group_coord_t *c = g->c;
     if (g->state == LS_GROUP_DEAD || g->loading) return 0;
     int64_t now = wall_ms(c), ret = c->cfg.offsets_retention_ms;
-    bool empty = g->state == LS_GROUP_EMPTY;
+    bool empty = g->state == LS_GROUP_EMPTY && !(g->cg && ls_cgroup_member_count(g->cg) > 0);
     int dropped = 0;
     for (int i = 0; i < g->ntopics; i++) {
         otopic_t *t = &g->topics[i];
@@ -1142,10 +1194,75 @@ int ls_group_expire(ls_group_t *g, void (*drop_cb)(void *arg, const char *topic,
     if (empty && count_offsets(g) == 0 && g->npending == 0 && !g->txn_pending &&
         (ret >= 0 && now - g->state_wall_ms >= ret)) {
         clear_offsets(g);
+        ls_cgroup_free(g->cg);
+        g->cg = NULL;
         g->state = LS_GROUP_DEAD;
         persist(g);
     }
     return dropped;
+}
+
+/* ------------------------------------------------------------- consumer groups */
+
+const char *ls_group_type(const ls_group_t *g) { return g->cg ? "consumer" : "classic"; }
+const ls_cgroup_t *ls_group_consumer(const ls_group_t *g) { return g->cg; }
+
+const char *ls_group_state_label(const ls_group_t *g)
+{
+    return g->cg && g->state != LS_GROUP_DEAD ? ls_cgroup_state_name(g->cg)
+                                              : ls_group_state_name(g->state);
+}
+
+/* After the membership of a consumer group changed (heartbeat, tick): the
+ * generation follows the group epoch, the Empty clock restarts when the last
+ * member goes, and the record is stored when the epoch moved. True: stored. */
+static bool consumer_settle(ls_group_t *g, int32_t epoch_before)
+{
+    int32_t epoch = ls_cgroup_epoch(g->cg);
+    bool members = ls_cgroup_member_count(g->cg) > 0;
+    if (!members && g->generation != epoch) g->state_wall_ms = wall_ms(g->c);
+    if (epoch == epoch_before && g->generation == epoch) return false;
+    g->generation = epoch;
+    persist(g);
+    return true;
+}
+
+ls_group_err ls_group_consumer_heartbeat(ls_group_t *g, ls_cgroup_hb_req_t *req,
+                                         const ls_cgroup_topic_t *topics, int ntopics,
+                                         ls_cgroup_hb_res_t *res, bool *stored)
+{
+    ls_group_coord_t *c = g->c;
+    *stored = false;
+    if (c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
+    if (!*g->id) return LS_GERR_INVALID_GROUP_ID;
+    bool converted = false, was_dead = g->state == LS_GROUP_DEAD;
+    if (!g->cg) {
+        if (g->state != LS_GROUP_DEAD && g->state != LS_GROUP_EMPTY)
+            return LS_GERR_GROUP_ID_NOT_FOUND; /* a classic group with members */
+        /* an Empty classic group (or none) becomes a consumer group; its
+         * offsets stay, its epochs continue above its generation */
+        g->cg = ls_cgroup_new(g->id, &c->cfg.consumer, g->generation);
+        converted = true;
+    }
+    req->now_ms = now_ms(c);
+    int32_t epoch = converted ? -1 : ls_cgroup_epoch(g->cg);
+    ls_cgroup_heartbeat(g->cg, req, topics, ntopics, res);
+    if (converted && ls_cgroup_member_count(g->cg) == 0) {
+        /* refused before anyone joined: the group stays what it was */
+        ls_cgroup_free(g->cg);
+        g->cg = NULL;
+        return LS_GERR_NONE;
+    }
+    if (converted) {
+        if (was_dead) revive(g);
+        set_str(&g->protocol_type, "consumer");
+        set_str(&g->protocol_name, NULL);
+        set_str(&g->leader, NULL);
+    }
+    int64_t due = ls_cgroup_tick(g->cg, req->now_ms);
+    *stored = consumer_settle(g, epoch);
+    if (due != INT64_MAX) wakeup(c, due);
+    return LS_GERR_NONE;
 }
 
 /* ------------------------------------------------------------- group object */
@@ -1161,6 +1278,7 @@ int ls_group_member_count(const ls_group_t *g) { return g->nmembers; }
 void ls_group_snapshot(const ls_group_t *g, ls_group_record_t *r)
 {
     memset(r, 0, sizeof *r);
+    r->consumer = g->cg != NULL;
     r->state = g->state == LS_GROUP_EMPTY ? LS_GROUP_EMPTY : g->state;
     r->generation = g->generation;
     r->protocol_type = dup_or_null(g->protocol_type);
@@ -1203,8 +1321,10 @@ static void group_install(ls_group_t *g, ls_group_loaded_t *l)
         g->protocol_name = r->protocol_name;
         r->protocol_name = NULL;
         g->state_wall_ms = r->state_ms;
-        g->state =
-            r->nmembers > 0 && r->state == LS_GROUP_STABLE ? LS_GROUP_STABLE : LS_GROUP_EMPTY;
+        g->state = r->nmembers > 0 && r->state == LS_GROUP_STABLE && !r->consumer ? LS_GROUP_STABLE
+                                                                                  : LS_GROUP_EMPTY;
+        /* a consumer group resumes above the stored epoch; its members rejoin */
+        if (r->consumer) g->cg = ls_cgroup_new(g->id, &c->cfg.consumer, r->generation);
         if (g->state == LS_GROUP_STABLE) {
             /* Members come back with a fresh session: live clients keep
              * heartbeating, dead ones expire and trigger a rebalance. */
@@ -1279,6 +1399,7 @@ static void group_free(ls_group_t *g)
         ls_free(g->pending[i].id);
     ls_free(g->pending);
     clear_offsets(g);
+    ls_cgroup_free(g->cg);
     ls_free(g->protocol_type);
     ls_free(g->protocol_name);
     ls_free(g->leader);
@@ -1445,6 +1566,12 @@ int64_t ls_group_coord_tick(ls_group_coord_t *c)
                     continue;
                 }
                 i++;
+            }
+            if (g->cg) {
+                int32_t epoch = ls_cgroup_epoch(g->cg);
+                int64_t due = ls_cgroup_tick(g->cg, now);
+                consumer_settle(g, epoch);
+                if (due < next) next = due;
             }
             for (int i = 0; i < g->npending; i++)
                 if (g->pending[i].deadline < next) next = g->pending[i].deadline;

@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "base/status.h"
+#include "group/cgroup.h"
 
 /* Group ids of the read-only groups that show each materialized table's
  * progress as committed offsets: LS_TABLE_GROUP_PREFIX "<namespace>.<table>"
@@ -82,6 +83,8 @@ typedef enum ls_group_err {
     LS_GERR_GROUP_ID_NOT_FOUND,
     LS_GERR_OFFSET_METADATA_TOO_LARGE,
     LS_GERR_GROUP_SUBSCRIBED_TO_TOPIC,
+    LS_GERR_STALE_MEMBER_EPOCH,  /* consumer groups: a commit with an older member epoch */
+    LS_GERR_FENCED_MEMBER_EPOCH, /* consumer groups: a newer epoch than the member's */
 } ls_group_err;
 const char *ls_group_err_name(ls_group_err e);
 
@@ -92,6 +95,7 @@ typedef struct ls_group_config {
     int32_t max_size;                   /* group.max.size */
     int32_t offset_metadata_max_bytes;  /* offset.metadata.max.bytes */
     int64_t offsets_retention_ms;       /* offsets.retention.minutes * 60000 */
+    ls_cgroup_config_t consumer;        /* group.consumer.*: groups of the KIP-848 protocol */
 } ls_group_config_t;
 void ls_group_config_defaults(ls_group_config_t *cfg);
 
@@ -122,6 +126,8 @@ typedef struct ls_group_record_member {
 /* A group's persisted metadata (no offsets). */
 typedef struct ls_group_record {
     ls_group_state state; /* LS_GROUP_EMPTY or LS_GROUP_STABLE */
+    bool consumer;        /* a group of the KIP-848 protocol: generation is its group epoch,
+                           * members are not stored (version 2 of the record) */
     int32_t generation;
     char *protocol_type; /* NULL: offsets only, no membership ever */
     char *protocol_name;
@@ -225,6 +231,29 @@ int ls_group_member_count(const ls_group_t *g);
 /* Snapshot for persistence / describe (caller frees with ls_group_record_free). */
 void ls_group_snapshot(const ls_group_t *g, ls_group_record_t *out);
 
+/* ---- groups of the KIP-848 consumer protocol ----
+ * A group is "classic" or "consumer" (Kafka's group types). A consumer group
+ * keeps its membership in an ls_cgroup_t (cgroup.h) inside the same group
+ * object, so loading, fencing, offsets, retention and deletion are shared;
+ * its classic state stays Empty (no classic members) and its generation is
+ * the group epoch, stored (the epoch floor after a fail-over). Members are
+ * not stored: after a coordinator change they rejoin (UNKNOWN_MEMBER_ID).
+ * Changing type (group.consumer.migration.policy=disabled): an Empty or Dead
+ * classic group becomes a consumer group on its first heartbeat, a consumer
+ * group without members becomes classic on its first JoinGroup; a group with
+ * members keeps its type (GROUP_ID_NOT_FOUND / INCONSISTENT_GROUP_PROTOCOL). */
+const char *ls_group_type(const ls_group_t *g);            /* "classic" / "consumer" */
+const ls_cgroup_t *ls_group_consumer(const ls_group_t *g); /* NULL: classic */
+/* Kafka's state name of either type ("Stable", "Reconciling", ...). */
+const char *ls_group_state_label(const ls_group_t *g);
+/* One ConsumerGroupHeartbeat (req->now_ms is set here). LS_GERR_GROUP_ID_NOT_FOUND:
+ * a classic group with members; otherwise LS_GERR_NONE and res holds the
+ * outcome (res->err). *stored: the group record changed (the caller answers
+ * once it is written, so an epoch handed out survives a fail-over). */
+ls_group_err ls_group_consumer_heartbeat(ls_group_t *g, ls_cgroup_hb_req_t *req,
+                                         const ls_cgroup_topic_t *topics, int ntopics,
+                                         ls_cgroup_hb_res_t *res, bool *stored);
+
 typedef struct ls_group_protocol {
     const char *name;
     const uint8_t *metadata;
@@ -295,6 +324,10 @@ ls_group_err ls_group_leave(ls_group_t *g, const char *member_id, const char *in
  * ls_group_offset_put (which also brings a Dead group to life as Empty). */
 ls_group_err ls_group_commit_check(ls_group_t *g, int32_t generation, const char *member_id,
                                    const char *instance_id);
+/* OffsetFetch v9 of a consumer group: a member (member_id not NULL/"" or
+ * epoch >= 0) must exist and fetch with its current epoch
+ * (STALE_MEMBER_EPOCH otherwise); classic groups check nothing. */
+ls_group_err ls_group_fetch_check(ls_group_t *g, const char *member_id, int32_t member_epoch);
 void ls_group_offset_put(ls_group_t *g, const char *topic, int32_t partition,
                          const ls_group_offset_t *o);
 /* NULL when nothing is committed (or it belongs to a deleted incarnation). */

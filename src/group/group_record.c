@@ -8,14 +8,17 @@
 #include "base/buf.h"
 #include "group/group.h"
 
+/* Version 2 adds the group type after the members; classic groups are still
+ * written as version 1, so brokers of before it read every classic group. */
 #define REC_VERSION 1
+#define REC_VERSION_TYPED 2
 #define OFF_VERSION 1
 
 uint8_t *ls_group_record_encode(const ls_group_record_t *rec, size_t *len)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_append_u8(&b, REC_VERSION);
+    ls_buf_append_u8(&b, rec->consumer ? REC_VERSION_TYPED : REC_VERSION);
     ls_buf_append_u8(&b, rec->state == LS_GROUP_STABLE ? 1 : 0);
     ls_bw_u32(&b, (uint32_t)rec->generation);
     ls_bw_str(&b, rec->protocol_type);
@@ -34,6 +37,7 @@ uint8_t *ls_group_record_encode(const ls_group_record_t *rec, size_t *len)
         ls_bw_bytes(&b, m->metadata, m->metadata_len);
         ls_bw_bytes(&b, m->assignment, m->assignment_len);
     }
+    if (rec->consumer) ls_buf_append_u8(&b, 1); /* group type: 1 consumer */
     return ls_buf_steal(&b, len);
 }
 
@@ -41,7 +45,8 @@ ls_status ls_group_record_decode(const uint8_t *p, size_t len, ls_group_record_t
 {
     memset(out, 0, sizeof *out);
     ls_br_t r = ls_br_init(p, len);
-    if (ls_br_u8(&r) != REC_VERSION) return LS_ECORRUPT;
+    uint8_t version = ls_br_u8(&r);
+    if (version != REC_VERSION && version != REC_VERSION_TYPED) return LS_ECORRUPT;
     out->state = ls_br_u8(&r) == 1 ? LS_GROUP_STABLE : LS_GROUP_EMPTY;
     out->generation = (int32_t)ls_br_u32(&r);
     out->protocol_type = ls_br_str(&r);
@@ -69,6 +74,11 @@ ls_status ls_group_record_decode(const uint8_t *p, size_t len, ls_group_record_t
         if (!r.err &&
             (!m->member_id || !m->client_id || !m->client_host || !m->metadata || !m->assignment))
             r.err = true;
+    }
+    if (!r.err && version == REC_VERSION_TYPED) {
+        uint8_t type = ls_br_u8(&r);
+        if (type != 1) r.err = true; /* only consumer groups are written typed */
+        out->consumer = true;
     }
     if (r.err) {
         ls_group_record_free(out);

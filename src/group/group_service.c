@@ -854,6 +854,8 @@ static void list_work(void *arg)
         x->group_id = gid;
         x->protocol_type = ls_strdup(r.protocol_type ? r.protocol_type : "");
         x->state = r.state;
+        x->state_name = ls_group_state_name(r.state);
+        x->group_type = r.consumer ? "consumer" : "classic";
         ls_group_record_free(&r);
     }
     ls_kvlist_free(&l);
@@ -891,6 +893,8 @@ static void list_after(void *arg)
                     continue;
                 }
                 lc->v[k].state = ls_group_get_state(g);
+                lc->v[k].state_name = ls_group_state_label(g);
+                lc->v[k].group_type = ls_group_type(g);
                 ls_free(lc->v[k].protocol_type);
                 const char *pt = ls_group_protocol_type(g);
                 lc->v[k].protocol_type = ls_strdup(pt ? pt : "");

@@ -94,6 +94,8 @@ typedef struct ls_group_listing {
     char *group_id;
     char *protocol_type; /* "" none */
     ls_group_state state;
+    const char *state_name; /* Kafka's, of either group type (static) */
+    const char *group_type; /* "classic" / "consumer" (static) */
 } ls_group_listing_t;
 /* Every existing group: stored ones, with the in-memory state where loaded.
  * v is freed by the service after cb returns. */

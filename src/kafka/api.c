@@ -86,6 +86,9 @@ const ls_kafka_api_t ls_kafka_apis[] = {
         ls_kafka_handle_alter_partition_reassignments),
     API(ListPartitionReassignments, LIST_PARTITION_REASSIGNMENTS,
         ls_kafka_handle_list_partition_reassignments),
+    /* KIP-848 consumer groups (h_consumer_group.c) */
+    API(ConsumerGroupHeartbeat, CONSUMER_GROUP_HEARTBEAT, ls_kafka_handle_consumer_group_heartbeat),
+    API(ConsumerGroupDescribe, CONSUMER_GROUP_DESCRIBE, ls_kafka_handle_consumer_group_describe),
 };
 const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);
 
@@ -254,21 +257,27 @@ void ls_kafka_handle_api_versions(ls_kreq_t *req)
         if (ls_kafka_apis[i].key == LS_KAFKA_API_PRODUCE)
             resp.ApiKeys[i].MinVersion = 0; /* KAFKA-18659, see the top of this file */
     }
-    ls_kafka_ApiVersionsResponse_SupportedFeatureKey supported = {
-        .Name = ls_kstr_c("transaction.version"),
-        .MinVersion = 0,
-        .MaxVersion = LS_KAFKA_TRANSACTION_VERSION};
-    ls_kafka_ApiVersionsResponse_FinalizedFeatureKey finalized = {
-        .Name = ls_kstr_c("transaction.version"),
-        .MaxVersionLevel = LS_KAFKA_TRANSACTION_VERSION,
-        .MinVersionLevel = LS_KAFKA_TRANSACTION_VERSION};
+    /* transaction.version (KIP-890) and group.version 1 (KIP-848: the
+     * consumer group protocol is served) */
+    ls_kafka_ApiVersionsResponse_SupportedFeatureKey supported[] = {
+        {.Name = ls_kstr_c("transaction.version"),
+         .MinVersion = 0,
+         .MaxVersion = LS_KAFKA_TRANSACTION_VERSION},
+        {.Name = ls_kstr_c("group.version"), .MinVersion = 0, .MaxVersion = 1},
+    };
+    ls_kafka_ApiVersionsResponse_FinalizedFeatureKey finalized[] = {
+        {.Name = ls_kstr_c("transaction.version"),
+         .MaxVersionLevel = LS_KAFKA_TRANSACTION_VERSION,
+         .MinVersionLevel = LS_KAFKA_TRANSACTION_VERSION},
+        {.Name = ls_kstr_c("group.version"), .MaxVersionLevel = 1, .MinVersionLevel = 1},
+    };
     if (encode_version >= 4) {
-        resp.SupportedFeatures = &supported;
-        resp.NumSupportedFeatures = 1;
+        resp.SupportedFeatures = supported;
+        resp.NumSupportedFeatures = 2;
     }
     if (encode_version >= 3) {
-        resp.FinalizedFeatures = &finalized;
-        resp.NumFinalizedFeatures = 1;
+        resp.FinalizedFeatures = finalized;
+        resp.NumFinalizedFeatures = 2;
         resp.FinalizedFeaturesEpoch = LS_KAFKA_FEATURES_EPOCH;
     }
     ls_kw_t w;

@@ -49,9 +49,6 @@
 #include "kafka/names.h"
 #include "kafka/services.h"
 
-/* AclOperation bits (KIP-430): READ 3, DELETE 6, DESCRIBE 8. */
-#define GROUP_AUTHORIZED_OPS ((1 << 3) | (1 << 6) | (1 << 8))
-
 int16_t ls_kafka_group_error(ls_group_err e)
 {
     switch (e) {
@@ -70,14 +67,13 @@ int16_t ls_kafka_group_error(ls_group_err e)
     case LS_GERR_GROUP_ID_NOT_FOUND: return LS_KERR_GROUP_ID_NOT_FOUND;
     case LS_GERR_OFFSET_METADATA_TOO_LARGE: return LS_KERR_OFFSET_METADATA_TOO_LARGE;
     case LS_GERR_GROUP_SUBSCRIBED_TO_TOPIC: return LS_KERR_GROUP_SUBSCRIBED_TO_TOPIC;
+    case LS_GERR_STALE_MEMBER_EPOCH: return LS_KERR_STALE_MEMBER_EPOCH;
+    case LS_GERR_FENCED_MEMBER_EPOCH: return LS_KERR_FENCED_MEMBER_EPOCH;
     }
     return LS_KERR_UNKNOWN_SERVER_ERROR;
 }
 
-/* Arena C string of a wire id (group, member, instance, protocol);
- * NULL for null. *ok false when it holds a NUL or control character
- * (kafka/names.h). */
-static char *cstr(ls_arena_t *a, ls_kstr_t s, bool *ok)
+char *ls_kgroup_cstr(ls_arena_t *a, ls_kstr_t s, bool *ok)
 {
     bool valid;
     char *c = ls_kafka_id_name(a, s, &valid);
@@ -96,7 +92,7 @@ int16_t ls_kafka_commit_item(ls_arena_t *a, ls_group_commit_item_t *it, const ls
     it->partition = partition;
     it->o.offset = offset;
     it->o.leader_epoch = leader_epoch;
-    it->o.metadata = cstr(a, metadata, NULL); /* may hold NULs */
+    it->o.metadata = ls_kgroup_cstr(a, metadata, NULL); /* may hold NULs */
     it->o.metadata_len = it->o.metadata ? metadata.len : 0;
     it->o.commit_ms = commit_ms;
     it->o.stream_no = s->stream_no;
@@ -174,8 +170,7 @@ static const ls_table_group_t *tgroups_find(const ls_table_group_t *v, int n, co
     return NULL;
 }
 
-/* A write to a table's group: refused (file comment). */
-static bool table_group_refused(ls_kreq_t *req, const char *gid)
+bool ls_kgroup_table_refused(ls_kreq_t *req, const char *gid)
 {
     if (!ls_table_group_id(gid)) return false;
     LS_INFO("kafka", "%s to group %s refused: the lakestream.table.* groups are read-only",
@@ -183,10 +178,7 @@ static bool table_group_refused(ls_kreq_t *req, const char *gid)
     return true;
 }
 
-/* Acquires the group if this broker coordinates it; otherwise cb(arg, NULL):
- * the client is answered COORDINATOR_NOT_AVAILABLE and looks the
- * coordinator up again (FindCoordinator names the owner). */
-static void acquire(ls_kreq_t *req, const char *gid, ls_group_ready_cb cb, void *arg)
+void ls_kgroup_acquire(ls_kreq_t *req, const char *gid, ls_group_ready_cb cb, void *arg)
 {
     ls_member_t owner;
     if (ls_ksvc_coordinator(req->svc, gid, strlen(gid), &owner) != req->svc->node_id) {
@@ -196,7 +188,7 @@ static void acquire(ls_kreq_t *req, const char *gid, ls_group_ready_cb cb, void 
     ls_group_acquire(ls_group_service_coord(svc(req)), gid, cb, arg);
 }
 
-/* acquire() for requests that read committed offsets from memory. A group
+/* ls_kgroup_acquire() for requests that read committed offsets from memory. A group
  * that may hold pending transactional offsets (KIP-447) is reread first: a
  * transaction's marker, written by any broker, changes its committed offsets
  * behind this broker's back (group/group_txn.h). Only groups that ever had
@@ -233,7 +225,7 @@ static void acquire_current(ls_kreq_t *req, const char *gid, current_cb cb, void
 {
     current_t *c = ls_arena_alloc(req->arena, sizeof *c);
     *c = (current_t){req, gid, cb, arg};
-    acquire(req, gid, current_ready, c);
+    ls_kgroup_acquire(req, gid, current_ready, c);
 }
 
 /* ---------------------------------------------------------- FindCoordinator */
@@ -362,8 +354,7 @@ static void join_ready(void *arg, ls_group_t *g)
     ls_group_join(g, &ctx->jr, join_done, ctx);
 }
 
-/* Kafka's ClientHost: "/" + address. */
-static char *client_host(ls_kreq_t *req)
+char *ls_kgroup_client_host(ls_kreq_t *req)
 {
     const char *peer = ls_kreq_peer(req);
     const char *colon = strrchr(peer, ':');
@@ -382,11 +373,11 @@ void ls_kafka_handle_join_group(ls_kreq_t *req)
     join_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     ctx->req = req;
     bool ok1, ok2, ok3, ok4;
-    ctx->gid = cstr(a, m.GroupId, &ok1);
+    ctx->gid = ls_kgroup_cstr(a, m.GroupId, &ok1);
     ls_group_join_req_t *jr = &ctx->jr;
-    jr->member_id = cstr(a, m.MemberId, &ok2);
-    jr->instance_id = cstr(a, m.GroupInstanceId, &ok3);
-    jr->protocol_type = cstr(a, m.ProtocolType, &ok4);
+    jr->member_id = ls_kgroup_cstr(a, m.MemberId, &ok2);
+    jr->instance_id = ls_kgroup_cstr(a, m.GroupInstanceId, &ok3);
+    jr->protocol_type = ls_kgroup_cstr(a, m.ProtocolType, &ok4);
     if (!ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_GROUP, m.GroupId)) {
         join_respond_err(req, LS_KERR_GROUP_AUTHORIZATION_FAILED, m.MemberId);
         return;
@@ -395,7 +386,7 @@ void ls_kafka_handle_join_group(ls_kreq_t *req)
         join_respond_err(req, LS_KERR_INVALID_GROUP_ID, m.MemberId);
         return;
     }
-    if (table_group_refused(req, ctx->gid)) {
+    if (ls_kgroup_table_refused(req, ctx->gid)) {
         join_respond_err(req, LS_KERR_GROUP_AUTHORIZATION_FAILED, m.MemberId);
         return;
     }
@@ -407,20 +398,21 @@ void ls_kafka_handle_join_group(ls_kreq_t *req)
         join_respond_err(req, LS_KERR_COORDINATOR_NOT_AVAILABLE, m.MemberId);
         return;
     }
-    jr->client_id = cstr(a, req->client_id.len >= 0 ? req->client_id : ls_kstr_c(""), NULL);
-    jr->client_host = client_host(req);
+    jr->client_id =
+        ls_kgroup_cstr(a, req->client_id.len >= 0 ? req->client_id : ls_kstr_c(""), NULL);
+    jr->client_host = ls_kgroup_client_host(req);
     jr->session_timeout_ms = m.SessionTimeoutMs;
     jr->rebalance_timeout_ms = m.RebalanceTimeoutMs;
     jr->require_known_member_id = req->api_version >= 4;
     ls_group_protocol_t *p = ls_kmsg_alloc(a, m.NumProtocols, sizeof *p);
     for (int32_t i = 0; i < m.NumProtocols; i++) {
-        p[i].name = cstr(a, m.Protocols[i].Name, NULL);
+        p[i].name = ls_kgroup_cstr(a, m.Protocols[i].Name, NULL);
         p[i].metadata = m.Protocols[i].Metadata.ptr;
         p[i].len = (size_t)m.Protocols[i].Metadata.len;
     }
     jr->protocols = p;
     jr->nprotocols = m.NumProtocols;
-    acquire(req, ctx->gid, join_ready, ctx);
+    ls_kgroup_acquire(req, ctx->gid, join_ready, ctx);
 }
 
 /* ---------------------------------------------------------------- SyncGroup */
@@ -470,7 +462,7 @@ void ls_kafka_handle_sync_group(ls_kreq_t *req)
     ctx->req = req;
     REQUEST(SyncGroupRequest, ctx->m);
     bool ok;
-    char *gid = cstr(a, ctx->m.GroupId, &ok);
+    char *gid = ls_kgroup_cstr(a, ctx->m.GroupId, &ok);
     if (!ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_GROUP, ctx->m.GroupId)) {
         sync_respond(req, LS_KERR_GROUP_AUTHORIZATION_FAILED, NULL, NULL, NULL, 0);
         return;
@@ -483,17 +475,17 @@ void ls_kafka_handle_sync_group(ls_kreq_t *req)
         sync_respond(req, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL, NULL, NULL, 0);
         return;
     }
-    ctx->member_id = cstr(a, ctx->m.MemberId, NULL);
-    ctx->instance_id = cstr(a, ctx->m.GroupInstanceId, NULL);
-    ctx->ptype = cstr(a, ctx->m.ProtocolType, NULL);
-    ctx->pname = cstr(a, ctx->m.ProtocolName, NULL);
+    ctx->member_id = ls_kgroup_cstr(a, ctx->m.MemberId, NULL);
+    ctx->instance_id = ls_kgroup_cstr(a, ctx->m.GroupInstanceId, NULL);
+    ctx->ptype = ls_kgroup_cstr(a, ctx->m.ProtocolType, NULL);
+    ctx->pname = ls_kgroup_cstr(a, ctx->m.ProtocolName, NULL);
     ctx->asg = ls_kmsg_alloc(a, ctx->m.NumAssignments, sizeof *ctx->asg);
     for (int32_t i = 0; i < ctx->m.NumAssignments; i++) {
-        ctx->asg[i].member_id = cstr(a, ctx->m.Assignments[i].MemberId, NULL);
+        ctx->asg[i].member_id = ls_kgroup_cstr(a, ctx->m.Assignments[i].MemberId, NULL);
         ctx->asg[i].assignment = ctx->m.Assignments[i].Assignment.ptr;
         ctx->asg[i].len = (size_t)ctx->m.Assignments[i].Assignment.len;
     }
-    acquire(req, gid, sync_ready, ctx);
+    ls_kgroup_acquire(req, gid, sync_ready, ctx);
 }
 
 /* ---------------------------------------------------------------- Heartbeat */
@@ -517,9 +509,9 @@ static void hb_ready(void *arg, ls_group_t *g)
         hb_respond(req, LS_KERR_COORDINATOR_NOT_AVAILABLE);
         return;
     }
-    ls_group_err e =
-        ls_group_heartbeat(g, ctx->m.GenerationId, cstr(req->arena, ctx->m.MemberId, NULL),
-                           cstr(req->arena, ctx->m.GroupInstanceId, NULL));
+    ls_group_err e = ls_group_heartbeat(g, ctx->m.GenerationId,
+                                        ls_kgroup_cstr(req->arena, ctx->m.MemberId, NULL),
+                                        ls_kgroup_cstr(req->arena, ctx->m.GroupInstanceId, NULL));
     hb_respond(req, ls_kafka_group_error(e));
 }
 
@@ -529,7 +521,7 @@ void ls_kafka_handle_heartbeat(ls_kreq_t *req)
     ctx->req = req;
     REQUEST(HeartbeatRequest, ctx->m);
     bool ok;
-    char *gid = cstr(req->arena, ctx->m.GroupId, &ok);
+    char *gid = ls_kgroup_cstr(req->arena, ctx->m.GroupId, &ok);
     if (!ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_GROUP, ctx->m.GroupId)) {
         hb_respond(req, LS_KERR_GROUP_AUTHORIZATION_FAILED);
         return;
@@ -542,7 +534,7 @@ void ls_kafka_handle_heartbeat(ls_kreq_t *req)
         hb_respond(req, LS_KERR_COORDINATOR_NOT_AVAILABLE);
         return;
     }
-    acquire(req, gid, hb_ready, ctx);
+    ls_kgroup_acquire(req, gid, hb_ready, ctx);
 }
 
 /* --------------------------------------------------------------- LeaveGroup */
@@ -573,7 +565,8 @@ static void leave_ready(void *arg, ls_group_t *g)
     ls_kafka_LeaveGroupResponse r;
     memset(&r, 0, sizeof r);
     if (req->api_version <= 2) {
-        r.ErrorCode = ls_kafka_group_error(ls_group_leave(g, cstr(a, ctx->m.MemberId, NULL), NULL));
+        r.ErrorCode =
+            ls_kafka_group_error(ls_group_leave(g, ls_kgroup_cstr(a, ctx->m.MemberId, NULL), NULL));
     } else {
         r.NumMembers = ctx->m.NumMembers;
         r.Members = ls_kmsg_alloc(a, ctx->m.NumMembers, sizeof *r.Members);
@@ -581,8 +574,9 @@ static void leave_ready(void *arg, ls_group_t *g)
             const ls_kafka_LeaveGroupRequest_MemberIdentity *mi = &ctx->m.Members[i];
             r.Members[i].MemberId = mi->MemberId;
             r.Members[i].GroupInstanceId = mi->GroupInstanceId;
-            r.Members[i].ErrorCode = ls_kafka_group_error(
-                ls_group_leave(g, cstr(a, mi->MemberId, NULL), cstr(a, mi->GroupInstanceId, NULL)));
+            r.Members[i].ErrorCode =
+                ls_kafka_group_error(ls_group_leave(g, ls_kgroup_cstr(a, mi->MemberId, NULL),
+                                                    ls_kgroup_cstr(a, mi->GroupInstanceId, NULL)));
         }
     }
     RESPOND(LeaveGroupResponse, r);
@@ -594,7 +588,7 @@ void ls_kafka_handle_leave_group(ls_kreq_t *req)
     ctx->req = req;
     REQUEST(LeaveGroupRequest, ctx->m);
     bool ok;
-    char *gid = cstr(req->arena, ctx->m.GroupId, &ok);
+    char *gid = ls_kgroup_cstr(req->arena, ctx->m.GroupId, &ok);
     if (!ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_GROUP, ctx->m.GroupId)) {
         leave_respond_top(req, &ctx->m, LS_KERR_GROUP_AUTHORIZATION_FAILED);
         return;
@@ -607,7 +601,7 @@ void ls_kafka_handle_leave_group(ls_kreq_t *req)
         leave_respond_top(req, &ctx->m, LS_KERR_COORDINATOR_NOT_AVAILABLE);
         return;
     }
-    acquire(req, gid, leave_ready, ctx);
+    ls_kgroup_acquire(req, gid, leave_ready, ctx);
 }
 
 /* ------------------------------------------------------------- OffsetCommit */
@@ -692,9 +686,9 @@ static void commit_ready(void *arg, ls_group_t *g)
         commit_respond(ctx);
         return;
     }
-    ls_group_err ge =
-        ls_group_commit_check(g, ctx->m.GenerationIdOrMemberEpoch, cstr(a, ctx->m.MemberId, NULL),
-                              cstr(a, ctx->m.GroupInstanceId, NULL));
+    ls_group_err ge = ls_group_commit_check(g, ctx->m.GenerationIdOrMemberEpoch,
+                                            ls_kgroup_cstr(a, ctx->m.MemberId, NULL),
+                                            ls_kgroup_cstr(a, ctx->m.GroupInstanceId, NULL));
     commit_fill(ctx, ls_kafka_group_error(ge));
     if (ge != LS_GERR_NONE) {
         commit_respond(ctx);
@@ -743,14 +737,14 @@ void ls_kafka_handle_offset_commit(ls_kreq_t *req)
     REQUEST(OffsetCommitRequest, ctx->m);
     ctx->resp.ThrottleTimeMs = 0;
     bool ok;
-    ctx->gid = cstr(req->arena, ctx->m.GroupId, &ok);
+    ctx->gid = ls_kgroup_cstr(req->arena, ctx->m.GroupId, &ok);
     /* as Kafka: READ on the group, then READ on each topic (commit_ready) */
     if (!ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_GROUP, ctx->m.GroupId)) {
         commit_fill(ctx, LS_KERR_GROUP_AUTHORIZATION_FAILED);
         commit_respond(ctx);
         return;
     }
-    if (!ok || table_group_refused(req, ctx->gid)) {
+    if (!ok || ls_kgroup_table_refused(req, ctx->gid)) {
         commit_fill(ctx, ok ? LS_KERR_GROUP_AUTHORIZATION_FAILED : LS_KERR_INVALID_GROUP_ID);
         commit_respond(ctx);
         return;
@@ -760,7 +754,7 @@ void ls_kafka_handle_offset_commit(ls_kreq_t *req)
         commit_respond(ctx);
         return;
     }
-    acquire(req, ctx->gid, commit_ready, ctx);
+    ls_kgroup_acquire(req, ctx->gid, commit_ready, ctx);
 }
 
 /* -------------------------------------------------------------- OffsetFetch */
@@ -770,6 +764,8 @@ typedef struct fetch_group {
     char *gid;
     ls_kafka_OffsetFetchRequest_Topic *topics; /* NULL with ntopics -1: all */
     int32_t ntopics;
+    const char *member_id; /* v9+: a consumer group's member asking (NULL none) */
+    int32_t member_epoch;
     ls_kafka_OffsetFetchResponse_Group *out;
 } fetch_group_t;
 
@@ -828,7 +824,7 @@ static void fetch_fill_requested(fetch_group_t *fg, ls_group_t *g, int16_t err, 
         t->NumPartitions = qt->NumPartitionIndexes;
         t->Partitions = ls_kmsg_alloc(a, qt->NumPartitionIndexes, sizeof *t->Partitions);
         bool ok;
-        char *topic = cstr(a, qt->Name, &ok);
+        char *topic = ls_kgroup_cstr(a, qt->Name, &ok);
         /* as Kafka: DESCRIBE on each topic asked for */
         bool denied =
             g && !ls_kreq_allowed(fg->ctx->req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, topic);
@@ -882,7 +878,7 @@ static void fetch_fill_all(fetch_group_t *fg, ls_group_t *g, const unstable_t *u
                 t = &out->Topics[i];
         if (!t) {
             t = &out->Topics[out->NumTopics++];
-            t->Name = ls_kstr_c(cstr(a, ls_kstr_c(topic), NULL));
+            t->Name = ls_kstr_c(ls_kgroup_cstr(a, ls_kstr_c(topic), NULL));
             t->Partitions = ls_kmsg_alloc(a, n, sizeof *t->Partitions);
         }
         ls_kafka_OffsetFetchResponse_Partition *p = &t->Partitions[t->NumPartitions++];
@@ -917,6 +913,14 @@ static void fetch_answer(fetch_group_t *fg, ls_group_t *g, int16_t err, const un
 {
     fetch_ctx_t *ctx = fg->ctx;
     fg->out->GroupId = ls_kstr_c(fg->gid);
+    if (g && ls_group_consumer(g)) {
+        /* v9: a member of a consumer group fetches with its current epoch */
+        ls_group_err ge = ls_group_fetch_check(g, fg->member_id, fg->member_epoch);
+        if (ge != LS_GERR_NONE) {
+            err = ls_kafka_group_error(ge);
+            g = NULL;
+        }
+    }
     if (!g) {
         fg->out->ErrorCode = err;
         if (fg->ntopics >= 0) fetch_fill_requested(fg, NULL, LS_KERR_NONE, NULL);
@@ -960,7 +964,7 @@ static void fetch_table_group(void *arg, ls_status st, const ls_table_group_t *v
     ls_kafka_OffsetFetchResponse_Group *out = fg->out;
     out->GroupId = ls_kstr_c(fg->gid);
     size_t tlen = strlen(tg->topic);
-    char *topic = cstr(a, ls_kstr_c(tg->topic), NULL);
+    char *topic = ls_kgroup_cstr(a, ls_kstr_c(tg->topic), NULL);
     if (fg->ntopics >= 0) {
         fetch_fill_requested(fg, NULL, LS_KERR_NONE, NULL);
         for (int32_t i = 0; i < out->NumTopics; i++) {
@@ -998,16 +1002,19 @@ void ls_kafka_handle_offset_fetch(ls_kreq_t *req)
     if (v <= 7) {
         ctx->ngroups = 1;
         ctx->groups = ls_arena_alloc(a, sizeof *ctx->groups);
-        ctx->groups[0].gid = cstr(a, ctx->m.GroupId, NULL);
+        ctx->groups[0].gid = ls_kgroup_cstr(a, ctx->m.GroupId, NULL);
         ctx->groups[0].topics = ctx->m.Topics;
         ctx->groups[0].ntopics = ctx->m.NumTopics;
+        ctx->groups[0].member_epoch = -1;
     } else {
         ctx->ngroups = ctx->m.NumGroups;
         ctx->groups = ls_kmsg_alloc(a, ctx->m.NumGroups, sizeof *ctx->groups);
         for (int32_t i = 0; i < ctx->m.NumGroups; i++) {
-            ctx->groups[i].gid = cstr(a, ctx->m.Groups[i].GroupId, NULL);
+            ctx->groups[i].gid = ls_kgroup_cstr(a, ctx->m.Groups[i].GroupId, NULL);
             ctx->groups[i].topics = ctx->m.Groups[i].Topics;
             ctx->groups[i].ntopics = ctx->m.Groups[i].NumTopics;
+            ctx->groups[i].member_id = ls_kgroup_cstr(a, ctx->m.Groups[i].MemberId, NULL);
+            ctx->groups[i].member_epoch = ctx->m.Groups[i].MemberEpoch;
         }
     }
     ctx->resp.NumGroups = v >= 8 ? ctx->ngroups : 0;
@@ -1072,18 +1079,18 @@ static void list_done(void *arg, ls_status st, ls_group_listing_t *v, int n)
         bool all =
             ls_kreq_allowed_quiet(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_CLUSTER, LS_ACL_CLUSTER_NAME);
         for (int i = 0; i < n; i++) {
-            const char *state = ls_group_state_name(v[i].state);
+            const char *state = v[i].state_name;
             if (!filter_has(ctx->m.StatesFilter, ctx->m.NumStatesFilter, state) ||
-                !filter_has(ctx->m.TypesFilter, ctx->m.NumTypesFilter, "classic") ||
+                !filter_has(ctx->m.TypesFilter, ctx->m.NumTypesFilter, v[i].group_type) ||
                 (!all &&
                  !ls_kreq_allowed_quiet(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_GROUP, v[i].group_id)))
                 continue;
             ls_kafka_ListGroupsResponse_Group *g = &r.Groups[r.NumGroups++];
-            g->GroupId = ls_kstr_c(cstr(a, ls_kstr_c(v[i].group_id), NULL));
-            g->ProtocolType =
-                ls_kstr_c(cstr(a, ls_kstr_c(v[i].protocol_type ? v[i].protocol_type : ""), NULL));
+            g->GroupId = ls_kstr_c(ls_kgroup_cstr(a, ls_kstr_c(v[i].group_id), NULL));
+            g->ProtocolType = ls_kstr_c(
+                ls_kgroup_cstr(a, ls_kstr_c(v[i].protocol_type ? v[i].protocol_type : ""), NULL));
             g->GroupState = ls_kstr_c(state);
-            g->GroupType = ls_kstr_c("classic");
+            g->GroupType = ls_kstr_c(v[i].group_type);
         }
         for (int i = 0; i < ctx->ntables; i++) {
             if (!filter_has(ctx->m.StatesFilter, ctx->m.NumStatesFilter, "Empty") ||
@@ -1092,7 +1099,7 @@ static void list_done(void *arg, ls_status st, ls_group_listing_t *v, int n)
                                                 ctx->tables[i].group_id)))
                 continue;
             ls_kafka_ListGroupsResponse_Group *g = &r.Groups[r.NumGroups++];
-            g->GroupId = ls_kstr_c(cstr(a, ls_kstr_c(ctx->tables[i].group_id), NULL));
+            g->GroupId = ls_kstr_c(ls_kgroup_cstr(a, ls_kstr_c(ctx->tables[i].group_id), NULL));
             g->ProtocolType = ls_kstr_c("consumer");
             g->GroupState = ls_kstr_c("Empty");
             g->GroupType = ls_kstr_c("classic");
@@ -1150,15 +1157,17 @@ static void desc_finish(desc_ctx_t *ctx)
     RESPOND(DescribeGroupsResponse, ctx->resp);
 }
 
-static void desc_dead(desc_one_t *d)
+/* A group that does not exist, or (as Kafka) is not a classic group: a
+ * consumer group is described by ConsumerGroupDescribe. */
+static void desc_dead(desc_one_t *d, const char *why)
 {
     ls_kreq_t *req = d->ctx->req;
     ls_kafka_DescribeGroupsResponse_Group *o = d->out;
     o->GroupState = ls_kstr_c("Dead");
     if (req->api_version >= 6) {
         o->ErrorCode = LS_KERR_GROUP_ID_NOT_FOUND;
-        char *msg = ls_arena_alloc(req->arena, strlen(d->gid) + 32);
-        sprintf(msg, "Group %s not found.", d->gid);
+        char *msg = ls_arena_alloc(req->arena, strlen(d->gid) + 48);
+        sprintf(msg, "Group %s %s.", d->gid, why);
         o->ErrorMessage = ls_kstr_c(msg);
     }
 }
@@ -1173,11 +1182,11 @@ static void desc_table_group(void *arg, ls_status st, const ls_table_group_t *v,
     o->ProtocolData = ls_kstr_c("");
     o->GroupState = ls_kstr_c("");
     o->AuthorizedOperations =
-        d->ctx->m.IncludeAuthorizedOperations ? GROUP_AUTHORIZED_OPS : INT32_MIN;
+        d->ctx->m.IncludeAuthorizedOperations ? LS_KGROUP_AUTHORIZED_OPS : INT32_MIN;
     if (st != LS_OK) {
         o->ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
     } else if (!tgroups_find(v, n, d->gid)) {
-        desc_dead(d);
+        desc_dead(d, "not found");
     } else {
         o->GroupState = ls_kstr_c("Empty");
         o->ProtocolType = ls_kstr_c("consumer");
@@ -1197,21 +1206,23 @@ static void desc_ready(void *arg, ls_group_t *g)
     o->ProtocolData = ls_kstr_c("");
     o->AuthorizedOperations =
         ctx->m.IncludeAuthorizedOperations
-            ? ls_kreq_authorized_ops(req, LS_ACL_RES_GROUP, d->gid, GROUP_AUTHORIZED_OPS)
+            ? ls_kreq_authorized_ops(req, LS_ACL_RES_GROUP, d->gid, LS_KGROUP_AUTHORIZED_OPS)
             : INT32_MIN;
     if (!g) {
         o->ErrorCode = LS_KERR_COORDINATOR_NOT_AVAILABLE;
         o->GroupState = ls_kstr_c("");
     } else if (ls_group_get_state(g) == LS_GROUP_DEAD) {
-        desc_dead(d);
+        desc_dead(d, "not found");
+    } else if (ls_group_consumer(g)) {
+        desc_dead(d, "is not a classic group");
     } else {
         ls_group_state st = ls_group_get_state(g);
         o->GroupState = ls_kstr_c(ls_group_state_name(st));
         const char *pt = ls_group_protocol_type(g);
-        o->ProtocolType = ls_kstr_c(cstr(a, ls_kstr_c(pt ? pt : ""), NULL));
+        o->ProtocolType = ls_kstr_c(ls_kgroup_cstr(a, ls_kstr_c(pt ? pt : ""), NULL));
         bool stable = st == LS_GROUP_STABLE;
         const char *pn = ls_group_protocol_name(g);
-        if (stable && pn) o->ProtocolData = ls_kstr_c(cstr(a, ls_kstr_c(pn), NULL));
+        if (stable && pn) o->ProtocolData = ls_kstr_c(ls_kgroup_cstr(a, ls_kstr_c(pn), NULL));
         ls_group_record_t rec;
         ls_group_snapshot(g, &rec);
         o->NumMembers = rec.nmembers;
@@ -1219,12 +1230,12 @@ static void desc_ready(void *arg, ls_group_t *g)
         for (int i = 0; i < rec.nmembers; i++) {
             ls_group_record_member_t *x = &rec.members[i];
             ls_kafka_DescribeGroupsResponse_Member *mb = &o->Members[i];
-            mb->MemberId = ls_kstr_c(cstr(a, ls_kstr_c(x->member_id), NULL));
-            mb->GroupInstanceId = x->instance_id
-                                      ? ls_kstr_c(cstr(a, ls_kstr_c(x->instance_id), NULL))
-                                      : ls_kstr_null();
-            mb->ClientId = ls_kstr_c(cstr(a, ls_kstr_c(x->client_id), NULL));
-            mb->ClientHost = ls_kstr_c(cstr(a, ls_kstr_c(x->client_host), NULL));
+            mb->MemberId = ls_kstr_c(ls_kgroup_cstr(a, ls_kstr_c(x->member_id), NULL));
+            mb->GroupInstanceId =
+                x->instance_id ? ls_kstr_c(ls_kgroup_cstr(a, ls_kstr_c(x->instance_id), NULL))
+                               : ls_kstr_null();
+            mb->ClientId = ls_kstr_c(ls_kgroup_cstr(a, ls_kstr_c(x->client_id), NULL));
+            mb->ClientHost = ls_kstr_c(ls_kgroup_cstr(a, ls_kstr_c(x->client_host), NULL));
             mb->MemberMetadata.ptr = (const uint8_t *)"";
             mb->MemberAssignment.ptr = (const uint8_t *)"";
             if (stable) {
@@ -1258,7 +1269,7 @@ void ls_kafka_handle_describe_groups(ls_kreq_t *req)
         d->out = &ctx->resp.Groups[i];
         d->out->GroupId = ctx->m.Groups[i];
         bool ok;
-        d->gid = cstr(a, ctx->m.Groups[i], &ok);
+        d->gid = ls_kgroup_cstr(a, ctx->m.Groups[i], &ok);
         ctx->pending++;
         /* as Kafka: DESCRIBE on each group */
         bool denied = !ls_kreq_allowed(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_GROUP, d->gid);
@@ -1278,7 +1289,7 @@ void ls_kafka_handle_describe_groups(ls_kreq_t *req)
             tgroups_read(req, desc_table_group, d);
             continue;
         }
-        acquire(req, d->gid, desc_ready, d);
+        ls_kgroup_acquire(req, d->gid, desc_ready, d);
     }
     if (--ctx->pending == 0) desc_finish(ctx);
 }
@@ -1347,10 +1358,10 @@ void ls_kafka_handle_delete_groups(ls_kreq_t *req)
         d->out = &ctx->resp.Results[i];
         d->out->GroupId = ctx->m.GroupsNames[i];
         bool ok;
-        char *gid = cstr(a, ctx->m.GroupsNames[i], &ok);
+        char *gid = ls_kgroup_cstr(a, ctx->m.GroupsNames[i], &ok);
         /* as Kafka: DELETE on each group; a table's group is read-only */
         if (!ls_kreq_allowed(req, LS_ACL_OP_DELETE, LS_ACL_RES_GROUP, gid) ||
-            (ok && table_group_refused(req, gid))) {
+            (ok && ls_kgroup_table_refused(req, gid))) {
             d->out->ErrorCode = LS_KERR_GROUP_AUTHORIZATION_FAILED;
             continue;
         }
@@ -1359,7 +1370,7 @@ void ls_kafka_handle_delete_groups(ls_kreq_t *req)
             continue;
         }
         ctx->pending++;
-        acquire(req, gid, del_ready, d);
+        ls_kgroup_acquire(req, gid, del_ready, d);
     }
     del_step(ctx);
 }
@@ -1460,11 +1471,11 @@ void ls_kafka_handle_offset_delete(ls_kreq_t *req)
     ctx->req = req;
     REQUEST(OffsetDeleteRequest, ctx->m);
     bool ok;
-    ctx->gid = cstr(req->arena, ctx->m.GroupId, &ok);
+    ctx->gid = ls_kgroup_cstr(req->arena, ctx->m.GroupId, &ok);
     /* as Kafka: DELETE on the group, READ on each topic (odel_ready); a
      * table's group is read-only */
     if (!ls_kreq_allowed(req, LS_ACL_OP_DELETE, LS_ACL_RES_GROUP, ctx->gid) ||
-        (ok && table_group_refused(req, ctx->gid))) {
+        (ok && ls_kgroup_table_refused(req, ctx->gid))) {
         ctx->resp.ErrorCode = LS_KERR_GROUP_AUTHORIZATION_FAILED;
         odel_respond(ctx);
         return;

@@ -274,8 +274,10 @@ void ls_kafka_handle_metadata(ls_kreq_t *req)
     for (int i = 0; i < ctx->ntopics; i++) {
         const ls_kafka_MetadataRequest_MetadataRequestTopic *q = &ctx->m.Topics[i];
         md_topic_t *mt = &ctx->topics[i];
-        if (q->Name.len < 0) {
-            /* v10+: by topic id (served from v12, KIP-516). */
+        if (q->Name.len < 0 || (q->Name.len == 0 && !ls_uuid_is_zero(&q->TopicId))) {
+            /* v10+: by topic id (served from v12, KIP-516). The Java client
+             * leaves the name at its default "" rather than null when it asks
+             * by id (a KIP-848 regex subscription's assigned topics). */
             mt->name = "";
             if (!ls_uuid_is_zero(&q->TopicId))
                 mt->s = ls_catalog_lookup_id(b->catalog, &q->TopicId);

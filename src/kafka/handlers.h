@@ -84,6 +84,24 @@ int32_t ls_kreq_authorized_ops(ls_kreq_t *req, int8_t rtype, const char *name, i
 int16_t ls_kreq_config_denied(ls_kreq_t *req, int8_t type, ls_kstr_t name, int8_t op);
 void ls_kafka_handle_describe_client_quotas(ls_kreq_t *req); /* h_quotas.c, key 48 */
 void ls_kafka_handle_alter_client_quotas(ls_kreq_t *req);    /* h_quotas.c, key 49 */
+/* h_group.c: what the group handlers share (h_group.c, h_consumer_group.c).
+ * ls_kgroup_cstr: arena C string of a wire id (group, member, instance,
+ * protocol); NULL for null; *ok false when it holds a NUL or control
+ * character (kafka/names.h). ls_kgroup_acquire: the group if this broker
+ * coordinates it, else cb(arg, NULL) (the client is answered
+ * COORDINATOR_NOT_AVAILABLE and looks the coordinator up again).
+ * ls_kgroup_table_refused: a write to a lakestream.table.* group (read-only),
+ * logged. ls_kgroup_client_host: Kafka's ClientHost, "/" + address.
+ * LS_KGROUP_AUTHORIZED_OPS: AclOperation bits (KIP-430) READ 3, DELETE 6,
+ * DESCRIBE 8. */
+#define LS_KGROUP_AUTHORIZED_OPS ((1 << 3) | (1 << 6) | (1 << 8))
+char *ls_kgroup_cstr(ls_arena_t *a, ls_kstr_t s, bool *ok);
+void ls_kgroup_acquire(ls_kreq_t *req, const char *gid, ls_group_ready_cb cb, void *arg);
+bool ls_kgroup_table_refused(ls_kreq_t *req, const char *gid);
+char *ls_kgroup_client_host(ls_kreq_t *req);
+/* h_consumer_group.c: the KIP-848 consumer group protocol */
+void ls_kafka_handle_consumer_group_heartbeat(ls_kreq_t *req); /* key 68 */
+void ls_kafka_handle_consumer_group_describe(ls_kreq_t *req);  /* key 69 */
 /* h_group.c: a group outcome as its Kafka code. */
 int16_t ls_kafka_group_error(ls_group_err e);
 /* A failed group write (OffsetCommit, TxnOffsetCommit): NOT_COORDINATOR when

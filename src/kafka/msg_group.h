@@ -1,7 +1,8 @@
 /* Kafka consumer-group messages (classic protocol): their structs and codecs
  * are generated with the others (kafka/msg_gen.h, from src/kafka/messages/
  * {FindCoordinator,JoinGroup,SyncGroup,Heartbeat,LeaveGroup,OffsetCommit,
- * OffsetFetch,ListGroups,DescribeGroups,DeleteGroups,OffsetDelete}.msg);
+ * OffsetFetch,ListGroups,DescribeGroups,DeleteGroups,OffsetDelete,
+ * ConsumerGroupHeartbeat,ConsumerGroupDescribe}.msg);
  * this header adds the group error codes. */
 #ifndef LS_KAFKA_MSG_GROUP_H
 #define LS_KAFKA_MSG_GROUP_H
@@ -25,5 +26,11 @@ enum {
     LS_KERR_GROUP_MAX_SIZE_REACHED = 81,
     LS_KERR_GROUP_SUBSCRIBED_TO_TOPIC = 86,
     LS_KERR_UNSTABLE_OFFSET_COMMIT = 88,
+    /* KIP-848 consumer groups */
+    LS_KERR_FENCED_MEMBER_EPOCH = 110,
+    LS_KERR_UNRELEASED_INSTANCE_ID = 111,
+    LS_KERR_UNSUPPORTED_ASSIGNOR = 112,
+    LS_KERR_STALE_MEMBER_EPOCH = 113,
+    LS_KERR_INVALID_REGULAR_EXPRESSION = 128,
 };
 #endif

@@ -532,6 +532,136 @@ TEST(keys_escape_group_ids)
     CHECK(ls_group_id_decode("bad%zz", 6) == NULL);
 }
 
+/* ---- groups of the KIP-848 consumer protocol (group.h) ---- */
+
+static const ls_cgroup_topic_t CG_TOPICS[] = {{"t", 4}};
+
+static ls_cgroup_hb_res_t cg_beat(ls_group_t *g, const char *member, int32_t epoch,
+                                  ls_group_err *ge, bool *stored)
+{
+    static const char *const subs[] = {"t"};
+    ls_cgroup_hb_req_t r = {.member_id = member,
+                            .member_epoch = epoch,
+                            .rebalance_timeout_ms = 500,
+                            .topics = epoch == 0 ? subs : NULL,
+                            .ntopics = epoch == 0 ? 1 : -1,
+                            .nowned = -1};
+    ls_cgroup_hb_res_t res;
+    memset(&res, 0, sizeof res);
+    *ge = ls_group_consumer_heartbeat(g, &r, CG_TOPICS, 1, &res, stored);
+    return res;
+}
+
+TEST(consumer_group_type_rules)
+{
+    ls_group_coord_t *c = coord();
+    ls_group_t *g = group(c, "cg");
+    ls_group_err ge;
+    bool stored;
+    /* a new group becomes a consumer group; the epoch is stored */
+    ls_cgroup_hb_res_t r = cg_beat(g, "m1", 0, &ge, &stored);
+    CHECK_EQ_INT(ge, LS_GERR_NONE);
+    CHECK_EQ_INT(r.err, LS_CGERR_NONE);
+    CHECK(stored && persists == 1 && last_rec.consumer && last_rec.nmembers == 0);
+    CHECK_EQ_INT(last_rec.generation, r.member_epoch);
+    CHECK(strcmp(ls_group_type(g), "consumer") == 0);
+    CHECK(strcmp(ls_group_state_label(g), "Stable") == 0);
+    CHECK_EQ_INT(r.nassigned, 4);
+    int32_t e1 = r.member_epoch;
+    /* a heartbeat that changes nothing stores nothing */
+    r = cg_beat(g, "m1", e1, &ge, &stored);
+    CHECK(!stored && persists == 1);
+    /* commits: the member's epoch; older: STALE, newer: FENCED; none: UNKNOWN */
+    CHECK_EQ_INT(ls_group_commit_check(g, e1, "m1", NULL), LS_GERR_NONE);
+    CHECK_EQ_INT(ls_group_commit_check(g, e1 - 1, "m1", NULL), LS_GERR_STALE_MEMBER_EPOCH);
+    CHECK_EQ_INT(ls_group_commit_check(g, e1 + 1, "m1", NULL), LS_GERR_FENCED_MEMBER_EPOCH);
+    CHECK_EQ_INT(ls_group_commit_check(g, -1, "", NULL), LS_GERR_UNKNOWN_MEMBER_ID);
+    CHECK_EQ_INT(ls_group_txn_commit_check(g, -1, "", NULL), LS_GERR_NONE);
+    CHECK_EQ_INT(ls_group_txn_commit_check(g, e1 - 1, "m1", NULL), LS_GERR_ILLEGAL_GENERATION);
+    CHECK_EQ_INT(ls_group_fetch_check(g, "m1", e1 - 1), LS_GERR_STALE_MEMBER_EPOCH);
+    CHECK_EQ_INT(ls_group_fetch_check(g, NULL, -1), LS_GERR_NONE);
+    CHECK_EQ_INT(ls_group_offset_delete_check(g, "t"), LS_GERR_GROUP_SUBSCRIBED_TO_TOPIC);
+    CHECK_EQ_INT(ls_group_offset_delete_check(g, "u"), LS_GERR_NONE);
+    /* members: no JoinGroup, no DeleteGroups */
+    jres_t j;
+    join(g, "", NULL, &j, false, 1000);
+    CHECK(j.done == 1 && j.err == LS_GERR_INCONSISTENT_GROUP_PROTOCOL);
+    CHECK_EQ_INT(ls_group_delete(g), LS_GERR_NON_EMPTY_GROUP);
+    /* the session expires: empty, epoch moved and stored */
+    int before = persists;
+    fake_now += 46000;
+    ls_group_coord_tick(c);
+    CHECK(persists == before + 1 && last_rec.generation > e1);
+    CHECK(strcmp(ls_group_state_label(g), "Empty") == 0);
+    CHECK_EQ_INT(ls_group_commit_check(g, -1, "", NULL), LS_GERR_NONE);
+    /* empty: a classic member takes it over, with generations above the epochs */
+    int32_t epoch = last_rec.generation;
+    join(g, "", NULL, &j, false, 1000);
+    CHECK(j.done == 1 && j.err == LS_GERR_NONE && j.gen > epoch);
+    CHECK(strcmp(ls_group_type(g), "classic") == 0);
+    /* a classic group with members refuses the consumer protocol */
+    r = cg_beat(g, "m2", 0, &ge, &stored);
+    CHECK_EQ_INT(ge, LS_GERR_GROUP_ID_NOT_FOUND);
+    CHECK(strcmp(ls_group_type(g), "classic") == 0);
+    ls_group_coord_free(c);
+}
+
+TEST(consumer_group_refused_join_leaves_the_group_as_it_was)
+{
+    ls_group_coord_t *c = coord();
+    ls_group_t *g = group(c, "cg2");
+    ls_group_err ge;
+    bool stored;
+    /* a leave of an unknown member on a Dead group: refused, still Dead */
+    ls_cgroup_hb_res_t r = cg_beat(g, "m1", -1, &ge, &stored);
+    CHECK_EQ_INT(ge, LS_GERR_NONE);
+    CHECK_EQ_INT(r.err, LS_CGERR_UNKNOWN_MEMBER_ID);
+    CHECK(!stored && persists == 0);
+    CHECK_EQ_INT(ls_group_get_state(g), LS_GROUP_DEAD);
+    CHECK(strcmp(ls_group_type(g), "classic") == 0);
+    ls_group_coord_free(c);
+}
+
+TEST(consumer_group_loads_above_its_stored_epoch)
+{
+    ls_group_config_t cfg;
+    ls_group_config_defaults(&cfg);
+    ls_group_hooks_t h = {.now_ms = h_now,
+                          .wall_ms = h_wall,
+                          .persist = h_persist,
+                          .load = h_load,
+                          .topic_stream_no = h_sn};
+    ls_group_coord_t *c = ls_group_coord_new(&cfg, &h);
+    ls_group_t *g = NULL;
+    ls_group_acquire(c, "cgl", got_group, &g);
+    ls_group_loaded_t l;
+    memset(&l, 0, sizeof l);
+    l.exists = true;
+    l.rec.consumer = true;
+    l.rec.generation = 41;
+    l.rec.protocol_type = ls_strdup("consumer");
+    l.rec.members = LS_NEWN(ls_group_record_member_t, 1);
+    /* the stored form round-trips */
+    size_t n;
+    uint8_t *b = ls_group_record_encode(&l.rec, &n);
+    ls_group_record_t back;
+    CHECK(ls_group_record_decode(b, n, &back) == LS_OK && back.consumer && back.generation == 41);
+    ls_group_record_free(&back);
+    b[n - 1] = 7; /* an unknown group type */
+    CHECK(ls_group_record_decode(b, n, &back) == LS_ECORRUPT);
+    ls_free(b);
+    ls_group_coord_load_done(c, "cgl", LS_OK, &l);
+    CHECK(g && strcmp(ls_group_type(g), "consumer") == 0);
+    ls_group_err ge;
+    bool stored;
+    /* the old member is unknown here; a join gets an epoch above 41 */
+    ls_cgroup_hb_res_t r = cg_beat(g, "m1", 7, &ge, &stored);
+    CHECK_EQ_INT(r.err, LS_CGERR_UNKNOWN_MEMBER_ID);
+    r = cg_beat(g, "m1", 0, &ge, &stored);
+    CHECK(r.err == LS_CGERR_NONE && r.member_epoch > 41 && stored);
+    ls_group_coord_free(c);
+}
+
 int main(void)
 {
     ls_check_invariants_enable(true); /* every tick checks group.h's invariants */
@@ -547,6 +677,9 @@ int main(void)
     RUN(lazy_load_restores_stable_group);
     RUN(record_codecs_reject_garbage);
     RUN(keys_escape_group_ids);
+    RUN(consumer_group_type_rules);
+    RUN(consumer_group_refused_join_leaves_the_group_as_it_was);
+    RUN(consumer_group_loads_above_its_stored_epoch);
     ls_group_record_free(&last_rec);
     UNIT_DONE();
 }

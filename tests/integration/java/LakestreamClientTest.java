@@ -33,7 +33,11 @@ import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
+import org.apache.kafka.common.GroupType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -221,6 +225,29 @@ public class LakestreamClientTest {
         p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 200);
         p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 60000);
         return new KafkaConsumer<>(p);
+    }
+
+    // A group member with the consumer's defaults but the group protocol named.
+    static KafkaConsumer<byte[], byte[]> groupConsumer(String group, String protocol) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        return new KafkaConsumer<>(p);
+    }
+
+    // n records "<topic>-<i>", spread over the partitions round robin.
+    static void produceSpread(String topic, int partitions, int n) throws Exception {
+        long base = System.nanoTime();
+        try (KafkaProducer<byte[], byte[]> p = producer("none")) {
+            for (int i = 0; i < n; i++)
+                p.send(new ProducerRecord<>(topic, i % partitions, null, b(topic + "-" + base + "-" + i)));
+            p.flush();
+        }
     }
 
     static String createTopic(Admin admin, String prefix) throws Exception {
@@ -577,6 +604,84 @@ public class LakestreamClientTest {
                 for (int i = 0; i < n; i++) want.add("out-" + i);
                 Collections.sort(want);
                 check(got.equals(want), "output has " + got.size() + " records (want each of " + n + " once)");
+            });
+            test("consumer_protocol_group_rebalance_and_commit", () -> {
+                // KIP-848 (group.protocol=consumer): two members share six partitions
+                // through the server-side assignor, commit, and the survivor takes all
+                String topic = uniq("java-kip848");
+                admin.createTopics(List.of(new NewTopic(topic, 6, RF))).all().get();
+                produceSpread(topic, 6, 600);
+                String group = uniq("java-kip848-g");
+                Map<String, Integer> seen = new HashMap<>();
+                try (KafkaConsumer<byte[], byte[]> a = groupConsumer(group, "consumer");
+                     KafkaConsumer<byte[], byte[]> b = groupConsumer(group, "consumer")) {
+                    a.subscribe(List.of(topic));
+                    b.subscribe(List.of(topic));
+                    long deadline = System.currentTimeMillis() + 60000;
+                    while (System.currentTimeMillis() < deadline
+                           && (seen.size() < 600 || a.assignment().size() + b.assignment().size() != 6
+                               || a.assignment().isEmpty() || b.assignment().isEmpty())) {
+                        for (KafkaConsumer<byte[], byte[]> c : List.of(a, b)) {
+                            for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100)))
+                                seen.merge(new String(r.value(), StandardCharsets.UTF_8), 1, Integer::sum);
+                            c.commitSync();
+                        }
+                    }
+                    check(seen.size() == 600, "read " + seen.size() + " distinct of 600");
+                    Set<TopicPartition> both = new java.util.HashSet<>(a.assignment());
+                    both.addAll(b.assignment());
+                    check(both.size() == 6 && !a.assignment().isEmpty() && !b.assignment().isEmpty(),
+                          "assignments " + a.assignment() + " / " + b.assignment());
+                    ConsumerGroupDescription d =
+                        admin.describeConsumerGroups(List.of(group)).describedGroups().get(group).get();
+                    check(d.type() == GroupType.CONSUMER, "group type " + d.type());
+                    check(d.members().size() == 2, "members " + d.members());
+                    int described = 0;
+                    for (MemberDescription m : d.members()) described += m.assignment().topicPartitions().size();
+                    check(described == 6, "described assignment " + d.members());
+                    b.close();
+                    deadline = System.currentTimeMillis() + 60000;
+                    while (System.currentTimeMillis() < deadline && a.assignment().size() != 6)
+                        a.poll(Duration.ofMillis(100));
+                    check(a.assignment().size() == 6, "after a member left: " + a.assignment());
+                }
+                Map<TopicPartition, OffsetAndMetadata> off =
+                    admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+                long sum = 0;
+                for (OffsetAndMetadata o : off.values()) sum += o.offset();
+                check(off.size() == 6 && sum == 600, "committed " + off);
+                // the group is empty now: a classic consumer may take it over and
+                // resumes from the committed offsets
+                produceSpread(topic, 6, 60);
+                Map<String, Integer> more = new HashMap<>();
+                try (KafkaConsumer<byte[], byte[]> c = groupConsumer(group, "classic")) {
+                    c.subscribe(List.of(topic));
+                    long deadline = System.currentTimeMillis() + 60000;
+                    while (System.currentTimeMillis() < deadline && more.size() < 60)
+                        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200)))
+                            more.merge(new String(r.value(), StandardCharsets.UTF_8), 1, Integer::sum);
+                }
+                check(more.size() == 60 && Collections.disjoint(more.keySet(), seen.keySet()),
+                      "the classic consumer read " + more.size() + " records");
+            });
+            test("consumer_protocol_regex_subscription", () -> {
+                // SubscriptionPattern (RE2/J, evaluated by the broker): topics created
+                // before and after subscribing are assigned
+                String prefix = uniq("java-re") + "-";
+                admin.createTopics(List.of(new NewTopic(prefix + "a", 2, RF))).all().get();
+                String group = uniq("java-re-g");
+                try (KafkaConsumer<byte[], byte[]> c = groupConsumer(group, "consumer")) {
+                    c.subscribe(new SubscriptionPattern(prefix + ".*")); // uniq: [a-z0-9-] only
+                    long deadline = System.currentTimeMillis() + 60000;
+                    while (System.currentTimeMillis() < deadline && c.assignment().size() != 2)
+                        c.poll(Duration.ofMillis(100));
+                    check(c.assignment().size() == 2, "before: " + c.assignment());
+                    admin.createTopics(List.of(new NewTopic(prefix + "b", 3, RF))).all().get();
+                    deadline = System.currentTimeMillis() + 60000;
+                    while (System.currentTimeMillis() < deadline && c.assignment().size() != 5)
+                        c.poll(Duration.ofMillis(100));
+                    check(c.assignment().size() == 5, "after a matching topic appeared: " + c.assignment());
+                }
             });
             test("dynamic_broker_configs_default_entity", () -> {
                 // what kafka-configs --entity-type brokers --entity-default does (issue 11 §3)

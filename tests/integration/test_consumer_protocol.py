@@ -1,0 +1,174 @@
+"""Consumer groups of the KIP-848 protocol (group.protocol=consumer) with
+librdkafka's defaults and Kafka's own ConsumerGroupCommand: the server-side
+assignor splits the partitions, offsets commit, the tool describes the group
+(ConsumerGroupDescribe) and lists its type, a restarted broker resumes the
+group above the epoch it had, and an empty group changes protocol while one
+with members keeps it. The Java client's runs are in
+tests/integration/java/LakestreamClientTest.java (consumer_protocol_*).
+"""
+
+import os
+import subprocess
+import time
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+import lsbroker
+
+TOOLS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "tools")
+JVM = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+
+
+def uid(prefix):
+    return "%s-%s" % (prefix, uuid.uuid4().hex[:8])
+
+
+def create(bootstrap, topic, partitions):
+    a = AdminClient({"bootstrap.servers": bootstrap})
+    for f in a.create_topics([NewTopic(topic, partitions, 1)]).values():
+        f.result(30)
+
+
+def produce(bootstrap, topic, partitions, n, tag):
+    p = Producer({"bootstrap.servers": bootstrap})
+    for i in range(n):
+        p.produce(topic, value=("%s-%d" % (tag, i)).encode(), partition=i % partitions)
+    assert p.flush(30) == 0
+
+
+def consumer(bootstrap, group, protocol="consumer"):
+    # librdkafka's defaults otherwise (with the consumer protocol the session
+    # and heartbeat settings belong to the broker and may not be set)
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                     "group.protocol": protocol, "auto.offset.reset": "earliest",
+                     "enable.auto.commit": False})
+
+
+def drain(consumers, want, seen, until=None, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and (len(seen) < want or (until and not until())):
+        for c in consumers:
+            msgs = c.consume(100, timeout=0.2)
+            for m in msgs:
+                if m.error() is None:
+                    seen[m.value().decode()] = seen.get(m.value().decode(), 0) + 1
+            if msgs:
+                c.commit(asynchronous=False)
+    return seen
+
+
+def group_command(bootstrap, *args):
+    if not os.path.isdir(TOOLS_LIB):
+        pytest.fail("no Kafka tools jars in %s; run tools/install-deps.sh test" % TOOLS_LIB,
+                    pytrace=False)
+    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"),
+                 "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+                 "--bootstrap-server", bootstrap] + list(args)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_librdkafka_consumer_protocol_shares_commits_and_describes(broker):
+    topic, group = uid("kip848"), uid("kip848-g")
+    create(broker.bootstrap, topic, 4)
+    produce(broker.bootstrap, topic, 4, 400, "a")
+    a, b = consumer(broker.bootstrap, group), consumer(broker.bootstrap, group)
+    try:
+        a.subscribe([topic])
+        b.subscribe([topic])
+        seen = drain([a, b], 400, {}, until=lambda: a.assignment() and b.assignment())
+        assert len(seen) == 400 and max(seen.values()) == 1, "records read twice or lost"
+        pa, pb = {p.partition for p in a.assignment()}, {p.partition for p in b.assignment()}
+        assert pa and pb and not pa & pb and pa | pb == {0, 1, 2, 3}
+        out = group_command(broker.bootstrap, "--describe", "--group", group, "--members",
+                            "--verbose")
+        assert out.count(topic) >= 2, out  # two members, each with its partitions
+        state = group_command(broker.bootstrap, "--describe", "--group", group, "--state")
+        assert "Stable" in state and "uniform" in state, state
+        listed = group_command(broker.bootstrap, "--list", "--type", "consumer")
+        assert group in listed.split(), listed
+        assert group not in group_command(broker.bootstrap, "--list", "--type",
+                                          "classic").split()
+    finally:
+        a.close()
+        b.close()
+    off = group_command(broker.bootstrap, "--describe", "--group", group, "--offsets")
+    lags = [line.split() for line in off.splitlines() if topic in line]
+    assert len(lags) == 4 and all(f[3] == "100" and f[5] == "0" for f in lags), off
+
+
+def test_group_resumes_above_its_epoch_after_a_restart(broker):
+    """Members are not stored: after a restart they rejoin (UNKNOWN_MEMBER_ID
+    answered to their heartbeat), and the stored group epoch is the floor of
+    the epochs handed out, so no member epoch is ever given twice."""
+    topic, group = uid("kip848r"), uid("kip848r-g")
+    create(broker.bootstrap, topic, 2)
+    produce(broker.bootstrap, topic, 2, 100, "before")
+    c = consumer(broker.bootstrap, group)
+    try:
+        c.subscribe([topic])
+        drain([c], 100, {}, until=lambda: len(c.assignment()) == 2)
+        before = epoch_of(broker.bootstrap, group)
+        broker.restart()
+        produce(broker.bootstrap, topic, 2, 100, "after")
+        seen = drain([c], 100, {}, timeout=90)
+        assert len([k for k in seen if k.startswith("after-")]) == 100
+        after = epoch_of(broker.bootstrap, group)
+        assert after > before, (before, after)
+    finally:
+        c.close()
+
+
+def epoch_of(bootstrap, group):
+    out = group_command(bootstrap, "--describe", "--group", group, "--state", "--verbose")
+    rows = [line.split() for line in out.splitlines() if group in line.split()]
+    header = [line.split() for line in out.splitlines() if "GROUP-EPOCH" in line]
+    assert rows and header, out
+    return int(rows[0][header[0].index("GROUP-EPOCH")])
+
+
+def test_protocols_change_only_while_the_group_is_empty(broker):
+    topic, group = uid("kip848m"), uid("kip848m-g")
+    create(broker.bootstrap, topic, 2)
+    produce(broker.bootstrap, topic, 2, 20, "m")
+    classic = consumer(broker.bootstrap, group, "classic")
+    try:
+        classic.subscribe([topic])
+        drain([classic], 20, {})
+        # a classic group with members refuses a consumer-protocol member
+        errors = []
+        newer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group,
+                          "group.protocol": "consumer",
+                          "error_cb": lambda e: errors.append(e)})
+        newer.subscribe([topic])
+        deadline = time.monotonic() + 30
+        failed = None
+        while time.monotonic() < deadline and failed is None:
+            try:
+                for m in newer.consume(10, timeout=0.2):
+                    if m.error() is not None and m.error().code() != KafkaError._PARTITION_EOF:
+                        failed = m.error()
+            except KafkaException as e:
+                failed = e.args[0]
+            if errors:
+                failed = errors[0]
+        newer.close()
+        # GROUP_ID_NOT_FOUND, which librdkafka (as with Kafka) makes fatal
+        assert failed is not None and "group id does not exist" in failed.str(), failed
+    finally:
+        classic.close()
+    # empty now: the consumer protocol takes the group over, with its offsets
+    produce(broker.bootstrap, topic, 2, 20, "n")
+    c = consumer(broker.bootstrap, group)
+    try:
+        c.subscribe([topic])
+        seen = drain([c], 20, {})
+        assert sorted(seen) == sorted("n-%d" % i for i in range(20)), sorted(seen)
+    finally:
+        c.close()
+    listed = group_command(broker.bootstrap, "--list", "--type", "consumer")
+    assert group in listed.split(), listed
