@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/binrec.h"
+#include "base/hash.h"
 
 /* A set of partitions; topics are owned copies. Small (a member's share), so
  * linear lookups. */
@@ -80,6 +82,7 @@ struct ls_cgroup {
     /* subscribed topics and partition counts when the target was computed */
     ls_cgroup_topic_t *meta;
     int nmeta;
+    uint64_t version; /* bumped by every change ls_cgroup_encode would show */
 };
 
 const char *ls_cgroup_err_name(ls_cgroup_err e)
@@ -456,8 +459,39 @@ static const char *invalid(const ls_cgroup_hb_req_t *req)
     return NULL;
 }
 
+static void heartbeat(ls_cgroup_t *g, const ls_cgroup_hb_req_t *req,
+                      const ls_cgroup_topic_t *topics, int ntopics, ls_cgroup_hb_res_t *res);
+
+/* What a heartbeat may change that is stored: the group's epochs and size,
+ * and the asking member's id, epochs, state and partition counts (a target
+ * changes only with the target epoch; a member's sets change only with its
+ * epoch, its state or their sizes). */
+static uint64_t fingerprint(const ls_cgroup_t *g, const char *member_id)
+{
+    int64_t v[10] = {g->epoch, g->target_epoch, g->nmembers, -1};
+    const member_t *m = find_member(g, member_id);
+    if (m) {
+        int64_t mv[] = {
+            m->epoch,       m->prev_epoch,          m->state, m->assigned.n, m->pending.n,
+            m->left_static, m->rebalance_timeout_ms};
+        memcpy(v + 3, mv, sizeof mv);
+    }
+    uint64_t h = ls_hash_bytes(LS_HASH_INIT, v, sizeof v);
+    return m && m->instance_id ? ls_hash_str(h, m->instance_id) : h;
+}
+
+uint64_t ls_cgroup_version(const ls_cgroup_t *g) { return g->version; }
+
 void ls_cgroup_heartbeat(ls_cgroup_t *g, const ls_cgroup_hb_req_t *req,
                          const ls_cgroup_topic_t *topics, int ntopics, ls_cgroup_hb_res_t *res)
+{
+    uint64_t before = fingerprint(g, req->member_id);
+    heartbeat(g, req, topics, ntopics, res);
+    if (fingerprint(g, req->member_id) != before) g->version++;
+}
+
+static void heartbeat(ls_cgroup_t *g, const ls_cgroup_hb_req_t *req,
+                      const ls_cgroup_topic_t *topics, int ntopics, ls_cgroup_hb_res_t *res)
 {
     *res = (ls_cgroup_hb_res_t){.member_epoch = req->member_epoch,
                                 .heartbeat_interval_ms = g->cfg.heartbeat_interval_ms};
@@ -576,6 +610,7 @@ void ls_cgroup_heartbeat(ls_cgroup_t *g, const ls_cgroup_hb_req_t *req,
 int64_t ls_cgroup_tick(ls_cgroup_t *g, int64_t now_ms)
 {
     int64_t next = INT64_MAX;
+    int32_t epoch = g->epoch; /* every removal bumps it */
     for (int i = 0; i < g->nmembers;) {
         member_t *m = g->members[i];
         /* a member that does not give up revoked partitions within its
@@ -590,7 +625,151 @@ int64_t ls_cgroup_tick(ls_cgroup_t *g, int64_t now_ms)
         i++;
     }
     if (g->epoch > g->target_epoch) compute_target(g);
+    if (g->epoch != epoch) g->version++;
     return next;
+}
+
+/* ---- stored form (docs/FORMATS.md, group record version 2) ---- */
+
+#define STATE_VERSION 1
+
+static void put_tps(ls_buf_t *b, const tpset_t *s)
+{
+    ls_bw_u32(b, (uint32_t)s->n);
+    for (int i = 0; i < s->n; i++) {
+        ls_bw_str(b, s->v[i].topic);
+        ls_bw_u32(b, (uint32_t)s->v[i].partition);
+    }
+}
+
+void ls_cgroup_encode(const ls_cgroup_t *g, ls_buf_t *b)
+{
+    ls_buf_append_u8(b, STATE_VERSION);
+    ls_bw_u32(b, (uint32_t)g->epoch);
+    ls_bw_u32(b, (uint32_t)g->target_epoch);
+    ls_bw_u32(b, (uint32_t)g->nmeta);
+    for (int i = 0; i < g->nmeta; i++) {
+        ls_bw_str(b, g->meta[i].name);
+        ls_bw_u32(b, (uint32_t)g->meta[i].partitions);
+    }
+    ls_bw_u32(b, (uint32_t)g->nmembers);
+    for (int i = 0; i < g->nmembers; i++) {
+        const member_t *m = g->members[i];
+        ls_bw_str(b, m->id);
+        ls_bw_str(b, m->instance_id);
+        ls_bw_str(b, m->rack_id);
+        ls_bw_str(b, m->client_id);
+        ls_bw_str(b, m->client_host);
+        ls_bw_u32(b, (uint32_t)m->epoch);
+        ls_bw_u32(b, (uint32_t)m->prev_epoch);
+        ls_buf_append_u8(b, (uint8_t)m->state);
+        ls_buf_append_u8(b, m->left_static ? 1 : 0);
+        ls_buf_append_u8(b, m->assignor < 0 ? 0xff : (uint8_t)m->assignor);
+        ls_bw_u32(b, (uint32_t)m->rebalance_timeout_ms);
+        ls_bw_str(b, m->regex);
+        ls_bw_u32(b, (uint32_t)m->ntopics);
+        for (int k = 0; k < m->ntopics; k++)
+            ls_bw_str(b, m->topics[k]);
+        put_tps(b, &m->assigned);
+        put_tps(b, &m->pending);
+        put_tps(b, &m->target);
+    }
+}
+
+/* A count read from r, bounded by the bytes left (each item takes at least
+ * min_bytes), so garbage never makes a huge allocation. */
+static int get_count(ls_br_t *r, size_t min_bytes)
+{
+    uint32_t n = ls_br_u32(r);
+    if (r->err || n > (size_t)(r->end - r->p) / min_bytes) {
+        r->err = true;
+        return 0;
+    }
+    return (int)n;
+}
+
+static void get_tps(ls_br_t *r, tpset_t *s)
+{
+    int n = get_count(r, 6);
+    for (int i = 0; i < n && !r->err; i++) {
+        char *t = ls_br_str(r);
+        int32_t p = (int32_t)ls_br_u32(r);
+        if (!t) {
+            r->err = true;
+            break;
+        }
+        tps_add(s, t, p);
+        ls_free(t);
+    }
+}
+
+ls_cgroup_t *ls_cgroup_decode(const uint8_t *p, size_t len, const char *group_id,
+                              const ls_cgroup_config_t *cfg, int64_t now_ms)
+{
+    ls_br_t r = ls_br_init(p, len);
+    if (ls_br_u8(&r) != STATE_VERSION) return NULL;
+    ls_cgroup_t *g = ls_cgroup_new(group_id, cfg, 0);
+    g->epoch = (int32_t)ls_br_u32(&r);
+    g->target_epoch = (int32_t)ls_br_u32(&r);
+    int nmeta = get_count(&r, 6);
+    g->meta = LS_NEWN(ls_cgroup_topic_t, nmeta + 1);
+    for (int i = 0; i < nmeta && !r.err; i++) {
+        g->meta[i].name = ls_br_str(&r);
+        g->meta[i].partitions = (int32_t)ls_br_u32(&r);
+        g->nmeta = i + 1;
+        if (!g->meta[i].name) r.err = true;
+    }
+    int n = get_count(&r, 40);
+    g->members = LS_NEWN(member_t *, n + 1);
+    for (int i = 0; i < n && !r.err; i++) {
+        member_t *m = LS_NEW(member_t);
+        g->members[g->nmembers++] = m;
+        m->id = ls_br_str(&r);
+        m->instance_id = ls_br_str(&r);
+        m->rack_id = ls_br_str(&r);
+        m->client_id = ls_br_str(&r);
+        m->client_host = ls_br_str(&r);
+        m->epoch = (int32_t)ls_br_u32(&r);
+        m->prev_epoch = (int32_t)ls_br_u32(&r);
+        uint8_t st = ls_br_u8(&r);
+        m->left_static = ls_br_u8(&r) != 0;
+        uint8_t as = ls_br_u8(&r);
+        m->rebalance_timeout_ms = (int32_t)ls_br_u32(&r);
+        m->regex = ls_br_str(&r);
+        int nt = get_count(&r, 2);
+        m->topics = LS_NEWN(char *, nt + 1);
+        for (int k = 0; k < nt && !r.err; k++) {
+            m->topics[k] = ls_br_str(&r);
+            m->ntopics = k + 1;
+            if (!m->topics[k]) r.err = true;
+        }
+        get_tps(&r, &m->assigned);
+        get_tps(&r, &m->pending);
+        get_tps(&r, &m->target);
+        if (r.err) break;
+        if (!m->id || st > M_UNRELEASED || (as != 0xff && as > LS_CGROUP_RANGE) ||
+            m->epoch > g->target_epoch) {
+            r.err = true;
+            break;
+        }
+        m->state = (mstate)st;
+        m->assignor = as == 0xff ? -1 : as;
+        if (m->regex) {
+            int ec;
+            PCRE2_SIZE off;
+            m->re = pcre2_compile((PCRE2_SPTR)m->regex, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &ec, &off,
+                                  NULL);
+            if (!m->re) r.err = true;
+        }
+        /* a fresh session and revocation deadline on the new coordinator */
+        m->deadline_ms = now_ms + cfg->session_timeout_ms;
+        m->revoke_by_ms = now_ms + m->rebalance_timeout_ms;
+    }
+    if (r.err || r.p != r.end || g->target_epoch > g->epoch) {
+        ls_cgroup_free(g);
+        return NULL;
+    }
+    return g;
 }
 
 void ls_cgroup_member(const ls_cgroup_t *g, int i, ls_cgroup_member_info_t *out)

@@ -31,7 +31,9 @@
 #ifndef LS_CGROUP_H
 #define LS_CGROUP_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include "base/buf.h"
 
 /* Member epochs with a meaning in ConsumerGroupHeartbeat. */
 #define LS_CGROUP_EPOCH_JOIN 0
@@ -152,6 +154,18 @@ typedef struct ls_cgroup_member_info {
     int ntarget;
 } ls_cgroup_member_info_t;
 void ls_cgroup_member(const ls_cgroup_t *g, int i, ls_cgroup_member_info_t *out);
+/* Counts the changes that ls_cgroup_encode shows (members, their epochs,
+ * states and partitions, the group's epochs): the embedder stores the group
+ * when it moved. Session refreshes do not move it. */
+uint64_t ls_cgroup_version(const ls_cgroup_t *g);
+/* The stored form: epochs, the subscribed topics' metadata and every member
+ * (subscription, epochs, assigned / pending-revocation / target partitions),
+ * so a coordinator that takes the group over keeps its members. Deadlines
+ * are not stored: decode gives every member a fresh session from now_ms.
+ * decode: NULL on any inconsistency. */
+void ls_cgroup_encode(const ls_cgroup_t *g, ls_buf_t *b);
+ls_cgroup_t *ls_cgroup_decode(const uint8_t *p, size_t len, const char *group_id,
+                              const ls_cgroup_config_t *cfg, int64_t now_ms);
 /* Does a member subscribe to topic (by name or regex)? OffsetDelete's rule. */
 bool ls_cgroup_subscribed(const ls_cgroup_t *g, const char *topic);
 /* OffsetCommit v9+ rule: the member exists and commits with its epoch. */

@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/hash.h"
 #include "base/i64map.h"
+#include "base/diag.h"
 #include "base/uuid.h"
 
 typedef struct member {
@@ -73,8 +74,9 @@ struct ls_group {
     bool initial_delay;
     otopic_t *topics;
     int ntopics, captopics;
-    ls_cgroup_t *cg;  /* a consumer-type group's membership (group.h); NULL: classic */
-    bool txn_pending; /* may hold pending transactional offsets (group.h) */
+    ls_cgroup_t *cg;    /* a consumer-type group's membership (group.h); NULL: classic */
+    uint64_t cg_stored; /* ls_cgroup_version when its record was last stored */
+    bool txn_pending;   /* may hold pending transactional offsets (group.h) */
     uint64_t
         txn_adds; /* TxnOffsetCommits so far: a reread older than the last one keeps the flag */
 };
@@ -1213,16 +1215,17 @@ const char *ls_group_state_label(const ls_group_t *g)
                                               : ls_group_state_name(g->state);
 }
 
-/* After the membership of a consumer group changed (heartbeat, tick): the
- * generation follows the group epoch, the Empty clock restarts when the last
- * member goes, and the record is stored when the epoch moved. True: stored. */
-static bool consumer_settle(ls_group_t *g, int32_t epoch_before)
+/* After a heartbeat or a tick of a consumer group: the generation follows
+ * the group epoch, the Empty clock restarts when the last member goes, and
+ * the record is stored when anything it holds changed. True: stored. */
+static bool consumer_settle(ls_group_t *g, bool force)
 {
     int32_t epoch = ls_cgroup_epoch(g->cg);
     bool members = ls_cgroup_member_count(g->cg) > 0;
     if (!members && g->generation != epoch) g->state_wall_ms = wall_ms(g->c);
-    if (epoch == epoch_before && g->generation == epoch) return false;
     g->generation = epoch;
+    if (!force && ls_cgroup_version(g->cg) == g->cg_stored) return false;
+    g->cg_stored = ls_cgroup_version(g->cg);
     persist(g);
     return true;
 }
@@ -1242,10 +1245,10 @@ ls_group_err ls_group_consumer_heartbeat(ls_group_t *g, ls_cgroup_hb_req_t *req,
         /* an Empty classic group (or none) becomes a consumer group; its
          * offsets stay, its epochs continue above its generation */
         g->cg = ls_cgroup_new(g->id, &c->cfg.consumer, g->generation);
+        g->cg_stored = ls_cgroup_version(g->cg);
         converted = true;
     }
     req->now_ms = now_ms(c);
-    int32_t epoch = converted ? -1 : ls_cgroup_epoch(g->cg);
     ls_cgroup_heartbeat(g->cg, req, topics, ntopics, res);
     if (converted && ls_cgroup_member_count(g->cg) == 0) {
         /* refused before anyone joined: the group stays what it was */
@@ -1260,7 +1263,7 @@ ls_group_err ls_group_consumer_heartbeat(ls_group_t *g, ls_cgroup_hb_req_t *req,
         set_str(&g->leader, NULL);
     }
     int64_t due = ls_cgroup_tick(g->cg, req->now_ms);
-    *stored = consumer_settle(g, epoch);
+    *stored = consumer_settle(g, converted);
     if (due != INT64_MAX) wakeup(c, due);
     return LS_GERR_NONE;
 }
@@ -1279,6 +1282,12 @@ void ls_group_snapshot(const ls_group_t *g, ls_group_record_t *r)
 {
     memset(r, 0, sizeof *r);
     r->consumer = g->cg != NULL;
+    if (g->cg) {
+        ls_buf_t b;
+        ls_buf_init(&b);
+        ls_cgroup_encode(g->cg, &b);
+        r->consumer_state = ls_buf_steal(&b, &r->consumer_state_len);
+    }
     r->state = g->state == LS_GROUP_EMPTY ? LS_GROUP_EMPTY : g->state;
     r->generation = g->generation;
     r->protocol_type = dup_or_null(g->protocol_type);
@@ -1323,8 +1332,24 @@ static void group_install(ls_group_t *g, ls_group_loaded_t *l)
         g->state_wall_ms = r->state_ms;
         g->state = r->nmembers > 0 && r->state == LS_GROUP_STABLE && !r->consumer ? LS_GROUP_STABLE
                                                                                   : LS_GROUP_EMPTY;
-        /* a consumer group resumes above the stored epoch; its members rejoin */
-        if (r->consumer) g->cg = ls_cgroup_new(g->id, &c->cfg.consumer, r->generation);
+        /* a consumer group resumes with its members and epochs (a fresh
+         * session each); a state that does not decode keeps the epoch as
+         * the floor and its members rejoin */
+        if (r->consumer) {
+            g->cg = r->consumer_state_len
+                        ? ls_cgroup_decode(r->consumer_state, r->consumer_state_len, g->id,
+                                           &c->cfg.consumer, now_ms(c))
+                        : NULL;
+            if (!g->cg) {
+                if (r->consumer_state_len)
+                    LS_WARN("group",
+                            "group %s: its stored members do not decode; it goes on empty "
+                            "above epoch %d (the members rejoin)",
+                            g->id, (int)r->generation);
+                g->cg = ls_cgroup_new(g->id, &c->cfg.consumer, r->generation);
+            }
+            g->cg_stored = ls_cgroup_version(g->cg);
+        }
         if (g->state == LS_GROUP_STABLE) {
             /* Members come back with a fresh session: live clients keep
              * heartbeating, dead ones expire and trigger a rebalance. */
@@ -1568,9 +1593,8 @@ int64_t ls_group_coord_tick(ls_group_coord_t *c)
                 i++;
             }
             if (g->cg) {
-                int32_t epoch = ls_cgroup_epoch(g->cg);
                 int64_t due = ls_cgroup_tick(g->cg, now);
-                consumer_settle(g, epoch);
+                consumer_settle(g, false);
                 if (due < next) next = due;
             }
             for (int i = 0; i < g->npending; i++)

@@ -126,8 +126,11 @@ typedef struct ls_group_record_member {
 /* A group's persisted metadata (no offsets). */
 typedef struct ls_group_record {
     ls_group_state state; /* LS_GROUP_EMPTY or LS_GROUP_STABLE */
-    bool consumer;        /* a group of the KIP-848 protocol: generation is its group epoch,
-                           * members are not stored (version 2 of the record) */
+    bool consumer;        /* a group of the KIP-848 protocol (version 2 of the record):
+                           * generation is its group epoch, its members are in
+                           * consumer_state (ls_cgroup_encode), nmembers is 0 */
+    uint8_t *consumer_state;
+    size_t consumer_state_len;
     int32_t generation;
     char *protocol_type; /* NULL: offsets only, no membership ever */
     char *protocol_name;
@@ -236,8 +239,10 @@ void ls_group_snapshot(const ls_group_t *g, ls_group_record_t *out);
  * keeps its membership in an ls_cgroup_t (cgroup.h) inside the same group
  * object, so loading, fencing, offsets, retention and deletion are shared;
  * its classic state stays Empty (no classic members) and its generation is
- * the group epoch, stored (the epoch floor after a fail-over). Members are
- * not stored: after a coordinator change they rejoin (UNKNOWN_MEMBER_ID).
+ * the group epoch. Its record holds the whole membership (ls_cgroup_encode)
+ * and is stored whenever ls_cgroup_version moves, so a coordinator that
+ * takes it over keeps its members, their epochs and partitions (members get
+ * a fresh session there).
  * Changing type (group.consumer.migration.policy=disabled): an Empty or Dead
  * classic group becomes a consumer group on its first heartbeat, a consumer
  * group without members becomes classic on its first JoinGroup; a group with

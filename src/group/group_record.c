@@ -37,7 +37,11 @@ uint8_t *ls_group_record_encode(const ls_group_record_t *rec, size_t *len)
         ls_bw_bytes(&b, m->metadata, m->metadata_len);
         ls_bw_bytes(&b, m->assignment, m->assignment_len);
     }
-    if (rec->consumer) ls_buf_append_u8(&b, 1); /* group type: 1 consumer */
+    if (rec->consumer) {
+        ls_buf_append_u8(&b, 1); /* group type: 1 consumer */
+        ls_bw_bytes(&b, rec->consumer_state ? rec->consumer_state : (const uint8_t *)"",
+                    rec->consumer_state_len);
+    }
     return ls_buf_steal(&b, len);
 }
 
@@ -79,6 +83,8 @@ ls_status ls_group_record_decode(const uint8_t *p, size_t len, ls_group_record_t
         uint8_t type = ls_br_u8(&r);
         if (type != 1) r.err = true; /* only consumer groups are written typed */
         out->consumer = true;
+        out->consumer_state = ls_br_bytes(&r, &out->consumer_state_len);
+        if (!r.err && r.p != r.end) r.err = true;
     }
     if (r.err) {
         ls_group_record_free(out);
@@ -99,6 +105,7 @@ void ls_group_record_free(ls_group_record_t *r)
         ls_free(m->assignment);
     }
     ls_free(r->members);
+    ls_free(r->consumer_state);
     ls_free(r->protocol_type);
     ls_free(r->protocol_name);
     ls_free(r->leader);

@@ -101,10 +101,11 @@ def test_librdkafka_consumer_protocol_shares_commits_and_describes(broker):
     assert len(lags) == 4 and all(f[3] == "100" and f[5] == "0" for f in lags), off
 
 
-def test_group_resumes_above_its_epoch_after_a_restart(broker):
-    """Members are not stored: after a restart they rejoin (UNKNOWN_MEMBER_ID
-    answered to their heartbeat), and the stored group epoch is the floor of
-    the epochs handed out, so no member epoch is ever given twice."""
+def test_group_resumes_after_a_restart(broker):
+    """The group record holds the members, their epochs and partitions, stored
+    before any heartbeat that changed them is answered: after a restart the
+    member goes on (commits with its epoch succeed) and the epoch never goes
+    back."""
     topic, group = uid("kip848r"), uid("kip848r-g")
     create(broker.bootstrap, topic, 2)
     produce(broker.bootstrap, topic, 2, 100, "before")
@@ -118,7 +119,7 @@ def test_group_resumes_above_its_epoch_after_a_restart(broker):
         seen = drain([c], 100, {}, timeout=90)
         assert len([k for k in seen if k.startswith("after-")]) == 100
         after = epoch_of(broker.bootstrap, group)
-        assert after > before, (before, after)
+        assert after >= before, (before, after)
     finally:
         c.close()
 
@@ -172,3 +173,41 @@ def test_protocols_change_only_while_the_group_is_empty(broker):
         c.close()
     listed = group_command(broker.bootstrap, "--list", "--type", "consumer")
     assert group in listed.split(), listed
+
+
+def test_coordinator_killed_group_moves_on_with_its_members(cluster):
+    """Three brokers; the consumer group's coordinator is killed with -9 while
+    two consumer-protocol members read and commit synchronously. The group
+    resumes on another broker with its members (their commits succeed there:
+    a commit failure raises in drain), every record is read, and the epoch
+    never goes back."""
+    fast = ["--broker.session.timeout.ms=2000", "--compaction.enabled=false", "--http.listen="]
+    nodes = [cluster.add(*fast) for _ in range(3)]
+    for b in nodes:
+        b.allow_errors(r"reading|connection|refused|watch|lease|GET|fetch")
+    topic = uid("kip848f")
+    create(cluster.bootstrap, topic, 4)
+    a = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    group = None
+    for _ in range(200):
+        g = uid("kip848f-g")
+        if a.describe_consumer_groups([g])[g].result(10).coordinator.id == 2:
+            group = g
+            break
+    assert group, "no group id coordinated by node 2"
+    produce(cluster.bootstrap, topic, 4, 200, "x")
+    cs = [consumer(cluster.bootstrap, group) for _ in range(2)]
+    try:
+        for c in cs:
+            c.subscribe([topic])
+        seen = drain(cs, 200, {}, until=lambda: all(c.assignment() for c in cs))
+        before = epoch_of(cluster.bootstrap, group)
+        nodes[1].kill9()
+        produce(cluster.bootstrap, topic, 4, 200, "y")
+        seen = drain(cs, 400, seen, timeout=120)
+        assert len(seen) == 400, "read %d of 400" % len(seen)
+        after = epoch_of(cluster.bootstrap, group)
+        assert after >= before, (before, after)
+    finally:
+        for c in cs:
+            c.close()

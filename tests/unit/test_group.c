@@ -659,6 +659,35 @@ TEST(consumer_group_loads_above_its_stored_epoch)
     CHECK_EQ_INT(r.err, LS_CGERR_UNKNOWN_MEMBER_ID);
     r = cg_beat(g, "m1", 0, &ge, &stored);
     CHECK(r.err == LS_CGERR_NONE && r.member_epoch > 41 && stored);
+    int32_t epoch = r.member_epoch;
+    /* what was stored, loaded by another coordinator: the member goes on
+     * with its epoch and partitions, nothing rebalances */
+    ls_group_loaded_t l2;
+    memset(&l2, 0, sizeof l2);
+    l2.exists = true;
+    ls_group_snapshot(g, &l2.rec);
+    CHECK(l2.rec.consumer && l2.rec.consumer_state_len > 0);
+    ls_group_coord_t *c2 = ls_group_coord_new(&cfg, &h);
+    ls_group_t *g2 = NULL;
+    ls_group_acquire(c2, "cgl", got_group, &g2);
+    ls_group_coord_load_done(c2, "cgl", LS_OK, &l2);
+    CHECK(g2 && ls_cgroup_member_count(ls_group_consumer(g2)) == 1);
+    r = cg_beat(g2, "m1", epoch, &ge, &stored);
+    CHECK(r.err == LS_CGERR_NONE && r.member_epoch == epoch && r.nassigned == 4 && !stored);
+    CHECK_EQ_INT(ls_group_commit_check(g2, epoch, "m1", NULL), LS_GERR_NONE);
+    /* a state that does not decode: the epoch is still the floor */
+    ls_group_loaded_t l3;
+    memset(&l3, 0, sizeof l3);
+    l3.exists = true;
+    ls_group_snapshot(g, &l3.rec);
+    l3.rec.consumer_state[0] = 99;
+    ls_group_t *g3 = NULL;
+    ls_group_acquire(c2, "cgl3", got_group, &g3);
+    ls_group_coord_load_done(c2, "cgl3", LS_OK, &l3);
+    CHECK(g3 && ls_cgroup_member_count(ls_group_consumer(g3)) == 0);
+    r = cg_beat(g3, "m1", 0, &ge, &stored);
+    CHECK(r.err == LS_CGERR_NONE && r.member_epoch > epoch);
+    ls_group_coord_free(c2);
     ls_group_coord_free(c);
 }
 
