@@ -52,25 +52,46 @@ static int cmd_list(ls_cli_conn_t *c)
 {
     ls_kafka_ListGroupsRequest q = {0};
     ls_kafka_ListGroupsResponse r;
-    if (LS_CLI_CALL(c, ListGroups, LIST_GROUPS, 4, &q, &r) != 0) return 1;
+    if (LS_CLI_CALL(c, ListGroups, LIST_GROUPS, 5, &q, &r) != 0) return 1;
     if (r.ErrorCode) {
         fprintf(stderr, "lakestream groups: %s\n", kerr_name(r.ErrorCode));
         return 1;
     }
-    printf("%-40s %-20s %s\n", "GROUP", "STATE", "PROTOCOL-TYPE");
+    printf("%-40s %-20s %-10s %s\n", "GROUP", "STATE", "TYPE", "PROTOCOL-TYPE");
     for (int32_t i = 0; i < r.NumGroups; i++)
-        printf("%-40.*s %-20.*s %.*s\n", r.Groups[i].GroupId.len, r.Groups[i].GroupId.ptr,
-               r.Groups[i].GroupState.len, r.Groups[i].GroupState.ptr, r.Groups[i].ProtocolType.len,
+        printf("%-40.*s %-20.*s %-10.*s %.*s\n", r.Groups[i].GroupId.len, r.Groups[i].GroupId.ptr,
+               r.Groups[i].GroupState.len, r.Groups[i].GroupState.ptr, r.Groups[i].GroupType.len,
+               r.Groups[i].GroupType.ptr, r.Groups[i].ProtocolType.len,
                r.Groups[i].ProtocolType.ptr);
     return 0;
 }
 
 /* ------------------------------------------------------------ describe */
 
-/* owner of (topic, partition) from consumer-protocol assignments:
- * int16 version, [string topic, [int32 partition]], bytes user data */
-static const char *owner_of(const ls_kafka_DescribeGroupsResponse_Group *g, ls_kstr_t topic,
-                            int32_t part, ls_arena_t *a)
+/* Who holds a partition: filled from either kind of group's description. */
+typedef struct owner {
+    ls_kstr_t topic;
+    int32_t partition;
+    ls_kstr_t member;
+} owner_t;
+
+typedef struct owners {
+    owner_t *v;
+    int n, cap;
+} owners_t;
+
+static void owner_add(owners_t *o, ls_kstr_t topic, int32_t partition, ls_kstr_t member)
+{
+    if (o->n == o->cap) {
+        o->cap = o->cap ? 2 * o->cap : 16;
+        o->v = ls_realloc(o->v, (size_t)o->cap * sizeof *o->v);
+    }
+    o->v[o->n++] = (owner_t){topic, partition, member};
+}
+
+/* A classic group's members' assignments (consumer protocol type):
+ * int16 version, [string topic, [int32 partition]], bytes user data. */
+static void owners_classic(owners_t *o, const ls_kafka_DescribeGroupsResponse_Group *g)
 {
     for (int32_t i = 0; i < g->NumMembers; i++) {
         ls_kr_t r;
@@ -86,46 +107,64 @@ static const char *owner_of(const ls_kafka_DescribeGroupsResponse_Group *g, ls_k
             int32_t np = ls_kr_i32(&r);
             for (int32_t p = 0; p < np && !r.err; p++) {
                 int32_t x = ls_kr_i32(&r);
-                if (!r.err && x == part && name.len == topic.len &&
-                    memcmp(name.ptr, topic.ptr, (size_t)topic.len) == 0) {
-                    char *s = ls_arena_alloc(a, (size_t)g->Members[i].MemberId.len + 1);
-                    memcpy(s, g->Members[i].MemberId.ptr, (size_t)g->Members[i].MemberId.len);
-                    return s;
-                }
+                if (!r.err) owner_add(o, name, x, g->Members[i].MemberId);
             }
+        }
+    }
+}
+
+static const char *owner_of(const owners_t *o, ls_kstr_t topic, int32_t part, ls_arena_t *a)
+{
+    for (int i = 0; i < o->n; i++) {
+        const owner_t *w = &o->v[i];
+        if (w->partition == part && w->topic.len == topic.len &&
+            memcmp(w->topic.ptr, topic.ptr, (size_t)topic.len) == 0) {
+            char *s = ls_arena_alloc(a, (size_t)w->member.len + 1);
+            memcpy(s, w->member.ptr, (size_t)w->member.len);
+            return s;
         }
     }
     return "-";
 }
 
-static int cmd_describe(ls_cli_conn_t *c, const char *group)
+/* A KIP-848 consumer group: printed and its owners filled; 1 when the group
+ * is not one (GROUP_ID_NOT_FOUND: a classic group, or none), -1 on error. */
+static int describe_consumer(ls_cli_conn_t *c, const char *group, owners_t *o)
 {
     ls_kstr_t gk = ks(group);
-    ls_kafka_DescribeGroupsRequest dq = {&gk, 1, false};
-    ls_kafka_DescribeGroupsResponse dr;
-    if (LS_CLI_CALL(c, DescribeGroups, DESCRIBE_GROUPS, 5, &dq, &dr) != 0 || dr.NumGroups != 1)
-        return 1;
-    ls_kafka_DescribeGroupsResponse_Group *g = &dr.Groups[0];
+    ls_kafka_ConsumerGroupDescribeRequest q = {&gk, 1, false};
+    ls_kafka_ConsumerGroupDescribeResponse r;
+    if (LS_CLI_CALL(c, ConsumerGroupDescribe, CONSUMER_GROUP_DESCRIBE, 1, &q, &r) != 0 ||
+        r.NumGroups != 1)
+        return -1;
+    ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup *g = &r.Groups[0];
+    if (g->ErrorCode == 69) return 1; /* GROUP_ID_NOT_FOUND */
     if (g->ErrorCode) {
         fprintf(stderr, "lakestream groups: %s: %s\n", group, kerr_name(g->ErrorCode));
-        return 1;
+        return -1;
     }
-    if (g->GroupState.len == 4 && memcmp(g->GroupState.ptr, "Dead", 4) == 0) {
-        fprintf(stderr, "lakestream groups: group '%s' does not exist\n", group);
-        return 2;
+    printf("group %s: state %.*s, type consumer, group epoch %d, assignor %.*s, %d member(s)\n",
+           group, g->GroupState.len, g->GroupState.ptr, g->GroupEpoch, g->AssignorName.len,
+           g->AssignorName.ptr, g->NumMembers);
+    for (int32_t i = 0; i < g->NumMembers; i++) {
+        ls_kafka_ConsumerGroupDescribeResponse_Member *m = &g->Members[i];
+        printf("  member %.*s epoch %d client %.*s host %.*s\n", m->MemberId.len, m->MemberId.ptr,
+               m->MemberEpoch, m->ClientId.len, m->ClientId.ptr, m->ClientHost.len,
+               m->ClientHost.ptr);
+        for (int32_t t = 0; t < m->Assignment.NumTopicPartitions; t++) {
+            ls_kafka_ConsumerGroupDescribeResponse_TopicPartitions *tp =
+                &m->Assignment.TopicPartitions[t];
+            for (int32_t p = 0; p < tp->NumPartitions; p++)
+                owner_add(o, tp->TopicName, tp->Partitions[p], m->MemberId);
+        }
     }
-    printf("group %s: state %.*s, protocol %.*s/%.*s, %d member(s)\n", group, g->GroupState.len,
-           g->GroupState.ptr, g->ProtocolType.len, g->ProtocolType.ptr, g->ProtocolData.len,
-           g->ProtocolData.ptr, g->NumMembers);
-    for (int32_t i = 0; i < g->NumMembers; i++)
-        printf("  member %.*s%s%.*s client %.*s host %.*s\n", g->Members[i].MemberId.len,
-               g->Members[i].MemberId.ptr,
-               g->Members[i].GroupInstanceId.len > 0 ? " instance " : "",
-               g->Members[i].GroupInstanceId.len > 0 ? g->Members[i].GroupInstanceId.len : 0,
-               g->Members[i].GroupInstanceId.ptr ? g->Members[i].GroupInstanceId.ptr : "",
-               g->Members[i].ClientId.len, g->Members[i].ClientId.ptr, g->Members[i].ClientHost.len,
-               g->Members[i].ClientHost.ptr);
+    return 0;
+}
 
+/* Committed offsets, log ends, lag and owner of every committed partition. */
+static int describe_offsets(ls_cli_conn_t *c, const char *group, const owners_t *owners)
+{
+    ls_kstr_t gk = ks(group);
     ls_kafka_OffsetFetchRequest_Group fg = {gk, ls_kstr_null(), -1, NULL, -1};
     ls_kafka_OffsetFetchRequest fq = {.Groups = &fg, .NumGroups = 1};
     ls_kafka_OffsetFetchResponse fr;
@@ -170,11 +209,56 @@ static int cmd_describe(ls_cli_conn_t *c, const char *group)
             printf("%-30.*s %9d %14lld %14lld %10s  %s\n", og->Topics[i].Name.len,
                    og->Topics[i].Name.ptr, p->PartitionIndex, (long long)p->CommittedOffset,
                    (long long)end, lagbuf,
-                   owner_of(g, og->Topics[i].Name, p->PartitionIndex, c->arena));
+                   owner_of(owners, og->Topics[i].Name, p->PartitionIndex, c->arena));
         }
     }
     printf("total lag %lld\n", (long long)total);
     return 0;
+}
+
+static int describe_classic(ls_cli_conn_t *c, const char *group, owners_t *owners)
+{
+    ls_kstr_t gk = ks(group);
+    ls_kafka_DescribeGroupsRequest dq = {&gk, 1, false};
+    ls_kafka_DescribeGroupsResponse dr;
+    if (LS_CLI_CALL(c, DescribeGroups, DESCRIBE_GROUPS, 5, &dq, &dr) != 0 || dr.NumGroups != 1)
+        return 1;
+    ls_kafka_DescribeGroupsResponse_Group *g = &dr.Groups[0];
+    if (g->ErrorCode) {
+        fprintf(stderr, "lakestream groups: %s: %s\n", group, kerr_name(g->ErrorCode));
+        return 1;
+    }
+    if (g->GroupState.len == 4 && memcmp(g->GroupState.ptr, "Dead", 4) == 0) {
+        fprintf(stderr, "lakestream groups: group '%s' does not exist\n", group);
+        return 2;
+    }
+    printf("group %s: state %.*s, protocol %.*s/%.*s, %d member(s)\n", group, g->GroupState.len,
+           g->GroupState.ptr, g->ProtocolType.len, g->ProtocolType.ptr, g->ProtocolData.len,
+           g->ProtocolData.ptr, g->NumMembers);
+    for (int32_t i = 0; i < g->NumMembers; i++)
+        printf("  member %.*s%s%.*s client %.*s host %.*s\n", g->Members[i].MemberId.len,
+               g->Members[i].MemberId.ptr,
+               g->Members[i].GroupInstanceId.len > 0 ? " instance " : "",
+               g->Members[i].GroupInstanceId.len > 0 ? g->Members[i].GroupInstanceId.len : 0,
+               g->Members[i].GroupInstanceId.ptr ? g->Members[i].GroupInstanceId.ptr : "",
+               g->Members[i].ClientId.len, g->Members[i].ClientId.ptr, g->Members[i].ClientHost.len,
+               g->Members[i].ClientHost.ptr);
+    owners_classic(owners, g);
+    return describe_offsets(c, group, owners);
+}
+
+static int cmd_describe(ls_cli_conn_t *c, const char *group)
+{
+    owners_t owners = {0};
+    int rc = describe_consumer(c, group, &owners);
+    if (rc == 0)
+        rc = describe_offsets(c, group, &owners);
+    else if (rc == 1)
+        rc = describe_classic(c, group, &owners);
+    else
+        rc = 1;
+    ls_free(owners.v);
+    return rc;
 }
 
 /* ------------------------------------------------------------- delete */

@@ -93,6 +93,16 @@ def test_librdkafka_consumer_protocol_shares_commits_and_describes(broker):
         assert group in listed.split(), listed
         assert group not in group_command(broker.bootstrap, "--list", "--type",
                                           "classic").split()
+        # lakestream groups describes either kind, with each partition's owner
+        r = subprocess.run([lsbroker.binary_path(), "groups", "--bootstrap", broker.bootstrap,
+                            "describe", group], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and "type consumer" in r.stdout, r.stdout + r.stderr
+        rows = [line.split() for line in r.stdout.splitlines() if line.startswith(topic)]
+        assert len(rows) == 4 and all(f[5] != "-" for f in rows), r.stdout
+        r = subprocess.run([lsbroker.binary_path(), "groups", "--bootstrap", broker.bootstrap,
+                            "list"], capture_output=True, text=True, timeout=60)
+        assert any(line.split()[:1] == [group] and "consumer" in line.split()[2:3]
+                   for line in r.stdout.splitlines()), r.stdout
     finally:
         a.close()
         b.close()

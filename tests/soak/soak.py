@@ -21,7 +21,11 @@ a transactional compacted topic (delete.retention.ms 2 s, so aborted data and
 then markers are compacted away during the run) fed by a librdkafka
 transactional producer with its defaults, commits and aborts of values and
 tombstones over 50 keys;
-while a consumer group reads everything and commits (auto-commit) and a
+while a consumer group reads everything and commits (auto-commit), a group of
+the KIP-848 consumer protocol (two librdkafka members, group.protocol=consumer,
+heartbeats every 500 ms) reads one plain topic, commits synchronously and
+replaces one member every 5 s (so the coordinator runs thousands of heartbeats
+and hundreds of rebalances, each stored), and a
 sampler records WAL object count, metadata size and each table's lag
 (`lakestream tables show`) every few seconds. The broker runs with SASL users
 and the authorizer on, a SCRAM reader, a prober of what must stay refused and
@@ -38,7 +42,9 @@ At the end it checks, and reports in JSON (--json):
                       one compared); the upsert
                       table holds exactly the latest record of each key
   group               the group consumed every record; its committed offsets
-                      never went backwards
+                      never went backwards; the KIP-848 group consumed every
+                      acknowledged record of its topic, rebalanced, and its
+                      commits never went backwards
   transactions        a read_committed reader sees every committed record still
                       in the log once and no aborted one; the transactional
                       topic's table holds exactly the committed records (none
@@ -101,7 +107,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, HERE)
 
-from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  # noqa: E402
 
 import iceberg_util  # noqa: E402
 import lsbroker  # noqa: E402
@@ -537,6 +543,40 @@ def table_lag_ms(bootstrap, topic):
     return int(m.group(1)) if m else None
 
 
+def kip848_loop(bootstrap, topic, stop, out, churn_s=5):
+    """A consumer-protocol group whose members are replaced one at a time."""
+    def member():
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "soak-kip848",
+                      "group.protocol": "consumer", "auto.offset.reset": "earliest",
+                      "enable.auto.commit": False})
+        c.subscribe([topic])
+        return c
+    members = [member(), member()]
+    last_churn = time.monotonic()
+    while not stop.is_set():
+        for c in members:
+            msgs = [m for m in c.consume(500, timeout=0.1) if m.error() is None]
+            for m in msgs:
+                out["consumed"].add(m.value())
+            if msgs:
+                try:
+                    for tp in c.commit(asynchronous=False) or []:
+                        k = (tp.topic, tp.partition)
+                        if tp.error is None and tp.offset >= 0:
+                            if tp.offset < out["committed"].get(k, -1):
+                                out["backwards"].append((k, out["committed"][k], tp.offset))
+                            out["committed"][k] = max(tp.offset, out["committed"].get(k, -1))
+                except KafkaException as e:  # a commit racing a rebalance: retried later
+                    out["commit_errors"].append(str(e))
+        if time.monotonic() - last_churn > churn_s:
+            last_churn = time.monotonic()
+            members.pop(0).close()
+            members.append(member())
+            out["churns"] += 1
+    for c in members:
+        c.close()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -552,7 +592,8 @@ def main(argv=None):
     b = lsbroker.Broker(os.path.join(work, "data"), os.path.join(work, "logs"),
                         ["--compaction.min.age.ms=1000", "--compaction.interval.ms=1000",
                          "--log.retention.check.interval.ms=2000", "--wal.gc.grace.ms=0",
-                         "--table.orphan.grace.ms=120000"])
+                         "--table.orphan.grace.ms=120000",
+                         "--group.consumer.heartbeat.interval.ms=500"])
     # deployed as a team would: SASL users, the authorizer on (tests/soak/operate.py)
     b.port, b.http_port, b.registry_port, sasl_port = lsbroker.free_ports(4)
     b.extra_args += operate.broker_args(b.host, b.port, sasl_port)
@@ -690,7 +731,10 @@ def main(argv=None):
         kc_thread = threading.Thread(target=txn_compacted_loop,
                                      args=(b.bootstrap, kc_topic, args.txn_rate, txn_stop, kc_txns))
         kc_thread.start()
+        kip848 = {"consumed": set(), "committed": {}, "backwards": [], "commit_errors": [],
+                  "churns": 0}
         threads = [threading.Thread(target=consumer_loop), threading.Thread(target=sampler_loop),
+                   threading.Thread(target=kip848_loop, args=(b.bootstrap, plains[1], stop, kip848)),
                    threading.Thread(target=reader_loop, args=(b.data_dir, tables[0], stop, reader)),
                    threading.Thread(target=holding_reader_loop,
                                     args=(b.data_dir, tables[0], stop, holder))]
@@ -843,6 +887,15 @@ def main(argv=None):
                 for v in (_latest_per_key(acked[t]) if t == compacted else acked[t]).values()
                 if v not in consumed[t])
         checks["group_commits_backwards"] = len(commits_backwards)
+        with lock:
+            checks["kip848_missing"] = sum(1 for v in acked[plains[1]].values()
+                                           if v not in kip848["consumed"])
+        checks["kip848_member_replacements"] = kip848["churns"]
+        checks["kip848_commits_backwards"] = kip848["backwards"][:5]
+        checks["kip848_commit_errors"] = len(kip848["commit_errors"])
+        checks["kip848_commit_error_examples"] = sorted(set(kip848["commit_errors"]))[:3]
+        kip848_ok = (checks["kip848_missing"] == 0 and not kip848["backwards"]
+                     and (kip848["churns"] > 0 or args.seconds < 30))
         late = [s for s in report["samples"] if s["t"] > 60]
         lags = [lag for s in late for lag in s["table_lag_ms"].values() if lag is not None]
         checks["max_table_lag_ms_after_60s"] = max(lags) if lags else None
@@ -963,7 +1016,7 @@ def main(argv=None):
               and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
               and checks["max_wal_objects"] < 20000 and meta_ok and live_ok and maint_ok
               and reader_ok and txn_ok and java_ok and kc_ok and holder_ok and location_ok
-              and op_ok)
+              and op_ok and kip848_ok)
         checks["ok"] = ok
     finally:
         b.stop()
