@@ -17,7 +17,7 @@ import time
 from confluent_kafka import KafkaError, TopicPartition
 
 from kafka_util import (admin, assert_dense, consume, consumer, create_topic, latest_per_key,
-                        produce_keyed, producer, read_keyed, unique_topic)
+                        produce_keyed, producer, read_keyed, unique_topic, wait_topic)
 import lsbroker
 from lsbroker import wait_until
 
@@ -516,6 +516,11 @@ def test_replication_factor_asked_for_is_reported(cluster):
     nodes = [cluster.add(*FAST) for _ in range(3)]
     t3 = create_topic(cluster.bootstrap, unique_topic("rf3"), partitions=4, replication_factor=3)
     t1 = create_topic(cluster.bootstrap, unique_topic("rf1"), partitions=2, replication_factor=1)
+    # as on Kafka, a broker learns of a new topic a moment after CreateTopics
+    # returns (a watch event; with PostgreSQL a NOTIFY): wait for every broker
+    for b in nodes:
+        wait_topic(b.bootstrap, t3, 4)
+        wait_topic(b.bootstrap, t1, 2)
     md = admin(cluster.bootstrap).list_topics(timeout=10)
     for pm in md.topics[t3].partitions.values():
         assert len(pm.replicas) == 3 and len(set(pm.replicas)) == 3 and pm.replicas[0] == pm.leader
