@@ -229,6 +229,21 @@ static bool subscribed(const member_t *m, const char *topic)
     return m->re && regex_matches(m->re, topic);
 }
 
+bool ls_cgroup_has_regex(const ls_cgroup_t *g)
+{
+    for (int i = 0; i < g->nmembers; i++)
+        if (g->members[i]->re) return true;
+    return false;
+}
+
+void ls_cgroup_each_topic_name(const ls_cgroup_t *g, void (*fn)(void *arg, const char *name),
+                               void *arg)
+{
+    for (int i = 0; i < g->nmembers; i++)
+        for (int k = 0; k < g->members[i]->ntopics; k++)
+            fn(arg, g->members[i]->topics[k]);
+}
+
 bool ls_cgroup_subscribed(const ls_cgroup_t *g, const char *topic)
 {
     for (int i = 0; i < g->nmembers; i++)

@@ -120,8 +120,10 @@ typedef struct ls_cgroup_hb_res {
     int nassigned;
 } ls_cgroup_hb_res_t;
 
-/* One ConsumerGroupHeartbeat. topics: every topic that exists now (the
- * subscribed ones and, for regex subscriptions, the candidates). */
+/* One ConsumerGroupHeartbeat. topics: the topics that exist now among those
+ * the members (with this request's subscription) subscribe to by name, and
+ * every topic when a member or the request subscribes by regex; other topics
+ * may be passed too (ignored). */
 void ls_cgroup_heartbeat(ls_cgroup_t *g, const ls_cgroup_hb_req_t *req,
                          const ls_cgroup_topic_t *topics, int ntopics, ls_cgroup_hb_res_t *res);
 /* Removes members whose session expired by now_ms (and static members that
@@ -166,6 +168,12 @@ uint64_t ls_cgroup_version(const ls_cgroup_t *g);
 void ls_cgroup_encode(const ls_cgroup_t *g, ls_buf_t *b);
 ls_cgroup_t *ls_cgroup_decode(const uint8_t *p, size_t len, const char *group_id,
                               const ls_cgroup_config_t *cfg, int64_t now_ms);
+/* What the caller must look up for the next heartbeat (see above): whether
+ * a member subscribes by regex, and each topic name members subscribe to
+ * (fn may see a name more than once). */
+bool ls_cgroup_has_regex(const ls_cgroup_t *g);
+void ls_cgroup_each_topic_name(const ls_cgroup_t *g, void (*fn)(void *arg, const char *name),
+                               void *arg);
 /* Does a member subscribe to topic (by name or regex)? OffsetDelete's rule. */
 bool ls_cgroup_subscribed(const ls_cgroup_t *g, const char *topic);
 /* OffsetCommit v9+ rule: the member exists and commits with its epoch. */

@@ -78,8 +78,8 @@ static void hb_fail(hb_ctx_t *ctx, int16_t err, const char *msg)
 }
 
 /* Every topic of the default namespace the principal may DESCRIBE, with its
- * partition count: the subscribed ones and a regex's candidates. */
-static ls_cgroup_topic_t *visible_topics(ls_kreq_t *req, int *n)
+ * partition count: a regex's candidates. */
+static ls_cgroup_topic_t *all_topics(ls_kreq_t *req, int *n)
 {
     int nall;
     ls_stream_t **all = ls_catalog_list(req->svc->catalog, LS_DEFAULT_NAMESPACE, &nall);
@@ -96,6 +96,50 @@ static ls_cgroup_topic_t *visible_topics(ls_kreq_t *req, int *n)
     ls_stream_list_release(all, nall);
     *n = k;
     return v;
+}
+
+/* The topics the members subscribe to by name (and the request's names):
+ * each looked up once, so a heartbeat costs what the group subscribes to,
+ * not the size of the catalog. */
+typedef struct named {
+    ls_kreq_t *req;
+    ls_cgroup_topic_t *v;
+    int n, cap;
+} named_t;
+
+static void named_add(void *arg, const char *name)
+{
+    named_t *t = arg;
+    for (int i = 0; i < t->n; i++)
+        if (!strcmp(t->v[i].name, name)) return;
+    if (!ls_kreq_allowed_quiet(t->req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, name)) return;
+    ls_stream_t *s = ls_catalog_lookup(t->req->svc->catalog, LS_DEFAULT_NAMESPACE, name);
+    if (!s) return;
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 16;
+        ls_cgroup_topic_t *nv = ls_arena_alloc(t->req->arena, (size_t)t->cap * sizeof *nv);
+        if (t->n) memcpy(nv, t->v, (size_t)t->n * sizeof *nv);
+        t->v = nv;
+    }
+    size_t len = strlen(s->name) + 1; /* copied: the snapshot goes now */
+    char *copy = ls_arena_alloc(t->req->arena, len);
+    memcpy(copy, s->name, len);
+    t->v[t->n++] = (ls_cgroup_topic_t){copy, s->partitions};
+    ls_stream_release(s);
+}
+
+/* What ls_cgroup_heartbeat needs to see (cgroup.h). */
+static ls_cgroup_topic_t *heartbeat_topics(ls_kreq_t *req, const ls_group_t *g,
+                                           const ls_cgroup_hb_req_t *hr, int *n)
+{
+    const ls_cgroup_t *cg = ls_group_consumer(g);
+    if ((hr->regex && *hr->regex) || (cg && ls_cgroup_has_regex(cg))) return all_topics(req, n);
+    named_t t = {.req = req};
+    for (int i = 0; hr->topics && i < hr->ntopics; i++)
+        if (hr->topics[i]) named_add(&t, hr->topics[i]);
+    if (cg) ls_cgroup_each_topic_name(cg, named_add, &t);
+    *n = t.n;
+    return t.v;
 }
 
 /* The owned partitions of the request by name; topic ids no topic has (a
@@ -197,7 +241,7 @@ static void hb_ready(void *arg, ls_group_t *g)
         hr.nowned = n;
     }
     int ntopics;
-    ls_cgroup_topic_t *topics = visible_topics(req, &ntopics);
+    ls_cgroup_topic_t *topics = heartbeat_topics(req, g, &hr, &ntopics);
     ls_cgroup_hb_res_t res;
     bool stored;
     ls_group_err ge = ls_group_consumer_heartbeat(g, &hr, topics, ntopics, &res, &stored);
