@@ -475,3 +475,45 @@ def test_list_config_resources_needs_cluster_describe_configs(one_dir, admin_cal
     b = restricted(one_dir)
     [row] = admin_calls(b.bootstrap, "list-config-resources", "TOPIC")
     assert row.startswith("ERROR ClusterAuthorizationException"), row
+
+
+# --- README's table of Kafka APIs ----------------------------------------------
+
+def api_versions(bootstrap):
+    """ApiVersions v3: {key: (min, max)} as advertised."""
+    body = _cstr("test") + _cstr("1") + b"\0"
+    req = struct.pack(">hhih", 18, 3, 5, 4) + b"test" + b"\0" + body
+    host, port = bootstrap.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.sendall(struct.pack(">i", len(req)) + req)
+        buf = b""
+        while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
+            chunk = s.recv(65536)
+            assert chunk, "connection closed"
+            buf += chunk
+    r = _Reader(buf[4:])
+    assert r.i("i") == 5 and r.i("h") == 0  # header v0, no error
+    out = {}
+    for _ in range(r.uvarint() - 1):
+        key, lo, hi = r.i("h"), r.i("h"), r.i("h")
+        r.tags()
+        out[key] = (lo, hi)
+    return out
+
+
+def test_readme_api_table_is_what_api_versions_advertises(broker):
+    """Every API the broker advertises is a row of README's table with its
+    versions, and the table lists no other (Produce's row gives the versions
+    served, 3+, where ApiVersions says 0 for librdkafka's sake)."""
+    text = open(os.path.join(lsbroker.ROOT, "README.md")).read()
+    table = text.split("<!-- api-table: begin -->")[1].split("<!-- api-table: end -->")[0]
+    rows = {}
+    for ln in table.splitlines():
+        cells = [c.strip() for c in ln.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0].isdigit():
+            lo, hi = cells[2].split("-")
+            rows[int(cells[0])] = (int(lo), int(hi))
+    advertised = api_versions(broker.bootstrap)
+    assert advertised[0] == (0, rows[0][1]) and rows[0][0] == 3
+    advertised[0] = rows[0]
+    assert rows == advertised
