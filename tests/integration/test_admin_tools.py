@@ -128,13 +128,9 @@ class _Reader:
         return c
 
 
-def describe_topic_partitions(bootstrap, topics, limit, cursor=None):
-    """One DescribeTopicPartitions v0 round trip: ([(error, name, [partition])], next cursor)."""
-    body = _uvarint(len(topics) + 1) + b"".join(_cstr(t) + b"\0" for t in topics)
-    body += struct.pack(">i", limit)
-    body += b"\xff" if cursor is None else b"\x01" + _cstr(cursor[0]) + struct.pack(">i", cursor[1]) + b"\0"
-    body += b"\0"
-    req = struct.pack(">hhih", 75, 0, 7, 4) + b"test" + b"\0" + body
+def roundtrip(bootstrap, req):
+    """Sends one request frame (header and body) and returns the response
+    frame without its size."""
     host, port = bootstrap.rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=30) as s:
         s.sendall(struct.pack(">i", len(req)) + req)
@@ -143,7 +139,17 @@ def describe_topic_partitions(bootstrap, topics, limit, cursor=None):
             chunk = s.recv(65536)
             assert chunk, "connection closed"
             buf += chunk
-    r = _Reader(buf[4:])
+    return buf[4:]
+
+
+def describe_topic_partitions(bootstrap, topics, limit, cursor=None):
+    """One DescribeTopicPartitions v0 round trip: ([(error, name, [partition])], next cursor)."""
+    body = _uvarint(len(topics) + 1) + b"".join(_cstr(t) + b"\0" for t in topics)
+    body += struct.pack(">i", limit)
+    body += b"\xff" if cursor is None else b"\x01" + _cstr(cursor[0]) + struct.pack(">i", cursor[1]) + b"\0"
+    body += b"\0"
+    req = struct.pack(">hhih", 75, 0, 7, 4) + b"test" + b"\0" + body
+    r = _Reader(roundtrip(bootstrap, req))
     assert r.i("i") == 7
     r.tags()
     r.i("i")  # throttle
@@ -314,15 +320,7 @@ def test_alter_replica_log_dirs_answers_log_dir_not_found(broker):
     body = struct.pack(">i", 1) + s16("/elsewhere") + struct.pack(">i", 1) + s16(t)
     body += struct.pack(">iii", 2, 0, 1)
     req = struct.pack(">hhi", 34, 1, 9) + s16("test") + body
-    host, port = broker.bootstrap.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=30) as s:
-        s.sendall(struct.pack(">i", len(req)) + req)
-        buf = b""
-        while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
-            chunk = s.recv(65536)
-            assert chunk, "connection closed"
-            buf += chunk
-    r = _Reader(buf[4:])
+    r = _Reader(roundtrip(broker.bootstrap, req))
     assert r.i("i") == 9
     r.i("i")
     assert r.i("i") == 1
@@ -349,8 +347,10 @@ def test_kafka_features_describe_and_updates_that_keep_the_levels(broker):
         r = features(broker.bootstrap, "upgrade", "--feature", "transaction.version=2", *dry)
         verb = "can be" if dry else "was"  # the tool's wording
         assert "transaction.version %s upgraded to 2." % verb in r.stdout, r.stdout
-        r = features(broker.bootstrap, "disable", "--feature", "group.version", *dry)
-        assert "group.version %s disabled." % verb in r.stdout, r.stdout
+        # ELR means nothing without leaders: never finalized here
+        r = features(broker.bootstrap, "disable", "--feature",
+                     "eligible.leader.replicas.version", *dry)
+        assert "eligible.leader.replicas.version %s disabled." % verb in r.stdout, r.stdout
     assert features(broker.bootstrap, "describe").stdout == out
 
 
@@ -360,7 +360,8 @@ def test_kafka_features_describe_and_updates_that_keep_the_levels(broker):
     (["downgrade", "--unsafe", "--feature", "transaction.version=0"], "fixed at 2"),
     (["upgrade", "--feature", "transaction.version=3"], "only supports levels 0 to 2"),
     (["upgrade", "--metadata", "4.0"], "does not support this feature"),
-    (["upgrade", "--feature", "group.version=1"], "does not support this feature"),
+    (["upgrade", "--feature", "eligible.leader.replicas.version=1"],
+     "does not support this feature"),
 ])
 def test_kafka_features_refuses_what_it_cannot_apply(broker, args, reason):
     """Any other level is refused (INVALID_UPDATE_VERSION, whose code the
@@ -381,15 +382,7 @@ def update_features_v1(bootstrap, updates, validate_only=False):
                      for f, level, utype in updates)
     body += struct.pack(">?", validate_only) + b"\0"
     req = struct.pack(">hhih", 57, 1, 11, 4) + b"test" + b"\0" + body
-    host, port = bootstrap.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=30) as s:
-        s.sendall(struct.pack(">i", len(req)) + req)
-        buf = b""
-        while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
-            chunk = s.recv(65536)
-            assert chunk, "connection closed"
-            buf += chunk
-    r = _Reader(buf[4:])
+    r = _Reader(roundtrip(bootstrap, req))
     assert r.i("i") == 11
     r.tags()
     r.i("i")  # throttle
@@ -406,9 +399,10 @@ def test_update_features_v1_all_or_nothing_with_per_feature_results(broker):
     """v1: a success lists each feature with no error; one update that
     cannot apply fails the whole request (95, INVALID_UPDATE_VERSION) with no
     results, as Kafka's controller; an unknown upgrade type is one."""
+    elr = "eligible.leader.replicas.version"
     assert update_features_v1(broker.bootstrap, [("transaction.version", 2, 1),
-                                                 ("share.version", 0, 2)]) == (
-        0, None, [("transaction.version", 0), ("share.version", 0)])
+                                                 (elr, 0, 2)]) == (
+        0, None, [("transaction.version", 0), (elr, 0)])
     err, msg, results = update_features_v1(broker.bootstrap, [("transaction.version", 2, 1),
                                                               ("transaction.version", 1, 2)])
     assert (err, results) == (95, []) and "transaction.version" in msg, msg
@@ -483,15 +477,7 @@ def api_versions(bootstrap):
     """ApiVersions v3: {key: (min, max)} as advertised."""
     body = _cstr("test") + _cstr("1") + b"\0"
     req = struct.pack(">hhih", 18, 3, 5, 4) + b"test" + b"\0" + body
-    host, port = bootstrap.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=30) as s:
-        s.sendall(struct.pack(">i", len(req)) + req)
-        buf = b""
-        while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
-            chunk = s.recv(65536)
-            assert chunk, "connection closed"
-            buf += chunk
-    r = _Reader(buf[4:])
+    r = _Reader(roundtrip(bootstrap, req))
     assert r.i("i") == 5 and r.i("h") == 0  # header v0, no error
     out = {}
     for _ in range(r.uvarint() - 1):
