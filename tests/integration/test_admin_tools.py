@@ -419,11 +419,15 @@ def test_update_features_needs_cluster_alter(one_dir):
 
 # --- ListConfigResources (key 74, KIP-1142) ------------------------------------
 
-@pytest.fixture(scope="module")
-def admin_calls(tmp_path_factory):
-    """run(bootstrap, call, *args): AdminCalls.java (Kafka 4's Admin client)."""
+CLIENT_LIBS = {"4.3.1": TOOLS_LIB, "4.4.0": os.path.join(lsbroker.ROOT, ".cache", "java", "lib")}
+
+
+@pytest.fixture(scope="module", params=sorted(CLIENT_LIBS))
+def admin_calls(request, tmp_path_factory):
+    """run(bootstrap, call, *args): AdminCalls.java on Kafka's Admin client
+    (4.3.1, the tools' own, and 4.4.0)."""
     out = str(tmp_path_factory.mktemp("admin_calls"))
-    cp = os.path.join(TOOLS_LIB, "*")
+    cp = os.path.join(CLIENT_LIBS[request.param], "*")
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "java", "admin",
                        "AdminCalls.java")
     r = subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", out, src],
@@ -454,6 +458,36 @@ def test_list_config_resources_names_topics_brokers_and_loggers(broker, admin_ca
     assert all(r.startswith("TOPIC ") for r in topics), topics
     assert admin_calls(broker.bootstrap, "list-config-resources", "GROUP",
                        "CLIENT_METRICS") == []
+
+
+def list_config_resources(bootstrap, version, types=()):
+    """One ListConfigResources round trip: (error, [(type, name)]); v0 has
+    no types and answers none (client metrics, type 16)."""
+    body = (_uvarint(len(types) + 1) + bytes(t & 0xFF for t in types)) if version else b""
+    req = struct.pack(">hhih", 74, version, 13, 4) + b"test" + b"\0" + body + b"\0"
+    r = _Reader(roundtrip(bootstrap, req))
+    assert r.i("i") == 13
+    r.tags()
+    r.i("i")  # throttle
+    err, rows = r.i("h"), []
+    for _ in range(r.uvarint() - 1):
+        name = r.string()
+        rows.append((r.i("b") if version else 16, name))
+        r.tags()
+    return err, rows
+
+
+def test_list_config_resources_v0_and_types_kafka_does_not_list(broker):
+    """v0 (ListClientMetricsResources) lists client-metrics subscriptions:
+    none; a type Kafka does not list fails the whole request with
+    UNSUPPORTED_VERSION (35), even beside a listed one; a type named twice
+    lists once."""
+    t = create_topic(broker.bootstrap, unique_topic("lcrraw"), partitions=1)
+    assert list_config_resources(broker.bootstrap, 0) == (0, [])
+    assert list_config_resources(broker.bootstrap, 1, [2, 64]) == (35, [])
+    assert list_config_resources(broker.bootstrap, 1, [0]) == (35, [])
+    err, rows = list_config_resources(broker.bootstrap, 1, [2, 2])
+    assert err == 0 and rows.count((2, t)) == 1
 
 
 def test_kafka_configs_describes_client_metrics(broker):
