@@ -86,6 +86,8 @@ const ls_kafka_api_t ls_kafka_apis[] = {
         ls_kafka_handle_alter_partition_reassignments),
     API(ListPartitionReassignments, LIST_PARTITION_REASSIGNMENTS,
         ls_kafka_handle_list_partition_reassignments),
+    API(UpdateFeatures, UPDATE_FEATURES, ls_kafka_handle_update_features),
+    API(ListConfigResources, LIST_CONFIG_RESOURCES, ls_kafka_handle_list_config_resources),
     /* KIP-848 consumer groups (h_consumer_group.c) */
     API(ConsumerGroupHeartbeat, CONSUMER_GROUP_HEARTBEAT, ls_kafka_handle_consumer_group_heartbeat),
     API(ConsumerGroupDescribe, CONSUMER_GROUP_DESCRIBE, ls_kafka_handle_consumer_group_describe),
@@ -165,6 +167,7 @@ static const char *const api_names[] = {
     [69] = "ConsumerGroupDescribe",
     [71] = "GetTelemetrySubscriptions",
     [72] = "PushTelemetry",
+    [74] = "ListConfigResources",
     [75] = "DescribeTopicPartitions",
 };
 
@@ -223,7 +226,9 @@ int16_t ls_kafka_error_for_version(int16_t api_key, int16_t version, int16_t err
  * requests through with flex == false and writes a v0 response header for
  * every ApiVersions version.
  *
- * Features (v3+ tagged fields): one, `transaction.version`, supported 0..2
+ * Features (v3+ tagged fields): those of ls_kafka_features (h_features.c)
+ * with a supported level above 0, and those finalized. Today that is one,
+ * `transaction.version`, supported 0..2
  * and finalized at 2 (LS_KAFKA_TRANSACTION_VERSION), so clients that know
  * KIP-890 part 2 (kafka-clients 4.x) run transaction version 2: EndTxn v5,
  * Produce v12 and TxnOffsetCommit v5 without AddPartitionsToTxn /
@@ -257,29 +262,24 @@ void ls_kafka_handle_api_versions(ls_kreq_t *req)
         if (ls_kafka_apis[i].key == LS_KAFKA_API_PRODUCE)
             resp.ApiKeys[i].MinVersion = 0; /* KAFKA-18659, see the top of this file */
     }
-    /* transaction.version (KIP-890) and group.version 1 (KIP-848: the
-     * consumer group protocol is served) */
-    ls_kafka_ApiVersionsResponse_SupportedFeatureKey supported[] = {
-        {.Name = ls_kstr_c("transaction.version"),
-         .MinVersion = 0,
-         .MaxVersion = LS_KAFKA_TRANSACTION_VERSION},
-        {.Name = ls_kstr_c("group.version"), .MinVersion = 0, .MaxVersion = 1},
-    };
-    ls_kafka_ApiVersionsResponse_FinalizedFeatureKey finalized[] = {
-        {.Name = ls_kstr_c("transaction.version"),
-         .MaxVersionLevel = LS_KAFKA_TRANSACTION_VERSION,
-         .MinVersionLevel = LS_KAFKA_TRANSACTION_VERSION},
-        {.Name = ls_kstr_c("group.version"), .MaxVersionLevel = 1, .MinVersionLevel = 1},
-    };
-    if (encode_version >= 4) {
-        resp.SupportedFeatures = supported;
-        resp.NumSupportedFeatures = 2;
+    resp.SupportedFeatures =
+        ls_arena_alloc(req->arena, (size_t)ls_kafka_nfeatures * sizeof *resp.SupportedFeatures);
+    resp.FinalizedFeatures =
+        ls_arena_alloc(req->arena, (size_t)ls_kafka_nfeatures * sizeof *resp.FinalizedFeatures);
+    for (int i = 0; i < ls_kafka_nfeatures; i++) {
+        const ls_kafka_feature_t *f = &ls_kafka_features[i];
+        /* a range from 0 only from v4 (KAFKA-17492, above) */
+        if (f->max > 0 && (encode_version >= 4 || (encode_version == 3 && f->min > 0)))
+            resp.SupportedFeatures[resp.NumSupportedFeatures++] =
+                (ls_kafka_ApiVersionsResponse_SupportedFeatureKey){
+                    .Name = ls_kstr_c(f->name), .MinVersion = f->min, .MaxVersion = f->max};
+        if (f->level > 0 && encode_version >= 3)
+            resp.FinalizedFeatures[resp.NumFinalizedFeatures++] =
+                (ls_kafka_ApiVersionsResponse_FinalizedFeatureKey){.Name = ls_kstr_c(f->name),
+                                                                   .MaxVersionLevel = f->level,
+                                                                   .MinVersionLevel = f->level};
     }
-    if (encode_version >= 3) {
-        resp.FinalizedFeatures = finalized;
-        resp.NumFinalizedFeatures = 2;
-        resp.FinalizedFeaturesEpoch = LS_KAFKA_FEATURES_EPOCH;
-    }
+    if (encode_version >= 3) resp.FinalizedFeaturesEpoch = LS_KAFKA_FEATURES_EPOCH;
     ls_kw_t w;
     ls_kreq_begin(req, &w);
     ls_kafka_ApiVersionsResponse_encode(&w, encode_version, &resp);

@@ -63,6 +63,17 @@ typedef struct ls_kafka_api {
 #define LS_KAFKA_TRANSACTION_VERSION 2
 #define LS_KAFKA_FEATURES_EPOCH 1
 
+/* A cluster feature (h_features.c): the levels this broker supports and the
+ * level finalized (0: not finalized). ApiVersions reports them; UpdateFeatures
+ * checks against them. */
+typedef struct ls_kafka_feature {
+    const char *name;
+    int16_t min, max;
+    int16_t level;
+} ls_kafka_feature_t;
+extern const ls_kafka_feature_t ls_kafka_features[];
+extern const int ls_kafka_nfeatures;
+
 extern const ls_kafka_api_t ls_kafka_apis[];
 extern const int ls_kafka_napis;
 const ls_kafka_api_t *ls_kafka_api_find(int16_t key);

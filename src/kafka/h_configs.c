@@ -43,6 +43,15 @@
  * value) since S3 URLs may carry credentials. Broker loggers (type 8)
  * describe as an empty list.
  *
+ * ListConfigResources (key 74, KIP-1142) names the config resources there
+ * are, as Kafka lists them: group configs, client-metrics subscriptions, a
+ * broker-logger and a broker resource per live broker, then every topic.
+ * There are never group configs nor client-metrics subscriptions here (no
+ * API creates them), so those types list nothing; v0 (KIP-714's
+ * ListClientMetricsResources) asks for client metrics only. A type Kafka
+ * does not list (UNKNOWN, the ANY of ACL filters) fails the request with
+ * UNSUPPORTED_VERSION, as Kafka; CLUSTER DESCRIBE_CONFIGS first.
+ *
  * Everything here is an in-memory lookup: the handler answers synchronously. */
 #include <errno.h>
 #include <inttypes.h>
@@ -51,6 +60,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/alloc.h"
 #include "base/clock.h"
 #include "base/config.h"
 #include "kafka/handlers.h"
@@ -971,5 +981,71 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
     ls_kreq_encode(req, &w, &resp);
     for (int32_t i = 0; i < m->NumResources; i++)
         ls_stream_release(held[i]);
+    ls_kreq_respond(req, &w);
+}
+
+/* ------------------------------------------------ ListConfigResources */
+
+typedef ls_kafka_ListConfigResourcesResponse_ConfigResource cres_t;
+
+/* v0 has no ResourceTypes: it lists client-metrics resources only. */
+static bool wants_type(const ls_kreq_t *req, int8_t type)
+{
+    const ls_kafka_ListConfigResourcesRequest *m = req->msg;
+    if (req->api_version == 0) return type == LS_KAFKA_RESOURCE_CLIENT_METRICS;
+    if (m->NumResourceTypes <= 0) return true;
+    for (int32_t i = 0; i < m->NumResourceTypes; i++)
+        if (m->ResourceTypes[i] == type) return true;
+    return false;
+}
+
+void ls_kafka_handle_list_config_resources(ls_kreq_t *req)
+{
+    ls_kafka_services_t *b = req->svc;
+    ls_arena_t *a = req->arena;
+    const ls_kafka_ListConfigResourcesRequest *m = req->msg;
+    ls_kafka_ListConfigResourcesResponse r;
+    memset(&r, 0, sizeof r);
+    if (!ls_kreq_allowed_cluster(req, LS_ACL_OP_DESCRIBE_CONFIGS)) {
+        r.ErrorCode = LS_KERR_CLUSTER_AUTHORIZATION_FAILED;
+        goto out;
+    }
+    for (int32_t i = 0; i < m->NumResourceTypes; i++) {
+        switch (m->ResourceTypes[i]) {
+        case LS_KAFKA_RESOURCE_TOPIC:
+        case LS_KAFKA_RESOURCE_BROKER:
+        case LS_KAFKA_RESOURCE_BROKER_LOGGER:
+        case LS_KAFKA_RESOURCE_CLIENT_METRICS:
+        case LS_KAFKA_RESOURCE_GROUP: break;
+        default: r.ErrorCode = LS_KERR_UNSUPPORTED_VERSION; goto out;
+        }
+    }
+    ls_member_t *live = NULL;
+    int nlive = 0, nall = 0;
+    ls_stream_t **all = NULL;
+    bool brokers = wants_type(req, LS_KAFKA_RESOURCE_BROKER);
+    bool loggers = wants_type(req, LS_KAFKA_RESOURCE_BROKER_LOGGER);
+    if (brokers || loggers) nlive = ls_ksvc_members(b, &live);
+    if (wants_type(req, LS_KAFKA_RESOURCE_TOPIC))
+        all = ls_catalog_list(b->catalog, LS_DEFAULT_NAMESPACE, &nall);
+    r.ConfigResources = ls_kmsg_alloc(a, 2 * nlive + nall, sizeof *r.ConfigResources);
+    /* Kafka's order: groups, client metrics (none here), loggers, brokers, topics */
+    for (int pass = 0; pass < 2; pass++) {
+        if (!(pass == 0 ? loggers : brokers)) continue;
+        for (int i = 0; i < nlive; i++)
+            r.ConfigResources[r.NumConfigResources++] =
+                (cres_t){.ResourceName = ls_kstr_c(ls_arena_printf(a, "%d", (int)live[i].id)),
+                         .ResourceType = pass == 0 ? LS_KAFKA_RESOURCE_BROKER_LOGGER
+                                                   : LS_KAFKA_RESOURCE_BROKER};
+    }
+    for (int i = 0; i < nall; i++)
+        r.ConfigResources[r.NumConfigResources++] =
+            (cres_t){.ResourceName = ls_kstr_c(ls_arena_printf(a, "%s", all[i]->name)),
+                     .ResourceType = LS_KAFKA_RESOURCE_TOPIC};
+    if (all) ls_stream_list_release(all, nall);
+    ls_free(live);
+out:;
+    ls_kw_t w;
+    ls_kreq_encode(req, &w, &r);
     ls_kreq_respond(req, &w);
 }

@@ -8,7 +8,8 @@
  * is built on the loop thread). The same bytes are answered by every broker:
  * they are the cluster's, not a broker's. OffsetLag is 0 and IsFutureKey false
  * (nothing ever moves between dirs); TotalBytes and UsableBytes are -1, Kafka's
- * "unknown", as an object store has no capacity to report. As Kafka: CLUSTER
+ * "unknown", as an object store has no capacity to report; IsCordoned (v5)
+ * false, as nothing can cordon it. As Kafka: CLUSTER
  * DESCRIBE is required, else CLUSTER_AUTHORIZATION_FAILED (v3+) and no dirs;
  * unknown topics and partitions are left out. */
 #include <string.h>

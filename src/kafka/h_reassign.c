@@ -91,6 +91,7 @@ void ls_kafka_handle_alter_partition_reassignments(ls_kreq_t *req)
     ls_kafka_AlterPartitionReassignmentsResponse r;
     memset(&r, 0, sizeof r);
     r.ErrorMessage = ls_kstr_null();
+    r.AllowReplicationFactorChange = m->AllowReplicationFactorChange; /* v1: echoed, as Kafka */
     if (!ls_kreq_allowed(req, LS_ACL_OP_ALTER, LS_ACL_RES_CLUSTER, LS_ACL_CLUSTER_NAME)) {
         r.ErrorCode = LS_KERR_CLUSTER_AUTHORIZATION_FAILED;
         r.ErrorMessage = ls_kstr_c("Cluster authorization failed.");

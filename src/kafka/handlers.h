@@ -34,6 +34,8 @@ void ls_kafka_handle_describe_log_dirs(ls_kreq_t *req);             /* h_log_dir
 void ls_kafka_handle_alter_partition_reassignments(ls_kreq_t *req); /* h_reassign.c, key 45 */
 void ls_kafka_handle_elect_leaders(ls_kreq_t *req);                 /* h_reassign.c, key 43 */
 void ls_kafka_handle_list_partition_reassignments(ls_kreq_t *req);  /* h_reassign.c, key 46 */
+void ls_kafka_handle_update_features(ls_kreq_t *req);               /* h_features.c, key 57 */
+void ls_kafka_handle_list_config_resources(ls_kreq_t *req);         /* h_configs.c, key 74 */
 /* consumer groups: h_group.c */
 void ls_kafka_handle_offset_commit(ls_kreq_t *req);    /* key 8 */
 void ls_kafka_handle_offset_fetch(ls_kreq_t *req);     /* key 9 */

@@ -6567,6 +6567,8 @@ static size_t z_DescribeLogDirsResponse_DescribeLogDirsResult(int16_t v, bool f)
         n += 8;
     if (v >= 4)
         n += 8;
+    if (v >= 5)
+        n += 1;
     if (f)
         n += 1;
     return n;
@@ -6597,6 +6599,9 @@ static void d_DescribeLogDirsResponse_DescribeLogDirsResult(
     if (v >= 4) {
         m->UsableBytes = ls_kr_i64(r);
     }
+    if (v >= 5) {
+        m->IsCordoned = ls_kr_bool(r);
+    }
     ls_kr_tags(r, f);
 }
 
@@ -6613,6 +6618,9 @@ static void e_DescribeLogDirsResponse_DescribeLogDirsResult(
     }
     if (v >= 4) {
         ls_kw_i64(w, m->UsableBytes);
+    }
+    if (v >= 5) {
+        ls_kw_bool(w, m->IsCordoned);
     }
     ls_kw_tags(w, f);
 }
@@ -7339,12 +7347,16 @@ static void e_AlterPartitionReassignmentsRequest_ReassignableTopic(
 static void i_AlterPartitionReassignmentsRequest(ls_kafka_AlterPartitionReassignmentsRequest *m)
 {
     m->TimeoutMs = 60000;
+    m->AllowReplicationFactorChange = true;
 }
 
 static void d_AlterPartitionReassignmentsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
                                                  ls_kafka_AlterPartitionReassignmentsRequest *m)
 {
     m->TimeoutMs = ls_kr_i32(r);
+    if (v >= 1) {
+        m->AllowReplicationFactorChange = ls_kr_bool(r);
+    }
     m->NumTopics = ls_kmsg_arrlen(r, f,
                                   z_AlterPartitionReassignmentsRequest_ReassignableTopic(v, f),
                                   false, "AlterPartitionReassignmentsRequest.Topics");
@@ -7359,6 +7371,9 @@ static void e_AlterPartitionReassignmentsRequest(
     ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterPartitionReassignmentsRequest *m)
 {
     ls_kw_i32(w, m->TimeoutMs);
+    if (v >= 1) {
+        ls_kw_bool(w, m->AllowReplicationFactorChange);
+    }
     ls_kmsg_warrlen(w, f, m->NumTopics, false);
     for (int32_t i = 0; i < m->NumTopics; i++)
         e_AlterPartitionReassignmentsRequest_ReassignableTopic(w, v, f, &m->Topics[i]);
@@ -7454,6 +7469,7 @@ static void e_AlterPartitionReassignmentsResponse_ReassignableTopicResponse(
 
 static void i_AlterPartitionReassignmentsResponse(ls_kafka_AlterPartitionReassignmentsResponse *m)
 {
+    m->AllowReplicationFactorChange = true;
     m->ErrorMessage = ls_kstr_null();
 }
 
@@ -7461,6 +7477,9 @@ static void d_AlterPartitionReassignmentsResponse(ls_kr_t *r, int16_t v, bool f,
                                                   ls_kafka_AlterPartitionReassignmentsResponse *m)
 {
     m->ThrottleTimeMs = ls_kr_i32(r);
+    if (v >= 1) {
+        m->AllowReplicationFactorChange = ls_kr_bool(r);
+    }
     m->ErrorCode = ls_kr_i16(r);
     m->ErrorMessage = ls_kr_str(r, f);
     m->NumResponses = ls_kmsg_arrlen(
@@ -7478,6 +7497,9 @@ static void e_AlterPartitionReassignmentsResponse(
     ls_kw_t *w, int16_t v, bool f, const ls_kafka_AlterPartitionReassignmentsResponse *m)
 {
     ls_kw_i32(w, m->ThrottleTimeMs);
+    if (v >= 1) {
+        ls_kw_bool(w, m->AllowReplicationFactorChange);
+    }
     ls_kw_i16(w, m->ErrorCode);
     ls_kmsg_wstr(w, f, m->ErrorMessage);
     ls_kmsg_warrlen(w, f, m->NumResponses, false);
@@ -8681,6 +8703,176 @@ static void e_AlterUserScramCredentialsResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- UpdateFeaturesRequest_FeatureUpdateKey */
+
+static size_t z_UpdateFeaturesRequest_FeatureUpdateKey(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 2;
+    if (v <= 0)
+        n += 1;
+    if (v >= 1)
+        n += 1;
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_UpdateFeaturesRequest_FeatureUpdateKey(
+    ls_kafka_UpdateFeaturesRequest_FeatureUpdateKey *m)
+{
+    m->UpgradeType = 1;
+}
+
+static void d_UpdateFeaturesRequest_FeatureUpdateKey(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_UpdateFeaturesRequest_FeatureUpdateKey *m)
+{
+    (void)a;
+    m->Feature = ls_kmsg_str(r, f, "FeatureUpdateKey.Feature");
+    m->MaxVersionLevel = ls_kr_i16(r);
+    if (v <= 0) {
+        m->AllowDowngrade = ls_kr_bool(r);
+    }
+    if (v >= 1) {
+        m->UpgradeType = ls_kr_i8(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_UpdateFeaturesRequest_FeatureUpdateKey(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_UpdateFeaturesRequest_FeatureUpdateKey *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Feature);
+    ls_kw_i16(w, m->MaxVersionLevel);
+    if (v <= 0) {
+        ls_kw_bool(w, m->AllowDowngrade);
+    }
+    if (v >= 1) {
+        ls_kw_i8(w, m->UpgradeType);
+    }
+    ls_kw_tags(w, f);
+}
+
+/* ---- UpdateFeaturesRequest */
+
+static void i_UpdateFeaturesRequest(ls_kafka_UpdateFeaturesRequest *m)
+{
+    m->TimeoutMs = 60000;
+}
+
+static void d_UpdateFeaturesRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                    ls_kafka_UpdateFeaturesRequest *m)
+{
+    m->TimeoutMs = ls_kr_i32(r);
+    m->NumFeatureUpdates = ls_kmsg_arrlen(r, f, z_UpdateFeaturesRequest_FeatureUpdateKey(v, f),
+                                          false, "UpdateFeaturesRequest.FeatureUpdates");
+    m->FeatureUpdates = ls_kmsg_alloc(a, m->NumFeatureUpdates, sizeof *m->FeatureUpdates);
+    for (int32_t i = 0; i < m->NumFeatureUpdates && !r->err; i++) {
+        i_UpdateFeaturesRequest_FeatureUpdateKey(&m->FeatureUpdates[i]);
+        d_UpdateFeaturesRequest_FeatureUpdateKey(r, v, f, a, &m->FeatureUpdates[i]);
+    }
+    if (v >= 1) {
+        m->ValidateOnly = ls_kr_bool(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_UpdateFeaturesRequest(ls_kw_t *w, int16_t v, bool f,
+                                    const ls_kafka_UpdateFeaturesRequest *m)
+{
+    ls_kw_i32(w, m->TimeoutMs);
+    ls_kmsg_warrlen(w, f, m->NumFeatureUpdates, false);
+    for (int32_t i = 0; i < m->NumFeatureUpdates; i++)
+        e_UpdateFeaturesRequest_FeatureUpdateKey(w, v, f, &m->FeatureUpdates[i]);
+    if (v >= 1) {
+        ls_kw_bool(w, m->ValidateOnly);
+    }
+    ls_kw_tags(w, f);
+}
+
+/* ---- UpdateFeaturesResponse_UpdatableFeatureResult */
+
+static size_t z_UpdateFeaturesResponse_UpdatableFeatureResult(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 2;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_UpdateFeaturesResponse_UpdatableFeatureResult(
+    ls_kafka_UpdateFeaturesResponse_UpdatableFeatureResult *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_UpdateFeaturesResponse_UpdatableFeatureResult(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_UpdateFeaturesResponse_UpdatableFeatureResult *m)
+{
+    (void)a;
+    (void)v;
+    m->Feature = ls_kmsg_str(r, f, "UpdatableFeatureResult.Feature");
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_UpdateFeaturesResponse_UpdatableFeatureResult(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_UpdateFeaturesResponse_UpdatableFeatureResult *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Feature);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kw_tags(w, f);
+}
+
+/* ---- UpdateFeaturesResponse */
+
+static void i_UpdateFeaturesResponse(ls_kafka_UpdateFeaturesResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_UpdateFeaturesResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                     ls_kafka_UpdateFeaturesResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    if (v <= 1) {
+        m->NumResults = ls_kmsg_arrlen(r, f, z_UpdateFeaturesResponse_UpdatableFeatureResult(v, f),
+                                       false, "UpdateFeaturesResponse.Results");
+        m->Results = ls_kmsg_alloc(a, m->NumResults, sizeof *m->Results);
+        for (int32_t i = 0; i < m->NumResults && !r->err; i++) {
+            i_UpdateFeaturesResponse_UpdatableFeatureResult(&m->Results[i]);
+            d_UpdateFeaturesResponse_UpdatableFeatureResult(r, v, f, a, &m->Results[i]);
+        }
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_UpdateFeaturesResponse(ls_kw_t *w, int16_t v, bool f,
+                                     const ls_kafka_UpdateFeaturesResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    if (v <= 1) {
+        ls_kmsg_warrlen(w, f, m->NumResults, false);
+        for (int32_t i = 0; i < m->NumResults; i++)
+            e_UpdateFeaturesResponse_UpdatableFeatureResult(w, v, f, &m->Results[i]);
+    }
+    ls_kw_tags(w, f);
+}
+
 /* ---- DescribeClusterRequest */
 
 static void i_DescribeClusterRequest(ls_kafka_DescribeClusterRequest *m)
@@ -9765,6 +9957,102 @@ static void e_ConsumerGroupDescribeResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kmsg_warrlen(w, f, m->NumGroups, false);
     for (int32_t i = 0; i < m->NumGroups; i++)
         e_ConsumerGroupDescribeResponse_DescribedGroup(w, v, f, &m->Groups[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListConfigResourcesRequest */
+
+static void d_ListConfigResourcesRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                         ls_kafka_ListConfigResourcesRequest *m)
+{
+    if (v >= 1) {
+        m->NumResourceTypes = ls_kmsg_arrlen(r, f, 1, false,
+                                             "ListConfigResourcesRequest.ResourceTypes");
+        m->ResourceTypes = ls_kmsg_alloc(a, m->NumResourceTypes, sizeof *m->ResourceTypes);
+        for (int32_t i = 0; i < m->NumResourceTypes && !r->err; i++) {
+            m->ResourceTypes[i] = ls_kr_i8(r);
+        }
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListConfigResourcesRequest(ls_kw_t *w, int16_t v, bool f,
+                                         const ls_kafka_ListConfigResourcesRequest *m)
+{
+    if (v >= 1) {
+        ls_kmsg_warrlen(w, f, m->NumResourceTypes, false);
+        for (int32_t i = 0; i < m->NumResourceTypes; i++)
+            ls_kw_i8(w, m->ResourceTypes[i]);
+    }
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListConfigResourcesResponse_ConfigResource */
+
+static size_t z_ListConfigResourcesResponse_ConfigResource(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    if (v >= 1)
+        n += 1;
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_ListConfigResourcesResponse_ConfigResource(
+    ls_kafka_ListConfigResourcesResponse_ConfigResource *m)
+{
+    m->ResourceType = 16;
+}
+
+static void d_ListConfigResourcesResponse_ConfigResource(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ListConfigResourcesResponse_ConfigResource *m)
+{
+    (void)a;
+    m->ResourceName = ls_kmsg_str(r, f, "ConfigResource.ResourceName");
+    if (v >= 1) {
+        m->ResourceType = ls_kr_i8(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListConfigResourcesResponse_ConfigResource(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ListConfigResourcesResponse_ConfigResource *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->ResourceName);
+    if (v >= 1) {
+        ls_kw_i8(w, m->ResourceType);
+    }
+    ls_kw_tags(w, f);
+}
+
+/* ---- ListConfigResourcesResponse */
+
+static void d_ListConfigResourcesResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                          ls_kafka_ListConfigResourcesResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->NumConfigResources = ls_kmsg_arrlen(r, f, z_ListConfigResourcesResponse_ConfigResource(v, f),
+                                           false, "ListConfigResourcesResponse.ConfigResources");
+    m->ConfigResources = ls_kmsg_alloc(a, m->NumConfigResources, sizeof *m->ConfigResources);
+    for (int32_t i = 0; i < m->NumConfigResources && !r->err; i++) {
+        i_ListConfigResourcesResponse_ConfigResource(&m->ConfigResources[i]);
+        d_ListConfigResourcesResponse_ConfigResource(r, v, f, a, &m->ConfigResources[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ListConfigResourcesResponse(ls_kw_t *w, int16_t v, bool f,
+                                          const ls_kafka_ListConfigResourcesResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_warrlen(w, f, m->NumConfigResources, false);
+    for (int32_t i = 0; i < m->NumConfigResources; i++)
+        e_ListConfigResourcesResponse_ConfigResource(w, v, f, &m->ConfigResources[i]);
     ls_kw_tags(w, f);
 }
 
@@ -13100,6 +13388,76 @@ const ls_kmsg_api_t ls_kmsg_AlterUserScramCredentials = {
     .encode_response = g_AlterUserScramCredentialsResponse_encode,
 };
 
+/* ---- UpdateFeatures (key 57) */
+
+int ls_kafka_UpdateFeaturesRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                          ls_kafka_UpdateFeaturesRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_UpdateFeaturesRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_UPDATE_FEATURES_MIN, LS_KAFKA_UPDATE_FEATURES_MAX))
+        return -1;
+    d_UpdateFeaturesRequest(r, v, v >= LS_KAFKA_UPDATE_FEATURES_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_UpdateFeaturesRequest_encode(ls_kw_t *w, int16_t v,
+                                           const ls_kafka_UpdateFeaturesRequest *m)
+{
+    e_UpdateFeaturesRequest(w, v, v >= LS_KAFKA_UPDATE_FEATURES_FLEX, m);
+}
+
+static int g_UpdateFeaturesRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_UpdateFeaturesRequest_decode(r, v, a, m);
+}
+
+static void g_UpdateFeaturesRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_UpdateFeaturesRequest_encode(w, v, m);
+}
+
+int ls_kafka_UpdateFeaturesResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                           ls_kafka_UpdateFeaturesResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_UpdateFeaturesResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_UPDATE_FEATURES_MIN, LS_KAFKA_UPDATE_FEATURES_MAX))
+        return -1;
+    d_UpdateFeaturesResponse(r, v, v >= LS_KAFKA_UPDATE_FEATURES_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_UpdateFeaturesResponse_encode(ls_kw_t *w, int16_t v,
+                                            const ls_kafka_UpdateFeaturesResponse *m)
+{
+    e_UpdateFeaturesResponse(w, v, v >= LS_KAFKA_UPDATE_FEATURES_FLEX, m);
+}
+
+static int g_UpdateFeaturesResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_UpdateFeaturesResponse_decode(r, v, a, m);
+}
+
+static void g_UpdateFeaturesResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_UpdateFeaturesResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_UpdateFeatures = {
+    .key = 57,
+    .name = "UpdateFeatures",
+    .min_version = LS_KAFKA_UPDATE_FEATURES_MIN,
+    .max_version = LS_KAFKA_UPDATE_FEATURES_MAX,
+    .first_flexible = LS_KAFKA_UPDATE_FEATURES_FLEX,
+    .request_size = sizeof(ls_kafka_UpdateFeaturesRequest),
+    .decode_request = g_UpdateFeaturesRequest_decode,
+    .encode_request = g_UpdateFeaturesRequest_encode,
+    .response_size = sizeof(ls_kafka_UpdateFeaturesResponse),
+    .decode_response = g_UpdateFeaturesResponse_decode,
+    .encode_response = g_UpdateFeaturesResponse_encode,
+};
+
 /* ---- DescribeCluster (key 60) */
 
 int ls_kafka_DescribeClusterRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -13519,6 +13877,76 @@ const ls_kmsg_api_t ls_kmsg_ConsumerGroupDescribe = {
     .encode_response = g_ConsumerGroupDescribeResponse_encode,
 };
 
+/* ---- ListConfigResources (key 74) */
+
+int ls_kafka_ListConfigResourcesRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                               ls_kafka_ListConfigResourcesRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_LIST_CONFIG_RESOURCES_MIN,
+                            LS_KAFKA_LIST_CONFIG_RESOURCES_MAX))
+        return -1;
+    d_ListConfigResourcesRequest(r, v, v >= LS_KAFKA_LIST_CONFIG_RESOURCES_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ListConfigResourcesRequest_encode(ls_kw_t *w, int16_t v,
+                                                const ls_kafka_ListConfigResourcesRequest *m)
+{
+    e_ListConfigResourcesRequest(w, v, v >= LS_KAFKA_LIST_CONFIG_RESOURCES_FLEX, m);
+}
+
+static int g_ListConfigResourcesRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ListConfigResourcesRequest_decode(r, v, a, m);
+}
+
+static void g_ListConfigResourcesRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ListConfigResourcesRequest_encode(w, v, m);
+}
+
+int ls_kafka_ListConfigResourcesResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                ls_kafka_ListConfigResourcesResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_LIST_CONFIG_RESOURCES_MIN,
+                            LS_KAFKA_LIST_CONFIG_RESOURCES_MAX))
+        return -1;
+    d_ListConfigResourcesResponse(r, v, v >= LS_KAFKA_LIST_CONFIG_RESOURCES_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ListConfigResourcesResponse_encode(ls_kw_t *w, int16_t v,
+                                                 const ls_kafka_ListConfigResourcesResponse *m)
+{
+    e_ListConfigResourcesResponse(w, v, v >= LS_KAFKA_LIST_CONFIG_RESOURCES_FLEX, m);
+}
+
+static int g_ListConfigResourcesResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ListConfigResourcesResponse_decode(r, v, a, m);
+}
+
+static void g_ListConfigResourcesResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ListConfigResourcesResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_ListConfigResources = {
+    .key = 74,
+    .name = "ListConfigResources",
+    .min_version = LS_KAFKA_LIST_CONFIG_RESOURCES_MIN,
+    .max_version = LS_KAFKA_LIST_CONFIG_RESOURCES_MAX,
+    .first_flexible = LS_KAFKA_LIST_CONFIG_RESOURCES_FLEX,
+    .request_size = sizeof(ls_kafka_ListConfigResourcesRequest),
+    .decode_request = g_ListConfigResourcesRequest_decode,
+    .encode_request = g_ListConfigResourcesRequest_encode,
+    .response_size = sizeof(ls_kafka_ListConfigResourcesResponse),
+    .decode_response = g_ListConfigResourcesResponse_decode,
+    .encode_response = g_ListConfigResourcesResponse_encode,
+};
+
 /* ---- DescribeTopicPartitions (key 75) */
 
 int ls_kafka_DescribeTopicPartitionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -13635,12 +14063,14 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_AlterClientQuotas,
     &ls_kmsg_DescribeUserScramCredentials,
     &ls_kmsg_AlterUserScramCredentials,
+    &ls_kmsg_UpdateFeatures,
     &ls_kmsg_DescribeCluster,
     &ls_kmsg_DescribeProducers,
     &ls_kmsg_DescribeTransactions,
     &ls_kmsg_ListTransactions,
     &ls_kmsg_ConsumerGroupHeartbeat,
     &ls_kmsg_ConsumerGroupDescribe,
+    &ls_kmsg_ListConfigResources,
     &ls_kmsg_DescribeTopicPartitions,
 };
-const int ls_kmsg_nall = 51;
+const int ls_kmsg_nall = 53;

@@ -82,12 +82,14 @@ enum {
     LS_KAFKA_API_ALTER_CLIENT_QUOTAS = 49,
     LS_KAFKA_API_DESCRIBE_USER_SCRAM_CREDENTIALS = 50,
     LS_KAFKA_API_ALTER_USER_SCRAM_CREDENTIALS = 51,
+    LS_KAFKA_API_UPDATE_FEATURES = 57,
     LS_KAFKA_API_DESCRIBE_CLUSTER = 60,
     LS_KAFKA_API_DESCRIBE_PRODUCERS = 61,
     LS_KAFKA_API_DESCRIBE_TRANSACTIONS = 65,
     LS_KAFKA_API_LIST_TRANSACTIONS = 66,
     LS_KAFKA_API_CONSUMER_GROUP_HEARTBEAT = 68,
     LS_KAFKA_API_CONSUMER_GROUP_DESCRIBE = 69,
+    LS_KAFKA_API_LIST_CONFIG_RESOURCES = 74,
     LS_KAFKA_API_DESCRIBE_TOPIC_PARTITIONS = 75,
 };
 
@@ -185,7 +187,7 @@ enum {
 #define LS_KAFKA_ALTER_REPLICA_LOG_DIRS_MAX 2
 #define LS_KAFKA_ALTER_REPLICA_LOG_DIRS_FLEX 2
 #define LS_KAFKA_DESCRIBE_LOG_DIRS_MIN 1
-#define LS_KAFKA_DESCRIBE_LOG_DIRS_MAX 4
+#define LS_KAFKA_DESCRIBE_LOG_DIRS_MAX 5
 #define LS_KAFKA_DESCRIBE_LOG_DIRS_FLEX 2
 #define LS_KAFKA_SASL_AUTHENTICATE_MIN 0
 #define LS_KAFKA_SASL_AUTHENTICATE_MAX 2
@@ -203,7 +205,7 @@ enum {
 #define LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_MAX 1
 #define LS_KAFKA_INCREMENTAL_ALTER_CONFIGS_FLEX 1
 #define LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MIN 0
-#define LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MAX 0
+#define LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_MAX 1
 #define LS_KAFKA_ALTER_PARTITION_REASSIGNMENTS_FLEX 0
 #define LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MIN 0
 #define LS_KAFKA_LIST_PARTITION_REASSIGNMENTS_MAX 0
@@ -223,6 +225,9 @@ enum {
 #define LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_MIN 0
 #define LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_MAX 0
 #define LS_KAFKA_ALTER_USER_SCRAM_CREDENTIALS_FLEX 0
+#define LS_KAFKA_UPDATE_FEATURES_MIN 0
+#define LS_KAFKA_UPDATE_FEATURES_MAX 2
+#define LS_KAFKA_UPDATE_FEATURES_FLEX 0
 #define LS_KAFKA_DESCRIBE_CLUSTER_MIN 0
 #define LS_KAFKA_DESCRIBE_CLUSTER_MAX 1
 #define LS_KAFKA_DESCRIBE_CLUSTER_FLEX 0
@@ -241,6 +246,9 @@ enum {
 #define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MIN 0
 #define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MAX 1
 #define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_FLEX 0
+#define LS_KAFKA_LIST_CONFIG_RESOURCES_MIN 0
+#define LS_KAFKA_LIST_CONFIG_RESOURCES_MAX 1
+#define LS_KAFKA_LIST_CONFIG_RESOURCES_FLEX 0
 #define LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MIN 0
 #define LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MAX 0
 #define LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_FLEX 0
@@ -1370,6 +1378,7 @@ typedef struct ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult {
     int32_t NumTopics;
     int64_t TotalBytes; /* v4+, default -1 */
     int64_t UsableBytes; /* v4+, default -1 */
+    bool IsCordoned; /* v5+ */
 } ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult;
 
 typedef struct ls_kafka_DescribeLogDirsResponse {
@@ -1504,6 +1513,7 @@ typedef struct ls_kafka_AlterPartitionReassignmentsRequest_ReassignableTopic {
 
 typedef struct ls_kafka_AlterPartitionReassignmentsRequest {
     int32_t TimeoutMs; /* default 60000 */
+    bool AllowReplicationFactorChange; /* v1+, default true */
     ls_kafka_AlterPartitionReassignmentsRequest_ReassignableTopic *Topics;
     int32_t NumTopics;
 } ls_kafka_AlterPartitionReassignmentsRequest;
@@ -1522,6 +1532,7 @@ typedef struct ls_kafka_AlterPartitionReassignmentsResponse_ReassignableTopicRes
 
 typedef struct ls_kafka_AlterPartitionReassignmentsResponse {
     int32_t ThrottleTimeMs;
+    bool AllowReplicationFactorChange; /* v1+, default true */
     int16_t ErrorCode;
     ls_kstr_t ErrorMessage; /* nullable */
     ls_kafka_AlterPartitionReassignmentsResponse_ReassignableTopicResponse *Responses;
@@ -1735,6 +1746,34 @@ typedef struct ls_kafka_AlterUserScramCredentialsResponse {
     int32_t NumResults;
 } ls_kafka_AlterUserScramCredentialsResponse;
 
+typedef struct ls_kafka_UpdateFeaturesRequest_FeatureUpdateKey {
+    ls_kstr_t Feature;
+    int16_t MaxVersionLevel;
+    bool AllowDowngrade; /* v0 */
+    int8_t UpgradeType; /* v1+, default 1 */
+} ls_kafka_UpdateFeaturesRequest_FeatureUpdateKey;
+
+typedef struct ls_kafka_UpdateFeaturesRequest {
+    int32_t TimeoutMs; /* default 60000 */
+    ls_kafka_UpdateFeaturesRequest_FeatureUpdateKey *FeatureUpdates;
+    int32_t NumFeatureUpdates;
+    bool ValidateOnly; /* v1+ */
+} ls_kafka_UpdateFeaturesRequest;
+
+typedef struct ls_kafka_UpdateFeaturesResponse_UpdatableFeatureResult {
+    ls_kstr_t Feature;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+} ls_kafka_UpdateFeaturesResponse_UpdatableFeatureResult;
+
+typedef struct ls_kafka_UpdateFeaturesResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable */
+    ls_kafka_UpdateFeaturesResponse_UpdatableFeatureResult *Results; /* v0-1 */
+    int32_t NumResults;
+} ls_kafka_UpdateFeaturesResponse;
+
 typedef struct ls_kafka_DescribeClusterRequest {
     bool IncludeClusterAuthorizedOperations;
     int8_t EndpointType; /* v1+, default 1 */
@@ -1945,6 +1984,23 @@ typedef struct ls_kafka_ConsumerGroupDescribeResponse {
     ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup *Groups;
     int32_t NumGroups;
 } ls_kafka_ConsumerGroupDescribeResponse;
+
+typedef struct ls_kafka_ListConfigResourcesRequest {
+    int8_t *ResourceTypes; /* v1+ */
+    int32_t NumResourceTypes;
+} ls_kafka_ListConfigResourcesRequest;
+
+typedef struct ls_kafka_ListConfigResourcesResponse_ConfigResource {
+    ls_kstr_t ResourceName;
+    int8_t ResourceType; /* v1+, default 16 */
+} ls_kafka_ListConfigResourcesResponse_ConfigResource;
+
+typedef struct ls_kafka_ListConfigResourcesResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kafka_ListConfigResourcesResponse_ConfigResource *ConfigResources;
+    int32_t NumConfigResources;
+} ls_kafka_ListConfigResourcesResponse;
 
 typedef struct ls_kafka_DescribeTopicPartitionsRequest_TopicRequest {
     ls_kstr_t Name;
@@ -2482,6 +2538,17 @@ void ls_kafka_AlterUserScramCredentialsResponse_encode(
     ls_kw_t *w, int16_t version, const ls_kafka_AlterUserScramCredentialsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_AlterUserScramCredentials;
 
+/* UpdateFeatures (key 57), UpdateFeatures.msg */
+int ls_kafka_UpdateFeaturesRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_UpdateFeaturesRequest *m);
+void ls_kafka_UpdateFeaturesRequest_encode(ls_kw_t *w, int16_t version,
+                                           const ls_kafka_UpdateFeaturesRequest *m);
+int ls_kafka_UpdateFeaturesResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_UpdateFeaturesResponse *m);
+void ls_kafka_UpdateFeaturesResponse_encode(ls_kw_t *w, int16_t version,
+                                            const ls_kafka_UpdateFeaturesResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_UpdateFeatures;
+
 /* DescribeCluster (key 60), DescribeCluster.msg */
 int ls_kafka_DescribeClusterRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_DescribeClusterRequest *m);
@@ -2547,6 +2614,17 @@ int ls_kafka_ConsumerGroupDescribeResponse_decode(ls_kr_t *r, int16_t version, l
 void ls_kafka_ConsumerGroupDescribeResponse_encode(ls_kw_t *w, int16_t version,
                                                    const ls_kafka_ConsumerGroupDescribeResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_ConsumerGroupDescribe;
+
+/* ListConfigResources (key 74), ListConfigResources.msg */
+int ls_kafka_ListConfigResourcesRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ListConfigResourcesRequest *m);
+void ls_kafka_ListConfigResourcesRequest_encode(ls_kw_t *w, int16_t version,
+                                                const ls_kafka_ListConfigResourcesRequest *m);
+int ls_kafka_ListConfigResourcesResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ListConfigResourcesResponse *m);
+void ls_kafka_ListConfigResourcesResponse_encode(ls_kw_t *w, int16_t version,
+                                                 const ls_kafka_ListConfigResourcesResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_ListConfigResources;
 
 /* DescribeTopicPartitions (key 75), DescribeTopicPartitions.msg */
 int ls_kafka_DescribeTopicPartitionsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,

@@ -128,13 +128,9 @@ class _Reader:
         return c
 
 
-def describe_topic_partitions(bootstrap, topics, limit, cursor=None):
-    """One DescribeTopicPartitions v0 round trip: ([(error, name, [partition])], next cursor)."""
-    body = _uvarint(len(topics) + 1) + b"".join(_cstr(t) + b"\0" for t in topics)
-    body += struct.pack(">i", limit)
-    body += b"\xff" if cursor is None else b"\x01" + _cstr(cursor[0]) + struct.pack(">i", cursor[1]) + b"\0"
-    body += b"\0"
-    req = struct.pack(">hhih", 75, 0, 7, 4) + b"test" + b"\0" + body
+def roundtrip(bootstrap, req):
+    """Sends one request frame (header and body) and returns the response
+    frame without its size."""
     host, port = bootstrap.rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=30) as s:
         s.sendall(struct.pack(">i", len(req)) + req)
@@ -143,7 +139,17 @@ def describe_topic_partitions(bootstrap, topics, limit, cursor=None):
             chunk = s.recv(65536)
             assert chunk, "connection closed"
             buf += chunk
-    r = _Reader(buf[4:])
+    return buf[4:]
+
+
+def describe_topic_partitions(bootstrap, topics, limit, cursor=None):
+    """One DescribeTopicPartitions v0 round trip: ([(error, name, [partition])], next cursor)."""
+    body = _uvarint(len(topics) + 1) + b"".join(_cstr(t) + b"\0" for t in topics)
+    body += struct.pack(">i", limit)
+    body += b"\xff" if cursor is None else b"\x01" + _cstr(cursor[0]) + struct.pack(">i", cursor[1]) + b"\0"
+    body += b"\0"
+    req = struct.pack(">hhih", 75, 0, 7, 4) + b"test" + b"\0" + body
+    r = _Reader(roundtrip(bootstrap, req))
     assert r.i("i") == 7
     r.tags()
     r.i("i")  # throttle
@@ -288,15 +294,18 @@ def test_leader_election_and_reassignment_list_need_cluster_acls(one_dir):
     assert r.returncode != 0 and "ClusterAuthorization" in r.stdout + r.stderr
 
 
-def test_reassign_partitions_execute_refused_with_the_reason(broker, tmp_path):
+@pytest.mark.parametrize("extra", [[], ["--disallow-replication-factor-change"]])
+def test_reassign_partitions_execute_refused_with_the_reason(broker, tmp_path, extra):
     """kafka-reassign-partitions --execute: each partition refused
-    (INVALID_REPLICA_ASSIGNMENT) with a message saying why."""
+    (INVALID_REPLICA_ASSIGNMENT) with a message saying why; also when the
+    tool forbids a replication factor change (AlterPartitionReassignments
+    v1, KIP-860), which it cannot send to a broker serving v0 only."""
     t = create_topic(broker.bootstrap, unique_topic("move"), partitions=1)
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({"version": 1, "partitions": [
         {"topic": t, "partition": 0, "replicas": [0]}]}))
     r = kafka_tool("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", broker.bootstrap,
-                   "--execute", "--reassignment-json-file", str(plan), check=False)
+                   "--execute", "--reassignment-json-file", str(plan), *extra, check=False)
     assert r.returncode != 0
     assert "every broker serves every partition" in r.stdout + r.stderr, r.stdout + r.stderr
 
@@ -311,17 +320,220 @@ def test_alter_replica_log_dirs_answers_log_dir_not_found(broker):
     body = struct.pack(">i", 1) + s16("/elsewhere") + struct.pack(">i", 1) + s16(t)
     body += struct.pack(">iii", 2, 0, 1)
     req = struct.pack(">hhi", 34, 1, 9) + s16("test") + body
-    host, port = broker.bootstrap.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=30) as s:
-        s.sendall(struct.pack(">i", len(req)) + req)
-        buf = b""
-        while len(buf) < 4 or len(buf) < 4 + struct.unpack(">i", buf[:4])[0]:
-            chunk = s.recv(65536)
-            assert chunk, "connection closed"
-            buf += chunk
-    r = _Reader(buf[4:])
+    r = _Reader(roundtrip(broker.bootstrap, req))
     assert r.i("i") == 9
     r.i("i")
     assert r.i("i") == 1
     assert r.take(r.i("h")).decode() == t
     assert [(r.i("i"), r.i("h")) for _ in range(r.i("i"))] == [(0, 57), (1, 57)]
+
+
+# --- kafka-features: UpdateFeatures (key 57) over the fixed feature levels ----
+
+def features(bootstrap, *args, check=True):
+    return kafka_tool("org.apache.kafka.tools.FeatureCommand", bootstrap, *args, check=check)
+
+
+def test_kafka_features_describe_and_updates_that_keep_the_levels(broker):
+    """kafka-features describe shows transaction.version finalized at 2;
+    updates that leave every level where it is succeed (an upgrade to the
+    finalized level, disabling a feature that is not finalized, dry run or
+    not)."""
+    out = features(broker.bootstrap, "describe").stdout
+    [tv] = [ln for ln in out.splitlines() if "Feature: transaction.version" in ln]
+    assert "SupportedMinVersion: 0" in tv and "SupportedMaxVersion: 2" in tv, out
+    assert "FinalizedVersionLevel: 2" in tv, out
+    for dry in ([], ["--dry-run"]):
+        r = features(broker.bootstrap, "upgrade", "--feature", "transaction.version=2", *dry)
+        verb = "can be" if dry else "was"  # the tool's wording
+        assert "transaction.version %s upgraded to 2." % verb in r.stdout, r.stdout
+        # ELR means nothing without leaders: never finalized here
+        r = features(broker.bootstrap, "disable", "--feature",
+                     "eligible.leader.replicas.version", *dry)
+        assert "eligible.leader.replicas.version %s disabled." % verb in r.stdout, r.stdout
+    assert features(broker.bootstrap, "describe").stdout == out
+
+
+@pytest.mark.parametrize("args,reason", [
+    (["downgrade", "--feature", "transaction.version=1"], "fixed at 2"),
+    (["downgrade", "--feature", "transaction.version=1", "--dry-run"], "fixed at 2"),
+    (["downgrade", "--unsafe", "--feature", "transaction.version=0"], "fixed at 2"),
+    (["upgrade", "--feature", "transaction.version=3"], "only supports levels 0 to 2"),
+    (["upgrade", "--metadata", "4.0"], "does not support this feature"),
+    (["upgrade", "--feature", "eligible.leader.replicas.version=1"],
+     "does not support this feature"),
+])
+def test_kafka_features_refuses_what_it_cannot_apply(broker, args, reason):
+    """Any other level is refused (INVALID_UPDATE_VERSION, whose code the
+    v1 test below checks) with a reason naming the feature, never accepted
+    and ignored: the levels stay."""
+    before = features(broker.bootstrap, "describe").stdout
+    r = features(broker.bootstrap, *args, check=False)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out
+    assert "No feature was updated" in out and reason in out, out
+    assert features(broker.bootstrap, "describe").stdout == before
+
+
+def update_features_v1(bootstrap, updates, validate_only=False):
+    """One UpdateFeatures v1 round trip: (error, message, [(feature, error)])."""
+    body = struct.pack(">i", 60000) + _uvarint(len(updates) + 1)
+    body += b"".join(_cstr(f) + struct.pack(">hb", level, utype) + b"\0"
+                     for f, level, utype in updates)
+    body += struct.pack(">?", validate_only) + b"\0"
+    req = struct.pack(">hhih", 57, 1, 11, 4) + b"test" + b"\0" + body
+    r = _Reader(roundtrip(bootstrap, req))
+    assert r.i("i") == 11
+    r.tags()
+    r.i("i")  # throttle
+    err, msg = r.i("h"), r.string()
+    results = []
+    for _ in range(r.uvarint() - 1):
+        results.append((r.string(), r.i("h")))
+        r.string()
+        r.tags()
+    return err, msg, results
+
+
+def test_update_features_v1_all_or_nothing_with_per_feature_results(broker):
+    """v1: a success lists each feature with no error; one update that
+    cannot apply fails the whole request (95, INVALID_UPDATE_VERSION) with no
+    results, as Kafka's controller; an unknown upgrade type is one."""
+    elr = "eligible.leader.replicas.version"
+    assert update_features_v1(broker.bootstrap, [("transaction.version", 2, 1),
+                                                 (elr, 0, 2)]) == (
+        0, None, [("transaction.version", 0), (elr, 0)])
+    err, msg, results = update_features_v1(broker.bootstrap, [("transaction.version", 2, 1),
+                                                              ("transaction.version", 1, 2)])
+    assert (err, results) == (95, []) and "transaction.version" in msg, msg
+    err, msg, results = update_features_v1(broker.bootstrap, [("transaction.version", 2, 7)])
+    assert (err, results) == (95, []) and "upgrade type 7" in msg, msg
+
+
+def test_update_features_needs_cluster_alter(one_dir):
+    """As Kafka: UpdateFeatures needs ALTER on the cluster."""
+    b = restricted(one_dir)
+    r = features(b.bootstrap, "upgrade", "--feature", "transaction.version=2", check=False)
+    assert r.returncode != 0 and "Cluster authorization failed" in r.stdout, r.stdout
+
+
+# --- ListConfigResources (key 74, KIP-1142) ------------------------------------
+
+CLIENT_LIBS = {"4.3.1": TOOLS_LIB, "4.4.0": os.path.join(lsbroker.ROOT, ".cache", "java", "lib")}
+
+
+@pytest.fixture(scope="module", params=sorted(CLIENT_LIBS))
+def admin_calls(request, tmp_path_factory):
+    """run(bootstrap, call, *args): AdminCalls.java on Kafka's Admin client
+    (4.3.1, the tools' own, and 4.4.0)."""
+    out = str(tmp_path_factory.mktemp("admin_calls"))
+    cp = os.path.join(CLIENT_LIBS[request.param], "*")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "java", "admin",
+                       "AdminCalls.java")
+    r = subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", out, src],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    def run(bootstrap, *args):
+        r = subprocess.run(JVM + ["-cp", out + os.pathsep + cp, "AdminCalls", bootstrap]
+                           + list(args), capture_output=True, text=True, timeout=180)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout.splitlines()
+    return run
+
+
+def test_list_config_resources_names_topics_brokers_and_loggers(broker, admin_calls):
+    """Admin.listConfigResources: every topic, this broker as BROKER and
+    BROKER_LOGGER (all types when none is named, in Kafka's order); no group
+    configs nor client-metrics subscriptions exist here, so those list none."""
+    t = create_topic(broker.bootstrap, unique_topic("lcr"), partitions=1)
+    rows = admin_calls(broker.bootstrap, "list-config-resources")
+    assert "TOPIC " + t in rows, rows
+    node = [r.split()[1] for r in rows if r.startswith("BROKER ")]
+    assert len(node) == 1 and rows.index("BROKER_LOGGER " + node[0]) < rows.index(
+        "BROKER " + node[0]) < rows.index("TOPIC " + t), rows
+    assert all(r.split()[0] in ("TOPIC", "BROKER", "BROKER_LOGGER") for r in rows), rows
+    topics = admin_calls(broker.bootstrap, "list-config-resources", "TOPIC")
+    assert topics == sorted(topics) and "TOPIC " + t in topics
+    assert all(r.startswith("TOPIC ") for r in topics), topics
+    assert admin_calls(broker.bootstrap, "list-config-resources", "GROUP",
+                       "CLIENT_METRICS") == []
+
+
+def list_config_resources(bootstrap, version, types=()):
+    """One ListConfigResources round trip: (error, [(type, name)]); v0 has
+    no types and answers none (client metrics, type 16)."""
+    body = (_uvarint(len(types) + 1) + bytes(t & 0xFF for t in types)) if version else b""
+    req = struct.pack(">hhih", 74, version, 13, 4) + b"test" + b"\0" + body + b"\0"
+    r = _Reader(roundtrip(bootstrap, req))
+    assert r.i("i") == 13
+    r.tags()
+    r.i("i")  # throttle
+    err, rows = r.i("h"), []
+    for _ in range(r.uvarint() - 1):
+        name = r.string()
+        rows.append((r.i("b") if version else 16, name))
+        r.tags()
+    return err, rows
+
+
+def test_list_config_resources_v0_and_types_kafka_does_not_list(broker):
+    """v0 (ListClientMetricsResources) lists client-metrics subscriptions:
+    none; a type Kafka does not list fails the whole request with
+    UNSUPPORTED_VERSION (35), even beside a listed one; a type named twice
+    lists once."""
+    t = create_topic(broker.bootstrap, unique_topic("lcrraw"), partitions=1)
+    assert list_config_resources(broker.bootstrap, 0) == (0, [])
+    assert list_config_resources(broker.bootstrap, 1, [2, 64]) == (35, [])
+    assert list_config_resources(broker.bootstrap, 1, [0]) == (35, [])
+    err, rows = list_config_resources(broker.bootstrap, 1, [2, 2])
+    assert err == 0 and rows.count((2, t)) == 1
+
+
+def test_kafka_configs_describes_client_metrics(broker):
+    """kafka-configs --describe --entity-type client-metrics lists the
+    subscriptions through ListConfigResources: none, and no error."""
+    r = kafka_tool("kafka.admin.ConfigCommand", broker.bootstrap, "--describe",
+                   "--entity-type", "client-metrics")
+    assert r.stdout.strip() == "", r.stdout
+
+
+def test_list_config_resources_needs_cluster_describe_configs(one_dir, admin_calls):
+    """As Kafka: DESCRIBE_CONFIGS on the cluster, else CLUSTER_AUTHORIZATION_FAILED."""
+    b = restricted(one_dir)
+    [row] = admin_calls(b.bootstrap, "list-config-resources", "TOPIC")
+    assert row.startswith("ERROR ClusterAuthorizationException"), row
+
+
+# --- README's table of Kafka APIs ----------------------------------------------
+
+def api_versions(bootstrap):
+    """ApiVersions v3: {key: (min, max)} as advertised."""
+    body = _cstr("test") + _cstr("1") + b"\0"
+    req = struct.pack(">hhih", 18, 3, 5, 4) + b"test" + b"\0" + body
+    r = _Reader(roundtrip(bootstrap, req))
+    assert r.i("i") == 5 and r.i("h") == 0  # header v0, no error
+    out = {}
+    for _ in range(r.uvarint() - 1):
+        key, lo, hi = r.i("h"), r.i("h"), r.i("h")
+        r.tags()
+        out[key] = (lo, hi)
+    return out
+
+
+def test_readme_api_table_is_what_api_versions_advertises(broker):
+    """Every API the broker advertises is a row of README's table with its
+    versions, and the table lists no other (Produce's row gives the versions
+    served, 3+, where ApiVersions says 0 for librdkafka's sake)."""
+    text = open(os.path.join(lsbroker.ROOT, "README.md")).read()
+    table = text.split("<!-- api-table: begin -->")[1].split("<!-- api-table: end -->")[0]
+    rows = {}
+    for ln in table.splitlines():
+        cells = [c.strip() for c in ln.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0].isdigit():
+            lo, hi = cells[2].split("-")
+            rows[int(cells[0])] = (int(lo), int(hi))
+    advertised = api_versions(broker.bootstrap)
+    assert advertised[0] == (0, rows[0][1]) and rows[0][0] == 3
+    advertised[0] = rows[0]
+    assert rows == advertised

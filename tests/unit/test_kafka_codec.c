@@ -1658,6 +1658,92 @@ TEST(vector_metadata_requests)
     ls_arena_free(a);
 }
 
+/* Admin messages of issue 34 against bytes Kafka 4.4's own message classes
+ * write for the same values (kafka-clients 4.4.0, MessageUtil): the fields
+ * our descriptions were missing (DescribeLogDirs v5 IsCordoned,
+ * AlterPartitionReassignments v1 AllowReplicationFactorChange) and the two
+ * new APIs, byte for byte, both ways. */
+static int kw_done_is(ls_kw_t *w, const uint8_t *want, size_t n)
+{
+    int ok = kw_is(w, want, n);
+    ls_kw_free(w);
+    return ok;
+}
+/* Message N encoded at version v (in the writer w) is exactly the bytes want. */
+#define ENCODES_AS(N, v, m, want)                                                                  \
+    (ls_kw_init(&w), ls_kafka_##N##_encode(&w, v, m), kw_done_is(&w, want, sizeof want))
+
+TEST(vector_issue34_admin_messages_match_kafka)
+{
+    ls_arena_t *a = ls_arena_new();
+    ls_kr_t r;
+    ls_kw_t w;
+    /* DescribeLogDirs v5: dir "s3", topic "t" partition 1 of 5 bytes, cordoned */
+    static const uint8_t dld5[] = {
+        0,    0,    0,    0,    0,    0,    2,    0,    0,    3,    's',  '3',  2,    2,    't',
+        2,    0,    0,    0,    1,    0,    0,    0,    0,    0,    0,    0,    5,    0,    0,
+        0,    0,    0,    0,    0,    0,    0,    0,    0,    0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1,    0,    0};
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsPartition dp = {1, 5, 0, false};
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsTopic dt = {S("t"), &dp, 1};
+    ls_kafka_DescribeLogDirsResponse_DescribeLogDirsResult dr = {0, S("s3"), &dt, 1, -1, -1, true};
+    ls_kafka_DescribeLogDirsResponse dld = {0, 0, &dr, 1};
+    CHECK(ENCODES_AS(DescribeLogDirsResponse, 5, &dld, dld5));
+    /* AlterPartitionReassignments v1: timeout 60000, no replication factor change */
+    static const uint8_t apr1[] = {0, 0, 0xea, 0x60, 0, 2, 2, 't', 2, 0, 0,
+                                   0, 0, 2,    0,    0, 0, 1, 0,   0, 0};
+    ls_kafka_AlterPartitionReassignmentsRequest apr;
+    r = rd(apr1, sizeof apr1);
+    CHECK_EQ_INT(ls_kafka_AlterPartitionReassignmentsRequest_decode(&r, 1, a, &apr), 0);
+    CHECK(apr.TimeoutMs == 60000 && !apr.AllowReplicationFactorChange && apr.NumTopics == 1);
+    CHECK(apr.Topics[0].Partitions[0].NumReplicas == 1 &&
+          apr.Topics[0].Partitions[0].Replicas[0] == 1);
+    CHECK(ENCODES_AS(AlterPartitionReassignmentsRequest, 1, &apr, apr1));
+    static const uint8_t apr0[] = {0, 0, 0xea, 0x60, 2, 2, 't', 2, 0, 0,
+                                   0, 0, 2,    0,    0, 0, 1,   0, 0, 0};
+    r = rd(apr0, sizeof apr0);
+    CHECK_EQ_INT(ls_kafka_AlterPartitionReassignmentsRequest_decode(&r, 0, a, &apr), 0);
+    CHECK(apr.AllowReplicationFactorChange);
+    static const uint8_t aprr1[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 0};
+    ls_kafka_AlterPartitionReassignmentsResponse aprr = {0, false, 0, NUL, NULL, 0};
+    CHECK(ENCODES_AS(AlterPartitionReassignmentsResponse, 1, &aprr, aprr1));
+    /* UpdateFeatures: v0 AllowDowngrade, v1 UpgradeType 3 and ValidateOnly */
+    static const uint8_t uf0[] = {0, 0, 3, 0xe8, 2, 2, 'f', 0, 2, 1, 0, 0};
+    static const uint8_t uf1[] = {0, 0, 3, 0xe8, 2, 2, 'f', 0, 2, 3, 0, 1, 0};
+    ls_kafka_UpdateFeaturesRequest uf;
+    r = rd(uf0, sizeof uf0);
+    CHECK_EQ_INT(ls_kafka_UpdateFeaturesRequest_decode(&r, 0, a, &uf), 0);
+    CHECK(uf.TimeoutMs == 1000 && uf.NumFeatureUpdates == 1 && !uf.ValidateOnly);
+    CHECK(ls_kstr_eq(uf.FeatureUpdates[0].Feature, "f") &&
+          uf.FeatureUpdates[0].MaxVersionLevel == 2 && uf.FeatureUpdates[0].AllowDowngrade &&
+          uf.FeatureUpdates[0].UpgradeType == 1);
+    CHECK(ENCODES_AS(UpdateFeaturesRequest, 0, &uf, uf0));
+    r = rd(uf1, sizeof uf1);
+    CHECK_EQ_INT(ls_kafka_UpdateFeaturesRequest_decode(&r, 1, a, &uf), 0);
+    CHECK(uf.FeatureUpdates[0].UpgradeType == 3 && uf.ValidateOnly);
+    CHECK(ENCODES_AS(UpdateFeaturesRequest, 1, &uf, uf1));
+    /* its response: per-feature results up to v1 only */
+    static const uint8_t ufr1[] = {0, 0, 0, 0, 0, 0x5f, 2, 'm', 2, 2, 'f', 0, 0, 0, 0, 0};
+    static const uint8_t ufr2[] = {0, 0, 0, 0, 0, 0x5f, 2, 'm', 0};
+    ls_kafka_UpdateFeaturesResponse_UpdatableFeatureResult ur = {S("f"), 0, NUL};
+    ls_kafka_UpdateFeaturesResponse ufr = {0, 95, S("m"), &ur, 1};
+    CHECK(ENCODES_AS(UpdateFeaturesResponse, 1, &ufr, ufr1));
+    CHECK(ENCODES_AS(UpdateFeaturesResponse, 2, &ufr, ufr2));
+    /* ListConfigResources: types TOPIC and BROKER; topic "t" at v0 and v1 */
+    static const uint8_t lcr1[] = {3, 2, 4, 0};
+    ls_kafka_ListConfigResourcesRequest lcr;
+    r = rd(lcr1, sizeof lcr1);
+    CHECK_EQ_INT(ls_kafka_ListConfigResourcesRequest_decode(&r, 1, a, &lcr), 0);
+    CHECK(lcr.NumResourceTypes == 2 && lcr.ResourceTypes[0] == 2 && lcr.ResourceTypes[1] == 4);
+    static const uint8_t lcrr0[] = {0, 0, 0, 0, 0, 0, 2, 2, 't', 0, 0};
+    static const uint8_t lcrr1[] = {0, 0, 0, 0, 0, 0, 2, 2, 't', 2, 0, 0};
+    ls_kafka_ListConfigResourcesResponse_ConfigResource cr = {S("t"), 2};
+    ls_kafka_ListConfigResourcesResponse lcrr = {0, 0, &cr, 1};
+    CHECK(ENCODES_AS(ListConfigResourcesResponse, 0, &lcrr, lcrr0));
+    CHECK(ENCODES_AS(ListConfigResourcesResponse, 1, &lcrr, lcrr1));
+    ls_arena_free(a);
+}
+
 TEST(vector_produce_v3_and_v9)
 {
     /* Produce v3: null transactional id, acks -1, timeout 1500, topic "t",
@@ -1964,6 +2050,7 @@ int main(void)
     RUN(vector_api_versions_v3_from_librdkafka);
     RUN(vector_api_versions_v0_response_layout);
     RUN(vector_metadata_requests);
+    RUN(vector_issue34_admin_messages_match_kafka);
     RUN(vector_produce_v3_and_v9);
     RUN(vector_fetch_v13_topic_ids);
     RUN(fuzz_lite_every_decoder);
