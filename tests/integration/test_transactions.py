@@ -350,12 +350,15 @@ def test_api_versions_finalizes_transaction_version_2(broker):
     """transaction.version is finalized at 2 (so kafka-clients 4.x use
     EndTxn v5, Produce v12 and TxnOffsetCommit v5 without AddPartitionsToTxn:
     java.transactions* prove the epoch grows per transaction); its supported
-    range 0..2 is left out of v3 responses (KAFKA-17492), as Kafka does."""
+    range 0..2 is left out of v3 responses (KAFKA-17492), as Kafka does.
+    group.version is finalized at 1: the KIP-848 consumer protocol is served."""
     for version in (3, 4):
         supported, finalized, epoch = _api_versions_features(broker.host, broker.port, version)
-        assert finalized == {"transaction.version": (2, 2)}, (version, finalized)
+        assert finalized == {"transaction.version": (2, 2), "group.version": (1, 1)}, \
+            (version, finalized)
         assert epoch >= 0
-        assert supported == ({"transaction.version": (0, 2)} if version >= 4 else {}), supported
+        assert supported == ({"transaction.version": (0, 2), "group.version": (0, 1)}
+                             if version >= 4 else {}), supported
 
 
 def test_librdkafka_keeps_transaction_version_1(broker):
