@@ -622,16 +622,30 @@ static void heartbeat(ls_cgroup_t *g, const ls_cgroup_hb_req_t *req,
     res->nassigned = m->assigned.n;
 }
 
+/* When m is removed unless it heartbeats: its session, or sooner a
+ * revocation it has not acknowledged within its rebalance timeout (so the
+ * new owners of those partitions are not blocked). */
+static int64_t member_due(const member_t *m)
+{
+    return m->state == M_UNREVOKED && m->revoke_by_ms < m->deadline_ms ? m->revoke_by_ms
+                                                                       : m->deadline_ms;
+}
+
+int64_t ls_cgroup_next_deadline(const ls_cgroup_t *g)
+{
+    int64_t next = INT64_MAX;
+    for (int i = 0; i < g->nmembers; i++)
+        if (member_due(g->members[i]) < next) next = member_due(g->members[i]);
+    return next;
+}
+
 int64_t ls_cgroup_tick(ls_cgroup_t *g, int64_t now_ms)
 {
     int64_t next = INT64_MAX;
     int32_t epoch = g->epoch; /* every removal bumps it */
     for (int i = 0; i < g->nmembers;) {
         member_t *m = g->members[i];
-        /* a member that does not give up revoked partitions within its
-         * rebalance timeout is fenced, so their new owners are not blocked */
-        int64_t due = m->state == M_UNREVOKED && m->revoke_by_ms < m->deadline_ms ? m->revoke_by_ms
-                                                                                  : m->deadline_ms;
+        int64_t due = member_due(m);
         if (due <= now_ms) {
             remove_member(g, m); /* moves the last member into slot i */
             continue;

@@ -131,6 +131,8 @@ void ls_cgroup_heartbeat(ls_cgroup_t *g, const ls_cgroup_hb_req_t *req,
  * acknowledge a revocation within their rebalance timeout; returns the next
  * deadline (INT64_MAX: none). */
 int64_t ls_cgroup_tick(ls_cgroup_t *g, int64_t now_ms);
+/* The earliest deadline of ls_cgroup_tick, without expiring anything. */
+int64_t ls_cgroup_next_deadline(const ls_cgroup_t *g);
 
 /* Kafka's names of a consumer group's state: "Empty" (no members),
  * "Assigning" (the target is behind the group epoch), "Reconciling" (a member

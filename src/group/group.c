@@ -1249,6 +1249,9 @@ ls_group_err ls_group_consumer_heartbeat(ls_group_t *g, ls_cgroup_hb_req_t *req,
         converted = true;
     }
     req->now_ms = now_ms(c);
+    /* what is due goes first (a member past its revocation deadline is
+     * fenced before its heartbeat is heard); res then stays valid */
+    ls_cgroup_tick(g->cg, req->now_ms);
     ls_cgroup_heartbeat(g->cg, req, topics, ntopics, res);
     if (converted && ls_cgroup_member_count(g->cg) == 0) {
         /* refused before anyone joined: the group stays what it was */
@@ -1262,7 +1265,7 @@ ls_group_err ls_group_consumer_heartbeat(ls_group_t *g, ls_cgroup_hb_req_t *req,
         set_str(&g->protocol_name, NULL);
         set_str(&g->leader, NULL);
     }
-    int64_t due = ls_cgroup_tick(g->cg, req->now_ms);
+    int64_t due = ls_cgroup_next_deadline(g->cg);
     *stored = consumer_settle(g, converted);
     if (due != INT64_MAX) wakeup(c, due);
     return LS_GERR_NONE;

@@ -606,6 +606,27 @@ TEST(consumer_group_type_rules)
     ls_group_coord_free(c);
 }
 
+TEST(consumer_group_member_past_its_revocation_deadline_is_fenced_first)
+{
+    ls_group_coord_t *c = coord();
+    ls_group_t *g = group(c, "cgr");
+    ls_group_err ge;
+    bool stored;
+    ls_cgroup_hb_res_t r = cg_beat(g, "m1", 0, &ge, &stored);
+    int32_t e1 = r.member_epoch;
+    CHECK_EQ_INT(r.nassigned, 4);
+    r = cg_beat(g, "m2", 0, &ge, &stored); /* m1 must give up two partitions */
+    r = cg_beat(g, "m1", e1, &ge, &stored);
+    CHECK(r.err == LS_CGERR_NONE && r.nassigned == 2);
+    /* m1 never acknowledges; past its 500 ms rebalance timeout (inside its
+     * session) its next heartbeat finds it already removed */
+    fake_now += 1000;
+    r = cg_beat(g, "m1", e1, &ge, &stored);
+    CHECK_EQ_INT(r.err, LS_CGERR_UNKNOWN_MEMBER_ID);
+    CHECK_EQ_INT(ls_cgroup_member_count(ls_group_consumer(g)), 1);
+    ls_group_coord_free(c);
+}
+
 TEST(consumer_group_refused_join_leaves_the_group_as_it_was)
 {
     ls_group_coord_t *c = coord();
@@ -707,6 +728,7 @@ int main(void)
     RUN(record_codecs_reject_garbage);
     RUN(keys_escape_group_ids);
     RUN(consumer_group_type_rules);
+    RUN(consumer_group_member_past_its_revocation_deadline_is_fenced_first);
     RUN(consumer_group_refused_join_leaves_the_group_as_it_was);
     RUN(consumer_group_loads_above_its_stored_epoch);
     ls_group_record_free(&last_rec);
