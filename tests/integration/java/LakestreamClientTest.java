@@ -535,10 +535,12 @@ public class LakestreamClientTest {
                 List<String> ru = readAll(topic, 1, "read_uncommitted", 3);
                 check(ru.equals(List.of("c0", "c1", "c2")), "read_uncommitted read " + ru);
             });
-            test("transactions_consume_transform_produce", () -> {
+            for (String proto : List.of("classic", "consumer"))
+            test("transactions_consume_transform_produce" + (proto.equals("classic") ? "" : "_consumer_protocol"), () -> {
                 // KIP-447: a group's offsets committed inside the producer's transactions;
                 // every third transaction aborts and the consumer rewinds to the committed
-                // offsets, so the output holds each input exactly once
+                // offsets, so the output holds each input exactly once (with either group
+                // protocol: a KIP-848 member's epoch is the generation TxnOffsetCommit checks)
                 String in = uniq("java-ctp-in"), out = uniq("java-ctp-out"), group = uniq("java-ctp");
                 admin.createTopics(List.of(new NewTopic(in, 2, RF), new NewTopic(out, 2, RF))).all().get();
                 int n = 300;
@@ -554,6 +556,7 @@ public class LakestreamClientTest {
                 cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
                 cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
                 cp.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "40");
+                cp.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, proto);
                 cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
                 cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
                 int done = 0, txns = 0;
