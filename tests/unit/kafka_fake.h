@@ -405,6 +405,31 @@ static inline int kf_topic(kf_env_t *e, const char *topic, int32_t partitions)
     return 0;
 }
 
+/* A transactional producer's pair (InitProducerId v4 answers it). */
+typedef struct kf_pair {
+    int64_t id;
+    int16_t epoch;
+} kf_pair_t;
+
+/* InitProducerId v4 for transactional id tid: the error code (-1000: no
+ * answer) and the pair in *p. */
+static inline int kf_init_tid(kf_env_t *e, const char *tid, int32_t timeout_ms, kf_pair_t *p)
+{
+    ls_kafka_InitProducerIdRequest m = {.TransactionalId = {tid, (int32_t)strlen(tid)},
+                                        .TransactionTimeoutMs = timeout_ms,
+                                        .ProducerId = -1,
+                                        .ProducerEpoch = -1};
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_InitProducerIdResponse r;
+    int code = -1000;
+    if (kf_call(e, 22, 4, &m, &r, a) == 0) {
+        code = r.ErrorCode;
+        if (p) *p = (kf_pair_t){r.ProducerId, r.ProducerEpoch};
+    }
+    ls_arena_free(a);
+    return code;
+}
+
 /* The next offset partition p of topic gets (its high watermark); -1: no
  * such topic. */
 static inline int64_t kf_hwm(kf_env_t *e, const char *topic, int32_t p)

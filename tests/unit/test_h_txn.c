@@ -11,31 +11,13 @@
 
 static kf_env_t E;
 
-typedef struct pair {
-    int64_t id;
-    int16_t epoch;
-} pair_t;
-
-/* InitProducerId v4 for tid; the error code (-1000: no answer) and the pair. */
-static int init_tid(const char *tid, int32_t timeout_ms, pair_t *p)
+static int init_tid(const char *tid, int32_t timeout_ms, kf_pair_t *p)
 {
-    ls_kafka_InitProducerIdRequest m = {.TransactionalId = {tid, (int32_t)strlen(tid)},
-                                        .TransactionTimeoutMs = timeout_ms,
-                                        .ProducerId = -1,
-                                        .ProducerEpoch = -1};
-    ls_arena_t *a = ls_arena_new();
-    ls_kafka_InitProducerIdResponse r;
-    int code = -1000;
-    if (kf_call(&E, 22, 4, &m, &r, a) == 0) {
-        code = r.ErrorCode;
-        if (p) *p = (pair_t){r.ProducerId, r.ProducerEpoch};
-    }
-    ls_arena_free(a);
-    return code;
+    return kf_init_tid(&E, tid, timeout_ms, p);
 }
 
 /* AddPartitionsToTxn (v0-3) of topic partition 0; the partition's code. */
-static int add_partition(int16_t version, const char *tid, pair_t p, const char *topic)
+static int add_partition(int16_t version, const char *tid, kf_pair_t p, const char *topic)
 {
     int32_t part = 0;
     ls_kafka_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic t = {
@@ -55,7 +37,7 @@ static int add_partition(int16_t version, const char *tid, pair_t p, const char 
     return code;
 }
 
-static int end_txn(int16_t version, const char *tid, pair_t p, bool commit)
+static int end_txn(int16_t version, const char *tid, kf_pair_t p, bool commit)
 {
     ls_kafka_EndTxnRequest m = {.TransactionalId = {tid, (int32_t)strlen(tid)},
                                 .ProducerId = p.id,
@@ -71,7 +53,7 @@ static int end_txn(int16_t version, const char *tid, pair_t p, bool commit)
 
 TEST(init_gives_a_pair_and_a_second_init_bumps_the_epoch)
 {
-    pair_t p = {-7, -7}, q = {-7, -7};
+    kf_pair_t p = {-7, -7}, q = {-7, -7};
     CHECK_EQ_INT(init_tid("tx-init", 60000, &p), LS_KERR_NONE);
     CHECK(p.id >= 0);
     CHECK_EQ_INT(p.epoch, 0);
@@ -82,7 +64,7 @@ TEST(init_gives_a_pair_and_a_second_init_bumps_the_epoch)
 
 TEST(init_timeout_past_the_maximum)
 {
-    pair_t p = {-7, -7};
+    kf_pair_t p = {-7, -7};
     CHECK_EQ_INT(init_tid("tx-timeout", INT32_MAX, &p), LS_KERR_INVALID_TRANSACTION_TIMEOUT);
     CHECK(p.id == -1);
 }
@@ -91,19 +73,20 @@ TEST(add_partitions_unknown_producer_id_mapping)
 {
     if (kf_topic(&E, "txn-unknown-pid", 1)) return;
     /* no record for the id at all */
-    CHECK_EQ_INT(add_partition(3, "tx-never-inited", (pair_t){12345, 0}, "txn-unknown-pid"),
+    CHECK_EQ_INT(add_partition(3, "tx-never-inited", (kf_pair_t){12345, 0}, "txn-unknown-pid"),
                  LS_KERR_INVALID_PRODUCER_ID_MAPPING);
     /* a record, another producer id */
-    pair_t p;
+    kf_pair_t p;
     CHECK_EQ_INT(init_tid("tx-other-pid", 60000, &p), LS_KERR_NONE);
-    CHECK_EQ_INT(add_partition(3, "tx-other-pid", (pair_t){p.id + 1, p.epoch}, "txn-unknown-pid"),
-                 LS_KERR_INVALID_PRODUCER_ID_MAPPING);
+    CHECK_EQ_INT(
+        add_partition(3, "tx-other-pid", (kf_pair_t){p.id + 1, p.epoch}, "txn-unknown-pid"),
+        LS_KERR_INVALID_PRODUCER_ID_MAPPING);
 }
 
 TEST(add_partitions_stale_epoch_is_fenced)
 {
     if (kf_topic(&E, "txn-fenced", 1)) return;
-    pair_t old, cur;
+    kf_pair_t old, cur;
     CHECK_EQ_INT(init_tid("tx-fenced", 60000, &old), LS_KERR_NONE);
     CHECK_EQ_INT(init_tid("tx-fenced", 60000, &cur), LS_KERR_NONE); /* a newer instance */
     CHECK_EQ_INT(add_partition(3, "tx-fenced", old, "txn-fenced"), LS_KERR_PRODUCER_FENCED);
@@ -113,7 +96,7 @@ TEST(add_partitions_stale_epoch_is_fenced)
 
 TEST(end_without_a_transaction_is_invalid_state)
 {
-    pair_t p;
+    kf_pair_t p;
     CHECK_EQ_INT(init_tid("tx-end-empty", 60000, &p), LS_KERR_NONE);
     CHECK_EQ_INT(end_txn(3, "tx-end-empty", p, true), LS_KERR_INVALID_TXN_STATE);
 }
@@ -121,13 +104,13 @@ TEST(end_without_a_transaction_is_invalid_state)
 TEST(end_with_a_stale_epoch_is_fenced)
 {
     if (kf_topic(&E, "txn-end-fenced", 1)) return;
-    pair_t old, cur;
+    kf_pair_t old, cur;
     CHECK_EQ_INT(init_tid("tx-end-fenced", 60000, &old), LS_KERR_NONE);
     CHECK_EQ_INT(init_tid("tx-end-fenced", 60000, &cur), LS_KERR_NONE);
     CHECK_EQ_INT(add_partition(3, "tx-end-fenced", cur, "txn-end-fenced"), LS_KERR_NONE);
     CHECK_EQ_INT(end_txn(3, "tx-end-fenced", old, true), LS_KERR_PRODUCER_FENCED);
     CHECK_EQ_INT(end_txn(1, "tx-end-fenced", old, true), LS_KERR_INVALID_PRODUCER_EPOCH);
-    CHECK_EQ_INT(end_txn(3, "tx-end-fenced", (pair_t){cur.id + 1, cur.epoch}, true),
+    CHECK_EQ_INT(end_txn(3, "tx-end-fenced", (kf_pair_t){cur.id + 1, cur.epoch}, true),
                  LS_KERR_INVALID_PRODUCER_ID_MAPPING);
 }
 
@@ -137,7 +120,7 @@ TEST(end_with_a_stale_epoch_is_fenced)
 TEST(decided_transaction_not_yet_finished)
 {
     if (kf_topic(&E, "txn-decided", 1)) return;
-    pair_t p;
+    kf_pair_t p;
     CHECK_EQ_INT(init_tid("tx-decided", 60000, &p), LS_KERR_NONE);
     CHECK_EQ_INT(add_partition(3, "tx-decided", p, "txn-decided"), LS_KERR_NONE);
     CHECK_EQ_INT(end_txn(3, "tx-decided", p, true), LS_KERR_NONE);
@@ -147,7 +130,7 @@ TEST(decided_transaction_not_yet_finished)
 
 TEST(add_partitions_of_an_unknown_topic)
 {
-    pair_t p;
+    kf_pair_t p;
     CHECK_EQ_INT(init_tid("tx-no-topic", 60000, &p), LS_KERR_NONE);
     CHECK_EQ_INT(add_partition(3, "tx-no-topic", p, "txn-no-such-topic"),
                  LS_KERR_UNKNOWN_TOPIC_OR_PARTITION);
