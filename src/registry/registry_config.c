@@ -22,24 +22,44 @@ static const char *const MODE_NAMES[] = {"READWRITE", "READONLY"};
 const char *ls_sr_compat_name(ls_sr_compat c) { return COMPAT_NAMES[c]; }
 const char *ls_sr_mode_name(ls_sr_mode m) { return MODE_NAMES[m]; }
 
-int ls_sr_compat_parse(const char *s, ls_sr_compat *out)
+/* One kind of setting: its global key, the prefix of its per-subject keys,
+ * its record's field, and its value names (a value is an index of names). */
+typedef struct setting {
+    const char *global, *per, *field;
+    const char *const *names;
+    int nnames;
+    int dflt;
+    const char *noun; /* in the answer when a subject has none to delete */
+} setting_t;
+
+static const setting_t COMPAT = {.global = "config",
+                                 .per = "config-subjects/",
+                                 .field = "compatibilityLevel",
+                                 .names = COMPAT_NAMES,
+                                 .nnames = 7,
+                                 .dflt = LS_SR_COMPAT_DEFAULT,
+                                 .noun = "compatibility"};
+static const setting_t MODE = {.global = "mode",
+                               .per = "mode-subjects/",
+                               .field = "mode",
+                               .names = MODE_NAMES,
+                               .nnames = 2,
+                               .dflt = LS_SR_MODE_READWRITE,
+                               .noun = "mode"};
+
+/* The value name v names; -1 when none. */
+static int name_index(const setting_t *s, const char *v)
 {
-    for (int i = 0; i < 7; i++)
-        if (!strcmp(s, COMPAT_NAMES[i])) {
-            *out = (ls_sr_compat)i;
-            return 0;
-        }
+    for (int i = 0; i < s->nnames; i++)
+        if (!strcmp(v, s->names[i])) return i;
     return -1;
 }
 
-static int mode_parse(const char *s, ls_sr_mode *out)
+int ls_sr_compat_parse(const char *s, ls_sr_compat *out)
 {
-    for (int i = 0; i < 2; i++)
-        if (!strcmp(s, MODE_NAMES[i])) {
-            *out = (ls_sr_mode)i;
-            return 0;
-        }
-    return -1;
+    int i = name_index(&COMPAT, s);
+    if (i >= 0) *out = (ls_sr_compat)i;
+    return i >= 0 ? 0 : -1;
 }
 
 /* ---- configuration ---------------------------------------------------------------- */
@@ -83,101 +103,107 @@ static ls_sr_code write_setting(ls_registry_t *r, const char *key, const char *f
     return LS_SR_OK;
 }
 
-static const char *setting_key(key_t_ *k, const char *global, const char *per, const char *sub)
+static const char *setting_key(key_t_ *k, const setting_t *s, const char *subject)
 {
-    return sub ? ls_sr_ksub(k, per, sub, "") : ls_sr_kfmt(k, SR_ROOT "%s", global);
+    return subject ? ls_sr_ksub(k, s->per, subject, "") : ls_sr_kfmt(k, SR_ROOT "%s", s->global);
 }
 
-ls_sr_code ls_registry_get_compat(ls_registry_t *r, const char *subject, ls_sr_compat *level,
-                                  bool *set, ls_sr_err_t *e)
+/* The value of setting s for subject (NULL: the registry's): the subject's
+ * own when it holds a known name, else the global one, else the default.
+ * *set: whether the level asked for holds one (the subject's own, or the
+ * global record when subject is NULL). *val is the default on an error. */
+static ls_sr_code get_setting(ls_registry_t *r, const setting_t *s, const char *subject, int *val,
+                              bool *set, ls_sr_err_t *e)
 {
     key_t_ k;
     char v[64];
     bool found;
     *set = false;
+    *val = s->dflt;
     if (subject) {
-        if (read_setting(r, setting_key(&k, "config", "config-subjects/", subject),
-                         "compatibilityLevel", v, sizeof v, &found, e))
+        if (read_setting(r, setting_key(&k, s, subject), s->field, v, sizeof v, &found, e))
             return e->code;
-        if (found && ls_sr_compat_parse(v, level) == 0) {
+        if (found && (*val = name_index(s, v)) >= 0) {
             *set = true;
             return LS_SR_OK;
         }
     }
-    if (read_setting(r, setting_key(&k, "config", NULL, NULL), "compatibilityLevel", v, sizeof v,
-                     &found, e))
-        return e->code;
-    if (!found || ls_sr_compat_parse(v, level)) *level = LS_SR_COMPAT_DEFAULT;
+    if (read_setting(r, setting_key(&k, s, NULL), s->field, v, sizeof v, &found, e)) return e->code;
+    *val = found ? name_index(s, v) : -1;
+    if (*val < 0) *val = s->dflt;
     if (!subject) *set = found;
     return LS_SR_OK;
+}
+
+/* Deletes the subject's own setting (subject NULL: the global one); *old
+ * the value in force before. */
+static ls_sr_code delete_setting(ls_registry_t *r, const setting_t *s, const char *subject,
+                                 int *old, ls_sr_code not_configured, const char *deleting,
+                                 ls_sr_err_t *e)
+{
+    bool set;
+    if (get_setting(r, s, subject, old, &set, e)) return e->code;
+    if (subject && !set)
+        return ls_sr_seterr(e, not_configured,
+                            "Subject '%s' does not have subject-level %s configured", subject,
+                            s->noun);
+    key_t_ k;
+    ls_status st = ls_meta_del(r->meta, setting_key(&k, s, subject));
+    if (st != LS_OK) return ls_sr_store_err(r, e, deleting, st);
+    return LS_SR_OK;
+}
+
+ls_sr_code ls_registry_get_compat(ls_registry_t *r, const char *subject, ls_sr_compat *level,
+                                  bool *set, ls_sr_err_t *e)
+{
+    int v;
+    ls_sr_code c = get_setting(r, &COMPAT, subject, &v, set, e);
+    *level = (ls_sr_compat)v;
+    return c;
 }
 
 ls_sr_code ls_registry_set_compat(ls_registry_t *r, const char *subject, ls_sr_compat level,
                                   ls_sr_err_t *e)
 {
     key_t_ k;
-    return write_setting(r, setting_key(&k, "config", "config-subjects/", subject),
-                         "compatibilityLevel", COMPAT_NAMES[level], e);
+    return write_setting(r, setting_key(&k, &COMPAT, subject), COMPAT.field, COMPAT_NAMES[level],
+                         e);
 }
 
 ls_sr_code ls_registry_delete_compat(ls_registry_t *r, const char *subject, ls_sr_compat *old,
                                      ls_sr_err_t *e)
 {
-    bool set;
-    if (ls_registry_get_compat(r, subject, old, &set, e)) return e->code;
-    if (subject && !set)
-        return ls_sr_seterr(e, LS_SR_SUBJECT_COMPAT_NOT_CONFIGURED,
-                            "Subject '%s' does not have subject-level compatibility configured",
-                            subject);
-    key_t_ k;
-    ls_status st = ls_meta_del(r->meta, setting_key(&k, "config", "config-subjects/", subject));
-    if (st != LS_OK) return ls_sr_store_err(r, e, "deleting a compatibility level", st);
-    return LS_SR_OK;
+    int v;
+    ls_sr_code c = delete_setting(r, &COMPAT, subject, &v, LS_SR_SUBJECT_COMPAT_NOT_CONFIGURED,
+                                  "deleting a compatibility level", e);
+    *old = (ls_sr_compat)v;
+    return c;
 }
 
 ls_sr_code ls_registry_get_mode(ls_registry_t *r, const char *subject, ls_sr_mode *mode, bool *set,
                                 ls_sr_err_t *e)
 {
-    key_t_ k;
-    char v[64];
-    bool found;
-    *set = false;
-    if (subject) {
-        if (read_setting(r, setting_key(&k, "mode", "mode-subjects/", subject), "mode", v, sizeof v,
-                         &found, e))
-            return e->code;
-        if (found && mode_parse(v, mode) == 0) {
-            *set = true;
-            return LS_SR_OK;
-        }
-    }
-    if (read_setting(r, setting_key(&k, "mode", NULL, NULL), "mode", v, sizeof v, &found, e))
-        return e->code;
-    if (!found || mode_parse(v, mode)) *mode = LS_SR_MODE_READWRITE;
-    if (!subject) *set = found;
-    return LS_SR_OK;
+    int v;
+    ls_sr_code c = get_setting(r, &MODE, subject, &v, set, e);
+    *mode = (ls_sr_mode)v;
+    return c;
 }
 
 ls_sr_code ls_registry_set_mode(ls_registry_t *r, const char *subject, ls_sr_mode mode,
                                 ls_sr_err_t *e)
 {
     key_t_ k;
-    return write_setting(r, setting_key(&k, "mode", "mode-subjects/", subject), "mode",
-                         MODE_NAMES[mode], e);
+    return write_setting(r, setting_key(&k, &MODE, subject), MODE.field, MODE_NAMES[mode], e);
 }
 
 ls_sr_code ls_registry_delete_mode(ls_registry_t *r, const char *subject, ls_sr_mode *old,
                                    ls_sr_err_t *e)
 {
-    bool set;
-    if (ls_registry_get_mode(r, subject, old, &set, e)) return e->code;
-    if (subject && !set)
-        return ls_sr_seterr(e, LS_SR_SUBJECT_MODE_NOT_CONFIGURED,
-                            "Subject '%s' does not have subject-level mode configured", subject);
-    key_t_ k;
-    ls_status st = ls_meta_del(r->meta, setting_key(&k, "mode", "mode-subjects/", subject));
-    if (st != LS_OK) return ls_sr_store_err(r, e, "deleting a mode", st);
-    return LS_SR_OK;
+    int v;
+    ls_sr_code c = delete_setting(r, &MODE, subject, &v, LS_SR_SUBJECT_MODE_NOT_CONFIGURED,
+                                  "deleting a mode", e);
+    *old = (ls_sr_mode)v;
+    return c;
 }
 
 ls_sr_code ls_sr_check_writable(ls_registry_t *r, const char *subject, ls_sr_err_t *e)
