@@ -430,6 +430,29 @@ static inline int kf_init_tid(kf_env_t *e, const char *tid, int32_t timeout_ms, 
     return code;
 }
 
+/* AddPartitionsToTxn (v0-3) of topic partition 0 for tid's pair p: the
+ * partition's code (-1000: no answer). */
+static inline int kf_add_partition(kf_env_t *e, int16_t version, const char *tid, kf_pair_t p,
+                                   const char *topic)
+{
+    int32_t part = 0;
+    ls_kafka_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic t = {
+        .Name = {topic, (int32_t)strlen(topic)}, .Partitions = &part, .NumPartitions = 1};
+    ls_kafka_AddPartitionsToTxnRequest m = {.TransactionalId = {tid, (int32_t)strlen(tid)},
+                                            .ProducerId = p.id,
+                                            .ProducerEpoch = p.epoch,
+                                            .Topics = &t,
+                                            .NumTopics = 1};
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_AddPartitionsToTxnResponse r;
+    int code = -1000;
+    if (kf_call(e, 24, version, &m, &r, a) == 0 && r.NumResults == 1 &&
+        r.Results[0].NumResults == 1)
+        code = r.Results[0].Results[0].ErrorCode;
+    ls_arena_free(a);
+    return code;
+}
+
 /* The next offset partition p of topic gets (its high watermark); -1: no
  * such topic. */
 static inline int64_t kf_hwm(kf_env_t *e, const char *topic, int32_t p)

@@ -16,25 +16,9 @@ static int init_tid(const char *tid, int32_t timeout_ms, kf_pair_t *p)
     return kf_init_tid(&E, tid, timeout_ms, p);
 }
 
-/* AddPartitionsToTxn (v0-3) of topic partition 0; the partition's code. */
 static int add_partition(int16_t version, const char *tid, kf_pair_t p, const char *topic)
 {
-    int32_t part = 0;
-    ls_kafka_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic t = {
-        .Name = {topic, (int32_t)strlen(topic)}, .Partitions = &part, .NumPartitions = 1};
-    ls_kafka_AddPartitionsToTxnRequest m = {.TransactionalId = {tid, (int32_t)strlen(tid)},
-                                            .ProducerId = p.id,
-                                            .ProducerEpoch = p.epoch,
-                                            .Topics = &t,
-                                            .NumTopics = 1};
-    ls_arena_t *a = ls_arena_new();
-    ls_kafka_AddPartitionsToTxnResponse r;
-    int code = -1000;
-    if (kf_call(&E, 24, version, &m, &r, a) == 0 && r.NumResults == 1 &&
-        r.Results[0].NumResults == 1)
-        code = r.Results[0].Results[0].ErrorCode;
-    ls_arena_free(a);
-    return code;
+    return kf_add_partition(&E, version, tid, p, topic);
 }
 
 static int end_txn(int16_t version, const char *tid, kf_pair_t p, bool commit)
