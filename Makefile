@@ -104,10 +104,11 @@ test: deps
 	@LS_TEST_ASAN_BUILD=build-asan LS_TEST_TSAN_BUILD=build-tsan tests/run.sh $(BUILD)
 
 # ThreadSanitizer build of the unit tests whose modules use threads (libuv
-# worker pool, metadata watch/lease threads, S3 connection pool, the
-# compacted-object and data-file write threads, read-ahead of ranged reads,
-# reads of in-table ranges on the worker pool, also after unfolding).
-TSAN_TESTS := test_logstore test_meta test_compactor test_retention test_objstore test_s3 test_cluster test_registry test_co_read test_file_rewrite test_cold_source test_cold_table test_unfold
+# worker pool, metadata watch/lease threads, a followed record's resync
+# thread, S3 connection pool, the compacted-object and data-file write
+# threads, read-ahead of ranged reads, reads of in-table ranges on the worker
+# pool, also after unfolding).
+TSAN_TESTS := test_logstore test_meta test_meta_follow test_compactor test_retention test_objstore test_s3 test_cluster test_registry test_co_read test_file_rewrite test_cold_source test_cold_table test_unfold
 tsan:
 	@$(MAKE) --no-print-directory BUILD=build-tsan CFLAGS="-O1 -DLS_CHECK_INVARIANTS_DEFAULT=1" SAN_FLAGS=-fsanitize=thread \
 	    $(TSAN_TESTS:%=build-tsan/tests/%)

@@ -78,3 +78,33 @@ void ls_buf_append_keypart(ls_buf_t *b, const char *s)
         }
     }
 }
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+char *ls_keypart_decode(const char *enc, size_t n)
+{
+    char *out = ls_malloc(n + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (enc[i] != '%') {
+            out[k++] = enc[i];
+            continue;
+        }
+        int hi = i + 2 < n ? hexval(enc[i + 1]) : -1;
+        int lo = i + 2 < n ? hexval(enc[i + 2]) : -1;
+        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+            ls_free(out);
+            return NULL;
+        }
+        out[k++] = (char)(hi << 4 | lo);
+        i += 2;
+    }
+    out[k] = 0;
+    return out;
+}

@@ -20,6 +20,9 @@ void ls_buf_printf(ls_buf_t *b, const char *fmt, ...) __attribute__((format(prin
  * as they are, every other byte as %XX (upper-case hex), so the segment
  * never holds '/' and distinct strings stay distinct (docs/FORMATS.md). */
 void ls_buf_append_keypart(ls_buf_t *b, const char *s);
+/* The string n bytes of such a segment encode (a new C string); NULL if
+ * malformed: a '%' not followed by two hex digits, or an encoded NUL. */
+char *ls_keypart_decode(const char *enc, size_t n);
 /* Detach the storage; the buffer becomes empty. Caller frees with ls_free. */
 uint8_t *ls_buf_steal(ls_buf_t *b, size_t *len);
 

@@ -87,36 +87,6 @@ char *ls_group_key_offset(const char *group_id, const char *topic, int32_t parti
     return buf_cstr(&b);
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-}
-
-char *ls_group_id_decode(const char *enc, size_t len)
-{
-    char *out = ls_malloc(len + 1);
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (enc[i] != '%') {
-            out[n++] = enc[i];
-            continue;
-        }
-        int hi = i + 2 < len + 1 && i + 2 <= len - 1 ? hexval(enc[i + 1]) : -1;
-        int lo = i + 2 <= len - 1 ? hexval(enc[i + 2]) : -1;
-        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
-            ls_free(out);
-            return NULL;
-        }
-        out[n++] = (char)(hi << 4 | lo);
-        i += 2;
-    }
-    out[n] = 0;
-    return out;
-}
-
 /* ------------------------------------------------------------- store I/O */
 
 void ls_table_groups_free(ls_table_group_t *v, int n)
@@ -144,7 +114,7 @@ ls_status ls_group_store_offsets(ls_meta_t *meta, ls_group_offset_fn cb, void *a
             ls_group_offset_decode(l.v[i].val, l.v[i].vlen, &o) != LS_OK)
             continue;
         ls_free(o.metadata);
-        char *gid = ls_group_id_decode(rest, (size_t)(gslash - rest));
+        char *gid = ls_keypart_decode(rest, (size_t)(gslash - rest));
         char *topic = ls_strndup(gslash + 1, (size_t)(pslash - gslash - 1));
         if (gid) cb(arg, gid, topic, (int32_t)strtol(pslash + 1, NULL, 10), o.offset);
         ls_free(gid);
@@ -844,7 +814,7 @@ static void list_work(void *arg)
     lc->v = LS_NEWN(ls_group_listing_t, l.n ? l.n : 1);
     size_t plen = strlen(META_PREFIX);
     for (size_t i = 0; i < l.n; i++) {
-        char *gid = ls_group_id_decode((const char *)l.v[i].key + plen, l.v[i].klen - plen);
+        char *gid = ls_keypart_decode((const char *)l.v[i].key + plen, l.v[i].klen - plen);
         ls_group_record_t r;
         if (!gid || ls_group_record_decode(l.v[i].val, l.v[i].vlen, &r) != LS_OK) {
             ls_free(gid);

@@ -114,8 +114,6 @@ char *ls_group_key_meta(const char *group_id);
 char *ls_group_key_offsets_prefix(const char *group_id);
 char *ls_group_key_owner(const char *group_id);
 char *ls_group_key_offset(const char *group_id, const char *topic, int32_t partition);
-/* Decodes an encoded group id (from a key); NULL if malformed. */
-char *ls_group_id_decode(const char *enc, size_t len);
 /* Blocking: loads one group's record, offsets and the partitions with
  * pending transactional offsets (worker threads, CLI). */
 ls_status ls_group_store_load(ls_meta_t *meta, const char *group_id, ls_group_loaded_t *out);

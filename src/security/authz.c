@@ -6,12 +6,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/diag.h"
-#include "base/thread.h"
+#include "meta/meta_follow.h"
 
 #define AUTHZ_KEY "/ls/cluster/acls"
 #define AUTHZ_CAS_RETRIES 16
@@ -28,10 +27,7 @@ struct ls_authz {
     bool allow_if_none;
     pthread_rwlock_t lock; /* set */
     acl_set_t set;
-    pthread_mutex_t write_mu; /* one change of this broker at a time */
-    ls_meta_watch_t *watch;
-    pthread_t rewatch;
-    bool rewatching;
+    ls_meta_follow_t *follow; /* the record: loads, changes (meta/meta_follow.h) */
     pthread_mutex_t audit_mu; /* the denial budget below */
     int64_t audit_sec;
     int audit_lines;
@@ -125,66 +121,15 @@ static void set_install(ls_authz_t *a, acl_set_t *s)
     *s = (acl_set_t){0};
 }
 
-/* Reads the record: *s its bindings, *mod_rev its revision (0: absent),
- * *store_rev the store revision the read observed. */
-static ls_status record_read(ls_authz_t *a, acl_set_t *s, int64_t *store_rev)
+/* The follower's load hook: the record's value, parsed, in place of the
+ * cached set when newer. */
+static bool on_record(void *arg, const uint8_t *val, size_t vlen, int64_t mod_rev)
 {
-    ls_kvlist_t l;
-    ls_status st = ls_meta_scan_prefix(a->meta, AUTHZ_KEY, 1, &l);
-    if (st != LS_OK) return st;
-    *s = (acl_set_t){0};
-    if (store_rev) *store_rev = l.revision;
-    if (l.n == 1 && l.v[0].klen == strlen(AUTHZ_KEY)) {
-        if (!set_parse(l.v[0].val, l.v[0].vlen, s)) st = LS_ECORRUPT;
-        s->rev = l.v[0].mod_rev;
-    }
-    ls_kvlist_free(&l);
-    return st;
-}
-
-/* ---- watch ---- */
-
-static void on_watch(void *arg, const ls_meta_event_t *ev, size_t n);
-
-static void *rewatch_main(void *arg)
-{
-    ls_authz_t *a = arg;
-    ls_meta_watch_cancel(a->meta, a->watch);
-    a->watch = NULL;
-    for (;;) {
-        acl_set_t s;
-        int64_t rev = 0;
-        ls_status st = record_read(a, &s, &rev);
-        if (st == LS_OK) {
-            set_install(a, &s);
-            st = ls_meta_watch(a->meta, AUTHZ_KEY, strlen(AUTHZ_KEY), rev, on_watch, a, &a->watch);
-        }
-        if (st == LS_OK) {
-            LS_INFO("authz", "ACL watch resynchronized at revision %lld", (long long)rev);
-            return NULL;
-        }
-        LS_ERROR("authz", "resynchronizing the ACL watch: %s; retrying", ls_status_str(st));
-        sleep(1);
-    }
-}
-
-static void on_watch(void *arg, const ls_meta_event_t *ev, size_t n)
-{
-    ls_authz_t *a = arg;
-    if (!ev) {
-        LS_WARN("authz", "ACL watch fell behind the store's history; rereading the ACLs");
-        if (a->rewatching) pthread_join(a->rewatch, NULL);
-        a->rewatching = ls_thread_start(&a->rewatch, "ls-acl-rewatch", rewatch_main, a) == 0;
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const ls_kv_t *kv = &ev[i].kv;
-        if (kv->klen != strlen(AUTHZ_KEY) || memcmp(kv->key, AUTHZ_KEY, kv->klen) != 0) continue;
-        acl_set_t s = {0};
-        if (ev[i].kind == LS_META_EV_PUT && !set_parse(kv->val, kv->vlen, &s)) continue;
-        s.rev = kv->mod_rev;
-        set_install(a, &s);
-    }
+    acl_set_t s = {0};
+    if (val && !set_parse(val, vlen, &s)) return false;
+    s.rev = mod_rev;
+    set_install(arg, &s);
+    return true;
 }
 
 ls_authz_t *ls_authz_open(ls_meta_t *meta, const char *super_users, bool allow_if_none, char *err,
@@ -195,12 +140,14 @@ ls_authz_t *ls_authz_open(ls_meta_t *meta, const char *super_users, bool allow_i
     a->super_users = super_users ? ls_strdup(super_users) : NULL;
     a->allow_if_none = allow_if_none;
     pthread_rwlock_init(&a->lock, NULL);
-    pthread_mutex_init(&a->write_mu, NULL);
     pthread_mutex_init(&a->audit_mu, NULL);
-    int64_t rev = 0;
-    ls_status st = record_read(a, &a->set, &rev);
-    if (st == LS_OK)
-        st = ls_meta_watch(meta, AUTHZ_KEY, strlen(AUTHZ_KEY), rev, on_watch, a, &a->watch);
+    ls_meta_follow_cfg_t cfg = {.key = AUTHZ_KEY,
+                                .tag = "authz",
+                                .what = "ACL",
+                                .thread = "ls-acl-resync",
+                                .load = on_record,
+                                .arg = a};
+    ls_status st = ls_meta_follow_open(meta, &cfg, &a->follow);
     if (st != LS_OK) {
         snprintf(err, (size_t)errlen, "cannot load the ACLs (%s): %s: %s", AUTHZ_KEY,
                  ls_status_str(st), ls_meta_error(meta));
@@ -217,12 +164,10 @@ ls_authz_t *ls_authz_open(ls_meta_t *meta, const char *super_users, bool allow_i
 void ls_authz_close(ls_authz_t *a)
 {
     if (!a) return;
-    if (a->rewatching) pthread_join(a->rewatch, NULL);
-    if (a->watch) ls_meta_watch_cancel(a->meta, a->watch);
+    ls_meta_follow_close(a->follow);
     set_free(&a->set);
     ls_free(a->super_users);
     pthread_rwlock_destroy(&a->lock);
-    pthread_mutex_destroy(&a->write_mu);
     pthread_mutex_destroy(&a->audit_mu);
     ls_free(a);
 }
@@ -327,42 +272,39 @@ static void audit_change(const char *what, const ls_acl_t *b, const char *by, co
  * another broker changed it meanwhile. */
 typedef ls_status (*edit_fn)(void *ctx, const acl_set_t *cur, acl_set_t *next, bool *changed);
 
+typedef struct change_ctx {
+    edit_fn edit;
+    void *ctx;
+    acl_set_t next; /* what the last step made */
+} change_ctx_t;
+
+/* The follower's change step: the edit applied to the record. */
+static ls_status change_step(void *arg, const uint8_t *val, size_t vlen, char **json)
+{
+    change_ctx_t *c = arg;
+    acl_set_t cur = {0};
+    bool changed = false;
+    set_free(&c->next);
+    if (val && !set_parse(val, vlen, &cur)) return LS_ECORRUPT;
+    ls_status st = c->edit(c->ctx, &cur, &c->next, &changed);
+    set_free(&cur);
+    if (st == LS_OK && changed) *json = set_json(c->next.v, c->next.n);
+    return st;
+}
+
 static ls_status change(ls_authz_t *a, edit_fn edit, void *ctx)
 {
-    pthread_mutex_lock(&a->write_mu);
-    ls_status st = LS_ECONFLICT;
-    for (int attempt = 0; attempt < AUTHZ_CAS_RETRIES && st == LS_ECONFLICT; attempt++) {
-        acl_set_t cur, next = {0};
-        st = record_read(a, &cur, NULL);
-        if (st != LS_OK) break;
-        bool changed = false;
-        st = edit(ctx, &cur, &next, &changed);
-        if (st == LS_OK && changed) {
-            char *json = set_json(next.v, next.n);
-            ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV,
-                                 .key = AUTHZ_KEY,
-                                 .klen = strlen(AUTHZ_KEY),
-                                 .rev = cur.rev};
-            ls_meta_op_t op = {.kind = LS_META_OP_PUT,
-                               .key = AUTHZ_KEY,
-                               .klen = strlen(AUTHZ_KEY),
-                               .val = json,
-                               .vlen = strlen(json)};
-            int64_t rev = 0;
-            st = ls_meta_txn(a->meta, &cmp, 1, &op, 1, &rev);
-            free(json);
-            if (st == LS_OK) {
-                next.rev = rev;
-                set_install(a, &next); /* enforced here before the answer */
-            }
-        }
-        set_free(&cur);
-        set_free(&next);
+    change_ctx_t c = {.edit = edit, .ctx = ctx};
+    int64_t rev;
+    ls_status st = ls_meta_follow_change(a->follow, AUTHZ_CAS_RETRIES, change_step, &c, &rev);
+    if (st == LS_OK && rev) {
+        c.next.rev = rev;
+        set_install(a, &c.next); /* enforced here before the answer */
     }
+    set_free(&c.next);
     if (st != LS_OK)
         LS_ERROR("authz", "changing the ACLs failed: %s: %s", ls_status_str(st),
                  ls_meta_error(a->meta));
-    pthread_mutex_unlock(&a->write_mu);
     return st;
 }
 

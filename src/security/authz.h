@@ -17,7 +17,8 @@
  * any broker is enforced by every broker as soon as its watch delivers it
  * (a broker's own change is installed at once, before it answers). A set
  * is only replaced by one of a newer revision. A watch that falls behind
- * the store's history is replaced by a thread: reread, watch again.
+ * the store's history is replaced by a thread: reread, watch again (both
+ * done by meta/meta_follow.h).
  *
  * Threads: checks and listings run on any thread (the loop's, mostly),
  * holding a read lock while they scan the set; changes (create, delete)

@@ -6,11 +6,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/diag.h"
-#include "base/thread.h"
+#include "meta/meta_follow.h"
 
 #define QUOTAS_KEY "/ls/cluster/quotas"
 #define QUOTAS_CAS_RETRIES 16
@@ -28,10 +27,7 @@ struct ls_quotas {
     ls_meta_t *meta;
     pthread_rwlock_t lock; /* set */
     quota_set_t set;
-    pthread_mutex_t write_mu; /* one change of this broker at a time */
-    ls_meta_watch_t *watch;
-    pthread_t rewatch;
-    bool rewatching;
+    ls_meta_follow_t *follow; /* the record: loads, changes (meta/meta_follow.h) */
 };
 
 const char *ls_quota_key_name(ls_quota_key k) { return key_names[k]; }
@@ -185,65 +181,15 @@ static void set_install(ls_quotas_t *q, quota_set_t *s)
     *s = (quota_set_t){0};
 }
 
-static ls_status record_read(ls_quotas_t *q, quota_set_t *s, int64_t *store_rev)
+/* The follower's load hook: the record's value, parsed, in place of the
+ * cached set when newer. */
+static bool on_record(void *arg, const uint8_t *val, size_t vlen, int64_t mod_rev)
 {
-    ls_kvlist_t l;
-    ls_status st = ls_meta_scan_prefix(q->meta, QUOTAS_KEY, 1, &l);
-    if (st != LS_OK) return st;
-    *s = (quota_set_t){0};
-    if (store_rev) *store_rev = l.revision;
-    if (l.n == 1 && l.v[0].klen == strlen(QUOTAS_KEY)) {
-        if (!set_parse(l.v[0].val, l.v[0].vlen, s)) st = LS_ECORRUPT;
-        s->rev = l.v[0].mod_rev;
-    }
-    ls_kvlist_free(&l);
-    return st;
-}
-
-/* ---- watch ---- */
-
-static void on_watch(void *arg, const ls_meta_event_t *ev, size_t n);
-
-static void *rewatch_main(void *arg)
-{
-    ls_quotas_t *q = arg;
-    ls_meta_watch_cancel(q->meta, q->watch);
-    q->watch = NULL;
-    for (;;) {
-        quota_set_t s;
-        int64_t rev = 0;
-        ls_status st = record_read(q, &s, &rev);
-        if (st == LS_OK) {
-            set_install(q, &s);
-            st =
-                ls_meta_watch(q->meta, QUOTAS_KEY, strlen(QUOTAS_KEY), rev, on_watch, q, &q->watch);
-        }
-        if (st == LS_OK) {
-            LS_INFO("quotas", "quota watch resynchronized at revision %lld", (long long)rev);
-            return NULL;
-        }
-        LS_ERROR("quotas", "resynchronizing the quota watch: %s; retrying", ls_status_str(st));
-        sleep(1);
-    }
-}
-
-static void on_watch(void *arg, const ls_meta_event_t *ev, size_t n)
-{
-    ls_quotas_t *q = arg;
-    if (!ev) {
-        LS_WARN("quotas", "quota watch fell behind the store's history; rereading the quotas");
-        if (q->rewatching) pthread_join(q->rewatch, NULL);
-        q->rewatching = ls_thread_start(&q->rewatch, "ls-quota-rewatch", rewatch_main, q) == 0;
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const ls_kv_t *kv = &ev[i].kv;
-        if (kv->klen != strlen(QUOTAS_KEY) || memcmp(kv->key, QUOTAS_KEY, kv->klen) != 0) continue;
-        quota_set_t s = {0};
-        if (ev[i].kind == LS_META_EV_PUT && !set_parse(kv->val, kv->vlen, &s)) continue;
-        s.rev = kv->mod_rev;
-        set_install(q, &s);
-    }
+    quota_set_t s = {0};
+    if (val && !set_parse(val, vlen, &s)) return false;
+    s.rev = mod_rev;
+    set_install(arg, &s);
+    return true;
 }
 
 ls_quotas_t *ls_quotas_open(ls_meta_t *meta, char *err, int errlen)
@@ -251,11 +197,13 @@ ls_quotas_t *ls_quotas_open(ls_meta_t *meta, char *err, int errlen)
     ls_quotas_t *q = LS_NEW(ls_quotas_t);
     q->meta = meta;
     pthread_rwlock_init(&q->lock, NULL);
-    pthread_mutex_init(&q->write_mu, NULL);
-    int64_t rev = 0;
-    ls_status st = record_read(q, &q->set, &rev);
-    if (st == LS_OK)
-        st = ls_meta_watch(meta, QUOTAS_KEY, strlen(QUOTAS_KEY), rev, on_watch, q, &q->watch);
+    ls_meta_follow_cfg_t cfg = {.key = QUOTAS_KEY,
+                                .tag = "quotas",
+                                .what = "quota",
+                                .thread = "ls-quota-resync",
+                                .load = on_record,
+                                .arg = q};
+    ls_status st = ls_meta_follow_open(meta, &cfg, &q->follow);
     if (st != LS_OK) {
         snprintf(err, (size_t)errlen, "cannot load the client quotas (%s): %s: %s", QUOTAS_KEY,
                  ls_status_str(st), ls_meta_error(meta));
@@ -268,11 +216,9 @@ ls_quotas_t *ls_quotas_open(ls_meta_t *meta, char *err, int errlen)
 void ls_quotas_close(ls_quotas_t *q)
 {
     if (!q) return;
-    if (q->rewatching) pthread_join(q->rewatch, NULL);
-    if (q->watch) ls_meta_watch_cancel(q->meta, q->watch);
+    ls_meta_follow_close(q->follow);
     set_free(&q->set);
     pthread_rwlock_destroy(&q->lock);
-    pthread_mutex_destroy(&q->write_mu);
     ls_free(q);
 }
 
@@ -322,39 +268,38 @@ static void apply_ops(const quota_set_t *cur, const ls_quota_op_t *ops, size_t n
     next->n = k;
 }
 
+typedef struct alter_ctx {
+    const ls_quota_op_t *ops;
+    size_t n;
+    quota_set_t next; /* what the last step made */
+} alter_ctx_t;
+
+/* The follower's change step: the record with the ops applied. */
+static ls_status alter_step(void *arg, const uint8_t *val, size_t vlen, char **json)
+{
+    alter_ctx_t *c = arg;
+    quota_set_t cur = {0};
+    set_free(&c->next);
+    if (val && !set_parse(val, vlen, &cur)) return LS_ECORRUPT;
+    apply_ops(&cur, c->ops, c->n, &c->next);
+    set_free(&cur);
+    *json = set_json(&c->next);
+    return LS_OK;
+}
+
 ls_status ls_quotas_alter(ls_quotas_t *q, const ls_quota_op_t *ops, size_t n)
 {
-    pthread_mutex_lock(&q->write_mu);
-    ls_status st = LS_ECONFLICT;
-    for (int attempt = 0; attempt < QUOTAS_CAS_RETRIES && st == LS_ECONFLICT; attempt++) {
-        quota_set_t cur, next = {0};
-        st = record_read(q, &cur, NULL);
-        if (st != LS_OK) break;
-        apply_ops(&cur, ops, n, &next);
-        char *json = set_json(&next);
-        ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV,
-                             .key = QUOTAS_KEY,
-                             .klen = strlen(QUOTAS_KEY),
-                             .rev = cur.rev};
-        ls_meta_op_t op = {.kind = LS_META_OP_PUT,
-                           .key = QUOTAS_KEY,
-                           .klen = strlen(QUOTAS_KEY),
-                           .val = json,
-                           .vlen = strlen(json)};
-        int64_t rev = 0;
-        st = ls_meta_txn(q->meta, &cmp, 1, &op, 1, &rev);
-        free(json);
-        if (st == LS_OK) {
-            next.rev = rev;
-            set_install(q, &next); /* applied here before the answer */
-        }
-        set_free(&cur);
-        set_free(&next);
+    alter_ctx_t c = {.ops = ops, .n = n};
+    int64_t rev;
+    ls_status st = ls_meta_follow_change(q->follow, QUOTAS_CAS_RETRIES, alter_step, &c, &rev);
+    if (st == LS_OK) {
+        c.next.rev = rev;
+        set_install(q, &c.next); /* applied here before the answer */
     }
+    set_free(&c.next);
     if (st != LS_OK)
         LS_ERROR("quotas", "changing the client quotas failed: %s: %s", ls_status_str(st),
                  ls_meta_error(q->meta));
-    pthread_mutex_unlock(&q->write_mu);
     return st;
 }
 

@@ -16,7 +16,7 @@
  * newer revision) and watches the record, so a change made on any broker
  * applies on every broker once its watch delivers it (at once on the broker
  * that made it). A watch that falls behind the store's history is replaced
- * by a thread: reread, watch again.
+ * by a thread: reread, watch again (both done by meta/meta_follow.h).
  *
  * Resolution (ls_quotas_lookup): Kafka's precedence, first entity that sets
  * the key wins:

@@ -18,7 +18,14 @@
  * kf_call(&env, key, version, &req, &resp, arena) per request (the response
  * lives in the arena); kf_hwm() to see what was appended; kf_close(&env).
  * Fields of env.cfg and env.svc (authz, ...) may be changed between calls.
- * Use a fresh topic name per test: the stores are shared by the binary. */
+ * Use a fresh topic name per test: the stores are shared by the binary.
+ *
+ * The group coordinator (group/group_service.h, over the same stores and
+ * loop) and the transaction coordinator's records (txn/txn_store.h) are the
+ * real ones; only their embedder's side is stubbed: transaction markers are
+ * not written (kf_txn_markers answers LS_OK; svc.txn_finish does nothing), so
+ * a decided transaction stays decided, and the group configuration is the
+ * broker's defaults (env.cfg at kf_open). */
 #ifndef LS_TEST_KAFKA_FAKE_H
 #define LS_TEST_KAFKA_FAKE_H
 #include <arpa/inet.h>
@@ -34,6 +41,7 @@
 #include "base/buf.h"
 #include "base/config.h"
 #include "base/crc32c.h"
+#include "group/group_service.h"
 #include "kafka/api.h"
 #include "kafka/conn.h"
 #include "kafka/kquota.h"
@@ -45,6 +53,7 @@
 #include "records/records.h"
 #include "security/quotas.h"
 #include "stream/catalog.h"
+#include "txn/txn_store.h"
 
 typedef struct kf_env {
     uv_loop_t loop;
@@ -55,6 +64,8 @@ typedef struct kf_env {
     ls_catalog_t *catalog;
     ls_quotas_t *quotas;
     ls_kquota_t *kquota;
+    ls_group_service_t *groups;
+    ls_txn_store_t *txns;
     ls_kafka_services_t svc;
     ls_kafka_listener_t *listener;
     int stopping;
@@ -144,6 +155,20 @@ static ls_status kf_new_pid(void *root, int64_t *id)
 
 static void kf_txn_finish(void *root, const char *tid) { (void)root, (void)tid; }
 
+/* The transaction store's markers: none written (the harness has no
+ * transaction thread); a decided record stays decided. */
+static ls_status kf_log_markers(void *arg, const ls_txn_record_t *rec)
+{
+    (void)arg, (void)rec;
+    return LS_OK;
+}
+
+static ls_status kf_group_marker(void *arg, const ls_txn_record_t *rec, const char *group)
+{
+    (void)arg, (void)rec, (void)group;
+    return LS_OK;
+}
+
 static inline int kf_reconnect(kf_env_t *e);
 
 /* 0, or -1 with why printed. */
@@ -169,6 +194,22 @@ static inline int kf_open(kf_env_t *e)
         return -1;
     }
     e->kquota = ls_kquota_new(e->quotas, e->cfg.quota_window_num, e->cfg.quota_window_size_seconds);
+    const ls_config_t *c = &e->cfg;
+    ls_group_config_t gc = {.min_session_timeout_ms = c->group_min_session_timeout_ms,
+                            .max_session_timeout_ms = c->group_max_session_timeout_ms,
+                            .initial_rebalance_delay_ms = c->group_initial_rebalance_delay_ms,
+                            .max_size = c->group_max_size,
+                            .offset_metadata_max_bytes = c->offset_metadata_max_bytes,
+                            .offsets_retention_ms = c->offsets_retention_minutes * 60000};
+    e->groups = ls_group_service_open(&e->loop, e->meta, e->catalog, &gc,
+                                      c->offsets_retention_check_interval_ms, 1, kf_offload, e);
+    ls_txn_store_opts_t to = {.meta = e->meta,
+                              .cfg = {.max_timeout_ms = c->transaction_max_timeout_ms,
+                                      .id_expiration_ms = c->transactional_id_expiration_ms},
+                              .markers = {kf_log_markers, kf_group_marker, e},
+                              .new_producer_id = kf_new_pid,
+                              .pid_arg = e};
+    e->txns = ls_txn_store_new(&to);
     ls_kafka_services_t *s = &e->svc;
     s->loop = &e->loop;
     s->cfg = &e->cfg;
@@ -180,6 +221,8 @@ static inline int kf_open(kf_env_t *e)
     s->users_meta = e->meta;
     s->quotas = e->quotas;
     s->kquota = e->kquota;
+    s->groups = e->groups;
+    s->txns = e->txns;
     s->root = e;
     s->members = kf_members;
     s->table_lag = kf_table_lag;
@@ -330,6 +373,7 @@ static void kf_flag(void *arg) { *(int *)arg = 1; }
 static inline void kf_close(kf_env_t *e)
 {
     close(e->fd);
+    ls_group_service_stop(e->groups); /* its timers close while the loop runs below */
     int done = 0;
     ls_kafka_listener_close(e->listener, kf_flag, &done);
     while (!done)
@@ -340,6 +384,8 @@ static inline void kf_close(kf_env_t *e)
     while (!done)
         uv_run(&e->loop, UV_RUN_ONCE);
     ls_logstore_free(e->logs);
+    ls_group_service_free(e->groups);
+    ls_txn_store_free(e->txns);
     ls_catalog_close(e->catalog);
     ls_kquota_free(e->kquota);
     ls_quotas_close(e->quotas);
@@ -357,6 +403,54 @@ static inline int kf_topic(kf_env_t *e, const char *topic, int32_t partitions)
         return -1;
     }
     return 0;
+}
+
+/* A transactional producer's pair (InitProducerId v4 answers it). */
+typedef struct kf_pair {
+    int64_t id;
+    int16_t epoch;
+} kf_pair_t;
+
+/* InitProducerId v4 for transactional id tid: the error code (-1000: no
+ * answer) and the pair in *p. */
+static inline int kf_init_tid(kf_env_t *e, const char *tid, int32_t timeout_ms, kf_pair_t *p)
+{
+    ls_kafka_InitProducerIdRequest m = {.TransactionalId = {tid, (int32_t)strlen(tid)},
+                                        .TransactionTimeoutMs = timeout_ms,
+                                        .ProducerId = -1,
+                                        .ProducerEpoch = -1};
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_InitProducerIdResponse r;
+    int code = -1000;
+    if (kf_call(e, 22, 4, &m, &r, a) == 0) {
+        code = r.ErrorCode;
+        if (p) *p = (kf_pair_t){r.ProducerId, r.ProducerEpoch};
+    }
+    ls_arena_free(a);
+    return code;
+}
+
+/* AddPartitionsToTxn (v0-3) of topic partition 0 for tid's pair p: the
+ * partition's code (-1000: no answer). */
+static inline int kf_add_partition(kf_env_t *e, int16_t version, const char *tid, kf_pair_t p,
+                                   const char *topic)
+{
+    int32_t part = 0;
+    ls_kafka_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic t = {
+        .Name = {topic, (int32_t)strlen(topic)}, .Partitions = &part, .NumPartitions = 1};
+    ls_kafka_AddPartitionsToTxnRequest m = {.TransactionalId = {tid, (int32_t)strlen(tid)},
+                                            .ProducerId = p.id,
+                                            .ProducerEpoch = p.epoch,
+                                            .Topics = &t,
+                                            .NumTopics = 1};
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_AddPartitionsToTxnResponse r;
+    int code = -1000;
+    if (kf_call(e, 24, version, &m, &r, a) == 0 && r.NumResults == 1 &&
+        r.Results[0].NumResults == 1)
+        code = r.Results[0].Results[0].ErrorCode;
+    ls_arena_free(a);
+    return code;
 }
 
 /* The next offset partition p of topic gets (its high watermark); -1: no

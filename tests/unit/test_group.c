@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
 #include "base/check.h"
 #include "group/group.h"
 #include "group/group_service.h"
@@ -525,11 +526,15 @@ TEST(keys_escape_group_ids)
     char *m = ls_group_key_meta("grp.1_x-y");
     CHECK(strcmp(m, "/ls/group/meta/grp.1_x-y") == 0);
     ls_free(m);
-    char *d = ls_group_id_decode("a%2Fb%25c%20d", 13);
+    char *d = ls_keypart_decode("a%2Fb%25c%20d", 13);
     CHECK(d && strcmp(d, "a/b%c d") == 0);
     ls_free(d);
-    CHECK(ls_group_id_decode("bad%2", 5) == NULL);
-    CHECK(ls_group_id_decode("bad%zz", 6) == NULL);
+    CHECK(ls_keypart_decode("bad%2", 5) == NULL);
+    CHECK(ls_keypart_decode("bad%zz", 6) == NULL);
+    CHECK(ls_keypart_decode("nul%00", 6) == NULL);
+    d = ls_keypart_decode("lower%2fcase", 12);
+    CHECK(d && strcmp(d, "lower/case") == 0);
+    ls_free(d);
 }
 
 /* ---- groups of the KIP-848 consumer protocol (group.h) ---- */

@@ -1,8 +1,7 @@
 /* InitProducerId handler (kafka/h_producer.c) error paths, through the
  * handler harness (kafka_fake.h): the exact Kafka error code, and no
  * producer id handed out. (Transactional ids past the authorization check
- * go to the transaction coordinator, h_txn.c, which needs a txn store the
- * harness does not give yet.) */
+ * go to the transaction coordinator, h_txn.c: test_h_txn.c.) */
 #include "kafka_fake.h"
 #include "security/authz.h"
 #include "unit.h"

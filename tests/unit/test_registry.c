@@ -793,6 +793,56 @@ TEST(register_duplicate_and_versions)
     ls_meta_close(m);
 }
 
+/* Compatibility levels and modes: a subject's own setting wins, the global
+ * one is next, then the default; deleting answers the value in force and
+ * refuses a subject without its own; a global record holding an unknown
+ * name reads as the default; READONLY refuses registration. */
+TEST(settings_subject_global_default)
+{
+    ls_meta_t *m = ls_meta_mem_open();
+    ls_registry_t *r = ls_registry_new(m);
+    ls_sr_err_t e;
+    ls_sr_compat c;
+    ls_sr_mode md;
+    bool set;
+    CHECK_EQ_INT(ls_registry_get_compat(r, "s", &c, &set, &e), LS_SR_OK);
+    CHECK(c == LS_SR_COMPAT_DEFAULT && !set);
+    CHECK_EQ_INT(ls_registry_delete_compat(r, "s", &c, &e), LS_SR_SUBJECT_COMPAT_NOT_CONFIGURED);
+    CHECK(strstr(e.message, "subject-level compatibility") != NULL);
+    CHECK_EQ_INT(ls_registry_set_compat(r, NULL, LS_SR_COMPAT_FULL, &e), LS_SR_OK);
+    CHECK_EQ_INT(ls_registry_get_compat(r, "s", &c, &set, &e), LS_SR_OK);
+    CHECK(c == LS_SR_COMPAT_FULL && !set); /* the global one, not the subject's */
+    CHECK_EQ_INT(ls_registry_set_compat(r, "s", LS_SR_COMPAT_NONE, &e), LS_SR_OK);
+    CHECK_EQ_INT(ls_registry_get_compat(r, "s", &c, &set, &e), LS_SR_OK);
+    CHECK(c == LS_SR_COMPAT_NONE && set);
+    CHECK_EQ_INT(ls_registry_delete_compat(r, "s", &c, &e), LS_SR_OK);
+    CHECK(c == LS_SR_COMPAT_NONE);
+    CHECK_EQ_INT(ls_registry_get_compat(r, "s", &c, &set, &e), LS_SR_OK);
+    CHECK(c == LS_SR_COMPAT_FULL && !set);
+    CHECK_EQ_INT(ls_registry_delete_compat(r, NULL, &c, &e), LS_SR_OK);
+    CHECK(c == LS_SR_COMPAT_FULL);
+    const char *odd = "{\"compatibilityLevel\":\"SIDEWAYS\"}";
+    CHECK(ls_meta_put(m, "/ls/registry/config", odd, strlen(odd)) == LS_OK);
+    CHECK_EQ_INT(ls_registry_get_compat(r, NULL, &c, &set, &e), LS_SR_OK);
+    CHECK(c == LS_SR_COMPAT_DEFAULT && set);
+
+    CHECK_EQ_INT(ls_registry_delete_mode(r, "s", &md, &e), LS_SR_SUBJECT_MODE_NOT_CONFIGURED);
+    CHECK(strstr(e.message, "subject-level mode") != NULL);
+    CHECK_EQ_INT(ls_registry_set_mode(r, "s", LS_SR_MODE_READONLY, &e), LS_SR_OK);
+    CHECK_EQ_INT(ls_registry_get_mode(r, "s", &md, &set, &e), LS_SR_OK);
+    CHECK(md == LS_SR_MODE_READONLY && set);
+    ls_sr_input_t a = in_avro(V_A);
+    int32_t id, v;
+    CHECK_EQ_INT(ls_registry_register(r, "s", &a, false, &id, &v, &e), LS_SR_NOT_PERMITTED);
+    CHECK_EQ_INT(ls_registry_delete_mode(r, "s", &md, &e), LS_SR_OK);
+    CHECK(md == LS_SR_MODE_READONLY);
+    CHECK_EQ_INT(ls_registry_get_mode(r, "s", &md, &set, &e), LS_SR_OK);
+    CHECK(md == LS_SR_MODE_READWRITE && !set);
+    CHECK_EQ_INT(ls_registry_register(r, "s", &a, false, &id, &v, &e), LS_SR_OK);
+    ls_registry_free(r);
+    ls_meta_close(m);
+}
+
 TEST(delete_soft_then_permanent)
 {
     ls_meta_t *m = ls_meta_mem_open();
@@ -1112,6 +1162,7 @@ int main(void)
     RUN(json_schema_references_by_name);
     RUN(proto_imports_are_references);
     RUN(delete_subject_with_many_versions);
+    RUN(settings_subject_global_default);
     RUN(latest_follows_other_brokers);
     RUN(concurrent_registrations_never_share_ids);
     UNIT_DONE();
