@@ -6,9 +6,7 @@
  * WAL entries and compacted-object blocks, MiBs each) used to get fresh
  * malloc'd memory every time: large allocations are fresh mmaps, so the
  * kernel zeroed and faulted in every page on the first write, and that was a
- * third of a cold catch-up's broker CPU (perf, 2026-12-04); the WAL writer's
- * sections, which become cached chunks, had the same cost on the produce
- * path (issue 32). A pool keeps
+ * third of a cold catch-up's broker CPU (perf, 2026-12-04). A pool keeps
  * released buffers for the next read instead: ls_bufpool_take hands out a
  * buffer of capacity >= n (the smallest kept one within n..1.5n when there is one),
  * ls_bufpool_chunk wraps the filled buffer in a chunk whose last release

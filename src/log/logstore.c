@@ -349,8 +349,7 @@ ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t 
     ls_i64map_init(&ls->logs);
     ls->cache = ls_read_cache_new((size_t)cfg->read_cache_max_bytes);
     /* keeps up to a quarter of the cache (at most 64 MiB) of released read
-     * buffers and WAL sections for the next reads and sections, outside the
-     * cache's own bound */
+     * buffers for the next reads, outside the cache's own bound */
     size_t pool_max = (size_t)cfg->read_cache_max_bytes / 4;
     ls->bufpool = ls_bufpool_new(pool_max < ((size_t)64 << 20) ? pool_max : (size_t)64 << 20);
     int64_t rev = 0;
@@ -409,7 +408,7 @@ void ls_logstore_shutdown(ls_logstore_t *ls, void (*done)(void *arg), void *arg)
         ls_bufpool_counts(ls->bufpool, &reused, &allocated);
         LS_INFO("log",
                 "read path: %llu cache hits, %llu store GETs (%llu compacted-object footers) "
-                "returning %llu bytes; read cache peak %zu of %zu bytes; pooled buffers: %llu "
+                "returning %llu bytes; read cache peak %zu of %zu bytes; read buffers: %llu "
                 "reused, %llu allocated",
                 (unsigned long long)ls->stats.cache_hits, (unsigned long long)ls->stats.store_gets,
                 (unsigned long long)ls->stats.footer_gets,

@@ -230,8 +230,7 @@ typedef struct ls_logstore_stats {
     uint64_t store_get_bytes; /* bytes those GETs returned */
     uint64_t footer_gets;     /* of them, compacted-object footers */
     uint64_t cold_reads;      /* of them, reads of in-table ranges (cold_source.h) */
-    /* buffers of the base/chunk.h pool: GET buffers and WAL sections */
-    uint64_t read_buffers_reused, read_buffers_allocated;
+    uint64_t read_buffers_reused, read_buffers_allocated; /* GET buffers (base/chunk.h pool) */
     int64_t buffered_bytes, inflight_bytes, cache_bytes;
     uint64_t watch_events;      /* metadata watch events applied (log_watch.c) */
     uint64_t watch_step_max;    /* most of them applied in one loop step */

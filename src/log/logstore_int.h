@@ -62,9 +62,6 @@ typedef struct ls_logstate {
     int64_t trimmed_bytes;
     ls_section_t *open_section;          /* this log's section in the open flush */
     ls_pending_t *idem_head, *idem_tail; /* uncommitted idempotent entries, append order */
-    /* its next section's first buffer: a little more than the largest of
-     * its recent sections (wal_writer.c, seal) */
-    size_t section_hint;
     /* offset index (loaded lazily) */
     int idx_state;       /* 0 unloaded, 1 loading, 2 loaded */
     ls_idx_entry_t *idx; /* sorted by last_offset */

@@ -239,22 +239,6 @@ static void head_copy(ls_head_t *dst, const ls_head_t *src)
 
 /* ------------------------------------------------------------------ append */
 
-/* Room for n more bytes in sec's buffer. A section outgrowing its first
- * buffer moves to a pooled one twice as large and gives the old one back,
- * so a log whose traffic grows neither faults in fresh pages nor leaves
- * realloc's garbage behind. */
-static void section_reserve(ls_logstore_t *ls, ls_section_t *sec, size_t n)
-{
-    ls_buf_t *b = &sec->buf;
-    if (b->cap - b->len >= n) return;
-    ls_buf_t nb;
-    ls_bufpool_take(ls->bufpool, &nb, b->cap * 2 > b->len + n ? b->cap * 2 : b->len + n);
-    memcpy(nb.data, b->data, b->len);
-    nb.len = b->len;
-    ls_chunk_release(ls_bufpool_chunk(ls->bufpool, b));
-    *b = nb;
-}
-
 static ls_flush_t *flush_new(ls_logstore_t *ls)
 {
     ls_flush_t *f = LS_NEW(ls_flush_t);
@@ -338,16 +322,7 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
         sec = LS_NEW(ls_section_t);
         sec->log = lg;
         sec->max_timestamp = -1;
-        /* Sized once, at about the largest of this log's recent sections,
-         * from the buffer pool the read cache gives its chunks back to
-         * (section_hint, seal): grown by doubling
-         * from fresh memory, each section was copied again per doubling and
-         * its pages zeroed and faulted in by the kernel, ~9 % of the
-         * broker's CPU at 100-byte records (issue 32). */
-        size_t hint = lg->section_hint > a->len ? lg->section_hint : a->len;
-        ls_bufpool_take(ls->bufpool, &sec->buf,
-                        hint < (size_t)ls->cfg.flush_max_bytes ? hint
-                                                               : (size_t)ls->cfg.flush_max_bytes);
+        ls_buf_init(&sec->buf);
         if (f->last_section)
             f->last_section->next = sec;
         else
@@ -383,7 +358,6 @@ void ls_logstore_append(ls_logstore_t *ls, const ls_append_t *a, ls_append_cb cb
             lg->idem_head = p;
         lg->idem_tail = p;
     }
-    section_reserve(ls, sec, a->len);
     ls_buf_append(&sec->buf, a->data, a->len);
     if (a->max_timestamp > sec->max_timestamp) {
         sec->max_timestamp = a->max_timestamp;
@@ -521,12 +495,9 @@ static void seal(ls_logstore_t *ls)
     uint64_t pos = LS_WAL_HEADER_SIZE;
     uint32_t i = 0;
     for (ls_section_t *s = f->sections; s; s = s->next, i++) {
-        size_t len = s->buf.len, hint = s->log->section_hint;
-        /* the largest of the last few sections, and a little more: a log's
-         * sections alternate between one batch and several */
-        hint -= hint / 16;
-        s->log->section_hint = len + len / 8 > hint ? len + len / 8 : hint;
-        s->chunk = ls_bufpool_chunk(ls->bufpool, &s->buf);
+        size_t len;
+        uint8_t *data = ls_buf_steal(&s->buf, &len);
+        s->chunk = ls_chunk_adopt(data, len);
         s->obj_pos = pos;
         s->log->open_section = NULL;
         secs[i] = (ls_wal_section_t){.log_id = s->log->log_id,

@@ -254,60 +254,6 @@ TEST(group_commit_shares_objects)
     ls_meta_close(meta);
 }
 
-/* WAL sections come from the buffer pool the read cache gives its chunks
- * back to (issue 32): with a small cache, the sections of later flushes reuse
- * the memory of evicted ones instead of fresh allocations (which the kernel
- * zeroes and faults in page by page), and a section that outgrows its pooled
- * buffer keeps its batches whole and in order. */
-TEST(wal_sections_reuse_pooled_memory)
-{
-    ls_meta_t *meta = ls_meta_mem_open();
-    ls_objstore_t *os = ls_objstore_mem_open();
-    ls_logstore_config_t c = cfg();
-    c.read_cache_max_bytes = 1 << 20; /* holds ~60 of these sections; pool 256 KiB */
-    char err[256];
-    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
-    CHECK(ls);
-    static uint8_t buf[16384 + 61];
-    enum { ROUNDS = 150, BURST = 40 };
-    ack_t acks[ROUNDS + BURST] = {{0}};
-    for (int i = 0; i < ROUNDS; i++) { /* one batch per flush */
-        size_t len = make_entry(buf, 1, i, (uint8_t)i, 16384);
-        ls_append_t a = app(5, buf, len, 1, i);
-        ls_logstore_append(ls, &a, on_ack, &acks[i]);
-        run_until(&acks[i].done, 1);
-        CHECK_EQ_INT(acks[i].st, LS_OK);
-    }
-    ls_logstore_stats_t st;
-    ls_logstore_stats(ls, &st);
-    CHECK_EQ_INT(st.store_gets, 0); /* no read yet: every pooled buffer was a section */
-    CHECK(st.read_buffers_reused >= ROUNDS / 2);
-    /* many batches in one flush: far past the section's first buffer */
-    for (int i = ROUNDS; i < ROUNDS + BURST; i++) {
-        size_t len = make_entry(buf, 1, i, (uint8_t)i, 1000);
-        ls_append_t a = app(5, buf, len, 1, i);
-        ls_logstore_append(ls, &a, on_ack, &acks[i]);
-    }
-    for (int i = ROUNDS; i < ROUNDS + BURST; i++) {
-        run_until(&acks[i].done, 1);
-        CHECK_EQ_INT(acks[i].st, LS_OK);
-        CHECK_EQ_INT(acks[i].offset, i);
-    }
-    for (int i = 0; i < ROUNDS + BURST; i += 7) { /* evicted ones from the store */
-        readres_t r = read_sync(ls, 5, i, 1);
-        CHECK_EQ_INT(r.res.st, LS_OK);
-        CHECK(r.res.nslices >= 1);
-        const uint8_t *e = r.res.slices[0].chunk->data + r.res.slices[0].off;
-        CHECK_EQ_INT(ls_be64_get(e), i);
-        CHECK_EQ_INT(e[61], (uint8_t)i);
-        CHECK_EQ_INT(e[12 + ls_be32_get(e + 8) - 1], (uint8_t)i);
-        ls_read_result_free(&r.res);
-    }
-    close_ls(ls);
-    ls_objstore_close(os);
-    ls_meta_close(meta);
-}
-
 static jmp_buf inv_jmp;
 static char inv_msg[512];
 static void inv_hook(const char *m)
@@ -1171,7 +1117,6 @@ int main(void)
     ls_check_invariants_enable(true);
     RUN(append_read_recover);
     RUN(group_commit_shares_objects);
-    RUN(wal_sections_reuse_pooled_memory);
     RUN(idempotent_sequences);
     RUN(fence_rejects_appends);
     RUN(failed_put_fails_batches_and_recovers);
