@@ -300,6 +300,64 @@ TEST(java_style_xerial_snappy_batch)
     ls_buf_free(&b);
 }
 
+typedef struct small_seen {
+    int n, bad;
+} small_seen_t;
+
+static int check_small(void *arg, const ls_record_view_t *r)
+{
+    small_seen_t *s = arg;
+    int i = s->n++;
+    if (r->offset_delta != i || r->key || r->key_len != -1 || r->value_len != 100 ||
+        r->value[0] != (char)('a' + i % 26) || r->header_count != 0 ||
+        r->timestamp != BASE_TS + i / 30)
+        s->bad++;
+    return 0;
+}
+
+/* The Java producer's batch at its defaults with 100-byte values (issue 32:
+ * the produce path's parse reads one-byte varints inline): 148 records, so
+ * offsetDeltas from 64 on take two bytes, as does every value length, beside
+ * one-byte attributes, null keys and header counts. Every record comes back
+ * whole; a continuation bit set on a one-byte field, or the last byte of a
+ * two-byte one cut off, is refused. */
+TEST(small_records_mix_one_and_two_byte_varints)
+{
+    enum { N = 148 };
+    ls_buf_t recs, b;
+    ls_buf_init(&recs);
+    ls_buf_init(&b);
+    char val[100];
+    for (int i = 0; i < N; i++) {
+        memset(val, 'a' + i % 26, sizeof val);
+        put_record(&recs, i, i / 30, NULL, val, 100, NULL, 0);
+    }
+    put_batch(&b, LS_CODEC_NONE, 0, N, N - 1, &recs, 0);
+    char why[256];
+    CHECK_EQ_INT(validate(&b, why), LS_RB_OK);
+    small_seen_t seen = {0};
+    CHECK_EQ_INT(ls_records_foreach(b.data, b.len, MAXB, check_small, &seen), LS_RB_OK);
+    CHECK_EQ_INT(seen.n, N);
+    CHECK_EQ_INT(seen.bad, 0);
+    /* record 0: length, attributes, timestampDelta 0, offsetDelta 0 (byte 3),
+     * key -1 (byte 4), value length 100 (bytes 5-6: 0xc8 0x01) */
+    uint8_t *r0 = b.data + LS_RB_HEADER_SIZE + 1;
+    CHECK_EQ_INT(r0[3], 0);
+    CHECK_EQ_INT(r0[5], 0xc8);
+    r0[3] |= 0x80; /* offsetDelta now runs into the key's byte */
+    reseal(b.data);
+    CHECK_EQ_INT(validate(&b, why), LS_RB_INVALID);
+    r0[3] &= 0x7f;
+    r0[6] = 0x81; /* value length's last byte now says "more follows" */
+    reseal(b.data);
+    CHECK_EQ_INT(validate(&b, why), LS_RB_INVALID);
+    r0[6] = 0x01;
+    reseal(b.data);
+    CHECK_EQ_INT(validate(&b, why), LS_RB_OK);
+    ls_buf_free(&recs);
+    ls_buf_free(&b);
+}
+
 TEST(several_batches_fill_infos)
 {
     ls_buf_t b;
@@ -771,6 +829,7 @@ int main(void)
     RUN(every_codec_validates_and_iterates);
     RUN(recompress_between_every_pair_of_codecs);
     RUN(java_style_xerial_snappy_batch);
+    RUN(small_records_mix_one_and_two_byte_varints);
     RUN(several_batches_fill_infos);
     RUN(real_kafka_batch_validates);
     RUN(base_offset_rewrite_keeps_batch_valid);
