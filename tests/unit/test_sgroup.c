@@ -1,0 +1,254 @@
+/* Share group membership and the simple assignor (group/sgroup.h). */
+#include <stdlib.h>
+#include "base/alloc.h"
+#include "group/sgroup.h"
+#include "unit.h"
+
+static ls_sgroup_config_t cfg(void)
+{
+    ls_sgroup_config_t c;
+    ls_sgroup_config_defaults(&c);
+    return c;
+}
+
+static ls_cgroup_topic_t META[] = {{"a", 4}, {"b", 2}, {"c", 6}};
+static const char *A[] = {"a"}, *B[] = {"b"}, *AB[] = {"a", "b"}, *C[] = {"c"};
+
+static ls_sgroup_hb_res_t beat(ls_sgroup_t *g, const char *id, int32_t epoch,
+                               const char *const *topics, int ntopics, int64_t now)
+{
+    ls_sgroup_hb_req_t req = {.member_id = id,
+                              .member_epoch = epoch,
+                              .topics = topics,
+                              .ntopics = topics ? ntopics : -1,
+                              .now_ms = now};
+    ls_sgroup_hb_res_t res;
+    ls_sgroup_heartbeat(g, &req, META, 3, &res);
+    return res;
+}
+
+/* The epoch the group last answered member id with. */
+static int32_t epoch_of(ls_sgroup_t *g, const char *id)
+{
+    for (int i = 0; i < ls_sgroup_member_count(g); i++) {
+        ls_sgroup_member_info_t mi;
+        ls_sgroup_member(g, i, &mi);
+        if (!strcmp(mi.member_id, id)) return mi.member_epoch;
+    }
+    return -100;
+}
+
+/* How many members hold topic/partition, and the fewest and most
+ * partitions a member holds. */
+static int holders(ls_sgroup_t *g, const char *topic, int32_t p)
+{
+    int n = 0;
+    for (int i = 0; i < ls_sgroup_member_count(g); i++) {
+        ls_sgroup_member_info_t mi;
+        ls_sgroup_member(g, i, &mi);
+        for (int k = 0; k < mi.nassigned; k++)
+            n += mi.assigned[k].partition == p && !strcmp(mi.assigned[k].topic, topic);
+    }
+    return n;
+}
+
+static void spread_of(ls_sgroup_t *g, int *lo, int *hi)
+{
+    *lo = 1 << 30;
+    *hi = 0;
+    for (int i = 0; i < ls_sgroup_member_count(g); i++) {
+        ls_sgroup_member_info_t mi;
+        ls_sgroup_member(g, i, &mi);
+        if (mi.nassigned < *lo) *lo = mi.nassigned;
+        if (mi.nassigned > *hi) *hi = mi.nassigned;
+    }
+}
+
+TEST(join_takes_the_target_at_once)
+{
+    ls_sgroup_config_t c = cfg();
+    ls_sgroup_t *g = ls_sgroup_new("g", &c, 0, NULL, NULL);
+    ls_sgroup_hb_res_t r1 = beat(g, "m1", 0, A, 1, 0);
+    CHECK_EQ_INT(r1.err, LS_SGERR_NONE);
+    CHECK_EQ_INT(r1.member_epoch, 1);
+    CHECK_EQ_INT(r1.nassigned, 4);
+    CHECK_EQ_INT(r1.heartbeat_interval_ms, 5000);
+    ls_sgroup_hb_res_t r2 = beat(g, "m2", 0, A, 1, 0);
+    CHECK_EQ_INT(r2.member_epoch, 2);
+    CHECK_EQ_INT(r2.nassigned, 2); /* no waiting for m1 to revoke */
+    r1 = beat(g, "m1", 1, NULL, -1, 1);
+    CHECK_EQ_INT(r1.err, LS_SGERR_NONE);
+    CHECK_EQ_INT(r1.member_epoch, 2);
+    CHECK_EQ_INT(r1.nassigned, 2);
+    for (int p = 0; p < 4; p++)
+        CHECK_EQ_INT(holders(g, "a", p), 1);
+    CHECK(!strcmp(ls_sgroup_state_name(g), "Stable"));
+    ls_sgroup_free(g);
+}
+
+TEST(more_members_than_partitions_share_them)
+{
+    ls_sgroup_config_t c = cfg();
+    ls_sgroup_t *g = ls_sgroup_new("g", &c, 0, NULL, NULL);
+    const char *ids[] = {"m1", "m2", "m3", "m4", "m5"};
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ_INT(beat(g, ids[i], 0, B, 1, 0).err, LS_SGERR_NONE);
+    /* 5 members, 2 partitions: each partition to ceil(5/2) = 3 members */
+    CHECK_EQ_INT(holders(g, "b", 0), 3);
+    CHECK_EQ_INT(holders(g, "b", 1), 3);
+    int lo, hi;
+    spread_of(g, &lo, &hi);
+    CHECK_EQ_INT(lo, 1); /* nobody idle */
+    CHECK_EQ_INT(hi, 2);
+    ls_sgroup_free(g);
+}
+
+TEST(fewer_members_balanced_and_sticky)
+{
+    ls_sgroup_config_t c = cfg();
+    ls_sgroup_t *g = ls_sgroup_new("g", &c, 0, NULL, NULL);
+    beat(g, "m1", 0, C, 1, 0);
+    beat(g, "m2", 0, C, 1, 0);
+    beat(g, "m3", 0, C, 1, 0);
+    int lo, hi;
+    spread_of(g, &lo, &hi);
+    CHECK_EQ_INT(lo, 2);
+    CHECK_EQ_INT(hi, 2);
+    ls_sgroup_member_info_t before[3];
+    ls_cgroup_tp_t kept[3][6];
+    for (int i = 0; i < 3; i++) {
+        ls_sgroup_member(g, i, &before[i]);
+        memcpy(kept[i], before[i].assigned, (size_t)before[i].nassigned * sizeof kept[i][0]);
+    }
+    beat(g, "m4", 0, C, 1, 1);
+    spread_of(g, &lo, &hi);
+    CHECK_EQ_INT(lo, 1);
+    CHECK_EQ_INT(hi, 2);
+    /* 6 over 4 members is 2, 2, 1, 1: one partition moves, no more */
+    int moved = 0;
+    for (int i = 0; i < 3; i++) {
+        ls_sgroup_member_info_t now;
+        ls_sgroup_member(g, i, &now);
+        for (int k = 0; k < 2; k++) {
+            bool still = false;
+            for (int j = 0; j < now.nassigned; j++)
+                still |= now.assigned[j].partition == kept[i][k].partition;
+            moved += !still;
+        }
+    }
+    CHECK_EQ_INT(moved, 1);
+    for (int p = 0; p < 6; p++)
+        CHECK_EQ_INT(holders(g, "c", p), 1);
+    ls_sgroup_free(g);
+}
+
+TEST(subscriptions_decide_eligibility)
+{
+    ls_sgroup_config_t c = cfg();
+    ls_sgroup_t *g = ls_sgroup_new("g", &c, 0, NULL, NULL);
+    beat(g, "m1", 0, A, 1, 0);
+    beat(g, "m2", 0, B, 1, 0);
+    beat(g, "m3", 0, AB, 2, 0);
+    for (int i = 0; i < 3; i++) {
+        ls_sgroup_member_info_t mi;
+        ls_sgroup_member(g, i, &mi);
+        for (int k = 0; k < mi.nassigned; k++) {
+            bool sub = false;
+            for (int t = 0; t < mi.ntopics; t++)
+                sub |= !strcmp(mi.topics[t], mi.assigned[k].topic);
+            CHECK(sub);
+        }
+    }
+    for (int p = 0; p < 4; p++)
+        CHECK(holders(g, "a", p) >= 1);
+    for (int p = 0; p < 2; p++)
+        CHECK(holders(g, "b", p) >= 1);
+    CHECK_EQ_INT(holders(g, "c", 0), 0);
+    /* m1 switches to c: a goes to m3 alone, c to m1 */
+    ls_sgroup_hb_res_t r = beat(g, "m1", epoch_of(g, "m1"), C, 1, 1);
+    CHECK_EQ_INT(r.err, LS_SGERR_NONE);
+    CHECK_EQ_INT(r.nassigned, 6);
+    ls_sgroup_free(g);
+}
+
+TEST(errors_fencing_and_limits)
+{
+    ls_sgroup_config_t c = cfg();
+    c.max_size = 2;
+    ls_sgroup_t *g = ls_sgroup_new("g", &c, 10, NULL, NULL);
+    ls_sgroup_hb_res_t r = beat(g, "m1", 0, A, 1, 0);
+    CHECK_EQ_INT(r.member_epoch, 11); /* above the floor */
+    CHECK_EQ_INT(beat(g, "m1", 12, NULL, -1, 1).err, LS_SGERR_FENCED_MEMBER_EPOCH);
+    CHECK_EQ_INT(beat(g, "m1", 10, NULL, -1, 1).err, LS_SGERR_FENCED_MEMBER_EPOCH);
+    CHECK_EQ_INT(beat(g, "ghost", 3, NULL, -1, 1).err, LS_SGERR_UNKNOWN_MEMBER_ID);
+    CHECK_EQ_INT(beat(g, "ghost", -1, NULL, -1, 1).err, LS_SGERR_UNKNOWN_MEMBER_ID);
+    r = beat(g, "", 0, A, 1, 1);
+    CHECK_EQ_INT(r.err, LS_SGERR_INVALID_REQUEST);
+    CHECK(strstr(r.message, "MemberId"));
+    r = beat(g, "m2", 0, NULL, -1, 1);
+    CHECK_EQ_INT(r.err, LS_SGERR_INVALID_REQUEST);
+    CHECK(strstr(r.message, "SubscribedTopicNames"));
+    CHECK_EQ_INT(beat(g, "m2", -2, NULL, -1, 1).err, LS_SGERR_INVALID_REQUEST);
+    CHECK_EQ_INT(beat(g, "m2", 0, A, 1, 1).err, LS_SGERR_NONE);
+    CHECK_EQ_INT(beat(g, "m3", 0, A, 1, 1).err, LS_SGERR_GROUP_MAX_SIZE_REACHED);
+    CHECK_EQ_INT(ls_sgroup_member_count(g), 2);
+    /* rejoining with epoch 0 keeps the member */
+    CHECK_EQ_INT(beat(g, "m1", 0, A, 1, 2).err, LS_SGERR_NONE);
+    CHECK_EQ_INT(ls_sgroup_member_count(g), 2);
+    ls_sgroup_free(g);
+}
+
+typedef struct left {
+    char ids[8][8];
+    int n;
+} left_t;
+
+static void on_leave(void *arg, const char *member_id)
+{
+    left_t *l = arg;
+    snprintf(l->ids[l->n++], sizeof l->ids[0], "%s", member_id);
+}
+
+TEST(leave_and_session_expiry_are_reported)
+{
+    ls_sgroup_config_t c = cfg();
+    left_t left = {0};
+    ls_sgroup_t *g = ls_sgroup_new("g", &c, 0, on_leave, &left);
+    beat(g, "m1", 0, A, 1, 0);
+    beat(g, "m2", 0, A, 1, 0);
+    beat(g, "m3", 0, A, 1, 0);
+    int32_t e = ls_sgroup_epoch(g);
+    CHECK_EQ_INT(beat(g, "m3", -1, NULL, -1, 10).err, LS_SGERR_NONE);
+    CHECK_EQ_INT(left.n, 1);
+    CHECK(!strcmp(left.ids[0], "m3"));
+    CHECK(ls_sgroup_epoch(g) > e);
+    CHECK_EQ_INT(beat(g, "m1", epoch_of(g, "m1"), NULL, -1, 20000).err, LS_SGERR_NONE);
+    /* m2 stops heartbeating: at 45 s its session ends and m1 gets all */
+    CHECK_EQ_INT(ls_sgroup_tick(g, 44999), 45000);
+    CHECK_EQ_INT(ls_sgroup_member_count(g), 2);
+    CHECK_EQ_INT(ls_sgroup_tick(g, 45000), 65000);
+    CHECK_EQ_INT(left.n, 2);
+    CHECK(!strcmp(left.ids[1], "m2"));
+    /* m1 has not been told the new epoch yet: asking with it is fenced */
+    CHECK(ls_sgroup_assignment_epoch(g) > epoch_of(g, "m1"));
+    ls_sgroup_hb_res_t r = beat(g, "m1", ls_sgroup_assignment_epoch(g), NULL, -1, 45001);
+    CHECK_EQ_INT(r.err, LS_SGERR_FENCED_MEMBER_EPOCH);
+    r = beat(g, "m1", epoch_of(g, "m1"), NULL, -1, 45001);
+    CHECK_EQ_INT(r.err, LS_SGERR_NONE);
+    CHECK_EQ_INT(r.nassigned, 4);
+    beat(g, "m1", r.member_epoch, NULL, -1, 45002);
+    CHECK_EQ_INT(beat(g, "m1", -1, NULL, -1, 45003).err, LS_SGERR_NONE);
+    CHECK(!strcmp(ls_sgroup_state_name(g), "Empty"));
+    ls_sgroup_free(g);
+}
+
+int main(void)
+{
+    RUN(join_takes_the_target_at_once);
+    RUN(more_members_than_partitions_share_them);
+    RUN(fewer_members_balanced_and_sticky);
+    RUN(subscriptions_decide_eligibility);
+    RUN(errors_fencing_and_limits);
+    RUN(leave_and_session_expiry_are_reported);
+    UNIT_DONE();
+}
