@@ -9,7 +9,7 @@ typedef struct member {
     char **topics; /* subscribed names */
     int ntopics;
     char *rack_id, *client_id, *client_host; /* described only */
-    int32_t epoch;
+    int32_t epoch, prev_epoch;
     int64_t deadline_ms;
     ls_cgroup_tp_t *assigned; /* topics owned */
     int nassigned;
@@ -306,7 +306,7 @@ static void replace_str(char **dst, const char *src)
 static const char *invalid(const ls_sgroup_hb_req_t *req)
 {
     if (!req->member_id || !req->member_id[0]) return "MemberId can't be empty.";
-    if (strlen(req->member_id) > 36) return "MemberId can't be longer than 36 characters.";
+    if (req->rack_id && !req->rack_id[0]) return "RackId can't be empty.";
     if (req->member_epoch < LS_SGROUP_EPOCH_LEAVE) return "MemberEpoch is invalid.";
     if (req->member_epoch == LS_SGROUP_EPOCH_JOIN && (!req->topics || req->ntopics <= 0))
         return "SubscribedTopicNames must be set in first request.";
@@ -336,23 +336,24 @@ void ls_sgroup_heartbeat(ls_sgroup_t *g, const ls_sgroup_hb_req_t *req,
         compute_assignment(g);
         return;
     }
+    /* Kafka's order: a full group refuses anyone it does not know yet */
+    if (!m && g->nmembers >= g->cfg.max_size) {
+        res->err = LS_SGERR_GROUP_MAX_SIZE_REACHED;
+        return;
+    }
     if (!m && req->member_epoch != LS_SGROUP_EPOCH_JOIN) {
         res->err = LS_SGERR_UNKNOWN_MEMBER_ID;
         return;
     }
-    if (m && req->member_epoch != LS_SGROUP_EPOCH_JOIN && req->member_epoch != m->epoch) {
-        /* no lost-response grace as in consumer groups: nothing to revoke,
-         * so the member simply rejoins */
+    /* The epoch last answered, or the one before it (that answer may have
+     * been lost); a known member is checked even when it sends 0. */
+    if (m && req->member_epoch != m->epoch && req->member_epoch != m->prev_epoch) {
         res->err = LS_SGERR_FENCED_MEMBER_EPOCH;
         return;
     }
     /* one heartbeat moves the group epoch at most once */
     bool changed = false;
     if (!m) {
-        if (g->nmembers >= g->cfg.max_size) {
-            res->err = LS_SGERR_GROUP_MAX_SIZE_REACHED;
-            return;
-        }
         m = LS_NEW(member_t);
         m->id = ls_strdup(req->member_id);
         g->members = ls_realloc(g->members, (size_t)(g->nmembers + 1) * sizeof *g->members);
@@ -370,7 +371,10 @@ void ls_sgroup_heartbeat(ls_sgroup_t *g, const ls_sgroup_hb_req_t *req,
     changed |= refresh_meta(g, topics, ntopics);
     if (changed) g->epoch++;
     if (g->epoch > g->assignment_epoch) compute_assignment(g);
-    m->epoch = g->assignment_epoch;
+    if (m->epoch != g->assignment_epoch) {
+        m->prev_epoch = m->epoch;
+        m->epoch = g->assignment_epoch;
+    }
     res->member_epoch = m->epoch;
     res->assigned = m->assigned;
     res->nassigned = m->nassigned;

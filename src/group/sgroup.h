@@ -12,7 +12,10 @@
  * step: several members may read one partition at once (the share partition
  * hands each record to one member), so a member takes its target at once:
  * every successful heartbeat answers with the assignment epoch as the
- * member epoch and the member's target partitions.
+ * member epoch and the member's target partitions. A heartbeat must carry
+ * the member epoch last answered or the one before it (that answer may have
+ * been lost); anything else is FENCED_MEMBER_EPOCH, also for a known member
+ * that sends 0, as Kafka's coordinator does.
  *
  * The simple assignor (Kafka's SimpleAssignor, our own code): for each set of
  * topics with the same subscribers, with M members and P partitions, every

@@ -180,6 +180,10 @@ TEST(errors_fencing_and_limits)
     CHECK_EQ_INT(r.member_epoch, 11); /* above the floor */
     CHECK_EQ_INT(beat(g, "m1", 12, NULL, -1, 1).err, LS_SGERR_FENCED_MEMBER_EPOCH);
     CHECK_EQ_INT(beat(g, "m1", 10, NULL, -1, 1).err, LS_SGERR_FENCED_MEMBER_EPOCH);
+    ls_sgroup_hb_req_t rack = {.member_id = "m1", .member_epoch = 11, .rack_id = "", .ntopics = -1};
+    ls_sgroup_heartbeat(g, &rack, META, 3, &r);
+    CHECK_EQ_INT(r.err, LS_SGERR_INVALID_REQUEST);
+    CHECK(strstr(r.message, "RackId"));
     CHECK_EQ_INT(beat(g, "ghost", 3, NULL, -1, 1).err, LS_SGERR_UNKNOWN_MEMBER_ID);
     CHECK_EQ_INT(beat(g, "ghost", -1, NULL, -1, 1).err, LS_SGERR_UNKNOWN_MEMBER_ID);
     r = beat(g, "", 0, A, 1, 1);
@@ -191,11 +195,59 @@ TEST(errors_fencing_and_limits)
     CHECK_EQ_INT(beat(g, "m2", -2, NULL, -1, 1).err, LS_SGERR_INVALID_REQUEST);
     CHECK_EQ_INT(beat(g, "m2", 0, A, 1, 1).err, LS_SGERR_NONE);
     CHECK_EQ_INT(beat(g, "m3", 0, A, 1, 1).err, LS_SGERR_GROUP_MAX_SIZE_REACHED);
+    CHECK_EQ_INT(beat(g, "m3", 7, NULL, -1, 1).err, LS_SGERR_GROUP_MAX_SIZE_REACHED);
     CHECK_EQ_INT(ls_sgroup_member_count(g), 2);
-    /* rejoining with epoch 0 keeps the member */
-    CHECK_EQ_INT(beat(g, "m1", 0, A, 1, 2).err, LS_SGERR_NONE);
-    CHECK_EQ_INT(ls_sgroup_member_count(g), 2);
+    /* m1 missed the answer that moved it from 11 to 12: 11 still works */
+    CHECK_EQ_INT(beat(g, "m1", 11, NULL, -1, 2).member_epoch, 12);
+    CHECK_EQ_INT(beat(g, "m1", 11, NULL, -1, 2).err, LS_SGERR_NONE);
+    CHECK_EQ_INT(beat(g, "m1", 12, NULL, -1, 2).err, LS_SGERR_NONE);
+    /* two epochs behind (0, 10) is fenced, as in Kafka even for a join */
+    CHECK_EQ_INT(beat(g, "m1", 0, A, 1, 2).err, LS_SGERR_FENCED_MEMBER_EPOCH);
+    CHECK_EQ_INT(beat(g, "m1", 10, NULL, -1, 2).err, LS_SGERR_FENCED_MEMBER_EPOCH);
     ls_sgroup_free(g);
+}
+
+/* For many group shapes: every partition has between 1 and ceil(M/P)
+ * members, and member loads differ by at most one, after joins and after
+ * each leave (the sticky path). */
+TEST(simple_assignor_invariants)
+{
+    static const char *ABC[] = {"a", "b", "c"};
+    struct {
+        const char *const *topics;
+        int n, parts;
+    } shapes[] = {{A, 1, 4}, {B, 1, 2}, {C, 1, 6}, {ABC, 3, 12}};
+    ls_sgroup_config_t c = cfg();
+    for (int s = 0; s < 4; s++)
+        for (int m = 1; m <= 15; m++) {
+            ls_sgroup_t *g = ls_sgroup_new("g", &c, 0, NULL, NULL);
+            char ids[15][8];
+            for (int i = 0; i < m; i++) {
+                snprintf(ids[i], sizeof ids[i], "m%02d", i);
+                CHECK_EQ_INT(beat(g, ids[i], 0, shapes[s].topics, shapes[s].n, 0).err,
+                             LS_SGERR_NONE);
+            }
+            for (int left = 0; left < m; left++) {
+                int live = m - left, sharing = (live + shapes[s].parts - 1) / shapes[s].parts;
+                for (int t = 0; t < shapes[s].n; t++) {
+                    const char *topic = shapes[s].topics[t];
+                    int np = 0;
+                    for (int k = 0; k < 3; k++)
+                        if (!strcmp(META[k].name, topic)) np = META[k].partitions;
+                    for (int p = 0; p < np; p++) {
+                        int h = holders(g, topic, p);
+                        CHECK(h >= 1);
+                        CHECK(h <= sharing);
+                    }
+                }
+                int lo, hi;
+                spread_of(g, &lo, &hi);
+                CHECK(hi - lo <= 1);
+                CHECK(lo >= 1 || live > shapes[s].parts * sharing);
+                CHECK_EQ_INT(beat(g, ids[left], -1, NULL, -1, 1).err, LS_SGERR_NONE);
+            }
+            ls_sgroup_free(g);
+        }
 }
 
 typedef struct left {
@@ -229,9 +281,9 @@ TEST(leave_and_session_expiry_are_reported)
     CHECK_EQ_INT(ls_sgroup_tick(g, 45000), 65000);
     CHECK_EQ_INT(left.n, 2);
     CHECK(!strcmp(left.ids[1], "m2"));
-    /* m1 has not been told the new epoch yet: asking with it is fenced */
+    /* m1 has not been told the new epoch yet; one ahead of it is fenced */
     CHECK(ls_sgroup_assignment_epoch(g) > epoch_of(g, "m1"));
-    ls_sgroup_hb_res_t r = beat(g, "m1", ls_sgroup_assignment_epoch(g), NULL, -1, 45001);
+    ls_sgroup_hb_res_t r = beat(g, "m1", ls_sgroup_assignment_epoch(g) + 1, NULL, -1, 45001);
     CHECK_EQ_INT(r.err, LS_SGERR_FENCED_MEMBER_EPOCH);
     r = beat(g, "m1", epoch_of(g, "m1"), NULL, -1, 45001);
     CHECK_EQ_INT(r.err, LS_SGERR_NONE);
@@ -249,6 +301,7 @@ int main(void)
     RUN(fewer_members_balanced_and_sticky);
     RUN(subscriptions_decide_eligibility);
     RUN(errors_fencing_and_limits);
+    RUN(simple_assignor_invariants);
     RUN(leave_and_session_expiry_are_reported);
     UNIT_DONE();
 }
