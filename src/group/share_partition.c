@@ -22,6 +22,7 @@ struct ls_sharep {
     char **members; /* slot -> member id; NULL: free */
     int nmembers;
     int nacquired;          /* records in ACQUIRED (lets tick skip the scan) */
+    int64_t next_lock;      /* no lock ends before this (lets tick skip the scan) */
     ls_sharep_range_t *out; /* the last acquire's ranges */
     int nout, out_cap;
     uint64_t version;
@@ -136,6 +137,7 @@ int64_t ls_sharep_tick(ls_sharep_t *sp, int64_t now_ms)
 {
     int64_t next = INT64_MAX;
     if (sp->nacquired == 0) return next;
+    if (now_ms < sp->next_lock) return sp->next_lock;
     bool archived = false;
     for (int i = 0; i < sp->n; i++) {
         rec_t *r = &sp->r[sp->head + i];
@@ -151,6 +153,7 @@ int64_t ls_sharep_tick(ls_sharep_t *sp, int64_t now_ms)
      * as AVAILABLE); archiving does */
     if (archived) sp->version++;
     advance(sp);
+    sp->next_lock = next;
     return next;
 }
 
@@ -205,6 +208,7 @@ static void take(ls_sharep_t *sp, rec_t *r, int64_t offset, int slot, int64_t no
     r->owner = slot;
     r->delivery_count++;
     r->lock_until = now_ms + sp->cfg.record_lock_duration_ms;
+    if (r->lock_until < sp->next_lock || sp->nacquired == 0) sp->next_lock = r->lock_until;
     sp->nacquired++;
     out_add(sp, offset, r->delivery_count);
 }

@@ -131,8 +131,8 @@ ls_sharep_err ls_sharep_acknowledge(ls_sharep_t *sp, const char *member_id, int6
  * records go back to AVAILABLE, or to ARCHIVED at the delivery-count limit. */
 void ls_sharep_release_member(ls_sharep_t *sp, const char *member_id, int64_t now_ms);
 
-/* Expires the locks due by now_ms; returns the next lock deadline
- * (INT64_MAX: none). */
+/* Expires the locks due by now_ms; returns when to call it next: no lock
+ * ends earlier (INT64_MAX: none held). */
 int64_t ls_sharep_tick(ls_sharep_t *sp, int64_t now_ms);
 
 /* The log's start offset moved (retention, DeleteRecords): records below it
