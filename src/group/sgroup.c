@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/binrec.h"
 
 typedef struct member {
     char *id;
@@ -25,6 +26,7 @@ struct ls_sgroup {
     int nmeta;
     ls_sgroup_leave_fn on_leave;
     void *arg;
+    uint64_t version; /* bumped by every change ls_sgroup_encode would show */
 };
 
 const char *ls_sgroup_err_name(ls_sgroup_err e)
@@ -111,6 +113,7 @@ void ls_sgroup_free(ls_sgroup_t *g)
 int32_t ls_sgroup_epoch(const ls_sgroup_t *g) { return g->epoch; }
 int32_t ls_sgroup_assignment_epoch(const ls_sgroup_t *g) { return g->assignment_epoch; }
 int ls_sgroup_member_count(const ls_sgroup_t *g) { return g->nmembers; }
+uint64_t ls_sgroup_version(const ls_sgroup_t *g) { return g->version; }
 const char *ls_sgroup_state_name(const ls_sgroup_t *g) { return g->nmembers ? "Stable" : "Empty"; }
 
 static member_t *find_member(const ls_sgroup_t *g, const char *id)
@@ -295,11 +298,13 @@ static bool topics_equal(const member_t *m, const ls_sgroup_hb_req_t *req)
     return true;
 }
 
-static void replace_str(char **dst, const char *src)
+/* true when it changed */
+static bool replace_str(char **dst, const char *src)
 {
-    if (*dst && !strcmp(*dst, src)) return;
+    if (!src || (*dst && !strcmp(*dst, src))) return false;
     ls_free(*dst);
     *dst = ls_strdup(src);
+    return true;
 }
 
 /* Kafka's request checks, each naming the field. */
@@ -334,6 +339,7 @@ void ls_sgroup_heartbeat(ls_sgroup_t *g, const ls_sgroup_hb_req_t *req,
         refresh_meta(g, topics, ntopics);
         g->epoch++;
         compute_assignment(g);
+        g->version++;
         return;
     }
     /* Kafka's order: a full group refuses anyone it does not know yet */
@@ -361,9 +367,11 @@ void ls_sgroup_heartbeat(ls_sgroup_t *g, const ls_sgroup_hb_req_t *req,
         changed = true;
     }
     m->deadline_ms = req->now_ms + g->cfg.session_timeout_ms;
-    if (req->rack_id) replace_str(&m->rack_id, req->rack_id);
-    if (req->client_id) replace_str(&m->client_id, req->client_id);
-    if (req->client_host) replace_str(&m->client_host, req->client_host);
+    /* described only: stored, but no epoch moves */
+    bool described = replace_str(&m->rack_id, req->rack_id);
+    described |= replace_str(&m->client_id, req->client_id);
+    described |= replace_str(&m->client_host, req->client_host);
+    if (described) g->version++;
     if (req->topics && req->ntopics >= 0 && !topics_equal(m, req)) {
         set_topics(m, req->topics, req->ntopics);
         changed = true;
@@ -374,7 +382,9 @@ void ls_sgroup_heartbeat(ls_sgroup_t *g, const ls_sgroup_hb_req_t *req,
     if (m->epoch != g->assignment_epoch) {
         m->prev_epoch = m->epoch;
         m->epoch = g->assignment_epoch;
+        changed = true;
     }
+    if (changed) g->version++;
     res->member_epoch = m->epoch;
     res->assigned = m->assigned;
     res->nassigned = m->nassigned;
@@ -397,6 +407,7 @@ int64_t ls_sgroup_tick(ls_sgroup_t *g, int64_t now_ms)
     if (removed) {
         g->epoch++;
         compute_assignment(g);
+        g->version++;
     }
     return next;
 }
@@ -413,4 +424,112 @@ void ls_sgroup_member(const ls_sgroup_t *g, int i, ls_sgroup_member_info_t *out)
                                      .member_epoch = m->epoch,
                                      .assigned = m->assigned,
                                      .nassigned = m->nassigned};
+}
+
+/* ---- stored form (docs/FORMATS.md "Share group state") ---- */
+
+#define STATE_VERSION 1
+
+void ls_sgroup_encode(const ls_sgroup_t *g, ls_buf_t *b)
+{
+    ls_buf_append_u8(b, STATE_VERSION);
+    ls_bw_u32(b, (uint32_t)g->epoch);
+    ls_bw_u32(b, (uint32_t)g->assignment_epoch);
+    ls_bw_u32(b, (uint32_t)g->nmeta);
+    for (int i = 0; i < g->nmeta; i++) {
+        ls_bw_str(b, g->meta[i].name);
+        ls_bw_u32(b, (uint32_t)g->meta[i].partitions);
+    }
+    ls_bw_u32(b, (uint32_t)g->nmembers);
+    for (int i = 0; i < g->nmembers; i++) {
+        const member_t *m = g->members[i];
+        ls_bw_str(b, m->id);
+        ls_bw_str(b, m->rack_id);
+        ls_bw_str(b, m->client_id);
+        ls_bw_str(b, m->client_host);
+        ls_bw_u32(b, (uint32_t)m->epoch);
+        ls_bw_u32(b, (uint32_t)m->prev_epoch);
+        ls_bw_u32(b, (uint32_t)m->ntopics);
+        for (int k = 0; k < m->ntopics; k++)
+            ls_bw_str(b, m->topics[k]);
+        ls_bw_u32(b, (uint32_t)m->nassigned);
+        for (int k = 0; k < m->nassigned; k++) {
+            ls_bw_str(b, m->assigned[k].topic);
+            ls_bw_u32(b, (uint32_t)m->assigned[k].partition);
+        }
+    }
+}
+
+/* A count read from r, bounded by the bytes left (each item takes at least
+ * min_bytes), so garbage never makes a huge allocation. */
+static int get_count(ls_br_t *r, size_t min_bytes)
+{
+    uint32_t n = ls_br_u32(r);
+    if (r->err || n > (size_t)(r->end - r->p) / min_bytes) {
+        r->err = true;
+        return 0;
+    }
+    return (int)n;
+}
+
+/* A non-null string, else the error flag. */
+static char *get_name(ls_br_t *r)
+{
+    char *s = ls_br_str(r);
+    if (!s) r->err = true;
+    return s;
+}
+
+ls_sgroup_t *ls_sgroup_decode(const uint8_t *p, size_t len, const char *group_id,
+                              const ls_sgroup_config_t *cfg, ls_sgroup_leave_fn on_leave, void *arg,
+                              int64_t now_ms)
+{
+    ls_br_t r = ls_br_init(p, len);
+    if (ls_br_u8(&r) != STATE_VERSION) return NULL;
+    ls_sgroup_t *g = ls_sgroup_new(group_id, cfg, 0, on_leave, arg);
+    g->epoch = (int32_t)ls_br_u32(&r);
+    g->assignment_epoch = (int32_t)ls_br_u32(&r);
+    int nmeta = get_count(&r, 6);
+    g->meta = LS_NEWN(ls_cgroup_topic_t, nmeta + 1);
+    for (int i = 0; i < nmeta && !r.err; i++) {
+        g->meta[i].name = get_name(&r);
+        g->meta[i].partitions = (int32_t)ls_br_u32(&r);
+        g->nmeta = i + 1;
+    }
+    int n = get_count(&r, 24);
+    g->members = LS_NEWN(member_t *, n + 1);
+    for (int i = 0; i < n && !r.err; i++) {
+        member_t *m = LS_NEW(member_t);
+        g->members[g->nmembers++] = m;
+        m->id = get_name(&r);
+        m->rack_id = ls_br_str(&r);
+        m->client_id = ls_br_str(&r);
+        m->client_host = ls_br_str(&r);
+        m->epoch = (int32_t)ls_br_u32(&r);
+        m->prev_epoch = (int32_t)ls_br_u32(&r);
+        int nt = get_count(&r, 2);
+        m->topics = LS_NEWN(char *, nt + 1);
+        for (int k = 0; k < nt && !r.err; k++) {
+            m->topics[k] = get_name(&r);
+            m->ntopics = k + 1;
+        }
+        int na = get_count(&r, 6);
+        m->assigned = LS_NEWN(ls_cgroup_tp_t, na + 1);
+        for (int k = 0; k < na && !r.err; k++) {
+            m->assigned[k].topic = get_name(&r);
+            m->assigned[k].partition = (int32_t)ls_br_u32(&r);
+            m->nassigned = k + 1;
+        }
+        if (r.err || m->epoch > g->assignment_epoch || m->prev_epoch > m->epoch ||
+            (i > 0 && find_member(g, m->id) != m)) {
+            r.err = true;
+            break;
+        }
+        m->deadline_ms = now_ms + cfg->session_timeout_ms; /* a fresh session */
+    }
+    if (r.err || r.p != r.end || g->assignment_epoch > g->epoch) {
+        ls_sgroup_free(g);
+        return NULL;
+    }
+    return g;
 }

@@ -113,4 +113,19 @@ typedef struct ls_sgroup_member_info {
     int nassigned;
 } ls_sgroup_member_info_t;
 void ls_sgroup_member(const ls_sgroup_t *g, int i, ls_sgroup_member_info_t *out);
+
+/* Counts the changes ls_sgroup_encode shows (members, epochs,
+ * subscriptions, assignments, described fields); session refreshes do not
+ * move it. The embedder stores the group when it moved, before answering
+ * the heartbeat that moved it. */
+uint64_t ls_sgroup_version(const ls_sgroup_t *g);
+/* The stored form (docs/FORMATS.md "Share group state"): epochs, the
+ * subscribed topics' metadata and every member with its subscription and
+ * assignment, so a coordinator that takes the group over keeps its members
+ * and epochs. Deadlines are not stored: decode gives every member a fresh
+ * session from now_ms. decode: NULL on any inconsistency. */
+void ls_sgroup_encode(const ls_sgroup_t *g, ls_buf_t *b);
+ls_sgroup_t *ls_sgroup_decode(const uint8_t *p, size_t len, const char *group_id,
+                              const ls_sgroup_config_t *cfg, ls_sgroup_leave_fn on_leave, void *arg,
+                              int64_t now_ms);
 #endif

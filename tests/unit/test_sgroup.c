@@ -294,6 +294,65 @@ TEST(leave_and_session_expiry_are_reported)
     ls_sgroup_free(g);
 }
 
+TEST(encode_decode_keeps_members_and_epochs)
+{
+    ls_sgroup_config_t c = cfg();
+    ls_sgroup_t *g = ls_sgroup_new("g", &c, 4, NULL, NULL);
+    uint64_t v = ls_sgroup_version(g);
+    beat(g, "m1", 0, A, 1, 0);
+    CHECK(ls_sgroup_version(g) > v);
+    beat(g, "m2", 0, AB, 2, 0);
+    beat(g, "m1", epoch_of(g, "m1"), NULL, -1, 1);
+    v = ls_sgroup_version(g);
+    beat(g, "m1", epoch_of(g, "m1"), NULL, -1, 2); /* a session refresh only */
+    CHECK_EQ_INT(ls_sgroup_version(g), v);
+    ls_buf_t b = {0};
+    ls_sgroup_encode(g, &b);
+    ls_sgroup_t *back = ls_sgroup_decode(b.data, b.len, "g", &c, NULL, NULL, 1000);
+    CHECK(back != NULL);
+    CHECK_EQ_INT(ls_sgroup_epoch(back), ls_sgroup_epoch(g));
+    CHECK_EQ_INT(ls_sgroup_assignment_epoch(back), ls_sgroup_assignment_epoch(g));
+    CHECK_EQ_INT(ls_sgroup_member_count(back), 2);
+    for (int i = 0; i < 2; i++) {
+        ls_sgroup_member_info_t x, y;
+        ls_sgroup_member(g, i, &x);
+        ls_sgroup_member(back, i, &y);
+        CHECK(!strcmp(x.member_id, y.member_id));
+        CHECK_EQ_INT(x.member_epoch, y.member_epoch);
+        CHECK_EQ_INT(x.ntopics, y.ntopics);
+        CHECK_EQ_INT(x.nassigned, y.nassigned);
+        for (int k = 0; k < x.nassigned; k++)
+            CHECK_EQ_INT(holders(back, x.assigned[k].topic, x.assigned[k].partition),
+                         holders(g, x.assigned[k].topic, x.assigned[k].partition));
+    }
+    /* the new coordinator goes on: same epochs accepted, fresh sessions */
+    CHECK_EQ_INT(beat(back, "m1", epoch_of(g, "m1"), NULL, -1, 1001).err, LS_SGERR_NONE);
+    CHECK_EQ_INT(ls_sgroup_tick(back, 1001), 1000 + 45000);
+    ls_buf_t b2 = {0};
+    ls_sgroup_encode(back, &b2);
+    CHECK_EQ_INT(b2.len, b.len); /* same members, same sizes */
+    /* garbage: every truncation, a duplicate member, an epoch ahead of the group */
+    for (size_t len = 0; len < b.len; len++)
+        CHECK(ls_sgroup_decode(b.data, len, "g", &c, NULL, NULL, 0) == NULL);
+    uint8_t *p = ls_memdup(b.data, b.len);
+    p[0] = 9;
+    CHECK(ls_sgroup_decode(p, b.len, "g", &c, NULL, NULL, 0) == NULL);
+    memcpy(p, b.data, b.len);
+    p[5] = p[6] = p[7] = p[8] = 0xff; /* assignment epoch -1 < member epochs */
+    CHECK(ls_sgroup_decode(p, b.len, "g", &c, NULL, NULL, 0) == NULL);
+    for (size_t i = 0; i < b.len; i++)
+        for (int bit = 0; bit < 8; bit++) {
+            memcpy(p, b.data, b.len);
+            p[i] ^= (uint8_t)(1 << bit);
+            ls_sgroup_free(ls_sgroup_decode(p, b.len, "g", &c, NULL, NULL, 0));
+        }
+    ls_free(p);
+    ls_buf_free(&b);
+    ls_buf_free(&b2);
+    ls_sgroup_free(back);
+    ls_sgroup_free(g);
+}
+
 int main(void)
 {
     RUN(join_takes_the_target_at_once);
@@ -303,5 +362,6 @@ int main(void)
     RUN(errors_fencing_and_limits);
     RUN(simple_assignor_invariants);
     RUN(leave_and_session_expiry_are_reported);
+    RUN(encode_decode_keeps_members_and_epochs);
     UNIT_DONE();
 }
