@@ -460,18 +460,6 @@ void ls_sgroup_encode(const ls_sgroup_t *g, ls_buf_t *b)
     }
 }
 
-/* A count read from r, bounded by the bytes left (each item takes at least
- * min_bytes), so garbage never makes a huge allocation. */
-static int get_count(ls_br_t *r, size_t min_bytes)
-{
-    uint32_t n = ls_br_u32(r);
-    if (r->err || n > (size_t)(r->end - r->p) / min_bytes) {
-        r->err = true;
-        return 0;
-    }
-    return (int)n;
-}
-
 /* A non-null string, else the error flag. */
 static char *get_name(ls_br_t *r)
 {
@@ -489,14 +477,14 @@ ls_sgroup_t *ls_sgroup_decode(const uint8_t *p, size_t len, const char *group_id
     ls_sgroup_t *g = ls_sgroup_new(group_id, cfg, 0, on_leave, arg);
     g->epoch = (int32_t)ls_br_u32(&r);
     g->assignment_epoch = (int32_t)ls_br_u32(&r);
-    int nmeta = get_count(&r, 6);
+    int nmeta = ls_br_count(&r, 6);
     g->meta = LS_NEWN(ls_cgroup_topic_t, nmeta + 1);
     for (int i = 0; i < nmeta && !r.err; i++) {
         g->meta[i].name = get_name(&r);
         g->meta[i].partitions = (int32_t)ls_br_u32(&r);
         g->nmeta = i + 1;
     }
-    int n = get_count(&r, 24);
+    int n = ls_br_count(&r, 24);
     g->members = LS_NEWN(member_t *, n + 1);
     for (int i = 0; i < n && !r.err; i++) {
         member_t *m = LS_NEW(member_t);
@@ -507,13 +495,13 @@ ls_sgroup_t *ls_sgroup_decode(const uint8_t *p, size_t len, const char *group_id
         m->client_host = ls_br_str(&r);
         m->epoch = (int32_t)ls_br_u32(&r);
         m->prev_epoch = (int32_t)ls_br_u32(&r);
-        int nt = get_count(&r, 2);
+        int nt = ls_br_count(&r, 2);
         m->topics = LS_NEWN(char *, nt + 1);
         for (int k = 0; k < nt && !r.err; k++) {
             m->topics[k] = get_name(&r);
             m->ntopics = k + 1;
         }
-        int na = get_count(&r, 6);
+        int na = ls_br_count(&r, 6);
         m->assigned = LS_NEWN(ls_cgroup_tp_t, na + 1);
         for (int k = 0; k < na && !r.err; k++) {
             m->assigned[k].topic = get_name(&r);
