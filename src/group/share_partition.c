@@ -246,11 +246,12 @@ ls_sharep_err ls_sharep_acknowledge(ls_sharep_t *sp, const char *member_id, int6
 {
     ls_sharep_tick(sp, now_ms);
     if (!member_id || first < 0 || last < first || !types) return LS_SPERR_INVALID_REQUEST;
+    /* never handed out: the client cannot have fetched it (checked first, so
+     * the range is at most the window below) */
+    if (last >= sp->spso + sp->n) return LS_SPERR_INVALID_REQUEST;
     if (ntypes != 1 && (int64_t)ntypes != last - first + 1) return LS_SPERR_INVALID_REQUEST;
     for (int i = 0; i < ntypes; i++)
         if (!valid_type(types[i])) return LS_SPERR_INVALID_REQUEST;
-    /* never handed out: the client cannot have fetched it */
-    if (last >= sp->spso + sp->n) return LS_SPERR_INVALID_REQUEST;
     /* below the SPSO every record is finished, so none is acquired */
     if (first < sp->spso) return LS_SPERR_INVALID_RECORD_STATE;
     int slot = find_member(sp, member_id);

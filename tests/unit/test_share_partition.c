@@ -74,6 +74,7 @@ TEST(wrong_member_and_bad_requests_change_nothing)
     ls_sharep_acquire(sp, "m1", 110, 5, 0, &r); /* 100-104 */
     ls_sharep_acquire(sp, "m2", 110, 5, 0, &r); /* 105-109 */
     uint64_t v = ls_sharep_version(sp);
+    uint8_t two[] = {1, 1};
     CHECK_EQ_INT(ack(sp, "m2", 100, 100, ACCEPT, 1), LS_SPERR_INVALID_RECORD_STATE);
     /* all or nothing: m1's own 103-104 stay acquired when 105 is m2's */
     CHECK_EQ_INT(ack(sp, "m1", 103, 105, ACCEPT, 1), LS_SPERR_INVALID_RECORD_STATE);
@@ -82,9 +83,10 @@ TEST(wrong_member_and_bad_requests_change_nothing)
     CHECK_EQ_INT(ack(sp, "m1", 100, 110, ACCEPT, 1), LS_SPERR_INVALID_REQUEST); /* past SPEO */
     CHECK_EQ_INT(ack(sp, "m1", 99, 100, ACCEPT, 1), LS_SPERR_INVALID_RECORD_STATE);
     CHECK_EQ_INT(ack(sp, "m1", 101, 100, ACCEPT, 1), LS_SPERR_INVALID_REQUEST);
+    CHECK_EQ_INT(ls_sharep_acknowledge(sp, "m1", 0, INT64_MAX, two, 2, 1),
+                 LS_SPERR_INVALID_REQUEST);
     uint8_t bad[] = {9};
     CHECK_EQ_INT(ack(sp, "m1", 100, 100, bad, 1), LS_SPERR_INVALID_REQUEST);
-    uint8_t two[] = {1, 1};
     CHECK_EQ_INT(ls_sharep_acknowledge(sp, "m1", 100, 102, two, 2, 1), LS_SPERR_INVALID_REQUEST);
     CHECK_EQ_INT(ls_sharep_version(sp), v);
     CHECK_EQ_INT(ack(sp, "m1", 100, 100, ACCEPT, 1), LS_SPERR_NONE);
