@@ -107,3 +107,13 @@ uint8_t *ls_br_bytes(ls_br_t *r, size_t *len)
     *len = n;
     return p;
 }
+
+int ls_br_count(ls_br_t *r, size_t min_bytes)
+{
+    uint32_t n = ls_br_u32(r);
+    if (r->err || n > (size_t)(r->end - r->p) / min_bytes) {
+        r->err = true;
+        return 0;
+    }
+    return (int)n;
+}

@@ -40,5 +40,9 @@ uint64_t ls_br_u64(ls_br_t *r);
  * writes one); ls_free */
 char *ls_br_str(ls_br_t *r);
 uint8_t *ls_br_bytes(ls_br_t *r, size_t *len); /* NULL only on error; ls_free */
+/* A u32 item count, refused (err, 0) when the bytes left cannot hold that
+ * many items of at least min_bytes each, so garbage never makes a decoder
+ * allocate much. */
+int ls_br_count(ls_br_t *r, size_t min_bytes);
 
 #endif

@@ -705,21 +705,9 @@ void ls_cgroup_encode(const ls_cgroup_t *g, ls_buf_t *b)
     }
 }
 
-/* A count read from r, bounded by the bytes left (each item takes at least
- * min_bytes), so garbage never makes a huge allocation. */
-static int get_count(ls_br_t *r, size_t min_bytes)
-{
-    uint32_t n = ls_br_u32(r);
-    if (r->err || n > (size_t)(r->end - r->p) / min_bytes) {
-        r->err = true;
-        return 0;
-    }
-    return (int)n;
-}
-
 static void get_tps(ls_br_t *r, tpset_t *s)
 {
-    int n = get_count(r, 6);
+    int n = ls_br_count(r, 6);
     for (int i = 0; i < n && !r->err; i++) {
         char *t = ls_br_str(r);
         int32_t p = (int32_t)ls_br_u32(r);
@@ -740,7 +728,7 @@ ls_cgroup_t *ls_cgroup_decode(const uint8_t *p, size_t len, const char *group_id
     ls_cgroup_t *g = ls_cgroup_new(group_id, cfg, 0);
     g->epoch = (int32_t)ls_br_u32(&r);
     g->target_epoch = (int32_t)ls_br_u32(&r);
-    int nmeta = get_count(&r, 6);
+    int nmeta = ls_br_count(&r, 6);
     g->meta = LS_NEWN(ls_cgroup_topic_t, nmeta + 1);
     for (int i = 0; i < nmeta && !r.err; i++) {
         g->meta[i].name = ls_br_str(&r);
@@ -748,7 +736,7 @@ ls_cgroup_t *ls_cgroup_decode(const uint8_t *p, size_t len, const char *group_id
         g->nmeta = i + 1;
         if (!g->meta[i].name) r.err = true;
     }
-    int n = get_count(&r, 40);
+    int n = ls_br_count(&r, 40);
     g->members = LS_NEWN(member_t *, n + 1);
     for (int i = 0; i < n && !r.err; i++) {
         member_t *m = LS_NEW(member_t);
@@ -765,7 +753,7 @@ ls_cgroup_t *ls_cgroup_decode(const uint8_t *p, size_t len, const char *group_id
         uint8_t as = ls_br_u8(&r);
         m->rebalance_timeout_ms = (int32_t)ls_br_u32(&r);
         m->regex = ls_br_str(&r);
-        int nt = get_count(&r, 2);
+        int nt = ls_br_count(&r, 2);
         m->topics = LS_NEWN(char *, nt + 1);
         for (int k = 0; k < nt && !r.err; k++) {
             m->topics[k] = ls_br_str(&r);
