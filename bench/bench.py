@@ -58,6 +58,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DRIVER = os.environ.get("BENCH_LSBENCH_BIN") or os.path.join(ROOT, "build", "bench", "lsbench")
 LAKESTREAM = os.environ.get("BENCH_LAKESTREAM_BIN") or os.path.join(ROOT, "build", "lakestream")
 LAKESTREAM_BUILT = LAKESTREAM  # the build output (LAKESTREAM becomes a private copy)
+
+
+def lakestream_env(extra=None):
+    """The environment for the broker binary: the bench's own, less the
+    LAKESTREAM_* variables (the broker reads those as its settings and
+    refuses unknown ones, such as the test harness's LAKESTREAM_BIN)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
+    env.update(extra or {})
+    return env
 CONSUMER = os.path.join(ROOT, "bench", "iceberg_consumer.py")
 RADOSGW = os.path.join(ROOT, "tools", "s3", "radosgw.sh")
 # The Kafka peer: bench/setup.sh installs bench/kafka/pom.xml's version here;
@@ -267,7 +276,7 @@ class Broker:
             subprocess.run([LAKESTREAM, "users", "add", SCRAM_USER[0], "--mechanism",
                             "SCRAM-SHA-512", f"--data.dir={self.dir}/data"],
                            input=SCRAM_USER[1] + "\n", text=True, check=True,
-                           capture_output=True)
+                           capture_output=True, env=lakestream_env(self.env))
         args = [LAKESTREAM, "serve", f"--data.dir={self.dir}/data",
                 f"--listeners={listeners}", f"--http.listen={http}",
                 f"--schema.registry.listen={reg}"]
@@ -277,7 +286,7 @@ class Broker:
                  for k, v in self.extra.items()]
         out = open(os.path.join(self.dir, "broker.log"), "a")
         self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, env={**os.environ, **self.env})
+                                     stdin=subprocess.DEVNULL, env=lakestream_env(self.env))
         try:
             wait_port(self.port, self.proc, 30)
         except RuntimeError as e:

@@ -49,6 +49,30 @@ static char *buf_cstr(ls_buf_t *b)
     return (char *)ls_buf_steal(b, &n);
 }
 
+void ls_group_config_from_broker(ls_group_config_t *gc, const ls_config_t *cfg)
+{
+    *gc = (ls_group_config_t){
+        .min_session_timeout_ms = cfg->group_min_session_timeout_ms,
+        .max_session_timeout_ms = cfg->group_max_session_timeout_ms,
+        .initial_rebalance_delay_ms = cfg->group_initial_rebalance_delay_ms,
+        .max_size = cfg->group_max_size,
+        .offset_metadata_max_bytes = cfg->offset_metadata_max_bytes,
+        .offsets_retention_ms = cfg->offsets_retention_minutes * 60000,
+        .consumer = {.session_timeout_ms = cfg->group_consumer_session_timeout_ms,
+                     .heartbeat_interval_ms = cfg->group_consumer_heartbeat_interval_ms,
+                     .max_size = cfg->group_consumer_max_size},
+    };
+    /* group.consumer.assignors: short names, checked by ls_config_finish */
+    for (const char *p = cfg->group_consumer_assignors; p && *p && gc->consumer.nassignors < 2;) {
+        size_t n = strcspn(p, ",");
+        char name[16];
+        snprintf(name, sizeof name, "%.*s", (int)n, p);
+        if (ls_cgroup_assignor_parse(name, &gc->consumer.assignors[gc->consumer.nassignors]))
+            gc->consumer.nassignors++;
+        p += n + (p[n] == ',');
+    }
+}
+
 char *ls_group_key_meta(const char *group_id)
 {
     ls_buf_t b;

@@ -23,6 +23,7 @@
 #define LS_GROUP_SERVICE_H
 #include <stdbool.h>
 #include <uv.h>
+#include "base/config.h"
 #include "group/group.h"
 #include "meta/meta.h"
 #include "stream/catalog.h"
@@ -30,6 +31,10 @@
 typedef struct ls_group_service ls_group_service_t;
 typedef void (*ls_group_offload_fn)(void *ctx, void (*fn)(void *arg), void (*after)(void *arg),
                                     void *arg);
+
+/* The coordinator's settings from the broker's (group.*, offsets.*,
+ * group.consumer.*). */
+void ls_group_config_from_broker(ls_group_config_t *gc, const ls_config_t *cfg);
 
 ls_group_service_t *ls_group_service_open(uv_loop_t *loop, ls_meta_t *meta, ls_catalog_t *catalog,
                                           const ls_group_config_t *cfg,

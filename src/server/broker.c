@@ -962,26 +962,8 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     ls_cold_source_t src;
     ls_cold_tables_source(b->cold, &src);
     ls_logstore_set_cold_source(b->logs, &src);
-    ls_group_config_t gc = {
-        .min_session_timeout_ms = cfg->group_min_session_timeout_ms,
-        .max_session_timeout_ms = cfg->group_max_session_timeout_ms,
-        .initial_rebalance_delay_ms = cfg->group_initial_rebalance_delay_ms,
-        .max_size = cfg->group_max_size,
-        .offset_metadata_max_bytes = cfg->offset_metadata_max_bytes,
-        .offsets_retention_ms = cfg->offsets_retention_minutes * 60000,
-        .consumer = {.session_timeout_ms = cfg->group_consumer_session_timeout_ms,
-                     .heartbeat_interval_ms = cfg->group_consumer_heartbeat_interval_ms,
-                     .max_size = cfg->group_consumer_max_size},
-    };
-    /* group.consumer.assignors: short names, checked by ls_config_finish */
-    for (const char *p = cfg->group_consumer_assignors; p && *p && gc.consumer.nassignors < 2;) {
-        size_t n = strcspn(p, ",");
-        char name[16];
-        snprintf(name, sizeof name, "%.*s", (int)n, p);
-        if (ls_cgroup_assignor_parse(name, &gc.consumer.assignors[gc.consumer.nassignors]))
-            gc.consumer.nassignors++;
-        p += n + (p[n] == ',');
-    }
+    ls_group_config_t gc;
+    ls_group_config_from_broker(&gc, cfg);
     b->groups = ls_group_service_open(loop, b->meta, b->catalog, &gc,
                                       cfg->offsets_retention_check_interval_ms, b->node_id,
                                       group_offload, b);

@@ -195,12 +195,8 @@ static inline int kf_open(kf_env_t *e)
     }
     e->kquota = ls_kquota_new(e->quotas, e->cfg.quota_window_num, e->cfg.quota_window_size_seconds);
     const ls_config_t *c = &e->cfg;
-    ls_group_config_t gc = {.min_session_timeout_ms = c->group_min_session_timeout_ms,
-                            .max_session_timeout_ms = c->group_max_session_timeout_ms,
-                            .initial_rebalance_delay_ms = c->group_initial_rebalance_delay_ms,
-                            .max_size = c->group_max_size,
-                            .offset_metadata_max_bytes = c->offset_metadata_max_bytes,
-                            .offsets_retention_ms = c->offsets_retention_minutes * 60000};
+    ls_group_config_t gc;
+    ls_group_config_from_broker(&gc, c);
     e->groups = ls_group_service_open(&e->loop, e->meta, e->catalog, &gc,
                                       c->offsets_retention_check_interval_ms, 1, kf_offload, e);
     ls_txn_store_opts_t to = {.meta = e->meta,

@@ -1,0 +1,177 @@
+/* The KIP-848 handlers (kafka/h_consumer_group.c): ConsumerGroupHeartbeat
+ * and ConsumerGroupDescribe through the handler harness (kafka_fake.h) over
+ * the real group service in memory: assignments by topic id, the exact
+ * Kafka codes of the refusals, OffsetCommit v9's member-epoch check, and
+ * the rule that a classic group with members is not taken over. One group
+ * id per test: the service is shared by the binary. */
+#include "kafka/msg_group.h"
+#include "kafka_fake.h"
+#include "unit.h"
+
+static kf_env_t E;
+
+#define KS(s) ((ls_kstr_t){(s), (int32_t)strlen(s)})
+#define KNULL ((ls_kstr_t){NULL, -1})
+
+typedef struct hb {
+    int code;
+    int32_t epoch;
+    int npartitions; /* assigned, over every topic */
+    bool id_matches; /* every assigned topic id is the topic's */
+} hb_t;
+
+/* ConsumerGroupHeartbeat v1 of member in group; topic: the subscription to
+ * send (NULL: unchanged). */
+static hb_t heartbeat(const char *group, const char *member, int32_t epoch, const char *topic)
+{
+    ls_kstr_t sub = KS(topic ? topic : "");
+    ls_kafka_ConsumerGroupHeartbeatRequest m = {.GroupId = KS(group),
+                                                .MemberId = KS(member),
+                                                .MemberEpoch = epoch,
+                                                .InstanceId = KNULL,
+                                                .RackId = KNULL,
+                                                .RebalanceTimeoutMs = 30000,
+                                                .SubscribedTopicNames = topic ? &sub : NULL,
+                                                .NumSubscribedTopicNames = topic ? 1 : -1,
+                                                .SubscribedTopicRegex = KNULL,
+                                                .ServerAssignor = KNULL,
+                                                .TopicPartitions = NULL,
+                                                .NumTopicPartitions = topic ? 0 : -1};
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_ConsumerGroupHeartbeatResponse r;
+    hb_t out = {.code = -1000, .id_matches = true};
+    if (kf_call(&E, 68, 1, &m, &r, a) == 0) {
+        out.code = r.ErrorCode;
+        out.epoch = r.MemberEpoch;
+        for (int32_t i = 0; r.HasAssignment && i < r.Assignment.NumTopicPartitions; i++) {
+            ls_kafka_ConsumerGroupHeartbeatResponse_TopicPartitions *t =
+                &r.Assignment.TopicPartitions[i];
+            out.npartitions += t->NumPartitions;
+            ls_stream_t *s = ls_catalog_lookup(E.catalog, LS_DEFAULT_NAMESPACE, topic ? topic : "");
+            if (topic && (!s || memcmp(&s->id, &t->TopicId, sizeof s->id))) out.id_matches = false;
+            ls_stream_release(s);
+        }
+    }
+    ls_arena_free(a);
+    return out;
+}
+
+/* OffsetCommit v9 of topic partition 0 by member at epoch; the code. */
+static int commit(const char *group, const char *member, int32_t epoch, const char *topic)
+{
+    ls_kafka_OffsetCommitRequest_Partition p = {.PartitionIndex = 0,
+                                                .CommittedOffset = 0,
+                                                .CommittedLeaderEpoch = -1,
+                                                .CommitTimestamp = -1,
+                                                .CommittedMetadata = KNULL};
+    ls_kafka_OffsetCommitRequest_Topic t = {
+        .Name = KS(topic), .Partitions = &p, .NumPartitions = 1};
+    ls_kafka_OffsetCommitRequest m = {.GroupId = KS(group),
+                                      .GenerationIdOrMemberEpoch = epoch,
+                                      .MemberId = KS(member),
+                                      .GroupInstanceId = KNULL,
+                                      .RetentionTimeMs = -1,
+                                      .Topics = &t,
+                                      .NumTopics = 1};
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_OffsetCommitResponse r;
+    int code = -1000;
+    if (kf_call(&E, 8, 9, &m, &r, a) == 0 && r.NumTopics == 1 && r.Topics[0].NumPartitions == 1)
+        code = r.Topics[0].Partitions[0].ErrorCode;
+    ls_arena_free(a);
+    return code;
+}
+
+/* ConsumerGroupDescribe v1 of group: the code; members and epoch out. */
+static int describe(const char *group, int *members, int32_t *epoch)
+{
+    ls_kstr_t id = KS(group);
+    ls_kafka_ConsumerGroupDescribeRequest m = {.GroupIds = &id, .NumGroupIds = 1};
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_ConsumerGroupDescribeResponse r;
+    int code = -1000;
+    if (kf_call(&E, 69, 1, &m, &r, a) == 0 && r.NumGroups == 1) {
+        code = r.Groups[0].ErrorCode;
+        if (members) *members = r.Groups[0].NumMembers;
+        if (epoch) *epoch = r.Groups[0].GroupEpoch;
+    }
+    ls_arena_free(a);
+    return code;
+}
+
+TEST(join_assigns_by_topic_id_and_commits_check_the_epoch)
+{
+    CHECK(kf_topic(&E, "hcg-t1", 4) == 0);
+    hb_t h = heartbeat("hcg-g1", "m-1", 0, "hcg-t1");
+    CHECK_EQ_INT(h.code, LS_KERR_NONE);
+    CHECK(h.epoch > 0 && h.npartitions == 4 && h.id_matches);
+    CHECK_EQ_INT(commit("hcg-g1", "m-1", h.epoch, "hcg-t1"), LS_KERR_NONE);
+    CHECK_EQ_INT(commit("hcg-g1", "m-1", h.epoch - 1, "hcg-t1"), LS_KERR_STALE_MEMBER_EPOCH);
+    CHECK_EQ_INT(commit("hcg-g1", "m-1", h.epoch + 1, "hcg-t1"), LS_KERR_FENCED_MEMBER_EPOCH);
+    CHECK_EQ_INT(commit("hcg-g1", "nobody", h.epoch, "hcg-t1"), LS_KERR_UNKNOWN_MEMBER_ID);
+    int members = 0;
+    int32_t epoch = 0;
+    CHECK_EQ_INT(describe("hcg-g1", &members, &epoch), LS_KERR_NONE);
+    CHECK(members == 1 && epoch == h.epoch);
+    /* leaving: the epoch answered is the request's */
+    hb_t left = heartbeat("hcg-g1", "m-1", -1, NULL);
+    CHECK(left.code == LS_KERR_NONE && left.epoch == -1);
+    CHECK_EQ_INT(describe("hcg-g1", &members, NULL), LS_KERR_NONE);
+    CHECK_EQ_INT(members, 0);
+}
+
+TEST(refusals_answer_kafkas_codes)
+{
+    CHECK(kf_topic(&E, "hcg-t2", 1) == 0);
+    /* v1: the client names itself */
+    CHECK_EQ_INT(heartbeat("hcg-g2", "", 0, "hcg-t2").code, LS_KERR_INVALID_REQUEST);
+    CHECK_EQ_INT(heartbeat("", "m", 0, "hcg-t2").code, LS_KERR_INVALID_GROUP_ID);
+    /* an unknown member, a member with a wrong epoch */
+    CHECK_EQ_INT(heartbeat("hcg-g2", "ghost", 3, NULL).code, LS_KERR_UNKNOWN_MEMBER_ID);
+    hb_t h = heartbeat("hcg-g2", "m-2", 0, "hcg-t2");
+    CHECK_EQ_INT(h.code, LS_KERR_NONE);
+    CHECK_EQ_INT(heartbeat("hcg-g2", "m-2", h.epoch + 5, NULL).code, LS_KERR_FENCED_MEMBER_EPOCH);
+    /* the tables' groups are read-only */
+    CHECK_EQ_INT(heartbeat("lakestream.table.default.x", "m", 0, "hcg-t2").code,
+                 LS_KERR_GROUP_AUTHORIZATION_FAILED);
+    /* a group that does not exist, or is a table's */
+    CHECK_EQ_INT(describe("hcg-none", NULL, NULL), LS_KERR_GROUP_ID_NOT_FOUND);
+    CHECK_EQ_INT(describe("lakestream.table.default.x", NULL, NULL), LS_KERR_GROUP_ID_NOT_FOUND);
+}
+
+TEST(a_classic_group_with_members_is_not_taken_over)
+{
+    CHECK(kf_topic(&E, "hcg-t3", 1) == 0);
+    /* a classic member (JoinGroup v5 twice: MEMBER_ID_REQUIRED, then in) */
+    ls_kafka_JoinGroupRequest_Protocol p = {.Name = KS("range"), .Metadata = {(uint8_t *)"m", 1}};
+    char member[128] = "";
+    for (int i = 0; i < 2; i++) {
+        ls_kafka_JoinGroupRequest m = {.GroupId = KS("hcg-g3"),
+                                       .SessionTimeoutMs = 10000,
+                                       .RebalanceTimeoutMs = 10000,
+                                       .MemberId = KS(member),
+                                       .GroupInstanceId = KNULL,
+                                       .ProtocolType = KS("consumer"),
+                                       .Protocols = &p,
+                                       .NumProtocols = 1};
+        ls_arena_t *a = ls_arena_new();
+        ls_kafka_JoinGroupResponse r;
+        CHECK(kf_call(&E, 11, 5, &m, &r, a) == 0);
+        snprintf(member, sizeof member, "%.*s", r.MemberId.len > 0 ? (int)r.MemberId.len : 0,
+                 r.MemberId.ptr ? r.MemberId.ptr : "");
+        ls_arena_free(a);
+    }
+    CHECK(member[0]);
+    CHECK_EQ_INT(heartbeat("hcg-g3", "m-3", 0, "hcg-t3").code, LS_KERR_GROUP_ID_NOT_FOUND);
+    CHECK_EQ_INT(describe("hcg-g3", NULL, NULL), LS_KERR_GROUP_ID_NOT_FOUND);
+}
+
+int main(void)
+{
+    if (kf_open(&E) != 0) return 1;
+    RUN(join_assigns_by_topic_id_and_commits_check_the_epoch);
+    RUN(refusals_answer_kafkas_codes);
+    RUN(a_classic_group_with_members_is_not_taken_over);
+    kf_close(&E);
+    UNIT_DONE();
+}
