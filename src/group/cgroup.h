@@ -107,6 +107,10 @@ typedef struct ls_cgroup_hb_req {
     const char *rack_id;     /* RackId; NULL: unchanged */
     const char *client_id;   /* of the connection (describe only) */
     const char *client_host; /* of the connection (describe only) */
+    /* > 0: the group's session timeout / heartbeat interval from now on
+     * (its dynamic group config, group/group_configs.h); else unchanged */
+    int32_t session_timeout_ms;
+    int32_t heartbeat_interval_ms;
     int64_t now_ms;
 } ls_cgroup_hb_req_t;
 

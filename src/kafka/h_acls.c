@@ -71,6 +71,10 @@ int16_t ls_kreq_config_denied(ls_kreq_t *req, int8_t type, ls_kstr_t name, int8_
     if (type == LS_KAFKA_RESOURCE_BROKER || type == LS_KAFKA_RESOURCE_BROKER_LOGGER)
         return ls_kreq_allowed_cluster(req, op) ? LS_KERR_NONE
                                                 : LS_KERR_CLUSTER_AUTHORIZATION_FAILED;
+    if (type == LS_KAFKA_RESOURCE_GROUP)
+        return ls_kreq_allowed_k(req, op, LS_ACL_RES_GROUP, name)
+                   ? LS_KERR_NONE
+                   : LS_KERR_GROUP_AUTHORIZATION_FAILED;
     return LS_KERR_NONE;
 }
 

@@ -1,4 +1,5 @@
-/* AlterConfigs (key 33) and IncrementalAlterConfigs (key 44): topic configs.
+/* AlterConfigs (key 33) and IncrementalAlterConfigs (key 44): topic, broker
+ * and group configs.
  *
  * Topics (resource type 2) only. AlterConfigs replaces a topic's whole set of
  * overrides (Kafka's semantics: a key left out returns to its default);
@@ -11,6 +12,10 @@
  * is checked by ls_bcfg_check (a static or unknown setting is refused with
  * INVALID_CONFIG naming it). A resource naming one broker is refused
  * (INVALID_REQUEST): there is no per-broker dynamic layer here.
+ * Groups (resource type 32): a group's dynamic configs (Kafka's GroupConfig:
+ * consumer.session.timeout.ms, consumer.heartbeat.interval.ms), stored by
+ * group/group_configs.h and applied by the group's coordinator at its
+ * members' next heartbeat; ALTER_CONFIGS on the group.
  *
  * Flow: names, operations and values are validated on the loop thread with
  * the same checks as CreateTopics (ls_kafka_topic_config_check: Kafka types,
@@ -26,6 +31,7 @@
 #include <string.h>
 
 #include "base/diag.h"
+#include "group/group_configs.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
 #include "kafka/names.h"
@@ -41,6 +47,7 @@ typedef struct ac_op {
 typedef struct ac_res {
     char *name;      /* topic to update; NULL: answered during validation */
     bool broker;     /* the dynamic broker configs, not a topic */
+    bool group;      /* a group's dynamic configs, not a topic */
     bool replace;    /* AlterConfigs: the ops are the whole new set */
     bool table_keys; /* touches the table policy */
     ac_op_t *ops;
@@ -104,6 +111,21 @@ static void ac_work(void *arg)
         ac_res_t *r = &ctx->res[i];
         if (!r->name) continue;
         ac_change_arg_t ca = {ctx->req->svc, ctx->req->arena, r};
+        if (r->group) {
+            const ls_config_t *cfg = ctx->req->svc->cfg;
+            ls_group_config_op_t *ops =
+                ls_arena_alloc(ctx->req->arena, (size_t)(r->nops + 1) * sizeof *ops);
+            for (int k = 0; k < r->nops; k++)
+                ops[k] = (ls_group_config_op_t){r->ops[k].key, r->ops[k].value};
+            r->st =
+                ctx->req->svc->group_configs
+                    ? ls_group_configs_alter(ctx->req->svc->group_configs, r->name, r->replace, ops,
+                                             r->nops, cfg->group_consumer_session_timeout_ms,
+                                             cfg->group_consumer_heartbeat_interval_ms,
+                                             ctx->validate_only, r->err, sizeof r->err)
+                    : LS_EAGAIN;
+            continue;
+        }
         if (r->broker) { /* every value was checked: validate_only has nothing left to do */
             r->st = ctx->validate_only
                         ? LS_OK
@@ -129,7 +151,13 @@ static void ac_done(void *arg)
         switch (r->st) {
         case LS_OK:
             out->ErrorCode = LS_KERR_NONE;
-            tables |= r->table_keys && !ctx->validate_only && !r->broker;
+            tables |= r->table_keys && !ctx->validate_only && !r->broker && !r->group;
+            if (r->group && !ctx->validate_only)
+                for (int k = 0; k < r->nops; k++)
+                    LS_INFO("kafka", "group %s config %s %s%s (client %s)", r->name, r->ops[k].key,
+                            r->ops[k].value ? "set to " : "deleted",
+                            r->ops[k].value ? r->ops[k].value : "",
+                            ls_kafka_printable(a, req->client_id));
             if (r->broker && !ctx->validate_only)
                 for (int k = 0; k < r->nops; k++)
                     LS_INFO("kafka", "dynamic broker config %s %s%s (client %s)", r->ops[k].key,
@@ -161,8 +189,18 @@ static void ac_done(void *arg)
 
 /* Validates one resource's name and type; NULL or the refusal message. */
 static const char *ac_resource_check(ls_arena_t *a, int8_t type, ls_kstr_t rname, char **name,
-                                     bool *broker, int16_t *code)
+                                     bool *broker, bool *group, int16_t *code)
 {
+    if (type == LS_KAFKA_RESOURCE_GROUP) {
+        bool exact;
+        *name = ls_arena_kstr(a, rname, &exact);
+        if (!exact || !**name) {
+            *code = LS_KERR_INVALID_REQUEST;
+            return "A group resource needs a group id.";
+        }
+        *group = true;
+        return NULL;
+    }
     if (type == LS_KAFKA_RESOURCE_BROKER) {
         *code = LS_KERR_INVALID_REQUEST;
         if (rname.len > 0)
@@ -179,8 +217,10 @@ static const char *ac_resource_check(ls_arena_t *a, int8_t type, ls_kstr_t rname
     }
     if (type != LS_KAFKA_RESOURCE_TOPIC) {
         *code = LS_KERR_INVALID_REQUEST;
-        return ls_arena_printf(a, "Unsupported resource type %d: only topics (2) can be altered.",
-                               (int)type);
+        return ls_arena_printf(
+            a,
+            "Unsupported resource type %d: topics (2), brokers (4) and groups (32) can be altered.",
+            (int)type);
     }
     bool exact;
     *name = ls_arena_kstr(a, rname, &exact);
@@ -224,19 +264,22 @@ static const char *ac_op_check(ls_arena_t *a, const ls_config_t *cfg, ac_res_t *
             ls_bcfg_check(cfg, key, NULL, cerr, sizeof cerr);
             return ls_arena_printf(a, "%s", cerr);
         }
-        if (!r->broker &&
+        if (r->group && ls_group_config_check(key, NULL, cerr, sizeof cerr) != 0)
+            return ls_arena_printf(a, "%s", cerr);
+        if (!r->broker && !r->group &&
             (strcmp(key, LS_POLICY_SINCE_KEY) == 0 || strcmp(key, LS_KAFKA_RF_KEY) == 0))
             return ls_arena_printf(
                 a, "Configuration %s is maintained by the broker and cannot be deleted", key);
     } else if (!value) {
         return ls_arena_printf(
             a, "Config '%s' has a null value: use DELETE to return to the default.", key);
-    } else if (r->broker ? ls_bcfg_check(cfg, key, value, cerr, sizeof cerr) != 0
-                         : ls_kafka_topic_config_check(key, value, cerr, sizeof cerr) != 0) {
+    } else if (r->group    ? ls_group_config_check(key, value, cerr, sizeof cerr) != 0
+               : r->broker ? ls_bcfg_check(cfg, key, value, cerr, sizeof cerr) != 0
+                           : ls_kafka_topic_config_check(key, value, cerr, sizeof cerr) != 0) {
         return ls_arena_printf(a, "%s", cerr);
     }
     r->ops[r->nops++] = (ac_op_t){key, value};
-    r->table_keys |= !r->broker && ls_policy_is_key(key);
+    r->table_keys |= !r->broker && !r->group && ls_policy_is_key(key);
     return NULL;
 }
 
@@ -271,9 +314,9 @@ static void ac_handle(ls_kreq_t *req, bool incremental)
         int16_t code = LS_KERR_NONE;
         /* as Kafka: ALTER_CONFIGS on the topic, or on the cluster for brokers */
         code = ls_kreq_config_denied(req, type, rname, LS_ACL_OP_ALTER_CONFIGS);
-        const char *why = code != LS_KERR_NONE
-                              ? "Authorization failed."
-                              : ac_resource_check(a, type, rname, &name, &r->broker, &code);
+        const char *why = code != LS_KERR_NONE ? "Authorization failed."
+                                               : ac_resource_check(a, type, rname, &name,
+                                                                   &r->broker, &r->group, &code);
         r->replace = !incremental;
         r->ops = ls_kmsg_alloc(a, nconf, sizeof *r->ops);
         for (int32_t k = 0; k < nconf && !why; k++) {
@@ -290,7 +333,8 @@ static void ac_handle(ls_kreq_t *req, bool incremental)
                                                      c->Value, &code);
             }
         }
-        r->table_keys |= r->replace && !r->broker; /* a whole new set may drop table keys */
+        /* a whole new set may drop table keys */
+        r->table_keys |= r->replace && !r->broker && !r->group;
         if (why) {
             out->ErrorCode = code;
             out->ErrorMessage = ls_kstr_c(why);

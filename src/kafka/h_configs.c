@@ -63,6 +63,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/config.h"
+#include "group/group_configs.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
 #include "kafka/names.h"
@@ -907,6 +908,46 @@ static int32_t broker_configs(ls_arena_t *a, const ls_kafka_services_t *b, bool 
     return n;
 }
 
+/* A GROUP resource (group/group_configs.h): each key with the group's
+ * override (GROUP_CONFIG) or the broker's value (DEFAULT_CONFIG). */
+static int32_t group_configs(ls_arena_t *a, const ls_kafka_services_t *b, const char *group,
+                             const ls_kstr_t *keys, int32_t nkeys, bool synonyms, bool docs,
+                             cfg_entry_t **out)
+{
+    static const struct {
+        const char *name, *doc;
+    } known[] = {
+        {LS_GROUP_CONFIG_SESSION,
+         "The timeout to detect client failures when using the consumer group protocol."},
+        {LS_GROUP_CONFIG_HEARTBEAT, "The heartbeat interval given to the members."},
+    };
+    int32_t defaults[] = {b->cfg->group_consumer_session_timeout_ms,
+                          b->cfg->group_consumer_heartbeat_interval_ms};
+    cfg_entry_t *v = ls_arena_alloc(a, sizeof known / sizeof known[0] * sizeof *v);
+    int32_t n = 0;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        if (!key_wanted(keys, nkeys, known[i].name)) continue;
+        int32_t val = defaults[i];
+        bool set =
+            b->group_configs && ls_group_configs_get(b->group_configs, group, known[i].name, &val);
+        cfg_entry_t *e = &v[n++];
+        memset(e, 0, sizeof *e);
+        e->Name = ls_kstr_c(known[i].name);
+        e->Value = ls_kstr_c(ls_arena_printf(a, "%d", (int)val));
+        e->ConfigSource =
+            set ? LS_KAFKA_CONFIG_SOURCE_GROUP_CONFIG : LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
+        e->ConfigType = LS_KAFKA_CONFIG_TYPE_INT;
+        e->Documentation = docs ? ls_kstr_c(known[i].doc) : ls_kstr_null();
+        if (synonyms) {
+            e->Synonyms = ls_arena_alloc(a, sizeof *e->Synonyms);
+            e->Synonyms[0] = (cfg_syn_t){e->Name, e->Value, e->ConfigSource};
+            e->NumSynonyms = 1;
+        }
+    }
+    *out = v;
+    return n;
+}
+
 /* ----------------------------------------------------------------- handler */
 
 void ls_kafka_handle_describe_configs(ls_kreq_t *req)
@@ -970,6 +1011,19 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
         case LS_KAFKA_RESOURCE_BROKER_LOGGER:
             r->NumConfigs = 0; /* no per-logger levels to describe */
             break;
+        case LS_KAFKA_RESOURCE_GROUP: {
+            bool exact;
+            const char *group = ls_arena_kstr(a, q->ResourceName, &exact);
+            if (!exact || !*group) {
+                r->ErrorCode = LS_KERR_INVALID_REQUEST;
+                r->ErrorMessage = ls_kstr_c("A group resource needs a group id.");
+                break;
+            }
+            r->NumConfigs =
+                group_configs(a, b, group, q->ConfigurationKeys, q->NumConfigurationKeys,
+                              m->IncludeSynonyms, m->IncludeDocumentation, &r->Configs);
+            break;
+        }
         default:
             r->ErrorCode = LS_KERR_INVALID_REQUEST;
             r->ErrorMessage =
@@ -1028,8 +1082,19 @@ void ls_kafka_handle_list_config_resources(ls_kreq_t *req)
     if (brokers || loggers) nlive = ls_ksvc_members(b, &live);
     if (wants_type(req, LS_KAFKA_RESOURCE_TOPIC))
         all = ls_catalog_list(b->catalog, LS_DEFAULT_NAMESPACE, &nall);
-    r.ConfigResources = ls_kmsg_alloc(a, 2 * nlive + nall, sizeof *r.ConfigResources);
+    int ngroups = 0; /* the groups with dynamic configs (group/group_configs.h) */
+    char **groups = wants_type(req, LS_KAFKA_RESOURCE_GROUP) && b->group_configs
+                        ? ls_group_configs_groups(b->group_configs, &ngroups)
+                        : NULL;
+    r.ConfigResources = ls_kmsg_alloc(a, 2 * nlive + nall + ngroups, sizeof *r.ConfigResources);
     /* Kafka's order: groups, client metrics (none here), loggers, brokers, topics */
+    for (int i = 0; i < ngroups; i++) {
+        r.ConfigResources[r.NumConfigResources++] =
+            (cres_t){.ResourceName = ls_kstr_c(ls_arena_printf(a, "%s", groups[i])),
+                     .ResourceType = LS_KAFKA_RESOURCE_GROUP};
+        ls_free(groups[i]);
+    }
+    ls_free(groups);
     for (int pass = 0; pass < 2; pass++) {
         if (!(pass == 0 ? loggers : brokers)) continue;
         for (int i = 0; i < nlive; i++)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "base/uuid.h"
+#include "group/group_configs.h"
 #include "kafka/handlers.h"
 #include "kafka/msg_gen.h"
 #include "kafka/msg_group.h"
@@ -227,7 +228,15 @@ static void hb_ready(void *arg, ls_group_t *g)
         .client_id =
             ls_kgroup_cstr(a, req->client_id.len >= 0 ? req->client_id : ls_kstr_c(""), NULL),
         .client_host = ls_kgroup_client_host(req),
+        .session_timeout_ms = req->svc->cfg->group_consumer_session_timeout_ms,
+        .heartbeat_interval_ms = req->svc->cfg->group_consumer_heartbeat_interval_ms,
     };
+    if (req->svc->group_configs) { /* the group's own (kafka-configs --entity-type groups) */
+        ls_group_configs_get(req->svc->group_configs, ctx->gid, LS_GROUP_CONFIG_SESSION,
+                             &hr.session_timeout_ms);
+        ls_group_configs_get(req->svc->group_configs, ctx->gid, LS_GROUP_CONFIG_HEARTBEAT,
+                             &hr.heartbeat_interval_ms);
+    }
     if (m->NumSubscribedTopicNames >= 0) {
         const char **names =
             ls_arena_alloc(a, (size_t)(m->NumSubscribedTopicNames + 1) * sizeof *names);

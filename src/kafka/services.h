@@ -50,6 +50,9 @@ typedef struct ls_kafka_services {
      * broker's rate windows (kafka/kquota.h). */
     struct ls_quotas *quotas;
     struct ls_kquota *kquota;
+    /* Dynamic group configs (group/group_configs.h): GROUP resources of
+     * Describe/AlterConfigs, applied by ConsumerGroupHeartbeat. */
+    struct ls_group_configs *group_configs;
     int kafka_conns; /* Kafka connections open on all listeners (kafka/conn.c) */
 
     void *root;

@@ -35,6 +35,7 @@
 #include "objstore/objstore_s3.h"
 #include "security/sasl.h"
 #include "security/authz.h"
+#include "group/group_configs.h"
 #include "security/quotas.h"
 #include "kafka/kquota.h"
 #include "security/http_auth.h"
@@ -317,6 +318,7 @@ static void services_init(ls_broker_t *b)
         .authz = b->authz,
         .quotas = b->quotas,
         .kquota = b->kquota,
+        .group_configs = b->group_configs,
         .table_defaults = b->table_defaults,
         .ntable_defaults = b->ntable_defaults,
         .stopping = &b->stopping,
@@ -894,6 +896,8 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     }
     b->quotas = ls_quotas_open(b->meta, err, errlen);
     if (!b->quotas) return -1;
+    b->group_configs = ls_group_configs_open(b->meta, err, (size_t)errlen);
+    if (!b->group_configs) return -1;
     b->kquota = ls_kquota_new(b->quotas, cfg->quota_window_num, cfg->quota_window_size_seconds);
     ls_logstore_config_t lc = {
         .flush_max_bytes = cfg->wal_flush_max_bytes,
@@ -1137,6 +1141,7 @@ void ls_broker_free(ls_broker_t *b)
     ls_authz_close(b->authz);
     ls_kquota_free(b->kquota);
     ls_quotas_close(b->quotas);
+    ls_group_configs_close(b->group_configs);
     ls_oauth_close(b->oauth);
     ls_objstore_close(b->os);
     ls_meta_close(b->meta);

@@ -221,3 +221,58 @@ def test_coordinator_killed_group_moves_on_with_its_members(cluster):
     finally:
         for c in cs:
             c.close()
+
+
+def config_command(bootstrap, *args):
+    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "kafka.admin.ConfigCommand",
+                 "--bootstrap-server", bootstrap] + list(args)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def test_group_configs_with_kafka_configs(broker):
+    """kafka-configs --entity-type groups: a group's heartbeat interval set,
+    described, refused where Kafka refuses, deleted; a member joins the
+    configured group (that heartbeats carry the group's interval is
+    test_h_consumer_group's group_configs_are_described_altered_and_applied)."""
+    topic, group = uid("kip848c"), uid("kip848c-g")
+    create(broker.bootstrap, topic, 1)
+    # as with Kafka, the tool configures a group that exists (or has configs)
+    first = consumer(broker.bootstrap, group)
+    first.subscribe([topic])
+    drain([first], 0, {}, until=lambda: first.assignment(), timeout=30)
+    first.close()
+    r = config_command(broker.bootstrap, "--entity-type", "groups", "--entity-name", group,
+                       "--alter", "--add-config", "consumer.heartbeat.interval.ms=1500")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = config_command(broker.bootstrap, "--entity-type", "groups", "--entity-name", group,
+                       "--describe")
+    assert r.returncode == 0 and "consumer.heartbeat.interval.ms=1500" in r.stdout, \
+        r.stdout + r.stderr
+    # a value Kafka refuses is refused, naming the rule
+    r = config_command(broker.bootstrap, "--entity-type", "groups", "--entity-name", group,
+                       "--alter", "--add-config", "consumer.session.timeout.ms=1000")
+    assert r.returncode != 0 and "must be less than" in r.stdout + r.stderr
+    # a member joins the configured group
+    stats = []
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group,
+                  "group.protocol": "consumer", "statistics.interval.ms": 500,
+                  "stats_cb": lambda s: stats.append(s)})
+    try:
+        c.subscribe([topic])
+        deadline = time.monotonic() + 30
+        got = None
+        while time.monotonic() < deadline and got is None:
+            c.poll(0.2)
+            for s in stats:
+                cg = __import__("json").loads(s).get("cgrp") or {}
+                if cg.get("state") == "up" and c.assignment():
+                    got = True
+        assert got, "the member did not join"
+    finally:
+        c.close()
+    r = config_command(broker.bootstrap, "--entity-type", "groups", "--entity-name", group,
+                       "--alter", "--delete-config", "consumer.heartbeat.interval.ms")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = config_command(broker.bootstrap, "--entity-type", "groups", "--entity-name", group,
+                       "--describe")
+    assert "consumer.heartbeat.interval.ms=1500" not in r.stdout, r.stdout

@@ -51,6 +51,7 @@
 #include "meta/meta.h"
 #include "objstore/objstore.h"
 #include "records/records.h"
+#include "group/group_configs.h"
 #include "security/quotas.h"
 #include "stream/catalog.h"
 #include "txn/txn_store.h"
@@ -63,6 +64,7 @@ typedef struct kf_env {
     ls_logstore_t *logs;
     ls_catalog_t *catalog;
     ls_quotas_t *quotas;
+    ls_group_configs_t *group_configs;
     ls_kquota_t *kquota;
     ls_group_service_t *groups;
     ls_txn_store_t *txns;
@@ -189,7 +191,8 @@ static inline int kf_open(kf_env_t *e)
     e->logs = ls_logstore_open(&e->loop, e->meta, e->os, &lc, err, sizeof err);
     e->catalog = e->logs ? ls_catalog_open(e->meta, err, sizeof err) : NULL;
     e->quotas = e->catalog ? ls_quotas_open(e->meta, err, sizeof err) : NULL;
-    if (!e->quotas) {
+    e->group_configs = e->quotas ? ls_group_configs_open(e->meta, err, sizeof err) : NULL;
+    if (!e->group_configs) {
         printf("# kf_open: %s\n", err);
         return -1;
     }
@@ -216,6 +219,7 @@ static inline int kf_open(kf_env_t *e)
     s->stopping = &e->stopping;
     s->users_meta = e->meta;
     s->quotas = e->quotas;
+    s->group_configs = e->group_configs;
     s->kquota = e->kquota;
     s->groups = e->groups;
     s->txns = e->txns;
@@ -385,6 +389,7 @@ static inline void kf_close(kf_env_t *e)
     ls_catalog_close(e->catalog);
     ls_kquota_free(e->kquota);
     ls_quotas_close(e->quotas);
+    ls_group_configs_close(e->group_configs);
     ls_meta_close(e->meta);
     ls_objstore_close(e->os);
 }

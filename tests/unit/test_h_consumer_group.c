@@ -166,12 +166,112 @@ TEST(a_classic_group_with_members_is_not_taken_over)
     CHECK_EQ_INT(describe("hcg-g3", NULL, NULL), LS_KERR_GROUP_ID_NOT_FOUND);
 }
 
+/* IncrementalAlterConfigs v1 of group: SET key=value (value NULL: DELETE);
+ * the resource's code, the message in msg. */
+static int alter_group(const char *group, const char *key, const char *value, char *msg)
+{
+    ls_kafka_IncrementalAlterConfigsRequest_AlterableConfig c = {
+        .Name = KS(key), .ConfigOperation = value ? 0 : 1, .Value = value ? KS(value) : KNULL};
+    ls_kafka_IncrementalAlterConfigsRequest_AlterConfigsResource r = {
+        .ResourceType = 32, .ResourceName = KS(group), .Configs = &c, .NumConfigs = 1};
+    ls_kafka_IncrementalAlterConfigsRequest m = {.Resources = &r, .NumResources = 1};
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_IncrementalAlterConfigsResponse resp;
+    int code = -1000;
+    if (kf_call(&E, 44, 1, &m, &resp, a) == 0 && resp.NumResponses == 1) {
+        code = resp.Responses[0].ErrorCode;
+        if (msg)
+            snprintf(msg, 256, "%.*s",
+                     resp.Responses[0].ErrorMessage.len > 0
+                         ? (int)resp.Responses[0].ErrorMessage.len
+                         : 0,
+                     resp.Responses[0].ErrorMessage.ptr ? resp.Responses[0].ErrorMessage.ptr : "");
+    }
+    ls_arena_free(a);
+    return code;
+}
+
+/* DescribeConfigs v4 of group's key: the value (-1: absent), its source. */
+static int32_t describe_group_config(const char *group, const char *key, int8_t *source)
+{
+    ls_kstr_t k = KS(key);
+    ls_kafka_DescribeConfigsRequest_DescribeConfigsResource r = {.ResourceType = 32,
+                                                                 .ResourceName = KS(group),
+                                                                 .ConfigurationKeys = &k,
+                                                                 .NumConfigurationKeys = 1};
+    ls_kafka_DescribeConfigsRequest m = {.Resources = &r, .NumResources = 1};
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_DescribeConfigsResponse resp;
+    int32_t v = -1;
+    if (kf_call(&E, 32, 4, &m, &resp, a) == 0 && resp.NumResults == 1 &&
+        resp.Results[0].ErrorCode == 0 && resp.Results[0].NumConfigs == 1) {
+        v = (int32_t)strtol(resp.Results[0].Configs[0].Value.ptr, NULL, 10);
+        *source = resp.Results[0].Configs[0].ConfigSource;
+    }
+    ls_arena_free(a);
+    return v;
+}
+
+/* HeartbeatIntervalMs answered to member's heartbeat. */
+static int32_t interval_given(const char *group, const char *member, int32_t epoch)
+{
+    ls_kafka_ConsumerGroupHeartbeatRequest m = {.GroupId = KS(group),
+                                                .MemberId = KS(member),
+                                                .MemberEpoch = epoch,
+                                                .InstanceId = KNULL,
+                                                .RackId = KNULL,
+                                                .RebalanceTimeoutMs = -1,
+                                                .NumSubscribedTopicNames = -1,
+                                                .SubscribedTopicRegex = KNULL,
+                                                .ServerAssignor = KNULL,
+                                                .NumTopicPartitions = -1};
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_ConsumerGroupHeartbeatResponse r;
+    int32_t v = -1;
+    if (kf_call(&E, 68, 1, &m, &r, a) == 0 && r.ErrorCode == 0) v = r.HeartbeatIntervalMs;
+    ls_arena_free(a);
+    return v;
+}
+
+TEST(group_configs_are_described_altered_and_applied)
+{
+    CHECK(kf_topic(&E, "hcg-t4", 1) == 0);
+    hb_t h = heartbeat("hcg-g4", "m-4", 0, "hcg-t4");
+    CHECK_EQ_INT(h.code, LS_KERR_NONE);
+    int32_t def = E.cfg.group_consumer_heartbeat_interval_ms;
+    CHECK_EQ_INT(interval_given("hcg-g4", "m-4", h.epoch), def);
+    int8_t src = -1;
+    CHECK_EQ_INT(describe_group_config("hcg-g4", "consumer.heartbeat.interval.ms", &src), def);
+    CHECK_EQ_INT(src, 5); /* DEFAULT_CONFIG */
+    char msg[256];
+    CHECK_EQ_INT(alter_group("hcg-g4", "consumer.heartbeat.interval.ms", "1234", msg),
+                 LS_KERR_NONE);
+    CHECK_EQ_INT(describe_group_config("hcg-g4", "consumer.heartbeat.interval.ms", &src), 1234);
+    CHECK_EQ_INT(src, 8);                                         /* GROUP_CONFIG */
+    CHECK_EQ_INT(interval_given("hcg-g4", "m-4", h.epoch), 1234); /* applied */
+    /* refusals name the key: unknown, a share group's, not a positive int,
+     * a heartbeat interval not below the session timeout */
+    CHECK_EQ_INT(alter_group("hcg-g4", "consumer.nope", "1", msg), LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "consumer.nope") != NULL);
+    CHECK_EQ_INT(alter_group("hcg-g4", "share.record.lock.duration.ms", "1000", msg),
+                 LS_KERR_INVALID_CONFIG);
+    CHECK_EQ_INT(alter_group("hcg-g4", "consumer.session.timeout.ms", "-5", msg),
+                 LS_KERR_INVALID_CONFIG);
+    CHECK_EQ_INT(alter_group("hcg-g4", "consumer.session.timeout.ms", "1000", msg),
+                 LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "must be less than") != NULL);
+    /* deleted: back to the broker's */
+    CHECK_EQ_INT(alter_group("hcg-g4", "consumer.heartbeat.interval.ms", NULL, msg), LS_KERR_NONE);
+    CHECK_EQ_INT(interval_given("hcg-g4", "m-4", h.epoch), def);
+}
+
 int main(void)
 {
     if (kf_open(&E) != 0) return 1;
     RUN(join_assigns_by_topic_id_and_commits_check_the_epoch);
     RUN(refusals_answer_kafkas_codes);
     RUN(a_classic_group_with_members_is_not_taken_over);
+    RUN(group_configs_are_described_altered_and_applied);
     kf_close(&E);
     UNIT_DONE();
 }

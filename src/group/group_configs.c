@@ -1,0 +1,258 @@
+/* Dynamic group configs: see group_configs.h for the design note. */
+#include "group/group_configs.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "meta/meta_follow.h"
+
+#define GROUPCFG_KEY "/ls/groupcfg"
+#define GROUPCFG_CAS_RETRIES 16
+
+struct ls_group_configs {
+    ls_meta_follow_t *follow;
+    pthread_rwlock_t lock;
+    json_t *doc; /* {group: {key: value}}; under lock */
+    int64_t rev; /* mod_rev of doc */
+};
+
+/* ------------------------------------------------------------- values */
+
+static bool parse_int(const char *s, int32_t *out)
+{
+    if (!s || !*s) return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*end || errno || v < 1 || v > INT32_MAX) return false;
+    *out = (int32_t)v;
+    return true;
+}
+
+int ls_group_config_check(const char *key, const char *value, char *err, size_t errlen)
+{
+    if (strcmp(key, LS_GROUP_CONFIG_SESSION) != 0 && strcmp(key, LS_GROUP_CONFIG_HEARTBEAT) != 0) {
+        if (!strncmp(key, "share.", 6) || !strncmp(key, "streams.", 8))
+            snprintf(err, errlen,
+                     "Group config '%s' is not supported: share and streams groups are not "
+                     "served by this broker.",
+                     key);
+        else
+            snprintf(err, errlen,
+                     "Unknown group config name: %s (known: " LS_GROUP_CONFIG_SESSION
+                     ", " LS_GROUP_CONFIG_HEARTBEAT ")",
+                     key);
+        return -1;
+    }
+    int32_t v;
+    if (value && !parse_int(value, &v)) {
+        snprintf(err, errlen, "Invalid value %s for configuration %s: a positive int (ms)", value,
+                 key);
+        return -1;
+    }
+    return 0;
+}
+
+/* A stored document: an object of objects of int strings. */
+static bool doc_valid(const json_t *doc)
+{
+    if (!json_is_object(doc)) return false;
+    const char *g, *k;
+    json_t *kv, *v;
+    json_object_foreach((json_t *)doc, g, kv)
+    {
+        if (!json_is_object(kv)) return false;
+        json_object_foreach(kv, k, v)
+        {
+            char e[256];
+            if (!json_is_string(v) || ls_group_config_check(k, json_string_value(v), e, sizeof e))
+                return false;
+        }
+    }
+    return true;
+}
+
+static json_t *doc_parse(const uint8_t *val, size_t vlen)
+{
+    if (!val) return json_object();
+    json_t *doc = json_loadb((const char *)val, vlen, 0, NULL);
+    if (doc && !doc_valid(doc)) {
+        json_decref(doc);
+        doc = NULL;
+    }
+    return doc;
+}
+
+/* Keeps doc (taken) when newer than the installed one. */
+static void doc_install(ls_group_configs_t *gc, json_t *doc, int64_t rev)
+{
+    pthread_rwlock_wrlock(&gc->lock);
+    if (rev > gc->rev || !gc->doc) {
+        json_decref(gc->doc);
+        gc->doc = doc;
+        gc->rev = rev;
+        doc = NULL;
+    }
+    pthread_rwlock_unlock(&gc->lock);
+    json_decref(doc);
+}
+
+static bool on_record(void *arg, const uint8_t *val, size_t vlen, int64_t mod_rev)
+{
+    json_t *doc = doc_parse(val, vlen);
+    if (!doc) return false;
+    doc_install(arg, doc, mod_rev);
+    return true;
+}
+
+/* ------------------------------------------------------------- open */
+
+ls_group_configs_t *ls_group_configs_open(ls_meta_t *meta, char *err, size_t errlen)
+{
+    ls_group_configs_t *gc = LS_NEW(ls_group_configs_t);
+    pthread_rwlock_init(&gc->lock, NULL);
+    ls_meta_follow_cfg_t cfg = {.key = GROUPCFG_KEY,
+                                .tag = "group",
+                                .what = "group config",
+                                .thread = "ls-gcfg-resync",
+                                .load = on_record,
+                                .arg = gc};
+    ls_status st = ls_meta_follow_open(meta, &cfg, &gc->follow);
+    if (st != LS_OK) {
+        snprintf(err, errlen, "cannot load the group configs (%s): %s: %s", GROUPCFG_KEY,
+                 ls_status_str(st), ls_meta_error(meta));
+        ls_group_configs_close(gc);
+        return NULL;
+    }
+    return gc;
+}
+
+void ls_group_configs_close(ls_group_configs_t *gc)
+{
+    if (!gc) return;
+    ls_meta_follow_close(gc->follow);
+    json_decref(gc->doc);
+    pthread_rwlock_destroy(&gc->lock);
+    ls_free(gc);
+}
+
+bool ls_group_configs_get(ls_group_configs_t *gc, const char *group, const char *key,
+                          int32_t *value)
+{
+    pthread_rwlock_rdlock(&gc->lock);
+    json_t *v = json_object_get(json_object_get(gc->doc, group), key);
+    bool ok = v && parse_int(json_string_value(v), value);
+    pthread_rwlock_unlock(&gc->lock);
+    return ok;
+}
+
+char **ls_group_configs_groups(ls_group_configs_t *gc, int *n)
+{
+    pthread_rwlock_rdlock(&gc->lock);
+    char **v = LS_NEWN(char *, json_object_size(gc->doc) + 1);
+    int k = 0;
+    const char *g;
+    json_t *kv;
+    json_object_foreach(gc->doc, g, kv) v[k++] = ls_strdup(g);
+    pthread_rwlock_unlock(&gc->lock);
+    *n = k;
+    return v;
+}
+
+/* ------------------------------------------------------------- changes */
+
+typedef struct alter {
+    const char *group;
+    bool replace;
+    const ls_group_config_op_t *ops;
+    int n;
+    int32_t def_session, def_heartbeat;
+    char *err;
+    size_t errlen;
+    json_t *made; /* the document written last */
+} alter_t;
+
+static int32_t effective(const json_t *kv, const char *key, int32_t def)
+{
+    int32_t v;
+    return parse_int(json_string_value(json_object_get(kv, key)), &v) ? v : def;
+}
+
+/* doc (taken) with the group's overrides changed; NULL with err set when
+ * the result breaks the heartbeat-below-session rule. */
+static json_t *apply(alter_t *a, json_t *doc)
+{
+    json_t *kv = a->replace ? json_object() : json_deep_copy(json_object_get(doc, a->group));
+    if (!kv) kv = json_object();
+    for (int i = 0; i < a->n; i++) {
+        if (a->ops[i].value)
+            json_object_set_new(kv, a->ops[i].key, json_string(a->ops[i].value));
+        else
+            json_object_del(kv, a->ops[i].key);
+    }
+    int32_t s = effective(kv, LS_GROUP_CONFIG_SESSION, a->def_session);
+    int32_t h = effective(kv, LS_GROUP_CONFIG_HEARTBEAT, a->def_heartbeat);
+    if (h >= s) {
+        snprintf(a->err, a->errlen,
+                 LS_GROUP_CONFIG_HEARTBEAT " (%d) must be less than " LS_GROUP_CONFIG_SESSION
+                                           " (%d) for group %s",
+                 (int)h, (int)s, a->group);
+        json_decref(kv);
+        json_decref(doc);
+        return NULL;
+    }
+    if (json_object_size(kv))
+        json_object_set_new(doc, a->group, kv);
+    else {
+        json_object_del(doc, a->group);
+        json_decref(kv);
+    }
+    return doc;
+}
+
+static ls_status alter_step(void *ctx, const uint8_t *val, size_t vlen, char **next)
+{
+    alter_t *a = ctx;
+    json_t *doc = doc_parse(val, vlen);
+    if (!doc) {
+        snprintf(a->err, a->errlen, "the stored group configs (%s) do not parse", GROUPCFG_KEY);
+        return LS_ECORRUPT;
+    }
+    doc = apply(a, doc);
+    if (!doc) return LS_EINVAL;
+    json_decref(a->made);
+    a->made = doc;
+    *next = json_dumps(doc, JSON_SORT_KEYS | JSON_COMPACT); /* only fails out of memory */
+    return *next ? LS_OK : LS_EIO;
+}
+
+ls_status ls_group_configs_alter(ls_group_configs_t *gc, const char *group, bool replace,
+                                 const ls_group_config_op_t *ops, int n, int32_t def_session,
+                                 int32_t def_heartbeat, bool validate_only, char *err,
+                                 size_t errlen)
+{
+    alter_t a = {group, replace, ops, n, def_session, def_heartbeat, err, errlen, NULL};
+    err[0] = 0;
+    if (validate_only) {
+        pthread_rwlock_rdlock(&gc->lock);
+        json_t *doc = gc->doc ? json_deep_copy(gc->doc) : json_object();
+        pthread_rwlock_unlock(&gc->lock);
+        doc = apply(&a, doc);
+        json_decref(doc);
+        return doc ? LS_OK : LS_EINVAL;
+    }
+    int64_t rev = 0;
+    ls_status st = ls_meta_follow_change(gc->follow, GROUPCFG_CAS_RETRIES, alter_step, &a, &rev);
+    if (st == LS_OK && rev > 0) {
+        /* seen at once here; the watch brings it to the other brokers */
+        doc_install(gc, a.made, rev);
+        a.made = NULL;
+    }
+    json_decref(a.made);
+    return st;
+}

@@ -1,0 +1,62 @@
+/* Dynamic group configs (Kafka's GroupConfig, KIP-848): per-group overrides
+ * of the consumer protocol's session timeout and heartbeat interval, set
+ * with IncrementalAlterConfigs / AlterConfigs on a GROUP resource
+ * (`kafka-configs --entity-type groups`).
+ *
+ * Stored as one record of the metadata store, /ls/groupcfg: a JSON object
+ * {"<group id>": {"<key>": "<value>", ...}, ...}, followed by every broker
+ * (meta/meta_follow.h), so the coordinator of a group, on whichever broker,
+ * applies an override set on any broker at the group's next heartbeat. A
+ * group's overrides stay when the group is deleted (as Kafka's do).
+ *
+ * Keys (Kafka's): consumer.session.timeout.ms and
+ * consumer.heartbeat.interval.ms, positive ints; the effective heartbeat
+ * interval must stay below the effective session timeout (Kafka's rule).
+ * Kafka's share.* and streams.* group keys are refused: those group types
+ * are not served.
+ *
+ * Threads: lookups from any thread (a rwlock over the parsed copy); changes
+ * block on the store (worker threads). */
+#ifndef LS_GROUP_CONFIGS_H
+#define LS_GROUP_CONFIGS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "meta/meta.h"
+
+#define LS_GROUP_CONFIG_SESSION "consumer.session.timeout.ms"
+#define LS_GROUP_CONFIG_HEARTBEAT "consumer.heartbeat.interval.ms"
+
+typedef struct ls_group_configs ls_group_configs_t;
+
+/* Reads and follows the record; NULL and err on failure. */
+ls_group_configs_t *ls_group_configs_open(ls_meta_t *meta, char *err, size_t errlen);
+void ls_group_configs_close(ls_group_configs_t *gc);
+
+/* A key and value as SET would store them: 0, or -1 with err naming the
+ * key and what is accepted. value NULL: the key alone (DELETE). */
+int ls_group_config_check(const char *key, const char *value, char *err, size_t errlen);
+
+/* The group's override of key; false when it has none. */
+bool ls_group_configs_get(ls_group_configs_t *gc, const char *group, const char *key,
+                          int32_t *value);
+
+/* The groups with overrides (ls_free each and the array). */
+char **ls_group_configs_groups(ls_group_configs_t *gc, int *n);
+
+/* One change of a group's overrides: value NULL deletes the key. */
+typedef struct ls_group_config_op {
+    const char *key;
+    const char *value;
+} ls_group_config_op_t;
+/* Applies ops (every one checked by ls_group_config_check) to the group's
+ * overrides, or replaces them by ops (replace: AlterConfigs), by
+ * compare-and-set. def_session / def_heartbeat: the broker's values, for
+ * the heartbeat-below-session rule. LS_EINVAL with err when the result
+ * breaks it; validate_only checks and writes nothing. */
+ls_status ls_group_configs_alter(ls_group_configs_t *gc, const char *group, bool replace,
+                                 const ls_group_config_op_t *ops, int n, int32_t def_session,
+                                 int32_t def_heartbeat, bool validate_only, char *err,
+                                 size_t errlen);
+#endif
