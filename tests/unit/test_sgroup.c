@@ -221,7 +221,7 @@ TEST(simple_assignor_invariants)
     for (int s = 0; s < 4; s++)
         for (int m = 1; m <= 15; m++) {
             ls_sgroup_t *g = ls_sgroup_new("g", &c, 0, NULL, NULL);
-            char ids[15][8];
+            char ids[15][16];
             for (int i = 0; i < m; i++) {
                 snprintf(ids[i], sizeof ids[i], "m%02d", i);
                 CHECK_EQ_INT(beat(g, ids[i], 0, shapes[s].topics, shapes[s].n, 0).err,
