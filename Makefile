@@ -167,15 +167,17 @@ fuzz: deps $(FUZZ_BINS)
 # load with fault-injecting stores; report in build/chaos-report.json.
 # CLUSTER=N: N brokers over a throwaway etcd, a random one killed per cycle.
 # TXN=1: transactional producers and the transaction checker (3 brokers
-# unless CLUSTER says otherwise).
+# unless CLUSTER says otherwise). META=postgresql: the cluster's metadata on
+# a throwaway PostgreSQL instead of etcd.
 CYCLES ?= 20
 CLUSTER ?= 0
 TXN ?=
+META ?=
 .PHONY: chaos
 chaos: deps
 	@tools/install-deps.sh test
 	@$(MAKE) --no-print-directory all
-	.venv/bin/python tests/chaos/chaos.py --cycles $(CYCLES) --faults --cluster $(CLUSTER) $(if $(TXN),--txn) --json build/chaos-report.json
+	.venv/bin/python tests/chaos/chaos.py --cycles $(CYCLES) --faults --cluster $(CLUSTER) $(if $(TXN),--txn) $(if $(META),--meta $(META)) --json build/chaos-report.json
 
 # Minutes of steady load on tables, plain and compacted topics with a consumer
 # group: table = log, nothing lost, bounded WAL objects / metadata, no stall.

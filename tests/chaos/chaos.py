@@ -13,7 +13,9 @@ commits). Afterwards an independent consumer reads every partition and checks:
 
   chaos.py --cycles N [--records R] [--partitions P] [--faults] [--cluster N] [--json OUT]
 
-With --cluster N, N brokers share a throwaway etcd and one object store, each
+With --cluster N, N brokers share a throwaway etcd (--meta postgresql: a
+throwaway PostgreSQL, whose pause stops the server and its backends) and one
+object store, each
 reaching etcd through its own TCP proxy; the nemesis takes turns per cycle:
 kill -9 of a random broker (sometimes pausing etcd, SIGSTOP, while it is
 down), a pause of one (SIGSTOP) longer than its session timeout, and a
@@ -83,6 +85,44 @@ class Etcd:
 
     def stop(self):
         subprocess.run([self.script, "stop", self.dir], capture_output=True)
+
+    @staticmethod
+    def url(endpoint):
+        """The metadata URL of a broker reaching the store at endpoint."""
+        return "etcd://%s/chaos" % endpoint
+
+
+class Postgres:
+    """A throwaway PostgreSQL (tools/pg/pg.sh) the nemesis can pause, with
+    Etcd's interface. Its directory is not under the run's (as root the
+    server runs as "postgres", which cannot enter a 0700 directory of root)."""
+
+    script = os.path.join(lsbroker.ROOT, "tools", "pg", "pg.sh")
+
+    def __init__(self, work):
+        self.dir = tempfile.mkdtemp(prefix="lakestream-chaos-pg-")
+        subprocess.run([self.script, "start", self.dir], check=True, capture_output=True)
+        env = dict(l.split("=", 1) for l in open(os.path.join(self.dir, "env")).read().split())
+        self.endpoint = env["LS_TEST_PG_ENDPOINT"]
+        self.user = env["LS_TEST_PG_USER"]
+
+    def pause(self, seconds):
+        subprocess.run([self.script, "pause", self.dir], check=True, capture_output=True)
+        try:
+            time.sleep(seconds)
+        finally:
+            subprocess.run([self.script, "resume", self.dir], capture_output=True)
+
+    def stop(self):
+        subprocess.run([self.script, "stop", self.dir], capture_output=True)
+
+    def url(self, endpoint):
+        return "postgresql://%s@%s/lakestream" % (self.user, endpoint)
+
+
+def metadata_store(meta, work):
+    """The cluster's throwaway metadata store: "etcd" or "postgresql"."""
+    return Postgres(work) if meta == "postgresql" else Etcd(work)
 
 
 class EtcdProxy:
@@ -185,7 +225,7 @@ def start_nodes(work, faults, cluster, etcd, extra_args=()):
         node_args = list(args)
         if cluster:
             proxy = EtcdProxy(etcd.endpoint)   # each broker reaches etcd through its own
-            node_meta = "etcd://%s/chaos" % proxy.endpoint
+            node_meta = etcd.url(proxy.endpoint)
             if faults:
                 node_meta = "faulty+" + node_meta + FAULTY_META
             node_args += ["--broker.id=%d" % (i + 1), "--metadata.url=" + node_meta]
@@ -197,7 +237,8 @@ def start_nodes(work, faults, cluster, etcd, extra_args=()):
             b.allow_errors(r"injected|failed|commit|PUT|corrupt|reading")
         if cluster:
             # brokers and etcd dying are logged by the survivors
-            b.allow_errors(r"etcd|lease|watch|unreachable|metadata|reading|GET|timed out")
+            b.allow_errors(r"etcd|postgresql|lease|watch|unreachable|metadata|reading|GET|"
+                           r"timed out|connection")
         if cluster:
             b.etcd_proxy = proxy
         b.start()
@@ -244,11 +285,12 @@ class Nemesis:
         return kind
 
 
-def run(cycles, records, partitions, faults, seed, work, log=print, cluster=0):
-    """cluster: 0 for one broker, else that many brokers over a throwaway etcd;
-    the nemesis then kills a random broker per cycle and pauses etcd."""
+def run(cycles, records, partitions, faults, seed, work, log=print, cluster=0, meta="etcd"):
+    """cluster: 0 for one broker, else that many brokers over a throwaway etcd
+    (meta "postgresql": PostgreSQL); the nemesis then kills a random broker
+    per cycle and pauses the store."""
     rnd = random.Random(seed)
-    etcd = Etcd(work) if cluster else None
+    etcd = metadata_store(meta, work) if cluster else None
     try:
         return _run(cycles, records, partitions, faults, rnd, seed, work, log, cluster, etcd)
     finally:
@@ -384,6 +426,8 @@ def main(argv=None):
     ap.add_argument("--cluster", type=int, default=0,
                     help="run N brokers over a throwaway etcd; per cycle kill, pause or cut "
                          "from etcd a random one (and sometimes pause etcd)")
+    ap.add_argument("--meta", choices=("etcd", "postgresql"), default="etcd",
+                    help="--cluster's metadata store")
     ap.add_argument("--txn", action="store_true",
                     help="transactional producers and the transaction checker (txn.py); "
                          "--cluster defaults to 3, --records is not used")
@@ -395,7 +439,8 @@ def main(argv=None):
     if a.txn:
         return main_txn(a)
     with tempfile.TemporaryDirectory(prefix="lakestream-chaos-") as work:
-        r = run(a.cycles, a.records, a.partitions, a.faults, a.seed, work, cluster=a.cluster)
+        r = run(a.cycles, a.records, a.partitions, a.faults, a.seed, work, cluster=a.cluster,
+                meta=a.meta)
     print(json.dumps(r, indent=2))
     if a.json:
         with open(a.json, "w") as f:
@@ -410,7 +455,7 @@ def main_txn(a):
     import txn
     with tempfile.TemporaryDirectory(prefix="lakestream-chaos-txn-") as work:
         r = txn.run(a.cycles, a.partitions, a.faults, a.seed, work,
-                    cluster=a.cluster or 3, producers=a.producers,
+                    cluster=a.cluster or 3, producers=a.producers, meta=a.meta,
                     keep_logs=os.path.join(lsbroker.ROOT, "build", "chaos-txn-logs"))
     print(json.dumps(r, indent=2))
     if a.json:

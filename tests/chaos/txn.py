@@ -577,14 +577,14 @@ FAILURES = ("lost", "lost_uncommitted", "aborted_visible", "partial_txns", "dupl
 
 
 def run(cycles, partitions, faults, seed, work, log=print, cluster=3, producers=4,
-        keep_logs=None, tail_s=2, ctp=True, min_committed=0):
+        keep_logs=None, tail_s=2, ctp=True, min_committed=0, meta="etcd"):
     """tail_s: seconds of load after the last cycle (with cycles=0, a run
     with no nemesis); the load goes on past them until min_committed
     transactions have committed (at most MIN_COMMITTED_WAIT_S more), so a
     count-based check does not depend on the machine's speed. keep_logs: where to copy the brokers' logs when the check fails.
     ctp: run the consume-transform-produce loop too."""
     rnd = random.Random(seed)
-    etcd = chaos.Etcd(work) if cluster else None
+    etcd = chaos.metadata_store(meta, work) if cluster else None  # meta: chaos.py --meta
     try:
         return _run(cycles, partitions, faults, rnd, seed, work, log, cluster, etcd, producers,
                     keep_logs, tail_s, ctp, min_committed)
