@@ -717,6 +717,140 @@ TEST(consumer_group_loads_above_its_stored_epoch)
     ls_group_coord_free(c);
 }
 
+/* ---- a thousand random steps of a consumer group, with fail-overs ---- */
+
+typedef struct sim_member {
+    char id[16];
+    bool joined;
+    int32_t epoch;
+    ls_cgroup_tp_t owned[4];
+    int nowned;
+} sim_member_t;
+
+/* Server side: no partition in two members' assigned or pending sets. */
+static void check_disjoint(const ls_group_t *g, int nparts)
+{
+    const ls_cgroup_t *cg = ls_group_consumer(g);
+    if (!cg) return;
+    int holder[16];
+    for (int p = 0; p < nparts; p++)
+        holder[p] = -1;
+    for (int i = 0; i < ls_cgroup_member_count(cg); i++) {
+        ls_cgroup_member_info_t mi;
+        ls_cgroup_member(cg, i, &mi);
+        for (int k = 0; k < mi.nassigned; k++) {
+            CHECK(holder[mi.assigned[k].partition] == -1);
+            holder[mi.assigned[k].partition] = i;
+        }
+    }
+}
+
+/* One heartbeat of a simulated client: it reports what it owns and adopts
+ * what it is given; fenced or unknown, it starts over. */
+static void sim_beat(ls_group_t *g, sim_member_t *m, bool leave)
+{
+    static const char *const subs[] = {"t"};
+    ls_cgroup_hb_req_t r = {.member_id = m->id,
+                            .member_epoch = leave       ? -1
+                                            : m->joined ? m->epoch
+                                                        : 0,
+                            .rebalance_timeout_ms = 5000,
+                            .topics = m->joined ? NULL : subs,
+                            .ntopics = m->joined ? -1 : 1,
+                            .owned = m->owned,
+                            .nowned = m->nowned};
+    ls_cgroup_hb_res_t res;
+    bool stored;
+    ls_group_err ge = ls_group_consumer_heartbeat(g, &r, CG_TOPICS, 1, &res, &stored);
+    CHECK_EQ_INT(ge, LS_GERR_NONE);
+    if (leave || res.err != LS_CGERR_NONE) {
+        m->joined = false;
+        m->nowned = 0;
+        return;
+    }
+    m->joined = true;
+    m->epoch = res.member_epoch;
+    CHECK(res.nassigned <= 4);
+    m->nowned = res.nassigned;
+    for (int k = 0; k < res.nassigned; k++)
+        m->owned[k] = (ls_cgroup_tp_t){"t", res.assigned[k].partition};
+}
+
+TEST(consumer_group_thousand_random_steps_with_failovers)
+{
+    ls_group_config_t cfg;
+    ls_group_config_defaults(&cfg);
+    cfg.consumer.session_timeout_ms = 3000;
+    ls_group_hooks_t h = {.now_ms = h_now,
+                          .wall_ms = h_wall,
+                          .persist = h_persist,
+                          .load = h_load,
+                          .topic_stream_no = h_sn};
+    ls_group_coord_t *c = ls_group_coord_new(&cfg, &h);
+    ls_group_t *g = NULL;
+    ls_group_acquire(c, "rnd", got_group, &g);
+    ls_group_loaded_t l0 = {0};
+    ls_group_coord_load_done(c, "rnd", LS_OK, &l0);
+    CHECK(g != NULL);
+    sim_member_t ms[6];
+    memset(ms, 0, sizeof ms);
+    for (int i = 0; i < 6; i++)
+        snprintf(ms[i].id, sizeof ms[i].id, "m%d", i);
+    /* a member first: a group that does not exist (Dead) is evicted by the
+     * next tick, and the handlers acquire it again for each request */
+    sim_beat(g, &ms[0], false);
+    CHECK(ms[0].joined);
+    unsigned seed = 20261206;
+    int32_t top_epoch = 0;
+    int failovers = 0;
+    for (int step = 0; step < 1000; step++) {
+        int who = (int)(rand_r(&seed) % 6);
+        int dice = (int)(rand_r(&seed) % 100);
+        if (dice < 3) {
+            /* the coordinator moves: what is stored is what the next one loads */
+            ls_group_loaded_t l = {.exists = true};
+            ls_group_snapshot(g, &l.rec);
+            ls_group_coord_t *c2 = ls_group_coord_new(&cfg, &h);
+            ls_group_t *g2 = NULL;
+            ls_group_acquire(c2, "rnd", got_group, &g2);
+            ls_group_coord_load_done(c2, "rnd", LS_OK, &l);
+            CHECK(g2 &&
+                  ls_cgroup_epoch(ls_group_consumer(g2)) == ls_cgroup_epoch(ls_group_consumer(g)));
+            ls_group_coord_free(c);
+            c = c2;
+            g = g2;
+            failovers++;
+        } else if (dice < 8) {
+            fake_now += 2000; /* sessions of members that stay quiet run out */
+            ls_group_coord_tick(c);
+        } else {
+            sim_beat(g, &ms[who], ms[who].joined && dice < 12);
+            fake_now += 50;
+        }
+        check_disjoint(g, 4);
+        if (ls_group_consumer(g)) {
+            int32_t e = ls_cgroup_epoch(ls_group_consumer(g));
+            CHECK(e >= top_epoch);
+            top_epoch = e;
+        }
+    }
+    /* quiet: every member heartbeats until the group is Stable, and every
+     * partition is held by exactly one member */
+    for (int round = 0; round < 20; round++)
+        for (int i = 0; i < 6; i++) {
+            sim_beat(g, &ms[i], false);
+            fake_now += 10;
+        }
+    CHECK(strcmp(ls_group_state_label(g), "Stable") == 0);
+    int held = 0;
+    for (int i = 0; i < 6; i++)
+        held += ms[i].nowned;
+    CHECK_EQ_INT(held, 4);
+    check_disjoint(g, 4);
+    CHECK(failovers > 10);
+    ls_group_coord_free(c);
+}
+
 int main(void)
 {
     ls_check_invariants_enable(true); /* every tick checks group.h's invariants */
@@ -736,6 +870,7 @@ int main(void)
     RUN(consumer_group_member_past_its_revocation_deadline_is_fenced_first);
     RUN(consumer_group_refused_join_leaves_the_group_as_it_was);
     RUN(consumer_group_loads_above_its_stored_epoch);
+    RUN(consumer_group_thousand_random_steps_with_failovers);
     ls_group_record_free(&last_rec);
     UNIT_DONE();
 }
