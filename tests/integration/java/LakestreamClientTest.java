@@ -240,6 +240,20 @@ public class LakestreamClientTest {
         return new KafkaConsumer<>(p);
     }
 
+    // A consumer-protocol member with a static instance id and the range assignor.
+    static KafkaConsumer<byte[], byte[]> staticConsumer(String group, String instance) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+        p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instance);
+        p.put(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG, "range");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        return new KafkaConsumer<>(p);
+    }
+
     // n records "<topic>-<i>", spread over the partitions round robin.
     static void produceSpread(String topic, int partitions, int n) throws Exception {
         long base = System.nanoTime();
@@ -666,6 +680,51 @@ public class LakestreamClientTest {
                 }
                 check(more.size() == 60 && Collections.disjoint(more.keySet(), seen.keySet()),
                       "the classic consumer read " + more.size() + " records");
+            });
+            test("consumer_protocol_static_members_and_range", () -> {
+                // group.remote.assignor=range and group.instance.id: a static member that
+                // closes keeps its partitions for its session; the same instance started
+                // again gets them back, and the other member's assignment never moves
+                String topic = uniq("java-static");
+                admin.createTopics(List.of(new NewTopic(topic, 4, RF))).all().get();
+                produceSpread(topic, 4, 80);
+                String group = uniq("java-static-g");
+                KafkaConsumer<byte[], byte[]> a = staticConsumer(group, "inst-a");
+                KafkaConsumer<byte[], byte[]> b = staticConsumer(group, "inst-b");
+                Set<TopicPartition> aHad, bHad;
+                try {
+                    a.subscribe(List.of(topic));
+                    b.subscribe(List.of(topic));
+                    long deadline = System.currentTimeMillis() + 60000;
+                    while (System.currentTimeMillis() < deadline
+                           && (a.assignment().size() != 2 || b.assignment().size() != 2)) {
+                        a.poll(Duration.ofMillis(100));
+                        b.poll(Duration.ofMillis(100));
+                    }
+                    check(a.assignment().size() == 2 && b.assignment().size() == 2,
+                          "range split " + a.assignment() + " / " + b.assignment());
+                    // range: contiguous partitions per member
+                    List<Integer> ap = new ArrayList<>();
+                    for (TopicPartition tp : a.assignment()) ap.add(tp.partition());
+                    Collections.sort(ap);
+                    check(ap.get(1) - ap.get(0) == 1, "range gives contiguous partitions: " + ap);
+                    aHad = new java.util.HashSet<>(a.assignment());
+                    bHad = new java.util.HashSet<>(b.assignment());
+                    a.close();
+                    a = staticConsumer(group, "inst-a");
+                    a.subscribe(List.of(topic));
+                    deadline = System.currentTimeMillis() + 60000;
+                    while (System.currentTimeMillis() < deadline && a.assignment().size() != 2) {
+                        a.poll(Duration.ofMillis(100));
+                        b.poll(Duration.ofMillis(100));
+                    }
+                    check(a.assignment().equals(aHad), "the static member came back to "
+                          + a.assignment() + ", had " + aHad);
+                    check(b.assignment().equals(bHad), "the other member moved to " + b.assignment());
+                } finally {
+                    a.close();
+                    b.close();
+                }
             });
             test("consumer_protocol_regex_subscription", () -> {
                 // SubscriptionPattern (RE2/J, evaluated by the broker): topics created
