@@ -276,3 +276,50 @@ def test_group_configs_with_kafka_configs(broker):
     r = config_command(broker.bootstrap, "--entity-type", "groups", "--entity-name", group,
                        "--describe")
     assert "consumer.heartbeat.interval.ms=1500" not in r.stdout, r.stdout
+
+
+MEMBER_SCRIPT = r"""
+import sys, time
+from confluent_kafka import Consumer
+c = Consumer({"bootstrap.servers": sys.argv[1], "group.id": sys.argv[2],
+              "group.protocol": "consumer", "auto.offset.reset": "earliest"})
+c.subscribe([sys.argv[3]])
+while True:
+    c.poll(0.2)
+    if c.assignment():
+        print("assigned", flush=True)
+"""
+
+
+def test_killed_member_partitions_move_after_the_groups_session_timeout(broker_factory):
+    """A member killed with -9 sends nothing: its partitions move to the other
+    member once the group's session timeout passes: here the group's own
+    (kafka-configs --entity-type groups: consumer.session.timeout.ms=6000),
+    the broker's being 10 minutes."""
+    import sys
+    broker = broker_factory("--group.consumer.session.timeout.ms=600000")
+    topic, group = uid("kip848k"), uid("kip848k-g")
+    create(broker.bootstrap, topic, 4)
+    produce(broker.bootstrap, topic, 4, 40, "k")
+    victim = subprocess.Popen([sys.executable, "-c", MEMBER_SCRIPT, broker.bootstrap, group, topic],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert victim.stdout.readline().startswith("assigned")
+        r = config_command(broker.bootstrap, "--entity-type", "groups", "--entity-name", group,
+                           "--alter", "--add-config",
+                           "consumer.session.timeout.ms=6000,consumer.heartbeat.interval.ms=1000")
+        assert r.returncode == 0, r.stdout + r.stderr
+        survivor = consumer(broker.bootstrap, group)
+        try:
+            survivor.subscribe([topic])
+            drain([survivor], 0, {}, until=lambda: survivor.assignment(), timeout=60)
+            assert 0 < len(survivor.assignment()) < 4, survivor.assignment()
+            victim.kill()
+            victim.wait(10)
+            drain([survivor], 0, {}, until=lambda: len(survivor.assignment()) == 4, timeout=90)
+            assert len(survivor.assignment()) == 4, survivor.assignment()
+        finally:
+            survivor.close()
+    finally:
+        if victim.poll() is None:
+            victim.kill()
