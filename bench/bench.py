@@ -17,6 +17,8 @@ Scenarios (see bench/README.md):
                       injecting an S3-like PUT latency; p99 as a multiple of the injected p99
   consume-catchup-compacted  (4b) the same catch-up once everything is in compacted objects
   s3-radosgw          (5b) produce-latency with the S3 backend against a throwaway radosgw
+  pg-latency          (5c) produce-latency with the metadata on a throwaway PostgreSQL
+                      (tools/pg/pg.sh) instead of the embedded SQLite
   materialization     (6) WAL -> committed Iceberg table, vs DuckDB COPY ... TO Parquet
   zero-etl            (7) CPU s and bytes written per GiB into a table: lakestream vs
                       Kafka + a PyIceberg consumer (bench/iceberg_consumer.py)
@@ -78,12 +80,13 @@ RESULTS = os.path.join(ROOT, "bench", "results")
 # Run order: latency first, then the scenarios that write the most.
 SCENARIOS = ["produce-latency", "e2e-latency", "produce-throughput", "txn-produce",
              "consume-catchup",
-             "s3-latency", "consume-catchup-compacted", "s3-radosgw", "materialization",
+             "s3-latency", "consume-catchup-compacted", "s3-radosgw", "pg-latency",
+             "materialization",
              "typed-materialization",
              "zero-etl", "table-freshness", "upsert-freshness", "key-compaction"]
 # Scenarios on brokers of their own (a fresh broker with its own configuration per
 # repetition, see solo_plan()); the others share one start of each main target.
-SOLO = ["s3-latency", "consume-catchup-compacted", "s3-radosgw", "materialization",
+SOLO = ["s3-latency", "consume-catchup-compacted", "s3-radosgw", "pg-latency", "materialization",
         "typed-materialization",
         "zero-etl", "table-freshness", "upsert-freshness", "key-compaction"]
 # Scenarios that need features still being built elsewhere; they slot in here
@@ -100,6 +103,7 @@ BORROW = {
     "consume-catchup-compacted": ("consume-catchup", {"kafka": "kafka",
                                                       "lakestream": "lakestream-wal (#4)"}),
     "s3-radosgw": ("produce-latency", {"kafka": "kafka", "lakestream": "lakestream-file (#2)"}),
+    "pg-latency": ("produce-latency", {"kafka": "kafka", "lakestream": "lakestream-sqlite (#2)"}),
     "upsert-freshness": ("table-freshness", {"lakestream": "lakestream append (#8)",
                                              "kafka+pyiceberg": "kafka+pyiceberg (#8)"}),
 }
@@ -144,6 +148,12 @@ METRICS = {
         "store_read_mib": (("broker_mem", "read_mib"), "MiB", False),
     },
     "s3-radosgw": {
+        "p50_ms": (("produce", "latency", "p50_ms"), "ms", False),
+        "p99_ms": (("produce", "latency", "p99_ms"), "ms", False),
+        "p999_ms": (("produce", "latency", "p999_ms"), "ms", False),
+        "max_ms": (("produce", "latency", "max_ms"), "ms", False),
+    },
+    "pg-latency": {
         "p50_ms": (("produce", "latency", "p50_ms"), "ms", False),
         "p99_ms": (("produce", "latency", "p99_ms"), "ms", False),
         "p999_ms": (("produce", "latency", "p999_ms"), "ms", False),
@@ -222,8 +232,10 @@ def wait_port(port, proc, timeout):
 class Broker:
     """One broker process this script started (and only this one is ever killed)."""
 
-    def __init__(self, name, kind, extra=None, rest=False, env=None, registry=False, ssl=None):
+    def __init__(self, name, kind, extra=None, rest=False, env=None, registry=False, ssl=None,
+                 prepare=None):
         self.name, self.kind, self.extra = name, kind, extra or {}
+        self.prepare = prepare  # prepare(db): before each start, with the start's {db} name
         # make_pki(): also an SSL listener on ssl_port, and with its "scram" set a
         # SASL_SSL one (SCRAM-SHA-512, SCRAM_USER) on sasl_port
         self.ssl = ssl
@@ -282,7 +294,10 @@ class Broker:
                 f"--schema.registry.listen={reg}"]
         if self.ssl:
             args.append(f"--ssl.keystore.location={self.ssl['keystore']}")
-        args += [f"--{k}={v.format(dir=self.dir, name=os.path.basename(self.dir))}"
+        db = os.path.basename(self.dir).replace("-", "_")  # unique per start
+        if self.prepare:
+            self.prepare(db)
+        args += [f"--{k}={v.format(dir=self.dir, name=os.path.basename(self.dir), db=db)}"
                  for k, v in self.extra.items()]
         out = open(os.path.join(self.dir, "broker.log"), "a")
         self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
@@ -459,7 +474,7 @@ def run_scenario(sc, broker, a, rep):
         out["load"] = {"msgs_per_sec": load["produce"]["msgs_per_sec"],
                        "acked": load["produce"]["acked"]}
         return out
-    if sc == "s3-radosgw":
+    if sc in ("s3-radosgw", "pg-latency"):
         return driver("produce", broker, topic,
                       base + ["--rate", str(a.rate), "--duration", str(a.duration)], 600)
     if sc == "consume-catchup-compacted":
@@ -1130,7 +1145,35 @@ def start_radosgw():
     return d, env
 
 
-def solo_plan(scenarios, a, rgw_env):
+PG = os.path.join(ROOT, "tools", "pg", "pg.sh")
+
+
+def start_postgres():
+    """Scenario 5c's metadata store: a throwaway PostgreSQL (tools/pg/pg.sh).
+    Returns (its directory, its env) or (None, {}) when it cannot start. Not
+    under another temp dir of root's: as root it runs as "postgres"."""
+    d = tempfile.mkdtemp(prefix="lsbench-pg-")
+    log("starting PostgreSQL (tools/pg/pg.sh) for pg-latency")
+    p = subprocess.run([PG, "start", d], capture_output=True, text=True)
+    if p.returncode != 0:
+        log(f"PostgreSQL did not start: {p.stderr.strip()[-300:]}; pg-latency skipped")
+        shutil.rmtree(d, ignore_errors=True)
+        return None, {}
+    env = dict(line.strip().split("=", 1) for line in open(os.path.join(d, "env")) if "=" in line)
+    return d, env
+
+
+def pg_database(pg_env):
+    """A fresh database per broker start (each start is a new cluster)."""
+    host, port = pg_env["LS_TEST_PG_ENDPOINT"].split(":")
+
+    def prepare(name):
+        subprocess.run(["createdb", "-h", host, "-p", port, "-U", pg_env["LS_TEST_PG_USER"],
+                        name.replace("-", "_")], check=True, capture_output=True)
+    return prepare
+
+
+def solo_plan(scenarios, a, rgw_env, pg_env=None):
     """Per solo scenario, the fresh brokers it runs on: [(broker, [scenario], warm)]."""
     durable = {"object.store.fsync": "true"}
     # Table scenarios: warm-up topics (no table) must not be compacted mid-measurement;
@@ -1152,6 +1195,11 @@ def solo_plan(scenarios, a, rgw_env):
             env = {k: v for k, v in rgw_env.items() if k.startswith("AWS_")}
             groups.append([(Broker("lakestream-s3", "lakestream", {"object.store.url": url, **durable},
                                    env=env), [sc], True)])
+        elif sc == "pg-latency":
+            url = "postgresql://%s@%s/{db}" % (pg_env["LS_TEST_PG_USER"],
+                                                pg_env["LS_TEST_PG_ENDPOINT"])
+            groups.append([(Broker("lakestream-pg", "lakestream", {"metadata.url": url, **durable},
+                                   prepare=pg_database(pg_env)), [sc], True)])
         elif sc == "consume-catchup-compacted":
             zero_hot = {**durable, "compaction.min.age.ms": "0",
                         "compaction.interval.ms": "200", "wal.gc.grace.ms": "0"}
@@ -1291,7 +1339,12 @@ def main():
         rgw_dir, rgw_env = start_radosgw()
         if not rgw_dir:
             scenarios.remove("s3-radosgw")
-    solo = solo_plan(scenarios, a, rgw_env)
+    pg_dir, pg_env = None, {}
+    if "pg-latency" in scenarios:
+        pg_dir, pg_env = start_postgres()
+        if not pg_dir:
+            scenarios.remove("pg-latency")
+    solo = solo_plan(scenarios, a, rgw_env, pg_env)
 
     # Run a private copy of the broker binary: other people rebuilding build/ during
     # a long run must not change what the later repetitions measure.
@@ -1365,6 +1418,9 @@ def main():
         if rgw_dir:
             subprocess.run([RADOSGW, "stop", rgw_dir], stdout=subprocess.DEVNULL)
             shutil.rmtree(os.path.dirname(rgw_dir), ignore_errors=True)
+        if pg_dir:
+            subprocess.run([PG, "stop", pg_dir], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
 
     os.makedirs(a.out, exist_ok=True)
     perf_md = ""
@@ -1504,7 +1560,7 @@ def markdown(summary, facts, cmdline, a, stamp, loads, failures):
             L += [f"From the table's Parquet rows / from compacted objects: **{tb / co:.2f}×**.",
                   ""]
         L.append(f"![{sc}]({stamp}-{sc}.png)")
-        if sc in ("produce-latency", "e2e-latency", "s3-latency", "s3-radosgw"):
+        if sc in ("produce-latency", "e2e-latency", "s3-latency", "s3-radosgw", "pg-latency"):
             L.append(f"![{sc} percentiles]({stamp}-{sc}-cdf.png)")
         L.append("")
     L += ["⚠ = the repetitions of that figure disagree by more than 25% of the median "
@@ -1551,6 +1607,12 @@ def scenario_note(sc, a):
                       "127.0.0.1 (tools/s3/radosgw.sh: memstore OSD, so no disk under it; a fresh "
                       "bucket prefix per start). The kafka and lakestream-file rows are "
                       "scenario 2's runs of this invocation.",
+        "pg-latency": f"produce-latency ({a.rate:g} msg/s, {a.duration:g} s; {common}) against "
+                      "durable lakestream with its metadata on a throwaway PostgreSQL on "
+                      "127.0.0.1 (tools/pg/pg.sh; a fresh database per start) instead of the "
+                      "embedded SQLite: every acks=all produce waits for the WAL object's index "
+                      "commit there. The kafka and lakestream-sqlite rows are scenario 2's runs "
+                      "of this invocation.",
         "materialization": f"Load {a.table_count:,} records into a topic with "
                            "lakestream.table.enabled=true and a 1-day commit interval (all in WAL "
                            "objects), then set lakestream.table.commit.interval.ms=1000: time "
@@ -1670,7 +1732,8 @@ plot for [i=2:{len(ms) + 1}] '{dat}' using i:xtic(1) title columnheader(i)
         os.unlink(dat)
     # Latency CDFs (median run of each target) for the latency scenarios.
     for sc, part in (("produce-latency", "produce"), ("e2e-latency", "e2e"),
-                     ("s3-latency", "produce"), ("s3-radosgw", "produce")):
+                     ("s3-latency", "produce"), ("s3-radosgw", "produce"),
+                     ("pg-latency", "produce")):
         if sc not in summary:
             continue
         series = []
