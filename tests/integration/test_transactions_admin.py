@@ -252,13 +252,18 @@ def test_every_coordinator_answers_for_its_own_ids(cluster):
 
 def test_kafka_features_describes_transaction_version_2(broker):
     """`kafka-features.sh describe` (Kafka's FeatureCommand, Admin.describeFeatures
-    over ApiVersions) shows transaction.version finalized at 2."""
+    over ApiVersions) shows transaction.version finalized at 2 (and group.version
+    at 1: the KIP-848 consumer protocol is served)."""
     cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "org.apache.kafka.tools.FeatureCommand",
                  "--bootstrap-server", broker.bootstrap, "describe"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     rows = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("Feature:")]
-    assert [row[1] for row in rows] == ["transaction.version"], r.stdout
-    fields = dict(zip(rows[0][2::2], rows[0][3::2]))
-    assert fields == {"SupportedMinVersion:": "0", "SupportedMaxVersion:": "2",
-                      "FinalizedVersionLevel:": "2", "Epoch:": "1"}, r.stdout
+    by_name = {row[1]: dict(zip(row[2::2], row[3::2])) for row in rows}
+    assert sorted(by_name) == ["group.version", "transaction.version"], r.stdout
+    assert by_name["transaction.version"] == {
+        "SupportedMinVersion:": "0", "SupportedMaxVersion:": "2",
+        "FinalizedVersionLevel:": "2", "Epoch:": "1"}, r.stdout
+    assert by_name["group.version"] == {
+        "SupportedMinVersion:": "0", "SupportedMaxVersion:": "1",
+        "FinalizedVersionLevel:": "1", "Epoch:": "1"}, r.stdout
