@@ -240,6 +240,22 @@ public class LakestreamClientTest {
         return new KafkaConsumer<>(p);
     }
 
+    // commitSync as an application does it during a rebalance: a commit sent with the
+    // member epoch the broker has just moved past fails (STALE_MEMBER_EPOCH, surfaced as
+    // CommitFailedException, as with Kafka brokers before KIP-1251); poll to learn the new
+    // epoch and commit again.
+    static void commitRetrying(KafkaConsumer<byte[], byte[]> c) {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                c.commitSync();
+                return;
+            } catch (org.apache.kafka.clients.consumer.CommitFailedException e) {
+                if (attempt >= 20) throw e;
+                c.poll(Duration.ofMillis(100));
+            }
+        }
+    }
+
     // A consumer-protocol member with a static instance id and the range assignor.
     static KafkaConsumer<byte[], byte[]> staticConsumer(String group, String instance) {
         Properties p = new Properties();
@@ -641,7 +657,7 @@ public class LakestreamClientTest {
                         for (KafkaConsumer<byte[], byte[]> c : List.of(a, b)) {
                             for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100)))
                                 seen.merge(new String(r.value(), StandardCharsets.UTF_8), 1, Integer::sum);
-                            c.commitSync();
+                            commitRetrying(c);
                         }
                     }
                     check(seen.size() == 600, "read " + seen.size() + " distinct of 600");
