@@ -76,6 +76,8 @@ struct ls_group {
     int ntopics, captopics;
     ls_cgroup_t *cg;    /* a consumer-type group's membership (group.h); NULL: classic */
     uint64_t cg_stored; /* ls_cgroup_version when its record was last stored */
+    ls_sgroup_t *sg;    /* a share group's membership (group.h); NULL: not a share group */
+    uint64_t sg_stored; /* ls_sgroup_version when its record was last stored */
     bool txn_pending;   /* may hold pending transactional offsets (group.h) */
     uint64_t
         txn_adds; /* TxnOffsetCommits so far: a reread older than the last one keeps the flag */
@@ -89,6 +91,8 @@ struct ls_group_coord {
     size_t ngroups;
     bool shut;
 };
+
+static void drop_typed(ls_group_t *g);
 
 /* ------------------------------------------------------------- names */
 
@@ -137,6 +141,7 @@ void ls_group_config_defaults(ls_group_config_t *cfg)
     cfg->offset_metadata_max_bytes = 4096;
     cfg->offsets_retention_ms = 7LL * 24 * 3600 * 1000;
     ls_cgroup_config_defaults(&cfg->consumer);
+    ls_sgroup_config_defaults(&cfg->share);
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -764,6 +769,10 @@ void ls_group_join(ls_group_t *g, const ls_group_join_req_t *req, ls_group_join_
         }
         revive(g);
     }
+    if (g->sg) { /* a share group never takes classic members */
+        join_error(cb, arg, LS_GERR_INCONSISTENT_GROUP_PROTOCOL, mid);
+        return;
+    }
     if (g->cg) {
         /* a consumer group takes classic members only while it has none
          * (group.consumer.migration.policy=disabled): it becomes classic */
@@ -974,6 +983,7 @@ static ls_group_err commit_check(ls_group_t *g, int32_t generation, const char *
                                  const char *instance_id, bool txn)
 {
     if (g->c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
+    if (g->sg) return LS_GERR_GROUP_ID_NOT_FOUND; /* share groups commit no offsets */
     if (g->cg) return consumer_commit_check(g, generation, member_id, txn);
     if (g->state == LS_GROUP_DEAD)
         return generation < 0 ? LS_GERR_NONE : LS_GERR_ILLEGAL_GENERATION;
@@ -1002,6 +1012,7 @@ ls_group_err ls_group_commit_check(ls_group_t *g, int32_t generation, const char
 
 ls_group_err ls_group_fetch_check(ls_group_t *g, const char *member_id, int32_t member_epoch)
 {
+    if (g->sg) return LS_GERR_GROUP_ID_NOT_FOUND;
     if (!g->cg || (member_epoch < 0 && (!member_id || !*member_id))) return LS_GERR_NONE;
     switch (ls_cgroup_commit_check(g->cg, member_id ? member_id : "", member_epoch)) {
     case LS_CGERR_NONE: return LS_GERR_NONE;
@@ -1127,7 +1138,7 @@ static bool subscribed(const member_t *m, const char *protocol, const char *topi
 
 ls_group_err ls_group_offset_delete_check(ls_group_t *g, const char *topic)
 {
-    if (g->state == LS_GROUP_DEAD) return LS_GERR_GROUP_ID_NOT_FOUND;
+    if (g->state == LS_GROUP_DEAD || g->sg) return LS_GERR_GROUP_ID_NOT_FOUND;
     if (g->cg)
         return ls_cgroup_subscribed(g->cg, topic) ? LS_GERR_GROUP_SUBSCRIBED_TO_TOPIC
                                                   : LS_GERR_NONE;
@@ -1142,10 +1153,10 @@ ls_group_err ls_group_offset_delete_check(ls_group_t *g, const char *topic)
 ls_group_err ls_group_delete(ls_group_t *g)
 {
     if (g->state == LS_GROUP_DEAD) return LS_GERR_GROUP_ID_NOT_FOUND;
-    if (g->state != LS_GROUP_EMPTY || (g->cg && ls_cgroup_member_count(g->cg) > 0))
+    if (g->state != LS_GROUP_EMPTY || (g->cg && ls_cgroup_member_count(g->cg) > 0) ||
+        (g->sg && ls_sgroup_member_count(g->sg) > 0))
         return LS_GERR_NON_EMPTY_GROUP;
-    ls_cgroup_free(g->cg);
-    g->cg = NULL;
+    drop_typed(g);
     for (int i = g->npending - 1; i >= 0; i--)
         remove_pending(g, i);
     clear_offsets(g);
@@ -1161,7 +1172,8 @@ int ls_group_expire(ls_group_t *g, void (*drop_cb)(void *arg, const char *topic,
     ls_group_coord_t *c = g->c;
     if (g->state == LS_GROUP_DEAD || g->loading) return 0;
     int64_t now = wall_ms(c), ret = c->cfg.offsets_retention_ms;
-    bool empty = g->state == LS_GROUP_EMPTY && !(g->cg && ls_cgroup_member_count(g->cg) > 0);
+    bool empty = g->state == LS_GROUP_EMPTY && !(g->cg && ls_cgroup_member_count(g->cg) > 0) &&
+                 !(g->sg && ls_sgroup_member_count(g->sg) > 0);
     int dropped = 0;
     for (int i = 0; i < g->ntopics; i++) {
         otopic_t *t = &g->topics[i];
@@ -1196,8 +1208,7 @@ int ls_group_expire(ls_group_t *g, void (*drop_cb)(void *arg, const char *topic,
     if (empty && count_offsets(g) == 0 && g->npending == 0 && !g->txn_pending &&
         (ret >= 0 && now - g->state_wall_ms >= ret)) {
         clear_offsets(g);
-        ls_cgroup_free(g->cg);
-        g->cg = NULL;
+        drop_typed(g);
         g->state = LS_GROUP_DEAD;
         persist(g);
     }
@@ -1206,13 +1217,29 @@ int ls_group_expire(ls_group_t *g, void (*drop_cb)(void *arg, const char *topic,
 
 /* ------------------------------------------------------------- consumer groups */
 
-const char *ls_group_type(const ls_group_t *g) { return g->cg ? "consumer" : "classic"; }
+static ls_group_type_t group_type(const ls_group_t *g)
+{
+    return g->cg ? LS_GROUP_TYPE_CONSUMER : g->sg ? LS_GROUP_TYPE_SHARE : LS_GROUP_TYPE_CLASSIC;
+}
+const char *ls_group_type(const ls_group_t *g) { return ls_group_type_name(group_type(g)); }
 const ls_cgroup_t *ls_group_consumer(const ls_group_t *g) { return g->cg; }
+const ls_sgroup_t *ls_group_share(const ls_group_t *g) { return g->sg; }
 
 const char *ls_group_state_label(const ls_group_t *g)
 {
-    return g->cg && g->state != LS_GROUP_DEAD ? ls_cgroup_state_name(g->cg)
-                                              : ls_group_state_name(g->state);
+    if (g->state == LS_GROUP_DEAD) return ls_group_state_name(g->state);
+    if (g->cg) return ls_cgroup_state_name(g->cg);
+    if (g->sg) return ls_sgroup_state_name(g->sg);
+    return ls_group_state_name(g->state);
+}
+
+/* The group stops being of the consumer or share type (deleted, expired). */
+static void drop_typed(ls_group_t *g)
+{
+    ls_cgroup_free(g->cg);
+    g->cg = NULL;
+    ls_sgroup_free(g->sg);
+    g->sg = NULL;
 }
 
 /* After a heartbeat or a tick of a consumer group: the generation follows
@@ -1239,6 +1266,7 @@ ls_group_err ls_group_consumer_heartbeat(ls_group_t *g, ls_cgroup_hb_req_t *req,
     if (c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
     if (!*g->id) return LS_GERR_INVALID_GROUP_ID;
     bool converted = false, was_dead = g->state == LS_GROUP_DEAD;
+    if (g->sg) return LS_GERR_GROUP_ID_NOT_FOUND; /* a share group */
     if (!g->cg) {
         if (g->state != LS_GROUP_DEAD && g->state != LS_GROUP_EMPTY)
             return LS_GERR_GROUP_ID_NOT_FOUND; /* a classic group with members */
@@ -1271,6 +1299,70 @@ ls_group_err ls_group_consumer_heartbeat(ls_group_t *g, ls_cgroup_hb_req_t *req,
     return LS_GERR_NONE;
 }
 
+/* ------------------------------------------------------------- share groups */
+
+/* sgroup's on_leave: the embedder releases the member's acquired records */
+static void share_member_left(void *arg, const char *member_id)
+{
+    ls_group_t *g = arg;
+    if (g->c->h.share_left) g->c->h.share_left(g->c->h.arg, g->id, member_id);
+}
+
+static ls_sgroup_t *share_new(ls_group_t *g, int32_t epoch_floor)
+{
+    return ls_sgroup_new(g->id, &g->c->cfg.share, epoch_floor, share_member_left, g);
+}
+
+/* As consumer_settle, for a share group. */
+static bool share_settle(ls_group_t *g, bool force)
+{
+    int32_t epoch = ls_sgroup_epoch(g->sg);
+    if (ls_sgroup_member_count(g->sg) == 0 && g->generation != epoch)
+        g->state_wall_ms = wall_ms(g->c);
+    g->generation = epoch;
+    if (!force && ls_sgroup_version(g->sg) == g->sg_stored) return false;
+    g->sg_stored = ls_sgroup_version(g->sg);
+    persist(g);
+    return true;
+}
+
+ls_group_err ls_group_share_heartbeat(ls_group_t *g, ls_sgroup_hb_req_t *req,
+                                      const ls_cgroup_topic_t *topics, int ntopics,
+                                      ls_sgroup_hb_res_t *res, bool *stored)
+{
+    ls_group_coord_t *c = g->c;
+    *stored = false;
+    if (c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
+    if (!*g->id) return LS_GERR_INVALID_GROUP_ID;
+    bool converted = false;
+    if (!g->sg) {
+        /* only a group id nobody uses becomes a share group (Kafka's rule:
+         * a classic or consumer group, even empty, stays what it is) */
+        if (g->state != LS_GROUP_DEAD || g->cg) return LS_GERR_GROUP_ID_NOT_FOUND;
+        g->sg = share_new(g, g->generation);
+        g->sg_stored = ls_sgroup_version(g->sg);
+        converted = true;
+    }
+    req->now_ms = now_ms(c);
+    ls_sgroup_tick(g->sg, req->now_ms); /* due expiries first: res stays valid */
+    ls_sgroup_heartbeat(g->sg, req, topics, ntopics, res);
+    if (converted && ls_sgroup_member_count(g->sg) == 0) {
+        ls_sgroup_free(g->sg);
+        g->sg = NULL;
+        return LS_GERR_NONE;
+    }
+    if (converted) {
+        revive(g);
+        set_str(&g->protocol_type, "share");
+        set_str(&g->protocol_name, NULL);
+        set_str(&g->leader, NULL);
+    }
+    int64_t due = ls_sgroup_tick(g->sg, req->now_ms);
+    *stored = share_settle(g, converted);
+    if (due != INT64_MAX) wakeup(c, due);
+    return LS_GERR_NONE;
+}
+
 /* ------------------------------------------------------------- group object */
 
 const char *ls_group_id(const ls_group_t *g) { return g->id; }
@@ -1284,12 +1376,15 @@ int ls_group_member_count(const ls_group_t *g) { return g->nmembers; }
 void ls_group_snapshot(const ls_group_t *g, ls_group_record_t *r)
 {
     memset(r, 0, sizeof *r);
-    r->consumer = g->cg != NULL;
-    if (g->cg) {
+    r->type = group_type(g);
+    if (g->cg || g->sg) {
         ls_buf_t b;
         ls_buf_init(&b);
-        ls_cgroup_encode(g->cg, &b);
-        r->consumer_state = ls_buf_steal(&b, &r->consumer_state_len);
+        if (g->cg)
+            ls_cgroup_encode(g->cg, &b);
+        else
+            ls_sgroup_encode(g->sg, &b);
+        r->type_state = ls_buf_steal(&b, &r->type_state_len);
     }
     r->state = g->state == LS_GROUP_EMPTY ? LS_GROUP_EMPTY : g->state;
     r->generation = g->generation;
@@ -1333,18 +1428,34 @@ static void group_install(ls_group_t *g, ls_group_loaded_t *l)
         g->protocol_name = r->protocol_name;
         r->protocol_name = NULL;
         g->state_wall_ms = r->state_ms;
-        g->state = r->nmembers > 0 && r->state == LS_GROUP_STABLE && !r->consumer ? LS_GROUP_STABLE
+        g->state = r->nmembers > 0 && r->state == LS_GROUP_STABLE && r->type == LS_GROUP_TYPE_CLASSIC
+                    ? LS_GROUP_STABLE
                                                                                   : LS_GROUP_EMPTY;
         /* a consumer group resumes with its members and epochs (a fresh
          * session each); a state that does not decode keeps the epoch as
          * the floor and its members rejoin */
-        if (r->consumer) {
-            g->cg = r->consumer_state_len
-                        ? ls_cgroup_decode(r->consumer_state, r->consumer_state_len, g->id,
+        if (r->type == LS_GROUP_TYPE_SHARE) {
+            g->sg = r->type_state_len
+                        ? ls_sgroup_decode(r->type_state, r->type_state_len, g->id, &c->cfg.share,
+                                           share_member_left, g, now_ms(c))
+                        : NULL;
+            if (!g->sg) {
+                if (r->type_state_len)
+                    LS_WARN("group",
+                            "share group %s: its stored members do not decode; it goes on "
+                            "empty above epoch %d (the members rejoin)",
+                            g->id, (int)r->generation);
+                g->sg = share_new(g, r->generation);
+            }
+            g->sg_stored = ls_sgroup_version(g->sg);
+        }
+        if (r->type == LS_GROUP_TYPE_CONSUMER) {
+            g->cg = r->type_state_len
+                        ? ls_cgroup_decode(r->type_state, r->type_state_len, g->id,
                                            &c->cfg.consumer, now_ms(c))
                         : NULL;
             if (!g->cg) {
-                if (r->consumer_state_len)
+                if (r->type_state_len)
                     LS_WARN("group",
                             "group %s: its stored members do not decode; it goes on empty "
                             "above epoch %d (the members rejoin)",
@@ -1428,6 +1539,7 @@ static void group_free(ls_group_t *g)
     ls_free(g->pending);
     clear_offsets(g);
     ls_cgroup_free(g->cg);
+    ls_sgroup_free(g->sg);
     ls_free(g->protocol_type);
     ls_free(g->protocol_name);
     ls_free(g->leader);
@@ -1598,6 +1710,11 @@ int64_t ls_group_coord_tick(ls_group_coord_t *c)
             if (g->cg) {
                 int64_t due = ls_cgroup_tick(g->cg, now);
                 consumer_settle(g, false);
+                if (due < next) next = due;
+            }
+            if (g->sg) {
+                int64_t due = ls_sgroup_tick(g->sg, now);
+                share_settle(g, false);
                 if (due < next) next = due;
             }
             for (int i = 0; i < g->npending; i++)

@@ -37,6 +37,7 @@
 #include <string.h>
 #include "base/status.h"
 #include "group/cgroup.h"
+#include "group/sgroup.h"
 
 /* Group ids of the read-only groups that show each materialized table's
  * progress as committed offsets: LS_TABLE_GROUP_PREFIX "<namespace>.<table>"
@@ -96,6 +97,7 @@ typedef struct ls_group_config {
     int32_t offset_metadata_max_bytes;  /* offset.metadata.max.bytes */
     int64_t offsets_retention_ms;       /* offsets.retention.minutes * 60000 */
     ls_cgroup_config_t consumer;        /* group.consumer.*: groups of the KIP-848 protocol */
+    ls_sgroup_config_t share;           /* group.share.*: share groups (KIP-932) */
 } ls_group_config_t;
 void ls_group_config_defaults(ls_group_config_t *cfg);
 
@@ -123,14 +125,22 @@ typedef struct ls_group_record_member {
     size_t assignment_len;
 } ls_group_record_member_t;
 
+/* Kafka's group types; the values are the stored group_type byte. */
+typedef enum ls_group_type_t {
+    LS_GROUP_TYPE_CLASSIC = 0,
+    LS_GROUP_TYPE_CONSUMER = 1, /* KIP-848 */
+    LS_GROUP_TYPE_SHARE = 2,    /* KIP-932 */
+} ls_group_type_t;
+const char *ls_group_type_name(ls_group_type_t t); /* "classic" / "consumer" / "share" */
+
 /* A group's persisted metadata (no offsets). */
 typedef struct ls_group_record {
     ls_group_state state; /* LS_GROUP_EMPTY or LS_GROUP_STABLE */
-    bool consumer;        /* a group of the KIP-848 protocol (version 2 of the record):
-                           * generation is its group epoch, its members are in
-                           * consumer_state (ls_cgroup_encode), nmembers is 0 */
-    uint8_t *consumer_state;
-    size_t consumer_state_len;
+    ls_group_type_t type; /* not classic: version 2 of the record; generation is its
+                           * group epoch, its members are in type_state
+                           * (ls_cgroup_encode / ls_sgroup_encode), nmembers is 0 */
+    uint8_t *type_state;
+    size_t type_state_len;
     int32_t generation;
     char *protocol_type; /* NULL: offsets only, no membership ever */
     char *protocol_name;
@@ -190,6 +200,9 @@ typedef struct ls_group_hooks {
     /* Current stream number of a topic, -1 when it does not exist (used to
      * hide and expire offsets of deleted topics). */
     int64_t (*topic_stream_no)(void *arg, const char *topic);
+    /* A share group's member left or expired: release the records it holds
+     * (group/share_store.h). May be NULL. */
+    void (*share_left)(void *arg, const char *group_id, const char *member_id);
 } ls_group_hooks_t;
 
 ls_group_coord_t *ls_group_coord_new(const ls_group_config_t *cfg, const ls_group_hooks_t *hooks);
@@ -247,8 +260,9 @@ void ls_group_snapshot(const ls_group_t *g, ls_group_record_t *out);
  * classic group becomes a consumer group on its first heartbeat, a consumer
  * group without members becomes classic on its first JoinGroup; a group with
  * members keeps its type (GROUP_ID_NOT_FOUND / INCONSISTENT_GROUP_PROTOCOL). */
-const char *ls_group_type(const ls_group_t *g);            /* "classic" / "consumer" */
-const ls_cgroup_t *ls_group_consumer(const ls_group_t *g); /* NULL: classic */
+const char *ls_group_type(const ls_group_t *g); /* "classic" / "consumer" / "share" */
+const ls_cgroup_t *ls_group_consumer(const ls_group_t *g); /* NULL: not a consumer group */
+const ls_sgroup_t *ls_group_share(const ls_group_t *g);    /* NULL: not a share group */
 /* Kafka's state name of either type ("Stable", "Reconciling", ...). */
 const char *ls_group_state_label(const ls_group_t *g);
 /* One ConsumerGroupHeartbeat (req->now_ms is set here). LS_GERR_GROUP_ID_NOT_FOUND:
@@ -258,6 +272,18 @@ const char *ls_group_state_label(const ls_group_t *g);
 ls_group_err ls_group_consumer_heartbeat(ls_group_t *g, ls_cgroup_hb_req_t *req,
                                          const ls_cgroup_topic_t *topics, int ntopics,
                                          ls_cgroup_hb_res_t *res, bool *stored);
+
+/* ---- share groups (KIP-932) ----
+ * A share group holds an ls_sgroup_t (sgroup.h) the same way: its record is
+ * version 2 with group type 2 and stored whenever ls_sgroup_version moves,
+ * before the heartbeat that moved it is answered. Only a group id nobody
+ * uses becomes a share group; a share group refuses JoinGroup
+ * (INCONSISTENT_GROUP_PROTOCOL), ConsumerGroupHeartbeat and offset commits
+ * (GROUP_ID_NOT_FOUND), as Kafka's. One ShareGroupHeartbeat (req->now_ms is
+ * set here): LS_GERR_GROUP_ID_NOT_FOUND for a group of another type. */
+ls_group_err ls_group_share_heartbeat(ls_group_t *g, ls_sgroup_hb_req_t *req,
+                                      const ls_cgroup_topic_t *topics, int ntopics,
+                                      ls_sgroup_hb_res_t *res, bool *stored);
 
 typedef struct ls_group_protocol {
     const char *name;

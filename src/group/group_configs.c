@@ -34,18 +34,42 @@ static bool parse_int(const char *s, int32_t *out)
     return true;
 }
 
+/* A stored value as the int lookups return: ints as written;
+ * share.auto.offset.reset 1 for earliest, 0 for latest. */
+static bool parse_value(const char *key, const char *s, int32_t *out)
+{
+    if (strcmp(key, LS_GROUP_CONFIG_SHARE_RESET) != 0) return parse_int(s, out);
+    if (!s) return false;
+    if (!strcmp(s, "earliest") || !strcmp(s, "latest")) {
+        *out = !strcmp(s, "earliest");
+        return true;
+    }
+    return false;
+}
+
 int ls_group_config_check(const char *key, const char *value, char *err, size_t errlen)
 {
+    if (!strcmp(key, LS_GROUP_CONFIG_SHARE_RESET)) {
+        int32_t v;
+        if (value && !parse_value(key, value, &v)) {
+            snprintf(err, errlen,
+                     "Invalid value %s for configuration %s: earliest or latest (by_duration is "
+                     "not supported)",
+                     value, key);
+            return -1;
+        }
+        return 0;
+    }
     if (strcmp(key, LS_GROUP_CONFIG_SESSION) != 0 && strcmp(key, LS_GROUP_CONFIG_HEARTBEAT) != 0) {
         if (!strncmp(key, "share.", 6) || !strncmp(key, "streams.", 8))
             snprintf(err, errlen,
-                     "Group config '%s' is not supported: share and streams groups are not "
-                     "served by this broker.",
+                     "Group config '%s' is not supported (served: " LS_GROUP_CONFIG_SESSION
+                     ", " LS_GROUP_CONFIG_HEARTBEAT ", " LS_GROUP_CONFIG_SHARE_RESET ").",
                      key);
         else
             snprintf(err, errlen,
                      "Unknown group config name: %s (known: " LS_GROUP_CONFIG_SESSION
-                     ", " LS_GROUP_CONFIG_HEARTBEAT ")",
+                     ", " LS_GROUP_CONFIG_HEARTBEAT ", " LS_GROUP_CONFIG_SHARE_RESET ")",
                      key);
         return -1;
     }
@@ -146,7 +170,7 @@ bool ls_group_configs_get(ls_group_configs_t *gc, const char *group, const char 
 {
     pthread_rwlock_rdlock(&gc->lock);
     json_t *v = json_object_get(json_object_get(gc->doc, group), key);
-    bool ok = v && parse_int(json_string_value(v), value);
+    bool ok = v && parse_value(key, json_string_value(v), value);
     pthread_rwlock_unlock(&gc->lock);
     return ok;
 }

@@ -12,8 +12,9 @@
  * Keys (Kafka's): consumer.session.timeout.ms and
  * consumer.heartbeat.interval.ms, positive ints; the effective heartbeat
  * interval must stay below the effective session timeout (Kafka's rule).
- * Kafka's share.* and streams.* group keys are refused: those group types
- * are not served.
+ * share.auto.offset.reset, earliest or latest: where a share partition
+ * without state starts. Kafka's other share.* and the streams.* group keys
+ * are refused with the list of those served.
  *
  * Threads: lookups from any thread (a rwlock over the parsed copy); changes
  * block on the store (worker threads). */
@@ -27,6 +28,8 @@
 
 #define LS_GROUP_CONFIG_SESSION "consumer.session.timeout.ms"
 #define LS_GROUP_CONFIG_HEARTBEAT "consumer.heartbeat.interval.ms"
+/* earliest | latest (Kafka's default); ls_group_configs_get gives 1 / 0 */
+#define LS_GROUP_CONFIG_SHARE_RESET "share.auto.offset.reset"
 
 typedef struct ls_group_configs ls_group_configs_t;
 

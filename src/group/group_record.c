@@ -14,11 +14,21 @@
 #define REC_VERSION_TYPED 2
 #define OFF_VERSION 1
 
+const char *ls_group_type_name(ls_group_type_t t)
+{
+    switch (t) {
+    case LS_GROUP_TYPE_CLASSIC: return "classic";
+    case LS_GROUP_TYPE_CONSUMER: return "consumer";
+    case LS_GROUP_TYPE_SHARE: return "share";
+    }
+    return "classic";
+}
+
 uint8_t *ls_group_record_encode(const ls_group_record_t *rec, size_t *len)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_append_u8(&b, rec->consumer ? REC_VERSION_TYPED : REC_VERSION);
+    ls_buf_append_u8(&b, rec->type != LS_GROUP_TYPE_CLASSIC ? REC_VERSION_TYPED : REC_VERSION);
     ls_buf_append_u8(&b, rec->state == LS_GROUP_STABLE ? 1 : 0);
     ls_bw_u32(&b, (uint32_t)rec->generation);
     ls_bw_str(&b, rec->protocol_type);
@@ -37,10 +47,10 @@ uint8_t *ls_group_record_encode(const ls_group_record_t *rec, size_t *len)
         ls_bw_bytes(&b, m->metadata, m->metadata_len);
         ls_bw_bytes(&b, m->assignment, m->assignment_len);
     }
-    if (rec->consumer) {
-        ls_buf_append_u8(&b, 1); /* group type: 1 consumer */
-        ls_bw_bytes(&b, rec->consumer_state ? rec->consumer_state : (const uint8_t *)"",
-                    rec->consumer_state_len);
+    if (rec->type != LS_GROUP_TYPE_CLASSIC) {
+        ls_buf_append_u8(&b, (uint8_t)rec->type);
+        ls_bw_bytes(&b, rec->type_state ? rec->type_state : (const uint8_t *)"",
+                    rec->type_state_len);
     }
     return ls_buf_steal(&b, len);
 }
@@ -81,9 +91,9 @@ ls_status ls_group_record_decode(const uint8_t *p, size_t len, ls_group_record_t
     }
     if (!r.err && version == REC_VERSION_TYPED) {
         uint8_t type = ls_br_u8(&r);
-        if (type != 1) r.err = true; /* only consumer groups are written typed */
-        out->consumer = true;
-        out->consumer_state = ls_br_bytes(&r, &out->consumer_state_len);
+        if (type != LS_GROUP_TYPE_CONSUMER && type != LS_GROUP_TYPE_SHARE) r.err = true;
+        out->type = (ls_group_type_t)type;
+        out->type_state = ls_br_bytes(&r, &out->type_state_len);
         if (!r.err && r.p != r.end) r.err = true;
     }
     if (r.err) {
@@ -105,7 +115,7 @@ void ls_group_record_free(ls_group_record_t *r)
         ls_free(m->assignment);
     }
     ls_free(r->members);
-    ls_free(r->consumer_state);
+    ls_free(r->type_state);
     ls_free(r->protocol_type);
     ls_free(r->protocol_name);
     ls_free(r->leader);

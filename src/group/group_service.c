@@ -61,6 +61,9 @@ void ls_group_config_from_broker(ls_group_config_t *gc, const ls_config_t *cfg)
         .consumer = {.session_timeout_ms = cfg->group_consumer_session_timeout_ms,
                      .heartbeat_interval_ms = cfg->group_consumer_heartbeat_interval_ms,
                      .max_size = cfg->group_consumer_max_size},
+        .share = {.session_timeout_ms = cfg->group_share_session_timeout_ms,
+                  .heartbeat_interval_ms = cfg->group_share_heartbeat_interval_ms,
+                  .max_size = cfg->group_share_max_size},
     };
     /* group.consumer.assignors: short names, checked by ls_config_finish */
     for (const char *p = cfg->group_consumer_assignors; p && *p && gc->consumer.nassignors < 2;) {
@@ -271,6 +274,7 @@ struct ls_group_service {
     job_t *batch;         /* in flight (linked by next) */
     ls_i64map_t fences;   /* hash(gid) -> fence_t list (loop thread) */
     int32_t node_id;      /* written into owner records (diagnostics) */
+    ls_share_store_t *shares; /* share partitions this broker serves (may be NULL) */
     bool stopped;
     int closing;
     bool freed;
@@ -642,6 +646,12 @@ void ls_group_service_refresh(ls_group_service_t *s, const char *group_id, ls_gr
 
 /* ------------------------------------------------------------- hooks */
 
+static void h_share_left(void *arg, const char *group_id, const char *member_id)
+{
+    ls_group_service_t *s = arg;
+    if (s->shares) ls_share_store_member_left(s->shares, group_id, member_id);
+}
+
 static int64_t h_now(void *arg)
 {
     ls_group_service_t *s = arg;
@@ -849,7 +859,7 @@ static void list_work(void *arg)
         x->protocol_type = ls_strdup(r.protocol_type ? r.protocol_type : "");
         x->state = r.state;
         x->state_name = ls_group_state_name(r.state);
-        x->group_type = r.consumer ? "consumer" : "classic";
+        x->group_type = ls_group_type_name(r.type);
         ls_group_record_free(&r);
     }
     ls_kvlist_free(&l);
@@ -1037,6 +1047,7 @@ ls_group_service_t *ls_group_service_open(uv_loop_t *loop, ls_meta_t *meta, ls_c
         .persist = h_persist,
         .wakeup = h_wakeup,
         .topic_stream_no = h_stream_no,
+        .share_left = h_share_left,
     };
     s->coord = ls_group_coord_new(cfg, &h);
     uv_timer_init(loop, &s->tick);
@@ -1050,6 +1061,11 @@ ls_group_service_t *ls_group_service_open(uv_loop_t *loop, ls_meta_t *meta, ls_c
 }
 
 ls_group_coord_t *ls_group_service_coord(ls_group_service_t *s) { return s->coord; }
+
+void ls_group_service_set_shares(ls_group_service_t *s, ls_share_store_t *shares)
+{
+    s->shares = shares;
+}
 
 static void on_timer_closed(uv_handle_t *h)
 {

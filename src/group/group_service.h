@@ -25,6 +25,7 @@
 #include <uv.h>
 #include "base/config.h"
 #include "group/group.h"
+#include "group/share_store.h"
 #include "meta/meta.h"
 #include "stream/catalog.h"
 
@@ -35,6 +36,10 @@ typedef void (*ls_group_offload_fn)(void *ctx, void (*fn)(void *arg), void (*aft
 /* The coordinator's settings from the broker's (group.*, offsets.*,
  * group.consumer.*). */
 void ls_group_config_from_broker(ls_group_config_t *gc, const ls_config_t *cfg);
+
+/* The share partitions this broker serves: a share group's member that
+ * leaves or expires here releases its records there. */
+void ls_group_service_set_shares(ls_group_service_t *s, ls_share_store_t *shares);
 
 ls_group_service_t *ls_group_service_open(uv_loop_t *loop, ls_meta_t *meta, ls_catalog_t *catalog,
                                           const ls_group_config_t *cfg,

@@ -221,7 +221,7 @@ int ls_sharep_acquire(ls_sharep_t *sp, const char *member_id, int64_t log_end, i
     *ranges = sp->out;
     if (max_records <= 0 || !member_id) return 0;
     int got = 0, slot = -1;
-    for (int i = 0; i < sp->n && got < max_records; i++) {
+    for (int i = 0; i < sp->n && got < max_records && sp->spso + i < log_end; i++) {
         rec_t *r = &sp->r[sp->head + i];
         if (r->state != LS_SHAREP_AVAILABLE) continue;
         if (slot < 0) slot = member_slot(sp, member_id);
@@ -237,6 +237,14 @@ int ls_sharep_acquire(ls_sharep_t *sp, const char *member_id, int64_t log_end, i
     if (got) sp->version++; /* delivery counts moved */
     *ranges = sp->out;
     return sp->nout;
+}
+
+int64_t ls_sharep_next_offset(ls_sharep_t *sp, int64_t now_ms)
+{
+    ls_sharep_tick(sp, now_ms);
+    for (int i = 0; i < sp->n; i++)
+        if (sp->r[sp->head + i].state == LS_SHAREP_AVAILABLE) return sp->spso + i;
+    return sp->n < sp->cfg.max_record_locks ? sp->spso + sp->n : -1;
 }
 
 static bool valid_type(uint8_t t) { return t <= LS_SHAREP_RENEW; }

@@ -91,6 +91,11 @@ const ls_kafka_api_t ls_kafka_apis[] = {
     /* KIP-848 consumer groups (h_consumer_group.c) */
     API(ConsumerGroupHeartbeat, CONSUMER_GROUP_HEARTBEAT, ls_kafka_handle_consumer_group_heartbeat),
     API(ConsumerGroupDescribe, CONSUMER_GROUP_DESCRIBE, ls_kafka_handle_consumer_group_describe),
+    /* KIP-932 share groups (h_consumer_group.c, h_share_fetch.c) */
+    API(ShareGroupHeartbeat, SHARE_GROUP_HEARTBEAT, ls_kafka_handle_share_group_heartbeat),
+    API(ShareGroupDescribe, SHARE_GROUP_DESCRIBE, ls_kafka_handle_share_group_describe),
+    API(ShareFetch, SHARE_FETCH, ls_kafka_handle_share_fetch),
+    API(ShareAcknowledge, SHARE_ACKNOWLEDGE, ls_kafka_handle_share_acknowledge),
 };
 const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);
 

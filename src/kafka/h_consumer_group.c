@@ -492,3 +492,319 @@ void ls_kafka_handle_consumer_group_describe(ls_kreq_t *req)
     }
     if (--ctx->pending == 0) desc_finish(ctx);
 }
+
+/* ============================================================================
+ * Share groups (KIP-932): ShareGroupHeartbeat (key 76) and ShareGroupDescribe
+ * (key 77). The membership logic is group/sgroup.c inside the same group
+ * object ("share groups" in group.h); the topic lookups, the assignment
+ * encoding and the answer-after-the-write rule are the consumer protocol's
+ * above. The records themselves are shared out by ShareFetch
+ * (h_share_fetch.c). */
+
+static int16_t sgroup_error(ls_sgroup_err e)
+{
+    switch (e) {
+    case LS_SGERR_NONE: return LS_KERR_NONE;
+    case LS_SGERR_INVALID_REQUEST: return LS_KERR_INVALID_REQUEST;
+    case LS_SGERR_UNKNOWN_MEMBER_ID: return LS_KERR_UNKNOWN_MEMBER_ID;
+    case LS_SGERR_FENCED_MEMBER_EPOCH: return LS_KERR_FENCED_MEMBER_EPOCH;
+    case LS_SGERR_GROUP_MAX_SIZE_REACHED: return LS_KERR_GROUP_MAX_SIZE_REACHED;
+    }
+    return LS_KERR_UNKNOWN_SERVER_ERROR;
+}
+
+typedef struct shb_ctx {
+    ls_kreq_t *req;
+    ls_kafka_ShareGroupHeartbeatRequest m;
+    char *gid;
+    char *member_id;
+    ls_kafka_ShareGroupHeartbeatResponse resp;
+} shb_ctx_t;
+
+static void shb_send(shb_ctx_t *ctx)
+{
+    ls_kreq_t *req = ctx->req;
+    RESPOND(ShareGroupHeartbeatResponse, ctx->resp);
+}
+
+static void shb_fail(shb_ctx_t *ctx, int16_t err, const char *msg)
+{
+    memset(&ctx->resp, 0, sizeof ctx->resp);
+    ctx->resp.ErrorCode = err;
+    ctx->resp.ErrorMessage = msg ? ls_kstr_c(msg) : ls_kstr_null();
+    ctx->resp.MemberId = ls_kstr_null();
+    shb_send(ctx);
+}
+
+static void shb_written(void *arg, ls_status st)
+{
+    shb_ctx_t *ctx = arg;
+    if (st != LS_OK) {
+        shb_fail(ctx, ls_kafka_group_write_error(st), "The group could not be stored.");
+        return;
+    }
+    shb_send(ctx);
+}
+
+/* The topics the share group's members and this request subscribe to. */
+static ls_cgroup_topic_t *share_topics(ls_kreq_t *req, const ls_group_t *g,
+                                       const ls_sgroup_hb_req_t *hr, int *n)
+{
+    named_t t = {.req = req};
+    for (int i = 0; hr->topics && i < hr->ntopics; i++)
+        if (hr->topics[i]) named_add(&t, hr->topics[i]);
+    const ls_sgroup_t *sg = ls_group_share(g);
+    for (int i = 0; sg && i < ls_sgroup_member_count(sg); i++) {
+        ls_sgroup_member_info_t mi;
+        ls_sgroup_member(sg, i, &mi);
+        for (int k = 0; k < mi.ntopics; k++)
+            named_add(&t, mi.topics[k]);
+    }
+    *n = t.n;
+    return t.v;
+}
+
+static void shb_ready(void *arg, ls_group_t *g)
+{
+    shb_ctx_t *ctx = arg;
+    ls_kreq_t *req = ctx->req;
+    ls_arena_t *a = req->arena;
+    const ls_kafka_ShareGroupHeartbeatRequest *m = &ctx->m;
+    if (!g) {
+        shb_fail(ctx, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
+        return;
+    }
+    ls_sgroup_hb_req_t hr = {
+        .member_id = ctx->member_id,
+        .member_epoch = m->MemberEpoch,
+        .rack_id = ls_kgroup_cstr(a, m->RackId, NULL),
+        .ntopics = m->NumSubscribedTopicNames,
+        .client_id =
+            ls_kgroup_cstr(a, req->client_id.len >= 0 ? req->client_id : ls_kstr_c(""), NULL),
+        .client_host = ls_kgroup_client_host(req),
+    };
+    if (m->NumSubscribedTopicNames >= 0) {
+        const char **names =
+            ls_arena_alloc(a, (size_t)(m->NumSubscribedTopicNames + 1) * sizeof *names);
+        for (int32_t i = 0; i < m->NumSubscribedTopicNames; i++)
+            names[i] = ls_kafka_topic_name(a, m->SubscribedTopicNames[i]);
+        hr.topics = names;
+    }
+    int ntopics;
+    ls_cgroup_topic_t *topics = share_topics(req, g, &hr, &ntopics);
+    ls_sgroup_hb_res_t res;
+    bool stored;
+    ls_group_err ge = ls_group_share_heartbeat(g, &hr, topics, ntopics, &res, &stored);
+    if (ge == LS_GERR_GROUP_ID_NOT_FOUND) {
+        shb_fail(ctx, LS_KERR_GROUP_ID_NOT_FOUND,
+                 arena_printf(a, "Group %s is not a share group.", ctx->gid));
+        return;
+    }
+    if (ge != LS_GERR_NONE) {
+        shb_fail(ctx, ls_kafka_group_error(ge), NULL);
+        return;
+    }
+    if (res.err != LS_SGERR_NONE) {
+        shb_fail(ctx, sgroup_error(res.err), res.message);
+        return;
+    }
+    ls_kafka_ShareGroupHeartbeatResponse *r = &ctx->resp;
+    memset(r, 0, sizeof *r);
+    r->ErrorMessage = ls_kstr_null();
+    r->MemberId = ls_kstr_c(ctx->member_id);
+    r->MemberEpoch = res.member_epoch;
+    if (m->MemberEpoch >= 0) {
+        r->HeartbeatIntervalMs = res.heartbeat_interval_ms;
+        r->HasAssignment = true;
+        /* the same wire shape as the consumer protocol's assignment */
+        ls_kafka_ConsumerGroupHeartbeatResponse_Assignment as;
+        memset(&as, 0, sizeof as);
+        fill_assignment(req, res.assigned, res.nassigned, &as);
+        r->Assignment.NumTopicPartitions = as.NumTopicPartitions;
+        r->Assignment.TopicPartitions =
+            ls_kmsg_alloc(a, as.NumTopicPartitions, sizeof *r->Assignment.TopicPartitions);
+        for (int32_t i = 0; i < as.NumTopicPartitions; i++) {
+            r->Assignment.TopicPartitions[i].TopicId = as.TopicPartitions[i].TopicId;
+            r->Assignment.TopicPartitions[i].Partitions = as.TopicPartitions[i].Partitions;
+            r->Assignment.TopicPartitions[i].NumPartitions = as.TopicPartitions[i].NumPartitions;
+        }
+    }
+    if (stored) {
+        ls_group_service_barrier(req->svc->groups, shb_written, ctx);
+        return;
+    }
+    shb_send(ctx);
+}
+
+void ls_kafka_handle_share_group_heartbeat(ls_kreq_t *req)
+{
+    ls_arena_t *a = req->arena;
+    shb_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
+    memset(ctx, 0, sizeof *ctx);
+    ctx->req = req;
+    REQUEST(ShareGroupHeartbeatRequest, ctx->m);
+    const ls_kafka_ShareGroupHeartbeatRequest *m = &ctx->m;
+    bool ok1, ok2, ok3 = true;
+    ctx->gid = ls_kgroup_cstr(a, m->GroupId, &ok1);
+    ctx->member_id = ls_kgroup_cstr(a, m->MemberId, &ok2);
+    ls_kgroup_cstr(a, m->RackId, &ok3);
+    /* as Kafka: READ on the group, DESCRIBE on each subscribed topic */
+    if (!ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_GROUP, m->GroupId)) {
+        shb_fail(ctx, LS_KERR_GROUP_AUTHORIZATION_FAILED, NULL);
+        return;
+    }
+    if (!ok1 || !ctx->gid || !*ctx->gid) {
+        shb_fail(ctx, LS_KERR_INVALID_GROUP_ID, "GroupId can't be empty.");
+        return;
+    }
+    if (ls_table_group_id(ctx->gid)) {
+        shb_fail(ctx, LS_KERR_GROUP_ID_NOT_FOUND, "The lakestream.table.* groups are read-only.");
+        return;
+    }
+    if (!ok2 || !ok3) {
+        shb_fail(ctx, LS_KERR_INVALID_REQUEST, "A string field holds a control character.");
+        return;
+    }
+    if (!ctx->member_id || !*ctx->member_id) {
+        shb_fail(ctx, LS_KERR_INVALID_REQUEST, "MemberId can't be empty.");
+        return;
+    }
+    for (int32_t i = 0; i < m->NumSubscribedTopicNames; i++)
+        if (!ls_kreq_allowed_k(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC,
+                               m->SubscribedTopicNames[i])) {
+            shb_fail(ctx, LS_KERR_TOPIC_AUTHORIZATION_FAILED,
+                     "Not authorized to describe a subscribed topic.");
+            return;
+        }
+    if (!req->svc->groups || !req->svc->shares) {
+        shb_fail(ctx, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
+        return;
+    }
+    ls_kgroup_acquire(req, ctx->gid, shb_ready, ctx);
+}
+
+/* ---------------------------------------------------------- ShareGroupDescribe */
+
+typedef struct sdesc_ctx {
+    ls_kreq_t *req;
+    ls_kafka_ShareGroupDescribeRequest m;
+    ls_kafka_ShareGroupDescribeResponse resp;
+    int pending;
+} sdesc_ctx_t;
+
+typedef struct sdesc_one {
+    sdesc_ctx_t *ctx;
+    ls_kafka_ShareGroupDescribeResponse_DescribedGroup *out;
+    char *gid;
+} sdesc_one_t;
+
+static void sdesc_finish(sdesc_ctx_t *ctx)
+{
+    ls_kreq_t *req = ctx->req;
+    RESPOND(ShareGroupDescribeResponse, ctx->resp);
+}
+
+static void sdesc_error(sdesc_one_t *d, int16_t err, const char *fmt)
+{
+    ls_kafka_ShareGroupDescribeResponse_DescribedGroup *o = d->out;
+    o->ErrorCode = err;
+    o->ErrorMessage = fmt ? ls_kstr_c(arena_printf(d->ctx->req->arena, fmt, d->gid ? d->gid : ""))
+                          : ls_kstr_null();
+    o->GroupState = ls_kstr_c(err == LS_KERR_GROUP_ID_NOT_FOUND ? "Dead" : "");
+    o->AssignorName = ls_kstr_c("");
+    o->AuthorizedOperations = INT32_MIN;
+}
+
+static void sdesc_ready(void *arg, ls_group_t *g)
+{
+    sdesc_one_t *d = arg;
+    sdesc_ctx_t *ctx = d->ctx;
+    ls_kreq_t *req = ctx->req;
+    ls_arena_t *a = req->arena;
+    const ls_sgroup_t *sg = g ? ls_group_share(g) : NULL;
+    if (!g) {
+        sdesc_error(d, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
+    } else if (ls_group_get_state(g) == LS_GROUP_DEAD) {
+        sdesc_error(d, LS_KERR_GROUP_ID_NOT_FOUND, "Group %s not found.");
+    } else if (!sg) {
+        sdesc_error(d, LS_KERR_GROUP_ID_NOT_FOUND, "Group %s is not a share group.");
+    } else {
+        ls_kafka_ShareGroupDescribeResponse_DescribedGroup *o = d->out;
+        o->ErrorMessage = ls_kstr_null();
+        o->GroupState = ls_kstr_c(ls_group_state_label(g));
+        o->GroupEpoch = ls_sgroup_epoch(sg);
+        o->AssignmentEpoch = ls_sgroup_assignment_epoch(sg);
+        o->AssignorName = ls_kstr_c("simple");
+        o->AuthorizedOperations =
+            ctx->m.IncludeAuthorizedOperations
+                ? ls_kreq_authorized_ops(req, LS_ACL_RES_GROUP, d->gid, LS_KGROUP_AUTHORIZED_OPS)
+                : INT32_MIN;
+        int n = ls_sgroup_member_count(sg);
+        o->NumMembers = n;
+        o->Members = ls_kmsg_alloc(a, n, sizeof *o->Members);
+        for (int i = 0; i < n; i++) {
+            ls_sgroup_member_info_t mi;
+            ls_sgroup_member(sg, i, &mi);
+            ls_kafka_ShareGroupDescribeResponse_Member *mb = &o->Members[i];
+            mb->MemberId = arena_kstr(a, mi.member_id);
+            mb->RackId = arena_kstr(a, mi.rack_id);
+            mb->MemberEpoch = mi.member_epoch;
+            mb->ClientId = arena_kstr(a, mi.client_id);
+            mb->ClientHost = arena_kstr(a, mi.client_host);
+            mb->NumSubscribedTopicNames = mi.ntopics;
+            mb->SubscribedTopicNames = ls_kmsg_alloc(a, mi.ntopics, sizeof(ls_kstr_t));
+            for (int k = 0; k < mi.ntopics; k++)
+                mb->SubscribedTopicNames[k] = arena_kstr(a, mi.topics[k]);
+            ls_kafka_ConsumerGroupDescribeResponse_Assignment as;
+            memset(&as, 0, sizeof as);
+            desc_assignment(req, mi.assigned, mi.nassigned, &as);
+            mb->Assignment.NumTopicPartitions = as.NumTopicPartitions;
+            mb->Assignment.TopicPartitions =
+                ls_kmsg_alloc(a, as.NumTopicPartitions, sizeof *mb->Assignment.TopicPartitions);
+            for (int32_t k = 0; k < as.NumTopicPartitions; k++) {
+                mb->Assignment.TopicPartitions[k].TopicId = as.TopicPartitions[k].TopicId;
+                mb->Assignment.TopicPartitions[k].TopicName = as.TopicPartitions[k].TopicName;
+                mb->Assignment.TopicPartitions[k].Partitions = as.TopicPartitions[k].Partitions;
+                mb->Assignment.TopicPartitions[k].NumPartitions =
+                    as.TopicPartitions[k].NumPartitions;
+            }
+        }
+    }
+    if (--ctx->pending == 0) sdesc_finish(ctx);
+}
+
+void ls_kafka_handle_share_group_describe(ls_kreq_t *req)
+{
+    ls_arena_t *a = req->arena;
+    sdesc_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
+    memset(ctx, 0, sizeof *ctx);
+    ctx->req = req;
+    REQUEST(ShareGroupDescribeRequest, ctx->m);
+    ctx->resp.NumGroups = ctx->m.NumGroupIds;
+    ctx->resp.Groups = ls_kmsg_alloc(a, ctx->m.NumGroupIds, sizeof *ctx->resp.Groups);
+    ctx->pending = 1;
+    for (int32_t i = 0; i < ctx->m.NumGroupIds; i++) {
+        sdesc_one_t *d = ls_arena_alloc(a, sizeof *d);
+        d->ctx = ctx;
+        d->out = &ctx->resp.Groups[i];
+        d->out->GroupId = ctx->m.GroupIds[i];
+        bool ok;
+        d->gid = ls_kgroup_cstr(a, ctx->m.GroupIds[i], &ok);
+        ctx->pending++;
+        if (!ls_kreq_allowed_k(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_GROUP, ctx->m.GroupIds[i])) {
+            sdesc_error(d, LS_KERR_GROUP_AUTHORIZATION_FAILED, NULL);
+        } else if (!ok || !d->gid || !*d->gid) {
+            sdesc_error(d, LS_KERR_INVALID_GROUP_ID, NULL);
+        } else if (ls_table_group_id(d->gid)) {
+            sdesc_error(d, LS_KERR_GROUP_ID_NOT_FOUND,
+                        "Group %s is not a share group (a table's read-only group).");
+        } else if (!req->svc->groups) {
+            sdesc_error(d, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
+        } else {
+            ls_kgroup_acquire(req, d->gid, sdesc_ready, d);
+            continue;
+        }
+        ctx->pending--;
+    }
+    if (--ctx->pending == 0) sdesc_finish(ctx);
+}

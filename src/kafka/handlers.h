@@ -104,6 +104,10 @@ char *ls_kgroup_client_host(ls_kreq_t *req);
 /* h_consumer_group.c: the KIP-848 consumer group protocol */
 void ls_kafka_handle_consumer_group_heartbeat(ls_kreq_t *req); /* key 68 */
 void ls_kafka_handle_consumer_group_describe(ls_kreq_t *req);  /* key 69 */
+void ls_kafka_handle_share_group_heartbeat(ls_kreq_t *req);    /* key 76 */
+void ls_kafka_handle_share_group_describe(ls_kreq_t *req);     /* key 77 */
+void ls_kafka_handle_share_fetch(ls_kreq_t *req);              /* key 78 */
+void ls_kafka_handle_share_acknowledge(ls_kreq_t *req);        /* key 79 */
 /* h_group.c: a group outcome as its Kafka code. */
 int16_t ls_kafka_group_error(ls_group_err e);
 /* A failed group write (OffsetCommit, TxnOffsetCommit): NOT_COORDINATOR when

@@ -9,6 +9,17 @@
 
 /* ---- LeaderIdAndEpoch */
 
+static size_t z_LeaderIdAndEpoch(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 4;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
 static void i_LeaderIdAndEpoch(ls_kafka_LeaderIdAndEpoch *m)
 {
     m->LeaderId = -1;
@@ -10360,6 +10371,1086 @@ static void e_DescribeTopicPartitionsResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- ShareGroupHeartbeatRequest */
+
+static void i_ShareGroupHeartbeatRequest(ls_kafka_ShareGroupHeartbeatRequest *m)
+{
+    m->RackId = ls_kstr_null();
+    m->NumSubscribedTopicNames = -1;
+}
+
+static void d_ShareGroupHeartbeatRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                         ls_kafka_ShareGroupHeartbeatRequest *m)
+{
+    (void)v;
+    m->GroupId = ls_kmsg_str(r, f, "ShareGroupHeartbeatRequest.GroupId");
+    m->MemberId = ls_kmsg_str(r, f, "ShareGroupHeartbeatRequest.MemberId");
+    m->MemberEpoch = ls_kr_i32(r);
+    m->RackId = ls_kr_str(r, f);
+    m->NumSubscribedTopicNames = ls_kmsg_arrlen(r, f, f ? 1 : 2, true,
+                                                "ShareGroupHeartbeatRequest.SubscribedTopicNames");
+    m->SubscribedTopicNames = ls_kmsg_alloc(a, m->NumSubscribedTopicNames,
+                                            sizeof *m->SubscribedTopicNames);
+    for (int32_t i = 0; i < m->NumSubscribedTopicNames && !r->err; i++) {
+        m->SubscribedTopicNames[i] = ls_kmsg_str(r, f,
+                                                 "ShareGroupHeartbeatRequest.SubscribedTopicNames");
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareGroupHeartbeatRequest(ls_kw_t *w, int16_t v, bool f,
+                                         const ls_kafka_ShareGroupHeartbeatRequest *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->GroupId);
+    ls_kmsg_wstr_nn(w, f, m->MemberId);
+    ls_kw_i32(w, m->MemberEpoch);
+    ls_kmsg_wstr(w, f, m->RackId);
+    ls_kmsg_warrlen(w, f, m->NumSubscribedTopicNames, true);
+    for (int32_t i = 0; i < m->NumSubscribedTopicNames; i++)
+        ls_kmsg_wstr_nn(w, f, m->SubscribedTopicNames[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareGroupHeartbeatResponse_TopicPartitions */
+
+static size_t z_ShareGroupHeartbeatResponse_TopicPartitions(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 16;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ShareGroupHeartbeatResponse_TopicPartitions(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ShareGroupHeartbeatResponse_TopicPartitions *m)
+{
+    (void)v;
+    ls_kr_uuid(r, &m->TopicId);
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "TopicPartitions.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareGroupHeartbeatResponse_TopicPartitions(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ShareGroupHeartbeatResponse_TopicPartitions *m)
+{
+    (void)v;
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareGroupHeartbeatResponse_Assignment */
+
+static void d_ShareGroupHeartbeatResponse_Assignment(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ShareGroupHeartbeatResponse_Assignment *m)
+{
+    m->NumTopicPartitions = ls_kmsg_arrlen(r, f,
+                                           z_ShareGroupHeartbeatResponse_TopicPartitions(v, f),
+                                           false, "Assignment.TopicPartitions");
+    m->TopicPartitions = ls_kmsg_alloc(a, m->NumTopicPartitions, sizeof *m->TopicPartitions);
+    for (int32_t i = 0; i < m->NumTopicPartitions && !r->err; i++) {
+        d_ShareGroupHeartbeatResponse_TopicPartitions(r, v, f, a, &m->TopicPartitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareGroupHeartbeatResponse_Assignment(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ShareGroupHeartbeatResponse_Assignment *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumTopicPartitions, false);
+    for (int32_t i = 0; i < m->NumTopicPartitions; i++)
+        e_ShareGroupHeartbeatResponse_TopicPartitions(w, v, f, &m->TopicPartitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareGroupHeartbeatResponse */
+
+static void i_ShareGroupHeartbeatResponse(ls_kafka_ShareGroupHeartbeatResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+    m->MemberId = ls_kstr_null();
+}
+
+static void d_ShareGroupHeartbeatResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                          ls_kafka_ShareGroupHeartbeatResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->MemberId = ls_kr_str(r, f);
+    m->MemberEpoch = ls_kr_i32(r);
+    m->HeartbeatIntervalMs = ls_kr_i32(r);
+    if ((m->HasAssignment = ls_kr_i8(r) >= 0))
+        d_ShareGroupHeartbeatResponse_Assignment(r, v, f, a, &m->Assignment);
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareGroupHeartbeatResponse(ls_kw_t *w, int16_t v, bool f,
+                                          const ls_kafka_ShareGroupHeartbeatResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_wstr(w, f, m->MemberId);
+    ls_kw_i32(w, m->MemberEpoch);
+    ls_kw_i32(w, m->HeartbeatIntervalMs);
+    ls_kw_i8(w, m->HasAssignment ? 1 : -1);
+    if (m->HasAssignment)
+        e_ShareGroupHeartbeatResponse_Assignment(w, v, f, &m->Assignment);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareGroupDescribeRequest */
+
+static void d_ShareGroupDescribeRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                        ls_kafka_ShareGroupDescribeRequest *m)
+{
+    (void)v;
+    m->NumGroupIds = ls_kmsg_arrlen(r, f, f ? 1 : 2, false, "ShareGroupDescribeRequest.GroupIds");
+    m->GroupIds = ls_kmsg_alloc(a, m->NumGroupIds, sizeof *m->GroupIds);
+    for (int32_t i = 0; i < m->NumGroupIds && !r->err; i++) {
+        m->GroupIds[i] = ls_kmsg_str(r, f, "ShareGroupDescribeRequest.GroupIds");
+    }
+    m->IncludeAuthorizedOperations = ls_kr_bool(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareGroupDescribeRequest(ls_kw_t *w, int16_t v, bool f,
+                                        const ls_kafka_ShareGroupDescribeRequest *m)
+{
+    (void)v;
+    ls_kmsg_warrlen(w, f, m->NumGroupIds, false);
+    for (int32_t i = 0; i < m->NumGroupIds; i++)
+        ls_kmsg_wstr_nn(w, f, m->GroupIds[i]);
+    ls_kw_bool(w, m->IncludeAuthorizedOperations);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareGroupDescribeResponse_TopicPartitions */
+
+static size_t z_ShareGroupDescribeResponse_TopicPartitions(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 16;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ShareGroupDescribeResponse_TopicPartitions(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ShareGroupDescribeResponse_TopicPartitions *m)
+{
+    (void)v;
+    ls_kr_uuid(r, &m->TopicId);
+    m->TopicName = ls_kmsg_str(r, f, "TopicPartitions.TopicName");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "TopicPartitions.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareGroupDescribeResponse_TopicPartitions(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ShareGroupDescribeResponse_TopicPartitions *m)
+{
+    (void)v;
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kmsg_wstr_nn(w, f, m->TopicName);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareGroupDescribeResponse_Assignment */
+
+static size_t z_ShareGroupDescribeResponse_Assignment(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ShareGroupDescribeResponse_Assignment(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_ShareGroupDescribeResponse_Assignment *m)
+{
+    m->NumTopicPartitions = ls_kmsg_arrlen(r, f, z_ShareGroupDescribeResponse_TopicPartitions(v, f),
+                                           false, "Assignment.TopicPartitions");
+    m->TopicPartitions = ls_kmsg_alloc(a, m->NumTopicPartitions, sizeof *m->TopicPartitions);
+    for (int32_t i = 0; i < m->NumTopicPartitions && !r->err; i++) {
+        d_ShareGroupDescribeResponse_TopicPartitions(r, v, f, a, &m->TopicPartitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareGroupDescribeResponse_Assignment(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ShareGroupDescribeResponse_Assignment *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumTopicPartitions, false);
+    for (int32_t i = 0; i < m->NumTopicPartitions; i++)
+        e_ShareGroupDescribeResponse_TopicPartitions(w, v, f, &m->TopicPartitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareGroupDescribeResponse_Member */
+
+static size_t z_ShareGroupDescribeResponse_Member(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += 4;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    n += z_ShareGroupDescribeResponse_Assignment(v, f);
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_ShareGroupDescribeResponse_Member(ls_kafka_ShareGroupDescribeResponse_Member *m)
+{
+    m->RackId = ls_kstr_null();
+}
+
+static void d_ShareGroupDescribeResponse_Member(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                ls_kafka_ShareGroupDescribeResponse_Member *m)
+{
+    m->MemberId = ls_kmsg_str(r, f, "Member.MemberId");
+    m->RackId = ls_kr_str(r, f);
+    m->MemberEpoch = ls_kr_i32(r);
+    m->ClientId = ls_kmsg_str(r, f, "Member.ClientId");
+    m->ClientHost = ls_kmsg_str(r, f, "Member.ClientHost");
+    m->NumSubscribedTopicNames = ls_kmsg_arrlen(r, f, f ? 1 : 2, false,
+                                                "Member.SubscribedTopicNames");
+    m->SubscribedTopicNames = ls_kmsg_alloc(a, m->NumSubscribedTopicNames,
+                                            sizeof *m->SubscribedTopicNames);
+    for (int32_t i = 0; i < m->NumSubscribedTopicNames && !r->err; i++) {
+        m->SubscribedTopicNames[i] = ls_kmsg_str(r, f, "Member.SubscribedTopicNames");
+    }
+    d_ShareGroupDescribeResponse_Assignment(r, v, f, a, &m->Assignment);
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareGroupDescribeResponse_Member(ls_kw_t *w, int16_t v, bool f,
+                                                const ls_kafka_ShareGroupDescribeResponse_Member *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->MemberId);
+    ls_kmsg_wstr(w, f, m->RackId);
+    ls_kw_i32(w, m->MemberEpoch);
+    ls_kmsg_wstr_nn(w, f, m->ClientId);
+    ls_kmsg_wstr_nn(w, f, m->ClientHost);
+    ls_kmsg_warrlen(w, f, m->NumSubscribedTopicNames, false);
+    for (int32_t i = 0; i < m->NumSubscribedTopicNames; i++)
+        ls_kmsg_wstr_nn(w, f, m->SubscribedTopicNames[i]);
+    e_ShareGroupDescribeResponse_Assignment(w, v, f, &m->Assignment);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareGroupDescribeResponse_DescribedGroup */
+
+static size_t z_ShareGroupDescribeResponse_DescribedGroup(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 2;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += 4;
+    n += 4;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    n += 4;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_ShareGroupDescribeResponse_DescribedGroup(
+    ls_kafka_ShareGroupDescribeResponse_DescribedGroup *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+    m->AuthorizedOperations = -2147483648;
+}
+
+static void d_ShareGroupDescribeResponse_DescribedGroup(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ShareGroupDescribeResponse_DescribedGroup *m)
+{
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->GroupId = ls_kmsg_str(r, f, "DescribedGroup.GroupId");
+    m->GroupState = ls_kmsg_str(r, f, "DescribedGroup.GroupState");
+    m->GroupEpoch = ls_kr_i32(r);
+    m->AssignmentEpoch = ls_kr_i32(r);
+    m->AssignorName = ls_kmsg_str(r, f, "DescribedGroup.AssignorName");
+    m->NumMembers = ls_kmsg_arrlen(r, f, z_ShareGroupDescribeResponse_Member(v, f), false,
+                                   "DescribedGroup.Members");
+    m->Members = ls_kmsg_alloc(a, m->NumMembers, sizeof *m->Members);
+    for (int32_t i = 0; i < m->NumMembers && !r->err; i++) {
+        i_ShareGroupDescribeResponse_Member(&m->Members[i]);
+        d_ShareGroupDescribeResponse_Member(r, v, f, a, &m->Members[i]);
+    }
+    m->AuthorizedOperations = ls_kr_i32(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareGroupDescribeResponse_DescribedGroup(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ShareGroupDescribeResponse_DescribedGroup *m)
+{
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_wstr_nn(w, f, m->GroupId);
+    ls_kmsg_wstr_nn(w, f, m->GroupState);
+    ls_kw_i32(w, m->GroupEpoch);
+    ls_kw_i32(w, m->AssignmentEpoch);
+    ls_kmsg_wstr_nn(w, f, m->AssignorName);
+    ls_kmsg_warrlen(w, f, m->NumMembers, false);
+    for (int32_t i = 0; i < m->NumMembers; i++)
+        e_ShareGroupDescribeResponse_Member(w, v, f, &m->Members[i]);
+    ls_kw_i32(w, m->AuthorizedOperations);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareGroupDescribeResponse */
+
+static void d_ShareGroupDescribeResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                         ls_kafka_ShareGroupDescribeResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumGroups = ls_kmsg_arrlen(r, f, z_ShareGroupDescribeResponse_DescribedGroup(v, f), false,
+                                  "ShareGroupDescribeResponse.Groups");
+    m->Groups = ls_kmsg_alloc(a, m->NumGroups, sizeof *m->Groups);
+    for (int32_t i = 0; i < m->NumGroups && !r->err; i++) {
+        i_ShareGroupDescribeResponse_DescribedGroup(&m->Groups[i]);
+        d_ShareGroupDescribeResponse_DescribedGroup(r, v, f, a, &m->Groups[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareGroupDescribeResponse(ls_kw_t *w, int16_t v, bool f,
+                                         const ls_kafka_ShareGroupDescribeResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumGroups, false);
+    for (int32_t i = 0; i < m->NumGroups; i++)
+        e_ShareGroupDescribeResponse_DescribedGroup(w, v, f, &m->Groups[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareFetchRequest_AcknowledgementBatch */
+
+static size_t z_ShareFetchRequest_AcknowledgementBatch(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 8;
+    n += 8;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ShareFetchRequest_AcknowledgementBatch(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ShareFetchRequest_AcknowledgementBatch *m)
+{
+    (void)v;
+    m->FirstOffset = ls_kr_i64(r);
+    m->LastOffset = ls_kr_i64(r);
+    m->NumAcknowledgeTypes = ls_kmsg_arrlen(r, f, 1, false,
+                                            "AcknowledgementBatch.AcknowledgeTypes");
+    m->AcknowledgeTypes = ls_kmsg_alloc(a, m->NumAcknowledgeTypes, sizeof *m->AcknowledgeTypes);
+    for (int32_t i = 0; i < m->NumAcknowledgeTypes && !r->err; i++) {
+        m->AcknowledgeTypes[i] = ls_kr_i8(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareFetchRequest_AcknowledgementBatch(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ShareFetchRequest_AcknowledgementBatch *m)
+{
+    (void)v;
+    ls_kw_i64(w, m->FirstOffset);
+    ls_kw_i64(w, m->LastOffset);
+    ls_kmsg_warrlen(w, f, m->NumAcknowledgeTypes, false);
+    for (int32_t i = 0; i < m->NumAcknowledgeTypes; i++)
+        ls_kw_i8(w, m->AcknowledgeTypes[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareFetchRequest_FetchPartition */
+
+static size_t z_ShareFetchRequest_FetchPartition(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ShareFetchRequest_FetchPartition(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                               ls_kafka_ShareFetchRequest_FetchPartition *m)
+{
+    m->PartitionIndex = ls_kr_i32(r);
+    m->NumAcknowledgementBatches = ls_kmsg_arrlen(r, f,
+                                                  z_ShareFetchRequest_AcknowledgementBatch(v, f),
+                                                  false, "FetchPartition.AcknowledgementBatches");
+    m->AcknowledgementBatches = ls_kmsg_alloc(a, m->NumAcknowledgementBatches,
+                                              sizeof *m->AcknowledgementBatches);
+    for (int32_t i = 0; i < m->NumAcknowledgementBatches && !r->err; i++) {
+        d_ShareFetchRequest_AcknowledgementBatch(r, v, f, a, &m->AcknowledgementBatches[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareFetchRequest_FetchPartition(ls_kw_t *w, int16_t v, bool f,
+                                               const ls_kafka_ShareFetchRequest_FetchPartition *m)
+{
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kmsg_warrlen(w, f, m->NumAcknowledgementBatches, false);
+    for (int32_t i = 0; i < m->NumAcknowledgementBatches; i++)
+        e_ShareFetchRequest_AcknowledgementBatch(w, v, f, &m->AcknowledgementBatches[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareFetchRequest_FetchTopic */
+
+static size_t z_ShareFetchRequest_FetchTopic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 16;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ShareFetchRequest_FetchTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                           ls_kafka_ShareFetchRequest_FetchTopic *m)
+{
+    ls_kr_uuid(r, &m->TopicId);
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_ShareFetchRequest_FetchPartition(v, f), false,
+                                      "FetchTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        d_ShareFetchRequest_FetchPartition(r, v, f, a, &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareFetchRequest_FetchTopic(ls_kw_t *w, int16_t v, bool f,
+                                           const ls_kafka_ShareFetchRequest_FetchTopic *m)
+{
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_ShareFetchRequest_FetchPartition(w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareFetchRequest_ForgottenTopic */
+
+static size_t z_ShareFetchRequest_ForgottenTopic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 16;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ShareFetchRequest_ForgottenTopic(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                               ls_kafka_ShareFetchRequest_ForgottenTopic *m)
+{
+    (void)v;
+    ls_kr_uuid(r, &m->TopicId);
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "ForgottenTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareFetchRequest_ForgottenTopic(ls_kw_t *w, int16_t v, bool f,
+                                               const ls_kafka_ShareFetchRequest_ForgottenTopic *m)
+{
+    (void)v;
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareFetchRequest */
+
+static void i_ShareFetchRequest(ls_kafka_ShareFetchRequest *m)
+{
+    m->GroupId = ls_kstr_null();
+    m->MemberId = ls_kstr_null();
+    m->MaxBytes = 0x7fffffff;
+}
+
+static void d_ShareFetchRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                ls_kafka_ShareFetchRequest *m)
+{
+    m->GroupId = ls_kr_str(r, f);
+    m->MemberId = ls_kr_str(r, f);
+    m->ShareSessionEpoch = ls_kr_i32(r);
+    m->MaxWaitMs = ls_kr_i32(r);
+    m->MinBytes = ls_kr_i32(r);
+    m->MaxBytes = ls_kr_i32(r);
+    m->MaxRecords = ls_kr_i32(r);
+    m->BatchSize = ls_kr_i32(r);
+    if (v >= 2) {
+        m->ShareAcquireMode = ls_kr_i8(r);
+    }
+    if (v >= 2) {
+        m->IsRenewAck = ls_kr_bool(r);
+    }
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_ShareFetchRequest_FetchTopic(v, f), false,
+                                  "ShareFetchRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_ShareFetchRequest_FetchTopic(r, v, f, a, &m->Topics[i]);
+    }
+    m->NumForgottenTopicsData = ls_kmsg_arrlen(r, f, z_ShareFetchRequest_ForgottenTopic(v, f),
+                                               false, "ShareFetchRequest.ForgottenTopicsData");
+    m->ForgottenTopicsData = ls_kmsg_alloc(a, m->NumForgottenTopicsData,
+                                           sizeof *m->ForgottenTopicsData);
+    for (int32_t i = 0; i < m->NumForgottenTopicsData && !r->err; i++) {
+        d_ShareFetchRequest_ForgottenTopic(r, v, f, a, &m->ForgottenTopicsData[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareFetchRequest(ls_kw_t *w, int16_t v, bool f, const ls_kafka_ShareFetchRequest *m)
+{
+    ls_kmsg_wstr(w, f, m->GroupId);
+    ls_kmsg_wstr(w, f, m->MemberId);
+    ls_kw_i32(w, m->ShareSessionEpoch);
+    ls_kw_i32(w, m->MaxWaitMs);
+    ls_kw_i32(w, m->MinBytes);
+    ls_kw_i32(w, m->MaxBytes);
+    ls_kw_i32(w, m->MaxRecords);
+    ls_kw_i32(w, m->BatchSize);
+    if (v >= 2) {
+        ls_kw_i8(w, m->ShareAcquireMode);
+    }
+    if (v >= 2) {
+        ls_kw_bool(w, m->IsRenewAck);
+    }
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_ShareFetchRequest_FetchTopic(w, v, f, &m->Topics[i]);
+    ls_kmsg_warrlen(w, f, m->NumForgottenTopicsData, false);
+    for (int32_t i = 0; i < m->NumForgottenTopicsData; i++)
+        e_ShareFetchRequest_ForgottenTopic(w, v, f, &m->ForgottenTopicsData[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareFetchResponse_AcquiredRecords */
+
+static size_t z_ShareFetchResponse_AcquiredRecords(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 8;
+    n += 8;
+    n += 2;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ShareFetchResponse_AcquiredRecords(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                 ls_kafka_ShareFetchResponse_AcquiredRecords *m)
+{
+    (void)a;
+    (void)v;
+    m->FirstOffset = ls_kr_i64(r);
+    m->LastOffset = ls_kr_i64(r);
+    m->DeliveryCount = ls_kr_i16(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareFetchResponse_AcquiredRecords(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ShareFetchResponse_AcquiredRecords *m)
+{
+    (void)v;
+    ls_kw_i64(w, m->FirstOffset);
+    ls_kw_i64(w, m->LastOffset);
+    ls_kw_i16(w, m->DeliveryCount);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareFetchResponse_PartitionData */
+
+static size_t z_ShareFetchResponse_PartitionData(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 2;
+    n += (f ? 1 : 2);
+    n += 2;
+    n += (f ? 1 : 2);
+    n += z_LeaderIdAndEpoch(v, f);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_ShareFetchResponse_PartitionData(ls_kafka_ShareFetchResponse_PartitionData *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+    m->AcknowledgeErrorMessage = ls_kstr_null();
+    i_LeaderIdAndEpoch(&m->CurrentLeader);
+}
+
+static void d_ShareFetchResponse_PartitionData(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                               ls_kafka_ShareFetchResponse_PartitionData *m)
+{
+    m->PartitionIndex = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->AcknowledgeErrorCode = ls_kr_i16(r);
+    m->AcknowledgeErrorMessage = ls_kr_str(r, f);
+    d_LeaderIdAndEpoch(r, v, f, a, &m->CurrentLeader);
+    m->Records = ls_kr_bytes(r, f);
+    m->NumAcquiredRecords = ls_kmsg_arrlen(r, f, z_ShareFetchResponse_AcquiredRecords(v, f), false,
+                                           "PartitionData.AcquiredRecords");
+    m->AcquiredRecords = ls_kmsg_alloc(a, m->NumAcquiredRecords, sizeof *m->AcquiredRecords);
+    for (int32_t i = 0; i < m->NumAcquiredRecords && !r->err; i++) {
+        d_ShareFetchResponse_AcquiredRecords(r, v, f, a, &m->AcquiredRecords[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareFetchResponse_PartitionData(ls_kw_t *w, int16_t v, bool f,
+                                               const ls_kafka_ShareFetchResponse_PartitionData *m)
+{
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kw_i16(w, m->AcknowledgeErrorCode);
+    ls_kmsg_wstr(w, f, m->AcknowledgeErrorMessage);
+    e_LeaderIdAndEpoch(w, v, f, &m->CurrentLeader);
+    ls_kmsg_wrecords(w, f, m->RecordRefs, m->NumRecordRefs, m->Records, true);
+    ls_kmsg_warrlen(w, f, m->NumAcquiredRecords, false);
+    for (int32_t i = 0; i < m->NumAcquiredRecords; i++)
+        e_ShareFetchResponse_AcquiredRecords(w, v, f, &m->AcquiredRecords[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareFetchResponse_ShareFetchableTopicResponse */
+
+static size_t z_ShareFetchResponse_ShareFetchableTopicResponse(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 16;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ShareFetchResponse_ShareFetchableTopicResponse(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ShareFetchResponse_ShareFetchableTopicResponse *m)
+{
+    ls_kr_uuid(r, &m->TopicId);
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_ShareFetchResponse_PartitionData(v, f), false,
+                                      "ShareFetchableTopicResponse.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        i_ShareFetchResponse_PartitionData(&m->Partitions[i]);
+        d_ShareFetchResponse_PartitionData(r, v, f, a, &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareFetchResponse_ShareFetchableTopicResponse(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ShareFetchResponse_ShareFetchableTopicResponse *m)
+{
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_ShareFetchResponse_PartitionData(w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareFetchResponse */
+
+static void i_ShareFetchResponse(ls_kafka_ShareFetchResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_ShareFetchResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                 ls_kafka_ShareFetchResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->AcquisitionLockTimeoutMs = ls_kr_i32(r);
+    m->NumResponses = ls_kmsg_arrlen(r, f, z_ShareFetchResponse_ShareFetchableTopicResponse(v, f),
+                                     false, "ShareFetchResponse.Responses");
+    m->Responses = ls_kmsg_alloc(a, m->NumResponses, sizeof *m->Responses);
+    for (int32_t i = 0; i < m->NumResponses && !r->err; i++) {
+        d_ShareFetchResponse_ShareFetchableTopicResponse(r, v, f, a, &m->Responses[i]);
+    }
+    m->NumNodeEndpoints = ls_kmsg_arrlen(r, f, z_NodeEndpoint(v, f), false,
+                                         "ShareFetchResponse.NodeEndpoints");
+    m->NodeEndpoints = ls_kmsg_alloc(a, m->NumNodeEndpoints, sizeof *m->NodeEndpoints);
+    for (int32_t i = 0; i < m->NumNodeEndpoints && !r->err; i++) {
+        i_NodeEndpoint(&m->NodeEndpoints[i]);
+        d_NodeEndpoint(r, v, f, a, &m->NodeEndpoints[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareFetchResponse(ls_kw_t *w, int16_t v, bool f,
+                                 const ls_kafka_ShareFetchResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kw_i32(w, m->AcquisitionLockTimeoutMs);
+    ls_kmsg_warrlen(w, f, m->NumResponses, false);
+    for (int32_t i = 0; i < m->NumResponses; i++)
+        e_ShareFetchResponse_ShareFetchableTopicResponse(w, v, f, &m->Responses[i]);
+    ls_kmsg_warrlen(w, f, m->NumNodeEndpoints, false);
+    for (int32_t i = 0; i < m->NumNodeEndpoints; i++)
+        e_NodeEndpoint(w, v, f, &m->NodeEndpoints[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareAcknowledgeRequest_AcknowledgementBatch */
+
+static size_t z_ShareAcknowledgeRequest_AcknowledgementBatch(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 8;
+    n += 8;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ShareAcknowledgeRequest_AcknowledgementBatch(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ShareAcknowledgeRequest_AcknowledgementBatch *m)
+{
+    (void)v;
+    m->FirstOffset = ls_kr_i64(r);
+    m->LastOffset = ls_kr_i64(r);
+    m->NumAcknowledgeTypes = ls_kmsg_arrlen(r, f, 1, false,
+                                            "AcknowledgementBatch.AcknowledgeTypes");
+    m->AcknowledgeTypes = ls_kmsg_alloc(a, m->NumAcknowledgeTypes, sizeof *m->AcknowledgeTypes);
+    for (int32_t i = 0; i < m->NumAcknowledgeTypes && !r->err; i++) {
+        m->AcknowledgeTypes[i] = ls_kr_i8(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareAcknowledgeRequest_AcknowledgementBatch(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ShareAcknowledgeRequest_AcknowledgementBatch *m)
+{
+    (void)v;
+    ls_kw_i64(w, m->FirstOffset);
+    ls_kw_i64(w, m->LastOffset);
+    ls_kmsg_warrlen(w, f, m->NumAcknowledgeTypes, false);
+    for (int32_t i = 0; i < m->NumAcknowledgeTypes; i++)
+        ls_kw_i8(w, m->AcknowledgeTypes[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareAcknowledgeRequest_AcknowledgePartition */
+
+static size_t z_ShareAcknowledgeRequest_AcknowledgePartition(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ShareAcknowledgeRequest_AcknowledgePartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ShareAcknowledgeRequest_AcknowledgePartition *m)
+{
+    m->PartitionIndex = ls_kr_i32(r);
+    m->NumAcknowledgementBatches = ls_kmsg_arrlen(
+        r, f, z_ShareAcknowledgeRequest_AcknowledgementBatch(v, f), false,
+        "AcknowledgePartition.AcknowledgementBatches");
+    m->AcknowledgementBatches = ls_kmsg_alloc(a, m->NumAcknowledgementBatches,
+                                              sizeof *m->AcknowledgementBatches);
+    for (int32_t i = 0; i < m->NumAcknowledgementBatches && !r->err; i++) {
+        d_ShareAcknowledgeRequest_AcknowledgementBatch(r, v, f, a, &m->AcknowledgementBatches[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareAcknowledgeRequest_AcknowledgePartition(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ShareAcknowledgeRequest_AcknowledgePartition *m)
+{
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kmsg_warrlen(w, f, m->NumAcknowledgementBatches, false);
+    for (int32_t i = 0; i < m->NumAcknowledgementBatches; i++)
+        e_ShareAcknowledgeRequest_AcknowledgementBatch(w, v, f, &m->AcknowledgementBatches[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareAcknowledgeRequest_AcknowledgeTopic */
+
+static size_t z_ShareAcknowledgeRequest_AcknowledgeTopic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 16;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ShareAcknowledgeRequest_AcknowledgeTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ShareAcknowledgeRequest_AcknowledgeTopic *m)
+{
+    ls_kr_uuid(r, &m->TopicId);
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_ShareAcknowledgeRequest_AcknowledgePartition(v, f),
+                                      false, "AcknowledgeTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        d_ShareAcknowledgeRequest_AcknowledgePartition(r, v, f, a, &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareAcknowledgeRequest_AcknowledgeTopic(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ShareAcknowledgeRequest_AcknowledgeTopic *m)
+{
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_ShareAcknowledgeRequest_AcknowledgePartition(w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareAcknowledgeRequest */
+
+static void i_ShareAcknowledgeRequest(ls_kafka_ShareAcknowledgeRequest *m)
+{
+    m->GroupId = ls_kstr_null();
+    m->MemberId = ls_kstr_null();
+}
+
+static void d_ShareAcknowledgeRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                      ls_kafka_ShareAcknowledgeRequest *m)
+{
+    m->GroupId = ls_kr_str(r, f);
+    m->MemberId = ls_kr_str(r, f);
+    m->ShareSessionEpoch = ls_kr_i32(r);
+    if (v >= 2) {
+        m->IsRenewAck = ls_kr_bool(r);
+    }
+    m->NumTopics = ls_kmsg_arrlen(r, f, z_ShareAcknowledgeRequest_AcknowledgeTopic(v, f), false,
+                                  "ShareAcknowledgeRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_ShareAcknowledgeRequest_AcknowledgeTopic(r, v, f, a, &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareAcknowledgeRequest(ls_kw_t *w, int16_t v, bool f,
+                                      const ls_kafka_ShareAcknowledgeRequest *m)
+{
+    ls_kmsg_wstr(w, f, m->GroupId);
+    ls_kmsg_wstr(w, f, m->MemberId);
+    ls_kw_i32(w, m->ShareSessionEpoch);
+    if (v >= 2) {
+        ls_kw_bool(w, m->IsRenewAck);
+    }
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_ShareAcknowledgeRequest_AcknowledgeTopic(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareAcknowledgeResponse_PartitionData */
+
+static size_t z_ShareAcknowledgeResponse_PartitionData(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 2;
+    n += (f ? 1 : 2);
+    n += z_LeaderIdAndEpoch(v, f);
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_ShareAcknowledgeResponse_PartitionData(
+    ls_kafka_ShareAcknowledgeResponse_PartitionData *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+    i_LeaderIdAndEpoch(&m->CurrentLeader);
+}
+
+static void d_ShareAcknowledgeResponse_PartitionData(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ShareAcknowledgeResponse_PartitionData *m)
+{
+    (void)a;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    d_LeaderIdAndEpoch(r, v, f, a, &m->CurrentLeader);
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareAcknowledgeResponse_PartitionData(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_ShareAcknowledgeResponse_PartitionData *m)
+{
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    e_LeaderIdAndEpoch(w, v, f, &m->CurrentLeader);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse */
+
+static size_t z_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 16;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse *m)
+{
+    ls_kr_uuid(r, &m->TopicId);
+    m->NumPartitions = ls_kmsg_arrlen(r, f, z_ShareAcknowledgeResponse_PartitionData(v, f), false,
+                                      "ShareAcknowledgeTopicResponse.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        i_ShareAcknowledgeResponse_PartitionData(&m->Partitions[i]);
+        d_ShareAcknowledgeResponse_PartitionData(r, v, f, a, &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse *m)
+{
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_ShareAcknowledgeResponse_PartitionData(w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- ShareAcknowledgeResponse */
+
+static void i_ShareAcknowledgeResponse(ls_kafka_ShareAcknowledgeResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_ShareAcknowledgeResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                       ls_kafka_ShareAcknowledgeResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    if (v >= 2) {
+        m->AcquisitionLockTimeoutMs = ls_kr_i32(r);
+    }
+    m->NumResponses = ls_kmsg_arrlen(r, f,
+                                     z_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse(v, f),
+                                     false, "ShareAcknowledgeResponse.Responses");
+    m->Responses = ls_kmsg_alloc(a, m->NumResponses, sizeof *m->Responses);
+    for (int32_t i = 0; i < m->NumResponses && !r->err; i++) {
+        d_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse(r, v, f, a, &m->Responses[i]);
+    }
+    m->NumNodeEndpoints = ls_kmsg_arrlen(r, f, z_NodeEndpoint(v, f), false,
+                                         "ShareAcknowledgeResponse.NodeEndpoints");
+    m->NodeEndpoints = ls_kmsg_alloc(a, m->NumNodeEndpoints, sizeof *m->NodeEndpoints);
+    for (int32_t i = 0; i < m->NumNodeEndpoints && !r->err; i++) {
+        i_NodeEndpoint(&m->NodeEndpoints[i]);
+        d_NodeEndpoint(r, v, f, a, &m->NodeEndpoints[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_ShareAcknowledgeResponse(ls_kw_t *w, int16_t v, bool f,
+                                       const ls_kafka_ShareAcknowledgeResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    if (v >= 2) {
+        ls_kw_i32(w, m->AcquisitionLockTimeoutMs);
+    }
+    ls_kmsg_warrlen(w, f, m->NumResponses, false);
+    for (int32_t i = 0; i < m->NumResponses; i++)
+        e_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse(w, v, f, &m->Responses[i]);
+    ls_kmsg_warrlen(w, f, m->NumNodeEndpoints, false);
+    for (int32_t i = 0; i < m->NumNodeEndpoints; i++)
+        e_NodeEndpoint(w, v, f, &m->NodeEndpoints[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- Produce (key 0) */
 
 int ls_kafka_ProduceRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_ProduceRequest *m)
@@ -14018,6 +15109,286 @@ const ls_kmsg_api_t ls_kmsg_DescribeTopicPartitions = {
     .encode_response = g_DescribeTopicPartitionsResponse_encode,
 };
 
+/* ---- ShareGroupHeartbeat (key 76) */
+
+int ls_kafka_ShareGroupHeartbeatRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                               ls_kafka_ShareGroupHeartbeatRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ShareGroupHeartbeatRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_SHARE_GROUP_HEARTBEAT_MIN,
+                            LS_KAFKA_SHARE_GROUP_HEARTBEAT_MAX))
+        return -1;
+    d_ShareGroupHeartbeatRequest(r, v, v >= LS_KAFKA_SHARE_GROUP_HEARTBEAT_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ShareGroupHeartbeatRequest_encode(ls_kw_t *w, int16_t v,
+                                                const ls_kafka_ShareGroupHeartbeatRequest *m)
+{
+    e_ShareGroupHeartbeatRequest(w, v, v >= LS_KAFKA_SHARE_GROUP_HEARTBEAT_FLEX, m);
+}
+
+static int g_ShareGroupHeartbeatRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ShareGroupHeartbeatRequest_decode(r, v, a, m);
+}
+
+static void g_ShareGroupHeartbeatRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ShareGroupHeartbeatRequest_encode(w, v, m);
+}
+
+int ls_kafka_ShareGroupHeartbeatResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                ls_kafka_ShareGroupHeartbeatResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ShareGroupHeartbeatResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_SHARE_GROUP_HEARTBEAT_MIN,
+                            LS_KAFKA_SHARE_GROUP_HEARTBEAT_MAX))
+        return -1;
+    d_ShareGroupHeartbeatResponse(r, v, v >= LS_KAFKA_SHARE_GROUP_HEARTBEAT_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ShareGroupHeartbeatResponse_encode(ls_kw_t *w, int16_t v,
+                                                 const ls_kafka_ShareGroupHeartbeatResponse *m)
+{
+    e_ShareGroupHeartbeatResponse(w, v, v >= LS_KAFKA_SHARE_GROUP_HEARTBEAT_FLEX, m);
+}
+
+static int g_ShareGroupHeartbeatResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ShareGroupHeartbeatResponse_decode(r, v, a, m);
+}
+
+static void g_ShareGroupHeartbeatResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ShareGroupHeartbeatResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_ShareGroupHeartbeat = {
+    .key = 76,
+    .name = "ShareGroupHeartbeat",
+    .min_version = LS_KAFKA_SHARE_GROUP_HEARTBEAT_MIN,
+    .max_version = LS_KAFKA_SHARE_GROUP_HEARTBEAT_MAX,
+    .first_flexible = LS_KAFKA_SHARE_GROUP_HEARTBEAT_FLEX,
+    .request_size = sizeof(ls_kafka_ShareGroupHeartbeatRequest),
+    .decode_request = g_ShareGroupHeartbeatRequest_decode,
+    .encode_request = g_ShareGroupHeartbeatRequest_encode,
+    .response_size = sizeof(ls_kafka_ShareGroupHeartbeatResponse),
+    .decode_response = g_ShareGroupHeartbeatResponse_decode,
+    .encode_response = g_ShareGroupHeartbeatResponse_encode,
+};
+
+/* ---- ShareGroupDescribe (key 77) */
+
+int ls_kafka_ShareGroupDescribeRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                              ls_kafka_ShareGroupDescribeRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_SHARE_GROUP_DESCRIBE_MIN,
+                            LS_KAFKA_SHARE_GROUP_DESCRIBE_MAX))
+        return -1;
+    d_ShareGroupDescribeRequest(r, v, v >= LS_KAFKA_SHARE_GROUP_DESCRIBE_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ShareGroupDescribeRequest_encode(ls_kw_t *w, int16_t v,
+                                               const ls_kafka_ShareGroupDescribeRequest *m)
+{
+    e_ShareGroupDescribeRequest(w, v, v >= LS_KAFKA_SHARE_GROUP_DESCRIBE_FLEX, m);
+}
+
+static int g_ShareGroupDescribeRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ShareGroupDescribeRequest_decode(r, v, a, m);
+}
+
+static void g_ShareGroupDescribeRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ShareGroupDescribeRequest_encode(w, v, m);
+}
+
+int ls_kafka_ShareGroupDescribeResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                               ls_kafka_ShareGroupDescribeResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_SHARE_GROUP_DESCRIBE_MIN,
+                            LS_KAFKA_SHARE_GROUP_DESCRIBE_MAX))
+        return -1;
+    d_ShareGroupDescribeResponse(r, v, v >= LS_KAFKA_SHARE_GROUP_DESCRIBE_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ShareGroupDescribeResponse_encode(ls_kw_t *w, int16_t v,
+                                                const ls_kafka_ShareGroupDescribeResponse *m)
+{
+    e_ShareGroupDescribeResponse(w, v, v >= LS_KAFKA_SHARE_GROUP_DESCRIBE_FLEX, m);
+}
+
+static int g_ShareGroupDescribeResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ShareGroupDescribeResponse_decode(r, v, a, m);
+}
+
+static void g_ShareGroupDescribeResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ShareGroupDescribeResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_ShareGroupDescribe = {
+    .key = 77,
+    .name = "ShareGroupDescribe",
+    .min_version = LS_KAFKA_SHARE_GROUP_DESCRIBE_MIN,
+    .max_version = LS_KAFKA_SHARE_GROUP_DESCRIBE_MAX,
+    .first_flexible = LS_KAFKA_SHARE_GROUP_DESCRIBE_FLEX,
+    .request_size = sizeof(ls_kafka_ShareGroupDescribeRequest),
+    .decode_request = g_ShareGroupDescribeRequest_decode,
+    .encode_request = g_ShareGroupDescribeRequest_encode,
+    .response_size = sizeof(ls_kafka_ShareGroupDescribeResponse),
+    .decode_response = g_ShareGroupDescribeResponse_decode,
+    .encode_response = g_ShareGroupDescribeResponse_encode,
+};
+
+/* ---- ShareFetch (key 78) */
+
+int ls_kafka_ShareFetchRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                      ls_kafka_ShareFetchRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ShareFetchRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_SHARE_FETCH_MIN, LS_KAFKA_SHARE_FETCH_MAX))
+        return -1;
+    d_ShareFetchRequest(r, v, v >= LS_KAFKA_SHARE_FETCH_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ShareFetchRequest_encode(ls_kw_t *w, int16_t v, const ls_kafka_ShareFetchRequest *m)
+{
+    e_ShareFetchRequest(w, v, v >= LS_KAFKA_SHARE_FETCH_FLEX, m);
+}
+
+static int g_ShareFetchRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ShareFetchRequest_decode(r, v, a, m);
+}
+
+static void g_ShareFetchRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ShareFetchRequest_encode(w, v, m);
+}
+
+int ls_kafka_ShareFetchResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                       ls_kafka_ShareFetchResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ShareFetchResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_SHARE_FETCH_MIN, LS_KAFKA_SHARE_FETCH_MAX))
+        return -1;
+    d_ShareFetchResponse(r, v, v >= LS_KAFKA_SHARE_FETCH_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ShareFetchResponse_encode(ls_kw_t *w, int16_t v, const ls_kafka_ShareFetchResponse *m)
+{
+    e_ShareFetchResponse(w, v, v >= LS_KAFKA_SHARE_FETCH_FLEX, m);
+}
+
+static int g_ShareFetchResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ShareFetchResponse_decode(r, v, a, m);
+}
+
+static void g_ShareFetchResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ShareFetchResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_ShareFetch = {
+    .key = 78,
+    .name = "ShareFetch",
+    .min_version = LS_KAFKA_SHARE_FETCH_MIN,
+    .max_version = LS_KAFKA_SHARE_FETCH_MAX,
+    .first_flexible = LS_KAFKA_SHARE_FETCH_FLEX,
+    .request_size = sizeof(ls_kafka_ShareFetchRequest),
+    .decode_request = g_ShareFetchRequest_decode,
+    .encode_request = g_ShareFetchRequest_encode,
+    .response_size = sizeof(ls_kafka_ShareFetchResponse),
+    .decode_response = g_ShareFetchResponse_decode,
+    .encode_response = g_ShareFetchResponse_encode,
+};
+
+/* ---- ShareAcknowledge (key 79) */
+
+int ls_kafka_ShareAcknowledgeRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                            ls_kafka_ShareAcknowledgeRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ShareAcknowledgeRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_SHARE_ACKNOWLEDGE_MIN, LS_KAFKA_SHARE_ACKNOWLEDGE_MAX))
+        return -1;
+    d_ShareAcknowledgeRequest(r, v, v >= LS_KAFKA_SHARE_ACKNOWLEDGE_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ShareAcknowledgeRequest_encode(ls_kw_t *w, int16_t v,
+                                             const ls_kafka_ShareAcknowledgeRequest *m)
+{
+    e_ShareAcknowledgeRequest(w, v, v >= LS_KAFKA_SHARE_ACKNOWLEDGE_FLEX, m);
+}
+
+static int g_ShareAcknowledgeRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ShareAcknowledgeRequest_decode(r, v, a, m);
+}
+
+static void g_ShareAcknowledgeRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ShareAcknowledgeRequest_encode(w, v, m);
+}
+
+int ls_kafka_ShareAcknowledgeResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                             ls_kafka_ShareAcknowledgeResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_ShareAcknowledgeResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_SHARE_ACKNOWLEDGE_MIN, LS_KAFKA_SHARE_ACKNOWLEDGE_MAX))
+        return -1;
+    d_ShareAcknowledgeResponse(r, v, v >= LS_KAFKA_SHARE_ACKNOWLEDGE_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_ShareAcknowledgeResponse_encode(ls_kw_t *w, int16_t v,
+                                              const ls_kafka_ShareAcknowledgeResponse *m)
+{
+    e_ShareAcknowledgeResponse(w, v, v >= LS_KAFKA_SHARE_ACKNOWLEDGE_FLEX, m);
+}
+
+static int g_ShareAcknowledgeResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_ShareAcknowledgeResponse_decode(r, v, a, m);
+}
+
+static void g_ShareAcknowledgeResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_ShareAcknowledgeResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_ShareAcknowledge = {
+    .key = 79,
+    .name = "ShareAcknowledge",
+    .min_version = LS_KAFKA_SHARE_ACKNOWLEDGE_MIN,
+    .max_version = LS_KAFKA_SHARE_ACKNOWLEDGE_MAX,
+    .first_flexible = LS_KAFKA_SHARE_ACKNOWLEDGE_FLEX,
+    .request_size = sizeof(ls_kafka_ShareAcknowledgeRequest),
+    .decode_request = g_ShareAcknowledgeRequest_decode,
+    .encode_request = g_ShareAcknowledgeRequest_encode,
+    .response_size = sizeof(ls_kafka_ShareAcknowledgeResponse),
+    .decode_response = g_ShareAcknowledgeResponse_decode,
+    .encode_response = g_ShareAcknowledgeResponse_encode,
+};
+
 const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_Produce,
     &ls_kmsg_Fetch,
@@ -14072,5 +15443,9 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_ConsumerGroupDescribe,
     &ls_kmsg_ListConfigResources,
     &ls_kmsg_DescribeTopicPartitions,
+    &ls_kmsg_ShareGroupHeartbeat,
+    &ls_kmsg_ShareGroupDescribe,
+    &ls_kmsg_ShareFetch,
+    &ls_kmsg_ShareAcknowledge,
 };
-const int ls_kmsg_nall = 53;
+const int ls_kmsg_nall = 57;

@@ -91,6 +91,10 @@ enum {
     LS_KAFKA_API_CONSUMER_GROUP_DESCRIBE = 69,
     LS_KAFKA_API_LIST_CONFIG_RESOURCES = 74,
     LS_KAFKA_API_DESCRIBE_TOPIC_PARTITIONS = 75,
+    LS_KAFKA_API_SHARE_GROUP_HEARTBEAT = 76,
+    LS_KAFKA_API_SHARE_GROUP_DESCRIBE = 77,
+    LS_KAFKA_API_SHARE_FETCH = 78,
+    LS_KAFKA_API_SHARE_ACKNOWLEDGE = 79,
 };
 
 #define LS_KAFKA_PRODUCE_MIN 3
@@ -252,6 +256,18 @@ enum {
 #define LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MIN 0
 #define LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_MAX 0
 #define LS_KAFKA_DESCRIBE_TOPIC_PARTITIONS_FLEX 0
+#define LS_KAFKA_SHARE_GROUP_HEARTBEAT_MIN 1
+#define LS_KAFKA_SHARE_GROUP_HEARTBEAT_MAX 1
+#define LS_KAFKA_SHARE_GROUP_HEARTBEAT_FLEX 0
+#define LS_KAFKA_SHARE_GROUP_DESCRIBE_MIN 1
+#define LS_KAFKA_SHARE_GROUP_DESCRIBE_MAX 1
+#define LS_KAFKA_SHARE_GROUP_DESCRIBE_FLEX 0
+#define LS_KAFKA_SHARE_FETCH_MIN 1
+#define LS_KAFKA_SHARE_FETCH_MAX 2
+#define LS_KAFKA_SHARE_FETCH_FLEX 0
+#define LS_KAFKA_SHARE_ACKNOWLEDGE_MIN 1
+#define LS_KAFKA_SHARE_ACKNOWLEDGE_MAX 2
+#define LS_KAFKA_SHARE_ACKNOWLEDGE_FLEX 0
 
 typedef struct ls_kafka_LeaderIdAndEpoch {
     int32_t LeaderId; /* default -1 */
@@ -2059,6 +2075,216 @@ typedef struct ls_kafka_DescribeTopicPartitionsResponse {
     ls_kafka_DescribeTopicPartitionsResponse_Cursor NextCursor; /* nullable */
 } ls_kafka_DescribeTopicPartitionsResponse;
 
+typedef struct ls_kafka_ShareGroupHeartbeatRequest {
+    ls_kstr_t GroupId;
+    ls_kstr_t MemberId;
+    int32_t MemberEpoch;
+    ls_kstr_t RackId; /* nullable, default null */
+    ls_kstr_t *SubscribedTopicNames; /* nullable, default null */
+    int32_t NumSubscribedTopicNames; /* -1 = null */
+} ls_kafka_ShareGroupHeartbeatRequest;
+
+typedef struct ls_kafka_ShareGroupHeartbeatResponse_TopicPartitions {
+    ls_uuid_t TopicId;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_ShareGroupHeartbeatResponse_TopicPartitions;
+
+typedef struct ls_kafka_ShareGroupHeartbeatResponse_Assignment {
+    ls_kafka_ShareGroupHeartbeatResponse_TopicPartitions *TopicPartitions;
+    int32_t NumTopicPartitions;
+} ls_kafka_ShareGroupHeartbeatResponse_Assignment;
+
+typedef struct ls_kafka_ShareGroupHeartbeatResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+    ls_kstr_t MemberId; /* nullable, default null */
+    int32_t MemberEpoch;
+    int32_t HeartbeatIntervalMs;
+    bool HasAssignment; /* false = null */
+    ls_kafka_ShareGroupHeartbeatResponse_Assignment Assignment; /* nullable */
+} ls_kafka_ShareGroupHeartbeatResponse;
+
+typedef struct ls_kafka_ShareGroupDescribeRequest {
+    ls_kstr_t *GroupIds;
+    int32_t NumGroupIds;
+    bool IncludeAuthorizedOperations;
+} ls_kafka_ShareGroupDescribeRequest;
+
+typedef struct ls_kafka_ShareGroupDescribeResponse_TopicPartitions {
+    ls_uuid_t TopicId;
+    ls_kstr_t TopicName;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_ShareGroupDescribeResponse_TopicPartitions;
+
+typedef struct ls_kafka_ShareGroupDescribeResponse_Assignment {
+    ls_kafka_ShareGroupDescribeResponse_TopicPartitions *TopicPartitions;
+    int32_t NumTopicPartitions;
+} ls_kafka_ShareGroupDescribeResponse_Assignment;
+
+typedef struct ls_kafka_ShareGroupDescribeResponse_Member {
+    ls_kstr_t MemberId;
+    ls_kstr_t RackId; /* nullable, default null */
+    int32_t MemberEpoch;
+    ls_kstr_t ClientId;
+    ls_kstr_t ClientHost;
+    ls_kstr_t *SubscribedTopicNames;
+    int32_t NumSubscribedTopicNames;
+    ls_kafka_ShareGroupDescribeResponse_Assignment Assignment;
+} ls_kafka_ShareGroupDescribeResponse_Member;
+
+typedef struct ls_kafka_ShareGroupDescribeResponse_DescribedGroup {
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+    ls_kstr_t GroupId;
+    ls_kstr_t GroupState;
+    int32_t GroupEpoch;
+    int32_t AssignmentEpoch;
+    ls_kstr_t AssignorName;
+    ls_kafka_ShareGroupDescribeResponse_Member *Members;
+    int32_t NumMembers;
+    int32_t AuthorizedOperations; /* default -2147483648 */
+} ls_kafka_ShareGroupDescribeResponse_DescribedGroup;
+
+typedef struct ls_kafka_ShareGroupDescribeResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_ShareGroupDescribeResponse_DescribedGroup *Groups;
+    int32_t NumGroups;
+} ls_kafka_ShareGroupDescribeResponse;
+
+typedef struct ls_kafka_ShareFetchRequest_AcknowledgementBatch {
+    int64_t FirstOffset;
+    int64_t LastOffset;
+    int8_t *AcknowledgeTypes;
+    int32_t NumAcknowledgeTypes;
+} ls_kafka_ShareFetchRequest_AcknowledgementBatch;
+
+typedef struct ls_kafka_ShareFetchRequest_FetchPartition {
+    int32_t PartitionIndex;
+    ls_kafka_ShareFetchRequest_AcknowledgementBatch *AcknowledgementBatches;
+    int32_t NumAcknowledgementBatches;
+} ls_kafka_ShareFetchRequest_FetchPartition;
+
+typedef struct ls_kafka_ShareFetchRequest_FetchTopic {
+    ls_uuid_t TopicId;
+    ls_kafka_ShareFetchRequest_FetchPartition *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_ShareFetchRequest_FetchTopic;
+
+typedef struct ls_kafka_ShareFetchRequest_ForgottenTopic {
+    ls_uuid_t TopicId;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_ShareFetchRequest_ForgottenTopic;
+
+typedef struct ls_kafka_ShareFetchRequest {
+    ls_kstr_t GroupId; /* nullable, default null */
+    ls_kstr_t MemberId; /* nullable */
+    int32_t ShareSessionEpoch;
+    int32_t MaxWaitMs;
+    int32_t MinBytes;
+    int32_t MaxBytes; /* default 0x7fffffff */
+    int32_t MaxRecords;
+    int32_t BatchSize;
+    int8_t ShareAcquireMode; /* v2+ */
+    bool IsRenewAck; /* v2+ */
+    ls_kafka_ShareFetchRequest_FetchTopic *Topics;
+    int32_t NumTopics;
+    ls_kafka_ShareFetchRequest_ForgottenTopic *ForgottenTopicsData;
+    int32_t NumForgottenTopicsData;
+} ls_kafka_ShareFetchRequest;
+
+typedef struct ls_kafka_ShareFetchResponse_AcquiredRecords {
+    int64_t FirstOffset;
+    int64_t LastOffset;
+    int16_t DeliveryCount;
+} ls_kafka_ShareFetchResponse_AcquiredRecords;
+
+typedef struct ls_kafka_ShareFetchResponse_PartitionData {
+    int32_t PartitionIndex;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+    int16_t AcknowledgeErrorCode;
+    ls_kstr_t AcknowledgeErrorMessage; /* nullable, default null */
+    ls_kafka_LeaderIdAndEpoch CurrentLeader;
+    ls_kref_t *RecordRefs; /* encode: zero-copy Records (see top) */
+    int NumRecordRefs;
+    ls_kbytes_t Records; /* nullable */
+    ls_kafka_ShareFetchResponse_AcquiredRecords *AcquiredRecords;
+    int32_t NumAcquiredRecords;
+} ls_kafka_ShareFetchResponse_PartitionData;
+
+typedef struct ls_kafka_ShareFetchResponse_ShareFetchableTopicResponse {
+    ls_uuid_t TopicId;
+    ls_kafka_ShareFetchResponse_PartitionData *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_ShareFetchResponse_ShareFetchableTopicResponse;
+
+typedef struct ls_kafka_ShareFetchResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+    int32_t AcquisitionLockTimeoutMs;
+    ls_kafka_ShareFetchResponse_ShareFetchableTopicResponse *Responses;
+    int32_t NumResponses;
+    ls_kafka_NodeEndpoint *NodeEndpoints;
+    int32_t NumNodeEndpoints;
+} ls_kafka_ShareFetchResponse;
+
+typedef struct ls_kafka_ShareAcknowledgeRequest_AcknowledgementBatch {
+    int64_t FirstOffset;
+    int64_t LastOffset;
+    int8_t *AcknowledgeTypes;
+    int32_t NumAcknowledgeTypes;
+} ls_kafka_ShareAcknowledgeRequest_AcknowledgementBatch;
+
+typedef struct ls_kafka_ShareAcknowledgeRequest_AcknowledgePartition {
+    int32_t PartitionIndex;
+    ls_kafka_ShareAcknowledgeRequest_AcknowledgementBatch *AcknowledgementBatches;
+    int32_t NumAcknowledgementBatches;
+} ls_kafka_ShareAcknowledgeRequest_AcknowledgePartition;
+
+typedef struct ls_kafka_ShareAcknowledgeRequest_AcknowledgeTopic {
+    ls_uuid_t TopicId;
+    ls_kafka_ShareAcknowledgeRequest_AcknowledgePartition *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_ShareAcknowledgeRequest_AcknowledgeTopic;
+
+typedef struct ls_kafka_ShareAcknowledgeRequest {
+    ls_kstr_t GroupId; /* nullable, default null */
+    ls_kstr_t MemberId; /* nullable */
+    int32_t ShareSessionEpoch;
+    bool IsRenewAck; /* v2+ */
+    ls_kafka_ShareAcknowledgeRequest_AcknowledgeTopic *Topics;
+    int32_t NumTopics;
+} ls_kafka_ShareAcknowledgeRequest;
+
+typedef struct ls_kafka_ShareAcknowledgeResponse_PartitionData {
+    int32_t PartitionIndex;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+    ls_kafka_LeaderIdAndEpoch CurrentLeader;
+} ls_kafka_ShareAcknowledgeResponse_PartitionData;
+
+typedef struct ls_kafka_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse {
+    ls_uuid_t TopicId;
+    ls_kafka_ShareAcknowledgeResponse_PartitionData *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse;
+
+typedef struct ls_kafka_ShareAcknowledgeResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+    int32_t AcquisitionLockTimeoutMs; /* v2+ */
+    ls_kafka_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse *Responses;
+    int32_t NumResponses;
+    ls_kafka_NodeEndpoint *NodeEndpoints;
+    int32_t NumNodeEndpoints;
+} ls_kafka_ShareAcknowledgeResponse;
+
 /* Produce (key 0), Produce.msg */
 int ls_kafka_ProduceRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_ProduceRequest *m);
@@ -2636,6 +2862,50 @@ int ls_kafka_DescribeTopicPartitionsResponse_decode(ls_kr_t *r, int16_t version,
 void ls_kafka_DescribeTopicPartitionsResponse_encode(
     ls_kw_t *w, int16_t version, const ls_kafka_DescribeTopicPartitionsResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_DescribeTopicPartitions;
+
+/* ShareGroupHeartbeat (key 76), ShareGroupHeartbeat.msg */
+int ls_kafka_ShareGroupHeartbeatRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ShareGroupHeartbeatRequest *m);
+void ls_kafka_ShareGroupHeartbeatRequest_encode(ls_kw_t *w, int16_t version,
+                                                const ls_kafka_ShareGroupHeartbeatRequest *m);
+int ls_kafka_ShareGroupHeartbeatResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ShareGroupHeartbeatResponse *m);
+void ls_kafka_ShareGroupHeartbeatResponse_encode(ls_kw_t *w, int16_t version,
+                                                 const ls_kafka_ShareGroupHeartbeatResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_ShareGroupHeartbeat;
+
+/* ShareGroupDescribe (key 77), ShareGroupDescribe.msg */
+int ls_kafka_ShareGroupDescribeRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ShareGroupDescribeRequest *m);
+void ls_kafka_ShareGroupDescribeRequest_encode(ls_kw_t *w, int16_t version,
+                                               const ls_kafka_ShareGroupDescribeRequest *m);
+int ls_kafka_ShareGroupDescribeResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ShareGroupDescribeResponse *m);
+void ls_kafka_ShareGroupDescribeResponse_encode(ls_kw_t *w, int16_t version,
+                                                const ls_kafka_ShareGroupDescribeResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_ShareGroupDescribe;
+
+/* ShareFetch (key 78), ShareFetch.msg */
+int ls_kafka_ShareFetchRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ShareFetchRequest *m);
+void ls_kafka_ShareFetchRequest_encode(ls_kw_t *w, int16_t version,
+                                       const ls_kafka_ShareFetchRequest *m);
+int ls_kafka_ShareFetchResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ShareFetchResponse *m);
+void ls_kafka_ShareFetchResponse_encode(ls_kw_t *w, int16_t version,
+                                        const ls_kafka_ShareFetchResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_ShareFetch;
+
+/* ShareAcknowledge (key 79), ShareAcknowledge.msg */
+int ls_kafka_ShareAcknowledgeRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ShareAcknowledgeRequest *m);
+void ls_kafka_ShareAcknowledgeRequest_encode(ls_kw_t *w, int16_t version,
+                                             const ls_kafka_ShareAcknowledgeRequest *m);
+int ls_kafka_ShareAcknowledgeResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_ShareAcknowledgeResponse *m);
+void ls_kafka_ShareAcknowledgeResponse_encode(ls_kw_t *w, int16_t version,
+                                              const ls_kafka_ShareAcknowledgeResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_ShareAcknowledge;
 
 /* Every api above, in key order. */
 extern const ls_kmsg_api_t *const ls_kmsg_all[];

@@ -53,6 +53,9 @@ typedef struct ls_kafka_services {
     /* Dynamic group configs (group/group_configs.h): GROUP resources of
      * Describe/AlterConfigs, applied by ConsumerGroupHeartbeat. */
     struct ls_group_configs *group_configs;
+    /* Share-partition states and share sessions (group/share_store.h):
+     * ShareFetch, ShareAcknowledge. */
+    struct ls_share_store *shares;
     int kafka_conns; /* Kafka connections open on all listeners (kafka/conn.c) */
 
     void *root;

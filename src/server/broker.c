@@ -36,6 +36,7 @@
 #include "security/sasl.h"
 #include "security/authz.h"
 #include "group/group_configs.h"
+#include "group/share_store.h"
 #include "security/quotas.h"
 #include "kafka/kquota.h"
 #include "security/http_auth.h"
@@ -319,6 +320,7 @@ static void services_init(ls_broker_t *b)
         .quotas = b->quotas,
         .kquota = b->kquota,
         .group_configs = b->group_configs,
+        .shares = b->shares,
         .table_defaults = b->table_defaults,
         .ntable_defaults = b->ntable_defaults,
         .stopping = &b->stopping,
@@ -971,6 +973,14 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     b->groups = ls_group_service_open(loop, b->meta, b->catalog, &gc,
                                       cfg->offsets_retention_check_interval_ms, b->node_id,
                                       group_offload, b);
+    ls_sharep_config_t spc = {
+        .delivery_count_limit = cfg->group_share_delivery_count_limit,
+        .record_lock_duration_ms = cfg->group_share_record_lock_duration_ms,
+        .max_record_locks = cfg->group_share_partition_max_record_locks,
+    };
+    b->shares = ls_share_store_new(b->meta, &spc, cfg->group_share_max_share_sessions,
+                                   group_offload, b);
+    ls_group_service_set_shares(b->groups, b->shares);
     if (start_http(b, err, errlen) != 0 || start_registry(b, err, errlen) != 0) return -1;
     services_init(b); /* before the transaction threads, which read it */
     if (start_txn(b, err, errlen) != 0) return -1;
@@ -1142,6 +1152,7 @@ void ls_broker_free(ls_broker_t *b)
     ls_kquota_free(b->kquota);
     ls_quotas_close(b->quotas);
     ls_group_configs_close(b->group_configs);
+    ls_share_store_free(b->shares);
     ls_oauth_close(b->oauth);
     ls_objstore_close(b->os);
     ls_meta_close(b->meta);

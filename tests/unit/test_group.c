@@ -567,7 +567,7 @@ TEST(consumer_group_type_rules)
     ls_cgroup_hb_res_t r = cg_beat(g, "m1", 0, &ge, &stored);
     CHECK_EQ_INT(ge, LS_GERR_NONE);
     CHECK_EQ_INT(r.err, LS_CGERR_NONE);
-    CHECK(stored && persists == 1 && last_rec.consumer && last_rec.nmembers == 0);
+    CHECK(stored && persists == 1 && last_rec.type == LS_GROUP_TYPE_CONSUMER && last_rec.nmembers == 0);
     CHECK_EQ_INT(last_rec.generation, r.member_epoch);
     CHECK(strcmp(ls_group_type(g), "consumer") == 0);
     CHECK(strcmp(ls_group_state_label(g), "Stable") == 0);
@@ -663,7 +663,7 @@ TEST(consumer_group_loads_above_its_stored_epoch)
     ls_group_loaded_t l;
     memset(&l, 0, sizeof l);
     l.exists = true;
-    l.rec.consumer = true;
+    l.rec.type = LS_GROUP_TYPE_CONSUMER;
     l.rec.generation = 41;
     l.rec.protocol_type = ls_strdup("consumer");
     l.rec.members = LS_NEWN(ls_group_record_member_t, 1);
@@ -671,7 +671,7 @@ TEST(consumer_group_loads_above_its_stored_epoch)
     size_t n;
     uint8_t *b = ls_group_record_encode(&l.rec, &n);
     ls_group_record_t back;
-    CHECK(ls_group_record_decode(b, n, &back) == LS_OK && back.consumer && back.generation == 41);
+    CHECK(ls_group_record_decode(b, n, &back) == LS_OK && back.type == LS_GROUP_TYPE_CONSUMER && back.generation == 41);
     ls_group_record_free(&back);
     b[n - 1] = 7; /* an unknown group type */
     CHECK(ls_group_record_decode(b, n, &back) == LS_ECORRUPT);
@@ -692,7 +692,7 @@ TEST(consumer_group_loads_above_its_stored_epoch)
     memset(&l2, 0, sizeof l2);
     l2.exists = true;
     ls_group_snapshot(g, &l2.rec);
-    CHECK(l2.rec.consumer && l2.rec.consumer_state_len > 0);
+    CHECK(l2.rec.type == LS_GROUP_TYPE_CONSUMER && l2.rec.type_state_len > 0);
     ls_group_coord_t *c2 = ls_group_coord_new(&cfg, &h);
     ls_group_t *g2 = NULL;
     ls_group_acquire(c2, "cgl", got_group, &g2);
@@ -706,7 +706,7 @@ TEST(consumer_group_loads_above_its_stored_epoch)
     memset(&l3, 0, sizeof l3);
     l3.exists = true;
     ls_group_snapshot(g, &l3.rec);
-    l3.rec.consumer_state[0] = 99;
+    l3.rec.type_state[0] = 99;
     ls_group_t *g3 = NULL;
     ls_group_acquire(c2, "cgl3", got_group, &g3);
     ls_group_coord_load_done(c2, "cgl3", LS_OK, &l3);

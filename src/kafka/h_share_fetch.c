@@ -1,0 +1,674 @@
+/* ShareFetch (key 78) and ShareAcknowledge (key 79): records of share groups
+ * (KIP-932), handed to one member at a time and acknowledged one by one.
+ *
+ * Any broker serves any share partition: its state (group/share_partition.h)
+ * lives in the metadata store and this broker keeps a copy it writes by
+ * compare-and-set (group/share_store.h). Clients send to the partition's
+ * leader from Metadata, so one broker normally serves a partition.
+ *
+ * One request:
+ *   SESSION   the share session step (epoch 0 opens with the request's
+ *             partitions, a positive epoch adds and forgets, -1 closes after
+ *             the acknowledgements)
+ *   LOAD      every partition named (fetched or acknowledged) is loaded; a
+ *             partition without a stored state starts at the high watermark
+ *             or the log start (share.auto.offset.reset of the group, default
+ *             latest)
+ *   ACK       acknowledgement batches applied, all or nothing per batch
+ *   READ      (ShareFetch, not a renewal, not closing) from each partition's
+ *             next offset (ls_sharep_next_offset) whole batches up to the
+ *             byte budget, then records acquired for the member below the
+ *             end of what was read, up to MaxRecords in all; with nothing
+ *             acquired anywhere the request waits for new records on any of
+ *             its partitions until MaxWaitMs, then reads again
+ *   SYNC      every changed partition stored; only then the answer goes out
+ *             (a partition whose write lost to another broker answers
+ *             NOT_LEADER_OR_FOLLOWER and none of its records: those
+ *             acquisitions never happened)
+ * Records go out as the log holds them (whole batches, referenced, not
+ * copied); AcquiredRecords tell the client which offsets are its own, and
+ * the client acknowledges offsets in them that held no record (a control
+ * batch, a compacted gap) as GAP.
+ *
+ * Not served: share.isolation.level=read_committed (refused as a group
+ * config), the record-limit acquire mode's exact batch boundaries (records
+ * are acquired one offset at a time, so both modes respect MaxRecords). */
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/diag.h"
+#include "group/group_configs.h"
+#include "group/share_store.h"
+#include "kafka/handlers.h"
+#include "kafka/msg_group.h"
+#include "kafka/names.h"
+#include "kafka/services.h"
+
+#define LS_KERR_INVALID_RECORD_STATE 121
+#define LS_KERR_SHARE_SESSION_NOT_FOUND 122
+#define LS_KERR_INVALID_SHARE_SESSION_EPOCH 123
+#define LS_KERR_SHARE_SESSION_LIMIT_REACHED 133
+
+/* The most bytes one partition's read may return in one round. */
+#define SF_PART_MAX_BYTES (8 << 20)
+
+typedef struct sf_ctx sf_ctx_t;
+
+/* One acknowledgement batch as the wire gives it. */
+typedef struct sf_ack {
+    int64_t first, last;
+    const int8_t *types;
+    int ntypes;
+} sf_ack_t;
+
+typedef struct sf_part {
+    sf_ctx_t *ctx;
+    ls_share_tp_t tp;
+    int16_t err, ack_err;
+    const char *msg, *ack_msg;
+    int64_t log_id; /* -1: a fixed error */
+    const sf_ack_t *acks;
+    int nacks;
+    bool fetch; /* in the session's fetch set */
+    ls_share_part_t *sp;
+    bool have_res;
+    ls_read_result_t res;
+    ls_sharep_range_t *acq; /* arena copy */
+    int nacq;
+    ls_log_waiter_t *waiter;
+} sf_part_t;
+
+struct sf_ctx {
+    ls_kreq_t *req;
+    bool fetch_api; /* ShareFetch (else ShareAcknowledge) */
+    char *gid, *member;
+    int32_t epoch;
+    bool renew;
+    int32_t max_wait_ms, max_bytes, max_records;
+    int64_t deadline_ms;
+    sf_part_t *parts;
+    int nparts;
+    int pending;
+    int acquired; /* records acquired this request */
+    bool waiting, timer_used;
+    uv_timer_t timer;
+};
+
+static void sf_read_round(sf_ctx_t *ctx);
+
+static void ctx_free_cb(uv_handle_t *h) { ls_free(h->data); }
+
+static void sf_free(sf_ctx_t *ctx)
+{
+    for (int i = 0; i < ctx->nparts; i++) {
+        sf_part_t *p = &ctx->parts[i];
+        if (p->waiter) ls_logstore_wait_cancel(ctx->req->svc->logs, p->waiter);
+        if (p->have_res) ls_read_result_free(&p->res);
+        if (p->sp) ls_share_part_release(p->sp);
+    }
+    ls_free(ctx->parts);
+    if (ctx->timer_used) {
+        uv_timer_stop(&ctx->timer);
+        ctx->timer.data = ctx;
+        uv_close((uv_handle_t *)&ctx->timer, ctx_free_cb);
+    } else {
+        ls_free(ctx);
+    }
+}
+
+static ls_kstr_t opt_kstr(const char *s) { return s ? ls_kstr_c(s) : ls_kstr_null(); }
+
+static int32_t lock_ms(const sf_ctx_t *ctx)
+{
+    return ls_share_store_config(ctx->req->svc->shares)->record_lock_duration_ms;
+}
+
+/* Parts in the order they were added, grouped by topic id on the wire. */
+static void sf_respond(sf_ctx_t *ctx)
+{
+    ls_kreq_t *req = ctx->req;
+    ls_arena_t *a = req->arena;
+    if (ctx->fetch_api && ctx->epoch == -1)
+        ls_share_session_close(req->svc->shares, ctx->gid, ctx->member);
+    ls_kw_t w;
+    if (ctx->fetch_api) {
+        ls_kafka_ShareFetchResponse r;
+        memset(&r, 0, sizeof r);
+        r.ErrorMessage = ls_kstr_null();
+        r.AcquisitionLockTimeoutMs = lock_ms(ctx);
+        r.Responses = ls_kmsg_alloc(a, ctx->nparts, sizeof *r.Responses);
+        for (int i = 0; i < ctx->nparts; i++) {
+            sf_part_t *p = &ctx->parts[i];
+            ls_kafka_ShareFetchResponse_ShareFetchableTopicResponse *t = NULL;
+            for (int32_t k = 0; k < r.NumResponses && !t; k++)
+                if (!memcmp(&r.Responses[k].TopicId, &p->tp.topic_id, sizeof p->tp.topic_id))
+                    t = &r.Responses[k];
+            if (!t) {
+                t = &r.Responses[r.NumResponses++];
+                t->TopicId = p->tp.topic_id;
+                t->Partitions = ls_kmsg_alloc(a, ctx->nparts, sizeof *t->Partitions);
+            }
+            ls_kafka_ShareFetchResponse_PartitionData *pd = &t->Partitions[t->NumPartitions++];
+            pd->PartitionIndex = p->tp.partition;
+            pd->ErrorCode = p->err;
+            pd->ErrorMessage = opt_kstr(p->msg);
+            pd->AcknowledgeErrorCode = p->ack_err;
+            pd->AcknowledgeErrorMessage = opt_kstr(p->ack_msg);
+            pd->CurrentLeader.LeaderId = -1;
+            pd->CurrentLeader.LeaderEpoch = -1;
+            if (p->nacq > 0 && p->have_res) {
+                pd->RecordRefs = ls_arena_alloc(a, sizeof(ls_kref_t) * (size_t)p->res.nslices);
+                for (int s = 0; s < p->res.nslices; s++) {
+                    const ls_read_slice_t *sl = &p->res.slices[s];
+                    pd->RecordRefs[s] = (ls_kref_t){sl->chunk, sl->off, sl->len};
+                }
+                pd->NumRecordRefs = p->res.nslices;
+            }
+            pd->NumAcquiredRecords = p->nacq;
+            pd->AcquiredRecords = ls_kmsg_alloc(a, p->nacq, sizeof *pd->AcquiredRecords);
+            for (int k = 0; k < p->nacq; k++) {
+                pd->AcquiredRecords[k].FirstOffset = p->acq[k].first;
+                pd->AcquiredRecords[k].LastOffset = p->acq[k].last;
+                pd->AcquiredRecords[k].DeliveryCount = (int16_t)p->acq[k].delivery_count;
+            }
+        }
+        ls_kreq_encode(req, &w, &r);
+    } else {
+        ls_kafka_ShareAcknowledgeResponse r;
+        memset(&r, 0, sizeof r);
+        r.ErrorMessage = ls_kstr_null();
+        r.AcquisitionLockTimeoutMs = lock_ms(ctx);
+        r.Responses = ls_kmsg_alloc(a, ctx->nparts, sizeof *r.Responses);
+        for (int i = 0; i < ctx->nparts; i++) {
+            sf_part_t *p = &ctx->parts[i];
+            ls_kafka_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse *t = NULL;
+            for (int32_t k = 0; k < r.NumResponses && !t; k++)
+                if (!memcmp(&r.Responses[k].TopicId, &p->tp.topic_id, sizeof p->tp.topic_id))
+                    t = &r.Responses[k];
+            if (!t) {
+                t = &r.Responses[r.NumResponses++];
+                t->TopicId = p->tp.topic_id;
+                t->Partitions = ls_kmsg_alloc(a, ctx->nparts, sizeof *t->Partitions);
+            }
+            ls_kafka_ShareAcknowledgeResponse_PartitionData *pd = &t->Partitions[t->NumPartitions++];
+            pd->PartitionIndex = p->tp.partition;
+            pd->ErrorCode = p->err ? p->err : p->ack_err;
+            pd->ErrorMessage = opt_kstr(p->err ? p->msg : p->ack_msg);
+            pd->CurrentLeader.LeaderId = -1;
+            pd->CurrentLeader.LeaderEpoch = -1;
+        }
+        if (ctx->epoch == -1) ls_share_session_close(req->svc->shares, ctx->gid, ctx->member);
+        ls_kreq_encode(req, &w, &r);
+    }
+    sf_free(ctx);
+    ls_kreq_respond(req, &w);
+}
+
+/* A whole-request error (session, group id): no partition is touched. */
+static void sf_fail(ls_kreq_t *req, bool fetch_api, int16_t err, const char *msg)
+{
+    ls_kw_t w;
+    if (fetch_api) {
+        ls_kafka_ShareFetchResponse r;
+        memset(&r, 0, sizeof r);
+        r.ErrorCode = err;
+        r.ErrorMessage = opt_kstr(msg);
+        ls_kreq_encode(req, &w, &r);
+    } else {
+        ls_kafka_ShareAcknowledgeResponse r;
+        memset(&r, 0, sizeof r);
+        r.ErrorCode = err;
+        r.ErrorMessage = opt_kstr(msg);
+        ls_kreq_encode(req, &w, &r);
+    }
+    ls_kreq_respond(req, &w);
+}
+
+/* ---------------------------------------------------------------- SYNC */
+
+static void sf_synced(void *arg, ls_status st)
+{
+    sf_part_t *p = arg;
+    sf_ctx_t *ctx = p->ctx;
+    if (st != LS_OK) {
+        /* what this request changed is not stored: not one of it happened */
+        int16_t e = st == LS_ECONFLICT ? LS_KERR_NOT_LEADER_OR_FOLLOWER : LS_KERR_KAFKA_STORAGE_ERROR;
+        p->err = e;
+        p->msg = st == LS_ECONFLICT ? "Another broker took this share partition over; fetch again."
+                                    : "The share partition's state could not be stored.";
+        if (p->nacks) {
+            p->ack_err = e;
+            p->ack_msg = p->msg;
+        }
+        p->nacq = 0;
+    }
+    if (--ctx->pending == 0) sf_respond(ctx);
+}
+
+static void sf_sync_all(sf_ctx_t *ctx)
+{
+    ctx->pending = 1;
+    for (int i = 0; i < ctx->nparts; i++) {
+        sf_part_t *p = &ctx->parts[i];
+        if (!p->sp) continue;
+        ctx->pending++;
+        ls_share_part_sync(p->sp, sf_synced, p);
+    }
+    if (--ctx->pending == 0) sf_respond(ctx);
+}
+
+/* ---------------------------------------------------------------- READ */
+
+/* One past the last offset of the whole batches in res. */
+static int64_t read_end(const ls_read_result_t *res)
+{
+    int64_t end = -1;
+    for (int s = 0; s < res->nslices; s++) {
+        const uint8_t *q = res->slices[s].chunk->data + res->slices[s].off;
+        size_t len = res->slices[s].len, at = 0;
+        while (len - at >= 61) {
+            int64_t base = (int64_t)ls_be64_get(q + at);
+            uint32_t blen = ls_be32_get(q + at + 8);
+            int32_t delta = (int32_t)ls_be32_get(q + at + 23);
+            if (blen < 49 || blen > len - at - 12) break;
+            if (base + delta + 1 > end) end = base + delta + 1;
+            at += 12 + (size_t)blen;
+        }
+    }
+    return end;
+}
+
+static void sf_round_done(sf_ctx_t *ctx);
+
+static void sf_on_read(void *arg, ls_read_result_t *res)
+{
+    sf_part_t *p = arg;
+    sf_ctx_t *ctx = p->ctx;
+    p->res = *res;
+    p->have_res = true;
+    if (res->st == LS_OK && res->nslices > 0 && ctx->acquired < ctx->max_records) {
+        int64_t end = read_end(res);
+        if (end > res->high_watermark) end = res->high_watermark;
+        const ls_sharep_range_t *rg;
+        int n = ls_sharep_acquire(ls_share_part_state(p->sp), ctx->member, end,
+                                  ctx->max_records - ctx->acquired, ls_clock_mono_ms(), &rg);
+        if (n > 0) {
+            p->acq = ls_arena_alloc(ctx->req->arena, (size_t)n * sizeof *p->acq);
+            memcpy(p->acq, rg, (size_t)n * sizeof *p->acq);
+            p->nacq = n;
+            for (int k = 0; k < n; k++)
+                ctx->acquired += (int)(rg[k].last - rg[k].first + 1);
+        }
+    } else if (res->st != LS_OK && res->st != LS_ERANGE) {
+        p->err = LS_KERR_KAFKA_STORAGE_ERROR;
+        p->msg = "The partition's records could not be read.";
+    }
+    if (p->nacq == 0) {
+        ls_read_result_free(&p->res);
+        p->have_res = false;
+    }
+    if (--ctx->pending == 0) sf_round_done(ctx);
+}
+
+static void sf_timeout(uv_timer_t *t)
+{
+    sf_ctx_t *ctx = t->data;
+    if (!ctx->waiting) return;
+    ctx->waiting = false;
+    for (int i = 0; i < ctx->nparts; i++)
+        if (ctx->parts[i].waiter) {
+            ls_logstore_wait_cancel(ctx->req->svc->logs, ctx->parts[i].waiter);
+            ctx->parts[i].waiter = NULL;
+        }
+    sf_sync_all(ctx);
+}
+
+static void sf_wake(void *arg)
+{
+    sf_part_t *woken = arg;
+    sf_ctx_t *ctx = woken->ctx;
+    woken->waiter = NULL; /* fired waiters are freed by the log store */
+    if (!ctx->waiting) return;
+    ctx->waiting = false;
+    uv_timer_stop(&ctx->timer);
+    for (int i = 0; i < ctx->nparts; i++)
+        if (ctx->parts[i].waiter) {
+            ls_logstore_wait_cancel(ctx->req->svc->logs, ctx->parts[i].waiter);
+            ctx->parts[i].waiter = NULL;
+        }
+    sf_read_round(ctx);
+}
+
+static void sf_round_done(sf_ctx_t *ctx)
+{
+    int64_t now = ls_clock_mono_ms();
+    if (ctx->acquired > 0 || now >= ctx->deadline_ms || ls_kreq_conn_closed(ctx->req) ||
+        *ctx->req->svc->stopping) {
+        sf_sync_all(ctx);
+        return;
+    }
+    ls_kreq_t *req = ctx->req;
+    ctx->waiting = true;
+    for (int i = 0; i < ctx->nparts; i++) {
+        sf_part_t *p = &ctx->parts[i];
+        if (p->fetch && p->sp && !p->err)
+            p->waiter = ls_logstore_wait(req->svc->logs, p->log_id, sf_wake, p);
+    }
+    if (!ctx->timer_used) {
+        uv_timer_init(req->svc->loop, &ctx->timer);
+        ctx->timer_used = true;
+    }
+    ctx->timer.data = ctx;
+    /* locks of other members may run out meanwhile: look again at least
+     * once a second */
+    int64_t wait = ctx->deadline_ms - now;
+    uv_timer_start(&ctx->timer, sf_timeout, (uint64_t)(wait < 1000 ? wait : 1000), 0);
+}
+
+static void sf_read_round(sf_ctx_t *ctx)
+{
+    ls_kafka_services_t *svc = ctx->req->svc;
+    int live = 0;
+    for (int i = 0; i < ctx->nparts; i++)
+        if (ctx->parts[i].fetch && ctx->parts[i].sp && !ctx->parts[i].err) live++;
+    size_t per = live ? (size_t)ctx->max_bytes / (size_t)live : 0;
+    if (per > SF_PART_MAX_BYTES) per = SF_PART_MAX_BYTES;
+    if (per < 1) per = 1;
+    ctx->pending = 1;
+    int64_t now = ls_clock_mono_ms();
+    for (int i = 0; i < ctx->nparts; i++) {
+        sf_part_t *p = &ctx->parts[i];
+        if (!p->fetch || !p->sp || p->err) continue;
+        ls_sharep_t *sp = ls_share_part_state(p->sp);
+        ls_log_info_t info;
+        ls_logstore_info(svc->logs, p->log_id, &info);
+        ls_sharep_log_start(sp, info.log_start);
+        int64_t from = ls_sharep_next_offset(sp, now);
+        if (from < 0 || from >= info.high_watermark) continue;
+        ctx->pending++;
+        ls_logstore_read(svc->logs, p->log_id, from, per, sf_on_read, p);
+    }
+    if (--ctx->pending == 0) sf_round_done(ctx);
+}
+
+/* ---------------------------------------------------------------- ACK */
+
+static void sf_apply_acks(sf_ctx_t *ctx)
+{
+    int64_t now = ls_clock_mono_ms();
+    for (int i = 0; i < ctx->nparts; i++) {
+        sf_part_t *p = &ctx->parts[i];
+        if (!p->sp || !p->nacks) continue;
+        for (int k = 0; k < p->nacks; k++) {
+            const sf_ack_t *b = &p->acks[k];
+            if (ctx->renew) {
+                for (int t = 0; t < b->ntypes; t++)
+                    if (b->types[t] != LS_SHAREP_RENEW && b->types[t] != LS_SHAREP_GAP) {
+                        p->ack_err = LS_KERR_INVALID_REQUEST;
+                        p->ack_msg = "IsRenewAck requires RENEW acknowledgements only.";
+                    }
+                if (p->ack_err) break;
+            }
+            ls_sharep_err e = ls_sharep_acknowledge(ls_share_part_state(p->sp), ctx->member,
+                                                    b->first, b->last, (const uint8_t *)b->types,
+                                                    b->ntypes, now);
+            if (e == LS_SPERR_INVALID_RECORD_STATE) {
+                p->ack_err = LS_KERR_INVALID_RECORD_STATE;
+                p->ack_msg = "A record acknowledged is not acquired by this member (its lock may "
+                             "have run out).";
+            } else if (e != LS_SPERR_NONE) {
+                p->ack_err = LS_KERR_INVALID_REQUEST;
+                p->ack_msg = "An acknowledgement batch is malformed or past the records handed out.";
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- LOAD */
+
+static void sf_loaded_all(sf_ctx_t *ctx)
+{
+    sf_apply_acks(ctx);
+    if (ctx->fetch_api && ctx->epoch != -1 && !ctx->renew) {
+        sf_read_round(ctx);
+        return;
+    }
+    sf_sync_all(ctx);
+}
+
+static void sf_got(void *arg, ls_status st, ls_share_part_t *sp)
+{
+    sf_part_t *p = arg;
+    sf_ctx_t *ctx = p->ctx;
+    if (st != LS_OK) {
+        p->err = LS_KERR_KAFKA_STORAGE_ERROR;
+        p->msg = st == LS_ECORRUPT ? "The share partition's stored state is corrupt."
+                                   : "The share partition's state could not be loaded.";
+        if (p->nacks) {
+            p->ack_err = p->err;
+            p->ack_msg = p->msg;
+        }
+    } else {
+        p->sp = sp;
+    }
+    if (--ctx->pending == 0) sf_loaded_all(ctx);
+}
+
+/* share.auto.offset.reset of the group: latest (Kafka's default) or earliest */
+static int64_t init_offset(sf_ctx_t *ctx, int64_t log_id)
+{
+    ls_log_info_t info;
+    ls_logstore_info(ctx->req->svc->logs, log_id, &info);
+    int32_t earliest = 0;
+    if (ctx->req->svc->group_configs)
+        ls_group_configs_get(ctx->req->svc->group_configs, ctx->gid, LS_GROUP_CONFIG_SHARE_RESET,
+                             &earliest);
+    return earliest ? info.log_start : info.high_watermark;
+}
+
+/* ---------------------------------------------------------------- requests */
+
+static sf_part_t *part_add(sf_ctx_t *ctx, const ls_uuid_t *tid, int32_t partition, int *cap)
+{
+    for (int i = 0; i < ctx->nparts; i++)
+        if (ctx->parts[i].tp.partition == partition &&
+            !memcmp(&ctx->parts[i].tp.topic_id, tid, sizeof *tid))
+            return &ctx->parts[i];
+    if (ctx->nparts == *cap) {
+        *cap = *cap ? 2 * *cap : 8;
+        ctx->parts = ls_realloc(ctx->parts, (size_t)*cap * sizeof *ctx->parts);
+    }
+    sf_part_t *p = &ctx->parts[ctx->nparts++];
+    memset(p, 0, sizeof *p);
+    p->ctx = ctx;
+    p->tp.topic_id = *tid;
+    p->tp.partition = partition;
+    p->log_id = -1;
+    return p;
+}
+
+/* Resolves every partition and starts loading the valid ones. */
+static void sf_start(sf_ctx_t *ctx)
+{
+    ls_kreq_t *req = ctx->req;
+    ctx->pending = 1;
+    for (int i = 0; i < ctx->nparts; i++) {
+        sf_part_t *p = &ctx->parts[i];
+        ls_stream_t *s = ls_catalog_lookup_id(req->svc->catalog, &p->tp.topic_id);
+        if (!s) {
+            p->err = LS_KERR_UNKNOWN_TOPIC_ID;
+        } else if (!ls_kreq_allowed(req, LS_ACL_OP_READ, LS_ACL_RES_TOPIC, s->name)) {
+            p->err = LS_KERR_TOPIC_AUTHORIZATION_FAILED;
+        } else if (p->tp.partition < 0 || p->tp.partition >= s->partitions) {
+            p->err = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        } else {
+            p->log_id = ls_stream_log_id(s, p->tp.partition);
+        }
+        if (s) ls_stream_release(s);
+        if (p->err) {
+            if (p->nacks) p->ack_err = p->err;
+            continue;
+        }
+        ctx->pending++;
+        ls_share_store_get(req->svc->shares, ctx->gid, &p->tp.topic_id, p->tp.partition,
+                           init_offset(ctx, p->log_id), sf_got, p);
+    }
+    if (--ctx->pending == 0) sf_loaded_all(ctx);
+}
+
+static int16_t session_error(ls_share_session_err e)
+{
+    switch (e) {
+    case LS_SSERR_NONE: return LS_KERR_NONE;
+    case LS_SSERR_NOT_FOUND: return LS_KERR_SHARE_SESSION_NOT_FOUND;
+    case LS_SSERR_INVALID_EPOCH: return LS_KERR_INVALID_SHARE_SESSION_EPOCH;
+    case LS_SSERR_LIMIT_REACHED: return LS_KERR_SHARE_SESSION_LIMIT_REACHED;
+    }
+    return LS_KERR_UNKNOWN_SERVER_ERROR;
+}
+
+/* The checks both APIs make before a session step; 0 or the error sent. */
+static int16_t sf_check(ls_kreq_t *req, bool fetch_api, ls_kstr_t group, ls_kstr_t member,
+                        char **gid, char **mid)
+{
+    bool ok1, ok2;
+    *gid = ls_kgroup_cstr(req->arena, group, &ok1);
+    *mid = ls_kgroup_cstr(req->arena, member, &ok2);
+    int16_t err = 0;
+    const char *msg = NULL;
+    if (!ls_kreq_allowed_k(req, LS_ACL_OP_READ, LS_ACL_RES_GROUP, group)) {
+        err = LS_KERR_GROUP_AUTHORIZATION_FAILED;
+    } else if (!ok1 || !*gid || !**gid) {
+        err = LS_KERR_INVALID_GROUP_ID;
+        msg = "GroupId can't be empty.";
+    } else if (!ok2 || !*mid || !**mid) {
+        err = LS_KERR_INVALID_REQUEST;
+        msg = "MemberId can't be empty.";
+    } else if (!req->svc->shares) {
+        err = LS_KERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    if (err) sf_fail(req, fetch_api, err, msg);
+    return err;
+}
+
+static sf_ctx_t *ctx_new(ls_kreq_t *req, bool fetch_api, char *gid, char *mid, int32_t epoch)
+{
+    sf_ctx_t *ctx = LS_NEW(sf_ctx_t);
+    ctx->req = req;
+    ctx->fetch_api = fetch_api;
+    ctx->gid = gid;
+    ctx->member = mid;
+    ctx->epoch = epoch;
+    return ctx;
+}
+
+void ls_kafka_handle_share_fetch(ls_kreq_t *req)
+{
+    const ls_kafka_ShareFetchRequest *m = req->msg;
+    char *gid, *mid;
+    if (sf_check(req, true, m->GroupId, m->MemberId, &gid, &mid)) return;
+    bool any_acks = false;
+    for (int32_t t = 0; t < m->NumTopics; t++)
+        for (int32_t k = 0; k < m->Topics[t].NumPartitions; k++)
+            if (m->Topics[t].Partitions[k].NumAcknowledgementBatches > 0) any_acks = true;
+    if (m->ShareSessionEpoch == 0 && any_acks) {
+        sf_fail(req, true, LS_KERR_INVALID_REQUEST,
+                "Acknowledgements cannot be sent with share session epoch 0.");
+        return;
+    }
+    /* the session step: the request's partitions join, the forgotten leave */
+    int nadd = 0, nforget = 0;
+    for (int32_t t = 0; t < m->NumTopics; t++)
+        nadd += m->Topics[t].NumPartitions;
+    for (int32_t t = 0; t < m->NumForgottenTopicsData; t++)
+        nforget += m->ForgottenTopicsData[t].NumPartitions;
+    ls_share_tp_t *add = ls_arena_alloc(req->arena, (size_t)(nadd + 1) * sizeof *add);
+    ls_share_tp_t *forget = ls_arena_alloc(req->arena, (size_t)(nforget + 1) * sizeof *forget);
+    nadd = nforget = 0;
+    for (int32_t t = 0; t < m->NumTopics; t++)
+        for (int32_t k = 0; k < m->Topics[t].NumPartitions; k++)
+            add[nadd++] = (ls_share_tp_t){m->Topics[t].TopicId,
+                                          m->Topics[t].Partitions[k].PartitionIndex};
+    for (int32_t t = 0; t < m->NumForgottenTopicsData; t++)
+        for (int32_t k = 0; k < m->ForgottenTopicsData[t].NumPartitions; k++)
+            forget[nforget++] = (ls_share_tp_t){m->ForgottenTopicsData[t].TopicId,
+                                                m->ForgottenTopicsData[t].Partitions[k]};
+    const ls_share_tp_t *sess;
+    int nsess;
+    ls_share_session_err se = ls_share_session_step(req->svc->shares, gid, mid,
+                                                    m->ShareSessionEpoch, add, nadd, forget,
+                                                    nforget, &sess, &nsess);
+    if (se != LS_SSERR_NONE) {
+        sf_fail(req, true, session_error(se), NULL);
+        return;
+    }
+    sf_ctx_t *ctx = ctx_new(req, true, gid, mid, m->ShareSessionEpoch);
+    ctx->renew = req->api_version >= 2 && m->IsRenewAck;
+    ctx->max_wait_ms = m->MaxWaitMs > 0 ? m->MaxWaitMs : 0;
+    ctx->max_bytes = m->MaxBytes > 0 ? m->MaxBytes : INT32_MAX;
+    ctx->max_records = m->MaxRecords > 0 ? m->MaxRecords : 500;
+    ctx->deadline_ms = ls_clock_mono_ms() + ctx->max_wait_ms;
+    int cap = 0;
+    if (m->ShareSessionEpoch != -1)
+        for (int i = 0; i < nsess; i++)
+            part_add(ctx, &sess[i].topic_id, sess[i].partition, &cap)->fetch = true;
+    for (int32_t t = 0; t < m->NumTopics; t++)
+        for (int32_t k = 0; k < m->Topics[t].NumPartitions; k++) {
+            const ls_kafka_ShareFetchRequest_FetchPartition *fp = &m->Topics[t].Partitions[k];
+            if (!fp->NumAcknowledgementBatches) continue;
+            sf_part_t *p = part_add(ctx, &m->Topics[t].TopicId, fp->PartitionIndex, &cap);
+            sf_ack_t *acks =
+                ls_arena_alloc(req->arena, (size_t)fp->NumAcknowledgementBatches * sizeof *acks);
+            for (int32_t b = 0; b < fp->NumAcknowledgementBatches; b++) {
+                const ls_kafka_ShareFetchRequest_AcknowledgementBatch *ab =
+                    &fp->AcknowledgementBatches[b];
+                acks[b] = (sf_ack_t){ab->FirstOffset, ab->LastOffset, ab->AcknowledgeTypes,
+                                     ab->NumAcknowledgeTypes};
+            }
+            p->acks = acks;
+            p->nacks = fp->NumAcknowledgementBatches;
+        }
+    sf_start(ctx);
+}
+
+void ls_kafka_handle_share_acknowledge(ls_kreq_t *req)
+{
+    const ls_kafka_ShareAcknowledgeRequest *m = req->msg;
+    char *gid, *mid;
+    if (sf_check(req, false, m->GroupId, m->MemberId, &gid, &mid)) return;
+    if (m->ShareSessionEpoch == 0) {
+        sf_fail(req, false, LS_KERR_INVALID_SHARE_SESSION_EPOCH,
+                "ShareAcknowledge needs an open share session (epoch 0 opens one in ShareFetch).");
+        return;
+    }
+    const ls_share_tp_t *sess;
+    int nsess;
+    ls_share_session_err se = ls_share_session_step(req->svc->shares, gid, mid,
+                                                    m->ShareSessionEpoch, NULL, 0, NULL, 0, &sess,
+                                                    &nsess);
+    if (se != LS_SSERR_NONE) {
+        sf_fail(req, false, session_error(se), NULL);
+        return;
+    }
+    sf_ctx_t *ctx = ctx_new(req, false, gid, mid, m->ShareSessionEpoch);
+    ctx->renew = req->api_version >= 2 && m->IsRenewAck;
+    int cap = 0;
+    for (int32_t t = 0; t < m->NumTopics; t++)
+        for (int32_t k = 0; k < m->Topics[t].NumPartitions; k++) {
+            const ls_kafka_ShareAcknowledgeRequest_AcknowledgePartition *ap =
+                &m->Topics[t].Partitions[k];
+            sf_part_t *p = part_add(ctx, &m->Topics[t].TopicId, ap->PartitionIndex, &cap);
+            sf_ack_t *acks = ls_arena_alloc(
+                req->arena, (size_t)(ap->NumAcknowledgementBatches + 1) * sizeof *acks);
+            for (int32_t b = 0; b < ap->NumAcknowledgementBatches; b++) {
+                const ls_kafka_ShareAcknowledgeRequest_AcknowledgementBatch *ab =
+                    &ap->AcknowledgementBatches[b];
+                acks[b] = (sf_ack_t){ab->FirstOffset, ab->LastOffset, ab->AcknowledgeTypes,
+                                     ab->NumAcknowledgeTypes};
+            }
+            p->acks = acks;
+            p->nacks = ap->NumAcknowledgementBatches;
+        }
+    sf_start(ctx);
+}
