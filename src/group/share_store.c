@@ -481,7 +481,9 @@ void ls_share_store_free(ls_share_store_t *st)
         ls_share_session_close(st, st->sessions[0].gid, st->sessions[0].member);
     ls_free(st->sessions);
     st->sessions = NULL;
-    /* drop every entry; those with a store call in flight go when it ends */
+    /* drop every entry; those with a store call in flight go when it ends
+     * (held like a store call meanwhile, so the last unref does not free st) */
+    st->jobs++;
     int64_t k;
     void *v;
     ls_share_part_t **all = NULL;
@@ -499,5 +501,6 @@ void ls_share_store_free(ls_share_store_t *st)
         part_unref(p);
     }
     ls_free(all);
+    st->jobs--;
     store_maybe_free(st);
 }

@@ -1,0 +1,169 @@
+"""Share groups (KIP-932, "queues for Kafka") with Kafka's own clients and tools:
+the Java share consumer (tests/integration/java/ShareGroupTest.java, kafka-clients
+4.4 with its defaults), kafka-configs for the group's share.auto.offset.reset,
+and kafka-console-share-consumer. Each record goes to one member at a time;
+what a member accepted is never delivered again, also after a broker restart
+(the share-partition state lives in the metadata store); a released record
+comes back with its delivery count raised, a rejected one never; a lock that
+runs out hands the record to another member.
+"""
+
+import json
+import os
+import subprocess
+import uuid
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+import lsbroker
+
+ROOT = lsbroker.ROOT
+LIB = os.path.join(ROOT, ".cache", "java", "lib")
+TOOLS_LIB = os.path.join(ROOT, ".cache", "java", "tools")
+JVM = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+LOCK_MS = 2000
+
+
+def uid(prefix):
+    return "%s-%s" % (prefix, uuid.uuid4().hex[:8])
+
+
+@pytest.fixture(scope="module")
+def share_test_classes(tmp_path_factory):
+    if not os.path.isdir(LIB):
+        pytest.fail("no Kafka client jars in %s; run tools/install-deps.sh test" % LIB,
+                    pytrace=False)
+    out = str(tmp_path_factory.mktemp("sharejava"))
+    r = subprocess.run(["javac", "-nowarn", "-cp", os.path.join(LIB, "*"), "-d", out,
+                        os.path.join(ROOT, "tests", "integration", "java", "ShareGroupTest.java")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return out
+
+
+def run_java(classes, bootstrap, *args):
+    env = dict(os.environ, LS_TEST_BOOTSTRAP=bootstrap)
+    r = subprocess.run(JVM + ["-cp", classes + ":" + os.path.join(LIB, "*"), "ShareGroupTest"]
+                       + [str(a) for a in args], capture_output=True, text=True, timeout=240,
+                       env=env)
+    lines = [l for l in r.stdout.splitlines() if l.startswith(("RESULT ", "FAIL "))]
+    assert r.returncode == 0 and lines and lines[-1].startswith("RESULT "), \
+        r.stdout[-3000:] + r.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def kafka_tool(main, bootstrap, *args):
+    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), main, "--bootstrap-server", bootstrap] \
+        + list(args)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def setup_topic(bootstrap, topic, group, partitions, n, tag="v", earliest=True):
+    a = AdminClient({"bootstrap.servers": bootstrap})
+    for f in a.create_topics([NewTopic(topic, partitions, 1)]).values():
+        f.result(30)
+    if earliest:  # Kafka's own tool sets the group config
+        kafka_tool("kafka.admin.ConfigCommand", bootstrap, "--alter", "--entity-type",
+                   "groups", "--entity-name", group, "--add-config",
+                   "share.auto.offset.reset=earliest")
+    produce(bootstrap, topic, partitions, n, tag)
+
+
+def produce(bootstrap, topic, partitions, n, tag):
+    p = Producer({"bootstrap.servers": bootstrap})
+    for i in range(n):
+        p.produce(topic, value=("%s-%d" % (tag, i)).encode(), partition=i % partitions)
+    assert p.flush(30) == 0
+
+
+@pytest.fixture
+def share_broker(broker_factory):
+    return broker_factory("--group.share.record.lock.duration.ms=%d" % LOCK_MS)
+
+
+def test_share_consumers_read_each_record_once_and_accepted_records_survive_restart(
+        share_broker, share_test_classes):
+    topic, group = uid("share"), uid("share-g")
+    setup_topic(share_broker.bootstrap, topic, group, 3, 300)
+    res = run_java(share_test_classes, share_broker.bootstrap, "read", topic, group, 300)
+    seen = res["seen"]
+    assert len(seen) == 300 and max(seen.values()) == 1, "lost or delivered twice: %s" % res
+    assert res["described"] == "Stable members=2", res
+    # accepted records stay accepted through a restart: only new ones come
+    share_broker.restart()
+    produce(share_broker.bootstrap, topic, 3, 90, "w")
+    res = run_java(share_test_classes, share_broker.bootstrap, "read", topic, group, 90)
+    assert sorted(res["seen"]) == sorted("w-%d" % i for i in range(90)), res
+    assert max(res["seen"].values()) == 1, res
+
+
+def test_release_redelivers_and_reject_archives(share_broker, share_test_classes):
+    topic, group = uid("share-ack"), uid("share-ack-g")
+    setup_topic(share_broker.bootstrap, topic, group, 1, 20)
+    res = run_java(share_test_classes, share_broker.bootstrap, "ack", topic, group)
+    assert res["released_delivery_count"] == 2, res
+    assert res["rejected_again"] == 0, res
+    assert res["accepted"] == 19, res  # 18 once, and the released one on its return
+
+
+def test_expired_lock_hands_records_to_another_member(share_broker, share_test_classes):
+    topic, group = uid("share-lock"), uid("share-lock-g")
+    setup_topic(share_broker.bootstrap, topic, group, 1, 30)
+    res = run_java(share_test_classes, share_broker.bootstrap, "lock", topic, group)
+    assert res["held"] > 0 and res["same"] and res["delivery_count"] == 2, res
+
+
+def test_latest_is_the_default_start_and_console_share_consumer_reads(share_broker):
+    topic, group = uid("share-latest"), uid("share-latest-g")
+    # no group config: share.auto.offset.reset=latest, so records produced
+    # before the group's first fetch are not delivered
+    setup_topic(share_broker.bootstrap, topic, group, 1, 25, tag="old", earliest=False)
+    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"),
+                 "org.apache.kafka.tools.consumer.ConsoleShareConsumer", "--bootstrap-server",
+                 share_broker.bootstrap, "--topic", topic, "--group", group,
+                 "--max-messages", "10", "--timeout-ms", "60000"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # the share partition is initialized by the console consumer's first
+        # fetch: keep producing until its records arrive
+        lsbroker.wait_until(lambda: (produce(share_broker.bootstrap, topic, 1, 5, "new"),
+                                     proc.poll() is not None)[1], timeout=90, interval=0.5,
+                            what="the console share consumer to read 10 records")
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    lines = out.split()
+    assert proc.returncode == 0 and len(lines) == 10, out + err
+    assert all(l.startswith("new-") for l in lines), lines
+
+
+def test_share_group_refuses_other_protocols_and_tools_list_it(share_broker,
+                                                               share_test_classes):
+    topic, group = uid("share-types"), uid("share-types-g")
+    setup_topic(share_broker.bootstrap, topic, group, 1, 5)
+    run_java(share_test_classes, share_broker.bootstrap, "read", topic, group, 5)
+    listed = kafka_tool("org.apache.kafka.tools.consumer.group.ShareGroupCommand",
+                        share_broker.bootstrap, "--list")
+    assert group in listed.split(), listed
+    described = kafka_tool("org.apache.kafka.tools.consumer.group.ShareGroupCommand",
+                           share_broker.bootstrap, "--describe", "--group", group, "--state")
+    assert group in described and "Empty" in described, described
+    # a classic or consumer-protocol member is refused: the group is a share group
+    from confluent_kafka import Consumer, KafkaException
+    c = Consumer({"bootstrap.servers": share_broker.bootstrap, "group.id": group,
+                  "group.protocol": "consumer"})
+    try:
+        c.subscribe([topic])
+        with pytest.raises(KafkaException) as e:
+            for _ in range(100):
+                m = c.poll(0.2)
+                if m is not None and m.error():
+                    raise KafkaException(m.error())
+        assert "group id does not exist" in str(e.value), str(e.value)  # GROUP_ID_NOT_FOUND
+    finally:
+        c.close()
