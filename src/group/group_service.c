@@ -683,7 +683,7 @@ static void on_tick(uv_timer_t *t)
 static void h_persist(void *arg, const char *group_id, const ls_group_record_t *rec)
 {
     ls_group_service_t *s = arg;
-    job_t *j = job_new(3, NULL, NULL);
+    job_t *j = job_new(4, NULL, NULL);
     if (!job_fence(s, j, group_id)) {
         job_fail_fenced(j);
         return;
@@ -709,8 +709,15 @@ static void h_persist(void *arg, const char *group_id, const ls_group_record_t *
         w->end = ls_strdup(w->key);
         w->end[kl - 1] = '/' + 1;
         w = &j->ops[j->nops++];
+        w->kind = LS_META_OP_DEL_RANGE; /* a share group's partition states too */
+        w->key = ls_share_key_group_prefix(group_id);
+        kl = strlen(w->key);
+        w->end = ls_strdup(w->key);
+        w->end[kl - 1] = '/' + 1;
+        w = &j->ops[j->nops++];
         w->kind = LS_META_OP_DEL;
         w->key = ls_group_key_meta(group_id);
+        if (s->shares) ls_share_store_forget_group(s->shares, group_id);
     }
     job_submit(s, j);
 }

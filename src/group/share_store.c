@@ -3,6 +3,7 @@
 #include "group/share_store.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -85,6 +86,17 @@ static char *state_key(const char *gid, const ls_uuid_t *tid, int32_t partition)
     int n = snprintf(tail, sizeof tail, "/%s/%010" PRId32, u, partition);
     ls_buf_append(&b, tail, (size_t)n);
     ls_buf_append_u8(&b, 0);
+    size_t len;
+    return (char *)ls_buf_steal(&b, &len);
+}
+
+char *ls_share_key_group_prefix(const char *group_id)
+{
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_buf_append(&b, LS_SHARE_STATE_PREFIX, strlen(LS_SHARE_STATE_PREFIX));
+    ls_buf_append_keypart(&b, group_id);
+    ls_buf_append(&b, "/", 2); /* with the NUL */
     size_t len;
     return (char *)ls_buf_steal(&b, &len);
 }
@@ -335,6 +347,8 @@ void ls_share_part_sync(ls_share_part_t *p, ls_share_sync_cb cb, void *arg)
 
 /* ------------------------------------------------------------- members */
 
+static ls_share_part_t **group_parts(ls_share_store_t *st, const char *group_id, int *n);
+
 static session_t *session_find(ls_share_store_t *st, const char *gid, const char *member)
 {
     for (int i = 0; i < st->nsessions; i++)
@@ -355,20 +369,10 @@ void ls_share_session_close(ls_share_store_t *st, const char *group_id, const ch
 
 void ls_share_store_member_left(ls_share_store_t *st, const char *group_id, const char *member_id)
 {
-    int64_t k;
-    void *v;
-    ls_share_part_t **touched = NULL;
-    int n = 0;
-    for (size_t it = 0; ls_i64map_next(&st->parts, &it, &k, &v);)
-        for (ls_share_part_t *p = v; p; p = p->next)
-            if (!p->loading && !strcmp(p->gid, group_id)) {
-                touched = ls_realloc(touched, (size_t)(n + 1) * sizeof *touched);
-                touched[n++] = p;
-            }
-    for (int i = 0; i < n; i++) {
+    int n;
+    ls_share_part_t **touched = group_parts(st, group_id, &n);
+    for (int i = 0; i < n; i++)
         ls_sharep_release_member(touched[i]->sp, member_id, ls_clock_mono_ms());
-        touched[i]->refs++;
-    }
     for (int i = 0; i < n; i++) {
         /* fire and forget: a failed write drops the entry, which frees the
          * records just the same */
@@ -377,6 +381,212 @@ void ls_share_store_member_left(ls_share_store_t *st, const char *group_id, cons
     }
     ls_free(touched);
     ls_share_session_close(st, group_id, member_id);
+}
+
+/* Entries of one group that are loaded (each with a reference taken). */
+static ls_share_part_t **group_parts(ls_share_store_t *st, const char *group_id, int *n)
+{
+    int64_t k;
+    void *v;
+    ls_share_part_t **out = NULL;
+    *n = 0;
+    for (size_t it = 0; ls_i64map_next(&st->parts, &it, &k, &v);)
+        for (ls_share_part_t *p = v; p; p = p->next)
+            if (!p->loading && !strcmp(p->gid, group_id)) {
+                out = ls_realloc(out, (size_t)(*n + 1) * sizeof *out);
+                out[(*n)++] = p;
+                p->refs++;
+            }
+    return out;
+}
+
+void ls_share_store_forget_group(ls_share_store_t *st, const char *group_id)
+{
+    int n;
+    ls_share_part_t **v = group_parts(st, group_id, &n);
+    for (int i = 0; i < n; i++) {
+        part_drop(v[i], LS_ECONFLICT);
+        part_unref(v[i]);
+    }
+    ls_free(v);
+}
+
+/* ------------------------------------------------------------- admin */
+
+typedef struct admin_job {
+    ls_share_store_t *st;
+    char *gid;
+    ls_uuid_t topic_id;
+    ls_share_offset_t *v;
+    int n;
+    ls_share_list_cb list_cb;
+    ls_share_done_cb done_cb;
+    void *arg;
+    ls_status res;
+} admin_job_t;
+
+/* "<uuid>/<partition>" after the group's prefix */
+static bool parse_tail(const char *tail, ls_share_offset_t *o)
+{
+    char u[37];
+    if (strlen(tail) != 36 + 1 + 10 || tail[36] != '/') return false;
+    memcpy(u, tail, 36);
+    u[36] = 0;
+    if (ls_uuid_parse(u, &o->topic_id) != 0) return false;
+    char *end;
+    long p = strtol(tail + 37, &end, 10);
+    if (*end || p < 0 || p > INT32_MAX) return false;
+    o->partition = (int32_t)p;
+    return true;
+}
+
+static void list_work(void *arg)
+{
+    admin_job_t *j = arg;
+    char *prefix = ls_share_key_group_prefix(j->gid);
+    ls_kvlist_t l;
+    j->res = ls_meta_scan_prefix(j->st->meta, prefix, 0, &l);
+    if (j->res == LS_OK) {
+        j->v = LS_NEWN(ls_share_offset_t, l.n ? l.n : 1);
+        for (size_t i = 0; i < l.n; i++) {
+            ls_share_offset_t *o = &j->v[j->n];
+            ls_sharep_t *sp = NULL;
+            if (!parse_tail((const char *)l.v[i].key + strlen(prefix), o) ||
+                ls_sharep_decode(l.v[i].val, l.v[i].vlen, &j->st->cfg, &sp) != LS_OK) {
+                LS_WARN("share", "skipping unreadable share state %s", (const char *)l.v[i].key);
+                continue;
+            }
+            o->start_offset = ls_sharep_spso(sp);
+            o->finished = 0;
+            for (int64_t off = o->start_offset; off < ls_sharep_speo(sp); off++) {
+                ls_sharep_state state;
+                int32_t dc;
+                const char *owner;
+                if (ls_sharep_record(sp, off, &state, &dc, &owner) &&
+                    (state == LS_SHAREP_ACKNOWLEDGED || state == LS_SHAREP_ARCHIVED))
+                    o->finished++;
+            }
+            ls_sharep_free(sp);
+            j->n++;
+        }
+        ls_kvlist_free(&l);
+    }
+    ls_free(prefix);
+}
+
+static void admin_after(void *arg)
+{
+    admin_job_t *j = arg;
+    ls_share_store_t *st = j->st;
+    st->jobs--;
+    if (j->list_cb) j->list_cb(j->arg, j->res, j->v, j->n);
+    if (j->done_cb) {
+        ls_share_store_forget_group(st, j->gid); /* what the store holds now is served */
+        j->done_cb(j->arg, j->res);
+    }
+    ls_free(j->v);
+    ls_free(j->gid);
+    ls_free(j);
+    store_maybe_free(st);
+}
+
+static admin_job_t *admin_job(ls_share_store_t *st, const char *gid, void *arg)
+{
+    admin_job_t *j = LS_NEW(admin_job_t);
+    j->st = st;
+    j->gid = ls_strdup(gid);
+    j->arg = arg;
+    st->jobs++;
+    return j;
+}
+
+void ls_share_store_list(ls_share_store_t *st, const char *group_id, ls_share_list_cb cb,
+                         void *arg)
+{
+    admin_job_t *j = admin_job(st, group_id, arg);
+    j->list_cb = cb;
+    st->offload(st->offload_ctx, list_work, admin_after, j);
+}
+
+static void reset_work(void *arg)
+{
+    admin_job_t *j = arg;
+    int max = ls_meta_max_txn_ops(j->st->meta);
+    if (max < 1) max = 1;
+    j->res = LS_OK;
+    for (int at = 0; at < j->n && j->res == LS_OK; at += max) {
+        int k = j->n - at < max ? j->n - at : max;
+        ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, (size_t)k);
+        char **keys = LS_NEWN(char *, (size_t)k);
+        uint8_t **vals = LS_NEWN(uint8_t *, (size_t)k);
+        for (int i = 0; i < k; i++) {
+            const ls_share_offset_t *o = &j->v[at + i];
+            keys[i] = state_key(j->gid, &o->topic_id, o->partition);
+            ls_sharep_t *sp = ls_sharep_new(&j->st->cfg, o->start_offset);
+            ls_buf_t b;
+            ls_buf_init(&b);
+            ls_sharep_encode(sp, &b);
+            ls_sharep_free(sp);
+            size_t len;
+            vals[i] = ls_buf_steal(&b, &len);
+            ops[i] = (ls_meta_op_t){.kind = LS_META_OP_PUT,
+                                    .key = keys[i],
+                                    .klen = strlen(keys[i]),
+                                    .val = vals[i],
+                                    .vlen = len};
+        }
+        int64_t rev;
+        j->res = ls_meta_txn(j->st->meta, NULL, 0, ops, (size_t)k, &rev);
+        for (int i = 0; i < k; i++) {
+            ls_free(keys[i]);
+            ls_free(vals[i]);
+        }
+        ls_free(keys);
+        ls_free(vals);
+        ls_free(ops);
+    }
+}
+
+void ls_share_store_reset(ls_share_store_t *st, const char *group_id, const ls_share_offset_t *v,
+                          int n, ls_share_done_cb cb, void *arg)
+{
+    admin_job_t *j = admin_job(st, group_id, arg);
+    j->done_cb = cb;
+    j->v = LS_NEWN(ls_share_offset_t, n ? (size_t)n : 1);
+    if (n) memcpy(j->v, v, (size_t)n * sizeof *v);
+    j->n = n;
+    st->offload(st->offload_ctx, reset_work, admin_after, j);
+}
+
+static void delete_work(void *arg)
+{
+    admin_job_t *j = arg;
+    char *prefix = ls_share_key_group_prefix(j->gid);
+    char u[37];
+    ls_uuid_format(&j->topic_id, u);
+    size_t pl = strlen(prefix);
+    char *start = ls_malloc(pl + 36 + 2 + 1), *end = ls_malloc(pl + 36 + 2 + 1);
+    snprintf(start, pl + 39, "%s%s/", prefix, u);
+    snprintf(end, pl + 39, "%s%s0", prefix, u); /* '/' + 1 */
+    ls_meta_op_t op = {.kind = LS_META_OP_DEL_RANGE,
+                       .key = start,
+                       .klen = strlen(start),
+                       .end = end,
+                       .elen = strlen(end)};
+    int64_t rev;
+    j->res = ls_meta_txn(j->st->meta, NULL, 0, &op, 1, &rev);
+    ls_free(start);
+    ls_free(end);
+    ls_free(prefix);
+}
+
+void ls_share_store_delete_topic(ls_share_store_t *st, const char *group_id,
+                                 const ls_uuid_t *topic_id, ls_share_done_cb cb, void *arg)
+{
+    admin_job_t *j = admin_job(st, group_id, arg);
+    j->done_cb = cb;
+    j->topic_id = *topic_id;
+    st->offload(st->offload_ctx, delete_work, admin_after, j);
 }
 
 /* ------------------------------------------------------------- sessions */

@@ -77,6 +77,35 @@ void ls_share_part_sync(ls_share_part_t *p, ls_share_sync_cb cb, void *arg);
  * its sessions here close. */
 void ls_share_store_member_left(ls_share_store_t *st, const char *group_id, const char *member_id);
 
+/* The key prefix of a group's partition states ("/ls/share/state/<gid>/");
+ * ls_free it. A deleted group's range goes with the group's own keys. */
+char *ls_share_key_group_prefix(const char *group_id);
+/* The group was deleted (or its offsets reset): this broker's copies of its
+ * partition states are dropped, so the next fetch loads what the store
+ * holds then. */
+void ls_share_store_forget_group(ls_share_store_t *st, const char *group_id);
+
+/* ---- the offsets admin APIs (read and written in the store directly) ---- */
+typedef struct ls_share_offset {
+    ls_uuid_t topic_id;
+    int32_t partition;
+    int64_t start_offset; /* the SPSO */
+    int64_t finished;     /* records in [SPSO, SPEO) acknowledged or archived */
+} ls_share_offset_t;
+typedef void (*ls_share_list_cb)(void *arg, ls_status st, const ls_share_offset_t *v, int n);
+/* Every stored partition state of the group (undecodable ones left out,
+ * logged). */
+void ls_share_store_list(ls_share_store_t *st, const char *group_id, ls_share_list_cb cb,
+                         void *arg);
+typedef void (*ls_share_done_cb)(void *arg, ls_status st);
+/* Each v[i] partition starts over at v[i].start_offset with nothing in
+ * flight (AlterShareGroupOffsets on an empty group). */
+void ls_share_store_reset(ls_share_store_t *st, const char *group_id, const ls_share_offset_t *v,
+                          int n, ls_share_done_cb cb, void *arg);
+/* The group's states of one topic go (DeleteShareGroupOffsets). */
+void ls_share_store_delete_topic(ls_share_store_t *st, const char *group_id,
+                                 const ls_uuid_t *topic_id, ls_share_done_cb cb, void *arg);
+
 /* ---- share sessions ---- */
 typedef struct ls_share_tp {
     ls_uuid_t topic_id;

@@ -96,6 +96,12 @@ const ls_kafka_api_t ls_kafka_apis[] = {
     API(ShareGroupDescribe, SHARE_GROUP_DESCRIBE, ls_kafka_handle_share_group_describe),
     API(ShareFetch, SHARE_FETCH, ls_kafka_handle_share_fetch),
     API(ShareAcknowledge, SHARE_ACKNOWLEDGE, ls_kafka_handle_share_acknowledge),
+    API(DescribeShareGroupOffsets, DESCRIBE_SHARE_GROUP_OFFSETS,
+        ls_kafka_handle_describe_share_group_offsets),
+    API(AlterShareGroupOffsets, ALTER_SHARE_GROUP_OFFSETS,
+        ls_kafka_handle_alter_share_group_offsets),
+    API(DeleteShareGroupOffsets, DELETE_SHARE_GROUP_OFFSETS,
+        ls_kafka_handle_delete_share_group_offsets),
 };
 const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);
 

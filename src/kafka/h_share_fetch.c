@@ -71,6 +71,7 @@ typedef struct sf_part {
     const sf_ack_t *acks;
     int nacks;
     bool fetch; /* in the session's fetch set */
+    bool quiet; /* only there to release the closing member's records: not answered */
     ls_share_part_t *sp;
     bool have_res;
     ls_read_result_t res;
@@ -140,6 +141,7 @@ static void sf_respond(sf_ctx_t *ctx)
         r.Responses = ls_kmsg_alloc(a, ctx->nparts, sizeof *r.Responses);
         for (int i = 0; i < ctx->nparts; i++) {
             sf_part_t *p = &ctx->parts[i];
+            if (p->quiet) continue;
             ls_kafka_ShareFetchResponse_ShareFetchableTopicResponse *t = NULL;
             for (int32_t k = 0; k < r.NumResponses && !t; k++)
                 if (!memcmp(&r.Responses[k].TopicId, &p->tp.topic_id, sizeof p->tp.topic_id))
@@ -182,6 +184,7 @@ static void sf_respond(sf_ctx_t *ctx)
         r.Responses = ls_kmsg_alloc(a, ctx->nparts, sizeof *r.Responses);
         for (int i = 0; i < ctx->nparts; i++) {
             sf_part_t *p = &ctx->parts[i];
+            if (p->quiet) continue;
             ls_kafka_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse *t = NULL;
             for (int32_t k = 0; k < r.NumResponses && !t; k++)
                 if (!memcmp(&r.Responses[k].TopicId, &p->tp.topic_id, sizeof p->tp.topic_id))
@@ -430,6 +433,14 @@ static void sf_apply_acks(sf_ctx_t *ctx)
 static void sf_loaded_all(sf_ctx_t *ctx)
 {
     sf_apply_acks(ctx);
+    if (ctx->epoch == -1) {
+        /* the session closes: what the member still holds goes back (as
+         * Kafka's broker does; the client acknowledged what it meant to) */
+        int64_t now = ls_clock_mono_ms();
+        for (int i = 0; i < ctx->nparts; i++)
+            if (ctx->parts[i].sp)
+                ls_sharep_release_member(ls_share_part_state(ctx->parts[i].sp), ctx->member, now);
+    }
     if (ctx->fetch_api && ctx->epoch != -1 && !ctx->renew) {
         sf_read_round(ctx);
         return;
@@ -610,9 +621,11 @@ void ls_kafka_handle_share_fetch(ls_kreq_t *req)
     ctx->max_records = m->MaxRecords > 0 ? m->MaxRecords : 500;
     ctx->deadline_ms = ls_clock_mono_ms() + ctx->max_wait_ms;
     int cap = 0;
-    if (m->ShareSessionEpoch != -1)
-        for (int i = 0; i < nsess; i++)
-            part_add(ctx, &sess[i].topic_id, sess[i].partition, &cap)->fetch = true;
+    for (int i = 0; i < nsess; i++) { /* closing (-1): to release what the member holds */
+        sf_part_t *p = part_add(ctx, &sess[i].topic_id, sess[i].partition, &cap);
+        p->fetch = m->ShareSessionEpoch != -1;
+        p->quiet = !p->fetch;
+    }
     for (int32_t t = 0; t < m->NumTopics; t++)
         for (int32_t k = 0; k < m->Topics[t].NumPartitions; k++) {
             const ls_kafka_ShareFetchRequest_FetchPartition *fp = &m->Topics[t].Partitions[k];
@@ -628,6 +641,7 @@ void ls_kafka_handle_share_fetch(ls_kreq_t *req)
             }
             p->acks = acks;
             p->nacks = fp->NumAcknowledgementBatches;
+            p->quiet = false;
         }
     sf_start(ctx);
 }
@@ -654,6 +668,9 @@ void ls_kafka_handle_share_acknowledge(ls_kreq_t *req)
     sf_ctx_t *ctx = ctx_new(req, false, gid, mid, m->ShareSessionEpoch);
     ctx->renew = req->api_version >= 2 && m->IsRenewAck;
     int cap = 0;
+    if (m->ShareSessionEpoch == -1) /* closing: to release what the member holds */
+        for (int i = 0; i < nsess; i++)
+            part_add(ctx, &sess[i].topic_id, sess[i].partition, &cap)->quiet = true;
     for (int32_t t = 0; t < m->NumTopics; t++)
         for (int32_t k = 0; k < m->Topics[t].NumPartitions; k++) {
             const ls_kafka_ShareAcknowledgeRequest_AcknowledgePartition *ap =
@@ -669,6 +686,7 @@ void ls_kafka_handle_share_acknowledge(ls_kreq_t *req)
             }
             p->acks = acks;
             p->nacks = ap->NumAcknowledgementBatches;
+            p->quiet = false;
         }
     sf_start(ctx);
 }

@@ -108,6 +108,9 @@ void ls_kafka_handle_share_group_heartbeat(ls_kreq_t *req);    /* key 76 */
 void ls_kafka_handle_share_group_describe(ls_kreq_t *req);     /* key 77 */
 void ls_kafka_handle_share_fetch(ls_kreq_t *req);              /* key 78 */
 void ls_kafka_handle_share_acknowledge(ls_kreq_t *req);        /* key 79 */
+void ls_kafka_handle_describe_share_group_offsets(ls_kreq_t *req); /* key 90 */
+void ls_kafka_handle_alter_share_group_offsets(ls_kreq_t *req);    /* key 91 */
+void ls_kafka_handle_delete_share_group_offsets(ls_kreq_t *req);   /* key 92 */
 /* h_group.c: a group outcome as its Kafka code. */
 int16_t ls_kafka_group_error(ls_group_err e);
 /* A failed group write (OffsetCommit, TxnOffsetCommit): NOT_COORDINATOR when

@@ -11451,6 +11451,676 @@ static void e_ShareAcknowledgeResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic */
+
+static size_t z_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic(int16_t v,
+                                                                                       bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic *m)
+{
+    (void)v;
+    m->TopicName = ls_kmsg_str(r, f, "DescribeShareGroupOffsetsRequestTopic.TopicName");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false,
+                                      "DescribeShareGroupOffsetsRequestTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->TopicName);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup */
+
+static size_t z_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup(int16_t v,
+                                                                                       bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup *m)
+{
+    m->GroupId = ls_kmsg_str(r, f, "DescribeShareGroupOffsetsRequestGroup.GroupId");
+    m->NumTopics = ls_kmsg_arrlen(
+        r, f, z_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic(v, f), true,
+        "DescribeShareGroupOffsetsRequestGroup.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic(r, v, f, a,
+                                                                                 &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->GroupId);
+    ls_kmsg_warrlen(w, f, m->NumTopics, true);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic(w, v, f,
+                                                                                 &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeShareGroupOffsetsRequest */
+
+static void d_DescribeShareGroupOffsetsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                               ls_kafka_DescribeShareGroupOffsetsRequest *m)
+{
+    m->NumGroups = ls_kmsg_arrlen(
+        r, f, z_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup(v, f), false,
+        "DescribeShareGroupOffsetsRequest.Groups");
+    m->Groups = ls_kmsg_alloc(a, m->NumGroups, sizeof *m->Groups);
+    for (int32_t i = 0; i < m->NumGroups && !r->err; i++) {
+        d_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup(r, v, f, a,
+                                                                                 &m->Groups[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeShareGroupOffsetsRequest(ls_kw_t *w, int16_t v, bool f,
+                                               const ls_kafka_DescribeShareGroupOffsetsRequest *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumGroups, false);
+    for (int32_t i = 0; i < m->NumGroups; i++)
+        e_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup(w, v, f,
+                                                                                 &m->Groups[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition */
+
+static size_t z_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition(
+    int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 8;
+    n += 4;
+    if (v >= 1)
+        n += 8;
+    n += 2;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition(
+    ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition *m)
+{
+    m->Lag = -1;
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition *m)
+{
+    (void)a;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->StartOffset = ls_kr_i64(r);
+    m->LeaderEpoch = ls_kr_i32(r);
+    if (v >= 1) {
+        m->Lag = ls_kr_i64(r);
+    }
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition *m)
+{
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i64(w, m->StartOffset);
+    ls_kw_i32(w, m->LeaderEpoch);
+    if (v >= 1) {
+        ls_kw_i64(w, m->Lag);
+    }
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic */
+
+static size_t z_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic(int16_t v,
+                                                                                         bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 16;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic *m)
+{
+    m->TopicName = ls_kmsg_str(r, f, "DescribeShareGroupOffsetsResponseTopic.TopicName");
+    ls_kr_uuid(r, &m->TopicId);
+    m->NumPartitions = ls_kmsg_arrlen(
+        r, f, z_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition(v, f),
+        false, "DescribeShareGroupOffsetsResponseTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        i_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition(
+            &m->Partitions[i]);
+        d_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition(
+            r, v, f, a, &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->TopicName);
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition(
+            w, v, f, &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup */
+
+static size_t z_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup(int16_t v,
+                                                                                         bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    n += 2;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup(
+    ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup *m)
+{
+    m->GroupId = ls_kmsg_str(r, f, "DescribeShareGroupOffsetsResponseGroup.GroupId");
+    m->NumTopics = ls_kmsg_arrlen(
+        r, f, z_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic(v, f),
+        false, "DescribeShareGroupOffsetsResponseGroup.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic(r, v, f, a,
+                                                                                   &m->Topics[i]);
+    }
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->GroupId);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic(w, v, f,
+                                                                                   &m->Topics[i]);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DescribeShareGroupOffsetsResponse */
+
+static void d_DescribeShareGroupOffsetsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                ls_kafka_DescribeShareGroupOffsetsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumGroups = ls_kmsg_arrlen(
+        r, f, z_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup(v, f),
+        false, "DescribeShareGroupOffsetsResponse.Groups");
+    m->Groups = ls_kmsg_alloc(a, m->NumGroups, sizeof *m->Groups);
+    for (int32_t i = 0; i < m->NumGroups && !r->err; i++) {
+        i_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup(&m->Groups[i]);
+        d_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup(r, v, f, a,
+                                                                                   &m->Groups[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DescribeShareGroupOffsetsResponse(ls_kw_t *w, int16_t v, bool f,
+                                                const ls_kafka_DescribeShareGroupOffsetsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumGroups, false);
+    for (int32_t i = 0; i < m->NumGroups; i++)
+        e_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup(w, v, f,
+                                                                                   &m->Groups[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition */
+
+static size_t z_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition(int16_t v,
+                                                                                     bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 8;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition *m)
+{
+    (void)a;
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->StartOffset = ls_kr_i64(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i64(w, m->StartOffset);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic */
+
+static size_t z_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic *m)
+{
+    m->TopicName = ls_kmsg_str(r, f, "AlterShareGroupOffsetsRequestTopic.TopicName");
+    m->NumPartitions = ls_kmsg_arrlen(
+        r, f, z_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition(v, f), false,
+        "AlterShareGroupOffsetsRequestTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        d_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition(r, v, f, a,
+                                                                               &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->TopicName);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition(w, v, f,
+                                                                               &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterShareGroupOffsetsRequest */
+
+static void d_AlterShareGroupOffsetsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                            ls_kafka_AlterShareGroupOffsetsRequest *m)
+{
+    m->GroupId = ls_kmsg_str(r, f, "AlterShareGroupOffsetsRequest.GroupId");
+    m->NumTopics = ls_kmsg_arrlen(
+        r, f, z_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic(v, f), false,
+        "AlterShareGroupOffsetsRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic(r, v, f, a,
+                                                                           &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterShareGroupOffsetsRequest(ls_kw_t *w, int16_t v, bool f,
+                                            const ls_kafka_AlterShareGroupOffsetsRequest *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->GroupId);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic(w, v, f, &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition */
+
+static size_t z_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition(int16_t v,
+                                                                                       bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += 2;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition(
+    ls_kafka_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition *m)
+{
+    (void)a;
+    (void)v;
+    m->PartitionIndex = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->PartitionIndex);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic */
+
+static size_t z_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic(int16_t v,
+                                                                                   bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 16;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic *m)
+{
+    m->TopicName = ls_kmsg_str(r, f, "AlterShareGroupOffsetsResponseTopic.TopicName");
+    ls_kr_uuid(r, &m->TopicId);
+    m->NumPartitions = ls_kmsg_arrlen(
+        r, f, z_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition(v, f), false,
+        "AlterShareGroupOffsetsResponseTopic.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        i_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition(&m->Partitions[i]);
+        d_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition(r, v, f, a,
+                                                                                 &m->Partitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->TopicName);
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        e_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition(w, v, f,
+                                                                                 &m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- AlterShareGroupOffsetsResponse */
+
+static void i_AlterShareGroupOffsetsResponse(ls_kafka_AlterShareGroupOffsetsResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_AlterShareGroupOffsetsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                             ls_kafka_AlterShareGroupOffsetsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->NumResponses = ls_kmsg_arrlen(
+        r, f, z_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic(v, f), false,
+        "AlterShareGroupOffsetsResponse.Responses");
+    m->Responses = ls_kmsg_alloc(a, m->NumResponses, sizeof *m->Responses);
+    for (int32_t i = 0; i < m->NumResponses && !r->err; i++) {
+        d_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic(r, v, f, a,
+                                                                             &m->Responses[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_AlterShareGroupOffsetsResponse(ls_kw_t *w, int16_t v, bool f,
+                                             const ls_kafka_AlterShareGroupOffsetsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_warrlen(w, f, m->NumResponses, false);
+    for (int32_t i = 0; i < m->NumResponses; i++)
+        e_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic(w, v, f,
+                                                                             &m->Responses[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic */
+
+static size_t z_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic(int16_t v,
+                                                                                   bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic *m)
+{
+    (void)a;
+    (void)v;
+    m->TopicName = ls_kmsg_str(r, f, "DeleteShareGroupOffsetsRequestTopic.TopicName");
+    ls_kr_tags(r, f);
+}
+
+static void e_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->TopicName);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DeleteShareGroupOffsetsRequest */
+
+static void d_DeleteShareGroupOffsetsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                             ls_kafka_DeleteShareGroupOffsetsRequest *m)
+{
+    m->GroupId = ls_kmsg_str(r, f, "DeleteShareGroupOffsetsRequest.GroupId");
+    m->NumTopics = ls_kmsg_arrlen(
+        r, f, z_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic(v, f), false,
+        "DeleteShareGroupOffsetsRequest.Topics");
+    m->Topics = ls_kmsg_alloc(a, m->NumTopics, sizeof *m->Topics);
+    for (int32_t i = 0; i < m->NumTopics && !r->err; i++) {
+        d_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic(r, v, f, a,
+                                                                             &m->Topics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DeleteShareGroupOffsetsRequest(ls_kw_t *w, int16_t v, bool f,
+                                             const ls_kafka_DeleteShareGroupOffsetsRequest *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->GroupId);
+    ls_kmsg_warrlen(w, f, m->NumTopics, false);
+    for (int32_t i = 0; i < m->NumTopics; i++)
+        e_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic(w, v, f,
+                                                                             &m->Topics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic */
+
+static size_t z_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic(int16_t v,
+                                                                                     bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 16;
+    n += 2;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic(
+    ls_kafka_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic *m)
+{
+    (void)a;
+    (void)v;
+    m->TopicName = ls_kmsg_str(r, f, "DeleteShareGroupOffsetsResponseTopic.TopicName");
+    ls_kr_uuid(r, &m->TopicId);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    ls_kr_tags(r, f);
+}
+
+static void e_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->TopicName);
+    ls_kw_uuid(w, &m->TopicId);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kw_tags(w, f);
+}
+
+/* ---- DeleteShareGroupOffsetsResponse */
+
+static void i_DeleteShareGroupOffsetsResponse(ls_kafka_DeleteShareGroupOffsetsResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+}
+
+static void d_DeleteShareGroupOffsetsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                              ls_kafka_DeleteShareGroupOffsetsResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->NumResponses = ls_kmsg_arrlen(
+        r, f, z_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic(v, f), false,
+        "DeleteShareGroupOffsetsResponse.Responses");
+    m->Responses = ls_kmsg_alloc(a, m->NumResponses, sizeof *m->Responses);
+    for (int32_t i = 0; i < m->NumResponses && !r->err; i++) {
+        i_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic(&m->Responses[i]);
+        d_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic(r, v, f, a,
+                                                                               &m->Responses[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_DeleteShareGroupOffsetsResponse(ls_kw_t *w, int16_t v, bool f,
+                                              const ls_kafka_DeleteShareGroupOffsetsResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_warrlen(w, f, m->NumResponses, false);
+    for (int32_t i = 0; i < m->NumResponses; i++)
+        e_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic(w, v, f,
+                                                                               &m->Responses[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- Produce (key 0) */
 
 int ls_kafka_ProduceRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, ls_kafka_ProduceRequest *m)
@@ -15389,6 +16059,219 @@ const ls_kmsg_api_t ls_kmsg_ShareAcknowledge = {
     .encode_response = g_ShareAcknowledgeResponse_encode,
 };
 
+/* ---- DescribeShareGroupOffsets (key 90) */
+
+int ls_kafka_DescribeShareGroupOffsetsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                     ls_kafka_DescribeShareGroupOffsetsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_MIN,
+                            LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_MAX))
+        return -1;
+    d_DescribeShareGroupOffsetsRequest(r, v, v >= LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeShareGroupOffsetsRequest_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_DescribeShareGroupOffsetsRequest *m)
+{
+    e_DescribeShareGroupOffsetsRequest(w, v, v >= LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_FLEX, m);
+}
+
+static int g_DescribeShareGroupOffsetsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeShareGroupOffsetsRequest_decode(r, v, a, m);
+}
+
+static void g_DescribeShareGroupOffsetsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeShareGroupOffsetsRequest_encode(w, v, m);
+}
+
+int ls_kafka_DescribeShareGroupOffsetsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                      ls_kafka_DescribeShareGroupOffsetsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_MIN,
+                            LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_MAX))
+        return -1;
+    d_DescribeShareGroupOffsetsResponse(r, v, v >= LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_FLEX, a,
+                                        m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DescribeShareGroupOffsetsResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_DescribeShareGroupOffsetsResponse *m)
+{
+    e_DescribeShareGroupOffsetsResponse(w, v, v >= LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_FLEX, m);
+}
+
+static int g_DescribeShareGroupOffsetsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DescribeShareGroupOffsetsResponse_decode(r, v, a, m);
+}
+
+static void g_DescribeShareGroupOffsetsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DescribeShareGroupOffsetsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_DescribeShareGroupOffsets = {
+    .key = 90,
+    .name = "DescribeShareGroupOffsets",
+    .min_version = LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_MIN,
+    .max_version = LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_MAX,
+    .first_flexible = LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_FLEX,
+    .request_size = sizeof(ls_kafka_DescribeShareGroupOffsetsRequest),
+    .decode_request = g_DescribeShareGroupOffsetsRequest_decode,
+    .encode_request = g_DescribeShareGroupOffsetsRequest_encode,
+    .response_size = sizeof(ls_kafka_DescribeShareGroupOffsetsResponse),
+    .decode_response = g_DescribeShareGroupOffsetsResponse_decode,
+    .encode_response = g_DescribeShareGroupOffsetsResponse_encode,
+};
+
+/* ---- AlterShareGroupOffsets (key 91) */
+
+int ls_kafka_AlterShareGroupOffsetsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                  ls_kafka_AlterShareGroupOffsetsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_SHARE_GROUP_OFFSETS_MIN,
+                            LS_KAFKA_ALTER_SHARE_GROUP_OFFSETS_MAX))
+        return -1;
+    d_AlterShareGroupOffsetsRequest(r, v, v >= LS_KAFKA_ALTER_SHARE_GROUP_OFFSETS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AlterShareGroupOffsetsRequest_encode(ls_kw_t *w, int16_t v,
+                                                   const ls_kafka_AlterShareGroupOffsetsRequest *m)
+{
+    e_AlterShareGroupOffsetsRequest(w, v, v >= LS_KAFKA_ALTER_SHARE_GROUP_OFFSETS_FLEX, m);
+}
+
+static int g_AlterShareGroupOffsetsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_AlterShareGroupOffsetsRequest_decode(r, v, a, m);
+}
+
+static void g_AlterShareGroupOffsetsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AlterShareGroupOffsetsRequest_encode(w, v, m);
+}
+
+int ls_kafka_AlterShareGroupOffsetsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                   ls_kafka_AlterShareGroupOffsetsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_AlterShareGroupOffsetsResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_ALTER_SHARE_GROUP_OFFSETS_MIN,
+                            LS_KAFKA_ALTER_SHARE_GROUP_OFFSETS_MAX))
+        return -1;
+    d_AlterShareGroupOffsetsResponse(r, v, v >= LS_KAFKA_ALTER_SHARE_GROUP_OFFSETS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_AlterShareGroupOffsetsResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_AlterShareGroupOffsetsResponse *m)
+{
+    e_AlterShareGroupOffsetsResponse(w, v, v >= LS_KAFKA_ALTER_SHARE_GROUP_OFFSETS_FLEX, m);
+}
+
+static int g_AlterShareGroupOffsetsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_AlterShareGroupOffsetsResponse_decode(r, v, a, m);
+}
+
+static void g_AlterShareGroupOffsetsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_AlterShareGroupOffsetsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_AlterShareGroupOffsets = {
+    .key = 91,
+    .name = "AlterShareGroupOffsets",
+    .min_version = LS_KAFKA_ALTER_SHARE_GROUP_OFFSETS_MIN,
+    .max_version = LS_KAFKA_ALTER_SHARE_GROUP_OFFSETS_MAX,
+    .first_flexible = LS_KAFKA_ALTER_SHARE_GROUP_OFFSETS_FLEX,
+    .request_size = sizeof(ls_kafka_AlterShareGroupOffsetsRequest),
+    .decode_request = g_AlterShareGroupOffsetsRequest_decode,
+    .encode_request = g_AlterShareGroupOffsetsRequest_encode,
+    .response_size = sizeof(ls_kafka_AlterShareGroupOffsetsResponse),
+    .decode_response = g_AlterShareGroupOffsetsResponse_decode,
+    .encode_response = g_AlterShareGroupOffsetsResponse_encode,
+};
+
+/* ---- DeleteShareGroupOffsets (key 92) */
+
+int ls_kafka_DeleteShareGroupOffsetsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                   ls_kafka_DeleteShareGroupOffsetsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DELETE_SHARE_GROUP_OFFSETS_MIN,
+                            LS_KAFKA_DELETE_SHARE_GROUP_OFFSETS_MAX))
+        return -1;
+    d_DeleteShareGroupOffsetsRequest(r, v, v >= LS_KAFKA_DELETE_SHARE_GROUP_OFFSETS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DeleteShareGroupOffsetsRequest_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_DeleteShareGroupOffsetsRequest *m)
+{
+    e_DeleteShareGroupOffsetsRequest(w, v, v >= LS_KAFKA_DELETE_SHARE_GROUP_OFFSETS_FLEX, m);
+}
+
+static int g_DeleteShareGroupOffsetsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DeleteShareGroupOffsetsRequest_decode(r, v, a, m);
+}
+
+static void g_DeleteShareGroupOffsetsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DeleteShareGroupOffsetsRequest_encode(w, v, m);
+}
+
+int ls_kafka_DeleteShareGroupOffsetsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                    ls_kafka_DeleteShareGroupOffsetsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_DeleteShareGroupOffsetsResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_DELETE_SHARE_GROUP_OFFSETS_MIN,
+                            LS_KAFKA_DELETE_SHARE_GROUP_OFFSETS_MAX))
+        return -1;
+    d_DeleteShareGroupOffsetsResponse(r, v, v >= LS_KAFKA_DELETE_SHARE_GROUP_OFFSETS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_DeleteShareGroupOffsetsResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_DeleteShareGroupOffsetsResponse *m)
+{
+    e_DeleteShareGroupOffsetsResponse(w, v, v >= LS_KAFKA_DELETE_SHARE_GROUP_OFFSETS_FLEX, m);
+}
+
+static int g_DeleteShareGroupOffsetsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_DeleteShareGroupOffsetsResponse_decode(r, v, a, m);
+}
+
+static void g_DeleteShareGroupOffsetsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_DeleteShareGroupOffsetsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_DeleteShareGroupOffsets = {
+    .key = 92,
+    .name = "DeleteShareGroupOffsets",
+    .min_version = LS_KAFKA_DELETE_SHARE_GROUP_OFFSETS_MIN,
+    .max_version = LS_KAFKA_DELETE_SHARE_GROUP_OFFSETS_MAX,
+    .first_flexible = LS_KAFKA_DELETE_SHARE_GROUP_OFFSETS_FLEX,
+    .request_size = sizeof(ls_kafka_DeleteShareGroupOffsetsRequest),
+    .decode_request = g_DeleteShareGroupOffsetsRequest_decode,
+    .encode_request = g_DeleteShareGroupOffsetsRequest_encode,
+    .response_size = sizeof(ls_kafka_DeleteShareGroupOffsetsResponse),
+    .decode_response = g_DeleteShareGroupOffsetsResponse_decode,
+    .encode_response = g_DeleteShareGroupOffsetsResponse_encode,
+};
+
 const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_Produce,
     &ls_kmsg_Fetch,
@@ -15447,5 +16330,8 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_ShareGroupDescribe,
     &ls_kmsg_ShareFetch,
     &ls_kmsg_ShareAcknowledge,
+    &ls_kmsg_DescribeShareGroupOffsets,
+    &ls_kmsg_AlterShareGroupOffsets,
+    &ls_kmsg_DeleteShareGroupOffsets,
 };
-const int ls_kmsg_nall = 57;
+const int ls_kmsg_nall = 60;

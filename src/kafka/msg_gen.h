@@ -95,6 +95,9 @@ enum {
     LS_KAFKA_API_SHARE_GROUP_DESCRIBE = 77,
     LS_KAFKA_API_SHARE_FETCH = 78,
     LS_KAFKA_API_SHARE_ACKNOWLEDGE = 79,
+    LS_KAFKA_API_DESCRIBE_SHARE_GROUP_OFFSETS = 90,
+    LS_KAFKA_API_ALTER_SHARE_GROUP_OFFSETS = 91,
+    LS_KAFKA_API_DELETE_SHARE_GROUP_OFFSETS = 92,
 };
 
 #define LS_KAFKA_PRODUCE_MIN 3
@@ -268,6 +271,15 @@ enum {
 #define LS_KAFKA_SHARE_ACKNOWLEDGE_MIN 1
 #define LS_KAFKA_SHARE_ACKNOWLEDGE_MAX 2
 #define LS_KAFKA_SHARE_ACKNOWLEDGE_FLEX 0
+#define LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_MIN 0
+#define LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_MAX 1
+#define LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_FLEX 0
+#define LS_KAFKA_ALTER_SHARE_GROUP_OFFSETS_MIN 0
+#define LS_KAFKA_ALTER_SHARE_GROUP_OFFSETS_MAX 0
+#define LS_KAFKA_ALTER_SHARE_GROUP_OFFSETS_FLEX 0
+#define LS_KAFKA_DELETE_SHARE_GROUP_OFFSETS_MIN 0
+#define LS_KAFKA_DELETE_SHARE_GROUP_OFFSETS_MAX 0
+#define LS_KAFKA_DELETE_SHARE_GROUP_OFFSETS_FLEX 0
 
 typedef struct ls_kafka_LeaderIdAndEpoch {
     int32_t LeaderId; /* default -1 */
@@ -2285,6 +2297,116 @@ typedef struct ls_kafka_ShareAcknowledgeResponse {
     int32_t NumNodeEndpoints;
 } ls_kafka_ShareAcknowledgeResponse;
 
+typedef struct ls_kafka_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic {
+    ls_kstr_t TopicName;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic;
+
+typedef struct ls_kafka_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup {
+    ls_kstr_t GroupId;
+    ls_kafka_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic *Topics; /* nullable */
+    int32_t NumTopics; /* -1 = null */
+} ls_kafka_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup;
+
+typedef struct ls_kafka_DescribeShareGroupOffsetsRequest {
+    ls_kafka_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup *Groups;
+    int32_t NumGroups;
+} ls_kafka_DescribeShareGroupOffsetsRequest;
+
+typedef struct ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition {
+    int32_t PartitionIndex;
+    int64_t StartOffset;
+    int32_t LeaderEpoch;
+    int64_t Lag; /* v1+, default -1 */
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+} ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition;
+
+typedef struct ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic {
+    ls_kstr_t TopicName;
+    ls_uuid_t TopicId;
+    ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic;
+
+typedef struct ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup {
+    ls_kstr_t GroupId;
+    ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic *Topics;
+    int32_t NumTopics;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+} ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup;
+
+typedef struct ls_kafka_DescribeShareGroupOffsetsResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup *Groups;
+    int32_t NumGroups;
+} ls_kafka_DescribeShareGroupOffsetsResponse;
+
+typedef struct ls_kafka_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition {
+    int32_t PartitionIndex;
+    int64_t StartOffset;
+} ls_kafka_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition;
+
+typedef struct ls_kafka_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic {
+    ls_kstr_t TopicName;
+    ls_kafka_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic;
+
+typedef struct ls_kafka_AlterShareGroupOffsetsRequest {
+    ls_kstr_t GroupId;
+    ls_kafka_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic *Topics;
+    int32_t NumTopics;
+} ls_kafka_AlterShareGroupOffsetsRequest;
+
+typedef struct ls_kafka_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition {
+    int32_t PartitionIndex;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+} ls_kafka_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition;
+
+typedef struct ls_kafka_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic {
+    ls_kstr_t TopicName;
+    ls_uuid_t TopicId;
+    ls_kafka_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic;
+
+typedef struct ls_kafka_AlterShareGroupOffsetsResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+    ls_kafka_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic *Responses;
+    int32_t NumResponses;
+} ls_kafka_AlterShareGroupOffsetsResponse;
+
+typedef struct ls_kafka_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic {
+    ls_kstr_t TopicName;
+} ls_kafka_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic;
+
+typedef struct ls_kafka_DeleteShareGroupOffsetsRequest {
+    ls_kstr_t GroupId;
+    ls_kafka_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic *Topics;
+    int32_t NumTopics;
+} ls_kafka_DeleteShareGroupOffsetsRequest;
+
+typedef struct ls_kafka_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic {
+    ls_kstr_t TopicName;
+    ls_uuid_t TopicId;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+} ls_kafka_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic;
+
+typedef struct ls_kafka_DeleteShareGroupOffsetsResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+    ls_kafka_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic *Responses;
+    int32_t NumResponses;
+} ls_kafka_DeleteShareGroupOffsetsResponse;
+
 /* Produce (key 0), Produce.msg */
 int ls_kafka_ProduceRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
     ls_kafka_ProduceRequest *m);
@@ -2906,6 +3028,39 @@ int ls_kafka_ShareAcknowledgeResponse_decode(ls_kr_t *r, int16_t version, ls_are
 void ls_kafka_ShareAcknowledgeResponse_encode(ls_kw_t *w, int16_t version,
                                               const ls_kafka_ShareAcknowledgeResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_ShareAcknowledge;
+
+/* DescribeShareGroupOffsets (key 90), DescribeShareGroupOffsets.msg */
+int ls_kafka_DescribeShareGroupOffsetsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeShareGroupOffsetsRequest *m);
+void ls_kafka_DescribeShareGroupOffsetsRequest_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_DescribeShareGroupOffsetsRequest *m);
+int ls_kafka_DescribeShareGroupOffsetsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DescribeShareGroupOffsetsResponse *m);
+void ls_kafka_DescribeShareGroupOffsetsResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_DescribeShareGroupOffsetsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_DescribeShareGroupOffsets;
+
+/* AlterShareGroupOffsets (key 91), AlterShareGroupOffsets.msg */
+int ls_kafka_AlterShareGroupOffsetsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AlterShareGroupOffsetsRequest *m);
+void ls_kafka_AlterShareGroupOffsetsRequest_encode(ls_kw_t *w, int16_t version,
+                                                   const ls_kafka_AlterShareGroupOffsetsRequest *m);
+int ls_kafka_AlterShareGroupOffsetsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_AlterShareGroupOffsetsResponse *m);
+void ls_kafka_AlterShareGroupOffsetsResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_AlterShareGroupOffsetsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_AlterShareGroupOffsets;
+
+/* DeleteShareGroupOffsets (key 92), DeleteShareGroupOffsets.msg */
+int ls_kafka_DeleteShareGroupOffsetsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DeleteShareGroupOffsetsRequest *m);
+void ls_kafka_DeleteShareGroupOffsetsRequest_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_DeleteShareGroupOffsetsRequest *m);
+int ls_kafka_DeleteShareGroupOffsetsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_DeleteShareGroupOffsetsResponse *m);
+void ls_kafka_DeleteShareGroupOffsetsResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_DeleteShareGroupOffsetsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_DeleteShareGroupOffsets;
 
 /* Every api above, in key order. */
 extern const ls_kmsg_api_t *const ls_kmsg_all[];

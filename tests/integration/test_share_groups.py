@@ -14,7 +14,7 @@ import subprocess
 import uuid
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 import lsbroker
@@ -71,6 +71,18 @@ def setup_topic(bootstrap, topic, group, partitions, n, tag="v", earliest=True):
                    "groups", "--entity-name", group, "--add-config",
                    "share.auto.offset.reset=earliest")
     produce(bootstrap, topic, partitions, n, tag)
+
+
+def share_offsets(bootstrap, group, topic):
+    """{partition: (start offset, lag)} from kafka-share-groups --describe."""
+    out = kafka_tool("org.apache.kafka.tools.consumer.group.ShareGroupCommand", bootstrap,
+                     "--describe", "--group", group)
+    rows = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 5 and f[0] == group and f[1] == topic and f[3] != "-":
+            rows[int(f[2])] = (int(f[3]), int(f[4]))
+    return rows
 
 
 def produce(bootstrap, topic, partitions, n, tag):
@@ -147,14 +159,7 @@ def test_share_group_refuses_other_protocols_and_tools_list_it(share_broker,
     topic, group = uid("share-types"), uid("share-types-g")
     setup_topic(share_broker.bootstrap, topic, group, 1, 5)
     run_java(share_test_classes, share_broker.bootstrap, "read", topic, group, 5)
-    listed = kafka_tool("org.apache.kafka.tools.consumer.group.ShareGroupCommand",
-                        share_broker.bootstrap, "--list")
-    assert group in listed.split(), listed
-    described = kafka_tool("org.apache.kafka.tools.consumer.group.ShareGroupCommand",
-                           share_broker.bootstrap, "--describe", "--group", group, "--state")
-    assert group in described and "Empty" in described, described
     # a classic or consumer-protocol member is refused: the group is a share group
-    from confluent_kafka import Consumer, KafkaException
     c = Consumer({"bootstrap.servers": share_broker.bootstrap, "group.id": group,
                   "group.protocol": "consumer"})
     try:
@@ -167,3 +172,29 @@ def test_share_group_refuses_other_protocols_and_tools_list_it(share_broker,
         assert "group id does not exist" in str(e.value), str(e.value)  # GROUP_ID_NOT_FOUND
     finally:
         c.close()
+    listed = kafka_tool("org.apache.kafka.tools.consumer.group.ShareGroupCommand",
+                        share_broker.bootstrap, "--list")
+    assert group in listed.split(), listed
+    described = kafka_tool("org.apache.kafka.tools.consumer.group.ShareGroupCommand",
+                           share_broker.bootstrap, "--describe", "--group", group, "--state")
+    assert group in described and "Empty" in described, described
+    # offsets (DescribeShareGroupOffsets): all 5 records accepted, nothing left
+    rows = share_offsets(share_broker.bootstrap, group, topic)
+    assert rows == {0: (5, 0)}, rows
+    # reset to the earliest offset (AlterShareGroupOffsets): delivered again
+    kafka_tool("org.apache.kafka.tools.consumer.group.ShareGroupCommand", share_broker.bootstrap,
+               "--reset-offsets", "--group", group, "--topic", topic, "--to-earliest",
+               "--execute")
+    assert share_offsets(share_broker.bootstrap, group, topic) == {0: (0, 5)}
+    res = run_java(share_test_classes, share_broker.bootstrap, "read", topic, group, 5)
+    assert sorted(res["seen"]) == sorted("v-%d" % i for i in range(5)), res
+    # delete the offsets (DeleteShareGroupOffsets), then the group (its states go too)
+    kafka_tool("org.apache.kafka.tools.consumer.group.ShareGroupCommand", share_broker.bootstrap,
+               "--delete-offsets", "--group", group, "--topic", topic)
+    assert share_offsets(share_broker.bootstrap, group, topic) == {}
+    run_java(share_test_classes, share_broker.bootstrap, "read", topic, group, 5)
+    kafka_tool("org.apache.kafka.tools.consumer.group.ShareGroupCommand", share_broker.bootstrap,
+               "--delete", "--group", group)
+    listed = kafka_tool("org.apache.kafka.tools.consumer.group.ShareGroupCommand",
+                        share_broker.bootstrap, "--list")
+    assert group not in listed.split(), listed
