@@ -183,15 +183,15 @@ typedef struct ls_config {
     int32_t group_initial_rebalance_delay_ms;  /* group.initial.rebalance.delay.ms, default 0 */
     int32_t group_max_size;                    /* group.max.size, default 2147483647 */
     int32_t group_consumer_session_timeout_ms; /* group.consumer.session.timeout.ms */
-    int32_t group_consumer_heartbeat_interval_ms; /* group.consumer.heartbeat.interval.ms */
-    int32_t group_consumer_max_size;              /* group.consumer.max.size */
-    int32_t group_share_session_timeout_ms;       /* group.share.session.timeout.ms */
-    int32_t group_share_heartbeat_interval_ms;    /* group.share.heartbeat.interval.ms */
-    int32_t group_share_max_size;                 /* group.share.max.size */
-    int32_t group_share_record_lock_duration_ms;  /* group.share.record.lock.duration.ms */
-    int32_t group_share_delivery_count_limit;     /* group.share.delivery.count.limit */
+    int32_t group_consumer_heartbeat_interval_ms;   /* group.consumer.heartbeat.interval.ms */
+    int32_t group_consumer_max_size;                /* group.consumer.max.size */
+    int32_t group_share_session_timeout_ms;         /* group.share.session.timeout.ms */
+    int32_t group_share_heartbeat_interval_ms;      /* group.share.heartbeat.interval.ms */
+    int32_t group_share_max_size;                   /* group.share.max.size */
+    int32_t group_share_record_lock_duration_ms;    /* group.share.record.lock.duration.ms */
+    int32_t group_share_delivery_count_limit;       /* group.share.delivery.count.limit */
     int32_t group_share_partition_max_record_locks; /* group.share.partition.max.record.locks */
-    int32_t group_share_max_share_sessions;       /* group.share.max.share.sessions */
+    int32_t group_share_max_share_sessions;         /* group.share.max.share.sessions */
     char *group_consumer_assignors;        /* group.consumer.assignors, default "uniform,range" */
     char *group_consumer_migration_policy; /* group.consumer.migration.policy: "disabled" */
     int32_t offset_metadata_max_bytes;     /* offset.metadata.max.bytes, default 4096 */

@@ -1428,9 +1428,10 @@ static void group_install(ls_group_t *g, ls_group_loaded_t *l)
         g->protocol_name = r->protocol_name;
         r->protocol_name = NULL;
         g->state_wall_ms = r->state_ms;
-        g->state = r->nmembers > 0 && r->state == LS_GROUP_STABLE && r->type == LS_GROUP_TYPE_CLASSIC
-                    ? LS_GROUP_STABLE
-                                                                                  : LS_GROUP_EMPTY;
+        g->state =
+            r->nmembers > 0 && r->state == LS_GROUP_STABLE && r->type == LS_GROUP_TYPE_CLASSIC
+                ? LS_GROUP_STABLE
+                : LS_GROUP_EMPTY;
         /* a consumer group resumes with its members and epochs (a fresh
          * session each); a state that does not decode keeps the epoch as
          * the floor and its members rejoin */
@@ -1450,10 +1451,9 @@ static void group_install(ls_group_t *g, ls_group_loaded_t *l)
             g->sg_stored = ls_sgroup_version(g->sg);
         }
         if (r->type == LS_GROUP_TYPE_CONSUMER) {
-            g->cg = r->type_state_len
-                        ? ls_cgroup_decode(r->type_state, r->type_state_len, g->id,
-                                           &c->cfg.consumer, now_ms(c))
-                        : NULL;
+            g->cg = r->type_state_len ? ls_cgroup_decode(r->type_state, r->type_state_len, g->id,
+                                                         &c->cfg.consumer, now_ms(c))
+                                      : NULL;
             if (!g->cg) {
                 if (r->type_state_len)
                     LS_WARN("group",

@@ -270,10 +270,10 @@ struct ls_group_service {
     uv_timer_t retention;
     int64_t tick_at; /* scheduled tick (INT64_MAX none) */
     int64_t retention_interval_ms;
-    job_t *qhead, *qtail; /* waiting */
-    job_t *batch;         /* in flight (linked by next) */
-    ls_i64map_t fences;   /* hash(gid) -> fence_t list (loop thread) */
-    int32_t node_id;      /* written into owner records (diagnostics) */
+    job_t *qhead, *qtail;     /* waiting */
+    job_t *batch;             /* in flight (linked by next) */
+    ls_i64map_t fences;       /* hash(gid) -> fence_t list (loop thread) */
+    int32_t node_id;          /* written into owner records (diagnostics) */
     ls_share_store_t *shares; /* share partitions this broker serves (may be NULL) */
     bool stopped;
     int closing;

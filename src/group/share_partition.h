@@ -121,8 +121,8 @@ int64_t ls_sharep_next_offset(ls_sharep_t *sp, int64_t now_ms);
 /* Acquires for member_id up to max_records records below log_end, lowest
  * offsets first: AVAILABLE in-flight records, then new offsets from the
  * SPEO while the in-flight window allows. log_end is the partition's high
- * watermark, or the end of the records the caller has read, exclusive. *ranges (ascending, valid until the next call) and the
- * count returned describe what was acquired; 0 when nothing was. */
+ * watermark, or the end of the records the caller has read, exclusive. *ranges (ascending, valid
+ * until the next call) and the count returned describe what was acquired; 0 when nothing was. */
 int ls_sharep_acquire(ls_sharep_t *sp, const char *member_id, int64_t log_end, int max_records,
                       int64_t now_ms, const ls_sharep_range_t **ranges);
 

@@ -177,8 +177,9 @@ static void load_after(void *arg)
         if (ls_sharep_decode(p->kv.val, p->kv.vlen, &st->cfg, &sp) != LS_OK) {
             /* a state we cannot read: refuse to serve rather than redeliver
              * records that may have been accepted */
-            LS_ERROR("share", "share state %s does not decode (%zu bytes); the partition is "
-                              "not served until it is repaired or its group's offsets reset",
+            LS_ERROR("share",
+                     "share state %s does not decode (%zu bytes); the partition is "
+                     "not served until it is repaired or its group's offsets reset",
                      p->key, p->kv.vlen);
             s = LS_ECORRUPT;
         } else {
@@ -263,10 +264,8 @@ static void write_start(ls_share_part_t *p);
 static void write_work(void *arg)
 {
     ls_share_part_t *p = arg;
-    ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV,
-                         .key = p->key,
-                         .klen = strlen(p->key),
-                         .rev = p->mod_rev};
+    ls_meta_cmp_t cmp = {
+        .kind = LS_META_CMP_MOD_REV, .key = p->key, .klen = strlen(p->key), .rev = p->mod_rev};
     ls_meta_op_t op = {.kind = LS_META_OP_PUT,
                        .key = p->key,
                        .klen = strlen(p->key),
@@ -285,11 +284,11 @@ static void write_after(void *arg)
     p->wbuf = NULL;
     if (p->st_job != LS_OK) {
         if (p->st_job == LS_ECONFLICT)
-            LS_INFO("share", "share state %s was written by another broker; reloading it",
-                    p->key);
+            LS_INFO("share", "share state %s was written by another broker; reloading it", p->key);
         else
-            LS_WARN("share", "storing share state %s failed: %s; its in-flight records are "
-                             "offered again from the stored state",
+            LS_WARN("share",
+                    "storing share state %s failed: %s; its in-flight records are "
+                    "offered again from the stored state",
                     p->key, ls_status_str(p->st_job));
         part_drop(p, p->st_job);
     } else {
@@ -500,8 +499,7 @@ static admin_job_t *admin_job(ls_share_store_t *st, const char *gid, void *arg)
     return j;
 }
 
-void ls_share_store_list(ls_share_store_t *st, const char *group_id, ls_share_list_cb cb,
-                         void *arg)
+void ls_share_store_list(ls_share_store_t *st, const char *group_id, ls_share_list_cb cb, void *arg)
 {
     admin_job_t *j = admin_job(st, group_id, arg);
     j->list_cb = cb;

@@ -194,7 +194,8 @@ static void sf_respond(sf_ctx_t *ctx)
                 t->TopicId = p->tp.topic_id;
                 t->Partitions = ls_kmsg_alloc(a, ctx->nparts, sizeof *t->Partitions);
             }
-            ls_kafka_ShareAcknowledgeResponse_PartitionData *pd = &t->Partitions[t->NumPartitions++];
+            ls_kafka_ShareAcknowledgeResponse_PartitionData *pd =
+                &t->Partitions[t->NumPartitions++];
             pd->PartitionIndex = p->tp.partition;
             pd->ErrorCode = p->err ? p->err : p->ack_err;
             pd->ErrorMessage = opt_kstr(p->err ? p->msg : p->ack_msg);
@@ -236,7 +237,8 @@ static void sf_synced(void *arg, ls_status st)
     sf_ctx_t *ctx = p->ctx;
     if (st != LS_OK) {
         /* what this request changed is not stored: not one of it happened */
-        int16_t e = st == LS_ECONFLICT ? LS_KERR_NOT_LEADER_OR_FOLLOWER : LS_KERR_KAFKA_STORAGE_ERROR;
+        int16_t e =
+            st == LS_ECONFLICT ? LS_KERR_NOT_LEADER_OR_FOLLOWER : LS_KERR_KAFKA_STORAGE_ERROR;
         p->err = e;
         p->msg = st == LS_ECONFLICT ? "Another broker took this share partition over; fetch again."
                                     : "The share partition's state could not be stored.";
@@ -413,16 +415,17 @@ static void sf_apply_acks(sf_ctx_t *ctx)
                     }
                 if (p->ack_err) break;
             }
-            ls_sharep_err e = ls_sharep_acknowledge(ls_share_part_state(p->sp), ctx->member,
-                                                    b->first, b->last, (const uint8_t *)b->types,
-                                                    b->ntypes, now);
+            ls_sharep_err e =
+                ls_sharep_acknowledge(ls_share_part_state(p->sp), ctx->member, b->first, b->last,
+                                      (const uint8_t *)b->types, b->ntypes, now);
             if (e == LS_SPERR_INVALID_RECORD_STATE) {
                 p->ack_err = LS_KERR_INVALID_RECORD_STATE;
                 p->ack_msg = "A record acknowledged is not acquired by this member (its lock may "
                              "have run out).";
             } else if (e != LS_SPERR_NONE) {
                 p->ack_err = LS_KERR_INVALID_REQUEST;
-                p->ack_msg = "An acknowledgement batch is malformed or past the records handed out.";
+                p->ack_msg =
+                    "An acknowledgement batch is malformed or past the records handed out.";
             }
         }
     }
@@ -599,17 +602,17 @@ void ls_kafka_handle_share_fetch(ls_kreq_t *req)
     nadd = nforget = 0;
     for (int32_t t = 0; t < m->NumTopics; t++)
         for (int32_t k = 0; k < m->Topics[t].NumPartitions; k++)
-            add[nadd++] = (ls_share_tp_t){m->Topics[t].TopicId,
-                                          m->Topics[t].Partitions[k].PartitionIndex};
+            add[nadd++] =
+                (ls_share_tp_t){m->Topics[t].TopicId, m->Topics[t].Partitions[k].PartitionIndex};
     for (int32_t t = 0; t < m->NumForgottenTopicsData; t++)
         for (int32_t k = 0; k < m->ForgottenTopicsData[t].NumPartitions; k++)
             forget[nforget++] = (ls_share_tp_t){m->ForgottenTopicsData[t].TopicId,
                                                 m->ForgottenTopicsData[t].Partitions[k]};
     const ls_share_tp_t *sess;
     int nsess;
-    ls_share_session_err se = ls_share_session_step(req->svc->shares, gid, mid,
-                                                    m->ShareSessionEpoch, add, nadd, forget,
-                                                    nforget, &sess, &nsess);
+    ls_share_session_err se =
+        ls_share_session_step(req->svc->shares, gid, mid, m->ShareSessionEpoch, add, nadd, forget,
+                              nforget, &sess, &nsess);
     if (se != LS_SSERR_NONE) {
         sf_fail(req, true, session_error(se), NULL);
         return;
@@ -658,9 +661,8 @@ void ls_kafka_handle_share_acknowledge(ls_kreq_t *req)
     }
     const ls_share_tp_t *sess;
     int nsess;
-    ls_share_session_err se = ls_share_session_step(req->svc->shares, gid, mid,
-                                                    m->ShareSessionEpoch, NULL, 0, NULL, 0, &sess,
-                                                    &nsess);
+    ls_share_session_err se = ls_share_session_step(
+        req->svc->shares, gid, mid, m->ShareSessionEpoch, NULL, 0, NULL, 0, &sess, &nsess);
     if (se != LS_SSERR_NONE) {
         sf_fail(req, false, session_error(se), NULL);
         return;

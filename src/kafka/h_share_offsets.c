@@ -28,7 +28,8 @@
 #include "kafka/names.h"
 #include "kafka/services.h"
 
-typedef ls_kafka_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup dreq_group_t;
+typedef ls_kafka_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup
+    dreq_group_t;
 typedef ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup dgroup_t;
 typedef ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic dtopic_t;
 typedef ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition
@@ -83,8 +84,8 @@ static void fill_part(ls_kreq_t *req, dpart_t *p, const ls_stream_t *s, int32_t 
 
 /* A topic of the answer, looked up by name (the request's) or by the stored
  * states' ids (a request with null topics). */
-static void add_topic(ls_kreq_t *req, dgroup_t *g, ls_stream_t *s, const int32_t *parts,
-                      int nparts, const ls_share_offset_t *v, int n)
+static void add_topic(ls_kreq_t *req, dgroup_t *g, ls_stream_t *s, const int32_t *parts, int nparts,
+                      const ls_share_offset_t *v, int n)
 {
     ls_arena_t *a = req->arena;
     dtopic_t *t = &g->Topics[g->NumTopics++];
@@ -126,10 +127,10 @@ static void desc_listed(void *arg, ls_status st, const ls_share_offset_t *v, int
         g->Topics = ls_kmsg_alloc(a, d->in->NumTopics, sizeof *g->Topics);
         for (int32_t i = 0; i < d->in->NumTopics; i++) {
             const char *name = ls_kafka_topic_name(a, d->in->Topics[i].TopicName);
-            ls_stream_t *s = name && ls_kreq_allowed_quiet(req, LS_ACL_OP_DESCRIBE,
-                                                           LS_ACL_RES_TOPIC, name)
-                                 ? ls_catalog_lookup(req->svc->catalog, LS_DEFAULT_NAMESPACE, name)
-                                 : NULL;
+            ls_stream_t *s =
+                name && ls_kreq_allowed_quiet(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_TOPIC, name)
+                    ? ls_catalog_lookup(req->svc->catalog, LS_DEFAULT_NAMESPACE, name)
+                    : NULL;
             if (!s) {
                 /* unknown or not described to this principal: each partition says so */
                 dtopic_t *t = &g->Topics[g->NumTopics++];
@@ -146,8 +147,7 @@ static void desc_listed(void *arg, ls_status st, const ls_share_offset_t *v, int
                 }
                 continue;
             }
-            add_topic(req, g, s, d->in->Topics[i].Partitions, d->in->Topics[i].NumPartitions, v,
-                      n);
+            add_topic(req, g, s, d->in->Topics[i].Partitions, d->in->Topics[i].NumPartitions, v, n);
             ls_stream_release(s);
         }
     } else {
@@ -265,8 +265,7 @@ static void change_resolve(change_ctx_t *ctx)
             t->TopicName = m->Topics[i].TopicName;
             t->NumPartitions = m->Topics[i].NumPartitions;
             t->Partitions = ls_kmsg_alloc(a, t->NumPartitions, sizeof *t->Partitions);
-            bool allowed =
-                name && ls_kreq_allowed(req, LS_ACL_OP_READ, LS_ACL_RES_TOPIC, name);
+            bool allowed = name && ls_kreq_allowed(req, LS_ACL_OP_READ, LS_ACL_RES_TOPIC, name);
             ls_stream_t *s =
                 allowed ? ls_catalog_lookup(req->svc->catalog, LS_DEFAULT_NAMESPACE, name) : NULL;
             if (s) t->TopicId = s->id;
@@ -290,8 +289,8 @@ static void change_resolve(change_ctx_t *ctx)
         }
         if (ctx->nresets) {
             ctx->pending++;
-            ls_share_store_reset(req->svc->shares, ctx->gid, ctx->resets, ctx->nresets,
-                                 change_done, ctx);
+            ls_share_store_reset(req->svc->shares, ctx->gid, ctx->resets, ctx->nresets, change_done,
+                                 ctx);
         }
         return;
     }
@@ -348,8 +347,7 @@ static void change_start(ls_kreq_t *req, bool alter, ls_kstr_t group)
     ctx->alter = alter;
     bool ok;
     ctx->gid = ls_kgroup_cstr(a, group, &ok);
-    if (!ls_kreq_allowed_k(req, alter ? LS_ACL_OP_READ : LS_ACL_OP_DELETE, LS_ACL_RES_GROUP,
-                           group))
+    if (!ls_kreq_allowed_k(req, alter ? LS_ACL_OP_READ : LS_ACL_OP_DELETE, LS_ACL_RES_GROUP, group))
         ctx->err = LS_KERR_GROUP_AUTHORIZATION_FAILED;
     else if (!ok || !ctx->gid || !*ctx->gid)
         ctx->err = LS_KERR_INVALID_GROUP_ID;

@@ -102,12 +102,12 @@ void ls_kgroup_acquire(ls_kreq_t *req, const char *gid, ls_group_ready_cb cb, vo
 bool ls_kgroup_table_refused(ls_kreq_t *req, const char *gid);
 char *ls_kgroup_client_host(ls_kreq_t *req);
 /* h_consumer_group.c: the KIP-848 consumer group protocol */
-void ls_kafka_handle_consumer_group_heartbeat(ls_kreq_t *req); /* key 68 */
-void ls_kafka_handle_consumer_group_describe(ls_kreq_t *req);  /* key 69 */
-void ls_kafka_handle_share_group_heartbeat(ls_kreq_t *req);    /* key 76 */
-void ls_kafka_handle_share_group_describe(ls_kreq_t *req);     /* key 77 */
-void ls_kafka_handle_share_fetch(ls_kreq_t *req);              /* key 78 */
-void ls_kafka_handle_share_acknowledge(ls_kreq_t *req);        /* key 79 */
+void ls_kafka_handle_consumer_group_heartbeat(ls_kreq_t *req);     /* key 68 */
+void ls_kafka_handle_consumer_group_describe(ls_kreq_t *req);      /* key 69 */
+void ls_kafka_handle_share_group_heartbeat(ls_kreq_t *req);        /* key 76 */
+void ls_kafka_handle_share_group_describe(ls_kreq_t *req);         /* key 77 */
+void ls_kafka_handle_share_fetch(ls_kreq_t *req);                  /* key 78 */
+void ls_kafka_handle_share_acknowledge(ls_kreq_t *req);            /* key 79 */
 void ls_kafka_handle_describe_share_group_offsets(ls_kreq_t *req); /* key 90 */
 void ls_kafka_handle_alter_share_group_offsets(ls_kreq_t *req);    /* key 91 */
 void ls_kafka_handle_delete_share_group_offsets(ls_kreq_t *req);   /* key 92 */

@@ -978,8 +978,8 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         .record_lock_duration_ms = cfg->group_share_record_lock_duration_ms,
         .max_record_locks = cfg->group_share_partition_max_record_locks,
     };
-    b->shares = ls_share_store_new(b->meta, &spc, cfg->group_share_max_share_sessions,
-                                   group_offload, b);
+    b->shares =
+        ls_share_store_new(b->meta, &spc, cfg->group_share_max_share_sessions, group_offload, b);
     ls_group_service_set_shares(b->groups, b->shares);
     if (start_http(b, err, errlen) != 0 || start_registry(b, err, errlen) != 0) return -1;
     services_init(b); /* before the transaction threads, which read it */

@@ -567,7 +567,8 @@ TEST(consumer_group_type_rules)
     ls_cgroup_hb_res_t r = cg_beat(g, "m1", 0, &ge, &stored);
     CHECK_EQ_INT(ge, LS_GERR_NONE);
     CHECK_EQ_INT(r.err, LS_CGERR_NONE);
-    CHECK(stored && persists == 1 && last_rec.type == LS_GROUP_TYPE_CONSUMER && last_rec.nmembers == 0);
+    CHECK(stored && persists == 1 && last_rec.type == LS_GROUP_TYPE_CONSUMER &&
+          last_rec.nmembers == 0);
     CHECK_EQ_INT(last_rec.generation, r.member_epoch);
     CHECK(strcmp(ls_group_type(g), "consumer") == 0);
     CHECK(strcmp(ls_group_state_label(g), "Stable") == 0);
@@ -671,7 +672,8 @@ TEST(consumer_group_loads_above_its_stored_epoch)
     size_t n;
     uint8_t *b = ls_group_record_encode(&l.rec, &n);
     ls_group_record_t back;
-    CHECK(ls_group_record_decode(b, n, &back) == LS_OK && back.type == LS_GROUP_TYPE_CONSUMER && back.generation == 41);
+    CHECK(ls_group_record_decode(b, n, &back) == LS_OK && back.type == LS_GROUP_TYPE_CONSUMER &&
+          back.generation == 41);
     ls_group_record_free(&back);
     b[n - 1] = 7; /* an unknown group type */
     CHECK(ls_group_record_decode(b, n, &back) == LS_ECORRUPT);
