@@ -25,7 +25,9 @@ while a consumer group reads everything and commits (auto-commit), a group of
 the KIP-848 consumer protocol (two librdkafka members, group.protocol=consumer,
 heartbeats every 500 ms) reads one plain topic, commits synchronously and
 replaces one member every 5 s (so the coordinator runs thousands of heartbeats
-and hundreds of rebalances, each stored), and a
+and hundreds of rebalances, each stored), a share group (KIP-932: two Java
+KafkaShareConsumers with explicit acknowledgement, one replaced every 5 s,
+every 50th record released once) reads the same topic, and a
 sampler records WAL object count, metadata size and each table's lag
 (`lakestream tables show`) every few seconds. The broker runs with SASL users
 and the authorizer on, a SCRAM reader, a prober of what must stay refused and
@@ -44,7 +46,10 @@ At the end it checks, and reports in JSON (--json):
   group               the group consumed every record; its committed offsets
                       never went backwards; the KIP-848 group consumed every
                       acknowledged record of its topic, rebalanced, and its
-                      commits never went backwards
+                      commits never went backwards; the share group accepted
+                      every acknowledged record of that topic, released ones
+                      came back, no record went past the delivery-count limit
+                      (accepted twice is counted: at-least-once, reported)
   transactions        a read_committed reader sees every committed record still
                       in the log once and no aborted one; the transactional
                       topic's table holds exactly the committed records (none
@@ -543,6 +548,46 @@ def table_lag_ms(bootstrap, topic):
     return int(m.group(1)) if m else None
 
 
+def share_group_reader(bootstrap, topic, seconds, outfile):
+    """The share group's members (tests/integration/java/ShareGroupTest.java,
+    scenario soak), compiled into a temporary directory; returns the Popen."""
+    lib = os.path.join(HERE, "..", "..", ".cache", "java", "lib", "*")
+    classes = tempfile.mkdtemp(prefix="soak-share-")
+    subprocess.run(["javac", "-nowarn", "-cp", lib, "-d", classes,
+                    os.path.join(HERE, "..", "integration", "java", "ShareGroupTest.java")],
+                   check=True, capture_output=True, timeout=300)
+    env = dict(os.environ, LS_TEST_BOOTSTRAP=bootstrap)
+    cmd = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-cp", classes + ":" + lib, "ShareGroupTest",
+           "soak", topic, "soak-share", str(seconds), outfile]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env)
+
+
+def share_group_checks(proc, outfile, acked_values, limit=5):
+    """What the share group accepted against the topic's acknowledged records."""
+    text, _ = proc.communicate(timeout=300)
+    res = [ln for ln in text.splitlines() if ln.startswith(("RESULT ", "FAIL "))]
+    result = json.loads(res[-1][7:]) if res and res[-1].startswith("RESULT ") else {}
+    accepted, counts = {}, {}
+    if os.path.exists(outfile):
+        with open(outfile, "rb") as f:
+            for ln in f:
+                count, _, value = ln.rstrip(b"\n").partition(b" ")
+                accepted[value] = accepted.get(value, 0) + 1
+                counts[int(count)] = counts.get(int(count), 0) + 1
+    checks = {"share_exit": proc.returncode, "share_result": result or text[-2000:],
+              "share_client_notes": [ln for ln in text.splitlines() if ln.startswith("soak: ")][-20:],
+              "share_accepted_records": len(accepted),
+              "share_missing": sum(1 for v in acked_values if v not in accepted),
+              "share_accepted_twice": sum(1 for n in accepted.values() if n > 1),
+              "share_delivery_counts": {str(k): v for k, v in sorted(counts.items())}}
+    checks["share_ok"] = (proc.returncode == 0 and checks["share_missing"] == 0
+                          and result.get("released", 0) > 0 and result.get("replacements", 0) > 0
+                          and max(counts, default=0) <= limit
+                          and any(k > 1 for k in counts))
+    return checks
+
+
 def kip848_loop(bootstrap, topic, stop, out, churn_s=5):
     """A consumer-protocol group whose members are replaced one at a time."""
     def member():
@@ -733,6 +778,8 @@ def main(argv=None):
         kc_thread.start()
         kip848 = {"consumed": set(), "committed": {}, "backwards": [], "commit_errors": [],
                   "churns": 0}
+        share_out = os.path.join(tempfile.mkdtemp(prefix="soak-share-out-"), "accepted.txt")
+        share_proc = share_group_reader(b.bootstrap, plains[1], args.seconds, share_out)
         threads = [threading.Thread(target=consumer_loop), threading.Thread(target=sampler_loop),
                    threading.Thread(target=kip848_loop, args=(b.bootstrap, plains[1], stop, kip848)),
                    threading.Thread(target=reader_loop, args=(b.data_dir, tables[0], stop, reader)),
@@ -896,6 +943,12 @@ def main(argv=None):
         checks["kip848_commit_error_examples"] = sorted(set(kip848["commit_errors"]))[:3]
         kip848_ok = (checks["kip848_missing"] == 0 and not kip848["backwards"]
                      and (kip848["churns"] > 0 or args.seconds < 30))
+        with lock:
+            share_values = list(acked[plains[1]].values())
+        checks.update(share_group_checks(share_proc, share_out, share_values))
+        if not checks["share_ok"]:
+            checks["share_broker_log"] = [ln for ln in b.log_text().splitlines()
+                                          if "share" in ln][-20:]
         late = [s for s in report["samples"] if s["t"] > 60]
         lags = [lag for s in late for lag in s["table_lag_ms"].values() if lag is not None]
         checks["max_table_lag_ms_after_60s"] = max(lags) if lags else None
@@ -1016,7 +1069,7 @@ def main(argv=None):
               and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
               and checks["max_wal_objects"] < 20000 and meta_ok and live_ok and maint_ok
               and reader_ok and txn_ok and java_ok and kc_ok and holder_ok and location_ok
-              and op_ok and kip848_ok)
+              and op_ok and kip848_ok and checks["share_ok"])
         checks["ok"] = ok
     finally:
         b.stop()

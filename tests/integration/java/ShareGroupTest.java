@@ -14,7 +14,15 @@
 //             delivery count 2, the rejected one never
 //   lock      member A polls and acknowledges nothing; member B gets the same
 //             records once A's locks run out (group.share.record.lock.duration.ms)
+//   soak      (tests/soak/soak.py: SCENARIO TOPIC GROUP SECONDS OUTFILE) sets the
+//             group's share.auto.offset.reset=earliest, then two members with
+//             explicit acknowledgement read for SECONDS, then until 20 s bring
+//             nothing new: ACCEPT, except every 50th record RELEASEd on its
+//             first delivery; every 5 s the older member closes and a new one
+//             joins. Writes "<delivery count> <value>" per accepted record to
+//             OUTFILE; RESULT has the counts
 
+import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -22,6 +30,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -56,6 +67,7 @@ public class ShareGroupTest {
         case "read": read(topic, group, n); break;
         case "ack": ack(topic, group); break;
         case "lock": lock(topic, group); break;
+        case "soak": soak(topic, group, n, a[4]); break;
         default: fail("unknown scenario " + scenario);
         }
     }
@@ -149,5 +161,63 @@ public class ShareGroupTest {
         }
         System.out.println("RESULT {\"held\": " + held.size() + ", \"got\": " + got.size()
                            + ", \"same\": " + got.containsAll(held) + ", \"delivery_count\": " + secondCount + "}");
+    }
+
+    static void soak(String topic, String group, int seconds, String outFile) throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", BOOTSTRAP))) {
+            ConfigResource res = new ConfigResource(ConfigResource.Type.GROUP, group);
+            AlterConfigOp op = new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"),
+                                                 AlterConfigOp.OpType.SET);
+            admin.incrementalAlterConfigs(Map.of(res, List.of(op))).all().get();
+        }
+        long released = 0, accepted = 0, polls = 0;
+        int replacements = 0, maxCount = 0;
+        List<KafkaShareConsumer<String, String>> members = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            members.add(consumer(group, true));
+            members.get(i).subscribe(List.of(topic));
+        }
+        long start = System.currentTimeMillis(), lastNew = start, lastChurn = start;
+        try (PrintWriter out = new PrintWriter(outFile)) {
+            while (System.currentTimeMillis() - start < seconds * 1000L
+                   || System.currentTimeMillis() - lastNew < 20000) {
+                for (KafkaShareConsumer<String, String> c : members) {
+                    ConsumerRecords<String, String> rs = c.poll(Duration.ofMillis(100));
+                    polls++;
+                    for (ConsumerRecord<String, String> r : rs) {
+                        int count = r.deliveryCount().orElse((short) -1);
+                        maxCount = Math.max(maxCount, count);
+                        if (System.currentTimeMillis() - lastNew > 5000)
+                            System.out.println("soak: nothing new for " + (System.currentTimeMillis() - lastNew)
+                                               + " ms before offset " + r.partition() + ":" + r.offset());
+                        lastNew = System.currentTimeMillis();
+                        if (count == 1 && r.offset() % 50 == 7) {
+                            c.acknowledge(r, AcknowledgeType.RELEASE);
+                            released++;
+                        } else {
+                            c.acknowledge(r, AcknowledgeType.ACCEPT);
+                            out.println(count + " " + r.value());
+                            accepted++;
+                        }
+                    }
+                    if (!rs.isEmpty()) c.commitSync();
+                }
+                if (System.currentTimeMillis() - lastChurn > 5000) {
+                    lastChurn = System.currentTimeMillis();
+                    long t0 = System.currentTimeMillis();
+                    members.remove(0).close();
+                    if (System.currentTimeMillis() - t0 > 2000)
+                        System.out.println("soak: closing a member took " + (System.currentTimeMillis() - t0) + " ms");
+                    KafkaShareConsumer<String, String> c = consumer(group, true);
+                    c.subscribe(List.of(topic));
+                    members.add(c);
+                    replacements++;
+                }
+            }
+        }
+        for (KafkaShareConsumer<String, String> c : members) c.close();
+        System.out.println("RESULT {\"accepted\": " + accepted + ", \"released\": " + released
+                           + ", \"replacements\": " + replacements + ", \"max_delivery_count\": "
+                           + maxCount + ", \"polls\": " + polls + "}");
     }
 }
