@@ -1302,9 +1302,16 @@ ls_group_err ls_group_consumer_heartbeat(ls_group_t *g, ls_cgroup_hb_req_t *req,
 /* ------------------------------------------------------------- share groups */
 
 /* sgroup's on_leave: the embedder releases the member's acquired records */
-static void share_member_left(void *arg, const char *member_id)
+static void share_member_left(void *arg, const char *member_id, bool expired)
 {
     ls_group_t *g = arg;
+    if (expired)
+        LS_INFO("group",
+                "share group '%s': member %s sent no heartbeat within "
+                "group.share.session.timeout.ms (%d ms); removed, its records released",
+                g->id, member_id, g->c->cfg.share.session_timeout_ms);
+    else
+        LS_INFO("group", "share group '%s': member %s left", g->id, member_id);
     if (g->c->h.share_left) g->c->h.share_left(g->c->h.arg, g->id, member_id);
 }
 

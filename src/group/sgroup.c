@@ -123,14 +123,14 @@ static member_t *find_member(const ls_sgroup_t *g, const char *id)
     return NULL;
 }
 
-static void remove_member(ls_sgroup_t *g, member_t *m)
+static void remove_member(ls_sgroup_t *g, member_t *m, bool expired)
 {
     for (int i = 0; i < g->nmembers; i++)
         if (g->members[i] == m) {
             g->members[i] = g->members[--g->nmembers];
             break;
         }
-    if (g->on_leave) g->on_leave(g->arg, m->id);
+    if (g->on_leave) g->on_leave(g->arg, m->id, expired);
     member_free(m);
 }
 
@@ -335,7 +335,7 @@ void ls_sgroup_heartbeat(ls_sgroup_t *g, const ls_sgroup_hb_req_t *req,
             res->err = LS_SGERR_UNKNOWN_MEMBER_ID;
             return;
         }
-        remove_member(g, m);
+        remove_member(g, m, false);
         refresh_meta(g, topics, ntopics);
         g->epoch++;
         compute_assignment(g);
@@ -397,7 +397,7 @@ int64_t ls_sgroup_tick(ls_sgroup_t *g, int64_t now_ms)
     for (int i = 0; i < g->nmembers;) {
         member_t *m = g->members[i];
         if (m->deadline_ms <= now_ms) {
-            remove_member(g, m); /* moves the last member into slot i */
+            remove_member(g, m, true); /* moves the last member into slot i */
             removed = true;
             continue;
         }

@@ -61,9 +61,10 @@ void ls_sgroup_config_defaults(ls_sgroup_config_t *cfg);
 
 typedef struct ls_sgroup ls_sgroup_t;
 
-/* on_leave(arg, member_id): called (synchronously, inside heartbeat or tick)
- * for every member that leaves or expires. May be NULL. */
-typedef void (*ls_sgroup_leave_fn)(void *arg, const char *member_id);
+/* on_leave(arg, member_id, expired): called (synchronously, inside heartbeat
+ * or tick) for every member that leaves (expired false) or whose session
+ * runs out (true). May be NULL. */
+typedef void (*ls_sgroup_leave_fn)(void *arg, const char *member_id, bool expired);
 ls_sgroup_t *ls_sgroup_new(const char *group_id, const ls_sgroup_config_t *cfg, int32_t epoch_floor,
                            ls_sgroup_leave_fn on_leave, void *arg);
 void ls_sgroup_free(ls_sgroup_t *g);

@@ -55,6 +55,7 @@ typedef struct session {
     char *gid;
     char *member;
     int32_t next_epoch;
+    uint64_t id; /* unique on this broker: a reopened session is another one */
     ls_share_tp_t *parts;
     int nparts, cap;
 } session_t;
@@ -67,6 +68,7 @@ struct ls_share_store {
     ls_i64map_t parts; /* hash(key) -> ls_share_part_t list */
     session_t *sessions;
     int nsessions, capsessions, max_sessions;
+    uint64_t last_session_id;
     int jobs;   /* store calls in flight */
     int nparts; /* entries not freed yet */
     bool closed;
@@ -356,6 +358,12 @@ static session_t *session_find(ls_share_store_t *st, const char *gid, const char
     return NULL;
 }
 
+uint64_t ls_share_session_id(ls_share_store_t *st, const char *group_id, const char *member_id)
+{
+    session_t *s = session_find(st, group_id, member_id);
+    return s ? s->id : 0;
+}
+
 void ls_share_session_close(ls_share_store_t *st, const char *group_id, const char *member_id)
 {
     session_t *s = session_find(st, group_id, member_id);
@@ -634,6 +642,7 @@ ls_share_session_err ls_share_session_step(ls_share_store_t *st, const char *gro
             s->gid = ls_strdup(group_id);
             s->member = ls_strdup(member_id);
         }
+        s->id = ++st->last_session_id;
         s->nparts = 0;
         s->next_epoch = 1;
     } else if (!s) {

@@ -131,5 +131,9 @@ ls_share_session_err ls_share_session_step(ls_share_store_t *st, const char *gro
                                            const ls_share_tp_t *forget, int nforget,
                                            const ls_share_tp_t **parts, int *nparts);
 void ls_share_session_close(ls_share_store_t *st, const char *group_id, const char *member_id);
+/* The open session's id (each opening, epoch 0, makes a new one), 0 with
+ * none: a request that waited checks it before acquiring, so a session
+ * closed or reopened meanwhile gets nothing locked for it. */
+uint64_t ls_share_session_id(ls_share_store_t *st, const char *group_id, const char *member_id);
 int ls_share_session_count(const ls_share_store_t *st);
 #endif

@@ -85,6 +85,7 @@ struct sf_ctx {
     bool fetch_api; /* ShareFetch (else ShareAcknowledge) */
     char *gid, *member;
     int32_t epoch;
+    uint64_t session_id; /* ShareFetch: the session this request stepped */
     bool renew;
     int32_t max_wait_ms, max_bytes, max_records;
     int64_t deadline_ms;
@@ -97,6 +98,33 @@ struct sf_ctx {
 };
 
 static void sf_read_round(sf_ctx_t *ctx);
+
+/* The whole batches of one read slice that hold an offset in [lo, hi], as
+ * the slice's (off, len); false with none. Batches lie back to back in a
+ * slice; a torn tail is left out. */
+static bool batches_within(const ls_read_slice_t *sl, int64_t lo, int64_t hi, size_t *off,
+                           size_t *len)
+{
+    const uint8_t *q = sl->chunk->data + sl->off;
+    size_t at = 0, start = SIZE_MAX, end = 0;
+    while (sl->len - at >= 61) {
+        int64_t base = (int64_t)ls_be64_get(q + at);
+        uint32_t blen = ls_be32_get(q + at + 8);
+        int32_t delta = (int32_t)ls_be32_get(q + at + 23);
+        if (blen < 49 || blen > sl->len - at - 12) break;
+        size_t next = at + 12 + (size_t)blen;
+        if (base > hi) break;
+        if (base + delta >= lo) {
+            if (start == SIZE_MAX) start = at;
+            end = next;
+        }
+        at = next;
+    }
+    if (start == SIZE_MAX) return false;
+    *off = sl->off + start;
+    *len = end - start;
+    return true;
+}
 
 static void ctx_free_cb(uv_handle_t *h) { ls_free(h->data); }
 
@@ -160,12 +188,16 @@ static void sf_respond(sf_ctx_t *ctx)
             pd->CurrentLeader.LeaderId = -1;
             pd->CurrentLeader.LeaderEpoch = -1;
             if (p->nacq > 0 && p->have_res) {
+                /* only the batches holding acquired offsets: what was read
+                 * past them (MaxRecords reached) is not the member's */
                 pd->RecordRefs = ls_arena_alloc(a, sizeof(ls_kref_t) * (size_t)p->res.nslices);
+                int64_t lo = p->acq[0].first, hi = p->acq[p->nacq - 1].last;
                 for (int s = 0; s < p->res.nslices; s++) {
                     const ls_read_slice_t *sl = &p->res.slices[s];
-                    pd->RecordRefs[s] = (ls_kref_t){sl->chunk, sl->off, sl->len};
+                    size_t off, len;
+                    if (batches_within(sl, lo, hi, &off, &len))
+                        pd->RecordRefs[pd->NumRecordRefs++] = (ls_kref_t){sl->chunk, off, len};
                 }
-                pd->NumRecordRefs = p->res.nslices;
             }
             pd->NumAcquiredRecords = p->nacq;
             pd->AcquiredRecords = ls_kmsg_alloc(a, p->nacq, sizeof *pd->AcquiredRecords);
@@ -286,13 +318,25 @@ static int64_t read_end(const ls_read_result_t *res)
 
 static void sf_round_done(sf_ctx_t *ctx);
 
+/* Records are acquired only for a session still open as this request found
+ * it and a connection that can still take the answer: a member that closed
+ * its session (or left, or whose client went away) while this request
+ * waited would otherwise hold locks nobody acknowledges until they run
+ * out. */
+static bool sf_session_current(sf_ctx_t *ctx)
+{
+    return !ls_kreq_conn_closed(ctx->req) &&
+           ls_share_session_id(ctx->req->svc->shares, ctx->gid, ctx->member) == ctx->session_id;
+}
+
 static void sf_on_read(void *arg, ls_read_result_t *res)
 {
     sf_part_t *p = arg;
     sf_ctx_t *ctx = p->ctx;
     p->res = *res;
     p->have_res = true;
-    if (res->st == LS_OK && res->nslices > 0 && ctx->acquired < ctx->max_records) {
+    if (res->st == LS_OK && res->nslices > 0 && ctx->acquired < ctx->max_records &&
+        sf_session_current(ctx)) {
         int64_t end = read_end(res);
         if (end > res->high_watermark) end = res->high_watermark;
         const ls_sharep_range_t *rg;
@@ -348,7 +392,7 @@ static void sf_wake(void *arg)
 static void sf_round_done(sf_ctx_t *ctx)
 {
     int64_t now = ls_clock_mono_ms();
-    if (ctx->acquired > 0 || now >= ctx->deadline_ms || ls_kreq_conn_closed(ctx->req) ||
+    if (ctx->acquired > 0 || now >= ctx->deadline_ms || !sf_session_current(ctx) ||
         *ctx->req->svc->stopping) {
         sf_sync_all(ctx);
         return;
@@ -618,6 +662,7 @@ void ls_kafka_handle_share_fetch(ls_kreq_t *req)
         return;
     }
     sf_ctx_t *ctx = ctx_new(req, true, gid, mid, m->ShareSessionEpoch);
+    ctx->session_id = ls_share_session_id(req->svc->shares, gid, mid);
     ctx->renew = req->api_version >= 2 && m->IsRenewAck;
     ctx->max_wait_ms = m->MaxWaitMs > 0 ? m->MaxWaitMs : 0;
     ctx->max_bytes = m->MaxBytes > 0 ? m->MaxBytes : INT32_MAX;

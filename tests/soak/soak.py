@@ -447,7 +447,13 @@ def java_txn_perf(bootstrap, topic, seconds, rate):
            "--num-records", str(n), "--record-size", "100", "--throughput", str(rate),
            "--transactional-id", "soak-java-txn", "--transaction-duration-ms", "100",
            "--producer-props", "bootstrap.servers=" + bootstrap]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), n
+    # output to a file: a pipe read only at the end fills on long runs and
+    # stalls the producer's threads that log
+    proc_log = os.path.join(tempfile.mkdtemp(prefix="soak-java-txn-"), "out.log")
+    with open(proc_log, "w") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    proc.log_path = proc_log
+    return proc, n
 
 
 def txn_compacted_loop(bootstrap, topic, rate, stop, out):
@@ -559,13 +565,17 @@ def share_group_reader(bootstrap, topic, seconds, outfile):
     env = dict(os.environ, LS_TEST_BOOTSTRAP=bootstrap)
     cmd = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-cp", classes + ":" + lib, "ShareGroupTest",
            "soak", topic, "soak-share", str(seconds), outfile]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=env)
+    # to a file, not a pipe: the client logs a lot, and a full pipe nobody
+    # reads until the end would stall every thread of the JVM that logs
+    with open(outfile + ".client.log", "w") as log:
+        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
 
 
 def share_group_checks(proc, outfile, acked_values, limit=5):
     """What the share group accepted against the topic's acknowledged records."""
-    text, _ = proc.communicate(timeout=300)
+    proc.wait(timeout=300)
+    with open(outfile + ".client.log") as f:
+        text = f.read()
     res = [ln for ln in text.splitlines() if ln.startswith(("RESULT ", "FAIL "))]
     result = json.loads(res[-1][7:]) if res and res[-1].startswith("RESULT ") else {}
     accepted, counts = {}, {}
@@ -576,6 +586,7 @@ def share_group_checks(proc, outfile, acked_values, limit=5):
                 accepted[value] = accepted.get(value, 0) + 1
                 counts[int(count)] = counts.get(int(count), 0) + 1
     checks = {"share_exit": proc.returncode, "share_result": result or text[-2000:],
+              "share_client_log": outfile + ".client.log",
               "share_client_notes": [ln for ln in text.splitlines() if ln.startswith("soak: ")][-20:],
               "share_accepted_records": len(accepted),
               "share_missing": sum(1 for v in acked_values if v not in accepted),
@@ -826,10 +837,14 @@ def main(argv=None):
         txn_thread.join()
         kc_thread.join()
         try:
-            java_out = java_perf.communicate(timeout=max(120, args.seconds))[0]
+            java_perf.wait(timeout=max(120, args.seconds))
+            killed = ""
         except subprocess.TimeoutExpired:
             java_perf.kill()
-            java_out = java_perf.communicate()[0] + "\n(killed: still running)"
+            java_perf.wait()
+            killed = "\n(killed: still running)"
+        with open(java_perf.log_path) as f:
+            java_out = f.read() + killed
 
         # let the group and the tables catch up
         total_acked = sum(len(v) for v in acked.values())

@@ -252,12 +252,14 @@ TEST(simple_assignor_invariants)
 
 typedef struct left {
     char ids[8][8];
+    bool expired[8];
     int n;
 } left_t;
 
-static void on_leave(void *arg, const char *member_id)
+static void on_leave(void *arg, const char *member_id, bool expired)
 {
     left_t *l = arg;
+    l->expired[l->n] = expired;
     snprintf(l->ids[l->n++], sizeof l->ids[0], "%s", member_id);
 }
 
@@ -273,6 +275,7 @@ TEST(leave_and_session_expiry_are_reported)
     CHECK_EQ_INT(beat(g, "m3", -1, NULL, -1, 10).err, LS_SGERR_NONE);
     CHECK_EQ_INT(left.n, 1);
     CHECK(!strcmp(left.ids[0], "m3"));
+    CHECK(!left.expired[0]);
     CHECK(ls_sgroup_epoch(g) > e);
     CHECK_EQ_INT(beat(g, "m1", epoch_of(g, "m1"), NULL, -1, 20000).err, LS_SGERR_NONE);
     /* m2 stops heartbeating: at 45 s its session ends and m1 gets all */
@@ -281,6 +284,7 @@ TEST(leave_and_session_expiry_are_reported)
     CHECK_EQ_INT(ls_sgroup_tick(g, 45000), 65000);
     CHECK_EQ_INT(left.n, 2);
     CHECK(!strcmp(left.ids[1], "m2"));
+    CHECK(left.expired[1]);
     /* m1 has not been told the new epoch yet; one ahead of it is fenced */
     CHECK(ls_sgroup_assignment_epoch(g) > epoch_of(g, "m1"));
     ls_sgroup_hb_res_t r = beat(g, "m1", ls_sgroup_assignment_epoch(g) + 1, NULL, -1, 45001);

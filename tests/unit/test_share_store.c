@@ -299,18 +299,24 @@ TEST(session_rules)
     int n;
     CHECK_EQ_INT(step(a, "m1", 1, 0, NULL), LS_SSERR_NOT_FOUND);
     CHECK_EQ_INT(step(a, "m1", -1, 0, NULL), LS_SSERR_NOT_FOUND);
+    CHECK_EQ_INT(ls_share_session_id(a, "g", "m1"), 0);
     CHECK_EQ_INT(step(a, "m1", 0, 1, &n), LS_SSERR_NONE);
     CHECK_EQ_INT(n, 1);
+    uint64_t first = ls_share_session_id(a, "g", "m1");
+    CHECK(first != 0);
     CHECK_EQ_INT(step(a, "m1", 2, 0, NULL), LS_SSERR_INVALID_EPOCH);
     CHECK_EQ_INT(step(a, "m1", 1, 2, &n), LS_SSERR_NONE);
     CHECK_EQ_INT(n, 2); /* partition 0 is not added twice */
+    CHECK(ls_share_session_id(a, "g", "m1") == first); /* same session, next epoch */
     CHECK_EQ_INT(step(a, "m2", 0, 1, NULL), LS_SSERR_LIMIT_REACHED);
     CHECK_EQ_INT(step(a, "m1", 0, 1, &n), LS_SSERR_NONE); /* replaces its own */
     CHECK_EQ_INT(n, 1);
+    CHECK(ls_share_session_id(a, "g", "m1") != first); /* a request of the old one sees it */
     CHECK_EQ_INT(ls_share_session_count(a), 1);
     CHECK_EQ_INT(step(a, "m1", -1, 0, NULL), LS_SSERR_NONE);
     ls_share_session_close(a, "g", "m1");
     CHECK_EQ_INT(ls_share_session_count(a), 0);
+    CHECK_EQ_INT(ls_share_session_id(a, "g", "m1"), 0);
     CHECK_EQ_INT(step(a, "m2", 0, 1, NULL), LS_SSERR_NONE);
     ls_share_store_member_left(a, "g", "m2");
     CHECK_EQ_INT(ls_share_session_count(a), 0);

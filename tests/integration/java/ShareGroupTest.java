@@ -182,14 +182,18 @@ public class ShareGroupTest {
             while (System.currentTimeMillis() - start < seconds * 1000L
                    || System.currentTimeMillis() - lastNew < 20000) {
                 for (KafkaShareConsumer<String, String> c : members) {
+                    long p0 = System.currentTimeMillis();
                     ConsumerRecords<String, String> rs = c.poll(Duration.ofMillis(100));
                     polls++;
+                    if (System.currentTimeMillis() - p0 > 2000)
+                        System.out.println("soak: at " + (p0 - start) + " ms, poll took "
+                                           + (System.currentTimeMillis() - p0) + " ms");
                     for (ConsumerRecord<String, String> r : rs) {
                         int count = r.deliveryCount().orElse((short) -1);
                         maxCount = Math.max(maxCount, count);
                         if (System.currentTimeMillis() - lastNew > 5000)
-                            System.out.println("soak: nothing new for " + (System.currentTimeMillis() - lastNew)
-                                               + " ms before offset " + r.partition() + ":" + r.offset());
+                            System.out.println("soak: at " + (System.currentTimeMillis() - start) + " ms, nothing new for "
+                                               + (System.currentTimeMillis() - lastNew) + " ms before offset " + r.partition() + ":" + r.offset());
                         lastNew = System.currentTimeMillis();
                         if (count == 1 && r.offset() % 50 == 7) {
                             c.acknowledge(r, AcknowledgeType.RELEASE);
@@ -200,14 +204,21 @@ public class ShareGroupTest {
                             accepted++;
                         }
                     }
-                    if (!rs.isEmpty()) c.commitSync();
+                    if (!rs.isEmpty()) {
+                        long c0 = System.currentTimeMillis();
+                        var res = c.commitSync();
+                        if (System.currentTimeMillis() - c0 > 2000)
+                            System.out.println("soak: at " + (c0 - start) + " ms, commitSync took "
+                                               + (System.currentTimeMillis() - c0) + " ms: " + res);
+                    }
                 }
                 if (System.currentTimeMillis() - lastChurn > 5000) {
                     lastChurn = System.currentTimeMillis();
                     long t0 = System.currentTimeMillis();
                     members.remove(0).close();
                     if (System.currentTimeMillis() - t0 > 2000)
-                        System.out.println("soak: closing a member took " + (System.currentTimeMillis() - t0) + " ms");
+                        System.out.println("soak: at " + (t0 - start) + " ms, closing a member took "
+                                           + (System.currentTimeMillis() - t0) + " ms");
                     KafkaShareConsumer<String, String> c = consumer(group, true);
                     c.subscribe(List.of(topic));
                     members.add(c);
