@@ -11,6 +11,7 @@ runs out hands the record to another member.
 import json
 import os
 import subprocess
+import time
 import uuid
 
 import pytest
@@ -198,3 +199,70 @@ def test_share_group_refuses_other_protocols_and_tools_list_it(share_broker,
     listed = kafka_tool("org.apache.kafka.tools.consumer.group.ShareGroupCommand",
                         share_broker.bootstrap, "--list")
     assert group not in listed.split(), listed
+
+
+def test_cluster_share_group_survives_its_coordinators_kill9(cluster, share_test_classes,
+                                                            tmp_path):
+    """Three brokers over etcd; two Java share consumers with explicit
+    acknowledgement (one replaced every 5 s, a record in 50 released once)
+    read while records are produced, and the broker coordinating the group
+    (which also serves a third of the partitions) dies with kill -9 midway.
+    Every acknowledged record is accepted; none past the delivery-count
+    limit: the surviving brokers take the share-partition states over from
+    the metadata store."""
+    from test_cluster import FAST, group_coordinated_by  # noqa: E402 - the cluster's flags
+    nodes = [cluster.add(*FAST, "--group.share.record.lock.duration.ms=%d" % LOCK_MS)
+             for _ in range(3)]
+    for b in nodes:
+        b.allow_errors(r"reading|connection|refused|watch|lease|GET|fetch|share")
+    topic, partitions = uid("share-cluster"), 3
+    a = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    for f in a.create_topics([NewTopic(topic, partitions, 1)]).values():
+        f.result(30)
+    group = group_coordinated_by(cluster.bootstrap, 2)  # node 2 dies
+    out = str(tmp_path / "share-accepted.txt")
+    env = dict(os.environ, LS_TEST_BOOTSTRAP=cluster.bootstrap)
+    log_path = out + ".client.log"
+    with open(log_path, "w") as log:  # a file: the client logs a lot
+        proc = subprocess.Popen(JVM + ["-cp", share_test_classes + ":" + os.path.join(LIB, "*"),
+                                       "ShareGroupTest", "soak", topic, group, "25", out],
+                                stdout=log, stderr=subprocess.STDOUT, env=env)
+    acked, failed = set(), []
+
+    def cb(err, msg):
+        if err is None:
+            acked.add(msg.value())
+        else:
+            failed.append(str(err))
+    p = Producer({"bootstrap.servers": cluster.bootstrap, "message.timeout.ms": 120000,
+                  "reconnect.backoff.max.ms": 500})
+    total = 1500
+    for i in range(total):
+        if i == total // 2:
+            p.flush(60)
+            nodes[1].kill9()
+        p.produce(topic, value=b"s-%05d" % i, partition=i % partitions, on_delivery=cb)
+        p.poll(0)
+        time.sleep(0.01)
+    assert p.flush(120) == 0
+    assert not failed, failed[:5]
+    try:
+        proc.wait(timeout=240)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    with open(log_path) as f:
+        text = f.read()
+    lines = [l for l in text.splitlines() if l.startswith(("RESULT ", "FAIL "))]
+    assert proc.returncode == 0 and lines and lines[-1].startswith("RESULT "), text[-3000:]
+    result = json.loads(lines[-1][len("RESULT "):])
+    accepted, counts = {}, {}
+    with open(out, "rb") as f:
+        for ln in f:
+            count, _, value = ln.rstrip(b"\n").partition(b" ")
+            accepted[value] = accepted.get(value, 0) + 1
+            counts[int(count)] = counts.get(int(count), 0) + 1
+    missing = sorted(v for v in acked if v not in accepted)
+    assert not missing, (len(missing), missing[:5], result)
+    assert max(counts) <= 5, counts
+    assert result["released"] > 0 and result["replacements"] > 0, result
