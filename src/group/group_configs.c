@@ -34,46 +34,66 @@ static bool parse_int(const char *s, int32_t *out)
     return true;
 }
 
-/* A stored value as the int lookups return: ints as written;
- * share.auto.offset.reset 1 for earliest, 0 for latest. */
+/* The keys whose values are words, as the int lookups return them. */
+static const struct {
+    const char *key, *words[2]; /* words[i] reads as i */
+} word_keys[] = {
+    {LS_GROUP_CONFIG_SHARE_RESET, {"latest", "earliest"}},
+    {LS_GROUP_CONFIG_SHARE_ISOLATION, {"read_uncommitted", "read_committed"}},
+};
+
+static int word_key(const char *key)
+{
+    for (size_t i = 0; i < sizeof word_keys / sizeof word_keys[0]; i++)
+        if (!strcmp(key, word_keys[i].key)) return (int)i;
+    return -1;
+}
+
+const char *ls_group_config_word(const char *key, int32_t v)
+{
+    int w = word_key(key);
+    return w >= 0 && v >= 0 && v < 2 ? word_keys[w].words[v] : NULL;
+}
+
+/* A stored value as the int lookups return it: ints as written, words as
+ * their index in word_keys. */
 static bool parse_value(const char *key, const char *s, int32_t *out)
 {
-    if (strcmp(key, LS_GROUP_CONFIG_SHARE_RESET) != 0) return parse_int(s, out);
-    if (!s) return false;
-    if (!strcmp(s, "earliest") || !strcmp(s, "latest")) {
-        *out = !strcmp(s, "earliest");
-        return true;
-    }
+    int w = word_key(key);
+    if (w < 0) return parse_int(s, out);
+    for (int32_t i = 0; s && i < 2; i++)
+        if (!strcmp(s, word_keys[w].words[i])) {
+            *out = i;
+            return true;
+        }
     return false;
 }
 
+#define SERVED                                                                                     \
+    LS_GROUP_CONFIG_SESSION ", " LS_GROUP_CONFIG_HEARTBEAT ", " LS_GROUP_CONFIG_SHARE_RESET        \
+                            ", " LS_GROUP_CONFIG_SHARE_ISOLATION
+
 int ls_group_config_check(const char *key, const char *value, char *err, size_t errlen)
 {
-    if (!strcmp(key, LS_GROUP_CONFIG_SHARE_RESET)) {
-        int32_t v;
+    int32_t v;
+    int w = word_key(key);
+    if (w >= 0) {
         if (value && !parse_value(key, value, &v)) {
-            snprintf(err, errlen,
-                     "Invalid value %s for configuration %s: earliest or latest (by_duration is "
-                     "not supported)",
-                     value, key);
+            snprintf(err, errlen, "Invalid value %s for configuration %s: %s or %s%s", value, key,
+                     word_keys[w].words[1], word_keys[w].words[0],
+                     !strcmp(key, LS_GROUP_CONFIG_SHARE_RESET) ? " (by_duration is not supported)"
+                                                               : "");
             return -1;
         }
         return 0;
     }
     if (strcmp(key, LS_GROUP_CONFIG_SESSION) != 0 && strcmp(key, LS_GROUP_CONFIG_HEARTBEAT) != 0) {
         if (!strncmp(key, "share.", 6) || !strncmp(key, "streams.", 8))
-            snprintf(err, errlen,
-                     "Group config '%s' is not supported (served: " LS_GROUP_CONFIG_SESSION
-                     ", " LS_GROUP_CONFIG_HEARTBEAT ", " LS_GROUP_CONFIG_SHARE_RESET ").",
-                     key);
+            snprintf(err, errlen, "Group config '%s' is not supported (served: " SERVED ").", key);
         else
-            snprintf(err, errlen,
-                     "Unknown group config name: %s (known: " LS_GROUP_CONFIG_SESSION
-                     ", " LS_GROUP_CONFIG_HEARTBEAT ", " LS_GROUP_CONFIG_SHARE_RESET ")",
-                     key);
+            snprintf(err, errlen, "Unknown group config name: %s (known: " SERVED ")", key);
         return -1;
     }
-    int32_t v;
     if (value && !parse_int(value, &v)) {
         snprintf(err, errlen, "Invalid value %s for configuration %s: a positive int (ms)", value,
                  key);

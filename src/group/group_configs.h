@@ -13,8 +13,10 @@
  * consumer.heartbeat.interval.ms, positive ints; the effective heartbeat
  * interval must stay below the effective session timeout (Kafka's rule).
  * share.auto.offset.reset, earliest or latest: where a share partition
- * without state starts. Kafka's other share.* and the streams.* group keys
- * are refused with the list of those served.
+ * without state starts; share.isolation.level, read_uncommitted or
+ * read_committed: whether share consumers get records of open and aborted
+ * transactions. Kafka's other share.* and the streams.* group keys are
+ * refused with the list of those served.
  *
  * Threads: lookups from any thread (a rwlock over the parsed copy); changes
  * block on the store (worker threads). */
@@ -30,6 +32,8 @@
 #define LS_GROUP_CONFIG_HEARTBEAT "consumer.heartbeat.interval.ms"
 /* earliest | latest (Kafka's default); ls_group_configs_get gives 1 / 0 */
 #define LS_GROUP_CONFIG_SHARE_RESET "share.auto.offset.reset"
+/* read_uncommitted (Kafka's default) | read_committed; gives 0 / 1 */
+#define LS_GROUP_CONFIG_SHARE_ISOLATION "share.isolation.level"
 
 typedef struct ls_group_configs ls_group_configs_t;
 
@@ -44,6 +48,10 @@ int ls_group_config_check(const char *key, const char *value, char *err, size_t 
 /* The group's override of key; false when it has none. */
 bool ls_group_configs_get(ls_group_configs_t *gc, const char *group, const char *key,
                           int32_t *value);
+
+/* For the keys whose values are words (share.*): the word ls_group_configs_get
+ * gave as v; NULL for int keys. */
+const char *ls_group_config_word(const char *key, int32_t v);
 
 /* The groups with overrides (ls_free each and the array). */
 char **ls_group_configs_groups(ls_group_configs_t *gc, int *n);

@@ -920,9 +920,15 @@ static int32_t group_configs(ls_arena_t *a, const ls_kafka_services_t *b, const 
         {LS_GROUP_CONFIG_SESSION,
          "The timeout to detect client failures when using the consumer group protocol."},
         {LS_GROUP_CONFIG_HEARTBEAT, "The heartbeat interval given to the members."},
+        {LS_GROUP_CONFIG_SHARE_RESET,
+         "Where a share group starts reading a partition it has no state for."},
+        {LS_GROUP_CONFIG_SHARE_ISOLATION,
+         "Whether share consumers get records of open and aborted transactions."},
     };
+    /* the broker's values; the share keys default to latest and
+     * read_uncommitted (Kafka's), both 0 */
     int32_t defaults[] = {b->cfg->group_consumer_session_timeout_ms,
-                          b->cfg->group_consumer_heartbeat_interval_ms};
+                          b->cfg->group_consumer_heartbeat_interval_ms, 0, 0};
     cfg_entry_t *v = ls_arena_alloc(a, sizeof known / sizeof known[0] * sizeof *v);
     int32_t n = 0;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
@@ -930,13 +936,14 @@ static int32_t group_configs(ls_arena_t *a, const ls_kafka_services_t *b, const 
         int32_t val = defaults[i];
         bool set =
             b->group_configs && ls_group_configs_get(b->group_configs, group, known[i].name, &val);
+        const char *word = ls_group_config_word(known[i].name, val);
         cfg_entry_t *e = &v[n++];
         memset(e, 0, sizeof *e);
         e->Name = ls_kstr_c(known[i].name);
-        e->Value = ls_kstr_c(ls_arena_printf(a, "%d", (int)val));
+        e->Value = ls_kstr_c(word ? word : ls_arena_printf(a, "%d", (int)val));
         e->ConfigSource =
             set ? LS_KAFKA_CONFIG_SOURCE_GROUP_CONFIG : LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
-        e->ConfigType = LS_KAFKA_CONFIG_TYPE_INT;
+        e->ConfigType = word ? LS_KAFKA_CONFIG_TYPE_STRING : LS_KAFKA_CONFIG_TYPE_INT;
         e->Documentation = docs ? ls_kstr_c(known[i].doc) : ls_kstr_null();
         if (synonyms) {
             e->Synonyms = ls_arena_alloc(a, sizeof *e->Synonyms);

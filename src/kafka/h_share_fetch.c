@@ -30,8 +30,11 @@
  * the client acknowledges offsets in them that held no record (a control
  * batch, a compacted gap) as GAP.
  *
- * Not served: share.isolation.level=read_committed (refused as a group
- * config), the record-limit acquire mode's exact batch boundaries (records
+ * With the group's share.isolation.level=read_committed the read stops at
+ * the last stable offset and acquired records of aborted transactions are
+ * archived (REJECT on the member's behalf) before the answer.
+ *
+ * Not served: the record-limit acquire mode's exact batch boundaries (records
  * are acquired one offset at a time, so both modes respect MaxRecords). */
 #include <string.h>
 
@@ -86,6 +89,7 @@ struct sf_ctx {
     char *gid, *member;
     int32_t epoch;
     uint64_t session_id; /* ShareFetch: the session this request stepped */
+    bool committed;      /* the group's share.isolation.level is read_committed */
     bool renew;
     int32_t max_wait_ms, max_bytes, max_records;
     int64_t deadline_ms;
@@ -329,6 +333,95 @@ static bool sf_session_current(sf_ctx_t *ctx)
            ls_share_session_id(ctx->req->svc->shares, ctx->gid, ctx->member) == ctx->session_id;
 }
 
+/* One partition's read finished (its acquisitions settled). */
+static void sf_read_done(sf_part_t *p)
+{
+    sf_ctx_t *ctx = p->ctx;
+    if (p->nacq == 0) {
+        ls_read_result_free(&p->res);
+        p->have_res = false;
+    }
+    if (--ctx->pending == 0) sf_round_done(ctx);
+}
+
+/* Settles offsets [first, last] the member acquired this round as type
+ * (REJECT: an aborted transaction's records, archived; RELEASE: handed
+ * back) and takes them out of what the answer tells the member. */
+static void sf_unacquire(sf_part_t *p, int64_t first, int64_t last, uint8_t type)
+{
+    sf_ctx_t *ctx = p->ctx;
+    ls_sharep_acknowledge(ls_share_part_state(p->sp), ctx->member, first, last, &type, 1,
+                          ls_clock_mono_ms());
+    ls_sharep_range_t *out = ls_arena_alloc(ctx->req->arena, (size_t)(p->nacq + 1) * sizeof *out);
+    int n = 0;
+    for (int k = 0; k < p->nacq; k++) {
+        ls_sharep_range_t r = p->acq[k];
+        if (r.last < first || r.first > last) {
+            out[n++] = r;
+            continue;
+        }
+        if (r.first < first) out[n++] = (ls_sharep_range_t){r.first, first - 1, r.delivery_count};
+        if (r.last > last) out[n++] = (ls_sharep_range_t){last + 1, r.last, r.delivery_count};
+        int64_t lo = r.first > first ? r.first : first, hi = r.last < last ? r.last : last;
+        ctx->acquired -= (int)(hi - lo + 1);
+    }
+    p->acq = out;
+    p->nacq = n;
+}
+
+/* read_committed: the acquired records of aborted transactions are
+ * archived, never handed out (as Kafka's broker does); a transactional
+ * data batch is aborted when an aborted transaction of its producer began
+ * at or before it and was ended by a marker after it. */
+static void sf_on_aborted(void *arg, ls_status st, const ls_aborted_t *v, int nv)
+{
+    sf_part_t *p = arg;
+    if (st != LS_OK) {
+        /* the aborted list is not known (a trim passed, the store failed):
+         * nothing is handed out from this read */
+        while (p->nacq > 0)
+            sf_unacquire(p, p->acq[0].first, p->acq[p->nacq - 1].last, LS_SHAREP_RELEASE);
+        if (st != LS_ERANGE) {
+            p->err = LS_KERR_KAFKA_STORAGE_ERROR;
+            p->msg = "The partition's aborted transactions could not be read.";
+        }
+        sf_read_done(p);
+        return;
+    }
+    for (int s = 0; s < p->res.nslices && nv > 0 && p->nacq > 0; s++) {
+        const uint8_t *q = p->res.slices[s].chunk->data + p->res.slices[s].off;
+        size_t len = p->res.slices[s].len, at = 0;
+        while (len - at >= 61 && p->nacq > 0) {
+            const uint8_t *b = q + at; /* a v2 batch header */
+            int64_t base = (int64_t)ls_be64_get(b);
+            uint32_t blen = ls_be32_get(b + 8);
+            uint16_t attrs = ls_be16_get(b + 21);
+            int64_t last = base + (int32_t)ls_be32_get(b + 23);
+            int64_t pid = (int64_t)ls_be64_get(b + 43);
+            if (blen < 49 || blen > len - at - 12) break;
+            at += 12 + (size_t)blen;
+            if (!(attrs & 0x10) || (attrs & 0x20)) continue; /* not transactional data */
+            bool aborted = false;
+            for (int k = 0; k < nv && !aborted; k++)
+                aborted = v[k].producer_id == pid && v[k].first_offset <= base &&
+                          base < v[k].marker_offset;
+            /* each acquired part of the batch (acknowledgements are all or
+             * nothing over offsets the member holds) */
+            for (int k = 0; aborted && k < p->nacq;) {
+                ls_sharep_range_t r = p->acq[k];
+                if (r.last < base || r.first > last) {
+                    k++;
+                    continue;
+                }
+                sf_unacquire(p, r.first > base ? r.first : base, r.last < last ? r.last : last,
+                             LS_SHAREP_REJECT);
+                k = 0; /* the ranges changed */
+            }
+        }
+    }
+    sf_read_done(p);
+}
+
 static void sf_on_read(void *arg, ls_read_result_t *res)
 {
     sf_part_t *p = arg;
@@ -339,6 +432,7 @@ static void sf_on_read(void *arg, ls_read_result_t *res)
         sf_session_current(ctx)) {
         int64_t end = read_end(res);
         if (end > res->high_watermark) end = res->high_watermark;
+        if (ctx->committed && end > res->last_stable_offset) end = res->last_stable_offset;
         const ls_sharep_range_t *rg;
         int n = ls_sharep_acquire(ls_share_part_state(p->sp), ctx->member, end,
                                   ctx->max_records - ctx->acquired, ls_clock_mono_ms(), &rg);
@@ -348,16 +442,17 @@ static void sf_on_read(void *arg, ls_read_result_t *res)
             p->nacq = n;
             for (int k = 0; k < n; k++)
                 ctx->acquired += (int)(rg[k].last - rg[k].first + 1);
+            if (ctx->committed) { /* the read goes on in sf_on_aborted */
+                ls_logstore_aborted(ctx->req->svc->logs, p->log_id, p->acq[0].first,
+                                    p->acq[n - 1].last, sf_on_aborted, p);
+                return;
+            }
         }
     } else if (res->st != LS_OK && res->st != LS_ERANGE) {
         p->err = LS_KERR_KAFKA_STORAGE_ERROR;
         p->msg = "The partition's records could not be read.";
     }
-    if (p->nacq == 0) {
-        ls_read_result_free(&p->res);
-        p->have_res = false;
-    }
-    if (--ctx->pending == 0) sf_round_done(ctx);
+    sf_read_done(p);
 }
 
 static void sf_timeout(uv_timer_t *t)
@@ -434,9 +529,13 @@ static void sf_read_round(sf_ctx_t *ctx)
         ls_logstore_info(svc->logs, p->log_id, &info);
         ls_sharep_log_start(sp, info.log_start);
         int64_t from = ls_sharep_next_offset(sp, now);
-        if (from < 0 || from >= info.high_watermark) continue;
+        int64_t bound = ctx->committed ? info.last_stable_offset : info.high_watermark;
+        if (from < 0 || from >= bound) continue;
         ctx->pending++;
-        ls_logstore_read(svc->logs, p->log_id, from, per, sf_on_read, p);
+        if (ctx->committed)
+            ls_logstore_read_committed(svc->logs, p->log_id, from, per, sf_on_read, p);
+        else
+            ls_logstore_read(svc->logs, p->log_id, from, per, sf_on_read, p);
     }
     if (--ctx->pending == 0) sf_round_done(ctx);
 }
@@ -663,6 +762,11 @@ void ls_kafka_handle_share_fetch(ls_kreq_t *req)
     }
     sf_ctx_t *ctx = ctx_new(req, true, gid, mid, m->ShareSessionEpoch);
     ctx->session_id = ls_share_session_id(req->svc->shares, gid, mid);
+    int32_t committed = 0;
+    if (req->svc->group_configs)
+        ls_group_configs_get(req->svc->group_configs, gid, LS_GROUP_CONFIG_SHARE_ISOLATION,
+                             &committed);
+    ctx->committed = committed;
     ctx->renew = req->api_version >= 2 && m->IsRenewAck;
     ctx->max_wait_ms = m->MaxWaitMs > 0 ? m->MaxWaitMs : 0;
     ctx->max_bytes = m->MaxBytes > 0 ? m->MaxBytes : INT32_MAX;

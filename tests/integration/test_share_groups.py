@@ -201,6 +201,48 @@ def test_share_group_refuses_other_protocols_and_tools_list_it(share_broker,
     assert group not in listed.split(), listed
 
 
+def test_read_committed_share_group_gets_no_aborted_or_open_transactions(share_broker,
+                                                                         share_test_classes):
+    """share.isolation.level=read_committed (set with Kafka's kafka-configs):
+    records of an aborted transaction are archived, never delivered; an open
+    transaction's are held back until it commits. A read_uncommitted group
+    on the same topic gets everything."""
+    bs = share_broker.bootstrap
+    topic, group, raw = uid("share-txn"), uid("share-txn-g"), uid("share-raw-g")
+    a = AdminClient({"bootstrap.servers": bs})
+    for f in a.create_topics([NewTopic(topic, 2, 1)]).values():
+        f.result(30)
+    for g, level in ((group, "read_committed"), (raw, "read_uncommitted")):
+        kafka_tool("kafka.admin.ConfigCommand", bs, "--alter", "--entity-type", "groups",
+                   "--entity-name", g, "--add-config",
+                   "share.auto.offset.reset=earliest,share.isolation.level=" + level)
+    out = kafka_tool("kafka.admin.ConfigCommand", bs, "--describe", "--entity-type", "groups",
+                     "--entity-name", group)
+    assert "share.isolation.level=read_committed" in out, out
+    p = Producer({"bootstrap.servers": bs, "transactional.id": uid("share-txn-p")})
+    p.init_transactions(30)
+
+    def txn(tag, lo, hi, commit=True, end=True):
+        p.begin_transaction()
+        for i in range(lo, hi):
+            p.produce(topic, value=("%s-%d" % (tag, i)).encode(), partition=i % 2)
+        p.flush(30)
+        if end:
+            (p.commit_transaction if commit else p.abort_transaction)(30)
+    txn("c", 0, 50)
+    txn("a", 0, 30, commit=False)
+    txn("c", 50, 100)
+    txn("o", 0, 10, end=False)  # open while the group reads
+    res = run_java(share_test_classes, bs, "read", topic, group, 100)
+    assert sorted(res["seen"]) == sorted("c-%d" % i for i in range(100)), res
+    assert max(res["seen"].values()) == 1, res
+    p.commit_transaction(30)
+    res = run_java(share_test_classes, bs, "read", topic, group, 10)
+    assert sorted(res["seen"]) == sorted("o-%d" % i for i in range(10)), res
+    res = run_java(share_test_classes, bs, "read", topic, raw, 140)
+    assert len(res["seen"]) == 140 and any(v.startswith("a-") for v in res["seen"]), res
+
+
 def test_cluster_share_group_survives_its_coordinators_kill9(cluster, share_test_classes,
                                                             tmp_path):
     """Three brokers over etcd; two Java share consumers with explicit

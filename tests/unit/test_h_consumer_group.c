@@ -260,6 +260,15 @@ TEST(group_configs_are_described_altered_and_applied)
     CHECK_EQ_INT(alter_group("hcg-g4", "consumer.session.timeout.ms", "1000", msg),
                  LS_KERR_INVALID_CONFIG);
     CHECK(strstr(msg, "must be less than") != NULL);
+    /* the share keys take Kafka's words only */
+    CHECK_EQ_INT(alter_group("hcg-g4", "share.isolation.level", "read_committed", msg),
+                 LS_KERR_NONE);
+    CHECK_EQ_INT(alter_group("hcg-g4", "share.isolation.level", "committed", msg),
+                 LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "read_committed or read_uncommitted") != NULL);
+    CHECK_EQ_INT(alter_group("hcg-g4", "share.auto.offset.reset", "by_duration:PT1H", msg),
+                 LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "by_duration is not supported") != NULL);
     /* deleted: back to the broker's */
     CHECK_EQ_INT(alter_group("hcg-g4", "consumer.heartbeat.interval.ms", NULL, msg), LS_KERR_NONE);
     CHECK_EQ_INT(interval_given("hcg-g4", "m-4", h.epoch), def);
