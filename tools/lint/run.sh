@@ -6,7 +6,9 @@
 # modules only use helpers other modules define, and the same check on a copy
 # with a missing helper, which must fail; the check that Kafka error codes
 # are only defined by the generator (src/kafka/messages/errors.txt), and the
-# same check on a copy with a hand-kept define, which must fail. One
+# same check on a copy with a hand-kept define, which must fail; the check
+# that metadata key prefixes are only spelled in src/meta/meta_keys.h, and
+# the same check on a copy with a key literal, which must fail. One
 # PASS/FAIL line each.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -78,6 +80,20 @@ elif grep -q 'src/kafka/h_fetch.c:[0-9]*:#define LS_KERR_HAND_KEPT' <<<"$out"; t
 else
     printf '%s\n' "$out"
     echo "FAIL lint.kafka_errors_catches_hand_define: failed without naming src/kafka/h_fetch.c"
+    rc=1
+fi
+"$ROOT/tools/lint/check-meta-keys.sh" || rc=1
+mkdir -p "$tmp/keys"
+cp -r "$ROOT/src" "$tmp/keys/src"
+printf 'static const char *const probe_key = "/ls/probe/";\n' >>"$tmp/keys/src/log/log_meta.c"
+if out=$("$ROOT/tools/lint/check-meta-keys.sh" "$tmp/keys/src" 2>&1); then
+    echo "FAIL lint.meta_keys_catches_literal: a /ls/ key literal passed the check"
+    rc=1
+elif grep -q 'log/log_meta.c:[0-9]*:' <<<"$out"; then
+    echo "PASS lint.meta_keys_catches_literal"
+else
+    printf '%s\n' "$out"
+    echo "FAIL lint.meta_keys_catches_literal: failed without naming log/log_meta.c"
     rc=1
 fi
 exit $rc
