@@ -6,7 +6,8 @@
 # 0. lint:   tools/lint/run.sh: the include matrix of src/ against the layer
 #            table tools/lint/layers.txt (and that a wrong include is caught),
 #            the clang-format check, and that Python test modules only use
-#            helpers the modules they import define (each with its negative case);
+#            helpers the modules they import define, one source for Kafka error
+#            codes and metadata keys (each with its negative case);
 #            codegen: tools/kgen/check.sh: the committed Kafka codecs are what
 #            BUILD_DIR/tools/kgen makes of src/kafka/messages/.
 # 1. unit:   every executable BUILD_DIR/tests/test_*; each prints "PASS name" /

@@ -112,3 +112,11 @@ int ls_admin_call(ls_admin_conn_t *c, int16_t key, int16_t v, bool flex, ls_kw_t
     if (out->err) snprintf(c->err, sizeof c->err, "bad response header");
     return out->err ? -1 : 0;
 }
+
+const char *ls_admin_error_name(int code, ls_admin_errbuf_t *buf)
+{
+    const char *name = ls_kafka_error_name(code);
+    if (name) return name;
+    snprintf(buf->s, sizeof buf->s, "error %d", code);
+    return buf->s;
+}

@@ -36,6 +36,14 @@ void ls_admin_close(ls_admin_conn_t *c);
 int ls_admin_call(ls_admin_conn_t *c, int16_t key, int16_t v, bool flex, ls_kw_t *body,
                   ls_kr_t *out);
 
+/* A Kafka error code in a message for a human: Kafka's name
+ * ("NOT_COORDINATOR", kafka/msg_gen.h ls_kafka_error_name), or "error N"
+ * written into buf for a code not in Kafka's list. */
+typedef struct ls_admin_errbuf {
+    char s[24];
+} ls_admin_errbuf_t;
+const char *ls_admin_error_name(int code, ls_admin_errbuf_t *buf);
+
 /* Encodes *reqp as <api>Request version v, calls, decodes into *respp.
  * Evaluates to 0 or -1 (c->err names the failure). */
 #define LS_ADMIN_CALL(c, api, API, v, reqp, respp)                                                 \

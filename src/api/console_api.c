@@ -50,8 +50,10 @@ static int fetch_offsets(ls_admin_conn_t *k, const ls_api_dialer_t *d, ls_kstr_t
     ls_kafka_FindCoordinatorResponse r;
     if (LS_ADMIN_CALL(k, FindCoordinator, FIND_COORDINATOR, 3, &q, &r) != 0) return -1;
     if (r.ErrorCode) {
-        snprintf(k->err, sizeof k->err, "FindCoordinator of group '%.*s': error code %d",
-                 gid.len > 200 ? 200 : (int)gid.len, gid.ptr, (int)r.ErrorCode);
+        ls_admin_errbuf_t eb;
+        snprintf(k->err, sizeof k->err, "FindCoordinator of group '%.*s': %s",
+                 gid.len > 200 ? 200 : (int)gid.len, gid.ptr,
+                 ls_admin_error_name(r.ErrorCode, &eb));
         return -1;
     }
     char addr[300];
@@ -66,9 +68,11 @@ static int fetch_offsets(ls_admin_conn_t *k, const ls_api_dialer_t *d, ls_kstr_t
     ls_kafka_OffsetFetchRequest fq = {.Groups = &fg, .NumGroups = 1};
     ls_kafka_OffsetFetchResponse fr;
     int rc = LS_ADMIN_CALL(co, OffsetFetch, OFFSET_FETCH, 8, &fq, &fr);
-    if (rc == 0 && (fr.NumGroups != 1 || fr.Groups[0].ErrorCode))
-        snprintf(co->err, sizeof co->err, "error code %d",
-                 fr.NumGroups == 1 ? (int)fr.Groups[0].ErrorCode : -1);
+    ls_admin_errbuf_t eb;
+    if (rc == 0 && fr.NumGroups != 1)
+        snprintf(co->err, sizeof co->err, "%d groups in the answer", (int)fr.NumGroups);
+    else if (rc == 0 && fr.Groups[0].ErrorCode)
+        snprintf(co->err, sizeof co->err, "%s", ls_admin_error_name(fr.Groups[0].ErrorCode, &eb));
     if (rc != 0 || fr.NumGroups != 1 || fr.Groups[0].ErrorCode) {
         snprintf(k->err, sizeof k->err, "OffsetFetch of group '%.*s' at %.100s: %.200s",
                  gid.len > 150 ? 150 : (int)gid.len, gid.ptr, addr, co->err);
@@ -135,7 +139,8 @@ json_t *ls_api_groups_json(ls_admin_conn_t *k, const ls_api_dialer_t *d)
     ls_kafka_ListGroupsResponse r;
     if (LS_ADMIN_CALL(k, ListGroups, LIST_GROUPS, 4, &q, &r) != 0) return NULL;
     if (r.ErrorCode) {
-        snprintf(k->err, sizeof k->err, "ListGroups: error code %d", (int)r.ErrorCode);
+        ls_admin_errbuf_t eb;
+        snprintf(k->err, sizeof k->err, "ListGroups: %s", ls_admin_error_name(r.ErrorCode, &eb));
         return NULL;
     }
     json_t *groups = json_array();

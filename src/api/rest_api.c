@@ -285,9 +285,12 @@ static void kafka_refusal(call_t *c, int16_t code, const char *msg, const char *
     case LS_KERR_INVALID_CONFIG:
     case LS_KERR_INVALID_REQUEST: BAD(c, field ? field : "body", "%s", msg); return;
     case LS_KERR_REQUEST_TIMED_OUT: api_error(c->resp, 504, "Timeout", NULL, "%s", msg); return;
-    default:
-        api_error(c->resp, 503, "ServiceUnavailable", NULL, "%s (Kafka error %d)", msg, code);
+    default: {
+        ls_admin_errbuf_t eb;
+        api_error(c->resp, 503, "ServiceUnavailable", NULL, "%s (Kafka %s)", msg,
+                  ls_admin_error_name(code, &eb));
         return;
+    }
     }
 }
 

@@ -25,22 +25,26 @@
 #include "cli/cli.h"
 #include "cli/cli_args.h"
 #include "kafka/msg.h"
-#include "kafka/msg_group.h"
 
+/* A Kafka error for the user: Kafka's name, with what it means here where
+ * that helps. */
 static const char *kerr_name(int16_t e)
 {
+    const char *hint = NULL;
     switch (e) {
-    case 0: return "none";
-    case 15: return "COORDINATOR_NOT_AVAILABLE";
-    case 25: return "UNKNOWN_MEMBER_ID (the group has active members: stop them first)";
-    case 22: return "ILLEGAL_GENERATION (the group has active members: stop them first)";
-    case 27: return "REBALANCE_IN_PROGRESS (the group has active members: stop them first)";
-    case 68: return "NON_EMPTY_GROUP (the group has active members)";
-    case 69: return "GROUP_ID_NOT_FOUND";
-    case 3: return "UNKNOWN_TOPIC_OR_PARTITION";
+    case LS_KERR_NONE: return "none";
+    case LS_KERR_UNKNOWN_MEMBER_ID:
+    case LS_KERR_ILLEGAL_GENERATION:
+    case LS_KERR_REBALANCE_IN_PROGRESS:
+        hint = "the group has active members: stop them first";
+        break;
+    case LS_KERR_NON_EMPTY_GROUP: hint = "the group has active members"; break;
     }
-    static char buf[32];
-    snprintf(buf, sizeof buf, "error %d", e);
+    static ls_admin_errbuf_t eb;
+    static char buf[256];
+    const char *name = ls_admin_error_name(e, &eb);
+    if (!hint) return name;
+    snprintf(buf, sizeof buf, "%s (%s)", name, hint);
     return buf;
 }
 
@@ -138,7 +142,7 @@ static int describe_consumer(ls_cli_conn_t *c, const char *group, owners_t *o)
         r.NumGroups != 1)
         return -1;
     ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup *g = &r.Groups[0];
-    if (g->ErrorCode == 69) return 1; /* GROUP_ID_NOT_FOUND */
+    if (g->ErrorCode == LS_KERR_GROUP_ID_NOT_FOUND) return 1;
     if (g->ErrorCode) {
         fprintf(stderr, "lakestream groups: %s: %s\n", group, kerr_name(g->ErrorCode));
         return -1;

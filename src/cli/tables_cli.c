@@ -64,8 +64,9 @@ static void print_row(const char *key, const char *value, const char *source)
 /* A failed call: the broker's refusal with its Kafka code, or why the call failed. */
 static void print_error(const ls_cli_conn_t *c, int16_t kerr)
 {
+    ls_admin_errbuf_t eb;
     if (kerr)
-        fprintf(stderr, PROG ": %s (error %d)\n", c->err, kerr);
+        fprintf(stderr, PROG ": %s (%s)\n", c->err, ls_admin_error_name(kerr, &eb));
     else
         fprintf(stderr, PROG ": %s\n", c->err);
 }

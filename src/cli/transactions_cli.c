@@ -29,23 +29,27 @@
 
 #define PROG "lakestream transactions"
 
+/* A Kafka error for the user: Kafka's name, with what it means here where
+ * that helps. */
 static const char *kerr_name(int16_t e)
 {
+    const char *hint = NULL;
     switch (e) {
-    case 0: return "none";
-    case 3: return "UNKNOWN_TOPIC_OR_PARTITION";
-    case 15: return "COORDINATOR_NOT_AVAILABLE (retry)";
-    case 16: return "NOT_COORDINATOR (retry)";
-    case 42: return "INVALID_REQUEST";
-    case 47: return "INVALID_PRODUCER_EPOCH (the producer moved to a newer epoch)";
-    case 48:
-        return "INVALID_TXN_STATE (no transaction of that producer is open there, or its "
-               "coordinator still runs it: see the broker log)";
-    case 51: return "CONCURRENT_TRANSACTIONS (the partition changed meanwhile: retry)";
-    case 105: return "TRANSACTIONAL_ID_NOT_FOUND";
+    case LS_KERR_NONE: return "none";
+    case LS_KERR_COORDINATOR_NOT_AVAILABLE:
+    case LS_KERR_NOT_COORDINATOR: hint = "retry"; break;
+    case LS_KERR_INVALID_PRODUCER_EPOCH: hint = "the producer moved to a newer epoch"; break;
+    case LS_KERR_INVALID_TXN_STATE:
+        hint = "no transaction of that producer is open there, or its coordinator still runs "
+               "it: see the broker log";
+        break;
+    case LS_KERR_CONCURRENT_TRANSACTIONS: hint = "the partition changed meanwhile: retry"; break;
     }
-    static char buf[32];
-    snprintf(buf, sizeof buf, "error %d", e);
+    static ls_admin_errbuf_t eb;
+    static char buf[256];
+    const char *name = ls_admin_error_name(e, &eb);
+    if (!hint) return name;
+    snprintf(buf, sizeof buf, "%s (%s)", name, hint);
     return buf;
 }
 
@@ -151,7 +155,7 @@ static int cmd_describe(ls_cli_conn_t *c, const char *tid)
     ls_kafka_DescribeTransactionsResponse_TransactionState *t = &r.TransactionStates[0];
     if (t->ErrorCode) {
         fprintf(stderr, PROG ": %s: %s\n", tid, kerr_name(t->ErrorCode));
-        return t->ErrorCode == 105 ? 2 : 1;
+        return t->ErrorCode == LS_KERR_TRANSACTIONAL_ID_NOT_FOUND ? 2 : 1;
     }
     printf("transactional id %s\n", tid);
     printf("  state          %.*s\n", t->TransactionState.len, t->TransactionState.ptr);

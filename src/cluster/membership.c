@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/diag.h"
 #include "base/thread.h"
+#include "meta/meta_keys.h"
 
 #define REGISTER_ATTEMPTS 20
 
@@ -114,7 +115,7 @@ static void set_live(ls_membership_t *m, ls_member_t *v, int n)
 static ls_status rescan(ls_membership_t *m, int64_t *rev)
 {
     ls_kvlist_t l;
-    ls_status st = ls_meta_scan_prefix(m->meta, LS_BROKERS_PREFIX, 0, &l);
+    ls_status st = ls_meta_scan_prefix(m->meta, LS_KEY_BROKERS, 0, &l);
     if (st != LS_OK) return st;
     ls_member_t *v = LS_NEWN(ls_member_t, l.n + 1);
     int n = 0;
@@ -278,7 +279,7 @@ ls_membership_t *ls_membership_start(ls_meta_t *meta, const ls_member_t *self,
     m->meta = meta;
     m->self = *self;
     m->ttl_ms = session_timeout_ms;
-    snprintf(m->key, sizeof m->key, LS_BROKERS_PREFIX "%010d", (int)self->id);
+    snprintf(m->key, sizeof m->key, LS_KEY_BROKERS "%010d", (int)self->id);
     pthread_mutex_init(&m->mu, NULL);
     ls_cond_init_mono(&m->cond);
     /* a registration of another broker may be a crashed one whose lease has
@@ -301,7 +302,7 @@ ls_membership_t *ls_membership_start(ls_meta_t *meta, const ls_member_t *self,
             snprintf(err, (size_t)errlen, "reading live brokers: %s", ls_status_str(st));
     }
     if (st == LS_OK) {
-        st = ls_meta_watch(meta, LS_BROKERS_PREFIX, strlen(LS_BROKERS_PREFIX), rev, on_watch, m,
+        st = ls_meta_watch(meta, LS_KEY_BROKERS, strlen(LS_KEY_BROKERS), rev, on_watch, m,
                            &m->watch);
         if (st != LS_OK)
             snprintf(err, (size_t)errlen, "watching live brokers: %s", ls_status_str(st));

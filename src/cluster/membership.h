@@ -29,8 +29,6 @@
 #include "cluster/placement.h"
 #include "meta/meta.h"
 
-#define LS_BROKERS_PREFIX "/ls/brokers/"
-
 typedef struct ls_membership ls_membership_t;
 
 /* Registers self (blocking) and starts renewal and the watch. NULL with err

@@ -7,6 +7,7 @@
  * covered by an index entry at every instant. The full design (steps,
  * invariants, freshness, leases, deleted topics) is src/compact/README.md. */
 #include "compact/compactor_int.h"
+#include "meta/meta_keys.h"
 
 static void *co_put_main(void *arg)
 {
@@ -957,7 +958,7 @@ static void pass_work(uv_work_t *w)
         return;
     }
     ls_kvlist_t heads;
-    if (ls_meta_scan_prefix(c->meta, LS_HEAD_PREFIX, 0, &heads) != LS_OK) {
+    if (ls_meta_scan_prefix(c->meta, LS_KEY_HEAD, 0, &heads) != LS_OK) {
         ls_table_plan_clear(&plan);
         return;
     }

@@ -141,8 +141,8 @@
 #include "log/log_trim.h"
 #include "log/log_txn.h"
 #include "records/records.h"
+#include "meta/meta_keys.h"
 
-#define KC_PREFIX "/ls/kcgc/"
 #define GROUP_MAX_ENTRIES 31     /* 1 + 31 compares, 62 ops: within etcd's 128 */
 #define GROUP_MAX_ABORTS 32      /* aborted records deleted per swap: 94 ops */
 #define MERGE_MIN_ENTRIES 16     /* entries a merge takes at least */
@@ -701,7 +701,7 @@ static int rewrite_batch(void *arg, const uint8_t *b, size_t len, int64_t base)
 
 static int marker_key(char *out, size_t cap, int64_t log_id, const char *object)
 {
-    return snprintf(out, cap, KC_PREFIX "%016llx/%s", (unsigned long long)log_id, object);
+    return snprintf(out, cap, LS_KEY_KCGC "%016llx/%s", (unsigned long long)log_id, object);
 }
 
 /* Step 0: replaced objects past their grace, and orphans of crashed calls. */
@@ -709,7 +709,7 @@ static void collect(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const kc
                     int64_t now, int64_t grace, ls_kc_stats_t *st)
 {
     char prefix[64];
-    snprintf(prefix, sizeof prefix, KC_PREFIX "%016llx/", (unsigned long long)log_id);
+    snprintf(prefix, sizeof prefix, LS_KEY_KCGC "%016llx/", (unsigned long long)log_id);
     ls_kvlist_t l;
     if (ls_meta_scan_prefix(meta, prefix, 0, &l) == LS_OK) {
         size_t plen = strlen(prefix);
@@ -939,7 +939,7 @@ static void merge_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const 
 static bool has_markers(ls_meta_t *meta, int64_t log_id)
 {
     char prefix[64];
-    snprintf(prefix, sizeof prefix, KC_PREFIX "%016llx/", (unsigned long long)log_id);
+    snprintf(prefix, sizeof prefix, LS_KEY_KCGC "%016llx/", (unsigned long long)log_id);
     ls_kvlist_t l;
     if (ls_meta_scan_prefix(meta, prefix, 1, &l) != LS_OK) return false;
     bool any = l.n > 0;

@@ -44,6 +44,7 @@
 #include "base/clock.h"
 #include "base/diag.h"
 #include "base/thread.h"
+#include "meta/meta_keys.h"
 
 struct ls_lease_owner {
     ls_meta_t *meta;
@@ -94,7 +95,7 @@ ls_lease_owner_t *ls_lease_owner_new(ls_meta_t *meta, const char *name, int64_t 
 int ls_lease_owner_reclaim(ls_lease_owner_t *o, const char *prefix)
 {
     ls_kvlist_t l;
-    if (ls_meta_scan_prefix(o->meta, LS_OWNER_PREFIX, 0, &l) != LS_OK) return 0;
+    if (ls_meta_scan_prefix(o->meta, LS_KEY_OWNER_COMPACT, 0, &l) != LS_OK) return 0;
     size_t pl = strlen(prefix);
     int64_t *done = LS_NEWN(int64_t, l.n + 1);
     int n = 0;
@@ -226,7 +227,7 @@ ls_status ls_log_claim(ls_lease_owner_t *o, int64_t log_id, ls_log_claim_t *c)
 {
     memset(c, 0, sizeof *c);
     c->log_id = log_id;
-    snprintf(c->key, sizeof c->key, LS_OWNER_PREFIX "%016llx", (unsigned long long)log_id);
+    snprintf(c->key, sizeof c->key, LS_KEY_OWNER_COMPACT "%016llx", (unsigned long long)log_id);
     return claim_key(o, c);
 }
 
@@ -234,7 +235,8 @@ ls_status ls_table_claim(ls_lease_owner_t *o, int64_t stream_no, ls_log_claim_t 
 {
     memset(c, 0, sizeof *c);
     c->log_id = -1;
-    snprintf(c->key, sizeof c->key, LS_OWNER_PREFIX "table-%016llx", (unsigned long long)stream_no);
+    snprintf(c->key, sizeof c->key, LS_KEY_OWNER_COMPACT "table-%016llx",
+             (unsigned long long)stream_no);
     return claim_key(o, c);
 }
 

@@ -8,8 +8,6 @@
 
 #include "meta/meta.h"
 
-#define LS_OWNER_PREFIX "/ls/owner/compact/"
-
 /* One per compactor: its lease and its owner name. Thread-safe. */
 typedef struct ls_lease_owner ls_lease_owner_t;
 

@@ -10,8 +10,8 @@
 
 #include "base/alloc.h"
 #include "meta/meta_follow.h"
+#include "meta/meta_keys.h"
 
-#define GROUPCFG_KEY "/ls/groupcfg"
 #define GROUPCFG_CAS_RETRIES 16
 
 struct ls_group_configs {
@@ -160,7 +160,7 @@ ls_group_configs_t *ls_group_configs_open(ls_meta_t *meta, char *err, size_t err
 {
     ls_group_configs_t *gc = LS_NEW(ls_group_configs_t);
     pthread_rwlock_init(&gc->lock, NULL);
-    ls_meta_follow_cfg_t cfg = {.key = GROUPCFG_KEY,
+    ls_meta_follow_cfg_t cfg = {.key = LS_KEY_GROUPCFG,
                                 .tag = "group",
                                 .what = "group config",
                                 .thread = "ls-gcfg-resync",
@@ -168,7 +168,7 @@ ls_group_configs_t *ls_group_configs_open(ls_meta_t *meta, char *err, size_t err
                                 .arg = gc};
     ls_status st = ls_meta_follow_open(meta, &cfg, &gc->follow);
     if (st != LS_OK) {
-        snprintf(err, errlen, "cannot load the group configs (%s): %s: %s", GROUPCFG_KEY,
+        snprintf(err, errlen, "cannot load the group configs (%s): %s: %s", LS_KEY_GROUPCFG,
                  ls_status_str(st), ls_meta_error(meta));
         ls_group_configs_close(gc);
         return NULL;
@@ -264,7 +264,7 @@ static ls_status alter_step(void *ctx, const uint8_t *val, size_t vlen, char **n
     alter_t *a = ctx;
     json_t *doc = doc_parse(val, vlen);
     if (!doc) {
-        snprintf(a->err, a->errlen, "the stored group configs (%s) do not parse", GROUPCFG_KEY);
+        snprintf(a->err, a->errlen, "the stored group configs (%s) do not parse", LS_KEY_GROUPCFG);
         return LS_ECORRUPT;
     }
     doc = apply(a, doc);

@@ -35,12 +35,9 @@
 #include "base/hash.h"
 #include "base/i64map.h"
 #include "group/group_txn.h"
+#include "meta/meta_keys.h"
 
 /* ------------------------------------------------------------------ keys */
-
-#define META_PREFIX "/ls/group/meta/"
-#define OFFSETS_PREFIX "/ls/group/offsets/"
-#define OWNER_PREFIX "/ls/group/owner/"
 
 static char *buf_cstr(ls_buf_t *b)
 {
@@ -80,7 +77,7 @@ char *ls_group_key_meta(const char *group_id)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_append(&b, META_PREFIX, strlen(META_PREFIX));
+    ls_buf_append(&b, LS_KEY_GROUP_META, strlen(LS_KEY_GROUP_META));
     ls_buf_append_keypart(&b, group_id);
     return buf_cstr(&b);
 }
@@ -89,7 +86,7 @@ char *ls_group_key_owner(const char *group_id)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_append(&b, OWNER_PREFIX, strlen(OWNER_PREFIX));
+    ls_buf_append(&b, LS_KEY_GROUP_OWNER, strlen(LS_KEY_GROUP_OWNER));
     ls_buf_append_keypart(&b, group_id);
     return buf_cstr(&b);
 }
@@ -98,7 +95,7 @@ char *ls_group_key_offsets_prefix(const char *group_id)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_append(&b, OFFSETS_PREFIX, strlen(OFFSETS_PREFIX));
+    ls_buf_append(&b, LS_KEY_GROUP_OFFSETS, strlen(LS_KEY_GROUP_OFFSETS));
     ls_buf_append_keypart(&b, group_id);
     ls_buf_append_u8(&b, '/');
     return buf_cstr(&b);
@@ -108,7 +105,7 @@ char *ls_group_key_offset(const char *group_id, const char *topic, int32_t parti
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_append(&b, OFFSETS_PREFIX, strlen(OFFSETS_PREFIX));
+    ls_buf_append(&b, LS_KEY_GROUP_OFFSETS, strlen(LS_KEY_GROUP_OFFSETS));
     ls_buf_append_keypart(&b, group_id);
     ls_buf_printf(&b, "/%s/%010d", topic, partition);
     return buf_cstr(&b);
@@ -129,9 +126,9 @@ void ls_table_groups_free(ls_table_group_t *v, int n)
 ls_status ls_group_store_offsets(ls_meta_t *meta, ls_group_offset_fn cb, void *arg)
 {
     ls_kvlist_t l;
-    ls_status st = ls_meta_scan_prefix(meta, OFFSETS_PREFIX, 0, &l);
+    ls_status st = ls_meta_scan_prefix(meta, LS_KEY_GROUP_OFFSETS, 0, &l);
     if (st != LS_OK) return st;
-    size_t plen = strlen(OFFSETS_PREFIX);
+    size_t plen = strlen(LS_KEY_GROUP_OFFSETS);
     for (size_t i = 0; i < l.n; i++) {
         /* "<group id, encoded>/<topic>/<partition>" */
         const char *rest = (const char *)l.v[i].key + plen;
@@ -850,10 +847,10 @@ static void list_work(void *arg)
 {
     list_ctx_t *lc = arg;
     ls_kvlist_t l;
-    lc->st = ls_meta_scan_prefix(lc->s->meta, META_PREFIX, 0, &l);
+    lc->st = ls_meta_scan_prefix(lc->s->meta, LS_KEY_GROUP_META, 0, &l);
     if (lc->st != LS_OK) return;
     lc->v = LS_NEWN(ls_group_listing_t, l.n ? l.n : 1);
-    size_t plen = strlen(META_PREFIX);
+    size_t plen = strlen(LS_KEY_GROUP_META);
     for (size_t i = 0; i < l.n; i++) {
         char *gid = ls_keypart_decode((const char *)l.v[i].key + plen, l.v[i].klen - plen);
         ls_group_record_t r;

@@ -10,6 +10,7 @@
 #include "base/buf.h"
 #include "base/diag.h"
 #include "group/group_service.h"
+#include "meta/meta_keys.h"
 
 #define PENDING_VERSION 1
 /* Lost compares in a row before the marker gives up (the completion retries). */
@@ -26,7 +27,7 @@ char *ls_group_key_pending_prefix(const char *group_id)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_append(&b, LS_GROUP_PENDING_PREFIX, strlen(LS_GROUP_PENDING_PREFIX));
+    ls_buf_append(&b, LS_KEY_GROUP_PENDING, strlen(LS_KEY_GROUP_PENDING));
     ls_buf_append_keypart(&b, group_id);
     ls_buf_append_u8(&b, '/');
     return buf_cstr(&b);
@@ -37,7 +38,7 @@ static char *key_producer_prefix(const char *group_id, int64_t producer_id)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_append(&b, LS_GROUP_PENDING_PREFIX, strlen(LS_GROUP_PENDING_PREFIX));
+    ls_buf_append(&b, LS_KEY_GROUP_PENDING, strlen(LS_KEY_GROUP_PENDING));
     ls_buf_append_keypart(&b, group_id);
     ls_buf_printf(&b, "/%lld/", (long long)producer_id);
     return buf_cstr(&b);
@@ -48,7 +49,7 @@ char *ls_group_key_pending(const char *group_id, int64_t producer_id, const char
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_append(&b, LS_GROUP_PENDING_PREFIX, strlen(LS_GROUP_PENDING_PREFIX));
+    ls_buf_append(&b, LS_KEY_GROUP_PENDING, strlen(LS_KEY_GROUP_PENDING));
     ls_buf_append_keypart(&b, group_id);
     ls_buf_printf(&b, "/%lld/%s/%010d", (long long)producer_id, topic, partition);
     return buf_cstr(&b);

@@ -49,8 +49,6 @@
 #include "group/group.h"
 #include "meta/meta.h"
 
-#define LS_GROUP_PENDING_PREFIX "/ls/group/pending/"
-
 /* Keys (heap strings): all of a group's pending offsets; one of them. */
 char *ls_group_key_pending_prefix(const char *group_id);
 char *ls_group_key_pending(const char *group_id, int64_t producer_id, const char *topic,

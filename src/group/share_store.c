@@ -13,6 +13,7 @@
 #include "base/diag.h"
 #include "base/hash.h"
 #include "base/i64map.h"
+#include "meta/meta_keys.h"
 
 typedef struct get_waiter {
     struct get_waiter *next;
@@ -80,7 +81,7 @@ static char *state_key(const char *gid, const ls_uuid_t *tid, int32_t partition)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_append(&b, LS_SHARE_STATE_PREFIX, strlen(LS_SHARE_STATE_PREFIX));
+    ls_buf_append(&b, LS_KEY_SHARE_STATE, strlen(LS_KEY_SHARE_STATE));
     ls_buf_append_keypart(&b, gid);
     char tail[64];
     char u[37];
@@ -96,7 +97,7 @@ char *ls_share_key_group_prefix(const char *group_id)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_append(&b, LS_SHARE_STATE_PREFIX, strlen(LS_SHARE_STATE_PREFIX));
+    ls_buf_append(&b, LS_KEY_SHARE_STATE, strlen(LS_KEY_SHARE_STATE));
     ls_buf_append_keypart(&b, group_id);
     ls_buf_append(&b, "/", 2); /* with the NUL */
     size_t len;

@@ -42,8 +42,6 @@
 #include "group/share_partition.h"
 #include "meta/meta.h"
 
-#define LS_SHARE_STATE_PREFIX "/ls/share/state/"
-
 typedef struct ls_share_store ls_share_store_t;
 typedef struct ls_share_part ls_share_part_t;
 typedef void (*ls_share_offload_fn)(void *ctx, void (*fn)(void *arg), void (*after)(void *arg),

@@ -18,7 +18,6 @@
 #include "kafka/api.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
-#include "kafka/msg_group.h"
 
 #include "base/status.h"
 

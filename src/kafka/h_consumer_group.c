@@ -16,7 +16,7 @@
 #include "group/group_configs.h"
 #include "kafka/handlers.h"
 #include "kafka/msg_gen.h"
-#include "kafka/msg_group.h"
+#include "kafka/msg.h"
 #include "kafka/names.h"
 #include "kafka/services.h"
 

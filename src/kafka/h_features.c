@@ -30,8 +30,6 @@
 #include "kafka/msg.h"
 #include "kafka/names.h"
 
-#define KERR_INVALID_UPDATE_VERSION 95
-
 /* UpdateFeatures' upgrade types (KIP-778); v0 has AllowDowngrade instead. */
 enum { UPGRADE = 1, SAFE_DOWNGRADE = 2, UNSAFE_DOWNGRADE = 3 };
 
@@ -102,7 +100,7 @@ void ls_kafka_handle_update_features(ls_kreq_t *req)
             req->api_version == 0 ? (u->AllowDowngrade ? SAFE_DOWNGRADE : UPGRADE) : u->UpgradeType;
         const char *why = update_refused(a, feature_find(u->Feature), u->MaxVersionLevel, type);
         if (why) {
-            r.ErrorCode = KERR_INVALID_UPDATE_VERSION;
+            r.ErrorCode = LS_KERR_INVALID_UPDATE_VERSION;
             r.ErrorMessage = ls_kstr_c(ls_arena_printf(
                 a, "No feature was updated: level %d for feature %s cannot be applied: %s",
                 u->MaxVersionLevel, ls_kafka_printable(a, u->Feature), why));

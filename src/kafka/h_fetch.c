@@ -51,8 +51,6 @@
 #include "kafka/names.h"
 #include "kafka/services.h"
 
-#define LS_KERR_FETCH_SESSION_ID_NOT_FOUND 70
-
 typedef struct fetch_ctx fetch_ctx_t;
 
 typedef struct fetch_part {

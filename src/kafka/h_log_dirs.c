@@ -97,8 +97,6 @@ out:;
  * every partition is already in; any path asked for is not a log dir of this
  * broker, so each partition answers LOG_DIR_NOT_FOUND as Kafka does for an
  * unknown dir (CLUSTER_AUTHORIZATION_FAILED without CLUSTER ALTER). */
-#define KERR_LOG_DIR_NOT_FOUND 57
-
 void ls_kafka_handle_alter_replica_log_dirs(ls_kreq_t *req)
 {
     ls_arena_t *a = req->arena;
@@ -106,7 +104,7 @@ void ls_kafka_handle_alter_replica_log_dirs(ls_kreq_t *req)
     ls_kafka_AlterReplicaLogDirsResponse r;
     memset(&r, 0, sizeof r);
     int16_t err = ls_kreq_allowed(req, LS_ACL_OP_ALTER, LS_ACL_RES_CLUSTER, LS_ACL_CLUSTER_NAME)
-                      ? KERR_LOG_DIR_NOT_FOUND
+                      ? LS_KERR_LOG_DIR_NOT_FOUND
                       : LS_KERR_CLUSTER_AUTHORIZATION_FAILED;
     int32_t n = 0;
     for (int32_t i = 0; i < m->NumDirs; i++)

@@ -334,36 +334,48 @@ void ls_kafka_handle_describe_cluster(ls_kreq_t *req)
     ls_kafka_DescribeClusterResponse r;
     memset(&r, 0, sizeof r);
     r.ErrorMessage = ls_kstr_null();
-    r.EndpointType = m->EndpointType;
-    r.ClusterId = ls_kstr_c(b->cluster_id);
-    r.ControllerId = b->node_id;
-    r.ClusterAuthorizedOperations =
-        m->IncludeClusterAuthorizedOperations
-            ? ls_kreq_authorized_ops(req, LS_ACL_RES_CLUSTER, LS_ACL_CLUSTER_NAME,
-                                     CLUSTER_AUTHORIZED_OPS)
-            : INT32_MIN;
-    if (m->EndpointType == 1) {
-        ls_member_t *live;
-        int n = ls_ksvc_members(b, &live);
-        r.NumBrokers = n;
-        r.Brokers = ls_arena_alloc(a, (size_t)n * sizeof *r.Brokers);
-        for (int i = 0; i < n; i++) {
-            const char *host;
-            ls_member_endpoint(&live[i], ls_kreq_listener_name(req), &host, &r.Brokers[i].Port);
-            r.Brokers[i].BrokerId = live[i].id;
-            r.Brokers[i].Host = ls_kstr_c(ls_arena_printf(a, "%s", host));
-            r.Brokers[i].Rack =
-                *live[i].rack ? ls_kstr_c(ls_arena_printf(a, "%s", live[i].rack)) : ls_kstr_null();
-        }
-        r.ControllerId = n > 0 ? live[0].id : b->node_id;
-        ls_free(live);
-    } else {
-        /* v1 EndpointType 2 asks for controllers: this broker has no
-         * separate controller listener (KIP-919 UNSUPPORTED_ENDPOINT_TYPE). */
-        r.ErrorCode = 119;
-        r.ErrorMessage = ls_kstr_c("The endpoint type is not supported: brokers only");
+    r.ClusterAuthorizedOperations = INT32_MIN;
+    r.EndpointType = LS_KAFKA_ENDPOINT_BROKER;
+    if (m->EndpointType != LS_KAFKA_ENDPOINT_BROKER) {
+        /* As Kafka's broker (AuthHelper.computeDescribeClusterResponse): a
+         * type it does not know is UNSUPPORTED_ENDPOINT_TYPE, controllers
+         * (KIP-919) are MISMATCHED_ENDPOINT_TYPE, since this endpoint serves
+         * brokers only (a broker has no separate controller listener); v0
+         * cannot name either and answers INVALID_REQUEST. The rest of the
+         * response keeps its defaults. */
+        bool known = m->EndpointType == LS_KAFKA_ENDPOINT_CONTROLLER;
+        r.ErrorCode = req->api_version == 0 ? LS_KERR_INVALID_REQUEST
+                      : known               ? LS_KERR_MISMATCHED_ENDPOINT_TYPE
+                                            : LS_KERR_UNSUPPORTED_ENDPOINT_TYPE;
+        r.ErrorMessage =
+            known ? ls_kstr_c("The request was sent to an endpoint of type BROKER, but we wanted "
+                              "an endpoint of type CONTROLLER")
+                  : ls_kstr_c(ls_arena_printf(a, "Unsupported endpoint type %d", m->EndpointType));
+        r.ClusterId = ls_kstr_c("");
         r.ControllerId = -1;
+        ls_kw_t w;
+        ls_kreq_encode(req, &w, &r);
+        ls_kreq_respond(req, &w);
+        return;
     }
+    r.ClusterId = ls_kstr_c(b->cluster_id);
+    if (m->IncludeClusterAuthorizedOperations)
+        r.ClusterAuthorizedOperations = ls_kreq_authorized_ops(
+            req, LS_ACL_RES_CLUSTER, LS_ACL_CLUSTER_NAME, CLUSTER_AUTHORIZED_OPS);
+    ls_member_t *live;
+    int n = ls_ksvc_members(b, &live);
+    r.NumBrokers = n;
+    r.Brokers = ls_arena_alloc(a, (size_t)n * sizeof *r.Brokers);
+    for (int i = 0; i < n; i++) {
+        const char *host;
+        ls_member_endpoint(&live[i], ls_kreq_listener_name(req), &host, &r.Brokers[i].Port);
+        r.Brokers[i].BrokerId = live[i].id;
+        r.Brokers[i].Host = ls_kstr_c(ls_arena_printf(a, "%s", host));
+        r.Brokers[i].Rack =
+            *live[i].rack ? ls_kstr_c(ls_arena_printf(a, "%s", live[i].rack)) : ls_kstr_null();
+    }
+    r.ControllerId = n > 0 ? live[0].id : b->node_id;
+    ls_free(live);
     ls_kw_t w;
     ls_kreq_encode(req, &w, &r);
     ls_kreq_respond(req, &w);

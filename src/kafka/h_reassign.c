@@ -21,9 +21,6 @@
 #include "kafka/msg.h"
 #include "kafka/services.h"
 
-#define KERR_ELECTION_NOT_NEEDED 84
-#define KERR_INVALID_REPLICA_ASSIGNMENT 39
-
 void ls_kafka_handle_elect_leaders(ls_kreq_t *req)
 {
     ls_kafka_services_t *b = req->svc;
@@ -56,7 +53,7 @@ void ls_kafka_handle_elect_leaders(ls_kreq_t *req)
                 p->ErrorCode = LS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 p->ErrorMessage = ls_kstr_null();
             } else {
-                p->ErrorCode = KERR_ELECTION_NOT_NEEDED;
+                p->ErrorCode = LS_KERR_ELECTION_NOT_NEEDED;
                 p->ErrorMessage = ls_kstr_c("Leader election not needed: every broker serves "
                                             "every partition (leaderless)");
             }
@@ -107,7 +104,7 @@ void ls_kafka_handle_alter_partition_reassignments(ls_kreq_t *req)
             o->NumPartitions = q->NumPartitions;
             for (int32_t k = 0; k < q->NumPartitions; k++) {
                 o->Partitions[k].PartitionIndex = q->Partitions[k].PartitionIndex;
-                o->Partitions[k].ErrorCode = KERR_INVALID_REPLICA_ASSIGNMENT;
+                o->Partitions[k].ErrorCode = LS_KERR_INVALID_REPLICA_ASSIGNMENT;
                 o->Partitions[k].ErrorMessage =
                     ls_kstr_c("Replicas are not placed on brokers here: every broker serves "
                               "every partition from the shared object store, so there is "

@@ -44,14 +44,9 @@
 #include "group/group_configs.h"
 #include "group/share_store.h"
 #include "kafka/handlers.h"
-#include "kafka/msg_group.h"
+#include "kafka/msg.h"
 #include "kafka/names.h"
 #include "kafka/services.h"
-
-#define LS_KERR_INVALID_RECORD_STATE 121
-#define LS_KERR_SHARE_SESSION_NOT_FOUND 122
-#define LS_KERR_INVALID_SHARE_SESSION_EPOCH 123
-#define LS_KERR_SHARE_SESSION_LIMIT_REACHED 133
 
 /* The most bytes one partition's read may return in one round. */
 #define SF_PART_MAX_BYTES (8 << 20)

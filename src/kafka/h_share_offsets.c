@@ -24,7 +24,7 @@
 #include "group/share_store.h"
 #include "kafka/handlers.h"
 #include "kafka/msg_gen.h"
-#include "kafka/msg_group.h"
+#include "kafka/msg.h"
 #include "kafka/names.h"
 #include "kafka/services.h"
 

@@ -27,8 +27,6 @@
 #include "kafka/msg.h"
 #include "kafka/services.h"
 
-#define LS_KERR_INVALID_REPLICA_ASSIGNMENT 39
-
 /* Marks names that occur more than once (dup[i] = true), in O(n log n). */
 typedef struct name_ix {
     const char *name;

@@ -32,7 +32,6 @@
 #include "base/diag.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
-#include "kafka/msg_group.h"
 #include "kafka/names.h"
 #include "kafka/services.h"
 #include "txn/txn_store.h"

@@ -241,7 +241,7 @@ static void list_done(void *arg)
     ls_kreq_t *req = c->req;
     if (c->corrupt > 0)
         LS_WARN_RL("kafka", "ListTransactions: %d transaction record(s) under %s do not decode",
-                   c->corrupt, LS_TXN_PREFIX);
+                   c->corrupt, LS_KEY_TXN_STATE);
     if (c->st != LS_OK) {
         LS_WARN_RL("kafka", "ListTransactions: scanning the transaction records failed (%s)",
                    ls_status_str(c->st));

@@ -43,7 +43,7 @@
 #include "base/diag.h"
 #include "group/group_service.h"
 #include "kafka/handlers.h"
-#include "kafka/msg_group.h"
+#include "kafka/msg.h"
 #include "kafka/names.h"
 #include "kafka/services.h"
 #include "txn/txn_store.h"

@@ -20,6 +20,10 @@
 #define LS_KAFKA_EARLIEST_LOCAL_TIMESTAMP (-4) /* v8+ */
 #define LS_KAFKA_LATEST_TIERED_TIMESTAMP (-5)  /* v9+ */
 
+/* EndpointType (DescribeCluster v1+, KIP-919). */
+#define LS_KAFKA_ENDPOINT_BROKER 1
+#define LS_KAFKA_ENDPOINT_CONTROLLER 2
+
 /* ResourceType (KIP-133 / AdminClient ConfigResource.Type). */
 #define LS_KAFKA_RESOURCE_TOPIC 2
 #define LS_KAFKA_RESOURCE_BROKER 4

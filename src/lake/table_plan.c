@@ -55,6 +55,7 @@
 #include "log/log_trim.h"
 #include "log/wal_format.h"
 #include "log/read_cache.h"
+#include "meta/meta_keys.h"
 
 /* ------------------------------------------------------------------ plan */
 
@@ -360,7 +361,7 @@ out:
 
 static void status_key(char *out, size_t cap, int64_t stream_no)
 {
-    snprintf(out, cap, LS_TABLE_STATUS_PREFIX "%016llx", (unsigned long long)stream_no);
+    snprintf(out, cap, LS_KEY_TABLESTAT "%016llx", (unsigned long long)stream_no);
 }
 
 void ls_table_status_clear(ls_table_status_t *s)
@@ -431,14 +432,14 @@ ls_status ls_table_status_list(ls_meta_t *meta, ls_table_status_entry_t **out, s
     *out = NULL;
     *n = 0;
     ls_kvlist_t l;
-    ls_status st = ls_meta_scan_prefix(meta, LS_TABLE_STATUS_PREFIX, 0, &l);
+    ls_status st = ls_meta_scan_prefix(meta, LS_KEY_TABLESTAT, 0, &l);
     if (st != LS_OK) return st;
     ls_table_status_entry_t *v = LS_NEWN(ls_table_status_entry_t, l.n + 1);
     size_t k = 0;
     for (size_t i = 0; i < l.n; i++) {
         ls_table_status_entry_t *e = &v[k];
         const char *prefix, *key = (const char *)l.v[i].key;
-        size_t plen, pl = strlen(LS_TABLE_STATUS_PREFIX);
+        size_t plen, pl = strlen(LS_KEY_TABLESTAT);
         if (l.v[i].klen <= pl) continue;
         e->stream_no = strtoll(key + pl, NULL, 16);
         if (status_parse((const char *)l.v[i].val, &e->status, &prefix, &plen) != LS_OK) continue;

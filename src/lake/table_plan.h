@@ -67,7 +67,6 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
 /* The committed state of a stream's table as every broker sees it (design
  * note, "Status"): /ls/tablestat/<stream_no> = "<commit_ms> <n>\n<table
  * prefix>\n<covered of partition 0> ... <covered of partition n-1>". */
-#define LS_TABLE_STATUS_PREFIX "/ls/tablestat/"
 typedef struct ls_table_status {
     int64_t commit_ms; /* wall clock of the commit that wrote it */
     int32_t n;         /* partitions recorded */

@@ -87,6 +87,7 @@
 #include "log/co_format.h"
 #include "records/records.h"
 #include "table/table_catalog.h"
+#include "meta/meta_keys.h"
 
 #define STALE_RETRIES 3
 #define PAGE 256
@@ -95,13 +96,13 @@
 
 int ls_unfold_ref_key(char *out, size_t cap, int64_t log_id)
 {
-    return snprintf(out, cap, LS_UNFOLD_REF_PREFIX "%016llx", (unsigned long long)log_id);
+    return snprintf(out, cap, LS_KEY_COLDREF "%016llx", (unsigned long long)log_id);
 }
 
 static ls_status ref_decode(const ls_kv_t *kv, ls_unfold_ref_t *r)
 {
     memset(r, 0, sizeof *r);
-    size_t plen = strlen(LS_UNFOLD_REF_PREFIX);
+    size_t plen = strlen(LS_KEY_COLDREF);
     if (kv->klen != plen + 16) return LS_ECORRUPT;
     char hex[17];
     memcpy(hex, kv->key + plen, 16);
@@ -132,7 +133,7 @@ ls_status ls_unfold_refs_list(ls_meta_t *meta, ls_unfold_ref_t **out, size_t *n)
     *out = NULL;
     *n = 0;
     ls_kvlist_t l;
-    ls_status st = ls_meta_scan_prefix(meta, LS_UNFOLD_REF_PREFIX, 0, &l);
+    ls_status st = ls_meta_scan_prefix(meta, LS_KEY_COLDREF, 0, &l);
     if (st != LS_OK) return st;
     ls_unfold_ref_t *v = LS_NEWN(ls_unfold_ref_t, l.n ? l.n : 1);
     size_t k = 0;

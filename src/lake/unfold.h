@@ -16,8 +16,6 @@
 #include "stream/catalog.h"
 #include "stream/policy.h"
 
-#define LS_UNFOLD_REF_PREFIX "/ls/coldref/"
-
 /* The table a log's in-table ranges are rows of (docs/FORMATS.md "Cold
  * reference"): /ls/coldref/<log_id %016x> = JSON {"ns","table","prefix"}. */
 typedef struct ls_unfold_ref {

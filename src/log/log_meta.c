@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "meta/meta_keys.h"
 
 /* A head is written as version 2 only when it holds transaction state, so
  * logs never written transactionally keep the version 1 bytes; as version 3
@@ -42,23 +43,23 @@ static bool head_has_timestamps(const ls_head_t *h)
 
 int ls_log_head_key(char *out, size_t cap, int64_t log_id)
 {
-    return snprintf(out, cap, LS_HEAD_PREFIX "%016llx", (unsigned long long)log_id);
+    return snprintf(out, cap, LS_KEY_HEAD "%016llx", (unsigned long long)log_id);
 }
 
 int ls_log_idx_prefix(char *out, size_t cap, int64_t log_id)
 {
-    return snprintf(out, cap, "/ls/log/%016llx/idx/", (unsigned long long)log_id);
+    return snprintf(out, cap, LS_KEY_LOG "%016llx" LS_KEY_LOG_IDX, (unsigned long long)log_id);
 }
 
 int ls_log_idx_key(char *out, size_t cap, int64_t log_id, int64_t last_offset)
 {
-    return snprintf(out, cap, "/ls/log/%016llx/idx/%020lld", (unsigned long long)log_id,
-                    (long long)last_offset);
+    return snprintf(out, cap, LS_KEY_LOG "%016llx" LS_KEY_LOG_IDX "%020lld",
+                    (unsigned long long)log_id, (long long)last_offset);
 }
 
 int ls_log_start_key(char *out, size_t cap, int64_t log_id)
 {
-    return snprintf(out, cap, LS_START_PREFIX "%016llx", (unsigned long long)log_id);
+    return snprintf(out, cap, LS_KEY_START "%016llx", (unsigned long long)log_id);
 }
 
 static int64_t log_id_from_key(const char *prefix, const char *key, size_t klen)
@@ -75,8 +76,8 @@ static int64_t log_id_from_key(const char *prefix, const char *key, size_t klen)
 
 int ls_log_idx_key_parse(const char *key, size_t klen, int64_t *log_id, int64_t *last_offset)
 {
-    /* "/ls/log/" + 16 hex + "/idx/" + 20 digits */
-    static const char pre[] = "/ls/log/", mid[] = "/idx/";
+    /* LS_KEY_LOG + 16 hex + LS_KEY_LOG_IDX + 20 digits */
+    static const char pre[] = LS_KEY_LOG, mid[] = LS_KEY_LOG_IDX;
     size_t pl = sizeof pre - 1, ml = sizeof mid - 1;
     if (klen != pl + 16 + ml + 20 || memcmp(key, pre, pl) != 0 ||
         memcmp(key + pl + 16, mid, ml) != 0)
@@ -97,12 +98,12 @@ int ls_log_idx_key_parse(const char *key, size_t klen, int64_t *log_id, int64_t 
 
 int64_t ls_log_id_from_head_key(const char *key, size_t klen)
 {
-    return log_id_from_key(LS_HEAD_PREFIX, key, klen);
+    return log_id_from_key(LS_KEY_HEAD, key, klen);
 }
 
 int64_t ls_log_id_from_start_key(const char *key, size_t klen)
 {
-    return log_id_from_key(LS_START_PREFIX, key, klen);
+    return log_id_from_key(LS_KEY_START, key, klen);
 }
 
 /* Bounded big-endian cursor for decoding values (sticky failure). */

@@ -89,17 +89,13 @@ typedef struct ls_start {
     int64_t swept_below;   /* compacted objects ending below this are deleted */
 } ls_start_t;
 
-#define LS_HEAD_PREFIX "/ls/head/"
-#define LS_START_PREFIX "/ls/start/"
-#define LS_WALOBJ_PREFIX "/ls/walobj/"
-/* The WAL GC turn: the broker collecting unreferenced WAL objects (logstore.c) */
-#define LS_WALGC_TURN_KEY "/ls/owner/walgc"
-
+/* Keys: LS_KEY_HEAD, LS_KEY_START, LS_KEY_LOG, LS_KEY_WALOBJ and the WAL GC turn
+ * LS_KEY_WALGC_TURN (the broker collecting unreferenced WAL objects,
+ * logstore.c), meta/meta_keys.h. */
 int ls_log_head_key(char *out, size_t cap, int64_t log_id);
 int ls_log_idx_prefix(char *out, size_t cap, int64_t log_id);
 int ls_log_idx_key(char *out, size_t cap, int64_t log_id, int64_t last_offset);
 int64_t ls_log_id_from_head_key(const char *key, size_t klen); /* -1 if malformed */
-#define LS_LOG_PREFIX "/ls/log/"
 /* Log id and last offset of an index entry key; 0, or -1 if malformed. */
 int ls_log_idx_key_parse(const char *key, size_t klen, int64_t *log_id, int64_t *last_offset);
 int ls_log_start_key(char *out, size_t cap, int64_t log_id);

@@ -6,6 +6,7 @@
 
 #include "base/alloc.h"
 #include "base/binrec.h"
+#include "meta/meta_keys.h"
 
 #define ABORTED_VERSION 1
 
@@ -95,13 +96,13 @@ int64_t ls_log_txn_lso(const ls_head_t *h)
 
 int ls_log_abort_key(char *out, size_t cap, int64_t log_id, int64_t first_offset)
 {
-    return snprintf(out, cap, "/ls/log/%016llx/abort/%020lld", (unsigned long long)log_id,
-                    (long long)first_offset);
+    return snprintf(out, cap, LS_KEY_LOG "%016llx" LS_KEY_LOG_ABORT "%020lld",
+                    (unsigned long long)log_id, (long long)first_offset);
 }
 
 int ls_log_abort_key_parse(const char *key, size_t klen, int64_t *log_id)
 {
-    static const char pre[] = "/ls/log/", mid[] = "/abort/";
+    static const char pre[] = LS_KEY_LOG, mid[] = LS_KEY_LOG_ABORT;
     size_t pl = sizeof pre - 1, ml = sizeof mid - 1;
     if (klen != pl + 16 + ml + 20 || memcmp(key, pre, pl) != 0 ||
         memcmp(key + pl + 16, mid, ml) != 0)

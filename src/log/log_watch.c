@@ -47,8 +47,8 @@
 #include "base/diag.h"
 #include "base/loop_lag.h"
 #include "log/logstore_int.h"
+#include "meta/meta_keys.h"
 
-#define WATCH_PREFIX "/ls/"
 #define WATCH_STEP_EVENTS 512
 
 struct ls_watch_ev {
@@ -72,9 +72,9 @@ static void on_events(void *arg, const ls_meta_event_t *ev, size_t n)
     ls_watch_ev_t *head = NULL, **tail = &head;
     for (size_t i = 0; i < n; i++) {
         const ls_kv_t *kv = &ev[i].kv;
-        if (!has_prefix(kv->key, kv->klen, LS_HEAD_PREFIX) &&
-            !has_prefix(kv->key, kv->klen, LS_LOG_PREFIX) &&
-            !has_prefix(kv->key, kv->klen, LS_START_PREFIX))
+        if (!has_prefix(kv->key, kv->klen, LS_KEY_HEAD) &&
+            !has_prefix(kv->key, kv->klen, LS_KEY_LOG) &&
+            !has_prefix(kv->key, kv->klen, LS_KEY_START))
             continue;
         ls_watch_ev_t *e = ls_malloc(sizeof *e + kv->klen + 1 + kv->vlen);
         e->next = NULL;
@@ -122,14 +122,14 @@ static void apply_event(ls_logstore_t *ls, const ls_watch_ev_t *e, ls_logstate_t
                         int *nwoken, int cap)
 {
     int64_t id, last;
-    if (has_prefix((const uint8_t *)e->key, e->klen, LS_HEAD_PREFIX)) {
+    if (has_prefix((const uint8_t *)e->key, e->klen, LS_KEY_HEAD)) {
         id = ls_log_id_from_head_key(e->key, e->klen);
         if (id < 0 || e->kind != LS_META_EV_PUT) return;
         if (apply_head(ls, id, e->val, e->vlen, e->mod_rev) && *nwoken < cap)
             woken[(*nwoken)++] = ls_logstate_get(ls, id, false);
         return;
     }
-    if (has_prefix((const uint8_t *)e->key, e->klen, LS_START_PREFIX)) {
+    if (has_prefix((const uint8_t *)e->key, e->klen, LS_KEY_START)) {
         /* a trim (retention, DeleteRecords) on any broker: log_trim.c */
         ls_start_t st;
         id = ls_log_id_from_start_key(e->key, e->klen);
@@ -234,10 +234,10 @@ static void resync_work(uv_work_t *w)
         ls_meta_watch_cancel(ls->meta, ls->watch);
         ls->watch = NULL;
     }
-    j->st = ls_meta_scan_prefix(ls->meta, LS_HEAD_PREFIX, 0, &j->heads);
-    if (j->st == LS_OK) j->st = ls_meta_scan_prefix(ls->meta, LS_START_PREFIX, 0, &j->starts);
+    j->st = ls_meta_scan_prefix(ls->meta, LS_KEY_HEAD, 0, &j->heads);
+    if (j->st == LS_OK) j->st = ls_meta_scan_prefix(ls->meta, LS_KEY_START, 0, &j->starts);
     if (j->st == LS_OK)
-        j->st = ls_meta_watch(ls->meta, WATCH_PREFIX, strlen(WATCH_PREFIX), j->heads.revision,
+        j->st = ls_meta_watch(ls->meta, LS_KEY_ROOT, strlen(LS_KEY_ROOT), j->heads.revision,
                               on_events, ls, &ls->watch);
 }
 
@@ -347,7 +347,7 @@ ls_status ls_log_watch_start(ls_logstore_t *ls, int64_t after_rev, char *err, in
     pthread_mutex_init(&ls->watch_mu, NULL);
     ls->watch_tail = &ls->watch_head;
     ls->watch_started = true;
-    ls_status st = ls_meta_watch(ls->meta, WATCH_PREFIX, strlen(WATCH_PREFIX), after_rev, on_events,
+    ls_status st = ls_meta_watch(ls->meta, LS_KEY_ROOT, strlen(LS_KEY_ROOT), after_rev, on_events,
                                  ls, &ls->watch);
     if (st != LS_OK) {
         snprintf(err, (size_t)errlen, "watching log heads in the metadata store: %s: %s",

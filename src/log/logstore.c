@@ -19,7 +19,7 @@
  *  - One collector per cluster: a round (every min(gc_grace_ms, 60 s)) lists
  *    the whole wal/ prefix and deletes what it finds, so brokers sharing the
  *    stores take turns instead of each listing and deleting the same objects.
- *    The turn is the key LS_WALGC_TURN_KEY, attached to the collecting
+ *    The turn is the key LS_KEY_WALGC_TURN, attached to the collecting
  *    broker's lease (TTL gc_turn_ttl: three rounds, at least 10 s):
  *
  *      no turn --round: txn{compare mod_rev == 0; PUT key (our lease)}--> ours
@@ -52,6 +52,7 @@
 #include "base/uuid.h"
 #include "log/logstore_int.h"
 #include "log/wal_format.h"
+#include "meta/meta_keys.h"
 
 #define GC_INTERVAL_MS 60000
 #define GC_TURN_TTL_MIN_MS 10000
@@ -79,10 +80,9 @@ ls_logstate_t *ls_logstate_get(ls_logstore_t *ls, int64_t log_id, bool create)
 static ls_status load_heads(ls_logstore_t *ls, int64_t *rev, char *err, int errlen)
 {
     uint8_t end[64];
-    size_t elen = ls_meta_prefix_end(LS_HEAD_PREFIX, strlen(LS_HEAD_PREFIX), end);
+    size_t elen = ls_meta_prefix_end(LS_KEY_HEAD, strlen(LS_KEY_HEAD), end);
     ls_kvlist_t l;
-    ls_status st =
-        ls_meta_scan(ls->meta, LS_HEAD_PREFIX, strlen(LS_HEAD_PREFIX), end, elen, 0, 0, &l);
+    ls_status st = ls_meta_scan(ls->meta, LS_KEY_HEAD, strlen(LS_KEY_HEAD), end, elen, 0, 0, &l);
     if (st != LS_OK) {
         snprintf(err, (size_t)errlen, "reading log heads from metadata: %s", ls_status_str(st));
         return st;
@@ -104,7 +104,7 @@ static ls_status load_heads(ls_logstore_t *ls, int64_t *rev, char *err, int errl
     *rev = l.revision;
     ls_kvlist_free(&l);
     /* log starts advanced by trims (log_trim.c) */
-    if ((st = ls_meta_scan_prefix(ls->meta, LS_START_PREFIX, 0, &l)) != LS_OK) {
+    if ((st = ls_meta_scan_prefix(ls->meta, LS_KEY_START, 0, &l)) != LS_OK) {
         snprintf(err, (size_t)errlen, "reading log starts from metadata: %s", ls_status_str(st));
         return st;
     }
@@ -158,10 +158,10 @@ static ls_status gc_take_turn(ls_logstore_t *ls)
     if (st != LS_OK) return st;
     char owner[32];
     snprintf(owner, sizeof owner, "broker-%d", (int)ls->cfg.broker_id);
-    size_t klen = strlen(LS_WALGC_TURN_KEY);
-    ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = LS_WALGC_TURN_KEY, .klen = klen};
+    size_t klen = strlen(LS_KEY_WALGC_TURN);
+    ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV, .key = LS_KEY_WALGC_TURN, .klen = klen};
     ls_meta_op_t op = {.kind = LS_META_OP_PUT,
-                       .key = LS_WALGC_TURN_KEY,
+                       .key = LS_KEY_WALGC_TURN,
                        .klen = klen,
                        .val = owner,
                        .vlen = strlen(owner),
@@ -177,7 +177,7 @@ static ls_status gc_take_turn(ls_logstore_t *ls)
          * restart; the registration makes ids unique among live brokers):
          * end it rather than wait out its TTL, as compaction's claims do */
         ls_kv_t kv;
-        st = ls_meta_get(ls->meta, LS_WALGC_TURN_KEY, &kv);
+        st = ls_meta_get(ls->meta, LS_KEY_WALGC_TURN, &kv);
         if (st == LS_ENOTFOUND) continue; /* expired meanwhile */
         if (st != LS_OK) break;
         bool previous_run = kv.vlen == strlen(owner) && memcmp(kv.val, owner, kv.vlen) == 0;
@@ -210,11 +210,11 @@ static ls_status gc_run(ls_logstore_t *ls, char **skip, int nskip, int64_t seale
      * object): an object listed but committed later has its key by then,
      * and one committed before is referenced unless fully compacted */
     ls_kvlist_t refs;
-    if ((st = ls_meta_scan_prefix(ls->meta, LS_WALOBJ_PREFIX, 0, &refs)) != LS_OK) {
+    if ((st = ls_meta_scan_prefix(ls->meta, LS_KEY_WALOBJ, 0, &refs)) != LS_OK) {
         ls_objinfo_free(objs, n);
         return st;
     }
-    size_t plen = strlen(LS_WALOBJ_PREFIX), r = 0;
+    size_t plen = strlen(LS_KEY_WALOBJ), r = 0;
     const char **garbage = LS_NEWN(const char *, n ? n : 1);
     uint64_t *sizes = LS_NEWN(uint64_t, n ? n : 1);
     size_t ngarbage = 0;

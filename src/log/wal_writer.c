@@ -63,6 +63,7 @@
 #include "base/metrics.h"
 #include "log/logstore_int.h"
 #include "log/wal_format.h"
+#include "meta/meta_keys.h"
 
 /* Metrics (docs/OPERATIONS.md "Metrics"), counted on the loop at commit. */
 static const double batch_bounds[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
@@ -687,7 +688,7 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
     char(*akeys)[96] = ls_calloc(nmarkers ? nmarkers : 1, sizeof *akeys);
     ls_buf_t *avals = LS_NEWN(ls_buf_t, nmarkers ? nmarkers : 1);
     char walobj_key[160];
-    snprintf(walobj_key, sizeof walobj_key, LS_WALOBJ_PREFIX "%s", f->key);
+    snprintf(walobj_key, sizeof walobj_key, LS_KEY_WALOBJ "%s", f->key);
     /* reference count: one per log section; compaction decrements it and
      * deletes the key at zero, after which GC deletes the object */
     char walobj_val[32];

@@ -6,11 +6,12 @@
 
 #include "base/alloc.h"
 #include "log/log_meta.h"
+#include "meta/meta_keys.h"
 
 void ls_walrefs_add(ls_walrefs_t *r, const char *object)
 {
     char key[160];
-    snprintf(key, sizeof key, LS_WALOBJ_PREFIX "%s", object);
+    snprintf(key, sizeof key, LS_KEY_WALOBJ "%s", object);
     for (int i = 0; i < r->n; i++)
         if (strcmp(r->v[i].key, key) == 0) {
             r->v[i].refs++;

@@ -19,6 +19,7 @@
 
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "meta/meta_keys.h"
 
 #define SCHEMA_CACHE_MAX 4096
 #define SCHEMA_CACHE_BYTES (64u << 20) /* texts held by the cache (models ~ a few x) */
@@ -152,7 +153,8 @@ static ls_sr_code refresh_watch(ls_registry_t *r)
     pthread_mutex_lock(&r->mu);
     if (r->watch) ls_meta_watch_cancel(r->meta, r->watch);
     r->watch = NULL;
-    ls_status st = ls_meta_watch(r->meta, SR_ROOT, strlen(SR_ROOT), 0, on_change, r, &r->watch);
+    ls_status st = ls_meta_watch(r->meta, LS_KEY_REGISTRY, strlen(LS_KEY_REGISTRY), 0, on_change, r,
+                                 &r->watch);
     if (st == LS_OK)
         __atomic_store_n(&r->watch_lost, 0, __ATOMIC_RELEASE);
     else

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/diag.h"
+#include "meta/meta_keys.h"
 
 /* ---- names ------------------------------------------------------------------ */
 
@@ -105,7 +106,8 @@ static ls_sr_code write_setting(ls_registry_t *r, const char *key, const char *f
 
 static const char *setting_key(key_t_ *k, const setting_t *s, const char *subject)
 {
-    return subject ? ls_sr_ksub(k, s->per, subject, "") : ls_sr_kfmt(k, SR_ROOT "%s", s->global);
+    return subject ? ls_sr_ksub(k, s->per, subject, "")
+                   : ls_sr_kfmt(k, LS_KEY_REGISTRY "%s", s->global);
 }
 
 /* The value of setting s for subject (NULL: the registry's): the subject's

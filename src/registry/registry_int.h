@@ -16,9 +16,9 @@
 #include "base/i64map.h"
 #include "meta/meta.h"
 #include "registry/registry.h"
+#include "meta/meta_keys.h"
 
-/* The root of the registry's keys in ls_meta. */
-#define SR_ROOT "/ls/registry/"
+/* The registry's keys in ls_meta lie under LS_KEY_REGISTRY (meta/meta_keys.h). */
 /* Versions per txn of a subject deletion: a permanent one deletes two keys
  * per version, plus the head, config and mode keys and one compare, within
  * the store's txn bound (etcd: 128). */
@@ -80,9 +80,9 @@ typedef struct key {
 } key_t_;
 
 __attribute__((format(printf, 2, 3))) const char *ls_sr_kfmt(key_t_ *k, const char *fmt, ...);
-/* SR_ROOT<what><encoded subject><suffix> */
+/* LS_KEY_REGISTRY<what><encoded subject><suffix> */
 const char *ls_sr_ksub(key_t_ *k, const char *what, const char *subject, const char *suffix);
-/* SR_ROOT usage/<id>/<encoded subject>/<version> */
+/* LS_KEY_REGISTRY usage/<id>/<encoded subject>/<version> */
 const char *ls_sr_kusage(key_t_ *k, int32_t id, const char *subject, int32_t version);
 
 /* ---- txn builder and retries (registry_store.c) ---- */

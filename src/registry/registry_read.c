@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "meta/meta_keys.h"
 
 /* ---- reading ------------------------------------------------------------------------ */
 
@@ -22,11 +23,11 @@ ls_sr_code ls_registry_subjects(ls_registry_t *r, const char *prefix, bool delet
                                 size_t *n, ls_sr_err_t *e)
 {
     ls_kvlist_t l;
-    ls_status st = ls_meta_scan_prefix(r->meta, SR_ROOT "subjects/", 0, &l);
+    ls_status st = ls_meta_scan_prefix(r->meta, LS_KEY_REGISTRY "subjects/", 0, &l);
     if (st != LS_OK) return ls_sr_store_err(r, e, "listing subjects", st);
     *out = LS_NEWN(char *, l.n ? l.n : 1);
     *n = 0;
-    size_t plen = strlen(SR_ROOT "subjects/");
+    size_t plen = strlen(LS_KEY_REGISTRY "subjects/");
     const char *last = NULL;
     size_t lastlen = 0;
     bool last_added = false;
@@ -111,7 +112,8 @@ ls_sr_code ls_registry_id_versions(ls_registry_t *r, int32_t id, bool deleted,
 {
     key_t_ k;
     ls_kvlist_t l;
-    ls_status st = ls_meta_scan_prefix(r->meta, ls_sr_kfmt(&k, SR_ROOT "usage/%010d/", id), 0, &l);
+    ls_status st =
+        ls_meta_scan_prefix(r->meta, ls_sr_kfmt(&k, LS_KEY_REGISTRY "usage/%010d/", id), 0, &l);
     if (st != LS_OK) return ls_sr_store_err(r, e, "reading a schema's usage", st);
     *out = LS_NEWN(ls_sr_version_t, l.n ? l.n : 1);
     *n = 0;

@@ -17,6 +17,7 @@
 #include "base/alloc.h"
 #include "base/diag.h"
 #include "base/utf8.h"
+#include "meta/meta_keys.h"
 
 static ls_sr_code check_subject(const char *subject, ls_sr_err_t *e)
 {
@@ -78,7 +79,7 @@ static ls_sr_code find_id(ls_registry_t *r, const ls_sr_schema_t *cand, int32_t 
                           ls_sr_err_t *e)
 {
     *id = 0;
-    ls_sr_kfmt(&d->key, SR_ROOT "digests/%016" PRIx64, ls_sr_identity_hash(cand));
+    ls_sr_kfmt(&d->key, LS_KEY_REGISTRY "digests/%016" PRIx64, ls_sr_identity_hash(cand));
     d->rev = 0;
     d->ids = NULL;
     ls_kv_t kv;
@@ -134,7 +135,7 @@ static char *record_json(const ls_sr_schema_t *s)
 static ls_sr_code read_counter(ls_registry_t *r, int64_t *val, int64_t *rev, ls_sr_err_t *e)
 {
     ls_kv_t kv;
-    ls_status st = ls_meta_get(r->meta, SR_ROOT "id-counter", &kv);
+    ls_status st = ls_meta_get(r->meta, LS_KEY_REGISTRY "id-counter", &kv);
     *val = 0;
     *rev = 0;
     if (st == LS_ENOTFOUND) return LS_SR_OK;
@@ -145,7 +146,7 @@ static ls_sr_code read_counter(ls_registry_t *r, int64_t *val, int64_t *rev, ls_
     bool bad = end == (const char *)kv.val || *val < 0;
     ls_kv_free(&kv);
     if (bad) {
-        LS_ERROR("registry", "corrupt id counter " SR_ROOT "id-counter");
+        LS_ERROR("registry", "corrupt id counter " LS_KEY_REGISTRY "id-counter");
         return ls_sr_seterr(e, LS_SR_STORE_ERROR,
                             "Error in the backend data store: a corrupt id "
                             "counter");
@@ -253,12 +254,12 @@ ls_sr_code ls_registry_register(ls_registry_t *r, const char *subject, const ls_
                 break;
             }
             id = (int32_t)(counter + 1);
-            ls_sr_tx_cmp(t, SR_ROOT "id-counter", crev);
+            ls_sr_tx_cmp(t, LS_KEY_REGISTRY "id-counter", crev);
             ls_sr_tx_cmp(t, d.key.s, d.rev);
             snprintf(val, sizeof val, "%d", id);
-            ls_sr_tx_put(t, SR_ROOT "id-counter", val);
+            ls_sr_tx_put(t, LS_KEY_REGISTRY "id-counter", val);
             char *rec = record_json(cand);
-            ls_sr_tx_put(t, ls_sr_kfmt(&k, SR_ROOT "schemas/%010d", id), rec);
+            ls_sr_tx_put(t, ls_sr_kfmt(&k, LS_KEY_REGISTRY "schemas/%010d", id), rec);
             ls_free(rec);
             json_array_append_new(d.ids, json_integer(id));
             char *ids = json_dumps(d.ids, JSON_COMPACT);

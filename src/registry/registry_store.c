@@ -1,5 +1,5 @@
 /* The registry's store I/O over ls_meta: the keys (percent-encoded
- * subjects under SR_ROOT; layout in registry.h), the txn builder every write
+ * subjects under LS_KEY_REGISTRY; layout in registry.h), the txn builder every write
  * commits through, the retry loop's pacing, and the reads each operation
  * starts from (a subject's versions and head, a schema's record, the texts
  * of its references).
@@ -22,6 +22,7 @@
 
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "meta/meta_keys.h"
 
 #define MAX_ATTEMPTS 64
 #define MAX_REF_DEPTH 16
@@ -37,12 +38,12 @@ const char *ls_sr_kfmt(key_t_ *k, const char *fmt, ...)
     return k->s;
 }
 
-/* SR_ROOT<what><encoded subject><suffix> */
+/* LS_KEY_REGISTRY<what><encoded subject><suffix> */
 const char *ls_sr_ksub(key_t_ *k, const char *what, const char *subject, const char *suffix)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_printf(&b, SR_ROOT "%s", what);
+    ls_buf_printf(&b, LS_KEY_REGISTRY "%s", what);
     ls_buf_append_keypart(&b, subject);
     ls_buf_printf(&b, "%s", suffix);
     snprintf(k->s, sizeof k->s, "%.*s", (int)b.len, (const char *)b.data);
@@ -203,7 +204,7 @@ ls_sr_code ls_sr_read_record(ls_registry_t *r, int32_t id, record_t *out, ls_sr_
     memset(out, 0, sizeof *out);
     key_t_ k;
     ls_kv_t kv;
-    ls_status st = ls_meta_get(r->meta, ls_sr_kfmt(&k, SR_ROOT "schemas/%010d", id), &kv);
+    ls_status st = ls_meta_get(r->meta, ls_sr_kfmt(&k, LS_KEY_REGISTRY "schemas/%010d", id), &kv);
     if (st == LS_ENOTFOUND)
         return ls_sr_seterr(e, LS_SR_SCHEMA_NOT_FOUND, "Schema %d not found", id);
     if (st != LS_OK) return ls_sr_store_err(r, e, "reading a schema", st);

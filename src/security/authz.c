@@ -11,8 +11,8 @@
 #include "base/clock.h"
 #include "base/diag.h"
 #include "meta/meta_follow.h"
+#include "meta/meta_keys.h"
 
-#define AUTHZ_KEY "/ls/cluster/acls"
 #define AUTHZ_CAS_RETRIES 16
 
 typedef struct acl_set {
@@ -62,7 +62,7 @@ static bool set_parse(const uint8_t *val, size_t vlen, acl_set_t *s)
     json_t *root = json_loadb((const char *)val, vlen, 0, &je);
     json_t *arr = json_object_get(root, "acls");
     if (!json_is_array(arr)) {
-        LS_ERROR("authz", "the ACL record %s is corrupt: %s", AUTHZ_KEY,
+        LS_ERROR("authz", "the ACL record %s is corrupt: %s", LS_KEY_CLUSTER_ACLS,
                  root ? "no acls array" : je.text);
         json_decref(root);
         return false;
@@ -83,7 +83,7 @@ static bool set_parse(const uint8_t *val, size_t vlen, acl_set_t *s)
                       (char *)name, (char *)pr, (char *)host};
         char why[160];
         if (rt < 0 || pt < 0 || op < 0 || pm < 0 || ls_acl_check_binding(&b, why, sizeof why)) {
-            LS_ERROR("authz", "skipping a corrupt binding in %s (#%zu)", AUTHZ_KEY, i);
+            LS_ERROR("authz", "skipping a corrupt binding in %s (#%zu)", LS_KEY_CLUSTER_ACLS, i);
             continue;
         }
         ls_acl_copy(&s->v[s->n++], &b);
@@ -141,7 +141,7 @@ ls_authz_t *ls_authz_open(ls_meta_t *meta, const char *super_users, bool allow_i
     a->allow_if_none = allow_if_none;
     pthread_rwlock_init(&a->lock, NULL);
     pthread_mutex_init(&a->audit_mu, NULL);
-    ls_meta_follow_cfg_t cfg = {.key = AUTHZ_KEY,
+    ls_meta_follow_cfg_t cfg = {.key = LS_KEY_CLUSTER_ACLS,
                                 .tag = "authz",
                                 .what = "ACL",
                                 .thread = "ls-acl-resync",
@@ -149,7 +149,7 @@ ls_authz_t *ls_authz_open(ls_meta_t *meta, const char *super_users, bool allow_i
                                 .arg = a};
     ls_status st = ls_meta_follow_open(meta, &cfg, &a->follow);
     if (st != LS_OK) {
-        snprintf(err, (size_t)errlen, "cannot load the ACLs (%s): %s: %s", AUTHZ_KEY,
+        snprintf(err, (size_t)errlen, "cannot load the ACLs (%s): %s: %s", LS_KEY_CLUSTER_ACLS,
                  ls_status_str(st), ls_meta_error(meta));
         ls_authz_close(a);
         return NULL;

@@ -10,8 +10,8 @@
 #include "base/alloc.h"
 #include "base/diag.h"
 #include "meta/meta_follow.h"
+#include "meta/meta_keys.h"
 
-#define QUOTAS_KEY "/ls/cluster/quotas"
 #define QUOTAS_CAS_RETRIES 16
 
 static const char *const key_names[LS_QUOTA_NKEYS] = {"producer_byte_rate", "consumer_byte_rate",
@@ -110,7 +110,7 @@ static bool set_parse(const uint8_t *val, size_t vlen, quota_set_t *s)
     json_t *root = json_loadb((const char *)val, vlen, 0, &je);
     json_t *arr = json_object_get(root, "quotas");
     if (!json_is_array(arr)) {
-        LS_ERROR("quotas", "the quota record %s is corrupt: %s", QUOTAS_KEY,
+        LS_ERROR("quotas", "the quota record %s is corrupt: %s", LS_KEY_CLUSTER_QUOTAS,
                  root ? "no quotas array" : je.text);
         json_decref(root);
         return false;
@@ -134,7 +134,7 @@ static bool set_parse(const uint8_t *val, size_t vlen, quota_set_t *s)
             qt->v[k] = json_number_value(v);
         }
         if (!ok) {
-            LS_ERROR("quotas", "skipping a corrupt entity in %s (#%zu)", QUOTAS_KEY, i);
+            LS_ERROR("quotas", "skipping a corrupt entity in %s (#%zu)", LS_KEY_CLUSTER_QUOTAS, i);
             entity_clear(&qt->e);
             continue;
         }
@@ -197,7 +197,7 @@ ls_quotas_t *ls_quotas_open(ls_meta_t *meta, char *err, int errlen)
     ls_quotas_t *q = LS_NEW(ls_quotas_t);
     q->meta = meta;
     pthread_rwlock_init(&q->lock, NULL);
-    ls_meta_follow_cfg_t cfg = {.key = QUOTAS_KEY,
+    ls_meta_follow_cfg_t cfg = {.key = LS_KEY_CLUSTER_QUOTAS,
                                 .tag = "quotas",
                                 .what = "quota",
                                 .thread = "ls-quota-resync",
@@ -205,8 +205,8 @@ ls_quotas_t *ls_quotas_open(ls_meta_t *meta, char *err, int errlen)
                                 .arg = q};
     ls_status st = ls_meta_follow_open(meta, &cfg, &q->follow);
     if (st != LS_OK) {
-        snprintf(err, (size_t)errlen, "cannot load the client quotas (%s): %s: %s", QUOTAS_KEY,
-                 ls_status_str(st), ls_meta_error(meta));
+        snprintf(err, (size_t)errlen, "cannot load the client quotas (%s): %s: %s",
+                 LS_KEY_CLUSTER_QUOTAS, ls_status_str(st), ls_meta_error(meta));
         ls_quotas_close(q);
         return NULL;
     }

@@ -9,12 +9,13 @@
 #include "base/alloc.h"
 #include "base/base64.h"
 #include "base/buf.h"
+#include "meta/meta_keys.h"
 
 static char *user_key(const char *name)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_append(&b, LS_USERS_PREFIX, strlen(LS_USERS_PREFIX));
+    ls_buf_append(&b, LS_KEY_USERS, strlen(LS_KEY_USERS));
     ls_buf_append_keypart(&b, name);
     ls_buf_append_u8(&b, 0);
     size_t n;
@@ -100,7 +101,7 @@ ls_status ls_users_list(ls_meta_t *m, ls_user_t **out, size_t *n)
     *out = NULL;
     *n = 0;
     ls_kvlist_t l;
-    ls_status st = ls_meta_scan_prefix(m, LS_USERS_PREFIX, 0, &l);
+    ls_status st = ls_meta_scan_prefix(m, LS_KEY_USERS, 0, &l);
     if (st != LS_OK) return st;
     ls_user_t *users = LS_NEWN(ls_user_t, l.n ? l.n : 1);
     size_t k = 0;

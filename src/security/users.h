@@ -23,8 +23,6 @@
 #include "meta/meta.h"
 #include "security/scram.h"
 
-#define LS_USERS_PREFIX "/ls/users/"
-
 typedef struct ls_user {
     char *name;
     bool has[3]; /* indexed by ls_scram_mech */

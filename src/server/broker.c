@@ -45,8 +45,7 @@
 #include "server/table_groups.h"
 #include "server/txn_coord.h"
 #include "stream/broker_config.h"
-
-#define CLUSTER_ID_KEY "/ls/cluster/id"
+#include "meta/meta_keys.h"
 
 typedef struct offload {
     void (*fn)(void *);
@@ -161,7 +160,7 @@ static void svc_offload(void *root, void (*fn)(void *arg), void (*after)(void *a
 static ls_status svc_new_producer_id(void *root, int64_t *id)
 {
     ls_broker_t *b = root;
-    return ls_meta_counter_add(b->meta, "/ls/counter/producer_id", 1, id);
+    return ls_meta_counter_add(b->meta, LS_KEY_COUNTER_PRODUCER_ID, 1, id);
 }
 
 static int svc_check_payload(void *root, const uint8_t *p, size_t len, const char *topic, bool key,
@@ -405,7 +404,7 @@ static void make_cluster_id(char *out, size_t cap)
 static int try_cluster_id(ls_broker_t *b, char *err, int errlen)
 {
     ls_kv_t kv;
-    ls_status st = ls_meta_get(b->meta, CLUSTER_ID_KEY, &kv);
+    ls_status st = ls_meta_get(b->meta, LS_KEY_CLUSTER_ID, &kv);
     if (st == LS_OK) {
         snprintf(b->cluster_id, sizeof b->cluster_id, "%.*s", (int)kv.vlen, (const char *)kv.val);
         ls_kv_free(&kv);
@@ -426,12 +425,12 @@ static int try_cluster_id(ls_broker_t *b, char *err, int errlen)
     else
         make_cluster_id(b->cluster_id, sizeof b->cluster_id);
     ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV,
-                         .key = CLUSTER_ID_KEY,
-                         .klen = strlen(CLUSTER_ID_KEY),
+                         .key = LS_KEY_CLUSTER_ID,
+                         .klen = strlen(LS_KEY_CLUSTER_ID),
                          .rev = 0};
     ls_meta_op_t op = {.kind = LS_META_OP_PUT,
-                       .key = CLUSTER_ID_KEY,
-                       .klen = strlen(CLUSTER_ID_KEY),
+                       .key = LS_KEY_CLUSTER_ID,
+                       .klen = strlen(LS_KEY_CLUSTER_ID),
                        .val = b->cluster_id,
                        .vlen = strlen(b->cluster_id)};
     st = ls_meta_txn(b->meta, &cmp, 1, &op, 1, NULL);

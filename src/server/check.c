@@ -21,6 +21,7 @@
 #include "base/diag.h"
 #include "meta/meta.h"
 #include "objstore/objstore.h"
+#include "meta/meta_keys.h"
 
 typedef struct check {
     int failed;
@@ -146,7 +147,7 @@ static void check_meta(check_t *c, const ls_config_t *cfg)
     ls_kv_t kv;
     char detail[300];
     step_begin(c);
-    ls_status st = ls_meta_get(m, "/ls/cluster/id", &kv);
+    ls_status st = ls_meta_get(m, LS_KEY_CLUSTER_ID, &kv);
     if (st == LS_OK) {
         snprintf(detail, sizeof detail, "cluster %.*s", (int)kv.vlen, (const char *)kv.val);
         ls_kv_free(&kv);
@@ -157,7 +158,8 @@ static void check_meta(check_t *c, const ls_config_t *cfg)
     }
     step_end(c, st == LS_OK || st == LS_ENOTFOUND, "read cluster id", detail);
     char key[128];
-    snprintf(key, sizeof key, "/ls/check/%ld-%lld", (long)getpid(), (long long)ls_clock_wall_ms());
+    snprintf(key, sizeof key, LS_KEY_CHECK "%ld-%lld", (long)getpid(),
+             (long long)ls_clock_wall_ms());
     step_begin(c);
     st = ls_meta_put(m, key, "probe", 5);
     step_end(c, st == LS_OK, "write probe key", st == LS_OK ? "" : ls_meta_error(m));

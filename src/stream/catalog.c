@@ -55,14 +55,10 @@
 #include "base/diag.h"
 #include "base/hash.h"
 #include "base/thread.h"
+#include "meta/meta_keys.h"
 
-#define CAT_NS_PREFIX "/ls/ns/"
-#define CAT_BROKER_CONFIG_KEY "/ls/cluster/broker-config"
-#define CAT_STREAM_PREFIX "/ls/stream/"
-#define CAT_TOMB_PREFIX "/ls/tomb/"
-#define CAT_STREAM_NO_KEY "/ls/counter/stream_no"
 #define CAT_NAME_MAX 249
-#define CAT_KEY_MAX (sizeof CAT_STREAM_PREFIX + 2 * CAT_NAME_MAX + 2)
+#define CAT_KEY_MAX (sizeof LS_KEY_STREAM + 2 * CAT_NAME_MAX + 2)
 #define CAT_CAS_RETRIES 16
 #define CAT_SCAN_PAGE 512
 /* log_id = stream_no << LS_LOG_PARTITION_BITS must stay a positive int64 */
@@ -447,11 +443,11 @@ static ls_stream_t *cat_stream_parse(const ls_kv_t *kv)
 {
     const char *key = (const char *)kv->key;
     char ns[CAT_NAME_MAX + 1], name[CAT_NAME_MAX + 1];
-    const char *rest = key + strlen(CAT_STREAM_PREFIX);
+    const char *rest = key + strlen(LS_KEY_STREAM);
     const char *slash = strchr(rest, '/');
-    if (kv->klen <= strlen(CAT_STREAM_PREFIX) || !slash || (size_t)(slash - rest) > CAT_NAME_MAX ||
+    if (kv->klen <= strlen(LS_KEY_STREAM) || !slash || (size_t)(slash - rest) > CAT_NAME_MAX ||
         strlen(slash + 1) > CAT_NAME_MAX) {
-        LS_ERROR("catalog", "corrupt stream key '%s': not " CAT_STREAM_PREFIX "<ns>/<name>", key);
+        LS_ERROR("catalog", "corrupt stream key '%s': not " LS_KEY_STREAM "<ns>/<name>", key);
         return NULL;
     }
     memcpy(ns, rest, (size_t)(slash - rest));
@@ -537,7 +533,7 @@ static int cat_config_check(const ls_prop_t *config, int n, char *err, int errle
 
 static void cat_stream_key(char *out, size_t cap, const char *ns, const char *name)
 {
-    snprintf(out, cap, CAT_STREAM_PREFIX "%s/%s", ns, name);
+    snprintf(out, cap, LS_KEY_STREAM "%s/%s", ns, name);
 }
 
 /* Reads the stream's current snapshot from the store (authoritative, not the copy). */
@@ -558,10 +554,10 @@ ls_status ls_catalog_reload(ls_catalog_t *c)
     pthread_mutex_lock(&c->write_mu);
     cat_map_t fresh;
     cat_map_init(&fresh);
-    size_t plen = strlen(CAT_STREAM_PREFIX);
-    uint8_t end[sizeof CAT_STREAM_PREFIX];
-    size_t elen = ls_meta_prefix_end(CAT_STREAM_PREFIX, plen, end);
-    uint8_t *start = ls_memdup(CAT_STREAM_PREFIX, plen);
+    size_t plen = strlen(LS_KEY_STREAM);
+    uint8_t end[sizeof LS_KEY_STREAM];
+    size_t elen = ls_meta_prefix_end(LS_KEY_STREAM, plen, end);
+    uint8_t *start = ls_memdup(LS_KEY_STREAM, plen);
     size_t slen = plen;
     ls_status st;
     int corrupt = 0;
@@ -619,7 +615,7 @@ ls_status ls_catalog_reload(ls_catalog_t *c)
 
 static bool cat_key_split(const uint8_t *key, size_t klen, char *ns, char *name)
 {
-    size_t plen = strlen(CAT_STREAM_PREFIX);
+    size_t plen = strlen(LS_KEY_STREAM);
     const char *rest = (const char *)key + plen;
     const char *slash = klen > plen ? memchr(rest, '/', klen - plen) : NULL;
     if (!slash || (size_t)(slash - rest) > CAT_NAME_MAX ||
@@ -665,7 +661,8 @@ static void *cat_rewatch_main(void *arg)
         ls_status st = ls_catalog_reload(c);
         if (st == LS_OK) st = ls_catalog_reload_namespaces(c);
         if (st == LS_OK)
-            st = ls_meta_watch(c->meta, "/ls/", 4, c->loaded_rev, cat_on_watch, c, &c->watch);
+            st = ls_meta_watch(c->meta, LS_KEY_ROOT, sizeof LS_KEY_ROOT - 1, c->loaded_rev,
+                               cat_on_watch, c, &c->watch);
         if (st == LS_OK) {
             LS_INFO("catalog", "watch resynchronized at revision %lld", (long long)c->loaded_rev);
             break;
@@ -689,13 +686,13 @@ static void cat_on_watch(void *arg, const ls_meta_event_t *ev, size_t n)
     bool ns_changed = false;
     for (size_t i = 0; i < n; i++) {
         const ls_kv_t *kv = &ev[i].kv;
-        if (kv->klen > strlen(CAT_STREAM_PREFIX) &&
-            memcmp(kv->key, CAT_STREAM_PREFIX, strlen(CAT_STREAM_PREFIX)) == 0)
+        if (kv->klen > strlen(LS_KEY_STREAM) &&
+            memcmp(kv->key, LS_KEY_STREAM, strlen(LS_KEY_STREAM)) == 0)
             cat_apply_stream_event(c, &ev[i]);
-        else if ((kv->klen > strlen(CAT_NS_PREFIX) &&
-                  memcmp(kv->key, CAT_NS_PREFIX, strlen(CAT_NS_PREFIX)) == 0) ||
-                 (kv->klen == strlen(CAT_BROKER_CONFIG_KEY) &&
-                  memcmp(kv->key, CAT_BROKER_CONFIG_KEY, kv->klen) == 0))
+        else if ((kv->klen > strlen(LS_KEY_NS) &&
+                  memcmp(kv->key, LS_KEY_NS, strlen(LS_KEY_NS)) == 0) ||
+                 (kv->klen == strlen(LS_KEY_CLUSTER_BROKER_CONFIG) &&
+                  memcmp(kv->key, LS_KEY_CLUSTER_BROKER_CONFIG, kv->klen) == 0))
             ns_changed = true;
     }
     if (ns_changed && ls_catalog_reload_namespaces(c) != LS_OK)
@@ -723,7 +720,8 @@ ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen)
         ls_catalog_close(c);
         return NULL;
     }
-    st = ls_meta_watch(meta, "/ls/", 4, c->loaded_rev, cat_on_watch, c, &c->watch);
+    st = ls_meta_watch(meta, LS_KEY_ROOT, sizeof LS_KEY_ROOT - 1, c->loaded_rev, cat_on_watch, c,
+                       &c->watch);
     if (st != LS_OK) {
         cat_err(err, errlen, "cannot watch the stream catalog: %s: %s", ls_status_str(st),
                 ls_meta_error(meta));
@@ -815,7 +813,7 @@ ls_status ls_catalog_create(ls_catalog_t *c, const char *ns, const char *name, i
 
     char skey[CAT_KEY_MAX], nskey[CAT_KEY_MAX];
     cat_stream_key(skey, sizeof skey, ns, name);
-    snprintf(nskey, sizeof nskey, CAT_NS_PREFIX "%s", ns);
+    snprintf(nskey, sizeof nskey, LS_KEY_NS "%s", ns);
     char *json = NULL, *nsjson = NULL;
     ls_kv_t kv;
     pthread_mutex_lock(&c->write_mu);
@@ -838,7 +836,7 @@ ls_status ls_catalog_create(ls_catalog_t *c, const char *ns, const char *name, i
         goto unlock;
     }
     int64_t stream_no;
-    st = ls_meta_counter_add(c->meta, CAT_STREAM_NO_KEY, 1, &stream_no);
+    st = ls_meta_counter_add(c->meta, LS_KEY_COUNTER_STREAM_NO, 1, &stream_no);
     if (st != LS_OK) goto meta_error;
     if (stream_no > CAT_STREAM_NO_MAX) {
         cat_err(err, errlen, "stream numbers exhausted");
@@ -923,9 +921,9 @@ ls_status ls_catalog_drop(ls_catalog_t *c, const char *ns, const char *name, ls_
     for (int attempt = 0; attempt < CAT_CAS_RETRIES; attempt++) {
         st = cat_read(c, skey, &s);
         if (st != LS_OK) break;
-        char ids[37], tkey[sizeof CAT_TOMB_PREFIX + 37];
+        char ids[37], tkey[sizeof LS_KEY_TOMB + 37];
         ls_uuid_format(&s->id, ids);
-        snprintf(tkey, sizeof tkey, CAT_TOMB_PREFIX "%s", ids);
+        snprintf(tkey, sizeof tkey, LS_KEY_TOMB "%s", ids);
         char *tomb =
             cat_dumps(json_pack("{s:s, s:s, s:I, s:i, s:I}", "ns", ns, "name", name, "stream_no",
                                 (json_int_t)s->stream_no, "partitions", (int)s->partitions,
@@ -1194,8 +1192,8 @@ static ls_namespace_t *cat_props_parse(const ls_kv_t *kv, const char *name)
 
 static ls_namespace_t *cat_ns_parse(const ls_kv_t *kv)
 {
-    const char *key = (const char *)kv->key, *name = key + strlen(CAT_NS_PREFIX);
-    if (kv->klen <= strlen(CAT_NS_PREFIX) || !ls_stream_name_valid(name)) {
+    const char *key = (const char *)kv->key, *name = key + strlen(LS_KEY_NS);
+    if (kv->klen <= strlen(LS_KEY_NS) || !ls_stream_name_valid(name)) {
         LS_ERROR("catalog", "corrupt namespace key '%s'", key);
         return NULL;
     }
@@ -1218,7 +1216,7 @@ static int cat_ns_order(const void *a, const void *b)
 ls_status ls_catalog_reload_namespaces(ls_catalog_t *c)
 {
     ls_kvlist_t l;
-    ls_status st = ls_meta_scan_prefix(c->meta, CAT_NS_PREFIX, 0, &l);
+    ls_status st = ls_meta_scan_prefix(c->meta, LS_KEY_NS, 0, &l);
     if (st != LS_OK) return st;
     ls_namespace_t **v = l.n ? LS_NEWN(ls_namespace_t *, l.n) : NULL;
     int n = 0;
@@ -1228,7 +1226,7 @@ ls_status ls_catalog_reload_namespaces(ls_catalog_t *c)
     if (n > 1) qsort(v, (size_t)n, sizeof *v, cat_ns_order);
     ls_kv_t kv;
     ls_namespace_t *bc = NULL;
-    st = ls_meta_get(c->meta, CAT_BROKER_CONFIG_KEY, &kv);
+    st = ls_meta_get(c->meta, LS_KEY_CLUSTER_BROKER_CONFIG, &kv);
     if (st == LS_OK) {
         bc = cat_props_parse(&kv, "");
         ls_kv_free(&kv);
@@ -1356,7 +1354,7 @@ ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_
         return LS_EINVAL;
     }
     char key[CAT_KEY_MAX], what[CAT_NAME_MAX + 16];
-    snprintf(key, sizeof key, CAT_NS_PREFIX "%s", ns);
+    snprintf(key, sizeof key, LS_KEY_NS "%s", ns);
     snprintf(what, sizeof what, "namespace '%s'", ns);
     return cat_props_update(c, key, what, change, arg, err, errlen);
 }
@@ -1365,6 +1363,6 @@ ls_status ls_catalog_update_broker_config(ls_catalog_t *c, ls_props_change_fn ch
                                           char *err, int errlen)
 {
     if (err && errlen > 0) err[0] = 0;
-    return cat_props_update(c, CAT_BROKER_CONFIG_KEY, "the dynamic broker configs", change, arg,
-                            err, errlen);
+    return cat_props_update(c, LS_KEY_CLUSTER_BROKER_CONFIG, "the dynamic broker configs", change,
+                            arg, err, errlen);
 }

@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/diag.h"
 #include "base/utf8.h"
+#include "meta/meta_keys.h"
 
 int ls_tcat_name_ok(const char *s, size_t n)
 {
@@ -24,7 +25,7 @@ int ls_tcat_name_ok(const char *s, size_t n)
 
 static char *pointer_key(const char *ns, const char *name)
 {
-    return ls_asprintf(LS_TCAT_KEY_PREFIX "%s/%s", ns, name);
+    return ls_asprintf(LS_KEY_TABLE "%s/%s", ns, name);
 }
 
 void ls_tcat_pointer_clear(ls_tcat_pointer_t *p)
@@ -47,14 +48,14 @@ ls_status ls_tcat_pointer_decode(const ls_kv_t *kv, ls_tcat_pointer_t *out, char
                                  size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    size_t plen = strlen(LS_TCAT_KEY_PREFIX);
+    size_t plen = strlen(LS_KEY_TABLE);
     const char *k = (const char *)kv->key;
-    const char *slash = kv->klen > plen && !memcmp(k, LS_TCAT_KEY_PREFIX, plen)
+    const char *slash = kv->klen > plen && !memcmp(k, LS_KEY_TABLE, plen)
                             ? memchr(k + plen, '/', kv->klen - plen)
                             : NULL;
     if (!slash || !ls_tcat_name_ok(k + plen, (size_t)(slash - k) - plen) ||
         !ls_tcat_name_ok(slash + 1, kv->klen - (size_t)(slash + 1 - k))) {
-        snprintf(err, errlen, "table pointer key '%.*s' is not " LS_TCAT_KEY_PREFIX "<ns>/<table>",
+        snprintf(err, errlen, "table pointer key '%.*s' is not " LS_KEY_TABLE "<ns>/<table>",
                  (int)(kv->klen > 300 ? 300 : kv->klen), k);
         return LS_ECORRUPT;
     }
@@ -107,7 +108,7 @@ ls_status ls_tcat_list(ls_meta_t *m, const char *ns, ls_tcat_pointer_t **out, si
     *out = NULL;
     *n = 0;
     if (ns && !ls_tcat_name_ok(ns, strlen(ns))) return LS_OK;
-    char *prefix = ns ? ls_asprintf(LS_TCAT_KEY_PREFIX "%s/", ns) : ls_strdup(LS_TCAT_KEY_PREFIX);
+    char *prefix = ns ? ls_asprintf(LS_KEY_TABLE "%s/", ns) : ls_strdup(LS_KEY_TABLE);
     ls_kvlist_t l;
     ls_status st = ls_meta_scan_prefix(m, prefix, 0, &l);
     ls_free(prefix);

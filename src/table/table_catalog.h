@@ -37,7 +37,6 @@
 #include "objstore/objstore.h"
 #include "table/iceberg_table.h"
 
-#define LS_TCAT_KEY_PREFIX "/ls/table/"
 #define LS_TCAT_NAME_MAX 255
 
 typedef struct ls_tcat_pointer {

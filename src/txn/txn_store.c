@@ -8,6 +8,7 @@
 #include "base/clock.h"
 #include "base/crashpoint.h"
 #include "base/diag.h"
+#include "meta/meta_keys.h"
 
 #define LIST_PAGE 256
 
@@ -29,7 +30,7 @@ char *ls_txn_key(const char *tid)
 {
     ls_buf_t b;
     ls_buf_init(&b);
-    ls_buf_append(&b, LS_TXN_PREFIX, strlen(LS_TXN_PREFIX));
+    ls_buf_append(&b, LS_KEY_TXN_STATE, strlen(LS_KEY_TXN_STATE));
     ls_buf_append_keypart(&b, tid);
     ls_buf_append_u8(&b, 0);
     size_t n;
@@ -242,10 +243,10 @@ ls_status ls_txn_finish(ls_txn_store_t *s, const char *tid)
 ls_status ls_txn_list(ls_txn_store_t *s, ls_txn_visit_fn visit, void *arg, int *corrupt)
 {
     if (corrupt) *corrupt = 0;
-    const size_t plen = strlen(LS_TXN_PREFIX);
-    uint8_t end[sizeof LS_TXN_PREFIX];
-    size_t elen = ls_meta_prefix_end(LS_TXN_PREFIX, plen, end);
-    uint8_t *from = ls_memdup(LS_TXN_PREFIX, plen);
+    const size_t plen = strlen(LS_KEY_TXN_STATE);
+    uint8_t end[sizeof LS_KEY_TXN_STATE];
+    size_t elen = ls_meta_prefix_end(LS_KEY_TXN_STATE, plen, end);
+    uint8_t *from = ls_memdup(LS_KEY_TXN_STATE, plen);
     size_t flen = plen;
     for (;;) {
         ls_kvlist_t page;

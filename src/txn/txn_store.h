@@ -28,9 +28,9 @@
 
 #include "base/status.h"
 #include "meta/meta.h"
+#include "meta/meta_keys.h" /* LS_KEY_TXN_STATE: the records' prefix */
 #include "txn/txn.h"
 
-#define LS_TXN_PREFIX "/ls/txn/state/"
 #define LS_TXN_CAS_TRIES 8
 
 /* Markers of a decided record (rec: its state says commit or abort, its

@@ -507,6 +507,52 @@ def test_list_config_resources_needs_cluster_describe_configs(one_dir, admin_cal
     assert row.startswith("ERROR ClusterAuthorizationException"), row
 
 
+# --- DescribeCluster (key 60) v1: EndpointType (KIP-919) -----------------------
+
+def describe_cluster(bootstrap, endpoint_type):
+    """One DescribeCluster v1 round trip: (error, endpoint type, brokers)."""
+    body = b"\0" + struct.pack(">b", endpoint_type) + b"\0"
+    req = struct.pack(">hhih", 60, 1, 17, 4) + b"test" + b"\0" + body
+    r = _Reader(roundtrip(bootstrap, req))
+    assert r.i("i") == 17
+    r.tags()
+    r.i("i")  # throttle
+    err = r.i("h")
+    r.string()  # message
+    etype = r.i("b")
+    r.string()  # cluster id
+    r.i("i")  # controller id
+    brokers = []
+    for _ in range(r.uvarint() - 1):
+        brokers.append(r.i("i"))
+        r.string(), r.i("i"), r.string()
+        r.tags()
+    return err, etype, brokers
+
+
+def test_describe_cluster_endpoint_types_answer_as_kafka(broker):
+    """As Kafka's broker: brokers are listed; controllers (2) are
+    MISMATCHED_ENDPOINT_TYPE (114; this used to answer 119,
+    INVALID_REGISTRATION), a type Kafka does not know
+    UNSUPPORTED_ENDPOINT_TYPE (115), both without brokers."""
+    err, etype, brokers = describe_cluster(broker.bootstrap, 1)
+    assert (err, etype) == (0, 1) and len(brokers) == 1
+    assert describe_cluster(broker.bootstrap, 2) == (114, 1, [])
+    assert describe_cluster(broker.bootstrap, 0) == (115, 1, [])
+    assert describe_cluster(broker.bootstrap, 5) == (115, 1, [])
+
+
+def test_bootstrap_controller_to_a_broker_names_the_mismatch(broker):
+    """kafka-cluster cluster-id --bootstrap-controller pointed at a broker
+    fails as it does against Kafka's broker: MismatchedEndpointTypeException."""
+    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "org.apache.kafka.tools.ClusterTool",
+                 "cluster-id", "--bootstrap-controller", broker.bootstrap]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out
+    assert "MismatchedEndpointTypeException" in out, out
+
+
 # --- README's table of Kafka APIs ----------------------------------------------
 
 def api_versions(bootstrap):

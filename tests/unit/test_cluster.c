@@ -9,6 +9,7 @@
 #include "cluster/membership.h"
 #include "cluster/placement.h"
 #include "unit.h"
+#include "meta/meta_keys.h"
 
 static ls_member_t member(int32_t id, const char *rack)
 {
@@ -140,8 +141,8 @@ TEST(membership_takes_over_a_crashed_incarnation)
     CHECK_EQ_INT(ls_meta_lease_grant(meta, 60000, &lease), LS_OK);
     const char *val = "{\"id\":3,\"host\":\"127.0.0.1\",\"port\":9003,\"rack\":\"\"}";
     ls_meta_op_t put = {.kind = LS_META_OP_PUT,
-                        .key = LS_BROKERS_PREFIX "0000000003",
-                        .klen = strlen(LS_BROKERS_PREFIX "0000000003"),
+                        .key = LS_KEY_BROKERS "0000000003",
+                        .klen = strlen(LS_KEY_BROKERS "0000000003"),
                         .val = val,
                         .vlen = strlen(val),
                         .lease = lease};

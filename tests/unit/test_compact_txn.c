@@ -34,6 +34,7 @@
 #include "table/parquet_reader.h"
 #include "table/table_catalog.h"
 #include "unit.h"
+#include "meta/meta_keys.h"
 
 #define NS "default"
 #define TS0 1700000000000LL
@@ -314,7 +315,7 @@ static ls_compactor_stats_t pass_with(world_t *w, bool in_table)
 static void forget_commits(world_t *w)
 {
     ls_kvlist_t recorded;
-    if (ls_meta_scan_prefix(w->meta, LS_TABLE_STATUS_PREFIX, 0, &recorded) == LS_OK) {
+    if (ls_meta_scan_prefix(w->meta, LS_KEY_TABLESTAT, 0, &recorded) == LS_OK) {
         for (size_t i = 0; i < recorded.n; i++)
             ls_meta_del(w->meta, (const char *)recorded.v[i].key);
         ls_kvlist_free(&recorded);
@@ -611,7 +612,7 @@ TEST(a_status_behind_the_table_does_not_stop_it)
     /* the record as a crash before it was written leaves it: no rows yet,
      * and a commit long ago (so the interval does not hold the pass) */
     char key[64], val[256];
-    snprintf(key, sizeof key, LS_TABLE_STATUS_PREFIX "%016llx", (unsigned long long)w.s->stream_no);
+    snprintf(key, sizeof key, LS_KEY_TABLESTAT "%016llx", (unsigned long long)w.s->stream_no);
     snprintf(val, sizeof val, "0 1\nwarehouse/%s/%s\n-1", NS, "stale");
     CHECK_EQ_INT(ls_meta_put(w.meta, key, val, strlen(val)), LS_OK);
     CHECK_EQ_INT(plain(&w, "c", "3"), 2);

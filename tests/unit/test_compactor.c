@@ -11,6 +11,7 @@
 #include "log_fixture.h"
 #include "objstore/objstore_faulty.h"
 #include "unit.h"
+#include "meta/meta_keys.h"
 
 static read_got_t read_all(ls_logstore_t *ls, int64_t log, int64_t off)
 {
@@ -76,7 +77,7 @@ TEST(compaction_preserves_bytes_and_releases_wal)
         ls_idx_clear(&e);
     }
     ls_kvlist_free(&l);
-    CHECK_EQ_INT(ls_meta_scan_prefix(meta, LS_WALOBJ_PREFIX, 0, &l), LS_OK);
+    CHECK_EQ_INT(ls_meta_scan_prefix(meta, LS_KEY_WALOBJ, 0, &l), LS_OK);
     CHECK_EQ_INT(l.n, 0); /* every WAL object released */
     ls_kvlist_free(&l);
     /* same bytes after the swap, from the live store ... */
@@ -339,7 +340,7 @@ TEST(thousands_of_passes_keep_compacting)
     }
     CHECK(max_wal <= 100); /* collected every 100 passes */
     ls_kvlist_t l;
-    CHECK_EQ_INT(ls_meta_scan_prefix(meta, LS_WALOBJ_PREFIX, 0, &l), LS_OK);
+    CHECK_EQ_INT(ls_meta_scan_prefix(meta, LS_KEY_WALOBJ, 0, &l), LS_OK);
     CHECK_EQ_INT(l.n, 0); /* every WAL object released */
     ls_kvlist_free(&l);
     /* output = input: the log reads back byte for byte, once the expected

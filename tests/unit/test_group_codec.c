@@ -1,10 +1,10 @@
-/* Consumer-group message codecs (src/kafka/msg_group.c): every message at
+/* Consumer-group message codecs (generated into src/kafka/msg_gen.c): every message at
  * every version survives encode -> decode -> encode byte for byte, fields
  * absent at a version come back as their defaults, and truncated input is
  * a decode error, never a crash. */
 #include <string.h>
 
-#include "kafka/msg_group.h"
+#include "kafka/msg.h"
 #include "unit.h"
 
 #define S(x) ls_kstr_c(x)

@@ -4,7 +4,7 @@
  * Kafka codes of the refusals, OffsetCommit v9's member-epoch check, and
  * the rule that a classic group with members is not taken over. One group
  * id per test: the service is shared by the binary. */
-#include "kafka/msg_group.h"
+#include "kafka/msg.h"
 #include "kafka_fake.h"
 #include "unit.h"
 

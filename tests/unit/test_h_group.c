@@ -4,7 +4,7 @@
  * Each error path answers the exact Kafka code and changes nothing (a
  * refused commit leaves the committed offset as it was). One group id per
  * test: the service is shared by the binary. */
-#include "kafka/msg_group.h"
+#include "kafka/msg.h"
 #include "kafka_fake.h"
 #include "unit.h"
 

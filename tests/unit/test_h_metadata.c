@@ -1,6 +1,8 @@
-/* Metadata handler (kafka/h_metadata.c) error paths, through the handler
- * harness (kafka_fake.h): the exact Kafka error code per topic, and that
- * nothing was created. */
+/* Metadata and DescribeCluster handler (kafka/h_metadata.c) error paths,
+ * through the handler harness (kafka_fake.h): the exact Kafka error code per
+ * topic, and that nothing was created; DescribeCluster's answer per
+ * EndpointType. */
+#include "kafka/msg.h"
 #include "kafka_fake.h"
 #include "security/authz.h"
 #include "unit.h"
@@ -63,6 +65,53 @@ TEST(topic_authorization_failed)
     CHECK_EQ_INT(code, LS_KERR_TOPIC_AUTHORIZATION_FAILED);
 }
 
+/* DescribeCluster at version v asking for endpoint type `type`: its error
+ * code (-1000 when the call failed); the response in *out. */
+static int describe_cluster(int16_t v, int8_t type, ls_kafka_DescribeClusterResponse *out,
+                            ls_arena_t *a)
+{
+    ls_kafka_DescribeClusterRequest m = {.EndpointType = type};
+    if (kf_call(&E, 60, v, &m, out, a) != 0) return -1000;
+    return out->ErrorCode;
+}
+TEST(describe_cluster_brokers)
+{ /* the baseline: brokers are what this endpoint serves */
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_DescribeClusterResponse r;
+    CHECK_EQ_INT(describe_cluster(1, LS_KAFKA_ENDPOINT_BROKER, &r, a), LS_KERR_NONE);
+    CHECK_EQ_INT(r.EndpointType, LS_KAFKA_ENDPOINT_BROKER);
+    CHECK_EQ_INT(r.NumBrokers, 1);
+    ls_arena_free(a);
+}
+TEST(describe_cluster_controllers_mismatched_endpoint_type)
+{ /* used to answer INVALID_REGISTRATION (119); Kafka's broker answers 114 */
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_DescribeClusterResponse r;
+    CHECK_EQ_INT(describe_cluster(1, LS_KAFKA_ENDPOINT_CONTROLLER, &r, a),
+                 LS_KERR_MISMATCHED_ENDPOINT_TYPE);
+    CHECK_EQ_INT(r.NumBrokers, 0);
+    CHECK_EQ_INT(r.ControllerId, -1);
+    CHECK(r.ErrorMessage.len > 0);
+    ls_arena_free(a);
+}
+TEST(describe_cluster_unknown_endpoint_type)
+{
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_DescribeClusterResponse r;
+    CHECK_EQ_INT(describe_cluster(1, 0, &r, a), LS_KERR_UNSUPPORTED_ENDPOINT_TYPE);
+    CHECK_EQ_INT(describe_cluster(1, 7, &r, a), LS_KERR_UNSUPPORTED_ENDPOINT_TYPE);
+    CHECK_EQ_INT(r.NumBrokers, 0);
+    ls_arena_free(a);
+}
+TEST(describe_cluster_v0)
+{ /* v0 has no EndpointType: always brokers */
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_DescribeClusterResponse r;
+    CHECK_EQ_INT(describe_cluster(0, LS_KAFKA_ENDPOINT_BROKER, &r, a), LS_KERR_NONE);
+    CHECK_EQ_INT(r.NumBrokers, 1);
+    ls_arena_free(a);
+}
+
 int main(void)
 {
     if (kf_open(&E) != 0) return 1;
@@ -71,6 +120,10 @@ int main(void)
     RUN(unknown_topic_id);
     RUN(invalid_topic_name);
     RUN(topic_authorization_failed);
+    RUN(describe_cluster_brokers);
+    RUN(describe_cluster_controllers_mismatched_endpoint_type);
+    RUN(describe_cluster_unknown_endpoint_type);
+    RUN(describe_cluster_v0);
     kf_close(&E);
     UNIT_DONE();
 }

@@ -4,7 +4,7 @@
  * service. Each error path answers the exact Kafka code for its version,
  * and an offset committed in a transaction is not visible to OffsetFetch
  * before the transaction commits. */
-#include "kafka/msg_group.h"
+#include "kafka/msg.h"
 #include "kafka_fake.h"
 #include "unit.h"
 

@@ -14,7 +14,6 @@
 #include "base/chunk.h"
 #include "kafka/codec.h"
 #include "kafka/msg.h"
-#include "kafka/msg_group.h"
 #include "unit.h"
 
 /* ------------------------------------------------------------ utilities */

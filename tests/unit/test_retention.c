@@ -22,6 +22,7 @@
 #include "objstore/objstore_faulty.h"
 #include "log_fixture.h"
 #include "unit.h"
+#include "meta/meta_keys.h"
 
 typedef struct {
     int done;
@@ -116,7 +117,7 @@ static void compact_once(ls_logstore_t *ls, ls_meta_t *meta, ls_objstore_t *os,
 static int64_t walobj_count(ls_meta_t *meta, const char *object)
 {
     char key[200];
-    snprintf(key, sizeof key, LS_WALOBJ_PREFIX "%s", object);
+    snprintf(key, sizeof key, LS_KEY_WALOBJ "%s", object);
     ls_kv_t kv;
     if (ls_meta_get(meta, key, &kv) != LS_OK) return 0;
     long long n = -1;
@@ -448,8 +449,8 @@ TEST(two_compactors_never_compact_one_range_twice)
     CHECK_EQ_INT(s[0].conflicts + s[1].conflicts, 0);
     CHECK(s[0].logs_owned_elsewhere + s[1].logs_owned_elsewhere >= 1); /* they did contend */
     CHECK_EQ_INT(count_objects(os, "co/"), 4);
-    CHECK_EQ_INT(count_keys(meta, LS_WALOBJ_PREFIX), 0);
-    CHECK_EQ_INT(count_keys(meta, LS_OWNER_PREFIX), 0); /* released at the end */
+    CHECK_EQ_INT(count_keys(meta, LS_KEY_WALOBJ), 0);
+    CHECK_EQ_INT(count_keys(meta, LS_KEY_OWNER_COMPACT), 0); /* released at the end */
     for (int i = 0; i < 2; i++) {
         int stopped = 0;
         ls_compactor_stop(k[i].c, flag_cb, &stopped);
@@ -484,7 +485,7 @@ TEST(compactor_whose_lease_expired_cannot_commit)
     ls_kvlist_t l = {0};
     for (int i = 0; i < 5000; i++) {
         uv_run(&loop, UV_RUN_NOWAIT);
-        CHECK_EQ_INT(ls_meta_scan_prefix(meta, LS_OWNER_PREFIX, 0, &l), LS_OK);
+        CHECK_EQ_INT(ls_meta_scan_prefix(meta, LS_KEY_OWNER_COMPACT, 0, &l), LS_OK);
         if (l.n) break;
         ls_kvlist_free(&l);
         usleep(1000);
@@ -493,7 +494,7 @@ TEST(compactor_whose_lease_expired_cannot_commit)
     /* A's lease expires (as if A stalled past its TTL): its owner key goes */
     CHECK_EQ_INT(ls_meta_lease_revoke(meta, l.v[0].lease), LS_OK);
     ls_kvlist_free(&l);
-    CHECK_EQ_INT(count_keys(meta, LS_OWNER_PREFIX), 0);
+    CHECK_EQ_INT(count_keys(meta, LS_KEY_OWNER_COMPACT), 0);
     /* B takes the log over and compacts it while A is still reading */
     cc.owner_name = "successor";
     ls_compactor_t *b = ls_compactor_start(&loop, ls, meta, os, &cc);
@@ -551,7 +552,7 @@ TEST(claims_are_exclusive_and_fence_commits)
     ls_log_release(b, &cb);
     CHECK_EQ_INT(ls_log_claim(a, 7, &ca), LS_OK); /* with a fresh lease */
     ls_log_release(a, &ca);
-    CHECK_EQ_INT(count_keys(meta, LS_OWNER_PREFIX), 0);
+    CHECK_EQ_INT(count_keys(meta, LS_KEY_OWNER_COMPACT), 0);
     ls_lease_owner_free(a);
     ls_lease_owner_free(b);
     ls_meta_close(meta);
@@ -601,7 +602,7 @@ TEST(a_restarted_owner_frees_its_previous_runs_claims)
     CHECK_EQ_INT(ls_lease_owner_reclaim(next, "broker-4"), 0); /* its own claim stays */
     ls_log_release(next, &n1);
     ls_log_release(other, &c3);
-    CHECK_EQ_INT(count_keys(meta, LS_OWNER_PREFIX), 0);
+    CHECK_EQ_INT(count_keys(meta, LS_KEY_OWNER_COMPACT), 0);
     ls_lease_owner_free(next);
     ls_lease_owner_free(other);
     ls_lease_owner_free(dead);

@@ -11,6 +11,7 @@
 #include "security/sasl.h"
 #include "security/users.h"
 #include "unit.h"
+#include "meta/meta_keys.h"
 
 static ls_scram_cred_t cred_of(ls_scram_mech m, const char *pw, const char *salt, int iters)
 {
@@ -343,7 +344,7 @@ TEST(credential_store)
     ls_user_free(&got);
     /* what is stored holds neither the password nor the salted password */
     ls_kvlist_t l;
-    CHECK(ls_meta_scan_prefix(m, LS_USERS_PREFIX, 0, &l) == LS_OK);
+    CHECK(ls_meta_scan_prefix(m, LS_KEY_USERS, 0, &l) == LS_OK);
     CHECK(l.n == 1);
     CHECK(!strstr((char *)l.v[0].val, "hunter2"));
     uint8_t salted[64];

@@ -11,6 +11,7 @@
 #include "group/share_store.h"
 #include "meta/meta.h"
 #include "unit.h"
+#include "meta/meta_keys.h"
 
 typedef struct job {
     struct job *next;
@@ -353,7 +354,7 @@ TEST(forget_group_reloads)
     CHECK(p);
     ls_share_part_release(p);
     char *prefix = ls_share_key_group_prefix("g");
-    CHECK(strcmp(prefix, LS_SHARE_STATE_PREFIX "g/") == 0);
+    CHECK(strcmp(prefix, LS_KEY_SHARE_STATE "g/") == 0);
     ls_free(prefix);
     ls_share_store_forget_group(a, "g");
     ls_share_part_t *q = get(a, "g", 0, 9); /* nothing stored: the new init */

@@ -17,6 +17,7 @@
 #include "txn/txn.h"
 #include "txn/txn_store.h"
 #include "unit.h"
+#include "meta/meta_keys.h"
 
 static ls_txn_config_t CFG;
 
@@ -734,8 +735,8 @@ TEST(store_runs_a_transaction_from_init_to_commit)
     CHECK_EQ_INT(r.producer_epoch, 0);
     int64_t pid = r.producer_id;
     char *key = ls_txn_key(tid);
-    CHECK(strncmp(key, LS_TXN_PREFIX, strlen(LS_TXN_PREFIX)) == 0);
-    CHECK(strchr(key + strlen(LS_TXN_PREFIX), '/') == NULL);
+    CHECK(strncmp(key, LS_KEY_TXN_STATE, strlen(LS_KEY_TXN_STATE)) == 0);
+    CHECK(strchr(key + strlen(LS_KEY_TXN_STATE), '/') == NULL);
     ls_free(key);
     ls_txn_partition_t parts[] = {P("t", 3, 0), P("t", 3, 1), P("u", 4, 0)};
     const char *groups[] = {"g"};

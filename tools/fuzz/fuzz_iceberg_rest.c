@@ -19,6 +19,7 @@
 #include "objstore/objstore.h"
 #include "table/iceberg_raw.h"
 #include "table/table_catalog.h"
+#include "meta/meta_keys.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -77,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     ls_buf_free(&resp.body);
 
-    char *key = ls_asprintf(LS_TCAT_KEY_PREFIX "%s", raw);
+    char *key = ls_asprintf(LS_KEY_TABLE "%s", raw);
     ls_kv_t kv = {
         .key = (uint8_t *)key, .klen = strlen(key), .val = (uint8_t *)p, .vlen = (size_t)(end - p)};
     ls_tcat_pointer_t ptr;

@@ -58,4 +58,21 @@ bad bad_versions '  Extra int32 v7-3' "bad version range"
 bad nullable_int '  Extra int32 nullable' "only strings, bytes, records, structs and arrays can be nullable"
 bad odd_indent '   Extra int32' "indent with an even number of spaces"
 bad duplicate_field '  ErrorCode int16' "field ErrorCode twice"
+# errors.txt: codes in increasing order, each once, retriable yes or no.
+bad_err() { # NAME LINE EXPECTED
+    rm -rf "$tmp/bad" && cp -r src/kafka/messages "$tmp/bad"
+    printf '%s\n' "$2" >>"$tmp/bad/errors.txt"
+    if "$KGEN" "$tmp/bad" "$tmp/h" "$tmp/c" >"$tmp/out" 2>&1; then
+        echo "FAIL codegen.refuses_$1: accepted '$2'"
+        rc=1
+    elif grep -q "errors.txt:[0-9]*: .*$3" "$tmp/out"; then
+        echo "PASS codegen.refuses_$1"
+    else
+        cat "$tmp/out"
+        echo "FAIL codegen.refuses_$1: no line naming errors.txt and '$3'"
+        rc=1
+    fi
+}
+bad_err error_code_twice '3 UNKNOWN_TOPIC_OR_PARTITION yes' "error code 3 not above"
+bad_err error_retriable_word '9000 SOME_NEW_ERROR maybe' "retriable must be yes or no"
 exit $rc

@@ -4,7 +4,12 @@
 # which must fail; the format check (.clang-format), and the same check on a
 # copy with one misformatted line, which must fail; the check that Python test
 # modules only use helpers other modules define, and the same check on a copy
-# with a missing helper, which must fail. One PASS/FAIL line each.
+# with a missing helper, which must fail; the check that Kafka error codes
+# are only defined by the generator (src/kafka/messages/errors.txt), and the
+# same check on a copy with a hand-kept define, which must fail; the check
+# that metadata key prefixes are only spelled in src/meta/meta_keys.h, and
+# the same check on a copy with a key literal, which must fail. One
+# PASS/FAIL line each.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 "$ROOT/tools/lint/check-layers.sh"
@@ -61,6 +66,34 @@ elif grep -q 'test_tables.py:[0-9]*: iceberg_util does not define no_such_helper
 else
     printf '%s\n' "$out"
     echo "FAIL lint.test_refs_catches_missing_helper: failed without naming test_tables.py"
+    rc=1
+fi
+"$ROOT/tools/lint/check-kafka-errors.sh" || rc=1
+mkdir -p "$tmp/kerr/src"
+cp -r "$ROOT/src/kafka" "$tmp/kerr/src/kafka"
+printf '#define LS_KERR_HAND_KEPT 70\n' >>"$tmp/kerr/src/kafka/h_fetch.c"
+if out=$("$ROOT/tools/lint/check-kafka-errors.sh" "$tmp/kerr" 2>&1); then
+    echo "FAIL lint.kafka_errors_catches_hand_define: a hand-kept LS_KERR_ define passed the check"
+    rc=1
+elif grep -q 'src/kafka/h_fetch.c:[0-9]*:#define LS_KERR_HAND_KEPT' <<<"$out"; then
+    echo "PASS lint.kafka_errors_catches_hand_define"
+else
+    printf '%s\n' "$out"
+    echo "FAIL lint.kafka_errors_catches_hand_define: failed without naming src/kafka/h_fetch.c"
+    rc=1
+fi
+"$ROOT/tools/lint/check-meta-keys.sh" || rc=1
+mkdir -p "$tmp/keys"
+cp -r "$ROOT/src" "$tmp/keys/src"
+printf 'static const char *const probe_key = "/ls/probe/";\n' >>"$tmp/keys/src/log/log_meta.c"
+if out=$("$ROOT/tools/lint/check-meta-keys.sh" "$tmp/keys/src" 2>&1); then
+    echo "FAIL lint.meta_keys_catches_literal: a /ls/ key literal passed the check"
+    rc=1
+elif grep -q 'log/log_meta.c:[0-9]*:' <<<"$out"; then
+    echo "PASS lint.meta_keys_catches_literal"
+else
+    printf '%s\n' "$out"
+    echo "FAIL lint.meta_keys_catches_literal: failed without naming log/log_meta.c"
     rc=1
 fi
 exit $rc
