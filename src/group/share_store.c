@@ -56,7 +56,8 @@ typedef struct session {
     char *gid;
     char *member;
     int32_t next_epoch;
-    uint64_t id; /* unique on this broker: a reopened session is another one */
+    uint64_t id;      /* unique on this broker: a reopened session is another one */
+    uint64_t conn_id; /* the client connection that opened it (0: none known) */
     ls_share_tp_t *parts;
     int nparts, cap;
 } session_t;
@@ -363,6 +364,29 @@ uint64_t ls_share_session_id(ls_share_store_t *st, const char *group_id, const c
 {
     session_t *s = session_find(st, group_id, member_id);
     return s ? s->id : 0;
+}
+
+void ls_share_session_bind(ls_share_store_t *st, const char *group_id, const char *member_id,
+                           uint64_t conn_id)
+{
+    session_t *s = session_find(st, group_id, member_id);
+    if (s) s->conn_id = conn_id;
+}
+
+void ls_share_store_conn_closed(ls_share_store_t *st, uint64_t conn_id)
+{
+    for (int i = 0; conn_id && i < st->nsessions;) {
+        session_t *s = &st->sessions[i];
+        if (s->conn_id != conn_id) {
+            i++;
+            continue;
+        }
+        /* closes the session too, moving the last one into slot i */
+        char *gid = ls_strdup(s->gid), *member = ls_strdup(s->member);
+        ls_share_store_member_left(st, gid, member);
+        ls_free(gid);
+        ls_free(member);
+    }
 }
 
 void ls_share_session_close(ls_share_store_t *st, const char *group_id, const char *member_id)

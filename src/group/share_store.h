@@ -133,5 +133,13 @@ void ls_share_session_close(ls_share_store_t *st, const char *group_id, const ch
  * none: a request that waited checks it before acquiring, so a session
  * closed or reopened meanwhile gets nothing locked for it. */
 uint64_t ls_share_session_id(ls_share_store_t *st, const char *group_id, const char *member_id);
+/* The session was opened on client connection conn_id (ls_kreq_conn_id). */
+void ls_share_session_bind(ls_share_store_t *st, const char *group_id, const char *member_id,
+                           uint64_t conn_id);
+/* Connection conn_id closed: as Kafka's broker, each share session opened on
+ * it ends and its member's records on this broker go back (as
+ * ls_share_store_member_left); the client opens a new session on its next
+ * connection. */
+void ls_share_store_conn_closed(ls_share_store_t *st, uint64_t conn_id);
 int ls_share_session_count(const ls_share_store_t *st);
 #endif

@@ -111,6 +111,8 @@ void ls_kreq_turn_take(ls_kreq_t *req);
 void ls_kreq_turn_run(ls_kreq_t *req, void (*fn)(void *arg), void *arg);
 /* True if the connection is gone (handlers finishing late may skip work). */
 bool ls_kreq_conn_closed(const ls_kreq_t *req);
+/* The request's connection, unique for the broker's life (never 0). */
+uint64_t ls_kreq_conn_id(const ls_kreq_t *req);
 /* The peer's "ip:port" ("?" when unknown), for diagnostics and DescribeGroups. */
 const char *ls_kreq_peer(const ls_kreq_t *req);
 /* The peer's address alone ("127.0.0.1", "::1"; "?" when unknown). */

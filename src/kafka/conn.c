@@ -114,6 +114,7 @@
 #include "base/hash.h"
 #include "base/i64map.h"
 #include "base/tls.h"
+#include "group/share_store.h"
 #include "kafka/api.h"
 #include "kafka/msg.h"
 #include "security/sasl.h"
@@ -167,6 +168,7 @@ struct ls_kconn {
     int refs;        /* handle (1 while open) + outstanding requests */
     bool closed;
     bool reading;
+    uint64_t id; /* unique for the process's life (ls_kreq_conn_id) */
     /* framing */
     uint8_t size_buf[4];
     int size_got;
@@ -322,6 +324,8 @@ static void conn_close(ls_kconn_t *c, const char *why)
     if (c->closed) return;
     if (why) LS_WARN_RL("kafka", "closing connection from %s: %s", c->peer, why);
     c->closed = true;
+    /* share sessions end with their connection (as Kafka's broker) */
+    if (c->l->b->shares) ls_share_store_conn_closed(c->l->b->shares, c->id);
     uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
 }
 
@@ -576,6 +580,7 @@ void ls_kreq_turn_run(ls_kreq_t *req, void (*fn)(void *arg), void *arg)
 }
 
 bool ls_kreq_conn_closed(const ls_kreq_t *req) { return req->conn->closed; }
+uint64_t ls_kreq_conn_id(const ls_kreq_t *req) { return req->conn->id; }
 
 const char *ls_kreq_peer(const ls_kreq_t *req) { return req->conn->peer; }
 const char *ls_kreq_peer_host(const ls_kreq_t *req) { return req->conn->peer_host; }
@@ -1027,7 +1032,9 @@ static void conn_mute(ls_kconn_t *c, int32_t ms)
 static void conn_open(ls_kafka_listener_t *l, int fd, const struct sockaddr_storage *ss,
                       int64_t ip_key)
 {
+    static uint64_t last_conn_id; /* the loop thread's */
     ls_kconn_t *c = LS_NEW(ls_kconn_t);
+    c->id = ++last_conn_id;
     c->l = l;
     c->refs = 1;
     c->ip_key = ip_key;

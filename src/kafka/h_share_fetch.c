@@ -756,6 +756,8 @@ void ls_kafka_handle_share_fetch(ls_kreq_t *req)
         return;
     }
     sf_ctx_t *ctx = ctx_new(req, true, gid, mid, m->ShareSessionEpoch);
+    if (m->ShareSessionEpoch == 0)
+        ls_share_session_bind(req->svc->shares, gid, mid, ls_kreq_conn_id(req));
     ctx->session_id = ls_share_session_id(req->svc->shares, gid, mid);
     int32_t committed = 0;
     if (req->svc->group_configs)

@@ -201,6 +201,31 @@ def test_share_group_refuses_other_protocols_and_tools_list_it(share_broker,
     assert group not in listed.split(), listed
 
 
+def test_a_killed_members_records_come_back_when_its_connection_drops(broker_factory,
+                                                                       share_test_classes):
+    """As Kafka's broker: a share session ends with the connection that
+    opened it, and what its member held goes back at once, not after the
+    record lock (two minutes here) runs out."""
+    b = broker_factory("--group.share.record.lock.duration.ms=120000")
+    topic, group = uid("share-drop"), uid("share-drop-g")
+    setup_topic(b.bootstrap, topic, group, 1, 20)
+    env = dict(os.environ, LS_TEST_BOOTSTRAP=b.bootstrap)
+    proc = subprocess.Popen(JVM + ["-cp", share_test_classes + ":" + os.path.join(LIB, "*"),
+                                   "ShareGroupTest", "hold", topic, group],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        line = ""
+        while not line.startswith(("HELD ", "FAIL ")):
+            line = proc.stdout.readline()
+            assert line, "the holding member exited without holding anything"
+        assert line.startswith("HELD "), line
+    finally:
+        proc.kill()  # SIGKILL: no close, no acknowledgement, the socket just drops
+        proc.wait()
+    res = run_java(share_test_classes, b.bootstrap, "read", topic, group, 20)
+    assert sorted(res["seen"]) == sorted("v-%d" % i for i in range(20)), res
+
+
 def test_read_committed_share_group_gets_no_aborted_or_open_transactions(share_broker,
                                                                          share_test_classes):
     """share.isolation.level=read_committed (set with Kafka's kafka-configs):
@@ -253,7 +278,12 @@ def test_cluster_share_group_survives_its_coordinators_kill9(cluster, share_test
     limit: the surviving brokers take the share-partition states over from
     the metadata store."""
     from test_cluster import FAST, group_coordinated_by  # noqa: E402 - the cluster's flags
-    nodes = [cluster.add(*FAST, "--group.share.record.lock.duration.ms=%d" % LOCK_MS)
+    # a member closed while the coordinator dies never gets its leave through:
+    # it holds its partitions until its session runs out (as on Kafka), so
+    # sessions here are shorter than the scenario's 20 s of quiet
+    nodes = [cluster.add(*FAST, "--group.share.record.lock.duration.ms=%d" % LOCK_MS,
+                         "--group.share.session.timeout.ms=8000",
+                         "--group.share.heartbeat.interval.ms=2000")
              for _ in range(3)]
     for b in nodes:
         b.allow_errors(r"reading|connection|refused|watch|lease|GET|fetch|share")

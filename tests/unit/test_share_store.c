@@ -345,6 +345,35 @@ TEST(member_left_releases_its_records)
     ls_meta_close(m);
 }
 
+/* A connection that closes ends the sessions opened on it and gives back
+ * what their members hold; sessions of other connections stay. */
+TEST(closed_connection_ends_its_sessions_and_releases)
+{
+    ls_meta_t *m = ls_meta_mem_open();
+    ls_share_store_t *a = store(m, 10);
+    CHECK_EQ_INT(step(a, "m1", 0, 1, NULL), LS_SSERR_NONE);
+    CHECK_EQ_INT(step(a, "m2", 0, 1, NULL), LS_SSERR_NONE);
+    CHECK_EQ_INT(step(a, "m3", 0, 1, NULL), LS_SSERR_NONE);
+    ls_share_session_bind(a, "g", "m1", 7);
+    ls_share_session_bind(a, "g", "m2", 8);
+    ls_share_session_bind(a, "g", "m3", 7);
+    ls_share_part_t *p = get(a, "g", 0, 0);
+    CHECK(p);
+    CHECK_EQ_INT(acquire(p, "m1", 6, 3), 3);
+    CHECK_EQ_INT(acquire(p, "m3", 6, 3), 3);
+    ls_share_store_conn_closed(a, 0); /* no connection: nothing */
+    CHECK_EQ_INT(ls_share_session_count(a), 3);
+    ls_share_store_conn_closed(a, 7);
+    drain();
+    CHECK_EQ_INT(ls_share_session_count(a), 1);
+    CHECK(ls_share_session_id(a, "g", "m1") == 0 && ls_share_session_id(a, "g", "m3") == 0);
+    CHECK(ls_share_session_id(a, "g", "m2") != 0);
+    CHECK_EQ_INT(acquire(p, "m2", 6, 10), 6);
+    ls_share_part_release(p);
+    ls_share_store_free(a);
+    ls_meta_close(m);
+}
+
 /* A forgotten group's copies are dropped: the next get loads the store's. */
 TEST(forget_group_reloads)
 {
@@ -373,6 +402,7 @@ int main(void)
     RUN(offsets_list_reset_delete);
     RUN(session_rules);
     RUN(member_left_releases_its_records);
+    RUN(closed_connection_ends_its_sessions_and_releases);
     RUN(forget_group_reloads);
     UNIT_DONE();
 }

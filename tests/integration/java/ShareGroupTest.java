@@ -14,6 +14,8 @@
 //             delivery count 2, the rejected one never
 //   lock      member A polls and acknowledges nothing; member B gets the same
 //             records once A's locks run out (group.share.record.lock.duration.ms)
+//   hold      one member (explicit acknowledgement) polls until it holds
+//             records, prints "HELD <n>" and waits to be killed
 //   soak      (tests/soak/soak.py: SCENARIO TOPIC GROUP SECONDS OUTFILE) sets the
 //             group's share.auto.offset.reset=earliest, then two members with
 //             explicit acknowledgement read for SECONDS, then until 20 s bring
@@ -68,6 +70,7 @@ public class ShareGroupTest {
         case "ack": ack(topic, group); break;
         case "lock": lock(topic, group); break;
         case "soak": soak(topic, group, n, a[4]); break;
+        case "hold": hold(topic, group); break;
         default: fail("unknown scenario " + scenario);
         }
     }
@@ -161,6 +164,18 @@ public class ShareGroupTest {
         }
         System.out.println("RESULT {\"held\": " + held.size() + ", \"got\": " + got.size()
                            + ", \"same\": " + got.containsAll(held) + ", \"delivery_count\": " + secondCount + "}");
+    }
+
+    static void hold(String topic, String group) throws Exception {
+        KafkaShareConsumer<String, String> c = consumer(group, true);
+        c.subscribe(List.of(topic));
+        long until = System.currentTimeMillis() + 60000;
+        int held = 0;
+        while (held == 0 && System.currentTimeMillis() < until) held = c.poll(Duration.ofMillis(200)).count();
+        if (held == 0) fail("nothing delivered in 60 s");
+        System.out.println("HELD " + held);
+        System.out.flush();
+        Thread.sleep(600000); // killed by the test, never acknowledging
     }
 
     static void soak(String topic, String group, int seconds, String outFile) throws Exception {
