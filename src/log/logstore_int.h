@@ -60,7 +60,7 @@ typedef struct ls_logstate {
     bool head_stale;   /* a commit outcome was ambiguous: reload before use */
     int64_t log_start; /* from /ls/start/ (log_trim.c): only grows */
     int64_t trimmed_bytes;
-    ls_section_t *open_section;          /* this log's section in the open flush */
+    ls_section_t *open_section; /* this log's section in the open flush */
     int64_t doom_before; /* WAL I8: sections of flushes sealed before this seal number fail */
     bool doom_mark;      /* scratch of doom_failed_logs (wal_writer.c) */
     ls_pending_t *idem_head, *idem_tail; /* uncommitted idempotent entries, append order */
@@ -120,8 +120,8 @@ struct ls_flush {
     ls_logstore_t *ls;
     ls_flush_t *next; /* seal order */
     ls_flush_state state;
-    bool doomed; /* an earlier flush failed: fail instead of commit */
-    int64_t seq; /* seal number (WAL I8) */
+    bool doomed;    /* an earlier flush failed: fail instead of commit */
+    int64_t seq;    /* seal number (WAL I8) */
     uint32_t nlive; /* sections the commit may commit (the WAL object's reference count) */
     char key[96];
     ls_section_t *sections, *last_section;
@@ -150,10 +150,10 @@ struct ls_logstore {
     int inflight;                        /* sealed and not yet finished */
     bool committing;
     int64_t last_seal_ms;
-    int64_t seals;              /* flushes sealed so far: the next seal number */
-    int64_t commit_started_us;  /* monotonic start of the running commit */
-    int64_t put_est_us;         /* moving averages of a PUT and of a commit (0: none yet), */
-    int64_t commit_est_us;      /* which time a flush sealed behind a running commit */
+    int64_t seals;             /* flushes sealed so far: the next seal number */
+    int64_t commit_started_us; /* monotonic start of the running commit */
+    int64_t put_est_us;        /* moving averages of a PUT and of a commit (0: none yet), */
+    int64_t commit_est_us;     /* which time a flush sealed behind a running commit */
     uint32_t flush_seq;
     uint32_t boot_nonce;
     int64_t buffered_bytes; /* open + in flight */
