@@ -1204,8 +1204,10 @@ static gated_meta_t *gated_meta_open(void)
 
 static void run_until_atomic(int *v, int want)
 {
-    for (int i = 0; i < 100000 && __atomic_load_n(v, __ATOMIC_SEQ_CST) < want; i++)
-        uv_run(&loop, UV_RUN_NOWAIT), usleep(100);
+    for (int i = 0; i < 100000 && __atomic_load_n(v, __ATOMIC_SEQ_CST) < want; i++) {
+        uv_run(&loop, UV_RUN_NOWAIT);
+        usleep(100);
+    }
 }
 
 static void run_until_objects(ls_objstore_t *os, size_t want)
