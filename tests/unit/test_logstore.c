@@ -1361,6 +1361,59 @@ TEST(failed_commit_mid_pipeline_fails_later_entries)
     ls_meta_close(&g->base);
 }
 
+/* The same with a failed PUT in the middle: a flush sealed behind it (while
+ * the oldest commit is held) holds a later entry of the same log; it is
+ * written, but fails without being committed, and the retries get the
+ * offsets in append order. */
+TEST(failed_put_mid_pipeline_fails_later_entries)
+{
+    gated_meta_t *g = gated_meta_open();
+    failing_os_t *fos = ls_calloc(1, sizeof *fos);
+    fos->base.ops = &failing_ops;
+    fos->inner = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, &g->base, &fos->base, &c, err, sizeof err);
+    CHECK(ls);
+    ack_seq = 0;
+    ord_ack_t a1 = {0}, a2 = {0}, a3 = {0};
+    g->hold = 1;
+    append_ord(ls, 1, 1, &a1);
+    run_until_atomic(&g->held, 1);
+    __atomic_store_n(&fos->fail_puts, 1, __ATOMIC_SEQ_CST);
+    append_ord(ls, 1, 2, &a2); /* flush 2: its PUT fails */
+    for (int i = 0; i < 10000; i++) {
+        const ls_flush_t *f2 = ls->queue_head->next;
+        if (f2 && f2->state == FLUSH_PUT_DONE) break;
+        uv_run(&loop, UV_RUN_NOWAIT);
+        usleep(200);
+    }
+    CHECK(ls->queue_head->next && ls->queue_head->next->put_st != LS_OK);
+    __atomic_store_n(&fos->fail_puts, 0, __ATOMIC_SEQ_CST);
+    append_ord(ls, 1, 3, &a3); /* flush 3, sealed before flush 2's failure is answered */
+    run_until_objects(fos->inner, 2);
+    CHECK(!a1.done && !a2.done && !a3.done);
+    __atomic_store_n(&g->hold, 0, __ATOMIC_SEQ_CST);
+    run_until(&a3.done, 1);
+    CHECK_EQ_INT(a1.st, LS_OK);
+    CHECK_EQ_INT(a1.offset, 0);
+    CHECK(ls_status_retriable(a2.st));
+    CHECK(ls_status_retriable(a3.st)); /* never acknowledged behind the failed a2 */
+    CHECK(a1.order < a2.order && a2.order < a3.order);
+    CHECK_EQ_INT(g->txns, 1); /* flush 3 reached no commit */
+    ord_ack_t r2 = {0}, r3 = {0};
+    append_ord(ls, 1, 2, &r2);
+    append_ord(ls, 1, 3, &r3);
+    run_until(&r3.done, 1);
+    CHECK(r2.st == LS_OK && r3.st == LS_OK);
+    CHECK_EQ_INT(r2.offset, 1);
+    CHECK_EQ_INT(r3.offset, 2);
+    close_ls(ls);
+    ls_objstore_close(fos->inner);
+    ls_objstore_close(&fos->base);
+    ls_meta_close(&g->base);
+}
+
 int main(void)
 {
     uv_loop_init(&loop);
@@ -1381,6 +1434,7 @@ int main(void)
     RUN(watch_bursts_are_applied_in_bounded_steps);
     RUN(pipelined_flushes_commit_in_order);
     RUN(failed_commit_mid_pipeline_fails_later_entries);
+    RUN(failed_put_mid_pipeline_fails_later_entries);
     uv_loop_close(&loop);
     UNIT_DONE();
 }
