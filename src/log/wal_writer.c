@@ -65,7 +65,9 @@
  * uncommitted flush and the open one fail too: their sequence numbers build
  * on the failed entries, and committing them would leave a sequence gap.
  * Otherwise the later sections of the failed logs fail (I8). A flush left
- * with no section to commit is failed without a metadata txn.
+ * with no section to commit is failed without a metadata txn. A commit split
+ * over several txns (the store's op limit) stops when the first one, which
+ * holds the object's reference key, fails: GC deletes objects without one.
  * An ambiguous commit failure marks the touched heads stale; the next commit
  * rereads them from the store before building on them.
  *
@@ -791,8 +793,10 @@ static ls_status verify_applied(ls_meta_t *meta, const ls_meta_op_t *last_put, i
     return same ? LS_OK : LS_EAGAIN;
 }
 
-/* Commits sections [first, end) in one txn; retries on compare conflicts. */
-static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, bool with_walobj)
+/* Commits sections [first, end) in one txn; retries on compare conflicts.
+ * Returns the txn's outcome (LS_OK: applied, or nothing to write). */
+static ls_status commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end,
+                              bool with_walobj)
 {
     ls_meta_t *meta = f->ls->meta;
     size_t cap = 1, nmarkers = 0;
@@ -933,6 +937,7 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
     ls_free(keys);
     ls_free(cmps);
     ls_free(ops);
+    return st;
 }
 
 static void commit_work(uv_work_t *w)
@@ -952,7 +957,14 @@ static void commit_work(uv_work_t *w)
             used += 3 + end->nmarkers;
             end = end->next;
         }
-        commit_group(f, first, end, with_walobj);
+        ls_status st = commit_group(f, first, end, with_walobj);
+        if (with_walobj && st != LS_OK) {
+            /* the object's reference key is in this txn: without it GC
+             * deletes the object, so no later txn may index into it */
+            for (ls_section_t *s = end; s; s = s->next)
+                if (s->st == LS_OK) s->st = LS_EAGAIN;
+            break;
+        }
         with_walobj = false;
         first = end;
     }

@@ -1414,6 +1414,42 @@ TEST(failed_put_mid_pipeline_fails_later_entries)
     ls_meta_close(&g->base);
 }
 
+/* A flush split over several txns (the store's op limit) whose first txn,
+ * the one holding the WAL object's reference key, fails: the later txns
+ * must not commit, or their index entries would name an object GC deletes
+ * (it keeps only objects with a reference key). */
+TEST(split_commit_stops_when_the_reference_txn_fails)
+{
+    gated_meta_t *g = gated_meta_open();
+    g->ops.max_txn_ops = 4; /* the reference key + one log (3 ops) per txn */
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, &g->base, os, &c, err, sizeof err);
+    CHECK(ls);
+    ord_ack_t a1 = {0}, a2 = {0};
+    g->fail_txns = 1;
+    append_ord(ls, 1, 1, &a1);
+    append_ord(ls, 2, 2, &a2); /* same flush, second txn */
+    run_until(&a1.done, 1);
+    run_until(&a2.done, 1);
+    CHECK(ls_status_retriable(a1.st));
+    CHECK(ls_status_retriable(a2.st));
+    CHECK_EQ_INT(g->txns, 1);
+    ord_ack_t r1 = {0}, r2 = {0};
+    append_ord(ls, 1, 1, &r1);
+    append_ord(ls, 2, 2, &r2);
+    run_until(&r1.done, 1);
+    run_until(&r2.done, 1);
+    CHECK(r1.st == LS_OK && r2.st == LS_OK);
+    CHECK_EQ_INT(r1.offset, 0);
+    CHECK_EQ_INT(r2.offset, 0);
+    CHECK_EQ_INT(g->txns, 3);
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(&g->base);
+}
+
 int main(void)
 {
     uv_loop_init(&loop);
@@ -1435,6 +1471,7 @@ int main(void)
     RUN(pipelined_flushes_commit_in_order);
     RUN(failed_commit_mid_pipeline_fails_later_entries);
     RUN(failed_put_mid_pipeline_fails_later_entries);
+    RUN(split_commit_stops_when_the_reference_txn_fails);
     uv_loop_close(&loop);
     UNIT_DONE();
 }
