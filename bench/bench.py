@@ -1187,8 +1187,12 @@ def solo_plan(scenarios, a, rgw_env, pg_env=None):
             # GET, ...) — Kafka has no object store to slow down.
             url = ("faulty+file://{dir}/objects?latency_p50_ms=%g&latency_p99_ms=%g"
                    % (a.s3_p50_ms, a.s3_p99_ms))
-            groups.append([(Broker("lakestream-s3lat", "lakestream",
-                                   {"object.store.url": url, **durable}), [sc], True)])
+            conf = {"object.store.url": url, **durable}
+            if a.meta_p50_ms > 0:
+                # the metadata commits slowed too (an etcd or PostgreSQL across a network)
+                conf["metadata.url"] = ("faulty+sqlite://{dir}/meta.db?latency_p50_ms=%g"
+                                        "&latency_p99_ms=%g" % (a.meta_p50_ms, a.meta_p99_ms))
+            groups.append([(Broker("lakestream-s3lat", "lakestream", conf), [sc], True)])
         elif sc == "s3-radosgw":
             loc, _, query = rgw_env["LS_TEST_S3_URL"].partition("?")
             url = loc.rstrip("/") + "/{name}?" + query  # a fresh prefix per start
@@ -1266,6 +1270,10 @@ def main():
     ap.add_argument("--idempotence", action="store_true")
     ap.add_argument("--s3-p50-ms", type=float, default=30)
     ap.add_argument("--s3-p99-ms", type=float, default=100)
+    ap.add_argument("--meta-p50-ms", type=float, default=0,
+                    help="s3-latency: also inject this median latency into the metadata "
+                         "store's calls (0: none)")
+    ap.add_argument("--meta-p99-ms", type=float, default=0)
     ap.add_argument("--table-count", type=int, default=int(os.environ.get("BENCH_TABLE_COUNT", 300000)),
                     help="materialization: records loaded, then materialized")
     ap.add_argument("--typed-count", type=int, default=int(os.environ.get("BENCH_TYPED_COUNT", 300000)),
@@ -1589,7 +1597,10 @@ def scenario_note(sc, a):
                            "read everything from the beginning.",
         "s3-latency": f"produce-latency against lakestream whose object-store calls (PUT, GET, ...) get an "
                       f"injected log-normal latency (p50 {a.s3_p50_ms:g} ms, p99 "
-                      f"{a.s3_p99_ms:g} ms, fault wrapper); ratio column vs Kafka at the same "
+                      f"{a.s3_p99_ms:g} ms, fault wrapper)"
+                      + (f", metadata calls too (p50 {a.meta_p50_ms:g} ms, p99 "
+                         f"{a.meta_p99_ms:g} ms)" if a.meta_p50_ms > 0 else "")
+                      + "; ratio column vs Kafka at the same "
                       "rate; p99_over_store_p99 = produce p99 / injected PUT p99.",
         "consume-catchup-compacted": f"Load {a.catchup_count:,} records into a broker with a zero "
                                      "hot window (compaction.min.age.ms=0, interval 200 ms, "

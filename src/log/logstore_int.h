@@ -60,7 +60,9 @@ typedef struct ls_logstate {
     bool head_stale;   /* a commit outcome was ambiguous: reload before use */
     int64_t log_start; /* from /ls/start/ (log_trim.c): only grows */
     int64_t trimmed_bytes;
-    ls_section_t *open_section;          /* this log's section in the open flush */
+    ls_section_t *open_section; /* this log's section in the open flush */
+    int64_t doom_before; /* WAL I8: sections of flushes sealed before this seal number fail */
+    bool doom_mark;      /* scratch of doom_failed_logs (wal_writer.c) */
     ls_pending_t *idem_head, *idem_tail; /* uncommitted idempotent entries, append order */
     /* offset index (loaded lazily) */
     int idx_state;       /* 0 unloaded, 1 loading, 2 loaded */
@@ -101,6 +103,7 @@ struct ls_section {
     int64_t commit_rev; /* revision of the txn that committed it */
     int64_t base_offset;
     ls_status st;          /* per-section commit outcome */
+    bool doomed;           /* WAL I8: an older section of this log failed: fail, never commit */
     int nmarkers;          /* markers among the entries (each may abort a range) */
     ls_aborted_t *aborted; /* built with head_after: ranges the commit indexes */
     int naborted;
@@ -117,7 +120,9 @@ struct ls_flush {
     ls_logstore_t *ls;
     ls_flush_t *next; /* seal order */
     ls_flush_state state;
-    bool doomed; /* an earlier flush failed: fail instead of commit */
+    bool doomed;    /* an earlier flush failed: fail instead of commit */
+    int64_t seq;    /* seal number (WAL I8) */
+    uint32_t nlive; /* sections the commit may commit (the WAL object's reference count) */
     char key[96];
     ls_section_t *sections, *last_section;
     uint32_t nsections;
@@ -145,6 +150,10 @@ struct ls_logstore {
     int inflight;                        /* sealed and not yet finished */
     bool committing;
     int64_t last_seal_ms;
+    int64_t seals;             /* flushes sealed so far: the next seal number */
+    int64_t commit_started_us; /* monotonic start of the running commit */
+    int64_t put_est_us;        /* moving averages of a PUT and of a commit (0: none yet), */
+    int64_t commit_est_us;     /* which time a flush sealed behind a running commit */
     uint32_t flush_seq;
     uint32_t boot_nonce;
     int64_t buffered_bytes; /* open + in flight */

@@ -5,6 +5,12 @@
  *   OPEN --seal--> PUTTING --PUT returns--> PUT_DONE --first in queue,
  *        no commit running--> COMMITTING --txn returns--> (callbacks, freed)
  *
+ * The flushes form a pipeline: the queue holds, in seal order, at most one
+ * COMMITTING flush (the oldest) and behind it flushes whose PUTs run or are
+ * done. So a WAL object is written while the commit of an older one runs,
+ * and the wait of an acknowledgement is max(PUT, commit) per flush ahead of
+ * it rather than their sum; what waits is only the commit order.
+ *
  * Invariants
  *  I1  Flushes commit strictly in seal order, one commit at a time. PUTs of
  *      several flushes may be in flight together (up to max_inflight_flushes),
@@ -25,12 +31,31 @@
  *      refuse there fails its section retriably. An abort marker's aborted
  *      record is written in the same txn as its head and index entry, so a
  *      reader that sees the marker's offset can find the range.
+ *  I7  Pipelining never reorders outcomes: only the oldest queued flush
+ *      commits or is answered, so a flush's entries are answered (OK or
+ *      failed) after every entry of every older flush, whichever PUT
+ *      returned first. A flush PUT behind a running commit is acknowledged
+ *      only once its own commit is done (I2): nothing of durability is
+ *      traded for the overlap.
+ *  I8  A failure does not leave holes behind it in a log: when a section of
+ *      log L fails (its PUT or its commit; a fence excepted), every section
+ *      of L sealed before the failure is known (doom_before) is doomed and
+ *      fails retriably without being committed, and L's section in the open
+ *      flush is dropped and failed. So a log's acknowledged entries keep
+ *      their append order: no entry is acknowledged behind an earlier entry
+ *      of its log that failed, for any producer, idempotent or not.
  *
  * Seal policy (group commit): seal the open flush when it is non-empty,
  * fewer than max_inflight flushes are sealed and unfinished, at least
  * flush_min_interval_ms passed since the last seal, and either nothing is in
  * flight (an idle broker flushes at once: latency = one PUT + one commit),
- * or the flush reached flush_max_bytes, or its age reached flush_linger_ms.
+ * or the only flush in flight is committing and its commit is due to end
+ * within one PUT (pipelining: the object lands as the commit ends, moving
+ * averages of both durations tell when), or the flush reached
+ * flush_max_bytes, or its age reached flush_linger_ms. Sealing behind a
+ * running commit no earlier than that keeps group commit intact when
+ * commits are the slow part: a flush sealed too early would only wait for
+ * the commit with a smaller batch, and the next one behind it.
  * Sealing from a zero timer, not inside append, lets one loop iteration's
  * worth of requests share an object.
  *
@@ -39,17 +64,26 @@
  * is garbage for GC). If the flush held idempotent entries, every later
  * uncommitted flush and the open one fail too: their sequence numbers build
  * on the failed entries, and committing them would leave a sequence gap.
+ * Otherwise the later sections of the failed logs fail (I8). A flush left
+ * with no section to commit is failed without a metadata txn. A commit split
+ * over several txns (the store's op limit) stops when the first one, which
+ * holds the object's reference key, fails: GC deletes objects without one.
  * An ambiguous commit failure marks the touched heads stale; the next commit
  * rereads them from the store before building on them.
  *
  * Threads: everything here runs on the loop thread except put_work and
  * commit_work, which touch only their flush (and the thread-safe stores).
  *
- * ls_wal_check_invariants() checks I1, I3 and I4 (and the queue accounting
- * they rest on) over the whole writer; it runs after every seal and commit
- * when invariant checking is on (base/check.h). I2 is checked inline: an
- * entry is acknowledged with LS_OK only from commit_after, for a flush whose
- * PUT succeeded and whose section committed. */
+ * ls_wal_check_invariants() checks I1, I3, I4 and I8 (and the queue
+ * accounting they rest on) over the whole writer; it runs after every seal
+ * and commit when invariant checking is on (base/check.h). I2 and I7 are
+ * checked inline: an entry is acknowledged with LS_OK only from
+ * commit_after, for the oldest queued flush, whose PUT succeeded and whose
+ * section committed.
+ *
+ * Crash points (docs/RELIABILITY.md): wal.object_written (after a PUT),
+ * wal.object_written_behind_commit (on the loop, a PUT returned while an
+ * older flush's commit runs), wal.committed (before any acknowledgement). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -445,6 +479,79 @@ static void doom_later(ls_logstore_t *ls, ls_flush_t *failed)
     }
 }
 
+/* I8: the sections of the logs whose sections of f failed (a fence aside;
+ * whole: every section, e.g. a failed PUT) fail in every flush sealed
+ * since, and the open flush's sections of those logs are dropped and
+ * failed now, after f's own entries were answered (I7). Not for sections
+ * that were doomed themselves: entries appended after the failure was
+ * answered have nothing failed ahead of them. */
+static void doom_failed_logs(ls_logstore_t *ls, ls_flush_t *f, ls_status whole)
+{
+    bool any = false;
+    for (ls_section_t *s = f->sections; s; s = s->next) {
+        ls_status st = whole != LS_OK ? whole : s->st;
+        if (st == LS_OK || st == LS_ENOTFOUND || s->doomed) continue;
+        s->log->doom_before = ls->seals;
+        s->log->doom_mark = true;
+        any = true;
+    }
+    if (!any) return;
+    for (ls_flush_t *q = f->next; q; q = q->next)
+        for (ls_section_t *s = q->sections; s; s = s->next)
+            if (q->seq < s->log->doom_before) s->doomed = true;
+    ls_section_t *dropped = NULL;
+    ls_flush_t *o = ls->open;
+    if (o) {
+        ls_section_t **pp = &o->sections, *prev = NULL;
+        while (*pp) {
+            ls_section_t *s = *pp;
+            if (!s->log->doom_mark) {
+                prev = s;
+                pp = &s->next;
+                continue;
+            }
+            *pp = s->next;
+            if (o->last_section == s) o->last_section = prev;
+            o->nsections--;
+            o->bytes -= s->buf.len;
+            ls->buffered_bytes -= (int64_t)s->buf.len;
+            s->log->open_section = NULL;
+            s->next = dropped;
+            dropped = s;
+        }
+        if (!o->nsections) {
+            ls->open = NULL;
+            flush_free(o);
+        }
+        update_pressure(ls);
+    }
+    for (ls_section_t *s = f->sections; s; s = s->next)
+        s->log->doom_mark = false;
+    for (ls_section_t *s = dropped, *next; s; s = next) {
+        next = s->next;
+        for (ls_pending_t *p = s->first; p; p = p->next) {
+            if (p->producer.producer_id >= 0) idem_unlink(s->log, p);
+            finish_pending(p, LS_EAGAIN, -1, -1);
+        }
+        section_free(s);
+    }
+}
+
+/* Every section of f is doomed (I8): nothing to commit. */
+static bool flush_all_doomed(const ls_flush_t *f)
+{
+    for (const ls_section_t *s = f->sections; s; s = s->next)
+        if (!s->doomed) return false;
+    return true;
+}
+
+/* Moving average of a duration (a quarter of each new sample). */
+static void estimate(int64_t *est, int64_t sample_us)
+{
+    if (sample_us < 0) sample_us = 0;
+    *est = *est ? *est + (sample_us - *est) / 4 : sample_us;
+}
+
 /* -------------------------------------------------------------------- seal */
 
 static void put_work(uv_work_t *w)
@@ -479,6 +586,12 @@ static void put_after(uv_work_t *w, int status)
         LS_WARN_RL("wal", "PUT of WAL object %s (%zu bytes, %u logs) failed: %s%s%s", f->key,
                    f->bytes, f->nsections, ls_status_str(f->put_st), f->put_err ? ": " : "",
                    f->put_err ? f->put_err : "");
+    if (f->put_st == LS_OK) {
+        estimate(&f->ls->put_est_us, ls_clock_mono_us() - f->sealed_us);
+        /* pipelined: this object is durable, an older flush's offsets are
+         * not yet; neither may be acknowledged (I2, I7) */
+        if (f->ls->committing) ls_crashpoint("wal.object_written_behind_commit");
+    }
     f->state = FLUSH_PUT_DONE;
     pump_commits(f->ls);
 }
@@ -489,6 +602,7 @@ static void seal(ls_logstore_t *ls)
     ls->open = NULL;
     f->state = FLUSH_PUTTING;
     f->sealed_us = ls_clock_mono_us();
+    f->seq = ls->seals++;
     snprintf(f->key, sizeof f->key, "wal/%013lld-%d-%08x-%06u.wal", (long long)ls_clock_wall_ms(),
              ls->cfg.broker_id, ls->boot_nonce, ls->flush_seq++);
     memcpy(f->header, LS_WAL_MAGIC, 8);
@@ -528,8 +642,17 @@ static bool should_seal(ls_logstore_t *ls, int64_t now, int64_t *due)
     ls_flush_t *f = ls->open;
     if (!f || !f->nsections || ls->inflight >= ls->cfg.max_inflight_flushes) return false;
     int64_t when = now;
-    if (ls->inflight > 0 && (int64_t)f->bytes < ls->cfg.flush_max_bytes && !ls->shutting_down)
+    if (ls->inflight > 0 && (int64_t)f->bytes < ls->cfg.flush_max_bytes && !ls->shutting_down) {
         when = f->opened_ms + ls->cfg.flush_linger_ms;
+        if (ls->inflight == 1 && ls->committing) {
+            /* pipelined: PUT this flush while the oldest commits, timed so
+             * the object lands as that commit ends (at once when a PUT
+             * takes longer than a commit) */
+            int64_t lead_ms = (ls->commit_est_us - ls->put_est_us) / 1000;
+            int64_t behind = ls->commit_started_us / 1000 + (lead_ms > 0 ? lead_ms : 0);
+            if (behind < when) when = behind;
+        }
+    }
     if (ls->cfg.flush_min_interval_ms > 0 &&
         ls->last_seal_ms + ls->cfg.flush_min_interval_ms > when)
         when = ls->last_seal_ms + ls->cfg.flush_min_interval_ms;
@@ -671,8 +794,10 @@ static ls_status verify_applied(ls_meta_t *meta, const ls_meta_op_t *last_put, i
     return same ? LS_OK : LS_EAGAIN;
 }
 
-/* Commits sections [first, end) in one txn; retries on compare conflicts. */
-static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, bool with_walobj)
+/* Commits sections [first, end) in one txn; retries on compare conflicts.
+ * Returns the txn's outcome (LS_OK: applied, or nothing to write). */
+static ls_status commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end,
+                              bool with_walobj)
 {
     ls_meta_t *meta = f->ls->meta;
     size_t cap = 1, nmarkers = 0;
@@ -692,7 +817,7 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
     /* reference count: one per log section; compaction decrements it and
      * deletes the key at zero, after which GC deletes the object */
     char walobj_val[32];
-    snprintf(walobj_val, sizeof walobj_val, "n=%u", f->nsections);
+    snprintf(walobj_val, sizeof walobj_val, "n=%u", f->nlive);
     ls_status st = LS_ECONFLICT;
     for (int attempt = 0; attempt < COMMIT_ATTEMPTS && st == LS_ECONFLICT; attempt++) {
         size_t ncmp = 0, nops = 0, i = 0, na = 0;
@@ -813,6 +938,7 @@ static void commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *end, 
     ls_free(keys);
     ls_free(cmps);
     ls_free(ops);
+    return st;
 }
 
 static void commit_work(uv_work_t *w)
@@ -822,7 +948,7 @@ static void commit_work(uv_work_t *w)
      * head and index entry always share one txn (per-log atomicity). */
     int budget = ls_meta_max_txn_ops(f->ls->meta) - 1; /* the WAL object's key */
     ls_section_t *first = f->sections;
-    bool with_walobj = true;
+    bool with_walobj = f->nlive > 0; /* nothing to commit: the object is garbage */
     while (first) {
         /* a section costs its head compare, head and index entry, plus one
          * aborted-index record per marker at most; at least one per txn */
@@ -832,7 +958,14 @@ static void commit_work(uv_work_t *w)
             used += 3 + end->nmarkers;
             end = end->next;
         }
-        commit_group(f, first, end, with_walobj);
+        ls_status st = commit_group(f, first, end, with_walobj);
+        if (with_walobj && st != LS_OK) {
+            /* the object's reference key is in this txn: without it GC
+             * deletes the object, so no later txn may index into it */
+            for (ls_section_t *s = end; s; s = s->next)
+                if (s->st == LS_OK) s->st = LS_EAGAIN;
+            break;
+        }
         with_walobj = false;
         first = end;
     }
@@ -864,11 +997,15 @@ static void commit_after(uv_work_t *w, int status)
     ls_flush_t *f = w->data;
     ls_logstore_t *ls = f->ls;
     bool any_failed = false;
+    LS_CHECKF(f == ls->queue_head && ls->committing,
+              "WAL I7: flush %s is answered while an older flush is queued", f->key);
+    estimate(&ls->commit_est_us, ls_clock_mono_us() - ls->commit_started_us);
     for (ls_section_t *s = f->sections; s; s = s->next) {
         ls_logstate_t *lg = s->log;
         if (status == UV_ECANCELED) s->st = LS_ESHUTDOWN;
         if (s->st != LS_OK) {
             any_failed = true;
+            if (s->doomed) continue; /* never sent: its head is as it was */
             if (s->st == LS_ENOTFOUND) {
                 lg->head.fenced = true;
             } else {
@@ -917,8 +1054,9 @@ static void commit_after(uv_work_t *w, int status)
                    f->key);
         ls->stats.flush_failures++;
         ls_metric_add(ls_metrics_series0(&m_failures), 1);
+        fail_sections(f, LS_OK); /* older entries are answered first (I7) */
         if (flush_has_idempotent(f)) doom_later(ls, f);
-        fail_sections(f, LS_OK);
+        doom_failed_logs(ls, f, LS_OK);
     }
     ls->stats.flushes++;
     uint64_t batches = 0; /* committed ones */
@@ -941,10 +1079,13 @@ static void commit_after(uv_work_t *w, int status)
 static void start_commit(ls_logstore_t *ls, ls_flush_t *f)
 {
     ls->committing = true;
+    ls->commit_started_us = ls_clock_mono_us();
     f->state = FLUSH_COMMITTING;
+    f->nlive = 0;
     for (ls_section_t *s = f->sections; s; s = s->next) {
         ls_logstate_t *lg = s->log;
-        s->st = lg->head.fenced ? LS_ENOTFOUND : LS_OK;
+        s->st = s->doomed ? LS_EAGAIN : lg->head.fenced ? LS_ENOTFOUND : LS_OK;
+        if (s->st == LS_OK) f->nlive++;
         head_copy(&s->head_before, &lg->head);
         s->head_rev_before = lg->head_rev;
         s->reload_head = lg->head_stale;
@@ -957,16 +1098,18 @@ static void pump_commits(ls_logstore_t *ls)
 {
     while (!ls->committing && ls->queue_head && ls->queue_head->state == FLUSH_PUT_DONE) {
         ls_flush_t *f = ls->queue_head;
-        if (f->put_st == LS_OK && !f->doomed) {
+        if (f->put_st == LS_OK && !f->doomed && !flush_all_doomed(f)) {
             start_commit(ls, f);
+            schedule_seal(ls); /* the next flush may PUT while this one commits */
             return;
         }
         ls_status st = f->put_st != LS_OK ? f->put_st : LS_EAGAIN;
         if (st != LS_ENOSPC && st != LS_ESHUTDOWN) st = LS_EAGAIN;
         ls->stats.flush_failures++;
         ls_metric_add(ls_metrics_series0(&m_failures), 1);
+        fail_sections(f, st); /* older entries are answered first (I7) */
         if (flush_has_idempotent(f)) doom_later(ls, f);
-        fail_sections(f, st);
+        if (f->put_st != LS_OK) doom_failed_logs(ls, f, st);
         ls->queue_head = f->next;
         if (!ls->queue_head) ls->queue_tail = NULL;
         ls->inflight--;
@@ -1044,6 +1187,18 @@ void ls_wal_check_invariants(const ls_logstore_t *ls)
               head_committing);
     LS_CHECKF(queued == ls->inflight, "WAL: %d flushes queued, %d counted in flight", queued,
               ls->inflight);
+    int64_t prev_seq = -1;
+    for (const ls_flush_t *f = ls->queue_head; f; f = f->next) {
+        LS_CHECKF(f->seq > prev_seq && f->seq < ls->seals,
+                  "WAL I1: flush %s has seal number %lld after %lld (of %lld)", f->key,
+                  (long long)f->seq, (long long)prev_seq, (long long)ls->seals);
+        prev_seq = f->seq;
+        for (const ls_section_t *s = f->sections; s; s = s->next)
+            LS_CHECKF(s->doomed || f->doomed || f->seq >= s->log->doom_before,
+                      "WAL I8: flush %s was sealed before log %lld failed and may still commit "
+                      "its section",
+                      f->key, (long long)s->log->log_id);
+    }
     LS_CHECKF(ls->inflight <= ls->cfg.max_inflight_flushes + (ls->shutting_down ? 1 : 0),
               "WAL: %d flushes in flight, limit %d", ls->inflight, ls->cfg.max_inflight_flushes);
     LS_CHECKF(bytes == ls->buffered_bytes,

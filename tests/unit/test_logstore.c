@@ -1,7 +1,8 @@
 /* Log storage: append/commit order, reads across WAL objects, recovery from
  * the stores alone (cache-miss path), idempotent sequences, fence, GC of
  * uncommitted objects (one collector per cluster, never before serving),
- * and failed flushes (via a failing object-store twin). */
+ * failed flushes (via a failing object-store twin), and pipelined flushes
+ * (via a metadata twin whose commits the test holds and fails). */
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "base/check.h"
 #include "log/logstore.h"
 #include "log/logstore_int.h"
+#include "meta/meta_backend.h"
 #include "meta/meta_faulty.h"
 #include "objstore/objstore_faulty.h"
 #include "unit.h"
@@ -1111,6 +1113,343 @@ TEST(watch_bursts_are_applied_in_bounded_steps)
     ls_meta_close(meta);
 }
 
+/* ------------------------------------------------------- pipelined flushes */
+
+/* A metadata store that delegates to mem but holds every txn while hold is
+ * set (so a test can write more WAL objects behind a running commit) and
+ * fails the next fail_txns txns with LS_EIO before they reach the store. */
+typedef struct {
+    ls_meta_t base;
+    ls_meta_ops_t ops;
+    ls_meta_t *inner;
+    int hold, held, fail_txns, txns;
+} gated_meta_t;
+
+static ls_status g_get(ls_meta_t *m, const void *k, size_t kl, ls_kv_t *out)
+{
+    ls_meta_t *in = ((gated_meta_t *)m)->inner;
+    return in->ops->get(in, k, kl, out);
+}
+static ls_status g_scan(ls_meta_t *m, const void *s, size_t sl, const void *e, size_t el,
+                        size_t limit, int reverse, ls_kvlist_t *out)
+{
+    ls_meta_t *in = ((gated_meta_t *)m)->inner;
+    return in->ops->scan(in, s, sl, e, el, limit, reverse, out);
+}
+static ls_status g_txn(ls_meta_t *m, const ls_meta_cmp_t *c, size_t nc, const ls_meta_op_t *o,
+                       size_t no, int64_t *rev)
+{
+    gated_meta_t *g = (gated_meta_t *)m;
+    __atomic_add_fetch(&g->held, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&g->hold, __ATOMIC_SEQ_CST))
+        usleep(1000);
+    __atomic_sub_fetch(&g->held, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&g->txns, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&g->fail_txns, __ATOMIC_SEQ_CST) > 0) {
+        __atomic_sub_fetch(&g->fail_txns, 1, __ATOMIC_SEQ_CST);
+        return LS_EIO;
+    }
+    return g->inner->ops->txn(g->inner, c, nc, o, no, rev);
+}
+static ls_status g_lease_grant(ls_meta_t *m, int64_t ttl, int64_t *out)
+{
+    ls_meta_t *in = ((gated_meta_t *)m)->inner;
+    return in->ops->lease_grant(in, ttl, out);
+}
+static ls_status g_lease_keepalive(ls_meta_t *m, int64_t lease)
+{
+    ls_meta_t *in = ((gated_meta_t *)m)->inner;
+    return in->ops->lease_keepalive(in, lease);
+}
+static ls_status g_lease_revoke(ls_meta_t *m, int64_t lease)
+{
+    ls_meta_t *in = ((gated_meta_t *)m)->inner;
+    return in->ops->lease_revoke(in, lease);
+}
+static ls_status g_watch(ls_meta_t *m, const void *p, size_t pl, int64_t after, ls_meta_watch_cb cb,
+                         void *arg, ls_meta_watch_t **out)
+{
+    ls_meta_t *in = ((gated_meta_t *)m)->inner;
+    return in->ops->watch(in, p, pl, after, cb, arg, out);
+}
+static void g_watch_cancel(ls_meta_t *m, ls_meta_watch_t *w)
+{
+    ls_meta_t *in = ((gated_meta_t *)m)->inner;
+    in->ops->watch_cancel(in, w);
+}
+static void g_close(ls_meta_t *m)
+{
+    ls_meta_close(((gated_meta_t *)m)->inner);
+    ls_free(m);
+}
+
+static gated_meta_t *gated_meta_open(void)
+{
+    gated_meta_t *g = ls_calloc(1, sizeof *g);
+    g->inner = ls_meta_mem_open();
+    g->ops = (ls_meta_ops_t){.name = "gated",
+                             .max_txn_ops = g->inner->ops->max_txn_ops,
+                             .get = g_get,
+                             .scan = g_scan,
+                             .txn = g_txn,
+                             .lease_grant = g_lease_grant,
+                             .lease_keepalive = g_lease_keepalive,
+                             .lease_revoke = g_lease_revoke,
+                             .watch = g_watch,
+                             .watch_cancel = g_watch_cancel,
+                             .close = g_close};
+    g->base.ops = &g->ops;
+    return g;
+}
+
+static void run_until_atomic(int *v, int want)
+{
+    for (int i = 0; i < 100000 && __atomic_load_n(v, __ATOMIC_SEQ_CST) < want; i++) {
+        uv_run(&loop, UV_RUN_NOWAIT);
+        usleep(100);
+    }
+}
+
+static void run_until_objects(ls_objstore_t *os, size_t want)
+{
+    ls_objinfo_t *v;
+    size_t n = 0;
+    for (int i = 0; i < 100000; i++) {
+        CHECK_EQ_INT(ls_objstore_list(os, "wal/", &v, &n), LS_OK);
+        ls_objinfo_free(v, n);
+        if (n >= want) break;
+        uv_run(&loop, UV_RUN_NOWAIT);
+        usleep(100);
+    }
+    CHECK_EQ_INT(n, want);
+}
+
+/* An acknowledgement that records when it came, among all of them. */
+typedef struct {
+    int done, order;
+    ls_status st;
+    int64_t offset;
+} ord_ack_t;
+
+static int ack_seq;
+
+static void on_ord_ack(void *arg, ls_status st, int64_t base, int64_t start)
+{
+    ord_ack_t *a = arg;
+    a->done++;
+    a->order = ++ack_seq;
+    a->st = st;
+    a->offset = base;
+}
+
+static void append_ord(ls_logstore_t *ls, int64_t log, uint8_t fill, ord_ack_t *a)
+{
+    uint8_t buf[128];
+    size_t len = make_entry(buf, 1, 1, fill, 4);
+    ls_append_t ap = app(log, buf, len, 1, 1);
+    ls_logstore_append(ls, &ap, on_ord_ack, a);
+}
+
+/* While the oldest flush's commit is held, the next flush is sealed and its
+ * WAL object written at once (the linger is a minute: only pipelining seals
+ * it), and a full one behind it too; nothing is acknowledged until the held
+ * commit ends, then everything in seal order, offsets in append order. */
+TEST(pipelined_flushes_commit_in_order)
+{
+    gated_meta_t *g = gated_meta_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    c.flush_linger_ms = 60000;
+    c.flush_max_bytes = 100; /* two 65-byte entries fill a flush */
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, &g->base, os, &c, err, sizeof err);
+    CHECK(ls);
+    ack_seq = 0;
+    ord_ack_t a1 = {0}, a2 = {0}, b3 = {0}, a3 = {0};
+    g->hold = 1;
+    append_ord(ls, 1, 1, &a1);
+    run_until_atomic(&g->held, 1); /* flush 1 PUT, its commit running */
+    append_ord(ls, 1, 2, &a2);
+    run_until_objects(os, 2); /* flush 2 written behind the running commit */
+    append_ord(ls, 2, 3, &b3);
+    append_ord(ls, 1, 3, &a3);
+    run_until_objects(os, 3); /* flush 3, full, behind both */
+    for (int i = 0; i < 20; i++)
+        uv_run(&loop, UV_RUN_NOWAIT);
+    CHECK(!a1.done && !a2.done && !b3.done && !a3.done);          /* I2: offsets not yet durable */
+    CHECK_EQ_INT(__atomic_load_n(&g->held, __ATOMIC_SEQ_CST), 1); /* one commit at a time */
+    ls_wal_check_invariants(ls);
+    __atomic_store_n(&g->hold, 0, __ATOMIC_SEQ_CST);
+    run_until(&a3.done, 1);
+    CHECK(a1.done == 1 && a2.done == 1 && b3.done == 1 && a3.done == 1);
+    CHECK(a1.st == LS_OK && a2.st == LS_OK && b3.st == LS_OK && a3.st == LS_OK);
+    CHECK_EQ_INT(a1.offset, 0);
+    CHECK_EQ_INT(a2.offset, 1);
+    CHECK_EQ_INT(a3.offset, 2);
+    CHECK_EQ_INT(b3.offset, 0);
+    CHECK(a1.order < a2.order && a2.order < b3.order && b3.order < a3.order); /* seal order */
+    CHECK_EQ_INT(g->txns, 3);
+    readres_t r = read_sync(ls, 1, 0, 1 << 20);
+    CHECK_EQ_INT(r.res.st, LS_OK);
+    CHECK_EQ_INT(r.res.bytes, 3 * 65);
+    ls_read_result_free(&r.res);
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(&g->base);
+}
+
+/* The commit of the oldest flush fails while two later flushes are written
+ * and one is open: every later entry of the failed log fails too (never
+ * acknowledged ahead of the failed one), the flush left with nothing to
+ * commit costs no metadata txn, another log's entry of the pipeline commits,
+ * and the retries get the offsets the failed entries did not consume. */
+TEST(failed_commit_mid_pipeline_fails_later_entries)
+{
+    gated_meta_t *g = gated_meta_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    c.max_inflight_flushes = 3; /* the fourth flush stays open */
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, &g->base, os, &c, err, sizeof err);
+    CHECK(ls);
+    ack_seq = 0;
+    ord_ack_t a1 = {0}, a2 = {0}, b2 = {0}, a3 = {0}, a4 = {0};
+    g->hold = 1;
+    append_ord(ls, 1, 1, &a1);
+    run_until_atomic(&g->held, 1);
+    append_ord(ls, 1, 2, &a2);
+    append_ord(ls, 2, 2, &b2);
+    run_until_objects(os, 2);
+    append_ord(ls, 1, 3, &a3);
+    run_until_objects(os, 3);
+    append_ord(ls, 1, 4, &a4); /* open: three flushes in flight */
+    for (int i = 0; i < 50; i++) {
+        uv_run(&loop, UV_RUN_NOWAIT);
+        usleep(200);
+    }
+    CHECK(!a4.done);
+    ls_wal_check_invariants(ls);
+    __atomic_store_n(&g->fail_txns, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&g->hold, 0, __ATOMIC_SEQ_CST);
+    run_until(&a3.done, 1);
+    run_until(&b2.done, 1);
+    CHECK(a1.done == 1 && a2.done == 1 && a3.done == 1 && a4.done == 1 && b2.done == 1);
+    CHECK(ls_status_retriable(a1.st));
+    CHECK(ls_status_retriable(a2.st));
+    CHECK(ls_status_retriable(a3.st));
+    CHECK(ls_status_retriable(a4.st));
+    CHECK_EQ_INT(b2.st, LS_OK); /* log 2 had nothing failed ahead of it */
+    CHECK_EQ_INT(b2.offset, 0);
+    CHECK(a1.order < a2.order && a1.order < a3.order && a1.order < a4.order);
+    CHECK(a1.order < b2.order && a2.order < a3.order);
+    /* flush 1 (failed) and flush 2 (log 2 only) reached the store; flush 3
+     * held only doomed entries: no txn, its object is garbage for GC */
+    CHECK_EQ_INT(g->txns, 2);
+    ls_log_info_t info;
+    ls_logstore_info(ls, 1, &info);
+    CHECK_EQ_INT(info.high_watermark, 0); /* nothing of log 1 half-visible */
+    ord_ack_t r1 = {0}, r2 = {0};
+    append_ord(ls, 1, 1, &r1); /* the producer's retries, in order */
+    append_ord(ls, 1, 2, &r2);
+    run_until(&r2.done, 1);
+    CHECK(r1.st == LS_OK && r2.st == LS_OK);
+    CHECK_EQ_INT(r1.offset, 0);
+    CHECK_EQ_INT(r2.offset, 1);
+    ls_wal_check_invariants(ls);
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(&g->base);
+}
+
+/* The same with a failed PUT in the middle: a flush sealed behind it (while
+ * the oldest commit is held) holds a later entry of the same log; it is
+ * written, but fails without being committed, and the retries get the
+ * offsets in append order. */
+TEST(failed_put_mid_pipeline_fails_later_entries)
+{
+    gated_meta_t *g = gated_meta_open();
+    failing_os_t *fos = ls_calloc(1, sizeof *fos);
+    fos->base.ops = &failing_ops;
+    fos->inner = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, &g->base, &fos->base, &c, err, sizeof err);
+    CHECK(ls);
+    ack_seq = 0;
+    ord_ack_t a1 = {0}, a2 = {0}, a3 = {0};
+    g->hold = 1;
+    append_ord(ls, 1, 1, &a1);
+    run_until_atomic(&g->held, 1);
+    __atomic_store_n(&fos->fail_puts, 1, __ATOMIC_SEQ_CST);
+    append_ord(ls, 1, 2, &a2); /* flush 2: its PUT fails */
+    for (int i = 0; i < 10000; i++) {
+        const ls_flush_t *f2 = ls->queue_head->next;
+        if (f2 && f2->state == FLUSH_PUT_DONE) break;
+        uv_run(&loop, UV_RUN_NOWAIT);
+        usleep(200);
+    }
+    CHECK(ls->queue_head->next && ls->queue_head->next->put_st != LS_OK);
+    __atomic_store_n(&fos->fail_puts, 0, __ATOMIC_SEQ_CST);
+    append_ord(ls, 1, 3, &a3); /* flush 3, sealed before flush 2's failure is answered */
+    run_until_objects(fos->inner, 2);
+    CHECK(!a1.done && !a2.done && !a3.done);
+    __atomic_store_n(&g->hold, 0, __ATOMIC_SEQ_CST);
+    run_until(&a3.done, 1);
+    CHECK_EQ_INT(a1.st, LS_OK);
+    CHECK_EQ_INT(a1.offset, 0);
+    CHECK(ls_status_retriable(a2.st));
+    CHECK(ls_status_retriable(a3.st)); /* never acknowledged behind the failed a2 */
+    CHECK(a1.order < a2.order && a2.order < a3.order);
+    CHECK_EQ_INT(g->txns, 1); /* flush 3 reached no commit */
+    ord_ack_t r2 = {0}, r3 = {0};
+    append_ord(ls, 1, 2, &r2);
+    append_ord(ls, 1, 3, &r3);
+    run_until(&r3.done, 1);
+    CHECK(r2.st == LS_OK && r3.st == LS_OK);
+    CHECK_EQ_INT(r2.offset, 1);
+    CHECK_EQ_INT(r3.offset, 2);
+    close_ls(ls);
+    ls_objstore_close(fos->inner);
+    ls_objstore_close(&fos->base);
+    ls_meta_close(&g->base);
+}
+
+/* A flush split over several txns (the store's op limit) whose first txn,
+ * the one holding the WAL object's reference key, fails: the later txns
+ * must not commit, or their index entries would name an object GC deletes
+ * (it keeps only objects with a reference key). */
+TEST(split_commit_stops_when_the_reference_txn_fails)
+{
+    gated_meta_t *g = gated_meta_open();
+    g->ops.max_txn_ops = 4; /* the reference key + one log (3 ops) per txn */
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, &g->base, os, &c, err, sizeof err);
+    CHECK(ls);
+    ord_ack_t a1 = {0}, a2 = {0};
+    g->fail_txns = 1;
+    append_ord(ls, 1, 1, &a1);
+    append_ord(ls, 2, 2, &a2); /* same flush, second txn */
+    run_until(&a1.done, 1);
+    run_until(&a2.done, 1);
+    CHECK(ls_status_retriable(a1.st));
+    CHECK(ls_status_retriable(a2.st));
+    CHECK_EQ_INT(g->txns, 1);
+    ord_ack_t r1 = {0}, r2 = {0};
+    append_ord(ls, 1, 1, &r1);
+    append_ord(ls, 2, 2, &r2);
+    run_until(&r1.done, 1);
+    run_until(&r2.done, 1);
+    CHECK(r1.st == LS_OK && r2.st == LS_OK);
+    CHECK_EQ_INT(r1.offset, 0);
+    CHECK_EQ_INT(r2.offset, 0);
+    CHECK_EQ_INT(g->txns, 3);
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(&g->base);
+}
+
 int main(void)
 {
     uv_loop_init(&loop);
@@ -1129,6 +1468,10 @@ int main(void)
     RUN(transactions_markers_lso_and_aborted_index);
     RUN(read_committed_stops_at_lso_and_finds_aborted);
     RUN(watch_bursts_are_applied_in_bounded_steps);
+    RUN(pipelined_flushes_commit_in_order);
+    RUN(failed_commit_mid_pipeline_fails_later_entries);
+    RUN(failed_put_mid_pipeline_fails_later_entries);
+    RUN(split_commit_stops_when_the_reference_txn_fails);
     uv_loop_close(&loop);
     UNIT_DONE();
 }
