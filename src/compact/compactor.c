@@ -1173,6 +1173,7 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     ls_i64map_init(&c->vers);
     ls_i64map_init(&c->held_next);
     ls_i64map_init(&c->held);
+    c->csync = ls_catalog_sync_new();
     pthread_mutex_init(&c->held_mu, NULL);
     ls_i64map_init(&c->skips_next);
     ls_i64map_init(&c->skips);
@@ -1240,6 +1241,7 @@ void ls_compactor_free(ls_compactor_t *c)
     ls_compactor_free_i64_values(&c->vers);
     ls_compactor_free_i64_values(&c->held_next);
     ls_compactor_free_i64_values(&c->held);
+    ls_catalog_sync_free(c->csync);
     pthread_mutex_destroy(&c->held_mu);
     ls_compactor_free_i64_values(&c->skips_next);
     ls_compactor_free_i64_values(&c->skips);

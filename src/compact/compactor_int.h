@@ -4,6 +4,7 @@
  * maintenance, table metrics and status). Design: src/compact/README.md. */
 #ifndef LS_COMPACTOR_INT_H
 #define LS_COMPACTOR_INT_H
+#include "compact/catalog_sync.h"
 #include "compact/compactor.h"
 
 #include <pthread.h>
@@ -96,6 +97,7 @@ typedef struct table_totals {
 } table_totals_t;
 struct ls_compactor {
     uv_loop_t *loop;
+    ls_catalog_sync_t *csync; /* external catalogs (catalog_sync.h) */
     ls_logstore_t *logs;
     ls_meta_t *meta;
     ls_objstore_t *os;

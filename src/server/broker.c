@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/catalog_conf.h"
 #include "base/diag.h"
 #include "base/uuid.h"
 #include "cluster/membership.h"
@@ -887,6 +888,7 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     b->os = ls_objstore_open_opts(cfg->object_store_url, &oo, err, errlen);
     if (!b->os) return -1;
     if (load_cluster_id(b, err, errlen) != 0) return -1;
+    ls_catalog_confs_install(&b->cfg->catalogs); /* before anything reads it */
     if (load_table_defaults(b, err, errlen) != 0) return -1;
     b->catalog = ls_catalog_open(b->meta, err, errlen);
     if (!b->catalog) return -1;
@@ -1156,5 +1158,6 @@ void ls_broker_free(ls_broker_t *b)
     ls_oauth_close(b->oauth);
     ls_objstore_close(b->os);
     ls_meta_close(b->meta);
+    ls_catalog_confs_install(NULL);
     memset(b, 0, sizeof *b);
 }

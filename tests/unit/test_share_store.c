@@ -70,8 +70,7 @@ static void on_get(void *arg, ls_status st, ls_share_part_t *p)
     got_t *g = arg;
     g->calls++, g->st = st, g->p = p;
 }
-static ls_share_part_t *get(ls_share_store_t *s, const char *gid, int32_t partition,
-                            int64_t init)
+static ls_share_part_t *get(ls_share_store_t *s, const char *gid, int32_t partition, int64_t init)
 {
     got_t g = {0};
     ls_share_store_get(s, gid, &TOPIC, partition, init, on_get, &g);
@@ -101,7 +100,8 @@ static int acquire(ls_share_part_t *p, const char *member, int64_t log_end, int 
     const ls_sharep_range_t *r;
     int n = ls_sharep_acquire(ls_share_part_state(p), member, log_end, max, ls_clock_mono_ms(), &r);
     int total = 0;
-    for (int i = 0; i < n; i++) total += (int)(r[i].last - r[i].first + 1);
+    for (int i = 0; i < n; i++)
+        total += (int)(r[i].last - r[i].first + 1);
     return total;
 }
 
@@ -116,8 +116,9 @@ TEST(state_survives_the_broker)
     CHECK_EQ_INT(ls_sharep_spso(ls_share_part_state(p)), 5);
     CHECK_EQ_INT(acquire(p, "m1", 15, 10), 10);
     static const uint8_t ACCEPT[] = {LS_SHAREP_ACCEPT};
-    CHECK_EQ_INT(ls_sharep_acknowledge(ls_share_part_state(p), "m1", 5, 7, ACCEPT, 1, ls_clock_mono_ms()),
-                 LS_SPERR_NONE);
+    CHECK_EQ_INT(
+        ls_sharep_acknowledge(ls_share_part_state(p), "m1", 5, 7, ACCEPT, 1, ls_clock_mono_ms()),
+        LS_SPERR_NONE);
     CHECK_EQ_INT(sync_part(p), LS_OK);
     ls_share_part_release(p);
 
@@ -173,9 +174,9 @@ TEST(second_writer_conflicts_and_reloads)
     /* ...and b, still holding the older version, loses its next write, so
      * its member's acknowledgements are refused rather than applied twice. */
     static const uint8_t ACCEPT[] = {LS_SHAREP_ACCEPT};
-    CHECK_EQ_INT(ls_sharep_acknowledge(ls_share_part_state(pb), "mb", 0, 3, ACCEPT, 1,
-                                       ls_clock_mono_ms()),
-                 LS_SPERR_NONE);
+    CHECK_EQ_INT(
+        ls_sharep_acknowledge(ls_share_part_state(pb), "mb", 0, 3, ACCEPT, 1, ls_clock_mono_ms()),
+        LS_SPERR_NONE);
     CHECK_EQ_INT(sync_part(pb), LS_ECONFLICT);
     ls_share_part_release(again);
     ls_share_part_release(pb);
@@ -224,7 +225,8 @@ static void on_list(void *arg, ls_status st, const ls_share_offset_t *v, int n)
 {
     listed_t *l = arg;
     l->calls++, l->st = st, l->n = n;
-    for (int i = 0; i < n && i < 8; i++) l->v[i] = v[i];
+    for (int i = 0; i < n && i < 8; i++)
+        l->v[i] = v[i];
 }
 static void on_done(void *arg, ls_status st)
 {
@@ -277,8 +279,8 @@ TEST(offsets_list_reset_delete)
     ls_meta_close(m);
 }
 
-static ls_share_session_err step(ls_share_store_t *s, const char *member, int32_t epoch,
-                                 int nadd, int *nparts)
+static ls_share_session_err step(ls_share_store_t *s, const char *member, int32_t epoch, int nadd,
+                                 int *nparts)
 {
     ls_share_tp_t add[2] = {{TOPIC, 0}, {TOPIC, 1}};
     const ls_share_tp_t *parts;
