@@ -11,6 +11,7 @@
 #include "base/diag.h"
 #include "base/metrics.h"
 #include "table/rest_catalog.h"
+#include "table/iceberg_table.h"
 #include "table/rest_commit.h"
 #include "table/table_catalog.h"
 
@@ -151,8 +152,15 @@ static ls_status sync_once(ls_rest_catalog_t *rc, const char *ns, const char *ta
         return st;
     }
     if (st != LS_OK) return st;
+    /* the catalog writes its metadata files into a folder of its own */
+    const char *loc = json_string_value(json_object_get(ours, "location"));
+    char *mpath = loc ? ls_asprintf("%s/" LS_ICE_CATALOGS_DIR "/%s", loc,
+                                    ls_rest_catalog_name(rc))
+                      : NULL;
     ls_rest_plan_t plan;
-    if (ls_rest_commit_plan(ours, theirs, &plan) != 0) {
+    int prc = ls_rest_commit_plan(ours, theirs, mpath, &plan);
+    ls_free(mpath);
+    if (prc != 0) {
         snprintf(err, errlen, "%s", plan.why);
         json_decref(theirs);
         return LS_ECORRUPT;

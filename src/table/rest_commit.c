@@ -65,7 +65,8 @@ static void add_missing(json_t *updates, const json_t *ours, const json_t *their
     }
 }
 
-int ls_rest_commit_plan(const json_t *ours, const json_t *theirs, ls_rest_plan_t *out)
+int ls_rest_commit_plan(const json_t *ours, const json_t *theirs, const char *metadata_path,
+                        ls_rest_plan_t *out)
 {
     memset(out, 0, sizeof *out);
     const char *uuid = json_string_value(json_object_get(ours, "table-uuid"));
@@ -114,6 +115,12 @@ int ls_rest_commit_plan(const json_t *ours, const json_t *theirs, ls_rest_plan_t
         return 0;
     }
     json_t *updates = json_array();
+    const char *path = json_string_value(
+        json_object_get(json_object_get(theirs, "properties"), "write.metadata.path"));
+    if (metadata_path && (!path || strcmp(path, metadata_path) != 0))
+        json_array_append_new(updates, json_pack("{s:s, s:{s:s}}", "action", "set-properties",
+                                                 "updates", "write.metadata.path",
+                                                 metadata_path));
     add_missing(updates, ours, theirs, "schemas", "schema-id", "add-schema", "schema",
                 "current-schema-id", "set-current-schema", "schema-id");
     add_missing(updates, ours, theirs, "partition-specs", "spec-id", "add-spec", "spec",

@@ -38,9 +38,12 @@ typedef struct ls_rest_plan {
 /* The snapshot id a metadata JSON's main branch names (refs.main, else
  * current-snapshot-id), -1 when none. */
 int64_t ls_rest_main_snapshot(const json_t *metadata);
-/* Plans the commit that brings theirs up to ours (see above). 0, or -1 when
- * ours is not table metadata (why filled). */
-int ls_rest_commit_plan(const json_t *ours, const json_t *theirs, ls_rest_plan_t *out);
+/* Plans the commit that brings theirs up to ours (see above). metadata_path
+ * (NULL: none): the catalog's write.metadata.path, set by the commit when
+ * the catalog's copy has another (so the files it writes stay out of ours).
+ * 0, or -1 when ours is not table metadata (why filled). */
+int ls_rest_commit_plan(const json_t *ours, const json_t *theirs, const char *metadata_path,
+                        ls_rest_plan_t *out);
 void ls_rest_plan_clear(ls_rest_plan_t *p);
 
 /* RegisterTableRequest: {"name", "metadata-location"}. */

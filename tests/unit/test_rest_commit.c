@@ -57,7 +57,7 @@ TEST(behind_commits_what_it_lacks)
 {
     json_t *o = ours(), *t = theirs(10);
     ls_rest_plan_t p;
-    CHECK_EQ_INT(ls_rest_commit_plan(o, t, &p), 0);
+    CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
     CHECK_EQ_INT(p.kind, LS_REST_COMMIT);
     CHECK_EQ_INT(p.added_snapshots, 2);
     CHECK(p.base_main == 10 && p.our_main == 12);
@@ -104,7 +104,7 @@ TEST(in_sync_sends_nothing)
 {
     json_t *o = ours(), *t = ours();
     ls_rest_plan_t p;
-    CHECK_EQ_INT(ls_rest_commit_plan(o, t, &p), 0);
+    CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
     CHECK_EQ_INT(p.kind, LS_REST_IN_SYNC);
     CHECK(!p.body);
     json_decref(o);
@@ -117,7 +117,7 @@ TEST(empty_catalog_copy_gets_every_snapshot)
     json_t *o = ours(), *t = theirs(-1);
     json_object_del(json_object_get(t, "refs"), "main");
     ls_rest_plan_t p;
-    CHECK_EQ_INT(ls_rest_commit_plan(o, t, &p), 0);
+    CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
     CHECK_EQ_INT(p.kind, LS_REST_COMMIT);
     CHECK_EQ_INT(p.added_snapshots, 3);
     json_t *r = json_array_get(json_object_get(p.body, "requirements"), 1);
@@ -139,14 +139,14 @@ TEST(diverged_is_never_overwritten)
     json_object_set_new(json_object_get(json_object_get(t, "refs"), "main"), "snapshot-id",
                         json_integer(99));
     ls_rest_plan_t p;
-    CHECK_EQ_INT(ls_rest_commit_plan(o, t, &p), 0);
+    CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
     CHECK_EQ_INT(p.kind, LS_REST_DIVERGED);
     CHECK(!p.body);
     CHECK(strstr(p.why, "snapshot 99") && strstr(p.why, "another writer"));
     json_decref(t);
     t = ours();
     json_object_set_new(t, "table-uuid", json_string("u-2"));
-    CHECK_EQ_INT(ls_rest_commit_plan(o, t, &p), 0);
+    CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
     CHECK_EQ_INT(p.kind, LS_REST_DIVERGED);
     CHECK(strstr(p.why, "table-uuid u-2") && strstr(p.why, "ours is u-1"));
     json_decref(o);
@@ -160,11 +160,32 @@ TEST(main_moved_back_only_moves_the_ref)
     json_object_set_new(json_object_get(json_object_get(t, "refs"), "main"), "snapshot-id",
                         json_integer(11));
     ls_rest_plan_t p;
-    CHECK_EQ_INT(ls_rest_commit_plan(o, t, &p), 0);
+    CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
     CHECK_EQ_INT(p.kind, LS_REST_COMMIT);
     CHECK_EQ_INT(p.added_snapshots, 0);
     CHECK_EQ_INT((int)json_array_size(json_object_get(p.body, "updates")), 1);
     CHECK(!strcmp(action(p.body, 0), "set-snapshot-ref"));
+    ls_rest_plan_clear(&p);
+    json_decref(o);
+    json_decref(t);
+}
+
+/* The catalog's own metadata files go to the folder we name, set once. */
+TEST(metadata_path_set_when_it_differs)
+{
+    json_t *o = ours(), *t = theirs(11);
+    ls_rest_plan_t p;
+    CHECK_EQ_INT(ls_rest_commit_plan(o, t, "file:///w/t/metadata/catalogs/c1", &p), 0);
+    CHECK(!strcmp(action(p.body, 0), "set-properties"));
+    const json_t *u = json_array_get(json_object_get(p.body, "updates"), 0);
+    CHECK(!strcmp(json_string_value(json_object_get(json_object_get(u, "updates"),
+                                                    "write.metadata.path")),
+                  "file:///w/t/metadata/catalogs/c1"));
+    ls_rest_plan_clear(&p);
+    json_object_set_new(t, "properties",
+                        json_pack("{s:s}", "write.metadata.path", "file:///w/t/metadata/catalogs/c1"));
+    CHECK_EQ_INT(ls_rest_commit_plan(o, t, "file:///w/t/metadata/catalogs/c1", &p), 0);
+    CHECK(strcmp(action(p.body, 0), "set-properties") != 0);
     ls_rest_plan_clear(&p);
     json_decref(o);
     json_decref(t);
@@ -186,7 +207,7 @@ TEST(register_and_namespace_bodies)
     /* not table metadata */
     json_t *bad = json_object();
     ls_rest_plan_t p;
-    CHECK_EQ_INT(ls_rest_commit_plan(bad, bad, &p), -1);
+    CHECK_EQ_INT(ls_rest_commit_plan(bad, bad, NULL, &p), -1);
     CHECK(strstr(p.why, "table-uuid"));
     json_decref(bad);
 }
@@ -198,6 +219,7 @@ int main(void)
     RUN(empty_catalog_copy_gets_every_snapshot);
     RUN(diverged_is_never_overwritten);
     RUN(main_moved_back_only_moves_the_ref);
+    RUN(metadata_path_set_when_it_differs);
     RUN(register_and_namespace_bodies);
     UNIT_DONE();
 }
