@@ -136,6 +136,8 @@ int ls_admin_policy_describe(ls_admin_conn_t *c, const char *topic, ls_admin_pol
             out->skipped = strtoll(value, NULL, 10);
         } else if (strcmp(key, "lakestream.table.held.reason") == 0) {
             out->held = value;
+        } else if (strcmp(key, "lakestream.table.catalog.status") == 0) {
+            out->catalog_status = value;
         } else if (strcmp(key, "lakestream.table.current") == 0) {
             out->current = value;
         } else if (strcmp(key, "lakestream.table.current.reason") == 0) {

@@ -92,6 +92,7 @@ static int cmd_show(ls_cli_conn_t *c, const char *topic)
         printf("records skipped: %lld (lakestream.table.error.handling=skip)\n",
                (long long)p.skipped);
     if (p.held) printf("table held back: %s\n", p.held);
+    if (p.catalog_status) printf("external catalog behind: %s\n", p.catalog_status);
     /* the table the rows go to now (evolution=new-table: a later version) */
     if (p.current) printf("current table: %s\n", p.current);
     if (p.current_reason) printf("  started by: %s\n", p.current_reason);

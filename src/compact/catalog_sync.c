@@ -41,7 +41,7 @@ typedef struct sync_entry {
     int64_t backoff; /* ms, doubles per failure */
     int failures;    /* consecutive */
     int64_t behind_since_ms;
-    char last_err[400];
+    char last_err[600];
     bool conflict;
     bool tried; /* an attempt was made since this broker started */
 } sync_entry_t;
@@ -154,9 +154,8 @@ static ls_status sync_once(ls_rest_catalog_t *rc, const char *ns, const char *ta
     if (st != LS_OK) return st;
     /* the catalog writes its metadata files into a folder of its own */
     const char *loc = json_string_value(json_object_get(ours, "location"));
-    char *mpath = loc ? ls_asprintf("%s/" LS_ICE_CATALOGS_DIR "/%s", loc,
-                                    ls_rest_catalog_name(rc))
-                      : NULL;
+    char *mpath =
+        loc ? ls_asprintf("%s/" LS_ICE_CATALOGS_DIR "/%s", loc, ls_rest_catalog_name(rc)) : NULL;
     ls_rest_plan_t plan;
     int prc = ls_rest_commit_plan(ours, theirs, mpath, &plan);
     ls_free(mpath);

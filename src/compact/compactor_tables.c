@@ -152,6 +152,11 @@ const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_n
     return v;
 }
 
+const char *ls_compactor_table_catalog_status(const ls_compactor_t *c, int64_t stream_no)
+{
+    return ls_i64map_get(&c->csync_status, stream_no);
+}
+
 const char *ls_compactor_table_held(const ls_compactor_t *c, int64_t stream_no)
 {
     return ls_i64map_get(&c->held, stream_no);
@@ -564,9 +569,14 @@ void ls_compactor_table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts
      * table's external catalog, if its policy names one */
     const char *ext = ts->policy.value[LS_POLICY_CATALOG];
     if (c->pass_compact && ts->table && !ts->blocked && ext &&
-        strcmp(ext, LS_POLICY_BUILTIN_CATALOG) != 0)
+        strcmp(ext, LS_POLICY_BUILTIN_CATALOG) != 0) {
         ls_catalog_sync_table(c->csync, c->meta, c->os, ext, ts->stream->ns, ts->target.name,
                               committed, ls_clock_wall_ms());
+        char status[700];
+        ls_catalog_sync_status(c->csync, ts->stream->ns, ts->target.name, status, sizeof status);
+        ls_free(ls_i64map_get(&c->csync_status_next, ts->stream->stream_no));
+        ls_i64map_put(&c->csync_status_next, ts->stream->stream_no, ls_strdup(status));
+    }
     if (c->pass_compact && !ts->blocked && !hold) idle_maintain(c, ts);
     if (c->pass_retention && !ts->blocked && !hold) sweep_orphans(c, ts);
     for (int32_t p = 0; p < np; p++) {

@@ -136,6 +136,12 @@ static const char *svc_table_held(void *root, int64_t stream_no)
     return b->compactor ? ls_compactor_table_held(b->compactor, stream_no) : NULL;
 }
 
+static const char *svc_table_catalog_status(void *root, int64_t stream_no)
+{
+    ls_broker_t *b = root;
+    return b->compactor ? ls_compactor_table_catalog_status(b->compactor, stream_no) : NULL;
+}
+
 /* The REST catalog's view of a held table (HTTP threads): the compactor
  * exists from startup until after the HTTP threads are joined. */
 static char *rest_held_reason(void *ctx, const char *ns, const char *table)
@@ -333,6 +339,7 @@ static void services_init(ls_broker_t *b)
         .table_lag = svc_table_lag,
         .table_version = svc_table_version,
         .table_held = svc_table_held,
+        .table_catalog_status = svc_table_catalog_status,
         .table_skipped = svc_table_skipped,
         .tables_changed = svc_tables_changed,
         .topics_deleted = svc_topics_deleted,

@@ -119,8 +119,7 @@ int ls_rest_commit_plan(const json_t *ours, const json_t *theirs, const char *me
         json_object_get(json_object_get(theirs, "properties"), "write.metadata.path"));
     if (metadata_path && (!path || strcmp(path, metadata_path) != 0))
         json_array_append_new(updates, json_pack("{s:s, s:{s:s}}", "action", "set-properties",
-                                                 "updates", "write.metadata.path",
-                                                 metadata_path));
+                                                 "updates", "write.metadata.path", metadata_path));
     add_missing(updates, ours, theirs, "schemas", "schema-id", "add-schema", "schema",
                 "current-schema-id", "set-current-schema", "schema-id");
     add_missing(updates, ours, theirs, "partition-specs", "spec-id", "add-spec", "spec",

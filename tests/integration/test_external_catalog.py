@@ -221,6 +221,15 @@ def test_other_writers_snapshot_is_reported_never_overwritten(broker_factory, re
     assert re.search(r"catalog ext is behind this table \(conflict.*another writer committed",
                      b.log_text()), b.log_tail(20)
     assert _metric(b, "lakestream_table_catalog_behind", catalog="ext", table=topic) == 1
+    # and `lakestream tables show` says so (DescribeConfigs lakestream.table.catalog.status)
+    def shown():
+        out = subprocess.run([lsbroker.binary_path(), "tables", "--bootstrap", b.bootstrap, "show",
+                              topic], capture_output=True, text=True, timeout=60,
+                             env={k: v for k, v in os.environ.items()
+                                  if not k.startswith("LAKESTREAM_")})
+        return re.search(r"^external catalog behind: catalog ext behind since \d+ \(conflict",
+                         out.stdout, re.M) and out.stdout
+    lsbroker.wait_until(shown, 30, interval=0.3, what="tables show reporting the conflict")
     now = _catalog(rest_catalog).load_table(("default", topic))
     assert now.current_snapshot().snapshot_id == theirs.snapshot_id
     assert now.scan().to_arrow().num_rows == 21

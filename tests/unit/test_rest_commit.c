@@ -178,12 +178,13 @@ TEST(metadata_path_set_when_it_differs)
     CHECK_EQ_INT(ls_rest_commit_plan(o, t, "file:///w/t/metadata/catalogs/c1", &p), 0);
     CHECK(!strcmp(action(p.body, 0), "set-properties"));
     const json_t *u = json_array_get(json_object_get(p.body, "updates"), 0);
-    CHECK(!strcmp(json_string_value(json_object_get(json_object_get(u, "updates"),
-                                                    "write.metadata.path")),
-                  "file:///w/t/metadata/catalogs/c1"));
+    CHECK(!strcmp(
+        json_string_value(json_object_get(json_object_get(u, "updates"), "write.metadata.path")),
+        "file:///w/t/metadata/catalogs/c1"));
     ls_rest_plan_clear(&p);
-    json_object_set_new(t, "properties",
-                        json_pack("{s:s}", "write.metadata.path", "file:///w/t/metadata/catalogs/c1"));
+    json_object_set_new(
+        t, "properties",
+        json_pack("{s:s}", "write.metadata.path", "file:///w/t/metadata/catalogs/c1"));
     CHECK_EQ_INT(ls_rest_commit_plan(o, t, "file:///w/t/metadata/catalogs/c1", &p), 0);
     CHECK(strcmp(action(p.body, 0), "set-properties") != 0);
     ls_rest_plan_clear(&p);
