@@ -8,9 +8,10 @@ SQLite), started here from the jars tools/install-deps.sh fetched into
 configured with that catalog would. Checked: every produced row is readable
 through the external catalog, and a later produce becomes a new snapshot there
 (ack -> visible time printed); another writer's snapshot in the external
-catalog is reported as a conflict (metric, log line) and never overwritten;
-OAuth2 client credentials work through a proxy that enforces bearer tokens,
-and a catalog configured without them fails visibly."""
+catalog is reported as a conflict (metric, log line, `tables show`) and never
+overwritten; OAuth2 client credentials work through a proxy that enforces
+bearer tokens, and a catalog configured without them fails visibly; an outage
+(503) is retried and the snapshots made meanwhile caught up."""
 
 import glob
 import http.server
@@ -245,8 +246,10 @@ class _AuthProxy(http.server.ThreadingHTTPServer):
     TOKEN = "tok-9f8e7d"
     CLIENT, SECRET = "lakestream", "s3cret"
 
-    def __init__(self, upstream):
+    def __init__(self, upstream, auth=True):
         self.upstream = upstream
+        self.auth = auth
+        self.down = False  # answer 503 to everything (an outage)
         self.seen = []  # (path, authorized)
         super().__init__(("127.0.0.1", 0), _AuthHandler)
         threading.Thread(target=self.serve_forever, daemon=True).start()
@@ -272,6 +275,11 @@ class _AuthHandler(http.server.BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else None
         srv = self.server
+        if srv.down:
+            srv.seen.append((self.path, None))
+            return self._answer(503, {"error": {"message": "down for maintenance",
+                                                "type": "ServiceUnavailableException",
+                                                "code": 503}})
         if self.path == "/v1/oauth/tokens":
             form = urllib.parse.parse_qs((body or b"").decode())
             ok = (form.get("grant_type") == ["client_credentials"] and
@@ -282,7 +290,7 @@ class _AuthHandler(http.server.BaseHTTPRequestHandler):
                                           "error_description": "bad client credentials"})
             return self._answer(200, {"access_token": srv.TOKEN, "token_type": "bearer",
                                       "expires_in": 3600})
-        authorized = self.headers.get("Authorization") == "Bearer " + srv.TOKEN
+        authorized = not srv.auth or self.headers.get("Authorization") == "Bearer " + srv.TOKEN
         srv.seen.append((self.path, authorized))
         if not authorized:
             return self._answer(401, {"error": {"message": "Not authorized: bearer token missing "
@@ -364,3 +372,36 @@ def test_unknown_catalog_name_refused(broker_factory, rest_catalog):
                          timeout=30, env={k: v for k, v in os.environ.items()
                                           if not k.startswith("LAKESTREAM_")})
     assert out.returncode != 0 and "catalog.ext.urii: unknown key" in out.stderr, out.stderr
+
+
+def test_catalog_outage_is_retried_and_caught_up(broker_factory, rest_catalog):
+    """The catalog answers 503 for a while: the broker's own table goes on,
+    the failures count as unavailable, and once the catalog is back every
+    snapshot made meanwhile reaches it in one catch-up."""
+    proxy = _AuthProxy(rest_catalog, auth=False)
+    try:
+        b = broker_factory(*FAST, "--catalog.ext.type=rest", "--catalog.ext.uri=" + proxy.url)
+        topic = unique_topic("outage")
+        _create(b, topic, "ext")
+        _produce(b.bootstrap, topic, [b"x-%d" % i for i in range(5)])
+        t, _ = _external_rows(rest_catalog, topic, 5)
+        before = len(t.metadata.snapshots)
+        proxy.down = True
+        for round_ in range(3):   # three commits of the built-in table meanwhile
+            _produce(b.bootstrap, topic, [b"y-%d-%d" % (round_, i) for i in range(4)])
+            iceberg_util.wait_rows(iceberg_util.table_dir(b, topic), 5 + 4 * (round_ + 1))
+        lsbroker.wait_until(lambda: _metric(b, "lakestream_table_catalog_failures_total",
+                                            catalog="ext", reason="unavailable") >= 1,
+                            30, what="the outage counted")
+        assert re.search(r"catalog ext is behind this table \(unavailable.*HTTP 503: down for "
+                         r"maintenance", b.log_text()), b.log_tail(20)
+        assert _metric(b, "lakestream_table_catalog_behind", catalog="ext", table=topic) == 1
+        proxy.down = False
+        t, rows = _external_rows(rest_catalog, topic, 17, timeout=60)
+        assert len(t.metadata.snapshots) >= before + 3
+        local = json.load(open(iceberg_util.current_metadata(iceberg_util.table_dir(b, topic))))
+        assert t.current_snapshot().snapshot_id == local["current-snapshot-id"]
+        lsbroker.wait_until(lambda: _metric(b, "lakestream_table_catalog_behind", catalog="ext",
+                                            table=topic) == 0, 30, what="behind cleared")
+    finally:
+        proxy.shutdown()
