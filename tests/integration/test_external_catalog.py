@@ -405,3 +405,23 @@ def test_catalog_outage_is_retried_and_caught_up(broker_factory, rest_catalog):
                                             table=topic) == 0, 30, what="behind cleared")
     finally:
         proxy.shutdown()
+
+
+def test_schema_evolution_reaches_external_catalog(broker_factory, rest_catalog):
+    """A JSON table whose inferred columns grow: the catalog's copy gets the
+    new schema (add-schema, set-current-schema) with our field ids."""
+    b = broker_factory(*FAST, "--catalog.ext.type=rest", "--catalog.ext.uri=" + rest_catalog)
+    topic = unique_topic("evolve")
+    _create(b, topic, "ext", **{"lakestream.table.value.format": "json"})
+    _produce(b.bootstrap, topic, [json.dumps({"a": i}).encode() for i in range(3)])
+    t, _ = _external_rows(rest_catalog, topic, 3)
+    assert "b" not in [f.name for f in t.schema().fields]
+    _produce(b.bootstrap, topic, [json.dumps({"a": 10 + i, "b": "x%d" % i}).encode()
+                                  for i in range(2)])
+    t, rows = _external_rows(rest_catalog, topic, 5)
+    local = json.load(open(iceberg_util.current_metadata(iceberg_util.table_dir(b, topic))))
+    ours = next(s for s in local["schemas"] if s["schema-id"] == local["current-schema-id"])
+    assert t.schema().schema_id == ours["schema-id"]
+    assert {f.name: f.field_id for f in t.schema().fields} == \
+        {f["name"]: f["id"] for f in ours["fields"]}
+    assert sorted(v for v in rows.column("b").to_pylist() if v) == ["x0", "x1"]
