@@ -366,6 +366,17 @@ def test_unknown_catalog_name_refused(broker_factory, rest_catalog):
     err = e.value.args[0]
     assert err.code() == 40 and "no catalog named 'glue' is configured (configured: builtin, ext)" \
         in err.str(), err.str()
+    # the CLI leaves the name to the broker, which knows its catalogs
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}
+    a.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    ok = subprocess.run([lsbroker.binary_path(), "tables", "--bootstrap", b.bootstrap, "set", topic,
+                         "catalog=ext"], capture_output=True, text=True, timeout=60, env=env)
+    assert ok.returncode == 0 and re.search(r"^lakestream.table.catalog\s+ext\s+stream", ok.stdout,
+                                            re.M), ok.stdout + ok.stderr
+    bad = subprocess.run([lsbroker.binary_path(), "tables", "--bootstrap", b.bootstrap, "set", topic,
+                          "catalog=glue"], capture_output=True, text=True, timeout=60, env=env)
+    assert bad.returncode != 0 and "no catalog named 'glue'" in bad.stdout + bad.stderr, \
+        bad.stdout + bad.stderr
     # a broker configured with an unknown catalog field does not start
     out = subprocess.run([lsbroker.binary_path(), "serve", "--catalog.ext.type=rest",
                           "--catalog.ext.urii=http://x"], capture_output=True, text=True,
