@@ -148,7 +148,11 @@ static ls_status sync_once(ls_rest_catalog_t *rc, const char *ns, const char *ta
     if (st == LS_ENOTFOUND) {
         st = ls_rest_catalog_create_namespace(rc, ns, err, errlen);
         if (st == LS_OK) st = ls_rest_catalog_register(rc, ns, table, location, err, errlen);
-        if (st == LS_OK) *added = 1;
+        if (st == LS_OK) {
+            *added = 1;
+            LS_INFO("catalog", "table %s.%s: registered in catalog %s at %s", ns, table,
+                    ls_rest_catalog_name(rc), location);
+        }
         return st;
     }
     if (st != LS_OK) return st;

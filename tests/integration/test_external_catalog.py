@@ -250,6 +250,7 @@ class _AuthProxy(http.server.ThreadingHTTPServer):
         self.upstream = upstream
         self.auth = auth
         self.down = False  # answer 503 to everything (an outage)
+        self.commit_409 = 0  # answer 409 to that many table commits (a writer won the race)
         self.seen = []  # (path, authorized)
         super().__init__(("127.0.0.1", 0), _AuthHandler)
         threading.Thread(target=self.serve_forever, daemon=True).start()
@@ -280,6 +281,13 @@ class _AuthHandler(http.server.BaseHTTPRequestHandler):
             return self._answer(503, {"error": {"message": "down for maintenance",
                                                 "type": "ServiceUnavailableException",
                                                 "code": 503}})
+        if method == "POST" and re.match(r"^/v1/namespaces/[^/]+/tables/[^/]+$", self.path) \
+                and srv.commit_409 > 0:
+            srv.commit_409 -= 1
+            srv.seen.append((self.path, 409))
+            return self._answer(409, {"error": {"message": "Requirement failed: branch main has "
+                                                "changed", "type": "CommitFailedException",
+                                                "code": 409}})
         if self.path == "/v1/oauth/tokens":
             form = urllib.parse.parse_qs((body or b"").decode())
             ok = (form.get("grant_type") == ["client_credentials"] and
@@ -436,3 +444,28 @@ def test_schema_evolution_reaches_external_catalog(broker_factory, rest_catalog)
     assert {f.name: f.field_id for f in t.schema().fields} == \
         {f["name"]: f["id"] for f in ours["fields"]}
     assert sorted(v for v in rows.column("b").to_pylist() if v) == ["x0", "x1"]
+
+
+def test_commit_refused_with_409_is_reported_then_replanned(broker_factory, rest_catalog):
+    """A commit the catalog refuses with 409 (its requirements failed: a writer
+    committed between our load and our commit) is a conflict: reported, not
+    forced; the next attempt reloads, and with nothing of theirs in the way,
+    commits."""
+    proxy = _AuthProxy(rest_catalog, auth=False)
+    try:
+        b = broker_factory(*FAST, "--catalog.ext.type=rest", "--catalog.ext.uri=" + proxy.url)
+        topic = unique_topic("race")
+        _create(b, topic, "ext")
+        _produce(b.bootstrap, topic, [b"r-%d" % i for i in range(3)])
+        _external_rows(rest_catalog, topic, 3)
+        proxy.commit_409 = 1
+        _produce(b.bootstrap, topic, [b"s-%d" % i for i in range(3)])
+        _external_rows(rest_catalog, topic, 6)
+        assert any(ok == 409 for _, ok in proxy.seen), proxy.seen
+        assert _metric(b, "lakestream_table_catalog_failures_total", catalog="ext",
+                       reason="conflict") == 1
+        assert re.search(r"catalog ext is behind this table \(conflict.*HTTP 409: Requirement "
+                         r"failed", b.log_text()), b.log_tail(20)
+        assert re.search(r"catalog ext has its latest snapshot again", b.log_text())
+    finally:
+        proxy.shutdown()
