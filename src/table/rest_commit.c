@@ -105,6 +105,20 @@ int ls_rest_commit_plan(const json_t *ours, const json_t *theirs, const char *me
         chain[n++] = s;
         id = int_or(s, "parent-snapshot-id", -1);
     }
+    /* the catalog's main may be a snapshot of ours we have expired since it
+     * had it: our ancestor if the catalog's own copies of our snapshots
+     * lead from where our history stops to it */
+    size_t guard = json_array_size(theirs_snaps);
+    for (int64_t id = n ? int_or(chain[n - 1], "parent-snapshot-id", -1) : -1;
+         !found && id >= 0 && guard-- > 0;) {
+        if (id == out->base_main) {
+            found = true;
+            break;
+        }
+        const json_t *s = by_id(theirs_snaps, "snapshot-id", id);
+        if (!s) break;
+        id = int_or(s, "parent-snapshot-id", -1);
+    }
     if (!found) {
         ls_free(chain);
         out->kind = LS_REST_DIVERGED;

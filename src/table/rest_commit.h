@@ -6,7 +6,9 @@
  * of; the catalog's copy ("theirs", the "metadata" of its LoadTableResult)
  * may have been changed by other writers. ls_rest_commit_plan compares them:
  *   IN_SYNC   the catalog's main branch is our current snapshot;
- *   COMMIT    its main is an ancestor of ours (or it has none): the body of a
+ *   COMMIT    its main is an ancestor of ours (or it has none; or one we have
+ *             expired since, found through the catalog's copies of our
+ *             snapshots' parent links): the body of a
  *             CommitTableRequest (REST spec, POST .../tables/{table}) that
  *             adds what it lacks — new schemas and partition specs (by id),
  *             the snapshots after its main (oldest first), then moves main

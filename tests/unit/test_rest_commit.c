@@ -192,6 +192,38 @@ TEST(metadata_path_set_when_it_differs)
     json_decref(t);
 }
 
+/* Snapshots we have expired since the catalog got them (10, 11) are still
+ * ours: the catalog's main at 11 is where our history stops; at 10 (rolled
+ * back there) it is found through the catalog's copies of our parent links.
+ * Another writer's snapshot whose parent is ours is not ours. */
+TEST(main_expired_by_us_is_still_ours)
+{
+    json_t *o = ours();
+    json_array_remove(json_object_get(o, "snapshots"), 0); /* we expired 10 and 11 */
+    json_array_remove(json_object_get(o, "snapshots"), 0);
+    ls_rest_plan_t p;
+    for (int64_t main = 11; main >= 10; main--) {
+        json_t *t = theirs(11);
+        json_object_set_new(json_object_get(json_object_get(t, "refs"), "main"), "snapshot-id",
+                            json_integer(main));
+        CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
+        CHECK_EQ_INT(p.kind, LS_REST_COMMIT);
+        CHECK_EQ_INT(p.added_snapshots, 1); /* 12 */
+        ls_rest_plan_clear(&p);
+        json_decref(t);
+    }
+    json_t *t = theirs(11);
+    json_array_append_new(json_object_get(t, "snapshots"),
+                          json_pack("{s:I, s:I}", "snapshot-id", (json_int_t)99,
+                                    "parent-snapshot-id", (json_int_t)10));
+    json_object_set_new(json_object_get(json_object_get(t, "refs"), "main"), "snapshot-id",
+                        json_integer(99));
+    CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
+    CHECK_EQ_INT(p.kind, LS_REST_DIVERGED);
+    json_decref(o);
+    json_decref(t);
+}
+
 TEST(register_and_namespace_bodies)
 {
     json_t *b = ls_rest_register_body("t1", "file:///w/t1/metadata/v3.metadata.json");
@@ -221,6 +253,7 @@ int main(void)
     RUN(diverged_is_never_overwritten);
     RUN(main_moved_back_only_moves_the_ref);
     RUN(metadata_path_set_when_it_differs);
+    RUN(main_expired_by_us_is_still_ours);
     RUN(register_and_namespace_bodies);
     UNIT_DONE();
 }
