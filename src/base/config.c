@@ -1232,4 +1232,9 @@ void ls_config_print_help(void)
                ENV_PREFIX, env, k->alias ? "; alias " : "", k->alias ? k->alias : "", k->help,
                k->name, k->def ? k->def : "");
     }
+    printf("\n# ---- external table catalogs ----\n"
+           "# catalog.<name>.type=rest, .uri, .warehouse, .token, .credential (ID:SECRET, OAuth2\n"
+           "#   client credentials), .oauth2-server-uri, .scope, .prefix, .header.<H>: an\n"
+           "#   Iceberg REST catalog that lakestream.table.catalog=<name> mirrors tables into\n"
+           "#   (docs/OPERATIONS.md). None by default.\n");
 }
