@@ -46,11 +46,21 @@ typedef struct sync_entry {
     bool tried; /* an attempt was made since this broker started */
 } sync_entry_t;
 
+/* A catalog: its client, and while it is unreachable, until when no table
+ * tries it (so a catalog that times out costs the worker one timeout per
+ * backoff, not one per table). */
+typedef struct cat_state {
+    ls_rest_catalog_t *rc;
+    int64_t down_until_ms;
+    int64_t backoff;
+    char why[600];
+} cat_state_t;
+
 struct ls_catalog_sync {
     sync_entry_t *v;
     size_t n;
-    ls_rest_catalog_t **clients;
-    size_t nclients;
+    cat_state_t *cats;
+    size_t ncats;
 };
 
 ls_catalog_sync_t *ls_catalog_sync_new(void) { return LS_NEW(ls_catalog_sync_t); }
@@ -65,9 +75,9 @@ void ls_catalog_sync_free(ls_catalog_sync_t *s)
         ls_free(s->v[i].synced);
     }
     ls_free(s->v);
-    for (size_t i = 0; i < s->nclients; i++)
-        ls_rest_catalog_close(s->clients[i]);
-    ls_free(s->clients);
+    for (size_t i = 0; i < s->ncats; i++)
+        ls_rest_catalog_close(s->cats[i].rc);
+    ls_free(s->cats);
     ls_free(s);
 }
 
@@ -97,12 +107,15 @@ static sync_entry_t *entry(ls_catalog_sync_t *s, const char *catalog, const char
     return e;
 }
 
-static ls_rest_catalog_t *client(ls_catalog_sync_t *s, const ls_catalog_conf_t *conf)
+static cat_state_t *cat_state(ls_catalog_sync_t *s, const ls_catalog_conf_t *conf)
 {
-    for (size_t i = 0; i < s->nclients; i++)
-        if (!strcmp(ls_rest_catalog_name(s->clients[i]), conf->name)) return s->clients[i];
-    s->clients = ls_realloc(s->clients, (s->nclients + 1) * sizeof *s->clients);
-    return s->clients[s->nclients++] = ls_rest_catalog_open(conf);
+    for (size_t i = 0; i < s->ncats; i++)
+        if (!strcmp(ls_rest_catalog_name(s->cats[i].rc), conf->name)) return &s->cats[i];
+    s->cats = ls_realloc(s->cats, (s->ncats + 1) * sizeof *s->cats);
+    cat_state_t *c = &s->cats[s->ncats++];
+    memset(c, 0, sizeof *c);
+    c->rc = ls_rest_catalog_open(conf);
+    return c;
 }
 
 static void set_behind(const sync_entry_t *e, bool behind)
@@ -207,8 +220,32 @@ void ls_catalog_sync_table(ls_catalog_sync_t *s, ls_meta_t *meta, ls_objstore_t 
         return; /* nothing new */
     }
     int added = 0;
-    if (st == LS_OK)
-        st = sync_once(client(s, conf), ns, table, location, ours, &added, err, sizeof err);
+    cat_state_t *cs = cat_state(s, conf);
+    if (st == LS_OK && now_ms < cs->down_until_ms) {
+        /* unreachable a moment ago: wait with it, without a request */
+        if (!e->failures) {
+            e->failures = 1;
+            e->behind_since_ms = now_ms;
+            snprintf(e->last_err, sizeof e->last_err, "%s", cs->why);
+            set_behind(e, true);
+        }
+        e->next_ms = cs->down_until_ms;
+        ls_free(location);
+        json_decref(ours);
+        return;
+    }
+    if (st == LS_OK) {
+        st = sync_once(cs->rc, ns, table, location, ours, &added, err, sizeof err);
+        if (st == LS_EAGAIN) {
+            cs->backoff = cs->backoff ? cs->backoff * 2 : BACKOFF_MIN_MS;
+            if (cs->backoff > BACKOFF_MAX_MS) cs->backoff = BACKOFF_MAX_MS;
+            cs->down_until_ms = now_ms + cs->backoff;
+            snprintf(cs->why, sizeof cs->why, "%s", err);
+        } else {
+            cs->backoff = 0;
+            cs->down_until_ms = 0;
+        }
+    }
     if (st == LS_OK) {
         if (e->failures || e->conflict)
             LS_INFO("catalog", "table %s.%s: catalog %s has its latest snapshot again", ns, table,

@@ -23,7 +23,9 @@
  * forced. Transport errors, timeouts, 5xx and 429 are retried at the next
  * pass after an exponential backoff (1 s doubling to 5 min); a commit with
  * an unknown outcome is safe to retry because every attempt re-plans from
- * a fresh load.
+ * a fresh load. Such a failure also backs the whole catalog off: until it
+ * is due no table sends it a request, so an unreachable catalog costs the
+ * compaction worker one timeout per backoff, whatever the table count.
  *
  * State per table (in memory, this broker): the metadata location last
  * mirrored, the next attempt's time, consecutive failures and the last
