@@ -190,7 +190,7 @@ static ls_status sync_once(ls_rest_catalog_t *rc, const char *ns, const char *ta
         break;
     case LS_REST_COMMIT:
         st = ls_rest_catalog_commit(rc, ns, table, plan.body, err, errlen);
-        if (st == LS_OK) *added = plan.added_snapshots;
+        if (st == LS_OK) *added = 1; /* a commit accepted (snapshots added and/or removed) */
         break;
     }
     ls_rest_plan_clear(&plan);

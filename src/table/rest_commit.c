@@ -65,6 +65,44 @@ static void add_missing(json_t *updates, const json_t *ours, const json_t *their
     }
 }
 
+/* Snapshots of the catalog's main lineage (from its main back through the
+ * catalog's parent links) that our metadata no longer has: ours, expired
+ * since (main's lineage in the catalog holds nothing but ours, we never add
+ * another writer's). Those another ref than main names stay. */
+static json_t *expired_by_us(const json_t *ours, const json_t *theirs, int64_t base_main)
+{
+    const json_t *snaps = json_object_get(ours, "snapshots");
+    const json_t *theirs_snaps = json_object_get(theirs, "snapshots");
+    json_t *refs = json_object_get(theirs, "refs");
+    json_t *ids = json_array();
+    size_t guard = json_array_size(theirs_snaps);
+    for (int64_t id = base_main; id >= 0 && guard-- > 0;) {
+        const json_t *s = by_id(theirs_snaps, "snapshot-id", id);
+        if (!s) break;
+        bool named = false;
+        const char *name;
+        json_t *ref;
+        json_object_foreach(refs, name, ref)
+        {
+            if (strcmp(name, "main") != 0 && int_or(ref, "snapshot-id", -2) == id) named = true;
+        }
+        if (!by_id(snaps, "snapshot-id", id) && !named)
+            json_array_append_new(ids, json_integer(id));
+        id = int_or(s, "parent-snapshot-id", -1);
+    }
+    return ids;
+}
+
+static json_t *requirements(const char *uuid, int64_t base_main)
+{
+    json_t *reqs = json_array();
+    json_array_append_new(reqs, json_pack("{s:s, s:s}", "type", "assert-table-uuid", "uuid", uuid));
+    json_array_append_new(reqs, json_pack("{s:s, s:s, s:o}", "type", "assert-ref-snapshot-id",
+                                          "ref", "main", "snapshot-id",
+                                          base_main < 0 ? json_null() : json_integer(base_main)));
+    return reqs;
+}
+
 int ls_rest_commit_plan(const json_t *ours, const json_t *theirs, const char *metadata_path,
                         ls_rest_plan_t *out)
 {
@@ -87,7 +125,18 @@ int ls_rest_commit_plan(const json_t *ours, const json_t *theirs, const char *me
         return 0;
     }
     if (out->base_main == out->our_main) {
-        out->kind = LS_REST_IN_SYNC;
+        json_t *gone = expired_by_us(ours, theirs, out->base_main);
+        if (!json_array_size(gone)) {
+            json_decref(gone);
+            out->kind = LS_REST_IN_SYNC;
+            return 0;
+        }
+        /* only snapshots we expired: remove them there too */
+        out->removed_snapshots = (int)json_array_size(gone);
+        out->body =
+            json_pack("{s:o, s:[{s:s, s:o}]}", "requirements", requirements(uuid, out->base_main),
+                      "updates", "action", "remove-snapshots", "snapshot-ids", gone);
+        out->kind = LS_REST_COMMIT;
         return 0;
     }
     /* our history from the current snapshot back to theirs (newest first) */
@@ -150,12 +199,14 @@ int ls_rest_commit_plan(const json_t *ours, const json_t *theirs, const char *me
     json_array_append_new(updates, json_pack("{s:s, s:s, s:s, s:I}", "action", "set-snapshot-ref",
                                              "ref-name", "main", "type", "branch", "snapshot-id",
                                              (json_int_t)out->our_main));
-    json_t *reqs = json_array();
-    json_array_append_new(reqs, json_pack("{s:s, s:s}", "type", "assert-table-uuid", "uuid", uuid));
-    json_array_append_new(
-        reqs,
-        json_pack("{s:s, s:s, s:o}", "type", "assert-ref-snapshot-id", "ref", "main", "snapshot-id",
-                  out->base_main < 0 ? json_null() : json_integer(out->base_main)));
+    json_t *gone = expired_by_us(ours, theirs, out->base_main);
+    out->removed_snapshots = (int)json_array_size(gone);
+    if (out->removed_snapshots) /* after main moved off them */
+        json_array_append_new(
+            updates, json_pack("{s:s, s:o}", "action", "remove-snapshots", "snapshot-ids", gone));
+    else
+        json_decref(gone);
+    json_t *reqs = requirements(uuid, out->base_main);
     out->body = json_pack("{s:o, s:o}", "requirements", reqs, "updates", updates);
     out->kind = LS_REST_COMMIT;
     return 0;

@@ -16,6 +16,10 @@
  *             assert-ref-snapshot-id(main = its main), so a writer that
  *             commits in between makes the catalog answer 409 instead of
  *             losing its snapshot;
+ *             Snapshots of its main lineage that our metadata no longer has
+ *             (ours, expired since: their files are gone) are removed
+ *             (remove-snapshots, after main moved; unless another ref names
+ *             them) — also with main in sync, after an expiry of ours;
  *   DIVERGED  another table under the name (a different table-uuid) or a main
  *             branch that is not in our history (another writer's snapshot):
  *             nothing is sent, why says what differs. We never overwrite it.
@@ -30,11 +34,12 @@ typedef enum { LS_REST_IN_SYNC, LS_REST_COMMIT, LS_REST_DIVERGED } ls_rest_plan_
 
 typedef struct ls_rest_plan {
     ls_rest_plan_kind kind;
-    json_t *body;        /* COMMIT: the CommitTableRequest (owned) */
-    int64_t base_main;   /* the catalog's main snapshot (-1: none) */
-    int64_t our_main;    /* our current snapshot (-1: none) */
-    int added_snapshots; /* add-snapshot updates in body */
-    char why[300];       /* DIVERGED: the reason */
+    json_t *body;          /* COMMIT: the CommitTableRequest (owned) */
+    int64_t base_main;     /* the catalog's main snapshot (-1: none) */
+    int64_t our_main;      /* our current snapshot (-1: none) */
+    int added_snapshots;   /* add-snapshot updates in body */
+    int removed_snapshots; /* snapshot ids in its remove-snapshots update */
+    char why[300];         /* DIVERGED: the reason */
 } ls_rest_plan_t;
 
 /* The snapshot id a metadata JSON's main branch names (refs.main, else

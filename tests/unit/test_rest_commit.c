@@ -209,6 +209,13 @@ TEST(main_expired_by_us_is_still_ours)
         CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
         CHECK_EQ_INT(p.kind, LS_REST_COMMIT);
         CHECK_EQ_INT(p.added_snapshots, 1); /* 12 */
+        /* and those of main's lineage there (10, 11; 10 when main was
+         * rolled back to it) go, after main moved to 12 */
+        CHECK_EQ_INT(p.removed_snapshots, (int)(main - 9));
+        json_t *u = json_object_get(p.body, "updates");
+        const json_t *last = json_array_get(u, json_array_size(u) - 1);
+        CHECK(!strcmp(json_string_value(json_object_get(last, "action")), "remove-snapshots"));
+        CHECK_EQ_INT((int)json_array_size(json_object_get(last, "snapshot-ids")), (int)(main - 9));
         ls_rest_plan_clear(&p);
         json_decref(t);
     }
@@ -220,6 +227,35 @@ TEST(main_expired_by_us_is_still_ours)
                         json_integer(99));
     CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
     CHECK_EQ_INT(p.kind, LS_REST_DIVERGED);
+    json_decref(o);
+    json_decref(t);
+}
+
+/* In sync, after an expiry of ours: only remove-snapshots; a snapshot another
+ * ref (a tag) names stays. */
+TEST(expired_snapshots_removed_unless_named)
+{
+    json_t *o = ours(), *t = ours();
+    json_array_remove(json_object_get(o, "snapshots"), 0); /* we expired 10 */
+    ls_rest_plan_t p;
+    CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
+    CHECK_EQ_INT(p.kind, LS_REST_COMMIT);
+    CHECK_EQ_INT(p.added_snapshots, 0);
+    CHECK_EQ_INT(p.removed_snapshots, 1);
+    json_t *u = json_object_get(p.body, "updates");
+    CHECK_EQ_INT((int)json_array_size(u), 1);
+    CHECK(!strcmp(action(p.body, 0), "remove-snapshots"));
+    CHECK_EQ_INT((int)json_integer_value(
+                     json_array_get(json_object_get(json_array_get(u, 0), "snapshot-ids"), 0)),
+                 10);
+    CHECK_EQ_INT((int)json_integer_value(json_object_get(
+                     json_array_get(json_object_get(p.body, "requirements"), 1), "snapshot-id")),
+                 12);
+    ls_rest_plan_clear(&p);
+    json_object_set_new(json_object_get(t, "refs"), "t1",
+                        json_pack("{s:I, s:s}", "snapshot-id", (json_int_t)10, "type", "tag"));
+    CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
+    CHECK_EQ_INT(p.kind, LS_REST_IN_SYNC);
     json_decref(o);
     json_decref(t);
 }
@@ -254,6 +290,7 @@ int main(void)
     RUN(main_moved_back_only_moves_the_ref);
     RUN(metadata_path_set_when_it_differs);
     RUN(main_expired_by_us_is_still_ours);
+    RUN(expired_snapshots_removed_unless_named);
     RUN(register_and_namespace_bodies);
     UNIT_DONE();
 }
