@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -292,9 +293,12 @@ void ls_catalog_sync_status(ls_catalog_sync_t *s, const char *ns, const char *ta
     for (size_t i = 0; s && i < s->n; i++) {
         const sync_entry_t *e = &s->v[i];
         if (strcmp(e->ns, ns) || strcmp(e->table, table) || !e->failures) continue;
-        snprintf(out, cap, "catalog %s behind since %lld (%s, %d attempts): %s", e->catalog,
-                 (long long)e->behind_since_ms, e->conflict ? "conflict" : "failing", e->failures,
-                 e->last_err);
+        time_t secs = (time_t)(e->behind_since_ms / 1000);
+        struct tm tm;
+        char when[32] = "?";
+        if (gmtime_r(&secs, &tm)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        snprintf(out, cap, "catalog %s behind since %s (%s, %d attempts): %s", e->catalog, when,
+                 e->conflict ? "conflict" : "failing", e->failures, e->last_err);
         return;
     }
 }

@@ -487,7 +487,7 @@ static void add_table_statuses(ls_arena_t *a, ls_kafka_services_t *b, const ls_s
     if (cst && key_wanted(keys, nkeys, TABLE_CATALOG_STATUS_KEY))
         add_status(a, r, TABLE_CATALOG_STATUS_KEY, cst, LS_KAFKA_CONFIG_TYPE_STRING,
                    "Status, not a setting: the external catalog of lakestream.table.catalog "
-                   "lacks the table's latest snapshot: since when (ms since the epoch), "
+                   "lacks the table's latest snapshot: since when (UTC), "
                    "whether another writer's snapshot is in the way (conflict) or it fails, "
                    "and the last error; absent while it is in sync.");
     int64_t skipped;

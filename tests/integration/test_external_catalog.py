@@ -228,7 +228,9 @@ def test_other_writers_snapshot_is_reported_never_overwritten(broker_factory, re
                               topic], capture_output=True, text=True, timeout=60,
                              env={k: v for k, v in os.environ.items()
                                   if not k.startswith("LAKESTREAM_")})
-        return re.search(r"^external catalog behind: catalog ext behind since \d+ \(conflict",
+        return re.search(r"^external catalog behind: catalog ext behind since "
+                         r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(conflict, \d+ attempts\): "
+                         r"the catalog's main branch is snapshot \d+",
                          out.stdout, re.M) and out.stdout
     lsbroker.wait_until(shown, 30, interval=0.3, what="tables show reporting the conflict")
     now = _catalog(rest_catalog).load_table(("default", topic))
