@@ -17,6 +17,7 @@
 #                                 .cache/java/apps (Kafka Connect + Kafka Streams),
 #                                 .cache/java/tools (Kafka's command-line tools),
 #                                 .cache/java/iceberg (Apache Iceberg Java + Hadoop client)
+#                                 .cache/java/restcatalog (Iceberg REST catalog test server)
 #
 # Every network access of the test suites happens here, never at test time.
 # Each step is skipped when its stamp file holds the hash of its lockfile (and
@@ -182,6 +183,16 @@ install_java_iceberg() {
         hadoop-client-api hadoop-client-runtime
 }
 
+# Apache Iceberg's REST catalog test server (the iceberg-open-api test fixture,
+# a JdbcCatalog behind Iceberg's own REST handlers) for
+# tests/integration/test_external_catalog.py: the external catalog tables are
+# mirrored into.
+install_java_restcatalog() {
+    maven_jars java-restcatalog tests/integration/java/restcatalog/pom.xml restcatalog \
+        "Apache Iceberg REST catalog server" iceberg-open-api iceberg-core jetty-servlet \
+        sqlite-jdbc hadoop-client-api
+}
+
 case "$MODE" in
 build)
     install_build
@@ -209,6 +220,7 @@ test)
     install_java_apps
     install_java_tools
     install_java_iceberg
+    install_java_restcatalog
     ;;
 *)
     die "usage: $0 build|run|client|test"

@@ -40,7 +40,12 @@ int ls_admin_policy_edit_set(ls_admin_policy_edit_t *e, const char *k, const cha
 {
     const char *key = edit_key(e, k, err, errlen);
     if (!key) return -1;
-    if (ls_policy_check(key, value, err, errlen) != LS_OK) return -1;
+    /* a topic's catalog may name an external catalog of the broker's
+     * configuration, which a client does not have: AlterConfigs checks it
+     * there; a namespace edit is written here, so it is checked here (the
+     * caller installed the configuration's catalogs) */
+    bool broker_checks = !ns_level && ls_policy_field_of(key) == LS_POLICY_CATALOG;
+    if (!broker_checks && ls_policy_check(key, value, err, errlen) != LS_OK) return -1;
     if (ns_level && ls_policy_field_of(key) == LS_POLICY_PRIMARY_KEY && *value) {
         /* field names of one topic's key: as a default it would make every
          * topic of the namespace without such a key unresolvable */
@@ -136,6 +141,8 @@ int ls_admin_policy_describe(ls_admin_conn_t *c, const char *topic, ls_admin_pol
             out->skipped = strtoll(value, NULL, 10);
         } else if (strcmp(key, "lakestream.table.held.reason") == 0) {
             out->held = value;
+        } else if (strcmp(key, "lakestream.table.catalog.status") == 0) {
+            out->catalog_status = value;
         } else if (strcmp(key, "lakestream.table.current") == 0) {
             out->current = value;
         } else if (strcmp(key, "lakestream.table.current.reason") == 0) {

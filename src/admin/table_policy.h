@@ -48,6 +48,7 @@ typedef struct ls_admin_policy {
     bool has_skipped; /* records error.handling=skip left out */
     int64_t skipped;
     char *held;           /* why the table is held back; NULL: it is not */
+    char *catalog_status; /* the external catalog is behind: why; NULL: in sync */
     char *current;        /* the table the rows go to now; NULL: unknown */
     char *current_reason; /* why that table version exists; NULL: the base table */
 } ls_admin_policy_t;

@@ -493,12 +493,19 @@ void ls_config_free(ls_config_t *c)
         if (t == CT_STRING || t == CT_URL || t == CT_LISTENER || t == CT_LEVEL)
             str_set(c, ls_config_keys[i].off, NULL); /* shared fields become NULL once */
     }
+    ls_catalog_confs_free(&c->catalogs);
     memset(c, 0, sizeof *c);
 }
 
 int ls_config_set(ls_config_t *c, const char *key, const char *value, char *err, int errlen)
 {
     const cfg_key_t *k = key_find(key);
+    if (!k && ls_catalog_conf_key(key)) {
+        char *v = trim_dup(value ? value : "");
+        int rc = ls_catalog_conf_set(&c->catalogs, key, v, err, (size_t)errlen);
+        ls_free(v);
+        return rc;
+    }
     if (!k) {
         for (size_t i = 0; i < ls_config_nrefused; i++)
             if (refused_match(ls_config_refused[i].name, key)) {
@@ -594,11 +601,11 @@ static int apply_line(ls_config_t *c, const char *path, int lineno, const char *
     }
     char msg[512];
     const cfg_key_t *k = key_find((char *)key.data);
-    if (k && k->secret && others_can_read) {
+    if (((k && k->secret) || ls_catalog_conf_secret((char *)key.data)) && others_can_read) {
         errf(err, errlen,
              "%s:%d: %s is a secret, but other users can read this file: chmod 600 %s (or pass "
              "it in the environment)",
-             path, lineno, k->name, path);
+             path, lineno, (char *)key.data, path);
         goto free_bufs;
     }
     if (ls_config_set(c, (char *)key.data, (char *)val.data, msg, sizeof msg) != 0) {
@@ -708,7 +715,7 @@ int ls_config_load_env(ls_config_t *c, char *err, int errlen)
         }
         key[klen] = 0;
         const cfg_key_t *k = key_find(key);
-        if (!k) {
+        if (!k && !ls_catalog_conf_key(key)) {
             errf(err, errlen,
                  "%s: unknown variable (no config key '%s'; " ENV_CONFIG_FILE
                  " names a config file)",
@@ -758,6 +765,25 @@ int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int er
             return -1;
         }
         const cfg_key_t *k = key_find(key);
+        if (!k && ls_catalog_conf_key(key)) {
+            if (ls_catalog_conf_secret(key)) {
+                errf(err, errlen,
+                     "--%s: secrets are not accepted as command-line flags (any local user can "
+                     "read them); put it in a config file of mode 0600",
+                     key);
+                return -1;
+            }
+            if (!eq && i + 1 >= argc) {
+                errf(err, errlen, "--%s: missing value", key);
+                return -1;
+            }
+            const char *cv = eq ? eq + 1 : argv[++i];
+            if (ls_config_set(c, key, cv, msg, sizeof msg) != 0) {
+                errf(err, errlen, "--%s", msg);
+                return -1;
+            }
+            continue;
+        }
         if (!k) {
             unknown_key(key, msg, sizeof msg);
             errf(err, errlen, "--%s", msg);
@@ -1070,6 +1096,7 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen)
     if (listeners_finish(c, err, errlen) != 0) return -1;
     if (http_sec_finish(c, err, errlen) != 0) return -1;
     if (consumer_assignors_finish(c, err, errlen) != 0) return -1;
+    if (ls_catalog_conf_finish(&c->catalogs, err, (size_t)errlen) != 0) return -1;
     if (c->wal_flush_min_interval_ms < 0) {
         /* per store: a local directory has no per-request price, so flush as
          * soon as data arrives; S3 bills every PUT and every GET/DELETE that
@@ -1205,4 +1232,9 @@ void ls_config_print_help(void)
                ENV_PREFIX, env, k->alias ? "; alias " : "", k->alias ? k->alias : "", k->help,
                k->name, k->def ? k->def : "");
     }
+    printf("\n# ---- external table catalogs ----\n"
+           "# catalog.<name>.type=rest, .uri, .warehouse, .token, .credential (ID:SECRET, OAuth2\n"
+           "#   client credentials), .oauth2-server-uri, .scope, .prefix, .header.<H>: an\n"
+           "#   Iceberg REST catalog that lakestream.table.catalog=<name> mirrors tables into\n"
+           "#   (docs/OPERATIONS.md). None by default.\n");
 }

@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/catalog_conf.h"
+
 /* wal.flush.min.interval.ms on s3:// unless set (docs/OBJECT_STORES.md). */
 #define LS_WAL_FLUSH_MIN_INTERVAL_S3_MS 200
 
@@ -230,6 +232,8 @@ typedef struct ls_config {
     int64_t oauth_clock_skew_s;    /* sasl.oauthbearer.clock.skew.seconds, default 30 */
     char *oauth_scope_claim;       /* sasl.oauthbearer.scope.claim.name, default scope */
     char *oauth_sub_claim;         /* sasl.oauthbearer.sub.claim.name, default sub */
+    /* external table catalogs: catalog.<name>.* (base/catalog_conf.h) */
+    ls_catalog_confs_t catalogs;
 } ls_config_t;
 
 /* Fills defaults. */

@@ -513,7 +513,8 @@ const cfg_key_t ls_config_keys[] = {
     {.name = "lakestream.table.catalog",
      .type = CT_STRING,
      FIELD(table_catalog),
-     .help = "Table catalog: builtin, the broker's own (external catalogs are refused)."},
+     .help = "Table catalog: builtin, the broker's own, or the name of an external Iceberg REST "
+             "catalog configured with catalog.<name>.* (docs/OPERATIONS.md)."},
     {.name = "lakestream.table.name",
      .type = CT_STRING,
      FIELD(table_name),

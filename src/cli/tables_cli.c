@@ -28,6 +28,7 @@
 
 #include "admin/table_policy.h"
 #include "base/alloc.h"
+#include "base/catalog_conf.h"
 #include "base/config.h"
 #include "cli/cli.h"
 #include "cli/cli_args.h"
@@ -93,6 +94,7 @@ static int cmd_show(ls_cli_conn_t *c, const char *topic)
         printf("records skipped: %lld (lakestream.table.error.handling=skip)\n",
                (long long)p.skipped);
     if (p.held) printf("table held back: %s\n", p.held);
+    if (p.catalog_status) printf("external catalog behind: %s\n", p.catalog_status);
     /* the table the rows go to now (evolution=new-table: a later version) */
     if (p.current) printf("current table: %s\n", p.current);
     if (p.current_reason) printf("  started by: %s\n", p.current_reason);
@@ -143,6 +145,26 @@ static int cmd_namespace(int argc, char **argv)
     char *flags[MAX_ARGS];
     int nflags = 0;
     char err[768];
+    ls_config_t cfg;
+    ls_config_init(&cfg);
+    int rc = 1;
+    ls_meta_t *meta = NULL;
+    ls_catalog_t *cat = NULL;
+    /* the configuration first: its external catalogs (catalog.<name>.*) are
+     * what lakestream.table.catalog may name */
+    for (int i = 1; i < argc; i++) {
+        bool is_set = strcmp(argv[i], "--set") == 0, is_unset = strcmp(argv[i], "--unset") == 0;
+        if ((is_set || is_unset) && i + 1 < argc)
+            i++;
+        else if (nflags < MAX_ARGS)
+            flags[nflags++] = argv[i];
+    }
+    if (ls_config_load(&cfg, nflags, flags, err, sizeof err) != 0) {
+        fprintf(stderr, PROG ": configuration error: %s\n", err);
+        rc = 2;
+        goto out;
+    }
+    ls_catalog_confs_install(&cfg.catalogs);
     for (int i = 1; i < argc; i++) {
         bool is_set = strcmp(argv[i], "--set") == 0, is_unset = strcmp(argv[i], "--unset") == 0;
         if ((is_set || is_unset) && i + 1 < argc) {
@@ -151,30 +173,19 @@ static int cmd_namespace(int argc, char **argv)
                 char *eq = strchr(arg, '=');
                 if (!eq) {
                     fprintf(stderr, PROG ": --set wants KEY=VALUE, got '%s'\n", arg);
-                    return 2;
+                    rc = 2;
+                    goto out;
                 }
                 *eq = 0;
                 if (ls_admin_policy_edit_set(&e, arg, eq + 1, true, err, sizeof err) != 0) {
                     fprintf(stderr, PROG ": %s\n", err);
-                    return 1;
+                    goto out;
                 }
             } else if (ls_admin_policy_edit_unset(&e, arg, err, sizeof err) != 0) {
                 fprintf(stderr, PROG ": %s\n", err);
-                return 1;
+                goto out;
             }
-        } else if (nflags < MAX_ARGS) {
-            flags[nflags++] = argv[i];
         }
-    }
-    ls_config_t cfg;
-    ls_config_init(&cfg);
-    int rc = 1;
-    ls_meta_t *meta = NULL;
-    ls_catalog_t *cat = NULL;
-    if (ls_config_load(&cfg, nflags, flags, err, sizeof err) != 0) {
-        fprintf(stderr, PROG ": configuration error: %s\n", err);
-        rc = 2;
-        goto out;
     }
     if (!(meta = ls_meta_open(cfg.metadata_url, err, sizeof err)) ||
         !(cat = ls_catalog_open(meta, err, sizeof err))) {
@@ -197,6 +208,7 @@ out:
     ls_admin_policy_edit_free(&e);
     ls_catalog_close(cat);
     if (meta) ls_meta_close(meta);
+    ls_catalog_confs_install(NULL);
     ls_config_free(&cfg);
     return rc;
 }

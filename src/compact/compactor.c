@@ -1027,6 +1027,18 @@ static void pass_after(uv_work_t *w, int status)
         pthread_mutex_unlock(&c->held_mu);
         ls_i64map_free(&c->held_next);
         ls_i64map_init(&c->held_next);
+        /* and whether external catalogs are behind ("": in sync) */
+        for (size_t it = 0; ls_i64map_next(&c->csync_status_next, &it, &k, &v);) {
+            ls_free(ls_i64map_get(&c->csync_status, k));
+            if (((char *)v)[0]) {
+                ls_i64map_put(&c->csync_status, k, v);
+            } else {
+                ls_i64map_del(&c->csync_status, k);
+                ls_free(v);
+            }
+        }
+        ls_i64map_free(&c->csync_status_next);
+        ls_i64map_init(&c->csync_status_next);
         /* and the skipped-record counts committed */
         for (size_t it = 0; ls_i64map_next(&c->skips_next, &it, &k, &v);) {
             ls_free(ls_i64map_get(&c->skips, k));
@@ -1174,6 +1186,9 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     ls_i64map_init(&c->vers);
     ls_i64map_init(&c->held_next);
     ls_i64map_init(&c->held);
+    c->csync = ls_catalog_sync_new();
+    ls_i64map_init(&c->csync_status_next);
+    ls_i64map_init(&c->csync_status);
     pthread_mutex_init(&c->held_mu, NULL);
     ls_i64map_init(&c->skips_next);
     ls_i64map_init(&c->skips);
@@ -1241,6 +1256,9 @@ void ls_compactor_free(ls_compactor_t *c)
     ls_compactor_free_i64_values(&c->vers);
     ls_compactor_free_i64_values(&c->held_next);
     ls_compactor_free_i64_values(&c->held);
+    ls_catalog_sync_free(c->csync);
+    ls_compactor_free_i64_values(&c->csync_status_next);
+    ls_compactor_free_i64_values(&c->csync_status);
     pthread_mutex_destroy(&c->held_mu);
     ls_compactor_free_i64_values(&c->skips_next);
     ls_compactor_free_i64_values(&c->skips);

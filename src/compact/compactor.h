@@ -99,6 +99,10 @@ const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_n
  * table does not have, a store failure), with its partition and offsets —
  * or NULL when its last commit went through (or nothing failed yet). */
 const char *ls_compactor_table_held(const ls_compactor_t *c, int64_t stream_no);
+/* Loop thread: while the stream's external catalog (lakestream.table.catalog
+ * = <name>) lacks the table's latest snapshot, since when and why
+ * (compact/catalog_sync.h); NULL when in sync or not mirrored. */
+const char *ls_compactor_table_catalog_status(const ls_compactor_t *c, int64_t stream_no);
 /* Any thread: the same for table ns.table (the policy's table name), as a
  * copy to ls_free, or NULL (the REST catalog's lakestream.held-reason). */
 char *ls_compactor_table_held_copy(ls_compactor_t *c, const char *ns, const char *table);

@@ -4,6 +4,7 @@
  * maintenance, table metrics and status). Design: src/compact/README.md. */
 #ifndef LS_COMPACTOR_INT_H
 #define LS_COMPACTOR_INT_H
+#include "compact/catalog_sync.h"
 #include "compact/compactor.h"
 
 #include <pthread.h>
@@ -96,6 +97,7 @@ typedef struct table_totals {
 } table_totals_t;
 struct ls_compactor {
     uv_loop_t *loop;
+    ls_catalog_sync_t *csync; /* external catalogs (catalog_sync.h) */
     ls_logstore_t *logs;
     ls_meta_t *meta;
     ls_objstore_t *os;
@@ -132,12 +134,14 @@ struct ls_compactor {
                             * loop under held_mu, read by the loop and (locked) by the
                             * REST catalog's threads */
     pthread_mutex_t held_mu;
-    ls_i64map_t skips_next;  /* worker: stream_no -> int64_t * records skipped, at a commit */
-    ls_i64map_t skips;       /* loop: the same, as of the last commit seen */
-    int64_t next_full_ms;    /* wall clock of the next full pass */
-    int64_t next_due_ms;     /* earliest WAL entry of a table log to become due; 0: none */
-    int64_t table_period_ms; /* smallest commit interval of an enabled table; 0: none */
-    bool pass_full;          /* set by the loop before queueing a pass */
+    ls_i64map_t csync_status_next; /* worker: stream_no -> external catalog status ("": in sync) */
+    ls_i64map_t csync_status;      /* stream_no -> that status while behind; loop only */
+    ls_i64map_t skips_next;        /* worker: stream_no -> int64_t * records skipped, at a commit */
+    ls_i64map_t skips;             /* loop: the same, as of the last commit seen */
+    int64_t next_full_ms;          /* wall clock of the next full pass */
+    int64_t next_due_ms;           /* earliest WAL entry of a table log to become due; 0: none */
+    int64_t table_period_ms;       /* smallest commit interval of an enabled table; 0: none */
+    bool pass_full;                /* set by the loop before queueing a pass */
     /* ownership (log_lease.c) and retention */
     ls_lease_owner_t *owner;
     char owner_prefix[64]; /* this broker's part of owner names */

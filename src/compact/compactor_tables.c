@@ -152,6 +152,11 @@ const char *ls_compactor_table_version(const ls_compactor_t *c, int64_t stream_n
     return v;
 }
 
+const char *ls_compactor_table_catalog_status(const ls_compactor_t *c, int64_t stream_no)
+{
+    return ls_i64map_get(&c->csync_status, stream_no);
+}
+
 const char *ls_compactor_table_held(const ls_compactor_t *c, int64_t stream_no)
 {
     return ls_i64map_get(&c->held, stream_no);
@@ -479,6 +484,7 @@ void ls_compactor_table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts
         c->next_due_ms = last_ms + interval; /* come back when the interval is up */
     /* in-table ranges first: the table waits while any is left (unfold.c) */
     bool hold = c->pass_compact && !ts->blocked && ls_compactor_unfold_stream(c, ts);
+    bool committed = false;
     if (c->pass_compact && !ts->blocked && due && !hold) {
         c->table_ts = ts;
         c->table_tried = c->batch_failed = false;
@@ -535,6 +541,7 @@ void ls_compactor_table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts
                 }
                 table_status_record(c, ts, &status);
                 recorded = true;
+                committed = true;
                 rewrite_files(c, ts);
             } else if (c->npending) {
                 LS_WARN_RL("compact",
@@ -558,6 +565,18 @@ void ls_compactor_table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts
     }
     if (recorded) table_lag(c, ts, &status);
     ls_table_status_clear(&status);
+    /* after the built-in commit (never before, never blocking it): the
+     * table's external catalog, if its policy names one */
+    const char *ext = ts->policy.value[LS_POLICY_CATALOG];
+    if (c->pass_compact && ts->table && !ts->blocked && ext &&
+        strcmp(ext, LS_POLICY_BUILTIN_CATALOG) != 0) {
+        ls_catalog_sync_table(c->csync, c->meta, c->os, ext, ts->stream->ns, ts->target.name,
+                              committed, ls_clock_wall_ms());
+        char status[700];
+        ls_catalog_sync_status(c->csync, ts->stream->ns, ts->target.name, status, sizeof status);
+        ls_free(ls_i64map_get(&c->csync_status_next, ts->stream->stream_no));
+        ls_i64map_put(&c->csync_status_next, ts->stream->stream_no, ls_strdup(status));
+    }
     if (c->pass_compact && !ts->blocked && !hold) idle_maintain(c, ts);
     if (c->pass_retention && !ts->blocked && !hold) sweep_orphans(c, ts);
     for (int32_t p = 0; p < np; p++) {

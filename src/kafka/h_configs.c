@@ -441,6 +441,9 @@ static void add_status(ls_arena_t *a, ls_kafka_DescribeConfigsResponse_DescribeC
  *    error.handling=fail refuses, a schema evolution=fail refuses, a
  *    partition spec the table does not have, a policy that does not
  *    resolve, a store failure); absent while it goes on;
+ *  - lakestream.table.catalog.status: while the external catalog the
+ *    policy names lacks the table's latest snapshot, since when, whether
+ *    another writer is in the way, and the last error; absent when in sync;
  *  - lakestream.table.skipped.records: the records error.handling=skip has
  *    left out (the table property lakestream.skipped-records) as of this
  *    broker's last commit; absent when none was. */
@@ -448,6 +451,7 @@ static void add_status(ls_arena_t *a, ls_kafka_DescribeConfigsResponse_DescribeC
 #define TABLE_VERSION_KEY "lakestream.table.current"
 #define TABLE_VERSION_REASON_KEY "lakestream.table.current.reason"
 #define TABLE_HELD_KEY "lakestream.table.held.reason"
+#define TABLE_CATALOG_STATUS_KEY "lakestream.table.catalog.status"
 #define TABLE_SKIPPED_KEY "lakestream.table.skipped.records"
 static void add_table_statuses(ls_arena_t *a, ls_kafka_services_t *b, const ls_stream_t *s,
                                const ls_kstr_t *keys, int32_t nkeys,
@@ -478,6 +482,14 @@ static void add_table_statuses(ls_arena_t *a, ls_kafka_services_t *b, const ls_s
                    "pass (the range that cannot go in and the reason); absent while it goes on. "
                    "The topic keeps accepting writes; the table resumes once the cause is fixed "
                    "(for a record, e.g. by lakestream.table.error.handling=skip or dead-letter).");
+    const char *cst =
+        b->table_catalog_status ? b->table_catalog_status(b->root, s->stream_no) : NULL;
+    if (cst && key_wanted(keys, nkeys, TABLE_CATALOG_STATUS_KEY))
+        add_status(a, r, TABLE_CATALOG_STATUS_KEY, cst, LS_KAFKA_CONFIG_TYPE_STRING,
+                   "Status, not a setting: the external catalog of lakestream.table.catalog "
+                   "lacks the table's latest snapshot: since when (UTC), "
+                   "whether another writer's snapshot is in the way (conflict) or it fails, "
+                   "and the last error; absent while it is in sync.");
     int64_t skipped;
     if (b->table_skipped && key_wanted(keys, nkeys, TABLE_SKIPPED_KEY) &&
         b->table_skipped(b->root, s->stream_no, &skipped))

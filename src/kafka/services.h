@@ -68,6 +68,8 @@ typedef struct ls_kafka_services {
     const char *(*table_version)(void *root, int64_t stream_no, const char **reason);
     /* why the stream's table is held back at the last pass, NULL: it is not */
     const char *(*table_held)(void *root, int64_t stream_no);
+    /* why the stream's external catalog lacks its latest snapshot, or NULL */
+    const char *(*table_catalog_status)(void *root, int64_t stream_no);
     /* records error.handling=skip left out of the stream's table, as of its
      * last commit by this broker; false: none, or not known here */
     bool (*table_skipped)(void *root, int64_t stream_no, int64_t *records);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/catalog_conf.h"
 #include "base/diag.h"
 #include "base/uuid.h"
 #include "cluster/membership.h"
@@ -132,6 +133,12 @@ static const char *svc_table_held(void *root, int64_t stream_no)
 {
     ls_broker_t *b = root;
     return b->compactor ? ls_compactor_table_held(b->compactor, stream_no) : NULL;
+}
+
+static const char *svc_table_catalog_status(void *root, int64_t stream_no)
+{
+    ls_broker_t *b = root;
+    return b->compactor ? ls_compactor_table_catalog_status(b->compactor, stream_no) : NULL;
 }
 
 /* The REST catalog's view of a held table (HTTP threads): the compactor
@@ -331,6 +338,7 @@ static void services_init(ls_broker_t *b)
         .table_lag = svc_table_lag,
         .table_version = svc_table_version,
         .table_held = svc_table_held,
+        .table_catalog_status = svc_table_catalog_status,
         .table_skipped = svc_table_skipped,
         .tables_changed = svc_tables_changed,
         .topics_deleted = svc_topics_deleted,
@@ -886,6 +894,7 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     b->os = ls_objstore_open_opts(cfg->object_store_url, &oo, err, errlen);
     if (!b->os) return -1;
     if (load_cluster_id(b, err, errlen) != 0) return -1;
+    ls_catalog_confs_install(&b->cfg->catalogs); /* before anything reads it */
     if (load_table_defaults(b, err, errlen) != 0) return -1;
     b->catalog = ls_catalog_open(b->meta, err, errlen);
     if (!b->catalog) return -1;
@@ -1155,5 +1164,6 @@ void ls_broker_free(ls_broker_t *b)
     ls_oauth_close(b->oauth);
     ls_objstore_close(b->os);
     ls_meta_close(b->meta);
+    ls_catalog_confs_install(NULL);
     memset(b, 0, sizeof *b);
 }

@@ -4,7 +4,7 @@
  * values (the text error messages and the CLI show), documentation and a
  * parser that validates a value (and fills the typed member of ls_policy_t).
  * A parser accepts exactly the values the broker acts on: one it does not act
- * on (an external catalog, a sort order) is refused, naming the key, the value
+ * on (an unconfigured catalog name, a sort order) is refused, naming the key, the value
  * and what is supported, never stored and ignored. Validation at the edges
  * (Kafka configs, broker configuration, namespace properties) and resolution
  * of stored values use the same parser, so a value that was accepted always
@@ -13,6 +13,8 @@
  * until s28) fails resolution with that same message: the table is held
  * back and the log names the stream, key, layer and value. */
 #include "stream/policy.h"
+
+#include "base/catalog_conf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -82,12 +84,15 @@ static int p_enabled(const char *v, ls_policy_t *p, char *why, size_t cap)
     return 0;
 }
 
+/* builtin, or the name of an external catalog of the broker configuration
+ * (catalog.<name>.*, installed before any policy is checked). */
 static int p_catalog(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    if (strcmp(v, LS_POLICY_BUILTIN_CATALOG) == 0) return 0;
-    put(why, cap,
-        "tables are registered only in the broker's own catalog; external catalogs are "
-        "not supported");
+    if (strcmp(v, LS_POLICY_BUILTIN_CATALOG) == 0 || ls_catalog_conf_get(v)) return 0;
+    char names[256];
+    ls_catalog_conf_names(names, sizeof names);
+    put(why, cap, "no catalog named '%s' is configured (configured: builtin%s%s)", v,
+        names[0] ? ", " : "", names);
     return -1;
 }
 
@@ -472,9 +477,14 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
     [LS_POLICY_ENABLED] = {"lakestream.table.enabled", "false", "true, false",
                            "Materialize the topic as an Iceberg table in the compaction pass.",
                            p_enabled},
-    [LS_POLICY_CATALOG] = {"lakestream.table.catalog", LS_POLICY_BUILTIN_CATALOG, "builtin",
+    [LS_POLICY_CATALOG] = {"lakestream.table.catalog", LS_POLICY_BUILTIN_CATALOG,
+                           "builtin, or the name of a catalog.<name>.* of the broker "
+                           "configuration",
                            "Catalog the table is registered in; builtin = the broker's own "
-                           "(filesystem layout in the object store, served by its REST catalog).",
+                           "(filesystem layout in the object store, served by its REST "
+                           "catalog); a configured external Iceberg REST catalog's name: the "
+                           "table stays in the broker's own catalog and each snapshot is "
+                           "also committed to that catalog.",
                            p_catalog},
     [LS_POLICY_NAME] = {"lakestream.table.name", "{topic}",
                         "a template of [a-zA-Z0-9._-] and the placeholders {topic} and "

@@ -19,7 +19,8 @@
  * broker acts on it); a value it would not act on is refused by
  * ls_policy_check, never stored and ignored:
  *   enabled              true|false                      applied
- *   catalog              builtin (no external catalogs)  applied
+ *   catalog              builtin | <name> of a configured applied (compact/catalog_sync.c:
+ *                        catalog.<name>.* REST catalog   snapshots mirrored there)
  *   name                 template: {namespace} {topic}   applied
  *   partition            none | list of Iceberg transforms of the Kafka
  *                        columns: identity(c), bucket(N, c), truncate(W, c)
@@ -73,7 +74,8 @@
  * start.position=latest only records written at or after it are
  * materialized.
  *
- * No I/O, no global state: safe on any thread. */
+ * No I/O; the only global state read is the installed external catalog set
+ * (base/catalog_conf.h), read-only once the broker runs: safe on any thread. */
 #ifndef LS_POLICY_H
 #define LS_POLICY_H
 #include <stdbool.h>

@@ -1015,8 +1015,12 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, 
         st = ls_objstore_list(t->os, prefix, &objs, &n);
         if (st != LS_OK) snprintf(t->err, sizeof t->err, "list %s: %s", prefix, ls_status_str(st));
         size_t plen = strlen(t->prefix);
+        char *theirs = ls_asprintf("%s/" LS_ICE_CATALOGS_DIR "/", t->prefix);
         for (size_t o = 0; st == LS_OK && o < n; o++) {
             if (objs[o].mtime_ms >= older_than_ms) continue;
+            /* external catalogs' metadata files (compact/catalog_sync.h):
+             * theirs to keep, not orphans of ours */
+            if (strncmp(objs[o].key, theirs, strlen(theirs)) == 0) continue;
             char *loc = ls_asprintf("%s%s", t->location, objs[o].key + plen);
             if (!json_object_get(refs, loc)) {
                 if (!announced) {
@@ -1028,6 +1032,7 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, 
             ls_free(loc);
         }
         ls_objinfo_free(objs, n);
+        ls_free(theirs);
         ls_free(prefix);
     }
     t->maint.files_deleted += *deleted;

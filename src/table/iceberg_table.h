@@ -390,6 +390,10 @@ ls_status ls_ice_table_expire(ls_ice_table_t *t, int64_t now_ms, bool *committed
  * as referenced. A read failure deletes nothing and is returned. Design
  * note in iceberg_table.c. */
 ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, uint64_t *deleted);
+/* Below the table's location: where external catalogs the table is mirrored
+ * to write their own metadata files (write.metadata.path, set by
+ * compact/catalog_sync.c); never orphans of ours. */
+#define LS_ICE_CATALOGS_DIR "metadata/catalogs"
 
 typedef struct ls_ice_maint_stats {
     uint64_t snapshots_expired;  /* by this table object's appends */

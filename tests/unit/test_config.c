@@ -616,6 +616,81 @@ TEST(secrets_never_as_flags_nor_in_readable_files)
     ls_config_free(&c);
 }
 
+/* catalog.<name>.* (base/catalog_conf.h): every field parsed, unknown
+ * fields, bad names, other types and missing uri refused naming the key,
+ * the secrets neither flags nor in readable files. */
+TEST(external_catalogs)
+{
+    ls_config_t c;
+    ls_config_init(&c);
+    char err[512] = "";
+    const char *ok[][2] = {
+        {"catalog.lake.type", "rest"},
+        {"catalog.lake.uri", "http://127.0.0.1:8181/"},
+        {"catalog.lake.warehouse", "wh1"},
+        {"catalog.lake.credential", "id:secret"},
+        {"catalog.lake.oauth2-server-uri", "http://127.0.0.1:9/token"},
+        {"catalog.lake.prefix", "/p1/"},
+        {"catalog.lake.header.X-Iceberg-Access-Delegation", "none"},
+        {"catalog.other_2.type", "rest"},
+        {"catalog.other_2.uri", "https://cat.example"},
+        {"catalog.other_2.token", "tok"},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        CHECK_EQ_INT(ls_config_set(&c, ok[i][0], ok[i][1], err, sizeof err), 0);
+    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), 0);
+    CHECK_EQ_INT((int)c.catalogs.n, 2);
+    const ls_catalog_conf_t *l = ls_catalog_conf_find(&c.catalogs, "lake");
+    CHECK(l && !strcmp(l->uri, "http://127.0.0.1:8181") && !strcmp(l->prefix, "p1") &&
+          !strcmp(l->credential, "id:secret") && !strcmp(l->warehouse, "wh1"));
+    CHECK(l->nheaders == 1 && !strcmp(l->headers[0], "X-Iceberg-Access-Delegation: none"));
+    const struct {
+        const char *key, *value, *want;
+    } bad[] = {
+        {"catalog.lake.typo", "x", "catalog.lake.typo: unknown key"},
+        {"catalog.lake", "x", "catalog.lake: unknown key"},
+        {"catalog.a.b.uri", "http://x", "catalog.a.b.uri: unknown key"},
+        {"catalog.builtin.uri", "http://x", "'builtin' names the broker's own catalog"},
+        {"catalog.lake.type", "glue", "unsupported catalog type 'glue'"},
+        {"catalog.lake.uri", "ftp://x", "is not an http:// or https:// URI"},
+        {"catalog.lake.header.Bad Name", "x", "is not an HTTP header name"},
+        {"catalog.lake.token", "a\r\nInjected: 1", "line break"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        CHECK_EQ_INT(ls_config_set(&c, bad[i].key, bad[i].value, err, sizeof err), -1);
+        CHECK(strstr(err, bad[i].want));
+    }
+    ls_config_free(&c);
+
+    /* cross-field: type and uri are required, token and credential exclusive */
+    ls_config_init(&c);
+    CHECK_EQ_INT(ls_config_set(&c, "catalog.x.uri", "http://h", err, sizeof err), 0);
+    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
+    CHECK(strstr(err, "catalog.x.type: missing"));
+    ls_config_free(&c);
+    ls_config_init(&c);
+    CHECK_EQ_INT(ls_config_set(&c, "catalog.x.type", "rest", err, sizeof err), 0);
+    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
+    CHECK(strstr(err, "catalog.x.uri: missing"));
+    CHECK_EQ_INT(ls_config_set(&c, "catalog.x.uri", "http://h", err, sizeof err), 0);
+    CHECK_EQ_INT(ls_config_set(&c, "catalog.x.token", "t", err, sizeof err), 0);
+    CHECK_EQ_INT(ls_config_set(&c, "catalog.x.credential", "a:b", err, sizeof err), 0);
+    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
+    CHECK(strstr(err, "set one of them, not both"));
+    ls_config_free(&c);
+
+    /* flags: the plain fields yes, the secrets no */
+    ls_config_init(&c);
+    char *args[] = {"--catalog.y.type=rest", "--catalog.y.uri", "http://h"};
+    CHECK_EQ_INT(ls_config_load_args(&c, 3, args, err, sizeof err), 0);
+    CHECK(ls_catalog_conf_find(&c.catalogs, "y"));
+    char *secret[] = {"--catalog.y.token=t"};
+    CHECK_EQ_INT(ls_config_load_args(&c, 1, secret, err, sizeof err), -1);
+    CHECK(strstr(err, "secrets are not accepted as command-line flags"));
+    ls_config_free(&c);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) return 2;
@@ -638,6 +713,7 @@ int main(void)
     RUN(cross_key_limits);
     RUN(help_output_is_a_config_file_of_defaults);
     RUN(secrets_never_as_flags_nor_in_readable_files);
+    RUN(external_catalogs);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0) return 2;

@@ -9,6 +9,7 @@
 
 #include "base/diag.h"
 #include "meta/meta.h"
+#include "base/catalog_conf.h"
 #include "stream/catalog.h"
 #include "stream/policy.h"
 #include "unit.h"
@@ -231,7 +232,7 @@ TEST(unapplied_values_refused)
         CHECK(strstr(e, no[i].key) && strstr(e, quoted) && strstr(e, no[i].supported));
     }
     CHECK(strstr(check_err("lakestream.table.catalog", "glue-prod"),
-                 "external catalogs are not supported"));
+                 "no catalog named 'glue-prod' is configured (configured: builtin)"));
     CHECK(strstr(check_err("lakestream.table.sort.order", "offset"),
                  "sorting data files is not supported"));
     CHECK(check_ok("lakestream.table.catalog", "builtin"));
@@ -264,6 +265,32 @@ TEST(unapplied_values_refused)
     ls_policy_layers_t l4 = {fixed, 2, NULL, 0, NULL, 0};
     CHECK_EQ_INT(ls_policy_resolve(&l4, &p, err, sizeof err), LS_OK);
     CHECK(p.enabled);
+}
+
+/* lakestream.table.catalog takes the name of a catalog.<name>.* of the
+ * broker configuration (installed process-wide at start), and only those. */
+TEST(external_catalog_names)
+{
+    ls_catalog_confs_t cs = {0};
+    char err[256];
+    CHECK_EQ_INT(ls_catalog_conf_set(&cs, "catalog.lake.type", "rest", err, sizeof err), 0);
+    CHECK_EQ_INT(
+        ls_catalog_conf_set(&cs, "catalog.lake.uri", "http://127.0.0.1:1", err, sizeof err), 0);
+    ls_catalog_confs_install(&cs);
+    ls_catalog_confs_free(&cs);
+    CHECK(check_ok("lakestream.table.catalog", "lake"));
+    CHECK(check_ok("lakestream.table.catalog", "builtin"));
+    const char *e = check_err("lakestream.table.catalog", "lake2");
+    CHECK(strstr(e, "Invalid value 'lake2'") && strstr(e, "(configured: builtin, lake)"));
+    ls_prop_t st[] = {P("lakestream.table.enabled", "true"), P("lakestream.table.catalog", "lake")};
+    ls_policy_layers_t l = {st, 2, NULL, 0, NULL, 0};
+    ls_policy_t p;
+    CHECK_EQ_INT(ls_policy_resolve(&l, &p, err, sizeof err), LS_OK);
+    CHECK(!strcmp(p.value[LS_POLICY_CATALOG], "lake"));
+    /* a catalog removed from the configuration: its tables are held back */
+    ls_catalog_confs_install(NULL);
+    CHECK_EQ_INT(ls_policy_resolve(&l, &p, err, sizeof err), LS_EINVAL);
+    CHECK(strstr(err, "no catalog named 'lake' is configured"));
 }
 
 TEST(table_name_template)
@@ -460,6 +487,7 @@ int main(void)
     RUN(resolution_layers_and_sources);
     RUN(bad_stored_value_reported_with_layer);
     RUN(unapplied_values_refused);
+    RUN(external_catalog_names);
     RUN(table_name_template);
     RUN(new_table_evolution_refused_for_typed_upsert);
     RUN(enabled_since_bookkeeping);
