@@ -13,7 +13,9 @@
  *
  * describe prints every committed partition with the log end offset and lag
  * (end - committed), and the member owning it when the group is Stable
- * (decoded from the consumer protocol's assignment). reset commits the new
+ * (decoded from the consumer protocol's assignment); for a share group, its
+ * members and each share partition's start offset, lag and the members it
+ * is assigned to (ShareGroupDescribe, DescribeShareGroupOffsets). reset commits the new
  * offsets from outside group management; the broker accepts that only while
  * the group is Empty (stop the consumers first), like kafka-consumer-groups. */
 #include <stdio.h>
@@ -220,6 +222,91 @@ static int describe_offsets(ls_cli_conn_t *c, const char *group, const owners_t 
     return 0;
 }
 
+/* A share group (KIP-932): printed with its members and assignments, then
+ * each share partition's start offset and lag; 1 when the group is not one,
+ * else the command's exit code. */
+static int describe_share(ls_cli_conn_t *c, const char *group, owners_t *o)
+{
+    ls_kstr_t gk = ks(group);
+    ls_kafka_ShareGroupDescribeRequest q = {&gk, 1, false};
+    ls_kafka_ShareGroupDescribeResponse r;
+    if (LS_CLI_CALL(c, ShareGroupDescribe, SHARE_GROUP_DESCRIBE, 1, &q, &r) != 0 ||
+        r.NumGroups != 1)
+        return 2;
+    ls_kafka_ShareGroupDescribeResponse_DescribedGroup *g = &r.Groups[0];
+    if (g->ErrorCode == LS_KERR_GROUP_ID_NOT_FOUND) return 1;
+    if (g->ErrorCode) {
+        fprintf(stderr, "lakestream groups: %s: %s\n", group, kerr_name(g->ErrorCode));
+        return 2;
+    }
+    printf("group %s: state %.*s, type share, group epoch %d, assignor %.*s, %d member(s)\n", group,
+           g->GroupState.len, g->GroupState.ptr, g->GroupEpoch, g->AssignorName.len,
+           g->AssignorName.ptr, g->NumMembers);
+    for (int32_t i = 0; i < g->NumMembers; i++) {
+        ls_kafka_ShareGroupDescribeResponse_Member *m = &g->Members[i];
+        printf("  member %.*s epoch %d client %.*s host %.*s\n", m->MemberId.len, m->MemberId.ptr,
+               m->MemberEpoch, m->ClientId.len, m->ClientId.ptr, m->ClientHost.len,
+               m->ClientHost.ptr);
+        for (int32_t t = 0; t < m->Assignment.NumTopicPartitions; t++) {
+            ls_kafka_ShareGroupDescribeResponse_TopicPartitions *tp =
+                &m->Assignment.TopicPartitions[t];
+            for (int32_t p = 0; p < tp->NumPartitions; p++)
+                owner_add(o, tp->TopicName, tp->Partitions[p], m->MemberId);
+        }
+    }
+    ls_kafka_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup qg = {gk, NULL,
+                                                                                          -1};
+    ls_kafka_DescribeShareGroupOffsetsRequest oq = {&qg, 1};
+    ls_kafka_DescribeShareGroupOffsetsResponse orr;
+    if (LS_CLI_CALL(c, DescribeShareGroupOffsets, DESCRIBE_SHARE_GROUP_OFFSETS, 1, &oq, &orr) !=
+            0 ||
+        orr.NumGroups != 1)
+        return 2;
+    ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup *og =
+        &orr.Groups[0];
+    if (og->ErrorCode) {
+        fprintf(stderr, "lakestream groups: %s: %s\n", group, kerr_name(og->ErrorCode));
+        return 2;
+    }
+    /* a share partition is read by every member it is assigned to */
+    printf("\n%-30s %9s %14s %10s  %s\n", "TOPIC", "PARTITION", "START-OFFSET", "LAG", "MEMBERS");
+    int64_t total = 0;
+    for (int32_t i = 0; i < og->NumTopics; i++) {
+        ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic *t =
+            &og->Topics[i];
+        for (int32_t j = 0; j < t->NumPartitions; j++) {
+            ls_kafka_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition
+                *p = &t->Partitions[j];
+            if (p->ErrorCode) {
+                printf("%-30.*s %9d %14s %10s  %s\n", t->TopicName.len, t->TopicName.ptr,
+                       p->PartitionIndex, "-", "-", kerr_name(p->ErrorCode));
+                continue;
+            }
+            char lagbuf[24] = "-";
+            if (p->Lag >= 0) {
+                snprintf(lagbuf, sizeof lagbuf, "%lld", (long long)p->Lag);
+                total += p->Lag;
+            }
+            ls_buf_t who;
+            ls_buf_init(&who);
+            for (int k = 0; k < o->n; k++) {
+                const owner_t *w = &o->v[k];
+                if (w->partition != p->PartitionIndex || w->topic.len != t->TopicName.len ||
+                    memcmp(w->topic.ptr, t->TopicName.ptr, (size_t)w->topic.len) != 0)
+                    continue;
+                if (who.len) ls_buf_append(&who, ",", 1);
+                ls_buf_append(&who, w->member.ptr, (size_t)w->member.len);
+            }
+            printf("%-30.*s %9d %14lld %10s  %.*s\n", t->TopicName.len, t->TopicName.ptr,
+                   p->PartitionIndex, (long long)p->StartOffset, lagbuf, who.len ? (int)who.len : 1,
+                   who.len ? (const char *)who.data : "-");
+            ls_buf_free(&who);
+        }
+    }
+    printf("total lag %lld\n", (long long)total);
+    return 0;
+}
+
 static int describe_classic(ls_cli_conn_t *c, const char *group, owners_t *owners)
 {
     ls_kstr_t gk = ks(group);
@@ -257,9 +344,9 @@ static int cmd_describe(ls_cli_conn_t *c, const char *group)
     int rc = describe_consumer(c, group, &owners);
     if (rc == 0)
         rc = describe_offsets(c, group, &owners);
-    else if (rc == 1)
+    else if (rc == 1 && (rc = describe_share(c, group, &owners)) == 1)
         rc = describe_classic(c, group, &owners);
-    else
+    else if (rc != 0)
         rc = 1;
     ls_free(owners.v);
     return rc;

@@ -182,6 +182,13 @@ def test_share_group_refuses_other_protocols_and_tools_list_it(share_broker,
     # offsets (DescribeShareGroupOffsets): all 5 records accepted, nothing left
     rows = share_offsets(share_broker.bootstrap, group, topic)
     assert rows == {0: (5, 0)}, rows
+    # and our own CLI says the same: type share, start offset 5, lag 0
+    r = subprocess.run([lsbroker.binary_path(), "groups", "--bootstrap", share_broker.bootstrap,
+                        "describe", group], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "type share" in r.stdout, r.stdout
+    row = [ln.split() for ln in r.stdout.splitlines() if ln.startswith(topic + " ")]
+    assert row == [[topic, "0", "5", "0", "-"]], r.stdout
     # reset to the earliest offset (AlterShareGroupOffsets): delivered again
     kafka_tool("org.apache.kafka.tools.consumer.group.ShareGroupCommand", share_broker.bootstrap,
                "--reset-offsets", "--group", group, "--topic", topic, "--to-earliest",
