@@ -98,27 +98,44 @@ struct sf_ctx {
 
 static void sf_read_round(sf_ctx_t *ctx);
 
+/* The whole v2 record batches of one read slice, in order; a torn tail is
+ * left out. */
+typedef struct batch_it {
+    const ls_read_slice_t *sl;
+    size_t at;           /* where the next batch begins */
+    size_t start;        /* this batch: its first byte in the slice */
+    int64_t base, last;  /* its offsets */
+    int64_t producer_id; /* its producer (-1: none) */
+    uint16_t attrs;      /* its attributes */
+} batch_it_t;
+
+static bool batch_next(batch_it_t *it)
+{
+    const ls_read_slice_t *sl = it->sl;
+    if (sl->len - it->at < 61) return false;
+    const uint8_t *b = sl->chunk->data + sl->off + it->at;
+    uint32_t blen = ls_be32_get(b + 8);
+    if (blen < 49 || blen > sl->len - it->at - 12) return false;
+    it->start = it->at;
+    it->base = (int64_t)ls_be64_get(b);
+    it->last = it->base + (int32_t)ls_be32_get(b + 23);
+    it->attrs = ls_be16_get(b + 21);
+    it->producer_id = (int64_t)ls_be64_get(b + 43);
+    it->at += 12 + (size_t)blen;
+    return true;
+}
+
 /* The whole batches of one read slice that hold an offset in [lo, hi], as
- * the slice's (off, len); false with none. Batches lie back to back in a
- * slice; a torn tail is left out. */
+ * the slice's (off, len); false with none. */
 static bool batches_within(const ls_read_slice_t *sl, int64_t lo, int64_t hi, size_t *off,
                            size_t *len)
 {
-    const uint8_t *q = sl->chunk->data + sl->off;
-    size_t at = 0, start = SIZE_MAX, end = 0;
-    while (sl->len - at >= 61) {
-        int64_t base = (int64_t)ls_be64_get(q + at);
-        uint32_t blen = ls_be32_get(q + at + 8);
-        int32_t delta = (int32_t)ls_be32_get(q + at + 23);
-        if (blen < 49 || blen > sl->len - at - 12) break;
-        size_t next = at + 12 + (size_t)blen;
-        if (base > hi) break;
-        if (base + delta >= lo) {
-            if (start == SIZE_MAX) start = at;
-            end = next;
+    size_t start = SIZE_MAX, end = 0;
+    for (batch_it_t it = {.sl = sl}; batch_next(&it) && it.base <= hi;)
+        if (it.last >= lo) {
+            if (start == SIZE_MAX) start = it.start;
+            end = it.at;
         }
-        at = next;
-    }
     if (start == SIZE_MAX) return false;
     *off = sl->off + start;
     *len = end - start;
@@ -300,18 +317,9 @@ static void sf_sync_all(sf_ctx_t *ctx)
 static int64_t read_end(const ls_read_result_t *res)
 {
     int64_t end = -1;
-    for (int s = 0; s < res->nslices; s++) {
-        const uint8_t *q = res->slices[s].chunk->data + res->slices[s].off;
-        size_t len = res->slices[s].len, at = 0;
-        while (len - at >= 61) {
-            int64_t base = (int64_t)ls_be64_get(q + at);
-            uint32_t blen = ls_be32_get(q + at + 8);
-            int32_t delta = (int32_t)ls_be32_get(q + at + 23);
-            if (blen < 49 || blen > len - at - 12) break;
-            if (base + delta + 1 > end) end = base + delta + 1;
-            at += 12 + (size_t)blen;
-        }
-    }
+    for (int s = 0; s < res->nslices; s++)
+        for (batch_it_t it = {.sl = &res->slices[s]}; batch_next(&it);)
+            if (it.last + 1 > end) end = it.last + 1;
     return end;
 }
 
@@ -384,32 +392,22 @@ static void sf_on_aborted(void *arg, ls_status st, const ls_aborted_t *v, int nv
         return;
     }
     for (int s = 0; s < p->res.nslices && nv > 0 && p->nacq > 0; s++) {
-        const uint8_t *q = p->res.slices[s].chunk->data + p->res.slices[s].off;
-        size_t len = p->res.slices[s].len, at = 0;
-        while (len - at >= 61 && p->nacq > 0) {
-            const uint8_t *b = q + at; /* a v2 batch header */
-            int64_t base = (int64_t)ls_be64_get(b);
-            uint32_t blen = ls_be32_get(b + 8);
-            uint16_t attrs = ls_be16_get(b + 21);
-            int64_t last = base + (int32_t)ls_be32_get(b + 23);
-            int64_t pid = (int64_t)ls_be64_get(b + 43);
-            if (blen < 49 || blen > len - at - 12) break;
-            at += 12 + (size_t)blen;
-            if (!(attrs & 0x10) || (attrs & 0x20)) continue; /* not transactional data */
+        for (batch_it_t it = {.sl = &p->res.slices[s]}; p->nacq > 0 && batch_next(&it);) {
+            if (!(it.attrs & 0x10) || (it.attrs & 0x20)) continue; /* not transactional data */
             bool aborted = false;
             for (int k = 0; k < nv && !aborted; k++)
-                aborted = v[k].producer_id == pid && v[k].first_offset <= base &&
-                          base < v[k].marker_offset;
+                aborted = v[k].producer_id == it.producer_id && v[k].first_offset <= it.base &&
+                          it.base < v[k].marker_offset;
             /* each acquired part of the batch (acknowledgements are all or
              * nothing over offsets the member holds) */
             for (int k = 0; aborted && k < p->nacq;) {
                 ls_sharep_range_t r = p->acq[k];
-                if (r.last < base || r.first > last) {
+                if (r.last < it.base || r.first > it.last) {
                     k++;
                     continue;
                 }
-                sf_unacquire(p, r.first > base ? r.first : base, r.last < last ? r.last : last,
-                             LS_SHAREP_REJECT);
+                sf_unacquire(p, r.first > it.base ? r.first : it.base,
+                             r.last < it.last ? r.last : it.last, LS_SHAREP_REJECT);
                 k = 0; /* the ranges changed */
             }
         }

@@ -127,7 +127,10 @@ def test_expired_lock_hands_records_to_another_member(share_broker, share_test_c
     topic, group = uid("share-lock"), uid("share-lock-g")
     setup_topic(share_broker.bootstrap, topic, group, 1, 30)
     res = run_java(share_test_classes, share_broker.bootstrap, "lock", topic, group)
-    assert res["held"] > 0 and res["same"] and res["delivery_count"] == 2, res
+    # 2 when B gets them first; A's client keeps fetching in the background
+    # (it never acknowledges), so on a loaded machine it may take a record
+    # once more before B does: more than one delivery, within the limit (5)
+    assert res["held"] > 0 and res["same"] and 2 <= res["delivery_count"] <= 5, res
 
 
 def test_latest_is_the_default_start_and_console_share_consumer_reads(share_broker):
