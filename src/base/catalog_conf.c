@@ -197,7 +197,7 @@ int ls_catalog_conf_finish(const ls_catalog_confs_t *cs, char *err, size_t errle
     return 0;
 }
 
-static void conf_clear(ls_catalog_conf_t *c)
+void ls_catalog_conf_clear(ls_catalog_conf_t *c)
 {
     ls_free(c->name);
     ls_free(c->type);
@@ -217,7 +217,7 @@ static void conf_clear(ls_catalog_conf_t *c)
 void ls_catalog_confs_free(ls_catalog_confs_t *cs)
 {
     for (size_t i = 0; i < cs->n; i++)
-        conf_clear(&cs->v[i]);
+        ls_catalog_conf_clear(&cs->v[i]);
     ls_free(cs->v);
     cs->v = NULL;
     cs->n = 0;
@@ -225,29 +225,31 @@ void ls_catalog_confs_free(ls_catalog_confs_t *cs)
 
 static char *dup_or_null(const char *s) { return s ? ls_strdup(s) : NULL; }
 
+void ls_catalog_conf_copy(ls_catalog_conf_t *d, const ls_catalog_conf_t *s)
+{
+    d->name = ls_strdup(s->name);
+    d->type = dup_or_null(s->type);
+    d->uri = dup_or_null(s->uri);
+    d->warehouse = dup_or_null(s->warehouse);
+    d->token = dup_or_null(s->token);
+    d->credential = dup_or_null(s->credential);
+    d->oauth2_uri = dup_or_null(s->oauth2_uri);
+    d->scope = dup_or_null(s->scope);
+    d->prefix = dup_or_null(s->prefix);
+    d->nheaders = s->nheaders;
+    d->headers = s->nheaders ? LS_NEWN(char *, s->nheaders) : NULL;
+    for (size_t h = 0; h < s->nheaders; h++)
+        d->headers[h] = ls_strdup(s->headers[h]);
+}
+
 void ls_catalog_confs_install(const ls_catalog_confs_t *cs)
 {
     ls_catalog_confs_free(&installed);
     if (!cs || !cs->n) return;
     installed.v = LS_NEWN(ls_catalog_conf_t, cs->n);
     installed.n = cs->n;
-    for (size_t i = 0; i < cs->n; i++) {
-        const ls_catalog_conf_t *s = &cs->v[i];
-        ls_catalog_conf_t *d = &installed.v[i];
-        d->name = ls_strdup(s->name);
-        d->type = dup_or_null(s->type);
-        d->uri = dup_or_null(s->uri);
-        d->warehouse = dup_or_null(s->warehouse);
-        d->token = dup_or_null(s->token);
-        d->credential = dup_or_null(s->credential);
-        d->oauth2_uri = dup_or_null(s->oauth2_uri);
-        d->scope = dup_or_null(s->scope);
-        d->prefix = dup_or_null(s->prefix);
-        d->nheaders = s->nheaders;
-        d->headers = s->nheaders ? LS_NEWN(char *, s->nheaders) : NULL;
-        for (size_t h = 0; h < s->nheaders; h++)
-            d->headers[h] = ls_strdup(s->headers[h]);
-    }
+    for (size_t i = 0; i < cs->n; i++)
+        ls_catalog_conf_copy(&installed.v[i], &cs->v[i]);
 }
 
 const ls_catalog_conf_t *ls_catalog_conf_get(const char *name)

@@ -59,6 +59,9 @@ int ls_catalog_conf_set(ls_catalog_confs_t *cs, const char *key, const char *val
  * not both token and credential. */
 int ls_catalog_conf_finish(const ls_catalog_confs_t *cs, char *err, size_t errlen);
 void ls_catalog_confs_free(ls_catalog_confs_t *cs);
+/* A deep copy of s into d; ls_catalog_conf_clear frees what one holds. */
+void ls_catalog_conf_copy(ls_catalog_conf_t *d, const ls_catalog_conf_t *s);
+void ls_catalog_conf_clear(ls_catalog_conf_t *c);
 const ls_catalog_conf_t *ls_catalog_conf_find(const ls_catalog_confs_t *cs, const char *name);
 
 /* The process-wide set (a deep copy of cs; NULL clears it). */

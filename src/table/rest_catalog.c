@@ -29,20 +29,7 @@ ls_rest_catalog_t *ls_rest_catalog_open(const ls_catalog_conf_t *conf)
 {
     ls_curl_global_init();
     ls_rest_catalog_t *rc = LS_NEW(ls_rest_catalog_t);
-    ls_catalog_conf_t *c = &rc->conf;
-    c->name = ls_strdup(conf->name);
-    c->type = dup_or_null(conf->type);
-    c->uri = ls_strdup(conf->uri);
-    c->warehouse = dup_or_null(conf->warehouse);
-    c->token = dup_or_null(conf->token);
-    c->credential = dup_or_null(conf->credential);
-    c->oauth2_uri = dup_or_null(conf->oauth2_uri);
-    c->scope = dup_or_null(conf->scope);
-    c->prefix = dup_or_null(conf->prefix);
-    c->nheaders = conf->nheaders;
-    c->headers = conf->nheaders ? LS_NEWN(char *, conf->nheaders) : NULL;
-    for (size_t i = 0; i < conf->nheaders; i++)
-        c->headers[i] = ls_strdup(conf->headers[i]);
+    ls_catalog_conf_copy(&rc->conf, conf);
     rc->token = dup_or_null(conf->token);
     return rc;
 }
@@ -51,19 +38,7 @@ void ls_rest_catalog_close(ls_rest_catalog_t *rc)
 {
     if (!rc) return;
     if (rc->curl) curl_easy_cleanup(rc->curl);
-    ls_catalog_conf_t *c = &rc->conf;
-    ls_free(c->name);
-    ls_free(c->type);
-    ls_free(c->uri);
-    ls_free(c->warehouse);
-    ls_free(c->token);
-    ls_free(c->credential);
-    ls_free(c->oauth2_uri);
-    ls_free(c->scope);
-    ls_free(c->prefix);
-    for (size_t i = 0; i < c->nheaders; i++)
-        ls_free(c->headers[i]);
-    ls_free(c->headers);
+    ls_catalog_conf_clear(&rc->conf);
     ls_free(rc->prefix);
     ls_free(rc->token);
     ls_free(rc);

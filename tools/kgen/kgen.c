@@ -205,6 +205,22 @@ static bool parse_vr(const char *s, vr_t *v)
     return true;
 }
 
+/* The next line of a description file into buf, its newline and any
+ * '#' comment cut off; *line counts lines. False at the end. */
+static bool read_line(FILE *fp, char *buf, size_t cap, int *line)
+{
+    if (!fgets(buf, (int)cap, fp)) return false;
+    ++*line;
+    size_t len = strlen(buf);
+    if (len && buf[len - 1] == '\n')
+        buf[--len] = 0;
+    else if (!feof(fp))
+        die(*line, "line too long");
+    char *hash = strchr(buf, '#');
+    if (hash) *hash = 0;
+    return true;
+}
+
 static int split(char *line, char **tok, int max)
 {
     int n = 0;
@@ -327,15 +343,7 @@ static void parse_errors(const char *path)
     cur_file = path;
     char buf[1024];
     int line = 0;
-    while (fgets(buf, sizeof buf, fp)) {
-        line++;
-        size_t len = strlen(buf);
-        if (len && buf[len - 1] == '\n')
-            buf[--len] = 0;
-        else if (!feof(fp))
-            die(line, "line too long");
-        char *hash = strchr(buf, '#');
-        if (hash) *hash = 0;
+    while (read_line(fp, buf, sizeof buf, &line)) {
         char *tok[8];
         int n = split(buf, tok, 8);
         if (n == 0) continue;
@@ -383,16 +391,8 @@ static void parse_file(const char *path, bool common)
     strct_t *stack[16]; /* stack[d]: struct receiving fields at indent 2*(d+1) */
     int depth = -1;     /* top of stack */
     char msg[64] = "";  /* ProduceRequest / ProduceResponse: prefix of nested ids */
-    while (fgets(buf, sizeof buf, fp)) {
-        line++;
+    while (read_line(fp, buf, sizeof buf, &line)) {
         size_t len = strlen(buf);
-        if (len && buf[len - 1] == '\n')
-            buf[--len] = 0;
-        else if (!feof(fp))
-            die(line, "line too long");
-        char *hash = strchr(buf, '#');
-        if (hash) *hash = 0;
-        len = strlen(buf);
         while (len && (buf[len - 1] == ' '))
             buf[--len] = 0;
         if (!len) continue;
