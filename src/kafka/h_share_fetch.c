@@ -382,8 +382,9 @@ static void sf_on_aborted(void *arg, ls_status st, const ls_aborted_t *v, int nv
     if (st != LS_OK) {
         /* the aborted list is not known (a trim passed, the store failed):
          * nothing is handed out from this read */
-        while (p->nacq > 0)
-            sf_unacquire(p, p->acq[0].first, p->acq[p->nacq - 1].last, LS_SHAREP_RELEASE);
+        while (p->nacq > 0) /* range by range: an acknowledgement covers only
+                             * offsets the member holds, all or nothing */
+            sf_unacquire(p, p->acq[0].first, p->acq[0].last, LS_SHAREP_RELEASE);
         if (st != LS_ERANGE) {
             p->err = LS_KERR_KAFKA_STORAGE_ERROR;
             p->msg = "The partition's aborted transactions could not be read.";
