@@ -11451,6 +11451,1295 @@ static void e_ShareAcknowledgeResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- StreamsGroupHeartbeatRequest_KeyValue */
+
+static size_t z_StreamsGroupHeartbeatRequest_KeyValue(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupHeartbeatRequest_KeyValue(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_StreamsGroupHeartbeatRequest_KeyValue *m)
+{
+    (void)a;
+    (void)v;
+    m->Key = ls_kmsg_str(r, f, "KeyValue.Key");
+    m->Value = ls_kmsg_str(r, f, "KeyValue.Value");
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatRequest_KeyValue(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupHeartbeatRequest_KeyValue *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Key);
+    ls_kmsg_wstr_nn(w, f, m->Value);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupHeartbeatRequest_TopicInfo */
+
+static size_t z_StreamsGroupHeartbeatRequest_TopicInfo(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 4;
+    n += 2;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupHeartbeatRequest_TopicInfo(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_StreamsGroupHeartbeatRequest_TopicInfo *m)
+{
+    m->Name = ls_kmsg_str(r, f, "TopicInfo.Name");
+    m->Partitions = ls_kr_i32(r);
+    m->ReplicationFactor = ls_kr_i16(r);
+    m->NumTopicConfigs = ls_kmsg_arrlen(r, f, z_StreamsGroupHeartbeatRequest_KeyValue(v, f), false,
+                                        "TopicInfo.TopicConfigs");
+    m->TopicConfigs = ls_kmsg_alloc(a, m->NumTopicConfigs, sizeof *m->TopicConfigs);
+    for (int32_t i = 0; i < m->NumTopicConfigs && !r->err; i++) {
+        d_StreamsGroupHeartbeatRequest_KeyValue(r, v, f, a, &m->TopicConfigs[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatRequest_TopicInfo(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupHeartbeatRequest_TopicInfo *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kw_i32(w, m->Partitions);
+    ls_kw_i16(w, m->ReplicationFactor);
+    ls_kmsg_warrlen(w, f, m->NumTopicConfigs, false);
+    for (int32_t i = 0; i < m->NumTopicConfigs; i++)
+        e_StreamsGroupHeartbeatRequest_KeyValue(w, v, f, &m->TopicConfigs[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupHeartbeatRequest_CopartitionGroup */
+
+static size_t z_StreamsGroupHeartbeatRequest_CopartitionGroup(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupHeartbeatRequest_CopartitionGroup(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_StreamsGroupHeartbeatRequest_CopartitionGroup *m)
+{
+    (void)v;
+    m->NumSourceTopics = ls_kmsg_arrlen(r, f, 2, false, "CopartitionGroup.SourceTopics");
+    m->SourceTopics = ls_kmsg_alloc(a, m->NumSourceTopics, sizeof *m->SourceTopics);
+    for (int32_t i = 0; i < m->NumSourceTopics && !r->err; i++) {
+        m->SourceTopics[i] = ls_kr_i16(r);
+    }
+    m->NumSourceTopicRegex = ls_kmsg_arrlen(r, f, 2, false, "CopartitionGroup.SourceTopicRegex");
+    m->SourceTopicRegex = ls_kmsg_alloc(a, m->NumSourceTopicRegex, sizeof *m->SourceTopicRegex);
+    for (int32_t i = 0; i < m->NumSourceTopicRegex && !r->err; i++) {
+        m->SourceTopicRegex[i] = ls_kr_i16(r);
+    }
+    m->NumRepartitionSourceTopics = ls_kmsg_arrlen(r, f, 2, false,
+                                                   "CopartitionGroup.RepartitionSourceTopics");
+    m->RepartitionSourceTopics = ls_kmsg_alloc(a, m->NumRepartitionSourceTopics,
+                                               sizeof *m->RepartitionSourceTopics);
+    for (int32_t i = 0; i < m->NumRepartitionSourceTopics && !r->err; i++) {
+        m->RepartitionSourceTopics[i] = ls_kr_i16(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatRequest_CopartitionGroup(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupHeartbeatRequest_CopartitionGroup *m)
+{
+    (void)v;
+    ls_kmsg_warrlen(w, f, m->NumSourceTopics, false);
+    for (int32_t i = 0; i < m->NumSourceTopics; i++)
+        ls_kw_i16(w, m->SourceTopics[i]);
+    ls_kmsg_warrlen(w, f, m->NumSourceTopicRegex, false);
+    for (int32_t i = 0; i < m->NumSourceTopicRegex; i++)
+        ls_kw_i16(w, m->SourceTopicRegex[i]);
+    ls_kmsg_warrlen(w, f, m->NumRepartitionSourceTopics, false);
+    for (int32_t i = 0; i < m->NumRepartitionSourceTopics; i++)
+        ls_kw_i16(w, m->RepartitionSourceTopics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupHeartbeatRequest_Subtopology */
+
+static size_t z_StreamsGroupHeartbeatRequest_Subtopology(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupHeartbeatRequest_Subtopology(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_StreamsGroupHeartbeatRequest_Subtopology *m)
+{
+    m->SubtopologyId = ls_kmsg_str(r, f, "Subtopology.SubtopologyId");
+    m->NumSourceTopics = ls_kmsg_arrlen(r, f, f ? 1 : 2, false, "Subtopology.SourceTopics");
+    m->SourceTopics = ls_kmsg_alloc(a, m->NumSourceTopics, sizeof *m->SourceTopics);
+    for (int32_t i = 0; i < m->NumSourceTopics && !r->err; i++) {
+        m->SourceTopics[i] = ls_kmsg_str(r, f, "Subtopology.SourceTopics");
+    }
+    m->NumSourceTopicRegex = ls_kmsg_arrlen(r, f, f ? 1 : 2, false, "Subtopology.SourceTopicRegex");
+    m->SourceTopicRegex = ls_kmsg_alloc(a, m->NumSourceTopicRegex, sizeof *m->SourceTopicRegex);
+    for (int32_t i = 0; i < m->NumSourceTopicRegex && !r->err; i++) {
+        m->SourceTopicRegex[i] = ls_kmsg_str(r, f, "Subtopology.SourceTopicRegex");
+    }
+    m->NumStateChangelogTopics = ls_kmsg_arrlen(r, f,
+                                                z_StreamsGroupHeartbeatRequest_TopicInfo(v, f),
+                                                false, "Subtopology.StateChangelogTopics");
+    m->StateChangelogTopics = ls_kmsg_alloc(a, m->NumStateChangelogTopics,
+                                            sizeof *m->StateChangelogTopics);
+    for (int32_t i = 0; i < m->NumStateChangelogTopics && !r->err; i++) {
+        d_StreamsGroupHeartbeatRequest_TopicInfo(r, v, f, a, &m->StateChangelogTopics[i]);
+    }
+    m->NumRepartitionSinkTopics = ls_kmsg_arrlen(r, f, f ? 1 : 2, false,
+                                                 "Subtopology.RepartitionSinkTopics");
+    m->RepartitionSinkTopics = ls_kmsg_alloc(a, m->NumRepartitionSinkTopics,
+                                             sizeof *m->RepartitionSinkTopics);
+    for (int32_t i = 0; i < m->NumRepartitionSinkTopics && !r->err; i++) {
+        m->RepartitionSinkTopics[i] = ls_kmsg_str(r, f, "Subtopology.RepartitionSinkTopics");
+    }
+    m->NumRepartitionSourceTopics = ls_kmsg_arrlen(r, f,
+                                                   z_StreamsGroupHeartbeatRequest_TopicInfo(v, f),
+                                                   false, "Subtopology.RepartitionSourceTopics");
+    m->RepartitionSourceTopics = ls_kmsg_alloc(a, m->NumRepartitionSourceTopics,
+                                               sizeof *m->RepartitionSourceTopics);
+    for (int32_t i = 0; i < m->NumRepartitionSourceTopics && !r->err; i++) {
+        d_StreamsGroupHeartbeatRequest_TopicInfo(r, v, f, a, &m->RepartitionSourceTopics[i]);
+    }
+    m->NumCopartitionGroups = ls_kmsg_arrlen(r, f,
+                                             z_StreamsGroupHeartbeatRequest_CopartitionGroup(v, f),
+                                             false, "Subtopology.CopartitionGroups");
+    m->CopartitionGroups = ls_kmsg_alloc(a, m->NumCopartitionGroups, sizeof *m->CopartitionGroups);
+    for (int32_t i = 0; i < m->NumCopartitionGroups && !r->err; i++) {
+        d_StreamsGroupHeartbeatRequest_CopartitionGroup(r, v, f, a, &m->CopartitionGroups[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatRequest_Subtopology(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupHeartbeatRequest_Subtopology *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->SubtopologyId);
+    ls_kmsg_warrlen(w, f, m->NumSourceTopics, false);
+    for (int32_t i = 0; i < m->NumSourceTopics; i++)
+        ls_kmsg_wstr_nn(w, f, m->SourceTopics[i]);
+    ls_kmsg_warrlen(w, f, m->NumSourceTopicRegex, false);
+    for (int32_t i = 0; i < m->NumSourceTopicRegex; i++)
+        ls_kmsg_wstr_nn(w, f, m->SourceTopicRegex[i]);
+    ls_kmsg_warrlen(w, f, m->NumStateChangelogTopics, false);
+    for (int32_t i = 0; i < m->NumStateChangelogTopics; i++)
+        e_StreamsGroupHeartbeatRequest_TopicInfo(w, v, f, &m->StateChangelogTopics[i]);
+    ls_kmsg_warrlen(w, f, m->NumRepartitionSinkTopics, false);
+    for (int32_t i = 0; i < m->NumRepartitionSinkTopics; i++)
+        ls_kmsg_wstr_nn(w, f, m->RepartitionSinkTopics[i]);
+    ls_kmsg_warrlen(w, f, m->NumRepartitionSourceTopics, false);
+    for (int32_t i = 0; i < m->NumRepartitionSourceTopics; i++)
+        e_StreamsGroupHeartbeatRequest_TopicInfo(w, v, f, &m->RepartitionSourceTopics[i]);
+    ls_kmsg_warrlen(w, f, m->NumCopartitionGroups, false);
+    for (int32_t i = 0; i < m->NumCopartitionGroups; i++)
+        e_StreamsGroupHeartbeatRequest_CopartitionGroup(w, v, f, &m->CopartitionGroups[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupHeartbeatRequest_Topology */
+
+static void d_StreamsGroupHeartbeatRequest_Topology(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_StreamsGroupHeartbeatRequest_Topology *m)
+{
+    m->Epoch = ls_kr_i32(r);
+    m->NumSubtopologies = ls_kmsg_arrlen(r, f, z_StreamsGroupHeartbeatRequest_Subtopology(v, f),
+                                         false, "Topology.Subtopologies");
+    m->Subtopologies = ls_kmsg_alloc(a, m->NumSubtopologies, sizeof *m->Subtopologies);
+    for (int32_t i = 0; i < m->NumSubtopologies && !r->err; i++) {
+        d_StreamsGroupHeartbeatRequest_Subtopology(r, v, f, a, &m->Subtopologies[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatRequest_Topology(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupHeartbeatRequest_Topology *m)
+{
+    ls_kw_i32(w, m->Epoch);
+    ls_kmsg_warrlen(w, f, m->NumSubtopologies, false);
+    for (int32_t i = 0; i < m->NumSubtopologies; i++)
+        e_StreamsGroupHeartbeatRequest_Subtopology(w, v, f, &m->Subtopologies[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupHeartbeatRequest_TaskIds */
+
+static size_t z_StreamsGroupHeartbeatRequest_TaskIds(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupHeartbeatRequest_TaskIds(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                   ls_kafka_StreamsGroupHeartbeatRequest_TaskIds *m)
+{
+    (void)v;
+    m->SubtopologyId = ls_kmsg_str(r, f, "TaskIds.SubtopologyId");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "TaskIds.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatRequest_TaskIds(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupHeartbeatRequest_TaskIds *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->SubtopologyId);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupHeartbeatRequest_Endpoint */
+
+static void d_StreamsGroupHeartbeatRequest_Endpoint(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_StreamsGroupHeartbeatRequest_Endpoint *m)
+{
+    (void)a;
+    (void)v;
+    m->Host = ls_kmsg_str(r, f, "Endpoint.Host");
+    m->Port = (uint16_t)ls_kr_i16(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatRequest_Endpoint(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupHeartbeatRequest_Endpoint *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Host);
+    ls_kw_i16(w, m->Port);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupHeartbeatRequest_TaskOffset */
+
+static size_t z_StreamsGroupHeartbeatRequest_TaskOffset(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 4;
+    n += 8;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupHeartbeatRequest_TaskOffset(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_StreamsGroupHeartbeatRequest_TaskOffset *m)
+{
+    (void)a;
+    (void)v;
+    m->SubtopologyId = ls_kmsg_str(r, f, "TaskOffset.SubtopologyId");
+    m->Partition = ls_kr_i32(r);
+    m->Offset = ls_kr_i64(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatRequest_TaskOffset(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupHeartbeatRequest_TaskOffset *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->SubtopologyId);
+    ls_kw_i32(w, m->Partition);
+    ls_kw_i64(w, m->Offset);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupHeartbeatRequest */
+
+static void i_StreamsGroupHeartbeatRequest(ls_kafka_StreamsGroupHeartbeatRequest *m)
+{
+    m->InstanceId = ls_kstr_null();
+    m->RackId = ls_kstr_null();
+    m->RebalanceTimeoutMs = -1;
+    m->NumActiveTasks = -1;
+    m->NumStandbyTasks = -1;
+    m->NumWarmupTasks = -1;
+    m->ProcessId = ls_kstr_null();
+    m->NumClientTags = -1;
+    m->NumTaskOffsets = -1;
+    m->NumTaskEndOffsets = -1;
+}
+
+static void d_StreamsGroupHeartbeatRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                           ls_kafka_StreamsGroupHeartbeatRequest *m)
+{
+    m->GroupId = ls_kmsg_str(r, f, "StreamsGroupHeartbeatRequest.GroupId");
+    m->MemberId = ls_kmsg_str(r, f, "StreamsGroupHeartbeatRequest.MemberId");
+    m->MemberEpoch = ls_kr_i32(r);
+    m->EndpointInformationEpoch = ls_kr_i32(r);
+    m->InstanceId = ls_kr_str(r, f);
+    m->RackId = ls_kr_str(r, f);
+    m->RebalanceTimeoutMs = ls_kr_i32(r);
+    if ((m->HasTopology = ls_kr_i8(r) >= 0))
+        d_StreamsGroupHeartbeatRequest_Topology(r, v, f, a, &m->Topology);
+    m->NumActiveTasks = ls_kmsg_arrlen(r, f, z_StreamsGroupHeartbeatRequest_TaskIds(v, f), true,
+                                       "StreamsGroupHeartbeatRequest.ActiveTasks");
+    m->ActiveTasks = ls_kmsg_alloc(a, m->NumActiveTasks, sizeof *m->ActiveTasks);
+    for (int32_t i = 0; i < m->NumActiveTasks && !r->err; i++) {
+        d_StreamsGroupHeartbeatRequest_TaskIds(r, v, f, a, &m->ActiveTasks[i]);
+    }
+    m->NumStandbyTasks = ls_kmsg_arrlen(r, f, z_StreamsGroupHeartbeatRequest_TaskIds(v, f), true,
+                                        "StreamsGroupHeartbeatRequest.StandbyTasks");
+    m->StandbyTasks = ls_kmsg_alloc(a, m->NumStandbyTasks, sizeof *m->StandbyTasks);
+    for (int32_t i = 0; i < m->NumStandbyTasks && !r->err; i++) {
+        d_StreamsGroupHeartbeatRequest_TaskIds(r, v, f, a, &m->StandbyTasks[i]);
+    }
+    m->NumWarmupTasks = ls_kmsg_arrlen(r, f, z_StreamsGroupHeartbeatRequest_TaskIds(v, f), true,
+                                       "StreamsGroupHeartbeatRequest.WarmupTasks");
+    m->WarmupTasks = ls_kmsg_alloc(a, m->NumWarmupTasks, sizeof *m->WarmupTasks);
+    for (int32_t i = 0; i < m->NumWarmupTasks && !r->err; i++) {
+        d_StreamsGroupHeartbeatRequest_TaskIds(r, v, f, a, &m->WarmupTasks[i]);
+    }
+    m->ProcessId = ls_kr_str(r, f);
+    if ((m->HasUserEndpoint = ls_kr_i8(r) >= 0))
+        d_StreamsGroupHeartbeatRequest_Endpoint(r, v, f, a, &m->UserEndpoint);
+    m->NumClientTags = ls_kmsg_arrlen(r, f, z_StreamsGroupHeartbeatRequest_KeyValue(v, f), true,
+                                      "StreamsGroupHeartbeatRequest.ClientTags");
+    m->ClientTags = ls_kmsg_alloc(a, m->NumClientTags, sizeof *m->ClientTags);
+    for (int32_t i = 0; i < m->NumClientTags && !r->err; i++) {
+        d_StreamsGroupHeartbeatRequest_KeyValue(r, v, f, a, &m->ClientTags[i]);
+    }
+    m->NumTaskOffsets = ls_kmsg_arrlen(r, f, z_StreamsGroupHeartbeatRequest_TaskOffset(v, f), true,
+                                       "StreamsGroupHeartbeatRequest.TaskOffsets");
+    m->TaskOffsets = ls_kmsg_alloc(a, m->NumTaskOffsets, sizeof *m->TaskOffsets);
+    for (int32_t i = 0; i < m->NumTaskOffsets && !r->err; i++) {
+        d_StreamsGroupHeartbeatRequest_TaskOffset(r, v, f, a, &m->TaskOffsets[i]);
+    }
+    m->NumTaskEndOffsets = ls_kmsg_arrlen(r, f, z_StreamsGroupHeartbeatRequest_TaskOffset(v, f),
+                                          true, "StreamsGroupHeartbeatRequest.TaskEndOffsets");
+    m->TaskEndOffsets = ls_kmsg_alloc(a, m->NumTaskEndOffsets, sizeof *m->TaskEndOffsets);
+    for (int32_t i = 0; i < m->NumTaskEndOffsets && !r->err; i++) {
+        d_StreamsGroupHeartbeatRequest_TaskOffset(r, v, f, a, &m->TaskEndOffsets[i]);
+    }
+    m->ShutdownApplication = ls_kr_bool(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatRequest(ls_kw_t *w, int16_t v, bool f,
+                                           const ls_kafka_StreamsGroupHeartbeatRequest *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->GroupId);
+    ls_kmsg_wstr_nn(w, f, m->MemberId);
+    ls_kw_i32(w, m->MemberEpoch);
+    ls_kw_i32(w, m->EndpointInformationEpoch);
+    ls_kmsg_wstr(w, f, m->InstanceId);
+    ls_kmsg_wstr(w, f, m->RackId);
+    ls_kw_i32(w, m->RebalanceTimeoutMs);
+    ls_kw_i8(w, m->HasTopology ? 1 : -1);
+    if (m->HasTopology)
+        e_StreamsGroupHeartbeatRequest_Topology(w, v, f, &m->Topology);
+    ls_kmsg_warrlen(w, f, m->NumActiveTasks, true);
+    for (int32_t i = 0; i < m->NumActiveTasks; i++)
+        e_StreamsGroupHeartbeatRequest_TaskIds(w, v, f, &m->ActiveTasks[i]);
+    ls_kmsg_warrlen(w, f, m->NumStandbyTasks, true);
+    for (int32_t i = 0; i < m->NumStandbyTasks; i++)
+        e_StreamsGroupHeartbeatRequest_TaskIds(w, v, f, &m->StandbyTasks[i]);
+    ls_kmsg_warrlen(w, f, m->NumWarmupTasks, true);
+    for (int32_t i = 0; i < m->NumWarmupTasks; i++)
+        e_StreamsGroupHeartbeatRequest_TaskIds(w, v, f, &m->WarmupTasks[i]);
+    ls_kmsg_wstr(w, f, m->ProcessId);
+    ls_kw_i8(w, m->HasUserEndpoint ? 1 : -1);
+    if (m->HasUserEndpoint)
+        e_StreamsGroupHeartbeatRequest_Endpoint(w, v, f, &m->UserEndpoint);
+    ls_kmsg_warrlen(w, f, m->NumClientTags, true);
+    for (int32_t i = 0; i < m->NumClientTags; i++)
+        e_StreamsGroupHeartbeatRequest_KeyValue(w, v, f, &m->ClientTags[i]);
+    ls_kmsg_warrlen(w, f, m->NumTaskOffsets, true);
+    for (int32_t i = 0; i < m->NumTaskOffsets; i++)
+        e_StreamsGroupHeartbeatRequest_TaskOffset(w, v, f, &m->TaskOffsets[i]);
+    ls_kmsg_warrlen(w, f, m->NumTaskEndOffsets, true);
+    for (int32_t i = 0; i < m->NumTaskEndOffsets; i++)
+        e_StreamsGroupHeartbeatRequest_TaskOffset(w, v, f, &m->TaskEndOffsets[i]);
+    ls_kw_bool(w, m->ShutdownApplication);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupHeartbeatResponse_Status */
+
+static size_t z_StreamsGroupHeartbeatResponse_Status(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 1;
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupHeartbeatResponse_Status(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                   ls_kafka_StreamsGroupHeartbeatResponse_Status *m)
+{
+    (void)a;
+    (void)v;
+    m->StatusCode = ls_kr_i8(r);
+    m->StatusDetail = ls_kmsg_str(r, f, "Status.StatusDetail");
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatResponse_Status(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupHeartbeatResponse_Status *m)
+{
+    (void)v;
+    ls_kw_i8(w, m->StatusCode);
+    ls_kmsg_wstr_nn(w, f, m->StatusDetail);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupHeartbeatResponse_TaskIds */
+
+static size_t z_StreamsGroupHeartbeatResponse_TaskIds(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupHeartbeatResponse_TaskIds(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_StreamsGroupHeartbeatResponse_TaskIds *m)
+{
+    (void)v;
+    m->SubtopologyId = ls_kmsg_str(r, f, "TaskIds.SubtopologyId");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "TaskIds.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatResponse_TaskIds(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupHeartbeatResponse_TaskIds *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->SubtopologyId);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupHeartbeatResponse_Endpoint */
+
+static size_t z_StreamsGroupHeartbeatResponse_Endpoint(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 2;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupHeartbeatResponse_Endpoint(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_StreamsGroupHeartbeatResponse_Endpoint *m)
+{
+    (void)a;
+    (void)v;
+    m->Host = ls_kmsg_str(r, f, "Endpoint.Host");
+    m->Port = (uint16_t)ls_kr_i16(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatResponse_Endpoint(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupHeartbeatResponse_Endpoint *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Host);
+    ls_kw_i16(w, m->Port);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupHeartbeatResponse_TopicPartition */
+
+static size_t z_StreamsGroupHeartbeatResponse_TopicPartition(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupHeartbeatResponse_TopicPartition(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_StreamsGroupHeartbeatResponse_TopicPartition *m)
+{
+    (void)v;
+    m->Topic = ls_kmsg_str(r, f, "TopicPartition.Topic");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "TopicPartition.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatResponse_TopicPartition(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupHeartbeatResponse_TopicPartition *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Topic);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupHeartbeatResponse_EndpointToPartitions */
+
+static size_t z_StreamsGroupHeartbeatResponse_EndpointToPartitions(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += z_StreamsGroupHeartbeatResponse_Endpoint(v, f);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void d_StreamsGroupHeartbeatResponse_EndpointToPartitions(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_StreamsGroupHeartbeatResponse_EndpointToPartitions *m)
+{
+    d_StreamsGroupHeartbeatResponse_Endpoint(r, v, f, a, &m->UserEndpoint);
+    m->NumActivePartitions = ls_kmsg_arrlen(r, f,
+                                            z_StreamsGroupHeartbeatResponse_TopicPartition(v, f),
+                                            false, "EndpointToPartitions.ActivePartitions");
+    m->ActivePartitions = ls_kmsg_alloc(a, m->NumActivePartitions, sizeof *m->ActivePartitions);
+    for (int32_t i = 0; i < m->NumActivePartitions && !r->err; i++) {
+        d_StreamsGroupHeartbeatResponse_TopicPartition(r, v, f, a, &m->ActivePartitions[i]);
+    }
+    m->NumStandbyPartitions = ls_kmsg_arrlen(r, f,
+                                             z_StreamsGroupHeartbeatResponse_TopicPartition(v, f),
+                                             false, "EndpointToPartitions.StandbyPartitions");
+    m->StandbyPartitions = ls_kmsg_alloc(a, m->NumStandbyPartitions, sizeof *m->StandbyPartitions);
+    for (int32_t i = 0; i < m->NumStandbyPartitions && !r->err; i++) {
+        d_StreamsGroupHeartbeatResponse_TopicPartition(r, v, f, a, &m->StandbyPartitions[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatResponse_EndpointToPartitions(
+    ls_kw_t *w, int16_t v, bool f,
+    const ls_kafka_StreamsGroupHeartbeatResponse_EndpointToPartitions *m)
+{
+    e_StreamsGroupHeartbeatResponse_Endpoint(w, v, f, &m->UserEndpoint);
+    ls_kmsg_warrlen(w, f, m->NumActivePartitions, false);
+    for (int32_t i = 0; i < m->NumActivePartitions; i++)
+        e_StreamsGroupHeartbeatResponse_TopicPartition(w, v, f, &m->ActivePartitions[i]);
+    ls_kmsg_warrlen(w, f, m->NumStandbyPartitions, false);
+    for (int32_t i = 0; i < m->NumStandbyPartitions; i++)
+        e_StreamsGroupHeartbeatResponse_TopicPartition(w, v, f, &m->StandbyPartitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupHeartbeatResponse */
+
+static void i_StreamsGroupHeartbeatResponse(ls_kafka_StreamsGroupHeartbeatResponse *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+    m->NumStatus = -1;
+    m->NumActiveTasks = -1;
+    m->NumStandbyTasks = -1;
+    m->NumWarmupTasks = -1;
+    m->NumPartitionsByUserEndpoint = -1;
+}
+
+static void d_StreamsGroupHeartbeatResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                            ls_kafka_StreamsGroupHeartbeatResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->MemberId = ls_kmsg_str(r, f, "StreamsGroupHeartbeatResponse.MemberId");
+    m->MemberEpoch = ls_kr_i32(r);
+    m->HeartbeatIntervalMs = ls_kr_i32(r);
+    m->AcceptableRecoveryLag = ls_kr_i32(r);
+    m->TaskOffsetIntervalMs = ls_kr_i32(r);
+    m->NumStatus = ls_kmsg_arrlen(r, f, z_StreamsGroupHeartbeatResponse_Status(v, f), true,
+                                  "StreamsGroupHeartbeatResponse.Status");
+    m->Status = ls_kmsg_alloc(a, m->NumStatus, sizeof *m->Status);
+    for (int32_t i = 0; i < m->NumStatus && !r->err; i++) {
+        d_StreamsGroupHeartbeatResponse_Status(r, v, f, a, &m->Status[i]);
+    }
+    m->NumActiveTasks = ls_kmsg_arrlen(r, f, z_StreamsGroupHeartbeatResponse_TaskIds(v, f), true,
+                                       "StreamsGroupHeartbeatResponse.ActiveTasks");
+    m->ActiveTasks = ls_kmsg_alloc(a, m->NumActiveTasks, sizeof *m->ActiveTasks);
+    for (int32_t i = 0; i < m->NumActiveTasks && !r->err; i++) {
+        d_StreamsGroupHeartbeatResponse_TaskIds(r, v, f, a, &m->ActiveTasks[i]);
+    }
+    m->NumStandbyTasks = ls_kmsg_arrlen(r, f, z_StreamsGroupHeartbeatResponse_TaskIds(v, f), true,
+                                        "StreamsGroupHeartbeatResponse.StandbyTasks");
+    m->StandbyTasks = ls_kmsg_alloc(a, m->NumStandbyTasks, sizeof *m->StandbyTasks);
+    for (int32_t i = 0; i < m->NumStandbyTasks && !r->err; i++) {
+        d_StreamsGroupHeartbeatResponse_TaskIds(r, v, f, a, &m->StandbyTasks[i]);
+    }
+    m->NumWarmupTasks = ls_kmsg_arrlen(r, f, z_StreamsGroupHeartbeatResponse_TaskIds(v, f), true,
+                                       "StreamsGroupHeartbeatResponse.WarmupTasks");
+    m->WarmupTasks = ls_kmsg_alloc(a, m->NumWarmupTasks, sizeof *m->WarmupTasks);
+    for (int32_t i = 0; i < m->NumWarmupTasks && !r->err; i++) {
+        d_StreamsGroupHeartbeatResponse_TaskIds(r, v, f, a, &m->WarmupTasks[i]);
+    }
+    m->EndpointInformationEpoch = ls_kr_i32(r);
+    m->NumPartitionsByUserEndpoint = ls_kmsg_arrlen(
+        r, f, z_StreamsGroupHeartbeatResponse_EndpointToPartitions(v, f), true,
+        "StreamsGroupHeartbeatResponse.PartitionsByUserEndpoint");
+    m->PartitionsByUserEndpoint = ls_kmsg_alloc(a, m->NumPartitionsByUserEndpoint,
+                                                sizeof *m->PartitionsByUserEndpoint);
+    for (int32_t i = 0; i < m->NumPartitionsByUserEndpoint && !r->err; i++) {
+        d_StreamsGroupHeartbeatResponse_EndpointToPartitions(r, v, f, a,
+                                                             &m->PartitionsByUserEndpoint[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupHeartbeatResponse(ls_kw_t *w, int16_t v, bool f,
+                                            const ls_kafka_StreamsGroupHeartbeatResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_wstr_nn(w, f, m->MemberId);
+    ls_kw_i32(w, m->MemberEpoch);
+    ls_kw_i32(w, m->HeartbeatIntervalMs);
+    ls_kw_i32(w, m->AcceptableRecoveryLag);
+    ls_kw_i32(w, m->TaskOffsetIntervalMs);
+    ls_kmsg_warrlen(w, f, m->NumStatus, true);
+    for (int32_t i = 0; i < m->NumStatus; i++)
+        e_StreamsGroupHeartbeatResponse_Status(w, v, f, &m->Status[i]);
+    ls_kmsg_warrlen(w, f, m->NumActiveTasks, true);
+    for (int32_t i = 0; i < m->NumActiveTasks; i++)
+        e_StreamsGroupHeartbeatResponse_TaskIds(w, v, f, &m->ActiveTasks[i]);
+    ls_kmsg_warrlen(w, f, m->NumStandbyTasks, true);
+    for (int32_t i = 0; i < m->NumStandbyTasks; i++)
+        e_StreamsGroupHeartbeatResponse_TaskIds(w, v, f, &m->StandbyTasks[i]);
+    ls_kmsg_warrlen(w, f, m->NumWarmupTasks, true);
+    for (int32_t i = 0; i < m->NumWarmupTasks; i++)
+        e_StreamsGroupHeartbeatResponse_TaskIds(w, v, f, &m->WarmupTasks[i]);
+    ls_kw_i32(w, m->EndpointInformationEpoch);
+    ls_kmsg_warrlen(w, f, m->NumPartitionsByUserEndpoint, true);
+    for (int32_t i = 0; i < m->NumPartitionsByUserEndpoint; i++)
+        e_StreamsGroupHeartbeatResponse_EndpointToPartitions(w, v, f,
+                                                             &m->PartitionsByUserEndpoint[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupDescribeRequest */
+
+static void d_StreamsGroupDescribeRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                          ls_kafka_StreamsGroupDescribeRequest *m)
+{
+    (void)v;
+    m->NumGroupIds = ls_kmsg_arrlen(r, f, f ? 1 : 2, false, "StreamsGroupDescribeRequest.GroupIds");
+    m->GroupIds = ls_kmsg_alloc(a, m->NumGroupIds, sizeof *m->GroupIds);
+    for (int32_t i = 0; i < m->NumGroupIds && !r->err; i++) {
+        m->GroupIds[i] = ls_kmsg_str(r, f, "StreamsGroupDescribeRequest.GroupIds");
+    }
+    m->IncludeAuthorizedOperations = ls_kr_bool(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupDescribeRequest(ls_kw_t *w, int16_t v, bool f,
+                                          const ls_kafka_StreamsGroupDescribeRequest *m)
+{
+    (void)v;
+    ls_kmsg_warrlen(w, f, m->NumGroupIds, false);
+    for (int32_t i = 0; i < m->NumGroupIds; i++)
+        ls_kmsg_wstr_nn(w, f, m->GroupIds[i]);
+    ls_kw_bool(w, m->IncludeAuthorizedOperations);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupDescribeResponse_KeyValue */
+
+static size_t z_StreamsGroupDescribeResponse_KeyValue(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupDescribeResponse_KeyValue(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_StreamsGroupDescribeResponse_KeyValue *m)
+{
+    (void)a;
+    (void)v;
+    m->Key = ls_kmsg_str(r, f, "KeyValue.Key");
+    m->Value = ls_kmsg_str(r, f, "KeyValue.Value");
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupDescribeResponse_KeyValue(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupDescribeResponse_KeyValue *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Key);
+    ls_kmsg_wstr_nn(w, f, m->Value);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupDescribeResponse_TopicInfo */
+
+static size_t z_StreamsGroupDescribeResponse_TopicInfo(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 4;
+    n += 2;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupDescribeResponse_TopicInfo(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_StreamsGroupDescribeResponse_TopicInfo *m)
+{
+    m->Name = ls_kmsg_str(r, f, "TopicInfo.Name");
+    m->Partitions = ls_kr_i32(r);
+    m->ReplicationFactor = ls_kr_i16(r);
+    m->NumTopicConfigs = ls_kmsg_arrlen(r, f, z_StreamsGroupDescribeResponse_KeyValue(v, f), false,
+                                        "TopicInfo.TopicConfigs");
+    m->TopicConfigs = ls_kmsg_alloc(a, m->NumTopicConfigs, sizeof *m->TopicConfigs);
+    for (int32_t i = 0; i < m->NumTopicConfigs && !r->err; i++) {
+        d_StreamsGroupDescribeResponse_KeyValue(r, v, f, a, &m->TopicConfigs[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupDescribeResponse_TopicInfo(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupDescribeResponse_TopicInfo *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->Name);
+    ls_kw_i32(w, m->Partitions);
+    ls_kw_i16(w, m->ReplicationFactor);
+    ls_kmsg_warrlen(w, f, m->NumTopicConfigs, false);
+    for (int32_t i = 0; i < m->NumTopicConfigs; i++)
+        e_StreamsGroupDescribeResponse_KeyValue(w, v, f, &m->TopicConfigs[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupDescribeResponse_Subtopology */
+
+static size_t z_StreamsGroupDescribeResponse_Subtopology(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupDescribeResponse_Subtopology(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_StreamsGroupDescribeResponse_Subtopology *m)
+{
+    m->SubtopologyId = ls_kmsg_str(r, f, "Subtopology.SubtopologyId");
+    m->NumSourceTopics = ls_kmsg_arrlen(r, f, f ? 1 : 2, false, "Subtopology.SourceTopics");
+    m->SourceTopics = ls_kmsg_alloc(a, m->NumSourceTopics, sizeof *m->SourceTopics);
+    for (int32_t i = 0; i < m->NumSourceTopics && !r->err; i++) {
+        m->SourceTopics[i] = ls_kmsg_str(r, f, "Subtopology.SourceTopics");
+    }
+    m->NumRepartitionSinkTopics = ls_kmsg_arrlen(r, f, f ? 1 : 2, false,
+                                                 "Subtopology.RepartitionSinkTopics");
+    m->RepartitionSinkTopics = ls_kmsg_alloc(a, m->NumRepartitionSinkTopics,
+                                             sizeof *m->RepartitionSinkTopics);
+    for (int32_t i = 0; i < m->NumRepartitionSinkTopics && !r->err; i++) {
+        m->RepartitionSinkTopics[i] = ls_kmsg_str(r, f, "Subtopology.RepartitionSinkTopics");
+    }
+    m->NumStateChangelogTopics = ls_kmsg_arrlen(r, f,
+                                                z_StreamsGroupDescribeResponse_TopicInfo(v, f),
+                                                false, "Subtopology.StateChangelogTopics");
+    m->StateChangelogTopics = ls_kmsg_alloc(a, m->NumStateChangelogTopics,
+                                            sizeof *m->StateChangelogTopics);
+    for (int32_t i = 0; i < m->NumStateChangelogTopics && !r->err; i++) {
+        d_StreamsGroupDescribeResponse_TopicInfo(r, v, f, a, &m->StateChangelogTopics[i]);
+    }
+    m->NumRepartitionSourceTopics = ls_kmsg_arrlen(r, f,
+                                                   z_StreamsGroupDescribeResponse_TopicInfo(v, f),
+                                                   false, "Subtopology.RepartitionSourceTopics");
+    m->RepartitionSourceTopics = ls_kmsg_alloc(a, m->NumRepartitionSourceTopics,
+                                               sizeof *m->RepartitionSourceTopics);
+    for (int32_t i = 0; i < m->NumRepartitionSourceTopics && !r->err; i++) {
+        d_StreamsGroupDescribeResponse_TopicInfo(r, v, f, a, &m->RepartitionSourceTopics[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupDescribeResponse_Subtopology(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupDescribeResponse_Subtopology *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->SubtopologyId);
+    ls_kmsg_warrlen(w, f, m->NumSourceTopics, false);
+    for (int32_t i = 0; i < m->NumSourceTopics; i++)
+        ls_kmsg_wstr_nn(w, f, m->SourceTopics[i]);
+    ls_kmsg_warrlen(w, f, m->NumRepartitionSinkTopics, false);
+    for (int32_t i = 0; i < m->NumRepartitionSinkTopics; i++)
+        ls_kmsg_wstr_nn(w, f, m->RepartitionSinkTopics[i]);
+    ls_kmsg_warrlen(w, f, m->NumStateChangelogTopics, false);
+    for (int32_t i = 0; i < m->NumStateChangelogTopics; i++)
+        e_StreamsGroupDescribeResponse_TopicInfo(w, v, f, &m->StateChangelogTopics[i]);
+    ls_kmsg_warrlen(w, f, m->NumRepartitionSourceTopics, false);
+    for (int32_t i = 0; i < m->NumRepartitionSourceTopics; i++)
+        e_StreamsGroupDescribeResponse_TopicInfo(w, v, f, &m->RepartitionSourceTopics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupDescribeResponse_Topology */
+
+static size_t z_StreamsGroupDescribeResponse_Topology(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 4;
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void i_StreamsGroupDescribeResponse_Topology(
+    ls_kafka_StreamsGroupDescribeResponse_Topology *m)
+{
+    m->NumSubtopologies = -1;
+}
+
+static void d_StreamsGroupDescribeResponse_Topology(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_StreamsGroupDescribeResponse_Topology *m)
+{
+    m->Epoch = ls_kr_i32(r);
+    m->NumSubtopologies = ls_kmsg_arrlen(r, f, z_StreamsGroupDescribeResponse_Subtopology(v, f),
+                                         true, "Topology.Subtopologies");
+    m->Subtopologies = ls_kmsg_alloc(a, m->NumSubtopologies, sizeof *m->Subtopologies);
+    for (int32_t i = 0; i < m->NumSubtopologies && !r->err; i++) {
+        d_StreamsGroupDescribeResponse_Subtopology(r, v, f, a, &m->Subtopologies[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupDescribeResponse_Topology(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupDescribeResponse_Topology *m)
+{
+    ls_kw_i32(w, m->Epoch);
+    ls_kmsg_warrlen(w, f, m->NumSubtopologies, true);
+    for (int32_t i = 0; i < m->NumSubtopologies; i++)
+        e_StreamsGroupDescribeResponse_Subtopology(w, v, f, &m->Subtopologies[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupDescribeResponse_Endpoint */
+
+static size_t z_StreamsGroupDescribeResponse_Endpoint(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 2;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupDescribeResponse_Endpoint(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_StreamsGroupDescribeResponse_Endpoint *m)
+{
+    (void)a;
+    (void)v;
+    m->Host = ls_kmsg_str(r, f, "Endpoint.Host");
+    m->Port = (uint16_t)ls_kr_i16(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupDescribeResponse_Endpoint(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupDescribeResponse_Endpoint *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->Host);
+    ls_kw_i16(w, m->Port);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupDescribeResponse_TaskOffset */
+
+static size_t z_StreamsGroupDescribeResponse_TaskOffset(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 4;
+    n += 8;
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupDescribeResponse_TaskOffset(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_StreamsGroupDescribeResponse_TaskOffset *m)
+{
+    (void)a;
+    (void)v;
+    m->SubtopologyId = ls_kmsg_str(r, f, "TaskOffset.SubtopologyId");
+    m->Partition = ls_kr_i32(r);
+    m->Offset = ls_kr_i64(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupDescribeResponse_TaskOffset(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupDescribeResponse_TaskOffset *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->SubtopologyId);
+    ls_kw_i32(w, m->Partition);
+    ls_kw_i64(w, m->Offset);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupDescribeResponse_TaskIds */
+
+static size_t z_StreamsGroupDescribeResponse_TaskIds(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupDescribeResponse_TaskIds(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                   ls_kafka_StreamsGroupDescribeResponse_TaskIds *m)
+{
+    (void)v;
+    m->SubtopologyId = ls_kmsg_str(r, f, "TaskIds.SubtopologyId");
+    m->NumPartitions = ls_kmsg_arrlen(r, f, 4, false, "TaskIds.Partitions");
+    m->Partitions = ls_kmsg_alloc(a, m->NumPartitions, sizeof *m->Partitions);
+    for (int32_t i = 0; i < m->NumPartitions && !r->err; i++) {
+        m->Partitions[i] = ls_kr_i32(r);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupDescribeResponse_TaskIds(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupDescribeResponse_TaskIds *m)
+{
+    (void)v;
+    ls_kmsg_wstr_nn(w, f, m->SubtopologyId);
+    ls_kmsg_warrlen(w, f, m->NumPartitions, false);
+    for (int32_t i = 0; i < m->NumPartitions; i++)
+        ls_kw_i32(w, m->Partitions[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupDescribeResponse_Assignment */
+
+static size_t z_StreamsGroupDescribeResponse_Assignment(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    if (f)
+        n += 1;
+    (void)v;
+    return n;
+}
+
+static void d_StreamsGroupDescribeResponse_Assignment(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_StreamsGroupDescribeResponse_Assignment *m)
+{
+    m->NumActiveTasks = ls_kmsg_arrlen(r, f, z_StreamsGroupDescribeResponse_TaskIds(v, f), false,
+                                       "Assignment.ActiveTasks");
+    m->ActiveTasks = ls_kmsg_alloc(a, m->NumActiveTasks, sizeof *m->ActiveTasks);
+    for (int32_t i = 0; i < m->NumActiveTasks && !r->err; i++) {
+        d_StreamsGroupDescribeResponse_TaskIds(r, v, f, a, &m->ActiveTasks[i]);
+    }
+    m->NumStandbyTasks = ls_kmsg_arrlen(r, f, z_StreamsGroupDescribeResponse_TaskIds(v, f), false,
+                                        "Assignment.StandbyTasks");
+    m->StandbyTasks = ls_kmsg_alloc(a, m->NumStandbyTasks, sizeof *m->StandbyTasks);
+    for (int32_t i = 0; i < m->NumStandbyTasks && !r->err; i++) {
+        d_StreamsGroupDescribeResponse_TaskIds(r, v, f, a, &m->StandbyTasks[i]);
+    }
+    m->NumWarmupTasks = ls_kmsg_arrlen(r, f, z_StreamsGroupDescribeResponse_TaskIds(v, f), false,
+                                       "Assignment.WarmupTasks");
+    m->WarmupTasks = ls_kmsg_alloc(a, m->NumWarmupTasks, sizeof *m->WarmupTasks);
+    for (int32_t i = 0; i < m->NumWarmupTasks && !r->err; i++) {
+        d_StreamsGroupDescribeResponse_TaskIds(r, v, f, a, &m->WarmupTasks[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupDescribeResponse_Assignment(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupDescribeResponse_Assignment *m)
+{
+    ls_kmsg_warrlen(w, f, m->NumActiveTasks, false);
+    for (int32_t i = 0; i < m->NumActiveTasks; i++)
+        e_StreamsGroupDescribeResponse_TaskIds(w, v, f, &m->ActiveTasks[i]);
+    ls_kmsg_warrlen(w, f, m->NumStandbyTasks, false);
+    for (int32_t i = 0; i < m->NumStandbyTasks; i++)
+        e_StreamsGroupDescribeResponse_TaskIds(w, v, f, &m->StandbyTasks[i]);
+    ls_kmsg_warrlen(w, f, m->NumWarmupTasks, false);
+    for (int32_t i = 0; i < m->NumWarmupTasks; i++)
+        e_StreamsGroupDescribeResponse_TaskIds(w, v, f, &m->WarmupTasks[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupDescribeResponse_Member */
+
+static size_t z_StreamsGroupDescribeResponse_Member(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += (f ? 1 : 2);
+    n += 4;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += 4;
+    n += (f ? 1 : 2);
+    n += z_StreamsGroupDescribeResponse_Endpoint(v, f);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += (f ? 1 : 4);
+    n += z_StreamsGroupDescribeResponse_Assignment(v, f);
+    n += z_StreamsGroupDescribeResponse_Assignment(v, f);
+    n += 1;
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_StreamsGroupDescribeResponse_Member(ls_kafka_StreamsGroupDescribeResponse_Member *m)
+{
+    m->InstanceId = ls_kstr_null();
+    m->RackId = ls_kstr_null();
+}
+
+static void d_StreamsGroupDescribeResponse_Member(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                  ls_kafka_StreamsGroupDescribeResponse_Member *m)
+{
+    m->MemberId = ls_kmsg_str(r, f, "Member.MemberId");
+    m->MemberEpoch = ls_kr_i32(r);
+    m->InstanceId = ls_kr_str(r, f);
+    m->RackId = ls_kr_str(r, f);
+    m->ClientId = ls_kmsg_str(r, f, "Member.ClientId");
+    m->ClientHost = ls_kmsg_str(r, f, "Member.ClientHost");
+    m->TopologyEpoch = ls_kr_i32(r);
+    m->ProcessId = ls_kmsg_str(r, f, "Member.ProcessId");
+    d_StreamsGroupDescribeResponse_Endpoint(r, v, f, a, &m->UserEndpoint);
+    m->NumClientTags = ls_kmsg_arrlen(r, f, z_StreamsGroupDescribeResponse_KeyValue(v, f), false,
+                                      "Member.ClientTags");
+    m->ClientTags = ls_kmsg_alloc(a, m->NumClientTags, sizeof *m->ClientTags);
+    for (int32_t i = 0; i < m->NumClientTags && !r->err; i++) {
+        d_StreamsGroupDescribeResponse_KeyValue(r, v, f, a, &m->ClientTags[i]);
+    }
+    m->NumTaskOffsets = ls_kmsg_arrlen(r, f, z_StreamsGroupDescribeResponse_TaskOffset(v, f), false,
+                                       "Member.TaskOffsets");
+    m->TaskOffsets = ls_kmsg_alloc(a, m->NumTaskOffsets, sizeof *m->TaskOffsets);
+    for (int32_t i = 0; i < m->NumTaskOffsets && !r->err; i++) {
+        d_StreamsGroupDescribeResponse_TaskOffset(r, v, f, a, &m->TaskOffsets[i]);
+    }
+    m->NumTaskEndOffsets = ls_kmsg_arrlen(r, f, z_StreamsGroupDescribeResponse_TaskOffset(v, f),
+                                          false, "Member.TaskEndOffsets");
+    m->TaskEndOffsets = ls_kmsg_alloc(a, m->NumTaskEndOffsets, sizeof *m->TaskEndOffsets);
+    for (int32_t i = 0; i < m->NumTaskEndOffsets && !r->err; i++) {
+        d_StreamsGroupDescribeResponse_TaskOffset(r, v, f, a, &m->TaskEndOffsets[i]);
+    }
+    d_StreamsGroupDescribeResponse_Assignment(r, v, f, a, &m->Assignment);
+    d_StreamsGroupDescribeResponse_Assignment(r, v, f, a, &m->TargetAssignment);
+    m->IsClassic = ls_kr_bool(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupDescribeResponse_Member(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupDescribeResponse_Member *m)
+{
+    ls_kmsg_wstr_nn(w, f, m->MemberId);
+    ls_kw_i32(w, m->MemberEpoch);
+    ls_kmsg_wstr(w, f, m->InstanceId);
+    ls_kmsg_wstr(w, f, m->RackId);
+    ls_kmsg_wstr_nn(w, f, m->ClientId);
+    ls_kmsg_wstr_nn(w, f, m->ClientHost);
+    ls_kw_i32(w, m->TopologyEpoch);
+    ls_kmsg_wstr_nn(w, f, m->ProcessId);
+    e_StreamsGroupDescribeResponse_Endpoint(w, v, f, &m->UserEndpoint);
+    ls_kmsg_warrlen(w, f, m->NumClientTags, false);
+    for (int32_t i = 0; i < m->NumClientTags; i++)
+        e_StreamsGroupDescribeResponse_KeyValue(w, v, f, &m->ClientTags[i]);
+    ls_kmsg_warrlen(w, f, m->NumTaskOffsets, false);
+    for (int32_t i = 0; i < m->NumTaskOffsets; i++)
+        e_StreamsGroupDescribeResponse_TaskOffset(w, v, f, &m->TaskOffsets[i]);
+    ls_kmsg_warrlen(w, f, m->NumTaskEndOffsets, false);
+    for (int32_t i = 0; i < m->NumTaskEndOffsets; i++)
+        e_StreamsGroupDescribeResponse_TaskOffset(w, v, f, &m->TaskEndOffsets[i]);
+    e_StreamsGroupDescribeResponse_Assignment(w, v, f, &m->Assignment);
+    e_StreamsGroupDescribeResponse_Assignment(w, v, f, &m->TargetAssignment);
+    ls_kw_bool(w, m->IsClassic);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupDescribeResponse_DescribedGroup */
+
+static size_t z_StreamsGroupDescribeResponse_DescribedGroup(int16_t v, bool f)
+{
+    size_t n = 0;
+    n += 2;
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += (f ? 1 : 2);
+    n += 4;
+    n += 4;
+    n += z_StreamsGroupDescribeResponse_Topology(v, f);
+    n += (f ? 1 : 4);
+    n += 4;
+    if (f)
+        n += 1;
+    return n;
+}
+
+static void i_StreamsGroupDescribeResponse_DescribedGroup(
+    ls_kafka_StreamsGroupDescribeResponse_DescribedGroup *m)
+{
+    m->ErrorMessage = ls_kstr_null();
+    i_StreamsGroupDescribeResponse_Topology(&m->Topology);
+    m->AuthorizedOperations = -2147483648;
+}
+
+static void d_StreamsGroupDescribeResponse_DescribedGroup(
+    ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+    ls_kafka_StreamsGroupDescribeResponse_DescribedGroup *m)
+{
+    m->ErrorCode = ls_kr_i16(r);
+    m->ErrorMessage = ls_kr_str(r, f);
+    m->GroupId = ls_kmsg_str(r, f, "DescribedGroup.GroupId");
+    m->GroupState = ls_kmsg_str(r, f, "DescribedGroup.GroupState");
+    m->GroupEpoch = ls_kr_i32(r);
+    m->AssignmentEpoch = ls_kr_i32(r);
+    d_StreamsGroupDescribeResponse_Topology(r, v, f, a, &m->Topology);
+    m->NumMembers = ls_kmsg_arrlen(r, f, z_StreamsGroupDescribeResponse_Member(v, f), false,
+                                   "DescribedGroup.Members");
+    m->Members = ls_kmsg_alloc(a, m->NumMembers, sizeof *m->Members);
+    for (int32_t i = 0; i < m->NumMembers && !r->err; i++) {
+        i_StreamsGroupDescribeResponse_Member(&m->Members[i]);
+        d_StreamsGroupDescribeResponse_Member(r, v, f, a, &m->Members[i]);
+    }
+    m->AuthorizedOperations = ls_kr_i32(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupDescribeResponse_DescribedGroup(
+    ls_kw_t *w, int16_t v, bool f, const ls_kafka_StreamsGroupDescribeResponse_DescribedGroup *m)
+{
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kmsg_wstr(w, f, m->ErrorMessage);
+    ls_kmsg_wstr_nn(w, f, m->GroupId);
+    ls_kmsg_wstr_nn(w, f, m->GroupState);
+    ls_kw_i32(w, m->GroupEpoch);
+    ls_kw_i32(w, m->AssignmentEpoch);
+    e_StreamsGroupDescribeResponse_Topology(w, v, f, &m->Topology);
+    ls_kmsg_warrlen(w, f, m->NumMembers, false);
+    for (int32_t i = 0; i < m->NumMembers; i++)
+        e_StreamsGroupDescribeResponse_Member(w, v, f, &m->Members[i]);
+    ls_kw_i32(w, m->AuthorizedOperations);
+    ls_kw_tags(w, f);
+}
+
+/* ---- StreamsGroupDescribeResponse */
+
+static void d_StreamsGroupDescribeResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                           ls_kafka_StreamsGroupDescribeResponse *m)
+{
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->NumGroups = ls_kmsg_arrlen(r, f, z_StreamsGroupDescribeResponse_DescribedGroup(v, f), false,
+                                  "StreamsGroupDescribeResponse.Groups");
+    m->Groups = ls_kmsg_alloc(a, m->NumGroups, sizeof *m->Groups);
+    for (int32_t i = 0; i < m->NumGroups && !r->err; i++) {
+        i_StreamsGroupDescribeResponse_DescribedGroup(&m->Groups[i]);
+        d_StreamsGroupDescribeResponse_DescribedGroup(r, v, f, a, &m->Groups[i]);
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_StreamsGroupDescribeResponse(ls_kw_t *w, int16_t v, bool f,
+                                           const ls_kafka_StreamsGroupDescribeResponse *m)
+{
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kmsg_warrlen(w, f, m->NumGroups, false);
+    for (int32_t i = 0; i < m->NumGroups; i++)
+        e_StreamsGroupDescribeResponse_DescribedGroup(w, v, f, &m->Groups[i]);
+    ls_kw_tags(w, f);
+}
+
 /* ---- DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic */
 
 static size_t z_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic(int16_t v,
@@ -16059,6 +17348,148 @@ const ls_kmsg_api_t ls_kmsg_ShareAcknowledge = {
     .encode_response = g_ShareAcknowledgeResponse_encode,
 };
 
+/* ---- StreamsGroupHeartbeat (key 88) */
+
+int ls_kafka_StreamsGroupHeartbeatRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                 ls_kafka_StreamsGroupHeartbeatRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    i_StreamsGroupHeartbeatRequest(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_STREAMS_GROUP_HEARTBEAT_MIN,
+                            LS_KAFKA_STREAMS_GROUP_HEARTBEAT_MAX))
+        return -1;
+    d_StreamsGroupHeartbeatRequest(r, v, v >= LS_KAFKA_STREAMS_GROUP_HEARTBEAT_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_StreamsGroupHeartbeatRequest_encode(ls_kw_t *w, int16_t v,
+                                                  const ls_kafka_StreamsGroupHeartbeatRequest *m)
+{
+    e_StreamsGroupHeartbeatRequest(w, v, v >= LS_KAFKA_STREAMS_GROUP_HEARTBEAT_FLEX, m);
+}
+
+static int g_StreamsGroupHeartbeatRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_StreamsGroupHeartbeatRequest_decode(r, v, a, m);
+}
+
+static void g_StreamsGroupHeartbeatRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_StreamsGroupHeartbeatRequest_encode(w, v, m);
+}
+
+int ls_kafka_StreamsGroupHeartbeatResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                  ls_kafka_StreamsGroupHeartbeatResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    i_StreamsGroupHeartbeatResponse(m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_STREAMS_GROUP_HEARTBEAT_MIN,
+                            LS_KAFKA_STREAMS_GROUP_HEARTBEAT_MAX))
+        return -1;
+    d_StreamsGroupHeartbeatResponse(r, v, v >= LS_KAFKA_STREAMS_GROUP_HEARTBEAT_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_StreamsGroupHeartbeatResponse_encode(ls_kw_t *w, int16_t v,
+                                                   const ls_kafka_StreamsGroupHeartbeatResponse *m)
+{
+    e_StreamsGroupHeartbeatResponse(w, v, v >= LS_KAFKA_STREAMS_GROUP_HEARTBEAT_FLEX, m);
+}
+
+static int g_StreamsGroupHeartbeatResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_StreamsGroupHeartbeatResponse_decode(r, v, a, m);
+}
+
+static void g_StreamsGroupHeartbeatResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_StreamsGroupHeartbeatResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_StreamsGroupHeartbeat = {
+    .key = 88,
+    .name = "StreamsGroupHeartbeat",
+    .min_version = LS_KAFKA_STREAMS_GROUP_HEARTBEAT_MIN,
+    .max_version = LS_KAFKA_STREAMS_GROUP_HEARTBEAT_MAX,
+    .first_flexible = LS_KAFKA_STREAMS_GROUP_HEARTBEAT_FLEX,
+    .request_size = sizeof(ls_kafka_StreamsGroupHeartbeatRequest),
+    .decode_request = g_StreamsGroupHeartbeatRequest_decode,
+    .encode_request = g_StreamsGroupHeartbeatRequest_encode,
+    .response_size = sizeof(ls_kafka_StreamsGroupHeartbeatResponse),
+    .decode_response = g_StreamsGroupHeartbeatResponse_decode,
+    .encode_response = g_StreamsGroupHeartbeatResponse_encode,
+};
+
+/* ---- StreamsGroupDescribe (key 89) */
+
+int ls_kafka_StreamsGroupDescribeRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                ls_kafka_StreamsGroupDescribeRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_STREAMS_GROUP_DESCRIBE_MIN,
+                            LS_KAFKA_STREAMS_GROUP_DESCRIBE_MAX))
+        return -1;
+    d_StreamsGroupDescribeRequest(r, v, v >= LS_KAFKA_STREAMS_GROUP_DESCRIBE_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_StreamsGroupDescribeRequest_encode(ls_kw_t *w, int16_t v,
+                                                 const ls_kafka_StreamsGroupDescribeRequest *m)
+{
+    e_StreamsGroupDescribeRequest(w, v, v >= LS_KAFKA_STREAMS_GROUP_DESCRIBE_FLEX, m);
+}
+
+static int g_StreamsGroupDescribeRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_StreamsGroupDescribeRequest_decode(r, v, a, m);
+}
+
+static void g_StreamsGroupDescribeRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_StreamsGroupDescribeRequest_encode(w, v, m);
+}
+
+int ls_kafka_StreamsGroupDescribeResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                 ls_kafka_StreamsGroupDescribeResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_STREAMS_GROUP_DESCRIBE_MIN,
+                            LS_KAFKA_STREAMS_GROUP_DESCRIBE_MAX))
+        return -1;
+    d_StreamsGroupDescribeResponse(r, v, v >= LS_KAFKA_STREAMS_GROUP_DESCRIBE_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_StreamsGroupDescribeResponse_encode(ls_kw_t *w, int16_t v,
+                                                  const ls_kafka_StreamsGroupDescribeResponse *m)
+{
+    e_StreamsGroupDescribeResponse(w, v, v >= LS_KAFKA_STREAMS_GROUP_DESCRIBE_FLEX, m);
+}
+
+static int g_StreamsGroupDescribeResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_StreamsGroupDescribeResponse_decode(r, v, a, m);
+}
+
+static void g_StreamsGroupDescribeResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_StreamsGroupDescribeResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_StreamsGroupDescribe = {
+    .key = 89,
+    .name = "StreamsGroupDescribe",
+    .min_version = LS_KAFKA_STREAMS_GROUP_DESCRIBE_MIN,
+    .max_version = LS_KAFKA_STREAMS_GROUP_DESCRIBE_MAX,
+    .first_flexible = LS_KAFKA_STREAMS_GROUP_DESCRIBE_FLEX,
+    .request_size = sizeof(ls_kafka_StreamsGroupDescribeRequest),
+    .decode_request = g_StreamsGroupDescribeRequest_decode,
+    .encode_request = g_StreamsGroupDescribeRequest_encode,
+    .response_size = sizeof(ls_kafka_StreamsGroupDescribeResponse),
+    .decode_response = g_StreamsGroupDescribeResponse_decode,
+    .encode_response = g_StreamsGroupDescribeResponse_encode,
+};
+
 /* ---- DescribeShareGroupOffsets (key 90) */
 
 int ls_kafka_DescribeShareGroupOffsetsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -16330,11 +17761,13 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_ShareGroupDescribe,
     &ls_kmsg_ShareFetch,
     &ls_kmsg_ShareAcknowledge,
+    &ls_kmsg_StreamsGroupHeartbeat,
+    &ls_kmsg_StreamsGroupDescribe,
     &ls_kmsg_DescribeShareGroupOffsets,
     &ls_kmsg_AlterShareGroupOffsets,
     &ls_kmsg_DeleteShareGroupOffsets,
 };
-const int ls_kmsg_nall = 60;
+const int ls_kmsg_nall = 62;
 
 const char *ls_kafka_error_name(int code)
 {

@@ -95,6 +95,8 @@ enum {
     LS_KAFKA_API_SHARE_GROUP_DESCRIBE = 77,
     LS_KAFKA_API_SHARE_FETCH = 78,
     LS_KAFKA_API_SHARE_ACKNOWLEDGE = 79,
+    LS_KAFKA_API_STREAMS_GROUP_HEARTBEAT = 88,
+    LS_KAFKA_API_STREAMS_GROUP_DESCRIBE = 89,
     LS_KAFKA_API_DESCRIBE_SHARE_GROUP_OFFSETS = 90,
     LS_KAFKA_API_ALTER_SHARE_GROUP_OFFSETS = 91,
     LS_KAFKA_API_DELETE_SHARE_GROUP_OFFSETS = 92,
@@ -419,6 +421,12 @@ bool ls_kafka_error_retriable(int code);
 #define LS_KAFKA_SHARE_ACKNOWLEDGE_MIN 1
 #define LS_KAFKA_SHARE_ACKNOWLEDGE_MAX 2
 #define LS_KAFKA_SHARE_ACKNOWLEDGE_FLEX 0
+#define LS_KAFKA_STREAMS_GROUP_HEARTBEAT_MIN 0
+#define LS_KAFKA_STREAMS_GROUP_HEARTBEAT_MAX 0
+#define LS_KAFKA_STREAMS_GROUP_HEARTBEAT_FLEX 0
+#define LS_KAFKA_STREAMS_GROUP_DESCRIBE_MIN 0
+#define LS_KAFKA_STREAMS_GROUP_DESCRIBE_MAX 0
+#define LS_KAFKA_STREAMS_GROUP_DESCRIBE_FLEX 0
 #define LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_MIN 0
 #define LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_MAX 1
 #define LS_KAFKA_DESCRIBE_SHARE_GROUP_OFFSETS_FLEX 0
@@ -2445,6 +2453,250 @@ typedef struct ls_kafka_ShareAcknowledgeResponse {
     int32_t NumNodeEndpoints;
 } ls_kafka_ShareAcknowledgeResponse;
 
+typedef struct ls_kafka_StreamsGroupHeartbeatRequest_KeyValue {
+    ls_kstr_t Key;
+    ls_kstr_t Value;
+} ls_kafka_StreamsGroupHeartbeatRequest_KeyValue;
+
+typedef struct ls_kafka_StreamsGroupHeartbeatRequest_TopicInfo {
+    ls_kstr_t Name;
+    int32_t Partitions;
+    int16_t ReplicationFactor;
+    ls_kafka_StreamsGroupHeartbeatRequest_KeyValue *TopicConfigs;
+    int32_t NumTopicConfigs;
+} ls_kafka_StreamsGroupHeartbeatRequest_TopicInfo;
+
+typedef struct ls_kafka_StreamsGroupHeartbeatRequest_CopartitionGroup {
+    int16_t *SourceTopics;
+    int32_t NumSourceTopics;
+    int16_t *SourceTopicRegex;
+    int32_t NumSourceTopicRegex;
+    int16_t *RepartitionSourceTopics;
+    int32_t NumRepartitionSourceTopics;
+} ls_kafka_StreamsGroupHeartbeatRequest_CopartitionGroup;
+
+typedef struct ls_kafka_StreamsGroupHeartbeatRequest_Subtopology {
+    ls_kstr_t SubtopologyId;
+    ls_kstr_t *SourceTopics;
+    int32_t NumSourceTopics;
+    ls_kstr_t *SourceTopicRegex;
+    int32_t NumSourceTopicRegex;
+    ls_kafka_StreamsGroupHeartbeatRequest_TopicInfo *StateChangelogTopics;
+    int32_t NumStateChangelogTopics;
+    ls_kstr_t *RepartitionSinkTopics;
+    int32_t NumRepartitionSinkTopics;
+    ls_kafka_StreamsGroupHeartbeatRequest_TopicInfo *RepartitionSourceTopics;
+    int32_t NumRepartitionSourceTopics;
+    ls_kafka_StreamsGroupHeartbeatRequest_CopartitionGroup *CopartitionGroups;
+    int32_t NumCopartitionGroups;
+} ls_kafka_StreamsGroupHeartbeatRequest_Subtopology;
+
+typedef struct ls_kafka_StreamsGroupHeartbeatRequest_Topology {
+    int32_t Epoch;
+    ls_kafka_StreamsGroupHeartbeatRequest_Subtopology *Subtopologies;
+    int32_t NumSubtopologies;
+} ls_kafka_StreamsGroupHeartbeatRequest_Topology;
+
+typedef struct ls_kafka_StreamsGroupHeartbeatRequest_TaskIds {
+    ls_kstr_t SubtopologyId;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_StreamsGroupHeartbeatRequest_TaskIds;
+
+typedef struct ls_kafka_StreamsGroupHeartbeatRequest_Endpoint {
+    ls_kstr_t Host;
+    uint16_t Port;
+} ls_kafka_StreamsGroupHeartbeatRequest_Endpoint;
+
+typedef struct ls_kafka_StreamsGroupHeartbeatRequest_TaskOffset {
+    ls_kstr_t SubtopologyId;
+    int32_t Partition;
+    int64_t Offset;
+} ls_kafka_StreamsGroupHeartbeatRequest_TaskOffset;
+
+typedef struct ls_kafka_StreamsGroupHeartbeatRequest {
+    ls_kstr_t GroupId;
+    ls_kstr_t MemberId;
+    int32_t MemberEpoch;
+    int32_t EndpointInformationEpoch;
+    ls_kstr_t InstanceId; /* nullable, default null */
+    ls_kstr_t RackId; /* nullable, default null */
+    int32_t RebalanceTimeoutMs; /* default -1 */
+    bool HasTopology; /* false = null */
+    ls_kafka_StreamsGroupHeartbeatRequest_Topology Topology; /* nullable */
+    ls_kafka_StreamsGroupHeartbeatRequest_TaskIds *ActiveTasks; /* nullable, default null */
+    int32_t NumActiveTasks; /* -1 = null */
+    ls_kafka_StreamsGroupHeartbeatRequest_TaskIds *StandbyTasks; /* nullable, default null */
+    int32_t NumStandbyTasks; /* -1 = null */
+    ls_kafka_StreamsGroupHeartbeatRequest_TaskIds *WarmupTasks; /* nullable, default null */
+    int32_t NumWarmupTasks; /* -1 = null */
+    ls_kstr_t ProcessId; /* nullable, default null */
+    bool HasUserEndpoint; /* false = null */
+    ls_kafka_StreamsGroupHeartbeatRequest_Endpoint UserEndpoint; /* nullable */
+    ls_kafka_StreamsGroupHeartbeatRequest_KeyValue *ClientTags; /* nullable, default null */
+    int32_t NumClientTags; /* -1 = null */
+    ls_kafka_StreamsGroupHeartbeatRequest_TaskOffset *TaskOffsets; /* nullable, default null */
+    int32_t NumTaskOffsets; /* -1 = null */
+    ls_kafka_StreamsGroupHeartbeatRequest_TaskOffset *TaskEndOffsets; /* nullable, default null */
+    int32_t NumTaskEndOffsets; /* -1 = null */
+    bool ShutdownApplication;
+} ls_kafka_StreamsGroupHeartbeatRequest;
+
+typedef struct ls_kafka_StreamsGroupHeartbeatResponse_Status {
+    int8_t StatusCode;
+    ls_kstr_t StatusDetail;
+} ls_kafka_StreamsGroupHeartbeatResponse_Status;
+
+typedef struct ls_kafka_StreamsGroupHeartbeatResponse_TaskIds {
+    ls_kstr_t SubtopologyId;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_StreamsGroupHeartbeatResponse_TaskIds;
+
+typedef struct ls_kafka_StreamsGroupHeartbeatResponse_Endpoint {
+    ls_kstr_t Host;
+    uint16_t Port;
+} ls_kafka_StreamsGroupHeartbeatResponse_Endpoint;
+
+typedef struct ls_kafka_StreamsGroupHeartbeatResponse_TopicPartition {
+    ls_kstr_t Topic;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_StreamsGroupHeartbeatResponse_TopicPartition;
+
+typedef struct ls_kafka_StreamsGroupHeartbeatResponse_EndpointToPartitions {
+    ls_kafka_StreamsGroupHeartbeatResponse_Endpoint UserEndpoint;
+    ls_kafka_StreamsGroupHeartbeatResponse_TopicPartition *ActivePartitions;
+    int32_t NumActivePartitions;
+    ls_kafka_StreamsGroupHeartbeatResponse_TopicPartition *StandbyPartitions;
+    int32_t NumStandbyPartitions;
+} ls_kafka_StreamsGroupHeartbeatResponse_EndpointToPartitions;
+
+typedef struct ls_kafka_StreamsGroupHeartbeatResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+    ls_kstr_t MemberId;
+    int32_t MemberEpoch;
+    int32_t HeartbeatIntervalMs;
+    int32_t AcceptableRecoveryLag;
+    int32_t TaskOffsetIntervalMs;
+    ls_kafka_StreamsGroupHeartbeatResponse_Status *Status; /* nullable, default null */
+    int32_t NumStatus; /* -1 = null */
+    ls_kafka_StreamsGroupHeartbeatResponse_TaskIds *ActiveTasks; /* nullable, default null */
+    int32_t NumActiveTasks; /* -1 = null */
+    ls_kafka_StreamsGroupHeartbeatResponse_TaskIds *StandbyTasks; /* nullable, default null */
+    int32_t NumStandbyTasks; /* -1 = null */
+    ls_kafka_StreamsGroupHeartbeatResponse_TaskIds *WarmupTasks; /* nullable, default null */
+    int32_t NumWarmupTasks; /* -1 = null */
+    int32_t EndpointInformationEpoch;
+    ls_kafka_StreamsGroupHeartbeatResponse_EndpointToPartitions *PartitionsByUserEndpoint; /* nullable, default null */
+    int32_t NumPartitionsByUserEndpoint; /* -1 = null */
+} ls_kafka_StreamsGroupHeartbeatResponse;
+
+typedef struct ls_kafka_StreamsGroupDescribeRequest {
+    ls_kstr_t *GroupIds;
+    int32_t NumGroupIds;
+    bool IncludeAuthorizedOperations;
+} ls_kafka_StreamsGroupDescribeRequest;
+
+typedef struct ls_kafka_StreamsGroupDescribeResponse_KeyValue {
+    ls_kstr_t Key;
+    ls_kstr_t Value;
+} ls_kafka_StreamsGroupDescribeResponse_KeyValue;
+
+typedef struct ls_kafka_StreamsGroupDescribeResponse_TopicInfo {
+    ls_kstr_t Name;
+    int32_t Partitions;
+    int16_t ReplicationFactor;
+    ls_kafka_StreamsGroupDescribeResponse_KeyValue *TopicConfigs;
+    int32_t NumTopicConfigs;
+} ls_kafka_StreamsGroupDescribeResponse_TopicInfo;
+
+typedef struct ls_kafka_StreamsGroupDescribeResponse_Subtopology {
+    ls_kstr_t SubtopologyId;
+    ls_kstr_t *SourceTopics;
+    int32_t NumSourceTopics;
+    ls_kstr_t *RepartitionSinkTopics;
+    int32_t NumRepartitionSinkTopics;
+    ls_kafka_StreamsGroupDescribeResponse_TopicInfo *StateChangelogTopics;
+    int32_t NumStateChangelogTopics;
+    ls_kafka_StreamsGroupDescribeResponse_TopicInfo *RepartitionSourceTopics;
+    int32_t NumRepartitionSourceTopics;
+} ls_kafka_StreamsGroupDescribeResponse_Subtopology;
+
+typedef struct ls_kafka_StreamsGroupDescribeResponse_Topology {
+    int32_t Epoch;
+    ls_kafka_StreamsGroupDescribeResponse_Subtopology *Subtopologies; /* nullable, default null */
+    int32_t NumSubtopologies; /* -1 = null */
+} ls_kafka_StreamsGroupDescribeResponse_Topology;
+
+typedef struct ls_kafka_StreamsGroupDescribeResponse_Endpoint {
+    ls_kstr_t Host;
+    uint16_t Port;
+} ls_kafka_StreamsGroupDescribeResponse_Endpoint;
+
+typedef struct ls_kafka_StreamsGroupDescribeResponse_TaskOffset {
+    ls_kstr_t SubtopologyId;
+    int32_t Partition;
+    int64_t Offset;
+} ls_kafka_StreamsGroupDescribeResponse_TaskOffset;
+
+typedef struct ls_kafka_StreamsGroupDescribeResponse_TaskIds {
+    ls_kstr_t SubtopologyId;
+    int32_t *Partitions;
+    int32_t NumPartitions;
+} ls_kafka_StreamsGroupDescribeResponse_TaskIds;
+
+typedef struct ls_kafka_StreamsGroupDescribeResponse_Assignment {
+    ls_kafka_StreamsGroupDescribeResponse_TaskIds *ActiveTasks;
+    int32_t NumActiveTasks;
+    ls_kafka_StreamsGroupDescribeResponse_TaskIds *StandbyTasks;
+    int32_t NumStandbyTasks;
+    ls_kafka_StreamsGroupDescribeResponse_TaskIds *WarmupTasks;
+    int32_t NumWarmupTasks;
+} ls_kafka_StreamsGroupDescribeResponse_Assignment;
+
+typedef struct ls_kafka_StreamsGroupDescribeResponse_Member {
+    ls_kstr_t MemberId;
+    int32_t MemberEpoch;
+    ls_kstr_t InstanceId; /* nullable, default null */
+    ls_kstr_t RackId; /* nullable, default null */
+    ls_kstr_t ClientId;
+    ls_kstr_t ClientHost;
+    int32_t TopologyEpoch;
+    ls_kstr_t ProcessId;
+    ls_kafka_StreamsGroupDescribeResponse_Endpoint UserEndpoint;
+    ls_kafka_StreamsGroupDescribeResponse_KeyValue *ClientTags;
+    int32_t NumClientTags;
+    ls_kafka_StreamsGroupDescribeResponse_TaskOffset *TaskOffsets;
+    int32_t NumTaskOffsets;
+    ls_kafka_StreamsGroupDescribeResponse_TaskOffset *TaskEndOffsets;
+    int32_t NumTaskEndOffsets;
+    ls_kafka_StreamsGroupDescribeResponse_Assignment Assignment;
+    ls_kafka_StreamsGroupDescribeResponse_Assignment TargetAssignment;
+    bool IsClassic;
+} ls_kafka_StreamsGroupDescribeResponse_Member;
+
+typedef struct ls_kafka_StreamsGroupDescribeResponse_DescribedGroup {
+    int16_t ErrorCode;
+    ls_kstr_t ErrorMessage; /* nullable, default null */
+    ls_kstr_t GroupId;
+    ls_kstr_t GroupState;
+    int32_t GroupEpoch;
+    int32_t AssignmentEpoch;
+    ls_kafka_StreamsGroupDescribeResponse_Topology Topology;
+    ls_kafka_StreamsGroupDescribeResponse_Member *Members;
+    int32_t NumMembers;
+    int32_t AuthorizedOperations; /* default -2147483648 */
+} ls_kafka_StreamsGroupDescribeResponse_DescribedGroup;
+
+typedef struct ls_kafka_StreamsGroupDescribeResponse {
+    int32_t ThrottleTimeMs;
+    ls_kafka_StreamsGroupDescribeResponse_DescribedGroup *Groups;
+    int32_t NumGroups;
+} ls_kafka_StreamsGroupDescribeResponse;
+
 typedef struct ls_kafka_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic {
     ls_kstr_t TopicName;
     int32_t *Partitions;
@@ -3176,6 +3428,28 @@ int ls_kafka_ShareAcknowledgeResponse_decode(ls_kr_t *r, int16_t version, ls_are
 void ls_kafka_ShareAcknowledgeResponse_encode(ls_kw_t *w, int16_t version,
                                               const ls_kafka_ShareAcknowledgeResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_ShareAcknowledge;
+
+/* StreamsGroupHeartbeat (key 88), StreamsGroupHeartbeat.msg */
+int ls_kafka_StreamsGroupHeartbeatRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_StreamsGroupHeartbeatRequest *m);
+void ls_kafka_StreamsGroupHeartbeatRequest_encode(ls_kw_t *w, int16_t version,
+                                                  const ls_kafka_StreamsGroupHeartbeatRequest *m);
+int ls_kafka_StreamsGroupHeartbeatResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_StreamsGroupHeartbeatResponse *m);
+void ls_kafka_StreamsGroupHeartbeatResponse_encode(ls_kw_t *w, int16_t version,
+                                                   const ls_kafka_StreamsGroupHeartbeatResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_StreamsGroupHeartbeat;
+
+/* StreamsGroupDescribe (key 89), StreamsGroupDescribe.msg */
+int ls_kafka_StreamsGroupDescribeRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_StreamsGroupDescribeRequest *m);
+void ls_kafka_StreamsGroupDescribeRequest_encode(ls_kw_t *w, int16_t version,
+                                                 const ls_kafka_StreamsGroupDescribeRequest *m);
+int ls_kafka_StreamsGroupDescribeResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_StreamsGroupDescribeResponse *m);
+void ls_kafka_StreamsGroupDescribeResponse_encode(ls_kw_t *w, int16_t version,
+                                                  const ls_kafka_StreamsGroupDescribeResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_StreamsGroupDescribe;
 
 /* DescribeShareGroupOffsets (key 90), DescribeShareGroupOffsets.msg */
 int ls_kafka_DescribeShareGroupOffsetsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
