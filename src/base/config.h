@@ -190,6 +190,10 @@ typedef struct ls_config {
     int32_t group_share_session_timeout_ms;         /* group.share.session.timeout.ms */
     int32_t group_share_heartbeat_interval_ms;      /* group.share.heartbeat.interval.ms */
     int32_t group_share_max_size;                   /* group.share.max.size */
+    int32_t group_streams_session_timeout_ms;       /* group.streams.session.timeout.ms */
+    int32_t group_streams_heartbeat_interval_ms;    /* group.streams.heartbeat.interval.ms */
+    int32_t group_streams_max_size;                 /* group.streams.max.size */
+    int32_t group_streams_num_standby_replicas;     /* group.streams.num.standby.replicas */
     int32_t group_share_record_lock_duration_ms;    /* group.share.record.lock.duration.ms */
     int32_t group_share_delivery_count_limit;       /* group.share.delivery.count.limit */
     int32_t group_share_partition_max_record_locks; /* group.share.partition.max.record.locks */

@@ -97,6 +97,7 @@ const char *ls_cgroup_err_name(ls_cgroup_err e)
     case LS_CGERR_UNSUPPORTED_ASSIGNOR: return "UNSUPPORTED_ASSIGNOR";
     case LS_CGERR_INVALID_REGULAR_EXPRESSION: return "INVALID_REGULAR_EXPRESSION";
     case LS_CGERR_STALE_MEMBER_EPOCH: return "STALE_MEMBER_EPOCH";
+    case LS_CGERR_STREAMS_INVALID_TOPOLOGY: return "STREAMS_INVALID_TOPOLOGY";
     }
     return "?";
 }

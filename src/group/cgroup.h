@@ -40,7 +40,8 @@
 #define LS_CGROUP_EPOCH_LEAVE (-1)
 #define LS_CGROUP_EPOCH_STATIC_LEAVE (-2)
 
-/* Outcomes; mapped to Kafka error codes at the protocol edge. */
+/* Outcomes of the KIP-848 family (consumer and streams groups); mapped to
+ * Kafka error codes at the protocol edge. */
 typedef enum ls_cgroup_err {
     LS_CGERR_NONE = 0,
     LS_CGERR_INVALID_REQUEST, /* res.message names the field */
@@ -51,6 +52,7 @@ typedef enum ls_cgroup_err {
     LS_CGERR_UNSUPPORTED_ASSIGNOR,
     LS_CGERR_INVALID_REGULAR_EXPRESSION,
     LS_CGERR_STALE_MEMBER_EPOCH,
+    LS_CGERR_STREAMS_INVALID_TOPOLOGY, /* streams groups (stgroup.h) */
 } ls_cgroup_err;
 const char *ls_cgroup_err_name(ls_cgroup_err e);
 

@@ -78,6 +78,8 @@ struct ls_group {
     uint64_t cg_stored; /* ls_cgroup_version when its record was last stored */
     ls_sgroup_t *sg;    /* a share group's membership (group.h); NULL: not a share group */
     uint64_t sg_stored; /* ls_sgroup_version when its record was last stored */
+    ls_stgroup_t *st;   /* a streams group's membership (group.h); NULL: not one */
+    uint64_t st_stored; /* ls_stgroup_version when its record was last stored */
     bool txn_pending;   /* may hold pending transactional offsets (group.h) */
     uint64_t
         txn_adds; /* TxnOffsetCommits so far: a reread older than the last one keeps the flag */
@@ -93,6 +95,7 @@ struct ls_group_coord {
 };
 
 static void drop_typed(ls_group_t *g);
+static int typed_members(const ls_group_t *g);
 
 /* ------------------------------------------------------------- names */
 
@@ -142,6 +145,7 @@ void ls_group_config_defaults(ls_group_config_t *cfg)
     cfg->offsets_retention_ms = 7LL * 24 * 3600 * 1000;
     ls_cgroup_config_defaults(&cfg->consumer);
     ls_sgroup_config_defaults(&cfg->share);
+    ls_stgroup_config_defaults(&cfg->streams);
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -773,16 +777,16 @@ void ls_group_join(ls_group_t *g, const ls_group_join_req_t *req, ls_group_join_
         join_error(cb, arg, LS_GERR_INCONSISTENT_GROUP_PROTOCOL, mid);
         return;
     }
-    if (g->cg) {
-        /* a consumer group takes classic members only while it has none
-         * (group.consumer.migration.policy=disabled): it becomes classic */
-        if (ls_cgroup_member_count(g->cg) > 0 || *mid) {
+    if (g->cg || g->st) {
+        /* a consumer or streams group takes classic members only while it
+         * has none (group.consumer.migration.policy=disabled): it becomes
+         * classic */
+        if (typed_members(g) > 0 || *mid) {
             join_error(cb, arg,
                        *mid ? LS_GERR_UNKNOWN_MEMBER_ID : LS_GERR_INCONSISTENT_GROUP_PROTOCOL, mid);
             return;
         }
-        ls_cgroup_free(g->cg);
-        g->cg = NULL;
+        drop_typed(g);
         set_str(&g->protocol_type, NULL);
     }
     if (!supports_protocols(g, req->protocol_type, req->protocols, req->nprotocols)) {
@@ -960,16 +964,24 @@ static void clear_offsets(ls_group_t *g)
 }
 
 /* OffsetCommit's and TxnOffsetCommit's membership rules (group.h). */
-/* A consumer group's rules (Kafka's): without membership (epoch < 0) only
- * while it has no members; else the member must exist with this epoch. A
- * transactional commit without membership is accepted as for classic groups;
- * with it, a different epoch is ILLEGAL_GENERATION. */
+/* A consumer or streams group member's epoch against a commit's. */
+static ls_cgroup_err member_epoch_check(const ls_group_t *g, const char *member_id, int32_t epoch)
+{
+    if (!member_id) member_id = "";
+    return g->cg ? ls_cgroup_commit_check(g->cg, member_id, epoch)
+                 : ls_stgroup_commit_check(g->st, member_id, epoch);
+}
+
+/* A consumer (or streams) group's rules (Kafka's): without membership
+ * (epoch < 0) only while it has no members; else the member must exist with
+ * this epoch. A transactional commit without membership is accepted as for
+ * classic groups; with it, a different epoch is ILLEGAL_GENERATION. */
 static ls_group_err consumer_commit_check(ls_group_t *g, int32_t epoch, const char *member_id,
                                           bool txn)
 {
     bool anonymous = epoch < 0 && (!member_id || !*member_id);
-    if (anonymous && (txn || ls_cgroup_member_count(g->cg) == 0)) return LS_GERR_NONE;
-    switch (ls_cgroup_commit_check(g->cg, member_id ? member_id : "", epoch)) {
+    if (anonymous && (txn || typed_members(g) == 0)) return LS_GERR_NONE;
+    switch (member_epoch_check(g, member_id, epoch)) {
     case LS_CGERR_NONE: return LS_GERR_NONE;
     case LS_CGERR_STALE_MEMBER_EPOCH:
         return txn ? LS_GERR_ILLEGAL_GENERATION : LS_GERR_STALE_MEMBER_EPOCH;
@@ -984,7 +996,7 @@ static ls_group_err commit_check(ls_group_t *g, int32_t generation, const char *
 {
     if (g->c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
     if (g->sg) return LS_GERR_GROUP_ID_NOT_FOUND; /* share groups commit no offsets */
-    if (g->cg) return consumer_commit_check(g, generation, member_id, txn);
+    if (g->cg || g->st) return consumer_commit_check(g, generation, member_id, txn);
     if (g->state == LS_GROUP_DEAD)
         return generation < 0 ? LS_GERR_NONE : LS_GERR_ILLEGAL_GENERATION;
     if (instance_fenced(g, member_id ? member_id : "", instance_id))
@@ -1013,8 +1025,9 @@ ls_group_err ls_group_commit_check(ls_group_t *g, int32_t generation, const char
 ls_group_err ls_group_fetch_check(ls_group_t *g, const char *member_id, int32_t member_epoch)
 {
     if (g->sg) return LS_GERR_GROUP_ID_NOT_FOUND;
-    if (!g->cg || (member_epoch < 0 && (!member_id || !*member_id))) return LS_GERR_NONE;
-    switch (ls_cgroup_commit_check(g->cg, member_id ? member_id : "", member_epoch)) {
+    if ((!g->cg && !g->st) || (member_epoch < 0 && (!member_id || !*member_id)))
+        return LS_GERR_NONE;
+    switch (member_epoch_check(g, member_id, member_epoch)) {
     case LS_CGERR_NONE: return LS_GERR_NONE;
     case LS_CGERR_UNKNOWN_MEMBER_ID: return LS_GERR_UNKNOWN_MEMBER_ID;
     default: return LS_GERR_STALE_MEMBER_EPOCH;
@@ -1139,9 +1152,10 @@ static bool subscribed(const member_t *m, const char *protocol, const char *topi
 ls_group_err ls_group_offset_delete_check(ls_group_t *g, const char *topic)
 {
     if (g->state == LS_GROUP_DEAD || g->sg) return LS_GERR_GROUP_ID_NOT_FOUND;
-    if (g->cg)
-        return ls_cgroup_subscribed(g->cg, topic) ? LS_GERR_GROUP_SUBSCRIBED_TO_TOPIC
-                                                  : LS_GERR_NONE;
+    if (g->cg || g->st)
+        return (g->cg ? ls_cgroup_subscribed(g->cg, topic) : ls_stgroup_subscribed(g->st, topic))
+                   ? LS_GERR_GROUP_SUBSCRIBED_TO_TOPIC
+                   : LS_GERR_NONE;
     if (g->state == LS_GROUP_EMPTY) return LS_GERR_NONE;
     if (!str_eq(g->protocol_type, "consumer")) return LS_GERR_NON_EMPTY_GROUP;
     for (int i = 0; i < g->nmembers; i++)
@@ -1153,9 +1167,7 @@ ls_group_err ls_group_offset_delete_check(ls_group_t *g, const char *topic)
 ls_group_err ls_group_delete(ls_group_t *g)
 {
     if (g->state == LS_GROUP_DEAD) return LS_GERR_GROUP_ID_NOT_FOUND;
-    if (g->state != LS_GROUP_EMPTY || (g->cg && ls_cgroup_member_count(g->cg) > 0) ||
-        (g->sg && ls_sgroup_member_count(g->sg) > 0))
-        return LS_GERR_NON_EMPTY_GROUP;
+    if (g->state != LS_GROUP_EMPTY || typed_members(g) > 0) return LS_GERR_NON_EMPTY_GROUP;
     drop_typed(g);
     for (int i = g->npending - 1; i >= 0; i--)
         remove_pending(g, i);
@@ -1172,8 +1184,7 @@ int ls_group_expire(ls_group_t *g, void (*drop_cb)(void *arg, const char *topic,
     ls_group_coord_t *c = g->c;
     if (g->state == LS_GROUP_DEAD || g->loading) return 0;
     int64_t now = wall_ms(c), ret = c->cfg.offsets_retention_ms;
-    bool empty = g->state == LS_GROUP_EMPTY && !(g->cg && ls_cgroup_member_count(g->cg) > 0) &&
-                 !(g->sg && ls_sgroup_member_count(g->sg) > 0);
+    bool empty = g->state == LS_GROUP_EMPTY && typed_members(g) == 0;
     int dropped = 0;
     for (int i = 0; i < g->ntopics; i++) {
         otopic_t *t = &g->topics[i];
@@ -1219,27 +1230,44 @@ int ls_group_expire(ls_group_t *g, void (*drop_cb)(void *arg, const char *topic,
 
 static ls_group_type_t group_type(const ls_group_t *g)
 {
-    return g->cg ? LS_GROUP_TYPE_CONSUMER : g->sg ? LS_GROUP_TYPE_SHARE : LS_GROUP_TYPE_CLASSIC;
+    return g->cg   ? LS_GROUP_TYPE_CONSUMER
+           : g->sg ? LS_GROUP_TYPE_SHARE
+           : g->st ? LS_GROUP_TYPE_STREAMS
+                   : LS_GROUP_TYPE_CLASSIC;
+}
+
+/* Members of the consumer, share or streams membership (0 for classic). */
+static int typed_members(const ls_group_t *g)
+{
+    return g->cg   ? ls_cgroup_member_count(g->cg)
+           : g->sg ? ls_sgroup_member_count(g->sg)
+           : g->st ? ls_stgroup_member_count(g->st)
+                   : 0;
 }
 const char *ls_group_type(const ls_group_t *g) { return ls_group_type_name(group_type(g)); }
 const ls_cgroup_t *ls_group_consumer(const ls_group_t *g) { return g->cg; }
 const ls_sgroup_t *ls_group_share(const ls_group_t *g) { return g->sg; }
+const ls_stgroup_t *ls_group_streams(const ls_group_t *g) { return g->st; }
 
 const char *ls_group_state_label(const ls_group_t *g)
 {
     if (g->state == LS_GROUP_DEAD) return ls_group_state_name(g->state);
     if (g->cg) return ls_cgroup_state_name(g->cg);
     if (g->sg) return ls_sgroup_state_name(g->sg);
+    if (g->st) return ls_stgroup_state_name(g->st);
     return ls_group_state_name(g->state);
 }
 
-/* The group stops being of the consumer or share type (deleted, expired). */
+/* The group stops being of the consumer, share or streams type (deleted,
+ * expired, back to classic). */
 static void drop_typed(ls_group_t *g)
 {
     ls_cgroup_free(g->cg);
     g->cg = NULL;
     ls_sgroup_free(g->sg);
     g->sg = NULL;
+    ls_stgroup_free(g->st);
+    g->st = NULL;
 }
 
 /* After a heartbeat or a tick of a consumer group: the generation follows
@@ -1266,7 +1294,7 @@ ls_group_err ls_group_consumer_heartbeat(ls_group_t *g, ls_cgroup_hb_req_t *req,
     if (c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
     if (!*g->id) return LS_GERR_INVALID_GROUP_ID;
     bool converted = false, was_dead = g->state == LS_GROUP_DEAD;
-    if (g->sg) return LS_GERR_GROUP_ID_NOT_FOUND; /* a share group */
+    if (g->sg || g->st) return LS_GERR_GROUP_ID_NOT_FOUND; /* a share or streams group */
     if (!g->cg) {
         if (g->state != LS_GROUP_DEAD && g->state != LS_GROUP_EMPTY)
             return LS_GERR_GROUP_ID_NOT_FOUND; /* a classic group with members */
@@ -1345,7 +1373,7 @@ ls_group_err ls_group_share_heartbeat(ls_group_t *g, ls_sgroup_hb_req_t *req,
     if (!g->sg) {
         /* only a group id nobody uses becomes a share group (Kafka's rule:
          * a classic or consumer group, even empty, stays what it is) */
-        if (g->state != LS_GROUP_DEAD || g->cg) return LS_GERR_GROUP_ID_NOT_FOUND;
+        if (g->state != LS_GROUP_DEAD || g->cg || g->st) return LS_GERR_GROUP_ID_NOT_FOUND;
         g->sg = share_new(g, g->generation);
         g->sg_stored = ls_sgroup_version(g->sg);
         converted = true;
@@ -1370,6 +1398,58 @@ ls_group_err ls_group_share_heartbeat(ls_group_t *g, ls_sgroup_hb_req_t *req,
     return LS_GERR_NONE;
 }
 
+/* ------------------------------------------------------------- streams groups */
+
+/* As consumer_settle, for a streams group. */
+static bool streams_settle(ls_group_t *g, bool force)
+{
+    int32_t epoch = ls_stgroup_epoch(g->st);
+    if (ls_stgroup_member_count(g->st) == 0 && g->generation != epoch)
+        g->state_wall_ms = wall_ms(g->c);
+    g->generation = epoch;
+    if (!force && ls_stgroup_version(g->st) == g->st_stored) return false;
+    g->st_stored = ls_stgroup_version(g->st);
+    persist(g);
+    return true;
+}
+
+ls_group_err ls_group_streams_heartbeat(ls_group_t *g, ls_stgroup_hb_req_t *req,
+                                        ls_stgroup_hb_res_t *res, bool *stored)
+{
+    ls_group_coord_t *c = g->c;
+    *stored = false;
+    if (c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
+    if (!*g->id) return LS_GERR_INVALID_GROUP_ID;
+    bool converted = false, was_dead = g->state == LS_GROUP_DEAD;
+    if (!g->st) {
+        /* a group id nobody uses, or an Empty classic group (its offsets
+         * stay, its epochs continue above its generation) */
+        if (g->cg || g->sg || (g->state != LS_GROUP_DEAD && g->state != LS_GROUP_EMPTY))
+            return LS_GERR_GROUP_ID_NOT_FOUND;
+        g->st = ls_stgroup_new(g->id, &c->cfg.streams, g->generation);
+        g->st_stored = ls_stgroup_version(g->st);
+        converted = true;
+    }
+    req->now_ms = now_ms(c);
+    ls_stgroup_tick(g->st, req->now_ms); /* due expiries first: res stays valid */
+    ls_stgroup_heartbeat(g->st, req, res);
+    if (converted && ls_stgroup_member_count(g->st) == 0) {
+        ls_stgroup_free(g->st);
+        g->st = NULL;
+        return LS_GERR_NONE;
+    }
+    if (converted) {
+        if (was_dead) revive(g);
+        set_str(&g->protocol_type, "streams");
+        set_str(&g->protocol_name, NULL);
+        set_str(&g->leader, NULL);
+    }
+    int64_t due = ls_stgroup_next_deadline(g->st);
+    *stored = streams_settle(g, converted);
+    if (due != INT64_MAX) wakeup(c, due);
+    return LS_GERR_NONE;
+}
+
 /* ------------------------------------------------------------- group object */
 
 const char *ls_group_id(const ls_group_t *g) { return g->id; }
@@ -1384,13 +1464,15 @@ void ls_group_snapshot(const ls_group_t *g, ls_group_record_t *r)
 {
     memset(r, 0, sizeof *r);
     r->type = group_type(g);
-    if (g->cg || g->sg) {
+    if (g->cg || g->sg || g->st) {
         ls_buf_t b;
         ls_buf_init(&b);
         if (g->cg)
             ls_cgroup_encode(g->cg, &b);
-        else
+        else if (g->sg)
             ls_sgroup_encode(g->sg, &b);
+        else
+            ls_stgroup_encode(g->st, &b);
         r->type_state = ls_buf_steal(&b, &r->type_state_len);
     }
     r->state = g->state == LS_GROUP_EMPTY ? LS_GROUP_EMPTY : g->state;
@@ -1456,6 +1538,20 @@ static void group_install(ls_group_t *g, ls_group_loaded_t *l)
                 g->sg = share_new(g, r->generation);
             }
             g->sg_stored = ls_sgroup_version(g->sg);
+        }
+        if (r->type == LS_GROUP_TYPE_STREAMS) {
+            g->st = r->type_state_len ? ls_stgroup_decode(r->type_state, r->type_state_len, g->id,
+                                                          &c->cfg.streams, now_ms(c))
+                                      : NULL;
+            if (!g->st) {
+                if (r->type_state_len)
+                    LS_WARN("group",
+                            "streams group %s: its stored members do not decode; it goes on "
+                            "empty above epoch %d (the members rejoin)",
+                            g->id, (int)r->generation);
+                g->st = ls_stgroup_new(g->id, &c->cfg.streams, r->generation);
+            }
+            g->st_stored = ls_stgroup_version(g->st);
         }
         if (r->type == LS_GROUP_TYPE_CONSUMER) {
             g->cg = r->type_state_len ? ls_cgroup_decode(r->type_state, r->type_state_len, g->id,
@@ -1547,6 +1643,7 @@ static void group_free(ls_group_t *g)
     clear_offsets(g);
     ls_cgroup_free(g->cg);
     ls_sgroup_free(g->sg);
+    ls_stgroup_free(g->st);
     ls_free(g->protocol_type);
     ls_free(g->protocol_name);
     ls_free(g->leader);
@@ -1650,6 +1747,7 @@ void ls_group_coord_load_done(ls_group_coord_t *c, const char *group_id, ls_stat
 static void check_group(const ls_group_t *g)
 {
     if (g->loading) return;
+    if (g->st) ls_stgroup_check_invariants(g->st);
     LS_CHECKF(g->generation >= 0, "group '%s': generation %d", g->id, (int)g->generation);
     LS_CHECKF(g->state != LS_GROUP_DEAD || g->nmembers == 0, "group '%s': Dead with %d members",
               g->id, g->nmembers);
@@ -1722,6 +1820,11 @@ int64_t ls_group_coord_tick(ls_group_coord_t *c)
             if (g->sg) {
                 int64_t due = ls_sgroup_tick(g->sg, now);
                 share_settle(g, false);
+                if (due < next) next = due;
+            }
+            if (g->st) {
+                int64_t due = ls_stgroup_tick(g->st, now);
+                streams_settle(g, false);
                 if (due < next) next = due;
             }
             for (int i = 0; i < g->npending; i++)

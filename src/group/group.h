@@ -37,6 +37,7 @@
 #include <string.h>
 #include "base/status.h"
 #include "group/cgroup.h"
+#include "group/stgroup.h"
 #include "group/sgroup.h"
 
 /* Group ids of the read-only groups that show each materialized table's
@@ -98,6 +99,7 @@ typedef struct ls_group_config {
     int64_t offsets_retention_ms;       /* offsets.retention.minutes * 60000 */
     ls_cgroup_config_t consumer;        /* group.consumer.*: groups of the KIP-848 protocol */
     ls_sgroup_config_t share;           /* group.share.*: share groups (KIP-932) */
+    ls_stgroup_config_t streams;        /* group.streams.*: streams groups (KIP-1071) */
 } ls_group_config_t;
 void ls_group_config_defaults(ls_group_config_t *cfg);
 
@@ -130,8 +132,10 @@ typedef enum ls_group_type_t {
     LS_GROUP_TYPE_CLASSIC = 0,
     LS_GROUP_TYPE_CONSUMER = 1, /* KIP-848 */
     LS_GROUP_TYPE_SHARE = 2,    /* KIP-932 */
+    LS_GROUP_TYPE_STREAMS = 3,  /* KIP-1071 */
 } ls_group_type_t;
-const char *ls_group_type_name(ls_group_type_t t); /* "classic" / "consumer" / "share" */
+/* "classic" / "consumer" / "share" / "streams" */
+const char *ls_group_type_name(ls_group_type_t t);
 
 /* A group's persisted metadata (no offsets). */
 typedef struct ls_group_record {
@@ -260,9 +264,10 @@ void ls_group_snapshot(const ls_group_t *g, ls_group_record_t *out);
  * classic group becomes a consumer group on its first heartbeat, a consumer
  * group without members becomes classic on its first JoinGroup; a group with
  * members keeps its type (GROUP_ID_NOT_FOUND / INCONSISTENT_GROUP_PROTOCOL). */
-const char *ls_group_type(const ls_group_t *g);            /* "classic" / "consumer" / "share" */
+const char *ls_group_type(const ls_group_t *g); /* ls_group_type_name of its type */
 const ls_cgroup_t *ls_group_consumer(const ls_group_t *g); /* NULL: not a consumer group */
 const ls_sgroup_t *ls_group_share(const ls_group_t *g);    /* NULL: not a share group */
+const ls_stgroup_t *ls_group_streams(const ls_group_t *g); /* NULL: not a streams group */
 /* Kafka's state name of either type ("Stable", "Reconciling", ...). */
 const char *ls_group_state_label(const ls_group_t *g);
 /* One ConsumerGroupHeartbeat (req->now_ms is set here). LS_GERR_GROUP_ID_NOT_FOUND:
@@ -284,6 +289,20 @@ ls_group_err ls_group_consumer_heartbeat(ls_group_t *g, ls_cgroup_hb_req_t *req,
 ls_group_err ls_group_share_heartbeat(ls_group_t *g, ls_sgroup_hb_req_t *req,
                                       const ls_cgroup_topic_t *topics, int ntopics,
                                       ls_sgroup_hb_res_t *res, bool *stored);
+
+/* ---- streams groups (KIP-1071) ----
+ * A streams group holds an ls_stgroup_t (stgroup.h) the same way (record
+ * version 2, group type 3, stored whenever ls_stgroup_version moves, before
+ * the heartbeat is answered). A group id nobody uses or an Empty classic
+ * group (its offsets kept: a Kafka Streams application moving from the
+ * classic protocol) becomes a streams group on its first heartbeat; a
+ * streams group without members becomes classic on its first JoinGroup;
+ * one with members refuses JoinGroup (INCONSISTENT_GROUP_PROTOCOL) and
+ * ConsumerGroupHeartbeat (GROUP_ID_NOT_FOUND). Offset commits follow the
+ * consumer groups' member-epoch rules. One StreamsGroupHeartbeat (req->now_ms
+ * is set here): LS_GERR_GROUP_ID_NOT_FOUND for a group of another type. */
+ls_group_err ls_group_streams_heartbeat(ls_group_t *g, ls_stgroup_hb_req_t *req,
+                                        ls_stgroup_hb_res_t *res, bool *stored);
 
 typedef struct ls_group_protocol {
     const char *name;

@@ -23,13 +23,33 @@ struct ls_group_configs {
 
 /* ------------------------------------------------------------- values */
 
-static bool parse_int(const char *s, int32_t *out)
+/* The keys whose values are ints, with their ranges. */
+static const struct {
+    const char *key;
+    int32_t min, max;
+} int_keys[] = {
+    {LS_GROUP_CONFIG_SESSION, 1, INT32_MAX},
+    {LS_GROUP_CONFIG_HEARTBEAT, 1, INT32_MAX},
+    {LS_GROUP_CONFIG_STREAMS_SESSION, 1, INT32_MAX},
+    {LS_GROUP_CONFIG_STREAMS_HEARTBEAT, 1, INT32_MAX},
+    {LS_GROUP_CONFIG_STREAMS_STANDBYS, 0, 2},
+};
+
+static int int_key(const char *key)
 {
-    if (!s || !*s) return false;
+    for (size_t i = 0; i < sizeof int_keys / sizeof int_keys[0]; i++)
+        if (!strcmp(key, int_keys[i].key)) return (int)i;
+    return -1;
+}
+
+static bool parse_int(const char *key, const char *s, int32_t *out)
+{
+    int k = int_key(key);
+    if (k < 0 || !s || !*s) return false;
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (*end || errno || v < 1 || v > INT32_MAX) return false;
+    if (*end || errno || v < int_keys[k].min || v > int_keys[k].max) return false;
     *out = (int32_t)v;
     return true;
 }
@@ -60,7 +80,7 @@ const char *ls_group_config_word(const char *key, int32_t v)
 static bool parse_value(const char *key, const char *s, int32_t *out)
 {
     int w = word_key(key);
-    if (w < 0) return parse_int(s, out);
+    if (w < 0) return parse_int(key, s, out);
     for (int32_t i = 0; s && i < 2; i++)
         if (!strcmp(s, word_keys[w].words[i])) {
             *out = i;
@@ -71,7 +91,9 @@ static bool parse_value(const char *key, const char *s, int32_t *out)
 
 #define SERVED                                                                                     \
     LS_GROUP_CONFIG_SESSION ", " LS_GROUP_CONFIG_HEARTBEAT ", " LS_GROUP_CONFIG_SHARE_RESET        \
-                            ", " LS_GROUP_CONFIG_SHARE_ISOLATION
+                            ", " LS_GROUP_CONFIG_SHARE_ISOLATION ", " LS_GROUP_CONFIG_STREAMS_SESSION \
+                            ", " LS_GROUP_CONFIG_STREAMS_HEARTBEAT                                 \
+                            ", " LS_GROUP_CONFIG_STREAMS_STANDBYS
 
 int ls_group_config_check(const char *key, const char *value, char *err, size_t errlen)
 {
@@ -87,16 +109,21 @@ int ls_group_config_check(const char *key, const char *value, char *err, size_t 
         }
         return 0;
     }
-    if (strcmp(key, LS_GROUP_CONFIG_SESSION) != 0 && strcmp(key, LS_GROUP_CONFIG_HEARTBEAT) != 0) {
+    int k = int_key(key);
+    if (k < 0) {
         if (!strncmp(key, "share.", 6) || !strncmp(key, "streams.", 8))
             snprintf(err, errlen, "Group config '%s' is not supported (served: " SERVED ").", key);
         else
             snprintf(err, errlen, "Unknown group config name: %s (known: " SERVED ")", key);
         return -1;
     }
-    if (value && !parse_int(value, &v)) {
-        snprintf(err, errlen, "Invalid value %s for configuration %s: a positive int (ms)", value,
-                 key);
+    if (value && !parse_int(key, value, &v)) {
+        if (int_keys[k].max == INT32_MAX)
+            snprintf(err, errlen, "Invalid value %s for configuration %s: a positive int (ms)",
+                     value, key);
+        else
+            snprintf(err, errlen, "Invalid value %s for configuration %s: an int from %d to %d",
+                     value, key, (int)int_keys[k].min, (int)int_keys[k].max);
         return -1;
     }
     return 0;
@@ -215,7 +242,7 @@ typedef struct alter {
     bool replace;
     const ls_group_config_op_t *ops;
     int n;
-    int32_t def_session, def_heartbeat;
+    const ls_group_config_defaults_t *defs;
     char *err;
     size_t errlen;
     json_t *made; /* the document written last */
@@ -224,7 +251,18 @@ typedef struct alter {
 static int32_t effective(const json_t *kv, const char *key, int32_t def)
 {
     int32_t v;
-    return parse_int(json_string_value(json_object_get(kv, key)), &v) ? v : def;
+    return parse_int(key, json_string_value(json_object_get(kv, key)), &v) ? v : def;
+}
+
+/* Kafka's rule for one protocol's pair: false with err when broken. */
+static bool heartbeat_below_session(alter_t *a, const json_t *kv, const char *skey,
+                                    const char *hkey, int32_t sdef, int32_t hdef)
+{
+    int32_t s = effective(kv, skey, sdef), h = effective(kv, hkey, hdef);
+    if (h < s) return true;
+    snprintf(a->err, a->errlen, "%s (%d) must be less than %s (%d) for group %s", hkey, (int)h,
+             skey, (int)s, a->group);
+    return false;
 }
 
 /* doc (taken) with the group's overrides changed; NULL with err set when
@@ -239,13 +277,11 @@ static json_t *apply(alter_t *a, json_t *doc)
         else
             json_object_del(kv, a->ops[i].key);
     }
-    int32_t s = effective(kv, LS_GROUP_CONFIG_SESSION, a->def_session);
-    int32_t h = effective(kv, LS_GROUP_CONFIG_HEARTBEAT, a->def_heartbeat);
-    if (h >= s) {
-        snprintf(a->err, a->errlen,
-                 LS_GROUP_CONFIG_HEARTBEAT " (%d) must be less than " LS_GROUP_CONFIG_SESSION
-                                           " (%d) for group %s",
-                 (int)h, (int)s, a->group);
+    if (!heartbeat_below_session(a, kv, LS_GROUP_CONFIG_SESSION, LS_GROUP_CONFIG_HEARTBEAT,
+                                 a->defs->consumer_session, a->defs->consumer_heartbeat) ||
+        !heartbeat_below_session(a, kv, LS_GROUP_CONFIG_STREAMS_SESSION,
+                                 LS_GROUP_CONFIG_STREAMS_HEARTBEAT, a->defs->streams_session,
+                                 a->defs->streams_heartbeat)) {
         json_decref(kv);
         json_decref(doc);
         return NULL;
@@ -276,11 +312,11 @@ static ls_status alter_step(void *ctx, const uint8_t *val, size_t vlen, char **n
 }
 
 ls_status ls_group_configs_alter(ls_group_configs_t *gc, const char *group, bool replace,
-                                 const ls_group_config_op_t *ops, int n, int32_t def_session,
-                                 int32_t def_heartbeat, bool validate_only, char *err,
-                                 size_t errlen)
+                                 const ls_group_config_op_t *ops, int n,
+                                 const ls_group_config_defaults_t *defs, bool validate_only,
+                                 char *err, size_t errlen)
 {
-    alter_t a = {group, replace, ops, n, def_session, def_heartbeat, err, errlen, NULL};
+    alter_t a = {group, replace, ops, n, defs, err, errlen, NULL};
     err[0] = 0;
     if (validate_only) {
         pthread_rwlock_rdlock(&gc->lock);

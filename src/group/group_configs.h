@@ -11,12 +11,14 @@
  *
  * Keys (Kafka's): consumer.session.timeout.ms and
  * consumer.heartbeat.interval.ms, positive ints; the effective heartbeat
- * interval must stay below the effective session timeout (Kafka's rule).
+ * interval must stay below the effective session timeout (Kafka's rule);
+ * the same for streams.session.timeout.ms and streams.heartbeat.interval.ms
+ * (streams groups), and streams.num.standby.replicas, 0 to 2.
  * share.auto.offset.reset, earliest or latest: where a share partition
  * without state starts; share.isolation.level, read_uncommitted or
  * read_committed: whether share consumers get records of open and aborted
- * transactions. Kafka's other share.* and the streams.* group keys are
- * refused with the list of those served.
+ * transactions. Kafka's other share.* and streams.* group keys are refused
+ * with the list of those served.
  *
  * Threads: lookups from any thread (a rwlock over the parsed copy); changes
  * block on the store (worker threads). */
@@ -34,6 +36,9 @@
 #define LS_GROUP_CONFIG_SHARE_RESET "share.auto.offset.reset"
 /* read_uncommitted (Kafka's default) | read_committed; gives 0 / 1 */
 #define LS_GROUP_CONFIG_SHARE_ISOLATION "share.isolation.level"
+#define LS_GROUP_CONFIG_STREAMS_SESSION "streams.session.timeout.ms"
+#define LS_GROUP_CONFIG_STREAMS_HEARTBEAT "streams.heartbeat.interval.ms"
+#define LS_GROUP_CONFIG_STREAMS_STANDBYS "streams.num.standby.replicas" /* 0..2 */
 
 typedef struct ls_group_configs ls_group_configs_t;
 
@@ -61,13 +66,17 @@ typedef struct ls_group_config_op {
     const char *key;
     const char *value;
 } ls_group_config_op_t;
+/* The broker's values of the session and heartbeat keys, for the
+ * heartbeat-below-session rule. */
+typedef struct ls_group_config_defaults {
+    int32_t consumer_session, consumer_heartbeat, streams_session, streams_heartbeat;
+} ls_group_config_defaults_t;
 /* Applies ops (every one checked by ls_group_config_check) to the group's
  * overrides, or replaces them by ops (replace: AlterConfigs), by
- * compare-and-set. def_session / def_heartbeat: the broker's values, for
- * the heartbeat-below-session rule. LS_EINVAL with err when the result
- * breaks it; validate_only checks and writes nothing. */
+ * compare-and-set. LS_EINVAL with err when the result breaks the
+ * heartbeat-below-session rule; validate_only checks and writes nothing. */
 ls_status ls_group_configs_alter(ls_group_configs_t *gc, const char *group, bool replace,
-                                 const ls_group_config_op_t *ops, int n, int32_t def_session,
-                                 int32_t def_heartbeat, bool validate_only, char *err,
-                                 size_t errlen);
+                                 const ls_group_config_op_t *ops, int n,
+                                 const ls_group_config_defaults_t *defs, bool validate_only,
+                                 char *err, size_t errlen);
 #endif

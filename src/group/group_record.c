@@ -20,6 +20,7 @@ const char *ls_group_type_name(ls_group_type_t t)
     case LS_GROUP_TYPE_CLASSIC: return "classic";
     case LS_GROUP_TYPE_CONSUMER: return "consumer";
     case LS_GROUP_TYPE_SHARE: return "share";
+    case LS_GROUP_TYPE_STREAMS: return "streams";
     }
     return "classic";
 }
@@ -91,7 +92,9 @@ ls_status ls_group_record_decode(const uint8_t *p, size_t len, ls_group_record_t
     }
     if (!r.err && version == REC_VERSION_TYPED) {
         uint8_t type = ls_br_u8(&r);
-        if (type != LS_GROUP_TYPE_CONSUMER && type != LS_GROUP_TYPE_SHARE) r.err = true;
+        if (type != LS_GROUP_TYPE_CONSUMER && type != LS_GROUP_TYPE_SHARE &&
+            type != LS_GROUP_TYPE_STREAMS)
+            r.err = true;
         out->type = (ls_group_type_t)type;
         out->type_state = ls_br_bytes(&r, &out->type_state_len);
         if (!r.err && r.p != r.end) r.err = true;

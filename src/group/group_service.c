@@ -61,6 +61,10 @@ void ls_group_config_from_broker(ls_group_config_t *gc, const ls_config_t *cfg)
         .share = {.session_timeout_ms = cfg->group_share_session_timeout_ms,
                   .heartbeat_interval_ms = cfg->group_share_heartbeat_interval_ms,
                   .max_size = cfg->group_share_max_size},
+        .streams = {.session_timeout_ms = cfg->group_streams_session_timeout_ms,
+                    .heartbeat_interval_ms = cfg->group_streams_heartbeat_interval_ms,
+                    .max_size = cfg->group_streams_max_size,
+                    .num_standby_replicas = cfg->group_streams_num_standby_replicas},
     };
     /* group.consumer.assignors: short names, checked by ls_config_finish */
     for (const char *p = cfg->group_consumer_assignors; p && *p && gc->consumer.nassignors < 2;) {

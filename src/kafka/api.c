@@ -101,6 +101,8 @@ const ls_kafka_api_t ls_kafka_apis[] = {
         ls_kafka_handle_alter_share_group_offsets),
     API(DeleteShareGroupOffsets, DELETE_SHARE_GROUP_OFFSETS,
         ls_kafka_handle_delete_share_group_offsets),
+    API(StreamsGroupHeartbeat, STREAMS_GROUP_HEARTBEAT, ls_kafka_handle_streams_group_heartbeat),
+    API(StreamsGroupDescribe, STREAMS_GROUP_DESCRIBE, ls_kafka_handle_streams_group_describe),
 };
 const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);
 

@@ -936,11 +936,20 @@ static int32_t group_configs(ls_arena_t *a, const ls_kafka_services_t *b, const 
          "Where a share group starts reading a partition it has no state for."},
         {LS_GROUP_CONFIG_SHARE_ISOLATION,
          "Whether share consumers get records of open and aborted transactions."},
+        {LS_GROUP_CONFIG_STREAMS_SESSION,
+         "The timeout to detect client failures when using the streams group protocol."},
+        {LS_GROUP_CONFIG_STREAMS_HEARTBEAT, "The heartbeat interval given to the members."},
+        {LS_GROUP_CONFIG_STREAMS_STANDBYS, "The number of standby replicas for each task."},
     };
     /* the broker's values; the share keys default to latest and
      * read_uncommitted (Kafka's), both 0 */
     int32_t defaults[] = {b->cfg->group_consumer_session_timeout_ms,
-                          b->cfg->group_consumer_heartbeat_interval_ms, 0, 0};
+                          b->cfg->group_consumer_heartbeat_interval_ms,
+                          0,
+                          0,
+                          b->cfg->group_streams_session_timeout_ms,
+                          b->cfg->group_streams_heartbeat_interval_ms,
+                          b->cfg->group_streams_num_standby_replicas};
     cfg_entry_t *v = ls_arena_alloc(a, sizeof known / sizeof known[0] * sizeof *v);
     int32_t n = 0;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {

@@ -29,7 +29,7 @@
         ls_kreq_respond(req, &w_);                                                                 \
     } while (0)
 
-static int16_t cgroup_error(ls_cgroup_err e)
+int16_t ls_kafka_cgroup_error(ls_cgroup_err e)
 {
     switch (e) {
     case LS_CGERR_NONE: return LS_KERR_NONE;
@@ -41,6 +41,7 @@ static int16_t cgroup_error(ls_cgroup_err e)
     case LS_CGERR_UNSUPPORTED_ASSIGNOR: return LS_KERR_UNSUPPORTED_ASSIGNOR;
     case LS_CGERR_INVALID_REGULAR_EXPRESSION: return LS_KERR_INVALID_REGULAR_EXPRESSION;
     case LS_CGERR_STALE_MEMBER_EPOCH: return LS_KERR_STALE_MEMBER_EPOCH;
+    case LS_CGERR_STREAMS_INVALID_TOPOLOGY: return LS_KERR_STREAMS_INVALID_TOPOLOGY;
     }
     return LS_KERR_UNKNOWN_SERVER_ERROR;
 }
@@ -267,7 +268,7 @@ static void hb_ready(void *arg, ls_group_t *g)
         return;
     }
     if (res.err != LS_CGERR_NONE) {
-        hb_fail(ctx, cgroup_error(res.err), res.message);
+        hb_fail(ctx, ls_kafka_cgroup_error(res.err), res.message);
         return;
     }
     ls_kafka_ConsumerGroupHeartbeatResponse *r = &ctx->resp;

@@ -111,6 +111,12 @@ void ls_kafka_handle_share_acknowledge(ls_kreq_t *req);            /* key 79 */
 void ls_kafka_handle_describe_share_group_offsets(ls_kreq_t *req); /* key 90 */
 void ls_kafka_handle_alter_share_group_offsets(ls_kreq_t *req);    /* key 91 */
 void ls_kafka_handle_delete_share_group_offsets(ls_kreq_t *req);   /* key 92 */
+/* h_streams_group.c: the KIP-1071 streams group protocol */
+void ls_kafka_handle_streams_group_heartbeat(ls_kreq_t *req); /* key 88 */
+void ls_kafka_handle_streams_group_describe(ls_kreq_t *req);  /* key 89 */
+/* h_consumer_group.c: an outcome of the KIP-848 family (consumer and
+ * streams groups) as its Kafka code. */
+int16_t ls_kafka_cgroup_error(ls_cgroup_err e);
 /* h_group.c: a group outcome as its Kafka code. */
 int16_t ls_kafka_group_error(ls_group_err e);
 /* A failed group write (OffsetCommit, TxnOffsetCommit): NOT_COORDINATOR when

@@ -2,10 +2,13 @@
 // tests/integration/test_connect_streams.py: its KTable lives in a local
 // RocksDB store backed by a compacted changelog topic on the broker.
 //
-//   java -cp "OUT:.cache/java/apps/*" WordCountApp BOOTSTRAP APP_ID INPUT OUTPUT STATE_DIR CHANGELOG_RETENTION_MS [GUARANTEE]
+//   java -cp "OUT:.cache/java/apps/*" WordCountApp BOOTSTRAP APP_ID INPUT OUTPUT STATE_DIR CHANGELOG_RETENTION_MS [GUARANTEE [PROTOCOL [THREADS]]]
 //
 // GUARANTEE is processing.guarantee (at_least_once by default, or
-// exactly_once_v2: transactions, read_committed everywhere).
+// exactly_once_v2: transactions, read_committed everywhere). PROTOCOL is
+// group.protocol: classic (default) or streams (KIP-1071: the broker
+// assigns the tasks and creates the internal topics). THREADS is
+// num.stream.threads (1 by default).
 // Reads lines from INPUT, counts their words in the store "word-counts"
 // (changelog APP_ID-word-counts-changelog: cleanup.policy=compact, as Streams
 // creates it, plus retention.ms=CHANGELOG_RETENTION_MS) and writes each new
@@ -48,10 +51,12 @@ public class WordCountApp {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 6 && args.length != 7) {
-            System.err.println("usage: WordCountApp BOOTSTRAP APP_ID INPUT OUTPUT STATE_DIR CHANGELOG_RETENTION_MS [GUARANTEE]");
+        if (args.length < 6 || args.length > 9) {
+            System.err.println("usage: WordCountApp BOOTSTRAP APP_ID INPUT OUTPUT STATE_DIR CHANGELOG_RETENTION_MS [GUARANTEE [PROTOCOL [THREADS]]]");
             System.exit(64);
         }
+        String protocol = args.length >= 8 ? args[7] : "classic";
+        int threads = args.length >= 9 ? Integer.parseInt(args[8]) : 1;
         String bootstrap = args[0], appId = args[1], input = args[2], output = args[3];
         String stateDir = args[4], retentionMs = args[5];
 
@@ -60,16 +65,20 @@ public class WordCountApp {
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 200);
-        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, args.length == 7 ? args[6] : "at_least_once");
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, args.length >= 7 ? args[6] : "at_least_once");
         // every update goes to the output topic and the changelog at once
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
-        p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
+        p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
+        p.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
         p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
         // what Kafka 5.0 will default to (and warns about until then)
         p.put("processing.exception.handler.global.enabled", true);
-        // a quick group: one member, no waiting for others
-        p.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 10000);
-        p.put(StreamsConfig.consumerPrefix("heartbeat.interval.ms"), 1000);
+        if (protocol.equals("classic")) {
+            // a quick group: one member, no waiting for others (with the
+            // streams protocol the broker sets both)
+            p.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 10000);
+            p.put(StreamsConfig.consumerPrefix("heartbeat.interval.ms"), 1000);
+        }
 
         Map<String, String> changelog = new HashMap<>();
         changelog.put("retention.ms", retentionMs);
