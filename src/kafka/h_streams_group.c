@@ -614,7 +614,6 @@ static void desc_error(desc_one_t *d, int16_t err, const char *fmt)
     o->ErrorMessage = fmt ? ls_kstr_c(arena_printf(d->ctx->req->arena, fmt, d->gid ? d->gid : ""))
                           : ls_kstr_null();
     o->GroupState = ls_kstr_c(err == LS_KERR_GROUP_ID_NOT_FOUND ? "Dead" : "");
-    o->Topology.NumSubtopologies = -1;
     o->AuthorizedOperations = INT32_MIN;
 }
 
@@ -697,6 +696,7 @@ static void desc_member(ls_arena_t *a, const ls_stgroup_member_info_t *mi,
     mb->ClientHost = kstr(a, mi->client_host);
     mb->TopologyEpoch = mi->topology_epoch;
     mb->ProcessId = kstr(a, mi->process_id);
+    mb->HasUserEndpoint = mi->endpoint_host != NULL;
     mb->UserEndpoint.Host = kstr(a, mi->endpoint_host ? mi->endpoint_host : "");
     mb->UserEndpoint.Port = mi->endpoint_port;
     mb->NumClientTags = mi->ntags;
@@ -732,6 +732,7 @@ static void desc_ready(void *arg, ls_group_t *g)
         o->GroupState = ls_kstr_c(ls_group_state_label(g));
         o->GroupEpoch = ls_stgroup_epoch(st);
         o->AssignmentEpoch = ls_stgroup_target_epoch(st);
+        o->HasTopology = ls_stgroup_topology(st) != NULL;
         desc_topology(a, ls_stgroup_topology(st), &o->Topology);
         o->AuthorizedOperations =
             ctx->m.IncludeAuthorizedOperations

@@ -12355,17 +12355,6 @@ static void e_StreamsGroupDescribeResponse_Subtopology(
 
 /* ---- StreamsGroupDescribeResponse_Topology */
 
-static size_t z_StreamsGroupDescribeResponse_Topology(int16_t v, bool f)
-{
-    size_t n = 0;
-    n += 4;
-    n += (f ? 1 : 4);
-    if (f)
-        n += 1;
-    (void)v;
-    return n;
-}
-
 static void i_StreamsGroupDescribeResponse_Topology(
     ls_kafka_StreamsGroupDescribeResponse_Topology *m)
 {
@@ -12396,17 +12385,6 @@ static void e_StreamsGroupDescribeResponse_Topology(
 }
 
 /* ---- StreamsGroupDescribeResponse_Endpoint */
-
-static size_t z_StreamsGroupDescribeResponse_Endpoint(int16_t v, bool f)
-{
-    size_t n = 0;
-    n += (f ? 1 : 2);
-    n += 2;
-    if (f)
-        n += 1;
-    (void)v;
-    return n;
-}
 
 static void d_StreamsGroupDescribeResponse_Endpoint(
     ls_kr_t *r, int16_t v, bool f, ls_arena_t *a, ls_kafka_StreamsGroupDescribeResponse_Endpoint *m)
@@ -12567,7 +12545,7 @@ static size_t z_StreamsGroupDescribeResponse_Member(int16_t v, bool f)
     n += (f ? 1 : 2);
     n += 4;
     n += (f ? 1 : 2);
-    n += z_StreamsGroupDescribeResponse_Endpoint(v, f);
+    n += 1;
     n += (f ? 1 : 4);
     n += (f ? 1 : 4);
     n += (f ? 1 : 4);
@@ -12596,7 +12574,8 @@ static void d_StreamsGroupDescribeResponse_Member(ls_kr_t *r, int16_t v, bool f,
     m->ClientHost = ls_kmsg_str(r, f, "Member.ClientHost");
     m->TopologyEpoch = ls_kr_i32(r);
     m->ProcessId = ls_kmsg_str(r, f, "Member.ProcessId");
-    d_StreamsGroupDescribeResponse_Endpoint(r, v, f, a, &m->UserEndpoint);
+    if ((m->HasUserEndpoint = ls_kr_i8(r) >= 0))
+        d_StreamsGroupDescribeResponse_Endpoint(r, v, f, a, &m->UserEndpoint);
     m->NumClientTags = ls_kmsg_arrlen(r, f, z_StreamsGroupDescribeResponse_KeyValue(v, f), false,
                                       "Member.ClientTags");
     m->ClientTags = ls_kmsg_alloc(a, m->NumClientTags, sizeof *m->ClientTags);
@@ -12632,7 +12611,9 @@ static void e_StreamsGroupDescribeResponse_Member(
     ls_kmsg_wstr_nn(w, f, m->ClientHost);
     ls_kw_i32(w, m->TopologyEpoch);
     ls_kmsg_wstr_nn(w, f, m->ProcessId);
-    e_StreamsGroupDescribeResponse_Endpoint(w, v, f, &m->UserEndpoint);
+    ls_kw_i8(w, m->HasUserEndpoint ? 1 : -1);
+    if (m->HasUserEndpoint)
+        e_StreamsGroupDescribeResponse_Endpoint(w, v, f, &m->UserEndpoint);
     ls_kmsg_warrlen(w, f, m->NumClientTags, false);
     for (int32_t i = 0; i < m->NumClientTags; i++)
         e_StreamsGroupDescribeResponse_KeyValue(w, v, f, &m->ClientTags[i]);
@@ -12659,11 +12640,12 @@ static size_t z_StreamsGroupDescribeResponse_DescribedGroup(int16_t v, bool f)
     n += (f ? 1 : 2);
     n += 4;
     n += 4;
-    n += z_StreamsGroupDescribeResponse_Topology(v, f);
+    n += 1;
     n += (f ? 1 : 4);
     n += 4;
     if (f)
         n += 1;
+    (void)v;
     return n;
 }
 
@@ -12685,7 +12667,8 @@ static void d_StreamsGroupDescribeResponse_DescribedGroup(
     m->GroupState = ls_kmsg_str(r, f, "DescribedGroup.GroupState");
     m->GroupEpoch = ls_kr_i32(r);
     m->AssignmentEpoch = ls_kr_i32(r);
-    d_StreamsGroupDescribeResponse_Topology(r, v, f, a, &m->Topology);
+    if ((m->HasTopology = ls_kr_i8(r) >= 0))
+        d_StreamsGroupDescribeResponse_Topology(r, v, f, a, &m->Topology);
     m->NumMembers = ls_kmsg_arrlen(r, f, z_StreamsGroupDescribeResponse_Member(v, f), false,
                                    "DescribedGroup.Members");
     m->Members = ls_kmsg_alloc(a, m->NumMembers, sizeof *m->Members);
@@ -12706,7 +12689,9 @@ static void e_StreamsGroupDescribeResponse_DescribedGroup(
     ls_kmsg_wstr_nn(w, f, m->GroupState);
     ls_kw_i32(w, m->GroupEpoch);
     ls_kw_i32(w, m->AssignmentEpoch);
-    e_StreamsGroupDescribeResponse_Topology(w, v, f, &m->Topology);
+    ls_kw_i8(w, m->HasTopology ? 1 : -1);
+    if (m->HasTopology)
+        e_StreamsGroupDescribeResponse_Topology(w, v, f, &m->Topology);
     ls_kmsg_warrlen(w, f, m->NumMembers, false);
     for (int32_t i = 0; i < m->NumMembers; i++)
         e_StreamsGroupDescribeResponse_Member(w, v, f, &m->Members[i]);

@@ -2666,7 +2666,8 @@ typedef struct ls_kafka_StreamsGroupDescribeResponse_Member {
     ls_kstr_t ClientHost;
     int32_t TopologyEpoch;
     ls_kstr_t ProcessId;
-    ls_kafka_StreamsGroupDescribeResponse_Endpoint UserEndpoint;
+    bool HasUserEndpoint; /* false = null */
+    ls_kafka_StreamsGroupDescribeResponse_Endpoint UserEndpoint; /* nullable */
     ls_kafka_StreamsGroupDescribeResponse_KeyValue *ClientTags;
     int32_t NumClientTags;
     ls_kafka_StreamsGroupDescribeResponse_TaskOffset *TaskOffsets;
@@ -2685,7 +2686,8 @@ typedef struct ls_kafka_StreamsGroupDescribeResponse_DescribedGroup {
     ls_kstr_t GroupState;
     int32_t GroupEpoch;
     int32_t AssignmentEpoch;
-    ls_kafka_StreamsGroupDescribeResponse_Topology Topology;
+    bool HasTopology; /* false = null */
+    ls_kafka_StreamsGroupDescribeResponse_Topology Topology; /* nullable */
     ls_kafka_StreamsGroupDescribeResponse_Member *Members;
     int32_t NumMembers;
     int32_t AuthorizedOperations; /* default -2147483648 */

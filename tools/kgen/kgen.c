@@ -1038,12 +1038,16 @@ static void emit_encode(out_t *o, const strct_t *s, ctx_t c)
     P("}\n\n");
 }
 
+/* A nullable struct field counts one byte towards its parent's minimum
+ * (emit_minsize), so only non-null nested structs need their own. */
 static void mark_needz(strct_t *s)
 {
     if (s->needz) return;
     s->needz = true;
     for (int i = 0; i < s->nf; i++)
-        if (s->f[i].kind == K_STRUCT && !s->f[i].array && s->f[i].tag < 0) mark_needz(s->f[i].st);
+        if (s->f[i].kind == K_STRUCT && !s->f[i].array && s->f[i].tag < 0 &&
+            !nullable_struct(&s->f[i]))
+            mark_needz(s->f[i].st);
 }
 
 /* Structs in dependency order (children before parents), each once. */
