@@ -760,11 +760,12 @@ static void compute_target(ls_stgroup_t *g)
         for (int i = 0; i < g->conf.nsubs; i++)
             nt += g->conf.ntasks[i];
     task_ref_t *tasks = LS_NEWN(task_ref_t, nt + 1);
+    /* partition by partition across the sub-topologies, so that the
+     * least-loaded fill spreads every sub-topology over the members */
     int k = 0;
-    if (g->conf.ready && g->topo)
+    for (int32_t p = 0; k < nt; p++)
         for (int i = 0; i < g->conf.nsubs; i++)
-            for (int32_t p = 0; p < g->conf.ntasks[i]; p++)
-                tasks[k++] = (task_ref_t){g->topo->subs[i].id, p, -1};
+            if (p < g->conf.ntasks[i]) tasks[k++] = (task_ref_t){g->topo->subs[i].id, p, -1};
     tasks3_t *next = LS_NEWN(tasks3_t, n);
     int *load = LS_NEWN(int, n);
     if (nt) {

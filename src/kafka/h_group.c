@@ -1213,8 +1213,8 @@ static void desc_ready(void *arg, ls_group_t *g)
         o->GroupState = ls_kstr_c("");
     } else if (ls_group_get_state(g) == LS_GROUP_DEAD) {
         desc_dead(d, "not found");
-    } else if (ls_group_consumer(g)) {
-        desc_dead(d, "is not a classic group");
+    } else if (strcmp(ls_group_type(g), "classic") != 0) {
+        desc_dead(d, "is not a classic group"); /* consumer, share or streams */
     } else {
         ls_group_state st = ls_group_get_state(g);
         o->GroupState = ls_kstr_c(ls_group_state_name(st));
