@@ -420,11 +420,17 @@ def wordcount_classes(tmp_path_factory):
 
 
 class WordCount:
+    """WordCountApp in a JVM; protocol is its group.protocol (classic or
+    streams), name tells the logs of several instances apart."""
+
     def __init__(self, classes, bootstrap, app_id, input_topic, output_topic, state_dir, tmp,
-                 java_procs, guarantee="at_least_once"):
+                 java_procs, guarantee="at_least_once", protocol="classic", threads=1,
+                 name="wordcount"):
         self.argv = JVM + ["-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                            "-cp", _apps_classpath(classes), "WordCountApp", bootstrap, app_id,
-                           input_topic, output_topic, state_dir, str(RETENTION_MS), guarantee]
+                           input_topic, output_topic, state_dir, str(RETENTION_MS), guarantee,
+                           protocol, str(threads)]
+        self.name = name
         self.tmp = tmp
         self.java_procs = java_procs
         self.proc = None
@@ -432,7 +438,7 @@ class WordCount:
 
     def start(self):
         self.starts += 1
-        self.proc = JavaProc(self.argv, os.path.join(self.tmp, "wordcount-%d.log" % self.starts),
+        self.proc = JavaProc(self.argv, os.path.join(self.tmp, "%s-%d.log" % (self.name, self.starts)),
                              stdin=subprocess.PIPE)
         self.java_procs.append(self.proc)
         _poll(lambda: not self.proc.alive() or "STATE RUNNING" in self.proc.text(), 60,
@@ -542,15 +548,20 @@ def test_streams_ktable_restored_from_changelog_past_retention(broker_factory, t
     print("streams test: %.1fs (retention wait %.1fs)" % (time.monotonic() - t0, waited))
 
 
+@pytest.mark.parametrize("protocol", ["classic", "streams"])
 def test_streams_exactly_once_through_broker_kills(cluster, tmp_path, java_procs,
-                                                   wordcount_classes):
+                                                   wordcount_classes, protocol):
     """Kafka Streams with processing.guarantee=exactly_once_v2 (a word count
     with a repartition topic and a state store) on three brokers over etcd,
     each killed with -9 and restarted in turn while it runs: a read_committed
     reader of the output sees, for every word, each count from 1 to its total
-    exactly once, in order: nothing lost, nothing counted twice."""
+    exactly once, in order: nothing lost, nothing counted twice. With the
+    classic group protocol and with the streams one (KIP-1071: the group's
+    coordinator, which assigns the tasks and fences commits by member epoch,
+    is among the brokers killed)."""
     brokers = [cluster.add("--broker.session.timeout.ms=2000",
-                           "--transaction.abort.timed.out.transaction.cleanup.interval.ms=1000")
+                           "--transaction.abort.timed.out.transaction.cleanup.interval.ms=1000",
+                           "--group.streams.heartbeat.interval.ms=1000")
                for _ in range(3)]
     bs = cluster.bootstrap
     tag = uuid.uuid4().hex[:8]
@@ -559,7 +570,8 @@ def test_streams_exactly_once_through_broker_kills(cluster, tmp_path, java_procs
     output_topic = create_topic(bs, "eos-out-" + tag, partitions=2)
     rng = random.Random(16)
     app = WordCount(wordcount_classes, bs, app_id, input_topic, output_topic,
-                    str(tmp_path / "state"), str(tmp_path), java_procs, "exactly_once_v2")
+                    str(tmp_path / "state"), str(tmp_path), java_procs, "exactly_once_v2",
+                    protocol=protocol)
     reader = consumer(bs, **{"isolation.level": "read_committed"})
     reader.assign([TopicPartition(output_topic, p, OFFSET_BEGINNING) for p in (0, 1)])
     seen = collections.defaultdict(list)
