@@ -264,7 +264,7 @@ void ls_group_snapshot(const ls_group_t *g, ls_group_record_t *out);
  * classic group becomes a consumer group on its first heartbeat, a consumer
  * group without members becomes classic on its first JoinGroup; a group with
  * members keeps its type (GROUP_ID_NOT_FOUND / INCONSISTENT_GROUP_PROTOCOL). */
-const char *ls_group_type(const ls_group_t *g); /* ls_group_type_name of its type */
+const char *ls_group_type(const ls_group_t *g);            /* ls_group_type_name of its type */
 const ls_cgroup_t *ls_group_consumer(const ls_group_t *g); /* NULL: not a consumer group */
 const ls_sgroup_t *ls_group_share(const ls_group_t *g);    /* NULL: not a share group */
 const ls_stgroup_t *ls_group_streams(const ls_group_t *g); /* NULL: not a streams group */

@@ -89,11 +89,11 @@ static bool parse_value(const char *key, const char *s, int32_t *out)
     return false;
 }
 
+/* The keys served, for the refusal of the others. */
 #define SERVED                                                                                     \
-    LS_GROUP_CONFIG_SESSION ", " LS_GROUP_CONFIG_HEARTBEAT ", " LS_GROUP_CONFIG_SHARE_RESET        \
-                            ", " LS_GROUP_CONFIG_SHARE_ISOLATION ", " LS_GROUP_CONFIG_STREAMS_SESSION \
-                            ", " LS_GROUP_CONFIG_STREAMS_HEARTBEAT                                 \
-                            ", " LS_GROUP_CONFIG_STREAMS_STANDBYS
+    "consumer.session.timeout.ms, consumer.heartbeat.interval.ms, share.auto.offset.reset, "       \
+    "share.isolation.level, streams.session.timeout.ms, streams.heartbeat.interval.ms, "           \
+    "streams.num.standby.replicas"
 
 int ls_group_config_check(const char *key, const char *value, char *err, size_t errlen)
 {

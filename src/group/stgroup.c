@@ -150,11 +150,10 @@ static ls_stgroup_topology_t *topo_dup(const ls_stgroup_topology_t *t)
         const ls_stgroup_subtopology_t *s = &t->subs[i];
         ls_stgroup_copart_t *cp = LS_NEWN(ls_stgroup_copart_t, s->ncoparts + 1);
         for (int j = 0; j < s->ncoparts; j++)
-            cp[j] = (ls_stgroup_copart_t){i16_dup(s->coparts[j].sources, s->coparts[j].nsources),
-                                          s->coparts[j].nsources,
-                                          i16_dup(s->coparts[j].repartitions,
-                                                  s->coparts[j].nrepartitions),
-                                          s->coparts[j].nrepartitions};
+            cp[j] = (ls_stgroup_copart_t){
+                i16_dup(s->coparts[j].sources, s->coparts[j].nsources), s->coparts[j].nsources,
+                i16_dup(s->coparts[j].repartitions, s->coparts[j].nrepartitions),
+                s->coparts[j].nrepartitions};
         subs[i] = (ls_stgroup_subtopology_t){
             .id = ls_strdup(s->id),
             .sources = strv_dup(s->sources, s->nsources),
@@ -209,8 +208,8 @@ static bool strv_equal(const char *const *a, int na, const char *const *b, int n
     return true;
 }
 
-static bool infos_equal(const ls_stgroup_topic_info_t *a, int na,
-                        const ls_stgroup_topic_info_t *b, int nb)
+static bool infos_equal(const ls_stgroup_topic_info_t *a, int na, const ls_stgroup_topic_info_t *b,
+                        int nb)
 {
     if (na != nb) return false;
     for (int i = 0; i < na; i++)
@@ -282,9 +281,9 @@ struct ls_stgroup {
     int32_t epoch, target_epoch, endpoint_epoch;
     ls_stgroup_topology_t *topo;
     configured_t conf;
-    uint64_t conf_sig;      /* of conf when the target was last computed */
-    int32_t standbys;       /* num.standby.replicas of the current target */
-    char *shutdown_by;      /* a member asked the whole application to stop */
+    uint64_t conf_sig; /* of conf when the target was last computed */
+    int32_t standbys;  /* num.standby.replicas of the current target */
+    char *shutdown_by; /* a member asked the whole application to stop */
     member_t **members;
     int nmembers;
     uint64_t version;
@@ -565,8 +564,8 @@ static const char *copartition(cfgctx_t *c)
 static void add_create(configured_t *conf, const ls_stgroup_topic_info_t *info, int32_t n)
 {
     conf->create = ls_realloc(conf->create, (size_t)(conf->ncreate + 1) * sizeof *conf->create);
-    conf->create[conf->ncreate++] = (ls_stgroup_create_t){
-        info->name, n, info->replication_factor, info->configs, info->nconfigs};
+    conf->create[conf->ncreate++] = (ls_stgroup_create_t){info->name, n, info->replication_factor,
+                                                          info->configs, info->nconfigs};
 }
 
 /* An internal topic's existing partition count against the decided one. */
@@ -732,8 +731,8 @@ static void assign_standby(member_t **ms, int n, const task_ref_t *tasks, int nt
                             next_holds(next, k, tasks[i].sub, tasks[i].p);
                 if (taken) continue;
                 bool was = tks_has(&ms[j]->target.k[K_STANDBY], tasks[i].sub, tasks[i].p);
-                if (pick < 0 || (was && !tks_has(&ms[pick]->target.k[K_STANDBY], tasks[i].sub,
-                                                 tasks[i].p)) ||
+                if (pick < 0 ||
+                    (was && !tks_has(&ms[pick]->target.k[K_STANDBY], tasks[i].sub, tasks[i].p)) ||
                     (was == tks_has(&ms[pick]->target.k[K_STANDBY], tasks[i].sub, tasks[i].p) &&
                      load[j] < load[pick]))
                     pick = j;
@@ -972,9 +971,8 @@ static const char *invalid_owned(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req
             int s = find_sub(g->topo, v[i].sub);
             if (s < 0 || (g->conf.ready && v[i].partition >= g->conf.ntasks[s]) ||
                 v[i].partition < 0) {
-                snprintf(g->msg, sizeof g->msg,
-                         "Task %s_%d is not a task of the group's topology.", v[i].sub,
-                         (int)v[i].partition);
+                snprintf(g->msg, sizeof g->msg, "Task %s_%d is not a task of the group's topology.",
+                         v[i].sub, (int)v[i].partition);
                 return g->msg;
             }
         }
@@ -991,8 +989,8 @@ static void set_offsets(ls_stgroup_task_offset_t **dst, int *ndst,
     ls_free(*dst);
     *dst = LS_NEWN(ls_stgroup_task_offset_t, n + 1);
     for (int i = 0; i < n; i++)
-        (*dst)[i] = (ls_stgroup_task_offset_t){ls_strdup(src[i].sub), src[i].partition,
-                                               src[i].offset};
+        (*dst)[i] =
+            (ls_stgroup_task_offset_t){ls_strdup(src[i].sub), src[i].partition, src[i].offset};
     *ndst = n;
 }
 
@@ -1031,9 +1029,15 @@ static void heartbeat(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req, ls_stgrou
  * cgroup.c, plus the topology and the endpoint epoch). */
 static uint64_t fingerprint(const ls_stgroup_t *g, const char *member_id)
 {
-    int64_t v[14] = {g->epoch, g->target_epoch, g->endpoint_epoch, g->nmembers,
-                     g->topo ? g->topo->epoch : -1, g->shutdown_by != NULL, (int64_t)g->conf_sig,
-                     g->standbys, -1};
+    int64_t v[14] = {g->epoch,
+                     g->target_epoch,
+                     g->endpoint_epoch,
+                     g->nmembers,
+                     g->topo ? g->topo->epoch : -1,
+                     g->shutdown_by != NULL,
+                     (int64_t)g->conf_sig,
+                     g->standbys,
+                     -1};
     const member_t *m = member_id ? find_member(g, member_id) : NULL;
     if (m) {
         int64_t mv[] = {m->epoch, m->prev_epoch, m->state, t3_count(&m->assigned),
@@ -1051,8 +1055,7 @@ void ls_stgroup_heartbeat(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req, ls_st
 }
 
 /* Picks the topology the group goes on with; NULL or why not. */
-static const char *take_topology(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req,
-                                 const member_t *m)
+static const char *take_topology(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req, const member_t *m)
 {
     const ls_stgroup_topology_t *t = req->topology;
     if (!t) return NULL;
@@ -1263,7 +1266,8 @@ ls_cgroup_err ls_stgroup_commit_check(const ls_stgroup_t *g, const char *member_
 
 void ls_stgroup_check_invariants(const ls_stgroup_t *g)
 {
-    if (g->target_epoch > g->epoch) LS_PANIC("streams group %s: target epoch past group epoch", g->id);
+    if (g->target_epoch > g->epoch)
+        LS_PANIC("streams group %s: target epoch past group epoch", g->id);
     for (int i = 0; i < g->nmembers; i++) {
         const member_t *m = g->members[i];
         if (m->epoch > g->target_epoch)

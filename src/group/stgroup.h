@@ -130,8 +130,8 @@ typedef struct ls_stgroup_hb_req {
     int32_t member_epoch;
     int32_t endpoint_epoch; /* EndpointInformationEpoch the member holds */
     const char *instance_id;
-    const char *rack_id;          /* NULL: unchanged */
-    int32_t rebalance_timeout_ms; /* -1: unchanged */
+    const char *rack_id;                   /* NULL: unchanged */
+    int32_t rebalance_timeout_ms;          /* -1: unchanged */
     const ls_stgroup_topology_t *topology; /* NULL: not sent */
     bool has_owned;                        /* ActiveTasks/StandbyTasks/WarmupTasks sent */
     ls_stgroup_tasks_t owned;
@@ -194,7 +194,8 @@ int32_t ls_stgroup_epoch(const ls_stgroup_t *g);
 int32_t ls_stgroup_target_epoch(const ls_stgroup_t *g);
 int ls_stgroup_member_count(const ls_stgroup_t *g);
 
-void ls_stgroup_heartbeat(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req, ls_stgroup_hb_res_t *res);
+void ls_stgroup_heartbeat(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req,
+                          ls_stgroup_hb_res_t *res);
 /* Removes members whose session expired by now_ms and members that did not
  * revoke within their rebalance timeout; returns the next deadline
  * (INT64_MAX: none). */

@@ -81,16 +81,14 @@ static ls_stgroup_kv_t *kvs(ls_arena_t *a, const ls_kafka_StreamsGroupHeartbeatR
     return o;
 }
 
-static ls_stgroup_topic_info_t *infos(ls_arena_t *a,
-                                      const ls_kafka_StreamsGroupHeartbeatRequest_TopicInfo *v,
-                                      int32_t n)
+static ls_stgroup_topic_info_t *
+infos(ls_arena_t *a, const ls_kafka_StreamsGroupHeartbeatRequest_TopicInfo *v, int32_t n)
 {
     ls_stgroup_topic_info_t *o = ls_arena_alloc(a, (size_t)(n + 1) * sizeof *o);
     for (int32_t i = 0; i < n; i++)
-        o[i] = (ls_stgroup_topic_info_t){ls_kafka_topic_name(a, v[i].Name), v[i].Partitions,
-                                         v[i].ReplicationFactor,
-                                         kvs(a, v[i].TopicConfigs, v[i].NumTopicConfigs),
-                                         v[i].NumTopicConfigs};
+        o[i] = (ls_stgroup_topic_info_t){
+            ls_kafka_topic_name(a, v[i].Name), v[i].Partitions, v[i].ReplicationFactor,
+            kvs(a, v[i].TopicConfigs, v[i].NumTopicConfigs), v[i].NumTopicConfigs};
     return o;
 }
 
@@ -98,15 +96,18 @@ static ls_stgroup_topology_t *topology(ls_arena_t *a,
                                        const ls_kafka_StreamsGroupHeartbeatRequest_Topology *t)
 {
     ls_stgroup_topology_t *o = ls_arena_alloc(a, sizeof *o);
-    ls_stgroup_subtopology_t *subs = ls_arena_alloc(a, (size_t)(t->NumSubtopologies + 1) * sizeof *subs);
+    ls_stgroup_subtopology_t *subs =
+        ls_arena_alloc(a, (size_t)(t->NumSubtopologies + 1) * sizeof *subs);
     for (int32_t i = 0; i < t->NumSubtopologies; i++) {
         const ls_kafka_StreamsGroupHeartbeatRequest_Subtopology *s = &t->Subtopologies[i];
         ls_stgroup_copart_t *cp =
             ls_arena_alloc(a, (size_t)(s->NumCopartitionGroups + 1) * sizeof *cp);
         for (int32_t j = 0; j < s->NumCopartitionGroups; j++) {
-            const ls_kafka_StreamsGroupHeartbeatRequest_CopartitionGroup *g = &s->CopartitionGroups[j];
-            cp[j] = (ls_stgroup_copart_t){g->SourceTopics, g->NumSourceTopics,
-                                          g->RepartitionSourceTopics, g->NumRepartitionSourceTopics};
+            const ls_kafka_StreamsGroupHeartbeatRequest_CopartitionGroup *g =
+                &s->CopartitionGroups[j];
+            cp[j] =
+                (ls_stgroup_copart_t){g->SourceTopics, g->NumSourceTopics,
+                                      g->RepartitionSourceTopics, g->NumRepartitionSourceTopics};
         }
         subs[i] = (ls_stgroup_subtopology_t){
             .id = cstr(a, s->SubtopologyId),
@@ -126,8 +127,8 @@ static ls_stgroup_topology_t *topology(ls_arena_t *a,
     return o;
 }
 
-static ls_stgroup_task_t *tasks(ls_arena_t *a, const ls_kafka_StreamsGroupHeartbeatRequest_TaskIds *v,
-                                int32_t n, int *count)
+static ls_stgroup_task_t *
+tasks(ls_arena_t *a, const ls_kafka_StreamsGroupHeartbeatRequest_TaskIds *v, int32_t n, int *count)
 {
     int total = 0;
     for (int32_t i = 0; i < n; i++)
@@ -182,8 +183,8 @@ static bool kstr_is(ls_kstr_t k, const char *s)
     } while (0)
 
 /* The topics a sub-topology reads, for an endpoint's partitions. */
-static void sub_topics(const ls_stgroup_topology_t *t, const char *sub, const char ***names,
-                       int *n, ls_arena_t *a)
+static void sub_topics(const ls_stgroup_topology_t *t, const char *sub, const char ***names, int *n,
+                       ls_arena_t *a)
 {
     *n = 0;
     *names = NULL;
@@ -252,8 +253,8 @@ static void fill_endpoints(ls_kreq_t *req, const ls_stgroup_t *st,
             &r->PartitionsByUserEndpoint[r->NumPartitionsByUserEndpoint++];
         e->UserEndpoint.Host = kstr(a, mi.endpoint_host);
         e->UserEndpoint.Port = mi.endpoint_port;
-        e->ActivePartitions =
-            task_partitions(req, t, mi.assigned.active, mi.assigned.nactive, &e->NumActivePartitions);
+        e->ActivePartitions = task_partitions(req, t, mi.assigned.active, mi.assigned.nactive,
+                                              &e->NumActivePartitions);
         e->StandbyPartitions = task_partitions(req, t, mi.assigned.standby, mi.assigned.nstandby,
                                                &e->NumStandbyPartitions);
     }
@@ -295,7 +296,8 @@ static void create_work(void *arg)
     for (int i = 0; i < ctx->ncreate; i++) {
         if (ctx->create_err[i]) continue; /* not authorized */
         const ls_stgroup_create_t *c = &ctx->create[i];
-        ls_prop_t *props = ls_arena_alloc(ctx->req->arena, (size_t)(c->nconfigs + 1) * sizeof *props);
+        ls_prop_t *props =
+            ls_arena_alloc(ctx->req->arena, (size_t)(c->nconfigs + 1) * sizeof *props);
         for (int k = 0; k < c->nconfigs; k++)
             props[k] = (ls_prop_t){(char *)c->configs[k].key, (char *)c->configs[k].value};
         char err[256];
@@ -352,7 +354,8 @@ static void hb_finish(hb_ctx_t *ctx)
     /* as Kafka: CREATE on the cluster, else on each topic */
     bool cluster = ls_kreq_allowed_cluster(req, LS_ACL_OP_CREATE);
     for (int i = 0; i < ctx->ncreate; i++)
-        if (!cluster && !ls_kreq_allowed(req, LS_ACL_OP_CREATE, LS_ACL_RES_TOPIC, ctx->create[i].name))
+        if (!cluster &&
+            !ls_kreq_allowed(req, LS_ACL_OP_CREATE, LS_ACL_RES_TOPIC, ctx->create[i].name))
             ctx->create_err[i] = "not authorized to CREATE it";
     ls_ksvc_offload(req->svc, create_work, create_done, ctx);
 }
@@ -458,7 +461,8 @@ static void hb_ready(void *arg, ls_group_t *g)
     if (hr.has_owned) {
         /* Kafka: if one task type is non-null, all must be */
         if (m->NumActiveTasks < 0 || m->NumStandbyTasks < 0 || m->NumWarmupTasks < 0) {
-            hb_fail(ctx, LS_KERR_INVALID_REQUEST, "If one task-type is non-null, all must be non-null.");
+            hb_fail(ctx, LS_KERR_INVALID_REQUEST,
+                    "If one task-type is non-null, all must be non-null.");
             return;
         }
         hr.owned.active = tasks(a, m->ActiveTasks, m->NumActiveTasks, &hr.owned.nactive);
@@ -680,8 +684,8 @@ desc_offsets(ls_arena_t *a, const ls_stgroup_task_offset_t *v, int n)
 {
     ls_kafka_StreamsGroupDescribeResponse_TaskOffset *o = ls_kmsg_alloc(a, n, sizeof *o);
     for (int i = 0; i < n; i++)
-        o[i] = (ls_kafka_StreamsGroupDescribeResponse_TaskOffset){kstr(a, v[i].sub),
-                                                                  v[i].partition, v[i].offset};
+        o[i] = (ls_kafka_StreamsGroupDescribeResponse_TaskOffset){kstr(a, v[i].sub), v[i].partition,
+                                                                  v[i].offset};
     return o;
 }
 

@@ -65,8 +65,8 @@ static void take(client_t *c, const ls_stgroup_task_t *v, int n, ls_stgroup_task
     *nout = n;
 }
 
-static ls_stgroup_hb_res_t beat_full(ls_stgroup_t *g, client_t *c, const ls_stgroup_topology_t *topo,
-                                     int64_t now)
+static ls_stgroup_hb_res_t beat_full(ls_stgroup_t *g, client_t *c,
+                                     const ls_stgroup_topology_t *topo, int64_t now)
 {
     ls_stgroup_hb_req_t req = {
         .member_id = c->id,
@@ -301,7 +301,8 @@ TEST(invalid_requests_name_the_field)
     CHECK_EQ_INT(ls_stgroup_member_count(g), 0);
     /* a changed topology while another member runs the old one */
     CHECK_EQ_INT(beat(g, &a, 1).err, LS_CGERR_NONE);
-    static const ls_stgroup_subtopology_t other_sub[] = {{.id = "0", .sources = SRC0, .nsources = 1}};
+    static const ls_stgroup_subtopology_t other_sub[] = {
+        {.id = "0", .sources = SRC0, .nsources = 1}};
     static const ls_stgroup_topology_t other = {1, other_sub, 1};
     client_t b = {.id = "b"};
     CHECK_EQ_INT(beat_full(g, &b, &other, 2).err, LS_CGERR_INVALID_REQUEST);
