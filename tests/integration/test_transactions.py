@@ -352,15 +352,16 @@ def test_api_versions_finalizes_transaction_version_2(broker):
     java.transactions* prove the epoch grows per transaction); its supported
     range 0..2 is left out of v3 responses (KAFKA-17492), as Kafka does.
     group.version is finalized at 1: the KIP-848 consumer protocol is served;
-    share.version at 1: share groups (KIP-932) are served."""
+    share.version at 1: share groups (KIP-932) are served; streams.version at
+    1: streams groups (KIP-1071) are served."""
     for version in (3, 4):
         supported, finalized, epoch = _api_versions_features(broker.host, broker.port, version)
         assert finalized == {"transaction.version": (2, 2), "group.version": (1, 1),
-                             "share.version": (1, 1)}, \
+                             "share.version": (1, 1), "streams.version": (1, 1)}, \
             (version, finalized)
         assert epoch >= 0
         assert supported == ({"transaction.version": (0, 2), "group.version": (0, 1),
-                              "share.version": (0, 1)}
+                              "share.version": (0, 1), "streams.version": (0, 1)}
                              if version >= 4 else {}), supported
 
 

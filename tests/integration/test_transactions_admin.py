@@ -254,18 +254,19 @@ def test_kafka_features_describes_transaction_version_2(broker):
     """`kafka-features.sh describe` (Kafka's FeatureCommand, Admin.describeFeatures
     over ApiVersions) shows transaction.version finalized at 2 (and group.version
     at 1: the KIP-848 consumer protocol is served; share.version at 1: share
-    groups are)."""
+    groups are; streams.version at 1: streams groups are)."""
     cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "org.apache.kafka.tools.FeatureCommand",
                  "--bootstrap-server", broker.bootstrap, "describe"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     rows = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("Feature:")]
     by_name = {row[1]: dict(zip(row[2::2], row[3::2])) for row in rows}
-    assert sorted(by_name) == ["group.version", "share.version", "transaction.version"], r.stdout
+    assert sorted(by_name) == ["group.version", "share.version", "streams.version",
+                               "transaction.version"], r.stdout
     assert by_name["transaction.version"] == {
         "SupportedMinVersion:": "0", "SupportedMaxVersion:": "2",
         "FinalizedVersionLevel:": "2", "Epoch:": "1"}, r.stdout
-    for name in ("group.version", "share.version"):
+    for name in ("group.version", "share.version", "streams.version"):
         assert by_name[name] == {
             "SupportedMinVersion:": "0", "SupportedMaxVersion:": "1",
             "FinalizedVersionLevel:": "1", "Epoch:": "1"}, r.stdout
