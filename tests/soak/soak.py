@@ -27,7 +27,9 @@ heartbeats every 500 ms) reads one plain topic, commits synchronously and
 replaces one member every 5 s (so the coordinator runs thousands of heartbeats
 and hundreds of rebalances, each stored), a share group (KIP-932: two Java
 KafkaShareConsumers with explicit acknowledgement, one replaced every 5 s,
-every 50th record released once) reads the same topic, and a
+every 50th record released once) reads the same topic, a Kafka Streams word
+count on a streams group (KIP-1071: two instances, exactly_once_v2, one killed
+with -9 and restarted every 20 s; tests/soak/streams_app.py) runs, and a
 sampler records WAL object count, metadata size and each table's lag
 (`lakestream tables show`) every few seconds. The broker runs with SASL users
 and the authorizer on, a SCRAM reader, a prober of what must stay refused and
@@ -49,7 +51,9 @@ At the end it checks, and reports in JSON (--json):
                       commits never went backwards; the share group accepted
                       every acknowledged record of that topic, released ones
                       came back, no record went past the delivery-count limit
-                      (accepted twice is counted: at-least-once, reported)
+                      (accepted twice is counted: at-least-once, reported);
+                      the Streams app's output holds every word's counts
+                      1..total exactly once (read_committed)
   transactions        a read_committed reader sees every committed record still
                       in the log once and no aborted one; the transactional
                       topic's table holds exactly the committed records (none
@@ -117,6 +121,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  
 import iceberg_util  # noqa: E402
 import lsbroker  # noqa: E402
 import operate  # noqa: E402
+from streams_app import StreamsSoak  # noqa: E402
 from svgplot import write_plot  # noqa: E402
 from kafka_util import consume, create_topic, produce_all, producer  # noqa: E402
 
@@ -649,7 +654,9 @@ def main(argv=None):
                         ["--compaction.min.age.ms=1000", "--compaction.interval.ms=1000",
                          "--log.retention.check.interval.ms=2000", "--wal.gc.grace.ms=0",
                          "--table.orphan.grace.ms=120000",
-                         "--group.consumer.heartbeat.interval.ms=500"])
+                         "--group.consumer.heartbeat.interval.ms=500",
+                         "--group.streams.heartbeat.interval.ms=500",
+                         "--group.streams.session.timeout.ms=6000"])
     # deployed as a team would: SASL users, the authorizer on (tests/soak/operate.py)
     b.port, b.http_port, b.registry_port, sasl_port = lsbroker.free_ports(4)
     b.extra_args += operate.broker_args(b.host, b.port, sasl_port)
@@ -791,6 +798,11 @@ def main(argv=None):
                   "churns": 0}
         share_out = os.path.join(tempfile.mkdtemp(prefix="soak-share-out-"), "accepted.txt")
         share_proc = share_group_reader(b.bootstrap, plains[1], args.seconds, share_out)
+        streams = StreamsSoak(b.bootstrap,
+                              create_topic(b.bootstrap, "soak-streams-in", partitions=PARTS),
+                              create_topic(b.bootstrap, "soak-streams-out", partitions=PARTS),
+                              PARTS)
+        streams.start()
         threads = [threading.Thread(target=consumer_loop), threading.Thread(target=sampler_loop),
                    threading.Thread(target=kip848_loop, args=(b.bootstrap, plains[1], stop, kip848)),
                    threading.Thread(target=reader_loop, args=(b.data_dir, tables[0], stop, reader)),
@@ -964,6 +976,7 @@ def main(argv=None):
         if not checks["share_ok"]:
             checks["share_broker_log"] = [ln for ln in b.log_text().splitlines()
                                           if "share" in ln][-20:]
+        checks.update(streams.finish())
         late = [s for s in report["samples"] if s["t"] > 60]
         lags = [lag for s in late for lag in s["table_lag_ms"].values() if lag is not None]
         checks["max_table_lag_ms_after_60s"] = max(lags) if lags else None
@@ -1084,7 +1097,7 @@ def main(argv=None):
               and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
               and checks["max_wal_objects"] < 20000 and meta_ok and live_ok and maint_ok
               and reader_ok and txn_ok and java_ok and kc_ok and holder_ok and location_ok
-              and op_ok and kip848_ok and checks["share_ok"])
+              and op_ok and kip848_ok and checks["share_ok"] and checks["streams_ok"])
         checks["ok"] = ok
     finally:
         b.stop()
