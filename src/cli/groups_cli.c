@@ -15,7 +15,10 @@
  * (end - committed), and the member owning it when the group is Stable
  * (decoded from the consumer protocol's assignment); for a share group, its
  * members and each share partition's start offset, lag and the members it
- * is assigned to (ShareGroupDescribe, DescribeShareGroupOffsets). reset commits the new
+ * is assigned to (ShareGroupDescribe, DescribeShareGroupOffsets); for a streams
+ * group, its members' active and standby tasks and the committed offsets with
+ * the member whose active task reads each partition (StreamsGroupDescribe).
+ * reset commits the new
  * offsets from outside group management; the broker accepts that only while
  * the group is Empty (stop the consumers first), like kafka-consumer-groups. */
 #include <stdio.h>
@@ -338,13 +341,75 @@ static int describe_classic(ls_cli_conn_t *c, const char *group, owners_t *owner
     return describe_offsets(c, group, owners);
 }
 
+/* Tasks of a streams-group member as text ("0_1 1_1"), and its active
+ * tasks as owners of the partitions their sub-topology reads. */
+static void streams_tasks(const ls_kafka_StreamsGroupDescribeResponse_TaskIds *v, int32_t n,
+                          const ls_kafka_StreamsGroupDescribeResponse_Topology *topo,
+                          ls_kstr_t member, owners_t *o)
+{
+    if (n == 0) printf(" -");
+    for (int32_t i = 0; i < n; i++) {
+        for (int32_t p = 0; p < v[i].NumPartitions; p++) {
+            printf(" %.*s_%d", v[i].SubtopologyId.len, v[i].SubtopologyId.ptr, v[i].Partitions[p]);
+            for (int32_t s = 0; o && topo->NumSubtopologies > 0 && s < topo->NumSubtopologies;
+                 s++) {
+                const ls_kafka_StreamsGroupDescribeResponse_Subtopology *st =
+                    &topo->Subtopologies[s];
+                if (st->SubtopologyId.len != v[i].SubtopologyId.len ||
+                    memcmp(st->SubtopologyId.ptr, v[i].SubtopologyId.ptr,
+                           (size_t)st->SubtopologyId.len) != 0)
+                    continue;
+                for (int32_t k = 0; k < st->NumSourceTopics; k++)
+                    owner_add(o, st->SourceTopics[k], v[i].Partitions[p], member);
+                for (int32_t k = 0; k < st->NumRepartitionSourceTopics; k++)
+                    owner_add(o, st->RepartitionSourceTopics[k].Name, v[i].Partitions[p], member);
+            }
+        }
+    }
+}
+
+/* A streams group (KIP-1071): printed with its members and their tasks, then
+ * the committed offsets; 1 when the group is not one, else the exit code. */
+static int describe_streams(ls_cli_conn_t *c, const char *group, owners_t *o)
+{
+    ls_kstr_t gk = ks(group);
+    ls_kafka_StreamsGroupDescribeRequest q = {&gk, 1, false};
+    ls_kafka_StreamsGroupDescribeResponse r;
+    if (LS_CLI_CALL(c, StreamsGroupDescribe, STREAMS_GROUP_DESCRIBE, 0, &q, &r) != 0 ||
+        r.NumGroups != 1)
+        return -1;
+    ls_kafka_StreamsGroupDescribeResponse_DescribedGroup *g = &r.Groups[0];
+    if (g->ErrorCode == LS_KERR_GROUP_ID_NOT_FOUND) return 1;
+    if (g->ErrorCode) {
+        fprintf(stderr, "lakestream groups: %s: %s\n", group, kerr_name(g->ErrorCode));
+        return -1;
+    }
+    printf("group %s: state %.*s, type streams, group epoch %d, topology epoch %d, %d member(s)\n",
+           group, g->GroupState.len, g->GroupState.ptr, g->GroupEpoch,
+           g->HasTopology ? g->Topology.Epoch : -1, g->NumMembers);
+    for (int32_t i = 0; i < g->NumMembers; i++) {
+        ls_kafka_StreamsGroupDescribeResponse_Member *m = &g->Members[i];
+        printf("  member %.*s epoch %d process %.*s client %.*s host %.*s\n    active:",
+               m->MemberId.len, m->MemberId.ptr, m->MemberEpoch, m->ProcessId.len, m->ProcessId.ptr,
+               m->ClientId.len, m->ClientId.ptr, m->ClientHost.len, m->ClientHost.ptr);
+        streams_tasks(m->Assignment.ActiveTasks, m->Assignment.NumActiveTasks, &g->Topology,
+                      m->MemberId, o);
+        printf("\n    standby:");
+        streams_tasks(m->Assignment.StandbyTasks, m->Assignment.NumStandbyTasks, &g->Topology,
+                      m->MemberId, NULL);
+        printf("\n");
+    }
+    return describe_offsets(c, group, o);
+}
+
 static int cmd_describe(ls_cli_conn_t *c, const char *group)
 {
     owners_t owners = {0};
     int rc = describe_consumer(c, group, &owners);
     if (rc == 0)
         rc = describe_offsets(c, group, &owners);
-    else if (rc == 1 && (rc = describe_share(c, group, &owners)) == 1)
+    else if (rc == 1 && (rc = describe_share(c, group, &owners)) == 1 &&
+             (rc = describe_streams(c, group, &owners)) == 1)
         rc = describe_classic(c, group, &owners);
     else if (rc != 0)
         rc = 1;
