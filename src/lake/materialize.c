@@ -736,6 +736,21 @@ ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_
     return rc.st;
 }
 
+/* A format=delta table's Delta log follows every change of its Iceberg
+ * table (table/delta_mirror.h): after each commit and rewrite, and in the
+ * idle check and before the orphan sweep, which catch up a log a crash left
+ * behind. */
+static ls_status delta_follow(ls_ice_table_t *t, const ls_policy_t *p, char *err, int errlen)
+{
+    if (!p->delta) return LS_OK;
+    size_t files;
+    char why[900];
+    ls_status st =
+        ls_delta_mirror(t, p->file_delete_delay_ms, ls_clock_wall_ms(), &files, why, sizeof why);
+    if (st != LS_OK) snprintf(err, (size_t)errlen, "writing the Delta log: %s", why);
+    return st;
+}
+
 ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen)
 {
     *rows = 0;
@@ -884,8 +899,10 @@ ls_status ls_mat_rewrite(ls_mat_batch_t *b, ls_file_rewrite_stats_t *stats, char
     if (!b->t) return LS_OK; /* a typed table no record has created yet */
     ls_file_rewrite_opts_t o = ls_mat_rewrite_opts(b);
     bool more = stats->more; /* the side tables' */
+    uint64_t commits = stats->commits;
     ls_status st = ls_file_rewrite(b->t, &o, ls_clock_wall_ms(), stats, err, (size_t)errlen);
     stats->more |= more;
+    if (st == LS_OK && stats->commits > commits) st = delta_follow(b->t, b->tt->policy, err, errlen);
     return st;
 }
 
@@ -998,7 +1015,7 @@ static ls_status expire_one(ls_ice_table_t *t, const ls_policy_t *p, int64_t now
         snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
     else if (next < *next_ms)
         *next_ms = next;
-    return st;
+    return st == LS_OK ? delta_follow(t, p, err, errlen) : st;
 }
 
 ls_status ls_materialize_expire(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
@@ -1056,9 +1073,16 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
         ls_status st = ls_mat_open_table(meta, os, NULL, &vt, NULL, &t, err, errlen);
         if (st == LS_ENOTFOUND) return LS_OK;
         if (st != LS_OK) return st;
-        st = ls_ice_table_remove_orphans(t, older_than_ms, &n);
+        /* a Delta log is kept while the table is format=delta (and made to
+         * name what the Iceberg table names first); after that it is an
+         * orphan like any other file */
+        st = delta_follow(t, tt->policy, err, errlen);
+        if (st == LS_OK) {
+            st = ls_ice_table_remove_orphans(t, older_than_ms,
+                                             tt->policy->delta ? LS_DELTA_LOG_DIR : NULL, &n);
+            if (st != LS_OK) snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
+        }
         *deleted += n;
-        if (st != LS_OK) snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
         const char *next = ls_mat_versioned(tt) ? ls_ice_table_summary(t, CONT_AS_KEY) : NULL;
         if (st == LS_OK && next && strlen(next) < sizeof vt.name &&
             ls_tcat_name_ok(next, strlen(next)))

@@ -464,6 +464,14 @@ static int p_changelog(const char *v, ls_policy_t *p, char *why, size_t cap)
     return i < 0 ? -1 : 0;
 }
 
+static int p_format(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    static const char *const opts[] = {"iceberg", "delta", "iceberg,delta", NULL};
+    int i = one_of(v, opts);
+    p->delta = i >= 1;
+    return i < 0 ? -1 : 0;
+}
+
 static int p_evolution(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"fail", "dead-letter", "new-table", NULL};
@@ -633,6 +641,13 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
          "30 s, a query reads what it planned for minutes) can still read it; then a commit or "
          "the idle check deletes it. 0: deleted at once, as Iceberg's expireSnapshots does.",
          p_file_delay},
+    [LS_POLICY_FORMAT] = {"lakestream.table.format", "iceberg", "iceberg, delta, iceberg,delta",
+                          "Table formats the table is readable as. iceberg: an Apache Iceberg "
+                          "table; delta (or iceberg,delta): also a Delta Lake table at the same "
+                          "location (its _delta_log names the same data files, committed by the "
+                          "same pass). The Iceberg metadata is always written: it is the "
+                          "broker's record of what the table holds (docs/FORMATS.md).",
+                          p_format},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }

@@ -64,6 +64,9 @@
  *                                                        version of; with -latest the subject
  *                                                        whose latest version decodes (only
  *                                                        TopicNameStrategy: a cross-field rule)
+ *   format               iceberg | delta | iceberg,delta applied (table/delta_mirror.h: a
+ *                                                        Delta log over the same data files,
+ *                                                        written by the pass that commits them)
  *   primary.key          empty | key fields a,b,...      applied (lake/materialize.c: the
  *                                                        upsert identity; the table's
  *                                                        identifier-field-ids); needs a typed
@@ -116,6 +119,7 @@ typedef enum ls_policy_field {
     LS_POLICY_KEY_SUBJECT_STRATEGY,
     LS_POLICY_PRIMARY_KEY,
     LS_POLICY_FILE_DELETE_DELAY_MS,
+    LS_POLICY_FORMAT,
     LS_POLICY_NFIELDS
 } ls_policy_field;
 
@@ -199,6 +203,7 @@ typedef struct ls_policy {
     bool evolution_new_table; /* evolution=new-table: a new table version <name>__vN */
     bool upsert;              /* write.mode=upsert: one row per key */
     bool changelog;           /* also the append-only table <name>__changelog */
+    bool delta;               /* format has delta: a Delta Lake log beside the table */
     int64_t enabled_since_ms; /* -1: not recorded */
 } ls_policy_t;
 
