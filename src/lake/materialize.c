@@ -902,7 +902,8 @@ ls_status ls_mat_rewrite(ls_mat_batch_t *b, ls_file_rewrite_stats_t *stats, char
     uint64_t commits = stats->commits;
     ls_status st = ls_file_rewrite(b->t, &o, ls_clock_wall_ms(), stats, err, (size_t)errlen);
     stats->more |= more;
-    if (st == LS_OK && stats->commits > commits) st = delta_follow(b->t, b->tt->policy, err, errlen);
+    if (st == LS_OK && stats->commits > commits)
+        st = delta_follow(b->t, b->tt->policy, err, errlen);
     return st;
 }
 

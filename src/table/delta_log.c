@@ -37,7 +37,8 @@ struct ls_delta_commit {
 static int64_t commit_version(const char *key, size_t dirlen)
 {
     const char *name = key + dirlen;
-    if (strlen(name) != VERSION_DIGITS + 5 || strcmp(name + VERSION_DIGITS, ".json") != 0) return -1;
+    if (strlen(name) != VERSION_DIGITS + 5 || strcmp(name + VERSION_DIGITS, ".json") != 0)
+        return -1;
     int64_t v = 0;
     for (int i = 0; i < VERSION_DIGITS; i++) {
         if (name[i] < '0' || name[i] > '9') return -1;
@@ -206,10 +207,9 @@ ls_delta_commit_t *ls_delta_commit_new(int64_t now_ms, const char *operation)
     ls_delta_commit_t *c = LS_NEWN(ls_delta_commit_t, 1);
     c->now_ms = now_ms;
     c->actions = json_array();
-    json_array_append_new(c->actions,
-                          json_pack("{s:{s:I,s:s,s:{},s:s}}", "commitInfo", "timestamp",
-                                    (json_int_t)now_ms, "operation", operation,
-                                    "operationParameters", "engineInfo", "lakestream"));
+    json_array_append_new(c->actions, json_pack("{s:{s:I,s:s,s:{},s:s}}", "commitInfo", "timestamp",
+                                                (json_int_t)now_ms, "operation", operation,
+                                                "operationParameters", "engineInfo", "lakestream"));
     return c;
 }
 
@@ -231,8 +231,8 @@ static json_t *string_array(const char *const *v)
 void ls_delta_commit_protocol(ls_delta_commit_t *c, int min_reader, int min_writer,
                               const char *const *features)
 {
-    json_t *p = json_pack("{s:i,s:i}", "minReaderVersion", min_reader, "minWriterVersion",
-                          min_writer);
+    json_t *p =
+        json_pack("{s:i,s:i}", "minReaderVersion", min_reader, "minWriterVersion", min_writer);
     if (features) {
         json_object_set_new(p, "readerFeatures", string_array(features));
         json_object_set_new(p, "writerFeatures", string_array(features));
@@ -246,19 +246,19 @@ void ls_delta_commit_metadata(ls_delta_commit_t *c, const char *id, const char *
     json_t *conf = json_object();
     for (size_t i = 0; configuration && configuration[i]; i += 2)
         json_object_set_new(conf, configuration[i], json_string(configuration[i + 1]));
-    json_array_append_new(
-        c->actions,
-        json_pack("{s:{s:s,s:{s:s,s:{}},s:s,s:[],s:o,s:I}}", "metaData", "id", id, "format",
-                  "provider", "parquet", "options", "schemaString", schema_string,
-                  "partitionColumns", "configuration", conf, "createdTime", (json_int_t)created_ms));
+    json_array_append_new(c->actions,
+                          json_pack("{s:{s:s,s:{s:s,s:{}},s:s,s:[],s:o,s:I}}", "metaData", "id", id,
+                                    "format", "provider", "parquet", "options", "schemaString",
+                                    schema_string, "partitionColumns", "configuration", conf,
+                                    "createdTime", (json_int_t)created_ms));
 }
 
 void ls_delta_commit_add(ls_delta_commit_t *c, const char *path, int64_t size, int64_t mtime_ms,
                          const char *stats)
 {
-    json_t *a = json_pack("{s:s,s:{},s:I,s:I,s:b}", "path", path, "partitionValues", "size",
-                          (json_int_t)size, "modificationTime", (json_int_t)mtime_ms, "dataChange",
-                          1);
+    json_t *a =
+        json_pack("{s:s,s:{},s:I,s:I,s:b}", "path", path, "partitionValues", "size",
+                  (json_int_t)size, "modificationTime", (json_int_t)mtime_ms, "dataChange", 1);
     if (stats) json_object_set_new(a, "stats", json_string(stats));
     json_array_append_new(c->actions, json_pack("{s:o}", "add", a));
     c->files++;
@@ -266,11 +266,10 @@ void ls_delta_commit_add(ls_delta_commit_t *c, const char *path, int64_t size, i
 
 void ls_delta_commit_remove(ls_delta_commit_t *c, const char *path, int64_t size)
 {
-    json_array_append_new(c->actions,
-                          json_pack("{s:{s:s,s:I,s:b,s:b,s:{},s:I}}", "remove", "path", path,
-                                    "deletionTimestamp", (json_int_t)c->now_ms, "dataChange", 1,
-                                    "extendedFileMetadata", 1, "partitionValues", "size",
-                                    (json_int_t)size));
+    json_array_append_new(c->actions, json_pack("{s:{s:s,s:I,s:b,s:b,s:{},s:I}}", "remove", "path",
+                                                path, "deletionTimestamp", (json_int_t)c->now_ms,
+                                                "dataChange", 1, "extendedFileMetadata", 1,
+                                                "partitionValues", "size", (json_int_t)size));
     c->files++;
     c->has_remove = true;
 }

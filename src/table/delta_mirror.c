@@ -45,9 +45,9 @@ static json_t *delta_struct(json_t *fields, bool *ntz, char *why, size_t whylen)
             json_decref(out);
             return NULL;
         }
-        json_array_append_new(out, json_pack("{s:s,s:o,s:b,s:{}}", "name", name, "type", ty,
-                                             "nullable", !json_is_true(json_object_get(f, "required")),
-                                             "metadata"));
+        json_array_append_new(out,
+                              json_pack("{s:s,s:o,s:b,s:{}}", "name", name, "type", ty, "nullable",
+                                        !json_is_true(json_object_get(f, "required")), "metadata"));
     }
     return json_pack("{s:s,s:o}", "type", "struct", "fields", out);
 }
@@ -60,8 +60,7 @@ static json_t *delta_type(json_t *t, bool *ntz, char *why, size_t whylen)
             return delta_struct(json_object_get(t, "fields"), ntz, why, whylen);
         if (kind && !strcmp(kind, "list")) {
             json_t *e = delta_type(json_object_get(t, "element"), ntz, why, whylen);
-            return e ? json_pack("{s:s,s:o,s:b}", "type", "array", "elementType", e,
-                                 "containsNull",
+            return e ? json_pack("{s:s,s:o,s:b}", "type", "array", "elementType", e, "containsNull",
                                  !json_is_true(json_object_get(t, "element-required")))
                      : NULL;
         }
@@ -85,7 +84,7 @@ static json_t *delta_type(json_t *t, bool *ntz, char *why, size_t whylen)
         return NULL;
     }
     static const char *const same[][2] = {
-        {"boolean", "boolean"}, {"int", "integer"},  {"long", "long"},
+        {"boolean", "boolean"}, {"int", "integer"},   {"long", "long"},
         {"float", "float"},     {"double", "double"}, {"date", "date"},
         {"string", "string"},   {"binary", "binary"}, {"timestamptz", "timestamp"},
         {"uuid", "binary"}};
@@ -307,15 +306,19 @@ ls_status ls_delta_mirror(ls_ice_table_t *t, int64_t file_grace_ms, int64_t now_
     bool ntz;
     char *schema = ice ? ls_delta_schema_of_iceberg(ice, &ntz, why, sizeof why) : NULL;
     if (!schema) {
-        snprintf(err, errlen, "lakestream.table.format=delta: the table's schema cannot be a "
-                              "Delta schema: %s",
+        snprintf(err, errlen,
+                 "lakestream.table.format=delta: the table's schema cannot be a "
+                 "Delta schema: %s",
                  ice ? why : "no schema");
         ls_free(ice);
         return LS_EINVAL;
     }
     char retention[64];
     snprintf(retention, sizeof retention, "interval %lld milliseconds", (long long)file_grace_ms);
-    mirror_t m = {.t = t, .schema = schema, .ntz = ntz, .conf = {RETENTION_KEY, retention, NULL},
+    mirror_t m = {.t = t,
+                  .schema = schema,
+                  .ntz = ntz,
+                  .conf = {RETENTION_KEY, retention, NULL},
                   .cols = top_columns(ice)};
     ls_status st = LS_ECONFLICT;
     for (int i = 0; i < MAX_ATTEMPTS && st == LS_ECONFLICT; i++) {

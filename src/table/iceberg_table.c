@@ -947,8 +947,8 @@ ls_status ls_ice_table_live_files(ls_ice_table_t *t, ls_ice_mentry_t **out, size
  * those lists name and every data file those manifests name live, or name
  * DELETED by a retained snapshot (ls_ice_entry_keeps_file). Any read failure
  * deletes nothing. */
-ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, const char *keep_dir,
-                                     uint64_t *deleted)
+ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms,
+                                      const char *keep_dir, uint64_t *deleted)
 {
     *deleted = 0;
     t->err[0] = 0;

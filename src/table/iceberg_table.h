@@ -390,8 +390,8 @@ ls_status ls_ice_table_expire(ls_ice_table_t *t, int64_t now_ms, bool *committed
  * as referenced, and so does everything under <location>/<keep_dir>/ (NULL:
  * nothing: a Delta log, table/delta_mirror.h). A read failure deletes nothing
  * and is returned. Design note in iceberg_table.c. */
-ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, const char *keep_dir,
-                                      uint64_t *deleted);
+ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms,
+                                      const char *keep_dir, uint64_t *deleted);
 /* Below the table's location: where external catalogs the table is mirrored
  * to write their own metadata files (write.metadata.path, set by
  * compact/catalog_sync.c); never orphans of ours. */

@@ -154,7 +154,7 @@ static void fake_file(ls_ice_datafile_t *df, const char *path, int64_t rows)
     m->value_count = rows;
     m->has_lower = m->has_upper = 1;
     m->lower_len = m->upper_len = 8;
-    m->lower[0] = 1;                /* 1 */
+    m->lower[0] = 1;               /* 1 */
     m->upper[0] = (uint8_t)(rows); /* rows */
 }
 
@@ -179,8 +179,7 @@ TEST(mirror_follows_iceberg_once)
     ls_ice_table_t *t = NULL;
     char err[512] = "";
     CHECK_EQ_INT(ls_ice_table_create(os, "wh/t", "mem://wh/t", ls_raw_iceberg_schema_json(),
-                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err,
-                                     sizeof err),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
                  LS_OK);
     ls_ice_datafile_t f[2];
     fake_file(&f[0], "mem://wh/t/data/a.parquet", 5);
@@ -249,8 +248,7 @@ TEST(mirror_loses_a_race_and_retries)
     ls_ice_table_t *t = NULL;
     char err[512] = "";
     CHECK_EQ_INT(ls_ice_table_create(os, "wh/t", "mem://wh/t", ls_raw_iceberg_schema_json(),
-                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err,
-                                     sizeof err),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
                  LS_OK);
     ls_ice_datafile_t f;
     fake_file(&f, "mem://wh/t/data/a.parquet", 5);
