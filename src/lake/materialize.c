@@ -751,6 +751,26 @@ static ls_status delta_follow(ls_ice_table_t *t, const ls_policy_t *p, char *err
     return st;
 }
 
+/* A format=delta table whose schema (as this commit would leave it) has a
+ * column Delta cannot express is held back before its Iceberg commit, so
+ * the two tables never part. */
+static ls_status delta_check(ls_ice_table_t *t, const ls_policy_t *p, char *err, int errlen)
+{
+    if (!p->delta) return LS_OK;
+    int last;
+    char *ice = ls_ice_table_schema(t, &last), why[300];
+    bool ntz;
+    char *d = ice ? ls_delta_schema_of_iceberg(ice, &ntz, why, sizeof why) : NULL;
+    ls_free(ice);
+    if (d) {
+        ls_free(d);
+        return LS_OK;
+    }
+    snprintf(err, (size_t)errlen, "%s=%s: the table's schema cannot be a Delta schema: %s",
+             ls_policy_key(LS_POLICY_FORMAT), p->value[LS_POLICY_FORMAT], why);
+    return LS_EINVAL;
+}
+
 ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen)
 {
     *rows = 0;
@@ -778,6 +798,7 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
     ls_status st = upsert ? ls_mat_upsert_rows(b, &made, err, errlen) : LS_OK;
     if (st != LS_OK) return st;
     if (!b->t) return LS_OK; /* a typed table no record has created yet */
+    if ((st = delta_check(b->t, b->tt->policy, err, errlen)) != LS_OK) return st;
     const char *was = ls_ice_table_summary(b->t, SKIPPED_KEY);
     char skipped[24] = "";
     if (b->skipped || was) /* a running count, carried from snapshot to snapshot */

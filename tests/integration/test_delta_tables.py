@@ -13,13 +13,16 @@ import os
 import time
 
 import pytest
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaException, Producer, SerializingProducer
 from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroSerializer
 
 import iceberg_util as iu
 from kafka_util import create_topic, unique_topic
 from test_crash_points import Sender
 from test_typed_json import ORDER, order, produce_json
+from test_typed_tables import _held_reason
 
 deltalake = pytest.importorskip("deltalake")
 duckdb = pytest.importorskip("duckdb")
@@ -170,6 +173,60 @@ def test_upsert_rewrites_are_delta_removes(broker):
     assert removed, "the copy-on-write commit removed no file in the Delta log"
     live = {local(u) for u in deltalake.DeltaTable(tdir).file_uris()}
     assert not {os.path.join(tdir, r) for r in removed} & live
+
+
+def test_small_file_rewrites_are_delta_removes(broker):
+    """The small-file rewrite (an Iceberg replace commit) is a Delta commit
+    that removes the small files and adds the one that holds their rows."""
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("delta-rewrite"), config=dict(
+        BASE, **{"lakestream.table.format": "delta", "lakestream.table.rewrite.min.files": "4",
+                 "lakestream.table.partition": "none"}))
+    tdir = iu.table_dir(broker, topic)
+    p = Producer({"bootstrap.servers": broker.bootstrap})
+    n = 0
+    deadline = time.monotonic() + 120
+    while not any("remove" in a for _, a in delta_log(tdir)):
+        assert time.monotonic() < deadline, "no rewrite reached the Delta log"
+        for _ in range(5):   # one small file per commit
+            p.produce(topic, value=b"r%d" % n)
+            n += 1
+        assert p.flush(30) == 0
+        same_tables(tdir, n, raw_key)
+    rows = same_tables(tdir, n, raw_key)
+    assert sorted(r["value"] for r in rows) == sorted(b"r%d" % i for i in range(n))
+    log = delta_log(tdir)
+    removed = {a["remove"]["path"] for _, a in log if "remove" in a}
+    live = {os.path.relpath(local(u), tdir) for u in deltalake.DeltaTable(tdir).file_uris()}
+    assert removed and not removed & live
+    assert live <= {a["add"]["path"] for _, a in log if "add" in a}
+
+
+def test_a_column_delta_cannot_hold_holds_the_table_back(broker):
+    """Delta has no time type: a format=delta table with a time column takes
+    no commit (neither format), and says why."""
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("delta-time"), config=dict(
+        BASE, **{"lakestream.table.value.format": "schema-registry",
+                 "lakestream.table.format": "delta"}))
+    schema = json.dumps({"type": "record", "name": "Tick", "fields": [
+        {"name": "at", "type": {"type": "long", "logicalType": "time-micros"}}]})
+    sr = SchemaRegistryClient({"url": broker.registry_url})
+    p = SerializingProducer({"bootstrap.servers": broker.bootstrap,
+                             "value.serializer": AvroSerializer(sr, schema)})
+    p.produce(topic, value={"at": 1000})
+    assert p.flush(30) == 0
+    deadline = time.monotonic() + 60
+    while not (_held_reason(broker, topic) or ""):
+        assert time.monotonic() < deadline, "the table was not held back"
+        time.sleep(0.3)
+    why = _held_reason(broker, topic)
+    assert "lakestream.table.format" in why and "time" in why, why
+    tdir = iu.table_dir(broker, topic)
+    assert not os.path.isdir(os.path.join(tdir, "_delta_log"))
+    md = iu.current_metadata(tdir)
+    assert md is None or iu.pyiceberg_table.StaticTable.from_metadata(
+        "file://" + md).scan().to_arrow().num_rows == 0
 
 
 @pytest.mark.parametrize("point", ["table.delta.before_commit", "table.delta.committed"])
