@@ -745,8 +745,10 @@ static ls_status delta_follow(ls_ice_table_t *t, const ls_policy_t *p, char *err
     if (!p->delta) return LS_OK;
     size_t files;
     char why[900];
-    ls_status st =
-        ls_delta_mirror(t, p->file_delete_delay_ms, ls_clock_wall_ms(), &files, why, sizeof why);
+    ls_delta_opts_t o = {.file_grace_ms = p->file_delete_delay_ms,
+                         .log_retention_ms = p->snapshot_retention_ms,
+                         .checkpoint_interval = p->delta_checkpoint_interval};
+    ls_status st = ls_delta_mirror(t, &o, ls_clock_wall_ms(), &files, why, sizeof why);
     if (st != LS_OK) snprintf(err, (size_t)errlen, "writing the Delta log: %s", why);
     return st;
 }

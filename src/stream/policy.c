@@ -472,6 +472,11 @@ static int p_format(const char *v, ls_policy_t *p, char *why, size_t cap)
     return i < 0 ? -1 : 0;
 }
 
+static int p_checkpoint_interval(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    return parse_int(v, 1, 100000, &p->delta_checkpoint_interval);
+}
+
 static int p_evolution(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"fail", "dead-letter", "new-table", NULL};
@@ -648,6 +653,16 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                           "same pass). The Iceberg metadata is always written: it is the "
                           "broker's record of what the table holds (docs/FORMATS.md).",
                           p_format},
+    [LS_POLICY_DELTA_CHECKPOINT_INTERVAL] = {"lakestream.table.delta.checkpoint.interval", "10",
+                                             "an integer from 1 to 100000",
+                                             "With format delta: a Delta checkpoint "
+                                             "(<version>.checkpoint.parquet and "
+                                             "_delta_log/_last_checkpoint) after every commit "
+                                             "whose version is a multiple of this (Delta's "
+                                             "delta.checkpointInterval); log files below a "
+                                             "checkpoint older than snapshot.retention.ms are "
+                                             "then deleted.",
+                                             p_checkpoint_interval},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }

@@ -12,15 +12,17 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "table/delta_checkpoint.h"
 
 #define VERSION_DIGITS 20
 
 struct ls_delta_log {
     int64_t version;
-    json_t *live;     /* path -> add action */
-    json_t *txns;     /* appId -> version */
-    json_t *metadata; /* newest metaData action, or NULL */
-    int reader_version;
+    json_t *live;       /* path -> add action */
+    json_t *tombs;      /* path -> remove action (removed, not added again) */
+    json_t *txns;       /* appId -> txn action */
+    json_t *metadata;   /* newest metaData action, or NULL */
+    json_t *protocol;   /* newest protocol action, or NULL */
     const char **paths; /* ls_delta_log_live_paths' answer */
 };
 
@@ -52,18 +54,19 @@ static void apply_action(ls_delta_log_t *l, json_t *a)
     json_t *x;
     if ((x = json_object_get(a, "add"))) {
         const char *p = json_string_value(json_object_get(x, "path"));
-        if (p) json_object_set(l->live, p, x);
+        if (p) json_object_set(l->live, p, x), json_object_del(l->tombs, p);
     } else if ((x = json_object_get(a, "remove"))) {
         const char *p = json_string_value(json_object_get(x, "path"));
-        if (p) json_object_del(l->live, p);
+        if (p) json_object_del(l->live, p), json_object_set(l->tombs, p, x);
     } else if ((x = json_object_get(a, "txn"))) {
         const char *app = json_string_value(json_object_get(x, "appId"));
-        if (app) json_object_set(l->txns, app, json_object_get(x, "version"));
+        if (app) json_object_set(l->txns, app, x);
     } else if ((x = json_object_get(a, "metaData"))) {
         json_decref(l->metadata);
         l->metadata = json_incref(x);
     } else if ((x = json_object_get(a, "protocol"))) {
-        l->reader_version = (int)json_integer_value(json_object_get(x, "minReaderVersion"));
+        json_decref(l->protocol);
+        l->protocol = json_incref(x);
     }
 }
 
@@ -92,6 +95,45 @@ static ls_status replay_commit(ls_delta_log_t *l, const ls_buf_t *b, const char 
     return LS_OK;
 }
 
+/* The state of the checkpoint _last_checkpoint names into l (nothing when
+ * there is none). */
+static ls_status load_checkpoint(ls_objstore_t *os, const char *prefix, ls_delta_log_t *l,
+                                 char *err, size_t errlen)
+{
+    char *key = ls_asprintf("%s/" LS_DELTA_LOG_DIR "/_last_checkpoint", prefix);
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_status st = ls_objstore_get(os, key, 0, UINT64_MAX, &b);
+    json_t *last = st == LS_OK ? json_loadb((const char *)b.data, b.len, 0, NULL) : NULL;
+    if (st == LS_ENOTFOUND) {
+        st = LS_OK;
+    } else if (st != LS_OK) {
+        snprintf(err, errlen, "get %s: %s", key, ls_status_str(st));
+    } else if (!json_is_integer(json_object_get(last, "version"))) {
+        snprintf(err, errlen, "%s: no version", key);
+        st = LS_ECORRUPT;
+    } else {
+        int64_t v = (int64_t)json_integer_value(json_object_get(last, "version"));
+        char *cp = ls_asprintf("%s/" LS_DELTA_LOG_DIR "/%0*lld.checkpoint.parquet", prefix,
+                               VERSION_DIGITS, (long long)v);
+        json_t *actions = NULL;
+        if ((st = ls_objstore_get(os, cp, 0, UINT64_MAX, &b)) != LS_OK)
+            snprintf(err, errlen, "get %s: %s", cp, ls_status_str(st));
+        else
+            st = ls_delta_checkpoint_decode(b.data, b.len, &actions, err, errlen);
+        size_t i;
+        json_t *a;
+        json_array_foreach(actions, i, a) apply_action(l, a);
+        if (st == LS_OK) l->version = v;
+        json_decref(actions);
+        ls_free(cp);
+    }
+    json_decref(last);
+    ls_buf_free(&b);
+    ls_free(key);
+    return st;
+}
+
 ls_status ls_delta_log_load(ls_objstore_t *os, const char *prefix, ls_delta_log_t **out, char *err,
                             size_t errlen)
 {
@@ -108,13 +150,15 @@ ls_status ls_delta_log_load(ls_objstore_t *os, const char *prefix, ls_delta_log_
     ls_delta_log_t *l = LS_NEWN(ls_delta_log_t, 1);
     l->version = -1;
     l->live = json_object();
+    l->tombs = json_object();
     l->txns = json_object();
     ls_buf_t b;
     ls_buf_init(&b);
     size_t dirlen = strlen(dir);
+    st = load_checkpoint(os, prefix, l, err, errlen);
     for (size_t i = 0; i < n && st == LS_OK; i++) { /* listed in key order: version order */
         int64_t v = commit_version(objs[i].key, dirlen);
-        if (v < 0) continue;
+        if (v <= l->version) continue; /* not a commit, or in the checkpoint */
         if (v != l->version + 1) {
             snprintf(err, errlen, "%s: version %lld follows %lld (a gap in the log)", objs[i].key,
                      (long long)v, (long long)l->version);
@@ -142,8 +186,10 @@ void ls_delta_log_free(ls_delta_log_t *l)
 {
     if (!l) return;
     json_decref(l->live);
+    json_decref(l->tombs);
     json_decref(l->txns);
     json_decref(l->metadata);
+    json_decref(l->protocol);
     ls_free(l->paths);
     ls_free(l);
 }
@@ -152,7 +198,7 @@ int64_t ls_delta_log_version(const ls_delta_log_t *l) { return l->version; }
 
 int64_t ls_delta_log_txn(const ls_delta_log_t *l, const char *app_id)
 {
-    json_t *v = json_object_get(l->txns, app_id);
+    json_t *v = json_object_get(json_object_get(l->txns, app_id), "version");
     return json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
 }
 
@@ -198,7 +244,100 @@ const char *ls_delta_log_table_id(const ls_delta_log_t *l)
     return json_string_value(json_object_get(l->metadata, "id"));
 }
 
-int ls_delta_log_reader_version(const ls_delta_log_t *l) { return l->reader_version; }
+int ls_delta_log_reader_version(const ls_delta_log_t *l)
+{
+    return (int)json_integer_value(json_object_get(l->protocol, "minReaderVersion"));
+}
+
+/* ---- checkpoints and log clean-up ---------------------------------------- */
+
+static void push(json_t *actions, const char *kind, json_t *body)
+{
+    if (body) json_array_append_new(actions, json_pack("{s:O}", kind, body));
+}
+
+ls_status ls_delta_log_checkpoint(ls_objstore_t *os, const char *prefix, const ls_delta_log_t *l,
+                                  int64_t tombs_after_ms, char *err, size_t errlen)
+{
+    json_t *actions = json_array(), *x;
+    const char *k;
+    push(actions, "protocol", l->protocol);
+    push(actions, "metaData", l->metadata);
+    json_object_foreach(l->txns, k, x) push(actions, "txn", x);
+    json_object_foreach(l->live, k, x) push(actions, "add", x);
+    json_object_foreach(l->tombs, k, x)
+    {
+        if (json_integer_value(json_object_get(x, "deletionTimestamp")) >= tombs_after_ms)
+            push(actions, "remove", x);
+    }
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_status st = ls_delta_checkpoint_encode(actions, &b, err, errlen);
+    char *cp = ls_asprintf("%s/" LS_DELTA_LOG_DIR "/%0*lld.checkpoint.parquet", prefix,
+                           VERSION_DIGITS, (long long)l->version);
+    char *last = ls_asprintf("%s/" LS_DELTA_LOG_DIR "/_last_checkpoint", prefix);
+    /* the checkpoint first: _last_checkpoint only ever names a whole one
+     * (a checkpoint written again has the same actions) */
+    struct iovec iov = {b.data, b.len};
+    if (st == LS_OK && (st = ls_objstore_put(os, cp, &iov, 1, 0)) != LS_OK)
+        snprintf(err, errlen, "put %s: %s", cp, ls_status_str(st));
+    if (st == LS_OK) {
+        char *text = ls_asprintf("{\"version\":%lld,\"size\":%zu,\"sizeInBytes\":%zu}",
+                                 (long long)l->version, json_array_size(actions), b.len);
+        struct iovec liov = {text, strlen(text)};
+        if ((st = ls_objstore_put(os, last, &liov, 1, 0)) != LS_OK)
+            snprintf(err, errlen, "put %s: %s", last, ls_status_str(st));
+        ls_free(text);
+    }
+    ls_free(cp);
+    ls_free(last);
+    ls_buf_free(&b);
+    json_decref(actions);
+    return st;
+}
+
+/* The version of a checkpoint key "<20 digits>.checkpoint.parquet", or -1. */
+static int64_t checkpoint_version(const char *key, size_t dirlen)
+{
+    const char *name = key + dirlen;
+    if (strlen(name) != VERSION_DIGITS + 19 ||
+        strcmp(name + VERSION_DIGITS, ".checkpoint.parquet") != 0)
+        return -1;
+    int64_t v = 0;
+    for (int i = 0; i < VERSION_DIGITS; i++) {
+        if (name[i] < '0' || name[i] > '9') return -1;
+        v = v * 10 + (name[i] - '0');
+    }
+    return v;
+}
+
+ls_status ls_delta_log_cleanup(ls_objstore_t *os, const char *prefix, int64_t upto_version,
+                               int64_t older_than_ms, size_t *deleted, char *err, size_t errlen)
+{
+    *deleted = 0;
+    char *dir = ls_asprintf("%s/" LS_DELTA_LOG_DIR "/", prefix);
+    size_t dirlen = strlen(dir), n = 0;
+    ls_objinfo_t *objs = NULL;
+    ls_status st = ls_objstore_list(os, dir, &objs, &n);
+    if (st != LS_OK) snprintf(err, errlen, "list %s: %s", dir, ls_status_str(st));
+    int64_t keep = -1; /* the newest checkpoint at most upto_version that is old enough */
+    for (size_t i = 0; st == LS_OK && i < n; i++) {
+        int64_t v = checkpoint_version(objs[i].key, dirlen);
+        if (v >= 0 && v <= upto_version && objs[i].mtime_ms < older_than_ms && v > keep) keep = v;
+    }
+    for (size_t i = 0; st == LS_OK && keep > 0 && i < n; i++) {
+        int64_t v = commit_version(objs[i].key, dirlen);
+        if (v < 0) v = checkpoint_version(objs[i].key, dirlen);
+        if (v < 0 || v >= keep) continue;
+        if ((st = ls_objstore_del(os, objs[i].key)) != LS_OK)
+            snprintf(err, errlen, "delete %s: %s", objs[i].key, ls_status_str(st));
+        else
+            (*deleted)++;
+    }
+    ls_objinfo_free(objs, n);
+    ls_free(dir);
+    return st;
+}
 
 /* ---- the next commit ---------------------------------------------------- */
 

@@ -2,15 +2,23 @@
  *
  *   <prefix>/_delta_log/<version %020d>.json   one commit per version, 0, 1, ...
  *
+ *   <prefix>/_delta_log/<version %020d>.checkpoint.parquet  (table/delta_checkpoint.h)
+ *   <prefix>/_delta_log/_last_checkpoint       {"version": V, "size": rows, ...}
+ *
  * each commit newline-delimited JSON actions. This module replays the log
- * (the live files, the txn versions, the current metaData and protocol) and
- * writes the next commit. It writes no checkpoints: a reader replays the
- * JSON commits (docs/FORMATS.md says why).
+ * (from the checkpoint _last_checkpoint names, then the commits after it:
+ * the live files, the tombstones, the txn versions, the current metaData
+ * and protocol), writes the next commit, writes checkpoints and deletes the
+ * log files a checkpoint made unneeded.
  *
  * Invariant: a commit file is never overwritten. The next version is put
  * create-only (LS_OBJSTORE_PUT_CREATE_ONLY: an exclusive link on the local
  * store, If-None-Match: * on S3), so of two writers of one version exactly
  * one wins; the other gets LS_ECONFLICT and must load the log again.
+ *
+ * A checkpoint is written before _last_checkpoint names it, and log files
+ * are deleted only below a checkpoint _last_checkpoint already names or
+ * passed, so every loader finds a checkpoint and the commits after it.
  *
  * Threads: a log object belongs to one thread; the store is thread-safe. */
 #ifndef LS_DELTA_LOG_H
@@ -75,6 +83,18 @@ char *ls_delta_commit_encode(const ls_delta_commit_t *c, size_t *len);
  * store's status (err) otherwise. On LS_OK, l is not updated: load again. */
 ls_status ls_delta_commit_put(ls_objstore_t *os, const char *prefix, const ls_delta_log_t *l,
                               const ls_delta_commit_t *c, char *err, size_t errlen);
+
+/* Writes the checkpoint of l's version (its protocol, metaData, txns, live
+ * adds and the removes of files deleted at or after tombs_after_ms), then
+ * _last_checkpoint naming it. The store's status (err) on failure. */
+ls_status ls_delta_log_checkpoint(ls_objstore_t *os, const char *prefix, const ls_delta_log_t *l,
+                                  int64_t tombs_after_ms, char *err, size_t errlen);
+/* Deletes the commits and checkpoints below the newest checkpoint of
+ * version <= upto_version that was written before older_than_ms: the
+ * versions before it are older than the log's retention and no reader
+ * needs them to read a later one. *deleted counts the files. */
+ls_status ls_delta_log_cleanup(ls_objstore_t *os, const char *prefix, int64_t upto_version,
+                               int64_t older_than_ms, size_t *deleted, char *err, size_t errlen);
 
 /* A path as a Delta log spells it: an RFC 2396 relative URI, every byte
  * but unreserved characters, '/' and '=' percent-encoded (ls_free it). */

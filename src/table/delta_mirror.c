@@ -19,11 +19,11 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/crashpoint.h"
+#include "base/diag.h"
 #include "table/delta_log.h"
 #include "table/iceberg_manifest.h"
 
 #define MAX_ATTEMPTS 5
-#define RETENTION_KEY "delta.deletedFileRetentionDuration"
 
 static json_t *delta_type(json_t *t, bool *ntz, char *why, size_t whylen);
 
@@ -185,9 +185,10 @@ typedef struct mirror {
     ls_ice_table_t *t;
     ls_delta_log_t *log;
     ls_delta_commit_t *c;
-    const char *schema;   /* Delta schemaString */
-    bool ntz;             /* needs timestampNtz */
-    const char *conf[3];  /* metaData.configuration */
+    const char *schema; /* Delta schemaString */
+    bool ntz;           /* needs timestampNtz */
+    const ls_delta_opts_t *o;
+    const char *conf[7];  /* metaData.configuration */
     json_t *cols;         /* top_columns */
     json_t *iceberg_live; /* encoded relative path -> true */
 } mirror_t;
@@ -204,7 +205,9 @@ static void commit_table(mirror_t *m, int64_t now_ms)
         else
             ls_delta_commit_protocol(m->c, 1, 2, NULL);
     }
-    json_t *want = json_pack("{s:s}", m->conf[0], m->conf[1]);
+    json_t *want = json_object();
+    for (size_t i = 0; m->conf[i]; i += 2)
+        json_object_set_new(want, m->conf[i], json_string(m->conf[i + 1]));
     char *wtext = json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS);
     char *has = ls_delta_log_configuration(m->log);
     const char *schema = ls_delta_log_schema(m->log);
@@ -257,6 +260,30 @@ static ls_status commit_files(mirror_t *m, int64_t now_ms, char *err, size_t err
     return st;
 }
 
+/* The checkpoint of the version just committed, then the clean-up below
+ * it; a failure only leaves the log without them until the next one. */
+static void checkpoint(ls_objstore_t *os, const char *prefix, const ls_delta_opts_t *o,
+                       int64_t now_ms)
+{
+    char err[600] = "";
+    ls_delta_log_t *l = NULL;
+    size_t deleted = 0;
+    ls_status st = ls_delta_log_load(os, prefix, &l, err, sizeof err);
+    if (st == LS_OK)
+        st = ls_delta_log_checkpoint(os, prefix, l, now_ms - o->file_grace_ms, err, sizeof err);
+    if (st == LS_OK) ls_crashpoint("table.delta.checkpointed");
+    if (st == LS_OK && o->log_retention_ms > 0)
+        st = ls_delta_log_cleanup(os, prefix, ls_delta_log_version(l), now_ms - o->log_retention_ms,
+                                  &deleted, err, sizeof err);
+    if (st != LS_OK)
+        LS_WARN("table", "Delta log %s: checkpoint of version %lld: %s; the next one retries",
+                prefix, (long long)(l ? ls_delta_log_version(l) : -1), err);
+    else if (deleted)
+        LS_INFO("table", "Delta log %s: checkpoint at version %lld, %zu older log files deleted",
+                prefix, (long long)ls_delta_log_version(l), deleted);
+    ls_delta_log_free(l);
+}
+
 /* One attempt: LS_OK with *files (0: nothing to commit), LS_ECONFLICT when
  * another writer took the version. */
 static ls_status mirror_once(mirror_t *m, int64_t now_ms, size_t *files, char *err, size_t errlen)
@@ -282,6 +309,8 @@ static ls_status mirror_once(mirror_t *m, int64_t now_ms, size_t *files, char *e
     if (st == LS_OK) {
         *files = ls_delta_commit_files(m->c);
         ls_crashpoint("table.delta.committed");
+        int64_t v = ls_delta_log_version(m->log) + 1;
+        if (v > 0 && v % m->o->checkpoint_interval == 0) checkpoint(os, prefix, m->o, now_ms);
     }
     return st;
 }
@@ -296,8 +325,8 @@ static void mirror_reset(mirror_t *m)
     m->iceberg_live = NULL;
 }
 
-ls_status ls_delta_mirror(ls_ice_table_t *t, int64_t file_grace_ms, int64_t now_ms, size_t *files,
-                          char *err, size_t errlen)
+ls_status ls_delta_mirror(ls_ice_table_t *t, const ls_delta_opts_t *o, int64_t now_ms,
+                          size_t *files, char *err, size_t errlen)
 {
     *files = 0;
     int last_column_id;
@@ -313,12 +342,20 @@ ls_status ls_delta_mirror(ls_ice_table_t *t, int64_t file_grace_ms, int64_t now_
         ls_free(ice);
         return LS_EINVAL;
     }
-    char retention[64];
-    snprintf(retention, sizeof retention, "interval %lld milliseconds", (long long)file_grace_ms);
+    char files_kept[64], logs_kept[64], interval[24];
+    snprintf(files_kept, sizeof files_kept, "interval %lld milliseconds",
+             (long long)o->file_grace_ms);
+    snprintf(logs_kept, sizeof logs_kept, "interval %lld milliseconds",
+             (long long)o->log_retention_ms);
+    snprintf(interval, sizeof interval, "%lld", (long long)o->checkpoint_interval);
     mirror_t m = {.t = t,
+                  .o = o,
                   .schema = schema,
                   .ntz = ntz,
-                  .conf = {RETENTION_KEY, retention, NULL},
+                  .conf = {"delta.deletedFileRetentionDuration", files_kept,
+                           "delta.checkpointInterval", interval,
+                           o->log_retention_ms > 0 ? "delta.logRetentionDuration" : NULL, logs_kept,
+                           NULL},
                   .cols = top_columns(ice)};
     ls_status st = LS_ECONFLICT;
     for (int i = 0; i < MAX_ATTEMPTS && st == LS_ECONFLICT; i++) {

@@ -33,14 +33,29 @@
 
 #define LS_DELTA_APP_ID "lakestream.iceberg"
 
+/* The table's settings, also written into metaData.configuration. */
+typedef struct ls_delta_opts {
+    /* lakestream.table.file.delete.delay.ms: delta.deletedFileRetentionDuration,
+     * and how long a checkpoint keeps a remove (tombstone) */
+    int64_t file_grace_ms;
+    /* lakestream.table.snapshot.retention.ms: delta.logRetentionDuration, how
+     * old a log file below a checkpoint gets before it is deleted; 0: never */
+    int64_t log_retention_ms;
+    /* lakestream.table.delta.checkpoint.interval: delta.checkpointInterval,
+     * a checkpoint at every version that is a multiple of it */
+    int64_t checkpoint_interval;
+} ls_delta_opts_t;
+
 /* Mirrors t's current snapshot into its Delta log (created by the first
- * call). file_grace_ms is the table's lakestream.table.file.delete.delay.ms,
- * set as delta.deletedFileRetentionDuration. *files: adds and removes
- * committed (0: the log was up to date). LS_EINVAL (err) for a schema Delta
- * cannot express (a column of Iceberg type time); LS_ECONFLICT after
- * several lost races; the store's status otherwise. */
-ls_status ls_delta_mirror(ls_ice_table_t *t, int64_t file_grace_ms, int64_t now_ms, size_t *files,
-                          char *err, size_t errlen);
+ * call); a commit whose version is a multiple of the checkpoint interval is
+ * followed by a checkpoint and the clean-up of the log files it makes
+ * unneeded (a failure there is logged and left to the next checkpoint).
+ * *files: adds and removes committed (0: the log was up to date).
+ * LS_EINVAL (err) for a schema Delta cannot express (a column of Iceberg
+ * type time); LS_ECONFLICT after several lost races; the store's status
+ * otherwise. */
+ls_status ls_delta_mirror(ls_ice_table_t *t, const ls_delta_opts_t *o, int64_t now_ms,
+                          size_t *files, char *err, size_t errlen);
 
 /* The Delta schema (schemaString) of an Iceberg schema's JSON text, and
  * whether it needs the timestampNtz feature. NULL with why for a type

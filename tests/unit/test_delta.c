@@ -9,7 +9,9 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "objstore/objstore.h"
+#include "table/delta_checkpoint.h"
 #include "table/delta_log.h"
 #include "table/delta_mirror.h"
 #include "table/iceberg_manifest.h"
@@ -172,6 +174,8 @@ static json_t *commit_actions(ls_objstore_t *os, int v)
     return a;
 }
 
+static const ls_delta_opts_t opts = {.file_grace_ms = 300000, .checkpoint_interval = 10};
+
 TEST(mirror_follows_iceberg_once)
 {
     ls_objstore_t *os = ls_objstore_mem_open();
@@ -186,7 +190,7 @@ TEST(mirror_follows_iceberg_once)
     fake_file(&f[1], "mem://wh/t/data/b.parquet", 7);
     CHECK_EQ_INT(ls_ice_table_append(t, f, 2, NULL, 1000, NULL), LS_OK);
     size_t files;
-    CHECK_EQ_INT(ls_delta_mirror(t, 300000, 2000, &files, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_delta_mirror(t, &opts, 2000, &files, err, sizeof err), LS_OK);
     CHECK_EQ_INT(files, 2);
     json_t *a = commit_actions(os, 0);
     CHECK(a);
@@ -213,7 +217,7 @@ TEST(mirror_follows_iceberg_once)
                  ls_ice_table_last_sequence(t));
     json_decref(a);
     /* again (a retried pass): the txn says it is there, nothing is written */
-    CHECK_EQ_INT(ls_delta_mirror(t, 300000, 3000, &files, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_delta_mirror(t, &opts, 3000, &files, err, sizeof err), LS_OK);
     CHECK_EQ_INT(files, 0);
     CHECK(commit_actions(os, 1) == NULL);
     /* Iceberg drops a (an overwrite): Delta removes it, adds c */
@@ -221,7 +225,7 @@ TEST(mirror_follows_iceberg_once)
     fake_file(&g, "mem://wh/t/data/c.parquet", 3);
     const char *removed[] = {"mem://wh/t/data/a.parquet"};
     CHECK_EQ_INT(ls_ice_table_overwrite(t, removed, 1, &g, 1, NULL, 4000, NULL), LS_OK);
-    CHECK_EQ_INT(ls_delta_mirror(t, 300000, 5000, &files, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_delta_mirror(t, &opts, 5000, &files, err, sizeof err), LS_OK);
     CHECK_EQ_INT(files, 2);
     ls_delta_log_t *l = NULL;
     CHECK_EQ_INT(ls_delta_log_load(os, "wh/t", &l, err, sizeof err), LS_OK);
@@ -259,7 +263,7 @@ TEST(mirror_loses_a_race_and_retries)
     ls_delta_commit_add(c, "data/a.parquet", f.file_size, 1, NULL);
     CHECK_EQ_INT(ls_delta_commit_put(os, "wh/t", empty, c, err, sizeof err), LS_OK);
     size_t files;
-    CHECK_EQ_INT(ls_delta_mirror(t, 0, 2000, &files, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_delta_mirror(t, &opts, 2000, &files, err, sizeof err), LS_OK);
     CHECK_EQ_INT(files, 0); /* only the table's protocol and metaData were missing */
     json_t *a = commit_actions(os, 1);
     CHECK(a);
@@ -301,6 +305,99 @@ TEST(schema_map)
     CHECK(strstr(why, "column at") && strstr(why, "time"));
 }
 
+TEST(checkpoint_round_trip)
+{
+    const char *text =
+        "[{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,"
+        "\"readerFeatures\":[\"timestampNtz\"],\"writerFeatures\":[\"timestampNtz\"]}},"
+        "{\"metaData\":{\"id\":\"i\",\"format\":{\"provider\":\"parquet\",\"options\":{}},"
+        "\"schemaString\":\"{}\",\"partitionColumns\":[],"
+        "\"configuration\":{\"a\":\"1\",\"b\":\"2\"},\"createdTime\":5}},"
+        "{\"txn\":{\"appId\":\"app\",\"version\":9,\"lastUpdated\":4}},"
+        "{\"add\":{\"path\":\"data/a.parquet\",\"partitionValues\":{},\"size\":10,"
+        "\"modificationTime\":3,\"dataChange\":true,\"stats\":\"{\\\"numRecords\\\":2}\"}},"
+        "{\"add\":{\"path\":\"data/b.parquet\",\"partitionValues\":{\"k\":\"v\",\"n\":null},"
+        "\"size\":11,\"modificationTime\":3,\"dataChange\":false}},"
+        "{\"remove\":{\"path\":\"data/c.parquet\",\"deletionTimestamp\":8,"
+        "\"dataChange\":true,\"extendedFileMetadata\":true,\"partitionValues\":{},"
+        "\"size\":12}}]";
+    json_t *in = json_loads(text, 0, NULL);
+    CHECK(in);
+    ls_buf_t b;
+    ls_buf_init(&b);
+    char err[256] = "";
+    CHECK_EQ_INT(ls_delta_checkpoint_encode(in, &b, err, sizeof err), LS_OK);
+    json_t *out = NULL;
+    CHECK_EQ_INT(ls_delta_checkpoint_decode(b.data, b.len, &out, err, sizeof err), LS_OK);
+    CHECK(json_equal(in, out));
+    json_decref(out);
+    /* a row with two kinds of action is not a checkpoint row */
+    json_t *bad = json_loads("[{\"add\":{\"path\":\"x\"},\"txn\":{\"appId\":\"a\"}}]", 0, NULL);
+    ls_buf_t b2;
+    ls_buf_init(&b2);
+    CHECK_EQ_INT(ls_delta_checkpoint_encode(bad, &b2, err, sizeof err), LS_EINVAL);
+    CHECK(strstr(err, "row 0") != NULL);
+    json_decref(bad);
+    ls_buf_free(&b2);
+    ls_buf_free(&b);
+    json_decref(in);
+}
+
+TEST(checkpoints_and_cleanup)
+{
+    /* interval 2: versions 2 and 4 are checkpointed; the log loads from
+     * the newest, and with a retention the files below it go */
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    ls_ice_table_t *t = NULL;
+    char err[512] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/t", "mem://wh/t", ls_raw_iceberg_schema_json(),
+                                     LS_RAW_LAST_COLUMN_ID, &spec, NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    ls_delta_opts_t o = {.file_grace_ms = 0, .log_retention_ms = 1, .checkpoint_interval = 2};
+    for (int i = 0; i < 5; i++) {
+        ls_ice_datafile_t f;
+        char path[64];
+        snprintf(path, sizeof path, "mem://wh/t/data/f%d.parquet", i);
+        fake_file(&f, path, 2 + i);
+        CHECK_EQ_INT(ls_ice_table_append(t, &f, 1, NULL, 1000 + i, NULL), LS_OK);
+        size_t files;
+        /* now far ahead: every file written is older than the retention */
+        CHECK_EQ_INT(ls_delta_mirror(t, &o, ls_clock_wall_ms() + 60000, &files, err, sizeof err),
+                     LS_OK);
+        CHECK_EQ_INT(files, 1);
+        ls_ice_datafile_clear(&f);
+    }
+    ls_buf_t b;
+    ls_buf_init(&b);
+    CHECK_EQ_INT(ls_objstore_get(os, "wh/t/_delta_log/_last_checkpoint", 0, UINT64_MAX, &b), LS_OK);
+    json_t *last = json_loadb((const char *)b.data, b.len, 0, NULL);
+    CHECK_EQ_INT(json_integer_value(json_object_get(last, "version")), 4);
+    json_decref(last);
+    /* below checkpoint 4 nothing is left: commits 0..3 and checkpoint 2 */
+    CHECK_EQ_INT(
+        ls_objstore_get(os, "wh/t/_delta_log/00000000000000000003.json", 0, UINT64_MAX, &b),
+        LS_ENOTFOUND);
+    CHECK_EQ_INT(ls_objstore_get(os, "wh/t/_delta_log/00000000000000000002.checkpoint.parquet", 0,
+                                 UINT64_MAX, &b),
+                 LS_ENOTFOUND);
+    CHECK_EQ_INT(
+        ls_objstore_get(os, "wh/t/_delta_log/00000000000000000004.json", 0, UINT64_MAX, &b), LS_OK);
+    ls_buf_free(&b);
+    ls_delta_log_t *l = NULL;
+    CHECK_EQ_INT(ls_delta_log_load(os, "wh/t", &l, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_delta_log_version(l), 4);
+    size_t n;
+    ls_delta_log_live_paths(l, &n);
+    CHECK_EQ_INT(n, 5);
+    CHECK_EQ_INT(ls_delta_log_txn(l, LS_DELTA_APP_ID), ls_ice_table_last_sequence(t));
+    CHECK(ls_delta_log_schema(l) != NULL);
+    CHECK_EQ_INT(ls_delta_log_reader_version(l), 1);
+    ls_delta_log_free(l);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
 int main(void)
 {
     RUN(commit_encoding);
@@ -308,5 +405,7 @@ int main(void)
     RUN(mirror_follows_iceberg_once);
     RUN(mirror_loses_a_race_and_retries);
     RUN(schema_map);
+    RUN(checkpoint_round_trip);
+    RUN(checkpoints_and_cleanup);
     UNIT_DONE();
 }
