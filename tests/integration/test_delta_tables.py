@@ -202,6 +202,46 @@ def test_small_file_rewrites_are_delta_removes(broker):
     assert live <= {a["add"]["path"] for _, a in log if "add" in a}
 
 
+def test_checkpoints_and_log_cleanup(broker):
+    """With checkpoint.interval=2 every even version is followed by a Parquet
+    checkpoint that delta-rs loads the table from; with a 1 s snapshot
+    retention the commits below a checkpoint older than that are deleted."""
+    iu.local_store_only()
+    topic = create_topic(broker.bootstrap, unique_topic("delta-cp"), config=dict(
+        BASE, **{"lakestream.table.format": "delta",
+                 "lakestream.table.delta.checkpoint.interval": "2",
+                 "lakestream.table.snapshot.retention.ms": "1000"}))
+    tdir = iu.table_dir(broker, topic)
+    logdir = os.path.join(tdir, "_delta_log")
+    p = Producer({"bootstrap.servers": broker.bootstrap})
+    n = 0
+    deadline = time.monotonic() + 120
+    while os.path.exists(os.path.join(logdir, "%020d.json" % 0)) or n == 0:
+        assert time.monotonic() < deadline, "the first commit was never deleted"
+        for _ in range(3):
+            p.produce(topic, value=b"c%d" % n)
+            n += 1
+        assert p.flush(30) == 0
+        same_tables(tdir, n, raw_key)
+        time.sleep(0.5)   # let the checkpoints age past the 1 s retention
+    with open(os.path.join(logdir, "_last_checkpoint")) as f:
+        last = json.load(f)
+    cp = os.path.join(logdir, "%020d.checkpoint.parquet" % last["version"])
+    assert os.path.exists(cp) and last["version"] % 2 == 0
+    # the checkpoint holds the table's state as Delta's checkpoint schema says
+    pa_pq = pytest.importorskip("pyarrow.parquet")
+    t = pa_pq.read_table(cp)
+    assert {"txn", "add", "remove", "metaData", "protocol"} <= set(t.column_names)
+    assert last["size"] == t.num_rows
+    adds = [r for r in t.column("add").to_pylist() if r]
+    assert len(adds) == len(deltalake.DeltaTable(tdir, version=last["version"]).file_uris())
+    # readers load from it: every version before it but the checkpoint's own is gone
+    rows = same_tables(tdir, n, raw_key)
+    assert sorted(r["value"] for r in rows) == sorted(b"c%d" % i for i in range(n))
+    versions = sorted(int(f[:20]) for f in os.listdir(logdir) if f.endswith(".json"))
+    assert versions[0] > 0 and versions == list(range(versions[0], versions[-1] + 1))
+
+
 def test_a_column_delta_cannot_hold_holds_the_table_back(broker):
     """Delta has no time type: a format=delta table with a time column takes
     no commit (neither format), and says why."""
