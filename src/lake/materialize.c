@@ -1097,15 +1097,22 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
         ls_status st = ls_mat_open_table(meta, os, NULL, &vt, NULL, &t, err, errlen);
         if (st == LS_ENOTFOUND) return LS_OK;
         if (st != LS_OK) return st;
-        /* a Delta log is kept while the table is format=delta (and made to
-         * name what the Iceberg table names first); after that it is an
-         * orphan like any other file */
-        st = delta_follow(t, tt->policy, err, errlen);
+        /* the Delta log follows the table first while it is format=delta;
+         * once it is not, the log goes whole when all of it is older than
+         * the grace (never piecemeal by age, which would leave gaps) */
+        size_t dn = 0;
+        if (tt->policy->delta) {
+            st = delta_follow(t, tt->policy, err, errlen);
+        } else {
+            char why[600];
+            st = ls_delta_log_drop(os, ls_ice_table_prefix(t), older_than_ms, &dn, why, sizeof why);
+            if (st != LS_OK) snprintf(err, (size_t)errlen, "deleting the Delta log: %s", why);
+        }
         if (st == LS_OK) {
-            st = ls_ice_table_remove_orphans(t, older_than_ms,
-                                             tt->policy->delta ? LS_DELTA_LOG_DIR : NULL, &n);
+            st = ls_ice_table_remove_orphans(t, older_than_ms, LS_DELTA_LOG_DIR, &n);
             if (st != LS_OK) snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
         }
+        n += dn;
         *deleted += n;
         const char *next = ls_mat_versioned(tt) ? ls_ice_table_summary(t, CONT_AS_KEY) : NULL;
         if (st == LS_OK && next && strlen(next) < sizeof vt.name &&

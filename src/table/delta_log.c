@@ -465,6 +465,31 @@ ls_status ls_delta_commit_put(ls_objstore_t *os, const char *prefix, const ls_de
     return st;
 }
 
+ls_status ls_delta_log_drop(ls_objstore_t *os, const char *prefix, int64_t older_than_ms,
+                            size_t *deleted, char *err, size_t errlen)
+{
+    *deleted = 0;
+    char *dir = ls_asprintf("%s/" LS_DELTA_LOG_DIR "/", prefix);
+    size_t n = 0;
+    ls_objinfo_t *objs = NULL;
+    ls_status st = ls_objstore_list(os, dir, &objs, &n);
+    if (st != LS_OK) snprintf(err, errlen, "list %s: %s", dir, ls_status_str(st));
+    bool old = true;
+    for (size_t i = 0; st == LS_OK && i < n; i++)
+        old &= objs[i].mtime_ms < older_than_ms;
+    /* newest first (_last_checkpoint sorts last): what a crash leaves is
+     * the log of an older version, never one with a gap */
+    for (size_t i = n; st == LS_OK && old && i-- > 0;) {
+        if ((st = ls_objstore_del(os, objs[i].key)) != LS_OK)
+            snprintf(err, errlen, "delete %s: %s", objs[i].key, ls_status_str(st));
+        else
+            (*deleted)++;
+    }
+    ls_objinfo_free(objs, n);
+    ls_free(dir);
+    return st;
+}
+
 char *ls_delta_path_encode(const char *path)
 {
     static const char hex[] = "0123456789ABCDEF";

@@ -96,6 +96,12 @@ ls_status ls_delta_log_checkpoint(ls_objstore_t *os, const char *prefix, const l
 ls_status ls_delta_log_cleanup(ls_objstore_t *os, const char *prefix, int64_t upto_version,
                                int64_t older_than_ms, size_t *deleted, char *err, size_t errlen);
 
+/* Deletes the whole log once its every file was written before
+ * older_than_ms (nothing otherwise), newest version first: a table whose
+ * format no longer has delta. *deleted counts the files. */
+ls_status ls_delta_log_drop(ls_objstore_t *os, const char *prefix, int64_t older_than_ms,
+                            size_t *deleted, char *err, size_t errlen);
+
 /* A path as a Delta log spells it: an RFC 2396 relative URI, every byte
  * but unreserved characters, '/' and '=' percent-encoded (ls_free it). */
 char *ls_delta_path_encode(const char *path);

@@ -269,15 +269,18 @@ def test_a_column_delta_cannot_hold_holds_the_table_back(broker):
         "file://" + md).scan().to_arrow().num_rows == 0
 
 
-@pytest.mark.parametrize("point", ["table.delta.before_commit", "table.delta.committed"])
+@pytest.mark.parametrize("point", ["table.delta.before_commit", "table.delta.committed",
+                                   "table.delta.checkpointed"])
 def test_crash_around_the_delta_commit(broker_factory, point):
     """The broker dies (kill -9) after the Iceberg commit and before the
-    Delta one, or after both and before the index swap; after a restart
+    Delta one, after both and before the index swap, or after a checkpoint
+    (every commit checkpoints here) before its clean-up; after a restart
     both tables hold every acknowledged record exactly once."""
     iu.local_store_only()
     b = broker_factory(*FLAGS)
     topic = create_topic(b.bootstrap, unique_topic("delta-crash"), partitions=2,
-                         config=dict(BASE, **{"lakestream.table.format": "delta"}))
+                         config=dict(BASE, **{"lakestream.table.format": "delta",
+                                              "lakestream.table.delta.checkpoint.interval": "1"}))
     tdir = iu.table_dir(b, topic)
     s = Sender(b.bootstrap, topic, parts=2)
     s.send(0, 10)
@@ -298,6 +301,9 @@ def test_crash_around_the_delta_commit(broker_factory, point):
     assert {r["value"]: raw_key(r) for r in rows} == s.acked
     adds = [a["add"]["path"] for _, a in delta_log(tdir) if "add" in a]
     assert len(adds) == len(set(adds)), "a data file was added to the Delta log twice"
+    with open(os.path.join(tdir, "_delta_log", "_last_checkpoint")) as f:
+        last = json.load(f)["version"]
+    assert deltalake.DeltaTable(tdir, version=last).to_pyarrow_table().num_rows <= 60
 
 
 def test_bad_format_values_are_refused_naming_the_key(broker):

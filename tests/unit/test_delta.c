@@ -398,6 +398,33 @@ TEST(checkpoints_and_cleanup)
     ls_objstore_close(os);
 }
 
+TEST(a_log_is_dropped_whole)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    struct iovec iov = {(void *)"{}\n", 3};
+    const char *keys[] = {"p/_delta_log/00000000000000000000.json",
+                          "p/_delta_log/00000000000000000001.json",
+                          "p/_delta_log/00000000000000000001.checkpoint.parquet",
+                          "p/_delta_log/_last_checkpoint", "p/data/x.parquet"};
+    for (size_t i = 0; i < 5; i++)
+        CHECK_EQ_INT(ls_objstore_put(os, keys[i], &iov, 1, 0), LS_OK);
+    size_t deleted;
+    char err[256];
+    /* one file is newer than the cut-off: nothing goes */
+    ls_objinfo_t info;
+    CHECK_EQ_INT(ls_objstore_head(os, keys[3], &info), LS_OK);
+    CHECK_EQ_INT(ls_delta_log_drop(os, "p", info.mtime_ms, &deleted, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(deleted, 0);
+    CHECK_EQ_INT(ls_delta_log_drop(os, "p", INT64_MAX, &deleted, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(deleted, 4);
+    ls_objinfo_t *objs;
+    size_t n;
+    CHECK_EQ_INT(ls_objstore_list(os, "p/", &objs, &n), LS_OK);
+    CHECK_EQ_INT(n, 1); /* the data file is not the log's */
+    ls_objinfo_free(objs, n);
+    ls_objstore_close(os);
+}
+
 int main(void)
 {
     RUN(commit_encoding);
@@ -407,5 +434,6 @@ int main(void)
     RUN(schema_map);
     RUN(checkpoint_round_trip);
     RUN(checkpoints_and_cleanup);
+    RUN(a_log_is_dropped_whole);
     UNIT_DONE();
 }
