@@ -293,9 +293,13 @@ static ls_status mirror_once(mirror_t *m, int64_t now_ms, size_t *files, char *e
     int64_t seq = ls_ice_table_last_sequence(m->t);
     ls_status st = ls_delta_log_load(os, prefix, &m->log, err, errlen);
     if (st != LS_OK) return st;
-    if (ls_delta_log_version(m->log) >= 0 && ls_delta_log_txn(m->log, LS_DELTA_APP_ID) >= seq &&
-        !strcmp(ls_delta_log_schema(m->log) ? ls_delta_log_schema(m->log) : "", m->schema))
-        return LS_OK; /* this sequence number is mirrored already */
+    /* this sequence number of this Iceberg table is mirrored already (a log
+     * of another table at the location, one created again, gets the diff) */
+    const char *schema = ls_delta_log_schema(m->log), *id = ls_delta_log_table_id(m->log),
+               *uuid = ls_ice_table_uuid(m->t);
+    if (ls_delta_log_txn(m->log, LS_DELTA_APP_ID) >= seq && schema && !strcmp(schema, m->schema) &&
+        id && uuid && !strcmp(id, uuid))
+        return LS_OK;
     m->c = ls_delta_commit_new(now_ms, "WRITE");
     m->iceberg_live = json_object();
     commit_table(m, now_ms);
