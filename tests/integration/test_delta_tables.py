@@ -3,8 +3,10 @@ pass that commits an Iceberg snapshot also writes a Delta commit naming the
 same data files (<table>/_delta_log, docs/FORMATS.md). delta-rs reads the
 Delta table and DuckDB the Parquet files its log names; both must equal,
 row for row, the Iceberg table of the same topic (PyIceberg) and the
-records produced: raw and typed (JSON Schema values) tables, upserts whose
-copy-on-write shows up as remove actions, a pass that dies around the Delta
+records produced: raw and typed (JSON Schema values) tables, upserts and
+small-file rewrites whose removed files show up as remove actions,
+checkpoints (read by delta-rs and pyarrow) and the log clean-up below them,
+a schema Delta cannot hold (held back), a pass that dies around the Delta
 commit (kill -9 at a crash point) and is retried, and refused values."""
 
 import glob
