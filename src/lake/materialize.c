@@ -736,6 +736,43 @@ ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_
     return rc.st;
 }
 
+/* A format=delta table's Delta log follows every change of its Iceberg
+ * table (table/delta_mirror.h): after each commit and rewrite, and in the
+ * idle check and before the orphan sweep, which catch up a log a crash left
+ * behind. */
+static ls_status delta_follow(ls_ice_table_t *t, const ls_policy_t *p, char *err, int errlen)
+{
+    if (!p->delta) return LS_OK;
+    size_t files;
+    char why[900];
+    ls_delta_opts_t o = {.file_grace_ms = p->file_delete_delay_ms,
+                         .log_retention_ms = p->snapshot_retention_ms,
+                         .checkpoint_interval = p->delta_checkpoint_interval};
+    ls_status st = ls_delta_mirror(t, &o, ls_clock_wall_ms(), &files, why, sizeof why);
+    if (st != LS_OK) snprintf(err, (size_t)errlen, "writing the Delta log: %s", why);
+    return st;
+}
+
+/* A format=delta table whose schema (as this commit would leave it) has a
+ * column Delta cannot express is held back before its Iceberg commit, so
+ * the two tables never part. */
+static ls_status delta_check(ls_ice_table_t *t, const ls_policy_t *p, char *err, int errlen)
+{
+    if (!p->delta) return LS_OK;
+    int last;
+    char *ice = ls_ice_table_schema(t, &last), why[300];
+    bool ntz;
+    char *d = ice ? ls_delta_schema_of_iceberg(ice, &ntz, why, sizeof why) : NULL;
+    ls_free(ice);
+    if (d) {
+        ls_free(d);
+        return LS_OK;
+    }
+    snprintf(err, (size_t)errlen, "%s=%s: the table's schema cannot be a Delta schema: %s",
+             ls_policy_key(LS_POLICY_FORMAT), p->value[LS_POLICY_FORMAT], why);
+    return LS_EINVAL;
+}
+
 ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen)
 {
     *rows = 0;
@@ -763,6 +800,7 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
     ls_status st = upsert ? ls_mat_upsert_rows(b, &made, err, errlen) : LS_OK;
     if (st != LS_OK) return st;
     if (!b->t) return LS_OK; /* a typed table no record has created yet */
+    if ((st = delta_check(b->t, b->tt->policy, err, errlen)) != LS_OK) return st;
     const char *was = ls_ice_table_summary(b->t, SKIPPED_KEY);
     char skipped[24] = "";
     if (b->skipped || was) /* a running count, carried from snapshot to snapshot */
@@ -884,8 +922,11 @@ ls_status ls_mat_rewrite(ls_mat_batch_t *b, ls_file_rewrite_stats_t *stats, char
     if (!b->t) return LS_OK; /* a typed table no record has created yet */
     ls_file_rewrite_opts_t o = ls_mat_rewrite_opts(b);
     bool more = stats->more; /* the side tables' */
+    uint64_t commits = stats->commits;
     ls_status st = ls_file_rewrite(b->t, &o, ls_clock_wall_ms(), stats, err, (size_t)errlen);
     stats->more |= more;
+    if (st == LS_OK && stats->commits > commits)
+        st = delta_follow(b->t, b->tt->policy, err, errlen);
     return st;
 }
 
@@ -998,7 +1039,7 @@ static ls_status expire_one(ls_ice_table_t *t, const ls_policy_t *p, int64_t now
         snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
     else if (next < *next_ms)
         *next_ms = next;
-    return st;
+    return st == LS_OK ? delta_follow(t, p, err, errlen) : st;
 }
 
 ls_status ls_materialize_expire(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
@@ -1056,9 +1097,23 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
         ls_status st = ls_mat_open_table(meta, os, NULL, &vt, NULL, &t, err, errlen);
         if (st == LS_ENOTFOUND) return LS_OK;
         if (st != LS_OK) return st;
-        st = ls_ice_table_remove_orphans(t, older_than_ms, &n);
+        /* the Delta log follows the table first while it is format=delta;
+         * once it is not, the log goes whole when all of it is older than
+         * the grace (never piecemeal by age, which would leave gaps) */
+        size_t dn = 0;
+        if (tt->policy->delta) {
+            st = delta_follow(t, tt->policy, err, errlen);
+        } else {
+            char why[600];
+            st = ls_delta_log_drop(os, ls_ice_table_prefix(t), older_than_ms, &dn, why, sizeof why);
+            if (st != LS_OK) snprintf(err, (size_t)errlen, "deleting the Delta log: %s", why);
+        }
+        if (st == LS_OK) {
+            st = ls_ice_table_remove_orphans(t, older_than_ms, LS_DELTA_LOG_DIR, &n);
+            if (st != LS_OK) snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
+        }
+        n += dn;
         *deleted += n;
-        if (st != LS_OK) snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
         const char *next = ls_mat_versioned(tt) ? ls_ice_table_summary(t, CONT_AS_KEY) : NULL;
         if (st == LS_OK && next && strlen(next) < sizeof vt.name &&
             ls_tcat_name_ok(next, strlen(next)))

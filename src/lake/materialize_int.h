@@ -20,6 +20,8 @@
 #include "registry/avro_view.h"
 #include "registry/registry.h"
 #include "table/data_files.h"
+#include "table/delta_log.h"
+#include "table/delta_mirror.h"
 #include "table/iceberg_raw.h"
 #include "table/iceberg_table.h"
 #include "table/iceberg_typed.h"

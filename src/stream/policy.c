@@ -464,6 +464,19 @@ static int p_changelog(const char *v, ls_policy_t *p, char *why, size_t cap)
     return i < 0 ? -1 : 0;
 }
 
+static int p_format(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    static const char *const opts[] = {"iceberg", "delta", "iceberg,delta", NULL};
+    int i = one_of(v, opts);
+    p->delta = i >= 1;
+    return i < 0 ? -1 : 0;
+}
+
+static int p_checkpoint_interval(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    return parse_int(v, 1, 100000, &p->delta_checkpoint_interval);
+}
+
 static int p_evolution(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"fail", "dead-letter", "new-table", NULL};
@@ -633,6 +646,23 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
          "30 s, a query reads what it planned for minutes) can still read it; then a commit or "
          "the idle check deletes it. 0: deleted at once, as Iceberg's expireSnapshots does.",
          p_file_delay},
+    [LS_POLICY_FORMAT] = {"lakestream.table.format", "iceberg", "iceberg, delta, iceberg,delta",
+                          "Table formats the table is readable as. iceberg: an Apache Iceberg "
+                          "table; delta (or iceberg,delta): also a Delta Lake table at the same "
+                          "location (its _delta_log names the same data files, committed by the "
+                          "same pass). The Iceberg metadata is always written: it is the "
+                          "broker's record of what the table holds (docs/FORMATS.md).",
+                          p_format},
+    [LS_POLICY_DELTA_CHECKPOINT_INTERVAL] = {"lakestream.table.delta.checkpoint.interval", "10",
+                                             "an integer from 1 to 100000",
+                                             "With format delta: a Delta checkpoint "
+                                             "(<version>.checkpoint.parquet and "
+                                             "_delta_log/_last_checkpoint) after every commit "
+                                             "whose version is a multiple of this (Delta's "
+                                             "delta.checkpointInterval); log files below a "
+                                             "checkpoint older than snapshot.retention.ms are "
+                                             "then deleted.",
+                                             p_checkpoint_interval},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }

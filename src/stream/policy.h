@@ -64,6 +64,11 @@
  *                                                        version of; with -latest the subject
  *                                                        whose latest version decodes (only
  *                                                        TopicNameStrategy: a cross-field rule)
+ *   format               iceberg | delta | iceberg,delta applied (table/delta_mirror.h: a
+ *                                                        Delta log over the same data files,
+ *                                                        written by the pass that commits them)
+ *   delta.checkpoint.interval 1..100000                  applied (table/delta_mirror.h: a Delta
+ *                                                        checkpoint at every multiple of it)
  *   primary.key          empty | key fields a,b,...      applied (lake/materialize.c: the
  *                                                        upsert identity; the table's
  *                                                        identifier-field-ids); needs a typed
@@ -116,6 +121,8 @@ typedef enum ls_policy_field {
     LS_POLICY_KEY_SUBJECT_STRATEGY,
     LS_POLICY_PRIMARY_KEY,
     LS_POLICY_FILE_DELETE_DELAY_MS,
+    LS_POLICY_FORMAT,
+    LS_POLICY_DELTA_CHECKPOINT_INTERVAL,
     LS_POLICY_NFIELDS
 } ls_policy_field;
 
@@ -196,10 +203,12 @@ typedef struct ls_policy {
     bool error_skip;    /* error.handling=skip */
     bool error_dlq;     /* error.handling=dead-letter: into <name>__dlq */
     bool evolution_dlq; /* evolution=dead-letter: into <name>__dlq */
-    bool evolution_new_table; /* evolution=new-table: a new table version <name>__vN */
-    bool upsert;              /* write.mode=upsert: one row per key */
-    bool changelog;           /* also the append-only table <name>__changelog */
-    int64_t enabled_since_ms; /* -1: not recorded */
+    bool evolution_new_table;          /* evolution=new-table: a new table version <name>__vN */
+    bool upsert;                       /* write.mode=upsert: one row per key */
+    bool changelog;                    /* also the append-only table <name>__changelog */
+    bool delta;                        /* format has delta: a Delta Lake log beside the table */
+    int64_t delta_checkpoint_interval; /* a Delta checkpoint every this many versions */
+    int64_t enabled_since_ms;          /* -1: not recorded */
 } ls_policy_t;
 
 /* Field metadata. */

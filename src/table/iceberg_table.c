@@ -407,6 +407,20 @@ const char *ls_ice_table_metadata_location(const ls_ice_table_t *t) { return t->
 
 const char *ls_ice_table_error(const ls_ice_table_t *t) { return t->err; }
 
+const char *ls_ice_table_location(const ls_ice_table_t *t) { return t->location; }
+
+const char *ls_ice_table_prefix(const ls_ice_table_t *t) { return t->prefix; }
+
+const char *ls_ice_table_uuid(const ls_ice_table_t *t)
+{
+    return json_string_value(json_object_get(t->meta, "table-uuid"));
+}
+
+int64_t ls_ice_table_last_sequence(const ls_ice_table_t *t)
+{
+    return (int64_t)json_integer_value(json_object_get(t->meta, "last-sequence-number"));
+}
+
 int64_t ls_ice_table_current_snapshot(const ls_ice_table_t *t)
 {
     json_t *v = json_object_get(t->meta, "current-snapshot-id");
@@ -933,7 +947,8 @@ ls_status ls_ice_table_live_files(ls_ice_table_t *t, ls_ice_mentry_t **out, size
  * those lists name and every data file those manifests name live, or name
  * DELETED by a retained snapshot (ls_ice_entry_keeps_file). Any read failure
  * deletes nothing. */
-ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, uint64_t *deleted)
+ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms,
+                                      const char *keep_dir, uint64_t *deleted)
 {
     *deleted = 0;
     t->err[0] = 0;
@@ -1016,11 +1031,13 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, 
         if (st != LS_OK) snprintf(t->err, sizeof t->err, "list %s: %s", prefix, ls_status_str(st));
         size_t plen = strlen(t->prefix);
         char *theirs = ls_asprintf("%s/" LS_ICE_CATALOGS_DIR "/", t->prefix);
+        char *kept = keep_dir ? ls_asprintf("%s/%s/", t->prefix, keep_dir) : NULL;
         for (size_t o = 0; st == LS_OK && o < n; o++) {
             if (objs[o].mtime_ms >= older_than_ms) continue;
             /* external catalogs' metadata files (compact/catalog_sync.h):
-             * theirs to keep, not orphans of ours */
+             * theirs to keep, not orphans of ours; and the caller's own */
             if (strncmp(objs[o].key, theirs, strlen(theirs)) == 0) continue;
+            if (kept && strncmp(objs[o].key, kept, strlen(kept)) == 0) continue;
             char *loc = ls_asprintf("%s%s", t->location, objs[o].key + plen);
             if (!json_object_get(refs, loc)) {
                 if (!announced) {
@@ -1033,6 +1050,7 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, 
         }
         ls_objinfo_free(objs, n);
         ls_free(theirs);
+        ls_free(kept);
         ls_free(prefix);
     }
     t->maint.files_deleted += *deleted;

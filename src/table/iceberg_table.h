@@ -387,9 +387,11 @@ ls_status ls_ice_table_expire(ls_ice_table_t *t, int64_t now_ms, bool *committed
  * still holds references (failed or crashed commits, engines' refused
  * writes, wherever they put them), last written before older_than_ms;
  * *deleted counts them. Files pending deletion (within their grace) count
- * as referenced. A read failure deletes nothing and is returned. Design
- * note in iceberg_table.c. */
-ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms, uint64_t *deleted);
+ * as referenced, and so does everything under <location>/<keep_dir>/ (NULL:
+ * nothing: a Delta log, table/delta_mirror.h). A read failure deletes nothing
+ * and is returned. Design note in iceberg_table.c. */
+ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms,
+                                      const char *keep_dir, uint64_t *deleted);
 /* Below the table's location: where external catalogs the table is mirrored
  * to write their own metadata files (write.metadata.path, set by
  * compact/catalog_sync.c); never orphans of ours. */
@@ -429,4 +431,9 @@ const char *ls_ice_table_summary(const ls_ice_table_t *t, const char *key);
 /* Location of the current metadata file. */
 const char *ls_ice_table_metadata_location(const ls_ice_table_t *t);
 const char *ls_ice_table_error(const ls_ice_table_t *t);
+const char *ls_ice_table_location(const ls_ice_table_t *t); /* the URI readers use */
+const char *ls_ice_table_prefix(const ls_ice_table_t *t);   /* its object key prefix */
+const char *ls_ice_table_uuid(const ls_ice_table_t *t);     /* table-uuid */
+/* last-sequence-number: raised by every commit that makes a snapshot. */
+int64_t ls_ice_table_last_sequence(const ls_ice_table_t *t);
 #endif

@@ -1199,12 +1199,12 @@ TEST(orphan_files_removed)
     int before = count_keys(os, "wh/ns/o/");
     uint64_t n = 0;
     /* nothing is old enough yet */
-    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, 0, &n), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, 0, NULL, &n), LS_OK);
     CHECK_EQ_INT(n, 0);
-    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &n), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, NULL, &n), LS_OK);
     CHECK_EQ_INT(n, 3);
     CHECK_EQ_INT(count_keys(os, "wh/ns/o/"), before - 3);
-    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &n), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, NULL, &n), LS_OK);
     CHECK_EQ_INT(n, 0);
     ls_objinfo_t info;
     CHECK_EQ_INT(
@@ -1486,7 +1486,7 @@ TEST(rewritten_files_go_when_their_deleting_snapshot_expires)
     int files = count_keys(os, "wh/ns/x/data/");
     uint64_t gone = 0;
     /* every snapshot retained: the replaced files stay */
-    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &gone), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, NULL, &gone), LS_OK);
     CHECK_EQ_INT(gone, 0);
     /* everything before the last append expires with the next one (the
      * rewrite among them); the rewrite's manifest, DELETED entries and all,
@@ -1498,7 +1498,7 @@ TEST(rewritten_files_go_when_their_deleting_snapshot_expires)
     ls_objinfo_t info;
     for (size_t i = 0; i < nr; i++)
         CHECK_EQ_INT(ls_objstore_head(os, removed[i] + strlen("mem://"), &info), LS_ENOTFOUND);
-    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &gone), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, NULL, &gone), LS_OK);
     CHECK_EQ_INT(gone, 0);
     /* what the current snapshot plans all exists, every row */
     ls_ice_mentry_t *after;
@@ -1728,7 +1728,7 @@ TEST(unreferenced_files_stay_for_the_delay_then_go)
     CHECK_EQ_INT(ls_ice_table_expire(t, t0 + 6000 + DELAY, &committed, &next), LS_OK);
     CHECK(committed);
     uint64_t gone = 0;
-    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &gone), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, NULL, &gone), LS_OK);
     CHECK_EQ_INT(gone, 0); /* maintenance left no garbage behind */
     /* every row is still there, in files that exist */
     ls_ice_mentry_t *after;
@@ -1818,7 +1818,7 @@ TEST(orphans_in_foreign_folders_are_swept)
     }
     CHECK_EQ_INT(count_keys(os, "wh/ns/f/"), before + 3);
     uint64_t gone = 0;
-    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, &gone), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_remove_orphans(t, INT64_MAX, NULL, &gone), LS_OK);
     CHECK_EQ_INT(gone, 3);
     CHECK_EQ_INT(count_keys(os, "wh/ns/f/"), before);
     ls_ice_mentry_t *live;
