@@ -36,8 +36,8 @@ enum { UPGRADE = 1, SAFE_DOWNGRADE = 2, UNSAFE_DOWNGRADE = 3 };
 const ls_kafka_feature_t ls_kafka_features[] = {
     {"transaction.version", 0, LS_KAFKA_TRANSACTION_VERSION, LS_KAFKA_TRANSACTION_VERSION},
     {"eligible.leader.replicas.version", 0, 0, 0},
-    {"group.version", 0, 1, 1}, /* KIP-848 consumer groups (h_consumer_group.c) */
-    {"share.version", 0, 1, 1}, /* KIP-932 share groups (h_share_fetch.c) */
+    {"group.version", 0, 1, 1},   /* KIP-848 consumer groups (h_consumer_group.c) */
+    {"share.version", 0, 1, 1},   /* KIP-932 share groups (h_share_fetch.c) */
     {"streams.version", 0, 1, 1}, /* KIP-1071 streams groups (h_streams_group.c) */
 };
 const int ls_kafka_nfeatures = (int)(sizeof ls_kafka_features / sizeof ls_kafka_features[0]);
