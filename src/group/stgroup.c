@@ -1,5 +1,6 @@
 /* Streams groups (KIP-1071): see stgroup.h for the design note. */
 #include "group/stgroup.h"
+#include "group/stgroup_topology.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,169 +80,7 @@ static uint64_t t3_hash(const tasks3_t *t)
     return h ^ (uint64_t)t3_count(t);
 }
 
-/* ------------------------------------------------------------ topology copies */
-
 static char *dup_or_null(const char *s) { return s ? ls_strdup(s) : NULL; }
-
-static const char **strv_dup(const char *const *v, int n)
-{
-    const char **o = LS_NEWN(const char *, n + 1);
-    for (int i = 0; i < n; i++)
-        o[i] = ls_strdup(v[i]);
-    return o;
-}
-
-static void strv_free(const char *const *v, int n)
-{
-    for (int i = 0; i < n; i++)
-        ls_free((char *)v[i]);
-    ls_free((void *)v);
-}
-
-static ls_stgroup_kv_t *kv_dup(const ls_stgroup_kv_t *v, int n)
-{
-    ls_stgroup_kv_t *o = LS_NEWN(ls_stgroup_kv_t, n + 1);
-    for (int i = 0; i < n; i++)
-        o[i] = (ls_stgroup_kv_t){ls_strdup(v[i].key), ls_strdup(v[i].value)};
-    return o;
-}
-
-static void kv_free(const ls_stgroup_kv_t *v, int n)
-{
-    for (int i = 0; i < n; i++) {
-        ls_free((char *)v[i].key);
-        ls_free((char *)v[i].value);
-    }
-    ls_free((void *)v);
-}
-
-static ls_stgroup_topic_info_t *infos_dup(const ls_stgroup_topic_info_t *v, int n)
-{
-    ls_stgroup_topic_info_t *o = LS_NEWN(ls_stgroup_topic_info_t, n + 1);
-    for (int i = 0; i < n; i++) {
-        o[i] = v[i];
-        o[i].name = ls_strdup(v[i].name);
-        o[i].configs = kv_dup(v[i].configs, v[i].nconfigs);
-    }
-    return o;
-}
-
-static void infos_free(const ls_stgroup_topic_info_t *v, int n)
-{
-    for (int i = 0; i < n; i++) {
-        ls_free((char *)v[i].name);
-        kv_free(v[i].configs, v[i].nconfigs);
-    }
-    ls_free((void *)v);
-}
-
-static int16_t *i16_dup(const int16_t *v, int n)
-{
-    int16_t *o = LS_NEWN(int16_t, n + 1);
-    if (n) memcpy(o, v, (size_t)n * sizeof *v);
-    return o;
-}
-
-static ls_stgroup_topology_t *topo_dup(const ls_stgroup_topology_t *t)
-{
-    ls_stgroup_topology_t *o = LS_NEW(ls_stgroup_topology_t);
-    ls_stgroup_subtopology_t *subs = LS_NEWN(ls_stgroup_subtopology_t, t->nsubs + 1);
-    for (int i = 0; i < t->nsubs; i++) {
-        const ls_stgroup_subtopology_t *s = &t->subs[i];
-        ls_stgroup_copart_t *cp = LS_NEWN(ls_stgroup_copart_t, s->ncoparts + 1);
-        for (int j = 0; j < s->ncoparts; j++)
-            cp[j] = (ls_stgroup_copart_t){
-                i16_dup(s->coparts[j].sources, s->coparts[j].nsources), s->coparts[j].nsources,
-                i16_dup(s->coparts[j].repartitions, s->coparts[j].nrepartitions),
-                s->coparts[j].nrepartitions};
-        subs[i] = (ls_stgroup_subtopology_t){
-            .id = ls_strdup(s->id),
-            .sources = strv_dup(s->sources, s->nsources),
-            .nsources = s->nsources,
-            .sinks = strv_dup(s->sinks, s->nsinks),
-            .nsinks = s->nsinks,
-            .repartitions = infos_dup(s->repartitions, s->nrepartitions),
-            .nrepartitions = s->nrepartitions,
-            .changelogs = infos_dup(s->changelogs, s->nchangelogs),
-            .nchangelogs = s->nchangelogs,
-            .coparts = cp,
-            .ncoparts = s->ncoparts,
-        };
-    }
-    *o = (ls_stgroup_topology_t){t->epoch, subs, t->nsubs};
-    return o;
-}
-
-static void topo_free(ls_stgroup_topology_t *t)
-{
-    if (!t) return;
-    for (int i = 0; i < t->nsubs; i++) {
-        const ls_stgroup_subtopology_t *s = &t->subs[i];
-        ls_free((char *)s->id);
-        strv_free(s->sources, s->nsources);
-        strv_free(s->sinks, s->nsinks);
-        infos_free(s->repartitions, s->nrepartitions);
-        infos_free(s->changelogs, s->nchangelogs);
-        for (int j = 0; j < s->ncoparts; j++) {
-            ls_free((void *)s->coparts[j].sources);
-            ls_free((void *)s->coparts[j].repartitions);
-        }
-        ls_free((void *)s->coparts);
-    }
-    ls_free((void *)t->subs);
-    ls_free(t);
-}
-
-static bool kv_equal(const ls_stgroup_kv_t *a, int na, const ls_stgroup_kv_t *b, int nb)
-{
-    if (na != nb) return false;
-    for (int i = 0; i < na; i++)
-        if (strcmp(a[i].key, b[i].key) || strcmp(a[i].value, b[i].value)) return false;
-    return true;
-}
-
-static bool strv_equal(const char *const *a, int na, const char *const *b, int nb)
-{
-    if (na != nb) return false;
-    for (int i = 0; i < na; i++)
-        if (strcmp(a[i], b[i])) return false;
-    return true;
-}
-
-static bool infos_equal(const ls_stgroup_topic_info_t *a, int na, const ls_stgroup_topic_info_t *b,
-                        int nb)
-{
-    if (na != nb) return false;
-    for (int i = 0; i < na; i++)
-        if (strcmp(a[i].name, b[i].name) || a[i].partitions != b[i].partitions ||
-            a[i].replication_factor != b[i].replication_factor ||
-            !kv_equal(a[i].configs, a[i].nconfigs, b[i].configs, b[i].nconfigs))
-            return false;
-    return true;
-}
-
-static bool topo_equal(const ls_stgroup_topology_t *a, const ls_stgroup_topology_t *b)
-{
-    if (a->epoch != b->epoch || a->nsubs != b->nsubs) return false;
-    for (int i = 0; i < a->nsubs; i++) {
-        const ls_stgroup_subtopology_t *x = &a->subs[i], *y = &b->subs[i];
-        if (strcmp(x->id, y->id) || !strv_equal(x->sources, x->nsources, y->sources, y->nsources) ||
-            !strv_equal(x->sinks, x->nsinks, y->sinks, y->nsinks) ||
-            !infos_equal(x->repartitions, x->nrepartitions, y->repartitions, y->nrepartitions) ||
-            !infos_equal(x->changelogs, x->nchangelogs, y->changelogs, y->nchangelogs) ||
-            x->ncoparts != y->ncoparts)
-            return false;
-        for (int j = 0; j < x->ncoparts; j++) {
-            const ls_stgroup_copart_t *p = &x->coparts[j], *q = &y->coparts[j];
-            if (p->nsources != q->nsources || p->nrepartitions != q->nrepartitions ||
-                (p->nsources && memcmp(p->sources, q->sources, (size_t)p->nsources * 2)) ||
-                (p->nrepartitions &&
-                 memcmp(p->repartitions, q->repartitions, (size_t)p->nrepartitions * 2)))
-                return false;
-        }
-    }
-    return true;
-}
 
 /* ------------------------------------------------------------ model */
 
@@ -264,26 +103,15 @@ typedef struct member {
     tasks3_t assigned, pending, target;
 } member_t;
 
-/* The topology as configured against the topics that exist. */
-typedef struct configured {
-    bool ready;
-    int8_t code; /* -1 ready, else the status */
-    char *detail;
-    int32_t *ntasks; /* per sub-topology */
-    int nsubs;
-    ls_stgroup_create_t *create;
-    int ncreate;
-} configured_t;
-
 struct ls_stgroup {
     char *id;
     ls_stgroup_config_t cfg;
     int32_t epoch, target_epoch, endpoint_epoch;
     ls_stgroup_topology_t *topo;
-    configured_t conf;
-    uint64_t conf_sig; /* of conf when the target was last computed */
-    int32_t standbys;  /* num.standby.replicas of the current target */
-    char *shutdown_by; /* a member asked the whole application to stop */
+    ls_stgroup_conf_t conf;
+    uint64_t ls_stgroup_conf_sig; /* of conf when the target was last computed */
+    int32_t standbys;             /* num.standby.replicas of the current target */
+    char *shutdown_by;            /* a member asked the whole application to stop */
     member_t **members;
     int nmembers;
     uint64_t version;
@@ -311,14 +139,6 @@ ls_stgroup_t *ls_stgroup_new(const char *group_id, const ls_stgroup_config_t *cf
     return g;
 }
 
-static void conf_clear(configured_t *c)
-{
-    ls_free(c->detail);
-    ls_free(c->ntasks);
-    ls_free(c->create);
-    *c = (configured_t){.code = -1};
-}
-
 static void member_free(member_t *m)
 {
     ls_free(m->id);
@@ -327,7 +147,7 @@ static void member_free(member_t *m)
     ls_free(m->client_host);
     ls_free(m->process_id);
     ls_free(m->ep_host);
-    kv_free(m->tags, m->ntags);
+    ls_stgroup_kv_free(m->tags, m->ntags);
     for (int i = 0; i < m->noffsets; i++)
         ls_free((char *)m->offsets[i].sub);
     ls_free(m->offsets);
@@ -346,8 +166,8 @@ void ls_stgroup_free(ls_stgroup_t *g)
     for (int i = 0; i < g->nmembers; i++)
         member_free(g->members[i]);
     ls_free(g->members);
-    topo_free(g->topo);
-    conf_clear(&g->conf);
+    ls_stgroup_topology_free(g->topo);
+    ls_stgroup_conf_clear(&g->conf);
     ls_free(g->shutdown_by);
     ls_free(g->id);
     ls_free(g);
@@ -383,282 +203,6 @@ static void remove_member(ls_stgroup_t *g, member_t *m)
 
 /* A member's process: its ProcessId, or itself when it sent none. */
 static const char *process_of(const member_t *m) { return m->process_id ? m->process_id : m->id; }
-
-/* ------------------------------------------------------------ configuring */
-
-static int find_sub(const ls_stgroup_topology_t *t, const char *id)
-{
-    for (int i = 0; i < t->nsubs; i++)
-        if (!strcmp(t->subs[i].id, id)) return i;
-    return -1;
-}
-
-/* Repartition topics of the topology, with the counts decided so far. */
-typedef struct rep {
-    const ls_stgroup_topic_info_t *info;
-    int32_t count; /* 0: not decided yet */
-} rep_t;
-
-typedef struct cfgctx {
-    const ls_stgroup_topology_t *t;
-    ls_stgroup_partitions_fn fn;
-    void *arg;
-    rep_t *reps;
-    int nreps;
-    ls_buf_t detail;
-    int8_t code;
-} cfgctx_t;
-
-static rep_t *find_rep(cfgctx_t *c, const char *name)
-{
-    for (int i = 0; i < c->nreps; i++)
-        if (!strcmp(c->reps[i].info->name, name)) return &c->reps[i];
-    return NULL;
-}
-
-/* A topic's count: decided (repartition topics) or existing; -1 unknown. */
-static int32_t count_of(cfgctx_t *c, const char *name)
-{
-    rep_t *r = find_rep(c, name);
-    if (r) return r->count > 0 ? r->count : -1;
-    return c->fn(c->arg, name);
-}
-
-static void set_status(cfgctx_t *c, int8_t code, const char *detail)
-{
-    if (c->code >= 0) return; /* the first one found */
-    c->code = code;
-    ls_buf_append(&c->detail, detail, strlen(detail));
-}
-
-/* Kafka's order: missing sources, repartition counts, copartitioning,
- * changelogs and the internal topics' existence. NULL on success (conf
- * filled, maybe with a status), else why the topology is invalid. */
-static const char *missing_sources(cfgctx_t *c)
-{
-    ls_buf_t names;
-    ls_buf_init(&names);
-    const char **seen = NULL;
-    int nseen = 0;
-    for (int i = 0; i < c->t->nsubs; i++) {
-        const ls_stgroup_subtopology_t *s = &c->t->subs[i];
-        for (int j = 0; j < s->nsources; j++) {
-            if (find_rep(c, s->sources[j]) || c->fn(c->arg, s->sources[j]) >= 0) continue;
-            bool dup = false;
-            for (int k = 0; k < nseen && !dup; k++)
-                dup = !strcmp(seen[k], s->sources[j]);
-            if (dup) continue;
-            seen = ls_realloc(seen, (size_t)(nseen + 1) * sizeof *seen);
-            seen[nseen++] = s->sources[j];
-            ls_buf_append(&names, nseen > 1 ? ", " : "Source topics ", nseen > 1 ? 2 : 14);
-            ls_buf_append(&names, s->sources[j], strlen(s->sources[j]));
-        }
-    }
-    if (nseen) {
-        ls_buf_append(&names, " are missing.", 14);
-        set_status(c, LS_STGROUP_MISSING_SOURCE_TOPICS, (const char *)names.data);
-    }
-    ls_free(seen);
-    ls_buf_free(&names);
-    return NULL;
-}
-
-static const char *repartition_counts(cfgctx_t *c)
-{
-    for (;;) {
-        bool progress = false, needed = false;
-        for (int r = 0; r < c->nreps; r++) {
-            if (c->reps[r].count > 0) continue;
-            int32_t best = -1;
-            for (int i = 0; i < c->t->nsubs; i++) {
-                const ls_stgroup_subtopology_t *s = &c->t->subs[i];
-                bool writes = false;
-                for (int j = 0; j < s->nsinks && !writes; j++)
-                    writes = !strcmp(s->sinks[j], c->reps[r].info->name);
-                if (!writes) continue;
-                for (int j = 0; j < s->nsources; j++) {
-                    int32_t n = count_of(c, s->sources[j]);
-                    if (n > best) best = n;
-                }
-                for (int j = 0; j < s->nrepartitions; j++) {
-                    int32_t n = count_of(c, s->repartitions[j].name);
-                    if (n > best) best = n;
-                }
-            }
-            if (best > 0) {
-                c->reps[r].count = best;
-                progress = true;
-            } else {
-                needed = true;
-            }
-        }
-        if (!needed) return NULL;
-        if (!progress)
-            return "Failed to compute the number of partitions of every repartition topic: a "
-                   "repartition topic is read but no sub-topology with known source topics "
-                   "writes to it.";
-    }
-}
-
-static const char *copartition(cfgctx_t *c)
-{
-    for (int i = 0; i < c->t->nsubs; i++) {
-        const ls_stgroup_subtopology_t *s = &c->t->subs[i];
-        for (int g = 0; g < s->ncoparts; g++) {
-            const ls_stgroup_copart_t *cp = &s->coparts[g];
-            int32_t ext = -1, fixed = -1, maxrep = -1;
-            const char *ext_name = NULL;
-            for (int j = 0; j < cp->nsources; j++) {
-                const char *name = s->sources[cp->sources[j]];
-                rep_t *r = find_rep(c, name);
-                int32_t n = r ? r->count : c->fn(c->arg, name);
-                if (r) {
-                    if (r->info->partitions > 0) fixed = n;
-                    if (n > maxrep) maxrep = n;
-                    continue;
-                }
-                if (ext >= 0 && n != ext) {
-                    char d[600];
-                    snprintf(d, sizeof d,
-                             "Topics %s and %s are not co-partitioned: they have %d and %d "
-                             "partitions.",
-                             ext_name, name, (int)ext, (int)n);
-                    set_status(c, LS_STGROUP_INCORRECTLY_PARTITIONED_TOPICS, d);
-                    return NULL;
-                }
-                ext = n;
-                ext_name = name;
-            }
-            for (int j = 0; j < cp->nrepartitions; j++) {
-                rep_t *r = find_rep(c, s->repartitions[cp->repartitions[j]].name);
-                if (!r) continue;
-                if (r->info->partitions > 0) {
-                    if (fixed > 0 && fixed != r->count)
-                        return "Repartition topics of a copartition group have different fixed "
-                               "partition counts.";
-                    fixed = r->count;
-                }
-                if (r->count > maxrep) maxrep = r->count;
-            }
-            int32_t want = ext > 0 ? ext : fixed > 0 ? fixed : maxrep;
-            if (want <= 0) continue;
-            for (int j = 0; j < cp->nrepartitions; j++) {
-                rep_t *r = find_rep(c, s->repartitions[cp->repartitions[j]].name);
-                if (!r) continue;
-                if (r->info->partitions > 0 && r->count != want) {
-                    char d[600];
-                    snprintf(d, sizeof d,
-                             "Repartition topic %s has %d partitions, but the topics it is "
-                             "co-partitioned with have %d.",
-                             r->info->name, (int)r->count, (int)want);
-                    set_status(c, LS_STGROUP_INCORRECTLY_PARTITIONED_TOPICS, d);
-                    return NULL;
-                }
-                r->count = want;
-            }
-        }
-    }
-    return NULL;
-}
-
-static void add_create(configured_t *conf, const ls_stgroup_topic_info_t *info, int32_t n)
-{
-    conf->create = ls_realloc(conf->create, (size_t)(conf->ncreate + 1) * sizeof *conf->create);
-    conf->create[conf->ncreate++] = (ls_stgroup_create_t){info->name, n, info->replication_factor,
-                                                          info->configs, info->nconfigs};
-}
-
-/* An internal topic's existing partition count against the decided one. */
-static void internal_topic(cfgctx_t *c, configured_t *conf, const ls_stgroup_topic_info_t *info,
-                           int32_t want)
-{
-    for (int i = 0; i < conf->ncreate; i++)
-        if (!strcmp(conf->create[i].name, info->name)) return; /* listed already */
-    int32_t have = c->fn(c->arg, info->name);
-    if (have < 0) {
-        add_create(conf, info, want);
-        return;
-    }
-    if (have != want) {
-        char d[600];
-        snprintf(d, sizeof d,
-                 "Existing topic %s has another number of partitions: expected %d, found %d.",
-                 info->name, (int)want, (int)have);
-        set_status(c, LS_STGROUP_INCORRECTLY_PARTITIONED_TOPICS, d);
-    }
-}
-
-static const char *configure(ls_stgroup_t *g, const ls_stgroup_topology_t *t,
-                             ls_stgroup_partitions_fn fn, void *arg, configured_t *conf)
-{
-    *conf = (configured_t){.code = -1};
-    cfgctx_t c = {.t = t, .fn = fn, .arg = arg, .code = -1};
-    ls_buf_init(&c.detail);
-    for (int i = 0; i < t->nsubs; i++)
-        for (int j = 0; j < t->subs[i].nrepartitions; j++) {
-            c.reps = ls_realloc(c.reps, (size_t)(c.nreps + 1) * sizeof *c.reps);
-            c.reps[c.nreps++] =
-                (rep_t){&t->subs[i].repartitions[j], t->subs[i].repartitions[j].partitions};
-        }
-    const char *bad = missing_sources(&c);
-    if (!bad && c.code < 0) bad = repartition_counts(&c);
-    if (!bad && c.code < 0) bad = copartition(&c);
-    if (!bad && c.code < 0) {
-        conf->nsubs = t->nsubs;
-        conf->ntasks = LS_NEWN(int32_t, t->nsubs + 1);
-        for (int i = 0; i < t->nsubs; i++) {
-            const ls_stgroup_subtopology_t *s = &t->subs[i];
-            int32_t n = 0;
-            for (int j = 0; j < s->nsources; j++)
-                if (count_of(&c, s->sources[j]) > n) n = count_of(&c, s->sources[j]);
-            for (int j = 0; j < s->nrepartitions; j++)
-                if (count_of(&c, s->repartitions[j].name) > n)
-                    n = count_of(&c, s->repartitions[j].name);
-            conf->ntasks[i] = n;
-        }
-        for (int i = 0; i < c.nreps && c.code < 0; i++)
-            internal_topic(&c, conf, c.reps[i].info, c.reps[i].count);
-        for (int i = 0; i < t->nsubs && c.code < 0; i++)
-            for (int j = 0; j < t->subs[i].nchangelogs; j++)
-                internal_topic(&c, conf, &t->subs[i].changelogs[j], conf->ntasks[i]);
-        if (c.code < 0 && conf->ncreate) {
-            ls_buf_t names;
-            ls_buf_init(&names);
-            ls_buf_append(&names, "Internal topics are missing: ", 29);
-            for (int i = 0; i < conf->ncreate; i++) {
-                if (i) ls_buf_append(&names, ", ", 2);
-                ls_buf_append(&names, conf->create[i].name, strlen(conf->create[i].name));
-            }
-            ls_buf_append_u8(&names, 0);
-            set_status(&c, LS_STGROUP_MISSING_INTERNAL_TOPICS, (const char *)names.data);
-            ls_buf_free(&names);
-        }
-    }
-    ls_free(c.reps);
-    (void)g;
-    if (bad) {
-        ls_buf_free(&c.detail);
-        conf_clear(conf);
-        return bad;
-    }
-    conf->code = c.code;
-    conf->ready = c.code < 0;
-    if (c.code >= 0) {
-        ls_buf_append_u8(&c.detail, 0);
-        conf->detail = ls_strdup((const char *)c.detail.data);
-        if (c.code != LS_STGROUP_MISSING_INTERNAL_TOPICS) conf->ncreate = 0;
-    }
-    ls_buf_free(&c.detail);
-    return NULL;
-}
-
-/* What the target depends on from the configured topology. */
-static uint64_t conf_sig(const configured_t *c)
-{
-    uint64_t h = ls_hash_bytes(LS_HASH_INIT, &c->ready, sizeof c->ready);
-    if (c->ready && c->nsubs) h = ls_hash_bytes(h, c->ntasks, (size_t)c->nsubs * sizeof(int32_t));
-    return h;
-}
 
 /* ------------------------------------------------------------ target assignment */
 
@@ -749,7 +293,7 @@ static void compute_target(ls_stgroup_t *g)
 {
     int n = g->nmembers;
     g->target_epoch = g->epoch;
-    g->conf_sig = conf_sig(&g->conf);
+    g->ls_stgroup_conf_sig = ls_stgroup_conf_sig(&g->conf);
     if (n == 0) return;
     member_t **ms = LS_NEWN(member_t *, n);
     memcpy(ms, g->members, (size_t)n * sizeof *ms);
@@ -940,7 +484,8 @@ static const char *invalid(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req, ls_c
                          s->changelogs[j].name, (int)s->changelogs[j].partitions);
                 return g->msg;
             }
-        if (!*s->id || find_sub(t, s->id) != i) return "Sub-topology ids must be unique and set.";
+        if (!*s->id || ls_stgroup_find_sub(t, s->id) != i)
+            return "Sub-topology ids must be unique and set.";
         if (s->nsources + s->nrepartitions == 0) {
             snprintf(g->msg, sizeof g->msg, "Sub-topology %s reads no topic.", s->id);
             return g->msg;
@@ -968,7 +513,7 @@ static const char *invalid_owned(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req
         int n;
         owned_kind(&req->owned, k, &v, &n);
         for (int i = 0; i < n; i++) {
-            int s = find_sub(g->topo, v[i].sub);
+            int s = ls_stgroup_find_sub(g->topo, v[i].sub);
             if (s < 0 || (g->conf.ready && v[i].partition >= g->conf.ntasks[s]) ||
                 v[i].partition < 0) {
                 snprintf(g->msg, sizeof g->msg, "Task %s_%d is not a task of the group's topology.",
@@ -1008,9 +553,9 @@ static bool update_member(member_t *m, const ls_stgroup_hb_req_t *req)
         moved |= m->ep_port != req->endpoint_port;
         m->ep_port = req->endpoint_port;
     }
-    if (req->ntags >= 0 && !kv_equal(m->tags, m->ntags, req->tags, req->ntags)) {
-        kv_free(m->tags, m->ntags);
-        m->tags = kv_dup(req->tags, req->ntags);
+    if (req->ntags >= 0 && !ls_stgroup_kv_equal(m->tags, m->ntags, req->tags, req->ntags)) {
+        ls_stgroup_kv_free(m->tags, m->ntags);
+        m->tags = ls_stgroup_kv_dup(req->tags, req->ntags);
         m->ntags = req->ntags;
         moved = true;
     }
@@ -1035,7 +580,7 @@ static uint64_t fingerprint(const ls_stgroup_t *g, const char *member_id)
                      g->nmembers,
                      g->topo ? g->topo->epoch : -1,
                      g->shutdown_by != NULL,
-                     (int64_t)g->conf_sig,
+                     (int64_t)g->ls_stgroup_conf_sig,
                      g->standbys,
                      -1};
     const member_t *m = member_id ? find_member(g, member_id) : NULL;
@@ -1060,13 +605,13 @@ static const char *take_topology(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req
     const ls_stgroup_topology_t *t = req->topology;
     if (!t) return NULL;
     if (g->topo && t->epoch < g->topo->epoch) return NULL; /* stale: STALE_TOPOLOGY */
-    if (g->topo && topo_equal(g->topo, t)) return NULL;
+    if (g->topo && ls_stgroup_topology_equal(g->topo, t)) return NULL;
     /* A group nobody else is in takes the new topology (an application
      * redeployed with a changed topology); Kafka refuses any change. */
     bool alone = g->nmembers == 0 || (g->nmembers == 1 && m);
     if (g->topo && !alone) return "Topology updates are not supported yet.";
-    topo_free(g->topo);
-    g->topo = topo_dup(t);
+    ls_stgroup_topology_free(g->topo);
+    g->topo = ls_stgroup_topology_dup(t);
     g->epoch++;
     return NULL;
 }
@@ -1135,10 +680,10 @@ static void heartbeat(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req, ls_stgrou
     const char *why = take_topology(g, req, m);
     if (why) return fail(res, LS_CGERR_INVALID_REQUEST, why);
     if (!g->topo) return fail(res, LS_CGERR_UNKNOWN_MEMBER_ID, NULL); /* never joined */
-    configured_t conf;
-    why = configure(g, g->topo, req->partitions, req->partitions_arg, &conf);
+    ls_stgroup_conf_t conf;
+    why = ls_stgroup_configure(g->topo, req->partitions, req->partitions_arg, &conf);
     if (why) return fail(res, LS_CGERR_STREAMS_INVALID_TOPOLOGY, why);
-    conf_clear(&g->conf);
+    ls_stgroup_conf_clear(&g->conf);
     g->conf = conf;
     why = invalid_owned(g, req);
     if (why) return fail(res, LS_CGERR_INVALID_REQUEST, why);
@@ -1152,7 +697,7 @@ static void heartbeat(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req, ls_stgrou
     }
     m->deadline_ms = req->now_ms + g->cfg.session_timeout_ms;
     if (update_member(m, req)) g->epoch++;
-    if (conf_sig(&g->conf) != g->conf_sig) g->epoch++;
+    if (ls_stgroup_conf_sig(&g->conf) != g->ls_stgroup_conf_sig) g->epoch++;
     if (g->cfg.num_standby_replicas != g->standbys) {
         g->standbys = g->cfg.num_standby_replicas;
         g->epoch++;
@@ -1304,61 +849,6 @@ static void put_t3(ls_buf_t *b, const tasks3_t *t)
         put_tks(b, &t->k[k]);
 }
 
-static void put_kv(ls_buf_t *b, const ls_stgroup_kv_t *v, int n)
-{
-    ls_bw_u32(b, (uint32_t)n);
-    for (int i = 0; i < n; i++) {
-        ls_bw_str(b, v[i].key);
-        ls_bw_str(b, v[i].value);
-    }
-}
-
-static void put_strv(ls_buf_t *b, const char *const *v, int n)
-{
-    ls_bw_u32(b, (uint32_t)n);
-    for (int i = 0; i < n; i++)
-        ls_bw_str(b, v[i]);
-}
-
-static void put_infos(ls_buf_t *b, const ls_stgroup_topic_info_t *v, int n)
-{
-    ls_bw_u32(b, (uint32_t)n);
-    for (int i = 0; i < n; i++) {
-        ls_bw_str(b, v[i].name);
-        ls_bw_u32(b, (uint32_t)v[i].partitions);
-        ls_bw_u16(b, (uint16_t)v[i].replication_factor);
-        put_kv(b, v[i].configs, v[i].nconfigs);
-    }
-}
-
-static void put_i16v(ls_buf_t *b, const int16_t *v, int n)
-{
-    ls_bw_u32(b, (uint32_t)n);
-    for (int i = 0; i < n; i++)
-        ls_bw_u16(b, (uint16_t)v[i]);
-}
-
-static void put_topo(ls_buf_t *b, const ls_stgroup_topology_t *t)
-{
-    ls_buf_append_u8(b, t ? 1 : 0);
-    if (!t) return;
-    ls_bw_u32(b, (uint32_t)t->epoch);
-    ls_bw_u32(b, (uint32_t)t->nsubs);
-    for (int i = 0; i < t->nsubs; i++) {
-        const ls_stgroup_subtopology_t *s = &t->subs[i];
-        ls_bw_str(b, s->id);
-        put_strv(b, s->sources, s->nsources);
-        put_strv(b, s->sinks, s->nsinks);
-        put_infos(b, s->repartitions, s->nrepartitions);
-        put_infos(b, s->changelogs, s->nchangelogs);
-        ls_bw_u32(b, (uint32_t)s->ncoparts);
-        for (int j = 0; j < s->ncoparts; j++) {
-            put_i16v(b, s->coparts[j].sources, s->coparts[j].nsources);
-            put_i16v(b, s->coparts[j].repartitions, s->coparts[j].nrepartitions);
-        }
-    }
-}
-
 void ls_stgroup_encode(const ls_stgroup_t *g, ls_buf_t *b)
 {
     ls_buf_append_u8(b, STATE_VERSION);
@@ -1367,7 +857,7 @@ void ls_stgroup_encode(const ls_stgroup_t *g, ls_buf_t *b)
     ls_bw_u32(b, (uint32_t)g->endpoint_epoch);
     ls_bw_u32(b, (uint32_t)g->standbys);
     ls_bw_str(b, g->shutdown_by);
-    put_topo(b, g->topo);
+    ls_stgroup_topology_encode(b, g->topo);
     /* the configured task counts the target was computed with */
     ls_buf_append_u8(b, g->conf.ready ? 1 : 0);
     ls_bw_u32(b, (uint32_t)(g->conf.ready ? g->conf.nsubs : 0));
@@ -1383,7 +873,7 @@ void ls_stgroup_encode(const ls_stgroup_t *g, ls_buf_t *b)
         ls_bw_str(b, m->process_id);
         ls_bw_str(b, m->ep_host);
         ls_bw_u16(b, m->ep_port);
-        put_kv(b, m->tags, m->ntags);
+        ls_stgroup_kv_encode(b, m->tags, m->ntags);
         ls_bw_u32(b, (uint32_t)m->epoch);
         ls_bw_u32(b, (uint32_t)m->prev_epoch);
         ls_bw_u32(b, (uint32_t)m->topology_epoch);
@@ -1416,93 +906,6 @@ static void get_t3(ls_br_t *r, tasks3_t *t)
         get_tks(r, &t->k[k]);
 }
 
-static ls_stgroup_kv_t *get_kv(ls_br_t *r, int *n)
-{
-    *n = ls_br_count(r, 4);
-    ls_stgroup_kv_t *v = LS_NEWN(ls_stgroup_kv_t, *n + 1);
-    for (int i = 0; i < *n; i++) {
-        v[i].key = ls_br_str(r);
-        v[i].value = ls_br_str(r);
-        if (!v[i].key || !v[i].value) {
-            r->err = true;
-            ls_free((char *)v[i].key);
-            ls_free((char *)v[i].value);
-            *n = i;
-            break;
-        }
-    }
-    return v;
-}
-
-static const char **get_strv(ls_br_t *r, int *n)
-{
-    *n = ls_br_count(r, 2);
-    const char **v = LS_NEWN(const char *, *n + 1);
-    for (int i = 0; i < *n; i++)
-        if (!(v[i] = ls_br_str(r))) {
-            r->err = true;
-            *n = i;
-            break;
-        }
-    return v;
-}
-
-static ls_stgroup_topic_info_t *get_infos(ls_br_t *r, int *n)
-{
-    *n = ls_br_count(r, 12);
-    ls_stgroup_topic_info_t *v = LS_NEWN(ls_stgroup_topic_info_t, *n + 1);
-    for (int i = 0; i < *n; i++) {
-        v[i].name = ls_br_str(r);
-        v[i].partitions = (int32_t)ls_br_u32(r);
-        v[i].replication_factor = (int16_t)ls_br_u16(r);
-        v[i].configs = get_kv(r, &v[i].nconfigs);
-        if (!v[i].name) v[i].name = ls_strdup(""), r->err = true;
-        if (r->err) {
-            *n = i + 1;
-            break;
-        }
-    }
-    return v;
-}
-
-static int16_t *get_i16v(ls_br_t *r, int *n)
-{
-    *n = ls_br_count(r, 2);
-    int16_t *v = LS_NEWN(int16_t, *n + 1);
-    for (int i = 0; i < *n; i++)
-        v[i] = (int16_t)ls_br_u16(r);
-    return v;
-}
-
-static ls_stgroup_topology_t *get_topo(ls_br_t *r)
-{
-    if (!ls_br_u8(r)) return NULL;
-    ls_stgroup_topology_t *t = LS_NEW(ls_stgroup_topology_t);
-    t->epoch = (int32_t)ls_br_u32(r);
-    int n = ls_br_count(r, 20);
-    ls_stgroup_subtopology_t *subs = LS_NEWN(ls_stgroup_subtopology_t, n + 1);
-    t->subs = subs;
-    for (int i = 0; i < n && !r->err; i++) {
-        ls_stgroup_subtopology_t *s = &subs[i];
-        t->nsubs = i + 1;
-        s->id = ls_br_str(r);
-        if (!s->id) s->id = ls_strdup(""), r->err = true;
-        s->sources = get_strv(r, &s->nsources);
-        s->sinks = get_strv(r, &s->nsinks);
-        s->repartitions = get_infos(r, &s->nrepartitions);
-        s->changelogs = get_infos(r, &s->nchangelogs);
-        int nc = ls_br_count(r, 8);
-        ls_stgroup_copart_t *cp = LS_NEWN(ls_stgroup_copart_t, nc + 1);
-        s->coparts = cp;
-        for (int j = 0; j < nc && !r->err; j++) {
-            cp[j].sources = get_i16v(r, &cp[j].nsources);
-            cp[j].repartitions = get_i16v(r, &cp[j].nrepartitions);
-            s->ncoparts = j + 1;
-        }
-    }
-    return t;
-}
-
 ls_stgroup_t *ls_stgroup_decode(const uint8_t *p, size_t len, const char *group_id,
                                 const ls_stgroup_config_t *cfg, int64_t now_ms)
 {
@@ -1514,7 +917,7 @@ ls_stgroup_t *ls_stgroup_decode(const uint8_t *p, size_t len, const char *group_
     g->endpoint_epoch = (int32_t)ls_br_u32(&r);
     g->standbys = (int32_t)ls_br_u32(&r);
     g->shutdown_by = ls_br_str(&r);
-    g->topo = get_topo(&r);
+    g->topo = ls_stgroup_topology_decode(&r);
     g->conf.ready = ls_br_u8(&r) != 0;
     int ns = ls_br_count(&r, 4);
     g->conf.ntasks = LS_NEWN(int32_t, ns + 1);
@@ -1522,7 +925,7 @@ ls_stgroup_t *ls_stgroup_decode(const uint8_t *p, size_t len, const char *group_
     for (int i = 0; i < ns; i++)
         g->conf.ntasks[i] = (int32_t)ls_br_u32(&r);
     if (g->conf.ready && (!g->topo || ns != g->topo->nsubs)) r.err = true;
-    g->conf_sig = conf_sig(&g->conf);
+    g->ls_stgroup_conf_sig = ls_stgroup_conf_sig(&g->conf);
     int n = ls_br_count(&r, 40);
     g->members = LS_NEWN(member_t *, n + 1);
     for (int i = 0; i < n && !r.err; i++) {
@@ -1535,7 +938,7 @@ ls_stgroup_t *ls_stgroup_decode(const uint8_t *p, size_t len, const char *group_
         m->process_id = ls_br_str(&r);
         m->ep_host = ls_br_str(&r);
         m->ep_port = ls_br_u16(&r);
-        m->tags = get_kv(&r, &m->ntags);
+        m->tags = ls_stgroup_kv_decode(&r, &m->ntags);
         m->epoch = (int32_t)ls_br_u32(&r);
         m->prev_epoch = (int32_t)ls_br_u32(&r);
         m->topology_epoch = (int32_t)ls_br_u32(&r);
