@@ -243,11 +243,16 @@ def _topology(epoch, subs):
     return b"\x01" + struct.pack(">i", epoch) + _arr(enc) + b"\x00"
 
 
-def heartbeat(broker, group, member, epoch, topology=None, rebalance_timeout=30000):
+def heartbeat(broker, group, member, epoch, topology=None, rebalance_timeout=30000,
+              endpoint=None, full=False):
+    """One StreamsGroupHeartbeat v0; (error, message, epoch, [(status, detail)])
+    or, with full, also {field: value} of the rest of the answer."""
+    ep = b"\xff" if endpoint is None else (b"\x01" + _s(endpoint[0])
+                                           + struct.pack(">H", endpoint[1]) + b"\x00")
     body = (_s(group) + _s(member) + struct.pack(">ii", epoch, 0) + _s(None) + _s(None)
             + struct.pack(">i", rebalance_timeout)
             + (topology if topology is not None else b"\xff")
-            + _arr(None) * 3 + _s("proc") + b"\xff" + _arr(None) * 3 + b"\x00" + b"\x00")
+            + _arr(None) * 3 + _s("proc") + ep + _arr(None) * 3 + b"\x00" + b"\x00")
     hdr = struct.pack(">hhi", 88, 0, 1) + struct.pack(">h", 4) + b"test" + b"\x00"
     host, port = broker.bootstrap.split(":")
     with socket.create_connection((host, int(port)), timeout=30) as s:
@@ -269,7 +274,54 @@ def heartbeat(broker, group, member, epoch, topology=None, rebalance_timeout=300
         detail, p = _rs(d, p + 1)
         p += 1  # tags
         status.append((code, detail))
-    return err, msg, mepoch, status
+    if not full:
+        return err, msg, mepoch, status
+    rest = {}
+    for kind in ("active", "standby", "warmup"):
+        rest[kind], p = _task_ids(d, p)
+    rest["endpoint_epoch"] = struct.unpack(">i", d[p:p + 4])[0]
+    p += 4
+    n, p = _ruv(d, p)
+    eps = None if n == 0 else []
+    for _ in range(max(n - 1, 0)):
+        host, p = _rs(d, p)
+        port = struct.unpack(">H", d[p:p + 2])[0]
+        p += 3  # port, tags
+        active, p = _topic_partitions(d, p)
+        standby, p = _topic_partitions(d, p)
+        p += 1  # tags
+        eps.append(((host, port), active, standby))
+    rest["endpoints"] = eps
+    return err, msg, mepoch, status, rest
+
+
+def _int32s(d, p):
+    n, p = _ruv(d, p)
+    v = list(struct.unpack(">%di" % (n - 1), d[p:p + 4 * (n - 1)])) if n > 1 else []
+    return v, p + 4 * max(n - 1, 0)
+
+
+def _task_ids(d, p):
+    """A nullable [TaskIds] as {subtopology: [partitions]} (None: null)."""
+    n, p = _ruv(d, p)
+    if n == 0:
+        return None, p
+    out = {}
+    for _ in range(n - 1):
+        sub, p = _rs(d, p)
+        out[sub], p = _int32s(d, p)
+        p += 1
+    return out, p
+
+
+def _topic_partitions(d, p):
+    n, p = _ruv(d, p)
+    out = {}
+    for _ in range(max(n - 1, 0)):
+        topic, p = _rs(d, p)
+        out[topic], p = _int32s(d, p)
+        p += 1
+    return out, p
 
 
 def _recv(s, n):
@@ -321,3 +373,25 @@ def test_streams_heartbeat_errors_on_the_wire(broker):
     assert err == 110, err  # FENCED_MEMBER_EPOCH
     err, _, epoch2, _ = heartbeat(broker, group, "m1", -1)
     assert err == 0 and epoch2 == -1
+
+
+def test_streams_heartbeat_tasks_and_endpoints_on_the_wire(broker):
+    """A member with a user endpoint (application.server, Interactive Queries)
+    gets its tasks and, while its EndpointInformationEpoch is behind, every
+    endpoint with the partitions its active tasks read."""
+    tag = uuid.uuid4().hex[:8]
+    src = create_topic(broker.bootstrap, "ep-in-" + tag, partitions=3)
+    group = "raw-ep-" + tag
+    err, msg, epoch, status, rest = heartbeat(
+        broker, group, "m1", 0, topology=_topology(0, [("0", [src], [])]),
+        endpoint=("localhost", 8080), full=True)
+    assert err == 0 and status == [], (err, msg, status)
+    assert rest["active"] == {"0": [0, 1, 2]}, rest
+    assert rest["standby"] == {} and rest["warmup"] == {}, rest
+    assert rest["endpoint_epoch"] > 0
+    assert rest["endpoints"] == [(("localhost", 8080), {src: [0, 1, 2]}, {})], rest
+    err, msg, epoch2, status, rest = heartbeat(broker, group, "m1", epoch, full=True)
+    assert err == 0 and epoch2 == epoch
+    # the member's endpoint epoch is still 0 in this request (the helper
+    # sends 0): the endpoints come again; its tasks did not change: none
+    assert rest["active"] is None and rest["endpoints"] is not None, rest
