@@ -1,101 +1,13 @@
-/* Consumer-group coordinator state machine (design note: group.h).
+/* Group coordinator: the classic protocol's state machine, the group object
+ * and the coordinator's table of groups (design note: group.h). Offsets and
+ * commit checks are group_offsets.c, the consumer, share and streams
+ * memberships group_typed.c; what the three share is group_int.h.
  *
  * Ownership: the coordinator owns every group (a chained hash by id); a group
  * owns its members, pending members (ids handed out with
  * MEMBER_ID_REQUIRED, not yet joined), committed offsets and the queue of
  * requests waiting for it to load. Strings are heap copies. */
-#include "group/group.h"
-
-#include <stdio.h>
-#include <string.h>
-
-#include "base/alloc.h"
-#include "base/check.h"
-#include "base/buf.h"
-#include "base/hash.h"
-#include "base/i64map.h"
-#include "base/diag.h"
-#include "base/uuid.h"
-
-typedef struct member {
-    char *id;
-    char *instance_id;
-    char *client_id;
-    char *client_host;
-    int32_t session_ms;
-    int32_t rebalance_ms;
-    int nprotocols;
-    char **pnames;
-    uint8_t **pmeta;
-    size_t *plen;
-    uint8_t *assignment;
-    size_t assignment_len;
-    int64_t deadline; /* session expiry (monotonic) unless awaiting join/sync */
-    ls_group_join_cb join_cb;
-    void *join_arg;
-    ls_group_sync_cb sync_cb;
-    void *sync_arg;
-} member_t;
-
-typedef struct pending {
-    char *id;
-    int64_t deadline;
-} pending_t;
-
-typedef struct otopic {
-    char *name;
-    ls_i64map_t parts; /* partition -> ls_group_offset_t* */
-} otopic_t;
-
-typedef struct waiter {
-    struct waiter *next;
-    ls_group_ready_cb cb;
-    void *arg;
-} waiter_t;
-
-struct ls_group {
-    ls_group_coord_t *c;
-    struct ls_group *hnext;
-    char *id;
-    bool loading;
-    waiter_t *whead, *wtail;
-    ls_group_state state;
-    int32_t generation;
-    char *protocol_type;
-    char *protocol_name;
-    char *leader;
-    int64_t state_wall_ms;
-    member_t **members;
-    int nmembers, capmembers;
-    pending_t *pending;
-    int npending, cappending;
-    int64_t join_deadline;
-    int64_t join_started;
-    bool initial_delay;
-    otopic_t *topics;
-    int ntopics, captopics;
-    ls_cgroup_t *cg;    /* a consumer-type group's membership (group.h); NULL: classic */
-    uint64_t cg_stored; /* ls_cgroup_version when its record was last stored */
-    ls_sgroup_t *sg;    /* a share group's membership (group.h); NULL: not a share group */
-    uint64_t sg_stored; /* ls_sgroup_version when its record was last stored */
-    ls_stgroup_t *st;   /* a streams group's membership (group.h); NULL: not one */
-    uint64_t st_stored; /* ls_stgroup_version when its record was last stored */
-    bool txn_pending;   /* may hold pending transactional offsets (group.h) */
-    uint64_t
-        txn_adds; /* TxnOffsetCommits so far: a reread older than the last one keeps the flag */
-};
-
-struct ls_group_coord {
-    ls_group_config_t cfg;
-    ls_group_hooks_t h;
-    ls_group_t **buckets;
-    size_t nbuckets;
-    size_t ngroups;
-    bool shut;
-};
-
-static void drop_typed(ls_group_t *g);
-static int typed_members(const ls_group_t *g);
+#include "group/group_int.h"
 
 /* ------------------------------------------------------------- names */
 
@@ -150,25 +62,25 @@ void ls_group_config_defaults(ls_group_config_t *cfg)
 
 /* ------------------------------------------------------------- helpers */
 
-static int64_t now_ms(ls_group_coord_t *c) { return c->h.now_ms(c->h.arg); }
-static int64_t wall_ms(ls_group_coord_t *c)
+int64_t ls_grp_now_ms(ls_group_coord_t *c) { return c->h.now_ms(c->h.arg); }
+int64_t ls_grp_wall_ms(ls_group_coord_t *c)
 {
     return c->h.wall_ms ? c->h.wall_ms(c->h.arg) : c->h.now_ms(c->h.arg);
 }
-static void wakeup(ls_group_coord_t *c, int64_t at)
+void ls_grp_wakeup(ls_group_coord_t *c, int64_t at)
 {
     if (c->h.wakeup) c->h.wakeup(c->h.arg, at);
 }
 
 static char *dup_or_null(const char *s) { return s ? ls_strdup(s) : NULL; }
 
-static bool str_eq(const char *a, const char *b)
+bool ls_grp_str_eq(const char *a, const char *b)
 {
     if (!a || !b) return a == b;
     return strcmp(a, b) == 0;
 }
 
-static void set_str(char **dst, const char *s)
+void ls_grp_set_str(char **dst, const char *s)
 {
     char *n = dup_or_null(s);
     ls_free(*dst);
@@ -220,7 +132,7 @@ static bool member_protocols_match(const member_t *m, const ls_group_protocol_t 
     return true;
 }
 
-static int member_protocol_index(const member_t *m, const char *name)
+int ls_grp_member_protocol_index(const member_t *m, const char *name)
 {
     for (int i = 0; name && i < m->nprotocols; i++)
         if (strcmp(m->pnames[i], name) == 0) return i;
@@ -241,7 +153,7 @@ static void member_free(member_t *m)
     ls_free(m);
 }
 
-static member_t *find_member(ls_group_t *g, const char *id)
+member_t *ls_grp_find_member(ls_group_t *g, const char *id)
 {
     for (int i = 0; id && i < g->nmembers; i++)
         if (strcmp(g->members[i]->id, id) == 0) return g->members[i];
@@ -251,7 +163,7 @@ static member_t *find_member(ls_group_t *g, const char *id)
 static member_t *find_instance(ls_group_t *g, const char *instance_id)
 {
     for (int i = 0; instance_id && i < g->nmembers; i++)
-        if (str_eq(g->members[i]->instance_id, instance_id)) return g->members[i];
+        if (ls_grp_str_eq(g->members[i]->instance_id, instance_id)) return g->members[i];
     return NULL;
 }
 
@@ -262,14 +174,14 @@ static int find_pending(ls_group_t *g, const char *id)
     return -1;
 }
 
-static void remove_pending(ls_group_t *g, int i)
+void ls_grp_remove_pending(ls_group_t *g, int i)
 {
     ls_free(g->pending[i].id);
     g->pending[i] = g->pending[--g->npending];
 }
 
 /* KIP-345: a request naming an instance id that maps to another member id. */
-static bool instance_fenced(ls_group_t *g, const char *member_id, const char *instance_id)
+bool ls_grp_instance_fenced(ls_group_t *g, const char *member_id, const char *instance_id)
 {
     member_t *m = find_instance(g, instance_id);
     return m && strcmp(m->id, member_id) != 0;
@@ -288,13 +200,13 @@ static int32_t max_rebalance_ms(const ls_group_t *g)
     return t;
 }
 
-static void heartbeat_reset(ls_group_t *g, member_t *m)
+void ls_grp_heartbeat_reset(ls_group_t *g, member_t *m)
 {
-    m->deadline = now_ms(g->c) + m->session_ms;
-    wakeup(g->c, m->deadline);
+    m->deadline = ls_grp_now_ms(g->c) + m->session_ms;
+    ls_grp_wakeup(g->c, m->deadline);
 }
 
-static void persist(ls_group_t *g)
+void ls_grp_persist(ls_group_t *g)
 {
     if (!g->c->h.persist) return;
     if (g->state == LS_GROUP_DEAD) {
@@ -353,7 +265,7 @@ static void join_answer(ls_group_t *g, member_t *m, ls_group_join_cb cb, void *a
         mv = LS_NEWN(ls_group_join_member_t, g->nmembers > 0 ? g->nmembers : 1);
         for (int i = 0; i < g->nmembers; i++) {
             member_t *x = g->members[i];
-            int pi = member_protocol_index(x, g->protocol_name);
+            int pi = ls_grp_member_protocol_index(x, g->protocol_name);
             mv[i].member_id = x->id;
             mv[i].instance_id = x->instance_id;
             mv[i].metadata = pi >= 0 ? x->pmeta[pi] : (const uint8_t *)"";
@@ -402,7 +314,7 @@ static void prepare_rebalance(ls_group_t *g)
         }
     }
     bool was_empty = g->state == LS_GROUP_EMPTY;
-    int64_t now = now_ms(c);
+    int64_t now = ls_grp_now_ms(c);
     g->state = LS_GROUP_PREPARING_REBALANCE;
     g->join_started = now;
     int32_t rt = max_rebalance_ms(g);
@@ -414,7 +326,7 @@ static void prepare_rebalance(ls_group_t *g)
         g->initial_delay = false;
         g->join_deadline = now + rt;
     }
-    wakeup(c, g->join_deadline);
+    ls_grp_wakeup(c, g->join_deadline);
 }
 
 static void maybe_prepare_rebalance(ls_group_t *g)
@@ -438,7 +350,7 @@ static void remove_member(ls_group_t *g, member_t *m)
         }
     }
     if (g->leader && strcmp(g->leader, m->id) == 0)
-        set_str(&g->leader, g->nmembers > 0 ? g->members[0]->id : NULL);
+        ls_grp_set_str(&g->leader, g->nmembers > 0 ? g->members[0]->id : NULL);
     member_free(m);
 }
 
@@ -469,12 +381,12 @@ static const char *select_protocol(ls_group_t *g)
     for (int i = 0; i < n; i++) {
         cand[i] = true;
         for (int j = 1; j < g->nmembers && cand[i]; j++)
-            cand[i] = member_protocol_index(g->members[j], first->pnames[i]) >= 0;
+            cand[i] = ls_grp_member_protocol_index(g->members[j], first->pnames[i]) >= 0;
     }
     for (int j = 0; j < g->nmembers; j++) {
         member_t *m = g->members[j];
         for (int k = 0; k < m->nprotocols; k++) {
-            int fi = member_protocol_index(first, m->pnames[k]);
+            int fi = ls_grp_member_protocol_index(first, m->pnames[k]);
             if (fi >= 0 && cand[fi]) {
                 votes[fi]++;
                 break;
@@ -494,11 +406,11 @@ static bool supports_protocols(ls_group_t *g, const char *ptype, const ls_group_
                                int n)
 {
     if (g->nmembers == 0) return ptype && *ptype && n > 0;
-    if (!str_eq(g->protocol_type, ptype)) return false;
+    if (!ls_grp_str_eq(g->protocol_type, ptype)) return false;
     for (int i = 0; i < n; i++) {
         bool all = true;
         for (int j = 0; j < g->nmembers && all; j++)
-            all = member_protocol_index(g->members[j], p[i].name) >= 0;
+            all = ls_grp_member_protocol_index(g->members[j], p[i].name) >= 0;
         if (all) return true;
     }
     return false;
@@ -516,7 +428,7 @@ static void complete_join(ls_group_t *g)
             i++;
     }
     if (g->nmembers > 0) {
-        member_t *ldr = find_member(g, g->leader);
+        member_t *ldr = ls_grp_find_member(g, g->leader);
         if (!ldr || !ldr->join_cb) {
             member_t *nl = NULL;
             for (int i = 0; i < g->nmembers && !nl; i++)
@@ -524,24 +436,24 @@ static void complete_join(ls_group_t *g)
             if (!nl) {
                 /* only static members that have not rejoined: wait for their
                  * sessions to expire them (Kafka reschedules the same way) */
-                g->join_deadline = now_ms(c) + max_rebalance_ms(g);
-                wakeup(c, g->join_deadline);
+                g->join_deadline = ls_grp_now_ms(c) + max_rebalance_ms(g);
+                ls_grp_wakeup(c, g->join_deadline);
                 return;
             }
-            set_str(&g->leader, nl->id);
+            ls_grp_set_str(&g->leader, nl->id);
         }
     }
     g->generation++;
     g->initial_delay = false;
     if (g->nmembers == 0) {
-        set_str(&g->protocol_name, NULL);
-        set_str(&g->leader, NULL);
+        ls_grp_set_str(&g->protocol_name, NULL);
+        ls_grp_set_str(&g->leader, NULL);
         g->state = LS_GROUP_EMPTY;
-        g->state_wall_ms = wall_ms(c);
-        persist(g);
+        g->state_wall_ms = ls_grp_wall_ms(c);
+        ls_grp_persist(g);
         return;
     }
-    set_str(&g->protocol_name, select_protocol(g));
+    ls_grp_set_str(&g->protocol_name, select_protocol(g));
     g->state = LS_GROUP_COMPLETING_REBALANCE;
     for (int i = 0; i < g->nmembers; i++) {
         member_t *m = g->members[i];
@@ -549,7 +461,7 @@ static void complete_join(ls_group_t *g)
         ls_group_join_cb cb = m->join_cb;
         void *arg = m->join_arg;
         m->join_cb = NULL;
-        heartbeat_reset(g, m);
+        ls_grp_heartbeat_reset(g, m);
         join_answer(g, m, cb, arg, NULL);
     }
 }
@@ -557,7 +469,7 @@ static void complete_join(ls_group_t *g)
 static void check_join_complete(ls_group_t *g)
 {
     if (g->state != LS_GROUP_PREPARING_REBALANCE) return;
-    if (g->initial_delay && now_ms(g->c) < g->join_deadline) return;
+    if (g->initial_delay && ls_grp_now_ms(g->c) < g->join_deadline) return;
     if (g->npending > 0) return;
     for (int i = 0; i < g->nmembers; i++)
         if (!g->members[i]->join_cb) return;
@@ -575,14 +487,14 @@ static member_t *add_member(ls_group_t *g, char *id /* taken */, const ls_group_
     m->rebalance_ms =
         req->rebalance_timeout_ms >= 0 ? req->rebalance_timeout_ms : req->session_timeout_ms;
     member_set_protocols(m, req->protocols, req->nprotocols);
-    if (g->nmembers == 0) set_str(&g->protocol_type, req->protocol_type);
+    if (g->nmembers == 0) ls_grp_set_str(&g->protocol_type, req->protocol_type);
     if (g->nmembers == g->capmembers) {
         g->capmembers = g->capmembers ? g->capmembers * 2 : 4;
         g->members = ls_realloc(g->members, (size_t)g->capmembers * sizeof *g->members);
     }
     g->members[g->nmembers++] = m;
     if (!g->leader) g->leader = ls_strdup(m->id);
-    heartbeat_reset(g, m);
+    ls_grp_heartbeat_reset(g, m);
     return m;
 }
 
@@ -594,11 +506,11 @@ static void add_member_and_rebalance(ls_group_t *g, char *id, const ls_group_joi
     m->join_arg = arg;
     if (g->state == LS_GROUP_PREPARING_REBALANCE && g->initial_delay) {
         /* a new member during the initial delay extends it, up to the rebalance timeout */
-        int64_t now = now_ms(g->c);
+        int64_t now = ls_grp_now_ms(g->c);
         int64_t cap = g->join_started + max_rebalance_ms(g);
         int64_t d = now + g->c->cfg.initial_rebalance_delay_ms;
         g->join_deadline = d < cap ? d : cap;
-        wakeup(g->c, g->join_deadline);
+        ls_grp_wakeup(g->c, g->join_deadline);
     }
     maybe_prepare_rebalance(g);
     check_join_complete(g);
@@ -618,15 +530,15 @@ static void update_member_and_rebalance(ls_group_t *g, member_t *m, const ls_gro
     check_join_complete(g);
 }
 
-static void revive(ls_group_t *g)
+void ls_grp_revive(ls_group_t *g)
 {
     if (g->state != LS_GROUP_DEAD) return;
     g->state = LS_GROUP_EMPTY;
     g->generation = 0;
-    set_str(&g->protocol_type, NULL);
-    set_str(&g->protocol_name, NULL);
-    set_str(&g->leader, NULL);
-    g->state_wall_ms = wall_ms(g->c);
+    ls_grp_set_str(&g->protocol_type, NULL);
+    ls_grp_set_str(&g->protocol_name, NULL);
+    ls_grp_set_str(&g->leader, NULL);
+    g->state_wall_ms = ls_grp_wall_ms(g->c);
 }
 
 static void join_unknown(ls_group_t *g, const ls_group_join_req_t *req, ls_group_join_cb cb,
@@ -641,7 +553,7 @@ static void join_unknown(ls_group_t *g, const ls_group_join_req_t *req, ls_group
             char *prev_leader = dup_or_null(g->leader);
             answer_join_waiter(old, LS_GERR_FENCED_INSTANCE_ID);
             answer_sync_waiter(old, LS_GERR_FENCED_INSTANCE_ID);
-            if (g->leader && strcmp(g->leader, old->id) == 0) set_str(&g->leader, new_id);
+            if (g->leader && strcmp(g->leader, old->id) == 0) ls_grp_set_str(&g->leader, new_id);
             ls_free(old->id);
             old->id = new_id;
             const char *selected_before = g->protocol_name;
@@ -650,17 +562,17 @@ static void join_unknown(ls_group_t *g, const ls_group_join_req_t *req, ls_group
             old->session_ms = req->session_timeout_ms;
             old->rebalance_ms = req->rebalance_timeout_ms >= 0 ? req->rebalance_timeout_ms
                                                                : req->session_timeout_ms;
-            set_str(&old->client_id, req->client_id ? req->client_id : "");
-            set_str(&old->client_host, req->client_host ? req->client_host : "");
-            heartbeat_reset(g, old);
+            ls_grp_set_str(&old->client_id, req->client_id ? req->client_id : "");
+            ls_grp_set_str(&old->client_host, req->client_host ? req->client_host : "");
+            ls_grp_heartbeat_reset(g, old);
             switch (g->state) {
             case LS_GROUP_STABLE: {
                 const char *next = select_protocol(g);
-                if (same || str_eq(next, selected_before)) {
+                if (same || ls_grp_str_eq(next, selected_before)) {
                     /* no rebalance: it gets its assignment back through SyncGroup.
                      * The previous leader id is returned so that a restarted
                      * leader does not run a (discarded) assignment. */
-                    persist(g);
+                    ls_grp_persist(g);
                     join_answer(g, old, cb, arg, prev_leader ? prev_leader : "");
                 } else {
                     old->join_cb = cb;
@@ -698,8 +610,8 @@ static void join_unknown(ls_group_t *g, const ls_group_join_req_t *req, ls_group
             g->pending = ls_realloc(g->pending, (size_t)g->cappending * sizeof *g->pending);
         }
         g->pending[g->npending].id = id;
-        g->pending[g->npending].deadline = now_ms(c) + req->session_timeout_ms;
-        wakeup(c, g->pending[g->npending].deadline);
+        g->pending[g->npending].deadline = ls_grp_now_ms(c) + req->session_timeout_ms;
+        ls_grp_wakeup(c, g->pending[g->npending].deadline);
         g->npending++;
         join_error(cb, arg, LS_GERR_MEMBER_ID_REQUIRED, id);
         return;
@@ -718,11 +630,11 @@ static void join_known(ls_group_t *g, const ls_group_join_req_t *req, ls_group_j
         add_member_and_rebalance(g, id, req, cb, arg);
         return;
     }
-    if (instance_fenced(g, req->member_id, req->instance_id)) {
+    if (ls_grp_instance_fenced(g, req->member_id, req->instance_id)) {
         join_error(cb, arg, LS_GERR_FENCED_INSTANCE_ID, req->member_id);
         return;
     }
-    member_t *m = find_member(g, req->member_id);
+    member_t *m = ls_grp_find_member(g, req->member_id);
     if (!m) {
         join_error(cb, arg, LS_GERR_UNKNOWN_MEMBER_ID, req->member_id);
         return;
@@ -731,7 +643,7 @@ static void join_known(ls_group_t *g, const ls_group_join_req_t *req, ls_group_j
     case LS_GROUP_PREPARING_REBALANCE: update_member_and_rebalance(g, m, req, cb, arg); break;
     case LS_GROUP_COMPLETING_REBALANCE:
         if (member_protocols_match(m, req->protocols, req->nprotocols)) {
-            heartbeat_reset(g, m);
+            ls_grp_heartbeat_reset(g, m);
             join_answer(g, m, cb, arg, NULL);
         } else {
             update_member_and_rebalance(g, m, req, cb, arg);
@@ -741,7 +653,7 @@ static void join_known(ls_group_t *g, const ls_group_join_req_t *req, ls_group_j
         if (is_leader(g, m) || !member_protocols_match(m, req->protocols, req->nprotocols)) {
             update_member_and_rebalance(g, m, req, cb, arg);
         } else {
-            heartbeat_reset(g, m);
+            ls_grp_heartbeat_reset(g, m);
             join_answer(g, m, cb, arg, NULL);
         }
         break;
@@ -771,7 +683,7 @@ void ls_group_join(ls_group_t *g, const ls_group_join_req_t *req, ls_group_join_
             join_error(cb, arg, LS_GERR_UNKNOWN_MEMBER_ID, mid);
             return;
         }
-        revive(g);
+        ls_grp_revive(g);
     }
     if (g->sg) { /* a share group never takes classic members */
         join_error(cb, arg, LS_GERR_INCONSISTENT_GROUP_PROTOCOL, mid);
@@ -781,13 +693,13 @@ void ls_group_join(ls_group_t *g, const ls_group_join_req_t *req, ls_group_join_
         /* a consumer or streams group takes classic members only while it
          * has none (group.consumer.migration.policy=disabled): it becomes
          * classic */
-        if (typed_members(g) > 0 || *mid) {
+        if (ls_grp_typed_members(g) > 0 || *mid) {
             join_error(cb, arg,
                        *mid ? LS_GERR_UNKNOWN_MEMBER_ID : LS_GERR_INCONSISTENT_GROUP_PROTOCOL, mid);
             return;
         }
-        drop_typed(g);
-        set_str(&g->protocol_type, NULL);
+        ls_grp_drop_typed(g);
+        ls_grp_set_str(&g->protocol_type, NULL);
     }
     if (!supports_protocols(g, req->protocol_type, req->protocols, req->nprotocols)) {
         join_error(cb, arg, LS_GERR_INCONSISTENT_GROUP_PROTOCOL, mid);
@@ -815,11 +727,11 @@ void ls_group_sync(ls_group_t *g, int32_t generation, const char *member_id,
         sync_answer(cb, arg, LS_GERR_UNKNOWN_MEMBER_ID, NULL, NULL, 0);
         return;
     }
-    if (instance_fenced(g, member_id, instance_id)) {
+    if (ls_grp_instance_fenced(g, member_id, instance_id)) {
         sync_answer(cb, arg, LS_GERR_FENCED_INSTANCE_ID, NULL, NULL, 0);
         return;
     }
-    member_t *m = find_member(g, member_id);
+    member_t *m = ls_grp_find_member(g, member_id);
     if (!m) {
         sync_answer(cb, arg, LS_GERR_UNKNOWN_MEMBER_ID, NULL, NULL, 0);
         return;
@@ -828,8 +740,8 @@ void ls_group_sync(ls_group_t *g, int32_t generation, const char *member_id,
         sync_answer(cb, arg, LS_GERR_ILLEGAL_GENERATION, NULL, NULL, 0);
         return;
     }
-    if ((protocol_type && !str_eq(protocol_type, g->protocol_type)) ||
-        (protocol_name && !str_eq(protocol_name, g->protocol_name))) {
+    if ((protocol_type && !ls_grp_str_eq(protocol_type, g->protocol_type)) ||
+        (protocol_name && !ls_grp_str_eq(protocol_name, g->protocol_name))) {
         sync_answer(cb, arg, LS_GERR_INCONSISTENT_GROUP_PROTOCOL, NULL, NULL, 0);
         return;
     }
@@ -839,7 +751,7 @@ void ls_group_sync(ls_group_t *g, int32_t generation, const char *member_id,
         sync_answer(cb, arg, LS_GERR_REBALANCE_IN_PROGRESS, NULL, NULL, 0);
         return;
     case LS_GROUP_STABLE:
-        heartbeat_reset(g, m);
+        ls_grp_heartbeat_reset(g, m);
         sync_answer(cb, arg, LS_GERR_NONE, g, m->assignment, m->assignment_len);
         return;
     default: break;
@@ -848,7 +760,7 @@ void ls_group_sync(ls_group_t *g, int32_t generation, const char *member_id,
     answer_sync_waiter(m, LS_GERR_REBALANCE_IN_PROGRESS);
     m->sync_cb = cb;
     m->sync_arg = arg;
-    heartbeat_reset(g, m);
+    ls_grp_heartbeat_reset(g, m);
     if (!is_leader(g, m)) return;
     for (int i = 0; i < g->nmembers; i++) {
         member_t *x = g->members[i];
@@ -866,15 +778,15 @@ void ls_group_sync(ls_group_t *g, int32_t generation, const char *member_id,
         }
     }
     g->state = LS_GROUP_STABLE;
-    g->state_wall_ms = wall_ms(c);
-    persist(g);
+    g->state_wall_ms = ls_grp_wall_ms(c);
+    ls_grp_persist(g);
     for (int i = 0; i < g->nmembers; i++) {
         member_t *x = g->members[i];
         if (!x->sync_cb) continue;
         ls_group_sync_cb xcb = x->sync_cb;
         void *xarg = x->sync_arg;
         x->sync_cb = NULL;
-        heartbeat_reset(g, x);
+        ls_grp_heartbeat_reset(g, x);
         sync_answer(xcb, xarg, LS_GERR_NONE, g, x->assignment, x->assignment_len);
     }
 }
@@ -884,11 +796,11 @@ ls_group_err ls_group_heartbeat(ls_group_t *g, int32_t generation, const char *m
 {
     if (g->c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
     if (g->state == LS_GROUP_DEAD || g->state == LS_GROUP_EMPTY) return LS_GERR_UNKNOWN_MEMBER_ID;
-    if (instance_fenced(g, member_id, instance_id)) return LS_GERR_FENCED_INSTANCE_ID;
-    member_t *m = find_member(g, member_id);
+    if (ls_grp_instance_fenced(g, member_id, instance_id)) return LS_GERR_FENCED_INSTANCE_ID;
+    member_t *m = ls_grp_find_member(g, member_id);
     if (!m) return LS_GERR_UNKNOWN_MEMBER_ID;
     if (generation != g->generation) return LS_GERR_ILLEGAL_GENERATION;
-    heartbeat_reset(g, m);
+    ls_grp_heartbeat_reset(g, m);
     if (g->state == LS_GROUP_PREPARING_REBALANCE) return LS_GERR_REBALANCE_IN_PROGRESS;
     return LS_GERR_NONE;
 }
@@ -901,552 +813,17 @@ ls_group_err ls_group_leave(ls_group_t *g, const char *member_id, const char *in
     if ((!member_id || !*member_id) && instance_id) {
         m = find_instance(g, instance_id);
     } else {
-        if (instance_fenced(g, member_id, instance_id)) return LS_GERR_FENCED_INSTANCE_ID;
+        if (ls_grp_instance_fenced(g, member_id, instance_id)) return LS_GERR_FENCED_INSTANCE_ID;
         int pi = member_id ? find_pending(g, member_id) : -1;
         if (pi >= 0) {
-            remove_pending(g, pi);
+            ls_grp_remove_pending(g, pi);
             check_join_complete(g);
             return LS_GERR_NONE;
         }
-        m = find_member(g, member_id);
+        m = ls_grp_find_member(g, member_id);
     }
     if (!m) return LS_GERR_UNKNOWN_MEMBER_ID;
     remove_member_and_update(g, m);
-    return LS_GERR_NONE;
-}
-
-/* ------------------------------------------------------------- offsets */
-
-static otopic_t *find_topic(ls_group_t *g, const char *topic, bool create)
-{
-    for (int i = 0; i < g->ntopics; i++)
-        if (strcmp(g->topics[i].name, topic) == 0) return &g->topics[i];
-    if (!create) return NULL;
-    if (g->ntopics == g->captopics) {
-        g->captopics = g->captopics ? g->captopics * 2 : 4;
-        g->topics = ls_realloc(g->topics, (size_t)g->captopics * sizeof *g->topics);
-    }
-    otopic_t *t = &g->topics[g->ntopics++];
-    t->name = ls_strdup(topic);
-    ls_i64map_init(&t->parts);
-    return t;
-}
-
-static void offset_free(ls_group_offset_t *o)
-{
-    if (!o) return;
-    ls_free(o->metadata);
-    ls_free(o);
-}
-
-static int count_offsets(const ls_group_t *g)
-{
-    int n = 0;
-    for (int i = 0; i < g->ntopics; i++)
-        n += (int)g->topics[i].parts.count;
-    return n;
-}
-
-static void clear_offsets(ls_group_t *g)
-{
-    for (int i = 0; i < g->ntopics; i++) {
-        size_t it = 0;
-        int64_t k;
-        void *v;
-        while (ls_i64map_next(&g->topics[i].parts, &it, &k, &v))
-            offset_free(v);
-        ls_i64map_free(&g->topics[i].parts);
-        ls_free(g->topics[i].name);
-    }
-    ls_free(g->topics);
-    g->topics = NULL;
-    g->ntopics = g->captopics = 0;
-}
-
-/* OffsetCommit's and TxnOffsetCommit's membership rules (group.h). */
-/* A consumer or streams group member's epoch against a commit's. */
-static ls_cgroup_err member_epoch_check(const ls_group_t *g, const char *member_id, int32_t epoch)
-{
-    if (!member_id) member_id = "";
-    return g->cg ? ls_cgroup_commit_check(g->cg, member_id, epoch)
-                 : ls_stgroup_commit_check(g->st, member_id, epoch);
-}
-
-/* A consumer (or streams) group's rules (Kafka's): without membership
- * (epoch < 0) only while it has no members; else the member must exist with
- * this epoch. A transactional commit without membership is accepted as for
- * classic groups; with it, a different epoch is ILLEGAL_GENERATION. */
-static ls_group_err consumer_commit_check(ls_group_t *g, int32_t epoch, const char *member_id,
-                                          bool txn)
-{
-    bool anonymous = epoch < 0 && (!member_id || !*member_id);
-    if (anonymous && (txn || typed_members(g) == 0)) return LS_GERR_NONE;
-    switch (member_epoch_check(g, member_id, epoch)) {
-    case LS_CGERR_NONE: return LS_GERR_NONE;
-    case LS_CGERR_STALE_MEMBER_EPOCH:
-        return txn ? LS_GERR_ILLEGAL_GENERATION : LS_GERR_STALE_MEMBER_EPOCH;
-    case LS_CGERR_FENCED_MEMBER_EPOCH:
-        return txn ? LS_GERR_ILLEGAL_GENERATION : LS_GERR_FENCED_MEMBER_EPOCH;
-    default: return LS_GERR_UNKNOWN_MEMBER_ID;
-    }
-}
-
-static ls_group_err commit_check(ls_group_t *g, int32_t generation, const char *member_id,
-                                 const char *instance_id, bool txn)
-{
-    if (g->c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
-    if (g->sg) return LS_GERR_GROUP_ID_NOT_FOUND; /* share groups commit no offsets */
-    if (g->cg || g->st) return consumer_commit_check(g, generation, member_id, txn);
-    if (g->state == LS_GROUP_DEAD)
-        return generation < 0 ? LS_GERR_NONE : LS_GERR_ILLEGAL_GENERATION;
-    if (instance_fenced(g, member_id ? member_id : "", instance_id))
-        return LS_GERR_FENCED_INSTANCE_ID;
-    if (generation < 0 && g->state == LS_GROUP_EMPTY)
-        return LS_GERR_NONE; /* the group only stores offsets */
-    if (txn) {
-        /* versions before 3 carry no membership: accepted whatever the state */
-        if (generation < 0 && (!member_id || !*member_id) && !instance_id) return LS_GERR_NONE;
-    } else if (g->state == LS_GROUP_COMPLETING_REBALANCE) {
-        return LS_GERR_REBALANCE_IN_PROGRESS;
-    }
-    member_t *m = find_member(g, member_id);
-    if (!m) return LS_GERR_UNKNOWN_MEMBER_ID;
-    if (generation != g->generation) return LS_GERR_ILLEGAL_GENERATION;
-    if (!txn) heartbeat_reset(g, m);
-    return LS_GERR_NONE;
-}
-
-ls_group_err ls_group_commit_check(ls_group_t *g, int32_t generation, const char *member_id,
-                                   const char *instance_id)
-{
-    return commit_check(g, generation, member_id, instance_id, false);
-}
-
-ls_group_err ls_group_fetch_check(ls_group_t *g, const char *member_id, int32_t member_epoch)
-{
-    if (g->sg) return LS_GERR_GROUP_ID_NOT_FOUND;
-    if ((!g->cg && !g->st) || (member_epoch < 0 && (!member_id || !*member_id)))
-        return LS_GERR_NONE;
-    switch (member_epoch_check(g, member_id, member_epoch)) {
-    case LS_CGERR_NONE: return LS_GERR_NONE;
-    case LS_CGERR_UNKNOWN_MEMBER_ID: return LS_GERR_UNKNOWN_MEMBER_ID;
-    default: return LS_GERR_STALE_MEMBER_EPOCH;
-    }
-}
-
-ls_group_err ls_group_txn_commit_check(ls_group_t *g, int32_t generation, const char *member_id,
-                                       const char *instance_id)
-{
-    return commit_check(g, generation, member_id, instance_id, true);
-}
-
-void ls_group_txn_offsets_added(ls_group_t *g)
-{
-    if (g->state == LS_GROUP_DEAD) {
-        revive(g);
-        persist(g);
-    }
-    g->txn_pending = true;
-    g->txn_adds++;
-}
-
-bool ls_group_txn_pending(const ls_group_t *g) { return g->txn_pending; }
-uint64_t ls_group_txn_adds(const ls_group_t *g) { return g->txn_adds; }
-
-void ls_group_offsets_reload(ls_group_t *g, ls_group_loaded_t *l, uint64_t txn_adds)
-{
-    if (g->state == LS_GROUP_DEAD) return;
-    clear_offsets(g);
-    for (int i = 0; i < l->noffsets; i++)
-        ls_group_offset_put(g, l->offsets[i].topic, l->offsets[i].partition, &l->offsets[i].o);
-    /* a TxnOffsetCommit after the read began may have written pending keys
-     * the read did not see: the flag stays until a later reread */
-    g->txn_pending = l->ntxn_pending > 0 || g->txn_adds != txn_adds;
-}
-
-void ls_group_offset_put(ls_group_t *g, const char *topic, int32_t partition,
-                         const ls_group_offset_t *o)
-{
-    if (g->state == LS_GROUP_DEAD) {
-        revive(g);
-        persist(g);
-    }
-    otopic_t *t = find_topic(g, topic, true);
-    ls_group_offset_t *n = LS_NEW(ls_group_offset_t);
-    *n = *o;
-    n->metadata = NULL;
-    if (o->metadata) {
-        n->metadata = ls_malloc((size_t)o->metadata_len + 1);
-        memcpy(n->metadata, o->metadata, (size_t)o->metadata_len);
-        n->metadata[o->metadata_len] = 0;
-    }
-    offset_free(ls_i64map_del(&t->parts, partition));
-    ls_i64map_put(&t->parts, partition, n);
-}
-
-static bool offset_stale(ls_group_t *g, const char *topic, const ls_group_offset_t *o)
-{
-    if (!g->c->h.topic_stream_no) return false;
-    int64_t sn = g->c->h.topic_stream_no(g->c->h.arg, topic);
-    return sn < 0 || (o->stream_no >= 0 && o->stream_no != sn);
-}
-
-const ls_group_offset_t *ls_group_offset_get(ls_group_t *g, const char *topic, int32_t partition)
-{
-    otopic_t *t = find_topic(g, topic, false);
-    ls_group_offset_t *o = t ? ls_i64map_get(&t->parts, partition) : NULL;
-    if (o && offset_stale(g, topic, o)) return NULL;
-    return o;
-}
-
-bool ls_group_offset_next(ls_group_t *g, int64_t *iter, const char **topic, int32_t *partition,
-                          const ls_group_offset_t **o)
-{
-    /* iter = topic index << 32 | slot position inside that topic's map */
-    int ti = (int)(*iter >> 32);
-    size_t slot = (size_t)(*iter & 0xffffffff);
-    for (; ti < g->ntopics; ti++, slot = 0) {
-        int64_t k;
-        void *v;
-        while (ls_i64map_next(&g->topics[ti].parts, &slot, &k, &v)) {
-            if (offset_stale(g, g->topics[ti].name, v)) continue;
-            *iter = ((int64_t)ti << 32) | (int64_t)slot;
-            *topic = g->topics[ti].name;
-            *partition = (int32_t)k;
-            *o = v;
-            return true;
-        }
-    }
-    *iter = (int64_t)g->ntopics << 32;
-    return false;
-}
-
-void ls_group_offset_del(ls_group_t *g, const char *topic, int32_t partition)
-{
-    otopic_t *t = find_topic(g, topic, false);
-    if (t) offset_free(ls_i64map_del(&t->parts, partition));
-}
-
-/* Topics named in the members' consumer-protocol subscriptions
- * (ConsumerProtocolSubscription: int16 version, [string] topics, ...). */
-static bool subscribed(const member_t *m, const char *protocol, const char *topic)
-{
-    int pi = member_protocol_index(m, protocol);
-    if (pi < 0) return false;
-    const uint8_t *p = m->pmeta[pi], *end = p + m->plen[pi];
-    if (end - p < 6) return false;
-    p += 2;
-    int32_t n = (int32_t)ls_be32_get(p);
-    p += 4;
-    size_t tl = strlen(topic);
-    for (int32_t i = 0; i < n && end - p >= 2; i++) {
-        int16_t l = (int16_t)ls_be16_get(p);
-        p += 2;
-        if (l < 0 || end - p < l) return false;
-        if ((size_t)l == tl && memcmp(p, topic, tl) == 0) return true;
-        p += l;
-    }
-    return false;
-}
-
-ls_group_err ls_group_offset_delete_check(ls_group_t *g, const char *topic)
-{
-    if (g->state == LS_GROUP_DEAD || g->sg) return LS_GERR_GROUP_ID_NOT_FOUND;
-    if (g->cg || g->st)
-        return (g->cg ? ls_cgroup_subscribed(g->cg, topic) : ls_stgroup_subscribed(g->st, topic))
-                   ? LS_GERR_GROUP_SUBSCRIBED_TO_TOPIC
-                   : LS_GERR_NONE;
-    if (g->state == LS_GROUP_EMPTY) return LS_GERR_NONE;
-    if (!str_eq(g->protocol_type, "consumer")) return LS_GERR_NON_EMPTY_GROUP;
-    for (int i = 0; i < g->nmembers; i++)
-        if (subscribed(g->members[i], g->protocol_name, topic))
-            return LS_GERR_GROUP_SUBSCRIBED_TO_TOPIC;
-    return LS_GERR_NONE;
-}
-
-ls_group_err ls_group_delete(ls_group_t *g)
-{
-    if (g->state == LS_GROUP_DEAD) return LS_GERR_GROUP_ID_NOT_FOUND;
-    if (g->state != LS_GROUP_EMPTY || typed_members(g) > 0) return LS_GERR_NON_EMPTY_GROUP;
-    drop_typed(g);
-    for (int i = g->npending - 1; i >= 0; i--)
-        remove_pending(g, i);
-    clear_offsets(g);
-    g->txn_pending = false; /* the store deletes them with the group */
-    g->state = LS_GROUP_DEAD;
-    persist(g);
-    return LS_GERR_NONE;
-}
-
-int ls_group_expire(ls_group_t *g, void (*drop_cb)(void *arg, const char *topic, int32_t partition),
-                    void *arg)
-{
-    ls_group_coord_t *c = g->c;
-    if (g->state == LS_GROUP_DEAD || g->loading) return 0;
-    int64_t now = wall_ms(c), ret = c->cfg.offsets_retention_ms;
-    bool empty = g->state == LS_GROUP_EMPTY && typed_members(g) == 0;
-    int dropped = 0;
-    for (int i = 0; i < g->ntopics; i++) {
-        otopic_t *t = &g->topics[i];
-        size_t it = 0;
-        int64_t k;
-        void *v;
-        int64_t *drop = NULL;
-        size_t ndrop = 0;
-        while (ls_i64map_next(&t->parts, &it, &k, &v)) {
-            ls_group_offset_t *o = v;
-            bool expire = offset_stale(g, t->name, o);
-            if (!expire && empty && ret >= 0) {
-                /* KIP-211: offsets of an Empty consumer group expire together,
-                 * counting from when it became Empty; those of a group without
-                 * membership each from its commit */
-                int64_t base = o->commit_ms;
-                if (g->protocol_type && g->state_wall_ms > base) base = g->state_wall_ms;
-                expire = now - base >= ret;
-            }
-            if (expire) {
-                drop = ls_realloc(drop, (ndrop + 1) * sizeof *drop);
-                drop[ndrop++] = k;
-            }
-        }
-        for (size_t j = 0; j < ndrop; j++) {
-            if (drop_cb) drop_cb(arg, t->name, (int32_t)drop[j]);
-            offset_free(ls_i64map_del(&t->parts, drop[j]));
-            dropped++;
-        }
-        ls_free(drop);
-    }
-    if (empty && count_offsets(g) == 0 && g->npending == 0 && !g->txn_pending &&
-        (ret >= 0 && now - g->state_wall_ms >= ret)) {
-        clear_offsets(g);
-        drop_typed(g);
-        g->state = LS_GROUP_DEAD;
-        persist(g);
-    }
-    return dropped;
-}
-
-/* ------------------------------------------------------------- consumer groups */
-
-static ls_group_type_t group_type(const ls_group_t *g)
-{
-    return g->cg   ? LS_GROUP_TYPE_CONSUMER
-           : g->sg ? LS_GROUP_TYPE_SHARE
-           : g->st ? LS_GROUP_TYPE_STREAMS
-                   : LS_GROUP_TYPE_CLASSIC;
-}
-
-/* Members of the consumer, share or streams membership (0 for classic). */
-static int typed_members(const ls_group_t *g)
-{
-    return g->cg   ? ls_cgroup_member_count(g->cg)
-           : g->sg ? ls_sgroup_member_count(g->sg)
-           : g->st ? ls_stgroup_member_count(g->st)
-                   : 0;
-}
-const char *ls_group_type(const ls_group_t *g) { return ls_group_type_name(group_type(g)); }
-const ls_cgroup_t *ls_group_consumer(const ls_group_t *g) { return g->cg; }
-const ls_sgroup_t *ls_group_share(const ls_group_t *g) { return g->sg; }
-const ls_stgroup_t *ls_group_streams(const ls_group_t *g) { return g->st; }
-
-const char *ls_group_state_label(const ls_group_t *g)
-{
-    if (g->state == LS_GROUP_DEAD) return ls_group_state_name(g->state);
-    if (g->cg) return ls_cgroup_state_name(g->cg);
-    if (g->sg) return ls_sgroup_state_name(g->sg);
-    if (g->st) return ls_stgroup_state_name(g->st);
-    return ls_group_state_name(g->state);
-}
-
-/* The group stops being of the consumer, share or streams type (deleted,
- * expired, back to classic). */
-static void drop_typed(ls_group_t *g)
-{
-    ls_cgroup_free(g->cg);
-    g->cg = NULL;
-    ls_sgroup_free(g->sg);
-    g->sg = NULL;
-    ls_stgroup_free(g->st);
-    g->st = NULL;
-}
-
-/* After a heartbeat or a tick of a consumer group: the generation follows
- * the group epoch, the Empty clock restarts when the last member goes, and
- * the record is stored when anything it holds changed. True: stored. */
-static bool consumer_settle(ls_group_t *g, bool force)
-{
-    int32_t epoch = ls_cgroup_epoch(g->cg);
-    bool members = ls_cgroup_member_count(g->cg) > 0;
-    if (!members && g->generation != epoch) g->state_wall_ms = wall_ms(g->c);
-    g->generation = epoch;
-    if (!force && ls_cgroup_version(g->cg) == g->cg_stored) return false;
-    g->cg_stored = ls_cgroup_version(g->cg);
-    persist(g);
-    return true;
-}
-
-ls_group_err ls_group_consumer_heartbeat(ls_group_t *g, ls_cgroup_hb_req_t *req,
-                                         const ls_cgroup_topic_t *topics, int ntopics,
-                                         ls_cgroup_hb_res_t *res, bool *stored)
-{
-    ls_group_coord_t *c = g->c;
-    *stored = false;
-    if (c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
-    if (!*g->id) return LS_GERR_INVALID_GROUP_ID;
-    bool converted = false, was_dead = g->state == LS_GROUP_DEAD;
-    if (g->sg || g->st) return LS_GERR_GROUP_ID_NOT_FOUND; /* a share or streams group */
-    if (!g->cg) {
-        if (g->state != LS_GROUP_DEAD && g->state != LS_GROUP_EMPTY)
-            return LS_GERR_GROUP_ID_NOT_FOUND; /* a classic group with members */
-        /* an Empty classic group (or none) becomes a consumer group; its
-         * offsets stay, its epochs continue above its generation */
-        g->cg = ls_cgroup_new(g->id, &c->cfg.consumer, g->generation);
-        g->cg_stored = ls_cgroup_version(g->cg);
-        converted = true;
-    }
-    req->now_ms = now_ms(c);
-    /* what is due goes first (a member past its revocation deadline is
-     * fenced before its heartbeat is heard); res then stays valid */
-    ls_cgroup_tick(g->cg, req->now_ms);
-    ls_cgroup_heartbeat(g->cg, req, topics, ntopics, res);
-    if (converted && ls_cgroup_member_count(g->cg) == 0) {
-        /* refused before anyone joined: the group stays what it was */
-        ls_cgroup_free(g->cg);
-        g->cg = NULL;
-        return LS_GERR_NONE;
-    }
-    if (converted) {
-        if (was_dead) revive(g);
-        set_str(&g->protocol_type, "consumer");
-        set_str(&g->protocol_name, NULL);
-        set_str(&g->leader, NULL);
-    }
-    int64_t due = ls_cgroup_next_deadline(g->cg);
-    *stored = consumer_settle(g, converted);
-    if (due != INT64_MAX) wakeup(c, due);
-    return LS_GERR_NONE;
-}
-
-/* ------------------------------------------------------------- share groups */
-
-/* sgroup's on_leave: the embedder releases the member's acquired records */
-static void share_member_left(void *arg, const char *member_id, bool expired)
-{
-    ls_group_t *g = arg;
-    if (expired)
-        LS_INFO("group",
-                "share group '%s': member %s sent no heartbeat within "
-                "group.share.session.timeout.ms (%d ms); removed, its records released",
-                g->id, member_id, g->c->cfg.share.session_timeout_ms);
-    else
-        LS_INFO("group", "share group '%s': member %s left", g->id, member_id);
-    if (g->c->h.share_left) g->c->h.share_left(g->c->h.arg, g->id, member_id);
-}
-
-static ls_sgroup_t *share_new(ls_group_t *g, int32_t epoch_floor)
-{
-    return ls_sgroup_new(g->id, &g->c->cfg.share, epoch_floor, share_member_left, g);
-}
-
-/* As consumer_settle, for a share group. */
-static bool share_settle(ls_group_t *g, bool force)
-{
-    int32_t epoch = ls_sgroup_epoch(g->sg);
-    if (ls_sgroup_member_count(g->sg) == 0 && g->generation != epoch)
-        g->state_wall_ms = wall_ms(g->c);
-    g->generation = epoch;
-    if (!force && ls_sgroup_version(g->sg) == g->sg_stored) return false;
-    g->sg_stored = ls_sgroup_version(g->sg);
-    persist(g);
-    return true;
-}
-
-ls_group_err ls_group_share_heartbeat(ls_group_t *g, ls_sgroup_hb_req_t *req,
-                                      const ls_cgroup_topic_t *topics, int ntopics,
-                                      ls_sgroup_hb_res_t *res, bool *stored)
-{
-    ls_group_coord_t *c = g->c;
-    *stored = false;
-    if (c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
-    if (!*g->id) return LS_GERR_INVALID_GROUP_ID;
-    bool converted = false;
-    if (!g->sg) {
-        /* only a group id nobody uses becomes a share group (Kafka's rule:
-         * a classic or consumer group, even empty, stays what it is) */
-        if (g->state != LS_GROUP_DEAD || g->cg || g->st) return LS_GERR_GROUP_ID_NOT_FOUND;
-        g->sg = share_new(g, g->generation);
-        g->sg_stored = ls_sgroup_version(g->sg);
-        converted = true;
-    }
-    req->now_ms = now_ms(c);
-    ls_sgroup_tick(g->sg, req->now_ms); /* due expiries first: res stays valid */
-    ls_sgroup_heartbeat(g->sg, req, topics, ntopics, res);
-    if (converted && ls_sgroup_member_count(g->sg) == 0) {
-        ls_sgroup_free(g->sg);
-        g->sg = NULL;
-        return LS_GERR_NONE;
-    }
-    if (converted) {
-        revive(g);
-        set_str(&g->protocol_type, "share");
-        set_str(&g->protocol_name, NULL);
-        set_str(&g->leader, NULL);
-    }
-    int64_t due = ls_sgroup_tick(g->sg, req->now_ms);
-    *stored = share_settle(g, converted);
-    if (due != INT64_MAX) wakeup(c, due);
-    return LS_GERR_NONE;
-}
-
-/* ------------------------------------------------------------- streams groups */
-
-/* As consumer_settle, for a streams group. */
-static bool streams_settle(ls_group_t *g, bool force)
-{
-    int32_t epoch = ls_stgroup_epoch(g->st);
-    if (ls_stgroup_member_count(g->st) == 0 && g->generation != epoch)
-        g->state_wall_ms = wall_ms(g->c);
-    g->generation = epoch;
-    if (!force && ls_stgroup_version(g->st) == g->st_stored) return false;
-    g->st_stored = ls_stgroup_version(g->st);
-    persist(g);
-    return true;
-}
-
-ls_group_err ls_group_streams_heartbeat(ls_group_t *g, ls_stgroup_hb_req_t *req,
-                                        ls_stgroup_hb_res_t *res, bool *stored)
-{
-    ls_group_coord_t *c = g->c;
-    *stored = false;
-    if (c->shut) return LS_GERR_COORDINATOR_NOT_AVAILABLE;
-    if (!*g->id) return LS_GERR_INVALID_GROUP_ID;
-    bool converted = false, was_dead = g->state == LS_GROUP_DEAD;
-    if (!g->st) {
-        /* a group id nobody uses, or an Empty classic group (its offsets
-         * stay, its epochs continue above its generation) */
-        if (g->cg || g->sg || (g->state != LS_GROUP_DEAD && g->state != LS_GROUP_EMPTY))
-            return LS_GERR_GROUP_ID_NOT_FOUND;
-        g->st = ls_stgroup_new(g->id, &c->cfg.streams, g->generation);
-        g->st_stored = ls_stgroup_version(g->st);
-        converted = true;
-    }
-    req->now_ms = now_ms(c);
-    ls_stgroup_tick(g->st, req->now_ms); /* due expiries first: res stays valid */
-    ls_stgroup_heartbeat(g->st, req, res);
-    if (converted && ls_stgroup_member_count(g->st) == 0) {
-        ls_stgroup_free(g->st);
-        g->st = NULL;
-        return LS_GERR_NONE;
-    }
-    if (converted) {
-        if (was_dead) revive(g);
-        set_str(&g->protocol_type, "streams");
-        set_str(&g->protocol_name, NULL);
-        set_str(&g->leader, NULL);
-    }
-    int64_t due = ls_stgroup_next_deadline(g->st);
-    *stored = streams_settle(g, converted);
-    if (due != INT64_MAX) wakeup(c, due);
     return LS_GERR_NONE;
 }
 
@@ -1463,7 +840,7 @@ int ls_group_member_count(const ls_group_t *g) { return g->nmembers; }
 void ls_group_snapshot(const ls_group_t *g, ls_group_record_t *r)
 {
     memset(r, 0, sizeof *r);
-    r->type = group_type(g);
+    r->type = ls_grp_type(g);
     if (g->cg || g->sg || g->st) {
         ls_buf_t b;
         ls_buf_init(&b);
@@ -1492,7 +869,7 @@ void ls_group_snapshot(const ls_group_t *g, ls_group_record_t *r)
         x->client_host = ls_strdup(m->client_host);
         x->session_timeout_ms = m->session_ms;
         x->rebalance_timeout_ms = m->rebalance_ms;
-        int pi = member_protocol_index(m, g->protocol_name);
+        int pi = ls_grp_member_protocol_index(m, g->protocol_name);
         if (pi < 0 && m->nprotocols > 0 && !g->protocol_name) pi = -1;
         x->metadata_len = pi >= 0 ? m->plen[pi] : 0;
         x->metadata = ls_memdup(pi >= 0 && m->plen[pi] ? m->pmeta[pi] : (const uint8_t *)"",
@@ -1527,7 +904,7 @@ static void group_install(ls_group_t *g, ls_group_loaded_t *l)
         if (r->type == LS_GROUP_TYPE_SHARE) {
             g->sg = r->type_state_len
                         ? ls_sgroup_decode(r->type_state, r->type_state_len, g->id, &c->cfg.share,
-                                           share_member_left, g, now_ms(c))
+                                           ls_grp_share_member_left, g, ls_grp_now_ms(c))
                         : NULL;
             if (!g->sg) {
                 if (r->type_state_len)
@@ -1535,13 +912,13 @@ static void group_install(ls_group_t *g, ls_group_loaded_t *l)
                             "share group %s: its stored members do not decode; it goes on "
                             "empty above epoch %d (the members rejoin)",
                             g->id, (int)r->generation);
-                g->sg = share_new(g, r->generation);
+                g->sg = ls_grp_share_new(g, r->generation);
             }
             g->sg_stored = ls_sgroup_version(g->sg);
         }
         if (r->type == LS_GROUP_TYPE_STREAMS) {
             g->st = r->type_state_len ? ls_stgroup_decode(r->type_state, r->type_state_len, g->id,
-                                                          &c->cfg.streams, now_ms(c))
+                                                          &c->cfg.streams, ls_grp_now_ms(c))
                                       : NULL;
             if (!g->st) {
                 if (r->type_state_len)
@@ -1555,7 +932,7 @@ static void group_install(ls_group_t *g, ls_group_loaded_t *l)
         }
         if (r->type == LS_GROUP_TYPE_CONSUMER) {
             g->cg = r->type_state_len ? ls_cgroup_decode(r->type_state, r->type_state_len, g->id,
-                                                         &c->cfg.consumer, now_ms(c))
+                                                         &c->cfg.consumer, ls_grp_now_ms(c))
                                       : NULL;
             if (!g->cg) {
                 if (r->type_state_len)
@@ -1590,9 +967,10 @@ static void group_install(ls_group_t *g, ls_group_loaded_t *l)
                 m->assignment_len = x->assignment_len;
                 x->assignment = NULL;
             }
-            if (r->leader && find_member(g, r->leader)) set_str(&g->leader, r->leader);
+            if (r->leader && ls_grp_find_member(g, r->leader))
+                ls_grp_set_str(&g->leader, r->leader);
         } else {
-            set_str(&g->protocol_name, NULL);
+            ls_grp_set_str(&g->protocol_name, NULL);
         }
         for (int i = 0; i < l->noffsets; i++)
             ls_group_offset_put(g, l->offsets[i].topic, l->offsets[i].partition, &l->offsets[i].o);
@@ -1640,7 +1018,7 @@ static void group_free(ls_group_t *g)
     for (int i = 0; i < g->npending; i++)
         ls_free(g->pending[i].id);
     ls_free(g->pending);
-    clear_offsets(g);
+    ls_grp_clear_offsets(g);
     ls_cgroup_free(g->cg);
     ls_sgroup_free(g->sg);
     ls_stgroup_free(g->st);
@@ -1762,11 +1140,11 @@ static void check_group(const ls_group_t *g)
         LS_CHECKF(!m->sync_cb || g->state == LS_GROUP_COMPLETING_REBALANCE,
                   "group '%s': member %s awaits sync in state %s", g->id, m->id,
                   ls_group_state_name(g->state));
-        leader_found |= str_eq(g->leader, m->id);
+        leader_found |= ls_grp_str_eq(g->leader, m->id);
         for (int j = i + 1; j < g->nmembers; j++) {
-            LS_CHECKF(!str_eq(m->id, g->members[j]->id), "group '%s': member id %s twice", g->id,
-                      m->id);
-            LS_CHECKF(!m->instance_id || !str_eq(m->instance_id, g->members[j]->instance_id),
+            LS_CHECKF(!ls_grp_str_eq(m->id, g->members[j]->id), "group '%s': member id %s twice",
+                      g->id, m->id);
+            LS_CHECKF(!m->instance_id || !ls_grp_str_eq(m->instance_id, g->members[j]->instance_id),
                       "group '%s': instance id %s held by two members", g->id, m->instance_id);
         }
     }
@@ -1785,7 +1163,7 @@ void ls_group_coord_check_invariants(const ls_group_coord_t *c)
 
 int64_t ls_group_coord_tick(ls_group_coord_t *c)
 {
-    int64_t now = now_ms(c), next = INT64_MAX;
+    int64_t now = ls_grp_now_ms(c), next = INT64_MAX;
     for (size_t b = 0; b < c->nbuckets; b++) {
         for (ls_group_t *g = c->buckets[b], *gn; g; g = gn) {
             gn = g->hnext;
@@ -1797,7 +1175,7 @@ int64_t ls_group_coord_tick(ls_group_coord_t *c)
             }
             for (int i = g->npending - 1; i >= 0; i--) {
                 if (now >= g->pending[i].deadline) {
-                    remove_pending(g, i);
+                    ls_grp_remove_pending(g, i);
                     check_join_complete(g);
                 }
             }
@@ -1814,17 +1192,17 @@ int64_t ls_group_coord_tick(ls_group_coord_t *c)
             }
             if (g->cg) {
                 int64_t due = ls_cgroup_tick(g->cg, now);
-                consumer_settle(g, false);
+                ls_grp_consumer_settle(g, false);
                 if (due < next) next = due;
             }
             if (g->sg) {
                 int64_t due = ls_sgroup_tick(g->sg, now);
-                share_settle(g, false);
+                ls_grp_share_settle(g, false);
                 if (due < next) next = due;
             }
             if (g->st) {
                 int64_t due = ls_stgroup_tick(g->st, now);
-                streams_settle(g, false);
+                ls_grp_streams_settle(g, false);
                 if (due < next) next = due;
             }
             for (int i = 0; i < g->npending; i++)
