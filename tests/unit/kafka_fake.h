@@ -52,6 +52,7 @@
 #include "objstore/objstore.h"
 #include "records/records.h"
 #include "group/group_configs.h"
+#include "security/authz.h"
 #include "security/quotas.h"
 #include "stream/catalog.h"
 #include "txn/txn_store.h"
@@ -180,6 +181,11 @@ static inline int kf_open(kf_env_t *e)
     memset(e, 0, sizeof *e);
     uv_loop_init(&e->loop);
     ls_config_init(&e->cfg);
+    /* a broker's config always names its object store (ls_config_finish) */
+    if (ls_config_set(&e->cfg, "object.store.url", "mem://", err, sizeof err) != 0) {
+        printf("# kf_open: %s\n", err);
+        return -1;
+    }
     e->meta = ls_meta_mem_open();
     e->os = ls_objstore_mem_open();
     ls_logstore_config_t lc = {.flush_max_bytes = 1 << 20,
@@ -392,6 +398,35 @@ static inline void kf_close(kf_env_t *e)
     ls_group_configs_close(e->group_configs);
     ls_meta_close(e->meta);
     ls_objstore_close(e->os);
+    ls_config_free(&e->cfg);
+}
+
+/* Whether response string s (not NUL-terminated) contains needle: how a
+ * test checks that an error message names the field or value refused. */
+static inline bool kf_kstr_has(ls_kstr_t s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (int32_t i = 0; s.ptr && i + (int32_t)n <= s.len; i++)
+        if (memcmp(s.ptr + i, needle, n) == 0) return true;
+    return false;
+}
+
+/* Turns the ACL checks on with no binding stored and
+ * allow.everyone.if.no.acl.found false, so every check of this client
+ * (User:ANONYMOUS) is denied unless super (super.users, may be NULL) names
+ * it: 0, or -1 (printed). kf_authz_off turns the checks off again. */
+static inline int kf_authz_on(kf_env_t *e, const char *super)
+{
+    char err[256];
+    e->svc.authz = ls_authz_open(e->meta, super, false, err, sizeof err);
+    if (!e->svc.authz) printf("# kf_authz_on: %s\n", err);
+    return e->svc.authz ? 0 : -1;
+}
+
+static inline void kf_authz_off(kf_env_t *e)
+{
+    ls_authz_close(e->svc.authz);
+    e->svc.authz = NULL;
 }
 
 /* Creates topic (default namespace) with partitions: 0, or -1 (printed). */
@@ -532,5 +567,26 @@ static inline void kf_produce_req(kf_produce_t *p, const char *topic, int32_t pa
     p->td.NumPartitionData = 1;
     p->pd.Index = partition;
     p->pd.Records = (ls_kbytes_t){batch->data, (int32_t)batch->len};
+}
+/* Appends n one-record batches (values of 10 bytes) to topic/partition
+ * through Produce v9: 0 (NONE), the first partition error code, or -1000
+ * (no answer). */
+static inline int kf_produce(kf_env_t *e, const char *topic, int32_t partition, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ls_buf_t b;
+        kf_batch(&b, -1, -1, -1, 10);
+        kf_produce_t p;
+        kf_produce_req(&p, topic, partition, &b);
+        ls_arena_t *a = ls_arena_new();
+        ls_kafka_ProduceResponse r;
+        int code = kf_call(e, 0, 9, &p.m, &r, a) == 0
+                       ? r.Responses[0].PartitionResponses[0].ErrorCode
+                       : -1000;
+        ls_arena_free(a);
+        ls_buf_free(&b);
+        if (code) return code;
+    }
+    return 0;
 }
 #endif
