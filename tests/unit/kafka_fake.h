@@ -21,11 +21,12 @@
  * Use a fresh topic name per test: the stores are shared by the binary.
  *
  * The group coordinator (group/group_service.h, over the same stores and
- * loop) and the transaction coordinator's records (txn/txn_store.h) are the
- * real ones; only their embedder's side is stubbed: transaction markers are
- * not written (kf_txn_markers answers LS_OK; svc.txn_finish does nothing), so
- * a decided transaction stays decided, and the group configuration is the
- * broker's defaults (env.cfg at kf_open). */
+ * loop), the share-partition states and sessions (group/share_store.h) and
+ * the transaction coordinator's records (txn/txn_store.h) are the real
+ * ones; only their embedder's side is stubbed: transaction markers are not
+ * written (kf_txn_markers answers LS_OK; svc.txn_finish does nothing), so a
+ * decided transaction stays decided, and the group and share configuration
+ * is the broker's defaults (env.cfg at kf_open). */
 #ifndef LS_TEST_KAFKA_FAKE_H
 #define LS_TEST_KAFKA_FAKE_H
 #include <arpa/inet.h>
@@ -42,6 +43,7 @@
 #include "base/config.h"
 #include "base/crc32c.h"
 #include "group/group_service.h"
+#include "group/share_store.h"
 #include "kafka/api.h"
 #include "kafka/conn.h"
 #include "kafka/kquota.h"
@@ -68,6 +70,7 @@ typedef struct kf_env {
     ls_group_configs_t *group_configs;
     ls_kquota_t *kquota;
     ls_group_service_t *groups;
+    ls_share_store_t *shares;
     ls_txn_store_t *txns;
     ls_kafka_services_t svc;
     ls_kafka_listener_t *listener;
@@ -208,6 +211,11 @@ static inline int kf_open(kf_env_t *e)
     ls_group_config_from_broker(&gc, c);
     e->groups = ls_group_service_open(&e->loop, e->meta, e->catalog, &gc,
                                       c->offsets_retention_check_interval_ms, 1, kf_offload, e);
+    ls_sharep_config_t spc = {.delivery_count_limit = c->group_share_delivery_count_limit,
+                              .record_lock_duration_ms = c->group_share_record_lock_duration_ms,
+                              .max_record_locks = c->group_share_partition_max_record_locks};
+    e->shares = ls_share_store_new(e->meta, &spc, c->group_share_max_share_sessions, kf_offload, e);
+    ls_group_service_set_shares(e->groups, e->shares);
     ls_txn_store_opts_t to = {.meta = e->meta,
                               .cfg = {.max_timeout_ms = c->transaction_max_timeout_ms,
                                       .id_expiration_ms = c->transactional_id_expiration_ms},
@@ -228,6 +236,7 @@ static inline int kf_open(kf_env_t *e)
     s->group_configs = e->group_configs;
     s->kquota = e->kquota;
     s->groups = e->groups;
+    s->shares = e->shares;
     s->txns = e->txns;
     s->root = e;
     s->members = kf_members;
@@ -396,6 +405,7 @@ static inline void kf_close(kf_env_t *e)
     ls_kquota_free(e->kquota);
     ls_quotas_close(e->quotas);
     ls_group_configs_close(e->group_configs);
+    ls_share_store_free(e->shares);
     ls_meta_close(e->meta);
     ls_objstore_close(e->os);
     ls_config_free(&e->cfg);
