@@ -73,7 +73,9 @@ typedef struct kf_env {
     ls_share_store_t *shares;
     ls_txn_store_t *txns;
     ls_kafka_services_t svc;
-    ls_kafka_listener_t *listener;
+    ls_kafka_listener_t *listener;      /* PLAINTEXT */
+    ls_kafka_listener_t *sasl_listener; /* SASL_PLAINTEXT, once kf_sasl_listener asks */
+    bool on_sasl;                       /* fd is connected to sasl_listener */
     int stopping;
     int fd; /* the client socket */
     int32_t corr;
@@ -265,8 +267,9 @@ static inline int kf_reconnect(kf_env_t *e)
     if (e->fd > 0) close(e->fd);
     /* the kernel completes the handshake; the loop accepts it on the next run */
     e->fd = socket(AF_INET, SOCK_STREAM, 0);
+    ls_kafka_listener_t *l = e->on_sasl ? e->sasl_listener : e->listener;
     struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)ls_kafka_listener_port(e->listener))};
+                            .sin_port = htons((uint16_t)ls_kafka_listener_port(l))};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (connect(e->fd, (struct sockaddr *)&a, sizeof a) != 0) {
         printf("# kf_open: connect: %s\n", strerror(errno));
@@ -306,6 +309,40 @@ static void kf_guard_due(uv_timer_t *t)
     r->done = -2;
 }
 
+/* Runs the loop until a whole frame is in r (initialized here; the caller
+ * frees r->got), the broker closed the connection, or the guard ran out. */
+static inline void kf_await(kf_env_t *e, kf_read_t *r)
+{
+    memset(r, 0, sizeof *r);
+    ls_buf_init(&r->got);
+    uv_poll_t p;
+    uv_poll_init(&e->loop, &p, e->fd);
+    p.data = r;
+    uv_poll_start(&p, UV_READABLE, kf_on_readable);
+    /* a guard, not a timing assertion: a handler that never answers fails
+     * the test instead of hanging it */
+    uv_timer_t guard;
+    uv_timer_init(&e->loop, &guard);
+    guard.data = r;
+    uv_timer_start(&guard, kf_guard_due, KF_ANSWER_GUARD_MS, 0);
+    while (!r->done)
+        uv_run(&e->loop, UV_RUN_ONCE);
+    if (r->done == -2) printf("# kf_await: nothing in %d ms\n", KF_ANSWER_GUARD_MS);
+    uv_close((uv_handle_t *)&guard, kf_poll_closed);
+    uv_close((uv_handle_t *)&p, kf_poll_closed);
+    uv_run(&e->loop, UV_RUN_NOWAIT);
+}
+
+/* Whether the broker closes the connection (after what it answered last)
+ * without sending anything more. */
+static inline bool kf_closed(kf_env_t *e)
+{
+    kf_read_t r;
+    kf_await(e, &r);
+    ls_buf_free(&r.got);
+    return r.done == -1;
+}
+
 /* Sends request m (the api's ls_kafka_<Api>Request) at version, runs the
  * loop until its response is back and decodes it into resp (the api's
  * ls_kafka_<Api>Response; its strings and arrays in a). 0, or -1 when the
@@ -342,24 +379,8 @@ static inline int kf_call_as(kf_env_t *e, int16_t key, int16_t version, int16_t 
     ls_kw_free(&w);
     if (rc) return -1;
 
-    kf_read_t r = {0};
-    ls_buf_init(&r.got);
-    uv_poll_t p;
-    uv_poll_init(&e->loop, &p, e->fd);
-    p.data = &r;
-    uv_poll_start(&p, UV_READABLE, kf_on_readable);
-    /* a guard, not a timing assertion: a handler that never answers fails
-     * the test instead of hanging it */
-    uv_timer_t guard;
-    uv_timer_init(&e->loop, &guard);
-    guard.data = &r;
-    uv_timer_start(&guard, kf_guard_due, KF_ANSWER_GUARD_MS, 0);
-    while (!r.done)
-        uv_run(&e->loop, UV_RUN_ONCE);
-    if (r.done == -2) printf("# kf_call: no answer in %d ms\n", KF_ANSWER_GUARD_MS);
-    uv_close((uv_handle_t *)&guard, kf_poll_closed);
-    uv_close((uv_handle_t *)&p, kf_poll_closed);
-    uv_run(&e->loop, UV_RUN_NOWAIT);
+    kf_read_t r;
+    kf_await(e, &r);
     rc = -1;
     if (r.done == 1) {
         /* the decoded response points into its bytes: keep them in a */
@@ -394,6 +415,13 @@ static inline void kf_close(kf_env_t *e)
     while (!done)
         uv_run(&e->loop, UV_RUN_ONCE);
     ls_kafka_listener_free(e->listener);
+    if (e->sasl_listener) {
+        done = 0;
+        ls_kafka_listener_close(e->sasl_listener, kf_flag, &done);
+        while (!done)
+            uv_run(&e->loop, UV_RUN_ONCE);
+        ls_kafka_listener_free(e->sasl_listener);
+    }
     done = 0;
     ls_logstore_shutdown(e->logs, kf_flag, &done);
     while (!done)
@@ -409,6 +437,32 @@ static inline void kf_close(kf_env_t *e)
     ls_meta_close(e->meta);
     ls_objstore_close(e->os);
     ls_config_free(&e->cfg);
+}
+
+/* Connects the client to a SASL_PLAINTEXT listener (started on first use)
+ * offering mechanisms mechs (ls_sasl_mech bits, sasl.enabled.mechanisms):
+ * 0, or -1 (printed). kf_plaintext_listener connects back. */
+static inline int kf_sasl_listener(kf_env_t *e, unsigned mechs)
+{
+    char err[256] = "";
+    e->svc.sasl_mechanisms = mechs;
+    if (!e->sasl_listener) {
+        ls_listener_cfg_t l = {
+            .name = "SASL", .host = "127.0.0.1", .protocol = LS_SECPROTO_SASL_PLAINTEXT};
+        e->sasl_listener = ls_kafka_listener_start(&e->svc, &l, err, sizeof err);
+        if (!e->sasl_listener || ls_kafka_listener_port(e->sasl_listener) < 0) {
+            printf("# kf_sasl_listener: %s\n", err);
+            return -1;
+        }
+    }
+    e->on_sasl = true;
+    return kf_reconnect(e);
+}
+
+static inline int kf_plaintext_listener(kf_env_t *e)
+{
+    e->on_sasl = false;
+    return kf_reconnect(e);
 }
 
 /* Whether response string s (not NUL-terminated) contains needle: how a
