@@ -261,6 +261,21 @@ TEST(cluster_authorization_failed)
     CHECK(user_value("q-ivy", "producer_byte_rate") == -1);
 }
 
+TEST(describe_authorization_comes_before_validation)
+{
+    /* as Kafka: a principal without CLUSTER DESCRIBE_CONFIGS learns nothing
+     * about its filter */
+    comp_t ip = {ls_kstr_c("ip"), 2, ls_kstr_null()};
+    CHECK(kf_authz_on(&E, NULL) == 0);
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_DescribeClientQuotasResponse r;
+    int rc = describe(&ip, 1, false, &r, a);
+    kf_authz_off(&E);
+    CHECK(rc == 0);
+    CHECK_EQ_INT(r.ErrorCode, LS_KERR_CLUSTER_AUTHORIZATION_FAILED);
+    ls_arena_free(a);
+}
+
 int main(void)
 {
     if (kf_open(&E) != 0) return 1;
@@ -274,6 +289,7 @@ int main(void)
     RUN(one_invalid_entry_does_not_stop_the_others);
     RUN(describe_bad_filters_are_invalid);
     RUN(cluster_authorization_failed);
+    RUN(describe_authorization_comes_before_validation);
     kf_close(&E);
     UNIT_DONE();
 }

@@ -221,6 +221,26 @@ TEST(cluster_authorization_failed)
     CHECK_EQ_INT(described_iterations("u-denied", LS_SCRAM_SHA_256), -1);
 }
 
+TEST(authorization_comes_before_validation)
+{
+    /* as Kafka: a principal without CLUSTER ALTER learns nothing about its
+     * request, valid or not */
+    CHECK(kf_authz_on(&E, NULL) == 0);
+    upsert_t few = upsert("u-denied-few", LS_SCRAM_SHA_256, LS_SCRAM_MIN_ITERATIONS - 1);
+    upsert_t twice[2] = {upsert("u-denied-dup", LS_SCRAM_SHA_256, 4096),
+                         upsert("u-denied-dup", LS_SCRAM_SHA_256, 4096)};
+    int few_code = alter_one(NULL, &few);
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_AlterUserScramCredentialsResponse r;
+    int rc = alter(NULL, 0, twice, 2, &r, a);
+    kf_authz_off(&E);
+    CHECK_EQ_INT(few_code, LS_KERR_CLUSTER_AUTHORIZATION_FAILED);
+    CHECK(rc == 0);
+    CHECK_EQ_INT(r.NumResults, 1);
+    CHECK_EQ_INT(r.Results[0].ErrorCode, LS_KERR_CLUSTER_AUTHORIZATION_FAILED);
+    ls_arena_free(a);
+}
+
 int main(void)
 {
     if (kf_open(&E) != 0) return 1;
@@ -234,6 +254,7 @@ int main(void)
     RUN(deleting_a_missing_credential_is_not_found);
     RUN(describe_a_user_twice_or_unknown);
     RUN(cluster_authorization_failed);
+    RUN(authorization_comes_before_validation);
     kf_close(&E);
     UNIT_DONE();
 }
