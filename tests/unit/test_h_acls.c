@@ -219,6 +219,7 @@ TEST(cluster_authorization_failed)
     CHECK_EQ_INT(dr.ErrorCode, LS_KERR_CLUSTER_AUTHORIZATION_FAILED);
     CHECK_EQ_INT(dr.NumResources, 0);
     CHECK_EQ_INT(xr.FilterResults[0].ErrorCode, LS_KERR_CLUSTER_AUTHORIZATION_FAILED);
+    ls_arena_free(a);
     CHECK(kf_authz_on(&E, ANON) == 0);
     int stored = count_topic_acls("acl-denied");
     kf_authz_off(&E);
