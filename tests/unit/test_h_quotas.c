@@ -276,6 +276,31 @@ TEST(describe_authorization_comes_before_validation)
     ls_arena_free(a);
 }
 
+TEST(altered_quota_is_enforced)
+{ /* what AlterClientQuotas stores, Produce meets: the answer carries a
+   * throttle time (the connection is then muted that long: this test runs
+   * last) */
+    aentity_t en = {ls_kstr_c("client-id"), ls_kstr_c("unit")}; /* the harness's client id */
+    op_t op = {ls_kstr_c("producer_byte_rate"), 1000, false};
+    aentry_t e = {.Entity = &en, .NumEntity = 1, .Ops = &op, .NumOps = 1};
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_AlterClientQuotasResponse ar;
+    CHECK(alter(&e, 1, false, &ar, a) == 0);
+    CHECK_EQ_INT(ar.Entries[0].ErrorCode, LS_KERR_NONE);
+    CHECK(kf_topic(&E, "q-throttled", 1) == 0);
+    ls_buf_t b;
+    kf_batch(&b, -1, -1, -1, 50000);
+    kf_produce_t p;
+    kf_produce_req(&p, "q-throttled", 0, &b);
+    ls_kafka_ProduceResponse r;
+    int rc = kf_call(&E, 0, 9, &p.m, &r, a);
+    ls_buf_free(&b);
+    CHECK(rc == 0);
+    CHECK_EQ_INT(r.Responses[0].PartitionResponses[0].ErrorCode, LS_KERR_NONE);
+    CHECK(r.ThrottleTimeMs > 0);
+    ls_arena_free(a);
+}
+
 int main(void)
 {
     if (kf_open(&E) != 0) return 1;
@@ -290,6 +315,7 @@ int main(void)
     RUN(describe_bad_filters_are_invalid);
     RUN(cluster_authorization_failed);
     RUN(describe_authorization_comes_before_validation);
+    RUN(altered_quota_is_enforced);
     kf_close(&E);
     UNIT_DONE();
 }

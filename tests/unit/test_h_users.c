@@ -135,10 +135,15 @@ TEST(bad_salt_or_key_length_is_unacceptable)
 {
     upsert_t nosalt = upsert("u-salt", LS_SCRAM_SHA_256, 4096);
     nosalt.Salt.len = 0;
+    static const uint8_t big[LS_SCRAM_MAX_SALT + 1];
+    upsert_t bigsalt = upsert("u-bigsalt", LS_SCRAM_SHA_256, 4096);
+    bigsalt.Salt = (ls_kbytes_t){big, (int32_t)sizeof big}; /* too large */
     upsert_t shortkey = upsert("u-key", LS_SCRAM_SHA_512, 4096);
     shortkey.SaltedPassword.len = 32; /* SHA-256's length under SHA-512 */
     CHECK_EQ_INT(alter_one(NULL, &nosalt), LS_KERR_UNACCEPTABLE_CREDENTIAL);
+    CHECK_EQ_INT(alter_one(NULL, &bigsalt), LS_KERR_UNACCEPTABLE_CREDENTIAL);
     CHECK_EQ_INT(alter_one(NULL, &shortkey), LS_KERR_UNACCEPTABLE_CREDENTIAL);
+    CHECK_EQ_INT(described_iterations("u-bigsalt", LS_SCRAM_SHA_256), -1);
     CHECK_EQ_INT(described_iterations("u-key", LS_SCRAM_SHA_512), -1);
 }
 
