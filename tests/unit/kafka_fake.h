@@ -632,6 +632,7 @@ static inline void kf_produce_req(kf_produce_t *p, const char *topic, int32_t pa
     p->pd.Index = partition;
     p->pd.Records = (ls_kbytes_t){batch->data, (int32_t)batch->len};
 }
+
 /* Appends n one-record batches (values of 10 bytes) to topic/partition
  * through Produce v9: 0 (NONE), the first partition error code, or -1000
  * (no answer). */

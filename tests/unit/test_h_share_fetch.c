@@ -35,11 +35,11 @@ static int share_topic(const char *topic, const char *gid, int n, ls_uuid_t *id)
 }
 
 /* One ShareFetch v1 of partition `partition` of topic id (with acks[0..nacks)
- * for it): the top-level code (-1000: no answer), that partition's answer in
- * *p (zeroed when absent), the lock timeout in *lock_ms. */
+ * for it) acquiring at most max_records: the top-level code (-1000: no answer), that partition's
+ * answer in *p (zeroed when absent), the lock timeout in *lock_ms. */
 static int share_fetch(const char *gid, const char *member, int32_t epoch, const ls_uuid_t *id,
-                       int32_t partition, fack_t *acks, int nacks, fpart_t *p, int32_t *lock_ms,
-                       ls_arena_t *a)
+                       int32_t partition, fack_t *acks, int nacks, int32_t max_records, fpart_t *p,
+                       int32_t *lock_ms, ls_arena_t *a)
 {
     ls_kafka_ShareFetchRequest_FetchPartition fp = {.PartitionIndex = partition,
                                                     .AcknowledgementBatches = acks,
@@ -51,7 +51,7 @@ static int share_fetch(const char *gid, const char *member, int32_t epoch, const
                                     .ShareSessionEpoch = epoch,
                                     .MaxWaitMs = 0,
                                     .MaxBytes = 1 << 20,
-                                    .MaxRecords = 100,
+                                    .MaxRecords = max_records,
                                     .BatchSize = 100,
                                     .Topics = &t,
                                     .NumTopics = 1};
@@ -114,7 +114,7 @@ TEST(acquire_then_acknowledge)
     ls_arena_t *a = ls_arena_new();
     fpart_t p;
     int32_t lock = 0;
-    CHECK_EQ_INT(share_fetch("sf-g", "m1", 0, &id, 0, NULL, 0, &p, &lock, a), LS_KERR_NONE);
+    CHECK_EQ_INT(share_fetch("sf-g", "m1", 0, &id, 0, NULL, 0, 100, &p, &lock, a), LS_KERR_NONE);
     CHECK_EQ_INT(lock, E.cfg.group_share_record_lock_duration_ms);
     CHECK_EQ_INT(p.ErrorCode, LS_KERR_NONE);
     CHECK_EQ_INT(p.NumAcquiredRecords, 1);
@@ -125,7 +125,7 @@ TEST(acquire_then_acknowledge)
     /* the acknowledgement rides the next fetch, which has nothing new */
     int8_t accept = LS_SHAREP_ACCEPT;
     fack_t b = ack(0, 2, &accept);
-    CHECK_EQ_INT(share_fetch("sf-g", "m1", 1, &id, 0, &b, 1, &p, NULL, a), LS_KERR_NONE);
+    CHECK_EQ_INT(share_fetch("sf-g", "m1", 1, &id, 0, &b, 1, 100, &p, NULL, a), LS_KERR_NONE);
     CHECK_EQ_INT(p.ErrorCode, LS_KERR_NONE);
     CHECK_EQ_INT(p.AcknowledgeErrorCode, LS_KERR_NONE);
     CHECK_EQ_INT(p.NumAcquiredRecords, 0);
@@ -142,22 +142,22 @@ TEST(closing_the_session_gives_the_records_back)
     CHECK(share_topic("sf-close", "sf-gc", 2, &id) == 0);
     ls_arena_t *a = ls_arena_new();
     fpart_t p;
-    CHECK_EQ_INT(share_fetch("sf-gc", "m1", 0, &id, 0, NULL, 0, &p, NULL, a), LS_KERR_NONE);
+    CHECK_EQ_INT(share_fetch("sf-gc", "m1", 0, &id, 0, NULL, 0, 100, &p, NULL, a), LS_KERR_NONE);
     CHECK_EQ_INT(p.NumAcquiredRecords, 1);
     /* a second member gets nothing while m1 holds them */
-    CHECK_EQ_INT(share_fetch("sf-gc", "m2", 0, &id, 0, NULL, 0, &p, NULL, a), LS_KERR_NONE);
+    CHECK_EQ_INT(share_fetch("sf-gc", "m2", 0, &id, 0, NULL, 0, 100, &p, NULL, a), LS_KERR_NONE);
     CHECK_EQ_INT(p.NumAcquiredRecords, 0);
     int pcode;
     CHECK_EQ_INT(share_ack("sf-gc", "m1", -1, &id, 0, 0, LS_SHAREP_ACCEPT, &pcode), LS_KERR_NONE);
     CHECK_EQ_INT(pcode, LS_KERR_NONE);
     /* offset 0 was accepted; offset 1 went back with the session */
-    CHECK_EQ_INT(share_fetch("sf-gc", "m2", 1, &id, 0, NULL, 0, &p, NULL, a), LS_KERR_NONE);
+    CHECK_EQ_INT(share_fetch("sf-gc", "m2", 1, &id, 0, NULL, 0, 100, &p, NULL, a), LS_KERR_NONE);
     CHECK_EQ_INT(p.NumAcquiredRecords, 1);
     CHECK_EQ_INT(p.AcquiredRecords[0].FirstOffset, 1);
     CHECK_EQ_INT(p.AcquiredRecords[0].LastOffset, 1);
     CHECK_EQ_INT(p.AcquiredRecords[0].DeliveryCount, 2);
     /* the closed session is gone */
-    CHECK_EQ_INT(share_fetch("sf-gc", "m1", 1, &id, 0, NULL, 0, &p, NULL, a),
+    CHECK_EQ_INT(share_fetch("sf-gc", "m1", 1, &id, 0, NULL, 0, 100, &p, NULL, a),
                  LS_KERR_SHARE_SESSION_NOT_FOUND);
     ls_arena_free(a);
 }
@@ -168,15 +168,15 @@ TEST(session_epochs)
     CHECK(share_topic("sf-epoch", "sf-ge", 1, &id) == 0);
     ls_arena_t *a = ls_arena_new();
     fpart_t p;
-    CHECK_EQ_INT(share_fetch("sf-ge", "ghost", 4, &id, 0, NULL, 0, &p, NULL, a),
+    CHECK_EQ_INT(share_fetch("sf-ge", "ghost", 4, &id, 0, NULL, 0, 100, &p, NULL, a),
                  LS_KERR_SHARE_SESSION_NOT_FOUND);
-    CHECK_EQ_INT(share_fetch("sf-ge", "m1", 0, &id, 0, NULL, 0, &p, NULL, a), LS_KERR_NONE);
+    CHECK_EQ_INT(share_fetch("sf-ge", "m1", 0, &id, 0, NULL, 0, 100, &p, NULL, a), LS_KERR_NONE);
     CHECK_EQ_INT(p.NumAcquiredRecords, 1);
-    CHECK_EQ_INT(share_fetch("sf-ge", "m1", 3, &id, 0, NULL, 0, &p, NULL, a),
+    CHECK_EQ_INT(share_fetch("sf-ge", "m1", 3, &id, 0, NULL, 0, 100, &p, NULL, a),
                  LS_KERR_INVALID_SHARE_SESSION_EPOCH);
     CHECK_EQ_INT(p.NumAcquiredRecords, 0);
     /* the expected epoch still works after the refusal */
-    CHECK_EQ_INT(share_fetch("sf-ge", "m1", 1, &id, 0, NULL, 0, &p, NULL, a), LS_KERR_NONE);
+    CHECK_EQ_INT(share_fetch("sf-ge", "m1", 1, &id, 0, NULL, 0, 100, &p, NULL, a), LS_KERR_NONE);
     int pcode;
     CHECK_EQ_INT(share_ack("sf-ge", "m1", 0, &id, 0, 0, LS_SHAREP_ACCEPT, &pcode),
                  LS_KERR_INVALID_SHARE_SESSION_EPOCH);
@@ -195,7 +195,7 @@ TEST(acknowledgements_need_an_open_session)
     fack_t b = ack(0, 0, &accept);
     ls_arena_t *a = ls_arena_new();
     fpart_t p;
-    CHECK_EQ_INT(share_fetch("sf-ga", "m1", 0, &id, 0, &b, 1, &p, NULL, a),
+    CHECK_EQ_INT(share_fetch("sf-ga", "m1", 0, &id, 0, &b, 1, 100, &p, NULL, a),
                  LS_KERR_INVALID_REQUEST);
     CHECK_EQ_INT(p.NumAcquiredRecords, 0);
     ls_arena_free(a);
@@ -207,7 +207,7 @@ TEST(bad_acknowledgements)
     CHECK(share_topic("sf-badack", "sf-gb", 2, &id) == 0);
     ls_arena_t *a = ls_arena_new();
     fpart_t p;
-    CHECK_EQ_INT(share_fetch("sf-gb", "m1", 0, &id, 0, NULL, 0, &p, NULL, a), LS_KERR_NONE);
+    CHECK_EQ_INT(share_fetch("sf-gb", "m1", 0, &id, 0, NULL, 0, 100, &p, NULL, a), LS_KERR_NONE);
     CHECK_EQ_INT(p.NumAcquiredRecords, 1);
     /* past the records handed out; then a type Kafka does not define */
     int pcode;
@@ -227,7 +227,7 @@ TEST(renew_takes_renew_acknowledgements_only)
     CHECK(share_topic("sf-renew", "sf-gr", 1, &id) == 0);
     ls_arena_t *a = ls_arena_new();
     fpart_t p;
-    CHECK_EQ_INT(share_fetch("sf-gr", "m1", 0, &id, 0, NULL, 0, &p, NULL, a), LS_KERR_NONE);
+    CHECK_EQ_INT(share_fetch("sf-gr", "m1", 0, &id, 0, NULL, 0, 100, &p, NULL, a), LS_KERR_NONE);
     CHECK_EQ_INT(p.NumAcquiredRecords, 1);
     int8_t accept = LS_SHAREP_ACCEPT;
     ls_kafka_ShareAcknowledgeRequest_AcknowledgementBatch b = {
@@ -257,10 +257,11 @@ TEST(empty_ids_are_refused)
     CHECK(share_topic("sf-ids", "sf-gi", 1, &id) == 0);
     ls_arena_t *a = ls_arena_new();
     fpart_t p;
-    CHECK_EQ_INT(share_fetch("", "m1", 0, &id, 0, NULL, 0, &p, NULL, a), LS_KERR_INVALID_GROUP_ID);
-    CHECK_EQ_INT(share_fetch(NULL, "m1", 0, &id, 0, NULL, 0, &p, NULL, a),
+    CHECK_EQ_INT(share_fetch("", "m1", 0, &id, 0, NULL, 0, 100, &p, NULL, a),
                  LS_KERR_INVALID_GROUP_ID);
-    CHECK_EQ_INT(share_fetch("sf-gi", "", 0, &id, 0, NULL, 0, &p, NULL, a),
+    CHECK_EQ_INT(share_fetch(NULL, "m1", 0, &id, 0, NULL, 0, 100, &p, NULL, a),
+                 LS_KERR_INVALID_GROUP_ID);
+    CHECK_EQ_INT(share_fetch("sf-gi", "", 0, &id, 0, NULL, 0, 100, &p, NULL, a),
                  LS_KERR_INVALID_REQUEST);
     int pcode;
     CHECK_EQ_INT(share_ack("", "m1", 1, &id, 0, 0, LS_SHAREP_ACCEPT, &pcode),
@@ -276,10 +277,11 @@ TEST(unknown_topic_id_or_partition)
     nosuch.b[0] ^= 0xff;
     ls_arena_t *a = ls_arena_new();
     fpart_t p;
-    CHECK_EQ_INT(share_fetch("sf-gp", "m1", 0, &nosuch, 0, NULL, 0, &p, NULL, a), LS_KERR_NONE);
+    CHECK_EQ_INT(share_fetch("sf-gp", "m1", 0, &nosuch, 0, NULL, 0, 100, &p, NULL, a),
+                 LS_KERR_NONE);
     CHECK_EQ_INT(p.ErrorCode, LS_KERR_UNKNOWN_TOPIC_ID);
     CHECK_EQ_INT(p.NumAcquiredRecords, 0);
-    CHECK_EQ_INT(share_fetch("sf-gp", "m1", 1, &id, 5, NULL, 0, &p, NULL, a), LS_KERR_NONE);
+    CHECK_EQ_INT(share_fetch("sf-gp", "m1", 1, &id, 5, NULL, 0, 100, &p, NULL, a), LS_KERR_NONE);
     CHECK_EQ_INT(p.ErrorCode, LS_KERR_UNKNOWN_TOPIC_OR_PARTITION);
     ls_arena_free(a);
 }
@@ -291,7 +293,7 @@ TEST(group_and_topic_authorization_failed)
     ls_arena_t *a = ls_arena_new();
     fpart_t p;
     CHECK(kf_authz_on(&E, NULL) == 0);
-    int group_code = share_fetch("sf-gd", "m1", 0, &id, 0, NULL, 0, &p, NULL, a);
+    int group_code = share_fetch("sf-gd", "m1", 0, &id, 0, NULL, 0, 100, &p, NULL, a);
     /* READ on the group only: the topic stays denied */
     ls_acl_t b = {LS_ACL_RES_GROUP,
                   LS_ACL_PAT_LITERAL,
@@ -301,7 +303,7 @@ TEST(group_and_topic_authorization_failed)
                   "User:ANONYMOUS",
                   "*"};
     ls_status st = ls_authz_create(E.svc.authz, &b, 1, "User:test", "127.0.0.1");
-    int topic_code = share_fetch("sf-gd", "m1", 0, &id, 0, NULL, 0, &p, NULL, a);
+    int topic_code = share_fetch("sf-gd", "m1", 0, &id, 0, NULL, 0, 100, &p, NULL, a);
     ls_acl_t *gone;
     size_t ngone;
     if (ls_authz_delete(E.svc.authz, &b, 1, &gone, &ngone, "User:test", "127.0.0.1") == LS_OK)
@@ -312,6 +314,24 @@ TEST(group_and_topic_authorization_failed)
     CHECK_EQ_INT(topic_code, LS_KERR_NONE);
     CHECK_EQ_INT(p.ErrorCode, LS_KERR_TOPIC_AUTHORIZATION_FAILED);
     CHECK_EQ_INT(p.NumAcquiredRecords, 0);
+    ls_arena_free(a);
+}
+
+TEST(max_records_bounds_the_acquisitions)
+{
+    ls_uuid_t id;
+    CHECK(share_topic("sf-max", "sf-gx", 5, &id) == 0);
+    ls_arena_t *a = ls_arena_new();
+    fpart_t p;
+    CHECK_EQ_INT(share_fetch("sf-gx", "m1", 0, &id, 0, NULL, 0, 2, &p, NULL, a), LS_KERR_NONE);
+    CHECK_EQ_INT(p.NumAcquiredRecords, 1);
+    CHECK_EQ_INT(p.AcquiredRecords[0].FirstOffset, 0);
+    CHECK_EQ_INT(p.AcquiredRecords[0].LastOffset, 1);
+    /* the rest is there for the next fetch */
+    CHECK_EQ_INT(share_fetch("sf-gx", "m1", 1, &id, 0, NULL, 0, 100, &p, NULL, a), LS_KERR_NONE);
+    CHECK_EQ_INT(p.NumAcquiredRecords, 1);
+    CHECK_EQ_INT(p.AcquiredRecords[0].FirstOffset, 2);
+    CHECK_EQ_INT(p.AcquiredRecords[0].LastOffset, 4);
     ls_arena_free(a);
 }
 
@@ -327,6 +347,7 @@ int main(void)
     RUN(empty_ids_are_refused);
     RUN(unknown_topic_id_or_partition);
     RUN(group_and_topic_authorization_failed);
+    RUN(max_records_bounds_the_acquisitions);
     kf_close(&E);
     UNIT_DONE();
 }
