@@ -46,8 +46,9 @@
  * ListConfigResources (key 74, KIP-1142) names the config resources there
  * are, as Kafka lists them: group configs, client-metrics subscriptions, a
  * broker-logger and a broker resource per live broker, then every topic.
- * There are never group configs nor client-metrics subscriptions here (no
- * API creates them), so those types list nothing; v0 (KIP-714's
+ * Groups are listed when they have dynamic configs (group/group_configs.h);
+ * there are never client-metrics subscriptions here (no API creates them),
+ * so that type lists nothing; v0 (KIP-714's
  * ListClientMetricsResources) asks for client metrics only. A type Kafka
  * does not list (UNKNOWN, the ANY of ACL filters) fails the request with
  * UNSUPPORTED_VERSION, as Kafka; CLUSTER DESCRIBE_CONFIGS first.

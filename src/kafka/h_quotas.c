@@ -15,7 +15,8 @@
  *    entity (MatchType 1, or 0 with a null Match) or any entity of its type
  *    (MatchType 2); strict also requires the entity to have no other type;
  *  - authorization: ALTER_CONFIGS / DESCRIBE_CONFIGS on the cluster, else
- *    CLUSTER_AUTHORIZATION_FAILED. */
+ *    CLUSTER_AUTHORIZATION_FAILED, checked before anything else (a denied
+ *    request learns nothing about its entries or filter). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -231,7 +232,7 @@ void ls_kafka_handle_describe_client_quotas(ls_kreq_t *req)
             cm = c->Match;
         }
     }
-    if (!why && !ls_kreq_allowed_cluster(req, LS_ACL_OP_DESCRIBE_CONFIGS)) {
+    if (!ls_kreq_allowed_cluster(req, LS_ACL_OP_DESCRIBE_CONFIGS)) {
         resp.ErrorCode = LS_KERR_CLUSTER_AUTHORIZATION_FAILED;
     } else if (why) {
         resp.ErrorCode = LS_KERR_INVALID_REQUEST;

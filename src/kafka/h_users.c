@@ -61,8 +61,11 @@ static void set_err(user_change_t *u, int16_t err, const char *msg)
     }
 }
 
-/* Checks that do not need the store; the first error of a user sticks. */
-static void alter_validate(alter_job_t *j, const ls_kafka_AlterUserScramCredentialsRequest *m)
+/* Checks that do not need the store; the first error of a user sticks. A
+ * request denied (Kafka: ALTER on the cluster, checked first) answers that
+ * for every user and nothing about its changes. */
+static void alter_validate(alter_job_t *j, const ls_kafka_AlterUserScramCredentialsRequest *m,
+                           bool denied)
 {
     int total = m->NumDeletions + m->NumUpsertions;
     j->users = ls_arena_alloc(j->req->arena, (size_t)(total + 1) * sizeof *j->users);
@@ -77,6 +80,10 @@ static void alter_validate(alter_job_t *j, const ls_kafka_AlterUserScramCredenti
             del ? m->Deletions[k].Mechanism : m->Upsertions[k - m->NumDeletions].Mechanism;
         int ui = user_index(j, name);
         user_change_t *u = &j->users[ui];
+        if (denied) {
+            set_err(u, LS_KERR_CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.");
+            continue;
+        }
         for (int e = 0; e < k; e++)
             if (seen_user[e] == ui && seen_mech[e] == mech)
                 set_err(u, LS_KERR_DUPLICATE_RESOURCE,
@@ -208,11 +215,7 @@ void ls_kafka_handle_alter_user_scram_credentials(ls_kreq_t *req)
 {
     alter_job_t *j = LS_NEW(alter_job_t);
     j->req = req;
-    alter_validate(j, req->msg);
-    if (!ls_kreq_allowed_cluster(req, LS_ACL_OP_ALTER)) /* Kafka: ALTER on the cluster */
-        for (int i = 0; i < j->nusers; i++)
-            set_err(&j->users[i], LS_KERR_CLUSTER_AUTHORIZATION_FAILED,
-                    "Cluster authorization failed.");
+    alter_validate(j, req->msg, !ls_kreq_allowed_cluster(req, LS_ACL_OP_ALTER));
     ls_ksvc_offload(req->svc, alter_work, alter_done, j);
 }
 

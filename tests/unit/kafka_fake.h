@@ -21,11 +21,12 @@
  * Use a fresh topic name per test: the stores are shared by the binary.
  *
  * The group coordinator (group/group_service.h, over the same stores and
- * loop) and the transaction coordinator's records (txn/txn_store.h) are the
- * real ones; only their embedder's side is stubbed: transaction markers are
- * not written (kf_txn_markers answers LS_OK; svc.txn_finish does nothing), so
- * a decided transaction stays decided, and the group configuration is the
- * broker's defaults (env.cfg at kf_open). */
+ * loop), the share-partition states and sessions (group/share_store.h) and
+ * the transaction coordinator's records (txn/txn_store.h) are the real
+ * ones; only their embedder's side is stubbed: transaction markers are not
+ * written (kf_txn_markers answers LS_OK; svc.txn_finish does nothing), so a
+ * decided transaction stays decided, and the group and share configuration
+ * is the broker's defaults (env.cfg at kf_open). */
 #ifndef LS_TEST_KAFKA_FAKE_H
 #define LS_TEST_KAFKA_FAKE_H
 #include <arpa/inet.h>
@@ -42,6 +43,7 @@
 #include "base/config.h"
 #include "base/crc32c.h"
 #include "group/group_service.h"
+#include "group/share_store.h"
 #include "kafka/api.h"
 #include "kafka/conn.h"
 #include "kafka/kquota.h"
@@ -52,6 +54,7 @@
 #include "objstore/objstore.h"
 #include "records/records.h"
 #include "group/group_configs.h"
+#include "security/authz.h"
 #include "security/quotas.h"
 #include "stream/catalog.h"
 #include "txn/txn_store.h"
@@ -67,9 +70,12 @@ typedef struct kf_env {
     ls_group_configs_t *group_configs;
     ls_kquota_t *kquota;
     ls_group_service_t *groups;
+    ls_share_store_t *shares;
     ls_txn_store_t *txns;
     ls_kafka_services_t svc;
-    ls_kafka_listener_t *listener;
+    ls_kafka_listener_t *listener;      /* PLAINTEXT */
+    ls_kafka_listener_t *sasl_listener; /* SASL_PLAINTEXT, once kf_sasl_listener asks */
+    bool on_sasl;                       /* fd is connected to sasl_listener */
     int stopping;
     int fd; /* the client socket */
     int32_t corr;
@@ -180,6 +186,11 @@ static inline int kf_open(kf_env_t *e)
     memset(e, 0, sizeof *e);
     uv_loop_init(&e->loop);
     ls_config_init(&e->cfg);
+    /* a broker's config always names its object store (ls_config_finish) */
+    if (ls_config_set(&e->cfg, "object.store.url", "mem://", err, sizeof err) != 0) {
+        printf("# kf_open: %s\n", err);
+        return -1;
+    }
     e->meta = ls_meta_mem_open();
     e->os = ls_objstore_mem_open();
     ls_logstore_config_t lc = {.flush_max_bytes = 1 << 20,
@@ -202,6 +213,11 @@ static inline int kf_open(kf_env_t *e)
     ls_group_config_from_broker(&gc, c);
     e->groups = ls_group_service_open(&e->loop, e->meta, e->catalog, &gc,
                                       c->offsets_retention_check_interval_ms, 1, kf_offload, e);
+    ls_sharep_config_t spc = {.delivery_count_limit = c->group_share_delivery_count_limit,
+                              .record_lock_duration_ms = c->group_share_record_lock_duration_ms,
+                              .max_record_locks = c->group_share_partition_max_record_locks};
+    e->shares = ls_share_store_new(e->meta, &spc, c->group_share_max_share_sessions, kf_offload, e);
+    ls_group_service_set_shares(e->groups, e->shares);
     ls_txn_store_opts_t to = {.meta = e->meta,
                               .cfg = {.max_timeout_ms = c->transaction_max_timeout_ms,
                                       .id_expiration_ms = c->transactional_id_expiration_ms},
@@ -222,6 +238,7 @@ static inline int kf_open(kf_env_t *e)
     s->group_configs = e->group_configs;
     s->kquota = e->kquota;
     s->groups = e->groups;
+    s->shares = e->shares;
     s->txns = e->txns;
     s->root = e;
     s->members = kf_members;
@@ -250,8 +267,9 @@ static inline int kf_reconnect(kf_env_t *e)
     if (e->fd > 0) close(e->fd);
     /* the kernel completes the handshake; the loop accepts it on the next run */
     e->fd = socket(AF_INET, SOCK_STREAM, 0);
+    ls_kafka_listener_t *l = e->on_sasl ? e->sasl_listener : e->listener;
     struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)ls_kafka_listener_port(e->listener))};
+                            .sin_port = htons((uint16_t)ls_kafka_listener_port(l))};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (connect(e->fd, (struct sockaddr *)&a, sizeof a) != 0) {
         printf("# kf_open: connect: %s\n", strerror(errno));
@@ -291,6 +309,40 @@ static void kf_guard_due(uv_timer_t *t)
     r->done = -2;
 }
 
+/* Runs the loop until a whole frame is in r (initialized here; the caller
+ * frees r->got), the broker closed the connection, or the guard ran out. */
+static inline void kf_await(kf_env_t *e, kf_read_t *r)
+{
+    memset(r, 0, sizeof *r);
+    ls_buf_init(&r->got);
+    uv_poll_t p;
+    uv_poll_init(&e->loop, &p, e->fd);
+    p.data = r;
+    uv_poll_start(&p, UV_READABLE, kf_on_readable);
+    /* a guard, not a timing assertion: a handler that never answers fails
+     * the test instead of hanging it */
+    uv_timer_t guard;
+    uv_timer_init(&e->loop, &guard);
+    guard.data = r;
+    uv_timer_start(&guard, kf_guard_due, KF_ANSWER_GUARD_MS, 0);
+    while (!r->done)
+        uv_run(&e->loop, UV_RUN_ONCE);
+    if (r->done == -2) printf("# kf_await: nothing in %d ms\n", KF_ANSWER_GUARD_MS);
+    uv_close((uv_handle_t *)&guard, kf_poll_closed);
+    uv_close((uv_handle_t *)&p, kf_poll_closed);
+    uv_run(&e->loop, UV_RUN_NOWAIT);
+}
+
+/* Whether the broker closes the connection (after what it answered last)
+ * without sending anything more. */
+static inline bool kf_closed(kf_env_t *e)
+{
+    kf_read_t r;
+    kf_await(e, &r);
+    ls_buf_free(&r.got);
+    return r.done == -1;
+}
+
 /* Sends request m (the api's ls_kafka_<Api>Request) at version, runs the
  * loop until its response is back and decodes it into resp (the api's
  * ls_kafka_<Api>Response; its strings and arrays in a). 0, or -1 when the
@@ -327,24 +379,8 @@ static inline int kf_call_as(kf_env_t *e, int16_t key, int16_t version, int16_t 
     ls_kw_free(&w);
     if (rc) return -1;
 
-    kf_read_t r = {0};
-    ls_buf_init(&r.got);
-    uv_poll_t p;
-    uv_poll_init(&e->loop, &p, e->fd);
-    p.data = &r;
-    uv_poll_start(&p, UV_READABLE, kf_on_readable);
-    /* a guard, not a timing assertion: a handler that never answers fails
-     * the test instead of hanging it */
-    uv_timer_t guard;
-    uv_timer_init(&e->loop, &guard);
-    guard.data = &r;
-    uv_timer_start(&guard, kf_guard_due, KF_ANSWER_GUARD_MS, 0);
-    while (!r.done)
-        uv_run(&e->loop, UV_RUN_ONCE);
-    if (r.done == -2) printf("# kf_call: no answer in %d ms\n", KF_ANSWER_GUARD_MS);
-    uv_close((uv_handle_t *)&guard, kf_poll_closed);
-    uv_close((uv_handle_t *)&p, kf_poll_closed);
-    uv_run(&e->loop, UV_RUN_NOWAIT);
+    kf_read_t r;
+    kf_await(e, &r);
     rc = -1;
     if (r.done == 1) {
         /* the decoded response points into its bytes: keep them in a */
@@ -379,6 +415,13 @@ static inline void kf_close(kf_env_t *e)
     while (!done)
         uv_run(&e->loop, UV_RUN_ONCE);
     ls_kafka_listener_free(e->listener);
+    if (e->sasl_listener) {
+        done = 0;
+        ls_kafka_listener_close(e->sasl_listener, kf_flag, &done);
+        while (!done)
+            uv_run(&e->loop, UV_RUN_ONCE);
+        ls_kafka_listener_free(e->sasl_listener);
+    }
     done = 0;
     ls_logstore_shutdown(e->logs, kf_flag, &done);
     while (!done)
@@ -390,8 +433,64 @@ static inline void kf_close(kf_env_t *e)
     ls_kquota_free(e->kquota);
     ls_quotas_close(e->quotas);
     ls_group_configs_close(e->group_configs);
+    ls_share_store_free(e->shares);
     ls_meta_close(e->meta);
     ls_objstore_close(e->os);
+    ls_config_free(&e->cfg);
+}
+
+/* Connects the client to a SASL_PLAINTEXT listener (started on first use)
+ * offering mechanisms mechs (ls_sasl_mech bits, sasl.enabled.mechanisms):
+ * 0, or -1 (printed). kf_plaintext_listener connects back. */
+static inline int kf_sasl_listener(kf_env_t *e, unsigned mechs)
+{
+    char err[256] = "";
+    e->svc.sasl_mechanisms = mechs;
+    if (!e->sasl_listener) {
+        ls_listener_cfg_t l = {
+            .name = "SASL", .host = "127.0.0.1", .protocol = LS_SECPROTO_SASL_PLAINTEXT};
+        e->sasl_listener = ls_kafka_listener_start(&e->svc, &l, err, sizeof err);
+        if (!e->sasl_listener || ls_kafka_listener_port(e->sasl_listener) < 0) {
+            printf("# kf_sasl_listener: %s\n", err);
+            return -1;
+        }
+    }
+    e->on_sasl = true;
+    return kf_reconnect(e);
+}
+
+static inline int kf_plaintext_listener(kf_env_t *e)
+{
+    e->on_sasl = false;
+    return kf_reconnect(e);
+}
+
+/* Whether response string s (not NUL-terminated) contains needle: how a
+ * test checks that an error message names the field or value refused. */
+static inline bool kf_kstr_has(ls_kstr_t s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (int32_t i = 0; s.ptr && i + (int32_t)n <= s.len; i++)
+        if (memcmp(s.ptr + i, needle, n) == 0) return true;
+    return false;
+}
+
+/* Turns the ACL checks on with no binding stored and
+ * allow.everyone.if.no.acl.found false, so every check of this client
+ * (User:ANONYMOUS) is denied unless super (super.users, may be NULL) names
+ * it: 0, or -1 (printed). kf_authz_off turns the checks off again. */
+static inline int kf_authz_on(kf_env_t *e, const char *super)
+{
+    char err[256];
+    e->svc.authz = ls_authz_open(e->meta, super, false, err, sizeof err);
+    if (!e->svc.authz) printf("# kf_authz_on: %s\n", err);
+    return e->svc.authz ? 0 : -1;
+}
+
+static inline void kf_authz_off(kf_env_t *e)
+{
+    ls_authz_close(e->svc.authz);
+    e->svc.authz = NULL;
 }
 
 /* Creates topic (default namespace) with partitions: 0, or -1 (printed). */
@@ -532,5 +631,27 @@ static inline void kf_produce_req(kf_produce_t *p, const char *topic, int32_t pa
     p->td.NumPartitionData = 1;
     p->pd.Index = partition;
     p->pd.Records = (ls_kbytes_t){batch->data, (int32_t)batch->len};
+}
+
+/* Appends n one-record batches (values of 10 bytes) to topic/partition
+ * through Produce v9: 0 (NONE), the first partition error code, or -1000
+ * (no answer). */
+static inline int kf_produce(kf_env_t *e, const char *topic, int32_t partition, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ls_buf_t b;
+        kf_batch(&b, -1, -1, -1, 10);
+        kf_produce_t p;
+        kf_produce_req(&p, topic, partition, &b);
+        ls_arena_t *a = ls_arena_new();
+        ls_kafka_ProduceResponse r;
+        int code = kf_call(e, 0, 9, &p.m, &r, a) == 0
+                       ? r.Responses[0].PartitionResponses[0].ErrorCode
+                       : -1000;
+        ls_arena_free(a);
+        ls_buf_free(&b);
+        if (code) return code;
+    }
+    return 0;
 }
 #endif

@@ -27,25 +27,6 @@ static int delete_records(const char *topic, int32_t partition, int64_t offset, 
     return code;
 }
 
-/* Appends n one-record batches to topic/partition through Produce: 0 or -1. */
-static int produce(const char *topic, int32_t partition, int n)
-{
-    for (int i = 0; i < n; i++) {
-        ls_buf_t b;
-        kf_batch(&b, -1, -1, -1, 10);
-        kf_produce_t p;
-        kf_produce_req(&p, topic, partition, &b);
-        ls_arena_t *a = ls_arena_new();
-        ls_kafka_ProduceResponse r;
-        int rc = kf_call(&E, 0, 9, &p.m, &r, a);
-        if (rc == 0 && r.Responses[0].PartitionResponses[0].ErrorCode != 0) rc = -1;
-        ls_arena_free(a);
-        ls_buf_free(&b);
-        if (rc) return -1;
-    }
-    return 0;
-}
-
 static int64_t log_start(const char *topic, int32_t partition)
 {
     ls_stream_t *s = ls_catalog_lookup(E.catalog, LS_DEFAULT_NAMESPACE, topic);
@@ -59,7 +40,7 @@ static int64_t log_start(const char *topic, int32_t partition)
 TEST(deletes_below_an_offset)
 { /* the baseline the error tests compare with */
     CHECK(kf_topic(&E, "dr-good", 1) == 0);
-    CHECK(produce("dr-good", 0, 3) == 0);
+    CHECK(kf_produce(&E, "dr-good", 0, 3) == 0);
     int64_t low = -7;
     CHECK_EQ_INT(delete_records("dr-good", 0, 2, &low), LS_KERR_NONE);
     CHECK_EQ_INT(low, 2);
@@ -69,7 +50,7 @@ TEST(deletes_below_an_offset)
 TEST(offset_out_of_range)
 {
     CHECK(kf_topic(&E, "dr-range", 1) == 0);
-    CHECK(produce("dr-range", 0, 2) == 0);
+    CHECK(kf_produce(&E, "dr-range", 0, 2) == 0);
     CHECK_EQ_INT(delete_records("dr-range", 0, 10, NULL), LS_KERR_OFFSET_OUT_OF_RANGE);
     CHECK_EQ_INT(log_start("dr-range", 0), 0);
     CHECK_EQ_INT(kf_hwm(&E, "dr-range", 0), 2);
@@ -89,7 +70,7 @@ TEST(unknown_partition)
 TEST(topic_authorization_failed)
 {
     CHECK(kf_topic(&E, "dr-denied", 1) == 0);
-    CHECK(produce("dr-denied", 0, 2) == 0);
+    CHECK(kf_produce(&E, "dr-denied", 0, 2) == 0);
     char err[256];
     ls_authz_t *az = ls_authz_open(E.meta, NULL, false, err, sizeof err);
     CHECK(az != NULL);

@@ -43,26 +43,10 @@ static int fetch(int16_t v, const char *topic, const ls_uuid_t *id, int32_t part
     return code;
 }
 
-/* Appends one record to topic/partition through Produce. */
-static int produce_one(const char *topic, int32_t partition)
-{
-    ls_buf_t b;
-    kf_batch(&b, -1, -1, -1, 10);
-    kf_produce_t p;
-    kf_produce_req(&p, topic, partition, &b);
-    ls_arena_t *a = ls_arena_new();
-    ls_kafka_ProduceResponse r;
-    int rc = kf_call(&E, 0, 9, &p.m, &r, a);
-    int code = rc == 0 ? r.Responses[0].PartitionResponses[0].ErrorCode : -1000;
-    ls_arena_free(a);
-    ls_buf_free(&b);
-    return code;
-}
-
 TEST(reads_what_was_produced)
 { /* the baseline the error tests compare with */
     CHECK(kf_topic(&E, "f-good", 1) == 0);
-    CHECK_EQ_INT(produce_one("f-good", 0), LS_KERR_NONE);
+    CHECK_EQ_INT(kf_produce(&E, "f-good", 0, 1), LS_KERR_NONE);
     int32_t n = 0;
     CHECK_EQ_INT(fetch(12, "f-good", NULL, 0, 0, &n, NULL), LS_KERR_NONE);
     CHECK(n > 0);
@@ -94,7 +78,7 @@ TEST(unknown_topic_id)
 TEST(offset_out_of_range)
 {
     CHECK(kf_topic(&E, "f-range", 1) == 0);
-    CHECK_EQ_INT(produce_one("f-range", 0), LS_KERR_NONE);
+    CHECK_EQ_INT(kf_produce(&E, "f-range", 0, 1), LS_KERR_NONE);
     int32_t n = -7;
     CHECK_EQ_INT(fetch(12, "f-range", NULL, 0, 50, &n, NULL), LS_KERR_OFFSET_OUT_OF_RANGE);
     CHECK(n <= 0);
@@ -105,7 +89,7 @@ TEST(offset_out_of_range)
 TEST(topic_authorization_failed)
 {
     CHECK(kf_topic(&E, "f-denied", 1) == 0);
-    CHECK_EQ_INT(produce_one("f-denied", 0), LS_KERR_NONE);
+    CHECK_EQ_INT(kf_produce(&E, "f-denied", 0, 1), LS_KERR_NONE);
     char err[256];
     /* no ACL and allow.everyone.if.no.acl.found=false: User:ANONYMOUS is denied */
     ls_authz_t *az = ls_authz_open(E.meta, NULL, false, err, sizeof err);
