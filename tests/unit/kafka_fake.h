@@ -59,6 +59,10 @@
 #include "stream/catalog.h"
 #include "txn/txn_store.h"
 
+/* Kafka's broker defaults of the group session and heartbeat settings, for
+ * ls_group_configs_alter's heartbeat-below-session rule. */
+static const ls_group_config_defaults_t KF_GROUP_DEFAULTS = {45000, 5000, 45000, 5000};
+
 typedef struct kf_env {
     uv_loop_t loop;
     ls_config_t cfg;

@@ -193,9 +193,8 @@ TEST(group_configs_and_their_source)
 {
     ls_group_config_op_t op = {LS_GROUP_CONFIG_SHARE_ISOLATION, "read_committed"};
     char err[256];
-    CHECK(ls_group_configs_alter(
-              E.group_configs, "dc-group", false, &op, 1, E.cfg.group_consumer_session_timeout_ms,
-              E.cfg.group_consumer_heartbeat_interval_ms, false, err, sizeof err) == LS_OK);
+    CHECK(ls_group_configs_alter(E.group_configs, "dc-group", false, &op, 1, &KF_GROUP_DEFAULTS,
+                                 false, err, sizeof err) == LS_OK);
     ls_arena_t *a = ls_arena_new();
     result_t r;
     CHECK(describe(LS_KAFKA_RESOURCE_GROUP, "dc-group", NULL, -1, &r, a) == 0);
@@ -273,9 +272,7 @@ TEST(list_config_resources)
     ls_group_config_op_t op = {LS_GROUP_CONFIG_SHARE_RESET, "earliest"};
     char err[256];
     CHECK(ls_group_configs_alter(E.group_configs, "dc-listed-group", false, &op, 1,
-                                 E.cfg.group_consumer_session_timeout_ms,
-                                 E.cfg.group_consumer_heartbeat_interval_ms, false, err,
-                                 sizeof err) == LS_OK);
+                                 &KF_GROUP_DEFAULTS, false, err, sizeof err) == LS_OK);
     ls_arena_t *a = ls_arena_new();
     ls_kafka_ListConfigResourcesResponse r;
     CHECK(list_resources(1, NULL, 0, &r, a) == 0);

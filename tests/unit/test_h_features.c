@@ -27,7 +27,7 @@ static upd_t feature(const char *name, int16_t level, int8_t type)
 
 TEST(keeping_every_level_succeeds_with_a_result_per_feature)
 {
-    upd_t u[2] = {feature("transaction.version", 2, 1), feature("streams.version", 0, 2)};
+    upd_t u[2] = {feature("transaction.version", 2, 1), feature("streams.version", 1, 2)};
     ls_arena_t *a = ls_arena_new();
     ls_kafka_UpdateFeaturesResponse r;
     CHECK(update(1, u, 2, &r, a) == 0);

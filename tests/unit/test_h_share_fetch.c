@@ -23,9 +23,8 @@ static int share_topic(const char *topic, const char *gid, int n, ls_uuid_t *id)
     if (kf_topic(&E, topic, 1) != 0 || kf_produce(&E, topic, 0, n) != 0) return -1;
     ls_group_config_op_t op = {LS_GROUP_CONFIG_SHARE_RESET, "earliest"};
     char err[256];
-    if (ls_group_configs_alter(
-            E.group_configs, gid, false, &op, 1, E.cfg.group_consumer_session_timeout_ms,
-            E.cfg.group_consumer_heartbeat_interval_ms, false, err, sizeof err) != LS_OK)
+    if (ls_group_configs_alter(E.group_configs, gid, false, &op, 1, &KF_GROUP_DEFAULTS, false, err,
+                               sizeof err) != LS_OK)
         return -1;
     ls_stream_t *s = ls_catalog_lookup(E.catalog, LS_DEFAULT_NAMESPACE, topic);
     if (!s) return -1;
