@@ -33,8 +33,6 @@ from kafka_util import admin, consumer, create_topic, produce_all, producer
 from test_connect_streams import (JVM, WordCount, _poll, _sentences, _word_totals,  # noqa: F401
                                   java_procs, wordcount_classes)
 
-pytestmark = pytest.mark.heavy
-
 TOOLS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "tools")
 # members notice changes within a second; a dead instance is gone in 6 s
 QUICK = ("--group.streams.heartbeat.interval.ms=500", "--group.streams.session.timeout.ms=6000")
@@ -91,6 +89,7 @@ class Counts:
             assert counts == list(range(1, want[w] + 1)), "%s: counts %s" % (w, counts)
 
 
+@pytest.mark.heavy
 def test_streams_instances_share_tasks_and_take_over(broker_factory, tmp_path, java_procs,
                                                      wordcount_classes):
     b = broker_factory(*QUICK)
@@ -164,6 +163,7 @@ def _active_count(assignment_text):
     return n
 
 
+@pytest.mark.heavy
 def test_streams_group_tools_and_types(broker_factory, tmp_path, java_procs, wordcount_classes):
     b = broker_factory(*QUICK)
     bs = b.bootstrap
