@@ -95,16 +95,80 @@ static bool parse_value(const char *key, const char *s, int32_t *out)
     "share.isolation.level, streams.session.timeout.ms, streams.heartbeat.interval.ms, "           \
     "streams.num.standby.replicas"
 
+#define BY_DURATION "by_duration:"
+
+/* A number of a duration's part: digits, with a fraction for seconds. */
+static bool duration_number(const char **p, bool fraction, double *out)
+{
+    const char *s = *p;
+    if (*s == '+') s++;
+    if (*s < '0' || *s > '9') return false;
+    double v = 0;
+    while (*s >= '0' && *s <= '9')
+        v = v * 10 + (*s++ - '0');
+    if (fraction && (*s == '.' || *s == ',')) {
+        double scale = 0.1;
+        for (s++; *s >= '0' && *s <= '9'; s++, scale /= 10)
+            v += (*s - '0') * scale;
+    }
+    *out = v;
+    *p = s;
+    return true;
+}
+
+int64_t ls_group_config_duration_ms(const char *value)
+{
+    if (!value || strncmp(value, BY_DURATION, strlen(BY_DURATION)) != 0) return -1;
+    const char *p = value + strlen(BY_DURATION);
+    if (*p == '+') p++;
+    if (*p != 'P' && *p != 'p') return -1; /* a sign before P: negative */
+    p++;
+    /* Java's Duration.parse: [nD][T[nH][nM][n.nS]], each part at most once,
+     * in that order; negative parts make a negative duration: refused */
+    static const struct {
+        char unit;
+        bool in_t;
+        double ms;
+    } parts[] = {{'D', false, 86400000.0},
+                 {'H', true, 3600000.0},
+                 {'M', true, 60000.0},
+                 {'S', true, 1000.0}};
+    size_t next = 0;
+    bool in_t = false, any = false;
+    double ms = 0;
+    while (*p) {
+        if ((*p == 'T' || *p == 't') && !in_t) {
+            in_t = true;
+            p++;
+            if (!*p) return -1;
+            continue;
+        }
+        double n;
+        if (!duration_number(&p, in_t, &n)) return -1;
+        char u = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+        while (next < 4 && (parts[next].unit != u || parts[next].in_t != in_t))
+            next++;
+        if (next == 4) return -1;
+        ms += n * parts[next++].ms;
+        any = true;
+        p++;
+    }
+    return any && ms < 9.2e18 ? (int64_t)ms : -1;
+}
+
 int ls_group_config_check(const char *key, const char *value, char *err, size_t errlen)
 {
     int32_t v;
     int w = word_key(key);
     if (w >= 0) {
-        if (value && !parse_value(key, value, &v)) {
+        bool reset = !strcmp(key, LS_GROUP_CONFIG_SHARE_RESET);
+        if (value && !parse_value(key, value, &v) &&
+            !(reset && ls_group_config_duration_ms(value) >= 0)) {
             snprintf(err, errlen, "Invalid value %s for configuration %s: %s or %s%s", value, key,
                      word_keys[w].words[1], word_keys[w].words[0],
-                     !strcmp(key, LS_GROUP_CONFIG_SHARE_RESET) ? " (by_duration is not supported)"
-                                                               : "");
+                     reset ? " or by_duration:<ISO-8601 duration, not negative> (e.g. "
+                             "by_duration:PT1H)"
+                           : "");
             return -1;
         }
         return 0;
@@ -220,6 +284,16 @@ bool ls_group_configs_get(ls_group_configs_t *gc, const char *group, const char 
     bool ok = v && parse_value(key, json_string_value(v), value);
     pthread_rwlock_unlock(&gc->lock);
     return ok;
+}
+
+bool ls_group_configs_get_text(ls_group_configs_t *gc, const char *group, const char *key,
+                               char *buf, size_t cap)
+{
+    pthread_rwlock_rdlock(&gc->lock);
+    const char *v = json_string_value(json_object_get(json_object_get(gc->doc, group), key));
+    if (v) snprintf(buf, cap, "%s", v);
+    pthread_rwlock_unlock(&gc->lock);
+    return v != NULL;
 }
 
 char **ls_group_configs_groups(ls_group_configs_t *gc, int *n)

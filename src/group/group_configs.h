@@ -14,8 +14,9 @@
  * interval must stay below the effective session timeout (Kafka's rule);
  * the same for streams.session.timeout.ms and streams.heartbeat.interval.ms
  * (streams groups), and streams.num.standby.replicas, 0 to 2.
- * share.auto.offset.reset, earliest or latest: where a share partition
- * without state starts; share.isolation.level, read_uncommitted or
+ * share.auto.offset.reset, earliest, latest or by_duration:<duration>: where
+ * a share partition without state starts (by_duration: the first record
+ * with a timestamp at most that long ago); share.isolation.level, read_uncommitted or
  * read_committed: whether share consumers get records of open and aborted
  * transactions. Kafka's other share.* and streams.* group keys are refused
  * with the list of those served.
@@ -32,7 +33,9 @@
 
 #define LS_GROUP_CONFIG_SESSION "consumer.session.timeout.ms"
 #define LS_GROUP_CONFIG_HEARTBEAT "consumer.heartbeat.interval.ms"
-/* earliest | latest (Kafka's default); ls_group_configs_get gives 1 / 0 */
+/* earliest | latest (Kafka's default); ls_group_configs_get gives 1 / 0;
+ * or by_duration:<ISO-8601 duration> (KIP-1106): ls_group_configs_get gives
+ * nothing, ls_group_config_duration_ms of the text the duration */
 #define LS_GROUP_CONFIG_SHARE_RESET "share.auto.offset.reset"
 /* read_uncommitted (Kafka's default) | read_committed; gives 0 / 1 */
 #define LS_GROUP_CONFIG_SHARE_ISOLATION "share.isolation.level"
@@ -53,6 +56,15 @@ int ls_group_config_check(const char *key, const char *value, char *err, size_t 
 /* The group's override of key; false when it has none. */
 bool ls_group_configs_get(ls_group_configs_t *gc, const char *group, const char *key,
                           int32_t *value);
+
+/* The group's value of key as stored (any key); false when it has none. */
+bool ls_group_configs_get_text(ls_group_configs_t *gc, const char *group, const char *key,
+                               char *buf, size_t cap);
+
+/* share.auto.offset.reset's by_duration:<duration> (Java's Duration.parse
+ * form, PnDTnHnMn.nS, not negative): the duration in ms; -1 for any other
+ * text. */
+int64_t ls_group_config_duration_ms(const char *value);
 
 /* For the keys whose values are words (share.*): the word ls_group_configs_get
  * gave as v; NULL for int keys. */

@@ -959,6 +959,14 @@ static int32_t group_configs(ls_arena_t *a, const ls_kafka_services_t *b, const 
         bool set =
             b->group_configs && ls_group_configs_get(b->group_configs, group, known[i].name, &val);
         const char *word = ls_group_config_word(known[i].name, val);
+        char text[128];
+        if (!set && b->group_configs &&
+            ls_group_configs_get_text(b->group_configs, group, known[i].name, text, sizeof text) &&
+            ls_group_config_duration_ms(text) >= 0) {
+            /* share.auto.offset.reset=by_duration:... (not one of the words) */
+            word = ls_arena_printf(a, "%s", text);
+            set = true;
+        }
         cfg_entry_t *e = &v[n++];
         memset(e, 0, sizeof *e);
         e->Name = ls_kstr_c(known[i].name);

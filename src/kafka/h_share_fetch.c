@@ -11,9 +11,10 @@
  *             partitions, a positive epoch adds and forgets, -1 closes after
  *             the acknowledgements)
  *   LOAD      every partition named (fetched or acknowledged) is loaded; a
- *             partition without a stored state starts at the high watermark
- *             or the log start (share.auto.offset.reset of the group, default
- *             latest)
+ *             partition without a stored state starts at the high watermark,
+ *             the log start or the first record at most a duration old
+ *             (share.auto.offset.reset of the group: latest, the default,
+ *             earliest or by_duration:<duration>, looked up by time first)
  *   ACK       acknowledgement batches applied, all or nothing per batch
  *   READ      (ShareFetch, not a renewal, not closing) from each partition's
  *             next offset (ls_sharep_next_offset) whole batches up to the
@@ -606,16 +607,38 @@ static void sf_got(void *arg, ls_status st, ls_share_part_t *sp)
     if (--ctx->pending == 0) sf_loaded_all(ctx);
 }
 
-/* share.auto.offset.reset of the group: latest (Kafka's default) or earliest */
-static int64_t init_offset(sf_ctx_t *ctx, int64_t log_id)
+/* share.auto.offset.reset of the group: latest (Kafka's default) or
+ * earliest; -1 for by_duration (its duration in *by_ms). */
+static int64_t init_offset(sf_ctx_t *ctx, int64_t log_id, int64_t *by_ms)
 {
     ls_log_info_t info;
     ls_logstore_info(ctx->req->svc->logs, log_id, &info);
     int32_t earliest = 0;
-    if (ctx->req->svc->group_configs)
-        ls_group_configs_get(ctx->req->svc->group_configs, ctx->gid, LS_GROUP_CONFIG_SHARE_RESET,
-                             &earliest);
+    char text[128];
+    *by_ms = -1;
+    if (ctx->req->svc->group_configs &&
+        !ls_group_configs_get(ctx->req->svc->group_configs, ctx->gid, LS_GROUP_CONFIG_SHARE_RESET,
+                              &earliest) &&
+        ls_group_configs_get_text(ctx->req->svc->group_configs, ctx->gid,
+                                  LS_GROUP_CONFIG_SHARE_RESET, text, sizeof text) &&
+        (*by_ms = ls_group_config_duration_ms(text)) >= 0)
+        return -1;
     return earliest ? info.log_start : info.high_watermark;
+}
+
+/* by_duration: the first offset whose record is at most that old (the high
+ * watermark when none is) starts a partition that has no state yet. */
+static void sf_by_time(void *arg, ls_status st, int64_t offset, int64_t timestamp)
+{
+    sf_part_t *p = arg;
+    sf_ctx_t *ctx = p->ctx;
+    if (st != LS_OK) {
+        sf_got(p, st, NULL);
+        return;
+    }
+    ls_share_store_get(ctx->req->svc->shares, ctx->gid, &p->tp.topic_id, p->tp.partition, offset,
+                       sf_got, p);
+    (void)timestamp;
 }
 
 /* ---------------------------------------------------------------- requests */
@@ -662,8 +685,13 @@ static void sf_start(sf_ctx_t *ctx)
             continue;
         }
         ctx->pending++;
-        ls_share_store_get(req->svc->shares, ctx->gid, &p->tp.topic_id, p->tp.partition,
-                           init_offset(ctx, p->log_id), sf_got, p);
+        int64_t by_ms, init = init_offset(ctx, p->log_id, &by_ms);
+        if (init < 0)
+            ls_logstore_offset_for_time(req->svc->logs, p->log_id, ls_clock_wall_ms() - by_ms,
+                                        sf_by_time, p);
+        else
+            ls_share_store_get(req->svc->shares, ctx->gid, &p->tp.topic_id, p->tp.partition, init,
+                               sf_got, p);
     }
     if (--ctx->pending == 0) sf_loaded_all(ctx);
 }

@@ -348,3 +348,42 @@ def test_cluster_share_group_survives_its_coordinators_kill9(cluster, share_test
     assert not missing, (len(missing), missing[:5], result)
     assert max(counts) <= 5, counts
     assert result["released"] > 0 and result["replacements"] > 0, result
+
+
+def test_by_duration_starts_at_the_first_record_that_recent(share_broker):
+    """share.auto.offset.reset=by_duration:PT1H (KIP-1106): a share partition
+    without state starts at the first record at most an hour old; kafka-configs
+    describes the value as set."""
+    bs = share_broker.bootstrap
+    topic, group = uid("share-dur"), uid("share-dur-g")
+    a = AdminClient({"bootstrap.servers": bs})
+    for f in a.create_topics([NewTopic(topic, 1, 1)]).values():
+        f.result(30)
+    p = Producer({"bootstrap.servers": bs})
+    now_ms = int(time.time() * 1000)
+    for i in range(15):  # two hours old
+        p.produce(topic, value=b"old-%d" % i, partition=0, timestamp=now_ms - 2 * 3600 * 1000)
+    for i in range(10):
+        p.produce(topic, value=b"new-%d" % i, partition=0, timestamp=now_ms - 60 * 1000)
+    assert p.flush(30) == 0
+    kafka_tool("kafka.admin.ConfigCommand", bs, "--alter", "--entity-type", "groups",
+               "--entity-name", group, "--add-config", "share.auto.offset.reset=by_duration:PT1H")
+    out = kafka_tool("kafka.admin.ConfigCommand", bs, "--describe", "--entity-type", "groups",
+                     "--entity-name", group)
+    assert "share.auto.offset.reset=by_duration:PT1H" in out, out
+    r = subprocess.run(JVM + ["-cp", os.path.join(TOOLS_LIB, "*"),
+                              "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
+                              "--bootstrap-server", bs, "--topic", topic, "--group", group,
+                              "--max-messages", "10", "--timeout-ms", "60000"],
+                       capture_output=True, text=True, timeout=120)
+    lines = r.stdout.split()
+    assert r.returncode == 0 and sorted(lines) == sorted("new-%d" % i for i in range(10)), \
+        r.stdout + r.stderr
+    assert share_offsets(bs, group, topic)[0] == (25, 0)  # all accepted, nothing left
+    # a negative duration is refused, naming what is accepted
+    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "kafka.admin.ConfigCommand",
+                 "--bootstrap-server", bs, "--alter", "--entity-type", "groups", "--entity-name",
+                 group, "--add-config", "share.auto.offset.reset=by_duration:-PT1H"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "by_duration:<ISO-8601 duration" in r.stdout + r.stderr, \
+        r.stdout + r.stderr

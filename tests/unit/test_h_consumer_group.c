@@ -266,9 +266,21 @@ TEST(group_configs_are_described_altered_and_applied)
     CHECK_EQ_INT(alter_group("hcg-g4", "share.isolation.level", "committed", msg),
                  LS_KERR_INVALID_CONFIG);
     CHECK(strstr(msg, "read_committed or read_uncommitted") != NULL);
-    CHECK_EQ_INT(alter_group("hcg-g4", "share.auto.offset.reset", "by_duration:PT1H", msg),
-                 LS_KERR_INVALID_CONFIG);
-    CHECK(strstr(msg, "by_duration is not supported") != NULL);
+    /* KIP-1106's by_duration takes Java's Duration form, never negative */
+    CHECK_EQ_INT(alter_group("hcg-g4", "share.auto.offset.reset", "by_duration:P1DT2H30M", msg),
+                 LS_KERR_NONE);
+    char text[64];
+    CHECK(ls_group_configs_get_text(E.group_configs, "hcg-g4", "share.auto.offset.reset", text,
+                                    sizeof text));
+    CHECK(ls_group_config_duration_ms(text) == 95400000);
+    CHECK(ls_group_config_duration_ms("by_duration:PT0.5S") == 500);
+    for (int i = 0; i < 5; i++) {
+        static const char *bad[] = {"by_duration:-PT1H", "by_duration:PT", "by_duration:1H",
+                                    "by_duration:PT1D", "by_duration:P1H"};
+        CHECK_EQ_INT(alter_group("hcg-g4", "share.auto.offset.reset", bad[i], msg),
+                     LS_KERR_INVALID_CONFIG);
+        CHECK(strstr(msg, "by_duration:<ISO-8601 duration") != NULL);
+    }
     /* deleted: back to the broker's */
     CHECK_EQ_INT(alter_group("hcg-g4", "consumer.heartbeat.interval.ms", NULL, msg), LS_KERR_NONE);
     CHECK_EQ_INT(interval_given("hcg-g4", "m-4", h.epoch), def);
