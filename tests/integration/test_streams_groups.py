@@ -194,6 +194,13 @@ def test_streams_group_tools_and_types(broker_factory, tmp_path, java_procs, wor
     rows = {l.split()[0]: l.split()[1:] for l in r.stdout.splitlines()[1:] if l.split()}
     assert rows.get(app_id, [None])[0] == "Streams", r.stdout
 
+    # lakestream groups describe: the type, each member's tasks, the offsets
+    r = subprocess.run([lsbroker.binary_path(), "groups", "--bootstrap", bs, "describe", app_id],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "type streams" in r.stdout and r.stdout.count("active:") == 2, r.stdout
+    assert input_topic in r.stdout, r.stdout
+
     # the changelog is compacted as Streams asked
     a = admin(bs)
     res = ConfigResource(ConfigResource.Type.TOPIC, app_id + "-word-counts-changelog")
