@@ -447,7 +447,8 @@ static bool tasks_empty(const ls_stgroup_tasks_t *t)
 }
 
 /* Kafka's request checks, in its order, each naming the field. */
-static const char *invalid(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req, ls_cgroup_err *e)
+static const char *invalid(const ls_stgroup_hb_req_t *req, ls_stgroup_hb_res_t *res,
+                           ls_cgroup_err *e)
 {
     *e = LS_CGERR_INVALID_REQUEST;
     if (!req->member_id || !*req->member_id) return "MemberId can't be empty.";
@@ -462,10 +463,10 @@ static const char *invalid(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req, ls_c
     } else if (req->member_epoch == LS_CGROUP_EPOCH_STATIC_LEAVE) {
         if (!req->instance_id) return "InstanceId can't be null.";
     } else if (req->member_epoch < LS_CGROUP_EPOCH_STATIC_LEAVE) {
-        snprintf(g->msg, sizeof g->msg,
+        snprintf(res->text, sizeof res->text,
                  "MemberEpoch is %d, but must be greater than or equal to -2.",
                  (int)req->member_epoch);
-        return g->msg;
+        return res->text;
     }
     if (req->member_epoch != LS_CGROUP_EPOCH_JOIN && req->topology)
         return "Topology can only be provided when (re-)joining.";
@@ -478,17 +479,17 @@ static const char *invalid(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req, ls_c
         *e = LS_CGERR_STREAMS_INVALID_TOPOLOGY;
         for (int j = 0; j < s->nchangelogs; j++)
             if (s->changelogs[j].partitions != 0) {
-                snprintf(g->msg, sizeof g->msg,
+                snprintf(res->text, sizeof res->text,
                          "Changelog topic %s must have an undefined partition count, but it is "
                          "set to %d.",
                          s->changelogs[j].name, (int)s->changelogs[j].partitions);
-                return g->msg;
+                return res->text;
             }
         if (!*s->id || ls_stgroup_find_sub(t, s->id) != i)
             return "Sub-topology ids must be unique and set.";
         if (s->nsources + s->nrepartitions == 0) {
-            snprintf(g->msg, sizeof g->msg, "Sub-topology %s reads no topic.", s->id);
-            return g->msg;
+            snprintf(res->text, sizeof res->text, "Sub-topology %s reads no topic.", s->id);
+            return res->text;
         }
         for (int j = 0; j < s->ncoparts; j++) {
             const ls_stgroup_copart_t *cp = &s->coparts[j];
@@ -505,7 +506,8 @@ static const char *invalid(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req, ls_c
 }
 
 /* Owned tasks must name sub-topologies of the topology (Kafka's check). */
-static const char *invalid_owned(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req)
+static const char *invalid_owned(const ls_stgroup_t *g, const ls_stgroup_hb_req_t *req,
+                                 ls_stgroup_hb_res_t *res)
 {
     if (!req->has_owned || !g->topo) return NULL;
     for (int k = 0; k < K_N; k++) {
@@ -516,9 +518,10 @@ static const char *invalid_owned(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req
             int s = ls_stgroup_find_sub(g->topo, v[i].sub);
             if (s < 0 || (g->conf.ready && v[i].partition >= g->conf.ntasks[s]) ||
                 v[i].partition < 0) {
-                snprintf(g->msg, sizeof g->msg, "Task %s_%d is not a task of the group's topology.",
-                         v[i].sub, (int)v[i].partition);
-                return g->msg;
+                snprintf(res->text, sizeof res->text,
+                         "Task %s_%d is not a task of the group's topology.", v[i].sub,
+                         (int)v[i].partition);
+                return res->text;
             }
         }
     }
@@ -650,7 +653,7 @@ static void heartbeat(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req, ls_stgrou
                                  .heartbeat_interval_ms = g->cfg.heartbeat_interval_ms,
                                  .endpoint_epoch = g->endpoint_epoch};
     ls_cgroup_err e;
-    const char *bad = invalid(g, req, &e);
+    const char *bad = invalid(req, res, &e);
     if (bad) return fail(res, e, bad);
     member_t *m = find_member(g, req->member_id);
     if (req->member_epoch < 0) { /* leave */
@@ -685,7 +688,7 @@ static void heartbeat(ls_stgroup_t *g, const ls_stgroup_hb_req_t *req, ls_stgrou
     if (why) return fail(res, LS_CGERR_STREAMS_INVALID_TOPOLOGY, why);
     ls_stgroup_conf_clear(&g->conf);
     g->conf = conf;
-    why = invalid_owned(g, req);
+    why = invalid_owned(g, req, res);
     if (why) return fail(res, LS_CGERR_INVALID_REQUEST, why);
     if (!m) {
         m = LS_NEW(member_t);

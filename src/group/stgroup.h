@@ -167,7 +167,7 @@ typedef struct ls_stgroup_create {
     int nconfigs;
 } ls_stgroup_create_t;
 
-/* Valid until the next call on the group. */
+/* Valid until the next call on the group (message: as long as res). */
 typedef struct ls_stgroup_hb_res {
     ls_cgroup_err err; /* INVALID_REQUEST, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
                         * GROUP_MAX_SIZE_REACHED; message says why */
@@ -182,6 +182,7 @@ typedef struct ls_stgroup_hb_res {
     bool send_endpoints; /* the member's endpoint epoch is behind */
     const ls_stgroup_create_t *create;
     int ncreate;
+    char text[512]; /* what message may point to: it outlives the group */
 } ls_stgroup_hb_res_t;
 
 typedef struct ls_stgroup ls_stgroup_t;
