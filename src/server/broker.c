@@ -37,6 +37,8 @@
 #include "security/sasl.h"
 #include "security/authz.h"
 #include "group/group_configs.h"
+#include "telemetry/receiver.h"
+#include "telemetry/subscriptions.h"
 #include "group/share_store.h"
 #include "security/quotas.h"
 #include "kafka/kquota.h"
@@ -326,6 +328,8 @@ static void services_init(ls_broker_t *b)
         .quotas = b->quotas,
         .kquota = b->kquota,
         .group_configs = b->group_configs,
+        .client_metrics = b->client_metrics,
+        .telemetry = b->telemetry,
         .shares = b->shares,
         .table_defaults = b->table_defaults,
         .ntable_defaults = b->ntable_defaults,
@@ -908,6 +912,9 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     if (!b->quotas) return -1;
     b->group_configs = ls_group_configs_open(b->meta, err, (size_t)errlen);
     if (!b->group_configs) return -1;
+    b->client_metrics = ls_telemetry_subs_open(b->meta, err, (size_t)errlen);
+    if (!b->client_metrics) return -1;
+    b->telemetry = ls_telemetry_open(b->client_metrics);
     b->kquota = ls_kquota_new(b->quotas, cfg->quota_window_num, cfg->quota_window_size_seconds);
     ls_logstore_config_t lc = {
         .flush_max_bytes = cfg->wal_flush_max_bytes,
@@ -1160,6 +1167,8 @@ void ls_broker_free(ls_broker_t *b)
     ls_kquota_free(b->kquota);
     ls_quotas_close(b->quotas);
     ls_group_configs_close(b->group_configs);
+    ls_telemetry_close(b->telemetry);
+    ls_telemetry_subs_close(b->client_metrics);
     ls_share_store_free(b->shares);
     ls_oauth_close(b->oauth);
     ls_objstore_close(b->os);
