@@ -146,7 +146,39 @@ static int32_t subscription_id(const inst_t *in)
     return (int32_t)crc ^ uuid_hash(&in->id);
 }
 
-/* (Re)evaluates in against the subscriptions, as a fresh instance. */
+/* Whether the instance's subscription asks for metric name[0..n). */
+static bool wanted(const inst_t *in, const char *name, size_t n)
+{
+    for (int i = 0; i < in->nmetrics; i++) {
+        size_t pl = strlen(in->metrics[i]);
+        if (!strcmp(in->metrics[i], LS_TELEMETRY_ALL_METRICS) ||
+            (pl <= n && !memcmp(in->metrics[i], name, pl)))
+            return true;
+    }
+    return false;
+}
+
+/* Drops the series of metrics the subscription no longer asks for. */
+static void drop_unwanted(ls_telemetry_t *t, inst_t *in)
+{
+    int64_t *gone = LS_NEWN(int64_t, in->nseries + 1);
+    int n = 0;
+    size_t it = 0;
+    int64_t k;
+    void *v;
+    while (ls_i64map_next(&in->index, &it, &k, &v)) {
+        const series_t *s = v;
+        if (!wanted(in, s->key, strcspn(s->key, "\x1f"))) gone[n++] = k;
+    }
+    for (int i = 0; i < n; i++)
+        series_free(ls_i64map_del(&in->index, gone[i]));
+    in->nseries -= n;
+    t->nseries -= n;
+    ls_free(gone);
+}
+
+/* (Re)evaluates in against the subscriptions, as a fresh instance; the
+ * series it is no longer subscribed to go. */
 static void evaluate(ls_telemetry_t *t, inst_t *in)
 {
     ls_telemetry_client_t c;
@@ -164,6 +196,7 @@ static void evaluate(ls_telemetry_t *t, inst_t *in)
     in->last_get = in->last_push = NEVER;
     in->terminating = false;
     in->last_error = LS_TELEMETRY_OK;
+    drop_unwanted(t, in);
 }
 
 static inst_t *find(ls_telemetry_t *t, const ls_uuid_t *id)
@@ -324,6 +357,7 @@ typedef struct apply {
 static void on_point(void *arg, const ls_otlp_point_t *pt)
 {
     apply_t *a = arg;
+    if (!wanted(a->in, pt->name, pt->nlen)) return; /* not subscribed: not kept */
     ls_buf_t key;
     ls_buf_init(&key);
     ls_buf_append(&key, pt->name, pt->nlen);

@@ -28,6 +28,10 @@
  * counted); pushed payloads up to LS_TELEMETRY_MAX_BYTES compressed,
  * LS_TELEMETRY_MAX_DECODED decompressed.
  *
+ * Only what the subscription asks for is kept: a point of a metric outside
+ * the instance's prefixes is ignored, and an evaluation drops the series no
+ * longer asked for (so a changed subscription shows at once).
+ *
  * Values: a gauge and a cumulative sum keep the latest value pushed; a
  * delta sum (what clients send, as DeltaTemporality is true) adds each
  * delta, so a series counts what this broker received since it first saw
