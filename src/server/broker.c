@@ -392,26 +392,6 @@ void ls_broker_offload(ls_broker_t *b, void (*fn)(void *arg), void (*after)(void
 }
 
 /* Kafka clients expect a 22-character base64url cluster id (a UUID). */
-static void make_cluster_id(char *out, size_t cap)
-{
-    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    ls_uuid_t u;
-    ls_uuid_random(&u);
-    size_t n = 0;
-    uint32_t acc = 0;
-    int bits = 0;
-    for (int i = 0; i < 16 && n + 1 < cap; i++) {
-        acc = acc << 8 | u.b[i];
-        bits += 8;
-        while (bits >= 6 && n + 1 < cap) {
-            out[n++] = tbl[(acc >> (bits - 6)) & 63];
-            bits -= 6;
-        }
-    }
-    if (bits > 0 && n + 1 < cap) out[n++] = tbl[(acc << (6 - bits)) & 63];
-    out[n] = 0;
-}
-
 /* 0: done; -1: failed (err set); 1: a transient error (err set): try again. */
 static int try_cluster_id(ls_broker_t *b, char *err, int errlen)
 {
@@ -434,8 +414,11 @@ static int try_cluster_id(ls_broker_t *b, char *err, int errlen)
     }
     if (b->cfg->cluster_id)
         snprintf(b->cluster_id, sizeof b->cluster_id, "%s", b->cfg->cluster_id);
-    else
-        make_cluster_id(b->cluster_id, sizeof b->cluster_id);
+    else {
+        ls_uuid_t u;
+        ls_uuid_random(&u);
+        ls_uuid_format_kafka(&u, b->cluster_id);
+    }
     ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV,
                          .key = LS_KEY_CLUSTER_ID,
                          .klen = strlen(LS_KEY_CLUSTER_ID),

@@ -39,7 +39,7 @@ typedef struct series {
 
 typedef struct inst {
     ls_uuid_t id;
-    char idstr[37];
+    char idstr[23]; /* Kafka's text form (its Uuid.toString) */
     char *attr[LS_TELEMETRY_NPARAMS]; /* as first seen (Kafka's instance metadata) */
     int64_t version;                  /* of the subscriptions evaluated */
     int32_t sub_id, interval_ms;
@@ -222,7 +222,7 @@ static inst_t *instance(ls_telemetry_t *t, ls_telemetry_client_t *c, const ls_uu
         }
         in = LS_NEW(inst_t);
         in->id = *id;
-        ls_uuid_format(id, in->idstr);
+        ls_uuid_format_kafka(id, in->idstr);
         ls_i64map_init(&in->index);
         c->attr[LS_TELEMETRY_P_INSTANCE_ID] = in->idstr;
         for (int i = 0; i < LS_TELEMETRY_NPARAMS; i++)

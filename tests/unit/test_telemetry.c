@@ -430,8 +430,8 @@ TEST(receiver_follows_kafkas_request_rules)
     CHECK_EQ_INT(push(t, &sub, T0 + 30, LS_CODEC_NONE, md.data, md.len, false),
                  LS_TELEMETRY_THROTTLED);
     char *text = scrape(t, T0 + 40);
-    char idstr[37];
-    ls_uuid_format(&sub.instance_id, idstr);
+    char idstr[23];
+    ls_uuid_format_kafka(&sub.instance_id, idstr);
     char want[256];
     snprintf(want, sizeof want,
              "lakestream_client_metric{client_instance_id=\"%s\",client_id=\"app-prod\","
