@@ -362,8 +362,7 @@ static void put_escaped(ls_buf_t *b, const char *s, bool quote)
     put_escaped_n(b, s, strlen(s), quote);
 }
 
-void ls_metrics_put_label(ls_buf_t *b, bool first, const char *name, const char *value,
-                          size_t vlen)
+void ls_metrics_put_label(ls_buf_t *b, bool first, const char *name, const char *value, size_t vlen)
 {
     ls_buf_printf(b, "%s%s=\"", first ? "" : ",", name);
     put_escaped_n(b, value, vlen, true);

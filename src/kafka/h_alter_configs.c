@@ -122,9 +122,8 @@ static void ac_work(void *arg)
                 ls_arena_alloc(ctx->req->arena, (size_t)(r->nops + 1) * sizeof *ops);
             for (int k = 0; k < r->nops; k++)
                 ops[k] = (ls_telemetry_subs_op_t){r->ops[k].key, r->ops[k].value};
-            r->st = ls_telemetry_subs_alter(ctx->req->svc->client_metrics, r->name, r->replace,
-                                            ops, r->nops, ctx->validate_only, r->err,
-                                            sizeof r->err);
+            r->st = ls_telemetry_subs_alter(ctx->req->svc->client_metrics, r->name, r->replace, ops,
+                                            r->nops, ctx->validate_only, r->err, sizeof r->err);
             continue;
         }
         if (r->group) {
@@ -167,8 +166,8 @@ static void ac_done(void *arg)
         switch (r->st) {
         case LS_OK:
             out->ErrorCode = LS_KERR_NONE;
-            tables |= r->table_keys && !ctx->validate_only && !r->broker && !r->group &&
-                      !r->cmetrics;
+            tables |=
+                r->table_keys && !ctx->validate_only && !r->broker && !r->group && !r->cmetrics;
             if ((r->group || r->cmetrics) && !ctx->validate_only)
                 for (int k = 0; k < r->nops; k++)
                     LS_INFO("kafka", "%s %s config %s %s%s (client %s)",

@@ -974,9 +974,9 @@ static int32_t group_configs(ls_arena_t *a, const ls_kafka_services_t *b, const 
 
 /* A CLIENT_METRICS resource (telemetry/subscriptions.h): each key with the
  * subscription's value (CLIENT_METRICS_CONFIG) or Kafka's default. */
-static int32_t client_metrics_configs(ls_arena_t *a, const ls_kafka_services_t *b,
-                                      const char *name, const ls_kstr_t *keys, int32_t nkeys,
-                                      bool synonyms, bool docs, cfg_entry_t **out)
+static int32_t client_metrics_configs(ls_arena_t *a, const ls_kafka_services_t *b, const char *name,
+                                      const ls_kstr_t *keys, int32_t nkeys, bool synonyms,
+                                      bool docs, cfg_entry_t **out)
 {
     static const struct {
         const char *name, *def, *doc;
@@ -1096,9 +1096,9 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
                 r->ErrorMessage = ls_kstr_c("Subscription name can't be empty");
                 break;
             }
-            r->NumConfigs = client_metrics_configs(a, b, name, q->ConfigurationKeys,
-                                                   q->NumConfigurationKeys, m->IncludeSynonyms,
-                                                   m->IncludeDocumentation, &r->Configs);
+            r->NumConfigs =
+                client_metrics_configs(a, b, name, q->ConfigurationKeys, q->NumConfigurationKeys,
+                                       m->IncludeSynonyms, m->IncludeDocumentation, &r->Configs);
             break;
         }
         default:
@@ -1173,10 +1173,10 @@ void ls_kafka_handle_list_config_resources(ls_kreq_t *req)
     for (int pass = 0; pass < 2; pass++) {
         char **names = pass == 0 ? groups : subs;
         for (int i = 0; i < (pass == 0 ? ngroups : nsubs); i++) {
-            r.ConfigResources[r.NumConfigResources++] = (cres_t){
-                .ResourceName = ls_kstr_c(ls_arena_printf(a, "%s", names[i])),
-                .ResourceType =
-                    pass == 0 ? LS_KAFKA_RESOURCE_GROUP : LS_KAFKA_RESOURCE_CLIENT_METRICS};
+            r.ConfigResources[r.NumConfigResources++] =
+                (cres_t){.ResourceName = ls_kstr_c(ls_arena_printf(a, "%s", names[i])),
+                         .ResourceType = pass == 0 ? LS_KAFKA_RESOURCE_GROUP
+                                                   : LS_KAFKA_RESOURCE_CLIENT_METRICS};
             ls_free(names[i]);
         }
         ls_free(names);

@@ -18,8 +18,7 @@
 #define NEVER (INT64_MIN / 2)
 #define FAMILY "lakestream_client_metric"
 
-const int8_t ls_telemetry_codecs[4] = {LS_CODEC_ZSTD, LS_CODEC_LZ4, LS_CODEC_GZIP,
-                                       LS_CODEC_SNAPPY};
+const int8_t ls_telemetry_codecs[4] = {LS_CODEC_ZSTD, LS_CODEC_LZ4, LS_CODEC_GZIP, LS_CODEC_SNAPPY};
 
 static LS_METRIC_COUNTER(m_requests, "lakestream_client_telemetry_requests",
                          "GetTelemetrySubscriptions and PushTelemetry requests by outcome.", "api",
@@ -39,7 +38,7 @@ typedef struct series {
 
 typedef struct inst {
     ls_uuid_t id;
-    char idstr[23]; /* Kafka's text form (its Uuid.toString) */
+    char idstr[23];                   /* Kafka's text form (its Uuid.toString) */
     char *attr[LS_TELEMETRY_NPARAMS]; /* as first seen (Kafka's instance metadata) */
     int64_t version;                  /* of the subscriptions evaluated */
     int32_t sub_id, interval_ms;
@@ -371,8 +370,9 @@ static void on_point(void *arg, const ls_otlp_point_t *pt)
     int64_t h = (int64_t)ls_hash_fast(key.data, key.len);
     series_t *s = ls_i64map_get(&a->in->index, h);
     if (s && strcmp(s->key, (const char *)key.data) != 0) s = NULL; /* a clash: dropped below */
-    if (!s && (ls_i64map_get(&a->in->index, h) || a->in->nseries >= LS_TELEMETRY_MAX_CLIENT_SERIES ||
-               a->t->nseries >= LS_TELEMETRY_MAX_SERIES)) {
+    if (!s &&
+        (ls_i64map_get(&a->in->index, h) || a->in->nseries >= LS_TELEMETRY_MAX_CLIENT_SERIES ||
+         a->t->nseries >= LS_TELEMETRY_MAX_SERIES)) {
         ls_metric_add(ls_metrics_series0(&m_dropped), 1);
         ls_buf_free(&key);
         return;
@@ -406,8 +406,8 @@ static ls_telemetry_outcome ingest(ls_telemetry_t *t, inst_t *in, const ls_telem
     const uint8_t *d = p->metrics;
     size_t n = p->len;
     if (p->compression != LS_CODEC_NONE) {
-        ls_status st = ls_decompress(p->compression, p->metrics, p->len, LS_TELEMETRY_MAX_DECODED,
-                                     &plain);
+        ls_status st =
+            ls_decompress(p->compression, p->metrics, p->len, LS_TELEMETRY_MAX_DECODED, &plain);
         if (st != LS_OK) {
             snprintf(why, whylen, "Telemetry from [%s] does not decompress as %s: %s", in->idstr,
                      ls_codec_name(p->compression), ls_status_str(st));
@@ -438,8 +438,8 @@ static bool reserved_id(const ls_uuid_t *id)
 
 static bool codec_known(int8_t c)
 {
-    return c == LS_CODEC_NONE || c == LS_CODEC_GZIP || c == LS_CODEC_SNAPPY ||
-           c == LS_CODEC_LZ4 || c == LS_CODEC_ZSTD;
+    return c == LS_CODEC_NONE || c == LS_CODEC_GZIP || c == LS_CODEC_SNAPPY || c == LS_CODEC_LZ4 ||
+           c == LS_CODEC_ZSTD;
 }
 
 /* Kafka's checks, in its order; the push's timestamp is taken when it may
@@ -522,7 +522,8 @@ void ls_telemetry_render(ls_telemetry_t *t, ls_buf_t *out, bool openmetrics, int
                               LS_METRIC_T_GAUGE, openmetrics);
     for (int i = 0; i < t->ninsts; i++) {
         inst_t *in = t->insts[i];
-        const char *cid = in->attr[LS_TELEMETRY_P_CLIENT_ID] ? in->attr[LS_TELEMETRY_P_CLIENT_ID] : "";
+        const char *cid =
+            in->attr[LS_TELEMETRY_P_CLIENT_ID] ? in->attr[LS_TELEMETRY_P_CLIENT_ID] : "";
         size_t it = 0;
         int64_t k;
         void *v;

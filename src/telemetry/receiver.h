@@ -88,8 +88,8 @@ void ls_telemetry_sub_free(ls_telemetry_sub_t *s);
  * is filled here): id zero asks for a new instance id. out is filled on
  * LS_TELEMETRY_OK. */
 ls_telemetry_outcome ls_telemetry_get(ls_telemetry_t *t, ls_telemetry_client_t *c,
-                                      const ls_uuid_t *id, int64_t now_ms,
-                                      ls_telemetry_sub_t *out, char *why, size_t whylen);
+                                      const ls_uuid_t *id, int64_t now_ms, ls_telemetry_sub_t *out,
+                                      char *why, size_t whylen);
 
 /* One PushTelemetry of client c. */
 typedef struct ls_telemetry_push {

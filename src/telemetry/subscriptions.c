@@ -25,8 +25,8 @@
 #define DEPTH_LIMIT 1000
 
 static const char *const params[LS_TELEMETRY_NPARAMS] = {
-    "client_instance_id",      "client_id",           "client_software_name",
-    "client_software_version", "client_source_address", "client_source_port"};
+    "client_instance_id",    "client_id",         "client_software_name", "client_software_version",
+    "client_source_address", "client_source_port"};
 
 typedef struct sub {
     char **metrics;
@@ -190,7 +190,7 @@ static void sub_parse(sub_t *s, const json_t *kv)
         int param;
         pcre2_code *c;
         if (parse_pattern(items[i], &param, &c) != 0) continue; /* checked at load */
-        pcre2_code_free(s->pat[param]);                          /* a later one wins */
+        pcre2_code_free(s->pat[param]);                         /* a later one wins */
         s->pat[param] = c;
     }
     free_list(items, n);

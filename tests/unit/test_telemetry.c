@@ -230,8 +230,8 @@ TEST(otlp_refuses_malformed_payloads)
     CHECK_EQ_INT(ls_otlp_decode(b.data, b.len - 3, collect, &s, &st, why, sizeof why), -1);
     CHECK(why[0] != 0);
     const char garbage[] = "not a protobuf at all";
-    CHECK_EQ_INT(ls_otlp_decode((const uint8_t *)garbage, sizeof garbage - 1, collect, &s, &st,
-                                why, sizeof why),
+    CHECK_EQ_INT(ls_otlp_decode((const uint8_t *)garbage, sizeof garbage - 1, collect, &s, &st, why,
+                                sizeof why),
                  -1);
     /* a known field in the wrong wire type: resource_metrics as a varint */
     const uint8_t wrong[] = {0x08, 0x01};
@@ -294,9 +294,8 @@ TEST(subscription_values_are_checked_as_kafka_does)
     CHECK(strstr(err, "interval.ms") && strstr(err, "99"));
     CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "3600001", err, sizeof err), -1);
     CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "ten", err, sizeof err), -1);
-    CHECK_EQ_INT(ls_telemetry_subs_check("metrics", "org.apache.kafka.producer., *", err,
-                                         sizeof err),
-                 0);
+    CHECK_EQ_INT(
+        ls_telemetry_subs_check("metrics", "org.apache.kafka.producer., *", err, sizeof err), 0);
     CHECK_EQ_INT(ls_telemetry_subs_check("match",
                                          "client_software_name=apache-kafka-java, "
                                          "client_id=.*-prod",
@@ -315,8 +314,8 @@ TEST(subscription_values_are_checked_as_kafka_does)
 TEST(matching_takes_every_subscription_a_client_matches)
 {
     open_subs();
-    ls_telemetry_client_t java = {{"id-1", "app-prod", "apache-kafka-java", "4.4.0", "127.0.0.1",
-                                   "50000"}};
+    ls_telemetry_client_t java = {
+        {"id-1", "app-prod", "apache-kafka-java", "4.4.0", "127.0.0.1", "50000"}};
     ls_telemetry_client_t rdkafka = {{"id-2", "rd", "librdkafka", "2.6.0", "127.0.0.1", "50001"}};
     ls_telemetry_match_t m;
     ls_telemetry_subs_match(S, &java, &m);
@@ -438,7 +437,8 @@ TEST(receiver_follows_kafkas_request_rules)
              "name=\"org.apache.kafka.producer.record.send.total\"} 12\n",
              idstr);
     CHECK(strstr(text, want));
-    CHECK(strstr(text, "name=\"org.apache.kafka.producer.topic.record.send.total\",topic=\"orders\"} 7"));
+    CHECK(strstr(text,
+                 "name=\"org.apache.kafka.producer.topic.record.send.total\",topic=\"orders\"} 7"));
     CHECK(!strstr(text, "request.latency")); /* histograms are not kept */
     ls_free(text);
     /* a push an interval later adds the delta sum, keeps the gauge's latest */
@@ -460,8 +460,7 @@ TEST(receiver_follows_kafkas_request_rules)
     CHECK_EQ_INT(get(t, &sub.instance_id, T0 + 2210, &again), LS_TELEMETRY_OK); /* at once */
     CHECK_EQ_INT(again.subscription_id, sub.subscription_id);
     ls_telemetry_sub_free(&again);
-    CHECK_EQ_INT(push(t, &sub, T0 + 3300, 9, md.data, md.len, false),
-                 LS_TELEMETRY_BAD_COMPRESSION);
+    CHECK_EQ_INT(push(t, &sub, T0 + 3300, 9, md.data, md.len, false), LS_TELEMETRY_BAD_COMPRESSION);
     uint8_t *big = ls_calloc(1, LS_TELEMETRY_MAX_BYTES + 1);
     CHECK_EQ_INT(push(t, &sub, T0 + 4400, LS_CODEC_NONE, big, LS_TELEMETRY_MAX_BYTES + 1, false),
                  LS_TELEMETRY_TOO_LARGE);
