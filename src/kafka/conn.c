@@ -594,9 +594,10 @@ const char *ls_kreq_peer_port(const ls_kreq_t *req) { return req->conn->peer_por
 void ls_kreq_set_client_software(ls_kreq_t *req, ls_kstr_t name, ls_kstr_t version)
 {
     ls_kconn_t *c = req->conn;
-    snprintf(c->sw_name, sizeof c->sw_name, "%.*s", name.len > 0 ? (int)name.len : 0, name.ptr);
+    snprintf(c->sw_name, sizeof c->sw_name, "%.*s", name.len > 0 ? (int)name.len : 0,
+             name.len > 0 ? name.ptr : "");
     snprintf(c->sw_version, sizeof c->sw_version, "%.*s", version.len > 0 ? (int)version.len : 0,
-             version.ptr);
+             version.len > 0 ? version.ptr : "");
 }
 
 const char *ls_kreq_client_software_name(const ls_kreq_t *req)

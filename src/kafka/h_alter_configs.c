@@ -122,8 +122,11 @@ static void ac_work(void *arg)
                 ls_arena_alloc(ctx->req->arena, (size_t)(r->nops + 1) * sizeof *ops);
             for (int k = 0; k < r->nops; k++)
                 ops[k] = (ls_telemetry_subs_op_t){r->ops[k].key, r->ops[k].value};
-            r->st = ls_telemetry_subs_alter(ctx->req->svc->client_metrics, r->name, r->replace, ops,
-                                            r->nops, ctx->validate_only, r->err, sizeof r->err);
+            r->st = ctx->req->svc->client_metrics
+                        ? ls_telemetry_subs_alter(ctx->req->svc->client_metrics, r->name,
+                                                  r->replace, ops, r->nops, ctx->validate_only,
+                                                  r->err, sizeof r->err)
+                        : LS_EAGAIN;
             continue;
         }
         if (r->group) {

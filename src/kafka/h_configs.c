@@ -991,7 +991,9 @@ static int32_t client_metrics_configs(ls_arena_t *a, const ls_kafka_services_t *
     int32_t n = 0;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         if (!key_wanted(keys, nkeys, known[i].name)) continue;
-        char *set = ls_telemetry_subs_get(b->client_metrics, name, known[i].name);
+        char *set = b->client_metrics
+                        ? ls_telemetry_subs_get(b->client_metrics, name, known[i].name)
+                        : NULL;
         cfg_entry_t *e = &v[n++];
         memset(e, 0, sizeof *e);
         e->Name = ls_kstr_c(known[i].name);
@@ -1164,7 +1166,7 @@ void ls_kafka_handle_list_config_resources(ls_kreq_t *req)
                         ? ls_group_configs_groups(b->group_configs, &ngroups)
                         : NULL;
     int nsubs = 0; /* the client-metrics subscriptions (telemetry/subscriptions.h) */
-    char **subs = wants_type(req, LS_KAFKA_RESOURCE_CLIENT_METRICS)
+    char **subs = wants_type(req, LS_KAFKA_RESOURCE_CLIENT_METRICS) && b->client_metrics
                       ? ls_telemetry_subs_names(b->client_metrics, &nsubs)
                       : NULL;
     r.ConfigResources =

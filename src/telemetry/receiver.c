@@ -25,6 +25,11 @@ static LS_METRIC_COUNTER(m_requests, "lakestream_client_telemetry_requests",
                          "outcome");
 static LS_METRIC_COUNTER(m_dropped, "lakestream_client_telemetry_series_dropped",
                          "Pushed series not kept: past the per-client or total bound.");
+static LS_METRIC_COUNTER(m_points, "lakestream_client_telemetry_points",
+                         "Data points of accepted pushes: number (kept as series), unusable (no "
+                         "value, or too many attributes), histogram (histograms and summaries, "
+                         "not kept).",
+                         "kind");
 static LS_METRIC_GAUGE(m_instances, "lakestream_client_telemetry_instances",
                        "Client instances known to this broker's telemetry receiver.");
 static LS_METRIC_GAUGE(m_series, "lakestream_client_telemetry_series",
@@ -423,6 +428,9 @@ static ls_telemetry_outcome ingest(ls_telemetry_t *t, inst_t *in, const ls_telem
     if (rc == 0) {
         apply_t a = {t, in};
         ls_otlp_decode(d, n, on_point, &a, &stats, err, sizeof err);
+        ls_metric_add(ls_metrics_series1(&m_points, "number"), (uint64_t)stats.points);
+        ls_metric_add(ls_metrics_series1(&m_points, "unusable"), (uint64_t)stats.skipped);
+        ls_metric_add(ls_metrics_series1(&m_points, "histogram"), (uint64_t)stats.other);
     } else {
         snprintf(why, whylen, "Telemetry from [%s] is not OTLP MetricsData: %s", in->idstr, err);
     }

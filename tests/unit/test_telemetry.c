@@ -564,6 +564,46 @@ TEST(receiver_bounds_the_series_of_a_client)
     close_subs();
 }
 
+TEST(receiver_makes_attribute_keys_label_names)
+{
+    open_subs();
+    CHECK_EQ_INT(set_sub("all", "*", "100", NULL), LS_OK);
+    ls_telemetry_t *t = ls_telemetry_open(S);
+    ls_uuid_t zero = {{0}};
+    ls_telemetry_sub_t sub;
+    CHECK_EQ_INT(get(t, &zero, T0, &sub), LS_TELEMETRY_OK);
+    /* one gauge point whose attributes need renaming */
+    ls_buf_t p, g, m, sm, rm, md;
+    ls_buf_init(&p);
+    ls_buf_init(&g);
+    ls_buf_init(&m);
+    ls_buf_init(&sm);
+    ls_buf_init(&rm);
+    ls_buf_init(&md);
+    kv_str(&p, 7, "node.id", "1");
+    kv_str(&p, 7, "client_id", "other");
+    kv_str(&p, 7, "9lives", "y");
+    kv_str(&p, 7, "__reserved", "z");
+    kv_str(&p, 7, "say", "a \"quoted\"\nline");
+    pb_double(&p, 4, 1.5);
+    pb_msg(&g, 1, &p);
+    pb_str(&m, 1, "org.apache.kafka.g");
+    pb_msg(&m, 5, &g);
+    pb_msg(&sm, 2, &m);
+    pb_msg(&rm, 2, &sm);
+    pb_msg(&md, 1, &rm);
+    CHECK_EQ_INT(push(t, &sub, T0 + 1, LS_CODEC_NONE, md.data, md.len, false), LS_TELEMETRY_OK);
+    char *text = scrape(t, T0 + 2);
+    CHECK(strstr(text, "client_id=\"app-prod\",name=\"org.apache.kafka.g\",node_id=\"1\","
+                       "attr_client_id=\"other\",attr_9lives=\"y\",attr___reserved=\"z\","
+                       "say=\"a \\\"quoted\\\"\\nline\"} 1.5\n"));
+    ls_free(text);
+    ls_buf_free(&md);
+    ls_telemetry_sub_free(&sub);
+    ls_telemetry_close(t);
+    close_subs();
+}
+
 int main(void)
 {
     RUN(otlp_decodes_a_client_payload);
@@ -573,5 +613,6 @@ int main(void)
     RUN(receiver_follows_kafkas_request_rules);
     RUN(receiver_follows_subscription_changes_and_expires_instances);
     RUN(receiver_bounds_the_series_of_a_client);
+    RUN(receiver_makes_attribute_keys_label_names);
     UNIT_DONE();
 }
