@@ -24,6 +24,7 @@ from confluent_kafka import Producer
 
 import lsbroker
 from kafka_util import create_topic, unique_topic
+from test_acls import one_dir, restricted  # noqa: F401 (fixture)
 from test_admin_tools import CLIENT_LIBS, JVM, admin_calls, kafka_tool  # noqa: F401 (fixture)
 from test_malformed import Conn, Reader, compact_string, frame, header, i8, i32, uvarint
 
@@ -361,3 +362,23 @@ def test_bad_client_metrics_values_are_refused_with_their_name(broker, config, n
     assert r.returncode != 0 and "InvalidConfigurationException" in out and named in out, out
     listed = configs(broker.bootstrap, "--describe", "--entity-type", "client-metrics").stdout
     assert "bad" not in listed, listed
+
+
+def test_subscriptions_need_cluster_configs_acls_telemetry_none(one_dir):
+    """As Kafka: altering and describing client-metrics resources needs
+    ALTER_CONFIGS / DESCRIBE_CONFIGS on the cluster; asking for a
+    subscription and pushing need nothing beyond the connection."""
+    b = restricted(one_dir)
+    for args in (["--alter", "--entity-type", "client-metrics", "--entity-name", "s",
+                  "--add-config", "metrics=*"],
+                 ["--describe", "--entity-type", "client-metrics", "--entity-name", "s"]):
+        r = configs(b.bootstrap, *args, check=False)
+        out = r.stdout + r.stderr
+        assert r.returncode != 0 and "ClusterAuthorizationException" in out, out
+    t = Telemetry(b, "anyone")
+    try:
+        sub = t.get()
+        assert (sub["error"], sub["metrics"]) == (NONE, [])
+        assert t.push(sub, b"") == NONE
+    finally:
+        t.close()
