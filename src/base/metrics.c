@@ -325,7 +325,7 @@ static void put_number(ls_buf_t *b, double v)
         ls_buf_printf(b, "NaN");
     else if (isinf(v))
         ls_buf_printf(b, v > 0 ? "+Inf" : "-Inf");
-    else if (v == (double)(int64_t)v && fabs(v) < 1e15)
+    else if (fabs(v) < 1e15 && v == (double)(int64_t)v) /* the cast only when in range */
         ls_buf_printf(b, "%lld", (long long)v);
     else
         put_shortest(b, v);

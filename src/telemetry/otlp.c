@@ -223,6 +223,7 @@ int ls_otlp_decode(const uint8_t *p, size_t len, ls_otlp_point_fn fn, void *arg,
     dec_t d = {fn, arg, stats, why, whylen};
     memset(stats, 0, sizeof *stats);
     why[0] = 0;
+    if (!len) return 0; /* p may be NULL then */
     /* MetricsData: 1 resource_metrics */
     return each(&d, "MetricsData", p, len, 1, resource_metrics);
 }
