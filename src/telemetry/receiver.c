@@ -38,6 +38,7 @@ static LS_METRIC_GAUGE(m_series, "lakestream_client_telemetry_series",
 typedef struct series {
     char *key;    /* name, then \x1f key \x1e value per attribute: the identity */
     char *labels; /* name="..." and the attributes, rendered */
+    size_t bytes; /* what it holds: key, labels, itself */
     double value;
 } series_t;
 
@@ -62,29 +63,50 @@ struct ls_telemetry {
     inst_t **insts;
     int ninsts;
     int64_t nseries; /* over every instance */
+    size_t bytes;    /* their series_t.bytes */
 };
 
 /* ------------------------------------------------------------- instances */
 
-static void series_free(series_t *s)
+/* Every series joins and leaves through these two, which keep the counts. */
+static void series_add(ls_telemetry_t *t, inst_t *in, int64_t h, series_t *s)
 {
+    s->bytes = strlen(s->key) + strlen(s->labels) + sizeof *s;
+    ls_i64map_put(&in->index, h, s);
+    in->nseries++;
+    t->nseries++;
+    t->bytes += s->bytes;
+}
+
+static void series_remove(ls_telemetry_t *t, inst_t *in, int64_t h)
+{
+    series_t *s = ls_i64map_del(&in->index, h);
+    in->nseries--;
+    t->nseries--;
+    t->bytes -= s->bytes;
     ls_free(s->key);
     ls_free(s->labels);
     ls_free(s);
 }
 
-static void drop_series(ls_telemetry_t *t, inst_t *in)
+/* Removes the instance's series for which keep(in, s) is false (all of
+ * them when keep is NULL). */
+static void drop_series_if(ls_telemetry_t *t, inst_t *in,
+                           bool (*keep)(const inst_t *, const series_t *))
 {
+    int64_t *gone = LS_NEWN(int64_t, in->nseries + 1);
+    int n = 0;
     size_t it = 0;
     int64_t k;
     void *v;
     while (ls_i64map_next(&in->index, &it, &k, &v))
-        series_free(v);
-    ls_i64map_free(&in->index);
-    ls_i64map_init(&in->index);
-    t->nseries -= in->nseries;
-    in->nseries = 0;
+        if (!keep || !keep(in, v)) gone[n++] = k;
+    for (int i = 0; i < n; i++)
+        series_remove(t, in, gone[i]);
+    ls_free(gone);
 }
+
+static void drop_series(ls_telemetry_t *t, inst_t *in) { drop_series_if(t, in, NULL); }
 
 static void inst_free(ls_telemetry_t *t, inst_t *in)
 {
@@ -162,23 +184,9 @@ static bool wanted(const inst_t *in, const char *name, size_t n)
     return false;
 }
 
-/* Drops the series of metrics the subscription no longer asks for. */
-static void drop_unwanted(ls_telemetry_t *t, inst_t *in)
+static bool still_wanted(const inst_t *in, const series_t *s)
 {
-    int64_t *gone = LS_NEWN(int64_t, in->nseries + 1);
-    int n = 0;
-    size_t it = 0;
-    int64_t k;
-    void *v;
-    while (ls_i64map_next(&in->index, &it, &k, &v)) {
-        const series_t *s = v;
-        if (!wanted(in, s->key, strcspn(s->key, "\x1f"))) gone[n++] = k;
-    }
-    for (int i = 0; i < n; i++)
-        series_free(ls_i64map_del(&in->index, gone[i]));
-    in->nseries -= n;
-    t->nseries -= n;
-    ls_free(gone);
+    return wanted(in, s->key, strcspn(s->key, "\x1f"));
 }
 
 /* (Re)evaluates in against the subscriptions, as a fresh instance; the
@@ -200,7 +208,7 @@ static void evaluate(ls_telemetry_t *t, inst_t *in)
     in->last_get = in->last_push = NEVER;
     in->terminating = false;
     in->last_error = LS_TELEMETRY_OK;
-    drop_unwanted(t, in);
+    drop_series_if(t, in, still_wanted); /* what it is no longer subscribed to */
 }
 
 static inst_t *find(ls_telemetry_t *t, const ls_uuid_t *id)
@@ -383,13 +391,18 @@ static void on_point(void *arg, const ls_otlp_point_t *pt)
         return;
     }
     if (!s) {
+        char *labels = render_labels(pt);
+        if (a->t->bytes + key.len + strlen(labels) > LS_TELEMETRY_MAX_SERIES_BYTES) {
+            ls_metric_add(ls_metrics_series0(&m_dropped), 1);
+            ls_free(labels);
+            ls_buf_free(&key);
+            return;
+        }
         s = LS_NEW(series_t);
         s->key = (char *)key.data;
+        s->labels = labels;
         ls_buf_init(&key);
-        s->labels = render_labels(pt);
-        ls_i64map_put(&a->in->index, h, s);
-        a->in->nseries++;
-        a->t->nseries++;
+        series_add(a->t, a->in, h, s);
     }
     ls_buf_free(&key);
     s->value = pt->kind == LS_OTLP_SUM && pt->delta ? s->value + pt->value : pt->value;

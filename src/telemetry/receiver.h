@@ -24,8 +24,9 @@
  * Bounds (docs/OPERATIONS.md "Client metrics"): at most
  * LS_TELEMETRY_MAX_CLIENTS instances (the one seen longest ago is dropped
  * for a new one), LS_TELEMETRY_MAX_CLIENT_SERIES series per instance and
- * LS_TELEMETRY_MAX_SERIES in all (further new series are dropped and
- * counted); pushed payloads up to LS_TELEMETRY_MAX_BYTES compressed,
+ * LS_TELEMETRY_MAX_SERIES and LS_TELEMETRY_MAX_SERIES_BYTES (names, labels
+ * and values held) in all (further new series are dropped and counted);
+ * pushed payloads up to LS_TELEMETRY_MAX_BYTES compressed,
  * LS_TELEMETRY_MAX_DECODED decompressed.
  *
  * Only what the subscription asks for is kept: a point of a metric outside
@@ -54,6 +55,7 @@
 #define LS_TELEMETRY_MAX_CLIENTS 4096
 #define LS_TELEMETRY_MAX_CLIENT_SERIES 1000
 #define LS_TELEMETRY_MAX_SERIES 100000
+#define LS_TELEMETRY_MAX_SERIES_BYTES (64 * 1024 * 1024)
 #define LS_TELEMETRY_EXPIRY_MIN_MS 60000
 
 typedef struct ls_telemetry ls_telemetry_t;
