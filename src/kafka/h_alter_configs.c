@@ -1,5 +1,5 @@
-/* AlterConfigs (key 33) and IncrementalAlterConfigs (key 44): topic, broker
- * and group configs.
+/* AlterConfigs (key 33) and IncrementalAlterConfigs (key 44): topic, broker,
+ * group and client-metrics configs.
  *
  * Topics (resource type 2) only. AlterConfigs replaces a topic's whole set of
  * overrides (Kafka's semantics: a key left out returns to its default);
@@ -20,6 +20,9 @@
  * interval.ms, match), stored by telemetry/subscriptions.h and had by
  * clients at their next GetTelemetrySubscriptions; ALTER_CONFIGS on the
  * cluster (as Kafka). A subscription whose keys are all deleted is removed.
+ * Its two lists, metrics and match, also take APPEND and SUBTRACT (Kafka's
+ * list semantics, telemetry/subscriptions.h); other keys refuse them
+ * (INVALID_CONFIG).
  *
  * Flow: names, operations and values are validated on the loop thread with
  * the same checks as CreateTopics (ls_kafka_topic_config_check: Kafka types,
@@ -47,6 +50,7 @@
 typedef struct ac_op {
     char *key;
     char *value; /* NULL: delete */
+    int8_t op;   /* LS_KAFKA_CONFIG_OP_* (APPEND, SUBTRACT: client-metrics lists only) */
 } ac_op_t;
 
 typedef struct ac_res {
@@ -121,7 +125,11 @@ static void ac_work(void *arg)
             ls_telemetry_subs_op_t *ops =
                 ls_arena_alloc(ctx->req->arena, (size_t)(r->nops + 1) * sizeof *ops);
             for (int k = 0; k < r->nops; k++)
-                ops[k] = (ls_telemetry_subs_op_t){r->ops[k].key, r->ops[k].value};
+                ops[k] = (ls_telemetry_subs_op_t){
+                    r->ops[k].key, r->ops[k].value,
+                    r->ops[k].op == LS_KAFKA_CONFIG_OP_APPEND     ? LS_TELEMETRY_LIST_APPEND
+                    : r->ops[k].op == LS_KAFKA_CONFIG_OP_SUBTRACT ? LS_TELEMETRY_LIST_SUBTRACT
+                                                                  : LS_TELEMETRY_LIST_NONE};
             r->st = ctx->req->svc->client_metrics
                         ? ls_telemetry_subs_alter(ctx->req->svc->client_metrics, r->name,
                                                   r->replace, ops, r->nops, ctx->validate_only,
@@ -276,7 +284,12 @@ static const char *ac_op_check(ls_arena_t *a, const ls_config_t *cfg, ac_res_t *
             *code = LS_KERR_INVALID_REQUEST;
             return ls_arena_printf(a, "Config '%s' is given twice.", key);
         }
-    if (op == LS_KAFKA_CONFIG_OP_APPEND || op == LS_KAFKA_CONFIG_OP_SUBTRACT) {
+    char cerr[1024];
+    bool list_op = op == LS_KAFKA_CONFIG_OP_APPEND || op == LS_KAFKA_CONFIG_OP_SUBTRACT;
+    if (list_op && r->cmetrics) { /* Kafka's list configs: metrics, match */
+        if (ls_telemetry_subs_check_list(key, cerr, sizeof cerr) != 0)
+            return ls_arena_printf(a, "%s", cerr);
+    } else if (list_op) {
         *code = LS_KERR_INVALID_REQUEST;
         return ls_arena_printf(
             a,
@@ -284,11 +297,10 @@ static const char *ac_op_check(ls_arena_t *a, const ls_config_t *cfg, ac_res_t *
             "whole value.",
             key);
     }
-    if (op != LS_KAFKA_CONFIG_OP_SET && op != LS_KAFKA_CONFIG_OP_DELETE) {
+    if (op != LS_KAFKA_CONFIG_OP_SET && op != LS_KAFKA_CONFIG_OP_DELETE && !list_op) {
         *code = LS_KERR_INVALID_REQUEST;
         return ls_arena_printf(a, "Config '%s': unknown operation %d.", key, (int)op);
     }
-    char cerr[1024];
     if (op == LS_KAFKA_CONFIG_OP_DELETE) {
         value = NULL;
         if (r->broker && ls_bcfg_find(key) < 0) { /* the refusal names why */
@@ -312,7 +324,7 @@ static const char *ac_op_check(ls_arena_t *a, const ls_config_t *cfg, ac_res_t *
                            : ls_kafka_topic_config_check(key, value, cerr, sizeof cerr) != 0) {
         return ls_arena_printf(a, "%s", cerr);
     }
-    r->ops[r->nops++] = (ac_op_t){key, value};
+    r->ops[r->nops++] = (ac_op_t){key, value, op};
     r->table_keys |= !r->broker && !r->group && !r->cmetrics && ls_policy_is_key(key);
     return NULL;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
 #include "meta/meta_follow.h"
 #include "meta/meta_keys.h"
 
@@ -163,6 +164,14 @@ int ls_telemetry_subs_check(const char *key, const char *value, char *err, size_
         return rc;
     }
     return 0; /* metrics: any list of prefixes */
+}
+
+int ls_telemetry_subs_check_list(const char *key, char *err, size_t errlen)
+{
+    if (!strcmp(key, LS_TELEMETRY_METRICS) || !strcmp(key, LS_TELEMETRY_MATCH)) return 0;
+    snprintf(err, errlen,
+             "Config value append or subtract is not allowed for config key: %s (not a list)", key);
+    return -1;
 }
 
 /* ------------------------------------------------------------- parsed set */
@@ -401,16 +410,71 @@ typedef struct alter {
     json_t *made; /* the document written last */
 } alter_t;
 
+/* s split at its commas in place, items trimmed as the list is read
+ * (empty: no items); ls_free the array. */
+static char **split_raw(char *s, int *n)
+{
+    int cap = 1;
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
+    char **v = LS_NEWN(char *, cap);
+    *n = 0;
+    for (char *r = *s ? s : NULL, *it; (it = strsep(&r, ",")) != NULL;)
+        v[(*n)++] = trim(it);
+    return v;
+}
+
+/* The key's list with op's items appended (those missing, in op's order)
+ * or subtracted (every one listed), joined with commas: Kafka's APPEND and
+ * SUBTRACT. */
+static json_t *list_op(const json_t *cur, const ls_telemetry_subs_op_t *op)
+{
+    const char *old = json_string_value(cur);
+    char *ov = ls_strdup(old ? old : ""), *nv = ls_strdup(op->value);
+    int no, nn;
+    char **o = split_raw(ov, &no), **n = split_raw(nv, &nn);
+    ls_buf_t b;
+    ls_buf_init(&b);
+    bool first = true;
+    for (int i = 0; i < no; i++) {
+        bool listed = false;
+        for (int k = 0; k < nn && !listed; k++)
+            listed = !strcmp(o[i], n[k]);
+        if (op->list == LS_TELEMETRY_LIST_SUBTRACT && listed) continue;
+        ls_buf_printf(&b, "%s%s", first ? "" : ",", o[i]);
+        first = false;
+    }
+    for (int k = 0; op->list == LS_TELEMETRY_LIST_APPEND && k < nn; k++) {
+        bool listed = false;
+        for (int i = 0; i < no && !listed; i++)
+            listed = !strcmp(o[i], n[k]);
+        if (listed) continue;
+        ls_buf_printf(&b, "%s%s", first ? "" : ",", n[k]);
+        first = false;
+    }
+    ls_buf_append_u8(&b, 0);
+    json_t *v = json_string((const char *)b.data);
+    ls_buf_free(&b);
+    ls_free(o);
+    ls_free(n);
+    ls_free(ov);
+    ls_free(nv);
+    return v;
+}
+
 /* doc (taken) with the subscription changed; one without keys is removed. */
 static json_t *apply(const alter_t *a, json_t *doc)
 {
     json_t *kv = a->replace ? json_object() : json_deep_copy(json_object_get(doc, a->name));
     if (!kv) kv = json_object();
     for (int i = 0; i < a->n; i++) {
-        if (a->ops[i].value)
-            json_object_set_new(kv, a->ops[i].key, json_string(a->ops[i].value));
+        const ls_telemetry_subs_op_t *op = &a->ops[i];
+        if (op->value && op->list != LS_TELEMETRY_LIST_NONE)
+            json_object_set_new(kv, op->key, list_op(json_object_get(kv, op->key), op));
+        else if (op->value)
+            json_object_set_new(kv, op->key, json_string(op->value));
         else
-            json_object_del(kv, a->ops[i].key);
+            json_object_del(kv, op->key);
     }
     if (json_object_size(kv))
         json_object_set_new(doc, a->name, kv);
@@ -439,7 +503,10 @@ ls_status ls_telemetry_subs_alter(ls_telemetry_subs_t *s, const char *name, bool
 {
     err[0] = 0;
     for (int i = 0; i < n; i++)
-        if (ls_telemetry_subs_check(ops[i].key, ops[i].value, err, errlen) != 0) return LS_EINVAL;
+        if (ls_telemetry_subs_check(ops[i].key, ops[i].value, err, errlen) != 0 ||
+            (ops[i].list != LS_TELEMETRY_LIST_NONE &&
+             ls_telemetry_subs_check_list(ops[i].key, err, errlen) != 0))
+            return LS_EINVAL;
     if (validate_only) return LS_OK;
     alter_t a = {name, replace, ops, n, NULL};
     int64_t rev = 0;

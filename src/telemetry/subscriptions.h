@@ -57,11 +57,18 @@ char *ls_telemetry_subs_get(ls_telemetry_subs_t *s, const char *name, const char
 /* The subscriptions' names, sorted (ls_free each and the array). */
 char **ls_telemetry_subs_names(ls_telemetry_subs_t *s, int *n);
 
-/* One change of a subscription: value NULL deletes the key. */
+/* One change of a subscription: value NULL deletes the key; list (the
+ * list keys, metrics and match, only) appends value's items missing from
+ * the key's list, or subtracts them (IncrementalAlterConfigs' APPEND and
+ * SUBTRACT, as Kafka does them; items compared trimmed). */
+enum { LS_TELEMETRY_LIST_NONE, LS_TELEMETRY_LIST_APPEND, LS_TELEMETRY_LIST_SUBTRACT };
 typedef struct ls_telemetry_subs_op {
     const char *key;
     const char *value;
+    int list;
 } ls_telemetry_subs_op_t;
+/* Whether key may take an APPEND or SUBTRACT: 0, or -1 with err. */
+int ls_telemetry_subs_check_list(const char *key, char *err, size_t errlen);
 /* Applies ops (each checked by ls_telemetry_subs_check) to the
  * subscription, or replaces its keys by ops (replace: AlterConfigs), by
  * compare-and-set; validate_only checks and writes nothing. */

@@ -346,6 +346,39 @@ def test_client_metrics_configs_describe_alter_and_list(broker, admin_calls):
         "CLIENT_METRICS sub-a"]
 
 
+def incremental_alter(b, name, ops):
+    """One IncrementalAlterConfigs v1 on client-metrics resource name, ops
+    [(key, operation, value)]: (error, message)."""
+    t = Telemetry(b, "configs")
+    try:
+        configs_ = uvarint(len(ops) + 1) + b"".join(
+            compact_string(k) + i8(op) + compact_string(v) + b"\x00" for k, op, v in ops)
+        body = (uvarint(2) + i8(16) + compact_string(name) + configs_ + b"\x00"
+                + b"\x00" + b"\x00")  # one resource; ValidateOnly false; tags
+        r = Reader(t._call(44, 1, body))
+        r.i32()
+        assert r.uvarint() == 2
+        err = r.i16()
+        n = r.uvarint() - 1
+        msg = r.take(n).decode() if n >= 0 else None
+        return err, msg
+    finally:
+        t.close()
+
+
+def test_append_and_subtract_client_metrics_lists(broker):
+    """As Kafka: APPEND adds the items a list lacks, SUBTRACT removes those
+    named; interval.ms is no list (INVALID_CONFIG naming it)."""
+    subscribe(broker.bootstrap, "lists", "metrics=a.,match=[client_id=x]")
+    assert incremental_alter(broker, "lists", [("metrics", 2, "b.,a."),
+                                               ("match", 3, "client_id=x")]) == (0, None)
+    out = configs(broker.bootstrap, "--describe", "--entity-type", "client-metrics",
+                  "--entity-name", "lists").stdout
+    assert "  metrics=a.,b. " in out and "  match= " in out, out
+    err, msg = incremental_alter(broker, "lists", [("interval.ms", 2, "1000")])
+    assert err == 40 and "interval.ms" in msg, (err, msg)
+
+
 @pytest.mark.parametrize("config,named", [
     ("interval.ms=99", "interval.ms"),
     ("interval.ms=3600001", "interval.ms"),

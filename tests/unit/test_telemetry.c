@@ -278,9 +278,9 @@ static ls_status set_sub(const char *name, const char *metrics, const char *inte
 {
     ls_telemetry_subs_op_t ops[3];
     int n = 0;
-    if (metrics) ops[n++] = (ls_telemetry_subs_op_t){LS_TELEMETRY_METRICS, metrics};
-    if (interval) ops[n++] = (ls_telemetry_subs_op_t){LS_TELEMETRY_INTERVAL, interval};
-    if (match) ops[n++] = (ls_telemetry_subs_op_t){LS_TELEMETRY_MATCH, match};
+    if (metrics) ops[n++] = (ls_telemetry_subs_op_t){LS_TELEMETRY_METRICS, metrics, 0};
+    if (interval) ops[n++] = (ls_telemetry_subs_op_t){LS_TELEMETRY_INTERVAL, interval, 0};
+    if (match) ops[n++] = (ls_telemetry_subs_op_t){LS_TELEMETRY_MATCH, match, 0};
     char err[512];
     return ls_telemetry_subs_alter(S, name, true, ops, n, false, err, sizeof err);
 }
@@ -358,7 +358,7 @@ TEST(matching_takes_every_subscription_a_client_matches)
         ls_free(names[i]);
     ls_free(names);
     /* every key deleted: the subscription is gone */
-    ls_telemetry_subs_op_t del[] = {{LS_TELEMETRY_METRICS, NULL}, {LS_TELEMETRY_MATCH, NULL}};
+    ls_telemetry_subs_op_t del[] = {{LS_TELEMETRY_METRICS, NULL, 0}, {LS_TELEMETRY_MATCH, NULL, 0}};
     char err[256];
     CHECK_EQ_INT(ls_telemetry_subs_alter(S, "everything", false, del, 2, false, err, sizeof err),
                  LS_OK);
@@ -366,6 +366,24 @@ TEST(matching_takes_every_subscription_a_client_matches)
     char *iv = ls_telemetry_subs_get(S, "java", LS_TELEMETRY_INTERVAL);
     CHECK(iv && !strcmp(iv, "1000"));
     ls_free(iv);
+    /* APPEND adds the items missing, SUBTRACT removes those listed (Kafka's
+     * list operations); neither is taken by interval.ms */
+    ls_telemetry_subs_op_t app[] = {
+        {LS_TELEMETRY_METRICS, "org.apache.kafka.consumer.,org.apache.kafka.admin.",
+         LS_TELEMETRY_LIST_APPEND},
+        {LS_TELEMETRY_MATCH, "client_id=.*-prod", LS_TELEMETRY_LIST_SUBTRACT}};
+    CHECK_EQ_INT(ls_telemetry_subs_alter(S, "java", false, app, 2, false, err, sizeof err), LS_OK);
+    char *m2 = ls_telemetry_subs_get(S, "java", LS_TELEMETRY_METRICS);
+    CHECK(m2 && !strcmp(m2, "org.apache.kafka.producer.,org.apache.kafka.consumer.,"
+                            "org.apache.kafka.admin."));
+    ls_free(m2);
+    char *match = ls_telemetry_subs_get(S, "java", LS_TELEMETRY_MATCH);
+    CHECK(match && !strcmp(match, "client_software_name=apache-kafka-java"));
+    ls_free(match);
+    ls_telemetry_subs_op_t app_iv = {LS_TELEMETRY_INTERVAL, "100", LS_TELEMETRY_LIST_APPEND};
+    CHECK_EQ_INT(ls_telemetry_subs_alter(S, "java", false, &app_iv, 1, false, err, sizeof err),
+                 LS_EINVAL);
+    CHECK(strstr(err, "interval.ms"));
     /* a bad value is refused and nothing changes */
     int64_t before = ls_telemetry_subs_version(S);
     CHECK_EQ_INT(set_sub("java", NULL, "50", NULL), LS_EINVAL);

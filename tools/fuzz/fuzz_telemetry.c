@@ -27,7 +27,7 @@ static void setup(void)
     char err[256];
     ls_meta_t *m = ls_meta_open("mem://", err, sizeof err);
     ls_telemetry_subs_t *s = m ? ls_telemetry_subs_open(m, err, sizeof err) : NULL;
-    ls_telemetry_subs_op_t op = {LS_TELEMETRY_METRICS, "*"};
+    ls_telemetry_subs_op_t op = {LS_TELEMETRY_METRICS, "*", LS_TELEMETRY_LIST_NONE};
     if (!s || ls_telemetry_subs_alter(s, "all", true, &op, 1, false, err, sizeof err) != LS_OK)
         abort();
     recv_ = ls_telemetry_open(s);
