@@ -40,6 +40,12 @@ typedef struct collector {
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static ls_metric_family_t *families; /* under reg_mu, in joining order (reversed) */
 static collector_t *collectors;      /* under reg_mu */
+typedef struct exposer {
+    struct exposer *next;
+    ls_metrics_exposer_fn fn;
+    void *arg;
+} exposer_t;
+static exposer_t *exposers; /* under reg_mu */
 
 static int nlabels(const ls_metric_family_t *f)
 {
@@ -319,7 +325,7 @@ static void put_number(ls_buf_t *b, double v)
         ls_buf_printf(b, "NaN");
     else if (isinf(v))
         ls_buf_printf(b, v > 0 ? "+Inf" : "-Inf");
-    else if (v == (double)(int64_t)v && fabs(v) < 1e15)
+    else if (fabs(v) < 1e15 && v == (double)(int64_t)v) /* the cast only when in range */
         ls_buf_printf(b, "%lld", (long long)v);
     else
         put_shortest(b, v);
@@ -337,9 +343,9 @@ static void put_bound(ls_buf_t *b, double v)
 
 /* Label values escape backslash, double quote and line feed (both formats);
  * HELP text escapes backslash and line feed. */
-static void put_escaped(ls_buf_t *b, const char *s, bool quote)
+static void put_escaped_n(ls_buf_t *b, const char *s, size_t n, bool quote)
 {
-    for (; *s; s++) {
+    for (const char *end = s + n; s < end; s++) {
         if (*s == '\\')
             ls_buf_printf(b, "\\\\");
         else if (*s == '\n')
@@ -350,6 +356,20 @@ static void put_escaped(ls_buf_t *b, const char *s, bool quote)
             ls_buf_append_u8(b, (uint8_t)*s);
     }
 }
+
+static void put_escaped(ls_buf_t *b, const char *s, bool quote)
+{
+    put_escaped_n(b, s, strlen(s), quote);
+}
+
+void ls_metrics_put_label(ls_buf_t *b, bool first, const char *name, const char *value, size_t vlen)
+{
+    ls_buf_printf(b, "%s%s=\"", first ? "" : ",", name);
+    put_escaped_n(b, value, vlen, true);
+    ls_buf_append_u8(b, '"');
+}
+
+void ls_metrics_put_value(ls_buf_t *b, double v) { put_number(b, v); }
 
 /* {a="x",b="y"[,le="..."]}; nothing at all without labels. */
 static void put_labels(ls_buf_t *b, const ls_metric_family_t *f, char *const *values,
@@ -415,17 +435,23 @@ static const char *type_name(ls_metric_type t)
     return t == LS_METRIC_T_COUNTER ? "counter" : t == LS_METRIC_T_GAUGE ? "gauge" : "histogram";
 }
 
+void ls_metrics_put_header(ls_buf_t *b, const char *name, const char *help, ls_metric_type t,
+                           bool om)
+{
+    /* the text format names a counter family by its samples (_total);
+     * OpenMetrics by the name without the suffix */
+    const char *suffix = t == LS_METRIC_T_COUNTER && !om ? "_total" : "";
+    ls_buf_printf(b, "# HELP %s%s ", name, suffix);
+    put_escaped(b, help, false);
+    ls_buf_printf(b, "\n# TYPE %s%s %s\n", name, suffix, type_name(t));
+}
+
 /* Caller holds reg_mu (published rows). */
 static void put_family(ls_buf_t *b, const ls_metric_family_t *f, bool om)
 {
     bool any = f->published ? f->rows != NULL : __atomic_load_n(&f->nseries, __ATOMIC_RELAXED);
     if (!any) return;
-    /* the text format names a counter family by its samples (_total);
-     * OpenMetrics by the name without the suffix */
-    const char *suffix = f->type == LS_METRIC_T_COUNTER && !om ? "_total" : "";
-    ls_buf_printf(b, "# HELP %s%s ", f->name, suffix);
-    put_escaped(b, f->help, false);
-    ls_buf_printf(b, "\n# TYPE %s%s %s\n", f->name, suffix, type_name(f->type));
+    ls_metrics_put_header(b, f->name, f->help, f->type, om);
     if (f->published) {
         for (const ls_metrics_row_t *r = f->rows; r; r = r->next) {
             ls_buf_printf(b, "%s", f->name);
@@ -442,14 +468,60 @@ static void put_family(ls_buf_t *b, const ls_metric_family_t *f, bool om)
     }
 }
 
-void ls_metrics_render_families(ls_metric_family_t *const *fams, int n, ls_buf_t *out,
-                                bool openmetrics)
+static void render_families(ls_metric_family_t *const *fams, int n, ls_buf_t *out, bool om)
 {
     pthread_mutex_lock(&reg_mu);
     for (int i = 0; i < n; i++)
-        put_family(out, fams[i], openmetrics);
+        put_family(out, fams[i], om);
     pthread_mutex_unlock(&reg_mu);
+}
+
+void ls_metrics_render_families(ls_metric_family_t *const *fams, int n, ls_buf_t *out,
+                                bool openmetrics)
+{
+    render_families(fams, n, out, openmetrics);
     if (openmetrics) ls_buf_printf(out, "# EOF\n");
+}
+
+void ls_metrics_exposer_add(ls_metrics_exposer_fn fn, void *arg)
+{
+    exposer_t *e = LS_NEW(exposer_t);
+    e->fn = fn;
+    e->arg = arg;
+    pthread_mutex_lock(&reg_mu);
+    e->next = exposers;
+    exposers = e;
+    pthread_mutex_unlock(&reg_mu);
+}
+
+void ls_metrics_exposer_remove(ls_metrics_exposer_fn fn, void *arg)
+{
+    pthread_mutex_lock(&reg_mu);
+    for (exposer_t **p = &exposers; *p; p = &(*p)->next)
+        if ((*p)->fn == fn && (*p)->arg == arg) {
+            exposer_t *e = *p;
+            *p = e->next;
+            ls_free(e);
+            break;
+        }
+    pthread_mutex_unlock(&reg_mu);
+}
+
+/* The exposers run without the registry's mutex (they may count). */
+static void run_exposers(ls_buf_t *out, bool om)
+{
+    pthread_mutex_lock(&reg_mu);
+    int n = 0;
+    for (exposer_t *e = exposers; e; e = e->next)
+        n++;
+    exposer_t *es = LS_NEWN(exposer_t, (size_t)n + 1);
+    n = 0;
+    for (exposer_t *e = exposers; e; e = e->next)
+        es[n++] = *e;
+    pthread_mutex_unlock(&reg_mu);
+    for (int i = 0; i < n; i++)
+        es[i].fn(es[i].arg, out, om);
+    ls_free(es);
 }
 
 void ls_metrics_render(ls_buf_t *out, bool openmetrics)
@@ -483,8 +555,10 @@ void ls_metrics_render(ls_buf_t *out, bool openmetrics)
             v[j] = v[j - 1];
             v[j - 1] = t;
         }
-    ls_metrics_render_families(v, n, out, openmetrics);
+    render_families(v, n, out, openmetrics);
     ls_free(v);
+    run_exposers(out, openmetrics);
+    if (openmetrics) ls_buf_printf(out, "# EOF\n");
 }
 
 const char *ls_metrics_content_type(bool openmetrics)

@@ -131,8 +131,27 @@ typedef void (*ls_metrics_collector_fn)(void *arg);
 void ls_metrics_collector_add(ls_metrics_collector_fn fn, void *arg);
 void ls_metrics_collector_remove(ls_metrics_collector_fn fn, void *arg);
 
-/* Runs the collectors and writes every family that has a series or rows:
- * the text format 0.0.4, or OpenMetrics 1.0 (ending in "# EOF"). */
+/* Exposers write whole families of their own at every scrape, after the
+ * registry's, for samples whose label names are not known in advance (the
+ * client telemetry receiver: each pushed metric's attributes become
+ * labels). They run on the HTTP server's thread and must be thread-safe;
+ * they write with the ls_metrics_put_* helpers below. */
+typedef void (*ls_metrics_exposer_fn)(void *arg, ls_buf_t *out, bool openmetrics);
+void ls_metrics_exposer_add(ls_metrics_exposer_fn fn, void *arg);
+void ls_metrics_exposer_remove(ls_metrics_exposer_fn fn, void *arg);
+/* A family's # HELP and # TYPE lines, as the registry's families have them. */
+void ls_metrics_put_header(ls_buf_t *b, const char *name, const char *help, ls_metric_type t,
+                           bool openmetrics);
+/* One label, name="value" (after a comma unless first), the value
+ * value[0..vlen) escaped; name must be a valid label name. */
+void ls_metrics_put_label(ls_buf_t *b, bool first, const char *name, const char *value,
+                          size_t vlen);
+/* A sample's value as the exposition writes numbers. */
+void ls_metrics_put_value(ls_buf_t *b, double v);
+
+/* Runs the collectors and writes every family that has a series or rows,
+ * then the exposers' families: the text format 0.0.4, or OpenMetrics 1.0
+ * (ending in "# EOF"). */
 void ls_metrics_render(ls_buf_t *out, bool openmetrics);
 /* Writes only the given families (tests, and the above). */
 void ls_metrics_render_families(ls_metric_family_t *const *fams, int n, ls_buf_t *out,

@@ -51,6 +51,24 @@ void ls_random_bytes(void *buf, unsigned n)
     }
 }
 
+void ls_uuid_format_kafka(const ls_uuid_t *u, char out[23])
+{
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    size_t n = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (int i = 0; i < 16; i++) {
+        acc = acc << 8 | u->b[i];
+        bits += 8;
+        while (bits >= 6) {
+            out[n++] = tbl[(acc >> (bits - 6)) & 63];
+            bits -= 6;
+        }
+    }
+    out[n++] = tbl[(acc << (6 - bits)) & 63]; /* 128 = 21 * 6 + 2 bits */
+    out[n] = 0;
+}
+
 void ls_uuid_random(ls_uuid_t *u)
 {
     ls_random_bytes(u->b, sizeof u->b);

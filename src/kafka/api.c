@@ -87,6 +87,10 @@ const ls_kafka_api_t ls_kafka_apis[] = {
         ls_kafka_handle_list_partition_reassignments),
     API(UpdateFeatures, UPDATE_FEATURES, ls_kafka_handle_update_features),
     API(ListConfigResources, LIST_CONFIG_RESOURCES, ls_kafka_handle_list_config_resources),
+    /* KIP-714 client telemetry (h_telemetry.c) */
+    API(GetTelemetrySubscriptions, GET_TELEMETRY_SUBSCRIPTIONS,
+        ls_kafka_handle_get_telemetry_subscriptions),
+    API(PushTelemetry, PUSH_TELEMETRY, ls_kafka_handle_push_telemetry),
     /* KIP-848 consumer groups (h_consumer_group.c) */
     API(ConsumerGroupHeartbeat, CONSUMER_GROUP_HEARTBEAT, ls_kafka_handle_consumer_group_heartbeat),
     API(ConsumerGroupDescribe, CONSUMER_GROUP_DESCRIBE, ls_kafka_handle_consumer_group_describe),
@@ -116,18 +120,11 @@ const ls_kafka_api_t *ls_kafka_api_find(int16_t key)
 /* Names of API keys not served (the served ones are in ls_kafka_apis), so
  * diagnostics about requests we refuse still say what the client wanted. */
 static const char *const api_names[] = {
-    [4] = "LeaderAndIsr",
-    [5] = "StopReplica",
-    [6] = "UpdateMetadata",
-    [7] = "ControlledShutdown",
-    [38] = "CreateDelegationToken",
-    [39] = "RenewDelegationToken",
-    [40] = "ExpireDelegationToken",
-    [41] = "DescribeDelegationToken",
-    [55] = "DescribeQuorum",
-    [64] = "UnregisterBroker",
-    [71] = "GetTelemetrySubscriptions",
-    [72] = "PushTelemetry",
+    [4] = "LeaderAndIsr",           [5] = "StopReplica",
+    [6] = "UpdateMetadata",         [7] = "ControlledShutdown",
+    [38] = "CreateDelegationToken", [39] = "RenewDelegationToken",
+    [40] = "ExpireDelegationToken", [41] = "DescribeDelegationToken",
+    [55] = "DescribeQuorum",        [64] = "UnregisterBroker",
 };
 
 const char *ls_kafka_api_name(int16_t key)
@@ -209,10 +206,14 @@ void ls_kafka_handle_api_versions(ls_kreq_t *req)
     resp.FinalizedFeaturesEpoch = -1;
     int16_t encode_version = v;
     /* A supported version's request was decoded by conn.c (ClientSoftware*
-     * are informational); an unsupported one is not decoded at all. */
+     * are kept for client telemetry matching); an unsupported one is not
+     * decoded at all. */
     if (v < self->min_version || v > self->max_version) {
         resp.ErrorCode = LS_KERR_UNSUPPORTED_VERSION;
         encode_version = 0;
+    } else if (v >= 3 && req->msg) {
+        const ls_kafka_ApiVersionsRequest *m = req->msg;
+        ls_kreq_set_client_software(req, m->ClientSoftwareName, m->ClientSoftwareVersion);
     }
     resp.NumApiKeys = ls_kafka_napis;
     resp.ApiKeys = ls_arena_alloc(req->arena, (size_t)ls_kafka_napis * sizeof *resp.ApiKeys);

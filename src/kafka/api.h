@@ -117,6 +117,14 @@ uint64_t ls_kreq_conn_id(const ls_kreq_t *req);
 const char *ls_kreq_peer(const ls_kreq_t *req);
 /* The peer's address alone ("127.0.0.1", "::1"; "?" when unknown). */
 const char *ls_kreq_peer_host(const ls_kreq_t *req);
+/* The peer's port in decimal ("0" when unknown). */
+const char *ls_kreq_peer_port(const ls_kreq_t *req);
+/* What the client said it is in ApiVersions v3+ (ClientSoftwareName and
+ * ClientSoftwareVersion), kept for the connection's life; NULL before or
+ * without it. Client telemetry subscriptions match on them. */
+void ls_kreq_set_client_software(ls_kreq_t *req, ls_kstr_t name, ls_kstr_t version);
+const char *ls_kreq_client_software_name(const ls_kreq_t *req);
+const char *ls_kreq_client_software_version(const ls_kreq_t *req);
 /* The principal the request acts as, Kafka's "User:<name>" form
  * (LS_KAFKA_ANONYMOUS on an unauthenticated connection). */
 #define LS_KAFKA_ANONYMOUS "User:ANONYMOUS"

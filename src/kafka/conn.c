@@ -159,6 +159,10 @@ struct ls_kconn {
     struct ls_kconn *next, *prev;
     char peer[64];
     char peer_host[48]; /* the peer's address alone (ACL host filters) */
+    char peer_port[8];  /* the peer's port, in decimal */
+    /* what ApiVersions v3+ said the client is (client telemetry matching);
+     * empty until then */
+    char sw_name[128], sw_version[128];
     /* Who the connection acts as (Kafka's KafkaPrincipal "User:name"):
      * User:ANONYMOUS until an authentication (TLS client certificate, SASL)
      * sets it with ls_kconn_set_principal. */
@@ -585,6 +589,26 @@ uint64_t ls_kreq_conn_id(const ls_kreq_t *req) { return req->conn->id; }
 const char *ls_kreq_peer(const ls_kreq_t *req) { return req->conn->peer; }
 const char *ls_kreq_peer_host(const ls_kreq_t *req) { return req->conn->peer_host; }
 const char *ls_kreq_principal(const ls_kreq_t *req) { return req->conn->principal; }
+const char *ls_kreq_peer_port(const ls_kreq_t *req) { return req->conn->peer_port; }
+
+void ls_kreq_set_client_software(ls_kreq_t *req, ls_kstr_t name, ls_kstr_t version)
+{
+    ls_kconn_t *c = req->conn;
+    snprintf(c->sw_name, sizeof c->sw_name, "%.*s", name.len > 0 ? (int)name.len : 0,
+             name.len > 0 ? name.ptr : "");
+    snprintf(c->sw_version, sizeof c->sw_version, "%.*s", version.len > 0 ? (int)version.len : 0,
+             version.len > 0 ? version.ptr : "");
+}
+
+const char *ls_kreq_client_software_name(const ls_kreq_t *req)
+{
+    return req->conn->sw_name[0] ? req->conn->sw_name : NULL;
+}
+
+const char *ls_kreq_client_software_version(const ls_kreq_t *req)
+{
+    return req->conn->sw_version[0] ? req->conn->sw_version : NULL;
+}
 const char *ls_kreq_listener_name(const ls_kreq_t *req) { return req->conn->l->cfg.name; }
 const char *ls_kconn_listener_name(const ls_kconn_t *c) { return c->l->cfg.name; }
 ls_secproto ls_kconn_protocol(const ls_kconn_t *c) { return c->l->cfg.protocol; }
@@ -1060,6 +1084,7 @@ static void conn_open(ls_kafka_listener_t *l, int fd, const struct sockaddr_stor
     }
     snprintf(c->peer, sizeof c->peer, "%s:%d", ip, port);
     snprintf(c->peer_host, sizeof c->peer_host, "%s", ip);
+    snprintf(c->peer_port, sizeof c->peer_port, "%d", port);
     snprintf(c->principal, sizeof c->principal, "%s", LS_KAFKA_ANONYMOUS);
     if (l->tls) c->tls = ls_tls_conn_new(l->tls);
     c->next = l->conns.next;

@@ -68,7 +68,8 @@ int16_t ls_kreq_config_denied(ls_kreq_t *req, int8_t type, ls_kstr_t name, int8_
         return ls_kreq_allowed_k(req, op, LS_ACL_RES_TOPIC, name)
                    ? LS_KERR_NONE
                    : LS_KERR_TOPIC_AUTHORIZATION_FAILED;
-    if (type == LS_KAFKA_RESOURCE_BROKER || type == LS_KAFKA_RESOURCE_BROKER_LOGGER)
+    if (type == LS_KAFKA_RESOURCE_BROKER || type == LS_KAFKA_RESOURCE_BROKER_LOGGER ||
+        type == LS_KAFKA_RESOURCE_CLIENT_METRICS)
         return ls_kreq_allowed_cluster(req, op) ? LS_KERR_NONE
                                                 : LS_KERR_CLUSTER_AUTHORIZATION_FAILED;
     if (type == LS_KAFKA_RESOURCE_GROUP)

@@ -1,5 +1,5 @@
-/* AlterConfigs (key 33) and IncrementalAlterConfigs (key 44): topic, broker
- * and group configs.
+/* AlterConfigs (key 33) and IncrementalAlterConfigs (key 44): topic, broker,
+ * group and client-metrics configs.
  *
  * Topics (resource type 2) only. AlterConfigs replaces a topic's whole set of
  * overrides (Kafka's semantics: a key left out returns to its default);
@@ -16,6 +16,13 @@
  * consumer.session.timeout.ms, consumer.heartbeat.interval.ms), stored by
  * group/group_configs.h and applied by the group's coordinator at its
  * members' next heartbeat; ALTER_CONFIGS on the group.
+ * Client metrics (resource type 16): a KIP-714 subscription (metrics,
+ * interval.ms, match), stored by telemetry/subscriptions.h and had by
+ * clients at their next GetTelemetrySubscriptions; ALTER_CONFIGS on the
+ * cluster (as Kafka). A subscription whose keys are all deleted is removed.
+ * Its two lists, metrics and match, also take APPEND and SUBTRACT (Kafka's
+ * list semantics, telemetry/subscriptions.h); other keys refuse them
+ * (INVALID_CONFIG).
  *
  * Flow: names, operations and values are validated on the loop thread with
  * the same checks as CreateTopics (ls_kafka_topic_config_check: Kafka types,
@@ -38,16 +45,19 @@
 #include "kafka/services.h"
 #include "stream/broker_config.h"
 #include "stream/policy.h"
+#include "telemetry/subscriptions.h"
 
 typedef struct ac_op {
     char *key;
     char *value; /* NULL: delete */
+    int8_t op;   /* LS_KAFKA_CONFIG_OP_* (APPEND, SUBTRACT: client-metrics lists only) */
 } ac_op_t;
 
 typedef struct ac_res {
     char *name;      /* topic to update; NULL: answered during validation */
     bool broker;     /* the dynamic broker configs, not a topic */
     bool group;      /* a group's dynamic configs, not a topic */
+    bool cmetrics;   /* a client-metrics subscription, not a topic */
     bool replace;    /* AlterConfigs: the ops are the whole new set */
     bool table_keys; /* touches the table policy */
     ac_op_t *ops;
@@ -111,6 +121,22 @@ static void ac_work(void *arg)
         ac_res_t *r = &ctx->res[i];
         if (!r->name) continue;
         ac_change_arg_t ca = {ctx->req->svc, ctx->req->arena, r};
+        if (r->cmetrics) {
+            ls_telemetry_subs_op_t *ops =
+                ls_arena_alloc(ctx->req->arena, (size_t)(r->nops + 1) * sizeof *ops);
+            for (int k = 0; k < r->nops; k++)
+                ops[k] = (ls_telemetry_subs_op_t){
+                    r->ops[k].key, r->ops[k].value,
+                    r->ops[k].op == LS_KAFKA_CONFIG_OP_APPEND     ? LS_TELEMETRY_LIST_APPEND
+                    : r->ops[k].op == LS_KAFKA_CONFIG_OP_SUBTRACT ? LS_TELEMETRY_LIST_SUBTRACT
+                                                                  : LS_TELEMETRY_LIST_NONE};
+            r->st = ctx->req->svc->client_metrics
+                        ? ls_telemetry_subs_alter(ctx->req->svc->client_metrics, r->name,
+                                                  r->replace, ops, r->nops, ctx->validate_only,
+                                                  r->err, sizeof r->err)
+                        : LS_EAGAIN;
+            continue;
+        }
         if (r->group) {
             const ls_config_t *cfg = ctx->req->svc->cfg;
             ls_group_config_op_t *ops =
@@ -152,10 +178,12 @@ static void ac_done(void *arg)
         switch (r->st) {
         case LS_OK:
             out->ErrorCode = LS_KERR_NONE;
-            tables |= r->table_keys && !ctx->validate_only && !r->broker && !r->group;
-            if (r->group && !ctx->validate_only)
+            tables |=
+                r->table_keys && !ctx->validate_only && !r->broker && !r->group && !r->cmetrics;
+            if ((r->group || r->cmetrics) && !ctx->validate_only)
                 for (int k = 0; k < r->nops; k++)
-                    LS_INFO("kafka", "group %s config %s %s%s (client %s)", r->name, r->ops[k].key,
+                    LS_INFO("kafka", "%s %s config %s %s%s (client %s)",
+                            r->group ? "group" : "client-metrics", r->name, r->ops[k].key,
                             r->ops[k].value ? "set to " : "deleted",
                             r->ops[k].value ? r->ops[k].value : "",
                             ls_kafka_printable(a, req->client_id));
@@ -190,8 +218,18 @@ static void ac_done(void *arg)
 
 /* Validates one resource's name and type; NULL or the refusal message. */
 static const char *ac_resource_check(ls_arena_t *a, int8_t type, ls_kstr_t rname, char **name,
-                                     bool *broker, bool *group, int16_t *code)
+                                     ac_res_t *r, int16_t *code)
 {
+    if (type == LS_KAFKA_RESOURCE_CLIENT_METRICS) {
+        bool exact;
+        *name = rname.len >= 0 ? ls_arena_kstr(a, rname, &exact) : "";
+        if (rname.len < 0 || !exact || !**name) {
+            *code = LS_KERR_INVALID_REQUEST;
+            return "Subscription name can't be empty";
+        }
+        r->cmetrics = true;
+        return NULL;
+    }
     if (type == LS_KAFKA_RESOURCE_GROUP) {
         bool exact;
         *name = ls_arena_kstr(a, rname, &exact);
@@ -199,7 +237,7 @@ static const char *ac_resource_check(ls_arena_t *a, int8_t type, ls_kstr_t rname
             *code = LS_KERR_INVALID_REQUEST;
             return "A group resource needs a group id.";
         }
-        *group = true;
+        r->group = true;
         return NULL;
     }
     if (type == LS_KAFKA_RESOURCE_BROKER) {
@@ -212,7 +250,7 @@ static const char *ac_resource_check(ls_arena_t *a, int8_t type, ls_kstr_t rname
                 "resource instead (empty name; kafka-configs --entity-type brokers "
                 "--entity-default).",
                 ls_kafka_printable(a, rname));
-        *broker = true;
+        r->broker = true;
         *name = "";
         return NULL;
     }
@@ -220,7 +258,8 @@ static const char *ac_resource_check(ls_arena_t *a, int8_t type, ls_kstr_t rname
         *code = LS_KERR_INVALID_REQUEST;
         return ls_arena_printf(
             a,
-            "Unsupported resource type %d: topics (2), brokers (4) and groups (32) can be altered.",
+            "Unsupported resource type %d: topics (2), brokers (4), client metrics (16) and groups "
+            "(32) can be altered.",
             (int)type);
     }
     bool exact;
@@ -246,7 +285,12 @@ static const char *ac_op_check(ls_arena_t *a, const ls_config_t *cfg, ac_res_t *
             *code = LS_KERR_INVALID_REQUEST;
             return ls_arena_printf(a, "Config '%s' is given twice.", key);
         }
-    if (op == LS_KAFKA_CONFIG_OP_APPEND || op == LS_KAFKA_CONFIG_OP_SUBTRACT) {
+    char cerr[1024];
+    bool list_op = op == LS_KAFKA_CONFIG_OP_APPEND || op == LS_KAFKA_CONFIG_OP_SUBTRACT;
+    if (list_op && r->cmetrics) { /* Kafka's list configs: metrics, match */
+        if (ls_telemetry_subs_check_list(key, cerr, sizeof cerr) != 0)
+            return ls_arena_printf(a, "%s", cerr);
+    } else if (list_op) {
         *code = LS_KERR_INVALID_REQUEST;
         return ls_arena_printf(
             a,
@@ -254,11 +298,10 @@ static const char *ac_op_check(ls_arena_t *a, const ls_config_t *cfg, ac_res_t *
             "whole value.",
             key);
     }
-    if (op != LS_KAFKA_CONFIG_OP_SET && op != LS_KAFKA_CONFIG_OP_DELETE) {
+    if (op != LS_KAFKA_CONFIG_OP_SET && op != LS_KAFKA_CONFIG_OP_DELETE && !list_op) {
         *code = LS_KERR_INVALID_REQUEST;
         return ls_arena_printf(a, "Config '%s': unknown operation %d.", key, (int)op);
     }
-    char cerr[1024];
     if (op == LS_KAFKA_CONFIG_OP_DELETE) {
         value = NULL;
         if (r->broker && ls_bcfg_find(key) < 0) { /* the refusal names why */
@@ -267,20 +310,23 @@ static const char *ac_op_check(ls_arena_t *a, const ls_config_t *cfg, ac_res_t *
         }
         if (r->group && ls_group_config_check(key, NULL, cerr, sizeof cerr) != 0)
             return ls_arena_printf(a, "%s", cerr);
-        if (!r->broker && !r->group &&
+        if (r->cmetrics && ls_telemetry_subs_check(key, NULL, cerr, sizeof cerr) != 0)
+            return ls_arena_printf(a, "%s", cerr);
+        if (!r->broker && !r->group && !r->cmetrics &&
             (strcmp(key, LS_POLICY_SINCE_KEY) == 0 || strcmp(key, LS_KAFKA_RF_KEY) == 0))
             return ls_arena_printf(
                 a, "Configuration %s is maintained by the broker and cannot be deleted", key);
     } else if (!value) {
         return ls_arena_printf(
             a, "Config '%s' has a null value: use DELETE to return to the default.", key);
-    } else if (r->group    ? ls_group_config_check(key, value, cerr, sizeof cerr) != 0
+    } else if (r->cmetrics ? ls_telemetry_subs_check(key, value, cerr, sizeof cerr) != 0
+               : r->group  ? ls_group_config_check(key, value, cerr, sizeof cerr) != 0
                : r->broker ? ls_bcfg_check(cfg, key, value, cerr, sizeof cerr) != 0
                            : ls_kafka_topic_config_check(key, value, cerr, sizeof cerr) != 0) {
         return ls_arena_printf(a, "%s", cerr);
     }
-    r->ops[r->nops++] = (ac_op_t){key, value};
-    r->table_keys |= !r->broker && !r->group && ls_policy_is_key(key);
+    r->ops[r->nops++] = (ac_op_t){key, value, op};
+    r->table_keys |= !r->broker && !r->group && !r->cmetrics && ls_policy_is_key(key);
     return NULL;
 }
 
@@ -316,8 +362,7 @@ static void ac_handle(ls_kreq_t *req, bool incremental)
         /* as Kafka: ALTER_CONFIGS on the topic, or on the cluster for brokers */
         code = ls_kreq_config_denied(req, type, rname, LS_ACL_OP_ALTER_CONFIGS);
         const char *why = code != LS_KERR_NONE ? "Authorization failed."
-                                               : ac_resource_check(a, type, rname, &name,
-                                                                   &r->broker, &r->group, &code);
+                                               : ac_resource_check(a, type, rname, &name, r, &code);
         r->replace = !incremental;
         r->ops = ls_kmsg_alloc(a, nconf, sizeof *r->ops);
         for (int32_t k = 0; k < nconf && !why; k++) {
@@ -335,7 +380,7 @@ static void ac_handle(ls_kreq_t *req, bool incremental)
             }
         }
         /* a whole new set may drop table keys */
-        r->table_keys |= r->replace && !r->broker && !r->group;
+        r->table_keys |= r->replace && !r->broker && !r->group && !r->cmetrics;
         if (why) {
             out->ErrorCode = code;
             out->ErrorMessage = ls_kstr_c(why);

@@ -43,13 +43,16 @@
  * value) since S3 URLs may carry credentials. Broker loggers (type 8)
  * describe as an empty list.
  *
+ * Groups (type 32) describe their dynamic configs (group/group_configs.h);
+ * client metrics (type 16) a KIP-714 subscription's metrics, interval.ms
+ * and match (telemetry/subscriptions.h), each set one as
+ * CLIENT_METRICS_CONFIG and the others with their defaults.
+ *
  * ListConfigResources (key 74, KIP-1142) names the config resources there
- * are, as Kafka lists them: group configs, client-metrics subscriptions, a
- * broker-logger and a broker resource per live broker, then every topic.
- * Groups are listed when they have dynamic configs (group/group_configs.h);
- * there are never client-metrics subscriptions here (no API creates them),
- * so that type lists nothing; v0 (KIP-714's
- * ListClientMetricsResources) asks for client metrics only. A type Kafka
+ * are, as Kafka lists them: groups with dynamic configs, client-metrics
+ * subscriptions, a broker-logger and a broker resource per live broker,
+ * then every topic; v0 (KIP-714's ListClientMetricsResources) asks for
+ * client metrics only. A type Kafka
  * does not list (UNKNOWN, the ANY of ACL filters) fails the request with
  * UNSUPPORTED_VERSION, as Kafka; CLUSTER DESCRIBE_CONFIGS first.
  *
@@ -69,6 +72,7 @@
 #include "kafka/msg.h"
 #include "kafka/names.h"
 #include "kafka/services.h"
+#include "telemetry/subscriptions.h"
 #include "stream/broker_config.h"
 #include "stream/policy.h"
 
@@ -985,6 +989,47 @@ static int32_t group_configs(ls_arena_t *a, const ls_kafka_services_t *b, const 
     return n;
 }
 
+/* A CLIENT_METRICS resource (telemetry/subscriptions.h): each key with the
+ * subscription's value (CLIENT_METRICS_CONFIG) or Kafka's default. */
+static int32_t client_metrics_configs(ls_arena_t *a, const ls_kafka_services_t *b, const char *name,
+                                      const ls_kstr_t *keys, int32_t nkeys, bool synonyms,
+                                      bool docs, cfg_entry_t **out)
+{
+    static const struct {
+        const char *name, *def, *doc;
+        int8_t type;
+    } known[] = {
+        {LS_TELEMETRY_METRICS, "", "Subscription metrics list", LS_KAFKA_CONFIG_TYPE_LIST},
+        {LS_TELEMETRY_INTERVAL, "300000", "Push interval in milliseconds",
+         LS_KAFKA_CONFIG_TYPE_INT},
+        {LS_TELEMETRY_MATCH, "", "Client match pattern list", LS_KAFKA_CONFIG_TYPE_LIST},
+    };
+    cfg_entry_t *v = ls_arena_alloc(a, sizeof known / sizeof known[0] * sizeof *v);
+    int32_t n = 0;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        if (!key_wanted(keys, nkeys, known[i].name)) continue;
+        char *set = b->client_metrics
+                        ? ls_telemetry_subs_get(b->client_metrics, name, known[i].name)
+                        : NULL;
+        cfg_entry_t *e = &v[n++];
+        memset(e, 0, sizeof *e);
+        e->Name = ls_kstr_c(known[i].name);
+        e->Value = ls_kstr_c(ls_arena_printf(a, "%s", set ? set : known[i].def));
+        e->ConfigSource = set ? LS_KAFKA_CONFIG_SOURCE_CLIENT_METRICS_CONFIG
+                              : LS_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG;
+        e->ConfigType = known[i].type;
+        e->Documentation = docs ? ls_kstr_c(known[i].doc) : ls_kstr_null();
+        if (synonyms) {
+            e->Synonyms = ls_arena_alloc(a, sizeof *e->Synonyms);
+            e->Synonyms[0] = (cfg_syn_t){e->Name, e->Value, e->ConfigSource};
+            e->NumSynonyms = 1;
+        }
+        ls_free(set);
+    }
+    *out = v;
+    return n;
+}
+
 /* ----------------------------------------------------------------- handler */
 
 void ls_kafka_handle_describe_configs(ls_kreq_t *req)
@@ -1061,6 +1106,20 @@ void ls_kafka_handle_describe_configs(ls_kreq_t *req)
                               m->IncludeSynonyms, m->IncludeDocumentation, &r->Configs);
             break;
         }
+        case LS_KAFKA_RESOURCE_CLIENT_METRICS: {
+            bool exact;
+            const char *name =
+                q->ResourceName.len >= 0 ? ls_arena_kstr(a, q->ResourceName, &exact) : "";
+            if (q->ResourceName.len < 0 || !exact || !*name) {
+                r->ErrorCode = LS_KERR_INVALID_REQUEST;
+                r->ErrorMessage = ls_kstr_c("Subscription name can't be empty");
+                break;
+            }
+            r->NumConfigs =
+                client_metrics_configs(a, b, name, q->ConfigurationKeys, q->NumConfigurationKeys,
+                                       m->IncludeSynonyms, m->IncludeDocumentation, &r->Configs);
+            break;
+        }
         default:
             r->ErrorCode = LS_KERR_INVALID_REQUEST;
             r->ErrorMessage =
@@ -1123,15 +1182,24 @@ void ls_kafka_handle_list_config_resources(ls_kreq_t *req)
     char **groups = wants_type(req, LS_KAFKA_RESOURCE_GROUP) && b->group_configs
                         ? ls_group_configs_groups(b->group_configs, &ngroups)
                         : NULL;
-    r.ConfigResources = ls_kmsg_alloc(a, 2 * nlive + nall + ngroups, sizeof *r.ConfigResources);
-    /* Kafka's order: groups, client metrics (none here), loggers, brokers, topics */
-    for (int i = 0; i < ngroups; i++) {
-        r.ConfigResources[r.NumConfigResources++] =
-            (cres_t){.ResourceName = ls_kstr_c(ls_arena_printf(a, "%s", groups[i])),
-                     .ResourceType = LS_KAFKA_RESOURCE_GROUP};
-        ls_free(groups[i]);
+    int nsubs = 0; /* the client-metrics subscriptions (telemetry/subscriptions.h) */
+    char **subs = wants_type(req, LS_KAFKA_RESOURCE_CLIENT_METRICS) && b->client_metrics
+                      ? ls_telemetry_subs_names(b->client_metrics, &nsubs)
+                      : NULL;
+    r.ConfigResources =
+        ls_kmsg_alloc(a, 2 * nlive + nall + ngroups + nsubs, sizeof *r.ConfigResources);
+    /* Kafka's order: groups, client metrics, loggers, brokers, topics */
+    for (int pass = 0; pass < 2; pass++) {
+        char **names = pass == 0 ? groups : subs;
+        for (int i = 0; i < (pass == 0 ? ngroups : nsubs); i++) {
+            r.ConfigResources[r.NumConfigResources++] =
+                (cres_t){.ResourceName = ls_kstr_c(ls_arena_printf(a, "%s", names[i])),
+                         .ResourceType = pass == 0 ? LS_KAFKA_RESOURCE_GROUP
+                                                   : LS_KAFKA_RESOURCE_CLIENT_METRICS};
+            ls_free(names[i]);
+        }
+        ls_free(names);
     }
-    ls_free(groups);
     for (int pass = 0; pass < 2; pass++) {
         if (!(pass == 0 ? loggers : brokers)) continue;
         for (int i = 0; i < nlive; i++)

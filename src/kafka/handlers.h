@@ -36,6 +36,8 @@ void ls_kafka_handle_elect_leaders(ls_kreq_t *req);                 /* h_reassig
 void ls_kafka_handle_list_partition_reassignments(ls_kreq_t *req);  /* h_reassign.c, key 46 */
 void ls_kafka_handle_update_features(ls_kreq_t *req);               /* h_features.c, key 57 */
 void ls_kafka_handle_list_config_resources(ls_kreq_t *req);         /* h_configs.c, key 74 */
+void ls_kafka_handle_get_telemetry_subscriptions(ls_kreq_t *req);   /* h_telemetry.c, key 71 */
+void ls_kafka_handle_push_telemetry(ls_kreq_t *req);                /* h_telemetry.c, key 72 */
 /* consumer groups: h_group.c */
 void ls_kafka_handle_offset_commit(ls_kreq_t *req);    /* key 8 */
 void ls_kafka_handle_offset_fetch(ls_kreq_t *req);     /* key 9 */
@@ -79,10 +81,11 @@ bool ls_kreq_allowed_k(ls_kreq_t *req, int8_t op, int8_t rtype, ls_kstr_t name);
 bool ls_kreq_allowed_cluster(ls_kreq_t *req, int8_t op);
 bool ls_kreq_allowed_any(ls_kreq_t *req, int8_t op, int8_t rtype);
 int32_t ls_kreq_authorized_ops(ls_kreq_t *req, int8_t rtype, const char *name, int32_t ops);
-/* A config resource (DescribeConfigs, AlterConfigs: type TOPIC, BROKER or
- * BROKER_LOGGER, as LS_KAFKA_RESOURCE_*) checked for op (DESCRIBE_CONFIGS,
- * ALTER_CONFIGS) on the topic or the cluster: 0, or the Kafka error
- * (TOPIC_ / CLUSTER_AUTHORIZATION_FAILED). Other types pass. */
+/* A config resource (DescribeConfigs, AlterConfigs: type TOPIC, GROUP,
+ * BROKER, BROKER_LOGGER or CLIENT_METRICS, as LS_KAFKA_RESOURCE_*) checked
+ * for op (DESCRIBE_CONFIGS, ALTER_CONFIGS) on the topic, the group or the
+ * cluster: 0, or the Kafka error (TOPIC_ / GROUP_ /
+ * CLUSTER_AUTHORIZATION_FAILED). Other types pass. */
 int16_t ls_kreq_config_denied(ls_kreq_t *req, int8_t type, ls_kstr_t name, int8_t op);
 void ls_kafka_handle_describe_client_quotas(ls_kreq_t *req); /* h_quotas.c, key 48 */
 void ls_kafka_handle_alter_client_quotas(ls_kreq_t *req);    /* h_quotas.c, key 49 */

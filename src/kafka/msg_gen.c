@@ -9971,6 +9971,123 @@ static void e_ConsumerGroupDescribeResponse(ls_kw_t *w, int16_t v, bool f,
     ls_kw_tags(w, f);
 }
 
+/* ---- GetTelemetrySubscriptionsRequest */
+
+static void d_GetTelemetrySubscriptionsRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                               ls_kafka_GetTelemetrySubscriptionsRequest *m)
+{
+    (void)a;
+    (void)v;
+    ls_kr_uuid(r, &m->ClientInstanceId);
+    ls_kr_tags(r, f);
+}
+
+static void e_GetTelemetrySubscriptionsRequest(ls_kw_t *w, int16_t v, bool f,
+                                               const ls_kafka_GetTelemetrySubscriptionsRequest *m)
+{
+    (void)v;
+    ls_kw_uuid(w, &m->ClientInstanceId);
+    ls_kw_tags(w, f);
+}
+
+/* ---- GetTelemetrySubscriptionsResponse */
+
+static void d_GetTelemetrySubscriptionsResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                                ls_kafka_GetTelemetrySubscriptionsResponse *m)
+{
+    (void)v;
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    ls_kr_uuid(r, &m->ClientInstanceId);
+    m->SubscriptionId = ls_kr_i32(r);
+    m->NumAcceptedCompressionTypes = ls_kmsg_arrlen(
+        r, f, 1, false, "GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes");
+    m->AcceptedCompressionTypes = ls_kmsg_alloc(a, m->NumAcceptedCompressionTypes,
+                                                sizeof *m->AcceptedCompressionTypes);
+    for (int32_t i = 0; i < m->NumAcceptedCompressionTypes && !r->err; i++) {
+        m->AcceptedCompressionTypes[i] = ls_kr_i8(r);
+    }
+    m->PushIntervalMs = ls_kr_i32(r);
+    m->TelemetryMaxBytes = ls_kr_i32(r);
+    m->DeltaTemporality = ls_kr_bool(r);
+    m->NumRequestedMetrics = ls_kmsg_arrlen(r, f, f ? 1 : 2, false,
+                                            "GetTelemetrySubscriptionsResponse.RequestedMetrics");
+    m->RequestedMetrics = ls_kmsg_alloc(a, m->NumRequestedMetrics, sizeof *m->RequestedMetrics);
+    for (int32_t i = 0; i < m->NumRequestedMetrics && !r->err; i++) {
+        m->RequestedMetrics[i] = ls_kmsg_str(r, f,
+                                             "GetTelemetrySubscriptionsResponse.RequestedMetrics");
+    }
+    ls_kr_tags(r, f);
+}
+
+static void e_GetTelemetrySubscriptionsResponse(ls_kw_t *w, int16_t v, bool f,
+                                                const ls_kafka_GetTelemetrySubscriptionsResponse *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kw_uuid(w, &m->ClientInstanceId);
+    ls_kw_i32(w, m->SubscriptionId);
+    ls_kmsg_warrlen(w, f, m->NumAcceptedCompressionTypes, false);
+    for (int32_t i = 0; i < m->NumAcceptedCompressionTypes; i++)
+        ls_kw_i8(w, m->AcceptedCompressionTypes[i]);
+    ls_kw_i32(w, m->PushIntervalMs);
+    ls_kw_i32(w, m->TelemetryMaxBytes);
+    ls_kw_bool(w, m->DeltaTemporality);
+    ls_kmsg_warrlen(w, f, m->NumRequestedMetrics, false);
+    for (int32_t i = 0; i < m->NumRequestedMetrics; i++)
+        ls_kmsg_wstr_nn(w, f, m->RequestedMetrics[i]);
+    ls_kw_tags(w, f);
+}
+
+/* ---- PushTelemetryRequest */
+
+static void d_PushTelemetryRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                   ls_kafka_PushTelemetryRequest *m)
+{
+    (void)a;
+    (void)v;
+    ls_kr_uuid(r, &m->ClientInstanceId);
+    m->SubscriptionId = ls_kr_i32(r);
+    m->Terminating = ls_kr_bool(r);
+    m->CompressionType = ls_kr_i8(r);
+    m->Metrics = ls_kmsg_bytes(r, f, "PushTelemetryRequest.Metrics");
+    ls_kr_tags(r, f);
+}
+
+static void e_PushTelemetryRequest(ls_kw_t *w, int16_t v, bool f,
+                                   const ls_kafka_PushTelemetryRequest *m)
+{
+    (void)v;
+    ls_kw_uuid(w, &m->ClientInstanceId);
+    ls_kw_i32(w, m->SubscriptionId);
+    ls_kw_bool(w, m->Terminating);
+    ls_kw_i8(w, m->CompressionType);
+    ls_kmsg_wbytes(w, f, m->Metrics, false);
+    ls_kw_tags(w, f);
+}
+
+/* ---- PushTelemetryResponse */
+
+static void d_PushTelemetryResponse(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
+                                    ls_kafka_PushTelemetryResponse *m)
+{
+    (void)a;
+    (void)v;
+    m->ThrottleTimeMs = ls_kr_i32(r);
+    m->ErrorCode = ls_kr_i16(r);
+    ls_kr_tags(r, f);
+}
+
+static void e_PushTelemetryResponse(ls_kw_t *w, int16_t v, bool f,
+                                    const ls_kafka_PushTelemetryResponse *m)
+{
+    (void)v;
+    ls_kw_i32(w, m->ThrottleTimeMs);
+    ls_kw_i16(w, m->ErrorCode);
+    ls_kw_tags(w, f);
+}
+
 /* ---- ListConfigResourcesRequest */
 
 static void d_ListConfigResourcesRequest(ls_kr_t *r, int16_t v, bool f, ls_arena_t *a,
@@ -16912,6 +17029,144 @@ const ls_kmsg_api_t ls_kmsg_ConsumerGroupDescribe = {
     .encode_response = g_ConsumerGroupDescribeResponse_encode,
 };
 
+/* ---- GetTelemetrySubscriptions (key 71) */
+
+int ls_kafka_GetTelemetrySubscriptionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                     ls_kafka_GetTelemetrySubscriptionsRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_GET_TELEMETRY_SUBSCRIPTIONS_MIN,
+                            LS_KAFKA_GET_TELEMETRY_SUBSCRIPTIONS_MAX))
+        return -1;
+    d_GetTelemetrySubscriptionsRequest(r, v, v >= LS_KAFKA_GET_TELEMETRY_SUBSCRIPTIONS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_GetTelemetrySubscriptionsRequest_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_GetTelemetrySubscriptionsRequest *m)
+{
+    e_GetTelemetrySubscriptionsRequest(w, v, v >= LS_KAFKA_GET_TELEMETRY_SUBSCRIPTIONS_FLEX, m);
+}
+
+static int g_GetTelemetrySubscriptionsRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_GetTelemetrySubscriptionsRequest_decode(r, v, a, m);
+}
+
+static void g_GetTelemetrySubscriptionsRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_GetTelemetrySubscriptionsRequest_encode(w, v, m);
+}
+
+int ls_kafka_GetTelemetrySubscriptionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                                      ls_kafka_GetTelemetrySubscriptionsResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_GET_TELEMETRY_SUBSCRIPTIONS_MIN,
+                            LS_KAFKA_GET_TELEMETRY_SUBSCRIPTIONS_MAX))
+        return -1;
+    d_GetTelemetrySubscriptionsResponse(r, v, v >= LS_KAFKA_GET_TELEMETRY_SUBSCRIPTIONS_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_GetTelemetrySubscriptionsResponse_encode(
+    ls_kw_t *w, int16_t v, const ls_kafka_GetTelemetrySubscriptionsResponse *m)
+{
+    e_GetTelemetrySubscriptionsResponse(w, v, v >= LS_KAFKA_GET_TELEMETRY_SUBSCRIPTIONS_FLEX, m);
+}
+
+static int g_GetTelemetrySubscriptionsResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_GetTelemetrySubscriptionsResponse_decode(r, v, a, m);
+}
+
+static void g_GetTelemetrySubscriptionsResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_GetTelemetrySubscriptionsResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_GetTelemetrySubscriptions = {
+    .key = 71,
+    .name = "GetTelemetrySubscriptions",
+    .min_version = LS_KAFKA_GET_TELEMETRY_SUBSCRIPTIONS_MIN,
+    .max_version = LS_KAFKA_GET_TELEMETRY_SUBSCRIPTIONS_MAX,
+    .first_flexible = LS_KAFKA_GET_TELEMETRY_SUBSCRIPTIONS_FLEX,
+    .request_size = sizeof(ls_kafka_GetTelemetrySubscriptionsRequest),
+    .decode_request = g_GetTelemetrySubscriptionsRequest_decode,
+    .encode_request = g_GetTelemetrySubscriptionsRequest_encode,
+    .response_size = sizeof(ls_kafka_GetTelemetrySubscriptionsResponse),
+    .decode_response = g_GetTelemetrySubscriptionsResponse_decode,
+    .encode_response = g_GetTelemetrySubscriptionsResponse_encode,
+};
+
+/* ---- PushTelemetry (key 72) */
+
+int ls_kafka_PushTelemetryRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                         ls_kafka_PushTelemetryRequest *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_PUSH_TELEMETRY_MIN, LS_KAFKA_PUSH_TELEMETRY_MAX))
+        return -1;
+    d_PushTelemetryRequest(r, v, v >= LS_KAFKA_PUSH_TELEMETRY_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_PushTelemetryRequest_encode(ls_kw_t *w, int16_t v,
+                                          const ls_kafka_PushTelemetryRequest *m)
+{
+    e_PushTelemetryRequest(w, v, v >= LS_KAFKA_PUSH_TELEMETRY_FLEX, m);
+}
+
+static int g_PushTelemetryRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_PushTelemetryRequest_decode(r, v, a, m);
+}
+
+static void g_PushTelemetryRequest_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_PushTelemetryRequest_encode(w, v, m);
+}
+
+int ls_kafka_PushTelemetryResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
+                                          ls_kafka_PushTelemetryResponse *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!ls_kmsg_version_ok(r, v, LS_KAFKA_PUSH_TELEMETRY_MIN, LS_KAFKA_PUSH_TELEMETRY_MAX))
+        return -1;
+    d_PushTelemetryResponse(r, v, v >= LS_KAFKA_PUSH_TELEMETRY_FLEX, a, m);
+    return r->err ? -1 : 0;
+}
+
+void ls_kafka_PushTelemetryResponse_encode(ls_kw_t *w, int16_t v,
+                                           const ls_kafka_PushTelemetryResponse *m)
+{
+    e_PushTelemetryResponse(w, v, v >= LS_KAFKA_PUSH_TELEMETRY_FLEX, m);
+}
+
+static int g_PushTelemetryResponse_decode(ls_kr_t *r, int16_t v, ls_arena_t *a, void *m)
+{
+    return ls_kafka_PushTelemetryResponse_decode(r, v, a, m);
+}
+
+static void g_PushTelemetryResponse_encode(ls_kw_t *w, int16_t v, const void *m)
+{
+    ls_kafka_PushTelemetryResponse_encode(w, v, m);
+}
+
+const ls_kmsg_api_t ls_kmsg_PushTelemetry = {
+    .key = 72,
+    .name = "PushTelemetry",
+    .min_version = LS_KAFKA_PUSH_TELEMETRY_MIN,
+    .max_version = LS_KAFKA_PUSH_TELEMETRY_MAX,
+    .first_flexible = LS_KAFKA_PUSH_TELEMETRY_FLEX,
+    .request_size = sizeof(ls_kafka_PushTelemetryRequest),
+    .decode_request = g_PushTelemetryRequest_decode,
+    .encode_request = g_PushTelemetryRequest_encode,
+    .response_size = sizeof(ls_kafka_PushTelemetryResponse),
+    .decode_response = g_PushTelemetryResponse_decode,
+    .encode_response = g_PushTelemetryResponse_encode,
+};
+
 /* ---- ListConfigResources (key 74) */
 
 int ls_kafka_ListConfigResourcesRequest_decode(ls_kr_t *r, int16_t v, ls_arena_t *a,
@@ -17740,6 +17995,8 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_ListTransactions,
     &ls_kmsg_ConsumerGroupHeartbeat,
     &ls_kmsg_ConsumerGroupDescribe,
+    &ls_kmsg_GetTelemetrySubscriptions,
+    &ls_kmsg_PushTelemetry,
     &ls_kmsg_ListConfigResources,
     &ls_kmsg_DescribeTopicPartitions,
     &ls_kmsg_ShareGroupHeartbeat,
@@ -17752,7 +18009,7 @@ const ls_kmsg_api_t *const ls_kmsg_all[] = {
     &ls_kmsg_AlterShareGroupOffsets,
     &ls_kmsg_DeleteShareGroupOffsets,
 };
-const int ls_kmsg_nall = 62;
+const int ls_kmsg_nall = 64;
 
 const char *ls_kafka_error_name(int code)
 {

@@ -89,6 +89,8 @@ enum {
     LS_KAFKA_API_LIST_TRANSACTIONS = 66,
     LS_KAFKA_API_CONSUMER_GROUP_HEARTBEAT = 68,
     LS_KAFKA_API_CONSUMER_GROUP_DESCRIBE = 69,
+    LS_KAFKA_API_GET_TELEMETRY_SUBSCRIPTIONS = 71,
+    LS_KAFKA_API_PUSH_TELEMETRY = 72,
     LS_KAFKA_API_LIST_CONFIG_RESOURCES = 74,
     LS_KAFKA_API_DESCRIBE_TOPIC_PARTITIONS = 75,
     LS_KAFKA_API_SHARE_GROUP_HEARTBEAT = 76,
@@ -403,6 +405,12 @@ bool ls_kafka_error_retriable(int code);
 #define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MIN 0
 #define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_MAX 1
 #define LS_KAFKA_CONSUMER_GROUP_DESCRIBE_FLEX 0
+#define LS_KAFKA_GET_TELEMETRY_SUBSCRIPTIONS_MIN 0
+#define LS_KAFKA_GET_TELEMETRY_SUBSCRIPTIONS_MAX 0
+#define LS_KAFKA_GET_TELEMETRY_SUBSCRIPTIONS_FLEX 0
+#define LS_KAFKA_PUSH_TELEMETRY_MIN 0
+#define LS_KAFKA_PUSH_TELEMETRY_MAX 0
+#define LS_KAFKA_PUSH_TELEMETRY_FLEX 0
 #define LS_KAFKA_LIST_CONFIG_RESOURCES_MIN 0
 #define LS_KAFKA_LIST_CONFIG_RESOURCES_MAX 1
 #define LS_KAFKA_LIST_CONFIG_RESOURCES_FLEX 0
@@ -2169,6 +2177,37 @@ typedef struct ls_kafka_ConsumerGroupDescribeResponse {
     int32_t NumGroups;
 } ls_kafka_ConsumerGroupDescribeResponse;
 
+typedef struct ls_kafka_GetTelemetrySubscriptionsRequest {
+    ls_uuid_t ClientInstanceId;
+} ls_kafka_GetTelemetrySubscriptionsRequest;
+
+typedef struct ls_kafka_GetTelemetrySubscriptionsResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    ls_uuid_t ClientInstanceId;
+    int32_t SubscriptionId;
+    int8_t *AcceptedCompressionTypes;
+    int32_t NumAcceptedCompressionTypes;
+    int32_t PushIntervalMs;
+    int32_t TelemetryMaxBytes;
+    bool DeltaTemporality;
+    ls_kstr_t *RequestedMetrics;
+    int32_t NumRequestedMetrics;
+} ls_kafka_GetTelemetrySubscriptionsResponse;
+
+typedef struct ls_kafka_PushTelemetryRequest {
+    ls_uuid_t ClientInstanceId;
+    int32_t SubscriptionId;
+    bool Terminating;
+    int8_t CompressionType;
+    ls_kbytes_t Metrics;
+} ls_kafka_PushTelemetryRequest;
+
+typedef struct ls_kafka_PushTelemetryResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+} ls_kafka_PushTelemetryResponse;
+
 typedef struct ls_kafka_ListConfigResourcesRequest {
     int8_t *ResourceTypes; /* v1+ */
     int32_t NumResourceTypes;
@@ -3364,6 +3403,28 @@ int ls_kafka_ConsumerGroupDescribeResponse_decode(ls_kr_t *r, int16_t version, l
 void ls_kafka_ConsumerGroupDescribeResponse_encode(ls_kw_t *w, int16_t version,
                                                    const ls_kafka_ConsumerGroupDescribeResponse *m);
 extern const ls_kmsg_api_t ls_kmsg_ConsumerGroupDescribe;
+
+/* GetTelemetrySubscriptions (key 71), GetTelemetrySubscriptions.msg */
+int ls_kafka_GetTelemetrySubscriptionsRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_GetTelemetrySubscriptionsRequest *m);
+void ls_kafka_GetTelemetrySubscriptionsRequest_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_GetTelemetrySubscriptionsRequest *m);
+int ls_kafka_GetTelemetrySubscriptionsResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_GetTelemetrySubscriptionsResponse *m);
+void ls_kafka_GetTelemetrySubscriptionsResponse_encode(
+    ls_kw_t *w, int16_t version, const ls_kafka_GetTelemetrySubscriptionsResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_GetTelemetrySubscriptions;
+
+/* PushTelemetry (key 72), PushTelemetry.msg */
+int ls_kafka_PushTelemetryRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_PushTelemetryRequest *m);
+void ls_kafka_PushTelemetryRequest_encode(ls_kw_t *w, int16_t version,
+                                          const ls_kafka_PushTelemetryRequest *m);
+int ls_kafka_PushTelemetryResponse_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,
+    ls_kafka_PushTelemetryResponse *m);
+void ls_kafka_PushTelemetryResponse_encode(ls_kw_t *w, int16_t version,
+                                           const ls_kafka_PushTelemetryResponse *m);
+extern const ls_kmsg_api_t ls_kmsg_PushTelemetry;
 
 /* ListConfigResources (key 74), ListConfigResources.msg */
 int ls_kafka_ListConfigResourcesRequest_decode(ls_kr_t *r, int16_t version, ls_arena_t *a,

@@ -56,6 +56,12 @@ typedef struct ls_kafka_services {
     /* Share-partition states and share sessions (group/share_store.h):
      * ShareFetch, ShareAcknowledge. */
     struct ls_share_store *shares;
+    /* Client telemetry (KIP-714): the client-metrics subscriptions
+     * (telemetry/subscriptions.h, CLIENT_METRICS resources of
+     * Describe/AlterConfigs) and the receiver of GetTelemetrySubscriptions
+     * and PushTelemetry (telemetry/receiver.h). */
+    struct ls_telemetry_subs *client_metrics;
+    struct ls_telemetry *telemetry;
     int kafka_conns; /* Kafka connections open on all listeners (kafka/conn.c) */
 
     void *root;

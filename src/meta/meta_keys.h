@@ -30,6 +30,7 @@
 #define LS_KEY_COUNTER_STREAM_NO "/ls/counter/stream_no"
 #define LS_KEY_COUNTER_PRODUCER_ID "/ls/counter/producer_id"
 #define LS_KEY_GROUPCFG "/ls/groupcfg"
+#define LS_KEY_CLIENT_METRICS "/ls/clientmetrics"
 
 /* membership: /ls/brokers/<broker_id %010d> */
 #define LS_KEY_BROKERS "/ls/brokers/"

@@ -21,6 +21,7 @@
 
 #include "base/alloc.h"
 #include "base/base64.h"
+#include "base/pbwire.h"
 #include "base/utf8.h"
 #include "registry/avro_view_int.h"
 #include "registry/json_schema_int.h"
@@ -932,76 +933,6 @@ int ls_avro_view_proto_indexes(const uint8_t *p, size_t len, int64_t *idx, size_
     return 0;
 }
 
-/* One field of the wire format (encoding guide): number, wire type, and
- * the varint value or the bytes (length-delimited, fixed32/64). */
-typedef struct pbf {
-    uint32_t num;
-    int wt;
-    uint64_t v;
-    const uint8_t *d;
-    size_t n;
-} pbf_t;
-
-/* The next field at *p; groups (wire types 3/4) are skipped whole. 1: a
- * field; 0: the end; -1: malformed. */
-static int pb_next(const uint8_t **p, const uint8_t *end, pbf_t *f)
-{
-    for (;;) {
-        if (*p >= end) return 0;
-        uint64_t tag;
-        if (!ls_proto_varint(p, end, &tag) || tag >> 3 == 0 || tag >> 3 > 0x1fffffff) return -1;
-        f->num = (uint32_t)(tag >> 3);
-        f->wt = (int)(tag & 7);
-        f->d = NULL;
-        f->n = 0;
-        switch (f->wt) {
-        case 0:
-            if (!ls_proto_varint(p, end, &f->v)) return -1;
-            return 1;
-        case 1:
-        case 5: {
-            size_t w = f->wt == 1 ? 8 : 4;
-            if ((size_t)(end - *p) < w) return -1;
-            f->d = *p;
-            f->n = w;
-            f->v = 0;
-            for (size_t i = 0; i < w; i++)
-                f->v |= (uint64_t)(*p)[i] << (8 * i);
-            *p += w;
-            return 1;
-        }
-        case 2:
-            if (!ls_proto_varint(p, end, &f->v) || f->v > (uint64_t)(end - *p)) return -1;
-            f->d = *p;
-            f->n = (size_t)f->v;
-            *p += f->n;
-            return 1;
-        case 3: { /* a group: skip to its end, nested ones included */
-            int depth = 1;
-            pbf_t g;
-            while (depth) {
-                if (*p >= end) return -1;
-                uint64_t t2;
-                const uint8_t *at = *p;
-                if (!ls_proto_varint(p, end, &t2)) return -1;
-                if ((t2 & 7) == 3) {
-                    if (++depth > 64) return -1;
-                    continue;
-                }
-                if ((t2 & 7) == 4) {
-                    depth--;
-                    continue;
-                }
-                *p = at;
-                if (pb_next(p, end, &g) != 1) return -1;
-            }
-            continue;
-        }
-        default: return -1;
-        }
-    }
-}
-
 static int pb_message(enc_t *e, const vnode_t *v, const uint8_t *p, size_t len, int depth);
 
 /* A scalar's value from one wire field (or one element of a packed run:
@@ -1086,9 +1017,9 @@ static int pb_repeated(enc_t *e, const vnode_t *v, int num, const uint8_t *p, si
     e->out = &items;
     int64_t count = 0;
     const uint8_t *q = p, *end = p + len;
-    pbf_t f;
+    ls_pbwire_field_t f;
     int rc = 0, r;
-    while (rc == 0 && (r = pb_next(&q, end, &f)) == 1) {
+    while (rc == 0 && (r = ls_pbwire_next(&q, end, &f)) == 1) {
         if (f.num != (uint32_t)num) continue;
         if (f.wt == 2 && packable_enum(el->kind)) { /* a packed run */
             const uint8_t *a = f.d, *ae = f.d + f.n;
@@ -1107,7 +1038,7 @@ static int pb_repeated(enc_t *e, const vnode_t *v, int num, const uint8_t *p, si
                     for (size_t i = 0; i < w; i++)
                         x |= (uint64_t)a[i] << (8 * i);
                     a += w;
-                } else if (!ls_proto_varint(&a, ae, &x)) {
+                } else if (!ls_pbwire_varint(&a, ae, &x)) {
                     rc = efail(e, "a packed run cut short");
                     break;
                 }
@@ -1159,11 +1090,11 @@ static int pb_single(enc_t *e, const vnode_t *v, int num, const uint8_t *p, size
                      int *found)
 {
     const uint8_t *q = p, *end = p + len;
-    pbf_t f, last = {0};
+    ls_pbwire_field_t f, last = {0};
     int r, n = 0;
     ls_buf_t merged;
     ls_buf_init(&merged);
-    while ((r = pb_next(&q, end, &f)) == 1) {
+    while ((r = ls_pbwire_next(&q, end, &f)) == 1) {
         if (f.num != (uint32_t)num) continue;
         if (message_like(v->kind) && f.wt == 2) ls_buf_append(&merged, f.d, f.n);
         last = f;
@@ -1188,9 +1119,9 @@ static int pb_string_map(enc_t *e, const vnode_t *v, int num, const uint8_t *p, 
     mapent_t *ents = NULL;
     size_t n = 0, cap = 0;
     const uint8_t *q = p, *end = p + len;
-    pbf_t f;
+    ls_pbwire_field_t f;
     int r, rc = 0;
-    while ((r = pb_next(&q, end, &f)) == 1) {
+    while ((r = ls_pbwire_next(&q, end, &f)) == 1) {
         if (f.num != (uint32_t)num) continue;
         if (f.wt != 2) {
             rc = efail(e, "a map entry that is not length-delimited");
@@ -1198,9 +1129,9 @@ static int pb_string_map(enc_t *e, const vnode_t *v, int num, const uint8_t *p, 
         }
         mapent_t me = {(const uint8_t *)"", f.d, 0, f.n, n};
         const uint8_t *a = f.d, *ae = f.d + f.n;
-        pbf_t g;
+        ls_pbwire_field_t g;
         int r2;
-        while ((r2 = pb_next(&a, ae, &g)) == 1)
+        while ((r2 = ls_pbwire_next(&a, ae, &g)) == 1)
             if (g.num == 1 && g.wt == 2) me.key = g.d, me.klen = g.n;
         if (r2 < 0) {
             rc = efail(e, "a malformed map entry");
@@ -1240,8 +1171,8 @@ static long pb_last_pos(const uint8_t *p, size_t len, int num)
 {
     const uint8_t *q = p, *end = p + len;
     long pos = -1;
-    pbf_t f;
-    for (const uint8_t *at = q; pb_next(&q, end, &f) == 1; at = q)
+    ls_pbwire_field_t f;
+    for (const uint8_t *at = q; ls_pbwire_next(&q, end, &f) == 1; at = q)
         if (f.num == (uint32_t)num) pos = (long)(at - p);
     return pos;
 }
@@ -1254,10 +1185,10 @@ static int pb_message(enc_t *e, const vnode_t *v, const uint8_t *p, size_t len, 
     if (v->kind == P_TIMESTAMP) {
         /* google.protobuf.Timestamp: seconds (1, int64), nanos (2, int32) */
         const uint8_t *q = p, *end = p + len;
-        pbf_t f;
+        ls_pbwire_field_t f;
         int64_t sec = 0, nanos = 0;
         int r;
-        while ((r = pb_next(&q, end, &f)) == 1) {
+        while ((r = ls_pbwire_next(&q, end, &f)) == 1) {
             if (f.num == 1 && f.wt == 0) sec = (int64_t)f.v;
             if (f.num == 2 && f.wt == 0) nanos = (int32_t)(uint32_t)f.v;
         }

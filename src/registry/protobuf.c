@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/pbwire.h"
 #include "base/utf8.h"
 #include "registry/protobuf_int.h"
 
@@ -111,17 +112,6 @@ const pmsg_t *ls_proto_message_at(const pfile_t *f, const int64_t *idx, size_t n
         msg = msg ? msg->msgs[idx[i]] : f->msgs[idx[i]];
     }
     return msg;
-}
-
-bool ls_proto_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (int sh = 0; sh < 64 && *p < end; sh += 7) {
-        uint8_t b = *(*p)++;
-        v |= (uint64_t)(b & 0x7f) << sh;
-        if (!(b & 0x80)) return *out = v, true;
-    }
-    return false;
 }
 
 /* ---- tokens ------------------------------------------------------------------------ */
@@ -926,7 +916,7 @@ static bool ck_packed(int wt, const uint8_t *p, const uint8_t *end)
     if (wt == 1 || wt == 5) return (size_t)(end - p) % (wt == 1 ? 8 : 4) == 0;
     uint64_t v;
     while (p < end)
-        if (!ls_proto_varint(&p, end, &v)) return false;
+        if (!ls_pbwire_varint(&p, end, &v)) return false;
     return true;
 }
 
@@ -945,7 +935,7 @@ static int ck_fields(const pmsg_t *m, const uint8_t **pp, const uint8_t *end, in
     }
     while (p < end) {
         uint64_t tag, v;
-        if (!ls_proto_varint(&p, end, &tag) || tag >> 3 == 0 || tag >> 3 > 0x1fffffff) {
+        if (!ls_pbwire_varint(&p, end, &tag) || tag >> 3 == 0 || tag >> 3 > 0x1fffffff) {
             snprintf(why, whylen, "bad Protobuf tag in %s", m ? m->full : "a group");
             return -1;
         }
@@ -971,7 +961,7 @@ static int ck_fields(const pmsg_t *m, const uint8_t **pp, const uint8_t *end, in
         const uint8_t *d = p;
         switch (wt) {
         case 0:
-            if (!ls_proto_varint(&p, end, &v)) goto truncated;
+            if (!ls_pbwire_varint(&p, end, &v)) goto truncated;
             break;
         case 1:
         case 5:
@@ -979,7 +969,7 @@ static int ck_fields(const pmsg_t *m, const uint8_t **pp, const uint8_t *end, in
             p += wt == 1 ? 8 : 4;
             break;
         case 2:
-            if (!ls_proto_varint(&p, end, &v) || v > (uint64_t)(end - p)) goto truncated;
+            if (!ls_pbwire_varint(&p, end, &v) || v > (uint64_t)(end - p)) goto truncated;
             d = p;
             p += v;
             if (!f) break;

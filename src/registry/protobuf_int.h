@@ -90,7 +90,4 @@ const pfile_t *ls_proto_file(const ls_proto_t *p);
  * [0]); NULL with the reason in err when an index names none. */
 const pmsg_t *ls_proto_message_at(const pfile_t *f, const int64_t *idx, size_t n, char *err,
                                   size_t errlen);
-/* One base-128 varint of the wire format from *p (advanced); false when
- * the bytes end first or it runs past 64 bits. */
-bool ls_proto_varint(const uint8_t **p, const uint8_t *end, uint64_t *out);
 #endif

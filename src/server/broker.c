@@ -37,6 +37,8 @@
 #include "security/sasl.h"
 #include "security/authz.h"
 #include "group/group_configs.h"
+#include "telemetry/receiver.h"
+#include "telemetry/subscriptions.h"
 #include "group/share_store.h"
 #include "security/quotas.h"
 #include "kafka/kquota.h"
@@ -326,6 +328,8 @@ static void services_init(ls_broker_t *b)
         .quotas = b->quotas,
         .kquota = b->kquota,
         .group_configs = b->group_configs,
+        .client_metrics = b->client_metrics,
+        .telemetry = b->telemetry,
         .shares = b->shares,
         .table_defaults = b->table_defaults,
         .ntable_defaults = b->ntable_defaults,
@@ -388,26 +392,6 @@ void ls_broker_offload(ls_broker_t *b, void (*fn)(void *arg), void (*after)(void
 }
 
 /* Kafka clients expect a 22-character base64url cluster id (a UUID). */
-static void make_cluster_id(char *out, size_t cap)
-{
-    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    ls_uuid_t u;
-    ls_uuid_random(&u);
-    size_t n = 0;
-    uint32_t acc = 0;
-    int bits = 0;
-    for (int i = 0; i < 16 && n + 1 < cap; i++) {
-        acc = acc << 8 | u.b[i];
-        bits += 8;
-        while (bits >= 6 && n + 1 < cap) {
-            out[n++] = tbl[(acc >> (bits - 6)) & 63];
-            bits -= 6;
-        }
-    }
-    if (bits > 0 && n + 1 < cap) out[n++] = tbl[(acc << (6 - bits)) & 63];
-    out[n] = 0;
-}
-
 /* 0: done; -1: failed (err set); 1: a transient error (err set): try again. */
 static int try_cluster_id(ls_broker_t *b, char *err, int errlen)
 {
@@ -430,8 +414,11 @@ static int try_cluster_id(ls_broker_t *b, char *err, int errlen)
     }
     if (b->cfg->cluster_id)
         snprintf(b->cluster_id, sizeof b->cluster_id, "%s", b->cfg->cluster_id);
-    else
-        make_cluster_id(b->cluster_id, sizeof b->cluster_id);
+    else {
+        ls_uuid_t u;
+        ls_uuid_random(&u);
+        ls_uuid_format_kafka(&u, b->cluster_id);
+    }
     ls_meta_cmp_t cmp = {.kind = LS_META_CMP_MOD_REV,
                          .key = LS_KEY_CLUSTER_ID,
                          .klen = strlen(LS_KEY_CLUSTER_ID),
@@ -908,6 +895,9 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     if (!b->quotas) return -1;
     b->group_configs = ls_group_configs_open(b->meta, err, (size_t)errlen);
     if (!b->group_configs) return -1;
+    b->client_metrics = ls_telemetry_subs_open(b->meta, err, (size_t)errlen);
+    if (!b->client_metrics) return -1;
+    b->telemetry = ls_telemetry_open(b->client_metrics);
     b->kquota = ls_kquota_new(b->quotas, cfg->quota_window_num, cfg->quota_window_size_seconds);
     ls_logstore_config_t lc = {
         .flush_max_bytes = cfg->wal_flush_max_bytes,
@@ -1160,6 +1150,8 @@ void ls_broker_free(ls_broker_t *b)
     ls_kquota_free(b->kquota);
     ls_quotas_close(b->quotas);
     ls_group_configs_close(b->group_configs);
+    ls_telemetry_close(b->telemetry);
+    ls_telemetry_subs_close(b->client_metrics);
     ls_share_store_free(b->shares);
     ls_oauth_close(b->oauth);
     ls_objstore_close(b->os);

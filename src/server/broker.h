@@ -28,9 +28,11 @@ typedef struct ls_broker {
     ls_catalog_t *catalog;
     struct ls_authz *authz;   /* ACL authorizer (security/authz.h); NULL: authorization off */
     struct ls_quotas *quotas; /* client quotas of the cluster (security/quotas.h) */
-    struct ls_group_configs *group_configs; /* per-group overrides (group/group_configs.h) */
-    struct ls_share_store *shares;          /* share partitions served (group/share_store.h) */
-    struct ls_kquota *kquota;               /* this broker's quota windows (kafka/kquota.h) */
+    struct ls_group_configs *group_configs;   /* per-group overrides (group/group_configs.h) */
+    struct ls_share_store *shares;            /* share partitions served (group/share_store.h) */
+    struct ls_telemetry_subs *client_metrics; /* subscriptions (telemetry/subscriptions.h) */
+    struct ls_telemetry *telemetry;           /* pushed client metrics (telemetry/receiver.h) */
+    struct ls_kquota *kquota;                 /* this broker's quota windows (kafka/kquota.h) */
     ls_logstore_t *logs;
     ls_kafka_listener_t *kafka[LS_MAX_LISTENERS]; /* one per entry of listeners */
     int nkafka;

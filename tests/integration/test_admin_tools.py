@@ -446,8 +446,9 @@ def admin_calls(request, tmp_path_factory):
 
 def test_list_config_resources_names_topics_brokers_and_loggers(broker, admin_calls):
     """Admin.listConfigResources: every topic, this broker as BROKER and
-    BROKER_LOGGER (all types when none is named, in Kafka's order); no group
-    configs nor client-metrics subscriptions exist here, so those list none."""
+    BROKER_LOGGER (all types when none is named, in Kafka's order); this
+    broker has no group configs nor client-metrics subscriptions, so those
+    list none (test_client_telemetry.py lists subscriptions)."""
     t = create_topic(broker.bootstrap, unique_topic("lcr"), partitions=1)
     rows = admin_calls(broker.bootstrap, "list-config-resources")
     assert "TOPIC " + t in rows, rows
@@ -494,7 +495,8 @@ def test_list_config_resources_v0_and_types_kafka_does_not_list(broker):
 
 def test_kafka_configs_describes_client_metrics(broker):
     """kafka-configs --describe --entity-type client-metrics lists the
-    subscriptions through ListConfigResources: none, and no error."""
+    subscriptions through ListConfigResources: none on a new broker, and no
+    error."""
     r = kafka_tool("kafka.admin.ConfigCommand", broker.bootstrap, "--describe",
                    "--entity-type", "client-metrics")
     assert r.stdout.strip() == "", r.stdout

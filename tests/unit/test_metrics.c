@@ -17,6 +17,7 @@ static LS_METRIC_HISTOGRAM(t_hist, "t_latency_seconds", "A histogram", bounds3, 
 static LS_METRIC_GAUGE(t_pub, "t_published", "Published rows", "table");
 static LS_METRIC_COUNTER(t_many, "t_many", "Many series", "k");
 static LS_METRIC_COUNTER(t_race, "t_race", "Raced", "k");
+static LS_METRIC_GAUGE(t_huge, "t_huge", "Values past int64");
 
 static char *render(ls_metric_family_t *f, bool om)
 {
@@ -152,6 +153,52 @@ TEST(accept_header)
     CHECK(!ls_metrics_wants_openmetrics(NULL));
 }
 
+/* A value far past int64 (a client can push one) is written as a float;
+ * converting it to an integer first was undefined (found by fuzz_telemetry). */
+TEST(values_past_int64_written_as_floats)
+{
+    ls_metric_set(ls_metrics_series0(&t_huge), 5.47493e193);
+    char *s = render(&t_huge, false);
+    CHECK(strstr(s, "t_huge 5.47493e+193\n"));
+    free(s);
+    ls_metric_set(ls_metrics_series0(&t_huge), -1e300);
+    s = render(&t_huge, false);
+    CHECK(strstr(s, "t_huge -1e+300\n"));
+    free(s);
+}
+
+static void expose(void *arg, ls_buf_t *out, bool om)
+{
+    ls_metrics_put_header(out, "t_exposed", "Exposed by a module.", LS_METRIC_T_GAUGE, om);
+    ls_buf_printf(out, "t_exposed{");
+    ls_metrics_put_label(out, true, "who", (const char *)arg, strlen(arg));
+    ls_buf_printf(out, "} ");
+    ls_metrics_put_value(out, 3);
+    ls_buf_append_u8(out, '\n');
+}
+
+/* An exposer's family comes after the registry's and before # EOF, with
+ * its label values escaped; removed, it is gone. */
+TEST(exposers_write_their_families)
+{
+    char who[] = "a\"b";
+    ls_metrics_exposer_add(expose, who);
+    ls_buf_t b;
+    ls_buf_init(&b);
+    ls_metrics_render(&b, true);
+    ls_buf_append_u8(&b, 0);
+    const char *s = (const char *)b.data;
+    const char *at = strstr(s, "# TYPE t_exposed gauge\nt_exposed{who=\"a\\\"b\"} 3\n# EOF\n");
+    CHECK(at && strstr(s, "t_records_total") < at);
+    ls_buf_free(&b);
+    ls_metrics_exposer_remove(expose, who);
+    ls_buf_init(&b);
+    ls_metrics_render(&b, false);
+    ls_buf_append_u8(&b, 0);
+    CHECK(!strstr((const char *)b.data, "t_exposed"));
+    ls_buf_free(&b);
+}
+
 int main(void)
 {
     RUN(counter_text_and_openmetrics);
@@ -161,5 +208,7 @@ int main(void)
     RUN(series_bounded_with_overflow);
     RUN(concurrent_counting_exact);
     RUN(accept_header);
+    RUN(values_past_int64_written_as_floats);
+    RUN(exposers_write_their_families);
     UNIT_DONE();
 }
