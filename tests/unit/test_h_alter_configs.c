@@ -211,9 +211,9 @@ TEST(unknown_or_illegal_topic)
 TEST(unsupported_resource_type)
 {
     iconf_t c = set("interval.ms", "5000");
-    answer_t r = incremental(LS_KAFKA_RESOURCE_CLIENT_METRICS, "metrics", &c, 1, false);
+    answer_t r = incremental(99, "metrics", &c, 1, false);
     CHECK_EQ_INT(r.code, LS_KERR_INVALID_REQUEST);
-    CHECK(strstr(r.msg, "Unsupported resource type 16") != NULL);
+    CHECK(strstr(r.msg, "Unsupported resource type 99") != NULL);
 }
 
 TEST(dynamic_broker_config)
