@@ -351,27 +351,20 @@ typedef struct desc_ctx {
     ls_kreq_t *req;
     ls_kafka_ConsumerGroupDescribeRequest m;
     ls_kafka_ConsumerGroupDescribeResponse resp;
-    int pending;
 } desc_ctx_t;
 
-typedef struct desc_one {
-    desc_ctx_t *ctx;
-    ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup *out;
-    char *gid;
-} desc_one_t;
-
-static void desc_finish(desc_ctx_t *ctx)
+static void desc_finish(void *arg)
 {
+    desc_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
     RESPOND(ConsumerGroupDescribeResponse, ctx->resp);
 }
 
-static void desc_error(desc_one_t *d, int16_t err, const char *fmt)
+static void desc_error(ls_arena_t *a, ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup *o,
+                       const char *gid, int16_t err, const char *fmt)
 {
-    ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup *o = d->out;
     o->ErrorCode = err;
-    o->ErrorMessage = fmt ? ls_kstr_c(arena_printf(d->ctx->req->arena, fmt, d->gid ? d->gid : ""))
-                          : ls_kstr_null();
+    o->ErrorMessage = fmt ? ls_kstr_c(arena_printf(a, fmt, gid ? gid : "")) : ls_kstr_null();
     o->GroupState = ls_kstr_c(err == LS_KERR_GROUP_ID_NOT_FOUND ? "Dead" : "");
     o->AssignorName = ls_kstr_c("");
     o->AuthorizedOperations = INT32_MIN;
@@ -407,21 +400,23 @@ static ls_kstr_t arena_kstr(ls_arena_t *a, const char *s)
     return s ? ls_kstr_c(ls_kgroup_cstr(a, ls_kstr_c(s), NULL)) : ls_kstr_null();
 }
 
-static void desc_ready(void *arg, ls_group_t *g)
+/* One group of the answer (kafka/handlers.h, ls_kgroup_describe_each). */
+static void desc_one(void *arg, int32_t gi, const char *gid, ls_group_t *g, int16_t err,
+                     const char *fmt)
 {
-    desc_one_t *d = arg;
-    desc_ctx_t *ctx = d->ctx;
+    desc_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
     ls_arena_t *a = req->arena;
+    ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup *o = &ctx->resp.Groups[gi];
+    o->GroupId = ctx->m.GroupIds[gi];
     const ls_cgroup_t *cg = g ? ls_group_consumer(g) : NULL;
-    if (!g) {
-        desc_error(d, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
-    } else if (ls_group_get_state(g) == LS_GROUP_DEAD) {
-        desc_error(d, LS_KERR_GROUP_ID_NOT_FOUND, "Group %s not found.");
-    } else if (!cg) {
-        desc_error(d, LS_KERR_GROUP_ID_NOT_FOUND, "Group %s is not a consumer group.");
+    if (!err && !cg) {
+        err = LS_KERR_GROUP_ID_NOT_FOUND;
+        fmt = "Group %s is not a consumer group.";
+    }
+    if (err) {
+        desc_error(a, o, gid, err, fmt);
     } else {
-        ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup *o = d->out;
         o->ErrorMessage = ls_kstr_null();
         o->GroupState = ls_kstr_c(ls_group_state_label(g));
         o->GroupEpoch = ls_cgroup_epoch(cg);
@@ -429,7 +424,7 @@ static void desc_ready(void *arg, ls_group_t *g)
         o->AssignorName = ls_kstr_c(ls_cgroup_assignor_name(ls_cgroup_assignor_in_use(cg)));
         o->AuthorizedOperations =
             ctx->m.IncludeAuthorizedOperations
-                ? ls_kreq_authorized_ops(req, LS_ACL_RES_GROUP, d->gid, LS_KGROUP_AUTHORIZED_OPS)
+                ? ls_kreq_authorized_ops(req, LS_ACL_RES_GROUP, gid, LS_KGROUP_AUTHORIZED_OPS)
                 : INT32_MIN;
         int n = ls_cgroup_member_count(cg);
         o->NumMembers = n;
@@ -454,7 +449,6 @@ static void desc_ready(void *arg, ls_group_t *g)
             mb->MemberType = 1; /* consumer protocol (v1) */
         }
     }
-    if (--ctx->pending == 0) desc_finish(ctx);
 }
 
 void ls_kafka_handle_consumer_group_describe(ls_kreq_t *req)
@@ -466,32 +460,7 @@ void ls_kafka_handle_consumer_group_describe(ls_kreq_t *req)
     REQUEST(ConsumerGroupDescribeRequest, ctx->m);
     ctx->resp.NumGroups = ctx->m.NumGroupIds;
     ctx->resp.Groups = ls_kmsg_alloc(a, ctx->m.NumGroupIds, sizeof *ctx->resp.Groups);
-    ctx->pending = 1;
-    for (int32_t i = 0; i < ctx->m.NumGroupIds; i++) {
-        desc_one_t *d = ls_arena_alloc(a, sizeof *d);
-        d->ctx = ctx;
-        d->out = &ctx->resp.Groups[i];
-        d->out->GroupId = ctx->m.GroupIds[i];
-        bool ok;
-        d->gid = ls_kgroup_cstr(a, ctx->m.GroupIds[i], &ok);
-        ctx->pending++;
-        /* as Kafka: DESCRIBE on each group */
-        if (!ls_kreq_allowed_k(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_GROUP, ctx->m.GroupIds[i])) {
-            desc_error(d, LS_KERR_GROUP_AUTHORIZATION_FAILED, NULL);
-        } else if (!ok || !d->gid || !*d->gid) {
-            desc_error(d, LS_KERR_INVALID_GROUP_ID, NULL);
-        } else if (ls_table_group_id(d->gid)) {
-            desc_error(d, LS_KERR_GROUP_ID_NOT_FOUND,
-                       "Group %s is not a consumer group (a table's read-only group).");
-        } else if (!req->svc->groups) {
-            desc_error(d, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
-        } else {
-            ls_kgroup_acquire(req, d->gid, desc_ready, d);
-            continue;
-        }
-        ctx->pending--;
-    }
-    if (--ctx->pending == 0) desc_finish(ctx);
+    ls_kgroup_describe_each(req, ctx->m.GroupIds, ctx->m.NumGroupIds, desc_one, desc_finish, ctx);
 }
 
 /* ============================================================================
@@ -690,47 +659,42 @@ typedef struct sdesc_ctx {
     ls_kreq_t *req;
     ls_kafka_ShareGroupDescribeRequest m;
     ls_kafka_ShareGroupDescribeResponse resp;
-    int pending;
 } sdesc_ctx_t;
 
-typedef struct sdesc_one {
-    sdesc_ctx_t *ctx;
-    ls_kafka_ShareGroupDescribeResponse_DescribedGroup *out;
-    char *gid;
-} sdesc_one_t;
-
-static void sdesc_finish(sdesc_ctx_t *ctx)
+static void sdesc_finish(void *arg)
 {
+    sdesc_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
     RESPOND(ShareGroupDescribeResponse, ctx->resp);
 }
 
-static void sdesc_error(sdesc_one_t *d, int16_t err, const char *fmt)
+static void sdesc_error(ls_arena_t *a, ls_kafka_ShareGroupDescribeResponse_DescribedGroup *o,
+                        const char *gid, int16_t err, const char *fmt)
 {
-    ls_kafka_ShareGroupDescribeResponse_DescribedGroup *o = d->out;
     o->ErrorCode = err;
-    o->ErrorMessage = fmt ? ls_kstr_c(arena_printf(d->ctx->req->arena, fmt, d->gid ? d->gid : ""))
-                          : ls_kstr_null();
+    o->ErrorMessage = fmt ? ls_kstr_c(arena_printf(a, fmt, gid ? gid : "")) : ls_kstr_null();
     o->GroupState = ls_kstr_c(err == LS_KERR_GROUP_ID_NOT_FOUND ? "Dead" : "");
     o->AssignorName = ls_kstr_c("");
     o->AuthorizedOperations = INT32_MIN;
 }
 
-static void sdesc_ready(void *arg, ls_group_t *g)
+/* One group of the answer (kafka/handlers.h, ls_kgroup_describe_each). */
+static void sdesc_one(void *arg, int32_t gi, const char *gid, ls_group_t *g, int16_t err,
+                      const char *fmt)
 {
-    sdesc_one_t *d = arg;
-    sdesc_ctx_t *ctx = d->ctx;
+    sdesc_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
     ls_arena_t *a = req->arena;
+    ls_kafka_ShareGroupDescribeResponse_DescribedGroup *o = &ctx->resp.Groups[gi];
+    o->GroupId = ctx->m.GroupIds[gi];
     const ls_sgroup_t *sg = g ? ls_group_share(g) : NULL;
-    if (!g) {
-        sdesc_error(d, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
-    } else if (ls_group_get_state(g) == LS_GROUP_DEAD) {
-        sdesc_error(d, LS_KERR_GROUP_ID_NOT_FOUND, "Group %s not found.");
-    } else if (!sg) {
-        sdesc_error(d, LS_KERR_GROUP_ID_NOT_FOUND, "Group %s is not a share group.");
+    if (!err && !sg) {
+        err = LS_KERR_GROUP_ID_NOT_FOUND;
+        fmt = "Group %s is not a share group.";
+    }
+    if (err) {
+        sdesc_error(a, o, gid, err, fmt);
     } else {
-        ls_kafka_ShareGroupDescribeResponse_DescribedGroup *o = d->out;
         o->ErrorMessage = ls_kstr_null();
         o->GroupState = ls_kstr_c(ls_group_state_label(g));
         o->GroupEpoch = ls_sgroup_epoch(sg);
@@ -738,7 +702,7 @@ static void sdesc_ready(void *arg, ls_group_t *g)
         o->AssignorName = ls_kstr_c("simple");
         o->AuthorizedOperations =
             ctx->m.IncludeAuthorizedOperations
-                ? ls_kreq_authorized_ops(req, LS_ACL_RES_GROUP, d->gid, LS_KGROUP_AUTHORIZED_OPS)
+                ? ls_kreq_authorized_ops(req, LS_ACL_RES_GROUP, gid, LS_KGROUP_AUTHORIZED_OPS)
                 : INT32_MIN;
         int n = ls_sgroup_member_count(sg);
         o->NumMembers = n;
@@ -771,7 +735,6 @@ static void sdesc_ready(void *arg, ls_group_t *g)
             }
         }
     }
-    if (--ctx->pending == 0) sdesc_finish(ctx);
 }
 
 void ls_kafka_handle_share_group_describe(ls_kreq_t *req)
@@ -783,29 +746,5 @@ void ls_kafka_handle_share_group_describe(ls_kreq_t *req)
     REQUEST(ShareGroupDescribeRequest, ctx->m);
     ctx->resp.NumGroups = ctx->m.NumGroupIds;
     ctx->resp.Groups = ls_kmsg_alloc(a, ctx->m.NumGroupIds, sizeof *ctx->resp.Groups);
-    ctx->pending = 1;
-    for (int32_t i = 0; i < ctx->m.NumGroupIds; i++) {
-        sdesc_one_t *d = ls_arena_alloc(a, sizeof *d);
-        d->ctx = ctx;
-        d->out = &ctx->resp.Groups[i];
-        d->out->GroupId = ctx->m.GroupIds[i];
-        bool ok;
-        d->gid = ls_kgroup_cstr(a, ctx->m.GroupIds[i], &ok);
-        ctx->pending++;
-        if (!ls_kreq_allowed_k(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_GROUP, ctx->m.GroupIds[i])) {
-            sdesc_error(d, LS_KERR_GROUP_AUTHORIZATION_FAILED, NULL);
-        } else if (!ok || !d->gid || !*d->gid) {
-            sdesc_error(d, LS_KERR_INVALID_GROUP_ID, NULL);
-        } else if (ls_table_group_id(d->gid)) {
-            sdesc_error(d, LS_KERR_GROUP_ID_NOT_FOUND,
-                        "Group %s is not a share group (a table's read-only group).");
-        } else if (!req->svc->groups) {
-            sdesc_error(d, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
-        } else {
-            ls_kgroup_acquire(req, d->gid, sdesc_ready, d);
-            continue;
-        }
-        ctx->pending--;
-    }
-    if (--ctx->pending == 0) sdesc_finish(ctx);
+    ls_kgroup_describe_each(req, ctx->m.GroupIds, ctx->m.NumGroupIds, sdesc_one, sdesc_finish, ctx);
 }

@@ -188,6 +188,64 @@ void ls_kgroup_acquire(ls_kreq_t *req, const char *gid, ls_group_ready_cb cb, vo
     ls_group_acquire(ls_group_service_coord(svc(req)), gid, cb, arg);
 }
 
+/* ls_kgroup_describe_each's state: the ids still to answer, one per id. */
+typedef struct kdesc {
+    ls_kgroup_desc_fn one;
+    void (*done)(void *arg);
+    void *arg;
+    int pending;
+} kdesc_t;
+
+typedef struct kdesc_one {
+    kdesc_t *all;
+    int32_t i;
+    char *gid;
+} kdesc_one_t;
+
+static void kdesc_answer(kdesc_one_t *d, ls_group_t *g, int16_t err, const char *fmt)
+{
+    d->all->one(d->all->arg, d->i, d->gid, g, err, fmt);
+    if (--d->all->pending == 0) d->all->done(d->all->arg);
+}
+
+static void kdesc_ready(void *arg, ls_group_t *g)
+{
+    kdesc_one_t *d = arg;
+    if (!g)
+        kdesc_answer(d, NULL, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
+    else if (ls_group_get_state(g) == LS_GROUP_DEAD)
+        kdesc_answer(d, NULL, LS_KERR_GROUP_ID_NOT_FOUND, "Group %s not found.");
+    else
+        kdesc_answer(d, g, LS_KERR_NONE, NULL);
+}
+
+void ls_kgroup_describe_each(ls_kreq_t *req, const ls_kstr_t *ids, int32_t n, ls_kgroup_desc_fn one,
+                             void (*done)(void *arg), void *arg)
+{
+    kdesc_t *all = ls_arena_alloc(req->arena, sizeof *all);
+    *all = (kdesc_t){one, done, arg, 1};
+    for (int32_t i = 0; i < n; i++) {
+        kdesc_one_t *d = ls_arena_alloc(req->arena, sizeof *d);
+        bool ok;
+        *d = (kdesc_one_t){all, i, ls_kgroup_cstr(req->arena, ids[i], &ok)};
+        all->pending++;
+        /* as Kafka: DESCRIBE on each group */
+        if (!ls_kreq_allowed_k(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_GROUP, ids[i]))
+            kdesc_answer(d, NULL, LS_KERR_GROUP_AUTHORIZATION_FAILED, NULL);
+        else if (!ok || !d->gid || !*d->gid)
+            kdesc_answer(d, NULL, LS_KERR_INVALID_GROUP_ID, NULL);
+        else if (ls_table_group_id(d->gid))
+            kdesc_answer(
+                d, NULL, LS_KERR_GROUP_ID_NOT_FOUND,
+                "Group %s is a table's read-only group (lakestream.table.*), not of this type.");
+        else if (!svc(req))
+            kdesc_answer(d, NULL, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
+        else
+            ls_kgroup_acquire(req, d->gid, kdesc_ready, d);
+    }
+    if (--all->pending == 0) done(arg);
+}
+
 /* ls_kgroup_acquire() for requests that read committed offsets from memory. A group
  * that may hold pending transactional offsets (KIP-447) is reread first: a
  * transaction's marker, written by any broker, changes its committed offsets

@@ -596,29 +596,13 @@ typedef struct desc_ctx {
     ls_kreq_t *req;
     ls_kafka_StreamsGroupDescribeRequest m;
     ls_kafka_StreamsGroupDescribeResponse resp;
-    int pending;
 } desc_ctx_t;
 
-typedef struct desc_one {
-    desc_ctx_t *ctx;
-    ls_kafka_StreamsGroupDescribeResponse_DescribedGroup *out;
-    char *gid;
-} desc_one_t;
-
-static void desc_finish(desc_ctx_t *ctx)
+static void desc_finish(void *arg)
 {
+    desc_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
     RESPOND(StreamsGroupDescribeResponse, ctx->resp);
-}
-
-static void desc_error(desc_one_t *d, int16_t err, const char *fmt)
-{
-    ls_kafka_StreamsGroupDescribeResponse_DescribedGroup *o = d->out;
-    o->ErrorCode = err;
-    o->ErrorMessage = fmt ? ls_kstr_c(arena_printf(d->ctx->req->arena, fmt, d->gid ? d->gid : ""))
-                          : ls_kstr_null();
-    o->GroupState = ls_kstr_c(err == LS_KERR_GROUP_ID_NOT_FOUND ? "Dead" : "");
-    o->AuthorizedOperations = INT32_MIN;
 }
 
 typedef ls_kafka_StreamsGroupDescribeResponse_TopicInfo d_info_t;
@@ -717,21 +701,26 @@ static void desc_member(ls_arena_t *a, const ls_stgroup_member_info_t *mi,
     mb->IsClassic = false;
 }
 
-static void desc_ready(void *arg, ls_group_t *g)
+/* One group of the answer (kafka/handlers.h, ls_kgroup_describe_each). */
+static void desc_one(void *arg, int32_t i, const char *gid, ls_group_t *g, int16_t err,
+                     const char *fmt)
 {
-    desc_one_t *d = arg;
-    desc_ctx_t *ctx = d->ctx;
+    desc_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
     ls_arena_t *a = req->arena;
+    ls_kafka_StreamsGroupDescribeResponse_DescribedGroup *o = &ctx->resp.Groups[i];
+    o->GroupId = ctx->m.GroupIds[i];
     const ls_stgroup_t *st = g ? ls_group_streams(g) : NULL;
-    if (!g) {
-        desc_error(d, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
-    } else if (ls_group_get_state(g) == LS_GROUP_DEAD) {
-        desc_error(d, LS_KERR_GROUP_ID_NOT_FOUND, "Group %s not found.");
-    } else if (!st) {
-        desc_error(d, LS_KERR_GROUP_ID_NOT_FOUND, "Group %s is not a streams group.");
+    if (!err && !st) {
+        err = LS_KERR_GROUP_ID_NOT_FOUND;
+        fmt = "Group %s is not a streams group.";
+    }
+    if (err) {
+        o->ErrorCode = err;
+        o->ErrorMessage = fmt ? ls_kstr_c(arena_printf(a, fmt, gid ? gid : "")) : ls_kstr_null();
+        o->GroupState = ls_kstr_c(err == LS_KERR_GROUP_ID_NOT_FOUND ? "Dead" : "");
+        o->AuthorizedOperations = INT32_MIN;
     } else {
-        ls_kafka_StreamsGroupDescribeResponse_DescribedGroup *o = d->out;
         o->ErrorMessage = ls_kstr_null();
         o->GroupState = ls_kstr_c(ls_group_state_label(g));
         o->GroupEpoch = ls_stgroup_epoch(st);
@@ -740,18 +729,17 @@ static void desc_ready(void *arg, ls_group_t *g)
         desc_topology(a, ls_stgroup_topology(st), &o->Topology);
         o->AuthorizedOperations =
             ctx->m.IncludeAuthorizedOperations
-                ? ls_kreq_authorized_ops(req, LS_ACL_RES_GROUP, d->gid, LS_KGROUP_AUTHORIZED_OPS)
+                ? ls_kreq_authorized_ops(req, LS_ACL_RES_GROUP, gid, LS_KGROUP_AUTHORIZED_OPS)
                 : INT32_MIN;
         int n = ls_stgroup_member_count(st);
         o->NumMembers = n;
         o->Members = ls_kmsg_alloc(a, n, sizeof *o->Members);
-        for (int i = 0; i < n; i++) {
+        for (int k = 0; k < n; k++) {
             ls_stgroup_member_info_t mi;
-            ls_stgroup_member(st, i, &mi);
-            desc_member(a, &mi, &o->Members[i]);
+            ls_stgroup_member(st, k, &mi);
+            desc_member(a, &mi, &o->Members[k]);
         }
     }
-    if (--ctx->pending == 0) desc_finish(ctx);
 }
 
 void ls_kafka_handle_streams_group_describe(ls_kreq_t *req)
@@ -763,27 +751,5 @@ void ls_kafka_handle_streams_group_describe(ls_kreq_t *req)
     ctx->m = *(const ls_kafka_StreamsGroupDescribeRequest *)req->msg;
     ctx->resp.NumGroups = ctx->m.NumGroupIds;
     ctx->resp.Groups = ls_kmsg_alloc(a, ctx->m.NumGroupIds, sizeof *ctx->resp.Groups);
-    ctx->pending = 1;
-    for (int32_t i = 0; i < ctx->m.NumGroupIds; i++) {
-        desc_one_t *d = ls_arena_alloc(a, sizeof *d);
-        d->ctx = ctx;
-        d->out = &ctx->resp.Groups[i];
-        d->out->GroupId = ctx->m.GroupIds[i];
-        bool ok;
-        d->gid = ls_kgroup_cstr(a, ctx->m.GroupIds[i], &ok);
-        ctx->pending++;
-        /* as Kafka: DESCRIBE on each group */
-        if (!ls_kreq_allowed_k(req, LS_ACL_OP_DESCRIBE, LS_ACL_RES_GROUP, ctx->m.GroupIds[i])) {
-            desc_error(d, LS_KERR_GROUP_AUTHORIZATION_FAILED, NULL);
-        } else if (!ok || !d->gid || !*d->gid) {
-            desc_error(d, LS_KERR_INVALID_GROUP_ID, NULL);
-        } else if (!req->svc->groups) {
-            desc_error(d, LS_KERR_COORDINATOR_NOT_AVAILABLE, NULL);
-        } else {
-            ls_kgroup_acquire(req, d->gid, desc_ready, d);
-            continue;
-        }
-        ctx->pending--;
-    }
-    if (--ctx->pending == 0) desc_finish(ctx);
+    ls_kgroup_describe_each(req, ctx->m.GroupIds, ctx->m.NumGroupIds, desc_one, desc_finish, ctx);
 }

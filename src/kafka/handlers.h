@@ -104,6 +104,17 @@ char *ls_kgroup_cstr(ls_arena_t *a, ls_kstr_t s, bool *ok);
 void ls_kgroup_acquire(ls_kreq_t *req, const char *gid, ls_group_ready_cb cb, void *arg);
 bool ls_kgroup_table_refused(ls_kreq_t *req, const char *gid);
 char *ls_kgroup_client_host(ls_kreq_t *req);
+/* ls_kgroup_describe_each: what ConsumerGroupDescribe, ShareGroupDescribe and
+ * StreamsGroupDescribe share. For each id i, Kafka's checks in its order
+ * (DESCRIBE on the group, a valid id, not a table's read-only group, its
+ * coordinator here, the group not Dead), then one(arg, i, gid, g, 0, NULL)
+ * with the group, or one(arg, i, gid, NULL, err, fmt) with the refusal (fmt:
+ * a message with one %s for the id, or NULL); done(arg) once every id is
+ * answered (perhaps before it returns). */
+typedef void (*ls_kgroup_desc_fn)(void *arg, int32_t i, const char *gid, ls_group_t *g, int16_t err,
+                                  const char *fmt);
+void ls_kgroup_describe_each(ls_kreq_t *req, const ls_kstr_t *ids, int32_t n, ls_kgroup_desc_fn one,
+                             void (*done)(void *arg), void *arg);
 /* h_consumer_group.c: the KIP-848 consumer group protocol */
 void ls_kafka_handle_consumer_group_heartbeat(ls_kreq_t *req);     /* key 68 */
 void ls_kafka_handle_consumer_group_describe(ls_kreq_t *req);      /* key 69 */

@@ -150,3 +150,26 @@ ls_status ls_meta_follow_change(ls_meta_follow_t *f, int attempts, ls_meta_follo
     pthread_mutex_unlock(&f->write_mu);
     return st;
 }
+
+json_t *ls_meta_follow_settings_parse(const uint8_t *val, size_t vlen,
+                                      ls_meta_setting_check_fn check)
+{
+    if (!val) return json_object();
+    json_t *doc = json_loadb((const char *)val, vlen, 0, NULL);
+    if (!doc || !json_is_object(doc)) goto bad;
+    const char *name, *k;
+    json_t *kv, *v;
+    json_object_foreach(doc, name, kv)
+    {
+        if (!json_is_object(kv)) goto bad;
+        json_object_foreach(kv, k, v)
+        {
+            char e[512];
+            if (!json_is_string(v) || check(k, json_string_value(v), e, sizeof e) != 0) goto bad;
+        }
+    }
+    return doc;
+bad:
+    json_decref(doc);
+    return NULL;
+}

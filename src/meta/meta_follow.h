@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "meta/meta.h"
 
 /* Parses val (NULL, vlen 0: the record is absent) written at mod_rev and
@@ -51,6 +53,16 @@ ls_status ls_meta_follow_open(ls_meta_t *meta, const ls_meta_follow_cfg_t *cfg,
 /* Stops following: joins the rewatch thread, cancels the watch. The hook
  * does not run after it returns. NULL is a no-op. */
 void ls_meta_follow_close(ls_meta_follow_t *f);
+
+/* Records of named settings (group configs by group, client-metrics
+ * subscriptions by name) are a JSON object of objects of strings. Parses
+ * such a value (val NULL: the record is absent, an empty object) with every
+ * setting accepted by check (0); NULL when anything does not parse or
+ * check. json_decref the result. */
+typedef int (*ls_meta_setting_check_fn)(const char *key, const char *value, char *err,
+                                        size_t errlen);
+json_t *ls_meta_follow_settings_parse(const uint8_t *val, size_t vlen,
+                                      ls_meta_setting_check_fn check);
 
 /* Turns the record's current value (val NULL: absent) into the next one:
  * *next a new string (malloc'd, as json_dumps makes them; the follower

@@ -205,34 +205,9 @@ static void sub_parse(sub_t *s, const json_t *kv)
     free_list(items, n);
 }
 
-/* A stored document: an object of objects of checked strings. */
-static bool doc_valid(const json_t *doc)
-{
-    if (!json_is_object(doc)) return false;
-    const char *g, *k;
-    json_t *kv, *v;
-    json_object_foreach((json_t *)doc, g, kv)
-    {
-        if (!json_is_object(kv)) return false;
-        json_object_foreach(kv, k, v)
-        {
-            char e[512];
-            if (!json_is_string(v) || ls_telemetry_subs_check(k, json_string_value(v), e, sizeof e))
-                return false;
-        }
-    }
-    return true;
-}
-
 static json_t *doc_parse(const uint8_t *val, size_t vlen)
 {
-    if (!val) return json_object();
-    json_t *doc = json_loadb((const char *)val, vlen, 0, NULL);
-    if (doc && !doc_valid(doc)) {
-        json_decref(doc);
-        doc = NULL;
-    }
-    return doc;
+    return ls_meta_follow_settings_parse(val, vlen, ls_telemetry_subs_check);
 }
 
 /* Keeps doc (taken) when newer than the installed one. */
