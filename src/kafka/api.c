@@ -13,12 +13,14 @@
  * uncompressed batches otherwise (KAFKA-18659; Apache Kafka 4.0 advertises
  * Produce 0-12 for the same reason while rejecting v0-2). Clients that can
  * produce RecordBatch v2 never pick v0-2, and conn.c refuses them. */
+#include <pthread.h>
 #include <string.h>
 
 #include "kafka/api.h"
 #include "kafka/handlers.h"
 #include "kafka/msg.h"
 
+#include "base/check.h"
 #include "base/status.h"
 
 /* One served api: its generated description ls_kmsg_<name> and handler. */
@@ -110,11 +112,25 @@ const ls_kafka_api_t ls_kafka_apis[] = {
 };
 const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);
 
+/* ls_kafka_apis by key, built once: the lookup is on every request's path
+ * (dispatch, its latency metric, each ACL check names the API). */
+#define API_KEYS 128
+static const ls_kafka_api_t *apis_by_key[API_KEYS];
+static pthread_once_t apis_indexed = PTHREAD_ONCE_INIT;
+
+static void index_apis(void)
+{
+    for (int i = 0; i < ls_kafka_napis; i++) {
+        LS_CHECKF(ls_kafka_apis[i].key >= 0 && ls_kafka_apis[i].key < API_KEYS,
+                  "api key %d past the index (API_KEYS %d)", ls_kafka_apis[i].key, API_KEYS);
+        apis_by_key[ls_kafka_apis[i].key] = &ls_kafka_apis[i];
+    }
+}
+
 const ls_kafka_api_t *ls_kafka_api_find(int16_t key)
 {
-    for (int i = 0; i < ls_kafka_napis; i++)
-        if (ls_kafka_apis[i].key == key) return &ls_kafka_apis[i];
-    return NULL;
+    pthread_once(&apis_indexed, index_apis);
+    return key >= 0 && key < API_KEYS ? apis_by_key[key] : NULL;
 }
 
 /* Names of API keys not served (the served ones are in ls_kafka_apis), so
