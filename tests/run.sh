@@ -22,26 +22,33 @@
 #            tests, in a fresh database), about 10 s (LS_TEST_PG=0 skips). Its
 #            integration tests (test_metadata_postgres.py) start their own server.
 # 2. pytest: tests/integration (confluent-kafka, kafka-python, raw sockets),
-#            counted from its junit xml.
+#            counted from its junit xml; with LS_TEST_ASAN_BUILD=DIR (make test
+#            sets it) against DIR's ASan+UBSan broker (suite asan.pytest), so
+#            one session covers both the suite and the sanitizers, and any
+#            sanitizer report fails the test that triggered it.
 # 3. kafkajs, Java kafka-clients, kcat: each run against a fresh broker by
 #            tests/integration/lsbroker.py, counted from PASS/FAIL lines.
 # 4. s3:     tests/s3/run.sh starts Ceph radosgw (tools/s3/radosgw.sh) and runs
-#            the S3 unit tests and suites 2-3 again with S3 as the object store.
+#            the S3 unit tests and suites 2-3 again with S3 as the object store,
+#            without the modules marked `store_agnostic` (protocol, security,
+#            groups, admin: they reach the store as the file stage does).
 # 5. fuzz:   every libFuzzer harness (tools/fuzz) for LS_TEST_FUZZ_TIME s (15).
 # 6. tsan:   with LS_TEST_TSAN_BUILD=DIR (make test sets it), the threaded
 #            modules' unit tests built with ThreadSanitizer.
-# 7. asan:   with LS_TEST_ASAN_BUILD=DIR (make test sets it), the unit tests
-#            and the pytest suite again against the ASan+UBSan build; any
-#            sanitizer report fails the test that triggered it.
-# The S3 and ASan stages leave out the tests marked `heavy`
-# (tests/integration/pytest.ini): multi-process runs that the file stage runs.
+# 7. asan:   with LS_TEST_ASAN_BUILD=DIR, the unit tests against DIR's build.
+# The S3 and ASan-broker sessions leave out the tests marked `heavy`
+# (tests/integration/pytest.ini): multi-process runs, run once against BUILD_DIR.
+# So under make test every integration test runs once against the plain
+# build (heavy, S3, kafkajs, Java, kcat) or the ASan one (stage 2), and every
+# module that reaches the object store runs on both stores.
 #
 # Lanes: the integration tests mostly wait (on brokers, polls, commit
 # intervals): one pytest session keeps about a quarter of one core busy
 # (measured: 41 CPU s in its first 156 s). So two background lanes run beside
 # the foreground's stages 2 (without the heavy tests), 3 and 6:
-#   lane s3:   stage 2's heavy tests (suite pytest.heavy), then 4, then 5;
-#   lane asan: stage 7.
+#   lane s3:   stage 2's heavy tests (suite pytest.heavy), then 4;
+#   lane asan: stage 7's unit tests, the second half of stage 2's modules
+#              against the ASan broker (the foreground runs the first), then 5.
 # Every broker, etcd and radosgw takes its own free ports and its own
 # directory under $WORK, so the lanes cannot collide. A lane's output is
 # printed, whole, when it ends; its suites are counted like the others (their
@@ -162,12 +169,14 @@ finish_lane() {
 run_pytest() {
     local suite=$1 xml="$WORK/$1.xml" rc p f s
     shift
-    echo "=== $suite: pytest tests/integration $* ($LAKESTREAM_BIN)"
-    # a guard against a hung session, not a budget: the ASan lane's session
-    # took 1284 s of a quiet 2-core machine at 650 tests, and a session cut
-    # by the timeout counts as one failure with nothing else known
-    timeout -k 10 2400 "$PY" -m pytest -p no:cacheprovider -q -rfE \
-        --junitxml="$xml" --basetemp="$WORK/$suite-tmp" "$@" tests/integration
+    echo "=== $suite: pytest ${PYTEST_PATHS:+$(echo "$PYTEST_PATHS" | wc -w) modules of }tests/integration $* ($LAKESTREAM_BIN)"
+    # a guard against a hung session, not a budget (the ASan session took
+    # 1885 s at 726 tests beside two other lanes); a session it stops ends as
+    # on Ctrl-C (conftest.py): fixtures torn down, its report written with
+    # what ran, and rc != 0 counts one failure more
+    # shellcheck disable=SC2086 # PYTEST_PATHS: one module path per word
+    timeout -k 30 3000 "$PY" -m pytest -p no:cacheprovider -q -rfE \
+        --junitxml="$xml" --basetemp="$WORK/$suite-tmp" "$@" ${PYTEST_PATHS:-tests/integration}
     rc=$?
     if [ -s "$xml" ]; then
         read -r p f s < <("$PY" - "$xml" <<'EOF'
@@ -294,15 +303,17 @@ if [ "$UNIT_ONLY" = 0 ]; then
     s3_lane() {
         run_pytest pytest.heavy -m heavy
 
-        # -- S3: radosgw started, S3 unit tests, then all the suites above again
+        # -- S3: radosgw started, S3 unit tests, then the suites above again
         #    with S3 as the object store (LS_TEST_S3=0 skips this stage)
         if [ "${LS_TEST_S3:-1}" = 0 ]; then
             note "s3: skipped (LS_TEST_S3=0)"
         else
-            run_counted s3 2400 tests/s3/run.sh "$BUILD" "$WORK/s3"
+            run_counted s3 3000 tests/s3/run.sh "$BUILD" "$WORK/s3"
         fi
+    }
 
-        # -- fuzzing: every libFuzzer harness for a short time (make fuzz runs long)
+    # -- fuzzing: every libFuzzer harness for a short time (make fuzz runs long)
+    fuzz_stage() {
         if command -v clang >/dev/null 2>&1; then
             run_counted fuzz 900 make --no-print-directory fuzz FUZZ_TIME="${LS_TEST_FUZZ_TIME:-15}"
         else
@@ -311,14 +322,32 @@ if [ "$UNIT_ONLY" = 0 ]; then
         fi
     }
 
-    # Lane "asan" (stage 7).
+    # With an ASan build named (make test), stage 2 runs against its broker, in
+    # two sessions at once: the modules of odd place in name order here, the
+    # even ones in lane asan (measured halves: 979 s and 894 s of 1873 s).
+    ASAN_DIR=
+    if [ -n "${LS_TEST_ASAN_BUILD:-}" ] && [ -x "$LS_TEST_ASAN_BUILD/lakestream" ]; then
+        ASAN_DIR=$(cd "$LS_TEST_ASAN_BUILD" && pwd)
+    fi
+    pytest_modules() {
+        local i=0 f
+        for f in tests/integration/test_*.py; do
+            i=$((i + 1))
+            [ $((i % 2)) = $(($1 % 2)) ] && echo "$f"
+        done
+    }
+    asan_pytest_half() {
+        LAKESTREAM_BIN="$ASAN_DIR/lakestream" PYTEST_PATHS="$(pytest_modules "$1")" \
+            run_pytest "asan.pytest.$1" -m "not heavy"
+    }
+
+    # Lane "asan" (stage 7): the unit tests against the ASan+UBSan build, the
+    # second half of its Python session, then fuzzing.
     asan_lane() {
-        # -- sanitizers: the unit tests and the Python suite once more against
-        #    the ASan+UBSan build when LS_TEST_ASAN_BUILD names it (make test does)
-        if [ -x "$LS_TEST_ASAN_BUILD/lakestream" ]; then
-            ASAN_DIR=$(cd "$LS_TEST_ASAN_BUILD" && pwd)
+        if [ -n "$ASAN_DIR" ]; then
             run_units asan.unit/ "$ASAN_DIR"
-            LAKESTREAM_BIN="$ASAN_DIR/lakestream" run_pytest asan.pytest -m "not heavy"
+            asan_pytest_half 2
+            fuzz_stage
         else
             echo "FAIL asan: $LS_TEST_ASAN_BUILD/lakestream missing (make asan failed?)"
             add asan 0 1
@@ -334,9 +363,20 @@ if [ "$UNIT_ONLY" = 0 ]; then
     else
         # the background lanes (see the top of this file)
         start_lane s3 s3_lane
-        [ -n "${LS_TEST_ASAN_BUILD:-}" ] && start_lane asan asan_lane
+        if [ -n "${LS_TEST_ASAN_BUILD:-}" ]; then
+            start_lane asan asan_lane
+        fi
 
-        run_pytest pytest -m "not heavy"
+        # stage 2 without the heavy tests; with an ASan build named (make test)
+        # it is stage 7's Python suite too, against the ASan+UBSan broker
+        # instead of one session per build (the plain build's share: the heavy
+        # tests, the S3 stage, kafkajs, Java and kcat)
+        if [ -n "$ASAN_DIR" ]; then
+            asan_pytest_half 1
+        else
+            run_pytest pytest -m "not heavy"
+            fuzz_stage
+        fi
 
         # -- kafkajs
         if [ -d tests/integration/js/node_modules/kafkajs ]; then

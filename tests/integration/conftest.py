@@ -33,6 +33,23 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lsbroker  # noqa: E402
 
 
+def pytest_configure(config):
+    """A session stopped by SIGTERM (tests/run.sh's guard `timeout`) ends as
+    Ctrl-C does: the running test's finalizers run (brokers stopped, a radosgw
+    a test stopped started again), then every fixture's, and the junit report
+    is written with what ran, instead of a killed session leaving brokers
+    behind and no report at all."""
+    import signal
+
+    def on_term(signum, frame):
+        # `timeout` signals the session and then its whole process group:
+        # the second SIGTERM must not cut the teardown the first started
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise KeyboardInterrupt("SIGTERM")
+
+    signal.signal(signal.SIGTERM, on_term)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

@@ -523,6 +523,16 @@ def _main(argv):
         except BrokerError as e:
             print("FAIL %s: %s" % (check, str(e).replace("\n", "\n    ")), flush=True)
             return 1
+    # A suite cut by its guard's `timeout` (SIGTERM to this process group) must
+    # not leave the broker, which runs in its own session, serving on.
+    def on_term(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # timeout sends two
+        print("FAIL %s: stopped by SIGTERM (suite timed out?)" % a.name, flush=True)
+        if not ext:
+            broker.kill9()
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_term)
     env = dict(os.environ)
     env["LS_TEST_BOOTSTRAP"] = broker.bootstrap
     if broker.http_url:

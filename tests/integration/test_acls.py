@@ -29,6 +29,9 @@ from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, A
 
 import lsbroker
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 AUTHZ = "--authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ANON = "User:ANONYMOUS"
 TIMEOUT = 30

@@ -14,6 +14,9 @@ from kafka_util import (DEFAULT_RF, admin, consume, create_topic, produce_all, p
 from lsbroker import wait_until
 
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 @pytest.mark.parametrize("rf", sorted({DEFAULT_RF, 1, -1}))
 def test_create_topic_any_replication_factor(broker, rf):
     name = unique_topic("rf%d" % rf)

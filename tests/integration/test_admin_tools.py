@@ -16,6 +16,9 @@ from confluent_kafka.admin import AclOperation, ResourceType
 from kafka_util import create_topic, produce_all, producer, unique_topic
 from test_acls import binding, create_acls, one_dir, restricted, superuser  # noqa: F401 (fixture)
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 TOOLS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "tools")
 JVM = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 

@@ -23,6 +23,9 @@ from lsbroker import wait_until
 
 INVALID_CONFIG, INVALID_REQUEST = 40, 42
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 # key: (value, outcome): "applied" or a substring of the refusal
 ROWS = {
     "log.retention.ms": ("3600000", "applied"),

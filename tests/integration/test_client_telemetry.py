@@ -28,6 +28,9 @@ from test_acls import one_dir, restricted  # noqa: F401 (fixture)
 from test_admin_tools import CLIENT_LIBS, JVM, admin_calls, kafka_tool  # noqa: F401 (fixture)
 from test_malformed import Conn, Reader, compact_string, frame, header, i8, i32, uvarint
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = "kafka.admin.ConfigCommand"
 

@@ -18,6 +18,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 import lsbroker
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 TOOLS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "tools")
 JVM = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 

@@ -23,6 +23,9 @@ from confluent_kafka import KafkaError, TopicPartition
 from kafka_util import consumer, create_topic, producer, unique_topic
 from lsbroker import wait_until
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 ROUND_TRIP_S = 5.0
 
 

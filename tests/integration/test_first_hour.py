@@ -16,6 +16,9 @@ import pytest
 
 import lsbroker
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 BIN = lsbroker.binary_path()
 # LAKESTREAM_* variables are configuration to the binary (LAKESTREAM_BIN is the test's)
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("LAKESTREAM_")}

@@ -20,6 +20,9 @@ from confluent_kafka.admin import AdminClient
 
 import kafka_util as ku
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 FAST = ("--group.min.session.timeout.ms=500",)
 
 

@@ -20,6 +20,9 @@ import lsbroker
 from kafka_util import create_topic, wait_topic
 from test_tls import Pki, start_failure
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 rest = pytest.importorskip("pyiceberg.catalog")
 pyiceberg_exc = pytest.importorskip("pyiceberg.exceptions")
 

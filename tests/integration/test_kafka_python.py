@@ -11,6 +11,9 @@ from kafka.admin import NewPartitions, NewTopic
 
 from kafka_util import DEFAULT_RF, KAFKA_PYTHON_API_VERSION, consume, create_topic, unique_topic
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 CODECS = [None, "gzip", "snappy", "lz4", "zstd"]
 
 

@@ -24,6 +24,9 @@ from kafka_util import create_topic, produce_all, producer, unique_topic
 from lsbroker import rss_mb, sanitized_build
 
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 def _cpu_seconds(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()

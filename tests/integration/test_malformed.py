@@ -27,6 +27,9 @@ from kafka_util import consume, create_topic, produce_all, producer, unique_topi
 # ---------------------------------------------------------------- encodings
 
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 def i8(v):
     return struct.pack(">b", v)
 

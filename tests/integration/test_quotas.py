@@ -20,6 +20,9 @@ import kafka_util
 import lsbroker
 from test_sasl import sasl_broker  # noqa: F401 (fixture)
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 TOOLS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "tools")
 JVM = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 

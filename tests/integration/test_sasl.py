@@ -20,6 +20,9 @@ from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechan
 
 import lsbroker
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 MECHS = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
 
 

@@ -22,6 +22,9 @@ from confluent_kafka.serialization import StringSerializer
 
 from kafka_util import consume, unique_topic, wait_topic
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 VALUE = "lakestream.value.schema.validation"
 KEY = "lakestream.key.schema.validation"
 

@@ -20,6 +20,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 import lsbroker
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 ROOT = lsbroker.ROOT
 LIB = os.path.join(ROOT, ".cache", "java", "lib")
 TOOLS_LIB = os.path.join(ROOT, ".cache", "java", "tools")

@@ -17,6 +17,8 @@ from confluent_kafka.admin import AdminClient
 import lsbroker
 
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
 # ---------------------------------------------------------------- brokers
 
 class Listeners:

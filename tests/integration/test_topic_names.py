@@ -18,6 +18,9 @@ from kafka_util import admin, create_topic
 from lsbroker import wait_until
 
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 def _base():
     return "n%s" % uuid.uuid4().hex[:8]
 

@@ -17,6 +17,9 @@ import lsbroker
 from kafka_util import admin, create_topic, unique_topic
 from test_transactions import read_all, txn_producer
 
+pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.ini)
+
+
 TOOLS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "tools")
 JVM = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 
