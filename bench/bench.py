@@ -1248,7 +1248,8 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS),
                     help="comma-separated subset of: " + ", ".join(SCENARIOS) +
-                    ", perf-tools, perf-tools-tls, perf-tools-sasl (Kafka's own perf tools, bench/perftools.py)")
+                    ", perf-tools, perf-tools-tls, perf-tools-sasl, perf-tools-groups (Kafka's own perf tools, "
+                    "bench/perftools.py)")
     ap.add_argument("--targets", default="kafka,lakestream,lakestream-relaxed",
                     help="kafka, lakestream (durable default), lakestream-relaxed "
                          "(object.store.fsync=false)")

@@ -16,6 +16,11 @@ median of each case side by side with the ratio Lakestream / Kafka.
                   start (a throwaway CA made with openssl), so the cost of TLS is a
                   ratio per broker.
   perf-tools-sasl the same over a SASL_SSL listener, SCRAM-SHA-512 (bench.SCRAM_USER).
+  perf-tools-groups
+                  the default-produced topics read back by the newer group kinds:
+                  ConsumerPerformance with group.protocol=consumer (KIP-848) and
+                  ShareConsumerPerformance (a share group, KIP-932, whose
+                  share.auto.offset.reset is set to earliest first with kafka-configs).
 
 Counts: --perf-records / BENCH_PERF_RECORDS (1 KiB records, default 200000) and
 --perf-small-records / BENCH_PERF_SMALL_RECORDS (100 B records, default 1000000).
@@ -30,7 +35,7 @@ import subprocess
 import bench
 
 TOOLS = os.path.join(bench.ROOT, ".cache", "java", "tools")
-FAMILY = ["perf-tools", "perf-tools-tls", "perf-tools-sasl"]
+FAMILY = ["perf-tools", "perf-tools-tls", "perf-tools-sasl", "perf-tools-groups"]
 # Transports: case-name suffix, and the scenario that selects it.
 SUFFIX = {"plain": "", "tls": "-tls", "sasl": "-sasl_ssl"}
 SCENARIO = {"plain": "perf-tools", "tls": "perf-tools-tls", "sasl": "perf-tools-sasl"}
@@ -121,6 +126,38 @@ def consume(bootstrap, cfg, topic, n):
             "fetch_records_per_s": float(row["fetch.nMsg.sec"])}
 
 
+def share_consume(bootstrap, cfg, topic, n, group):
+    """A share group of one ShareConsumerPerformance member reads n records of
+    topic from its start (the group's share.auto.offset.reset set to earliest
+    with kafka-configs first: a share group starts at the end by default)."""
+    java("kafka.admin.ConfigCommand",
+         ["--bootstrap-server", bootstrap, "--command-config", cfg, "--alter", "--entity-type",
+          "groups", "--entity-name", group, "--add-config", "share.auto.offset.reset=earliest"],
+         120)
+    out = java("org.apache.kafka.tools.ShareConsumerPerformance",
+               ["--topic", topic, "--num-records", str(n), "--bootstrap-server", bootstrap,
+                "--command-config", cfg, "--group", group, "--timeout", "60000"], 1800)
+    lines = [ln for ln in out.splitlines() if ln.count(",") >= 4]
+    head = next((i for i, ln in enumerate(lines) if "data.consumed.in.nMsg" in ln), None)
+    if head is None or head + 1 >= len(lines):
+        raise RuntimeError(f"no ShareConsumerPerformance summary in: {out[-500:]}")
+    row = dict(zip([h.strip() for h in lines[head].split(",")],
+                   [v.strip() for v in lines[head + 1].split(",")]))
+    got = int(float(row["data.consumed.in.nMsg"]))
+    if got < n:
+        raise RuntimeError(f"ShareConsumerPerformance read {got} of {n} records")
+    return {"records": got, "mb_per_s": float(row["MB.sec"]),
+            "records_per_s": float(row["nMsg.sec"])}
+
+
+def with_props(cfg, props, suffix):
+    """A copy of the client properties file cfg with props appended."""
+    path = cfg[:-len(".properties")] + f"-{suffix}.properties"
+    with open(cfg) as src, open(path, "w") as f:
+        f.write(src.read() + "".join(f"{p}\n" for p in props))
+    return path
+
+
 def cases(scenarios, a):
     """(case name, scenario, transport, kind, size, count, props) in run order."""
     big, small = a.perf_records, a.perf_small_records
@@ -132,6 +169,15 @@ def cases(scenarios, a):
                     (f"produce-tuned-{size}B", "perf-tools", "plain", "produce", size, n,
                      TUNED_PROPS),
                     (f"consume-{size}B", "perf-tools", "plain", "consume", size, n, None)]
+    if "perf-tools-groups" in scenarios:
+        for size, n in ((100, small), (1024, big)):
+            if "perf-tools" not in scenarios:  # the topic the group cases read
+                out.append((f"produce-default-{size}B", "perf-tools-groups", "plain", "produce",
+                            size, n, DEFAULT_PROPS))
+            out += [(f"consume-848-{size}B", "perf-tools-groups", "plain", "consume848", size, n,
+                     None),
+                    (f"share-consume-{size}B", "perf-tools-groups", "plain", "share", size, n,
+                     None)]
     for tr in ("tls", "sasl"):
         sc, sfx = SCENARIO[tr], SUFFIX[tr]
         if sc in scenarios:
@@ -148,7 +194,7 @@ def run_broker(broker, plan, rep, raw, failures, loads):
     try:
         for name, _, transport, kind, size, n, props in plan:
             bootstrap, cfg = client_config(broker, transport)
-            topic = f"perf-{size}B{SUFFIX[transport]}-{rep}" if kind == "consume" or not props \
+            topic = f"perf-{size}B{SUFFIX[transport]}-{rep}" if kind != "produce" or not props \
                 else f"perf-{name}-{rep}"
             bench.settle()
             la = bench.loadavg()
@@ -158,6 +204,11 @@ def run_broker(broker, plan, rep, raw, failures, loads):
                 if kind == "produce":
                     create_topic(bootstrap, cfg, topic)
                     r = produce(bootstrap, cfg, topic, n, size, props)
+                elif kind == "consume848":
+                    r = consume(bootstrap, with_props(cfg, ["group.protocol=consumer"], "848"),
+                                topic, n)
+                elif kind == "share":
+                    r = share_consume(bootstrap, cfg, topic, n, f"perf-share-{name}-{rep}")
                 else:
                     r = consume(bootstrap, cfg, topic, n)
             except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
@@ -184,7 +235,7 @@ def summarize(raw, plan):
         for target, runs in raw.get(name, {}).items():
             keys = ["mb_per_s", "records_per_s"] + (
                 ["p50_ms", "p99_ms"] if kind == "produce" else
-                ["fetch_mb_per_s", "fetch_records_per_s"])
+                [] if kind == "share" else ["fetch_mb_per_s", "fetch_records_per_s"])
             row["targets"][target] = {"median": {k: median(runs, k) for k in keys},
                                       "runs": runs}
         t = row["targets"]
@@ -240,7 +291,10 @@ def markdown(summary, repeat):
               "Java producer's defaults (idempotent, acks=all, 5 in flight, linger 5 ms, "
               "batch 16 KiB), *tuned* = " + " ".join(TUNED_PROPS) + ". Consume: "
               "ConsumerPerformance reading the default-produced topic back (MB/s over the "
-              "whole run, including the group join). Ratio = Lakestream / Kafka. Each case is a "
+              "whole run, including the group join); *consume-848* the same with "
+              "group.protocol=consumer, *share-consume* ShareConsumerPerformance (one member of "
+              "a share group, implicit acknowledgement, from the earliest offset). "
+              "Ratio = Lakestream / Kafka. Each case is a "
               "fresh tool JVM; the brokers get no warm-up here."]
     return "\n".join(lines) + "\n"
 

@@ -1,5 +1,6 @@
 """bench/perftools.py (make bench's perf-tools family): Kafka's own
-ProducerPerformance and ConsumerPerformance run against a real Lakestream broker,
+ProducerPerformance, ConsumerPerformance (classic and KIP-848 groups) and
+ShareConsumerPerformance (a share group) run against a real Lakestream broker,
 plaintext, over a TLS listener from a throwaway CA and over SASL_SSL with a
 SCRAM-SHA-512 user made by `lakestream users add`, and every case lands in the
 report with the records the tool was asked for. Kafka peer left out (its start costs
@@ -25,7 +26,8 @@ def test_perf_tools_family_reports_every_case(tmp_path):
     env = dict(os.environ, BENCH_PERF_RECORDS="3000", BENCH_PERF_SMALL_RECORDS="5000")
     env.setdefault("BENCH_LAKESTREAM_BIN", os.path.join(ROOT, "build", "lakestream"))
     p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench.py"),
-                        "--scenarios", "perf-tools,perf-tools-tls,perf-tools-sasl", "--targets", "lakestream",
+                        "--scenarios", "perf-tools,perf-tools-tls,perf-tools-sasl,perf-tools-groups",
+                        "--targets", "lakestream",
                         "-n", "1", "--tag", "t", "--out", str(out)],
                        capture_output=True, text=True, env=env, timeout=540)
     assert p.returncode == 0, p.stderr[-2000:]
@@ -36,7 +38,9 @@ def test_perf_tools_family_reports_every_case(tmp_path):
             "produce-default-1024B": 3000, "produce-tuned-1024B": 3000, "consume-1024B": 3000,
             "produce-default-1024B-tls": 3000, "produce-tuned-1024B-tls": 3000,
             "consume-1024B-tls": 3000, "produce-default-1024B-sasl_ssl": 3000,
-            "produce-tuned-1024B-sasl_ssl": 3000, "consume-1024B-sasl_ssl": 3000}
+            "produce-tuned-1024B-sasl_ssl": 3000, "consume-1024B-sasl_ssl": 3000,
+            "consume-848-100B": 5000, "share-consume-100B": 5000,
+            "consume-848-1024B": 3000, "share-consume-1024B": 3000}
     assert set(rep["cases"]) == set(want)
     for name, n in want.items():
         [run] = rep["cases"][name]["targets"]["lakestream"]["runs"]
