@@ -1248,8 +1248,9 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS),
                     help="comma-separated subset of: " + ", ".join(SCENARIOS) +
-                    ", perf-tools, perf-tools-tls, perf-tools-sasl, perf-tools-groups (Kafka's own perf tools, "
-                    "bench/perftools.py)")
+                    ", perf-tools, perf-tools-tls, perf-tools-sasl, perf-tools-groups (Kafka's own perf "
+                    "tools, bench/perftools.py), cost (dollars from measured requests, "
+                    "bench/cost.py)")
     ap.add_argument("--targets", default="kafka,lakestream,lakestream-relaxed",
                     help="kafka, lakestream (durable default), lakestream-relaxed "
                          "(object.store.fsync=false)")
@@ -1308,6 +1309,20 @@ def main():
     ap.add_argument("--perf-small-records", type=int,
                     default=int(os.environ.get("BENCH_PERF_SMALL_RECORDS", 1000000)),
                     help="perf-tools: 100 B records per case")
+    ap.add_argument("--cost-records", type=int,
+                    default=int(os.environ.get("BENCH_COST_RECORDS", 300000)),
+                    help="cost: records produced in the ingest phase")
+    ap.add_argument("--cost-size", type=int, default=1024, help="cost: record bytes")
+    ap.add_argument("--cost-rate", type=int, default=20000,
+                    help="cost: records/s the producer is held to (a steady rate, not a burst)")
+    ap.add_argument("--cost-mb-s", type=lambda v: [float(x) for x in v.split(",")],
+                    default=[100.0, 1000.0, 5000.0], help="cost: MB/s rows of the monthly table")
+    ap.add_argument("--cost-retention-days", type=lambda v: [float(x) for x in v.split(",")],
+                    default=[1.0, 7.0], help="cost: retention rows of the monthly table")
+    ap.add_argument("--cost-fanout", type=float, default=1.0,
+                    help="cost: times each byte is read")
+    ap.add_argument("--cost-disk-fill", type=float, default=0.5,
+                    help="cost: Kafka's disks kept at most this full")
     ap.add_argument("--tag", default="", help="suffix for result files (e.g. smoke)")
     ap.add_argument("--out", default=RESULTS)
     a = ap.parse_args()
@@ -1316,9 +1331,12 @@ def main():
     # perftools imports this module as "bench": the same one, with main()'s globals.
     sys.modules["bench"] = sys.modules[__name__]
     import perftools
-    # Kafka's own perf tools (bench/perftools.py): after the driver's scenarios.
+    import cost
+    # Kafka's own perf tools (bench/perftools.py) and the cost report (bench/cost.py):
+    # after the driver's scenarios.
     perf = [s for s in scenarios if s in perftools.FAMILY]
-    scenarios = [s for s in scenarios if s not in perftools.FAMILY]
+    costs = [s for s in scenarios if s in cost.FAMILY]
+    scenarios = [s for s in scenarios if s not in perftools.FAMILY + cost.FAMILY]
     for s in scenarios:
         if s not in SCENARIOS:
             sys.exit(f"unknown scenario {s}" +
@@ -1438,6 +1456,8 @@ def main():
             perf_failures = []
             perf_md = perftools.run(perf, a, stamp, facts, cmdline, perf_failures, loads)
             failures += perf_failures
+        if costs:
+            perf_md += cost.run(costs, a, stamp, facts, cmdline, failures, loads)
     finally:
         shutil.rmtree(snap_dir, ignore_errors=True)
     facts["loadavg_after_run"] = loadavg()

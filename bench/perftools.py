@@ -91,10 +91,10 @@ def create_topic(bootstrap, cfg, topic):
           "--partitions", str(PARTITIONS), "--replication-factor", "1"], 120)
 
 
-def produce(bootstrap, cfg, topic, n, size, props):
+def produce(bootstrap, cfg, topic, n, size, props, throughput=-1):
     out = java("org.apache.kafka.tools.ProducerPerformance",
                ["--topic", topic, "--num-records", str(n), "--record-size", str(size),
-                "--throughput", "-1", "--producer.config", cfg,
+                "--throughput", str(throughput), "--producer.config", cfg,
                 "--producer-props", f"bootstrap.servers={bootstrap}"] + props, 1800)
     m = None
     for m in PRODUCE_RE.finditer(out):
