@@ -1084,6 +1084,58 @@ static int consumer_assignors_finish(ls_config_t *c, char *err, int errlen)
     return 0;
 }
 
+/* One group kind's session timeout and heartbeat interval against their
+ * bounds, as Kafka's GroupCoordinatorConfig requires them (its messages). */
+static int group_bounds_finish(const char *kind, int32_t session, int32_t smin, int32_t smax,
+                               int32_t heartbeat, int32_t hmin, int32_t hmax, char *err, int errlen)
+{
+    const struct {
+        bool bad;
+        const char *a, *rel, *b;
+    } rules[] = {
+        {smax < smin, "max.session.timeout.ms", "greater than or equal to",
+         "min.session.timeout.ms"},
+        {hmax < hmin, "max.heartbeat.interval.ms", "greater than or equal to",
+         "min.heartbeat.interval.ms"},
+        {session < smin, "session.timeout.ms", "greater than or equal to",
+         "min.session.timeout.ms"},
+        {session > smax, "session.timeout.ms", "less than or equal to", "max.session.timeout.ms"},
+        {heartbeat < hmin, "heartbeat.interval.ms", "greater than or equal to",
+         "min.heartbeat.interval.ms"},
+        {heartbeat > hmax, "heartbeat.interval.ms", "less than or equal to",
+         "max.heartbeat.interval.ms"},
+        {heartbeat >= session, "heartbeat.interval.ms", "less than", "session.timeout.ms"},
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+        if (rules[i].bad) {
+            errf(err, errlen, "group.%s.%s must be %s group.%s.%s", kind, rules[i].a, rules[i].rel,
+                 kind, rules[i].b);
+            return -1;
+        }
+    return 0;
+}
+
+static int groups_finish(const ls_config_t *c, char *err, int errlen)
+{
+    if (group_bounds_finish(
+            "consumer", c->group_consumer_session_timeout_ms,
+            c->group_consumer_min_session_timeout_ms, c->group_consumer_max_session_timeout_ms,
+            c->group_consumer_heartbeat_interval_ms, c->group_consumer_min_heartbeat_interval_ms,
+            c->group_consumer_max_heartbeat_interval_ms, err, errlen) != 0)
+        return -1;
+    if (group_bounds_finish(
+            "share", c->group_share_session_timeout_ms, c->group_share_min_session_timeout_ms,
+            c->group_share_max_session_timeout_ms, c->group_share_heartbeat_interval_ms,
+            c->group_share_min_heartbeat_interval_ms, c->group_share_max_heartbeat_interval_ms, err,
+            errlen) != 0)
+        return -1;
+    return group_bounds_finish(
+        "streams", c->group_streams_session_timeout_ms, c->group_streams_min_session_timeout_ms,
+        c->group_streams_max_session_timeout_ms, c->group_streams_heartbeat_interval_ms,
+        c->group_streams_min_heartbeat_interval_ms, c->group_streams_max_heartbeat_interval_ms, err,
+        errlen);
+}
+
 int ls_config_finish(ls_config_t *c, char *err, int errlen)
 {
     if (!c->object_store_url || !c->metadata_url) {
@@ -1096,6 +1148,7 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen)
     if (listeners_finish(c, err, errlen) != 0) return -1;
     if (http_sec_finish(c, err, errlen) != 0) return -1;
     if (consumer_assignors_finish(c, err, errlen) != 0) return -1;
+    if (groups_finish(c, err, errlen) != 0) return -1;
     if (ls_catalog_conf_finish(&c->catalogs, err, (size_t)errlen) != 0) return -1;
     if (c->wal_flush_min_interval_ms < 0) {
         /* per store: a local directory has no per-request price, so flush as

@@ -185,8 +185,17 @@ typedef struct ls_config {
     int32_t group_initial_rebalance_delay_ms;  /* group.initial.rebalance.delay.ms, default 0 */
     int32_t group_max_size;                    /* group.max.size, default 2147483647 */
     int32_t group_consumer_session_timeout_ms; /* group.consumer.session.timeout.ms */
-    int32_t group_consumer_heartbeat_interval_ms;   /* group.consumer.heartbeat.interval.ms */
-    int32_t group_consumer_max_size;                /* group.consumer.max.size */
+    int32_t group_consumer_heartbeat_interval_ms; /* group.consumer.heartbeat.interval.ms */
+    int32_t group_consumer_max_size;              /* group.consumer.max.size */
+    /* group.{consumer,share,streams}.{min,max}.{session.timeout,heartbeat.interval}.ms:
+     * the bounds of the kind's session timeout and heartbeat interval, broker
+     * and group configs alike (Kafka's defaults 45000..60000 and 5000..15000) */
+    int32_t group_consumer_min_session_timeout_ms, group_consumer_max_session_timeout_ms;
+    int32_t group_consumer_min_heartbeat_interval_ms, group_consumer_max_heartbeat_interval_ms;
+    int32_t group_share_min_session_timeout_ms, group_share_max_session_timeout_ms;
+    int32_t group_share_min_heartbeat_interval_ms, group_share_max_heartbeat_interval_ms;
+    int32_t group_streams_min_session_timeout_ms, group_streams_max_session_timeout_ms;
+    int32_t group_streams_min_heartbeat_interval_ms, group_streams_max_heartbeat_interval_ms;
     int32_t group_share_session_timeout_ms;         /* group.share.session.timeout.ms */
     int32_t group_share_heartbeat_interval_ms;      /* group.share.heartbeat.interval.ms */
     int32_t group_share_max_size;                   /* group.share.max.size */

@@ -314,8 +314,41 @@ static bool heartbeat_below_session(alter_t *a, const json_t *kv, const char *sk
     return false;
 }
 
+/* Kafka's bounds of one key of kind (consumer, streams), set by the broker's
+ * group.<kind>.{min,max}.<rest of the key>: false with err (Kafka's
+ * GroupConfig wording) when the group's value lies outside. */
+static bool within_bounds(alter_t *a, const json_t *kv, const char *key, const char *kind,
+                          ls_group_config_bound_t b)
+{
+    const char *rest = key + strlen(kind) + 1; /* session.timeout.ms */
+    int32_t v = effective(kv, key, b.min);
+    if (v >= b.min && v <= b.max) return true;
+    snprintf(a->err, a->errlen, "%s must be %s group.%s.%s.%s (%d)", key,
+             v < b.min ? "greater than or equal to" : "less than or equal to", kind,
+             v < b.min ? "min" : "max", rest, (int)(v < b.min ? b.min : b.max));
+    return false;
+}
+
+ls_group_config_defaults_t ls_group_config_defaults_of(const ls_config_t *cfg)
+{
+    return (ls_group_config_defaults_t){
+        .consumer_session = cfg->group_consumer_session_timeout_ms,
+        .consumer_heartbeat = cfg->group_consumer_heartbeat_interval_ms,
+        .streams_session = cfg->group_streams_session_timeout_ms,
+        .streams_heartbeat = cfg->group_streams_heartbeat_interval_ms,
+        .consumer_session_bounds = {cfg->group_consumer_min_session_timeout_ms,
+                                    cfg->group_consumer_max_session_timeout_ms},
+        .consumer_heartbeat_bounds = {cfg->group_consumer_min_heartbeat_interval_ms,
+                                      cfg->group_consumer_max_heartbeat_interval_ms},
+        .streams_session_bounds = {cfg->group_streams_min_session_timeout_ms,
+                                   cfg->group_streams_max_session_timeout_ms},
+        .streams_heartbeat_bounds = {cfg->group_streams_min_heartbeat_interval_ms,
+                                     cfg->group_streams_max_heartbeat_interval_ms},
+    };
+}
+
 /* doc (taken) with the group's overrides changed; NULL with err set when
- * the result breaks the heartbeat-below-session rule. */
+ * the result breaks a bound or the heartbeat-below-session rule. */
 static json_t *apply(alter_t *a, json_t *doc)
 {
     json_t *kv = a->replace ? json_object() : json_deep_copy(json_object_get(doc, a->group));
@@ -326,7 +359,15 @@ static json_t *apply(alter_t *a, json_t *doc)
         else
             json_object_del(kv, a->ops[i].key);
     }
-    if (!heartbeat_below_session(a, kv, LS_GROUP_CONFIG_SESSION, LS_GROUP_CONFIG_HEARTBEAT,
+    const ls_group_config_defaults_t *d = a->defs;
+    if (!within_bounds(a, kv, LS_GROUP_CONFIG_SESSION, "consumer", d->consumer_session_bounds) ||
+        !within_bounds(a, kv, LS_GROUP_CONFIG_HEARTBEAT, "consumer",
+                       d->consumer_heartbeat_bounds) ||
+        !within_bounds(a, kv, LS_GROUP_CONFIG_STREAMS_SESSION, "streams",
+                       d->streams_session_bounds) ||
+        !within_bounds(a, kv, LS_GROUP_CONFIG_STREAMS_HEARTBEAT, "streams",
+                       d->streams_heartbeat_bounds) ||
+        !heartbeat_below_session(a, kv, LS_GROUP_CONFIG_SESSION, LS_GROUP_CONFIG_HEARTBEAT,
                                  a->defs->consumer_session, a->defs->consumer_heartbeat) ||
         !heartbeat_below_session(a, kv, LS_GROUP_CONFIG_STREAMS_SESSION,
                                  LS_GROUP_CONFIG_STREAMS_HEARTBEAT, a->defs->streams_session,

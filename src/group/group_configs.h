@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/config.h"
 #include "meta/meta.h"
 
 #define LS_GROUP_CONFIG_SESSION "consumer.session.timeout.ms"
@@ -78,11 +79,21 @@ typedef struct ls_group_config_op {
     const char *key;
     const char *value;
 } ls_group_config_op_t;
+/* A key's broker bounds, inclusive, and the broker keys that set them. */
+typedef struct ls_group_config_bound {
+    int32_t min, max;
+} ls_group_config_bound_t;
 /* The broker's values of the session and heartbeat keys, for the
- * heartbeat-below-session rule. */
+ * heartbeat-below-session rule, and their bounds
+ * (group.{consumer,streams}.{min,max}.*: a value outside is refused, as
+ * Kafka's GroupConfig does). */
 typedef struct ls_group_config_defaults {
     int32_t consumer_session, consumer_heartbeat, streams_session, streams_heartbeat;
+    ls_group_config_bound_t consumer_session_bounds, consumer_heartbeat_bounds;
+    ls_group_config_bound_t streams_session_bounds, streams_heartbeat_bounds;
 } ls_group_config_defaults_t;
+/* The broker configuration's values and bounds. */
+ls_group_config_defaults_t ls_group_config_defaults_of(const ls_config_t *cfg);
 /* Applies ops (every one checked by ls_group_config_check) to the group's
  * overrides, or replaces them by ops (replace: AlterConfigs), by
  * compare-and-set. LS_EINVAL with err when the result breaks the

@@ -138,14 +138,11 @@ static void ac_work(void *arg)
             continue;
         }
         if (r->group) {
-            const ls_config_t *cfg = ctx->req->svc->cfg;
             ls_group_config_op_t *ops =
                 ls_arena_alloc(ctx->req->arena, (size_t)(r->nops + 1) * sizeof *ops);
             for (int k = 0; k < r->nops; k++)
                 ops[k] = (ls_group_config_op_t){r->ops[k].key, r->ops[k].value};
-            const ls_group_config_defaults_t defs = {
-                cfg->group_consumer_session_timeout_ms, cfg->group_consumer_heartbeat_interval_ms,
-                cfg->group_streams_session_timeout_ms, cfg->group_streams_heartbeat_interval_ms};
+            const ls_group_config_defaults_t defs = ls_group_config_defaults_of(ctx->req->svc->cfg);
             r->st = ctx->req->svc->group_configs
                         ? ls_group_configs_alter(ctx->req->svc->group_configs, r->name, r->replace,
                                                  ops, r->nops, &defs, ctx->validate_only, r->err,

@@ -561,7 +561,8 @@ def test_streams_exactly_once_through_broker_kills(cluster, tmp_path, java_procs
     is among the brokers killed)."""
     brokers = [cluster.add("--broker.session.timeout.ms=2000",
                            "--transaction.abort.timed.out.transaction.cleanup.interval.ms=1000",
-                           "--group.streams.heartbeat.interval.ms=1000")
+                           "--group.streams.heartbeat.interval.ms=1000",
+                           "--group.streams.min.heartbeat.interval.ms=1000")
                for _ in range(3)]
     bs = cluster.bootstrap
     tag = uuid.uuid4().hex[:8]

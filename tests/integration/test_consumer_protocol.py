@@ -251,16 +251,23 @@ def test_group_configs_with_kafka_configs(broker):
     drain([first], 0, {}, until=lambda: first.assignment(), timeout=30)
     first.close()
     r = config_command(broker.bootstrap, "--entity-type", "groups", "--entity-name", group,
-                       "--alter", "--add-config", "consumer.heartbeat.interval.ms=1500")
+                       "--alter", "--add-config", "consumer.heartbeat.interval.ms=6000")
     assert r.returncode == 0, r.stdout + r.stderr
     r = config_command(broker.bootstrap, "--entity-type", "groups", "--entity-name", group,
                        "--describe")
-    assert r.returncode == 0 and "consumer.heartbeat.interval.ms=1500" in r.stdout, \
+    assert r.returncode == 0 and "consumer.heartbeat.interval.ms=6000" in r.stdout, \
         r.stdout + r.stderr
-    # a value Kafka refuses is refused, naming the rule
+    # values Kafka refuses are refused, naming the rule: outside the broker's
+    # group.consumer.{min,max}.* bounds (45000..60000 and 5000..15000 here)
     r = config_command(broker.bootstrap, "--entity-type", "groups", "--entity-name", group,
                        "--alter", "--add-config", "consumer.session.timeout.ms=1000")
-    assert r.returncode != 0 and "must be less than" in r.stdout + r.stderr
+    assert r.returncode != 0 and \
+        "must be greater than or equal to group.consumer.min.session.timeout.ms" in \
+        r.stdout + r.stderr, r.stdout + r.stderr
+    r = config_command(broker.bootstrap, "--entity-type", "groups", "--entity-name", group,
+                       "--alter", "--add-config", "consumer.heartbeat.interval.ms=1500")
+    assert r.returncode != 0 and "group.consumer.min.heartbeat.interval.ms" in \
+        r.stdout + r.stderr, r.stdout + r.stderr
     # a member joins the configured group
     stats = []
     c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group,
@@ -284,7 +291,7 @@ def test_group_configs_with_kafka_configs(broker):
     assert r.returncode == 0, r.stdout + r.stderr
     r = config_command(broker.bootstrap, "--entity-type", "groups", "--entity-name", group,
                        "--describe")
-    assert "consumer.heartbeat.interval.ms=1500" not in r.stdout, r.stdout
+    assert "consumer.heartbeat.interval.ms=6000" not in r.stdout, r.stdout
 
 
 MEMBER_SCRIPT = r"""
@@ -304,9 +311,13 @@ def test_killed_member_partitions_move_after_the_groups_session_timeout(broker_f
     """A member killed with -9 sends nothing: its partitions move to the other
     member once the group's session timeout passes: here the group's own
     (kafka-configs --entity-type groups: consumer.session.timeout.ms=6000),
-    the broker's being 10 minutes."""
+    the broker's being 10 minutes (its bounds widened to allow both, as a Kafka
+    operator would with group.consumer.{min,max}.*)."""
     import sys
-    broker = broker_factory("--group.consumer.session.timeout.ms=600000")
+    broker = broker_factory("--group.consumer.session.timeout.ms=600000",
+                            "--group.consumer.max.session.timeout.ms=600000",
+                            "--group.consumer.min.session.timeout.ms=6000",
+                            "--group.consumer.min.heartbeat.interval.ms=1000")
     topic, group = uid("kip848k"), uid("kip848k-g")
     create(broker.bootstrap, topic, 4)
     produce(broker.bootstrap, topic, 4, 40, "k")

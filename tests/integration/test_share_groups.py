@@ -296,7 +296,9 @@ def test_cluster_share_group_survives_its_coordinators_kill9(cluster, share_test
     # sessions here are shorter than the scenario's 20 s of quiet
     nodes = [cluster.add(*FAST, "--group.share.record.lock.duration.ms=%d" % LOCK_MS,
                          "--group.share.session.timeout.ms=8000",
-                         "--group.share.heartbeat.interval.ms=2000")
+                         "--group.share.min.session.timeout.ms=8000",
+                         "--group.share.heartbeat.interval.ms=2000",
+                         "--group.share.min.heartbeat.interval.ms=2000")
              for _ in range(3)]
     for b in nodes:
         b.allow_errors(r"reading|connection|refused|watch|lease|GET|fetch|share")

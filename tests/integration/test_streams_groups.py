@@ -35,7 +35,9 @@ from test_connect_streams import (JVM, WordCount, _poll, _sentences, _word_total
 
 TOOLS_LIB = os.path.join(lsbroker.ROOT, ".cache", "java", "tools")
 # members notice changes within a second; a dead instance is gone in 6 s
-QUICK = ("--group.streams.heartbeat.interval.ms=500", "--group.streams.session.timeout.ms=6000")
+QUICK = ("--group.streams.heartbeat.interval.ms=500", "--group.streams.session.timeout.ms=6000",
+         "--group.streams.min.heartbeat.interval.ms=500",
+         "--group.streams.min.session.timeout.ms=6000")
 
 
 def streams_groups_tool(bootstrap, *args):

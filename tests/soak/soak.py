@@ -655,8 +655,11 @@ def main(argv=None):
                          "--log.retention.check.interval.ms=2000", "--wal.gc.grace.ms=0",
                          "--table.orphan.grace.ms=120000",
                          "--group.consumer.heartbeat.interval.ms=500",
+                         "--group.consumer.min.heartbeat.interval.ms=500",
                          "--group.streams.heartbeat.interval.ms=500",
-                         "--group.streams.session.timeout.ms=6000"])
+                         "--group.streams.min.heartbeat.interval.ms=500",
+                         "--group.streams.session.timeout.ms=6000",
+                         "--group.streams.min.session.timeout.ms=6000"])
     # deployed as a team would: SASL users, the authorizer on (tests/soak/operate.py)
     b.port, b.http_port, b.registry_port, sasl_port = lsbroker.free_ports(4)
     b.extra_args += operate.broker_args(b.host, b.port, sasl_port)

@@ -61,7 +61,8 @@
 
 /* Kafka's broker defaults of the group session and heartbeat settings, for
  * ls_group_configs_alter's heartbeat-below-session rule. */
-static const ls_group_config_defaults_t KF_GROUP_DEFAULTS = {45000, 5000, 45000, 5000};
+static const ls_group_config_defaults_t KF_GROUP_DEFAULTS = {
+    45000, 5000, 45000, 5000, {45000, 60000}, {5000, 15000}, {45000, 60000}, {5000, 15000}};
 
 typedef struct kf_env {
     uv_loop_t loop;

@@ -542,6 +542,47 @@ TEST(cross_key_limits)
     ls_config_free(&c);
 }
 
+TEST(group_timeouts_within_their_bounds)
+{
+    ls_config_t c;
+    char err[512];
+    /* Kafka's defaults: 45000..60000 and 5000..15000 for each kind */
+    const char *ok[] = {"group.share.session.timeout.ms", "60000",
+                        "group.streams.heartbeat.interval.ms", "15000", NULL};
+    CHECK_EQ_INT(finish_with(&c, ok, err, sizeof err), 0);
+    ls_config_free(&c);
+    const char *low[] = {"group.consumer.session.timeout.ms", "6000", NULL};
+    CHECK_EQ_INT(finish_with(&c, low, err, sizeof err), -1);
+    ls_config_free(&c);
+    CHECK(strcmp(err, "group.consumer.session.timeout.ms must be greater than or equal to "
+                      "group.consumer.min.session.timeout.ms") == 0);
+    const char *lowered[] = {"group.consumer.session.timeout.ms", "6000",
+                             "group.consumer.min.session.timeout.ms", "6000", NULL};
+    CHECK_EQ_INT(finish_with(&c, lowered, err, sizeof err), 0);
+    ls_config_free(&c);
+    const char *high[] = {"group.streams.heartbeat.interval.ms", "20000", NULL};
+    CHECK_EQ_INT(finish_with(&c, high, err, sizeof err), -1);
+    ls_config_free(&c);
+    CHECK(strstr(err, "group.streams.heartbeat.interval.ms must be less than or equal to "
+                      "group.streams.max.heartbeat.interval.ms") != NULL);
+    const char *crossed[] = {"group.share.min.session.timeout.ms", "70000", NULL};
+    CHECK_EQ_INT(finish_with(&c, crossed, err, sizeof err), -1);
+    ls_config_free(&c);
+    CHECK(strstr(err, "group.share.max.session.timeout.ms must be greater than or equal to "
+                      "group.share.min.session.timeout.ms") != NULL);
+    const char *beat[] = {"group.consumer.min.session.timeout.ms",
+                          "1000",
+                          "group.consumer.session.timeout.ms",
+                          "4000",
+                          "group.consumer.min.heartbeat.interval.ms",
+                          "1000",
+                          NULL};
+    CHECK_EQ_INT(finish_with(&c, beat, err, sizeof err), -1); /* heartbeat 5000 >= session 4000 */
+    ls_config_free(&c);
+    CHECK(strstr(err, "group.consumer.heartbeat.interval.ms must be less than "
+                      "group.consumer.session.timeout.ms") != NULL);
+}
+
 TEST(help_output_is_a_config_file_of_defaults)
 {
     char path[300];
@@ -711,6 +752,7 @@ int main(void)
     RUN(flags);
     RUN(precedence_file_env_flags);
     RUN(cross_key_limits);
+    RUN(group_timeouts_within_their_bounds);
     RUN(help_output_is_a_config_file_of_defaults);
     RUN(secrets_never_as_flags_nor_in_readable_files);
     RUN(external_catalogs);

@@ -244,11 +244,24 @@ TEST(group_configs_are_described_altered_and_applied)
     CHECK_EQ_INT(describe_group_config("hcg-g4", "consumer.heartbeat.interval.ms", &src), def);
     CHECK_EQ_INT(src, 5); /* DEFAULT_CONFIG */
     char msg[256];
-    CHECK_EQ_INT(alter_group("hcg-g4", "consumer.heartbeat.interval.ms", "1234", msg),
+    CHECK_EQ_INT(alter_group("hcg-g4", "consumer.heartbeat.interval.ms", "6000", msg),
                  LS_KERR_NONE);
-    CHECK_EQ_INT(describe_group_config("hcg-g4", "consumer.heartbeat.interval.ms", &src), 1234);
+    CHECK_EQ_INT(describe_group_config("hcg-g4", "consumer.heartbeat.interval.ms", &src), 6000);
     CHECK_EQ_INT(src, 8);                                         /* GROUP_CONFIG */
-    CHECK_EQ_INT(interval_given("hcg-g4", "m-4", h.epoch), 1234); /* applied */
+    CHECK_EQ_INT(interval_given("hcg-g4", "m-4", h.epoch), 6000); /* applied */
+    /* the broker's group.consumer.{min,max}.* bound the group's values, with
+     * Kafka's words; nothing is stored */
+    CHECK_EQ_INT(alter_group("hcg-g4", "consumer.heartbeat.interval.ms", "1234", msg),
+                 LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "consumer.heartbeat.interval.ms must be greater than or equal to "
+                      "group.consumer.min.heartbeat.interval.ms (5000)") != NULL);
+    CHECK_EQ_INT(alter_group("hcg-g4", "consumer.heartbeat.interval.ms", "15001", msg),
+                 LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "less than or equal to group.consumer.max.heartbeat.interval.ms") != NULL);
+    CHECK_EQ_INT(alter_group("hcg-g4", "consumer.session.timeout.ms", "60001", msg),
+                 LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "group.consumer.max.session.timeout.ms (60000)") != NULL);
+    CHECK_EQ_INT(describe_group_config("hcg-g4", "consumer.heartbeat.interval.ms", &src), 6000);
     /* refusals name the key: unknown, a share group's, not a positive int,
      * a heartbeat interval not below the session timeout */
     CHECK_EQ_INT(alter_group("hcg-g4", "consumer.nope", "1", msg), LS_KERR_INVALID_CONFIG);
@@ -259,7 +272,13 @@ TEST(group_configs_are_described_altered_and_applied)
                  LS_KERR_INVALID_CONFIG);
     CHECK_EQ_INT(alter_group("hcg-g4", "consumer.session.timeout.ms", "1000", msg),
                  LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "group.consumer.min.session.timeout.ms") != NULL);
+    int32_t min_session = E.cfg.group_consumer_min_session_timeout_ms;
+    E.cfg.group_consumer_min_session_timeout_ms = 1000; /* a session below the heartbeat */
+    CHECK_EQ_INT(alter_group("hcg-g4", "consumer.session.timeout.ms", "5000", msg),
+                 LS_KERR_INVALID_CONFIG);
     CHECK(strstr(msg, "must be less than") != NULL);
+    E.cfg.group_consumer_min_session_timeout_ms = min_session;
     /* the share keys take Kafka's words only */
     CHECK_EQ_INT(alter_group("hcg-g4", "share.isolation.level", "read_committed", msg),
                  LS_KERR_NONE);
