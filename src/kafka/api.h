@@ -109,6 +109,12 @@ void ls_kreq_fail(ls_kreq_t *req, const char *why);
  * connection has run (at once when none waits; fn may finish req). */
 void ls_kreq_turn_take(ls_kreq_t *req);
 void ls_kreq_turn_run(ls_kreq_t *req, void (*fn)(void *arg), void *arg);
+/* Serial requests (conn.c, "Serial requests"): work runs on a worker, then
+ * done on the loop, as ls_ksvc_offload, but only once the connection's
+ * earlier serial requests ran their done: their store steps never overlap
+ * and apply in request order. done may finish req. */
+void ls_kreq_offload_serial(ls_kreq_t *req, void (*work)(void *arg), void (*done)(void *arg),
+                            void *arg);
 /* True if the connection is gone (handlers finishing late may skip work). */
 bool ls_kreq_conn_closed(const ls_kreq_t *req);
 /* The request's connection, unique for the broker's life (never 0). */

@@ -26,6 +26,15 @@
  * turn of the connection has run. A request freed before its turn ran gives
  * the turn back, so one failed request never holds the others.
  *
+ * Serial requests: Kafka handles a connection's requests one at a time, and
+ * a transactional producer relies on it: librdkafka pipelines EndTxn behind
+ * an AddPartitionsToTxn not yet answered, and the end must see the
+ * partitions added (else INVALID_TXN_STATE, fatal to the producer). The
+ * transaction coordinator's requests run their store steps on the worker
+ * pool, where two could overlap; each goes through ls_kreq_offload_serial
+ * instead, which starts a request's work once the connection's earlier
+ * serial request ran its done (on the loop), in request order.
+ *
  * Lifetime: a connection is freed when its handle is closed and no request
  * still references it (refs). A handler that finishes after the peer left
  * finds conn->closed and its response is dropped.
@@ -145,6 +154,17 @@ typedef struct turn {
     bool ready;
 } turn_t;
 
+/* A request whose store work runs after the connection's earlier serial
+ * requests finished theirs (file comment, "Serial requests"). */
+typedef struct serial {
+    struct serial *next;
+    ls_kconn_t *conn;
+    const ls_kafka_services_t *svc;
+    void (*work)(void *arg);
+    void (*done)(void *arg);
+    void *arg;
+} serial_t;
+
 typedef struct write_req {
     uv_write_t req;
     bool close_after;
@@ -187,6 +207,8 @@ struct ls_kconn {
     /* append order (ls_kreq_turn_*) */
     turn_t *turn_head, *turn_tail;
     bool turns_running;
+    /* serial requests (ls_kreq_offload_serial): the head's work is running */
+    serial_t *serial_head, *serial_tail;
     int inflight;
     /* limits */
     int64_t ip_key;         /* per-address count key (listener's per_ip map) */
@@ -581,6 +603,45 @@ void ls_kreq_turn_run(ls_kreq_t *req, void (*fn)(void *arg), void *arg)
     t->arg = arg;
     t->ready = true;
     turns_run(req->conn);
+}
+
+/* ---------------------------------------------- serial requests (api.h) */
+
+static void serial_done(void *arg);
+
+static void serial_work(void *arg)
+{
+    serial_t *s = arg;
+    s->work(s->arg);
+}
+
+static void serial_start(serial_t *s) { ls_ksvc_offload(s->svc, serial_work, serial_done, s); }
+
+static void serial_done(void *arg)
+{
+    serial_t *s = arg;
+    ls_kconn_t *c = s->conn;
+    s->done(s->arg); /* may finish the request: the connection is ours still */
+    c->serial_head = s->next;
+    if (!c->serial_head) c->serial_tail = NULL;
+    ls_free(s);
+    if (c->serial_head) serial_start(c->serial_head);
+    conn_unref(c);
+}
+
+void ls_kreq_offload_serial(ls_kreq_t *req, void (*work)(void *arg), void (*done)(void *arg),
+                            void *arg)
+{
+    ls_kconn_t *c = req->conn;
+    serial_t *s = LS_NEW(serial_t);
+    *s = (serial_t){.conn = c, .svc = req->svc, .work = work, .done = done, .arg = arg};
+    c->refs++;
+    if (c->serial_tail)
+        c->serial_tail->next = s;
+    else
+        c->serial_head = s;
+    c->serial_tail = s;
+    if (c->serial_head == s) serial_start(s);
 }
 
 bool ls_kreq_conn_closed(const ls_kreq_t *req) { return req->conn->closed; }

@@ -6,6 +6,7 @@ a second instance of a transactional id fences the first. The Java client
 and the consume-transform-produce loop are in tests/integration/java
 (transactions)."""
 
+import time
 import uuid
 
 import pytest
@@ -384,3 +385,52 @@ def test_librdkafka_keeps_transaction_version_1(broker):
                         "describe", tid], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "CompleteCommit" in r.stdout and "epoch 0" in r.stdout, r.stdout
+
+
+def test_end_txn_pipelined_behind_add_partitions_sees_them(broker):
+    """librdkafka may send EndTxn before its AddPartitionsToTxn is answered
+    (an abort right after the first records of a transaction): both on the
+    coordinator connection, back to back. Kafka handles a connection's
+    requests one at a time, so the end sees the partitions; here the two ran
+    on different workers and the end could read the record first and answer
+    INVALID_TXN_STATE, fatal to the producer (seen in make test's S3 stage).
+    Raw frames, so the two are pipelined every time."""
+    from test_malformed import Conn, Reader, array, frame, header, i8, i16, i32, i64, string
+    t = create_topic(broker.bootstrap, unique_topic("txn-pipe-end"), partitions=2)
+    tid = "tx-pipe-end-" + uuid.uuid4().hex
+    c = Conn(broker)
+    corr = 1
+    c.send(frame(header(22, 1, corr) + string(tid) + i32(60000)))  # InitProducerId v1
+    r = Reader(c.recv_frame())
+    assert r.i32() == corr
+    r.i32()
+    assert r.i16() == 0
+    pid, epoch = r.i64(), r.i16()
+    ended = 0
+    deadline = time.monotonic() + 120
+    while ended < 40 and time.monotonic() < deadline:
+        corr += 2
+        add = header(24, 1, corr) + string(tid) + i64(pid) + i16(epoch) + \
+            array([t], lambda n: string(n) + array([0, 1], i32))
+        end = header(26, 1, corr + 1) + string(tid) + i64(pid) + i16(epoch) + i8(ended % 2)
+        c.send(frame(add) + frame(end))  # one write: pipelined
+        r = Reader(c.recv_frame())
+        assert r.i32() == corr
+        r.i32()
+        codes = []
+        for _ in range(r.i32()):
+            r.string()
+            for _ in range(r.i32()):
+                r.i32()
+                codes.append(r.i16())
+        r = Reader(c.recv_frame())
+        assert r.i32() == corr + 1
+        r.i32()
+        end_code = r.i16()
+        if set(codes) == {51}:  # CONCURRENT_TRANSACTIONS: the last end's markers
+            time.sleep(0.05)    # are still being written; nothing was added
+            continue
+        assert codes == [0, 0], codes
+        assert end_code == 0, "EndTxn after its AddPartitionsToTxn answered %d" % end_code
+        ended += 1
+    assert ended == 40
