@@ -34,7 +34,6 @@ StreamNative's Ursa paper (VLDB 2025) recomputed from these per-GB figures.
 import json
 import os
 import re
-import subprocess
 import time
 import urllib.request
 

@@ -79,7 +79,7 @@ typedef struct ls_group_config_op {
     const char *key;
     const char *value;
 } ls_group_config_op_t;
-/* A key's broker bounds, inclusive, and the broker keys that set them. */
+/* A key's bounds, inclusive, from the broker's group.<kind>.{min,max}.* keys. */
 typedef struct ls_group_config_bound {
     int32_t min, max;
 } ls_group_config_bound_t;

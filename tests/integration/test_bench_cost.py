@@ -11,8 +11,7 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOLS = os.path.join(ROOT, ".cache", "java", "tools")
+from test_bench_perftools import ROOT, TOOLS
 
 
 @pytest.mark.heavy
