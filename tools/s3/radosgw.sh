@@ -177,7 +177,9 @@ EOF
     ceph_ osd crush add "osd.$id" 1.0 root=default host=localhost >/dev/null 2>&1
     spawn osd ceph-osd -f -c "$DIR/ceph.conf" -i "$id"
     osd_up() { ceph_ osd stat | grep -q '1 up'; }
-    wait_for 60 "the OSD to come up" osd_up || die "OSD did not come up (see $DIR/log)"
+    # 60 s was missed twice in a row by a make test run whose two ASan sessions
+    # kept both cores busy (the OSD starts in seconds on an idle machine)
+    wait_for 180 "the OSD to come up" osd_up || die "OSD did not come up (see $DIR/log)"
     start_rgw || die "radosgw did not start (see $DIR/log)"
     timeout 60 radosgw-admin -c "$DIR/ceph.conf" -n client.rgw.a user create --uid=lakestream \
         --display-name=lakestream --access-key="$ACCESS_KEY" --secret-key="$SECRET_KEY" \
