@@ -23,24 +23,27 @@
 #include "base/check.h"
 #include "base/status.h"
 
-/* One served api: its generated description ls_kmsg_<name> and handler. */
-#define API(name, pfx, fn)                                                                         \
+/* One served api: its generated description ls_kmsg_<name> and handler;
+ * SERIAL: handled one at a time per connection (api.h, conn.c). */
+#define API_ROW(name, pfx, fn, serial)                                                             \
     {                                                                                              \
         LS_KAFKA_API_##pfx, #name, LS_KAFKA_##pfx##_MIN, LS_KAFKA_##pfx##_MAX,                     \
-            LS_KAFKA_##pfx##_FLEX, &ls_kmsg_##name, fn                                             \
+            LS_KAFKA_##pfx##_FLEX, &ls_kmsg_##name, fn, serial                                     \
     }
+#define API(name, pfx, fn) API_ROW(name, pfx, fn, false)
+#define SERIAL(name, pfx, fn) API_ROW(name, pfx, fn, true)
 
 const ls_kafka_api_t ls_kafka_apis[] = {
     API(Produce, PRODUCE, ls_kafka_handle_produce),
     API(Fetch, FETCH, ls_kafka_handle_fetch),
     API(ListOffsets, LIST_OFFSETS, ls_kafka_handle_list_offsets),
     API(Metadata, METADATA, ls_kafka_handle_metadata),
-    API(OffsetCommit, OFFSET_COMMIT, ls_kafka_handle_offset_commit),
-    API(OffsetFetch, OFFSET_FETCH, ls_kafka_handle_offset_fetch),
+    SERIAL(OffsetCommit, OFFSET_COMMIT, ls_kafka_handle_offset_commit),
+    SERIAL(OffsetFetch, OFFSET_FETCH, ls_kafka_handle_offset_fetch),
     API(FindCoordinator, FIND_COORDINATOR, ls_kafka_handle_find_coordinator),
     API(JoinGroup, JOIN_GROUP, ls_kafka_handle_join_group),
     API(Heartbeat, HEARTBEAT, ls_kafka_handle_heartbeat),
-    API(LeaveGroup, LEAVE_GROUP, ls_kafka_handle_leave_group),
+    SERIAL(LeaveGroup, LEAVE_GROUP, ls_kafka_handle_leave_group),
     API(SyncGroup, SYNC_GROUP, ls_kafka_handle_sync_group),
     API(DescribeGroups, DESCRIBE_GROUPS, ls_kafka_handle_describe_groups),
     API(ListGroups, LIST_GROUPS, ls_kafka_handle_list_groups),
@@ -48,11 +51,11 @@ const ls_kafka_api_t ls_kafka_apis[] = {
     API(CreateTopics, CREATE_TOPICS, ls_kafka_handle_create_topics),
     API(DeleteTopics, DELETE_TOPICS, ls_kafka_handle_delete_topics),
     API(DeleteRecords, DELETE_RECORDS, ls_kafka_handle_delete_records),
-    API(InitProducerId, INIT_PRODUCER_ID, ls_kafka_handle_init_producer_id),
-    API(AddPartitionsToTxn, ADD_PARTITIONS_TO_TXN, ls_kafka_handle_add_partitions_to_txn),
-    API(AddOffsetsToTxn, ADD_OFFSETS_TO_TXN, ls_kafka_handle_add_offsets_to_txn),
-    API(EndTxn, END_TXN, ls_kafka_handle_end_txn),
-    API(TxnOffsetCommit, TXN_OFFSET_COMMIT, ls_kafka_handle_txn_offset_commit),
+    SERIAL(InitProducerId, INIT_PRODUCER_ID, ls_kafka_handle_init_producer_id),
+    SERIAL(AddPartitionsToTxn, ADD_PARTITIONS_TO_TXN, ls_kafka_handle_add_partitions_to_txn),
+    SERIAL(AddOffsetsToTxn, ADD_OFFSETS_TO_TXN, ls_kafka_handle_add_offsets_to_txn),
+    SERIAL(EndTxn, END_TXN, ls_kafka_handle_end_txn),
+    SERIAL(TxnOffsetCommit, TXN_OFFSET_COMMIT, ls_kafka_handle_txn_offset_commit),
     API(DescribeAcls, DESCRIBE_ACLS, ls_kafka_handle_describe_acls),
     API(CreateAcls, CREATE_ACLS, ls_kafka_handle_create_acls),
     API(DeleteAcls, DELETE_ACLS, ls_kafka_handle_delete_acls),
@@ -63,7 +66,7 @@ const ls_kafka_api_t ls_kafka_apis[] = {
     API(DeleteGroups, DELETE_GROUPS, ls_kafka_handle_delete_groups),
     API(IncrementalAlterConfigs, INCREMENTAL_ALTER_CONFIGS,
         ls_kafka_handle_incremental_alter_configs),
-    API(OffsetDelete, OFFSET_DELETE, ls_kafka_handle_offset_delete),
+    SERIAL(OffsetDelete, OFFSET_DELETE, ls_kafka_handle_offset_delete),
     API(DescribeCluster, DESCRIBE_CLUSTER, ls_kafka_handle_describe_cluster),
     API(WriteTxnMarkers, WRITE_TXN_MARKERS, ls_kafka_handle_write_txn_markers),
     API(DescribeProducers, DESCRIBE_PRODUCERS, ls_kafka_handle_describe_producers),

@@ -28,6 +28,7 @@ typedef struct ls_kreq {
     ls_kconn_t *conn;         /* owning connection (internal to kafka/conn.c) */
     void *slot;               /* response slot (internal to kafka/conn.c) */
     void *turn;               /* append-order turn (internal to kafka/conn.c) */
+    void *serial;             /* serial section (internal to kafka/conn.c) */
     int16_t api_key;
     int16_t api_version;
     int32_t correlation_id;
@@ -55,6 +56,10 @@ typedef struct ls_kafka_api {
     int16_t first_flexible;   /* INT16_MAX when never flexible */
     const ls_kmsg_api_t *msg; /* generated request/response codecs */
     ls_kafka_handler_fn handler;
+    /* Handled one at a time per connection, in request order, as Kafka
+     * handles every request (conn.c, "Serial requests"): the coordinator
+     * apis whose answers depend on the connection's earlier requests. */
+    bool serial;
 } ls_kafka_api_t;
 
 /* The `transaction.version` feature finalized in ApiVersions (KIP-890 part
@@ -109,12 +114,6 @@ void ls_kreq_fail(ls_kreq_t *req, const char *why);
  * connection has run (at once when none waits; fn may finish req). */
 void ls_kreq_turn_take(ls_kreq_t *req);
 void ls_kreq_turn_run(ls_kreq_t *req, void (*fn)(void *arg), void *arg);
-/* Serial requests (conn.c, "Serial requests"): work runs on a worker, then
- * done on the loop, as ls_ksvc_offload, but only once the connection's
- * earlier serial requests ran their done: their store steps never overlap
- * and apply in request order. done may finish req. */
-void ls_kreq_offload_serial(ls_kreq_t *req, void (*work)(void *arg), void (*done)(void *arg),
-                            void *arg);
 /* True if the connection is gone (handlers finishing late may skip work). */
 bool ls_kreq_conn_closed(const ls_kreq_t *req);
 /* The request's connection, unique for the broker's life (never 0). */

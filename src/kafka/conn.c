@@ -27,13 +27,16 @@
  * the turn back, so one failed request never holds the others.
  *
  * Serial requests: Kafka handles a connection's requests one at a time, and
- * a transactional producer relies on it: librdkafka pipelines EndTxn behind
- * an AddPartitionsToTxn not yet answered, and the end must see the
- * partitions added (else INVALID_TXN_STATE, fatal to the producer). The
- * transaction coordinator's requests run their store steps on the worker
- * pool, where two could overlap; each goes through ls_kreq_offload_serial
- * instead, which starts a request's work once the connection's earlier
- * serial request ran its done (on the loop), in request order.
+ * clients rely on it for the coordinator's requests: librdkafka pipelines
+ * EndTxn behind an AddPartitionsToTxn not yet answered (the end must see the
+ * partitions added, else INVALID_TXN_STATE, fatal to the producer), and an
+ * OffsetFetch sent behind an OffsetCommit must read the committed offset.
+ * Our handlers run their store steps on the worker pool, where two could
+ * overlap. An api marked serial in the dispatch table (api.c) is therefore
+ * handled as a section: its handler starts once the connection's earlier
+ * serial request finished (answered or freed), in request order. Other apis
+ * (Produce, Fetch, heartbeats) keep running at once: a long-polling Fetch
+ * never holds a commit.
  *
  * Lifetime: a connection is freed when its handle is closed and no request
  * still references it (refs). A handler that finishes after the peer left
@@ -116,6 +119,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/check.h"
 #include "base/loop_lag.h"
 #include "base/clock.h"
 #include "base/diag.h"
@@ -154,15 +158,13 @@ typedef struct turn {
     bool ready;
 } turn_t;
 
-/* A request whose store work runs after the connection's earlier serial
- * requests finished theirs (file comment, "Serial requests"). */
+/* A serial request waiting for, or running, its section (file comment,
+ * "Serial requests"): the connection's queue, in request order. */
 typedef struct serial {
     struct serial *next;
-    ls_kconn_t *conn;
-    const ls_kafka_services_t *svc;
-    void (*work)(void *arg);
-    void (*done)(void *arg);
-    void *arg;
+    ls_kreq_t *req;
+    const ls_kafka_api_t *api;
+    bool started; /* its handler ran */
 } serial_t;
 
 typedef struct write_req {
@@ -207,8 +209,9 @@ struct ls_kconn {
     /* append order (ls_kreq_turn_*) */
     turn_t *turn_head, *turn_tail;
     bool turns_running;
-    /* serial requests (ls_kreq_offload_serial): the head's work is running */
+    /* serial requests: the head's handler is running, the rest wait */
     serial_t *serial_head, *serial_tail;
+    bool serials_running;
     int inflight;
     /* limits */
     int64_t ip_key;         /* per-address count key (listener's per_ip map) */
@@ -453,6 +456,7 @@ static void conn_flush(ls_kconn_t *c)
 /* ------------------------------------------------- request finish (api.h) */
 
 static void turns_run(ls_kconn_t *c);
+static void serial_end(ls_kreq_t *req);
 
 static void conn_mute(ls_kconn_t *c, int32_t ms);
 
@@ -465,6 +469,7 @@ static void req_free(ls_kreq_t *req)
         t->ready = true;
         turns_run(req->conn);
     }
+    if (req->serial) serial_end(req);
     ls_arena_free(req->arena);
     ls_free(req->frame);
     ls_kconn_t *c = req->conn;
@@ -605,43 +610,59 @@ void ls_kreq_turn_run(ls_kreq_t *req, void (*fn)(void *arg), void *arg)
     turns_run(req->conn);
 }
 
-/* ---------------------------------------------- serial requests (api.h) */
+/* ------------------------------------------ serial requests (file comment) */
 
-static void serial_done(void *arg);
-
-static void serial_work(void *arg)
+static void handler_run(ls_kreq_t *req, const ls_kafka_api_t *api)
 {
-    serial_t *s = arg;
-    s->work(s->arg);
+    ls_loop_work_begin(api->name);
+    api->handler(req);
+    ls_loop_work_end();
 }
 
-static void serial_start(serial_t *s) { ls_ksvc_offload(s->svc, serial_work, serial_done, s); }
-
-static void serial_done(void *arg)
+/* Starts the head's handler when it has not run. A handler may finish its
+ * request at once, which ends its section and makes the next one the head:
+ * the loop starts that one too, and a nested call leaves it to this loop. */
+static void serials_run(ls_kconn_t *c)
 {
-    serial_t *s = arg;
-    ls_kconn_t *c = s->conn;
-    s->done(s->arg); /* may finish the request: the connection is ours still */
-    c->serial_head = s->next;
-    if (!c->serial_head) c->serial_tail = NULL;
-    ls_free(s);
-    if (c->serial_head) serial_start(c->serial_head);
+    if (c->serials_running) return;
+    c->serials_running = true;
+    c->refs++;
+    while (c->serial_head && !c->serial_head->started) {
+        serial_t *s = c->serial_head;
+        s->started = true;
+        handler_run(s->req, s->api);
+    }
+    c->serials_running = false;
     conn_unref(c);
 }
 
-void ls_kreq_offload_serial(ls_kreq_t *req, void (*work)(void *arg), void (*done)(void *arg),
-                            void *arg)
+/* Queues req behind the connection's earlier serial requests. */
+static void serial_dispatch(ls_kreq_t *req, const ls_kafka_api_t *api)
 {
     ls_kconn_t *c = req->conn;
     serial_t *s = LS_NEW(serial_t);
-    *s = (serial_t){.conn = c, .svc = req->svc, .work = work, .done = done, .arg = arg};
-    c->refs++;
+    *s = (serial_t){.req = req, .api = api};
+    req->serial = s;
     if (c->serial_tail)
         c->serial_tail->next = s;
     else
         c->serial_head = s;
     c->serial_tail = s;
-    if (c->serial_head == s) serial_start(s);
+    serials_run(c);
+}
+
+/* req is finishing: its section ends and the next one starts. Only a
+ * started request can finish, and the started one is the head. */
+static void serial_end(ls_kreq_t *req)
+{
+    ls_kconn_t *c = req->conn;
+    serial_t *s = req->serial;
+    LS_CHECK(s == c->serial_head && s->started);
+    req->serial = NULL;
+    c->serial_head = s->next;
+    if (!c->serial_head) c->serial_tail = NULL;
+    ls_free(s);
+    serials_run(c);
 }
 
 bool ls_kreq_conn_closed(const ls_kreq_t *req) { return req->conn->closed; }
@@ -728,9 +749,7 @@ static void dispatch_raw_token(ls_kconn_t *c, uint8_t *frame, size_t len)
     ls_kafka_SaslAuthenticateRequest *m = ls_arena_alloc(req->arena, sizeof *m);
     m->AuthBytes = (ls_kbytes_t){frame, (int32_t)len};
     req->msg = m;
-    ls_loop_work_begin(api->name);
-    api->handler(req);
-    ls_loop_work_end();
+    handler_run(req, api);
 }
 
 /* The SASL gate (file comment): NULL when the request may be served, else
@@ -826,9 +845,10 @@ static void dispatch_frame(ls_kconn_t *c, uint8_t *frame, size_t len)
     snprintf(cid, sizeof cid, "%.*s", client_id.len > 0 ? (int)client_id.len : 0,
              client_id.len > 0 ? client_id.ptr : "");
     int64_t t0 = ls_clock_mono_us();
-    ls_loop_work_begin(api->name);
-    api->handler(req);
-    ls_loop_work_end();
+    if (api->serial)
+        serial_dispatch(req, api);
+    else
+        handler_run(req, api);
     int64_t t1 = ls_clock_mono_us();
     int32_t ms = ls_kquota_record(c->l->b->kquota, c->principal, cid, LS_QUOTA_REQUEST_PERCENTAGE,
                                   (double)(t1 - t0) / 1e4, t1 / 1000);

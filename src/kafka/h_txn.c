@@ -174,7 +174,7 @@ void ls_kafka_init_transactional_producer(ls_kreq_t *req)
     }
     txn_call_t *c = call_new(req, tid, m->ProducerId, m->ProducerEpoch);
     c->timeout_ms = m->TransactionTimeoutMs;
-    ls_kreq_offload_serial(req, init_work, init_done, c);
+    ls_ksvc_offload(req->svc, init_work, init_done, c);
 }
 
 /* ---------------------------------------------------- AddPartitionsToTxn */
@@ -276,7 +276,7 @@ void ls_kafka_handle_add_partitions_to_txn(ls_kreq_t *req)
         respond(req, r);
         return;
     }
-    ls_kreq_offload_serial(req, add_parts_work, add_parts_done, a);
+    ls_ksvc_offload(req->svc, add_parts_work, add_parts_done, a);
 }
 
 /* ------------------------------------------------------- AddOffsetsToTxn */
@@ -306,7 +306,7 @@ void ls_kafka_handle_add_offsets_to_txn(ls_kreq_t *req)
     }
     txn_call_t *c = call_new(req, tid, m->ProducerId, m->ProducerEpoch);
     c->group = group;
-    ls_kreq_offload_serial(req, add_work, add_offsets_done, c);
+    ls_ksvc_offload(req->svc, add_work, add_offsets_done, c);
 }
 
 /* ---------------------------------------------------------------- EndTxn */
@@ -346,5 +346,5 @@ void ls_kafka_handle_end_txn(ls_kreq_t *req)
     }
     txn_call_t *c = call_new(req, tid, m->ProducerId, m->ProducerEpoch);
     c->commit = m->Committed;
-    ls_kreq_offload_serial(req, end_work, end_done, c);
+    ls_ksvc_offload(req->svc, end_work, end_done, c);
 }
