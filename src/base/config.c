@@ -1129,11 +1129,35 @@ static int groups_finish(const ls_config_t *c, char *err, int errlen)
             c->group_share_min_heartbeat_interval_ms, c->group_share_max_heartbeat_interval_ms, err,
             errlen) != 0)
         return -1;
-    return group_bounds_finish(
-        "streams", c->group_streams_session_timeout_ms, c->group_streams_min_session_timeout_ms,
-        c->group_streams_max_session_timeout_ms, c->group_streams_heartbeat_interval_ms,
-        c->group_streams_min_heartbeat_interval_ms, c->group_streams_max_heartbeat_interval_ms, err,
-        errlen);
+    if (group_bounds_finish(
+            "streams", c->group_streams_session_timeout_ms, c->group_streams_min_session_timeout_ms,
+            c->group_streams_max_session_timeout_ms, c->group_streams_heartbeat_interval_ms,
+            c->group_streams_min_heartbeat_interval_ms, c->group_streams_max_heartbeat_interval_ms,
+            err, errlen) != 0)
+        return -1;
+    /* the share group's record lock and delivery limit: Kafka's ShareGroupConfig rules */
+    const struct {
+        int32_t v, min, max;
+        const char *key;
+    } share[] = {
+        {c->group_share_record_lock_duration_ms, c->group_share_min_record_lock_duration_ms,
+         c->group_share_max_record_lock_duration_ms, "record.lock.duration.ms"},
+        {c->group_share_delivery_count_limit, c->group_share_min_delivery_count_limit,
+         c->group_share_max_delivery_count_limit, "delivery.count.limit"},
+    };
+    for (size_t i = 0; i < sizeof share / sizeof share[0]; i++) {
+        if (share[i].v < share[i].min) {
+            errf(err, errlen, "group.share.%s must be greater than or equal to group.share.min.%s",
+                 share[i].key, share[i].key);
+            return -1;
+        }
+        if (share[i].v > share[i].max) {
+            errf(err, errlen, "group.share.max.%s must be greater than or equal to group.share.%s",
+                 share[i].key, share[i].key);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int ls_config_finish(ls_config_t *c, char *err, int errlen)

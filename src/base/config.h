@@ -196,15 +196,20 @@ typedef struct ls_config {
     int32_t group_share_min_heartbeat_interval_ms, group_share_max_heartbeat_interval_ms;
     int32_t group_streams_min_session_timeout_ms, group_streams_max_session_timeout_ms;
     int32_t group_streams_min_heartbeat_interval_ms, group_streams_max_heartbeat_interval_ms;
-    int32_t group_share_session_timeout_ms;         /* group.share.session.timeout.ms */
-    int32_t group_share_heartbeat_interval_ms;      /* group.share.heartbeat.interval.ms */
-    int32_t group_share_max_size;                   /* group.share.max.size */
-    int32_t group_streams_session_timeout_ms;       /* group.streams.session.timeout.ms */
-    int32_t group_streams_heartbeat_interval_ms;    /* group.streams.heartbeat.interval.ms */
-    int32_t group_streams_max_size;                 /* group.streams.max.size */
-    int32_t group_streams_num_standby_replicas;     /* group.streams.num.standby.replicas */
-    int32_t group_share_record_lock_duration_ms;    /* group.share.record.lock.duration.ms */
-    int32_t group_share_delivery_count_limit;       /* group.share.delivery.count.limit */
+    int32_t group_share_session_timeout_ms;      /* group.share.session.timeout.ms */
+    int32_t group_share_heartbeat_interval_ms;   /* group.share.heartbeat.interval.ms */
+    int32_t group_share_max_size;                /* group.share.max.size */
+    int32_t group_streams_session_timeout_ms;    /* group.streams.session.timeout.ms */
+    int32_t group_streams_heartbeat_interval_ms; /* group.streams.heartbeat.interval.ms */
+    int32_t group_streams_max_size;              /* group.streams.max.size */
+    int32_t group_streams_num_standby_replicas;  /* group.streams.num.standby.replicas */
+    int32_t group_share_record_lock_duration_ms; /* group.share.record.lock.duration.ms */
+    int32_t group_share_delivery_count_limit;    /* group.share.delivery.count.limit */
+    /* group.share.{min,max}.{record.lock.duration.ms,delivery.count.limit}:
+     * the bounds of the broker's value and of the share.* group configs
+     * (Kafka's defaults 15000..60000 and 2..10) */
+    int32_t group_share_min_record_lock_duration_ms, group_share_max_record_lock_duration_ms;
+    int32_t group_share_min_delivery_count_limit, group_share_max_delivery_count_limit;
     int32_t group_share_partition_max_record_locks; /* group.share.partition.max.record.locks */
     int32_t group_share_max_share_sessions;         /* group.share.max.share.sessions */
     char *group_consumer_assignors;        /* group.consumer.assignors, default "uniform,range" */

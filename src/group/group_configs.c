@@ -30,6 +30,10 @@ static const struct {
 } int_keys[] = {
     {LS_GROUP_CONFIG_SESSION, 1, INT32_MAX},
     {LS_GROUP_CONFIG_HEARTBEAT, 1, INT32_MAX},
+    {LS_GROUP_CONFIG_SHARE_SESSION, 1, INT32_MAX},
+    {LS_GROUP_CONFIG_SHARE_HEARTBEAT, 1, INT32_MAX},
+    {LS_GROUP_CONFIG_SHARE_LOCK, 1000, INT32_MAX},
+    {LS_GROUP_CONFIG_SHARE_DELIVERY, 2, INT32_MAX},
     {LS_GROUP_CONFIG_STREAMS_SESSION, 1, INT32_MAX},
     {LS_GROUP_CONFIG_STREAMS_HEARTBEAT, 1, INT32_MAX},
     {LS_GROUP_CONFIG_STREAMS_STANDBYS, 0, 2},
@@ -91,9 +95,10 @@ static bool parse_value(const char *key, const char *s, int32_t *out)
 
 /* The keys served, for the refusal of the others. */
 #define SERVED                                                                                     \
-    "consumer.session.timeout.ms, consumer.heartbeat.interval.ms, share.auto.offset.reset, "       \
-    "share.isolation.level, streams.session.timeout.ms, streams.heartbeat.interval.ms, "           \
-    "streams.num.standby.replicas"
+    "consumer.session.timeout.ms, consumer.heartbeat.interval.ms, share.session.timeout.ms, "      \
+    "share.heartbeat.interval.ms, share.record.lock.duration.ms, share.delivery.count.limit, "     \
+    "share.auto.offset.reset, share.isolation.level, streams.session.timeout.ms, "                 \
+    "streams.heartbeat.interval.ms, streams.num.standby.replicas"
 
 #define BY_DURATION "by_duration:"
 
@@ -183,8 +188,9 @@ int ls_group_config_check(const char *key, const char *value, char *err, size_t 
     }
     if (value && !parse_int(key, value, &v)) {
         if (int_keys[k].max == INT32_MAX)
-            snprintf(err, errlen, "Invalid value %s for configuration %s: a positive int (ms)",
-                     value, key);
+            snprintf(err, errlen,
+                     "Invalid value %s for configuration %s: Value must be at least %d", value, key,
+                     (int)int_keys[k].min);
         else
             snprintf(err, errlen, "Invalid value %s for configuration %s: an int from %d to %d",
                      value, key, (int)int_keys[k].min, (int)int_keys[k].max);
@@ -332,18 +338,28 @@ static bool within_bounds(alter_t *a, const json_t *kv, const char *key, const c
 ls_group_config_defaults_t ls_group_config_defaults_of(const ls_config_t *cfg)
 {
     return (ls_group_config_defaults_t){
-        .consumer_session = cfg->group_consumer_session_timeout_ms,
-        .consumer_heartbeat = cfg->group_consumer_heartbeat_interval_ms,
-        .streams_session = cfg->group_streams_session_timeout_ms,
-        .streams_heartbeat = cfg->group_streams_heartbeat_interval_ms,
-        .consumer_session_bounds = {cfg->group_consumer_min_session_timeout_ms,
-                                    cfg->group_consumer_max_session_timeout_ms},
-        .consumer_heartbeat_bounds = {cfg->group_consumer_min_heartbeat_interval_ms,
-                                      cfg->group_consumer_max_heartbeat_interval_ms},
-        .streams_session_bounds = {cfg->group_streams_min_session_timeout_ms,
-                                   cfg->group_streams_max_session_timeout_ms},
-        .streams_heartbeat_bounds = {cfg->group_streams_min_heartbeat_interval_ms,
-                                     cfg->group_streams_max_heartbeat_interval_ms},
+        .consumer = {cfg->group_consumer_session_timeout_ms,
+                     cfg->group_consumer_heartbeat_interval_ms,
+                     {cfg->group_consumer_min_session_timeout_ms,
+                      cfg->group_consumer_max_session_timeout_ms},
+                     {cfg->group_consumer_min_heartbeat_interval_ms,
+                      cfg->group_consumer_max_heartbeat_interval_ms}},
+        .share = {cfg->group_share_session_timeout_ms,
+                  cfg->group_share_heartbeat_interval_ms,
+                  {cfg->group_share_min_session_timeout_ms,
+                   cfg->group_share_max_session_timeout_ms},
+                  {cfg->group_share_min_heartbeat_interval_ms,
+                   cfg->group_share_max_heartbeat_interval_ms}},
+        .streams = {cfg->group_streams_session_timeout_ms,
+                    cfg->group_streams_heartbeat_interval_ms,
+                    {cfg->group_streams_min_session_timeout_ms,
+                     cfg->group_streams_max_session_timeout_ms},
+                    {cfg->group_streams_min_heartbeat_interval_ms,
+                     cfg->group_streams_max_heartbeat_interval_ms}},
+        .share_lock_bounds = {cfg->group_share_min_record_lock_duration_ms,
+                              cfg->group_share_max_record_lock_duration_ms},
+        .share_delivery_bounds = {cfg->group_share_min_delivery_count_limit,
+                                  cfg->group_share_max_delivery_count_limit},
     };
 }
 
@@ -360,18 +376,25 @@ static json_t *apply(alter_t *a, json_t *doc)
             json_object_del(kv, a->ops[i].key);
     }
     const ls_group_config_defaults_t *d = a->defs;
-    if (!within_bounds(a, kv, LS_GROUP_CONFIG_SESSION, "consumer", d->consumer_session_bounds) ||
-        !within_bounds(a, kv, LS_GROUP_CONFIG_HEARTBEAT, "consumer",
-                       d->consumer_heartbeat_bounds) ||
-        !within_bounds(a, kv, LS_GROUP_CONFIG_STREAMS_SESSION, "streams",
-                       d->streams_session_bounds) ||
-        !within_bounds(a, kv, LS_GROUP_CONFIG_STREAMS_HEARTBEAT, "streams",
-                       d->streams_heartbeat_bounds) ||
-        !heartbeat_below_session(a, kv, LS_GROUP_CONFIG_SESSION, LS_GROUP_CONFIG_HEARTBEAT,
-                                 a->defs->consumer_session, a->defs->consumer_heartbeat) ||
-        !heartbeat_below_session(a, kv, LS_GROUP_CONFIG_STREAMS_SESSION,
-                                 LS_GROUP_CONFIG_STREAMS_HEARTBEAT, a->defs->streams_session,
-                                 a->defs->streams_heartbeat)) {
+    const struct {
+        const char *kind, *session, *heartbeat;
+        const ls_group_config_kind_defaults_t *defs;
+    } kinds[] = {
+        {"consumer", LS_GROUP_CONFIG_SESSION, LS_GROUP_CONFIG_HEARTBEAT, &d->consumer},
+        {"share", LS_GROUP_CONFIG_SHARE_SESSION, LS_GROUP_CONFIG_SHARE_HEARTBEAT, &d->share},
+        {"streams", LS_GROUP_CONFIG_STREAMS_SESSION, LS_GROUP_CONFIG_STREAMS_HEARTBEAT,
+         &d->streams},
+    };
+    bool ok =
+        within_bounds(a, kv, LS_GROUP_CONFIG_SHARE_LOCK, "share", d->share_lock_bounds) &&
+        within_bounds(a, kv, LS_GROUP_CONFIG_SHARE_DELIVERY, "share", d->share_delivery_bounds);
+    for (size_t i = 0; ok && i < sizeof kinds / sizeof kinds[0]; i++)
+        ok = within_bounds(a, kv, kinds[i].session, kinds[i].kind, kinds[i].defs->session_bounds) &&
+             within_bounds(a, kv, kinds[i].heartbeat, kinds[i].kind,
+                           kinds[i].defs->heartbeat_bounds) &&
+             heartbeat_below_session(a, kv, kinds[i].session, kinds[i].heartbeat,
+                                     kinds[i].defs->session, kinds[i].defs->heartbeat);
+    if (!ok) {
         json_decref(kv);
         json_decref(doc);
         return NULL;

@@ -14,6 +14,11 @@
  * interval must stay below the effective session timeout (Kafka's rule);
  * the same for streams.session.timeout.ms and streams.heartbeat.interval.ms
  * (streams groups), and streams.num.standby.replicas, 0 to 2.
+ * share.session.timeout.ms and share.heartbeat.interval.ms (share groups,
+ * the same rules); share.record.lock.duration.ms and
+ * share.delivery.count.limit, which the group's share partitions apply
+ * from the next fetch, each within the broker's
+ * group.share.{min,max}.* bounds.
  * share.auto.offset.reset, earliest, latest or by_duration:<duration>: where
  * a share partition without state starts (by_duration: the first record
  * with a timestamp at most that long ago); share.isolation.level, read_uncommitted or
@@ -40,6 +45,13 @@
 #define LS_GROUP_CONFIG_SHARE_RESET "share.auto.offset.reset"
 /* read_uncommitted (Kafka's default) | read_committed; gives 0 / 1 */
 #define LS_GROUP_CONFIG_SHARE_ISOLATION "share.isolation.level"
+/* share groups' session and heartbeat, and what the share partitions of the
+ * group apply: how long a fetched record stays locked to its member and how
+ * many deliveries a record gets before it is archived */
+#define LS_GROUP_CONFIG_SHARE_SESSION "share.session.timeout.ms"
+#define LS_GROUP_CONFIG_SHARE_HEARTBEAT "share.heartbeat.interval.ms"
+#define LS_GROUP_CONFIG_SHARE_LOCK "share.record.lock.duration.ms"
+#define LS_GROUP_CONFIG_SHARE_DELIVERY "share.delivery.count.limit"
 #define LS_GROUP_CONFIG_STREAMS_SESSION "streams.session.timeout.ms"
 #define LS_GROUP_CONFIG_STREAMS_HEARTBEAT "streams.heartbeat.interval.ms"
 #define LS_GROUP_CONFIG_STREAMS_STANDBYS "streams.num.standby.replicas" /* 0..2 */
@@ -83,14 +95,18 @@ typedef struct ls_group_config_op {
 typedef struct ls_group_config_bound {
     int32_t min, max;
 } ls_group_config_bound_t;
-/* The broker's values of the session and heartbeat keys, for the
- * heartbeat-below-session rule, and their bounds
- * (group.{consumer,streams}.{min,max}.*: a value outside is refused, as
- * Kafka's GroupConfig does). */
+/* The broker's values of one group kind's session and heartbeat keys, for
+ * the heartbeat-below-session rule, and their bounds
+ * (group.<kind>.{min,max}.*: a value outside is refused, as Kafka's
+ * GroupConfig does). */
+typedef struct ls_group_config_kind_defaults {
+    int32_t session, heartbeat;
+    ls_group_config_bound_t session_bounds, heartbeat_bounds;
+} ls_group_config_kind_defaults_t;
 typedef struct ls_group_config_defaults {
-    int32_t consumer_session, consumer_heartbeat, streams_session, streams_heartbeat;
-    ls_group_config_bound_t consumer_session_bounds, consumer_heartbeat_bounds;
-    ls_group_config_bound_t streams_session_bounds, streams_heartbeat_bounds;
+    ls_group_config_kind_defaults_t consumer, share, streams;
+    /* group.share.{min,max}.{record.lock.duration.ms,delivery.count.limit} */
+    ls_group_config_bound_t share_lock_bounds, share_delivery_bounds;
 } ls_group_config_defaults_t;
 /* The broker configuration's values and bounds. */
 ls_group_config_defaults_t ls_group_config_defaults_of(const ls_config_t *cfg);

@@ -321,6 +321,8 @@ static const char *invalid(const ls_sgroup_hb_req_t *req)
 void ls_sgroup_heartbeat(ls_sgroup_t *g, const ls_sgroup_hb_req_t *req,
                          const ls_cgroup_topic_t *topics, int ntopics, ls_sgroup_hb_res_t *res)
 {
+    if (req->session_timeout_ms > 0) g->cfg.session_timeout_ms = req->session_timeout_ms;
+    if (req->heartbeat_interval_ms > 0) g->cfg.heartbeat_interval_ms = req->heartbeat_interval_ms;
     *res = (ls_sgroup_hb_res_t){.member_epoch = req->member_epoch,
                                 .heartbeat_interval_ms = g->cfg.heartbeat_interval_ms};
     const char *bad = invalid(req);

@@ -81,6 +81,9 @@ typedef struct ls_sgroup_hb_req {
     const char *const *topics; /* SubscribedTopicNames; NULL (ntopics -1): unchanged */
     int ntopics;
     const char *client_id, *client_host; /* of the connection (describe only) */
+    /* the group's session timeout and heartbeat interval from now on (the
+     * broker's or the group's share.* configs); 0: unchanged */
+    int32_t session_timeout_ms, heartbeat_interval_ms;
     int64_t now_ms;
 } ls_sgroup_hb_req_t;
 

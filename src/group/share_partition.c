@@ -63,6 +63,26 @@ ls_sharep_t *ls_sharep_new(const ls_sharep_config_t *cfg, int64_t start_offset)
     return sp;
 }
 
+static void advance(ls_sharep_t *sp);
+
+void ls_sharep_set_config(ls_sharep_t *sp, const ls_sharep_config_t *cfg)
+{
+    bool lower = cfg->delivery_count_limit < sp->cfg.delivery_count_limit;
+    sp->cfg = *cfg;
+    if (!lower) return;
+    bool changed = false;
+    for (int i = 0; i < sp->n; i++) {
+        rec_t *r = &sp->r[sp->head + i];
+        if (r->state == LS_SHAREP_AVAILABLE && r->delivery_count >= cfg->delivery_count_limit) {
+            r->state = LS_SHAREP_ARCHIVED;
+            changed = true;
+        }
+    }
+    if (!changed) return;
+    advance(sp);
+    sp->version++;
+}
+
 void ls_sharep_free(ls_sharep_t *sp)
 {
     if (!sp) return;

@@ -96,6 +96,10 @@ typedef struct ls_sharep ls_sharep_t;
 /* start_offset: the first SPSO (from share.auto.offset.reset, or an
  * AlterShareGroupOffsets). */
 ls_sharep_t *ls_sharep_new(const ls_sharep_config_t *cfg, int64_t start_offset);
+/* The settings from now on (a group's share.* configs changed): a longer or
+ * shorter lock applies to the next acquisition or renewal, a lower delivery
+ * limit archives the available records it now forbids (as a decode does). */
+void ls_sharep_set_config(ls_sharep_t *sp, const ls_sharep_config_t *cfg);
 void ls_sharep_free(ls_sharep_t *sp);
 int64_t ls_sharep_spso(const ls_sharep_t *sp);
 int64_t ls_sharep_speo(const ls_sharep_t *sp);

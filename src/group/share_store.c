@@ -44,6 +44,7 @@ struct ls_share_part {
     sync_waiter_t *syncs;
     /* the store call in flight (worker thread) */
     int64_t init_offset;
+    ls_sharep_config_t cfg; /* the loading get's: the state is decoded with it */
     ls_status st_job;
     ls_kv_t kv;
     uint8_t *wbuf;
@@ -178,7 +179,7 @@ static void load_after(void *arg)
     ls_status s = p->st_job;
     if (s == LS_OK) {
         ls_sharep_t *sp = NULL;
-        if (ls_sharep_decode(p->kv.val, p->kv.vlen, &st->cfg, &sp) != LS_OK) {
+        if (ls_sharep_decode(p->kv.val, p->kv.vlen, &p->cfg, &sp) != LS_OK) {
             /* a state we cannot read: refuse to serve rather than redeliver
              * records that may have been accepted */
             LS_ERROR("share",
@@ -194,7 +195,7 @@ static void load_after(void *arg)
         }
         ls_kv_free(&p->kv);
     } else if (s == LS_ENOTFOUND) {
-        p->sp = ls_sharep_new(&st->cfg, p->init_offset);
+        p->sp = ls_sharep_new(&p->cfg, p->init_offset);
         p->mod_rev = 0;
         s = LS_OK;
     } else {
@@ -219,7 +220,8 @@ static void load_after(void *arg)
 }
 
 void ls_share_store_get(ls_share_store_t *st, const char *group_id, const ls_uuid_t *topic_id,
-                        int32_t partition, int64_t init_offset, ls_share_get_cb cb, void *arg)
+                        int32_t partition, int64_t init_offset, const ls_sharep_config_t *cfg,
+                        ls_share_get_cb cb, void *arg)
 {
     if (st->closed) {
         cb(arg, LS_EIO, NULL);
@@ -230,6 +232,7 @@ void ls_share_store_get(ls_share_store_t *st, const char *group_id, const ls_uui
     if (p && !p->loading) {
         ls_free(key);
         p->refs++;
+        ls_sharep_set_config(p->sp, cfg ? cfg : &st->cfg);
         cb(arg, LS_OK, p);
         return;
     }
@@ -250,6 +253,7 @@ void ls_share_store_get(ls_share_store_t *st, const char *group_id, const ls_uui
     st->nparts++;
     p->loading = true;
     p->init_offset = init_offset;
+    p->cfg = cfg ? *cfg : st->cfg;
     p->gets = w;
     int64_t h = key_hash(key);
     p->next = ls_i64map_get(&st->parts, h);

@@ -57,10 +57,13 @@ const ls_sharep_config_t *ls_share_store_config(const ls_share_store_t *st);
 
 /* The state of (group, topic id, partition), loaded if needed; a partition
  * without a stored state starts at init_offset (share.auto.offset.reset).
- * cb gets a reference (release it) or NULL with the load's status. */
+ * cfg: the group's settings (NULL: the store's), applied from now on
+ * (ls_sharep_set_config). cb gets a reference (release it) or NULL with the
+ * load's status. */
 typedef void (*ls_share_get_cb)(void *arg, ls_status st, ls_share_part_t *p);
 void ls_share_store_get(ls_share_store_t *st, const char *group_id, const ls_uuid_t *topic_id,
-                        int32_t partition, int64_t init_offset, ls_share_get_cb cb, void *arg);
+                        int32_t partition, int64_t init_offset, const ls_sharep_config_t *cfg,
+                        ls_share_get_cb cb, void *arg);
 ls_sharep_t *ls_share_part_state(ls_share_part_t *p);
 void ls_share_part_release(ls_share_part_t *p);
 

@@ -552,7 +552,15 @@ static void shb_ready(void *arg, ls_group_t *g)
         .client_id =
             ls_kgroup_cstr(a, req->client_id.len >= 0 ? req->client_id : ls_kstr_c(""), NULL),
         .client_host = ls_kgroup_client_host(req),
+        .session_timeout_ms = req->svc->cfg->group_share_session_timeout_ms,
+        .heartbeat_interval_ms = req->svc->cfg->group_share_heartbeat_interval_ms,
     };
+    if (req->svc->group_configs) { /* the group's own (kafka-configs --entity-type groups) */
+        ls_group_configs_get(req->svc->group_configs, ctx->gid, LS_GROUP_CONFIG_SHARE_SESSION,
+                             &hr.session_timeout_ms);
+        ls_group_configs_get(req->svc->group_configs, ctx->gid, LS_GROUP_CONFIG_SHARE_HEARTBEAT,
+                             &hr.heartbeat_interval_ms);
+    }
     if (m->NumSubscribedTopicNames >= 0) {
         const char **names =
             ls_arena_alloc(a, (size_t)(m->NumSubscribedTopicNames + 1) * sizeof *names);

@@ -86,6 +86,9 @@ struct sf_ctx {
     int32_t epoch;
     uint64_t session_id; /* ShareFetch: the session this request stepped */
     bool committed;      /* the group's share.isolation.level is read_committed */
+    /* the broker's share partition settings with the group's own
+     * share.record.lock.duration.ms and share.delivery.count.limit */
+    ls_sharep_config_t pcfg;
     bool renew;
     int32_t max_wait_ms, max_bytes, max_records;
     int64_t deadline_ms;
@@ -165,10 +168,7 @@ static void sf_free(sf_ctx_t *ctx)
 
 static ls_kstr_t opt_kstr(const char *s) { return s ? ls_kstr_c(s) : ls_kstr_null(); }
 
-static int32_t lock_ms(const sf_ctx_t *ctx)
-{
-    return ls_share_store_config(ctx->req->svc->shares)->record_lock_duration_ms;
-}
+static int32_t lock_ms(const sf_ctx_t *ctx) { return ctx->pcfg.record_lock_duration_ms; }
 
 /* Parts in the order they were added, grouped by topic id on the wire. */
 static void sf_respond(sf_ctx_t *ctx)
@@ -637,7 +637,7 @@ static void sf_by_time(void *arg, ls_status st, int64_t offset, int64_t timestam
         return;
     }
     ls_share_store_get(ctx->req->svc->shares, ctx->gid, &p->tp.topic_id, p->tp.partition, offset,
-                       sf_got, p);
+                       &ctx->pcfg, sf_got, p);
     (void)timestamp;
 }
 
@@ -691,7 +691,7 @@ static void sf_start(sf_ctx_t *ctx)
                                         sf_by_time, p);
         else
             ls_share_store_get(req->svc->shares, ctx->gid, &p->tp.topic_id, p->tp.partition, init,
-                               sf_got, p);
+                               &ctx->pcfg, sf_got, p);
     }
     if (--ctx->pending == 0) sf_loaded_all(ctx);
 }
@@ -739,6 +739,13 @@ static sf_ctx_t *ctx_new(ls_kreq_t *req, bool fetch_api, char *gid, char *mid, i
     ctx->gid = gid;
     ctx->member = mid;
     ctx->epoch = epoch;
+    ctx->pcfg = *ls_share_store_config(req->svc->shares);
+    if (req->svc->group_configs) {
+        ls_group_configs_get(req->svc->group_configs, gid, LS_GROUP_CONFIG_SHARE_LOCK,
+                             &ctx->pcfg.record_lock_duration_ms);
+        ls_group_configs_get(req->svc->group_configs, gid, LS_GROUP_CONFIG_SHARE_DELIVERY,
+                             &ctx->pcfg.delivery_count_limit);
+    }
     return ctx;
 }
 

@@ -28,6 +28,9 @@ LIB = os.path.join(ROOT, ".cache", "java", "lib")
 TOOLS_LIB = os.path.join(ROOT, ".cache", "java", "tools")
 JVM = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 LOCK_MS = 2000
+# Kafka's group.share.min.record.lock.duration.ms is 15 s: lowered with the lock
+SHORT_LOCK = ("--group.share.record.lock.duration.ms=%d" % LOCK_MS,
+              "--group.share.min.record.lock.duration.ms=%d" % LOCK_MS)
 
 
 def uid(prefix):
@@ -98,7 +101,7 @@ def produce(bootstrap, topic, partitions, n, tag):
 
 @pytest.fixture
 def share_broker(broker_factory):
-    return broker_factory("--group.share.record.lock.duration.ms=%d" % LOCK_MS)
+    return broker_factory(*SHORT_LOCK)
 
 
 def test_share_consumers_read_each_record_once_and_accepted_records_survive_restart(
@@ -219,7 +222,8 @@ def test_a_killed_members_records_come_back_when_its_connection_drops(broker_fac
     """As Kafka's broker: a share session ends with the connection that
     opened it, and what its member held goes back at once, not after the
     record lock (two minutes here) runs out."""
-    b = broker_factory("--group.share.record.lock.duration.ms=120000")
+    b = broker_factory("--group.share.record.lock.duration.ms=120000",
+                       "--group.share.max.record.lock.duration.ms=120000")
     topic, group = uid("share-drop"), uid("share-drop-g")
     setup_topic(b.bootstrap, topic, group, 1, 20)
     env = dict(os.environ, LS_TEST_BOOTSTRAP=b.bootstrap)
@@ -294,7 +298,7 @@ def test_cluster_share_group_survives_its_coordinators_kill9(cluster, share_test
     # a member closed while the coordinator dies never gets its leave through:
     # it holds its partitions until its session runs out (as on Kafka), so
     # sessions here are shorter than the scenario's 20 s of quiet
-    nodes = [cluster.add(*FAST, "--group.share.record.lock.duration.ms=%d" % LOCK_MS,
+    nodes = [cluster.add(*FAST, *SHORT_LOCK,
                          "--group.share.session.timeout.ms=8000",
                          "--group.share.min.session.timeout.ms=8000",
                          "--group.share.heartbeat.interval.ms=2000",
@@ -392,3 +396,28 @@ def test_by_duration_starts_at_the_first_record_that_recent(share_broker):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "by_duration:<ISO-8601 duration" in r.stdout + r.stderr, \
         r.stdout + r.stderr
+
+
+def test_group_lock_duration_and_delivery_limit_set_with_kafka_configs(share_broker):
+    """A share group's own share.record.lock.duration.ms,
+    share.delivery.count.limit, share.session.timeout.ms and
+    share.heartbeat.interval.ms, set and described with Kafka's
+    kafka-configs; a value outside the broker's group.share.{min,max}.*
+    is refused naming the bound (the handler unit tests check each is
+    applied)."""
+    bs, group = share_broker.bootstrap, uid("share-cfg-g")
+    kafka_tool("kafka.admin.ConfigCommand", bs, "--alter", "--entity-type", "groups",
+               "--entity-name", group, "--add-config",
+               "share.record.lock.duration.ms=5000,share.delivery.count.limit=3,"
+               "share.session.timeout.ms=50000,share.heartbeat.interval.ms=6000")
+    out = kafka_tool("kafka.admin.ConfigCommand", bs, "--describe", "--entity-type", "groups",
+                     "--entity-name", group)
+    for kv in ("share.record.lock.duration.ms=5000", "share.delivery.count.limit=3",
+               "share.session.timeout.ms=50000", "share.heartbeat.interval.ms=6000"):
+        assert kv in out, out
+    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "kafka.admin.ConfigCommand",
+                 "--bootstrap-server", bs, "--alter", "--entity-type", "groups",
+                 "--entity-name", group, "--add-config", "share.delivery.count.limit=11"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert r.returncode != 0, r.stdout
+    assert "group.share.max.delivery.count.limit (10)" in r.stdout + r.stderr, r.stdout + r.stderr

@@ -62,7 +62,11 @@
 /* Kafka's broker defaults of the group session and heartbeat settings, for
  * ls_group_configs_alter's heartbeat-below-session rule. */
 static const ls_group_config_defaults_t KF_GROUP_DEFAULTS = {
-    45000, 5000, 45000, 5000, {45000, 60000}, {5000, 15000}, {45000, 60000}, {5000, 15000}};
+    .consumer = {45000, 5000, {45000, 60000}, {5000, 15000}},
+    .share = {45000, 5000, {45000, 60000}, {5000, 15000}},
+    .streams = {45000, 5000, {45000, 60000}, {5000, 15000}},
+    .share_lock_bounds = {15000, 60000},
+    .share_delivery_bounds = {2, 10}};
 
 typedef struct kf_env {
     uv_loop_t loop;

@@ -542,6 +542,33 @@ TEST(cross_key_limits)
     ls_config_free(&c);
 }
 
+TEST(share_lock_and_delivery_limit_within_their_bounds)
+{
+    ls_config_t c;
+    char err[512];
+    /* Kafka's defaults: locks 15000..60000, deliveries 2..10 */
+    const char *low[] = {"group.share.record.lock.duration.ms", "5000", NULL};
+    CHECK_EQ_INT(finish_with(&c, low, err, sizeof err), -1);
+    ls_config_free(&c);
+    CHECK(strcmp(err, "group.share.record.lock.duration.ms must be greater than or equal to "
+                      "group.share.min.record.lock.duration.ms") == 0);
+    const char *lowered[] = {"group.share.record.lock.duration.ms", "5000",
+                             "group.share.min.record.lock.duration.ms", "1000", NULL};
+    CHECK_EQ_INT(finish_with(&c, lowered, err, sizeof err), 0);
+    ls_config_free(&c);
+    const char *high[] = {"group.share.delivery.count.limit", "8",
+                          "group.share.max.delivery.count.limit", "6", NULL};
+    CHECK_EQ_INT(finish_with(&c, high, err, sizeof err), -1);
+    ls_config_free(&c);
+    CHECK(strcmp(err, "group.share.max.delivery.count.limit must be greater than or equal to "
+                      "group.share.delivery.count.limit") == 0);
+    /* each bound has Kafka's own range */
+    const char *range[] = {"group.share.max.record.lock.duration.ms", "20000", NULL};
+    CHECK_EQ_INT(finish_with(&c, range, err, sizeof err), -1);
+    ls_config_free(&c);
+    CHECK(strstr(err, "group.share.max.record.lock.duration.ms") != NULL);
+}
+
 TEST(group_timeouts_within_their_bounds)
 {
     ls_config_t c;
@@ -753,6 +780,7 @@ int main(void)
     RUN(precedence_file_env_flags);
     RUN(cross_key_limits);
     RUN(group_timeouts_within_their_bounds);
+    RUN(share_lock_and_delivery_limit_within_their_bounds);
     RUN(help_output_is_a_config_file_of_defaults);
     RUN(secrets_never_as_flags_nor_in_readable_files);
     RUN(external_catalogs);

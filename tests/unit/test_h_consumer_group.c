@@ -233,6 +233,48 @@ static int32_t interval_given(const char *group, const char *member, int32_t epo
     return v;
 }
 
+/* HeartbeatIntervalMs answered to a ShareGroupHeartbeat joining member
+ * to group (subscribed to topic); -1 on an error. */
+static int32_t share_interval_given(const char *group, const char *member, const char *topic)
+{
+    ls_kstr_t sub = KS(topic);
+    ls_kafka_ShareGroupHeartbeatRequest m = {.GroupId = KS(group),
+                                             .MemberId = KS(member),
+                                             .MemberEpoch = 0,
+                                             .RackId = ls_kstr_null(),
+                                             .SubscribedTopicNames = &sub,
+                                             .NumSubscribedTopicNames = 1};
+    ls_arena_t *a = ls_arena_new();
+    ls_kafka_ShareGroupHeartbeatResponse r;
+    int32_t v = kf_call(&E, 76, 1, &m, &r, a) == 0 && r.ErrorCode == 0 ? r.HeartbeatIntervalMs : -1;
+    ls_arena_free(a);
+    return v;
+}
+
+TEST(share_group_configs_are_applied)
+{
+    CHECK(kf_topic(&E, "hcg-st", 1) == 0);
+    CHECK_EQ_INT(share_interval_given("hcg-sg", "s-1", "hcg-st"),
+                 E.cfg.group_share_heartbeat_interval_ms);
+    char msg[256];
+    CHECK_EQ_INT(alter_group("hcg-sg", "share.heartbeat.interval.ms", "7000", msg), LS_KERR_NONE);
+    int8_t src = -1;
+    CHECK_EQ_INT(describe_group_config("hcg-sg", "share.heartbeat.interval.ms", &src), 7000);
+    CHECK_EQ_INT(src, 8); /* GROUP_CONFIG */
+    CHECK_EQ_INT(share_interval_given("hcg-sg", "s-2", "hcg-st"), 7000);
+    /* the session must stay above the heartbeat, the group's or the broker's */
+    CHECK_EQ_INT(alter_group("hcg-sg", "share.heartbeat.interval.ms", "15000", msg), LS_KERR_NONE);
+    E.cfg.group_share_min_session_timeout_ms = 10000;
+    CHECK_EQ_INT(alter_group("hcg-sg", "share.session.timeout.ms", "12000", msg),
+                 LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "share.heartbeat.interval.ms (15000) must be less than "
+                      "share.session.timeout.ms (12000)") != NULL);
+    E.cfg.group_share_min_session_timeout_ms = 45000;
+    CHECK_EQ_INT(describe_group_config("hcg-sg", "share.record.lock.duration.ms", &src),
+                 E.cfg.group_share_record_lock_duration_ms);
+    CHECK_EQ_INT(src, 5); /* DEFAULT_CONFIG */
+}
+
 TEST(group_configs_are_described_altered_and_applied)
 {
     CHECK(kf_topic(&E, "hcg-t4", 1) == 0);
@@ -262,12 +304,32 @@ TEST(group_configs_are_described_altered_and_applied)
                  LS_KERR_INVALID_CONFIG);
     CHECK(strstr(msg, "group.consumer.max.session.timeout.ms (60000)") != NULL);
     CHECK_EQ_INT(describe_group_config("hcg-g4", "consumer.heartbeat.interval.ms", &src), 6000);
-    /* refusals name the key: unknown, a share group's, not a positive int,
-     * a heartbeat interval not below the session timeout */
+    /* refusals name the key: unknown, one of Kafka's keys not served, below
+     * a key's least value or its broker bound, not a positive int, a
+     * heartbeat interval not below the session timeout */
     CHECK_EQ_INT(alter_group("hcg-g4", "consumer.nope", "1", msg), LS_KERR_INVALID_CONFIG);
     CHECK(strstr(msg, "consumer.nope") != NULL);
+    CHECK_EQ_INT(alter_group("hcg-g4", "share.partition.max.record.locks", "100", msg),
+                 LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "share.partition.max.record.locks") != NULL);
+    CHECK_EQ_INT(alter_group("hcg-g4", "share.record.lock.duration.ms", "999", msg),
+                 LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "Value must be at least 1000") != NULL);
     CHECK_EQ_INT(alter_group("hcg-g4", "share.record.lock.duration.ms", "1000", msg),
                  LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "share.record.lock.duration.ms must be greater than or equal to "
+                      "group.share.min.record.lock.duration.ms (15000)") != NULL);
+    CHECK_EQ_INT(alter_group("hcg-g4", "share.delivery.count.limit", "11", msg),
+                 LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "group.share.max.delivery.count.limit (10)") != NULL);
+    CHECK_EQ_INT(alter_group("hcg-g4", "share.heartbeat.interval.ms", "4999", msg),
+                 LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "group.share.min.heartbeat.interval.ms") != NULL);
+    CHECK_EQ_INT(alter_group("hcg-g4", "share.record.lock.duration.ms", "20000", msg),
+                 LS_KERR_NONE);
+    CHECK_EQ_INT(alter_group("hcg-g4", "share.delivery.count.limit", "3", msg), LS_KERR_NONE);
+    CHECK_EQ_INT(alter_group("hcg-g4", "share.session.timeout.ms", "50000", msg), LS_KERR_NONE);
+    CHECK_EQ_INT(describe_group_config("hcg-g4", "share.record.lock.duration.ms", &src), 20000);
     CHECK_EQ_INT(alter_group("hcg-g4", "consumer.session.timeout.ms", "-5", msg),
                  LS_KERR_INVALID_CONFIG);
     CHECK_EQ_INT(alter_group("hcg-g4", "consumer.session.timeout.ms", "1000", msg),
@@ -312,6 +374,7 @@ int main(void)
     RUN(refusals_answer_kafkas_codes);
     RUN(a_classic_group_with_members_is_not_taken_over);
     RUN(group_configs_are_described_altered_and_applied);
+    RUN(share_group_configs_are_applied);
     kf_close(&E);
     UNIT_DONE();
 }

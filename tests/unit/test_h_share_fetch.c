@@ -161,6 +161,60 @@ TEST(closing_the_session_gives_the_records_back)
     ls_arena_free(a);
 }
 
+/* Sets one of gid's group configs. */
+static int group_set(const char *gid, const char *key, const char *value)
+{
+    ls_group_config_op_t op = {key, value};
+    char err[256];
+    return ls_group_configs_alter(E.group_configs, gid, false, &op, 1, &KF_GROUP_DEFAULTS, false,
+                                  err, sizeof err) == LS_OK
+               ? 0
+               : -1;
+}
+
+TEST(group_lock_duration_and_delivery_limit_apply)
+{
+    ls_uuid_t id;
+    CHECK(share_topic("sf-cfg", "sf-cfg-g", 1, &id) == 0);
+    CHECK(group_set("sf-cfg-g", LS_GROUP_CONFIG_SHARE_LOCK, "20000") == 0);
+    CHECK(group_set("sf-cfg-g", LS_GROUP_CONFIG_SHARE_DELIVERY, "3") == 0);
+    ls_arena_t *a = ls_arena_new();
+    fpart_t p;
+    int32_t lock = 0;
+    CHECK_EQ_INT(share_fetch("sf-cfg-g", "m1", 0, &id, 0, NULL, 0, 100, &p, &lock, a),
+                 LS_KERR_NONE);
+    CHECK_EQ_INT(lock, 20000);
+    CHECK_EQ_INT(p.AcquiredRecords[0].DeliveryCount, 1);
+    /* released and taken again by the same fetch, until the group's limit */
+    int8_t release = LS_SHAREP_RELEASE;
+    fack_t b = ack(0, 0, &release);
+    for (int32_t epoch = 1; epoch <= 2; epoch++) {
+        CHECK_EQ_INT(share_fetch("sf-cfg-g", "m1", epoch, &id, 0, &b, 1, 100, &p, NULL, a),
+                     LS_KERR_NONE);
+        CHECK_EQ_INT(p.NumAcquiredRecords, 1);
+        CHECK_EQ_INT(p.AcquiredRecords[0].DeliveryCount, epoch + 1);
+    }
+    CHECK_EQ_INT(share_fetch("sf-cfg-g", "m1", 3, &id, 0, &b, 1, 100, &p, NULL, a), LS_KERR_NONE);
+    CHECK_EQ_INT(p.NumAcquiredRecords, 0); /* 3 deliveries: archived (the broker's limit is 5) */
+
+    /* a limit lowered below an available record's count archives it */
+    CHECK(share_topic("sf-cfg2", "sf-cfg2-g", 1, &id) == 0);
+    CHECK_EQ_INT(share_fetch("sf-cfg2-g", "m1", 0, &id, 0, NULL, 0, 100, &p, &lock, a),
+                 LS_KERR_NONE);
+    CHECK_EQ_INT(lock, E.cfg.group_share_record_lock_duration_ms);
+    CHECK_EQ_INT(share_fetch("sf-cfg2-g", "m1", 1, &id, 0, &b, 1, 100, &p, NULL, a), LS_KERR_NONE);
+    CHECK_EQ_INT(p.AcquiredRecords[0].DeliveryCount, 2);
+    int pcode;
+    CHECK_EQ_INT(share_ack("sf-cfg2-g", "m1", 2, &id, 0, 0, LS_SHAREP_RELEASE, &pcode),
+                 LS_KERR_NONE);
+    CHECK_EQ_INT(pcode, LS_KERR_NONE);
+    CHECK(group_set("sf-cfg2-g", LS_GROUP_CONFIG_SHARE_DELIVERY, "2") == 0);
+    CHECK_EQ_INT(share_fetch("sf-cfg2-g", "m1", 3, &id, 0, NULL, 0, 100, &p, NULL, a),
+                 LS_KERR_NONE);
+    CHECK_EQ_INT(p.NumAcquiredRecords, 0);
+    ls_arena_free(a);
+}
+
 TEST(session_epochs)
 {
     ls_uuid_t id;
@@ -339,6 +393,7 @@ int main(void)
     if (kf_open(&E) != 0) return 1;
     RUN(acquire_then_acknowledge);
     RUN(closing_the_session_gives_the_records_back);
+    RUN(group_lock_duration_and_delivery_limit_apply);
     RUN(session_epochs);
     RUN(acknowledgements_need_an_open_session);
     RUN(bad_acknowledgements);

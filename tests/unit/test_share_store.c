@@ -74,7 +74,7 @@ static void on_get(void *arg, ls_status st, ls_share_part_t *p)
 static ls_share_part_t *get(ls_share_store_t *s, const char *gid, int32_t partition, int64_t init)
 {
     got_t g = {0};
-    ls_share_store_get(s, gid, &TOPIC, partition, init, on_get, &g);
+    ls_share_store_get(s, gid, &TOPIC, partition, init, NULL, on_get, &g);
     drain();
     return g.calls == 1 && g.st == LS_OK ? g.p : NULL;
 }
