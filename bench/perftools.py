@@ -130,7 +130,7 @@ def share_consume(bootstrap, cfg, topic, n, group):
     """A share group of one ShareConsumerPerformance member reads n records of
     topic from its start (the group's share.auto.offset.reset set to earliest
     with kafka-configs first: a share group starts at the end by default)."""
-    java("kafka.admin.ConfigCommand",
+    java("org.apache.kafka.tools.ConfigCommand",
          ["--bootstrap-server", bootstrap, "--command-config", cfg, "--alter", "--entity-type",
           "groups", "--entity-name", group, "--add-config", "share.auto.offset.reset=earliest"],
          120)

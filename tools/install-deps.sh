@@ -15,7 +15,7 @@
 #                                 tests/integration/js/node_modules (npm ci),
 #                                 .cache/java/lib (kafka-clients and its deps),
 #                                 .cache/java/apps (Kafka Connect + Kafka Streams),
-#                                 .cache/java/tools (Kafka's command-line tools),
+#                                 .cache/java/tools (Kafka 4.4.0's command-line tools and server),
 #                                 .cache/java/iceberg (Apache Iceberg Java + Hadoop client)
 #                                 .cache/java/restcatalog (Iceberg REST catalog test server)
 #
@@ -167,9 +167,9 @@ install_java_apps() {
         connect-runtime connect-file kafka-streams
 }
 
-# Kafka's command-line tools (kafka-transactions.sh's TransactionsCommand) for
-# tests/integration/test_transactions_admin.py, and Kafka's core jar
-# (kafka-configs.sh's ConfigCommand) for tests/integration/test_sasl.py.
+# Kafka's command-line tools (kafka-transactions.sh's TransactionsCommand,
+# kafka-configs.sh's ConfigCommand, the perf tools, ...) for the integration
+# tests, and Kafka's core jar (the broker, the benchmark's peer).
 install_java_tools() {
     maven_jars java-tools tests/integration/java/tools/pom.xml tools "Kafka command-line tools" \
         kafka-tools kafka_2.13

@@ -422,15 +422,43 @@ def test_update_features_needs_cluster_alter(one_dir):
     assert r.returncode != 0 and "Cluster authorization failed" in r.stdout, r.stdout
 
 
+# --- kafka-get-offsets and kafka-delete-records ---------------------------------
+
+def test_kafka_get_offsets_and_delete_records(broker, tmp_path):
+    """kafka-get-offsets (GetOffsetShell) prints each partition's latest and
+    earliest offsets; kafka-delete-records (DeleteRecordsCommand) moves a
+    partition's start, which kafka-get-offsets then shows."""
+    t = create_topic(broker.bootstrap, unique_topic("getoff"), partitions=2)
+    produce_all(producer(broker.bootstrap), t,
+                [{"partition": p, "value": b"v"} for p in (0, 1) for _ in range(3 + 2 * p)])
+
+    def offsets(time_spec):
+        out = kafka_tool("org.apache.kafka.tools.GetOffsetShell", broker.bootstrap,
+                         "--topic", t, "--time", time_spec).stdout
+        return sorted(line.strip() for line in out.splitlines() if line.startswith(t + ":"))
+
+    assert offsets("-1") == ["%s:0:3" % t, "%s:1:5" % t]
+    assert offsets("-2") == ["%s:0:0" % t, "%s:1:0" % t]
+    spec = tmp_path / "delete.json"
+    spec.write_text(json.dumps({"version": 1,
+                                "partitions": [{"topic": t, "partition": 1, "offset": 4}]}))
+    out = kafka_tool("org.apache.kafka.tools.DeleteRecordsCommand", broker.bootstrap,
+                     "--offset-json-file", str(spec)).stdout
+    assert "partition: %s-1\tlow_watermark: 4" % t in out, out
+    assert offsets("-2") == ["%s:0:0" % t, "%s:1:4" % t]
+
+
 # --- ListConfigResources (key 74, KIP-1142) ------------------------------------
 
-CLIENT_LIBS = {"4.3.1": TOOLS_LIB, "4.4.0": os.path.join(lsbroker.ROOT, ".cache", "java", "lib")}
+# 4.3.1: the Connect/Streams jars' client (.cache/java/apps); 4.4.0: the tools' and the tests'
+CLIENT_LIBS = {"4.3.1": os.path.join(lsbroker.ROOT, ".cache", "java", "apps"),
+               "4.4.0": os.path.join(lsbroker.ROOT, ".cache", "java", "lib")}
 
 
 @pytest.fixture(scope="module", params=sorted(CLIENT_LIBS))
 def admin_calls(request, tmp_path_factory):
     """run(bootstrap, call, *args): AdminCalls.java on Kafka's Admin client
-    (4.3.1, the tools' own, and 4.4.0)."""
+    (4.3.1 and 4.4.0)."""
     out = str(tmp_path_factory.mktemp("admin_calls"))
     cp = os.path.join(CLIENT_LIBS[request.param], "*")
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "java", "admin",
@@ -500,7 +528,7 @@ def test_kafka_configs_describes_client_metrics(broker):
     """kafka-configs --describe --entity-type client-metrics lists the
     subscriptions through ListConfigResources: none on a new broker, and no
     error."""
-    r = kafka_tool("kafka.admin.ConfigCommand", broker.bootstrap, "--describe",
+    r = kafka_tool("org.apache.kafka.tools.ConfigCommand", broker.bootstrap, "--describe",
                    "--entity-type", "client-metrics")
     assert r.stdout.strip() == "", r.stdout
 

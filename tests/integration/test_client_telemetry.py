@@ -32,7 +32,7 @@ pytestmark = pytest.mark.store_agnostic  # the S3 stage leaves it out (pytest.in
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CONFIGS = "kafka.admin.ConfigCommand"
+CONFIGS = "org.apache.kafka.tools.ConfigCommand"
 
 
 # ---------------------------------------------------------------- helpers

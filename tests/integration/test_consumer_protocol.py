@@ -233,7 +233,7 @@ def test_coordinator_killed_group_moves_on_with_its_members(cluster):
 
 
 def config_command(bootstrap, *args):
-    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "kafka.admin.ConfigCommand",
+    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "org.apache.kafka.tools.ConfigCommand",
                  "--bootstrap-server", bootstrap] + list(args)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 

@@ -32,7 +32,7 @@ def kafka_configs(bootstrap, *args):
                                                 for f in os.listdir(TOOLS_LIB)):
         pytest.fail("kafka_2.13 (ConfigCommand) missing from .cache/java/tools: run "
                     "tools/install-deps.sh test", pytrace=False)
-    r = subprocess.run(JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "kafka.admin.ConfigCommand",
+    r = subprocess.run(JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "org.apache.kafka.tools.ConfigCommand",
                               "--bootstrap-server", bootstrap] + list(args),
                        capture_output=True, text=True, timeout=180)
     return r.returncode, r.stdout + r.stderr

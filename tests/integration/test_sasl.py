@@ -526,7 +526,7 @@ def kafka_configs(sb, tmp_path, user, password, *args):
         "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
         "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
         "username=\"%s\" password=\"%s\";\n" % (user, password))
-    r = subprocess.run(JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "kafka.admin.ConfigCommand",
+    r = subprocess.run(JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "org.apache.kafka.tools.ConfigCommand",
                               "--bootstrap-server", sb.bootstrap, "--command-config", str(props)]
                        + list(args), capture_output=True, text=True, timeout=180)
     return r.returncode, r.stdout + r.stderr

@@ -74,7 +74,7 @@ def setup_topic(bootstrap, topic, group, partitions, n, tag="v", earliest=True):
     for f in a.create_topics([NewTopic(topic, partitions, 1)]).values():
         f.result(30)
     if earliest:  # Kafka's own tool sets the group config
-        kafka_tool("kafka.admin.ConfigCommand", bootstrap, "--alter", "--entity-type",
+        kafka_tool("org.apache.kafka.tools.ConfigCommand", bootstrap, "--alter", "--entity-type",
                    "groups", "--entity-name", group, "--add-config",
                    "share.auto.offset.reset=earliest")
     produce(bootstrap, topic, partitions, n, tag)
@@ -255,10 +255,10 @@ def test_read_committed_share_group_gets_no_aborted_or_open_transactions(share_b
     for f in a.create_topics([NewTopic(topic, 2, 1)]).values():
         f.result(30)
     for g, level in ((group, "read_committed"), (raw, "read_uncommitted")):
-        kafka_tool("kafka.admin.ConfigCommand", bs, "--alter", "--entity-type", "groups",
+        kafka_tool("org.apache.kafka.tools.ConfigCommand", bs, "--alter", "--entity-type", "groups",
                    "--entity-name", g, "--add-config",
                    "share.auto.offset.reset=earliest,share.isolation.level=" + level)
-    out = kafka_tool("kafka.admin.ConfigCommand", bs, "--describe", "--entity-type", "groups",
+    out = kafka_tool("org.apache.kafka.tools.ConfigCommand", bs, "--describe", "--entity-type", "groups",
                      "--entity-name", group)
     assert "share.isolation.level=read_committed" in out, out
     p = Producer({"bootstrap.servers": bs, "transactional.id": uid("share-txn-p")})
@@ -375,9 +375,9 @@ def test_by_duration_starts_at_the_first_record_that_recent(share_broker):
     for i in range(10):
         p.produce(topic, value=b"new-%d" % i, partition=0, timestamp=now_ms - 60 * 1000)
     assert p.flush(30) == 0
-    kafka_tool("kafka.admin.ConfigCommand", bs, "--alter", "--entity-type", "groups",
+    kafka_tool("org.apache.kafka.tools.ConfigCommand", bs, "--alter", "--entity-type", "groups",
                "--entity-name", group, "--add-config", "share.auto.offset.reset=by_duration:PT1H")
-    out = kafka_tool("kafka.admin.ConfigCommand", bs, "--describe", "--entity-type", "groups",
+    out = kafka_tool("org.apache.kafka.tools.ConfigCommand", bs, "--describe", "--entity-type", "groups",
                      "--entity-name", group)
     assert "share.auto.offset.reset=by_duration:PT1H" in out, out
     r = subprocess.run(JVM + ["-cp", os.path.join(TOOLS_LIB, "*"),
@@ -390,7 +390,7 @@ def test_by_duration_starts_at_the_first_record_that_recent(share_broker):
         r.stdout + r.stderr
     assert share_offsets(bs, group, topic)[0] == (25, 0)  # all accepted, nothing left
     # a negative duration is refused, naming what is accepted
-    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "kafka.admin.ConfigCommand",
+    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "org.apache.kafka.tools.ConfigCommand",
                  "--bootstrap-server", bs, "--alter", "--entity-type", "groups", "--entity-name",
                  group, "--add-config", "share.auto.offset.reset=by_duration:-PT1H"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
@@ -406,16 +406,16 @@ def test_group_lock_duration_and_delivery_limit_set_with_kafka_configs(share_bro
     is refused naming the bound (the handler unit tests check each is
     applied)."""
     bs, group = share_broker.bootstrap, uid("share-cfg-g")
-    kafka_tool("kafka.admin.ConfigCommand", bs, "--alter", "--entity-type", "groups",
+    kafka_tool("org.apache.kafka.tools.ConfigCommand", bs, "--alter", "--entity-type", "groups",
                "--entity-name", group, "--add-config",
                "share.record.lock.duration.ms=5000,share.delivery.count.limit=3,"
                "share.session.timeout.ms=50000,share.heartbeat.interval.ms=6000")
-    out = kafka_tool("kafka.admin.ConfigCommand", bs, "--describe", "--entity-type", "groups",
+    out = kafka_tool("org.apache.kafka.tools.ConfigCommand", bs, "--describe", "--entity-type", "groups",
                      "--entity-name", group)
     for kv in ("share.record.lock.duration.ms=5000", "share.delivery.count.limit=3",
                "share.session.timeout.ms=50000", "share.heartbeat.interval.ms=6000"):
         assert kv in out, out
-    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "kafka.admin.ConfigCommand",
+    cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "org.apache.kafka.tools.ConfigCommand",
                  "--bootstrap-server", bs, "--alter", "--entity-type", "groups",
                  "--entity-name", group, "--add-config", "share.delivery.count.limit=11"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
