@@ -75,6 +75,9 @@ RADOSGW = os.path.join(ROOT, "tools", "s3", "radosgw.sh")
 # BENCH_KAFKA_LIBS points at another install (e.g. .cache/java/tools, Kafka's tools jars).
 KAFKA_LIBS = os.environ.get("BENCH_KAFKA_LIBS") or os.path.join(ROOT, ".cache", "bench", "kafka",
                                                                 "libs")
+# The newest Kafka beside it (target kafka-4.4): the tests' tools and server jars
+# (tests/integration/java/tools/pom.xml, installed by tools/install-deps.sh test).
+KAFKA44_LIBS = os.path.join(ROOT, ".cache", "java", "tools")
 RESULTS = os.path.join(ROOT, "bench", "results")
 
 # Run order: latency first, then the scenarios that write the most.
@@ -233,8 +236,9 @@ class Broker:
     """One broker process this script started (and only this one is ever killed)."""
 
     def __init__(self, name, kind, extra=None, rest=False, env=None, registry=False, ssl=None,
-                 prepare=None):
+                 prepare=None, libs=None):
         self.name, self.kind, self.extra = name, kind, extra or {}
+        self.libs = libs or KAFKA_LIBS  # kafka: the jars it runs
         self.prepare = prepare  # prepare(db): before each start, with the start's {db} name
         # make_pki(): also an SSL listener on ssl_port, and with its "scram" set a
         # SASL_SSL one (SCRAM-SHA-512, SCRAM_USER) on sasl_port
@@ -354,7 +358,7 @@ appender.console.layout.pattern = [%d] %p %m (%c)%n
 rootLogger.level = warn
 rootLogger.appenderRef.stdout.ref = STDOUT
 """)
-        cp = os.path.join(KAFKA_LIBS, "*")
+        cp = os.path.join(self.libs, "*")
         cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode()[:22]
         java = ["java", f"-Dlog4j2.configurationFile={l4j}", "-cp", cp]
         scram = ["--add-scram", "SCRAM-SHA-512=[name={},password={}]".format(*SCRAM_USER)] \
@@ -1069,9 +1073,10 @@ def machine_facts():
     facts["librdkafka"] = subprocess.run(
         ["sh", "-c", "dpkg-query -W -f='${Version}' librdkafka-dev 2>/dev/null"],
         capture_output=True, text=True).stdout
-    jars = [j for j in os.listdir(KAFKA_LIBS) if j.startswith("kafka_2.13-")] \
-        if os.path.isdir(KAFKA_LIBS) else []
-    facts["kafka"] = jars[0][len("kafka_2.13-"):-4] if jars else "?"
+    for name, libs in (("kafka", KAFKA_LIBS), ("kafka-4.4", KAFKA44_LIBS)):
+        jars = [j for j in os.listdir(libs) if j.startswith("kafka_2.13-")] \
+            if os.path.isdir(libs) else []
+        facts[name] = jars[0][len("kafka_2.13-"):-4] if jars else "?"
     try:
         facts["lakestream_commit"] = subprocess.run(
             ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -1252,7 +1257,8 @@ def main():
                     "tools, bench/perftools.py), cost (dollars from measured requests, "
                     "bench/cost.py)")
     ap.add_argument("--targets", default="kafka,lakestream,lakestream-relaxed",
-                    help="kafka, lakestream (durable default), lakestream-relaxed "
+                    help="kafka (the pinned peer, bench/kafka/pom.xml), kafka-4.4 (.cache/java/tools), "
+                         "lakestream (durable default), lakestream-relaxed "
                          "(object.store.fsync=false)")
     ap.add_argument("-n", "--repeat", type=int, default=int(os.environ.get("BENCH_N", 3)))
     ap.add_argument("--duration", type=float, default=float(os.environ.get("BENCH_DURATION", 10)))
@@ -1344,8 +1350,11 @@ def main():
     for f in ([DRIVER] if scenarios else []) + [LAKESTREAM]:
         if not os.access(f, os.X_OK):
             sys.exit(f"{f} missing: run `make bench` (builds it)")
-    if "kafka" in a.targets and not os.path.isdir(KAFKA_LIBS):
+    wanted = a.targets.split(",")
+    if "kafka" in wanted and not os.path.isdir(KAFKA_LIBS):
         sys.exit("Kafka jars missing: run bench/setup.sh once")
+    if "kafka-4.4" in wanted and not os.path.isdir(KAFKA44_LIBS):
+        sys.exit("Kafka 4.4 jars missing: run tools/install-deps.sh test once")
     have_faulty = os.path.exists(os.path.join(ROOT, "src", "objstore", "objstore_faulty.c"))
     if "s3-latency" in scenarios and not have_faulty:
         log("s3-latency skipped: objstore fault wrapper not in this tree")
@@ -1355,6 +1364,8 @@ def main():
     for t in a.targets.split(","):
         if t == "kafka":
             targets[t] = Broker(t, "kafka")
+        elif t == "kafka-4.4":
+            targets[t] = Broker(t, "kafka", libs=KAFKA44_LIBS)
         elif t == "lakestream":
             targets[t] = Broker(t, "lakestream", {"object.store.fsync": "true"})
         elif t == "lakestream-relaxed":

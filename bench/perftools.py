@@ -53,6 +53,10 @@ PRODUCE_RE = re.compile(
     r"([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th")
 
 
+# The Kafka targets a run may measure beside Lakestream, with their jars.
+KAFKAS = {"kafka": bench.KAFKA_LIBS, "kafka-4.4": bench.KAFKA44_LIBS}
+
+
 def tools_version():
     jars = [j for j in os.listdir(TOOLS) if re.match(r"kafka-tools-\d", j)]
     return jars[0][len("kafka-tools-"):-4] if jars else "?"
@@ -239,9 +243,12 @@ def summarize(raw, plan):
             row["targets"][target] = {"median": {k: median(runs, k) for k in keys},
                                       "runs": runs}
         t = row["targets"]
-        if "lakestream" in t and "kafka" in t and t["kafka"]["median"]["mb_per_s"]:
-            row["ratio_mb_per_s"] = round(t["lakestream"]["median"]["mb_per_s"] /
-                                          t["kafka"]["median"]["mb_per_s"], 2)
+        for k in KAFKAS:  # Lakestream over each Kafka peer of the run
+            if "lakestream" in t and k in t and t[k]["median"]["mb_per_s"]:
+                row.setdefault("ratios_mb_per_s", {})[k] = round(
+                    t["lakestream"]["median"]["mb_per_s"] / t[k]["median"]["mb_per_s"], 2)
+        if "kafka" in row.get("ratios_mb_per_s", {}):
+            row["ratio_mb_per_s"] = row["ratios_mb_per_s"]["kafka"]
         out[name] = row
     # TLS cost: each broker's TLS (SASL_SSL) median over its own plaintext median.
     for name, row in out.items():
@@ -262,13 +269,18 @@ def fmt(v):
     return f"{v:,.0f}" if v >= 1000 else f"{v:.2f}"
 
 
-def markdown(summary, repeat):
+def markdown(summary, repeat, facts=None):
+    kafkas = [k for k in KAFKAS if any(k in r["targets"] for r in summary.values())]
+    names = {k: "Kafka " + (facts or {}).get(k, "?") for k in kafkas}
     lines = [f"## Kafka's perf tools (ProducerPerformance / ConsumerPerformance "
              f"{tools_version()}), median of {repeat}",
              "",
-             "| case | records | Lakestream MB/s (rec/s) | Kafka MB/s (rec/s) | ratio MB/s "
-             "| TLS or SASL_SSL / plaintext (LS, Kafka) | p50 / p99 ms (LS; Kafka) |",
-             "|---|---|---|---|---|---|---|"]
+             "| case | records | Lakestream MB/s (rec/s) | "
+             + "".join(f"{names[k]} MB/s (rec/s) | " for k in kafkas)
+             + "".join(f"ratio MB/s vs {names[k]} | " for k in kafkas)
+             + "TLS or SASL_SSL / plaintext (LS, " + ", ".join(names[k] for k in kafkas)
+             + ") | p50 / p99 ms (LS; " + "; ".join(names[k] for k in kafkas) + ") |",
+             "|---|---|---|" + "---|" * (2 * len(kafkas)) + "---|---|"]
     for name, row in summary.items():
         t = row["targets"]
 
@@ -278,14 +290,17 @@ def markdown(summary, repeat):
         tls = ""
         if row["transport"] != "plain":
             tls = ", ".join(fmt(t.get(x, {}).get("secure_over_plaintext"))
-                            for x in ("lakestream", "kafka"))
+                            for x in ["lakestream"] + kafkas)
         lat = ""
         if row["kind"] == "produce":
             lat = "; ".join(
                 f"{fmt(t[x]['median']['p50_ms'])} / {fmt(t[x]['median']['p99_ms'])}"
-                for x in ("lakestream", "kafka") if x in t)
-        lines.append(f"| {name} | {row['records']:,} | {cell('lakestream')} | {cell('kafka')} "
-                     f"| {fmt(row.get('ratio_mb_per_s'))} | {tls} | {lat} |")
+                for x in ["lakestream"] + kafkas if x in t)
+        ratios = row.get("ratios_mb_per_s", {})
+        lines.append(f"| {name} | {row['records']:,} | {cell('lakestream')} | "
+                     + "".join(f"{cell(k)} | " for k in kafkas)
+                     + "".join(f"{fmt(ratios.get(k))} | " for k in kafkas)
+                     + f"{tls} | {lat} |")
     lines += ["",
               "Produce: ProducerPerformance `--throughput -1` to 8 partitions; *default* = the "
               "Java producer's defaults (idempotent, acks=all, 5 in flight, linger 5 ms, "
@@ -312,8 +327,8 @@ def run(scenarios, a, stamp, facts, cmdline, failures, loads):
         if t == "lakestream":
             brokers.append(bench.Broker(t, "lakestream", {"object.store.fsync": "true"},
                                         ssl=pki))
-        elif t == "kafka":
-            brokers.append(bench.Broker(t, "kafka", ssl=pki))
+        elif t in KAFKAS:
+            brokers.append(bench.Broker(t, "kafka", ssl=pki, libs=KAFKAS[t]))
     brokers.sort(key=lambda b: b.kind != "lakestream")  # Lakestream, Kafka, Lakestream...
     raw = {}
     try:
@@ -333,4 +348,4 @@ def run(scenarios, a, stamp, facts, cmdline, failures, loads):
         json.dump({"scenarios": [s for s in FAMILY if s in scenarios], "command": cmdline,
                    "machine": facts, "repeat": a.repeat, "cases": summary,
                    "failed_runs": failures}, f, indent=1)
-    return markdown(summary, a.repeat)
+    return markdown(summary, a.repeat, facts)
