@@ -131,6 +131,7 @@ typedef struct ls_config {
     int64_t compaction_max_entries; /* compaction.max.entries: WAL entries per compacted object */
     int64_t compaction_max_bytes;   /* compaction.max.bytes: bytes per compacted object */
     int64_t compaction_keymap_max_bytes; /* compaction.keymap.max.bytes: key compaction map bound */
+    int64_t compaction_wal_read_budget_bytes; /* compaction.wal.read.budget.bytes */
     int64_t compaction_lease_ttl_ms; /* compaction.lease.ttl.ms: per-log ownership lease, default
                                         30000 */
     /* cluster defaults of the table materialization policy (lakestream.table.*);

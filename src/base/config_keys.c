@@ -485,6 +485,17 @@ const cfg_key_t ls_config_keys[] = {
      .max = 1 * GiB,
      .help = "Target size of a compacted object. A cold read fetches its footer and the "
              "read.ahead.bytes block it needs, never the whole object."},
+    {.name = "compaction.wal.read.budget.bytes",
+     .type = CT_SIZE,
+     FIELD(compaction_wal_read_budget_bytes),
+     .def = "256MiB",
+     .min = 1 * MiB,
+     .max = 16 * GiB,
+     .help = "Memory of WAL objects one compaction pass holds, so each object it reads "
+             "costs one GET whatever the number of logs in it; once the pass holds this "
+             "much, each log's range of a further object is read with its own GET "
+             "(lakestream_compaction_wal_reads_total{kind=\"range\"}, and an INFO line "
+             "per pass)."},
     {.name = "compaction.keymap.max.bytes",
      .type = CT_SIZE,
      FIELD(compaction_keymap_max_bytes),

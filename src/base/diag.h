@@ -28,6 +28,11 @@ typedef struct ls_diag_rl {
 #define LS_DIAG_RL_MS 10000
 void ls_diag_rl(ls_diag_rl_t *rl, ls_diag_level lvl, const char *module, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+#define LS_INFO_RL(mod, ...)                                                                       \
+    do {                                                                                           \
+        static ls_diag_rl_t ls_rl_;                                                                \
+        ls_diag_rl(&ls_rl_, LS_DIAG_INFO, mod, __VA_ARGS__);                                       \
+    } while (0)
 #define LS_WARN_RL(mod, ...)                                                                       \
     do {                                                                                           \
         static ls_diag_rl_t ls_rl_;                                                                \

@@ -69,6 +69,16 @@ static LS_METRIC_COUNTER(m_rows, "lakestream_table_rows_materialized",
 static LS_METRIC_COUNTER(m_table_failures, "lakestream_table_commit_failures",
                          "Table commits or backfills that failed (retried).", NULL);
 
+static LS_METRIC_COUNTER(m_wal_reads, "lakestream_compaction_wal_reads",
+                         "GETs of WAL objects by compaction passes: a whole object (block) or, "
+                         "past compaction.wal.read.budget.bytes, one log's range of it (range).",
+                         "kind");
+
+static LS_METRIC_COUNTER(m_wal_ranges_held, "lakestream_compaction_wal_ranges_from_memory",
+                         "Log ranges of WAL objects a compaction pass served from an object it "
+                         "had read already (no GET).",
+                         NULL);
+
 /* Queues an index swap for the loop (pass_after applies them in order). */
 result_t *ls_compactor_push_result(ls_compactor_t *c, int64_t log_id, const ls_idx_entry_t *e)
 {
@@ -915,9 +925,29 @@ static void log_task(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t
     ls_log_release(c->owner, &c->claim);
 }
 
+/* End of a pass's WAL reads: the blocks go (wal_blocks.c B3), and a pass
+ * that outgrew the budget says so, since its further reads cost a GET per
+ * log and object instead of one per object. */
+static void wal_reads_end(ls_compactor_t *c)
+{
+    uint64_t ranges = c->wal_reads.stats.exact_reads - c->pass_range_reads;
+    if (c->wal_reads.full && ranges > 0)
+        LS_INFO_RL("compact",
+                   "a compaction pass held %zu MiB of WAL objects "
+                   "(compaction.wal.read.budget.bytes) and read %llu further log ranges with "
+                   "a GET each; a larger budget reads each WAL object once",
+                   c->wal_reads.budget_bytes >> 20, (unsigned long long)ranges);
+    ls_wal_blocks_clear(&c->wal_reads);
+    c->pass_range_reads = c->wal_reads.stats.exact_reads;
+}
+
 /* End of a pass (worker; the stats are the worker's while it runs). */
 static void pass_metrics(ls_compactor_t *c, bool full, int64_t start_us)
 {
+    const ls_wal_blocks_stats_t *ws = &c->wal_reads.stats;
+    ls_metric_counter_store(ls_metrics_series1(&m_wal_reads, "block"), ws->gets - ws->exact_reads);
+    ls_metric_counter_store(ls_metrics_series1(&m_wal_reads, "range"), ws->exact_reads);
+    ls_metric_counter_store(ls_metrics_series0(&m_wal_ranges_held), ws->hits);
     ls_metric_observe(ls_metrics_series1(&m_pass_seconds, full ? "full" : "tables"),
                       (double)(ls_clock_mono_us() - start_us) / 1e6);
     if (full) ls_metric_set(ls_metrics_series0(&m_backlog), (double)c->pass_backlog_ms / 1000);
@@ -953,7 +983,7 @@ static void pass_work(uv_work_t *w)
             if (plan.v[i].table) ls_compactor_table_task(c, &plan.v[i]);
         ls_compactor_tables_turned_off(c, &plan);
         ls_table_plan_clear(&plan);
-        ls_wal_blocks_clear(&c->wal_reads);
+        wal_reads_end(c);
         pass_metrics(c, false, start_us);
         return;
     }
@@ -982,7 +1012,7 @@ static void pass_work(uv_work_t *w)
     ls_compactor_tables_turned_off(c, &plan);
     ls_table_plan_clear(&plan);
     ls_kvlist_free(&heads);
-    ls_wal_blocks_clear(&c->wal_reads);
+    wal_reads_end(c);
     pass_metrics(c, true, start_us);
 }
 

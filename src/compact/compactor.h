@@ -25,7 +25,7 @@ typedef struct ls_compactor_config {
     int64_t max_bytes;        /* CO size target */
     int64_t wal_object_bytes; /* size bound of a WAL object (wal.flush.max.bytes): a pass
                                * reads each whole, once (wal_blocks.h); 0: 4 MiB */
-    int64_t wal_read_budget;  /* memory a pass holds of such objects (0: 64 MiB) */
+    int64_t wal_read_budget;  /* memory a pass holds of such objects (0: 256 MiB) */
     /* key compaction (keycompact.h) of cleanup.policy=compact logs */
     size_t keymap_max_bytes;         /* key map bound per log and pass (0: 16 MiB) */
     int64_t replaced_grace_ms;       /* objects it replaced are deleted this long after the swap */

@@ -38,7 +38,7 @@
 #define SWAP_ATTEMPTS 4
 /* Memory a pass may hold of WAL objects it reads whole (wal_blocks.h): at
  * 4 KB to 4 MiB per object, 16 to 16,000 objects of backlog read once each. */
-#define WAL_READ_BUDGET ((size_t)64 << 20)
+#define WAL_READ_BUDGET ((size_t)256 << 20)
 /* The PUT of a table log's CO runs on its own thread (ls-co-put) while the
  * pass turns the same bytes into table rows: the write's copy into the
  * store and its fsync overlap the Parquet encoding, on the other core. The
@@ -173,10 +173,11 @@ struct ls_compactor {
     bool refs_loaded;
     ls_wal_blocks_t wal_reads; /* worker: the pass's WAL object reads (one GET each) */
     /* worker: metrics (base/metrics.h) of the pass, published at its end */
-    int64_t pass_backlog_ms;  /* longest a due WAL entry of a log waited, after its rounds */
-    table_metrics_t tm;       /* per-table rows */
-    ls_i64map_t table_totals; /* stream_no -> table_totals_t * as of this broker's last
-                               * commit of the table */
+    int64_t pass_backlog_ms;   /* longest a due WAL entry of a log waited, after its rounds */
+    uint64_t pass_range_reads; /* wal_reads.stats.exact_reads when the pass began */
+    table_metrics_t tm;        /* per-table rows */
+    ls_i64map_t table_totals;  /* stream_no -> table_totals_t * as of this broker's last
+                                * commit of the table */
 };
 /* In-table entries of one log are not merged like COs (keycompact.c): no
  * byte needs rewriting, so a new in-table range extends the log's in-table

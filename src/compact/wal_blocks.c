@@ -5,24 +5,25 @@
  * range with its own GET costs one request per log per object: with small
  * objects on S3 (issue 29 §9: ~4 KB objects, 870k GETs per GB, mostly 2 KB
  * ranges) the requests, not the bytes, set the pace and the bill. Here the
- * first range a pass wants of an object fetches the object's first
- * block_bytes (wal.flush.max.bytes: the whole object, as a flush seals at
- * that size) with one GET; every later range of it in the pass comes from
- * that block.
+ * first range a pass wants of an object fetches the object with one GET
+ * (asking for twice block_bytes, wal.flush.max.bytes: a flush seals once an
+ * object holds that much, so it passes it by at most its last append);
+ * every later range of it in the pass comes from that block.
  *
  * Invariants
  *  B1  A range is returned exactly as ls_objstore_get returns it (clamped
  *      at the object's end): WAL objects are never rewritten, so a block
  *      read earlier in the pass holds the same bytes.
- *  B2  The blocks held never exceed budget_bytes. Once the next block would
+ *  B2  The blocks held never exceed budget_bytes
+ *      (compaction.wal.read.budget.bytes). Once the next block would
  *      not fit, the pass stops adding blocks (full) and reads exact ranges,
  *      as before this module, for the rest of the pass: a backlog larger
  *      than the budget costs at most the old request count, and never
  *      re-reads whole objects log after log.
  *  B3  Nothing outlives the pass (ls_wal_blocks_clear): ranges of logs not
  *      due yet are read again by the pass that compacts them.
- * A range past a block (an object larger than block_bytes) is read exactly
- * and not kept. Threads: the compaction worker only. */
+ * A range past a block (an object larger than twice block_bytes) is read
+ * exactly and not kept. Threads: the compaction worker only. */
 #include "compact/wal_blocks.h"
 
 #include <string.h>
@@ -43,7 +44,7 @@ void ls_wal_blocks_init(ls_wal_blocks_t *wb, ls_objstore_t *os, size_t block_byt
     memset(wb, 0, sizeof *wb);
     wb->os = os;
     wb->block_bytes = block_bytes ? block_bytes : (size_t)4 << 20;
-    wb->budget_bytes = budget_bytes > wb->block_bytes ? budget_bytes : wb->block_bytes;
+    wb->budget_bytes = budget_bytes > 2 * wb->block_bytes ? budget_bytes : 2 * wb->block_bytes;
     ls_i64map_init(&wb->blocks);
 }
 
@@ -87,14 +88,17 @@ ls_status ls_wal_blocks_read(ls_wal_blocks_t *wb, const char *key, uint64_t pos,
         }
         return get_exact(wb, key, pos, len, out); /* past the block */
     }
-    size_t want = pos + len > wb->block_bytes ? (size_t)(pos + len) : wb->block_bytes;
-    if (wb->full || wb->held_bytes + want > wb->budget_bytes) {
+    /* a flush seals once the object holds block_bytes, so its last append
+     * may carry it past: ask for twice as much (the store returns what the
+     * object has), so such an object too is read whole */
+    size_t ask = pos + len > 2 * wb->block_bytes ? (size_t)(pos + len) : 2 * wb->block_bytes;
+    if (wb->full || wb->held_bytes + ask > wb->budget_bytes) {
         wb->full = true; /* B2 */
         return get_exact(wb, key, pos, len, out);
     }
     b = LS_NEW(block_t);
     ls_buf_init(&b->data);
-    ls_status st = ls_objstore_get(wb->os, key, 0, want, &b->data);
+    ls_status st = ls_objstore_get(wb->os, key, 0, ask, &b->data);
     wb->stats.gets++;
     if (st != LS_OK) {
         ls_buf_free(&b->data);
@@ -103,7 +107,7 @@ ls_status ls_wal_blocks_read(ls_wal_blocks_t *wb, const char *key, uint64_t pos,
         return st;
     }
     wb->stats.bytes += b->data.len;
-    b->whole = b->data.len < want;
+    b->whole = b->data.len < ask;
     b->key = ls_strdup(key);
     int64_t h = key_hash(key);
     b->next = ls_i64map_get(&wb->blocks, h);

@@ -29,7 +29,7 @@ typedef struct ls_wal_blocks {
 } ls_wal_blocks_t;
 
 /* block_bytes: the size bound of a WAL object (wal.flush.max.bytes);
- * budget_bytes: memory one pass may hold (at least one block). No I/O. */
+ * budget_bytes: memory one pass may hold (at least two blocks). No I/O. */
 void ls_wal_blocks_init(ls_wal_blocks_t *wb, ls_objstore_t *os, size_t block_bytes,
                         size_t budget_bytes);
 /* The bytes [pos, pos + len) of WAL object key into *out (replaced), as
