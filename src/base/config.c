@@ -1144,6 +1144,8 @@ static int groups_finish(const ls_config_t *c, char *err, int errlen)
          c->group_share_max_record_lock_duration_ms, "record.lock.duration.ms"},
         {c->group_share_delivery_count_limit, c->group_share_min_delivery_count_limit,
          c->group_share_max_delivery_count_limit, "delivery.count.limit"},
+        {c->group_share_partition_max_record_locks, c->group_share_min_partition_max_record_locks,
+         c->group_share_max_partition_max_record_locks, "partition.max.record.locks"},
     };
     for (size_t i = 0; i < sizeof share / sizeof share[0]; i++) {
         if (share[i].v < share[i].min) {

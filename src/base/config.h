@@ -208,9 +208,11 @@ typedef struct ls_config {
     int32_t group_share_delivery_count_limit;    /* group.share.delivery.count.limit */
     /* group.share.{min,max}.{record.lock.duration.ms,delivery.count.limit}:
      * the bounds of the broker's value and of the share.* group configs
-     * (Kafka's defaults 15000..60000 and 2..10) */
+     * (Kafka's defaults 15000..60000 and 2..10; record locks 100..4000) */
     int32_t group_share_min_record_lock_duration_ms, group_share_max_record_lock_duration_ms;
     int32_t group_share_min_delivery_count_limit, group_share_max_delivery_count_limit;
+    /* group.share.{min,max}.partition.max.record.locks (100..2000 / 2000..10000) */
+    int32_t group_share_min_partition_max_record_locks, group_share_max_partition_max_record_locks;
     int32_t group_share_partition_max_record_locks; /* group.share.partition.max.record.locks */
     int32_t group_share_max_share_sessions;         /* group.share.max.share.sessions */
     char *group_consumer_assignors;        /* group.consumer.assignors, default "uniform,range" */

@@ -34,6 +34,7 @@ static const struct {
     {LS_GROUP_CONFIG_SHARE_HEARTBEAT, 1, INT32_MAX},
     {LS_GROUP_CONFIG_SHARE_LOCK, 1000, INT32_MAX},
     {LS_GROUP_CONFIG_SHARE_DELIVERY, 2, INT32_MAX},
+    {LS_GROUP_CONFIG_SHARE_LOCKS, 100, INT32_MAX},
     {LS_GROUP_CONFIG_STREAMS_SESSION, 1, INT32_MAX},
     {LS_GROUP_CONFIG_STREAMS_HEARTBEAT, 1, INT32_MAX},
     {LS_GROUP_CONFIG_STREAMS_STANDBYS, 0, 2},
@@ -97,6 +98,7 @@ static bool parse_value(const char *key, const char *s, int32_t *out)
 #define SERVED                                                                                     \
     "consumer.session.timeout.ms, consumer.heartbeat.interval.ms, share.session.timeout.ms, "      \
     "share.heartbeat.interval.ms, share.record.lock.duration.ms, share.delivery.count.limit, "     \
+    "share.partition.max.record.locks, "                                                           \
     "share.auto.offset.reset, share.isolation.level, streams.session.timeout.ms, "                 \
     "streams.heartbeat.interval.ms, streams.num.standby.replicas"
 
@@ -360,6 +362,8 @@ ls_group_config_defaults_t ls_group_config_defaults_of(const ls_config_t *cfg)
                               cfg->group_share_max_record_lock_duration_ms},
         .share_delivery_bounds = {cfg->group_share_min_delivery_count_limit,
                                   cfg->group_share_max_delivery_count_limit},
+        .share_locks_bounds = {cfg->group_share_min_partition_max_record_locks,
+                               cfg->group_share_max_partition_max_record_locks},
     };
 }
 
@@ -387,7 +391,8 @@ static json_t *apply(alter_t *a, json_t *doc)
     };
     bool ok =
         within_bounds(a, kv, LS_GROUP_CONFIG_SHARE_LOCK, "share", d->share_lock_bounds) &&
-        within_bounds(a, kv, LS_GROUP_CONFIG_SHARE_DELIVERY, "share", d->share_delivery_bounds);
+        within_bounds(a, kv, LS_GROUP_CONFIG_SHARE_DELIVERY, "share", d->share_delivery_bounds) &&
+        within_bounds(a, kv, LS_GROUP_CONFIG_SHARE_LOCKS, "share", d->share_locks_bounds);
     for (size_t i = 0; ok && i < sizeof kinds / sizeof kinds[0]; i++)
         ok = within_bounds(a, kv, kinds[i].session, kinds[i].kind, kinds[i].defs->session_bounds) &&
              within_bounds(a, kv, kinds[i].heartbeat, kinds[i].kind,

@@ -15,10 +15,10 @@
  * the same for streams.session.timeout.ms and streams.heartbeat.interval.ms
  * (streams groups), and streams.num.standby.replicas, 0 to 2.
  * share.session.timeout.ms and share.heartbeat.interval.ms (share groups,
- * the same rules); share.record.lock.duration.ms and
- * share.delivery.count.limit, which the group's share partitions apply
- * from the next fetch, each within the broker's
- * group.share.{min,max}.* bounds.
+ * the same rules); share.record.lock.duration.ms,
+ * share.delivery.count.limit and share.partition.max.record.locks, which the
+ * group's share partitions apply from the next fetch, each within the
+ * broker's group.share.{min,max}.* bounds.
  * share.auto.offset.reset, earliest, latest or by_duration:<duration>: where
  * a share partition without state starts (by_duration: the first record
  * with a timestamp at most that long ago); share.isolation.level, read_uncommitted or
@@ -52,6 +52,7 @@
 #define LS_GROUP_CONFIG_SHARE_HEARTBEAT "share.heartbeat.interval.ms"
 #define LS_GROUP_CONFIG_SHARE_LOCK "share.record.lock.duration.ms"
 #define LS_GROUP_CONFIG_SHARE_DELIVERY "share.delivery.count.limit"
+#define LS_GROUP_CONFIG_SHARE_LOCKS "share.partition.max.record.locks"
 #define LS_GROUP_CONFIG_STREAMS_SESSION "streams.session.timeout.ms"
 #define LS_GROUP_CONFIG_STREAMS_HEARTBEAT "streams.heartbeat.interval.ms"
 #define LS_GROUP_CONFIG_STREAMS_STANDBYS "streams.num.standby.replicas" /* 0..2 */
@@ -105,8 +106,9 @@ typedef struct ls_group_config_kind_defaults {
 } ls_group_config_kind_defaults_t;
 typedef struct ls_group_config_defaults {
     ls_group_config_kind_defaults_t consumer, share, streams;
-    /* group.share.{min,max}.{record.lock.duration.ms,delivery.count.limit} */
-    ls_group_config_bound_t share_lock_bounds, share_delivery_bounds;
+    /* group.share.{min,max}.{record.lock.duration.ms,delivery.count.limit,
+     * partition.max.record.locks} */
+    ls_group_config_bound_t share_lock_bounds, share_delivery_bounds, share_locks_bounds;
 } ls_group_config_defaults_t;
 /* The broker configuration's values and bounds. */
 ls_group_config_defaults_t ls_group_config_defaults_of(const ls_config_t *cfg);

@@ -87,7 +87,8 @@ struct sf_ctx {
     uint64_t session_id; /* ShareFetch: the session this request stepped */
     bool committed;      /* the group's share.isolation.level is read_committed */
     /* the broker's share partition settings with the group's own
-     * share.record.lock.duration.ms and share.delivery.count.limit */
+     * share.record.lock.duration.ms, share.delivery.count.limit and
+     * share.partition.max.record.locks */
     ls_sharep_config_t pcfg;
     bool renew;
     int32_t max_wait_ms, max_bytes, max_records;
@@ -745,6 +746,8 @@ static sf_ctx_t *ctx_new(ls_kreq_t *req, bool fetch_api, char *gid, char *mid, i
                              &ctx->pcfg.record_lock_duration_ms);
         ls_group_configs_get(req->svc->group_configs, gid, LS_GROUP_CONFIG_SHARE_DELIVERY,
                              &ctx->pcfg.delivery_count_limit);
+        ls_group_configs_get(req->svc->group_configs, gid, LS_GROUP_CONFIG_SHARE_LOCKS,
+                             &ctx->pcfg.max_record_locks);
     }
     return ctx;
 }

@@ -409,11 +409,13 @@ def test_group_lock_duration_and_delivery_limit_set_with_kafka_configs(share_bro
     kafka_tool("org.apache.kafka.tools.ConfigCommand", bs, "--alter", "--entity-type", "groups",
                "--entity-name", group, "--add-config",
                "share.record.lock.duration.ms=5000,share.delivery.count.limit=3,"
-               "share.session.timeout.ms=50000,share.heartbeat.interval.ms=6000")
+               "share.session.timeout.ms=50000,share.heartbeat.interval.ms=6000,"
+               "share.partition.max.record.locks=500")
     out = kafka_tool("org.apache.kafka.tools.ConfigCommand", bs, "--describe", "--entity-type", "groups",
                      "--entity-name", group)
     for kv in ("share.record.lock.duration.ms=5000", "share.delivery.count.limit=3",
-               "share.session.timeout.ms=50000", "share.heartbeat.interval.ms=6000"):
+               "share.session.timeout.ms=50000", "share.heartbeat.interval.ms=6000",
+               "share.partition.max.record.locks=500"):
         assert kv in out, out
     cmd = JVM + ["-cp", os.path.join(TOOLS_LIB, "*"), "org.apache.kafka.tools.ConfigCommand",
                  "--bootstrap-server", bs, "--alter", "--entity-type", "groups",

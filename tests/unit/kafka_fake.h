@@ -66,7 +66,8 @@ static const ls_group_config_defaults_t KF_GROUP_DEFAULTS = {
     .share = {45000, 5000, {45000, 60000}, {5000, 15000}},
     .streams = {45000, 5000, {45000, 60000}, {5000, 15000}},
     .share_lock_bounds = {15000, 60000},
-    .share_delivery_bounds = {2, 10}};
+    .share_delivery_bounds = {2, 10},
+    .share_locks_bounds = {100, 4000}};
 
 typedef struct kf_env {
     uv_loop_t loop;

@@ -562,6 +562,11 @@ TEST(share_lock_and_delivery_limit_within_their_bounds)
     ls_config_free(&c);
     CHECK(strcmp(err, "group.share.max.delivery.count.limit must be greater than or equal to "
                       "group.share.delivery.count.limit") == 0);
+    const char *locks[] = {"group.share.partition.max.record.locks", "5000", NULL};
+    CHECK_EQ_INT(finish_with(&c, locks, err, sizeof err), -1);
+    ls_config_free(&c);
+    CHECK(strcmp(err, "group.share.max.partition.max.record.locks must be greater than or equal "
+                      "to group.share.partition.max.record.locks") == 0);
     /* each bound has Kafka's own range */
     const char *range[] = {"group.share.max.record.lock.duration.ms", "20000", NULL};
     CHECK_EQ_INT(finish_with(&c, range, err, sizeof err), -1);

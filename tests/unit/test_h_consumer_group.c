@@ -309,9 +309,12 @@ TEST(group_configs_are_described_altered_and_applied)
      * heartbeat interval not below the session timeout */
     CHECK_EQ_INT(alter_group("hcg-g4", "consumer.nope", "1", msg), LS_KERR_INVALID_CONFIG);
     CHECK(strstr(msg, "consumer.nope") != NULL);
-    CHECK_EQ_INT(alter_group("hcg-g4", "share.partition.max.record.locks", "100", msg),
+    CHECK_EQ_INT(alter_group("hcg-g4", "share.renew.acknowledge.enable", "false", msg),
                  LS_KERR_INVALID_CONFIG);
-    CHECK(strstr(msg, "share.partition.max.record.locks") != NULL);
+    CHECK(strstr(msg, "share.renew.acknowledge.enable") != NULL);
+    CHECK_EQ_INT(alter_group("hcg-g4", "share.partition.max.record.locks", "4001", msg),
+                 LS_KERR_INVALID_CONFIG);
+    CHECK(strstr(msg, "group.share.max.partition.max.record.locks (4000)") != NULL);
     CHECK_EQ_INT(alter_group("hcg-g4", "share.record.lock.duration.ms", "999", msg),
                  LS_KERR_INVALID_CONFIG);
     CHECK(strstr(msg, "Value must be at least 1000") != NULL);

@@ -212,6 +212,15 @@ TEST(group_lock_duration_and_delivery_limit_apply)
     CHECK_EQ_INT(share_fetch("sf-cfg2-g", "m1", 3, &id, 0, NULL, 0, 100, &p, NULL, a),
                  LS_KERR_NONE);
     CHECK_EQ_INT(p.NumAcquiredRecords, 0);
+
+    /* the group's in-flight bound holds the acquisitions */
+    CHECK(share_topic("sf-cfg3", "sf-cfg3-g", 150, &id) == 0);
+    CHECK(group_set("sf-cfg3-g", LS_GROUP_CONFIG_SHARE_LOCKS, "100") == 0);
+    CHECK_EQ_INT(share_fetch("sf-cfg3-g", "m1", 0, &id, 0, NULL, 0, 500, &p, NULL, a),
+                 LS_KERR_NONE);
+    CHECK_EQ_INT(p.NumAcquiredRecords, 1);
+    CHECK_EQ_INT(p.AcquiredRecords[0].FirstOffset, 0);
+    CHECK_EQ_INT(p.AcquiredRecords[0].LastOffset, 99);
     ls_arena_free(a);
 }
 
