@@ -1556,7 +1556,9 @@ def markdown(summary, facts, cmdline, a, stamp, loads, failures):
           "Kafka's perf tools only (see their section for how they run).  "),
          f"Machine: {facts.get('cpus')}× {facts.get('cpu', '?')}, {facts.get('mem_gib')} GiB, "
          f"kernel {facts.get('kernel')}, data dirs on {facts.get('tmp_fs')}; Kafka "
-         f"{facts.get('kafka')} ({facts.get('java')}); librdkafka {facts.get('librdkafka')}; "
+         f"{facts.get('kafka')}"
+         f"{' and ' + facts.get('kafka-4.4', '?') if 'kafka-4.4' in a.targets.split(',') else ''}"
+         f" ({facts.get('java')}); librdkafka {facts.get('librdkafka')}; "
          f"lakestream {facts.get('lakestream_commit')}"
          f"{' + uncommitted src changes' if facts.get('lakestream_tree_dirty') else ''}.  ",
          f"Load average before each measurement: {min(loads, default=0):.2f}–"
