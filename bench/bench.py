@@ -1570,7 +1570,7 @@ def markdown(summary, facts, cmdline, a, stamp, loads, failures):
                 facts.get("cpus") or 1) else ""),
          "",
          "Targets: **kafka** = Apache Kafka KRaft, one broker, acks from the page cache (no "
-         "fsync); **lakestream** = durable default (WAL object fsync'd + SQLite commit before "
+         "fsync); **kafka-4.4** = the same with Kafka 4.4's jars; **lakestream** = durable default (WAL object fsync'd + SQLite commit before "
          "the ack); **lakestream-relaxed** = `object.store.fsync=false` (comparable to Kafka's "
          "page-cache acks).", ""]
     for sc, res in summary.items():
