@@ -20,14 +20,6 @@
 #include "kafka/names.h"
 #include "kafka/services.h"
 
-#define REQUEST(T, m) ((m) = *(const ls_kafka_##T *)req->msg)
-#define RESPOND(T, resp)                                                                           \
-    do {                                                                                           \
-        const ls_kafka_##T *resp_ = &(resp);                                                       \
-        ls_kw_t w_;                                                                                \
-        ls_kreq_encode(req, &w_, resp_);                                                           \
-        ls_kreq_respond(req, &w_);                                                                 \
-    } while (0)
 
 int16_t ls_kafka_cgroup_error(ls_cgroup_err e)
 {
@@ -67,7 +59,7 @@ typedef struct hb_ctx {
 static void hb_send(hb_ctx_t *ctx)
 {
     ls_kreq_t *req = ctx->req;
-    RESPOND(ConsumerGroupHeartbeatResponse, ctx->resp);
+    LS_KRESPOND(ConsumerGroupHeartbeatResponse, ctx->resp);
 }
 
 static void hb_fail(hb_ctx_t *ctx, int16_t err, const char *msg)
@@ -294,7 +286,7 @@ void ls_kafka_handle_consumer_group_heartbeat(ls_kreq_t *req)
     hb_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     memset(ctx, 0, sizeof *ctx);
     ctx->req = req;
-    REQUEST(ConsumerGroupHeartbeatRequest, ctx->m);
+    LS_KREQUEST(ConsumerGroupHeartbeatRequest, ctx->m);
     const ls_kafka_ConsumerGroupHeartbeatRequest *m = &ctx->m;
     bool ok1, ok2, ok3 = true, ok4 = true, ok5 = true;
     ctx->gid = ls_kgroup_cstr(a, m->GroupId, &ok1);
@@ -357,7 +349,7 @@ static void desc_finish(void *arg)
 {
     desc_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
-    RESPOND(ConsumerGroupDescribeResponse, ctx->resp);
+    LS_KRESPOND(ConsumerGroupDescribeResponse, ctx->resp);
 }
 
 static void desc_error(ls_arena_t *a, ls_kafka_ConsumerGroupDescribeResponse_DescribedGroup *o,
@@ -457,7 +449,7 @@ void ls_kafka_handle_consumer_group_describe(ls_kreq_t *req)
     desc_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     memset(ctx, 0, sizeof *ctx);
     ctx->req = req;
-    REQUEST(ConsumerGroupDescribeRequest, ctx->m);
+    LS_KREQUEST(ConsumerGroupDescribeRequest, ctx->m);
     ctx->resp.NumGroups = ctx->m.NumGroupIds;
     ctx->resp.Groups = ls_kmsg_alloc(a, ctx->m.NumGroupIds, sizeof *ctx->resp.Groups);
     ls_kgroup_describe_each(req, ctx->m.GroupIds, ctx->m.NumGroupIds, desc_one, desc_finish, ctx);
@@ -494,7 +486,7 @@ typedef struct shb_ctx {
 static void shb_send(shb_ctx_t *ctx)
 {
     ls_kreq_t *req = ctx->req;
-    RESPOND(ShareGroupHeartbeatResponse, ctx->resp);
+    LS_KRESPOND(ShareGroupHeartbeatResponse, ctx->resp);
 }
 
 static void shb_fail(shb_ctx_t *ctx, int16_t err, const char *msg)
@@ -620,7 +612,7 @@ void ls_kafka_handle_share_group_heartbeat(ls_kreq_t *req)
     shb_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     memset(ctx, 0, sizeof *ctx);
     ctx->req = req;
-    REQUEST(ShareGroupHeartbeatRequest, ctx->m);
+    LS_KREQUEST(ShareGroupHeartbeatRequest, ctx->m);
     const ls_kafka_ShareGroupHeartbeatRequest *m = &ctx->m;
     bool ok1, ok2, ok3 = true;
     ctx->gid = ls_kgroup_cstr(a, m->GroupId, &ok1);
@@ -673,7 +665,7 @@ static void sdesc_finish(void *arg)
 {
     sdesc_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
-    RESPOND(ShareGroupDescribeResponse, ctx->resp);
+    LS_KRESPOND(ShareGroupDescribeResponse, ctx->resp);
 }
 
 static void sdesc_error(ls_arena_t *a, ls_kafka_ShareGroupDescribeResponse_DescribedGroup *o,
@@ -751,7 +743,7 @@ void ls_kafka_handle_share_group_describe(ls_kreq_t *req)
     sdesc_ctx_t *ctx = ls_arena_alloc(a, sizeof *ctx);
     memset(ctx, 0, sizeof *ctx);
     ctx->req = req;
-    REQUEST(ShareGroupDescribeRequest, ctx->m);
+    LS_KREQUEST(ShareGroupDescribeRequest, ctx->m);
     ctx->resp.NumGroups = ctx->m.NumGroupIds;
     ctx->resp.Groups = ls_kmsg_alloc(a, ctx->m.NumGroupIds, sizeof *ctx->resp.Groups);
     ls_kgroup_describe_each(req, ctx->m.GroupIds, ctx->m.NumGroupIds, sdesc_one, sdesc_finish, ctx);

@@ -28,13 +28,6 @@
 #include "kafka/services.h"
 #include "security/acl.h"
 
-#define RESPOND(T, resp)                                                                           \
-    do {                                                                                           \
-        const ls_kafka_##T *resp_ = &(resp);                                                       \
-        ls_kw_t w_;                                                                                \
-        ls_kreq_encode(req, &w_, resp_);                                                           \
-        ls_kreq_respond(req, &w_);                                                                 \
-    } while (0)
 
 static char *cstr(ls_arena_t *a, ls_kstr_t s) { return ls_kgroup_cstr(a, s, NULL); }
 
@@ -275,7 +268,7 @@ typedef struct hb_ctx {
 static void hb_send(hb_ctx_t *ctx)
 {
     ls_kreq_t *req = ctx->req;
-    RESPOND(StreamsGroupHeartbeatResponse, ctx->resp);
+    LS_KRESPOND(StreamsGroupHeartbeatResponse, ctx->resp);
 }
 
 static void hb_fail(hb_ctx_t *ctx, int16_t err, const char *msg)
@@ -602,7 +595,7 @@ static void desc_finish(void *arg)
 {
     desc_ctx_t *ctx = arg;
     ls_kreq_t *req = ctx->req;
-    RESPOND(StreamsGroupDescribeResponse, ctx->resp);
+    LS_KRESPOND(StreamsGroupDescribeResponse, ctx->resp);
 }
 
 typedef ls_kafka_StreamsGroupDescribeResponse_TopicInfo d_info_t;

@@ -89,7 +89,19 @@ int32_t ls_kreq_authorized_ops(ls_kreq_t *req, int8_t rtype, const char *name, i
 int16_t ls_kreq_config_denied(ls_kreq_t *req, int8_t type, ls_kstr_t name, int8_t op);
 void ls_kafka_handle_describe_client_quotas(ls_kreq_t *req); /* h_quotas.c, key 48 */
 void ls_kafka_handle_alter_client_quotas(ls_kreq_t *req);    /* h_quotas.c, key 49 */
-/* h_group.c: what the group handlers share (h_group.c, h_consumer_group.c).
+/* The request conn.c decoded (req->msg), copied into m of type ls_kafka_<T>;
+ * and a response (checked to be an ls_kafka_<T>) encoded and sent. Both name
+ * the handler's `req`. */
+#define LS_KREQUEST(T, m) ((m) = *(const ls_kafka_##T *)req->msg)
+#define LS_KRESPOND(T, resp)                                                                       \
+    do {                                                                                           \
+        const ls_kafka_##T *resp_ = &(resp);                                                       \
+        ls_kw_t w_;                                                                                \
+        ls_kreq_encode(req, &w_, resp_);                                                           \
+        ls_kreq_respond(req, &w_);                                                                 \
+    } while (0)
+/* h_group.c: what the group handlers share (h_group.c, h_group_offsets.c,
+ * h_consumer_group.c, h_streams_group.c).
  * ls_kgroup_cstr: arena C string of a wire id (group, member, instance,
  * protocol); NULL for null; *ok false when it holds a NUL or control
  * character (kafka/names.h). ls_kgroup_acquire: the group if this broker
@@ -115,6 +127,12 @@ typedef void (*ls_kgroup_desc_fn)(void *arg, int32_t i, const char *gid, ls_grou
                                   const char *fmt);
 void ls_kgroup_describe_each(ls_kreq_t *req, const ls_kstr_t *ids, int32_t n, ls_kgroup_desc_fn one,
                              void (*done)(void *arg), void *arg);
+/* The tables' read-only groups (server/table_groups.h), read on a worker:
+ * cb(arg, st, v, n) on the loop with every one (v is freed after cb);
+ * ls_kgroup_table_find: the one of id gid in v, or NULL. */
+typedef void (*ls_kgroup_tables_cb)(void *arg, ls_status st, const ls_table_group_t *v, int n);
+void ls_kgroup_tables_read(ls_kreq_t *req, ls_kgroup_tables_cb cb, void *arg);
+const ls_table_group_t *ls_kgroup_table_find(const ls_table_group_t *v, int n, const char *gid);
 /* h_consumer_group.c: the KIP-848 consumer group protocol */
 void ls_kafka_handle_consumer_group_heartbeat(ls_kreq_t *req);     /* key 68 */
 void ls_kafka_handle_consumer_group_describe(ls_kreq_t *req);      /* key 69 */
@@ -133,12 +151,12 @@ void ls_kafka_handle_streams_group_describe(ls_kreq_t *req);  /* key 89 */
 int16_t ls_kafka_cgroup_error(ls_cgroup_err e);
 /* h_group.c: a group outcome as its Kafka code. */
 int16_t ls_kafka_group_error(ls_group_err e);
-/* A failed group write (OffsetCommit, TxnOffsetCommit): NOT_COORDINATOR when
+/* h_group_offsets.c: a failed group write (OffsetCommit, TxnOffsetCommit): NOT_COORDINATOR when
  * another broker's owner record fenced it, else COORDINATOR_NOT_AVAILABLE;
  * both retriable. */
 int16_t ls_kafka_group_write_error(ls_status st);
 
-/* h_group.c: fills an offset-commit item (OffsetCommit, TxnOffsetCommit)
+/* h_group_offsets.c: fills an offset-commit item (OffsetCommit, TxnOffsetCommit)
  * from one request partition; UNKNOWN_TOPIC_OR_PARTITION for a stream that
  * does not hold it, OFFSET_METADATA_TOO_LARGE over max_metadata, else NONE
  * (the item filled, its strings in a). */
