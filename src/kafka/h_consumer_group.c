@@ -20,7 +20,6 @@
 #include "kafka/names.h"
 #include "kafka/services.h"
 
-
 int16_t ls_kafka_cgroup_error(ls_cgroup_err e)
 {
     switch (e) {

@@ -28,7 +28,6 @@
 #include "kafka/services.h"
 #include "security/acl.h"
 
-
 static char *cstr(ls_arena_t *a, ls_kstr_t s) { return ls_kgroup_cstr(a, s, NULL); }
 
 static ls_kstr_t kstr(ls_arena_t *a, const char *s)
