@@ -224,10 +224,11 @@ test-cluster-postgres: deps
 bench:
 	@BENCH_BUILD=$(BUILD) bench/run.sh $(BENCH_ARGS)
 
-# What an idle partition costs one broker at 100, 1 000, 10 000 partitions
-# (bench/partitions.py; results and plot under bench/results/).
+# What partitions cost one broker, three over etcd, and Kafka at 1 000, 10 000
+# and 50 000 partitions (bench/partitions.py; results and plot under bench/results/).
 .PHONY: bench-partitions
 bench-partitions: deps
 	@tools/install-deps.sh test
+	@bench/setup.sh
 	@$(MAKE) --no-print-directory all
 	.venv/bin/python bench/partitions.py $(BENCH_ARGS)

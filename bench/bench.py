@@ -155,6 +155,10 @@ METRICS = {
         "p99_ms": (("produce", "latency", "p99_ms"), "ms", False),
         "p999_ms": (("produce", "latency", "p999_ms"), "ms", False),
         "max_ms": (("produce", "latency", "max_ms"), "ms", False),
+        "put_p50_ms": (("store_put", "p50_ms"), "ms", False),
+        "put_p99_ms": (("store_put", "p99_ms"), "ms", False),
+        "put_bytes": (("store_put", "bytes"), "B", False),
+        "p99_over_put_p99": (("derived", "p99_over_put_p99"), "x", False),
     },
     "pg-latency": {
         "p50_ms": (("produce", "latency", "p50_ms"), "ms", False),
@@ -252,6 +256,7 @@ class Broker:
         self.dir = None
         self.port = None
         self.http_port = None
+        self.ctl_port = None  # kafka: its KRaft controller listener
 
     @property
     def bootstrap(self):
@@ -313,7 +318,8 @@ class Broker:
             raise RuntimeError(f"{self.name}: {e}; {' '.join(args)}\n{tail}") from None
 
     def _start_kafka(self):
-        ctl = free_port()
+        # a restart (keep_dir) keeps the controller's port and the formatted log dir
+        ctl = self.ctl_port = self.ctl_port or free_port()
         logs = os.path.join(self.dir, "kafka-logs")
         props = os.path.join(self.dir, "server.properties")
         ssl_l, ssl_map, ssl_conf = "", "", ""
@@ -363,9 +369,10 @@ rootLogger.appenderRef.stdout.ref = STDOUT
         java = ["java", f"-Dlog4j2.configurationFile={l4j}", "-cp", cp]
         scram = ["--add-scram", "SCRAM-SHA-512=[name={},password={}]".format(*SCRAM_USER)] \
             if self.sasl_port else []
-        subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster, "-c", props]
-                       + scram,
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if not os.path.exists(os.path.join(logs, "meta.properties")):
+            subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster, "-c", props]
+                           + scram,
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         # Heap and GC flags as bin/kafka-server-start.sh and kafka-run-class.sh set them.
         jvm = ["-Xms1G", "-Xmx1G", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
                "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
@@ -377,9 +384,13 @@ rootLogger.appenderRef.stdout.ref = STDOUT
         wait_port(self.port, self.proc, 90)
 
     def restart(self):
-        """Lakestream only: a fresh process over the same stores (cold read cache)."""
+        """A fresh process over the same stores (cold read cache), same ports."""
         self.stop(keep_dir=True)
-        self._start_lakestream()
+        self.start_again()
+
+    def start_again(self):
+        """After stop(keep_dir=True): start over the same stores and ports."""
+        self._start_kafka() if self.kind == "kafka" else self._start_lakestream()
         log(f"{self.name}: restarted, pid {self.proc.pid}")
 
     def cpu_s(self):
@@ -436,6 +447,49 @@ rootLogger.appenderRef.stdout.ref = STDOUT
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
             self.http_port = None
+            self.ctl_port = None
+
+
+METRIC_RE = re.compile(r'^([a-z_]+)(?:\{([^}]*)\})? ([0-9.eE+-]+)$')
+
+
+def scrape_metrics(broker):
+    """{(metric name, labels text): value} of a lakestream broker's /metrics
+    (one started with rest=True, which serves HTTP)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{broker.http_port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        m = METRIC_RE.match(line)
+        if m:
+            out[(m.group(1), m.group(2) or "")] = float(m.group(3))
+    return out
+
+
+PUT_LINE = re.compile(r"put latency, (\d+) x (\d+) bytes\s+p50 ([0-9.]+) ms  p99 ([0-9.]+) ms  "
+                      r"max ([0-9.]+) ms")
+
+
+def put_floor(broker, samples=200):
+    """The S3 path's floor (5b): `lakestream check --latency` times `samples`
+    bare create-only PUTs, one at a time, of the mean size of the WAL objects
+    the broker committed so far, to the same store under a fresh prefix, right
+    after the load (the broker idle beside it)."""
+    m = scrape_metrics(broker)
+    objects = m.get(("lakestream_wal_objects", ""), 0)
+    size = int(m.get(("lakestream_wal_bytes", ""), 0) / objects) if objects else 1 << 20
+    url = broker.extra["object.store.url"].format(name=f"putfloor-{uuid.uuid4().hex[:8]}")
+    with tempfile.TemporaryDirectory(prefix="lsbench-putfloor-") as d:
+        p = subprocess.run([LAKESTREAM, "check", f"--data.dir={d}", f"--object.store.url={url}",
+                            f"--latency={samples}", f"--latency-size={size}"],
+                           capture_output=True, text=True, timeout=600,
+                           env=lakestream_env(broker.env))
+    got = PUT_LINE.search(p.stdout)
+    if p.returncode != 0 or not got:
+        raise RuntimeError(f"lakestream check --latency failed: {p.stdout[-800:]}{p.stderr[-400:]}")
+    return {"samples": int(got.group(1)), "bytes": int(got.group(2)),
+            "p50_ms": float(got.group(3)), "p99_ms": float(got.group(4)),
+            "max_ms": float(got.group(5)), "wal_objects": int(objects)}
 
 
 def driver(mode, broker, topic, args, timeout):
@@ -479,8 +533,13 @@ def run_scenario(sc, broker, a, rep):
                        "acked": load["produce"]["acked"]}
         return out
     if sc in ("s3-radosgw", "pg-latency"):
-        return driver("produce", broker, topic,
-                      base + ["--rate", str(a.rate), "--duration", str(a.duration)], 600)
+        out = driver("produce", broker, topic,
+                     base + ["--rate", str(a.rate), "--duration", str(a.duration)], 600)
+        if sc == "s3-radosgw":
+            out["store_put"] = put_floor(broker)
+            out["derived"] = {"p99_over_put_p99":
+                              out["produce"]["latency"]["p99_ms"] / out["store_put"]["p99_ms"]}
+        return out
     if sc == "consume-catchup-compacted":
         return catchup_compacted(broker, topic, base, a)
     if sc == "materialization":
@@ -1202,8 +1261,16 @@ def solo_plan(scenarios, a, rgw_env, pg_env=None):
             loc, _, query = rgw_env["LS_TEST_S3_URL"].partition("?")
             url = loc.rstrip("/") + "/{name}?" + query  # a fresh prefix per start
             env = {k: v for k, v in rgw_env.items() if k.startswith("AWS_")}
-            groups.append([(Broker("lakestream-s3", "lakestream", {"object.store.url": url, **durable},
-                                   env=env), [sc], True)])
+            # rest: its HTTP port serves /metrics (the WAL objects' mean size, put_floor).
+            # lakestream-s3 flushes at S3's default cadence (at most one WAL object per
+            # 200 ms: requests bounded by time); lakestream-s3-0ms as soon as data
+            # arrives (wal.flush.min.interval.ms=0: latency first, a PUT per flush)
+            conf = {"object.store.url": url, **durable}
+            groups.append([(Broker("lakestream-s3", "lakestream", conf, env=env, rest=True),
+                            [sc], True),
+                           (Broker("lakestream-s3-0ms", "lakestream",
+                                   {**conf, "wal.flush.min.interval.ms": "0"}, env=env, rest=True),
+                            [sc], True)])
         elif sc == "pg-latency":
             url = "postgresql://%s@%s/{db}" % (pg_env["LS_TEST_PG_USER"],
                                                 pg_env["LS_TEST_PG_ENDPOINT"])
@@ -1651,7 +1718,10 @@ def scenario_note(sc, a):
                       "durable lakestream on the S3 backend, a throwaway Ceph radosgw on "
                       "127.0.0.1 (tools/s3/radosgw.sh: memstore OSD, so no disk under it; a fresh "
                       "bucket prefix per start). The kafka and lakestream-file rows are "
-                      "scenario 2's runs of this invocation.",
+                      "scenario 2's runs of this invocation. put_* = the floor measured right "
+                      "after each run on the same radosgw: `lakestream check --latency=200` "
+                      "times bare create-only PUTs, one at a time, of the run's mean WAL object "
+                      "size (put_bytes); p99_over_put_p99 = produce p99 / that PUT p99.",
         "pg-latency": f"produce-latency ({a.rate:g} msg/s, {a.duration:g} s; {common}) against "
                       "durable lakestream with its metadata on a throwaway PostgreSQL on "
                       "127.0.0.1 (tools/pg/pg.sh; a fresh database per start) instead of the "
@@ -1737,7 +1807,7 @@ def plots(summary, out, stamp):
         log("gnuplot missing (bench/setup.sh installs it): no plots")
         return
     for sc, res in summary.items():
-        ms = [m for m in METRICS[sc] if m != "p99_over_store_p99"]
+        ms = [m for m in METRICS[sc] if not m.startswith(("p99_over_", "put_"))]
         if sc in ("produce-throughput", "consume-catchup", "consume-catchup-compacted",
                   "materialization"):
             ms = ["mb_per_sec"]

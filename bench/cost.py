@@ -33,9 +33,7 @@ StreamNative's Ursa paper (VLDB 2025) recomputed from these per-GB figures.
 """
 import json
 import os
-import re
 import time
-import urllib.request
 
 import bench
 import perftools
@@ -47,21 +45,6 @@ MONTH_S = 30 * 86400
 # S3's billing classes of our object-store operations (objstore.c's op names)
 PUT_CLASS = ("put", "list", "copy")
 GET_CLASS = ("get", "head")
-METRIC_RE = re.compile(r'^([a-z_]+)(?:\{([^}]*)\})? ([0-9.eE+-]+)$')
-
-
-def scrape(broker):
-    """{(metric name, labels text): value} of the broker's /metrics."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{broker.http_port}/metrics", timeout=10) as r:
-        text = r.read().decode()
-    out = {}
-    for line in text.splitlines():
-        m = METRIC_RE.match(line)
-        if m:
-            out[(m.group(1), m.group(2) or "")] = float(m.group(3))
-    return out
-
-
 def by_label(m, name):
     """{label value: value} of a metric with one label."""
     return {labels.split('"')[1]: v for (n, labels), v in m.items() if n == name and labels}
@@ -99,17 +82,17 @@ def measure(a):
         admin = AdminClient({"bootstrap.servers": boot})
         admin.create_topics([NewTopic(topic, perftools.PARTITIONS, 1,
                                       config={"lakestream.table.enabled": "true"})])[topic].result(60)
-        m0 = scrape(broker)
+        m0 = bench.scrape_metrics(broker)
         t0 = time.time()
         prod = perftools.produce(boot, cfg, topic, a.cost_records, a.cost_size,
                                  perftools.TUNED_PROPS, throughput=a.cost_rate)
         bench.wait_for("the table to hold every record and compaction to finish",
-                       lambda: settled(scrape(broker)), 900, 0.5)
+                       lambda: settled(bench.scrape_metrics(broker)), 900, 0.5)
         ingest_s = time.time() - t0
-        m1 = scrape(broker)
+        m1 = bench.scrape_metrics(broker)
         stored = dir_bytes(os.path.join(broker.dir, "data", "objects"))
         cons = perftools.consume(boot, cfg, topic, a.cost_records)
-        m2 = scrape(broker)
+        m2 = bench.scrape_metrics(broker)
     finally:
         broker.stop()
     gb = a.cost_records * a.cost_size / GB

@@ -11,7 +11,9 @@
 # read it with `perf script -i OUT/perf.data | python3 bench/prof/attribute.py`.
 # With METRICS=1 the broker also serves /metrics, and the mean Produce request
 # time, WAL linger (open -> sealed) and flush (sealed -> committed), object PUT
-# and metadata txn times over the run are printed from it.
+# and metadata txn times over the run are printed from it. PRODUCER_PROPS adds
+# producer settings to the defaults, e.g. the bench's tuned ones:
+# PRODUCER_PROPS="linger.ms=5 batch.size=262144 enable.idempotence=false".
 #   bench/produce_profile.sh [BIN] [RECORDS (1000000)] [SIZE (100)]
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,7 +55,7 @@ if [ "${PERF:-0}" = 1 ]; then
 fi
 java -Xmx512m -cp "$CP" org.apache.kafka.tools.ProducerPerformance --topic perf \
     --num-records "$N" --record-size "$SIZE" --throughput -1 \
-    --producer-props bootstrap.servers=127.0.0.1:$PORT 2>/dev/null | tail -1
+    --producer-props bootstrap.servers=127.0.0.1:$PORT ${PRODUCER_PROPS:-} 2>/dev/null | tail -1
 T1=$(ticks)
 L1=$(loop_ticks)
 F1=$(faults)

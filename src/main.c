@@ -1,6 +1,7 @@
 /* lakestream: one binary.
  *   lakestream serve [--config FILE] [--key=value ...]
  *   lakestream check [--config FILE] [--key=value ...]   store connectivity
+ *                    [--latency=N [--latency-size=SIZE]]  and the stores' latency
  *   lakestream help | --help     configuration keys and defaults (also serve/check --help)
  *   lakestream groups ...        consumer-group admin over the Kafka protocol (cli/groups_cli.c)
  *   lakestream tables ...        table materialization policy (cli/tables_cli.c)
@@ -104,6 +105,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: lakestream serve [--config FILE] [--key=value ...]\n"
             "       lakestream check [--config FILE] [--key=value ...]   test the stores\n"
+            "             [--latency=N [--latency-size=SIZE]]  and time N PUTs and metadata "
+            "writes\n"
             "       lakestream groups    consumer groups: list, describe, delete, reset\n"
             "       lakestream tables    table policy of a topic or namespace: show, set, unset\n"
             "       lakestream transactions  transactions: list, describe, producers, abort\n"

@@ -179,7 +179,7 @@ static int parse_i64(const char *s, int64_t *out)
 /* Sizes: digits, optional blank, optional suffix k/m/g/t or KiB/MiB/GiB/TiB
  * (any case). All suffixes are powers of 1024; "kb"/"mb" are refused rather
  * than guessed, since people mean both 1000 and 1024 by them. */
-static int parse_size(const char *s, int64_t *out)
+int ls_config_parse_size(const char *s, int64_t *out)
 {
     const char *p = s;
     if (!isdigit((unsigned char)*p)) return -1;
@@ -423,7 +423,7 @@ static int key_apply(ls_config_t *c, const cfg_key_t *k, const char *name, const
         int_set(c, k->off, k->size, x);
         return 0;
     case CT_SIZE:
-        rc = parse_size(v, &x);
+        rc = ls_config_parse_size(v, &x);
         if (rc == -1) {
             errf(err, errlen, "%s: '%s' is not a size (expected bytes, e.g. 4194304 or 4MiB)", name,
                  v);

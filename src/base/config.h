@@ -283,6 +283,10 @@ bool ls_config_key_known(const char *name);
  * key); then LAKESTREAM_* variables; then the remaining --key flags; then
  * ls_config_finish. argv[0..argc) holds only flags. */
 int ls_config_load(ls_config_t *c, int argc, char **argv, char *err, int errlen);
+/* A size as the config reads one: digits, then nothing, b, or a k/m/g/t or
+ * KiB/MiB/GiB/TiB suffix (any case, powers of 1024). 0, or -1 when it is not
+ * one, -2 past int64. */
+int ls_config_parse_size(const char *s, int64_t *out);
 /* The schemes of http.authentication / schema.registry.authentication (a
  * comma list): LS_HTTP_AUTH_* bits, 0 for "none" or unset. -1 with the
  * offending word in bad (bcap bytes) for anything else. */

@@ -5,7 +5,14 @@
  * (gone). Metadata store: read the cluster id, write and delete a probe key.
  * One line per step, "ok"/"FAIL" with timings and the store's message; exit
  * code 0 when every step passed, 1 otherwise, 2 on a configuration error.
- * Secrets are never printed (only the URL, which carries none). */
+ * Secrets are never printed (only the URL, which carries none).
+ *
+ * With --latency=N (and --latency-size=SIZE, default 1 MiB) it then times N
+ * create-only PUTs of SIZE bytes, one at a time (each object deleted after
+ * it, untimed), and N metadata writes of a probe key: p50, p99 and max of
+ * each. An acks=all produce waits for one WAL object's PUT and one metadata
+ * commit, so these are the floor its latency sits on (bench/README.md
+ * compares produce latency on S3 with it). */
 #include "server/check.h"
 
 #include <errno.h>
@@ -26,6 +33,8 @@
 typedef struct check {
     int failed;
     int64_t t0;
+    int latency_n;         /* --latency: samples, 0 = none */
+    int64_t latency_bytes; /* --latency-size */
 } check_t;
 
 static void step_begin(check_t *c) { c->t0 = ls_clock_mono_us(); }
@@ -36,6 +45,58 @@ static void step_end(check_t *c, int ok, const char *what, const char *detail)
     printf("  %-4s %-44s %8.1f ms%s%s\n", ok ? "ok" : "FAIL", what, ms,
            detail && *detail ? "  " : "", detail ? detail : "");
     if (!ok) c->failed++;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts ms[0..n) and prints its p50, p99 and max after what. */
+static void print_latency(const char *what, double *ms, int n)
+{
+    qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+    int p99 = (int)((double)n * 0.99);
+    printf("  ok   %-44s p50 %.1f ms  p99 %.1f ms  max %.1f ms\n", what, ms[n / 2],
+           ms[p99 < n ? p99 : n - 1], ms[n - 1]);
+}
+
+static void put_latency(check_t *c, ls_objstore_t *os, const char *host)
+{
+    size_t size = (size_t)c->latency_bytes;
+    uint8_t *data = ls_malloc(size ? size : 1);
+    for (size_t i = 0; i < size; i++)
+        data[i] = (uint8_t)(i * 2654435761u >> 13);
+    double *ms = ls_malloc((size_t)c->latency_n * sizeof *ms);
+    struct iovec iov = {data, size};
+    int done = 0;
+    for (int i = 0; i < c->latency_n; i++) {
+        char key[160];
+        snprintf(key, sizeof key, "_lakestream/latency-%s-%ld-%d.probe", host, (long)getpid(), i);
+        int64_t t0 = ls_clock_mono_us();
+        ls_status st = ls_objstore_put(os, key, &iov, 1, LS_OBJSTORE_PUT_CREATE_ONLY);
+        ms[done] = (double)(ls_clock_mono_us() - t0) / 1000.0;
+        if (st != LS_OK) {
+            printf("  FAIL %-44s %s\n", "put latency", ls_objstore_error(os));
+            c->failed++;
+            break;
+        }
+        done++;
+        if (ls_objstore_del(os, key) != LS_OK) {
+            printf("  FAIL %-44s delete %s: %s\n", "put latency", key, ls_objstore_error(os));
+            c->failed++;
+            break;
+        }
+    }
+    if (done == c->latency_n) {
+        char what[80];
+        snprintf(what, sizeof what, "put latency, %d x %lld bytes", done,
+                 (long long)c->latency_bytes);
+        print_latency(what, ms, done);
+    }
+    ls_free(ms);
+    ls_free(data);
 }
 
 static void check_objstore(check_t *c, const ls_config_t *cfg)
@@ -132,6 +193,7 @@ static void check_objstore(check_t *c, const ls_config_t *cfg)
              st == LS_ENOTFOUND ? ""
              : st == LS_OK      ? "still there"
                                 : ls_objstore_error(os));
+    if (c->latency_n > 0 && !c->failed) put_latency(c, os, host);
 close:
     ls_objstore_close(os);
 }
@@ -166,12 +228,66 @@ static void check_meta(check_t *c, const ls_config_t *cfg)
     step_begin(c);
     st = ls_meta_del(m, key);
     step_end(c, st == LS_OK, "delete probe key", st == LS_OK ? "" : ls_meta_error(m));
+    if (c->latency_n > 0 && st == LS_OK) {
+        double *ms = ls_malloc((size_t)c->latency_n * sizeof *ms);
+        int i = 0;
+        for (; i < c->latency_n; i++) {
+            int64_t t0 = ls_clock_mono_us();
+            st = ls_meta_put(m, key, "probe", 5);
+            ms[i] = (double)(ls_clock_mono_us() - t0) / 1000.0;
+            if (st != LS_OK) break;
+        }
+        if (st == LS_OK) st = ls_meta_del(m, key);
+        if (st == LS_OK) {
+            char what[80];
+            snprintf(what, sizeof what, "metadata write latency, %d writes", i);
+            print_latency(what, ms, i);
+        } else {
+            printf("  FAIL %-44s %s\n", "metadata write latency", ls_meta_error(m));
+            c->failed++;
+        }
+        ls_free(ms);
+    }
     ls_meta_close(m);
+}
+
+/* Takes --latency=N and --latency-size=SIZE out of argv (the rest are
+ * configuration flags). 0, or -1 with the reason printed. */
+static int latency_args(check_t *c, int *argc, char **argv)
+{
+    c->latency_bytes = 1 << 20;
+    int n = 0;
+    for (int i = 0; i < *argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strncmp(a, "--latency=", 10)) {
+            v = a + 10;
+            char *end;
+            long x = strtol(v, &end, 10);
+            if (end == v || *end || x < 1 || x > 100000) {
+                fprintf(stderr, "lakestream check: --latency=%s: want a count of 1..100000\n", v);
+                return -1;
+            }
+            c->latency_n = (int)x;
+        } else if (!strncmp(a, "--latency-size=", 15)) {
+            v = a + 15;
+            if (ls_config_parse_size(v, &c->latency_bytes) != 0 || c->latency_bytes > (int64_t)1
+                                                                                          << 30) {
+                fprintf(stderr, "lakestream check: --latency-size=%s: want a size up to 1GiB\n", v);
+                return -1;
+            }
+        } else {
+            argv[n++] = argv[i];
+        }
+    }
+    *argc = n;
+    return 0;
 }
 
 int ls_check_main(int argc, char **argv)
 {
     char err[512];
+    check_t c = {0};
+    if (latency_args(&c, &argc, argv) != 0) return 2;
     ls_config_t cfg;
     ls_config_init(&cfg);
     if (ls_config_load(&cfg, argc, argv, err, sizeof err) != 0) {
@@ -182,7 +298,6 @@ int ls_check_main(int argc, char **argv)
     ls_diag_level lvl;
     if (cfg.log_level && ls_diag_parse_level(cfg.log_level, &lvl) == 0)
         ls_diag_set_level(lvl > LS_DIAG_WARN ? lvl : LS_DIAG_WARN);
-    check_t c = {0, 0};
     check_objstore(&c, &cfg);
     check_meta(&c, &cfg);
     printf("%s\n", c.failed ? "check FAILED" : "check passed");
