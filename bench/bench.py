@@ -470,7 +470,7 @@ PUT_LINE = re.compile(r"put latency, (\d+) x (\d+) bytes\s+p50 ([0-9.]+) ms  p99
                       r"max ([0-9.]+) ms")
 
 
-def put_floor(broker, samples=200):
+def put_floor(broker, samples=100):
     """The S3 path's floor (5b): `lakestream check --latency` times `samples`
     bare create-only PUTs, one at a time, of the mean size of the WAL objects
     the broker committed so far, to the same store under a fresh prefix, right
@@ -1719,7 +1719,7 @@ def scenario_note(sc, a):
                       "127.0.0.1 (tools/s3/radosgw.sh: memstore OSD, so no disk under it; a fresh "
                       "bucket prefix per start). The kafka and lakestream-file rows are "
                       "scenario 2's runs of this invocation. put_* = the floor measured right "
-                      "after each run on the same radosgw: `lakestream check --latency=200` "
+                      "after each run on the same radosgw: `lakestream check --latency=100` "
                       "times bare create-only PUTs, one at a time, of the run's mean WAL object "
                       "size (put_bytes); p99_over_put_p99 = produce p99 / that PUT p99.",
         "pg-latency": f"produce-latency ({a.rate:g} msg/s, {a.duration:g} s; {common}) against "

@@ -431,10 +431,19 @@ static ls_status s3_request(s3_store_t *s, s3_req_t *r)
         if (b > s->c.backoff_max_ms || b <= 0) b = s->c.backoff_max_ms;
         long d = b / 2 + (long)(s3_rand(s) % (uint64_t)(b / 2 + 1));
         __atomic_add_fetch(&s->nretries, 1, __ATOMIC_RELAXED);
-        LS_DEBUG("objstore", "s3: %s %s: %s; retry %d in %ld ms", r->method,
-                 r->key ? r->key : "(bucket)",
-                 r->cc != CURLE_OK ? curl_easy_strerror(r->cc) : (r->code[0] ? r->code : "5xx"),
-                 r->attempts, d);
+        if (r->cc == CURLE_OPERATION_TIMEDOUT)
+            /* a store that stops answering (a full Ceph cluster blocks writes): what
+             * waits on it (produce acknowledgements) waits this long per attempt */
+            LS_WARN_RL("objstore",
+                       "s3: %s %s: no answer within s3.request.timeout.ms (%ld ms) from %s; "
+                       "retry %d of %d in %ld ms",
+                       r->method, r->key ? r->key : "(bucket)", (long)s->c.request_timeout_ms,
+                       s->c.scheme_host, r->attempts, s->c.max_retries, d);
+        else
+            LS_DEBUG("objstore", "s3: %s %s: %s; retry %d in %ld ms", r->method,
+                     r->key ? r->key : "(bucket)",
+                     r->cc != CURLE_OK ? curl_easy_strerror(r->cc) : (r->code[0] ? r->code : "5xx"),
+                     r->attempts, d);
         struct timespec ts = {d / 1000, (d % 1000) * 1000000L};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;

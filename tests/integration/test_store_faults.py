@@ -16,6 +16,7 @@
 
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -115,6 +116,57 @@ def test_failing_object_reads_delay_consumers_but_lose_nothing(broker_factory, t
 
 def _rgw(cmd, d):
     subprocess.run([RADOSGW, cmd, d], check=True, timeout=120, stdout=subprocess.DEVNULL)
+
+
+def _rgw_pid(d):
+    for line in open(os.path.join(d, "pids")):
+        name, pid = line.split()
+        if name == "rgw":
+            return int(pid)
+    raise AssertionError("no radosgw pid in %s/pids" % d)
+
+
+@pytest.mark.skipif(not os.environ.get("LS_TEST_S3_DIR") or not os.environ.get("LS_TEST_S3_URL"),
+                    reason="needs a radosgw started by tools/s3/radosgw.sh (LS_TEST_S3_DIR)")
+def test_s3_server_that_stops_answering_is_logged_and_loses_nothing(broker_factory):
+    """A store that accepts connections but answers nothing (radosgw paused; a
+    full Ceph cluster blocks writes the same way): each attempt that times out
+    is logged at WARN naming s3.request.timeout.ms, instead of minutes of
+    produce requests waiting silently; once it answers again every record is
+    acknowledged once."""
+    rgw_dir = os.environ["LS_TEST_S3_DIR"]
+    base = os.environ["LS_TEST_S3_URL"]
+    loc, q, query = base.partition("?")
+    url = "%s/paused-%d%s%s%s%s" % (loc.rstrip("/"), time.time_ns(), q, query,
+                                     "&" if q else "?", "max_retries=2&request_timeout_ms=1500")
+    b = broker_factory("--object.store.url=%s" % url)
+    topic = ku.create_topic(b.bootstrap, ku.unique_topic("paused"), partitions=1)
+    p = ku.producer(b.bootstrap, acks="all", enable_idempotence=True, linger_ms=2,
+                    message_timeout_ms=180000, retry_backoff_ms=100)
+    first = [b"before-%05d" % i for i in range(200)]
+    acked, errors, cb = _produce_tracking(p, topic, first)
+    assert p.flush(60) == 0 and len(acked) == len(first) and not errors
+    pid = _rgw_pid(rgw_dir)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        second = [b"during-%05d" % i for i in range(200)]
+        for v in second:
+            p.produce(topic, value=v, on_delivery=cb)
+            p.poll(0)
+        wait_until(lambda: re.search(r"WARN .*s3: PUT \S+: no answer within "
+                                     r"s3\.request\.timeout\.ms \(1500 ms\) from http\S+; "
+                                     r"retry 1 of 2", b.log_text()), 60,
+                   what="a WARN naming the timeout while radosgw is paused")
+        p.poll(1.0)
+        assert len(acked) == len(first), "acknowledged while the store answered nothing"
+        assert b.alive(), "broker died while the S3 server was paused:\n" + b.log_tail(30)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert p.flush(150) == 0, "records still undelivered after radosgw answered again"
+    assert not errors, "deliveries failed for good: %s" % errors[:3]
+    assert len(acked) == len(first) + len(second)
+    _check_exactly_once(b.bootstrap, topic, acked)
+    assert b.alive()
 
 
 @pytest.mark.skipif(not os.environ.get("LS_TEST_S3_DIR") or not os.environ.get("LS_TEST_S3_URL"),

@@ -146,7 +146,9 @@ mon max pg per osd = 1000
 mon warn on pool no redundancy = false
 osd crush chooseleaf type = 0
 osd objectstore = memstore
-memstore device bytes = 2147483648
+# RAM, taken only as objects are written. A full OSD blocks writes (requests
+# hang rather than fail); make bench's S3 scenario wrote past 2 GiB in one run
+memstore device bytes = 4294967296
 osd data = $DIR/osd/\$cluster-\$id
 osd max object name len = 460
 osd max object namespace len = 64
