@@ -476,8 +476,8 @@ def put_floor(broker, samples=100):
     the broker committed so far, to the same store under a fresh prefix, right
     after the load (the broker idle beside it)."""
     m = scrape_metrics(broker)
-    objects = m.get(("lakestream_wal_objects", ""), 0)
-    size = int(m.get(("lakestream_wal_bytes", ""), 0) / objects) if objects else 1 << 20
+    objects = m.get(("lakestream_wal_objects_total", ""), 0)
+    size = int(m.get(("lakestream_wal_bytes_total", ""), 0) / objects) if objects else 1 << 20
     url = broker.extra["object.store.url"].format(name=f"putfloor-{uuid.uuid4().hex[:8]}")
     with tempfile.TemporaryDirectory(prefix="lsbench-putfloor-") as d:
         p = subprocess.run([LAKESTREAM, "check", f"--data.dir={d}", f"--object.store.url={url}",

@@ -14,6 +14,7 @@
 # and metadata txn times over the run are printed from it. PRODUCER_PROPS adds
 # producer settings to the defaults, e.g. the bench's tuned ones:
 # PRODUCER_PROPS="linger.ms=5 batch.size=262144 enable.idempotence=false".
+# BROKER_ARGS adds broker flags (e.g. --object.store.fsync=false).
 #   bench/produce_profile.sh [BIN] [RECORDS (1000000)] [SIZE (100)]
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,8 +29,9 @@ PORT=$(free_port)
 HTTP=
 [ "${METRICS:-0}" = 1 ] && HTTP=127.0.0.1:$(free_port)
 CP="$ROOT/.cache/java/tools/*"
+# shellcheck disable=SC2086  # BROKER_ARGS: flags, split on blanks
 "$BIN" serve --data.dir="$DIR/data" --listeners=127.0.0.1:$PORT --http.listen=$HTTP \
-    --schema.registry.listen= >"$DIR/broker.log" 2>&1 &
+    --schema.registry.listen= ${BROKER_ARGS:-} >"$DIR/broker.log" 2>&1 &
 BPID=$!
 trap 'kill $BPID 2>/dev/null; wait $BPID 2>/dev/null; rm -rf "$DIR"' EXIT
 for _ in $(seq 100); do

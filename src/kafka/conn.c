@@ -43,8 +43,15 @@
  * finds conn->closed and its response is dropped.
  *
  * Backpressure: reading stops while the log store reports pressure, or while
- * a connection has LS_CONN_MAX_INFLIGHT unanswered requests, and resumes
- * when the condition clears.
+ * a connection has LS_CONN_MAX_INFLIGHT unanswered requests other than
+ * Produce, or LS_CONN_MAX_INFLIGHT_PRODUCE unanswered Produce requests, and
+ * resumes when the condition clears. Produce has its own, higher bound: each
+ * waits for its WAL object (up to wal.flush.min.interval.ms, 200 ms on S3),
+ * and librdkafka sends a request per linger.ms (5 ms) with no in-flight limit
+ * of its own, so 256 capped one producer at 256 requests per 200 ms (about
+ * 5 MB/s of 1 KiB records: requests then queued in the client for seconds).
+ * Their bytes are bounded by the WAL buffer's pressure (wal.buffer.max.bytes):
+ * a Produce is answered once its records, copied there, are committed.
  *
  * Memory of frames being received (queued.max.request.bytes, issue 29): one
  * budget for all connections, taken as a frame's bytes arrive (GRANT_BYTES
@@ -136,6 +143,7 @@
 #include "stream/broker_config.h"
 
 #define LS_CONN_MAX_INFLIGHT 256
+#define LS_CONN_MAX_INFLIGHT_PRODUCE 4096
 #define SCRATCH_SIZE 65536
 #define ACCEPT_BATCH 64
 #define BACKOFF_MIN_MS 100
@@ -145,6 +153,7 @@
 typedef struct slot {
     struct slot *next;
     bool done;
+    bool produce; /* counted in inflight_produce */
     bool has_response;
     bool close_after; /* close the connection once this response is written */
     ls_kw_t w;
@@ -212,7 +221,8 @@ struct ls_kconn {
     /* serial requests: the head's handler is running, the rest wait */
     serial_t *serial_head, *serial_tail;
     bool serials_running;
-    int inflight;
+    int inflight;         /* unanswered requests */
+    int inflight_produce; /* of them, Produce */
     /* limits */
     int64_t ip_key;         /* per-address count key (listener's per_ip map) */
     int64_t last_active_ms; /* monotonic: last bytes read or written */
@@ -423,6 +433,7 @@ static void conn_flush(ls_kconn_t *c)
         c->head = s->next;
         if (!c->head) c->tail = NULL;
         c->inflight--;
+        if (s->produce) c->inflight_produce--;
         if (s->has_response && !c->closed && c->tls) {
             tls_send_response(c, &s->w);
             sealed = true;
@@ -708,9 +719,11 @@ bool ls_kreq_needs_sasl(const ls_kreq_t *req) { return ls_kconn_needs_sasl(req->
 
 /* A request of c taking frame, with its response slot. */
 /* A new slot at the tail of c's response FIFO (one more request in flight). */
-static slot_t *slot_push(ls_kconn_t *c)
+static slot_t *slot_push(ls_kconn_t *c, bool produce)
 {
     slot_t *s = LS_NEW(slot_t);
+    s->produce = produce;
+    if (produce) c->inflight_produce++;
     if (c->tail)
         c->tail->next = s;
     else
@@ -733,7 +746,7 @@ static ls_kreq_t *req_new(ls_kconn_t *c, int16_t key, int16_t version, int32_t c
     req->frame = frame;
     req->frame_len = len;
     req->start_us = ls_clock_mono_us();
-    req->slot = slot_push(c);
+    req->slot = slot_push(c, key == LS_KAFKA_API_PRODUCE);
     c->refs++;
     c->frames++;
     return req;
@@ -823,7 +836,7 @@ static void dispatch_frame(ls_kconn_t *c, uint8_t *frame, size_t len)
          * request must not cut off the answer to the SaslAuthenticate ahead) */
         LS_WARN_RL("kafka", "closing connection from %s: %s", c->peer, why);
         ls_free(frame);
-        slot_t *s = slot_push(c);
+        slot_t *s = slot_push(c, false);
         s->done = s->close_after = true;
         c->draining = true;
         conn_flush(c);
@@ -1087,7 +1100,8 @@ static void conn_update_reading(ls_kconn_t *c)
 {
     if (c->closed) return;
     bool want = !c->l->paused && !c->l->quiesced && !c->mem_wait &&
-                c->inflight < LS_CONN_MAX_INFLIGHT && !c->muted_until_ms;
+                c->inflight - c->inflight_produce < LS_CONN_MAX_INFLIGHT &&
+                c->inflight_produce < LS_CONN_MAX_INFLIGHT_PRODUCE && !c->muted_until_ms;
     if (want && !c->reading) {
         if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0) c->reading = true;
     } else if (!want && c->reading) {

@@ -413,3 +413,51 @@ def test_large_frames_under_a_small_request_budget_all_complete(own_broker):
         t.join()
     assert not errors and len(delivered) == 96, (errors[:3], len(delivered))
     assert "queued.max.request.bytes (300000) reached" in b.log_text()   # frames did wait
+
+
+def _wal_objects(b):
+    import urllib.request
+    with urllib.request.urlopen(b.http_url + "/metrics", timeout=10) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith("lakestream_wal_objects_total "):
+                return float(line.split()[1])
+    return 0.0
+
+
+def test_pipelined_produce_requests_past_256_share_one_wal_flush(own_broker):
+    # librdkafka sends a Produce per linger.ms with no in-flight limit of its
+    # own; while each waits for its WAL object (200 ms apart on S3) the broker
+    # stopped reading a connection at 256 unanswered requests, so one producer
+    # got 256 requests per flush (about 5 MB/s of 1 KiB records, the rest
+    # queued in the client for seconds). 600 one-record requests sent at once
+    # now reach one flush; each is answered, in order, with dense offsets.
+    from test_malformed import Conn, Reader, array, header, i16, i32, kbytes, frame, \
+        record_batch, string
+    b = own_broker("--wal.flush.min.interval.ms=1500")
+    topic = create_topic(b.bootstrap, unique_topic("pipelined"))
+    round_trip(b, topic, b"first")  # the first WAL object: the next waits 1.5 s for its turn
+    before = _wal_objects(b)
+    n = 600
+    reqs = b""
+    for corr in range(n):
+        body = string(None) + i16(-1) + i32(30000)
+        body += array([topic], lambda t: string(t) + array(
+            [0], lambda q: i32(q) + kbytes(record_batch([b"v%04d" % corr]))))
+        reqs += frame(header(0, 7, corr) + body)
+    c = Conn(b, timeout=60)
+    c.send(reqs)
+    offsets = []
+    for corr in range(n):
+        r = Reader(c.recv_frame())
+        assert r.i32() == corr
+        assert r.i32() == 1
+        r.string()
+        assert r.i32() == 1
+        assert r.i32() == 0
+        code = r.i16()
+        assert code == 0, (corr, code)
+        offsets.append(r.i64())
+    assert offsets == list(range(1, n + 1)), offsets[:5]
+    objects = _wal_objects(b) - before
+    # all arrived well within the interval: one object (256 at a time took three)
+    assert objects == 1, "%d WAL objects for %d pipelined requests" % (objects, n)
