@@ -26,17 +26,11 @@
  * turn of the connection has run. A request freed before its turn ran gives
  * the turn back, so one failed request never holds the others.
  *
- * Serial requests: Kafka handles a connection's requests one at a time, and
- * clients rely on it for the coordinator's requests: librdkafka pipelines
- * EndTxn behind an AddPartitionsToTxn not yet answered (the end must see the
- * partitions added, else INVALID_TXN_STATE, fatal to the producer), and an
- * OffsetFetch sent behind an OffsetCommit must read the committed offset.
- * Our handlers run their store steps on the worker pool, where two could
- * overlap. An api marked serial in the dispatch table (api.c) is therefore
- * handled as a section: its handler starts once the connection's earlier
- * serial request finished (answered or freed), in request order. Other apis
- * (Produce, Fetch, heartbeats) keep running at once: a long-polling Fetch
- * never holds a commit.
+ * Serial requests (ARCHITECTURE "Coordinator order"): an api marked serial in
+ * the dispatch table (api.c) starts once the connection's earlier serial
+ * request finished (answered or freed), in request order, as Kafka handles a
+ * connection's requests one at a time. Other apis (Produce, Fetch,
+ * heartbeats) keep running at once: a long-polling Fetch never holds a commit.
  *
  * Lifetime: a connection is freed when its handle is closed and no request
  * still references it (refs). A handler that finishes after the peer left
@@ -44,14 +38,8 @@
  *
  * Backpressure: reading stops while the log store reports pressure, or while
  * a connection has LS_CONN_MAX_INFLIGHT unanswered requests other than
- * Produce, or LS_CONN_MAX_INFLIGHT_PRODUCE unanswered Produce requests, and
- * resumes when the condition clears. Produce has its own, higher bound: each
- * waits for its WAL object (up to wal.flush.min.interval.ms, 200 ms on S3),
- * and librdkafka sends a request per linger.ms (5 ms) with no in-flight limit
- * of its own, so 256 capped one producer at 256 requests per 200 ms (about
- * 5 MB/s of 1 KiB records: requests then queued in the client for seconds).
- * Their bytes are bounded by the WAL buffer's pressure (wal.buffer.max.bytes):
- * a Produce is answered once its records, copied there, are committed.
+ * Produce or LS_CONN_MAX_INFLIGHT_PRODUCE Produce requests (higher: each waits
+ * for its WAL flush, ARCHITECTURE "Produce requests in flight").
  *
  * Memory of frames being received (queued.max.request.bytes, issue 29): one
  * budget for all connections, taken as a frame's bytes arrive (GRANT_BYTES
