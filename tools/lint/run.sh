@@ -8,8 +8,9 @@
 # are only defined by the generator (src/kafka/messages/errors.txt), and the
 # same check on a copy with a hand-kept define, which must fail; the check
 # that metadata key prefixes are only spelled in src/meta/meta_keys.h, and
-# the same check on a copy with a key literal, which must fail. One
-# PASS/FAIL line each.
+# the same check on a copy with a key literal, which must fail; the check
+# that no source file passes 1 500 lines, and the same check on a copy with
+# one that does, which must fail. One PASS/FAIL line each.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 "$ROOT/tools/lint/check-layers.sh"
@@ -94,6 +95,20 @@ elif grep -q 'log/log_meta.c:[0-9]*:' <<<"$out"; then
 else
     printf '%s\n' "$out"
     echo "FAIL lint.meta_keys_catches_literal: failed without naming log/log_meta.c"
+    rc=1
+fi
+"$ROOT/tools/lint/check-file-size.sh" || rc=1
+mkdir -p "$tmp/size"
+cp -r "$ROOT/src" "$tmp/size/src"
+yes '/* padding */' | head -n 1501 >>"$tmp/size/src/base/url.c"
+if out=$("$ROOT/tools/lint/check-file-size.sh" "$tmp/size/src" 2>&1); then
+    echo "FAIL lint.file_size_catches_long_file: a file over 1 500 lines passed the check"
+    rc=1
+elif grep -q 'base/url.c: [0-9]* lines' <<<"$out"; then
+    echo "PASS lint.file_size_catches_long_file"
+else
+    printf '%s\n' "$out"
+    echo "FAIL lint.file_size_catches_long_file: failed without naming base/url.c"
     rc=1
 fi
 exit $rc
