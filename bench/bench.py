@@ -470,14 +470,18 @@ PUT_LINE = re.compile(r"put latency, (\d+) x (\d+) bytes\s+p50 ([0-9.]+) ms  p99
                       r"max ([0-9.]+) ms")
 
 
-def put_floor(broker, samples=100):
+def put_floor(broker, m0, samples=100):
     """The S3 path's floor (5b): `lakestream check --latency` times `samples`
     bare create-only PUTs, one at a time, of the mean size of the WAL objects
-    the broker committed so far, to the same store under a fresh prefix, right
-    after the load (the broker idle beside it)."""
+    the broker committed since the metrics m0 (scrape_metrics before the
+    load), to the same store under a fresh prefix, right after the load (the
+    broker idle beside it)."""
     m = scrape_metrics(broker)
-    objects = m.get(("lakestream_wal_objects_total", ""), 0)
-    size = int(m.get(("lakestream_wal_bytes_total", ""), 0) / objects) if objects else 1 << 20
+    objects = m.get(("lakestream_wal_objects_total", ""), 0) - \
+        m0.get(("lakestream_wal_objects_total", ""), 0)
+    wal_bytes = m.get(("lakestream_wal_bytes_total", ""), 0) - \
+        m0.get(("lakestream_wal_bytes_total", ""), 0)
+    size = int(wal_bytes / objects) if objects else 1 << 20
     url = broker.extra["object.store.url"].format(name=f"putfloor-{uuid.uuid4().hex[:8]}")
     with tempfile.TemporaryDirectory(prefix="lsbench-putfloor-") as d:
         p = subprocess.run([LAKESTREAM, "check", f"--data.dir={d}", f"--object.store.url={url}",
@@ -533,10 +537,11 @@ def run_scenario(sc, broker, a, rep):
                        "acked": load["produce"]["acked"]}
         return out
     if sc in ("s3-radosgw", "pg-latency"):
+        m0 = scrape_metrics(broker) if sc == "s3-radosgw" else None
         out = driver("produce", broker, topic,
                      base + ["--rate", str(a.rate), "--duration", str(a.duration)], 600)
         if sc == "s3-radosgw":
-            out["store_put"] = put_floor(broker)
+            out["store_put"] = put_floor(broker, m0)
             out["derived"] = {"p99_over_put_p99":
                               out["produce"]["latency"]["p99_ms"] / out["store_put"]["p99_ms"]}
         return out
