@@ -123,14 +123,19 @@ def test_pipelined_transactional_batches_append_in_order(broker, conf):
         for i, v in enumerate(vals):
             p.produce(t, v, partition=i % 2, on_delivery=on_delivery)
         if round_ % 4 == 3:
+            # the round's records are written first: an abort right after the
+            # produce calls can reach the coordinator before librdkafka 2.0's
+            # AddPartitionsToTxn took effect, and is refused INVALID_TXN_STATE,
+            # fatal (librdkafka issue #4849, seen against Apache Kafka too; here
+            # once in a full run, on S3, where the previous commit's markers take
+            # longer). Aborted records that were written stay invisible below.
+            p.flush(30)
             p.abort_transaction(30)
         else:
             p.commit_transaction(30)
             expected += vals
     p.flush(30)
-    assert not [e for e in errors if e.code() != KafkaError._PURGE_QUEUE], errors[:3]
-    # the last round's abort sent nothing (its records were purged unsent),
-    # so round 10's markers may still be on their way
+    assert not errors, errors[:3]
     wait_markers_written(broker.bootstrap, t, 2)
     committed = read_all(broker.bootstrap, t, 2, "read_committed")
     assert sorted(v for _, _, v in committed) == sorted(expected)
