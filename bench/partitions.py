@@ -50,7 +50,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import socket
 import statistics
 import struct
@@ -59,7 +58,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
@@ -261,11 +259,10 @@ class Lakestream:
         """{operation: count so far} of the metadata store, all brokers."""
         ops = {}
         for b in self.nodes:
-            with urllib.request.urlopen(b.http_url + "/metrics", timeout=30) as r:
-                for line in r.read().decode().splitlines():
-                    m = re.match(META_OPS + r'\{operation="([a-z_]+)"\} (\S+)$', line)
-                    if m:
-                        ops[m.group(1)] = ops.get(m.group(1), 0) + float(m.group(2))
+            for (name, labels), v in bench.scrape_metrics(b).items():
+                if name == META_OPS and labels.startswith('operation="'):
+                    op = labels.split('"')[1]
+                    ops[op] = ops.get(op, 0) + v
         return ops
 
     def wal_objects(self):
